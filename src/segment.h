@@ -1,0 +1,59 @@
+/*
+ * segment.h - the control segment's sequence lock, on plain memory.
+ * Pure code: works on any buffer, shared or not (see nvtaskset.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_SEGMENT_H
+#define NVT_SEGMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "nvtaskset.h"
+
+/* A consistent copy of one GPU slot. */
+struct nvt_slot_view {
+	uint64_t seq;
+	uint32_t state; /* enum nvt_slot_state */
+	struct nvt_tpcset tpcs;
+	struct nvt_topology topo;
+};
+
+enum nvt_seg_check {
+	NVT_SEG_VALID = 0,
+	NVT_SEG_BAD_MAGIC,   /* not a control segment */
+	NVT_SEG_BAD_VERSION, /* a layout this build does not know */
+	NVT_SEG_BAD_SIZE,    /* truncated or inconsistent */
+};
+
+/* Fills a fresh segment header for pid; every slot is NVT_SLOT_UNSET. */
+void nvt_seg_init(struct nvt_segment *seg, int32_t pid, uint32_t uid, uint64_t start_time);
+
+/* Checks the header of a segment of mapped_bytes bytes. Returns enum nvt_seg_check. */
+int nvt_seg_check(const struct nvt_segment *seg, size_t mapped_bytes);
+
+/* Returns the slot's sequence number (acquire load). */
+uint64_t nvt_slot_seq(const struct nvt_gpu_slot *slot);
+
+/*
+ * Copies a slot consistently, trying at most tries times. Returns 0 on
+ * success, -1 if every try overlapped a writer (or a writer died mid-write).
+ * Never blocks.
+ */
+int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, int tries);
+
+/*
+ * Publishes a new partition in slot. The caller must exclude other writers
+ * (the CLI holds an flock). Readers never see a mix of old and new. A slot
+ * left mid-write by a dead writer is recovered. Returns the new seq.
+ */
+uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, uint32_t state, const struct nvt_tpcset *tpcs,
+			const struct nvt_topology *topo);
+
+/* Shim-side status words (relaxed, single writer: the task). */
+void nvt_slot_set_applied(struct nvt_gpu_slot *slot, uint64_t seq);
+void nvt_slot_set_rejected(struct nvt_gpu_slot *slot, uint64_t seq);
+uint64_t nvt_slot_applied(const struct nvt_gpu_slot *slot);
+uint64_t nvt_slot_rejected(const struct nvt_gpu_slot *slot);
+
+#endif /* NVT_SEGMENT_H */

@@ -1,0 +1,262 @@
+/*
+ * tpcset.c - sets of logical TPCs: parsing and formatting.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "tpcset.h"
+
+#include <string.h>
+
+#define WORDS (NVT_MAX_TPCS / 64)
+
+void nvt_set_clear(struct nvt_tpcset *set)
+{
+	memset(set, 0, sizeof(*set));
+}
+
+void nvt_set_fill(struct nvt_tpcset *set, unsigned count)
+{
+	nvt_set_clear(set);
+	for (unsigned t = 0; t < count && t < NVT_MAX_TPCS; t++)
+		nvt_set_add(set, t);
+}
+
+void nvt_set_add(struct nvt_tpcset *set, unsigned tpc)
+{
+	if (tpc < NVT_MAX_TPCS)
+		set->w[tpc / 64] |= (uint64_t)1 << (tpc % 64);
+}
+
+int nvt_set_has(const struct nvt_tpcset *set, unsigned tpc)
+{
+	if (tpc >= NVT_MAX_TPCS)
+		return 0;
+	return (int)((set->w[tpc / 64] >> (tpc % 64)) & 1);
+}
+
+unsigned nvt_set_count(const struct nvt_tpcset *set)
+{
+	unsigned n = 0;
+	for (int i = 0; i < WORDS; i++)
+		n += (unsigned)__builtin_popcountll(set->w[i]);
+	return n;
+}
+
+int nvt_set_highest(const struct nvt_tpcset *set)
+{
+	for (int i = WORDS - 1; i >= 0; i--)
+		if (set->w[i])
+			return i * 64 + 63 - __builtin_clzll(set->w[i]);
+	return -1;
+}
+
+int nvt_set_equal(const struct nvt_tpcset *a, const struct nvt_tpcset *b)
+{
+	return memcmp(a->w, b->w, sizeof(a->w)) == 0;
+}
+
+void nvt_set_and(struct nvt_tpcset *out, const struct nvt_tpcset *a, const struct nvt_tpcset *b)
+{
+	for (int i = 0; i < WORDS; i++)
+		out->w[i] = a->w[i] & b->w[i];
+}
+
+void nvt_set_or(struct nvt_tpcset *out, const struct nvt_tpcset *a, const struct nvt_tpcset *b)
+{
+	for (int i = 0; i < WORDS; i++)
+		out->w[i] = a->w[i] | b->w[i];
+}
+
+void nvt_set_andnot(struct nvt_tpcset *out, const struct nvt_tpcset *a, const struct nvt_tpcset *b)
+{
+	for (int i = 0; i < WORDS; i++)
+		out->w[i] = a->w[i] & ~b->w[i];
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int nvt_parse_mask(const char *text, unsigned limit, struct nvt_tpcset *out)
+{
+	struct nvt_tpcset set;
+	const char *p = text, *end;
+	unsigned bit = 0;
+	int digits = 0;
+
+	if (!text || limit > NVT_MAX_TPCS)
+		return NVT_PARSE_SYNTAX;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	if (*p == '\0' || *p == ',')
+		return NVT_PARSE_SYNTAX;
+	for (end = p; *end; end++)
+		if (*end != ',' && hex_value(*end) < 0)
+			return NVT_PARSE_SYNTAX;
+	if (end[-1] == ',')
+		return NVT_PARSE_SYNTAX;
+
+	/* Walk from the least significant digit. */
+	nvt_set_clear(&set);
+	for (const char *q = end - 1; q >= p; q--) {
+		if (*q == ',') {
+			if (q[-1] == ',')
+				return NVT_PARSE_SYNTAX;
+			continue;
+		}
+		int v = hex_value(*q);
+		for (int b = 0; b < 4; b++, bit++) {
+			if (!(v & (1 << b)))
+				continue;
+			if (bit >= limit)
+				return NVT_PARSE_RANGE;
+			nvt_set_add(&set, bit);
+		}
+		digits++;
+	}
+	if (!digits)
+		return NVT_PARSE_SYNTAX;
+	*out = set;
+	return NVT_PARSE_OK;
+}
+
+/* Reads a decimal number; returns 0 on success with *pp advanced. */
+static int read_number(const char **pp, unsigned long *value)
+{
+	const char *p = *pp;
+	unsigned long v = 0;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	while (*p >= '0' && *p <= '9') {
+		v = v * 10 + (unsigned long)(*p - '0');
+		if (v > 1000000)
+			return -1; /* far beyond any TPC count: reject before overflow */
+		p++;
+	}
+	*pp = p;
+	*value = v;
+	return 0;
+}
+
+int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out)
+{
+	struct nvt_tpcset set;
+	const char *p = text;
+	int range_error = 0;
+
+	if (!text || limit > NVT_MAX_TPCS || *text == '\0')
+		return NVT_PARSE_SYNTAX;
+	nvt_set_clear(&set);
+	for (;;) {
+		unsigned long first, last, stride = 1;
+
+		if (read_number(&p, &first))
+			return NVT_PARSE_SYNTAX;
+		last = first;
+		if (*p == '-') {
+			p++;
+			if (read_number(&p, &last) || last < first)
+				return NVT_PARSE_SYNTAX;
+			if (*p == ':') {
+				p++;
+				if (read_number(&p, &stride) || stride == 0)
+					return NVT_PARSE_SYNTAX;
+			}
+		}
+		for (unsigned long v = first; v <= last; v += stride) {
+			if (v >= limit) {
+				range_error = 1;
+				break;
+			}
+			nvt_set_add(&set, (unsigned)v);
+		}
+		if (*p == '\0')
+			break;
+		if (*p != ',' || p[1] == '\0')
+			return NVT_PARSE_SYNTAX;
+		p++;
+	}
+	if (range_error)
+		return NVT_PARSE_RANGE;
+	*out = set;
+	return NVT_PARSE_OK;
+}
+
+int nvt_format_mask(const struct nvt_tpcset *set, char *buf, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	int top = nvt_set_highest(set);
+	int ndigits = top < 0 ? 1 : top / 4 + 1;
+
+	if (!buf || len < (size_t)ndigits + 1)
+		return -1;
+	for (int d = 0; d < ndigits; d++) {
+		unsigned bit = (unsigned)(ndigits - 1 - d) * 4, v = 0;
+		for (unsigned b = 0; b < 4; b++)
+			v |= (unsigned)nvt_set_has(set, bit + b) << b;
+		buf[d] = digits[v];
+	}
+	buf[ndigits] = '\0';
+	return ndigits;
+}
+
+/* Appends text to buf at *pos; returns -1 if it does not fit. */
+static int append(char *buf, size_t len, size_t *pos, const char *text)
+{
+	size_t n = strlen(text);
+	if (*pos + n + 1 > len)
+		return -1;
+	memcpy(buf + *pos, text, n + 1);
+	*pos += n;
+	return 0;
+}
+
+static void utoa(unsigned v, char *out)
+{
+	char tmp[12];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	out[n] = '\0';
+}
+
+int nvt_format_list(const struct nvt_tpcset *set, char *buf, size_t len)
+{
+	size_t pos = 0;
+	char num[12];
+
+	if (!buf || len == 0)
+		return -1;
+	buf[0] = '\0';
+	for (unsigned t = 0; t < NVT_MAX_TPCS; t++) {
+		unsigned end = t;
+		if (!nvt_set_has(set, t))
+			continue;
+		while (end + 1 < NVT_MAX_TPCS && nvt_set_has(set, end + 1))
+			end++;
+		if (pos && append(buf, len, &pos, ","))
+			return -1;
+		utoa(t, num);
+		if (append(buf, len, &pos, num))
+			return -1;
+		if (end > t) {
+			utoa(end, num);
+			if (append(buf, len, &pos, "-") || append(buf, len, &pos, num))
+				return -1;
+		}
+		t = end;
+	}
+	return (int)pos;
+}

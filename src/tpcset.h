@@ -1,0 +1,62 @@
+/*
+ * tpcset.h - sets of logical TPCs: parsing and formatting of masks and lists.
+ * Pure code: no I/O, no allocation, no global state.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_TPCSET_H
+#define NVT_TPCSET_H
+
+#include <stddef.h>
+#include "nvtaskset.h"
+
+/* Return codes of the parsers, as util-linux's cpulist_parse. */
+enum nvt_parse_rc {
+	NVT_PARSE_OK = 0,
+	NVT_PARSE_SYNTAX = 1, /* malformed text */
+	NVT_PARSE_RANGE = 2,  /* a value is >= the limit given */
+};
+
+void nvt_set_clear(struct nvt_tpcset *set);
+/* Sets every TPC below count (count <= NVT_MAX_TPCS). */
+void nvt_set_fill(struct nvt_tpcset *set, unsigned count);
+void nvt_set_add(struct nvt_tpcset *set, unsigned tpc);
+/* Returns 1 if tpc is in set, else 0. */
+int nvt_set_has(const struct nvt_tpcset *set, unsigned tpc);
+/* Returns the number of TPCs in set. */
+unsigned nvt_set_count(const struct nvt_tpcset *set);
+/* Returns the highest TPC in set, or -1 if set is empty. */
+int nvt_set_highest(const struct nvt_tpcset *set);
+/* Returns 1 if the two sets hold the same TPCs. */
+int nvt_set_equal(const struct nvt_tpcset *a, const struct nvt_tpcset *b);
+/* out = a & b; out = a | b; out = a & ~b (out may alias a or b). */
+void nvt_set_and(struct nvt_tpcset *out, const struct nvt_tpcset *a, const struct nvt_tpcset *b);
+void nvt_set_or(struct nvt_tpcset *out, const struct nvt_tpcset *a, const struct nvt_tpcset *b);
+void nvt_set_andnot(struct nvt_tpcset *out, const struct nvt_tpcset *a, const struct nvt_tpcset *b);
+
+/*
+ * Parses a hexadecimal TPC mask ("0xff", "ff,ffffffff"). Every set bit must be
+ * below limit (<= NVT_MAX_TPCS). Returns an enum nvt_parse_rc; out is
+ * written only on NVT_PARSE_OK.
+ */
+int nvt_parse_mask(const char *text, unsigned limit, struct nvt_tpcset *out);
+
+/*
+ * Parses a list "0-15,32,40-47:2" of values below limit (<= NVT_MAX_TPCS).
+ * Returns an enum nvt_parse_rc; out is written only on NVT_PARSE_OK.
+ */
+int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out);
+
+/*
+ * Formats set as lowercase hex without a prefix ("0" for the empty set), or
+ * as a compact list ("0-7,9", "" for the empty set). Returns the length
+ * written (excluding the NUL), or -1 if len is too small.
+ */
+int nvt_format_mask(const struct nvt_tpcset *set, char *buf, size_t len);
+int nvt_format_list(const struct nvt_tpcset *set, char *buf, size_t len);
+
+/* Buffer sizes large enough for any set. */
+#define NVT_MASK_TEXT_MAX (NVT_MAX_TPCS / 4 + 1)
+#define NVT_LIST_TEXT_MAX (NVT_MAX_TPCS * 4 + 1)
+
+#endif /* NVT_TPCSET_H */
