@@ -16,6 +16,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ALL_CFLAGS = -std=gnu11 $(WARN) -Iinclude -Isrc $(CFLAGS)
+TEST_CFLAGS = $(ALL_CFLAGS) -Wno-missing-prototypes
 SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2
 
 B = build
@@ -70,24 +71,28 @@ $(WRAPPER): $(SHIM_OBJ) src/shim.map $(STUB)
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_tmd $(T)/test_topo $(T)/test_segment \
-	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers
+	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke
 
 $(FAKE): tests/fake/fakecuda.c tests/fake/fakecuda.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/fake -fPIC -shared -o $@ $< -Wl,-soname,libcuda.so.1 -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared -o $@ $< -Wl,-soname,libcuda.so.1 -lpthread
 	ln -sf libcuda.so.1 $(T)/fake/libcuda.so
 
 $(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(PURE_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(PURE_OBJ) -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/unit -o $@ $< $(PURE_OBJ) -lpthread
+
+$(T)/segpoke: tests/unit/segpoke.c $(PURE_OBJ) $(B)/cli/segfile.o
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $^
 
 $(T)/fakeapp-dlopen: tests/fake/fakeapp.c tests/fake/fakecuda.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/fake -DUSE_DLOPEN -o $@ $< -ldl -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake -DUSE_DLOPEN -o $@ $< -ldl -lpthread
 
 $(T)/fakeapp-linked: tests/fake/fakeapp.c tests/fake/fakecuda.h $(FAKE)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/fake -o $@ $< -L$(T)/fake -lcuda -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake -o $@ $< -L$(T)/fake -lcuda -lpthread
 
 # The parser fuzz target, driven by its own random mutator under
 # AddressSanitizer (works with gcc); `make fuzz-libfuzzer` uses clang's.

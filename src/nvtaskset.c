@@ -22,7 +22,7 @@
 #include "topo.h"
 #include "tpcset.h"
 
-#define GPU_QUERY_TIMEOUT_MS 60000
+#define GPU_QUERY_TIMEOUT_S 60
 #define SEG_LOCK_TIMEOUT_MS 2000
 #define MPS_TIMEOUT_MS 10000
 #define EXIT_MPS_NOT_RUNNING 3
@@ -105,12 +105,28 @@ static void describe(const struct nvt_tpcset *set, char *list, char *mask)
 
 /* ---- Partitions from the command line ------------------------------------ */
 
+/* Seconds to wait for the driver: $NVTASKSET_DRIVER_TIMEOUT (1-3600) or 60. */
+static int driver_timeout_ms(void)
+{
+	const char *text = getenv("NVTASKSET_DRIVER_TIMEOUT");
+	char *end;
+	long v;
+
+	if (!text || !*text)
+		return GPU_QUERY_TIMEOUT_S * 1000;
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || *end || v < 1 || v > 3600)
+		errx(EXIT_FAILURE, "NVTASKSET_DRIVER_TIMEOUT must be 1-3600 seconds, not '%s'", text);
+	return (int)v * 1000;
+}
+
 static struct nvt_topology gpu_topology(void)
 {
 	struct nvt_gpu_info info;
 	struct nvt_topology topo;
 
-	if (nvt_gpu_query(0, GPU_QUERY_TIMEOUT_MS, &info))
+	if (nvt_gpu_query(0, driver_timeout_ms(), &info))
 		errx(EXIT_FAILURE, "cannot query the GPU: %s", info.error);
 	/* Until calibration lands, TPC t is assumed to be mask bit t. */
 	nvt_topo_identity(&topo, (unsigned)info.sms / 2);
@@ -220,11 +236,10 @@ static void json_partition(const char *key, const struct nvt_slot_view *view)
 	putchar('}');
 }
 
-static void read_slot(struct nvt_seg_handle *h, struct nvt_slot_view *view)
+/* Reads slot 0; returns 0, or -1 if a writer died half-way through it. */
+static int read_slot(struct nvt_seg_handle *h, struct nvt_slot_view *view)
 {
-	if (nvt_slot_read(&h->seg->gpu[0], view, 1000))
-		errx(EXIT_FAILURE, "pid %ld: its control segment is being rewritten without end",
-		     (long)h->pid);
+	return nvt_slot_read(&h->seg->gpu[0], view, 1000);
 }
 
 static int do_pid(const struct options *o, int argc, char **argv)
@@ -236,14 +251,19 @@ static int do_pid(const struct options *o, int argc, char **argv)
 	struct nvt_topology topo;
 	struct nvt_tpcset set;
 	char why[160];
-	int rc;
+	int rc, readable;
 
 	rc = nvt_seg_open(nvt_rundir(), pid, mask_text != NULL, &h);
 	if (rc)
 		errx(EXIT_FAILURE, "failed to %s pid %ld's partition: %s",
 		     mask_text ? "set" : "get", (long)pid, seg_error(rc, &h, why, sizeof(why)));
-	read_slot(&h, &old);
+	readable = read_slot(&h, &old) == 0;
 	if (!mask_text) {
+		if (!readable)
+			errx(EXIT_FAILURE,
+			     "failed to get pid %ld's partition: a writer died while changing it; "
+			     "set a new partition to repair it",
+			     (long)pid);
 		if (o->json) {
 			printf("{\"pid\":%ld,", (long)pid);
 			json_partition("current", &old);
@@ -259,7 +279,7 @@ static int do_pid(const struct options *o, int argc, char **argv)
 		nvt_seg_close(&h);
 		return EXIT_SUCCESS;
 	}
-	if (old.state == NVT_SLOT_SET && nvt_topo_validate(&old.topo) == 0)
+	if (readable && old.state == NVT_SLOT_SET && nvt_topo_validate(&old.topo) == 0)
 		topo = old.topo; /* what the task already uses: no driver call */
 	else
 		topo = gpu_topology();
@@ -268,18 +288,22 @@ static int do_pid(const struct options *o, int argc, char **argv)
 	if (rc)
 		errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
 		     seg_error(rc, &h, why, sizeof(why)));
-	read_slot(&h, &old); /* under the lock: what we replace */
+	/* Under the lock no live writer is inside: a failed read is a dead one's. */
+	readable = read_slot(&h, &old) == 0;
 	nvt_slot_write(&h.seg->gpu[0], NVT_SLOT_SET, &set, &topo);
 	read_slot(&h, &now);
 	nvt_seg_close(&h);
 	if (o->json) {
 		printf("{\"pid\":%ld,", (long)pid);
-		json_partition("previous", &old);
-		putchar(',');
+		if (readable) {
+			json_partition("previous", &old);
+			putchar(',');
+		}
 		json_partition("current", &now);
 		printf("}\n");
 	} else {
-		print_partition(o, pid, "current", &old);
+		if (readable)
+			print_partition(o, pid, "current", &old);
 		print_partition(o, pid, "new", &now);
 	}
 	return EXIT_SUCCESS;
@@ -456,9 +480,12 @@ static void find_shim(char *buf, size_t len)
 	slash = strrchr(self, '/');
 	if (slash)
 		*slash = '\0';
-	if (snprintf(buf, len, "%s/../lib/nvtaskset/libnvtaskset.so", self) >= (int)len ||
-	    access(buf, R_OK))
+	if (snprintf(buf, len, "%s/../lib/nvtaskset/libnvtaskset.so", self) >= (int)len)
+		errx(EXIT_FAILURE, "path of the nvtaskset shim too long");
+	/* Canonical, so that a shim already in LD_PRELOAD is recognised. */
+	if (!realpath(buf, self) || access(self, R_OK))
 		errx(EXIT_FAILURE, "cannot find the nvtaskset shim at %s", buf);
+	snprintf(buf, len, "%s", self);
 }
 
 /* Appends value to the colon-separated variable name unless already there. */

@@ -61,9 +61,14 @@ int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
 		return -1;
 	/* comm may hold spaces and parentheses: fields resume after the last ')'. */
 	p = strrchr(buf, ')');
-	if (!p)
+	if (!p || p[1] != ' ')
 		goto bad;
 	p++;
+	/* A zombie (killed, not yet reaped) is gone as far as partitions go. */
+	if (p[1] == 'Z' || p[1] == 'X') {
+		errno = ESRCH;
+		return -1;
+	}
 	/* After ")" come fields 3 .. ; start time is field 22. */
 	for (int field = 3; field < 22; field++) {
 		p = strchr(p + 1, ' ');
@@ -211,11 +216,7 @@ int nvt_seg_open(const char *rundir, pid_t pid, int writable, struct nvt_seg_han
 	default:
 		goto fail;
 	}
-	if (h->seg->pid != pid) {
-		rc = NVT_SEG_ECORRUPT;
-		goto fail;
-	}
-	if (h->seg->start_time != start) {
+	if (h->seg->pid != pid || h->seg->start_time != start) {
 		rc = NVT_SEG_ENOTASK; /* left by an earlier process with this PID */
 		goto fail;
 	}

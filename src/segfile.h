@@ -38,7 +38,8 @@ const char *nvt_rundir(void);
 /* Writes <rundir>/nvtaskset.<pid>. Returns 0, or -1 if it does not fit. */
 int nvt_seg_path(char *buf, size_t len, const char *rundir, pid_t pid);
 
-/* Reads field 22 (start time) of /proc/<pid>/stat. Returns 0 or -1 (errno set). */
+/* Reads field 22 (start time) of /proc/<pid>/stat. Returns 0, or -1 with
+ * errno set (ESRCH for a zombie). */
 int nvt_proc_start_time(pid_t pid, uint64_t *start_time);
 /* Reads the effective uid of pid from /proc/<pid>/status. Returns 0 or -1. */
 int nvt_proc_euid(pid_t pid, uid_t *euid);

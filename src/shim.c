@@ -35,9 +35,16 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* The first shim instance in a process that this symbol resolves to does
- * the work; a second copy (preload plus wrapper) stays passive. */
-EXPORT const char nvtaskset_shim_instance[] = "nvtaskset " NVT_VERSION_STRING;
+/*
+ * The first shim instance in a process that this symbol resolves to does
+ * the work; a second copy (preload plus wrapper) stays passive. Our own
+ * address must come from the hidden name: the exported one is interposable
+ * and resolves to the first copy in every copy.
+ */
+#define INSTANCE_TEXT "nvtaskset " NVT_VERSION_STRING
+static const char instance_marker[sizeof(INSTANCE_TEXT)] = INSTANCE_TEXT;
+extern const char nvtaskset_shim_instance[sizeof(INSTANCE_TEXT)]
+	__attribute__((alias("instance_marker"))) EXPORT;
 
 /* Masks ready for the launch path, and the slot sequence they belong to. */
 struct hw_masks {
@@ -72,6 +79,7 @@ static struct {
 	int quiet;
 	int active; /* callback registered */
 	int seg_shared; /* seg is a file other processes can see */
+	pid_t seg_pid;  /* the process whose file seg is: never trust the file for it */
 	char rundir[256];
 	struct nvt_segment *seg;
 	struct nvt_gpu_slot *slot; /* slot 0: applies to every GPU in version 1 */
@@ -400,7 +408,9 @@ static void after_fork_in_child(void)
 	if (!shim.seg_shared)
 		return;
 	child = nvt_seg_create(shim.rundir, &adopted);
-	if (!child) {
+	if (child) {
+		shim.seg_pid = getpid();
+	} else {
 		child = private_segment();
 		if (!child)
 			return; /* keep reading the parent's: better than none */
@@ -422,13 +432,14 @@ static void init(void)
 	int adopted = 0;
 
 	shim.quiet = env_flag(NVT_ENV_QUIET);
-	if (first && first != (const void *)nvtaskset_shim_instance)
+	if (first && first != (const void *)instance_marker)
 		return; /* another copy of the shim is in charge */
 	snprintf(shim.rundir, sizeof(shim.rundir), "%s", nvt_rundir());
 	shim.buf[0].masks.seg_seq = 0; /* a fresh slot: seq 0, unset */
 	shim.seg = nvt_seg_create(shim.rundir, &adopted);
 	if (shim.seg) {
 		shim.seg_shared = 1;
+		shim.seg_pid = getpid();
 	} else {
 		warn("cannot create a control segment in %s (%s); this task's partition cannot "
 		     "be read or changed while it runs",
@@ -455,7 +466,7 @@ __attribute__((destructor)) static void shim_unload(void)
 	char path[256];
 
 	/* Remove the file but keep the mapping: other threads may still launch. */
-	if (shim.seg_shared && shim.seg && shim.seg->pid == getpid() &&
-	    !nvt_seg_path(path, sizeof(path), shim.rundir, shim.seg->pid))
+	if (shim.seg_shared && shim.seg_pid == getpid() &&
+	    !nvt_seg_path(path, sizeof(path), shim.rundir, shim.seg_pid))
 		unlink(path);
 }

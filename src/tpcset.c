@@ -127,30 +127,33 @@ int nvt_parse_mask(const char *text, unsigned limit, struct nvt_tpcset *out)
 	return NVT_PARSE_OK;
 }
 
-/* Reads a decimal number; returns 0 on success with *pp advanced. */
+/* Reads a decimal number; returns 0 with *pp advanced, NVT_PARSE_SYNTAX if
+ * there is none, NVT_PARSE_RANGE if it is absurdly large. */
 static int read_number(const char **pp, unsigned long *value)
 {
 	const char *p = *pp;
 	unsigned long v = 0;
+	int huge = 0;
 
 	if (*p < '0' || *p > '9')
-		return -1;
-	while (*p >= '0' && *p <= '9') {
+		return NVT_PARSE_SYNTAX;
+	for (; *p >= '0' && *p <= '9'; p++) {
 		v = v * 10 + (unsigned long)(*p - '0');
-		if (v > 1000000)
-			return -1; /* far beyond any TPC count: reject before overflow */
-		p++;
+		if (v > 1000000) {
+			huge = 1; /* far beyond any TPC count; stop before overflow */
+			v = 1000000;
+		}
 	}
 	*pp = p;
 	*value = v;
-	return 0;
+	return huge ? NVT_PARSE_RANGE : 0;
 }
 
 int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out)
 {
 	struct nvt_tpcset set;
 	const char *p = text;
-	int range_error = 0;
+	int range_error = 0, rc;
 
 	if (!text || limit > NVT_MAX_TPCS || *text == '\0')
 		return NVT_PARSE_SYNTAX;
@@ -158,16 +161,18 @@ int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out)
 	for (;;) {
 		unsigned long first, last, stride = 1;
 
-		if (read_number(&p, &first))
-			return NVT_PARSE_SYNTAX;
+		if ((rc = read_number(&p, &first)) == NVT_PARSE_SYNTAX)
+			return rc;
+		range_error |= rc;
 		last = first;
 		if (*p == '-') {
 			p++;
-			if (read_number(&p, &last) || last < first)
+			if ((rc = read_number(&p, &last)) == NVT_PARSE_SYNTAX || last < first)
 				return NVT_PARSE_SYNTAX;
+			range_error |= rc;
 			if (*p == ':') {
 				p++;
-				if (read_number(&p, &stride) || stride == 0)
+				if ((rc = read_number(&p, &stride)) || stride == 0)
 					return NVT_PARSE_SYNTAX;
 			}
 		}

@@ -1,0 +1,268 @@
+/*
+ * fakeapp.c - a "CUDA program" for the fake driver. Built twice: one copy
+ * dlopen()s libcuda.so.1 and looks its entry points up through that handle,
+ * as static cudart does (-DUSE_DLOPEN); the other is linked against it.
+ *
+ *   fakeapp info                          print the SM count
+ *   fakeapp launch N [VERSION]            N launches; print the last one
+ *   fakeapp loop STOP STATE               launch until file STOP exists; write
+ *                                         the TPCs of the latest launch to STATE
+ *                                         whenever they change
+ *   fakeapp stress THREADS STOP HEX...    THREADS threads launch until STOP;
+ *                                         every launch must run on exactly one of
+ *                                         the HEX TPC masks, none may hang
+ *   fakeapp fork STOP STATE               fork; both loop (STATE.parent, STATE.child)
+ *   fakeapp exec STOP STATE               launch once, then exec "loop" in place
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "fakecuda.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int (*init_fn)(unsigned);
+typedef int (*attr_fn)(int *, int, int);
+typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			 unsigned, void *, void **, void **);
+
+static init_fn p_init;
+static attr_fn p_attr;
+static launch_fn p_launch;
+static fakecuda_last_launch_fn p_last;
+static fakecuda_set_tmd_version_fn p_version;
+
+#ifdef USE_DLOPEN
+#include <dlfcn.h>
+static void load(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		fprintf(stderr, "fakeapp: %s\n", dlerror());
+		exit(2);
+	}
+	p_init = (init_fn)dlsym(lib, "cuInit");
+	p_attr = (attr_fn)dlsym(lib, "cuDeviceGetAttribute");
+	p_launch = (launch_fn)dlsym(lib, "cuLaunchKernel");
+	p_last = (fakecuda_last_launch_fn)dlsym(lib, "fakecuda_last_launch");
+	p_version = (fakecuda_set_tmd_version_fn)dlsym(lib, "fakecuda_set_tmd_version");
+	if (!p_init || !p_attr || !p_launch || !p_last || !p_version) {
+		fprintf(stderr, "fakeapp: symbol missing behind the libcuda.so.1 handle\n");
+		exit(2);
+	}
+}
+#else
+int cuInit(unsigned);
+int cuDeviceGetAttribute(int *, int, int);
+int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+		   void *, void **, void **);
+static void load(void)
+{
+	p_init = cuInit;
+	p_attr = cuDeviceGetAttribute;
+	p_launch = cuLaunchKernel;
+	p_last = fakecuda_last_launch;
+	p_version = fakecuda_set_tmd_version;
+}
+#endif
+
+/* Launches once; fills rec. Returns the driver's result. */
+static int launch(struct fakecuda_launch *rec)
+{
+	int rc = p_launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	if (p_last(rec)) {
+		fprintf(stderr, "fakeapp: no launch record\n");
+		exit(2);
+	}
+	return rc;
+}
+
+static void tpcs_text(const uint64_t w[4], char *buf, size_t len)
+{
+	size_t pos = 0;
+	buf[0] = '\0';
+	for (int t = 0; t < 256; t++) {
+		int end = t;
+		if (!((w[t / 64] >> (t % 64)) & 1))
+			continue;
+		while (end + 1 < 256 && ((w[(end + 1) / 64] >> ((end + 1) % 64)) & 1))
+			end++;
+		pos += (size_t)snprintf(buf + pos, len - pos, pos ? ",%d" : "%d", t);
+		if (end > t)
+			pos += (size_t)snprintf(buf + pos, len - pos, "-%d", end);
+		t = end;
+	}
+}
+
+static void hex_text(const uint64_t w[4], char *buf, size_t len)
+{
+	int top = 3;
+	while (top > 0 && !w[top])
+		top--;
+	size_t pos = (size_t)snprintf(buf, len, "%lx", (unsigned long)w[top]);
+	for (int i = top - 1; i >= 0; i--)
+		pos += (size_t)snprintf(buf + pos, len - pos, "%016lx", (unsigned long)w[i]);
+}
+
+static void print_launch(const struct fakecuda_launch *rec)
+{
+	char list[1200];
+	tpcs_text(rec->ran_tpcs, list, sizeof(list));
+	printf("tpcs=%s hung=%d version=0x%02x masked=%d callbacks=%d disable=%08x,%08x,%08x,%08x\n",
+	       list, rec->hung, rec->tmd_version, rec->mask_enabled, rec->callbacks,
+	       rec->disable[3], rec->disable[2], rec->disable[1], rec->disable[0]);
+	fflush(stdout);
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+static void write_state(const char *path, const char *text)
+{
+	char tmp[4096];
+	FILE *f;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		exit(2);
+	fprintf(f, "%s\n", text);
+	fclose(f);
+	rename(tmp, path);
+}
+
+static int loop(const char *stop, const char *state)
+{
+	char prev[1200] = "-", now[1200];
+	long n = 0, hung = 0;
+	struct timespec pause = {0, 200000};
+
+	while (!exists(stop)) {
+		struct fakecuda_launch rec;
+		launch(&rec);
+		n++;
+		hung += rec.hung;
+		tpcs_text(rec.ran_tpcs, now, sizeof(now));
+		if (strcmp(now, prev)) {
+			write_state(state, now);
+			strcpy(prev, now);
+		}
+		nanosleep(&pause, NULL);
+	}
+	printf("launches=%ld hung=%ld\n", n, hung);
+	return hung ? 1 : 0;
+}
+
+struct stress {
+	const char *stop;
+	char **allowed;
+	int n_allowed;
+	long launches, bad, hung;
+};
+
+static void *stress_thread(void *arg)
+{
+	struct stress *s = arg;
+	char hex[80];
+	long n = 0, bad = 0, hung = 0;
+
+	while (!(n % 64 == 0 && exists(s->stop))) {
+		struct fakecuda_launch rec;
+		int ok = 0;
+		launch(&rec);
+		n++;
+		hung += rec.hung;
+		hex_text(rec.ran_tpcs, hex, sizeof(hex));
+		for (int i = 0; i < s->n_allowed; i++)
+			ok |= !strcmp(hex, s->allowed[i]);
+		if (!ok && bad++ < 5)
+			fprintf(stderr, "fakeapp: launch ran on unexpected TPC mask %s\n", hex);
+	}
+	__atomic_fetch_add(&s->launches, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->bad, bad, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->hung, hung, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int sms = 0;
+
+	if (argc < 2)
+		return 2;
+	load();
+	if (p_init(0)) {
+		fprintf(stderr, "fakeapp: cuInit failed\n");
+		return 2;
+	}
+	p_attr(&sms, 16, 0);
+	if (!strcmp(argv[1], "info")) {
+		printf("sms=%d\n", sms);
+		return 0;
+	}
+	if (!strcmp(argv[1], "launch") && argc >= 3) {
+		struct fakecuda_launch rec;
+		long n = strtol(argv[2], NULL, 10);
+		int rc = 0;
+		if (argc >= 4)
+			p_version((uint8_t)strtol(argv[3], NULL, 0));
+		for (long i = 0; i < n; i++)
+			rc |= launch(&rec);
+		print_launch(&rec);
+		return rc ? 1 : 0;
+	}
+	if (!strcmp(argv[1], "loop") && argc == 4)
+		return loop(argv[2], argv[3]);
+	if (!strcmp(argv[1], "stress") && argc >= 5) {
+		struct stress s = {argv[3], argv + 4, argc - 4, 0, 0, 0};
+		int threads = atoi(argv[2]);
+		pthread_t tid[64];
+		if (threads < 1 || threads > 64)
+			return 2;
+		for (int i = 0; i < threads; i++)
+			pthread_create(&tid[i], NULL, stress_thread, &s);
+		for (int i = 0; i < threads; i++)
+			pthread_join(tid[i], NULL);
+		printf("launches=%ld bad=%ld hung=%ld\n", s.launches, s.bad, s.hung);
+		return s.bad || s.hung ? 1 : 0;
+	}
+	if (!strcmp(argv[1], "fork") && argc == 4) {
+		char path[4096], pidtext[32];
+		struct fakecuda_launch rec;
+		pid_t child;
+		int status = 0, rc;
+		launch(&rec);
+		fflush(stdout);
+		child = fork();
+		if (child == 0) {
+			snprintf(path, sizeof(path), "%s.child", argv[3]);
+			exit(loop(argv[2], path));
+		}
+		snprintf(pidtext, sizeof(pidtext), "%ld", (long)child);
+		snprintf(path, sizeof(path), "%s.childpid", argv[3]);
+		write_state(path, pidtext);
+		snprintf(path, sizeof(path), "%s.parent", argv[3]);
+		rc = loop(argv[2], path);
+		waitpid(child, &status, 0);
+		return rc || !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	if (!strcmp(argv[1], "exec") && argc == 4) {
+		struct fakecuda_launch rec;
+		launch(&rec);
+		execl("/proc/self/exe", argv[0], "loop", argv[2], argv[3], (char *)NULL);
+		perror("exec");
+		return 2;
+	}
+	fprintf(stderr, "fakeapp: bad arguments\n");
+	return 2;
+}

@@ -1,0 +1,694 @@
+#!/usr/bin/env bash
+# nvtaskset's test suite: unit tests, the parser fuzz target, and end-to-end
+# tests of the real CLI and the real shim against the fake libcuda.so.1.
+# Needs no GPU. Prints one line per test and "N passed, M failed" last;
+# exits non-zero if any test failed. Run it through `make check`.
+#
+# Usage: tests/run-tests.sh [NAME...]   (default: every test)
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=$ROOT/build
+T=$B/test
+NVT=$B/bin/nvtaskset
+SHIM=$B/lib/nvtaskset/libnvtaskset.so
+WRAPDIR=$B/lib/nvtaskset/wrapper
+FAKEDIR=$T/fake
+APP=$T/fakeapp-dlopen
+LINKED=$T/fakeapp-linked
+
+WORK=$(mktemp -d /tmp/nvtaskset-test.XXXXXX)
+chmod 755 "$WORK"
+export NVTASKSET_RUNDIR=$WORK/run
+mkdir -m 1777 "$NVTASKSET_RUNDIR"
+export LD_LIBRARY_PATH=$FAKEDIR
+export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
+export NVTASKSET_DRIVER_TIMEOUT=20
+unset NVTASKSET_QUIET LD_PRELOAD CUDA_DEVICE_MAX_CONNECTIONS NVTASKSET_TPCS NVTASKSET_TOPOLOGY
+unset NVTASKSET_SHIM
+for v in $(env | sed -n 's/^\(FAKECUDA_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+
+PASS=0 FAIL=0 SKIP=0
+FAILED=""
+
+# Stops a fake MPS daemon a test left running (it quits when this file appears).
+stop_fake_mps() {
+	local i
+	[ -e "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" ] || return 0
+	touch "$CUDA_MPS_PIPE_DIRECTORY/quit"
+	for ((i = 0; i < 100; i++)); do
+		[ -e "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" ] || return 0
+		sleep 0.02
+	done
+}
+cleanup() {
+	stop_fake_mps
+	pkill -KILL -f "$WORK" 2>/dev/null
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# ---- Helpers (used inside tests, which run in subshells under set -e) ----
+
+die() {
+	echo "FAILED: $*"
+	exit 1
+}
+skip() {
+	echo "SKIPPED: $*"
+	exit 77
+}
+eq() { # eq GOT WANT [WHAT]
+	[ "$1" == "$2" ] || die "${3:-value}: expected '$2', got '$1'"
+}
+has() { # has TEXT NEEDLE
+	[[ "$1" == *"$2"* ]] || die "expected '$2' in: $1"
+}
+hasnt() {
+	[[ "$1" != *"$2"* ]] || die "did not expect '$2' in: $1"
+}
+# run_rc VAR_OUT VAR_RC CMD...: runs CMD (20 s limit) capturing stdout+stderr and status.
+run_rc() {
+	local __out __rc
+	__out=$(timeout 20 "${@:3}" 2>&1) && __rc=0 || __rc=$?
+	printf -v "$1" '%s' "$__out"
+	printf -v "$2" '%s' "$__rc"
+}
+wait_file() { # wait_file PATH CONTENT [SECONDS]
+	local i
+	for ((i = 0; i < ${3:-10} * 50; i++)); do
+		[ "$(cat "$1" 2>/dev/null)" == "$2" ] && return 0
+		sleep 0.02
+	done
+	die "timed out waiting for $1 to read '$2' (it reads '$(cat "$1" 2>/dev/null)')"
+}
+# start_loop TAG CMD...: starts "CMD loop STOP STATE" in the background; sets PID.
+start_loop() {
+	local tag=$1
+	shift
+	rm -f "$WORK/$tag.stop" "$WORK/$tag.state"
+	"$@" loop "$WORK/$tag.stop" "$WORK/$tag.state" >"$WORK/$tag.out" 2>"$WORK/$tag.err" &
+	PID=$!
+}
+stop_loop() { # stop_loop TAG PID: stops it (5 s limit) and checks it exited 0
+	local i rc
+	touch "$WORK/$1.stop"
+	for ((i = 0; i < 250; i++)); do
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.02
+	done
+	if kill -0 "$2" 2>/dev/null; then
+		kill -KILL "$2"
+		die "task $2 did not stop"
+	fi
+	wait "$2" && rc=0 || rc=$?
+	[ "$rc" == 0 ] || die "task $2 exited $rc: $(cat "$WORK/$1.out" "$WORK/$1.err")"
+}
+seg_file() { echo "$NVTASKSET_RUNDIR/nvtaskset.$1"; }
+
+# ---- Unit tests -----------------------------------------------------------
+
+t_unit_tpcset() { "$T/test_tpcset"; }
+t_unit_tmd() { "$T/test_tmd"; }
+t_unit_topo() { "$T/test_topo"; }
+t_unit_segment() { timeout 60 "$T/test_segment"; }
+t_fuzz_parsers() { FUZZ_SECONDS=${FUZZ_SECONDS:-3} timeout 60 "$T/fuzz_parsers"; }
+
+# ---- Starting tasks -------------------------------------------------------
+
+t_run_static_cudart_style() {
+	run_rc out rc "$NVT" --no-mps -c 0-3 "$APP" launch 5
+	eq "$rc" 0 "exit status"
+	has "$out" "tpcs=0-3 hung=0 version=0x40 masked=1 callbacks=1"
+}
+t_run_linked() {
+	run_rc out rc "$NVT" --no-mps -c 8-9,40 "$LINKED" launch 3
+	eq "$rc" 0
+	has "$out" "tpcs=8-9,40 hung=0"
+}
+t_run_bind_now() {
+	run_rc out rc env LD_BIND_NOW=1 "$NVT" --no-mps -c 1 "$APP" launch 2
+	eq "$rc" 0
+	has "$out" "tpcs=1 hung=0"
+	run_rc out rc env LD_BIND_NOW=1 "$NVT" --no-mps -c 1 "$LINKED" launch 2
+	has "$out" "tpcs=1 hung=0"
+}
+t_run_hex_mask() {
+	run_rc out rc "$NVT" --no-mps f0 "$APP" launch 1
+	has "$out" "tpcs=4-7 hung=0"
+	run_rc out rc "$NVT" --no-mps 0x3,00000000,00000000 "$APP" launch 1
+	has "$out" "tpcs=64-65 hung=0"
+	run_rc out rc "$NVT" --no-mps -c 0-15:4,40 "$APP" launch 1
+	has "$out" "tpcs=0,4,8,12,40 hung=0"
+}
+t_tmd_versions() {
+	local v
+	for v in 0x16 0x17 0x22 0x30; do
+		run_rc out rc env FAKECUDA_TMD_VERSION=$v "$NVT" --no-mps -c 2-5 "$APP" launch 2
+		eq "$rc" 0 "exit status for $v"
+		has "$out" "tpcs=2-5 hung=0 version=$v"
+		hasnt "$out" "warning"
+	done
+	# A 64-bit mask cannot name TPCs 64-65: launches keep the TPCs it can name.
+	run_rc out rc env FAKECUDA_TMD_VERSION=0x30 "$NVT" --no-mps -c 60-65 "$APP" launch 1
+	has "$out" "tpcs=60-63 hung=0"
+}
+t_tmd_unknown_untouched() {
+	local v
+	for v in 0x50 0x31 0x41; do
+		run_rc out rc env FAKECUDA_TMD_VERSION=$v "$NVT" --no-mps -c 0-3 "$APP" launch 5
+		eq "$rc" 0 "exit status for $v"
+		has "$out" "hung=0 version=$v"
+		has "$out" "disable=00000000,00000000,00000000,00000000"
+		[ $v == 0x31 ] || has "$out" "tpcs=0-65 hung=0 version=$v masked=0"
+		has "$out" "nvtaskset: warning: unknown TMD version $v"
+		eq "$(grep -c 'unknown TMD version' <<<"$out")" 1 "warnings for $v"
+	done
+	run_rc out rc env FAKECUDA_TMD_VERSION=0x15 "$NVT" --no-mps -c 0-3 "$APP" launch 3
+	has "$out" "tpcs=0-65 hung=0"
+	has "$out" "has no TPC mask"
+}
+t_quiet() {
+	run_rc out rc env NVTASKSET_QUIET=1 FAKECUDA_TMD_VERSION=0x50 "$NVT" --no-mps -c 0 "$APP" launch 2
+	eq "$rc" 0
+	hasnt "$out" "warning"
+}
+t_no_callback_table() {
+	run_rc out rc env FAKECUDA_NO_TABLE=1 "$NVT" --no-mps -c 0-3 "$APP" launch 2
+	eq "$rc" 0 "the program still runs"
+	has "$out" "tpcs=0-65 hung=0"
+	has "$out" "nvtaskset: warning: the CUDA driver offers no launch callback table"
+}
+t_odd_callback_params() {
+	run_rc out rc env FAKECUDA_PARAMS_SIZE=16 "$NVT" --no-mps -c 0-3 "$APP" launch 4
+	eq "$rc" 0
+	has "$out" "tpcs=0-65 hung=0"
+	has "$out" "unexpected launch callback parameters (size 16)"
+	eq "$(grep -c 'unexpected launch' <<<"$out")" 1 "warnings"
+}
+t_shim_without_driver() {
+	# The shim in a process with no libcuda: one warning, the program runs.
+	run_rc out rc env LD_LIBRARY_PATH=/nonexistent LD_PRELOAD="$SHIM" /bin/echo hello
+	eq "$rc" 0
+	has "$out" "hello"
+	has "$out" "nvtaskset: warning: cannot load the CUDA driver"
+	run_rc out rc env LD_LIBRARY_PATH=/nonexistent NVTASKSET_QUIET=1 LD_PRELOAD="$SHIM" /bin/echo hi
+	eq "$out" "hi"
+}
+t_shim_bad_environment() {
+	local topo
+	topo="nvtaskset-topology 1 tpcs=66 gpcs=0 flags=0 map=$(seq -s, 0 65)"
+	run_rc out rc env NVTASKSET_TPCS=zz NVTASKSET_TOPOLOGY="$topo" LD_PRELOAD="$SHIM" "$APP" launch 1
+	eq "$rc" 0
+	has "$out" "ignoring malformed NVTASKSET_TPCS"
+	has "$out" "tpcs=0-65 hung=0"
+	run_rc out rc env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="garbage" LD_PRELOAD="$SHIM" "$APP" launch 1
+	has "$out" "NVTASKSET_TOPOLOGY is malformed"
+	has "$out" "tpcs=0-65 hung=0"
+	run_rc out rc env NVTASKSET_TPCS=0-3 LD_PRELOAD="$SHIM" "$APP" launch 1
+	has "$out" "NVTASKSET_TOPOLOGY is missing"
+	run_rc out rc env NVTASKSET_TPCS=70-80 NVTASKSET_TOPOLOGY="$topo" LD_PRELOAD="$SHIM" "$APP" launch 1
+	has "$out" "enables no TPC this GPU has"
+	has "$out" "tpcs=0-65 hung=0"
+	run_rc out rc env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$topo" LD_PRELOAD="$SHIM" "$APP" launch 1
+	has "$out" "tpcs=0-3 hung=0"
+}
+t_rundir_unusable() {
+	run_rc out rc env NVTASKSET_RUNDIR=/proc "$NVT" --no-mps -c 0-1 "$APP" launch 1
+	eq "$rc" 0
+	has "$out" "cannot create a control segment in /proc"
+	has "$out" "tpcs=0-1 hung=0"
+}
+t_environment_appended() {
+	run_rc out rc env LD_PRELOAD=/lib/nothing.so "$NVT" --no-mps -c 0 /usr/bin/env
+	has "$out" "LD_PRELOAD=/lib/nothing.so:$SHIM"
+	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=8"
+	has "$out" "CUDA_MPS_PIPE_DIRECTORY=/dev/null"
+	has "$out" "NVTASKSET_TPCS=0"
+	run_rc out rc env LD_PRELOAD="$SHIM" CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" --no-mps -c 0 /usr/bin/env
+	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=4"
+	eq "$(grep -c "^LD_PRELOAD=$SHIM\$" <<<"$out")" 1 "LD_PRELOAD holds the shim once"
+}
+
+# ---- Running tasks: -p, -l, live changes ------------------------------------
+
+t_live_change() {
+	start_loop live "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/live.state" "0-3"
+	run_rc out rc "$NVT" -p "$PID"
+	eq "$out" "pid $PID's current TPC mask: f"
+	run_rc out rc "$NVT" -pc "$PID"
+	eq "$out" "pid $PID's current TPC list: 0-3"
+	run_rc out rc "$NVT" -p -c 10-20 "$PID"
+	eq "$rc" 0
+	eq "$out" "pid $PID's current TPC list: 0-3
+pid $PID's new TPC list: 10-20"
+	wait_file "$WORK/live.state" "10-20"
+	run_rc out rc "$NVT" -p ff00000000 "$PID"
+	eq "$out" "pid $PID's current TPC mask: 1ffc00
+pid $PID's new TPC mask: ff00000000"
+	wait_file "$WORK/live.state" "32-39"
+	run_rc out rc "$NVT" -p --json "$PID"
+	eq "$out" "{\"pid\":$PID,\"current\":{\"partitioned\":true,\"tpcs\":\"32-39\",\"tpc_mask\":\"ff00000000\",\"tpc_count\":8},\"applied\":true}"
+	run_rc out rc "$NVT" -p --json -c 0 "$PID"
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["current"]["tpcs"]=="0" and d["previous"]["tpcs"]=="32-39"' "$out" || die "bad JSON: $out"
+	wait_file "$WORK/live.state" "0"
+	stop_loop live "$PID"
+	[ ! -e "$(seg_file "$PID")" ] || die "segment left behind after a clean exit"
+}
+t_list() {
+	local a b
+	start_loop la "$NVT" --no-mps -c 0-7 "$APP"
+	a=$PID
+	start_loop lb "$NVT" --no-mps -c 8-15 "$LINKED"
+	b=$PID
+	wait_file "$WORK/la.state" "0-7"
+	wait_file "$WORK/lb.state" "8-15"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0
+	has "$out" "COMMAND"
+	grep -Eq "^ *$a +root +0-7 +$APP loop" <<<"$out" || die "no row for $a in: $out"
+	grep -Eq "^ *$b +root +8-15 +$LINKED loop" <<<"$out" || die "no row for $b in: $out"
+	out=$(timeout 20 "$NVT" -l --json)
+	python3 - "$out" "$a" "$b" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+rows = {t["pid"]: t for t in d["tasks"]}
+a, b = int(sys.argv[2]), int(sys.argv[3])
+assert rows[a]["tpcs"] == "0-7" and rows[a]["tpc_count"] == 8 and rows[a]["partitioned"]
+assert rows[b]["tpc_mask"] == "ff00" and "fakeapp-linked" in rows[b]["command"]
+PY
+	# A task killed outright disappears from the list, and so does its file.
+	kill -KILL "$a"
+	wait "$a" 2>/dev/null || true
+	[ -e "$(seg_file "$a")" ] || die "expected a leftover segment after SIGKILL"
+	run_rc out rc "$NVT" -l
+	hasnt "$out" " $a "
+	has "$out" " $b "
+	[ ! -e "$(seg_file "$a")" ] || die "stale segment of $a not removed"
+	stop_loop lb "$b"
+	run_rc out rc "$NVT" -l
+	eq "$out" "$(printf '%7s  %-10s  %-20s  %s' PID USER TPCS COMMAND)"
+}
+t_wrapper_unlaunched_task() {
+	local app
+	for app in "$APP" "$LINKED"; do
+		start_loop wrap env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$app"
+		wait_file "$WORK/wrap.state" "0-65"
+		# env execs the app: the PID is the task's.
+		run_rc out rc "$NVT" -l
+		grep -Eq "^ *$PID +root +all +$app" <<<"$out" || die "wrapper task not listed: $out"
+		run_rc out rc "$NVT" -p -c 5,7 "$PID"
+		eq "$rc" 0
+		has "$out" "pid $PID's current TPC list: all (not partitioned)"
+		wait_file "$WORK/wrap.state" "5,7"
+		stop_loop wrap "$PID"
+	done
+}
+t_wrapper_and_preload_once() {
+	# Both the wrapper and the preload shim in one process: one callback.
+	run_rc out rc env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$NVT" --no-mps -c 3 "$APP" launch 2
+	eq "$rc" 0
+	has "$out" "tpcs=3 hung=0 version=0x40 masked=1 callbacks=1"
+	run_rc out rc env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$NVT" --no-mps -c 3 "$LINKED" launch 2
+	has "$out" "tpcs=3 hung=0 version=0x40 masked=1 callbacks=1"
+}
+t_fork_child_own_segment() {
+	local child
+	rm -f "$WORK/fork.stop"
+	"$NVT" --no-mps -c 0-3 "$APP" fork "$WORK/fork.stop" "$WORK/fork" >"$WORK/fork.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/fork.parent" "0-3"
+	wait_file "$WORK/fork.child" "0-3"
+	child=$(cat "$WORK/fork.childpid")
+	[ -e "$(seg_file "$child")" ] || die "forked child $child has no segment"
+	run_rc out rc "$NVT" -p -c 8-9 "$child"
+	eq "$rc" 0
+	wait_file "$WORK/fork.child" "8-9"
+	sleep 0.1
+	eq "$(cat "$WORK/fork.parent")" "0-3" "parent's partition"
+	run_rc out rc "$NVT" -p -c 20 "$PID"
+	wait_file "$WORK/fork.parent" "20"
+	eq "$(cat "$WORK/fork.child")" "8-9" "child's partition"
+	touch "$WORK/fork.stop"
+	wait "$PID" || die "fork app failed: $(cat "$WORK/fork.out")"
+	[ ! -e "$(seg_file "$child")" ] || die "child's segment left behind"
+}
+t_exec_keeps_partition() {
+	rm -f "$WORK/ex.stop"
+	"$NVT" --no-mps -c 0-3 "$APP" exec "$WORK/ex.stop" "$WORK/ex.state" >"$WORK/ex.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/ex.state" "0-3"
+	run_rc out rc "$NVT" -p -c 6-7 "$PID"
+	eq "$rc" 0
+	wait_file "$WORK/ex.state" "6-7"
+	touch "$WORK/ex.stop"
+	wait "$PID" || die "exec app failed"
+	has "$(cat "$WORK/ex.out")" "launches="
+}
+t_stress_live_rewrites() {
+	# 8 threads launch while another process rewrites the partition 2000
+	# times; every launch must run on exactly one of the written masks.
+	local i masks=(0-31 32-65 0-65 5)
+	rm -f "$WORK/st.stop"
+	"$NVT" --no-mps -c 0-31 "$APP" stress 8 "$WORK/st.stop" ffffffff 3ffffffff00000000 \
+		3ffffffffffffffff 20 >"$WORK/st.out" 2>&1 &
+	PID=$!
+	sleep 0.2
+	for ((i = 0; i < 2000; i++)); do
+		"$NVT" -p -c "${masks[i % 4]}" "$PID" >/dev/null || die "rewrite $i failed"
+	done
+	touch "$WORK/st.stop"
+	wait "$PID" && rc=0 || rc=$?
+	cat "$WORK/st.out"
+	eq "$rc" 0 "stress exit status"
+	local n
+	n=$(sed -n 's/^launches=\([0-9]*\) bad=0 hung=0$/\1/p' "$WORK/st.out")
+	[ -n "$n" ] && [ "$n" -gt 10000 ] || die "too few launches checked: $(cat "$WORK/st.out")"
+}
+
+# ---- Refusing bad input -----------------------------------------------------
+
+t_bad_partitions() {
+	start_loop bad "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/bad.state" "0-3"
+	local args
+	while IFS='|' read -r args want; do
+		# shellcheck disable=SC2086
+		run_rc out rc "$NVT" -p $args "$PID"
+		eq "$rc" 1 "exit status of -p $args"
+		eq "$out" "nvtaskset: $want" "message for -p $args"
+	done <<'EOF'
+-c 70|TPC 70 does not exist: this GPU has 66 TPCs (0-65)
+-c 0-300|TPC list '0-300' names a TPC beyond 255
+-c 1-|failed to parse TPC list '1-'
+-c 3-1|failed to parse TPC list '3-1'
+-c x|failed to parse TPC list 'x'
+0|empty partition: TPC mask '0' selects no TPC
+0xg|failed to parse TPC mask '0xg'
+4,00000000,00000000|TPC 66 does not exist: this GPU has 66 TPCs (0-65)
+-g 0|the GPC layout of this GPU is unknown (this version does not measure it yet); give TPCs with -c or a mask instead
+EOF
+	run_rc out rc "$NVT" -pc "$PID"
+	eq "$out" "pid $PID's current TPC list: 0-3" "partition after refused changes"
+	stop_loop bad "$PID"
+	run_rc out rc "$NVT" --no-mps -c 66 "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: TPC 66 does not exist: this GPU has 66 TPCs (0-65)"
+	run_rc out rc env FAKECUDA_SMS=16 "$NVT" --no-mps -c 8 "$APP" launch 1
+	eq "$out" "nvtaskset: TPC 8 does not exist: this GPU has 8 TPCs (0-7)"
+	run_rc out rc "$NVT" --no-mps 0 "$APP" launch 1
+	eq "$out" "nvtaskset: empty partition: TPC mask '0' selects no TPC"
+}
+t_bad_pids() {
+	local p
+	for p in abc 0 -5 12x 99999999999; do
+		run_rc out rc "$NVT" -p -- "$p"
+		eq "$rc" 1 "exit status for pid '$p'"
+		eq "$out" "nvtaskset: invalid PID argument: '$p'"
+	done
+	run_rc out rc "$NVT" -p 2147483647
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to get pid 2147483647's partition: No such process"
+	run_rc out rc "$NVT" -p $$
+	eq "$out" "nvtaskset: failed to get pid $$'s partition: not running under nvtaskset"
+	run_rc out rc "$NVT" -p f $$
+	eq "$out" "nvtaskset: failed to set pid $$'s partition: not running under nvtaskset"
+	# A leftover segment of an earlier process with this PID is not trusted.
+	start_loop stale "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/stale.state" "0-3"
+	cp "$(seg_file "$PID")" "$(seg_file $$)"
+	run_rc out rc "$NVT" -p $$
+	eq "$out" "nvtaskset: failed to get pid $$'s partition: not running under nvtaskset"
+	rm -f "$(seg_file $$)"
+	stop_loop stale "$PID"
+}
+t_bad_segments() {
+	start_loop seg "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/seg.state" "0-3"
+	# Partitions that would hang every launch never reach the hardware.
+	"$T/segpoke" "$PID" empty
+	sleep 0.2
+	eq "$(cat "$WORK/seg.state")" "0-3" "partition after an empty one was written"
+	run_rc out rc "$NVT" -p -c "$PID"
+	has "$out" "refused this partition"
+	"$T/segpoke" "$PID" badtopo
+	sleep 0.2
+	eq "$(cat "$WORK/seg.state")" "0-3" "partition after a malformed topology"
+	"$NVT" -p -c 9 "$PID" >/dev/null
+	wait_file "$WORK/seg.state" "9"
+	# A writer that died mid-write: launches go on with what they had.
+	"$T/segpoke" "$PID" halfwrite
+	sleep 0.1
+	eq "$(cat "$WORK/seg.state")" "9"
+	run_rc out rc "$NVT" -p -c 10 "$PID"
+	eq "$rc" 0 "a new write recovers the slot"
+	wait_file "$WORK/seg.state" "10"
+	grep -q "refused a partition that enables no working TPC" "$WORK/seg.err" ||
+		die "no warning from the shim: $(cat "$WORK/seg.err")"
+	"$T/segpoke" "$PID" version 7
+	run_rc out rc "$NVT" -p "$PID"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to get pid $PID's partition: its control segment has version 7; this nvtaskset understands version 1"
+	"$T/segpoke" "$PID" version 1
+	"$T/segpoke" "$PID" garbage
+	run_rc out rc "$NVT" -p -c 1 "$PID"
+	eq "$out" "nvtaskset: failed to set pid $PID's partition: its control segment is corrupt"
+	run_rc out rc "$NVT" -l
+	has "$out" "nvtaskset: pid $PID: its control segment is corrupt"
+	# Garbage in the header is not the shim's business: launches go on.
+	sleep 0.1
+	eq "$(cat "$WORK/seg.state")" "10"
+	stop_loop seg "$PID"
+}
+t_segment_owner_checked() {
+	[ "$(id -u)" == 0 ] || skip "needs root"
+	start_loop own "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/own.state" "0-3"
+	[ "$(stat -c %a "$(seg_file "$PID")")" == 600 ] || die "segment mode is not 0600"
+	chown 65534 "$(seg_file "$PID")"
+	run_rc out rc "$NVT" -p "$PID"
+	eq "$out" "nvtaskset: failed to get pid $PID's partition: not running under nvtaskset"
+	chown 0 "$(seg_file "$PID")"
+	stop_loop own "$PID"
+}
+t_permissions() {
+	[ "$(id -u)" == 0 ] || skip "needs root to act as other users"
+	command -v setpriv >/dev/null || skip "needs setpriv"
+	as() { echo setpriv --reuid="$1" --regid="$1" --clear-groups; }
+	$(as 65534) test -x "$NVT" || skip "the build tree is not reachable by uid 65534"
+	mkdir -m 1777 "$WORK/perm"
+	rm -f "$WORK/perm/stop"
+	$(as 65534) "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/perm/stop" "$WORK/perm/state" \
+		>"$WORK/perm.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/perm/state" "0-3"
+	run_rc out rc $(as 65533) "$NVT" -p "$PID"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to get pid $PID's partition: Permission denied"
+	run_rc out rc $(as 65533) "$NVT" -p -c 4 "$PID"
+	eq "$out" "nvtaskset: failed to set pid $PID's partition: Permission denied"
+	run_rc out rc $(as 65533) "$NVT" -l
+	hasnt "$out" " $PID "
+	run_rc out rc $(as 65534) "$NVT" -pc "$PID"
+	eq "$out" "pid $PID's current TPC list: 0-3" "the owner reads"
+	run_rc out rc $(as 65534) "$NVT" -p -c 4 "$PID"
+	eq "$rc" 0 "the owner changes"
+	wait_file "$WORK/perm/state" "4"
+	run_rc out rc "$NVT" -p -c 5 "$PID"
+	eq "$rc" 0 "root changes"
+	wait_file "$WORK/perm/state" "5"
+	run_rc out rc "$NVT" -l
+	has "$out" " $PID "
+	touch "$WORK/perm/stop"
+	wait "$PID" || die "task failed: $(cat "$WORK/perm.out")"
+}
+t_exec_failures() {
+	run_rc out rc "$NVT" --no-mps -c 0 /nonexistent/program
+	eq "$rc" 127
+	eq "$out" "nvtaskset: failed to execute /nonexistent/program: No such file or directory"
+	run_rc out rc "$NVT" --no-mps -c 0 nvtaskset-no-such-command
+	eq "$rc" 127
+	printf 'not a program\n' >"$WORK/plain"
+	chmod 644 "$WORK/plain"
+	run_rc out rc "$NVT" --no-mps -c 0 "$WORK/plain"
+	eq "$rc" 126
+	eq "$out" "nvtaskset: failed to execute $WORK/plain: Permission denied"
+}
+t_driver_failures() {
+	run_rc out rc env LD_LIBRARY_PATH=/nonexistent "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$rc" 1
+	has "$out" "nvtaskset: cannot query the GPU: cannot load the CUDA driver: libcuda.so.1"
+	run_rc out rc env FAKECUDA_INIT_ERROR=100 "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$out" "nvtaskset: cannot query the GPU: cuInit failed: error 100 (no CUDA-capable device)"
+	run_rc out rc env FAKECUDA_DEVICES=0 "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$rc" 1
+	run_rc out rc env FAKECUDA_INIT_HANG=1 NVTASKSET_DRIVER_TIMEOUT=1 "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot query the GPU: the CUDA driver did not answer within 1 s"
+	run_rc out rc env NVTASKSET_DRIVER_TIMEOUT=0 "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$out" "nvtaskset: NVTASKSET_DRIVER_TIMEOUT must be 1-3600 seconds, not '0'"
+	run_rc out rc env NVTASKSET_SHIM=relative.so "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$out" "nvtaskset: NVTASKSET_SHIM=relative.so is not a readable absolute path"
+}
+t_usage() {
+	run_rc out rc "$NVT"
+	eq "$rc" 1
+	has "$out" "no mask and no command given"
+	has "$out" "Try 'nvtaskset --help'"
+	run_rc out rc "$NVT" -c 0
+	has "$out" "no command given"
+	run_rc out rc "$NVT" -c -g 0 x
+	has "$out" "-c and -g exclude each other"
+	run_rc out rc "$NVT" -p -l 1
+	has "$out" "-p, -l and --mps exclude each other"
+	run_rc out rc "$NVT" -p
+	has "$out" "no PID given"
+	run_rc out rc "$NVT" -p 1 2 3
+	has "$out" "too many arguments"
+	run_rc out rc "$NVT" -l 5
+	has "$out" "-l takes no further arguments"
+	run_rc out rc "$NVT" --bogus
+	eq "$rc" 1
+	has "$out" "unrecognized option"
+	run_rc out rc "$NVT" --mps frob
+	has "$out" "--mps takes status, start or stop"
+	run_rc out rc "$NVT" --help
+	eq "$rc" 0
+	has "$out" "Usage:"
+	run_rc out rc "$NVT" -V
+	eq "$out" "nvtaskset $(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/include/nvtaskset.h")"
+	# Options after MASK belong to the command, as with taskset.
+	run_rc out rc "$NVT" --no-mps -c 0 /bin/echo -c -p --help
+	eq "$out" "-c -p --help"
+}
+
+# ---- MPS --------------------------------------------------------------------
+
+t_mps_lifecycle() {
+	local fake=$ROOT/tests/fake/bin
+	mkdir -p "$CUDA_MPS_PIPE_DIRECTORY"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps status
+	eq "$rc" 3
+	eq "$out" "MPS control daemon: not running (pipe directory $CUDA_MPS_PIPE_DIRECTORY)"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps start
+	eq "$rc" 0
+	has "$out" "started MPS control daemon"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps status --json
+	eq "$rc" 0
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["running"] and d["pid"]>0' "$out" ||
+		die "bad JSON: $out"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps stop
+	eq "$rc" 0
+	has "$out" "stopped MPS control daemon"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps status
+	eq "$rc" 3
+	# Starting a task starts the daemon, says how to stop it, and tells
+	# CUDA where it listens.
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" -c 0-1 /usr/bin/env
+	eq "$rc" 0
+	has "$out" "nvtaskset: started the MPS control daemon (pipe directory $CUDA_MPS_PIPE_DIRECTORY); stop it with 'nvtaskset --mps stop'"
+	has "$out" "CUDA_MPS_PIPE_DIRECTORY=$CUDA_MPS_PIPE_DIRECTORY"
+	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=8"
+	grep -q "args=-d pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY preload=$" \
+		"$CUDA_MPS_PIPE_DIRECTORY/fake.log" || die "daemon not started as expected"
+	# A running daemon is reused, not started again.
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" -c 0-1 "$APP" launch 1
+	hasnt "$out" "started"
+	has "$out" "tpcs=0-1 hung=0"
+	eq "$(grep -c 'args=-d' "$CUDA_MPS_PIPE_DIRECTORY/fake.log")" 2 "daemon starts (--mps start, then the task)"
+	env PATH="$fake:$PATH" "$NVT" --mps stop >/dev/null
+}
+t_mps_missing_or_failing() {
+	local fake=$ROOT/tests/fake/bin d
+	for d in /usr/local/nvidia/bin /usr/bin /usr/sbin /usr/local/bin /usr/lib/nvidia /opt/nvidia/bin; do
+		[ -x "$d/nvidia-cuda-mps-control" ] && skip "a real MPS is installed in $d"
+	done
+	run_rc out rc env PATH=/usr/bin:/bin "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot start MPS: cannot find nvidia-cuda-mps-control in PATH or the driver's directories; run with --no-mps to run without it"
+	run_rc out rc env PATH=/usr/bin:/bin "$NVT" --mps start
+	eq "$rc" 1
+	run_rc out rc env PATH="$fake:$PATH" FAKEMPS_FAIL=1 "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 1
+	has "$out" "nvtaskset: cannot start MPS: $fake/nvidia-cuda-mps-control -d failed (exit status 1); see $CUDA_MPS_LOG_DIRECTORY/control.log; run with --no-mps"
+	run_rc out rc env PATH=/usr/bin:/bin "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$rc" 0 "--no-mps needs no MPS"
+}
+
+# ---- Packaging and documentation ---------------------------------------------
+
+t_install_uninstall() {
+	local dest=$WORK/dest
+	make -s -C "$ROOT" install DESTDIR="$dest" PREFIX=/opt/nvt >"$WORK/install.log" 2>&1 ||
+		die "make install failed: $(cat "$WORK/install.log")"
+	local f
+	for f in bin/nvtaskset lib/nvtaskset/libnvtaskset.so lib/nvtaskset/wrapper/libcuda.so.1 \
+		share/man/man1/nvtaskset.1; do
+		[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
+	done
+	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
+	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
+	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
+	has "$out" "tpcs=2 hung=0"
+	make -s -C "$ROOT" uninstall DESTDIR="$dest" PREFIX=/opt/nvt >>"$WORK/install.log" 2>&1 ||
+		die "make uninstall failed"
+	[ -z "$(find "$dest" -type f)" ] || die "files left after uninstall: $(find "$dest" -type f)"
+}
+t_docs_agree() {
+	local opt help man readme
+	help=$("$NVT" --help)
+	man=$(sed 's/\\-/-/g' "$ROOT/man/nvtaskset.1")
+	readme=$(cat "$ROOT/README.md")
+	for opt in $(grep -oE -- '--[a-z][a-z-]+' <<<"$help" | sort -u); do
+		has "$man" "$opt"
+		has "$readme" "$opt"
+	done
+	for opt in NVTASKSET_QUIET NVTASKSET_RUNDIR NVTASKSET_DRIVER_TIMEOUT NVTASKSET_SHIM \
+		CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY CUDA_DEVICE_MAX_CONNECTIONS; do
+		has "$man" "$opt"
+		has "$readme" "$opt"
+	done
+	has "$man" "$(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/include/nvtaskset.h")"
+	# The test command README gives is the one CI runs.
+	grep -q '^make check$' "$ROOT/README.md" || die "README lacks 'make check'"
+	grep -q 'make check' "$ROOT/.ci/run" || die ".ci/run does not run make check"
+}
+t_exports() {
+	local f syms
+	for f in "$SHIM" "$WRAPDIR/libcuda.so.1"; do
+		syms=$(nm -D --defined-only "$f" | awk '{print $3}' | grep -v '^_' | sort | tr '\n' ' ')
+		eq "$syms" "nvtaskset_shim_instance " "exported symbols of $f"
+	done
+	readelf -d "$WRAPDIR/libcuda.so.1" | grep -q 'NEEDED.*\[libcuda.so\]' ||
+		die "the wrapper does not depend on the real driver"
+}
+
+# ---- Driver -------------------------------------------------------------------
+
+ALL=$(declare -F | sed -n 's/^declare -f t_//p')
+for name in ${*:-$ALL}; do
+	log=$WORK/log.$name
+	(
+		set -e
+		"t_$name"
+	) >"$log" 2>&1
+	rc=$?
+	stop_fake_mps
+	pkill -KILL -f "$WORK/" 2>/dev/null
+	wait 2>/dev/null
+	if [ $rc == 0 ]; then
+		PASS=$((PASS + 1))
+		echo "PASS $name"
+	elif [ $rc == 77 ]; then
+		SKIP=$((SKIP + 1))
+		echo "SKIP $name ($(tail -1 "$log"))"
+	else
+		FAIL=$((FAIL + 1))
+		FAILED="$FAILED $name"
+		echo "FAIL $name"
+		sed 's/^/    /' "$log" | tail -40
+	fi
+done
+[ -z "$FAILED" ] || echo "failed:$FAILED"
+echo "$PASS passed, $FAIL failed, $SKIP skipped"
+[ $FAIL == 0 ]

@@ -1,0 +1,152 @@
+/*
+ * fuzz_parsers.c - fuzz target for every parser of user, environment and
+ * control-segment text: TPC masks, TPC lists and topology records. Whatever
+ * a parser accepts must format and parse back to the same value.
+ *
+ * Built as a libFuzzer target (clang -fsanitize=fuzzer), or with
+ * -DFUZZ_STANDALONE as a program with its own seeded mutator that runs for
+ * $FUZZ_SECONDS (default 3) under AddressSanitizer, for CI with gcc alone.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo.h"
+#include "tpcset.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fail(const char *what, const char *input)
+{
+	fprintf(stderr, "fuzz: %s for input \"%s\"\n", what, input);
+	abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char text[4096], again[NVT_TOPO_TEXT_MAX];
+	struct nvt_tpcset set, back;
+	struct nvt_topology topo, topo_back;
+	static const unsigned limits[] = {0, 1, 8, 64, 66, 255, NVT_MAX_TPCS};
+
+	if (size >= sizeof(text))
+		size = sizeof(text) - 1;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		int rc = nvt_parse_mask(text, limits[i], &set);
+		if (rc < 0 || rc > 2)
+			fail("mask parser returned an unknown code", text);
+		if (rc == NVT_PARSE_OK) {
+			if (nvt_set_highest(&set) >= (int)limits[i])
+				fail("mask parser accepted a TPC beyond its limit", text);
+			if (nvt_format_mask(&set, again, sizeof(again)) < 0 ||
+			    nvt_parse_mask(again, NVT_MAX_TPCS, &back) != NVT_PARSE_OK ||
+			    !nvt_set_equal(&set, &back))
+				fail("mask did not survive a round trip", text);
+		}
+		rc = nvt_parse_list(text, limits[i], &set);
+		if (rc < 0 || rc > 2)
+			fail("list parser returned an unknown code", text);
+		if (rc == NVT_PARSE_OK) {
+			if (nvt_set_highest(&set) >= (int)limits[i] || nvt_set_count(&set) == 0)
+				fail("list parser accepted an empty or out-of-range list", text);
+			if (nvt_format_list(&set, again, sizeof(again)) < 0 ||
+			    nvt_parse_list(again, NVT_MAX_TPCS, &back) != NVT_PARSE_OK ||
+			    !nvt_set_equal(&set, &back))
+				fail("list did not survive a round trip", text);
+		}
+	}
+	if (nvt_topo_parse(text, &topo) == 0) {
+		if (nvt_topo_validate(&topo))
+			fail("topology parser accepted an invalid topology", text);
+		if (nvt_topo_format(&topo, again, sizeof(again)) < 0 ||
+		    nvt_topo_parse(again, &topo_back) || memcmp(&topo, &topo_back, sizeof(topo)))
+			fail("topology did not survive a round trip", text);
+	}
+	return 0;
+}
+
+#ifdef FUZZ_STANDALONE
+#include <time.h>
+
+static const char *const seeds[] = {
+	"f", "0xff", "ff,ffffffff", "3,00000000,00000000", "0", "0-15,32,40-47:2", "5", "0-65:65",
+	"9,1,1,0-2", "1-5:0", "99999999999",
+	"nvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3",
+	"nvtaskset-topology 1 tpcs=2 gpcs=2 flags=1 map=0,9 gpc=1,0",
+	"nvtaskset-topology 1 tpcs=3 gpcs=2 flags=1 map=75,78,81 gpc=0,1,1\n",
+};
+static const char alphabet[] = "0123456789abcdefxX,-: =\n\tgpcmaptsfl";
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static unsigned next_random(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)rng;
+}
+
+/* Mutates buf (len bytes, capacity cap) in place; returns the new length. */
+static size_t mutate(char *buf, size_t len, size_t cap)
+{
+	int edits = 1 + (int)(next_random() % 4);
+	for (int e = 0; e < edits; e++) {
+		size_t at = len ? next_random() % (len + 1) : 0;
+		switch (next_random() % 5) {
+		case 0: /* replace */
+			if (at < len)
+				buf[at] = alphabet[next_random() % (sizeof(alphabet) - 1)];
+			break;
+		case 1: /* insert */
+			if (len + 1 < cap) {
+				memmove(buf + at + 1, buf + at, len - at);
+				buf[at] = alphabet[next_random() % (sizeof(alphabet) - 1)];
+				len++;
+			}
+			break;
+		case 2: /* delete */
+			if (at < len) {
+				memmove(buf + at, buf + at + 1, len - at - 1);
+				len--;
+			}
+			break;
+		case 3: /* random byte */
+			if (at < len)
+				buf[at] = (char)(next_random() & 0xff);
+			break;
+		default: /* duplicate a run */
+			if (len && len * 2 < cap) {
+				memcpy(buf + len, buf, len);
+				len *= 2;
+			}
+		}
+	}
+	return len;
+}
+
+int main(void)
+{
+	const char *env = getenv("FUZZ_SECONDS");
+	double seconds = env ? atof(env) : 3.0;
+	time_t end = time(NULL) + (time_t)(seconds + 0.5);
+	long runs = 0;
+	char buf[2048];
+
+	while (time(NULL) < end) {
+		for (int i = 0; i < 1000; i++, runs++) {
+			const char *seed = seeds[next_random() % (sizeof(seeds) / sizeof(seeds[0]))];
+			size_t len = strlen(seed);
+			memcpy(buf, seed, len);
+			len = mutate(buf, len, sizeof(buf));
+			LLVMFuzzerTestOneInput((const uint8_t *)buf, len);
+		}
+	}
+	printf("fuzz: %ld inputs, no failure\n", runs);
+	return 0;
+}
+#endif

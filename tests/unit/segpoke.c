@@ -1,0 +1,63 @@
+/*
+ * segpoke.c - test helper that writes into a task's control segment the way
+ * a buggy or hostile writer could, bypassing every check of the CLI.
+ *
+ *   segpoke PID empty      a partition with no TPC at all
+ *   segpoke PID badtopo    a partition with a malformed topology
+ *   segpoke PID version N  set the segment's version field
+ *   segpoke PID garbage    overwrite the header magic
+ *   segpoke PID halfwrite  leave the slot's sequence odd (a writer that died)
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "segfile.h"
+#include "segment.h"
+#include "topo.h"
+#include "tpcset.h"
+
+int main(int argc, char **argv)
+{
+	struct nvt_segment *seg;
+	struct nvt_tpcset set;
+	struct nvt_topology topo;
+	char path[256];
+	int fd;
+
+	if (argc < 3 || nvt_seg_path(path, sizeof(path), nvt_rundir(), (pid_t)atoi(argv[1])))
+		return 2;
+	fd = open(path, O_RDWR);
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	seg = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (seg == MAP_FAILED)
+		return 1;
+	nvt_set_clear(&set);
+	nvt_topo_identity(&topo, 66);
+	if (!strcmp(argv[2], "empty")) {
+		nvt_slot_write(&seg->gpu[0], NVT_SLOT_SET, &set, &topo);
+	} else if (!strcmp(argv[2], "badtopo")) {
+		nvt_set_fill(&set, 4);
+		topo.hw_bit[1] = topo.hw_bit[0];
+		nvt_slot_write(&seg->gpu[0], NVT_SLOT_SET, &set, &topo);
+	} else if (!strcmp(argv[2], "version") && argc == 4) {
+		seg->version = (uint32_t)atoi(argv[3]);
+	} else if (!strcmp(argv[2], "garbage")) {
+		memset(seg, 0x5a, 16);
+	} else if (!strcmp(argv[2], "halfwrite")) {
+		seg->gpu[0].seq |= 1;
+	} else {
+		return 2;
+	}
+	munmap(seg, sizeof(*seg));
+	close(fd);
+	return 0;
+}

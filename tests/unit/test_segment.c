@@ -1,0 +1,136 @@
+/* Unit tests: the control segment's sequence lock. SPDX-License-Identifier: MIT */
+#include "check.h"
+#include "segment.h"
+#include "topo.h"
+#include "tpcset.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+static struct nvt_segment seg;
+
+static void test_header(void)
+{
+	nvt_seg_init(&seg, 1234, 1000, 987654321);
+	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_VALID);
+	CHECK(seg.pid == 1234 && seg.uid == 1000 && seg.start_time == 987654321);
+	CHECK(seg.gpu[0].state == NVT_SLOT_UNSET && seg.gpu[NVT_MAX_GPUS - 1].seq == 0);
+	CHECK(nvt_seg_check(&seg, sizeof(seg) - 1) == NVT_SEG_BAD_SIZE);
+	CHECK(nvt_seg_check(&seg, 8) == NVT_SEG_BAD_SIZE);
+	seg.version = 2;
+	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_VERSION);
+	seg.version = NVT_SEG_VERSION;
+	seg.size = 17;
+	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_SIZE);
+	seg.size = sizeof(seg);
+	seg.max_gpus = 4;
+	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_SIZE);
+	seg.max_gpus = NVT_MAX_GPUS;
+	seg.magic = 0;
+	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_MAGIC);
+}
+
+static void test_write_read(void)
+{
+	struct nvt_gpu_slot *slot;
+	struct nvt_slot_view v;
+	struct nvt_tpcset s;
+	struct nvt_topology t;
+	uint64_t seq;
+
+	nvt_seg_init(&seg, 1, 0, 0);
+	slot = &seg.gpu[0];
+	CHECK(nvt_slot_read(slot, &v, 1) == 0 && v.seq == 0 && v.state == NVT_SLOT_UNSET);
+	nvt_parse_list("3-9", NVT_MAX_TPCS, &s);
+	nvt_topo_identity(&t, 66);
+	seq = nvt_slot_write(slot, NVT_SLOT_SET, &s, &t);
+	CHECK(seq == 2 && nvt_slot_seq(slot) == 2);
+	CHECK(nvt_slot_read(slot, &v, 1) == 0);
+	CHECK(v.seq == 2 && v.state == NVT_SLOT_SET && nvt_set_equal(&v.tpcs, &s));
+	CHECK(memcmp(&v.topo, &t, sizeof(t)) == 0);
+	CHECK(nvt_slot_write(slot, NVT_SLOT_SET, &s, &t) == 4);
+
+	/* A writer that died mid-write leaves seq odd: readers give up (never
+	 * block) and the next writer recovers the slot. */
+	slot->seq = 5;
+	CHECK(nvt_slot_read(slot, &v, 50) == -1);
+	CHECK(nvt_slot_write(slot, NVT_SLOT_SET, &s, &t) == 8);
+	CHECK(nvt_slot_read(slot, &v, 1) == 0 && v.seq == 8);
+
+	nvt_slot_set_applied(slot, 8);
+	nvt_slot_set_rejected(slot, 6);
+	CHECK(nvt_slot_applied(slot) == 8 && nvt_slot_rejected(slot) == 6);
+	/* Writes to one GPU's slot leave the others alone. */
+	CHECK(seg.gpu[1].seq == 0 && seg.gpu[1].state == NVT_SLOT_UNSET);
+}
+
+/* A writer flips between two partitions whose parts are tied together;
+ * readers must never see one part of each. */
+static struct {
+	int stop;
+	long reads, torn, busy;
+} race;
+
+static void *writer(void *arg)
+{
+	struct nvt_tpcset a, b;
+	struct nvt_topology ta, tb;
+	(void)arg;
+	nvt_parse_list("0-31", NVT_MAX_TPCS, &a);
+	nvt_parse_list("32-65,100-255", NVT_MAX_TPCS, &b);
+	nvt_topo_identity(&ta, 32);
+	nvt_topo_identity(&tb, 66);
+	for (int i = 0; i < 300000; i++)
+		nvt_slot_write(&seg.gpu[0], NVT_SLOT_SET, i & 1 ? &b : &a, i & 1 ? &tb : &ta);
+	__atomic_store_n(&race.stop, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	long reads = 0, torn = 0, busy = 0;
+	(void)arg;
+	while (!__atomic_load_n(&race.stop, __ATOMIC_ACQUIRE)) {
+		struct nvt_slot_view v;
+		if (nvt_slot_read(&seg.gpu[0], &v, 1)) {
+			busy++;
+			continue;
+		}
+		reads++;
+		unsigned n = nvt_set_count(&v.tpcs);
+		if (v.seq == 0)
+			continue;
+		if (!((n == 32 && v.topo.n_tpcs == 32 && nvt_set_highest(&v.tpcs) == 31) ||
+		      (n == 190 && v.topo.n_tpcs == 66 && v.topo.hw_bit[65] == 65)))
+			torn++;
+	}
+	__atomic_fetch_add(&race.reads, reads, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&race.torn, torn, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&race.busy, busy, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void test_race(void)
+{
+	pthread_t w, r[3];
+
+	nvt_seg_init(&seg, 1, 0, 0);
+	for (int i = 0; i < 3; i++)
+		pthread_create(&r[i], NULL, reader, NULL);
+	pthread_create(&w, NULL, writer, NULL);
+	pthread_join(w, NULL);
+	for (int i = 0; i < 3; i++)
+		pthread_join(r[i], NULL);
+	printf("race: %ld consistent reads, %ld refused mid-write, %ld torn\n", race.reads, race.busy,
+	       race.torn);
+	CHECK(race.reads > 0);
+	CHECK(race.torn == 0);
+}
+
+int main(void)
+{
+	test_header();
+	test_write_read();
+	test_race();
+	return CHECK_DONE();
+}

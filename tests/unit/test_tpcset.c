@@ -1,0 +1,201 @@
+/* Unit tests: TPC set parsing and formatting. SPDX-License-Identifier: MIT */
+#include "check.h"
+#include "tpcset.h"
+
+#include <stdlib.h>
+
+static struct nvt_tpcset set_of(const char *list)
+{
+	struct nvt_tpcset s;
+	nvt_set_clear(&s);
+	if (*list && nvt_parse_list(list, NVT_MAX_TPCS, &s) != NVT_PARSE_OK)
+		abort();
+	return s;
+}
+
+static const char *as_list(const struct nvt_tpcset *s)
+{
+	static char buf[NVT_LIST_TEXT_MAX];
+	if (nvt_format_list(s, buf, sizeof(buf)) < 0)
+		return "<format error>";
+	return buf;
+}
+
+static const char *as_mask(const struct nvt_tpcset *s)
+{
+	static char buf[NVT_MASK_TEXT_MAX];
+	if (nvt_format_mask(s, buf, sizeof(buf)) < 0)
+		return "<format error>";
+	return buf;
+}
+
+static int mask_rc(const char *text, unsigned limit)
+{
+	struct nvt_tpcset s;
+	return nvt_parse_mask(text, limit, &s);
+}
+
+static int list_rc(const char *text, unsigned limit)
+{
+	struct nvt_tpcset s;
+	return nvt_parse_list(text, limit, &s);
+}
+
+static void test_masks(void)
+{
+	struct nvt_tpcset s;
+	char digits[80];
+
+	CHECK(nvt_parse_mask("f", 66, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "0-3");
+	CHECK(nvt_parse_mask("0xF0", 66, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "4-7");
+	CHECK(nvt_parse_mask("0X1", 66, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "0");
+	CHECK(nvt_parse_mask("ff,ffffffff", 66, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "0-39");
+	CHECK(nvt_parse_mask("3,00000000,00000000", 66, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "64-65");
+	CHECK(nvt_parse_mask("0", 66, &s) == NVT_PARSE_OK && nvt_set_count(&s) == 0);
+
+	CHECK(mask_rc("", 66) == NVT_PARSE_SYNTAX);
+	CHECK(mask_rc("0x", 66) == NVT_PARSE_SYNTAX);
+	CHECK(mask_rc("g", 66) == NVT_PARSE_SYNTAX);
+	CHECK(mask_rc(" f", 66) == NVT_PARSE_SYNTAX);
+	CHECK(mask_rc("f ", 66) == NVT_PARSE_SYNTAX);
+	CHECK(mask_rc(",f", 66) == NVT_PARSE_SYNTAX);
+	CHECK(mask_rc("f,", 66) == NVT_PARSE_SYNTAX);
+	CHECK(mask_rc("f,,f", 66) == NVT_PARSE_SYNTAX);
+	CHECK(mask_rc("-1", 66) == NVT_PARSE_SYNTAX);
+	CHECK(mask_rc("0x0x1", 66) == NVT_PARSE_SYNTAX);
+	CHECK(mask_rc("ff", 8) == NVT_PARSE_OK);
+	CHECK(mask_rc("100", 8) == NVT_PARSE_RANGE);
+	CHECK(mask_rc("4,00000000,00000000", 66) == NVT_PARSE_RANGE);
+	CHECK(mask_rc("1", NVT_MAX_TPCS + 1) == NVT_PARSE_SYNTAX);
+
+	/* 64 digits fill all 256 bits; a 65th significant digit is out of range;
+	 * leading zeros are harmless. */
+	memset(digits, 'f', 64);
+	digits[64] = '\0';
+	CHECK(nvt_parse_mask(digits, NVT_MAX_TPCS, &s) == NVT_PARSE_OK && nvt_set_count(&s) == 256);
+	CHECK_STR(as_mask(&s), digits);
+	memset(digits, '0', 70);
+	digits[0] = '1';
+	digits[70] = '\0';
+	CHECK(mask_rc(digits, NVT_MAX_TPCS) == NVT_PARSE_RANGE);
+	digits[0] = '0';
+	digits[69] = '1';
+	CHECK(nvt_parse_mask(digits, NVT_MAX_TPCS, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "0");
+}
+
+static void test_lists(void)
+{
+	struct nvt_tpcset s;
+
+	CHECK(nvt_parse_list("0-15,32,40-47:2", 66, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "0-15,32,40,42,44,46");
+	CHECK(nvt_set_count(&s) == 21);
+	CHECK(nvt_parse_list("5", 66, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "5");
+	CHECK(nvt_parse_list("3-3", 66, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "3");
+	CHECK(nvt_parse_list("9,1,1,0-2", 66, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "0-2,9");
+	CHECK(nvt_parse_list("0-65:65", 66, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "0,65");
+	CHECK(nvt_parse_list("65", 66, &s) == NVT_PARSE_OK);
+
+	CHECK(list_rc("", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("3-1", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("1-", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("-1", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("1,,2", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("1,", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc(",1", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("a", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("0x1", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("1 ", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("1-5:0", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("1-5:", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("1:2", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("66", 66) == NVT_PARSE_RANGE);
+	CHECK(list_rc("0-300", 66) == NVT_PARSE_RANGE);
+	CHECK(list_rc("99999999999999999999999", 66) == NVT_PARSE_RANGE);
+	CHECK(list_rc("0-99999999999999999999", 66) == NVT_PARSE_RANGE);
+	/* A syntax error wins over a range error, wherever it is. */
+	CHECK(list_rc("300,x", 66) == NVT_PARSE_SYNTAX);
+}
+
+static void test_formats(void)
+{
+	struct nvt_tpcset s = set_of("");
+	char small[4];
+
+	CHECK_STR(as_mask(&s), "0");
+	CHECK_STR(as_list(&s), "");
+	s = set_of("0-3,5,7-9");
+	CHECK_STR(as_list(&s), "0-3,5,7-9");
+	CHECK_STR(as_mask(&s), "3af");
+	s = set_of("0,255");
+	CHECK(strlen(as_mask(&s)) == 64);
+	CHECK(as_mask(&s)[0] == '8' && as_mask(&s)[63] == '1');
+	CHECK(nvt_format_list(&s, small, sizeof(small)) == -1);
+	CHECK(nvt_format_mask(&s, small, sizeof(small)) == -1);
+	s = set_of("0-7");
+	CHECK(nvt_format_mask(&s, small, 3) == 2);
+	CHECK_STR(small, "ff");
+}
+
+static void test_set_ops(void)
+{
+	struct nvt_tpcset a = set_of("0-9,100"), b = set_of("5-14"), out;
+
+	CHECK(nvt_set_count(&a) == 11);
+	CHECK(nvt_set_highest(&a) == 100);
+	nvt_set_clear(&out);
+	CHECK(nvt_set_highest(&out) == -1);
+	nvt_set_and(&out, &a, &b);
+	CHECK_STR(as_list(&out), "5-9");
+	nvt_set_or(&out, &a, &b);
+	CHECK_STR(as_list(&out), "0-14,100");
+	nvt_set_andnot(&out, &a, &b);
+	CHECK_STR(as_list(&out), "0-4,100");
+	nvt_set_fill(&out, 66);
+	CHECK_STR(as_list(&out), "0-65");
+	CHECK(nvt_set_has(&out, 65) && !nvt_set_has(&out, 66) && !nvt_set_has(&out, 1000));
+	CHECK(nvt_set_equal(&a, &a) && !nvt_set_equal(&a, &b));
+}
+
+/* Random sets survive format -> parse in both notations. */
+static void test_round_trip(void)
+{
+	srand(12345);
+	for (int i = 0; i < 2000; i++) {
+		struct nvt_tpcset s, back;
+		char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
+		nvt_set_clear(&s);
+		int density = rand() % 100;
+		for (unsigned t = 0; t < NVT_MAX_TPCS; t++)
+			if (rand() % 100 < density)
+				nvt_set_add(&s, t);
+		CHECK(nvt_format_mask(&s, mask, sizeof(mask)) > 0);
+		CHECK(nvt_parse_mask(mask, NVT_MAX_TPCS, &back) == NVT_PARSE_OK);
+		CHECK(nvt_set_equal(&s, &back));
+		if (nvt_set_count(&s)) {
+			CHECK(nvt_format_list(&s, list, sizeof(list)) > 0);
+			CHECK(nvt_parse_list(list, NVT_MAX_TPCS, &back) == NVT_PARSE_OK);
+			CHECK(nvt_set_equal(&s, &back));
+		}
+	}
+}
+
+int main(void)
+{
+	test_masks();
+	test_lists();
+	test_formats();
+	test_set_ops();
+	test_round_trip();
+	return CHECK_DONE();
+}
