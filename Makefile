@@ -22,7 +22,7 @@ SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2
 B = build
 PURE = tpcset tmd topo segment
 SHIM_SRC = $(PURE) segfile shim
-CLI_SRC = $(PURE) segfile gpu mps nvtaskset
+CLI_SRC = $(PURE) segfile gpu calibrate mps nvtaskset
 
 SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)
 CLI_OBJ = $(CLI_SRC:%=$(B)/cli/%.o)

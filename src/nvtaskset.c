@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calibrate.h"
 #include "gpu.h"
 #include "mps.h"
 #include "nvtaskset.h"
@@ -36,6 +37,12 @@ struct options {
 	int json;
 	int no_mps;
 	const char *mps_action;
+	int gpu;        /* --gpu: the GPU whose TPCs MASK names (-1: not given) */
+	unsigned count; /* -n: pick this many TPCs (0: not given) */
+	enum nvt_strategy strategy;
+	int exclude_running;
+	int calibrate;
+	int topology;
 };
 
 static void __attribute__((noreturn)) usage(FILE *out)
@@ -43,7 +50,9 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	fputs("Usage:\n"
 	      " nvtaskset [options] MASK COMMAND [ARG...]\n"
 	      " nvtaskset [options] -p [MASK] PID\n"
+	      " nvtaskset [options] -n COUNT COMMAND [ARG...]\n"
 	      " nvtaskset [options] -l\n"
+	      " nvtaskset --topology | --calibrate [--gpu N]\n"
 	      " nvtaskset --mps status|start|stop\n"
 	      "\n"
 	      "Run a CUDA program on a set of GPU TPCs (thread processing clusters, two SMs\n"
@@ -51,18 +60,26 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "\n"
 	      "Options:\n"
 	      " -c, --tpc-list        MASK is a list of TPCs, e.g. 0-15,32,40-47:2\n"
-	      " -g, --gpc-list        MASK is a list of GPCs\n"
+	      " -g, --gpc-list        MASK is a list of GPCs (see --topology)\n"
+	      " -n, --tpcs COUNT      pick COUNT TPCs instead of taking a MASK\n"
+	      "     --strategy S      how -n picks: packed (whole GPCs first, the\n"
+	      "                       default) or spread (evenly over GPCs)\n"
+	      "     --exclude-running with -n, avoid TPCs of other nvtaskset tasks\n"
+	      "     --gpu N           the GPU whose TPCs MASK names (default 0)\n"
 	      " -p, --pid             operate on the running task PID\n"
 	      " -l, --list            list the tasks under nvtaskset that you may see\n"
 	      "     --json            print what -p and -l report as JSON\n"
 	      "     --no-mps          run COMMAND outside MPS (no co-running)\n"
 	      "     --mps ACTION      status, start or stop the MPS control daemon\n"
+	      "     --topology        show the GPUs' GPCs, TPCs, SMs and mask bits\n"
+	      "     --calibrate       measure the GPUs' TPC maps again and cache them\n"
 	      " -h, --help            display this help\n"
 	      " -V, --version         display version\n"
 	      "\n"
 	      "MASK is hexadecimal: bit t selects TPC t, e.g. ff is TPCs 0-7. TPC t holds\n"
 	      "SMs 2t and 2t+1. Without --no-mps, nvtaskset starts the MPS control daemon\n"
-	      "when none runs, so that tasks on disjoint TPCs run side by side.\n"
+	      "when none runs, so that tasks on disjoint TPCs run side by side. Each GPU's\n"
+	      "TPC map is measured once (about a second) and cached.\n"
 	      "\n"
 	      "Exit status: 0 on success, 1 on error, 3 when --mps status finds no daemon,\n"
 	      "126 if COMMAND cannot be executed, 127 if it is not found.\n"
@@ -121,16 +138,40 @@ static int driver_timeout_ms(void)
 	return (int)v * 1000;
 }
 
-static struct nvt_topology gpu_topology(void)
+/* Loads (or measures) GPU gpu's topology, or exits with the reason. */
+static struct nvt_gpu_topology load_gpu(int gpu, int force)
 {
-	struct nvt_gpu_info info;
-	struct nvt_topology topo;
+	struct nvt_gpu_topology g;
+	char why[512];
 
-	if (nvt_gpu_query(0, driver_timeout_ms(), &info))
-		errx(EXIT_FAILURE, "cannot query the GPU: %s", info.error);
-	/* Until calibration lands, TPC t is assumed to be mask bit t. */
-	nvt_topo_identity(&topo, (unsigned)info.sms / 2);
-	return topo;
+	if (nvt_gpu_topology(gpu, force, driver_timeout_ms(), stderr, &g, why, sizeof(why)))
+		errx(EXIT_FAILURE, "%s", why);
+	if (g.note[0])
+		warnx("%s", g.note);
+	return g;
+}
+
+static struct nvt_topology gpu_topology(const struct options *o)
+{
+	return load_gpu(o->gpu < 0 ? 0 : o->gpu, 0).topo;
+}
+
+/* The TPCs that other visible nvtaskset tasks hold (for --exclude-running). */
+static void running_tpcs(pid_t except, struct nvt_tpcset *held)
+{
+	static pid_t pids[MAX_TASKS];
+	int n = nvt_seg_scan(nvt_rundir(), pids, MAX_TASKS);
+
+	nvt_set_clear(held);
+	for (int i = 0; i < n && i < MAX_TASKS; i++) {
+		struct nvt_seg_handle h;
+		struct nvt_slot_view view;
+		if (pids[i] == except || nvt_seg_open(nvt_rundir(), pids[i], 0, &h))
+			continue;
+		if (nvt_slot_read(&h.seg->gpu[0], &view, 1000) == 0 && view.state == NVT_SLOT_SET)
+			nvt_set_or(held, held, &view.tpcs);
+		nvt_seg_close(&h);
+	}
 }
 
 /*
@@ -138,12 +179,27 @@ static struct nvt_topology gpu_topology(void)
  * with a one-line reason.
  */
 static struct nvt_tpcset parse_partition(const struct options *o, const char *text,
-					 const struct nvt_topology *topo)
+					 const struct nvt_topology *topo, pid_t self)
 {
 	struct nvt_tpcset set, gpcs;
 	const char *what = o->gpc_list ? "GPC list" : o->tpc_list ? "TPC list" : "TPC mask";
 	int rc, top;
 
+	if (o->count) {
+		struct nvt_tpcset available, held;
+		nvt_topo_all(topo, &available);
+		if (o->exclude_running) {
+			running_tpcs(self, &held);
+			nvt_set_andnot(&available, &available, &held);
+		}
+		if (o->count > topo->n_tpcs)
+			errx(EXIT_FAILURE, "cannot pick %u TPCs: this GPU has %u", o->count,
+			     topo->n_tpcs);
+		if (nvt_topo_pick(topo, &available, o->count, o->strategy, &set))
+			errx(EXIT_FAILURE, "cannot pick %u TPCs: only %u are free of other tasks",
+			     o->count, nvt_set_count(&available));
+		return set;
+	}
 	if (o->gpc_list)
 		rc = nvt_parse_list(text, NVT_MAX_GPCS, &gpcs);
 	else if (o->tpc_list)
@@ -158,8 +214,9 @@ static struct nvt_tpcset parse_partition(const struct options *o, const char *te
 	if (o->gpc_list) {
 		if (!topo->n_gpcs)
 			errx(EXIT_FAILURE,
-			     "the GPC layout of this GPU is unknown (this version does not measure "
-			     "it yet); give TPCs with -c or a mask instead");
+			     "the GPC layout of this GPU is unknown (it is measured with thread-block "
+			     "clusters, which need compute capability 9.0); give TPCs with -c or a "
+			     "mask instead");
 		top = nvt_set_highest(&gpcs);
 		if (top >= (int)topo->n_gpcs)
 			errx(EXIT_FAILURE, "GPC %d does not exist: this GPU has %u GPCs (0-%u)", top,
@@ -244,7 +301,7 @@ static int read_slot(struct nvt_seg_handle *h, struct nvt_slot_view *view)
 
 static int do_pid(const struct options *o, int argc, char **argv)
 {
-	const char *mask_text = argc == 2 ? argv[0] : NULL;
+	const char *mask_text = argc == 2 ? argv[0] : o->count ? "" : NULL;
 	pid_t pid = parse_pid(argv[argc - 1]);
 	struct nvt_seg_handle h;
 	struct nvt_slot_view old, now;
@@ -279,11 +336,12 @@ static int do_pid(const struct options *o, int argc, char **argv)
 		nvt_seg_close(&h);
 		return EXIT_SUCCESS;
 	}
-	if (readable && old.state == NVT_SLOT_SET && nvt_topo_validate(&old.topo) == 0)
+	if (readable && old.state == NVT_SLOT_SET && nvt_topo_validate(&old.topo) == 0 &&
+	    o->gpu < 0)
 		topo = old.topo; /* what the task already uses: no driver call */
 	else
-		topo = gpu_topology();
-	set = parse_partition(o, mask_text, &topo);
+		topo = gpu_topology(o);
+	set = parse_partition(o, mask_text, &topo, pid);
 	rc = nvt_seg_lock(&h, SEG_LOCK_TIMEOUT_MS);
 	if (rc)
 		errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
@@ -457,6 +515,102 @@ static int do_mps(const struct options *o)
 	bad_usage("--mps takes status, start or stop");
 }
 
+/* ---- --topology and --calibrate ------------------------------------------- */
+
+static int gpu_count(void)
+{
+	struct nvt_gpu_info info;
+	if (nvt_gpu_query(0, driver_timeout_ms(), &info))
+		errx(EXIT_FAILURE, "cannot query the GPU: %s", info.error);
+	return info.device_count;
+}
+
+/* Appends the SMs of TPCs in set to buf as a list. */
+static void sm_list(const struct nvt_tpcset *tpcs, char *buf, size_t len)
+{
+	struct nvt_tpcset sms;
+	nvt_set_clear(&sms);
+	for (unsigned t = 0; t < NVT_MAX_TPCS / 2; t++)
+		if (nvt_set_has(tpcs, t)) {
+			nvt_set_add(&sms, 2 * t);
+			nvt_set_add(&sms, 2 * t + 1);
+		}
+	nvt_format_list(&sms, buf, len);
+}
+
+static void print_topology(const struct options *o, const struct nvt_gpu_topology *g, int first)
+{
+	const struct nvt_topology *t = &g->topo;
+	char list[NVT_LIST_TEXT_MAX], sms[NVT_LIST_TEXT_MAX];
+	unsigned n_groups = t->n_gpcs ? t->n_gpcs : 1;
+
+	if (o->json) {
+		printf("%s{\"gpu\":%d,\"name\":", first ? "" : ",", g->ordinal);
+		json_string(g->info.name);
+		printf(",\"uuid\":\"%s\",\"sms\":%d,\"tpcs\":%u,\"gpcs_known\":%s,\"cache\":",
+		       g->key.uuid, g->info.sms, t->n_tpcs, t->n_gpcs ? "true" : "false");
+		json_string(g->cache_path);
+		printf(",\"gpcs\":[");
+	} else {
+		printf("GPU %d: %s (%s)\n  %u TPCs, %d SMs, %u GPCs%s; %s\n", g->ordinal, g->info.name,
+		       g->key.uuid, t->n_tpcs, g->info.sms, t->n_gpcs,
+		       t->n_gpcs ? "" : " (unknown: needs thread-block clusters)",
+		       g->from_cache ? "calibration read from the cache" : "calibrated now");
+		printf("  %-4s %-27s %-22s %s\n", "GPC", "TPCs", "mask bits", "SMs");
+	}
+	for (unsigned gpc = 0; gpc < n_groups; gpc++) {
+		struct nvt_tpcset tpcs, bits;
+		nvt_set_clear(&tpcs);
+		nvt_set_clear(&bits);
+		for (unsigned tpc = 0; tpc < t->n_tpcs; tpc++)
+			if (!t->n_gpcs || t->gpc[tpc] == gpc) {
+				nvt_set_add(&tpcs, tpc);
+				nvt_set_add(&bits, t->hw_bit[tpc]);
+			}
+		nvt_format_list(&tpcs, list, sizeof(list));
+		sm_list(&tpcs, sms, sizeof(sms));
+		if (o->json) {
+			char bit_list[NVT_LIST_TEXT_MAX];
+			nvt_format_list(&bits, bit_list, sizeof(bit_list));
+			printf("%s{\"gpc\":%d,\"tpcs\":\"%s\",\"sms\":\"%s\",\"mask_bits\":\"%s\","
+			       "\"own_cluster_domain\":%s}",
+			       gpc ? "," : "", t->n_gpcs ? (int)gpc : -1, list, sms, bit_list,
+			       nvt_set_count(&tpcs) == 1 && t->n_gpcs ? "true" : "false");
+		} else {
+			char bit_list[NVT_LIST_TEXT_MAX], name[8];
+			nvt_format_list(&bits, bit_list, sizeof(bit_list));
+			snprintf(name, sizeof(name), t->n_gpcs ? "%u" : "-", gpc);
+			printf("  %-4s %-27s %-22s %s%s\n", name, list, bit_list, sms,
+			       nvt_set_count(&tpcs) == 1 && t->n_gpcs
+				       ? "  (shares no cluster with another TPC)"
+				       : "");
+		}
+	}
+	if (o->json)
+		printf("]}");
+}
+
+static int do_topology(const struct options *o)
+{
+	int first = o->gpu < 0 ? 0 : o->gpu, last = o->gpu < 0 ? gpu_count() - 1 : o->gpu;
+
+	if (o->json)
+		printf("{\"gpus\":[");
+	for (int gpu = first; gpu <= last; gpu++) {
+		struct nvt_gpu_topology g = load_gpu(gpu, o->calibrate);
+		if (o->calibrate && !o->json && !o->topology) {
+			printf("GPU %d: %s (%s): %u TPCs, %u GPCs, calibrated in %.2f s%s%s\n", gpu,
+			       g.info.name, g.key.uuid, g.topo.n_tpcs, g.topo.n_gpcs, g.seconds,
+			       g.cache_path[0] ? "; saved in " : "", g.cache_path);
+			continue;
+		}
+		print_topology(o, &g, gpu == first);
+	}
+	if (o->json)
+		printf("]}\n");
+	return EXIT_SUCCESS;
+}
+
 /* ---- Starting a task ----------------------------------------------------- */
 
 /* Finds the preload shim: $NVTASKSET_SHIM, else ../lib/nvtaskset/ beside our binary. */
@@ -526,8 +680,8 @@ static void ensure_mps(void)
 
 static int do_run(const struct options *o, char **argv)
 {
-	struct nvt_topology topo = gpu_topology();
-	struct nvt_tpcset set = parse_partition(o, argv[0], &topo);
+	struct nvt_topology topo = gpu_topology(o);
+	struct nvt_tpcset set = parse_partition(o, o->count ? "" : argv[0], &topo, 0);
 	char list[NVT_LIST_TEXT_MAX], topo_text[NVT_TOPO_TEXT_MAX], shim[PATH_MAX];
 
 	find_shim(shim, sizeof(shim));
@@ -543,25 +697,43 @@ static int do_run(const struct options *o, char **argv)
 	setenv(NVT_ENV_TPCS, list, 1);
 	setenv(NVT_ENV_TOPOLOGY, topo_text, 1);
 	env_append("LD_PRELOAD", shim);
-	execvp(argv[1], argv + 1);
-	warn("failed to execute %s", argv[1]);
+	if (!o->count)
+		argv++;
+	execvp(argv[0], argv);
+	warn("failed to execute %s", argv[0]);
 	return errno == ENOENT ? 127 : 126;
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_NO_MPS, OPT_MPS };
+	enum {
+		OPT_JSON = 256,
+		OPT_NO_MPS,
+		OPT_MPS,
+		OPT_STRATEGY,
+		OPT_EXCLUDE,
+		OPT_GPU,
+		OPT_CALIBRATE,
+		OPT_TOPOLOGY
+	};
 	static const struct option longopts[] = {
 		{"tpc-list", no_argument, NULL, 'c'}, {"gpc-list", no_argument, NULL, 'g'},
 		{"pid", no_argument, NULL, 'p'},      {"list", no_argument, NULL, 'l'},
 		{"json", no_argument, NULL, OPT_JSON}, {"no-mps", no_argument, NULL, OPT_NO_MPS},
 		{"mps", required_argument, NULL, OPT_MPS}, {"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},  {NULL, 0, NULL, 0},
+		{"version", no_argument, NULL, 'V'},  {"tpcs", required_argument, NULL, 'n'},
+		{"strategy", required_argument, NULL, OPT_STRATEGY},
+		{"exclude-running", no_argument, NULL, OPT_EXCLUDE},
+		{"gpu", required_argument, NULL, OPT_GPU},
+		{"calibrate", no_argument, NULL, OPT_CALIBRATE},
+		{"topology", no_argument, NULL, OPT_TOPOLOGY}, {NULL, 0, NULL, 0},
 	};
-	struct options o = {0};
+	struct options o = {.gpu = -1, .strategy = NVT_PACKED};
 	int c;
+	char *end;
+	long v;
 
-	while ((c = getopt_long(argc, argv, "+cgplhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+cgpln:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': o.tpc_list = 1; break;
 		case 'g': o.gpc_list = 1; break;
@@ -570,6 +742,31 @@ int main(int argc, char **argv)
 		case OPT_JSON: o.json = 1; break;
 		case OPT_NO_MPS: o.no_mps = 1; break;
 		case OPT_MPS: o.mps_action = optarg; break;
+		case 'n':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < 1 || v > NVT_MAX_TPCS)
+				bad_usage("-n takes a TPC count from 1 to 256");
+			o.count = (unsigned)v;
+			break;
+		case OPT_STRATEGY:
+			if (!strcmp(optarg, "packed"))
+				o.strategy = NVT_PACKED;
+			else if (!strcmp(optarg, "spread"))
+				o.strategy = NVT_SPREAD;
+			else
+				bad_usage("--strategy takes packed or spread");
+			break;
+		case OPT_EXCLUDE: o.exclude_running = 1; break;
+		case OPT_GPU:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < 0 || v > 63)
+				bad_usage("--gpu takes a GPU number from 0 to 63");
+			o.gpu = (int)v;
+			break;
+		case OPT_CALIBRATE: o.calibrate = 1; break;
+		case OPT_TOPOLOGY: o.topology = 1; break;
 		case 'h': usage(stdout);
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
@@ -581,10 +778,17 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (o.tpc_list && o.gpc_list)
-		bad_usage("-c and -g exclude each other");
-	if (o.pid_mode + o.list_mode + (o.mps_action != NULL) > 1)
-		bad_usage("-p, -l and --mps exclude each other");
+	if (o.tpc_list + o.gpc_list + (o.count > 0) > 1)
+		bad_usage("-c, -g and -n exclude each other");
+	if (o.pid_mode + o.list_mode + (o.mps_action != NULL) + (o.calibrate || o.topology) > 1)
+		bad_usage("-p, -l, --mps and --topology/--calibrate exclude each other");
+	if ((o.strategy != NVT_PACKED || o.exclude_running) && !o.count)
+		bad_usage("--strategy and --exclude-running go with -n");
+	if (o.calibrate || o.topology) {
+		if (argc)
+			bad_usage("--topology and --calibrate take no further arguments");
+		return do_topology(&o);
+	}
 	if (o.mps_action) {
 		if (argc)
 			bad_usage("--mps takes no further arguments");
@@ -596,11 +800,13 @@ int main(int argc, char **argv)
 		return do_list(&o);
 	}
 	if (o.pid_mode) {
-		if (argc < 1 || argc > 2)
+		if (argc < 1 || argc > (o.count ? 1 : 2))
 			bad_usage(argc ? "too many arguments" : "no PID given");
 		return do_pid(&o, argc, argv);
 	}
-	if (argc < 2)
+	if (o.count && argc < 1)
+		bad_usage("no command given");
+	if (!o.count && argc < 2)
 		bad_usage(argc ? "no command given" : "no mask and no command given");
 	return do_run(&o, argv);
 }

@@ -6,6 +6,7 @@
 #include "topo.h"
 #include "tpcset.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -202,5 +203,302 @@ int nvt_topo_parse(const char *text, struct nvt_topology *out)
 	if (*p != '\0' || nvt_topo_validate(&topo))
 		return -1;
 	*out = topo;
+	return 0;
+}
+
+/* ---- Calibration analysis ---------------------------------------------- */
+
+static int sm_has(const struct nvt_smset *s, unsigned sm)
+{
+	return sm < NVT_MAX_SMS && ((s->w[sm / 64] >> (sm % 64)) & 1);
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int nvt_topo_from_sweep(unsigned n_sms, unsigned n_bits, const struct nvt_smset *missing,
+			struct nvt_topology *topo, char *err, size_t errlen)
+{
+	struct nvt_topology t;
+	unsigned n_tpcs = n_sms / 2;
+
+	if (n_sms < 2 || n_sms % 2 || n_tpcs > NVT_MAX_TPCS || n_bits > NVT_HW_BITS)
+		return fail(err, errlen, "cannot calibrate a GPU with %u SMs and %u mask bits", n_sms,
+			    n_bits);
+	nvt_topo_identity(&t, n_tpcs);
+	memset(t.hw_bit, NVT_NONE, sizeof(t.hw_bit));
+	for (unsigned b = 0; b < n_bits; b++) {
+		unsigned count = 0, first = 0;
+		for (unsigned sm = 0; sm < NVT_MAX_SMS; sm++) {
+			if (sm_has(&missing[b], sm)) {
+				if (!count)
+					first = sm;
+				count++;
+			}
+		}
+		if (count == 0)
+			continue; /* a slot with no working TPC */
+		if (count != 2 || first % 2 || !sm_has(&missing[b], first + 1) || first >= n_sms)
+			return fail(err, errlen,
+				    "disabling mask bit %u removed %u SMs that are not one TPC", b, count);
+		if (t.hw_bit[first / 2] != NVT_NONE)
+			return fail(err, errlen, "mask bits %u and %u both remove TPC %u",
+				    t.hw_bit[first / 2], b, first / 2);
+		t.hw_bit[first / 2] = (uint8_t)b;
+	}
+	for (unsigned tpc = 0; tpc < n_tpcs; tpc++)
+		if (t.hw_bit[tpc] == NVT_NONE)
+			return fail(err, errlen, "no mask bit removes TPC %u (SMs %u-%u)", tpc, 2 * tpc,
+				    2 * tpc + 1);
+	t.flags = NVT_TOPO_CALIBRATED;
+	*topo = t;
+	return 0;
+}
+
+int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned n_sms, char *err,
+		      size_t errlen)
+{
+	unsigned parent[NVT_MAX_TPCS], id[NVT_MAX_TPCS], n_gpcs = 0;
+	unsigned n = topo->n_tpcs;
+
+	if (n_sms != 2 * n || n > NVT_MAX_TPCS)
+		return fail(err, errlen, "%u SM groups for %u TPCs", n_sms, n);
+	/* TPC-level union-find: TPCs whose SMs share a group share a GPC. */
+	for (unsigned a = 0; a < n; a++)
+		parent[a] = a;
+	for (unsigned a = 0; a < n; a++) {
+		for (unsigned b = a + 1; b < n; b++) {
+			int joined = 0;
+			for (unsigned i = 0; i < 2 && !joined; i++)
+				for (unsigned j = 0; j < 2 && !joined; j++)
+					joined = group[2 * a + i] == group[2 * b + j];
+			if (joined) {
+				unsigned ra = a, rb = b;
+				while (parent[ra] != ra)
+					ra = parent[ra];
+				while (parent[rb] != rb)
+					rb = parent[rb];
+				parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+			}
+		}
+	}
+	for (unsigned a = 0; a < n; a++)
+		id[a] = NVT_MAX_GPCS;
+	for (unsigned a = 0; a < n; a++) {
+		unsigned r = a;
+		while (parent[r] != r)
+			r = parent[r];
+		if (id[r] == NVT_MAX_GPCS) {
+			if (n_gpcs == NVT_MAX_GPCS)
+				return fail(err, errlen, "more than %d GPCs", NVT_MAX_GPCS);
+			id[r] = n_gpcs++; /* the lowest TPC comes first: GPCs in its order */
+		}
+		topo->gpc[a] = (uint8_t)id[r];
+	}
+	topo->n_gpcs = n_gpcs;
+	return 0;
+}
+
+/* ---- Calibration cache record ------------------------------------------ */
+
+#define CACHE_HEADER "nvtaskset-cache 1"
+
+static uint64_t fnv1a(const char *text, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)text[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static int uuid_ok(const char *uuid)
+{
+	size_t n = strlen(uuid);
+	if (n == 0 || n >= sizeof(((struct nvt_cache_key *)0)->uuid))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = uuid[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int nvt_cache_format(const struct nvt_cache_key *key, const struct nvt_topology *topo, char *buf,
+		     size_t len)
+{
+	int n, m;
+
+	if (!uuid_ok(key->uuid))
+		return -1;
+	n = snprintf(buf, len, CACHE_HEADER " uuid=%s driver=%d sms=%d\n", key->uuid,
+		     key->driver_version, key->sms);
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	m = nvt_topo_format(topo, buf + n, len - (size_t)n);
+	if (m < 0 || (size_t)(n + m + 1) >= len)
+		return -1;
+	n += m;
+	buf[n++] = '\n';
+	m = snprintf(buf + n, len - (size_t)n, "checksum=%016llx\n",
+		     (unsigned long long)fnv1a(buf, (size_t)n));
+	if (m < 0 || (size_t)m >= len - (size_t)n)
+		return -1;
+	return n + m;
+}
+
+int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct nvt_topology *out)
+{
+	char line[NVT_TOPO_TEXT_MAX], uuid[64], tail;
+	const char *l2, *l3;
+	struct nvt_topology topo;
+	unsigned long long sum;
+	int driver, sms, used = 0;
+
+	if (!text || strncmp(text, CACHE_HEADER " uuid=", strlen(CACHE_HEADER " uuid=")))
+		return NVT_CACHE_CORRUPT;
+	l2 = strchr(text, '\n');
+	if (!l2++)
+		return NVT_CACHE_CORRUPT;
+	l3 = strchr(l2, '\n');
+	if (!l3++ || (size_t)(l3 - l2) > sizeof(line))
+		return NVT_CACHE_CORRUPT;
+	if (sscanf(l3, "checksum=%16llx%c%n", &sum, &tail, &used) != 2 || tail != '\n' ||
+	    l3[used] != '\0' || strlen(l3) != 26 || sum != fnv1a(text, (size_t)(l3 - text)))
+		return NVT_CACHE_CORRUPT;
+	if (sscanf(text, CACHE_HEADER " uuid=%47[A-Za-z0-9-] driver=%d sms=%d%c", uuid, &driver, &sms,
+		   &tail) != 4 ||
+	    tail != '\n')
+		return NVT_CACHE_CORRUPT;
+	memcpy(line, l2, (size_t)(l3 - l2 - 1));
+	line[l3 - l2 - 1] = '\0';
+	if (nvt_topo_parse(line, &topo) || (int)topo.n_tpcs * 2 != sms)
+		return NVT_CACHE_CORRUPT;
+	if (strcmp(uuid, want->uuid) || driver != want->driver_version || sms != want->sms)
+		return NVT_CACHE_FOREIGN;
+	*out = topo;
+	return NVT_CACHE_OK;
+}
+
+/* ---- Choosing TPCs for the user (-n) --------------------------------- */
+
+/* Takes up to want TPCs of GPC g (lowest first) from avail into out. */
+static unsigned take_from_gpc(const struct nvt_topology *topo, struct nvt_tpcset *avail, unsigned g,
+			      unsigned want, struct nvt_tpcset *out)
+{
+	unsigned taken = 0;
+	for (unsigned t = 0; t < topo->n_tpcs && taken < want; t++) {
+		if (topo->gpc[t] == g && nvt_set_has(avail, t)) {
+			nvt_set_add(out, t);
+			avail->w[t / 64] &= ~((uint64_t)1 << (t % 64));
+			taken++;
+		}
+	}
+	return taken;
+}
+
+static int pick_without_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *avail,
+			     unsigned count, enum nvt_strategy strategy, struct nvt_tpcset *out)
+{
+	unsigned list[NVT_MAX_TPCS], n = 0;
+
+	for (unsigned t = 0; t < topo->n_tpcs; t++)
+		if (nvt_set_has(avail, t))
+			list[n++] = t;
+	if (n < count)
+		return -1;
+	for (unsigned i = 0; i < count; i++)
+		nvt_set_add(out, list[strategy == NVT_SPREAD ? (unsigned)((uint64_t)i * n / count) : i]);
+	return 0;
+}
+
+int nvt_topo_pick(const struct nvt_topology *topo, const struct nvt_tpcset *available,
+		  unsigned count, enum nvt_strategy strategy, struct nvt_tpcset *out)
+{
+	struct nvt_tpcset avail, all;
+	unsigned size[NVT_MAX_GPCS] = {0}, free_[NVT_MAX_GPCS] = {0}, n_g = topo->n_gpcs;
+
+	nvt_topo_all(topo, &all);
+	nvt_set_and(&avail, available, &all);
+	nvt_set_clear(out);
+	if (count == 0 || nvt_set_count(&avail) < count)
+		return -1;
+	if (!n_g)
+		return pick_without_gpcs(topo, &avail, count, strategy, out);
+	for (unsigned t = 0; t < topo->n_tpcs; t++) {
+		size[topo->gpc[t]]++;
+		free_[topo->gpc[t]] += (unsigned)nvt_set_has(&avail, t);
+	}
+	if (strategy == NVT_SPREAD) {
+		unsigned taken = 0;
+		while (taken < count) {
+			unsigned before = taken;
+			for (unsigned g = 0; g < n_g && taken < count; g++)
+				taken += take_from_gpc(topo, &avail, g, 1, out);
+			if (taken == before)
+				return -1;
+		}
+		return 0;
+	}
+	/*
+	 * Packed: best[g][s] = fewest whole free GPCs among the first g that add
+	 * up to s TPCs (0/1 knapsack; a later GPC replaces an earlier choice only
+	 * if strictly better, so ties keep the lower GPCs).
+	 */
+	{
+		unsigned char best[NVT_MAX_GPCS + 1][NVT_MAX_TPCS + 1]; /* 16.7 KiB */
+		unsigned s, sum, taken = 0;
+
+		memset(best[0], 0xff, sizeof(best[0]));
+		best[0][0] = 0;
+		for (unsigned g = 0; g < n_g; g++) {
+			memcpy(best[g + 1], best[g], sizeof(best[g]));
+			if (free_[g] != size[g])
+				continue; /* not whole */
+			for (s = size[g]; s <= count; s++)
+				if (best[g][s - size[g]] != 0xff &&
+				    best[g][s - size[g]] + 1 < best[g + 1][s])
+					best[g + 1][s] = (unsigned char)(best[g][s - size[g]] + 1);
+		}
+		for (sum = count; best[n_g][sum] == 0xff; sum--)
+			;
+		for (unsigned g = n_g, left = sum; g-- > 0 && left > 0;) {
+			if (best[g + 1][left] != best[g][left]) {
+				taken += take_from_gpc(topo, &avail, g, size[g], out);
+				left -= size[g];
+			}
+		}
+		/* Top up: first the GPC that alone holds the rest (the smallest such),
+		 * else the fullest GPCs one after another. */
+		while (taken < count) {
+			unsigned want = count - taken, pick = n_g, pick_free = 0;
+			for (unsigned g = 0; g < n_g; g++) {
+				unsigned f = 0;
+				for (unsigned t = 0; t < topo->n_tpcs; t++)
+					f += topo->gpc[t] == g && nvt_set_has(&avail, t);
+				free_[g] = f;
+			}
+			for (unsigned g = 0; g < n_g; g++)
+				if (free_[g] >= want && (pick == n_g || free_[g] < pick_free))
+					pick = g, pick_free = free_[g];
+			if (pick == n_g)
+				for (unsigned g = 0; g < n_g; g++)
+					if (free_[g] > pick_free)
+						pick = g, pick_free = free_[g];
+			if (pick == n_g)
+				return -1;
+			taken += take_from_gpc(topo, &avail, pick, want, out);
+		}
+	}
 	return 0;
 }

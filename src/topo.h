@@ -52,4 +52,72 @@ int nvt_topo_format(const struct nvt_topology *topo, char *buf, size_t len);
  * passes nvt_topo_validate(), else -1. */
 int nvt_topo_parse(const char *text, struct nvt_topology *out);
 
+/* ---- Choosing TPCs for the user (-n) --------------------------------- */
+
+enum nvt_strategy {
+	NVT_PACKED, /* whole GPCs first (papers 000/002: GPC-aligned partitions) */
+	NVT_SPREAD, /* evenly over GPCs (paper 003's SE-distributed) */
+};
+
+/*
+ * Picks count TPCs among available. Packed takes a set of whole available
+ * GPCs that adds up to count with the fewest GPCs, else the largest such set
+ * below count topped up from as few other GPCs as possible. Spread takes one
+ * TPC per GPC in turn. Without GPCs, packed takes the lowest TPCs and spread
+ * evenly spaced ones. Returns 0, or -1 if fewer than count are available.
+ */
+int nvt_topo_pick(const struct nvt_topology *topo, const struct nvt_tpcset *available,
+		  unsigned count, enum nvt_strategy strategy, struct nvt_tpcset *out);
+
+/* ---- Calibration analysis ---------------------------------------------- */
+
+#define NVT_MAX_SMS (2 * NVT_MAX_TPCS)
+/* A set of SM IDs. */
+struct nvt_smset {
+	uint64_t w[NVT_MAX_SMS / 64];
+};
+
+/*
+ * Builds the logical TPC -> mask bit map from a sweep that disabled one
+ * hardware bit at a time: missing[b] holds the SMs that received no block
+ * while bit b alone was disabled. Each bit must remove nothing (a slot with
+ * no working TPC) or exactly SMs 2t and 2t+1 of one TPC t, and every TPC must
+ * be removed by exactly one bit. Returns 0 and fills topo (identity GPCs:
+ * unknown), or -1 with the reason in err.
+ */
+int nvt_topo_from_sweep(unsigned n_sms, unsigned n_bits, const struct nvt_smset *missing,
+			struct nvt_topology *topo, char *err, size_t errlen);
+
+/*
+ * Sets topo's GPCs from the groups of SMs that thread-block clusters shared:
+ * group[s] labels SM s's group (equal labels = one GPC). The two SMs of a
+ * TPC always share its GPC. GPCs are numbered in order of their lowest TPC.
+ * Returns 0, or -1 with the reason in err.
+ */
+int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned n_sms, char *err,
+		      size_t errlen);
+
+/* ---- Calibration cache record ------------------------------------------ */
+
+/* What a cached calibration belongs to: a stale or foreign record is rebuilt. */
+struct nvt_cache_key {
+	char uuid[48]; /* "GPU-xxxxxxxx-..." */
+	int driver_version;
+	int sms;
+};
+
+enum nvt_cache_rc {
+	NVT_CACHE_OK = 0,
+	NVT_CACHE_CORRUPT, /* malformed, checksum wrong, or an invalid topology */
+	NVT_CACHE_FOREIGN, /* well formed but for another GPU or driver */
+};
+
+/* Writes the record (three lines). Returns its length or -1. */
+int nvt_cache_format(const struct nvt_cache_key *key, const struct nvt_topology *topo, char *buf,
+		     size_t len);
+#define NVT_CACHE_TEXT_MAX (NVT_TOPO_TEXT_MAX + 256)
+
+/* Parses a record made for want. Returns enum nvt_cache_rc; fills out on OK. */
+int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct nvt_topology *out);
+
 #endif /* NVT_TOPO_H */

@@ -23,6 +23,7 @@ mkdir -m 1777 "$NVTASKSET_RUNDIR"
 export LD_LIBRARY_PATH=$FAKEDIR
 export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
 export NVTASKSET_DRIVER_TIMEOUT=20
+export NVTASKSET_CACHE_DIR=$WORK/cache
 unset NVTASKSET_QUIET LD_PRELOAD CUDA_DEVICE_MAX_CONNECTIONS NVTASKSET_TPCS NVTASKSET_TOPOLOGY
 unset NVTASKSET_SHIM
 for v in $(env | sed -n 's/^\(FAKECUDA_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
@@ -141,19 +142,18 @@ t_run_hex_mask() {
 	has "$out" "tpcs=0,4,8,12,40 hung=0"
 }
 t_tmd_versions() {
+	# Pre-Hopper TMDs (V01_06 .. V03_00) on a pre-Hopper chip: bit t = TPC t.
 	local v
 	for v in 0x16 0x17 0x22 0x30; do
-		run_rc out rc env FAKECUDA_TMD_VERSION=$v "$NVT" --no-mps -c 2-5 "$APP" launch 2
+		run_rc out rc env FAKECUDA_CHIP=a100 FAKECUDA_TMD_VERSION=$v "$NVT" --no-mps -c 2-5,53 "$APP" launch 2
 		eq "$rc" 0 "exit status for $v"
-		has "$out" "tpcs=2-5 hung=0 version=$v"
+		has "$out" "tpcs=2-5,53 hung=0 version=$v"
 		hasnt "$out" "warning"
 	done
-	# A 64-bit mask cannot name TPCs 64-65: launches keep the TPCs it can name.
-	run_rc out rc env FAKECUDA_TMD_VERSION=0x30 "$NVT" --no-mps -c 60-65 "$APP" launch 1
-	has "$out" "tpcs=60-63 hung=0"
 }
 t_tmd_unknown_untouched() {
 	local v
+	"$NVT" --calibrate >/dev/null 2>&1 # with a known TMD: the map is cached
 	for v in 0x50 0x31 0x41; do
 		run_rc out rc env FAKECUDA_TMD_VERSION=$v "$NVT" --no-mps -c 0-3 "$APP" launch 5
 		eq "$rc" 0 "exit status for $v"
@@ -168,17 +168,20 @@ t_tmd_unknown_untouched() {
 	has "$out" "has no TPC mask"
 }
 t_quiet() {
+	"$NVT" --calibrate >/dev/null 2>&1
 	run_rc out rc env NVTASKSET_QUIET=1 FAKECUDA_TMD_VERSION=0x50 "$NVT" --no-mps -c 0 "$APP" launch 2
 	eq "$rc" 0
 	hasnt "$out" "warning"
 }
 t_no_callback_table() {
+	"$NVT" --calibrate >/dev/null 2>&1
 	run_rc out rc env FAKECUDA_NO_TABLE=1 "$NVT" --no-mps -c 0-3 "$APP" launch 2
 	eq "$rc" 0 "the program still runs"
 	has "$out" "tpcs=0-65 hung=0"
 	has "$out" "nvtaskset: warning: the CUDA driver offers no launch callback table"
 }
 t_odd_callback_params() {
+	"$NVT" --calibrate >/dev/null 2>&1
 	run_rc out rc env FAKECUDA_PARAMS_SIZE=16 "$NVT" --no-mps -c 0-3 "$APP" launch 4
 	eq "$rc" 0
 	has "$out" "tpcs=0-65 hung=0"
@@ -196,6 +199,7 @@ t_shim_without_driver() {
 }
 t_shim_bad_environment() {
 	local topo
+	export FAKECUDA_CHIP=identity
 	topo="nvtaskset-topology 1 tpcs=66 gpcs=0 flags=0 map=$(seq -s, 0 65)"
 	run_rc out rc env NVTASKSET_TPCS=zz NVTASKSET_TOPOLOGY="$topo" LD_PRELOAD="$SHIM" "$APP" launch 1
 	eq "$rc" 0
@@ -386,7 +390,10 @@ t_bad_partitions() {
 0|empty partition: TPC mask '0' selects no TPC
 0xg|failed to parse TPC mask '0xg'
 4,00000000,00000000|TPC 66 does not exist: this GPU has 66 TPCs (0-65)
--g 0|the GPC layout of this GPU is unknown (this version does not measure it yet); give TPCs with -c or a mask instead
+-g 12|GPC 12 does not exist: this GPU has 12 GPCs (0-11)
+-g 1-|failed to parse GPC list '1-'
+-g 64|GPC list '64' names a GPC beyond 63
+-n 67|cannot pick 67 TPCs: this GPU has 66
 EOF
 	run_rc out rc "$NVT" -pc "$PID"
 	eq "$out" "pid $PID's current TPC list: 0-3" "partition after refused changes"
@@ -394,7 +401,8 @@ EOF
 	run_rc out rc "$NVT" --no-mps -c 66 "$APP" launch 1
 	eq "$rc" 1
 	eq "$out" "nvtaskset: TPC 66 does not exist: this GPU has 66 TPCs (0-65)"
-	run_rc out rc env FAKECUDA_SMS=16 "$NVT" --no-mps -c 8 "$APP" launch 1
+	env FAKECUDA_CHIP=identity FAKECUDA_SMS=16 "$NVT" --calibrate >/dev/null 2>&1
+	run_rc out rc env FAKECUDA_CHIP=identity FAKECUDA_SMS=16 "$NVT" --no-mps -c 8 "$APP" launch 1
 	eq "$out" "nvtaskset: TPC 8 does not exist: this GPU has 8 TPCs (0-7)"
 	run_rc out rc "$NVT" --no-mps 0 "$APP" launch 1
 	eq "$out" "nvtaskset: empty partition: TPC mask '0' selects no TPC"
@@ -517,14 +525,14 @@ t_exec_failures() {
 t_driver_failures() {
 	run_rc out rc env LD_LIBRARY_PATH=/nonexistent "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$rc" 1
-	has "$out" "nvtaskset: cannot query the GPU: cannot load the CUDA driver: libcuda.so.1"
+	has "$out" "nvtaskset: cannot query GPU 0: cannot load the CUDA driver: libcuda.so.1"
 	run_rc out rc env FAKECUDA_INIT_ERROR=100 "$NVT" --no-mps -c 0 "$APP" launch 1
-	eq "$out" "nvtaskset: cannot query the GPU: cuInit failed: error 100 (no CUDA-capable device)"
+	eq "$out" "nvtaskset: cannot query GPU 0: cuInit failed: error 100 (no CUDA-capable device)"
 	run_rc out rc env FAKECUDA_DEVICES=0 "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$rc" 1
 	run_rc out rc env FAKECUDA_INIT_HANG=1 NVTASKSET_DRIVER_TIMEOUT=1 "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$rc" 1
-	eq "$out" "nvtaskset: cannot query the GPU: the CUDA driver did not answer within 1 s"
+	eq "$out" "nvtaskset: cannot query GPU 0: the CUDA driver did not answer within 1 s"
 	run_rc out rc env NVTASKSET_DRIVER_TIMEOUT=0 "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$out" "nvtaskset: NVTASKSET_DRIVER_TIMEOUT must be 1-3600 seconds, not '0'"
 	run_rc out rc env NVTASKSET_SHIM=relative.so "$NVT" --no-mps -c 0 "$APP" launch 1
@@ -538,9 +546,25 @@ t_usage() {
 	run_rc out rc "$NVT" -c 0
 	has "$out" "no command given"
 	run_rc out rc "$NVT" -c -g 0 x
-	has "$out" "-c and -g exclude each other"
+	has "$out" "-c, -g and -n exclude each other"
+	run_rc out rc "$NVT" -n 3 -c x
+	has "$out" "-c, -g and -n exclude each other"
 	run_rc out rc "$NVT" -p -l 1
-	has "$out" "-p, -l and --mps exclude each other"
+	has "$out" "-p, -l, --mps and --topology/--calibrate exclude each other"
+	run_rc out rc "$NVT" --strategy spread 0 x
+	has "$out" "--strategy and --exclude-running go with -n"
+	run_rc out rc "$NVT" -n 3 --strategy diagonal x
+	has "$out" "--strategy takes packed or spread"
+	for a in 0 -1 257 3x ""; do
+		run_rc out rc "$NVT" -n "$a" x
+		has "$out" "-n takes a TPC count from 1 to 256"
+	done
+	run_rc out rc "$NVT" --gpu x --topology
+	has "$out" "--gpu takes a GPU number from 0 to 63"
+	run_rc out rc "$NVT" --topology 5
+	has "$out" "--topology and --calibrate take no further arguments"
+	run_rc out rc "$NVT" -p -n 3 1 2
+	has "$out" "too many arguments"
 	run_rc out rc "$NVT" -p
 	has "$out" "no PID given"
 	run_rc out rc "$NVT" -p 1 2 3
@@ -560,6 +584,153 @@ t_usage() {
 	# Options after MASK belong to the command, as with taskset.
 	run_rc out rc "$NVT" --no-mps -c 0 /bin/echo -c -p --help
 	eq "$out" "-c -p --help"
+}
+
+# ---- Calibration, topology, GPCs, -n ------------------------------------------
+
+H100_MAP="0,9,18,27,36,45,54,63,1,10,19,28,37,46,55,64,2,11,20,29,38,47,56,65,3,12,21,30,39,48,57,66,13,22,31,40,49,58,67,14,23,32,41,50,59,68,15,24,33,42,51,60,69,16,25,34,43,52,61,70,62,71,75,78,81,83"
+
+t_calibrate_h100() {
+	export NVTASKSET_CACHE_DIR=$WORK/own-cache
+	run_rc out rc env FAKECUDA_LOG="$WORK/cal.log" "$NVT" --calibrate
+	eq "$rc" 0
+	has "$out" "nvtaskset: calibrating GPU 0 (Fake GPU 0 (H100 map))..."
+	has "$out" "66 TPCs, 12 GPCs, calibrated in"
+	has "$out" "saved in $NVTASKSET_CACHE_DIR/GPU-"
+	local file
+	file=$(ls "$NVTASKSET_CACHE_DIR"/GPU-*.topo)
+	[ "$(stat -c %a "$file")" == 644 ] || die "cache file is not 0644"
+	grep -q "^nvtaskset-topology 1 tpcs=66 gpcs=12 flags=1 map=$H100_MAP gpc=" "$file" ||
+		die "wrong map cached: $(cat "$file")"
+	# The probe ran in a process that could not reach MPS.
+	grep -q "mps=/nonexistent/nvtaskset-no-mps" <(grep -A1 "^cuInit" "$WORK/cal.log" | grep -B1 "^module" | head -1) ||
+		die "calibration was not isolated from MPS: $(cat "$WORK/cal.log")"
+	run_rc out rc "$NVT" --topology
+	has "$out" "calibration read from the cache"
+	has "$out" "$(printf '  %-4s %-27s %-22s %s' 0 0,8,16,24 0-3 0-1,16-17,32-33,48-49)"
+	has "$out" "$(printf '  %-4s %-27s %-22s %s' 6 6,14,22,30,37,44,51,58,60 54-62 '')"
+	has "$out" "$(printf '  %-4s %-27s %-22s %s' 11 65 83 130-131)  (shares no cluster with another TPC)"
+	out=$(timeout 20 "$NVT" --topology --json)
+	python3 - "$out" <<'PY' || die "bad JSON: $out"
+import json, sys
+g = json.loads(sys.argv[1])["gpus"][0]
+assert g["tpcs"] == 66 and g["sms"] == 132 and g["gpcs_known"]
+gpcs = g["gpcs"]
+assert len(gpcs) == 12 and gpcs[0]["tpcs"] == "0,8,16,24" and gpcs[0]["mask_bits"] == "0-3"
+assert [x["own_cluster_domain"] for x in gpcs] == [False] * 8 + [True] * 4
+assert gpcs[8]["tpcs"] == "62" and gpcs[8]["mask_bits"] == "75"
+PY
+}
+t_translation_every_tpc() {
+	# Each logical TPC alone: the launch runs on exactly that TPC (the fake
+	# chip has the H100's permuted map and floorswept slots) and never hangs.
+	local t
+	for ((t = 0; t < 66; t++)); do
+		run_rc out rc "$NVT" --no-mps -c $t "$APP" launch 1
+		has "$out" "tpcs=$t hung=0 version=0x40 masked=1"
+	done
+	run_rc out rc "$NVT" --no-mps -c 62-65 "$APP" launch 1
+	has "$out" "tpcs=62-65 hung=0"
+	has "$out" "disable=ffffffff,fff5b7ff,ffffffff,ffffffff"
+}
+t_gpc_lists() {
+	run_rc out rc "$NVT" --no-mps -g 0 "$APP" launch 1
+	has "$out" "tpcs=0,8,16,24 hung=0"
+	run_rc out rc "$NVT" --no-mps -g 6 "$LINKED" launch 1
+	has "$out" "tpcs=6,14,22,30,37,44,51,58,60 hung=0"
+	run_rc out rc "$NVT" --no-mps -g 8-11 "$APP" launch 1
+	has "$out" "tpcs=62-65 hung=0"
+	start_loop gl "$NVT" --no-mps -g 1 "$APP"
+	wait_file "$WORK/gl.state" "1,9,17,25,32,39,46,53"
+	run_rc out rc "$NVT" -p -g 0,8 "$PID"
+	eq "$rc" 0
+	wait_file "$WORK/gl.state" "0,8,16,24,62"
+	stop_loop gl "$PID"
+}
+t_pick_count() {
+	run_rc out rc "$NVT" --no-mps -n 8 "$APP" launch 1
+	has "$out" "tpcs=1,9,17,25,32,39,46,53 hung=0"
+	run_rc out rc "$NVT" --no-mps -n 9 --strategy packed "$APP" launch 1
+	has "$out" "tpcs=6,14,22,30,37,44,51,58,60 hung=0"
+	run_rc out rc "$NVT" --no-mps -n 12 --strategy spread "$APP" launch 1
+	has "$out" "tpcs=0-7,62-65 hung=0"
+	# --exclude-running keeps clear of other tasks' TPCs.
+	start_loop ex1 "$NVT" --no-mps -n 8 "$APP"
+	local first=$PID
+	wait_file "$WORK/ex1.state" "1,9,17,25,32,39,46,53"
+	start_loop ex2 "$NVT" --no-mps -n 8 --exclude-running "$APP"
+	wait_file "$WORK/ex2.state" "2,10,18,26,33,40,47,54"
+	run_rc out rc "$NVT" --no-mps -n 60 --exclude-running "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot pick 60 TPCs: only 50 are free of other tasks"
+	# -p -n moves a task, leaving its own TPCs in the pool.
+	run_rc out rc "$NVT" -p -n 4 --exclude-running -c "$first" 2>&1 || true
+	has "$out" "-c, -g and -n exclude each other"
+	run_rc out rc "$NVT" -p -n 4 --exclude-running "$first"
+	eq "$rc" 0
+	wait_file "$WORK/ex1.state" "0,8,16,24"
+	stop_loop ex2 "$PID"
+	stop_loop ex1 "$first"
+}
+t_cache_rebuilt() {
+	local file
+	export NVTASKSET_CACHE_DIR=$WORK/own-cache
+	"$NVT" --calibrate >/dev/null 2>&1
+	file=$(ls "$NVTASKSET_CACHE_DIR"/GPU-*.topo)
+	run_rc out rc "$NVT" --no-mps -c 1 "$APP" launch 1
+	hasnt "$out" "calibrating"
+	# Corrupt: any changed byte is detected, and the record is measured anew.
+	sed -i 's/map=0,9,18/map=0,9,19/' "$file"
+	run_rc out rc "$NVT" --no-mps -c 1 "$APP" launch 1
+	has "$out" "nvtaskset: calibrating GPU 0"
+	has "$out" "tpcs=1 hung=0"
+	grep -q "map=0,9,18," "$file" || die "cache not rebuilt"
+	# Foreign: a record for another GPU under this GPU's name.
+	sed -i 's/uuid=GPU-0/uuid=GPU-f/' "$file"
+	run_rc out rc "$NVT" --no-mps -c 1 "$APP" launch 1
+	has "$out" "nvtaskset: calibrating GPU 0"
+	# Stale: another driver version.
+	run_rc out rc env FAKECUDA_DRIVER_VERSION=13010 "$NVT" --no-mps -c 1 "$APP" launch 1
+	has "$out" "nvtaskset: calibrating GPU 0"
+	grep -q "driver=13010" "$file" || die "stale record not replaced"
+	# Writable by others: never trusted.
+	chmod 666 "$file"
+	run_rc out rc env FAKECUDA_DRIVER_VERSION=13010 "$NVT" --no-mps -c 1 "$APP" launch 1
+	has "$out" "nvtaskset: calibrating GPU 0"
+	[ "$(stat -c %a "$file")" == 644 ] || die "rewritten cache is not 0644"
+	# A cache directory that cannot be written: calibrate, warn, go on.
+	run_rc out rc env NVTASKSET_CACHE_DIR=/proc/nvt "$NVT" --no-mps -c 1 "$APP" launch 1
+	eq "$rc" 0
+	has "$out" "nvtaskset: cannot save the calibration in /proc/nvt"
+	has "$out" "tpcs=1 hung=0"
+}
+t_calibration_failures() {
+	run_rc out rc env NVTASKSET_CACHE_DIR="$WORK/c1" FAKECUDA_CTX_ERROR=46 "$NVT" --no-mps -c 1 "$APP" launch 1
+	eq "$rc" 1
+	has "$out" "nvtaskset: cannot calibrate GPU 0: cuDevicePrimaryCtxRetain (is the GPU exclusive to MPS?) failed: CUDA error 46"
+	run_rc out rc env NVTASKSET_CACHE_DIR="$WORK/c2" FAKECUDA_TMD_VERSION=0x50 "$NVT" --calibrate
+	eq "$rc" 1
+	eq "$(tail -1 <<<"$out")" "nvtaskset: cannot calibrate GPU 0: TMD version 0x50 has no known mask layout"
+	run_rc out rc env NVTASKSET_CACHE_DIR="$WORK/c3" FAKECUDA_NO_TABLE=1 "$NVT" --calibrate
+	eq "$(tail -1 <<<"$out")" "nvtaskset: cannot calibrate GPU 0: the CUDA driver offers no launch callback table"
+	run_rc out rc env NVTASKSET_CACHE_DIR="$WORK/c4" FAKECUDA_PARAMS_SIZE=16 "$NVT" --calibrate
+	eq "$(tail -1 <<<"$out")" "nvtaskset: cannot calibrate GPU 0: the driver's launch callback never fired"
+	run_rc out rc "$NVT" --topology --gpu 3
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot query GPU 3: there is no GPU 3 (1 visible)"
+}
+t_pre_hopper() {
+	export FAKECUDA_CHIP=a100
+	run_rc out rc "$NVT" --topology
+	has "$out" "54 TPCs, 108 SMs, 0 GPCs (unknown: needs thread-block clusters)"
+	run_rc out rc "$NVT" --no-mps -g 0 "$APP" launch 1
+	eq "$out" "nvtaskset: the GPC layout of this GPU is unknown (it is measured with thread-block clusters, which need compute capability 9.0); give TPCs with -c or a mask instead"
+	run_rc out rc "$NVT" --no-mps -n 4 "$APP" launch 1
+	has "$out" "tpcs=0-3 hung=0 version=0x30"
+	run_rc out rc "$NVT" --no-mps -n 3 --strategy spread "$APP" launch 1
+	has "$out" "tpcs=0,18,36 hung=0"
+	run_rc out rc "$NVT" --no-mps -c 54 "$APP" launch 1
+	eq "$out" "nvtaskset: TPC 54 does not exist: this GPU has 54 TPCs (0-53)"
 }
 
 # ---- MPS --------------------------------------------------------------------
@@ -643,7 +814,7 @@ t_docs_agree() {
 		has "$man" "$opt"
 		has "$readme" "$opt"
 	done
-	for opt in NVTASKSET_QUIET NVTASKSET_RUNDIR NVTASKSET_DRIVER_TIMEOUT NVTASKSET_SHIM \
+	for opt in NVTASKSET_QUIET NVTASKSET_RUNDIR NVTASKSET_DRIVER_TIMEOUT NVTASKSET_SHIM NVTASKSET_CACHE_DIR \
 		CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY CUDA_DEVICE_MAX_CONNECTIONS; do
 		has "$man" "$opt"
 		has "$readme" "$opt"
@@ -664,6 +835,9 @@ t_exports() {
 }
 
 # ---- Driver -------------------------------------------------------------------
+
+# Most tests want the default fake GPU calibrated already, as after a first use.
+"$NVT" --calibrate >/dev/null 2>&1 || echo "warning: calibrating the fake GPU failed"
 
 ALL=$(declare -F | sed -n 's/^declare -f t_//p')
 for name in ${*:-$ALL}; do

@@ -42,9 +42,26 @@ static struct {
 	int sms, n_tpcs, devices;
 	uint8_t tmd_version;
 	uint32_t params_size;
-	int h100;
+	int chip;             /* CHIP_* */
+	int cc_major;
 	uint8_t slot_of[256]; /* logical TPC -> V04 slot */
+	uint8_t gpc_of[256];  /* logical TPC -> GPC */
+	int n_gpcs;
+	unsigned launches;    /* for rotating block placement */
 } fake = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+enum { CHIP_H100, CHIP_IDENTITY, CHIP_A100 };
+static const char *const chip_names[] = {"H100 map", "identity map", "A100-like"};
+
+/* GPCs of the H100 (shared/probe/results-mps-cluster2.log). */
+static uint8_t h100_gpc(int t)
+{
+	if (t < 32)
+		return (uint8_t)(t % 8);
+	if (t < 60)
+		return (uint8_t)(1 + (t - 32) % 7);
+	return (uint8_t)(t < 62 ? 6 + (t - 60) : 8 + (t - 62));
+}
 
 static __thread struct fakecuda_launch last;
 static __thread int have_last;
@@ -60,20 +77,43 @@ static void configure(void)
 {
 	const char *chip = getenv("FAKECUDA_CHIP");
 
-	fake.sms = (int)env_long("FAKECUDA_SMS", 132);
+	fake.chip = !chip || !strcmp(chip, "h100") ? CHIP_H100
+		    : !strcmp(chip, "a100")        ? CHIP_A100
+						   : CHIP_IDENTITY;
 	fake.devices = (int)env_long("FAKECUDA_DEVICES", 1);
-	fake.tmd_version = (uint8_t)env_long("FAKECUDA_TMD_VERSION", 0x40);
 	fake.params_size = (uint32_t)env_long("FAKECUDA_PARAMS_SIZE", 88);
-	fake.h100 = chip && !strcmp(chip, "h100");
-	if (fake.h100) {
+	for (int t = 0; t < 256; t++)
+		fake.slot_of[t] = (uint8_t)(t < 128 ? t : 255);
+	switch (fake.chip) {
+	case CHIP_H100:
 		fake.sms = 132;
 		fake.n_tpcs = 66;
 		memcpy(fake.slot_of, h100_map, sizeof(h100_map));
-	} else {
+		for (int t = 0; t < 66; t++)
+			fake.gpc_of[t] = h100_gpc(t);
+		fake.n_gpcs = 12;
+		fake.cc_major = 9;
+		fake.tmd_version = 0x40;
+		break;
+	case CHIP_A100:
+		fake.sms = 108;
+		fake.n_tpcs = 54;
+		for (int t = 0; t < 54; t++)
+			fake.gpc_of[t] = (uint8_t)(t % 7);
+		fake.n_gpcs = 7;
+		fake.cc_major = 8;
+		fake.tmd_version = 0x30;
+		break;
+	default:
+		fake.sms = (int)env_long("FAKECUDA_SMS", 132);
 		fake.n_tpcs = fake.sms / 2;
-		for (int t = 0; t < 256; t++)
-			fake.slot_of[t] = (uint8_t)(t < 128 ? t : 255);
+		for (int t = 0; t < fake.n_tpcs && t < 256; t++)
+			fake.gpc_of[t] = (uint8_t)(t % 8);
+		fake.n_gpcs = fake.n_tpcs < 8 ? fake.n_tpcs : 8;
+		fake.cc_major = 9;
+		fake.tmd_version = 0x40;
 	}
+	fake.tmd_version = (uint8_t)env_long("FAKECUDA_TMD_VERSION", fake.tmd_version);
 }
 
 /* ---- Callback table ------------------------------------------------------ */
@@ -139,12 +179,21 @@ API int cuInit(unsigned flags)
 		return (int)error;
 	configure();
 	fake.initialised = 1;
+	if (getenv("FAKECUDA_LOG")) {
+		/* Tests read who initialised CUDA, and whether it could reach MPS. */
+		FILE *log = fopen(getenv("FAKECUDA_LOG"), "a");
+		const char *mps = getenv("CUDA_MPS_PIPE_DIRECTORY");
+		if (log) {
+			fprintf(log, "cuInit pid=%ld mps=%s\n", (long)getpid(), mps ? mps : "");
+			fclose(log);
+		}
+	}
 	return fake.devices > 0 ? 0 : 100;
 }
 
 API int cuDriverGetVersion(int *version)
 {
-	*version = 13000;
+	*version = (int)env_long("FAKECUDA_DRIVER_VERSION", 13000);
 	return 0;
 }
 
@@ -174,8 +223,9 @@ API int cuDeviceGetAttribute(int *value, int attribute, int dev)
 		return 101;
 	switch (attribute) {
 	case 16: *value = fake.sms; return 0;
-	case 75: *value = fake.tmd_version >= 0x40 ? 9 : 8; return 0;
+	case 75: *value = fake.cc_major; return 0;
 	case 76: *value = 0; return 0;
+	case 97: *value = fake.cc_major >= 9 ? 232448 : 166912; return 0;
 	default: return 1;
 	}
 }
@@ -184,8 +234,10 @@ API int cuDeviceGetUuid(unsigned char *uuid, int dev)
 {
 	if (!fake.initialised)
 		return 3;
+	/* Another chip is another GPU: its calibration must not be reused. */
 	for (int i = 0; i < 16; i++)
-		uuid[i] = (unsigned char)(0xf0 + i + dev);
+		uuid[i] = (unsigned char)(0x10 * fake.chip + i + dev);
+	uuid[15] = (unsigned char)fake.sms;
 	return 0;
 }
 
@@ -193,7 +245,7 @@ API int cuDeviceGetName(char *name, int len, int dev)
 {
 	if (!fake.initialised)
 		return 3;
-	snprintf(name, (size_t)len, "Fake GPU %d (%s)", dev, fake.h100 ? "H100 map" : "identity map");
+	snprintf(name, (size_t)len, "Fake GPU %d (%s)", dev, chip_names[fake.chip]);
 	return 0;
 }
 
@@ -231,15 +283,183 @@ static void execute(const uint8_t *tmd, struct fakecuda_launch *rec)
 	rec->hung = !any;
 }
 
+/* ---- Contexts, modules, memory: just enough for the calibration probe ---- */
+
+static int probe_function; /* the address is the CUfunction of nvt_probe_smid */
+static int context;
+
+API int cuDevicePrimaryCtxRetain(void **ctx, int dev)
+{
+	long error = env_long("FAKECUDA_CTX_ERROR", 0);
+	if (!fake.initialised)
+		return 3;
+	if (error)
+		return (int)error;
+	(void)dev;
+	*ctx = &context;
+	return 0;
+}
+
+API int cuDevicePrimaryCtxRelease_v2(int dev)
+{
+	(void)dev;
+	return 0;
+}
+
+API int cuCtxSetCurrent(void *ctx)
+{
+	return ctx == &context ? 0 : 201;
+}
+
+API int cuCtxSynchronize(void)
+{
+	return 0;
+}
+
+API int cuModuleLoadData(void **module, const void *image)
+{
+	if (getenv("FAKECUDA_LOG")) {
+		FILE *log = fopen(getenv("FAKECUDA_LOG"), "a");
+		if (log) {
+			fprintf(log, "module pid=%ld\n", (long)getpid());
+			fclose(log);
+		}
+	}
+	const char *ptx = image;
+	if (!strstr(ptx, ".entry nvt_probe_smid") || !strstr(ptx, ".target sm_") ||
+	    !strstr(ptx, "%smid"))
+		return 218; /* CUDA_ERROR_INVALID_PTX */
+	*module = &probe_function;
+	return 0;
+}
+
+API int cuModuleGetFunction(void **fn, void *module, const char *name)
+{
+	if (module != &probe_function || strcmp(name, "nvt_probe_smid"))
+		return 500;
+	*fn = &probe_function;
+	return 0;
+}
+
+API int cuFuncSetAttribute(void *fn, int attribute, int value)
+{
+	(void)attribute, (void)value;
+	return fn == &probe_function ? 0 : 400;
+}
+
+API int cuMemAlloc_v2(uint64_t *ptr, size_t bytes)
+{
+	void *p = calloc(1, bytes);
+	if (!p)
+		return 2;
+	*ptr = (uint64_t)(uintptr_t)p;
+	return 0;
+}
+
+API int cuMemFree_v2(uint64_t ptr)
+{
+	free((void *)(uintptr_t)ptr);
+	return 0;
+}
+
+API int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)
+{
+	memcpy(dst, (void *)(uintptr_t)src, bytes);
+	return 0;
+}
+
+/* The SMs a launch may use, given its TMD after the callbacks. */
+static int allowed_sms(const struct fakecuda_launch *rec, int *sms)
+{
+	int n = 0;
+	for (int t = 0; t < fake.n_tpcs; t++)
+		if ((rec->ran_tpcs[t / 64] >> (t % 64)) & 1) {
+			sms[n++] = 2 * t;
+			sms[n++] = 2 * t + 1;
+		}
+	return n;
+}
+
+/* Runs the probe: block b stores the SM it ran on; clusters stay in a GPC. */
+static int run_probe(const struct fakecuda_launch *rec, unsigned blocks, unsigned cluster,
+		     void **params)
+{
+	unsigned *out = (unsigned *)(uintptr_t)*(uint64_t *)params[0];
+	int sms[512], n = allowed_sms(rec, sms), rot = (int)(fake.launches++ * 7);
+
+	if (cluster <= 1) {
+		for (unsigned b = 0; b < blocks; b++)
+			out[b] = (unsigned)sms[(b + (unsigned)rot) % (unsigned)n];
+		return 0;
+	}
+	for (unsigned c = 0; c < blocks / cluster; c++) {
+		int eligible[64], n_el = 0, members[512], m, g;
+		for (g = 0; g < fake.n_gpcs; g++) {
+			m = 0;
+			for (int i = 0; i < n; i++)
+				m += fake.gpc_of[sms[i] / 2] == g;
+			if (m >= (int)cluster)
+				eligible[n_el++] = g;
+		}
+		if (!n_el)
+			return 1; /* no GPC can hold such a cluster */
+		g = eligible[(c + (unsigned)rot) % (unsigned)n_el];
+		m = 0;
+		for (int i = 0; i < n; i++)
+			if (fake.gpc_of[sms[i] / 2] == g)
+				members[m++] = sms[i];
+		for (unsigned j = 0; j < cluster; j++)
+			out[c * cluster + j] =
+				(unsigned)members[((int)(c * cluster + j) + rot) % m];
+	}
+	return 0;
+}
+
+static int launch(void *f, unsigned blocks, unsigned cluster, void **params);
+
 API int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		       unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
+{
+	(void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)stream, (void)extra;
+	return launch(f, gx, 1, params);
+}
+
+/* As in cuda.h: the cluster dimension is launch attribute 4. */
+struct fake_launch_attribute {
+	int id;
+	char pad[4];
+	union {
+		char bytes[64];
+		unsigned dims[3];
+	} value;
+};
+struct fake_launch_config {
+	unsigned gx, gy, gz, bx, by, bz, shmem;
+	void *stream;
+	struct fake_launch_attribute *attrs;
+	unsigned num_attrs;
+};
+
+API int cuLaunchKernelEx(const struct fake_launch_config *cfg, void *f, void **params, void **extra)
+{
+	unsigned cluster = 1;
+	(void)extra;
+	if (fake.cc_major < 9)
+		return 1;
+	for (unsigned i = 0; i < cfg->num_attrs; i++)
+		if (cfg->attrs[i].id == 4)
+			cluster = cfg->attrs[i].value.dims[0];
+	if (cluster > 16 || (cluster && cfg->gx % cluster))
+		return 1;
+	return launch(f, cfg->gx, cluster, params);
+}
+
+static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 {
 	uint8_t tmd[TMD_BYTES];
 	uint64_t block[11];
 	struct fakecuda_launch rec;
 
-	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem;
-	(void)stream, (void)params, (void)extra;
 	if (!fake.initialised)
 		return 3;
 	memset(tmd, 0, sizeof(tmd));
@@ -262,6 +482,8 @@ API int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 		fprintf(stderr, "fakecuda: HANG: the launch's mask enables no working TPC\n");
 		return 702; /* a real GPU never returns: report it loudly */
 	}
+	if (f == &probe_function)
+		return run_probe(&rec, blocks, cluster, params);
 	return 0;
 }
 

@@ -7,11 +7,22 @@
  * then "runs" the launch on a simulated chip and records which logical TPCs
  * the hardware would have used.
  *
+ * It also runs nvtaskset's calibration probe (PTX entry nvt_probe_smid): each
+ * block stores the SM it ran on, on the SMs the TMD's mask allows; cluster
+ * launches keep each cluster inside one GPC.
+ *
  * Configuration (environment, read at cuInit):
- *   FAKECUDA_SMS=132          SM count (TPCs = SMs / 2)
- *   FAKECUDA_CHIP=identity    mask slot t = TPC t; "h100": the H100 map of
- *                             HARDWARE-FACTS.md section 3 (66 TPCs)
- *   FAKECUDA_TMD_VERSION=0x40 TMD version byte of every launch
+ *   FAKECUDA_CHIP=h100        the H100 of HARDWARE-FACTS.md: 66 TPCs whose V04
+ *                             mask bits are permuted, floorswept slots, 8 GPCs
+ *                             plus 4 lone TPCs (the default);
+ *                             "identity": mask bit t = TPC t, GPC = TPC % 8;
+ *                             "a100": pre-Hopper, V03 TMDs (64-bit mask),
+ *                             54 TPCs, no clusters
+ *   FAKECUDA_SMS=132          SM count of the identity chip
+ *   FAKECUDA_TMD_VERSION      TMD version byte of every launch (default: the chip's)
+ *   FAKECUDA_CTX_ERROR=N      cuDevicePrimaryCtxRetain returns N
+ *   FAKECUDA_DRIVER_VERSION=N cuDriverGetVersion (default 13000)
+ *   FAKECUDA_LOG=FILE         append "cuInit pid=P mps=DIR" and "module pid=P" lines
  *   FAKECUDA_PARAMS_SIZE=88   size word of the callback parameter block
  *   FAKECUDA_NO_TABLE=1       cuGetExportTable fails for the callback table
  *   FAKECUDA_DEVICES=1        cuDeviceGetCount

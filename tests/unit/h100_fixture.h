@@ -9,9 +9,16 @@ static const uint8_t h100_bits[66] = {
 	56, 65, 3,  12, 21, 30, 39, 48, 57, 66, 13, 22, 31, 40, 49, 58, 67, 14, 23, 32, 41, 50,
 	59, 68, 15, 24, 33, 42, 51, 60, 69, 16, 25, 34, 43, 52, 61, 70, 62, 71, 75, 78, 81, 83,
 };
-/* GPC g holds TPCs g, g+8, ... (striped); TPCs 62-65 each form a domain of their own. */
+/* SM IDs stripe over GPCs: TPCs 0-31 over all 8 (GPC 0 then has its 4),
+ * 32-59 over GPCs 1-7, 60-61 over GPCs 6-7 (9 TPCs each); TPCs 62-65 share
+ * a cluster with no other TPC and form "GPCs" 8-11. Matches every group of
+ * shared/probe/results-mps-cluster2.log. */
 static inline uint8_t h100_gpc(unsigned t)
 {
-	return t >= 62 ? (uint8_t)(8 + t - 62) : (uint8_t)(t % 8);
+	if (t < 32)
+		return (uint8_t)(t % 8);
+	if (t < 60)
+		return (uint8_t)(1 + (t - 32) % 7);
+	return (uint8_t)(t < 62 ? 6 + (t - 60) : 8 + (t - 62));
 }
 #endif

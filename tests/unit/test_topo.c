@@ -121,7 +121,11 @@ static void test_gpcs(void)
 
 	CHECK(nvt_topo_gpc_tpcs(&t, &g, &out) == 0);
 	nvt_format_list(&out, list, sizeof(list));
-	CHECK_STR(list, "0,8,16,24,32,40,48,56");
+	CHECK_STR(list, "0,8,16,24");
+	g = set_of("6");
+	CHECK(nvt_topo_gpc_tpcs(&t, &g, &out) == 0);
+	nvt_format_list(&out, list, sizeof(list));
+	CHECK_STR(list, "6,14,22,30,37,44,51,58,60");
 	g = set_of("8-11");
 	CHECK(nvt_topo_gpc_tpcs(&t, &g, &out) == 0);
 	nvt_format_list(&out, list, sizeof(list));
@@ -166,8 +170,156 @@ static void test_text(void)
 	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=1 gpcs=0 flags=99999999 map=0", &back) == -1);
 }
 
+/* The sweep a calibration would see on the H100 fixture. */
+static void h100_sweep(struct nvt_smset *missing)
+{
+	memset(missing, 0, sizeof(struct nvt_smset) * NVT_HW_BITS);
+	for (unsigned t = 0; t < 66; t++) {
+		unsigned b = h100_bits[t];
+		missing[b].w[(2 * t) / 64] |= (uint64_t)1 << ((2 * t) % 64);
+		missing[b].w[(2 * t + 1) / 64] |= (uint64_t)1 << ((2 * t + 1) % 64);
+	}
+}
+
+static void test_from_sweep(void)
+{
+	static struct nvt_smset missing[NVT_HW_BITS];
+	struct nvt_topology t, want = h100(0);
+	char err[160];
+
+	h100_sweep(missing);
+	CHECK(nvt_topo_from_sweep(132, 128, missing, &t, err, sizeof(err)) == 0);
+	CHECK(memcmp(t.hw_bit, want.hw_bit, sizeof(t.hw_bit)) == 0);
+	CHECK(t.n_tpcs == 66 && t.n_gpcs == 0 && (t.flags & NVT_TOPO_CALIBRATED));
+	CHECK(nvt_topo_validate(&t) == 0);
+	/* A bit that removed one SM, or three: not a TPC. */
+	missing[4].w[0] = 1u << 2;
+	CHECK(nvt_topo_from_sweep(132, 128, missing, &t, err, sizeof(err)) == -1);
+	CHECK_STR(err, "disabling mask bit 4 removed 1 SMs that are not one TPC");
+	h100_sweep(missing);
+	missing[0].w[0] |= 1u << 2;
+	CHECK(nvt_topo_from_sweep(132, 128, missing, &t, err, sizeof(err)) == -1);
+	/* SMs 1 and 2 are two halves of different TPCs. */
+	h100_sweep(missing);
+	missing[4].w[0] = 0x6;
+	CHECK(nvt_topo_from_sweep(132, 128, missing, &t, err, sizeof(err)) == -1);
+	/* Two bits for one TPC. */
+	h100_sweep(missing);
+	missing[4] = missing[0];
+	CHECK(nvt_topo_from_sweep(132, 128, missing, &t, err, sizeof(err)) == -1);
+	CHECK_STR(err, "mask bits 0 and 4 both remove TPC 0");
+	/* A TPC no bit removes (the sweep covered too few bits). */
+	h100_sweep(missing);
+	CHECK(nvt_topo_from_sweep(132, 64, missing, &t, err, sizeof(err)) == -1);
+	CHECK_STR(err, "no mask bit removes TPC 15 (SMs 30-31)");
+	CHECK(nvt_topo_from_sweep(131, 128, missing, &t, err, sizeof(err)) == -1);
+}
+
+static void test_set_gpcs(void)
+{
+	struct nvt_topology t = h100(0), want = h100(1);
+	unsigned group[132];
+	char err[160];
+
+	/* Clusters joined the even SMs and the odd SMs of each GPC separately:
+	 * the TPCs still tie them together. */
+	for (unsigned s = 0; s < 132; s++)
+		group[s] = 1000 + 2 * h100_gpc(s / 2) + s % 2;
+	CHECK(nvt_topo_set_gpcs(&t, group, 132, err, sizeof(err)) == 0);
+	CHECK(t.n_gpcs == 12);
+	CHECK(memcmp(t.gpc, want.gpc, 66) == 0);
+	CHECK(nvt_topo_validate(&t) == 0);
+	/* Every SM on its own: each TPC a GPC, more than a topology holds. */
+	for (unsigned s = 0; s < 132; s++)
+		group[s] = s;
+	CHECK(nvt_topo_set_gpcs(&t, group, 132, err, sizeof(err)) == -1);
+	CHECK_STR(err, "more than 64 GPCs");
+	CHECK(nvt_topo_set_gpcs(&t, group, 130, err, sizeof(err)) == -1);
+}
+
+static void test_cache_record(void)
+{
+	struct nvt_topology t = h100(1), back;
+	struct nvt_cache_key key = {"GPU-0123-abcd", 13000, 132}, other = key;
+	char text[NVT_CACHE_TEXT_MAX], bad[NVT_CACHE_TEXT_MAX + 8];
+	int n = nvt_cache_format(&key, &t, text, sizeof(text));
+
+	CHECK(n > 0 && text[n - 1] == '\n');
+	CHECK(strncmp(text, "nvtaskset-cache 1 uuid=GPU-0123-abcd driver=13000 sms=132\n", 57) == 0);
+	CHECK(nvt_cache_parse(text, &key, &back) == NVT_CACHE_OK);
+	CHECK(memcmp(&back, &t, sizeof(t)) == 0);
+	snprintf(other.uuid, sizeof(other.uuid), "GPU-other");
+	CHECK(nvt_cache_parse(text, &other, &back) == NVT_CACHE_FOREIGN);
+	other = key;
+	other.driver_version = 12080;
+	CHECK(nvt_cache_parse(text, &other, &back) == NVT_CACHE_FOREIGN);
+	other = key;
+	other.sms = 130;
+	CHECK(nvt_cache_parse(text, &other, &back) == NVT_CACHE_FOREIGN);
+	/* Any changed byte is caught. */
+	for (int i = 0; i < n; i += 7) {
+		memcpy(bad, text, (size_t)n + 1);
+		bad[i] = bad[i] == '1' ? '2' : '1';
+		CHECK(nvt_cache_parse(bad, &key, &back) != NVT_CACHE_OK);
+	}
+	memcpy(bad, text, (size_t)n + 1);
+	bad[n - 1] = '\0';
+	CHECK(nvt_cache_parse(bad, &key, &back) == NVT_CACHE_CORRUPT);
+	snprintf(bad, sizeof(bad), "%sextra\n", text);
+	CHECK(nvt_cache_parse(bad, &key, &back) == NVT_CACHE_CORRUPT);
+	CHECK(nvt_cache_parse("", &key, &back) == NVT_CACHE_CORRUPT);
+	snprintf(key.uuid, sizeof(key.uuid), "bad uuid");
+	CHECK(nvt_cache_format(&key, &t, text, sizeof(text)) == -1);
+}
+
+static const char *pick(const struct nvt_topology *t, const char *avail, unsigned n,
+			enum nvt_strategy strategy)
+{
+	static char buf[NVT_LIST_TEXT_MAX];
+	struct nvt_tpcset a = set_of(avail), out;
+	if (nvt_topo_pick(t, &a, n, strategy, &out))
+		return "<none>";
+	CHECK(nvt_set_count(&out) == n);
+	nvt_format_list(&out, buf, sizeof(buf));
+	return buf;
+}
+
+static void test_pick(void)
+{
+	struct nvt_topology t = h100(1), plain;
+
+	/* Packed: the fewest whole GPCs, lowest first. */
+	CHECK_STR(pick(&t, "0-65", 4, NVT_PACKED), "0,8,16,24");
+	CHECK_STR(pick(&t, "0-65", 8, NVT_PACKED), "1,9,17,25,32,39,46,53");
+	CHECK_STR(pick(&t, "0-65", 9, NVT_PACKED), "6,14,22,30,37,44,51,58,60");
+	CHECK_STR(pick(&t, "0-65", 1, NVT_PACKED), "62");
+	CHECK_STR(pick(&t, "0-65", 66, NVT_PACKED), "0-65");
+	/* 3 TPCs: no whole GPC fits; three lone TPCs are whole "GPCs" of one. */
+	CHECK_STR(pick(&t, "0-65", 3, NVT_PACKED), "62-64");
+	/* GPC 1 busy: the next whole GPC of 8. */
+	CHECK_STR(pick(&t, "0,2-8,10-16,18-24,26-31,33-38,40-45,47-52,54-65", 8, NVT_PACKED),
+		  "2,10,18,26,33,40,47,54");
+	/* 7 with lone TPCs busy: no whole set adds up: GPC 0 (4) + 3 from one GPC. */
+	CHECK_STR(pick(&t, "0-61", 7, NVT_PACKED), "0-1,8-9,16-17,24");
+	/* Spread: one TPC per GPC in turn. */
+	CHECK_STR(pick(&t, "0-65", 8, NVT_SPREAD), "0-7");
+	CHECK_STR(pick(&t, "0-65", 13, NVT_SPREAD), "0-8,62-65");
+	CHECK_STR(pick(&t, "0-3", 5, NVT_SPREAD), "<none>");
+	CHECK_STR(pick(&t, "0-65", 67, NVT_PACKED), "<none>");
+	CHECK_STR(pick(&t, "0-65", 0, NVT_PACKED), "<none>");
+	CHECK_STR(pick(&t, "60-200", 6, NVT_PACKED), "60-65");
+	/* Without GPCs: lowest, or evenly spaced. */
+	nvt_topo_identity(&plain, 54);
+	CHECK_STR(pick(&plain, "0-53", 4, NVT_PACKED), "0-3");
+	CHECK_STR(pick(&plain, "0-53", 3, NVT_SPREAD), "0,18,36");
+}
+
 int main(void)
 {
+	test_from_sweep();
+	test_set_gpcs();
+	test_cache_record();
+	test_pick();
 	test_identity();
 	test_h100_map();
 	test_validate();
