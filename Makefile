@@ -104,6 +104,11 @@ $(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(PURE:%=src/%.c)
 check: all $(FAKE) $(TEST_BINS)
 	@tests/run-tests.sh
 
+# GPU tests: on a machine with an NVIDIA Hopper GPU, nvcc and python3.
+GPU_LOG ?= $(B)/gpu
+check-gpu: all
+	@tests/gpu/check-gpu.sh $(GPU_LOG)
+
 fuzz-libfuzzer: $(PURE:%=src/%.c) tests/unit/fuzz_parsers.c
 	@mkdir -p $(T)
 	clang -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=fuzzer,address,undefined \
@@ -127,5 +132,5 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all check install uninstall clean fuzz-libfuzzer
+.PHONY: all check check-gpu install uninstall clean fuzz-libfuzzer
 .DELETE_ON_ERROR:
