@@ -216,6 +216,22 @@ t_shim_bad_environment() {
 	run_rc out rc env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$topo" LD_PRELOAD="$SHIM" "$APP" launch 1
 	has "$out" "tpcs=0-3 hung=0"
 }
+t_launch_path_no_syscalls() {
+	# Partitioned launches make no system call: 20000 of them cost no more
+	# system calls than 10 (the fake driver itself makes none per launch).
+	command -v strace >/dev/null || skip "needs strace"
+	local few many
+	few=$(env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$(topo_text)" LD_PRELOAD="$SHIM" \
+		strace -f -c -o "$WORK/few.st" "$APP" launch 10 >/dev/null 2>&1; tail -1 "$WORK/few.st")
+	many=$(env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$(topo_text)" LD_PRELOAD="$SHIM" \
+		strace -f -c -o "$WORK/many.st" "$APP" launch 20000 >"$WORK/many.out" 2>&1; tail -1 "$WORK/many.st")
+	has "$(cat "$WORK/many.out")" "tpcs=0,8,16,24 hung=0"
+	few=$(awk '{print $4}' <<<"$few")
+	many=$(awk '{print $4}' <<<"$many")
+	echo "system calls: 10 launches $few, 20000 launches $many"
+	[ "$many" -le "$few" ] || die "launches make system calls: $few for 10, $many for 20000"
+}
+topo_text() { echo "nvtaskset-topology 1 tpcs=66 gpcs=0 flags=0 map=$(seq -s, 0 65)"; }
 t_rundir_unusable() {
 	run_rc out rc env NVTASKSET_RUNDIR=/proc "$NVT" --no-mps -c 0-1 "$APP" launch 1
 	eq "$rc" 0
