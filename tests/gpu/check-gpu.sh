@@ -27,6 +27,8 @@ T "$NVCC" -O2 -arch=sm_90 -o "$G/smid" "$ROOT/tests/gpu/smid.cu" || { echo "nvcc
 T "$NVCC" -O2 -arch=sm_90 -cudart shared -o "$G/smid-shared" "$ROOT/tests/gpu/smid.cu" || exit 1
 T gcc -O2 -I/usr/local/cuda/include -o "$G/drvapi" "$ROOT/tests/gpu/drvapi.c" \
 	-L/usr/local/cuda/lib64/stubs -lcuda || exit 1
+T "$NVCC" -O2 -arch=sm_90 -o "$G/loop" "$ROOT/tests/gpu/loop.cu" || exit 1
+T "$NVCC" -O2 -arch=sm_90 -o "$G/oob" "$ROOT/tests/gpu/oob.cu" || exit 1
 
 # ---- Calibration ---------------------------------------------------------------
 times=()
@@ -150,6 +152,19 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	done
 else
 	echo "SKIP PyTorch: not installed"
+fi
+
+# ---- End to end under MPS (co-running, live changes, real programs, faults) ----
+if [ -z "${SKIP_E2E:-}" ]; then
+	LIMIT=540 T python3 "$ROOT/tests/gpu/e2e.py" "$ROOT" "$G" "$LOG" | tee "$LOG/e2e.txt"
+	PASS=$((PASS + $(grep -c '^PASS' "$LOG/e2e.txt")))
+	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/e2e.txt")))
+	grep -q ' passed, ' "$LOG/e2e.txt" || { FAIL=$((FAIL + 1)); echo "FAIL e2e.py did not finish"; }
+	# Never leave an MPS daemon behind, even if e2e.py was killed.
+	for d in /tmp/nvt-e2e.*/mps; do
+		[ -e "$d/nvidia-cuda-mps-control.pid" ] &&
+			echo quit | CUDA_MPS_PIPE_DIRECTORY=$d timeout 20 nvidia-cuda-mps-control
+	done
 fi
 
 echo "$PASS passed, $FAIL failed"
