@@ -49,9 +49,8 @@ def run(args, timeout=120, env=None):
         return 124, e.stdout or "", "TIMEOUT after %d s" % timeout
 
 
-def start(args, out=None, env=None):
-    p = subprocess.Popen(args, stdout=open(out, "w") if out else subprocess.DEVNULL,
-                         stderr=open((out or os.path.join(WORK, "x")) + ".err", "w"),
+def start(args, err_path, env=None):
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=open(err_path, "w"),
                          env=env or ENV)
     children.append(p)
     return p
@@ -93,7 +92,7 @@ def loop(tag, extra, nvt_args=None, env=None):
     args = [os.path.join(BIN, "loop"), "--out", out] + extra
     if nvt_args is not None:
         args = [NVT] + nvt_args + args
-    return start(args, env=env), out
+    return start(args, out + ".err", env=env), out
 
 
 def env_tpcs(nvt_args):
@@ -143,8 +142,10 @@ def main():
         p.wait(timeout=120)
         r = records(path)
         alone[tag] = statistics.median(x[2] for x in r[20:])
-        check("alone on half %s: every launch on its TPCs" % tag,
-              all(expand(x[3]) <= expand(part) for x in r) and len(r) == 300)
+        # Inside MPS %smid is virtual (paper 000, Pitfall 5): which SMs ran is
+        # invisible, but no launch may use more TPCs than the partition has.
+        check("alone on half %s: 300 launches, none on more than %d TPCs" % (tag, len(expand(part))),
+              len(r) == 300 and all(len(expand(x[3])) <= len(expand(part)) for x in r))
     pa, path_a = loop("coA", ["--iters", "300"], ["-c", half_a])
     pb, path_b = loop("coB", ["--iters", "300"], ["-c", half_b])
     pa.wait(timeout=120)
@@ -162,12 +163,12 @@ def main():
     for t in "AB":
         check("half %s together within 10%% of alone" % t, abs(co[t] / alone[t] - 1) < 0.10,
               "%.3f vs %.3f ms" % (co[t], alone[t]))
-        check("half %s together: every launch on its TPCs" % t,
-              all(expand(x[3]) <= expand(half_a if t == "A" else half_b) for x in (ra if t == "A" else rb)))
+        check("half %s together: no launch on more TPCs than its half" % t,
+              all(len(expand(x[3])) <= 33 for x in (ra if t == "A" else rb)))
 
-    # ---- Live re-partitioning ------------------------------------------------
+    # ---- Live re-partitioning (outside MPS, where %smid shows the real SMs) ----
     stop = os.path.join(WORK, "live.stop")
-    p, path = loop("live", ["--stop", stop], ["-c", "0-65"])
+    p, path = loop("live", ["--stop", stop], ["--no-mps", "-c", "0-65"])
     wait_lines(path, 50)
     changes = []
     for part in ("0-32", "0-7", "0-15", "0-65", "40-47"):
@@ -201,6 +202,7 @@ def main():
     stop = os.path.join(WORK, "wrap.stop")
     wenv = dict(ENV)
     wenv["LD_LIBRARY_PATH"] = WRAPDIR
+    wenv["CUDA_MPS_PIPE_DIRECTORY"] = "/dev/null"  # outside MPS: real SM IDs
     p, path = loop("wrap", ["--stop", stop], None, env=wenv)
     wait_lines(path, 20)
     rc, out, err = run([NVT, "-l"])
