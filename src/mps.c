@@ -8,9 +8,11 @@
  */
 #define _GNU_SOURCE
 #include "mps.h"
+#include "mpslog.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,4 +229,149 @@ int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms)
 		 "the MPS control daemon (pid %ld) is still running after %d ms", (long)pid,
 		 timeout_ms);
 	return -1;
+}
+
+int nvt_mps_query(struct nvt_mps *mps, const char *command, char *out, size_t len, int timeout_ms)
+{
+	int in[2], res[2], status;
+	size_t got = 0;
+	pid_t child;
+
+	if (!mps->control[0] || len == 0)
+		return -1;
+	if (pipe2(in, O_CLOEXEC))
+		return -1;
+	if (pipe2(res, O_CLOEXEC)) {
+		close(in[0]);
+		close(in[1]);
+		return -1;
+	}
+	child = fork();
+	if (child < 0) {
+		close(in[0]);
+		close(in[1]);
+		close(res[0]);
+		close(res[1]);
+		return -1;
+	}
+	if (child == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		setpgid(0, 0); /* so that a timeout ends whatever it started */
+		dup2(in[0], STDIN_FILENO);
+		dup2(res[1], STDOUT_FILENO);
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		setenv("CUDA_MPS_PIPE_DIRECTORY", mps->pipe_dir, 1);
+		setenv("CUDA_MPS_LOG_DIRECTORY", mps->log_dir, 1);
+		unsetenv("LD_PRELOAD");
+		execl(mps->control, mps->control, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(res[1]);
+	if (write(in[1], command, strlen(command)) < 0 || write(in[1], "\n", 1) < 0) {
+		/* the child reports its own failure */
+	}
+	close(in[1]);
+	int waited = 0;
+	for (;;) {
+		struct pollfd pfd = {res[0], POLLIN, 0};
+		ssize_t n;
+		if (poll(&pfd, 1, 100) == 0) {
+			waited += 100;
+			if (waited >= timeout_ms)
+				break;
+			continue;
+		}
+		n = read(res[0], out + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || (got += (size_t)n) >= len - 1)
+			break;
+	}
+	out[got] = '\0';
+	close(res[0]);
+	/* The answer is complete at EOF; the process may take a moment more to exit. */
+	while (waitpid(child, &status, WNOHANG) == 0) {
+		if (waited >= timeout_ms) {
+			kill(-child, SIGKILL); /* a wedged daemon must not hang nvtaskset */
+			kill(child, SIGKILL);
+			waitpid(child, &status, 0);
+			return -1;
+		}
+		sleep_ms(10);
+		waited += 10;
+	}
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Effective uid of pid, or (uid_t)-1. */
+static uid_t process_uid(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long ruid, euid;
+	uid_t uid = (uid_t)-1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return uid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %lu %lu", &ruid, &euid) == 2)
+			uid = (uid_t)euid;
+	fclose(f);
+	return uid;
+}
+
+int nvt_mps_clients(struct nvt_mps *mps, uid_t uid, pid_t *server, int *clients, int timeout_ms)
+{
+	char answer[4096], command[64];
+	long servers[NVT_MPS_MAX_PIDS], pids[1];
+	int n;
+
+	*server = 0;
+	*clients = 0;
+	if (nvt_mps_query(mps, "get_server_list", answer, sizeof(answer), timeout_ms))
+		return -1;
+	n = nvt_mps_parse_pids(answer, servers, NVT_MPS_MAX_PIDS);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n && i < NVT_MPS_MAX_PIDS; i++) {
+		if (process_uid((pid_t)servers[i]) != uid)
+			continue;
+		snprintf(command, sizeof(command), "get_client_list %ld", servers[i]);
+		if (nvt_mps_query(mps, command, answer, sizeof(answer), timeout_ms))
+			return -1;
+		*server = (pid_t)servers[i];
+		*clients = nvt_mps_parse_pids(answer, pids, 0);
+		if (*clients < 0)
+			return -1;
+		return 0;
+	}
+	return 0;
+}
+
+int nvt_mps_read_log(const struct nvt_mps *mps, char *buf, size_t len)
+{
+	char path[512];
+	off_t size;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%.300s/server.log", mps->log_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size = lseek(fd, 0, SEEK_END);
+	if (size < 0 || lseek(fd, size > (off_t)len - 1 ? size - (off_t)len + 1 : 0, SEEK_SET) < 0) {
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
 }

@@ -29,4 +29,20 @@ int nvt_mps_start(struct nvt_mps *mps, int timeout_ms);
 /* Asks the daemon to quit and waits (at most timeout_ms) until it has. Returns 0 or -1. */
 int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms);
 
+/*
+ * Sends one command (e.g. "get_server_list") to the daemon and stores its
+ * answer in out. Waits at most timeout_ms. Returns 0 or -1.
+ */
+int nvt_mps_query(struct nvt_mps *mps, const char *command, char *out, size_t len, int timeout_ms);
+
+/*
+ * Finds the MPS server that a task of user uid would join and counts its
+ * clients. Returns 0 with *server = 0 if none runs (a new one will start),
+ * 0 with *server and *clients filled, or -1 if the daemon did not answer.
+ */
+int nvt_mps_clients(struct nvt_mps *mps, uid_t uid, pid_t *server, int *clients, int timeout_ms);
+
+/* Reads the tail of the server log into buf. Returns 0 or -1. */
+int nvt_mps_read_log(const struct nvt_mps *mps, char *buf, size_t len);
+
 #endif /* NVT_MPS_H */

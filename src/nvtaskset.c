@@ -17,6 +17,7 @@
 #include "calibrate.h"
 #include "gpu.h"
 #include "mps.h"
+#include "mpslog.h"
 #include "nvtaskset.h"
 #include "segfile.h"
 #include "segment.h"
@@ -465,6 +466,74 @@ static int do_list(const struct options *o)
 
 /* ---- --mps --------------------------------------------------------------- */
 
+#define MPS_QUERY_TIMEOUT_MS 10000
+
+/* Channels each new MPS client asks for: $CUDA_DEVICE_MAX_CONNECTIONS, else 8. */
+static int client_connections(void)
+{
+	const char *text = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	char *end;
+	long v;
+
+	if (!text || !*text)
+		return 8;
+	v = strtol(text, &end, 10);
+	return (*end || v < 1 || v > 128) ? 8 : (int)v;
+}
+
+static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
+{
+	static char log[65536];
+	struct nvt_mps_fault fault;
+	pid_t server = 0;
+	int clients = 0, limit = nvt_mps_client_limit(client_connections());
+	int asked = pid && nvt_mps_clients(mps, geteuid(), &server, &clients, MPS_QUERY_TIMEOUT_MS) == 0;
+	int faulted = nvt_mps_read_log(mps, log, sizeof(log)) == 0 && nvt_mps_last_fault(log, &fault);
+
+	if (o->json) {
+		printf("{\"running\":%s,\"pid\":%ld,\"pipe_directory\":", pid ? "true" : "false",
+		       (long)pid);
+		json_string(mps->pipe_dir);
+		printf(",\"log_directory\":");
+		json_string(mps->log_dir);
+		printf(",\"control\":");
+		json_string(mps->control);
+		if (asked)
+			printf(",\"server\":%ld,\"clients\":%d,\"client_limit\":%d", (long)server,
+			       clients, limit);
+		if (faulted) {
+			printf(",\"last_fault\":{\"time\":\"%s\",\"server\":%ld,\"blamed_client\":%ld,"
+			       "\"torn_down\":[",
+			       fault.when, fault.server, fault.client);
+			for (int i = 0; i < fault.n_torn; i++)
+				printf(i ? ",%ld" : "%ld", fault.torn[i]);
+			printf("]}");
+		}
+		printf("}\n");
+		return;
+	}
+	if (pid)
+		printf("MPS control daemon: running (pid %ld), pipe directory %s, log directory %s\n",
+		       (long)pid, mps->pipe_dir, mps->log_dir);
+	else
+		printf("MPS control daemon: not running (pipe directory %s)\n", mps->pipe_dir);
+	if (asked && server)
+		printf("MPS server: pid %ld, %d client%s (it takes at most %d with %d channels each)\n",
+		       (long)server, clients, clients == 1 ? "" : "s", limit, client_connections());
+	else if (asked)
+		printf("MPS server: none yet (the first client starts one)\n");
+	if (faulted) {
+		printf("last fatal GPU error: %s, in server %ld, blamed on client %ld; the server tore "
+		       "down %d client%s:",
+		       fault.when, fault.server, fault.client, fault.n_torn, fault.n_torn == 1 ? "" : "s");
+		for (int i = 0; i < fault.n_torn; i++)
+			printf(" %ld", fault.torn[i]);
+		printf("\n  (MPS does not isolate clients from each other's faults: paper 000, "
+		       "Pitfall 2. See %s/server.log.)\n",
+		       mps->log_dir);
+	}
+}
+
 static int do_mps(const struct options *o)
 {
 	struct nvt_mps mps;
@@ -473,22 +542,7 @@ static int do_mps(const struct options *o)
 	nvt_mps_setup(&mps);
 	pid = nvt_mps_daemon(&mps);
 	if (!strcmp(o->mps_action, "status")) {
-		if (o->json) {
-			printf("{\"running\":%s,\"pid\":%ld,\"pipe_directory\":", pid ? "true" : "false",
-			       (long)pid);
-			json_string(mps.pipe_dir);
-			printf(",\"log_directory\":");
-			json_string(mps.log_dir);
-			printf(",\"control\":");
-			json_string(mps.control);
-			printf("}\n");
-		} else if (pid) {
-			printf("MPS control daemon: running (pid %ld), pipe directory %s, log directory "
-			       "%s\n",
-			       (long)pid, mps.pipe_dir, mps.log_dir);
-		} else {
-			printf("MPS control daemon: not running (pipe directory %s)\n", mps.pipe_dir);
-		}
+		mps_status(o, &mps, pid);
 		return pid ? EXIT_SUCCESS : EXIT_MPS_NOT_RUNNING;
 	}
 	if (!strcmp(o->mps_action, "start")) {
@@ -666,10 +720,23 @@ static void env_append(const char *name, const char *value)
 static void ensure_mps(void)
 {
 	struct nvt_mps mps;
+	pid_t server;
+	int clients, limit = nvt_mps_client_limit(client_connections());
 
 	nvt_mps_setup(&mps);
-	if (nvt_mps_daemon(&mps))
+	if (nvt_mps_daemon(&mps)) {
+		/* A client past the server's channels fails in CUDA with a misleading
+		 * "out of memory" (seen on an H100 with the 16th client): say why now. */
+		if (nvt_mps_clients(&mps, geteuid(), &server, &clients, MPS_QUERY_TIMEOUT_MS))
+			warnx("cannot ask the MPS control daemon how many clients it serves");
+		else if (server && clients >= limit)
+			errx(EXIT_FAILURE,
+			     "the MPS server (pid %ld) already has %d clients, the most it takes with %d "
+			     "channels each (paper 000, section 5.3); this task would fail to start CUDA. "
+			     "Stop a task, or run this one with --no-mps",
+			     (long)server, clients, client_connections());
 		return;
+	}
 	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
 		errx(EXIT_FAILURE, "cannot start MPS: %s; run with --no-mps to run without it",
 		     mps.error);
@@ -688,12 +755,12 @@ static int do_run(const struct options *o, char **argv)
 	if (nvt_format_list(&set, list, sizeof(list)) < 0 ||
 	    nvt_topo_format(&topo, topo_text, sizeof(topo_text)) < 0)
 		errx(EXIT_FAILURE, "internal error: cannot format the partition");
+	/* MPS clients get 2 channels unless told otherwise (paper 000, Pitfall 4). */
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 0);
 	if (o->no_mps)
 		setenv("CUDA_MPS_PIPE_DIRECTORY", "/dev/null", 1); /* never connect */
 	else
 		ensure_mps();
-	/* MPS clients get 2 channels unless told otherwise (paper 000, Pitfall 4). */
-	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 0);
 	setenv(NVT_ENV_TPCS, list, 1);
 	setenv(NVT_ENV_TOPOLOGY, topo_text, 1);
 	env_append("LD_PRELOAD", shim);

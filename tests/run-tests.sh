@@ -33,13 +33,20 @@ FAILED=""
 
 # Stops a fake MPS daemon a test left running (it quits when this file appears).
 stop_fake_mps() {
-	local i
-	[ -e "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" ] || return 0
-	touch "$CUDA_MPS_PIPE_DIRECTORY/quit"
-	for ((i = 0; i < 100; i++)); do
-		[ -e "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" ] || return 0
-		sleep 0.02
+	local i dir
+	for dir in "$WORK"/mps-pipe*; do
+		[ -e "$dir/nvidia-cuda-mps-control.pid" ] || continue
+		touch "$dir/quit"
+		for ((i = 0; i < 100; i++)); do
+			[ -e "$dir/nvidia-cuda-mps-control.pid" ] || break
+			sleep 0.02
+		done
 	done
+}
+# Gives an MPS test a pipe directory of its own.
+own_mps_dirs() {
+	export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe.$1 CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log.$1
+	mkdir -p "$CUDA_MPS_PIPE_DIRECTORY"
 }
 cleanup() {
 	stop_fake_mps
@@ -111,6 +118,7 @@ seg_file() { echo "$NVTASKSET_RUNDIR/nvtaskset.$1"; }
 t_unit_tpcset() { "$T/test_tpcset"; }
 t_unit_tmd() { "$T/test_tmd"; }
 t_unit_topo() { "$T/test_topo"; }
+t_unit_mpslog() { "$T/test_mpslog"; }
 t_unit_segment() { timeout 60 "$T/test_segment"; }
 t_fuzz_parsers() { FUZZ_SECONDS=${FUZZ_SECONDS:-3} timeout 60 "$T/fuzz_parsers"; }
 
@@ -752,6 +760,7 @@ t_pre_hopper() {
 # ---- MPS --------------------------------------------------------------------
 
 t_mps_lifecycle() {
+	own_mps_dirs mps_lifecycle
 	local fake=$ROOT/tests/fake/bin
 	mkdir -p "$CUDA_MPS_PIPE_DIRECTORY"
 	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps status
@@ -785,7 +794,79 @@ t_mps_lifecycle() {
 	eq "$(grep -c 'args=-d' "$CUDA_MPS_PIPE_DIRECTORY/fake.log")" 2 "daemon starts (--mps start, then the task)"
 	env PATH="$fake:$PATH" "$NVT" --mps stop >/dev/null
 }
+t_mps_client_limit() {
+	own_mps_dirs mps_client_limit
+	local fake=$ROOT/tests/fake/bin i server
+	export PATH="$fake:$PATH"
+	"$NVT" --mps start >/dev/null
+	sleep 1000 &
+	server=$!
+	echo $server >"$CUDA_MPS_PIPE_DIRECTORY/fake-server"
+	for ((i = 1; i <= 14; i++)); do echo $((1000 + i)); done >"$CUDA_MPS_PIPE_DIRECTORY/fake-clients"
+	run_rc out rc "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 0 "14 clients: room for one more"
+	run_rc out rc "$NVT" --mps status
+	has "$out" "MPS server: pid $server, 14 clients (it takes at most 15 with 8 channels each)"
+	echo 1015 >>"$CUDA_MPS_PIPE_DIRECTORY/fake-clients"
+	run_rc out rc "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: the MPS server (pid $server) already has 15 clients, the most it takes with 8 channels each (paper 000, section 5.3); this task would fail to start CUDA. Stop a task, or run this one with --no-mps"
+	# Fewer channels each leave room for more clients.
+	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 0
+	run_rc out rc "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$rc" 0 "--no-mps still runs"
+	# Another user's server is not ours to count.
+	if [ "$(id -u)" == 0 ] && command -v setpriv >/dev/null; then
+		kill $server
+		setpriv --reuid=65534 --regid=65534 --clear-groups sleep 1000 &
+		server=$!
+		sleep 0.2
+		echo $server >"$CUDA_MPS_PIPE_DIRECTORY/fake-server"
+		run_rc out rc "$NVT" -c 0 "$APP" launch 1
+		eq "$rc" 0 "another user's full server"
+	fi
+	kill $server
+	"$NVT" --mps stop >/dev/null
+}
+t_mps_fault_reported() {
+	own_mps_dirs mps_fault_reported
+	local fake=$ROOT/tests/fake/bin
+	export PATH="$fake:$PATH"
+	mkdir -p "$CUDA_MPS_LOG_DIRECTORY"
+	cat >"$CUDA_MPS_LOG_DIRECTORY/server.log" <<'LOG'
+[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2503, Context: 1} encountered a fatal GPU error.
+[2026-11-21 20:01:59.353 Server  2483] Server is handling a fatal GPU error.
+[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2503, Context ID: 1} on device 0 to be torn down
+[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2534, Context ID: 1} on device 0 to be torn down
+LOG
+	run_rc out rc "$NVT" --mps status
+	eq "$rc" 3
+	has "$out" "last fatal GPU error: 2026-11-21 20:01:59, in server 2483, blamed on client 2503; the server tore down 2 clients: 2503 2534"
+	has "$out" "Pitfall 2"
+	out=$(timeout 20 "$NVT" --mps status --json) || true
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); f=d["last_fault"]; assert f["torn_down"]==[2503,2534] and f["blamed_client"]==2503' "$out" ||
+		die "bad JSON: $out"
+}
+t_mps_daemon_wedged() {
+	own_mps_dirs mps_daemon_wedged
+	# A daemon that never answers must not hang nvtaskset.
+	local fake=$ROOT/tests/fake/bin
+	export PATH="$fake:$PATH"
+	"$NVT" --mps start >/dev/null
+	mkdir -p "$WORK/wedged"
+	sed 's/	get_server_list) cat/	get_server_list) sleep 1000; cat/' "$fake/nvidia-cuda-mps-control" \
+		>"$WORK/wedged/nvidia-cuda-mps-control"
+	chmod +x "$WORK/wedged/nvidia-cuda-mps-control"
+	local start=$SECONDS
+	run_rc out rc env PATH="$WORK/wedged:$PATH" "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 0
+	has "$out" "nvtaskset: cannot ask the MPS control daemon how many clients it serves"
+	[ $((SECONDS - start)) -lt 15 ] || die "took $((SECONDS - start)) s"
+	"$NVT" --mps stop >/dev/null
+}
 t_mps_missing_or_failing() {
+	own_mps_dirs mps_missing_or_failing
 	local fake=$ROOT/tests/fake/bin d
 	for d in /usr/local/nvidia/bin /usr/bin /usr/sbin /usr/local/bin /usr/lib/nvidia /opt/nvidia/bin; do
 		[ -x "$d/nvidia-cuda-mps-control" ] && skip "a real MPS is installed in $d"

@@ -1,7 +1,8 @@
 /*
- * fuzz_parsers.c - fuzz target for every parser of user, environment and
- * control-segment text: TPC masks, TPC lists and topology records. Whatever
- * a parser accepts must format and parse back to the same value.
+ * fuzz_parsers.c - fuzz target for every parser of user, environment, file
+ * and control-daemon text: TPC masks, TPC lists, topology and cache records,
+ * MPS logs and answers. Whatever a parser accepts must format and parse back
+ * to the same value.
  *
  * Built as a libFuzzer target (clang -fsanitize=fuzzer), or with
  * -DFUZZ_STANDALONE as a program with its own seeded mutator that runs for
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpslog.h"
 #include "topo.h"
 #include "tpcset.h"
 
@@ -60,6 +62,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fail("list did not survive a round trip", text);
 		}
 	}
+	{
+		struct nvt_mps_fault fault;
+		struct nvt_cache_key key = {"GPU-1", 13000, 8};
+		long pids[4];
+		if (nvt_mps_last_fault(text, &fault) && (fault.n_torn < 0 || fault.n_torn > NVT_MPS_MAX_PIDS))
+			fail("fault parser overflowed", text);
+		if (nvt_mps_parse_pids(text, pids, 4) > (int)size)
+			fail("more PIDs than bytes", text);
+		if (nvt_cache_parse(text, &key, &topo) == NVT_CACHE_OK && nvt_topo_validate(&topo))
+			fail("cache parser accepted an invalid topology", text);
+	}
 	if (nvt_topo_parse(text, &topo) == 0) {
 		if (nvt_topo_validate(&topo))
 			fail("topology parser accepted an invalid topology", text);
@@ -79,6 +92,10 @@ static const char *const seeds[] = {
 	"nvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3",
 	"nvtaskset-topology 1 tpcs=2 gpcs=2 flags=1 map=0,9 gpc=1,0",
 	"nvtaskset-topology 1 tpcs=3 gpcs=2 flags=1 map=75,78,81 gpc=0,1,1\n",
+	"[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2503, Context: 1} encountered a fatal GPU error.\n"
+	"[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2534, Context ID: 1} on device 0 to be torn down\n",
+	"2483\n2484\n",
+	"nvtaskset-cache 1 uuid=GPU-1 driver=13000 sms=8\nnvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3\nchecksum=0000000000000000\n",
 };
 static const char alphabet[] = "0123456789abcdefxX,-: =\n\tgpcmaptsfl";
 

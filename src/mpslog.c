@@ -1,0 +1,112 @@
+/*
+ * mpslog.c - MPS log and control-answer parsing. Line formats as written by
+ * MPS 13.0 (seen on an H100, driver 580, 2026-11-21):
+ *   [2026-11-21 20:01:59.353 Server  2483] Client {PID: 2503, Context: 1} encountered a fatal GPU error.
+ *   [2026-11-21 20:01:59.353 Server  2483] Client {PID: 2534, Context ID: 1} on device 0 to be torn down
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "mpslog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FATAL "encountered a fatal GPU error"
+#define TORN "to be torn down"
+
+/* Reads the number after "{PID: " in line; returns it or -1. */
+static long pid_in(const char *line, const char *end)
+{
+	const char *p = strstr(line, "{PID: ");
+	char *stop;
+	long v;
+
+	if (!p || p >= end)
+		return -1;
+	v = strtol(p + 6, &stop, 10);
+	return (stop == p + 6 || v <= 0) ? -1 : v;
+}
+
+/* Fills when and server from a "[date time.ms Server  pid]" prefix. */
+static int prefix(const char *line, struct nvt_mps_fault *f)
+{
+	char date[16], time_[16];
+	long server;
+
+	if (sscanf(line, "[%15s %15[0-9:.] Server %ld]", date, time_, &server) != 3)
+		return -1;
+	char *dot = strchr(time_, '.');
+	if (dot)
+		*dot = '\0';
+	snprintf(f->when, sizeof(f->when), "%s %s", date, time_);
+	f->server = server;
+	return 0;
+}
+
+int nvt_mps_last_fault(const char *log, struct nvt_mps_fault *out)
+{
+	const char *last = NULL, *p;
+	struct nvt_mps_fault f;
+
+	for (p = log; (p = strstr(p, FATAL)); p++)
+		last = p;
+	if (!last)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	/* Back to the start of that line. */
+	while (last > log && last[-1] != '\n')
+		last--;
+	if (prefix(last, &f))
+		return 0;
+	f.client = pid_in(last, strchr(last, '\n') ? strchr(last, '\n') : last + strlen(last));
+	for (p = strchr(last, '\n'); p && *++p;) {
+		const char *end = strchr(p, '\n');
+		if (!end)
+			end = p + strlen(p);
+		if ((size_t)(end - p) > strlen(TORN) && strstr(p, TORN) && strstr(p, TORN) < end) {
+			long pid = pid_in(p, end);
+			int seen = 0;
+			for (int i = 0; i < f.n_torn; i++)
+				seen |= f.torn[i] == pid;
+			if (pid > 0 && !seen && f.n_torn < NVT_MPS_MAX_PIDS)
+				f.torn[f.n_torn++] = pid;
+		}
+		p = *end ? end : NULL;
+	}
+	*out = f;
+	return 1;
+}
+
+int nvt_mps_parse_pids(const char *answer, long *pids, int max)
+{
+	int n = 0;
+
+	for (const char *p = answer; *p;) {
+		char *end;
+		long v;
+
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		if (!*p)
+			break;
+		v = strtol(p, &end, 10);
+		if (end == p || v <= 0 || (*end && *end != '\n' && *end != ' ' && *end != '\r'))
+			return -1;
+		if (n < max)
+			pids[n] = v;
+		n++;
+		p = end;
+	}
+	return n;
+}
+
+int nvt_mps_client_limit(int connections)
+{
+	int limit;
+
+	if (connections < 1)
+		connections = 1;
+	limit = (128 - 8) / connections;
+	return limit > 48 ? 48 : limit;
+}

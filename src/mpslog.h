@@ -1,0 +1,43 @@
+/*
+ * mpslog.h - reading what the MPS server's log says about faults, and the
+ * answers of its control daemon. Pure code on text.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_MPSLOG_H
+#define NVT_MPSLOG_H
+
+#include <stddef.h>
+
+#define NVT_MPS_MAX_PIDS 64
+
+/* The last fatal GPU error the MPS server logged. */
+struct nvt_mps_fault {
+	char when[32];   /* "2026-11-21 20:01:59" */
+	long server;     /* server PID */
+	long client;     /* the client the server blamed (MPS may blame the wrong one) */
+	int n_torn;      /* clients the server tore down because of it */
+	long torn[NVT_MPS_MAX_PIDS];
+};
+
+/*
+ * Finds the last "encountered a fatal GPU error" in server.log text and the
+ * clients torn down after it. Returns 1 and fills out if there is one, else 0.
+ */
+int nvt_mps_last_fault(const char *log, struct nvt_mps_fault *out);
+
+/*
+ * Parses a control daemon answer of one PID per line (get_server_list,
+ * get_client_list). Returns how many PIDs it holds (at most max are stored),
+ * or -1 if a line is not a PID.
+ */
+int nvt_mps_parse_pids(const char *answer, long *pids, int max);
+
+/*
+ * The most clients one MPS server takes when each asks for `connections`
+ * channels: a server's channel group holds 128 channels, 8 of them its own,
+ * and MPS serves at most 48 clients (paper 000, section 5.3). 15 for 8.
+ */
+int nvt_mps_client_limit(int connections);
+
+#endif /* NVT_MPSLOG_H */
