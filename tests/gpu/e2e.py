@@ -281,6 +281,14 @@ def main():
     rc, out, err = run([NVT, "--mps", "status"])
     RESULTS["oob"]["mps_status"] = out + err
     info("--mps status after the fault: %r" % (out + err))
+    check("the fault took down the client in the other partition too (Pitfall 2)",
+          victim.returncode not in (0, None) and "illegal memory access" in verr, verr.strip()[-200:])
+    check("nvtaskset --mps status says what happened",
+          "last fatal GPU error" in out and str(victim.pid) in out.split("tore down", 1)[-1], out.strip())
+    try:
+        RESULTS["oob"]["log_dir"] = os.listdir(ENV["CUDA_MPS_LOG_DIRECTORY"])
+    except OSError as e:
+        RESULTS["oob"]["log_dir"] = str(e)
     for name in ("control.log", "server.log"):
         try:
             tail = open(os.path.join(ENV["CUDA_MPS_LOG_DIRECTORY"], name)).read().splitlines()[-25:]
@@ -303,6 +311,16 @@ def main():
     rc, out, err = run([NVT, "-c", "20", os.path.join(BIN, "loop"), "--iters", "3"], timeout=90)
     RESULTS["sixteenth"] = {"alive_before": alive, "rc": rc, "stdout": out, "stderr": err}
     info("15 clients alive: %d; the 16th: rc=%d err=%r" % (alive, rc, err.strip()[-500:]))
+    check("a 16th MPS client is refused with a clear message",
+          alive == 15 and rc == 1 and "already has 15 clients" in err, err.strip())
+    # What the 16th would have met without nvtaskset's check.
+    env16 = dict(ENV)
+    env16["CUDA_DEVICE_MAX_CONNECTIONS"] = "8"
+    rc, out, err = run([os.path.join(BIN, "loop"), "--iters", "3"], timeout=90, env=env16)
+    RESULTS["sixteenth"]["without_nvtaskset"] = {"rc": rc, "stderr": err}
+    info("a 16th client without nvtaskset: rc=%d err=%r" % (rc, err.strip()[-300:]))
+    rc, out, err = run([NVT, "--no-mps", "-c", "20", os.path.join(BIN, "loop"), "--iters", "3"], timeout=90)
+    check("the 16th task runs with --no-mps", rc == 0, err.strip()[-200:])
     rc, out, err = run([NVT, "-l"])
     RESULTS["list_with_15"] = out
     open(stop, "w").close()
@@ -314,6 +332,8 @@ def main():
 
     rc, out, err = run([NVT, "--topology"])
     RESULTS["topology"] = out
+    print("---- nvtaskset -l with 15 tasks ----\n" + RESULTS["list_with_15"], flush=True)
+    print("---- nvtaskset --mps status ----\n" + run([NVT, "--mps", "status"])[1], flush=True)
 
 
 try:
