@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "calibrate.h"
@@ -392,11 +393,21 @@ static void read_cmdline(pid_t pid, char *buf, size_t len)
 			buf[i] = buf[i] ? '?' : '\0';
 }
 
+/* Width left for COMMAND in -l's table: the terminal's, or no limit. */
+static int command_width(void)
+{
+	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_col < 60)
+		return 0;
+	return ws.ws_col - 45; /* PID, USER and TPCS take 45 columns */
+}
+
 static int do_list(const struct options *o)
 {
 	static pid_t pids[MAX_TASKS];
 	const char *rundir = nvt_rundir();
-	int n = nvt_seg_scan(rundir, pids, MAX_TASKS), shown = 0;
+	int n = nvt_seg_scan(rundir, pids, MAX_TASKS), shown = 0, width = command_width();
 
 	if (n < 0)
 		err(EXIT_FAILURE, "cannot read %s", rundir);
@@ -454,6 +465,15 @@ static int do_list(const struct options *o)
 				snprintf(user, sizeof(user), "%s", pw->pw_name);
 			else
 				snprintf(user, sizeof(user), "%lu", (unsigned long)h.owner);
+			/* In a terminal, keep rows on one line; piped output stays whole. */
+			if (width && (int)strlen(cmd) > width)
+				snprintf(cmd + width - 3, 4, "...");
+			if (width && strlen(list) > 20) {
+				char count[16];
+				int n_keep = 20 - snprintf(count, sizeof(count), "...(%u)",
+							   nvt_set_count(&view.tpcs));
+				snprintf(list + n_keep, sizeof(list) - (size_t)n_keep, "%s", count);
+			}
 			printf("%7ld  %-10s  %-20s  %s\n", (long)pids[i], user, list, cmd);
 		}
 		shown++;
