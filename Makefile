@@ -21,8 +21,8 @@ SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2
 
 B = build
 PURE = tpcset tmd topo segment
-SHIM_SRC = $(PURE) segfile shim
-CLI_SRC = $(PURE) mpslog segfile gpu calibrate mps nvtaskset
+SHIM_SRC = $(PURE) sysutil segfile shim
+CLI_SRC = $(PURE) mpslog sysutil segfile gpu calibrate mps nvtaskset
 
 SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)
 CLI_OBJ = $(CLI_SRC:%=$(B)/cli/%.o)
@@ -82,7 +82,7 @@ $(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(PURE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/unit -o $@ $< $(PURE_OBJ) -lpthread
 
-$(T)/segpoke: tests/unit/segpoke.c $(PURE_OBJ) $(B)/cli/segfile.o
+$(T)/segpoke: tests/unit/segpoke.c $(PURE_OBJ) $(B)/cli/segfile.o $(B)/cli/sysutil.o
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $^
 

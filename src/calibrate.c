@@ -18,18 +18,16 @@
 #define _GNU_SOURCE
 #include "calibrate.h"
 #include "cuda_driver.h"
+#include "sysutil.h"
 #include "tmd.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -418,60 +416,36 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+struct calibration_ctx {
+	int ordinal;
+	int show_progress;
+};
+
+/* Runs in the child. */
+static void calibrate_in_child(void *ctx, void *result)
+{
+	struct calibration_ctx *c = ctx;
+	struct child_result *r = result;
+
+	/* Outside MPS: MPS clients see virtualised SM IDs. */
+	setenv("CUDA_MPS_PIPE_DIRECTORY", "/nonexistent/nvtaskset-no-mps", 1);
+	r->ok = calibrate(c->ordinal, r, c->show_progress) == 0;
+}
+
 static int run_calibration(int ordinal, int timeout_ms, int show_progress,
 			   struct child_result *res)
 {
-	int fds[2], status;
-	size_t got = 0;
-	double deadline;
-	pid_t child;
+	struct calibration_ctx ctx = {ordinal, show_progress};
 
-	memset(res, 0, sizeof(*res));
-	if (pipe2(fds, O_CLOEXEC))
-		return cfail(res, "pipe: %s", strerror(errno));
-	child = fork();
-	if (child < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return cfail(res, "fork: %s", strerror(errno));
-	}
-	if (child == 0) {
-		struct child_result mine;
-		memset(&mine, 0, sizeof(mine));
-		close(fds[0]);
-		/* Outside MPS: MPS clients see virtualised SM IDs. */
-		setenv("CUDA_MPS_PIPE_DIRECTORY", "/nonexistent/nvtaskset-no-mps", 1);
-		mine.ok = calibrate(ordinal, &mine, show_progress) == 0;
-		if (write(fds[1], &mine, sizeof(mine)) != (ssize_t)sizeof(mine))
-			_exit(2);
-		_exit(0);
-	}
-	close(fds[1]);
-	deadline = now_s() + timeout_ms / 1000.0;
-	while (got < sizeof(*res)) {
-		struct pollfd pfd = {fds[0], POLLIN, 0};
-		int left = (int)((deadline - now_s()) * 1000);
-		ssize_t n;
-
-		if (left <= 0 || poll(&pfd, 1, left) == 0) {
-			kill(child, SIGKILL);
-			waitpid(child, &status, 0);
-			close(fds[0]);
-			return cfail(res, "calibration did not finish within %d s", timeout_ms / 1000);
-		}
-		n = read(fds[0], (char *)res + got, sizeof(*res) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fds[0]);
-	waitpid(child, &status, 0);
-	if (got != sizeof(*res)) {
-		memset(res, 0, sizeof(*res));
-		return cfail(res, "the calibration process %s",
-			     WIFSIGNALED(status) ? "crashed" : "failed");
+	switch (nvt_child_call(calibrate_in_child, &ctx, res, sizeof(*res), timeout_ms)) {
+	case NVT_CHILD_OK:
+		break;
+	case NVT_CHILD_TIMEOUT:
+		return cfail(res, "calibration did not finish within %d s", timeout_ms / 1000);
+	case NVT_CHILD_ESYS:
+		return cfail(res, "cannot start a process: %s", strerror(errno));
+	default:
+		return cfail(res, "the calibration process failed");
 	}
 	res->error[sizeof(res->error) - 1] = '\0';
 	return res->ok && nvt_topo_validate(&res->topo) == 0 ? 0 : -1;
@@ -520,24 +494,6 @@ static int read_trusted(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-static int make_dirs(const char *dir)
-{
-	char partial[256];
-	size_t n = strlen(dir);
-
-	if (n >= sizeof(partial))
-		return -1;
-	for (size_t i = 1; i <= n; i++) {
-		if (dir[i] != '/' && dir[i] != '\0')
-			continue;
-		memcpy(partial, dir, i);
-		partial[i] = '\0';
-		if (mkdir(partial, 0755) && errno != EEXIST)
-			return -1;
-	}
-	return 0;
-}
-
 /* Saves text as dir/name atomically, readable by all. */
 static int save(const char *dir, const char *name, const char *text, char *path, size_t len)
 {
@@ -545,7 +501,7 @@ static int save(const char *dir, const char *name, const char *text, char *path,
 	size_t n = strlen(text);
 	int fd, saved;
 
-	if (make_dirs(dir))
+	if (nvt_mkdirs(dir, 0755))
 		return -1;
 	snprintf(path, len, "%.255s/%.200s", dir, name);
 	snprintf(tmp, sizeof(tmp), "%.255s/.%.200s.XXXXXX", dir, name);

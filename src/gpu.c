@@ -6,18 +6,13 @@
 #define _GNU_SOURCE
 #include "gpu.h"
 #include "cuda_driver.h"
+#include "sysutil.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 static const char *cu_error_name(int rc)
 {
@@ -104,75 +99,40 @@ static int query(int ordinal, struct nvt_gpu_info *info)
 	return 0;
 }
 
-static long now_ms(void)
+struct query_ctx {
+	int ordinal;
+};
+
+/* Runs in the child. */
+static void query_in_child(void *ctx, void *result)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	struct nvt_gpu_info *info = result;
+
+	/* Never join (or wait for) an MPS server just to read attributes. */
+	setenv("CUDA_MPS_PIPE_DIRECTORY", "/nonexistent/nvtaskset-no-mps", 1);
+	if (query(((struct query_ctx *)ctx)->ordinal, info) == 0)
+		info->error[0] = '\0';
+	else if (!info->error[0])
+		snprintf(info->error, sizeof(info->error), "query failed");
 }
 
 int nvt_gpu_query(int ordinal, int timeout_ms, struct nvt_gpu_info *info)
 {
-	int fds[2], status;
-	size_t got = 0;
-	long deadline;
-	pid_t child;
+	struct query_ctx ctx = {ordinal};
 
-	memset(info, 0, sizeof(*info));
-	if (pipe2(fds, O_CLOEXEC)) {
-		snprintf(info->error, sizeof(info->error), "pipe: %s", strerror(errno));
+	switch (nvt_child_call(query_in_child, &ctx, info, sizeof(*info), timeout_ms)) {
+	case NVT_CHILD_OK:
+		break;
+	case NVT_CHILD_TIMEOUT:
+		snprintf(info->error, sizeof(info->error),
+			 "the CUDA driver did not answer within %d s", timeout_ms / 1000);
 		return -1;
-	}
-	child = fork();
-	if (child < 0) {
-		snprintf(info->error, sizeof(info->error), "fork: %s", strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
+	case NVT_CHILD_ESYS:
+		snprintf(info->error, sizeof(info->error), "cannot start a process: %s",
+			 strerror(errno));
 		return -1;
-	}
-	if (child == 0) {
-		struct nvt_gpu_info mine;
-		memset(&mine, 0, sizeof(mine));
-		close(fds[0]);
-		/* Never join (or wait for) an MPS server just to read attributes. */
-		setenv("CUDA_MPS_PIPE_DIRECTORY", "/nonexistent/nvtaskset-no-mps", 1);
-		if (query(ordinal, &mine) == 0)
-			mine.error[0] = '\0';
-		else if (!mine.error[0])
-			snprintf(mine.error, sizeof(mine.error), "query failed");
-		if (write(fds[1], &mine, sizeof(mine)) != (ssize_t)sizeof(mine))
-			_exit(2);
-		_exit(0);
-	}
-	close(fds[1]);
-	deadline = now_ms() + timeout_ms;
-	while (got < sizeof(*info)) {
-		struct pollfd pfd = {fds[0], POLLIN, 0};
-		long left = deadline - now_ms();
-		ssize_t n;
-
-		if (left <= 0 || poll(&pfd, 1, (int)left) == 0) {
-			kill(child, SIGKILL);
-			waitpid(child, &status, 0);
-			close(fds[0]);
-			memset(info, 0, sizeof(*info));
-			snprintf(info->error, sizeof(info->error),
-				 "the CUDA driver did not answer within %d s", timeout_ms / 1000);
-			return -1;
-		}
-		n = read(fds[0], (char *)info + got, sizeof(*info) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fds[0]);
-	waitpid(child, &status, 0);
-	if (got != sizeof(*info)) {
-		memset(info, 0, sizeof(*info));
-		snprintf(info->error, sizeof(info->error), "the driver query process %s",
-			 WIFSIGNALED(status) ? "crashed" : "failed");
+	default:
+		snprintf(info->error, sizeof(info->error), "the driver query process failed");
 		return -1;
 	}
 	info->error[sizeof(info->error) - 1] = '\0';

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "mps.h"
 #include "mpslog.h"
+#include "sysutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -105,24 +106,10 @@ pid_t nvt_mps_daemon(const struct nvt_mps *mps)
 
 static int make_dir(const char *dir, char *error, size_t len)
 {
-	char partial[256];
-	size_t n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(partial) || dir[0] != '/') {
-		snprintf(error, len, "MPS directory \"%s\" is not an absolute path", dir);
-		return -1;
-	}
-	for (size_t i = 1; i <= n; i++) {
-		if (dir[i] != '/' && dir[i] != '\0')
-			continue;
-		memcpy(partial, dir, i);
-		partial[i] = '\0';
-		if (mkdir(partial, 0755) && errno != EEXIST) {
-			snprintf(error, len, "cannot create %s: %s", partial, strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
+	if (nvt_mkdirs(dir, 0755) == 0)
+		return 0;
+	snprintf(error, len, "cannot create the MPS directory %s: %s", dir, strerror(errno));
+	return -1;
 }
 
 static void sleep_ms(int ms)
@@ -355,23 +342,7 @@ int nvt_mps_clients(struct nvt_mps *mps, uid_t uid, pid_t *server, int *clients,
 int nvt_mps_read_log(const struct nvt_mps *mps, char *buf, size_t len)
 {
 	char path[512];
-	off_t size;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%.300s/server.log", mps->log_dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size = lseek(fd, 0, SEEK_END);
-	if (size < 0 || lseek(fd, size > (off_t)len - 1 ? size - (off_t)len + 1 : 0, SEEK_SET) < 0) {
-		close(fd);
-		return -1;
-	}
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
+	return nvt_read_file(path, buf, len, 1) < 0 ? -1 : 0;
 }

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "segfile.h"
 #include "segment.h"
+#include "sysutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,22 +34,6 @@ int nvt_seg_path(char *buf, size_t len, const char *rundir, pid_t pid)
 	return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
-/* Reads a small /proc file into buf (NUL-terminated). Returns bytes or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
 int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
 {
 	char path[64], buf[1024];
@@ -57,7 +42,7 @@ int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
 	unsigned long long v;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if (read_small(path, buf, sizeof(buf)) < 0)
+	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
 		return -1;
 	/* comm may hold spaces and parentheses: fields resume after the last ')'. */
 	p = strrchr(buf, ')');
@@ -93,7 +78,7 @@ int nvt_proc_euid(pid_t pid, uid_t *euid)
 	unsigned long ruid, uid;
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if (read_small(path, buf, sizeof(buf)) < 0)
+	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
 		return -1;
 	line = strstr(buf, "\nUid:");
 	if (!line || sscanf(line + 5, "%lu %lu", &ruid, &uid) != 2) {

@@ -66,21 +66,46 @@ uint64_t nvt_slot_seq(const struct nvt_gpu_slot *slot)
 	return __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
 }
 
+int nvt_seq_read(const uint64_t *seq, const uint64_t *src, uint64_t *dst, size_t words,
+		 uint64_t *seen)
+{
+	uint64_t before = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+
+	if (before & 1)
+		return -1;
+	for (size_t w = 0; w < words; w++)
+		dst[w] = __atomic_load_n(&src[w], __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(seq, __ATOMIC_RELAXED) != before)
+		return -1;
+	*seen = before;
+	return 0;
+}
+
+uint64_t nvt_seq_write(uint64_t *seq, uint64_t *dst, const uint64_t *src, size_t words)
+{
+	uint64_t now = __atomic_load_n(seq, __ATOMIC_RELAXED);
+	/* Odd while writing; a dead writer may have left it odd already. */
+	uint64_t odd = (now & 1) ? now + 2 : now + 1;
+
+	__atomic_store_n(seq, odd, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (size_t w = 0; w < words; w++)
+		__atomic_store_n(&dst[w], src[w], __ATOMIC_RELAXED);
+	__atomic_store_n(seq, odd + 1, __ATOMIC_RELEASE);
+	return odd + 1;
+}
+
 int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, int tries)
 {
 	const uint64_t *src = (const uint64_t *)((const char *)slot + PAYLOAD_BEGIN);
 	union payload_words copy;
+	uint64_t seen;
 
 	for (int i = 0; i < tries; i++) {
-		uint64_t before = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-		if (before & 1)
+		if (nvt_seq_read(&slot->seq, src, copy.w, PAYLOAD_WORDS, &seen))
 			continue;
-		for (size_t w = 0; w < PAYLOAD_WORDS; w++)
-			copy.w[w] = __atomic_load_n(&src[w], __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != before)
-			continue;
-		out->seq = before;
+		out->seq = seen;
 		out->state = copy.p.state;
 		out->tpcs = copy.p.tpcs;
 		out->topo = copy.p.topo;
@@ -92,22 +117,14 @@ int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, in
 uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, uint32_t state, const struct nvt_tpcset *tpcs,
 			const struct nvt_topology *topo)
 {
-	uint64_t *dst = (uint64_t *)((char *)slot + PAYLOAD_BEGIN);
 	union payload_words next;
-	uint64_t seq = __atomic_load_n(&slot->seq, __ATOMIC_RELAXED);
-	/* Odd while writing; a dead writer may have left it odd already. */
-	uint64_t odd = (seq & 1) ? seq + 2 : seq + 1;
 
 	memset(&next, 0, sizeof(next));
 	next.p.state = state;
 	next.p.tpcs = *tpcs;
 	next.p.topo = *topo;
-	__atomic_store_n(&slot->seq, odd, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	for (size_t w = 0; w < PAYLOAD_WORDS; w++)
-		__atomic_store_n(&dst[w], next.w[w], __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->seq, odd + 1, __ATOMIC_RELEASE);
-	return odd + 1;
+	return nvt_seq_write(&slot->seq, (uint64_t *)((char *)slot + PAYLOAD_BEGIN), next.w,
+			     PAYLOAD_WORDS);
 }
 
 void nvt_slot_set_applied(struct nvt_gpu_slot *slot, uint64_t seq)

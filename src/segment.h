@@ -32,6 +32,16 @@ void nvt_seg_init(struct nvt_segment *seg, int32_t pid, uint32_t uid, uint64_t s
 /* Checks the header of a segment of mapped_bytes bytes. Returns enum nvt_seg_check. */
 int nvt_seg_check(const struct nvt_segment *seg, size_t mapped_bytes);
 
+/*
+ * The sequence lock itself, on any words: copies words 64-bit words from src
+ * to dst in one try and returns 0 if *seq was even and unchanged throughout
+ * (storing it in *seen), else -1.
+ */
+int nvt_seq_read(const uint64_t *seq, const uint64_t *src, uint64_t *dst, size_t words,
+		 uint64_t *seen);
+/* Writer side (callers exclude each other): returns the new, even, seq. */
+uint64_t nvt_seq_write(uint64_t *seq, uint64_t *dst, const uint64_t *src, size_t words);
+
 /* Returns the slot's sequence number (acquire load). */
 uint64_t nvt_slot_seq(const struct nvt_gpu_slot *slot);
 

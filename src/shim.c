@@ -128,16 +128,10 @@ static int read_current(struct hw_masks *out)
 	for (int tries = 0; tries < 4; tries++) {
 		unsigned i = __atomic_load_n(&shim.current, __ATOMIC_ACQUIRE);
 		const struct mask_buffer *b = &shim.buf[i & 1];
-		const uint64_t *src = (const uint64_t *)&b->masks;
 		union mask_words copy;
-		uint64_t before = __atomic_load_n(&b->seq, __ATOMIC_ACQUIRE);
+		uint64_t seen;
 
-		if (before & 1)
-			continue;
-		for (size_t w = 0; w < MASK_WORDS; w++)
-			copy.w[w] = __atomic_load_n(&src[w], __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&b->seq, __ATOMIC_RELAXED) == before) {
+		if (nvt_seq_read(&b->seq, (const uint64_t *)&b->masks, copy.w, MASK_WORDS, &seen) == 0) {
 			*out = copy.m;
 			return 0;
 		}
@@ -151,14 +145,8 @@ static void publish(const struct hw_masks *m)
 	unsigned next = (__atomic_load_n(&shim.current, __ATOMIC_RELAXED) + 1) & 1;
 	struct mask_buffer *b = &shim.buf[next];
 	union mask_words src = {.m = *m};
-	uint64_t *dst = (uint64_t *)&b->masks;
-	uint64_t seq = __atomic_load_n(&b->seq, __ATOMIC_RELAXED);
 
-	__atomic_store_n(&b->seq, seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	for (size_t w = 0; w < MASK_WORDS; w++)
-		__atomic_store_n(&dst[w], src.w[w], __ATOMIC_RELAXED);
-	__atomic_store_n(&b->seq, seq + 2, __ATOMIC_RELEASE);
+	nvt_seq_write(&b->seq, (uint64_t *)&b->masks, src.w, MASK_WORDS);
 	__atomic_store_n(&shim.current, next, __ATOMIC_RELEASE);
 }
 

@@ -1,0 +1,125 @@
+/*
+ * sysutil.c - child processes under a time limit, directories, small files.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "sysutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
+		   size_t result_size, int timeout_ms)
+{
+	int fds[2], status, rc = NVT_CHILD_FAILED;
+	size_t got = 0;
+	long deadline;
+	pid_t child;
+
+	memset(result, 0, result_size);
+	if (pipe2(fds, O_CLOEXEC))
+		return NVT_CHILD_ESYS;
+	child = fork();
+	if (child < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return NVT_CHILD_ESYS;
+	}
+	if (child == 0) {
+		close(fds[0]);
+		fn(ctx, result);
+		if (write(fds[1], result, result_size) != (ssize_t)result_size)
+			_exit(2);
+		_exit(0);
+	}
+	close(fds[1]);
+	deadline = now_ms() + timeout_ms;
+	while (got < result_size) {
+		struct pollfd pfd = {fds[0], POLLIN, 0};
+		long left = deadline - now_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) == 0) {
+			kill(child, SIGKILL);
+			rc = NVT_CHILD_TIMEOUT;
+			break;
+		}
+		n = read(fds[0], (char *)result + got, result_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fds[0]);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got == result_size && rc != NVT_CHILD_TIMEOUT)
+		return NVT_CHILD_OK;
+	memset(result, 0, result_size);
+	return rc;
+}
+
+int nvt_mkdirs(const char *dir, mode_t mode)
+{
+	char partial[512];
+	size_t n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(partial) || dir[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	for (size_t i = 1; i <= n; i++) {
+		if (dir[i] != '/' && dir[i] != '\0')
+			continue;
+		memcpy(partial, dir, i);
+		partial[i] = '\0';
+		if (mkdir(partial, mode) && errno != EEXIST)
+			return -1;
+	}
+	return 0;
+}
+
+ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	int saved;
+
+	if (fd < 0 || len == 0)
+		return -1;
+	if (tail) {
+		off_t size = lseek(fd, 0, SEEK_END);
+		if (size < 0 ||
+		    lseek(fd, size > (off_t)len - 1 ? size - (off_t)len + 1 : 0, SEEK_SET) < 0) {
+			saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+	}
+	n = read(fd, buf, len - 1);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}

@@ -1,0 +1,39 @@
+/*
+ * sysutil.h - small system helpers shared by the CLI's modules: running a
+ * function in a child process under a time limit, creating directories,
+ * reading small files. Side effects; return codes, never print.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_SYSUTIL_H
+#define NVT_SYSUTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+enum nvt_child_rc {
+	NVT_CHILD_OK = 0,
+	NVT_CHILD_TIMEOUT, /* killed after timeout_ms */
+	NVT_CHILD_FAILED,  /* crashed or exited without a whole result */
+	NVT_CHILD_ESYS,    /* pipe or fork failed; errno says why */
+};
+
+/*
+ * Runs fn(ctx, result) in a forked child and copies the result_size bytes
+ * it leaves in result back to the caller's result. The child is killed if it
+ * takes longer than timeout_ms. Returns enum nvt_child_rc; result is zeroed
+ * unless NVT_CHILD_OK.
+ */
+int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
+		   size_t result_size, int timeout_ms);
+
+/* Creates dir and its missing parents with mode. Returns 0, or -1 with errno set. */
+int nvt_mkdirs(const char *dir, mode_t mode);
+
+/*
+ * Reads a small file into buf (NUL-terminated): its start, or with tail set
+ * its last len-1 bytes. Returns the bytes read, or -1 with errno set.
+ */
+ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail);
+
+#endif /* NVT_SYSUTIL_H */
