@@ -22,11 +22,11 @@ SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2
 B = build
 PURE = tpcset tmd topo segment
 SHIM_SRC = $(PURE) sysutil segfile shim
-CLI_SRC = $(PURE) mpslog sysutil segfile gpu calibrate mps nvtaskset
+CLI_SRC = $(PURE) mpslog driverinfo sysutil segfile gpu calibrate mps nvtaskset
 
 SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)
 CLI_OBJ = $(CLI_SRC:%=$(B)/cli/%.o)
-PURE_OBJ = $(PURE:%=$(B)/cli/%.o) $(B)/cli/mpslog.o
+PURE_OBJ = $(PURE:%=$(B)/cli/%.o) $(B)/cli/mpslog.o $(B)/cli/driverinfo.o
 
 CLI = $(B)/bin/nvtaskset
 SHIM = $(B)/lib/nvtaskset/libnvtaskset.so
@@ -70,7 +70,7 @@ $(WRAPPER): $(SHIM_OBJ) src/shim.map $(STUB)
 
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
-TEST_BINS = $(T)/test_tpcset $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_mpslog \
+TEST_BINS = $(T)/test_tpcset $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke
 
 $(FAKE): tests/fake/fakecuda.c tests/fake/fakecuda.h
@@ -96,7 +96,7 @@ $(T)/fakeapp-linked: tests/fake/fakeapp.c tests/fake/fakecuda.h $(FAKE)
 
 # The parser fuzz target, driven by its own random mutator under
 # AddressSanitizer (works with gcc); `make fuzz-libfuzzer` uses clang's.
-$(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(PURE:%=src/%.c) src/mpslog.c
+$(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(PURE:%=src/%.c) src/mpslog.c src/driverinfo.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -DFUZZ_STANDALONE -o $@ $^
@@ -109,7 +109,7 @@ GPU_LOG ?= $(B)/gpu
 check-gpu: all
 	@tests/gpu/check-gpu.sh $(GPU_LOG)
 
-fuzz-libfuzzer: $(PURE:%=src/%.c) src/mpslog.c tests/unit/fuzz_parsers.c
+fuzz-libfuzzer: $(PURE:%=src/%.c) src/mpslog.c src/driverinfo.c tests/unit/fuzz_parsers.c
 	@mkdir -p $(T)
 	clang -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=fuzzer,address,undefined \
 		-o $(T)/fuzz_parsers_libfuzzer $^

@@ -341,8 +341,11 @@ int nvt_cache_format(const struct nvt_cache_key *key, const struct nvt_topology 
 
 	if (!uuid_ok(key->uuid))
 		return -1;
-	n = snprintf(buf, len, CACHE_HEADER " uuid=%s driver=%d sms=%d\n", key->uuid,
-		     key->driver_version, key->sms);
+	for (const char *c = key->nvrm; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
+			return -1;
+	n = snprintf(buf, len, CACHE_HEADER " uuid=%s driver=%d sms=%d nvrm=%s\n", key->uuid,
+		     key->driver_version, key->sms, key->nvrm[0] ? key->nvrm : "-");
 	if (n < 0 || (size_t)n >= len)
 		return -1;
 	m = nvt_topo_format(topo, buf + n, len - (size_t)n);
@@ -357,9 +360,10 @@ int nvt_cache_format(const struct nvt_cache_key *key, const struct nvt_topology 
 	return n + m;
 }
 
-int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct nvt_topology *out)
+int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct nvt_topology *out,
+		    struct nvt_cache_key *found)
 {
-	char line[NVT_TOPO_TEXT_MAX], uuid[64], tail;
+	char line[NVT_TOPO_TEXT_MAX], uuid[64], nvrm[32], tail;
 	const char *l2, *l3;
 	struct nvt_topology topo;
 	unsigned long long sum;
@@ -376,17 +380,30 @@ int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct n
 	if (sscanf(l3, "checksum=%16llx%c%n", &sum, &tail, &used) != 2 || tail != '\n' ||
 	    l3[used] != '\0' || strlen(l3) != 26 || sum != fnv1a(text, (size_t)(l3 - text)))
 		return NVT_CACHE_CORRUPT;
-	if (sscanf(text, CACHE_HEADER " uuid=%47[A-Za-z0-9-] driver=%d sms=%d%c", uuid, &driver, &sms,
-		   &tail) != 4 ||
+	if (sscanf(text, CACHE_HEADER " uuid=%47[A-Za-z0-9-] driver=%d sms=%d nvrm=%31[0-9.-]%c", uuid,
+		   &driver, &sms, nvrm, &tail) != 5 ||
 	    tail != '\n')
 		return NVT_CACHE_CORRUPT;
 	memcpy(line, l2, (size_t)(l3 - l2 - 1));
 	line[l3 - l2 - 1] = '\0';
 	if (nvt_topo_parse(line, &topo) || (int)topo.n_tpcs * 2 != sms)
 		return NVT_CACHE_CORRUPT;
-	if (strcmp(uuid, want->uuid) || driver != want->driver_version || sms != want->sms)
+	if (strcmp(uuid, want->uuid))
+		return NVT_CACHE_FOREIGN;
+	if (want->driver_version == 0 ? (!strcmp(nvrm, "-") || strcmp(nvrm, want->nvrm))
+				      : (driver != want->driver_version || sms != want->sms))
+		return NVT_CACHE_FOREIGN;
+	/* Another kernel module than the one measured under: measure again. */
+	if (want->nvrm[0] && strcmp(want->nvrm, "-") && strcmp(nvrm, "-") && strcmp(nvrm, want->nvrm))
 		return NVT_CACHE_FOREIGN;
 	*out = topo;
+	if (found) {
+		memset(found, 0, sizeof(*found));
+		snprintf(found->uuid, sizeof(found->uuid), "%.47s", uuid);
+		found->driver_version = driver;
+		found->sms = sms;
+		snprintf(found->nvrm, sizeof(found->nvrm), "%s", nvrm);
+	}
 	return NVT_CACHE_OK;
 }
 

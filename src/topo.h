@@ -102,8 +102,9 @@ int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned
 /* What a cached calibration belongs to: a stale or foreign record is rebuilt. */
 struct nvt_cache_key {
 	char uuid[48]; /* "GPU-xxxxxxxx-..." */
-	int driver_version;
+	int driver_version; /* cuDriverGetVersion(); 0 = not asked (see nvt_cache_parse) */
 	int sms;
+	char nvrm[32]; /* kernel module version from /proc ("580.159.04"), "-" if unknown */
 };
 
 enum nvt_cache_rc {
@@ -117,7 +118,14 @@ int nvt_cache_format(const struct nvt_cache_key *key, const struct nvt_topology 
 		     size_t len);
 #define NVT_CACHE_TEXT_MAX (NVT_TOPO_TEXT_MAX + 256)
 
-/* Parses a record made for want. Returns enum nvt_cache_rc; fills out on OK. */
-int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct nvt_topology *out);
+/*
+ * Parses a record made for want. A want with driver_version 0 (the GPU was
+ * identified from /proc, without the driver) matches on UUID and kernel
+ * module version, which must be known; otherwise on UUID, driver version and
+ * SM count. Returns enum nvt_cache_rc; on OK fills out and, if found is not
+ * NULL, the record's own key.
+ */
+int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct nvt_topology *out,
+		    struct nvt_cache_key *found);
 
 #endif /* NVT_TOPO_H */

@@ -119,6 +119,7 @@ t_unit_tpcset() { "$T/test_tpcset"; }
 t_unit_tmd() { "$T/test_tmd"; }
 t_unit_topo() { "$T/test_topo"; }
 t_unit_mpslog() { "$T/test_mpslog"; }
+t_unit_driverinfo() { "$T/test_driverinfo"; }
 t_unit_segment() { timeout 60 "$T/test_segment"; }
 t_fuzz_parsers() { FUZZ_SECONDS=${FUZZ_SECONDS:-3} timeout 60 "$T/fuzz_parsers"; }
 
@@ -728,6 +729,49 @@ t_cache_rebuilt() {
 	has "$out" "nvtaskset: cannot save the calibration in /proc/nvt"
 	has "$out" "tpcs=1 hung=0"
 }
+t_fast_identification() {
+	# With one GPU in /proc and a record measured under this kernel module,
+	# nvtaskset starts a task without initialising CUDA itself.
+	export NVTASKSET_CACHE_DIR=$WORK/own-cache NVTASKSET_PROC_NVIDIA=$WORK/procnv
+	local gpu=$WORK/procnv/gpus/0000:01:00.0 file cuinits
+	mkdir -p "$gpu"
+	printf 'Model: \t\t Fake H100\nGPU UUID: \t GPU-00010203-0405-0607-0809-0a0b0c0d0e84\n' >"$gpu/information"
+	printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Nov 20 2026\n' >"$WORK/procnv/version"
+	"$NVT" --calibrate >/dev/null 2>&1
+	file=$(ls "$NVTASKSET_CACHE_DIR"/GPU-*.topo)
+	grep -q "nvrm=580.159.04" "$file" || die "module version not recorded: $(head -1 "$file")"
+	cuinits() { grep -c '^cuInit' "$WORK/fl" 2>/dev/null || true; }
+	rm -f "$WORK/fl"
+	run_rc out rc env FAKECUDA_LOG="$WORK/fl" "$NVT" --no-mps -c 1 "$APP" launch 1
+	has "$out" "tpcs=1 hung=0"
+	eq "$(cuinits)" 1 "cuInit calls (the task's only)"
+	run_rc out rc "$NVT" --topology
+	has "$out" "GPU 0: Fake H100 (GPU-00010203-0405-0607-0809-0a0b0c0d0e84)"
+	# Not sure which GPU CUDA calls 0: ask the driver.
+	rm -f "$WORK/fl"
+	run_rc out rc env FAKECUDA_LOG="$WORK/fl" CUDA_VISIBLE_DEVICES=1 "$NVT" --no-mps -c 1 "$APP" launch 1
+	eq "$(cuinits)" 2 "cuInit calls with CUDA_VISIBLE_DEVICES=1"
+	mkdir -p "$WORK/procnv/gpus/0000:02:00.0"
+	rm -f "$WORK/fl"
+	run_rc out rc env FAKECUDA_LOG="$WORK/fl" "$NVT" --no-mps -c 1 "$APP" launch 1
+	eq "$(cuinits)" 2 "cuInit calls with two GPUs"
+	rmdir "$WORK/procnv/gpus/0000:02:00.0"
+	# A new kernel module: measured again.
+	printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.160.01  Fri\n' >"$WORK/procnv/version"
+	run_rc out rc "$NVT" --no-mps -c 1 "$APP" launch 1
+	has "$out" "nvtaskset: calibrating GPU 0"
+	grep -q "nvrm=580.160.01" "$file" || die "record not rebuilt for the new module"
+	# A record from before the module was known gets its version on next use.
+	unset NVTASKSET_PROC_NVIDIA
+	"$NVT" --calibrate >/dev/null 2>&1
+	grep -q "nvrm=-" "$file" || die "expected a record without module version"
+	export NVTASKSET_PROC_NVIDIA=$WORK/procnv
+	"$NVT" --no-mps -c 1 "$APP" launch 1 >/dev/null 2>&1
+	grep -q "nvrm=580.160.01" "$file" || die "module version not added"
+	rm -f "$WORK/fl"
+	run_rc out rc env FAKECUDA_LOG="$WORK/fl" "$NVT" --no-mps -c 1 "$APP" launch 1
+	eq "$(cuinits)" 1 "cuInit calls after the upgrade"
+}
 t_calibration_failures() {
 	run_rc out rc env NVTASKSET_CACHE_DIR="$WORK/c1" FAKECUDA_CTX_ERROR=46 "$NVT" --no-mps -c 1 "$APP" launch 1
 	eq "$rc" 1
@@ -911,7 +955,7 @@ t_docs_agree() {
 		has "$man" "$opt"
 		has "$readme" "$opt"
 	done
-	for opt in NVTASKSET_QUIET NVTASKSET_RUNDIR NVTASKSET_DRIVER_TIMEOUT NVTASKSET_SHIM NVTASKSET_CACHE_DIR \
+	for opt in NVTASKSET_QUIET NVTASKSET_RUNDIR NVTASKSET_DRIVER_TIMEOUT NVTASKSET_SHIM NVTASKSET_CACHE_DIR NVTASKSET_PROC_NVIDIA \
 		CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY CUDA_DEVICE_MAX_CONNECTIONS; do
 		has "$man" "$opt"
 		has "$readme" "$opt"

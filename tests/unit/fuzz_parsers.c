@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driverinfo.h"
 #include "mpslog.h"
 #include "topo.h"
 #include "tpcset.h"
@@ -64,13 +65,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	{
 		struct nvt_mps_fault fault;
-		struct nvt_cache_key key = {"GPU-1", 13000, 8};
+		struct nvt_cache_key key = {"GPU-1", 13000, 8, "580.1"}, fast = {"GPU-1", 0, 0, "580.1"};
 		long pids[4];
 		if (nvt_mps_last_fault(text, &fault) && (fault.n_torn < 0 || fault.n_torn > NVT_MPS_MAX_PIDS))
 			fail("fault parser overflowed", text);
 		if (nvt_mps_parse_pids(text, pids, 4) > (int)size)
 			fail("more PIDs than bytes", text);
-		if (nvt_cache_parse(text, &key, &topo) == NVT_CACHE_OK && nvt_topo_validate(&topo))
+		char uuid[48], model[64], version[32];
+		if (nvt_parse_gpu_information(text, uuid, sizeof(uuid), model, sizeof(model)) == 0 &&
+		    (strncmp(uuid, "GPU-", 4) || strlen(uuid) >= sizeof(uuid)))
+			fail("accepted a bad UUID", text);
+		if (nvt_parse_nvrm_version(text, version, sizeof(version)) == 0 && !strchr(version, '.'))
+			fail("accepted a version without a dot", text);
+		if (nvt_cache_parse(text, &key, &topo, NULL) == NVT_CACHE_OK && nvt_topo_validate(&topo))
+			fail("cache parser accepted an invalid topology", text);
+		if (nvt_cache_parse(text, &fast, &topo, NULL) == NVT_CACHE_OK && nvt_topo_validate(&topo))
 			fail("cache parser accepted an invalid topology", text);
 	}
 	if (nvt_topo_parse(text, &topo) == 0) {
@@ -95,7 +104,9 @@ static const char *const seeds[] = {
 	"[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2503, Context: 1} encountered a fatal GPU error.\n"
 	"[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2534, Context ID: 1} on device 0 to be torn down\n",
 	"2483\n2484\n",
-	"nvtaskset-cache 1 uuid=GPU-1 driver=13000 sms=8\nnvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3\nchecksum=0000000000000000\n",
+	"Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-7c406bb6-0fa7-9001\n",
+	"NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu\n",
+	"nvtaskset-cache 1 uuid=GPU-1 driver=13000 sms=8 nvrm=580.1\nnvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3\nchecksum=0000000000000000\n",
 };
 static const char alphabet[] = "0123456789abcdefxX,-: =\n\tgpcmaptsfl";
 

@@ -240,34 +240,57 @@ static void test_set_gpcs(void)
 static void test_cache_record(void)
 {
 	struct nvt_topology t = h100(1), back;
-	struct nvt_cache_key key = {"GPU-0123-abcd", 13000, 132}, other = key;
+	struct nvt_cache_key key = {"GPU-0123-abcd", 13000, 132, "580.159.04"}, other = key, found;
 	char text[NVT_CACHE_TEXT_MAX], bad[NVT_CACHE_TEXT_MAX + 8];
 	int n = nvt_cache_format(&key, &t, text, sizeof(text));
 
 	CHECK(n > 0 && text[n - 1] == '\n');
-	CHECK(strncmp(text, "nvtaskset-cache 1 uuid=GPU-0123-abcd driver=13000 sms=132\n", 57) == 0);
-	CHECK(nvt_cache_parse(text, &key, &back) == NVT_CACHE_OK);
+	CHECK(strncmp(text, "nvtaskset-cache 1 uuid=GPU-0123-abcd driver=13000 sms=132 nvrm=580.159.04\n",
+		      74) == 0);
+	CHECK(nvt_cache_parse(text, &key, &back, &found) == NVT_CACHE_OK);
+	CHECK(found.sms == 132 && found.driver_version == 13000 && !strcmp(found.nvrm, "580.159.04"));
+	/* Identified from /proc (no driver call): UUID and module version decide. */
+	other = key;
+	other.driver_version = 0;
+	other.sms = 0;
+	CHECK(nvt_cache_parse(text, &other, &back, NULL) == NVT_CACHE_OK);
+	snprintf(other.nvrm, sizeof(other.nvrm), "580.160.01");
+	CHECK(nvt_cache_parse(text, &other, &back, NULL) == NVT_CACHE_FOREIGN);
+	other = key;
+	snprintf(other.nvrm, sizeof(other.nvrm), "-");
+	CHECK(nvt_cache_parse(text, &other, &back, NULL) == NVT_CACHE_OK); /* the driver decides */
+	other = key;
+	snprintf(other.nvrm, sizeof(other.nvrm), "580.160.01"); /* same CUDA, new module */
+	CHECK(nvt_cache_parse(text, &other, &back, NULL) == NVT_CACHE_FOREIGN);
 	CHECK(memcmp(&back, &t, sizeof(t)) == 0);
 	snprintf(other.uuid, sizeof(other.uuid), "GPU-other");
-	CHECK(nvt_cache_parse(text, &other, &back) == NVT_CACHE_FOREIGN);
+	CHECK(nvt_cache_parse(text, &other, &back, NULL) == NVT_CACHE_FOREIGN);
 	other = key;
 	other.driver_version = 12080;
-	CHECK(nvt_cache_parse(text, &other, &back) == NVT_CACHE_FOREIGN);
+	CHECK(nvt_cache_parse(text, &other, &back, NULL) == NVT_CACHE_FOREIGN);
 	other = key;
 	other.sms = 130;
-	CHECK(nvt_cache_parse(text, &other, &back) == NVT_CACHE_FOREIGN);
+	CHECK(nvt_cache_parse(text, &other, &back, NULL) == NVT_CACHE_FOREIGN);
 	/* Any changed byte is caught. */
 	for (int i = 0; i < n; i += 7) {
 		memcpy(bad, text, (size_t)n + 1);
 		bad[i] = bad[i] == '1' ? '2' : '1';
-		CHECK(nvt_cache_parse(bad, &key, &back) != NVT_CACHE_OK);
+		CHECK(nvt_cache_parse(bad, &key, &back, NULL) != NVT_CACHE_OK);
 	}
 	memcpy(bad, text, (size_t)n + 1);
 	bad[n - 1] = '\0';
-	CHECK(nvt_cache_parse(bad, &key, &back) == NVT_CACHE_CORRUPT);
+	CHECK(nvt_cache_parse(bad, &key, &back, NULL) == NVT_CACHE_CORRUPT);
 	snprintf(bad, sizeof(bad), "%sextra\n", text);
-	CHECK(nvt_cache_parse(bad, &key, &back) == NVT_CACHE_CORRUPT);
-	CHECK(nvt_cache_parse("", &key, &back) == NVT_CACHE_CORRUPT);
+	CHECK(nvt_cache_parse(bad, &key, &back, NULL) == NVT_CACHE_CORRUPT);
+	CHECK(nvt_cache_parse("", &key, &back, NULL) == NVT_CACHE_CORRUPT);
+	/* Without a known module version, /proc identification never matches. */
+	snprintf(key.nvrm, sizeof(key.nvrm), "-");
+	n = nvt_cache_format(&key, &t, text, sizeof(text));
+	other = key;
+	other.driver_version = 0;
+	CHECK(n > 0 && nvt_cache_parse(text, &other, &back, NULL) == NVT_CACHE_FOREIGN);
+	snprintf(key.nvrm, sizeof(key.nvrm), "5 8");
+	CHECK(nvt_cache_format(&key, &t, text, sizeof(text)) == -1);
 	snprintf(key.uuid, sizeof(key.uuid), "bad uuid");
 	CHECK(nvt_cache_format(&key, &t, text, sizeof(text)) == -1);
 }
