@@ -109,6 +109,11 @@ GPU_LOG ?= $(B)/gpu
 check-gpu: all
 	@tests/gpu/check-gpu.sh $(GPU_LOG)
 
+# Benchmarks (paper 000's evaluation): on the GPU machine, under 10 minutes.
+BENCH_OUT ?= docs/bench
+bench: all
+	@tests/bench/bench.sh $(abspath $(BENCH_OUT))
+
 fuzz-libfuzzer: $(PURE:%=src/%.c) src/mpslog.c src/driverinfo.c tests/unit/fuzz_parsers.c
 	@mkdir -p $(T)
 	clang -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=fuzzer,address,undefined \
@@ -132,5 +137,5 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all check check-gpu install uninstall clean fuzz-libfuzzer
+.PHONY: all check check-gpu bench install uninstall clean fuzz-libfuzzer
 .DELETE_ON_ERROR:

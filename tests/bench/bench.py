@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""nvtaskset's benchmarks (make bench), after paper 000's evaluation.
+
+Every comparison is a ratio of numbers measured side by side in this run.
+Writes CSV files, PNG plots and summary.md into OUTDIR and prints the
+summary. Starts its own MPS daemon (private pipe directory) and stops it at
+the end, whatever happens.
+
+Usage: bench.py ROOT BINDIR OUTDIR
+"""
+import csv
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT, BIN, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+NVT = os.path.join(ROOT, "build/bin/nvtaskset")
+LOOP = os.path.join(ROOT, "build/gpu/loop")
+WORK = tempfile.mkdtemp(prefix="nvt-bench.")
+os.makedirs(OUT, exist_ok=True)
+ENV = dict(os.environ)
+ENV["CUDA_MPS_PIPE_DIRECTORY"] = os.path.join(WORK, "mps")
+ENV["CUDA_MPS_LOG_DIRECTORY"] = os.path.join(WORK, "mpslog")
+ENV["CUDA_DEVICE_MAX_CONNECTIONS"] = "8"  # plain MPS clients get what nvtaskset gives
+NOMPS = dict(ENV, CUDA_MPS_PIPE_DIRECTORY="/dev/null")
+SUMMARY = []
+children = []
+
+
+def run(args, env=ENV, timeout=300, stdin=None):
+    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout, input=stdin)
+    if p.returncode:
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr[-500:]))
+    return p.stdout
+
+
+def value(text, key):
+    for tok in text.split():
+        if tok.startswith(key + "="):
+            return float(tok.split("=", 1)[1])
+    raise RuntimeError("no %s in %r" % (key, text))
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(math.ceil(q / 100.0 * len(xs))) - 1)]
+
+
+def write_csv(name, header, rows):
+    with open(os.path.join(OUT, name), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def say(line):
+    print(line, flush=True)
+    SUMMARY.append(line)
+
+
+def tpcs_of(nvt_args):
+    out = run([NVT] + nvt_args + ["/usr/bin/env"], env=NOMPS)
+    return [l.split("=", 1)[1] for l in out.splitlines() if l.startswith("NVTASKSET_TPCS=")][0]
+
+
+def expand(text):
+    s = set()
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        s.update(range(int(a), int(b or a) + 1))
+    return s
+
+
+def compact(s):
+    s, out, i = sorted(s), [], 0
+    while i < len(s):
+        j = i
+        while j + 1 < len(s) and s[j + 1] == s[j] + 1:
+            j += 1
+        out.append(str(s[i]) if i == j else "%d-%d" % (s[i], s[j]))
+        i = j + 1
+    return ",".join(out)
+
+
+# ---- 1. Launch overhead ---------------------------------------------------------
+def bench_launch():
+    rows, plain, nvt = [], [], []
+    for rep in range(5):  # interleaved, separate processes
+        a = run([os.path.join(BIN, "launch"), "rate", "20000", "7"], env=NOMPS)
+        b = run([NVT, "--no-mps", "-n", "33", os.path.join(BIN, "launch"), "rate", "20000", "7"], env=NOMPS)
+        plain.append(value(a, "enqueue_us"))
+        nvt.append(value(b, "enqueue_us"))
+        rows += [(rep, "plain", plain[-1], value(a, "total_us")), (rep, "nvtaskset", nvt[-1], value(b, "total_us"))]
+    write_csv("launch.csv", ["rep", "mode", "enqueue_us_per_launch", "total_us_per_launch"], rows)
+    ratio = statistics.median(plain) / statistics.median(nvt)
+    say("1. launch rate, nvtaskset / plain: %.3f (plain %.3f us, nvtaskset %.3f us per launch; target >= 0.99)"
+        % (ratio, statistics.median(plain), statistics.median(nvt)))
+    return {"plain_us": plain, "nvtaskset_us": nvt, "ratio": ratio}
+
+
+# ---- 2. Start-up ------------------------------------------------------------------
+def bench_startup():
+    probe = os.path.join(BIN, "launch")
+    cases = [
+        ("plain process", [probe, "startup"], NOMPS),
+        ("MPS client", [probe, "startup"], ENV),
+        ("nvtaskset (MPS)", [NVT, "-n", "66", probe, "startup"], ENV),
+        ("nvtaskset --no-mps", [NVT, "--no-mps", "-n", "66", probe, "startup"], ENV),
+    ]
+    times = {c[0]: [] for c in cases}
+    rows = []
+    for rep in range(12):
+        for name, args, env in cases:
+            t0 = time.monotonic_ns()
+            out = run(args, env=env)
+            ms = (value(out, "first_kernel_done_ns") - t0) / 1e6
+            if rep >= 2:  # the first two warm caches and the MPS server
+                times[name].append(ms)
+                rows.append((rep, name, ms))
+    write_csv("startup.csv", ["rep", "case", "exec_to_first_kernel_ms"], rows)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ratio = med["nvtaskset (MPS)"] / med["MPS client"]
+    say("2. start-up (exec to first kernel done, median of 10): plain %.1f ms, MPS client %.1f ms, "
+        "nvtaskset+MPS %.1f ms, nvtaskset --no-mps %.1f ms; nvtaskset+MPS / MPS client = %.3f (target <= 1.05)"
+        % (med["plain process"], med["MPS client"], med["nvtaskset (MPS)"], med["nvtaskset --no-mps"], ratio))
+    return {"median_ms": med, "ratio": ratio, "samples": times}
+
+
+# ---- 3. Enforcement (paper 000, Fig. 12) ----------------------------------------------
+def victim_times(prefix, env, iters=200):
+    out = run(prefix + [os.path.join(BIN, "gemm"), "times", "8192", str(iters)], env=env)
+    return [float(x) for x in out.split()]
+
+
+def bench_enforcement():
+    half = tpcs_of(["-n", "33"])  # packed: whole GPCs
+    rest = compact(set(range(66)) - expand(half))
+    share = len(expand(half)) / 66.0
+    mps50 = dict(ENV, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE="50")
+    solo_full = victim_times([], ENV)
+    solo = {
+        "none": solo_full,
+        "mps": victim_times([], mps50),
+        "nvtaskset": victim_times([NVT, "-c", half], ENV),
+    }
+    scaled = statistics.median(solo_full) / share
+    results, rows = {}, []
+    for kind in ("compute", "memory"):
+        for mech in ("none", "mps", "nvtaskset"):
+            stop = os.path.join(WORK, "stop.%s.%s" % (kind, mech))
+            icmd = [os.path.join(BIN, "interfere"), kind, stop]
+            if mech == "nvtaskset":
+                icmd = [NVT, "-c", rest] + icmd
+            ienv = mps50 if mech == "mps" else ENV
+            inter = subprocess.Popen(icmd, env=ienv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            children.append(inter)
+            time.sleep(2.0)  # running continuously before the victim starts
+            vprefix = [NVT, "-c", half] if mech == "nvtaskset" else []
+            t = victim_times(vprefix, mps50 if mech == "mps" else ENV)
+            open(stop, "w").close()
+            out, err = inter.communicate(timeout=60)
+            if inter.returncode:
+                raise RuntimeError("interferer failed: " + err[-300:])
+            results[(kind, mech)] = t
+            rows += [(kind, mech, i, x) for i, x in enumerate(t)]
+    rows += [("solo", m, i, x) for m, ts in solo.items() for i, x in enumerate(ts)]
+    write_csv("enforcement.csv", ["interference", "mechanism", "iteration", "gemm_ms"], rows)
+    stats = {}
+    say("3. enforcement: bf16 GEMM 8192^3 on %d of 66 TPCs (GPCs-aligned half %s) vs continuous interference "
+        "on the rest; scaled ideal = solo full-GPU time / share = %.3f ms" % (len(expand(half)), half, scaled))
+    say("   %-8s %-10s %8s %8s %8s %8s" % ("interf.", "mechanism", "min", "median", "p99", "max"))
+    for (kind, mech), t in results.items():
+        s = (min(t), statistics.median(t), pct(t, 99), max(t))
+        stats["%s/%s" % (kind, mech)] = s
+        say("   %-8s %-10s %8.3f %8.3f %8.3f %8.3f" % ((kind, mech) + s))
+    for mech, t in solo.items():
+        stats["solo/%s" % mech] = (min(t), statistics.median(t), pct(t, 99), max(t))
+        say("   %-8s %-10s %8.3f %8.3f %8.3f %8.3f" % (("solo", mech) + stats["solo/%s" % mech]))
+    nvt_solo = statistics.median(solo["nvtaskset"])
+    r = stats["compute/nvtaskset"][1] / nvt_solo
+    say("   nvtaskset median under compute interference / its solo median in the same TPCs: %.3f (target <= 1.10)" % r)
+    for kind in ("compute", "memory"):
+        say("   p99 under %s interference: nvtaskset %.3f ms vs MPS percentage %.3f ms (target: lower)"
+            % (kind, stats[kind + "/nvtaskset"][2], stats[kind + "/mps"][2]))
+    plot_enforcement(results, solo, scaled)
+    return {"half": half, "scaled_ms": scaled, "stats": stats, "nvt_compute_over_solo": r}
+
+
+def plot_enforcement(results, solo, scaled):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    names = {"none": "no partitioning", "mps": "MPS 50%", "nvtaskset": "nvtaskset"}
+    for ax, kind in zip(axes, ("memory", "compute")):
+        data = [results[(kind, m)] for m in ("none", "mps", "nvtaskset")]
+        ax.boxplot(data, whis=(0, 99), showfliers=False)
+        ax.set_xticks([1, 2, 3])
+        ax.set_xticklabels([names[m] for m in ("none", "mps", "nvtaskset")])
+        ax.axhline(scaled, color="gray", linestyle="--", label="scaled ideal (solo / share)")
+        ax.axhline(statistics.median(solo["nvtaskset"]), color="green", linestyle=":", label="nvtaskset solo, same TPCs")
+        ax.set_title("%s-heavy interference" % kind)
+        ax.set_ylabel("victim GEMM time (ms)")
+        ax.legend(fontsize=7)
+    fig.suptitle("Partition enforcement (H100, bf16 GEMM 8192^3; whiskers min-p99)")
+    fig.tight_layout()
+    fig.savefig(os.path.join(OUT, "enforcement.png"), dpi=110)
+
+
+# ---- 4. Granularity (Fig. 13) ------------------------------------------------------------
+def serve_sweep(strategy):
+    stop = None
+    p = subprocess.Popen([NVT, "-n", "66", os.path.join(BIN, "gemm"), "serve", "8192"], env=ENV,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    children.append(p)
+    assert p.stdout.readline().strip() == "ready"
+    out = {}
+    for n in range(1, 67):
+        run([NVT, "-p", "-n", str(n), "--strategy", strategy, str(p.pid)], env=ENV)
+        p.stdin.write("5\n")
+        p.stdin.flush()
+        out[n] = float(p.stdout.readline())
+    p.stdin.write("0\n")
+    p.stdin.flush()
+    p.wait(timeout=60)
+    return out
+
+
+def bench_granularity():
+    packed = serve_sweep("packed")
+    spread = serve_sweep("spread")
+    mps = {}
+    for n in range(1, 67):
+        percent = math.ceil(100.0 * n / 66)
+        out = run([os.path.join(BIN, "gemm"), "median", "8192", "5"],
+                  env=dict(ENV, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=str(percent)))
+        mps[n] = (percent, value(out, "median_ms"))
+    write_csv("granularity.csv", ["tpcs", "nvtaskset_packed_ms", "nvtaskset_spread_ms", "mps_percent", "mps_ms"],
+              [(n, packed[n], spread[n], mps[n][0], mps[n][1]) for n in range(1, 67)])
+    distinct_mps = len(set(round(v[1], 1) for v in mps.values()))
+    say("4. granularity: bf16 GEMM 8192^3 at 1..66 TPCs. nvtaskset packed %.2f / %.2f / %.2f ms at 1 / 33 / 66 TPCs, "
+        "spread %.2f / %.2f / %.2f ms, MPS percentage %.2f / %.2f / %.2f ms (%d distinct MPS settings measured)"
+        % (packed[1], packed[33], packed[66], spread[1], spread[33], spread[66], mps[1][1], mps[33][1], mps[66][1],
+           distinct_mps))
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    xs = list(range(1, 67))
+    ax.plot(xs, [packed[n] for n in xs], "o-", ms=3, label="nvtaskset, packed (whole GPCs first)")
+    ax.plot(xs, [spread[n] for n in xs], "s-", ms=3, label="nvtaskset, spread (evenly over GPCs)")
+    ax.plot(xs, [mps[n][1] for n in xs], "^-", ms=3, label="MPS active-thread percentage (ceil(100 n / 66) %)")
+    ax.set_yscale("log")
+    ax.set_xlabel("TPCs allowed")
+    ax.set_ylabel("GEMM time (ms, log)")
+    ax.set_title("Partition granularity (H100, bf16 GEMM 8192^3, median of 5)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(OUT, "granularity.png"), dpi=110)
+    return {"packed": packed, "spread": spread, "mps": mps}
+
+
+# ---- 5. Re-partition latency --------------------------------------------------------------
+def bench_repartition():
+    log = os.path.join(WORK, "rp.log")
+    stop = os.path.join(WORK, "rp.stop")
+    p = subprocess.Popen([NVT, "--no-mps", "-c", "0-32", LOOP, "--out", log, "--stop", stop, "--blocks", "264",
+                          "--spin", "20000"], env=ENV, stderr=subprocess.PIPE)
+    children.append(p)
+    time.sleep(1.5)
+    changes = []
+    for i in range(100):
+        part = "33-65" if i % 2 == 0 else "0-32"
+        run([NVT, "-p", "-c", part, str(p.pid)], env=ENV)
+        changes.append((part, time.monotonic_ns()))
+        time.sleep(0.03)
+    time.sleep(0.2)
+    open(stop, "w").close()
+    p.wait(timeout=60)
+    recs = []
+    for line in open(log):
+        f = line.split()
+        recs.append((int(f[0]), int(f[1]), f[3]))
+    period = statistics.median(b[0] - a[0] for a, b in zip(recs, recs[1:])) / 1e3
+    lat, rows = [], []
+    for part, t in changes:
+        first = next((r for r in recs if r[2] == part and r[0] >= t - 20_000_000), None)
+        if first:
+            d = (first[0] - t) / 1e3
+            lat.append(d)
+            rows.append((part, d))
+    write_csv("repartition.csv", ["new_tpcs", "first_launch_after_cli_return_us"], rows)
+    say("5. re-partition: first launch on the new TPCs, after `nvtaskset -p` returned (100 changes, launches every "
+        "%.1f us): min %.1f, median %.1f, p99 %.1f, max %.1f us (negative: a launch already used it before the CLI exited)"
+        % (period, min(lat), statistics.median(lat), pct(lat, 99), max(lat)))
+    return {"latency_us": lat, "launch_period_us": period}
+
+
+# ---- 6. Calibration -------------------------------------------------------------------------
+def bench_calibration():
+    ts = []
+    for _ in range(5):
+        out = run([NVT, "--calibrate"], env=NOMPS) + ""
+        ts.append(float(out.split("calibrated in ")[1].split(" s")[0]))
+    write_csv("calibration.csv", ["run", "seconds"], list(enumerate(ts)))
+    say("6. calibration: min %.2f, median %.2f, max %.2f s over 5 runs (target < 2 s)"
+        % (min(ts), statistics.median(ts), max(ts)))
+    return {"seconds": ts}
+
+
+results = {}
+failed = False
+try:
+    run([NVT, "--calibrate"], env=NOMPS)
+    run([NVT, "--mps", "start"])
+    run([os.path.join(BIN, "launch"), "startup"])  # starts the MPS server
+    for name, fn in (("launch", bench_launch), ("startup", bench_startup), ("calibration", bench_calibration),
+                     ("repartition", bench_repartition), ("enforcement", bench_enforcement),
+                     ("granularity", bench_granularity)):
+        t0 = time.time()
+        try:
+            results[name] = fn()
+        except Exception as e:  # report, go on with the others
+            failed = True
+            say("%s: FAILED: %s: %s" % (name, type(e).__name__, e))
+        print("   (%s took %.0f s)" % (name, time.time() - t0), flush=True)
+finally:
+    for c in children:
+        if c.poll() is None:
+            c.kill()
+    subprocess.run([NVT, "--mps", "stop"], env=ENV, capture_output=True, timeout=60)
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump(results, f, indent=1, default=str)
+    with open(os.path.join(OUT, "summary.md"), "w") as f:
+        f.write("\n".join(SUMMARY) + "\n")
+sys.exit(1 if failed else 0)
