@@ -313,28 +313,25 @@ static uid_t process_uid(pid_t pid)
 
 int nvt_mps_clients(struct nvt_mps *mps, uid_t uid, pid_t *server, int *clients, int timeout_ms)
 {
-	char answer[4096], command[64];
-	long servers[NVT_MPS_MAX_PIDS], pids[1];
-	int n;
+	char answer[16384];
+	long servers[NVT_MPS_MAX_PIDS];
+	int counts[NVT_MPS_MAX_PIDS], n;
 
 	*server = 0;
 	*clients = 0;
-	if (nvt_mps_query(mps, "get_server_list", answer, sizeof(answer), timeout_ms))
+	/* One "ps" lists every client with its server: one round trip, which
+	 * matters on every task's start. */
+	if (nvt_mps_query(mps, "ps", answer, sizeof(answer), timeout_ms))
 		return -1;
-	n = nvt_mps_parse_pids(answer, servers, NVT_MPS_MAX_PIDS);
+	n = nvt_mps_parse_ps(answer, servers, counts, NVT_MPS_MAX_PIDS);
 	if (n < 0)
 		return -1;
 	for (int i = 0; i < n && i < NVT_MPS_MAX_PIDS; i++) {
-		if (process_uid((pid_t)servers[i]) != uid)
-			continue;
-		snprintf(command, sizeof(command), "get_client_list %ld", servers[i]);
-		if (nvt_mps_query(mps, command, answer, sizeof(answer), timeout_ms))
-			return -1;
-		*server = (pid_t)servers[i];
-		*clients = nvt_mps_parse_pids(answer, pids, 0);
-		if (*clients < 0)
-			return -1;
-		return 0;
+		if (process_uid((pid_t)servers[i]) == uid) {
+			*server = (pid_t)servers[i];
+			*clients = counts[i];
+			break;
+		}
 	}
 	return 0;
 }

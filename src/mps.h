@@ -37,7 +37,7 @@ int nvt_mps_query(struct nvt_mps *mps, const char *command, char *out, size_t le
 
 /*
  * Finds the MPS server that a task of user uid would join and counts its
- * clients. Returns 0 with *server = 0 if none runs (a new one will start),
+ * clients. Returns 0 with *server = 0 if it has no clients (or none runs),
  * 0 with *server and *clients filled, or -1 if the daemon did not answer.
  */
 int nvt_mps_clients(struct nvt_mps *mps, uid_t uid, pid_t *server, int *clients, int timeout_ms);

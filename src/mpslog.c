@@ -78,25 +78,34 @@ int nvt_mps_last_fault(const char *log, struct nvt_mps_fault *out)
 	return 1;
 }
 
-int nvt_mps_parse_pids(const char *answer, long *pids, int max)
+int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max)
 {
+	const char *line = answer;
 	int n = 0;
 
-	for (const char *p = answer; *p;) {
-		char *end;
-		long v;
+	while (*line == '\n' || *line == ' ')
+		line++;
+	if (strncmp(line, "PID", 3))
+		return -1;
+	for (line = strchr(line, '\n'); line && *++line; line = strchr(line, '\n')) {
+		long pid, id, server;
+		int i;
 
-		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-			p++;
-		if (!*p)
-			break;
-		v = strtol(p, &end, 10);
-		if (end == p || v <= 0 || (*end && *end != '\n' && *end != ' ' && *end != '\r'))
+		if (*line == '\n')
+			continue;
+		if (sscanf(line, "%ld %ld %ld", &pid, &id, &server) != 3 || pid <= 0 || server <= 0)
 			return -1;
-		if (n < max)
-			pids[n] = v;
-		n++;
-		p = end;
+		for (i = 0; i < n && i < max; i++)
+			if (servers[i] == server)
+				break;
+		if (i < n) {
+			counts[i]++;
+		} else if (n < max) {
+			servers[n] = server;
+			counts[n++] = 1;
+		}
+		if (!strchr(line, '\n'))
+			break;
 	}
 	return n;
 }

@@ -27,11 +27,12 @@ struct nvt_mps_fault {
 int nvt_mps_last_fault(const char *log, struct nvt_mps_fault *out);
 
 /*
- * Parses a control daemon answer of one PID per line (get_server_list,
- * get_client_list). Returns how many PIDs it holds (at most max are stored),
- * or -1 if a line is not a PID.
+ * Parses the control daemon's "ps" answer (a header line, then one line per
+ * client: PID ID SERVER DEVICE NAMESPACE COMMAND) into the distinct servers
+ * and their client counts. Returns the number of servers (at most max are
+ * stored), or -1 if the answer is not such a table.
  */
-int nvt_mps_parse_pids(const char *answer, long *pids, int max);
+int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max);
 
 /*
  * The most clients one MPS server takes when each asks for `connections`

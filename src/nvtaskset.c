@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "calibrate.h"
@@ -309,6 +310,7 @@ static int do_pid(const struct options *o, int argc, char **argv)
 	struct nvt_slot_view old, now;
 	struct nvt_topology topo;
 	struct nvt_tpcset set;
+	struct timespec written;
 	char why[160];
 	int rc, readable;
 
@@ -351,10 +353,13 @@ static int do_pid(const struct options *o, int argc, char **argv)
 	/* Under the lock no live writer is inside: a failed read is a dead one's. */
 	readable = read_slot(&h, &old) == 0;
 	nvt_slot_write(&h.seg->gpu[0], NVT_SLOT_SET, &set, &topo);
+	clock_gettime(CLOCK_MONOTONIC, &written);
 	read_slot(&h, &now);
 	nvt_seg_close(&h);
 	if (o->json) {
-		printf("{\"pid\":%ld,", (long)pid);
+		/* When the change was made, for measuring how soon launches follow. */
+		printf("{\"pid\":%ld,\"written_monotonic_ns\":%lld,", (long)pid,
+		       (long long)written.tv_sec * 1000000000LL + written.tv_nsec);
 		if (readable) {
 			json_partition("previous", &old);
 			putchar(',');
@@ -541,7 +546,7 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 		printf("MPS server: pid %ld, %d client%s (it takes at most %d with %d channels each)\n",
 		       (long)server, clients, clients == 1 ? "" : "s", limit, client_connections());
 	else if (asked)
-		printf("MPS server: none yet (the first client starts one)\n");
+		printf("MPS server: no clients of yours\n");
 	if (faulted) {
 		printf("last fatal GPU error: %s, in server %ld, blamed on client %ld; the server tore "
 		       "down %d client%s:",

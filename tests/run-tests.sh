@@ -279,7 +279,7 @@ pid $PID's new TPC mask: ff00000000"
 	run_rc out rc "$NVT" -p --json "$PID"
 	eq "$out" "{\"pid\":$PID,\"current\":{\"partitioned\":true,\"tpcs\":\"32-39\",\"tpc_mask\":\"ff00000000\",\"tpc_count\":8},\"applied\":true}"
 	run_rc out rc "$NVT" -p --json -c 0 "$PID"
-	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["current"]["tpcs"]=="0" and d["previous"]["tpcs"]=="32-39"' "$out" || die "bad JSON: $out"
+	python3 -c 'import json,sys,time; d=json.loads(sys.argv[1]); assert d["current"]["tpcs"]=="0" and d["previous"]["tpcs"]=="32-39"; assert 0 < time.monotonic_ns() - d["written_monotonic_ns"] < 20e9' "$out" || die "bad JSON: $out"
 	wait_file "$WORK/live.state" "0"
 	stop_loop live "$PID"
 	[ ! -e "$(seg_file "$PID")" ] || die "segment left behind after a clean exit"
@@ -899,7 +899,7 @@ t_mps_daemon_wedged() {
 	export PATH="$fake:$PATH"
 	"$NVT" --mps start >/dev/null
 	mkdir -p "$WORK/wedged"
-	sed 's/	get_server_list) cat/	get_server_list) sleep 1000; cat/' "$fake/nvidia-cuda-mps-control" \
+	sed 's/	ps)/	ps) sleep 1000/' "$fake/nvidia-cuda-mps-control" \
 		>"$WORK/wedged/nvidia-cuda-mps-control"
 	chmod +x "$WORK/wedged/nvidia-cuda-mps-control"
 	local start=$SECONDS

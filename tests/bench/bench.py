@@ -64,7 +64,7 @@ def say(line):
 
 
 def tpcs_of(nvt_args):
-    out = run([NVT] + nvt_args + ["/usr/bin/env"], env=NOMPS)
+    out = run([NVT, "--no-mps"] + nvt_args + ["/usr/bin/env"], env=NOMPS)
     return [l.split("=", 1)[1] for l in out.splitlines() if l.startswith("NVTASKSET_TPCS=")][0]
 
 
@@ -88,19 +88,41 @@ def compact(s):
 
 
 # ---- 1. Launch overhead ---------------------------------------------------------
+WRAPDIR = os.path.join(ROOT, "build/lib/nvtaskset/wrapper")
+
+
 def bench_launch():
-    rows, plain, nvt = [], [], []
-    for rep in range(5):  # interleaved, separate processes
-        a = run([os.path.join(BIN, "launch"), "rate", "20000", "7"], env=NOMPS)
-        b = run([NVT, "--no-mps", "-n", "33", os.path.join(BIN, "launch"), "rate", "20000", "7"], env=NOMPS)
-        plain.append(value(a, "enqueue_us"))
-        nvt.append(value(b, "enqueue_us"))
-        rows += [(rep, "plain", plain[-1], value(a, "total_us")), (rep, "nvtaskset", nvt[-1], value(b, "total_us"))]
-    write_csv("launch.csv", ["rep", "mode", "enqueue_us_per_launch", "total_us_per_launch"], rows)
-    ratio = statistics.median(plain) / statistics.median(nvt)
-    say("1. launch rate, nvtaskset / plain: %.3f (plain %.3f us, nvtaskset %.3f us per launch; target >= 0.99)"
-        % (ratio, statistics.median(plain), statistics.median(nvt)))
-    return {"plain_us": plain, "nvtaskset_us": nvt, "ratio": ratio}
+    probe = [os.path.join(BIN, "launch"), "rate", "20000", "7"]
+    cases = [
+        ("plain", probe, NOMPS),
+        ("shim, not partitioned", probe, dict(NOMPS, LD_LIBRARY_PATH=WRAPDIR)),
+        ("nvtaskset, 33 TPCs", [NVT, "--no-mps", "-n", "33"] + probe, NOMPS),
+    ]
+    us = {c[0]: [] for c in cases}
+    rows = []
+    for rep in range(9):  # interleaved, separate processes
+        for name, args, env in cases:
+            out = run(args, env=env)
+            us[name].append(value(out, "enqueue_us"))
+            rows.append((rep, name, us[name][-1], value(out, "total_us")))
+    write_csv("launch.csv", ["rep", "case", "enqueue_us_per_launch", "total_us_per_launch"], rows)
+    med = {k: statistics.median(v) for k, v in us.items()}
+    ratio = med["plain"] / med["nvtaskset, 33 TPCs"]
+    say("1. launch rate (empty kernel, 20000 launches x 7, median of 9 interleaved processes): plain %.3f us, "
+        "shim loaded but not partitioned %.3f us, nvtaskset on 33 TPCs %.3f us per launch; rate ratio "
+        "nvtaskset / plain = %.3f (target >= 0.99); spread of plain runs %.3f-%.3f us"
+        % (med["plain"], med["shim, not partitioned"], med["nvtaskset, 33 TPCs"], ratio, min(us["plain"]),
+           max(us["plain"])))
+    # The GEMM itself with every TPC enabled by the mask, against no mask.
+    gemm = [os.path.join(BIN, "gemm"), "median", "8192", "21"]
+    ab = {"no mask": [], "mask enabling all 66": []}
+    for rep in range(5):
+        ab["no mask"].append(value(run(gemm, env=ENV), "median_ms"))
+        ab["mask enabling all 66"].append(value(run([NVT, "-n", "66"] + gemm, env=ENV), "median_ms"))
+    r2 = statistics.median(ab["no mask"]) / statistics.median(ab["mask enabling all 66"])
+    say("   kernel time, bf16 GEMM 8192^3 under MPS: no mask %.3f ms, mask enabling all 66 TPCs %.3f ms; "
+        "speed ratio %.3f" % (statistics.median(ab["no mask"]), statistics.median(ab["mask enabling all 66"]), r2))
+    return {"us": us, "ratio": ratio, "gemm_all_tpcs": ab, "gemm_ratio": r2}
 
 
 # ---- 2. Start-up ------------------------------------------------------------------
@@ -276,8 +298,9 @@ def bench_repartition():
     changes = []
     for i in range(100):
         part = "33-65" if i % 2 == 0 else "0-32"
-        run([NVT, "-p", "-c", part, str(p.pid)], env=ENV)
-        changes.append((part, time.monotonic_ns()))
+        out = run([NVT, "-p", "--json", "-c", part, str(p.pid)], env=ENV)
+        returned = time.monotonic_ns()
+        changes.append((part, json.loads(out)["written_monotonic_ns"], returned))
         time.sleep(0.03)
     time.sleep(0.2)
     open(stop, "w").close()
@@ -287,18 +310,33 @@ def bench_repartition():
         f = line.split()
         recs.append((int(f[0]), int(f[1]), f[3]))
     period = statistics.median(b[0] - a[0] for a, b in zip(recs, recs[1:])) / 1e3
-    lat, rows = [], []
-    for part, t in changes:
-        first = next((r for r in recs if r[2] == part and r[0] >= t - 20_000_000), None)
+    lat, lat_ret, rows = [], [], []
+    for part, written, returned in changes:
+        # The first launch that started after the write and ran on the new TPCs.
+        first = next((r for r in recs if r[2] == part and r[0] >= written), None)
         if first:
-            d = (first[0] - t) / 1e3
-            lat.append(d)
-            rows.append((part, d))
-    write_csv("repartition.csv", ["new_tpcs", "first_launch_after_cli_return_us"], rows)
-    say("5. re-partition: first launch on the new TPCs, after `nvtaskset -p` returned (100 changes, launches every "
-        "%.1f us): min %.1f, median %.1f, p99 %.1f, max %.1f us (negative: a launch already used it before the CLI exited)"
-        % (period, min(lat), statistics.median(lat), pct(lat, 99), max(lat)))
-    return {"latency_us": lat, "launch_period_us": period}
+            lat.append((first[0] - written) / 1e3)
+            lat_ret.append((first[0] - returned) / 1e3)
+            rows.append((part, lat[-1], lat_ret[-1]))
+    write_csv("repartition.csv", ["new_tpcs", "first_launch_after_write_us", "first_launch_after_cli_return_us"],
+              rows)
+    say("5. re-partition (100 changes; the program launches a short kernel every %.1f us): first launch on the new "
+        "TPCs after nvtaskset wrote them: min %.1f, median %.1f, p99 %.1f, max %.1f us; after `nvtaskset -p` "
+        "returned: median %.1f us (negative: before the CLI had exited)"
+        % (period, min(lat), statistics.median(lat), pct(lat, 99), max(lat), statistics.median(lat_ret)))
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.hist(lat, bins=30)
+    ax.axvline(period, color="gray", linestyle="--", label="launch period (%.0f us)" % period)
+    ax.set_xlabel("first launch on the new TPCs after the write (us)")
+    ax.set_ylabel("changes")
+    ax.set_title("Re-partition latency (H100, 100 live changes)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(OUT, "repartition.png"), dpi=110)
+    return {"latency_us": lat, "latency_after_return_us": lat_ret, "launch_period_us": period}
 
 
 # ---- 6. Calibration -------------------------------------------------------------------------

@@ -66,11 +66,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		struct nvt_mps_fault fault;
 		struct nvt_cache_key key = {"GPU-1", 13000, 8, "580.1"}, fast = {"GPU-1", 0, 0, "580.1"};
-		long pids[4];
+		long servers[4];
+		int counts[4];
 		if (nvt_mps_last_fault(text, &fault) && (fault.n_torn < 0 || fault.n_torn > NVT_MPS_MAX_PIDS))
 			fail("fault parser overflowed", text);
-		if (nvt_mps_parse_pids(text, pids, 4) > (int)size)
-			fail("more PIDs than bytes", text);
+		if (nvt_mps_parse_ps(text, servers, counts, 4) > (int)size)
+			fail("more servers than bytes", text);
 		char uuid[48], model[64], version[32];
 		if (nvt_parse_gpu_information(text, uuid, sizeof(uuid), model, sizeof(model)) == 0 &&
 		    (strncmp(uuid, "GPU-", 4) || strlen(uuid) >= sizeof(uuid)))
@@ -103,7 +104,7 @@ static const char *const seeds[] = {
 	"nvtaskset-topology 1 tpcs=3 gpcs=2 flags=1 map=75,78,81 gpc=0,1,1\n",
 	"[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2503, Context: 1} encountered a fatal GPU error.\n"
 	"[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2534, Context ID: 1} on device 0 to be torn down\n",
-	"2483\n2484\n",
+	"PID ID SERVER DEVICE NAMESPACE COMMAND\n2503 2 2483 GPU-f 4026531836 loop\n",
 	"Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-7c406bb6-0fa7-9001\n",
 	"NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu\n",
 	"nvtaskset-cache 1 uuid=GPU-1 driver=13000 sms=8 nvrm=580.1\nnvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3\nchecksum=0000000000000000\n",

@@ -17,7 +17,6 @@ static const char server_log[] =
 int main(void)
 {
 	struct nvt_mps_fault f;
-	long pids[4];
 	char two[2 * sizeof(server_log)];
 
 	CHECK(nvt_mps_last_fault(server_log, &f) == 1);
@@ -33,14 +32,21 @@ int main(void)
 	CHECK(nvt_mps_last_fault("no faults here\n", &f) == 0);
 	CHECK(nvt_mps_last_fault("garbage encountered a fatal GPU error.", &f) == 0);
 
-	CHECK(nvt_mps_parse_pids("2483\n", pids, 4) == 1 && pids[0] == 2483);
-	CHECK(nvt_mps_parse_pids("1\n2\n3\n4\n5\n6\n", pids, 4) == 6 && pids[3] == 4);
-	CHECK(nvt_mps_parse_pids("", pids, 4) == 0);
-	CHECK(nvt_mps_parse_pids("\n\n", pids, 4) == 0);
-	CHECK(nvt_mps_parse_pids("12 x\n", pids, 4) == -1);
-	CHECK(nvt_mps_parse_pids("-5\n", pids, 4) == -1);
-	CHECK(nvt_mps_parse_pids("Cannot find MPS control daemon\n", pids, 4) == -1);
 
+	{
+		long servers[4];
+		int counts[4];
+		const char *ps = "PID       ID        SERVER         DEVICE                    NAMESPACE      COMMAND        \n"
+				 "2503      2         2483           GPU-f20a73ef-5409-375b    4026531836     build/gpu/loop \n"
+				 "2504      3         2483           GPU-f20a73ef-5409-375b    4026531836     build/gpu/loop \n"
+				 "2600      1         2590           GPU-f20a73ef-5409-375b    4026531836     other \n";
+		CHECK(nvt_mps_parse_ps(ps, servers, counts, 4) == 2);
+		CHECK(servers[0] == 2483 && counts[0] == 2 && servers[1] == 2590 && counts[1] == 1);
+		CHECK(nvt_mps_parse_ps("PID  ID  SERVER DEVICE NAMESPACE COMMAND\n", servers, counts, 4) == 0);
+		CHECK(nvt_mps_parse_ps("", servers, counts, 4) == -1);
+		CHECK(nvt_mps_parse_ps("PID\nnot a row\n", servers, counts, 4) == -1);
+		CHECK(nvt_mps_parse_ps("PID\n1 2 3\n", servers, counts, 4) == 1 && servers[0] == 3);
+	}
 	CHECK(nvt_mps_client_limit(8) == 15); /* paper 000, section 5.3 */
 	CHECK(nvt_mps_client_limit(2) == 48);
 	CHECK(nvt_mps_client_limit(4) == 30);
