@@ -18,6 +18,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
+from tpclists import compact, expand  # noqa: E402
+
 ROOT, BIN, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
 NVT = os.path.join(ROOT, "build/bin/nvtaskset")
 LOOP = os.path.join(ROOT, "build/gpu/loop")
@@ -68,23 +71,17 @@ def tpcs_of(nvt_args):
     return [l.split("=", 1)[1] for l in out.splitlines() if l.startswith("NVTASKSET_TPCS=")][0]
 
 
-def expand(text):
-    s = set()
-    for part in text.split(","):
-        a, _, b = part.partition("-")
-        s.update(range(int(a), int(b or a) + 1))
-    return s
+def figure(width, height, rows=1, cols=1, **options):
+    """A new matplotlib figure and axes, drawn off-screen."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt.subplots(rows, cols, figsize=(width, height), **options)
 
 
-def compact(s):
-    s, out, i = sorted(s), [], 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and s[j + 1] == s[j] + 1:
-            j += 1
-        out.append(str(s[i]) if i == j else "%d-%d" % (s[i], s[j]))
-        i = j + 1
-    return ",".join(out)
+def save(fig, name):
+    fig.tight_layout()
+    fig.savefig(os.path.join(OUT, name), dpi=110)
 
 
 # ---- 1. Launch overhead ---------------------------------------------------------
@@ -214,10 +211,7 @@ def bench_enforcement():
 
 
 def plot_enforcement(results, solo, scaled):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig, axes = figure(10, 4, 1, 2, sharey=True)
     names = {"none": "no partitioning", "mps": "MPS 50%", "nvtaskset": "nvtaskset"}
     for ax, kind in zip(axes, ("memory", "compute")):
         data = [results[(kind, m)] for m in ("none", "mps", "nvtaskset")]
@@ -230,8 +224,7 @@ def plot_enforcement(results, solo, scaled):
         ax.set_ylabel("victim GEMM time (ms)")
         ax.legend(fontsize=7)
     fig.suptitle("Partition enforcement (H100, bf16 GEMM 8192^3; whiskers min-p99)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(OUT, "enforcement.png"), dpi=110)
+    save(fig, "enforcement.png")
 
 
 # ---- 4. Granularity (Fig. 13) ------------------------------------------------------------
@@ -269,10 +262,7 @@ def bench_granularity():
         "spread %.2f / %.2f / %.2f ms, MPS percentage %.2f / %.2f / %.2f ms (%d distinct MPS settings measured)"
         % (packed[1], packed[33], packed[66], spread[1], spread[33], spread[66], mps[1][1], mps[33][1], mps[66][1],
            distinct_mps))
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = figure(8, 4.5)
     xs = list(range(1, 67))
     ax.plot(xs, [packed[n] for n in xs], "o-", ms=3, label="nvtaskset, packed (whole GPCs first)")
     ax.plot(xs, [spread[n] for n in xs], "s-", ms=3, label="nvtaskset, spread (evenly over GPCs)")
@@ -282,8 +272,7 @@ def bench_granularity():
     ax.set_ylabel("GEMM time (ms, log)")
     ax.set_title("Partition granularity (H100, bf16 GEMM 8192^3, median of 5)")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(OUT, "granularity.png"), dpi=110)
+    save(fig, "granularity.png")
     return {"packed": packed, "spread": spread, "mps": mps}
 
 
@@ -324,18 +313,14 @@ def bench_repartition():
         "TPCs after nvtaskset wrote them: min %.1f, median %.1f, p99 %.1f, max %.1f us; after `nvtaskset -p` "
         "returned: median %.1f us (negative: before the CLI had exited)"
         % (period, min(lat), statistics.median(lat), pct(lat, 99), max(lat), statistics.median(lat_ret)))
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = figure(6, 3.5)
     ax.hist(lat, bins=30)
     ax.axvline(period, color="gray", linestyle="--", label="launch period (%.0f us)" % period)
     ax.set_xlabel("first launch on the new TPCs after the write (us)")
     ax.set_ylabel("changes")
     ax.set_title("Re-partition latency (H100, 100 live changes)")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(OUT, "repartition.png"), dpi=110)
+    save(fig, "repartition.png")
     return {"latency_us": lat, "latency_after_return_us": lat_ret, "launch_period_us": period}
 
 

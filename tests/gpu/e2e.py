@@ -19,6 +19,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tpclists import compact, expand  # noqa: E402
+
 ROOT, BIN, LOG = sys.argv[1], sys.argv[2], sys.argv[3]
 NVT = os.path.join(ROOT, "build/bin/nvtaskset")
 WRAPDIR = os.path.join(ROOT, "build/lib/nvtaskset/wrapper")
@@ -119,21 +122,6 @@ def main():
     # ---- Co-running on disjoint halves ----------------------------------------
     half_a = env_tpcs(["-n", "33"])
     all66 = set(range(66))
-    def expand(text):
-        s = set()
-        for part in text.split(","):
-            a, _, b = part.partition("-")
-            s.update(range(int(a), int(b or a) + 1))
-        return s
-    def compact(s):
-        s, out, i = sorted(s), [], 0
-        while i < len(s):
-            j = i
-            while j + 1 < len(s) and s[j + 1] == s[j] + 1:
-                j += 1
-            out.append(str(s[i]) if i == j else "%d-%d" % (s[i], s[j]))
-            i = j + 1
-        return ",".join(out)
     half_b = compact(all66 - expand(half_a))
     info("halves: A=%s B=%s" % (half_a, half_b))
     alone = {}
