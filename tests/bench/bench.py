@@ -104,12 +104,16 @@ def bench_launch():
             rows.append((rep, name, us[name][-1], value(out, "total_us")))
     write_csv("launch.csv", ["rep", "case", "enqueue_us_per_launch", "total_us_per_launch"], rows)
     med = {k: statistics.median(v) for k, v in us.items()}
-    ratio = med["plain"] / med["nvtaskset, 33 TPCs"]
-    say("1. launch rate (empty kernel, 20000 launches x 7, median of 9 interleaved processes): plain %.3f us, "
-        "shim loaded but not partitioned %.3f us, nvtaskset on 33 TPCs %.3f us per launch; rate ratio "
-        "nvtaskset / plain = %.3f (target >= 0.99); spread of plain runs %.3f-%.3f us"
-        % (med["plain"], med["shim, not partitioned"], med["nvtaskset, 33 TPCs"], ratio, min(us["plain"]),
-           max(us["plain"])))
+    plain, nvt = us["plain"], us["nvtaskset, 33 TPCs"]
+    # Host noise drifts between rounds: the paired ratio (same round) is the
+    # target's measure; the ratios of medians and of minima are shown too.
+    ratio = statistics.median(p / n for p, n in zip(plain, nvt))
+    say("1. launch rate (empty kernel, 20000 launches x 7, 9 interleaved rounds of separate processes): medians "
+        "plain %.3f us, shim loaded but not partitioned %.3f us, nvtaskset on 33 TPCs %.3f us per launch; rate "
+        "ratio nvtaskset / plain: median of per-round ratios %.3f (target >= 0.99), ratio of medians %.3f, of "
+        "minima %.3f; plain runs spread %.3f-%.3f us"
+        % (med["plain"], med["shim, not partitioned"], med["nvtaskset, 33 TPCs"], ratio,
+           med["plain"] / med["nvtaskset, 33 TPCs"], min(plain) / min(nvt), min(plain), max(plain)))
     # The GEMM itself with every TPC enabled by the mask, against no mask.
     gemm = [os.path.join(BIN, "gemm"), "median", "8192", "21"]
     ab = {"no mask": [], "mask enabling all 66": []}
