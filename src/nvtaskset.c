@@ -156,7 +156,15 @@ static struct nvt_gpu_topology load_gpu(int gpu, int force)
 
 static struct nvt_topology gpu_topology(const struct options *o)
 {
-	return load_gpu(o->gpu < 0 ? 0 : o->gpu, 0).topo;
+	struct nvt_gpu_topology g = load_gpu(o->gpu < 0 ? 0 : o->gpu, 0);
+
+	/* The shim cannot tell which GPU a launch is for: one map for all. */
+	if (g.info.device_count > 1)
+		warnx("warning: the task sees %d GPUs; its partition follows GPU %d's TPC map on "
+		      "every GPU it uses, which on GPUs with other maps selects other TPCs or none "
+		      "(a hang). Give it one GPU with CUDA_VISIBLE_DEVICES",
+		      g.info.device_count, g.ordinal);
+	return g.topo;
 }
 
 /* The TPCs that other visible nvtaskset tasks hold (for --exclude-running). */

@@ -787,6 +787,14 @@ t_calibration_failures() {
 	eq "$rc" 1
 	eq "$out" "nvtaskset: cannot query GPU 3: there is no GPU 3 (1 visible)"
 }
+t_several_gpus_warned() {
+	run_rc out rc env FAKECUDA_DEVICES=2 "$NVT" --no-mps -c 1 "$APP" launch 1
+	eq "$rc" 0
+	has "$out" "nvtaskset: warning: the task sees 2 GPUs; its partition follows GPU 0's TPC map on every GPU it uses"
+	has "$out" "tpcs=1 hung=0"
+	run_rc out rc "$NVT" --no-mps -c 1 "$APP" launch 1
+	hasnt "$out" "warning"
+}
 t_pre_hopper() {
 	export FAKECUDA_CHIP=a100
 	run_rc out rc "$NVT" --topology
