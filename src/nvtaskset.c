@@ -82,7 +82,7 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "MASK is hexadecimal: bit t selects TPC t, e.g. ff is TPCs 0-7. TPC t holds\n"
 	      "SMs 2t and 2t+1. Without --no-mps, nvtaskset starts the MPS control daemon\n"
 	      "when none runs, so that tasks on disjoint TPCs run side by side. Each GPU's\n"
-	      "TPC map is measured once (about a second) and cached.\n"
+	      "TPC map is measured once (under a second on an H100) and cached.\n"
 	      "\n"
 	      "Exit status: 0 on success, 1 on error, 3 when --mps status finds no daemon,\n"
 	      "126 if COMMAND cannot be executed, 127 if it is not found.\n"

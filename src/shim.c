@@ -187,7 +187,7 @@ static int compute(const struct hw_masks *prev, const struct nvt_slot_view *view
 }
 
 /* Slow path: the slot changed since the masks were computed. */
-static void refresh(uint64_t seq, struct hw_masks *m)
+static void refresh(struct hw_masks *m)
 {
 	struct nvt_slot_view view;
 	struct hw_masks next;
@@ -209,7 +209,6 @@ static void refresh(uint64_t seq, struct hw_masks *m)
 	} else if (mine) {
 		nvt_slot_set_applied(shim.slot, view.seq);
 	}
-	(void)seq;
 	if (mine) {
 		publish(&next);
 		__atomic_store_n(&shim.updating, 0, __ATOMIC_RELEASE);
@@ -229,7 +228,7 @@ static void current_masks(struct hw_masks *m)
 	}
 	if (m->seg_seq == seq || (seq & 1))
 		return; /* up to date, or a writer is inside: use what we have */
-	refresh(seq, m);
+	refresh(m);
 }
 
 /* ---- The launch callback ------------------------------------------------ */

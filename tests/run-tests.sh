@@ -473,6 +473,9 @@ t_bad_segments() {
 	"$T/segpoke" "$PID" halfwrite
 	sleep 0.1
 	eq "$(cat "$WORK/seg.state")" "9"
+	run_rc out rc "$NVT" -p "$PID"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to get pid $PID's partition: a writer died while changing it; set a new partition to repair it"
 	run_rc out rc "$NVT" -p -c 10 "$PID"
 	eq "$rc" 0 "a new write recovers the slot"
 	wait_file "$WORK/seg.state" "10"
@@ -492,6 +495,24 @@ t_bad_segments() {
 	sleep 0.1
 	eq "$(cat "$WORK/seg.state")" "10"
 	stop_loop seg "$PID"
+}
+t_segment_busy() {
+	# Another writer holds the segment: give up after a while, change nothing.
+	command -v flock >/dev/null || skip "needs flock"
+	start_loop busy "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/busy.state" "0-3"
+	flock -x "$(seg_file "$PID")" sleep 3 & # longer than nvtaskset waits (2 s)
+	local holder=$!
+	sleep 0.3
+	run_rc out rc "$NVT" -p -c 7 "$PID"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to set pid $PID's partition: another nvtaskset is changing it right now"
+	eq "$(cat "$WORK/busy.state")" "0-3"
+	wait $holder # the holder lets go
+	run_rc out rc "$NVT" -p -c 7 "$PID"
+	eq "$rc" 0
+	wait_file "$WORK/busy.state" "7"
+	stop_loop busy "$PID"
 }
 t_segment_owner_checked() {
 	[ "$(id -u)" == 0 ] || skip "needs root"
@@ -818,9 +839,15 @@ t_mps_lifecycle() {
 	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps status
 	eq "$rc" 3
 	eq "$out" "MPS control daemon: not running (pipe directory $CUDA_MPS_PIPE_DIRECTORY)"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps stop
+	eq "$rc" 0
+	eq "$out" "MPS control daemon not running"
 	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps start
 	eq "$rc" 0
 	has "$out" "started MPS control daemon"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps start
+	eq "$rc" 0
+	has "$out" "MPS control daemon already running (pid"
 	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps status --json
 	eq "$rc" 0
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["running"] and d["pid"]>0' "$out" ||
