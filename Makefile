@@ -22,10 +22,11 @@ SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2
 B = build
 PURE = tpcset tmd topo segment
 SHIM_SRC = $(PURE) sysutil segfile shim
-CLI_SRC = $(PURE) mpslog driverinfo sysutil segfile gpu calibrate mps nvtaskset
+CORE_CLI = $(PURE) mpslog driverinfo sysutil segfile gpu calibrate mps
+CMD_SRC = main common run pid list mpsctl topology
 
 SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)
-CLI_OBJ = $(CLI_SRC:%=$(B)/cli/%.o)
+CLI_OBJ = $(CORE_CLI:%=$(B)/cli/%.o) $(CMD_SRC:%=$(B)/cmd/%.o)
 PURE_OBJ = $(PURE:%=$(B)/cli/%.o) $(B)/cli/mpslog.o $(B)/cli/driverinfo.o
 
 CLI = $(B)/bin/nvtaskset
@@ -42,6 +43,10 @@ $(B)/shim/%.o: src/%.c $(wildcard src/*.h) include/nvtaskset.h
 $(B)/cli/%.o: src/%.c $(wildcard src/*.h) include/nvtaskset.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h $(wildcard src/*.h) include/nvtaskset.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itools/nvtaskset -c -o $@ $<
 
 $(CLI): $(CLI_OBJ)
 	@mkdir -p $(@D)

@@ -1,0 +1,175 @@
+/*
+ * main.c - nvtaskset: run a command on, or move a running task to, a set of
+ * GPU TPCs. Options and dispatch; each sub-command has a file of its own.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <err.h>
+#include <getopt.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void __attribute__((noreturn)) usage(FILE *out)
+{
+	fputs("Usage:\n"
+	      " nvtaskset [options] MASK COMMAND [ARG...]\n"
+	      " nvtaskset [options] -p [MASK] PID\n"
+	      " nvtaskset [options] -n COUNT COMMAND [ARG...]\n"
+	      " nvtaskset [options] -l\n"
+	      " nvtaskset --topology | --calibrate [--gpu N]\n"
+	      " nvtaskset --mps status|start|stop\n"
+	      "\n"
+	      "Run a CUDA program on a set of GPU TPCs (thread processing clusters, two SMs\n"
+	      "each), or show or change the TPCs of a running task.\n"
+	      "\n"
+	      "Options:\n"
+	      " -c, --tpc-list        MASK is a list of TPCs, e.g. 0-15,32,40-47:2\n"
+	      " -g, --gpc-list        MASK is a list of GPCs (see --topology)\n"
+	      " -n, --tpcs COUNT      pick COUNT TPCs instead of taking a MASK\n"
+	      "     --strategy S      how -n picks: packed (whole GPCs first, the\n"
+	      "                       default) or spread (evenly over GPCs)\n"
+	      "     --exclude-running with -n, avoid TPCs of other nvtaskset tasks\n"
+	      "     --gpu N           the GPU whose TPCs MASK names (default 0)\n"
+	      " -p, --pid             operate on the running task PID\n"
+	      " -l, --list            list the tasks under nvtaskset that you may see\n"
+	      "     --json            print what -p and -l report as JSON\n"
+	      "     --no-mps          run COMMAND outside MPS (no co-running)\n"
+	      "     --mps ACTION      status, start or stop the MPS control daemon\n"
+	      "     --topology        show the GPUs' GPCs, TPCs, SMs and mask bits\n"
+	      "     --calibrate       measure the GPUs' TPC maps again and cache them\n"
+	      " -h, --help            display this help\n"
+	      " -V, --version         display version\n"
+	      "\n"
+	      "MASK is hexadecimal: bit t selects TPC t, e.g. ff is TPCs 0-7. TPC t holds\n"
+	      "SMs 2t and 2t+1. Without --no-mps, nvtaskset starts the MPS control daemon\n"
+	      "when none runs, so that tasks on disjoint TPCs run side by side. Each GPU's\n"
+	      "TPC map is measured once (under a second on an H100) and cached.\n"
+	      "\n"
+	      "Exit status: 0 on success, 1 on error, 3 when --mps status finds no daemon,\n"
+	      "126 if COMMAND cannot be executed, 127 if it is not found.\n"
+	      "\n"
+	      "See nvtaskset(1).\n",
+	      out);
+	exit(out == stderr ? EXIT_FAILURE : EXIT_SUCCESS);
+}
+
+void bad_usage(const char *what)
+{
+	warnx("%s", what);
+	fprintf(stderr, "Try 'nvtaskset --help' for more information.\n");
+	exit(EXIT_FAILURE);
+}
+
+int main(int argc, char **argv)
+{
+	enum {
+		OPT_JSON = 256,
+		OPT_NO_MPS,
+		OPT_MPS,
+		OPT_STRATEGY,
+		OPT_EXCLUDE,
+		OPT_GPU,
+		OPT_CALIBRATE,
+		OPT_TOPOLOGY
+	};
+	static const struct option longopts[] = {
+		{"tpc-list", no_argument, NULL, 'c'}, {"gpc-list", no_argument, NULL, 'g'},
+		{"pid", no_argument, NULL, 'p'},      {"list", no_argument, NULL, 'l'},
+		{"json", no_argument, NULL, OPT_JSON}, {"no-mps", no_argument, NULL, OPT_NO_MPS},
+		{"mps", required_argument, NULL, OPT_MPS}, {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},  {"tpcs", required_argument, NULL, 'n'},
+		{"strategy", required_argument, NULL, OPT_STRATEGY},
+		{"exclude-running", no_argument, NULL, OPT_EXCLUDE},
+		{"gpu", required_argument, NULL, OPT_GPU},
+		{"calibrate", no_argument, NULL, OPT_CALIBRATE},
+		{"topology", no_argument, NULL, OPT_TOPOLOGY}, {NULL, 0, NULL, 0},
+	};
+	struct options o = {.gpu = -1, .strategy = NVT_PACKED};
+	int c;
+	char *end;
+	long v;
+
+	while ((c = getopt_long(argc, argv, "+cgpln:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': o.tpc_list = 1; break;
+		case 'g': o.gpc_list = 1; break;
+		case 'p': o.pid_mode = 1; break;
+		case 'l': o.list_mode = 1; break;
+		case OPT_JSON: o.json = 1; break;
+		case OPT_NO_MPS: o.no_mps = 1; break;
+		case OPT_MPS: o.mps_action = optarg; break;
+		case 'n':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < 1 || v > NVT_MAX_TPCS)
+				bad_usage("-n takes a TPC count from 1 to 256");
+			o.count = (unsigned)v;
+			break;
+		case OPT_STRATEGY:
+			if (!strcmp(optarg, "packed"))
+				o.strategy = NVT_PACKED;
+			else if (!strcmp(optarg, "spread"))
+				o.strategy = NVT_SPREAD;
+			else
+				bad_usage("--strategy takes packed or spread");
+			break;
+		case OPT_EXCLUDE: o.exclude_running = 1; break;
+		case OPT_GPU:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < 0 || v > 63)
+				bad_usage("--gpu takes a GPU number from 0 to 63");
+			o.gpu = (int)v;
+			break;
+		case OPT_CALIBRATE: o.calibrate = 1; break;
+		case OPT_TOPOLOGY: o.topology = 1; break;
+		case 'h': usage(stdout);
+		case 'V':
+			printf("nvtaskset " NVT_VERSION_STRING "\n");
+			return EXIT_SUCCESS;
+		default:
+			fprintf(stderr, "Try 'nvtaskset --help' for more information.\n");
+			return EXIT_FAILURE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (o.tpc_list + o.gpc_list + (o.count > 0) > 1)
+		bad_usage("-c, -g and -n exclude each other");
+	if (o.pid_mode + o.list_mode + (o.mps_action != NULL) + (o.calibrate || o.topology) > 1)
+		bad_usage("-p, -l, --mps and --topology/--calibrate exclude each other");
+	if ((o.strategy != NVT_PACKED || o.exclude_running) && !o.count)
+		bad_usage("--strategy and --exclude-running go with -n");
+	if (o.calibrate || o.topology) {
+		if (argc)
+			bad_usage("--topology and --calibrate take no further arguments");
+		return nvt_cmd_topology(&o);
+	}
+	if (o.mps_action) {
+		if (argc)
+			bad_usage("--mps takes no further arguments");
+		return nvt_cmd_mps(&o);
+	}
+	if (o.list_mode) {
+		if (argc)
+			bad_usage("-l takes no further arguments");
+		return nvt_cmd_list(&o);
+	}
+	if (o.pid_mode) {
+		if (argc < 1 || argc > (o.count ? 1 : 2))
+			bad_usage(argc ? "too many arguments" : "no PID given");
+		return nvt_cmd_pid(&o, argc, argv);
+	}
+	if (o.count && argc < 1)
+		bad_usage("no command given");
+	if (!o.count && argc < 2)
+		bad_usage(argc ? "no command given" : "no mask and no command given");
+	return nvt_cmd_run(&o, argv);
+}

@@ -1,0 +1,106 @@
+/*
+ * mpsctl.c - nvtaskset --mps: status, start and stop of the MPS control daemon.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <err.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mps.h"
+#include "mpslog.h"
+#include "cli.h"
+
+static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
+{
+	static char log[65536];
+	struct nvt_mps_fault fault;
+	pid_t server = 0;
+	int clients = 0, limit = nvt_mps_client_limit(client_connections());
+	int asked = pid && nvt_mps_clients(mps, geteuid(), &server, &clients, MPS_QUERY_TIMEOUT_MS) == 0;
+	int faulted = nvt_mps_read_log(mps, log, sizeof(log)) == 0 && nvt_mps_last_fault(log, &fault);
+
+	if (o->json) {
+		printf("{\"running\":%s,\"pid\":%ld,\"pipe_directory\":", pid ? "true" : "false",
+		       (long)pid);
+		json_string(mps->pipe_dir);
+		printf(",\"log_directory\":");
+		json_string(mps->log_dir);
+		printf(",\"control\":");
+		json_string(mps->control);
+		if (asked)
+			printf(",\"server\":%ld,\"clients\":%d,\"client_limit\":%d", (long)server,
+			       clients, limit);
+		if (faulted) {
+			printf(",\"last_fault\":{\"time\":\"%s\",\"server\":%ld,\"blamed_client\":%ld,"
+			       "\"torn_down\":[",
+			       fault.when, fault.server, fault.client);
+			for (int i = 0; i < fault.n_torn; i++)
+				printf(i ? ",%ld" : "%ld", fault.torn[i]);
+			printf("]}");
+		}
+		printf("}\n");
+		return;
+	}
+	if (pid)
+		printf("MPS control daemon: running (pid %ld), pipe directory %s, log directory %s\n",
+		       (long)pid, mps->pipe_dir, mps->log_dir);
+	else
+		printf("MPS control daemon: not running (pipe directory %s)\n", mps->pipe_dir);
+	if (asked && server)
+		printf("MPS server: pid %ld, %d client%s (it takes at most %d with %d channels each)\n",
+		       (long)server, clients, clients == 1 ? "" : "s", limit, client_connections());
+	else if (asked)
+		printf("MPS server: no clients of yours\n");
+	if (faulted) {
+		printf("last fatal GPU error: %s, in server %ld, blamed on client %ld; the server tore "
+		       "down %d client%s:",
+		       fault.when, fault.server, fault.client, fault.n_torn, fault.n_torn == 1 ? "" : "s");
+		for (int i = 0; i < fault.n_torn; i++)
+			printf(" %ld", fault.torn[i]);
+		printf("\n  (MPS does not isolate clients from each other's faults: paper 000, "
+		       "Pitfall 2. See %s/server.log.)\n",
+		       mps->log_dir);
+	}
+}
+
+int nvt_cmd_mps(const struct options *o)
+{
+	struct nvt_mps mps;
+	pid_t pid;
+
+	nvt_mps_setup(&mps);
+	pid = nvt_mps_daemon(&mps);
+	if (!strcmp(o->mps_action, "status")) {
+		mps_status(o, &mps, pid);
+		return pid ? EXIT_SUCCESS : EXIT_MPS_NOT_RUNNING;
+	}
+	if (!strcmp(o->mps_action, "start")) {
+		if (pid) {
+			printf("MPS control daemon already running (pid %ld)\n", (long)pid);
+			return EXIT_SUCCESS;
+		}
+		if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
+			errx(EXIT_FAILURE, "cannot start MPS: %s", mps.error);
+		printf("started MPS control daemon (pid %ld), pipe directory %s\n",
+		       (long)nvt_mps_daemon(&mps), mps.pipe_dir);
+		return EXIT_SUCCESS;
+	}
+	if (!strcmp(o->mps_action, "stop")) {
+		if (!pid) {
+			printf("MPS control daemon not running\n");
+			return EXIT_SUCCESS;
+		}
+		if (nvt_mps_stop(&mps, MPS_TIMEOUT_MS))
+			errx(EXIT_FAILURE, "cannot stop MPS: %s", mps.error);
+		printf("stopped MPS control daemon (pid %ld)\n", (long)pid);
+		return EXIT_SUCCESS;
+	}
+	bad_usage("--mps takes status, start or stop");
+}
+
