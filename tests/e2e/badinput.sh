@@ -1,0 +1,238 @@
+# Refusing bad input. Sourced by tests/run-tests.sh: each t_NAME function is one test,
+# run in a subshell under set -e with the helpers defined there.
+# shellcheck shell=bash
+
+t_bad_partitions() {
+	start_loop bad "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/bad.state" "0-3"
+	local args
+	while IFS='|' read -r args want; do
+		# shellcheck disable=SC2086
+		run_rc out rc "$NVT" -p $args "$PID"
+		eq "$rc" 1 "exit status of -p $args"
+		eq "$out" "nvtaskset: $want" "message for -p $args"
+	done <<'EOF'
+-c 70|TPC 70 does not exist: this GPU has 66 TPCs (0-65)
+-c 0-300|TPC list '0-300' names a TPC beyond 255
+-c 1-|failed to parse TPC list '1-'
+-c 3-1|failed to parse TPC list '3-1'
+-c x|failed to parse TPC list 'x'
+0|empty partition: TPC mask '0' selects no TPC
+0xg|failed to parse TPC mask '0xg'
+4,00000000,00000000|TPC 66 does not exist: this GPU has 66 TPCs (0-65)
+-g 12|GPC 12 does not exist: this GPU has 12 GPCs (0-11)
+-g 1-|failed to parse GPC list '1-'
+-g 64|GPC list '64' names a GPC beyond 63
+-n 67|cannot pick 67 TPCs: this GPU has 66
+EOF
+	run_rc out rc "$NVT" -pc "$PID"
+	eq "$out" "pid $PID's current TPC list: 0-3" "partition after refused changes"
+	stop_loop bad "$PID"
+	run_rc out rc "$NVT" --no-mps -c 66 "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: TPC 66 does not exist: this GPU has 66 TPCs (0-65)"
+	env FAKECUDA_CHIP=identity FAKECUDA_SMS=16 "$NVT" --calibrate >/dev/null 2>&1
+	run_rc out rc env FAKECUDA_CHIP=identity FAKECUDA_SMS=16 "$NVT" --no-mps -c 8 "$APP" launch 1
+	eq "$out" "nvtaskset: TPC 8 does not exist: this GPU has 8 TPCs (0-7)"
+	run_rc out rc "$NVT" --no-mps 0 "$APP" launch 1
+	eq "$out" "nvtaskset: empty partition: TPC mask '0' selects no TPC"
+}
+t_bad_pids() {
+	local p
+	for p in abc 0 -5 12x 99999999999; do
+		run_rc out rc "$NVT" -p -- "$p"
+		eq "$rc" 1 "exit status for pid '$p'"
+		eq "$out" "nvtaskset: invalid PID argument: '$p'"
+	done
+	run_rc out rc "$NVT" -p 2147483647
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to get pid 2147483647's partition: No such process"
+	run_rc out rc "$NVT" -p $$
+	eq "$out" "nvtaskset: failed to get pid $$'s partition: not running under nvtaskset"
+	run_rc out rc "$NVT" -p f $$
+	eq "$out" "nvtaskset: failed to set pid $$'s partition: not running under nvtaskset"
+	# A leftover segment of an earlier process with this PID is not trusted.
+	start_loop stale "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/stale.state" "0-3"
+	cp "$(seg_file "$PID")" "$(seg_file $$)"
+	run_rc out rc "$NVT" -p $$
+	eq "$out" "nvtaskset: failed to get pid $$'s partition: not running under nvtaskset"
+	rm -f "$(seg_file $$)"
+	stop_loop stale "$PID"
+}
+t_bad_segments() {
+	start_loop seg "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/seg.state" "0-3"
+	# Partitions that would hang every launch never reach the hardware.
+	"$T/segpoke" "$PID" empty
+	sleep 0.2
+	eq "$(cat "$WORK/seg.state")" "0-3" "partition after an empty one was written"
+	run_rc out rc "$NVT" -p -c "$PID"
+	has "$out" "refused this partition"
+	"$T/segpoke" "$PID" badtopo
+	sleep 0.2
+	eq "$(cat "$WORK/seg.state")" "0-3" "partition after a malformed topology"
+	"$NVT" -p -c 9 "$PID" >/dev/null
+	wait_file "$WORK/seg.state" "9"
+	# A writer that died mid-write: launches go on with what they had.
+	"$T/segpoke" "$PID" halfwrite
+	sleep 0.1
+	eq "$(cat "$WORK/seg.state")" "9"
+	run_rc out rc "$NVT" -p "$PID"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to get pid $PID's partition: a writer died while changing it; set a new partition to repair it"
+	run_rc out rc "$NVT" -p -c 10 "$PID"
+	eq "$rc" 0 "a new write recovers the slot"
+	wait_file "$WORK/seg.state" "10"
+	grep -q "refused a partition that enables no working TPC" "$WORK/seg.err" ||
+		die "no warning from the shim: $(cat "$WORK/seg.err")"
+	"$T/segpoke" "$PID" version 7
+	run_rc out rc "$NVT" -p "$PID"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to get pid $PID's partition: its control segment has version 7; this nvtaskset understands version 1"
+	"$T/segpoke" "$PID" version 1
+	"$T/segpoke" "$PID" garbage
+	run_rc out rc "$NVT" -p -c 1 "$PID"
+	eq "$out" "nvtaskset: failed to set pid $PID's partition: its control segment is corrupt"
+	run_rc out rc "$NVT" -l
+	has "$out" "nvtaskset: pid $PID: its control segment is corrupt"
+	# Garbage in the header is not the shim's business: launches go on.
+	sleep 0.1
+	eq "$(cat "$WORK/seg.state")" "10"
+	stop_loop seg "$PID"
+}
+t_segment_busy() {
+	# Another writer holds the segment: give up after a while, change nothing.
+	command -v flock >/dev/null || skip "needs flock"
+	start_loop busy "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/busy.state" "0-3"
+	flock -x "$(seg_file "$PID")" sleep 3 & # longer than nvtaskset waits (2 s)
+	local holder=$!
+	sleep 0.3
+	run_rc out rc "$NVT" -p -c 7 "$PID"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to set pid $PID's partition: another nvtaskset is changing it right now"
+	eq "$(cat "$WORK/busy.state")" "0-3"
+	wait $holder # the holder lets go
+	run_rc out rc "$NVT" -p -c 7 "$PID"
+	eq "$rc" 0
+	wait_file "$WORK/busy.state" "7"
+	stop_loop busy "$PID"
+}
+t_segment_owner_checked() {
+	[ "$(id -u)" == 0 ] || skip "needs root"
+	start_loop own "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/own.state" "0-3"
+	[ "$(stat -c %a "$(seg_file "$PID")")" == 600 ] || die "segment mode is not 0600"
+	chown 65534 "$(seg_file "$PID")"
+	run_rc out rc "$NVT" -p "$PID"
+	eq "$out" "nvtaskset: failed to get pid $PID's partition: not running under nvtaskset"
+	chown 0 "$(seg_file "$PID")"
+	stop_loop own "$PID"
+}
+t_permissions() {
+	[ "$(id -u)" == 0 ] || skip "needs root to act as other users"
+	command -v setpriv >/dev/null || skip "needs setpriv"
+	as() { echo setpriv --reuid="$1" --regid="$1" --clear-groups; }
+	$(as 65534) test -x "$NVT" || skip "the build tree is not reachable by uid 65534"
+	mkdir -m 1777 "$WORK/perm"
+	rm -f "$WORK/perm/stop"
+	$(as 65534) "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/perm/stop" "$WORK/perm/state" \
+		>"$WORK/perm.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/perm/state" "0-3"
+	run_rc out rc $(as 65533) "$NVT" -p "$PID"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to get pid $PID's partition: Permission denied"
+	run_rc out rc $(as 65533) "$NVT" -p -c 4 "$PID"
+	eq "$out" "nvtaskset: failed to set pid $PID's partition: Permission denied"
+	run_rc out rc $(as 65533) "$NVT" -l
+	hasnt "$out" " $PID "
+	run_rc out rc $(as 65534) "$NVT" -pc "$PID"
+	eq "$out" "pid $PID's current TPC list: 0-3" "the owner reads"
+	run_rc out rc $(as 65534) "$NVT" -p -c 4 "$PID"
+	eq "$rc" 0 "the owner changes"
+	wait_file "$WORK/perm/state" "4"
+	run_rc out rc "$NVT" -p -c 5 "$PID"
+	eq "$rc" 0 "root changes"
+	wait_file "$WORK/perm/state" "5"
+	run_rc out rc "$NVT" -l
+	has "$out" " $PID "
+	touch "$WORK/perm/stop"
+	wait "$PID" || die "task failed: $(cat "$WORK/perm.out")"
+}
+t_exec_failures() {
+	run_rc out rc "$NVT" --no-mps -c 0 /nonexistent/program
+	eq "$rc" 127
+	eq "$out" "nvtaskset: failed to execute /nonexistent/program: No such file or directory"
+	run_rc out rc "$NVT" --no-mps -c 0 nvtaskset-no-such-command
+	eq "$rc" 127
+	printf 'not a program\n' >"$WORK/plain"
+	chmod 644 "$WORK/plain"
+	run_rc out rc "$NVT" --no-mps -c 0 "$WORK/plain"
+	eq "$rc" 126
+	eq "$out" "nvtaskset: failed to execute $WORK/plain: Permission denied"
+}
+t_driver_failures() {
+	run_rc out rc env LD_LIBRARY_PATH=/nonexistent "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$rc" 1
+	has "$out" "nvtaskset: cannot query GPU 0: cannot load the CUDA driver: libcuda.so.1"
+	run_rc out rc env FAKECUDA_INIT_ERROR=100 "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$out" "nvtaskset: cannot query GPU 0: cuInit failed: error 100 (no CUDA-capable device)"
+	run_rc out rc env FAKECUDA_DEVICES=0 "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$rc" 1
+	run_rc out rc env FAKECUDA_INIT_HANG=1 NVTASKSET_DRIVER_TIMEOUT=1 "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot query GPU 0: the CUDA driver did not answer within 1 s"
+	run_rc out rc env NVTASKSET_DRIVER_TIMEOUT=0 "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$out" "nvtaskset: NVTASKSET_DRIVER_TIMEOUT must be 1-3600 seconds, not '0'"
+	run_rc out rc env NVTASKSET_SHIM=relative.so "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$out" "nvtaskset: NVTASKSET_SHIM=relative.so is not a readable absolute path"
+}
+t_usage() {
+	run_rc out rc "$NVT"
+	eq "$rc" 1
+	has "$out" "no mask and no command given"
+	has "$out" "Try 'nvtaskset --help'"
+	run_rc out rc "$NVT" -c 0
+	has "$out" "no command given"
+	run_rc out rc "$NVT" -c -g 0 x
+	has "$out" "-c, -g and -n exclude each other"
+	run_rc out rc "$NVT" -n 3 -c x
+	has "$out" "-c, -g and -n exclude each other"
+	run_rc out rc "$NVT" -p -l 1
+	has "$out" "-p, -l, --mps and --topology/--calibrate exclude each other"
+	run_rc out rc "$NVT" --strategy spread 0 x
+	has "$out" "--strategy and --exclude-running go with -n"
+	run_rc out rc "$NVT" -n 3 --strategy diagonal x
+	has "$out" "--strategy takes packed or spread"
+	for a in 0 -1 257 3x ""; do
+		run_rc out rc "$NVT" -n "$a" x
+		has "$out" "-n takes a TPC count from 1 to 256"
+	done
+	run_rc out rc "$NVT" --gpu x --topology
+	has "$out" "--gpu takes a GPU number from 0 to 63"
+	run_rc out rc "$NVT" --topology 5
+	has "$out" "--topology and --calibrate take no further arguments"
+	run_rc out rc "$NVT" -p -n 3 1 2
+	has "$out" "too many arguments"
+	run_rc out rc "$NVT" -p
+	has "$out" "no PID given"
+	run_rc out rc "$NVT" -p 1 2 3
+	has "$out" "too many arguments"
+	run_rc out rc "$NVT" -l 5
+	has "$out" "-l takes no further arguments"
+	run_rc out rc "$NVT" --bogus
+	eq "$rc" 1
+	has "$out" "unrecognized option"
+	run_rc out rc "$NVT" --mps frob
+	has "$out" "--mps takes status, start or stop"
+	run_rc out rc "$NVT" --help
+	eq "$rc" 0
+	has "$out" "Usage:"
+	run_rc out rc "$NVT" -V
+	eq "$out" "nvtaskset $(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/include/nvtaskset.h")"
+	# Options after MASK belong to the command, as with taskset.
+	run_rc out rc "$NVT" --no-mps -c 0 /bin/echo -c -p --help
+	eq "$out" "-c -p --help"
+}

@@ -1,0 +1,133 @@
+# MPS. Sourced by tests/run-tests.sh: each t_NAME function is one test,
+# run in a subshell under set -e with the helpers defined there.
+# shellcheck shell=bash
+
+t_mps_lifecycle() {
+	own_mps_dirs mps_lifecycle
+	local fake=$ROOT/tests/fake/bin
+	mkdir -p "$CUDA_MPS_PIPE_DIRECTORY"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps status
+	eq "$rc" 3
+	eq "$out" "MPS control daemon: not running (pipe directory $CUDA_MPS_PIPE_DIRECTORY)"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps stop
+	eq "$rc" 0
+	eq "$out" "MPS control daemon not running"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps start
+	eq "$rc" 0
+	has "$out" "started MPS control daemon"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps start
+	eq "$rc" 0
+	has "$out" "MPS control daemon already running (pid"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps status --json
+	eq "$rc" 0
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["running"] and d["pid"]>0' "$out" ||
+		die "bad JSON: $out"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps stop
+	eq "$rc" 0
+	has "$out" "stopped MPS control daemon"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps status
+	eq "$rc" 3
+	# Starting a task starts the daemon, says how to stop it, and tells
+	# CUDA where it listens.
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" -c 0-1 /usr/bin/env
+	eq "$rc" 0
+	has "$out" "nvtaskset: started the MPS control daemon (pipe directory $CUDA_MPS_PIPE_DIRECTORY); stop it with 'nvtaskset --mps stop'"
+	has "$out" "CUDA_MPS_PIPE_DIRECTORY=$CUDA_MPS_PIPE_DIRECTORY"
+	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=8"
+	grep -q "args=-d pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY preload=$" \
+		"$CUDA_MPS_PIPE_DIRECTORY/fake.log" || die "daemon not started as expected"
+	# A running daemon is reused, not started again.
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" -c 0-1 "$APP" launch 1
+	hasnt "$out" "started"
+	has "$out" "tpcs=0-1 hung=0"
+	eq "$(grep -c 'args=-d' "$CUDA_MPS_PIPE_DIRECTORY/fake.log")" 2 "daemon starts (--mps start, then the task)"
+	env PATH="$fake:$PATH" "$NVT" --mps stop >/dev/null
+}
+t_mps_client_limit() {
+	own_mps_dirs mps_client_limit
+	local fake=$ROOT/tests/fake/bin i server
+	export PATH="$fake:$PATH"
+	"$NVT" --mps start >/dev/null
+	sleep 1000 &
+	server=$!
+	echo $server >"$CUDA_MPS_PIPE_DIRECTORY/fake-server"
+	for ((i = 1; i <= 14; i++)); do echo $((1000 + i)); done >"$CUDA_MPS_PIPE_DIRECTORY/fake-clients"
+	run_rc out rc "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 0 "14 clients: room for one more"
+	run_rc out rc "$NVT" --mps status
+	has "$out" "MPS server: pid $server, 14 clients (it takes at most 15 with 8 channels each)"
+	echo 1015 >>"$CUDA_MPS_PIPE_DIRECTORY/fake-clients"
+	run_rc out rc "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: the MPS server (pid $server) already has 15 clients, the most it takes with 8 channels each (paper 000, section 5.3); this task would fail to start CUDA. Stop a task, or run this one with --no-mps"
+	# Fewer channels each leave room for more clients.
+	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 0
+	run_rc out rc "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$rc" 0 "--no-mps still runs"
+	# Another user's server is not ours to count.
+	if [ "$(id -u)" == 0 ] && command -v setpriv >/dev/null; then
+		kill $server
+		setpriv --reuid=65534 --regid=65534 --clear-groups sleep 1000 &
+		server=$!
+		sleep 0.2
+		echo $server >"$CUDA_MPS_PIPE_DIRECTORY/fake-server"
+		run_rc out rc "$NVT" -c 0 "$APP" launch 1
+		eq "$rc" 0 "another user's full server"
+	fi
+	kill $server
+	"$NVT" --mps stop >/dev/null
+}
+t_mps_fault_reported() {
+	own_mps_dirs mps_fault_reported
+	local fake=$ROOT/tests/fake/bin
+	export PATH="$fake:$PATH"
+	mkdir -p "$CUDA_MPS_LOG_DIRECTORY"
+	cat >"$CUDA_MPS_LOG_DIRECTORY/server.log" <<'LOG'
+[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2503, Context: 1} encountered a fatal GPU error.
+[2026-11-21 20:01:59.353 Server  2483] Server is handling a fatal GPU error.
+[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2503, Context ID: 1} on device 0 to be torn down
+[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2534, Context ID: 1} on device 0 to be torn down
+LOG
+	run_rc out rc "$NVT" --mps status
+	eq "$rc" 3
+	has "$out" "last fatal GPU error: 2026-11-21 20:01:59, in server 2483, blamed on client 2503; the server tore down 2 clients: 2503 2534"
+	has "$out" "Pitfall 2"
+	out=$(timeout 20 "$NVT" --mps status --json) || true
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); f=d["last_fault"]; assert f["torn_down"]==[2503,2534] and f["blamed_client"]==2503' "$out" ||
+		die "bad JSON: $out"
+}
+t_mps_daemon_wedged() {
+	own_mps_dirs mps_daemon_wedged
+	# A daemon that never answers must not hang nvtaskset.
+	local fake=$ROOT/tests/fake/bin
+	export PATH="$fake:$PATH"
+	"$NVT" --mps start >/dev/null
+	mkdir -p "$WORK/wedged"
+	sed 's/	ps)/	ps) sleep 1000/' "$fake/nvidia-cuda-mps-control" \
+		>"$WORK/wedged/nvidia-cuda-mps-control"
+	chmod +x "$WORK/wedged/nvidia-cuda-mps-control"
+	local start=$SECONDS
+	run_rc out rc env PATH="$WORK/wedged:$PATH" "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 0
+	has "$out" "nvtaskset: cannot ask the MPS control daemon how many clients it serves"
+	[ $((SECONDS - start)) -lt 15 ] || die "took $((SECONDS - start)) s"
+	"$NVT" --mps stop >/dev/null
+}
+t_mps_missing_or_failing() {
+	own_mps_dirs mps_missing_or_failing
+	local fake=$ROOT/tests/fake/bin d
+	for d in /usr/local/nvidia/bin /usr/bin /usr/sbin /usr/local/bin /usr/lib/nvidia /opt/nvidia/bin; do
+		[ -x "$d/nvidia-cuda-mps-control" ] && skip "a real MPS is installed in $d"
+	done
+	run_rc out rc env PATH=/usr/bin:/bin "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot start MPS: cannot find nvidia-cuda-mps-control in PATH or the driver's directories; run with --no-mps to run without it"
+	run_rc out rc env PATH=/usr/bin:/bin "$NVT" --mps start
+	eq "$rc" 1
+	run_rc out rc env PATH="$fake:$PATH" FAKEMPS_FAIL=1 "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 1
+	has "$out" "nvtaskset: cannot start MPS: $fake/nvidia-cuda-mps-control -d failed (exit status 1); see $CUDA_MPS_LOG_DIRECTORY/control.log; run with --no-mps"
+	run_rc out rc env PATH=/usr/bin:/bin "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$rc" 0 "--no-mps needs no MPS"
+}

@@ -1,0 +1,138 @@
+# Running tasks: -p, -l, live changes. Sourced by tests/run-tests.sh: each t_NAME function is one test,
+# run in a subshell under set -e with the helpers defined there.
+# shellcheck shell=bash
+
+t_live_change() {
+	start_loop live "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/live.state" "0-3"
+	run_rc out rc "$NVT" -p "$PID"
+	eq "$out" "pid $PID's current TPC mask: f"
+	run_rc out rc "$NVT" -pc "$PID"
+	eq "$out" "pid $PID's current TPC list: 0-3"
+	run_rc out rc "$NVT" -p -c 10-20 "$PID"
+	eq "$rc" 0
+	eq "$out" "pid $PID's current TPC list: 0-3
+pid $PID's new TPC list: 10-20"
+	wait_file "$WORK/live.state" "10-20"
+	run_rc out rc "$NVT" -p ff00000000 "$PID"
+	eq "$out" "pid $PID's current TPC mask: 1ffc00
+pid $PID's new TPC mask: ff00000000"
+	wait_file "$WORK/live.state" "32-39"
+	run_rc out rc "$NVT" -p --json "$PID"
+	eq "$out" "{\"pid\":$PID,\"current\":{\"partitioned\":true,\"tpcs\":\"32-39\",\"tpc_mask\":\"ff00000000\",\"tpc_count\":8},\"applied\":true}"
+	run_rc out rc "$NVT" -p --json -c 0 "$PID"
+	python3 -c 'import json,sys,time; d=json.loads(sys.argv[1]); assert d["current"]["tpcs"]=="0" and d["previous"]["tpcs"]=="32-39"; assert 0 < time.monotonic_ns() - d["written_monotonic_ns"] < 20e9' "$out" || die "bad JSON: $out"
+	wait_file "$WORK/live.state" "0"
+	stop_loop live "$PID"
+	[ ! -e "$(seg_file "$PID")" ] || die "segment left behind after a clean exit"
+}
+t_list() {
+	local a b
+	start_loop la "$NVT" --no-mps -c 0-7 "$APP"
+	a=$PID
+	start_loop lb "$NVT" --no-mps -c 8-15 "$LINKED"
+	b=$PID
+	wait_file "$WORK/la.state" "0-7"
+	wait_file "$WORK/lb.state" "8-15"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0
+	has "$out" "COMMAND"
+	grep -Eq "^ *$a +root +0-7 +$APP loop" <<<"$out" || die "no row for $a in: $out"
+	grep -Eq "^ *$b +root +8-15 +$LINKED loop" <<<"$out" || die "no row for $b in: $out"
+	out=$(timeout 20 "$NVT" -l --json)
+	python3 - "$out" "$a" "$b" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+rows = {t["pid"]: t for t in d["tasks"]}
+a, b = int(sys.argv[2]), int(sys.argv[3])
+assert rows[a]["tpcs"] == "0-7" and rows[a]["tpc_count"] == 8 and rows[a]["partitioned"]
+assert rows[b]["tpc_mask"] == "ff00" and "fakeapp-linked" in rows[b]["command"]
+PY
+	# A task killed outright disappears from the list, and so does its file.
+	kill -KILL "$a"
+	wait "$a" 2>/dev/null || true
+	[ -e "$(seg_file "$a")" ] || die "expected a leftover segment after SIGKILL"
+	run_rc out rc "$NVT" -l
+	hasnt "$out" " $a "
+	has "$out" " $b "
+	[ ! -e "$(seg_file "$a")" ] || die "stale segment of $a not removed"
+	stop_loop lb "$b"
+	run_rc out rc "$NVT" -l
+	eq "$out" "$(printf '%7s  %-10s  %-20s  %s' PID USER TPCS COMMAND)"
+}
+t_wrapper_unlaunched_task() {
+	local app
+	for app in "$APP" "$LINKED"; do
+		start_loop wrap env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$app"
+		wait_file "$WORK/wrap.state" "0-65"
+		# env execs the app: the PID is the task's.
+		run_rc out rc "$NVT" -l
+		grep -Eq "^ *$PID +root +all +$app" <<<"$out" || die "wrapper task not listed: $out"
+		run_rc out rc "$NVT" -p -c 5,7 "$PID"
+		eq "$rc" 0
+		has "$out" "pid $PID's current TPC list: all (not partitioned)"
+		wait_file "$WORK/wrap.state" "5,7"
+		stop_loop wrap "$PID"
+	done
+}
+t_wrapper_and_preload_once() {
+	# Both the wrapper and the preload shim in one process: one callback.
+	run_rc out rc env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$NVT" --no-mps -c 3 "$APP" launch 2
+	eq "$rc" 0
+	has "$out" "tpcs=3 hung=0 version=0x40 masked=1 callbacks=1"
+	run_rc out rc env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$NVT" --no-mps -c 3 "$LINKED" launch 2
+	has "$out" "tpcs=3 hung=0 version=0x40 masked=1 callbacks=1"
+}
+t_fork_child_own_segment() {
+	local child
+	rm -f "$WORK/fork.stop"
+	"$NVT" --no-mps -c 0-3 "$APP" fork "$WORK/fork.stop" "$WORK/fork" >"$WORK/fork.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/fork.parent" "0-3"
+	wait_file "$WORK/fork.child" "0-3"
+	child=$(cat "$WORK/fork.childpid")
+	[ -e "$(seg_file "$child")" ] || die "forked child $child has no segment"
+	run_rc out rc "$NVT" -p -c 8-9 "$child"
+	eq "$rc" 0
+	wait_file "$WORK/fork.child" "8-9"
+	sleep 0.1
+	eq "$(cat "$WORK/fork.parent")" "0-3" "parent's partition"
+	run_rc out rc "$NVT" -p -c 20 "$PID"
+	wait_file "$WORK/fork.parent" "20"
+	eq "$(cat "$WORK/fork.child")" "8-9" "child's partition"
+	touch "$WORK/fork.stop"
+	wait "$PID" || die "fork app failed: $(cat "$WORK/fork.out")"
+	[ ! -e "$(seg_file "$child")" ] || die "child's segment left behind"
+}
+t_exec_keeps_partition() {
+	rm -f "$WORK/ex.stop"
+	"$NVT" --no-mps -c 0-3 "$APP" exec "$WORK/ex.stop" "$WORK/ex.state" >"$WORK/ex.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/ex.state" "0-3"
+	run_rc out rc "$NVT" -p -c 6-7 "$PID"
+	eq "$rc" 0
+	wait_file "$WORK/ex.state" "6-7"
+	touch "$WORK/ex.stop"
+	wait "$PID" || die "exec app failed"
+	has "$(cat "$WORK/ex.out")" "launches="
+}
+t_stress_live_rewrites() {
+	# 8 threads launch while another process rewrites the partition 2000
+	# times; every launch must run on exactly one of the written masks.
+	local i masks=(0-31 32-65 0-65 5)
+	rm -f "$WORK/st.stop"
+	"$NVT" --no-mps -c 0-31 "$APP" stress 8 "$WORK/st.stop" ffffffff 3ffffffff00000000 \
+		3ffffffffffffffff 20 >"$WORK/st.out" 2>&1 &
+	PID=$!
+	sleep 0.2
+	for ((i = 0; i < 2000; i++)); do
+		"$NVT" -p -c "${masks[i % 4]}" "$PID" >/dev/null || die "rewrite $i failed"
+	done
+	touch "$WORK/st.stop"
+	wait "$PID" && rc=0 || rc=$?
+	cat "$WORK/st.out"
+	eq "$rc" 0 "stress exit status"
+	local n
+	n=$(sed -n 's/^launches=\([0-9]*\) bad=0 hung=0$/\1/p' "$WORK/st.out")
+	[ -n "$n" ] && [ "$n" -gt 10000 ] || die "too few launches checked: $(cat "$WORK/st.out")"
+}

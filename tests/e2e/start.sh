@@ -1,0 +1,136 @@
+# Starting tasks. Sourced by tests/run-tests.sh: each t_NAME function is one test,
+# run in a subshell under set -e with the helpers defined there.
+# shellcheck shell=bash
+
+t_run_static_cudart_style() {
+	run_rc out rc "$NVT" --no-mps -c 0-3 "$APP" launch 5
+	eq "$rc" 0 "exit status"
+	has "$out" "tpcs=0-3 hung=0 version=0x40 masked=1 callbacks=1"
+}
+t_run_linked() {
+	run_rc out rc "$NVT" --no-mps -c 8-9,40 "$LINKED" launch 3
+	eq "$rc" 0
+	has "$out" "tpcs=8-9,40 hung=0"
+}
+t_run_bind_now() {
+	run_rc out rc env LD_BIND_NOW=1 "$NVT" --no-mps -c 1 "$APP" launch 2
+	eq "$rc" 0
+	has "$out" "tpcs=1 hung=0"
+	run_rc out rc env LD_BIND_NOW=1 "$NVT" --no-mps -c 1 "$LINKED" launch 2
+	has "$out" "tpcs=1 hung=0"
+}
+t_run_hex_mask() {
+	run_rc out rc "$NVT" --no-mps f0 "$APP" launch 1
+	has "$out" "tpcs=4-7 hung=0"
+	run_rc out rc "$NVT" --no-mps 0x3,00000000,00000000 "$APP" launch 1
+	has "$out" "tpcs=64-65 hung=0"
+	run_rc out rc "$NVT" --no-mps -c 0-15:4,40 "$APP" launch 1
+	has "$out" "tpcs=0,4,8,12,40 hung=0"
+}
+t_tmd_versions() {
+	# Pre-Hopper TMDs (V01_06 .. V03_00) on a pre-Hopper chip: bit t = TPC t.
+	local v
+	for v in 0x16 0x17 0x22 0x30; do
+		run_rc out rc env FAKECUDA_CHIP=a100 FAKECUDA_TMD_VERSION=$v "$NVT" --no-mps -c 2-5,53 "$APP" launch 2
+		eq "$rc" 0 "exit status for $v"
+		has "$out" "tpcs=2-5,53 hung=0 version=$v"
+		hasnt "$out" "warning"
+	done
+}
+t_tmd_unknown_untouched() {
+	local v
+	"$NVT" --calibrate >/dev/null 2>&1 # with a known TMD: the map is cached
+	for v in 0x50 0x31 0x41; do
+		run_rc out rc env FAKECUDA_TMD_VERSION=$v "$NVT" --no-mps -c 0-3 "$APP" launch 5
+		eq "$rc" 0 "exit status for $v"
+		has "$out" "hung=0 version=$v"
+		has "$out" "disable=00000000,00000000,00000000,00000000"
+		[ $v == 0x31 ] || has "$out" "tpcs=0-65 hung=0 version=$v masked=0"
+		has "$out" "nvtaskset: warning: unknown TMD version $v"
+		eq "$(grep -c 'unknown TMD version' <<<"$out")" 1 "warnings for $v"
+	done
+	run_rc out rc env FAKECUDA_TMD_VERSION=0x15 "$NVT" --no-mps -c 0-3 "$APP" launch 3
+	has "$out" "tpcs=0-65 hung=0"
+	has "$out" "has no TPC mask"
+}
+t_quiet() {
+	"$NVT" --calibrate >/dev/null 2>&1
+	run_rc out rc env NVTASKSET_QUIET=1 FAKECUDA_TMD_VERSION=0x50 "$NVT" --no-mps -c 0 "$APP" launch 2
+	eq "$rc" 0
+	hasnt "$out" "warning"
+}
+t_no_callback_table() {
+	"$NVT" --calibrate >/dev/null 2>&1
+	run_rc out rc env FAKECUDA_NO_TABLE=1 "$NVT" --no-mps -c 0-3 "$APP" launch 2
+	eq "$rc" 0 "the program still runs"
+	has "$out" "tpcs=0-65 hung=0"
+	has "$out" "nvtaskset: warning: the CUDA driver offers no launch callback table"
+}
+t_odd_callback_params() {
+	"$NVT" --calibrate >/dev/null 2>&1
+	run_rc out rc env FAKECUDA_PARAMS_SIZE=16 "$NVT" --no-mps -c 0-3 "$APP" launch 4
+	eq "$rc" 0
+	has "$out" "tpcs=0-65 hung=0"
+	has "$out" "unexpected launch callback parameters (size 16)"
+	eq "$(grep -c 'unexpected launch' <<<"$out")" 1 "warnings"
+}
+t_shim_without_driver() {
+	# The shim in a process with no libcuda: one warning, the program runs.
+	run_rc out rc env LD_LIBRARY_PATH=/nonexistent LD_PRELOAD="$SHIM" /bin/echo hello
+	eq "$rc" 0
+	has "$out" "hello"
+	has "$out" "nvtaskset: warning: cannot load the CUDA driver"
+	run_rc out rc env LD_LIBRARY_PATH=/nonexistent NVTASKSET_QUIET=1 LD_PRELOAD="$SHIM" /bin/echo hi
+	eq "$out" "hi"
+}
+t_shim_bad_environment() {
+	local topo
+	export FAKECUDA_CHIP=identity
+	topo="nvtaskset-topology 1 tpcs=66 gpcs=0 flags=0 map=$(seq -s, 0 65)"
+	run_rc out rc env NVTASKSET_TPCS=zz NVTASKSET_TOPOLOGY="$topo" LD_PRELOAD="$SHIM" "$APP" launch 1
+	eq "$rc" 0
+	has "$out" "ignoring malformed NVTASKSET_TPCS"
+	has "$out" "tpcs=0-65 hung=0"
+	run_rc out rc env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="garbage" LD_PRELOAD="$SHIM" "$APP" launch 1
+	has "$out" "NVTASKSET_TOPOLOGY is malformed"
+	has "$out" "tpcs=0-65 hung=0"
+	run_rc out rc env NVTASKSET_TPCS=0-3 LD_PRELOAD="$SHIM" "$APP" launch 1
+	has "$out" "NVTASKSET_TOPOLOGY is missing"
+	run_rc out rc env NVTASKSET_TPCS=70-80 NVTASKSET_TOPOLOGY="$topo" LD_PRELOAD="$SHIM" "$APP" launch 1
+	has "$out" "enables no TPC this GPU has"
+	has "$out" "tpcs=0-65 hung=0"
+	run_rc out rc env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$topo" LD_PRELOAD="$SHIM" "$APP" launch 1
+	has "$out" "tpcs=0-3 hung=0"
+}
+t_launch_path_no_syscalls() {
+	# Partitioned launches make no system call: 20000 of them cost no more
+	# system calls than 10 (the fake driver itself makes none per launch).
+	command -v strace >/dev/null || skip "needs strace"
+	local few many
+	few=$(env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$(topo_text)" LD_PRELOAD="$SHIM" \
+		strace -f -c -o "$WORK/few.st" "$APP" launch 10 >/dev/null 2>&1; tail -1 "$WORK/few.st")
+	many=$(env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$(topo_text)" LD_PRELOAD="$SHIM" \
+		strace -f -c -o "$WORK/many.st" "$APP" launch 20000 >"$WORK/many.out" 2>&1; tail -1 "$WORK/many.st")
+	has "$(cat "$WORK/many.out")" "tpcs=0,8,16,24 hung=0"
+	few=$(awk '{print $4}' <<<"$few")
+	many=$(awk '{print $4}' <<<"$many")
+	echo "system calls: 10 launches $few, 20000 launches $many"
+	[ "$many" -le "$few" ] || die "launches make system calls: $few for 10, $many for 20000"
+}
+topo_text() { echo "nvtaskset-topology 1 tpcs=66 gpcs=0 flags=0 map=$(seq -s, 0 65)"; }
+t_rundir_unusable() {
+	run_rc out rc env NVTASKSET_RUNDIR=/proc "$NVT" --no-mps -c 0-1 "$APP" launch 1
+	eq "$rc" 0
+	has "$out" "cannot create a control segment in /proc"
+	has "$out" "tpcs=0-1 hung=0"
+}
+t_environment_appended() {
+	run_rc out rc env LD_PRELOAD=/lib/nothing.so "$NVT" --no-mps -c 0 /usr/bin/env
+	has "$out" "LD_PRELOAD=/lib/nothing.so:$SHIM"
+	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=8"
+	has "$out" "CUDA_MPS_PIPE_DIRECTORY=/dev/null"
+	has "$out" "NVTASKSET_TPCS=0"
+	run_rc out rc env LD_PRELOAD="$SHIM" CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" --no-mps -c 0 /usr/bin/env
+	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=4"
+	eq "$(grep -c "^LD_PRELOAD=$SHIM\$" <<<"$out")" 1 "LD_PRELOAD holds the shim once"
+}

@@ -1,0 +1,11 @@
+# Unit tests and the parser fuzz target. Sourced by tests/run-tests.sh: each t_NAME function is one test,
+# run in a subshell under set -e with the helpers defined there.
+# shellcheck shell=bash
+
+t_unit_tpcset() { "$T/test_tpcset"; }
+t_unit_tmd() { "$T/test_tmd"; }
+t_unit_topo() { "$T/test_topo"; }
+t_unit_mpslog() { "$T/test_mpslog"; }
+t_unit_driverinfo() { "$T/test_driverinfo"; }
+t_unit_segment() { timeout 60 "$T/test_segment"; }
+t_fuzz_parsers() { FUZZ_SECONDS=${FUZZ_SECONDS:-3} timeout 60 "$T/fuzz_parsers"; }
