@@ -20,9 +20,9 @@ TEST_CFLAGS = $(ALL_CFLAGS) -Wno-missing-prototypes
 SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2
 
 B = build
-PURE = tpcset tmd topo segment
+PURE = tpcset tmd topo segment gpusel
 SHIM_SRC = $(PURE) sysutil segfile shim
-CORE_CLI = $(PURE) mpslog driverinfo sysutil segfile gpu calibrate mps
+CORE_CLI = $(PURE) mpslog driverinfo sysutil segfile gpu calibrate gpus mps
 CMD_SRC = main common run pid list mpsctl topology
 
 SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)
@@ -75,7 +75,7 @@ $(WRAPPER): $(SHIM_OBJ) src/shim.map $(STUB)
 
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
-TEST_BINS = $(T)/test_tpcset $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_mpslog $(T)/test_driverinfo \
+TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke
 
 $(FAKE): tests/fake/fakecuda.c tests/fake/fakecuda.h

@@ -20,10 +20,14 @@ extern "C" {
 
 /* ---- Environment variables ------------------------------------------- */
 
-/* Initial partition of a task, in TPC list syntax ("0-15,32"). Set by the CLI. */
-#define NVT_ENV_TPCS "NVTASKSET_TPCS"
-/* Topology record of the GPU (text form, see nvt_topo_format()). Set by the CLI. */
-#define NVT_ENV_TOPOLOGY "NVTASKSET_TOPOLOGY"
+/*
+ * Initial partition of a task on each GPU it may use, set by the CLI: one
+ * record per GPU, separated by ';', each "UUID LIST TOPOLOGY" where UUID is
+ * the GPU's ("GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"), LIST its TPC list or
+ * "all" (not partitioned), TOPOLOGY its topology record (see below). See
+ * nvt_partenv_format().
+ */
+#define NVT_ENV_PARTITION "NVTASKSET_PARTITION"
 /* Any non-empty value other than "0" silences the shim's warnings. */
 #define NVT_ENV_QUIET "NVTASKSET_QUIET"
 /* Directory that holds the control segments (default NVT_DEFAULT_RUNDIR). */
@@ -83,10 +87,14 @@ struct nvt_topology {
  * The shim never waits for a writer: while seq is odd, or its copy fails,
  * launches keep the last partition the shim accepted.
  *
- * Version 1 shims apply slot 0 to every GPU of the process.
+ * A slot belongs to the GPU whose UUID it holds (all zero: a free slot).
+ * Each launch uses the slot of its own GPU, found by the launching context's
+ * device; a GPU without a slot runs unpartitioned. A writer that gives a
+ * free slot to a GPU increments slots_gen afterwards, so that the shim looks
+ * again for GPUs it found no slot for.
  */
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
-#define NVT_SEG_VERSION 1u
+#define NVT_SEG_VERSION 2u
 
 enum nvt_slot_state {
 	NVT_SLOT_UNSET = 0, /* no partition: launches are left untouched */
@@ -97,6 +105,7 @@ struct nvt_gpu_slot {
 	uint64_t seq;          /* sequence lock, see above */
 	uint32_t state;        /* enum nvt_slot_state */
 	uint32_t reserved;
+	uint8_t uuid[16];      /* the GPU this slot is for; all zero: free */
 	struct nvt_tpcset tpcs; /* enabled logical TPCs */
 	struct nvt_topology topo;
 	/* Written by the shim, read by the CLI: */
@@ -112,7 +121,7 @@ struct nvt_segment {
 	int32_t pid;       /* owning process */
 	uint32_t uid;      /* its effective uid when created */
 	uint64_t start_time; /* field 22 of /proc/<pid>/stat: tells PID reuse */
-	uint64_t launches_seen; /* reserved for statistics; 0 in version 1 */
+	uint64_t slots_gen; /* incremented after a free slot is given a GPU */
 	struct nvt_gpu_slot gpu[NVT_MAX_GPUS];
 };
 

@@ -17,24 +17,19 @@
  */
 #define _GNU_SOURCE
 #include "calibrate.h"
+#include "topo.h"
 #include "cuda_driver.h"
-#include "driverinfo.h"
 #include "sysutil.h"
 #include "tmd.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#define SYSTEM_CACHE_DIR "/var/cache/nvtaskset"
-#define CACHE_MAX_BYTES 16384
 
 /* ---- The probe ------------------------------------------------------------ */
 
@@ -411,13 +406,6 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 
 /* ---- In the parent --------------------------------------------------------- */
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 struct calibration_ctx {
 	int ordinal;
 	int show_progress;
@@ -434,231 +422,30 @@ static void calibrate_in_child(void *ctx, void *result)
 	r->ok = calibrate(c->ordinal, r, c->show_progress) == 0;
 }
 
-static int run_calibration(int ordinal, int timeout_ms, int show_progress,
-			   struct child_result *res)
+int nvt_calibrate(int ordinal, int timeout_ms, int show_progress, struct nvt_topology *topo,
+		  char *err, size_t errlen)
 {
 	struct calibration_ctx ctx = {ordinal, show_progress};
+	struct child_result res;
+	int rc = nvt_child_call(calibrate_in_child, &ctx, &res, sizeof(res), timeout_ms);
 
-	switch (nvt_child_call(calibrate_in_child, &ctx, res, sizeof(*res), timeout_ms)) {
+	switch (rc) {
 	case NVT_CHILD_OK:
 		break;
 	case NVT_CHILD_TIMEOUT:
-		return cfail(res, "calibration did not finish within %d s", timeout_ms / 1000);
+		cfail(&res, "calibration did not finish within %d s", timeout_ms / 1000);
+		break;
 	case NVT_CHILD_ESYS:
-		return cfail(res, "cannot start a process: %s", strerror(errno));
+		cfail(&res, "cannot start a process: %s", strerror(errno));
+		break;
 	default:
-		return cfail(res, "the calibration process failed");
+		cfail(&res, "the calibration process failed");
 	}
-	res->error[sizeof(res->error) - 1] = '\0';
-	return res->ok && nvt_topo_validate(&res->topo) == 0 ? 0 : -1;
-}
-
-/* The directories searched for cached calibrations, most trusted first. */
-static int cache_dirs(char dirs[2][256])
-{
-	const char *env = getenv("NVTASKSET_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
-		   *home = getenv("HOME");
-	int n = 0;
-
-	if (env && env[0] == '/') {
-		snprintf(dirs[0], sizeof(dirs[0]), "%s", env);
-		return 1;
+	res.error[sizeof(res.error) - 1] = '\0';
+	if (rc == NVT_CHILD_OK && res.ok && nvt_topo_validate(&res.topo) == 0) {
+		*topo = res.topo;
+		return 0;
 	}
-	snprintf(dirs[n++], sizeof(dirs[0]), SYSTEM_CACHE_DIR);
-	if (geteuid() != 0) {
-		if (xdg && xdg[0] == '/')
-			snprintf(dirs[n++], sizeof(dirs[0]), "%.200s/nvtaskset", xdg);
-		else if (home && home[0] == '/')
-			snprintf(dirs[n++], sizeof(dirs[0]), "%.200s/.cache/nvtaskset", home);
-	}
-	return n;
-}
-
-/* Reads a cache file only if nobody but root or the caller could have written it. */
-static int read_trusted(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
-	    (st.st_mode & 022) || st.st_size <= 0 || (size_t)st.st_size >= len) {
-		close(fd);
-		return -1;
-	}
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n != st.st_size)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
-
-/* Saves text as dir/name atomically, readable by all. */
-static int save(const char *dir, const char *name, const char *text, char *path, size_t len)
-{
-	char tmp[600];
-	size_t n = strlen(text);
-	int fd, saved;
-
-	if (nvt_mkdirs(dir, 0755))
-		return -1;
-	snprintf(path, len, "%.255s/%.200s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%.255s/.%.200s.XXXXXX", dir, name);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return -1;
-	if (fchmod(fd, 0644) || write(fd, text, n) != (ssize_t)n || fsync(fd)) {
-		saved = errno;
-		close(fd);
-		unlink(tmp);
-		errno = saved;
-		return -1;
-	}
-	close(fd);
-	if (rename(tmp, path)) {
-		saved = errno;
-		unlink(tmp);
-		errno = saved;
-		return -1;
-	}
-	return 0;
-}
-
-/* Where the kernel module describes itself: $NVTASKSET_PROC_NVIDIA (tests), else /proc. */
-static const char *proc_nvidia(void)
-{
-	const char *dir = getenv("NVTASKSET_PROC_NVIDIA");
-	return dir && dir[0] == '/' && strlen(dir) < 200 ? dir : "/proc/driver/nvidia";
-}
-
-/* The kernel module's version, or "-" if it cannot be read. */
-static void module_version(char *out, size_t len)
-{
-	char path[256], text[1024];
-
-	snprintf(path, sizeof(path), "%s/version", proc_nvidia());
-	if (nvt_read_file(path, text, sizeof(text), 0) < 0 || nvt_parse_nvrm_version(text, out, len))
-		snprintf(out, len, "-");
-}
-
-/*
- * Identifies GPU ordinal without the CUDA driver (whose initialisation costs
- * a start-up): only when the machine has exactly one GPU and CUDA sees it as
- * GPU 0. Fills key (driver_version 0) and model. Returns 0, or -1 if not sure.
- */
-static int identify_from_proc(int ordinal, struct nvt_cache_key *key, char *model, size_t len)
-{
-	const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-	char dir[256], name[256] = "", path[600], text[4096];
-	struct dirent *ent;
-	DIR *d;
-	int n = 0;
-
-	if (ordinal != 0 || (visible && strcmp(visible, "0")))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s/gpus", proc_nvidia());
-	d = opendir(dir);
-	if (!d)
-		return -1;
-	while ((ent = readdir(d)))
-		if (ent->d_name[0] != '.' && n++ == 0)
-			snprintf(name, sizeof(name), "%s", ent->d_name);
-	closedir(d);
-	if (n != 1)
-		return -1;
-	snprintf(path, sizeof(path), "%s/%.255s/information", dir, name);
-	memset(key, 0, sizeof(*key));
-	if (nvt_read_file(path, text, sizeof(text), 0) < 0 ||
-	    nvt_parse_gpu_information(text, key->uuid, sizeof(key->uuid), model, len))
-		return -1;
-	module_version(key->nvrm, sizeof(key->nvrm));
-	return strcmp(key->nvrm, "-") ? 0 : -1;
-}
-
-/* Reads a cached record for key from the cache directories. Returns 0 or -1. */
-static int read_cache(char dirs[][256], int n_dirs, const struct nvt_cache_key *key,
-		      struct nvt_gpu_topology *out, struct nvt_cache_key *found)
-{
-	char path[600], text[NVT_CACHE_TEXT_MAX];
-
-	for (int d = 0; d < n_dirs; d++) {
-		snprintf(path, sizeof(path), "%.255s/%.47s.topo", dirs[d], key->uuid);
-		if (read_trusted(path, text, sizeof(text)) == 0 &&
-		    nvt_cache_parse(text, key, &out->topo, found) == NVT_CACHE_OK) {
-			snprintf(out->cache_path, sizeof(out->cache_path), "%s", path);
-			out->from_cache = 1;
-			return 0;
-		}
-	}
+	snprintf(err, errlen, "%s", res.error[0] ? res.error : "invalid result");
 	return -1;
-}
-
-int nvt_gpu_topology(int ordinal, int force, int timeout_ms, FILE *progress,
-		     struct nvt_gpu_topology *out, char *err, size_t errlen)
-{
-	struct nvt_cache_key fast;
-	char model[128];
-	char dirs[2][256], path[600], text[NVT_CACHE_TEXT_MAX];
-	struct child_result res;
-	int n_dirs = cache_dirs(dirs), write_dir;
-	double start;
-
-	memset(out, 0, sizeof(*out));
-	out->ordinal = ordinal;
-	/* Fast: the one GPU, known from /proc, measured under this very module. */
-	if (!force && identify_from_proc(ordinal, &fast, model, sizeof(model)) == 0 &&
-	    read_cache(dirs, n_dirs, &fast, out, &out->key) == 0) {
-		snprintf(out->info.name, sizeof(out->info.name), "%s", model);
-		out->info.sms = out->key.sms;
-		out->info.driver_version = out->key.driver_version;
-		out->info.device_count = 1;
-		return 0;
-	}
-	if (nvt_gpu_query(ordinal, timeout_ms, &out->info)) {
-		snprintf(err, errlen, "cannot query GPU %d: %s", ordinal, out->info.error);
-		return -1;
-	}
-	nvt_gpu_uuid_text(out->info.uuid, out->key.uuid);
-	out->key.driver_version = out->info.driver_version;
-	out->key.sms = out->info.sms;
-	module_version(out->key.nvrm, sizeof(out->key.nvrm));
-	if (!force && read_cache(dirs, n_dirs, &out->key, out, &fast) == 0) {
-		/* Measured before the module's version was known: note it, so that
-		 * the next start can skip the driver. */
-		if (!strcmp(fast.nvrm, "-") && strcmp(out->key.nvrm, "-") &&
-		    nvt_cache_format(&out->key, &out->topo, text, sizeof(text)) > 0) {
-			snprintf(path, sizeof(path), "%s.topo", out->key.uuid);
-			save(dirs[(geteuid() == 0 || n_dirs == 1) ? 0 : n_dirs - 1], path, text,
-			     out->cache_path, sizeof(out->cache_path));
-		}
-		return 0;
-	}
-	if (progress)
-		fprintf(progress, "nvtaskset: calibrating GPU %d (%s)...\n", ordinal, out->info.name);
-	start = now_s();
-	/* Bit-by-bit progress is for a person at a terminal, not for logs. */
-	if (run_calibration(ordinal, timeout_ms, progress && isatty(fileno(progress)), &res)) {
-		snprintf(err, errlen, "cannot calibrate GPU %d: %s", ordinal,
-			 res.error[0] ? res.error : "invalid result");
-		return -1;
-	}
-	out->seconds = now_s() - start;
-	out->topo = res.topo;
-	/* Root's calibrations go where every user's tasks can read them. */
-	write_dir = (geteuid() == 0 || n_dirs == 1) ? 0 : n_dirs - 1;
-	snprintf(path, sizeof(path), "%s.topo", out->key.uuid);
-	if (nvt_cache_format(&out->key, &out->topo, text, sizeof(text)) < 0 ||
-	    save(dirs[write_dir], path, text, out->cache_path, sizeof(out->cache_path))) {
-		snprintf(out->note, sizeof(out->note),
-			 "cannot save the calibration in %s (%s); it will be measured again next "
-			 "time",
-			 dirs[write_dir], strerror(errno));
-		out->cache_path[0] = '\0';
-	}
-	if (progress)
-		fprintf(progress, "nvtaskset: calibrated GPU %d in %.2f s\n", ordinal, out->seconds);
-	return 0;
 }

@@ -46,7 +46,11 @@ typedef CUresult (*nvt_cuDriverGetVersion_fn)(int *version);
 /* Fires once per kernel launch, after the TMD is built, before it is uploaded. */
 #define NVT_CB_DOMAIN_LAUNCH 0xb
 #define NVT_CB_ID_LAUNCH 0x1
-/* Launch parameter block: uint32 size first; the TMD pointer is 8-byte word 4. */
+/*
+ * Launch parameter block: uint32 size first; 8-byte word 1 is the launching
+ * context (measured on two H200s, driver 580), word 4 the TMD pointer.
+ */
+#define NVT_CB_PARAMS_CTX_WORD 1
 #define NVT_CB_PARAMS_TMD_WORD 4
 #define NVT_CB_PARAMS_MIN_SIZE ((NVT_CB_PARAMS_TMD_WORD + 1) * 8)
 

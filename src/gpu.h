@@ -9,6 +9,7 @@
 #define NVT_GPU_H
 
 struct nvt_gpu_info {
+	int ordinal; /* CUDA's device ordinal in this environment */
 	int device_count;
 	int sms;
 	int cc_major, cc_minor;
@@ -19,12 +20,26 @@ struct nvt_gpu_info {
 };
 
 /*
- * Queries CUDA device ordinal (0 = the first visible). Waits at most
- * timeout_ms. Returns 0, or -1 with info->error describing the failure.
+ * Queries the CUDA device whose UUID is uuid (among those this environment
+ * makes visible). Waits at most timeout_ms. Returns 0, or -1 with
+ * info->error describing the failure (NVT_GPU_NOT_VISIBLE at its start when
+ * CUDA sees no such GPU).
  */
-int nvt_gpu_query(int ordinal, int timeout_ms, struct nvt_gpu_info *info);
+int nvt_gpu_query(const unsigned char uuid[16], int timeout_ms, struct nvt_gpu_info *info);
+#define NVT_GPU_NOT_VISIBLE "not visible to CUDA"
 
-/* Formats uuid as "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (buf >= 41 bytes). */
-void nvt_gpu_uuid_text(const unsigned char uuid[16], char *buf);
+/* The GPUs CUDA sees, in its order. */
+#define NVT_GPU_LIST_MAX 64
+struct nvt_gpu_list {
+	int count;
+	struct {
+		unsigned char uuid[16];
+		char name[96];
+	} gpu[NVT_GPU_LIST_MAX];
+	char error[256];
+};
+
+/* Lists the GPUs CUDA sees. Returns 0, or -1 with out->error set. */
+int nvt_gpu_enumerate(int timeout_ms, struct nvt_gpu_list *out);
 
 #endif /* NVT_GPU_H */

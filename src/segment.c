@@ -16,6 +16,7 @@
 #define PAYLOAD_END offsetof(struct nvt_gpu_slot, applied_seq)
 #define PAYLOAD_WORDS ((PAYLOAD_END - PAYLOAD_BEGIN) / 8)
 
+_Static_assert(offsetof(struct nvt_gpu_slot, uuid) % 8 == 0, "a slot's UUID is word aligned");
 _Static_assert(PAYLOAD_BEGIN % 8 == 0 && PAYLOAD_END % 8 == 0, "slot payload is word aligned");
 _Static_assert(sizeof(struct nvt_gpu_slot) % 8 == 0, "slots are word aligned");
 _Static_assert(sizeof(uint64_t) == 8 && __atomic_always_lock_free(8, 0),
@@ -25,6 +26,7 @@ _Static_assert(sizeof(uint64_t) == 8 && __atomic_always_lock_free(8, 0),
 struct payload {
 	uint32_t state;
 	uint32_t reserved;
+	uint8_t uuid[16];
 	struct nvt_tpcset tpcs;
 	struct nvt_topology topo;
 };
@@ -107,6 +109,7 @@ int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, in
 			continue;
 		out->seq = seen;
 		out->state = copy.p.state;
+		memcpy(out->uuid, copy.p.uuid, sizeof(out->uuid));
 		out->tpcs = copy.p.tpcs;
 		out->topo = copy.p.topo;
 		return 0;
@@ -114,15 +117,15 @@ int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, in
 	return -1;
 }
 
-uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, uint32_t state, const struct nvt_tpcset *tpcs,
-			const struct nvt_topology *topo)
+uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, const struct nvt_slot_view *view)
 {
 	union payload_words next;
 
 	memset(&next, 0, sizeof(next));
-	next.p.state = state;
-	next.p.tpcs = *tpcs;
-	next.p.topo = *topo;
+	next.p.state = view->state;
+	memcpy(next.p.uuid, view->uuid, sizeof(next.p.uuid));
+	next.p.tpcs = view->tpcs;
+	next.p.topo = view->topo;
 	return nvt_seq_write(&slot->seq, (uint64_t *)((char *)slot + PAYLOAD_BEGIN), next.w,
 			     PAYLOAD_WORDS);
 }
@@ -145,4 +148,54 @@ uint64_t nvt_slot_applied(const struct nvt_gpu_slot *slot)
 uint64_t nvt_slot_rejected(const struct nvt_gpu_slot *slot)
 {
 	return __atomic_load_n(&slot->rejected_seq, __ATOMIC_ACQUIRE);
+}
+
+static int uuid_zero(const uint8_t *u)
+{
+	for (int i = 0; i < 16; i++)
+		if (u[i])
+			return 0;
+	return 1;
+}
+
+void nvt_slot_uuid(const struct nvt_gpu_slot *slot, uint8_t uuid[16])
+{
+	const uint64_t *words = (const uint64_t *)slot->uuid;
+	uint64_t copy[2];
+
+	copy[0] = __atomic_load_n(&words[0], __ATOMIC_RELAXED);
+	copy[1] = __atomic_load_n(&words[1], __ATOMIC_RELAXED);
+	memcpy(uuid, copy, 16);
+}
+
+int nvt_seg_find_gpu(const struct nvt_segment *seg, const uint8_t uuid[16])
+{
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		uint8_t each[16];
+		nvt_slot_uuid(&seg->gpu[g], each);
+		if (!uuid_zero(each) && memcmp(each, uuid, 16) == 0)
+			return g;
+	}
+	return -1;
+}
+
+int nvt_seg_free_slot(const struct nvt_segment *seg)
+{
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		uint8_t each[16];
+		nvt_slot_uuid(&seg->gpu[g], each);
+		if (uuid_zero(each))
+			return g;
+	}
+	return -1;
+}
+
+void nvt_seg_bump_gen(struct nvt_segment *seg)
+{
+	__atomic_fetch_add(&seg->slots_gen, 1, __ATOMIC_RELEASE);
+}
+
+uint64_t nvt_seg_gen(const struct nvt_segment *seg)
+{
+	return __atomic_load_n(&seg->slots_gen, __ATOMIC_ACQUIRE);
 }

@@ -15,6 +15,7 @@
 struct nvt_slot_view {
 	uint64_t seq;
 	uint32_t state; /* enum nvt_slot_state */
+	uint8_t uuid[16]; /* the slot's GPU; all zero: a free slot */
 	struct nvt_tpcset tpcs;
 	struct nvt_topology topo;
 };
@@ -53,12 +54,26 @@ uint64_t nvt_slot_seq(const struct nvt_gpu_slot *slot);
 int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, int tries);
 
 /*
- * Publishes a new partition in slot. The caller must exclude other writers
- * (the CLI holds an flock). Readers never see a mix of old and new. A slot
- * left mid-write by a dead writer is recovered. Returns the new seq.
+ * Publishes view's state, uuid, tpcs and topo in slot (view->seq is not
+ * used). The caller must exclude other writers (the CLI holds an flock).
+ * Readers never see a mix of old and new. A slot left mid-write by a dead
+ * writer is recovered. Returns the new seq.
  */
-uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, uint32_t state, const struct nvt_tpcset *tpcs,
-			const struct nvt_topology *topo);
+uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, const struct nvt_slot_view *view);
+
+/*
+ * Copies the GPU a slot is for. A slot's GPU is written once, when a writer
+ * gives it a free slot, and never changes after: no sequence lock is needed,
+ * and a slot that a dead writer left half-written still names its GPU.
+ */
+void nvt_slot_uuid(const struct nvt_gpu_slot *slot, uint8_t uuid[16]);
+/* Returns the index of the slot that holds uuid, or -1. */
+int nvt_seg_find_gpu(const struct nvt_segment *seg, const uint8_t uuid[16]);
+/* Returns the index of the first free slot, or -1. */
+int nvt_seg_free_slot(const struct nvt_segment *seg);
+/* Announces that a free slot was given a GPU (see nvt_segment.slots_gen). */
+void nvt_seg_bump_gen(struct nvt_segment *seg);
+uint64_t nvt_seg_gen(const struct nvt_segment *seg);
 
 /* Shim-side status words (relaxed, single writer: the task). */
 void nvt_slot_set_applied(struct nvt_gpu_slot *slot, uint64_t seq);

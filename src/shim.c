@@ -4,10 +4,13 @@
  * callback before the program can launch anything and rewrites each kernel's
  * TPC disable mask from the process's control segment.
  *
- * The launch path takes no lock, makes no system call and allocates nothing:
- * it compares the segment's sequence number with that of the masks it
- * computed last and, when they match, copies 24 bytes into the TMD. Only the
- * first launch after a change translates the new partition.
+ * Each GPU has its own slot in the segment, found by the GPU's UUID. The
+ * launch path takes no lock, makes no system call and allocates nothing: it
+ * finds the launching context in a small table, compares its slot's sequence
+ * number with that of the masks it computed last and, when they match,
+ * copies 24 bytes into the TMD. Only the first launch in a context asks the
+ * driver which GPU it is for, and only the first launch after a change
+ * translates the new partition.
  *
  * The shim never ends or breaks its host: anything unexpected is reported
  * once on stderr and the program runs unpartitioned.
@@ -26,6 +29,7 @@
 #include <unistd.h>
 
 #include "cuda_driver.h"
+#include "gpusel.h"
 #include "nvtaskset.h"
 #include "segfile.h"
 #include "segment.h"
@@ -73,7 +77,31 @@ enum warn_kind {
 	WARN_TMD_UNKNOWN = 1 << 1,
 	WARN_PARAMS = 1 << 2,
 	WARN_REJECTED = 1 << 3,
+	WARN_NO_DEVICE = 1 << 4,
+	WARN_CONTEXTS = 1 << 5,
 };
+
+/* The masks of one GPU slot: the updater fills the buffer readers do not use. */
+struct slot_masks {
+	struct mask_buffer buf[2];
+	unsigned current; /* index of the buffer readers use */
+	int updating;     /* try-lock of the single updater */
+};
+
+/*
+ * Contexts seen so far and the slot of each one's GPU (-1: none, as of
+ * segment generation gen). Entries are only appended: a reader scans
+ * [0, n_ctx) and trusts an entry once its ctx is published.
+ */
+#define MAX_CONTEXTS 64
+struct ctx_entry {
+	const void *ctx; /* published last (release) */
+	int slot;
+	uint64_t gen;
+};
+
+/* The driver calls that tell a context's GPU (slow path only). */
+typedef CUresult (*ctx_get_device_fn)(CUdevice *dev);
 
 static struct {
 	int quiet;
@@ -82,11 +110,13 @@ static struct {
 	pid_t seg_pid;  /* the process whose file seg is: never trust the file for it */
 	char rundir[256];
 	struct nvt_segment *seg;
-	struct nvt_gpu_slot *slot; /* slot 0: applies to every GPU in version 1 */
-	struct mask_buffer buf[2];
-	unsigned current;  /* index of the buffer readers use */
-	int updating;      /* try-lock of the single updater */
+	struct slot_masks masks[NVT_MAX_GPUS];
+	struct ctx_entry ctx[MAX_CONTEXTS];
+	unsigned n_ctx;
+	ctx_get_device_fn ctx_get_device;
+	nvt_cuDeviceGetUuid_fn device_get_uuid;
 	unsigned warned;   /* enum warn_kind bits */
+	uint64_t warned_gpus; /* GPUs (by device ordinal < 64) already warned about */
 } shim;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -123,11 +153,11 @@ static int first_time(enum warn_kind kind)
 
 /* ---- Mask buffers ------------------------------------------------------- */
 
-static int read_current(struct hw_masks *out)
+static int read_current(const struct slot_masks *sm, struct hw_masks *out)
 {
 	for (int tries = 0; tries < 4; tries++) {
-		unsigned i = __atomic_load_n(&shim.current, __ATOMIC_ACQUIRE);
-		const struct mask_buffer *b = &shim.buf[i & 1];
+		unsigned i = __atomic_load_n(&sm->current, __ATOMIC_ACQUIRE);
+		const struct mask_buffer *b = &sm->buf[i & 1];
 		union mask_words copy;
 		uint64_t seen;
 
@@ -139,15 +169,15 @@ static int read_current(struct hw_masks *out)
 	return -1;
 }
 
-/* Only the holder of shim.updating (or a single-threaded caller) may publish. */
-static void publish(const struct hw_masks *m)
+/* Only the holder of sm->updating (or a single-threaded caller) may publish. */
+static void publish(struct slot_masks *sm, const struct hw_masks *m)
 {
-	unsigned next = (__atomic_load_n(&shim.current, __ATOMIC_RELAXED) + 1) & 1;
-	struct mask_buffer *b = &shim.buf[next];
+	unsigned next = (__atomic_load_n(&sm->current, __ATOMIC_RELAXED) + 1) & 1;
+	struct mask_buffer *b = &sm->buf[next];
 	union mask_words src = {.m = *m};
 
 	nvt_seq_write(&b->seq, (uint64_t *)&b->masks, src.w, MASK_WORDS);
-	__atomic_store_n(&shim.current, next, __ATOMIC_RELEASE);
+	__atomic_store_n(&sm->current, next, __ATOMIC_RELEASE);
 }
 
 /*
@@ -186,49 +216,118 @@ static int compute(const struct hw_masks *prev, const struct nvt_slot_view *view
 	return 0;
 }
 
-/* Slow path: the slot changed since the masks were computed. */
-static void refresh(struct hw_masks *m)
+/* Slow path: slot g changed since its masks were computed. */
+static void refresh(int g, struct hw_masks *m)
 {
+	struct nvt_gpu_slot *slot = &shim.seg->gpu[g];
+	struct slot_masks *sm = &shim.masks[g];
 	struct nvt_slot_view view;
 	struct hw_masks next;
-	int mine = !__atomic_exchange_n(&shim.updating, 1, __ATOMIC_ACQUIRE);
+	int mine = !__atomic_exchange_n(&sm->updating, 1, __ATOMIC_ACQUIRE);
 
 	/* m holds the current masks (possibly stale): they are the fallback. */
-	if (nvt_slot_read(shim.slot, &view, 4)) {
+	if (nvt_slot_read(slot, &view, 4)) {
 		/* A writer is inside, or died there: keep launching on what we had. */
 		if (mine)
-			__atomic_store_n(&shim.updating, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&sm->updating, 0, __ATOMIC_RELEASE);
 		return;
 	}
 	if (compute(m, &view, &next)) {
-		nvt_slot_set_rejected(shim.slot, view.seq);
+		nvt_slot_set_rejected(slot, view.seq);
 		if (first_time(WARN_REJECTED))
 			warn("pid %ld: refused a partition that enables no working TPC (or is "
 			     "malformed); launches keep the previous partition",
 			     (long)getpid());
 	} else if (mine) {
-		nvt_slot_set_applied(shim.slot, view.seq);
+		nvt_slot_set_applied(slot, view.seq);
 	}
 	if (mine) {
-		publish(&next);
-		__atomic_store_n(&shim.updating, 0, __ATOMIC_RELEASE);
+		publish(sm, &next);
+		__atomic_store_n(&sm->updating, 0, __ATOMIC_RELEASE);
 	}
 	*m = next;
 }
 
-/* Returns the masks for the slot's current partition. */
-static void current_masks(struct hw_masks *m)
+/* Returns the masks for slot g's current partition. */
+static void current_masks(int g, struct hw_masks *m)
 {
-	uint64_t seq = nvt_slot_seq(shim.slot);
+	uint64_t seq = nvt_slot_seq(&shim.seg->gpu[g]);
 
-	if (read_current(m)) {
+	if (read_current(&shim.masks[g], m)) {
 		/* Two updates raced this read: start from "untouched" and refresh. */
 		memset(m, 0, sizeof(*m));
 		m->seg_seq = UINT64_MAX;
 	}
 	if (m->seg_seq == seq || (seq & 1))
 		return; /* up to date, or a writer is inside: use what we have */
-	refresh(m);
+	refresh(g, m);
+}
+
+/* ---- Which GPU a launch is for ------------------------------------------ */
+
+/*
+ * Slow path, once per context (and again for a context without a slot after
+ * a writer gave a GPU a new slot): asks the driver for the context's device
+ * and UUID, and finds the slot that holds it. The callback runs on the
+ * launching thread with its context current, where cuCtxGetDevice answers
+ * for that context (measured on two H200s, driver 580: docs/hardware-facts.md).
+ */
+static int lookup_slot(const void *ctx, uint64_t gen)
+{
+	CUdevice dev = -1;
+	CUuuid uuid;
+	int g = -1;
+	unsigned i;
+
+	if (!shim.ctx_get_device || !shim.device_get_uuid || shim.ctx_get_device(&dev) ||
+	    shim.device_get_uuid(&uuid, dev)) {
+		if (first_time(WARN_NO_DEVICE))
+			warn("cannot ask the CUDA driver which GPU a launch is for; launches whose "
+			     "GPU is unknown run unpartitioned");
+		return -1;
+	}
+	g = nvt_seg_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
+	if (g < 0 && dev >= 0 && dev < 64 &&
+	    !(__atomic_fetch_or(&shim.warned_gpus, 1ull << dev, __ATOMIC_RELAXED) & (1ull << dev))) {
+		char text[NVT_UUID_TEXT_MAX];
+		nvt_uuid_format((const uint8_t *)uuid.bytes, text);
+		warn("pid %ld: no partition for GPU %s (CUDA device %d): its launches run "
+		     "unpartitioned",
+		     (long)getpid(), text, dev);
+	}
+	i = __atomic_fetch_add(&shim.n_ctx, 0, __ATOMIC_RELAXED);
+	if (i < MAX_CONTEXTS) {
+		/* Claim an entry; another thread may add the same context: harmless. */
+		i = __atomic_fetch_add(&shim.n_ctx, 1, __ATOMIC_ACQ_REL);
+		if (i < MAX_CONTEXTS) {
+			shim.ctx[i].slot = g;
+			shim.ctx[i].gen = gen;
+			__atomic_store_n(&shim.ctx[i].ctx, ctx, __ATOMIC_RELEASE);
+		}
+	} else if (first_time(WARN_CONTEXTS)) {
+		warn("more than %d CUDA contexts: later ones find their GPU slowly", MAX_CONTEXTS);
+	}
+	return g;
+}
+
+/* Returns the slot of the GPU that ctx launches on, or -1 if it has none. */
+static int slot_of(const void *ctx)
+{
+	unsigned n = __atomic_load_n(&shim.n_ctx, __ATOMIC_ACQUIRE);
+	uint64_t gen = nvt_seg_gen(shim.seg);
+
+	if (n > MAX_CONTEXTS)
+		n = MAX_CONTEXTS;
+	/* Newest first: a context looked up again supersedes its older entry. */
+	for (unsigned i = n; i-- > 0;) {
+		const struct ctx_entry *e = &shim.ctx[i];
+		if (__atomic_load_n(&e->ctx, __ATOMIC_ACQUIRE) != ctx)
+			continue;
+		if (e->slot >= 0 || e->gen == gen)
+			return e->slot;
+		break; /* no slot then, but a GPU was given one since: look again */
+	}
+	return lookup_slot(ctx, gen);
 }
 
 /* ---- The launch callback ------------------------------------------------ */
@@ -238,6 +337,7 @@ static void on_launch(void *user, int domain, int cbid, const void *params)
 	const uint32_t *size = params;
 	void *tmd;
 	struct hw_masks m;
+	int g;
 
 	(void)user;
 	if (domain != NVT_CB_DOMAIN_LAUNCH || cbid != NVT_CB_ID_LAUNCH)
@@ -250,7 +350,10 @@ static void on_launch(void *user, int domain, int cbid, const void *params)
 			     params ? *size : 0);
 		return;
 	}
-	current_masks(&m);
+	g = slot_of(((void *const *)params)[NVT_CB_PARAMS_CTX_WORD]);
+	if (g < 0)
+		return;
+	current_masks(g, &m);
 	if (m.state != NVT_SLOT_SET)
 		return;
 	switch (nvt_tmd_classify(nvt_tmd_version(tmd))) {
@@ -299,34 +402,23 @@ static struct nvt_segment *private_segment(void)
 	return p;
 }
 
-/* Sets the initial partition from the environment the CLI prepared. */
+/* Sets the initial partitions from the environment the CLI prepared. */
 static void apply_environment(void)
 {
-	const char *tpcs_text = getenv(NVT_ENV_TPCS);
-	const char *topo_text = getenv(NVT_ENV_TOPOLOGY);
-	struct nvt_tpcset tpcs;
-	struct nvt_topology topo;
-	uint32_t v4[4];
-	uint64_t v1;
+	const char *text = getenv(NVT_ENV_PARTITION);
+	struct nvt_slot_view parts[NVT_MAX_GPUS];
+	int n;
 
-	if (!tpcs_text || !*tpcs_text)
+	if (!text || !*text)
 		return;
-	if (nvt_parse_list(tpcs_text, NVT_MAX_TPCS, &tpcs) != NVT_PARSE_OK) {
-		warn("ignoring malformed %s=\"%.64s\"; running unpartitioned", NVT_ENV_TPCS,
-		     tpcs_text);
-		return;
-	}
-	if (!topo_text || nvt_topo_parse(topo_text, &topo)) {
-		warn("%s is %s; running unpartitioned", NVT_ENV_TOPOLOGY,
-		     topo_text ? "malformed" : "missing");
+	n = nvt_partenv_parse(text, parts, NVT_MAX_GPUS);
+	if (n < 0) {
+		warn("ignoring malformed %s=\"%.64s...\"; running unpartitioned", NVT_ENV_PARTITION,
+		     text);
 		return;
 	}
-	if (!nvt_topo_disable_v4(&topo, &tpcs, v4) && !nvt_topo_disable_v1(&topo, &tpcs, &v1)) {
-		warn("%s=\"%.64s\" enables no TPC this GPU has; running unpartitioned", NVT_ENV_TPCS,
-		     tpcs_text);
-		return;
-	}
-	nvt_slot_write(shim.slot, NVT_SLOT_SET, &tpcs, &topo);
+	for (int g = 0; g < n; g++)
+		nvt_slot_write(&shim.seg->gpu[g], &parts[g]);
 }
 
 /* Finds the driver's callback table and subscribes on_launch. */
@@ -344,7 +436,8 @@ static void register_callback(void)
 	/* The wrapper depends on the real driver, and a program linked against
 	 * libcuda has it loaded already: both are found after us. Otherwise load
 	 * it now, as the program would later. */
-	get_table = (nvt_cuGetExportTable_fn)dlsym(RTLD_NEXT, "cuGetExportTable");
+	lib = RTLD_NEXT;
+	get_table = (nvt_cuGetExportTable_fn)dlsym(lib, "cuGetExportTable");
 	if (!get_table) {
 		lib = dlopen("libcuda.so.1", RTLD_LAZY);
 		if (!lib) {
@@ -353,6 +446,8 @@ static void register_callback(void)
 		}
 		get_table = (nvt_cuGetExportTable_fn)dlsym(lib, "cuGetExportTable");
 	}
+	shim.ctx_get_device = (ctx_get_device_fn)dlsym(lib, "cuCtxGetDevice");
+	shim.device_get_uuid = (nvt_cuDeviceGetUuid_fn)dlsym(lib, "cuDeviceGetUuid");
 	if (!get_table) {
 		warn("the CUDA driver has no cuGetExportTable; running unpartitioned");
 		return;
@@ -388,10 +483,13 @@ static void after_fork_in_child(void)
 	struct nvt_segment *parent = shim.seg, *child;
 	int adopted;
 
-	shim.updating = 0;
-	/* Masks cached for the parent's slot must not match the child's. */
-	shim.buf[0].masks.seg_seq = shim.buf[1].masks.seg_seq = UINT64_MAX;
-	shim.buf[0].seq = shim.buf[1].seq = 0;
+	/* Masks cached for the parent's slots must not match the child's. */
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		struct slot_masks *sm = &shim.masks[g];
+		sm->updating = 0;
+		sm->buf[0].masks.seg_seq = sm->buf[1].masks.seg_seq = UINT64_MAX;
+		sm->buf[0].seq = sm->buf[1].seq = 0;
+	}
 	if (!shim.seg_shared)
 		return;
 	child = nvt_seg_create(shim.rundir, &adopted);
@@ -405,11 +503,10 @@ static void after_fork_in_child(void)
 	}
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		struct nvt_slot_view view;
-		if (nvt_slot_read(&parent->gpu[g], &view, 100) == 0 && view.state != NVT_SLOT_UNSET)
-			nvt_slot_write(&child->gpu[g], view.state, &view.tpcs, &view.topo);
+		if (nvt_slot_read(&parent->gpu[g], &view, 100) == 0 && !nvt_uuid_is_zero(view.uuid))
+			nvt_slot_write(&child->gpu[g], &view);
 	}
 	shim.seg = child;
-	shim.slot = &child->gpu[0];
 	munmap(parent, sizeof(*parent));
 }
 
@@ -422,7 +519,7 @@ static void init(void)
 	if (first && first != (const void *)instance_marker)
 		return; /* another copy of the shim is in charge */
 	snprintf(shim.rundir, sizeof(shim.rundir), "%s", nvt_rundir());
-	shim.buf[0].masks.seg_seq = 0; /* a fresh slot: seq 0, unset */
+	/* Fresh slots: seq 0, unset. */
 	shim.seg = nvt_seg_create(shim.rundir, &adopted);
 	if (shim.seg) {
 		shim.seg_shared = 1;
@@ -435,7 +532,6 @@ static void init(void)
 		if (!shim.seg)
 			return;
 	}
-	shim.slot = &shim.seg->gpu[0];
 	if (!adopted)
 		apply_environment();
 	if (pthread_atfork(NULL, NULL, after_fork_in_child))

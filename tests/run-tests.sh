@@ -24,7 +24,7 @@ export LD_LIBRARY_PATH=$FAKEDIR
 export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
 export NVTASKSET_DRIVER_TIMEOUT=20
 export NVTASKSET_CACHE_DIR=$WORK/cache
-unset NVTASKSET_QUIET LD_PRELOAD CUDA_DEVICE_MAX_CONNECTIONS NVTASKSET_TPCS NVTASKSET_TOPOLOGY
+unset NVTASKSET_QUIET LD_PRELOAD CUDA_DEVICE_MAX_CONNECTIONS NVTASKSET_PARTITION CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER
 unset NVTASKSET_SHIM
 for v in $(env | sed -n 's/^\(FAKECUDA_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 
@@ -112,6 +112,10 @@ stop_loop() { # stop_loop TAG PID: stops it (5 s limit) and checks it exited 0
 	[ "$rc" == 0 ] || die "task $2 exited $rc: $(cat "$WORK/$1.out" "$WORK/$1.err")"
 }
 seg_file() { echo "$NVTASKSET_RUNDIR/nvtaskset.$1"; }
+# fake_uuid [DEVICE]: the UUID the fake driver gives a device (default 0).
+fake_uuid() { "$APP" uuids | awk -v d="${1:-0}" '$1 == d {print $2}'; }
+# partition_env LIST TOPOLOGY [DEVICE]: an NVTASKSET_PARTITION record for one fake GPU.
+partition_env() { echo "$(fake_uuid "${3:-0}") $1 $2"; }
 
 # ---- The tests: every t_NAME function in tests/e2e/*.sh ------------------
 

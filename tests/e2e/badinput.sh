@@ -89,8 +89,8 @@ t_bad_segments() {
 	"$T/segpoke" "$PID" version 7
 	run_rc out rc "$NVT" -p "$PID"
 	eq "$rc" 1
-	eq "$out" "nvtaskset: failed to get pid $PID's partition: its control segment has version 7; this nvtaskset understands version 1"
-	"$T/segpoke" "$PID" version 1
+	eq "$out" "nvtaskset: failed to get pid $PID's partition: its control segment has version 7; this nvtaskset understands version 2"
+	"$T/segpoke" "$PID" version 2
 	"$T/segpoke" "$PID" garbage
 	run_rc out rc "$NVT" -p -c 1 "$PID"
 	eq "$out" "nvtaskset: failed to set pid $PID's partition: its control segment is corrupt"
@@ -176,14 +176,14 @@ t_exec_failures() {
 t_driver_failures() {
 	run_rc out rc env LD_LIBRARY_PATH=/nonexistent "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$rc" 1
-	has "$out" "nvtaskset: cannot query GPU 0: cannot load the CUDA driver: libcuda.so.1"
+	has "$out" "nvtaskset: cannot list the GPUs: cannot load the CUDA driver: libcuda.so.1"
 	run_rc out rc env FAKECUDA_INIT_ERROR=100 "$NVT" --no-mps -c 0 "$APP" launch 1
-	eq "$out" "nvtaskset: cannot query GPU 0: cuInit failed: error 100 (no CUDA-capable device)"
+	eq "$out" "nvtaskset: cannot list the GPUs: cuInit failed: error 100 (no CUDA-capable device)"
 	run_rc out rc env FAKECUDA_DEVICES=0 "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$rc" 1
 	run_rc out rc env FAKECUDA_INIT_HANG=1 NVTASKSET_DRIVER_TIMEOUT=1 "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$rc" 1
-	eq "$out" "nvtaskset: cannot query GPU 0: the CUDA driver did not answer within 1 s"
+	eq "$out" "nvtaskset: cannot list the GPUs: the CUDA driver did not answer within 1 s"
 	run_rc out rc env NVTASKSET_DRIVER_TIMEOUT=0 "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$out" "nvtaskset: NVTASKSET_DRIVER_TIMEOUT must be 1-3600 seconds, not '0'"
 	run_rc out rc env NVTASKSET_SHIM=relative.so "$NVT" --no-mps -c 0 "$APP" launch 1
@@ -211,7 +211,21 @@ t_usage() {
 		has "$out" "-n takes a TPC count from 1 to 256"
 	done
 	run_rc out rc "$NVT" --gpu x --topology
-	has "$out" "--gpu takes a GPU number from 0 to 63"
+	eq "$out" "nvtaskset: there is no GPU 'x': this machine has one GPU, 0 ($(fake_uuid))"
+	for a in "" "=0-3" "0="; do
+		run_rc out rc "$NVT" --gpu "$a" -c 0 x
+		has "$out" "--gpu takes GPU or GPU=MASK (GPU: a number or a UUID)"
+	done
+	run_rc out rc "$NVT" --gpu 0=1 --gpu 1 x
+	has "$out" "give every --gpu a mask (GPU=MASK) or none"
+	run_rc out rc "$NVT" -n 2 --gpu 0=1 x
+	has "$out" "-n picks TPCs itself: give --gpu GPU without a mask"
+	run_rc out rc "$NVT" -l --gpu 0
+	has "$out" "-l and --mps take no --gpu"
+	run_rc out rc "$NVT" -p --gpu 0 123
+	has "$out" "--gpu GPU with -p needs a MASK"
+	run_rc out rc "$NVT" --topology --gpu 0=1
+	has "$out" "--topology and --calibrate take --gpu GPU without a mask"
 	run_rc out rc "$NVT" --topology 5
 	has "$out" "--topology and --calibrate take no further arguments"
 	run_rc out rc "$NVT" -p -n 3 1 2

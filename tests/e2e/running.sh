@@ -19,9 +19,9 @@ pid $PID's new TPC list: 10-20"
 pid $PID's new TPC mask: ff00000000"
 	wait_file "$WORK/live.state" "32-39"
 	run_rc out rc "$NVT" -p --json "$PID"
-	eq "$out" "{\"pid\":$PID,\"current\":{\"partitioned\":true,\"tpcs\":\"32-39\",\"tpc_mask\":\"ff00000000\",\"tpc_count\":8},\"applied\":true}"
+	eq "$out" "{\"pid\":$PID,\"gpus\":[{\"gpu\":0,\"uuid\":\"$(fake_uuid)\",\"current\":{\"partitioned\":true,\"tpcs\":\"32-39\",\"tpc_mask\":\"ff00000000\",\"tpc_count\":8},\"applied\":true}]}"
 	run_rc out rc "$NVT" -p --json -c 0 "$PID"
-	python3 -c 'import json,sys,time; d=json.loads(sys.argv[1]); assert d["current"]["tpcs"]=="0" and d["previous"]["tpcs"]=="32-39"; assert 0 < time.monotonic_ns() - d["written_monotonic_ns"] < 20e9' "$out" || die "bad JSON: $out"
+	python3 -c 'import json,sys,time; d=json.loads(sys.argv[1])["gpus"]; assert len(d)==1 and d[0]["current"]["tpcs"]=="0" and d[0]["previous"]["tpcs"]=="32-39"; assert 0 < time.monotonic_ns() - json.loads(sys.argv[1])["written_monotonic_ns"] < 20e9' "$out" || die "bad JSON: $out"
 	wait_file "$WORK/live.state" "0"
 	stop_loop live "$PID"
 	[ ! -e "$(seg_file "$PID")" ] || die "segment left behind after a clean exit"
@@ -45,8 +45,10 @@ import json, sys
 d = json.loads(sys.argv[1])
 rows = {t["pid"]: t for t in d["tasks"]}
 a, b = int(sys.argv[2]), int(sys.argv[3])
-assert rows[a]["tpcs"] == "0-7" and rows[a]["tpc_count"] == 8 and rows[a]["partitioned"]
-assert rows[b]["tpc_mask"] == "ff00" and "fakeapp-linked" in rows[b]["command"]
+ga, gb = rows[a]["gpus"], rows[b]["gpus"]
+assert len(ga) == 1 and ga[0]["gpu"] == 0 and ga[0]["uuid"].startswith("GPU-")
+assert ga[0]["tpcs"] == "0-7" and ga[0]["tpc_count"] == 8 and ga[0]["partitioned"]
+assert gb[0]["tpc_mask"] == "ff00" and "fakeapp-linked" in rows[b]["command"]
 PY
 	# A task killed outright disappears from the list, and so does its file.
 	kill -KILL "$a"

@@ -87,29 +87,33 @@ t_shim_bad_environment() {
 	local topo
 	export FAKECUDA_CHIP=identity
 	topo="nvtaskset-topology 1 tpcs=66 gpcs=0 flags=0 map=$(seq -s, 0 65)"
-	run_rc out rc env NVTASKSET_TPCS=zz NVTASKSET_TOPOLOGY="$topo" LD_PRELOAD="$SHIM" "$APP" launch 1
-	eq "$rc" 0
-	has "$out" "ignoring malformed NVTASKSET_TPCS"
-	has "$out" "tpcs=0-65 hung=0"
-	run_rc out rc env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="garbage" LD_PRELOAD="$SHIM" "$APP" launch 1
-	has "$out" "NVTASKSET_TOPOLOGY is malformed"
-	has "$out" "tpcs=0-65 hung=0"
-	run_rc out rc env NVTASKSET_TPCS=0-3 LD_PRELOAD="$SHIM" "$APP" launch 1
-	has "$out" "NVTASKSET_TOPOLOGY is missing"
-	run_rc out rc env NVTASKSET_TPCS=70-80 NVTASKSET_TOPOLOGY="$topo" LD_PRELOAD="$SHIM" "$APP" launch 1
-	has "$out" "enables no TPC this GPU has"
-	has "$out" "tpcs=0-65 hung=0"
-	run_rc out rc env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$topo" LD_PRELOAD="$SHIM" "$APP" launch 1
+	local uuid bad
+	uuid=$(fake_uuid)
+	# Each malformed record is refused whole: the task runs unpartitioned and
+	# says why (the launch on a GPU without a slot warns too).
+	for bad in "$uuid zz $topo" "$uuid 0-3 garbage" "$uuid 0-3" "GPU-zz 0-3 $topo" \
+		"$uuid 70-80 $topo" "$uuid 0-3 $topo;$uuid 4-5 $topo" ";" "$uuid 0-3 $topo;"; do
+		run_rc out rc env NVTASKSET_PARTITION="$bad" LD_PRELOAD="$SHIM" "$APP" launch 1
+		eq "$rc" 0 "exit status with NVTASKSET_PARTITION='$bad'"
+		has "$out" "ignoring malformed NVTASKSET_PARTITION"
+		has "$out" "tpcs=0-65 hung=0"
+	done
+	run_rc out rc env NVTASKSET_PARTITION="$uuid 0-3 $topo" LD_PRELOAD="$SHIM" "$APP" launch 1
 	has "$out" "tpcs=0-3 hung=0"
+	hasnt "$out" "warning"
+	# A record for another GPU only: this GPU's launches run unpartitioned, with one warning.
+	run_rc out rc env NVTASKSET_PARTITION="${uuid%?}0 0-3 $topo" LD_PRELOAD="$SHIM" "$APP" launch 3
+	has "$out" "tpcs=0-65 hung=0"
+	eq "$(grep -c "no partition for GPU $uuid (CUDA device 0)" <<<"$out")" 1 "warnings"
 }
 t_launch_path_no_syscalls() {
 	# Partitioned launches make no system call: 20000 of them cost no more
 	# system calls than 10 (the fake driver itself makes none per launch).
 	command -v strace >/dev/null || skip "needs strace"
 	local few many
-	few=$(env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$(topo_text)" LD_PRELOAD="$SHIM" \
+	few=$(env NVTASKSET_PARTITION="$(partition_env 0-3 "$(topo_text)")" LD_PRELOAD="$SHIM" \
 		strace -f -c -o "$WORK/few.st" "$APP" launch 10 >/dev/null 2>&1; tail -1 "$WORK/few.st")
-	many=$(env NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$(topo_text)" LD_PRELOAD="$SHIM" \
+	many=$(env NVTASKSET_PARTITION="$(partition_env 0-3 "$(topo_text)")" LD_PRELOAD="$SHIM" \
 		strace -f -c -o "$WORK/many.st" "$APP" launch 20000 >"$WORK/many.out" 2>&1; tail -1 "$WORK/many.st")
 	has "$(cat "$WORK/many.out")" "tpcs=0,8,16,24 hung=0"
 	few=$(awk '{print $4}' <<<"$few")
@@ -129,7 +133,7 @@ t_environment_appended() {
 	has "$out" "LD_PRELOAD=/lib/nothing.so:$SHIM"
 	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=8"
 	has "$out" "CUDA_MPS_PIPE_DIRECTORY=/dev/null"
-	has "$out" "NVTASKSET_TPCS=0"
+	has "$out" "NVTASKSET_PARTITION=$(fake_uuid) 0 nvtaskset-topology 1 tpcs=66"
 	run_rc out rc env LD_PRELOAD="$SHIM" CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" --no-mps -c 0 /usr/bin/env
 	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=4"
 	eq "$(grep -c "^LD_PRELOAD=$SHIM\$" <<<"$out")" 1 "LD_PRELOAD holds the shim once"

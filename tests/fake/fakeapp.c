@@ -13,6 +13,11 @@
  *                                         the HEX TPC masks, none may hang
  *   fakeapp fork STOP STATE               fork; both loop (STATE.parent, STATE.child)
  *   fakeapp exec STOP STATE               launch once, then exec "loop" in place
+ *   fakeapp uuids                         print "DEVICE UUID" for each device
+ *
+ * FAKEAPP_DEVICE=D makes device D's context current first; FAKEAPP_ALL=1
+ * makes "launch" and "loop" launch on every device in turn (printing and
+ * writing each device's result, joined by '|').
  *
  * SPDX-License-Identifier: MIT
  */
@@ -34,6 +39,15 @@ typedef int (*attr_fn)(int *, int, int);
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 			 unsigned, void *, void **, void **);
 
+typedef int (*retain_fn)(void **, int);
+typedef int (*set_current_fn)(void *);
+typedef int (*count_fn)(int *);
+typedef int (*uuid_fn)(unsigned char *, int);
+
+static retain_fn p_retain;
+static set_current_fn p_set_current;
+static count_fn p_count;
+static uuid_fn p_uuid;
 static init_fn p_init;
 static attr_fn p_attr;
 static launch_fn p_launch;
@@ -54,7 +68,11 @@ static void load(void)
 	p_launch = (launch_fn)dlsym(lib, "cuLaunchKernel");
 	p_last = (fakecuda_last_launch_fn)dlsym(lib, "fakecuda_last_launch");
 	p_version = (fakecuda_set_tmd_version_fn)dlsym(lib, "fakecuda_set_tmd_version");
-	if (!p_init || !p_attr || !p_launch || !p_last || !p_version) {
+	p_retain = (retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain");
+	p_set_current = (set_current_fn)dlsym(lib, "cuCtxSetCurrent");
+	p_count = (count_fn)dlsym(lib, "cuDeviceGetCount");
+	p_uuid = (uuid_fn)dlsym(lib, "cuDeviceGetUuid");
+	if (!p_retain || !p_set_current || !p_count || !p_uuid || !p_init || !p_attr || !p_launch || !p_last || !p_version) {
 		fprintf(stderr, "fakeapp: symbol missing behind the libcuda.so.1 handle\n");
 		exit(2);
 	}
@@ -64,8 +82,16 @@ int cuInit(unsigned);
 int cuDeviceGetAttribute(int *, int, int);
 int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 		   void *, void **, void **);
+int cuDevicePrimaryCtxRetain(void **, int);
+int cuCtxSetCurrent(void *);
+int cuDeviceGetCount(int *);
+int cuDeviceGetUuid(unsigned char *, int);
 static void load(void)
 {
+	p_retain = cuDevicePrimaryCtxRetain;
+	p_set_current = cuCtxSetCurrent;
+	p_count = cuDeviceGetCount;
+	p_uuid = cuDeviceGetUuid;
 	p_init = cuInit;
 	p_attr = cuDeviceGetAttribute;
 	p_launch = cuLaunchKernel;
@@ -141,6 +167,47 @@ static void write_state(const char *path, const char *text)
 	rename(tmp, path);
 }
 
+/* Makes device dev's primary context current. Returns 0 or -1. */
+static int use_device(int dev)
+{
+	void *ctx;
+	return p_retain(&ctx, dev) || p_set_current(ctx) ? -1 : 0;
+}
+
+/* With FAKEAPP_ALL: the number of devices to launch on in turn, else 0. */
+static int all_devices(void)
+{
+	int n = 0;
+	if (!getenv("FAKEAPP_ALL") || p_count(&n))
+		return 0;
+	return n;
+}
+
+/* Launches once (on every device with FAKEAPP_ALL); writes the TPCs to now. */
+static int launch_round(struct fakecuda_launch *rec, char *now, size_t len, long *hung)
+{
+	int n = all_devices(), rc = 0;
+	size_t used = 0;
+
+	if (!n) {
+		rc = launch(rec);
+		*hung += rec->hung;
+		tpcs_text(rec->ran_tpcs, now, len);
+		return rc;
+	}
+	for (int d = 0; d < n && used + 2 < len; d++) {
+		if (use_device(d))
+			return 1;
+		rc |= launch(rec);
+		*hung += rec->hung;
+		if (d)
+			now[used++] = '|';
+		tpcs_text(rec->ran_tpcs, now + used, len - used);
+		used += strlen(now + used);
+	}
+	return rc;
+}
+
 static int loop(const char *stop, const char *state)
 {
 	char prev[1200] = "-", now[1200];
@@ -149,10 +216,8 @@ static int loop(const char *stop, const char *state)
 
 	while (!exists(stop)) {
 		struct fakecuda_launch rec;
-		launch(&rec);
+		launch_round(&rec, now, sizeof(now), &hung);
 		n++;
-		hung += rec.hung;
-		tpcs_text(rec.ran_tpcs, now, sizeof(now));
 		if (strcmp(now, prev)) {
 			write_state(state, now);
 			strcpy(prev, now);
@@ -206,6 +271,22 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	p_attr(&sms, 16, 0);
+	if (getenv("FAKEAPP_DEVICE") && use_device(atoi(getenv("FAKEAPP_DEVICE")))) {
+		fprintf(stderr, "fakeapp: cannot use device %s\n", getenv("FAKEAPP_DEVICE"));
+		return 2;
+	}
+	if (!strcmp(argv[1], "uuids")) {
+		int n = 0;
+		p_count(&n);
+		for (int d = 0; d < n; d++) {
+			unsigned char u[16];
+			p_uuid(u, d);
+			printf("%d GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\n",
+			       d, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+			       u[12], u[13], u[14], u[15]);
+		}
+		return 0;
+	}
 	if (!strcmp(argv[1], "info")) {
 		printf("sms=%d\n", sms);
 		return 0;
@@ -216,6 +297,14 @@ int main(int argc, char **argv)
 		int rc = 0;
 		if (argc >= 4)
 			p_version((uint8_t)strtol(argv[3], NULL, 0));
+		if (all_devices()) {
+			char text[1200];
+			long hung = 0;
+			for (long i = 0; i < n; i++)
+				rc |= launch_round(&rec, text, sizeof(text), &hung);
+			printf("tpcs=%s hung=%ld\n", text, hung);
+			return rc ? 1 : 0;
+		}
 		for (long i = 0; i < n; i++)
 			rc |= launch(&rec);
 		print_launch(&rec);

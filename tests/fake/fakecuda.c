@@ -30,6 +30,19 @@ static const uint8_t h100_map[66] = {
 	59, 68, 15, 24, 33, 42, 51, 60, 69, 16, 25, 34, 43, 52, 61, 70, 62, 71, 75, 78, 81, 83,
 };
 
+#define MAX_DEVICES 8
+
+/* One simulated GPU. */
+struct chip {
+	int kind;             /* CHIP_* */
+	int sms, n_tpcs;
+	uint8_t tmd_version;
+	int cc_major;
+	uint8_t slot_of[256]; /* logical TPC -> V04 slot */
+	uint8_t gpc_of[256];  /* logical TPC -> GPC */
+	int n_gpcs;
+};
+
 static struct {
 	pthread_mutex_t lock;
 	struct {
@@ -39,19 +52,17 @@ static struct {
 	} sub[MAX_SUBSCRIBERS];
 	int n_sub;
 	int initialised;
-	int sms, n_tpcs, devices;
-	uint8_t tmd_version;
+	int devices;
 	uint32_t params_size;
-	int chip;             /* CHIP_* */
-	int cc_major;
-	uint8_t slot_of[256]; /* logical TPC -> V04 slot */
-	uint8_t gpc_of[256];  /* logical TPC -> GPC */
-	int n_gpcs;
+	struct chip chip[MAX_DEVICES]; /* by CUDA ordinal (after CUDA_VISIBLE_DEVICES) */
+	int physical[MAX_DEVICES];     /* ordinal -> the GPU's place on the bus */
+	int context[MAX_DEVICES]; /* the address of context[d] is device d's CUcontext */
 	unsigned launches;    /* for rotating block placement */
 } fake = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-enum { CHIP_H100, CHIP_IDENTITY, CHIP_A100 };
-static const char *const chip_names[] = {"H100 map", "identity map", "A100-like"};
+enum { CHIP_H100, CHIP_IDENTITY, CHIP_A100, CHIP_H100_ALT };
+static const char *const chip_names[] = {"H100 map", "identity map", "A100-like",
+					 "H100, other floorsweeping"};
 
 /* GPCs of the H100 (shared/probe/results-mps-cluster2.log). */
 static uint8_t h100_gpc(int t)
@@ -66,6 +77,7 @@ static uint8_t h100_gpc(int t)
 static __thread struct fakecuda_launch last;
 static __thread int have_last;
 static __thread uint8_t thread_version;
+static __thread int *current_ctx; /* NULL: device 0's, as after cudart's first call */
 
 static long env_long(const char *name, long fallback)
 {
@@ -73,47 +85,140 @@ static long env_long(const char *name, long fallback)
 	return v && *v ? strtol(v, NULL, 0) : fallback;
 }
 
-static void configure(void)
+static int chip_kind(const char *name, size_t len)
 {
-	const char *chip = getenv("FAKECUDA_CHIP");
+	if (!len || (len == 4 && !strncmp(name, "h100", 4)))
+		return CHIP_H100;
+	if (len == 4 && !strncmp(name, "a100", 4))
+		return CHIP_A100;
+	if (len == 8 && !strncmp(name, "h100-alt", 8))
+		return CHIP_H100_ALT;
+	return CHIP_IDENTITY;
+}
 
-	fake.chip = !chip || !strcmp(chip, "h100") ? CHIP_H100
-		    : !strcmp(chip, "a100")        ? CHIP_A100
-						   : CHIP_IDENTITY;
-	fake.devices = (int)env_long("FAKECUDA_DEVICES", 1);
-	fake.params_size = (uint32_t)env_long("FAKECUDA_PARAMS_SIZE", 88);
+static void setup_chip(struct chip *c, int kind)
+{
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
 	for (int t = 0; t < 256; t++)
-		fake.slot_of[t] = (uint8_t)(t < 128 ? t : 255);
-	switch (fake.chip) {
+		c->slot_of[t] = (uint8_t)(t < 128 ? t : 255);
+	switch (kind) {
 	case CHIP_H100:
-		fake.sms = 132;
-		fake.n_tpcs = 66;
-		memcpy(fake.slot_of, h100_map, sizeof(h100_map));
+	case CHIP_H100_ALT:
+		c->sms = 132;
+		c->n_tpcs = 66;
+		memcpy(c->slot_of, h100_map, sizeof(h100_map));
+		/* Another chip of the same model, floorswept elsewhere: the same
+		 * logical TPCs sit in other mask slots (bit b becomes 127 - b). */
+		if (kind == CHIP_H100_ALT)
+			for (int t = 0; t < 66; t++)
+				c->slot_of[t] = (uint8_t)(127 - h100_map[t]);
 		for (int t = 0; t < 66; t++)
-			fake.gpc_of[t] = h100_gpc(t);
-		fake.n_gpcs = 12;
-		fake.cc_major = 9;
-		fake.tmd_version = 0x40;
+			c->gpc_of[t] = h100_gpc(t);
+		c->n_gpcs = 12;
+		c->cc_major = 9;
+		c->tmd_version = 0x40;
 		break;
 	case CHIP_A100:
-		fake.sms = 108;
-		fake.n_tpcs = 54;
+		c->sms = 108;
+		c->n_tpcs = 54;
 		for (int t = 0; t < 54; t++)
-			fake.gpc_of[t] = (uint8_t)(t % 7);
-		fake.n_gpcs = 7;
-		fake.cc_major = 8;
-		fake.tmd_version = 0x30;
+			c->gpc_of[t] = (uint8_t)(t % 7);
+		c->n_gpcs = 7;
+		c->cc_major = 8;
+		c->tmd_version = 0x30;
 		break;
 	default:
-		fake.sms = (int)env_long("FAKECUDA_SMS", 132);
-		fake.n_tpcs = fake.sms / 2;
-		for (int t = 0; t < fake.n_tpcs && t < 256; t++)
-			fake.gpc_of[t] = (uint8_t)(t % 8);
-		fake.n_gpcs = fake.n_tpcs < 8 ? fake.n_tpcs : 8;
-		fake.cc_major = 9;
-		fake.tmd_version = 0x40;
+		c->sms = (int)env_long("FAKECUDA_SMS", 132);
+		c->n_tpcs = c->sms / 2;
+		for (int t = 0; t < c->n_tpcs && t < 256; t++)
+			c->gpc_of[t] = (uint8_t)(t % 8);
+		c->n_gpcs = c->n_tpcs < 8 ? c->n_tpcs : 8;
+		c->cc_major = 9;
+		c->tmd_version = 0x40;
 	}
-	fake.tmd_version = (uint8_t)env_long("FAKECUDA_TMD_VERSION", fake.tmd_version);
+	c->tmd_version = (uint8_t)env_long("FAKECUDA_TMD_VERSION", c->tmd_version);
+}
+
+/* A GPU's UUID: another chip or another place on the bus is another GPU. */
+static void uuid_bytes(const struct chip *c, int physical, unsigned char *uuid)
+{
+	for (int i = 0; i < 16; i++)
+		uuid[i] = (unsigned char)(0x10 * c->kind + i + physical);
+	uuid[15] = (unsigned char)c->sms;
+}
+
+static void uuid_text(const struct chip *c, int physical, char *buf)
+{
+	unsigned char u[16];
+	uuid_bytes(c, physical, u);
+	sprintf(buf, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+		u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+		u[15]);
+}
+
+/*
+ * FAKECUDA_CHIPS="h100,h100-alt" gives each device its own chip (and sets the
+ * device count); else every device is FAKECUDA_CHIP.
+ */
+static void configure(void)
+{
+	const char *chips = getenv("FAKECUDA_CHIPS"), *chip = getenv("FAKECUDA_CHIP");
+	int n = 0;
+
+	fake.params_size = (uint32_t)env_long("FAKECUDA_PARAMS_SIZE", 88);
+	if (chips && *chips) {
+		for (const char *p = chips; n < MAX_DEVICES;) {
+			const char *end = strchr(p, ',');
+			size_t len = end ? (size_t)(end - p) : strlen(p);
+			setup_chip(&fake.chip[n++], chip_kind(p, len));
+			if (!end)
+				break;
+			p = end + 1;
+		}
+		fake.devices = n;
+	} else {
+		fake.devices = (int)env_long("FAKECUDA_DEVICES", 1);
+		for (int d = 0; d < MAX_DEVICES; d++)
+			setup_chip(&fake.chip[d], chip_kind(chip ? chip : "", chip ? strlen(chip) : 0));
+	}
+	if (fake.devices > MAX_DEVICES)
+		fake.devices = MAX_DEVICES;
+	for (int d = 0; d < MAX_DEVICES; d++)
+		fake.physical[d] = d;
+	/* As CUDA: indices into the machine's GPUs, up to the first bad one. */
+	if (getenv("CUDA_VISIBLE_DEVICES")) {
+		struct chip all[MAX_DEVICES];
+		const char *p = getenv("CUDA_VISIBLE_DEVICES");
+		int n_visible = 0;
+		memcpy(all, fake.chip, sizeof(all));
+		while (*p && n_visible < MAX_DEVICES) {
+			char *end;
+			long d = strtol(p, &end, 10);
+			if (!strncmp(p, "GPU-", 4)) /* a UUID (or a prefix of one) */
+				for (d = 0, end = strchr(p, ',') ? strchr(p, ',') : (char *)p + strlen(p);
+				     d < fake.devices; d++) {
+					char text[64];
+					uuid_text(&all[d], (int)d, text);
+					if ((size_t)(end - p) <= strlen(text) && !strncmp(text, p, (size_t)(end - p)))
+						break;
+				}
+			if (end == p || d < 0 || d >= fake.devices || (*end && *end != ','))
+				break;
+			fake.physical[n_visible] = (int)d;
+			fake.chip[n_visible++] = all[d];
+			if (!*end)
+				break;
+			p = end + 1;
+		}
+		fake.devices = n_visible;
+	}
+}
+
+/* The device of the calling thread's current context. */
+static int current_device(void)
+{
+	return current_ctx ? (int)(current_ctx - fake.context) : 0;
 }
 
 /* ---- Callback table ------------------------------------------------------ */
@@ -222,10 +327,10 @@ API int cuDeviceGetAttribute(int *value, int attribute, int dev)
 	if (dev < 0 || dev >= fake.devices)
 		return 101;
 	switch (attribute) {
-	case 16: *value = fake.sms; return 0;
-	case 75: *value = fake.cc_major; return 0;
+	case 16: *value = fake.chip[dev].sms; return 0;
+	case 75: *value = fake.chip[dev].cc_major; return 0;
 	case 76: *value = 0; return 0;
-	case 97: *value = fake.cc_major >= 9 ? 232448 : 166912; return 0;
+	case 97: *value = fake.chip[dev].cc_major >= 9 ? 232448 : 166912; return 0;
 	default: return 1;
 	}
 }
@@ -234,10 +339,9 @@ API int cuDeviceGetUuid(unsigned char *uuid, int dev)
 {
 	if (!fake.initialised)
 		return 3;
-	/* Another chip is another GPU: its calibration must not be reused. */
-	for (int i = 0; i < 16; i++)
-		uuid[i] = (unsigned char)(0x10 * fake.chip + i + dev);
-	uuid[15] = (unsigned char)fake.sms;
+	if (dev < 0 || dev >= fake.devices)
+		return 101;
+	uuid_bytes(&fake.chip[dev], fake.physical[dev], uuid);
 	return 0;
 }
 
@@ -245,14 +349,17 @@ API int cuDeviceGetName(char *name, int len, int dev)
 {
 	if (!fake.initialised)
 		return 3;
-	snprintf(name, (size_t)len, "Fake GPU %d (%s)", dev, chip_names[fake.chip]);
+	if (dev < 0 || dev >= fake.devices)
+		return 101;
+	snprintf(name, (size_t)len, "Fake GPU %d (%s)", fake.physical[dev],
+		 chip_names[fake.chip[dev].kind]);
 	return 0;
 }
 
 /* ---- Launches ------------------------------------------------------------ */
 
 /* Which logical TPCs run a launch whose TMD now reads as given. */
-static void execute(const uint8_t *tmd, struct fakecuda_launch *rec)
+static void execute(const struct chip *c, const uint8_t *tmd, struct fakecuda_launch *rec)
 {
 	uint32_t word0;
 	int any = 0;
@@ -268,8 +375,8 @@ static void execute(const uint8_t *tmd, struct fakecuda_launch *rec)
 		memcpy(rec->disable, tmd + 84, 8);
 		rec->mask_enabled = tmd[72] >= 0x16;
 	}
-	for (int t = 0; t < fake.n_tpcs; t++) {
-		int bit = tmd[72] >= 0x40 ? fake.slot_of[t] : t;
+	for (int t = 0; t < c->n_tpcs; t++) {
+		int bit = tmd[72] >= 0x40 ? c->slot_of[t] : t;
 		int disabled = 0;
 		if (rec->mask_enabled && bit < 128)
 			disabled = (rec->disable[bit / 32] >> (bit % 32)) & 1;
@@ -286,7 +393,6 @@ static void execute(const uint8_t *tmd, struct fakecuda_launch *rec)
 /* ---- Contexts, modules, memory: just enough for the calibration probe ---- */
 
 static int probe_function; /* the address is the CUfunction of nvt_probe_smid */
-static int context;
 
 API int cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
@@ -295,8 +401,27 @@ API int cuDevicePrimaryCtxRetain(void **ctx, int dev)
 		return 3;
 	if (error)
 		return (int)error;
-	(void)dev;
-	*ctx = &context;
+	if (dev < 0 || dev >= fake.devices)
+		return 101;
+	*ctx = &fake.context[dev];
+	return 0;
+}
+
+API int cuCtxGetCurrent(void **ctx)
+{
+	if (!fake.initialised)
+		return 3;
+	*ctx = &fake.context[current_device()];
+	return 0;
+}
+
+API int cuCtxGetDevice(int *dev)
+{
+	if (!fake.initialised)
+		return 3;
+	if (getenv("FAKECUDA_CTX_GET_DEVICE_ERROR"))
+		return 201;
+	*dev = current_device();
 	return 0;
 }
 
@@ -308,7 +433,11 @@ API int cuDevicePrimaryCtxRelease_v2(int dev)
 
 API int cuCtxSetCurrent(void *ctx)
 {
-	return ctx == &context ? 0 : 201;
+	int *c = ctx;
+	if (c < fake.context || c >= fake.context + fake.devices)
+		return 201;
+	current_ctx = c;
+	return 0;
 }
 
 API int cuCtxSynchronize(void)
@@ -372,7 +501,7 @@ API int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)
 static int allowed_sms(const struct fakecuda_launch *rec, int *sms)
 {
 	int n = 0;
-	for (int t = 0; t < fake.n_tpcs; t++)
+	for (int t = 0; t < fake.chip[current_device()].n_tpcs; t++)
 		if ((rec->ran_tpcs[t / 64] >> (t % 64)) & 1) {
 			sms[n++] = 2 * t;
 			sms[n++] = 2 * t + 1;
@@ -386,6 +515,7 @@ static int run_probe(const struct fakecuda_launch *rec, unsigned blocks, unsigne
 {
 	unsigned *out = (unsigned *)(uintptr_t)*(uint64_t *)params[0];
 	int sms[512], n = allowed_sms(rec, sms), rot = (int)(fake.launches++ * 7);
+	const struct chip *chip = &fake.chip[current_device()];
 
 	if (cluster <= 1) {
 		for (unsigned b = 0; b < blocks; b++)
@@ -394,10 +524,10 @@ static int run_probe(const struct fakecuda_launch *rec, unsigned blocks, unsigne
 	}
 	for (unsigned c = 0; c < blocks / cluster; c++) {
 		int eligible[64], n_el = 0, members[512], m, g;
-		for (g = 0; g < fake.n_gpcs; g++) {
+		for (g = 0; g < chip->n_gpcs; g++) {
 			m = 0;
 			for (int i = 0; i < n; i++)
-				m += fake.gpc_of[sms[i] / 2] == g;
+				m += chip->gpc_of[sms[i] / 2] == g;
 			if (m >= (int)cluster)
 				eligible[n_el++] = g;
 		}
@@ -406,7 +536,7 @@ static int run_probe(const struct fakecuda_launch *rec, unsigned blocks, unsigne
 		g = eligible[(c + (unsigned)rot) % (unsigned)n_el];
 		m = 0;
 		for (int i = 0; i < n; i++)
-			if (fake.gpc_of[sms[i] / 2] == g)
+			if (chip->gpc_of[sms[i] / 2] == g)
 				members[m++] = sms[i];
 		for (unsigned j = 0; j < cluster; j++)
 			out[c * cluster + j] =
@@ -444,7 +574,7 @@ API int cuLaunchKernelEx(const struct fake_launch_config *cfg, void *f, void **p
 {
 	unsigned cluster = 1;
 	(void)extra;
-	if (fake.cc_major < 9)
+	if (fake.chip[current_device()].cc_major < 9)
 		return 1;
 	for (unsigned i = 0; i < cfg->num_attrs; i++)
 		if (cfg->attrs[i].id == 4)
@@ -459,14 +589,18 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 	uint8_t tmd[TMD_BYTES];
 	uint64_t block[11];
 	struct fakecuda_launch rec;
+	const struct chip *c;
 
 	if (!fake.initialised)
 		return 3;
+	c = &fake.chip[current_device()];
 	memset(tmd, 0, sizeof(tmd));
 	tmd[0] = 0x00; tmd[1] = 0x00; tmd[2] = 0x3f; tmd[3] = 0x11; /* as seen on an H100 */
-	tmd[72] = thread_version ? thread_version : fake.tmd_version;
+	tmd[72] = thread_version ? thread_version : c->tmd_version;
 	memset(block, 0, sizeof(block));
 	memcpy(block, &fake.params_size, 4);
+	/* Word 1: the launching context; word 4: the TMD (docs/hardware-facts.md). */
+	block[1] = (uint64_t)(uintptr_t)&fake.context[current_device()];
 	block[4] = (uint64_t)(uintptr_t)tmd;
 	memset(&rec, 0, sizeof(rec));
 	for (int i = 0; i < fake.n_sub; i++) {
@@ -475,7 +609,7 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 			rec.callbacks++;
 		}
 	}
-	execute(tmd, &rec);
+	execute(c, tmd, &rec);
 	last = rec;
 	have_last = 1;
 	if (rec.hung) {

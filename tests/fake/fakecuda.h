@@ -26,6 +26,13 @@
  *   FAKECUDA_PARAMS_SIZE=88   size word of the callback parameter block
  *   FAKECUDA_NO_TABLE=1       cuGetExportTable fails for the callback table
  *   FAKECUDA_DEVICES=1        cuDeviceGetCount
+ *   FAKECUDA_CHIPS=a,b,...    one device per name, each its own chip (names as
+ *                             FAKECUDA_CHIP, and "h100-alt": the H100's TPCs in
+ *                             other mask slots, as on another floorswept chip)
+ *   CUDA_VISIBLE_DEVICES      indices of the devices CUDA shows, as CUDA does
+ *   FAKECUDA_CTX_GET_DEVICE_ERROR=1  cuCtxGetDevice fails
+ * Launches run on the device of the thread's current context (device 0's
+ * until cuCtxSetCurrent), which the callback's word 1 names.
  *   FAKECUDA_INIT_ERROR=N     cuInit returns N
  *   FAKECUDA_INIT_HANG=1      cuInit never returns
  *

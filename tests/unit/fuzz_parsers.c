@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "driverinfo.h"
+#include "gpusel.h"
 #include "mpslog.h"
 #include "topo.h"
 #include "tpcset.h"
@@ -83,6 +84,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (nvt_cache_parse(text, &fast, &topo, NULL) == NVT_CACHE_OK && nvt_topo_validate(&topo))
 			fail("cache parser accepted an invalid topology", text);
 	}
+	{
+		static struct nvt_slot_view parts[NVT_MAX_GPUS], parts_back[NVT_MAX_GPUS];
+		static char record[NVT_PARTENV_TEXT_MAX];
+		struct nvt_gpu_id ids[2] = {{"GPU-7c40aaaa-0000-1111-2222-333344445555", "a"},
+					    {"GPU-7c41aaaa-0000-1111-2222-333344445555", "b"}};
+		int idx[2], n = nvt_partenv_parse(text, parts, NVT_MAX_GPUS);
+		if (n > 0) {
+			for (int g = 0; g < n; g++)
+				if (nvt_topo_validate(&parts[g].topo) || nvt_uuid_is_zero(parts[g].uuid))
+					fail("partition record parser accepted an invalid GPU", text);
+			if (nvt_partenv_format(parts, n, record, sizeof(record)) < 0 ||
+			    nvt_partenv_parse(record, parts_back, NVT_MAX_GPUS) != n)
+				fail("partition record did not survive a round trip", text);
+		}
+		n = nvt_visible_gpus(text, ids, 2, 0, idx);
+		if (n > 2 || (n == 2 && idx[0] == idx[1]))
+			fail("visible-devices parser named a GPU twice", text);
+		if (nvt_gpu_resolve(text, ids, 2) >= 2)
+			fail("resolved a GPU that does not exist", text);
+	}
 	if (nvt_topo_parse(text, &topo) == 0) {
 		if (nvt_topo_validate(&topo))
 			fail("topology parser accepted an invalid topology", text);
@@ -97,6 +118,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #include <time.h>
 
 static const char *const seeds[] = {
+	"GPU-7c40aaaa-0000-1111-2222-333344445555 0-3 nvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 "
+	"map=0,1,2,3",
+	"1,GPU-7c41,0", "GPU-7c40aaaa-0000-1111-2222-333344445555",
 	"f", "0xff", "ff,ffffffff", "3,00000000,00000000", "0", "0-15,32,40-47:2", "5", "0-65:65",
 	"9,1,1,0-2", "1-5:0", "99999999999",
 	"nvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3",

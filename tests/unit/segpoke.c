@@ -25,8 +25,7 @@
 int main(int argc, char **argv)
 {
 	struct nvt_segment *seg;
-	struct nvt_tpcset set;
-	struct nvt_topology topo;
+	struct nvt_slot_view view;
 	char path[256];
 	int fd;
 
@@ -40,14 +39,18 @@ int main(int argc, char **argv)
 	seg = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (seg == MAP_FAILED)
 		return 1;
-	nvt_set_clear(&set);
-	nvt_topo_identity(&topo, 66);
+	/* Keep slot 0's GPU; change what it says. */
+	if (nvt_slot_read(&seg->gpu[0], &view, 100))
+		return 1;
+	view.state = NVT_SLOT_SET;
+	nvt_set_clear(&view.tpcs);
+	nvt_topo_identity(&view.topo, 66);
 	if (!strcmp(argv[2], "empty")) {
-		nvt_slot_write(&seg->gpu[0], NVT_SLOT_SET, &set, &topo);
+		nvt_slot_write(&seg->gpu[0], &view);
 	} else if (!strcmp(argv[2], "badtopo")) {
-		nvt_set_fill(&set, 4);
-		topo.hw_bit[1] = topo.hw_bit[0];
-		nvt_slot_write(&seg->gpu[0], NVT_SLOT_SET, &set, &topo);
+		nvt_set_fill(&view.tpcs, 4);
+		view.topo.hw_bit[1] = view.topo.hw_bit[0];
+		nvt_slot_write(&seg->gpu[0], &view);
 	} else if (!strcmp(argv[2], "version") && argc == 4) {
 		seg->version = (uint32_t)atoi(argv[3]);
 	} else if (!strcmp(argv[2], "garbage")) {

@@ -17,7 +17,9 @@ static void test_header(void)
 	CHECK(seg.gpu[0].state == NVT_SLOT_UNSET && seg.gpu[NVT_MAX_GPUS - 1].seq == 0);
 	CHECK(nvt_seg_check(&seg, sizeof(seg) - 1) == NVT_SEG_BAD_SIZE);
 	CHECK(nvt_seg_check(&seg, 8) == NVT_SEG_BAD_SIZE);
-	seg.version = 2;
+	seg.version = NVT_SEG_VERSION - 1;
+	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_VERSION);
+	seg.version = NVT_SEG_VERSION + 1;
 	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_VERSION);
 	seg.version = NVT_SEG_VERSION;
 	seg.size = 17;
@@ -28,6 +30,19 @@ static void test_header(void)
 	seg.max_gpus = NVT_MAX_GPUS;
 	seg.magic = 0;
 	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_MAGIC);
+}
+
+/* Writes a SET partition of tpcs on topo into slot (no GPU named). */
+static uint64_t write_set(struct nvt_gpu_slot *slot, const struct nvt_tpcset *tpcs,
+			  const struct nvt_topology *topo)
+{
+	struct nvt_slot_view v;
+
+	memset(&v, 0, sizeof(v));
+	v.state = NVT_SLOT_SET;
+	v.tpcs = *tpcs;
+	v.topo = *topo;
+	return nvt_slot_write(slot, &v);
 }
 
 static void test_write_read(void)
@@ -43,18 +58,18 @@ static void test_write_read(void)
 	CHECK(nvt_slot_read(slot, &v, 1) == 0 && v.seq == 0 && v.state == NVT_SLOT_UNSET);
 	nvt_parse_list("3-9", NVT_MAX_TPCS, &s);
 	nvt_topo_identity(&t, 66);
-	seq = nvt_slot_write(slot, NVT_SLOT_SET, &s, &t);
+	seq = write_set(slot, &s, &t);
 	CHECK(seq == 2 && nvt_slot_seq(slot) == 2);
 	CHECK(nvt_slot_read(slot, &v, 1) == 0);
 	CHECK(v.seq == 2 && v.state == NVT_SLOT_SET && nvt_set_equal(&v.tpcs, &s));
 	CHECK(memcmp(&v.topo, &t, sizeof(t)) == 0);
-	CHECK(nvt_slot_write(slot, NVT_SLOT_SET, &s, &t) == 4);
+	CHECK(write_set(slot, &s, &t) == 4);
 
 	/* A writer that died mid-write leaves seq odd: readers give up (never
 	 * block) and the next writer recovers the slot. */
 	slot->seq = 5;
 	CHECK(nvt_slot_read(slot, &v, 50) == -1);
-	CHECK(nvt_slot_write(slot, NVT_SLOT_SET, &s, &t) == 8);
+	CHECK(write_set(slot, &s, &t) == 8);
 	CHECK(nvt_slot_read(slot, &v, 1) == 0 && v.seq == 8);
 
 	nvt_slot_set_applied(slot, 8);
@@ -81,7 +96,7 @@ static void *writer(void *arg)
 	nvt_topo_identity(&ta, 32);
 	nvt_topo_identity(&tb, 66);
 	for (int i = 0; i < 300000; i++)
-		nvt_slot_write(&seg.gpu[0], NVT_SLOT_SET, i & 1 ? &b : &a, i & 1 ? &tb : &ta);
+		write_set(&seg.gpu[0], i & 1 ? &b : &a, i & 1 ? &tb : &ta);
 	__atomic_store_n(&race.stop, 1, __ATOMIC_RELEASE);
 	return NULL;
 }

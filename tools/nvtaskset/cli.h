@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "calibrate.h"
+#include "gpus.h"
 #include "nvtaskset.h"
 #include "segfile.h"
 #include "segment.h"
@@ -33,7 +33,13 @@ struct options {
 	int json;
 	int no_mps;
 	const char *mps_action;
-	int gpu;        /* --gpu: the GPU whose TPCs MASK names (-1: not given) */
+	/* --gpu GPU or --gpu GPU=MASK, in order given */
+	int n_gpus;
+	struct gpu_arg {
+		const char *gpu;  /* index or UUID as the user wrote it */
+		const char *mask; /* the GPU's own MASK, or NULL */
+	} gpus[NVT_MAX_GPUS];
+	int gpu_masks; /* the --gpu options carry masks (GPU=MASK) */
 	unsigned count; /* -n: pick this many TPCs (0: not given) */
 	enum nvt_strategy strategy;
 	int exclude_running;
@@ -59,13 +65,35 @@ void json_string(const char *s);
 void describe(const struct nvt_tpcset *set, char *list, char *mask);
 /* Milliseconds to wait for the driver ($NVTASKSET_DRIVER_TIMEOUT); exits on a bad value. */
 int driver_timeout_ms(void);
-/* Loads (or measures) GPU gpu's topology, or exits with the reason. */
-struct nvt_gpu_topology load_gpu(int gpu, int force);
-/* The topology MASK refers to (--gpu, default 0), or exits. */
-struct nvt_topology gpu_topology(const struct options *o);
-/* Turns MASK (hex, -c list, -g list or -n) into a TPC set for topo, or exits. */
+/* The machine's GPUs (listed once), or exits. */
+const struct nvt_gpus *machine_gpus(void);
+/* The number of the GPU a --gpu argument names, or exits with the reason. */
+int resolve_gpu(const char *arg);
+/* Loads (or measures) GPU index's topology. Returns 0, or -1 or NVT_GPU_HIDDEN with why. */
+int load_topology(int index, int force, struct nvt_gpu_topology *out, char *why, size_t len);
+/* The same, or exits with the reason. */
+struct nvt_gpu_topology load_gpu(int index, int force);
+/*
+ * Turns MASK (hex, -c list, -g list or -n) into a TPC set for the GPU with
+ * topology topo and uuid (called gpu_name in messages), or exits.
+ */
 struct nvt_tpcset parse_partition(const struct options *o, const char *text,
-				  const struct nvt_topology *topo, pid_t self);
+				  const struct nvt_topology *topo, const uint8_t uuid[16],
+				  const char *gpu_name, pid_t self);
+/*
+ * The partitions a task gets (run) or is given (-p): for each GPU of the
+ * task, its UUID, topology and, for the GPUs MASK or --gpu names, the TPC
+ * set. task_gpus lists the task's GPUs (n_task, nvtaskset's numbers);
+ * topos, where not NULL, gives topologies already known (n_task entries,
+ * n_tpcs 0 where unknown). Returns how many entries out holds; exits on bad
+ * input.
+ */
+int build_partitions(const struct options *o, const char *mask, const int *task_gpus, int n_task,
+		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out);
+/* nvtaskset's number of the GPU with this UUID, or -1. */
+int gpu_index_of(const uint8_t uuid[16]);
+/* "this GPU" when the task has one GPU, else "GPU N". */
+void gpu_name(int index, int n_task, char *buf, size_t len);
 /* Words for an enum nvt_seg_err. */
 const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len);
 /* Channels each new MPS client asks for: $CUDA_DEVICE_MAX_CONNECTIONS, else 8. */

@@ -56,34 +56,71 @@ int driver_timeout_ms(void)
 	return (int)v * 1000;
 }
 
-/* Loads (or measures) GPU gpu's topology, or exits with the reason. */
-struct nvt_gpu_topology load_gpu(int gpu, int force)
+static struct nvt_gpus gpus_listed;
+static int gpus_state; /* 0: not asked, 1: listed, -1: failed */
+static char gpus_error[512];
+
+/* The machine's GPUs, or NULL if they cannot be listed. */
+static const struct nvt_gpus *try_machine_gpus(void)
+{
+	if (!gpus_state)
+		gpus_state = nvt_gpus_list(driver_timeout_ms(), &gpus_listed, gpus_error,
+					   sizeof(gpus_error))
+				     ? -1
+				     : 1;
+	return gpus_state > 0 ? &gpus_listed : NULL;
+}
+
+const struct nvt_gpus *machine_gpus(void)
+{
+	const struct nvt_gpus *gpus = try_machine_gpus();
+
+	if (!gpus)
+		errx(EXIT_FAILURE, "%s", gpus_error);
+	return gpus;
+}
+
+int resolve_gpu(const char *arg)
+{
+	const struct nvt_gpus *gpus = machine_gpus();
+	int g = nvt_gpu_resolve(arg, gpus->id, gpus->n);
+
+	if (g == NVT_GPU_AMBIGUOUS)
+		errx(EXIT_FAILURE, "GPU '%s' is ambiguous: give more of its UUID", arg);
+	if (g < 0) {
+		if (gpus->n == 1)
+			errx(EXIT_FAILURE, "there is no GPU '%s': this machine has one GPU, 0 (%s)",
+			     arg, gpus->id[0].uuid);
+		errx(EXIT_FAILURE, "there is no GPU '%s': this machine has GPUs 0-%d (or give a UUID)",
+		     arg, gpus->n - 1);
+	}
+	return g;
+}
+
+int load_topology(int index, int force, struct nvt_gpu_topology *out, char *why, size_t len)
+{
+	int rc = nvt_gpu_topology(machine_gpus(), index, force, driver_timeout_ms(), stderr, out,
+				  why, len);
+
+	if (rc)
+		return rc;
+	if (out->note[0])
+		warnx("%s", out->note);
+	return 0;
+}
+
+struct nvt_gpu_topology load_gpu(int index, int force)
 {
 	struct nvt_gpu_topology g;
 	char why[512];
 
-	if (nvt_gpu_topology(gpu, force, driver_timeout_ms(), stderr, &g, why, sizeof(why)))
+	if (load_topology(index, force, &g, why, sizeof(why)))
 		errx(EXIT_FAILURE, "%s", why);
-	if (g.note[0])
-		warnx("%s", g.note);
 	return g;
 }
 
-struct nvt_topology gpu_topology(const struct options *o)
-{
-	struct nvt_gpu_topology g = load_gpu(o->gpu < 0 ? 0 : o->gpu, 0);
-
-	/* The shim cannot tell which GPU a launch is for: one map for all. */
-	if (g.info.device_count > 1)
-		warnx("warning: the task sees %d GPUs; its partition follows GPU %d's TPC map on "
-		      "every GPU it uses, which on GPUs with other maps selects other TPCs or none "
-		      "(a hang). Give it one GPU with CUDA_VISIBLE_DEVICES",
-		      g.info.device_count, g.ordinal);
-	return g.topo;
-}
-
-/* The TPCs that other visible nvtaskset tasks hold (for --exclude-running). */
-static void running_tpcs(pid_t except, struct nvt_tpcset *held)
+/* The TPCs that other nvtaskset tasks hold on GPU uuid (for --exclude-running). */
+static void running_tpcs(const uint8_t uuid[16], pid_t except, struct nvt_tpcset *held)
 {
 	static pid_t pids[MAX_TASKS];
 	int n = nvt_seg_scan(nvt_rundir(), pids, MAX_TASKS);
@@ -92,20 +129,25 @@ static void running_tpcs(pid_t except, struct nvt_tpcset *held)
 	for (int i = 0; i < n && i < MAX_TASKS; i++) {
 		struct nvt_seg_handle h;
 		struct nvt_slot_view view;
+		int g;
 		if (pids[i] == except || nvt_seg_open(nvt_rundir(), pids[i], 0, &h))
 			continue;
-		if (nvt_slot_read(&h.seg->gpu[0], &view, 1000) == 0 && view.state == NVT_SLOT_SET)
+		g = nvt_seg_find_gpu(h.seg, uuid);
+		if (g >= 0 && nvt_slot_read(&h.seg->gpu[g], &view, 1000) == 0 &&
+		    view.state == NVT_SLOT_SET)
 			nvt_set_or(held, held, &view.tpcs);
 		nvt_seg_close(&h);
 	}
 }
 
 /*
- * Turns MASK (hex, -c list or -g list) into a TPC set for topo, or exits
+ * Turns MASK (hex, -c list or -g list) into a TPC set for the GPU whose
+ * topology and UUID are given (gpu_name: "this GPU" or "GPU N"), or exits
  * with a one-line reason.
  */
 struct nvt_tpcset parse_partition(const struct options *o, const char *text,
-					 const struct nvt_topology *topo, pid_t self)
+				  const struct nvt_topology *topo, const uint8_t uuid[16],
+				  const char *gpu_name, pid_t self)
 {
 	struct nvt_tpcset set, gpcs;
 	const char *what = o->gpc_list ? "GPC list" : o->tpc_list ? "TPC list" : "TPC mask";
@@ -115,11 +157,11 @@ struct nvt_tpcset parse_partition(const struct options *o, const char *text,
 		struct nvt_tpcset available, held;
 		nvt_topo_all(topo, &available);
 		if (o->exclude_running) {
-			running_tpcs(self, &held);
+			running_tpcs(uuid, self, &held);
 			nvt_set_andnot(&available, &available, &held);
 		}
 		if (o->count > topo->n_tpcs)
-			errx(EXIT_FAILURE, "cannot pick %u TPCs: this GPU has %u", o->count,
+			errx(EXIT_FAILURE, "cannot pick %u TPCs: %s has %u", o->count, gpu_name,
 			     topo->n_tpcs);
 		if (nvt_topo_pick(topo, &available, o->count, o->strategy, &set))
 			errx(EXIT_FAILURE, "cannot pick %u TPCs: only %u are free of other tasks",
@@ -140,12 +182,13 @@ struct nvt_tpcset parse_partition(const struct options *o, const char *text,
 	if (o->gpc_list) {
 		if (!topo->n_gpcs)
 			errx(EXIT_FAILURE,
-			     "the GPC layout of this GPU is unknown (it is measured with thread-block "
+			     "the GPC layout of %s is unknown (it is measured with thread-block "
 			     "clusters, which need compute capability 9.0); give TPCs with -c or a "
-			     "mask instead");
+			     "mask instead",
+			     gpu_name);
 		top = nvt_set_highest(&gpcs);
 		if (top >= (int)topo->n_gpcs)
-			errx(EXIT_FAILURE, "GPC %d does not exist: this GPU has %u GPCs (0-%u)", top,
+			errx(EXIT_FAILURE, "GPC %d does not exist: %s has %u GPCs (0-%u)", top, gpu_name,
 			     topo->n_gpcs, topo->n_gpcs - 1);
 		nvt_topo_gpc_tpcs(topo, &gpcs, &set);
 	}
@@ -153,7 +196,7 @@ struct nvt_tpcset parse_partition(const struct options *o, const char *text,
 	if (top < 0)
 		errx(EXIT_FAILURE, "empty partition: %s '%s' selects no TPC", what, text);
 	if (top >= (int)topo->n_tpcs)
-		errx(EXIT_FAILURE, "TPC %d does not exist: this GPU has %u TPCs (0-%u)", top,
+		errx(EXIT_FAILURE, "TPC %d does not exist: %s has %u TPCs (0-%u)", top, gpu_name,
 		     topo->n_tpcs, topo->n_tpcs - 1);
 	return set;
 }
@@ -186,4 +229,88 @@ int client_connections(void)
 		return 8;
 	v = strtol(text, &end, 10);
 	return (*end || v < 1 || v > 128) ? 8 : (int)v;
+}
+
+void gpu_name(int index, int n_task, char *buf, size_t len)
+{
+	if (n_task == 1)
+		snprintf(buf, len, "this GPU");
+	else
+		snprintf(buf, len, "GPU %d", index);
+}
+
+int build_partitions(const struct options *o, const char *mask, const int *task_gpus, int n_task,
+		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out)
+{
+	const struct nvt_gpus *gpus = machine_gpus();
+	int named[NVT_MAX_GPUS], n = 0;
+
+	for (int a = 0; a < o->n_gpus; a++) {
+		int found = 0;
+		named[a] = resolve_gpu(o->gpus[a].gpu);
+		for (int i = 0; i < n_task; i++)
+			found |= task_gpus[i] == named[a];
+		if (!found)
+			errx(EXIT_FAILURE, "GPU %d (%s) is not one the task can use (see "
+			     "CUDA_VISIBLE_DEVICES)", named[a], gpus->id[named[a]].uuid);
+		for (int b = 0; b < a; b++)
+			if (named[b] == named[a])
+				errx(EXIT_FAILURE, "GPU %d is named twice", named[a]);
+	}
+	for (int i = 0; i < n_task; i++) {
+		int index = task_gpus[i];
+		const char *text = o->n_gpus ? NULL : mask; /* NULL: not partitioned */
+		struct nvt_slot_view *v = &out[n];
+		struct nvt_gpu_topology g;
+		char why[512], name[32];
+		int rc;
+
+		for (int a = 0; a < o->n_gpus; a++)
+			if (named[a] == index)
+				text = o->gpu_masks ? o->gpus[a].mask : mask;
+		if (n == NVT_MAX_GPUS) {
+			if (text)
+				errx(EXIT_FAILURE, "nvtaskset partitions at most %d GPUs of a task; name "
+				     "fewer with CUDA_VISIBLE_DEVICES", NVT_MAX_GPUS);
+			continue;
+		}
+		memset(v, 0, sizeof(*v));
+		if (nvt_uuid_parse(gpus->id[index].uuid, v->uuid))
+			errx(EXIT_FAILURE, "GPU %d has a malformed UUID '%s'", index,
+			     gpus->id[index].uuid);
+		if (topos && topos[i].n_tpcs) {
+			v->topo = topos[i];
+		} else if ((rc = load_topology(index, 0, &g, why, sizeof(why)))) {
+			/* A GPU CUDA does not show here is none the task can use. */
+			if (rc == NVT_GPU_HIDDEN && !o->n_gpus)
+				continue;
+			if (!text) {
+				warnx("warning: %s; the task's launches on GPU %d run unpartitioned", why,
+				      index);
+				continue;
+			}
+			errx(EXIT_FAILURE, "%s", why);
+		} else {
+			v->topo = g.topo;
+		}
+		v->state = NVT_SLOT_UNSET;
+		if (text) {
+			gpu_name(index, n_task, name, sizeof(name));
+			v->tpcs = parse_partition(o, text, &v->topo, v->uuid, name, self);
+			v->state = NVT_SLOT_SET;
+		}
+		n++;
+	}
+	return n;
+}
+
+int gpu_index_of(const uint8_t uuid[16])
+{
+	const struct nvt_gpus *gpus = try_machine_gpus();
+	uint8_t each[16];
+
+	for (int g = 0; gpus && g < gpus->n; g++)
+		if (nvt_uuid_parse(gpus->id[g].uuid, each) == 0 && !memcmp(each, uuid, 16))
+			return g;
+	return -1;
 }

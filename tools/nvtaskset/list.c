@@ -48,6 +48,43 @@ static int command_width(void)
 	return ws.ws_col - 45; /* PID, USER and TPCS take 45 columns */
 }
 
+/* The TPCS column: "all", a list, or "GPU:list" for each GPU of the task. */
+static void task_partitions(const struct nvt_slot_view *views, int n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	snprintf(buf, len, "all");
+	for (int v = 0; v < n && used + NVT_LIST_TEXT_MAX + 8 < len; v++) {
+		int index = n > 1 ? gpu_index_of(views[v].uuid) : -1;
+		if (n > 1)
+			used += (size_t)snprintf(buf + used, len - used, index >= 0 ? "%s%d:" : "%s?:",
+						 v ? " " : "", index);
+		if (views[v].state == NVT_SLOT_SET)
+			used += (size_t)nvt_format_list(&views[v].tpcs, buf + used, len - used);
+		else
+			used += (size_t)snprintf(buf + used, len - used, "all");
+	}
+}
+
+/* One element of a task's "gpus" array. */
+static void json_gpu_partition(const struct nvt_slot_view *view, int first)
+{
+	char uuid[NVT_UUID_TEXT_MAX], list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
+	int index = gpu_index_of(view->uuid);
+
+	nvt_uuid_format(view->uuid, uuid);
+	printf("%s{\"gpu\":", first ? "" : ",");
+	printf(index >= 0 ? "%d" : "null", index);
+	printf(",\"uuid\":\"%s\",\"partitioned\":%s", uuid,
+	       view->state == NVT_SLOT_SET ? "true" : "false");
+	if (view->state == NVT_SLOT_SET) {
+		describe(&view->tpcs, list, mask);
+		printf(",\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u", list, mask,
+		       nvt_set_count(&view->tpcs));
+	}
+	putchar('}');
+}
+
 int nvt_cmd_list(const struct options *o)
 {
 	static pid_t pids[MAX_TASKS];
@@ -64,10 +101,12 @@ int nvt_cmd_list(const struct options *o)
 		printf("%7s  %-10s  %-20s  %s\n", "PID", "USER", "TPCS", "COMMAND");
 	for (int i = 0; i < n; i++) {
 		struct nvt_seg_handle h;
-		struct nvt_slot_view view;
-		char cmd[512], list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX], path[256], why[160];
+		struct nvt_slot_view views[NVT_MAX_GPUS];
+		char cmd[512], path[256], why[160];
+		static char list[NVT_MAX_GPUS * (NVT_LIST_TEXT_MAX + 8)];
 		struct passwd *pw;
-		int rc = nvt_seg_open(rundir, pids[i], 0, &h);
+		int rc = nvt_seg_open(rundir, pids[i], 0, &h), n_views = 0;
+		unsigned count = 0;
 
 		if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK) {
 			/* Left behind by a task that died: tidy up what we may. */
@@ -81,29 +120,25 @@ int nvt_cmd_list(const struct options *o)
 			warnx("pid %ld: %s", (long)pids[i], seg_error(rc, &h, why, sizeof(why)));
 			continue;
 		}
-		if (nvt_slot_read(&h.seg->gpu[0], &view, 1000)) {
-			nvt_seg_close(&h);
-			continue;
-		}
+		for (int g = 0; g < NVT_MAX_GPUS; g++)
+			if (nvt_slot_read(&h.seg->gpu[g], &views[n_views], 1000) == 0 &&
+			    !nvt_uuid_is_zero(views[n_views].uuid))
+				count += views[n_views++].state == NVT_SLOT_SET
+						 ? nvt_set_count(&views[n_views - 1].tpcs)
+						 : 0;
 		read_cmdline(pids[i], cmd, sizeof(cmd));
 		pw = getpwuid(h.owner);
-		if (view.state == NVT_SLOT_SET) {
-			describe(&view.tpcs, list, mask);
-		} else {
-			snprintf(list, sizeof(list), "all");
-			mask[0] = '\0';
-		}
+		task_partitions(views, n_views, list, sizeof(list));
 		if (o->json) {
 			printf("%s{\"pid\":%ld,\"uid\":%lu,\"user\":", shown ? "," : "",
 			       (long)pids[i], (unsigned long)h.owner);
 			json_string(pw ? pw->pw_name : "");
 			printf(",\"command\":");
 			json_string(cmd);
-			printf(",\"partitioned\":%s", view.state == NVT_SLOT_SET ? "true" : "false");
-			if (view.state == NVT_SLOT_SET)
-				printf(",\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u", list,
-				       mask, nvt_set_count(&view.tpcs));
-			putchar('}');
+			printf(",\"gpus\":[");
+			for (int v = 0; v < n_views; v++)
+				json_gpu_partition(&views[v], v == 0);
+			printf("]}");
 		} else {
 			char user[16];
 			if (pw)
@@ -114,10 +149,9 @@ int nvt_cmd_list(const struct options *o)
 			if (width && (int)strlen(cmd) > width)
 				snprintf(cmd + width - 3, 4, "...");
 			if (width && strlen(list) > 20) {
-				char count[16];
-				int n_keep = 20 - snprintf(count, sizeof(count), "...(%u)",
-							   nvt_set_count(&view.tpcs));
-				snprintf(list + n_keep, sizeof(list) - (size_t)n_keep, "%s", count);
+				char suffix[16];
+				int n_keep = 20 - snprintf(suffix, sizeof(suffix), "...(%u)", count);
+				snprintf(list + n_keep, sizeof(list) - (size_t)n_keep, "%s", suffix);
 			}
 			printf("%7ld  %-10s  %-20s  %s\n", (long)pids[i], user, list, cmd);
 		}

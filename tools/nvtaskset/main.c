@@ -23,7 +23,8 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      " nvtaskset [options] -p [MASK] PID\n"
 	      " nvtaskset [options] -n COUNT COMMAND [ARG...]\n"
 	      " nvtaskset [options] -l\n"
-	      " nvtaskset --topology | --calibrate [--gpu N]\n"
+	      " nvtaskset [options] --gpu GPU=MASK [--gpu GPU=MASK...] COMMAND [ARG...]\n"
+	      " nvtaskset --topology | --calibrate [--gpu GPU]\n"
 	      " nvtaskset --mps status|start|stop\n"
 	      "\n"
 	      "Run a CUDA program on a set of GPU TPCs (thread processing clusters, two SMs\n"
@@ -36,7 +37,9 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "     --strategy S      how -n picks: packed (whole GPCs first, the\n"
 	      "                       default) or spread (evenly over GPCs)\n"
 	      "     --exclude-running with -n, avoid TPCs of other nvtaskset tasks\n"
-	      "     --gpu N           the GPU whose TPCs MASK names (default 0)\n"
+	      "     --gpu GPU[=MASK]  apply MASK only to GPU (a number as nvidia-smi shows\n"
+	      "                       it, or a UUID); GPU=MASK gives that GPU its own\n"
+	      "                       MASK (repeat for each GPU, and give no other MASK)\n"
 	      " -p, --pid             operate on the running task PID\n"
 	      " -l, --list            list the tasks under nvtaskset that you may see\n"
 	      "     --json            print what -p and -l report as JSON\n"
@@ -48,7 +51,8 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      " -V, --version         display version\n"
 	      "\n"
 	      "MASK is hexadecimal: bit t selects TPC t, e.g. ff is TPCs 0-7. TPC t holds\n"
-	      "SMs 2t and 2t+1. Without --no-mps, nvtaskset starts the MPS control daemon\n"
+	      "SMs 2t and 2t+1. MASK applies to every GPU the task uses, each through its\n"
+	      "own TPC map. Without --no-mps, nvtaskset starts the MPS control daemon\n"
 	      "when none runs, so that tasks on disjoint TPCs run side by side. Each GPU's\n"
 	      "TPC map is measured once (under a second on an H100) and cached.\n"
 	      "\n"
@@ -91,7 +95,7 @@ int main(int argc, char **argv)
 		{"calibrate", no_argument, NULL, OPT_CALIBRATE},
 		{"topology", no_argument, NULL, OPT_TOPOLOGY}, {NULL, 0, NULL, 0},
 	};
-	struct options o = {.gpu = -1, .strategy = NVT_PACKED};
+	struct options o = {.strategy = NVT_PACKED};
 	int c;
 	char *end;
 	long v;
@@ -121,13 +125,21 @@ int main(int argc, char **argv)
 				bad_usage("--strategy takes packed or spread");
 			break;
 		case OPT_EXCLUDE: o.exclude_running = 1; break;
-		case OPT_GPU:
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || v < 0 || v > 63)
-				bad_usage("--gpu takes a GPU number from 0 to 63");
-			o.gpu = (int)v;
+		case OPT_GPU: {
+			char *eq = strchr(optarg, '=');
+			if (o.n_gpus == NVT_MAX_GPUS)
+				bad_usage("too many --gpu options");
+			if (eq == optarg || (eq && !eq[1]) || !*optarg)
+				bad_usage("--gpu takes GPU or GPU=MASK (GPU: a number or a UUID)");
+			if (o.n_gpus && !!eq != o.gpu_masks)
+				bad_usage("give every --gpu a mask (GPU=MASK) or none");
+			o.gpu_masks = !!eq;
+			if (eq)
+				*eq = '\0';
+			o.gpus[o.n_gpus].gpu = optarg;
+			o.gpus[o.n_gpus++].mask = eq ? eq + 1 : NULL;
 			break;
+		}
 		case OPT_CALIBRATE: o.calibrate = 1; break;
 		case OPT_TOPOLOGY: o.topology = 1; break;
 		case 'h': usage(stdout);
@@ -147,6 +159,10 @@ int main(int argc, char **argv)
 		bad_usage("-p, -l, --mps and --topology/--calibrate exclude each other");
 	if ((o.strategy != NVT_PACKED || o.exclude_running) && !o.count)
 		bad_usage("--strategy and --exclude-running go with -n");
+	if (o.gpu_masks && o.count)
+		bad_usage("-n picks TPCs itself: give --gpu GPU without a mask");
+	if ((o.list_mode || o.mps_action) && o.n_gpus)
+		bad_usage("-l and --mps take no --gpu");
 	if (o.calibrate || o.topology) {
 		if (argc)
 			bad_usage("--topology and --calibrate take no further arguments");
@@ -163,13 +179,15 @@ int main(int argc, char **argv)
 		return nvt_cmd_list(&o);
 	}
 	if (o.pid_mode) {
-		if (argc < 1 || argc > (o.count ? 1 : 2))
+		if (argc < 1 || argc > (o.count || o.gpu_masks ? 1 : 2))
 			bad_usage(argc ? "too many arguments" : "no PID given");
+		if (argc == 1 && o.n_gpus && !o.gpu_masks && !o.count)
+			bad_usage("--gpu GPU with -p needs a MASK");
 		return nvt_cmd_pid(&o, argc, argv);
 	}
-	if (o.count && argc < 1)
+	if ((o.count || o.gpu_masks) && argc < 1)
 		bad_usage("no command given");
-	if (!o.count && argc < 2)
+	if (!o.count && !o.gpu_masks && argc < 2)
 		bad_usage(argc ? "no command given" : "no mask and no command given");
 	return nvt_cmd_run(&o, argv);
 }

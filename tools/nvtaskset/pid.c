@@ -27,21 +27,34 @@ static pid_t parse_pid(const char *text)
 	return (pid_t)v;
 }
 
+/* The GPU a slot is for, as "GPU N (UUID)" or "GPU UUID" when not on this machine's list. */
+static void slot_gpu_text(const struct nvt_slot_view *view, char *buf, size_t len)
+{
+	char uuid[NVT_UUID_TEXT_MAX];
+	int index;
+
+	nvt_uuid_format(view->uuid, uuid);
+	index = gpu_index_of(view->uuid);
+	if (index >= 0)
+		snprintf(buf, len, "GPU %d (%s)", index, uuid);
+	else
+		snprintf(buf, len, "GPU %s", uuid);
+}
+
+/* Prints one partition; gpu is "" for a task of one GPU. */
 static void print_partition(const struct options *o, pid_t pid, const char *which,
-			    const struct nvt_slot_view *view)
+			    const char *gpu, const struct nvt_slot_view *view)
 {
 	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
+	const char *kind = o->tpc_list || o->gpc_list ? "list" : "mask";
 
+	printf("pid %ld's %s TPC %s%s%s: ", (long)pid, which, kind, *gpu ? " on " : "", gpu);
 	if (view->state != NVT_SLOT_SET) {
-		printf("pid %ld's %s TPC %s: all (not partitioned)\n", (long)pid, which,
-		       o->tpc_list || o->gpc_list ? "list" : "mask");
+		printf("all (not partitioned)\n");
 		return;
 	}
 	describe(&view->tpcs, list, mask);
-	if (o->tpc_list || o->gpc_list)
-		printf("pid %ld's %s TPC list: %s\n", (long)pid, which, list);
-	else
-		printf("pid %ld's %s TPC mask: %s\n", (long)pid, which, mask);
+	printf("%s\n", o->tpc_list || o->gpc_list ? list : mask);
 }
 
 static void json_partition(const char *key, const struct nvt_slot_view *view)
@@ -57,81 +70,210 @@ static void json_partition(const char *key, const struct nvt_slot_view *view)
 	putchar('}');
 }
 
-/* Reads slot 0; returns 0, or -1 if a writer died half-way through it. */
-static int read_slot(struct nvt_seg_handle *h, struct nvt_slot_view *view)
+/* Starts a JSON object for the GPU of view: {"gpu":N,"uuid":"..." */
+static void json_gpu(const struct nvt_slot_view *view)
 {
-	return nvt_slot_read(&h->seg->gpu[0], view, 1000);
+	char uuid[NVT_UUID_TEXT_MAX];
+	int index = gpu_index_of(view->uuid);
+
+	nvt_uuid_format(view->uuid, uuid);
+	if (index >= 0)
+		printf("{\"gpu\":%d,\"uuid\":\"%s\"", index, uuid);
+	else
+		printf("{\"gpu\":null,\"uuid\":\"%s\"", uuid);
+}
+
+/*
+ * Reads the slots that hold a GPU into views (slot numbers in slots).
+ * Returns how many; *torn counts slots a dead writer left half-written.
+ */
+static int read_slots(const struct nvt_seg_handle *h, struct nvt_slot_view *views, int *slots,
+		      int *torn)
+{
+	int n = 0;
+
+	*torn = 0;
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		if (nvt_slot_read(&h->seg->gpu[g], &views[n], 1000)) {
+			(*torn)++;
+			continue;
+		}
+		if (nvt_uuid_is_zero(views[n].uuid))
+			continue;
+		slots[n++] = g;
+	}
+	return n;
+}
+
+/* The GPUs of slots a dead writer left half-written (their topologies unknown). */
+static int torn_gpus(const struct nvt_seg_handle *h, int *task, int n_task)
+{
+	for (int g = 0; g < NVT_MAX_GPUS && n_task < NVT_GPUS_MAX; g++) {
+		struct nvt_slot_view view;
+		uint8_t uuid[16];
+		int index;
+		if (nvt_slot_read(&h->seg->gpu[g], &view, 1000) == 0)
+			continue;
+		nvt_slot_uuid(&h->seg->gpu[g], uuid);
+		index = nvt_uuid_is_zero(uuid) ? -1 : gpu_index_of(uuid);
+		if (index >= 0)
+			task[n_task++] = index;
+	}
+	return n_task;
+}
+
+static int show(const struct options *o, pid_t pid, struct nvt_seg_handle *h)
+{
+	struct nvt_slot_view views[NVT_MAX_GPUS];
+	int slots[NVT_MAX_GPUS], torn, n = read_slots(h, views, slots, &torn);
+
+	if (torn && !n)
+		errx(EXIT_FAILURE,
+		     "failed to get pid %ld's partition: a writer died while changing it; set a new "
+		     "partition to repair it",
+		     (long)pid);
+	if (torn)
+		warnx("pid %ld: a writer died while changing %d of its GPU partitions; set a new "
+		      "partition to repair them",
+		      (long)pid, torn);
+	if (o->json) {
+		printf("{\"pid\":%ld,\"gpus\":[", (long)pid);
+		for (int i = 0; i < n; i++) {
+			printf(i ? "," : "");
+			json_gpu(&views[i]);
+			putchar(',');
+			json_partition("current", &views[i]);
+			printf(",\"applied\":%s}",
+			       nvt_slot_applied(&h->seg->gpu[slots[i]]) == views[i].seq ? "true"
+											    : "false");
+		}
+		printf("]}\n");
+	} else if (n == 0) {
+		struct nvt_slot_view none = {0};
+		print_partition(o, pid, "current", "", &none);
+	}
+	for (int i = 0; i < n && !o->json; i++) {
+		char gpu[96] = "";
+		if (n > 1)
+			slot_gpu_text(&views[i], gpu, sizeof(gpu));
+		print_partition(o, pid, "current", gpu, &views[i]);
+	}
+	for (int i = 0; i < n; i++)
+		if (views[i].seq && nvt_slot_rejected(&h->seg->gpu[slots[i]]) == views[i].seq)
+			warnx("pid %ld refused this partition (it enables no working TPC) and runs on its "
+			      "previous one",
+			      (long)pid);
+	return EXIT_SUCCESS;
 }
 
 int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 {
-	const char *mask_text = argc == 2 ? argv[0] : o->count ? "" : NULL;
+	const char *mask_text = argc == 2 ? argv[0] : (o->count || o->gpu_masks) ? "" : NULL;
 	pid_t pid = parse_pid(argv[argc - 1]);
 	struct nvt_seg_handle h;
-	struct nvt_slot_view old, now;
-	struct nvt_topology topo;
-	struct nvt_tpcset set;
+	static struct nvt_slot_view old[NVT_MAX_GPUS], parts[NVT_MAX_GPUS], now[NVT_MAX_GPUS];
+	static struct nvt_topology topos[NVT_GPUS_MAX];
+	int slots[NVT_MAX_GPUS], task[NVT_GPUS_MAX], written_slot[NVT_MAX_GPUS], had[NVT_MAX_GPUS];
+	int n_old, n_task = 0, n_parts, torn, rc, shown, new_slot = 0;
 	struct timespec written;
 	char why[160];
-	int rc, readable;
 
 	rc = nvt_seg_open(nvt_rundir(), pid, mask_text != NULL, &h);
 	if (rc)
 		errx(EXIT_FAILURE, "failed to %s pid %ld's partition: %s",
 		     mask_text ? "set" : "get", (long)pid, seg_error(rc, &h, why, sizeof(why)));
-	readable = read_slot(&h, &old) == 0;
 	if (!mask_text) {
-		if (!readable)
-			errx(EXIT_FAILURE,
-			     "failed to get pid %ld's partition: a writer died while changing it; "
-			     "set a new partition to repair it",
-			     (long)pid);
-		if (o->json) {
-			printf("{\"pid\":%ld,", (long)pid);
-			json_partition("current", &old);
-			printf(",\"applied\":%s}\n",
-			       nvt_slot_applied(&h.seg->gpu[0]) == old.seq ? "true" : "false");
-		} else {
-			print_partition(o, pid, "current", &old);
-		}
-		if (old.seq && nvt_slot_rejected(&h.seg->gpu[0]) == old.seq)
-			warnx("pid %ld refused this partition (it enables no working TPC) and runs "
-			      "on its previous one",
-			      (long)pid);
+		rc = show(o, pid, &h);
 		nvt_seg_close(&h);
-		return EXIT_SUCCESS;
+		return rc;
 	}
-	if (readable && old.state == NVT_SLOT_SET && nvt_topo_validate(&old.topo) == 0 &&
-	    o->gpu < 0)
-		topo = old.topo; /* what the task already uses: no driver call */
-	else
-		topo = gpu_topology(o);
-	set = parse_partition(o, mask_text, &topo, pid);
+	/* The task's GPUs: those it has slots for, with the maps it already uses. */
+	n_old = read_slots(&h, old, slots, &torn);
+	for (int i = 0; i < n_old; i++) {
+		int index = gpu_index_of(old[i].uuid);
+		if (index < 0)
+			continue;
+		task[n_task] = index;
+		memset(&topos[n_task], 0, sizeof(topos[n_task]));
+		if (nvt_topo_validate(&old[i].topo) == 0)
+			topos[n_task] = old[i].topo; /* no driver call */
+		n_task++;
+	}
+	if (torn) {
+		int before = n_task;
+		n_task = torn_gpus(&h, task, n_task);
+		for (int i = before; i < n_task; i++)
+			memset(&topos[i], 0, sizeof(topos[i]));
+	}
+	/* None yet (started without nvtaskset), or a GPU named that it has none for. */
+	if (n_task == 0 || o->n_gpus) {
+		const struct nvt_gpus *gpus = machine_gpus();
+		for (int g = 0; g < gpus->n && n_task < NVT_GPUS_MAX; g++) {
+			int known = 0;
+			for (int i = 0; i < n_task; i++)
+				known |= task[i] == g;
+			if (!known) {
+				memset(&topos[n_task], 0, sizeof(topos[n_task]));
+				task[n_task++] = g;
+			}
+		}
+	}
+	n_parts = build_partitions(o, mask_text, task, n_task, topos, pid, parts);
 	rc = nvt_seg_lock(&h, SEG_LOCK_TIMEOUT_MS);
 	if (rc)
 		errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
 		     seg_error(rc, &h, why, sizeof(why)));
-	/* Under the lock no live writer is inside: a failed read is a dead one's. */
-	readable = read_slot(&h, &old) == 0;
-	nvt_slot_write(&h.seg->gpu[0], NVT_SLOT_SET, &set, &topo);
+	shown = 0;
+	for (int i = 0; i < n_parts; i++) {
+		int g;
+		if (parts[i].state != NVT_SLOT_SET)
+			continue; /* a GPU this change does not name */
+		/* Under the lock no live writer is inside: a failed read is a dead one's. */
+		g = nvt_seg_find_gpu(h.seg, parts[i].uuid);
+		had[shown] = g >= 0 && nvt_slot_read(&h.seg->gpu[g], &old[shown], 1000) == 0;
+		if (g < 0) {
+			g = nvt_seg_free_slot(h.seg);
+			if (g < 0)
+				errx(EXIT_FAILURE, "pid %ld already has partitions on %d GPUs, the most "
+				     "a task can have", (long)pid, NVT_MAX_GPUS);
+			new_slot++;
+		}
+		nvt_slot_write(&h.seg->gpu[g], &parts[i]);
+		written_slot[shown++] = g;
+	}
+	if (new_slot)
+		nvt_seg_bump_gen(h.seg);
 	clock_gettime(CLOCK_MONOTONIC, &written);
-	read_slot(&h, &now);
+	for (int i = 0; i < shown; i++)
+		nvt_slot_read(&h.seg->gpu[written_slot[i]], &now[i], 1000);
 	nvt_seg_close(&h);
 	if (o->json) {
 		/* When the change was made, for measuring how soon launches follow. */
-		printf("{\"pid\":%ld,\"written_monotonic_ns\":%lld,", (long)pid,
+		printf("{\"pid\":%ld,\"written_monotonic_ns\":%lld,\"gpus\":[", (long)pid,
 		       (long long)written.tv_sec * 1000000000LL + written.tv_nsec);
-		if (readable) {
-			json_partition("previous", &old);
+		for (int i = 0; i < shown; i++) {
+			printf(i ? "," : "");
+			json_gpu(&now[i]);
 			putchar(',');
+			if (had[i]) {
+				json_partition("previous", &old[i]);
+				putchar(',');
+			}
+			json_partition("current", &now[i]);
+			putchar('}');
 		}
-		json_partition("current", &now);
-		printf("}\n");
-	} else {
-		if (readable)
-			print_partition(o, pid, "current", &old);
-		print_partition(o, pid, "new", &now);
+		printf("]}\n");
+		return EXIT_SUCCESS;
+	}
+	for (int i = 0; i < shown; i++) {
+		char gpu[96] = "";
+		if (shown > 1 || n_old + new_slot > 1)
+			slot_gpu_text(&now[i], gpu, sizeof(gpu));
+		if (had[i])
+			print_partition(o, pid, "current", gpu, &old[i]);
+		else if (n_old == 0)
+			print_partition(o, pid, "current", gpu, &(struct nvt_slot_view){0});
+		print_partition(o, pid, "new", gpu, &now[i]);
 	}
 	return EXIT_SUCCESS;
 }
-

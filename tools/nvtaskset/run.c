@@ -98,13 +98,20 @@ static void ensure_mps(void)
 
 int nvt_cmd_run(const struct options *o, char **argv)
 {
-	struct nvt_topology topo = gpu_topology(o);
-	struct nvt_tpcset set = parse_partition(o, o->count ? "" : argv[0], &topo, 0);
-	char list[NVT_LIST_TEXT_MAX], topo_text[NVT_TOPO_TEXT_MAX], shim[PATH_MAX];
+	static char text[NVT_PARTENV_TEXT_MAX];
+	static struct nvt_slot_view parts[NVT_MAX_GPUS];
+	int positional = !o->count && !o->gpu_masks;
+	int task[NVT_GPUS_MAX], n_task = nvt_gpus_visible(machine_gpus(), task), n;
+	char shim[PATH_MAX];
 
+	if (n_task == 0)
+		errx(EXIT_FAILURE, "the task can use no GPU (CUDA_VISIBLE_DEVICES=%s)",
+		     getenv("CUDA_VISIBLE_DEVICES"));
+	n = build_partitions(o, positional ? argv[0] : "", task, n_task, NULL, 0, parts);
+	if (n == 0)
+		errx(EXIT_FAILURE, "no GPU that the task can use could be partitioned");
 	find_shim(shim, sizeof(shim));
-	if (nvt_format_list(&set, list, sizeof(list)) < 0 ||
-	    nvt_topo_format(&topo, topo_text, sizeof(topo_text)) < 0)
+	if (nvt_partenv_format(parts, n, text, sizeof(text)) < 0)
 		errx(EXIT_FAILURE, "internal error: cannot format the partition");
 	/* MPS clients get 2 channels unless told otherwise (paper 000, Pitfall 4). */
 	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 0);
@@ -112,13 +119,11 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		setenv("CUDA_MPS_PIPE_DIRECTORY", "/dev/null", 1); /* never connect */
 	else
 		ensure_mps();
-	setenv(NVT_ENV_TPCS, list, 1);
-	setenv(NVT_ENV_TOPOLOGY, topo_text, 1);
+	setenv(NVT_ENV_PARTITION, text, 1);
 	env_append("LD_PRELOAD", shim);
-	if (!o->count)
+	if (positional)
 		argv++;
 	execvp(argv[0], argv);
 	warn("failed to execute %s", argv[0]);
 	return errno == ENOENT ? 127 : 126;
 }
-

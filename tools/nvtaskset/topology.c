@@ -14,14 +14,6 @@
 
 #include "cli.h"
 
-static int gpu_count(void)
-{
-	struct nvt_gpu_info info;
-	if (nvt_gpu_query(0, driver_timeout_ms(), &info))
-		errx(EXIT_FAILURE, "cannot query the GPU: %s", info.error);
-	return info.device_count;
-}
-
 /* Appends the SMs of TPCs in set to buf as a list. */
 static void sm_list(const struct nvt_tpcset *tpcs, char *buf, size_t len)
 {
@@ -42,14 +34,14 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 	unsigned n_groups = t->n_gpcs ? t->n_gpcs : 1;
 
 	if (o->json) {
-		printf("%s{\"gpu\":%d,\"name\":", first ? "" : ",", g->ordinal);
+		printf("%s{\"gpu\":%d,\"name\":", first ? "" : ",", g->index);
 		json_string(g->info.name);
 		printf(",\"uuid\":\"%s\",\"sms\":%d,\"tpcs\":%u,\"gpcs_known\":%s,\"cache\":",
 		       g->key.uuid, g->info.sms, t->n_tpcs, t->n_gpcs ? "true" : "false");
 		json_string(g->cache_path);
 		printf(",\"gpcs\":[");
 	} else {
-		printf("GPU %d: %s (%s)\n  %u TPCs, %d SMs, %u GPCs%s; %s\n", g->ordinal, g->info.name,
+		printf("GPU %d: %s (%s)\n  %u TPCs, %d SMs, %u GPCs%s; %s\n", g->index, g->info.name,
 		       g->key.uuid, t->n_tpcs, g->info.sms, t->n_gpcs,
 		       t->n_gpcs ? "" : " (unknown: needs thread-block clusters)",
 		       g->from_cache ? "calibration read from the cache" : "calibrated now");
@@ -89,22 +81,29 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 
 int nvt_cmd_topology(const struct options *o)
 {
-	int first = o->gpu < 0 ? 0 : o->gpu, last = o->gpu < 0 ? gpu_count() - 1 : o->gpu;
+	const struct nvt_gpus *gpus = machine_gpus();
+	int which[NVT_GPUS_MAX], n = 0;
 
+	if (o->gpu_masks)
+		bad_usage("--topology and --calibrate take --gpu GPU without a mask");
+	for (int a = 0; a < o->n_gpus; a++)
+		which[n++] = resolve_gpu(o->gpus[a].gpu);
+	if (!o->n_gpus)
+		for (int g = 0; g < gpus->n; g++)
+			which[n++] = g;
 	if (o->json)
 		printf("{\"gpus\":[");
-	for (int gpu = first; gpu <= last; gpu++) {
-		struct nvt_gpu_topology g = load_gpu(gpu, o->calibrate);
+	for (int i = 0; i < n; i++) {
+		struct nvt_gpu_topology g = load_gpu(which[i], o->calibrate);
 		if (o->calibrate && !o->json && !o->topology) {
-			printf("GPU %d: %s (%s): %u TPCs, %u GPCs, calibrated in %.2f s%s%s\n", gpu,
-			       g.info.name, g.key.uuid, g.topo.n_tpcs, g.topo.n_gpcs, g.seconds,
-			       g.cache_path[0] ? "; saved in " : "", g.cache_path);
+			printf("GPU %d: %s (%s): %u TPCs, %u GPCs, calibrated in %.2f s%s%s\n",
+			       which[i], g.info.name, g.key.uuid, g.topo.n_tpcs, g.topo.n_gpcs,
+			       g.seconds, g.cache_path[0] ? "; saved in " : "", g.cache_path);
 			continue;
 		}
-		print_topology(o, &g, gpu == first);
+		print_topology(o, &g, i == 0);
 	}
 	if (o->json)
 		printf("]}\n");
 	return EXIT_SUCCESS;
 }
-

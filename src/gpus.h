@@ -1,0 +1,68 @@
+/*
+ * gpus.h - the machine's GPUs as nvtaskset numbers them, and each one's
+ * calibrated topology (from the cache, or measured and cached).
+ * Side effects: /proc, the CUDA driver (in child processes), cache files.
+ * Returns codes and error texts; never prints except progress to the FILE
+ * given.
+ *
+ * GPU numbers are nvidia-smi's indices: PCI bus order, as the kernel module
+ * lists its GPUs in /proc/driver/nvidia/gpus. Where that cannot be read,
+ * they are CUDA's device ordinals in this environment.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_GPUS_H
+#define NVT_GPUS_H
+
+#include <stdio.h>
+#include "gpu.h"
+#include "gpusel.h"
+#include "topo.h"
+
+#define NVT_GPUS_MAX 64
+
+struct nvt_gpus {
+	int n;
+	int from_proc; /* numbered from /proc/driver/nvidia (else by CUDA) */
+	char nvrm[32]; /* kernel module version, "-" if unknown */
+	struct nvt_gpu_id id[NVT_GPUS_MAX];
+};
+
+/*
+ * Lists the machine's GPUs: from /proc/driver/nvidia without the CUDA
+ * driver when it can be read, else by asking CUDA (waiting at most
+ * timeout_ms). Returns 0, or -1 with the reason in err.
+ */
+int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen);
+
+/*
+ * The GPUs a CUDA program started now would see (CUDA_VISIBLE_DEVICES,
+ * CUDA_DEVICE_ORDER): fills idx (NVT_GPUS_MAX entries) with their numbers
+ * and returns how many. Where that cannot be told, every GPU.
+ */
+int nvt_gpus_visible(const struct nvt_gpus *gpus, int *idx);
+
+struct nvt_gpu_topology {
+	int index; /* nvtaskset's number of the GPU */
+	struct nvt_gpu_info info; /* name and SM count always; the rest when the driver was asked */
+	struct nvt_cache_key key;
+	struct nvt_topology topo;
+	char cache_path[600]; /* where it was read or saved; "" if not saved */
+	int from_cache;       /* 1: read from the cache, 0: calibrated now */
+	double seconds;       /* calibration time, when calibrated now */
+	char note[512];       /* a warning worth showing (cache not saved, ...) */
+};
+
+/*
+ * Returns GPU index's topology: from the cache when a trusted record for
+ * this GPU exists (and force is 0) - measured under the same kernel module,
+ * which needs no CUDA at all, or under the same driver and SM count - else
+ * by calibrating it outside MPS and saving the record. Waits at most
+ * timeout_ms for each driver step. Returns 0, or -1 with err describing the
+ * failure, or NVT_GPU_HIDDEN when CUDA here does not see the GPU.
+ */
+#define NVT_GPU_HIDDEN (-2)
+int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
+		     FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen);
+
+#endif /* NVT_GPUS_H */
