@@ -43,15 +43,56 @@ static struct {
 	uint8_t tmd_version;
 	uint32_t params_size;
 	int chip;             /* CHIP_* */
-	int cc_major;
-	uint8_t slot_of[256]; /* logical TPC -> V04 slot */
+	int cc_major, cc_minor;
+	int layout;           /* TMD_* the driver emits and the hardware reads */
+	int quirk;            /* QUIRK_*: how the hardware departs from the layout */
+	int poke_at, poke_value; /* FAKECUDA_TMD_POKE, or -1 */
+	uint8_t slot_of[256]; /* logical TPC -> mask bit (slot) */
 	uint8_t gpc_of[256];  /* logical TPC -> GPC */
 	int n_gpcs;
 	unsigned launches;    /* for rotating block placement */
 } fake = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-enum { CHIP_H100, CHIP_IDENTITY, CHIP_A100 };
-static const char *const chip_names[] = {"H100 map", "identity map", "A100-like"};
+enum { CHIP_H100, CHIP_IDENTITY, CHIP_A100, CHIP_BLACKWELL, CHIP_BW_MISREAD, CHIP_BW_NOVALID };
+static const char *const chip_names[] = {"H100 map",     "identity map",          "A100-like",
+					 "Blackwell map", "Blackwell, misread mask", "Blackwell, no valid bit"};
+
+/*
+ * TMD layouts as NVIDIA's open-gpu-doc class headers give them (clc6c0qmd.h,
+ * clcbc0qmd.h, clcdc0qmd.h): written out here independently of src/tmd.c, so
+ * that the tests check the shim against the documents, not against itself.
+ */
+enum { TMD_V01, TMD_V04_00, TMD_V04_01, TMD_V05_00 };
+static const struct {
+	const char *name;
+	int version_at, version;
+	int mask_at, mask_words; /* mask words 0.. */
+	int upper_at;            /* V04_01: words 4-7; 0 = none */
+	int valid_at;            /* byte holding the valid bit (its bit 7); -1 = none */
+	int confuser_at, confuser; /* the other layout's version byte: a value that misleads */
+} tmd_layouts[] = {
+	[TMD_V01] = {"V01", 72, 0x30, 84, 2, 0, -1, 58, 0x50},
+	[TMD_V04_00] = {"V04_00", 72, 0x40, 304, 4, 0, 3, 58, 0x50},
+	[TMD_V04_01] = {"V04_01", 72, 0x41, 304, 4, 336, 3, 58, 0x12},
+	[TMD_V05_00] = {"V05_00", 58, 0x50, 280, 8, 0, 19, 72, 0x40},
+};
+/* Hardware that does not do what the layout says (calibration must catch it). */
+enum {
+	QUIRK_NONE,
+	QUIRK_MASK_MISREAD, /* reads the mask 8 bytes after where the layout puts it */
+	QUIRK_NO_VALID,     /* honours the mask only with bit 31 of word 0, not the layout's bit */
+};
+
+/* The Blackwell fake's floorswept slots: 12 GPCs x 8 slots, one missing in
+ * each GPC but the last: 85 TPCs, 170 SMs (an RTX 5090's counts). */
+static int bw_floorswept(int slot)
+{
+	static const int gone[] = {3, 12, 22, 29, 37, 46, 52, 61, 70, 79, 85};
+	for (unsigned i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+		if (gone[i] == slot)
+			return 1;
+	return 0;
+}
 
 /* GPCs of the H100 (shared/probe/results-mps-cluster2.log). */
 static uint8_t h100_gpc(int t)
@@ -77,9 +118,21 @@ static void configure(void)
 {
 	const char *chip = getenv("FAKECUDA_CHIP");
 
-	fake.chip = !chip || !strcmp(chip, "h100") ? CHIP_H100
-		    : !strcmp(chip, "a100")        ? CHIP_A100
-						   : CHIP_IDENTITY;
+	const char *layout = getenv("FAKECUDA_TMD_LAYOUT"), *poke = getenv("FAKECUDA_TMD_POKE");
+
+	fake.chip = !chip || !strcmp(chip, "h100")         ? CHIP_H100
+		    : !strcmp(chip, "a100")                ? CHIP_A100
+		    : !strcmp(chip, "blackwell")           ? CHIP_BLACKWELL
+		    : !strcmp(chip, "blackwell-misread")   ? CHIP_BW_MISREAD
+		    : !strcmp(chip, "blackwell-novalid")   ? CHIP_BW_NOVALID
+							   : CHIP_IDENTITY;
+	fake.quirk = fake.chip == CHIP_BW_MISREAD   ? QUIRK_MASK_MISREAD
+		     : fake.chip == CHIP_BW_NOVALID ? QUIRK_NO_VALID
+						    : QUIRK_NONE;
+	fake.cc_minor = 0;
+	fake.poke_at = -1;
+	if (poke && sscanf(poke, "%i:%i", &fake.poke_at, &fake.poke_value) != 2)
+		fake.poke_at = -1;
 	fake.devices = (int)env_long("FAKECUDA_DEVICES", 1);
 	fake.params_size = (uint32_t)env_long("FAKECUDA_PARAMS_SIZE", 88);
 	for (int t = 0; t < 256; t++)
@@ -93,7 +146,23 @@ static void configure(void)
 			fake.gpc_of[t] = h100_gpc(t);
 		fake.n_gpcs = 12;
 		fake.cc_major = 9;
-		fake.tmd_version = 0x40;
+		fake.layout = TMD_V04_00;
+		break;
+	case CHIP_BLACKWELL:
+	case CHIP_BW_MISREAD:
+	case CHIP_BW_NOVALID:
+		/* Logical TPCs striped over the GPCs, as on the H100. */
+		fake.n_tpcs = 0;
+		for (int r = 0; r < 8; r++)
+			for (int g = 0; g < 12; g++)
+				if (!bw_floorswept(g * 8 + r)) {
+					fake.slot_of[fake.n_tpcs] = (uint8_t)(g * 8 + r);
+					fake.gpc_of[fake.n_tpcs++] = (uint8_t)g;
+				}
+		fake.sms = 2 * fake.n_tpcs;
+		fake.n_gpcs = 12;
+		fake.cc_major = 12;
+		fake.layout = TMD_V05_00;
 		break;
 	case CHIP_A100:
 		fake.sms = 108;
@@ -102,7 +171,7 @@ static void configure(void)
 			fake.gpc_of[t] = (uint8_t)(t % 7);
 		fake.n_gpcs = 7;
 		fake.cc_major = 8;
-		fake.tmd_version = 0x30;
+		fake.layout = TMD_V01;
 		break;
 	default:
 		fake.sms = (int)env_long("FAKECUDA_SMS", 132);
@@ -111,9 +180,12 @@ static void configure(void)
 			fake.gpc_of[t] = (uint8_t)(t % 8);
 		fake.n_gpcs = fake.n_tpcs < 8 ? fake.n_tpcs : 8;
 		fake.cc_major = 9;
-		fake.tmd_version = 0x40;
+		fake.layout = TMD_V04_00;
 	}
-	fake.tmd_version = (uint8_t)env_long("FAKECUDA_TMD_VERSION", fake.tmd_version);
+	if (layout && !strcmp(layout, "V04_01"))
+		fake.layout = TMD_V04_01; /* the other layout Blackwell's classes define */
+	fake.tmd_version = (uint8_t)env_long("FAKECUDA_TMD_VERSION",
+					     tmd_layouts[fake.layout].version);
 }
 
 /* ---- Callback table ------------------------------------------------------ */
@@ -224,7 +296,7 @@ API int cuDeviceGetAttribute(int *value, int attribute, int dev)
 	switch (attribute) {
 	case 16: *value = fake.sms; return 0;
 	case 75: *value = fake.cc_major; return 0;
-	case 76: *value = 0; return 0;
+	case 76: *value = fake.cc_minor; return 0;
 	case 97: *value = fake.cc_major >= 9 ? 232448 : 166912; return 0;
 	default: return 1;
 	}
@@ -251,36 +323,68 @@ API int cuDeviceGetName(char *name, int len, int dev)
 
 /* ---- Launches ------------------------------------------------------------ */
 
-/* Which logical TPCs run a launch whose TMD now reads as given. */
+static uint32_t get32(const uint8_t *tmd, int at)
+{
+	uint32_t v;
+	memcpy(&v, tmd + at, 4);
+	return v;
+}
+
+/* Which logical TPCs run a launch whose TMD now reads as given: the hardware
+ * reads the chip's layout, whatever the version byte says. */
 static void execute(const uint8_t *tmd, struct fakecuda_launch *rec)
 {
-	uint32_t word0;
-	int any = 0;
+	int l = fake.layout, any = 0, width = 32 * tmd_layouts[l].mask_words;
+	int mask_at = tmd_layouts[l].mask_at + (fake.quirk == QUIRK_MASK_MISREAD ? 8 : 0);
 
-	memcpy(&word0, tmd, 4);
-	rec->tmd_version = tmd[72];
+	uint32_t words[8] = {0};
+
+	rec->tmd_version = tmd[tmd_layouts[l].version_at];
 	memset(rec->ran_tpcs, 0, sizeof(rec->ran_tpcs));
-	if (tmd[72] >= 0x40) {
-		memcpy(rec->disable, tmd + 304, 16);
-		rec->mask_enabled = (word0 >> 31) & 1;
-	} else {
-		memset(rec->disable, 0, sizeof(rec->disable));
-		memcpy(rec->disable, tmd + 84, 8);
-		rec->mask_enabled = tmd[72] >= 0x16;
+	for (int i = 0; i < tmd_layouts[l].mask_words; i++)
+		words[i] = get32(tmd, mask_at + 4 * i);
+	if (tmd_layouts[l].upper_at) {
+		for (int i = 0; i < 4; i++)
+			words[4 + i] = get32(tmd, tmd_layouts[l].upper_at + 4 * i);
+		width = 256;
 	}
+	memcpy(rec->disable, words, sizeof(rec->disable));
+	memcpy(rec->disable_hi, words + 4, sizeof(rec->disable_hi));
+	if (fake.quirk == QUIRK_NO_VALID)
+		rec->mask_enabled = (tmd[3] >> 7) & 1;
+	else if (tmd_layouts[l].valid_at >= 0)
+		rec->mask_enabled = (tmd[tmd_layouts[l].valid_at] >> 7) & 1;
+	else
+		rec->mask_enabled = rec->tmd_version >= 0x16; /* older TMDs have no mask */
 	for (int t = 0; t < fake.n_tpcs; t++) {
-		int bit = tmd[72] >= 0x40 ? fake.slot_of[t] : t;
-		int disabled = 0;
-		if (rec->mask_enabled && bit < 128)
-			disabled = (rec->disable[bit / 32] >> (bit % 32)) & 1;
-		if (rec->mask_enabled && tmd[72] < 0x40 && bit >= 64)
-			disabled = 1;
+		int bit = fake.slot_of[t], disabled = 0;
+		if (rec->mask_enabled)
+			disabled = bit >= width || ((words[bit / 32] >> (bit % 32)) & 1);
 		if (!disabled) {
 			rec->ran_tpcs[t / 64] |= (uint64_t)1 << (t % 64);
 			any = 1;
 		}
 	}
 	rec->hung = !any;
+}
+
+/* Counts the bits of tmd that differ from before outside the fields of the
+ * layout it carries: anything a callback must not have written. */
+static int stray_bits(const uint8_t *before, const uint8_t *tmd)
+{
+	int l = fake.layout, n = 0;
+
+	for (int i = 0; i < TMD_BYTES; i++) {
+		uint8_t diff = before[i] ^ tmd[i];
+		int m0 = tmd_layouts[l].mask_at, m1 = m0 + 4 * tmd_layouts[l].mask_words;
+		int u0 = tmd_layouts[l].upper_at, u1 = u0 ? u0 + 16 : 0;
+		if ((i >= m0 && i < m1) || (i >= u0 && i < u1))
+			continue;
+		if (i == tmd_layouts[l].valid_at)
+			diff &= 0x7f;
+		n += __builtin_popcount(diff);
+	}
+	return n;
 }
 
 /* ---- Contexts, modules, memory: just enough for the calibration probe ---- */
@@ -456,15 +560,28 @@ API int cuLaunchKernelEx(const struct fake_launch_config *cfg, void *f, void **p
 
 static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 {
-	uint8_t tmd[TMD_BYTES];
+	uint8_t tmd[TMD_BYTES], before[TMD_BYTES];
 	uint64_t block[11];
 	struct fakecuda_launch rec;
+	int l = fake.layout;
 
 	if (!fake.initialised)
 		return 3;
-	memset(tmd, 0, sizeof(tmd));
+	/* Busy bytes, so that stray writes show; the mask fields and valid bit
+	 * clear, as a driver leaves them. */
+	for (int i = 0; i < TMD_BYTES; i++)
+		tmd[i] = (uint8_t)(i * 37 + 11);
+	memset(tmd + tmd_layouts[l].mask_at, 0, 4 * (size_t)tmd_layouts[l].mask_words);
+	if (tmd_layouts[l].upper_at)
+		memset(tmd + tmd_layouts[l].upper_at, 0, 16);
 	tmd[0] = 0x00; tmd[1] = 0x00; tmd[2] = 0x3f; tmd[3] = 0x11; /* as seen on an H100 */
-	tmd[72] = thread_version ? thread_version : fake.tmd_version;
+	if (tmd_layouts[l].valid_at >= 0)
+		tmd[tmd_layouts[l].valid_at] &= 0x7f;
+	tmd[tmd_layouts[l].confuser_at] = (uint8_t)tmd_layouts[l].confuser;
+	tmd[tmd_layouts[l].version_at] = thread_version ? thread_version : fake.tmd_version;
+	if (fake.poke_at >= 0 && fake.poke_at < TMD_BYTES)
+		tmd[fake.poke_at] = (uint8_t)fake.poke_value;
+	memcpy(before, tmd, sizeof(tmd));
 	memset(block, 0, sizeof(block));
 	memcpy(block, &fake.params_size, 4);
 	block[4] = (uint64_t)(uintptr_t)tmd;
@@ -476,6 +593,7 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 		}
 	}
 	execute(tmd, &rec);
+	rec.stray_bits = stray_bits(before, tmd);
 	last = rec;
 	have_last = 1;
 	if (rec.hung) {
