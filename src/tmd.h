@@ -15,12 +15,10 @@
 #include <stdint.h>
 #include "nvtaskset.h"
 
-/* Words of the widest mask (V04_01 and V05_00: 256 bits). */
+/* Words of the widest mask (V04_01 and V05_00: 256 bits). The writers touch
+ * nothing past byte 351 (V04_01's upper mask); Hopper and Blackwell TMDs have
+ * 384 bytes, older ones 256, of which V01 touches bytes 72-91 only. */
 #define NVT_TMD_MASK_WORDS 8
-/* Bytes of a TMD a writer may touch: through V04_01's upper mask (byte 351).
- * Hopper and Blackwell TMDs have 384 bytes; older ones 256, of which the V01
- * layout touches bytes 72-91 only. */
-#define NVT_TMD_MAX_BYTES 352
 
 /* Returns the layout's name ("V05_00"; "none" for NVT_TMD_NONE), or NULL. */
 const char *nvt_tmd_layout_name(unsigned layout);
