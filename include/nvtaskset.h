@@ -43,7 +43,9 @@ extern "C" {
 
 /* Largest logical TPC count a set can describe (an H100 has 66). */
 #define NVT_MAX_TPCS 256
-/* Width of the widest hardware disable mask (TMD V04: 128 bits). */
+/* Mask bits a topology may name: V04_00's 128. Wider layouts (V04_01, V05_00)
+ * have 256; their bits from 128 up are written 0 and calibration checks that
+ * no working TPC needs them. */
 #define NVT_HW_BITS 128
 /* GPUs a control segment has room for. */
 #define NVT_MAX_GPUS 16
@@ -58,16 +60,36 @@ struct nvt_tpcset {
 };
 
 /*
+ * TMD (QMD) mask layouts. A layout is written on a GPU only when calibration
+ * verified it there: its probe disabled one mask bit at a time through this
+ * very layout and saw each bit remove exactly one TPC or nothing.
+ */
+enum nvt_tmd_layout {
+	NVT_TMD_NONE = 0,   /* none verified: launches are never rewritten */
+	NVT_TMD_V01 = 1,    /* V01_06 .. V03_00 (Volta .. Ada): 64-bit mask */
+	NVT_TMD_V04_00 = 2, /* Hopper: 128-bit mask, version byte 72 */
+	NVT_TMD_V04_01 = 3, /* Blackwell compute classes, 128+128-bit mask, byte 72 */
+	NVT_TMD_V05_00 = 4, /* Blackwell: 256-bit mask, version byte 58 */
+};
+#define NVT_TMD_LAYOUTS 5
+
+/*
  * What the shim knows about one GPU. Logical TPC t holds SMs 2t and 2t+1.
- * hw_bit[t] is the bit of the V04 (Hopper) TMD mask that names logical TPC
- * t; on older TMDs bit t always names TPC t (libsmctrl paper). gpc[t] is the
- * GPC of TPC t, or NVT_NONE when unknown.
+ * hw_bit[t] is the bit of the TMD mask that names logical TPC t, as
+ * calibration measured it (on Hopper a physical TPC slot; before Hopper bit
+ * t, libsmctrl paper). gpc[t] is the GPC of TPC t, or NVT_NONE when unknown.
+ * tmd_layout is the layout calibration verified on this GPU; it took the
+ * place of a reserved word that every writer zeroed, so a topology from an
+ * older writer reads as NVT_TMD_NONE.
  */
 struct nvt_topology {
 	uint32_t n_tpcs; /* logical TPCs 0 .. n_tpcs-1 work; 0 = unknown GPU */
 	uint32_t n_gpcs; /* 0 = GPCs unknown */
 	uint32_t flags;  /* NVT_TOPO_* */
-	uint32_t reserved;
+	uint8_t tmd_layout; /* enum nvt_tmd_layout */
+	uint8_t cc_major;   /* compute capability it was verified on; 0.0 = not recorded */
+	uint8_t cc_minor;
+	uint8_t reserved;
 	uint8_t hw_bit[NVT_MAX_TPCS];
 	uint8_t gpc[NVT_MAX_TPCS];
 };
@@ -131,8 +153,10 @@ struct nvt_segment {
  *            "0x" prefix; commas between digit groups are ignored ("ff,ffffffff").
  * TPC list:  comma-separated items N, N-M or N-M:S (every S-th TPC from N to
  *            M), e.g. "0-15,32,40-47:2". GPC lists use the same syntax.
- * Topology:  "nvtaskset-topology 1 tpcs=N gpcs=G flags=F map=b0,b1,...
- *            gpc=g0,g1,..." on one line (see src/topo.c).
+ * Topology:  "nvtaskset-topology 2 tpcs=N gpcs=G flags=F tmd=L cc=M.m
+ *            map=b0,b1,... gpc=g0,g1,..." on one line, L a layout name
+ *            ("V05_00", "none"), M.m the compute capability (see src/topo.c).
+ *            Version 1 records (no tmd=, cc=) are still read.
  */
 
 #ifdef __cplusplus

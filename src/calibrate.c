@@ -30,6 +30,10 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Appended when a TMD layout failed its check: nobody here has that GPU. */
+#define TMD_REPORT_HINT                                                                   \
+	". nvtaskset will not partition this GPU. Please report this message with the GPU " \
+	"model and driver version (nvidia-smi) to the nvtaskset issue tracker"
 
 /* ---- The probe ------------------------------------------------------------ */
 
@@ -112,14 +116,19 @@ static struct {
 
 /* What the calibration callback does to each launch. */
 static struct {
-	int masking; /* 0: leave the TMD alone */
-	unsigned bit; /* the one bit to disable */
+	unsigned layout; /* the layout being verified; NVT_TMD_NONE: leave the TMD alone */
+	unsigned bit;    /* the one bit to disable */
 	int fired;
-	uint8_t version;
+	unsigned mismatches; /* masked launches whose TMD was not of the layout */
+	/* Seen on the first launch, for choosing the layout: */
+	unsigned n_candidates, candidates[4];
+	int matches[4]; /* candidate i's version byte matched */
+	uint8_t byte58, byte72;
 } probe_cb;
 
 static void calibration_callback(void *user, int domain, int cbid, const void *params)
 {
+	uint32_t disable[NVT_TMD_MASK_WORDS] = {0};
 	void *tmd;
 
 	(void)user;
@@ -129,25 +138,29 @@ static void calibration_callback(void *user, int domain, int cbid, const void *p
 	tmd = ((void *const *)params)[NVT_CB_PARAMS_TMD_WORD];
 	if (!tmd)
 		return;
-	probe_cb.fired = 1;
-	probe_cb.version = nvt_tmd_version(tmd);
-	if (!probe_cb.masking)
-		return;
-	if (nvt_tmd_classify(probe_cb.version) == NVT_TMD_V4) {
-		uint32_t disable[4] = {0, 0, 0, 0};
-		disable[probe_cb.bit / 32] = 1u << (probe_cb.bit % 32);
-		nvt_tmd_write_v4(tmd, disable);
-	} else if (nvt_tmd_classify(probe_cb.version) == NVT_TMD_V1) {
-		nvt_tmd_write_v1(tmd, (uint64_t)1 << probe_cb.bit);
+	if (!probe_cb.fired) {
+		/* Only the version bytes: every TMD has at least 256 bytes. */
+		for (unsigned i = 0; i < probe_cb.n_candidates; i++)
+			probe_cb.matches[i] = nvt_tmd_is(probe_cb.candidates[i], tmd);
+		probe_cb.byte58 = ((const uint8_t *)tmd)[58];
+		probe_cb.byte72 = ((const uint8_t *)tmd)[72];
 	}
+	probe_cb.fired = 1;
+	if (probe_cb.layout == NVT_TMD_NONE)
+		return;
+	/* Exactly what the shim writes: one bit set below NVT_HW_BITS, the rest 0. */
+	disable[probe_cb.bit / 32] = 1u << (probe_cb.bit % 32);
+	if (nvt_tmd_write(probe_cb.layout, tmd, disable))
+		probe_cb.mismatches++;
 }
 
 /* ---- In the child ---------------------------------------------------------- */
 
 struct child_result {
 	int ok;
+	int tmd_failed; /* a TMD layout did not check out: worth a report */
 	struct nvt_topology topo;
-	char error[256];
+	char error[320];
 };
 
 static int cfail(struct child_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -306,6 +319,36 @@ static int cluster_pass(struct child_result *r, struct probe *p, CUfunction fn, 
 	return 0;
 }
 
+/*
+ * Picks the layout to verify among those the compute capability allows: the
+ * one whose version byte the first probe launch's TMD carries. Several
+ * matching is a coincidence of unrelated fields (HARDWARE-FACTS.md 2 and
+ * tmd.c): refuse rather than write the wrong one.
+ */
+static int choose_layout(struct child_result *r, int major, int minor, unsigned *layout)
+{
+	char seen[160];
+	size_t pos = 0;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < probe_cb.n_candidates; i++) {
+		unsigned c = probe_cb.candidates[i], at = nvt_tmd_version_offset(c);
+		if (probe_cb.matches[i] && n++ == 0)
+			*layout = c;
+		pos += (size_t)snprintf(seen + pos, sizeof(seen) - pos, "%s%s (byte %u reads 0x%02x)",
+					i ? ", " : "", nvt_tmd_layout_name(c), at,
+					at == 58 ? probe_cb.byte58 : probe_cb.byte72);
+		if (pos >= sizeof(seen))
+			pos = sizeof(seen) - 1;
+	}
+	if (n == 1)
+		return 0;
+	r->tmd_failed = 1;
+	return cfail(r, "the TMDs of this GPU (compute capability %d.%d) carry the version byte of %s "
+		     "layout known for it: %s",
+		     major, minor, n ? "more than one" : "no", seen);
+}
+
 static int calibrate(int ordinal, struct child_result *r, int show_progress)
 {
 	CUdevice dev;
@@ -314,8 +357,9 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 	char ptx[2048];
 	struct probe p = {0};
 	struct nvt_smset all, seen;
+	char why[160];
 	static struct nvt_smset missing[NVT_HW_BITS];
-	unsigned n_bits, group[NVT_MAX_SMS];
+	unsigned n_bits, group[NVT_MAX_SMS], layout = NVT_TMD_NONE;
 	int major, minor, optin = 0;
 
 	if (load_driver(r) || subscribe(r))
@@ -332,6 +376,12 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 		return cfail(r, "cannot calibrate a GPU with %d SMs", p.n_sms);
 	if (major < 7)
 		return cfail(r, "compute capability %d.%d is too old", major, minor);
+	probe_cb.n_candidates = nvt_tmd_layouts_for_cc((unsigned)major, (unsigned)minor,
+						       probe_cb.candidates, 4);
+	if (!probe_cb.n_candidates) {
+		r->tmd_failed = 1;
+		return cfail(r, "no TMD layout is known for compute capability %d.%d", major, minor);
+	}
 	/* PTX is JIT-compiled for the device: sm_90 code also runs on newer GPUs. */
 	snprintf(ptx, sizeof(ptx), ".version %s\n.target %s\n%s",
 		 major >= 9 ? "7.8" : major == 8 ? "7.0" : minor >= 5 ? "6.3" : "6.0",
@@ -348,7 +398,7 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 		return cfail(r, "out of memory");
 
 	/* Every SM must show up while nothing is masked. */
-	probe_cb.masking = 0;
+	probe_cb.layout = NVT_TMD_NONE;
 	if (run_probe(r, &p, (unsigned)p.n_sms * 16, 20000, &all))
 		return -1;
 	if (!probe_cb.fired)
@@ -356,14 +406,15 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 	for (int s = 0; s < p.n_sms; s++)
 		if (!((all.w[s / 64] >> (s % 64)) & 1))
 			return cfail(r, "SM %d ran no probe block", s);
-	switch (nvt_tmd_classify(probe_cb.version)) {
-	case NVT_TMD_V4: n_bits = 128; break;
-	case NVT_TMD_V1: n_bits = 64; break;
-	default: return cfail(r, "TMD version 0x%02x has no known mask layout", probe_cb.version);
-	}
+	if (choose_layout(r, major, minor, &layout))
+		return -1;
+	n_bits = nvt_tmd_layout_bits(layout);
+	if (n_bits > NVT_HW_BITS)
+		n_bits = NVT_HW_BITS; /* the rest stay 0; a TPC named there fails below */
 
-	/* One bit disabled at a time: never a mask without a working TPC. */
-	probe_cb.masking = 1;
+	/* One bit disabled at a time, through the layout being verified: never a
+	 * mask without a working TPC. */
+	probe_cb.layout = layout;
 	for (unsigned b = 0; b < n_bits; b++) {
 		probe_cb.bit = b;
 		for (int attempt = 0; attempt < 3; attempt++) {
@@ -381,10 +432,22 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 			fprintf(stderr, "nvtaskset: GPU %d: mask bits %u/%u measured\n", ordinal, b + 1,
 				n_bits);
 	}
-	probe_cb.masking = 0;
-	if (nvt_topo_from_sweep((unsigned)p.n_sms, n_bits, missing, &r->topo, r->error,
-				sizeof(r->error)))
-		return -1;
+	probe_cb.layout = NVT_TMD_NONE;
+	if (probe_cb.mismatches) {
+		r->tmd_failed = 1;
+		return cfail(r, "%u probe launches on this GPU (compute capability %d.%d) had a TMD "
+			     "of another version than the first (not %s)",
+			     probe_cb.mismatches, major, minor, nvt_tmd_layout_name(layout));
+	}
+	if (nvt_topo_from_sweep((unsigned)p.n_sms, n_bits, missing, &r->topo, why, sizeof(why))) {
+		r->tmd_failed = 1;
+		return cfail(r, "the TPC mask of this GPU (compute capability %d.%d) does not behave "
+			     "as TMD layout %s says: %s",
+			     major, minor, nvt_tmd_layout_name(layout), why);
+	}
+	r->topo.tmd_layout = (uint8_t)layout;
+	r->topo.cc_major = (uint8_t)major;
+	r->topo.cc_minor = (uint8_t)minor;
 
 	/* GPCs from clusters (compute capability 9.0 and newer). */
 	if (major >= 9 && cu.launch_ex) {
@@ -446,6 +509,7 @@ int nvt_calibrate(int ordinal, int timeout_ms, int show_progress, struct nvt_top
 		*topo = res.topo;
 		return 0;
 	}
-	snprintf(err, errlen, "%s", res.error[0] ? res.error : "invalid result");
+	snprintf(err, errlen, "%s%s", res.error[0] ? res.error : "invalid result",
+		 rc == NVT_CHILD_OK && res.tmd_failed ? TMD_REPORT_HINT : "");
 	return -1;
 }

@@ -237,7 +237,7 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 	const struct nvt_gpu_id *id = &gpus->id[index];
 	struct nvt_cache_key fast, found;
 	uint8_t uuid[16];
-	char dirs[2][256], path[600], text[NVT_CACHE_TEXT_MAX], why[256];
+	char dirs[2][256], path[600], text[NVT_CACHE_TEXT_MAX], why[400];
 	int n_dirs = cache_dirs(dirs), write_dir;
 	double start;
 

@@ -8,9 +8,13 @@
  * launch path takes no lock, makes no system call and allocates nothing: it
  * finds the launching context in a small table, compares its slot's sequence
  * number with that of the masks it computed last and, when they match,
- * copies 24 bytes into the TMD. Only the first launch in a context asks the
- * driver which GPU it is for, and only the first launch after a change
- * translates the new partition.
+ * copies at most 36 bytes into the TMD. Only the first launch in a context
+ * asks the driver which GPU it is for, and only the first launch after a
+ * change translates the new partition.
+ *
+ * A mask is written only in the TMD layout that calibration verified on the
+ * GPU (the topology's tmd_layout) and only into a TMD whose version byte is
+ * that layout's; any other launch runs untouched, with one warning.
  *
  * The shim never ends or breaks its host: anything unexpected is reported
  * once on stderr and the program runs unpartitioned.
@@ -53,12 +57,9 @@ extern const char nvtaskset_shim_instance[sizeof(INSTANCE_TEXT)]
 /* Masks ready for the launch path, and the slot sequence they belong to. */
 struct hw_masks {
 	uint64_t seg_seq;
-	uint32_t state; /* enum nvt_slot_state */
-	uint32_t v4_ok; /* v4 holds a mask that enables a working TPC */
-	uint32_t v1_ok;
-	uint32_t reserved;
-	uint32_t v4[4];
-	uint64_t v1;
+	uint32_t state;  /* enum nvt_slot_state; SET: disable enables a working TPC */
+	uint32_t layout; /* enum nvt_tmd_layout calibration verified; NONE: never write */
+	uint32_t disable[NVT_TMD_MASK_WORDS];
 };
 #define MASK_WORDS (sizeof(struct hw_masks) / 8)
 union mask_words {
@@ -73,8 +74,8 @@ struct mask_buffer {
 };
 
 enum warn_kind {
-	WARN_TMD_OLD = 1 << 0,
-	WARN_TMD_UNKNOWN = 1 << 1,
+	WARN_TMD_UNVERIFIED = 1 << 0,
+	WARN_TMD_MISMATCH = 1 << 1,
 	WARN_PARAMS = 1 << 2,
 	WARN_REJECTED = 1 << 3,
 	WARN_NO_DEVICE = 1 << 4,
@@ -188,9 +189,7 @@ static void publish(struct slot_masks *sm, const struct hw_masks *m)
 static int compute(const struct hw_masks *prev, const struct nvt_slot_view *view,
 		   struct hw_masks *out)
 {
-	uint32_t v4[4];
-	uint64_t v1;
-	unsigned n4, n1;
+	uint32_t disable[NVT_TMD_MASK_WORDS];
 
 	*out = *prev;
 	out->seg_seq = view->seq;
@@ -200,19 +199,11 @@ static int compute(const struct hw_masks *prev, const struct nvt_slot_view *view
 	}
 	if (view->state != NVT_SLOT_SET || nvt_topo_validate(&view->topo))
 		return -1;
-	n4 = nvt_topo_disable_v4(&view->topo, &view->tpcs, v4);
-	n1 = nvt_topo_disable_v1(&view->topo, &view->tpcs, &v1);
-	if (!n4 && !n1)
+	if (!nvt_topo_disable(&view->topo, &view->tpcs, disable))
 		return -1;
 	out->state = NVT_SLOT_SET;
-	if (n4) {
-		memcpy(out->v4, v4, sizeof(v4));
-		out->v4_ok = 1;
-	}
-	if (n1) {
-		out->v1 = v1;
-		out->v1_ok = 1;
-	}
+	out->layout = view->topo.tmd_layout;
+	memcpy(out->disable, disable, sizeof(disable));
 	return 0;
 }
 
@@ -356,28 +347,17 @@ static void on_launch(void *user, int domain, int cbid, const void *params)
 	current_masks(g, &m);
 	if (m.state != NVT_SLOT_SET)
 		return;
-	switch (nvt_tmd_classify(nvt_tmd_version(tmd))) {
-	case NVT_TMD_V4:
-		if (m.v4_ok)
-			nvt_tmd_write_v4(tmd, m.v4);
-		return;
-	case NVT_TMD_V1:
-		if (m.v1_ok)
-			nvt_tmd_write_v1(tmd, m.v1);
-		return;
-	case NVT_TMD_TOO_OLD:
-		if (first_time(WARN_TMD_OLD))
-			warn("this GPU's TMD (version 0x%02x) has no TPC mask; launches run "
-			     "unpartitioned",
-			     nvt_tmd_version(tmd));
-		return;
-	case NVT_TMD_UNKNOWN:
-		if (first_time(WARN_TMD_UNKNOWN))
-			warn("unknown TMD version 0x%02x: its mask layout is unverified, so "
-			     "launches run unpartitioned",
-			     nvt_tmd_version(tmd));
+	if (m.layout == NVT_TMD_NONE) {
+		if (first_time(WARN_TMD_UNVERIFIED))
+			warn("no TMD layout was verified by calibration on this GPU, so launches run "
+			     "unpartitioned (nvtaskset --calibrate tells why)");
 		return;
 	}
+	if (nvt_tmd_write(m.layout, tmd, m.disable) && first_time(WARN_TMD_MISMATCH))
+		warn("a launch's TMD has version 0x%02x at byte %u, not the %s layout that "
+		     "calibration verified on this GPU; such launches run unpartitioned",
+		     ((const uint8_t *)tmd)[nvt_tmd_version_offset(m.layout)],
+		     nvt_tmd_version_offset(m.layout), nvt_tmd_layout_name(m.layout));
 }
 
 /* ---- Set-up ------------------------------------------------------------- */

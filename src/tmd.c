@@ -1,8 +1,39 @@
 /*
- * tmd.c - TMD mask fields. Offsets were measured on an H100 with driver 580
- * (HARDWARE-FACTS.md section 2) and, for V01_06-V03_00, come from the
- * libsmctrl paper (NVIDIA's open TMD documentation names them
- * SM_DISABLE_MASK_LOWER/UPPER).
+ * tmd.c - TMD mask layouts.
+ *
+ * Where the facts come from (bit positions are NVIDIA's MW(high:low) ranges
+ * from open-gpu-doc, classes/compute/; byte = low bit / 8):
+ *
+ *  V01     clc3c0qmd.h (Volta, QMD V02_02), clc6c0qmd.h (Ampere, V02_03,
+ *          V02_04, V03_00), clc9c0qmd.h (Ada, V02_04, V03_00):
+ *          QMD_VERSION MW(579:576) and QMD_MAJOR_VERSION MW(583:580), so the
+ *          version byte is byte 72; SM_DISABLE_MASK_LOWER MW(703:672) and
+ *          _UPPER MW(735:704), bytes 84-91: bit t = TPC t (libsmctrl paper).
+ *          There is no valid bit. No such GPU was at hand: unverified here.
+ *  V04_00  clcbc0qmd.h (HOPPER_COMPUTE_A): QMD_MINOR_VERSION MW(579:576),
+ *          QMD_MAJOR_VERSION MW(583:580) (byte 72 = 0x40);
+ *          TPC_DISABLE_MASK_VALID MW(31:31); TPC_DISABLE_MASK(i)
+ *          MW((2463+i*32):(2432+i*32)), bytes 304-319 for i = 0-3. Measured
+ *          on an H100 and an H200 with driver 580 (HARDWARE-FACTS.md 2): the
+ *          mask is honoured only with the valid bit set.
+ *  V04_01  clcdc0qmd.h (BLACKWELL_COMPUTE_A) and clcec0qmd.h
+ *          (BLACKWELL_COMPUTE_B), which define it next to V05_00/V05_01 with
+ *          the same fields as V04_00 (version byte 72 = 0x41, valid bit 31,
+ *          TPC_DISABLE_MASK(i) at byte 304) plus TPC_DISABLE_MASK_UPPER(i)
+ *          MW((2719+i*32):(2688+i*32)), byte 336. The headers list these as
+ *          "inferred arrays" without a length: we write four upper words
+ *          (bits 2688-2815, well before OUTER_PUT at 3008), 256 bits as V05.
+ *  V05_00  clcdc0qmd.h and clcec0qmd.h (identical QMD fields):
+ *          QMD_MINOR_VERSION MW(467:464), QMD_MAJOR_VERSION MW(471:468)
+ *          (byte 58 = 0x50); TPC_DISABLE_MASK_VALID MW(159:159) (bit 31 of
+ *          the word at byte 16); TPC_DISABLE_MASK(i) MW((2271+i*32):(2240+i*32)),
+ *          byte 280+4i; eight words fit before INCOMPLETE_BOX_BASE_WIDTH_RESUME
+ *          (bit 2496).
+ *
+ * A V05 TMD's byte 72 is part of RELEASE_SEMAPHORE0_PAYLOAD_UPPER and a V04
+ * TMD's byte 58 part of DEPENDENT_QMD0_POINTER: either may hold anything, so
+ * reading one version byte and falling back to the other can misread a TMD.
+ * The layout comes from the compute capability; its version byte confirms it.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -10,27 +41,91 @@
 
 #include <string.h>
 
-#define V1_MASK_LO 84
-#define V1_MASK_HI 88
-#define V4_MASK 304 /* four words: 304, 308, 312, 316 */
-/* Bit 31 of word 0 makes a V04 TMD's mask effective: without it a mask that
- * enabled 4 TPCs still ran on all 132 SMs (measured, H100, driver 580). */
-#define V4_MASK_ENABLE 0x80000000u
+struct mask_part {
+	uint16_t offset; /* byte offset of the part's first word; 0 = unused */
+	uint8_t words;
+};
 
-enum nvt_tmd_kind nvt_tmd_classify(uint8_t version)
+struct layout {
+	const char *name;
+	uint8_t version_offset;
+	uint8_t version_min, version_max; /* version bytes the layout covers */
+	struct mask_part part[2];         /* mask words 0.., then the rest */
+	int16_t valid_offset;             /* byte of the 32-bit word with the valid bit; -1: none */
+	uint32_t valid_bit;
+};
+
+static const struct layout layouts[NVT_TMD_LAYOUTS] = {
+	[NVT_TMD_NONE] = {"none", 0, 1, 0, {{0, 0}, {0, 0}}, -1, 0},
+	[NVT_TMD_V01] = {"V01", 72, 0x16, 0x30, {{84, 2}, {0, 0}}, -1, 0},
+	[NVT_TMD_V04_00] = {"V04_00", 72, 0x40, 0x40, {{304, 4}, {0, 0}}, 0, 0x80000000u},
+	[NVT_TMD_V04_01] = {"V04_01", 72, 0x41, 0x41, {{304, 4}, {336, 4}}, 0, 0x80000000u},
+	[NVT_TMD_V05_00] = {"V05_00", 58, 0x50, 0x50, {{280, 8}, {0, 0}}, 16, 0x80000000u},
+};
+
+static const struct layout *get(unsigned layout)
 {
-	if (version < 0x16)
-		return NVT_TMD_TOO_OLD;
-	if (version <= 0x30)
-		return NVT_TMD_V1;
-	if (version == 0x40)
-		return NVT_TMD_V4;
-	return NVT_TMD_UNKNOWN;
+	return layout < NVT_TMD_LAYOUTS ? &layouts[layout] : NULL;
 }
 
-uint8_t nvt_tmd_version(const void *tmd)
+const char *nvt_tmd_layout_name(unsigned layout)
 {
-	return ((const uint8_t *)tmd)[NVT_TMD_VERSION_OFFSET];
+	const struct layout *l = get(layout);
+	return l ? l->name : NULL;
+}
+
+int nvt_tmd_layout_from_name(const char *name, size_t len)
+{
+	for (unsigned i = 0; i < NVT_TMD_LAYOUTS; i++)
+		if (strlen(layouts[i].name) == len && !memcmp(layouts[i].name, name, len))
+			return (int)i;
+	return -1;
+}
+
+unsigned nvt_tmd_layout_bits(unsigned layout)
+{
+	const struct layout *l = get(layout);
+	return l ? 32u * (l->part[0].words + l->part[1].words) : 0;
+}
+
+unsigned nvt_tmd_version_offset(unsigned layout)
+{
+	const struct layout *l = get(layout);
+	return l ? l->version_offset : 0;
+}
+
+int nvt_tmd_is(unsigned layout, const void *tmd)
+{
+	const struct layout *l = get(layout);
+	uint8_t v;
+
+	if (!l || l->version_min > l->version_max)
+		return 0;
+	v = ((const uint8_t *)tmd)[l->version_offset];
+	return v >= l->version_min && v <= l->version_max;
+}
+
+unsigned nvt_tmd_layouts_for_cc(unsigned major, unsigned minor, unsigned *out, unsigned max)
+{
+	unsigned n = 0;
+
+	(void)minor; /* no layout depends on it yet */
+	/* Volta (7.x) to Ada (8.9): the class headers above, all V02_xx/V03_00. */
+	if (major == 7 || major == 8) {
+		if (n < max)
+			out[n++] = NVT_TMD_V01;
+	} else if (major == 9) {
+		if (n < max)
+			out[n++] = NVT_TMD_V04_00;
+	} else if (major >= 10 && major <= 12) {
+		/* Blackwell (10.x B200/GB200, 11.x Thor, 12.x RTX 50/GB10): its
+		 * compute classes define V05_00 and V04_01. */
+		if (n < max)
+			out[n++] = NVT_TMD_V05_00;
+		if (n < max)
+			out[n++] = NVT_TMD_V04_01;
+	}
+	return n;
 }
 
 static void put32(void *tmd, unsigned offset, uint32_t v)
@@ -45,27 +140,33 @@ static uint32_t get32(const void *tmd, unsigned offset)
 	return v;
 }
 
-void nvt_tmd_write_v1(void *tmd, uint64_t disable)
+int nvt_tmd_write(unsigned layout, void *tmd, const uint32_t disable[NVT_TMD_MASK_WORDS])
 {
-	put32(tmd, V1_MASK_LO, (uint32_t)disable);
-	put32(tmd, V1_MASK_HI, (uint32_t)(disable >> 32));
+	const struct layout *l = get(layout);
+	unsigned w = 0;
+
+	if (!l || !nvt_tmd_is(layout, tmd))
+		return -1;
+	for (unsigned p = 0; p < 2; p++)
+		for (unsigned i = 0; i < l->part[p].words; i++)
+			put32(tmd, l->part[p].offset + 4 * i, disable[w++]);
+	if (l->valid_offset >= 0)
+		put32(tmd, (unsigned)l->valid_offset,
+		      get32(tmd, (unsigned)l->valid_offset) | l->valid_bit);
+	return 0;
 }
 
-uint64_t nvt_tmd_read_v1(const void *tmd)
+int nvt_tmd_read(unsigned layout, const void *tmd, uint32_t disable[NVT_TMD_MASK_WORDS])
 {
-	return (uint64_t)get32(tmd, V1_MASK_LO) | (uint64_t)get32(tmd, V1_MASK_HI) << 32;
-}
+	const struct layout *l = get(layout);
+	unsigned w = 0;
 
-void nvt_tmd_write_v4(void *tmd, const uint32_t disable[4])
-{
-	for (unsigned i = 0; i < 4; i++)
-		put32(tmd, V4_MASK + 4 * i, disable[i]);
-	put32(tmd, 0, get32(tmd, 0) | V4_MASK_ENABLE);
-}
-
-int nvt_tmd_read_v4(const void *tmd, uint32_t disable[4])
-{
-	for (unsigned i = 0; i < 4; i++)
-		disable[i] = get32(tmd, V4_MASK + 4 * i);
-	return (get32(tmd, 0) & V4_MASK_ENABLE) != 0;
+	memset(disable, 0, NVT_TMD_MASK_WORDS * sizeof(uint32_t));
+	if (!l || !nvt_tmd_is(layout, tmd))
+		return -1;
+	for (unsigned p = 0; p < 2; p++)
+		for (unsigned i = 0; i < l->part[p].words; i++)
+			disable[w++] = get32(tmd, l->part[p].offset + 4 * i);
+	return l->valid_offset < 0 ||
+	       (get32(tmd, (unsigned)l->valid_offset) & l->valid_bit) != 0;
 }

@@ -2,42 +2,59 @@
  * tmd.h - writing the TPC disable mask into a kernel's Task Metadata
  * Descriptor (TMD, a.k.a. QMD). Pure code on byte buffers.
  *
+ * Which layout a GPU's TMDs have is decided from its compute capability
+ * (nvt_tmd_layouts_for_cc) and confirmed by the version byte that layout
+ * implies; it is written only where calibration verified it (see calibrate.c).
+ *
  * SPDX-License-Identifier: MIT
  */
 #ifndef NVT_TMD_H
 #define NVT_TMD_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include "nvtaskset.h"
 
-/* Offset of the TMD version byte (major << 4 | minor: 0x40 is V04_00). */
-#define NVT_TMD_VERSION_OFFSET 72
-/* Bytes of a TMD the writer may touch: through the V04 mask's last word. */
-#define NVT_TMD_MIN_BYTES 320
+/* Words of the widest mask (V04_01 and V05_00: 256 bits). The writers touch
+ * nothing past byte 351 (V04_01's upper mask); Hopper and Blackwell TMDs have
+ * 384 bytes, older ones 256, of which V01 touches bytes 72-91 only. */
+#define NVT_TMD_MASK_WORDS 8
 
-enum nvt_tmd_kind {
-	NVT_TMD_TOO_OLD,  /* before V01_06: no mask field */
-	NVT_TMD_V1,       /* V01_06 .. V03_00: 64-bit mask, bit t = TPC t */
-	NVT_TMD_V4,       /* V04_00 (Hopper): 128-bit mask of physical TPC slots */
-	NVT_TMD_UNKNOWN,  /* a layout never verified: never write it */
-};
+/* Returns the layout's name ("V05_00"; "none" for NVT_TMD_NONE), or NULL. */
+const char *nvt_tmd_layout_name(unsigned layout);
 
-/* Returns the kind of a TMD from its version byte. */
-enum nvt_tmd_kind nvt_tmd_classify(uint8_t version);
+/* Returns the layout named by the len bytes at name, or -1. */
+int nvt_tmd_layout_from_name(const char *name, size_t len);
 
-/* Returns the version byte of tmd. */
-uint8_t nvt_tmd_version(const void *tmd);
+/* Returns the layout's mask width in bits (64, 128 or 256; 0 for none). */
+unsigned nvt_tmd_layout_bits(unsigned layout);
 
-/* Writes a 64-bit disable mask (set bit = TPC disabled) into a V1-kind TMD. */
-void nvt_tmd_write_v1(void *tmd, uint64_t disable);
-/* Reads it back. */
-uint64_t nvt_tmd_read_v1(const void *tmd);
+/* Returns the offset of the version byte the layout implies (72 or 58; 0 for none). */
+unsigned nvt_tmd_version_offset(unsigned layout);
+
+/* Returns 1 if tmd's version byte, where the layout puts it, is one of the
+ * layout's versions, else 0. Reads that one byte only. */
+int nvt_tmd_is(unsigned layout, const void *tmd);
 
 /*
- * Writes a 128-bit disable mask (four little-endian words, bits 0-127) into a
- * V04 TMD and sets the bit that makes the hardware honour it.
+ * Fills layouts (room for max) with the layouts a GPU of compute capability
+ * major.minor may use, the most likely first. Returns how many (0: none known).
  */
-void nvt_tmd_write_v4(void *tmd, const uint32_t disable[4]);
-/* Reads the mask back; returns 1 if the enable bit is set, else 0. */
-int nvt_tmd_read_v4(const void *tmd, uint32_t disable[4]);
+unsigned nvt_tmd_layouts_for_cc(unsigned major, unsigned minor, unsigned *layouts, unsigned max);
+
+/*
+ * Writes disable (set bit = TPC slot disabled; bit b is bit b%32 of word
+ * b/32; the layout's width of it) into tmd and sets the bit that makes the
+ * hardware honour it, if the layout has one. Touches nothing else. Returns 0,
+ * or -1 without touching tmd if its version byte is not the layout's.
+ */
+int nvt_tmd_write(unsigned layout, void *tmd, const uint32_t disable[NVT_TMD_MASK_WORDS]);
+
+/*
+ * Reads the mask back into disable (words beyond the layout's width: 0).
+ * Returns 1 if the hardware would honour it (the valid bit is set, or the
+ * layout has none), 0 if not, -1 if tmd's version byte is not the layout's.
+ */
+int nvt_tmd_read(unsigned layout, const void *tmd, uint32_t disable[NVT_TMD_MASK_WORDS]);
 
 #endif /* NVT_TMD_H */

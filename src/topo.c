@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define TOPO_HEADER "nvtaskset-topology 1"
+/* Version 2 added tmd= and cc=; version 1 records are still read. */
+#define TOPO_HEADER "nvtaskset-topology 2"
+#define TOPO_HEADER_V1 "nvtaskset-topology 1"
 
 void nvt_topo_identity(struct nvt_topology *topo, unsigned n_tpcs)
 {
@@ -29,11 +31,17 @@ int nvt_topo_validate(const struct nvt_topology *topo)
 	uint8_t bit_used[NVT_HW_BITS] = {0};
 	unsigned gpc_tpcs[NVT_MAX_GPCS] = {0};
 
+	unsigned bits = topo->tmd_layout == NVT_TMD_V01 ? 64 : NVT_HW_BITS;
+
 	if (topo->n_tpcs < 1 || topo->n_tpcs > NVT_MAX_TPCS || topo->n_gpcs > NVT_MAX_GPCS)
+		return -1;
+	/* A layout is one that calibration verified: only a measured map has one. */
+	if (topo->tmd_layout >= NVT_TMD_LAYOUTS ||
+	    (topo->tmd_layout != NVT_TMD_NONE && !(topo->flags & NVT_TOPO_CALIBRATED)))
 		return -1;
 	for (unsigned t = 0; t < topo->n_tpcs; t++) {
 		uint8_t b = topo->hw_bit[t];
-		if (b >= NVT_HW_BITS || bit_used[b])
+		if (b >= bits || bit_used[b])
 			return -1;
 		bit_used[b] = 1;
 		if (topo->n_gpcs) {
@@ -48,10 +56,10 @@ int nvt_topo_validate(const struct nvt_topology *topo)
 	return 0;
 }
 
-unsigned nvt_topo_disable_v4(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
-			     uint32_t disable[4])
+unsigned nvt_topo_disable(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
+			  uint32_t disable[NVT_TMD_MASK_WORDS])
 {
-	uint32_t on[4] = {0};
+	uint32_t on[NVT_HW_BITS / 32] = {0};
 	unsigned count = 0;
 
 	for (unsigned t = 0; t < topo->n_tpcs && t < NVT_MAX_TPCS; t++) {
@@ -62,24 +70,8 @@ unsigned nvt_topo_disable_v4(const struct nvt_topology *topo, const struct nvt_t
 			count++;
 		on[b / 32] |= 1u << (b % 32);
 	}
-	for (int i = 0; i < 4; i++)
-		disable[i] = ~on[i];
-	return count;
-}
-
-unsigned nvt_topo_disable_v1(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
-			     uint64_t *disable)
-{
-	uint64_t on = 0;
-	unsigned count = 0;
-
-	for (unsigned t = 0; t < topo->n_tpcs && t < 64; t++) {
-		if (nvt_set_has(enabled, t)) {
-			on |= (uint64_t)1 << t;
-			count++;
-		}
-	}
-	*disable = ~on;
+	for (unsigned i = 0; i < NVT_TMD_MASK_WORDS; i++)
+		disable[i] = i < NVT_HW_BITS / 32 ? ~on[i] : 0;
 	return count;
 }
 
@@ -122,8 +114,14 @@ static int format_bytes(char *buf, size_t len, size_t *pos, const char *key, con
 int nvt_topo_format(const struct nvt_topology *topo, char *buf, size_t len)
 {
 	size_t pos = 0;
-	int w = snprintf(buf, len, TOPO_HEADER " tpcs=%u gpcs=%u flags=%u", topo->n_tpcs,
-			 topo->n_gpcs, topo->flags);
+	const char *layout = nvt_tmd_layout_name(topo->tmd_layout);
+	int w;
+
+	if (!layout)
+		return -1;
+	w = snprintf(buf, len, TOPO_HEADER " tpcs=%u gpcs=%u flags=%u tmd=%s cc=%u.%u",
+		     topo->n_tpcs, topo->n_gpcs, topo->flags, layout, topo->cc_major,
+		     topo->cc_minor);
 	if (w < 0 || (size_t)w >= len || topo->n_tpcs > NVT_MAX_TPCS)
 		return -1;
 	pos = (size_t)w;
@@ -177,13 +175,63 @@ static int parse_bytes(const char **pp, unsigned n, unsigned max, uint8_t *out)
 	return 0;
 }
 
+/* Parses " tmd=NAME cc=M.m" into topo. */
+static int parse_layout(const char **pp, struct nvt_topology *topo)
+{
+	const char *name;
+	unsigned major, minor;
+	int layout;
+	size_t n = 0;
+
+	if (expect_key(pp, "tmd"))
+		return -1;
+	name = *pp;
+	while ((name[n] >= 'A' && name[n] <= 'Z') || (name[n] >= 'a' && name[n] <= 'z') ||
+	       (name[n] >= '0' && name[n] <= '9') || name[n] == '_')
+		n++;
+	layout = nvt_tmd_layout_from_name(name, n);
+	if (layout < 0)
+		return -1;
+	*pp += n;
+	if (expect_key(pp, "cc") || parse_uint(pp, 255, &major) || *(*pp)++ != '.' ||
+	    parse_uint(pp, 255, &minor))
+		return -1;
+	topo->tmd_layout = (uint8_t)layout;
+	topo->cc_major = (uint8_t)major;
+	topo->cc_minor = (uint8_t)minor;
+	return 0;
+}
+
+unsigned nvt_topo_legacy_layout(const struct nvt_topology *topo)
+{
+	/*
+	 * nvtaskset 0.1 calibrated with V04_00 writes (128 bits) only when the
+	 * probe's TMD read 0x40 at byte 72, with V01 writes (64 bits) otherwise,
+	 * and kept a record only if every bit removed one TPC or nothing. So a
+	 * calibrated map that names a bit >= 64 shows that V04_00 worked on that
+	 * GPU (every H100 and H200 map does: they reach bit 83). On a Blackwell
+	 * such writes land outside its mask and cannot pass. A map with low bits
+	 * only may be either layout: it proves none.
+	 */
+	if (!(topo->flags & NVT_TOPO_CALIBRATED))
+		return NVT_TMD_NONE;
+	for (unsigned t = 0; t < topo->n_tpcs && t < NVT_MAX_TPCS; t++)
+		if (topo->hw_bit[t] >= 64 && topo->hw_bit[t] < NVT_HW_BITS)
+			return NVT_TMD_V04_00;
+	return NVT_TMD_NONE;
+}
+
 int nvt_topo_parse(const char *text, struct nvt_topology *out)
 {
 	struct nvt_topology topo;
 	const char *p = text;
 	unsigned n_tpcs, n_gpcs, flags;
+	int v1;
 
-	if (!text || strncmp(p, TOPO_HEADER, strlen(TOPO_HEADER)) != 0)
+	if (!text)
+		return -1;
+	v1 = !strncmp(p, TOPO_HEADER_V1, strlen(TOPO_HEADER_V1));
+	if (!v1 && strncmp(p, TOPO_HEADER, strlen(TOPO_HEADER)) != 0)
 		return -1;
 	p += strlen(TOPO_HEADER);
 	if (expect_key(&p, "tpcs") || parse_uint(&p, NVT_MAX_TPCS, &n_tpcs) ||
@@ -194,12 +242,16 @@ int nvt_topo_parse(const char *text, struct nvt_topology *out)
 	topo.n_tpcs = n_tpcs;
 	topo.n_gpcs = n_gpcs;
 	topo.flags = flags;
+	if (!v1 && parse_layout(&p, &topo))
+		return -1;
 	if (expect_key(&p, "map") || parse_bytes(&p, n_tpcs, NVT_HW_BITS, topo.hw_bit))
 		return -1;
 	if (n_gpcs && (expect_key(&p, "gpc") || parse_bytes(&p, n_tpcs, n_gpcs, topo.gpc)))
 		return -1;
 	if (*p == '\n')
 		p++;
+	if (v1)
+		topo.tmd_layout = (uint8_t)nvt_topo_legacy_layout(&topo);
 	if (*p != '\0' || nvt_topo_validate(&topo))
 		return -1;
 	*out = topo;
@@ -308,7 +360,10 @@ int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned
 
 /* ---- Calibration cache record ------------------------------------------ */
 
-#define CACHE_HEADER "nvtaskset-cache 1"
+/* Version 2 records carry a version 2 topology line (with the TMD layout);
+ * version 1 records, with a version 1 line, are still read. */
+#define CACHE_HEADER "nvtaskset-cache 2"
+#define CACHE_PREFIX "nvtaskset-cache " /* then the version digit */
 
 static uint64_t fnv1a(const char *text, size_t len)
 {
@@ -369,7 +424,12 @@ int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct n
 	unsigned long long sum;
 	int driver, sms, used = 0;
 
-	if (!text || strncmp(text, CACHE_HEADER " uuid=", strlen(CACHE_HEADER " uuid=")))
+	char version, topo_header[32];
+
+	if (!text || strncmp(text, CACHE_PREFIX, strlen(CACHE_PREFIX)))
+		return NVT_CACHE_CORRUPT;
+	version = text[strlen(CACHE_PREFIX)];
+	if ((version != '1' && version != '2') || strncmp(text + strlen(CACHE_PREFIX) + 1, " uuid=", 6))
 		return NVT_CACHE_CORRUPT;
 	l2 = strchr(text, '\n');
 	if (!l2++)
@@ -380,13 +440,17 @@ int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct n
 	if (sscanf(l3, "checksum=%16llx%c%n", &sum, &tail, &used) != 2 || tail != '\n' ||
 	    l3[used] != '\0' || strlen(l3) != 26 || sum != fnv1a(text, (size_t)(l3 - text)))
 		return NVT_CACHE_CORRUPT;
-	if (sscanf(text, CACHE_HEADER " uuid=%47[A-Za-z0-9-] driver=%d sms=%d nvrm=%31[0-9.-]%c", uuid,
-		   &driver, &sms, nvrm, &tail) != 5 ||
+	if (sscanf(text + strlen(CACHE_PREFIX) + 1,
+		   " uuid=%47[A-Za-z0-9-] driver=%d sms=%d nvrm=%31[0-9.-]%c", uuid, &driver, &sms,
+		   nvrm, &tail) != 5 ||
 	    tail != '\n')
 		return NVT_CACHE_CORRUPT;
 	memcpy(line, l2, (size_t)(l3 - l2 - 1));
 	line[l3 - l2 - 1] = '\0';
-	if (nvt_topo_parse(line, &topo) || (int)topo.n_tpcs * 2 != sms)
+	/* A record's topology line has the record's own version. */
+	snprintf(topo_header, sizeof(topo_header), "nvtaskset-topology %c ", version);
+	if (strncmp(line, topo_header, strlen(topo_header)) || nvt_topo_parse(line, &topo) ||
+	    (int)topo.n_tpcs * 2 != sms)
 		return NVT_CACHE_CORRUPT;
 	if (strcmp(uuid, want->uuid))
 		return NVT_CACHE_FOREIGN;
@@ -396,6 +460,9 @@ int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct n
 	/* Another kernel module than the one measured under: measure again. */
 	if (want->nvrm[0] && strcmp(want->nvrm, "-") && strcmp(nvrm, "-") && strcmp(nvrm, want->nvrm))
 		return NVT_CACHE_FOREIGN;
+	/* A version 1 record that proves no layout: calibrate so that one is. */
+	if (topo.tmd_layout == NVT_TMD_NONE)
+		return NVT_CACHE_UNVERIFIED;
 	*out = topo;
 	if (found) {
 		memset(found, 0, sizeof(*found));

@@ -10,29 +10,30 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "nvtaskset.h"
+#include "tmd.h"
 
 /* Fills topo for n_tpcs TPCs with bit t = TPC t and unknown GPCs. */
 void nvt_topo_identity(struct nvt_topology *topo, unsigned n_tpcs);
 
 /*
  * Returns 0 if topo is well formed: 1 <= n_tpcs <= NVT_MAX_TPCS, every
- * working TPC has a distinct hardware bit below NVT_HW_BITS, and, when GPCs
- * are known, every TPC has a GPC below n_gpcs and every GPC a TPC.
- * Returns -1 otherwise.
+ * working TPC has a distinct hardware bit below NVT_HW_BITS (below 64 for the
+ * V01 layout), the TMD layout is known (and only a calibrated topology has
+ * one), and, when GPCs are known, every TPC has a GPC below n_gpcs and every
+ * GPC a TPC. Returns -1 otherwise.
  */
 int nvt_topo_validate(const struct nvt_topology *topo);
 
 /*
- * Computes the V04 disable mask (set bit = slot disabled) that runs the
- * TPCs of enabled that the GPU has. Returns how many working TPCs it enables;
- * 0 means the mask must not be used (it would hang every launch).
+ * Computes the disable mask (set bit = slot disabled, bit b in word b/32)
+ * that runs the TPCs of enabled that the GPU has: every bit below
+ * NVT_HW_BITS that names no enabled TPC is set; the words from NVT_HW_BITS
+ * up (V04_01, V05_00) are 0, as in the calibration probe that verified the
+ * layout. Returns how many working TPCs it enables; 0 means the mask must not
+ * be used (it would hang every launch).
  */
-unsigned nvt_topo_disable_v4(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
-			     uint32_t disable[4]);
-
-/* The same for 64-bit (pre-Hopper) TMDs, where bit t names TPC t. */
-unsigned nvt_topo_disable_v1(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
-			     uint64_t *disable);
+unsigned nvt_topo_disable(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
+			  uint32_t disable[NVT_TMD_MASK_WORDS]);
 
 /* Sets out to every TPC the GPU has. */
 void nvt_topo_all(const struct nvt_topology *topo, struct nvt_tpcset *out);
@@ -44,13 +45,23 @@ void nvt_topo_all(const struct nvt_topology *topo, struct nvt_tpcset *out);
 int nvt_topo_gpc_tpcs(const struct nvt_topology *topo, const struct nvt_tpcset *gpcs,
 		      struct nvt_tpcset *out);
 
-/* Writes the one-line text record of topo. Returns its length or -1. */
+/* Writes the one-line text record of topo (version 2). Returns its length or -1. */
 int nvt_topo_format(const struct nvt_topology *topo, char *buf, size_t len);
 #define NVT_TOPO_TEXT_MAX (64 + 2 * 4 * NVT_MAX_TPCS)
 
-/* Parses a text record. Returns 0 (and fills out) if it is well formed and
- * passes nvt_topo_validate(), else -1. */
+/*
+ * Parses a text record. Returns 0 (and fills out) if it is well formed and
+ * passes nvt_topo_validate(), else -1. A version 1 record (no tmd=, cc=)
+ * gets the layout its calibration proved, see nvt_topo_legacy_layout().
+ */
 int nvt_topo_parse(const char *text, struct nvt_topology *out);
+
+/*
+ * Returns the TMD layout a version 1 record (nvtaskset 0.1, which recorded
+ * none) proves verified on its GPU: NVT_TMD_V04_00 for a calibrated map
+ * that names a bit >= 64, else NVT_TMD_NONE.
+ */
+unsigned nvt_topo_legacy_layout(const struct nvt_topology *topo);
 
 /* ---- Choosing TPCs for the user (-n) --------------------------------- */
 
@@ -111,9 +122,10 @@ enum nvt_cache_rc {
 	NVT_CACHE_OK = 0,
 	NVT_CACHE_CORRUPT, /* malformed, checksum wrong, or an invalid topology */
 	NVT_CACHE_FOREIGN, /* well formed but for another GPU or driver */
+	NVT_CACHE_UNVERIFIED, /* this GPU's, but it proves no TMD layout: measure again */
 };
 
-/* Writes the record (three lines). Returns its length or -1. */
+/* Writes the record (three lines, version 2). Returns its length or -1. */
 int nvt_cache_format(const struct nvt_cache_key *key, const struct nvt_topology *topo, char *buf,
 		     size_t len);
 #define NVT_CACHE_TEXT_MAX (NVT_TOPO_TEXT_MAX + 256)
@@ -122,8 +134,9 @@ int nvt_cache_format(const struct nvt_cache_key *key, const struct nvt_topology 
  * Parses a record made for want. A want with driver_version 0 (the GPU was
  * identified from /proc, without the driver) matches on UUID and kernel
  * module version, which must be known; otherwise on UUID, driver version and
- * SM count. Returns enum nvt_cache_rc; on OK fills out and, if found is not
- * NULL, the record's own key.
+ * SM count. Version 1 records are read too (see nvt_topo_legacy_layout()).
+ * Returns enum nvt_cache_rc; on OK fills out and, if found is not NULL, the
+ * record's own key.
  */
 int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct nvt_topology *out,
 		    struct nvt_cache_key *found);

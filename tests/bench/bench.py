@@ -68,7 +68,9 @@ def say(line):
 
 def tpcs_of(nvt_args):
     out = run([NVT, "--no-mps"] + nvt_args + ["/usr/bin/env"], env=NOMPS)
-    return [l.split("=", 1)[1] for l in out.splitlines() if l.startswith("NVTASKSET_TPCS=")][0]
+    # NVTASKSET_PARTITION="UUID LIST TOPOLOGY;...": the list on the first GPU.
+    return [l.split("=", 1)[1].split(";")[0].split(" ")[1] for l in out.splitlines()
+            if l.startswith("NVTASKSET_PARTITION=")][0]
 
 
 def figure(width, height, rows=1, cols=1, **options):

@@ -111,7 +111,7 @@ t_multigpu_gpu_without_partition() {
 	two_gpus
 	u0=$(fake_uuid 0) u1=$(fake_uuid 1)
 	topo=$("$NVT" --topology --json --gpu 0 >/dev/null && sed -n 2p "$NVTASKSET_CACHE_DIR/$u0.topo")
-	has "$topo" "nvtaskset-topology 1 tpcs=66"
+	has "$topo" "nvtaskset-topology 2 tpcs=66"
 	# A record for GPU 0 only: GPU 1 is never given GPU 0's bits; one warning names it.
 	run_rc out rc env FAKEAPP_ALL=1 NVTASKSET_PARTITION="$u0 0-3 $topo" LD_PRELOAD="$SHIM" "$APP" launch 5
 	eq "$rc" 0

@@ -27,32 +27,6 @@ t_run_hex_mask() {
 	run_rc out rc "$NVT" --no-mps -c 0-15:4,40 "$APP" launch 1
 	has "$out" "tpcs=0,4,8,12,40 hung=0"
 }
-t_tmd_versions() {
-	# Pre-Hopper TMDs (V01_06 .. V03_00) on a pre-Hopper chip: bit t = TPC t.
-	local v
-	for v in 0x16 0x17 0x22 0x30; do
-		run_rc out rc env FAKECUDA_CHIP=a100 FAKECUDA_TMD_VERSION=$v "$NVT" --no-mps -c 2-5,53 "$APP" launch 2
-		eq "$rc" 0 "exit status for $v"
-		has "$out" "tpcs=2-5,53 hung=0 version=$v"
-		hasnt "$out" "warning"
-	done
-}
-t_tmd_unknown_untouched() {
-	local v
-	"$NVT" --calibrate >/dev/null 2>&1 # with a known TMD: the map is cached
-	for v in 0x50 0x31 0x41; do
-		run_rc out rc env FAKECUDA_TMD_VERSION=$v "$NVT" --no-mps -c 0-3 "$APP" launch 5
-		eq "$rc" 0 "exit status for $v"
-		has "$out" "hung=0 version=$v"
-		has "$out" "disable=00000000,00000000,00000000,00000000"
-		[ $v == 0x31 ] || has "$out" "tpcs=0-65 hung=0 version=$v masked=0"
-		has "$out" "nvtaskset: warning: unknown TMD version $v"
-		eq "$(grep -c 'unknown TMD version' <<<"$out")" 1 "warnings for $v"
-	done
-	run_rc out rc env FAKECUDA_TMD_VERSION=0x15 "$NVT" --no-mps -c 0-3 "$APP" launch 3
-	has "$out" "tpcs=0-65 hung=0"
-	has "$out" "has no TPC mask"
-}
 t_quiet() {
 	"$NVT" --calibrate >/dev/null 2>&1
 	run_rc out rc env NVTASKSET_QUIET=1 FAKECUDA_TMD_VERSION=0x50 "$NVT" --no-mps -c 0 "$APP" launch 2
@@ -86,7 +60,7 @@ t_shim_without_driver() {
 t_shim_bad_environment() {
 	local topo
 	export FAKECUDA_CHIP=identity
-	topo="nvtaskset-topology 1 tpcs=66 gpcs=0 flags=0 map=$(seq -s, 0 65)"
+	topo=$(topo_text)
 	local uuid bad
 	uuid=$(fake_uuid)
 	# Each malformed record is refused whole: the task runs unpartitioned and
@@ -121,7 +95,8 @@ t_launch_path_no_syscalls() {
 	echo "system calls: 10 launches $few, 20000 launches $many"
 	[ "$many" -le "$few" ] || die "launches make system calls: $few for 10, $many for 20000"
 }
-topo_text() { echo "nvtaskset-topology 1 tpcs=66 gpcs=0 flags=0 map=$(seq -s, 0 65)"; }
+# The identity chip's topology, as calibration would hand it over.
+topo_text() { echo "nvtaskset-topology 2 tpcs=66 gpcs=0 flags=1 tmd=V04_00 cc=9.0 map=$(seq -s, 0 65)"; }
 t_rundir_unusable() {
 	run_rc out rc env NVTASKSET_RUNDIR=/proc "$NVT" --no-mps -c 0-1 "$APP" launch 1
 	eq "$rc" 0
@@ -133,7 +108,7 @@ t_environment_appended() {
 	has "$out" "LD_PRELOAD=/lib/nothing.so:$SHIM"
 	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=8"
 	has "$out" "CUDA_MPS_PIPE_DIRECTORY=/dev/null"
-	has "$out" "NVTASKSET_PARTITION=$(fake_uuid) 0 nvtaskset-topology 1 tpcs=66"
+	has "$out" "NVTASKSET_PARTITION=$(fake_uuid) 0 nvtaskset-topology 2 tpcs=66"
 	run_rc out rc env LD_PRELOAD="$SHIM" CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" --no-mps -c 0 /usr/bin/env
 	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=4"
 	eq "$(grep -c "^LD_PRELOAD=$SHIM\$" <<<"$out")" 1 "LD_PRELOAD holds the shim once"

@@ -10,17 +10,20 @@ t_calibrate_h100() {
 	eq "$rc" 0
 	has "$out" "nvtaskset: calibrating GPU 0 (Fake GPU 0 (H100 map))..."
 	has "$out" "66 TPCs, 12 GPCs, calibrated in"
+	has "$out" ", TMD layout V04_00 verified; saved in"
 	has "$out" "saved in $NVTASKSET_CACHE_DIR/GPU-"
 	local file
 	file=$(ls "$NVTASKSET_CACHE_DIR"/GPU-*.topo)
 	[ "$(stat -c %a "$file")" == 644 ] || die "cache file is not 0644"
-	grep -q "^nvtaskset-topology 1 tpcs=66 gpcs=12 flags=1 map=$H100_MAP gpc=" "$file" ||
+	grep -q "^nvtaskset-topology 2 tpcs=66 gpcs=12 flags=1 tmd=V04_00 cc=9.0 map=$H100_MAP gpc=" "$file" ||
 		die "wrong map cached: $(cat "$file")"
+	grep -q "^nvtaskset-cache 2 uuid=GPU-" "$file" || die "wrong record version: $(head -1 "$file")"
 	# The probe ran in a process that could not reach MPS.
 	grep -q "mps=/nonexistent/nvtaskset-no-mps" <(grep -A1 "^cuInit" "$WORK/cal.log" | grep -B1 "^module" | head -1) ||
 		die "calibration was not isolated from MPS: $(cat "$WORK/cal.log")"
 	run_rc out rc "$NVT" --topology
 	has "$out" "calibration read from the cache"
+	has "$out" "TMD layout V04_00, verified by calibration (compute capability 9.0)"
 	has "$out" "$(printf '  %-4s %-27s %-22s %s' 0 0,8,16,24 0-3 0-1,16-17,32-33,48-49)"
 	has "$out" "$(printf '  %-4s %-27s %-22s %s' 6 6,14,22,30,37,44,51,58,60 54-62 '')"
 	has "$out" "$(printf '  %-4s %-27s %-22s %s' 11 65 83 130-131)  (shares no cluster with another TPC)"
@@ -29,6 +32,7 @@ t_calibrate_h100() {
 import json, sys
 g = json.loads(sys.argv[1])["gpus"][0]
 assert g["tpcs"] == 66 and g["sms"] == 132 and g["gpcs_known"]
+assert g["tmd_layout"] == "V04_00" and g["compute_capability"] == "9.0"
 gpcs = g["gpcs"]
 assert len(gpcs) == 12 and gpcs[0]["tpcs"] == "0,8,16,24" and gpcs[0]["mask_bits"] == "0-3"
 assert [x["own_cluster_domain"] for x in gpcs] == [False] * 8 + [True] * 4
@@ -163,9 +167,12 @@ t_calibration_failures() {
 	run_rc out rc env NVTASKSET_CACHE_DIR="$WORK/c1" FAKECUDA_CTX_ERROR=46 "$NVT" --no-mps -c 1 "$APP" launch 1
 	eq "$rc" 1
 	has "$out" "nvtaskset: cannot calibrate GPU 0: cuDevicePrimaryCtxRetain (is the GPU exclusive to MPS?) failed: CUDA error 46"
+	# A Hopper whose TMDs are not V04_00: the layout comes from the compute
+	# capability, so the version byte is checked, not guessed from.
 	run_rc out rc env NVTASKSET_CACHE_DIR="$WORK/c2" FAKECUDA_TMD_VERSION=0x50 "$NVT" --calibrate
 	eq "$rc" 1
-	eq "$(tail -1 <<<"$out")" "nvtaskset: cannot calibrate GPU 0: TMD version 0x50 has no known mask layout"
+	has "$(tail -1 <<<"$out")" "nvtaskset: cannot calibrate GPU 0: the TMDs of this GPU (compute capability 9.0) carry the version byte of no layout known for it: V04_00 (byte 72 reads 0x50). nvtaskset will not partition this GPU. Please report"
+	[ ! -e "$WORK/c2" ] || [ -z "$(ls "$WORK/c2")" ] || die "a failed calibration left a record"
 	run_rc out rc env NVTASKSET_CACHE_DIR="$WORK/c3" FAKECUDA_NO_TABLE=1 "$NVT" --calibrate
 	eq "$(tail -1 <<<"$out")" "nvtaskset: cannot calibrate GPU 0: the CUDA driver offers no launch callback table"
 	run_rc out rc env NVTASKSET_CACHE_DIR="$WORK/c4" FAKECUDA_PARAMS_SIZE=16 "$NVT" --calibrate

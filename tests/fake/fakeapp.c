@@ -142,9 +142,12 @@ static void print_launch(const struct fakecuda_launch *rec)
 {
 	char list[1200];
 	tpcs_text(rec->ran_tpcs, list, sizeof(list));
-	printf("tpcs=%s hung=%d version=0x%02x masked=%d callbacks=%d disable=%08x,%08x,%08x,%08x\n",
+	printf("tpcs=%s hung=%d version=0x%02x masked=%d callbacks=%d disable=%08x,%08x,%08x,%08x "
+	       "upper=%08x,%08x,%08x,%08x stray=%d\n",
 	       list, rec->hung, rec->tmd_version, rec->mask_enabled, rec->callbacks,
-	       rec->disable[3], rec->disable[2], rec->disable[1], rec->disable[0]);
+	       rec->disable[3], rec->disable[2], rec->disable[1], rec->disable[0],
+	       rec->disable_hi[3], rec->disable_hi[2], rec->disable_hi[1], rec->disable_hi[0],
+	       rec->stray_bits);
 	fflush(stdout);
 }
 

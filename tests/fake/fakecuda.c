@@ -37,8 +37,10 @@ struct chip {
 	int kind;             /* CHIP_* */
 	int sms, n_tpcs;
 	uint8_t tmd_version;
-	int cc_major;
-	uint8_t slot_of[256]; /* logical TPC -> V04 slot */
+	int cc_major, cc_minor;
+	int layout;           /* TMD_* the driver emits and the hardware reads */
+	int quirk;            /* QUIRK_*: how the hardware departs from the layout */
+	uint8_t slot_of[256]; /* logical TPC -> mask bit (slot) */
 	uint8_t gpc_of[256];  /* logical TPC -> GPC */
 	int n_gpcs;
 };
@@ -56,13 +58,61 @@ static struct {
 	uint32_t params_size;
 	struct chip chip[MAX_DEVICES]; /* by CUDA ordinal (after CUDA_VISIBLE_DEVICES) */
 	int physical[MAX_DEVICES];     /* ordinal -> the GPU's place on the bus */
+	int poke_at, poke_value;       /* FAKECUDA_TMD_POKE, or -1 */
 	int context[MAX_DEVICES]; /* the address of context[d] is device d's CUcontext */
 	unsigned launches;    /* for rotating block placement */
 } fake = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-enum { CHIP_H100, CHIP_IDENTITY, CHIP_A100, CHIP_H100_ALT };
-static const char *const chip_names[] = {"H100 map", "identity map", "A100-like",
-					 "H100, other floorsweeping"};
+enum {
+	CHIP_H100,
+	CHIP_IDENTITY,
+	CHIP_A100,
+	CHIP_H100_ALT,
+	CHIP_BLACKWELL,
+	CHIP_BW_MISREAD,
+	CHIP_BW_NOVALID
+};
+static const char *const chip_names[] = {"H100 map",      "identity map",
+					 "A100-like",     "H100, other floorsweeping",
+					 "Blackwell map", "Blackwell, misread mask",
+					 "Blackwell, no valid bit"};
+
+/*
+ * TMD layouts as NVIDIA's open-gpu-doc class headers give them (clc6c0qmd.h,
+ * clcbc0qmd.h, clcdc0qmd.h): written out here independently of src/tmd.c, so
+ * that the tests check the shim against the documents, not against itself.
+ */
+enum { TMD_V01, TMD_V04_00, TMD_V04_01, TMD_V05_00 };
+static const struct {
+	const char *name;
+	int version_at, version;
+	int mask_at, mask_words; /* mask words 0.. */
+	int upper_at;            /* V04_01: words 4-7; 0 = none */
+	int valid_at;            /* byte holding the valid bit (its bit 7); -1 = none */
+	int confuser_at, confuser; /* the other layout's version byte: a value that misleads */
+} tmd_layouts[] = {
+	[TMD_V01] = {"V01", 72, 0x30, 84, 2, 0, -1, 58, 0x50},
+	[TMD_V04_00] = {"V04_00", 72, 0x40, 304, 4, 0, 3, 58, 0x50},
+	[TMD_V04_01] = {"V04_01", 72, 0x41, 304, 4, 336, 3, 58, 0x12},
+	[TMD_V05_00] = {"V05_00", 58, 0x50, 280, 8, 0, 19, 72, 0x40},
+};
+/* Hardware that does not do what the layout says (calibration must catch it). */
+enum {
+	QUIRK_NONE,
+	QUIRK_MASK_MISREAD, /* reads the mask 8 bytes after where the layout puts it */
+	QUIRK_NO_VALID,     /* honours the mask only with bit 31 of word 0, not the layout's bit */
+};
+
+/* The Blackwell fake's floorswept slots: 12 GPCs x 8 slots, one missing in
+ * each GPC but the last: 85 TPCs, 170 SMs (an RTX 5090's counts). */
+static int bw_floorswept(int slot)
+{
+	static const int gone[] = {3, 12, 22, 29, 37, 46, 52, 61, 70, 79, 85};
+	for (unsigned i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+		if (gone[i] == slot)
+			return 1;
+	return 0;
+}
 
 /* GPCs of the H100 (shared/probe/results-mps-cluster2.log). */
 static uint8_t h100_gpc(int t)
@@ -93,13 +143,24 @@ static int chip_kind(const char *name, size_t len)
 		return CHIP_A100;
 	if (len == 8 && !strncmp(name, "h100-alt", 8))
 		return CHIP_H100_ALT;
+	if (len == 9 && !strncmp(name, "blackwell", 9))
+		return CHIP_BLACKWELL;
+	if (len == 17 && !strncmp(name, "blackwell-misread", 17))
+		return CHIP_BW_MISREAD;
+	if (len == 17 && !strncmp(name, "blackwell-novalid", 17))
+		return CHIP_BW_NOVALID;
 	return CHIP_IDENTITY;
 }
 
 static void setup_chip(struct chip *c, int kind)
 {
+	const char *layout = getenv("FAKECUDA_TMD_LAYOUT");
+
 	memset(c, 0, sizeof(*c));
 	c->kind = kind;
+	c->quirk = kind == CHIP_BW_MISREAD   ? QUIRK_MASK_MISREAD
+		   : kind == CHIP_BW_NOVALID ? QUIRK_NO_VALID
+					     : QUIRK_NONE;
 	for (int t = 0; t < 256; t++)
 		c->slot_of[t] = (uint8_t)(t < 128 ? t : 255);
 	switch (kind) {
@@ -117,7 +178,23 @@ static void setup_chip(struct chip *c, int kind)
 			c->gpc_of[t] = h100_gpc(t);
 		c->n_gpcs = 12;
 		c->cc_major = 9;
-		c->tmd_version = 0x40;
+		c->layout = TMD_V04_00;
+		break;
+	case CHIP_BLACKWELL:
+	case CHIP_BW_MISREAD:
+	case CHIP_BW_NOVALID:
+		/* Logical TPCs striped over the GPCs, as on the H100. */
+		c->n_tpcs = 0;
+		for (int r = 0; r < 8; r++)
+			for (int g = 0; g < 12; g++)
+				if (!bw_floorswept(g * 8 + r)) {
+					c->slot_of[c->n_tpcs] = (uint8_t)(g * 8 + r);
+					c->gpc_of[c->n_tpcs++] = (uint8_t)g;
+				}
+		c->sms = 2 * c->n_tpcs;
+		c->n_gpcs = 12;
+		c->cc_major = 12;
+		c->layout = TMD_V05_00;
 		break;
 	case CHIP_A100:
 		c->sms = 108;
@@ -126,7 +203,7 @@ static void setup_chip(struct chip *c, int kind)
 			c->gpc_of[t] = (uint8_t)(t % 7);
 		c->n_gpcs = 7;
 		c->cc_major = 8;
-		c->tmd_version = 0x30;
+		c->layout = TMD_V01;
 		break;
 	default:
 		c->sms = (int)env_long("FAKECUDA_SMS", 132);
@@ -135,9 +212,11 @@ static void setup_chip(struct chip *c, int kind)
 			c->gpc_of[t] = (uint8_t)(t % 8);
 		c->n_gpcs = c->n_tpcs < 8 ? c->n_tpcs : 8;
 		c->cc_major = 9;
-		c->tmd_version = 0x40;
+		c->layout = TMD_V04_00;
 	}
-	c->tmd_version = (uint8_t)env_long("FAKECUDA_TMD_VERSION", c->tmd_version);
+	if (layout && !strcmp(layout, "V04_01"))
+		c->layout = TMD_V04_01; /* the other layout Blackwell's classes define */
+	c->tmd_version = (uint8_t)env_long("FAKECUDA_TMD_VERSION", tmd_layouts[c->layout].version);
 }
 
 /* A GPU's UUID: another chip or another place on the bus is another GPU. */
@@ -164,8 +243,12 @@ static void uuid_text(const struct chip *c, int physical, char *buf)
 static void configure(void)
 {
 	const char *chips = getenv("FAKECUDA_CHIPS"), *chip = getenv("FAKECUDA_CHIP");
+	const char *poke = getenv("FAKECUDA_TMD_POKE");
 	int n = 0;
 
+	fake.poke_at = -1;
+	if (poke && sscanf(poke, "%i:%i", &fake.poke_at, &fake.poke_value) != 2)
+		fake.poke_at = -1;
 	fake.params_size = (uint32_t)env_long("FAKECUDA_PARAMS_SIZE", 88);
 	if (chips && *chips) {
 		for (const char *p = chips; n < MAX_DEVICES;) {
@@ -329,7 +412,7 @@ API int cuDeviceGetAttribute(int *value, int attribute, int dev)
 	switch (attribute) {
 	case 16: *value = fake.chip[dev].sms; return 0;
 	case 75: *value = fake.chip[dev].cc_major; return 0;
-	case 76: *value = 0; return 0;
+	case 76: *value = fake.chip[dev].cc_minor; return 0;
 	case 97: *value = fake.chip[dev].cc_major >= 9 ? 232448 : 166912; return 0;
 	default: return 1;
 	}
@@ -358,36 +441,67 @@ API int cuDeviceGetName(char *name, int len, int dev)
 
 /* ---- Launches ------------------------------------------------------------ */
 
-/* Which logical TPCs run a launch whose TMD now reads as given. */
+static uint32_t get32(const uint8_t *tmd, int at)
+{
+	uint32_t v;
+	memcpy(&v, tmd + at, 4);
+	return v;
+}
+
+/* Which logical TPCs run a launch whose TMD now reads as given: the hardware
+ * reads the chip's layout, whatever the version byte says. */
 static void execute(const struct chip *c, const uint8_t *tmd, struct fakecuda_launch *rec)
 {
-	uint32_t word0;
-	int any = 0;
+	int l = c->layout, any = 0, width = 32 * tmd_layouts[l].mask_words;
+	int mask_at = tmd_layouts[l].mask_at + (c->quirk == QUIRK_MASK_MISREAD ? 8 : 0);
+	uint32_t words[8] = {0};
 
-	memcpy(&word0, tmd, 4);
-	rec->tmd_version = tmd[72];
+	rec->tmd_version = tmd[tmd_layouts[l].version_at];
 	memset(rec->ran_tpcs, 0, sizeof(rec->ran_tpcs));
-	if (tmd[72] >= 0x40) {
-		memcpy(rec->disable, tmd + 304, 16);
-		rec->mask_enabled = (word0 >> 31) & 1;
-	} else {
-		memset(rec->disable, 0, sizeof(rec->disable));
-		memcpy(rec->disable, tmd + 84, 8);
-		rec->mask_enabled = tmd[72] >= 0x16;
+	for (int i = 0; i < tmd_layouts[l].mask_words; i++)
+		words[i] = get32(tmd, mask_at + 4 * i);
+	if (tmd_layouts[l].upper_at) {
+		for (int i = 0; i < 4; i++)
+			words[4 + i] = get32(tmd, tmd_layouts[l].upper_at + 4 * i);
+		width = 256;
 	}
+	memcpy(rec->disable, words, sizeof(rec->disable));
+	memcpy(rec->disable_hi, words + 4, sizeof(rec->disable_hi));
+	if (c->quirk == QUIRK_NO_VALID)
+		rec->mask_enabled = (tmd[3] >> 7) & 1;
+	else if (tmd_layouts[l].valid_at >= 0)
+		rec->mask_enabled = (tmd[tmd_layouts[l].valid_at] >> 7) & 1;
+	else
+		rec->mask_enabled = rec->tmd_version >= 0x16; /* older TMDs have no mask */
 	for (int t = 0; t < c->n_tpcs; t++) {
-		int bit = tmd[72] >= 0x40 ? c->slot_of[t] : t;
-		int disabled = 0;
-		if (rec->mask_enabled && bit < 128)
-			disabled = (rec->disable[bit / 32] >> (bit % 32)) & 1;
-		if (rec->mask_enabled && tmd[72] < 0x40 && bit >= 64)
-			disabled = 1;
+		int bit = c->slot_of[t], disabled = 0;
+		if (rec->mask_enabled)
+			disabled = bit >= width || ((words[bit / 32] >> (bit % 32)) & 1);
 		if (!disabled) {
 			rec->ran_tpcs[t / 64] |= (uint64_t)1 << (t % 64);
 			any = 1;
 		}
 	}
 	rec->hung = !any;
+}
+
+/* Counts the bits of tmd that differ from before outside the fields of the
+ * layout it carries: anything a callback must not have written. */
+static int stray_bits(const struct chip *c, const uint8_t *before, const uint8_t *tmd)
+{
+	int l = c->layout, n = 0;
+
+	for (int i = 0; i < TMD_BYTES; i++) {
+		uint8_t diff = before[i] ^ tmd[i];
+		int m0 = tmd_layouts[l].mask_at, m1 = m0 + 4 * tmd_layouts[l].mask_words;
+		int u0 = tmd_layouts[l].upper_at, u1 = u0 ? u0 + 16 : 0;
+		if ((i >= m0 && i < m1) || (i >= u0 && i < u1))
+			continue;
+		if (i == tmd_layouts[l].valid_at)
+			diff &= 0x7f;
+		n += __builtin_popcount(diff);
+	}
+	return n;
 }
 
 /* ---- Contexts, modules, memory: just enough for the calibration probe ---- */
@@ -586,17 +700,31 @@ API int cuLaunchKernelEx(const struct fake_launch_config *cfg, void *f, void **p
 
 static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 {
-	uint8_t tmd[TMD_BYTES];
+	uint8_t tmd[TMD_BYTES], before[TMD_BYTES];
 	uint64_t block[11];
 	struct fakecuda_launch rec;
 	const struct chip *c;
+	int l;
 
 	if (!fake.initialised)
 		return 3;
 	c = &fake.chip[current_device()];
-	memset(tmd, 0, sizeof(tmd));
+	l = c->layout;
+	/* Busy bytes, so that stray writes show; the mask fields and valid bit
+	 * clear, as a driver leaves them. */
+	for (int i = 0; i < TMD_BYTES; i++)
+		tmd[i] = (uint8_t)(i * 37 + 11);
+	memset(tmd + tmd_layouts[l].mask_at, 0, 4 * (size_t)tmd_layouts[l].mask_words);
+	if (tmd_layouts[l].upper_at)
+		memset(tmd + tmd_layouts[l].upper_at, 0, 16);
 	tmd[0] = 0x00; tmd[1] = 0x00; tmd[2] = 0x3f; tmd[3] = 0x11; /* as seen on an H100 */
-	tmd[72] = thread_version ? thread_version : c->tmd_version;
+	if (tmd_layouts[l].valid_at >= 0)
+		tmd[tmd_layouts[l].valid_at] &= 0x7f;
+	tmd[tmd_layouts[l].confuser_at] = (uint8_t)tmd_layouts[l].confuser;
+	tmd[tmd_layouts[l].version_at] = thread_version ? thread_version : c->tmd_version;
+	if (fake.poke_at >= 0 && fake.poke_at < TMD_BYTES)
+		tmd[fake.poke_at] = (uint8_t)fake.poke_value;
+	memcpy(before, tmd, sizeof(tmd));
 	memset(block, 0, sizeof(block));
 	memcpy(block, &fake.params_size, 4);
 	/* Word 1: the launching context; word 4: the TMD (docs/hardware-facts.md). */
@@ -610,6 +738,7 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 		}
 	}
 	execute(c, tmd, &rec);
+	rec.stray_bits = stray_bits(c, before, tmd);
 	last = rec;
 	have_last = 1;
 	if (rec.hung) {

@@ -17,7 +17,18 @@
  *                             plus 4 lone TPCs (the default);
  *                             "identity": mask bit t = TPC t, GPC = TPC % 8;
  *                             "a100": pre-Hopper, V03 TMDs (64-bit mask),
- *                             54 TPCs, no clusters
+ *                             54 TPCs, no clusters;
+ *                             "blackwell": compute capability 12.0, V05_00
+ *                             TMDs (version byte 58, mask at byte 280, valid
+ *                             bit 159; byte 72 reads 0x40), 85 TPCs in 96
+ *                             slots, 12 GPCs;
+ *                             "blackwell-misread": the same TMDs, but the
+ *                             hardware reads the mask 8 bytes further on;
+ *                             "blackwell-novalid": the same, but it honours
+ *                             the mask only with bit 31 of word 0 (V04's bit)
+ *   FAKECUDA_TMD_LAYOUT=V04_01 a Blackwell chip emits and reads V04_01 TMDs
+ *                             (version 0x41 at byte 72, mask at 304 and 336)
+ *   FAKECUDA_TMD_POKE=OFF:VAL set TMD byte OFF to VAL (after the version)
  *   FAKECUDA_SMS=132          SM count of the identity chip
  *   FAKECUDA_TMD_VERSION      TMD version byte of every launch (default: the chip's)
  *   FAKECUDA_CTX_ERROR=N      cuDevicePrimaryCtxRetain returns N
@@ -44,12 +55,14 @@
 #include <stdint.h>
 
 struct fakecuda_launch {
-	uint8_t tmd_version;
-	int mask_enabled;       /* V04: enable bit set; V1: always 1 */
-	uint32_t disable[4];    /* the TMD's mask words after the callbacks */
+	uint8_t tmd_version;    /* at the chip's version byte (72, or 58 for V05) */
+	int mask_enabled;       /* the valid bit the hardware reads is set; V01: always */
+	uint32_t disable[4];    /* the mask words 0-3 the hardware read, after the callbacks */
 	int hung;               /* the mask left no working TPC: a real GPU hangs */
 	uint64_t ran_tpcs[4];   /* logical TPCs the launch ran on */
 	int callbacks;          /* callbacks invoked for this launch */
+	uint32_t disable_hi[4]; /* mask words 4-7 (V04_01's upper mask, V05_00) */
+	int stray_bits;         /* bits written outside the TMD layout's mask and valid bit */
 };
 
 /* Returns the record of the calling thread's last launch (0), or -1. */

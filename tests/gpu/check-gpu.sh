@@ -76,7 +76,8 @@ covered = sorted(t for x in g["gpcs"] for t in expand(x["tpcs"]))
 assert covered == list(range(n)), "GPCs cover every TPC exactly once"
 lone = [x["tpcs"] for x in g["gpcs"] if x["own_cluster_domain"]]
 facts = [0,9,18,27,36,45,54,63,1,10,19,28,37,46,55,64,2,11,20,29,38,47,56,65,3,12,21,30,39,48,57,66,13,22,31,40,49,58,67,14,23,32,41,50,59,68,15,24,33,42,51,60,69,16,25,34,43,52,61,70,62,71,75,78,81,83]
-print("tpcs=%d gpcs=%d lone=%s same_map_as_HARDWARE_FACTS=%s" % (n, len(g["gpcs"]), lone, bits == facts))
+assert fields["tmd"] != "none" and fields["tmd"] == g["tmd_layout"], "calibration verified a TMD layout"
+print("tpcs=%d gpcs=%d lone=%s same_map_as_HARDWARE_FACTS=%s tmd=%s cc=%s" % (n, len(g["gpcs"]), lone, bits == facts, fields["tmd"], fields["cc"]))
 PY
 	pass "map is a bijection; GPCs cover all TPCs ($(cat "$LOG/structure.txt"))"
 else

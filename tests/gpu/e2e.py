@@ -99,11 +99,12 @@ def loop(tag, extra, nvt_args=None, env=None):
 
 
 def env_tpcs(nvt_args):
-    """The TPC list nvtaskset would give a command (it exports NVTASKSET_TPCS)."""
+    """The TPC list nvtaskset would give a command on its first GPU (from the
+    NVTASKSET_PARTITION record it exports: "UUID LIST TOPOLOGY;...")."""
     rc, out, err = run([NVT] + nvt_args + ["/usr/bin/env"])
     for line in out.splitlines():
-        if line.startswith("NVTASKSET_TPCS="):
-            return line.split("=", 1)[1]
+        if line.startswith("NVTASKSET_PARTITION="):
+            return line.split("=", 1)[1].split(";")[0].split(" ")[1]
     raise RuntimeError("no partition: %s %s" % (out, err))
 
 

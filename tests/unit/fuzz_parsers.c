@@ -126,14 +126,17 @@ static const char *const seeds[] = {
 	"nvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3",
 	"nvtaskset-topology 1 tpcs=2 gpcs=2 flags=1 map=0,9 gpc=1,0",
 	"nvtaskset-topology 1 tpcs=3 gpcs=2 flags=1 map=75,78,81 gpc=0,1,1\n",
+	"nvtaskset-topology 2 tpcs=3 gpcs=2 flags=1 tmd=V05_00 cc=12.0 map=0,12,95 gpc=0,1,1\n",
+	"nvtaskset-topology 2 tpcs=2 gpcs=0 flags=0 tmd=none cc=0.0 map=1,0",
 	"[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2503, Context: 1} encountered a fatal GPU error.\n"
 	"[2026-11-21 20:01:59.353 Server  2483] Client {PID: 2534, Context ID: 1} on device 0 to be torn down\n",
 	"PID ID SERVER DEVICE NAMESPACE COMMAND\n2503 2 2483 GPU-f 4026531836 loop\n",
 	"Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-7c406bb6-0fa7-9001\n",
 	"NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu\n",
 	"nvtaskset-cache 1 uuid=GPU-1 driver=13000 sms=8 nvrm=580.1\nnvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3\nchecksum=0000000000000000\n",
+	"nvtaskset-cache 2 uuid=GPU-1 driver=13000 sms=4 nvrm=580.1\nnvtaskset-topology 2 tpcs=2 gpcs=0 flags=1 tmd=V04_01 cc=10.0 map=0,1\nchecksum=0000000000000000\n",
 };
-static const char alphabet[] = "0123456789abcdefxX,-: =\n\tgpcmaptsfl";
+static const char alphabet[] = "0123456789abcdefxX,-: =\n\tgpcmaptsflVnoe_.";
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static unsigned next_random(void)

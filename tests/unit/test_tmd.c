@@ -4,80 +4,214 @@
 
 #include <stdint.h>
 
-#define TMD_BYTES 384
+#define TMD_BYTES 384 /* a Hopper or Blackwell TMD */
 
-static void fill(uint8_t *tmd, uint8_t value, uint8_t version)
+/* A poisoned TMD: every byte busy, the layout's version byte set. */
+static void poison(uint8_t *tmd, unsigned version_at, uint8_t version)
 {
-	memset(tmd, value, TMD_BYTES);
-	tmd[NVT_TMD_VERSION_OFFSET] = version;
-}
-
-/* Returns the number of bytes that differ outside [from, to). */
-static int changed_outside(const uint8_t *a, const uint8_t *b, int from, int to)
-{
-	int n = 0;
 	for (int i = 0; i < TMD_BYTES; i++)
-		if ((i < from || i >= to) && a[i] != b[i])
-			n++;
-	return n;
+		tmd[i] = (uint8_t)(0x5a ^ (i * 13));
+	tmd[version_at] = version;
 }
 
-static void test_classify(void)
+static int bytes_equal(const uint8_t *a, const uint8_t *b)
 {
-	CHECK(nvt_tmd_classify(0x00) == NVT_TMD_TOO_OLD);
-	CHECK(nvt_tmd_classify(0x15) == NVT_TMD_TOO_OLD);
-	CHECK(nvt_tmd_classify(0x16) == NVT_TMD_V1); /* V01_06, Kepler */
-	CHECK(nvt_tmd_classify(0x17) == NVT_TMD_V1);
-	CHECK(nvt_tmd_classify(0x22) == NVT_TMD_V1);
-	CHECK(nvt_tmd_classify(0x30) == NVT_TMD_V1); /* V03_00, Ampere/Ada */
-	CHECK(nvt_tmd_classify(0x31) == NVT_TMD_UNKNOWN);
-	CHECK(nvt_tmd_classify(0x3f) == NVT_TMD_UNKNOWN);
-	CHECK(nvt_tmd_classify(0x40) == NVT_TMD_V4);  /* V04_00, Hopper */
-	CHECK(nvt_tmd_classify(0x41) == NVT_TMD_UNKNOWN);
-	CHECK(nvt_tmd_classify(0x50) == NVT_TMD_UNKNOWN); /* Blackwell: unverified */
-	CHECK(nvt_tmd_classify(0xff) == NVT_TMD_UNKNOWN);
+	return memcmp(a, b, TMD_BYTES) == 0;
 }
 
-static void test_v1(void)
-{
-	uint8_t tmd[TMD_BYTES], before[TMD_BYTES];
+/* Where NVIDIA's class headers put each layout's fields, written out as the
+ * test's own expectation (open-gpu-doc classes/compute/, see src/tmd.c). */
+static const struct expect {
+	unsigned layout;
+	unsigned version_at;
+	uint8_t version;
+	unsigned part_at[2], part_words[2];
+	int valid_byte; /* the byte holding the valid bit as its bit 7; -1 none */
+} expects[] = {
+	/* clc6c0qmd.h SM_DISABLE_MASK_LOWER/UPPER MW(703:672)/MW(735:704). */
+	{NVT_TMD_V01, 72, 0x30, {84, 0}, {2, 0}, -1},
+	/* clcbc0qmd.h TPC_DISABLE_MASK(i) MW(2463+32i:2432+32i), _VALID MW(31:31). */
+	{NVT_TMD_V04_00, 72, 0x40, {304, 0}, {4, 0}, 3},
+	/* clcdc0qmd.h V04_01: the same plus TPC_DISABLE_MASK_UPPER(i) MW(2719+32i:2688+32i). */
+	{NVT_TMD_V04_01, 72, 0x41, {304, 336}, {4, 4}, 3},
+	/* clcdc0qmd.h V05_00: TPC_DISABLE_MASK(i) MW(2271+32i:2240+32i), _VALID MW(159:159),
+	 * QMD_MAJOR/MINOR_VERSION MW(471:464). */
+	{NVT_TMD_V05_00, 58, 0x50, {280, 0}, {8, 0}, 19},
+};
 
-	fill(tmd, 0xaa, 0x30);
-	memcpy(before, tmd, sizeof(tmd));
-	nvt_tmd_write_v1(tmd, 0x0123456789abcdefull);
-	CHECK(changed_outside(before, tmd, 84, 92) == 0);
-	CHECK(tmd[84] == 0xef && tmd[87] == 0x89 && tmd[88] == 0x67 && tmd[91] == 0x01);
-	CHECK(nvt_tmd_read_v1(tmd) == 0x0123456789abcdefull);
-	CHECK(nvt_tmd_version(tmd) == 0x30);
+static void test_names(void)
+{
+	CHECK_STR(nvt_tmd_layout_name(NVT_TMD_NONE), "none");
+	CHECK_STR(nvt_tmd_layout_name(NVT_TMD_V01), "V01");
+	CHECK_STR(nvt_tmd_layout_name(NVT_TMD_V04_00), "V04_00");
+	CHECK_STR(nvt_tmd_layout_name(NVT_TMD_V04_01), "V04_01");
+	CHECK_STR(nvt_tmd_layout_name(NVT_TMD_V05_00), "V05_00");
+	CHECK(nvt_tmd_layout_name(NVT_TMD_LAYOUTS) == NULL);
+	for (unsigned l = 0; l < NVT_TMD_LAYOUTS; l++) {
+		const char *name = nvt_tmd_layout_name(l);
+		CHECK(nvt_tmd_layout_from_name(name, strlen(name)) == (int)l);
+	}
+	CHECK(nvt_tmd_layout_from_name("V05_0", 5) == -1);
+	CHECK(nvt_tmd_layout_from_name("V05_001", 7) == -1);
+	CHECK(nvt_tmd_layout_from_name("V05_00 ", 6) == NVT_TMD_V05_00); /* len counts */
+	CHECK(nvt_tmd_layout_from_name("", 0) == -1);
+	CHECK(nvt_tmd_layout_bits(NVT_TMD_NONE) == 0);
+	CHECK(nvt_tmd_layout_bits(NVT_TMD_V01) == 64);
+	CHECK(nvt_tmd_layout_bits(NVT_TMD_V04_00) == 128);
+	CHECK(nvt_tmd_layout_bits(NVT_TMD_V04_01) == 256);
+	CHECK(nvt_tmd_layout_bits(NVT_TMD_V05_00) == 256);
+	CHECK(nvt_tmd_layout_bits(99) == 0);
+	CHECK(nvt_tmd_version_offset(NVT_TMD_V05_00) == 58);
+	CHECK(nvt_tmd_version_offset(NVT_TMD_V04_00) == 72);
+	CHECK(nvt_tmd_version_offset(NVT_TMD_V04_01) == 72);
+	CHECK(nvt_tmd_version_offset(NVT_TMD_V01) == 72);
 }
 
-static void test_v4(void)
+static void test_layouts_for_cc(void)
 {
-	uint8_t tmd[TMD_BYTES], before[TMD_BYTES];
-	uint32_t disable[4] = {0xfffffff0u, 0x12345678u, 0xffffffffu, 0x80000001u}, back[4];
+	unsigned l[4];
 
-	fill(tmd, 0x11, 0x40);
-	tmd[3] = 0x11; /* bit 31 of word 0 clear */
-	memcpy(before, tmd, sizeof(tmd));
-	nvt_tmd_write_v4(tmd, disable);
-	/* Only the mask words and the top byte of word 0 change. */
-	CHECK(changed_outside(before, tmd, 304, 320) == 1);
-	CHECK(tmd[3] == (0x11 | 0x80) && tmd[0] == 0x11 && tmd[1] == 0x11 && tmd[2] == 0x11);
-	CHECK(tmd[304] == 0xf0 && tmd[308] == 0x78 && tmd[319] == 0x80);
-	CHECK(nvt_tmd_read_v4(tmd, back) == 1);
-	CHECK(memcmp(back, disable, sizeof(back)) == 0);
-	/* Idempotent: writing again changes nothing. */
-	memcpy(before, tmd, sizeof(tmd));
-	nvt_tmd_write_v4(tmd, disable);
-	CHECK(memcmp(before, tmd, sizeof(tmd)) == 0);
-	fill(tmd, 0, 0x40);
-	CHECK(nvt_tmd_read_v4(tmd, back) == 0);
+	CHECK(nvt_tmd_layouts_for_cc(6, 1, l, 4) == 0);
+	CHECK(nvt_tmd_layouts_for_cc(7, 0, l, 4) == 1 && l[0] == NVT_TMD_V01);
+	CHECK(nvt_tmd_layouts_for_cc(8, 9, l, 4) == 1 && l[0] == NVT_TMD_V01);
+	CHECK(nvt_tmd_layouts_for_cc(9, 0, l, 4) == 1 && l[0] == NVT_TMD_V04_00);
+	CHECK(nvt_tmd_layouts_for_cc(10, 0, l, 4) == 2 && l[0] == NVT_TMD_V05_00 &&
+	      l[1] == NVT_TMD_V04_01);
+	CHECK(nvt_tmd_layouts_for_cc(12, 1, l, 4) == 2 && l[0] == NVT_TMD_V05_00);
+	CHECK(nvt_tmd_layouts_for_cc(12, 0, l, 1) == 1 && l[0] == NVT_TMD_V05_00); /* room for 1 */
+	CHECK(nvt_tmd_layouts_for_cc(13, 0, l, 4) == 0); /* nothing known: nothing written */
+}
+
+static void test_version_check(void)
+{
+	uint8_t tmd[TMD_BYTES];
+
+	poison(tmd, 72, 0x40);
+	CHECK(nvt_tmd_is(NVT_TMD_V04_00, tmd) && !nvt_tmd_is(NVT_TMD_V04_01, tmd));
+	CHECK(!nvt_tmd_is(NVT_TMD_NONE, tmd) && !nvt_tmd_is(NVT_TMD_V01, tmd));
+	for (unsigned v = 0; v < 256; v++) {
+		tmd[72] = (uint8_t)v;
+		CHECK(nvt_tmd_is(NVT_TMD_V01, tmd) == (v >= 0x16 && v <= 0x30));
+		CHECK(nvt_tmd_is(NVT_TMD_V04_00, tmd) == (v == 0x40));
+	}
+	/* A V05 TMD is known by byte 58 alone: byte 72 (RELEASE_SEMAPHORE0_PAYLOAD_UPPER
+	 * there) may read like a Hopper version. */
+	poison(tmd, 58, 0x50);
+	tmd[72] = 0x40;
+	CHECK(nvt_tmd_is(NVT_TMD_V05_00, tmd));
+	tmd[58] = 0x51; /* V05_01 has another layout */
+	CHECK(!nvt_tmd_is(NVT_TMD_V05_00, tmd));
+	tmd[58] = 0x40;
+	CHECK(!nvt_tmd_is(NVT_TMD_V05_00, tmd));
+}
+
+/* Writes each layout's mask on a poisoned TMD and checks every byte. */
+static void test_write_layouts(void)
+{
+	const uint32_t disable[NVT_TMD_MASK_WORDS] = {0xfffffff0u, 0x12345678u, 0x9abcdef0u,
+						      0x80000001u, 0x0f0f0f0fu, 0xdeadbeefu,
+						      0x00000003u, 0xc0000000u};
+
+	for (size_t e = 0; e < sizeof(expects) / sizeof(expects[0]); e++) {
+		const struct expect *x = &expects[e];
+		uint8_t tmd[TMD_BYTES], before[TMD_BYTES];
+		uint32_t back[NVT_TMD_MASK_WORDS];
+		unsigned w = 0;
+
+		poison(tmd, x->version_at, x->version);
+		if (x->valid_byte >= 0)
+			tmd[x->valid_byte] &= 0x7f; /* valid bit clear */
+		memcpy(before, tmd, sizeof(tmd));
+		CHECK(nvt_tmd_read(x->layout, tmd, back) == (x->valid_byte < 0 ? 1 : 0));
+		CHECK(nvt_tmd_write(x->layout, tmd, disable) == 0);
+		for (int i = 0; i < TMD_BYTES; i++) {
+			int in_mask = 0;
+			uint8_t want = before[i];
+			for (unsigned p = 0; p < 2; p++) {
+				unsigned at = x->part_at[p], words = x->part_words[p];
+				if (words && (unsigned)i >= at && (unsigned)i < at + 4 * words) {
+					unsigned word = (p ? x->part_words[0] : 0) + ((unsigned)i - at) / 4;
+					want = (uint8_t)(disable[word] >> (8 * (((unsigned)i - at) % 4)));
+					in_mask = 1;
+				}
+			}
+			if (!in_mask && i == x->valid_byte)
+				want = before[i] | 0x80;
+			if (tmd[i] != want) {
+				fprintf(stderr, "layout %s: byte %d is 0x%02x, expected 0x%02x\n",
+					nvt_tmd_layout_name(x->layout), i, tmd[i], want);
+				CHECK(0);
+			}
+		}
+		CHECK(nvt_tmd_read(x->layout, tmd, back) == 1);
+		for (w = 0; w < x->part_words[0] + x->part_words[1]; w++)
+			CHECK(back[w] == disable[w]);
+		for (; w < NVT_TMD_MASK_WORDS; w++)
+			CHECK(back[w] == 0);
+		/* Idempotent: writing again changes nothing. */
+		memcpy(before, tmd, sizeof(tmd));
+		CHECK(nvt_tmd_write(x->layout, tmd, disable) == 0);
+		CHECK(bytes_equal(before, tmd));
+	}
+}
+
+/* A TMD whose version byte is not the layout's is left as it is. */
+static void test_mismatch_untouched(void)
+{
+	static const uint8_t wrong[] = {0x00, 0x15, 0x30, 0x40, 0x41, 0x50, 0x51, 0xff};
+	const uint32_t disable[NVT_TMD_MASK_WORDS] = {1, 2, 3, 4, 5, 6, 7, 8};
+
+	for (size_t e = 0; e < sizeof(expects) / sizeof(expects[0]); e++) {
+		const struct expect *x = &expects[e];
+		for (size_t v = 0; v < sizeof(wrong); v++) {
+			uint8_t tmd[TMD_BYTES], before[TMD_BYTES];
+			uint32_t back[NVT_TMD_MASK_WORDS];
+			if (wrong[v] == x->version)
+				continue;
+			poison(tmd, x->version_at, wrong[v]);
+			/* The other layout family's version byte says "mine": still not. */
+			tmd[x->version_at == 58 ? 72 : 58] = x->version;
+			memcpy(before, tmd, sizeof(tmd));
+			CHECK(nvt_tmd_write(x->layout, tmd, disable) == -1);
+			CHECK(bytes_equal(before, tmd));
+			CHECK(nvt_tmd_read(x->layout, tmd, back) == -1);
+		}
+	}
+	/* No layout, or one out of range: never written. */
+	{
+		uint8_t tmd[TMD_BYTES], before[TMD_BYTES];
+		poison(tmd, 72, 0x40);
+		memcpy(before, tmd, sizeof(tmd));
+		CHECK(nvt_tmd_write(NVT_TMD_NONE, tmd, disable) == -1);
+		CHECK(nvt_tmd_write(NVT_TMD_LAYOUTS, tmd, disable) == -1);
+		CHECK(bytes_equal(before, tmd));
+	}
+}
+
+/* The valid bit of a V05 TMD is bit 159: bit 7 of byte 19, and not the bit
+ * V04 uses (bit 31 of word 0 is HW_ONLY_REQUIRE_SCHEDULING_PCAS in V05). */
+static void test_v05_valid_bit(void)
+{
+	uint8_t tmd[TMD_BYTES];
+	uint32_t zero[NVT_TMD_MASK_WORDS] = {0};
+
+	memset(tmd, 0, sizeof(tmd));
+	tmd[58] = 0x50;
+	CHECK(nvt_tmd_write(NVT_TMD_V05_00, tmd, zero) == 0);
+	CHECK(tmd[19] == 0x80 && tmd[3] == 0 && tmd[16] == 0);
+	memset(tmd, 0, sizeof(tmd));
+	tmd[72] = 0x40;
+	CHECK(nvt_tmd_write(NVT_TMD_V04_00, tmd, zero) == 0);
+	CHECK(tmd[3] == 0x80 && tmd[19] == 0);
 }
 
 int main(void)
 {
-	test_classify();
-	test_v1();
-	test_v4();
+	test_names();
+	test_layouts_for_cc();
+	test_version_check();
+	test_write_layouts();
+	test_mismatch_untouched();
+	test_v05_valid_bit();
 	return CHECK_DONE();
 }

@@ -23,11 +23,14 @@ static struct nvt_topology h100(int with_gpcs)
 	}
 	t.n_gpcs = with_gpcs ? 12 : 0;
 	t.flags = NVT_TOPO_CALIBRATED;
+	t.tmd_layout = NVT_TMD_V04_00;
+	t.cc_major = 9;
 	return t;
 }
 
-/* The enabled (clear) bits of a V04 disable mask, as a list. */
-static const char *enabled_bits(const uint32_t d[4])
+/* The enabled (clear) bits below 128 of a disable mask, as a list; the words
+ * above (V04_01, V05_00) must be 0. */
+static const char *enabled_bits(const uint32_t d[NVT_TMD_MASK_WORDS])
 {
 	static char buf[NVT_LIST_TEXT_MAX];
 	struct nvt_tpcset s;
@@ -35,6 +38,8 @@ static const char *enabled_bits(const uint32_t d[4])
 	for (unsigned b = 0; b < 128; b++)
 		if (!((d[b / 32] >> (b % 32)) & 1))
 			nvt_set_add(&s, b);
+	for (unsigned w = 4; w < NVT_TMD_MASK_WORDS; w++)
+		CHECK(d[w] == 0);
 	nvt_format_list(&s, buf, sizeof(buf));
 	return buf;
 }
@@ -43,19 +48,20 @@ static void test_identity(void)
 {
 	struct nvt_topology t;
 	struct nvt_tpcset s = set_of("0-3"), all;
-	uint32_t d[4];
-	uint64_t d1;
+	uint32_t d[NVT_TMD_MASK_WORDS];
 
 	nvt_topo_identity(&t, 66);
 	CHECK(nvt_topo_validate(&t) == 0);
-	CHECK(nvt_topo_disable_v4(&t, &s, d) == 4);
+	CHECK(t.tmd_layout == NVT_TMD_NONE); /* nothing measured, nothing verified */
+	memset(d, 0x55, sizeof(d));
+	CHECK(nvt_topo_disable(&t, &s, d) == 4);
 	CHECK(d[0] == 0xfffffff0u && d[1] == ~0u && d[2] == ~0u && d[3] == ~0u);
-	CHECK(nvt_topo_disable_v1(&t, &s, &d1) == 4 && d1 == ~0xfull);
+	CHECK(d[4] == 0 && d[5] == 0 && d[6] == 0 && d[7] == 0);
 	s = set_of("64-65");
-	CHECK(nvt_topo_disable_v4(&t, &s, d) == 2);
-	CHECK(nvt_topo_disable_v1(&t, &s, &d1) == 0); /* not expressible in 64 bits */
+	CHECK(nvt_topo_disable(&t, &s, d) == 2);
+	CHECK_STR(enabled_bits(d), "64-65");
 	s = set_of("66-100");
-	CHECK(nvt_topo_disable_v4(&t, &s, d) == 0); /* TPCs the GPU lacks enable nothing */
+	CHECK(nvt_topo_disable(&t, &s, d) == 0); /* TPCs the GPU lacks enable nothing */
 	nvt_topo_all(&t, &all);
 	CHECK(nvt_set_count(&all) == 66 && nvt_set_highest(&all) == 65);
 	nvt_topo_identity(&t, 200);
@@ -66,23 +72,23 @@ static void test_h100_map(void)
 {
 	struct nvt_topology t = h100(0);
 	struct nvt_tpcset s;
-	uint32_t d[4];
+	uint32_t d[NVT_TMD_MASK_WORDS];
 
 	CHECK(nvt_topo_validate(&t) == 0);
 	s = set_of("0");
-	CHECK(nvt_topo_disable_v4(&t, &s, d) == 1);
+	CHECK(nvt_topo_disable(&t, &s, d) == 1);
 	CHECK_STR(enabled_bits(d), "0");
 	s = set_of("1");
-	nvt_topo_disable_v4(&t, &s, d);
+	nvt_topo_disable(&t, &s, d);
 	CHECK_STR(enabled_bits(d), "9");
 	s = set_of("62-65");
-	CHECK(nvt_topo_disable_v4(&t, &s, d) == 4);
+	CHECK(nvt_topo_disable(&t, &s, d) == 4);
 	CHECK_STR(enabled_bits(d), "75,78,81,83");
 	s = set_of("0-3");
-	nvt_topo_disable_v4(&t, &s, d);
+	nvt_topo_disable(&t, &s, d);
 	CHECK_STR(enabled_bits(d), "0,9,18,27");
 	s = set_of("0-65");
-	CHECK(nvt_topo_disable_v4(&t, &s, d) == 66);
+	CHECK(nvt_topo_disable(&t, &s, d) == 66);
 	CHECK_STR(enabled_bits(d), "0-3,9-16,18-25,27-34,36-43,45-52,54-71,75,78,81,83");
 }
 
@@ -111,6 +117,24 @@ static void test_validate(void)
 	t = h100(1);
 	t.n_gpcs = NVT_MAX_GPCS + 1;
 	CHECK(nvt_topo_validate(&t) == -1);
+	/* Layouts: known ones only, only on a measured map, V01 within 64 bits. */
+	t = h100(1);
+	t.tmd_layout = NVT_TMD_LAYOUTS;
+	CHECK(nvt_topo_validate(&t) == -1);
+	t = h100(1);
+	t.flags = 0;
+	CHECK(nvt_topo_validate(&t) == -1);
+	t.tmd_layout = NVT_TMD_NONE;
+	CHECK(nvt_topo_validate(&t) == 0);
+	t = h100(1);
+	t.tmd_layout = NVT_TMD_V01; /* the H100 map reaches bit 83 */
+	CHECK(nvt_topo_validate(&t) == -1);
+	t.n_tpcs = 6; /* bits 0-54 */
+	t.n_gpcs = 0;
+	CHECK(nvt_topo_validate(&t) == 0);
+	t = h100(1);
+	t.tmd_layout = NVT_TMD_V05_00;
+	CHECK(nvt_topo_validate(&t) == 0);
 }
 
 static void test_gpcs(void)
@@ -143,20 +167,46 @@ static void test_text(void)
 	char text[NVT_TOPO_TEXT_MAX], bad[NVT_TOPO_TEXT_MAX + 2], small[16];
 
 	CHECK(nvt_topo_format(&t, text, sizeof(text)) > 0);
-	CHECK(strncmp(text, "nvtaskset-topology 1 tpcs=66 gpcs=12 flags=1 map=0,9,18,", 56) == 0);
+	CHECK(strncmp(text, "nvtaskset-topology 2 tpcs=66 gpcs=12 flags=1 tmd=V04_00 cc=9.0 "
+			    "map=0,9,18,",
+		      74) == 0);
 	CHECK(nvt_topo_parse(text, &back) == 0);
 	CHECK(memcmp(&t, &back, sizeof(t)) == 0);
 	snprintf(bad, sizeof(bad), "%s\n", text);
 	CHECK(nvt_topo_parse(bad, &back) == 0);
 	CHECK(nvt_topo_format(&t, small, sizeof(small)) == -1);
+	/* Every layout and compute capability round-trips. */
+	for (unsigned l = 0; l < NVT_TMD_LAYOUTS; l++) {
+		t = h100(0);
+		t.n_tpcs = 8; /* bits below 64: valid for V01 too */
+		memset(t.hw_bit + 8, NVT_NONE, sizeof(t.hw_bit) - 8);
+		t.tmd_layout = (uint8_t)l;
+		t.cc_major = 12;
+		t.cc_minor = 1;
+		CHECK(nvt_topo_format(&t, text, sizeof(text)) > 0);
+		CHECK(nvt_topo_parse(text, &back) == 0 && memcmp(&t, &back, sizeof(t)) == 0);
+	}
+	t.tmd_layout = NVT_TMD_LAYOUTS;
+	CHECK(nvt_topo_format(&t, text, sizeof(text)) == -1);
 
 	nvt_topo_identity(&t, 4);
 	nvt_topo_format(&t, text, sizeof(text));
-	CHECK_STR(text, "nvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3");
+	CHECK_STR(text, "nvtaskset-topology 2 tpcs=4 gpcs=0 flags=0 tmd=none cc=0.0 map=0,1,2,3");
 	CHECK(nvt_topo_parse(text, &back) == 0 && back.n_tpcs == 4 && back.gpc[0] == NVT_NONE);
+	CHECK(back.tmd_layout == NVT_TMD_NONE);
 
 	CHECK(nvt_topo_parse("", &back) == -1);
+	CHECK(nvt_topo_parse("nvtaskset-topology 3 tpcs=1 gpcs=0 flags=0 tmd=none cc=0.0 map=0", &back) == -1);
 	CHECK(nvt_topo_parse("nvtaskset-topology 2 tpcs=1 gpcs=0 flags=0 map=0", &back) == -1);
+	CHECK(nvt_topo_parse("nvtaskset-topology 2 tpcs=1 gpcs=0 flags=1 tmd=V05 cc=12.0 map=0", &back) == -1);
+	CHECK(nvt_topo_parse("nvtaskset-topology 2 tpcs=1 gpcs=0 flags=1 tmd=V05_00 map=0", &back) == -1);
+	CHECK(nvt_topo_parse("nvtaskset-topology 2 tpcs=1 gpcs=0 flags=1 tmd=V05_00 cc=12 map=0", &back) == -1);
+	CHECK(nvt_topo_parse("nvtaskset-topology 2 tpcs=1 gpcs=0 flags=1 tmd=V05_00 cc=256.0 map=0", &back) == -1);
+	CHECK(nvt_topo_parse("nvtaskset-topology 2 tpcs=1 gpcs=0 flags=1 tmd=V05_00 cc=12.0 map=0", &back) == 0);
+	CHECK(back.tmd_layout == NVT_TMD_V05_00 && back.cc_major == 12 && back.cc_minor == 0);
+	/* A layout claims a calibration. */
+	CHECK(nvt_topo_parse("nvtaskset-topology 2 tpcs=1 gpcs=0 flags=0 tmd=V05_00 cc=12.0 map=0", &back) == -1);
+	CHECK(nvt_topo_parse("nvtaskset-topology 2 tpcs=1 gpcs=0 flags=1 tmd=V01 cc=8.0 map=64", &back) == -1);
 	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=1 gpcs=0 flags=0 map=0 ", &back) == -1);
 	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=2 gpcs=0 flags=0 map=0", &back) == -1);
 	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=2 gpcs=0 flags=0 map=0,0", &back) == -1);
@@ -168,6 +218,33 @@ static void test_text(void)
 	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=2 gpcs=2 flags=0 map=0,1 gpc=1,0", &back) == 0);
 	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=999 gpcs=0 flags=0 map=0", &back) == -1);
 	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=1 gpcs=0 flags=99999999 map=0", &back) == -1);
+	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=1 gpcs=0 flags=0 tmd=none cc=0.0 map=0", &back) == -1);
+}
+
+/*
+ * Version 1 records (nvtaskset 0.1): V04_00 is verified only where the old
+ * calibration must have swept it, a calibrated map naming a bit >= 64.
+ */
+static void test_legacy_text(void)
+{
+	struct nvt_topology t = h100(1), back;
+	char text[NVT_TOPO_TEXT_MAX];
+	int n = snprintf(text, sizeof(text), "nvtaskset-topology 1 tpcs=66 gpcs=0 flags=1 map=");
+
+	for (unsigned i = 0; i < 66; i++)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, i ? ",%u" : "%u", h100_bits[i]);
+	CHECK(nvt_topo_parse(text, &back) == 0);
+	CHECK(back.tmd_layout == NVT_TMD_V04_00 && back.cc_major == 0 && back.cc_minor == 0);
+	CHECK(memcmp(back.hw_bit, t.hw_bit, sizeof(t.hw_bit)) == 0);
+	CHECK(nvt_topo_legacy_layout(&back) == NVT_TMD_V04_00);
+	/* Measured, but bits 0-63 only: a V01 sweep or a small V04 one. */
+	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=2 gpcs=0 flags=1 map=0,63", &back) == 0);
+	CHECK(back.tmd_layout == NVT_TMD_NONE);
+	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=2 gpcs=0 flags=1 map=0,64", &back) == 0);
+	CHECK(back.tmd_layout == NVT_TMD_V04_00);
+	/* Not measured at all. */
+	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=2 gpcs=0 flags=0 map=0,64", &back) == 0);
+	CHECK(back.tmd_layout == NVT_TMD_NONE);
 }
 
 /* The sweep a calibration would see on the H100 fixture. */
@@ -245,8 +322,9 @@ static void test_cache_record(void)
 	int n = nvt_cache_format(&key, &t, text, sizeof(text));
 
 	CHECK(n > 0 && text[n - 1] == '\n');
-	CHECK(strncmp(text, "nvtaskset-cache 1 uuid=GPU-0123-abcd driver=13000 sms=132 nvrm=580.159.04\n",
-		      74) == 0);
+	CHECK(strncmp(text, "nvtaskset-cache 2 uuid=GPU-0123-abcd driver=13000 sms=132 nvrm=580.159.04\n"
+			    "nvtaskset-topology 2 ",
+		      95) == 0);
 	CHECK(nvt_cache_parse(text, &key, &back, &found) == NVT_CACHE_OK);
 	CHECK(found.sms == 132 && found.driver_version == 13000 && !strcmp(found.nvrm, "580.159.04"));
 	/* Identified from /proc (no driver call): UUID and module version decide. */
@@ -293,6 +371,45 @@ static void test_cache_record(void)
 	CHECK(nvt_cache_format(&key, &t, text, sizeof(text)) == -1);
 	snprintf(key.uuid, sizeof(key.uuid), "bad uuid");
 	CHECK(nvt_cache_format(&key, &t, text, sizeof(text)) == -1);
+}
+
+/* A record as nvtaskset 0.1 wrote it: its checksum is FNV-1a of the first two lines. */
+static void v1_record(char *buf, size_t len, const char *topo_line)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	int n = snprintf(buf, len, "nvtaskset-cache 1 uuid=GPU-1 driver=13000 sms=4 nvrm=580.1\n%s\n",
+			 topo_line);
+	for (int i = 0; i < n; i++) {
+		h ^= (unsigned char)buf[i];
+		h *= 0x100000001b3ull;
+	}
+	snprintf(buf + n, len - (size_t)n, "checksum=%016llx\n", (unsigned long long)h);
+}
+
+static void test_legacy_cache(void)
+{
+	struct nvt_cache_key key = {"GPU-1", 13000, 4, "580.1"};
+	struct nvt_topology back;
+	char text[NVT_CACHE_TEXT_MAX];
+
+	/* A Hopper record, measured through V04_00: kept, V04_00 verified. */
+	v1_record(text, sizeof(text), "nvtaskset-topology 1 tpcs=2 gpcs=0 flags=1 map=75,83");
+	CHECK(nvt_cache_parse(text, &key, &back, NULL) == NVT_CACHE_OK);
+	CHECK(back.tmd_layout == NVT_TMD_V04_00 && back.hw_bit[1] == 83);
+	/* One that proves no layout: measured again. */
+	v1_record(text, sizeof(text), "nvtaskset-topology 1 tpcs=2 gpcs=0 flags=1 map=0,1");
+	CHECK(nvt_cache_parse(text, &key, &back, NULL) == NVT_CACHE_UNVERIFIED);
+	/* Versions must agree: a version 1 record with a version 2 line, and the reverse. */
+	v1_record(text, sizeof(text),
+		  "nvtaskset-topology 2 tpcs=2 gpcs=0 flags=1 tmd=V05_00 cc=12.0 map=0,1");
+	CHECK(nvt_cache_parse(text, &key, &back, NULL) == NVT_CACHE_CORRUPT);
+	back = (struct nvt_topology){0};
+	CHECK(nvt_topo_parse("nvtaskset-topology 1 tpcs=2 gpcs=0 flags=1 map=75,83", &back) == 0);
+	CHECK(nvt_cache_format(&key, &back, text, sizeof(text)) > 0);
+	CHECK(strstr(text, "nvtaskset-cache 2 ") == text && strstr(text, "tmd=V04_00 cc=0.0"));
+	CHECK(nvt_cache_parse(text, &key, &back, NULL) == NVT_CACHE_OK);
+	text[strlen("nvtaskset-cache ")] = '3';
+	CHECK(nvt_cache_parse(text, &key, &back, NULL) == NVT_CACHE_CORRUPT);
 }
 
 static const char *pick(const struct nvt_topology *t, const char *avail, unsigned n,
@@ -348,5 +465,7 @@ int main(void)
 	test_validate();
 	test_gpcs();
 	test_text();
+	test_legacy_text();
+	test_legacy_cache();
 	return CHECK_DONE();
 }

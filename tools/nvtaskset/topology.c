@@ -39,12 +39,18 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 		printf(",\"uuid\":\"%s\",\"sms\":%d,\"tpcs\":%u,\"gpcs_known\":%s,\"cache\":",
 		       g->key.uuid, g->info.sms, t->n_tpcs, t->n_gpcs ? "true" : "false");
 		json_string(g->cache_path);
-		printf(",\"gpcs\":[");
+		printf(",\"tmd_layout\":\"%s\",\"compute_capability\":\"%u.%u\",\"gpcs\":[",
+		       nvt_tmd_layout_name(t->tmd_layout), t->cc_major, t->cc_minor);
 	} else {
 		printf("GPU %d: %s (%s)\n  %u TPCs, %d SMs, %u GPCs%s; %s\n", g->index, g->info.name,
 		       g->key.uuid, t->n_tpcs, g->info.sms, t->n_gpcs,
 		       t->n_gpcs ? "" : " (unknown: needs thread-block clusters)",
 		       g->from_cache ? "calibration read from the cache" : "calibrated now");
+		/* 0.0: a record from before the compute capability was kept. */
+		printf("  TMD layout %s, verified by calibration%s", nvt_tmd_layout_name(t->tmd_layout),
+		       t->cc_major ? "" : "\n");
+		if (t->cc_major)
+			printf(" (compute capability %u.%u)\n", t->cc_major, t->cc_minor);
 		printf("  %-4s %-27s %-22s %s\n", "GPC", "TPCs", "mask bits", "SMs");
 	}
 	for (unsigned gpc = 0; gpc < n_groups; gpc++) {
@@ -96,9 +102,11 @@ int nvt_cmd_topology(const struct options *o)
 	for (int i = 0; i < n; i++) {
 		struct nvt_gpu_topology g = load_gpu(which[i], o->calibrate);
 		if (o->calibrate && !o->json && !o->topology) {
-			printf("GPU %d: %s (%s): %u TPCs, %u GPCs, calibrated in %.2f s%s%s\n",
-			       which[i], g.info.name, g.key.uuid, g.topo.n_tpcs, g.topo.n_gpcs,
-			       g.seconds, g.cache_path[0] ? "; saved in " : "", g.cache_path);
+			printf("GPU %d: %s (%s): %u TPCs, %u GPCs, calibrated in %.2f s, TMD layout %s "
+			       "verified%s%s\n",
+			       which[i], g.info.name, g.key.uuid, g.topo.n_tpcs, g.topo.n_gpcs, g.seconds,
+			       nvt_tmd_layout_name(g.topo.tmd_layout),
+			       g.cache_path[0] ? "; saved in " : "", g.cache_path);
 			continue;
 		}
 		print_topology(o, &g, i == 0);
