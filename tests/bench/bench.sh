@@ -2,6 +2,7 @@
 # make bench: builds the benchmark programs and runs tests/bench/bench.py,
 # writing CSV, PNG and summary.md into OUTDIR (default docs/bench). Needs an
 # NVIDIA Hopper GPU, nvcc with cuBLAS, MPS and python3 with matplotlib.
+# BENCH_ONLY=startup,launch,... runs only those benchmarks.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUTDIR=${1:-$ROOT/docs/bench}

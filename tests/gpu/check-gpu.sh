@@ -161,6 +161,40 @@ fi
 
 fi # ONLY_E2E
 
+# ---- Several GPUs: each its own partition, through its own map ---------------------
+n_gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if [ -z "${ONLY_E2E:-}" ] && [ "${n_gpus:-0}" -ge 2 ]; then
+	T "$NVT" --topology >"$LOG/topology-all.txt" 2>&1
+	maps=$(for f in "$(dirname "$(sed -n 's/.*saved in \(.*\)$/\1/p' "$LOG/calibrate.txt" | tail -1)")"/GPU-*.topo; do
+		sed -n 's/.* map=\([0-9,]*\).*/\1/p' "$f"; done | sort -u | wc -l)
+	echo "GPUs: $n_gpus; distinct TPC maps among them: $maps" | tee -a "$LOG/multigpu.txt"
+	# expect "LABEL" "NVTASKSET ARGS" "dev=0 SMs" "dev=1 SMs" [env...]
+	expect() {
+		local label=$1 args=$2 want0=$3 want1=$4 out
+		shift 4
+		# shellcheck disable=SC2086
+		out=$(LIMIT=60 T env "$@" "$NVT" --no-mps $args "$G/smid" devices 2>&1)
+		echo "$label: $out" >>"$LOG/multigpu.txt"
+		if [ "$(grep -c "^dev=0 sms=$want0\$" <<<"$out")" == 2 ] &&
+			{ [ -z "$want1" ] || [ "$(grep -c "^dev=1 sms=$want1\$" <<<"$out")" == 2 ]; }; then
+			pass "$label"
+		else
+			fail "$label" "want dev=0 sms=$want0 dev=1 sms=$want1, got: $(tr '\n' ' ' <<<"$out")"
+		fi
+	}
+	all_sms=$(python3 -c 'import json,sys; print("0-%d" % (json.load(open(sys.argv[1]))["gpus"][0]["sms"] - 1))' "$LOG/topology.json")
+	expect "two GPUs, a partition each (--gpu 0=0-32 --gpu 1=40-65), launches from two threads" \
+		"-c --gpu 0=0-32 --gpu 1=40-65" "$(sms_of 0-32)" "$(sms_of 40-65)" A=1
+	expect "two GPUs, the same list on each (-c 5,37)" "-c 5,37" "$(sms_of 5,37)" "$(sms_of 5,37)" A=1
+	expect "two GPUs, GPU 1 only (--gpu 1 -c 62-65): GPU 0 unpartitioned" "--gpu 1 -c 62-65" \
+		"$all_sms" "$(sms_of 62-65)" A=1
+	uuid1=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 1)
+	expect "CUDA_VISIBLE_DEVICES=1: nvidia-smi's GPU 1 is the task's device 0 (--gpu $uuid1=3)" \
+		"-c --gpu $uuid1=3" "$(sms_of 3)" "" CUDA_VISIBLE_DEVICES=1
+	expect "CUDA_VISIBLE_DEVICES=1,0 (-c --gpu 0=7 --gpu 1=9)" "-c --gpu 0=7 --gpu 1=9" \
+		"$(sms_of 9)" "$(sms_of 7)" CUDA_VISIBLE_DEVICES=1,0
+fi
+
 # ---- End to end under MPS (co-running, live changes, real programs, faults) ----
 if [ -z "${SKIP_E2E:-}" ]; then
 	LIMIT=540 T python3 "$ROOT/tests/gpu/e2e.py" "$ROOT" "$G" "$LOG" | tee "$LOG/e2e.txt"

@@ -2,6 +2,8 @@
 //   smid                 16 blocks per SM; prints "sms=LIST"
 //   smid cluster N       clusters of N one-block-per-SM blocks; prints "cluster=N sms=LIST"
 //   smid time N          median ms of a 1056-block spin kernel over N runs
+//   smid devices         on every device, from the main thread and then from a
+//                        thread of its own: prints "dev=D sms=LIST" each time
 // A launch that does not finish within 10 s is reported as HANG (exit 3).
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 __global__ void record(int *out, long long spin) {
@@ -45,7 +48,26 @@ static void print_list(const char *key, std::vector<int> v) {
   printf("\n");
 }
 
+// Runs the 16-blocks-per-SM kernel on device dev; prints its SMs.
+static void on_device(int dev) {
+  int nsm; CK(cudaSetDevice(dev));
+  CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
+  int n = nsm * 16, *d; CK(cudaMalloc(&d, n * sizeof(int)));
+  std::vector<int> h(n);
+  record<<<n, 128>>>(d, 20000); CK(cudaGetLastError()); wait_done();
+  CK(cudaMemcpy(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost));
+  CK(cudaFree(d));
+  char key[32]; snprintf(key, sizeof(key), "dev=%d sms", dev);
+  print_list(key, h); fflush(stdout);
+}
+
 int main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "devices")) {
+    int n; CK(cudaGetDeviceCount(&n));
+    for (int dev = 0; dev < n; dev++) on_device(dev);
+    for (int dev = 0; dev < n; dev++) { std::thread t(on_device, dev); t.join(); }
+    return 0;
+  }
   int nsm; CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0));
   int max_blocks = nsm * 16; int *d; CK(cudaMalloc(&d, max_blocks * sizeof(int)));
   std::vector<int> h(max_blocks);
