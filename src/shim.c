@@ -278,7 +278,9 @@ static int lookup_slot(const void *ctx, uint64_t gen)
 		return -1;
 	}
 	g = nvt_seg_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
-	if (g < 0 && dev >= 0 && dev < 64 &&
+	/* Slots fill from the first: with none in use the task is simply not
+	 * partitioned (the wrapper without nvtaskset), and nothing is amiss. */
+	if (g < 0 && nvt_seg_free_slot(shim.seg) != 0 && dev >= 0 && dev < 64 &&
 	    !(__atomic_fetch_or(&shim.warned_gpus, 1ull << dev, __ATOMIC_RELAXED) & (1ull << dev))) {
 		char text[NVT_UUID_TEXT_MAX];
 		nvt_uuid_format((const uint8_t *)uuid.bytes, text);
