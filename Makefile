@@ -119,6 +119,10 @@ BENCH_OUT ?= docs/bench
 bench: all
 	@tests/bench/bench.sh $(abspath $(BENCH_OUT))
 
+# nvtaskset against MPS's percentage at every partition size (issue 15).
+bench-sizes: all
+	@timeout 590 python3 tests/bench/sizes.py $(CURDIR) $(abspath $(BENCH_OUT))/sizes
+
 fuzz-libfuzzer: $(PURE:%=src/%.c) src/mpslog.c src/driverinfo.c tests/unit/fuzz_parsers.c
 	@mkdir -p $(T)
 	clang -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=fuzzer,address,undefined \
@@ -142,5 +146,5 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all check check-gpu bench install uninstall clean fuzz-libfuzzer
+.PHONY: all check check-gpu bench bench-sizes install uninstall clean fuzz-libfuzzer
 .DELETE_ON_ERROR:

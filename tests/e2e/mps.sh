@@ -131,3 +131,43 @@ t_mps_missing_or_failing() {
 	run_rc out rc env PATH=/usr/bin:/bin "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$rc" 0 "--no-mps needs no MPS"
 }
+t_mps_sm_limit() {
+	# --sm-limit: MPS's active thread percentage follows the partition's
+	# share (the largest over the task's GPUs), rounded up.
+	own_mps_dirs mps_sm_limit
+	local fake=$ROOT/tests/fake/bin
+	export PATH="$fake:$PATH"
+	run_rc out rc "$NVT" --sm-limit -c 0-32 /usr/bin/env
+	eq "$rc" 0
+	has "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50"
+	run_rc out rc "$NVT" --sm-limit -n 54 /usr/bin/env
+	has "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=82"
+	run_rc out rc "$NVT" --sm-limit -c 0 /usr/bin/env
+	has "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=2"
+	run_rc out rc "$NVT" -c 0-32 /usr/bin/env
+	hasnt "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
+	run_rc out rc env FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR="$WORK/cache-sm" \
+		"$NVT" --sm-limit -c --gpu 0=0-9 --gpu 1=0-43 /usr/bin/env
+	has "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=67"
+	run_rc out rc env FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR="$WORK/cache-sm" \
+		"$NVT" --sm-limit --gpu 1 -c 0-9 /usr/bin/env
+	has "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100"
+	run_rc out rc env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=30 "$NVT" --sm-limit -c 0-32 /usr/bin/env
+	eq "$rc" 1
+	eq "$out" "nvtaskset: --sm-limit sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, which is set already (30)"
+	run_rc out rc "$NVT" --sm-limit --no-mps -c 0 /usr/bin/env
+	has "$out" "--sm-limit works through MPS: it cannot go with --no-mps"
+	run_rc out rc "$NVT" --sm-limit -l
+	has "$out" "--sm-limit goes with starting a command"
+	# A task started under the limit, moved to more TPCs: told it cannot use them.
+	start_loop sml "$NVT" --sm-limit -c 0-32 "$APP"
+	wait_file "$WORK/sml.state" "0-32"
+	run_rc out rc "$NVT" -p -c 0-15 "$PID"
+	hasnt "$out" "warning"
+	run_rc out rc "$NVT" -p -c 0-40 "$PID"
+	eq "$rc" 0
+	has "$out" "nvtaskset: warning: pid $PID runs under MPS's limit of 50% of the SMs"
+	wait_file "$WORK/sml.state" "0-40"
+	stop_loop sml "$PID"
+	"$NVT" --mps stop >/dev/null
+}

@@ -45,6 +45,7 @@ struct options {
 	int exclude_running;
 	int calibrate;
 	int topology;
+	int sm_limit; /* --sm-limit: MPS's active thread percentage matches the partition */
 };
 
 /* ---- The sub-commands (one file each) ---- */
@@ -90,6 +91,13 @@ struct nvt_tpcset parse_partition(const struct options *o, const char *text,
  */
 int build_partitions(const struct options *o, const char *mask, const int *task_gpus, int n_task,
 		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out);
+/*
+ * The MPS active thread percentage that lets a task see no more SMs than the
+ * largest share of its GPUs that parts give it (ceil(100 * TPCs / all)).
+ */
+int sm_limit_percent(const struct nvt_slot_view *parts, int n);
+/* Reads variable name of pid's environment into buf. Returns 0, or -1 if unset or unreadable. */
+int process_env(pid_t pid, const char *name, char *buf, size_t len);
 /* nvtaskset's number of the GPU with this UUID, or -1. */
 int gpu_index_of(const uint8_t uuid[16]);
 /* "this GPU" when the task has one GPU, else "GPU N". */

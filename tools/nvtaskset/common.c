@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sysutil.h"
 
 /* ---- Output helpers ------------------------------------------------------ */
 
@@ -312,5 +313,45 @@ int gpu_index_of(const uint8_t uuid[16])
 	for (int g = 0; gpus && g < gpus->n; g++)
 		if (nvt_uuid_parse(gpus->id[g].uuid, each) == 0 && !memcmp(each, uuid, 16))
 			return g;
+	return -1;
+}
+
+int sm_limit_percent(const struct nvt_slot_view *parts, int n)
+{
+	unsigned best = 0; /* in 1/10000 */
+
+	for (int i = 0; i < n; i++) {
+		struct nvt_tpcset all, used;
+		unsigned share;
+		nvt_topo_all(&parts[i].topo, &all);
+		if (!nvt_set_count(&all))
+			continue;
+		nvt_set_and(&used, &all, &parts[i].tpcs);
+		share = parts[i].state == NVT_SLOT_SET
+				? 10000 * nvt_set_count(&used) / nvt_set_count(&all)
+				: 10000;
+		if (share > best)
+			best = share;
+	}
+	best = (best + 99) / 100;
+	return best < 1 ? 1 : best > 100 ? 100 : (int)best;
+}
+
+int process_env(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	static char env[65536];
+	size_t n = strlen(name);
+	ssize_t got;
+
+	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
+	got = nvt_read_file(path, env, sizeof(env), 0);
+	if (got <= 0)
+		return -1;
+	for (char *p = env; p < env + got; p += strlen(p) + 1)
+		if (!strncmp(p, name, n) && p[n] == '=') {
+			snprintf(buf, len, "%s", p + n + 1);
+			return 0;
+		}
 	return -1;
 }

@@ -44,6 +44,9 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      " -l, --list            list the tasks under nvtaskset that you may see\n"
 	      "     --json            print what -p and -l report as JSON\n"
 	      "     --no-mps          run COMMAND outside MPS (no co-running)\n"
+	      "     --sm-limit        also limit COMMAND's MPS share to its partition's, so\n"
+	      "                       that it sees (and sizes work for) only its SMs; a\n"
+	      "                       later -p cannot give it more than that share\n"
 	      "     --mps ACTION      status, start or stop the MPS control daemon\n"
 	      "     --topology        show the GPUs' GPCs, TPCs, SMs and mask bits\n"
 	      "     --calibrate       measure the GPUs' TPC maps again and cache them\n"
@@ -81,7 +84,8 @@ int main(int argc, char **argv)
 		OPT_EXCLUDE,
 		OPT_GPU,
 		OPT_CALIBRATE,
-		OPT_TOPOLOGY
+		OPT_TOPOLOGY,
+		OPT_SM_LIMIT
 	};
 	static const struct option longopts[] = {
 		{"tpc-list", no_argument, NULL, 'c'}, {"gpc-list", no_argument, NULL, 'g'},
@@ -93,7 +97,8 @@ int main(int argc, char **argv)
 		{"exclude-running", no_argument, NULL, OPT_EXCLUDE},
 		{"gpu", required_argument, NULL, OPT_GPU},
 		{"calibrate", no_argument, NULL, OPT_CALIBRATE},
-		{"topology", no_argument, NULL, OPT_TOPOLOGY}, {NULL, 0, NULL, 0},
+		{"topology", no_argument, NULL, OPT_TOPOLOGY},
+		{"sm-limit", no_argument, NULL, OPT_SM_LIMIT}, {NULL, 0, NULL, 0},
 	};
 	struct options o = {.strategy = NVT_PACKED};
 	int c;
@@ -142,6 +147,7 @@ int main(int argc, char **argv)
 		}
 		case OPT_CALIBRATE: o.calibrate = 1; break;
 		case OPT_TOPOLOGY: o.topology = 1; break;
+		case OPT_SM_LIMIT: o.sm_limit = 1; break;
 		case 'h': usage(stdout);
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
@@ -161,6 +167,10 @@ int main(int argc, char **argv)
 		bad_usage("--strategy and --exclude-running go with -n");
 	if (o.gpu_masks && o.count)
 		bad_usage("-n picks TPCs itself: give --gpu GPU without a mask");
+	if (o.sm_limit && o.no_mps)
+		bad_usage("--sm-limit works through MPS: it cannot go with --no-mps");
+	if (o.sm_limit && (o.pid_mode || o.list_mode || o.mps_action || o.calibrate || o.topology))
+		bad_usage("--sm-limit goes with starting a command");
 	if ((o.list_mode || o.mps_action) && o.n_gpus)
 		bad_usage("-l and --mps take no --gpu");
 	if (o.calibrate || o.topology) {

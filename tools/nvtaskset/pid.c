@@ -247,6 +247,18 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 	for (int i = 0; i < shown; i++)
 		nvt_slot_read(&h.seg->gpu[written_slot[i]], &now[i], 1000);
 	nvt_seg_close(&h);
+	{
+		/* Started with --sm-limit: MPS caps it at its start's share. */
+		char text[16], *end;
+		long limit;
+		if (process_env(pid, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", text, sizeof(text)) == 0 &&
+		    (limit = strtol(text, &end, 10)) > 0 && limit < 100 && !*end &&
+		    sm_limit_percent(now, shown) > limit)
+			warnx("warning: pid %ld runs under MPS's limit of %ld%% of the SMs (set at its "
+			      "start, e.g. by --sm-limit): it cannot use more SMs than that, whatever "
+			      "its partition",
+			      (long)pid, limit);
+	}
 	if (o->json) {
 		/* When the change was made, for measuring how soon launches follow. */
 		printf("{\"pid\":%ld,\"written_monotonic_ns\":%lld,\"gpus\":[", (long)pid,

@@ -119,6 +119,16 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		setenv("CUDA_MPS_PIPE_DIRECTORY", "/dev/null", 1); /* never connect */
 	else
 		ensure_mps();
+	if (o->sm_limit) {
+		/* Libraries size their grids by the SM count the device reports:
+		 * let MPS report (and allow) the partition's share. */
+		char pct[8];
+		if (getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
+			errx(EXIT_FAILURE, "--sm-limit sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, which is set "
+			     "already (%s)", getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
+		snprintf(pct, sizeof(pct), "%d", sm_limit_percent(parts, n));
+		setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", pct, 1);
+	}
 	setenv(NVT_ENV_PARTITION, text, 1);
 	env_append("LD_PRELOAD", shim);
 	if (positional)

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Partition-size benchmark (make bench-sizes): nvtaskset against MPS's
+percentage limit at the same share, from 1 to all TPCs.
+
+For each partition size N (packed TPCs) and round, three fresh processes run
+tests/bench/sizes_worker.py side by side under one MPS daemon:
+  mps        a plain MPS client, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = ceil(100 N / TPCs)
+  nvtaskset  nvtaskset -n N
+  sm-limit   nvtaskset --sm-limit -n N (nvtaskset plus that same MPS share)
+Rounds are interleaved (every size and configuration once, then again), so
+clock and thermal drift hit all three alike. Ratios are time / MPS's time.
+
+Usage: sizes.py ROOT OUTDIR   (SIZES="1,8,33,66" SIZES_ROUNDS=2 SIZES_BUDGET_S=480)
+"""
+import csv
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT, OUT = sys.argv[1], sys.argv[2]
+NVT = os.path.join(ROOT, "build/bin/nvtaskset")
+WORKER = os.path.join(ROOT, "tests/bench/sizes_worker.py")
+WORK = tempfile.mkdtemp(prefix="nvt-sizes.")
+os.makedirs(OUT, exist_ok=True)
+ENV = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=os.path.join(WORK, "mps"),
+           CUDA_MPS_LOG_DIRECTORY=os.path.join(WORK, "mpslog"), CUDA_DEVICE_MAX_CONNECTIONS="8",
+           PYTHONUNBUFFERED="1")
+ENV.pop("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", None)
+SIZES = [int(x) for x in os.environ.get("SIZES", "1,2,4,8,16,24,33,42,50,54,60,66").split(",")]
+ROUNDS = int(os.environ.get("SIZES_ROUNDS", "2"))
+BUDGET = float(os.environ.get("SIZES_BUDGET_S", "480"))
+
+
+def run(args, env=ENV, timeout=120):
+    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
+    if p.returncode:
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr[-800:]))
+    return p.stdout
+
+
+def worker(config, n, total):
+    py = [sys.executable, WORKER]
+    if config == "mps":
+        env = dict(ENV, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=str(math.ceil(100 * n / total)))
+        return json.loads(run(py, env=env).splitlines()[-1])
+    args = [NVT, "-n", str(n)] + (["--sm-limit"] if config == "sm-limit" else []) + py
+    return json.loads(run(args).splitlines()[-1])
+
+
+def main():
+    start = time.time()
+    run([NVT, "--calibrate"], env=dict(ENV, CUDA_MPS_PIPE_DIRECTORY="/dev/null"))
+    total = json.loads(run([NVT, "--topology", "--json", "--gpu", "0"]))["gpus"][0]["tpcs"]
+    run([NVT, "--mps", "start"])
+    rows, kernels, done = [], [], 0
+    configs = ("mps", "nvtaskset", "sm-limit")
+    try:
+        for rnd in range(ROUNDS):
+            for n in SIZES:
+                if time.time() - start > BUDGET:
+                    print("budget of %.0f s spent: stopping after %d runs" % (BUDGET, done), flush=True)
+                    raise StopIteration
+                for config in configs:
+                    r = worker(config, n, total)
+                    done += 1
+                    for name, ms in r["ms"].items():
+                        rows.append((rnd, n, config, r["sms"], name, ms))
+                    k = r.get("kernel", {})
+                    kernels.append((rnd, n, config, r["sms"], k.get("name"), k.get("grid"), k.get("blocks"),
+                                    k.get("waves")))
+                print("round %d, %d TPCs: done (%.0f s)" % (rnd, n, time.time() - start), flush=True)
+    except StopIteration:
+        pass
+    finally:
+        subprocess.run([NVT, "--mps", "stop"], env=ENV, capture_output=True, timeout=60)
+    with open(os.path.join(OUT, "sizes.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["round", "tpcs", "config", "sms_reported", "workload", "median_ms"])
+        w.writerows(rows)
+    with open(os.path.join(OUT, "sizes_kernels.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["round", "tpcs", "config", "sms_reported", "bf16_8192_kernel", "grid", "blocks",
+                    "waves_over_reported_sms"])
+        w.writerows(kernels)
+    report(rows, kernels, total)
+
+
+def report(rows, kernels, total):
+    ms = {}
+    for rnd, n, config, sms, name, t in rows:
+        ms.setdefault((n, name, config), []).append(t)
+    sms_of = {(n, config): sms for _, n, config, sms, _, _ in rows}
+    names = sorted({r[4] for r in rows})
+    sizes = sorted({r[1] for r in rows})
+    lines = ["Partition sizes, %d TPCs in all; median ms over rounds; ratio = time / MPS's time at the same share "
+             "(< 1: faster than MPS)" % total, ""]
+    worst = {}
+    for name in names:
+        lines.append("%s:" % name)
+        lines.append("  TPCs  SMs(mps/nvt/lim)   mps ms   nvtaskset ms (ratio)   sm-limit ms (ratio)")
+        for n in sizes:
+            med = {c: statistics.median(ms[(n, name, c)]) for c in ("mps", "nvtaskset", "sm-limit")
+                   if (n, name, c) in ms}
+            if len(med) < 3:
+                continue
+            r1, r2 = med["nvtaskset"] / med["mps"], med["sm-limit"] / med["mps"]
+            worst.setdefault(name, []).append((r1, r2, n))
+            lines.append("  %4d  %3d/%3d/%3d   %8.3f   %8.3f (%.3f)       %8.3f (%.3f)"
+                         % (n, sms_of[(n, "mps")], sms_of[(n, "nvtaskset")], sms_of[(n, "sm-limit")], med["mps"],
+                            med["nvtaskset"], r1, med["sm-limit"], r2))
+        lines.append("")
+    lines.append("Worst ratio over sizes (target <= 1.0 for packed partitions):")
+    for name, v in worst.items():
+        a, b = max(v), max(v, key=lambda x: x[1])
+        lines.append("  %-36s nvtaskset %.3f at %d TPCs; --sm-limit %.3f at %d TPCs" % (name, a[0], a[2], b[1], b[2]))
+    lines.append("")
+    lines.append("bf16 8192^3 GEMM kernel (longest kernel, round 0): TPCs config SMs-reported blocks waves name")
+    for rnd, n, config, sms, name, grid, blocks, waves in kernels:
+        if rnd == 0:
+            lines.append("  %3d %-9s %3d %6s %6s %s" % (n, config, sms, blocks, waves, name))
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(OUT, "sizes_summary.txt"), "w") as f:
+        f.write(text)
+    print(text, flush=True)
+    try:
+        plot(ms, names, sizes, total)
+    except Exception as e:  # a missing matplotlib must not lose the numbers
+        print("no plot: %s" % e)
+
+
+def plot(ms, names, sizes, total):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        xs = [n for n in sizes if all((n, name, c) in ms for c in ("mps", "nvtaskset", "sm-limit"))]
+        for config, style in (("nvtaskset", "o-"), ("sm-limit", "s--")):
+            ax.plot(xs, [statistics.median(ms[(n, name, config)]) / statistics.median(ms[(n, name, "mps")])
+                         for n in xs], style, label=config, markersize=3)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_title(name, fontsize=8)
+        ax.set_xlabel("TPCs (of %d)" % total)
+        ax.set_ylabel("time / MPS's time")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(OUT, "sizes.png"), dpi=110)
+
+
+if __name__ == "__main__":
+    main()
