@@ -1,10 +1,13 @@
 # nvtaskset - build with gcc, make and glibc only; no CUDA toolkit needed.
 #
 #   make                      build into build/
-#   make check                run the test suite (no GPU needed)
+#   make check                run the test suite (no GPU needed; turns on -Werror)
 #   make check-gpu            GPU tests (on a machine with an NVIDIA GPU)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make uninstall PREFIX=/usr/local DESTDIR=
+#
+# CFLAGS, CPPFLAGS and LDFLAGS are the packager's (dpkg-buildflags' hardening
+# flags work as given); WERROR=1 makes warnings errors, as `make check` and CI do.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -14,10 +17,25 @@ MANDIR = $(PREFIX)/share/man/man1
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
-WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-ALL_CFLAGS = -std=gnu11 $(WARN) -Iinclude -Isrc $(CFLAGS)
+CPPFLAGS ?=
+LDFLAGS ?=
+ifneq ($(filter check,$(MAKECMDGOALS)),)
+WERROR ?= 1
+endif
+WERROR ?= 0
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+# Fortified string functions unless the packager chose a level (a second
+# definition would be a "redefined" warning) or optimisation is off.
+FORTIFY = -D_FORTIFY_SOURCE=2
+ifneq ($(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS))$(findstring -O0,$(CFLAGS)),)
+FORTIFY =
+endif
+ALL_CFLAGS = -std=gnu11 $(WARN) $(FORTIFY) -Iinclude -Isrc $(CPPFLAGS) $(CFLAGS)
 TEST_CFLAGS = $(ALL_CFLAGS) -Wno-missing-prototypes
-SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2
+SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 
 B = build
 PURE = tpcset tmd topo segment
@@ -36,25 +54,33 @@ STUB = $(B)/stub/libcuda.so
 
 all: $(CLI) $(SHIM) $(WRAPPER)
 
-$(B)/shim/%.o: src/%.c $(wildcard src/*.h) include/nvtaskset.h
+# Everything is rebuilt when the compiler or its flags change (a packager's
+# `make CFLAGS=...` after a plain `make`); -Werror alone changes no output.
+FLAGS = $(B)/flags
+$(FLAGS): FORCE
+	@mkdir -p $(@D)
+	@echo '$(subst ','\'',$(CC) $(FORTIFY) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS))' | cmp -s - $@ || \
+		echo '$(subst ','\'',$(CC) $(FORTIFY) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS))' >$@
+
+$(B)/shim/%.o: src/%.c $(wildcard src/*.h) include/nvtaskset.h $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -c -o $@ $<
 
-$(B)/cli/%.o: src/%.c $(wildcard src/*.h) include/nvtaskset.h
+$(B)/cli/%.o: src/%.c $(wildcard src/*.h) include/nvtaskset.h $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h $(wildcard src/*.h) include/nvtaskset.h
+$(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h $(wildcard src/*.h) include/nvtaskset.h $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itools/nvtaskset -c -o $@ $<
 
 $(CLI): $(CLI_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ -ldl
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) -ldl
 
 $(SHIM): $(SHIM_OBJ) src/shim.map
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=src/shim.map \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=src/shim.map \
 		-Wl,-z,now -Wl,-z,nodelete -ldl -lpthread
 
 # The drop-in wrapper: the same shim, named libcuda.so.1, depending on the
@@ -67,7 +93,7 @@ $(STUB):
 
 $(WRAPPER): $(SHIM_OBJ) src/shim.map $(STUB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=src/shim.map \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=src/shim.map \
 		-Wl,-soname,libcuda.so.1 -Wl,-z,now -Wl,-z,nodelete \
 		-L$(B)/stub -Wl,--no-as-needed -lcuda -Wl,--as-needed -ldl -lpthread
 
@@ -78,26 +104,26 @@ FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke
 
-$(FAKE): tests/fake/fakecuda.c tests/fake/fakecuda.h
+$(FAKE): tests/fake/fakecuda.c tests/fake/fakecuda.h $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared -o $@ $< -Wl,-soname,libcuda.so.1 -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -Wl,-soname,libcuda.so.1 -lpthread
 	ln -sf libcuda.so.1 $(T)/fake/libcuda.so
 
 $(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(PURE_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/unit -o $@ $< $(PURE_OBJ) -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(PURE_OBJ) -lpthread
 
 $(T)/segpoke: tests/unit/segpoke.c $(PURE_OBJ) $(B)/cli/segfile.o $(B)/cli/sysutil.o
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $^
+	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $^
 
-$(T)/fakeapp-dlopen: tests/fake/fakeapp.c tests/fake/fakecuda.h
+$(T)/fakeapp-dlopen: tests/fake/fakeapp.c tests/fake/fakecuda.h $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -DUSE_DLOPEN -o $@ $< -ldl -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake -DUSE_DLOPEN $(LDFLAGS) -o $@ $< -ldl -lpthread
 
-$(T)/fakeapp-linked: tests/fake/fakeapp.c tests/fake/fakecuda.h $(FAKE)
+$(T)/fakeapp-linked: tests/fake/fakeapp.c tests/fake/fakecuda.h $(FAKE) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -o $@ $< -L$(T)/fake -lcuda -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -lpthread
 
 # The parser fuzz target, driven by its own random mutator under
 # AddressSanitizer (works with gcc); `make fuzz-libfuzzer` uses clang's.
@@ -142,5 +168,7 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all check check-gpu bench install uninstall clean fuzz-libfuzzer
+FORCE:
+
+.PHONY: all check check-gpu bench install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

@@ -2,9 +2,12 @@
 # run in a subshell under set -e with the helpers defined there.
 # shellcheck shell=bash
 
+# submake ARGS...: make in the source tree, as a user would run it (not as part of
+# the make that runs these tests: no jobserver, no variables passed down).
+submake() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$ROOT" "$@"; }
 t_install_uninstall() {
 	local dest=$WORK/dest
-	make -s -C "$ROOT" install DESTDIR="$dest" PREFIX=/opt/nvt >"$WORK/install.log" 2>&1 ||
+	submake -s install DESTDIR="$dest" PREFIX=/opt/nvt >"$WORK/install.log" 2>&1 ||
 		die "make install failed: $(cat "$WORK/install.log")"
 	local f
 	for f in bin/nvtaskset lib/nvtaskset/libnvtaskset.so lib/nvtaskset/wrapper/libcuda.so.1 \
@@ -15,9 +18,35 @@ t_install_uninstall() {
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
 	has "$out" "tpcs=2 hung=0"
-	make -s -C "$ROOT" uninstall DESTDIR="$dest" PREFIX=/opt/nvt >>"$WORK/install.log" 2>&1 ||
+	submake -s uninstall DESTDIR="$dest" PREFIX=/opt/nvt >>"$WORK/install.log" 2>&1 ||
 		die "make uninstall failed"
 	[ -z "$(find "$dest" -type f)" ] || die "files left after uninstall: $(find "$dest" -type f)"
+}
+t_build_flags() {
+	# A packager's flags: a fortification level of their own, hardening link flags.
+	local b=$WORK/build.flags
+	submake -s B="$b" CFLAGS="-O2 -g -Wp,-D_FORTIFY_SOURCE=3" CPPFLAGS="-DNVT_PACKAGER_FLAG" \
+		LDFLAGS="-Wl,-z,relro -Wl,-z,now" WERROR=1 >"$WORK/flags.log" 2>&1 ||
+		die "build with packager flags failed: $(cat "$WORK/flags.log")"
+	hasnt "$(cat "$WORK/flags.log")" "warning"
+	readelf -d "$b/bin/nvtaskset" | grep -q 'BIND_NOW' || die "LDFLAGS not used to link the command"
+	readelf -d "$b/lib/nvtaskset/libnvtaskset.so" | grep -q 'BIND_NOW' || die "LDFLAGS not used for the shim"
+	readelf -lW "$b/bin/nvtaskset" | grep -q GNU_RELRO || die "no RELRO segment"
+	has "$(cat "$b/flags")" "-DNVT_PACKAGER_FLAG"
+	# New flags rebuild everything; the same flags rebuild nothing.
+	submake B="$b" CFLAGS="-O1" >"$WORK/flags.log" 2>&1 || die "rebuild failed"
+	has "$(cat "$WORK/flags.log")" "-O1 -c -o $b/cli/tpcset.o"
+	submake B="$b" CFLAGS="-O1" >"$WORK/flags.log" 2>&1 || die "rebuild failed"
+	hasnt "$(cat "$WORK/flags.log")" " -c -o "
+	# A warning fails the build only with WERROR=1 (make check's and CI's build).
+	submake -s B="$b" CFLAGS="-O2 -D_FORTIFY_SOURCE=1 -Wp,-D_FORTIFY_SOURCE=3" \
+		>"$WORK/flags.log" 2>&1 || die "a warning failed the packager's build: $(cat "$WORK/flags.log")"
+	has "$(cat "$WORK/flags.log")" "warning: \"_FORTIFY_SOURCE\" redefined"
+	if submake -s B="$b.werror" CFLAGS="-O2 -D_FORTIFY_SOURCE=1 -Wp,-D_FORTIFY_SOURCE=3" WERROR=1 \
+		>"$WORK/flags.log" 2>&1; then
+		die "WERROR=1 let a warning pass"
+	fi
+	has "$(cat "$WORK/flags.log")" "error: \"_FORTIFY_SOURCE\" redefined"
 }
 t_docs_agree() {
 	local opt help man readme
