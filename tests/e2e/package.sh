@@ -5,11 +5,24 @@
 # submake ARGS...: make in the source tree, as a user would run it (not as part of
 # the make that runs these tests: no jobserver, no variables passed down).
 submake() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$ROOT" "$@"; }
+# install_tree DEST MAKE-ARGS...: `make install` into DEST from a build tree of its own (so
+# that the paths compiled into the command do not change the one under test).
+install_tree() {
+	local dest=$1
+	shift
+	submake -s B="$WORK/build.$(basename "$dest")" install DESTDIR="$dest" "$@" \
+		>"$WORK/install.log" 2>&1 || die "make install $* failed: $(cat "$WORK/install.log")"
+}
+uninstall_tree() {
+	local dest=$1
+	shift
+	submake -s B="$WORK/build.$(basename "$dest")" uninstall DESTDIR="$dest" "$@" \
+		>"$WORK/install.log" 2>&1 || die "make uninstall $* failed: $(cat "$WORK/install.log")"
+	[ -z "$(find "$dest" ! -type d)" ] || die "left after uninstall: $(find "$dest" ! -type d)"
+}
 t_install_uninstall() {
-	local dest=$WORK/dest
-	submake -s install DESTDIR="$dest" PREFIX=/opt/nvt >"$WORK/install.log" 2>&1 ||
-		die "make install failed: $(cat "$WORK/install.log")"
-	local f
+	local dest=$WORK/dest f
+	install_tree "$dest" PREFIX=/opt/nvt
 	for f in bin/nvtaskset lib/nvtaskset/libnvtaskset.so lib/nvtaskset/wrapper/libcuda.so.1 \
 		share/man/man1/nvtaskset.1; do
 		[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
@@ -18,9 +31,39 @@ t_install_uninstall() {
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
 	has "$out" "tpcs=2 hung=0"
-	submake -s uninstall DESTDIR="$dest" PREFIX=/opt/nvt >>"$WORK/install.log" 2>&1 ||
-		die "make uninstall failed"
-	[ -z "$(find "$dest" -type f)" ] || die "files left after uninstall: $(find "$dest" -type f)"
+	uninstall_tree "$dest" PREFIX=/opt/nvt
+	[ ! -e "$dest/opt/nvt/lib/nvtaskset" ] || die "lib/nvtaskset left after uninstall"
+}
+t_install_libdir() {
+	# A distribution's LIBDIR: the command finds its shim there, staged or not.
+	local dest=$WORK/dest64 root=$WORK/root64 f
+	install_tree "$dest" PREFIX=/usr LIBDIR=/usr/lib64/nvtaskset
+	for f in lib64/nvtaskset/libnvtaskset.so lib64/nvtaskset/wrapper/libcuda.so.1; do
+		[ -f "$dest/usr/$f" ] || die "missing $f after install"
+	done
+	[ ! -e "$dest/usr/lib/nvtaskset" ] || die "installed into lib/ despite LIBDIR"
+	run_rc out rc "$dest/usr/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
+	eq "$rc" 0
+	has "$out" "LD_PRELOAD=$dest/usr/lib64/nvtaskset/libnvtaskset.so"
+	run_rc out rc "$dest/usr/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
+	has "$out" "tpcs=2 hung=0"
+	# The LIBDIR compiled in, when the command is not beside its tree.
+	grep -q /usr/lib64/nvtaskset "$dest/usr/bin/nvtaskset" || die "LIBDIR not compiled in"
+	uninstall_tree "$dest" PREFIX=/usr LIBDIR=/usr/lib64/nvtaskset
+	submake -s B="$WORK/build.root64" install PREFIX="$root/usr" LIBDIR="$root/usr/lib64/nvt" \
+		>"$WORK/install.log" 2>&1 || die "make install failed: $(cat "$WORK/install.log")"
+	mkdir -p "$WORK/elsewhere"
+	cp "$root/usr/bin/nvtaskset" "$WORK/elsewhere/"
+	run_rc out rc "$WORK/elsewhere/nvtaskset" --no-mps -c 2 /usr/bin/env
+	eq "$rc" 0
+	has "$out" "LD_PRELOAD=$root/usr/lib64/nvt/libnvtaskset.so"
+	# NVTASKSET_SHIM still wins.
+	run_rc out rc env NVTASKSET_SHIM="$SHIM" "$WORK/elsewhere/nvtaskset" --no-mps -c 2 /usr/bin/env
+	has "$out" "LD_PRELOAD=$SHIM"
+	rm -rf "$root"
+	run_rc out rc "$WORK/elsewhere/nvtaskset" --no-mps -c 2 /usr/bin/env
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot find the nvtaskset shim in $WORK/elsewhere/../lib64/nvt, $WORK/elsewhere/../lib/nvtaskset or $root/usr/lib64/nvt"
 }
 t_build_flags() {
 	# A packager's flags: a fortification level of their own, hardening link flags.
