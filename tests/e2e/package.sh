@@ -24,15 +24,21 @@ t_install_uninstall() {
 	local dest=$WORK/dest f
 	install_tree "$dest" PREFIX=/opt/nvt
 	for f in bin/nvtaskset lib/nvtaskset/libnvtaskset.so lib/nvtaskset/wrapper/libcuda.so.1 \
-		share/man/man1/nvtaskset.1; do
+		share/man/man1/nvtaskset.1 share/bash-completion/completions/nvtaskset \
+		share/doc/nvtaskset/README.md share/doc/nvtaskset/LICENSE; do
 		[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 	done
+	cmp "$ROOT/tools/completion/nvtaskset.bash" "$dest/opt/nvt/share/bash-completion/completions/nvtaskset"
+	cmp "$ROOT/README.md" "$dest/opt/nvt/share/doc/nvtaskset/README.md"
+	[ "$(find "$dest" -type f | wc -l)" == 7 ] || die "unexpected files: $(find "$dest" -type f)"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
 	has "$out" "tpcs=2 hung=0"
 	uninstall_tree "$dest" PREFIX=/opt/nvt
-	[ ! -e "$dest/opt/nvt/lib/nvtaskset" ] || die "lib/nvtaskset left after uninstall"
+	for f in lib/nvtaskset share/doc/nvtaskset; do
+		[ ! -e "$dest/opt/nvt/$f" ] || die "$f left after uninstall"
+	done
 }
 t_install_libdir() {
 	# A distribution's LIBDIR: the command finds its shim there, staged or not.
