@@ -2,6 +2,8 @@
 #
 #   make                      build into build/
 #   make check                run the test suite (no GPU needed; turns on -Werror)
+#   make check-package        build the Debian package, install, check and purge it (root)
+#   make deb                  build the Debian package into build/deb/
 #   make check-gpu            GPU tests (on a machine with an NVIDIA GPU)
 #   make install PREFIX=/usr/local DESTDIR= [LIBDIR=...]
 #   make uninstall PREFIX=/usr/local DESTDIR= [LIBDIR=...]
@@ -16,6 +18,8 @@ LIBDIR ?= $(PREFIX)/lib/nvtaskset
 MANDIR ?= $(PREFIX)/share/man/man1
 DOCDIR ?= $(PREFIX)/share/doc/nvtaskset
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+
+VERSION := $(shell sed -n 's/^\#define NVT_VERSION_STRING "\(.*\)"/\1/p' include/nvtaskset.h)
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
@@ -183,10 +187,30 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE
 	-rmdir $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
 
+# ---- Debian package -------------------------------------------------------
+
+# dpkg-buildpackage (dpkg-dev, debhelper) in a copy of the tree, so that dh's
+# `make clean` and its files under debian/ leave this tree alone; the package
+# lands in $(B)/deb/. DEB_BUILD_OPTIONS=nocheck skips the build's `make check`.
+DEB_SRC = $(B)/deb/nvtaskset-$(VERSION)
+deb:
+	@test "$$(sed -n '1s/^nvtaskset (\([^)]*\)).*/\1/p' debian/changelog)" = "$(VERSION)" || \
+		{ echo "debian/changelog's version is not $(VERSION) (include/nvtaskset.h)" >&2; exit 1; }
+	rm -rf $(B)/deb
+	mkdir -p $(DEB_SRC)
+	tar -c --exclude=./build --exclude=./.git --exclude=__pycache__ --exclude='./$(B)' . | \
+		tar -x -C $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
+	@ls $(B)/deb/*.deb
+
+# Builds, installs, checks, removes and purges the package (root; apt).
+check-package:
+	@tests/package-test.sh
+
 clean:
 	rm -rf $(B)
 
 FORCE:
 
-.PHONY: all check check-gpu bench install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all check check-gpu check-package deb bench install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

@@ -116,6 +116,16 @@ t_docs_agree() {
 	grep -q '^make check$' "$ROOT/README.md" || die "README lacks 'make check'"
 	grep -q 'make check' "$ROOT/.ci/run" || die ".ci/run does not run make check"
 }
+t_package_version() {
+	# The Debian package's version is the command's (make deb checks it too).
+	local version
+	version=$(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/include/nvtaskset.h")
+	eq "$(sed -n '1s/^nvtaskset (\([^)]*\)).*/\1/p' "$ROOT/debian/changelog")" "$version" "debian/changelog's version"
+	eq "$("$NVT" --version)" "nvtaskset $version"
+	[ -x "$ROOT/debian/rules" ] || die "debian/rules is not executable"
+	# The .ci/run that CI runs builds and tests the package too.
+	grep -qx 'make check-package' "$ROOT/.ci/run" || die ".ci/run does not run make check-package"
+}
 t_exports() {
 	local f syms
 	for f in "$SHIM" "$WRAPDIR/libcuda.so.1"; do
