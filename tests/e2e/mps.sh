@@ -59,7 +59,7 @@ t_mps_client_limit() {
 	echo 1015 >>"$CUDA_MPS_PIPE_DIRECTORY/fake-clients"
 	run_rc out rc "$NVT" -c 0 "$APP" launch 1
 	eq "$rc" 1
-	eq "$out" "nvtaskset: the MPS server (pid $server) already has 15 clients, the most it takes with 8 channels each (paper 000, section 5.3); this task would fail to start CUDA. Stop a task, or run this one with --no-mps"
+	eq "$out" "nvtaskset: the MPS server (pid $server) already has 15 clients, the most it takes with 8 channels each; this task would fail to start CUDA. Stop a task, or run this one with --no-mps"
 	# Fewer channels each leave room for more clients.
 	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" -c 0 "$APP" launch 1
 	eq "$rc" 0

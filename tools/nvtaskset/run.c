@@ -106,8 +106,8 @@ static void ensure_mps(void)
 		else if (server && clients >= limit)
 			errx(EXIT_FAILURE,
 			     "the MPS server (pid %ld) already has %d clients, the most it takes with %d "
-			     "channels each (paper 000, section 5.3); this task would fail to start CUDA. "
-			     "Stop a task, or run this one with --no-mps",
+			     "channels each; this task would fail to start CUDA. Stop a task, or run "
+			     "this one with --no-mps",
 			     (long)server, clients, client_connections());
 		return;
 	}
