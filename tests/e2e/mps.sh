@@ -92,7 +92,7 @@ LOG
 	run_rc out rc "$NVT" --mps status
 	eq "$rc" 3
 	has "$out" "last fatal GPU error: 2026-11-21 20:01:59, in server 2483, blamed on client 2503; the server tore down 2 clients: 2503 2534"
-	has "$out" "Pitfall 2"
+	has "$out" "MPS does not isolate its clients from each other's faults: a fatal error in one ends them all. See $CUDA_MPS_LOG_DIRECTORY/server.log."
 	out=$(timeout 20 "$NVT" --mps status --json) || true
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); f=d["last_fault"]; assert f["torn_down"]==[2503,2534] and f["blamed_client"]==2503' "$out" ||
 		die "bad JSON: $out"

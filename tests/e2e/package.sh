@@ -126,6 +126,14 @@ t_package_version() {
 	# The .ci/run that CI runs builds and tests the package too.
 	grep -qx 'make check-package' "$ROOT/.ci/run" || die ".ci/run does not run make check-package"
 }
+t_messages_plain() {
+	# What users read says what happened, not where a paper says so.
+	local f found
+	for f in "$NVT" "$SHIM" "$WRAPDIR/libcuda.so.1"; do
+		found=$(strings "$f" | grep -Ei 'paper|pitfall|section [0-9]|HARDWARE-FACTS' || true)
+		[ -z "$found" ] || die "$f says: $found"
+	done
+}
 t_exports() {
 	local f syms
 	for f in "$SHIM" "$WRAPDIR/libcuda.so.1"; do
