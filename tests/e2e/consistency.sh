@@ -28,3 +28,12 @@ pid $PID's new TPC list: 0-65"
 	eq "$rc" 0
 	stop_loop allw "$PID"
 }
+t_pick_one_free() {
+	# "only 1 is free", not "only 1 are free".
+	start_loop one "$NVT" --no-mps -c 0-64 "$APP"
+	wait_file "$WORK/one.state" "0-64"
+	run_rc out rc "$NVT" --no-mps -n 2 --exclude-running "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot pick 2 TPCs: only 1 is free of other tasks"
+	stop_loop one "$PID"
+}

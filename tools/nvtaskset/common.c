@@ -122,8 +122,9 @@ struct nvt_tpcset parse_partition(const struct options *o, const char *text,
 			errx(EXIT_FAILURE, "cannot pick %u TPCs: this GPU has %u", o->count,
 			     topo->n_tpcs);
 		if (nvt_topo_pick(topo, &available, o->count, o->strategy, &set))
-			errx(EXIT_FAILURE, "cannot pick %u TPCs: only %u are free of other tasks",
-			     o->count, nvt_set_count(&available));
+			errx(EXIT_FAILURE, "cannot pick %u TPCs: only %u %s free of other tasks",
+			     o->count, nvt_set_count(&available),
+			     nvt_set_count(&available) == 1 ? "is" : "are");
 		return set;
 	}
 	/* "all" (as -l and -p show an unpartitioned task): every TPC or GPC the GPU has. */
