@@ -158,7 +158,7 @@ GPU_LOG ?= $(B)/gpu
 check-gpu: all
 	@tests/gpu/check-gpu.sh $(GPU_LOG)
 
-# Benchmarks (paper 000's evaluation): on the GPU machine, under 10 minutes.
+# Benchmarks (after the ECRTS 2025 paper's evaluation): on the GPU machine, under 10 minutes.
 BENCH_OUT ?= docs/bench
 bench: all
 	@tests/bench/bench.sh $(abspath $(BENCH_OUT))

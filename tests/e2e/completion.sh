@@ -21,11 +21,6 @@ complete_words() {
 		printf "%s\n" "${COMPREPLY[@]}" | sort -u | tr "\n" " "
 	' complete_words "$COMPLETION" "$@" | sed 's/ $//'
 }
-# The options --help lists, short and long, sorted, one line.
-help_options() {
-	"$NVT" --help | sed -n '/^Options:/,/^$/p' | grep -oE -- '(^| )--?[a-zA-Z][a-z-]*' |
-		tr -d ' ' | sort -u | tr '\n' ' ' | sed 's/ $//'
-}
 # own_calibration NAME: a cache directory holding one record, of the default fake GPU.
 own_calibration() {
 	export NVTASKSET_CACHE_DIR=$WORK/cache.$1
@@ -36,8 +31,8 @@ seq_line() { seq "$1" "$2" | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 
 t_completion_registered() {
 	eq "$(bash -c '. "$1"; complete -p nvtaskset' _ "$COMPLETION")" "complete -F _nvtaskset nvtaskset"
-	# Every option --help lists, and no other.
-	eq "$(complete_words nvtaskset -)" "$(help_options)" "options offered for '-'"
+	# Every option --help lists (help_option_list: package.sh), and no other.
+	eq "$(complete_words nvtaskset -)" "$(help_option_list | tr '\n' ' ' | sed 's/ $//')" "options offered for '-'"
 	eq "$(complete_words nvtaskset --st)" "--strategy"
 	eq "$(complete_words nvtaskset -c 0-3 --)" "" "options after MASK (they are COMMAND's)"
 }

@@ -97,14 +97,76 @@ t_build_flags() {
 	fi
 	has "$(cat "$WORK/flags.log")" "error: \"_FORTIFY_SOURCE\" redefined"
 }
+# ---- One truth: --help, the man page and README ----
+
+# The options --help lists in its Options section, short and long, one a line, sorted.
+help_option_list() {
+	"$NVT" --help | sed -n '/^Options:/,/^$/p' | grep -oE -- '^ {1,5}(-[a-zA-Z], )?--[a-z-]+' |
+		grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
+}
+# The options the man page's OPTIONS section describes (the line after each .TP).
+man_option_list() {
+	sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' "$ROOT/man/nvtaskset.1" | sed 's/\\-/-/g' |
+		awk 'tp { print; tp = 0 } /^\.TP/ { tp = 1 }' | grep -oE -- '(^|[ "])--?[a-zA-Z][a-z-]*' |
+		grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
+}
+# The options in the first column of README's options table.
+readme_option_list() {
+	sed -n '/^| option | meaning |$/,/^$/p' "$ROOT/README.md" | awk -F'|' 'NR > 2 { print $2 }' |
+		grep -oE -- '(^|[ `])--?[a-zA-Z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
+}
+# The options the parser takes: main.c's getopt_long string and long option table.
+parser_option_list() {
+	local main=$ROOT/tools/nvtaskset/main.c
+	{
+		sed -n 's/.*getopt_long(argc, argv, "+\([^"]*\)".*/\1/p' "$main" | tr -d ':' | grep -o . | sed 's/^/-/'
+		grep -oE '\{"[a-z-]+", *(no|required)_argument' "$main" | sed 's/{"\([a-z-]*\)".*/--\1/'
+	} | sort -u
+}
+# Usage lines: --help's, the man page's SYNOPSIS (roff stripped), README's first code block under "## Use".
+help_synopsis() { "$NVT" --help | sed -n '2,/^$/p' | sed '/^$/d; s/^ //'; }
+man_synopsis() {
+	sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$ROOT/man/nvtaskset.1" | sed '1d;$d' |
+		sed 's/\\-/-/g; s/\\f[BIRP]//g; s/^\.B //' |
+		awk '/^\.br/ { print line; line = ""; next } { line = line (line ? " " : "") $0 } END { print line }'
+}
+readme_synopsis() {
+	awk '/^## Use$/ { use = 1; next } use && /^```/ { if (block) exit; block = 1; next } block' "$ROOT/README.md"
+}
+
+t_docs_options_agree() {
+	# --help, the man page, README and the parser name the same options, short and long.
+	local help man readme parser
+	help=$(help_option_list)
+	man=$(man_option_list)
+	readme=$(readme_option_list)
+	parser=$(parser_option_list)
+	[ "$(wc -l <<<"$help")" -ge 20 ] || die "too few options found in --help: $help"
+	eq "$(comm -3 <(echo "$help") <(echo "$man") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in the man page"
+	eq "$(comm -3 <(echo "$help") <(echo "$readme") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in README"
+	eq "$(comm -3 <(echo "$help") <(echo "$parser") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in the parser"
+}
+t_docs_synopsis_agree() {
+	local help man readme line
+	help=$(help_synopsis)
+	man=$(man_synopsis)
+	readme=$(readme_synopsis)
+	[ "$(wc -l <<<"$help")" -ge 5 ] || die "too few usage lines in --help: $help"
+	while read -r line; do
+		grep -qxF -- "$line" <<<"$man" || die "--help's '$line' is not in the man page's SYNOPSIS: $man"
+		grep -qxF -- "$line" <<<"$readme" || die "--help's '$line' is not in README's usage: $readme"
+	done <<<"$help"
+	eq "$(wc -l <<<"$man")" "$(wc -l <<<"$help")" "usage lines in the man page"
+	eq "$(wc -l <<<"$readme")" "$(wc -l <<<"$help")" "usage lines in README"
+}
 t_docs_agree() {
 	local opt help man readme
 	help=$("$NVT" --help)
-	man=$(sed 's/\\-/-/g' "$ROOT/man/nvtaskset.1")
-	readme=$(cat "$ROOT/README.md")
-	for opt in $(grep -oE -- '--[a-z][a-z-]+' <<<"$help" | sort -u); do
-		has "$man" "$opt"
-		has "$readme" "$opt"
+	man=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$ROOT/man/nvtaskset.1")
+	readme=$(sed 's/`//g' "$ROOT/README.md")
+	# What --json covers, as the issue found them disagreeing.
+	for opt in "$(tr -s ' \n' ' ' <<<"$help")" "$man" "$readme"; do
+		has "$opt" "what -p, -l, --topology and --mps status"
 	done
 	for opt in NVTASKSET_QUIET NVTASKSET_RUNDIR NVTASKSET_DRIVER_TIMEOUT NVTASKSET_SHIM NVTASKSET_CACHE_DIR NVTASKSET_PROC_NVIDIA \
 		CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY CUDA_DEVICE_MAX_CONNECTIONS; do
@@ -115,6 +177,15 @@ t_docs_agree() {
 	# The test command README gives is the one CI runs.
 	grep -q '^make check$' "$ROOT/README.md" || die "README lacks 'make check'"
 	grep -q 'make check' "$ROOT/.ci/run" || die ".ci/run does not run make check"
+}
+t_docs_topology_example() {
+	# README's --topology example is real output: the fake driver has the H100's map.
+	local example
+	example=$(sed -n '/^\$ nvtaskset --topology$/,/^```$/p' "$ROOT/README.md" | sed '1,2d;$d')
+	[ "$(wc -l <<<"$example")" -ge 10 ] || die "no --topology example in README"
+	run_rc out rc "$NVT" --topology
+	eq "$rc" 0
+	eq "$example" "$(sed 1d <<<"$out")" "README's --topology example, after the GPU's name"
 }
 t_package_version() {
 	# The Debian package's version is the command's (make deb checks it too).
