@@ -4,7 +4,7 @@
 
 # submake ARGS...: make in the source tree, as a user would run it (not as part of
 # the make that runs these tests: no jobserver, no variables passed down).
-submake() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$ROOT" "$@"; }
+submake() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j"$(nproc)" -C "$ROOT" "$@"; }
 # install_tree DEST MAKE-ARGS...: `make install` into DEST from a build tree of its own (so
 # that the paths compiled into the command do not change the one under test).
 install_tree() {
