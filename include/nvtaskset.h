@@ -56,7 +56,7 @@ struct nvt_tpcset {
 /*
  * What the shim knows about one GPU. Logical TPC t holds SMs 2t and 2t+1.
  * hw_bit[t] is the bit of the V04 (Hopper) TMD mask that names logical TPC
- * t; on older TMDs bit t always names TPC t (libsmctrl paper). gpc[t] is the
+ * t; on older TMDs bit t always names TPC t (docs/hardware-facts.md, 2-3). gpc[t] is the
  * GPC of TPC t, or NVT_NONE when unknown.
  */
 struct nvt_topology {

@@ -1,6 +1,6 @@
 /*
  * calibrate.c - measures which hardware mask bit names each logical TPC and
- * which TPCs share a GPC, with no kernel module (HARDWARE-FACTS.md 3-4):
+ * which TPCs share a GPC, with no kernel module (docs/hardware-facts.md, 3-4):
  *
  *  1. A probe kernel (PTX, JIT-compiled by the driver: no nvcc needed)
  *     records the %smid of each block. With one mask bit disabled at a time
@@ -11,7 +11,7 @@
  *     cluster recovers the GPCs (Hopper and newer only).
  *
  * It runs in a child process outside MPS, because MPS clients see
- * virtualised %smid values (paper 000, Pitfall 5).
+ * virtualised %smid values ([ECRTS25] Pitfall 5, in docs/hardware-facts.md).
  *
  * SPDX-License-Identifier: MIT
  */

@@ -1,7 +1,7 @@
 /*
  * tmd.c - TMD mask fields. Offsets were measured on an H100 with driver 580
- * (HARDWARE-FACTS.md section 2) and, for V01_06-V03_00, come from the
- * libsmctrl paper (NVIDIA's open TMD documentation names them
+ * (docs/hardware-facts.md, section 2) and, for V01_06-V03_00, come from the
+ * libsmctrl paper, [RTAS23] there (NVIDIA's open TMD documentation names them
  * SM_DISABLE_MASK_LOWER/UPPER).
  *
  * SPDX-License-Identifier: MIT

@@ -129,7 +129,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	if (nvt_format_list(&set, list, sizeof(list)) < 0 ||
 	    nvt_topo_format(&topo, topo_text, sizeof(topo_text)) < 0)
 		errx(EXIT_FAILURE, "internal error: cannot format the partition");
-	/* MPS clients get 2 channels unless told otherwise (paper 000, Pitfall 4). */
+	/* MPS clients get 2 channels unless told otherwise (docs/hardware-facts.md, 6). */
 	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 0);
 	if (o->no_mps)
 		setenv("CUDA_MPS_PIPE_DIRECTORY", "/dev/null", 1); /* never connect */
