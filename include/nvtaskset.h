@@ -77,7 +77,7 @@ enum nvt_tmd_layout {
  * What the shim knows about one GPU. Logical TPC t holds SMs 2t and 2t+1.
  * hw_bit[t] is the bit of the TMD mask that names logical TPC t, as
  * calibration measured it (on Hopper a physical TPC slot; before Hopper bit
- * t, libsmctrl paper). gpc[t] is the GPC of TPC t, or NVT_NONE when unknown.
+ * t, libsmctrl paper; docs/hardware-facts.md, sections 2-3). gpc[t] is the GPC of TPC t, or NVT_NONE when unknown.
  * tmd_layout is the layout calibration verified on this GPU; it took the
  * place of a reserved word that every writer zeroed, so a topology from an
  * older writer reads as NVT_TMD_NONE.

@@ -1,6 +1,6 @@
 /*
  * calibrate.c - measures which hardware mask bit names each logical TPC and
- * which TPCs share a GPC, with no kernel module (HARDWARE-FACTS.md 3-4):
+ * which TPCs share a GPC, with no kernel module (docs/hardware-facts.md, 3-4):
  *
  *  1. A probe kernel (PTX, JIT-compiled by the driver: no nvcc needed)
  *     records the %smid of each block. With one mask bit disabled at a time
@@ -11,7 +11,7 @@
  *     cluster recovers the GPCs (Hopper and newer only).
  *
  * It runs in a child process outside MPS, because MPS clients see
- * virtualised %smid values (paper 000, Pitfall 5).
+ * virtualised %smid values ([ECRTS25] Pitfall 5, in docs/hardware-facts.md).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -322,7 +322,7 @@ static int cluster_pass(struct child_result *r, struct probe *p, CUfunction fn, 
 /*
  * Picks the layout to verify among those the compute capability allows: the
  * one whose version byte the first probe launch's TMD carries. Several
- * matching is a coincidence of unrelated fields (HARDWARE-FACTS.md 2 and
+ * matching is a coincidence of unrelated fields (docs/hardware-facts.md, section 2, and
  * tmd.c): refuse rather than write the wrong one.
  */
 static int choose_layout(struct child_result *r, int major, int minor, unsigned *layout)

@@ -29,7 +29,7 @@ typedef CUresult (*nvt_cuDeviceGetName_fn)(char *name, int len, CUdevice dev);
 typedef CUresult (*nvt_cuDriverGetVersion_fn)(int *version);
 
 /*
- * The private export table that offers launch callbacks (HARDWARE-FACTS.md
+ * The private export table that offers launch callbacks (docs/hardware-facts.md,
  * section 1, measured on an H100, driver 580): entry 3 subscribes a callback,
  * entry 6 enables one (domain, callback id) pair for it.
  */

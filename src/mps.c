@@ -1,5 +1,5 @@
 /*
- * mps.c - the MPS control daemon (paper 000, section 5.2).
+ * mps.c - the MPS control daemon ([ECRTS25] section 5.2; docs/hardware-facts.md, 6).
  *
  * The daemon writes its PID to nvidia-cuda-mps-control.pid in its pipe
  * directory; "echo quit | nvidia-cuda-mps-control" stops it.

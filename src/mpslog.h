@@ -37,7 +37,8 @@ int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max);
 /*
  * The most clients one MPS server takes when each asks for `connections`
  * channels: a server's channel group holds 128 channels, 8 of them its own,
- * and MPS serves at most 48 clients (paper 000, section 5.3). 15 for 8.
+ * and MPS serves at most 48 clients ([ECRTS25] section 5.3; docs/hardware-facts.md,
+ * section 6). 15 for 8, as measured on an H100.
  */
 int nvt_mps_client_limit(int connections);
 

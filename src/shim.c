@@ -184,7 +184,7 @@ static void publish(struct slot_masks *sm, const struct hw_masks *m)
 /*
  * Derives the masks for a slot snapshot. A partition that enables no working
  * TPC, or comes with a malformed topology, keeps the previous masks: such a
- * launch would never complete (HARDWARE-FACTS.md section 5).
+ * launch would never complete (docs/hardware-facts.md, section 5).
  */
 static int compute(const struct hw_masks *prev, const struct nvt_slot_view *view,
 		   struct hw_masks *out)

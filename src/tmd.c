@@ -14,7 +14,7 @@
  *          QMD_MAJOR_VERSION MW(583:580) (byte 72 = 0x40);
  *          TPC_DISABLE_MASK_VALID MW(31:31); TPC_DISABLE_MASK(i)
  *          MW((2463+i*32):(2432+i*32)), bytes 304-319 for i = 0-3. Measured
- *          on an H100 and an H200 with driver 580 (HARDWARE-FACTS.md 2): the
+ *          on an H100 and an H200 with driver 580 (docs/hardware-facts.md, section 2): the
  *          mask is honoured only with the valid bit set.
  *  V04_01  clcdc0qmd.h (BLACKWELL_COMPUTE_A) and clcec0qmd.h
  *          (BLACKWELL_COMPUTE_B), which define it next to V05_00/V05_01 with

@@ -66,8 +66,8 @@ unsigned nvt_topo_legacy_layout(const struct nvt_topology *topo);
 /* ---- Choosing TPCs for the user (-n) --------------------------------- */
 
 enum nvt_strategy {
-	NVT_PACKED, /* whole GPCs first (papers 000/002: GPC-aligned partitions) */
-	NVT_SPREAD, /* evenly over GPCs (paper 003's SE-distributed) */
+	NVT_PACKED, /* whole GPCs first ([ECRTS25], [RTAS23]: GPC-aligned partitions) */
+	NVT_SPREAD, /* evenly over GPCs ([RTNS21]'s SE-distributed); docs/hardware-facts.md, 4 */
 };
 
 /*

@@ -157,6 +157,13 @@ int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out)
 
 	if (!text || limit > NVT_MAX_TPCS || *text == '\0')
 		return NVT_PARSE_SYNTAX;
+	if (!strcmp(text, "all")) {
+		/* What -l and -p print for a task that is not partitioned. */
+		if (!limit)
+			return NVT_PARSE_RANGE;
+		nvt_set_fill(out, limit);
+		return NVT_PARSE_OK;
+	}
 	nvt_set_clear(&set);
 	for (;;) {
 		unsigned long first, last, stride = 1;

@@ -42,7 +42,8 @@ void nvt_set_andnot(struct nvt_tpcset *out, const struct nvt_tpcset *a, const st
 int nvt_parse_mask(const char *text, unsigned limit, struct nvt_tpcset *out);
 
 /*
- * Parses a list "0-15,32,40-47:2" of values below limit (<= NVT_MAX_TPCS).
+ * Parses a list "0-15,32,40-47:2" of values below limit (<= NVT_MAX_TPCS),
+ * or "all": every value below limit (NVT_PARSE_RANGE if limit is 0).
  * Returns an enum nvt_parse_rc; out is written only on NVT_PARSE_OK.
  */
 int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out);

@@ -78,8 +78,15 @@ def main():
         "fp32 128x4096x4096 (skinny)": gemm(128, 4096, 4096, torch.float32),
         "transformer block bf16 8x512x2048": block(),
     }
-    out = {"sms": sms, "ms": {name: timed(fn) for name, fn in work.items()}}
-    out["kernel"] = kernel_of(work["bf16 8192^3"], sms)
+    only = os.environ.get("SIZES_ONLY")
+    out = {"sms": sms, "ms": {}}
+    for name, fn in work.items():
+        if only and only not in name:
+            continue
+        out["ms"][name] = timed(fn)
+        print("# %s %.3f ms" % (name, out["ms"][name]), file=sys.stderr, flush=True)
+    if os.environ.get("SIZES_PROFILE", "1") != "0":
+        out["kernel"] = kernel_of(work["bf16 8192^3"], sms)
     print(json.dumps(out), flush=True)
 
 

@@ -59,7 +59,7 @@ t_mps_client_limit() {
 	echo 1015 >>"$CUDA_MPS_PIPE_DIRECTORY/fake-clients"
 	run_rc out rc "$NVT" -c 0 "$APP" launch 1
 	eq "$rc" 1
-	eq "$out" "nvtaskset: the MPS server (pid $server) already has 15 clients, the most it takes with 8 channels each (paper 000, section 5.3); this task would fail to start CUDA. Stop a task, or run this one with --no-mps"
+	eq "$out" "nvtaskset: the MPS server (pid $server) already has 15 clients, the most it takes with 8 channels each; this task would fail to start CUDA. Stop a task, or run this one with --no-mps"
 	# Fewer channels each leave room for more clients.
 	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" -c 0 "$APP" launch 1
 	eq "$rc" 0
@@ -92,7 +92,7 @@ LOG
 	run_rc out rc "$NVT" --mps status
 	eq "$rc" 3
 	has "$out" "last fatal GPU error: 2026-11-21 20:01:59, in server 2483, blamed on client 2503; the server tore down 2 clients: 2503 2534"
-	has "$out" "Pitfall 2"
+	has "$out" "MPS does not isolate its clients from each other's faults: a fatal error in one ends them all. See $CUDA_MPS_LOG_DIRECTORY/server.log."
 	out=$(timeout 20 "$NVT" --mps status --json) || true
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); f=d["last_fault"]; assert f["torn_down"]==[2503,2534] and f["blamed_client"]==2503' "$out" ||
 		die "bad JSON: $out"

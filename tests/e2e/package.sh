@@ -2,31 +2,171 @@
 # run in a subshell under set -e with the helpers defined there.
 # shellcheck shell=bash
 
+# submake ARGS...: make in the source tree, as a user would run it (not as part of
+# the make that runs these tests: no jobserver, no variables passed down).
+submake() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j"$(nproc)" -C "$ROOT" "$@"; }
+# install_tree DEST MAKE-ARGS...: `make install` into DEST from a build tree of its own (so
+# that the paths compiled into the command do not change the one under test).
+install_tree() {
+	local dest=$1
+	shift
+	submake -s B="$WORK/build.$(basename "$dest")" install DESTDIR="$dest" "$@" \
+		>"$WORK/install.log" 2>&1 || die "make install $* failed: $(cat "$WORK/install.log")"
+}
+uninstall_tree() {
+	local dest=$1
+	shift
+	submake -s B="$WORK/build.$(basename "$dest")" uninstall DESTDIR="$dest" "$@" \
+		>"$WORK/install.log" 2>&1 || die "make uninstall $* failed: $(cat "$WORK/install.log")"
+	[ -z "$(find "$dest" ! -type d)" ] || die "left after uninstall: $(find "$dest" ! -type d)"
+}
 t_install_uninstall() {
-	local dest=$WORK/dest
-	make -s -C "$ROOT" install DESTDIR="$dest" PREFIX=/opt/nvt >"$WORK/install.log" 2>&1 ||
-		die "make install failed: $(cat "$WORK/install.log")"
-	local f
+	local dest=$WORK/dest f
+	install_tree "$dest" PREFIX=/opt/nvt
 	for f in bin/nvtaskset lib/nvtaskset/libnvtaskset.so lib/nvtaskset/wrapper/libcuda.so.1 \
-		share/man/man1/nvtaskset.1; do
+		share/man/man1/nvtaskset.1 share/bash-completion/completions/nvtaskset \
+		share/doc/nvtaskset/README.md share/doc/nvtaskset/LICENSE; do
 		[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 	done
+	cmp "$ROOT/tools/completion/nvtaskset.bash" "$dest/opt/nvt/share/bash-completion/completions/nvtaskset"
+	cmp "$ROOT/README.md" "$dest/opt/nvt/share/doc/nvtaskset/README.md"
+	[ "$(find "$dest" -type f | wc -l)" == 7 ] || die "unexpected files: $(find "$dest" -type f)"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
 	has "$out" "tpcs=2 hung=0"
-	make -s -C "$ROOT" uninstall DESTDIR="$dest" PREFIX=/opt/nvt >>"$WORK/install.log" 2>&1 ||
-		die "make uninstall failed"
-	[ -z "$(find "$dest" -type f)" ] || die "files left after uninstall: $(find "$dest" -type f)"
+	uninstall_tree "$dest" PREFIX=/opt/nvt
+	for f in lib/nvtaskset share/doc/nvtaskset; do
+		[ ! -e "$dest/opt/nvt/$f" ] || die "$f left after uninstall"
+	done
+}
+t_install_libdir() {
+	# A distribution's LIBDIR: the command finds its shim there, staged or not.
+	local dest=$WORK/dest64 root=$WORK/root64 f
+	install_tree "$dest" PREFIX=/usr LIBDIR=/usr/lib64/nvtaskset
+	for f in lib64/nvtaskset/libnvtaskset.so lib64/nvtaskset/wrapper/libcuda.so.1; do
+		[ -f "$dest/usr/$f" ] || die "missing $f after install"
+	done
+	[ ! -e "$dest/usr/lib/nvtaskset" ] || die "installed into lib/ despite LIBDIR"
+	run_rc out rc "$dest/usr/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
+	eq "$rc" 0
+	has "$out" "LD_PRELOAD=$dest/usr/lib64/nvtaskset/libnvtaskset.so"
+	run_rc out rc "$dest/usr/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
+	has "$out" "tpcs=2 hung=0"
+	# The LIBDIR compiled in, when the command is not beside its tree.
+	grep -q /usr/lib64/nvtaskset "$dest/usr/bin/nvtaskset" || die "LIBDIR not compiled in"
+	uninstall_tree "$dest" PREFIX=/usr LIBDIR=/usr/lib64/nvtaskset
+	submake -s B="$WORK/build.root64" install PREFIX="$root/usr" LIBDIR="$root/usr/lib64/nvt" \
+		>"$WORK/install.log" 2>&1 || die "make install failed: $(cat "$WORK/install.log")"
+	mkdir -p "$WORK/elsewhere"
+	cp "$root/usr/bin/nvtaskset" "$WORK/elsewhere/"
+	run_rc out rc "$WORK/elsewhere/nvtaskset" --no-mps -c 2 /usr/bin/env
+	eq "$rc" 0
+	has "$out" "LD_PRELOAD=$root/usr/lib64/nvt/libnvtaskset.so"
+	# NVTASKSET_SHIM still wins.
+	run_rc out rc env NVTASKSET_SHIM="$SHIM" "$WORK/elsewhere/nvtaskset" --no-mps -c 2 /usr/bin/env
+	has "$out" "LD_PRELOAD=$SHIM"
+	rm -rf "$root"
+	run_rc out rc "$WORK/elsewhere/nvtaskset" --no-mps -c 2 /usr/bin/env
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot find the nvtaskset shim in $WORK/elsewhere/../lib64/nvt, $WORK/elsewhere/../lib/nvtaskset or $root/usr/lib64/nvt"
+}
+t_build_flags() {
+	# A packager's flags: a fortification level of their own, hardening link flags.
+	local b=$WORK/build.flags
+	submake -s B="$b" CFLAGS="-O2 -g -Wp,-D_FORTIFY_SOURCE=3" CPPFLAGS="-DNVT_PACKAGER_FLAG" \
+		LDFLAGS="-Wl,-z,relro -Wl,-z,now" WERROR=1 >"$WORK/flags.log" 2>&1 ||
+		die "build with packager flags failed: $(cat "$WORK/flags.log")"
+	hasnt "$(cat "$WORK/flags.log")" "warning"
+	readelf -d "$b/bin/nvtaskset" | grep -q 'BIND_NOW' || die "LDFLAGS not used to link the command"
+	readelf -d "$b/lib/nvtaskset/libnvtaskset.so" | grep -q 'BIND_NOW' || die "LDFLAGS not used for the shim"
+	readelf -lW "$b/bin/nvtaskset" | grep -q GNU_RELRO || die "no RELRO segment"
+	has "$(cat "$b/flags")" "-DNVT_PACKAGER_FLAG"
+	# New flags rebuild everything; the same flags rebuild nothing.
+	submake B="$b" CFLAGS="-O1" >"$WORK/flags.log" 2>&1 || die "rebuild failed"
+	has "$(cat "$WORK/flags.log")" "-O1 -c -o $b/cli/tpcset.o"
+	submake B="$b" CFLAGS="-O1" >"$WORK/flags.log" 2>&1 || die "rebuild failed"
+	hasnt "$(cat "$WORK/flags.log")" " -c -o "
+	# A warning fails the build only with WERROR=1 (make check's and CI's build).
+	submake -s B="$b" CFLAGS="-O2 -D_FORTIFY_SOURCE=1 -Wp,-D_FORTIFY_SOURCE=3" \
+		>"$WORK/flags.log" 2>&1 || die "a warning failed the packager's build: $(cat "$WORK/flags.log")"
+	has "$(cat "$WORK/flags.log")" "warning: \"_FORTIFY_SOURCE\" redefined"
+	if submake -s B="$b.werror" CFLAGS="-O2 -D_FORTIFY_SOURCE=1 -Wp,-D_FORTIFY_SOURCE=3" WERROR=1 \
+		>"$WORK/flags.log" 2>&1; then
+		die "WERROR=1 let a warning pass"
+	fi
+	has "$(cat "$WORK/flags.log")" "error: \"_FORTIFY_SOURCE\" redefined"
+}
+# ---- One truth: --help, the man page and README ----
+
+# The options --help lists in its Options section, short and long, one a line, sorted.
+help_option_list() {
+	"$NVT" --help | sed -n '/^Options:/,/^$/p' | grep -oE -- '^ {1,5}(-[a-zA-Z], )?--[a-z-]+' |
+		grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
+}
+# The options the man page's OPTIONS section describes (the line after each .TP).
+man_option_list() {
+	sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' "$ROOT/man/nvtaskset.1" | sed 's/\\-/-/g' |
+		awk 'tp { print; tp = 0 } /^\.TP/ { tp = 1 }' | grep -oE -- '(^|[ "])--?[a-zA-Z][a-z-]*' |
+		grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
+}
+# The options in the first column of README's options table.
+readme_option_list() {
+	sed -n '/^| option | meaning |$/,/^$/p' "$ROOT/README.md" | awk -F'|' 'NR > 2 { print $2 }' |
+		grep -oE -- '(^|[ `])--?[a-zA-Z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
+}
+# The options the parser takes: main.c's getopt_long string and long option table.
+parser_option_list() {
+	local main=$ROOT/tools/nvtaskset/main.c
+	{
+		sed -n 's/.*getopt_long(argc, argv, "+\([^"]*\)".*/\1/p' "$main" | tr -d ':' | grep -o . | sed 's/^/-/'
+		grep -oE '\{"[a-z-]+", *(no|required)_argument' "$main" | sed 's/{"\([a-z-]*\)".*/--\1/'
+	} | sort -u
+}
+# Usage lines: --help's, the man page's SYNOPSIS (roff stripped), README's first code block under "## Use".
+help_synopsis() { "$NVT" --help | sed -n '2,/^$/p' | sed '/^$/d; s/^ //'; }
+man_synopsis() {
+	sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$ROOT/man/nvtaskset.1" | sed '1d;$d' |
+		sed 's/\\-/-/g; s/\\f[BIRP]//g; s/^\.B //' |
+		awk '/^\.br/ { print line; line = ""; next } { line = line (line ? " " : "") $0 } END { print line }'
+}
+readme_synopsis() {
+	awk '/^## Use$/ { use = 1; next } use && /^```/ { if (block) exit; block = 1; next } block' "$ROOT/README.md"
+}
+
+t_docs_options_agree() {
+	# --help, the man page, README and the parser name the same options, short and long.
+	local help man readme parser
+	help=$(help_option_list)
+	man=$(man_option_list)
+	readme=$(readme_option_list)
+	parser=$(parser_option_list)
+	[ "$(wc -l <<<"$help")" -ge 20 ] || die "too few options found in --help: $help"
+	eq "$(comm -3 <(echo "$help") <(echo "$man") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in the man page"
+	eq "$(comm -3 <(echo "$help") <(echo "$readme") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in README"
+	eq "$(comm -3 <(echo "$help") <(echo "$parser") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in the parser"
+}
+t_docs_synopsis_agree() {
+	local help man readme line
+	help=$(help_synopsis)
+	man=$(man_synopsis)
+	readme=$(readme_synopsis)
+	[ "$(wc -l <<<"$help")" -ge 5 ] || die "too few usage lines in --help: $help"
+	while read -r line; do
+		grep -qxF -- "$line" <<<"$man" || die "--help's '$line' is not in the man page's SYNOPSIS: $man"
+		grep -qxF -- "$line" <<<"$readme" || die "--help's '$line' is not in README's usage: $readme"
+	done <<<"$help"
+	eq "$(wc -l <<<"$man")" "$(wc -l <<<"$help")" "usage lines in the man page"
+	eq "$(wc -l <<<"$readme")" "$(wc -l <<<"$help")" "usage lines in README"
 }
 t_docs_agree() {
 	local opt help man readme
 	help=$("$NVT" --help)
-	man=$(sed 's/\\-/-/g' "$ROOT/man/nvtaskset.1")
-	readme=$(cat "$ROOT/README.md")
-	for opt in $(grep -oE -- '--[a-z][a-z-]+' <<<"$help" | sort -u); do
-		has "$man" "$opt"
-		has "$readme" "$opt"
+	man=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$ROOT/man/nvtaskset.1")
+	readme=$(sed 's/`//g' "$ROOT/README.md")
+	# What --json covers, as the issue found them disagreeing.
+	for opt in "$(tr -s ' \n' ' ' <<<"$help")" "$man" "$readme"; do
+		has "$opt" "what -p, -l, --topology and --mps status"
 	done
 	for opt in NVTASKSET_QUIET NVTASKSET_RUNDIR NVTASKSET_DRIVER_TIMEOUT NVTASKSET_SHIM NVTASKSET_CACHE_DIR NVTASKSET_PROC_NVIDIA \
 		CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY CUDA_DEVICE_MAX_CONNECTIONS; do
@@ -37,6 +177,33 @@ t_docs_agree() {
 	# The test command README gives is the one CI runs.
 	grep -q '^make check$' "$ROOT/README.md" || die "README lacks 'make check'"
 	grep -q 'make check' "$ROOT/.ci/run" || die ".ci/run does not run make check"
+}
+t_docs_topology_example() {
+	# README's --topology example is real output: the fake driver has the H100's map.
+	local example
+	example=$(sed -n '/^\$ nvtaskset --topology$/,/^```$/p' "$ROOT/README.md" | sed '1,2d;$d')
+	[ "$(wc -l <<<"$example")" -ge 10 ] || die "no --topology example in README"
+	run_rc out rc "$NVT" --topology
+	eq "$rc" 0
+	eq "$example" "$(sed 1d <<<"$out")" "README's --topology example, after the GPU's name"
+}
+t_package_version() {
+	# The Debian package's version is the command's (make deb checks it too).
+	local version
+	version=$(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/include/nvtaskset.h")
+	eq "$(sed -n '1s/^nvtaskset (\([^)]*\)).*/\1/p' "$ROOT/debian/changelog")" "$version" "debian/changelog's version"
+	eq "$("$NVT" --version)" "nvtaskset $version"
+	[ -x "$ROOT/debian/rules" ] || die "debian/rules is not executable"
+	# The .ci/run that CI runs builds and tests the package too.
+	grep -qx 'make check-package' "$ROOT/.ci/run" || die ".ci/run does not run make check-package"
+}
+t_messages_plain() {
+	# What users read says what happened, not where a paper says so.
+	local f found
+	for f in "$NVT" "$SHIM" "$WRAPDIR/libcuda.so.1"; do
+		found=$(strings "$f" | grep -Ei 'paper|pitfall|section [0-9]|HARDWARE-FACTS' || true)
+		[ -z "$found" ] || die "$f says: $found"
+	done
 }
 t_exports() {
 	local f syms

@@ -19,7 +19,7 @@
 
 typedef void (*callback_fn)(void *user, int domain, int cbid, const void *params);
 
-/* The callback table UUID (HARDWARE-FACTS.md section 1). */
+/* The callback table UUID (docs/hardware-facts.md, section 1). */
 static const unsigned char callback_table_id[16] = {0x2c, 0x8e, 0x0a, 0xd8, 0x07, 0x10, 0xab, 0x4e,
 						    0x90, 0xdd, 0x54, 0x71, 0x9f, 0xe5, 0xf7, 0x4b};
 
@@ -114,7 +114,7 @@ static int bw_floorswept(int slot)
 	return 0;
 }
 
-/* GPCs of the H100 (shared/probe/results-mps-cluster2.log). */
+/* GPCs of the H100 (docs/hardware-facts.md, section 4). */
 static uint8_t h100_gpc(int t)
 {
 	if (t < 32)

@@ -12,7 +12,7 @@
  * launches keep each cluster inside one GPC.
  *
  * Configuration (environment, read at cuInit):
- *   FAKECUDA_CHIP=h100        the H100 of HARDWARE-FACTS.md: 66 TPCs whose V04
+ *   FAKECUDA_CHIP=h100        the H100 of docs/hardware-facts.md: 66 TPCs whose V04
  *                             mask bits are permuted, floorswept slots, 8 GPCs
  *                             plus 4 lone TPCs (the default);
  *                             "identity": mask bit t = TPC t, GPC = TPC % 8;

@@ -1,5 +1,5 @@
 /* The logical TPC -> V04 mask bit map measured on the project's H100
- * (HARDWARE-FACTS.md section 3) and its GPCs (section 4, in order of each
+ * (docs/hardware-facts.md, section 3) and its GPCs (section 4, in order of each
  * GPC's lowest TPC). SPDX-License-Identifier: MIT */
 #ifndef H100_FIXTURE_H
 #define H100_FIXTURE_H
@@ -12,7 +12,7 @@ static const uint8_t h100_bits[66] = {
 /* SM IDs stripe over GPCs: TPCs 0-31 over all 8 (GPC 0 then has its 4),
  * 32-59 over GPCs 1-7, 60-61 over GPCs 6-7 (9 TPCs each); TPCs 62-65 share
  * a cluster with no other TPC and form "GPCs" 8-11. Matches every group of
- * shared/probe/results-mps-cluster2.log. */
+ * --topology in docs/gpu/2026-11-21/check-gpu.log. */
 static inline uint8_t h100_gpc(unsigned t)
 {
 	if (t < 32)

@@ -47,7 +47,7 @@ int main(void)
 		CHECK(nvt_mps_parse_ps("PID\nnot a row\n", servers, counts, 4) == -1);
 		CHECK(nvt_mps_parse_ps("PID\n1 2 3\n", servers, counts, 4) == 1 && servers[0] == 3);
 	}
-	CHECK(nvt_mps_client_limit(8) == 15); /* paper 000, section 5.3 */
+	CHECK(nvt_mps_client_limit(8) == 15); /* docs/hardware-facts.md, section 6 */
 	CHECK(nvt_mps_client_limit(2) == 48);
 	CHECK(nvt_mps_client_limit(4) == 30);
 	CHECK(nvt_mps_client_limit(0) == 48);

@@ -105,6 +105,12 @@ static void test_lists(void)
 	CHECK(nvt_parse_list("0-65:65", 66, &s) == NVT_PARSE_OK);
 	CHECK_STR(as_list(&s), "0,65");
 	CHECK(nvt_parse_list("65", 66, &s) == NVT_PARSE_OK);
+	CHECK(nvt_parse_list("all", 66, &s) == NVT_PARSE_OK);
+	CHECK_STR(as_list(&s), "0-65");
+	CHECK(nvt_parse_list("all", 12, &s) == NVT_PARSE_OK && nvt_set_count(&s) == 12);
+	CHECK(list_rc("all", 0) == NVT_PARSE_RANGE);
+	CHECK(list_rc("all,1", 66) == NVT_PARSE_SYNTAX);
+	CHECK(list_rc("ALL", 66) == NVT_PARSE_SYNTAX);
 
 	CHECK(list_rc("", 66) == NVT_PARSE_SYNTAX);
 	CHECK(list_rc("3-1", 66) == NVT_PARSE_SYNTAX);

@@ -152,7 +152,7 @@ struct nvt_tpcset parse_partition(const struct options *o, const char *text,
 {
 	struct nvt_tpcset set, gpcs;
 	const char *what = o->gpc_list ? "GPC list" : o->tpc_list ? "TPC list" : "TPC mask";
-	int rc, top;
+	int rc, top, every;
 
 	if (o->count) {
 		struct nvt_tpcset available, held;
@@ -165,14 +165,17 @@ struct nvt_tpcset parse_partition(const struct options *o, const char *text,
 			errx(EXIT_FAILURE, "cannot pick %u TPCs: %s has %u", o->count, gpu_name,
 			     topo->n_tpcs);
 		if (nvt_topo_pick(topo, &available, o->count, o->strategy, &set))
-			errx(EXIT_FAILURE, "cannot pick %u TPCs: only %u are free of other tasks",
-			     o->count, nvt_set_count(&available));
+			errx(EXIT_FAILURE, "cannot pick %u TPCs: only %u %s free of other tasks",
+			     o->count, nvt_set_count(&available),
+			     nvt_set_count(&available) == 1 ? "is" : "are");
 		return set;
 	}
+	/* "all" (as -l and -p show an unpartitioned task): every TPC or GPC the GPU has. */
+	every = !strcmp(text, "all");
 	if (o->gpc_list)
-		rc = nvt_parse_list(text, NVT_MAX_GPCS, &gpcs);
+		rc = nvt_parse_list(text, every && topo->n_gpcs ? topo->n_gpcs : NVT_MAX_GPCS, &gpcs);
 	else if (o->tpc_list)
-		rc = nvt_parse_list(text, NVT_MAX_TPCS, &set);
+		rc = nvt_parse_list(text, every ? topo->n_tpcs : NVT_MAX_TPCS, &set);
 	else
 		rc = nvt_parse_mask(text, NVT_MAX_TPCS, &set);
 	if (rc == NVT_PARSE_SYNTAX)

@@ -63,8 +63,8 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 		       fault.when, fault.server, fault.client, fault.n_torn, fault.n_torn == 1 ? "" : "s");
 		for (int i = 0; i < fault.n_torn; i++)
 			printf(" %ld", fault.torn[i]);
-		printf("\n  (MPS does not isolate clients from each other's faults: paper 000, "
-		       "Pitfall 2. See %s/server.log.)\n",
+		printf("\n  (MPS does not isolate its clients from each other's faults: a fatal "
+		       "error in one ends them all. See %s/server.log.)\n",
 		       mps->log_dir);
 	}
 }

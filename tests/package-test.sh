@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The Debian package, as a user meets it: builds it (make deb), checks what is
+# in it, installs it with `apt-get install ./nvtaskset_*.deb`, runs what it
+# installed against the fake driver, removes and purges it, and checks that
+# nothing is left. Prints one line per check and "N passed, M failed" last.
+#
+# Needs root, apt, dpkg-dev, debhelper, man-db and bash-completion (.ci/run
+# installs them), and a machine where nvtaskset is not installed. The package
+# build skips its own `make check` (DEB_BUILD_OPTIONS=nocheck) unless
+# DEB_BUILD_OPTIONS is set; run the suite with `make check`.
+#
+# Usage: tests/package-test.sh    (through `make check-package`)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+B=${B:-build}
+VERSION=$(sed -n 's/^#define NVT_VERSION_STRING "\(.*\)"/\1/p' include/nvtaskset.h)
+PASS=0 FAIL=0
+WORK=$(mktemp -d /tmp/nvtaskset-package.XXXXXX)
+
+ok() { # ok WHAT CMD...: one check
+	local what=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		PASS=$((PASS + 1))
+		echo "PASS $what"
+	else
+		FAIL=$((FAIL + 1))
+		echo "FAIL $what"
+		sed 's/^/    /' <<<"$out" | tail -20
+	fi
+}
+fatal() {
+	echo "package-test: $*" >&2
+	exit 1
+}
+installed() { [ "$(dpkg-query -W -f '${db:Status-Status}' nvtaskset 2>/dev/null)" == installed ]; }
+known() { dpkg-query -W nvtaskset >/dev/null 2>&1; }
+# Excluded by dpkg (path-exclude, as in slim container images): not installed, not a failure.
+excluded() { grep -hqs "^path-exclude=*${1%/*}" /etc/dpkg/dpkg.cfg.d/* /etc/dpkg/dpkg.cfg; }
+
+cleanup() {
+	if known; then
+		echo "package-test: purging the package left by a failed run"
+		apt-get purge -y -qq nvtaskset >/dev/null 2>&1 || dpkg --purge nvtaskset >/dev/null 2>&1 || true
+	fi
+	rm -rf "$WORK"
+}
+
+[ "$(id -u)" == 0 ] || fatal "needs root (it installs the package)"
+for tool in dpkg-buildpackage dh apt-get dpkg-deb readelf; do
+	command -v "$tool" >/dev/null || fatal "needs $tool (dpkg-dev, debhelper, apt, binutils)"
+done
+! known || fatal "nvtaskset is installed already (dpkg); remove it first"
+# Purging the package removes root's calibration cache: never someone's real one.
+[ ! -e /var/cache/nvtaskset ] || fatal "/var/cache/nvtaskset exists; move it away first"
+trap cleanup EXIT
+
+# ---- Build -------------------------------------------------------------------
+
+export DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS-nocheck}
+[[ " $DEB_BUILD_OPTIONS " != *" nocheck "* ]] || export DEB_BUILD_PROFILES=nocheck
+make -s deb B="$B" >"$WORK/build.log" 2>&1 || {
+	tail -40 "$WORK/build.log"
+	fatal "make deb failed"
+}
+debs=("$B"/deb/nvtaskset_"$VERSION"_*.deb)
+[ -f "${debs[0]}" ] && [ ${#debs[@]} == 1 ] || fatal "expected one nvtaskset_${VERSION}_*.deb in $B/deb: ${debs[*]}"
+DEB=$(realpath "${debs[0]}")
+echo "built $DEB"
+# The fake driver and program, from the source tree.
+make -s B="$B" "$B/test/fake/libcuda.so.1" "$B/test/fakeapp-dlopen" "$B/test/fakeapp-linked" >/dev/null
+FAKEDIR=$ROOT/$B/test/fake APP=$ROOT/$B/test/fakeapp-dlopen LINKED=$ROOT/$B/test/fakeapp-linked
+
+# ---- What is in it -----------------------------------------------------------
+
+field() { dpkg-deb -f "$DEB" "$1"; }
+dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|; s|/$||' | grep -v '^$' | sort >"$WORK/contents"
+ok "package version is the command's ($VERSION)" test "$(field Version)" == "$VERSION"
+ok "depends on libc" grep -q 'libc6' <<<"$(field Depends)"
+ok "depends on no CUDA or NVIDIA package (NVIDIA's installer registers none)" \
+	bash -c '! grep -Eiq "cuda|nvidia" <<<"$1"' _ "$(field Depends) $(field Pre-Depends) $(field Recommends)"
+for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskset/wrapper/libcuda.so.1 \
+	/usr/share/man/man1/nvtaskset.1.gz /usr/share/bash-completion/completions/nvtaskset \
+	/usr/share/doc/nvtaskset/copyright /usr/share/doc/nvtaskset/LICENSE \
+	/usr/share/doc/nvtaskset/README.md.gz /usr/share/doc/nvtaskset/changelog.gz; do
+	ok "ships $f" grep -qx "$f" "$WORK/contents"
+done
+ok "ships nothing outside /usr (no ld.so.conf.d entry)" bash -c '! grep -v "^/usr" "$1" | grep -v "^/\?$"' _ "$WORK/contents"
+dpkg-deb --ctrl-tarfile "$DEB" | tar -t | sed 's|^\./||' | grep -v '^$' | sort >"$WORK/control"
+ok "no shlibs or ldconfig trigger (the wrapper is named libcuda.so.1)" \
+	bash -c '! grep -Eq "^(shlibs|triggers|symbols)$" "$1"' _ "$WORK/control"
+mkdir "$WORK/x" && dpkg-deb -x "$DEB" "$WORK/x"
+ok "hardened link of the command (relro, bind now)" \
+	bash -c 'readelf -d "$1" | grep -q BIND_NOW && readelf -lW "$1" | grep -q GNU_RELRO' _ "$WORK/x/usr/bin/nvtaskset"
+ok "fortified build of the shim" bash -c 'nm -D "$1" | grep -q "_chk@"' _ "$WORK/x/usr/lib/nvtaskset/libnvtaskset.so"
+ok "the command has /usr/lib/nvtaskset compiled in" grep -q /usr/lib/nvtaskset "$WORK/x/usr/bin/nvtaskset"
+
+# ---- Installed -----------------------------------------------------------------
+
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$DEB" >"$WORK/apt.log" 2>&1 || {
+	cat "$WORK/apt.log"
+	fatal "apt-get install $DEB failed"
+}
+ok "installed" installed
+dpkg -L nvtaskset | grep -vx '/\.' | sort >"$WORK/files"
+ok "nvtaskset --version" test "$(/usr/bin/nvtaskset --version)" == "nvtaskset $VERSION"
+ok "nvtaskset found on PATH" test "$(command -v nvtaskset)" == /usr/bin/nvtaskset
+if excluded /usr/share/man/; then
+	echo "SKIP man page (dpkg excludes /usr/share/man here)"
+else
+	ok "man -w finds the man page" test "$(man -w nvtaskset)" == /usr/share/man/man1/nvtaskset.1.gz
+	ok "man nvtaskset shows it" bash -c 'MANPAGER=cat MANWIDTH=80 man nvtaskset 2>/dev/null | grep -q "EXIT STATUS"'
+fi
+if excluded /usr/share/doc/; then
+	echo "SKIP docs (dpkg excludes /usr/share/doc here)"
+else
+	for f in README.md.gz LICENSE copyright; do
+		ok "/usr/share/doc/nvtaskset/$f" test -s "/usr/share/doc/nvtaskset/$f"
+	done
+	ok "README is the project's" bash -c 'zcat /usr/share/doc/nvtaskset/README.md.gz | cmp -s - "$1"' _ "$ROOT/README.md"
+fi
+if [ -r /usr/share/bash-completion/bash_completion ]; then
+	ok "bash-completion loads the completion on demand" test "$(bash -c '
+		. /usr/share/bash-completion/bash_completion
+		_completion_loader nvtaskset
+		complete -p nvtaskset')" == "complete -F _nvtaskset nvtaskset"
+else
+	ok "bash-completion is installed" false
+fi
+ok "nothing registered with ldconfig" bash -c '! /sbin/ldconfig -p | grep -q /usr/lib/nvtaskset'
+# The installed command, shim and wrapper, against the fake driver.
+export NVTASKSET_RUNDIR=$WORK/run LD_LIBRARY_PATH=$FAKEDIR
+mkdir -m 1777 "$NVTASKSET_RUNDIR"
+ok "root's calibration goes to /var/cache/nvtaskset" \
+	bash -c 'nvtaskset --calibrate && ls /var/cache/nvtaskset/GPU-*.topo'
+ok "a task runs on its TPCs under the installed shim" \
+	bash -c 'out=$(nvtaskset --no-mps -c 2 "$1" launch 1) && grep -q "tpcs=2 hung=0" <<<"$out"' _ "$APP"
+ok "the installed shim is the one preloaded" \
+	bash -c 'nvtaskset --no-mps -c 2 /usr/bin/env | grep -qx "LD_PRELOAD=/usr/lib/nvtaskset/libnvtaskset.so"'
+ok "the installed wrapper registers its callback" \
+	bash -c 'LD_LIBRARY_PATH=/usr/lib/nvtaskset/wrapper:$LD_LIBRARY_PATH "$1" launch 1 | grep -q "callbacks=1"' _ "$LINKED"
+unset NVTASKSET_RUNDIR LD_LIBRARY_PATH
+
+# ---- Removed, purged -------------------------------------------------------------
+
+gone() { # gone: none of the package's files or directories of its own are left
+	local f left=""
+	while read -r f; do
+		[ -e "$f" ] || continue
+		[ -d "$f" ] && dpkg -S "$f" >/dev/null 2>&1 && continue # a directory other packages own
+		left+=" $f"
+	done <"$WORK/files"
+	[ -e /var/cache/nvtaskset ] && left+=" /var/cache/nvtaskset"
+	[ -z "$left" ] || {
+		echo "left:$left"
+		return 1
+	}
+}
+DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq nvtaskset >"$WORK/apt.log" 2>&1 || {
+	cat "$WORK/apt.log"
+	fatal "apt-get remove failed"
+}
+dpkg-query -W -f 'after remove: ${db:Status-Status}\n' nvtaskset 2>/dev/null || echo "after remove: dpkg knows nothing of it"
+ok "removed" bash -c '[ "$(dpkg-query -W -f "\${db:Status-Status}" nvtaskset 2>/dev/null)" != installed ]'
+ok "remove leaves no file behind (calibration cache included)" gone
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq nvtaskset >"$WORK/apt.log" 2>&1 || {
+	cat "$WORK/apt.log"
+	fatal "apt-get purge failed"
+}
+ok "purged: dpkg knows nothing of it" bash -c '! dpkg-query -W -f "\${db:Status-Status}" nvtaskset 2>/dev/null | grep -qv not-installed'
+ok "purge leaves no file behind" gone
+ok "the command is gone" bash -c '! command -v nvtaskset'
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" == 0 ]

@@ -1,0 +1,184 @@
+# bash completion for nvtaskset(1)                          -*- shell-script -*-
+#
+# Installed as share/bash-completion/completions/nvtaskset, where bash-completion
+# loads it on first use. Works without bash-completion too (source this file).
+# It reads only /proc, the calibration cache and `nvtaskset -l --json`: it
+# never starts CUDA or a calibration.
+#
+# SPDX-License-Identifier: MIT
+
+# The GPU numbers: one per GPU the kernel module lists, else 0.
+_nvtaskset_gpus()
+{
+	local dir n=0
+	for dir in "${NVTASKSET_PROC_NVIDIA:-/proc/driver/nvidia}"/gpus/*; do
+		[[ -e $dir ]] && n=$((n + 1))
+	done
+	((n)) || n=1
+	for ((dir = 0; dir < n; dir++)); do
+		echo "$dir"
+	done
+}
+
+# The GPC numbers of GPU $1, from its cached calibration: the record of the GPU's
+# UUID, or the only record there is. Nothing when neither is found.
+_nvtaskset_gpcs()
+{
+	local proc=${NVTASKSET_PROC_NVIDIA:-/proc/driver/nvidia} uuid="" line file
+	local -a gpus=("$proc"/gpus/*) dirs=() records=()
+	if [[ $1 == [0-9]* && -r ${gpus[$1]}/information ]]; then
+		while IFS= read -r line; do
+			if [[ $line == "GPU UUID:"* ]]; then
+				uuid=${line#GPU UUID:}
+				uuid=${uuid//[[:space:]]/}
+			fi
+		done <"${gpus[$1]}/information"
+	fi
+	if [[ ${NVTASKSET_CACHE_DIR-} == /* ]]; then
+		dirs=("$NVTASKSET_CACHE_DIR")
+	else
+		dirs=(/var/cache/nvtaskset "${XDG_CACHE_HOME:-$HOME/.cache}/nvtaskset")
+	fi
+	for line in "${dirs[@]}"; do
+		for file in "$line"/*.topo; do
+			[[ -r $file ]] || continue
+			if [[ -z $uuid ]]; then
+				records+=("$file")
+			elif [[ $file == */"$uuid.topo" ]]; then
+				records=("$file")
+				break 2
+			fi
+		done
+	done
+	((${#records[@]} == 1)) || return 0
+	while IFS= read -r line; do
+		if [[ $line =~ ^nvtaskset-topology\ .*\ gpcs=([0-9]+) ]]; then
+			for ((file = 0; file < BASH_REMATCH[1]; file++)); do
+				echo "$file"
+			done
+		fi
+	done <"${records[0]}"
+}
+
+# The PIDs of the running tasks under nvtaskset that the caller may see.
+_nvtaskset_pids()
+{
+	local json
+	json=$("$1" -l --json 2>/dev/null) || return 0
+	while [[ $json =~ \{\"pid\":([0-9]+)(.*) ]]; do
+		echo "${BASH_REMATCH[1]}"
+		json=${BASH_REMATCH[2]}
+	done
+}
+
+_nvtaskset()
+{
+	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running
+		--gpu -p --pid -l --list --json --no-mps --sm-limit --mps --topology --calibrate
+		-h --help -V --version"
+	local -a words=() at=()
+	local i j word cur prev cmd=${COMP_WORDS[0]} values="" prefix=""
+	local opts_done=0 args=0 first_arg=-1 pid_mode=0 gpc_list=0 count=0 other=0 gpu=0
+
+	# bash splits "--gpu=1" and "0-7:2" at = and :; glue the pieces together
+	# again, remembering where each word starts in COMP_WORDS.
+	for ((j = 0; j <= COMP_CWORD; j++)); do
+		word=${COMP_WORDS[j]}
+		if ((${#words[@]} > 1)) && [[ $word == [=:] || ${words[-1]} == *[=:] ]]; then
+			words[-1]+=$word
+		else
+			words+=("$word")
+			at+=("$j")
+		fi
+	done
+	cur=${words[-1]}
+	prev=${words[-2]-}
+	[[ -x $cmd ]] || cmd=nvtaskset
+
+	for ((i = 1; i < ${#words[@]} - 1; i++)); do
+		word=${words[i]}
+		if ((opts_done)) || [[ $word != -?* ]]; then
+			opts_done=1 # "+" in getopt's option string: the first argument ends options
+			((args++ == 0)) && first_arg=$i
+			continue
+		fi
+		case $word in
+		--) opts_done=1 ;;
+		-n | --tpcs) count=1 && ((i++)) ;;
+		--tpcs=*) count=1 ;;
+		--strategy) ((i++)) ;;
+		--mps) other=1 && ((i++)) ;;
+		--gpu) gpu=${words[i + 1]-0} && gpu=${gpu%%=*} && ((i++)) ;;
+		--gpu=*) gpu=${word#--gpu=} && gpu=${gpu%%=*} ;;
+		--pid) pid_mode=1 ;;
+		--gpc-list) gpc_list=1 ;;
+		--list | --topology | --calibrate | --mps=*) other=1 ;;
+		--*) ;;
+		-*)
+			[[ $word == *p* ]] && pid_mode=1
+			[[ $word == *g* ]] && gpc_list=1
+			[[ $word == *l* ]] && other=1
+			if [[ $word == *n* ]]; then
+				count=1
+				[[ $word == *n ]] && ((i++)) # -n COUNT as two words
+			fi
+			;;
+		esac
+	done
+
+	COMPREPLY=()
+	if ((!opts_done)); then
+		# An option's value, given as "--opt VALUE" or "--opt=VALUE".
+		if [[ $cur == --*=* ]]; then
+			prev=${cur%%=*}
+			prefix=${prev}=
+		elif [[ $prev == -n || $prev == --tpcs || $prev == -[!-]*n ]]; then
+			return 0 # a TPC count
+		fi
+		case $prev in
+		--strategy) values="packed spread" ;;
+		--mps) values="status start stop" ;;
+		--gpu) values=$(_nvtaskset_gpus) ;;
+		esac
+		if [[ -n $values || -n $prefix ]]; then
+			# bash replaces only what follows the "=".
+			mapfile -t COMPREPLY < <(compgen -W "$values" -- "${cur#"$prefix"}")
+			return 0
+		fi
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")
+			return 0
+		fi
+	fi
+	((other)) && return 0 # -l, --mps, --topology and --calibrate take no arguments
+
+	if ((pid_mode)); then
+		# [MASK] PID: a GPC list (with -g) or the PID first, then the PID.
+		((args == 0 && gpc_list)) && values=$(_nvtaskset_gpcs "$gpu")
+		((args <= 1 - count)) && values+=" $(_nvtaskset_pids "$cmd")"
+	elif ((args == 0 && !count)); then
+		((gpc_list)) && values=$(_nvtaskset_gpcs "$gpu")
+	else
+		# COMMAND [ARG...]: complete as that command would.
+		((first_arg < 0)) && first_arg=$((${#words[@]} - 1))
+		((count)) || first_arg=$((first_arg + 1))
+		if declare -F _command_offset >/dev/null; then
+			_command_offset "${at[first_arg]}"
+		elif ((first_arg == ${#words[@]} - 1)); then
+			mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u)
+		else
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		fi
+		return 0
+	fi
+	# A list item after the last comma (and after any ":" bash split off).
+	[[ $cur == *,* ]] && prefix=${cur%,*},
+	mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$values" -- "${cur#"$prefix"}")
+	if [[ $cur == *:* ]]; then
+		for i in "${!COMPREPLY[@]}"; do
+			COMPREPLY[i]=${COMPREPLY[i]#"${cur%:*}:"}
+		done
+	fi
+	return 0
+}
+complete -F _nvtaskset nvtaskset
