@@ -60,6 +60,11 @@ struct hw_masks {
 	uint32_t state;  /* enum nvt_slot_state; SET: disable enables a working TPC */
 	uint32_t layout; /* enum nvt_tmd_layout calibration verified; NONE: never write */
 	uint32_t disable[NVT_TMD_MASK_WORDS];
+	/* Clusters: the most SMs the partition has in one GPC (UINT32_MAX: GPCs
+	 * unknown), and the partition grown to the whole GPCs it touches. */
+	uint32_t cluster_room;
+	uint32_t gpc_room;
+	uint32_t gpc_disable[NVT_TMD_MASK_WORDS];
 };
 #define MASK_WORDS (sizeof(struct hw_masks) / 8)
 union mask_words {
@@ -80,6 +85,7 @@ enum warn_kind {
 	WARN_REJECTED = 1 << 3,
 	WARN_NO_DEVICE = 1 << 4,
 	WARN_CONTEXTS = 1 << 5,
+	WARN_CLUSTER = 1 << 6,
 };
 
 /* The masks of one GPU slot: the updater fills the buffer readers do not use. */
@@ -190,6 +196,7 @@ static int compute(const struct hw_masks *prev, const struct nvt_slot_view *view
 		   struct hw_masks *out)
 {
 	uint32_t disable[NVT_TMD_MASK_WORDS];
+	struct nvt_tpcset gpcs;
 
 	*out = *prev;
 	out->seg_seq = view->seq;
@@ -204,6 +211,15 @@ static int compute(const struct hw_masks *prev, const struct nvt_slot_view *view
 	out->state = NVT_SLOT_SET;
 	out->layout = view->topo.tmd_layout;
 	memcpy(out->disable, disable, sizeof(disable));
+	/* A cluster must fit in one GPC: launches whose clusters the partition
+	 * cannot hold would wait for SMs forever (seen on an H100: cuBLAS's
+	 * clusters of 4 on 1 or 2 lone TPCs). Prepare where they may run. */
+	out->cluster_room = nvt_topo_cluster_room(&view->topo, &view->tpcs, &gpcs);
+	if (!out->cluster_room)
+		out->cluster_room = UINT32_MAX;
+	out->gpc_room = nvt_topo_cluster_room(&view->topo, &gpcs, NULL);
+	if (!nvt_topo_disable(&view->topo, &gpcs, out->gpc_disable))
+		out->gpc_room = 0;
 	return 0;
 }
 
@@ -325,11 +341,32 @@ static int slot_of(const void *ctx)
 
 /* ---- The launch callback ------------------------------------------------ */
 
+/*
+ * A launch whose clusters (cluster CTAs, one GPC each) the partition cannot
+ * hold would never run: rather than hang, run it on the whole GPCs the
+ * partition touches, or, if even those are too small, on every TPC.
+ */
+static void place_cluster_launch(const struct hw_masks *m, void *tmd, unsigned cluster)
+{
+	int whole_gpcs = cluster <= m->gpc_room;
+
+	if (whole_gpcs)
+		nvt_tmd_write(m->layout, tmd, m->gpc_disable);
+	if (first_time(WARN_CLUSTER))
+		warn("pid %ld: a kernel launched thread-block clusters of %u blocks, which must share "
+		     "one GPC, but this task's partition has at most %u SMs in any GPC; such "
+		     "kernels run on %s instead of waiting forever. Give the task whole GPCs (-g) "
+		     "to keep them inside its partition",
+		     (long)getpid(), cluster, m->cluster_room,
+		     whole_gpcs ? "the whole GPCs its partition touches" : "every TPC of the GPU");
+}
+
 static void on_launch(void *user, int domain, int cbid, const void *params)
 {
 	const uint32_t *size = params;
 	void *tmd;
 	struct hw_masks m;
+	unsigned cluster;
 	int g;
 
 	(void)user;
@@ -353,6 +390,10 @@ static void on_launch(void *user, int domain, int cbid, const void *params)
 		if (first_time(WARN_TMD_UNVERIFIED))
 			warn("no TMD layout was verified by calibration on this GPU, so launches run "
 			     "unpartitioned (nvtaskset --calibrate tells why)");
+		return;
+	}
+	if (nvt_tmd_is(m.layout, tmd) && (cluster = nvt_tmd_cluster_size(m.layout, tmd)) > m.cluster_room) {
+		place_cluster_launch(&m, tmd, cluster);
 		return;
 	}
 	if (nvt_tmd_write(m.layout, tmd, m.disable) && first_time(WARN_TMD_MISMATCH))

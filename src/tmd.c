@@ -53,14 +53,28 @@ struct layout {
 	struct mask_part part[2];         /* mask words 0.., then the rest */
 	int16_t valid_offset;             /* byte of the 32-bit word with the valid bit; -1: none */
 	uint32_t valid_bit;
+	/* Thread-block clusters (CGAs): QMD_TYPE is 3 bits at type_shift of the
+	 * 32-bit word at type_offset; GPC_CGA_WIDTH, _HEIGHT and _DEPTH are the
+	 * low 6 bits of bytes cga_offset, +1 and +2. type_offset -1: none. */
+	int16_t type_offset;
+	uint8_t type_shift;
+	uint16_t cga_offset;
 };
 
+/* QMD_TYPE values whose CTAs come in clusters that must share one GPC. */
+#define QMD_TYPE_GRID_GPC_CGA 3
+#define QMD_TYPE_GRID_GPU_GPC_CGA 5
+
 static const struct layout layouts[NVT_TMD_LAYOUTS] = {
-	[NVT_TMD_NONE] = {"none", 0, 1, 0, {{0, 0}, {0, 0}}, -1, 0},
-	[NVT_TMD_V01] = {"V01", 72, 0x16, 0x30, {{84, 2}, {0, 0}}, -1, 0},
-	[NVT_TMD_V04_00] = {"V04_00", 72, 0x40, 0x40, {{304, 4}, {0, 0}}, 0, 0x80000000u},
-	[NVT_TMD_V04_01] = {"V04_01", 72, 0x41, 0x41, {{304, 4}, {336, 4}}, 0, 0x80000000u},
-	[NVT_TMD_V05_00] = {"V05_00", 58, 0x50, 0x50, {{280, 8}, {0, 0}}, 16, 0x80000000u},
+	[NVT_TMD_NONE] = {"none", 0, 1, 0, {{0, 0}, {0, 0}}, -1, 0, -1, 0, 0},
+	[NVT_TMD_V01] = {"V01", 72, 0x16, 0x30, {{84, 2}, {0, 0}}, -1, 0, -1, 0, 0},
+	/* clcbc0qmd.h: QMD_TYPE MW(25:23), GPC_CGA_WIDTH MW(2149:2144),
+	 * _HEIGHT MW(2157:2152), _DEPTH MW(2165:2160). V04_01 keeps V04_00's
+	 * fields (clcdc0qmd.h defines it as V04_00 plus an upper mask). */
+	[NVT_TMD_V04_00] = {"V04_00", 72, 0x40, 0x40, {{304, 4}, {0, 0}}, 0, 0x80000000u, 0, 23, 268},
+	[NVT_TMD_V04_01] = {"V04_01", 72, 0x41, 0x41, {{304, 4}, {336, 4}}, 0, 0x80000000u, 0, 23, 268},
+	/* clcdc0qmd.h: QMD_TYPE MW(153:151), GPC_CGA_WIDTH MW(2053:2048), ... */
+	[NVT_TMD_V05_00] = {"V05_00", 58, 0x50, 0x50, {{280, 8}, {0, 0}}, 16, 0x80000000u, 16, 23, 256},
 };
 
 static const struct layout *get(unsigned layout)
@@ -169,4 +183,22 @@ int nvt_tmd_read(unsigned layout, const void *tmd, uint32_t disable[NVT_TMD_MASK
 			disable[w++] = get32(tmd, l->part[p].offset + 4 * i);
 	return l->valid_offset < 0 ||
 	       (get32(tmd, (unsigned)l->valid_offset) & l->valid_bit) != 0;
+}
+
+unsigned nvt_tmd_cluster_size(unsigned layout, const void *tmd)
+{
+	const struct layout *l = get(layout);
+	const uint8_t *bytes = tmd;
+	uint32_t word, type;
+	unsigned size;
+
+	if (!l || l->type_offset < 0)
+		return 1;
+	memcpy(&word, bytes + l->type_offset, sizeof(word));
+	type = (word >> l->type_shift) & 7;
+	if (type != QMD_TYPE_GRID_GPC_CGA && type != QMD_TYPE_GRID_GPU_GPC_CGA)
+		return 1;
+	size = (bytes[l->cga_offset] & 0x3fu) * (bytes[l->cga_offset + 1] & 0x3fu) *
+	       (bytes[l->cga_offset + 2] & 0x3fu);
+	return size ? size : 1;
 }

@@ -57,4 +57,12 @@ int nvt_tmd_write(unsigned layout, void *tmd, const uint32_t disable[NVT_TMD_MAS
  */
 int nvt_tmd_read(unsigned layout, const void *tmd, uint32_t disable[NVT_TMD_MASK_WORDS]);
 
+/*
+ * Returns how many CTAs one thread-block cluster of tmd's launch has (the
+ * product of its GPC_CGA dimensions), or 1 if the launch has no clusters or
+ * the layout does not describe them. A cluster runs inside one GPC. The
+ * caller has checked the version byte (nvt_tmd_is).
+ */
+unsigned nvt_tmd_cluster_size(unsigned layout, const void *tmd);
+
 #endif /* NVT_TMD_H */

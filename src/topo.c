@@ -586,3 +586,24 @@ int nvt_topo_pick(const struct nvt_topology *topo, const struct nvt_tpcset *avai
 	}
 	return 0;
 }
+
+unsigned nvt_topo_cluster_room(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
+			       struct nvt_tpcset *gpcs_out)
+{
+	unsigned count[NVT_MAX_GPCS] = {0}, best = 0;
+
+	if (gpcs_out)
+		nvt_set_clear(gpcs_out);
+	if (!topo->n_gpcs || topo->n_gpcs > NVT_MAX_GPCS)
+		return 0;
+	for (unsigned t = 0; t < topo->n_tpcs && t < NVT_MAX_TPCS; t++)
+		if (nvt_set_has(enabled, t) && topo->gpc[t] < topo->n_gpcs)
+			count[topo->gpc[t]]++;
+	for (unsigned g = 0; g < topo->n_gpcs; g++)
+		if (count[g] > best)
+			best = count[g];
+	for (unsigned t = 0; gpcs_out && t < topo->n_tpcs && t < NVT_MAX_TPCS; t++)
+		if (topo->gpc[t] < topo->n_gpcs && count[topo->gpc[t]])
+			nvt_set_add(gpcs_out, t);
+	return 2 * best;
+}

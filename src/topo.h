@@ -35,6 +35,15 @@ int nvt_topo_validate(const struct nvt_topology *topo);
 unsigned nvt_topo_disable(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
 			  uint32_t disable[NVT_TMD_MASK_WORDS]);
 
+/*
+ * Clusters: returns how many SMs of enabled the GPC that holds the most of
+ * them has (a cluster of one CTA per SM fits in that many SMs), or 0 when
+ * the GPCs are unknown. Sets gpcs_out, if not NULL, to every TPC of the
+ * GPCs that enabled touches.
+ */
+unsigned nvt_topo_cluster_room(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
+			       struct nvt_tpcset *gpcs_out);
+
 /* Sets out to every TPC the GPU has. */
 void nvt_topo_all(const struct nvt_topology *topo, struct nvt_tpcset *out);
 

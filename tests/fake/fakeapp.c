@@ -14,6 +14,8 @@
  *   fakeapp fork STOP STATE               fork; both loop (STATE.parent, STATE.child)
  *   fakeapp exec STOP STATE               launch once, then exec "loop" in place
  *   fakeapp uuids                         print "DEVICE UUID" for each device
+ *   fakeapp cluster N                     one launch in thread-block clusters of N
+ *                                         (cuLaunchKernelEx); print it
  *
  * FAKEAPP_DEVICE=D makes device D's context current first; FAKEAPP_ALL=1
  * makes "launch" and "loop" launch on every device in turn (printing and
@@ -48,6 +50,7 @@ static retain_fn p_retain;
 static set_current_fn p_set_current;
 static count_fn p_count;
 static uuid_fn p_uuid;
+static fakecuda_launch_ex_fn p_launch_ex;
 static init_fn p_init;
 static attr_fn p_attr;
 static launch_fn p_launch;
@@ -72,7 +75,8 @@ static void load(void)
 	p_set_current = (set_current_fn)dlsym(lib, "cuCtxSetCurrent");
 	p_count = (count_fn)dlsym(lib, "cuDeviceGetCount");
 	p_uuid = (uuid_fn)dlsym(lib, "cuDeviceGetUuid");
-	if (!p_retain || !p_set_current || !p_count || !p_uuid || !p_init || !p_attr || !p_launch || !p_last || !p_version) {
+	p_launch_ex = (fakecuda_launch_ex_fn)dlsym(lib, "cuLaunchKernelEx");
+	if (!p_launch_ex || !p_retain || !p_set_current || !p_count || !p_uuid || !p_init || !p_attr || !p_launch || !p_last || !p_version) {
 		fprintf(stderr, "fakeapp: symbol missing behind the libcuda.so.1 handle\n");
 		exit(2);
 	}
@@ -86,8 +90,10 @@ int cuDevicePrimaryCtxRetain(void **, int);
 int cuCtxSetCurrent(void *);
 int cuDeviceGetCount(int *);
 int cuDeviceGetUuid(unsigned char *, int);
+int cuLaunchKernelEx(const struct fakecuda_launch_config *, void *, void **, void **);
 static void load(void)
 {
+	p_launch_ex = cuLaunchKernelEx;
 	p_retain = cuDevicePrimaryCtxRetain;
 	p_set_current = cuCtxSetCurrent;
 	p_count = cuDeviceGetCount;
@@ -289,6 +295,23 @@ int main(int argc, char **argv)
 			       u[12], u[13], u[14], u[15]);
 		}
 		return 0;
+	}
+	if (!strcmp(argv[1], "cluster") && argc == 3) {
+		struct fakecuda_launch_attribute attr = {.id = 4};
+		struct fakecuda_launch_config cfg = {0};
+		struct fakecuda_launch rec;
+		unsigned n = (unsigned)atoi(argv[2]);
+		int rc;
+		attr.value.dims[0] = n;
+		attr.value.dims[1] = attr.value.dims[2] = 1;
+		cfg.gx = 8 * n;
+		cfg.gy = cfg.gz = cfg.bx = cfg.by = cfg.bz = 1;
+		cfg.attrs = &attr;
+		cfg.num_attrs = 1;
+		rc = p_launch_ex(&cfg, (void *)1, NULL, NULL);
+		if (p_last(&rec) == 0)
+			print_launch(&rec);
+		return rc ? 1 : 0;
 	}
 	if (!strcmp(argv[1], "info")) {
 		printf("sms=%d\n", sms);

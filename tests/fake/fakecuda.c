@@ -90,12 +90,17 @@ static const struct {
 	int upper_at;            /* V04_01: words 4-7; 0 = none */
 	int valid_at;            /* byte holding the valid bit (its bit 7); -1 = none */
 	int confuser_at, confuser; /* the other layout's version byte: a value that misleads */
+	int type_at;             /* 32-bit word whose bits 23-25 are QMD_TYPE; -1 = none */
+	int cga_at;              /* GPC_CGA_WIDTH, _HEIGHT, _DEPTH: low 6 bits of 3 bytes */
 } tmd_layouts[] = {
-	[TMD_V01] = {"V01", 72, 0x30, 84, 2, 0, -1, 58, 0x50},
-	[TMD_V04_00] = {"V04_00", 72, 0x40, 304, 4, 0, 3, 58, 0x50},
-	[TMD_V04_01] = {"V04_01", 72, 0x41, 304, 4, 336, 3, 58, 0x12},
-	[TMD_V05_00] = {"V05_00", 58, 0x50, 280, 8, 0, 19, 72, 0x40},
+	[TMD_V01] = {"V01", 72, 0x30, 84, 2, 0, -1, 58, 0x50, -1, 0},
+	[TMD_V04_00] = {"V04_00", 72, 0x40, 304, 4, 0, 3, 58, 0x50, 0, 268},
+	[TMD_V04_01] = {"V04_01", 72, 0x41, 304, 4, 336, 3, 58, 0x12, 0, 268},
+	[TMD_V05_00] = {"V05_00", 58, 0x50, 280, 8, 0, 19, 72, 0x40, 16, 256},
 };
+/* QMD_TYPE values: a plain grid of CTAs, and one of GPC-wide clusters. */
+#define QMD_TYPE_GRID_CTA 2
+#define QMD_TYPE_GRID_GPC_CGA 3
 /* Hardware that does not do what the layout says (calibration must catch it). */
 enum {
 	QUIRK_NONE,
@@ -450,8 +455,10 @@ static uint32_t get32(const uint8_t *tmd, int at)
 
 /* Which logical TPCs run a launch whose TMD now reads as given: the hardware
  * reads the chip's layout, whatever the version byte says. */
-static void execute(const struct chip *c, const uint8_t *tmd, struct fakecuda_launch *rec)
+static void execute(const struct chip *c, const uint8_t *tmd, unsigned cluster,
+		    struct fakecuda_launch *rec)
 {
+	int room[64] = {0}, fits = 0;
 	int l = c->layout, any = 0, width = 32 * tmd_layouts[l].mask_words;
 	int mask_at = tmd_layouts[l].mask_at + (c->quirk == QUIRK_MASK_MISREAD ? 8 : 0);
 	uint32_t words[8] = {0};
@@ -480,9 +487,15 @@ static void execute(const struct chip *c, const uint8_t *tmd, struct fakecuda_la
 		if (!disabled) {
 			rec->ran_tpcs[t / 64] |= (uint64_t)1 << (t % 64);
 			any = 1;
+			if (c->gpc_of[t] < 64)
+				room[c->gpc_of[t]] += 2;
 		}
 	}
-	rec->hung = !any;
+	/* A cluster (one CTA per SM, as cuBLAS's big-tile kernels) waits for
+	 * that many SMs of one GPC: none with room, and the GPU waits forever. */
+	for (int g = 0; g < 64; g++)
+		fits |= room[g] >= (int)cluster;
+	rec->hung = !any || (cluster > 1 && !fits);
 }
 
 /* Counts the bits of tmd that differ from before outside the fields of the
@@ -668,23 +681,7 @@ API int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 	return launch(f, gx, 1, params);
 }
 
-/* As in cuda.h: the cluster dimension is launch attribute 4. */
-struct fake_launch_attribute {
-	int id;
-	char pad[4];
-	union {
-		char bytes[64];
-		unsigned dims[3];
-	} value;
-};
-struct fake_launch_config {
-	unsigned gx, gy, gz, bx, by, bz, shmem;
-	void *stream;
-	struct fake_launch_attribute *attrs;
-	unsigned num_attrs;
-};
-
-API int cuLaunchKernelEx(const struct fake_launch_config *cfg, void *f, void **params, void **extra)
+API int cuLaunchKernelEx(const struct fakecuda_launch_config *cfg, void *f, void **params, void **extra)
 {
 	unsigned cluster = 1;
 	(void)extra;
@@ -721,6 +718,17 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 	if (tmd_layouts[l].valid_at >= 0)
 		tmd[tmd_layouts[l].valid_at] &= 0x7f;
 	tmd[tmd_layouts[l].confuser_at] = (uint8_t)tmd_layouts[l].confuser;
+	if (tmd_layouts[l].type_at >= 0) {
+		/* The driver names the grid's kind, and a cluster's shape. */
+		uint32_t word;
+		memcpy(&word, tmd + tmd_layouts[l].type_at, 4);
+		word &= ~(7u << 23);
+		word |= (uint32_t)(cluster > 1 ? QMD_TYPE_GRID_GPC_CGA : QMD_TYPE_GRID_CTA) << 23;
+		memcpy(tmd + tmd_layouts[l].type_at, &word, 4);
+		tmd[tmd_layouts[l].cga_at] = (uint8_t)((tmd[tmd_layouts[l].cga_at] & 0xc0) | (cluster > 1 ? cluster : 0));
+		tmd[tmd_layouts[l].cga_at + 1] = (uint8_t)((tmd[tmd_layouts[l].cga_at + 1] & 0xc0) | (cluster > 1));
+		tmd[tmd_layouts[l].cga_at + 2] = (uint8_t)((tmd[tmd_layouts[l].cga_at + 2] & 0xc0) | (cluster > 1));
+	}
 	tmd[tmd_layouts[l].version_at] = thread_version ? thread_version : c->tmd_version;
 	if (fake.poke_at >= 0 && fake.poke_at < TMD_BYTES)
 		tmd[fake.poke_at] = (uint8_t)fake.poke_value;
@@ -737,7 +745,7 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 			rec.callbacks++;
 		}
 	}
-	execute(c, tmd, &rec);
+	execute(c, tmd, f == &probe_function ? 1 : cluster, &rec);
 	rec.stray_bits = stray_bits(c, before, tmd);
 	last = rec;
 	have_last = 1;

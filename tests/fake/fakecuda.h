@@ -65,6 +65,24 @@ struct fakecuda_launch {
 	int stray_bits;         /* bits written outside the TMD layout's mask and valid bit */
 };
 
+/* As in cuda.h: the cluster dimension is launch attribute 4. */
+struct fakecuda_launch_attribute {
+	int id;
+	char pad[4];
+	union {
+		char bytes[64];
+		unsigned dims[3];
+	} value;
+};
+struct fakecuda_launch_config {
+	unsigned gx, gy, gz, bx, by, bz, shmem;
+	void *stream;
+	struct fakecuda_launch_attribute *attrs;
+	unsigned num_attrs;
+};
+typedef int (*fakecuda_launch_ex_fn)(const struct fakecuda_launch_config *cfg, void *f, void **params,
+				     void **extra);
+
 /* Returns the record of the calling thread's last launch (0), or -1. */
 int fakecuda_last_launch(struct fakecuda_launch *out);
 /* Overrides the TMD version of the calling thread's launches (0 = default). */

@@ -144,6 +144,43 @@ sys.exit(0 if ex(sys.argv[1]) <= {s for t in ex(sys.argv[2]) for s in (2*t, 2*t+
 	fi
 done
 
+# ---- Clusters a partition cannot hold: run on its whole GPCs, never hang ----------
+# (Before: cuBLAS's clusters of 4 waited forever on TPC 62 alone, 2026-11-22.)
+subset() { python3 -c '
+import sys
+def ex(t):
+    o = []
+    for p in t.split(","):
+        a, _, b = p.partition("-"); o += range(int(a), int(b or a) + 1)
+    return set(o)
+sys.exit(0 if ex(sys.argv[1]) <= ex(sys.argv[2]) else 1)' "$1" "$2"; }
+out=$(LIMIT=60 T "$NVT" --no-mps -c 0-1 "$G/smid" cluster 4 2>&1)
+echo "cluster 4 on TPCs 0-1: $out" >>"$LOG/cluster.txt"
+got=$(sed -n 's/^cluster=4 sms=//p' <<<"$out")
+if [ -n "$got" ] && subset "$got" "$(sms_of "$(gpc_tpcs 0),$(gpc_tpcs 1)")" &&
+	grep -q "such kernels run on the whole GPCs its partition touches" <<<"$out"; then
+	pass "clusters of 4 on TPCs 0-1 (one TPC in each of two GPCs): ran on GPCs 0-1 (SMs $got), warned"
+else
+	fail "clusters of 4 on TPCs 0-1" "$out"
+fi
+out=$(LIMIT=60 T "$NVT" --no-mps -c 62 "$G/smid" cluster 4 2>&1)
+echo "cluster 4 on TPC 62: $out" >>"$LOG/cluster.txt"
+if grep -q "^cluster=4 sms=" <<<"$out" && grep -q "every TPC of the GPU" <<<"$out"; then
+	pass "clusters of 4 on lone TPC 62: ran (on every TPC), warned, no hang"
+else
+	fail "clusters of 4 on TPC 62" "$out"
+fi
+if python3 -c 'import torch' 2>/dev/null; then
+	for n in 1 2; do
+		out=$(LIMIT=120 T env SIZES_ONLY=decode SIZES_PROFILE=0 SIZES_REPS=3 "$NVT" --no-mps -n $n \
+			python3 "$ROOT/tests/bench/sizes_worker.py" 2>&1)
+		echo "cuBLAS bf16 64x8192x28672 on $n TPCs: $out" >>"$LOG/cluster.txt"
+		grep -q '"bf16 64x8192x28672 (decode)"' <<<"$out" &&
+			pass "cuBLAS bf16 64x8192x28672 (clusters of 4) on -n $n: finished" ||
+			fail "cuBLAS decode GEMM on -n $n" "$(tail -3 <<<"$out")"
+	done
+fi
+
 # ---- Time follows the TPCs given (spin kernel, and PyTorch) ----------------------
 for n in 66 33 16 8 1; do
 	out=$(LIMIT=60 T "$NVT" --no-mps -n $n "$G/smid" time 5 2>&1)

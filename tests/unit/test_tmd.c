@@ -205,8 +205,55 @@ static void test_v05_valid_bit(void)
 	CHECK(tmd[3] == 0x80 && tmd[19] == 0);
 }
 
+/* Cluster shapes: QMD_TYPE GRID_GPC_CGA (3) and GPC_CGA_WIDTH/HEIGHT/DEPTH,
+ * at V04's word 0 bits 23-25 and bytes 268-270, V05's word at 16 and bytes
+ * 256-258 (open-gpu-doc clcbc0qmd.h, clcdc0qmd.h). */
+static void set_type(uint8_t *tmd, unsigned word_at, uint32_t type)
+{
+	uint32_t w;
+	memcpy(&w, tmd + word_at, 4);
+	w = (w & ~(7u << 23)) | type << 23;
+	memcpy(tmd + word_at, &w, 4);
+}
+
+static void test_cluster_size(void)
+{
+	uint8_t tmd[384];
+
+	memset(tmd, 0xff, sizeof(tmd));
+	tmd[72] = 0x40;
+	set_type(tmd, 0, 2); /* GRID_CTA: no clusters, whatever the shape bytes say */
+	CHECK(nvt_tmd_cluster_size(NVT_TMD_V04_00, tmd) == 1);
+	set_type(tmd, 0, 3);
+	tmd[268] = 0xc4, tmd[269] = 0xc1, tmd[270] = 0x41; /* the high bits are not the shape */
+	CHECK(nvt_tmd_cluster_size(NVT_TMD_V04_00, tmd) == 4);
+	tmd[269] = 2, tmd[270] = 2;
+	CHECK(nvt_tmd_cluster_size(NVT_TMD_V04_00, tmd) == 16);
+	set_type(tmd, 0, 5); /* GRID_GPU_GPC_CGA: GPC clusters too */
+	CHECK(nvt_tmd_cluster_size(NVT_TMD_V04_00, tmd) == 16);
+	set_type(tmd, 0, 4); /* GRID_GPU_CGA: no GPC clusters */
+	CHECK(nvt_tmd_cluster_size(NVT_TMD_V04_00, tmd) == 1);
+	tmd[72] = 0x41;
+	set_type(tmd, 0, 3);
+	CHECK(nvt_tmd_cluster_size(NVT_TMD_V04_01, tmd) == 16);
+	memset(tmd, 0, sizeof(tmd));
+	tmd[58] = 0x50;
+	set_type(tmd, 0, 3); /* V05 keeps its type elsewhere */
+	tmd[268] = 4, tmd[269] = 1, tmd[270] = 1;
+	CHECK(nvt_tmd_cluster_size(NVT_TMD_V05_00, tmd) == 1);
+	set_type(tmd, 16, 3);
+	tmd[256] = 8, tmd[257] = 1, tmd[258] = 1;
+	CHECK(nvt_tmd_cluster_size(NVT_TMD_V05_00, tmd) == 8);
+	tmd[257] = 0; /* a zero dimension: treat as no clusters */
+	CHECK(nvt_tmd_cluster_size(NVT_TMD_V05_00, tmd) == 1);
+	CHECK(nvt_tmd_cluster_size(NVT_TMD_V01, tmd) == 1);
+	CHECK(nvt_tmd_cluster_size(NVT_TMD_NONE, tmd) == 1);
+	CHECK(nvt_tmd_cluster_size(99, tmd) == 1);
+}
+
 int main(void)
 {
+	test_cluster_size();
 	test_names();
 	test_layouts_for_cc();
 	test_version_check();

@@ -454,8 +454,36 @@ static void test_pick(void)
 	CHECK_STR(pick(&plain, "0-53", 3, NVT_SPREAD), "0,18,36");
 }
 
+static void test_cluster_room(void)
+{
+	struct nvt_topology t = h100(1), plain;
+	struct nvt_tpcset on = set_of("0,8"), gpcs;
+	char list[NVT_LIST_TEXT_MAX];
+
+	CHECK(nvt_topo_cluster_room(&t, &on, &gpcs) == 4);
+	nvt_format_list(&gpcs, list, sizeof(list));
+	CHECK_STR(list, "0,8,16,24");
+	on = set_of("0-1");
+	CHECK(nvt_topo_cluster_room(&t, &on, &gpcs) == 2);
+	nvt_format_list(&gpcs, list, sizeof(list));
+	CHECK_STR(list, "0-1,8-9,16-17,24-25,32,39,46,53");
+	CHECK(nvt_topo_cluster_room(&t, &gpcs, NULL) == 16);
+	on = set_of("62");
+	CHECK(nvt_topo_cluster_room(&t, &on, &gpcs) == 2);
+	nvt_format_list(&gpcs, list, sizeof(list));
+	CHECK_STR(list, "62");
+	on = set_of("6,14,22,30,37,44,51,58,60,62");
+	CHECK(nvt_topo_cluster_room(&t, &on, NULL) == 18);
+	on = set_of("70"); /* a TPC the GPU lacks counts nowhere */
+	CHECK(nvt_topo_cluster_room(&t, &on, &gpcs) == 0 && nvt_set_count(&gpcs) == 0);
+	nvt_topo_identity(&plain, 66); /* GPCs unknown */
+	on = set_of("0-3");
+	CHECK(nvt_topo_cluster_room(&plain, &on, &gpcs) == 0 && nvt_set_count(&gpcs) == 0);
+}
+
 int main(void)
 {
+	test_cluster_room();
 	test_from_sweep();
 	test_set_gpcs();
 	test_cache_record();
