@@ -18,17 +18,6 @@ void nvt_uuid_format(const uint8_t u[16], char *buf)
 		u[15]);
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int nvt_uuid_parse(const char *text, uint8_t uuid[16])
 {
 	/* Dashes after 8, 12, 16 and 20 hex digits, as nvidia-smi prints them. */
@@ -48,8 +37,8 @@ int nvt_uuid_parse(const char *text, uint8_t uuid[16])
 			next_dash++;
 			continue;
 		}
-		hi = hex_value(p[0]);
-		lo = hi < 0 ? -1 : hex_value(p[1]);
+		hi = nvt_hex_digit(p[0]);
+		lo = hi < 0 ? -1 : nvt_hex_digit(p[1]);
 		if (lo < 0)
 			return -1;
 		out[digits / 2] = (uint8_t)(hi << 4 | lo);

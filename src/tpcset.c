@@ -73,7 +73,7 @@ void nvt_set_andnot(struct nvt_tpcset *out, const struct nvt_tpcset *a, const st
 		out->w[i] = a->w[i] & ~b->w[i];
 }
 
-static int hex_value(char c)
+int nvt_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -98,7 +98,7 @@ int nvt_parse_mask(const char *text, unsigned limit, struct nvt_tpcset *out)
 	if (*p == '\0' || *p == ',')
 		return NVT_PARSE_SYNTAX;
 	for (end = p; *end; end++)
-		if (*end != ',' && hex_value(*end) < 0)
+		if (*end != ',' && nvt_hex_digit(*end) < 0)
 			return NVT_PARSE_SYNTAX;
 	if (end[-1] == ',')
 		return NVT_PARSE_SYNTAX;
@@ -111,7 +111,7 @@ int nvt_parse_mask(const char *text, unsigned limit, struct nvt_tpcset *out)
 				return NVT_PARSE_SYNTAX;
 			continue;
 		}
-		int v = hex_value(*q);
+		int v = nvt_hex_digit(*q);
 		for (int b = 0; b < 4; b++, bit++) {
 			if (!(v & (1 << b)))
 				continue;

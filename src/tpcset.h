@@ -56,6 +56,9 @@ int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out);
 int nvt_format_mask(const struct nvt_tpcset *set, char *buf, size_t len);
 int nvt_format_list(const struct nvt_tpcset *set, char *buf, size_t len);
 
+/* Returns the value of hexadecimal digit c (either case), or -1. */
+int nvt_hex_digit(char c);
+
 /* Buffer sizes large enough for any set. */
 #define NVT_MASK_TEXT_MAX (NVT_MAX_TPCS / 4 + 1)
 #define NVT_LIST_TEXT_MAX (NVT_MAX_TPCS * 4 + 1)
