@@ -194,3 +194,35 @@ t_pre_hopper() {
 	run_rc out rc "$NVT" --no-mps -c 54 "$APP" launch 1
 	eq "$out" "nvtaskset: TPC 54 does not exist: this GPU has 54 TPCs (0-53)"
 }
+t_pick_reported_and_dry_run() {
+	# -n says what it picked, on stderr (JSON with --json); --dry-run starts nothing.
+	local u
+	u=$(fake_uuid)
+	run_rc out rc "$NVT" --no-mps -n 4 "$APP" launch 1
+	has "$out" "nvtaskset: GPU 0 ($u): TPCs 0,8,16,24"
+	has "$out" "tpcs=0,8,16,24 hung=0"
+	out=$(timeout 20 "$NVT" --no-mps --json -n 4 "$APP" launch 1 2>&1 >/dev/null)
+	python3 - "$out" "$u" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["version"] == 1
+p = d["picked"]
+assert len(p) == 1 and p[0]["gpu"] == 0 and p[0]["uuid"] == sys.argv[2]
+assert p[0]["tpcs"] == [0, 8, 16, 24] and p[0]["tpc_list"] == "0,8,16,24" and p[0]["tpc_count"] == 4
+PY
+	# A MASK is no pick: nothing said.
+	run_rc out rc "$NVT" --no-mps -c 3 "$APP" launch 1
+	hasnt "$out" "nvtaskset:"
+	rm -f "$WORK/dry.flag"
+	run_rc out rc "$NVT" --no-mps --dry-run -n 9 touch "$WORK/dry.flag"
+	eq "$rc" 0
+	eq "$out" "GPU 0 ($u): TPCs 6,14,22,30,37,44,51,58,60"
+	[ ! -e "$WORK/dry.flag" ] || die "--dry-run started the command"
+	run_rc out rc "$NVT" --dry-run -c 5-6
+	eq "$out" "GPU 0 ($u): TPCs 5-6"
+	run_rc out rc "$NVT" --dry-run --json -n 2 --strategy spread
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["picked"][0]["tpcs"]==[0,1]' "$out" ||
+		die "bad JSON: $out"
+	run_rc out rc "$NVT" --dry-run -p -c 1 1
+	has "$out" "--dry-run goes with starting a command"
+}

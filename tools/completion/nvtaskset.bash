@@ -74,7 +74,7 @@ _nvtaskset_pids()
 _nvtaskset()
 {
 	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running
-		--gpu -p --pid -l --list --json --no-mps --sm-limit --mps --topology --calibrate
+		--gpu -p --pid -l --list --json --no-mps --sm-limit --dry-run --mps --topology --calibrate
 		-h --help -V --version"
 	local -a words=() at=()
 	local i j word cur prev cmd=${COMP_WORDS[0]} values="" prefix=""

@@ -46,6 +46,7 @@ struct options {
 	int calibrate;
 	int topology;
 	int sm_limit; /* --sm-limit: MPS's active thread percentage matches the partition */
+	int dry_run;  /* --dry-run: say what a start would give, start nothing */
 };
 
 /* ---- The sub-commands (one file each) ---- */
@@ -62,6 +63,8 @@ void bad_usage(const char *what) __attribute__((noreturn));
 /* ---- common.c: shared by the sub-commands ---- */
 /* Prints s as a JSON string. */
 void json_string(const char *s);
+/* Prints set as a JSON array of TPC numbers, to out. */
+void json_tpc_array(FILE *out, const struct nvt_tpcset *set);
 /* Fills list and mask texts of set. */
 void describe(const struct nvt_tpcset *set, char *list, char *mask);
 /* Milliseconds to wait for the driver ($NVTASKSET_DRIVER_TIMEOUT); exits on a bad value. */

@@ -358,3 +358,16 @@ int process_env(pid_t pid, const char *name, char *buf, size_t len)
 		}
 	return -1;
 }
+
+void json_tpc_array(FILE *out, const struct nvt_tpcset *set)
+{
+	int first = 1;
+
+	fputc('[', out);
+	for (unsigned t = 0; t < NVT_MAX_TPCS; t++)
+		if (nvt_set_has(set, t)) {
+			fprintf(out, first ? "%u" : ",%u", t);
+			first = 0;
+		}
+	fputc(']', out);
+}

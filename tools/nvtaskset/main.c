@@ -38,14 +38,16 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "     --strategy S      how -n picks: packed (whole GPCs first, the\n"
 	      "                       default) or spread (evenly over GPCs)\n"
 	      "     --exclude-running with -n, avoid TPCs of other nvtaskset tasks\n"
+	      "     --dry-run         print the partition (or -n's pick) a start would\n"
+	      "                       give, and start nothing (COMMAND may be left out)\n"
 	      "     --gpu GPU[=MASK]  apply MASK only to GPU (a number as nvidia-smi shows\n"
 	      "                       it, or a UUID); GPU=MASK gives that GPU its own\n"
 	      "                       MASK (repeat for each GPU, and give no other MASK)\n"
 	      " -p, --pid             show or change the TPCs of the running task PID\n"
 	      "                       (as a list with -c or -g, else as a mask)\n"
 	      " -l, --list            list the tasks under nvtaskset that you may see\n"
-	      "     --json            print what -p, -l, --topology and --mps status\n"
-	      "                       report as JSON\n"
+	      "     --json            print what -p, -l, --topology, --mps status,\n"
+	      "                       --dry-run and -n's pick report as JSON\n"
 	      "     --no-mps          run COMMAND outside MPS (no co-running)\n"
 	      "     --sm-limit        also limit COMMAND's MPS share to its partition's, so\n"
 	      "                       that it sees (and sizes work for) only its SMs; a\n"
@@ -88,7 +90,8 @@ int main(int argc, char **argv)
 		OPT_GPU,
 		OPT_CALIBRATE,
 		OPT_TOPOLOGY,
-		OPT_SM_LIMIT
+		OPT_SM_LIMIT,
+		OPT_DRY_RUN
 	};
 	static const struct option longopts[] = {
 		{"tpc-list", no_argument, NULL, 'c'}, {"gpc-list", no_argument, NULL, 'g'},
@@ -101,7 +104,8 @@ int main(int argc, char **argv)
 		{"gpu", required_argument, NULL, OPT_GPU},
 		{"calibrate", no_argument, NULL, OPT_CALIBRATE},
 		{"topology", no_argument, NULL, OPT_TOPOLOGY},
-		{"sm-limit", no_argument, NULL, OPT_SM_LIMIT}, {NULL, 0, NULL, 0},
+		{"sm-limit", no_argument, NULL, OPT_SM_LIMIT},
+		{"dry-run", no_argument, NULL, OPT_DRY_RUN}, {NULL, 0, NULL, 0},
 	};
 	struct options o = {.strategy = NVT_PACKED};
 	int c;
@@ -151,6 +155,7 @@ int main(int argc, char **argv)
 		case OPT_CALIBRATE: o.calibrate = 1; break;
 		case OPT_TOPOLOGY: o.topology = 1; break;
 		case OPT_SM_LIMIT: o.sm_limit = 1; break;
+		case OPT_DRY_RUN: o.dry_run = 1; break;
 		case 'h': usage(stdout);
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
@@ -174,6 +179,8 @@ int main(int argc, char **argv)
 		bad_usage("--sm-limit works through MPS: it cannot go with --no-mps");
 	if (o.sm_limit && (o.pid_mode || o.list_mode || o.mps_action || o.calibrate || o.topology))
 		bad_usage("--sm-limit goes with starting a command");
+	if (o.dry_run && (o.pid_mode || o.list_mode || o.mps_action || o.calibrate || o.topology))
+		bad_usage("--dry-run goes with starting a command");
 	if ((o.list_mode || o.mps_action) && o.n_gpus)
 		bad_usage("-l and --mps take no --gpu");
 	if (o.calibrate || o.topology) {
@@ -198,9 +205,9 @@ int main(int argc, char **argv)
 			bad_usage("--gpu GPU with -p needs a MASK");
 		return nvt_cmd_pid(&o, argc, argv);
 	}
-	if ((o.count || o.gpu_masks) && argc < 1)
+	if ((o.count || o.gpu_masks) && argc < 1 && !o.dry_run)
 		bad_usage("no command given");
-	if (!o.count && !o.gpu_masks && argc < 2)
+	if (!o.count && !o.gpu_masks && argc < (o.dry_run ? 1 : 2))
 		bad_usage(argc ? "no command given" : "no mask and no command given");
 	return nvt_cmd_run(&o, argv);
 }

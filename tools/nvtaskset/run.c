@@ -119,6 +119,43 @@ static void ensure_mps(void)
 	      mps.pipe_dir);
 }
 
+/*
+ * Says which partitions the task gets: to out, as lines or (--json) one JSON
+ * object. what is "picked" (-n) or "partition".
+ */
+static void report(const struct options *o, FILE *out, const char *what,
+		   const struct nvt_slot_view *parts, int n)
+{
+	char uuid[NVT_UUID_TEXT_MAX], list[NVT_LIST_TEXT_MAX];
+
+	if (o->json)
+		fprintf(out, "{\"version\":1,\"%s\":[", what);
+	for (int i = 0; i < n; i++) {
+		int index = gpu_index_of(parts[i].uuid);
+		nvt_uuid_format(parts[i].uuid, uuid);
+		if (parts[i].state == NVT_SLOT_SET)
+			nvt_format_list(&parts[i].tpcs, list, sizeof(list));
+		else
+			snprintf(list, sizeof(list), "all");
+		if (o->json) {
+			fprintf(out, "%s{\"gpu\":%d,\"uuid\":\"%s\",\"partitioned\":%s,\"tpc_list\":", i ? "," : "",
+				index, uuid, parts[i].state == NVT_SLOT_SET ? "true" : "false");
+			if (parts[i].state == NVT_SLOT_SET) {
+				fprintf(out, "\"%s\",\"tpcs\":", list);
+				json_tpc_array(out, &parts[i].tpcs);
+				fprintf(out, ",\"tpc_count\":%u}", nvt_set_count(&parts[i].tpcs));
+			} else {
+				fprintf(out, "null,\"tpcs\":null,\"tpc_count\":null}");
+			}
+		} else {
+			fprintf(out, "%sGPU %d (%s): TPCs %s\n", out == stderr ? "nvtaskset: " : "", index,
+				uuid, list);
+		}
+	}
+	if (o->json)
+		fprintf(out, "]}\n");
+}
+
 int nvt_cmd_run(const struct options *o, char **argv)
 {
 	static char text[NVT_PARTENV_TEXT_MAX];
@@ -133,6 +170,13 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	n = build_partitions(o, positional ? argv[0] : "", task, n_task, NULL, 0, parts);
 	if (n == 0)
 		errx(EXIT_FAILURE, "no GPU that the task can use could be partitioned");
+	if (o->dry_run) {
+		report(o, stdout, o->count ? "picked" : "partition", parts, n);
+		return EXIT_SUCCESS;
+	}
+	/* Say what -n chose: a person, or a scheduler's log, should know. */
+	if (o->count)
+		report(o, stderr, "picked", parts, n);
 	find_shim(shim, sizeof(shim));
 	if (nvt_partenv_format(parts, n, text, sizeof(text)) < 0)
 		errx(EXIT_FAILURE, "internal error: cannot format the partition");
