@@ -10,7 +10,13 @@
  * first launch after a change translates the new partition.
  *
  * The shim never ends or breaks its host: anything unexpected is reported
- * once on stderr and the program runs unpartitioned.
+ * once on stderr and the program runs unpartitioned. But it fails closed
+ * where it can: once a partition is known, a slot it cannot read (a writer
+ * stopped inside it) or a fork in the middle of a change leaves launches on
+ * the last partition known, never on all TPCs.
+ *
+ * It reads its environment with secure_getenv: in a setuid program the
+ * environment belongs to the caller, so there the defaults apply.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -68,6 +74,21 @@ struct mask_buffer {
 	struct hw_masks masks;
 };
 
+/* The same for the partition behind the masks, which a forked child copies. */
+#define VIEW_WORDS (sizeof(struct nvt_slot_view) / 8)
+_Static_assert(sizeof(struct nvt_slot_view) % 8 == 0, "a slot view is whole words");
+union view_words {
+	struct nvt_slot_view v;
+	uint64_t w[VIEW_WORDS];
+};
+struct view_buffer {
+	uint64_t seq;
+	union view_words view;
+};
+
+/* Stale segments the shim looks at when a task starts (nvt_seg_sweep). */
+#define SWEEP_MAX 4096
+
 enum warn_kind {
 	WARN_TMD_OLD = 1 << 0,
 	WARN_TMD_UNKNOWN = 1 << 1,
@@ -80,13 +101,19 @@ static struct {
 	int active; /* callback registered */
 	int seg_shared; /* seg is a file other processes can see */
 	pid_t seg_pid;  /* the process whose file seg is: never trust the file for it */
-	char rundir[256];
+	char base[256]; /* the directory of run directories */
+	struct nvt_seg_own own;
 	struct nvt_segment *seg;
-	struct nvt_gpu_slot *slot; /* slot 0: applies to every GPU in version 1 */
+	struct nvt_gpu_slot *slot; /* slot 0: applies to every GPU in version 2 */
 	struct mask_buffer buf[2];
 	unsigned current;  /* index of the buffer readers use */
 	int updating;      /* try-lock of the single updater */
 	unsigned warned;   /* enum warn_kind bits */
+	/* What launches fall back on: never "unpartitioned" once a partition is known. */
+	struct hw_masks initial;          /* the partition the task (or child) started with */
+	struct nvt_slot_view initial_view;
+	struct view_buffer known[2];      /* the partition of the published masks */
+	unsigned known_current;
 } shim;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -150,6 +177,36 @@ static void publish(const struct hw_masks *m)
 	__atomic_store_n(&shim.current, next, __ATOMIC_RELEASE);
 }
 
+/* Records the partition behind the masks just published (same rule as publish). */
+static void remember(const struct nvt_slot_view *view)
+{
+	unsigned next = (__atomic_load_n(&shim.known_current, __ATOMIC_RELAXED) + 1) & 1;
+	struct view_buffer *b = &shim.known[next];
+	union view_words src = {.v = *view};
+
+	nvt_seq_write(&b->seq, b->view.w, src.w, VIEW_WORDS);
+	__atomic_store_n(&shim.known_current, next, __ATOMIC_RELEASE);
+}
+
+/* In a forked child: the last partition remembered. A fork in the middle of
+ * remember() leaves that buffer odd; the other one holds the one before.
+ * Returns 0, or -1 if none was ever remembered. */
+static int recall(struct nvt_slot_view *out)
+{
+	unsigned current = __atomic_load_n(&shim.known_current, __ATOMIC_ACQUIRE);
+
+	for (unsigned i = 0; i < 2; i++) {
+		const struct view_buffer *b = &shim.known[(current + i) & 1];
+		union view_words copy;
+		uint64_t seen;
+		if (nvt_seq_read(&b->seq, b->view.w, copy.w, VIEW_WORDS, &seen) == 0 && seen) {
+			*out = copy.v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /*
  * Derives the masks for a slot snapshot. A partition that enables no working
  * TPC, or comes with a malformed topology, keeps the previous masks: such a
@@ -191,7 +248,7 @@ static void refresh(struct hw_masks *m)
 {
 	struct nvt_slot_view view;
 	struct hw_masks next;
-	int mine = !__atomic_exchange_n(&shim.updating, 1, __ATOMIC_ACQUIRE);
+	int mine = !__atomic_exchange_n(&shim.updating, 1, __ATOMIC_ACQUIRE), ok;
 
 	/* m holds the current masks (possibly stale): they are the fallback. */
 	if (nvt_slot_read(shim.slot, &view, 4)) {
@@ -200,17 +257,21 @@ static void refresh(struct hw_masks *m)
 			__atomic_store_n(&shim.updating, 0, __ATOMIC_RELEASE);
 		return;
 	}
-	if (compute(m, &view, &next)) {
+	ok = compute(m, &view, &next) == 0;
+	if (!ok) {
 		nvt_slot_set_rejected(shim.slot, view.seq);
 		if (first_time(WARN_REJECTED))
 			warn("pid %ld: refused a partition that enables no working TPC (or is "
 			     "malformed); launches keep the previous partition",
 			     (long)getpid());
-	} else if (mine) {
-		nvt_slot_set_applied(shim.slot, view.seq);
 	}
 	if (mine) {
 		publish(&next);
+		if (ok) {
+			remember(&view);
+			/* Every launch from now on uses it: only now is it applied. */
+			nvt_slot_set_applied(shim.slot, view.seq);
+		}
 		__atomic_store_n(&shim.updating, 0, __ATOMIC_RELEASE);
 	}
 	*m = next;
@@ -222,9 +283,9 @@ static void current_masks(struct hw_masks *m)
 	uint64_t seq = nvt_slot_seq(shim.slot);
 
 	if (read_current(m)) {
-		/* Two updates raced this read: start from "untouched" and refresh. */
-		memset(m, 0, sizeof(*m));
-		m->seg_seq = UINT64_MAX;
+		/* Two updates raced this read: start from the partition the task
+		 * started with (never from "untouched") and refresh. */
+		*m = shim.initial;
 	}
 	if (m->seg_seq == seq || (seq & 1))
 		return; /* up to date, or a writer is inside: use what we have */
@@ -281,7 +342,7 @@ static void on_launch(void *user, int domain, int cbid, const void *params)
 
 static int env_flag(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 	return v && *v && strcmp(v, "0") != 0;
 }
 
@@ -299,34 +360,56 @@ static struct nvt_segment *private_segment(void)
 	return p;
 }
 
-/* Sets the initial partition from the environment the CLI prepared. */
-static void apply_environment(void)
+/* The initial partition the CLI put in the environment; state UNSET if none. */
+static void environment_partition(struct nvt_slot_view *view)
 {
-	const char *tpcs_text = getenv(NVT_ENV_TPCS);
-	const char *topo_text = getenv(NVT_ENV_TOPOLOGY);
-	struct nvt_tpcset tpcs;
-	struct nvt_topology topo;
+	const char *tpcs_text = secure_getenv(NVT_ENV_TPCS);
+	const char *topo_text = secure_getenv(NVT_ENV_TOPOLOGY);
 	uint32_t v4[4];
 	uint64_t v1;
 
+	memset(view, 0, sizeof(*view));
 	if (!tpcs_text || !*tpcs_text)
 		return;
-	if (nvt_parse_list(tpcs_text, NVT_MAX_TPCS, &tpcs) != NVT_PARSE_OK) {
+	if (nvt_parse_list(tpcs_text, NVT_MAX_TPCS, &view->tpcs) != NVT_PARSE_OK) {
 		warn("ignoring malformed %s=\"%.64s\"; running unpartitioned", NVT_ENV_TPCS,
 		     tpcs_text);
 		return;
 	}
-	if (!topo_text || nvt_topo_parse(topo_text, &topo)) {
+	if (!topo_text || nvt_topo_parse(topo_text, &view->topo)) {
 		warn("%s is %s; running unpartitioned", NVT_ENV_TOPOLOGY,
 		     topo_text ? "malformed" : "missing");
 		return;
 	}
-	if (!nvt_topo_disable_v4(&topo, &tpcs, v4) && !nvt_topo_disable_v1(&topo, &tpcs, &v1)) {
+	if (!nvt_topo_disable_v4(&view->topo, &view->tpcs, v4) &&
+	    !nvt_topo_disable_v1(&view->topo, &view->tpcs, &v1)) {
 		warn("%s=\"%.64s\" enables no TPC this GPU has; running unpartitioned", NVT_ENV_TPCS,
 		     tpcs_text);
 		return;
 	}
-	nvt_slot_write(shim.slot, NVT_SLOT_SET, &tpcs, &topo);
+	view->state = NVT_SLOT_SET;
+}
+
+/*
+ * Single-threaded (set-up, or a forked child): the masks launches start from,
+ * and the fallback when nothing better can be read. The first launch still
+ * reads the slot, and only then reports the partition applied.
+ */
+static void start_masks(const struct nvt_slot_view *view)
+{
+	struct hw_masks none, m;
+
+	memset(&none, 0, sizeof(none));
+	if (compute(&none, view, &m))
+		m = none;
+	m.seg_seq = UINT64_MAX;
+	shim.initial = m;
+	shim.initial_view = *view;
+	memset(shim.buf, 0, sizeof(shim.buf));
+	memset(shim.known, 0, sizeof(shim.known));
+	shim.current = shim.known_current = 0;
+	publish(&m);
+	remember(view);
 }
 
 /* Finds the driver's callback table and subscribes on_launch. */
@@ -382,62 +465,95 @@ static void register_callback(void)
 	shim.active = 1;
 }
 
-/* In a forked child: a segment of its own, holding the parent's partitions. */
+/*
+ * In a forked child: a segment of its own, holding the parent's partitions.
+ * Made under the new file's lock, so no CLI writes beside it.
+ */
 static void after_fork_in_child(void)
 {
-	struct nvt_segment *parent = shim.seg, *child;
-	int adopted;
+	struct nvt_segment *parent = shim.seg, *child = NULL;
+	struct nvt_slot_view views[NVT_MAX_GPUS];
+	int readable[NVT_MAX_GPUS], lock_fd = -1;
+	char why[256];
 
 	shim.updating = 0;
-	/* Masks cached for the parent's slot must not match the child's. */
-	shim.buf[0].masks.seg_seq = shim.buf[1].masks.seg_seq = UINT64_MAX;
-	shim.buf[0].seq = shim.buf[1].seq = 0;
-	if (!shim.seg_shared)
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		readable[g] = nvt_slot_read(&parent->gpu[g], &views[g], 100) == 0;
+	/* Forked while a writer was inside the parent's slot (or stopped
+	 * there): carry on with the partition launches used, never with none. */
+	if (!readable[0]) {
+		if (recall(&views[0]))
+			views[0] = shim.initial_view;
+		readable[0] = 1;
+	}
+	if (!shim.seg_shared) {
+		start_masks(&views[0]); /* the parent's private segment is ours by copy */
 		return;
-	child = nvt_seg_create(shim.rundir, &adopted);
-	if (child) {
+	}
+	if (nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why)) >= 0) {
+		child = shim.own.seg;
 		shim.seg_pid = getpid();
 	} else {
 		child = private_segment();
-		if (!child)
-			return; /* keep reading the parent's: better than none */
+		if (!child) {
+			start_masks(&views[0]); /* keep reading the parent's: better than none */
+			return;
+		}
 		shim.seg_shared = 0;
 	}
-	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		struct nvt_slot_view view;
-		if (nvt_slot_read(&parent->gpu[g], &view, 100) == 0 && view.state != NVT_SLOT_UNSET)
-			nvt_slot_write(&child->gpu[g], view.state, &view.tpcs, &view.topo);
-	}
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		if (readable[g] && views[g].state != NVT_SLOT_UNSET)
+			nvt_slot_write(&child->gpu[g], views[g].state, &views[g].tpcs, &views[g].topo);
+	nvt_seg_unlock(lock_fd);
 	shim.seg = child;
 	shim.slot = &child->gpu[0];
 	munmap(parent, sizeof(*parent));
+	start_masks(&views[0]);
 }
 
 static void init(void)
 {
 	const void *first = dlsym(RTLD_DEFAULT, "nvtaskset_shim_instance");
-	int adopted = 0;
+	struct nvt_slot_view env_view, start;
+	char why[256];
+	int rc, lock_fd = -1;
 
 	shim.quiet = env_flag(NVT_ENV_QUIET);
 	if (first && first != (const void *)instance_marker)
 		return; /* another copy of the shim is in charge */
-	snprintf(shim.rundir, sizeof(shim.rundir), "%s", nvt_rundir());
-	shim.buf[0].masks.seg_seq = 0; /* a fresh slot: seq 0, unset */
-	shim.seg = nvt_seg_create(shim.rundir, &adopted);
-	if (shim.seg) {
+	environment_partition(&env_view);
+	snprintf(shim.base, sizeof(shim.base), "%s", nvt_rundir());
+	rc = nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why));
+	if (rc >= 0) {
+		shim.seg = shim.own.seg;
 		shim.seg_shared = 1;
 		shim.seg_pid = getpid();
 	} else {
 		warn("cannot create a control segment in %s (%s); this task's partition cannot "
 		     "be read or changed while it runs",
-		     shim.rundir, strerror(errno));
+		     shim.own.dir, why);
 		shim.seg = private_segment();
 		if (!shim.seg)
 			return;
 	}
 	shim.slot = &shim.seg->gpu[0];
-	if (!adopted)
-		apply_environment();
+	if (rc == NVT_SEG_ADOPTED) {
+		/* A new program in this process: nothing has launched on it yet. */
+		for (int g = 0; g < NVT_MAX_GPUS; g++)
+			nvt_slot_set_applied(&shim.seg->gpu[g], 0);
+	} else if (!(rc == NVT_SEG_CREATED && nvt_seg_inherit(shim.base, &shim.own)) &&
+		   env_view.state == NVT_SLOT_SET) {
+		nvt_slot_write(shim.slot, NVT_SLOT_SET, &env_view.tpcs, &env_view.topo);
+	}
+	nvt_seg_unlock(lock_fd);
+	/* Children that ended with _exit left their files: a start tidies up. */
+	if (rc == NVT_SEG_CREATED)
+		nvt_seg_sweep(&shim.own, SWEEP_MAX);
+	/* Launches start from the slot, or from the environment if a writer
+	 * stopped inside the slot: never from "unpartitioned". */
+	if (nvt_slot_read(shim.slot, &start, 100))
+		start = env_view;
+	start_masks(&start);
 	if (pthread_atfork(NULL, NULL, after_fork_in_child))
 		warn("cannot watch fork(): children share their parent's control segment");
 	register_callback();
@@ -450,10 +566,7 @@ __attribute__((constructor)) static void shim_load(void)
 
 __attribute__((destructor)) static void shim_unload(void)
 {
-	char path[256];
-
 	/* Remove the file but keep the mapping: other threads may still launch. */
-	if (shim.seg_shared && shim.seg_pid == getpid() &&
-	    !nvt_seg_path(path, sizeof(path), shim.rundir, shim.seg_pid))
-		unlink(path);
+	if (shim.seg_shared && shim.seg_pid == getpid())
+		nvt_seg_remove(&shim.own);
 }

@@ -17,7 +17,7 @@ static void test_header(void)
 	CHECK(seg.gpu[0].state == NVT_SLOT_UNSET && seg.gpu[NVT_MAX_GPUS - 1].seq == 0);
 	CHECK(nvt_seg_check(&seg, sizeof(seg) - 1) == NVT_SEG_BAD_SIZE);
 	CHECK(nvt_seg_check(&seg, 8) == NVT_SEG_BAD_SIZE);
-	seg.version = 2;
+	seg.version = NVT_SEG_VERSION + 1;
 	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_VERSION);
 	seg.version = NVT_SEG_VERSION;
 	seg.size = 17;

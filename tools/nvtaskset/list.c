@@ -1,5 +1,6 @@
 /*
- * list.c - nvtaskset -l: list the tasks that run under nvtaskset.
+ * list.c - nvtaskset -l: list the tasks that run under nvtaskset, every user's
+ * (partitions are public to read, as CPU affinity is).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -16,6 +17,7 @@
 
 #include "cli.h"
 
+/* The command line of pid, arguments joined by spaces; raw bytes (see terminal_text). */
 static void read_cmdline(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
@@ -30,12 +32,11 @@ static void read_cmdline(pid_t pid, char *buf, size_t len)
 	n = fread(buf, 1, len - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	for (size_t i = 0; i + 1 < n; i++)
+	while (n && buf[n - 1] == '\0')
+		n--;
+	for (size_t i = 0; i < n; i++)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)buf[i] < 0x20)
-			buf[i] = buf[i] ? '?' : '\0';
 }
 
 /* Width left for COMMAND in -l's table: the terminal's, or no limit. */
@@ -48,84 +49,114 @@ static int command_width(void)
 	return ws.ws_col - 45; /* PID, USER and TPCS take 45 columns */
 }
 
+/* What -l shows of one task. */
+struct row {
+	pid_t pid;
+	uid_t uid;
+	struct nvt_slot_view view;
+	int applied;  /* launches use this partition */
+	int refused;  /* the task refused it and runs on its previous one */
+	char cmd[512];
+};
+
+static void print_json(const struct row *r, int first)
+{
+	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
+	struct passwd *pw = getpwuid(r->uid);
+
+	printf("%s{\"pid\":%ld,\"uid\":%lu,\"user\":", first ? "" : ",", (long)r->pid,
+	       (unsigned long)r->uid);
+	json_string(pw ? pw->pw_name : "");
+	printf(",\"command\":");
+	json_string(r->cmd);
+	printf(",\"partitioned\":%s", r->view.state == NVT_SLOT_SET ? "true" : "false");
+	if (r->view.state == NVT_SLOT_SET) {
+		describe(&r->view.tpcs, list, mask);
+		printf(",\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u", list, mask,
+		       nvt_set_count(&r->view.tpcs));
+	}
+	printf(",\"applied\":%s}", r->applied ? "true" : "false");
+}
+
+static void print_text(const struct row *r, int width)
+{
+	char list[NVT_LIST_TEXT_MAX + 32], mask[NVT_MASK_TEXT_MAX], user[64];
+	char raw[sizeof(r->cmd)], cmd[sizeof(r->cmd)];
+	struct passwd *pw = getpwuid(r->uid);
+
+	if (r->view.state == NVT_SLOT_SET) {
+		describe(&r->view.tpcs, list, mask);
+		/* In a terminal, keep rows on one line; piped output stays whole. */
+		if (width && strlen(list) > 20) {
+			char count[16];
+			int n_keep = 20 - snprintf(count, sizeof(count), "...(%u)",
+						   nvt_set_count(&r->view.tpcs));
+			snprintf(list + n_keep, sizeof(list) - (size_t)n_keep, "%s", count);
+		}
+		/* Not yet used by a launch, or the program runs without the shim. */
+		if (r->refused)
+			strcat(list, " (refused)");
+		else if (!r->applied)
+			strcat(list, " (not applied)");
+	} else {
+		snprintf(list, sizeof(list), "all");
+	}
+	if (pw)
+		terminal_text(pw->pw_name, user, sizeof(user));
+	else
+		snprintf(user, sizeof(user), "%lu", (unsigned long)r->uid);
+	snprintf(raw, sizeof(raw), "%s", r->cmd);
+	if (width && (int)strlen(raw) > width)
+		snprintf(raw + width - 3, 4, "...");
+	terminal_text(raw, cmd, sizeof(cmd));
+	printf("%7ld  %-10s  %-20s  %s\n", (long)r->pid, user, list, cmd);
+}
+
 int nvt_cmd_list(const struct options *o)
 {
-	static pid_t pids[MAX_TASKS];
 	const char *rundir = nvt_rundir();
-	int n = nvt_seg_scan(rundir, pids, MAX_TASKS), shown = 0, width = command_width();
+	int width = command_width(), shown = 0;
+	pid_t *pids;
+	int n = nvt_seg_tasks(rundir, 1, &pids);
 
 	if (n < 0)
 		err(EXIT_FAILURE, "cannot read %s", rundir);
-	if (n > MAX_TASKS)
-		n = MAX_TASKS;
 	if (o->json)
 		printf("{\"tasks\":[");
 	else
 		printf("%7s  %-10s  %-20s  %s\n", "PID", "USER", "TPCS", "COMMAND");
 	for (int i = 0; i < n; i++) {
 		struct nvt_seg_handle h;
-		struct nvt_slot_view view;
-		char cmd[512], list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX], path[256], why[160];
-		struct passwd *pw;
+		struct row r;
+		uint64_t applied, rejected;
+		char why[160];
 		int rc = nvt_seg_open(rundir, pids[i], 0, &h);
 
-		if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK) {
-			/* Left behind by a task that died: tidy up what we may. */
-			if (!nvt_seg_path(path, sizeof(path), rundir, pids[i]))
-				unlink(path);
-			continue;
-		}
-		if (rc == NVT_SEG_EPERM)
-			continue; /* another user's task */
+		if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK || rc == NVT_SEG_EPERM)
+			continue; /* gone meanwhile, or hidden by its user */
 		if (rc) {
 			warnx("pid %ld: %s", (long)pids[i], seg_error(rc, &h, why, sizeof(why)));
 			continue;
 		}
-		if (nvt_slot_read(&h.seg->gpu[0], &view, 1000)) {
+		memset(&r, 0, sizeof(r));
+		if (nvt_seg_read(&h, 0, &r.view, &applied, &rejected)) {
 			nvt_seg_close(&h);
 			continue;
 		}
-		read_cmdline(pids[i], cmd, sizeof(cmd));
-		pw = getpwuid(h.owner);
-		if (view.state == NVT_SLOT_SET) {
-			describe(&view.tpcs, list, mask);
-		} else {
-			snprintf(list, sizeof(list), "all");
-			mask[0] = '\0';
-		}
-		if (o->json) {
-			printf("%s{\"pid\":%ld,\"uid\":%lu,\"user\":", shown ? "," : "",
-			       (long)pids[i], (unsigned long)h.owner);
-			json_string(pw ? pw->pw_name : "");
-			printf(",\"command\":");
-			json_string(cmd);
-			printf(",\"partitioned\":%s", view.state == NVT_SLOT_SET ? "true" : "false");
-			if (view.state == NVT_SLOT_SET)
-				printf(",\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u", list,
-				       mask, nvt_set_count(&view.tpcs));
-			putchar('}');
-		} else {
-			char user[16];
-			if (pw)
-				snprintf(user, sizeof(user), "%s", pw->pw_name);
-			else
-				snprintf(user, sizeof(user), "%lu", (unsigned long)h.owner);
-			/* In a terminal, keep rows on one line; piped output stays whole. */
-			if (width && (int)strlen(cmd) > width)
-				snprintf(cmd + width - 3, 4, "...");
-			if (width && strlen(list) > 20) {
-				char count[16];
-				int n_keep = 20 - snprintf(count, sizeof(count), "...(%u)",
-							   nvt_set_count(&view.tpcs));
-				snprintf(list + n_keep, sizeof(list) - (size_t)n_keep, "%s", count);
-			}
-			printf("%7ld  %-10s  %-20s  %s\n", (long)pids[i], user, list, cmd);
-		}
+		r.pid = pids[i];
+		r.uid = h.task_uid;
+		r.applied = applied == r.view.seq;
+		r.refused = r.view.seq && rejected == r.view.seq;
+		read_cmdline(pids[i], r.cmd, sizeof(r.cmd));
+		if (o->json)
+			print_json(&r, !shown);
+		else
+			print_text(&r, width);
 		shown++;
 		nvt_seg_close(&h);
 	}
 	if (o->json)
 		printf("]}\n");
+	free(pids);
 	return EXIT_SUCCESS;
 }
-

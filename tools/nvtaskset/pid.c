@@ -57,10 +57,12 @@ static void json_partition(const char *key, const struct nvt_slot_view *view)
 	putchar('}');
 }
 
-/* Reads slot 0; returns 0, or -1 if a writer died half-way through it. */
-static int read_slot(struct nvt_seg_handle *h, struct nvt_slot_view *view)
+/* Reads slot 0; returns 0, or -1 if a writer died half-way through it (or
+ * the file shrank). */
+static int read_slot(struct nvt_seg_handle *h, struct nvt_slot_view *view, uint64_t *applied,
+		     uint64_t *rejected)
 {
-	return nvt_slot_read(&h->seg->gpu[0], view, 1000);
+	return nvt_seg_read(h, 0, view, applied, rejected) ? -1 : 0;
 }
 
 int nvt_cmd_pid(const struct options *o, int argc, char **argv)
@@ -72,6 +74,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 	struct nvt_topology topo;
 	struct nvt_tpcset set;
 	struct timespec written;
+	uint64_t applied = 0, rejected = 0;
 	char why[160];
 	int rc, readable;
 
@@ -79,7 +82,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 	if (rc)
 		errx(EXIT_FAILURE, "failed to %s pid %ld's partition: %s",
 		     mask_text ? "set" : "get", (long)pid, seg_error(rc, &h, why, sizeof(why)));
-	readable = read_slot(&h, &old) == 0;
+	readable = read_slot(&h, &old, &applied, &rejected) == 0;
 	if (!mask_text) {
 		if (!readable)
 			errx(EXIT_FAILURE,
@@ -89,14 +92,17 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 		if (o->json) {
 			printf("{\"pid\":%ld,", (long)pid);
 			json_partition("current", &old);
-			printf(",\"applied\":%s}\n",
-			       nvt_slot_applied(&h.seg->gpu[0]) == old.seq ? "true" : "false");
+			printf(",\"applied\":%s}\n", applied == old.seq ? "true" : "false");
 		} else {
 			print_partition(o, pid, "current", &old);
 		}
-		if (old.seq && nvt_slot_rejected(&h.seg->gpu[0]) == old.seq)
+		if (old.seq && rejected == old.seq)
 			warnx("pid %ld refused this partition (it enables no working TPC) and runs "
 			      "on its previous one",
+			      (long)pid);
+		else if (old.state == NVT_SLOT_SET && applied != old.seq)
+			warnx("pid %ld has not applied this partition yet: it has launched no kernel "
+			      "since, or its program runs without the nvtaskset shim",
 			      (long)pid);
 		nvt_seg_close(&h);
 		return EXIT_SUCCESS;
@@ -112,11 +118,15 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 		errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
 		     seg_error(rc, &h, why, sizeof(why)));
 	/* Under the lock no live writer is inside: a failed read is a dead one's. */
-	readable = read_slot(&h, &old) == 0;
-	nvt_slot_write(&h.seg->gpu[0], NVT_SLOT_SET, &set, &topo);
+	readable = read_slot(&h, &old, NULL, NULL) == 0;
+	rc = nvt_seg_write(&h, 0, NVT_SLOT_SET, &set, &topo);
 	clock_gettime(CLOCK_MONOTONIC, &written);
-	read_slot(&h, &now);
+	if (rc == NVT_SEG_OK && read_slot(&h, &now, NULL, NULL))
+		rc = NVT_SEG_ECORRUPT;
 	nvt_seg_close(&h);
+	if (rc)
+		errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
+		     seg_error(rc, &h, why, sizeof(why)));
 	if (o->json) {
 		/* When the change was made, for measuring how soon launches follow. */
 		printf("{\"pid\":%ld,\"written_monotonic_ns\":%lld,", (long)pid,
