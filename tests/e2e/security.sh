@@ -516,7 +516,10 @@ t_sec_shim_reads_environment_securely() {
 	chown 65534 "$WORK/suidapp"
 	chmod 4755 "$WORK/suidapp"
 	mkdir -m 777 "$WORK/evil"
-	run_rc out rc env NVTASKSET_RUNDIR="$WORK/evil" NVTASKSET_QUIET=1 $(as_user 65533) "$WORK/suidapp" launch 1
+	# In a mount namespace with a /dev/shm of its own: the default run directory.
+	unshare --mount --propagation private true 2>/dev/null || return 0
+	run_rc out rc unshare --mount --propagation private sh -c 'mount -t tmpfs tmpfs /dev/shm && exec "$@"' _ \
+		env NVTASKSET_RUNDIR="$WORK/evil" NVTASKSET_QUIET=1 $(as_user 65533) "$WORK/suidapp" launch 1
 	has "$out" "hung=0"
 	[ -z "$(ls -A "$WORK/evil")" ] || die "a setuid program followed NVTASKSET_RUNDIR: $(ls -lR "$WORK/evil")"
 }
