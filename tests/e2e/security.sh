@@ -573,6 +573,12 @@ t_sec_list_not_applied() {
 	run_rc out rc "$NVT" -l --json
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); t=[t for t in d["tasks"] if t["pid"]==int(sys.argv[2])][0]; assert t["applied"] is True' \
 		"$out" "$PID" || die "bad JSON: $out"
+	grep -Eq "^ *$PID +root +0-3 +$APP loop" <<<"$(timeout 20 "$NVT" -l)" || die "an applied partition is marked"
+	# A partition the task refuses (no TPC at all) is marked so, not as applied.
+	"$T/segpoke" "$PID" empty
+	sleep 0.2
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$PID +root +\(refused\) +$APP loop" <<<"$out" || die "no '(refused)' row for $PID in: $out"
 	stop_loop ap "$PID"
 }
 t_sec_fuzz_regressions() {
