@@ -46,7 +46,7 @@ SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 B = build
 PURE = tpcset tmd topo segment gpusel
 SHIM_SRC = $(PURE) sysutil segfile shim
-CORE_CLI = $(PURE) mpslog driverinfo sysutil segfile gpu calibrate gpus mps
+CORE_CLI = $(PURE) mpslog driverinfo sysutil segfile segopen gpu calibrate gpus mps
 CMD_SRC = main common run pid list mpsctl topology
 
 SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)
@@ -131,7 +131,7 @@ $(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(PURE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(PURE_OBJ) -lpthread
 
-$(T)/segpoke: tests/unit/segpoke.c $(PURE_OBJ) $(B)/cli/segfile.o $(B)/cli/sysutil.o
+$(T)/segpoke: tests/unit/segpoke.c $(PURE_OBJ) $(B)/cli/segfile.o $(B)/cli/segopen.o $(B)/cli/sysutil.o
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $^
 
@@ -167,11 +167,15 @@ bench: all
 bench-sizes: all
 	@timeout 590 python3 tests/bench/sizes.py $(CURDIR) $(abspath $(BENCH_OUT))/sizes
 
+# Undefined behaviour must end the run (-fno-sanitize-recover), or libFuzzer
+# reports it and exits 0. The regression inputs run first.
+FUZZ_TIME ?= 60
 fuzz-libfuzzer: $(PURE:%=src/%.c) src/mpslog.c src/driverinfo.c tests/unit/fuzz_parsers.c
 	@mkdir -p $(T)
 	clang -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=fuzzer,address,undefined \
-		-o $(T)/fuzz_parsers_libfuzzer $^
-	$(T)/fuzz_parsers_libfuzzer -max_total_time=60
+		-fno-sanitize-recover=all -o $(T)/fuzz_parsers_libfuzzer $^
+	$(T)/fuzz_parsers_libfuzzer tests/unit/fuzz-regressions/*
+	$(T)/fuzz_parsers_libfuzzer -max_total_time=$(FUZZ_TIME)
 
 # ---- Install --------------------------------------------------------------
 

@@ -30,14 +30,25 @@ extern "C" {
 #define NVT_ENV_PARTITION "NVTASKSET_PARTITION"
 /* Any non-empty value other than "0" silences the shim's warnings. */
 #define NVT_ENV_QUIET "NVTASKSET_QUIET"
-/* Directory that holds the control segments (default NVT_DEFAULT_RUNDIR). */
+/* Directory that holds every user's run directory (default NVT_DEFAULT_RUNDIR). */
 #define NVT_ENV_RUNDIR "NVTASKSET_RUNDIR"
 /* Path of the preload shim, overriding the CLI's search (tests, packagers). */
 #define NVT_ENV_SHIM "NVTASKSET_SHIM"
 
+/*
+ * Where control segments live. User UID's run directory is
+ * <rundir>/NVT_USERDIR_PREFIX<UID>: made by the shim with mode 0755, owned by
+ * UID, used only if it is a directory of UID's that nobody else may write in.
+ * A segment in it is named NVT_SEG_PREFIX<PIDNS>.<PID>: PIDNS is the inode of
+ * the task's PID namespace (/proc/self/ns/pid) and PID its PID there, so that
+ * tasks in different containers never share a name, and UID is the task's
+ * effective uid when it made the segment.
+ */
 #define NVT_DEFAULT_RUNDIR "/dev/shm"
-/* Control segment file name: NVT_SEG_PREFIX followed by the decimal PID. */
+#define NVT_USERDIR_PREFIX "nvtaskset-"
 #define NVT_SEG_PREFIX "nvtaskset."
+#define NVT_USERDIR_MODE 0755
+#define NVT_SEG_MODE 0644
 
 /* ---- Sizes ------------------------------------------------------------ */
 
@@ -99,15 +110,18 @@ struct nvt_topology {
 
 /* ---- Control segment ---------------------------------------------------
  *
- * One file per process, NVT_SEG_PREFIX<pid> in the run directory, created
- * by the shim with mode 0600 (so only its owner and root can read or write
- * it), mapped shared by the shim and by the CLI.
+ * One file per process (see above), made by the shim with mode 0644:
+ * partitions are public to read, as CPU affinity is; only the task's user and
+ * root may write it. The shim maps its own segment shared.
  *
- * Each GPU slot is a sequence lock: a writer (the CLI, holding an exclusive
- * flock on the file) makes seq odd, writes, and makes it even again; a reader
- * copies the slot and accepts the copy only if seq was even and unchanged.
- * The shim never waits for a writer: while seq is odd, or its copy fails,
- * launches keep the last partition the shim accepted.
+ * Each GPU slot is a sequence lock: a writer makes seq odd, writes, and makes
+ * it even again; a reader copies the slot and accepts the copy only if seq was
+ * even and unchanged. Writers exclude each other with an exclusive flock on
+ * the file: the CLI always, the shim when it fills its own segment (at start
+ * and in a forked child; never while launching). The CLI reads by copying
+ * (pread), never by mapping a file another user controls. The shim never
+ * waits for a writer: while seq is odd, or its copy fails, launches keep the
+ * last partition the shim accepted.
  *
  * A slot belongs to the GPU whose UUID it holds (all zero: a free slot).
  * Each launch uses the slot of its own GPU, found by the launching context's
@@ -131,7 +145,7 @@ struct nvt_gpu_slot {
 	struct nvt_tpcset tpcs; /* enabled logical TPCs */
 	struct nvt_topology topo;
 	/* Written by the shim, read by the CLI: */
-	uint64_t applied_seq;  /* seq of the partition launches now use */
+	uint64_t applied_seq;  /* seq of the partition launches now use; 0 until a launch used one */
 	uint64_t rejected_seq; /* last seq refused: it enabled no working TPC */
 };
 
@@ -140,9 +154,10 @@ struct nvt_segment {
 	uint32_t version;  /* NVT_SEG_VERSION */
 	uint32_t size;     /* sizeof(struct nvt_segment) */
 	uint32_t max_gpus; /* NVT_MAX_GPUS */
-	int32_t pid;       /* owning process */
-	uint32_t uid;      /* its effective uid when created */
+	int32_t pid;       /* owning process, as its PID namespace numbers it */
+	uint32_t uid;      /* its effective uid when created: the run directory's user */
 	uint64_t start_time; /* field 22 of /proc/<pid>/stat: tells PID reuse */
+	uint64_t pidns;    /* inode of the owner's PID namespace */
 	uint64_t slots_gen; /* incremented after a free slot is given a GPU */
 	struct nvt_gpu_slot gpu[NVT_MAX_GPUS];
 };

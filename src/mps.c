@@ -25,6 +25,8 @@
 
 #define CONTROL "nvidia-cuda-mps-control"
 #define PID_FILE "nvidia-cuda-mps-control.pid"
+#define SYSTEM_PIPE_DIR "/tmp/nvidia-mps"
+#define SYSTEM_LOG_DIR "/var/log/nvidia-mps"
 
 /* Where NVIDIA's installers put the MPS binaries, after $PATH. */
 static const char *const driver_dirs[] = {
@@ -32,27 +34,16 @@ static const char *const driver_dirs[] = {
 	"/usr/lib/nvidia", "/opt/nvidia/bin",
 };
 
-static void dir_from_env(char *buf, size_t len, const char *name, const char *fallback)
-{
-	const char *v = getenv(name);
-	snprintf(buf, len, "%s", v && *v ? v : fallback);
-}
-
 static int find_in(const char *dir, size_t dir_len, char *out, size_t len)
 {
 	int n = snprintf(out, len, "%.*s/" CONTROL, (int)dir_len, dir);
 	return n > 0 && (size_t)n < len && access(out, X_OK) == 0;
 }
 
-void nvt_mps_setup(struct nvt_mps *mps)
+static void find_control(struct nvt_mps *mps)
 {
 	const char *path = getenv("PATH");
 
-	memset(mps, 0, sizeof(*mps));
-	dir_from_env(mps->pipe_dir, sizeof(mps->pipe_dir), "CUDA_MPS_PIPE_DIRECTORY",
-		     "/tmp/nvidia-mps");
-	dir_from_env(mps->log_dir, sizeof(mps->log_dir), "CUDA_MPS_LOG_DIRECTORY",
-		     "/var/log/nvidia-mps");
 	while (path && *path) {
 		const char *end = strchr(path, ':');
 		size_t n = end ? (size_t)(end - path) : strlen(path);
@@ -66,6 +57,101 @@ void nvt_mps_setup(struct nvt_mps *mps)
 			return;
 	mps->control[0] = '\0';
 }
+
+/*
+ * Checks a pipe directory: a directory (not a link) of root's or the
+ * caller's that nobody else may write in, unless it is sticky. One that does
+ * not exist yet passes (nvt_mps_start makes it). Returns 0 and its owner, or
+ * -1 with the reason in why.
+ */
+static int check_pipe_dir(const char *dir, uid_t *owner, char *why, size_t len)
+{
+	struct stat st;
+
+	if (lstat(dir, &st)) {
+		if (errno != ENOENT) {
+			snprintf(why, len, "%s", strerror(errno));
+			return -1;
+		}
+		*owner = geteuid();
+		return 0;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		snprintf(why, len, "it is a symbolic link");
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "it is not a directory");
+		return -1;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		snprintf(why, len, "it belongs to uid %lu", (unsigned long)st.st_uid);
+		return -1;
+	}
+	if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+		snprintf(why, len, "others may write in it (mode %04o)", (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	*owner = st.st_uid;
+	return 0;
+}
+
+/* An absolute $XDG_RUNTIME_DIR that is the caller's own directory, or NULL. */
+static const char *runtime_dir(void)
+{
+	const char *dir = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+
+	if (!dir || dir[0] != '/' || strlen(dir) > 200 || lstat(dir, &st) || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 022))
+		return NULL;
+	return dir;
+}
+
+int nvt_mps_setup(struct nvt_mps *mps)
+{
+	const char *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY"), *log = getenv("CUDA_MPS_LOG_DIRECTORY");
+	const char *xdg;
+	uid_t me = geteuid();
+	char why[200];
+
+	memset(mps, 0, sizeof(*mps));
+	find_control(mps);
+	if (pipe && *pipe) {
+		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), "%s", pipe);
+	} else {
+		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), SYSTEM_PIPE_DIR);
+		/* A user joins root's system daemon, but never starts one there. */
+		if (me != 0 && !(check_pipe_dir(SYSTEM_PIPE_DIR, &mps->dir_uid, why, sizeof(why)) == 0 &&
+				 mps->dir_uid == 0 && nvt_mps_daemon(mps))) {
+			mps->per_user = 1;
+			if ((xdg = runtime_dir()))
+				snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), "%s/nvidia-mps", xdg);
+			else
+				snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), "/tmp/nvidia-mps-%lu",
+					 (unsigned long)me);
+		}
+	}
+	if (log && *log)
+		snprintf(mps->log_dir, sizeof(mps->log_dir), "%s", log);
+	else if (!mps->per_user)
+		snprintf(mps->log_dir, sizeof(mps->log_dir), SYSTEM_LOG_DIR);
+	else if ((xdg = runtime_dir()))
+		snprintf(mps->log_dir, sizeof(mps->log_dir), "%s/nvidia-mps-log", xdg);
+	else
+		snprintf(mps->log_dir, sizeof(mps->log_dir), "/tmp/nvidia-mps-log-%lu",
+			 (unsigned long)me);
+	if (check_pipe_dir(mps->pipe_dir, &mps->dir_uid, why, sizeof(why))) {
+		snprintf(mps->error, sizeof(mps->error),
+			 "refusing the MPS pipe directory %s: %s (remove it, or set "
+			 "CUDA_MPS_PIPE_DIRECTORY)",
+			 mps->pipe_dir, why);
+		return -1;
+	}
+	return 0;
+}
+
+static uid_t process_uid(pid_t pid);
 
 /* Returns 1 if pid is alive and its command name starts with "nvidia-cuda-mps". */
 static int is_mps_process(pid_t pid)
@@ -85,28 +171,39 @@ static int is_mps_process(pid_t pid)
 
 pid_t nvt_mps_daemon(const struct nvt_mps *mps)
 {
-	char path[512], text[32] = "";
+	char path[512], text[32];
+	struct stat st;
+	ssize_t n;
 	char *end;
 	long pid;
-	FILE *f;
+	int fd;
 
-	snprintf(path, sizeof(path), "%s/" PID_FILE, mps->pipe_dir);
-	f = fopen(path, "re");
-	if (!f)
+	snprintf(path, sizeof(path), "%.400s/" PID_FILE, mps->pipe_dir);
+	/* Not blocking, and only a regular file of the directory's owner (or
+	 * root's): a FIFO there must not hang us, nor a planted file fool us. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	if (!fgets(text, sizeof(text), f))
-		text[0] = '\0';
-	fclose(f);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_uid != mps->dir_uid && st.st_uid != 0)) {
+		close(fd);
+		return 0;
+	}
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
 	errno = 0;
 	pid = strtol(text, &end, 10);
 	if (errno || end == text || pid <= 0 || pid > 0x3fffffff)
 		return 0;
-	return is_mps_process((pid_t)pid) ? (pid_t)pid : 0;
+	/* The daemon runs as the user who wrote its pid file. */
+	return is_mps_process((pid_t)pid) && process_uid((pid_t)pid) == st.st_uid ? (pid_t)pid : 0;
 }
 
-static int make_dir(const char *dir, char *error, size_t len)
+static int make_dir(const char *dir, mode_t mode, char *error, size_t len)
 {
-	if (nvt_mkdirs(dir, 0755) == 0)
+	if (nvt_mkdirs(dir, mode) == 0)
 		return 0;
 	snprintf(error, len, "cannot create the MPS directory %s: %s", dir, strerror(errno));
 	return -1;
@@ -118,11 +215,25 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Runs the control binary with args, input on stdin; returns its exit status or -1. */
-static int run_control(struct nvt_mps *mps, const char *arg, const char *input)
+static long now_ms(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#define CONTROL_TIMED_OUT (-2)
+
+/*
+ * Runs the control binary with arg, input on stdin, in a process group of
+ * its own, for at most timeout_ms: then the group is killed. Returns its exit
+ * status, -1 if it could not run, or CONTROL_TIMED_OUT.
+ */
+static int run_control(struct nvt_mps *mps, const char *arg, const char *input, int timeout_ms)
+{
+	long deadline = now_ms() + timeout_ms;
 	int in[2], status;
-	pid_t child;
+	pid_t child, done;
 
 	if (pipe2(in, O_CLOEXEC))
 		return -1;
@@ -134,6 +245,7 @@ static int run_control(struct nvt_mps *mps, const char *arg, const char *input)
 	}
 	if (child == 0) {
 		int null = open("/dev/null", O_WRONLY);
+		setpgid(0, 0); /* so that a timeout ends whatever it started */
 		dup2(in[0], STDIN_FILENO);
 		if (null >= 0) {
 			dup2(null, STDOUT_FILENO);
@@ -154,14 +266,25 @@ static int run_control(struct nvt_mps *mps, const char *arg, const char *input)
 		/* the child reports its own failure */
 	}
 	close(in[1]);
-	while (waitpid(child, &status, 0) < 0)
-		if (errno != EINTR)
+	while ((done = waitpid(child, &status, WNOHANG)) != child) {
+		if (done < 0 && errno != EINTR)
 			return -1;
+		if (now_ms() >= deadline) {
+			kill(-child, SIGKILL);
+			kill(child, SIGKILL);
+			waitpid(child, &status, 0);
+			return CONTROL_TIMED_OUT;
+		}
+		sleep_ms(10);
+	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 int nvt_mps_start(struct nvt_mps *mps, int timeout_ms)
 {
+	long deadline = now_ms() + timeout_ms;
+	mode_t mode = mps->per_user ? 0700 : 0755;
+	char why[200];
 	int rc;
 
 	if (!mps->control[0]) {
@@ -169,17 +292,28 @@ int nvt_mps_start(struct nvt_mps *mps, int timeout_ms)
 			 "cannot find " CONTROL " in PATH or the driver's directories");
 		return -1;
 	}
-	if (make_dir(mps->pipe_dir, mps->error, sizeof(mps->error)) ||
-	    make_dir(mps->log_dir, mps->error, sizeof(mps->error)))
+	if (make_dir(mps->pipe_dir, mode, mps->error, sizeof(mps->error)) ||
+	    make_dir(mps->log_dir, mode, mps->error, sizeof(mps->error)))
 		return -1;
-	rc = run_control(mps, "-d", NULL);
+	/* Someone may have made it between the check and now. */
+	if (check_pipe_dir(mps->pipe_dir, &mps->dir_uid, why, sizeof(why))) {
+		snprintf(mps->error, sizeof(mps->error), "refusing the MPS pipe directory %.300s: %s",
+			 mps->pipe_dir, why);
+		return -1;
+	}
+	rc = run_control(mps, "-d", NULL, timeout_ms);
+	if (rc == CONTROL_TIMED_OUT) {
+		snprintf(mps->error, sizeof(mps->error), "%.300s -d did not return within %d ms",
+			 mps->control, timeout_ms);
+		return -1;
+	}
 	if (rc != 0) {
 		snprintf(mps->error, sizeof(mps->error),
 			 "%.300s -d failed (exit status %d); see %.300s/control.log", mps->control, rc,
 			 mps->log_dir);
 		return -1;
 	}
-	for (int waited = 0; waited < timeout_ms; waited += 20) {
+	while (now_ms() < deadline) {
 		if (nvt_mps_daemon(mps))
 			return 0;
 		sleep_ms(20);
@@ -192,7 +326,9 @@ int nvt_mps_start(struct nvt_mps *mps, int timeout_ms)
 
 int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms)
 {
+	long deadline = now_ms() + timeout_ms;
 	pid_t pid = nvt_mps_daemon(mps);
+	int rc;
 
 	if (!pid)
 		return 0;
@@ -201,11 +337,13 @@ int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms)
 			 "cannot find " CONTROL " to stop daemon %ld", (long)pid);
 		return -1;
 	}
-	if (run_control(mps, NULL, "quit\n") != 0) {
-		snprintf(mps->error, sizeof(mps->error), "\"echo quit | %.300s\" failed", mps->control);
+	rc = run_control(mps, NULL, "quit\n", timeout_ms);
+	if (rc != 0) {
+		snprintf(mps->error, sizeof(mps->error), "\"echo quit | %.300s\" %s", mps->control,
+			 rc == CONTROL_TIMED_OUT ? "did not return in time" : "failed");
 		return -1;
 	}
-	for (int waited = 0; waited < timeout_ms; waited += 20) {
+	while (now_ms() < deadline) {
 		if (kill(pid, 0) && errno == ESRCH)
 			return 0;
 		if (!is_mps_process(pid))

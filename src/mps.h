@@ -11,22 +11,35 @@
 #include <sys/types.h>
 
 struct nvt_mps {
-	char pipe_dir[256]; /* $CUDA_MPS_PIPE_DIRECTORY or /tmp/nvidia-mps */
-	char log_dir[256];  /* $CUDA_MPS_LOG_DIRECTORY or /var/log/nvidia-mps */
+	char pipe_dir[256]; /* where the daemon listens (see nvt_mps_setup) */
+	char log_dir[256];  /* where it logs */
 	char control[512];  /* path of nvidia-cuda-mps-control, "" if not found */
 	char error[1024];
+	uid_t dir_uid;      /* owner of pipe_dir: the daemon's user */
+	int per_user;       /* pipe_dir is the caller's own, not the system's */
 };
 
-/* Fills the directories from the environment and looks for the control binary. */
-void nvt_mps_setup(struct nvt_mps *mps);
+/*
+ * Chooses the daemon's directories and looks for the control binary.
+ * $CUDA_MPS_PIPE_DIRECTORY and $CUDA_MPS_LOG_DIRECTORY win. Otherwise root
+ * uses the system's /tmp/nvidia-mps and /var/log/nvidia-mps; another user
+ * uses the system's when a daemon of root's runs there, else directories of
+ * her own ($XDG_RUNTIME_DIR/nvidia-mps and nvidia-mps-log, else
+ * /tmp/nvidia-mps-UID and /tmp/nvidia-mps-log-UID): a user's daemon on the
+ * system's directory would make every user's CUDA programs its clients.
+ * The pipe directory, if it exists, must be a directory of root's or the
+ * caller's that nobody else may write in (or sticky). Returns 0, or -1 with
+ * mps->error.
+ */
+int nvt_mps_setup(struct nvt_mps *mps);
 
 /* Returns the PID of the running control daemon of mps->pipe_dir, or 0. */
 pid_t nvt_mps_daemon(const struct nvt_mps *mps);
 
-/* Starts the daemon and waits (at most timeout_ms) until it is up. Returns 0 or -1. */
+/* Starts the daemon and waits (at most timeout_ms in all) until it is up. Returns 0 or -1. */
 int nvt_mps_start(struct nvt_mps *mps, int timeout_ms);
 
-/* Asks the daemon to quit and waits (at most timeout_ms) until it has. Returns 0 or -1. */
+/* Asks the daemon to quit and waits (at most timeout_ms in all) until it has. Returns 0 or -1. */
 int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms);
 
 /*

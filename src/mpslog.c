@@ -85,6 +85,10 @@ int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max)
 
 	while (*line == '\n' || *line == ' ')
 		line++;
+	/* With the daemon up and no server, "ps" answers this (H100, driver 580:
+	 * HARDWARE-FACTS.md section 11): no server, so no clients. */
+	if (!strncmp(line, "Server not found", 16))
+		return 0;
 	if (strncmp(line, "PID", 3))
 		return -1;
 	for (line = strchr(line, '\n'); line && *++line; line = strchr(line, '\n')) {

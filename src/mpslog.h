@@ -30,7 +30,7 @@ int nvt_mps_last_fault(const char *log, struct nvt_mps_fault *out);
  * Parses the control daemon's "ps" answer (a header line, then one line per
  * client: PID ID SERVER DEVICE NAMESPACE COMMAND) into the distinct servers
  * and their client counts. Returns the number of servers (at most max are
- * stored), or -1 if the answer is not such a table.
+ * stored; 0 for "Server not found"), or -1 if the answer is not such a table.
  */
 int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max);
 

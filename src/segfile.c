@@ -1,9 +1,16 @@
 /*
- * segfile.c - control segment files.
+ * segfile.c - control segment files: names, run directories, /proc facts,
+ * and the shim's own segment. See nvtaskset.h for the layout and segfile.h
+ * for the rules.
+ *
+ * Every file is reached through a checked directory descriptor (openat with
+ * O_NOFOLLOW), opened O_NONBLOCK and its type checked before it is read, so a
+ * FIFO or a link where a segment should be never blocks or redirects us.
  *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
+#include "gpusel.h"
 #include "segfile.h"
 #include "segment.h"
 #include "sysutil.h"
@@ -11,37 +18,99 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
+
+#define HEADER_BYTES offsetof(struct nvt_segment, gpu)
 
 const char *nvt_rundir(void)
 {
-	const char *dir = getenv(NVT_ENV_RUNDIR);
+	const char *dir = secure_getenv(NVT_ENV_RUNDIR);
 	if (dir && dir[0] == '/' && strlen(dir) < 200)
 		return dir;
 	return NVT_DEFAULT_RUNDIR;
 }
 
-int nvt_seg_path(char *buf, size_t len, const char *rundir, pid_t pid)
+int nvt_userdir_path(char *buf, size_t len, const char *base, uid_t uid)
 {
-	int n = snprintf(buf, len, "%s/" NVT_SEG_PREFIX "%ld", rundir, (long)pid);
+	int n = snprintf(buf, len, "%s/" NVT_USERDIR_PREFIX "%lu", base, (unsigned long)uid);
 	return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
-int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
+int nvt_seg_name(char *buf, size_t len, uint64_t pidns, pid_t ns_pid)
 {
-	char path[64], buf[1024];
+	int n = snprintf(buf, len, NVT_SEG_PREFIX "%llu.%ld", (unsigned long long)pidns, (long)ns_pid);
+	return (n < 0 || (size_t)n >= len) ? -1 : 0;
+}
+
+/* Parses a decimal without sign or leading zero, up to max; returns the end or NULL. */
+static const char *parse_decimal(const char *p, unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v = 0;
+
+	if (*p < '1' || *p > '9')
+		return NULL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (max - (unsigned)(*p - '0')) / 10)
+			return NULL;
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	*out = v;
+	return p;
+}
+
+int nvt_seg_name_parse(const char *name, uint64_t *pidns, pid_t *ns_pid)
+{
+	unsigned long long ns, pid;
+	const char *p;
+
+	if (strncmp(name, NVT_SEG_PREFIX, strlen(NVT_SEG_PREFIX)))
+		return -1;
+	p = parse_decimal(name + strlen(NVT_SEG_PREFIX), UINT64_MAX, &ns);
+	if (!p || *p != '.')
+		return -1;
+	p = parse_decimal(p + 1, 0x3fffffff, &pid);
+	if (!p || *p)
+		return -1;
+	*pidns = ns;
+	*ns_pid = (pid_t)pid;
+	return 0;
+}
+
+int nvt_userdir_name_parse(const char *name, uid_t *uid)
+{
+	unsigned long long v;
+	const char *p;
+
+	if (strncmp(name, NVT_USERDIR_PREFIX, strlen(NVT_USERDIR_PREFIX)))
+		return -1;
+	p = name + strlen(NVT_USERDIR_PREFIX);
+	if (p[0] == '0' && p[1] == '\0') {
+		*uid = 0;
+		return 0;
+	}
+	p = parse_decimal(p, 0xfffffffeu, &v);
+	if (!p || *p)
+		return -1;
+	*uid = (uid_t)v;
+	return 0;
+}
+
+/* ---- /proc ------------------------------------------------------------------ */
+
+static int start_time_at(const char *path, uint64_t *start_time)
+{
+	char buf[1024];
 	const char *p;
 	char *end;
 	unsigned long long v;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
 		return -1;
 	/* comm may hold spaces and parentheses: fields resume after the last ')'. */
@@ -71,204 +140,412 @@ bad:
 	return -1;
 }
 
-int nvt_proc_euid(pid_t pid, uid_t *euid)
+int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
 {
-	char path[64], buf[4096];
-	const char *line;
-	unsigned long ruid, uid;
+	char path[64];
 
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	return start_time_at(path, start_time);
+}
+
+/* Counts the fields of the "NSpid:" line of a status text and returns the last, or 0. */
+static long nspid_of(const char *status, int *fields)
+{
+	const char *line = strstr(status, "\nNSpid:");
+	long last = 0;
+	char *end;
+
+	*fields = 0;
+	if (!line)
+		return 0;
+	for (const char *p = line + 7; *p && *p != '\n'; p = end) {
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		last = v;
+		(*fields)++;
+	}
+	return last;
+}
+
+uint64_t nvt_own_pidns(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+int nvt_procfs_is_own(void)
+{
+	char buf[16384];
+	int fields;
+
+	/* NSpid lists the PIDs from /proc's namespace down to ours: one field
+	 * when /proc is our namespace's (a container with its own /proc, or the host). */
+	if (nvt_read_file("/proc/self/status", buf, sizeof(buf), 0) < 0)
+		return 0;
+	nspid_of(buf, &fields);
+	return fields == 1;
+}
+
+int nvt_proc_info(pid_t pid, struct nvt_proc *out)
+{
+	char path[64], buf[16384];
+	const char *line;
+	unsigned long u[4];
+	struct stat st;
+	long ns_pid;
+	int fields;
+
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
 	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
 	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
 		return -1;
 	line = strstr(buf, "\nUid:");
-	if (!line || sscanf(line + 5, "%lu %lu", &ruid, &uid) != 2) {
+	if (!line || sscanf(line + 5, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) != 4) {
 		errno = EINVAL;
 		return -1;
 	}
-	*euid = (uid_t)uid;
+	for (int i = 0; i < 4; i++)
+		out->uid[i] = (uid_t)u[i];
+	ns_pid = nspid_of(buf, &fields);
+	out->nested = fields > 1;
+	out->ns_pid = fields ? (pid_t)ns_pid : pid; /* kernels before 4.1 have no NSpid */
+	if (nvt_proc_start_time(pid, &out->start_time))
+		return -1;
+	/* Reading the namespace link needs ptrace access (the task's user or root). */
+	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
+	if (stat(path, &st) == 0)
+		out->pidns = (uint64_t)st.st_ino;
+	else if (!out->nested && nvt_procfs_is_own())
+		out->pidns = nvt_own_pidns();
 	return 0;
 }
 
-/* Maps a segment-sized file read-write. */
-static struct nvt_segment *map_segment(int fd)
+/* ---- Checks and reads ---------------------------------------------------------- */
+
+int nvt_userdir_check(int dirfd, uid_t uid, char *why, size_t len)
 {
-	void *p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct stat st;
+
+	if (fstat(dirfd, &st)) {
+		snprintf(why, len, "%s", strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "it is not a directory");
+		return -1;
+	}
+	if (st.st_uid != uid) {
+		snprintf(why, len, "it belongs to uid %lu, not to uid %lu", (unsigned long)st.st_uid,
+			 (unsigned long)uid);
+		return -1;
+	}
+	if (st.st_mode & 022) {
+		snprintf(why, len, "others may write in it: mode %04o", (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
+int nvt_seg_pread_header(int fd, struct nvt_segment *head)
+{
+	struct stat st;
+
+	memset(head, 0, sizeof(*head));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return NVT_SEG_BAD_SIZE;
+	if (pread(fd, head, HEADER_BYTES, 0) != (ssize_t)HEADER_BYTES)
+		return NVT_SEG_BAD_SIZE;
+	return nvt_seg_check(head, (size_t)st.st_size);
+}
+
+int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, uint64_t *applied,
+		       uint64_t *rejected)
+{
+	off_t at = (off_t)(HEADER_BYTES + (size_t)gpu * sizeof(struct nvt_gpu_slot));
+	struct nvt_gpu_slot copy;
+	uint64_t before, after;
+
+	if (gpu < 0 || gpu >= NVT_MAX_GPUS)
+		return -2;
+	/* The sequence lock by copies: seq, the slot, seq again. Each pread is
+	 * a system call, so the three reads happen in this order. */
+	for (int tries = 0; tries < 1000; tries++) {
+		if (pread(fd, &before, 8, at) != 8 || pread(fd, &copy, sizeof(copy), at) != sizeof(copy) ||
+		    pread(fd, &after, 8, at) != 8)
+			return -2;
+		if ((before & 1) || copy.seq != before || after != before)
+			continue;
+		view->seq = before;
+		view->state = copy.state;
+		memcpy(view->uuid, copy.uuid, sizeof(view->uuid));
+		view->tpcs = copy.tpcs;
+		view->topo = copy.topo;
+		if (applied)
+			*applied = copy.applied_seq;
+		if (rejected)
+			*rejected = copy.rejected_seq;
+		return 0;
+	}
+	return -1;
+}
+
+/* ---- The shim's own segment ------------------------------------------------------ */
+
+/* Opens (making it if need be) and checks the caller's run directory. Returns its fd or -1. */
+static int open_own_userdir(const char *base, struct nvt_seg_own *own, char *why, size_t len)
+{
+	uid_t uid = geteuid();
+	const char *leaf;
+	int basefd, dirfd, made;
+
+	if (nvt_userdir_path(own->dir, sizeof(own->dir), base, uid)) {
+		snprintf(why, len, "path too long");
+		return -1;
+	}
+	leaf = strrchr(own->dir, '/') + 1;
+	basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (basefd < 0) {
+		snprintf(why, len, "%s", strerror(errno));
+		return -1;
+	}
+	made = mkdirat(basefd, leaf, NVT_USERDIR_MODE) == 0;
+	if (!made && errno != EEXIST) {
+		snprintf(why, len, "%s", strerror(errno));
+		close(basefd);
+		return -1;
+	}
+	dirfd = openat(basefd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(basefd);
+	if (dirfd < 0) {
+		snprintf(why, len, "%s", errno == ENOTDIR || errno == ELOOP ? "it is not a directory"
+									 : strerror(errno));
+		return -1;
+	}
+	/* Partitions are public to read: undo a umask on the directory we made. */
+	if (made)
+		fchmod(dirfd, NVT_USERDIR_MODE);
+	if (nvt_userdir_check(dirfd, uid, why, len)) {
+		close(dirfd);
+		return -1;
+	}
+	return dirfd;
+}
+
+/* Adopts the file fd if it is this very process's segment; returns the mapping or NULL. */
+static struct nvt_segment *adopt(int fd, const struct nvt_seg_own *own, uint64_t start)
+{
+	struct nvt_segment head;
+	struct stat st;
+	void *p;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (size_t)st.st_size != sizeof(struct nvt_segment))
+		return NULL;
+	if (nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID || head.pid != own->pid ||
+	    head.pidns != own->pidns || head.start_time != start)
+		return NULL;
+	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
-struct nvt_segment *nvt_seg_create(const char *rundir, int *adopted)
+int nvt_seg_create(const char *base, struct nvt_seg_own *own, int *lock_fd, char *why, size_t len)
 {
-	char path[256];
-	pid_t pid = getpid();
 	uint64_t start;
 	struct stat st;
-	struct nvt_segment *seg;
-	int fd, saved;
-
-	*adopted = 0;
-	if (nvt_seg_path(path, sizeof(path), rundir, pid) || nvt_proc_start_time(pid, &start)) {
-		errno = errno ? errno : ENAMETOOLONG;
-		return NULL;
-	}
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			return NULL;
-		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-			close(fd);
-			errno = EEXIST; /* someone else's file sits at our path */
-			return NULL;
-		}
-		if ((size_t)st.st_size == sizeof(*seg) && (seg = map_segment(fd))) {
-			if (nvt_seg_check(seg, sizeof(*seg)) == NVT_SEG_VALID && seg->pid == pid &&
-			    seg->start_time == start) {
-				*adopted = 1; /* this process exec'd: keep its partition */
-				close(fd);
-				return seg;
-			}
-			munmap(seg, sizeof(*seg));
-		}
-		/* A dead process's leftover: start afresh. */
-		if (ftruncate(fd, 0))
-			goto fail;
-	}
-	if (fd < 0)
-		return NULL;
-	if (ftruncate(fd, sizeof(*seg)) || !(seg = map_segment(fd)))
-		goto fail;
-	nvt_seg_init(seg, pid, (uint32_t)geteuid(), start);
-	close(fd);
-	return seg;
-fail:
-	saved = errno;
-	close(fd);
-	unlink(path);
-	errno = saved;
-	return NULL;
-}
-
-int nvt_seg_open(const char *rundir, pid_t pid, int writable, struct nvt_seg_handle *h)
-{
-	char path[256];
-	uint64_t start;
-	uid_t owner;
-	struct stat st;
-	int rc;
+	int dirfd, fd = -1;
 	void *p;
 
-	memset(h, 0, sizeof(*h));
-	h->fd = -1;
-	h->pid = pid;
-	if (pid <= 0)
-		return NVT_SEG_ENOPROC;
-	if (nvt_proc_euid(pid, &owner) || nvt_proc_start_time(pid, &start))
-		return errno == ENOENT || errno == ESRCH ? NVT_SEG_ENOPROC : NVT_SEG_ESYS;
-	h->owner = owner;
-	if (geteuid() != 0 && geteuid() != owner)
-		return NVT_SEG_EPERM;
-	if (nvt_seg_path(path, sizeof(path), rundir, pid))
-		return NVT_SEG_ENOTASK;
-	h->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
-	if (h->fd < 0) {
-		if (errno == ENOENT)
-			return NVT_SEG_ENOTASK;
-		if (errno == EACCES || errno == EPERM)
-			return NVT_SEG_EPERM;
-		return NVT_SEG_ESYS;
-	}
-	rc = NVT_SEG_ECORRUPT;
-	if (fstat(h->fd, &st) || !S_ISREG(st.st_mode))
-		goto fail;
-	if (st.st_uid != owner) {
-		rc = NVT_SEG_ENOTASK; /* not created by the task: never trust it */
-		goto fail;
-	}
-	if ((size_t)st.st_size < offsetof(struct nvt_segment, gpu))
-		goto fail;
-	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED,
-		 h->fd, 0);
-	if (p == MAP_FAILED)
-		goto fail;
-	h->seg = p;
-	switch (nvt_seg_check(h->seg, (size_t)st.st_size)) {
-	case NVT_SEG_VALID:
-		break;
-	case NVT_SEG_BAD_VERSION:
-		h->found_version = h->seg->version;
-		rc = NVT_SEG_EVERSION;
-		goto fail;
-	default:
-		goto fail;
-	}
-	if (h->seg->pid != pid || h->seg->start_time != start) {
-		rc = NVT_SEG_ENOTASK; /* left by an earlier process with this PID */
-		goto fail;
-	}
-	return NVT_SEG_OK;
-fail:
-	nvt_seg_close(h);
-	return rc;
-}
-
-int nvt_seg_lock(struct nvt_seg_handle *h, int timeout_ms)
-{
-	struct timespec pause = {0, 1000000};
-
-	for (int waited = 0;; waited++) {
-		if (flock(h->fd, LOCK_EX | LOCK_NB) == 0)
-			return NVT_SEG_OK;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return NVT_SEG_ESYS;
-		if (waited >= timeout_ms)
-			return NVT_SEG_EBUSY;
-		nanosleep(&pause, NULL);
-	}
-}
-
-void nvt_seg_close(struct nvt_seg_handle *h)
-{
-	if (h->seg)
-		munmap(h->seg, sizeof(struct nvt_segment));
-	if (h->fd >= 0)
-		close(h->fd); /* also drops the flock */
-	h->seg = NULL;
-	h->fd = -1;
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-	return (x > y) - (x < y);
-}
-
-int nvt_seg_scan(const char *rundir, pid_t *pids, int max)
-{
-	DIR *dir = opendir(rundir);
-	struct dirent *ent;
-	int n = 0;
-
-	if (!dir)
+	memset(own, 0, sizeof(*own));
+	*lock_fd = -1;
+	own->pid = getpid();
+	own->pidns = nvt_own_pidns();
+	if (!own->pidns || start_time_at("/proc/self/stat", &start)) {
+		snprintf(own->dir, sizeof(own->dir), "%s", base);
+		snprintf(why, len, "cannot read /proc/self: %s", strerror(errno ? errno : ENOENT));
 		return -1;
-	while ((ent = readdir(dir))) {
-		const char *name = ent->d_name, *digits;
-		char *end;
-		long v;
+	}
+	dirfd = open_own_userdir(base, own, why, len);
+	if (dirfd < 0)
+		return -1;
+	nvt_seg_name(own->name, sizeof(own->name), own->pidns, own->pid);
+	for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+		fd = openat(dirfd, own->name,
+			    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, NVT_SEG_MODE);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+		/* This process before an exec, or a dead one's leftover. */
+		int old = openat(dirfd, own->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (old >= 0) {
+			own->seg = adopt(old, own, start);
+			if (own->seg && fstat(old, &st) == 0) {
+				own->dev = st.st_dev;
+				own->ino = st.st_ino;
+				close(old);
+				close(dirfd);
+				return NVT_SEG_ADOPTED;
+			}
+			close(old);
+		}
+		/* Never truncate it: a process may still map it. Make it anew. */
+		if (unlinkat(dirfd, own->name, 0) && errno != ENOENT) {
+			snprintf(why, len, "cannot replace %s: %s", own->name, strerror(errno));
+			close(dirfd);
+			return -1;
+		}
+	}
+	if (fd < 0) {
+		snprintf(why, len, "%s", strerror(errno));
+		close(dirfd);
+		return -1;
+	}
+	/* Locked before it has a size: a CLI that finds it waits for the whole header. */
+	if (flock(fd, LOCK_EX | LOCK_NB) || fchmod(fd, NVT_SEG_MODE) ||
+	    ftruncate(fd, sizeof(struct nvt_segment)) || fstat(fd, &st)) {
+		snprintf(why, len, "%s", strerror(errno));
+		goto fail;
+	}
+	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		snprintf(why, len, "%s", strerror(errno));
+		goto fail;
+	}
+	own->seg = p;
+	own->dev = st.st_dev;
+	own->ino = st.st_ino;
+	nvt_seg_init(own->seg, (int32_t)own->pid, (uint32_t)geteuid(), start);
+	own->seg->pidns = own->pidns;
+	*lock_fd = fd;
+	close(dirfd);
+	return NVT_SEG_CREATED;
+fail:
+	close(fd);
+	unlinkat(dirfd, own->name, 0);
+	close(dirfd);
+	return -1;
+}
 
-		if (strncmp(name, NVT_SEG_PREFIX, strlen(NVT_SEG_PREFIX)) != 0)
+void nvt_seg_unlock(int lock_fd)
+{
+	if (lock_fd < 0)
+		return;
+	/* Explicitly: the mapping holds the open file, and with it the flock,
+	 * past close(). */
+	flock(lock_fd, LOCK_UN);
+	close(lock_fd);
+}
+
+int nvt_userdir_open(const char *base, uid_t uid)
+{
+	char dir[256], why[128];
+	int fd;
+
+	if (nvt_userdir_path(dir, sizeof(dir), base, uid)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && nvt_userdir_check(fd, uid, why, sizeof(why))) {
+		close(fd);
+		errno = ENOENT; /* not a run directory we trust: as if there were none */
+		return -1;
+	}
+	return fd;
+}
+
+int nvt_seg_inherit(const char *base, const struct nvt_seg_own *own)
+{
+	struct nvt_segment head;
+	struct stat st;
+	uint64_t start;
+	int dirfd, fd, copied = 0;
+
+	if (geteuid() == 0 || start_time_at("/proc/self/stat", &start))
+		return 0;
+	dirfd = nvt_userdir_open(base, 0);
+	if (dirfd < 0)
+		return 0;
+	fd = openat(dirfd, own->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dirfd);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+	    nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == own->pid &&
+	    head.pidns == own->pidns && head.start_time == start) {
+		for (int g = 0; g < NVT_MAX_GPUS; g++) {
+			struct nvt_slot_view view;
+			if (nvt_seg_pread_slot(fd, g, &view, NULL, NULL) == 0 &&
+			    !nvt_uuid_is_zero(view.uuid)) {
+				nvt_slot_write(&own->seg->gpu[g], &view);
+				copied++;
+			}
+		}
+	}
+	close(fd);
+	return copied;
+}
+
+void nvt_seg_remove(const struct nvt_seg_own *own)
+{
+	struct stat st;
+	int dirfd = open(own->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (dirfd < 0)
+		return;
+	if (fstatat(dirfd, own->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == own->dev &&
+	    st.st_ino == own->ino)
+		unlinkat(dirfd, own->name, 0);
+	close(dirfd);
+}
+
+/* 1 if the segment file name in dirfd names a process that is gone or was replaced. */
+static int is_stale(int dirfd, const char *name, pid_t pid)
+{
+	struct nvt_segment head;
+	uint64_t start;
+	int fd, stale;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return 1;
+	if (nvt_proc_start_time(pid, &start))
+		return errno == ESRCH || errno == ENOENT; /* a zombie, or gone meanwhile */
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	/* A header that cannot be read may be one being made: leave it. */
+	stale = nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == pid &&
+		head.start_time != start;
+	close(fd);
+	return stale;
+}
+
+void nvt_seg_sweep(const struct nvt_seg_own *own, int max_entries)
+{
+	struct dirent *ent;
+	DIR *dir;
+	int dirfd, seen = 0;
+
+	/* Only where /proc can tell whether a PID of our namespace is alive. */
+	if (!nvt_procfs_is_own())
+		return;
+	dirfd = open(own->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return;
+	dir = fdopendir(dirfd);
+	if (!dir) {
+		close(dirfd);
+		return;
+	}
+	while ((ent = readdir(dir)) && seen++ < max_entries) {
+		uint64_t pidns;
+		pid_t pid;
+
+		if (nvt_seg_name_parse(ent->d_name, &pidns, &pid) || pidns != own->pidns ||
+		    pid == own->pid)
 			continue;
-		digits = name + strlen(NVT_SEG_PREFIX);
-		if (*digits < '1' || *digits > '9')
-			continue;
-		errno = 0;
-		v = strtol(digits, &end, 10);
-		if (errno || *end || v <= 0 || v > 0x3fffffff)
-			continue;
-		if (n < max)
-			pids[n] = (pid_t)v;
-		n++;
+		if (is_stale(dirfd, ent->d_name, pid))
+			unlinkat(dirfd, ent->d_name, 0);
 	}
 	closedir(dir);
-	qsort(pids, (size_t)(n < max ? n : max), sizeof(*pids), cmp_pid);
-	return n;
 }

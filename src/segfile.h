@@ -1,6 +1,11 @@
 /*
- * segfile.h - control segment files and the /proc facts that validate them.
- * Side effects: files, mmap, /proc. Returns codes; never prints.
+ * segfile.h - control segment files, their run directories, and the /proc
+ * facts that validate them. Side effects: files, mmap, /proc. Returns codes;
+ * never prints.
+ *
+ * segfile.c holds what the shim needs (its own segment) and the checks both
+ * sides share; segopen.c holds the CLI's side (opening, reading and writing
+ * other processes' segments, listing tasks).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -11,62 +16,173 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "nvtaskset.h"
+#include "segment.h"
 
 enum nvt_seg_err {
 	NVT_SEG_OK = 0,
 	NVT_SEG_ENOPROC,  /* no such process */
 	NVT_SEG_ENOTASK,  /* the process has no (current) control segment */
-	NVT_SEG_EPERM,    /* caller is neither the task's owner nor root */
+	NVT_SEG_EPERM,    /* caller is neither the segment's user nor root */
 	NVT_SEG_EVERSION, /* segment of another version (see found_version) */
 	NVT_SEG_ECORRUPT, /* not a well-formed control segment */
 	NVT_SEG_EBUSY,    /* another writer holds the segment */
 	NVT_SEG_ESYS,     /* a system call failed; errno says why */
 };
 
-/* An open, mapped control segment. */
-struct nvt_seg_handle {
-	int fd;
-	pid_t pid;
-	uid_t owner; /* effective uid of the task */
-	struct nvt_segment *seg;
-	uint32_t found_version; /* with NVT_SEG_EVERSION */
+/* Inode of the initial PID namespace (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
+#define NVT_INIT_PIDNS 0xeffffffcu
+
+/* What the caller's /proc says about a process. */
+struct nvt_proc {
+	pid_t pid;           /* as the caller's /proc numbers it */
+	pid_t ns_pid;        /* as its own PID namespace numbers it */
+	int nested;          /* it lives in a PID namespace below /proc's */
+	uint64_t pidns;      /* inode of its PID namespace; 0 if not readable */
+	uint64_t start_time; /* field 22 of /proc/<pid>/stat */
+	uid_t uid[4];        /* real, effective, saved, filesystem */
 };
 
-/* Returns the run directory: $NVTASKSET_RUNDIR if it is an absolute path, else the default. */
+/* Returns the directory of run directories: $NVTASKSET_RUNDIR if it is an
+ * absolute path (secure_getenv: not in a setuid program), else the default. */
 const char *nvt_rundir(void);
 
-/* Writes <rundir>/nvtaskset.<pid>. Returns 0, or -1 if it does not fit. */
-int nvt_seg_path(char *buf, size_t len, const char *rundir, pid_t pid);
+/* Writes <base>/nvtaskset-<uid>. Returns 0, or -1 if it does not fit. */
+int nvt_userdir_path(char *buf, size_t len, const char *base, uid_t uid);
+/* Writes nvtaskset.<pidns>.<ns_pid>. Returns 0, or -1 if it does not fit. */
+int nvt_seg_name(char *buf, size_t len, uint64_t pidns, pid_t ns_pid);
+/* Parses a segment file name. Returns 0, or -1 if name is not one. */
+int nvt_seg_name_parse(const char *name, uint64_t *pidns, pid_t *ns_pid);
+/* Parses a run directory name "nvtaskset-<uid>". Returns 0, or -1. */
+int nvt_userdir_name_parse(const char *name, uid_t *uid);
 
 /* Reads field 22 (start time) of /proc/<pid>/stat. Returns 0, or -1 with
  * errno set (ESRCH for a zombie). */
 int nvt_proc_start_time(pid_t pid, uint64_t *start_time);
-/* Reads the effective uid of pid from /proc/<pid>/status. Returns 0 or -1. */
-int nvt_proc_euid(pid_t pid, uid_t *euid);
+/* Fills out for pid from /proc. Returns 0, or -1 with errno set (ENOENT or
+ * ESRCH: no such process). */
+int nvt_proc_info(pid_t pid, struct nvt_proc *out);
+/* Inode of the caller's PID namespace, or 0. */
+uint64_t nvt_own_pidns(void);
+/* 1 if /proc shows the caller's own PID namespace (it can judge PIDs in it). */
+int nvt_procfs_is_own(void);
 
 /*
- * Shim side: creates (or, after an exec in the same process, adopts) the
- * calling process's segment. On success returns the mapping and sets
- * *adopted to 1 if an existing segment of this very process was kept;
- * returns NULL with errno set on failure.
+ * Checks an open run directory: a directory of uid's that nobody else may
+ * write in. Returns 0, or -1 with the reason in why.
  */
-struct nvt_segment *nvt_seg_create(const char *rundir, int *adopted);
+int nvt_userdir_check(int dirfd, uid_t uid, char *why, size_t len);
+
+/* Opens uid's run directory under base (read-only) if it passes the check
+ * above. Returns its fd, or -1 with errno set (ENOENT when it fails the check). */
+int nvt_userdir_open(const char *base, uid_t uid);
 
 /*
- * CLI side: opens pid's segment for reading (writable = 0) or for writing.
- * Checks that the caller may (owner or root), that the file belongs to the
- * task's user and that it describes this very process (pid and start time).
- * Returns enum nvt_seg_err.
+ * Copies slot gpu of the segment open as fd by pread, as a sequence-lock
+ * reader: never maps the file, so its owner cannot make the caller fault.
+ * Returns 0; -1 if every try met a writer (or one that died mid-write);
+ * -2 if the file is shorter than a segment.
  */
-int nvt_seg_open(const char *rundir, pid_t pid, int writable, struct nvt_seg_handle *h);
-/* Takes the writer lock, waiting at most timeout_ms. Returns enum nvt_seg_err. */
+int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, uint64_t *applied,
+		       uint64_t *rejected);
+/* Reads and checks the header of the segment open as fd. Returns enum
+ * nvt_seg_check, or NVT_SEG_BAD_SIZE if it cannot be read. */
+int nvt_seg_pread_header(int fd, struct nvt_segment *head);
+
+/* ---- The shim's own segment -------------------------------------------- */
+
+struct nvt_seg_own {
+	struct nvt_segment *seg; /* mapped shared */
+	char dir[256];           /* its run directory */
+	char name[64];
+	pid_t pid;
+	uint64_t pidns;
+	dev_t dev;               /* identity of the file, to remove only ours */
+	ino_t ino;
+};
+
+enum nvt_seg_create_rc {
+	NVT_SEG_CREATED = 0, /* new and empty; *lock_fd holds its flock */
+	NVT_SEG_ADOPTED = 1, /* this process exec'd: its segment, partitions kept */
+};
+
+/*
+ * Makes the calling process's segment in its user's run directory under
+ * base, or adopts the one it had before an exec. A stale file of that name is
+ * removed and made anew, never truncated (it may still be mapped). Returns
+ * enum nvt_seg_create_rc, or -1 with own->dir set and the reason in why.
+ */
+int nvt_seg_create(const char *base, struct nvt_seg_own *own, int *lock_fd, char *why, size_t len);
+/* Releases the flock that nvt_seg_create took. */
+void nvt_seg_unlock(int lock_fd);
+/*
+ * After an exec that changed the user (setpriv, gosu), the process's previous
+ * segment lies in root's run directory: copies its partitions into own's
+ * (the caller holds own's lock). Returns how many slots it copied.
+ */
+int nvt_seg_inherit(const char *base, const struct nvt_seg_own *own);
+/* Removes own's file if it is still ours (the mapping stays). */
+void nvt_seg_remove(const struct nvt_seg_own *own);
+/*
+ * Removes, from own's run directory, segments of processes of the caller's
+ * PID namespace that are gone or whose PID was reused: children that ended
+ * with _exit ran no destructor. Looks at most at max_entries names.
+ */
+void nvt_seg_sweep(const struct nvt_seg_own *own, int max_entries);
+
+/* ---- The CLI's side (segopen.c) ------------------------------------------ */
+
+/* An open control segment of another process. */
+struct nvt_seg_handle {
+	int fd;
+	pid_t pid;          /* as the caller's /proc numbers it */
+	uid_t owner;        /* the user whose run directory holds it */
+	uid_t task_uid;     /* the task's effective uid now */
+	int writable;
+	struct nvt_segment *seg; /* mapped by nvt_seg_lock, for the writer */
+	struct nvt_segment head; /* the header as opened */
+	dev_t dev;
+	ino_t ino;
+	uint32_t found_version;  /* with NVT_SEG_EVERSION */
+};
+
+/* Writes the path pid's segment has (whether or not it exists). Returns 0 or -1. */
+int nvt_seg_path(char *buf, size_t len, const char *base, pid_t pid);
+
+/*
+ * Opens pid's segment for reading (anyone may) or for writing (its user or
+ * root). Looks in the run directories of the task's effective, real and saved
+ * uids and of root, checks each directory and file (type before any read:
+ * never opens a FIFO blocking) and that the segment names this very process
+ * (PID namespace, PID and start time). Returns enum nvt_seg_err.
+ */
+int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handle *h);
+/* Copies slot gpu (see nvt_seg_pread_slot). Returns 0, -1 (a writer died
+ * mid-write) or -2 (the file shrank). */
+int nvt_seg_read(const struct nvt_seg_handle *h, int gpu, struct nvt_slot_view *view,
+		 uint64_t *applied, uint64_t *rejected);
+/* Takes the writer lock, waiting at most timeout_ms, then maps the segment
+ * and checks it again. Returns enum nvt_seg_err. */
 int nvt_seg_lock(struct nvt_seg_handle *h, int timeout_ms);
+/* Writes view (its GPU and partition) into slot gpu (after nvt_seg_lock);
+ * new_gpu: the slot was free, so tell the shim (slots_gen). A file its owner
+ * shrinks meanwhile gives NVT_SEG_ECORRUPT, not a crash. Returns enum nvt_seg_err. */
+int nvt_seg_write(struct nvt_seg_handle *h, int gpu, const struct nvt_slot_view *view, int new_gpu);
+/* Copies the GPU slot gpu is for (written once, read without the sequence
+ * lock: see nvt_slot_uuid). Returns 0 or -1. */
+int nvt_seg_slot_gpu(const struct nvt_seg_handle *h, int gpu, uint8_t uuid[16]);
+/* The slot that holds uuid, or -1; the first free slot, or -1. */
+int nvt_seg_find_slot(const struct nvt_seg_handle *h, const uint8_t uuid[16]);
+int nvt_seg_free_slot_of(const struct nvt_seg_handle *h);
 void nvt_seg_close(struct nvt_seg_handle *h);
 
 /*
- * Lists the PIDs that have a segment file in rundir, ascending, at most max.
- * Returns how many were found (may exceed max), or -1 with errno set.
+ * Lists the tasks with a segment in any user's run directory under base:
+ * their PIDs as the caller's /proc numbers them (a container's tasks by their
+ * host PIDs), ascending, in *pids (malloc'd; the caller frees it). With tidy,
+ * removes the files of processes that are gone, or that a newer segment of the
+ * same process replaced, from the run directories the caller may write (its
+ * own; all for root). Returns the count, or -1 with errno set.
  */
-int nvt_seg_scan(const char *rundir, pid_t *pids, int max);
+int nvt_seg_tasks(const char *base, int tidy, pid_t **pids);
 
 #endif /* NVT_SEGFILE_H */

@@ -17,7 +17,13 @@
  * that layout's; any other launch runs untouched, with one warning.
  *
  * The shim never ends or breaks its host: anything unexpected is reported
- * once on stderr and the program runs unpartitioned.
+ * once on stderr and the program runs unpartitioned. But it fails closed
+ * where it can: once a GPU's partition is known, a slot it cannot read (a
+ * writer stopped inside it) or a fork in the middle of a change leaves
+ * launches on the last partition known, never on all TPCs.
+ *
+ * It reads its environment with secure_getenv: in a setuid program the
+ * environment belongs to the caller, so there the defaults apply.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -88,11 +94,31 @@ enum warn_kind {
 	WARN_CLUSTER = 1 << 6,
 };
 
+/* The partition behind published masks, which a forked child copies. */
+#define VIEW_WORDS (sizeof(struct nvt_slot_view) / 8)
+_Static_assert(sizeof(struct nvt_slot_view) % 8 == 0, "a slot view is whole words");
+union view_words {
+	struct nvt_slot_view v;
+	uint64_t w[VIEW_WORDS];
+};
+struct view_buffer {
+	uint64_t seq;
+	union view_words view;
+};
+
+/* Stale segments the shim looks at when a task starts (nvt_seg_sweep). */
+#define SWEEP_MAX 4096
+
 /* The masks of one GPU slot: the updater fills the buffer readers do not use. */
 struct slot_masks {
 	struct mask_buffer buf[2];
 	unsigned current; /* index of the buffer readers use */
 	int updating;     /* try-lock of the single updater */
+	/* What launches fall back on: never "unpartitioned" once a partition is known. */
+	struct hw_masks initial;          /* the partition the task (or child) started with */
+	struct nvt_slot_view initial_view;
+	struct view_buffer known[2];      /* the partition of the published masks */
+	unsigned known_current;
 };
 
 /*
@@ -115,7 +141,8 @@ static struct {
 	int active; /* callback registered */
 	int seg_shared; /* seg is a file other processes can see */
 	pid_t seg_pid;  /* the process whose file seg is: never trust the file for it */
-	char rundir[256];
+	char base[256]; /* the directory of run directories */
+	struct nvt_seg_own own;
 	struct nvt_segment *seg;
 	struct slot_masks masks[NVT_MAX_GPUS];
 	struct ctx_entry ctx[MAX_CONTEXTS];
@@ -187,6 +214,36 @@ static void publish(struct slot_masks *sm, const struct hw_masks *m)
 	__atomic_store_n(&sm->current, next, __ATOMIC_RELEASE);
 }
 
+/* Records the partition behind the masks just published (same rule as publish). */
+static void remember(struct slot_masks *sm, const struct nvt_slot_view *view)
+{
+	unsigned next = (__atomic_load_n(&sm->known_current, __ATOMIC_RELAXED) + 1) & 1;
+	struct view_buffer *b = &sm->known[next];
+	union view_words src = {.v = *view};
+
+	nvt_seq_write(&b->seq, b->view.w, src.w, VIEW_WORDS);
+	__atomic_store_n(&sm->known_current, next, __ATOMIC_RELEASE);
+}
+
+/* In a forked child: the last partition remembered. A fork in the middle of
+ * remember() leaves that buffer odd; the other one holds the one before.
+ * Returns 0, or -1 if none was ever remembered. */
+static int recall(const struct slot_masks *sm, struct nvt_slot_view *out)
+{
+	unsigned current = __atomic_load_n(&sm->known_current, __ATOMIC_ACQUIRE);
+
+	for (unsigned i = 0; i < 2; i++) {
+		const struct view_buffer *b = &sm->known[(current + i) & 1];
+		union view_words copy;
+		uint64_t seen;
+		if (nvt_seq_read(&b->seq, b->view.w, copy.w, VIEW_WORDS, &seen) == 0 && seen) {
+			*out = copy.v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /*
  * Derives the masks for a slot snapshot. A partition that enables no working
  * TPC, or comes with a malformed topology, keeps the previous masks: such a
@@ -230,7 +287,7 @@ static void refresh(int g, struct hw_masks *m)
 	struct slot_masks *sm = &shim.masks[g];
 	struct nvt_slot_view view;
 	struct hw_masks next;
-	int mine = !__atomic_exchange_n(&sm->updating, 1, __ATOMIC_ACQUIRE);
+	int mine = !__atomic_exchange_n(&sm->updating, 1, __ATOMIC_ACQUIRE), ok;
 
 	/* m holds the current masks (possibly stale): they are the fallback. */
 	if (nvt_slot_read(slot, &view, 4)) {
@@ -239,17 +296,21 @@ static void refresh(int g, struct hw_masks *m)
 			__atomic_store_n(&sm->updating, 0, __ATOMIC_RELEASE);
 		return;
 	}
-	if (compute(m, &view, &next)) {
+	ok = compute(m, &view, &next) == 0;
+	if (!ok) {
 		nvt_slot_set_rejected(slot, view.seq);
 		if (first_time(WARN_REJECTED))
 			warn("pid %ld: refused a partition that enables no working TPC (or is "
 			     "malformed); launches keep the previous partition",
 			     (long)getpid());
-	} else if (mine) {
-		nvt_slot_set_applied(slot, view.seq);
 	}
 	if (mine) {
 		publish(sm, &next);
+		if (ok) {
+			remember(sm, &view);
+			/* Every launch from now on uses it: only now is it applied. */
+			nvt_slot_set_applied(slot, view.seq);
+		}
 		__atomic_store_n(&sm->updating, 0, __ATOMIC_RELEASE);
 	}
 	*m = next;
@@ -261,9 +322,9 @@ static void current_masks(int g, struct hw_masks *m)
 	uint64_t seq = nvt_slot_seq(&shim.seg->gpu[g]);
 
 	if (read_current(&shim.masks[g], m)) {
-		/* Two updates raced this read: start from "untouched" and refresh. */
-		memset(m, 0, sizeof(*m));
-		m->seg_seq = UINT64_MAX;
+		/* Two updates raced this read: start from the partition the task
+		 * started with (never from "untouched") and refresh. */
+		*m = shim.masks[g].initial;
 	}
 	if (m->seg_seq == seq || (seq & 1))
 		return; /* up to date, or a writer is inside: use what we have */
@@ -407,7 +468,7 @@ static void on_launch(void *user, int domain, int cbid, const void *params)
 
 static int env_flag(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 	return v && *v && strcmp(v, "0") != 0;
 }
 
@@ -425,23 +486,48 @@ static struct nvt_segment *private_segment(void)
 	return p;
 }
 
-/* Sets the initial partitions from the environment the CLI prepared. */
-static void apply_environment(void)
+/*
+ * The initial partitions the CLI put in the environment, one per GPU, into
+ * parts (NVT_MAX_GPUS). Returns how many (0: none, or a malformed record).
+ */
+static int environment_partitions(struct nvt_slot_view *parts)
 {
-	const char *text = getenv(NVT_ENV_PARTITION);
-	struct nvt_slot_view parts[NVT_MAX_GPUS];
+	const char *text = secure_getenv(NVT_ENV_PARTITION);
 	int n;
 
 	if (!text || !*text)
-		return;
+		return 0;
 	n = nvt_partenv_parse(text, parts, NVT_MAX_GPUS);
 	if (n < 0) {
 		warn("ignoring malformed %s=\"%.64s...\"; running unpartitioned", NVT_ENV_PARTITION,
 		     text);
-		return;
+		return 0;
 	}
-	for (int g = 0; g < n; g++)
-		nvt_slot_write(&shim.seg->gpu[g], &parts[g]);
+	return n;
+}
+
+/*
+ * Single-threaded (set-up, or a forked child): the masks slot g's launches
+ * start from, and the fallback when nothing better can be read. The first
+ * launch still reads the slot, and only then reports the partition applied.
+ */
+static void start_masks(int g, const struct nvt_slot_view *view)
+{
+	struct slot_masks *sm = &shim.masks[g];
+	struct hw_masks none, m;
+
+	memset(&none, 0, sizeof(none));
+	if (compute(&none, view, &m))
+		m = none;
+	m.seg_seq = UINT64_MAX;
+	sm->initial = m;
+	sm->initial_view = *view;
+	memset(sm->buf, 0, sizeof(sm->buf));
+	memset(sm->known, 0, sizeof(sm->known));
+	sm->current = sm->known_current = 0;
+	sm->updating = 0;
+	publish(sm, &m);
+	remember(sm, view);
 }
 
 /* Finds the driver's callback table and subscribes on_launch. */
@@ -500,63 +586,103 @@ static void register_callback(void)
 	shim.active = 1;
 }
 
-/* In a forked child: a segment of its own, holding the parent's partitions. */
+/*
+ * In a forked child: a segment of its own, holding the parent's partitions.
+ * Made under the new file's lock, so no CLI writes beside it.
+ */
 static void after_fork_in_child(void)
 {
-	struct nvt_segment *parent = shim.seg, *child;
-	int adopted;
+	static struct nvt_slot_view views[NVT_MAX_GPUS];
+	struct nvt_segment *parent = shim.seg, *child = NULL;
+	int used[NVT_MAX_GPUS], lock_fd = -1;
+	char why[256];
 
-	/* Masks cached for the parent's slots must not match the child's. */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		struct slot_masks *sm = &shim.masks[g];
-		sm->updating = 0;
-		sm->buf[0].masks.seg_seq = sm->buf[1].masks.seg_seq = UINT64_MAX;
-		sm->buf[0].seq = sm->buf[1].seq = 0;
+		uint8_t uuid[16];
+		nvt_slot_uuid(&parent->gpu[g], uuid);
+		used[g] = !nvt_uuid_is_zero(uuid);
+		if (!used[g] || nvt_slot_read(&parent->gpu[g], &views[g], 100) == 0)
+			continue;
+		/* Forked while a writer was inside the parent's slot (or stopped
+		 * there): carry on with the partition launches used, never none. */
+		if (recall(&shim.masks[g], &views[g]))
+			views[g] = shim.masks[g].initial_view;
+		memcpy(views[g].uuid, uuid, sizeof(uuid));
 	}
-	if (!shim.seg_shared)
-		return;
-	child = nvt_seg_create(shim.rundir, &adopted);
+	if (shim.seg_shared) {
+		if (nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why)) >= 0) {
+			child = shim.own.seg;
+			shim.seg_pid = getpid();
+		} else {
+			child = private_segment();
+			if (child)
+				shim.seg_shared = 0;
+		}
+	}
 	if (child) {
-		shim.seg_pid = getpid();
-	} else {
-		child = private_segment();
-		if (!child)
-			return; /* keep reading the parent's: better than none */
-		shim.seg_shared = 0;
-	}
+		for (int g = 0; g < NVT_MAX_GPUS; g++)
+			if (used[g])
+				nvt_slot_write(&child->gpu[g], &views[g]);
+		nvt_seg_unlock(lock_fd);
+		shim.seg = child;
+		munmap(parent, sizeof(*parent));
+	} /* else: keep reading the parent's (a private copy already): better than none */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		struct nvt_slot_view view;
-		if (nvt_slot_read(&parent->gpu[g], &view, 100) == 0 && !nvt_uuid_is_zero(view.uuid))
-			nvt_slot_write(&child->gpu[g], &view);
+		if (used[g])
+			start_masks(g, &views[g]);
+		else
+			memset(&shim.masks[g], 0, sizeof(shim.masks[g]));
 	}
-	shim.seg = child;
-	munmap(parent, sizeof(*parent));
 }
 
 static void init(void)
 {
 	const void *first = dlsym(RTLD_DEFAULT, "nvtaskset_shim_instance");
-	int adopted = 0;
+	static struct nvt_slot_view env[NVT_MAX_GPUS], start;
+	int n_env, rc, lock_fd = -1;
+	char why[256];
 
 	shim.quiet = env_flag(NVT_ENV_QUIET);
 	if (first && first != (const void *)instance_marker)
 		return; /* another copy of the shim is in charge */
-	snprintf(shim.rundir, sizeof(shim.rundir), "%s", nvt_rundir());
-	/* Fresh slots: seq 0, unset. */
-	shim.seg = nvt_seg_create(shim.rundir, &adopted);
-	if (shim.seg) {
+	n_env = environment_partitions(env);
+	snprintf(shim.base, sizeof(shim.base), "%s", nvt_rundir());
+	rc = nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why));
+	if (rc >= 0) {
+		shim.seg = shim.own.seg;
 		shim.seg_shared = 1;
 		shim.seg_pid = getpid();
 	} else {
 		warn("cannot create a control segment in %s (%s); this task's partition cannot "
 		     "be read or changed while it runs",
-		     shim.rundir, strerror(errno));
+		     shim.own.dir, why);
 		shim.seg = private_segment();
 		if (!shim.seg)
 			return;
 	}
-	if (!adopted)
-		apply_environment();
+	if (rc == NVT_SEG_ADOPTED) {
+		/* A new program in this process: nothing has launched on it yet. */
+		for (int g = 0; g < NVT_MAX_GPUS; g++)
+			nvt_slot_set_applied(&shim.seg->gpu[g], 0);
+	} else if (!(rc == NVT_SEG_CREATED && nvt_seg_inherit(shim.base, &shim.own))) {
+		for (int g = 0; g < n_env; g++)
+			nvt_slot_write(&shim.seg->gpu[g], &env[g]);
+	}
+	nvt_seg_unlock(lock_fd);
+	/* Children that ended with _exit left their files: a start tidies up. */
+	if (rc == NVT_SEG_CREATED)
+		nvt_seg_sweep(&shim.own, SWEEP_MAX);
+	/* Launches start from each slot, or from the environment if a writer
+	 * stopped inside it: never from "unpartitioned". */
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		if (nvt_slot_read(&shim.seg->gpu[g], &start, 100)) {
+			if (g >= n_env)
+				continue;
+			start = env[g];
+		}
+		if (!nvt_uuid_is_zero(start.uuid))
+			start_masks(g, &start);
+	}
 	if (pthread_atfork(NULL, NULL, after_fork_in_child))
 		warn("cannot watch fork(): children share their parent's control segment");
 	register_callback();
@@ -569,10 +695,7 @@ __attribute__((constructor)) static void shim_load(void)
 
 __attribute__((destructor)) static void shim_unload(void)
 {
-	char path[256];
-
 	/* Remove the file but keep the mapping: other threads may still launch. */
-	if (shim.seg_shared && shim.seg_pid == getpid() &&
-	    !nvt_seg_path(path, sizeof(path), shim.rundir, shim.seg_pid))
-		unlink(path);
+	if (shim.seg_shared && shim.seg_pid == getpid())
+		nvt_seg_remove(&shim.own);
 }

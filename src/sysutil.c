@@ -98,12 +98,20 @@ int nvt_mkdirs(const char *dir, mode_t mode)
 
 ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Not blocking, and only regular files: a FIFO put where a file should
+	 * be must not hang the reader. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
 	ssize_t n;
 	int saved;
 
-	if (fd < 0 || len == 0)
+	if (fd < 0)
 		return -1;
+	if (len == 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
 	if (tail) {
 		off_t size = lseek(fd, 0, SEEK_END);
 		if (size < 0 ||

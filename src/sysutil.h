@@ -31,8 +31,9 @@ int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
 int nvt_mkdirs(const char *dir, mode_t mode);
 
 /*
- * Reads a small file into buf (NUL-terminated): its start, or with tail set
- * its last len-1 bytes. Returns the bytes read, or -1 with errno set.
+ * Reads a small regular file into buf (NUL-terminated): its start, or with
+ * tail set its last len-1 bytes. Never blocks on a FIFO: anything but a
+ * regular file gives EINVAL. Returns the bytes read, or -1 with errno set.
  */
 ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail);
 

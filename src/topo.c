@@ -431,11 +431,17 @@ int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct n
 	version = text[strlen(CACHE_PREFIX)];
 	if ((version != '1' && version != '2') || strncmp(text + strlen(CACHE_PREFIX) + 1, " uuid=", 6))
 		return NVT_CACHE_CORRUPT;
+	/* A record cut short has fewer lines: test before stepping past the '\n'
+	 * (NULL + 1 is undefined; clang's UBSan found it). */
 	l2 = strchr(text, '\n');
-	if (!l2++)
+	if (!l2)
 		return NVT_CACHE_CORRUPT;
+	l2++;
 	l3 = strchr(l2, '\n');
-	if (!l3++ || (size_t)(l3 - l2) > sizeof(line))
+	if (!l3)
+		return NVT_CACHE_CORRUPT;
+	l3++;
+	if ((size_t)(l3 - l2) > sizeof(line))
 		return NVT_CACHE_CORRUPT;
 	if (sscanf(l3, "checksum=%16llx%c%n", &sum, &tail, &used) != 2 || tail != '\n' ||
 	    l3[used] != '\0' || strlen(l3) != 26 || sum != fnv1a(text, (size_t)(l3 - text)))

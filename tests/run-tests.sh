@@ -111,7 +111,22 @@ stop_loop() { # stop_loop TAG PID: stops it (5 s limit) and checks it exited 0
 	wait "$2" && rc=0 || rc=$?
 	[ "$rc" == 0 ] || die "task $2 exited $rc: $(cat "$WORK/$1.out" "$WORK/$1.err")"
 }
-seg_file() { echo "$NVTASKSET_RUNDIR/nvtaskset.$1"; }
+# seg_file PID: the control segment of PID (nvtaskset.h): <rundir>/nvtaskset-UID/nvtaskset.PIDNS.PID,
+# PID as its own namespace numbers it; for a process that is gone, any user's file of that PID in ours.
+seg_file() {
+	local uid ns nspid f
+	if uid=$(awk '/^Uid:/ {print $3}' "/proc/$1/status" 2>/dev/null) && [ -n "$uid" ] &&
+		ns=$(stat -L -c %i "/proc/$1/ns/pid" 2>/dev/null); then
+		nspid=$(awk '/^NSpid:/ {print $NF}' "/proc/$1/status")
+		echo "$NVTASKSET_RUNDIR/nvtaskset-$uid/nvtaskset.$ns.${nspid:-$1}"
+		return
+	fi
+	ns=$(stat -L -c %i /proc/self/ns/pid)
+	for f in "$NVTASKSET_RUNDIR"/nvtaskset-*/nvtaskset."$ns.$1"; do
+		echo "$f"
+		return
+	done
+}
 # fake_uuid [DEVICE]: the UUID the fake driver gives a device (default 0).
 fake_uuid() { "$APP" uuids | awk -v d="${1:-0}" '$1 == d {print $2}'; }
 # partition_env LIST TOPOLOGY [DEVICE]: an NVTASKSET_PARTITION record for one fake GPU.

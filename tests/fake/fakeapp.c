@@ -20,6 +20,10 @@
  * FAKEAPP_DEVICE=D makes device D's context current first; FAKEAPP_ALL=1
  * makes "launch" and "loop" launch on every device in turn (printing and
  * writing each device's result, joined by '|').
+ *   fakeapp fork-on GO STOP STATE         loop (STATE.parent); when file GO appears,
+ *                                         fork once: the child loops (STATE.child) and
+ *                                         its PID goes to STATE.childpid
+ *   fakeapp setuid UID MODE...            become user UID (setgid, setuid), then MODE
  *
  * SPDX-License-Identifier: MIT
  */
@@ -27,6 +31,7 @@
 #include "fakecuda.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,13 +222,14 @@ static int launch_round(struct fakecuda_launch *rec, char *now, size_t len, long
 	return rc;
 }
 
-static int loop(const char *stop, const char *state)
+/* Launches until stop exists, or go (if given) does; returns 1 on a hang. */
+static int loop_until(const char *stop, const char *go, const char *state)
 {
 	char prev[1200] = "-", now[1200];
 	long n = 0, hung = 0;
 	struct timespec pause = {0, 200000};
 
-	while (!exists(stop)) {
+	while (!exists(stop) && !(go && exists(go))) {
 		struct fakecuda_launch rec;
 		launch_round(&rec, now, sizeof(now), &hung);
 		n++;
@@ -233,8 +239,14 @@ static int loop(const char *stop, const char *state)
 		}
 		nanosleep(&pause, NULL);
 	}
-	printf("launches=%ld hung=%ld\n", n, hung);
+	if (!go)
+		printf("launches=%ld hung=%ld\n", n, hung);
 	return hung ? 1 : 0;
+}
+
+static int loop(const char *stop, const char *state)
+{
+	return loop_until(stop, NULL, state);
 }
 
 struct stress {
@@ -274,6 +286,16 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 2;
+	if (!strcmp(argv[1], "setuid") && argc >= 4) {
+		/* A program that drops privileges after the shim has set up. */
+		uid_t uid = (uid_t)strtoul(argv[2], NULL, 10);
+		if (setgroups(0, NULL) || setgid((gid_t)uid) || setuid(uid)) {
+			perror("fakeapp: setuid");
+			return 2;
+		}
+		argv += 2;
+		argc -= 2;
+	}
 	load();
 	if (p_init(0)) {
 		fprintf(stderr, "fakeapp: cuInit failed\n");
@@ -368,6 +390,26 @@ int main(int argc, char **argv)
 		write_state(path, pidtext);
 		snprintf(path, sizeof(path), "%s.parent", argv[3]);
 		rc = loop(argv[2], path);
+		waitpid(child, &status, 0);
+		return rc || !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	if (!strcmp(argv[1], "fork-on") && argc == 5) {
+		char path[4096], pidtext[32];
+		pid_t child;
+		int status = 0, rc;
+		snprintf(path, sizeof(path), "%s.parent", argv[4]);
+		if (loop_until(argv[3], argv[2], path))
+			return 1;
+		child = fork();
+		if (child == 0) {
+			snprintf(path, sizeof(path), "%s.child", argv[4]);
+			exit(loop(argv[3], path));
+		}
+		snprintf(pidtext, sizeof(pidtext), "%ld", (long)child);
+		snprintf(path, sizeof(path), "%s.childpid", argv[4]);
+		write_state(path, pidtext);
+		snprintf(path, sizeof(path), "%s.parent", argv[4]);
+		rc = loop(argv[3], path);
 		waitpid(child, &status, 0);
 		return rc || !WIFEXITED(status) || WEXITSTATUS(status);
 	}

@@ -6,7 +6,9 @@
  *
  * Built as a libFuzzer target (clang -fsanitize=fuzzer), or with
  * -DFUZZ_STANDALONE as a program with its own seeded mutator that runs for
- * $FUZZ_SECONDS (default 3) under AddressSanitizer, for CI with gcc alone.
+ * $FUZZ_SECONDS (default 3) under AddressSanitizer, for CI with gcc alone;
+ * given files, the standalone program runs each once (the inputs of
+ * tests/unit/fuzz-regressions/, which fuzzers once failed on).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -135,6 +137,8 @@ static const char *const seeds[] = {
 	"NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu\n",
 	"nvtaskset-cache 1 uuid=GPU-1 driver=13000 sms=8 nvrm=580.1\nnvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3\nchecksum=0000000000000000\n",
 	"nvtaskset-cache 2 uuid=GPU-1 driver=13000 sms=4 nvrm=580.1\nnvtaskset-topology 2 tpcs=2 gpcs=0 flags=1 tmd=V04_01 cc=10.0 map=0,1\nchecksum=0000000000000000\n",
+	"nvtaskset-cache 1 uuid=GPU-1 driver=13000 sms=8 nvrm=580.1",
+	"Server not found\n",
 };
 static const char alphabet[] = "0123456789abcdefxX,-: =\n\tgpcmaptsflVnoe_.";
 
@@ -185,13 +189,39 @@ static size_t mutate(char *buf, size_t len, size_t cap)
 	return len;
 }
 
-int main(void)
+/* Runs one input file; returns 0, or 1 if it cannot be read. */
+static int run_file(const char *path)
+{
+	static uint8_t data[4096];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	n = fread(data, 1, sizeof(data), f);
+	fclose(f);
+	LLVMFuzzerTestOneInput(data, n);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	const char *env = getenv("FUZZ_SECONDS");
 	double seconds = env ? atof(env) : 3.0;
 	time_t end = time(NULL) + (time_t)(seconds + 0.5);
 	long runs = 0;
 	char buf[2048];
+
+	if (argc > 1) {
+		int failed = 0;
+		for (int i = 1; i < argc; i++)
+			failed |= run_file(argv[i]);
+		if (!failed)
+			printf("fuzz: %d inputs, no failure\n", argc - 1);
+		return failed;
+	}
 
 	while (time(NULL) < end) {
 		for (int i = 0; i < 1000; i++, runs++) {

@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || nvt_seg_path(path, sizeof(path), nvt_rundir(), (pid_t)atoi(argv[1])))
 		return 2;
-	fd = open(path, O_RDWR);
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		perror(path);
 		return 1;

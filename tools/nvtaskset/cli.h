@@ -23,7 +23,6 @@
 #define MPS_TIMEOUT_MS 10000
 #define MPS_QUERY_TIMEOUT_MS 10000
 #define EXIT_MPS_NOT_RUNNING 3
-#define MAX_TASKS 4096
 
 struct options {
 	int pid_mode;
@@ -61,10 +60,14 @@ int nvt_cmd_topology(const struct options *o);                     /* topology.c
 void bad_usage(const char *what) __attribute__((noreturn));
 
 /* ---- common.c: shared by the sub-commands ---- */
-/* Prints s as a JSON string. */
+/* Prints s as a JSON string: valid UTF-8 whatever s holds (bytes that are
+ * not UTF-8 become U+FFFD), controls escaped. */
 void json_string(const char *s);
 /* Prints set as a JSON array of TPC numbers, to out. */
 void json_tpc_array(FILE *out, const struct nvt_tpcset *set);
+/* Copies s into out (len bytes) for a terminal: controls, C1 controls,
+ * text-direction overrides and bytes that are not UTF-8 become '?'. */
+void terminal_text(const char *s, char *out, size_t len);
 /* Fills list and mask texts of set. */
 void describe(const struct nvt_tpcset *set, char *list, char *mask);
 /* Milliseconds to wait for the driver ($NVTASKSET_DRIVER_TIMEOUT); exits on a bad value. */

@@ -7,6 +7,7 @@
 #include <err.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +18,94 @@
 
 /* ---- Output helpers ------------------------------------------------------ */
 
+/*
+ * Decodes the UTF-8 character at s (n bytes left). Returns its length and
+ * stores its code point, or returns 0 if s does not start a well-formed one
+ * (overlong forms, surrogates and code points past U+10FFFF are not).
+ */
+static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	uint32_t c = s[0], min;
+	size_t len;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2, c &= 0x1f, min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3, c &= 0x0f, min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4, c &= 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
 void json_string(const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+
 	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
+	while (n) {
+		uint32_t cp;
+		size_t len = utf8_char(p, n, &cp);
+
+		if (!len) {
+			fputs("\\ufffd", stdout); /* not UTF-8: the replacement character */
+			p++, n--;
+			continue;
+		}
+		if (cp == '"' || cp == '\\')
+			printf("\\%c", (int)cp);
+		else if (cp < 0x20 || cp == 0x7f)
+			printf("\\u%04x", (unsigned)cp);
 		else
-			putchar(c);
+			fwrite(p, 1, len, stdout);
+		p += len, n -= len;
 	}
 	putchar('"');
+}
+
+void terminal_text(const char *s, char *out, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), at = 0;
+
+	while (n && at + 1 < len) {
+		uint32_t cp;
+		size_t c = utf8_char(p, n, &cp);
+		/* Controls (C0, DEL, C1), text-direction overrides, and bytes that
+		 * are not UTF-8 (an 8-bit terminal reads 0x9b as CSI): '?'. */
+		int shown = c && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f) &&
+			    !(cp >= 0x202a && cp <= 0x202e) && !(cp >= 0x2066 && cp <= 0x2069);
+
+		if (!c)
+			c = 1;
+		if (shown && at + c < len) {
+			memcpy(out + at, p, c);
+			at += c;
+		} else if (!shown) {
+			out[at++] = '?';
+		} else {
+			break;
+		}
+		p += c, n -= c;
+	}
+	out[at] = '\0';
 }
 
 /* Fills list and mask texts of set. */
@@ -120,25 +196,28 @@ struct nvt_gpu_topology load_gpu(int index, int force)
 	return g;
 }
 
-/* The TPCs that other nvtaskset tasks hold on GPU uuid (for --exclude-running). */
+/* The TPCs that the other nvtaskset tasks hold on GPU uuid, every user's (for --exclude-running). */
 static void running_tpcs(const uint8_t uuid[16], pid_t except, struct nvt_tpcset *held)
 {
-	static pid_t pids[MAX_TASKS];
-	int n = nvt_seg_scan(nvt_rundir(), pids, MAX_TASKS);
+	pid_t *pids;
+	int n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
 
 	nvt_set_clear(held);
-	for (int i = 0; i < n && i < MAX_TASKS; i++) {
+	if (n < 0)
+		err(EXIT_FAILURE, "cannot list the tasks in %s", nvt_rundir());
+	for (int i = 0; i < n; i++) {
 		struct nvt_seg_handle h;
 		struct nvt_slot_view view;
 		int g;
 		if (pids[i] == except || nvt_seg_open(nvt_rundir(), pids[i], 0, &h))
 			continue;
-		g = nvt_seg_find_gpu(h.seg, uuid);
-		if (g >= 0 && nvt_slot_read(&h.seg->gpu[g], &view, 1000) == 0 &&
+		g = nvt_seg_find_slot(&h, uuid);
+		if (g >= 0 && nvt_seg_read(&h, g, &view, NULL, NULL) == 0 &&
 		    view.state == NVT_SLOT_SET)
 			nvt_set_or(held, held, &view.tpcs);
 		nvt_seg_close(&h);
 	}
+	free(pids);
 }
 
 /*

@@ -1,5 +1,6 @@
 /*
- * list.c - nvtaskset -l: list the tasks that run under nvtaskset.
+ * list.c - nvtaskset -l: list the tasks that run under nvtaskset, every user's
+ * (partitions are public to read, as CPU affinity is).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -16,6 +17,7 @@
 
 #include "cli.h"
 
+/* The command line of pid, arguments joined by spaces; raw bytes (see terminal_text). */
 static void read_cmdline(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
@@ -30,12 +32,11 @@ static void read_cmdline(pid_t pid, char *buf, size_t len)
 	n = fread(buf, 1, len - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	for (size_t i = 0; i + 1 < n; i++)
+	while (n && buf[n - 1] == '\0')
+		n--;
+	for (size_t i = 0; i < n; i++)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)buf[i] < 0x20)
-			buf[i] = buf[i] ? '?' : '\0';
 }
 
 /* Width left for COMMAND in -l's table: the terminal's, or no limit. */
@@ -48,118 +49,150 @@ static int command_width(void)
 	return ws.ws_col - 45; /* PID, USER and TPCS take 45 columns */
 }
 
-/* The TPCS column: "all", a list, or "GPU:list" for each GPU of the task. */
-static void task_partitions(const struct nvt_slot_view *views, int n, char *buf, size_t len)
+/* One GPU's partition of a task. */
+struct gpu_part {
+	struct nvt_slot_view view;
+	int applied; /* launches use this partition */
+	int refused; /* the task refused it and runs on its previous one */
+};
+
+/* What -l shows of one task: a partition per GPU it has a slot for. */
+struct row {
+	pid_t pid;
+	uid_t uid;
+	int n;
+	struct gpu_part gpu[NVT_MAX_GPUS];
+	char cmd[512];
+};
+
+static void print_json(const struct row *r, int first)
+{
+	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX], uuid[NVT_UUID_TEXT_MAX];
+	struct passwd *pw = getpwuid(r->uid);
+
+	printf("%s{\"pid\":%ld,\"uid\":%lu,\"user\":", first ? "" : ",", (long)r->pid,
+	       (unsigned long)r->uid);
+	json_string(pw ? pw->pw_name : "");
+	printf(",\"command\":");
+	json_string(r->cmd);
+	printf(",\"gpus\":[");
+	for (int i = 0; i < r->n; i++) {
+		const struct gpu_part *p = &r->gpu[i];
+		int index = gpu_index_of(p->view.uuid);
+		nvt_uuid_format(p->view.uuid, uuid);
+		printf("%s{\"gpu\":", i ? "," : "");
+		printf(index >= 0 ? "%d" : "null", index);
+		printf(",\"uuid\":\"%s\",\"partitioned\":%s", uuid,
+		       p->view.state == NVT_SLOT_SET ? "true" : "false");
+		if (p->view.state == NVT_SLOT_SET) {
+			describe(&p->view.tpcs, list, mask);
+			printf(",\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u", list, mask,
+			       nvt_set_count(&p->view.tpcs));
+		}
+		printf(",\"applied\":%s}", p->applied ? "true" : "false");
+	}
+	printf("]}");
+}
+
+/* The TPCS column: "all", a list, or "GPU:list" for each GPU of the task;
+ * a partition no launch uses yet says so. */
+static void tpcs_column(const struct row *r, int width, char *buf, size_t len)
 {
 	size_t used = 0;
 
 	snprintf(buf, len, "all");
-	for (int v = 0; v < n && used + NVT_LIST_TEXT_MAX + 8 < len; v++) {
-		int index = n > 1 ? gpu_index_of(views[v].uuid) : -1;
-		if (n > 1)
+	for (int i = 0; i < r->n && used + NVT_LIST_TEXT_MAX + 40 < len; i++) {
+		const struct gpu_part *p = &r->gpu[i];
+		char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
+		int index = r->n > 1 ? gpu_index_of(p->view.uuid) : -1;
+
+		if (r->n > 1)
 			used += (size_t)snprintf(buf + used, len - used, index >= 0 ? "%s%d:" : "%s?:",
-						 v ? " " : "", index);
-		if (views[v].state == NVT_SLOT_SET)
-			used += (size_t)nvt_format_list(&views[v].tpcs, buf + used, len - used);
-		else
+						 i ? " " : "", index);
+		if (p->view.state != NVT_SLOT_SET) {
 			used += (size_t)snprintf(buf + used, len - used, "all");
+			continue;
+		}
+		describe(&p->view.tpcs, list, mask);
+		/* In a terminal, keep rows on one line; piped output stays whole. */
+		if (width && strlen(list) > 20) {
+			char count[16];
+			int n_keep = 20 - snprintf(count, sizeof(count), "...(%u)",
+						   nvt_set_count(&p->view.tpcs));
+			snprintf(list + n_keep, sizeof(list) - (size_t)n_keep, "%s", count);
+		}
+		/* Not yet used by a launch, or the program runs without the shim. */
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", list,
+					 p->refused ? " (refused)" : !p->applied ? " (not applied)" : "");
 	}
 }
 
-/* One element of a task's "gpus" array. */
-static void json_gpu_partition(const struct nvt_slot_view *view, int first)
+static void print_text(const struct row *r, int width)
 {
-	char uuid[NVT_UUID_TEXT_MAX], list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
-	int index = gpu_index_of(view->uuid);
+	static char list[NVT_MAX_GPUS * (NVT_LIST_TEXT_MAX + 40)];
+	char user[64], raw[sizeof(r->cmd)], cmd[sizeof(r->cmd)];
+	struct passwd *pw = getpwuid(r->uid);
 
-	nvt_uuid_format(view->uuid, uuid);
-	printf("%s{\"gpu\":", first ? "" : ",");
-	printf(index >= 0 ? "%d" : "null", index);
-	printf(",\"uuid\":\"%s\",\"partitioned\":%s", uuid,
-	       view->state == NVT_SLOT_SET ? "true" : "false");
-	if (view->state == NVT_SLOT_SET) {
-		describe(&view->tpcs, list, mask);
-		printf(",\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u", list, mask,
-		       nvt_set_count(&view->tpcs));
-	}
-	putchar('}');
+	tpcs_column(r, width, list, sizeof(list));
+	if (pw)
+		terminal_text(pw->pw_name, user, sizeof(user));
+	else
+		snprintf(user, sizeof(user), "%lu", (unsigned long)r->uid);
+	snprintf(raw, sizeof(raw), "%s", r->cmd);
+	if (width && (int)strlen(raw) > width)
+		snprintf(raw + width - 3, 4, "...");
+	terminal_text(raw, cmd, sizeof(cmd));
+	printf("%7ld  %-10s  %-20s  %s\n", (long)r->pid, user, list, cmd);
 }
 
 int nvt_cmd_list(const struct options *o)
 {
-	static pid_t pids[MAX_TASKS];
 	const char *rundir = nvt_rundir();
-	int n = nvt_seg_scan(rundir, pids, MAX_TASKS), shown = 0, width = command_width();
+	int width = command_width(), shown = 0;
+	pid_t *pids;
+	int n = nvt_seg_tasks(rundir, 1, &pids);
 
 	if (n < 0)
 		err(EXIT_FAILURE, "cannot read %s", rundir);
-	if (n > MAX_TASKS)
-		n = MAX_TASKS;
 	if (o->json)
 		printf("{\"tasks\":[");
 	else
 		printf("%7s  %-10s  %-20s  %s\n", "PID", "USER", "TPCS", "COMMAND");
 	for (int i = 0; i < n; i++) {
 		struct nvt_seg_handle h;
-		struct nvt_slot_view views[NVT_MAX_GPUS];
-		char cmd[512], path[256], why[160];
-		static char list[NVT_MAX_GPUS * (NVT_LIST_TEXT_MAX + 8)];
-		struct passwd *pw;
-		int rc = nvt_seg_open(rundir, pids[i], 0, &h), n_views = 0;
-		unsigned count = 0;
+		static struct row r;
+		char why[160];
+		int rc = nvt_seg_open(rundir, pids[i], 0, &h);
 
-		if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK) {
-			/* Left behind by a task that died: tidy up what we may. */
-			if (!nvt_seg_path(path, sizeof(path), rundir, pids[i]))
-				unlink(path);
-			continue;
-		}
-		if (rc == NVT_SEG_EPERM)
-			continue; /* another user's task */
+		if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK || rc == NVT_SEG_EPERM)
+			continue; /* gone meanwhile, or hidden by its user */
 		if (rc) {
 			warnx("pid %ld: %s", (long)pids[i], seg_error(rc, &h, why, sizeof(why)));
 			continue;
 		}
-		for (int g = 0; g < NVT_MAX_GPUS; g++)
-			if (nvt_slot_read(&h.seg->gpu[g], &views[n_views], 1000) == 0 &&
-			    !nvt_uuid_is_zero(views[n_views].uuid))
-				count += views[n_views++].state == NVT_SLOT_SET
-						 ? nvt_set_count(&views[n_views - 1].tpcs)
-						 : 0;
-		read_cmdline(pids[i], cmd, sizeof(cmd));
-		pw = getpwuid(h.owner);
-		task_partitions(views, n_views, list, sizeof(list));
-		if (o->json) {
-			printf("%s{\"pid\":%ld,\"uid\":%lu,\"user\":", shown ? "," : "",
-			       (long)pids[i], (unsigned long)h.owner);
-			json_string(pw ? pw->pw_name : "");
-			printf(",\"command\":");
-			json_string(cmd);
-			printf(",\"gpus\":[");
-			for (int v = 0; v < n_views; v++)
-				json_gpu_partition(&views[v], v == 0);
-			printf("]}");
-		} else {
-			char user[16];
-			if (pw)
-				snprintf(user, sizeof(user), "%s", pw->pw_name);
-			else
-				snprintf(user, sizeof(user), "%lu", (unsigned long)h.owner);
-			/* In a terminal, keep rows on one line; piped output stays whole. */
-			if (width && (int)strlen(cmd) > width)
-				snprintf(cmd + width - 3, 4, "...");
-			if (width && strlen(list) > 20) {
-				char suffix[16];
-				int n_keep = 20 - snprintf(suffix, sizeof(suffix), "...(%u)", count);
-				snprintf(list + n_keep, sizeof(list) - (size_t)n_keep, "%s", suffix);
-			}
-			printf("%7ld  %-10s  %-20s  %s\n", (long)pids[i], user, list, cmd);
+		memset(&r, 0, sizeof(r));
+		for (int g = 0; g < NVT_MAX_GPUS; g++) {
+			struct gpu_part *p = &r.gpu[r.n];
+			uint64_t applied, rejected;
+			if (nvt_seg_read(&h, g, &p->view, &applied, &rejected) ||
+			    nvt_uuid_is_zero(p->view.uuid))
+				continue; /* free, or a writer died inside: -p tells */
+			p->applied = applied == p->view.seq;
+			p->refused = p->view.seq && rejected == p->view.seq;
+			r.n++;
 		}
+		r.pid = pids[i];
+		r.uid = h.task_uid;
+		read_cmdline(pids[i], r.cmd, sizeof(r.cmd));
+		if (o->json)
+			print_json(&r, !shown);
+		else
+			print_text(&r, width);
 		shown++;
 		nvt_seg_close(&h);
 	}
+	free(pids);
 	if (o->json)
 		printf("]}\n");
 	return EXIT_SUCCESS;
 }
-

@@ -37,9 +37,11 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 			printf(",\"server\":%ld,\"clients\":%d,\"client_limit\":%d", (long)server,
 			       clients, limit);
 		if (faulted) {
-			printf(",\"last_fault\":{\"time\":\"%s\",\"server\":%ld,\"blamed_client\":%ld,"
-			       "\"torn_down\":[",
-			       fault.when, fault.server, fault.client);
+			/* The time comes from the log, as written: escape it. */
+			printf(",\"last_fault\":{\"time\":");
+			json_string(fault.when);
+			printf(",\"server\":%ld,\"blamed_client\":%ld,\"torn_down\":[", fault.server,
+			       fault.client);
 			for (int i = 0; i < fault.n_torn; i++)
 				printf(i ? ",%ld" : "%ld", fault.torn[i]);
 			printf("]}");
@@ -74,7 +76,8 @@ int nvt_cmd_mps(const struct options *o)
 	struct nvt_mps mps;
 	pid_t pid;
 
-	nvt_mps_setup(&mps);
+	if (nvt_mps_setup(&mps))
+		errx(EXIT_FAILURE, "%s", mps.error);
 	pid = nvt_mps_daemon(&mps);
 	if (!strcmp(o->mps_action, "status")) {
 		mps_status(o, &mps, pid);

@@ -83,24 +83,31 @@ static void json_gpu(const struct nvt_slot_view *view)
 		printf("{\"gpu\":null,\"uuid\":\"%s\"", uuid);
 }
 
+/* What the task says of a slot's partition. */
+struct slot_status {
+	int slot;
+	uint64_t applied, rejected;
+};
+
 /*
- * Reads the slots that hold a GPU into views (slot numbers in slots).
- * Returns how many; *torn counts slots a dead writer left half-written.
+ * Reads the slots that hold a GPU into views (their status in st). Returns
+ * how many; *torn counts slots a dead writer left half-written (or that the
+ * file's owner cut short).
  */
-static int read_slots(const struct nvt_seg_handle *h, struct nvt_slot_view *views, int *slots,
-		      int *torn)
+static int read_slots(const struct nvt_seg_handle *h, struct nvt_slot_view *views,
+		      struct slot_status *st, int *torn)
 {
 	int n = 0;
 
 	*torn = 0;
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		if (nvt_slot_read(&h->seg->gpu[g], &views[n], 1000)) {
+		if (nvt_seg_read(h, g, &views[n], &st[n].applied, &st[n].rejected)) {
 			(*torn)++;
 			continue;
 		}
 		if (nvt_uuid_is_zero(views[n].uuid))
 			continue;
-		slots[n++] = g;
+		st[n++].slot = g;
 	}
 	return n;
 }
@@ -112,9 +119,8 @@ static int torn_gpus(const struct nvt_seg_handle *h, int *task, int n_task)
 		struct nvt_slot_view view;
 		uint8_t uuid[16];
 		int index;
-		if (nvt_slot_read(&h->seg->gpu[g], &view, 1000) == 0)
+		if (nvt_seg_read(h, g, &view, NULL, NULL) == 0 || nvt_seg_slot_gpu(h, g, uuid))
 			continue;
-		nvt_slot_uuid(&h->seg->gpu[g], uuid);
 		index = nvt_uuid_is_zero(uuid) ? -1 : gpu_index_of(uuid);
 		if (index >= 0)
 			task[n_task++] = index;
@@ -125,7 +131,8 @@ static int torn_gpus(const struct nvt_seg_handle *h, int *task, int n_task)
 static int show(const struct options *o, pid_t pid, struct nvt_seg_handle *h)
 {
 	struct nvt_slot_view views[NVT_MAX_GPUS];
-	int slots[NVT_MAX_GPUS], torn, n = read_slots(h, views, slots, &torn);
+	struct slot_status st[NVT_MAX_GPUS];
+	int torn, n = read_slots(h, views, st, &torn);
 
 	if (torn && !n)
 		errx(EXIT_FAILURE,
@@ -143,9 +150,7 @@ static int show(const struct options *o, pid_t pid, struct nvt_seg_handle *h)
 			json_gpu(&views[i]);
 			putchar(',');
 			json_partition("current", &views[i]);
-			printf(",\"applied\":%s}",
-			       nvt_slot_applied(&h->seg->gpu[slots[i]]) == views[i].seq ? "true"
-											    : "false");
+			printf(",\"applied\":%s}", st[i].applied == views[i].seq ? "true" : "false");
 		}
 		printf("]}\n");
 	} else if (n == 0) {
@@ -159,9 +164,13 @@ static int show(const struct options *o, pid_t pid, struct nvt_seg_handle *h)
 		print_partition(o, pid, "current", gpu, &views[i]);
 	}
 	for (int i = 0; i < n; i++)
-		if (views[i].seq && nvt_slot_rejected(&h->seg->gpu[slots[i]]) == views[i].seq)
+		if (views[i].seq && st[i].rejected == views[i].seq)
 			warnx("pid %ld refused this partition (it enables no working TPC) and runs on its "
 			      "previous one",
+			      (long)pid);
+		else if (views[i].state == NVT_SLOT_SET && st[i].applied != views[i].seq)
+			warnx("pid %ld has not applied this partition yet: it has launched no kernel "
+			      "since, or its program runs without the nvtaskset shim",
 			      (long)pid);
 	return EXIT_SUCCESS;
 }
@@ -173,7 +182,8 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 	struct nvt_seg_handle h;
 	static struct nvt_slot_view old[NVT_MAX_GPUS], parts[NVT_MAX_GPUS], now[NVT_MAX_GPUS];
 	static struct nvt_topology topos[NVT_GPUS_MAX];
-	int slots[NVT_MAX_GPUS], task[NVT_GPUS_MAX], written_slot[NVT_MAX_GPUS], had[NVT_MAX_GPUS];
+	struct slot_status st[NVT_MAX_GPUS];
+	int task[NVT_GPUS_MAX], written_slot[NVT_MAX_GPUS], had[NVT_MAX_GPUS];
 	int n_old, n_task = 0, n_parts, torn, rc, shown, new_slot = 0;
 	struct timespec written;
 	char why[160];
@@ -188,7 +198,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 		return rc;
 	}
 	/* The task's GPUs: those it has slots for, with the maps it already uses. */
-	n_old = read_slots(&h, old, slots, &torn);
+	n_old = read_slots(&h, old, st, &torn);
 	for (int i = 0; i < n_old; i++) {
 		int index = gpu_index_of(old[i].uuid);
 		if (index < 0)
@@ -225,27 +235,31 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 		     seg_error(rc, &h, why, sizeof(why)));
 	shown = 0;
 	for (int i = 0; i < n_parts; i++) {
-		int g;
+		int g, fresh = 0;
 		if (parts[i].state != NVT_SLOT_SET)
 			continue; /* a GPU this change does not name */
 		/* Under the lock no live writer is inside: a failed read is a dead one's. */
-		g = nvt_seg_find_gpu(h.seg, parts[i].uuid);
-		had[shown] = g >= 0 && nvt_slot_read(&h.seg->gpu[g], &old[shown], 1000) == 0;
+		g = nvt_seg_find_slot(&h, parts[i].uuid);
+		had[shown] = g >= 0 && nvt_seg_read(&h, g, &old[shown], NULL, NULL) == 0;
 		if (g < 0) {
-			g = nvt_seg_free_slot(h.seg);
+			g = nvt_seg_free_slot_of(&h);
 			if (g < 0)
 				errx(EXIT_FAILURE, "pid %ld already has partitions on %d GPUs, the most "
 				     "a task can have", (long)pid, NVT_MAX_GPUS);
 			new_slot++;
+			fresh = 1;
 		}
-		nvt_slot_write(&h.seg->gpu[g], &parts[i]);
+		rc = nvt_seg_write(&h, g, &parts[i], fresh);
+		if (rc)
+			errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
+			     seg_error(rc, &h, why, sizeof(why)));
 		written_slot[shown++] = g;
 	}
-	if (new_slot)
-		nvt_seg_bump_gen(h.seg);
 	clock_gettime(CLOCK_MONOTONIC, &written);
 	for (int i = 0; i < shown; i++)
-		nvt_slot_read(&h.seg->gpu[written_slot[i]], &now[i], 1000);
+		if (nvt_seg_read(&h, written_slot[i], &now[i], NULL, NULL))
+			errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
+			     seg_error(NVT_SEG_ECORRUPT, &h, why, sizeof(why)));
 	nvt_seg_close(&h);
 	{
 		/* Started with --sm-limit: MPS caps it at its start's share. */

@@ -91,13 +91,17 @@ static void env_append(const char *name, const char *value)
 	}
 }
 
+/* Makes sure an MPS control daemon the task may join runs, and tells the task where. */
 static void ensure_mps(void)
 {
 	struct nvt_mps mps;
 	pid_t server;
 	int clients, limit = nvt_mps_client_limit(client_connections());
 
-	nvt_mps_setup(&mps);
+	if (nvt_mps_setup(&mps))
+		errx(EXIT_FAILURE, "%s; run with --no-mps to run without MPS", mps.error);
+	/* The directory chosen may be this user's own: CUDA must look there too. */
+	setenv("CUDA_MPS_PIPE_DIRECTORY", mps.pipe_dir, 1);
 	if (nvt_mps_daemon(&mps)) {
 		/* A client past the server's channels fails in CUDA with a misleading
 		 * "out of memory" (seen on an H100 with the 16th client): say why now. */

@@ -1,0 +1,592 @@
+/*
+ * segopen.c - the CLI's side of control segments: finding a process's
+ * segment, reading it by copies, writing it under its lock, listing tasks.
+ *
+ * Reading is open to everyone and never maps the file (a user who shrinks her
+ * file cannot make root's nvtaskset fault); writing is for the segment's user
+ * and root, under the file's flock, with a fault turned into an error.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "gpusel.h"
+#include "segfile.h"
+#include "segment.h"
+
+#include <dirent.h>
+#include <stddef.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int nvt_seg_path(char *buf, size_t len, const char *base, pid_t pid)
+{
+	char dir[256], name[64];
+	struct nvt_proc p;
+	int n;
+
+	if (nvt_proc_info(pid, &p) || !p.pidns || nvt_userdir_path(dir, sizeof(dir), base, p.uid[1]) ||
+	    nvt_seg_name(name, sizeof(name), p.pidns, p.ns_pid))
+		return -1;
+	n = snprintf(buf, len, "%s/%s", dir, name);
+	return (n < 0 || (size_t)n >= len) ? -1 : 0;
+}
+
+/* How telling an error is when several run directories were tried. */
+static int rank(int rc)
+{
+	switch (rc) {
+	case NVT_SEG_OK: return 4;
+	case NVT_SEG_EVERSION:
+	case NVT_SEG_ECORRUPT: return 3;
+	case NVT_SEG_EPERM: return 2;
+	case NVT_SEG_ESYS: return 1;
+	default: return 0;
+	}
+}
+
+/* 1 if the segment open as fd names process p (PID and start time). */
+static int names_process(int fd, const struct nvt_proc *p, uint64_t pidns)
+{
+	struct nvt_segment head;
+
+	return nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == p->ns_pid &&
+	       head.start_time == p->start_time && head.pidns == pidns;
+}
+
+/*
+ * When p's namespace cannot be read (another user's task in a container),
+ * finds its segment in dirfd by the PID and start time its header records.
+ */
+static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_t len)
+{
+	struct dirent *ent;
+	DIR *dir;
+	int found = -1, copy = dup(dirfd);
+
+	if (copy < 0 || !(dir = fdopendir(copy))) {
+		if (copy >= 0)
+			close(copy);
+		return -1;
+	}
+	while (found && (ent = readdir(dir))) {
+		uint64_t pidns;
+		pid_t ns_pid;
+		int fd;
+
+		if (nvt_seg_name_parse(ent->d_name, &pidns, &ns_pid) || ns_pid != p->ns_pid)
+			continue;
+		fd = openat(dirfd, ent->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (names_process(fd, p, pidns)) {
+			snprintf(name, len, "%.63s", ent->d_name);
+			found = 0;
+		}
+		close(fd);
+	}
+	closedir(dir);
+	return found;
+}
+
+/* Tries uid's run directory for p's segment. Returns enum nvt_seg_err. */
+static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int writable,
+		   struct nvt_seg_handle *h)
+{
+	int may_write = geteuid() == 0 || geteuid() == uid;
+	struct nvt_segment head;
+	char name[64];
+	struct stat st;
+	int dirfd, fd, rc;
+
+	dirfd = nvt_userdir_open(base, uid);
+	if (dirfd < 0)
+		return errno == EACCES ? NVT_SEG_EPERM : NVT_SEG_ENOTASK;
+	if (p->pidns ? nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid)
+		     : find_by_header(dirfd, p, name, sizeof(name))) {
+		close(dirfd);
+		return NVT_SEG_ENOTASK;
+	}
+	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
+	fd = openat(dirfd, name, (writable && may_write ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK |
+				 O_CLOEXEC);
+	close(dirfd);
+	if (fd < 0)
+		return errno == EACCES ? NVT_SEG_EPERM : NVT_SEG_ENOTASK;
+	rc = NVT_SEG_ENOTASK;
+	/* Made by the directory's user, and not a link to another file; empty
+	 * while its shim is still making it. */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1 ||
+	    st.st_size == 0)
+		goto fail;
+	switch (nvt_seg_pread_header(fd, &head)) {
+	case NVT_SEG_VALID:
+		break;
+	case NVT_SEG_BAD_VERSION:
+		h->found_version = head.version;
+		rc = NVT_SEG_EVERSION;
+		goto fail;
+	default:
+		rc = NVT_SEG_ECORRUPT;
+		goto fail;
+	}
+	if (head.pid != p->ns_pid || head.start_time != p->start_time || head.uid != uid ||
+	    (p->pidns && head.pidns != p->pidns))
+		goto fail; /* left by an earlier process with this PID */
+	if (writable && !may_write) {
+		rc = NVT_SEG_EPERM;
+		goto fail;
+	}
+	h->fd = fd;
+	h->owner = uid;
+	h->writable = writable;
+	h->head = head;
+	h->dev = st.st_dev;
+	h->ino = st.st_ino;
+	return NVT_SEG_OK;
+fail:
+	close(fd);
+	return rc;
+}
+
+int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handle *h)
+{
+	struct nvt_proc p;
+	uid_t order[5];
+	uint32_t version = 0;
+	int best = NVT_SEG_ENOTASK;
+
+	memset(h, 0, sizeof(*h));
+	h->fd = -1;
+	h->pid = pid;
+	if (pid <= 0)
+		return NVT_SEG_ENOPROC;
+	if (nvt_proc_info(pid, &p))
+		return errno == ENOENT || errno == ESRCH ? NVT_SEG_ENOPROC : NVT_SEG_ESYS;
+	/* Its user now; then the users it may have been when it made the segment
+	 * (root, for a program that dropped root after starting). */
+	order[0] = p.uid[1];
+	order[1] = p.uid[0];
+	order[2] = p.uid[2];
+	order[3] = p.uid[3];
+	order[4] = 0;
+	for (int i = 0; i < 5; i++) {
+		int seen = 0, rc;
+		for (int j = 0; j < i; j++)
+			seen |= order[j] == order[i];
+		if (seen)
+			continue;
+		rc = open_in(base, order[i], &p, writable, h);
+		if (rc == NVT_SEG_OK) {
+			h->pid = pid;
+			h->task_uid = p.uid[1];
+			return rc;
+		}
+		if (rank(rc) > rank(best)) {
+			best = rc;
+			version = h->found_version;
+		}
+	}
+	h->task_uid = p.uid[1];
+	h->found_version = version;
+	return best;
+}
+
+int nvt_seg_read(const struct nvt_seg_handle *h, int gpu, struct nvt_slot_view *view,
+		 uint64_t *applied, uint64_t *rejected)
+{
+	return nvt_seg_pread_slot(h->fd, gpu, view, applied, rejected);
+}
+
+/* ---- Writing: a fault on the mapping becomes an error --------------------- */
+
+static sigjmp_buf bus_jump;
+static volatile sig_atomic_t bus_armed;
+
+static void on_sigbus(int sig)
+{
+	if (bus_armed)
+		siglongjmp(bus_jump, 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+struct write_args {
+	int gpu;
+	const struct nvt_slot_view *view;
+	int new_gpu;
+};
+
+static int check_mapped(struct nvt_seg_handle *h, const void *unused)
+{
+	const struct nvt_segment *seg = h->seg;
+
+	(void)unused;
+	if (nvt_seg_check(seg, sizeof(*seg)) != NVT_SEG_VALID)
+		return NVT_SEG_ECORRUPT;
+	if (seg->pid != h->head.pid || seg->start_time != h->head.start_time ||
+	    seg->pidns != h->head.pidns || seg->uid != h->head.uid)
+		return NVT_SEG_ENOTASK;
+	return NVT_SEG_OK;
+}
+
+static int write_mapped(struct nvt_seg_handle *h, const void *arg)
+{
+	const struct write_args *a = arg;
+
+	nvt_slot_write(&h->seg->gpu[a->gpu], a->view);
+	if (a->new_gpu)
+		nvt_seg_bump_gen(h->seg); /* the shim looks again for GPUs it had no slot for */
+	return NVT_SEG_OK;
+}
+
+/* Runs fn with SIGBUS turned into NVT_SEG_ECORRUPT: the file's owner may
+ * shrink it under our mapping at any time. */
+static int guarded(int (*fn)(struct nvt_seg_handle *, const void *), struct nvt_seg_handle *h,
+		   const void *arg)
+{
+	struct sigaction sa, old;
+	volatile int rc = NVT_SEG_ECORRUPT;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, &old))
+		return NVT_SEG_ESYS;
+	if (sigsetjmp(bus_jump, 1) == 0) {
+		bus_armed = 1;
+		rc = fn(h, arg);
+	}
+	bus_armed = 0;
+	sigaction(SIGBUS, &old, NULL);
+	return rc;
+}
+
+int nvt_seg_lock(struct nvt_seg_handle *h, int timeout_ms)
+{
+	struct timespec pause = {0, 1000000};
+	struct stat st;
+	void *p;
+
+	if (!h->writable)
+		return NVT_SEG_EPERM;
+	for (int waited = 0;; waited++) {
+		if (flock(h->fd, LOCK_EX | LOCK_NB) == 0)
+			break;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return NVT_SEG_ESYS;
+		if (waited >= timeout_ms)
+			return NVT_SEG_EBUSY;
+		nanosleep(&pause, NULL);
+	}
+	if (fstat(h->fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size != sizeof(struct nvt_segment))
+		return NVT_SEG_ECORRUPT;
+	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, h->fd, 0);
+	if (p == MAP_FAILED)
+		return NVT_SEG_ESYS;
+	h->seg = p;
+	return guarded(check_mapped, h, NULL);
+}
+
+int nvt_seg_write(struct nvt_seg_handle *h, int gpu, const struct nvt_slot_view *view, int new_gpu)
+{
+	struct write_args a = {gpu, view, new_gpu};
+
+	if (!h->seg || gpu < 0 || gpu >= NVT_MAX_GPUS)
+		return NVT_SEG_EPERM;
+	return guarded(write_mapped, h, &a);
+}
+
+void nvt_seg_close(struct nvt_seg_handle *h)
+{
+	if (h->fd >= 0)
+		flock(h->fd, LOCK_UN); /* before the mapping goes: it holds the open file too */
+	if (h->seg)
+		munmap(h->seg, sizeof(struct nvt_segment));
+	if (h->fd >= 0)
+		close(h->fd);
+	h->seg = NULL;
+	h->fd = -1;
+}
+
+/* ---- Listing tasks --------------------------------------------------------------- */
+
+/* A segment file found in a run directory, and the process it names. */
+struct entry {
+	pid_t pid; /* as our /proc numbers it */
+	uid_t uid; /* whose run directory */
+	dev_t dev;
+	ino_t ino;
+	char name[64];
+};
+
+struct scan {
+	struct entry *v;
+	size_t n, cap;
+	struct nvt_proc *nested; /* processes in namespaces below ours, read once */
+	size_t n_nested;
+	int nested_read;
+};
+
+static int push(struct scan *s, const struct entry *e)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct entry *v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = *e;
+	return 0;
+}
+
+/* Reads every process of a namespace below /proc's. Returns 0 or -1. */
+static int read_nested(struct scan *s)
+{
+	struct dirent *ent;
+	size_t cap = 0;
+	DIR *proc;
+
+	s->nested_read = 1;
+	proc = opendir("/proc");
+	if (!proc)
+		return -1;
+	while ((ent = readdir(proc))) {
+		struct nvt_proc p;
+		char *end;
+		long pid = strtol(ent->d_name, &end, 10);
+
+		if (*end || pid <= 0 || nvt_proc_info((pid_t)pid, &p) || !p.nested)
+			continue;
+		if (s->n_nested == cap) {
+			struct nvt_proc *v = realloc(s->nested, (cap ? cap * 2 : 64) * sizeof(*v));
+			if (!v)
+				break;
+			s->nested = v;
+			cap = cap ? cap * 2 : 64;
+		}
+		s->nested[s->n_nested++] = p;
+	}
+	closedir(proc);
+	return 0;
+}
+
+/* The PID (ours) of the process a segment of another namespace names, or 0. */
+static pid_t resolve_nested(struct scan *s, int dirfd, const char *name, uint64_t pidns, pid_t ns_pid)
+{
+	if (!s->nested_read)
+		read_nested(s);
+	for (size_t i = 0; i < s->n_nested; i++) {
+		const struct nvt_proc *p = &s->nested[i];
+		int fd, match;
+
+		if (p->ns_pid != ns_pid)
+			continue;
+		if (p->pidns)
+			match = p->pidns == pidns;
+		else {
+			/* Its namespace is not ours to read: trust PID and start time. */
+			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			match = fd >= 0 && names_process(fd, p, pidns);
+			if (fd >= 0)
+				close(fd);
+		}
+		if (match)
+			return p->pid;
+	}
+	return 0;
+}
+
+/* Collects the segments of uid's run directory; removes those of dead processes if tidy. */
+static void scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy)
+{
+	uint64_t own_ns = nvt_own_pidns();
+	int see_own = nvt_procfs_is_own(), see_all = see_own && own_ns == NVT_INIT_PIDNS;
+	struct dirent *ent;
+	int dirfd, copy;
+	DIR *dir;
+
+	dirfd = nvt_userdir_open(base, uid);
+	if (dirfd < 0)
+		return;
+	copy = dup(dirfd);
+	if (copy < 0 || !(dir = fdopendir(copy))) {
+		if (copy >= 0)
+			close(copy);
+		close(dirfd);
+		return;
+	}
+	while ((ent = readdir(dir))) {
+		struct entry e;
+		struct stat st;
+		uint64_t pidns;
+		pid_t ns_pid;
+
+		if (nvt_seg_name_parse(ent->d_name, &pidns, &ns_pid))
+			continue;
+		memset(&e, 0, sizeof(e));
+		if (pidns == own_ns && see_own) {
+			if (kill(ns_pid, 0) && errno == ESRCH) {
+				if (tidy)
+					unlinkat(dirfd, ent->d_name, 0);
+				continue;
+			}
+			e.pid = ns_pid;
+		} else {
+			e.pid = resolve_nested(s, dirfd, ent->d_name, pidns, ns_pid);
+			if (!e.pid) {
+				/* From the initial namespace every process is in sight: none has it. */
+				if (tidy && see_all)
+					unlinkat(dirfd, ent->d_name, 0);
+				continue;
+			}
+		}
+		if (fstatat(dirfd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		e.uid = uid;
+		e.dev = st.st_dev;
+		e.ino = st.st_ino;
+		snprintf(e.name, sizeof(e.name), "%.63s", ent->d_name);
+		if (push(s, &e))
+			break;
+	}
+	closedir(dir);
+	close(dirfd);
+}
+
+/* 1 if entry e is a leftover: a valid segment of an earlier process with its PID. */
+static int replaced(const char *base, const struct entry *e)
+{
+	struct nvt_segment head;
+	uint64_t start;
+	int dirfd, fd, stale = 0;
+
+	if (nvt_proc_start_time(e->pid, &start))
+		return errno == ESRCH || errno == ENOENT;
+	dirfd = nvt_userdir_open(base, e->uid);
+	if (dirfd < 0)
+		return 0;
+	fd = openat(dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dirfd);
+	if (fd < 0)
+		return 0;
+	stale = nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.start_time != start;
+	close(fd);
+	return stale;
+}
+
+static void remove_entry(const char *base, const struct entry *e)
+{
+	struct stat st;
+	int dirfd = nvt_userdir_open(base, e->uid);
+
+	if (dirfd < 0)
+		return;
+	if (fstatat(dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == e->dev &&
+	    st.st_ino == e->ino)
+		unlinkat(dirfd, e->name, 0);
+	close(dirfd);
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct entry *)a)->pid, y = ((const struct entry *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
+{
+	struct scan s = {0};
+	struct dirent *ent;
+	uid_t me = geteuid();
+	size_t n_out = 0;
+	pid_t *out;
+	DIR *dir;
+
+	*pids = NULL;
+	dir = opendir(base);
+	if (!dir)
+		return -1;
+	while ((ent = readdir(dir))) {
+		uid_t uid;
+		if (nvt_userdir_name_parse(ent->d_name, &uid) == 0)
+			scan_userdir(&s, base, uid, tidy && (me == 0 || me == uid));
+	}
+	closedir(dir);
+	qsort(s.v, s.n, sizeof(*s.v), by_pid);
+	out = malloc((s.n ? s.n : 1) * sizeof(*out));
+	if (!out) {
+		free(s.v);
+		free(s.nested);
+		return -1;
+	}
+	for (size_t i = 0; i < s.n;) {
+		struct nvt_seg_handle h;
+		size_t j = i;
+		int rc = nvt_seg_open(base, s.v[i].pid, 0, &h);
+
+		while (j < s.n && s.v[j].pid == s.v[i].pid)
+			j++;
+		if (rc != NVT_SEG_ENOTASK && rc != NVT_SEG_ENOPROC)
+			out[n_out++] = s.v[i].pid;
+		for (size_t k = i; k < j; k++) {
+			const struct entry *e = &s.v[k];
+			/* Gone meanwhile; replaced by the segment the process uses now (an
+			 * exec to another user); or left by an earlier process with the PID. */
+			int stale = rc == NVT_SEG_ENOPROC ||
+				    (rc == NVT_SEG_OK && (e->dev != h.dev || e->ino != h.ino)) ||
+				    (rc == NVT_SEG_ENOTASK && replaced(base, e));
+			if (stale && tidy && (me == 0 || me == e->uid))
+				remove_entry(base, e);
+		}
+		if (rc == NVT_SEG_OK)
+			nvt_seg_close(&h);
+		i = j;
+	}
+	free(s.v);
+	free(s.nested);
+	*pids = out;
+	return (int)n_out;
+}
+
+int nvt_seg_slot_gpu(const struct nvt_seg_handle *h, int gpu, uint8_t uuid[16])
+{
+	off_t at = (off_t)(offsetof(struct nvt_segment, gpu) + (size_t)gpu * sizeof(struct nvt_gpu_slot) +
+			   offsetof(struct nvt_gpu_slot, uuid));
+
+	if (gpu < 0 || gpu >= NVT_MAX_GPUS)
+		return -1;
+	return pread(h->fd, uuid, 16, at) == 16 ? 0 : -1;
+}
+
+int nvt_seg_find_slot(const struct nvt_seg_handle *h, const uint8_t uuid[16])
+{
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		uint8_t each[16];
+		if (nvt_seg_slot_gpu(h, g, each) == 0 && !nvt_uuid_is_zero(each) &&
+		    !memcmp(each, uuid, 16))
+			return g;
+	}
+	return -1;
+}
+
+int nvt_seg_free_slot_of(const struct nvt_seg_handle *h)
+{
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		uint8_t each[16];
+		if (nvt_seg_slot_gpu(h, g, each) == 0 && nvt_uuid_is_zero(each))
+			return g;
+	}
+	return -1;
+}

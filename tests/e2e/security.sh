@@ -1,0 +1,595 @@
+# Hostile users, containers and crashes (issue 9): every test first reproduced the problem it
+# names, then the fix made it pass. Sourced by tests/run-tests.sh: each t_NAME function is one
+# test, run in a subshell under set -e with the helpers defined there.
+# shellcheck shell=bash
+
+# ---- Helpers -----------------------------------------------------------------
+
+# as_user UID: the command prefix that runs a command as user (and group) UID.
+as_user() { echo "setpriv --reuid=$1 --regid=$1 --clear-groups"; }
+need_users() {
+	[ "$(id -u)" == 0 ] || skip "needs root to act as other users"
+	command -v setpriv >/dev/null || skip "needs setpriv"
+	$(as_user 65534) test -x "$NVT" || skip "the build tree is not reachable by uid 65534"
+	mkdir -p -m 1777 "$WORK/u" # for the files of other users' tasks (start_loop u/TAG)
+}
+# A python3 that other users may run (root's may be a private pyenv).
+user_python() {
+	local py
+	for py in /usr/bin/python3 /usr/local/bin/python3; do
+		$(as_user 65534) "$py" -c '' 2>/dev/null && { echo "$py"; return 0; }
+	done
+	skip "no python3 that uid 65534 may run"
+}
+need_pidns() {
+	[ "$(id -u)" == 0 ] || skip "needs root for PID namespaces"
+	unshare --pid --fork --mount-proc true 2>/dev/null || skip "cannot unshare a PID namespace"
+}
+# make_in_tmp TAG: sets IN_TMP to a command prefix that runs a command (as root) with
+# /tmp = $WORK/faketmp.TAG (tests/e2e/helpers/in-private-tmp), and FAKETMP to that directory.
+make_in_tmp() {
+	[ "$(id -u)" == 0 ] || skip "needs root for a private /tmp"
+	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
+	FAKETMP=$WORK/faketmp.$1
+	mkdir -p "$B/test/tmp-hold"
+	mkdir -p -m 1777 "$FAKETMP"
+	IN_TMP="$ROOT/tests/e2e/helpers/in-private-tmp $FAKETMP $WORK $B/test/tmp-hold"
+	[ "$($IN_TMP stat -c %i /tmp)" == "$(stat -c %i "$FAKETMP")" ] || die "in-private-tmp does not work"
+}
+# The PID (on this host) of the process that unshare PID started as PID 1 of its namespace.
+ns_init_of() {
+	local i kids
+	for ((i = 0; i < 250; i++)); do
+		kids=$(cat "/proc/$1/task/$1/children" 2>/dev/null || true)
+		[ -n "$kids" ] && { echo "${kids%% *}"; return 0; }
+		sleep 0.02
+	done
+	die "unshare $1 started no child"
+}
+# stale_segments [UID]: segment files of UID's (default: mine; * for everyone's) that name a
+# process of this PID namespace that is gone.
+stale_segments() {
+	local f ns pid n=0
+	ns=$(stat -L -c %i /proc/self/ns/pid)
+	for f in "$NVTASKSET_RUNDIR"/nvtaskset-${1:-$(id -u)}/nvtaskset."$ns".*; do
+		[ -e "$f" ] || continue
+		pid=${f##*.}
+		[ -d "/proc/$pid" ] || n=$((n + 1))
+	done
+	echo $n
+}
+topo_identity() { echo "nvtaskset-topology 1 tpcs=66 gpcs=0 flags=0 map=$(seq -s, 0 65)"; }
+# picked_apart TEXT LIST: the NVTASKSET_TPCS that TEXT (an environment) shows shares no TPC with LIST.
+picked_apart() {
+	local picked
+	# NVTASKSET_PARTITION="UUID LIST TOPOLOGY;...": the list on the first GPU.
+	picked=$(sed -n 's/^NVTASKSET_PARTITION=[^ ]* \([^ ]*\) .*/\1/p' <<<"$1")
+	[ -n "$picked" ] || die "no NVTASKSET_PARTITION in: $1"
+	python3 - "$picked" "$2" <<'PY' || die "picked $picked, which overlaps $2"
+import sys
+def tpcs(text):
+    out = set()
+    for item in text.split(","):
+        a, _, b = item.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+sys.exit(1 if tpcs(sys.argv[1]) & tpcs(sys.argv[2]) else 0)
+PY
+}
+
+# ---- 1. Containers ----------------------------------------------------------------
+
+t_sec_pid_namespaces() {
+	# Two tasks that are both PID 1 of their own PID namespace share the run
+	# directory: neither may take the other's segment, and the host sees and
+	# moves both by their host PIDs.
+	need_pidns
+	local a b ha hb
+	rm -f "$WORK"/ca.* "$WORK"/cb.*
+	unshare --pid --fork --mount-proc "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/ca.stop" \
+		"$WORK/ca.state" >"$WORK/ca.out" 2>&1 &
+	a=$!
+	wait_file "$WORK/ca.state" "0-3"
+	unshare --pid --fork --mount-proc "$NVT" --no-mps -c 8-9 "$APP" loop "$WORK/cb.stop" \
+		"$WORK/cb.state" >"$WORK/cb.out" 2>&1 &
+	b=$!
+	wait_file "$WORK/cb.state" "8-9"
+	sleep 0.3
+	kill -0 "$a" || die "the first container's task died: $(cat "$WORK/ca.out")"
+	eq "$(cat "$WORK/ca.state")" "0-3" "first container's partition after the second started"
+	ha=$(ns_init_of "$a")
+	hb=$(ns_init_of "$b")
+	eq "$(awk '/^NSpid:/ {print $NF}' "/proc/$ha/status")" 1 "the task's PID in its namespace"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0
+	grep -Eq "^ *$ha +root +0-3 +$APP loop" <<<"$out" || die "no row for $ha in: $out"
+	grep -Eq "^ *$hb +root +8-9 +$APP loop" <<<"$out" || die "no row for $hb in: $out"
+	run_rc out rc "$NVT" -p -c 20 "$ha"
+	eq "$rc" 0 "-p on a container's task by its host PID"
+	wait_file "$WORK/ca.state" "20"
+	run_rc out rc "$NVT" -pc "$hb"
+	eq "$out" "pid $hb's current TPC list: 8-9"
+	eq "$(cat "$WORK/cb.state")" "8-9" "the other container's partition"
+	run_rc out rc "$NVT" -l # again: the first -l removed nothing live
+	grep -Eq "^ *$ha +root +20 " <<<"$out" || die "-l lost $ha: $out"
+	touch "$WORK/ca.stop" "$WORK/cb.stop"
+	wait "$a" || die "first task failed: $(cat "$WORK/ca.out")"
+	wait "$b" || die "second task failed: $(cat "$WORK/cb.out")"
+}
+t_sec_container_of_other_user() {
+	# A container's task of another user: root moves it, anyone reads it.
+	need_pidns
+	need_users
+	local u hu
+	rm -f "$WORK"/u/cu.*
+	unshare --pid --fork --mount-proc $(as_user 65534) "$NVT" --no-mps -c 0-3 "$APP" loop \
+		"$WORK/u/cu.stop" "$WORK/u/cu.state" >"$WORK/u/cu.out" 2>&1 &
+	u=$!
+	wait_file "$WORK/u/cu.state" "0-3"
+	hu=$(ns_init_of "$u")
+	run_rc out rc $(as_user 65533) "$NVT" -pc "$hu"
+	eq "$out" "pid $hu's current TPC list: 0-3" "another user reads a container's task"
+	run_rc out rc "$NVT" -p -c 4 "$hu"
+	eq "$rc" 0
+	wait_file "$WORK/u/cu.state" "4"
+	touch "$WORK/u/cu.stop"
+	wait "$u" || die "task failed: $(cat "$WORK/u/cu.out")"
+}
+
+# ---- 2. Hostile users against the CLI ---------------------------------------------
+
+t_sec_fifo_named_like_a_segment() {
+	# FIFOs where segments would be, named for a live process of their owner.
+	need_users
+	local sleeper ns victim rc
+	start_loop u/fv $(as_user 65534) "$NVT" --no-mps -c 0-3 "$APP"
+	victim=$PID
+	wait_file "$WORK/u/fv.state" "0-3"
+	$(as_user 65533) sleep 1000 &
+	sleeper=$!
+	ns=$(stat -L -c %i /proc/self/ns/pid)
+	$(as_user 65533) mkfifo "$NVTASKSET_RUNDIR/nvtaskset.$sleeper"
+	$(as_user 65533) mkdir -m 755 "$NVTASKSET_RUNDIR/nvtaskset-65533"
+	$(as_user 65533) mkfifo "$NVTASKSET_RUNDIR/nvtaskset-65533/nvtaskset.$ns.$sleeper"
+	out=$(timeout 5 "$NVT" -l 2>&1) && rc=0 || rc=$?
+	eq "$rc" 0 "exit status of -l beside a FIFO (124: it hung)"
+	grep -Eq "^ *$victim +nobody +0-3 " <<<"$out" || die "no row for $victim in: $out"
+	out=$(timeout 5 "$NVT" -p "$sleeper" 2>&1) && rc=0 || rc=$?
+	eq "$rc" 1 "exit status of -p on the FIFO's PID (124: it hung)"
+	eq "$out" "nvtaskset: failed to get pid $sleeper's partition: not running under nvtaskset"
+	out=$(timeout 5 "$NVT" -p -c 1 "$sleeper" 2>&1) && rc=0 || rc=$?
+	eq "$rc" 1 "exit status of -p MASK on the FIFO's PID (124: it hung)"
+	out=$(timeout 5 "$NVT" --no-mps -n 4 --exclude-running /usr/bin/env 2>&1) && rc=0 || rc=$?
+	eq "$rc" 0 "exit status of --exclude-running beside a FIFO (124: it hung)"
+	picked_apart "$out" 0-3
+	kill "$sleeper"
+	stop_loop u/fv "$victim"
+}
+t_sec_resized_segment() {
+	# The owner of a segment shrinks and regrows it in a loop: root's readers
+	# and writers must not die of SIGBUS.
+	need_users
+	local task resizer i rc seg py
+	py=$(user_python)
+	$(as_user 65534) env LD_PRELOAD="$SHIM" NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$(topo_identity)" \
+		sleep 1000 &
+	task=$!
+	for ((i = 0; i < 250; i++)); do
+		seg=$(seg_file "$task")
+		[ -e "$seg" ] && break
+		sleep 0.02
+	done
+	[ -e "$seg" ] || die "no segment for $task"
+	$(as_user 65534) "$py" -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+size = os.fstat(fd).st_size
+while True:
+    os.ftruncate(fd, 0)
+    os.ftruncate(fd, size)' "$seg" &
+	resizer=$!
+	for ((i = 0; i < 150; i++)); do
+		timeout 5 "$NVT" -l >/dev/null 2>&1 && rc=0 || rc=$?
+		[ "$rc" == 0 ] || die "-l exited $rc on try $i (135: SIGBUS, 124: hung)"
+		timeout 5 "$NVT" -p "$task" >/dev/null 2>&1 && rc=0 || rc=$?
+		[ "$rc" == 0 ] || [ "$rc" == 1 ] || die "-p exited $rc on try $i"
+		if ((i % 5 == 0)); then
+			timeout 5 "$NVT" -p -c 1 "$task" >/dev/null 2>&1 && rc=0 || rc=$?
+			[ "$rc" == 0 ] || [ "$rc" == 1 ] || die "-p MASK exited $rc on try $i"
+		fi
+	done
+	kill "$resizer" "$task"
+}
+
+# ---- 3. Squatting and leaks ----------------------------------------------------
+
+t_sec_squatted_pids() {
+	# Another user pre-creates files for the next PIDs: the victim's task
+	# still gets a segment it can be moved through.
+	need_users
+	local last
+	last=$(cat /proc/sys/kernel/ns_last_pid)
+	$(as_user 65533) bash -c 'for ((p = $1; p < $1 + 300; p++)); do : >"$2/nvtaskset.$p"; done' \
+		_ $((last + 1)) "$NVTASKSET_RUNDIR"
+	start_loop u/sq $(as_user 65534) "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/u/sq.state" "0-3"
+	hasnt "$(cat "$WORK/u/sq.err")" "warning"
+	run_rc out rc $(as_user 65534) "$NVT" -p -c 5 "$PID"
+	eq "$rc" 0 "the owner moves her task: $out"
+	wait_file "$WORK/u/sq.state" "5"
+	stop_loop u/sq "$PID"
+}
+t_sec_squatted_run_directory() {
+	# A run directory that another user made for the victim is refused, with a
+	# warning that names it and says why; the task still runs partitioned.
+	need_users
+	$(as_user 65533) mkdir -m 755 "$NVTASKSET_RUNDIR/nvtaskset-65532"
+	run_rc out rc $(as_user 65532) "$NVT" --no-mps -c 0-3 "$APP" launch 3
+	eq "$rc" 0
+	has "$out" "tpcs=0-3 hung=0"
+	has "$out" "nvtaskset: warning: cannot create a control segment in $NVTASKSET_RUNDIR/nvtaskset-65532 (it belongs to uid 65533, not to uid 65532)"
+	mkdir -m 777 "$NVTASKSET_RUNDIR/nvtaskset-65531"
+	chown 65531 "$NVTASKSET_RUNDIR/nvtaskset-65531"
+	run_rc out rc $(as_user 65531) "$NVT" --no-mps -c 0-3 "$APP" launch 3
+	has "$out" "tpcs=0-3 hung=0"
+	has "$out" "cannot create a control segment in $NVTASKSET_RUNDIR/nvtaskset-65531 (others may write in it: mode 0777)"
+}
+t_sec_forked_children_leak() {
+	# Children that end with _exit (multiprocessing, DataLoader workers) run no
+	# destructor: the next task that starts removes their segments.
+	run_rc out rc "$NVT" --no-mps -c 0 python3 -c '
+import os
+for i in range(30):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+print("forked")'
+	eq "$rc" 0 "$out"
+	[ "$(stale_segments)" -ge 30 ] || die "expected the children's segments to be left behind"
+	run_rc out rc "$NVT" --no-mps -c 0 "$APP" launch 1
+	eq "$(stale_segments)" 0 "segments of dead processes after the next task started"
+}
+t_sec_many_names_no_cap() {
+	# 5001 junk names from another user hide no task from -l or --exclude-running,
+	# and every user sees every user's tasks.
+	need_users
+	local a b ns
+	start_loop la "$NVT" --no-mps -c 0-7 "$APP"
+	a=$PID
+	start_loop u/lb $(as_user 65534) "$NVT" --no-mps -c 8-15 "$APP"
+	b=$PID
+	wait_file "$WORK/la.state" "0-7"
+	wait_file "$WORK/u/lb.state" "8-15"
+	ns=$(stat -L -c %i /proc/self/ns/pid)
+	$(as_user 65533) mkdir -p -m 755 "$NVTASKSET_RUNDIR/nvtaskset-65533"
+	$(as_user 65533) bash -c 'for ((p = 1; p <= 5001; p++)); do : >"$1/nvtaskset.$p"; : >"$1/nvtaskset-65533/nvtaskset.$2.$p"; done' \
+		_ "$NVTASKSET_RUNDIR" "$ns"
+	run_rc out rc $(as_user 65533) "$NVT" -l
+	eq "$rc" 0
+	grep -Eq "^ *$a +root +0-7 " <<<"$out" || die "-l by another user lost $a: $out"
+	grep -Eq "^ *$b +nobody +8-15 " <<<"$out" || die "-l by another user lost $b: $out"
+	run_rc out rc $(as_user 65533) "$NVT" --no-mps -n 8 --exclude-running /usr/bin/env
+	picked_apart "$out" 0-15
+	run_rc out rc "$NVT" -l --json
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); p={t["pid"] for t in d["tasks"]}; assert {int(sys.argv[2]),int(sys.argv[3])} <= p' \
+		"$out" "$a" "$b" || die "root's -l --json lost a task: $out"
+	stop_loop la "$a"
+	stop_loop u/lb "$b"
+}
+
+# ---- 4. Fail closed ------------------------------------------------------------------
+
+t_sec_fork_during_write() {
+	# A child forked while its parent's slot is mid-write (a writer stopped
+	# there) runs on its parent's partition, never on all TPCs.
+	local child
+	rm -f "$WORK"/fw.*
+	"$NVT" --no-mps -c 0-3 "$APP" fork-on "$WORK/fw.go" "$WORK/fw.stop" "$WORK/fw" \
+		>"$WORK/fw.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/fw.parent" "0-3"
+	"$T/segpoke" "$PID" halfwrite
+	touch "$WORK/fw.go"
+	for ((i = 0; i < 250; i++)); do
+		[ -s "$WORK/fw.child" ] && break
+		sleep 0.02
+	done
+	eq "$(cat "$WORK/fw.child")" "0-3" "the child's partition"
+	child=$(cat "$WORK/fw.childpid")
+	run_rc out rc "$NVT" -pc "$child"
+	eq "$out" "pid $child's current TPC list: 0-3"
+	run_rc out rc "$NVT" -p -c 9 "$PID"
+	eq "$rc" 0 "a new write repairs the parent's slot"
+	wait_file "$WORK/fw.parent" "9"
+	eq "$(cat "$WORK/fw.child")" "0-3"
+	touch "$WORK/fw.stop"
+	wait "$PID" || die "fork app failed: $(cat "$WORK/fw.out")"
+}
+t_sec_first_launch_meets_odd_slot() {
+	# A task's first launch finds its slot left odd by a stopped writer: it
+	# runs on the partition it started with, and -p says it is not applied
+	# until a launch uses it.
+	rm -f "$WORK"/fl.*
+	"$NVT" --no-mps -c 0-3 python3 -c '
+import os, sys, time
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.02)
+os.execv(sys.argv[2], [sys.argv[2], "loop"] + sys.argv[3:])' \
+		"$WORK/fl.go" "$APP" "$WORK/fl.stop" "$WORK/fl.state" >"$WORK/fl.out" 2>&1 &
+	PID=$!
+	for ((i = 0; i < 250; i++)); do
+		[ -e "$(seg_file "$PID")" ] && break
+		sleep 0.02
+	done
+	run_rc out rc "$NVT" -p --json "$PID"
+	has "$out" '"applied":false'
+	run_rc out rc "$NVT" -pc "$PID"
+	has "$out" "pid $PID has not applied this partition yet"
+	"$T/segpoke" "$PID" halfwrite
+	touch "$WORK/fl.go"
+	wait_file "$WORK/fl.state" "0-3"
+	run_rc out rc "$NVT" -p -c 6 "$PID"
+	eq "$rc" 0
+	wait_file "$WORK/fl.state" "6"
+	run_rc out rc "$NVT" -p --json "$PID"
+	has "$out" '"applied":true'
+	touch "$WORK/fl.stop"
+	wait "$PID"
+}
+t_sec_shim_writes_under_the_lock() {
+	# The shim writes its own slots (the environment's partition, a forked
+	# child's copy) holding the file's lock, so a CLI never writes beside it.
+	command -v strace >/dev/null || skip "needs strace"
+	strace -f -e trace=flock -o "$WORK/lock.st" env NVTASKSET_TPCS=0-3 \
+		NVTASKSET_TOPOLOGY="$(topo_identity)" LD_PRELOAD="$SHIM" python3 -c '
+import os
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+os.waitpid(pid, 0)' >/dev/null 2>&1
+	local pids
+	pids=$(grep -c 'LOCK_EX' "$WORK/lock.st" || true)
+	[ "$pids" -ge 2 ] || die "expected the shim to lock at start and in the child: $(cat "$WORK/lock.st")"
+	[ "$(grep 'LOCK_EX' "$WORK/lock.st" | awk '{print $1}' | sort -u | wc -l)" -ge 2 ] ||
+		die "the parent and the child should each lock: $(cat "$WORK/lock.st")"
+}
+
+# ---- 5, 6. MPS ----------------------------------------------------------------------
+
+t_sec_mps_hostile_default_directory() {
+	# Another user made /tmp/nvidia-mps first, with a FIFO for a pid file, or
+	# with her own daemon: root neither hangs nor joins it.
+	need_users
+	make_in_tmp hostile
+	local fake=$ROOT/tests/fake/bin args
+	unset CUDA_MPS_PIPE_DIRECTORY
+	export PATH="$fake:$PATH" CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log.sec
+	trap 'touch "$FAKETMP/nvidia-mps/quit" 2>/dev/null || true' EXIT
+	$IN_TMP $(as_user 65534) mkdir -m 755 /tmp/nvidia-mps
+	$IN_TMP $(as_user 65534) mkfifo /tmp/nvidia-mps/nvidia-cuda-mps-control.pid
+	for args in "--mps status" "--mps start" "-c 0 $APP launch 1"; do
+		# shellcheck disable=SC2086
+		out=$(timeout 5 $IN_TMP "$NVT" $args 2>&1) && rc=0 || rc=$?
+		eq "$rc" 1 "exit status of nvtaskset $args (124: it hung)"
+		has "$out" "nvtaskset: refusing the MPS pipe directory /tmp/nvidia-mps: it belongs to uid 65534"
+	done
+	run_rc out rc $IN_TMP "$NVT" --no-mps -c 0 "$APP" launch 1
+	has "$out" "tpcs=0 hung=0"
+	rm "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid"
+	# The same directory, now with a daemon of hers.
+	$IN_TMP $(as_user 65534) env CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps \
+		CUDA_MPS_LOG_DIRECTORY=/tmp/nvidia-log "$fake/nvidia-cuda-mps-control" -d
+	[ -e "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid" ] || die "the user's daemon did not start"
+	run_rc out rc $IN_TMP "$NVT" -c 0 /usr/bin/env
+	eq "$rc" 1 "root joined another user's daemon: $out"
+	has "$out" "refusing the MPS pipe directory /tmp/nvidia-mps"
+}
+t_sec_mps_fifo_pid_file() {
+	# A FIFO as the pid file of a directory root owns does not hang either.
+	own_mps_dirs sec_fifo
+	mkfifo "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
+	local out rc
+	out=$(PATH="$ROOT/tests/fake/bin:$PATH" timeout 5 "$NVT" --mps status 2>&1) && rc=0 || rc=$?
+	[ "$rc" != 124 ] || die "--mps status hung on a FIFO"
+}
+t_sec_mps_start_stop_time_out() {
+	# A control binary that never returns from -d or from quit hangs neither
+	# --mps start nor --mps stop (both run at once: each waits its 10 s).
+	local fake=$ROOT/tests/fake/bin begin starter stopper
+	mkdir -p "$WORK/wedge"
+	sed -e 's/^-d)$/-d) sleep 1000/' -e 's/	quit) touch "$pipe\/quit" ;;/	quit) sleep 1000 ;;/' \
+		"$fake/nvidia-cuda-mps-control" >"$WORK/wedge/nvidia-cuda-mps-control"
+	chmod +x "$WORK/wedge/nvidia-cuda-mps-control"
+	grep -q '^-d) sleep 1000' "$WORK/wedge/nvidia-cuda-mps-control" || die "sed missed -d"
+	grep -q 'quit) sleep 1000' "$WORK/wedge/nvidia-cuda-mps-control" || die "sed missed quit"
+	own_mps_dirs sec_running
+	PATH="$fake:$PATH" "$NVT" --mps start >/dev/null # a daemon that will not quit
+	begin=$SECONDS
+	env PATH="$WORK/wedge:$PATH" timeout 20 "$NVT" --mps stop >"$WORK/stop.out" 2>&1 &
+	stopper=$!
+	own_mps_dirs sec_wedged
+	env PATH="$WORK/wedge:$PATH" timeout 20 "$NVT" --mps start >"$WORK/start.out" 2>&1 &
+	starter=$!
+	wait "$starter" && rc=0 || rc=$?
+	eq "$rc" 1 "--mps start with a control binary that never returns (124: it hung)"
+	has "$(cat "$WORK/start.out")" "nvtaskset: cannot start MPS:"
+	wait "$stopper" && rc=0 || rc=$?
+	eq "$rc" 1 "--mps stop with a control binary that never returns (124: it hung)"
+	has "$(cat "$WORK/stop.out")" "nvtaskset: cannot stop MPS:"
+	[ $((SECONDS - begin)) -lt 15 ] || die "took $((SECONDS - begin)) s"
+}
+t_sec_mps_per_user_pipe_directory() {
+	# An ordinary user's nvtaskset starts the daemon on a pipe directory of her
+	# own and gives it to the task; root keeps the system default; a user
+	# joins the daemon root runs there.
+	need_users
+	make_in_tmp peruser
+	local fake=$ROOT/tests/fake/bin
+	mkdir -m 700 "$WORK/xdg"
+	chown 65534:65534 "$WORK/xdg"
+	unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY XDG_RUNTIME_DIR
+	export PATH="$fake:$PATH"
+	trap 'touch "$FAKETMP"/nvidia-mps*/quit "$WORK/xdg/nvidia-mps/quit" 2>/dev/null || true' EXIT
+	run_rc out rc $IN_TMP $(as_user 65534) "$NVT" -c 0 /usr/bin/env
+	eq "$rc" 0 "$out"
+	has "$out" "started the MPS control daemon (pipe directory /tmp/nvidia-mps-65534)"
+	grep -qx "CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps-65534" <<<"$out" || die "task's pipe directory: $out"
+	[ ! -e "$FAKETMP/nvidia-mps" ] || die "a user made the system's pipe directory"
+	run_rc out rc $IN_TMP $(as_user 65534) "$NVT" --mps status
+	has "$out" "MPS control daemon: running (pid"
+	has "$out" "pipe directory /tmp/nvidia-mps-65534"
+	$IN_TMP $(as_user 65534) "$NVT" --mps stop >/dev/null
+	run_rc out rc $IN_TMP $(as_user 65534) env XDG_RUNTIME_DIR="$WORK/xdg" "$NVT" -c 0 /usr/bin/env
+	grep -qx "CUDA_MPS_PIPE_DIRECTORY=$WORK/xdg/nvidia-mps" <<<"$out" || die "with XDG_RUNTIME_DIR: $out"
+	$IN_TMP $(as_user 65534) env XDG_RUNTIME_DIR="$WORK/xdg" "$NVT" --mps stop >/dev/null
+	run_rc out rc $IN_TMP env CUDA_MPS_LOG_DIRECTORY="$WORK/mps-log.root" "$NVT" -c 0 /usr/bin/env
+	grep -qx "CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps" <<<"$out" || die "root: $out"
+	run_rc out rc $IN_TMP $(as_user 65534) "$NVT" -c 0 /usr/bin/env
+	hasnt "$out" "started"
+	grep -qx "CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps" <<<"$out" || die "a user beside root's daemon: $out"
+	$IN_TMP "$NVT" --mps stop >/dev/null
+}
+t_sec_mps_server_not_found() {
+	# The daemon answers "ps" with "Server not found" when no server runs (H100,
+	# HARDWARE-FACTS.md section 11): that is zero clients, not a failure.
+	own_mps_dirs sec_noserver
+	export PATH="$ROOT/tests/fake/bin:$PATH"
+	"$NVT" --mps start >/dev/null
+	run_rc out rc "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 0
+	hasnt "$out" "cannot ask"
+	run_rc out rc "$NVT" --mps status
+	has "$out" "MPS server: no clients of yours"
+	run_rc out rc "$NVT" --mps status --json
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["server"]==0 and d["clients"]==0' "$out" ||
+		die "bad JSON: $out"
+	"$NVT" --mps stop >/dev/null
+}
+
+# ---- 7. Smaller -----------------------------------------------------------------------
+
+t_sec_exec_to_another_user() {
+	# Root starts a program that changes user in the same PID (setpriv, gosu):
+	# its partition stays live, and root's -l removes nothing live.
+	need_users
+	start_loop u/ex "$NVT" --no-mps -c 0-3 $(as_user 65534) "$APP"
+	wait_file "$WORK/u/ex.state" "0-3"
+	hasnt "$(cat "$WORK/u/ex.err")" "warning"
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$PID +nobody +0-3 " <<<"$out" || die "no row for $PID in: $out"
+	run_rc out rc "$NVT" -p -c 5 "$PID"
+	eq "$rc" 0
+	wait_file "$WORK/u/ex.state" "5"
+	run_rc out rc $(as_user 65534) "$NVT" -p -c 6 "$PID"
+	eq "$rc" 0 "the task's user moves it: $out"
+	wait_file "$WORK/u/ex.state" "6"
+	stop_loop u/ex "$PID"
+	eq "$(stale_segments '*')" 0 "segments left behind"
+}
+t_sec_setuid_in_process() {
+	# A program that drops root after the shim set up keeps its segment: root's
+	# -l does not remove it and root still moves the task.
+	need_users
+	start_loop u/su "$NVT" --no-mps -c 0-3 "$APP" setuid 65534
+	wait_file "$WORK/u/su.state" "0-3"
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$PID +nobody +0-3 " <<<"$out" || die "no row for $PID in: $out"
+	run_rc out rc "$NVT" -p -c 7 "$PID"
+	eq "$rc" 0 "root moves the task after -l: $out"
+	wait_file "$WORK/u/su.state" "7"
+	stop_loop u/su "$PID"
+}
+t_sec_shim_reads_environment_securely() {
+	# In a setuid program the environment belongs to the caller: the shim reads
+	# it with secure_getenv only.
+	local syms
+	syms=$(nm -D --undefined-only "$SHIM" | awk '{print $2}')
+	grep -qx 'secure_getenv@GLIBC[_0-9.]*\|secure_getenv' <<<"$syms" || die "the shim does not use secure_getenv"
+	grep -q '^getenv' <<<"$syms" && die "the shim calls getenv: $syms"
+	[ "$(id -u)" == 0 ] || return 0
+	command -v gcc >/dev/null || return 0
+	findmnt -no OPTIONS --target "$WORK" | grep -q nosuid && return 0
+	# A setuid program that reaches the shim through its RPATH (honoured in
+	# secure mode), run by another user who sets NVTASKSET_RUNDIR.
+	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" -I"$ROOT/tests/fake" -L"$FAKEDIR" -lcuda \
+		-lpthread -Wl,--disable-new-dtags,-rpath,"$WRAPDIR:$FAKEDIR"
+	chown 65534 "$WORK/suidapp"
+	chmod 4755 "$WORK/suidapp"
+	mkdir -m 777 "$WORK/evil"
+	# In a mount namespace with a /dev/shm of its own: the default run directory.
+	unshare --mount --propagation private true 2>/dev/null || return 0
+	run_rc out rc unshare --mount --propagation private sh -c 'mount -t tmpfs tmpfs /dev/shm && exec "$@"' _ \
+		env NVTASKSET_RUNDIR="$WORK/evil" NVTASKSET_QUIET=1 $(as_user 65533) "$WORK/suidapp" launch 1
+	has "$out" "hung=0"
+	[ -z "$(ls -A "$WORK/evil")" ] || die "a setuid program followed NVTASKSET_RUNDIR: $(ls -lR "$WORK/evil")"
+}
+t_sec_json_escapes() {
+	# The MPS log's time and command lines with bytes that are not UTF-8 still
+	# make valid JSON.
+	own_mps_dirs sec_json
+	mkdir -p "$CUDA_MPS_LOG_DIRECTORY"
+	printf '%s\n' '[2026-11-21"x\y 20:01:59.353 Server  2483] Client {PID: 2503, Context: 1} encountered a fatal GPU error.' \
+		>"$CUDA_MPS_LOG_DIRECTORY/server.log"
+	"$NVT" --mps status --json >"$WORK/status.json" 2>/dev/null || true
+	python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); assert d["last_fault"]["time"].startswith("2026-11-21\"x\\y")' \
+		"$WORK/status.json" || die "bad JSON: $(cat "$WORK/status.json")"
+	start_loop js "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/js.state" "0-3"
+	"$NVT" --no-mps -c 1 python3 -c 'import time; time.sleep(1000)' "$WORK/js" \
+		"$(printf 'bad\xff\xfe\xc3utf8 \xe2\x82')" &
+	local other=$!
+	sleep 0.3
+	"$NVT" -l --json >"$WORK/list.json"
+	python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); assert any("bad" in t["command"] for t in d["tasks"])' \
+		"$WORK/list.json" || die "bad JSON: $(cat -v "$WORK/list.json")"
+	kill "$other"
+	stop_loop js "$PID"
+}
+t_sec_list_control_bytes() {
+	# -l prints no terminal control bytes of a task's command line.
+	"$NVT" --no-mps -c 1 python3 -c 'import time; time.sleep(1000)' "$WORK/cb" \
+		"$(printf 'x\033]0;owned\007\033[2J\x7f\x9b\xc2\x9by')" &
+	local other=$!
+	sleep 0.3
+	"$NVT" -l >"$WORK/list.txt"
+	grep -q "python3 -c import time; time.sleep(1000) $WORK/cb x" "$WORK/list.txt" || die "task not listed: $(cat -v "$WORK/list.txt")"
+	if LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f\x9b]' "$WORK/list.txt"; then
+		die "control bytes reach the terminal: $(cat -v "$WORK/list.txt")"
+	fi
+	LC_ALL=C grep -q $'\xc2\x9b' "$WORK/list.txt" && die "a C1 control reaches the terminal"
+	kill "$other"
+}
+t_sec_list_not_applied() {
+	# A task whose program runs without the shim: its partition is not applied.
+	start_loop na "$NVT" --no-mps -c 0-3 env -u LD_PRELOAD "$APP"
+	wait_file "$WORK/na.state" "0-65"
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$PID +root +0-3 \(not applied\) +$APP loop" <<<"$out" || die "no 'not applied' row for $PID in: $out"
+	run_rc out rc "$NVT" -l --json
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); t=[t for t in d["tasks"] if t["pid"]==int(sys.argv[2])][0]; assert t["gpus"][0]["applied"] is False' \
+		"$out" "$PID" || die "bad JSON: $out"
+	start_loop ap "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/ap.state" "0-3"
+	run_rc out rc "$NVT" -l --json
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); t=[t for t in d["tasks"] if t["pid"]==int(sys.argv[2])][0]; assert t["gpus"][0]["applied"] is True' \
+		"$out" "$PID" || die "bad JSON: $out"
+	grep -Eq "^ *$PID +root +0-3 +$APP loop" <<<"$(timeout 20 "$NVT" -l)" || die "an applied partition is marked"
+	# A partition the task refuses (no TPC at all) is marked so, not as applied.
+	"$T/segpoke" "$PID" empty
+	sleep 0.2
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$PID +root +\(refused\) +$APP loop" <<<"$out" || die "no '(refused)' row for $PID in: $out"
+	stop_loop ap "$PID"
+}
+t_sec_fuzz_regressions() {
+	# Inputs the fuzzers once failed on; with clang, also under clang's UBSan,
+	# which (unlike gcc's) reports arithmetic on a null pointer.
+	local dir=$ROOT/tests/unit/fuzz-regressions
+	"$T/fuzz_parsers" "$dir"/*
+	command -v clang >/dev/null || return 0
+	clang -std=gnu11 -I"$ROOT/include" -I"$ROOT/src" -O1 -g -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -DFUZZ_STANDALONE -o "$WORK/fuzz_clang" \
+		"$ROOT"/src/{tpcset,tmd,topo,segment,gpusel,mpslog,driverinfo}.c "$ROOT/tests/unit/fuzz_parsers.c"
+	"$WORK/fuzz_clang" "$dir"/*
+}
