@@ -20,6 +20,8 @@ DOCDIR ?= $(PREFIX)/share/doc/nvtaskset
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
 VERSION := $(shell sed -n 's/^\#define NVT_VERSION_STRING "\(.*\)"/\1/p' include/nvtaskset.h)
+# The symbol the command exports so that an inherited shim stays passive.
+CLI_MARKER := $(shell sed -n 's/^\#define NVT_CLI_MARKER "\(.*\)"/\1/p' include/nvtaskset.h)
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
@@ -94,7 +96,7 @@ $(B)/cmd/run.o: $(PATHS_H)
 
 $(CLI): $(CLI_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) -ldl
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) -Wl,--export-dynamic-symbol=$(CLI_MARKER) -ldl
 
 $(SHIM): $(SHIM_OBJ) src/shim.map
 	@mkdir -p $(@D)

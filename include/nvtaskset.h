@@ -36,6 +36,15 @@ extern "C" {
 #define NVT_ENV_SHIM "NVTASKSET_SHIM"
 
 /*
+ * The nvtaskset command exports a symbol of this name (the linker's
+ * --export-dynamic-symbol). A shim that finds it in its process stays
+ * passive: the CLI, inheriting a partitioned shell's LD_PRELOAD, has no
+ * segment and no launch callback, so that a nested nvtaskset's partition is
+ * the one its COMMAND gets and --calibrate's probes reach every SM.
+ */
+#define NVT_CLI_MARKER "nvtaskset_cli"
+
+/*
  * Where control segments live. User UID's run directory is
  * <rundir>/NVT_USERDIR_PREFIX<UID>: made by the shim with mode 0755, owned by
  * UID, used only if it is a directory of UID's that nobody else may write in.

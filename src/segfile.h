@@ -176,6 +176,16 @@ int nvt_seg_free_slot_of(const struct nvt_seg_handle *h);
 void nvt_seg_close(struct nvt_seg_handle *h);
 
 /*
+ * Removes the calling process's own segment file from its user's run
+ * directory under base, if there is one: a shim made it before this process
+ * exec'd (a partitioned shell's forked child). The nvtaskset command runs
+ * without a segment, and the COMMAND it execs then starts from its own
+ * partition instead of adopting that one. Removes only a regular file of the
+ * caller's. Returns 0 (none is left), or -1 with errno set.
+ */
+int nvt_seg_discard_own(const char *base);
+
+/*
  * Lists the tasks with a segment in any user's run directory under base:
  * their PIDs as the caller's /proc numbers them (a container's tasks by their
  * host PIDs), ascending, in *pids (malloc'd; the caller frees it). With tidy,

@@ -306,6 +306,32 @@ int nvt_seg_write(struct nvt_seg_handle *h, int gpu, const struct nvt_slot_view 
 	return guarded(write_mapped, h, &a);
 }
 
+int nvt_seg_discard_own(const char *base)
+{
+	char name[64];
+	struct stat st;
+	uint64_t pidns = nvt_own_pidns();
+	int dirfd, rc = 0;
+
+	/* Named as the shim names it (nvt_seg_create): our PID namespace and PID. */
+	if (!pidns || nvt_seg_name(name, sizeof(name), pidns, getpid()))
+		return 0; /* no shim could have made one either */
+	dirfd = nvt_userdir_open(base, geteuid());
+	if (dirfd < 0)
+		return errno == ENOENT ? 0 : -1;
+	/* The directory is ours and nobody else writes in it: what we stat is
+	 * what we unlink. Only a regular file of ours; never follow a link. */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && unlinkat(dirfd, name, 0) &&
+		    errno != ENOENT)
+			rc = -1;
+	} else if (errno != ENOENT) {
+		rc = -1;
+	}
+	close(dirfd);
+	return rc;
+}
+
 void nvt_seg_close(struct nvt_seg_handle *h)
 {
 	if (h->fd >= 0)

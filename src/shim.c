@@ -645,6 +645,11 @@ static void init(void)
 	shim.quiet = env_flag(NVT_ENV_QUIET);
 	if (first && first != (const void *)instance_marker)
 		return; /* another copy of the shim is in charge */
+	/* The nvtaskset command itself (nested in a partitioned shell): no
+	 * segment, no callback, no fork handler. It removes the segment this PID
+	 * had before its exec, and the COMMAND it execs starts afresh. */
+	if (dlsym(RTLD_DEFAULT, NVT_CLI_MARKER))
+		return;
 	n_env = environment_partitions(env);
 	snprintf(shim.base, sizeof(shim.base), "%s", nvt_rundir());
 	rc = nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why));

@@ -16,6 +16,13 @@
 
 #include "cli.h"
 
+/*
+ * Exported (the Makefile links with --export-dynamic-symbol=NVT_CLI_MARKER):
+ * a shim inherited from a partitioned shell finds it and stays passive.
+ */
+__attribute__((visibility("default"), used)) const char nvtaskset_cli[] =
+	"nvtaskset " NVT_VERSION_STRING;
+
 static void __attribute__((noreturn)) usage(FILE *out)
 {
 	fputs("Usage:\n"
@@ -111,6 +118,12 @@ int main(int argc, char **argv)
 	int c;
 	char *end;
 	long v;
+
+	/* A partitioned shell's forked child had a segment before it exec'd us:
+	 * the command is no task, and what it starts must not adopt that one. */
+	if (nvt_seg_discard_own(nvt_rundir()))
+		warn("cannot remove this process's control segment; a COMMAND started "
+		     "may keep the partition of the shell it was started from");
 
 	while ((c = getopt_long(argc, argv, "+cgpln:hV", longopts, NULL)) != -1) {
 		switch (c) {
