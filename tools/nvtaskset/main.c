@@ -52,7 +52,7 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "                       MASK (repeat for each GPU, and give no other MASK)\n"
 	      " -p, --pid             show or change the TPCs of the running task PID\n"
 	      "                       (as a list with -c or -g, else as a mask)\n"
-	      " -l, --list            list the tasks under nvtaskset that you may see\n"
+	      " -l, --list            list the tasks under nvtaskset, every user's\n"
 	      "     --json            print what -p, -l, --topology, --mps status,\n"
 	      "                       --dry-run and -n's pick report as JSON\n"
 	      "     --no-mps          run COMMAND outside MPS (no co-running)\n"
