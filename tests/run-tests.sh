@@ -127,6 +127,22 @@ seg_file() {
 		return
 	done
 }
+# syscalls_per_launch FEW MANY RECORD [ENV...]: runs the fake app under the shim
+# with NVTASKSET_PARTITION=RECORD for FEW and for MANY launches under strace;
+# dies if MANY launches made more system calls than FEW. Output: $WORK/many.out.
+syscalls_per_launch() {
+	local few_n=$1 many_n=$2 record=$3 few many
+	shift 3
+	command -v strace >/dev/null || skip "needs strace"
+	few=$(env "$@" NVTASKSET_PARTITION="$record" LD_PRELOAD="$SHIM" \
+		strace -f -c -o "$WORK/few.st" "$APP" launch "$few_n" >/dev/null 2>&1; tail -1 "$WORK/few.st")
+	many=$(env "$@" NVTASKSET_PARTITION="$record" LD_PRELOAD="$SHIM" \
+		strace -f -c -o "$WORK/many.st" "$APP" launch "$many_n" >"$WORK/many.out" 2>&1; tail -1 "$WORK/many.st")
+	few=$(awk '{print $4}' <<<"$few")
+	many=$(awk '{print $4}' <<<"$many")
+	echo "system calls: $few_n launches $few, $many_n launches $many"
+	[ "$many" -le "$few" ] || die "launches make system calls: $few for $few_n, $many for $many_n"
+}
 # fake_uuid [DEVICE]: the UUID the fake driver gives a device (default 0).
 fake_uuid() { "$APP" uuids | awk -v d="${1:-0}" '$1 == d {print $2}'; }
 # partition_env LIST TOPOLOGY [DEVICE]: an NVTASKSET_PARTITION record for one fake GPU.
