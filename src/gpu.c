@@ -216,6 +216,10 @@ int nvt_gpu_enumerate(int timeout_ms, struct nvt_gpu_list *out)
 	if (rc != NVT_CHILD_OK)
 		return child_failure(rc, timeout_ms, out->error, sizeof(out->error));
 	out->error[sizeof(out->error) - 1] = '\0';
+	if (out->count < 0 || out->count > NVT_GPU_LIST_MAX) {
+		snprintf(out->error, sizeof(out->error), "the driver query process failed");
+		return -1;
+	}
 	for (int i = 0; i < out->count; i++)
 		out->gpu[i].name[sizeof(out->gpu[i].name) - 1] = '\0';
 	return out->error[0] ? -1 : 0;

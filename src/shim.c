@@ -366,7 +366,9 @@ static int lookup_slot(const void *ctx, uint64_t gen)
 		     (long)getpid(), text, dev);
 	}
 	i = __atomic_fetch_add(&shim.n_ctx, 0, __ATOMIC_RELAXED);
-	if (i < MAX_CONTEXTS) {
+	if (!ctx) {
+		/* Not seen with the real driver: answer, but remember nothing. */
+	} else if (i < MAX_CONTEXTS) {
 		/* Claim an entry; another thread may add the same context: harmless. */
 		i = __atomic_fetch_add(&shim.n_ctx, 1, __ATOMIC_ACQ_REL);
 		if (i < MAX_CONTEXTS) {
@@ -385,6 +387,10 @@ static int slot_of(const void *ctx)
 {
 	unsigned n = __atomic_load_n(&shim.n_ctx, __ATOMIC_ACQUIRE);
 	uint64_t gen = nvt_seg_gen(shim.seg);
+
+	/* An entry being added reads NULL until published: never match it. */
+	if (!ctx)
+		return lookup_slot(NULL, gen);
 
 	if (n > MAX_CONTEXTS)
 		n = MAX_CONTEXTS;
@@ -508,16 +514,22 @@ static int environment_partitions(struct nvt_slot_view *parts)
 
 /*
  * Single-threaded (set-up, or a forked child): the masks slot g's launches
- * start from, and the fallback when nothing better can be read. The first
- * launch still reads the slot, and only then reports the partition applied.
+ * start from, and the fallback when nothing better can be read. A view that
+ * gives no usable masks (the parent refused it, say) falls back on the last
+ * partition launches used, then on fallback (NULL: none); only then on
+ * "unpartitioned". The first launch still reads the slot, and only then
+ * reports the partition applied.
  */
-static void start_masks(int g, const struct nvt_slot_view *view)
+static void start_masks(int g, const struct nvt_slot_view *view, const struct nvt_slot_view *fallback)
 {
 	struct slot_masks *sm = &shim.masks[g];
 	struct hw_masks none, m;
+	struct nvt_slot_view last;
 
 	memset(&none, 0, sizeof(none));
-	if (compute(&none, view, &m))
+	if (compute(&none, view, &m) &&
+	    (recall(sm, &last) || compute(&none, &last, &m)) &&
+	    (!fallback || compute(&none, fallback, &m)))
 		m = none;
 	m.seg_seq = UINT64_MAX;
 	sm->initial = m;
@@ -629,7 +641,7 @@ static void after_fork_in_child(void)
 	} /* else: keep reading the parent's (a private copy already): better than none */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		if (used[g])
-			start_masks(g, &views[g]);
+			start_masks(g, &views[g], NULL);
 		else
 			memset(&shim.masks[g], 0, sizeof(shim.masks[g]));
 	}
@@ -680,13 +692,21 @@ static void init(void)
 	/* Launches start from each slot, or from the environment if a writer
 	 * stopped inside it: never from "unpartitioned". */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		const struct nvt_slot_view *mine = NULL;
+		uint8_t uuid[16];
+		nvt_slot_uuid(&shim.seg->gpu[g], uuid);
+		if (nvt_uuid_is_zero(uuid))
+			continue;
+		/* The environment's partition of this slot's GPU, if it names it. */
+		for (int e = 0; e < n_env && !mine; e++)
+			if (!memcmp(env[e].uuid, uuid, sizeof(uuid)))
+				mine = &env[e];
 		if (nvt_slot_read(&shim.seg->gpu[g], &start, 100)) {
-			if (g >= n_env)
+			if (!mine)
 				continue;
-			start = env[g];
+			start = *mine;
 		}
-		if (!nvt_uuid_is_zero(start.uuid))
-			start_masks(g, &start);
+		start_masks(g, &start, mine);
 	}
 	if (pthread_atfork(NULL, NULL, after_fork_in_child))
 		warn("cannot watch fork(): children share their parent's control segment");

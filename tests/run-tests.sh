@@ -48,10 +48,15 @@ own_mps_dirs() {
 	export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe.$1 CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log.$1
 	mkdir -p "$CUDA_MPS_PIPE_DIRECTORY"
 }
+# An empty directory outside /tmp, on which tests that give a command a
+# private /tmp hold the real one (tests/e2e/helpers/in-private-tmp). The
+# checkout itself may lie under /tmp (CI's clones can).
+TMP_HOLD=$(mktemp -d /var/tmp/nvtaskset-hold.XXXXXX 2>/dev/null || mktemp -d /dev/shm/nvtaskset-hold.XXXXXX)
 cleanup() {
 	stop_fake_mps
 	pkill -KILL -f "$WORK" 2>/dev/null
 	rm -rf "$WORK"
+	rmdir "$TMP_HOLD" 2>/dev/null
 }
 trap cleanup EXIT
 

@@ -31,9 +31,8 @@ make_in_tmp() {
 	[ "$(id -u)" == 0 ] || skip "needs root for a private /tmp"
 	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
 	FAKETMP=$WORK/faketmp.$1
-	mkdir -p "$B/test/tmp-hold"
 	mkdir -p -m 1777 "$FAKETMP"
-	IN_TMP="$ROOT/tests/e2e/helpers/in-private-tmp $FAKETMP $WORK $B/test/tmp-hold"
+	IN_TMP="$ROOT/tests/e2e/helpers/in-private-tmp $FAKETMP $WORK $TMP_HOLD $ROOT"
 	[ "$($IN_TMP stat -c %i /tmp)" == "$(stat -c %i "$FAKETMP")" ] || die "in-private-tmp does not work"
 }
 # The PID (on this host) of the process that unshare PID started as PID 1 of its namespace.
@@ -305,6 +304,26 @@ t_sec_fork_during_write() {
 	eq "$(cat "$WORK/fw.child")" "0-3"
 	touch "$WORK/fw.stop"
 	wait "$PID" || die "fork app failed: $(cat "$WORK/fw.out")"
+}
+t_sec_fork_after_refused_partition() {
+	# The parent refused its slot's partition (it enables no working TPC) and
+	# runs on its previous one: a child forked then does the same, never all TPCs.
+	rm -f "$WORK"/fr.*
+	"$NVT" --no-mps -c 0-3 "$APP" fork-on "$WORK/fr.go" "$WORK/fr.stop" "$WORK/fr" \
+		>"$WORK/fr.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/fr.parent" "0-3"
+	"$T/segpoke" "$PID" empty
+	sleep 0.2
+	eq "$(cat "$WORK/fr.parent")" "0-3" "the parent's partition after a refused one"
+	touch "$WORK/fr.go"
+	for ((i = 0; i < 250; i++)); do
+		[ -s "$WORK/fr.child" ] && break
+		sleep 0.02
+	done
+	eq "$(cat "$WORK/fr.child")" "0-3" "the child's partition"
+	touch "$WORK/fr.stop"
+	wait "$PID" || die "fork app failed: $(cat "$WORK/fr.out")"
 }
 t_sec_first_launch_meets_odd_slot() {
 	# A task's first launch finds its slot left odd by a stopped writer: it

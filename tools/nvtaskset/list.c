@@ -89,7 +89,8 @@ static void print_json(const struct row *r, int first)
 			printf(",\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u", list, mask,
 			       nvt_set_count(&p->view.tpcs));
 		}
-		printf(",\"applied\":%s}", p->applied ? "true" : "false");
+		printf(",\"applied\":%s,\"refused\":%s}", p->applied ? "true" : "false",
+		       p->refused ? "true" : "false");
 	}
 	printf("]}");
 }

@@ -142,8 +142,10 @@ static void report(const struct options *o, FILE *out, const char *what,
 		else
 			snprintf(list, sizeof(list), "all");
 		if (o->json) {
-			fprintf(out, "%s{\"gpu\":%d,\"uuid\":\"%s\",\"partitioned\":%s,\"tpc_list\":", i ? "," : "",
-				index, uuid, parts[i].state == NVT_SLOT_SET ? "true" : "false");
+			fprintf(out, "%s{\"gpu\":", i ? "," : "");
+			fprintf(out, index >= 0 ? "%d" : "null", index);
+			fprintf(out, ",\"uuid\":\"%s\",\"partitioned\":%s,\"tpc_list\":", uuid,
+				parts[i].state == NVT_SLOT_SET ? "true" : "false");
 			if (parts[i].state == NVT_SLOT_SET) {
 				fprintf(out, "\"%s\",\"tpcs\":", list);
 				json_tpc_array(out, &parts[i].tpcs);
@@ -152,7 +154,10 @@ static void report(const struct options *o, FILE *out, const char *what,
 				fprintf(out, "null,\"tpcs\":null,\"tpc_count\":null}");
 			}
 		} else {
-			fprintf(out, "%sGPU %d (%s): TPCs %s\n", out == stderr ? "nvtaskset: " : "", index,
+			char number[16] = "?";
+			if (index >= 0)
+				snprintf(number, sizeof(number), "%d", index);
+			fprintf(out, "%sGPU %s (%s): TPCs %s\n", out == stderr ? "nvtaskset: " : "", number,
 				uuid, list);
 		}
 	}
@@ -170,7 +175,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 
 	if (n_task == 0)
 		errx(EXIT_FAILURE, "the task can use no GPU (CUDA_VISIBLE_DEVICES=%s)",
-		     getenv("CUDA_VISIBLE_DEVICES"));
+		     getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
 	n = build_partitions(o, positional ? argv[0] : "", task, n_task, NULL, 0, parts);
 	if (n == 0)
 		errx(EXIT_FAILURE, "no GPU that the task can use could be partitioned");
