@@ -171,8 +171,21 @@ for name in ${*:-$ALL}; do
 	(
 		set -e
 		"t_$name"
-	) >"$log" 2>&1
+	) >"$log" 2>&1 &
+	test_pid=$!
+	# A test that hangs fails, and the suite goes on: nothing waits forever.
+	(
+		sleep "${TEST_TIMEOUT:-300}"
+		echo "FAILED: no end after ${TEST_TIMEOUT:-300} s" >>"$log"
+		pkill -KILL -P "$test_pid" 2>/dev/null
+		kill -KILL "$test_pid" 2>/dev/null
+	) &
+	watchdog=$!
+	wait "$test_pid"
 	rc=$?
+	pkill -KILL -P "$watchdog" 2>/dev/null # its sleep
+	kill -KILL "$watchdog" 2>/dev/null
+	wait "$watchdog" 2>/dev/null
 	stop_fake_mps
 	pkill -KILL -f "$WORK/" 2>/dev/null
 	wait 2>/dev/null

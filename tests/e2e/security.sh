@@ -162,6 +162,7 @@ t_sec_fifo_named_like_a_segment() {
 	eq "$rc" 0 "exit status of --exclude-running beside a FIFO (124: it hung)"
 	picked_apart "$out" 0-3
 	kill "$sleeper"
+	rm -f "$NVTASKSET_RUNDIR/nvtaskset.$sleeper" "$NVTASKSET_RUNDIR/nvtaskset-65533/nvtaskset.$ns.$sleeper"
 	stop_loop u/fv "$victim"
 }
 t_sec_resized_segment() {
@@ -262,7 +263,8 @@ t_sec_many_names_no_cap() {
 	wait_file "$WORK/u/lb.state" "8-15"
 	ns=$(stat -L -c %i /proc/self/ns/pid)
 	$(as_user 65533) mkdir -p -m 755 "$NVTASKSET_RUNDIR/nvtaskset-65533"
-	$(as_user 65533) bash -c 'for ((p = 1; p <= 5001; p++)); do : >"$1/nvtaskset.$p"; : >"$1/nvtaskset-65533/nvtaskset.$2.$p"; done' \
+	# (-e first: never open a FIFO another test left, which would block.)
+	$(as_user 65533) bash -c 'for ((p = 1; p <= 5001; p++)); do for f in "$1/nvtaskset.$p" "$1/nvtaskset-65533/nvtaskset.$2.$p"; do [ -e "$f" ] || : >"$f"; done; done' \
 		_ "$NVTASKSET_RUNDIR" "$ns"
 	run_rc out rc $(as_user 65533) "$NVT" -l
 	eq "$rc" 0

@@ -1,0 +1,300 @@
+/*
+ * shimsetup.c - the shim's set-up: the control segment, the partitions from
+ * the environment, the driver's launch callback, forks and exit. The launch
+ * path itself is in shim.c (see its comment for the whole design).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cuda_driver.h"
+#include "shimstate.h"
+#include "gpusel.h"
+#include "nvtaskset.h"
+#include "segfile.h"
+#include "segment.h"
+#include "tmd.h"
+#include "topo.h"
+#include "tpcset.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/*
+ * The first shim instance in a process that this symbol resolves to does
+ * the work; a second copy (preload plus wrapper) stays passive. Our own
+ * address must come from the hidden name: the exported one is interposable
+ * and resolves to the first copy in every copy.
+ */
+#define INSTANCE_TEXT "nvtaskset " NVT_VERSION_STRING
+static const char instance_marker[sizeof(INSTANCE_TEXT)] = INSTANCE_TEXT;
+extern const char nvtaskset_shim_instance[sizeof(INSTANCE_TEXT)]
+	__attribute__((alias("instance_marker"))) EXPORT;
+
+/* Stale segments the shim looks at when a task starts (nvt_seg_sweep). */
+#define SWEEP_MAX 4096
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* ---- Set-up ------------------------------------------------------------- */
+
+static int env_flag(const char *name)
+{
+	const char *v = secure_getenv(name);
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+/* A segment only this process sees, when none can be shared. */
+static struct nvt_segment *private_segment(void)
+{
+	void *p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t start = 0;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	nvt_proc_start_time(getpid(), &start);
+	nvt_seg_init(p, (int32_t)getpid(), (uint32_t)geteuid(), start);
+	return p;
+}
+
+/*
+ * The initial partitions the CLI put in the environment, one per GPU, into
+ * parts (NVT_MAX_GPUS). Returns how many (0: none, or a malformed record).
+ */
+static int environment_partitions(struct nvt_slot_view *parts)
+{
+	const char *text = secure_getenv(NVT_ENV_PARTITION);
+	int n;
+
+	if (!text || !*text)
+		return 0;
+	n = nvt_partenv_parse(text, parts, NVT_MAX_GPUS);
+	if (n < 0) {
+		shim_warn("ignoring malformed %s=\"%.64s...\"; running unpartitioned", NVT_ENV_PARTITION,
+		     text);
+		return 0;
+	}
+	return n;
+}
+
+/*
+ * Single-threaded (set-up, or a forked child): the masks slot g's launches
+ * start from, and the fallback when nothing better can be read. A view that
+ * gives no usable masks (the parent refused it, say) falls back on the last
+ * partition launches used, then on fallback (NULL: none); only then on
+ * "unpartitioned". The first launch still reads the slot, and only then
+ * reports the partition applied.
+ */
+static void start_masks(int g, const struct nvt_slot_view *view, const struct nvt_slot_view *fallback)
+{
+	struct slot_masks *sm = &shim.masks[g];
+	struct hw_masks none, m;
+	struct nvt_slot_view last;
+
+	memset(&none, 0, sizeof(none));
+	if (shim_compute(&none, view, &m) &&
+	    (shim_recall(sm, &last) || shim_compute(&none, &last, &m)) &&
+	    (!fallback || shim_compute(&none, fallback, &m)))
+		m = none;
+	m.seg_seq = UINT64_MAX;
+	sm->initial = m;
+	sm->initial_view = *view;
+	memset(sm->buf, 0, sizeof(sm->buf));
+	memset(sm->known, 0, sizeof(sm->known));
+	sm->current = sm->known_current = 0;
+	sm->updating = 0;
+	shim_publish(sm, &m);
+	shim_remember(sm, view);
+}
+
+/* Finds the driver's callback table and subscribes on_launch. */
+static void register_callback(void)
+{
+	static const CUuuid table_id = NVT_CB_TABLE_UUID;
+	const void *const *table = NULL;
+	nvt_cuGetExportTable_fn get_table;
+	nvt_cb_subscribe_fn subscribe;
+	nvt_cb_enable_fn enable;
+	uint32_t handle = 0;
+	void *lib;
+	int rc;
+
+	/* The wrapper depends on the real driver, and a program linked against
+	 * libcuda has it loaded already: both are found after us. Otherwise load
+	 * it now, as the program would later. */
+	lib = RTLD_NEXT;
+	get_table = (nvt_cuGetExportTable_fn)dlsym(lib, "cuGetExportTable");
+	if (!get_table) {
+		lib = dlopen("libcuda.so.1", RTLD_LAZY);
+		if (!lib) {
+			shim_warn("cannot load the CUDA driver (%s); running unpartitioned", dlerror());
+			return;
+		}
+		get_table = (nvt_cuGetExportTable_fn)dlsym(lib, "cuGetExportTable");
+	}
+	shim.ctx_get_device = (ctx_get_device_fn)dlsym(lib, "cuCtxGetDevice");
+	shim.device_get_uuid = (nvt_cuDeviceGetUuid_fn)dlsym(lib, "cuDeviceGetUuid");
+	if (!get_table) {
+		shim_warn("the CUDA driver has no cuGetExportTable; running unpartitioned");
+		return;
+	}
+	rc = get_table((const void **)&table, &table_id);
+	if (rc || !table || !table[NVT_CB_TABLE_SUBSCRIBE] || !table[NVT_CB_TABLE_ENABLE]) {
+		shim_warn("the CUDA driver offers no launch callback table (error %d); running "
+		     "unpartitioned",
+		     rc);
+		return;
+	}
+	subscribe = (nvt_cb_subscribe_fn)table[NVT_CB_TABLE_SUBSCRIBE];
+	enable = (nvt_cb_enable_fn)table[NVT_CB_TABLE_ENABLE];
+	rc = subscribe(&handle, shim_on_launch, NULL);
+	if (rc) {
+		shim_warn("the CUDA driver refused the launch callback (error %d); running unpartitioned",
+		     rc);
+		return;
+	}
+	rc = enable(1, handle, NVT_CB_DOMAIN_LAUNCH, NVT_CB_ID_LAUNCH);
+	if (rc) {
+		shim_warn("the CUDA driver refused to enable the launch callback (error %d); running "
+		     "unpartitioned",
+		     rc);
+		return;
+	}
+	shim.active = 1;
+}
+
+/*
+ * In a forked child: a segment of its own, holding the parent's partitions.
+ * Made under the new file's lock, so no CLI writes beside it.
+ */
+static void after_fork_in_child(void)
+{
+	static struct nvt_slot_view views[NVT_MAX_GPUS];
+	struct nvt_segment *parent = shim.seg, *child = NULL;
+	int used[NVT_MAX_GPUS], lock_fd = -1;
+	char why[256];
+
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		uint8_t uuid[16];
+		nvt_slot_uuid(&parent->gpu[g], uuid);
+		used[g] = !nvt_uuid_is_zero(uuid);
+		if (!used[g] || nvt_slot_read(&parent->gpu[g], &views[g], 100) == 0)
+			continue;
+		/* Forked while a writer was inside the parent's slot (or stopped
+		 * there): carry on with the partition launches used, never none. */
+		if (shim_recall(&shim.masks[g], &views[g]))
+			views[g] = shim.masks[g].initial_view;
+		memcpy(views[g].uuid, uuid, sizeof(uuid));
+	}
+	if (shim.seg_shared) {
+		if (nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why)) >= 0) {
+			child = shim.own.seg;
+			shim.seg_pid = getpid();
+		} else {
+			child = private_segment();
+			if (child)
+				shim.seg_shared = 0;
+		}
+	}
+	if (child) {
+		for (int g = 0; g < NVT_MAX_GPUS; g++)
+			if (used[g])
+				nvt_slot_write(&child->gpu[g], &views[g]);
+		nvt_seg_unlock(lock_fd);
+		shim.seg = child;
+		munmap(parent, sizeof(*parent));
+	} /* else: keep reading the parent's (a private copy already): better than none */
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		if (used[g])
+			start_masks(g, &views[g], NULL);
+		else
+			memset(&shim.masks[g], 0, sizeof(shim.masks[g]));
+	}
+}
+
+static void init(void)
+{
+	const void *first = dlsym(RTLD_DEFAULT, "nvtaskset_shim_instance");
+	static struct nvt_slot_view env[NVT_MAX_GPUS], start;
+	int n_env, rc, lock_fd = -1;
+	char why[256];
+
+	shim.quiet = env_flag(NVT_ENV_QUIET);
+	if (first && first != (const void *)instance_marker)
+		return; /* another copy of the shim is in charge */
+	/* The nvtaskset command itself (nested in a partitioned shell): no
+	 * segment, no callback, no fork handler. It removes the segment this PID
+	 * had before its exec, and the COMMAND it execs starts afresh. */
+	if (dlsym(RTLD_DEFAULT, NVT_CLI_MARKER))
+		return;
+	n_env = environment_partitions(env);
+	snprintf(shim.base, sizeof(shim.base), "%s", nvt_rundir());
+	rc = nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why));
+	if (rc >= 0) {
+		shim.seg = shim.own.seg;
+		shim.seg_shared = 1;
+		shim.seg_pid = getpid();
+	} else {
+		shim_warn("cannot create a control segment in %s (%s); this task's partition cannot "
+		     "be read or changed while it runs",
+		     shim.own.dir, why);
+		shim.seg = private_segment();
+		if (!shim.seg)
+			return;
+	}
+	if (rc == NVT_SEG_ADOPTED) {
+		/* A new program in this process: nothing has launched on it yet. */
+		for (int g = 0; g < NVT_MAX_GPUS; g++)
+			nvt_slot_set_applied(&shim.seg->gpu[g], 0);
+	} else if (!(rc == NVT_SEG_CREATED && nvt_seg_inherit(shim.base, &shim.own))) {
+		for (int g = 0; g < n_env; g++)
+			nvt_slot_write(&shim.seg->gpu[g], &env[g]);
+	}
+	nvt_seg_unlock(lock_fd);
+	/* Children that ended with _exit left their files: a start tidies up. */
+	if (rc == NVT_SEG_CREATED)
+		nvt_seg_sweep(&shim.own, SWEEP_MAX);
+	/* Launches start from each slot, or from the environment if a writer
+	 * stopped inside it: never from "unpartitioned". */
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		const struct nvt_slot_view *mine = NULL;
+		uint8_t uuid[16];
+		nvt_slot_uuid(&shim.seg->gpu[g], uuid);
+		if (nvt_uuid_is_zero(uuid))
+			continue;
+		/* The environment's partition of this slot's GPU, if it names it. */
+		for (int e = 0; e < n_env && !mine; e++)
+			if (!memcmp(env[e].uuid, uuid, sizeof(uuid)))
+				mine = &env[e];
+		if (nvt_slot_read(&shim.seg->gpu[g], &start, 100)) {
+			if (!mine)
+				continue;
+			start = *mine;
+		}
+		start_masks(g, &start, mine);
+	}
+	if (pthread_atfork(NULL, NULL, after_fork_in_child))
+		shim_warn("cannot watch fork(): children share their parent's control segment");
+	register_callback();
+}
+
+__attribute__((constructor)) static void shim_load(void)
+{
+	pthread_once(&init_once, init);
+}
+
+__attribute__((destructor)) static void shim_unload(void)
+{
+	/* Remove the file but keep the mapping: other threads may still launch. */
+	if (shim.seg_shared && shim.seg_pid == getpid())
+		nvt_seg_remove(&shim.own);
+}

@@ -1,0 +1,120 @@
+/*
+ * shimstate.h - what the shim's two files share (shim.c: the launch path;
+ * shimsetup.c: set-up, fork, exit). Private to the shim.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_SHIMSTATE_H
+#define NVT_SHIMSTATE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cuda_driver.h"
+#include "nvtaskset.h"
+#include "segfile.h"
+#include "segment.h"
+#include "tmd.h"
+
+/* Masks ready for the launch path, and the slot sequence they belong to. */
+struct hw_masks {
+	uint64_t seg_seq;
+	uint32_t state;  /* enum nvt_slot_state; SET: disable enables a working TPC */
+	uint32_t layout; /* enum nvt_tmd_layout calibration verified; NONE: never write */
+	uint32_t disable[NVT_TMD_MASK_WORDS];
+	/* Clusters: the most SMs the partition has in one GPC (UINT32_MAX: GPCs
+	 * unknown), and the partition grown to the whole GPCs it touches. */
+	uint32_t cluster_room;
+	uint32_t gpc_room;
+	uint32_t gpc_disable[NVT_TMD_MASK_WORDS];
+};
+#define MASK_WORDS (sizeof(struct hw_masks) / 8)
+union mask_words {
+	struct hw_masks m;
+	uint64_t w[MASK_WORDS];
+};
+
+/* Two buffers: the updater fills the one readers do not use, then flips. */
+struct mask_buffer {
+	uint64_t seq; /* odd while being written */
+	struct hw_masks masks;
+};
+
+enum warn_kind {
+	WARN_TMD_UNVERIFIED = 1 << 0,
+	WARN_TMD_MISMATCH = 1 << 1,
+	WARN_PARAMS = 1 << 2,
+	WARN_REJECTED = 1 << 3,
+	WARN_NO_DEVICE = 1 << 4,
+	WARN_CONTEXTS = 1 << 5,
+	WARN_CLUSTER = 1 << 6,
+};
+
+/* The partition behind published masks, which a forked child copies. */
+#define VIEW_WORDS (sizeof(struct nvt_slot_view) / 8)
+_Static_assert(sizeof(struct nvt_slot_view) % 8 == 0, "a slot view is whole words");
+union view_words {
+	struct nvt_slot_view v;
+	uint64_t w[VIEW_WORDS];
+};
+struct view_buffer {
+	uint64_t seq;
+	union view_words view;
+};
+
+/* The masks of one GPU slot: the updater fills the buffer readers do not use. */
+struct slot_masks {
+	struct mask_buffer buf[2];
+	unsigned current; /* index of the buffer readers use */
+	int updating;     /* try-lock of the single updater */
+	/* What launches fall back on: never "unpartitioned" once a partition is known. */
+	struct hw_masks initial;          /* the partition the task (or child) started with */
+	struct nvt_slot_view initial_view;
+	struct view_buffer known[2];      /* the partition of the published masks */
+	unsigned known_current;
+};
+
+/*
+ * Contexts seen so far and the slot of each one's GPU (-1: none, as of
+ * segment generation gen). Entries are only appended: a reader scans
+ * [0, n_ctx) and trusts an entry once its ctx is published.
+ */
+#define MAX_CONTEXTS 64
+struct ctx_entry {
+	const void *ctx; /* published last (release) */
+	int slot;
+	uint64_t gen;
+};
+
+/* The driver calls that tell a context's GPU (slow path only). */
+typedef CUresult (*ctx_get_device_fn)(CUdevice *dev);
+
+struct shim_state {
+	int quiet;
+	int active; /* callback registered */
+	int seg_shared; /* seg is a file other processes can see */
+	pid_t seg_pid;  /* the process whose file seg is: never trust the file for it */
+	char base[256]; /* the directory of run directories */
+	struct nvt_seg_own own;
+	struct nvt_segment *seg;
+	struct slot_masks masks[NVT_MAX_GPUS];
+	struct ctx_entry ctx[MAX_CONTEXTS];
+	unsigned n_ctx;
+	ctx_get_device_fn ctx_get_device;
+	nvt_cuDeviceGetUuid_fn device_get_uuid;
+	unsigned warned;   /* enum warn_kind bits */
+	uint64_t warned_gpus; /* GPUs (by device ordinal < 64) already warned about */
+};
+extern struct shim_state shim;
+
+/* shim.c */
+void shim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Returns 1 the first time it is called for kind, else 0. */
+int shim_first_time(enum warn_kind kind);
+void shim_publish(struct slot_masks *sm, const struct hw_masks *m);
+void shim_remember(struct slot_masks *sm, const struct nvt_slot_view *view);
+int shim_recall(const struct slot_masks *sm, struct nvt_slot_view *out);
+int shim_compute(const struct hw_masks *prev, const struct nvt_slot_view *view, struct hw_masks *out);
+void shim_on_launch(void *user, int domain, int cbid, const void *params);
+
+#endif /* NVT_SHIMSTATE_H */
