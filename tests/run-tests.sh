@@ -179,7 +179,7 @@ for name in ${*:-$ALL}; do
 		echo "FAILED: no end after ${TEST_TIMEOUT:-300} s" >>"$log"
 		pkill -KILL -P "$test_pid" 2>/dev/null
 		kill -KILL "$test_pid" 2>/dev/null
-	) &
+	) 2>/dev/null &
 	watchdog=$!
 	wait "$test_pid"
 	rc=$?

@@ -281,21 +281,29 @@ t_sec_many_names_no_cap() {
 
 # ---- 4. Fail closed ------------------------------------------------------------------
 
+# fork_after_poke TAG POKE: starts a task on TPCs 0-3 that forks when told;
+# pokes its slot with segpoke POKE, lets it fork, and waits for the child's
+# first partition ($WORK/TAG.child). Sets PID to the parent.
+fork_after_poke() {
+	local tag=$1
+	rm -f "$WORK/$tag".*
+	"$NVT" --no-mps -c 0-3 "$APP" fork-on "$WORK/$tag.go" "$WORK/$tag.stop" "$WORK/$tag" \
+		>"$WORK/$tag.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/$tag.parent" "0-3"
+	"$T/segpoke" "$PID" "$2"
+	sleep 0.2
+	touch "$WORK/$tag.go"
+	for ((i = 0; i < 250; i++)); do
+		[ -s "$WORK/$tag.child" ] && break
+		sleep 0.02
+	done
+}
 t_sec_fork_during_write() {
 	# A child forked while its parent's slot is mid-write (a writer stopped
 	# there) runs on its parent's partition, never on all TPCs.
 	local child
-	rm -f "$WORK"/fw.*
-	"$NVT" --no-mps -c 0-3 "$APP" fork-on "$WORK/fw.go" "$WORK/fw.stop" "$WORK/fw" \
-		>"$WORK/fw.out" 2>&1 &
-	PID=$!
-	wait_file "$WORK/fw.parent" "0-3"
-	"$T/segpoke" "$PID" halfwrite
-	touch "$WORK/fw.go"
-	for ((i = 0; i < 250; i++)); do
-		[ -s "$WORK/fw.child" ] && break
-		sleep 0.02
-	done
+	fork_after_poke fw halfwrite
 	eq "$(cat "$WORK/fw.child")" "0-3" "the child's partition"
 	child=$(cat "$WORK/fw.childpid")
 	run_rc out rc "$NVT" -pc "$child"
@@ -310,19 +318,8 @@ t_sec_fork_during_write() {
 t_sec_fork_after_refused_partition() {
 	# The parent refused its slot's partition (it enables no working TPC) and
 	# runs on its previous one: a child forked then does the same, never all TPCs.
-	rm -f "$WORK"/fr.*
-	"$NVT" --no-mps -c 0-3 "$APP" fork-on "$WORK/fr.go" "$WORK/fr.stop" "$WORK/fr" \
-		>"$WORK/fr.out" 2>&1 &
-	PID=$!
-	wait_file "$WORK/fr.parent" "0-3"
-	"$T/segpoke" "$PID" empty
-	sleep 0.2
+	fork_after_poke fr empty
 	eq "$(cat "$WORK/fr.parent")" "0-3" "the parent's partition after a refused one"
-	touch "$WORK/fr.go"
-	for ((i = 0; i < 250; i++)); do
-		[ -s "$WORK/fr.child" ] && break
-		sleep 0.02
-	done
 	eq "$(cat "$WORK/fr.child")" "0-3" "the child's partition"
 	touch "$WORK/fr.stop"
 	wait "$PID" || die "fork app failed: $(cat "$WORK/fr.out")"
