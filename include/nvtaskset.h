@@ -139,23 +139,32 @@ struct nvt_topology {
  * again for GPUs it found no slot for.
  */
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
-#define NVT_SEG_VERSION 2u
+#define NVT_SEG_VERSION 3u
 
 enum nvt_slot_state {
 	NVT_SLOT_UNSET = 0, /* no partition: launches are left untouched */
 	NVT_SLOT_SET = 1,   /* launches run on .tpcs */
 };
 
+/*
+ * Slot flags. NVT_SLOTF_CLAIM: the TPCs are a pick that its writer has not
+ * confirmed yet (race-free allocation, see src/reserve.c); readers that
+ * allocate treat them as taken, and the slot's task has not started.
+ */
+#define NVT_SLOTF_CLAIM 0x1u
+
 struct nvt_gpu_slot {
 	uint64_t seq;          /* sequence lock, see above */
 	uint32_t state;        /* enum nvt_slot_state */
-	uint32_t reserved;
+	uint32_t flags;        /* NVT_SLOTF_* */
 	uint8_t uuid[16];      /* the GPU this slot is for; all zero: free */
 	struct nvt_tpcset tpcs; /* enabled logical TPCs */
 	struct nvt_topology topo;
-	/* Written by the shim, read by the CLI: */
+	/* Written by the shim, read by the CLI (no sequence lock): */
 	uint64_t applied_seq;  /* seq of the partition launches now use; 0 until a launch used one */
 	uint64_t rejected_seq; /* last seq refused: it enabled no working TPC */
+	uint64_t launches;     /* kernel launches on this GPU so far (relaxed counter) */
+	uint64_t graph_stale;  /* graph kernels that still run on an earlier partition */
 };
 
 struct nvt_segment {

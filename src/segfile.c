@@ -260,8 +260,7 @@ int nvt_seg_pread_header(int fd, struct nvt_segment *head)
 	return nvt_seg_check(head, (size_t)st.st_size);
 }
 
-int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, uint64_t *applied,
-		       uint64_t *rejected)
+int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status)
 {
 	off_t at = (off_t)(HEADER_BYTES + (size_t)gpu * sizeof(struct nvt_gpu_slot));
 	struct nvt_gpu_slot copy;
@@ -279,13 +278,16 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, uint64_t *ap
 			continue;
 		view->seq = before;
 		view->state = copy.state;
+		view->flags = copy.flags;
 		memcpy(view->uuid, copy.uuid, sizeof(view->uuid));
 		view->tpcs = copy.tpcs;
 		view->topo = copy.topo;
-		if (applied)
-			*applied = copy.applied_seq;
-		if (rejected)
-			*rejected = copy.rejected_seq;
+		if (status) {
+			status->applied = copy.applied_seq;
+			status->rejected = copy.rejected_seq;
+			status->launches = copy.launches;
+			status->graph_stale = copy.graph_stale;
+		}
 		return 0;
 	}
 	return -1;
@@ -475,7 +477,7 @@ int nvt_seg_inherit(const char *base, const struct nvt_seg_own *own)
 	    head.pidns == own->pidns && head.start_time == start) {
 		for (int g = 0; g < NVT_MAX_GPUS; g++) {
 			struct nvt_slot_view view;
-			if (nvt_seg_pread_slot(fd, g, &view, NULL, NULL) == 0 &&
+			if (nvt_seg_pread_slot(fd, g, &view, NULL) == 0 &&
 			    !nvt_uuid_is_zero(view.uuid)) {
 				nvt_slot_write(&own->seg->gpu[g], &view);
 				copied++;

@@ -82,8 +82,7 @@ int nvt_userdir_open(const char *base, uid_t uid);
  * Returns 0; -1 if every try met a writer (or one that died mid-write);
  * -2 if the file is shorter than a segment.
  */
-int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, uint64_t *applied,
-		       uint64_t *rejected);
+int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status);
 /* Reads and checks the header of the segment open as fd. Returns enum
  * nvt_seg_check, or NVT_SEG_BAD_SIZE if it cannot be read. */
 int nvt_seg_pread_header(int fd, struct nvt_segment *head);
@@ -159,7 +158,7 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 /* Copies slot gpu (see nvt_seg_pread_slot). Returns 0, -1 (a writer died
  * mid-write) or -2 (the file shrank). */
 int nvt_seg_read(const struct nvt_seg_handle *h, int gpu, struct nvt_slot_view *view,
-		 uint64_t *applied, uint64_t *rejected);
+		 struct nvt_slot_status *status);
 /* Takes the writer lock, waiting at most timeout_ms, then maps the segment
  * and checks it again. Returns enum nvt_seg_err. */
 int nvt_seg_lock(struct nvt_seg_handle *h, int timeout_ms);

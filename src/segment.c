@@ -25,7 +25,7 @@ _Static_assert(sizeof(uint64_t) == 8 && __atomic_always_lock_free(8, 0),
 /* The payload as the sequence lock moves it. */
 struct payload {
 	uint32_t state;
-	uint32_t reserved;
+	uint32_t flags;
 	uint8_t uuid[16];
 	struct nvt_tpcset tpcs;
 	struct nvt_topology topo;
@@ -109,6 +109,7 @@ int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, in
 			continue;
 		out->seq = seen;
 		out->state = copy.p.state;
+		out->flags = copy.p.flags;
 		memcpy(out->uuid, copy.p.uuid, sizeof(out->uuid));
 		out->tpcs = copy.p.tpcs;
 		out->topo = copy.p.topo;
@@ -123,6 +124,7 @@ uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, const struct nvt_slot_view *v
 
 	memset(&next, 0, sizeof(next));
 	next.p.state = view->state;
+	next.p.flags = view->flags;
 	memcpy(next.p.uuid, view->uuid, sizeof(next.p.uuid));
 	next.p.tpcs = view->tpcs;
 	next.p.topo = view->topo;
@@ -138,6 +140,16 @@ void nvt_slot_set_applied(struct nvt_gpu_slot *slot, uint64_t seq)
 void nvt_slot_set_rejected(struct nvt_gpu_slot *slot, uint64_t seq)
 {
 	__atomic_store_n(&slot->rejected_seq, seq, __ATOMIC_RELEASE);
+}
+
+void nvt_slot_count_launch(struct nvt_gpu_slot *slot)
+{
+	__atomic_fetch_add(&slot->launches, 1, __ATOMIC_RELAXED);
+}
+
+void nvt_slot_set_graph_stale(struct nvt_gpu_slot *slot, uint64_t kernels)
+{
+	__atomic_store_n(&slot->graph_stale, kernels, __ATOMIC_RELAXED);
 }
 
 uint64_t nvt_slot_applied(const struct nvt_gpu_slot *slot)

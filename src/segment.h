@@ -15,6 +15,7 @@
 struct nvt_slot_view {
 	uint64_t seq;
 	uint32_t state; /* enum nvt_slot_state */
+	uint32_t flags; /* NVT_SLOTF_* */
 	uint8_t uuid[16]; /* the slot's GPU; all zero: a free slot */
 	struct nvt_tpcset tpcs;
 	struct nvt_topology topo;
@@ -75,9 +76,20 @@ int nvt_seg_free_slot(const struct nvt_segment *seg);
 void nvt_seg_bump_gen(struct nvt_segment *seg);
 uint64_t nvt_seg_gen(const struct nvt_segment *seg);
 
+/* What the shim reports about a slot (outside the sequence lock). */
+struct nvt_slot_status {
+	uint64_t applied;     /* applied_seq */
+	uint64_t rejected;    /* rejected_seq */
+	uint64_t launches;    /* kernel launches counted */
+	uint64_t graph_stale; /* graph kernels on an earlier partition */
+};
+
 /* Shim-side status words (relaxed, single writer: the task). */
 void nvt_slot_set_applied(struct nvt_gpu_slot *slot, uint64_t seq);
 void nvt_slot_set_rejected(struct nvt_gpu_slot *slot, uint64_t seq);
+/* One more kernel launch on this slot's GPU: lock-free, no system call. */
+void nvt_slot_count_launch(struct nvt_gpu_slot *slot);
+void nvt_slot_set_graph_stale(struct nvt_gpu_slot *slot, uint64_t kernels);
 uint64_t nvt_slot_applied(const struct nvt_gpu_slot *slot);
 uint64_t nvt_slot_rejected(const struct nvt_gpu_slot *slot);
 

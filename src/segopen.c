@@ -202,9 +202,9 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 }
 
 int nvt_seg_read(const struct nvt_seg_handle *h, int gpu, struct nvt_slot_view *view,
-		 uint64_t *applied, uint64_t *rejected)
+		 struct nvt_slot_status *status)
 {
-	return nvt_seg_pread_slot(h->fd, gpu, view, applied, rejected);
+	return nvt_seg_pread_slot(h->fd, gpu, view, status);
 }
 
 /* ---- Writing: a fault on the mapping becomes an error --------------------- */

@@ -344,6 +344,7 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 	g = slot_of(((void *const *)params)[NVT_CB_PARAMS_CTX_WORD]);
 	if (g < 0)
 		return;
+	nvt_slot_count_launch(&shim.seg->gpu[g]);
 	current_masks(g, &m);
 	if (m.state != NVT_SLOT_SET)
 		return;

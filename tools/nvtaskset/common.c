@@ -212,7 +212,7 @@ static void running_tpcs(const uint8_t uuid[16], pid_t except, struct nvt_tpcset
 		if (pids[i] == except || nvt_seg_open(nvt_rundir(), pids[i], 0, &h))
 			continue;
 		g = nvt_seg_find_slot(&h, uuid);
-		if (g >= 0 && nvt_seg_read(&h, g, &view, NULL, NULL) == 0 &&
+		if (g >= 0 && nvt_seg_read(&h, g, &view, NULL) == 0 &&
 		    view.state == NVT_SLOT_SET)
 			nvt_set_or(held, held, &view.tpcs);
 		nvt_seg_close(&h);

@@ -174,12 +174,12 @@ int nvt_cmd_list(const struct options *o)
 		memset(&r, 0, sizeof(r));
 		for (int g = 0; g < NVT_MAX_GPUS; g++) {
 			struct gpu_part *p = &r.gpu[r.n];
-			uint64_t applied, rejected;
-			if (nvt_seg_read(&h, g, &p->view, &applied, &rejected) ||
+			struct nvt_slot_status st;
+			if (nvt_seg_read(&h, g, &p->view, &st) ||
 			    nvt_uuid_is_zero(p->view.uuid))
 				continue; /* free, or a writer died inside: -p tells */
-			p->applied = applied == p->view.seq;
-			p->refused = p->view.seq && rejected == p->view.seq;
+			p->applied = st.applied == p->view.seq;
+			p->refused = p->view.seq && st.rejected == p->view.seq;
 			r.n++;
 		}
 		r.pid = pids[i];

@@ -86,7 +86,7 @@ static void json_gpu(const struct nvt_slot_view *view)
 /* What the task says of a slot's partition. */
 struct slot_status {
 	int slot;
-	uint64_t applied, rejected;
+	struct nvt_slot_status s;
 };
 
 /*
@@ -101,7 +101,7 @@ static int read_slots(const struct nvt_seg_handle *h, struct nvt_slot_view *view
 
 	*torn = 0;
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		if (nvt_seg_read(h, g, &views[n], &st[n].applied, &st[n].rejected)) {
+		if (nvt_seg_read(h, g, &views[n], &st[n].s)) {
 			(*torn)++;
 			continue;
 		}
@@ -119,7 +119,7 @@ static int torn_gpus(const struct nvt_seg_handle *h, int *task, int n_task)
 		struct nvt_slot_view view;
 		uint8_t uuid[16];
 		int index;
-		if (nvt_seg_read(h, g, &view, NULL, NULL) == 0 || nvt_seg_slot_gpu(h, g, uuid))
+		if (nvt_seg_read(h, g, &view, NULL) == 0 || nvt_seg_slot_gpu(h, g, uuid))
 			continue;
 		index = nvt_uuid_is_zero(uuid) ? -1 : gpu_index_of(uuid);
 		if (index >= 0)
@@ -150,7 +150,7 @@ static int show(const struct options *o, pid_t pid, struct nvt_seg_handle *h)
 			json_gpu(&views[i]);
 			putchar(',');
 			json_partition("current", &views[i]);
-			printf(",\"applied\":%s}", st[i].applied == views[i].seq ? "true" : "false");
+			printf(",\"applied\":%s}", st[i].s.applied == views[i].seq ? "true" : "false");
 		}
 		printf("]}\n");
 	} else if (n == 0) {
@@ -164,11 +164,11 @@ static int show(const struct options *o, pid_t pid, struct nvt_seg_handle *h)
 		print_partition(o, pid, "current", gpu, &views[i]);
 	}
 	for (int i = 0; i < n; i++)
-		if (views[i].seq && st[i].rejected == views[i].seq)
+		if (views[i].seq && st[i].s.rejected == views[i].seq)
 			warnx("pid %ld refused this partition (it enables no working TPC) and runs on its "
 			      "previous one",
 			      (long)pid);
-		else if (views[i].state == NVT_SLOT_SET && st[i].applied != views[i].seq)
+		else if (views[i].state == NVT_SLOT_SET && st[i].s.applied != views[i].seq)
 			warnx("pid %ld has not applied this partition yet: it has launched no kernel "
 			      "since, or its program runs without the nvtaskset shim",
 			      (long)pid);
@@ -240,7 +240,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 			continue; /* a GPU this change does not name */
 		/* Under the lock no live writer is inside: a failed read is a dead one's. */
 		g = nvt_seg_find_slot(&h, parts[i].uuid);
-		had[shown] = g >= 0 && nvt_seg_read(&h, g, &old[shown], NULL, NULL) == 0;
+		had[shown] = g >= 0 && nvt_seg_read(&h, g, &old[shown], NULL) == 0;
 		if (g < 0) {
 			g = nvt_seg_free_slot_of(&h);
 			if (g < 0)
@@ -257,7 +257,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &written);
 	for (int i = 0; i < shown; i++)
-		if (nvt_seg_read(&h, written_slot[i], &now[i], NULL, NULL))
+		if (nvt_seg_read(&h, written_slot[i], &now[i], NULL))
 			errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
 			     seg_error(NVT_SEG_ECORRUPT, &h, why, sizeof(why)));
 	nvt_seg_close(&h);

@@ -1,0 +1,68 @@
+/*
+ * reserve.h - a task's partition placed in its control segment before it
+ * starts, and race-free allocation of TPCs that no other live task holds.
+ *
+ * Used by the nvtaskset command (just before it execs the COMMAND: the
+ * program's shim adopts the segment, so the partition the command line gave
+ * is the one the program gets, even inside another task's partition) and by
+ * the Slurm plugin (in slurmstepd, for a job step's tasks).
+ *
+ * Allocation needs no lock file that another user could hold: a claimer
+ * writes its pick into its own segment flagged NVT_SLOTF_CLAIM, then reads
+ * every live task's segment (every user's); it confirms the pick (clears the
+ * flag) only when no other claim or partition overlaps it. Of two
+ * overlapping claimers at least one sees the other (each writes before it
+ * reads); the one that sees a confirmed partition, or an earlier claimer
+ * (by start time, PID namespace, PID), picks again without those TPCs. A
+ * pick is held while the segment's process lives (or its descendants, which
+ * copy their parent's partition), and is free once they are gone, also after
+ * kill -9: segments of dead processes are ignored.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_RESERVE_H
+#define NVT_RESERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nvtaskset.h"
+#include "segfile.h"
+#include "segment.h"
+#include "topo.h"
+
+/* What to pick on one GPU. */
+struct nvt_claim_gpu {
+	uint8_t uuid[16];
+	struct nvt_topology topo;
+	unsigned count;             /* TPCs to pick, >= 1 */
+	enum nvt_strategy strategy; /* as nvt_topo_pick */
+};
+
+enum nvt_reserve_rc {
+	NVT_RESERVE_OK = 0,
+	NVT_RESERVE_ERROR = -1, /* the segment cannot be made or read; why says */
+	NVT_RESERVE_FULL = -2,  /* fewer TPCs than asked are free on a GPU; why says which and how many */
+	NVT_RESERVE_TIMEOUT = -3, /* other claimers kept overlapping for timeout_ms */
+};
+
+/*
+ * Makes (or replaces) the calling process's control segment in its user's
+ * run directory under base so that it holds views (n GPUs, n <=
+ * NVT_MAX_GPUS, each with its uuid), no flags set. own describes the file
+ * (to remove it, nvt_seg_remove). Returns 0, or NVT_RESERVE_ERROR with why.
+ */
+int nvt_seg_prepare(const char *base, const struct nvt_slot_view *views, int n,
+		    struct nvt_seg_own *own, char *why, size_t len);
+
+/*
+ * Picks req[i].count TPCs on each GPU req[i] (n GPUs) that no live task
+ * holds, every user's, race-free against other callers on this node, and
+ * holds them in the calling process's control segment (made or replaced as
+ * by nvt_seg_prepare). out[i] gets GPU i's partition (state NVT_SLOT_SET).
+ * Returns enum nvt_reserve_rc; on failure the segment holds no claim.
+ */
+int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
+	      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len);
+
+#endif /* NVT_RESERVE_H */
