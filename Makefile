@@ -47,7 +47,7 @@ SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 
 B = build
 PURE = tpcset tmd topo segment gpusel
-SHIM_SRC = $(PURE) sysutil segfile shim shimsetup
+SHIM_SRC = $(PURE) sysutil segfile shim shimsetup shimgraph
 CORE_CLI = $(PURE) mpslog driverinfo sysutil segfile segopen gpu calibrate gpus mps
 CMD_SRC = main common run pid list mpsctl topology
 

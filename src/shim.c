@@ -331,8 +331,11 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 	int g;
 
 	(void)user;
-	if (domain != NVT_CB_DOMAIN_LAUNCH || cbid != NVT_CB_ID_LAUNCH)
+	if (domain != NVT_CB_DOMAIN_LAUNCH || cbid != NVT_CB_ID_LAUNCH) {
+		if (domain == NVT_CB_DOMAIN_API)
+			shim_graph_api(cbid, params);
 		return;
+	}
 	if (!params || *size < NVT_CB_PARAMS_MIN_SIZE ||
 	    !(tmd = ((void *const *)params)[NVT_CB_PARAMS_TMD_WORD])) {
 		if (shim_first_time(WARN_PARAMS))
@@ -342,10 +345,15 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 		return;
 	}
 	g = slot_of(((void *const *)params)[NVT_CB_PARAMS_CTX_WORD]);
-	if (g < 0)
+	if (g < 0) {
+		if (shim_graph_busy())
+			shim_graph_kernel(-1, 0);
 		return;
+	}
 	nvt_slot_count_launch(&shim.seg->gpu[g]);
 	current_masks(g, &m);
+	if (shim_graph_busy())
+		shim_graph_kernel(g, m.seg_seq);
 	if (m.state != NVT_SLOT_SET)
 		return;
 	if (m.layout == NVT_TMD_NONE) {

@@ -170,6 +170,7 @@ static void register_callback(void)
 		return;
 	}
 	shim.active = 1;
+	shim_graph_setup(lib, enable, handle);
 }
 
 /*

@@ -48,6 +48,8 @@ enum warn_kind {
 	WARN_NO_DEVICE = 1 << 4,
 	WARN_CONTEXTS = 1 << 5,
 	WARN_CLUSTER = 1 << 6,
+	WARN_GRAPH = 1 << 7,
+	WARN_GRAPH_PARAMS = 1 << 8,
 };
 
 /* The partition behind published masks, which a forked child copies. */
@@ -116,5 +118,14 @@ void shim_remember(struct slot_masks *sm, const struct nvt_slot_view *view);
 int shim_recall(const struct slot_masks *sm, struct nvt_slot_view *out);
 int shim_compute(const struct hw_masks *prev, const struct nvt_slot_view *view, struct hw_masks *out);
 void shim_on_launch(void *user, int domain, int cbid, const void *params);
+
+/* shimgraph.c: CUDA graphs follow partition changes */
+void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle);
+void shim_graph_api(int cbid, const void *data);
+/* Whether this thread is inside a graph upload (cheap: a thread-local read). */
+int shim_graph_busy(void);
+/* The launch callback built a graph kernel's TMD for slot (-1: none) with
+ * the masks of slot sequence seq. */
+void shim_graph_kernel(int slot, uint64_t seq);
 
 #endif /* NVT_SHIMSTATE_H */
