@@ -40,6 +40,8 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +95,7 @@ static __thread struct {
 
 static struct {
 	int on;
+	int debug; /* NVTASKSET_GRAPH_DEBUG: say what happens to each exec */
 	graph_clone_fn clone;
 	graph_destroy_fn destroy;
 	graph_get_nodes_fn get_nodes;
@@ -132,6 +135,25 @@ static const int followed_calls[] = {
 	NVT_CBID_cuGraphLaunch_ptsz, NVT_CBID_cuGraphUpload, NVT_CBID_cuGraphUpload_ptsz,
 	NVT_CBID_cuGraphExecDestroy, NVT_CBID_cuGraphExecUpdate, NVT_CBID_cuGraphExecUpdate_v2,
 };
+
+#define DEBUG(...) do { if (drv.debug) shim_debug(__VA_ARGS__); } while (0)
+static void shim_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void shim_debug(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int n = snprintf(line, sizeof(line), "nvtaskset: graph: ");
+
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* nothing to do */
+	}
+}
 
 /* ---- The table of execs ----------------------------------------------------- */
 
@@ -212,6 +234,7 @@ static void free_mirror(struct graph_exec *e)
 /* The exec keeps the TPCs its kernels have: say so, once, and count them. */
 static void give_up(struct graph_exec *e, const char *why)
 {
+	DEBUG("exec %p cannot follow: %s", e->exec, why);
 	free_mirror(e);
 	count_stale(e, 1);
 	if (shim_first_time(WARN_GRAPH))
@@ -337,6 +360,8 @@ static void instantiated(CUgraphExec exec, CUgraph g, uint64_t flags)
 		build_mirror(e, g);
 	}
 	__atomic_store_n(&e->exec, exec, __ATOMIC_RELEASE);
+	DEBUG("exec %p instantiated: %u kernels, %zu nodes, mirror %p, flags %llx", exec, e->kernels,
+	      e->n_nodes, e->mirror, (unsigned long long)flags);
 }
 
 static void destroyed(struct graph_exec *e)
@@ -365,6 +390,8 @@ static void refresh_if_changed(struct graph_exec *e)
 	} else if (nvt_seg_gen(shim.seg) == e->gen) {
 		return; /* still no partition for its GPU */
 	}
+	DEBUG("exec %p: partition changed (slot %d, seq %llu): refreshing", e->exec, e->slot,
+	      (unsigned long long)e->seq);
 	tls.in_shim = 1;
 	/* A walk stops at its first failure: only a whole nudge is undone. On
 	 * failure an exec update leaves the exec as it was; one that worked
@@ -453,6 +480,7 @@ void shim_graph_kernel(int slot, uint64_t seq)
 	struct graph_exec *e = tls.current;
 
 	if (e) {
+		DEBUG("exec %p: kernel built for slot %d seq %llu", e->exec, slot, (unsigned long long)seq);
 		if (e->slot != slot) {
 			/* Its kernels are (now) on this GPU: count them there. */
 			count_stale(e, 0);
@@ -604,6 +632,8 @@ void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 	for (size_t i = 0; ok && i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
 		ok = enable(1, handle, NVT_CB_DOMAIN_API, unmirrored_calls[i]) == 0;
 	if (!ok) {
+		if (secure_getenv("NVTASKSET_GRAPH_DEBUG"))
+			shim_warn("graph: the driver lacks a graph call or callback; graphs do not follow");
 		/* An older driver: graphs keep the TPCs they were uploaded with
 		 * (README says so); plain launches are not affected. */
 		for (size_t i = 0; i < sizeof(followed_calls) / sizeof(followed_calls[0]); i++)
@@ -611,4 +641,9 @@ void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 		return;
 	}
 	drv.on = 1;
+	{
+		const char *d = secure_getenv("NVTASKSET_GRAPH_DEBUG");
+		drv.debug = d && *d && strcmp(d, "0") != 0;
+	}
+	DEBUG("following CUDA graphs");
 }
