@@ -14,6 +14,9 @@ PASS=0 FAIL=0
 pass() { PASS=$((PASS + 1)); echo "PASS $1"; }
 fail() { FAIL=$((FAIL + 1)); echo "FAIL $1: $2"; }
 T() { timeout "${LIMIT:-120}" "$@"; }
+WATCH=
+watchdog() { (sleep "$2"; echo "graphs.sh: pid $1 ran past $2 s: killed" >&2; kill -9 "$1") 2>/dev/null & WATCH=$!; }
+unwatch() { [ -n "$WATCH" ] && kill "$WATCH" 2>/dev/null; WATCH=; }
 mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
 lines_after() { awk -v t="$2" '$1 > t' "$1" 2>/dev/null | wc -l; }
 wait_lines() { # FILE AFTER_NS COUNT: waits (30 s at most) for COUNT lines starting after AFTER_NS
@@ -35,14 +38,16 @@ graph_case() {
 	local name=$1; shift
 	local out=$LOG/graph-$name.log stop=$G/graph-$name.stop pid t1 t2 t3 t4 verdict
 	rm -f "$out" "$stop"
-	T "$NVT" --no-mps -c 0-3 "$G/graphloop" "$@" --stop "$stop" --out "$out" 2>"$LOG/graph-$name.err" &
+	# No timeout(1) in front: -p must name the program's own PID. A watchdog instead.
+	"$NVT" --no-mps -c 0-3 "$G/graphloop" "$@" --stop "$stop" --out "$out" 2>"$LOG/graph-$name.err" &
 	pid=$!
-	wait_lines "$out" 0 10 || { fail "graph $name" "no replays ($(head -c 300 "$LOG/graph-$name.err"))"; touch "$stop"; wait $pid; return; }
+	watchdog $pid 120
+	wait_lines "$out" 0 10 || { fail "graph $name" "no replays ($(head -c 300 "$LOG/graph-$name.err"))"; touch "$stop"; wait $pid; unwatch; return; }
 	t1=$(mono); T "$NVT" -p -c 40-41 $pid >"$LOG/graph-$name.p1" 2>&1; t2=$(mono)
 	wait_lines "$out" "$t2" 10
 	t3=$(mono); T "$NVT" -p -c 8-15 $pid >"$LOG/graph-$name.p2" 2>&1; t4=$(mono)
 	wait_lines "$out" "$t4" 10
-	touch "$stop"; wait $pid
+	touch "$stop"; wait $pid; unwatch
 	verdict=$(python3 - "$out" "$t1" "$t2" "$t3" "$t4" <<'PY'
 import sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
@@ -77,16 +82,17 @@ replay_case() {
 	local mode=$1 kind=$2 out=$LOG/replay-$1-$2.log stop=$G/replay-$1-$2.stop pid t1 t2 t3 t4 verdict mps=()
 	[ "$mode" = no-mps ] && mps=(--no-mps)
 	rm -f "$out" "$stop"
-	LIMIT=240 T "$NVT" "${mps[@]}" -c 0-65 python3 "$ROOT/tests/gpu/graph_replay.py" "$kind" "$out" "$stop" \
+	"$NVT" "${mps[@]}" -c 0-65 python3 "$ROOT/tests/gpu/graph_replay.py" "$kind" "$out" "$stop" \
 		2>"$LOG/replay-$mode-$kind.err" &
 	pid=$!
-	wait_lines "$out" 0 20 || { fail "replay $mode $kind" "no replays ($(tail -c 300 "$LOG/replay-$mode-$kind.err"))"; touch "$stop"; wait $pid; return; }
+	watchdog $pid 240
+	wait_lines "$out" 0 20 || { fail "replay $mode $kind" "no replays ($(tail -c 300 "$LOG/replay-$mode-$kind.err"))"; touch "$stop"; wait $pid; unwatch; return; }
 	sleep 1
 	t1=$(mono); T "$NVT" -p -c 0-7 $pid >"$LOG/replay-$mode-$kind.p1" 2>&1; t2=$(mono)
 	wait_lines "$out" "$t2" 20; sleep 1
 	t3=$(mono); T "$NVT" -p -c 0-65 $pid >"$LOG/replay-$mode-$kind.p2" 2>&1; t4=$(mono)
 	wait_lines "$out" "$t4" 20; sleep 1
-	touch "$stop"; wait $pid
+	touch "$stop"; wait $pid; unwatch
 	verdict=$(python3 - "$out" "$t1" "$t2" "$t3" "$t4" <<'PY'
 import statistics as st, sys
 rows = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
@@ -109,7 +115,7 @@ T "$NVT" --mps stop >/dev/null 2>&1
 # ---- Costs -----------------------------------------------------------------
 # Replays with no change, in and out of nvtaskset, interleaved; and the first
 # replay after a change.
-for r in 1 2 3 4 5; do
+for r in 1 2 3 4 5 6 7 8; do
 	T "$G/graphloop" --cost | sed "s/^/plain /" >>"$LOG/graph-cost.txt"
 	T "$NVT" --no-mps -c 0-65 "$G/graphloop" --cost | sed "s/^/nvtaskset /" >>"$LOG/graph-cost.txt"
 done
