@@ -30,6 +30,9 @@ extern "C" {
 #define NVT_ENV_PARTITION "NVTASKSET_PARTITION"
 /* Any non-empty value other than "0" silences the shim's warnings. */
 #define NVT_ENV_QUIET "NVTASKSET_QUIET"
+/* "0": CUDA graphs do not follow partition changes (they keep the TPCs they
+ * were uploaded with), and graph launches cost nothing extra. */
+#define NVT_ENV_GRAPHS "NVTASKSET_GRAPHS"
 /* Directory that holds every user's run directory (default NVT_DEFAULT_RUNDIR). */
 #define NVT_ENV_RUNDIR "NVTASKSET_RUNDIR"
 /* Path of the preload shim, overriding the CLI's search (tests, packagers). */

@@ -15,8 +15,9 @@
  * makes to the exec (node parameters, exec updates), as the driver-API
  * callbacks report them on return. At the first launch or upload of an exec
  * after its GPU's partition changed, it updates the exec from the mirror
- * with every kernel's dynamic shared memory 16 bytes larger, then from the
- * mirror as it is: the exec ends as the program left it, the driver rebuilds
+ * with every kernel's dynamic shared memory 16 bytes smaller (larger where
+ * it is under 16 bytes: cuBLAS's kernels use the most there is), then from
+ * the mirror as it is: the exec ends as the program left it, the driver rebuilds
  * each kernel's TMD during this launch, and the launch callback writes the
  * new partition into them. A replay with no change since costs a table
  * lookup and a sequence comparison. An exec update may run while earlier
@@ -48,6 +49,7 @@
 #include <unistd.h>
 
 #include "cuda_driver.h"
+#include "nvtaskset.h"
 #include "segment.h"
 #include "shimstate.h"
 
@@ -72,6 +74,7 @@ struct graph_exec {
 	CUgraphNode *copy;   /* the mirror's, same order */
 	size_t n_nodes;
 	uint32_t kernels;    /* kernel nodes, child graphs included */
+	uint8_t *grew;       /* per kernel, in walk order: its nudge added memory */
 	int slot;            /* the GPU slot its kernels were built for; -1: none known */
 	int uploaded;        /* its kernels have TMDs (a launch callback saw them) */
 	int stale;           /* kernels counted in graph_stale */
@@ -226,8 +229,10 @@ static void free_mirror(struct graph_exec *e)
 		drv.destroy(e->mirror);
 	free(e->orig);
 	free(e->copy);
+	free(e->grew);
 	e->mirror = NULL;
 	e->orig = e->copy = NULL;
+	e->grew = NULL;
 	e->n_nodes = 0;
 }
 
@@ -262,11 +267,12 @@ static CUgraphNode *nodes_of(CUgraph g, size_t *n)
 }
 
 /*
- * Counts g's kernel nodes into *kernels and nudges their dynamic shared
- * memory by delta bytes (0: count only). Returns 0, or a reason why the
- * graph cannot follow.
+ * Counts g's kernel nodes into *kernels and, with nudge 1, changes their
+ * dynamic shared memory by SMEM_NUDGE bytes, down where it has that much,
+ * noting in grew[] (one byte per kernel, in walk order) where it went up;
+ * nudge -1 undoes that. Returns 0, or a reason why the graph cannot follow.
  */
-static const char *walk(CUgraph g, int delta, uint32_t *kernels, int depth)
+static const char *walk(CUgraph g, int nudge, uint8_t *grew, uint32_t *kernels, int depth)
 {
 	const char *why = NULL;
 	CUgraphNode *nodes;
@@ -284,19 +290,26 @@ static const char *walk(CUgraph g, int delta, uint32_t *kernels, int depth)
 		if (drv.get_type(nodes[i], &type)) {
 			why = "the driver does not tell a node's type";
 		} else if (type == NVT_NODE_KERNEL) {
-			(*kernels)++;
-			if (!delta)
+			uint32_t k = (*kernels)++;
+			if (!nudge)
 				continue;
-			if (drv.kernel_get(nodes[i], &p))
+			if (drv.kernel_get(nodes[i], &p)) {
 				why = "the driver does not give a kernel node's parameters";
-			p.sharedMemBytes = (unsigned)((int)p.sharedMemBytes + delta);
-			if (!why && drv.kernel_set(nodes[i], &p))
+				continue;
+			}
+			if (nudge > 0)
+				grew[k] = p.sharedMemBytes < SMEM_NUDGE;
+			if (grew[k] == (nudge > 0))
+				p.sharedMemBytes += SMEM_NUDGE;
+			else
+				p.sharedMemBytes -= SMEM_NUDGE;
+			if (drv.kernel_set(nodes[i], &p))
 				why = "the driver refused a kernel node's shared memory size";
 		} else if (type == NVT_NODE_GRAPH) {
 			if (drv.child_graph(nodes[i], &child))
 				why = "the driver does not give a child graph";
 			else
-				why = walk(child, delta, kernels, depth + 1);
+				why = walk(child, nudge, grew, kernels, depth + 1);
 		} else if (type == NVT_NODE_CONDITIONAL) {
 			why = "it has conditional nodes";
 		}
@@ -313,7 +326,9 @@ static void build_mirror(struct graph_exec *e, CUgraph g)
 
 	free_mirror(e);
 	e->kernels = 0;
-	why = walk(g, 0, &e->kernels, 0);
+	why = walk(g, 0, NULL, &e->kernels, 0);
+	if (!why && !(e->grew = calloc(e->kernels ? e->kernels : 1, 1)))
+		why = "out of memory";
 	if (!why && drv.clone(&e->mirror, g)) {
 		e->mirror = NULL;
 		why = "the driver cannot clone it (memory nodes?)";
@@ -353,7 +368,7 @@ static void instantiated(CUgraphExec exec, CUgraph g, uint64_t flags)
 	}
 	if (flags & NVT_GRAPH_INSTANTIATE_DEVICE_LAUNCH) {
 		uint32_t k = 0;
-		walk(g, 0, &k, 0);
+		walk(g, 0, NULL, &k, 0);
 		e->kernels = k;
 		give_up(e, "it is launched from the device");
 	} else {
@@ -393,18 +408,25 @@ static void refresh_if_changed(struct graph_exec *e)
 	DEBUG("exec %p: partition changed (slot %d, seq %llu): refreshing", e->exec, e->slot,
 	      (unsigned long long)e->seq);
 	tls.in_shim = 1;
-	/* A walk stops at its first failure: only a whole nudge is undone. On
-	 * failure an exec update leaves the exec as it was; one that worked
-	 * and is not undone leaves 16 more bytes of shared memory: harmless. */
-	why = walk(e->mirror, SMEM_NUDGE, &k, 0);
+	/* A walk stops at its first failure, and only a whole nudge is undone;
+	 * a failed exec update leaves the exec as it was (CUDA's rule). The
+	 * way back sets values the driver took before, so it does not fail;
+	 * if it ever did, the exec would keep nudged sizes: say so loudly. */
+	why = walk(e->mirror, 1, e->grew, &k, 0);
+	if (!why && k != e->kernels)
+		why = "its mirror changed shape";
 	if (!why) {
 		if (drv.exec_update(e->exec, e->mirror, &info))
 			why = "the driver refused to update it";
 		k = 0;
-		if (walk(e->mirror, -SMEM_NUDGE, &k, 0))
+		if (walk(e->mirror, -1, e->grew, &k, 0))
 			why = "its mirror could not be restored";
 		else if (!why && drv.exec_update(e->exec, e->mirror, &info))
 			why = "the driver refused to update it back";
+		if (why && k)
+			shim_warn("pid %ld: a CUDA graph's kernels may keep dynamic shared memory sizes "
+				  "16 bytes off after a failed partition refresh (%s); please report this",
+				  (long)getpid(), why);
 	}
 	tls.in_shim = 0;
 	if (why) {
@@ -610,7 +632,11 @@ void shim_graph_api(int cbid, const void *data)
 
 void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 {
+	const char *off = secure_getenv(NVT_ENV_GRAPHS);
 	int ok = 1;
+
+	if (off && !strcmp(off, "0"))
+		return; /* graphs keep the TPCs they were uploaded with, at no cost */
 
 	drv.clone = (graph_clone_fn)dlsym(lib, "cuGraphClone");
 	drv.destroy = (graph_destroy_fn)dlsym(lib, "cuGraphDestroy");
