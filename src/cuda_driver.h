@@ -55,8 +55,8 @@ typedef CUresult (*nvt_cuDriverGetVersion_fn)(int *version);
 #define NVT_CB_PARAMS_MIN_SIZE ((NVT_CB_PARAMS_TMD_WORD + 1) * 8)
 
 /*
- * The driver-API domain of the same table (docs/hardware-facts.md, section
- * "CUDA graphs"; measured on an H100, driver 580.159.04, 2026-11-22): an
+ * The driver-API domain of the same table (docs/hardware-facts.md, section 7;
+ * measured on an H100, driver 580.159.04, 2026-11-22): an
  * enabled callback id fires on entry to and on return from that API call,
  * numbered as CUPTI's cupti_driver_cbid.h. Its data block: uint32 size first
  * (0x68), word 5 points to the call's CUresult (valid on return), word 7

@@ -1,7 +1,7 @@
 /*
  * shimgraph.c - CUDA graphs follow partition changes.
  *
- * What the driver does (docs/hardware-facts.md, section 13; measured on an
+ * What the driver does (docs/hardware-facts.md, section 7; measured on an
  * H100, driver 580): the launch callback fires for each kernel node of a
  * graph exec when the exec is first uploaded (cuGraphUpload or its first
  * cuGraphLaunch), and every replay after that runs the device copy made
