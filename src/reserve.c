@@ -27,10 +27,16 @@
  * and Y could not confirm. So of two overlapping claimers at least one sees
  * the other, and the one that sees a partition or an earlier claimer yields;
  * the one that sees only a later claimer waits for it, and never confirms
- * while the overlap lasts. No lock is shared, so nobody (another user
- * holding a lock file, say) can stop the others: a claimer stopped mid-way
- * only delays the later claimers that overlap it, up to timeout_ms, after
- * which its claim counts as taken and they pick around it.
+ * while the overlap lasts. The argument needs the later writer to see the
+ * earlier one's file: claimers must see each other's processes in /proc
+ * (not so across containers with PID namespaces and /proc of their own, or
+ * with hidepid).
+ *
+ * No lock is shared, so nobody (another user holding a lock file, say) can
+ * stop the others. A claimer stopped mid-way keeps its claim: later
+ * claimers pick around it at once, and those that can only fit on its TPCs
+ * (or that started earlier and claimed over it) wait up to timeout_ms; after
+ * that every claim counts as taken, and they pick around it or fail.
  *
  * Progress: the earliest claimer still at work yields to nobody's claim, and
  * may claim over later claimers' picks (they yield within a round), so it

@@ -175,3 +175,19 @@ t_reserve_nested_inner_wins() {
 	has "$out" "nvtaskset: GPU 0 ($(fake_uuid)): TPCs 0,8"
 	has "$out" "tpcs=0,8 hung=0"
 }
+t_reserve_multigpu() {
+	# Claims on several GPUs at once; a GPU left unpartitioned (--gpu) claims nothing.
+	local a
+	two_gpus
+	start_loop rm env FAKEAPP_ALL=1 "$NVT" --no-mps --gpu 1 -n 4 --exclude-running "$APP"
+	a=$PID
+	wait_file "$WORK/rm.state" "0-65|0,8,16,24"
+	# GPU 0 is free (the task runs there unpartitioned); GPU 1 has its 4 taken.
+	run_rc out rc env FAKEAPP_ALL=1 "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "exit status: $out"
+	has "$out" "tpcs=0,8,16,24|62-65 hung=0"
+	run_rc out rc "$NVT" --no-mps -n 63 --exclude-running "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot pick 63 TPCs on $(fake_uuid 1): only 62 are free of other tasks"
+	stop_loop rm "$a"
+}
