@@ -371,7 +371,9 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 		}
 		if (settled && (!unsure || unsure_rounds > UNSURE_ROUNDS))
 			break;
-		if (!changed)
+		/* Past the deadline no order breaks ties (every claim counts as
+		 * taken): claimers that moved apart at once must not meet again. */
+		if (!changed || claims_taken)
 			backoff(&seed);
 	}
 	/* The scan that ended the loop came after every claim was written. */
