@@ -48,12 +48,12 @@ SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 B = build
 PURE = tpcset tmd topo segment gpusel
 SHIM_SRC = $(PURE) sysutil segfile shim shimsetup shimgraph
-CORE_CLI = $(PURE) mpslog driverinfo sysutil segfile segopen gpu calibrate gpus mps
+CORE_CLI = $(PURE) claim mpslog driverinfo sysutil segfile segopen reserve gpu calibrate gpus mps
 CMD_SRC = main common run pid list mpsctl topology
 
 SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)
 CLI_OBJ = $(CORE_CLI:%=$(B)/cli/%.o) $(CMD_SRC:%=$(B)/cmd/%.o)
-PURE_OBJ = $(PURE:%=$(B)/cli/%.o) $(B)/cli/mpslog.o $(B)/cli/driverinfo.o
+PURE_OBJ = $(PURE:%=$(B)/cli/%.o) $(B)/cli/claim.o $(B)/cli/mpslog.o $(B)/cli/driverinfo.o
 
 CLI = $(B)/bin/nvtaskset
 SHIM = $(B)/lib/nvtaskset/libnvtaskset.so
@@ -121,7 +121,7 @@ $(WRAPPER): $(SHIM_OBJ) src/shim.map $(STUB)
 
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
-TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_mpslog $(T)/test_driverinfo \
+TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke
 
 $(FAKE): tests/fake/fakecuda.c tests/fake/fakecuda.h $(FLAGS)

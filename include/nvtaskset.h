@@ -41,9 +41,10 @@ extern "C" {
 /*
  * The nvtaskset command exports a symbol of this name (the linker's
  * --export-dynamic-symbol). A shim that finds it in its process stays
- * passive: the CLI, inheriting a partitioned shell's LD_PRELOAD, has no
- * segment and no launch callback, so that a nested nvtaskset's partition is
- * the one its COMMAND gets and --calibrate's probes reach every SM.
+ * passive: the CLI, inheriting a partitioned shell's LD_PRELOAD, gets no
+ * segment from the shim and no launch callback, so that a nested nvtaskset's
+ * partition is the one its COMMAND gets (the CLI makes the segment that
+ * COMMAND adopts, src/reserve.h) and --calibrate's probes reach every SM.
  */
 #define NVT_CLI_MARKER "nvtaskset_cli"
 

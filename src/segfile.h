@@ -177,10 +177,11 @@ void nvt_seg_close(struct nvt_seg_handle *h);
 /*
  * Removes the calling process's own segment file from its user's run
  * directory under base, if there is one: a shim made it before this process
- * exec'd (a partitioned shell's forked child). The nvtaskset command runs
- * without a segment, and the COMMAND it execs then starts from its own
- * partition instead of adopting that one. Removes only a regular file of the
- * caller's. Returns 0 (none is left), or -1 with errno set.
+ * exec'd (a partitioned shell's forked child). The nvtaskset command is no
+ * task: it runs without a segment until it makes the one its COMMAND adopts
+ * (nvt_seg_prepare, nvt_claim), so COMMAND never gets the shell's partition.
+ * Removes only a regular file of the caller's. Returns 0 (none is left), or
+ * -1 with errno set.
  */
 int nvt_seg_discard_own(const char *base);
 
