@@ -124,9 +124,13 @@ FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke
 
-$(FAKE): tests/fake/fakecuda.c tests/fake/fakecuda.h $(FLAGS)
+# The fake driver: devices and launches, the calibration probe, the callback
+# table, CUDA graphs (tests/fake/fakecuda.h).
+FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakecb.c)
+FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/cuda_driver.h
+$(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -Wl,-soname,libcuda.so.1 -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $(FAKE_SRC) -Wl,-soname,libcuda.so.1 -lpthread
 	ln -sf libcuda.so.1 $(T)/fake/libcuda.so
 
 $(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(PURE_OBJ)
