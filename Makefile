@@ -126,7 +126,7 @@ TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/
 
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
-FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakecb.c)
+FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakecb.c fakegraph.c fakeexec.c fakegraphapi.c)
 FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/cuda_driver.h
 $(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 	@mkdir -p $(@D)

@@ -2,7 +2,7 @@
  * fakeint.h - what the parts of the fake libcuda.so.1 share, and nothing
  * else sees: fakecuda.c (devices, contexts, launches, the simulated chip),
  * fakeprobe.c (modules, memory, the calibration probe), fakecb.c (the
- * callback table) and fakegraph.c + fakegraphapi.c (CUDA graphs).
+ * callback table) and fakegraph.c, fakeexec.c, fakegraphapi.c (CUDA graphs).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -64,7 +64,7 @@ INTERNAL int fake_notify_launch(int dev, uint8_t *tmd);
  * words point at the call's result and at its arguments. */
 INTERNAL void fake_api_callbacks(int cbid, int site, CUresult *result, void *args);
 
-/* ---- fakegraph.c: the graph model, called by fakegraphapi.c's entry points ---- */
+/* ---- The graph model, called by fakegraphapi.c's entry points ---- */
 
 /* Callback ids (CUPTI's cupti_driver_cbid.h, CUDA 13.0) of the calls that
  * src/cuda_driver.h does not list. */
@@ -95,13 +95,64 @@ enum fake_api_cbid {
 /* CUgraphNodeType values the model knows besides cuda_driver.h's. */
 #define FAKE_NODE_EMPTY 5
 
-/* Graphs and their nodes. Handles are checked: a wrong one gives 400. */
+/* CUresult values of the graph calls. */
+enum {
+	E_INVALID_VALUE = 1,
+	E_OUT_OF_MEMORY = 2,
+	E_INVALID_HANDLE = 400,
+	E_HANG = 702, /* what the fake's launches return for a hang, too */
+	E_NOT_SUPPORTED = 801,
+	E_UPDATE_FAILURE = 910,
+};
+/* CUgraphInstantiate_flags (cuda.h): 1 auto-free on launch, 2 upload (only
+ * through cuGraphInstantiateWithParams), 4 device launch, 8 node priority. */
+#define FLAG_AUTO_FREE 1
+#define FLAG_UPLOAD 2
+#define FLAG_KNOWN (FLAG_AUTO_FREE | FLAG_UPLOAD | NVT_GRAPH_INSTANTIATE_DEVICE_LAUNCH | 8)
+
+struct graph;
+
+struct gnode {
+	int type;
+	struct graph *owner;
+	const struct gnode *clone_of; /* the node this one was cloned from */
+	NVT_KERNEL_NODE_PARAMS kp;    /* kernel: kernelParams points at argv */
+	uint64_t arg;                 /* kernel: the argument's value */
+	void *argv[1];
+	struct graph *body; /* child graph (4) or conditional body (13), owned */
+	CUgraph bodies[1];  /* the conditional's phGraph_out array */
+};
+
+struct graph {
+	struct graph *next;     /* all live graphs, embedded ones too */
+	struct gnode *embedder; /* the node that owns this graph, or NULL */
+	int n, cap;
+	struct gnode **node;
+};
+
+/* The model's lock (recursive): held by every call of fakegraph.c and
+ * fakeexec.c, and by their callers around the lookups below. */
+INTERNAL void graph_lock(void);
+INTERNAL void graph_unlock(void);
+/* The live graph or node of a handle, or NULL. */
+INTERNAL struct graph *find_graph(CUgraph h);
+INTERNAL struct gnode *find_node(CUgraphNode h);
+/* A kernel node's function (func, or kern when func is NULL). */
+INTERNAL const void *kernel_of(const NVT_KERNEL_NODE_PARAMS *kp);
+/* kp names a function. */
+INTERNAL int kernel_ok(const NVT_KERNEL_NODE_PARAMS *kp);
+/* A kernel's argument as the fake keeps it: the 8 bytes kernelParams[0]
+ * points at (0 without one). */
+INTERNAL uint64_t kernel_arg(const NVT_KERNEL_NODE_PARAMS *kp);
+
+/* Graphs and their nodes (fakegraph.c). Handles are checked: a wrong one gives 400. */
 INTERNAL CUresult graph_create(CUgraph *out, unsigned flags);
 INTERNAL CUresult graph_destroy(CUgraph g);
 /* Adds a node of type (kernel: kp; child graph: a copy of child; conditional:
- * an empty body, returned in *body; empty; mem alloc: *dptr set). */
+ * an empty body graph, *bodies set to the node's array of it; empty; mem
+ * alloc: *dptr set to a fake address). */
 INTERNAL CUresult graph_add(CUgraphNode *out, CUgraph g, int type, const NVT_KERNEL_NODE_PARAMS *kp,
-			    CUgraph child, CUgraph *body, uint64_t *dptr);
+			    CUgraph child, CUgraph **bodies, uint64_t *dptr);
 INTERNAL CUresult graph_clone(CUgraph *out, CUgraph g);
 INTERNAL CUresult graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n);
 INTERNAL CUresult node_type(CUgraphNode n, int *type);
@@ -111,7 +162,7 @@ INTERNAL CUresult node_child_graph(CUgraphNode n, CUgraph *out);
 INTERNAL CUresult node_find_in_clone(CUgraphNode *out, CUgraphNode original, CUgraph clone);
 INTERNAL CUresult cond_handle_create(uint64_t *out, CUgraph g);
 
-/* Executable graphs. */
+/* Executable graphs (fakeexec.c). */
 INTERNAL CUresult exec_instantiate(CUgraphExec *out, CUgraph g, uint64_t flags);
 INTERNAL CUresult exec_upload(CUgraphExec x);
 INTERNAL CUresult exec_launch(CUgraphExec x);
