@@ -122,7 +122,7 @@ $(WRAPPER): $(SHIM_OBJ) src/shim.map $(STUB)
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke
+	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck
 
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
@@ -150,6 +150,16 @@ $(T)/fakeapp-dlopen: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FLAGS)
 $(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -L$(T)/fake -lcuda -lpthread
+
+# Tests of the fake itself: a callback subscriber that is not nvtaskset
+# (LD_PRELOADed), and the graph scenarios it drives.
+$(T)/testsub.so: tests/fake/testsub.c tests/fake/testsub.h src/cuda_driver.h $(FAKE) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda
+
+$(T)/fakegraphcheck: tests/fake/fakegraphcheck.c tests/fake/testsub.h $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -ldl
 
 # The parser fuzz target, driven by its own random mutator under
 # AddressSanitizer (works with gcc); `make fuzz-libfuzzer` uses clang's.
