@@ -217,3 +217,23 @@ node 3 tpcs=8-11
 replays=$n"
 	eq "$(cat "$WORK/gl.log")" "replays=$n hung=0 bad=0"
 }
+
+t_fakegraph_app_loop_hang() {
+	# Replays that hang are counted, shown as empty lists, and fail the loop.
+	local pid i rc
+	rm -f "$WORK/gh.stop" "$WORK/gh.out"
+	env FAKECUDA_CHIP=identity TESTSUB_MASK=0 LD_PRELOAD="$SUB" "$APP" graph 1 "$WORK/gh.stop" "$WORK/gh.out" \
+		>"$WORK/gh.log" 2>"$WORK/gh.err" &
+	pid=$!
+	for ((i = 0; i < 500; i++)); do
+		[ -e "$WORK/gh.out" ] && break
+		sleep 0.02
+	done
+	touch "$WORK/gh.stop"
+	wait "$pid" && rc=0 || rc=$?
+	eq "$rc" 1 "exit status"
+	has "$(cat "$WORK/gh.out")" "node 0 tpcs=
+replays="
+	grep -Eq '^replays=([0-9]+) hung=\1 bad=0$' "$WORK/gh.log" || die "every replay must hang: $(cat "$WORK/gh.log")"
+	has "$(cat "$WORK/gh.err")" "fakecuda: HANG: 1 kernel node of a graph enables no working TPC"
+}
