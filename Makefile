@@ -122,11 +122,15 @@ $(WRAPPER): $(SHIM_OBJ) src/shim.map $(STUB)
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke
+	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck
 
-$(FAKE): tests/fake/fakecuda.c tests/fake/fakecuda.h $(FLAGS)
+# The fake driver: devices and launches, the calibration probe, the callback
+# table, CUDA graphs (tests/fake/fakecuda.h).
+FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakecb.c fakegraph.c fakeexec.c fakegraphapi.c)
+FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/cuda_driver.h
+$(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -Wl,-soname,libcuda.so.1 -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $(FAKE_SRC) -Wl,-soname,libcuda.so.1 -lpthread
 	ln -sf libcuda.so.1 $(T)/fake/libcuda.so
 
 $(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(PURE_OBJ)
@@ -137,13 +141,25 @@ $(T)/segpoke: tests/unit/segpoke.c $(PURE_OBJ) $(B)/cli/segfile.o $(B)/cli/segop
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $^
 
-$(T)/fakeapp-dlopen: tests/fake/fakeapp.c tests/fake/fakecuda.h $(FLAGS)
+FAKEAPP_SRC = tests/fake/fakeapp.c tests/fake/fakeappgraph.c
+FAKEAPP_HDR = tests/fake/fakeapp.h tests/fake/fakecuda.h src/cuda_driver.h
+$(T)/fakeapp-dlopen: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -DUSE_DLOPEN $(LDFLAGS) -o $@ $< -ldl -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake -DUSE_DLOPEN $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -ldl -lpthread
 
-$(T)/fakeapp-linked: tests/fake/fakeapp.c tests/fake/fakecuda.h $(FAKE) $(FLAGS)
+$(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -L$(T)/fake -lcuda -lpthread
+
+# Tests of the fake itself: a callback subscriber that is not nvtaskset
+# (LD_PRELOADed), and the graph scenarios it drives.
+$(T)/testsub.so: tests/fake/testsub.c tests/fake/testsub.h src/cuda_driver.h $(FAKE) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda
+
+$(T)/fakegraphcheck: tests/fake/fakegraphcheck.c tests/fake/testsub.h $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -ldl
 
 # The parser fuzz target, driven by its own random mutator under
 # AddressSanitizer (works with gcc); `make fuzz-libfuzzer` uses clang's.

@@ -25,9 +25,35 @@
  *                                         its PID goes to STATE.childpid
  *   fakeapp setuid UID MODE...            become user UID (setgid, setuid), then MODE
  *
+ * CUDA graphs (fakeappgraph.c): a graph of NODES kernel nodes, each with one
+ * 64-bit argument (node i: i + 1), in creation order after them the options'
+ * nodes; instantiated with cuGraphInstantiateWithFlags unless an option says
+ * otherwise.
+ *   fakeapp graph NODES STOP OUT [OPTION...]   replay until file STOP exists;
+ *                                         after each replay write OUT (atomically):
+ *                                         "node I tpcs=LIST" for each kernel node
+ *                                         of the exec, depth first in creation order
+ *                                         ("tpcs=-": it did not run), then
+ *                                         "replays=N"; at the end print
+ *                                         "replays=N hung=H bad=B"
+ *   fakeapp graph-once NODES [OPTION...]  instantiate, replay once, print what
+ *                                         graph writes to OUT
+ *   Options: child (a child-graph node holding one kernel, argument 101),
+ *   cond (a conditional node whose body holds one kernel, argument 201),
+ *   alloc (a mem-alloc node), device (the device-launch flag), params
+ *   (cuGraphInstantiateWithParams with the upload flag), v2
+ *   (cuGraphInstantiate_v2), upload (cuGraphUpload after instantiating);
+ *   every K replays, before replay K, 2K, ...: setparams=K (node 0 gets the
+ *   same function and a new argument through cuGraphExecKernelNodeSetParams;
+ *   the replay must run it), update=K (cuGraphExecUpdate with a freshly built
+ *   identical graph), toggle=K (node 0 disabled for that replay, which must
+ *   not run it), reinst=K (the exec destroyed and instantiated again). A hang,
+ *   a failed call or a wrong argument makes the exit status 1.
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
+#include "fakeapp.h"
 #include "fakecuda.h"
 
 #include <errno.h>
@@ -64,9 +90,11 @@ static fakecuda_set_tmd_version_fn p_version;
 
 #ifdef USE_DLOPEN
 #include <dlfcn.h>
+void *fakeapp_lib;
+
 static void load(void)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	void *lib = fakeapp_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		fprintf(stderr, "fakeapp: %s\n", dlerror());
 		exit(2);
@@ -122,7 +150,7 @@ static int launch(struct fakecuda_launch *rec)
 	return rc;
 }
 
-static void tpcs_text(const uint64_t w[4], char *buf, size_t len)
+void tpcs_text(const uint64_t w[4], char *buf, size_t len)
 {
 	size_t pos = 0;
 	buf[0] = '\0';
@@ -162,13 +190,13 @@ static void print_launch(const struct fakecuda_launch *rec)
 	fflush(stdout);
 }
 
-static int exists(const char *path)
+int exists(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0;
 }
 
-static void write_state(const char *path, const char *text)
+void write_state(const char *path, const char *text)
 {
 	char tmp[4096];
 	FILE *f;
@@ -335,6 +363,8 @@ int main(int argc, char **argv)
 			print_launch(&rec);
 		return rc ? 1 : 0;
 	}
+	if (!strcmp(argv[1], "graph") || !strcmp(argv[1], "graph-once"))
+		return graph_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "info")) {
 		printf("sms=%d\n", sms);
 		return 0;
