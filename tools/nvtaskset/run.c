@@ -206,6 +206,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", pct, 1);
 	}
 	setenv(NVT_ENV_PARTITION, text, 1);
+	mark_partition_owner();
 	env_append("LD_PRELOAD", shim);
 	if (positional)
 		argv++;
