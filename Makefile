@@ -46,8 +46,8 @@ TEST_CFLAGS = $(ALL_CFLAGS) -Wno-missing-prototypes
 SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 
 B = build
-PURE = tpcset tmd topo segment gpusel
-SHIM_SRC = $(PURE) sysutil segfile shim shimsetup shimgraph
+PURE = tpcset tmd topo segment gpusel ptree
+SHIM_SRC = $(PURE) sysutil segfile inherit shim shimsetup shimgraph
 CORE_CLI = $(PURE) claim mpslog driverinfo sysutil segfile segopen reserve gpu calibrate gpus mps
 CMD_SRC = main common run pid list mpsctl topology
 
@@ -122,6 +122,7 @@ $(WRAPPER): $(SHIM_OBJ) src/shim.map $(STUB)
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
+	$(T)/test_ptree \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck
 
 # The fake driver: devices and launches, the calibration probe, the callback

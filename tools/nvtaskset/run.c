@@ -267,6 +267,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		errx(EXIT_FAILURE, "internal error: cannot format the partition");
 	}
 	setenv(NVT_ENV_PARTITION, text, 1);
+	mark_partition_owner();
 	env_append("LD_PRELOAD", shim);
 	if (positional)
 		argv++;
