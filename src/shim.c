@@ -52,18 +52,14 @@ struct shim_state shim;
 
 /* ---- Warnings ----------------------------------------------------------- */
 
-void shim_warn(const char *fmt, ...)
+/* Writes prefix and the message as one line on stderr; keeps errno. */
+static void say(const char *prefix, const char *fmt, va_list ap)
 {
 	char line[512];
-	va_list ap;
 	int n, saved = errno;
 
-	if (shim.quiet)
-		return;
-	n = snprintf(line, sizeof(line), "nvtaskset: warning: ");
-	va_start(ap, fmt);
+	n = snprintf(line, sizeof(line), "%s", prefix);
 	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
@@ -71,6 +67,26 @@ void shim_warn(const char *fmt, ...)
 		/* nothing sensible to do */
 	}
 	errno = saved;
+}
+
+void shim_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (shim.quiet)
+		return;
+	va_start(ap, fmt);
+	say("nvtaskset: warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void shim_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("nvtaskset: ", fmt, ap);
+	va_end(ap);
 }
 
 /* Returns 1 the first time it is called for kind, else 0. */

@@ -41,8 +41,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,24 +137,7 @@ static const int followed_calls[] = {
 	NVT_CBID_cuGraphExecDestroy, NVT_CBID_cuGraphExecUpdate, NVT_CBID_cuGraphExecUpdate_v2,
 };
 
-#define DEBUG(...) do { if (drv.debug) shim_debug(__VA_ARGS__); } while (0)
-static void shim_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void shim_debug(const char *fmt, ...)
-{
-	char line[256];
-	va_list ap;
-	int n = snprintf(line, sizeof(line), "nvtaskset: graph: ");
-
-	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
-	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
-		/* nothing to do */
-	}
-}
+#define DEBUG(fmt, ...) do { if (drv.debug) shim_note("graph: " fmt, __VA_ARGS__); } while (0)
 
 /* ---- The table of execs ----------------------------------------------------- */
 
@@ -671,5 +652,5 @@ void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 		const char *d = secure_getenv("NVTASKSET_GRAPH_DEBUG");
 		drv.debug = d && *d && strcmp(d, "0") != 0;
 	}
-	DEBUG("following CUDA graphs");
+	DEBUG("%s", "following CUDA graphs");
 }

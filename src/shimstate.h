@@ -111,6 +111,8 @@ extern struct shim_state shim;
 
 /* shim.c */
 void shim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A line on stderr even when quiet (debugging output someone asked for). */
+void shim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Returns 1 the first time it is called for kind, else 0. */
 int shim_first_time(enum warn_kind kind);
 void shim_publish(struct slot_masks *sm, const struct hw_masks *m);
