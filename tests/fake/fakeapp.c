@@ -26,8 +26,12 @@
  *   fakeapp spawn-on GO STOP STATE HOW    as fork-on, but the child is started by HOW:
  *                                         fork (it loops on), fork-exec, vfork or
  *                                         posix_spawn (each execs "loop" in the child),
- *                                         or exec (this process execs "loop STOP
- *                                         STATE.child" itself: no child)
+ *                                         exec (this process execs "loop STOP
+ *                                         STATE.child" itself: no child), or sh (a
+ *                                         shell that runs "fakeapp fork STOP
+ *                                         STATE.child" and stays: a process between
+ *                                         two tasks, without the shim unless it is
+ *                                         preloaded)
  *   fakeapp launch-wait N STOP            N launches, then wait (launching nothing)
  *                                         until file STOP exists; print the last one
  *   fakeapp setuid UID MODE...            become user UID (setgid, setuid), then MODE
@@ -357,6 +361,16 @@ static int spawn_on(const char *self, const char *go, const char *stop, const ch
 		}
 	} else if (!strcmp(how, "posix_spawn")) {
 		if (posix_spawn(&child, "/proc/self/exe", NULL, NULL, child_argv, environ))
+			child = -1;
+	} else if (!strcmp(how, "sh")) {
+		char exe[4096];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		char *sh_argv[] = {"sh", "-c", "\"$0\" fork \"$1\" \"$2\"; true", exe, (char *)stop,
+				   child_state, NULL};
+		if (n <= 0)
+			return 2;
+		exe[n] = '\0';
+		if (posix_spawn(&child, "/bin/sh", NULL, NULL, sh_argv, environ))
 			child = -1;
 	} else {
 		fprintf(stderr, "fakeapp: no way to start a child called %s\n", how);
