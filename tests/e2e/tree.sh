@@ -373,3 +373,32 @@ t_tree_json_errors() {
 	eq "$out" ""
 	stop_loop je "$PID"
 }
+
+t_tree_all_tasks_while_spawning() {
+	# A shell whose child shell starts one short-lived task after another while
+	# -a moves the tree: once -a has returned, every launch in the tree runs on
+	# the new partition (tasks that copied the old one from the child shell
+	# before -a wrote it were found by -a's next look and moved), and -a
+	# finishes although new tasks keep appearing.
+	local tag=$WORK/ws t bad i
+	rm -f "$tag".*
+	printf '%s\n' 'while [ ! -e "$1" ]; do "$2" launch-at; done' >"$tag.loop"
+	"$NVT" --no-mps -c 0-3 sh -c 'sh "$0" "$1" "$2"; true' "$tag.loop" "$tag.stop" "$APP" \
+		>"$tag.out" 2>"$tag.err" &
+	PID=$!
+	for ((i = 0; i < 500; i++)); do grep -q "tpcs=0-3" "$tag.out" 2>/dev/null && break; sleep 0.02; done
+	run_rc out rc "$NVT" -a -p -c 8-9 "$PID"
+	eq "$rc" 0 "-a exit status: $out"
+	t=$(python3 -c 'import time; print(time.monotonic_ns())')
+	has "$out" "pid $PID's new TPC list: 8-9"
+	for ((i = 0; i < 500; i++)); do
+		[ "$(awk -v t="$t" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0' "$tag.out" | wc -l)" -ge 20 ] && break
+		sleep 0.02
+	done
+	touch "$tag.stop"
+	wait "$PID" || die "the shell failed: $(cat "$tag.err")"
+	bad=$(awk -v t="$t" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0 && $2 != "tpcs=8-9"' "$tag.out")
+	[ -z "$bad" ] || die "launches after -a returned on another partition: $bad"
+	[ "$(awk -v t="$t" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0' "$tag.out" | wc -l)" -ge 20 ] ||
+		die "too few launches after -a: $(tail -5 "$tag.out")"
+}

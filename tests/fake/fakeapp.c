@@ -32,6 +32,8 @@
  *                                         STATE.child" and stays: a process between
  *                                         two tasks, without the shim unless it is
  *                                         preloaded)
+ *   fakeapp launch-at                     one launch; print "at=NS tpcs=LIST", NS the
+ *                                         CLOCK_MONOTONIC time just before it
  *   fakeapp launch-wait N STOP            N launches, then wait (launching nothing)
  *                                         until file STOP exists; print the last one
  *   fakeapp setuid UID MODE...            become user UID (setgid, setuid), then MODE
@@ -506,6 +508,17 @@ int main(int argc, char **argv)
 	}
 	if ((!strcmp(argv[1], "fork-on") && argc == 5) || (!strcmp(argv[1], "spawn-on") && argc == 6))
 		return spawn_on(argv[0], argv[2], argv[3], argv[4], argc == 6 ? argv[5] : "fork");
+	if (!strcmp(argv[1], "launch-at") && argc == 2) {
+		struct fakecuda_launch rec;
+		struct timespec at;
+		char list[1200];
+		int rc;
+		clock_gettime(CLOCK_MONOTONIC, &at);
+		rc = launch(&rec);
+		tpcs_text(rec.ran_tpcs, list, sizeof(list));
+		printf("at=%lld tpcs=%s\n", (long long)at.tv_sec * 1000000000LL + at.tv_nsec, list);
+		return rc || rec.hung ? 1 : 0;
+	}
 	if (!strcmp(argv[1], "launch-wait") && argc == 4) {
 		struct fakecuda_launch rec;
 		struct timespec pause = {0, 5000000};

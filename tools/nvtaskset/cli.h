@@ -80,10 +80,12 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 /*
  * Writes parts (n_parts; those of state NVT_SLOT_SET) into the task open for
  * writing as h, closes h, and prints the old and new partitions (lines, or
- * the JSON object as pid_show). Returns 0, or -1 with the reason in why.
+ * the JSON object as pid_show). Sets *changed (unless NULL) if a partition
+ * written differs from the one the task had. Returns 0, or -1 with the
+ * reason in why.
  */
 int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nvt_slot_view *parts,
-	      int n_parts, int top, char *why, size_t len);
+	      int n_parts, int top, int *changed, char *why, size_t len);
 
 /* ---- tree.c: process trees, for -a and -l ---- */
 /* The tasks under nvtaskset and every process's parent, read at one time. */

@@ -235,7 +235,7 @@ static void check_sm_limit(pid_t pid, const struct nvt_slot_view *now, int n)
 }
 
 int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nvt_slot_view *parts,
-	      int n_parts, int top, char *why, size_t len)
+	      int n_parts, int top, int *changed, char *why, size_t len)
 {
 	static struct nvt_slot_view old[NVT_MAX_GPUS], now[NVT_MAX_GPUS];
 	struct slot_status st[NVT_MAX_GPUS];
@@ -255,6 +255,9 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 		/* Under the lock no live writer is inside: a failed read is a dead one's. */
 		g = nvt_seg_find_slot(h, parts[i].uuid);
 		had[shown] = g >= 0 && nvt_seg_read(h, g, &old[shown], NULL) == 0;
+		if (changed && (!had[shown] || old[shown].state != parts[i].state ||
+				!nvt_set_equal(&old[shown].tpcs, &parts[i].tpcs)))
+			*changed = 1;
 		if (g < 0) {
 			g = nvt_seg_free_slot_of(h);
 			if (g < 0) {
@@ -341,7 +344,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 		return EXIT_SUCCESS;
 	}
 	n_parts = pid_plan(o, mask_text, &h, parts);
-	if (pid_apply(o, &h, parts, n_parts, 1, why, sizeof(why)))
+	if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 		cli_errx("failed to set pid %ld's partition: %s", (long)pid, why);
 	return EXIT_SUCCESS;
 }

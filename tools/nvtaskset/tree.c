@@ -115,12 +115,13 @@ static void report_failure(const struct options *o, pid_t pid, int change, const
 }
 
 /*
- * -p (show, or apply parts) for one task of the tree. *first: nothing printed
- * yet. Returns 0, 1 if it failed (reported), or -1 if the task is gone or
- * runs without the shim now (nothing printed).
+ * -p (show, or apply parts) for one task of the tree; *first: nothing printed
+ * yet; *changed set if the task had another partition. Returns 0, 1 if it
+ * failed (reported), or -1 if the task is gone or runs without the shim now
+ * (nothing printed).
  */
 static int one_task(const struct options *o, pid_t pid, int change, const struct nvt_slot_view *parts,
-		    int n_parts, int *first)
+		    int n_parts, int *first, int *changed)
 {
 	struct nvt_seg_handle h;
 	char why[256], text[160];
@@ -133,10 +134,11 @@ static int one_task(const struct options *o, pid_t pid, int change, const struct
 	*first = 0;
 	if (rc) {
 		report_failure(o, pid, change, seg_error(rc, &h, text, sizeof(text)));
+		*changed = 1; /* it may hold the old partition: look again */
 		return 1;
 	}
 	if (change) {
-		rc = pid_apply(o, &h, parts, n_parts, 0, why, sizeof(why));
+		rc = pid_apply(o, &h, parts, n_parts, 0, changed, why, sizeof(why));
 	} else {
 		rc = pid_show(o, &h, 0, why, sizeof(why));
 		nvt_seg_close(&h);
@@ -164,7 +166,7 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 		n_parts = pid_plan(o, mask_text, &h, parts);
 	if (o->json)
 		printf("{\"version\":%d,\"tasks\":[", NVT_JSON_VERSION);
-	rc = change ? pid_apply(o, &h, parts, n_parts, 0, why, sizeof(why))
+	rc = change ? pid_apply(o, &h, parts, n_parts, 0, NULL, why, sizeof(why))
 		    : pid_show(o, &h, 0, why, sizeof(why));
 	if (!change)
 		nvt_seg_close(&h);
@@ -177,30 +179,35 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 	}
 	/*
 	 * Then its descendants, parents before children, and again until a look
-	 * finds no task that was not done. A task started meanwhile copied its
-	 * partition from an ancestor we may not have written yet; and it made its
-	 * segment (locked, with a header) before it read that ancestor's (the
-	 * shim's init and fork handler do so). So a task that copied an old
-	 * partition had its segment in place before our write to its ancestor,
-	 * and the next look, which comes after that write, finds it; a task a
-	 * look does not find reads its ancestor after our writes. Showing needs
-	 * one look. Bounded: a tree that keeps starting tasks is reported.
+	 * finds no new task that held another partition. A task started meanwhile
+	 * copied its partition from an ancestor that we may not have written yet;
+	 * but it made its segment (locked, with a header) before it read that
+	 * ancestor's (the shim's init and fork handler do so). So a task that
+	 * copied an old partition had its segment in place before our write to
+	 * that ancestor, and the next look, which comes after that write, finds
+	 * it; a task that no look finds read its ancestor after our writes. New
+	 * tasks that already hold the new partition (a tree that keeps starting
+	 * short-lived workers has some at every look) are written too, but call
+	 * for no further look: their children copy what they hold. Showing needs
+	 * one look. Bounded: a tree whose new tasks keep holding old partitions
+	 * is reported.
 	 */
 	for (int round = 0; !stable && round < (change ? ALL_TASKS_ROUNDS : 1); round++) {
 		struct task_tree t;
 		pid_t *todo;
+		int changed = 0;
 		size_t n;
 
 		if (task_tree_read(&t, 0))
 			cli_err("cannot list the tasks in %s", nvt_rundir());
 		n = descendants(&t, root, &done, &todo);
 		task_tree_free(&t);
-		stable = n == 0 || !change;
 		for (size_t i = 0; i < n; i++) {
 			set_add(&done, todo[i]);
-			if (one_task(o, todo[i], change, parts, n_parts, &first) > 0)
+			if (one_task(o, todo[i], change, parts, n_parts, &first, &changed) > 0)
 				failed = 1;
 		}
+		stable = !changed || !change;
 		free(todo);
 	}
 	if (o->json)
