@@ -409,6 +409,7 @@ t_sec_mps_fifo_pid_file() {
 	mkfifo "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
 	local out rc
 	out=$(PATH="$ROOT/tests/fake/bin:$PATH" timeout 5 "$NVT" --mps status 2>&1) && rc=0 || rc=$?
+	rm -f "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
 	[ "$rc" != 124 ] || die "--mps status hung on a FIFO"
 }
 t_sec_mps_start_stop_time_out() {
@@ -608,6 +609,6 @@ t_sec_fuzz_regressions() {
 	command -v clang >/dev/null || return 0
 	clang -std=gnu11 -I"$ROOT/include" -I"$ROOT/src" -O1 -g -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -DFUZZ_STANDALONE -o "$WORK/fuzz_clang" \
-		"$ROOT"/src/{tpcset,tmd,topo,segment,gpusel,mpslog,driverinfo}.c "$ROOT/tests/unit/fuzz_parsers.c"
+		"$ROOT"/src/{tpcset,tmd,topo,segment,gpusel,ptree,mpslog,driverinfo}.c "$ROOT/tests/unit/fuzz_parsers.c"
 	"$WORK/fuzz_clang" "$dir"/*
 }
