@@ -409,6 +409,7 @@ t_sec_mps_fifo_pid_file() {
 	mkfifo "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
 	local out rc
 	out=$(PATH="$ROOT/tests/fake/bin:$PATH" timeout 5 "$NVT" --mps status 2>&1) && rc=0 || rc=$?
+	rm -f "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
 	[ "$rc" != 124 ] || die "--mps status hung on a FIFO"
 }
 t_sec_mps_start_stop_time_out() {

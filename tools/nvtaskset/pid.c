@@ -141,7 +141,10 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 		      "partition to repair them",
 		      (long)pid, torn);
 	if (o->json) {
-		printf(top ? "{\"version\":%d," : "{", NVT_JSON_VERSION);
+		if (top)
+			printf("{\"version\":%d,", NVT_JSON_VERSION);
+		else
+			putchar('{');
 		printf("\"pid\":%ld,\"gpus\":[", (long)pid);
 		for (int i = 0; i < n; i++) {
 			int refused = views[i].seq && st[i].s.rejected == views[i].seq;
@@ -286,7 +289,10 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	check_sm_limit(pid, now, shown);
 	if (o->json) {
 		/* When the change was made, for measuring how soon launches follow. */
-		printf(top ? "{\"version\":%d," : "{", NVT_JSON_VERSION);
+		if (top)
+			printf("{\"version\":%d,", NVT_JSON_VERSION);
+		else
+			putchar('{');
 		printf("\"pid\":%ld,\"written_monotonic_ns\":%lld,\"gpus\":[", (long)pid,
 		       (long long)written.tv_sec * 1000000000LL + written.tv_nsec);
 		for (int i = 0; i < shown; i++) {

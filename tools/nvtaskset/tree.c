@@ -115,13 +115,13 @@ static void report_failure(const struct options *o, pid_t pid, int change, const
 }
 
 /*
- * -p (show, or apply parts) for one task of the tree; *first: nothing printed
- * yet; *changed set if the task had another partition. Returns 0, 1 if it
- * failed (reported), or -1 if the task is gone or runs without the shim now
- * (nothing printed).
+ * -p (show, or apply parts) for one task of the tree, after another task's
+ * (its JSON object follows a comma); *changed set if the task had another
+ * partition. Returns 0, 1 if it failed (reported), or -1 if the task is gone
+ * or runs without the shim now (nothing printed).
  */
 static int one_task(const struct options *o, pid_t pid, int change, const struct nvt_slot_view *parts,
-		    int n_parts, int *first, int *changed)
+		    int n_parts, int *changed)
 {
 	struct nvt_seg_handle h;
 	char why[256], text[160];
@@ -129,9 +129,8 @@ static int one_task(const struct options *o, pid_t pid, int change, const struct
 
 	if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK)
 		return -1; /* ended since the scan, or exec'd a program without the shim */
-	if (o->json && !*first)
+	if (o->json)
 		putchar(',');
-	*first = 0;
 	if (rc) {
 		report_failure(o, pid, change, seg_error(rc, &h, text, sizeof(text)));
 		*changed = 1; /* it may hold the old partition: look again */
@@ -153,7 +152,7 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
 	struct pid_set done = {0};
 	struct nvt_seg_handle h;
-	int change = mask_text != NULL, n_parts = 0, failed = 0, first = 0, stable = 0;
+	int change = mask_text != NULL, n_parts = 0, failed = 0, stable = 0;
 	char why[256];
 	int rc;
 
@@ -198,13 +197,16 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 		int changed = 0;
 		size_t n;
 
-		if (task_tree_read(&t, 0))
-			cli_err("cannot list the tasks in %s", nvt_rundir());
+		if (task_tree_read(&t, 0)) {
+			warn("cannot list the tasks in %s", nvt_rundir());
+			failed = 1;
+			break;
+		}
 		n = descendants(&t, root, &done, &todo);
 		task_tree_free(&t);
 		for (size_t i = 0; i < n; i++) {
 			set_add(&done, todo[i]);
-			if (one_task(o, todo[i], change, parts, n_parts, &first, &changed) > 0)
+			if (one_task(o, todo[i], change, parts, n_parts, &changed) > 0)
 				failed = 1;
 		}
 		stable = !changed || !change;
