@@ -10,3 +10,4 @@ t_unit_driverinfo() { "$T/test_driverinfo"; }
 t_unit_segment() { timeout 60 "$T/test_segment"; }
 t_fuzz_parsers() { FUZZ_SECONDS=${FUZZ_SECONDS:-3} timeout 60 "$T/fuzz_parsers"; }
 t_unit_gpusel() { "$T/test_gpusel"; }
+t_unit_slurm() { "$T/test_slurm"; }

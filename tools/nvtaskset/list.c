@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "slurmproc.h"
 
 /* The command line of pid, arguments joined by spaces; raw bytes (see terminal_text). */
 static void read_cmdline(pid_t pid, char *buf, size_t len)
@@ -63,7 +64,29 @@ struct row {
 	int n;
 	struct gpu_part gpu[NVT_MAX_GPUS];
 	char cmd[512];
+	char slurm_step[NVT_SLURM_STEP_TEXT_MAX]; /* "JOB.STEP" of a Slurm task, else "" */
 };
+
+/* Fills r->slurm_step: the Slurm job step the task runs in, if any. */
+static void slurm_column(struct row *r)
+{
+	struct nvt_slurm_step s;
+
+	r->slurm_step[0] = '\0';
+	if (nvt_slurm_step_of(r->pid, &s) == 0)
+		nvt_slurm_step_format(&s, r->slurm_step, sizeof(r->slurm_step));
+}
+
+/* 1 if a task of pids runs in a Slurm job step: -l then has a JOBSTEP column. */
+static int any_in_slurm(const pid_t *pids, int n)
+{
+	struct nvt_slurm_step s;
+
+	for (int i = 0; i < n; i++)
+		if (nvt_slurm_step_of(pids[i], &s) == 0)
+			return 1;
+	return 0;
+}
 
 static void print_json(const struct row *r, int first)
 {
@@ -75,6 +98,11 @@ static void print_json(const struct row *r, int first)
 	json_string(pw ? pw->pw_name : "");
 	printf(",\"command\":");
 	json_string(r->cmd);
+	printf(",\"slurm_step\":");
+	if (r->slurm_step[0])
+		json_string(r->slurm_step);
+	else
+		printf("null");
 	printf(",\"gpus\":[");
 	for (int i = 0; i < r->n; i++) {
 		const struct gpu_part *p = &r->gpu[i];
@@ -128,7 +156,7 @@ static void tpcs_column(const struct row *r, int width, char *buf, size_t len)
 	}
 }
 
-static void print_text(const struct row *r, int width)
+static void print_text(const struct row *r, int width, int slurm)
 {
 	static char list[NVT_MAX_GPUS * (NVT_LIST_TEXT_MAX + 40)];
 	char user[64], raw[sizeof(r->cmd)], cmd[sizeof(r->cmd)];
@@ -143,20 +171,29 @@ static void print_text(const struct row *r, int width)
 	if (width && (int)strlen(raw) > width)
 		snprintf(raw + width - 3, 4, "...");
 	terminal_text(raw, cmd, sizeof(cmd));
-	printf("%7ld  %-10s  %-20s  %s\n", (long)r->pid, user, list, cmd);
+	if (slurm)
+		printf("%7ld  %-10s  %-20s  %-12s  %s\n", (long)r->pid, user, list,
+		       r->slurm_step[0] ? r->slurm_step : "-", cmd);
+	else
+		printf("%7ld  %-10s  %-20s  %s\n", (long)r->pid, user, list, cmd);
 }
 
 int nvt_cmd_list(const struct options *o)
 {
 	const char *rundir = nvt_rundir();
-	int width = command_width(), shown = 0;
+	int width = command_width(), shown = 0, slurm;
 	pid_t *pids;
 	int n = nvt_seg_tasks(rundir, 1, &pids);
 
 	if (n < 0)
 		err(EXIT_FAILURE, "cannot read %s", rundir);
+	slurm = !o->json && any_in_slurm(pids, n);
+	if (slurm && width)
+		width = width > 74 ? width - 14 : 60;
 	if (o->json)
 		printf("{\"tasks\":[");
+	else if (slurm)
+		printf("%7s  %-10s  %-20s  %-12s  %s\n", "PID", "USER", "TPCS", "JOBSTEP", "COMMAND");
 	else
 		printf("%7s  %-10s  %-20s  %s\n", "PID", "USER", "TPCS", "COMMAND");
 	for (int i = 0; i < n; i++) {
@@ -185,10 +222,11 @@ int nvt_cmd_list(const struct options *o)
 		r.pid = pids[i];
 		r.uid = h.task_uid;
 		read_cmdline(pids[i], r.cmd, sizeof(r.cmd));
+		slurm_column(&r);
 		if (o->json)
 			print_json(&r, !shown);
 		else
-			print_text(&r, width);
+			print_text(&r, width, slurm);
 		shown++;
 		nvt_seg_close(&h);
 	}
