@@ -87,6 +87,7 @@ stop_cluster() {
 	fi
 }
 trap stop_cluster EXIT
+trap 'exit 1' INT TERM HUP
 
 # Two free TCP ports for slurmctld and slurmd.
 free_ports() {
@@ -386,6 +387,7 @@ s_other_user() {
 	eq "$(count "$u")" 30 "TPCs of the other user's job"
 	eq "$(common "$r" "$u")" 0 "TPCs that the two users' jobs share"
 	list=$(nvt_list)
+	echo "$list"
 	row=$(awk -v p="$(envof u 0 pid)" '$1 == p' <<<"$list")
 	[[ "$row" == *" $(id -un "$OTHER_UID") "*" $(jobof u).0 "* ]] ||
 		die "-l does not show the other user's task: $list"
@@ -434,8 +436,24 @@ for name in ${*:-$ALL}; do
 	(
 		set -e
 		"s_$name"
-	) >"$W/log/s.$name" 2>&1
+	) >"$W/log/s.$name" 2>&1 &
+	scenario=$!
+	# A scenario that hangs fails, and the others still run.
+	(
+		sleep "${SCENARIO_TIMEOUT:-240}" &
+		echo $! >"$W/log/watchdog.sleep"
+		wait $!
+		echo "FAILED: no end after ${SCENARIO_TIMEOUT:-240} s" >>"$W/log/s.$name"
+		pkill -KILL -P "$scenario"
+		kill -KILL "$scenario"
+	) 2>/dev/null &
+	watchdog=$!
+	wait "$scenario"
 	rc=$?
+	# The watchdog first, so that it cannot report once its sleep is gone.
+	kill -KILL "$watchdog" 2>/dev/null
+	wait "$watchdog" 2>/dev/null
+	kill -KILL "$(cat "$W/log/watchdog.sleep" 2>/dev/null)" 2>/dev/null
 	secs=$(since "$start")
 	if [ $rc == 0 ]; then
 		PASS=$((PASS + 1))
