@@ -50,14 +50,14 @@ TEST_CFLAGS = $(ALL_CFLAGS) -Wno-missing-prototypes
 SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 
 B = build
-PURE = tpcset tmd topo segment gpusel
-SHIM_SRC = $(PURE) sysutil segfile shim shimsetup
-CORE_CLI = $(PURE) mpslog driverinfo sysutil segfile segopen gpu calibrate gpus mps slurmproc
+PURE = tpcset tmd topo segment gpusel ptree
+SHIM_SRC = $(PURE) sysutil segfile inherit shim shimsetup shimgraph
+CORE_CLI = $(PURE) claim mpslog driverinfo sysutil segfile segopen reserve gpu calibrate gpus mps slurmproc
 CMD_SRC = main common run pid list mpsctl topology
 
 SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)
 CLI_OBJ = $(CORE_CLI:%=$(B)/cli/%.o) $(CMD_SRC:%=$(B)/cmd/%.o)
-PURE_OBJ = $(PURE:%=$(B)/cli/%.o) $(B)/cli/mpslog.o $(B)/cli/driverinfo.o
+PURE_OBJ = $(PURE:%=$(B)/cli/%.o) $(B)/cli/claim.o $(B)/cli/mpslog.o $(B)/cli/driverinfo.o
 
 CLI = $(B)/bin/nvtaskset
 SHIM = $(B)/lib/nvtaskset/libnvtaskset.so
@@ -65,15 +65,15 @@ WRAPPER = $(B)/lib/nvtaskset/wrapper/libcuda.so.1
 STUB = $(B)/stub/libcuda.so
 
 # The Slurm plugin: src/ as the command uses it, built position-independent,
-# and tools/slurm/. It needs the allocator (src/reserve.c).
+# and tools/slurm/.
 SLURM ?= auto
 ifeq ($(SLURM),auto)
 HAVE_SLURM := $(shell printf '\#include <stdint.h>\n\#include <slurm/spank.h>\n' | \
-	$(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && test -f src/reserve.c && echo 1)
+	$(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && echo 1)
 else ifeq ($(SLURM),1)
 HAVE_SLURM := 1
 endif
-SPANK_CORE = $(CORE_CLI) reserve
+SPANK_CORE = $(CORE_CLI)
 SPANK_SRC = request place spank_nvtaskset
 SPANK_OBJ = $(SPANK_CORE:%=$(B)/spank/%.o) $(SPANK_SRC:%=$(B)/spank/slurm/%.o)
 SPANK = $(B)/lib/nvtaskset/spank_nvtaskset.so
@@ -158,12 +158,17 @@ $(WRAPPER): $(SHIM_OBJ) src/shim.map $(STUB)
 
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
-TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/test_slurm $(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke
+TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
+	$(T)/test_ptree $(T)/test_slurm \
+	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck
 
-$(FAKE): tests/fake/fakecuda.c tests/fake/fakecuda.h $(FLAGS)
+# The fake driver: devices and launches, the calibration probe, the callback
+# table, CUDA graphs (tests/fake/fakecuda.h).
+FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakecb.c fakegraph.c fakeexec.c fakegraphapi.c)
+FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/cuda_driver.h
+$(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -Wl,-soname,libcuda.so.1 -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $(FAKE_SRC) -Wl,-soname,libcuda.so.1 -lpthread
 	ln -sf libcuda.so.1 $(T)/fake/libcuda.so
 
 $(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(PURE_OBJ)
@@ -181,13 +186,25 @@ $(T)/segpoke: tests/unit/segpoke.c $(PURE_OBJ) $(B)/cli/segfile.o $(B)/cli/segop
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $^
 
-$(T)/fakeapp-dlopen: tests/fake/fakeapp.c tests/fake/fakecuda.h $(FLAGS)
+FAKEAPP_SRC = tests/fake/fakeapp.c tests/fake/fakeappgraph.c
+FAKEAPP_HDR = tests/fake/fakeapp.h tests/fake/fakecuda.h src/cuda_driver.h
+$(T)/fakeapp-dlopen: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -DUSE_DLOPEN $(LDFLAGS) -o $@ $< -ldl -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake -DUSE_DLOPEN $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -ldl -lpthread
 
-$(T)/fakeapp-linked: tests/fake/fakeapp.c tests/fake/fakecuda.h $(FAKE) $(FLAGS)
+$(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -L$(T)/fake -lcuda -lpthread
+
+# Tests of the fake itself: a callback subscriber that is not nvtaskset
+# (LD_PRELOADed), and the graph scenarios it drives.
+$(T)/testsub.so: tests/fake/testsub.c tests/fake/testsub.h src/cuda_driver.h $(FAKE) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda
+
+$(T)/fakegraphcheck: tests/fake/fakegraphcheck.c tests/fake/testsub.h $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -ldl
 
 # The parser fuzz target, driven by its own random mutator under
 # AddressSanitizer (works with gcc); `make fuzz-libfuzzer` uses clang's.
@@ -204,7 +221,7 @@ check: all $(FAKE) $(TEST_BINS)
 # started on this machine by the script, as root. About a minute.
 check-slurm: all $(FAKE) $(T)/fakeapp-dlopen
 	@test -f $(SPANK) || { echo "check-slurm: the Slurm plugin was not built: it needs Slurm's \
-headers (libslurm-dev) and the allocator (src/reserve.c)" >&2; exit 1; }
+headers (libslurm-dev)" >&2; exit 1; }
 	@tests/slurm/run.sh
 
 # GPU tests: on a machine with an NVIDIA Hopper GPU, nvcc and python3.

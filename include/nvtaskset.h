@@ -28,8 +28,18 @@ extern "C" {
  * nvt_partenv_format().
  */
 #define NVT_ENV_PARTITION "NVTASKSET_PARTITION"
+/*
+ * The process NVT_ENV_PARTITION was given to, as "PIDNS.PID.START" (its PID
+ * namespace's inode, its PID there, field 22 of its /proc/PID/stat): set by
+ * the CLI for the COMMAND it execs. See "Where a new task's partitions come
+ * from" below.
+ */
+#define NVT_ENV_PARTITION_FOR "NVTASKSET_PARTITION_FOR"
 /* Any non-empty value other than "0" silences the shim's warnings. */
 #define NVT_ENV_QUIET "NVTASKSET_QUIET"
+/* "0": CUDA graphs do not follow partition changes (they keep the TPCs they
+ * were uploaded with), and graph launches cost nothing extra. */
+#define NVT_ENV_GRAPHS "NVTASKSET_GRAPHS"
 /* Directory that holds every user's run directory (default NVT_DEFAULT_RUNDIR). */
 #define NVT_ENV_RUNDIR "NVTASKSET_RUNDIR"
 /* Path of the preload shim, overriding the CLI's search (tests, packagers). */
@@ -38,9 +48,10 @@ extern "C" {
 /*
  * The nvtaskset command exports a symbol of this name (the linker's
  * --export-dynamic-symbol). A shim that finds it in its process stays
- * passive: the CLI, inheriting a partitioned shell's LD_PRELOAD, has no
- * segment and no launch callback, so that a nested nvtaskset's partition is
- * the one its COMMAND gets and --calibrate's probes reach every SM.
+ * passive: the CLI, inheriting a partitioned shell's LD_PRELOAD, gets no
+ * segment from the shim and no launch callback, so that a nested nvtaskset's
+ * partition is the one its COMMAND gets (the CLI makes the segment that
+ * COMMAND adopts, src/reserve.h) and --calibrate's probes reach every SM.
  */
 #define NVT_CLI_MARKER "nvtaskset_cli"
 
@@ -137,6 +148,34 @@ struct nvt_topology {
  * device; a GPU without a slot runs unpartitioned. A writer that gives a
  * free slot to a GPU increments slots_gen afterwards, so that the shim looks
  * again for GPUs it found no slot for.
+ */
+/*
+ * Where a new task's partitions come from. A process whose shim finds the
+ * segment its PID had before an exec keeps it (the partitions live on in the
+ * new program). A forked child copies its parent's partitions in its fork
+ * handler. Any other process (started by posix_spawn, vfork or a clone without
+ * fork handlers, as Python's subprocess, multiprocessing's "spawn" and
+ * "forkserver" and dash start programs) makes a new segment and fills it with,
+ * in this order:
+ *   1. its own partitions from before an exec that changed its user (the
+ *      segment of its PID in root's run directory);
+ *   2. the partitions of its nearest ancestor with a live segment: the shim
+ *      follows parent PIDs in /proc (at most 32, never past PID 1 or out of
+ *      its PID namespace) and takes the first ancestor whose segment lies in
+ *      the run directory of the process's effective user or of root, is
+ *      trusted as the CLI trusts one (a regular file of that user's with one
+ *      link, naming that very process: PID namespace, PID, start time) and
+ *      reads whole (no slot mid-write or refused; else step 3). Processes
+ *      between them without a segment, or with another user's, are passed
+ *      over: another user's partition is none she could set for this process
+ *      (a setuid program's effective user is its owner, not the caller);
+ *   3. the environment's (NVT_ENV_PARTITION, read with secure_getenv: never
+ *      in a setuid program).
+ * Step 2 is skipped in the process that NVT_ENV_PARTITION_FOR names (the
+ * COMMAND nvtaskset started: its command line wins over any partition above
+ * it, as with taskset), and the search stops at that process (its own
+ * segment is still read). So every child starts from its parent's current
+ * partition, however it was started, and the inner nvtaskset wins.
  */
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
 #define NVT_SEG_VERSION 3u

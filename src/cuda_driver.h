@@ -54,6 +54,94 @@ typedef CUresult (*nvt_cuDriverGetVersion_fn)(int *version);
 #define NVT_CB_PARAMS_TMD_WORD 4
 #define NVT_CB_PARAMS_MIN_SIZE ((NVT_CB_PARAMS_TMD_WORD + 1) * 8)
 
+/*
+ * The driver-API domain of the same table (docs/hardware-facts.md, section 7;
+ * measured on an H100, driver 580.159.04, 2026-11-22): an
+ * enabled callback id fires on entry to and on return from that API call,
+ * numbered as CUPTI's cupti_driver_cbid.h. Its data block: uint32 size first
+ * (0x68), word 5 points to the call's CUresult (valid on return), word 7
+ * points to the call's arguments in order (a struct of them; a pointer the
+ * callback changes on entry is the one the call uses), and word 10 holds the
+ * callback id in its low 32 bits and the site (0 entry, 1 return) above.
+ */
+#define NVT_CB_DOMAIN_API 6
+#define NVT_CB_API_RESULT_WORD 5
+#define NVT_CB_API_ARGS_WORD 7
+#define NVT_CB_API_ID_WORD 10
+#define NVT_CB_API_MIN_SIZE ((NVT_CB_API_ID_WORD + 1) * 8)
+#define NVT_CB_API_SITE_ENTER 0
+#define NVT_CB_API_SITE_EXIT 1
+
+/* The graph calls nvtaskset follows (CUPTI's numbers). */
+enum nvt_api_cbid {
+	NVT_CBID_cuGraphInstantiate = 513,
+	NVT_CBID_cuGraphLaunch = 514,
+	NVT_CBID_cuGraphLaunch_ptsz = 515,
+	NVT_CBID_cuGraphExecDestroy = 516,
+	NVT_CBID_cuGraphExecKernelNodeSetParams = 538,
+	NVT_CBID_cuGraphExecUpdate = 561,
+	NVT_CBID_cuGraphExecMemcpyNodeSetParams = 562,
+	NVT_CBID_cuGraphExecMemsetNodeSetParams = 563,
+	NVT_CBID_cuGraphExecHostNodeSetParams = 564,
+	NVT_CBID_cuGraphInstantiate_v2 = 578,
+	NVT_CBID_cuGraphUpload = 580,
+	NVT_CBID_cuGraphUpload_ptsz = 581,
+	NVT_CBID_cuGraphExecChildGraphNodeSetParams = 586,
+	NVT_CBID_cuGraphExecEventRecordNodeSetEvent = 595,
+	NVT_CBID_cuGraphExecEventWaitNodeSetEvent = 596,
+	NVT_CBID_cuGraphExecExternalSemaphoresSignalNodeSetParams = 624,
+	NVT_CBID_cuGraphExecExternalSemaphoresWaitNodeSetParams = 625,
+	NVT_CBID_cuGraphInstantiateWithFlags = 643,
+	NVT_CBID_cuGraphInstantiateWithParams = 656,
+	NVT_CBID_cuGraphInstantiateWithParams_ptsz = 657,
+	NVT_CBID_cuGraphExecBatchMemOpNodeSetParams = 672,
+	NVT_CBID_cuGraphExecKernelNodeSetParams_v2 = 692,
+	NVT_CBID_cuGraphExecUpdate_v2 = 696,
+	NVT_CBID_cuGraphExecNodeSetParams = 714,
+};
+
+/* ---- Graph types and calls (cuda.h, CUDA 12/13) ---- */
+typedef void *CUgraph;
+typedef void *CUgraphNode;
+typedef void *CUgraphExec;
+typedef void *CUstream;
+typedef void *CUfunction;
+typedef void *CUkernel;
+typedef void *CUcontext;
+
+enum nvt_graph_node_type {
+	NVT_NODE_KERNEL = 0,
+	NVT_NODE_GRAPH = 4,       /* a child graph */
+	NVT_NODE_MEM_ALLOC = 10,
+	NVT_NODE_CONDITIONAL = 13,
+};
+/* cuGraphInstantiateWithFlags / WithParams flag: launched from the device. */
+#define NVT_GRAPH_INSTANTIATE_DEVICE_LAUNCH 4
+
+typedef struct {
+	CUfunction func;
+	unsigned gridDimX, gridDimY, gridDimZ;
+	unsigned blockDimX, blockDimY, blockDimZ;
+	unsigned sharedMemBytes;
+	void **kernelParams;
+	void **extra;
+	CUkernel kern; /* used when func is NULL */
+	CUcontext ctx;
+} NVT_KERNEL_NODE_PARAMS; /* CUDA_KERNEL_NODE_PARAMS_v2 */
+
+typedef struct {
+	uint64_t flags;
+	CUstream hUploadStream;
+	CUgraphNode hErrNode_out;
+	int result_out;
+} NVT_GRAPH_INSTANTIATE_PARAMS; /* CUDA_GRAPH_INSTANTIATE_PARAMS */
+
+typedef struct {
+	int result;
+	CUgraphNode errorNode;
+	CUgraphNode errorFromNode;
+} NVT_GRAPH_EXEC_UPDATE_RESULT_INFO; /* CUgraphExecUpdateResultInfo */
+
 typedef void (*nvt_launch_cb)(void *user, int domain, int cbid, const void *params);
 typedef int (*nvt_cb_subscribe_fn)(uint32_t *handle, nvt_launch_cb cb, void *user);
 typedef int (*nvt_cb_enable_fn)(uint32_t on, uint32_t handle, int domain, int cbid);

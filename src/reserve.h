@@ -35,7 +35,8 @@
 struct nvt_claim_gpu {
 	uint8_t uuid[16];
 	struct nvt_topology topo;
-	unsigned count;             /* TPCs to pick, >= 1 */
+	unsigned count;             /* TPCs to pick, >= 1; 0: the task uses this GPU
+				     * unpartitioned (its slot holds NVT_SLOT_UNSET) */
 	enum nvt_strategy strategy; /* as nvt_topo_pick */
 };
 
@@ -49,8 +50,12 @@ enum nvt_reserve_rc {
 /*
  * Makes (or replaces) the calling process's control segment in its user's
  * run directory under base so that it holds views (n GPUs, n <=
- * NVT_MAX_GPUS, each with its uuid), no flags set. own describes the file
- * (to remove it, nvt_seg_remove). Returns 0, or NVT_RESERVE_ERROR with why.
+ * NVT_MAX_GPUS, each with its uuid, none twice) in slots 0 .. n-1, no flags
+ * set. own describes the file (to remove it, nvt_seg_remove) and maps it.
+ * A program the process execs adopts it (its shim finds a segment that names
+ * its own PID), so call it last before the exec. The caller must be no task
+ * whose shim is active (the nvtaskset command, slurmstepd): that shim would
+ * keep the segment it mapped. Returns 0, or NVT_RESERVE_ERROR with why.
  */
 int nvt_seg_prepare(const char *base, const struct nvt_slot_view *views, int n,
 		    struct nvt_seg_own *own, char *why, size_t len);
@@ -59,8 +64,13 @@ int nvt_seg_prepare(const char *base, const struct nvt_slot_view *views, int n,
  * Picks req[i].count TPCs on each GPU req[i] (n GPUs) that no live task
  * holds, every user's, race-free against other callers on this node, and
  * holds them in the calling process's control segment (made or replaced as
- * by nvt_seg_prepare). out[i] gets GPU i's partition (state NVT_SLOT_SET).
- * Returns enum nvt_reserve_rc; on failure the segment holds no claim.
+ * by nvt_seg_prepare; slot i is GPU req[i]). out[i] gets GPU i's partition
+ * (state NVT_SLOT_SET; NVT_SLOT_UNSET where req[i].count is 0). Other
+ * claimers' overlapping claims are waited for up to timeout_ms, then counted
+ * as taken; re-picks end after as long again (at least a second).
+ * Returns enum nvt_reserve_rc. On failure the segment is withdrawn and
+ * removed, and own->seg is NULL; with NVT_RESERVE_FULL, why says how many
+ * TPCs are free (naming the GPU by UUID when several are claimed).
  */
 int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
 	      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len);

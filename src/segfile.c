@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "gpusel.h"
+#include "ptree.h"
 #include "segfile.h"
 #include "segment.h"
 #include "sysutil.h"
@@ -104,40 +105,43 @@ int nvt_userdir_name_parse(const char *name, uid_t *uid)
 
 /* ---- /proc ------------------------------------------------------------------ */
 
-static int start_time_at(const char *path, uint64_t *start_time)
+/* Reads and parses a /proc/PID/stat file. Returns 0, or -1 with errno set
+ * (ESRCH for a zombie: gone, as far as partitions go). */
+static int stat_at(const char *path, struct nvt_stat *st)
 {
 	char buf[1024];
-	const char *p;
-	char *end;
-	unsigned long long v;
 
 	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
 		return -1;
-	/* comm may hold spaces and parentheses: fields resume after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		goto bad;
-	p++;
-	/* A zombie (killed, not yet reaped) is gone as far as partitions go. */
-	if (p[1] == 'Z' || p[1] == 'X') {
+	if (nvt_stat_parse(buf, st)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (st->state == 'Z' || st->state == 'X') {
 		errno = ESRCH;
 		return -1;
 	}
-	/* After ")" come fields 3 .. ; start time is field 22. */
-	for (int field = 3; field < 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			goto bad;
-	}
-	errno = 0;
-	v = strtoull(p + 1, &end, 10);
-	if (errno || end == p + 1 || *end != ' ')
-		goto bad;
-	*start_time = v;
 	return 0;
-bad:
-	errno = EINVAL;
-	return -1;
+}
+
+static int start_time_at(const char *path, uint64_t *start_time)
+{
+	struct nvt_stat st;
+
+	if (stat_at(path, &st))
+		return -1;
+	*start_time = st.start_time;
+	return 0;
+}
+
+int nvt_proc_stat(pid_t pid, struct nvt_stat *st)
+{
+	char path[64];
+
+	if (pid == 0)
+		return stat_at("/proc/self/stat", st);
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	return stat_at(path, st);
 }
 
 int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
@@ -146,6 +150,26 @@ int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	return start_time_at(path, start_time);
+}
+
+int nvt_proc_euid(pid_t pid, uid_t *euid)
+{
+	char path[64], buf[2048];
+	const char *line;
+	unsigned long real, effective;
+
+	/* The Uid: line comes early (after Name, Umask, State, Tgid, Ngid, Pid,
+	 * PPid, TracerPid): the start of the file holds it. */
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
+		return -1;
+	line = strstr(buf, "\nUid:");
+	if (!line || sscanf(line + 5, "%lu %lu", &real, &effective) != 2) {
+		errno = EINVAL;
+		return -1;
+	}
+	*euid = (uid_t)effective;
+	return 0;
 }
 
 /* Counts the fields of the "NSpid:" line of a status text and returns the last, or 0. */
@@ -454,38 +478,6 @@ int nvt_userdir_open(const char *base, uid_t uid)
 		return -1;
 	}
 	return fd;
-}
-
-int nvt_seg_inherit(const char *base, const struct nvt_seg_own *own)
-{
-	struct nvt_segment head;
-	struct stat st;
-	uint64_t start;
-	int dirfd, fd, copied = 0;
-
-	if (geteuid() == 0 || start_time_at("/proc/self/stat", &start))
-		return 0;
-	dirfd = nvt_userdir_open(base, 0);
-	if (dirfd < 0)
-		return 0;
-	fd = openat(dirfd, own->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	close(dirfd);
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
-	    nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == own->pid &&
-	    head.pidns == own->pidns && head.start_time == start) {
-		for (int g = 0; g < NVT_MAX_GPUS; g++) {
-			struct nvt_slot_view view;
-			if (nvt_seg_pread_slot(fd, g, &view, NULL) == 0 &&
-			    !nvt_uuid_is_zero(view.uuid)) {
-				nvt_slot_write(&own->seg->gpu[g], &view);
-				copied++;
-			}
-		}
-	}
-	close(fd);
-	return copied;
 }
 
 void nvt_seg_remove(const struct nvt_seg_own *own)

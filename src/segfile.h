@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "nvtaskset.h"
+#include "ptree.h"
 #include "segment.h"
 
 enum nvt_seg_err {
@@ -58,6 +59,12 @@ int nvt_userdir_name_parse(const char *name, uid_t *uid);
 /* Reads field 22 (start time) of /proc/<pid>/stat. Returns 0, or -1 with
  * errno set (ESRCH for a zombie). */
 int nvt_proc_start_time(pid_t pid, uint64_t *start_time);
+/* Reads /proc/<pid>/stat (pid 0: /proc/self/stat, whose PID says which PID
+ * namespace /proc numbers in). Returns 0, or -1 with errno set (ESRCH for a
+ * zombie). */
+int nvt_proc_stat(pid_t pid, struct nvt_stat *st);
+/* Reads the effective uid of pid from /proc/<pid>/status. Returns 0, or -1 with errno set. */
+int nvt_proc_euid(pid_t pid, uid_t *euid);
 /* Fills out for pid from /proc. Returns 0, or -1 with errno set (ENOENT or
  * ESRCH: no such process). */
 int nvt_proc_info(pid_t pid, struct nvt_proc *out);
@@ -113,12 +120,6 @@ enum nvt_seg_create_rc {
 int nvt_seg_create(const char *base, struct nvt_seg_own *own, int *lock_fd, char *why, size_t len);
 /* Releases the flock that nvt_seg_create took. */
 void nvt_seg_unlock(int lock_fd);
-/*
- * After an exec that changed the user (setpriv, gosu), the process's previous
- * segment lies in root's run directory: copies its partitions into own's
- * (the caller holds own's lock). Returns how many slots it copied.
- */
-int nvt_seg_inherit(const char *base, const struct nvt_seg_own *own);
 /* Removes own's file if it is still ours (the mapping stays). */
 void nvt_seg_remove(const struct nvt_seg_own *own);
 /*
@@ -177,10 +178,11 @@ void nvt_seg_close(struct nvt_seg_handle *h);
 /*
  * Removes the calling process's own segment file from its user's run
  * directory under base, if there is one: a shim made it before this process
- * exec'd (a partitioned shell's forked child). The nvtaskset command runs
- * without a segment, and the COMMAND it execs then starts from its own
- * partition instead of adopting that one. Removes only a regular file of the
- * caller's. Returns 0 (none is left), or -1 with errno set.
+ * exec'd (a partitioned shell's forked child). The nvtaskset command is no
+ * task: it runs without a segment until it makes the one its COMMAND adopts
+ * (nvt_seg_prepare, nvt_claim), so COMMAND never gets the shell's partition.
+ * Removes only a regular file of the caller's. Returns 0 (none is left), or
+ * -1 with errno set.
  */
 int nvt_seg_discard_own(const char *base);
 

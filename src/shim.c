@@ -52,18 +52,14 @@ struct shim_state shim;
 
 /* ---- Warnings ----------------------------------------------------------- */
 
-void shim_warn(const char *fmt, ...)
+/* Writes prefix and the message as one line on stderr; keeps errno. */
+static void say(const char *prefix, const char *fmt, va_list ap)
 {
 	char line[512];
-	va_list ap;
 	int n, saved = errno;
 
-	if (shim.quiet)
-		return;
-	n = snprintf(line, sizeof(line), "nvtaskset: warning: ");
-	va_start(ap, fmt);
+	n = snprintf(line, sizeof(line), "%s", prefix);
 	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
@@ -71,6 +67,26 @@ void shim_warn(const char *fmt, ...)
 		/* nothing sensible to do */
 	}
 	errno = saved;
+}
+
+void shim_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (shim.quiet)
+		return;
+	va_start(ap, fmt);
+	say("nvtaskset: warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void shim_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("nvtaskset: ", fmt, ap);
+	va_end(ap);
 }
 
 /* Returns 1 the first time it is called for kind, else 0. */
@@ -331,8 +347,11 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 	int g;
 
 	(void)user;
-	if (domain != NVT_CB_DOMAIN_LAUNCH || cbid != NVT_CB_ID_LAUNCH)
+	if (domain != NVT_CB_DOMAIN_LAUNCH || cbid != NVT_CB_ID_LAUNCH) {
+		if (domain == NVT_CB_DOMAIN_API)
+			shim_graph_api(cbid, params);
 		return;
+	}
 	if (!params || *size < NVT_CB_PARAMS_MIN_SIZE ||
 	    !(tmd = ((void *const *)params)[NVT_CB_PARAMS_TMD_WORD])) {
 		if (shim_first_time(WARN_PARAMS))
@@ -342,10 +361,15 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 		return;
 	}
 	g = slot_of(((void *const *)params)[NVT_CB_PARAMS_CTX_WORD]);
-	if (g < 0)
+	if (g < 0) {
+		if (shim_graph_busy())
+			shim_graph_kernel(-1, 0);
 		return;
+	}
 	nvt_slot_count_launch(&shim.seg->gpu[g]);
 	current_masks(g, &m);
+	if (shim_graph_busy())
+		shim_graph_kernel(g, m.seg_seq);
 	if (m.state != NVT_SLOT_SET)
 		return;
 	if (m.layout == NVT_TMD_NONE) {

@@ -19,7 +19,9 @@
 #include "cuda_driver.h"
 #include "shimstate.h"
 #include "gpusel.h"
+#include "inherit.h"
 #include "nvtaskset.h"
+#include "ptree.h"
 #include "segfile.h"
 #include "segment.h"
 #include "tmd.h"
@@ -170,11 +172,15 @@ static void register_callback(void)
 		return;
 	}
 	shim.active = 1;
+	shim_graph_setup(lib, enable, handle);
 }
 
 /*
  * In a forked child: a segment of its own, holding the parent's partitions.
- * Made under the new file's lock, so no CLI writes beside it.
+ * Made under the new file's lock, so no CLI writes beside it; and made before
+ * the parent's partitions are read, so that a CLI changing a tree (-a), which
+ * looks for new tasks after its writes, finds this child if it read the
+ * parent's partition before the change (as a spawned child does, see init).
  */
 static void after_fork_in_child(void)
 {
@@ -183,6 +189,16 @@ static void after_fork_in_child(void)
 	int used[NVT_MAX_GPUS], lock_fd = -1;
 	char why[256];
 
+	if (shim.seg_shared) {
+		if (nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why)) >= 0) {
+			child = shim.own.seg;
+			shim.seg_pid = getpid();
+		} else {
+			child = private_segment();
+			if (child)
+				shim.seg_shared = 0;
+		}
+	}
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		uint8_t uuid[16];
 		nvt_slot_uuid(&parent->gpu[g], uuid);
@@ -194,16 +210,6 @@ static void after_fork_in_child(void)
 		if (shim_recall(&shim.masks[g], &views[g]))
 			views[g] = shim.masks[g].initial_view;
 		memcpy(views[g].uuid, uuid, sizeof(uuid));
-	}
-	if (shim.seg_shared) {
-		if (nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why)) >= 0) {
-			child = shim.own.seg;
-			shim.seg_pid = getpid();
-		} else {
-			child = private_segment();
-			if (child)
-				shim.seg_shared = 0;
-		}
 	}
 	if (child) {
 		for (int g = 0; g < NVT_MAX_GPUS; g++)
@@ -219,6 +225,38 @@ static void after_fork_in_child(void)
 		else
 			memset(&shim.masks[g], 0, sizeof(shim.masks[g]));
 	}
+}
+
+/*
+ * Fills a new segment (its lock held, or private) as nvtaskset.h says: this
+ * very process's partitions from before an exec to another user; else its
+ * nearest ancestor's; else the environment's (env, n_env). The environment
+ * wins outright in the process nvtaskset gave it to (NVTASKSET_PARTITION_FOR
+ * names it), and no ancestor above that one is looked at.
+ */
+static void fill_new_segment(int created, const struct nvt_slot_view *env, int n_env)
+{
+	static struct nvt_inherited from;
+	const char *text = secure_getenv(NVT_ENV_PARTITION_FOR);
+	struct nvt_proc_id marked, *stop = NULL;
+	int rc = NVT_INHERIT_NONE;
+
+	if (created)
+		rc = nvt_inherit_same_pid(shim.base, &shim.own, &from);
+	if (rc != NVT_INHERIT_FOUND) {
+		if (text && nvt_proc_id_parse(text, &marked) == 0)
+			stop = &marked;
+		if (!(stop && stop->pidns == shim.own.pidns && stop->pid == shim.own.pid &&
+		      stop->start_time == shim.seg->start_time))
+			rc = nvt_inherit_ancestor(shim.base, &shim.own, stop, &from);
+	}
+	if (rc == NVT_INHERIT_FOUND) {
+		for (int i = 0; i < from.n; i++)
+			nvt_slot_write(&shim.seg->gpu[from.slot[i]], &from.view[i]);
+		return;
+	}
+	for (int g = 0; g < n_env; g++)
+		nvt_slot_write(&shim.seg->gpu[g], &env[g]);
 }
 
 static void init(void)
@@ -255,9 +293,8 @@ static void init(void)
 		/* A new program in this process: nothing has launched on it yet. */
 		for (int g = 0; g < NVT_MAX_GPUS; g++)
 			nvt_slot_set_applied(&shim.seg->gpu[g], 0);
-	} else if (!(rc == NVT_SEG_CREATED && nvt_seg_inherit(shim.base, &shim.own))) {
-		for (int g = 0; g < n_env; g++)
-			nvt_slot_write(&shim.seg->gpu[g], &env[g]);
+	} else {
+		fill_new_segment(rc == NVT_SEG_CREATED, env, n_env);
 	}
 	nvt_seg_unlock(lock_fd);
 	/* Children that ended with _exit left their files: a start tidies up. */

@@ -48,6 +48,8 @@ enum warn_kind {
 	WARN_NO_DEVICE = 1 << 4,
 	WARN_CONTEXTS = 1 << 5,
 	WARN_CLUSTER = 1 << 6,
+	WARN_GRAPH = 1 << 7,
+	WARN_GRAPH_PARAMS = 1 << 8,
 };
 
 /* The partition behind published masks, which a forked child copies. */
@@ -109,6 +111,8 @@ extern struct shim_state shim;
 
 /* shim.c */
 void shim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A line on stderr even when quiet (debugging output someone asked for). */
+void shim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Returns 1 the first time it is called for kind, else 0. */
 int shim_first_time(enum warn_kind kind);
 void shim_publish(struct slot_masks *sm, const struct hw_masks *m);
@@ -116,5 +120,14 @@ void shim_remember(struct slot_masks *sm, const struct nvt_slot_view *view);
 int shim_recall(const struct slot_masks *sm, struct nvt_slot_view *out);
 int shim_compute(const struct hw_masks *prev, const struct nvt_slot_view *view, struct hw_masks *out);
 void shim_on_launch(void *user, int domain, int cbid, const void *params);
+
+/* shimgraph.c: CUDA graphs follow partition changes */
+void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle);
+void shim_graph_api(int cbid, const void *data);
+/* Whether this thread is inside a graph upload (cheap: a thread-local read). */
+int shim_graph_busy(void);
+/* The launch callback built a graph kernel's TMD for slot (-1: none) with
+ * the masks of slot sequence seq. */
+void shim_graph_kernel(int slot, uint64_t seq);
 
 #endif /* NVT_SHIMSTATE_H */

@@ -96,6 +96,8 @@ def bench_launch():
         ("plain", probe, NOMPS),
         ("shim, not partitioned", probe, dict(NOMPS, LD_LIBRARY_PATH=WRAPDIR)),
         ("nvtaskset, 33 TPCs", [NVT, "--no-mps", "-n", "33"] + probe, NOMPS),
+        ("nvtaskset, 33 TPCs, graphs not followed", [NVT, "--no-mps", "-n", "33"] + probe,
+         dict(NOMPS, NVTASKSET_GRAPHS="0")),
     ]
     us = {c[0]: [] for c in cases}
     rows = []
@@ -116,6 +118,9 @@ def bench_launch():
         "minima %.3f; plain runs spread %.3f-%.3f us"
         % (med["plain"], med["shim, not partitioned"], med["nvtaskset, 33 TPCs"], ratio,
            med["plain"] / med["nvtaskset, 33 TPCs"], min(plain) / min(nvt), min(plain), max(plain)))
+    unf = us["nvtaskset, 33 TPCs, graphs not followed"]
+    say("   with NVTASKSET_GRAPHS=0 (no driver-API callbacks): median %.3f us, median of per-round ratios %.3f"
+        % (statistics.median(unf), statistics.median(p / n for p, n in zip(plain, unf))))
     # The GEMM itself with every TPC enabled by the mask, against no mask.
     gemm = [os.path.join(BIN, "gemm"), "median", "8192", "21"]
     ab = {"no mask": [], "mask enabling all 66": []}

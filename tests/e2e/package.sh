@@ -175,7 +175,7 @@ t_docs_agree() {
 	for opt in "$(tr -s ' \n' ' ' <<<"$help")" "$man" "$readme"; do
 		has "$opt" "what -p, -l, --topology, --mps status, --dry-run and -n's pick report as JSON"
 	done
-	for opt in NVTASKSET_QUIET NVTASKSET_RUNDIR NVTASKSET_DRIVER_TIMEOUT NVTASKSET_SHIM NVTASKSET_CACHE_DIR NVTASKSET_PROC_NVIDIA \
+	for opt in NVTASKSET_QUIET NVTASKSET_RUNDIR NVTASKSET_DRIVER_TIMEOUT NVTASKSET_CLAIM_TIMEOUT NVTASKSET_SHIM NVTASKSET_CACHE_DIR NVTASKSET_PROC_NVIDIA \
 		CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY CUDA_DEVICE_MAX_CONNECTIONS; do
 		has "$man" "$opt"
 		has "$readme" "$opt"

@@ -23,16 +23,50 @@
  *   fakeapp fork-on GO STOP STATE         loop (STATE.parent); when file GO appears,
  *                                         fork once: the child loops (STATE.child) and
  *                                         its PID goes to STATE.childpid
+ *   fakeapp spawn-on GO STOP STATE HOW    as fork-on, but the child is started by HOW:
+ *                                         fork (it loops on), fork-exec, vfork or
+ *                                         posix_spawn (each execs "loop" in the child),
+ *                                         or exec (this process execs "loop STOP
+ *                                         STATE.child" itself: no child)
+ *   fakeapp launch-wait N STOP            N launches, then wait (launching nothing)
+ *                                         until file STOP exists; print the last one
  *   fakeapp setuid UID MODE...            become user UID (setgid, setuid), then MODE
+ *
+ * CUDA graphs (fakeappgraph.c): a graph of NODES kernel nodes, each with one
+ * 64-bit argument (node i: i + 1), in creation order after them the options'
+ * nodes; instantiated with cuGraphInstantiateWithFlags unless an option says
+ * otherwise.
+ *   fakeapp graph NODES STOP OUT [OPTION...]   replay until file STOP exists;
+ *                                         after each replay write OUT (atomically):
+ *                                         "node I tpcs=LIST" for each kernel node
+ *                                         of the exec, depth first in creation order
+ *                                         ("tpcs=-": it did not run), then
+ *                                         "replays=N"; at the end print
+ *                                         "replays=N hung=H bad=B"
+ *   fakeapp graph-once NODES [OPTION...]  instantiate, replay once, print what
+ *                                         graph writes to OUT
+ *   Options: child (a child-graph node holding one kernel, argument 101),
+ *   cond (a conditional node whose body holds one kernel, argument 201),
+ *   alloc (a mem-alloc node), device (the device-launch flag), params
+ *   (cuGraphInstantiateWithParams with the upload flag), v2
+ *   (cuGraphInstantiate_v2), upload (cuGraphUpload after instantiating);
+ *   every K replays, before replay K, 2K, ...: setparams=K (node 0 gets the
+ *   same function and a new argument through cuGraphExecKernelNodeSetParams;
+ *   the replay must run it), update=K (cuGraphExecUpdate with a freshly built
+ *   identical graph), toggle=K (node 0 disabled for that replay, which must
+ *   not run it), reinst=K (the exec destroyed and instantiated again). A hang,
+ *   a failed call or a wrong argument makes the exit status 1.
  *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
+#include "fakeapp.h"
 #include "fakecuda.h"
 
 #include <errno.h>
 #include <grp.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,9 +98,11 @@ static fakecuda_set_tmd_version_fn p_version;
 
 #ifdef USE_DLOPEN
 #include <dlfcn.h>
+void *fakeapp_lib;
+
 static void load(void)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	void *lib = fakeapp_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		fprintf(stderr, "fakeapp: %s\n", dlerror());
 		exit(2);
@@ -122,7 +158,7 @@ static int launch(struct fakecuda_launch *rec)
 	return rc;
 }
 
-static void tpcs_text(const uint64_t w[4], char *buf, size_t len)
+void tpcs_text(const uint64_t w[4], char *buf, size_t len)
 {
 	size_t pos = 0;
 	buf[0] = '\0';
@@ -162,13 +198,13 @@ static void print_launch(const struct fakecuda_launch *rec)
 	fflush(stdout);
 }
 
-static int exists(const char *path)
+int exists(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0;
 }
 
-static void write_state(const char *path, const char *text)
+void write_state(const char *path, const char *text)
 {
 	char tmp[4096];
 	FILE *f;
@@ -280,6 +316,65 @@ static void *stress_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Loops (STATE.parent) until file go appears, then starts a child as how says
+ * (see the top of this file) that loops on STATE.child; its PID goes to
+ * STATE.childpid. The parent loops on until stop.
+ */
+static int spawn_on(const char *self, const char *go, const char *stop, const char *state,
+		    const char *how)
+{
+	char path[4096], child_state[4096], pidtext[32];
+	char *child_argv[] = {(char *)self, "loop", (char *)stop, child_state, NULL};
+	extern char **environ;
+	pid_t child = -1;
+	int status = 0, rc;
+
+	snprintf(path, sizeof(path), "%s.parent", state);
+	snprintf(child_state, sizeof(child_state), "%s.child", state);
+	if (loop_until(stop, go, path))
+		return 1;
+	fflush(stdout);
+	if (!strcmp(how, "exec")) {
+		execv("/proc/self/exe", child_argv);
+		perror("exec");
+		return 2;
+	} else if (!strcmp(how, "fork")) {
+		child = fork();
+		if (child == 0)
+			exit(loop(stop, child_state));
+	} else if (!strcmp(how, "fork-exec")) {
+		child = fork();
+		if (child == 0) {
+			execv("/proc/self/exe", child_argv);
+			_exit(127);
+		}
+	} else if (!strcmp(how, "vfork")) {
+		child = vfork();
+		if (child == 0) {
+			execv("/proc/self/exe", child_argv);
+			_exit(127);
+		}
+	} else if (!strcmp(how, "posix_spawn")) {
+		if (posix_spawn(&child, "/proc/self/exe", NULL, NULL, child_argv, environ))
+			child = -1;
+	} else {
+		fprintf(stderr, "fakeapp: no way to start a child called %s\n", how);
+		return 2;
+	}
+	if (child < 0) {
+		perror("fakeapp: starting a child");
+		return 2;
+	}
+	snprintf(pidtext, sizeof(pidtext), "%ld", (long)child);
+	snprintf(path, sizeof(path), "%s.childpid", state);
+	write_state(path, pidtext);
+	snprintf(path, sizeof(path), "%s.parent", state);
+	rc = loop(stop, path);
+	waitpid(child, &status, 0);
+	return rc || !WIFEXITED(status) || WEXITSTATUS(status);
+}
+
 int main(int argc, char **argv)
 {
 	int sms = 0;
@@ -335,6 +430,8 @@ int main(int argc, char **argv)
 			print_launch(&rec);
 		return rc ? 1 : 0;
 	}
+	if (!strcmp(argv[1], "graph") || !strcmp(argv[1], "graph-once"))
+		return graph_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "info")) {
 		printf("sms=%d\n", sms);
 		return 0;
@@ -393,25 +490,20 @@ int main(int argc, char **argv)
 		waitpid(child, &status, 0);
 		return rc || !WIFEXITED(status) || WEXITSTATUS(status);
 	}
-	if (!strcmp(argv[1], "fork-on") && argc == 5) {
-		char path[4096], pidtext[32];
-		pid_t child;
-		int status = 0, rc;
-		snprintf(path, sizeof(path), "%s.parent", argv[4]);
-		if (loop_until(argv[3], argv[2], path))
-			return 1;
-		child = fork();
-		if (child == 0) {
-			snprintf(path, sizeof(path), "%s.child", argv[4]);
-			exit(loop(argv[3], path));
-		}
-		snprintf(pidtext, sizeof(pidtext), "%ld", (long)child);
-		snprintf(path, sizeof(path), "%s.childpid", argv[4]);
-		write_state(path, pidtext);
-		snprintf(path, sizeof(path), "%s.parent", argv[4]);
-		rc = loop(argv[3], path);
-		waitpid(child, &status, 0);
-		return rc || !WIFEXITED(status) || WEXITSTATUS(status);
+	if ((!strcmp(argv[1], "fork-on") && argc == 5) || (!strcmp(argv[1], "spawn-on") && argc == 6))
+		return spawn_on(argv[0], argv[2], argv[3], argv[4], argc == 6 ? argv[5] : "fork");
+	if (!strcmp(argv[1], "launch-wait") && argc == 4) {
+		struct fakecuda_launch rec;
+		struct timespec pause = {0, 5000000};
+		long n = strtol(argv[2], NULL, 10);
+		int rc = 0;
+		for (long i = 0; i < n; i++)
+			rc |= launch(&rec);
+		if (n > 0)
+			print_launch(&rec);
+		while (!exists(argv[3]))
+			nanosleep(&pause, NULL);
+		return rc ? 1 : 0;
 	}
 	if (!strcmp(argv[1], "exec") && argc == 4) {
 		struct fakecuda_launch rec;

@@ -5,23 +5,13 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "fakecuda.h"
+#include "fakeint.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define API __attribute__((visibility("default")))
-#define MAX_SUBSCRIBERS 4
-#define TMD_BYTES 512
-
-typedef void (*callback_fn)(void *user, int domain, int cbid, const void *params);
-
-/* The callback table UUID (docs/hardware-facts.md, section 1). */
-static const unsigned char callback_table_id[16] = {0x2c, 0x8e, 0x0a, 0xd8, 0x07, 0x10, 0xab, 0x4e,
-						    0x90, 0xdd, 0x54, 0x71, 0x9f, 0xe5, 0xf7, 0x4b};
 
 /* Logical TPC -> V04 mask slot measured on the project's H100. */
 static const uint8_t h100_map[66] = {
@@ -46,13 +36,6 @@ struct chip {
 };
 
 static struct {
-	pthread_mutex_t lock;
-	struct {
-		callback_fn fn;
-		void *user;
-		int enabled;
-	} sub[MAX_SUBSCRIBERS];
-	int n_sub;
 	int initialised;
 	int devices;
 	uint32_t params_size;
@@ -60,8 +43,7 @@ static struct {
 	int physical[MAX_DEVICES];     /* ordinal -> the GPU's place on the bus */
 	int poke_at, poke_value;       /* FAKECUDA_TMD_POKE, or -1 */
 	int context[MAX_DEVICES]; /* the address of context[d] is device d's CUcontext */
-	unsigned launches;    /* for rotating block placement */
-} fake = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} fake;
 
 enum {
 	CHIP_H100,
@@ -309,54 +291,41 @@ static int current_device(void)
 	return current_ctx ? (int)(current_ctx - fake.context) : 0;
 }
 
-/* ---- Callback table ------------------------------------------------------ */
+/* ---- What the other parts of the fake use (fakeint.h) ----------------- */
 
-static int cb_subscribe(uint32_t *handle, callback_fn fn, void *user)
+INTERNAL int fake_ready(void)
 {
-	int rc = 1;
-	pthread_mutex_lock(&fake.lock);
-	if (fake.n_sub < MAX_SUBSCRIBERS) {
-		fake.sub[fake.n_sub].fn = fn;
-		fake.sub[fake.n_sub].user = user;
-		*handle = (uint32_t)fake.n_sub++;
-		rc = 0;
-	}
-	pthread_mutex_unlock(&fake.lock);
-	return rc;
+	return fake.initialised;
 }
 
-static int cb_enable(uint32_t on, uint32_t handle, int domain, int cbid)
+INTERNAL int fake_device(void)
 {
-	if (handle >= (uint32_t)fake.n_sub)
-		return 1;
-	if (domain == 0xb && cbid == 1)
-		fake.sub[handle].enabled = (int)on;
-	return 0;
+	return current_device();
 }
 
-static void cb_unused(void)
+INTERNAL void *fake_context_of(int dev)
 {
+	return &fake.context[dev];
 }
 
-static const void *callback_table[8] = {
-	(const void *)(uintptr_t)sizeof(callback_table),
-	(const void *)cb_unused, (const void *)cb_unused,
-	(const void *)cb_subscribe,
-	(const void *)cb_unused, (const void *)cb_unused,
-	(const void *)cb_enable,
-	(const void *)cb_unused,
-};
-
-API int cuGetExportTable(const void **table, const unsigned char *id)
+INTERNAL uint32_t fake_launch_block_size(void)
 {
-	if (!table || !id)
-		return 1;
-	if (!memcmp(id, callback_table_id, 16) && !getenv("FAKECUDA_NO_TABLE")) {
-		*table = callback_table;
-		return 0;
-	}
-	*table = NULL;
-	return 500; /* CUDA_ERROR_NOT_FOUND */
+	return fake.params_size;
+}
+
+INTERNAL int fake_tpcs(int dev)
+{
+	return fake.chip[dev].n_tpcs;
+}
+
+INTERNAL int fake_gpcs(int dev)
+{
+	return fake.chip[dev].n_gpcs;
+}
+
+INTERNAL int fake_gpc_of(int dev, int tpc)
+{
+	return fake.chip[dev].gpc_of[tpc];
 }
 
 /* ---- Device queries ------------------------------------------------------ */
@@ -517,9 +486,7 @@ static int stray_bits(const struct chip *c, const uint8_t *before, const uint8_t
 	return n;
 }
 
-/* ---- Contexts, modules, memory: just enough for the calibration probe ---- */
-
-static int probe_function; /* the address is the CUfunction of nvt_probe_smid */
+/* ---- Contexts (modules, memory and the probe kernel: fakeprobe.c) ------- */
 
 API int cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
@@ -572,106 +539,6 @@ API int cuCtxSynchronize(void)
 	return 0;
 }
 
-API int cuModuleLoadData(void **module, const void *image)
-{
-	if (getenv("FAKECUDA_LOG")) {
-		FILE *log = fopen(getenv("FAKECUDA_LOG"), "a");
-		if (log) {
-			fprintf(log, "module pid=%ld\n", (long)getpid());
-			fclose(log);
-		}
-	}
-	const char *ptx = image;
-	if (!strstr(ptx, ".entry nvt_probe_smid") || !strstr(ptx, ".target sm_") ||
-	    !strstr(ptx, "%smid"))
-		return 218; /* CUDA_ERROR_INVALID_PTX */
-	*module = &probe_function;
-	return 0;
-}
-
-API int cuModuleGetFunction(void **fn, void *module, const char *name)
-{
-	if (module != &probe_function || strcmp(name, "nvt_probe_smid"))
-		return 500;
-	*fn = &probe_function;
-	return 0;
-}
-
-API int cuFuncSetAttribute(void *fn, int attribute, int value)
-{
-	(void)attribute, (void)value;
-	return fn == &probe_function ? 0 : 400;
-}
-
-API int cuMemAlloc_v2(uint64_t *ptr, size_t bytes)
-{
-	void *p = calloc(1, bytes);
-	if (!p)
-		return 2;
-	*ptr = (uint64_t)(uintptr_t)p;
-	return 0;
-}
-
-API int cuMemFree_v2(uint64_t ptr)
-{
-	free((void *)(uintptr_t)ptr);
-	return 0;
-}
-
-API int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)
-{
-	memcpy(dst, (void *)(uintptr_t)src, bytes);
-	return 0;
-}
-
-/* The SMs a launch may use, given its TMD after the callbacks. */
-static int allowed_sms(const struct fakecuda_launch *rec, int *sms)
-{
-	int n = 0;
-	for (int t = 0; t < fake.chip[current_device()].n_tpcs; t++)
-		if ((rec->ran_tpcs[t / 64] >> (t % 64)) & 1) {
-			sms[n++] = 2 * t;
-			sms[n++] = 2 * t + 1;
-		}
-	return n;
-}
-
-/* Runs the probe: block b stores the SM it ran on; clusters stay in a GPC. */
-static int run_probe(const struct fakecuda_launch *rec, unsigned blocks, unsigned cluster,
-		     void **params)
-{
-	unsigned *out = (unsigned *)(uintptr_t)*(uint64_t *)params[0];
-	int sms[512], n = allowed_sms(rec, sms), rot = (int)(fake.launches++ * 7);
-	const struct chip *chip = &fake.chip[current_device()];
-
-	if (cluster <= 1) {
-		for (unsigned b = 0; b < blocks; b++)
-			out[b] = (unsigned)sms[(b + (unsigned)rot) % (unsigned)n];
-		return 0;
-	}
-	for (unsigned c = 0; c < blocks / cluster; c++) {
-		int eligible[64], n_el = 0, members[512], m, g;
-		for (g = 0; g < chip->n_gpcs; g++) {
-			m = 0;
-			for (int i = 0; i < n; i++)
-				m += chip->gpc_of[sms[i] / 2] == g;
-			if (m >= (int)cluster)
-				eligible[n_el++] = g;
-		}
-		if (!n_el)
-			return 1; /* no GPC can hold such a cluster */
-		g = eligible[(c + (unsigned)rot) % (unsigned)n_el];
-		m = 0;
-		for (int i = 0; i < n; i++)
-			if (chip->gpc_of[sms[i] / 2] == g)
-				members[m++] = sms[i];
-		for (unsigned j = 0; j < cluster; j++)
-			out[c * cluster + j] =
-				(unsigned)members[((int)(c * cluster + j) + rot) % m];
-	}
-	return 0;
-}
-
 static int launch(void *f, unsigned blocks, unsigned cluster, void **params);
 
 API int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -695,18 +562,12 @@ API int cuLaunchKernelEx(const struct fakecuda_launch_config *cfg, void *f, void
 	return launch(f, cfg->gx, cluster, params);
 }
 
-static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
+/* The TMD the driver builds for a launch on device dev. */
+INTERNAL void fake_build_tmd(int dev, unsigned cluster, uint8_t *tmd)
 {
-	uint8_t tmd[TMD_BYTES], before[TMD_BYTES];
-	uint64_t block[11];
-	struct fakecuda_launch rec;
-	const struct chip *c;
-	int l;
+	const struct chip *c = &fake.chip[dev];
+	int l = c->layout;
 
-	if (!fake.initialised)
-		return 3;
-	c = &fake.chip[current_device()];
-	l = c->layout;
 	/* Busy bytes, so that stray writes show; the mask fields and valid bit
 	 * clear, as a driver leaves them. */
 	for (int i = 0; i < TMD_BYTES; i++)
@@ -732,29 +593,41 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 	tmd[tmd_layouts[l].version_at] = thread_version ? thread_version : c->tmd_version;
 	if (fake.poke_at >= 0 && fake.poke_at < TMD_BYTES)
 		tmd[fake.poke_at] = (uint8_t)fake.poke_value;
+}
+
+INTERNAL void fake_execute(int dev, const uint8_t *tmd, unsigned cluster, struct fakecuda_launch *rec)
+{
+	execute(&fake.chip[dev], tmd, cluster, rec);
+}
+
+INTERNAL int fake_stray_bits(int dev, const uint8_t *before, const uint8_t *tmd)
+{
+	return stray_bits(&fake.chip[dev], before, tmd);
+}
+
+static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
+{
+	uint8_t tmd[TMD_BYTES], before[TMD_BYTES];
+	struct fakecuda_launch rec;
+	int dev;
+
+	if (!fake.initialised)
+		return 3;
+	dev = current_device();
+	fake_build_tmd(dev, cluster, tmd);
 	memcpy(before, tmd, sizeof(tmd));
-	memset(block, 0, sizeof(block));
-	memcpy(block, &fake.params_size, 4);
-	/* Word 1: the launching context; word 4: the TMD (docs/hardware-facts.md). */
-	block[1] = (uint64_t)(uintptr_t)&fake.context[current_device()];
-	block[4] = (uint64_t)(uintptr_t)tmd;
 	memset(&rec, 0, sizeof(rec));
-	for (int i = 0; i < fake.n_sub; i++) {
-		if (fake.sub[i].enabled) {
-			fake.sub[i].fn(fake.sub[i].user, 0xb, 1, block);
-			rec.callbacks++;
-		}
-	}
-	execute(c, tmd, f == &probe_function ? 1 : cluster, &rec);
-	rec.stray_bits = stray_bits(c, before, tmd);
+	rec.callbacks = fake_notify_launch(dev, tmd);
+	execute(&fake.chip[dev], tmd, fake_is_probe(f) ? 1 : cluster, &rec);
+	rec.stray_bits = stray_bits(&fake.chip[dev], before, tmd);
 	last = rec;
 	have_last = 1;
 	if (rec.hung) {
 		fprintf(stderr, "fakecuda: HANG: the launch's mask enables no working TPC\n");
 		return 702; /* a real GPU never returns: report it loudly */
 	}
-	if (f == &probe_function)
-		return run_probe(&rec, blocks, cluster, params);
+	if (fake_is_probe(f))
+		return fake_run_probe(dev, &rec, blocks, cluster, params);
 	return 0;
 }
 

@@ -46,12 +46,70 @@
  * until cuCtxSetCurrent), which the callback's word 1 names.
  *   FAKECUDA_INIT_ERROR=N     cuInit returns N
  *   FAKECUDA_INIT_HANG=1      cuInit never returns
+ *   FAKECUDA_API_PARAMS_SIZE=0x68  size word of the driver-API callback block
+ *
+ * Driver-API callbacks (domain 6; src/cuda_driver.h; measured on an H100,
+ * driver 580.159.04, 2026-11-22, tests/gpu/probes/graphs). The table's
+ * enable entry takes domain 0xb (launches) and domain 6 with a callback id
+ * below 807 (CUPTI's numbers), and refuses any other domain with 1. Every
+ * graph call below invokes the subscribers that enabled its id twice, on
+ * entry and on return, with a 13-word block: word 0's low 32 bits the size
+ * (0x68), word 5 a pointer to the call's CUresult (999 on entry, the result
+ * on return), word 7 a pointer to the call's arguments (a struct of them in
+ * declaration order, as CUPTI's *_params), word 10 the id | site << 32
+ * (site 0 entry, 1 return); the other words are junk, no pointers. The call
+ * reads its arguments back after the entry callbacks: a callback that
+ * changes one changes what the call does. No lock is held while a subscriber
+ * runs; it may call the driver (whose calls fire their own callbacks).
+ *
+ * CUDA graphs (fakegraph.c, fakegraphapi.c): cuGraphCreate, cuGraphDestroy,
+ * cuGraphAddKernelNode[_v2], cuGraphKernelNodeGetParams[_v2],
+ * cuGraphKernelNodeSetParams[_v2], cuGraphAddChildGraphNode (embeds a copy),
+ * cuGraphChildGraphNodeGetGraph (the embedded graph: changing it changes the
+ * node), cuGraphAddEmptyNode, cuGraphAddMemAllocNode (a node of type 10 that
+ * does nothing), cuGraphAddNode[_v2] (kernel, child graph, empty, and
+ * conditional nodes of one body graph, which runs once per replay whatever
+ * the condition), cuGraphConditionalHandleCreate, cuGraphClone (fails with
+ * 801 for a graph holding a mem-alloc node, as the real one), cuGraphGetNodes
+ * (creation order; dependencies are accepted and ignored: nodes run in
+ * creation order), cuGraphNodeGetType, cuGraphNodeFindInClone,
+ * cuGraphInstantiate[_v2], cuGraphInstantiateWithFlags, cuGraphInstantiate-
+ * WithParams[_ptsz] (flag 2, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, uploads at
+ * once; flag 4, device launch, is accepted and changes nothing),
+ * cuGraphUpload[_ptsz], cuGraphLaunch[_ptsz], cuGraphExecUpdate[_v2],
+ * cuGraphExecKernelNodeSetParams[_v2], cuGraphExecNodeSetParams (kernel
+ * nodes), cuGraphNodeSetEnabled/GetEnabled (kernel nodes of an exec),
+ * cuGraphExecDestroy. Unversioned names have the real library's old
+ * signatures (CUDA_KERNEL_NODE_PARAMS_v1, the old cuGraphExecUpdate).
+ *
+ * The device model of an exec: each of its kernel nodes (those in child
+ * graphs and conditional bodies too, numbered depth first in creation order)
+ * gets a device copy of its TMD at the exec's first upload (cuGraphUpload,
+ * the upload flag, or the first cuGraphLaunch): the fake builds a host TMD
+ * as for a launch on the exec's device (the current one at instantiation),
+ * calls the launch subscribers once with it (word 1 the context, word 4 the
+ * TMD) and copies it. Later replays never call them; writing that host TMD
+ * later changes nothing. A replay runs every enabled kernel node's device
+ * copy on the chip, as launches run (a mask with no working TPC is a hang:
+ * 702 and a message). Rebuild: setting an exec's kernel node (set-params or
+ * cuGraphExecUpdate) to another function or another sharedMemBytes marks it;
+ * its TMD is built again (one more round of callbacks) at the next upload or
+ * launch, even if it was set back meanwhile. Other changes (arguments, grid)
+ * keep the device copy and its mask. cuGraphExecUpdate needs the same node
+ * count, types and child structure, else it returns 910 and changes nothing;
+ * disabled nodes stay disabled. A graph kernel's argument: the 8 bytes that
+ * kernelParams[0] points at, copied when the node is set, as the real driver
+ * copies argument values; each replay records it.
+ * fakecuda_graph_kernels and fakecuda_graph_last read an exec's records.
  *
  * SPDX-License-Identifier: MIT
  */
 #ifndef FAKECUDA_H
 #define FAKECUDA_H
 
+#include "cuda_driver.h"
+
+#include <stddef.h>
 #include <stdint.h>
 
 struct fakecuda_launch {
@@ -82,6 +140,65 @@ struct fakecuda_launch_config {
 };
 typedef int (*fakecuda_launch_ex_fn)(const struct fakecuda_launch_config *cfg, void *f, void **params,
 				     void **extra);
+
+/* ---- Graphs: the cuda.h structs that src/cuda_driver.h does not declare ---- */
+
+/* CUDA_KERNEL_NODE_PARAMS_v1: the unversioned calls' struct (no kern, ctx). */
+struct fakecuda_kernel_node_params_v1 {
+	CUfunction func;
+	unsigned gridDimX, gridDimY, gridDimZ;
+	unsigned blockDimX, blockDimY, blockDimZ;
+	unsigned sharedMemBytes;
+	void **kernelParams;
+	void **extra;
+};
+/* CUDA_CONDITIONAL_NODE_PARAMS; phGraph_out is set to the node's body array. */
+struct fakecuda_conditional_params {
+	uint64_t handle; /* from cuGraphConditionalHandleCreate */
+	int type;        /* CU_GRAPH_COND_TYPE_IF, _WHILE, _SWITCH */
+	unsigned size;   /* bodies: the fake makes one */
+	CUgraph *phGraph_out;
+	CUcontext ctx;
+};
+/* CUgraphNodeParams: 256 bytes, the type's parameters at byte 16. */
+struct fakecuda_node_params {
+	int type;
+	int reserved0[3];
+	union {
+		long long reserved1[29];
+		NVT_KERNEL_NODE_PARAMS kernel;
+		CUgraph child;   /* CUDA_CHILD_GRAPH_NODE_PARAMS.graph */
+		struct fakecuda_conditional_params conditional;
+	} u;
+	long long reserved2;
+};
+/* CUDA_MEM_ALLOC_NODE_PARAMS: the fake reads nothing and sets dptr. */
+struct fakecuda_mem_alloc_params {
+	unsigned char pool_props[88]; /* CUmemPoolProps */
+	const void *accessDescs;
+	size_t accessDescCount;
+	size_t bytesize;
+	uint64_t dptr;
+};
+_Static_assert(sizeof(struct fakecuda_node_params) == 256, "CUgraphNodeParams is 256 bytes");
+_Static_assert(offsetof(struct fakecuda_mem_alloc_params, dptr) == 112, "as in cuda.h");
+
+/* One kernel node of an exec, as its latest replay left it. */
+struct fakecuda_graph_node {
+	struct fakecuda_launch run; /* that replay's run (callbacks: at its TMD's build) */
+	int ran;                    /* it ran then (0: disabled, or no replay yet) */
+	unsigned builds;            /* its TMD's builds, each with one round of callbacks */
+	uint64_t arg;               /* the argument it ran with (see above) */
+	unsigned replays;           /* the exec's replays so far */
+};
+
+/* Returns how many kernel nodes the exec has, or -1 for no such exec. */
+int fakecuda_graph_kernels(CUgraphExec exec);
+/* Fills out for the exec's kernel node index (depth first); 0, or -1. */
+int fakecuda_graph_last(CUgraphExec exec, int index, struct fakecuda_graph_node *out);
+
+typedef int (*fakecuda_graph_kernels_fn)(CUgraphExec exec);
+typedef int (*fakecuda_graph_last_fn)(CUgraphExec exec, int index, struct fakecuda_graph_node *out);
 
 /* Returns the record of the calling thread's last launch (0), or -1. */
 int fakecuda_last_launch(struct fakecuda_launch *out);

@@ -6,7 +6,8 @@
 # limit. Asserts structure, not one chip's map: another H100 has another one.
 #
 # Usage: tests/gpu/check-gpu.sh [LOGDIR]   (default: build/gpu)
-# ONLY_E2E=1 runs only the end-to-end part; SKIP_E2E=1 skips it.
+# ONLY_E2E=1 runs only the end-to-end part; SKIP_E2E=1 skips it; SKIP_GRAPHS=1
+# skips the CUDA graph part (tests/gpu/graphs.sh).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 NVT=$ROOT/build/bin/nvtaskset
@@ -243,6 +244,14 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		[ -e "$d/nvidia-cuda-mps-control.pid" ] &&
 			echo quit | CUDA_MPS_PIPE_DIRECTORY=$d timeout 20 nvidia-cuda-mps-control
 	done
+fi
+
+# ---- CUDA graphs follow -p (tests/gpu/graphs.sh) ------------------------------
+if [ -z "${SKIP_GRAPHS:-}" ]; then
+	LIMIT=580 T bash "$ROOT/tests/gpu/graphs.sh" "$LOG" | tee "$LOG/graphs-run.txt"
+	PASS=$((PASS + $(grep -c '^PASS' "$LOG/graphs-run.txt")))
+	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/graphs-run.txt")))
+	grep -q '^graphs: ' "$LOG/graphs-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL graphs.sh did not finish"; }
 fi
 
 echo "$PASS passed, $FAIL failed"

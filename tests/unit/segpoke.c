@@ -7,6 +7,8 @@
  *   segpoke PID version N  set the segment's version field
  *   segpoke PID garbage    overwrite the header magic
  *   segpoke PID halfwrite  leave the slot's sequence odd (a writer that died)
+ *   segpoke PID claim      flag the partition NVT_SLOTF_CLAIM: a pick not confirmed
+ *                          yet, as a claimer stopped (or killed) mid-way leaves it
  *
  * SPDX-License-Identifier: MIT
  */
@@ -42,6 +44,11 @@ int main(int argc, char **argv)
 	/* Keep slot 0's GPU; change what it says. */
 	if (nvt_slot_read(&seg->gpu[0], &view, 100))
 		return 1;
+	if (!strcmp(argv[2], "claim")) {
+		view.flags |= NVT_SLOTF_CLAIM;
+		nvt_slot_write(&seg->gpu[0], &view);
+		return 0;
+	}
 	view.state = NVT_SLOT_SET;
 	nvt_set_clear(&view.tpcs);
 	nvt_topo_identity(&view.topo, 66);

@@ -20,6 +20,7 @@
 
 #define GPU_QUERY_TIMEOUT_S 60
 #define SEG_LOCK_TIMEOUT_MS 2000
+#define CLAIM_TIMEOUT_S 10 /* default of NVTASKSET_CLAIM_TIMEOUT */
 #define MPS_TIMEOUT_MS 10000
 #define MPS_QUERY_TIMEOUT_MS 10000
 #define EXIT_MPS_NOT_RUNNING 3
@@ -110,6 +111,12 @@ int gpu_index_of(const uint8_t uuid[16]);
 void gpu_name(int index, int n_task, char *buf, size_t len);
 /* Words for an enum nvt_seg_err. */
 const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len);
+/*
+ * Sets NVT_ENV_PARTITION_FOR to this process (the COMMAND it is about to
+ * exec), so that the COMMAND's shim takes NVT_ENV_PARTITION rather than a
+ * partitioned ancestor's; unsets it if this process cannot be named.
+ */
+void mark_partition_owner(void);
 /* Channels each new MPS client asks for: $CUDA_DEVICE_MAX_CONNECTIONS, else 8. */
 int client_connections(void);
 

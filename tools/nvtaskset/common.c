@@ -302,6 +302,24 @@ const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t 
 	}
 }
 
+void mark_partition_owner(void)
+{
+	struct nvt_proc_id self = {nvt_own_pidns(), getpid(), 0};
+	char text[NVT_PROC_ID_TEXT_MAX];
+	struct nvt_stat st;
+
+	/* An exec keeps the PID and the start time: they name the COMMAND too.
+	 * /proc/self must number PIDs as our namespace does (the shim compares). */
+	if (self.pidns && nvt_proc_stat(0, &st) == 0 && st.pid == self.pid) {
+		self.start_time = st.start_time;
+		if (nvt_proc_id_format(&self, text, sizeof(text)) == 0) {
+			setenv(NVT_ENV_PARTITION_FOR, text, 1);
+			return;
+		}
+	}
+	unsetenv(NVT_ENV_PARTITION_FOR); /* never an outer nvtaskset's */
+}
+
 int client_connections(void)
 {
 	const char *text = getenv("CUDA_DEVICE_MAX_CONNECTIONS");

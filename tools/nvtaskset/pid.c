@@ -83,6 +83,15 @@ static void json_gpu(const struct nvt_slot_view *view)
 		printf("{\"gpu\":null,\"uuid\":\"%s\"", uuid);
 }
 
+/* Graph kernels that keep the partition they were uploaded with (README: CUDA graphs). */
+static void warn_graph_stale(pid_t pid, uint64_t kernels)
+{
+	if (kernels)
+		warnx("warning: pid %ld runs %llu CUDA graph kernel%s that cannot follow partition "
+		      "changes: they keep the TPCs they were uploaded with (see README, \"CUDA graphs\")",
+		      (long)pid, (unsigned long long)kernels, kernels == 1 ? "" : "s");
+}
+
 /* What the task says of a slot's partition. */
 struct slot_status {
 	int slot;
@@ -150,7 +159,9 @@ static int show(const struct options *o, pid_t pid, struct nvt_seg_handle *h)
 			json_gpu(&views[i]);
 			putchar(',');
 			json_partition("current", &views[i]);
-			printf(",\"applied\":%s}", st[i].s.applied == views[i].seq ? "true" : "false");
+			printf(",\"applied\":%s,\"graph_kernels_stale\":%llu}",
+			       st[i].s.applied == views[i].seq ? "true" : "false",
+			       (unsigned long long)st[i].s.graph_stale);
 		}
 		printf("]}\n");
 	} else if (n == 0) {
@@ -163,6 +174,8 @@ static int show(const struct options *o, pid_t pid, struct nvt_seg_handle *h)
 			slot_gpu_text(&views[i], gpu, sizeof(gpu));
 		print_partition(o, pid, "current", gpu, &views[i]);
 	}
+	for (int i = 0; i < n; i++)
+		warn_graph_stale(pid, st[i].s.graph_stale);
 	for (int i = 0; i < n; i++)
 		if (views[i].seq && st[i].s.rejected == views[i].seq)
 			warnx("pid %ld refused this partition (it enables no working TPC) and runs on its "
@@ -257,10 +270,12 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &written);
 	for (int i = 0; i < shown; i++)
-		if (nvt_seg_read(&h, written_slot[i], &now[i], NULL))
+		if (nvt_seg_read(&h, written_slot[i], &now[i], &st[i].s))
 			errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
 			     seg_error(NVT_SEG_ECORRUPT, &h, why, sizeof(why)));
 	nvt_seg_close(&h);
+	for (int i = 0; i < shown; i++)
+		warn_graph_stale(pid, st[i].s.graph_stale);
 	{
 		/* Started with --sm-limit: MPS caps it at its start's share. */
 		char text[16], *end;
@@ -286,7 +301,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 				putchar(',');
 			}
 			json_partition("current", &now[i]);
-			putchar('}');
+			printf(",\"graph_kernels_stale\":%llu}", (unsigned long long)st[i].s.graph_stale);
 		}
 		printf("]}\n");
 		return EXIT_SUCCESS;

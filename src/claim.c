@@ -1,0 +1,79 @@
+/*
+ * claim.c - the rules of race-free TPC allocation, as pure functions. See
+ * claim.h, and src/reserve.c for the protocol and why it is safe.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "claim.h"
+#include "tpcset.h"
+
+int nvt_claimer_cmp(const struct nvt_claimer *a, const struct nvt_claimer *b)
+{
+	if (a->start_time != b->start_time)
+		return a->start_time < b->start_time ? -1 : 1;
+	if (a->pidns != b->pidns)
+		return a->pidns < b->pidns ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return 0;
+}
+
+static int overlaps(const struct nvt_tpcset *a, const struct nvt_tpcset *b)
+{
+	struct nvt_tpcset both;
+
+	nvt_set_and(&both, a, b);
+	return nvt_set_count(&both) > 0;
+}
+
+int nvt_claim_step(const struct nvt_topology *topo, unsigned count, enum nvt_strategy strategy,
+		   const struct nvt_claimer *me, const struct nvt_tpcset *mine,
+		   const struct nvt_held *held, int n, int claims_taken, struct nvt_tpcset *next,
+		   unsigned *free_tpcs)
+{
+	/* partitions: confirmed (and, with claims_taken, every claim); earlier
+	 * and later: other claimers' claims, by their order against me. */
+	struct nvt_tpcset partitions, confirmed, earlier, later, blocked, avail, all;
+
+	nvt_set_clear(&partitions);
+	nvt_set_clear(&confirmed);
+	nvt_set_clear(&earlier);
+	nvt_set_clear(&later);
+	for (int i = 0; i < n; i++) {
+		int order = nvt_claimer_cmp(&held[i].who, me);
+		if (order == 0)
+			continue; /* the caller's own segment */
+		if (!held[i].claim)
+			nvt_set_or(&confirmed, &confirmed, &held[i].tpcs);
+		if (!held[i].claim || claims_taken)
+			nvt_set_or(&partitions, &partitions, &held[i].tpcs);
+		else if (order < 0)
+			nvt_set_or(&earlier, &earlier, &held[i].tpcs);
+		else
+			nvt_set_or(&later, &later, &held[i].tpcs);
+	}
+	nvt_topo_all(topo, &all);
+	if (free_tpcs) {
+		nvt_set_andnot(&avail, &all, &confirmed);
+		*free_tpcs = nvt_set_count(&avail);
+	}
+	if (mine && nvt_set_count(mine)) {
+		nvt_set_or(&blocked, &partitions, &earlier);
+		if (!overlaps(mine, &blocked))
+			return overlaps(mine, &later) ? NVT_STEP_WAIT : NVT_STEP_CONFIRM;
+	}
+	nvt_set_andnot(&avail, &all, &partitions);
+	if (nvt_set_count(&avail) < count) {
+		/* Claims counted as partitions: would it fit without them? */
+		nvt_set_andnot(&avail, &all, &confirmed);
+		return claims_taken && nvt_set_count(&avail) >= count ? NVT_STEP_STUCK : NVT_STEP_FULL;
+	}
+	/* Clear of every other task if it can be; else clear of what the
+	 * later claimers claim only (they yield); else wait for the earlier. */
+	nvt_set_andnot(&avail, &avail, &earlier);
+	nvt_set_andnot(&blocked, &avail, &later);
+	if (nvt_topo_pick(topo, &blocked, count, strategy, next) == 0 ||
+	    nvt_topo_pick(topo, &avail, count, strategy, next) == 0)
+		return NVT_STEP_CLAIM;
+	return NVT_STEP_WITHDRAW;
+}

@@ -1,0 +1,73 @@
+/*
+ * claim.h - the rules of race-free TPC allocation (src/reserve.c), as pure
+ * functions: the order of claimers, and what one round of the protocol does
+ * on one GPU given what a scan of the other tasks found. No system calls, so
+ * that every case can be tested on plain values (tests/unit/test_claim.c).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_CLAIM_H
+#define NVT_CLAIM_H
+
+#include <stdint.h>
+
+#include "nvtaskset.h"
+#include "topo.h"
+
+/* A segment's owner, as its header names it: the keys claims are settled by. */
+struct nvt_claimer {
+	uint64_t start_time; /* field 22 of /proc/<pid>/stat */
+	uint64_t pidns;      /* inode of its PID namespace */
+	int32_t pid;         /* as its namespace numbers it */
+};
+
+/*
+ * Orders claimers: the process that started first is earlier; equal start
+ * times (a clock tick holds many starts) by PID namespace, then PID. Returns
+ * <0 if a is earlier than b, >0 if later, 0 if they are the same process.
+ */
+int nvt_claimer_cmp(const struct nvt_claimer *a, const struct nvt_claimer *b);
+
+/* What another live task holds on one GPU, as a scan read it. */
+struct nvt_held {
+	struct nvt_claimer who;
+	int claim;               /* NVT_SLOTF_CLAIM: a pick not confirmed yet */
+	struct nvt_tpcset tpcs;  /* its TPCs (a slot in state NVT_SLOT_SET) */
+};
+
+/* What one round does on one GPU. */
+enum nvt_claim_step {
+	NVT_STEP_CONFIRM = 0, /* keep the pick: nothing of another task overlaps it */
+	NVT_STEP_WAIT,        /* keep it and scan again: only later claimers' claims overlap */
+	NVT_STEP_CLAIM,       /* claim *next instead (the first pick, or a new one) */
+	NVT_STEP_WITHDRAW,    /* hold nothing and scan again: the TPCs fit only once
+			       * earlier claimers' claims are gone */
+	NVT_STEP_FULL,        /* fewer than count TPCs are free of other tasks' partitions */
+	NVT_STEP_STUCK,       /* claims_taken, and the TPCs fit only without others' claims */
+};
+
+/*
+ * Decides one GPU's step after a scan. me: the caller; mine: its current
+ * claim on the GPU, or NULL when it holds none; held: the n SET slots that
+ * other live tasks have on the GPU (claims and partitions); count and
+ * strategy as nvt_topo_pick. claims_taken: the caller waited long enough, so
+ * every other claim counts as a partition (a claimer stopped mid-protocol
+ * holds its TPCs, and is waited for no longer).
+ *
+ * A pick that a partition or an earlier claimer's claim overlaps is picked
+ * again; one that only later claimers' claims overlap is kept (those yield
+ * to it); one that nothing overlaps is confirmed. A new pick avoids every
+ * TPC another task holds if it can, else only partitions and earlier
+ * claimers' claims (so the earliest claimer is never kept out by later
+ * ones), else it waits (NVT_STEP_WITHDRAW) while earlier claims may still go.
+ *
+ * Returns enum nvt_claim_step; next gets the pick to claim (NVT_STEP_CLAIM);
+ * free_tpcs, if not NULL, the number of TPCs free of other tasks'
+ * partitions (and, with claims_taken, of their claims).
+ */
+int nvt_claim_step(const struct nvt_topology *topo, unsigned count, enum nvt_strategy strategy,
+		   const struct nvt_claimer *me, const struct nvt_tpcset *mine,
+		   const struct nvt_held *held, int n, int claims_taken, struct nvt_tpcset *next,
+		   unsigned *free_tpcs);
+
+#endif /* NVT_CLAIM_H */

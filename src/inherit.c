@@ -1,0 +1,164 @@
+/*
+ * inherit.c - where a new task's partitions come from: this very process's
+ * segment from before an exec to another user, or its nearest ancestor's.
+ * See inherit.h, and nvtaskset.h for the rule.
+ *
+ * Runs once, in the shim's set-up (single-threaded, under pthread_once):
+ * the segment copy is static rather than 10 kB of a stack we do not own.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "gpusel.h"
+#include "inherit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*
+ * Reads the segment called name in dirfd, the run directory of uid, if it
+ * is one the CLI would trust (nvt_seg_open): a regular file of uid's with one
+ * link and a whole segment, made by uid, naming process id. Returns enum
+ * nvt_inherit_rc; with torn_ok, slots a dead writer left half-written are
+ * left out instead of making it UNUSABLE, and refused ones are kept.
+ */
+static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt_proc_id *id,
+			int torn_ok, struct nvt_inherited *out)
+{
+	static struct nvt_segment copy;
+	struct stat st;
+	int fd, locked, rc = NVT_INHERIT_NONE;
+
+	memset(out, 0, sizeof(*out));
+	if (dirfd < 0)
+		return NVT_INHERIT_NONE;
+	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NVT_INHERIT_NONE;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1)
+		goto done;
+	/* Writers (the CLI; the shim while it fills a new segment) hold the
+	 * file's lock: with a shared one of ours none is inside while we read. */
+	locked = flock(fd, LOCK_SH | LOCK_NB) == 0;
+	if (!locked && st.st_size == 0) {
+		rc = NVT_INHERIT_UNUSABLE; /* its shim is making it right now */
+		goto done;
+	}
+	if ((size_t)st.st_size != sizeof(copy) || pread(fd, &copy, sizeof(copy), 0) != sizeof(copy) ||
+	    nvt_seg_check(&copy, sizeof(copy)) != NVT_SEG_VALID || copy.pid != id->pid ||
+	    copy.pidns != id->pidns || copy.start_time != id->start_time || copy.uid != uid)
+		goto unlock; /* a leftover of an earlier process with this PID, or not a segment */
+	rc = NVT_INHERIT_FOUND;
+	out->from = id->pid;
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		struct nvt_slot_view *view = &out->view[out->n];
+		struct nvt_slot_status status;
+		int torn;
+
+		/* A slot's GPU is written once and never changes (nvt_slot_uuid):
+		 * the copy names it even without the sequence lock. */
+		if (nvt_uuid_is_zero(copy.gpu[g].uuid))
+			continue;
+		torn = nvt_seg_pread_slot(fd, g, view, &status) != 0;
+		if (torn && torn_ok)
+			continue;
+		if (torn || (!torn_ok && view->seq && status.rejected == view->seq)) {
+			rc = NVT_INHERIT_UNUSABLE;
+			break;
+		}
+		view->flags = 0; /* a copy is no claim of its own (NVT_SLOTF_CLAIM) */
+		out->slot[out->n++] = g;
+	}
+	/* Held by a writer and naming no GPU: a shim filling its new segment. */
+	if (rc == NVT_INHERIT_FOUND && !locked && out->n == 0)
+		rc = NVT_INHERIT_UNUSABLE;
+unlock:
+	if (locked)
+		flock(fd, LOCK_UN);
+done:
+	close(fd);
+	return rc;
+}
+
+int nvt_inherit_same_pid(const char *base, const struct nvt_seg_own *own, struct nvt_inherited *out)
+{
+	struct nvt_proc_id id = {own->pidns, own->pid, own->seg->start_time};
+	int dirfd, rc;
+
+	memset(out, 0, sizeof(*out));
+	if (geteuid() == 0)
+		return NVT_INHERIT_NONE; /* root's directory is our own */
+	dirfd = nvt_userdir_open(base, 0);
+	rc = read_trusted(dirfd, 0, own->name, &id, 1, out);
+	if (dirfd >= 0)
+		close(dirfd);
+	return rc == NVT_INHERIT_FOUND && out->n ? rc : NVT_INHERIT_NONE;
+}
+
+int nvt_inherit_ancestor(const char *base, const struct nvt_seg_own *own,
+			 const struct nvt_proc_id *stop, struct nvt_inherited *out)
+{
+	uid_t me = geteuid();
+	int mine = -1, roots = -1, rc = NVT_INHERIT_NONE;
+	struct nvt_stat st;
+	pid_t pid;
+
+	memset(out, 0, sizeof(*out));
+	/* PIDs and parents are read in /proc: only where it numbers them as our
+	 * PID namespace does (segment names use those numbers). */
+	if (nvt_proc_stat(0, &st) || st.pid != own->pid || !own->pidns)
+		return NVT_INHERIT_NONE;
+	mine = nvt_userdir_open(base, me);
+	roots = me == 0 ? -1 : nvt_userdir_open(base, 0);
+	if (mine < 0 && roots < 0)
+		return NVT_INHERIT_NONE; /* no directory we trust: no segment either */
+	/* A parent of 0 is outside our PID namespace (or there is none). */
+	pid = st.ppid;
+	for (int depth = 0; depth < NVT_INHERIT_MAX_DEPTH && pid > 0 && rc == NVT_INHERIT_NONE;
+	     depth++) {
+		struct nvt_proc_id id;
+		char name[64];
+		uid_t euid;
+
+		/* Gone meanwhile, or a zombie: the chain is being handed on. */
+		if (nvt_proc_stat(pid, &st) || nvt_proc_euid(pid, &euid))
+			break;
+		id.pidns = own->pidns;
+		id.pid = pid;
+		id.start_time = st.start_time;
+		if (nvt_seg_name(name, sizeof(name), own->pidns, pid))
+			break;
+		/*
+		 * Only segments whose user may change ours anyway: ours and root's.
+		 * Another user's would let her choose the partition of a process she
+		 * may not move (a setuid program she starts, say): her processes are
+		 * passed over. A process of ours keeps its segment in our directory,
+		 * or in root's if it was root's when its shim started (it called
+		 * setuid() since); root's one there may also be a leftover from
+		 * before an exec to us, older than the one in ours, so ours first.
+		 * A process of root's has its segment in root's directory.
+		 */
+		if (euid == me)
+			rc = read_trusted(mine, me, name, &id, 0, out);
+		if (rc == NVT_INHERIT_NONE && me != 0 && (euid == me || euid == 0))
+			rc = read_trusted(roots, 0, name, &id, 0, out);
+		/* The process nvtaskset gave the environment's partition to: what
+		 * lies above it is older than that command line. */
+		if (stop && stop->pidns == id.pidns && stop->pid == id.pid &&
+		    stop->start_time == id.start_time)
+			break;
+		if (pid == 1)
+			break; /* init, or a container's first process: nothing above */
+		pid = st.ppid;
+	}
+	if (mine >= 0)
+		close(mine);
+	if (roots >= 0)
+		close(roots);
+	return rc;
+}

@@ -1,0 +1,248 @@
+/*
+ * ptree.c - process trees from /proc/PID/stat lines and (PID, parent)
+ * pairs. See ptree.h.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "ptree.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Parses an unsigned decimal of at most max at p; returns the end or NULL. */
+static const char *decimal(const char *p, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (*p < '0' || *p > '9')
+		return NULL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (max - (uint64_t)(*p - '0')) / 10)
+			return NULL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	*out = v;
+	return p;
+}
+
+int nvt_stat_parse(const char *text, struct nvt_stat *out)
+{
+	const char *p, *close;
+	uint64_t v;
+
+	memset(out, 0, sizeof(*out));
+	p = decimal(text, INT32_MAX, &v);
+	if (!p || p[0] != ' ' || p[1] != '(')
+		return -1;
+	out->pid = (pid_t)v;
+	/* The command name may hold ") ": the fields go on after the last ')'. */
+	close = strrchr(p, ')');
+	if (!close || close[1] != ' ' || !close[2] || close[3] != ' ')
+		return -1;
+	out->state = close[2];
+	p = decimal(close + 4, INT32_MAX, &v);
+	if (!p || *p != ' ')
+		return -1;
+	out->ppid = (pid_t)v;
+	/* Fields 5 to 21 come before the start time. */
+	for (int field = 4; field < 21; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -1;
+	}
+	p = decimal(p + 1, UINT64_MAX, &v);
+	if (!p || (*p != ' ' && *p != '\n' && *p))
+		return -1;
+	out->start_time = v;
+	return 0;
+}
+
+int nvt_proc_id_format(const struct nvt_proc_id *id, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%" PRIu64 ".%ld.%" PRIu64, id->pidns, (long)id->pid,
+			 id->start_time);
+	return (n < 0 || (size_t)n >= len) ? -1 : 0;
+}
+
+int nvt_proc_id_parse(const char *text, struct nvt_proc_id *out)
+{
+	uint64_t ns, pid, start;
+	const char *p = decimal(text, UINT64_MAX, &ns);
+
+	if (!p || *p != '.' || !(p = decimal(p + 1, INT32_MAX, &pid)) || *p != '.' ||
+	    !(p = decimal(p + 1, UINT64_MAX, &start)) || *p || pid == 0)
+		return -1;
+	out->pidns = ns;
+	out->pid = (pid_t)pid;
+	out->start_time = start;
+	return 0;
+}
+
+/* ---- Trees ------------------------------------------------------------------- */
+
+static int by_link_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct nvt_proc_link *)a)->pid, y = ((const struct nvt_proc_link *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+void nvt_links_sort(struct nvt_proc_link *links, size_t n)
+{
+	if (n)
+		qsort(links, n, sizeof(*links), by_link_pid);
+}
+
+pid_t nvt_links_parent(const struct nvt_proc_link *links, size_t n, pid_t pid)
+{
+	struct nvt_proc_link key = {pid, 0};
+	const struct nvt_proc_link *hit;
+
+	if (!n)
+		return 0;
+	hit = bsearch(&key, links, n, sizeof(*links), by_link_pid);
+	return hit ? hit->ppid : 0;
+}
+
+int nvt_links_descends(const struct nvt_proc_link *links, size_t n, pid_t pid, pid_t root)
+{
+	pid_t at = pid;
+
+	if (root <= 0 || pid == root)
+		return 0;
+	for (int depth = 0; depth < NVT_TREE_MAX_DEPTH; depth++) {
+		at = nvt_links_parent(links, n, at);
+		if (at <= 0)
+			return 0;
+		if (at == root)
+			return 1;
+	}
+	return 0;
+}
+
+static int by_pid_value(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+void nvt_links_nearest(const struct nvt_proc_link *links, size_t n, const pid_t *set, size_t n_set,
+		       pid_t *up)
+{
+	for (size_t i = 0; i < n_set; i++) {
+		pid_t at = set[i];
+		up[i] = 0;
+		for (int depth = 0; depth < NVT_TREE_MAX_DEPTH; depth++) {
+			at = nvt_links_parent(links, n, at);
+			if (at <= 0 || at == set[i])
+				break;
+			if (bsearch(&at, set, n_set, sizeof(*set), by_pid_value)) {
+				up[i] = at;
+				break;
+			}
+		}
+	}
+}
+
+/* A node of nvt_tree_order by PID. */
+struct keyed {
+	pid_t pid;
+	size_t node;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+/* The node whose PID is want, in keys (n, sorted by PID), or -1. */
+static long node_of(const struct keyed *keys, size_t n, pid_t want)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (keys[mid].pid < want)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && keys[lo].pid == want ? (long)keys[lo].node : -1;
+}
+
+int nvt_tree_order(const pid_t *pid, const pid_t *up, size_t n, size_t *order, int *depth)
+{
+	const size_t none = (size_t)-1;
+	size_t *first, *next, *last, *stack, n_out = 0;
+	struct keyed *keys;
+	long *parent;
+	char *seen;
+
+	if (!n)
+		return 0;
+	keys = malloc(n * sizeof(*keys));
+	first = malloc(n * sizeof(*first));
+	next = malloc(n * sizeof(*next));
+	last = malloc(n * sizeof(*last));
+	stack = malloc(n * sizeof(*stack));
+	parent = malloc(n * sizeof(*parent));
+	seen = calloc(n, 1);
+	if (!keys || !first || !next || !last || !stack || !parent || !seen) {
+		free(keys), free(first), free(next), free(last), free(stack), free(parent), free(seen);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		keys[i].pid = pid[i];
+		keys[i].node = i;
+		first[i] = next[i] = last[i] = none;
+	}
+	qsort(keys, n, sizeof(*keys), by_key);
+	/* Children lists, each in PID order: nodes are appended in PID order. */
+	for (size_t k = 0; k < n; k++) {
+		size_t i = keys[k].node;
+		parent[i] = up[i] > 0 && up[i] != pid[i] ? node_of(keys, n, up[i]) : -1;
+		if (parent[i] < 0)
+			continue;
+		if (first[parent[i]] == none)
+			first[parent[i]] = i;
+		else
+			next[last[parent[i]]] = i;
+		last[parent[i]] = i;
+	}
+	/* Depth first from each root in PID order; then from whatever a loop of
+	 * parents kept out of reach, as if it were a root. A node is pushed once:
+	 * when it is seen (as a root, or as a child of a node taken off the stack). */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t k = 0; k < n; k++) {
+			size_t root = keys[k].node, top = 0;
+			if (seen[root] || (pass == 0 && parent[root] >= 0))
+				continue;
+			seen[root] = 1;
+			depth[root] = 0;
+			stack[top++] = root;
+			while (top) {
+				size_t v = stack[--top], count = 0;
+				order[n_out++] = v;
+				for (size_t c = first[v]; c != none; c = next[c])
+					count += !seen[c];
+				/* Pushed last first, so that the lowest PID comes out first. */
+				top += count;
+				for (size_t c = first[v], at = top; c != none; c = next[c]) {
+					if (seen[c])
+						continue;
+					seen[c] = 1;
+					depth[c] = depth[v] + 1;
+					stack[--at] = c;
+				}
+			}
+		}
+	}
+	free(keys), free(first), free(next), free(last), free(stack), free(parent), free(seen);
+	return 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * ptree.h - process trees: what a line of /proc/PID/stat says about a
+ * process, a process's identity as text, and trees built from (PID, parent)
+ * pairs (the nearest ancestor of a task that is a task too, descendants, and
+ * the order -l shows a tree in). Pure code: works on plain text and arrays;
+ * only nvt_tree_order allocates.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_PTREE_H
+#define NVT_PTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Parents followed at most, whatever the tree: a snapshot of /proc taken
+ * while PIDs are reused can hold a loop. */
+#define NVT_TREE_MAX_DEPTH 64
+
+/* What /proc/PID/stat says about a process. */
+struct nvt_stat {
+	pid_t pid;           /* field 1, as the reader's /proc numbers it */
+	char state;          /* field 3: 'R', 'S', ..., 'Z' for a zombie */
+	pid_t ppid;          /* field 4: 0 when the parent is outside the PID namespace */
+	uint64_t start_time; /* field 22, clock ticks after boot: tells PID reuse */
+};
+
+/* Parses the text of /proc/PID/stat (the command name may hold spaces and
+ * parentheses). Returns 0, or -1 if text is not such a line. */
+int nvt_stat_parse(const char *text, struct nvt_stat *out);
+
+/* One process: its PID and its identity across PID reuse (and PID namespaces). */
+struct nvt_proc_id {
+	uint64_t pidns;      /* inode of its PID namespace */
+	pid_t pid;           /* as that namespace numbers it */
+	uint64_t start_time; /* field 22 of its /proc/PID/stat */
+};
+/* Longest text of nvt_proc_id_format, NUL included. */
+#define NVT_PROC_ID_TEXT_MAX 64
+/* Writes "PIDNS.PID.START". Returns 0, or -1 if it does not fit. */
+int nvt_proc_id_format(const struct nvt_proc_id *id, char *buf, size_t len);
+/* Parses that text (decimals, no sign, nothing else). Returns 0 or -1. */
+int nvt_proc_id_parse(const char *text, struct nvt_proc_id *out);
+
+/* A process and its parent, as one /proc shows them. */
+struct nvt_proc_link {
+	pid_t pid;
+	pid_t ppid; /* 0: none known */
+};
+
+/* Sorts links by PID, as the look-ups below need. */
+void nvt_links_sort(struct nvt_proc_link *links, size_t n);
+/* The parent of pid in sorted links, or 0 when pid is not among them. */
+pid_t nvt_links_parent(const struct nvt_proc_link *links, size_t n, pid_t pid);
+/* 1 if pid descends from root (through any processes) in sorted links, following at
+ * most NVT_TREE_MAX_DEPTH parents; 0 otherwise (also for pid == root). */
+int nvt_links_descends(const struct nvt_proc_link *links, size_t n, pid_t pid, pid_t root);
+/*
+ * For each of the n_set PIDs in set (sorted ascending): the nearest proper
+ * ancestor of it in sorted links that is in set too, into up[i] (0: none).
+ * Processes between them that are not in set count as links of the chain.
+ */
+void nvt_links_nearest(const struct nvt_proc_link *links, size_t n, const pid_t *set, size_t n_set,
+		       pid_t *up);
+
+/*
+ * The order a tree is shown in: node i has PID pid[i] and parent up[i] (a
+ * PID; a node whose parent is none of the n nodes is a root). Fills order
+ * (n node indices) with every node once, each parent before its children,
+ * roots and siblings by PID, each subtree whole; and depth[i] with node i's
+ * depth (0 for a root). Nodes on a loop of parents (a stale snapshot) are
+ * shown as roots. Returns 0, or -1 if memory runs out.
+ */
+int nvt_tree_order(const pid_t *pid, const pid_t *up, size_t n, size_t *order, int *depth);
+
+#endif /* NVT_PTREE_H */

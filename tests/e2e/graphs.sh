@@ -1,0 +1,103 @@
+# CUDA graphs follow -p (issue 12), through the fake driver's graph model
+# (tests/fake/fakecuda.h: one TMD build per kernel node at the first upload;
+# replays run that copy). Sourced by tests/run-tests.sh.
+# shellcheck shell=bash
+
+# graph_nodes_are OUT EXPECTED [SECONDS]: waits until the per-node lines of
+# the graph app's OUT read EXPECTED (one "node I tpcs=LIST" per line).
+graph_nodes_are() {
+	local i got
+	for ((i = 0; i < ${3:-10} * 50; i++)); do
+		got=$(grep '^node' "$1" 2>/dev/null || true)
+		[ "$got" == "$2" ] && return 0
+		sleep 0.02
+	done
+	die "timed out waiting for $1's nodes to read '$2' (they read '$got')"
+}
+nodes_on() { # nodes_on COUNT LIST: the expected lines for COUNT nodes on LIST
+	local i
+	for ((i = 0; i < $1; i++)); do echo "node $i tpcs=$2"; done
+}
+# start_graph TAG NODES OPTIONS...: the graph app under -c 0-3; sets PID.
+start_graph() {
+	local tag=$1 nodes=$2
+	shift 2
+	rm -f "$WORK/$tag.stop" "$WORK/$tag.out"
+	"$NVT" --no-mps -c 0-3 "$APP" graph "$nodes" "$WORK/$tag.stop" "$WORK/$tag.out" "$@" \
+		>"$WORK/$tag.log" 2>&1 &
+	PID=$!
+}
+stop_graph() { # stop_graph TAG PID: ends it, checks it exited 0 with no hang or bad run
+	local i
+	touch "$WORK/$1.stop"
+	for ((i = 0; i < 250; i++)); do
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.02
+	done
+	kill -0 "$2" 2>/dev/null && { kill -9 "$2"; die "graph app $1 did not stop"; }
+	wait "$2"
+	eq "$?" 0 "graph app $1's exit status ($(tail -3 "$WORK/$1.log"))"
+	has "$(cat "$WORK/$1.log")" "hung=0 bad=0"
+}
+
+t_graph_follows_p() {
+	# Without the shim's refresh, replays keep the TPCs of the first upload.
+	local opts
+	for opts in "" "child" "params" "v2" "upload"; do
+		# shellcheck disable=SC2086
+		start_graph gf 3 $opts
+		local n=3
+		[ "$opts" = child ] && n=4
+		graph_nodes_are "$WORK/gf.out" "$(nodes_on $n 0-3)"
+		run_rc out rc "$NVT" -p -c 40-41 "$PID"
+		eq "$rc" 0 "-p exit status ($opts)"
+		hasnt "$out" "cannot follow"
+		graph_nodes_are "$WORK/gf.out" "$(nodes_on $n 40-41)"
+		"$NVT" -p -c 8-15 "$PID" >/dev/null
+		graph_nodes_are "$WORK/gf.out" "$(nodes_on $n 8-15)"
+		stop_graph gf "$PID"
+	done
+}
+t_graph_program_operations_work() {
+	# The program's own set-params, exec updates, disabled nodes and
+	# re-instantiation keep working across changes (the app checks each run).
+	start_graph go 2 setparams=3 update=4 toggle=5 reinst=7
+	graph_nodes_are "$WORK/go.out" "$(nodes_on 2 0-3)" 10
+	run_rc out rc "$NVT" -p -c 40-41 "$PID"
+	eq "$rc" 0 "-p exit status"
+	sleep 0.5
+	"$NVT" -p -c 20-23 "$PID" >/dev/null
+	sleep 0.5
+	stop_graph go "$PID"
+}
+t_graph_unfollowable_counted() {
+	# Conditional nodes, device launch, memory nodes: the graph keeps its
+	# TPCs, the shim warns once, and -p says how many kernels.
+	local opts want
+	for opts in cond device alloc; do
+		start_graph gu 2 "$opts"
+		want=$(nodes_on 2 0-3)
+		[ "$opts" = cond ] && want=$(nodes_on 3 0-3)
+		graph_nodes_are "$WORK/gu.out" "$want"
+		run_rc out rc "$NVT" -p -c 40-41 "$PID"
+		eq "$rc" 0 "-p exit status ($opts)"
+		has "$out" "CUDA graph kernel"
+		has "$out" "cannot follow partition changes"
+		sleep 0.3
+		eq "$(grep '^node' "$WORK/gu.out")" "$want" "$opts graph after -p"
+		run_rc out rc "$NVT" -p --json "$PID"
+		has "$out" '"graph_kernels_stale":'
+		hasnt "$out" '"graph_kernels_stale":0'
+		stop_graph gu "$PID"
+		has "$(cat "$WORK/gu.log")" "a CUDA graph cannot follow partition changes"
+	done
+}
+t_graph_following_off() {
+	# NVTASKSET_GRAPHS=0: graphs keep the TPCs of their first upload.
+	NVTASKSET_GRAPHS=0 start_graph gn 2
+	graph_nodes_are "$WORK/gn.out" "$(nodes_on 2 0-3)"
+	"$NVT" -p -c 40-41 "$PID" >/dev/null
+	sleep 0.3
+	eq "$(grep '^node' "$WORK/gn.out")" "$(nodes_on 2 0-3)" "graph with following off"
+	stop_graph gn "$PID"
+}

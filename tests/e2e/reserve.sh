@@ -1,0 +1,193 @@
+# Race-free -n --exclude-running (issue 11): claims in the control segment, every user's tasks,
+# the segment made before the exec. Sourced by tests/run-tests.sh: each t_NAME function is one
+# test, run in a subshell under set -e with the helpers defined there (as_user: security.sh).
+# shellcheck shell=bash
+
+# disjoint_lists LIST...: dies unless the TPC lists share no TPC, each of them non-empty.
+disjoint_lists() {
+	python3 - "$@" <<'PY' || die "TPC lists overlap: $*"
+import sys
+def tpcs(text):
+    out = set()
+    for item in text.split(","):
+        a, _, b = item.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+seen = set()
+for text in sys.argv[1:]:
+    t = tpcs(text)
+    if not t or seen & t:
+        sys.exit(1)
+    seen |= t
+PY
+}
+
+t_reserve_concurrent_disjoint() {
+	# 32 tasks started at once, half of them by another user, each asking for 2
+	# free TPCs: no two get the same TPC (before issue 11, most got 1,9).
+	local i other="" tags=() pids=() lists=() done_n out
+	mkdir -p -m 1777 "$WORK/u"
+	if [ "$(id -u)" == 0 ] && command -v setpriv >/dev/null && $(as_user 65534) test -x "$NVT"; then
+		other=$(as_user 65534)
+	fi
+	for ((i = 0; i < 32; i++)); do
+		tags+=("u/rc$i")
+		if ((i % 2)); then
+			start_loop "u/rc$i" $other "$NVT" --no-mps -n 2 --exclude-running "$APP"
+		else
+			start_loop "u/rc$i" "$NVT" --no-mps -n 2 --exclude-running "$APP"
+		fi
+		pids+=("$PID")
+	done
+	# Every task runs (its first launch wrote its TPCs), or one failed.
+	for ((i = 0; i < 1000; i++)); do
+		done_n=0
+		for tag in "${tags[@]}"; do
+			[ -s "$WORK/$tag.state" ] && done_n=$((done_n + 1))
+		done
+		[ $done_n == 32 ] && break
+		sleep 0.02
+	done
+	for ((i = 0; i < 32; i++)); do
+		kill -0 "${pids[i]}" 2>/dev/null || die "task $i failed: $(cat "$WORK/${tags[i]}.err")"
+		[ -s "$WORK/${tags[i]}.state" ] || die "task $i did not launch: $(cat "$WORK/${tags[i]}.err")"
+		lists+=("$(cat "$WORK/${tags[i]}.state")")
+	done
+	echo "launched on: ${lists[*]}"
+	disjoint_lists "${lists[@]}"
+	# -l --json shows the same: 32 tasks (both users'), 2 TPCs each, none shared.
+	out=$(timeout 20 "$NVT" -l --json)
+	python3 - "$out" "${pids[@]}" <<'PY' || die "-l --json: $out"
+import json, sys
+rows = {t["pid"]: t for t in json.loads(sys.argv[1])["tasks"]}
+def tpcs(text):
+    out = set()
+    for item in text.split(","):
+        a, _, b = item.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+seen = set()
+for pid in map(int, sys.argv[2:]):
+    g = rows[pid]["gpus"]
+    assert len(g) == 1 and g[0]["tpc_count"] == 2, g
+    t = tpcs(g[0]["tpcs"])
+    assert len(t) == 2 and not seen & t, (g, seen)
+    seen |= t
+PY
+	[ -z "$other" ] || [ "$(awk '$2 == "nobody"' <<<"$(timeout 20 "$NVT" -l)" | wc -l)" == 16 ] ||
+		die "not 16 tasks of the other user: $(timeout 20 "$NVT" -l)"
+	for ((i = 0; i < 32; i++)); do
+		stop_loop "${tags[i]}" "${pids[i]}"
+	done
+}
+t_reserve_killed_task_freed() {
+	# A task's TPCs are held while it lives, and free once it is killed outright.
+	local first
+	start_loop rk "$NVT" --no-mps -n 64 --exclude-running "$APP"
+	first=$PID
+	for ((i = 0; i < 500; i++)); do [ -s "$WORK/rk.state" ] && break; sleep 0.02; done
+	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+	eq "$rc" 1 "exit status with 2 TPCs free"
+	eq "$out" "nvtaskset: cannot pick 4 TPCs: only 2 are free of other tasks"
+	kill -KILL "$first"
+	wait "$first" 2>/dev/null || true
+	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "exit status after the kill: $out"
+	has "$out" "tpcs=0,8,16,24 hung=0" # TPC 0 was the killed task's
+}
+t_reserve_claim_respected() {
+	# A claim that a claimer left (stopped mid-way; segpoke makes one) holds its
+	# TPCs: a start that fits beside it runs, one that needs them waits for it,
+	# then says so. A claimer killed outright holds nothing.
+	local holder started
+	start_loop rh "$NVT" --no-mps -c 0-64 "$APP"
+	holder=$PID
+	wait_file "$WORK/rh.state" "0-64"
+	"$T/segpoke" "$holder" claim
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=1 "$NVT" --no-mps -n 1 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "exit status beside the claim: $out"
+	has "$out" "tpcs=65 hung=0"
+	started=$(date +%s%N)
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=1 "$NVT" --no-mps -n 2 --exclude-running "$APP" launch 1
+	eq "$rc" 1 "exit status under the claim: $out"
+	eq "$out" "nvtaskset: cannot pick 2 TPCs: 66 are free of other tasks' partitions, but other starting tasks held claims on them for 1 s"
+	[ $(($(date +%s%N) - started)) -ge 1000000000 ] || die "gave up before the timeout"
+	kill -KILL "$holder"
+	wait "$holder" 2>/dev/null || true
+	[ -e "$(seg_file "$holder")" ] || die "expected the killed claimer's segment to be left"
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=1 "$NVT" --no-mps -n 2 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "exit status after the claimer died: $out"
+	has "$out" "tpcs=62-63 hung=0"
+}
+t_reserve_waits_for_later_claim() {
+	# A claimer started earlier than another claims over the later one's claim,
+	# and waits for it to go before it confirms (it would otherwise wait for the
+	# timeout and pick around it).
+	local p q
+	rm -f "$WORK/rw.go"
+	sh -c "while [ ! -e \"$WORK/rw.go\" ]; do sleep 0.01; done; exec \"$NVT\" --no-mps -n 3 --exclude-running \"$APP\" launch 1" \
+		>"$WORK/rw.out" 2>&1 &
+	p=$!
+	sleep 0.05 # a later start time (clock ticks are 10 ms)
+	start_loop rq "$NVT" --no-mps -c 0-64 "$APP"
+	q=$PID
+	wait_file "$WORK/rq.state" "0-64"
+	"$T/segpoke" "$q" claim
+	touch "$WORK/rw.go"
+	sleep 0.5
+	kill -0 "$p" 2>/dev/null || die "did not wait for the later claim: $(cat "$WORK/rw.out")"
+	kill -KILL "$q"
+	wait "$q" 2>/dev/null || true
+	wait "$p" || die "the earlier claimer failed: $(cat "$WORK/rw.out")"
+	has "$(cat "$WORK/rw.out")" "tpcs=62-64 hung=0" # under the later claim
+}
+t_reserve_segment_before_exec() {
+	# The command makes the task's segment before it execs: a program that
+	# loads no shim still holds its partition; a failed exec leaves none.
+	local pid
+	NVTASKSET_SHIM=$B/stub/libcuda.so "$NVT" --no-mps -c 62-65 sleep 30 &
+	pid=$!
+	for ((i = 0; i < 250; i++)); do [ -e "$(seg_file "$pid")" ] && break; sleep 0.02; done
+	run_rc out rc "$NVT" -pc "$pid"
+	has "$out" "pid $pid's current TPC list: 62-65"
+	# It counts for -n --exclude-running, and for --dry-run's pick (which claims nothing).
+	run_rc out rc "$NVT" --no-mps -n 2 --exclude-running --dry-run
+	eq "$out" "GPU 0 ($(fake_uuid)): TPCs 0,8"
+	run_rc out rc "$NVT" --no-mps -n 63 --exclude-running "$APP" launch 1
+	eq "$out" "nvtaskset: cannot pick 63 TPCs: only 62 are free of other tasks"
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+	for args in "-c 0-3" "-n 2 --exclude-running"; do
+		# shellcheck disable=SC2086
+		"$NVT" --no-mps $args "$WORK/no-such-program" 2>"$WORK/rx.err" &
+		pid=$!
+		wait "$pid" && rc=0 || rc=$?
+		eq "$rc" 127 "exit status of a failed exec ($args)"
+		has "$(cat "$WORK/rx.err")" "failed to execute"
+		[ ! -e "$(seg_file "$pid")" ] || die "a failed exec ($args) left $(seg_file "$pid")"
+	done
+}
+t_reserve_nested_inner_wins() {
+	# Inside a partitioned shell, -n --exclude-running claims clear of the shell's
+	# TPCs, and the program runs on the claim, not on the shell's partition.
+	run_rc out rc "$NVT" --no-mps -c 60-65 sh -c "\"$NVT\" --no-mps -n 2 --exclude-running \"$APP\" launch 1 & wait"
+	eq "$rc" 0 "exit status: $out"
+	has "$out" "nvtaskset: GPU 0 ($(fake_uuid)): TPCs 0,8"
+	has "$out" "tpcs=0,8 hung=0"
+}
+t_reserve_multigpu() {
+	# Claims on several GPUs at once; a GPU left unpartitioned (--gpu) claims nothing.
+	local a
+	two_gpus
+	start_loop rm env FAKEAPP_ALL=1 "$NVT" --no-mps --gpu 1 -n 4 --exclude-running "$APP"
+	a=$PID
+	wait_file "$WORK/rm.state" "0-65|0,8,16,24"
+	# GPU 0 is free (the task runs there unpartitioned); GPU 1 has its 4 taken.
+	run_rc out rc env FAKEAPP_ALL=1 "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "exit status: $out"
+	has "$out" "tpcs=0,8,16,24|62-65 hung=0"
+	run_rc out rc "$NVT" --no-mps -n 63 --exclude-running "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot pick 63 TPCs on $(fake_uuid 1): only 62 are free of other tasks"
+	stop_loop rm "$a"
+}

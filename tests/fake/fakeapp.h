@@ -1,0 +1,28 @@
+/*
+ * fakeapp.h - what fakeapp.c shares with fakeappgraph.c (its graph modes).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef FAKEAPP_H
+#define FAKEAPP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef USE_DLOPEN
+/* The handle of libcuda.so.1, as the program dlopen()ed it. */
+extern void *fakeapp_lib;
+#endif
+
+/* Writes the TPC list of w as nvtaskset prints lists ("0-3,8"). */
+void tpcs_text(const uint64_t w[4], char *buf, size_t len);
+/* Writes text and a newline to path atomically (a temporary file, renamed). */
+void write_state(const char *path, const char *text);
+/* path exists. */
+int exists(const char *path);
+
+/* fakeapp graph NODES STOP OUT [OPTION...] and graph-once NODES [OPTION...]:
+ * returns the exit status. */
+int graph_main(int argc, char **argv);
+
+#endif /* FAKEAPP_H */

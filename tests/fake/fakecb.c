@@ -1,0 +1,150 @@
+/*
+ * fakecb.c - the fake driver's private callback table (docs/hardware-facts.md,
+ * section 1): subscription, and the two domains it serves, kernel launches
+ * (0xb, id 1) and the driver API (6, CUPTI's callback ids). See fakecuda.h.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "fakeint.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SUBSCRIBERS 4
+#define API_BLOCK_WORDS 13
+#define API_BLOCK_SIZE (API_BLOCK_WORDS * 8) /* 0x68, measured on an H100, driver 580 */
+
+typedef void (*callback_fn)(void *user, int domain, int cbid, const void *params);
+
+/* The callback table UUID (docs/hardware-facts.md, section 1). */
+static const unsigned char callback_table_id[16] = {0x2c, 0x8e, 0x0a, 0xd8, 0x07, 0x10, 0xab, 0x4e,
+						    0x90, 0xdd, 0x54, 0x71, 0x9f, 0xe5, 0xf7, 0x4b};
+
+/*
+ * Subscribers are only ever added; a slot is filled before n_sub counts it,
+ * so callers read the table without the lock. Nothing holds the lock while a
+ * subscriber runs: a callback may call the driver again.
+ */
+static struct {
+	pthread_mutex_t lock;
+	struct {
+		callback_fn fn;
+		void *user;
+		int launch_on;
+		uint64_t api_on[(FAKE_API_IDS + 63) / 64];
+	} sub[MAX_SUBSCRIBERS];
+	int n_sub;
+} table = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int subscribers(void)
+{
+	return __atomic_load_n(&table.n_sub, __ATOMIC_ACQUIRE);
+}
+
+static int cb_subscribe(uint32_t *handle, callback_fn fn, void *user)
+{
+	int rc = 1, n;
+	pthread_mutex_lock(&table.lock);
+	n = table.n_sub;
+	if (n < MAX_SUBSCRIBERS) {
+		table.sub[n].fn = fn;
+		table.sub[n].user = user;
+		*handle = (uint32_t)n;
+		__atomic_store_n(&table.n_sub, n + 1, __ATOMIC_RELEASE);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&table.lock);
+	return rc;
+}
+
+/* The real table takes domains 6 and 0xb and refuses others (the probe's
+ * scan: domain 1 gave an error; tests/gpu/probes/graphs). */
+static int cb_enable(uint32_t on, uint32_t handle, int domain, int cbid)
+{
+	uint64_t bit;
+
+	if (handle >= (uint32_t)subscribers())
+		return 1;
+	if (domain == NVT_CB_DOMAIN_LAUNCH) {
+		if (cbid == NVT_CB_ID_LAUNCH)
+			__atomic_store_n(&table.sub[handle].launch_on, (int)on, __ATOMIC_RELEASE);
+		return 0;
+	}
+	if (domain != NVT_CB_DOMAIN_API || cbid <= 0 || cbid >= FAKE_API_IDS)
+		return 1;
+	bit = (uint64_t)1 << (cbid % 64);
+	if (on)
+		__atomic_fetch_or(&table.sub[handle].api_on[cbid / 64], bit, __ATOMIC_ACQ_REL);
+	else
+		__atomic_fetch_and(&table.sub[handle].api_on[cbid / 64], ~bit, __ATOMIC_ACQ_REL);
+	return 0;
+}
+
+static void cb_unused(void)
+{
+}
+
+static const void *callback_table[8] = {
+	(const void *)(uintptr_t)sizeof(callback_table),
+	(const void *)cb_unused, (const void *)cb_unused,
+	(const void *)cb_subscribe,
+	(const void *)cb_unused, (const void *)cb_unused,
+	(const void *)cb_enable,
+	(const void *)cb_unused,
+};
+
+API int cuGetExportTable(const void **out, const unsigned char *id)
+{
+	if (!out || !id)
+		return 1;
+	if (!memcmp(id, callback_table_id, 16) && !getenv("FAKECUDA_NO_TABLE")) {
+		*out = callback_table;
+		return 0;
+	}
+	*out = NULL;
+	return 500; /* CUDA_ERROR_NOT_FOUND */
+}
+
+INTERNAL int fake_notify_launch(int dev, uint8_t *tmd)
+{
+	uint64_t block[11];
+	uint32_t size = fake_launch_block_size();
+	int n = subscribers(), called = 0;
+
+	memset(block, 0, sizeof(block));
+	memcpy(block, &size, 4);
+	/* Word 1: the launching context; word 4: the TMD (docs/hardware-facts.md). */
+	block[NVT_CB_PARAMS_CTX_WORD] = (uint64_t)(uintptr_t)fake_context_of(dev);
+	block[NVT_CB_PARAMS_TMD_WORD] = (uint64_t)(uintptr_t)tmd;
+	for (int i = 0; i < n; i++) {
+		if (__atomic_load_n(&table.sub[i].launch_on, __ATOMIC_ACQUIRE)) {
+			table.sub[i].fn(table.sub[i].user, NVT_CB_DOMAIN_LAUNCH, NVT_CB_ID_LAUNCH, block);
+			called++;
+		}
+	}
+	return called;
+}
+
+INTERNAL void fake_api_callbacks(int cbid, int site, CUresult *result, void *args)
+{
+	uint64_t block[API_BLOCK_WORDS];
+	const char *size_env = getenv("FAKECUDA_API_PARAMS_SIZE");
+	uint32_t size = size_env && *size_env ? (uint32_t)strtoul(size_env, NULL, 0) : API_BLOCK_SIZE;
+	int n = subscribers();
+
+	if (cbid <= 0 || cbid >= FAKE_API_IDS)
+		return;
+	/* Words the driver fills with what nvtaskset must not rely on: junk
+	 * that is no valid pointer, so that a reader of the wrong word fails. */
+	for (int w = 0; w < API_BLOCK_WORDS; w++)
+		block[w] = 0x6a756e6b00000000ull | (uint64_t)(w * 0x1111);
+	block[0] = (block[0] & ~0xffffffffull) | size;
+	block[NVT_CB_API_RESULT_WORD] = (uint64_t)(uintptr_t)result;
+	block[NVT_CB_API_ARGS_WORD] = (uint64_t)(uintptr_t)args;
+	block[NVT_CB_API_ID_WORD] = (uint32_t)cbid | ((uint64_t)(uint32_t)site << 32);
+	for (int i = 0; i < n; i++)
+		if ((__atomic_load_n(&table.sub[i].api_on[cbid / 64], __ATOMIC_ACQUIRE) >> (cbid % 64)) & 1)
+			table.sub[i].fn(table.sub[i].user, NVT_CB_DOMAIN_API, cbid, block);
+}

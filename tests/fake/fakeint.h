@@ -1,0 +1,175 @@
+/*
+ * fakeint.h - what the parts of the fake libcuda.so.1 share, and nothing
+ * else sees: fakecuda.c (devices, contexts, launches, the simulated chip),
+ * fakeprobe.c (modules, memory, the calibration probe), fakecb.c (the
+ * callback table) and fakegraph.c, fakeexec.c, fakegraphapi.c (CUDA graphs).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef FAKEINT_H
+#define FAKEINT_H
+
+#include "cuda_driver.h"
+#include "fakecuda.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exported driver entry points; everything else stays inside the library. */
+#define API __attribute__((visibility("default")))
+#define INTERNAL __attribute__((visibility("hidden")))
+
+#define TMD_BYTES 512
+/* CUPTI_DRIVER_TRACE_CBID_SIZE of CUDA 13.0: callback ids of domain 6 are below it. */
+#define FAKE_API_IDS 807
+
+/* ---- fakecuda.c ---- */
+
+/* cuInit succeeded. */
+INTERNAL int fake_ready(void);
+/* The device of the calling thread's current context. */
+INTERNAL int fake_device(void);
+/* Device dev's CUcontext. */
+INTERNAL void *fake_context_of(int dev);
+/* The size word of the launch callback's block (FAKECUDA_PARAMS_SIZE). */
+INTERNAL uint32_t fake_launch_block_size(void);
+/* Fills tmd (TMD_BYTES) as the driver builds a launch's TMD for device dev. */
+INTERNAL void fake_build_tmd(int dev, unsigned cluster, uint8_t *tmd);
+/* Runs a TMD on device dev's chip: which TPCs its mask lets it use, or a hang. */
+INTERNAL void fake_execute(int dev, const uint8_t *tmd, unsigned cluster,
+			   struct fakecuda_launch *rec);
+/* Bits of tmd changed since before outside the mask fields of dev's layout. */
+INTERNAL int fake_stray_bits(int dev, const uint8_t *before, const uint8_t *tmd);
+/* Device dev's logical TPCs, GPCs, and the GPC of a TPC. */
+INTERNAL int fake_tpcs(int dev);
+INTERNAL int fake_gpcs(int dev);
+INTERNAL int fake_gpc_of(int dev, int tpc);
+
+/* ---- fakeprobe.c ---- */
+
+/* f is the calibration probe's CUfunction. */
+INTERNAL int fake_is_probe(const void *f);
+/* Runs the probe on device dev as its launch record allows: block b stores
+ * the SM it ran on; clusters stay in one GPC. Returns a CUresult. */
+INTERNAL int fake_run_probe(int dev, const struct fakecuda_launch *rec, unsigned blocks,
+			    unsigned cluster, void **params);
+
+/* ---- fakecb.c ---- */
+
+/* Calls the launch domain's subscribers (0xb, id 1) for a TMD built for
+ * device dev; returns how many were called. */
+INTERNAL int fake_notify_launch(int dev, uint8_t *tmd);
+/* Calls the subscribers that enabled callback id cbid of the driver-API
+ * domain (6), at site NVT_CB_API_SITE_ENTER or _EXIT, with a block whose
+ * words point at the call's result and at its arguments. */
+INTERNAL void fake_api_callbacks(int cbid, int site, CUresult *result, void *args);
+
+/* ---- The graph model, called by fakegraphapi.c's entry points ---- */
+
+/* Callback ids (CUPTI's cupti_driver_cbid.h, CUDA 13.0) of the calls that
+ * src/cuda_driver.h does not list. */
+enum fake_api_cbid {
+	FAKE_CBID_cuGraphCreate = 501,
+	FAKE_CBID_cuGraphAddKernelNode = 502,
+	FAKE_CBID_cuGraphKernelNodeGetParams = 503,
+	FAKE_CBID_cuGraphNodeGetType = 509,
+	FAKE_CBID_cuGraphDestroy = 517,
+	FAKE_CBID_cuGraphKernelNodeSetParams = 521,
+	FAKE_CBID_cuGraphClone = 523,
+	FAKE_CBID_cuGraphNodeFindInClone = 524,
+	FAKE_CBID_cuGraphAddChildGraphNode = 525,
+	FAKE_CBID_cuGraphAddEmptyNode = 526,
+	FAKE_CBID_cuGraphChildGraphNodeGetGraph = 529,
+	FAKE_CBID_cuGraphGetNodes = 534,
+	FAKE_CBID_cuGraphAddMemAllocNode = 638,
+	FAKE_CBID_cuGraphNodeSetEnabled = 650,
+	FAKE_CBID_cuGraphNodeGetEnabled = 651,
+	FAKE_CBID_cuGraphAddKernelNode_v2 = 689,
+	FAKE_CBID_cuGraphKernelNodeGetParams_v2 = 690,
+	FAKE_CBID_cuGraphKernelNodeSetParams_v2 = 691,
+	FAKE_CBID_cuGraphAddNode = 712,
+	FAKE_CBID_cuGraphConditionalHandleCreate = 722,
+	FAKE_CBID_cuGraphAddNode_v2 = 723,
+};
+
+/* CUgraphNodeType values the model knows besides cuda_driver.h's. */
+#define FAKE_NODE_EMPTY 5
+
+/* CUresult values of the graph calls. */
+enum {
+	E_INVALID_VALUE = 1,
+	E_OUT_OF_MEMORY = 2,
+	E_INVALID_HANDLE = 400,
+	E_HANG = 702, /* what the fake's launches return for a hang, too */
+	E_NOT_SUPPORTED = 801,
+	E_UPDATE_FAILURE = 910,
+};
+/* CUgraphInstantiate_flags (cuda.h): 1 auto-free on launch, 2 upload (only
+ * through cuGraphInstantiateWithParams), 4 device launch, 8 node priority. */
+#define FLAG_AUTO_FREE 1
+#define FLAG_UPLOAD 2
+#define FLAG_KNOWN (FLAG_AUTO_FREE | FLAG_UPLOAD | NVT_GRAPH_INSTANTIATE_DEVICE_LAUNCH | 8)
+
+struct graph;
+
+struct gnode {
+	int type;
+	struct graph *owner;
+	const struct gnode *clone_of; /* the node this one was cloned from */
+	NVT_KERNEL_NODE_PARAMS kp;    /* kernel: kernelParams points at argv */
+	uint64_t arg;                 /* kernel: the argument's value */
+	void *argv[1];
+	struct graph *body; /* child graph (4) or conditional body (13), owned */
+	CUgraph bodies[1];  /* the conditional's phGraph_out array */
+};
+
+struct graph {
+	struct graph *next;     /* all live graphs, embedded ones too */
+	struct gnode *embedder; /* the node that owns this graph, or NULL */
+	int n, cap;
+	struct gnode **node;
+};
+
+/* The model's lock (recursive): held by every call of fakegraph.c and
+ * fakeexec.c, and by their callers around the lookups below. */
+INTERNAL void graph_lock(void);
+INTERNAL void graph_unlock(void);
+/* The live graph or node of a handle, or NULL. */
+INTERNAL struct graph *find_graph(CUgraph h);
+INTERNAL struct gnode *find_node(CUgraphNode h);
+/* A kernel node's function (func, or kern when func is NULL). */
+INTERNAL const void *kernel_of(const NVT_KERNEL_NODE_PARAMS *kp);
+/* kp names a function. */
+INTERNAL int kernel_ok(const NVT_KERNEL_NODE_PARAMS *kp);
+/* A kernel's argument as the fake keeps it: the 8 bytes kernelParams[0]
+ * points at (0 without one). */
+INTERNAL uint64_t kernel_arg(const NVT_KERNEL_NODE_PARAMS *kp);
+
+/* Graphs and their nodes (fakegraph.c). Handles are checked: a wrong one gives 400. */
+INTERNAL CUresult graph_create(CUgraph *out, unsigned flags);
+INTERNAL CUresult graph_destroy(CUgraph g);
+/* Adds a node of type (kernel: kp; child graph: a copy of child; conditional:
+ * an empty body graph, *bodies set to the node's array of it; empty; mem
+ * alloc: *dptr set to a fake address). */
+INTERNAL CUresult graph_add(CUgraphNode *out, CUgraph g, int type, const NVT_KERNEL_NODE_PARAMS *kp,
+			    CUgraph child, CUgraph **bodies, uint64_t *dptr);
+INTERNAL CUresult graph_clone(CUgraph *out, CUgraph g);
+INTERNAL CUresult graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n);
+INTERNAL CUresult node_type(CUgraphNode n, int *type);
+INTERNAL CUresult node_kernel_get(CUgraphNode n, NVT_KERNEL_NODE_PARAMS *kp);
+INTERNAL CUresult node_kernel_set(CUgraphNode n, const NVT_KERNEL_NODE_PARAMS *kp);
+INTERNAL CUresult node_child_graph(CUgraphNode n, CUgraph *out);
+INTERNAL CUresult node_find_in_clone(CUgraphNode *out, CUgraphNode original, CUgraph clone);
+INTERNAL CUresult cond_handle_create(uint64_t *out, CUgraph g);
+
+/* Executable graphs (fakeexec.c). */
+INTERNAL CUresult exec_instantiate(CUgraphExec *out, CUgraph g, uint64_t flags);
+INTERNAL CUresult exec_upload(CUgraphExec x);
+INTERNAL CUresult exec_launch(CUgraphExec x);
+INTERNAL CUresult exec_destroy(CUgraphExec x);
+INTERNAL CUresult exec_update(CUgraphExec x, CUgraph g, NVT_GRAPH_EXEC_UPDATE_RESULT_INFO *info);
+INTERNAL CUresult exec_kernel_set(CUgraphExec x, CUgraphNode n, const NVT_KERNEL_NODE_PARAMS *kp);
+INTERNAL CUresult exec_enabled_set(CUgraphExec x, CUgraphNode n, unsigned on);
+INTERNAL CUresult exec_enabled_get(CUgraphExec x, CUgraphNode n, unsigned *on);
+
+#endif /* FAKEINT_H */

@@ -1,0 +1,122 @@
+/*
+ * fakeprobe.c - the fake driver's modules, memory and the one kernel it can
+ * run for real: nvtaskset's calibration probe (PTX entry nvt_probe_smid),
+ * whose blocks store the SM they ran on. See fakecuda.h.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "fakeint.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int probe_function; /* the address is the CUfunction of nvt_probe_smid */
+
+INTERNAL int fake_is_probe(const void *f)
+{
+	return f == &probe_function;
+}
+
+API int cuModuleLoadData(void **module, const void *image)
+{
+	if (getenv("FAKECUDA_LOG")) {
+		FILE *log = fopen(getenv("FAKECUDA_LOG"), "a");
+		if (log) {
+			fprintf(log, "module pid=%ld\n", (long)getpid());
+			fclose(log);
+		}
+	}
+	const char *ptx = image;
+	if (!strstr(ptx, ".entry nvt_probe_smid") || !strstr(ptx, ".target sm_") ||
+	    !strstr(ptx, "%smid"))
+		return 218; /* CUDA_ERROR_INVALID_PTX */
+	*module = &probe_function;
+	return 0;
+}
+
+API int cuModuleGetFunction(void **fn, void *module, const char *name)
+{
+	if (module != &probe_function || strcmp(name, "nvt_probe_smid"))
+		return 500;
+	*fn = &probe_function;
+	return 0;
+}
+
+API int cuFuncSetAttribute(void *fn, int attribute, int value)
+{
+	(void)attribute, (void)value;
+	return fn == &probe_function ? 0 : 400;
+}
+
+API int cuMemAlloc_v2(uint64_t *ptr, size_t bytes)
+{
+	void *p = calloc(1, bytes);
+	if (!p)
+		return 2;
+	*ptr = (uint64_t)(uintptr_t)p;
+	return 0;
+}
+
+API int cuMemFree_v2(uint64_t ptr)
+{
+	free((void *)(uintptr_t)ptr);
+	return 0;
+}
+
+API int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)
+{
+	memcpy(dst, (void *)(uintptr_t)src, bytes);
+	return 0;
+}
+
+/* The SMs a launch may use, given its TMD after the callbacks. */
+static int allowed_sms(int dev, const struct fakecuda_launch *rec, int *sms)
+{
+	int n = 0;
+	for (int t = 0; t < fake_tpcs(dev); t++)
+		if ((rec->ran_tpcs[t / 64] >> (t % 64)) & 1) {
+			sms[n++] = 2 * t;
+			sms[n++] = 2 * t + 1;
+		}
+	return n;
+}
+
+/* Runs the probe: block b stores the SM it ran on; clusters stay in a GPC. */
+INTERNAL int fake_run_probe(int dev, const struct fakecuda_launch *rec, unsigned blocks,
+			   unsigned cluster, void **params)
+{
+	static unsigned launches; /* for rotating block placement */
+	unsigned *out = (unsigned *)(uintptr_t)*(uint64_t *)params[0];
+	int sms[512], n = allowed_sms(dev, rec, sms);
+	int rot = (int)(__atomic_fetch_add(&launches, 1, __ATOMIC_RELAXED) * 7);
+
+	if (cluster <= 1) {
+		for (unsigned b = 0; b < blocks; b++)
+			out[b] = (unsigned)sms[(b + (unsigned)rot) % (unsigned)n];
+		return 0;
+	}
+	for (unsigned c = 0; c < blocks / cluster; c++) {
+		int eligible[64], n_el = 0, members[512], m, g;
+		for (g = 0; g < fake_gpcs(dev); g++) {
+			m = 0;
+			for (int i = 0; i < n; i++)
+				m += fake_gpc_of(dev, sms[i] / 2) == g;
+			if (m >= (int)cluster)
+				eligible[n_el++] = g;
+		}
+		if (!n_el)
+			return 1; /* no GPC can hold such a cluster */
+		g = eligible[(c + (unsigned)rot) % (unsigned)n_el];
+		m = 0;
+		for (int i = 0; i < n; i++)
+			if (fake_gpc_of(dev, sms[i] / 2) == g)
+				members[m++] = sms[i];
+		for (unsigned j = 0; j < cluster; j++)
+			out[c * cluster + j] =
+				(unsigned)members[((int)(c * cluster + j) + rot) % m];
+	}
+	return 0;
+}

@@ -1,0 +1,141 @@
+/* Unit tests: /proc/PID/stat lines, process identities and process trees. SPDX-License-Identifier: MIT */
+#include "check.h"
+#include "ptree.h"
+
+#include <stdlib.h>
+
+static void test_stat_parse(void)
+{
+	struct nvt_stat st;
+
+	CHECK(nvt_stat_parse("4242 (python3) S 4200 4242 4200 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 "
+			     "98765 1000 100 18446744073709551615\n",
+			     &st) == 0);
+	CHECK(st.pid == 4242 && st.state == 'S' && st.ppid == 4200 && st.start_time == 98765);
+	/* A command name with spaces and ") (" in it: fields go on after the last ')'. */
+	CHECK(nvt_stat_parse("7 (a) b (c) d) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", &st) == 0);
+	CHECK(st.pid == 7 && st.state == 'Z' && st.ppid == 1 && st.start_time == 5);
+	/* Outside the reader's PID namespace the parent reads 0. */
+	CHECK(nvt_stat_parse("1 (init) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12 0 0", &st) == 0);
+	CHECK(st.ppid == 0 && st.start_time == 12);
+	CHECK(nvt_stat_parse("", &st) == -1);
+	CHECK(nvt_stat_parse("12 python S 1 2", &st) == -1);
+	CHECK(nvt_stat_parse("12 (x) S 1 2 3", &st) == -1);                  /* cut short */
+	CHECK(nvt_stat_parse("12 (x) S -1 2 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st) == -1);
+	CHECK(nvt_stat_parse("12 (x) S 1 2 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5x 0", &st) == -1);
+	CHECK(nvt_stat_parse("99999999999 (x) S 1 2 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st) == -1);
+}
+
+static void test_proc_id(void)
+{
+	struct nvt_proc_id id = {4026531836u, 4242, 18446744073709551615ull}, back;
+	char text[NVT_PROC_ID_TEXT_MAX];
+
+	CHECK(nvt_proc_id_format(&id, text, sizeof(text)) == 0);
+	CHECK_STR(text, "4026531836.4242.18446744073709551615");
+	CHECK(nvt_proc_id_parse(text, &back) == 0);
+	CHECK(back.pidns == id.pidns && back.pid == id.pid && back.start_time == id.start_time);
+	CHECK(nvt_proc_id_format(&id, text, 10) == -1);
+	CHECK(nvt_proc_id_parse("1.2", &back) == -1);
+	CHECK(nvt_proc_id_parse("1.2.3.", &back) == -1);
+	CHECK(nvt_proc_id_parse("1.0.3", &back) == -1); /* no process has PID 0 */
+	CHECK(nvt_proc_id_parse("1.-2.3", &back) == -1);
+	CHECK(nvt_proc_id_parse("1.2.18446744073709551616", &back) == -1);
+	CHECK(nvt_proc_id_parse("", &back) == -1);
+}
+
+/*
+ * The tree used below (tasks marked *):
+ *   1 - 10* - 11 - 12* - 13*
+ *     |     \ 14*
+ *     \ 20 - 21*     30* (parent 0: outside the namespace)
+ */
+static struct nvt_proc_link links[] = {
+	{13, 12}, {1, 0}, {10, 1}, {11, 10}, {12, 11}, {14, 10}, {20, 1}, {21, 20}, {30, 0},
+};
+#define N_LINKS (sizeof(links) / sizeof(links[0]))
+
+static void test_links(void)
+{
+	pid_t tasks[] = {10, 12, 13, 14, 21, 30}, up[6];
+
+	nvt_links_sort(links, N_LINKS);
+	CHECK(links[0].pid == 1 && links[N_LINKS - 1].pid == 30);
+	CHECK(nvt_links_parent(links, N_LINKS, 12) == 11);
+	CHECK(nvt_links_parent(links, N_LINKS, 99) == 0);
+	CHECK(nvt_links_descends(links, N_LINKS, 13, 10) == 1); /* through 11, not a task */
+	CHECK(nvt_links_descends(links, N_LINKS, 14, 10) == 1);
+	CHECK(nvt_links_descends(links, N_LINKS, 21, 10) == 0);
+	CHECK(nvt_links_descends(links, N_LINKS, 10, 10) == 0);
+	CHECK(nvt_links_descends(links, N_LINKS, 10, 13) == 0);
+	CHECK(nvt_links_descends(links, N_LINKS, 30, 1) == 0);
+	nvt_links_nearest(links, N_LINKS, tasks, 6, up);
+	CHECK(up[0] == 0 && up[1] == 10 && up[2] == 12 && up[3] == 10 && up[4] == 0 && up[5] == 0);
+}
+
+static void test_loop(void)
+{
+	/* A stale snapshot: 5 -> 6 -> 5. Bounded, and nothing claims a loop descends. */
+	struct nvt_proc_link loop[] = {{5, 6}, {6, 5}, {7, 6}};
+	pid_t set[] = {5, 6, 7}, up[3], pid[] = {5, 6, 7};
+	size_t order[3];
+	int depth[3];
+
+	CHECK(nvt_links_descends(loop, 3, 7, 99) == 0);
+	CHECK(nvt_links_descends(loop, 3, 7, 5) == 1);
+	nvt_links_nearest(loop, 3, set, 3, up);
+	CHECK(up[0] == 6 && up[1] == 5 && up[2] == 6);
+	CHECK(nvt_tree_order(pid, up, 3, order, depth) == 0);
+	/* Every node once; 5 taken as the root of its loop. */
+	CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2);
+	CHECK(depth[0] == 0 && depth[1] == 1 && depth[2] == 2);
+}
+
+static void test_order(void)
+{
+	/* Given out of order: the parents' PIDs, as nvt_links_nearest finds them. */
+	pid_t pid[] = {21, 13, 12, 30, 10, 14, 40}, up[] = {0, 12, 10, 0, 0, 10, 99};
+	size_t order[7];
+	int depth[7];
+	pid_t shown[7];
+
+	CHECK(nvt_tree_order(pid, up, 7, order, depth) == 0);
+	for (int k = 0; k < 7; k++)
+		shown[k] = pid[order[k]];
+	/* Roots by PID (40's parent is not shown: a root), each subtree whole. */
+	CHECK(shown[0] == 10 && shown[1] == 12 && shown[2] == 13 && shown[3] == 14);
+	CHECK(shown[4] == 21 && shown[5] == 30 && shown[6] == 40);
+	CHECK(depth[4] == 0 && depth[2] == 1 && depth[1] == 2 && depth[5] == 1 && depth[0] == 0);
+	CHECK(depth[6] == 0);
+	CHECK(nvt_tree_order(pid, up, 0, order, depth) == 0);
+}
+
+static void test_deep(void)
+{
+	/* A chain of 5000 nodes given leaf first: no recursion, depths in order. */
+	enum { N = 5000 };
+	pid_t *pid = malloc(N * sizeof(*pid)), *up = malloc(N * sizeof(*up));
+	size_t *order = malloc(N * sizeof(*order));
+	int *depth = malloc(N * sizeof(*depth)), ok = 1;
+
+	for (int i = 0; i < N; i++) {
+		pid[i] = N - i;
+		up[i] = N - i - 1;
+	}
+	CHECK(nvt_tree_order(pid, up, N, order, depth) == 0);
+	for (int k = 0; k < N; k++)
+		ok &= pid[order[k]] == k + 1 && depth[order[k]] == k;
+	CHECK(ok);
+	free(pid), free(up), free(order), free(depth);
+}
+
+int main(void)
+{
+	test_stat_parse();
+	test_proc_id();
+	test_links();
+	test_loop();
+	test_order();
+	test_deep();
+	return CHECK_DONE();
+}
