@@ -53,7 +53,7 @@ B = build
 PURE = tpcset tmd topo segment gpusel ptree
 SHIM_SRC = $(PURE) sysutil segfile inherit shim shimsetup shimgraph
 CORE_CLI = $(PURE) claim mpslog driverinfo sysutil segfile segopen reserve gpu calibrate gpus mps slurmproc
-CMD_SRC = main common run pid list mpsctl topology
+CMD_SRC = main common output run pid tree list mpsctl topology
 
 SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)
 CLI_OBJ = $(CORE_CLI:%=$(B)/cli/%.o) $(CMD_SRC:%=$(B)/cmd/%.o)

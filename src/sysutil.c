@@ -6,9 +6,11 @@
 #define _GNU_SOURCE
 #include "sysutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,4 +132,47 @@ ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail)
 		return -1;
 	buf[n] = '\0';
 	return n;
+}
+
+int nvt_proc_links(struct nvt_proc_link **links)
+{
+	struct nvt_proc_link *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *ent;
+	DIR *proc;
+
+	*links = NULL;
+	proc = opendir("/proc");
+	if (!proc)
+		return -1;
+	while ((ent = readdir(proc))) {
+		char path[64], text[1024];
+		struct nvt_stat st;
+		char *end;
+		long pid = strtol(ent->d_name, &end, 10);
+
+		if (*end || end == ent->d_name || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if (nvt_read_file(path, text, sizeof(text), 0) < 0 || nvt_stat_parse(text, &st))
+			continue; /* ended meanwhile */
+		if (n == cap) {
+			size_t more = cap ? cap * 2 : 256;
+			struct nvt_proc_link *bigger = realloc(v, more * sizeof(*v));
+			if (!bigger) {
+				free(v);
+				closedir(proc);
+				errno = ENOMEM;
+				return -1;
+			}
+			v = bigger;
+			cap = more;
+		}
+		v[n].pid = st.pid;
+		v[n++].ppid = st.ppid;
+	}
+	closedir(proc);
+	nvt_links_sort(v, n);
+	*links = v;
+	return (int)n;
 }

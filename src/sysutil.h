@@ -1,7 +1,7 @@
 /*
  * sysutil.h - small system helpers shared by the CLI's modules: running a
  * function in a child process under a time limit, creating directories,
- * reading small files. Side effects; return codes, never print.
+ * reading small files, listing processes. Side effects; return codes, never print.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "ptree.h"
 
 enum nvt_child_rc {
 	NVT_CHILD_OK = 0,
@@ -36,5 +38,12 @@ int nvt_mkdirs(const char *dir, mode_t mode);
  * regular file gives EINVAL. Returns the bytes read, or -1 with errno set.
  */
 ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail);
+
+/*
+ * Lists every process /proc shows with its parent, sorted by PID, in *links
+ * (malloc'd; the caller frees it). Processes that end meanwhile are left out.
+ * Returns the count, or -1 with errno set.
+ */
+int nvt_proc_links(struct nvt_proc_link **links);
 
 #endif /* NVT_SYSUTIL_H */

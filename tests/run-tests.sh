@@ -148,6 +148,9 @@ syscalls_per_launch() {
 	echo "system calls: $few_n launches $few, $many_n launches $many"
 	[ "$many" -le "$few" ] || die "launches make system calls: $few for $few_n, $many for $many_n"
 }
+# row_re PID USER: a regular expression for the start of -l's row of task PID, up to its TPCS
+# column (PID, PPID, USER, GPU and LAUNCHES before it).
+row_re() { echo "^ *$1 +[0-9-]+ +$2 +[-0-9?,]+ +[-0-9]+ +"; }
 # fake_uuid [DEVICE]: the UUID the fake driver gives a device (default 0).
 fake_uuid() { "$APP" uuids | awk -v d="${1:-0}" '$1 == d {print $2}'; }
 # partition_env LIST TOPOLOGY [DEVICE]: an NVTASKSET_PARTITION record for one fake GPU.

@@ -15,7 +15,7 @@ t_all_accepted() {
 	local tpcs
 	start_loop allw env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$APP"
 	wait_file "$WORK/allw.state" "0-65"
-	tpcs=$("$NVT" -l | awk -v pid="$PID" '$1 == pid {print $3}')
+	tpcs=$("$NVT" -l | awk -v pid="$PID" '$1 == pid {print $6}')
 	eq "$tpcs" "all" "-l's TPCS of an unpartitioned task"
 	run_rc out rc "$NVT" -p -c 0-3 "$PID"
 	wait_file "$WORK/allw.state" "0-3"

@@ -74,7 +74,7 @@ for pid in map(int, sys.argv[2:]):
     assert len(t) == 2 and not seen & t, (g, seen)
     seen |= t
 PY
-	[ -z "$other" ] || [ "$(awk '$2 == "nobody"' <<<"$(timeout 20 "$NVT" -l)" | wc -l)" == 16 ] ||
+	[ -z "$other" ] || [ "$(awk '$3 == "nobody"' <<<"$(timeout 20 "$NVT" -l)" | wc -l)" == 16 ] ||
 		die "not 16 tasks of the other user: $(timeout 20 "$NVT" -l)"
 	for ((i = 0; i < 32; i++)); do
 		stop_loop "${tags[i]}" "${pids[i]}"

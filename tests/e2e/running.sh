@@ -19,7 +19,10 @@ pid $PID's new TPC list: 10-20"
 pid $PID's new TPC mask: ff00000000"
 	wait_file "$WORK/live.state" "32-39"
 	run_rc out rc "$NVT" -p --json "$PID"
-	eq "$out" "{\"pid\":$PID,\"gpus\":[{\"gpu\":0,\"uuid\":\"$(fake_uuid)\",\"current\":{\"partitioned\":true,\"tpcs\":\"32-39\",\"tpc_mask\":\"ff00000000\",\"tpc_count\":8},\"applied\":true,\"graph_kernels_stale\":0}]}"
+	# What it printed before issue 11 is still there, in the same order.
+	has "$out" "\"pid\":$PID,\"gpus\":[{\"gpu\":0,\"uuid\":\"$(fake_uuid)\",\"current\":{\"partitioned\":true,\"tpcs\":\"32-39\",\"tpc_mask\":\"ff00000000\",\"tpc_count\":8,"
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); g=d["gpus"][0]; assert d["version"]==1 and g["applied"] is True and g["refused"] is False and g["current"]["tpc_ids"]==list(range(32,40)) and g["launches"]>0 and g["graph_kernels_stale"]==0' \
+		"$out" || die "bad JSON: $out"
 	run_rc out rc "$NVT" -p --json -c 0 "$PID"
 	python3 -c 'import json,sys,time; d=json.loads(sys.argv[1])["gpus"]; assert len(d)==1 and d[0]["current"]["tpcs"]=="0" and d[0]["previous"]["tpcs"]=="32-39"; assert 0 < time.monotonic_ns() - json.loads(sys.argv[1])["written_monotonic_ns"] < 20e9' "$out" || die "bad JSON: $out"
 	wait_file "$WORK/live.state" "0"
@@ -37,8 +40,8 @@ t_list() {
 	run_rc out rc "$NVT" -l
 	eq "$rc" 0
 	has "$out" "COMMAND"
-	grep -Eq "^ *$a +root +0-7 +$APP loop" <<<"$out" || die "no row for $a in: $out"
-	grep -Eq "^ *$b +root +8-15 +$LINKED loop" <<<"$out" || die "no row for $b in: $out"
+	grep -Eq "$(row_re "$a" root)0-7 +$APP loop" <<<"$out" || die "no row for $a in: $out"
+	grep -Eq "$(row_re "$b" root)8-15 +$LINKED loop" <<<"$out" || die "no row for $b in: $out"
 	out=$(timeout 20 "$NVT" -l --json)
 	python3 - "$out" "$a" "$b" <<'PY' || die "bad JSON: $out"
 import json, sys
@@ -60,7 +63,7 @@ PY
 	[ ! -e "$(seg_file "$a")" ] || die "stale segment of $a not removed"
 	stop_loop lb "$b"
 	run_rc out rc "$NVT" -l
-	eq "$out" "$(printf '%7s  %-10s  %-20s  %s' PID USER TPCS COMMAND)"
+	eq "$out" "$(printf '%7s  %7s  %-10s  %-5s  %8s  %-20s  %s' PID PPID USER GPU LAUNCHES TPCS COMMAND)"
 }
 t_wrapper_unlaunched_task() {
 	local app
@@ -69,7 +72,7 @@ t_wrapper_unlaunched_task() {
 		wait_file "$WORK/wrap.state" "0-65"
 		# env execs the app: the PID is the task's.
 		run_rc out rc "$NVT" -l
-		grep -Eq "^ *$PID +root +all +$app" <<<"$out" || die "wrapper task not listed: $out"
+		grep -Eq "$(row_re "$PID" root)all +$app" <<<"$out" || die "wrapper task not listed: $out"
 		run_rc out rc "$NVT" -p -c 5,7 "$PID"
 		eq "$rc" 0
 		has "$out" "pid $PID's current TPC list: all (not partitioned)"

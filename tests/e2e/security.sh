@@ -101,8 +101,8 @@ t_sec_pid_namespaces() {
 	eq "$(awk '/^NSpid:/ {print $NF}' "/proc/$ha/status")" 1 "the task's PID in its namespace"
 	run_rc out rc "$NVT" -l
 	eq "$rc" 0
-	grep -Eq "^ *$ha +root +0-3 +$APP loop" <<<"$out" || die "no row for $ha in: $out"
-	grep -Eq "^ *$hb +root +8-9 +$APP loop" <<<"$out" || die "no row for $hb in: $out"
+	grep -Eq "$(row_re "$ha" root)0-3 +$APP loop" <<<"$out" || die "no row for $ha in: $out"
+	grep -Eq "$(row_re "$hb" root)8-9 +$APP loop" <<<"$out" || die "no row for $hb in: $out"
 	run_rc out rc "$NVT" -p -c 20 "$ha"
 	eq "$rc" 0 "-p on a container's task by its host PID"
 	wait_file "$WORK/ca.state" "20"
@@ -110,7 +110,7 @@ t_sec_pid_namespaces() {
 	eq "$out" "pid $hb's current TPC list: 8-9"
 	eq "$(cat "$WORK/cb.state")" "8-9" "the other container's partition"
 	run_rc out rc "$NVT" -l # again: the first -l removed nothing live
-	grep -Eq "^ *$ha +root +20 " <<<"$out" || die "-l lost $ha: $out"
+	grep -Eq "$(row_re "$ha" root)20 " <<<"$out" || die "-l lost $ha: $out"
 	touch "$WORK/ca.stop" "$WORK/cb.stop"
 	wait "$a" || die "first task failed: $(cat "$WORK/ca.out")"
 	wait "$b" || die "second task failed: $(cat "$WORK/cb.out")"
@@ -152,7 +152,7 @@ t_sec_fifo_named_like_a_segment() {
 	$(as_user 65533) mkfifo "$NVTASKSET_RUNDIR/nvtaskset-65533/nvtaskset.$ns.$sleeper"
 	out=$(timeout 5 "$NVT" -l 2>&1) && rc=0 || rc=$?
 	eq "$rc" 0 "exit status of -l beside a FIFO (124: it hung)"
-	grep -Eq "^ *$victim +nobody +0-3 " <<<"$out" || die "no row for $victim in: $out"
+	grep -Eq "$(row_re "$victim" nobody)0-3 " <<<"$out" || die "no row for $victim in: $out"
 	out=$(timeout 5 "$NVT" -p "$sleeper" 2>&1) && rc=0 || rc=$?
 	eq "$rc" 1 "exit status of -p on the FIFO's PID (124: it hung)"
 	eq "$out" "nvtaskset: failed to get pid $sleeper's partition: not running under nvtaskset"
@@ -268,8 +268,8 @@ t_sec_many_names_no_cap() {
 		_ "$NVTASKSET_RUNDIR" "$ns"
 	run_rc out rc $(as_user 65533) "$NVT" -l
 	eq "$rc" 0
-	grep -Eq "^ *$a +root +0-7 " <<<"$out" || die "-l by another user lost $a: $out"
-	grep -Eq "^ *$b +nobody +8-15 " <<<"$out" || die "-l by another user lost $b: $out"
+	grep -Eq "$(row_re "$a" root)0-7 " <<<"$out" || die "-l by another user lost $a: $out"
+	grep -Eq "$(row_re "$b" nobody)8-15 " <<<"$out" || die "-l by another user lost $b: $out"
 	run_rc out rc $(as_user 65533) "$NVT" --no-mps -n 8 --exclude-running /usr/bin/env
 	picked_apart "$out" 0-15
 	run_rc out rc "$NVT" -l --json
@@ -495,7 +495,7 @@ t_sec_exec_to_another_user() {
 	wait_file "$WORK/u/ex.state" "0-3"
 	hasnt "$(cat "$WORK/u/ex.err")" "warning"
 	run_rc out rc "$NVT" -l
-	grep -Eq "^ *$PID +nobody +0-3 " <<<"$out" || die "no row for $PID in: $out"
+	grep -Eq "$(row_re "$PID" nobody)0-3 " <<<"$out" || die "no row for $PID in: $out"
 	run_rc out rc "$NVT" -p -c 5 "$PID"
 	eq "$rc" 0
 	wait_file "$WORK/u/ex.state" "5"
@@ -512,7 +512,7 @@ t_sec_setuid_in_process() {
 	start_loop u/su "$NVT" --no-mps -c 0-3 "$APP" setuid 65534
 	wait_file "$WORK/u/su.state" "0-3"
 	run_rc out rc "$NVT" -l
-	grep -Eq "^ *$PID +nobody +0-3 " <<<"$out" || die "no row for $PID in: $out"
+	grep -Eq "$(row_re "$PID" nobody)0-3 " <<<"$out" || die "no row for $PID in: $out"
 	run_rc out rc "$NVT" -p -c 7 "$PID"
 	eq "$rc" 0 "root moves the task after -l: $out"
 	wait_file "$WORK/u/su.state" "7"
@@ -584,7 +584,7 @@ t_sec_list_not_applied() {
 	start_loop na "$NVT" --no-mps -c 0-3 env -u LD_PRELOAD "$APP"
 	wait_file "$WORK/na.state" "0-65"
 	run_rc out rc "$NVT" -l
-	grep -Eq "^ *$PID +root +0-3 \(not applied\) +$APP loop" <<<"$out" || die "no 'not applied' row for $PID in: $out"
+	grep -Eq "$(row_re "$PID" root)0-3 \(not applied\) +$APP loop" <<<"$out" || die "no 'not applied' row for $PID in: $out"
 	run_rc out rc "$NVT" -l --json
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); t=[t for t in d["tasks"] if t["pid"]==int(sys.argv[2])][0]; assert t["gpus"][0]["applied"] is False' \
 		"$out" "$PID" || die "bad JSON: $out"
@@ -593,12 +593,12 @@ t_sec_list_not_applied() {
 	run_rc out rc "$NVT" -l --json
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); t=[t for t in d["tasks"] if t["pid"]==int(sys.argv[2])][0]; assert t["gpus"][0]["applied"] is True' \
 		"$out" "$PID" || die "bad JSON: $out"
-	grep -Eq "^ *$PID +root +0-3 +$APP loop" <<<"$(timeout 20 "$NVT" -l)" || die "an applied partition is marked"
+	grep -Eq "$(row_re "$PID" root)0-3 +$APP loop" <<<"$(timeout 20 "$NVT" -l)" || die "an applied partition is marked"
 	# A partition the task refuses (no TPC at all) is marked so, not as applied.
 	"$T/segpoke" "$PID" empty
 	sleep 0.2
 	run_rc out rc "$NVT" -l
-	grep -Eq "^ *$PID +root +\(refused\) +$APP loop" <<<"$out" || die "no '(refused)' row for $PID in: $out"
+	grep -Eq "$(row_re "$PID" root)\(refused\) +$APP loop" <<<"$out" || die "no '(refused)' row for $PID in: $out"
 	stop_loop ap "$PID"
 }
 t_sec_fuzz_regressions() {

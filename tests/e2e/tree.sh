@@ -110,7 +110,8 @@ t_tree_spawn_setuid_program() {
 	command -v gcc >/dev/null || skip "needs gcc"
 	findmnt -no OPTIONS --target "$WORK" | grep -q nosuid && skip "$WORK is mounted nosuid"
 	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
-	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" -I"$ROOT/tests/fake" -L"$FAKEDIR" -lcuda \
+	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" -I"$ROOT/tests/fake" \
+		-I"$ROOT/src" -I"$ROOT/include" -L"$FAKEDIR" -lcuda \
 		-lpthread -Wl,--disable-new-dtags,-rpath,"$WRAPDIR:$FAKEDIR"
 	chown 65534 "$WORK/suidapp"
 	chmod 4755 "$WORK/suidapp"
@@ -129,4 +130,275 @@ INNER
 	run_rc out rc unshare --mount --propagation private bash "$WORK/suid.sh"
 	eq "$rc" 0 "exit status: $out"
 	eq "$(sed -n 's/^\(tpcs=[^ ]*\) .*/\1/p' <<<"$out" | tr '\n' ' ')" "tpcs=0-65 tpcs=8-9 "
+}
+
+# ---- -a and -l's tree ----
+
+# start_tree TAG: R, a task started with the drop-in wrapper (so that the shell it starts loads
+# no shim) and moved to TPCs 0-3, starts a shell that starts G (fakeapp fork), which forks GC:
+# three tasks, R - (shell) - G - GC. Sets R, SH, G and GC.
+start_tree() {
+	local tag=$WORK/$1
+	rm -f "$tag".*
+	env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$APP" spawn-on "$tag.go" "$tag.stop" "$tag" sh \
+		>"$tag.out" 2>&1 &
+	R=$!
+	wait_task "$R"
+	"$NVT" -p -c 0-3 "$R" >/dev/null
+	wait_file "$tag.parent" "0-3"
+	touch "$tag.go"
+	wait_file "$tag.child.parent" "0-3"
+	wait_file "$tag.child.child" "0-3"
+	SH=$(cat "$tag.childpid")
+	GC=$(cat "$tag.child.childpid")
+	G=$(awk '{print $4}' "/proc/$GC/stat")
+	[ "$(awk '{print $4}' "/proc/$G/stat")" == "$SH" ] || die "G is not the shell's child"
+	[ ! -e "$(seg_file "$SH")" ] || die "the shell between R and G has a segment"
+}
+stop_tree() {
+	touch "$WORK/$1.stop"
+	wait "$R" || die "the tree failed: $(cat "$WORK/$1.out")"
+}
+
+t_tree_all_tasks_change() {
+	local other
+	start_tree ac
+	start_loop acx "$NVT" --no-mps -c 0-3 "$APP"
+	other=$PID
+	wait_file "$WORK/acx.state" "0-3"
+	run_rc out rc "$NVT" -a -p -c 8-9 "$R"
+	eq "$rc" 0 "-a -p exit status: $out"
+	# Root first, then each task under its parent: taskset -a's lines for each.
+	eq "$out" "pid $R's current TPC list: 0-3
+pid $R's new TPC list: 8-9
+pid $G's current TPC list: 0-3
+pid $G's new TPC list: 8-9
+pid $GC's current TPC list: 0-3
+pid $GC's new TPC list: 8-9"
+	wait_file "$WORK/ac.parent" "8-9"
+	wait_file "$WORK/ac.child.parent" "8-9"
+	wait_file "$WORK/ac.child.child" "8-9"
+	eq "$(cat "$WORK/acx.state")" "0-3" "a task outside the tree"
+	# Shown the same way; --all-tasks is -a.
+	run_rc out rc "$NVT" --all-tasks -pc "$R"
+	eq "$out" "pid $R's current TPC list: 8-9
+pid $G's current TPC list: 8-9
+pid $GC's current TPC list: 8-9"
+	run_rc out rc "$NVT" -a -p --json "$G"
+	python3 - "$out" "$G" "$GC" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["version"] == 1
+assert [t["pid"] for t in d["tasks"]] == [int(sys.argv[2]), int(sys.argv[3])]
+assert all(t["gpus"][0]["current"]["tpc_ids"] == [8, 9] for t in d["tasks"])
+PY
+	# A task started in the tree later inherits the new partition (from G, by fork).
+	stop_loop acx "$other"
+	stop_tree ac
+}
+
+t_tree_all_tasks_partial_failure() {
+	# A descendant that cannot be changed is reported; the others are changed,
+	# and the exit status says that one failed.
+	start_tree ap
+	"$T/segpoke" "$G" version 7
+	run_rc out rc "$NVT" -a -pc 8-9 "$R"
+	eq "$rc" 1 "exit status: $out"
+	has "$out" "pid $R's new TPC list: 8-9"
+	has "$out" "nvtaskset: failed to set pid $G's partition: its control segment has version 7; this nvtaskset understands version 3"
+	has "$out" "pid $GC's new TPC list: 8-9"
+	wait_file "$WORK/ap.child.child" "8-9"
+	eq "$(cat "$WORK/ap.child.parent")" "0-3" "the task that failed"
+	out=$(timeout 20 "$NVT" -a -p --json -c 10 "$R" 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	python3 - "$out" "$R" "$G" "$GC" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+r, g, gc = (int(a) for a in sys.argv[2:5])
+assert d["version"] == 1
+t = {x["pid"]: x for x in d["tasks"]}
+assert list(t) == [r, g, gc]
+assert t[g]["error"].startswith("failed to set pid %d's partition: its control segment has version 7" % g)
+assert t[r]["gpus"][0]["previous"]["tpcs"] == "8-9" and t[r]["gpus"][0]["current"]["tpc_ids"] == [10]
+assert t[gc]["gpus"][0]["current"]["tpcs"] == "10"
+PY
+	"$T/segpoke" "$G" version 3
+	stop_tree ap
+}
+
+t_tree_all_tasks_usage() {
+	run_rc out rc "$NVT" -a -l
+	eq "$rc" 1
+	has "$out" "nvtaskset: -a goes with -p"
+	run_rc out rc "$NVT" --launched -p 1
+	has "$out" "nvtaskset: --launched goes with -l"
+	# The root must run under nvtaskset.
+	run_rc out rc "$NVT" -a -p -c 1 $$
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to set pid $$'s partition: not running under nvtaskset"
+}
+
+t_tree_list() {
+	# -l shows each task under the nearest task it descends from: PPID, indented COMMAND.
+	local row
+	start_tree lt
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0
+	eq "$(head -1 <<<"$out")" "$(printf '%7s  %7s  %-10s  %-5s  %8s  %-20s  %s' PID PPID USER GPU LAUNCHES TPCS COMMAND)"
+	row=$(grep -E "^ *$R " <<<"$out") || die "no row for R in: $out"
+	grep -Eq "^ *$R +[0-9]+ +root +0 +[0-9]+ +0-3 +$APP spawn-on" <<<"$row" || die "R's row: $row"
+	row=$(grep -E "^ *$G " <<<"$out") || die "no row for G in: $out"
+	grep -Eq "^ *$G +$SH +root +0 +[0-9]+ +0-3 +\\\\_ $APP fork" <<<"$row" || die "G's row: $row"
+	row=$(grep -E "^ *$GC " <<<"$out") || die "no row for GC in: $out"
+	grep -Eq "^ *$GC +$G +root +0 +[0-9]+ +0-3 {5,}\\\\_ $APP fork" <<<"$row" || die "GC's row: $row"
+	# In tree order: G right after R, GC right after G.
+	eq "$(awk -v r="$R" '$1 == r {getline; print $1; getline; print $1}' <<<"$out" | tr '\n' ' ')" "$G $GC "
+	run_rc out rc "$NVT" -l --json
+	python3 - "$out" "$R" "$SH" "$G" "$GC" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+r, sh, g, gc = (int(a) for a in sys.argv[2:6])
+t = {x["pid"]: x for x in d["tasks"]}
+assert t[r]["parent"] is None and t[r]["depth"] == 0
+assert t[g]["ppid"] == sh and t[g]["parent"] == r and t[g]["depth"] == 1
+assert t[gc]["ppid"] == g and t[gc]["parent"] == g and t[gc]["depth"] == 2
+pids = [x["pid"] for x in d["tasks"]]
+assert pids.index(g) == pids.index(r) + 1 and pids.index(gc) == pids.index(g) + 1
+PY
+	stop_tree lt
+}
+
+t_tree_list_launches() {
+	# LAUNCHES counts the kernels a task launched; --launched leaves out those that launched none.
+	local a b i
+	rm -f "$WORK/ll.stop"
+	"$NVT" --no-mps -c 0-3 "$APP" launch-wait 7 "$WORK/ll.stop" >"$WORK/ll.a" 2>&1 &
+	a=$!
+	"$NVT" --no-mps -c 4-5 "$APP" launch-wait 0 "$WORK/ll.stop" >"$WORK/ll.b" 2>&1 &
+	b=$!
+	wait_task "$a"
+	wait_task "$b"
+	# It prints its last launch once all 7 are done.
+	for ((i = 0; i < 500; i++)); do grep -q tpcs= "$WORK/ll.a" && break; sleep 0.02; done
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$a +[0-9]+ +root +0 +7 +0-3 +$APP launch-wait 7" <<<"$out" || die "no row for $a: $out"
+	grep -Eq "^ *$b +[0-9]+ +root +0 +0 +4-5 \\(not applied\\) +$APP launch-wait 0" <<<"$out" || die "no row for $b: $out"
+	run_rc out rc "$NVT" -l --launched
+	grep -Eq "^ *$a +" <<<"$out" || die "--launched left out $a: $out"
+	hasnt "$out" " $b "
+	run_rc out rc "$NVT" -l --json --launched
+	python3 - "$out" "$a" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+t = [x for x in d["tasks"] if x["pid"] == int(sys.argv[2])][0]
+assert d["version"] == 1 and t["launches"] == 7 and t["gpus"][0]["launches"] == 7
+assert t["gpus"][0]["applied"] is True and t["gpus"][0]["tpc_ids"] == [0, 1, 2, 3]
+PY
+	touch "$WORK/ll.stop"
+	wait "$a" "$b"
+}
+
+t_tree_json_nulls() {
+	# Sets as arrays beside the lists; null where there is no value; a version.
+	local u0
+	export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/cache.json_nulls
+	u0=$(fake_uuid 0)
+	start_loop jn "$NVT" --no-mps --gpu 1 -c 4,6-7 "$APP"
+	wait_file "$WORK/jn.state" "0-65"
+	run_rc out rc "$NVT" -l --json
+	python3 - "$out" "$PID" "$u0" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+t = [x for x in d["tasks"] if x["pid"] == int(sys.argv[2])][0]
+assert d["version"] == 1 and isinstance(t["ppid"], int) and t["parent"] is None
+g = {x["gpu"]: x for x in t["gpus"]}
+assert g[0]["uuid"] == sys.argv[3] and g[0]["partitioned"] is False
+assert all(g[0][k] is None for k in ("tpcs", "tpc_mask", "tpc_count", "tpc_ids"))
+assert g[1]["tpcs"] == "4,6-7" and g[1]["tpc_ids"] == [4, 6, 7] and g[1]["tpc_count"] == 3
+assert g[1]["tpc_mask"] == "d0" and g[1]["launches"] == 0 and g[0]["launches"] > 0
+PY
+	out=$(timeout 20 "$NVT" -p --json "$PID" 2>/dev/null)
+	python3 - "$out" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["version"] == 1
+g = {x["gpu"]: x for x in d["gpus"]}
+assert g[0]["current"]["tpc_ids"] is None and g[1]["current"]["tpc_ids"] == [4, 6, 7]
+PY
+	out=$(timeout 20 "$NVT" -p --json --gpu 0 -c 1 "$PID" 2>/dev/null)
+	python3 - "$out" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["version"] == 1 and len(d["gpus"]) == 1
+assert d["gpus"][0]["previous"]["partitioned"] is False and d["gpus"][0]["previous"]["tpc_ids"] is None
+assert d["gpus"][0]["current"]["tpc_ids"] == [1]
+PY
+	stop_loop jn "$PID"
+	# A task with no slot (the wrapper, never moved): no GPU, launches unknown.
+	start_loop jw env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$APP"
+	wait_file "$WORK/jw.state" "0-65"
+	run_rc out rc "$NVT" -l --json
+	python3 -c 'import json,sys; t=[x for x in json.loads(sys.argv[1])["tasks"] if x["pid"]==int(sys.argv[2])][0]; assert t["gpus"]==[] and t["launches"] is None' \
+		"$out" "$PID" || die "bad JSON: $out"
+	run_rc out rc "$NVT" -l --launched
+	grep -Eq "^ *$PID +[0-9]+ +root +- +- +all +" <<<"$out" || die "--launched left out a task it cannot count: $out"
+	stop_loop jw "$PID"
+}
+
+t_tree_json_errors() {
+	# With --json, an error is a JSON object on stdout too (and the message on stderr).
+	local gone
+	sleep 0.01 &
+	gone=$!
+	wait "$gone"
+	out=$(timeout 20 "$NVT" -p --json "$gone" 2>"$WORK/je.err") && rc=0 || rc=$?
+	eq "$rc" 1
+	eq "$out" "{\"version\":1,\"error\":\"failed to get pid $gone's partition: No such process\"}"
+	eq "$(cat "$WORK/je.err")" "nvtaskset: failed to get pid $gone's partition: No such process"
+	out=$(timeout 20 "$NVT" -a -p --json -c 0 "$gone" 2>/dev/null) && rc=0 || rc=$?
+	eq "$out" "{\"version\":1,\"error\":\"failed to set pid $gone's partition: No such process\"}"
+	out=$(NVTASKSET_RUNDIR=$WORK/none timeout 20 "$NVT" -l --json 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	eq "$out" "{\"version\":1,\"error\":\"cannot read $WORK/none: No such file or directory\"}"
+	out=$(timeout 20 "$NVT" -p --json 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	eq "$out" "{\"version\":1,\"error\":\"no PID given\"}"
+	start_loop je "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/je.state" "0-3"
+	out=$(timeout 20 "$NVT" -p --json -c 70 "$PID" 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	eq "$out" "{\"version\":1,\"error\":\"TPC 70 does not exist: this GPU has 66 TPCs (0-65)\"}"
+	# Without --json, stdout stays empty.
+	out=$(timeout 20 "$NVT" -p -c 70 "$PID" 2>/dev/null) && rc=0 || rc=$?
+	eq "$out" ""
+	stop_loop je "$PID"
+}
+
+t_tree_all_tasks_while_spawning() {
+	# A shell whose child shell starts one short-lived task after another while
+	# -a moves the tree: once -a has returned, every launch in the tree runs on
+	# the new partition (tasks that copied the old one from the child shell
+	# before -a wrote it were found by -a's next look and moved), and -a
+	# finishes although new tasks keep appearing.
+	local tag=$WORK/ws t bad i
+	rm -f "$tag".*
+	printf '%s\n' 'while [ ! -e "$1" ]; do "$2" launch-at; done' >"$tag.loop"
+	"$NVT" --no-mps -c 0-3 sh -c 'sh "$0" "$1" "$2"; true' "$tag.loop" "$tag.stop" "$APP" \
+		>"$tag.out" 2>"$tag.err" &
+	PID=$!
+	for ((i = 0; i < 500; i++)); do grep -q "tpcs=0-3" "$tag.out" 2>/dev/null && break; sleep 0.02; done
+	run_rc out rc "$NVT" -a -p -c 8-9 "$PID"
+	eq "$rc" 0 "-a exit status: $out"
+	t=$(python3 -c 'import time; print(time.monotonic_ns())')
+	has "$out" "pid $PID's new TPC list: 8-9"
+	for ((i = 0; i < 500; i++)); do
+		[ "$(awk -v t="$t" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0' "$tag.out" | wc -l)" -ge 20 ] && break
+		sleep 0.02
+	done
+	touch "$tag.stop"
+	wait "$PID" || die "the shell failed: $(cat "$tag.err")"
+	bad=$(awk -v t="$t" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0 && $2 != "tpcs=8-9"' "$tag.out")
+	[ -z "$bad" ] || die "launches after -a returned on another partition: $bad"
+	[ "$(awk -v t="$t" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0' "$tag.out" | wc -l)" -ge 20 ] ||
+		die "too few launches after -a: $(tail -5 "$tag.out")"
 }

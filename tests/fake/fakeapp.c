@@ -26,8 +26,14 @@
  *   fakeapp spawn-on GO STOP STATE HOW    as fork-on, but the child is started by HOW:
  *                                         fork (it loops on), fork-exec, vfork or
  *                                         posix_spawn (each execs "loop" in the child),
- *                                         or exec (this process execs "loop STOP
- *                                         STATE.child" itself: no child)
+ *                                         exec (this process execs "loop STOP
+ *                                         STATE.child" itself: no child), or sh (a
+ *                                         shell that runs "fakeapp fork STOP
+ *                                         STATE.child" and stays: a process between
+ *                                         two tasks, without the shim unless it is
+ *                                         preloaded)
+ *   fakeapp launch-at                     one launch; print "at=NS tpcs=LIST", NS the
+ *                                         CLOCK_MONOTONIC time just before it
  *   fakeapp launch-wait N STOP            N launches, then wait (launching nothing)
  *                                         until file STOP exists; print the last one
  *   fakeapp setuid UID MODE...            become user UID (setgid, setuid), then MODE
@@ -358,6 +364,16 @@ static int spawn_on(const char *self, const char *go, const char *stop, const ch
 	} else if (!strcmp(how, "posix_spawn")) {
 		if (posix_spawn(&child, "/proc/self/exe", NULL, NULL, child_argv, environ))
 			child = -1;
+	} else if (!strcmp(how, "sh")) {
+		char exe[4096];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		char *sh_argv[] = {"sh", "-c", "\"$0\" fork \"$1\" \"$2\"; true", exe, (char *)stop,
+				   child_state, NULL};
+		if (n <= 0)
+			return 2;
+		exe[n] = '\0';
+		if (posix_spawn(&child, "/bin/sh", NULL, NULL, sh_argv, environ))
+			child = -1;
 	} else {
 		fprintf(stderr, "fakeapp: no way to start a child called %s\n", how);
 		return 2;
@@ -492,6 +508,17 @@ int main(int argc, char **argv)
 	}
 	if ((!strcmp(argv[1], "fork-on") && argc == 5) || (!strcmp(argv[1], "spawn-on") && argc == 6))
 		return spawn_on(argv[0], argv[2], argv[3], argv[4], argc == 6 ? argv[5] : "fork");
+	if (!strcmp(argv[1], "launch-at") && argc == 2) {
+		struct fakecuda_launch rec;
+		struct timespec at;
+		char list[1200];
+		int rc;
+		clock_gettime(CLOCK_MONOTONIC, &at);
+		rc = launch(&rec);
+		tpcs_text(rec.ran_tpcs, list, sizeof(list));
+		printf("at=%lld tpcs=%s\n", (long long)at.tv_sec * 1000000000LL + at.tv_nsec, list);
+		return rc || rec.hung ? 1 : 0;
+	}
 	if (!strcmp(argv[1], "launch-wait") && argc == 4) {
 		struct fakecuda_launch rec;
 		struct timespec pause = {0, 5000000};

@@ -62,6 +62,20 @@ static void on_launch(const uint64_t *block)
 		sub.tmd[sub.n_tmd++] = tmd;
 }
 
+/* Words of a call's arguments struct that are safe to read (the ones tests look at). */
+static size_t args_words(int cbid)
+{
+	switch (cbid) {
+	case NVT_CBID_cuGraphLaunch:
+	case NVT_CBID_cuGraphUpload:
+		return 2;
+	case NVT_CBID_cuGraphInstantiateWithFlags:
+		return 3;
+	default:
+		return 1;
+	}
+}
+
 static void on_api(int cbid, const uint64_t *block)
 {
 	uint64_t id = block[NVT_CB_API_ID_WORD];
@@ -78,7 +92,8 @@ static void on_api(int cbid, const uint64_t *block)
 	sub.last.result[site] = *result;
 	sub.last.result_at[site] = result;
 	sub.last.args_at[site] = args;
-	memcpy(sub.last.args[site], args, sizeof(sub.last.args[site]));
+	memset(sub.last.args[site], 0, sizeof(sub.last.args[site]));
+	memcpy(sub.last.args[site], args, 8 * args_words(cbid));
 	memcpy(sub.last.block[site], block, sizeof(sub.last.block[site]));
 	if (cbid == NVT_CBID_cuGraphLaunch && site == NVT_CB_API_SITE_ENTER) {
 		if (sub.swap_from && args[0] == sub.swap_from) {

@@ -17,7 +17,7 @@ struct testsub_api {
 	uint64_t id[2];         /* word 10 */
 	int result[2];          /* what word 5 pointed at */
 	const void *result_at[2], *args_at[2];
-	uint64_t args[2][4];    /* the first words of the arguments struct */
+	uint64_t args[2][4];    /* the arguments struct's first words (launch, upload: 2; instantiate with flags: 3) */
 	uint64_t block[2][13];  /* the whole block */
 };
 

@@ -1,7 +1,7 @@
 /*
  * fuzz_parsers.c - fuzz target for every parser of user, environment, file
  * and control-daemon text: TPC masks, TPC lists, topology and cache records,
- * MPS logs and answers. Whatever a parser accepts must format and parse back
+ * MPS logs and answers, /proc/PID/stat lines and process identities. Whatever a parser accepts must format and parse back
  * to the same value.
  *
  * Built as a libFuzzer target (clang -fsanitize=fuzzer), or with
@@ -20,6 +20,7 @@
 #include "driverinfo.h"
 #include "gpusel.h"
 #include "mpslog.h"
+#include "ptree.h"
 #include "topo.h"
 #include "tpcset.h"
 
@@ -106,6 +107,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (nvt_gpu_resolve(text, ids, 2) >= 2)
 			fail("resolved a GPU that does not exist", text);
 	}
+	{
+		struct nvt_proc_id id, id_back;
+		struct nvt_stat st;
+		if (nvt_stat_parse(text, &st) == 0 && (st.pid < 0 || st.ppid < 0))
+			fail("stat parser gave a negative PID", text);
+		if (nvt_proc_id_parse(text, &id) == 0 &&
+		    (id.pid <= 0 || nvt_proc_id_format(&id, again, sizeof(again)) ||
+		     nvt_proc_id_parse(again, &id_back) || id_back.pidns != id.pidns ||
+		     id_back.pid != id.pid || id_back.start_time != id.start_time))
+			fail("process identity did not survive a round trip", text);
+	}
 	if (nvt_topo_parse(text, &topo) == 0) {
 		if (nvt_topo_validate(&topo))
 			fail("topology parser accepted an invalid topology", text);
@@ -123,6 +135,8 @@ static const char *const seeds[] = {
 	"GPU-7c40aaaa-0000-1111-2222-333344445555 0-3 nvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 "
 	"map=0,1,2,3",
 	"1,GPU-7c41,0", "GPU-7c40aaaa-0000-1111-2222-333344445555",
+	"4242 (py (x) y) S 4200 4242 4200 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 98765 1000 100\n",
+	"4026531836.4242.98765",
 	"f", "0xff", "ff,ffffffff", "3,00000000,00000000", "0", "0-15,32,40-47:2", "5", "0-65:65",
 	"9,1,1,0-2", "1-5:0", "99999999999",
 	"nvtaskset-topology 1 tpcs=4 gpcs=0 flags=0 map=0,1,2,3",

@@ -74,8 +74,8 @@ _nvtaskset_pids()
 _nvtaskset()
 {
 	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running
-		--gpu -p --pid -l --list --json --no-mps --sm-limit --dry-run --mps --topology --calibrate
-		-h --help -V --version"
+		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --dry-run
+		--mps --topology --calibrate -h --help -V --version"
 	local -a words=() at=()
 	local i j word cur prev cmd=${COMP_WORDS[0]} values="" prefix=""
 	local opts_done=0 args=0 first_arg=-1 pid_mode=0 gpc_list=0 count=0 other=0 gpu=0

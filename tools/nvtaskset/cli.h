@@ -13,6 +13,7 @@
 
 #include "gpus.h"
 #include "nvtaskset.h"
+#include "ptree.h"
 #include "segfile.h"
 #include "segment.h"
 #include "topo.h"
@@ -24,6 +25,10 @@
 #define MPS_TIMEOUT_MS 10000
 #define MPS_QUERY_TIMEOUT_MS 10000
 #define EXIT_MPS_NOT_RUNNING 3
+/* The "version" of what -p, -l and -a print as JSON (docs/json.md). */
+#define NVT_JSON_VERSION 1
+/* How often -a -p MASK looks for tasks started during the change, at most. */
+#define ALL_TASKS_ROUNDS 8
 
 struct options {
 	int pid_mode;
@@ -47,6 +52,8 @@ struct options {
 	int topology;
 	int sm_limit; /* --sm-limit: MPS's active thread percentage matches the partition */
 	int dry_run;  /* --dry-run: say what a start would give, start nothing */
+	int all_tasks; /* -a: -p acts on the task and its descendants */
+	int launched_only; /* --launched: -l leaves out tasks that launched no kernel */
 };
 
 /* ---- The sub-commands (one file each) ---- */
@@ -55,6 +62,61 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv);   /* pid.c */
 int nvt_cmd_list(const struct options *o);                         /* list.c */
 int nvt_cmd_mps(const struct options *o);                          /* mpsctl.c */
 int nvt_cmd_topology(const struct options *o);                     /* topology.c */
+
+/* ---- pid.c: the steps of -p for one task, which -a repeats for each ---- */
+/*
+ * Prints the partitions of the task open as h: a line per GPU, or (--json)
+ * its JSON object, with "version" when top (the whole document). Returns 0,
+ * or -1 with the reason in why.
+ */
+int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, char *why, size_t len);
+/*
+ * The partitions -p MASK gives the task open as h, for each of its GPUs
+ * (those it has slots for, else the machine's), into parts. Returns how
+ * many; exits on bad input.
+ */
+int pid_plan(const struct options *o, const char *mask_text, const struct nvt_seg_handle *h,
+	     struct nvt_slot_view *parts);
+/*
+ * Writes parts (n_parts; those of state NVT_SLOT_SET) into the task open for
+ * writing as h, closes h, and prints the old and new partitions (lines, or
+ * the JSON object as pid_show). Sets *changed (unless NULL) if a partition
+ * written differs from the one the task had. Returns 0, or -1 with the
+ * reason in why.
+ */
+int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nvt_slot_view *parts,
+	      int n_parts, int top, int *changed, char *why, size_t len);
+
+/* ---- tree.c: process trees, for -a and -l ---- */
+/* The tasks under nvtaskset and every process's parent, read at one time. */
+struct task_tree {
+	pid_t *tasks;               /* ascending, as nvt_seg_tasks lists them */
+	int n_tasks;
+	struct nvt_proc_link *links; /* every process of /proc, sorted by PID */
+	size_t n_links;
+};
+/* Reads the tasks (removing leftovers if tidy) and /proc. Returns 0 or -1 with errno set. */
+int task_tree_read(struct task_tree *t, int tidy);
+void task_tree_free(struct task_tree *t);
+/* -a: -p for the task root and each task that descends from it. */
+int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text);
+
+/* ---- output.c: errors and JSON fields (docs/json.md) ---- */
+/* With --json, errors are also printed as JSON objects on stdout (from now on). */
+void set_json_errors(int on);
+/* errx(3) and err(3) for the command: "nvtaskset: MESSAGE" on stderr and,
+ * with --json, {"version":1,"error":"MESSAGE"} on stdout; exit 1. */
+void cli_errx(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void cli_err(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* With --json asked for (set_json_errors), prints {"version":1,"error":MESSAGE} and a newline. */
+void json_error_if_asked(const char *message);
+/* Prints {"pid":PID,"error":MESSAGE}, or {"version":1,"error":MESSAGE} for pid 0. */
+void json_error(pid_t pid, const char *message);
+/* Starts a GPU's JSON object: {"gpu":N,"uuid":"..." (gpu null when not on this machine's list). */
+void json_gpu_start(const uint8_t uuid[16]);
+/* Prints "partitioned","tpcs","tpc_mask","tpc_count","tpc_ids" of a partition (nulls when
+ * state is not NVT_SLOT_SET). */
+void json_partition_fields(uint32_t state, const struct nvt_tpcset *tpcs);
 
 /* ---- main.c ---- */
 /* Prints "nvtaskset: WHAT" and the --help hint; exits 1. */

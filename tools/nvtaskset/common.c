@@ -129,7 +129,7 @@ int driver_timeout_ms(void)
 	errno = 0;
 	v = strtol(text, &end, 10);
 	if (errno || *end || v < 1 || v > 3600)
-		errx(EXIT_FAILURE, "NVTASKSET_DRIVER_TIMEOUT must be 1-3600 seconds, not '%s'", text);
+		cli_errx("NVTASKSET_DRIVER_TIMEOUT must be 1-3600 seconds, not '%s'", text);
 	return (int)v * 1000;
 }
 
@@ -153,7 +153,7 @@ const struct nvt_gpus *machine_gpus(void)
 	const struct nvt_gpus *gpus = try_machine_gpus();
 
 	if (!gpus)
-		errx(EXIT_FAILURE, "%s", gpus_error);
+		cli_errx("%s", gpus_error);
 	return gpus;
 }
 
@@ -163,13 +163,13 @@ int resolve_gpu(const char *arg)
 	int g = nvt_gpu_resolve(arg, gpus->id, gpus->n);
 
 	if (g == NVT_GPU_AMBIGUOUS)
-		errx(EXIT_FAILURE, "GPU '%s' is ambiguous: give more of its UUID", arg);
+		cli_errx("GPU '%s' is ambiguous: give more of its UUID", arg);
 	if (g < 0) {
 		if (gpus->n == 1)
-			errx(EXIT_FAILURE, "there is no GPU '%s': this machine has one GPU, 0 (%s)",
-			     arg, gpus->id[0].uuid);
-		errx(EXIT_FAILURE, "there is no GPU '%s': this machine has GPUs 0-%d (or give a UUID)",
-		     arg, gpus->n - 1);
+			cli_errx("there is no GPU '%s': this machine has one GPU, 0 (%s)",
+				 arg, gpus->id[0].uuid);
+		cli_errx("there is no GPU '%s': this machine has GPUs 0-%d (or give a UUID)",
+			 arg, gpus->n - 1);
 	}
 	return g;
 }
@@ -192,7 +192,7 @@ struct nvt_gpu_topology load_gpu(int index, int force)
 	char why[512];
 
 	if (load_topology(index, force, &g, why, sizeof(why)))
-		errx(EXIT_FAILURE, "%s", why);
+		cli_errx("%s", why);
 	return g;
 }
 
@@ -204,7 +204,7 @@ static void running_tpcs(const uint8_t uuid[16], pid_t except, struct nvt_tpcset
 
 	nvt_set_clear(held);
 	if (n < 0)
-		err(EXIT_FAILURE, "cannot list the tasks in %s", nvt_rundir());
+		cli_err("cannot list the tasks in %s", nvt_rundir());
 	for (int i = 0; i < n; i++) {
 		struct nvt_seg_handle h;
 		struct nvt_slot_view view;
@@ -241,12 +241,12 @@ struct nvt_tpcset parse_partition(const struct options *o, const char *text,
 			nvt_set_andnot(&available, &available, &held);
 		}
 		if (o->count > topo->n_tpcs)
-			errx(EXIT_FAILURE, "cannot pick %u TPCs: %s has %u", o->count, gpu_name,
-			     topo->n_tpcs);
+			cli_errx("cannot pick %u TPCs: %s has %u", o->count, gpu_name,
+				 topo->n_tpcs);
 		if (nvt_topo_pick(topo, &available, o->count, o->strategy, &set))
-			errx(EXIT_FAILURE, "cannot pick %u TPCs: only %u %s free of other tasks",
-			     o->count, nvt_set_count(&available),
-			     nvt_set_count(&available) == 1 ? "is" : "are");
+			cli_errx("cannot pick %u TPCs: only %u %s free of other tasks",
+				 o->count, nvt_set_count(&available),
+				 nvt_set_count(&available) == 1 ? "is" : "are");
 		return set;
 	}
 	/* "all" (as -l and -p show an unpartitioned task): every TPC or GPC the GPU has. */
@@ -258,29 +258,28 @@ struct nvt_tpcset parse_partition(const struct options *o, const char *text,
 	else
 		rc = nvt_parse_mask(text, NVT_MAX_TPCS, &set);
 	if (rc == NVT_PARSE_SYNTAX)
-		errx(EXIT_FAILURE, "failed to parse %s '%s'", what, text);
+		cli_errx("failed to parse %s '%s'", what, text);
 	if (rc == NVT_PARSE_RANGE)
-		errx(EXIT_FAILURE, "%s '%s' names a %s beyond %d", what, text,
-		     o->gpc_list ? "GPC" : "TPC", (o->gpc_list ? NVT_MAX_GPCS : NVT_MAX_TPCS) - 1);
+		cli_errx("%s '%s' names a %s beyond %d", what, text,
+			 o->gpc_list ? "GPC" : "TPC", (o->gpc_list ? NVT_MAX_GPCS : NVT_MAX_TPCS) - 1);
 	if (o->gpc_list) {
 		if (!topo->n_gpcs)
-			errx(EXIT_FAILURE,
-			     "the GPC layout of %s is unknown (it is measured with thread-block "
-			     "clusters, which need compute capability 9.0); give TPCs with -c or a "
-			     "mask instead",
-			     gpu_name);
+			cli_errx("the GPC layout of %s is unknown (it is measured with thread-block "
+				 "clusters, which need compute capability 9.0); give TPCs with -c or a "
+				 "mask instead",
+				 gpu_name);
 		top = nvt_set_highest(&gpcs);
 		if (top >= (int)topo->n_gpcs)
-			errx(EXIT_FAILURE, "GPC %d does not exist: %s has %u GPCs (0-%u)", top, gpu_name,
-			     topo->n_gpcs, topo->n_gpcs - 1);
+			cli_errx("GPC %d does not exist: %s has %u GPCs (0-%u)", top, gpu_name,
+				 topo->n_gpcs, topo->n_gpcs - 1);
 		nvt_topo_gpc_tpcs(topo, &gpcs, &set);
 	}
 	top = nvt_set_highest(&set);
 	if (top < 0)
-		errx(EXIT_FAILURE, "empty partition: %s '%s' selects no TPC", what, text);
+		cli_errx("empty partition: %s '%s' selects no TPC", what, text);
 	if (top >= (int)topo->n_tpcs)
-		errx(EXIT_FAILURE, "TPC %d does not exist: %s has %u TPCs (0-%u)", top, gpu_name,
-		     topo->n_tpcs, topo->n_tpcs - 1);
+		cli_errx("TPC %d does not exist: %s has %u TPCs (0-%u)", top, gpu_name,
+			 topo->n_tpcs, topo->n_tpcs - 1);
 	return set;
 }
 
@@ -352,11 +351,11 @@ int build_partitions(const struct options *o, const char *mask, const int *task_
 		for (int i = 0; i < n_task; i++)
 			found |= task_gpus[i] == named[a];
 		if (!found)
-			errx(EXIT_FAILURE, "GPU %d (%s) is not one the task can use (see "
-			     "CUDA_VISIBLE_DEVICES)", named[a], gpus->id[named[a]].uuid);
+			cli_errx("GPU %d (%s) is not one the task can use (see "
+				 "CUDA_VISIBLE_DEVICES)", named[a], gpus->id[named[a]].uuid);
 		for (int b = 0; b < a; b++)
 			if (named[b] == named[a])
-				errx(EXIT_FAILURE, "GPU %d is named twice", named[a]);
+				cli_errx("GPU %d is named twice", named[a]);
 	}
 	for (int i = 0; i < n_task; i++) {
 		int index = task_gpus[i];
@@ -371,14 +370,14 @@ int build_partitions(const struct options *o, const char *mask, const int *task_
 				text = o->gpu_masks ? o->gpus[a].mask : mask;
 		if (n == NVT_MAX_GPUS) {
 			if (text)
-				errx(EXIT_FAILURE, "nvtaskset partitions at most %d GPUs of a task; name "
-				     "fewer with CUDA_VISIBLE_DEVICES", NVT_MAX_GPUS);
+				cli_errx("nvtaskset partitions at most %d GPUs of a task; name "
+					 "fewer with CUDA_VISIBLE_DEVICES", NVT_MAX_GPUS);
 			continue;
 		}
 		memset(v, 0, sizeof(*v));
 		if (nvt_uuid_parse(gpus->id[index].uuid, v->uuid))
-			errx(EXIT_FAILURE, "GPU %d has a malformed UUID '%s'", index,
-			     gpus->id[index].uuid);
+			cli_errx("GPU %d has a malformed UUID '%s'", index,
+				 gpus->id[index].uuid);
 		if (topos && topos[i].n_tpcs) {
 			v->topo = topos[i];
 		} else if ((rc = load_topology(index, 0, &g, why, sizeof(why)))) {
@@ -390,7 +389,7 @@ int build_partitions(const struct options *o, const char *mask, const int *task_
 				      index);
 				continue;
 			}
-			errx(EXIT_FAILURE, "%s", why);
+			cli_errx("%s", why);
 		} else {
 			v->topo = g.topo;
 		}

@@ -1,12 +1,19 @@
 /*
  * list.c - nvtaskset -l: list the tasks that run under nvtaskset, every user's
- * (partitions are public to read, as CPU affinity is).
+ * (partitions are public to read, as CPU affinity is), as a tree: each task
+ * under the nearest task it descends from, through processes that are no
+ * tasks too (a shell without the shim, say).
+ *
+ * To show one more thing about a task: a field in struct row (filled in
+ * read_row), an entry in columns[] for the text, and a field in print_json
+ * (and docs/json.md).
  *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
 #include <err.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +24,39 @@
 
 #include "cli.h"
 #include "slurmproc.h"
+
+/* One GPU's partition of a task. */
+struct gpu_part {
+	uint8_t uuid[16];
+	uint32_t state;        /* enum nvt_slot_state */
+	struct nvt_tpcset tpcs;
+	int applied;           /* a launch used it: the task launched on this GPU since it was set */
+	int refused;           /* the task refused it and runs on its previous one */
+	uint64_t launches;     /* kernels the task launched on this GPU */
+};
+
+/* What -l shows of one task: a partition per GPU it has a slot for. */
+struct row {
+	pid_t pid;
+	pid_t ppid;   /* its parent process, 0 when unknown */
+	pid_t parent; /* the nearest task shown that it descends from, 0 when none */
+	int depth;    /* tasks shown above it */
+	uid_t uid;
+	int n;
+	struct gpu_part gpu[NVT_MAX_GPUS];
+	char cmd[512];
+	char slurm_step[NVT_SLURM_STEP_TEXT_MAX]; /* "JOB.STEP" of a Slurm task, else "" */
+};
+
+/* The kernels a task launched on all its GPUs; -1 when it has no slot to count them in. */
+static long long launches_of(const struct row *r)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < r->n; i++)
+		sum += r->gpu[i].launches;
+	return r->n ? (long long)(sum > LLONG_MAX ? LLONG_MAX : sum) : -1;
+}
 
 /* The command line of pid, arguments joined by spaces; raw bytes (see terminal_text). */
 static void read_cmdline(pid_t pid, char *buf, size_t len)
@@ -40,64 +80,76 @@ static void read_cmdline(pid_t pid, char *buf, size_t len)
 			buf[i] = ' ';
 }
 
-/* Width left for COMMAND in -l's table: the terminal's, or no limit. */
-static int command_width(void)
+/*
+ * Fills r for the task pid. Returns 0; 1 when the task is to be left out
+ * (gone meanwhile, hidden by its user, or, with --launched, it launched no
+ * kernel).
+ */
+static int read_row(const struct options *o, const struct task_tree *t, pid_t pid, struct row *r)
 {
-	struct winsize ws;
+	struct nvt_seg_handle h;
+	struct nvt_slurm_step step;
+	char why[160];
+	int rc = nvt_seg_open(nvt_rundir(), pid, 0, &h);
 
-	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_col < 60)
-		return 0;
-	return ws.ws_col - 45; /* PID, USER and TPCS take 45 columns */
+	if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK || rc == NVT_SEG_EPERM)
+		return 1; /* gone meanwhile, or hidden by its user */
+	if (rc) {
+		warnx("pid %ld: %s", (long)pid, seg_error(rc, &h, why, sizeof(why)));
+		return 1;
+	}
+	memset(r, 0, sizeof(*r));
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		struct gpu_part *p = &r->gpu[r->n];
+		struct nvt_slot_status st;
+		struct nvt_slot_view view;
+		if (nvt_seg_read(&h, g, &view, &st) || nvt_uuid_is_zero(view.uuid))
+			continue; /* free, or a writer died inside: -p tells */
+		memcpy(p->uuid, view.uuid, sizeof(p->uuid));
+		p->state = view.state;
+		p->tpcs = view.tpcs;
+		p->applied = st.applied == view.seq;
+		p->refused = view.seq && st.rejected == view.seq;
+		p->launches = st.launches;
+		r->n++;
+	}
+	r->pid = pid;
+	r->ppid = nvt_links_parent(t->links, t->n_links, pid);
+	r->uid = h.task_uid;
+	read_cmdline(pid, r->cmd, sizeof(r->cmd));
+	if (nvt_slurm_step_of(pid, &step) == 0)
+		nvt_slurm_step_format(&step, r->slurm_step, sizeof(r->slurm_step));
+	nvt_seg_close(&h);
+	/* A task without a slot counts no launches: it may have launched some. */
+	return o->launched_only && launches_of(r) == 0;
 }
 
-/* One GPU's partition of a task. */
-struct gpu_part {
-	struct nvt_slot_view view;
-	int applied; /* launches use this partition */
-	int refused; /* the task refused it and runs on its previous one */
-};
+/* ---- JSON (docs/json.md) --------------------------------------------------- */
 
-/* What -l shows of one task: a partition per GPU it has a slot for. */
-struct row {
-	pid_t pid;
-	uid_t uid;
-	int n;
-	struct gpu_part gpu[NVT_MAX_GPUS];
-	char cmd[512];
-	char slurm_step[NVT_SLURM_STEP_TEXT_MAX]; /* "JOB.STEP" of a Slurm task, else "" */
-};
-
-/* Fills r->slurm_step: the Slurm job step the task runs in, if any. */
-static void slurm_column(struct row *r)
+static void json_pid_or_null(const char *key, pid_t pid)
 {
-	struct nvt_slurm_step s;
-
-	r->slurm_step[0] = '\0';
-	if (nvt_slurm_step_of(r->pid, &s) == 0)
-		nvt_slurm_step_format(&s, r->slurm_step, sizeof(r->slurm_step));
-}
-
-/* 1 if a task of pids runs in a Slurm job step: -l then has a JOBSTEP column. */
-static int any_in_slurm(const pid_t *pids, int n)
-{
-	struct nvt_slurm_step s;
-
-	for (int i = 0; i < n; i++)
-		if (nvt_slurm_step_of(pids[i], &s) == 0)
-			return 1;
-	return 0;
+	printf(pid > 0 ? ",\"%s\":%ld" : ",\"%s\":null", key, (long)pid);
 }
 
 static void print_json(const struct row *r, int first)
 {
-	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX], uuid[NVT_UUID_TEXT_MAX];
 	struct passwd *pw = getpwuid(r->uid);
+	long long launches = launches_of(r);
 
-	printf("%s{\"pid\":%ld,\"uid\":%lu,\"user\":", first ? "" : ",", (long)r->pid,
-	       (unsigned long)r->uid);
-	json_string(pw ? pw->pw_name : "");
+	printf("%s{\"pid\":%ld", first ? "" : ",", (long)r->pid);
+	json_pid_or_null("ppid", r->ppid);
+	json_pid_or_null("parent", r->parent);
+	printf(",\"depth\":%d,\"uid\":%lu,\"user\":", r->depth, (unsigned long)r->uid);
+	if (pw)
+		json_string(pw->pw_name);
+	else
+		printf("null");
 	printf(",\"command\":");
-	json_string(r->cmd);
+	if (r->cmd[0])
+		json_string(r->cmd);
+	else
+		printf("null");
+	printf(launches >= 0 ? ",\"launches\":%lld" : ",\"launches\":null", launches);
 	printf(",\"slurm_step\":");
 	if (r->slurm_step[0])
 		json_string(r->slurm_step);
@@ -106,26 +158,75 @@ static void print_json(const struct row *r, int first)
 	printf(",\"gpus\":[");
 	for (int i = 0; i < r->n; i++) {
 		const struct gpu_part *p = &r->gpu[i];
-		int index = gpu_index_of(p->view.uuid);
-		nvt_uuid_format(p->view.uuid, uuid);
-		printf("%s{\"gpu\":", i ? "," : "");
-		printf(index >= 0 ? "%d" : "null", index);
-		printf(",\"uuid\":\"%s\",\"partitioned\":%s", uuid,
-		       p->view.state == NVT_SLOT_SET ? "true" : "false");
-		if (p->view.state == NVT_SLOT_SET) {
-			describe(&p->view.tpcs, list, mask);
-			printf(",\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u", list, mask,
-			       nvt_set_count(&p->view.tpcs));
-		}
-		printf(",\"applied\":%s,\"refused\":%s}", p->applied ? "true" : "false",
-		       p->refused ? "true" : "false");
+		printf(i ? "," : "");
+		json_gpu_start(p->uuid);
+		putchar(',');
+		json_partition_fields(p->state, &p->tpcs);
+		printf(",\"applied\":%s,\"refused\":%s,\"launches\":%" PRIu64 "}",
+		       p->applied ? "true" : "false", p->refused ? "true" : "false", p->launches);
 	}
 	printf("]}");
 }
 
-/* The TPCS column: "all", a list, or "GPU:list" for each GPU of the task;
- * a partition no launch uses yet says so. */
-static void tpcs_column(const struct row *r, int width, char *buf, size_t len)
+/* ---- Text: one row per task, its columns, then COMMAND --------------------- */
+
+/* Writes one column of row r; terminal: keep it short (in a terminal). */
+typedef void (*column_text)(const struct row *r, int terminal, char *buf, size_t len);
+
+static void col_pid(const struct row *r, int terminal, char *buf, size_t len)
+{
+	(void)terminal;
+	snprintf(buf, len, "%ld", (long)r->pid);
+}
+
+static void col_ppid(const struct row *r, int terminal, char *buf, size_t len)
+{
+	(void)terminal;
+	if (r->ppid > 0)
+		snprintf(buf, len, "%ld", (long)r->ppid);
+	else
+		snprintf(buf, len, "-");
+}
+
+static void col_user(const struct row *r, int terminal, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(r->uid);
+
+	(void)terminal;
+	if (pw)
+		terminal_text(pw->pw_name, buf, len);
+	else
+		snprintf(buf, len, "%lu", (unsigned long)r->uid);
+}
+
+/* The GPUs' numbers ("0", "0,1"; "?" for one not on this machine's list), "-" for none. */
+static void col_gpu(const struct row *r, int terminal, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	(void)terminal;
+	snprintf(buf, len, "-");
+	for (int i = 0; i < r->n && used + 8 < len; i++) {
+		int index = gpu_index_of(r->gpu[i].uuid);
+		used += (size_t)snprintf(buf + used, len - used, index >= 0 ? "%s%d" : "%s?",
+					 i ? "," : "", index);
+	}
+}
+
+static void col_launches(const struct row *r, int terminal, char *buf, size_t len)
+{
+	long long n = launches_of(r);
+
+	(void)terminal;
+	if (n >= 0)
+		snprintf(buf, len, "%lld", n);
+	else
+		snprintf(buf, len, "-");
+}
+
+/* "all", a list, or "GPU:list" for each GPU of the task; a partition no
+ * launch has used yet, or that the task refused, says so. */
+static void col_tpcs(const struct row *r, int terminal, char *buf, size_t len)
 {
 	size_t used = 0;
 
@@ -133,21 +234,20 @@ static void tpcs_column(const struct row *r, int width, char *buf, size_t len)
 	for (int i = 0; i < r->n && used + NVT_LIST_TEXT_MAX + 40 < len; i++) {
 		const struct gpu_part *p = &r->gpu[i];
 		char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
-		int index = r->n > 1 ? gpu_index_of(p->view.uuid) : -1;
+		int index = r->n > 1 ? gpu_index_of(p->uuid) : -1;
 
 		if (r->n > 1)
 			used += (size_t)snprintf(buf + used, len - used, index >= 0 ? "%s%d:" : "%s?:",
 						 i ? " " : "", index);
-		if (p->view.state != NVT_SLOT_SET) {
+		if (p->state != NVT_SLOT_SET) {
 			used += (size_t)snprintf(buf + used, len - used, "all");
 			continue;
 		}
-		describe(&p->view.tpcs, list, mask);
+		describe(&p->tpcs, list, mask);
 		/* In a terminal, keep rows on one line; piped output stays whole. */
-		if (width && strlen(list) > 20) {
+		if (terminal && strlen(list) > 20) {
 			char count[16];
-			int n_keep = 20 - snprintf(count, sizeof(count), "...(%u)",
-						   nvt_set_count(&p->view.tpcs));
+			int n_keep = 20 - snprintf(count, sizeof(count), "...(%u)", nvt_set_count(&p->tpcs));
 			snprintf(list + n_keep, sizeof(list) - (size_t)n_keep, "%s", count);
 		}
 		/* Not yet used by a launch, or the program runs without the shim. */
@@ -156,82 +256,125 @@ static void tpcs_column(const struct row *r, int width, char *buf, size_t len)
 	}
 }
 
-static void print_text(const struct row *r, int width, int slurm)
+/* The Slurm job step the task runs in (src/slurmproc.h), "-" for none. */
+static void col_jobstep(const struct row *r, int terminal, char *buf, size_t len)
 {
-	static char list[NVT_MAX_GPUS * (NVT_LIST_TEXT_MAX + 40)];
-	char user[64], raw[sizeof(r->cmd)], cmd[sizeof(r->cmd)];
-	struct passwd *pw = getpwuid(r->uid);
+	(void)terminal;
+	snprintf(buf, len, "%s", r->slurm_step[0] ? r->slurm_step : "-");
+}
 
-	tpcs_column(r, width, list, sizeof(list));
-	if (pw)
-		terminal_text(pw->pw_name, user, sizeof(user));
-	else
-		snprintf(user, sizeof(user), "%lu", (unsigned long)r->uid);
+/* The columns before COMMAND; width < 0: left-aligned, as printf's. A
+ * column marked slurm is shown only when a task runs in a Slurm job step. */
+static const struct column {
+	const char *name;
+	int width;
+	column_text text;
+	int slurm;
+} columns[] = {
+	{"PID", 7, col_pid, 0},        {"PPID", 7, col_ppid, 0},         {"USER", -10, col_user, 0},
+	{"GPU", -5, col_gpu, 0},       {"LAUNCHES", 8, col_launches, 0}, {"TPCS", -20, col_tpcs, 0},
+	{"JOBSTEP", -12, col_jobstep, 1},
+};
+#define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
+
+/* Show the Slurm columns: some task listed runs in a Slurm job step. */
+static int slurm_columns;
+
+static int column_shown(size_t c)
+{
+	return !columns[c].slurm || slurm_columns;
+}
+
+/* Width left for COMMAND in a terminal, or 0: no limit (piped output). */
+static int command_width(void)
+{
+	struct winsize ws;
+	int fixed = 0;
+
+	for (size_t c = 0; c < N_COLUMNS; c++)
+		if (column_shown(c))
+			fixed += abs(columns[c].width) + 2;
+	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_col < fixed + 20)
+		return 0;
+	return ws.ws_col - fixed;
+}
+
+static void print_header(void)
+{
+	for (size_t c = 0; c < N_COLUMNS; c++)
+		if (column_shown(c))
+			printf("%*s  ", columns[c].width, columns[c].name);
+	printf("COMMAND\n");
+}
+
+static void print_text(const struct row *r, int width)
+{
+	static char text[NVT_MAX_GPUS * (NVT_LIST_TEXT_MAX + 40)];
+	char raw[sizeof(r->cmd)], cmd[sizeof(r->cmd)], indent[64] = "";
+	int room = width;
+
+	for (size_t c = 0; c < N_COLUMNS; c++) {
+		if (!column_shown(c))
+			continue;
+		columns[c].text(r, width > 0, text, sizeof(text));
+		printf("%*s  ", columns[c].width, text);
+	}
+	/* A child under its parent, as ps f draws it. */
+	if (r->depth > 0)
+		snprintf(indent, sizeof(indent), "%*s\\_ ", 4 * (r->depth > 14 ? 14 : r->depth) - 3, "");
+	room -= (int)strlen(indent);
 	snprintf(raw, sizeof(raw), "%s", r->cmd);
-	if (width && (int)strlen(raw) > width)
-		snprintf(raw + width - 3, 4, "...");
+	if (width && room < 10)
+		room = 10;
+	if (width && (int)strlen(raw) > room)
+		snprintf(raw + room - 3, 4, "...");
 	terminal_text(raw, cmd, sizeof(cmd));
-	if (slurm)
-		printf("%7ld  %-10s  %-20s  %-12s  %s\n", (long)r->pid, user, list,
-		       r->slurm_step[0] ? r->slurm_step : "-", cmd);
-	else
-		printf("%7ld  %-10s  %-20s  %s\n", (long)r->pid, user, list, cmd);
+	printf("%s%s\n", indent, cmd);
 }
 
 int nvt_cmd_list(const struct options *o)
 {
-	const char *rundir = nvt_rundir();
-	int width = command_width(), shown = 0, slurm;
-	pid_t *pids;
-	int n = nvt_seg_tasks(rundir, 1, &pids);
+	struct task_tree t;
+	struct row *rows;
+	pid_t *pids, *up;
+	size_t *order, n = 0;
+	int *depth, width;
 
-	if (n < 0)
-		err(EXIT_FAILURE, "cannot read %s", rundir);
-	slurm = !o->json && any_in_slurm(pids, n);
-	if (slurm && width)
-		width = width > 74 ? width - 14 : 60;
+	if (task_tree_read(&t, 1))
+		cli_err("cannot read %s", nvt_rundir());
+	rows = malloc((size_t)(t.n_tasks + 1) * sizeof(*rows));
+	pids = malloc((size_t)(t.n_tasks + 1) * sizeof(*pids));
+	up = malloc((size_t)(t.n_tasks + 1) * sizeof(*up));
+	order = malloc((size_t)(t.n_tasks + 1) * sizeof(*order));
+	depth = malloc((size_t)(t.n_tasks + 1) * sizeof(*depth));
+	if (!rows || !pids || !up || !order || !depth)
+		cli_errx("out of memory");
+	for (int i = 0; i < t.n_tasks; i++)
+		if (read_row(o, &t, t.tasks[i], &rows[n]) == 0)
+			pids[n++] = t.tasks[i]; /* ascending, as the tasks */
+	for (size_t k = 0; k < n; k++)
+		slurm_columns |= rows[k].slurm_step[0] != '\0';
+	width = command_width();
+	/* Each task under the nearest task shown that it descends from. */
+	nvt_links_nearest(t.links, t.n_links, pids, n, up);
+	if (nvt_tree_order(pids, up, n, order, depth))
+		cli_errx("out of memory");
 	if (o->json)
-		printf("{\"tasks\":[");
-	else if (slurm)
-		printf("%7s  %-10s  %-20s  %-12s  %s\n", "PID", "USER", "TPCS", "JOBSTEP", "COMMAND");
+		printf("{\"version\":%d,\"tasks\":[", NVT_JSON_VERSION);
 	else
-		printf("%7s  %-10s  %-20s  %s\n", "PID", "USER", "TPCS", "COMMAND");
-	for (int i = 0; i < n; i++) {
-		struct nvt_seg_handle h;
-		static struct row r;
-		char why[160];
-		int rc = nvt_seg_open(rundir, pids[i], 0, &h);
-
-		if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK || rc == NVT_SEG_EPERM)
-			continue; /* gone meanwhile, or hidden by its user */
-		if (rc) {
-			warnx("pid %ld: %s", (long)pids[i], seg_error(rc, &h, why, sizeof(why)));
-			continue;
-		}
-		memset(&r, 0, sizeof(r));
-		for (int g = 0; g < NVT_MAX_GPUS; g++) {
-			struct gpu_part *p = &r.gpu[r.n];
-			struct nvt_slot_status st;
-			if (nvt_seg_read(&h, g, &p->view, &st) ||
-			    nvt_uuid_is_zero(p->view.uuid))
-				continue; /* free, or a writer died inside: -p tells */
-			p->applied = st.applied == p->view.seq;
-			p->refused = p->view.seq && st.rejected == p->view.seq;
-			r.n++;
-		}
-		r.pid = pids[i];
-		r.uid = h.task_uid;
-		read_cmdline(pids[i], r.cmd, sizeof(r.cmd));
-		slurm_column(&r);
+		print_header();
+	for (size_t k = 0; k < n; k++) {
+		struct row *r = &rows[order[k]];
+		r->parent = up[order[k]];
+		r->depth = depth[order[k]];
 		if (o->json)
-			print_json(&r, !shown);
+			print_json(r, k == 0);
 		else
-			print_text(&r, width, slurm);
-		shown++;
-		nvt_seg_close(&h);
+			print_text(r, width);
 	}
-	free(pids);
 	if (o->json)
 		printf("]}\n");
+	free(rows), free(pids), free(up), free(order), free(depth);
+	task_tree_free(&t);
 	return EXIT_SUCCESS;
 }

@@ -53,7 +53,10 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "                       MASK (repeat for each GPU, and give no other MASK)\n"
 	      " -p, --pid             show or change the TPCs of the running task PID\n"
 	      "                       (as a list with -c or -g, else as a mask)\n"
-	      " -l, --list            list the tasks under nvtaskset, every user's\n"
+	      " -a, --all-tasks       with -p, also every task that descends from PID\n"
+	      " -l, --list            list the tasks under nvtaskset, every user's, as a\n"
+	      "                       tree: PID, parent, user, GPUs, kernels launched, TPCs\n"
+	      "     --launched        with -l, leave out tasks that launched no kernel\n"
 	      "     --json            print what -p, -l, --topology, --mps status,\n"
 	      "                       --dry-run and -n's pick report as JSON\n"
 	      "     --no-mps          run COMMAND outside MPS (no co-running)\n"
@@ -84,6 +87,7 @@ void bad_usage(const char *what)
 {
 	warnx("%s", what);
 	fprintf(stderr, "Try 'nvtaskset --help' for more information.\n");
+	json_error_if_asked(what);
 	exit(EXIT_FAILURE);
 }
 
@@ -99,7 +103,8 @@ int main(int argc, char **argv)
 		OPT_CALIBRATE,
 		OPT_TOPOLOGY,
 		OPT_SM_LIMIT,
-		OPT_DRY_RUN
+		OPT_DRY_RUN,
+		OPT_LAUNCHED
 	};
 	static const struct option longopts[] = {
 		{"tpc-list", no_argument, NULL, 'c'}, {"gpc-list", no_argument, NULL, 'g'},
@@ -113,7 +118,9 @@ int main(int argc, char **argv)
 		{"calibrate", no_argument, NULL, OPT_CALIBRATE},
 		{"topology", no_argument, NULL, OPT_TOPOLOGY},
 		{"sm-limit", no_argument, NULL, OPT_SM_LIMIT},
-		{"dry-run", no_argument, NULL, OPT_DRY_RUN}, {NULL, 0, NULL, 0},
+		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+		{"all-tasks", no_argument, NULL, 'a'},
+		{"launched", no_argument, NULL, OPT_LAUNCHED}, {NULL, 0, NULL, 0},
 	};
 	struct options o = {.strategy = NVT_PACKED};
 	int c;
@@ -126,8 +133,10 @@ int main(int argc, char **argv)
 		warn("cannot remove this process's control segment; a COMMAND started "
 		     "may keep the partition of the shell it was started from");
 
-	while ((c = getopt_long(argc, argv, "+cgpln:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+acgpln:hV", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'a': o.all_tasks = 1; break;
+		case OPT_LAUNCHED: o.launched_only = 1; break;
 		case 'c': o.tpc_list = 1; break;
 		case 'g': o.gpc_list = 1; break;
 		case 'p': o.pid_mode = 1; break;
@@ -181,6 +190,8 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	/* What prints its JSON on stdout prints its errors there too. */
+	set_json_errors(o.json && (o.pid_mode || o.list_mode));
 	if (o.tpc_list + o.gpc_list + (o.count > 0) > 1)
 		bad_usage("-c, -g and -n exclude each other");
 	if (o.pid_mode + o.list_mode + (o.mps_action != NULL) + (o.calibrate || o.topology) > 1)
@@ -197,6 +208,10 @@ int main(int argc, char **argv)
 		bad_usage("--dry-run goes with starting a command");
 	if ((o.list_mode || o.mps_action) && o.n_gpus)
 		bad_usage("-l and --mps take no --gpu");
+	if (o.all_tasks && !o.pid_mode)
+		bad_usage("-a goes with -p");
+	if (o.launched_only && !o.list_mode)
+		bad_usage("--launched goes with -l");
 	if (o.calibrate || o.topology) {
 		if (argc)
 			bad_usage("--topology and --calibrate take no further arguments");

@@ -1,5 +1,6 @@
 /*
  * pid.c - nvtaskset -p: show or change the partition of a running task.
+ * -a (tree.c) takes the same steps for each task of a tree.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -23,7 +24,7 @@ static pid_t parse_pid(const char *text)
 	errno = 0;
 	v = strtol(text, &end, 10);
 	if (errno || end == text || *end || v <= 0 || v > INT_MAX)
-		errx(EXIT_FAILURE, "invalid PID argument: '%s'", text);
+		cli_errx("invalid PID argument: '%s'", text);
 	return (pid_t)v;
 }
 
@@ -57,30 +58,17 @@ static void print_partition(const struct options *o, pid_t pid, const char *whic
 	printf("%s\n", o->tpc_list || o->gpc_list ? list : mask);
 }
 
+/* Prints "key":{partition} (null for none). */
 static void json_partition(const char *key, const struct nvt_slot_view *view)
 {
-	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
-
-	printf("\"%s\":{\"partitioned\":%s", key, view->state == NVT_SLOT_SET ? "true" : "false");
-	if (view->state == NVT_SLOT_SET) {
-		describe(&view->tpcs, list, mask);
-		printf(",\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u", list, mask,
-		       nvt_set_count(&view->tpcs));
+	printf("\"%s\":", key);
+	if (!view) {
+		printf("null");
+		return;
 	}
+	putchar('{');
+	json_partition_fields(view->state, &view->tpcs);
 	putchar('}');
-}
-
-/* Starts a JSON object for the GPU of view: {"gpu":N,"uuid":"..." */
-static void json_gpu(const struct nvt_slot_view *view)
-{
-	char uuid[NVT_UUID_TEXT_MAX];
-	int index = gpu_index_of(view->uuid);
-
-	nvt_uuid_format(view->uuid, uuid);
-	if (index >= 0)
-		printf("{\"gpu\":%d,\"uuid\":\"%s\"", index, uuid);
-	else
-		printf("{\"gpu\":null,\"uuid\":\"%s\"", uuid);
 }
 
 /* Graph kernels that keep the partition they were uploaded with (README: CUDA graphs). */
@@ -137,33 +125,35 @@ static int torn_gpus(const struct nvt_seg_handle *h, int *task, int n_task)
 	return n_task;
 }
 
-static int show(const struct options *o, pid_t pid, struct nvt_seg_handle *h)
+int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, char *why, size_t len)
 {
-	struct nvt_slot_view views[NVT_MAX_GPUS];
+	static struct nvt_slot_view views[NVT_MAX_GPUS];
 	struct slot_status st[NVT_MAX_GPUS];
 	int torn, n = read_slots(h, views, st, &torn);
+	pid_t pid = h->pid;
 
-	if (torn && !n)
-		errx(EXIT_FAILURE,
-		     "failed to get pid %ld's partition: a writer died while changing it; set a new "
-		     "partition to repair it",
-		     (long)pid);
+	if (torn && !n) {
+		snprintf(why, len, "a writer died while changing it; set a new partition to repair it");
+		return -1;
+	}
 	if (torn)
 		warnx("pid %ld: a writer died while changing %d of its GPU partitions; set a new "
 		      "partition to repair them",
 		      (long)pid, torn);
 	if (o->json) {
-		printf("{\"pid\":%ld,\"gpus\":[", (long)pid);
+		printf(top ? "{\"version\":%d," : "{", NVT_JSON_VERSION);
+		printf("\"pid\":%ld,\"gpus\":[", (long)pid);
 		for (int i = 0; i < n; i++) {
+			int refused = views[i].seq && st[i].s.rejected == views[i].seq;
 			printf(i ? "," : "");
-			json_gpu(&views[i]);
+			json_gpu_start(views[i].uuid);
 			putchar(',');
 			json_partition("current", &views[i]);
-			printf(",\"applied\":%s,\"graph_kernels_stale\":%llu}",
-			       st[i].s.applied == views[i].seq ? "true" : "false",
-			       (unsigned long long)st[i].s.graph_stale);
+			printf(",\"applied\":%s,\"refused\":%s,\"launches\":%llu,\"graph_kernels_stale\":%llu}",
+			       st[i].s.applied == views[i].seq ? "true" : "false", refused ? "true" : "false",
+			       (unsigned long long)st[i].s.launches, (unsigned long long)st[i].s.graph_stale);
 		}
-		printf("]}\n");
+		printf(top ? "]}\n" : "]}");
 	} else if (n == 0) {
 		struct nvt_slot_view none = {0};
 		print_partition(o, pid, "current", "", &none);
@@ -185,33 +175,18 @@ static int show(const struct options *o, pid_t pid, struct nvt_seg_handle *h)
 			warnx("pid %ld has not applied this partition yet: it has launched no kernel "
 			      "since, or its program runs without the nvtaskset shim",
 			      (long)pid);
-	return EXIT_SUCCESS;
+	return 0;
 }
 
-int nvt_cmd_pid(const struct options *o, int argc, char **argv)
+int pid_plan(const struct options *o, const char *mask_text, const struct nvt_seg_handle *h,
+	     struct nvt_slot_view *parts)
 {
-	const char *mask_text = argc == 2 ? argv[0] : (o->count || o->gpu_masks) ? "" : NULL;
-	pid_t pid = parse_pid(argv[argc - 1]);
-	struct nvt_seg_handle h;
-	static struct nvt_slot_view old[NVT_MAX_GPUS], parts[NVT_MAX_GPUS], now[NVT_MAX_GPUS];
+	static struct nvt_slot_view old[NVT_MAX_GPUS];
 	static struct nvt_topology topos[NVT_GPUS_MAX];
 	struct slot_status st[NVT_MAX_GPUS];
-	int task[NVT_GPUS_MAX], written_slot[NVT_MAX_GPUS], had[NVT_MAX_GPUS];
-	int n_old, n_task = 0, n_parts, torn, rc, shown, new_slot = 0;
-	struct timespec written;
-	char why[160];
+	int task[NVT_GPUS_MAX], n_task = 0, torn, n_old = read_slots(h, old, st, &torn);
 
-	rc = nvt_seg_open(nvt_rundir(), pid, mask_text != NULL, &h);
-	if (rc)
-		errx(EXIT_FAILURE, "failed to %s pid %ld's partition: %s",
-		     mask_text ? "set" : "get", (long)pid, seg_error(rc, &h, why, sizeof(why)));
-	if (!mask_text) {
-		rc = show(o, pid, &h);
-		nvt_seg_close(&h);
-		return rc;
-	}
 	/* The task's GPUs: those it has slots for, with the maps it already uses. */
-	n_old = read_slots(&h, old, st, &torn);
 	for (int i = 0; i < n_old; i++) {
 		int index = gpu_index_of(old[i].uuid);
 		if (index < 0)
@@ -224,7 +199,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 	}
 	if (torn) {
 		int before = n_task;
-		n_task = torn_gpus(&h, task, n_task);
+		n_task = torn_gpus(h, task, n_task);
 		for (int i = before; i < n_task; i++)
 			memset(&topos[i], 0, sizeof(topos[i]));
 	}
@@ -241,70 +216,90 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 			}
 		}
 	}
-	n_parts = build_partitions(o, mask_text, task, n_task, topos, pid, parts);
-	rc = nvt_seg_lock(&h, SEG_LOCK_TIMEOUT_MS);
+	return build_partitions(o, mask_text, task, n_task, topos, h->pid, parts);
+}
+
+/* Started with --sm-limit: MPS caps the task at its start's share. */
+static void check_sm_limit(pid_t pid, const struct nvt_slot_view *now, int n)
+{
+	char text[16], *end;
+	long limit;
+
+	if (process_env(pid, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", text, sizeof(text)) == 0 &&
+	    (limit = strtol(text, &end, 10)) > 0 && limit < 100 && !*end &&
+	    sm_limit_percent(now, n) > limit)
+		warnx("warning: pid %ld runs under MPS's limit of %ld%% of the SMs (set at its "
+		      "start, e.g. by --sm-limit): it cannot use more SMs than that, whatever "
+		      "its partition",
+		      (long)pid, limit);
+}
+
+int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nvt_slot_view *parts,
+	      int n_parts, int top, int *changed, char *why, size_t len)
+{
+	static struct nvt_slot_view old[NVT_MAX_GPUS], now[NVT_MAX_GPUS];
+	struct slot_status st[NVT_MAX_GPUS];
+	int written_slot[NVT_MAX_GPUS], had[NVT_MAX_GPUS];
+	int n_old, torn, rc, shown = 0, new_slot = 0;
+	struct timespec written;
+	pid_t pid = h->pid;
+
+	n_old = read_slots(h, old, st, &torn);
+	rc = nvt_seg_lock(h, SEG_LOCK_TIMEOUT_MS);
 	if (rc)
-		errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
-		     seg_error(rc, &h, why, sizeof(why)));
-	shown = 0;
+		goto fail;
 	for (int i = 0; i < n_parts; i++) {
 		int g, fresh = 0;
 		if (parts[i].state != NVT_SLOT_SET)
 			continue; /* a GPU this change does not name */
 		/* Under the lock no live writer is inside: a failed read is a dead one's. */
-		g = nvt_seg_find_slot(&h, parts[i].uuid);
-		had[shown] = g >= 0 && nvt_seg_read(&h, g, &old[shown], NULL) == 0;
+		g = nvt_seg_find_slot(h, parts[i].uuid);
+		had[shown] = g >= 0 && nvt_seg_read(h, g, &old[shown], NULL) == 0;
+		if (changed && (!had[shown] || old[shown].state != parts[i].state ||
+				!nvt_set_equal(&old[shown].tpcs, &parts[i].tpcs)))
+			*changed = 1;
 		if (g < 0) {
-			g = nvt_seg_free_slot_of(&h);
-			if (g < 0)
-				errx(EXIT_FAILURE, "pid %ld already has partitions on %d GPUs, the most "
-				     "a task can have", (long)pid, NVT_MAX_GPUS);
+			g = nvt_seg_free_slot_of(h);
+			if (g < 0) {
+				snprintf(why, len, "it already has partitions on %d GPUs, the most a task "
+					 "can have", NVT_MAX_GPUS);
+				nvt_seg_close(h);
+				return -1;
+			}
 			new_slot++;
 			fresh = 1;
 		}
-		rc = nvt_seg_write(&h, g, &parts[i], fresh);
+		rc = nvt_seg_write(h, g, &parts[i], fresh);
 		if (rc)
-			errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
-			     seg_error(rc, &h, why, sizeof(why)));
+			goto fail;
 		written_slot[shown++] = g;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &written);
 	for (int i = 0; i < shown; i++)
-		if (nvt_seg_read(&h, written_slot[i], &now[i], &st[i].s))
-			errx(EXIT_FAILURE, "failed to set pid %ld's partition: %s", (long)pid,
-			     seg_error(NVT_SEG_ECORRUPT, &h, why, sizeof(why)));
-	nvt_seg_close(&h);
+		if (nvt_seg_read(h, written_slot[i], &now[i], &st[i].s)) {
+			rc = NVT_SEG_ECORRUPT;
+			goto fail;
+		}
+	nvt_seg_close(h);
 	for (int i = 0; i < shown; i++)
 		warn_graph_stale(pid, st[i].s.graph_stale);
-	{
-		/* Started with --sm-limit: MPS caps it at its start's share. */
-		char text[16], *end;
-		long limit;
-		if (process_env(pid, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", text, sizeof(text)) == 0 &&
-		    (limit = strtol(text, &end, 10)) > 0 && limit < 100 && !*end &&
-		    sm_limit_percent(now, shown) > limit)
-			warnx("warning: pid %ld runs under MPS's limit of %ld%% of the SMs (set at its "
-			      "start, e.g. by --sm-limit): it cannot use more SMs than that, whatever "
-			      "its partition",
-			      (long)pid, limit);
-	}
+	check_sm_limit(pid, now, shown);
 	if (o->json) {
 		/* When the change was made, for measuring how soon launches follow. */
-		printf("{\"pid\":%ld,\"written_monotonic_ns\":%lld,\"gpus\":[", (long)pid,
+		printf(top ? "{\"version\":%d," : "{", NVT_JSON_VERSION);
+		printf("\"pid\":%ld,\"written_monotonic_ns\":%lld,\"gpus\":[", (long)pid,
 		       (long long)written.tv_sec * 1000000000LL + written.tv_nsec);
 		for (int i = 0; i < shown; i++) {
 			printf(i ? "," : "");
-			json_gpu(&now[i]);
+			json_gpu_start(now[i].uuid);
 			putchar(',');
-			if (had[i]) {
-				json_partition("previous", &old[i]);
-				putchar(',');
-			}
+			json_partition("previous", had[i] ? &old[i] : NULL);
+			putchar(',');
 			json_partition("current", &now[i]);
 			printf(",\"graph_kernels_stale\":%llu}", (unsigned long long)st[i].s.graph_stale);
 		}
-		printf("]}\n");
-		return EXIT_SUCCESS;
+		printf(top ? "]}\n" : "]}");
+		return 0;
 	}
 	for (int i = 0; i < shown; i++) {
 		char gpu[96] = "";
@@ -316,5 +311,40 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 			print_partition(o, pid, "current", gpu, &(struct nvt_slot_view){0});
 		print_partition(o, pid, "new", gpu, &now[i]);
 	}
+	return 0;
+fail:
+	{
+		char text[160];
+		snprintf(why, len, "%s", seg_error(rc, h, text, sizeof(text)));
+	}
+	nvt_seg_close(h);
+	return -1;
+}
+
+int nvt_cmd_pid(const struct options *o, int argc, char **argv)
+{
+	const char *mask_text = argc == 2 ? argv[0] : (o->count || o->gpu_masks) ? "" : NULL;
+	static struct nvt_slot_view parts[NVT_MAX_GPUS];
+	pid_t pid = parse_pid(argv[argc - 1]);
+	struct nvt_seg_handle h;
+	char why[256];
+	int rc, n_parts;
+
+	if (o->all_tasks)
+		return nvt_cmd_all_tasks(o, pid, mask_text);
+	rc = nvt_seg_open(nvt_rundir(), pid, mask_text != NULL, &h);
+	if (rc)
+		cli_errx("failed to %s pid %ld's partition: %s", mask_text ? "set" : "get", (long)pid,
+			 seg_error(rc, &h, why, sizeof(why)));
+	if (!mask_text) {
+		rc = pid_show(o, &h, 1, why, sizeof(why));
+		nvt_seg_close(&h);
+		if (rc)
+			cli_errx("failed to get pid %ld's partition: %s", (long)pid, why);
+		return EXIT_SUCCESS;
+	}
+	n_parts = pid_plan(o, mask_text, &h, parts);
+	if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
+		cli_errx("failed to set pid %ld's partition: %s", (long)pid, why);
 	return EXIT_SUCCESS;
 }

@@ -1,0 +1,102 @@
+/*
+ * output.c - what -p and -l print besides their text lines: errors (on
+ * stderr, and with --json as a JSON object on stdout) and the JSON fields
+ * of a GPU slot. docs/json.md describes every field.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <err.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int json_errors;
+
+void set_json_errors(int on)
+{
+	json_errors = on;
+}
+
+void json_error(pid_t pid, const char *message)
+{
+	if (pid > 0)
+		printf("{\"pid\":%ld,\"error\":", (long)pid);
+	else
+		printf("{\"version\":%d,\"error\":", NVT_JSON_VERSION);
+	json_string(message);
+	putchar('}');
+}
+
+void json_error_if_asked(const char *message)
+{
+	if (!json_errors)
+		return;
+	json_error(0, message);
+	putchar('\n');
+}
+
+/* Prints message as the command's last word, and exits 1. */
+static void __attribute__((noreturn)) fail(const char *message)
+{
+	fprintf(stderr, "%s: %s\n", program_invocation_short_name, message);
+	json_error_if_asked(message);
+	exit(EXIT_FAILURE);
+}
+
+void cli_errx(const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	fail(message);
+}
+
+void cli_err(const char *fmt, ...)
+{
+	char message[1024];
+	int saved = errno;
+	size_t n;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	n = strlen(message);
+	snprintf(message + n, sizeof(message) - n, ": %s", strerror(saved));
+	fail(message);
+}
+
+void json_gpu_start(const uint8_t uuid[16])
+{
+	char text[NVT_UUID_TEXT_MAX];
+	int index = gpu_index_of(uuid);
+
+	nvt_uuid_format(uuid, text);
+	if (index >= 0)
+		printf("{\"gpu\":%d,\"uuid\":\"%s\"", index, text);
+	else
+		printf("{\"gpu\":null,\"uuid\":\"%s\"", text);
+}
+
+void json_partition_fields(uint32_t state, const struct nvt_tpcset *tpcs)
+{
+	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
+
+	if (state != NVT_SLOT_SET) {
+		printf("\"partitioned\":false,\"tpcs\":null,\"tpc_mask\":null,\"tpc_count\":null,"
+		       "\"tpc_ids\":null");
+		return;
+	}
+	describe(tpcs, list, mask);
+	printf("\"partitioned\":true,\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u,\"tpc_ids\":",
+	       list, mask, nvt_set_count(tpcs));
+	json_tpc_array(stdout, tpcs);
+}
