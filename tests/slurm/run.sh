@@ -287,6 +287,7 @@ s_two_jobs() {
 	done
 	has "$list" "slurmstepd: [$ja.0]"
 	has "$list" "slurmstepd: [$jb.0]"
+	has "$(timeout 20 "$NVT" -l --json)" "\"slurm_step\":\"$ja.0\""
 	# The tasks' MPS settings; the MPS control daemon the plugin started.
 	eq "$(envof a 0 CUDA_DEVICE_MAX_CONNECTIONS)" 8 "CUDA_DEVICE_MAX_CONNECTIONS"
 	eq "$(envof a 0 CUDA_MPS_PIPE_DIRECTORY)" "$W/mps-pipe" "CUDA_MPS_PIPE_DIRECTORY"
@@ -396,7 +397,7 @@ s_other_user() {
 	no_claims
 }
 
-s_bad_requests() {
+s_requests() {
 	local out rc
 	out=$(timeout 30 srun --gpu-tpcs=abc true 2>&1) && rc=0 || rc=$?
 	[ "$rc" != 0 ] || die "srun --gpu-tpcs=abc succeeded"
@@ -407,6 +408,9 @@ s_bad_requests() {
 	out=$(timeout 30 srun --gpu-tpcs=4 --gpu-gpcs=1 true 2>&1) && rc=0 || rc=$?
 	[ "$rc" != 0 ] || die "srun with both options succeeded"
 	has "$out" "--gpu-tpcs and --gpu-gpcs exclude each other"
+	out=$(timeout 30 sbatch --gpu-tpcs=x --wrap true 2>&1) && rc=0 || rc=$?
+	[ "$rc" != 0 ] || die "sbatch --gpu-tpcs=x succeeded"
+	has "$out" "--gpu-tpcs takes a count from 1 to 256, not 'x'"
 	# More than the node has: refused at submission, by Slurm.
 	out=$(timeout 30 srun --gpu-tpcs=$((TPCS + 1)) true 2>&1) && rc=0 || rc=$?
 	[ "$rc" != 0 ] || die "srun --gpu-tpcs=$((TPCS + 1)) succeeded"
@@ -419,6 +423,9 @@ s_bad_requests() {
 	has "$out" "nvtaskset: --gpu-tpcs=8 asks more than the 4 TPCs Slurm granted job"
 	grep -q "asks more than the 4 TPCs Slurm granted" "$W/log/slurmd.log" ||
 		die "no reason logged in slurmd.log"
+	# Asked as the GRES alone (no cli_filter needed): placed all the same.
+	out=$(timeout 30 srun --gres=tpc:8 sh -c 'echo "$NVTASKSET_PARTITION"' 2>&1)
+	[ "$(count "$(awk '{print $2}' <<<"$out")")" == 8 ] || die "--gres=tpc:8 gave: $out"
 	# A job that asks for no TPCs runs as it would without the plugin.
 	out=$(timeout 30 srun env 2>&1)
 	[[ "$out" != *NVTASKSET_PARTITION* ]] || die "a job without TPCs got a partition"
@@ -430,7 +437,7 @@ s_bad_requests() {
 start_cluster
 echo "Slurm $(srun --version | awk '{print $2}') on $(hostname -s), tpc GRES $TPCS, in $W"
 PASS=0 FAIL=0 FAILED=""
-ALL="two_jobs queue cancel kill_srun sbatch other_user bad_requests"
+ALL="two_jobs queue cancel kill_srun sbatch other_user requests"
 for name in ${*:-$ALL}; do
 	start=$(date +%s.%N)
 	(
