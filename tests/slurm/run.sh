@@ -57,9 +57,10 @@ stop_all_tasks() {
 	done
 }
 
-CTLD= SLURMD=
-stop_cluster() {
-	local i pid
+CTLD= SLURMD= CLUSTER_GPUS=0
+# Stops slurmd and slurmctld (after every job), munged with all, and the MPS daemon.
+stop_daemons() {
+	local i pid all=${1:-}
 	# Let every job end: the fake programs stop when their stop file appears.
 	stop_all_tasks
 	[ -n "$CTLD" ] && timeout 10 scancel --full --quiet --user=root 2>/dev/null
@@ -76,10 +77,15 @@ stop_cluster() {
 		done
 		kill -KILL "$pid" 2>/dev/null
 	done
+	CTLD= SLURMD=
+	[ -z "$all" ] && return
 	[ -s "$W/munge/pid" ] && kill "$(cat "$W/munge/pid")" 2>/dev/null
 	# The MPS control daemon the plugin started (the fake one quits on this file).
 	[ -e "$W/mps-pipe/nvidia-cuda-mps-control.pid" ] && touch "$W/mps-pipe/quit"
 	sleep 0.2
+}
+stop_cluster() {
+	stop_daemons all
 	if [ -n "${KEEP:-}" ]; then
 		echo "kept $W"
 	else
@@ -97,26 +103,33 @@ for x in s: x.bind(("127.0.0.1", 0))
 print(" ".join(str(x.getsockname()[1]) for x in s))'
 }
 
+# start_cluster GPUS: a node with GPUS fake GPUs (the daemons and the jobs
+# see FAKECUDA_DEVICES), each an H100 of TPCS TPCs.
 start_cluster() {
 	local host ports tpcs i
+	export FAKECUDA_DEVICES=$1
+	CLUSTER_GPUS=$1
 	host=$(hostname -s)
 	read -r -a ports <<<"$(free_ports)"
-	# The fake GPU, calibrated by root into the cache the plugin reads.
+	# The fake GPUs, calibrated by root into the cache the plugin reads.
 	env NVTASKSET_CACHE_DIR="$W/cache" "$NVT" --calibrate >"$W/log/calibrate" 2>&1 ||
 		fail_setup "cannot calibrate the fake GPU: $(cat "$W/log/calibrate")"
 	tpcs=$(env NVTASKSET_CACHE_DIR="$W/cache" "$NVT" --topology |
-		sed -n 's/^ *\([0-9]*\) TPCs,.*/\1/p')
+		sed -n 's/^ *\([0-9]*\) TPCs,.*/\1/p' | head -1)
 	[ -n "$tpcs" ] || fail_setup "cannot read the fake GPU's TPC count"
 	TPCS=$tpcs
 	# munged as munge, on a socket and key of its own.
-	chown munge:munge "$W/munge"
-	head -c 1024 /dev/urandom >"$W/munge/munge.key"
-	chown munge:munge "$W/munge/munge.key"
-	chmod 400 "$W/munge/munge.key"
-	timeout 20 setpriv --reuid=munge --regid=munge --clear-groups munged \
-		--socket="$W/munge/socket" --key-file="$W/munge/munge.key" --log-file="$W/munge/log" \
-		--pid-file="$W/munge/pid" --seed-file="$W/munge/seed" ||
-		fail_setup "munged did not start: $(cat "$W/munge/log" 2>/dev/null)"
+	if [ ! -s "$W/munge/pid" ]; then
+		chown munge:munge "$W/munge"
+		head -c 1024 /dev/urandom >"$W/munge/munge.key"
+		chown munge:munge "$W/munge/munge.key"
+		chmod 400 "$W/munge/munge.key"
+		timeout 20 setpriv --reuid=munge --regid=munge --clear-groups munged \
+			--socket="$W/munge/socket" --key-file="$W/munge/munge.key" \
+			--log-file="$W/munge/log" --pid-file="$W/munge/pid" --seed-file="$W/munge/seed" ||
+			fail_setup "munged did not start: $(cat "$W/munge/log" 2>/dev/null)"
+	fi
+	rm -rf "${W:?}"/state/* "${W:?}"/spool/*
 	cat >"$SLURM_CONF" <<EOF
 ClusterName=nvtaskset
 SlurmctldHost=$host(127.0.0.1)
@@ -147,10 +160,10 @@ KillWait=3
 GresTypes=tpc
 CliFilterPlugins=cli_filter/lua
 PlugStackConfig=$W/etc/plugstack.conf
-NodeName=$host NodeAddr=127.0.0.1 CPUs=16 Gres=tpc:$tpcs State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=16 Gres=tpc:$((tpcs * $1)) State=UNKNOWN
 PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
-	echo "Name=tpc Count=$tpcs" >"$W/etc/gres.conf"
+	echo "Name=tpc Count=$((tpcs * $1))" >"$W/etc/gres.conf"
 	echo "required $SPANK rundir=$W/run wait=10 mps_pipe=$W/mps-pipe mps_log=$W/mps-log" \
 		"mps_control=$ROOT/tests/fake/bin/nvidia-cuda-mps-control" >"$W/etc/plugstack.conf"
 	cp "$ROOT/tools/slurm/cli_filter.lua" "$W/etc/cli_filter.lua"
@@ -432,13 +445,47 @@ s_requests() {
 	no_claims
 }
 
+# On a node with two GPUs (TPCS each): a step's TPCs lie on one GPU, the
+# first with room; the tasks see that GPU only; Slurm counts the node's sum.
+s_two_gpus() {
+	local a b c uuid0 uuid1 job
+	uuid0=$("$APP" uuids | awk '$1 == 0 {print $2}')
+	uuid1=$("$APP" uuids | awk '$1 == 1 {print $2}')
+	submit a -n1 --gpu-tpcs=60
+	a=$(state a 0)
+	submit b -n1 --gpu-tpcs=60
+	b=$(state b 0)
+	echo "job a: $a on $(envof a 0 CUDA_VISIBLE_DEVICES); job b: $b on $(envof b 0 CUDA_VISIBLE_DEVICES)"
+	eq "$(envof a 0 CUDA_VISIBLE_DEVICES)" "$uuid0" "job a's GPU"
+	eq "$(envof b 0 CUDA_VISIBLE_DEVICES)" "$uuid1" "job b's GPU (GPU 0 has 6 TPCs free)"
+	eq "$(count "$a")" 60 "TPCs of job a"
+	eq "$(count "$b")" 60 "TPCs of job b"
+	# 12 TPCs are left on the node, 6 on each GPU: a third job waits.
+	submit c -n1 --gpu-tpcs=60
+	job=$(wait_pending c)
+	finish a
+	c=$(state c 0 30)
+	echo "job c ($job), after a: $c on $(envof c 0 CUDA_VISIBLE_DEVICES)"
+	eq "$(envof c 0 CUDA_VISIBLE_DEVICES)" "$uuid0" "job c's GPU"
+	finish b
+	finish c
+	no_claims
+}
+
 # ---- Driver -------------------------------------------------------------------
 
-start_cluster
-echo "Slurm $(srun --version | awk '{print $2}') on $(hostname -s), tpc GRES $TPCS, in $W"
 PASS=0 FAIL=0 FAILED=""
-ALL="two_jobs queue cancel kill_srun sbatch other_user requests"
-for name in ${*:-$ALL}; do
+ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user requests"
+TWO_GPUS="two_gpus"
+for name in ${*:-$ONE_GPU $TWO_GPUS}; do
+	gpus=1
+	[[ " $TWO_GPUS " == *" $name "* ]] && gpus=2
+	if [ "$gpus" != "$CLUSTER_GPUS" ]; then
+		[ -n "$CTLD" ] && stop_daemons
+		start_cluster "$gpus"
+		echo "Slurm $(srun --version | awk '{print $2}') on $(hostname -s), $gpus fake GPU(s)," \
+			"tpc GRES $((TPCS * gpus)), in $W"
+	fi
 	start=$(date +%s.%N)
 	(
 		set -e
