@@ -60,7 +60,7 @@
 #include "tpcset.h"
 
 /* What the plugin exports (plugin_*, slurm_spank_*) spank.map says. */
-SPANK_PLUGIN(nvtaskset, 1);
+SPANK_PLUGIN(nvtaskset, 1)
 
 #define MPS_TIMEOUT_MS 10000
 #define DEFAULT_WAIT_S 10
@@ -89,9 +89,11 @@ static int opt_count(int val, const char *optarg, int remote);
 /* Registered in slurm_spank_init: Slurm reads no static table in sbatch and salloc. */
 static struct spank_option options[] = {
 	{"gpu-tpcs", "N",
-	 "Run each task on N TPCs of a GPU that no other job uses (nvtaskset; needs the tpc GRES)",
+	 "Run the step's tasks on each node in N TPCs of a GPU that no other job uses (nvtaskset)",
 	 1, OPT_TPCS, opt_count},
-	{"gpu-gpcs", "N", "Run each task on N whole GPCs of a GPU that no other job uses (nvtaskset)",
+	{"gpu-gpcs", "N",
+	 "Run the step's tasks on each node in N whole GPCs of a GPU that no other job uses "
+	 "(nvtaskset)",
 	 1, OPT_GPCS, opt_count},
 	SPANK_OPTIONS_TABLE_END,
 };
