@@ -3,6 +3,7 @@
 #   make                      build into build/
 #   make check                run the test suite (no GPU needed; turns on -Werror)
 #   make check-package        build the Debian package, install, check and purge it (root)
+#   make check-slurm          the Slurm plugin's tests with a real Slurm on this machine (root)
 #   make deb                  build the Debian package into build/deb/
 #   make check-gpu            GPU tests (on a machine with an NVIDIA GPU)
 #   make install PREFIX=/usr/local DESTDIR= [LIBDIR=...]
@@ -10,6 +11,8 @@
 #
 # CFLAGS, CPPFLAGS and LDFLAGS are the packager's (dpkg-buildflags' hardening
 # flags work as given); WERROR=1 makes warnings errors, as `make check` and CI do.
+# The Slurm SPANK plugin is built where Slurm's headers are (Debian:
+# libslurm-dev); SLURM=0 never builds it, SLURM=1 fails without them.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -17,6 +20,7 @@ BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib/nvtaskset
 MANDIR ?= $(PREFIX)/share/man/man1
 DOCDIR ?= $(PREFIX)/share/doc/nvtaskset
+DATADIR ?= $(PREFIX)/share/nvtaskset
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
 VERSION := $(shell sed -n 's/^\#define NVT_VERSION_STRING "\(.*\)"/\1/p' include/nvtaskset.h)
@@ -48,7 +52,7 @@ SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 B = build
 PURE = tpcset tmd topo segment gpusel ptree
 SHIM_SRC = $(PURE) sysutil segfile inherit shim shimsetup shimgraph
-CORE_CLI = $(PURE) claim mpslog driverinfo sysutil segfile segopen reserve gpu calibrate gpus mps
+CORE_CLI = $(PURE) claim mpslog driverinfo sysutil segfile segopen reserve gpu calibrate gpus mps slurmproc
 CMD_SRC = main common output run pid tree list mpsctl topology
 
 SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)
@@ -60,7 +64,24 @@ SHIM = $(B)/lib/nvtaskset/libnvtaskset.so
 WRAPPER = $(B)/lib/nvtaskset/wrapper/libcuda.so.1
 STUB = $(B)/stub/libcuda.so
 
-all: $(CLI) $(SHIM) $(WRAPPER)
+# The Slurm plugin: src/ as the command uses it, built position-independent,
+# and tools/slurm/.
+SLURM ?= auto
+ifeq ($(SLURM),auto)
+HAVE_SLURM := $(shell printf '\#include <stdint.h>\n\#include <slurm/spank.h>\n' | \
+	$(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && echo 1)
+else ifeq ($(SLURM),1)
+HAVE_SLURM := 1
+endif
+SPANK_CORE = $(CORE_CLI)
+SPANK_SRC = request place spank_nvtaskset
+SPANK_OBJ = $(SPANK_CORE:%=$(B)/spank/%.o) $(SPANK_SRC:%=$(B)/spank/slurm/%.o)
+SPANK = $(B)/lib/nvtaskset/spank_nvtaskset.so
+ifeq ($(HAVE_SLURM),1)
+PLUGINS = $(SPANK)
+endif
+
+all: $(CLI) $(SHIM) $(WRAPPER) $(PLUGINS)
 
 # Everything is rebuilt when the compiler or its flags change (a packager's
 # `make CFLAGS=...` after a plain `make`); -Werror alone changes no output.
@@ -81,6 +102,22 @@ $(B)/cli/%.o: src/%.c $(wildcard src/*.h) include/nvtaskset.h $(FLAGS)
 $(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h $(wildcard src/*.h) include/nvtaskset.h $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itools/nvtaskset -I$(B)/gen -c -o $@ $<
+
+$(B)/spank/%.o: src/%.c $(wildcard src/*.h) include/nvtaskset.h $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(SHIM_CFLAGS) -c -o $@ $<
+
+# Default visibility here: spank.map exports the plugin's own symbols, which
+# hidden ones could not be.
+$(B)/spank/slurm/%.o: tools/slurm/%.c $(wildcard tools/slurm/*.h src/*.h) include/nvtaskset.h $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -Itools/slurm -c -o $@ $<
+
+# Slurm's functions come from the program that loads the plugin (srun,
+# slurmstepd: libslurmfull), so it links no Slurm library.
+$(SPANK): $(SPANK_OBJ) tools/slurm/spank.map
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SPANK_OBJ) -Wl,--version-script=tools/slurm/spank.map -ldl
 
 # Where the command looks for its shim: LIBDIR, and LIBDIR as seen from
 # BINDIR, so that an install staged in DESTDIR or moved as a whole works too.
@@ -122,7 +159,7 @@ $(WRAPPER): $(SHIM_OBJ) src/shim.map $(STUB)
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/test_ptree \
+	$(T)/test_ptree $(T)/test_slurm \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck
 
 # The fake driver: devices and launches, the calibration probe, the callback
@@ -137,6 +174,13 @@ $(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 $(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(PURE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(PURE_OBJ) -lpthread
+
+# The Slurm plugin's pure code, and the job step of a process: built without Slurm.
+$(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.c tools/slurm/request.h \
+		$(PURE_OBJ) $(B)/cli/slurmproc.o $(B)/cli/sysutil.o
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/unit -Itools/slurm $(LDFLAGS) -o $@ $< tools/slurm/request.c \
+		$(PURE_OBJ) $(B)/cli/slurmproc.o $(B)/cli/sysutil.o -lpthread
 
 $(T)/segpoke: tests/unit/segpoke.c $(PURE_OBJ) $(B)/cli/segfile.o $(B)/cli/segopen.o $(B)/cli/sysutil.o
 	@mkdir -p $(@D)
@@ -171,6 +215,14 @@ $(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(PURE:%=src/%.c) src/mpslog.c src/
 
 check: all $(FAKE) $(TEST_BINS)
 	@tests/run-tests.sh
+
+# The Slurm plugin with a real Slurm (slurmctld, slurmd, munged; Debian:
+# slurm-wlm, libslurm-dev, munge, lua5.1 or liblua for cli_filter/lua),
+# started on this machine by the script, as root. About a minute.
+check-slurm: all $(FAKE) $(T)/fakeapp-dlopen
+	@test -f $(SPANK) || { echo "check-slurm: the Slurm plugin was not built: it needs Slurm's \
+headers (libslurm-dev)" >&2; exit 1; }
+	@tests/slurm/run.sh
 
 # GPU tests: on a machine with an NVIDIA Hopper GPU, nvcc and python3.
 GPU_LOG ?= $(B)/gpu
@@ -207,12 +259,18 @@ install: all
 	install -m 0644 man/nvtaskset.1 $(DESTDIR)$(MANDIR)/nvtaskset.1
 	install -m 0644 tools/completion/nvtaskset.bash $(DESTDIR)$(BASHCOMPDIR)/nvtaskset
 	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)
+ifeq ($(HAVE_SLURM),1)
+	install -d $(DESTDIR)$(DATADIR)
+	install -m 0644 $(SPANK) $(DESTDIR)$(LIBDIR)/spank_nvtaskset.so
+	install -m 0644 tools/slurm/cli_filter.lua $(DESTDIR)$(DATADIR)/cli_filter.lua
+endif
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/nvtaskset $(DESTDIR)$(LIBDIR)/libnvtaskset.so \
 		$(DESTDIR)$(LIBDIR)/wrapper/libcuda.so.1 $(DESTDIR)$(MANDIR)/nvtaskset.1 \
-		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE
-	-rmdir $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
+		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE \
+		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua
+	-rmdir $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR) 2>/dev/null
 
 # ---- Debian package -------------------------------------------------------
 
@@ -239,5 +297,5 @@ clean:
 
 FORCE:
 
-.PHONY: all check check-gpu check-package deb bench bench-sizes install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all check check-gpu check-package check-slurm deb bench bench-sizes install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

@@ -21,7 +21,7 @@ uninstall_tree() {
 	[ -z "$(find "$dest" ! -type d)" ] || die "left after uninstall: $(find "$dest" ! -type d)"
 }
 t_install_uninstall() {
-	local dest=$WORK/dest f
+	local dest=$WORK/dest f files
 	install_tree "$dest" PREFIX=/opt/nvt
 	for f in bin/nvtaskset lib/nvtaskset/libnvtaskset.so lib/nvtaskset/wrapper/libcuda.so.1 \
 		share/man/man1/nvtaskset.1 share/bash-completion/completions/nvtaskset \
@@ -30,13 +30,20 @@ t_install_uninstall() {
 	done
 	cmp "$ROOT/tools/completion/nvtaskset.bash" "$dest/opt/nvt/share/bash-completion/completions/nvtaskset"
 	cmp "$ROOT/README.md" "$dest/opt/nvt/share/doc/nvtaskset/README.md"
-	[ "$(find "$dest" -type f | wc -l)" == 7 ] || die "unexpected files: $(find "$dest" -type f)"
+	# The Slurm plugin and its cli_filter, where this tree builds the plugin.
+	if [ -f "$B/lib/nvtaskset/spank_nvtaskset.so" ]; then
+		for f in lib/nvtaskset/spank_nvtaskset.so share/nvtaskset/cli_filter.lua; do
+			[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
+		done
+		files=9
+	fi
+	[ "$(find "$dest" -type f | wc -l)" == "${files:-7}" ] || die "unexpected files: $(find "$dest" -type f)"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
 	has "$out" "tpcs=2 hung=0"
 	uninstall_tree "$dest" PREFIX=/opt/nvt
-	for f in lib/nvtaskset share/doc/nvtaskset; do
+	for f in lib/nvtaskset share/doc/nvtaskset share/nvtaskset; do
 		[ ! -e "$dest/opt/nvt/$f" ] || die "$f left after uninstall"
 	done
 }
@@ -177,6 +184,8 @@ t_docs_agree() {
 	# The test command README gives is the one CI runs.
 	grep -q '^make check$' "$ROOT/README.md" || die "README lacks 'make check'"
 	grep -q 'make check' "$ROOT/.ci/run" || die ".ci/run does not run make check"
+	grep -q '^make check-slurm$' "$ROOT/README.md" || die "README lacks 'make check-slurm'"
+	grep -q '^make check-slurm$' "$ROOT/.ci/run" || die ".ci/run does not run make check-slurm"
 }
 t_docs_topology_example() {
 	# README's --topology example is real output: the fake driver has the H100's map.

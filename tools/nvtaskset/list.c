@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "slurmproc.h"
 
 /* One GPU's partition of a task. */
 struct gpu_part {
@@ -44,6 +45,7 @@ struct row {
 	int n;
 	struct gpu_part gpu[NVT_MAX_GPUS];
 	char cmd[512];
+	char slurm_step[NVT_SLURM_STEP_TEXT_MAX]; /* "JOB.STEP" of a Slurm task, else "" */
 };
 
 /* The kernels a task launched on all its GPUs; -1 when it has no slot to count them in. */
@@ -86,6 +88,7 @@ static void read_cmdline(pid_t pid, char *buf, size_t len)
 static int read_row(const struct options *o, const struct task_tree *t, pid_t pid, struct row *r)
 {
 	struct nvt_seg_handle h;
+	struct nvt_slurm_step step;
 	char why[160];
 	int rc = nvt_seg_open(nvt_rundir(), pid, 0, &h);
 
@@ -114,6 +117,8 @@ static int read_row(const struct options *o, const struct task_tree *t, pid_t pi
 	r->ppid = nvt_links_parent(t->links, t->n_links, pid);
 	r->uid = h.task_uid;
 	read_cmdline(pid, r->cmd, sizeof(r->cmd));
+	if (nvt_slurm_step_of(pid, &step) == 0)
+		nvt_slurm_step_format(&step, r->slurm_step, sizeof(r->slurm_step));
 	nvt_seg_close(&h);
 	/* A task without a slot counts no launches: it may have launched some. */
 	return o->launched_only && launches_of(r) == 0;
@@ -145,6 +150,11 @@ static void print_json(const struct row *r, int first)
 	else
 		printf("null");
 	printf(launches >= 0 ? ",\"launches\":%lld" : ",\"launches\":null", launches);
+	printf(",\"slurm_step\":");
+	if (r->slurm_step[0])
+		json_string(r->slurm_step);
+	else
+		printf("null");
 	printf(",\"gpus\":[");
 	for (int i = 0; i < r->n; i++) {
 		const struct gpu_part *p = &r->gpu[i];
@@ -246,16 +256,34 @@ static void col_tpcs(const struct row *r, int terminal, char *buf, size_t len)
 	}
 }
 
-/* The columns before COMMAND; width < 0: left-aligned, as printf's. */
+/* The Slurm job step the task runs in (src/slurmproc.h), "-" for none. */
+static void col_jobstep(const struct row *r, int terminal, char *buf, size_t len)
+{
+	(void)terminal;
+	snprintf(buf, len, "%s", r->slurm_step[0] ? r->slurm_step : "-");
+}
+
+/* The columns before COMMAND; width < 0: left-aligned, as printf's. A
+ * column marked slurm is shown only when a task runs in a Slurm job step. */
 static const struct column {
 	const char *name;
 	int width;
 	column_text text;
+	int slurm;
 } columns[] = {
-	{"PID", 7, col_pid},           {"PPID", 7, col_ppid},         {"USER", -10, col_user},
-	{"GPU", -5, col_gpu},          {"LAUNCHES", 8, col_launches}, {"TPCS", -20, col_tpcs},
+	{"PID", 7, col_pid, 0},        {"PPID", 7, col_ppid, 0},         {"USER", -10, col_user, 0},
+	{"GPU", -5, col_gpu, 0},       {"LAUNCHES", 8, col_launches, 0}, {"TPCS", -20, col_tpcs, 0},
+	{"JOBSTEP", -12, col_jobstep, 1},
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
+
+/* Show the Slurm columns: some task listed runs in a Slurm job step. */
+static int slurm_columns;
+
+static int column_shown(size_t c)
+{
+	return !columns[c].slurm || slurm_columns;
+}
 
 /* Width left for COMMAND in a terminal, or 0: no limit (piped output). */
 static int command_width(void)
@@ -264,7 +292,8 @@ static int command_width(void)
 	int fixed = 0;
 
 	for (size_t c = 0; c < N_COLUMNS; c++)
-		fixed += abs(columns[c].width) + 2;
+		if (column_shown(c))
+			fixed += abs(columns[c].width) + 2;
 	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_col < fixed + 20)
 		return 0;
 	return ws.ws_col - fixed;
@@ -273,7 +302,8 @@ static int command_width(void)
 static void print_header(void)
 {
 	for (size_t c = 0; c < N_COLUMNS; c++)
-		printf("%*s  ", columns[c].width, columns[c].name);
+		if (column_shown(c))
+			printf("%*s  ", columns[c].width, columns[c].name);
 	printf("COMMAND\n");
 }
 
@@ -284,6 +314,8 @@ static void print_text(const struct row *r, int width)
 	int room = width;
 
 	for (size_t c = 0; c < N_COLUMNS; c++) {
+		if (!column_shown(c))
+			continue;
 		columns[c].text(r, width > 0, text, sizeof(text));
 		printf("%*s  ", columns[c].width, text);
 	}
@@ -306,7 +338,7 @@ int nvt_cmd_list(const struct options *o)
 	struct row *rows;
 	pid_t *pids, *up;
 	size_t *order, n = 0;
-	int *depth, width = command_width();
+	int *depth, width;
 
 	if (task_tree_read(&t, 1))
 		cli_err("cannot read %s", nvt_rundir());
@@ -320,6 +352,9 @@ int nvt_cmd_list(const struct options *o)
 	for (int i = 0; i < t.n_tasks; i++)
 		if (read_row(o, &t, t.tasks[i], &rows[n]) == 0)
 			pids[n++] = t.tasks[i]; /* ascending, as the tasks */
+	for (size_t k = 0; k < n; k++)
+		slurm_columns |= rows[k].slurm_step[0] != '\0';
+	width = command_width();
 	/* Each task under the nearest task shown that it descends from. */
 	nvt_links_nearest(t.links, t.n_links, pids, n, up);
 	if (nvt_tree_order(pids, up, n, order, depth))

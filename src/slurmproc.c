@@ -1,0 +1,145 @@
+/*
+ * slurmproc.c - the Slurm job step of a process, from /proc.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "slurmproc.h"
+#include "sysutil.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How far up the process tree a task's slurmstepd may be (task, shell, srun...). */
+#define MAX_DEPTH 32
+
+/* Parses decimal digits (no sign, no spaces) below 2^32. Returns the end, or NULL. */
+static const char *parse_job(const char *p, const char *end, uint32_t *job)
+{
+	unsigned long long v = 0;
+	const char *start = p;
+
+	while (p < end && isdigit((unsigned char)*p) && p - start < 11)
+		v = v * 10 + (unsigned)(*p++ - '0');
+	if (p == start || v == 0 || v > UINT32_MAX)
+		return NULL;
+	*job = (uint32_t)v;
+	return p;
+}
+
+/* A step id: letters, digits and '+' (a heterogeneous component), 1-23 of them. */
+static int set_step(const char *p, size_t n, struct nvt_slurm_step *out)
+{
+	if (n == 0 || n >= sizeof(out->step))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)p[i]) && p[i] != '+')
+			return -1;
+	memcpy(out->step, p, n);
+	out->step[n] = '\0';
+	return 0;
+}
+
+int nvt_slurm_title_parse(const char *title, size_t len, struct nvt_slurm_step *out)
+{
+	static const char prefix[] = "slurmstepd: [";
+	const char *end = title + len, *p, *close;
+	struct nvt_slurm_step s;
+
+	if (len < sizeof(prefix) || memcmp(title, prefix, sizeof(prefix) - 1))
+		return -1;
+	p = parse_job(title + sizeof(prefix) - 1, end, &s.job);
+	if (!p || p >= end || *p != '.')
+		return -1;
+	p++;
+	close = memchr(p, ']', (size_t)(end - p));
+	if (!close || set_step(p, (size_t)(close - p), &s))
+		return -1;
+	*out = s;
+	return 0;
+}
+
+int nvt_slurm_env_parse(const char *job, const char *step, struct nvt_slurm_step *out)
+{
+	struct nvt_slurm_step s;
+	const char *end;
+
+	if (!job)
+		return -1;
+	end = job + strlen(job);
+	if (parse_job(job, end, &s.job) != end)
+		return -1;
+	if (set_step(step ? step : "batch", strlen(step ? step : "batch"), &s))
+		return -1;
+	*out = s;
+	return 0;
+}
+
+void nvt_slurm_step_format(const struct nvt_slurm_step *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%lu.%s", (unsigned long)s->job, s->step);
+}
+
+int nvt_slurm_stepd(pid_t pid, struct nvt_slurm_step *out)
+{
+	char path[64], title[128];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+	n = nvt_read_file(path, title, sizeof(title), 0);
+	if (n <= 0)
+		return -1;
+	return nvt_slurm_title_parse(title, (size_t)n, out);
+}
+
+/* The parent of pid (field 4 of /proc/PID/stat, after the command's ')'), or 0. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], stat[1024], *p;
+	long ppid;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if (nvt_read_file(path, stat, sizeof(stat), 0) <= 0)
+		return 0;
+	p = strrchr(stat, ')');
+	if (!p || sscanf(p + 1, " %*c %ld", &ppid) != 1 || ppid < 0)
+		return 0;
+	return (pid_t)ppid;
+}
+
+/* Copies the value of name in pid's environment to buf; returns 0, or -1. */
+static int environ_value(pid_t pid, const char *name, char *buf, size_t len)
+{
+	static char env[65536];
+	char path[64];
+	size_t n = strlen(name);
+	ssize_t got;
+
+	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
+	got = nvt_read_file(path, env, sizeof(env), 0);
+	for (char *p = env; got > 0 && p < env + got; p += strlen(p) + 1)
+		if (!strncmp(p, name, n) && p[n] == '=') {
+			snprintf(buf, len, "%s", p + n + 1);
+			return 0;
+		}
+	return -1;
+}
+
+int nvt_slurm_step_of(pid_t pid, struct nvt_slurm_step *out)
+{
+	char job[32], step[32];
+	int has_step;
+
+	pid_t p = pid;
+
+	for (int depth = 0; p > 1 && depth < MAX_DEPTH; depth++, p = parent_of(p))
+		if (nvt_slurm_stepd(p, out) == 0)
+			return 0;
+	if (environ_value(pid, "SLURM_JOB_ID", job, sizeof(job)))
+		return -1;
+	has_step = environ_value(pid, "SLURM_STEP_ID", step, sizeof(step)) == 0;
+	return nvt_slurm_env_parse(job, has_step ? step : NULL, out);
+}

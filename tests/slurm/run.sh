@@ -1,0 +1,536 @@
+#!/usr/bin/env bash
+# The nvtaskset Slurm plugin with a real Slurm: starts munged, slurmctld and
+# slurmd (Debian: munge, slurm-wlm) in a private directory on this machine,
+# as root, with a generated single-node slurm.conf whose node has the fake
+# GPU's TPCs as the count GRES `tpc`, the plugin in plugstack.conf and
+# nvtaskset's cli_filter.lua; jobs run the fake CUDA program on the fake
+# driver. Installs nothing; stops every daemon it started.
+#
+# Usage: tests/slurm/run.sh [SCENARIO...]   (`make check-slurm`; default: all)
+# Prints one line per scenario with its time, and "N passed, M failed" last.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/build
+T=$B/test
+NVT=$B/bin/nvtaskset
+SPANK=$B/lib/nvtaskset/spank_nvtaskset.so
+SHIM=$B/lib/nvtaskset/libnvtaskset.so
+FAKEDIR=$T/fake
+TASK=$ROOT/tests/slurm/task.sh
+export APP=$T/fakeapp-dlopen
+# A user other than the submitter, for the job of another user.
+OTHER_UID=65534
+
+fail_setup() {
+	echo "check-slurm: $*" >&2
+	exit 1
+}
+[ "$(id -u)" = 0 ] || fail_setup "needs root: it starts munged, slurmctld and slurmd"
+for tool in munged slurmctld slurmd srun sbatch squeue scancel scontrol setpriv python3 timeout; do
+	command -v "$tool" >/dev/null ||
+		fail_setup "needs $tool (Debian: apt-get install slurm-wlm libslurm-dev munge)"
+done
+for f in "$SPANK" "$SHIM" "$NVT" "$APP" "$FAKEDIR/libcuda.so.1"; do
+	[ -e "$f" ] || fail_setup "$f is missing: run make check-slurm"
+done
+id -un "$OTHER_UID" >/dev/null 2>&1 || fail_setup "needs a user with uid $OTHER_UID"
+
+W=$(mktemp -d /tmp/nvtaskset-slurm.XXXXXX)
+chmod 755 "$W"
+export OUT=$W/out
+mkdir -p "$W"/{etc,state,spool,log,munge,cache,mps-pipe,mps-log} "$OUT" "$W/run"
+chmod 1777 "$OUT" "$W/run"
+export SLURM_CONF=$W/etc/slurm.conf
+# The jobs' environment, which srun passes on to the tasks.
+export LD_LIBRARY_PATH=$FAKEDIR NVTASKSET_RUNDIR=$W/run
+unset LD_PRELOAD NVTASKSET_PARTITION CUDA_VISIBLE_DEVICES CUDA_MPS_PIPE_DIRECTORY \
+	CUDA_DEVICE_MAX_CONNECTIONS SLURM_JOB_ID SLURM_JOBID
+for v in $(env | sed -n 's/^\(SLURM_SPANK_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+
+# Every test task stops when its stop file appears.
+stop_all_tasks() {
+	local f tag
+	for f in "$OUT"/*.env; do
+		[ -e "$f" ] || continue
+		tag=$(basename "$f")
+		touch "$OUT/${tag%%.*}.stop"
+	done
+}
+
+CTLD= SLURMD= CLUSTER_GPUS=0
+# Stops slurmd and slurmctld (after every job), munged with all, and the MPS daemon.
+stop_daemons() {
+	local i pid all=${1:-}
+	# Let every job end: the fake programs stop when their stop file appears.
+	stop_all_tasks
+	[ -n "$CTLD" ] && timeout 10 scancel --full --quiet --user=root 2>/dev/null
+	[ -n "$CTLD" ] && timeout 10 scancel --full --quiet --user="$OTHER_UID" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		[ -z "$CTLD" ] || [ -z "$(timeout 5 squeue -h 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+	for pid in $SLURMD $CTLD; do
+		kill "$pid" 2>/dev/null
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null
+	done
+	CTLD= SLURMD=
+	[ -z "$all" ] && return
+	[ -s "$W/munge/pid" ] && kill "$(cat "$W/munge/pid")" 2>/dev/null
+	# The MPS control daemon the plugin started (the fake one quits on this file).
+	[ -e "$W/mps-pipe/nvidia-cuda-mps-control.pid" ] && touch "$W/mps-pipe/quit"
+	sleep 0.2
+}
+stop_cluster() {
+	stop_daemons all
+	if [ -n "${KEEP:-}" ]; then
+		echo "kept $W"
+	else
+		rm -rf "$W"
+	fi
+}
+trap stop_cluster EXIT
+trap 'exit 1' INT TERM HUP
+
+# Two free TCP ports for slurmctld and slurmd.
+free_ports() {
+	python3 -c 'import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))'
+}
+
+# start_cluster GPUS: a node with GPUS fake GPUs (the daemons and the jobs
+# see FAKECUDA_DEVICES), each an H100 of TPCS TPCs.
+start_cluster() {
+	local host ports tpcs i
+	export FAKECUDA_DEVICES=$1
+	CLUSTER_GPUS=$1
+	host=$(hostname -s)
+	read -r -a ports <<<"$(free_ports)"
+	# The fake GPUs, calibrated by root into the cache the plugin reads.
+	env NVTASKSET_CACHE_DIR="$W/cache" "$NVT" --calibrate >"$W/log/calibrate" 2>&1 ||
+		fail_setup "cannot calibrate the fake GPU: $(cat "$W/log/calibrate")"
+	tpcs=$(env NVTASKSET_CACHE_DIR="$W/cache" "$NVT" --topology |
+		sed -n 's/^ *\([0-9]*\) TPCs,.*/\1/p' | head -1)
+	[ -n "$tpcs" ] || fail_setup "cannot read the fake GPU's TPC count"
+	TPCS=$tpcs
+	# munged as munge, on a socket and key of its own.
+	if [ ! -s "$W/munge/pid" ]; then
+		chown munge:munge "$W/munge"
+		head -c 1024 /dev/urandom >"$W/munge/munge.key"
+		chown munge:munge "$W/munge/munge.key"
+		chmod 400 "$W/munge/munge.key"
+		timeout 20 setpriv --reuid=munge --regid=munge --clear-groups munged \
+			--socket="$W/munge/socket" --key-file="$W/munge/munge.key" \
+			--log-file="$W/munge/log" --pid-file="$W/munge/pid" --seed-file="$W/munge/seed" ||
+			fail_setup "munged did not start: $(cat "$W/munge/log" 2>/dev/null)"
+	fi
+	rm -rf "${W:?}"/state/* "${W:?}"/spool/*
+	cat >"$SLURM_CONF" <<EOF
+ClusterName=nvtaskset
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=${ports[0]}
+SlurmdPort=${ports[1]}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$W/munge/socket
+StateSaveLocation=$W/state
+SlurmdSpoolDir=$W/spool
+SlurmctldPidFile=$W/slurmctld.pid
+SlurmdPidFile=$W/slurmd.pid
+SlurmctldLogFile=$W/log/slurmctld.log
+SlurmdLogFile=$W/log/slurmd.log
+SlurmdDebug=verbose
+MailProg=/bin/true
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/builtin
+KillWait=3
+GresTypes=tpc
+CliFilterPlugins=cli_filter/lua
+PlugStackConfig=$W/etc/plugstack.conf
+NodeName=$host NodeAddr=127.0.0.1 CPUs=16 Gres=tpc:$((tpcs * $1)) State=UNKNOWN
+PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+	echo "Name=tpc Count=$((tpcs * $1))" >"$W/etc/gres.conf"
+	echo "required $SPANK rundir=$W/run wait=10 mps_pipe=$W/mps-pipe mps_log=$W/mps-log" \
+		"mps_control=$ROOT/tests/fake/bin/nvidia-cuda-mps-control" >"$W/etc/plugstack.conf"
+	cp "$ROOT/tools/slurm/cli_filter.lua" "$W/etc/cli_filter.lua"
+	# slurmstepd (started by slurmd) needs the fake driver (LD_LIBRARY_PATH)
+	# and the calibration cache.
+	env NVTASKSET_CACHE_DIR="$W/cache" NVTASKSET_DRIVER_TIMEOUT=20 \
+		slurmctld -D -i >"$W/log/slurmctld.out" 2>&1 &
+	CTLD=$!
+	for ((i = 0; i < 100; i++)); do
+		timeout 5 scontrol ping 2>/dev/null | grep -q 'is UP' && break
+		sleep 0.2
+	done
+	timeout 5 scontrol ping | grep -q 'is UP' ||
+		fail_setup "slurmctld did not start: $(tail -5 "$W/log/slurmctld.log")"
+	env NVTASKSET_CACHE_DIR="$W/cache" NVTASKSET_DRIVER_TIMEOUT=20 \
+		slurmd -D >"$W/log/slurmd.out" 2>&1 &
+	SLURMD=$!
+	for ((i = 0; i < 100; i++)); do
+		[ "$(timeout 5 sinfo -h -o %T 2>/dev/null)" = idle ] && break
+		sleep 0.2
+	done
+	[ "$(timeout 5 sinfo -h -o %T)" = idle ] ||
+		fail_setup "slurmd did not start: $(tail -5 "$W/log/slurmd.log")"
+}
+
+# ---- Helpers (used in scenarios, which run in subshells under set -e) ----
+
+die() {
+	echo "FAILED: $*"
+	exit 1
+}
+eq() { [ "$1" == "$2" ] || die "${3:-value}: expected '$2', got '$1'"; }
+has() { [[ "$1" == *"$2"* ]] || die "expected '$2' in: $1"; }
+
+# submit TAG [SRUN-OPTION...] [-- TASK-ARG]: starts a job step of task.sh TAG in the background.
+submit() {
+	local tag=$1 opts=() arg=
+	shift
+	while [ $# -gt 0 ]; do
+		[ "$1" = -- ] && { arg=$2; break; }
+		opts+=("$1")
+		shift
+	done
+	timeout 120 srun "${opts[@]}" "$TASK" "$tag" $arg >"$OUT/$tag.srun" 2>&1 &
+	echo $! >"$OUT/$tag.srunpid"
+}
+# submit_as UID TAG [SRUN-OPTION...]: the same, as user UID.
+submit_as() {
+	local uid=$1 tag=$2
+	shift 2
+	(cd "$OUT" && timeout 120 setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+		srun "$@" "$TASK" "$tag" >"$OUT/$tag.srun" 2>&1) &
+	echo $! >"$OUT/$tag.srunpid"
+}
+# state TAG RANK [SECONDS]: waits for the TPCs task RANK's launches ran on; prints them.
+state() {
+	local i
+	for ((i = 0; i < ${3:-30} * 10; i++)); do
+		[ -s "$OUT/$1.$2.state" ] && { cat "$OUT/$1.$2.state"; return; }
+		sleep 0.1
+	done
+	die "task $2 of $1 never launched: $(cat "$OUT/$1.srun" 2>/dev/null)"
+}
+# finish TAG: stops the job's tasks and waits (30 s at most) for its srun; echoes its status.
+finish() {
+	local pid i
+	pid=$(cat "$OUT/$1.srunpid")
+	touch "$OUT/$1.stop"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && die "srun of $1 did not end: $(cat "$OUT/$1.srun")"
+	wait "$pid" 2>/dev/null
+}
+envof() { sed -n "s/^$3=//p" "$OUT/$1.$2.env"; } # envof TAG RANK NAME
+jobof() { sed -n 's/^job=\([0-9]*\) .*/\1/p' "$OUT/$1.0.env"; }
+# expand LIST: one TPC a line.
+expand() {
+	local item
+	for item in ${1//,/ }; do
+		if [[ $item == *-* ]]; then seq "${item%-*}" "${item#*-}"; else echo "$item"; fi
+	done
+}
+count() { expand "$1" | wc -l; }
+common() { comm -12 <(expand "$1" | sort) <(expand "$2" | sort) | wc -l; }
+pending() { [ "$(timeout 5 squeue -h -j "$1" -o %T 2>/dev/null)" = PENDING ]; }
+# The job ids srun printed or the tasks recorded.
+pending_job_of() { sed -n 's/^srun: job \([0-9]*\) queued.*/\1/p' "$OUT/$1.srun"; }
+# wait_pending TAG: waits until TAG's job waits in the queue; prints its id.
+wait_pending() {
+	local i job
+	for ((i = 0; i < 100; i++)); do
+		job=$(pending_job_of "$1")
+		[ -n "$job" ] && pending "$job" && { echo "$job"; return; }
+		sleep 0.1
+	done
+	die "job $1 is not waiting: $(cat "$OUT/$1.srun"; timeout 5 squeue)"
+}
+nvt_list() { timeout 20 "$NVT" -l; }
+since() { python3 -c "print('%.1f' % ($(date +%s.%N) - $1))"; } # since START: seconds
+# No slurmstepd holds TPCs any more (the claims are given back).
+no_claims() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		! nvt_list | grep -q 'slurmstepd' && return
+		sleep 0.1
+	done
+	die "a step's TPCs are still held: $(nvt_list)"
+}
+
+# ---- Scenarios -------------------------------------------------------------
+
+s_two_jobs() {
+	local a0 a1 b0 b1 ja jb list pid
+	submit a -n2 --gpu-tpcs=16
+	submit b -n2 --gpu-tpcs=16
+	a0=$(state a 0) a1=$(state a 1) b0=$(state b 0) b1=$(state b 1)
+	echo "job a: $a0 | $a1; job b: $b0 | $b1"
+	eq "$a0" "$a1" "the two tasks of job a"
+	eq "$b0" "$b1" "the two tasks of job b"
+	eq "$(count "$a0")" 16 "TPCs of job a"
+	eq "$(count "$b0")" 16 "TPCs of job b"
+	eq "$(common "$a0" "$b0")" 0 "TPCs that jobs a and b share"
+	ja=$(jobof a) jb=$(jobof b)
+	list=$(nvt_list)
+	echo "$list"
+	for tag in a b; do
+		for rank in 0 1; do
+			pid=$(envof $tag $rank pid)
+			[[ "$(awk -v p="$pid" '$1 == p' <<<"$list")" == *" $(jobof $tag).0 "* ]] ||
+				die "-l does not show task $pid as job $(jobof $tag) step 0: $list"
+		done
+	done
+	has "$list" "slurmstepd: [$ja.0]"
+	has "$list" "slurmstepd: [$jb.0]"
+	has "$(timeout 20 "$NVT" -l --json)" "\"slurm_step\":\"$ja.0\""
+	# The tasks' MPS settings; the MPS control daemon the plugin started.
+	eq "$(envof a 0 CUDA_DEVICE_MAX_CONNECTIONS)" 8 "CUDA_DEVICE_MAX_CONNECTIONS"
+	eq "$(envof a 0 CUDA_MPS_PIPE_DIRECTORY)" "$W/mps-pipe" "CUDA_MPS_PIPE_DIRECTORY"
+	[ -s "$W/mps-pipe/nvidia-cuda-mps-control.pid" ] || die "no MPS control daemon runs"
+	has "$(envof a 0 LD_PRELOAD)" "$SHIM"
+	finish a
+	finish b
+	no_claims
+}
+
+s_queue() {
+	local x y job
+	submit x -n1 --gpu-tpcs=40
+	x=$(state x 0)
+	submit y -n1 --gpu-tpcs=40
+	job=$(wait_pending y)
+	sleep 2
+	pending "$job" || die "job y ($job) runs beside x: 80 TPCs of $TPCS"
+	[ ! -e "$OUT/y.0.state" ] || die "job y ran while x held its TPCs"
+	finish x
+	y=$(state y 0 30)
+	echo "job x: $x; job y, after x: $y"
+	eq "$(count "$y")" 40 "TPCs of job y"
+	[ "$(common "$x" "$y")" -gt 0 ] || die "job y did not get x's TPCs"
+	finish y
+	no_claims
+}
+
+s_cancel() {
+	local c d job start
+	# Its tasks ignore SIGTERM: Slurm kills them KillWait (3 s) later.
+	submit c -n2 --gpu-tpcs=60 -- ignore-term
+	c=$(state c 0)
+	state c 1 >/dev/null
+	submit d -n1 --gpu-tpcs=60
+	wait_pending d >/dev/null
+	start=$(date +%s.%N)
+	timeout 10 scancel "$(jobof c)"
+	d=$(state d 0 60)
+	echo "cancelled job c ($c): job d got $d $(since "$start") s later"
+	kill -0 "$(envof c 0 pid)" 2>/dev/null && die "a task of the cancelled job still runs"
+	[ "$(common "$c" "$d")" -gt 0 ] || die "job d did not get c's TPCs"
+	finish d
+	no_claims
+}
+
+s_kill_srun() {
+	local e f start
+	submit e -n1 --gpu-tpcs=60
+	e=$(state e 0)
+	# srun itself (its parent is the timeout that submit started).
+	kill -KILL "$(pgrep -P "$(cat "$OUT/e.srunpid")" srun)"
+	start=$(date +%s.%N)
+	submit f -n1 --gpu-tpcs=60
+	f=$(state f 0 120)
+	echo "srun of job e ($e) killed: job f got $f $(since "$start") s later"
+	[ "$(common "$e" "$f")" -gt 0 ] || die "job f did not get e's TPCs"
+	finish f
+	no_claims
+}
+
+s_sbatch() {
+	local g0 g1 job i
+	cat >"$OUT/g.sh" <<EOF
+#!/bin/sh
+env | grep -E '^(NVTASKSET_PARTITION|SLURM_SPANK_)' >"$OUT/g.batch.env"
+srun -n2 "$TASK" g
+EOF
+	job=$(timeout 30 sbatch --parsable -n2 --gpu-gpcs=2 -o "$OUT/g.batch.out" "$OUT/g.sh") ||
+		die "sbatch failed: $job"
+	g0=$(state g 0) g1=$(state g 1)
+	echo "job $job: batch script $(cat "$OUT/g.batch.env"); its srun's tasks: $g0 | $g1"
+	eq "$g0" "$g1" "the two tasks of the inner srun"
+	# Two whole GPCs of the fake H100: its two largest, 6 and 7, of 9 TPCs each.
+	eq "$g0" "6-7,14-15,22-23,30-31,37-38,44-45,51-52,58-61" "TPCs of --gpu-gpcs=2"
+	has "$(cat "$OUT/g.batch.env")" "SLURM_SPANK__SLURM_SPANK_OPTION_nvtaskset_gpu_gpcs=2"
+	has "$(cat "$OUT/g.0.env")" "SLURM_SPANK__SLURM_SPANK_OPTION_nvtaskset_gpu_gpcs=2"
+	eq "$(envof g 0 job)" "$job step=0" "the inner srun's step"
+	grep -q "step $job.0 runs on TPCs .* inside step $job.batch's" "$W/log/slurmd.log" ||
+		die "the inner step did not run in the batch step's TPCs: $(grep nvtaskset "$W/log/slurmd.log")"
+	touch "$OUT/g.stop"
+	for ((i = 0; i < 300; i++)); do
+		[ -z "$(timeout 5 squeue -h -j "$job" 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+	[ -z "$(timeout 5 squeue -h -j "$job" 2>/dev/null)" ] || die "batch job $job did not end"
+	no_claims
+}
+
+s_other_user() {
+	local r u list row
+	submit r -n1 --gpu-tpcs=30
+	submit_as "$OTHER_UID" u -n1 --gpu-tpcs=30
+	r=$(state r 0) u=$(state u 0)
+	echo "root's job: $r; uid $OTHER_UID's job: $u"
+	eq "$(envof u 0 uid)" "$OTHER_UID" "the task's user"
+	eq "$(count "$r")" 30 "TPCs of root's job"
+	eq "$(count "$u")" 30 "TPCs of the other user's job"
+	eq "$(common "$r" "$u")" 0 "TPCs that the two users' jobs share"
+	list=$(nvt_list)
+	echo "$list"
+	row=$(awk -v p="$(envof u 0 pid)" '$1 == p' <<<"$list")
+	[[ "$row" == *" $(id -un "$OTHER_UID") "*" $(jobof u).0 "* ]] ||
+		die "-l does not show the other user's task: $list"
+	finish r
+	finish u
+	no_claims
+}
+
+s_requests() {
+	local out rc
+	out=$(timeout 30 srun --gpu-tpcs=abc true 2>&1) && rc=0 || rc=$?
+	[ "$rc" != 0 ] || die "srun --gpu-tpcs=abc succeeded"
+	has "$out" "--gpu-tpcs takes a count from 1 to 256, not 'abc'"
+	out=$(timeout 30 srun --gpu-gpcs=0 true 2>&1) && rc=0 || rc=$?
+	[ "$rc" != 0 ] || die "srun --gpu-gpcs=0 succeeded"
+	has "$out" "--gpu-gpcs takes a count from 1 to 256, not '0'"
+	out=$(timeout 30 srun --gpu-tpcs=4 --gpu-gpcs=1 true 2>&1) && rc=0 || rc=$?
+	[ "$rc" != 0 ] || die "srun with both options succeeded"
+	has "$out" "--gpu-tpcs and --gpu-gpcs exclude each other"
+	out=$(timeout 30 sbatch --gpu-tpcs=x --wrap true 2>&1) && rc=0 || rc=$?
+	[ "$rc" != 0 ] || die "sbatch --gpu-tpcs=x succeeded"
+	has "$out" "--gpu-tpcs takes a count from 1 to 256, not 'x'"
+	# More than the node has: refused at submission, by Slurm.
+	out=$(timeout 30 srun --gpu-tpcs=$((TPCS + 1)) true 2>&1) && rc=0 || rc=$?
+	[ "$rc" != 0 ] || die "srun --gpu-tpcs=$((TPCS + 1)) succeeded"
+	has "$out" "Requested node configuration is not available"
+	echo "$out"
+	# Granted fewer than the option asks: each task says why, and fails.
+	out=$(timeout 30 srun -n2 --gres=tpc:4 --gpu-tpcs=8 true 2>&1) && rc=0 || rc=$?
+	echo "$out"
+	[ "$rc" != 0 ] || die "srun --gres=tpc:4 --gpu-tpcs=8 succeeded: $out"
+	has "$out" "nvtaskset: --gpu-tpcs=8 asks more than the 4 TPCs Slurm granted job"
+	grep -q "asks more than the 4 TPCs Slurm granted" "$W/log/slurmd.log" ||
+		die "no reason logged in slurmd.log"
+	# Asked as the GRES alone (no cli_filter needed): placed all the same.
+	out=$(timeout 30 srun --gres=tpc:8 sh -c 'echo "$NVTASKSET_PARTITION"' 2>&1)
+	[ "$(count "$(awk '{print $2}' <<<"$out")")" == 8 ] || die "--gres=tpc:8 gave: $out"
+	# A job that asks for no TPCs runs as it would without the plugin.
+	out=$(timeout 30 srun env 2>&1)
+	[[ "$out" != *NVTASKSET_PARTITION* ]] || die "a job without TPCs got a partition"
+	no_claims
+}
+
+# On a node with two GPUs (TPCS each): a step's TPCs lie on one GPU, the
+# first with room; the tasks see that GPU only; Slurm counts the node's sum.
+s_two_gpus() {
+	local a b c uuid0 uuid1 job
+	uuid0=$("$APP" uuids | awk '$1 == 0 {print $2}')
+	uuid1=$("$APP" uuids | awk '$1 == 1 {print $2}')
+	submit a -n1 --gpu-tpcs=60
+	a=$(state a 0)
+	submit b -n1 --gpu-tpcs=60
+	b=$(state b 0)
+	echo "job a: $a on $(envof a 0 CUDA_VISIBLE_DEVICES); job b: $b on $(envof b 0 CUDA_VISIBLE_DEVICES)"
+	eq "$(envof a 0 CUDA_VISIBLE_DEVICES)" "$uuid0" "job a's GPU"
+	eq "$(envof b 0 CUDA_VISIBLE_DEVICES)" "$uuid1" "job b's GPU (GPU 0 has 6 TPCs free)"
+	eq "$(count "$a")" 60 "TPCs of job a"
+	eq "$(count "$b")" 60 "TPCs of job b"
+	# 12 TPCs are left on the node, 6 on each GPU: a third job waits.
+	submit c -n1 --gpu-tpcs=60
+	job=$(wait_pending c)
+	finish a
+	c=$(state c 0 30)
+	echo "job c ($job), after a: $c on $(envof c 0 CUDA_VISIBLE_DEVICES)"
+	eq "$(envof c 0 CUDA_VISIBLE_DEVICES)" "$uuid0" "job c's GPU"
+	finish b
+	finish c
+	no_claims
+}
+
+# ---- Driver -------------------------------------------------------------------
+
+PASS=0 FAIL=0 FAILED=""
+ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user requests"
+TWO_GPUS="two_gpus"
+for name in ${*:-$ONE_GPU $TWO_GPUS}; do
+	gpus=1
+	[[ " $TWO_GPUS " == *" $name "* ]] && gpus=2
+	if [ "$gpus" != "$CLUSTER_GPUS" ]; then
+		[ -n "$CTLD" ] && stop_daemons
+		start_cluster "$gpus"
+		echo "Slurm $(srun --version | awk '{print $2}') on $(hostname -s), $gpus fake GPU(s)," \
+			"tpc GRES $((TPCS * gpus)), in $W"
+	fi
+	start=$(date +%s.%N)
+	(
+		set -e
+		"s_$name"
+	) >"$W/log/s.$name" 2>&1 &
+	scenario=$!
+	# A scenario that hangs fails, and the others still run.
+	(
+		sleep "${SCENARIO_TIMEOUT:-240}" &
+		echo $! >"$W/log/watchdog.sleep"
+		wait $!
+		echo "FAILED: no end after ${SCENARIO_TIMEOUT:-240} s" >>"$W/log/s.$name"
+		pkill -KILL -P "$scenario"
+		kill -KILL "$scenario"
+	) 2>/dev/null &
+	watchdog=$!
+	wait "$scenario"
+	rc=$?
+	# The watchdog first, so that it cannot report once its sleep is gone.
+	kill -KILL "$watchdog" 2>/dev/null
+	wait "$watchdog" 2>/dev/null
+	kill -KILL "$(cat "$W/log/watchdog.sleep" 2>/dev/null)" 2>/dev/null
+	secs=$(since "$start")
+	if [ $rc == 0 ]; then
+		PASS=$((PASS + 1))
+		echo "PASS $name (${secs} s)"
+	else
+		FAIL=$((FAIL + 1))
+		FAILED="$FAILED $name"
+		echo "FAIL $name (${secs} s)"
+		cp -r "$OUT" "$W/log/out.$name"
+		sed 's/^/    /' "$W/log/s.$name" | tail -30
+		echo "    --- slurmd.log (nvtaskset):"
+		grep -i 'nvtaskset\|error' "$W/log/slurmd.log" | tail -10 | sed 's/^/    /'
+	fi
+	# Each scenario ends with its jobs; one that failed may leave some.
+	stop_all_tasks
+	timeout 10 scancel --user=root --quiet 2>/dev/null
+	timeout 10 scancel --user="$OTHER_UID" --quiet 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		[ -z "$(timeout 5 squeue -h 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+	rm -f "$OUT"/*
+done
+[ -z "$FAILED" ] || echo "failed:$FAILED"
+echo "$PASS passed, $FAIL failed"
+[ $FAIL == 0 ]

@@ -1,0 +1,506 @@
+/*
+ * spank_nvtaskset.c - nvtaskset's Slurm SPANK plugin: `srun --gpu-tpcs=N`
+ * (or --gpu-gpcs=N) runs every task of a job step inside TPCs of a GPU of
+ * its node that no other job holds, enforced by the hardware through the
+ * nvtaskset shim.
+ *
+ * Where each part runs (spank(8)):
+ *  - srun, sbatch, salloc: the options are checked. Slurm sends them to
+ *    slurmstepd and, from sbatch and salloc, puts them in the job's
+ *    environment (SLURM_SPANK__SLURM_SPANK_OPTION_nvtaskset_gpu_tpcs), where
+ *    an srun inside the job reads them as its own. nvtaskset's cli_filter.lua
+ *    turns them into the count GRES `tpc` by which Slurm queues the job.
+ *  - slurmstepd, as root (init_post_opt): reads the tpc GRES Slurm granted
+ *    the job on this node (slurm_load_job), claims that many TPCs with the
+ *    allocator in slurmstepd's own control segment (place.c), makes sure the
+ *    MPS control daemon runs, and gives every task the shim, its partition
+ *    and MPS's settings through the environment.
+ *  - slurmstepd, as root (task_exit, exit): gives the TPCs back when the
+ *    step's last task has ended. If slurmstepd dies first, its segment names
+ *    a dead process, which the allocator ignores: the TPCs are free anyway.
+ *
+ * plugstack.conf arguments (all optional):
+ *   mps=no         run tasks outside MPS (default: MPS, started if needed)
+ *   wait=SECONDS   how long TPCs Slurm counts free may still be held by an
+ *                  ending step (default 10)
+ *   rundir=DIR     where the control segments live (default /dev/shm)
+ *   shim=PATH      the preload shim (default: libnvtaskset.so beside this plugin)
+ *   mps_pipe=DIR, mps_log=DIR   the MPS daemon's directories (default: as
+ *                  CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY say in
+ *                  slurmd's environment, else /tmp/nvidia-mps, /var/log/nvidia-mps)
+ *   mps_control=PATH  nvidia-cuda-mps-control (default: from PATH or the
+ *                  driver's directories)
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <stdint.h> /* before slurm/spank.h, which uses its types */
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpusel.h"
+#include "mps.h"
+#include "nvtaskset.h"
+#include "place.h"
+#include "request.h"
+#include "segfile.h"
+#include "slurmproc.h"
+#include "tpcset.h"
+
+/* What the plugin exports (plugin_*, slurm_spank_*) spank.map says. */
+SPANK_PLUGIN(nvtaskset, 1)
+
+#define MPS_TIMEOUT_MS 10000
+#define DEFAULT_WAIT_S 10
+#define LOG "nvtaskset: "
+
+enum { OPT_TPCS = 1, OPT_GPCS = 2 };
+
+static unsigned opt_tpcs, opt_gpcs; /* what the user asked; 0: not given */
+
+/* plugstack.conf's arguments */
+static struct {
+	int no_mps;
+	int wait_s;
+	char rundir[PATH_MAX];
+	char shim[PATH_MAX];
+	char mps_pipe[200], mps_log[200], mps_control[PATH_MAX];
+} conf;
+
+/* The step's placement (slurmstepd); tasks that have ended; why it failed. */
+static struct nvt_place place;
+static uint32_t tasks_ended;
+static char failure[1200];
+
+static int opt_count(int val, const char *optarg, int remote);
+
+/* Registered in slurm_spank_init: Slurm reads no static table in sbatch and salloc. */
+static struct spank_option options[] = {
+	{"gpu-tpcs", "N",
+	 "Run the step's tasks on each node in N TPCs of a GPU that no other job uses (nvtaskset)",
+	 1, OPT_TPCS, opt_count},
+	{"gpu-gpcs", "N",
+	 "Run the step's tasks on each node in N whole GPCs of a GPU that no other job uses "
+	 "(nvtaskset)",
+	 1, OPT_GPCS, opt_count},
+	SPANK_OPTIONS_TABLE_END,
+};
+
+/* Checks an option's value, in every context: srun, sbatch and salloc refuse a bad one. */
+static int opt_count(int val, const char *optarg, int remote)
+{
+	const char *name = val == OPT_TPCS ? "gpu-tpcs" : "gpu-gpcs";
+	unsigned count;
+
+	(void)remote;
+	if (nvt_slurm_count_parse(optarg, NVT_SLURM_MAX_COUNT, &count)) {
+		slurm_error(LOG "--%s takes a count from 1 to %d, not '%s'", name, NVT_SLURM_MAX_COUNT,
+			    optarg ? optarg : "");
+		return -1;
+	}
+	if (val == OPT_TPCS)
+		opt_tpcs = count;
+	else
+		opt_gpcs = count;
+	if (opt_tpcs && opt_gpcs) {
+		slurm_error(LOG "--gpu-tpcs and --gpu-gpcs exclude each other (one may come from the "
+			    "job's environment: SLURM_SPANK__SLURM_SPANK_OPTION_nvtaskset_gpu_tpcs or "
+			    "_gpu_gpcs, set by sbatch and salloc)");
+		return -1;
+	}
+	return 0;
+}
+
+/* Copies the absolute path after prefix in arg to buf; returns 1 if arg is such. */
+static int path_arg(const char *arg, const char *prefix, char *buf, size_t len)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(arg, prefix, n) || arg[n] != '/' || strlen(arg + n) >= len)
+		return 0;
+	snprintf(buf, len, "%s", arg + n);
+	return 1;
+}
+
+/* Reads plugstack.conf's arguments. Returns 0, or -1 after saying what is wrong. */
+static int parse_args(int ac, char **av)
+{
+	conf.wait_s = DEFAULT_WAIT_S;
+	for (int i = 0; i < ac; i++) {
+		unsigned v;
+		if (path_arg(av[i], "mps_pipe=", conf.mps_pipe, sizeof(conf.mps_pipe)) ||
+		    path_arg(av[i], "mps_log=", conf.mps_log, sizeof(conf.mps_log)) ||
+		    path_arg(av[i], "mps_control=", conf.mps_control, sizeof(conf.mps_control)) ||
+		    path_arg(av[i], "rundir=", conf.rundir, 200) ||
+		    path_arg(av[i], "shim=", conf.shim, sizeof(conf.shim))) {
+			continue;
+		} else if (!strcmp(av[i], "mps=no") || !strcmp(av[i], "mps=yes")) {
+			conf.no_mps = !strcmp(av[i], "mps=no");
+		} else if (!strncmp(av[i], "wait=", 5) &&
+			   nvt_slurm_count_parse(av[i] + 5, 3600, &v) == 0) {
+			conf.wait_s = (int)v;
+		} else {
+			slurm_error(LOG "unknown or malformed argument '%s' in plugstack.conf (takes "
+				    "mps=yes|no, wait=SECONDS, rundir=/DIR, shim=/PATH, mps_pipe=/DIR, "
+				    "mps_log=/DIR, mps_control=/PATH)", av[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	if (parse_args(ac, av))
+		return -1;
+	for (int i = 0; options[i].name; i++)
+		if (spank_option_register(sp, &options[i]) != ESPANK_SUCCESS) {
+			slurm_error(LOG "cannot register --%s", options[i].name);
+			return -1;
+		}
+	return 0;
+}
+
+/* ---- slurmstepd ------------------------------------------------------------ */
+
+/* Records why the step cannot run (its tasks print it); returns -1. */
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(failure, sizeof(failure), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Where segments live: rundir= or the default (as the shim sees it). */
+static const char *run_base(void)
+{
+	return conf.rundir[0] ? conf.rundir : nvt_rundir();
+}
+
+/* The shim: shim=, else libnvtaskset.so in this plugin's directory. */
+static int find_shim(char *buf, size_t len)
+{
+	Dl_info info;
+	char *slash;
+
+	if (conf.shim[0]) {
+		snprintf(buf, len, "%s", conf.shim);
+	} else {
+		if (!dladdr((void *)find_shim, &info) || !info.dli_fname ||
+		    !realpath(info.dli_fname, buf))
+			return -1;
+		slash = strrchr(buf, '/');
+		if (!slash || (size_t)(slash - buf) + sizeof("/libnvtaskset.so") > len)
+			return -1;
+		strcpy(slash, "/libnvtaskset.so");
+	}
+	return access(buf, R_OK);
+}
+
+/*
+ * The TPCs of the tpc GRES that job holds on this node (nodename), as
+ * slurmctld tells it; -1 if none; -2 if slurmctld cannot be asked.
+ */
+static long granted_tpcs(uint32_t job, const char *nodename)
+{
+	job_info_msg_t *msg = NULL;
+	long count = -1;
+
+	if (slurm_load_job(&msg, job, SHOW_DETAIL) || !msg || msg->record_count < 1) {
+		fail("cannot ask slurmctld about job %u: %s", job, slurm_strerror(slurm_get_errno()));
+		if (msg)
+			slurm_free_job_info_msg(msg);
+		return -2;
+	}
+	for (uint32_t r = 0; r < msg->record_count; r++) {
+		slurm_job_info_t *j = &msg->job_array[r];
+		hostlist_t hl = j->nodes ? slurm_hostlist_create(j->nodes) : NULL;
+		int node = hl ? slurm_hostlist_find(hl, nodename) : -1;
+
+		if (hl)
+			slurm_hostlist_destroy(hl);
+		if (j->job_id != job || node < 0)
+			continue;
+		/* Per node, as allocated; a job without details says what it asked per node. */
+		if ((uint32_t)node < j->gres_detail_cnt && j->gres_detail_str)
+			count = nvt_slurm_gres_count(j->gres_detail_str[node], "tpc");
+		else if (j->tres_per_node)
+			count = nvt_slurm_gres_count(j->tres_per_node, "tpc");
+		break;
+	}
+	slurm_free_job_info_msg(msg);
+	return count;
+}
+
+/*
+ * Locks the MPS pipe directory (made if missing, as nvt_mps_start would), so
+ * that steps starting at once start one daemon; waits at most timeout_ms.
+ * Returns the locked descriptor, or -1: then go on unlocked (a user may hold
+ * the lock; the start then finds the daemon running or fails).
+ */
+static int lock_pipe_dir(const char *dir, int timeout_ms)
+{
+	int fd;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -1;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (int waited = 0; waited < timeout_ms; waited += 10) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		usleep(10000);
+	}
+	close(fd);
+	return -1;
+}
+
+/*
+ * Makes sure an MPS control daemon runs (root's, on the system's directory,
+ * or plugstack.conf's), and copies its pipe directory to pipe_dir. The MPS
+ * settings of plugstack.conf go into this process's environment, where
+ * nvt_mps_setup() reads them: a prolog has none of slurmd's. Returns 0, or
+ * -1 with the reason in why.
+ */
+static int ensure_mps(char *pipe_dir, size_t len, char *why, size_t why_len)
+{
+	static struct nvt_mps mps;
+	static char path[PATH_MAX + 8192];
+	int lock, rc = 0;
+
+	if (conf.mps_pipe[0])
+		setenv("CUDA_MPS_PIPE_DIRECTORY", conf.mps_pipe, 1);
+	if (conf.mps_log[0])
+		setenv("CUDA_MPS_LOG_DIRECTORY", conf.mps_log, 1);
+	if (conf.mps_control[0]) {
+		int dir_len = (int)(strrchr(conf.mps_control, '/') - conf.mps_control);
+		snprintf(path, sizeof(path), "%.*s:%s", dir_len, conf.mps_control,
+			 getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+		setenv("PATH", path, 1);
+	}
+	if (nvt_mps_setup(&mps)) {
+		snprintf(why, why_len, "%s", mps.error);
+		return -1;
+	}
+	snprintf(pipe_dir, len, "%s", mps.pipe_dir);
+	if (nvt_mps_daemon(&mps))
+		return 0;
+	lock = lock_pipe_dir(mps.pipe_dir, MPS_TIMEOUT_MS);
+	if (nvt_mps_daemon(&mps)) {
+		/* another step started it meanwhile */
+	} else if (nvt_mps_start(&mps, MPS_TIMEOUT_MS) && !nvt_mps_daemon(&mps)) {
+		snprintf(why, why_len, "cannot start the MPS control daemon: %s", mps.error);
+		rc = -1;
+	} else {
+		slurm_info(LOG "started the MPS control daemon (pipe directory %s)", mps.pipe_dir);
+	}
+	if (lock >= 0)
+		close(lock);
+	return rc;
+}
+
+/* Sets a variable of the job's environment; one that is set already is kept
+ * unless overwrite. Returns 0 or -1. */
+static int set_env(spank_t sp, const char *name, const char *value, int overwrite)
+{
+	spank_err_t rc = spank_setenv(sp, name, value, overwrite);
+
+	return rc == ESPANK_SUCCESS || (rc == ESPANK_ENV_EXISTS && !overwrite) ? 0 : -1;
+}
+
+/* Appends path to the job's LD_PRELOAD unless it is there. */
+static int preload(spank_t sp, const char *path)
+{
+	static char old[8192], joined[8192 + PATH_MAX];
+	size_t n = strlen(path);
+
+	if (spank_getenv(sp, "LD_PRELOAD", old, sizeof(old)) != ESPANK_SUCCESS || !old[0])
+		return set_env(sp, "LD_PRELOAD", path, 1);
+	for (const char *p = old; (p = strstr(p, path)); p++)
+		if ((p == old || p[-1] == ':' || p[-1] == ' ') && (!p[n] || p[n] == ':' || p[n] == ' '))
+			return 0;
+	snprintf(joined, sizeof(joined), "%s:%s", old, path);
+	return set_env(sp, "LD_PRELOAD", joined, 1);
+}
+
+/* Gives the step's tasks the shim, their partition and MPS's settings. */
+static int task_environment(spank_t sp, const char *visible)
+{
+	static char text[NVT_PARTENV_TEXT_MAX];
+	char shim[PATH_MAX], pipe_dir[256], why[1100];
+	int rc = 0;
+
+	if (find_shim(shim, sizeof(shim)))
+		return fail("cannot find the shim %s (give shim=/PATH in plugstack.conf)",
+			    conf.shim[0] ? conf.shim : "libnvtaskset.so beside the plugin");
+	if (nvt_partenv_format(&place.part, 1, text, sizeof(text)) < 0)
+		return fail("internal error: cannot format the partition");
+	if (conf.no_mps)
+		snprintf(pipe_dir, sizeof(pipe_dir), "/dev/null"); /* never connect */
+	else if (ensure_mps(pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
+		return fail("%s", why);
+	rc |= set_env(sp, NVT_ENV_PARTITION, text, 1);
+	rc |= preload(sp, shim);
+	/* MPS clients get 2 channels unless told otherwise (docs/hardware-facts.md, 6). */
+	rc |= set_env(sp, "CUDA_DEVICE_MAX_CONNECTIONS", "8", 0);
+	rc |= set_env(sp, "CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1);
+	if (place.n_gpus > 1 || (visible && *visible))
+		rc |= set_env(sp, "CUDA_VISIBLE_DEVICES", place.uuid, 1);
+	if (strcmp(run_base(), NVT_DEFAULT_RUNDIR))
+		rc |= set_env(sp, NVT_ENV_RUNDIR, run_base(), 1);
+	return rc ? fail("cannot set the tasks' environment") : 0;
+}
+
+/* Places a step and sets its tasks' environment. Returns 0, or -1 with failure set. */
+static int place_step(spank_t sp, const char *step_text, uint32_t job)
+{
+	char node[256], visible[1024], order[32], why[1024], list[NVT_LIST_TEXT_MAX];
+	struct nvt_place_req req;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.job = job;
+	req.tpcs = opt_tpcs;
+	req.gpcs = opt_gpcs;
+	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) != ESPANK_SUCCESS &&
+	    gethostname(node, sizeof(node)))
+		return fail("cannot tell this node's name");
+	req.granted = granted_tpcs(job, node);
+	if (req.granted == -2)
+		return -1;
+	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible)) == ESPANK_SUCCESS)
+		req.visible = visible;
+	req.pci_order = spank_getenv(sp, "CUDA_DEVICE_ORDER", order, sizeof(order)) ==
+				ESPANK_SUCCESS && !strcmp(order, "PCI_BUS_ID");
+	req.base = run_base();
+	req.wait_ms = conf.wait_s * 1000;
+	rc = nvt_place_step(&req, &place, why, sizeof(why));
+	if (rc == NVT_PLACE_NONE)
+		return 0;
+	if (rc != NVT_PLACE_OK)
+		return fail("%s", why);
+	nvt_format_list(&place.part.tpcs, list, sizeof(list));
+	if (place.shared) {
+		char from[NVT_SLURM_STEP_TEXT_MAX];
+		nvt_slurm_step_format(&place.from, from, sizeof(from));
+		slurm_info(LOG "step %u.%s runs on TPCs %s of GPU %d (%s), inside step %s's", job,
+			   step_text, list, place.gpu, place.uuid, from);
+	} else {
+		slurm_info(LOG "step %u.%s runs on TPCs %s of GPU %d (%s), placed in %.3f s", job,
+			   step_text, list, place.gpu, place.uuid, place.seconds);
+	}
+	if (task_environment(sp, req.visible)) {
+		nvt_place_release(&place);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * In slurmstepd, before the tasks start: places the step. One that cannot be
+ * placed still starts, so that its tasks can say why where the user reads
+ * (a failed init_post_opt shows only "Plugin initialization failed" and
+ * leaves srun's exit status 0); slurm_spank_task_init ends each task.
+ */
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	uint32_t job, step;
+	char step_text[16];
+
+	(void)ac, (void)av;
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	if (spank_get_item(sp, S_JOB_ID, &job) || spank_get_item(sp, S_JOB_STEPID, &step)) {
+		slurm_error(LOG "cannot tell the job and step");
+		return -1;
+	}
+	if (step == SLURM_EXTERN_CONT)
+		return 0;
+	if (step == SLURM_BATCH_SCRIPT)
+		snprintf(step_text, sizeof(step_text), "batch");
+	else if (step == SLURM_INTERACTIVE_STEP)
+		snprintf(step_text, sizeof(step_text), "interactive");
+	else
+		snprintf(step_text, sizeof(step_text), "%u", step);
+	if (place_step(sp, step_text, job))
+		slurm_error(LOG "step %u.%s: %s", job, step_text, failure);
+	return 0;
+}
+
+/* In each task, before it runs the program: a step that could not be placed ends here. */
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	(void)sp, (void)ac, (void)av;
+	if (!failure[0])
+		return 0;
+	fprintf(stderr, LOG "%s\n", failure);
+	return -1;
+}
+
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	uint32_t local_tasks;
+
+	(void)ac, (void)av;
+	if (spank_context() != S_CTX_REMOTE || !place.holding)
+		return 0;
+	/* The last task has ended: the TPCs are free for the next job now, not
+	 * only when slurmstepd exits. A task's children that outlive it hold
+	 * them in their own segments, as any nvtaskset task does. */
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks) == ESPANK_SUCCESS &&
+	    ++tasks_ended >= local_tasks)
+		nvt_place_release(&place);
+	return 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)sp, (void)ac, (void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		nvt_place_release(&place);
+	return 0;
+}
+
+/* ---- Job prolog (slurmd, root) ---------------------------------------------- */
+
+/*
+ * Starts the MPS control daemon for a job that asks for TPCs, outside any
+ * step (a daemon that a step starts would belong to that step's processes,
+ * which proctrack/cgroup kills when the step ends). Steps start it too if
+ * it is not running (the prolog callback runs only once slurmd was started
+ * with the plugin configured). A failure is logged, not returned: a failed
+ * prolog drains the node, and the job's steps say what is wrong if MPS is
+ * still missing then. Only the job callbacks run here: slurm_spank_init
+ * does not, so the arguments are read again.
+ */
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+	char *arg, pipe_dir[256], why[1100];
+
+	if (parse_args(ac, av) || conf.no_mps)
+		return 0;
+	for (int i = 0; options[i].name; i++)
+		if (spank_option_getopt(sp, &options[i], &arg) == ESPANK_SUCCESS) {
+			if (ensure_mps(pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
+				slurm_error(LOG "job prolog: %s", why);
+			break;
+		}
+	return 0;
+}
