@@ -326,9 +326,17 @@ static void build_mirror(struct graph_exec *e, CUgraph g)
 
 /* ---- Following the program's graph calls ------------------------------------ */
 
+static void destroyed(struct graph_exec *e);
+
 static void instantiated(CUgraphExec exec, CUgraph g, uint64_t flags)
 {
-	struct graph_exec *e = claim_entry(exec);
+	struct graph_exec *e = find_exec(exec);
+
+	/* An exec at this address that the program never destroyed (its
+	 * context was): forget it, or lookups would find its mirror first. */
+	if (e)
+		destroyed(e);
+	e = claim_entry(exec);
 
 	if (!e) {
 		if (shim_first_time(WARN_GRAPH))

@@ -101,3 +101,17 @@ t_graph_following_off() {
 	eq "$(grep '^node' "$WORK/gn.out")" "$(nodes_on 2 0-3)" "graph with following off"
 	stop_graph gn "$PID"
 }
+t_graph_unexpected_api_block() {
+	# A driver whose API callback data is not laid out as measured: the shim
+	# says so once, graphs keep their TPCs, plain launches stay partitioned.
+	FAKECUDA_API_PARAMS_SIZE=16 start_graph gb 2
+	graph_nodes_are "$WORK/gb.out" "$(nodes_on 2 0-3)"
+	"$NVT" -p -c 40-41 "$PID" >/dev/null
+	sleep 0.3
+	eq "$(grep '^node' "$WORK/gb.out")" "$(nodes_on 2 0-3)" "graph after -p"
+	stop_graph gb "$PID"
+	has "$(cat "$WORK/gb.log")" "unexpected driver-API callback data"
+	run_rc out rc env FAKECUDA_API_PARAMS_SIZE=16 "$NVT" --no-mps -c 40-41 "$APP" launch 1
+	eq "$rc" 0 "exit status of a plain launch"
+	has "$out" "tpcs=40-41 hung=0"
+}
