@@ -40,6 +40,9 @@ extern "C" {
 /* "0": CUDA graphs do not follow partition changes (they keep the TPCs they
  * were uploaded with), and graph launches cost nothing extra. */
 #define NVT_ENV_GRAPHS "NVTASKSET_GRAPHS"
+/* Any non-empty value other than "0": the shim says on stderr what it does
+ * with each CUDA graph (for bug reports). */
+#define NVT_ENV_GRAPH_DEBUG "NVTASKSET_GRAPH_DEBUG"
 /* Directory that holds every user's run directory (default NVT_DEFAULT_RUNDIR). */
 #define NVT_ENV_RUNDIR "NVTASKSET_RUNDIR"
 /* Path of the preload shim, overriding the CLI's search (tests, packagers). */

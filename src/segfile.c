@@ -538,7 +538,13 @@ void nvt_seg_sweep(const struct nvt_seg_own *own, int max_entries)
 		if (nvt_seg_name_parse(ent->d_name, &pidns, &pid) || pidns != own->pidns ||
 		    pid == own->pid)
 			continue;
-		if (is_stale(dirfd, ent->d_name, pid))
+		struct stat before, now;
+		/* The file judged, not one a new process of a reused PID made
+		 * meanwhile (it replaces a stale file with a new one). */
+		if (fstatat(dirfd, ent->d_name, &before, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    is_stale(dirfd, ent->d_name, pid) &&
+		    fstatat(dirfd, ent->d_name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    now.st_dev == before.st_dev && now.st_ino == before.st_ino)
 			unlinkat(dirfd, ent->d_name, 0);
 	}
 	closedir(dir);

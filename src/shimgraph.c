@@ -621,7 +621,7 @@ void shim_graph_api(int cbid, const void *data)
 
 void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 {
-	const char *off = secure_getenv(NVT_ENV_GRAPHS);
+	const char *off = secure_getenv(NVT_ENV_GRAPHS), *debug = secure_getenv(NVT_ENV_GRAPH_DEBUG);
 	int ok = 1;
 
 	if (off && !strcmp(off, "0"))
@@ -647,7 +647,7 @@ void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 	for (size_t i = 0; ok && i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
 		ok = enable(1, handle, NVT_CB_DOMAIN_API, unmirrored_calls[i]) == 0;
 	if (!ok) {
-		if (secure_getenv("NVTASKSET_GRAPH_DEBUG"))
+		if (debug && *debug && strcmp(debug, "0") != 0)
 			shim_warn("graph: the driver lacks a graph call or callback; graphs do not follow");
 		/* An older driver: graphs keep the TPCs they were uploaded with
 		 * (README says so); plain launches are not affected. */
@@ -656,9 +656,6 @@ void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 		return;
 	}
 	drv.on = 1;
-	{
-		const char *d = secure_getenv("NVTASKSET_GRAPH_DEBUG");
-		drv.debug = d && *d && strcmp(d, "0") != 0;
-	}
+	drv.debug = debug && *debug && strcmp(debug, "0") != 0;
 	DEBUG("%s", "following CUDA graphs");
 }

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "slurmproc.h"
+#include "ptree.h"
 #include "sysutil.h"
 
 #include <ctype.h>
@@ -95,37 +96,16 @@ int nvt_slurm_stepd(pid_t pid, struct nvt_slurm_step *out)
 	return nvt_slurm_title_parse(title, (size_t)n, out);
 }
 
-/* The parent of pid (field 4 of /proc/PID/stat, after the command's ')'), or 0. */
+/* The parent of pid, or 0. */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], stat[1024], *p;
-	long ppid;
+	char path[64], text[1024];
+	struct nvt_stat st;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if (nvt_read_file(path, stat, sizeof(stat), 0) <= 0)
+	if (nvt_read_file(path, text, sizeof(text), 0) <= 0 || nvt_stat_parse(text, &st))
 		return 0;
-	p = strrchr(stat, ')');
-	if (!p || sscanf(p + 1, " %*c %ld", &ppid) != 1 || ppid < 0)
-		return 0;
-	return (pid_t)ppid;
-}
-
-/* Copies the value of name in pid's environment to buf; returns 0, or -1. */
-static int environ_value(pid_t pid, const char *name, char *buf, size_t len)
-{
-	static char env[65536];
-	char path[64];
-	size_t n = strlen(name);
-	ssize_t got;
-
-	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
-	got = nvt_read_file(path, env, sizeof(env), 0);
-	for (char *p = env; got > 0 && p < env + got; p += strlen(p) + 1)
-		if (!strncmp(p, name, n) && p[n] == '=') {
-			snprintf(buf, len, "%s", p + n + 1);
-			return 0;
-		}
-	return -1;
+	return st.ppid;
 }
 
 int nvt_slurm_step_of(pid_t pid, struct nvt_slurm_step *out)
@@ -138,8 +118,8 @@ int nvt_slurm_step_of(pid_t pid, struct nvt_slurm_step *out)
 	for (int depth = 0; p > 1 && depth < MAX_DEPTH; depth++, p = parent_of(p))
 		if (nvt_slurm_stepd(p, out) == 0)
 			return 0;
-	if (environ_value(pid, "SLURM_JOB_ID", job, sizeof(job)))
+	if (nvt_proc_env(pid, "SLURM_JOB_ID", job, sizeof(job)))
 		return -1;
-	has_step = environ_value(pid, "SLURM_STEP_ID", step, sizeof(step)) == 0;
+	has_step = nvt_proc_env(pid, "SLURM_STEP_ID", step, sizeof(step)) == 0;
 	return nvt_slurm_env_parse(job, has_step ? step : NULL, out);
 }

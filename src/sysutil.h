@@ -39,6 +39,10 @@ int nvt_mkdirs(const char *dir, mode_t mode);
  */
 ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail);
 
+/* Copies the value of variable name in pid's environment (/proc/PID/environ,
+ * readable by its user and root) to buf. Returns 0, or -1 if unset or unreadable. */
+int nvt_proc_env(pid_t pid, const char *name, char *buf, size_t len);
+
 /*
  * Lists every process /proc shows with its parent, sorted by PID, in *links
  * (malloc'd; the caller frees it). Processes that end meanwhile are left out.

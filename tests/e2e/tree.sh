@@ -402,3 +402,25 @@ t_tree_all_tasks_while_spawning() {
 	[ "$(awk -v t="$t" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0' "$tag.out" | wc -l)" -ge 20 ] ||
 		die "too few launches after -a: $(tail -5 "$tag.out")"
 }
+t_tree_all_tasks_other_gpu() {
+	# A descendant on another GPU than the root's: -a plans the change for
+	# each task's own GPUs (it used to give the child a slot on the root's GPU
+	# and leave its own GPU as it was).
+	local child
+	export FAKECUDA_CHIPS=h100,h100 NVTASKSET_CACHE_DIR=$WORK/cache-ag
+	rm -f "$WORK"/ag.*
+	CUDA_VISIBLE_DEVICES=0 "$NVT" --no-mps -c 0-3 sh -c "
+		CUDA_VISIBLE_DEVICES=1 \"$NVT\" --no-mps -c 0-3 \"$APP\" loop \"$WORK/ag.stop\" \"$WORK/ag.state\" &
+		echo \$! >\"$WORK/ag.child\"; wait" >"$WORK/ag.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/ag.state" "0-3"
+	child=$(cat "$WORK/ag.child")
+	run_rc out rc "$NVT" -a -p -c 8-9 "$PID"
+	eq "$rc" 0 "-a -p exit status: $out"
+	wait_file "$WORK/ag.state" "8-9"
+	run_rc out rc "$NVT" -p --json "$child"
+	python3 -c 'import json,sys; g=json.loads(sys.argv[1])["gpus"]; assert [x["gpu"] for x in g]==[1] and g[0]["current"]["tpcs"]=="8-9", g' "$out" ||
+		die "the child's partitions: $out"
+	touch "$WORK/ag.stop"
+	wait "$PID"
+}

@@ -410,6 +410,35 @@ s_other_user() {
 	no_claims
 }
 
+s_spoofed_holder() {
+	# A user's process titled "slurmstepd: [JOB.0]" with a segment of its own
+	# must not make JOB's step run in the TPCs it names (another job's).
+	local r s next job spoof n
+	submit r -n1 --gpu-tpcs=8
+	r=$(state r 0)
+	job=$(jobof r)
+	next=$((job + 1))
+	rm -f "$OUT/spoof.stop"
+	(cd "$OUT" && setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups \
+		"$NVT" --no-mps -c "$r" bash -c "exec -a 'slurmstepd: [$next.0]' \"\$APP\" loop \"$OUT/spoof.stop\" \"$OUT/spoof.state\"") \
+		>"$OUT/spoof.log" 2>&1 &
+	spoof=$!
+	for ((n = 0; n < 100; n++)); do
+		[ -s "$OUT/spoof.state" ] && break
+		sleep 0.1
+	done
+	[ -s "$OUT/spoof.state" ] || die "the spoofing process did not start: $(cat "$OUT/spoof.log")"
+	submit s -n1 --gpu-tpcs=8
+	s=$(state s 0)
+	eq "$(jobof s)" "$next" "the job id the spoofer guessed"
+	eq "$(common "$r" "$s")" 0 "TPCs of job $next inside job $job's (named by a spoofed title)"
+	touch "$OUT/spoof.stop"
+	wait "$spoof" 2>/dev/null
+	finish r
+	finish s
+	no_claims
+}
+
 s_requests() {
 	local out rc
 	out=$(timeout 30 srun --gpu-tpcs=abc true 2>&1) && rc=0 || rc=$?
@@ -475,7 +504,7 @@ s_two_gpus() {
 # ---- Driver -------------------------------------------------------------------
 
 PASS=0 FAIL=0 FAILED=""
-ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user requests"
+ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user spoofed_holder requests"
 TWO_GPUS="two_gpus"
 for name in ${*:-$ONE_GPU $TWO_GPUS}; do
 	gpus=1

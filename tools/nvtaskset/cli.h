@@ -165,8 +165,6 @@ int build_partitions(const struct options *o, const char *mask, const int *task_
  * largest share of its GPUs that parts give it (ceil(100 * TPCs / all)).
  */
 int sm_limit_percent(const struct nvt_slot_view *parts, int n);
-/* Reads variable name of pid's environment into buf. Returns 0, or -1 if unset or unreadable. */
-int process_env(pid_t pid, const char *name, char *buf, size_t len);
 /* nvtaskset's number of the GPU with this UUID, or -1. */
 int gpu_index_of(const uint8_t uuid[16]);
 /* "this GPU" when the task has one GPU, else "GPU N". */

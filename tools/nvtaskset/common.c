@@ -436,24 +436,6 @@ int sm_limit_percent(const struct nvt_slot_view *parts, int n)
 	return best < 1 ? 1 : best > 100 ? 100 : (int)best;
 }
 
-int process_env(pid_t pid, const char *name, char *buf, size_t len)
-{
-	char path[64];
-	static char env[65536];
-	size_t n = strlen(name);
-	ssize_t got;
-
-	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
-	got = nvt_read_file(path, env, sizeof(env), 0);
-	if (got <= 0)
-		return -1;
-	for (char *p = env; p < env + got; p += strlen(p) + 1)
-		if (!strncmp(p, name, n) && p[n] == '=') {
-			snprintf(buf, len, "%s", p + n + 1);
-			return 0;
-		}
-	return -1;
-}
 
 void json_tpc_array(FILE *out, const struct nvt_tpcset *set)
 {

@@ -294,9 +294,10 @@ static int command_width(void)
 	for (size_t c = 0; c < N_COLUMNS; c++)
 		if (column_shown(c))
 			fixed += abs(columns[c].width) + 2;
-	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_col < fixed + 20)
+	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws))
 		return 0;
-	return ws.ws_col - fixed;
+	/* A narrow terminal still gets short commands (at least 20 columns). */
+	return ws.ws_col > fixed + 20 ? ws.ws_col - fixed : 20;
 }
 
 static void print_header(void)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sysutil.h"
 
 static pid_t parse_pid(const char *text)
 {
@@ -76,7 +77,7 @@ static void warn_graph_stale(pid_t pid, uint64_t kernels)
 {
 	if (kernels)
 		warnx("warning: pid %ld runs %llu CUDA graph kernel%s that cannot follow partition "
-		      "changes: they keep the TPCs they were uploaded with (see README, \"CUDA graphs\")",
+		      "changes: they keep the TPCs they were uploaded with (see nvtaskset(1), CUDA GRAPHS)",
 		      (long)pid, (unsigned long long)kernels, kernels == 1 ? "" : "s");
 }
 
@@ -228,7 +229,7 @@ static void check_sm_limit(pid_t pid, const struct nvt_slot_view *now, int n)
 	char text[16], *end;
 	long limit;
 
-	if (process_env(pid, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", text, sizeof(text)) == 0 &&
+	if (nvt_proc_env(pid, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", text, sizeof(text)) == 0 &&
 	    (limit = strtol(text, &end, 10)) > 0 && limit < 100 && !*end &&
 	    sm_limit_percent(now, n) > limit)
 		warnx("warning: pid %ld runs under MPS's limit of %ld%% of the SMs (set at its "

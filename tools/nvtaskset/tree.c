@@ -115,14 +115,16 @@ static void report_failure(const struct options *o, pid_t pid, int change, const
 }
 
 /*
- * -p (show, or apply parts) for one task of the tree, after another task's
- * (its JSON object follows a comma); *changed set if the task had another
- * partition. Returns 0, 1 if it failed (reported), or -1 if the task is gone
+ * -p (show, or apply mask_text) for one task of the tree, after another
+ * task's (its JSON object follows a comma); *changed set if the task had
+ * another partition. The change is planned for this task's own GPUs (a
+ * descendant may use other GPUs than the root). Returns 0, 1 if it failed (reported), or -1 if the task is gone
  * or runs without the shim now (nothing printed).
  */
-static int one_task(const struct options *o, pid_t pid, int change, const struct nvt_slot_view *parts,
-		    int n_parts, int *changed)
+static int one_task(const struct options *o, pid_t pid, const char *mask_text, int *changed)
 {
+	static struct nvt_slot_view parts[NVT_MAX_GPUS];
+	int change = mask_text != NULL;
 	struct nvt_seg_handle h;
 	char why[256], text[160];
 	int rc = nvt_seg_open(nvt_rundir(), pid, change, &h);
@@ -137,6 +139,7 @@ static int one_task(const struct options *o, pid_t pid, int change, const struct
 		return 1;
 	}
 	if (change) {
+		int n_parts = pid_plan(o, mask_text, &h, parts);
 		rc = pid_apply(o, &h, parts, n_parts, 0, changed, why, sizeof(why));
 	} else {
 		rc = pid_show(o, &h, 0, why, sizeof(why));
@@ -206,7 +209,7 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 		task_tree_free(&t);
 		for (size_t i = 0; i < n; i++) {
 			set_add(&done, todo[i]);
-			if (one_task(o, todo[i], change, parts, n_parts, &changed) > 0)
+			if (one_task(o, todo[i], mask_text, &changed) > 0)
 				failed = 1;
 		}
 		stable = !changed || !change;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,9 +53,24 @@ static void held_tpcs(const char *base, const uint8_t uuid[16], struct nvt_tpcse
 }
 
 /*
+ * Whether pid is a slurmstepd as this one is: its executable is ours. Any
+ * process can give itself the title "slurmstepd: [JOB.STEP]".
+ */
+static int same_program(pid_t pid)
+{
+	char path[64];
+	struct stat mine, theirs;
+
+	snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
+	return stat("/proc/self/exe", &mine) == 0 && stat(path, &theirs) == 0 &&
+	       mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
+}
+
+/*
  * The partition job already holds on this node: a confirmed one in the
- * segment of another of its steps' slurmstepd. Returns 0 and fills view and
- * from, or -1 if there is none.
+ * segment of another of its steps' slurmstepd, which runs as root (its
+ * segment is in root's run directory) and is the program we are. Returns 0
+ * and fills view and from, or -1 if there is none.
  */
 static int job_partition(const char *base, uint32_t job, struct nvt_slot_view *view,
 			 struct nvt_slurm_step *from)
@@ -67,6 +83,10 @@ static int job_partition(const char *base, uint32_t job, struct nvt_slot_view *v
 		if (pids[i] == getpid() || nvt_slurm_stepd(pids[i], from) || from->job != job ||
 		    nvt_seg_open(base, pids[i], 0, &h))
 			continue;
+		if (h.owner != 0 || h.task_uid != 0 || !same_program(pids[i])) {
+			nvt_seg_close(&h);
+			continue; /* a title anybody can take */
+		}
 		for (int g = 0; g < NVT_MAX_GPUS && found < 0; g++)
 			if (nvt_seg_read(&h, g, view, NULL) == 0 && view->state == NVT_SLOT_SET &&
 			    !(view->flags & NVT_SLOTF_CLAIM) && !nvt_uuid_is_zero(view->uuid))

@@ -383,8 +383,16 @@ static int place_step(spank_t sp, const char *step_text, uint32_t job)
 	    gethostname(node, sizeof(node)))
 		return fail("cannot tell this node's name");
 	req.granted = granted_tpcs(job, node);
-	if (req.granted == -2)
-		return -1;
+	if (req.granted == -2) {
+		if (opt_tpcs || opt_gpcs)
+			return -1;
+		/* A job that did not ask for TPCs (most) must not fail because
+		 * slurmctld did not answer: say so in slurmd's log and go on. */
+		slurm_info(LOG "%s; steps of job %u that hold TPCs through --gres=tpc alone are "
+			   "not placed", failure, job);
+		failure[0] = '\0';
+		return 0;
+	}
 	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible)) == ESPANK_SUCCESS)
 		req.visible = visible;
 	req.pci_order = spank_getenv(sp, "CUDA_DEVICE_ORDER", order, sizeof(order)) ==
