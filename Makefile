@@ -238,6 +238,10 @@ bench: all
 bench-sizes: all
 	@timeout 590 python3 tests/bench/sizes.py $(CURDIR) $(abspath $(BENCH_OUT))/sizes
 
+# Where a partition's SMs lie: packed, spread, MPS's share; launch batches (issue 15).
+bench-placement: all
+	@tests/bench/placement.sh $(abspath $(BENCH_OUT))/placement
+
 # Undefined behaviour must end the run (-fno-sanitize-recover), or libFuzzer
 # reports it and exits 0. The regression inputs run first.
 FUZZ_TIME ?= 60
@@ -297,5 +301,5 @@ clean:
 
 FORCE:
 
-.PHONY: all check check-gpu check-package check-slurm deb bench bench-sizes install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all check check-gpu check-package check-slurm deb bench bench-sizes bench-placement install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

@@ -1,6 +1,12 @@
 // launch.cu - launch overhead and start-up probes for nvtaskset's benchmarks.
 //   launch rate N REPS   enqueue N empty <<<1,1>>> kernels REPS times; prints the
 //                        median microseconds per launch (enqueue only, and with sync)
+//   launch batches N REPS
+//                        enqueues N empty kernels (fewer than the queue holds),
+//                        waits for them untimed, REPS times: prints the 10th
+//                        percentile and the median microseconds per launch of
+//                        the enqueue alone (the host's time, little touched by
+//                        the GPU or by preemption)
 //   launch startup       runs one empty kernel and prints CLOCK_MONOTONIC (ns) when
 //                        it has completed: the harness subtracts its spawn time
 #include <cuda_runtime.h>
@@ -39,6 +45,21 @@ int main(int argc, char **argv) {
     printf("enqueue_us=%.4f total_us=%.4f\n", enq[reps / 2], all[reps / 2]);
     return 0;
   }
-  fprintf(stderr, "usage: launch rate N REPS | launch startup\n");
+  if (argc == 4 && !strcmp(argv[1], "batches")) {
+    int n = atoi(argv[2]), reps = atoi(argv[3]);
+    std::vector<double> enq;
+    empty<<<1, 1>>>(); CK(cudaDeviceSynchronize());
+    for (int r = 0; r < reps; r++) {
+      long long t0 = now_ns();
+      for (int i = 0; i < n; i++) empty<<<1, 1>>>();
+      long long t1 = now_ns();
+      CK(cudaDeviceSynchronize());
+      enq.push_back((t1 - t0) / 1e3 / n);
+    }
+    std::sort(enq.begin(), enq.end());
+    printf("p10_us=%.4f median_us=%.4f\n", enq[reps / 10], enq[reps / 2]);
+    return 0;
+  }
+  fprintf(stderr, "usage: launch rate N REPS | launch batches N REPS | launch startup\n");
   return 2;
 }

@@ -7,10 +7,13 @@ tests/bench/sizes_worker.py side by side under one MPS daemon:
   mps        a plain MPS client, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = ceil(100 N / TPCs)
   nvtaskset  nvtaskset -n N
   sm-limit   nvtaskset --sm-limit -n N (nvtaskset plus that same MPS share)
+and, where SIZES_CONFIGS names them, the same two with --strategy spread:
+  spread, spread-limit
 Rounds are interleaved (every size and configuration once, then again), so
 clock and thermal drift hit all three alike. Ratios are time / MPS's time.
 
-Usage: sizes.py ROOT OUTDIR   (SIZES="1,8,33,66" SIZES_ROUNDS=2 SIZES_BUDGET_S=480)
+Usage: sizes.py ROOT OUTDIR   (SIZES="1,8,33,66" SIZES_ROUNDS=2 SIZES_BUDGET_S=480
+                              SIZES_CONFIGS=mps,nvtaskset,sm-limit,spread,spread-limit)
 """
 import csv
 import json
@@ -34,6 +37,10 @@ ENV.pop("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", None)
 SIZES = [int(x) for x in os.environ.get("SIZES", "1,2,4,8,16,24,33,42,50,54,60,66").split(",")]
 ROUNDS = int(os.environ.get("SIZES_ROUNDS", "2"))
 BUDGET = float(os.environ.get("SIZES_BUDGET_S", "480"))
+CONFIGS = tuple(os.environ.get("SIZES_CONFIGS", "mps,nvtaskset,sm-limit").split(","))
+KNOWN = ("mps", "nvtaskset", "sm-limit", "spread", "spread-limit")
+if CONFIGS[0] != "mps" or any(c not in KNOWN for c in CONFIGS):
+    sys.exit("SIZES_CONFIGS: mps first, then any of %s" % ", ".join(KNOWN[1:]))
 
 
 def run(args, env=ENV, timeout=120):
@@ -48,7 +55,8 @@ def worker(config, n, total):
     if config == "mps":
         env = dict(ENV, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=str(math.ceil(100 * n / total)))
         return json.loads(run(py, env=env).splitlines()[-1])
-    args = [NVT, "-n", str(n)] + (["--sm-limit"] if config == "sm-limit" else []) + py
+    args = [NVT, "-n", str(n)] + (["--sm-limit"] if config.endswith("limit") else []) + \
+        (["--strategy", "spread"] if config.startswith("spread") else []) + py
     return json.loads(run(args).splitlines()[-1])
 
 
@@ -58,7 +66,7 @@ def main():
     total = json.loads(run([NVT, "--topology", "--json", "--gpu", "0"]))["gpus"][0]["tpcs"]
     run([NVT, "--mps", "start"])
     rows, kernels, done = [], [], 0
-    configs = ("mps", "nvtaskset", "sm-limit")
+    configs = CONFIGS
     try:
         for rnd in range(ROUNDS):
             for n in SIZES:
@@ -97,32 +105,34 @@ def report(rows, kernels, total):
     sms_of = {(n, config): sms for _, n, config, sms, _, _ in rows}
     names = sorted({r[4] for r in rows})
     sizes = sorted({r[1] for r in rows})
+    others = [c for c in CONFIGS if c != "mps"]
     lines = ["Partition sizes, %d TPCs in all; median ms over rounds; ratio = time / MPS's time at the same share "
              "(< 1: faster than MPS)" % total, ""]
     worst = {}
     for name in names:
         lines.append("%s:" % name)
-        lines.append("  TPCs  SMs(mps/nvt/lim)   mps ms   nvtaskset ms (ratio)   sm-limit ms (ratio)")
+        lines.append("  TPCs  SMs(%s)   mps ms   %s" % ("/".join(CONFIGS),
+                                                        "   ".join("%s ms (ratio)" % c for c in others)))
         for n in sizes:
-            med = {c: statistics.median(ms[(n, name, c)]) for c in ("mps", "nvtaskset", "sm-limit")
-                   if (n, name, c) in ms}
-            if len(med) < 3:
+            med = {c: statistics.median(ms[(n, name, c)]) for c in CONFIGS if (n, name, c) in ms}
+            if len(med) < len(CONFIGS):
                 continue
-            r1, r2 = med["nvtaskset"] / med["mps"], med["sm-limit"] / med["mps"]
-            worst.setdefault(name, []).append((r1, r2, n))
-            lines.append("  %4d  %3d/%3d/%3d   %8.3f   %8.3f (%.3f)       %8.3f (%.3f)"
-                         % (n, sms_of[(n, "mps")], sms_of[(n, "nvtaskset")], sms_of[(n, "sm-limit")], med["mps"],
-                            med["nvtaskset"], r1, med["sm-limit"], r2))
+            ratios = {c: med[c] / med["mps"] for c in others}
+            for c in others:
+                worst.setdefault((name, c), []).append((ratios[c], n))
+            lines.append("  %4d  %s   %8.3f   %s" % (
+                n, "/".join("%3d" % sms_of[(n, c)] for c in CONFIGS), med["mps"],
+                "   ".join("%8.3f (%.3f)" % (med[c], ratios[c]) for c in others)))
         lines.append("")
     lines.append("Worst ratio over sizes (target <= 1.0 for packed partitions):")
-    for name, v in worst.items():
-        a, b = max(v), max(v, key=lambda x: x[1])
-        lines.append("  %-36s nvtaskset %.3f at %d TPCs; --sm-limit %.3f at %d TPCs" % (name, a[0], a[2], b[1], b[2]))
+    for name in names:
+        lines.append("  %-36s %s" % (name, "; ".join(
+            "%s %.3f at %d TPCs" % ((c,) + max(worst[(name, c)])) for c in others if (name, c) in worst)))
     lines.append("")
     lines.append("bf16 8192^3 GEMM kernel (longest kernel, round 0): TPCs config SMs-reported blocks waves name")
     for rnd, n, config, sms, name, grid, blocks, waves in kernels:
-        if rnd == 0:
-            lines.append("  %3d %-9s %3d %6s %6s %s" % (n, config, sms, blocks, waves, name))
+        if rnd == 0 and name:
+            lines.append("  %3d %-12s %3d %6s %6s %s" % (n, config, sms, blocks, waves, name))
     text = "\n".join(lines) + "\n"
     with open(os.path.join(OUT, "sizes_summary.txt"), "w") as f:
         f.write(text)
@@ -139,8 +149,9 @@ def plot(ms, names, sizes, total):
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
     for ax, name in zip(axes[0], names):
-        xs = [n for n in sizes if all((n, name, c) in ms for c in ("mps", "nvtaskset", "sm-limit"))]
-        for config, style in (("nvtaskset", "o-"), ("sm-limit", "s--")):
+        xs = [n for n in sizes if all((n, name, c) in ms for c in CONFIGS)]
+        styles = {"nvtaskset": "o-", "sm-limit": "s--", "spread": "^-", "spread-limit": "v--"}
+        for config, style in ((c, styles[c]) for c in CONFIGS if c != "mps"):
             ax.plot(xs, [statistics.median(ms[(n, name, config)]) / statistics.median(ms[(n, name, "mps")])
                          for n in xs], style, label=config, markersize=3)
         ax.axhline(1.0, color="grey", lw=0.8)
