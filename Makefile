@@ -68,7 +68,9 @@ STUB = $(B)/stub/libcuda.so
 # and tools/slurm/.
 SLURM ?= auto
 ifeq ($(SLURM),auto)
-HAVE_SLURM := $(shell printf '\#include <stdint.h>\n\#include <slurm/spank.h>\n' | \
+# Both headers: a machine can have spank.h without slurm.h (seen on the GPU
+# machine, 2026-11-22).
+HAVE_SLURM := $(shell printf '\#include <stdint.h>\n\#include <slurm/spank.h>\n\#include <slurm/slurm.h>\n' | \
 	$(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && echo 1)
 else ifeq ($(SLURM),1)
 HAVE_SLURM := 1
