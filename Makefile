@@ -68,9 +68,10 @@ STUB = $(B)/stub/libcuda.so
 # and tools/slurm/.
 SLURM ?= auto
 ifeq ($(SLURM),auto)
-# Both headers: a machine can have spank.h without slurm.h (seen on the GPU
-# machine, 2026-11-22).
-HAVE_SLURM := $(shell printf '\#include <stdint.h>\n\#include <slurm/spank.h>\n\#include <slurm/slurm.h>\n' | \
+# Both headers. '\043' is printf's '#': make 4.3 keeps a '\#' in a function
+# call as it is, so the probe read '\#include' and always passed (seen on
+# the GPU machine, 2026-11-22, which has neither header).
+HAVE_SLURM := $(shell printf '\043include <stdint.h>\n\043include <slurm/spank.h>\n\043include <slurm/slurm.h>\n' | \
 	$(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && echo 1)
 else ifeq ($(SLURM),1)
 HAVE_SLURM := 1
