@@ -181,7 +181,8 @@ struct nvt_topology {
  * partition, however it was started, and the inner nvtaskset wins.
  */
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
-#define NVT_SEG_VERSION 3u
+#define NVT_LAUNCH_STRIPES 8
+#define NVT_SEG_VERSION 4u
 
 enum nvt_slot_state {
 	NVT_SLOT_UNSET = 0, /* no partition: launches are left untouched */
@@ -205,7 +206,13 @@ struct nvt_gpu_slot {
 	/* Written by the shim, read by the CLI (no sequence lock): */
 	uint64_t applied_seq;  /* seq of the partition launches now use; 0 until a launch used one */
 	uint64_t rejected_seq; /* last seq refused: it enabled no working TPC */
-	uint64_t launches;     /* kernel launches on this GPU so far (relaxed counter) */
+	/* Kernel launches on this GPU so far: the sum of the stripes. Stripes
+	 * 0 to NVT_LAUNCH_STRIPES - 2 each belong to one launching thread, which
+	 * adds with a plain store; later threads share the last one (atomic add).
+	 * A locked add on every launch cost ~0.3 us on an H100 host (2026-11-22,
+	 * docs/bench/launch-2026-11-22-cost/): the callback runs right after the
+	 * driver's own stores, which a locked instruction must wait for. */
+	uint64_t launches[NVT_LAUNCH_STRIPES];
 	uint64_t graph_stale;  /* graph kernels that still run on an earlier partition */
 };
 

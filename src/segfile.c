@@ -309,7 +309,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 		if (status) {
 			status->applied = copy.applied_seq;
 			status->rejected = copy.rejected_seq;
-			status->launches = copy.launches;
+			status->launches = nvt_slot_launches(&copy);
 			status->graph_stale = copy.graph_stale;
 		}
 		return 0;

@@ -142,9 +142,26 @@ void nvt_slot_set_rejected(struct nvt_gpu_slot *slot, uint64_t seq)
 	__atomic_store_n(&slot->rejected_seq, seq, __ATOMIC_RELEASE);
 }
 
-void nvt_slot_count_launch(struct nvt_gpu_slot *slot)
+void nvt_slot_count_launch(struct nvt_gpu_slot *slot, unsigned stripe)
 {
-	__atomic_fetch_add(&slot->launches, 1, __ATOMIC_RELAXED);
+	uint64_t *n;
+
+	if (stripe >= NVT_LAUNCH_STRIPES - 1) {
+		__atomic_fetch_add(&slot->launches[NVT_LAUNCH_STRIPES - 1], 1, __ATOMIC_RELAXED);
+		return;
+	}
+	/* This thread's own stripe: no other writer, so no locked instruction. */
+	n = &slot->launches[stripe];
+	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+uint64_t nvt_slot_launches(const struct nvt_gpu_slot *slot)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < NVT_LAUNCH_STRIPES; i++)
+		sum += slot->launches[i];
+	return sum;
 }
 
 void nvt_slot_set_graph_stale(struct nvt_gpu_slot *slot, uint64_t kernels)

@@ -87,8 +87,15 @@ struct nvt_slot_status {
 /* Shim-side status words (relaxed, single writer: the task). */
 void nvt_slot_set_applied(struct nvt_gpu_slot *slot, uint64_t seq);
 void nvt_slot_set_rejected(struct nvt_gpu_slot *slot, uint64_t seq);
-/* One more kernel launch on this slot's GPU: lock-free, no system call. */
-void nvt_slot_count_launch(struct nvt_gpu_slot *slot);
+/*
+ * One more kernel launch on this slot's GPU, counted in stripe (the calling
+ * thread's own, below NVT_LAUNCH_STRIPES - 1, is added to without a locked
+ * instruction; any higher value means the shared last stripe): no lock, no
+ * system call.
+ */
+void nvt_slot_count_launch(struct nvt_gpu_slot *slot, unsigned stripe);
+/* The launches counted in a slot (or a copy of one): the sum of its stripes. */
+uint64_t nvt_slot_launches(const struct nvt_gpu_slot *slot);
 void nvt_slot_set_graph_stale(struct nvt_gpu_slot *slot, uint64_t kernels);
 uint64_t nvt_slot_applied(const struct nvt_gpu_slot *slot);
 uint64_t nvt_slot_rejected(const struct nvt_gpu_slot *slot);

@@ -296,11 +296,10 @@ static int lookup_slot(const void *ctx, uint64_t gen)
 static int slot_of(const void *ctx)
 {
 	unsigned n = __atomic_load_n(&shim.n_ctx, __ATOMIC_ACQUIRE);
-	uint64_t gen = nvt_seg_gen(shim.seg);
 
 	/* An entry being added reads NULL until published: never match it. */
 	if (!ctx)
-		return lookup_slot(NULL, gen);
+		return lookup_slot(NULL, nvt_seg_gen(shim.seg));
 
 	if (n > MAX_CONTEXTS)
 		n = MAX_CONTEXTS;
@@ -309,14 +308,27 @@ static int slot_of(const void *ctx)
 		const struct ctx_entry *e = &shim.ctx[i];
 		if (__atomic_load_n(&e->ctx, __ATOMIC_ACQUIRE) != ctx)
 			continue;
-		if (e->slot >= 0 || e->gen == gen)
+		/* The generation only for a context without a slot: reading the
+		 * segment's header on every launch cost ~0.2 us on an H100 host
+		 * (docs/bench/launch-2026-11-22-cost/). */
+		if (e->slot >= 0 || e->gen == nvt_seg_gen(shim.seg))
 			return e->slot;
 		break; /* no slot then, but a GPU was given one since: look again */
 	}
-	return lookup_slot(ctx, gen);
+	return lookup_slot(ctx, nvt_seg_gen(shim.seg));
 }
 
 /* ---- The launch callback ------------------------------------------------ */
+
+/* This thread's launch-counter stripe plus one (0: none yet); see nvtaskset.h. */
+static __thread unsigned thread_stripe __attribute__((tls_model("initial-exec")));
+
+static unsigned launch_stripe(void)
+{
+	if (__builtin_expect(!thread_stripe, 0))
+		thread_stripe = __atomic_fetch_add(&shim.launch_threads, 1, __ATOMIC_RELAXED) + 1;
+	return thread_stripe - 1;
+}
 
 /*
  * A launch whose clusters (cluster CTAs, one GPC each) the partition cannot
@@ -366,7 +378,7 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 			shim_graph_kernel(-1, 0);
 		return;
 	}
-	nvt_slot_count_launch(&shim.seg->gpu[g]);
+	nvt_slot_count_launch(&shim.seg->gpu[g], launch_stripe());
 	current_masks(g, &m);
 	if (shim_graph_busy())
 		shim_graph_kernel(g, m.seg_seq);

@@ -102,6 +102,7 @@ struct shim_state {
 	struct slot_masks masks[NVT_MAX_GPUS];
 	struct ctx_entry ctx[MAX_CONTEXTS];
 	unsigned n_ctx;
+	unsigned launch_threads; /* threads given a launch-counter stripe so far */
 	ctx_get_device_fn ctx_get_device;
 	nvt_cuDeviceGetUuid_fn device_get_uuid;
 	unsigned warned;   /* enum warn_kind bits */

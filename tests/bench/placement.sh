@@ -3,8 +3,9 @@
 # minutes, logs in OUTDIR:
 #  1. gpcbw.py: a memory stream and an FMA loop on N TPCs packed, spread and
 #     as an MPS share (does a partition's GPC count limit it?);
-#  2. launch batches: empty-kernel enqueue time, plain against nvtaskset,
-#     pinned to one CPU, interleaved fresh processes (issue 11's launch rate);
+#  2. launchcost.py: empty-kernel enqueue time, plain, shim without a
+#     partition, nvtaskset, without graph following, and (LAUNCH_OLD_ROOT)
+#     another build, pinned to one CPU (issue 11's launch rate);
 #  3. sizes.py at the sizes where --sm-limit missed, with spread partitions.
 # PLACEMENT_ONLY=gpcbw,launch,sizes picks parts.
 set -u
@@ -24,33 +25,7 @@ case ",$ONLY," in *,gpcbw,*)
 	timeout 200 python3 "$ROOT/tests/bench/gpcbw.py" "$ROOT" "$B" "$OUTDIR/gpcbw" || rc=1 ;;
 esac
 case ",$ONLY," in *,launch,*)
-	# CPU 3 for both; no MPS (as bench.py's launch benchmark).
-	out=$OUTDIR/launch-batches.csv
-	echo "round,case,p10_us,median_us" >"$out"
-	for r in $(seq 1 ${LAUNCH_ROUNDS:-15}); do
-		for c in plain nvtaskset; do
-			if [ $c = plain ]; then cmd=("$B/launch"); else cmd=("$NVT" --no-mps -n 33 "$B/launch"); fi
-			line=$(CUDA_MPS_PIPE_DIRECTORY=/dev/null timeout 60 taskset -c 3 "${cmd[@]}" batches 1000 201) || { rc=1; continue; }
-			p10=${line#p10_us=}; p10=${p10%% *}; med=${line##*median_us=}
-			echo "$r,$c,$p10,$med" >>"$out"
-		done
-	done
-	python3 - "$out" <<'PY' | tee "$OUTDIR/launch-batches.txt"
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-by = {}
-for r in rows:
-    by.setdefault(r["round"], {})[r["case"]] = (float(r["p10_us"]), float(r["median_us"]))
-pairs = [v for v in by.values() if len(v) == 2]
-for i, what in ((0, "10th percentile"), (1, "median")):
-    p = [v["plain"][i] for v in pairs]; n = [v["nvtaskset"][i] for v in pairs]
-    print("%s enqueue time per launch over %d rounds: plain %.3f us, nvtaskset -n 33 %.3f us; rate ratio "
-          "(plain/nvtaskset): median of paired %.4f, of medians %.4f, of minima %.4f; plain spread %.3f-%.3f"
-          % (what, len(pairs), statistics.median(p), statistics.median(n),
-             statistics.median(a / b for a, b in zip(p, n)), statistics.median(p) / statistics.median(n),
-             min(p) / min(n), min(p), max(p)))
-PY
-	;;
+	timeout 300 python3 "$ROOT/tests/bench/launchcost.py" "$ROOT" "$B" "$OUTDIR/launch" || rc=1 ;;
 esac
 case ",$ONLY," in *,sizes,*)
 	SIZES=${SIZES:-8,24,42,50} SIZES_ROUNDS=${SIZES_ROUNDS:-3} SIZES_PROFILE=0 SIZES_REPS=${SIZES_REPS:-15} \

@@ -268,6 +268,27 @@ PY
 	stop_tree lt
 }
 
+t_tree_list_launch_count_threads() {
+	# The counter is exact with many launching threads: 3 (a stripe each)
+	# and 12 (more than the 7 own stripes: the rest share the last one).
+	local n pid i out
+	for n in 3 12; do
+		rm -f "$WORK/lc.stop" "$WORK/lc.out"
+		"$NVT" --no-mps -c 0-3 "$APP" threads "$n" 5000 "$WORK/lc.stop" >"$WORK/lc.out" 2>&1 &
+		pid=$!
+		for ((i = 0; i < 1000; i++)); do grep -q launched= "$WORK/lc.out" && break; sleep 0.02; done
+		grep -q "launched=$((n * 5000))" "$WORK/lc.out" || die "$n threads did not finish: $(cat "$WORK/lc.out")"
+		run_rc out rc "$NVT" -l --json
+		python3 - "$out" "$pid" "$((n * 5000))" <<'PY' || die "$n threads: wrong count: $out"
+import json, sys
+t = [x for x in json.loads(sys.argv[1])["tasks"] if x["pid"] == int(sys.argv[2])][0]
+assert t["launches"] == int(sys.argv[3]), t["launches"]
+PY
+		touch "$WORK/lc.stop"
+		wait "$pid" || die "$n threads: exit status"
+	done
+}
+
 t_tree_list_launches() {
 	# LAUNCHES counts the kernels a task launched; --launched leaves out those that launched none.
 	local a b i

@@ -391,6 +391,39 @@ static int spawn_on(const char *self, const char *go, const char *stop, const ch
 	return rc || !WIFEXITED(status) || WEXITSTATUS(status);
 }
 
+/* "threads N COUNT STOP": N threads launch COUNT kernels each; then it
+ * prints "launched=N*COUNT" and waits for file STOP (for -l's counter). */
+static long per_thread;
+
+static void *count_thread(void *arg)
+{
+	struct fakecuda_launch rec;
+
+	(void)arg;
+	for (long i = 0; i < per_thread; i++)
+		launch(&rec);
+	return NULL;
+}
+
+static int threads(int n, long count, const char *stop)
+{
+	pthread_t tid[64];
+	struct timespec pause = {0, 2000000};
+
+	if (n < 1 || n > 64 || count < 0)
+		return 2;
+	per_thread = count;
+	for (int i = 0; i < n; i++)
+		pthread_create(&tid[i], NULL, count_thread, NULL);
+	for (int i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+	printf("launched=%ld\n", n * count);
+	fflush(stdout);
+	while (!exists(stop))
+		nanosleep(&pause, NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int sms = 0;
@@ -486,6 +519,8 @@ int main(int argc, char **argv)
 		printf("launches=%ld bad=%ld hung=%ld\n", s.launches, s.bad, s.hung);
 		return s.bad || s.hung ? 1 : 0;
 	}
+	if (!strcmp(argv[1], "threads") && argc == 5)
+		return threads(atoi(argv[2]), strtol(argv[3], NULL, 10), argv[4]);
 	if (!strcmp(argv[1], "fork") && argc == 4) {
 		char path[4096], pidtext[32];
 		struct fakecuda_launch rec;

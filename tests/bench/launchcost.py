@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Launch cost, decomposed (issue 11's launch rate): the host time to enqueue
+one empty kernel (tests/bench/launch.cu "batches": 1000 launches, waited for
+untimed, 201 times; the 10th percentile and the median) in fresh processes
+pinned to one CPU, outside MPS, interleaved over rounds:
+  plain          no shim
+  shim-unset     the shim loaded through the wrapper, no partition (the
+                 callback runs, finds no slot, returns)
+  nvtaskset      nvtaskset -n 33
+  no-graphs      nvtaskset -n 33 with NVTASKSET_GRAPHS=0 (no driver-API callbacks)
+  NAME           nvtaskset -n 33 of other builds (LAUNCH_VARIANTS="NAME=ROOT,...")
+Ratios are rates: plain's time / the case's time, paired by round.
+
+Usage: launchcost.py ROOT BIN OUTDIR   (LAUNCH_ROUNDS=15 LAUNCH_CPU=3 LAUNCH_VARIANTS=NAME=ROOT,...)
+"""
+import csv
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT, BIN, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+ROUNDS = int(os.environ.get("LAUNCH_ROUNDS", "15"))
+CPU = os.environ.get("LAUNCH_CPU", "3")
+VARIANTS = [v.split("=", 1) for v in os.environ.get("LAUNCH_VARIANTS", "").split(",") if v]
+os.makedirs(OUT, exist_ok=True)
+ENV = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY="/dev/null")
+for k in ("LD_PRELOAD", "NVTASKSET_PARTITION", "NVTASKSET_GRAPHS"):
+    ENV.pop(k, None)
+PROBE = [os.path.join(BIN, "launch"), "batches", "1000", "201"]
+NVT = os.path.join(ROOT, "build/bin/nvtaskset")
+CASES = [
+    ("plain", PROBE, ENV),
+    ("shim-unset", PROBE, dict(ENV, LD_LIBRARY_PATH=os.path.join(ROOT, "build/lib/nvtaskset/wrapper"))),
+    ("nvtaskset", [NVT, "--no-mps", "-n", "33"] + PROBE, ENV),
+    ("no-graphs", [NVT, "--no-mps", "-n", "33"] + PROBE, dict(ENV, NVTASKSET_GRAPHS="0")),
+]
+for name, root in VARIANTS:
+    CASES.append((name, [os.path.join(root, "build/bin/nvtaskset"), "--no-mps", "-n", "33"] + PROBE, ENV))
+
+
+def measure(args, env):
+    p = subprocess.run(["taskset", "-c", CPU] + args, env=env, capture_output=True, text=True, timeout=120)
+    if p.returncode:
+        raise RuntimeError("%s: %s" % (" ".join(args), p.stderr[-400:]))
+    kv = dict(x.split("=", 1) for x in p.stdout.split()[-2:])
+    return float(kv["p10_us"]), float(kv["median_us"])
+
+
+def main():
+    rows = []
+    for rnd in range(ROUNDS):
+        for name, args, env in CASES:
+            p10, med = measure(args, env)
+            rows.append((rnd, name, p10, med))
+    with open(os.path.join(OUT, "launchcost.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["round", "case", "p10_us", "median_us"])
+        w.writerows(rows)
+    lines = ["Enqueue time per empty-kernel launch, %d interleaved rounds, CPU %s, outside MPS" % (ROUNDS, CPU)]
+    for i, what in ((2, "10th percentile"), (3, "median")):
+        lines.append("%s of each process's 201 batches of 1000 launches:" % what)
+        plain = {r[0]: r[i] for r in rows if r[1] == "plain"}
+        for name, _, _ in CASES:
+            mine = {r[0]: r[i] for r in rows if r[1] == name}
+            paired = statistics.median(plain[k] / mine[k] for k in mine)
+            lines.append("  %-11s median %.3f us (min %.3f, max %.3f); rate ratio to plain, median of paired: %.4f; "
+                         "extra per launch %.0f ns" % (name, statistics.median(mine.values()), min(mine.values()),
+                                                       max(mine.values()), paired,
+                                                       1000 * (statistics.median(mine.values()) -
+                                                               statistics.median(plain.values()))))
+    text = "\n".join(lines)
+    open(os.path.join(OUT, "launchcost.txt"), "w").write(text + "\n")
+    print(text, flush=True)
+
+
+if __name__ == "__main__":
+    main()
