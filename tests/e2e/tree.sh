@@ -188,7 +188,7 @@ pid $GC's current TPC list: 8-9"
 	python3 - "$out" "$G" "$GC" <<'PY' || die "bad JSON: $out"
 import json, sys
 d = json.loads(sys.argv[1])
-assert d["version"] == 1
+assert d["version"] == 2
 assert [t["pid"] for t in d["tasks"]] == [int(sys.argv[2]), int(sys.argv[3])]
 assert all(t["gpus"][0]["current"]["tpc_ids"] == [8, 9] for t in d["tasks"])
 PY
@@ -215,7 +215,7 @@ t_tree_all_tasks_partial_failure() {
 import json, sys
 d = json.loads(sys.argv[1])
 r, g, gc = (int(a) for a in sys.argv[2:5])
-assert d["version"] == 1
+assert d["version"] == 2
 t = {x["pid"]: x for x in d["tasks"]}
 assert list(t) == [r, g, gc]
 assert t[g]["error"].startswith("failed to set pid %d's partition: its control segment has version 7" % g)
@@ -291,7 +291,7 @@ t_tree_list_launches() {
 import json, sys
 d = json.loads(sys.argv[1])
 t = [x for x in d["tasks"] if x["pid"] == int(sys.argv[2])][0]
-assert d["version"] == 1 and t["launches"] == 7 and t["gpus"][0]["launches"] == 7
+assert d["version"] == 2 and t["launches"] == 7 and t["gpus"][0]["launches"] == 7
 assert t["gpus"][0]["applied"] is True and t["gpus"][0]["tpc_ids"] == [0, 1, 2, 3]
 PY
 	touch "$WORK/ll.stop"
@@ -310,7 +310,7 @@ t_tree_json_nulls() {
 import json, sys
 d = json.loads(sys.argv[1])
 t = [x for x in d["tasks"] if x["pid"] == int(sys.argv[2])][0]
-assert d["version"] == 1 and isinstance(t["ppid"], int) and t["parent"] is None
+assert d["version"] == 2 and isinstance(t["ppid"], int) and t["parent"] is None
 g = {x["gpu"]: x for x in t["gpus"]}
 assert g[0]["uuid"] == sys.argv[3] and g[0]["partitioned"] is False
 assert all(g[0][k] is None for k in ("tpcs", "tpc_mask", "tpc_count", "tpc_ids"))
@@ -321,7 +321,7 @@ PY
 	python3 - "$out" <<'PY' || die "bad JSON: $out"
 import json, sys
 d = json.loads(sys.argv[1])
-assert d["version"] == 1
+assert d["version"] == 2
 g = {x["gpu"]: x for x in d["gpus"]}
 assert g[0]["current"]["tpc_ids"] is None and g[1]["current"]["tpc_ids"] == [4, 6, 7]
 PY
@@ -329,7 +329,7 @@ PY
 	python3 - "$out" <<'PY' || die "bad JSON: $out"
 import json, sys
 d = json.loads(sys.argv[1])
-assert d["version"] == 1 and len(d["gpus"]) == 1
+assert d["version"] == 2 and len(d["gpus"]) == 1
 assert d["gpus"][0]["previous"]["partitioned"] is False and d["gpus"][0]["previous"]["tpc_ids"] is None
 assert d["gpus"][0]["current"]["tpc_ids"] == [1]
 PY
@@ -353,21 +353,21 @@ t_tree_json_errors() {
 	wait "$gone"
 	out=$(timeout 20 "$NVT" -p --json "$gone" 2>"$WORK/je.err") && rc=0 || rc=$?
 	eq "$rc" 1
-	eq "$out" "{\"version\":1,\"error\":\"failed to get pid $gone's partition: No such process\"}"
+	eq "$out" "{\"version\":2,\"error\":\"failed to get pid $gone's partition: No such process\"}"
 	eq "$(cat "$WORK/je.err")" "nvtaskset: failed to get pid $gone's partition: No such process"
 	out=$(timeout 20 "$NVT" -a -p --json -c 0 "$gone" 2>/dev/null) && rc=0 || rc=$?
-	eq "$out" "{\"version\":1,\"error\":\"failed to set pid $gone's partition: No such process\"}"
+	eq "$out" "{\"version\":2,\"error\":\"failed to set pid $gone's partition: No such process\"}"
 	out=$(NVTASKSET_RUNDIR=$WORK/none timeout 20 "$NVT" -l --json 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
-	eq "$out" "{\"version\":1,\"error\":\"cannot read $WORK/none: No such file or directory\"}"
+	eq "$out" "{\"version\":2,\"error\":\"cannot read $WORK/none: No such file or directory\"}"
 	out=$(timeout 20 "$NVT" -p --json 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
-	eq "$out" "{\"version\":1,\"error\":\"no PID given\"}"
+	eq "$out" "{\"version\":2,\"error\":\"no PID given\"}"
 	start_loop je "$NVT" --no-mps -c 0-3 "$APP"
 	wait_file "$WORK/je.state" "0-3"
 	out=$(timeout 20 "$NVT" -p --json -c 70 "$PID" 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
-	eq "$out" "{\"version\":1,\"error\":\"TPC 70 does not exist: this GPU has 66 TPCs (0-65)\"}"
+	eq "$out" "{\"version\":2,\"error\":\"TPC 70 does not exist: this GPU has 66 TPCs (0-65)\"}"
 	# Without --json, stdout stays empty.
 	out=$(timeout 20 "$NVT" -p -c 70 "$PID" 2>/dev/null) && rc=0 || rc=$?
 	eq "$out" ""
@@ -423,4 +423,34 @@ t_tree_all_tasks_other_gpu() {
 		die "the child's partitions: $out"
 	touch "$WORK/ag.stop"
 	wait "$PID"
+}
+
+t_tree_json_one_convention() {
+	# Every document names a partition's fields alike (JSON version 2): tpcs the
+	# list as text, tpc_mask, tpc_count, tpc_ids the array (version 1's --dry-run
+	# and -n's pick had tpc_list, and tpcs as the array).
+	local show list dry pick
+	start_loop oc "$NVT" --no-mps -c 0-3,8 "$APP"
+	wait_file "$WORK/oc.state" "0-3,8"
+	show=$(timeout 20 "$NVT" -p --json "$PID")
+	list=$(timeout 20 "$NVT" -l --json)
+	dry=$(timeout 20 "$NVT" --dry-run --json -c 0-3,8)
+	pick=$(timeout 20 "$NVT" --no-mps --json -n 5 "$APP" launch 1 2>&1 >/dev/null)
+	python3 - "$show" "$list" "$dry" "$pick" "$PID" <<'PY' || die "documents differ: $show $list $dry $pick"
+import json, sys
+show, lst, dry, pick = (json.loads(a) for a in sys.argv[1:5])
+pid = int(sys.argv[5])
+assert {d["version"] for d in (show, lst, dry, pick)} == {2}
+keys = ("partitioned", "tpcs", "tpc_mask", "tpc_count", "tpc_ids")
+want = {"partitioned": True, "tpcs": "0-3,8", "tpc_mask": "10f", "tpc_count": 5, "tpc_ids": [0, 1, 2, 3, 8]}
+got = [show["gpus"][0]["current"],
+       [t for t in lst["tasks"] if t["pid"] == pid][0]["gpus"][0],
+       dry["partition"][0]]
+for g in got:
+    assert {k: g[k] for k in keys} == want, g
+p = pick["picked"][0]
+assert set(p) == {"gpu", "uuid"} | set(keys) and p["tpc_count"] == 5 and len(p["tpc_ids"]) == 5, p
+assert "tpc_list" not in json.dumps([show, lst, dry, pick])
+PY
+	stop_loop oc "$PID"
 }

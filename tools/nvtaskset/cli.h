@@ -25,8 +25,9 @@
 #define MPS_TIMEOUT_MS 10000
 #define MPS_QUERY_TIMEOUT_MS 10000
 #define EXIT_MPS_NOT_RUNNING 3
-/* The "version" of what -p, -l and -a print as JSON (docs/json.md). */
-#define NVT_JSON_VERSION 1
+/* The "version" of what -p, -a, -l and --dry-run (and -n's pick) print as JSON
+ * (docs/json.md, which lists what each version changed). */
+#define NVT_JSON_VERSION 2
 /* How often -a -p MASK looks for tasks started during the change, at most. */
 #define ALL_TASKS_ROUNDS 8
 
@@ -105,18 +106,19 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 /* With --json, errors are also printed as JSON objects on stdout (from now on). */
 void set_json_errors(int on);
 /* errx(3) and err(3) for the command: "nvtaskset: MESSAGE" on stderr and,
- * with --json, {"version":1,"error":"MESSAGE"} on stdout; exit 1. */
+ * with --json, {"version":N,"error":"MESSAGE"} on stdout; exit 1. */
 void cli_errx(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void cli_err(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-/* With --json asked for (set_json_errors), prints {"version":1,"error":MESSAGE} and a newline. */
+/* With --json asked for (set_json_errors), prints {"version":N,"error":MESSAGE} and a newline. */
 void json_error_if_asked(const char *message);
-/* Prints {"pid":PID,"error":MESSAGE}, or {"version":1,"error":MESSAGE} for pid 0. */
+/* Prints {"pid":PID,"error":MESSAGE}, or {"version":N,"error":MESSAGE} for pid 0. */
 void json_error(pid_t pid, const char *message);
-/* Starts a GPU's JSON object: {"gpu":N,"uuid":"..." (gpu null when not on this machine's list). */
-void json_gpu_start(const uint8_t uuid[16]);
-/* Prints "partitioned","tpcs","tpc_mask","tpc_count","tpc_ids" of a partition (nulls when
- * state is not NVT_SLOT_SET). */
-void json_partition_fields(uint32_t state, const struct nvt_tpcset *tpcs);
+/* Starts a GPU's JSON object on out: {"gpu":N,"uuid":"..." (gpu null when not on this
+ * machine's list). */
+void json_gpu_start(FILE *out, const uint8_t uuid[16]);
+/* Prints "partitioned","tpcs","tpc_mask","tpc_count","tpc_ids" of a partition on out (nulls
+ * when state is not NVT_SLOT_SET): the partition object of docs/json.md. */
+void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *tpcs);
 
 /* ---- main.c ---- */
 /* Prints "nvtaskset: WHAT" and the --help hint; exits 1. */

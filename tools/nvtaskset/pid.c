@@ -68,7 +68,7 @@ static void json_partition(const char *key, const struct nvt_slot_view *view)
 		return;
 	}
 	putchar('{');
-	json_partition_fields(view->state, &view->tpcs);
+	json_partition_fields(stdout, view->state, &view->tpcs);
 	putchar('}');
 }
 
@@ -150,7 +150,7 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 		for (int i = 0; i < n; i++) {
 			int refused = views[i].seq && st[i].s.rejected == views[i].seq;
 			printf(i ? "," : "");
-			json_gpu_start(views[i].uuid);
+			json_gpu_start(stdout, views[i].uuid);
 			putchar(',');
 			json_partition("current", &views[i]);
 			printf(",\"applied\":%s,\"refused\":%s,\"launches\":%llu,\"graph_kernels_stale\":%llu}",
@@ -298,7 +298,7 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 		       (long long)written.tv_sec * 1000000000LL + written.tv_nsec);
 		for (int i = 0; i < shown; i++) {
 			printf(i ? "," : "");
-			json_gpu_start(now[i].uuid);
+			json_gpu_start(stdout, now[i].uuid);
 			putchar(',');
 			json_partition("previous", had[i] ? &old[i] : NULL);
 			putchar(',');

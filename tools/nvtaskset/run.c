@@ -126,44 +126,39 @@ static void ensure_mps(void)
 
 /*
  * Says which partitions the task gets: to out, as lines or (--json) one JSON
- * object. what is "picked" (-n) or "partition".
+ * object whose GPU objects carry the partition object's fields (docs/json.md).
+ * what is "picked" (-n) or "partition".
  */
 static void report(const struct options *o, FILE *out, const char *what,
 		   const struct nvt_slot_view *parts, int n)
 {
 	char uuid[NVT_UUID_TEXT_MAX], list[NVT_LIST_TEXT_MAX];
 
-	if (o->json)
-		fprintf(out, "{\"version\":1,\"%s\":[", what);
+	if (o->json) {
+		fprintf(out, "{\"version\":%d,\"%s\":[", NVT_JSON_VERSION, what);
+		for (int i = 0; i < n; i++) {
+			fputs(i ? "," : "", out);
+			json_gpu_start(out, parts[i].uuid);
+			fputc(',', out);
+			json_partition_fields(out, parts[i].state, &parts[i].tpcs);
+			fputc('}', out);
+		}
+		fprintf(out, "]}\n");
+		return;
+	}
 	for (int i = 0; i < n; i++) {
 		int index = gpu_index_of(parts[i].uuid);
+		char number[16] = "?";
 		nvt_uuid_format(parts[i].uuid, uuid);
 		if (parts[i].state == NVT_SLOT_SET)
 			nvt_format_list(&parts[i].tpcs, list, sizeof(list));
 		else
 			snprintf(list, sizeof(list), "all");
-		if (o->json) {
-			fprintf(out, "%s{\"gpu\":", i ? "," : "");
-			fprintf(out, index >= 0 ? "%d" : "null", index);
-			fprintf(out, ",\"uuid\":\"%s\",\"partitioned\":%s,\"tpc_list\":", uuid,
-				parts[i].state == NVT_SLOT_SET ? "true" : "false");
-			if (parts[i].state == NVT_SLOT_SET) {
-				fprintf(out, "\"%s\",\"tpcs\":", list);
-				json_tpc_array(out, &parts[i].tpcs);
-				fprintf(out, ",\"tpc_count\":%u}", nvt_set_count(&parts[i].tpcs));
-			} else {
-				fprintf(out, "null,\"tpcs\":null,\"tpc_count\":null}");
-			}
-		} else {
-			char number[16] = "?";
-			if (index >= 0)
-				snprintf(number, sizeof(number), "%d", index);
-			fprintf(out, "%sGPU %s (%s): TPCs %s\n", out == stderr ? "nvtaskset: " : "", number,
-				uuid, list);
-		}
+		if (index >= 0)
+			snprintf(number, sizeof(number), "%d", index);
+		fprintf(out, "%sGPU %s (%s): TPCs %s\n", out == stderr ? "nvtaskset: " : "", number,
+			uuid, list);
 	}
-	if (o->json)
-		fprintf(out, "]}\n");
 }
 
 /* Seconds to wait for other starting tasks' claims: $NVTASKSET_CLAIM_TIMEOUT (1-3600) or 10. */
@@ -220,13 +215,13 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	char shim[PATH_MAX], why[256];
 
 	if (n_task == 0)
-		errx(EXIT_FAILURE, "the task can use no GPU (CUDA_VISIBLE_DEVICES=%s)",
-		     getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
+		cli_errx("the task can use no GPU (CUDA_VISIBLE_DEVICES=%s)",
+			 getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
 	if (claiming)
 		pick.exclude_running = 0; /* the GPUs and their topologies; claim() picks */
 	n = build_partitions(&pick, positional ? argv[0] : "", task, n_task, NULL, 0, parts);
 	if (n == 0)
-		errx(EXIT_FAILURE, "no GPU that the task can use could be partitioned");
+		cli_errx("no GPU that the task can use could be partitioned");
 	if (o->dry_run) {
 		report(o, stdout, o->count ? "picked" : "partition", parts, n);
 		return EXIT_SUCCESS;
