@@ -204,6 +204,7 @@ t_tree_all_tasks_partial_failure() {
 	"$T/segpoke" "$G" version 7
 	run_rc out rc "$NVT" -a -pc 8-9 "$R"
 	eq "$rc" 1 "exit status: $out"
+	printf '%s\n' "$out" >"$WORK/ap.err"
 	has "$out" "pid $R's new TPC list: 8-9"
 	has "$out" "nvtaskset: failed to set pid $G's partition: its control segment has version 7; this nvtaskset understands version 3"
 	has "$out" "pid $GC's new TPC list: 8-9"
@@ -215,15 +216,94 @@ t_tree_all_tasks_partial_failure() {
 import json, sys
 d = json.loads(sys.argv[1])
 r, g, gc = (int(a) for a in sys.argv[2:5])
-assert d["version"] == 2
+assert d["version"] == 2 and d["error"] == "failed to set the partition of 1 of 3 tasks"
 t = {x["pid"]: x for x in d["tasks"]}
 assert list(t) == [r, g, gc]
 assert t[g]["error"].startswith("failed to set pid %d's partition: its control segment has version 7" % g)
 assert t[r]["gpus"][0]["previous"]["tpcs"] == "8-9" and t[r]["gpus"][0]["current"]["tpc_ids"] == [10]
 assert t[gc]["gpus"][0]["current"]["tpcs"] == "10"
 PY
+	has "$(cat "$WORK/ap.err")" "nvtaskset: failed to set the partition of 1 of 3 tasks"
 	"$T/segpoke" "$G" version 3
 	stop_tree ap
+}
+
+t_tree_all_tasks_root_fails() {
+	# PID itself cannot be changed: as taskset -a goes on with the other
+	# threads, its descendants are changed all the same, PID is reported, and
+	# the exit status is 1 (it used to stop at PID and change none).
+	start_tree ar
+	"$T/segpoke" "$R" version 7
+	run_rc out rc "$NVT" -a -pc 8-9 "$R"
+	eq "$rc" 1 "exit status: $out"
+	has "$out" "nvtaskset: failed to set pid $R's partition: its control segment has version 7"
+	has "$out" "pid $G's new TPC list: 8-9"
+	has "$out" "pid $GC's new TPC list: 8-9"
+	has "$out" "nvtaskset: failed to set the partition of 1 of 3 tasks"
+	wait_file "$WORK/ar.child.parent" "8-9"
+	wait_file "$WORK/ar.child.child" "8-9"
+	eq "$(cat "$WORK/ar.parent")" "0-3" "the task that failed"
+	# With --json: every task's object, and an "error" that says why the status is 1.
+	out=$(timeout 20 "$NVT" -a -p --json -c 10 "$R" 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	python3 - "$out" "$R" "$G" "$GC" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+r, g, gc = (int(a) for a in sys.argv[2:5])
+assert d["version"] == 2 and d["error"] == "failed to set the partition of 1 of 3 tasks"
+t = {x["pid"]: x for x in d["tasks"]}
+assert list(t) == [r, g, gc]
+assert t[r]["error"].startswith("failed to set pid %d's partition: its control segment has version 7" % r)
+assert t[g]["gpus"][0]["current"]["tpc_ids"] == [10] and t[gc]["gpus"][0]["previous"]["tpcs"] == "8-9"
+PY
+	# Shown: the same.
+	out=$(timeout 20 "$NVT" -a -p --json "$R" 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["error"]=="failed to get the partition of 1 of 3 tasks" and len(d["tasks"])==3 and "error" in d["tasks"][0]' "$out" ||
+		die "bad JSON: $out"
+	"$T/segpoke" "$R" version 3
+	# Without a failure, no "error".
+	out=$(timeout 20 "$NVT" -a -p --json "$R" 2>/dev/null)
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert "error" not in d and len(d["tasks"])==3' "$out" ||
+		die "bad JSON: $out"
+	stop_tree ar
+}
+
+t_tree_all_tasks_json_bad_input_below() {
+	# MASK that a descendant's GPU cannot take fails that task alone, in a
+	# well-formed document (it used to end the command in the middle of the
+	# document, which was then no JSON); MASK that PID's own GPUs cannot take
+	# changes nothing, and the document is the error object.
+	local child
+	export FAKECUDA_CHIPS=h100,a100 NVTASKSET_CACHE_DIR=$WORK/cache-ab
+	rm -f "$WORK"/ab.*
+	CUDA_VISIBLE_DEVICES=0 "$NVT" --no-mps -c 0-3 sh -c "
+		CUDA_VISIBLE_DEVICES=1 \"$NVT\" --no-mps -c 0-3 \"$APP\" loop \"$WORK/ab.stop\" \"$WORK/ab.state\" &
+		echo \$! >\"$WORK/ab.child\"; wait" >"$WORK/ab.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/ab.state" "0-3"
+	child=$(cat "$WORK/ab.child")
+	out=$(timeout 20 "$NVT" -a -p --json -c 60 "$PID" 2>"$WORK/ab.err") && rc=0 || rc=$?
+	eq "$rc" 1 "exit status: $out $(cat "$WORK/ab.err")"
+	python3 - "$out" "$PID" "$child" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+r, c = int(sys.argv[2]), int(sys.argv[3])
+assert d["version"] == 2 and d["error"] == "failed to set the partition of 1 of 2 tasks"
+t = {x["pid"]: x for x in d["tasks"]}
+assert list(t) == [r, c]
+assert t[r]["gpus"][0]["current"]["tpcs"] == "60"
+assert t[c]["error"] == "failed to set pid %d's partition: TPC 60 does not exist: this GPU has 54 TPCs (0-53)" % c
+PY
+	has "$(cat "$WORK/ab.err")" "nvtaskset: failed to set pid $child's partition: TPC 60 does not exist"
+	eq "$(cat "$WORK/ab.state")" "0-3" "the task that failed"
+	out=$(timeout 20 "$NVT" -a -p --json -c 61 "$child" 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	eq "$out" '{"version":2,"error":"TPC 61 does not exist: this GPU has 54 TPCs (0-53)"}'
+	out=$(timeout 20 "$NVT" -pc "$PID" 2>/dev/null)
+	eq "$out" "pid $PID's current TPC list: 60" "PID, unchanged by the failed -a"
+	touch "$WORK/ab.stop"
+	wait "$PID"
 }
 
 t_tree_all_tasks_usage() {

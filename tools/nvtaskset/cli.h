@@ -74,10 +74,10 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 /*
  * The partitions -p MASK gives the task open as h, for each of its GPUs
  * (those it has slots for, else the machine's), into parts. Returns how
- * many; exits on bad input.
+ * many, or -1 with the reason in why (bad input for this task's GPUs).
  */
 int pid_plan(const struct options *o, const char *mask_text, const struct nvt_seg_handle *h,
-	     struct nvt_slot_view *parts);
+	     struct nvt_slot_view *parts, char *why, size_t len);
 /*
  * Writes parts (n_parts; those of state NVT_SLOT_SET) into the task open for
  * writing as h, closes h, and prints the old and new partitions (lines, or
@@ -111,6 +111,14 @@ void cli_errx(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2
 void cli_err(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 /* With --json asked for (set_json_errors), prints {"version":N,"error":MESSAGE} and a newline. */
 void json_error_if_asked(const char *message);
+/*
+ * -a's document: json_tasks_begin prints {"version":N,"tasks":[ and
+ * json_tasks_end closes it, with "error":MESSAGE at the top level unless error
+ * is NULL. An error that ends the command (cli_errx) in between closes it so
+ * too: every failure leaves a well-formed document with an "error".
+ */
+void json_tasks_begin(void);
+void json_tasks_end(const char *error);
 /* Prints {"pid":PID,"error":MESSAGE}, or {"version":N,"error":MESSAGE} for pid 0. */
 void json_error(pid_t pid, const char *message);
 /* Starts a GPU's JSON object on out: {"gpu":N,"uuid":"..." (gpu null when not on this
@@ -146,22 +154,26 @@ int load_topology(int index, int force, struct nvt_gpu_topology *out, char *why,
 /* The same, or exits with the reason. */
 struct nvt_gpu_topology load_gpu(int index, int force);
 /*
- * Turns MASK (hex, -c list, -g list or -n) into a TPC set for the GPU with
- * topology topo and uuid (called gpu_name in messages), or exits.
+ * Turns MASK (hex, -c list, -g list or -n) into the TPC set *set for the GPU
+ * with topology topo and uuid (called gpu_name in messages); -n
+ * --exclude-running leaves out what the tasks but self hold. Returns 0, or -1
+ * with a one-line reason in why.
  */
-struct nvt_tpcset parse_partition(const struct options *o, const char *text,
-				  const struct nvt_topology *topo, const uint8_t uuid[16],
-				  const char *gpu_name, pid_t self);
+int parse_partition(const struct options *o, const char *text, const struct nvt_topology *topo,
+		    const uint8_t uuid[16], const char *gpu_name, pid_t self, struct nvt_tpcset *set,
+		    char *why, size_t len);
 /*
  * The partitions a task gets (run) or is given (-p): for each GPU of the
  * task, its UUID, topology and, for the GPUs MASK or --gpu names, the TPC
  * set. task_gpus lists the task's GPUs (n_task, nvtaskset's numbers);
  * topos, where not NULL, gives topologies already known (n_task entries,
- * n_tpcs 0 where unknown). Returns how many entries out holds; exits on bad
- * input.
+ * n_tpcs 0 where unknown). Returns how many entries out holds, or -1 with
+ * the reason in why (bad input for this task's GPUs); exits only if the
+ * machine's GPUs cannot be listed or a --gpu names none of them.
  */
 int build_partitions(const struct options *o, const char *mask, const int *task_gpus, int n_task,
-		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out);
+		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out,
+		     char *why, size_t len);
 /*
  * The MPS active thread percentage that lets a task see no more SMs than the
  * largest share of its GPUs that parts give it (ceil(100 * TPCs / all)).

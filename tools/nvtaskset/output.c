@@ -16,10 +16,32 @@
 #include "cli.h"
 
 static int json_errors;
+/* -a's {"version":N,"tasks":[ is printed and not closed yet. */
+static int tasks_open;
 
 void set_json_errors(int on)
 {
 	json_errors = on;
+}
+
+void json_tasks_begin(void)
+{
+	printf("{\"version\":%d,\"tasks\":[", NVT_JSON_VERSION);
+	tasks_open = 1;
+}
+
+void json_tasks_end(const char *error)
+{
+	if (!tasks_open)
+		return;
+	tasks_open = 0;
+	if (error) {
+		printf("],\"error\":");
+		json_string(error);
+		printf("}\n");
+	} else {
+		printf("]}\n");
+	}
 }
 
 void json_error(pid_t pid, const char *message)
@@ -36,6 +58,11 @@ void json_error_if_asked(const char *message)
 {
 	if (!json_errors)
 		return;
+	/* An error in the middle of -a's document ends it, well-formed. */
+	if (tasks_open) {
+		json_tasks_end(message);
+		return;
+	}
 	json_error(0, message);
 	putchar('\n');
 }

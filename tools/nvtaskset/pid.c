@@ -183,7 +183,7 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 }
 
 int pid_plan(const struct options *o, const char *mask_text, const struct nvt_seg_handle *h,
-	     struct nvt_slot_view *parts)
+	     struct nvt_slot_view *parts, char *why, size_t len)
 {
 	static struct nvt_slot_view old[NVT_MAX_GPUS];
 	static struct nvt_topology topos[NVT_GPUS_MAX];
@@ -220,7 +220,7 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 			}
 		}
 	}
-	return build_partitions(o, mask_text, task, n_task, topos, h->pid, parts);
+	return build_partitions(o, mask_text, task, n_task, topos, h->pid, parts, why, len);
 }
 
 /* Started with --sm-limit: MPS caps the task at its start's share. */
@@ -334,7 +334,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
 	pid_t pid = parse_pid(argv[argc - 1]);
 	struct nvt_seg_handle h;
-	char why[256];
+	char why[512];
 	int rc, n_parts;
 
 	if (o->all_tasks)
@@ -350,7 +350,9 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 			cli_errx("failed to get pid %ld's partition: %s", (long)pid, why);
 		return EXIT_SUCCESS;
 	}
-	n_parts = pid_plan(o, mask_text, &h, parts);
+	n_parts = pid_plan(o, mask_text, &h, parts, why, sizeof(why));
+	if (n_parts < 0)
+		cli_errx("%s", why);
 	if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 		cli_errx("failed to set pid %ld's partition: %s", (long)pid, why);
 	return EXIT_SUCCESS;

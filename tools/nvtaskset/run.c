@@ -212,14 +212,17 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	int positional = !o->count && !o->gpu_masks;
 	int task[NVT_GPUS_MAX], n_task = nvt_gpus_visible(machine_gpus(), task), n, made, exec_errno;
 	struct nvt_seg_own own;
-	char shim[PATH_MAX], why[256];
+	char shim[PATH_MAX], why[512];
 
 	if (n_task == 0)
 		cli_errx("the task can use no GPU (CUDA_VISIBLE_DEVICES=%s)",
 			 getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
 	if (claiming)
 		pick.exclude_running = 0; /* the GPUs and their topologies; claim() picks */
-	n = build_partitions(&pick, positional ? argv[0] : "", task, n_task, NULL, 0, parts);
+	n = build_partitions(&pick, positional ? argv[0] : "", task, n_task, NULL, 0, parts, why,
+			     sizeof(why));
+	if (n < 0)
+		cli_errx("%s", why);
 	if (n == 0)
 		cli_errx("no GPU that the task can use could be partitioned");
 	if (o->dry_run) {
