@@ -306,6 +306,73 @@ PY
 	wait "$PID"
 }
 
+t_tree_all_tasks_other_users_task() {
+	# A tree of user 65533's that holds a task of another user's (a setuid
+	# program of 65534's): -a by 65533 changes 65533's tasks, reports the other
+	# user's as not permitted and leaves it as it was, and exits 1; -a by root
+	# changes them all. In a mount namespace with a /dev/shm of its own: the
+	# setuid program's run directory is the default one (as in
+	# tree_spawn_setuid_program).
+	local d=$WORK/u/ou
+	need_users
+	command -v gcc >/dev/null || skip "needs gcc"
+	findmnt -no OPTIONS --target "$WORK" | grep -q nosuid && skip "$WORK is mounted nosuid"
+	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
+	mkdir -m 1777 "$d"
+	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" -I"$ROOT/tests/fake" \
+		-I"$ROOT/src" -I"$ROOT/include" -L"$FAKEDIR" -lcuda \
+		-lpthread -Wl,--disable-new-dtags,-rpath,"$WRAPDIR:$FAKEDIR"
+	chown 65534 "$WORK/suidapp"
+	chmod 4755 "$WORK/suidapp"
+	cat >"$WORK/ou.sh" <<INNER
+set -e
+mount -t tmpfs tmpfs /dev/shm
+unset NVTASKSET_RUNDIR
+wait_for() { for i in \$(seq 500); do [ "\$(cat "\$1" 2>/dev/null)" == "\$2" ] && return 0; sleep 0.02; done; echo "\$1 never read \$2"; exit 1; }
+"$NVT" --no-mps -c 0-3 $(as_user 65533) sh -c '"\$1" loop "\$3/stop" "\$3/s" & "\$2" loop "\$3/stop" "\$3/g" & wait' \
+	sh "$WORK/suidapp" "$APP" "$d" &
+r=\$!
+wait_for "$d/g" 0-3
+wait_for "$d/s" 0-65
+echo "\$r \$(pgrep -f "^$WORK/suidapp loop") \$(pgrep -f "^$APP loop $d")" >"$d/pids"
+$(as_user 65533) "$NVT" -a -p -c 8-9 "\$r" >"$d/user.out" 2>&1 && echo 0 >"$d/user.rc" || echo \$? >"$d/user.rc"
+$(as_user 65533) "$NVT" -a -p --json -c 8-9 "\$r" >"$d/user.json" 2>/dev/null || true
+$(as_user 65533) "$NVT" -p -c 5 "\$(pgrep -f "^$WORK/suidapp loop")" >"$d/p.out" 2>&1 || true
+wait_for "$d/g" 8-9
+cat "$d/s" >"$d/s.after-user"
+"$NVT" -a -p -c 10-11 "\$r" >"$d/root.out" 2>&1 && echo 0 >"$d/root.rc" || echo \$? >"$d/root.rc"
+wait_for "$d/s" 10-11
+wait_for "$d/g" 10-11
+touch "$d/stop"
+wait "\$r"
+INNER
+	run_rc out rc unshare --mount --propagation private bash "$WORK/ou.sh"
+	eq "$rc" 0 "the tree: $out"
+	read -r R S G <"$d/pids"
+	[ -n "$S" ] && [ -n "$G" ] || die "pids: $(cat "$d/pids")"
+	eq "$(cat "$d/user.rc")" 1 "exit status of -a by user 65533: $(cat "$d/user.out")"
+	out=$(cat "$d/user.out")
+	has "$out" "pid $R's new TPC list: 8-9"
+	has "$out" "pid $G's new TPC list: 8-9"
+	has "$out" "nvtaskset: failed to set pid $S's partition: Permission denied"
+	has "$out" "nvtaskset: failed to set the partition of 1 of 3 tasks"
+	eq "$(cat "$d/s.after-user")" "0-65" "the other user's task after -a by user 65533"
+	# (Its segment from before the exec to 65534 lies in 65533's run directory:
+	# -p and -a wrote that one, which it reads no more, and said they changed it.)
+	eq "$(cat "$d/p.out")" "nvtaskset: failed to set pid $S's partition: Permission denied" "-p by user 65533"
+	python3 - "$(cat "$d/user.json")" "$R" "$S" "$G" <<'PY' || die "bad JSON: $(cat "$d/user.json")"
+import json, sys
+d = json.loads(sys.argv[1])
+r, s, g = (int(a) for a in sys.argv[2:5])
+t = {x["pid"]: x for x in d["tasks"]}
+assert list(t)[0] == r and set(t) == {r, s, g}
+assert t[s] == {"pid": s, "error": "failed to set pid %d's partition: Permission denied" % s}
+assert t[g]["gpus"][0]["current"]["tpcs"] == "8-9" and d["error"] == "failed to set the partition of 1 of 3 tasks"
+PY
+	eq "$(cat "$d/root.rc")" 0 "exit status of -a by root: $(cat "$d/root.out")"
+	has "$(cat "$d/root.out")" "pid $S's new TPC list: 10-11"
+}
+
 t_tree_all_tasks_usage() {
 	run_rc out rc "$NVT" -a -l
 	eq "$rc" 1

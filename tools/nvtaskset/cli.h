@@ -183,6 +183,12 @@ int sm_limit_percent(const struct nvt_slot_view *parts, int n);
 int gpu_index_of(const uint8_t uuid[16]);
 /* "this GPU" when the task has one GPU, else "GPU N". */
 void gpu_name(int index, int n_task, char *buf, size_t len);
+/*
+ * nvt_seg_open in the run directory, but a task whose current segment the
+ * caller may not write is NVT_SEG_EPERM even where a segment it left before an
+ * exec to another user is the caller's. Returns enum nvt_seg_err.
+ */
+int open_task(pid_t pid, int writable, struct nvt_seg_handle *h);
 /* Words for an enum nvt_seg_err. */
 const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len);
 /*

@@ -339,7 +339,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 
 	if (o->all_tasks)
 		return nvt_cmd_all_tasks(o, pid, mask_text);
-	rc = nvt_seg_open(nvt_rundir(), pid, mask_text != NULL, &h);
+	rc = open_task(pid, mask_text != NULL, &h);
 	if (rc)
 		cli_errx("failed to %s pid %ld's partition: %s", mask_text ? "set" : "get", (long)pid,
 			 seg_error(rc, &h, why, sizeof(why)));

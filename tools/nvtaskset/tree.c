@@ -152,7 +152,7 @@ static int one_task(struct tree_run *run, pid_t pid, struct nvt_seg_handle *h, i
 	int rc, started = 0, n_parts = 0;
 
 	if (!h) {
-		rc = nvt_seg_open(nvt_rundir(), pid, change, &opened);
+		rc = open_task(pid, change, &opened);
 		if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK)
 			return -1; /* ended since the scan, or exec'd a program without the shim */
 		run->tasks++;
@@ -199,7 +199,7 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 
 	/* PID must be a task: one that is gone, or runs without nvtaskset, ends
 	 * the command (as -p). */
-	rc = nvt_seg_open(nvt_rundir(), root, change, &h);
+	rc = open_task(root, change, &h);
 	if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK)
 		cli_errx("failed to %s pid %ld's partition: %s", change ? "set" : "get", (long)root,
 			 seg_error(rc, &h, why, sizeof(why)));
