@@ -201,3 +201,28 @@ t_reserve_multigpu() {
 	eq "$out" "nvtaskset: cannot pick 63 TPCs on $(fake_uuid 1): only 62 are free of other tasks"
 	stop_loop rm "$a"
 }
+t_reserve_claim_timeout_values() {
+	# NVTASKSET_CLAIM_TIMEOUT: unset or empty is 10 s; 1-3600 is taken; anything
+	# else (negative, 0, not a number, a trailing word, huge) is refused before
+	# anything starts, with the value in the message. Only -n --exclude-running
+	# reads it.
+	local v
+	rm -f "$WORK/ct.flag"
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT= "$NVT" --no-mps -n 2 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "empty: $out"
+	for v in 1 3600 +5; do
+		run_rc out rc env NVTASKSET_CLAIM_TIMEOUT="$v" "$NVT" --no-mps -n 2 --exclude-running "$APP" launch 1
+		eq "$rc" 0 "NVTASKSET_CLAIM_TIMEOUT=$v: $out"
+	done
+	for v in -1 0 abc 2s 1.5 3601 99999999999999999999 " "; do
+		run_rc out rc env NVTASKSET_CLAIM_TIMEOUT="$v" "$NVT" -n 2 --exclude-running touch "$WORK/ct.flag"
+		eq "$rc" 1 "NVTASKSET_CLAIM_TIMEOUT='$v': $out"
+		eq "$out" "nvtaskset: NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '$v'"
+	done
+	[ ! -e "$WORK/ct.flag" ] || die "a command started with a bad NVTASKSET_CLAIM_TIMEOUT"
+	# (MPS was not started either: no daemon answers.)
+	run_rc out rc "$NVT" --mps status
+	eq "$rc" 3 "MPS after the refusals: $out"
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=abc "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	eq "$rc" 0 "a MASK claims nothing: $out"
+}

@@ -143,6 +143,9 @@ void json_tpc_array(FILE *out, const struct nvt_tpcset *set);
 void terminal_text(const char *s, char *out, size_t len);
 /* Fills list and mask texts of set. */
 void describe(const struct nvt_tpcset *set, char *list, char *mask);
+/* Milliseconds -n --exclude-running waits for other claimers' overlapping claims:
+ * $NVTASKSET_CLAIM_TIMEOUT seconds (1-3600; unset or empty: 10); exits on a bad value. */
+int claim_timeout_ms(void);
 /* Milliseconds to wait for the driver ($NVTASKSET_DRIVER_TIMEOUT); exits on a bad value. */
 int driver_timeout_ms(void);
 /* The machine's GPUs (listed once), or exits. */

@@ -134,6 +134,21 @@ int driver_timeout_ms(void)
 	return (int)v * 1000;
 }
 
+int claim_timeout_ms(void)
+{
+	const char *text = getenv("NVTASKSET_CLAIM_TIMEOUT");
+	char *end;
+	long v;
+
+	if (!text || !*text)
+		return CLAIM_TIMEOUT_S * 1000;
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < 1 || v > 3600)
+		cli_errx("NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '%s'", text);
+	return (int)v * 1000;
+}
+
 static struct nvt_gpus gpus_listed;
 static int gpus_state; /* 0: not asked, 1: listed, -1: failed */
 static char gpus_error[512];

@@ -161,28 +161,12 @@ static void report(const struct options *o, FILE *out, const char *what,
 	}
 }
 
-/* Seconds to wait for other starting tasks' claims: $NVTASKSET_CLAIM_TIMEOUT (1-3600) or 10. */
-static int claim_timeout_ms(void)
-{
-	const char *text = getenv("NVTASKSET_CLAIM_TIMEOUT");
-	char *end;
-	long v;
-
-	if (!text || !*text)
-		return CLAIM_TIMEOUT_S * 1000;
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || *end || v < 1 || v > 3600)
-		errx(EXIT_FAILURE, "NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '%s'", text);
-	return (int)v * 1000;
-}
-
 /*
  * Picks o->count TPCs on each GPU of parts that -n partitions, clear of every
  * live task's, and holds them in this process's control segment (own), which
  * COMMAND adopts. parts gets the picks. Exits on failure.
  */
-static void claim(const struct options *o, struct nvt_slot_view *parts, int n,
+static void claim(const struct options *o, struct nvt_slot_view *parts, int n, int timeout_ms,
 		  struct nvt_seg_own *own)
 {
 	static struct nvt_claim_gpu req[NVT_MAX_GPUS];
@@ -195,7 +179,7 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n,
 		req[i].count = parts[i].state == NVT_SLOT_SET ? o->count : 0;
 		req[i].strategy = o->strategy;
 	}
-	rc = nvt_claim(nvt_rundir(), req, n, claim_timeout_ms(), parts, own, why, sizeof(why));
+	rc = nvt_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why, sizeof(why));
 	if (rc == NVT_RESERVE_ERROR)
 		errx(EXIT_FAILURE, "cannot reserve TPCs for the task: %s", why);
 	if (rc)
@@ -210,10 +194,14 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	int claiming = o->count && o->exclude_running && !o->dry_run;
 	struct options pick = *o;
 	int positional = !o->count && !o->gpu_masks;
-	int task[NVT_GPUS_MAX], n_task = nvt_gpus_visible(machine_gpus(), task), n, made, exec_errno;
+	int task[NVT_GPUS_MAX], n_task, n, made, exec_errno, timeout_ms = 0;
 	struct nvt_seg_own own;
 	char shim[PATH_MAX], why[512];
 
+	/* A bad value says so before anything is started (MPS). */
+	if (claiming)
+		timeout_ms = claim_timeout_ms();
+	n_task = nvt_gpus_visible(machine_gpus(), task);
 	if (n_task == 0)
 		cli_errx("the task can use no GPU (CUDA_VISIBLE_DEVICES=%s)",
 			 getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
@@ -243,7 +231,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	 * partition given here is the one it gets, also inside another task's.
 	 * Without one (an unusable run directory) its shim says why. */
 	if (claiming) {
-		claim(o, parts, n, &own);
+		claim(o, parts, n, timeout_ms, &own);
 		made = 1;
 	} else {
 		made = nvt_seg_prepare(nvt_rundir(), parts, n, &own, why, sizeof(why)) == 0;
