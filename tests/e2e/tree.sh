@@ -57,6 +57,37 @@ t_tree_spawn_shell() {
 	eq "$(sed -n 's/^\(tpcs=[^ ]*\) .*/\1/p' "$tag.out" | tr '\n' ' ')" "tpcs=8-9 tpcs=8-9 "
 }
 
+t_tree_spawn_posix_spawn_torn_parent() {
+	# A process started by posix_spawn while its parent's slot is half-written
+	# (a writer died inside it: the sequence odd, new TPCs 40-41 and the rest
+	# as it was) takes no torn partition: it starts on the environment's
+	# (README: a segment with a slot half-written is not used), and the parent
+	# keeps launching on the partition it had.
+	local tag=$WORK/sp_torn child
+	rm -f "$tag".*
+	"$NVT" --no-mps -c 0-3 "$APP" spawn-on "$tag.go" "$tag.stop" "$tag" posix_spawn >"$tag.out" 2>&1 &
+	PID=$!
+	wait_file "$tag.parent" "0-3"
+	run_rc out rc "$NVT" -p -c 8-9 "$PID"
+	eq "$rc" 0 "-p exit status: $out"
+	wait_file "$tag.parent" "8-9"
+	"$T/segpoke" "$PID" halfwrite 40-41
+	run_rc out rc "$NVT" -p "$PID"
+	has "$out" "a writer died while changing it"
+	touch "$tag.go"
+	wait_file "$tag.child" "0-3"
+	child=$(cat "$tag.childpid")
+	run_rc out rc "$NVT" -pc "$child"
+	eq "$out" "pid $child's current TPC list: 0-3" "-p of the child"
+	eq "$(cat "$tag.parent")" "8-9" "the parent"
+	# A new partition repairs the parent's slot; a child it starts then takes it.
+	run_rc out rc "$NVT" -p -c 10-11 "$PID"
+	eq "$rc" 0 "-p exit status: $out"
+	wait_file "$tag.parent" "10-11"
+	touch "$tag.stop"
+	wait "$PID" || die "spawn-on failed: $(cat "$tag.out")"
+}
+
 # python_case HOW: the same for a Python launcher (tests/e2e/helpers/pyspawn.py).
 python_case() {
 	local how=$1 tag=$WORK/py_$1 child
