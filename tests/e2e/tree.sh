@@ -404,6 +404,23 @@ PY
 	has "$(cat "$d/root.out")" "pid $S's new TPC list: 10-11"
 }
 
+t_tree_all_tasks_exclude_running() {
+	# -a -p -n COUNT --exclude-running: each task of the tree claims a pick of
+	# its own, clear of every other task's (the tree's too), race-free.
+	local lists=()
+	start_tree ax
+	out=$(timeout 20 "$NVT" -a -p -n 2 --exclude-running --json "$R" 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 0 "exit status: $out"
+	for p in "$R" "$G" "$GC"; do
+		lists+=("$(python3 -c 'import json,sys; print([t for t in json.loads(sys.argv[1])["tasks"] if t["pid"]==int(sys.argv[2])][0]["gpus"][0]["current"]["tpcs"])' "$out" "$p")")
+	done
+	disjoint_lists "${lists[@]}"
+	wait_file "$WORK/ax.parent" "${lists[0]}"
+	wait_file "$WORK/ax.child.parent" "${lists[1]}"
+	wait_file "$WORK/ax.child.child" "${lists[2]}"
+	stop_tree ax
+}
+
 t_tree_all_tasks_usage() {
 	run_rc out rc "$NVT" -a -l
 	eq "$rc" 1
