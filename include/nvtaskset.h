@@ -192,7 +192,8 @@ enum nvt_slot_state {
 /*
  * Slot flags. NVT_SLOTF_CLAIM: the TPCs are a pick that its writer has not
  * confirmed yet (race-free allocation, see src/reserve.c); readers that
- * allocate treat them as taken, and the slot's task has not started.
+ * allocate treat them as taken. The slot's task has not started, or is being
+ * moved (nvtaskset -p -n --exclude-running), and may launch on them already.
  */
 #define NVT_SLOTF_CLAIM 0x1u
 

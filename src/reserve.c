@@ -44,6 +44,14 @@
  * Claimers that die (kill -9 included) are gone from every scan: nvt_seg_open
  * checks the PID and its start time.
  *
+ * Moving a running task (nvt_claim_move, nvtaskset -p -n COUNT
+ * --exclude-running) runs the same rounds with the task as the claimer: its
+ * picks go into its own slots, its segment's header orders it, and the scans
+ * pass over its segment (the partitions it gives up). While it holds no
+ * claim its slot shows its partition from before the move. Its claims sit
+ * where its program reads its partition, so it may launch on one before it
+ * is confirmed, and a process it starts meanwhile copies it (reserve.h).
+ *
  * A slot that every read finds mid-write (a writer died inside it, or its
  * owner keeps rewriting it) delays a confirmation by a few rounds, then is
  * read as empty, as nvtaskset -l would.
@@ -250,10 +258,45 @@ static void backoff(unsigned *seed)
 	nanosleep(&ts, NULL);
 }
 
-/* Publishes out[i] in the caller's slot i. */
-static void publish(struct nvt_seg_own *own, const struct nvt_slot_view *out, int i)
+/*
+ * Where a claimer's picks go: its own new segment (a start), or the segment
+ * of a running task it moves. idle[i] is what GPU i's slot holds while no
+ * claim is there: nothing (a start) or the task's partition before the move.
+ */
+struct claim_target {
+	/* Writes view into the slot of GPU i. Returns 0, or -1 with why. */
+	int (*write)(struct claim_target *t, int i, const struct nvt_slot_view *view, char *why,
+		     size_t len);
+	struct nvt_seg_own *own;   /* a start */
+	struct nvt_seg_handle *h;  /* a move: locked */
+	int slot[NVT_MAX_GPUS];    /* a move: GPU i's slot in h (-1: none yet) */
+	const struct nvt_slot_view *idle;
+};
+
+static int write_own(struct claim_target *t, int i, const struct nvt_slot_view *view, char *why,
+		     size_t len)
 {
-	nvt_slot_write(&own->seg->gpu[i], &out[i]);
+	(void)why, (void)len;
+	nvt_slot_write(&t->own->seg->gpu[i], view);
+	return 0;
+}
+
+static int write_moved(struct claim_target *t, int i, const struct nvt_slot_view *view, char *why,
+		       size_t len)
+{
+	int fresh = t->slot[i] < 0, rc;
+
+	if (fresh && (t->slot[i] = nvt_seg_free_slot_of(t->h)) < 0) {
+		snprintf(why, len, "it already has partitions on %d GPUs, the most a task can have",
+			 NVT_MAX_GPUS);
+		return -1;
+	}
+	rc = nvt_seg_write(t->h, t->slot[i], view, fresh);
+	if (rc == NVT_SEG_OK)
+		return 0;
+	snprintf(why, len, "cannot write its control segment (%s)",
+		 rc == NVT_SEG_ENOTASK ? "it was replaced" : "it is corrupt");
+	return -1;
 }
 
 /* " on GPU <UUID>" when several GPUs are claimed, else "". */
@@ -271,26 +314,23 @@ static void gpu_words(const struct nvt_claim_gpu *req, int n, int i, char *buf, 
 		buf[0] = '\0';
 }
 
-int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
-	      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len)
+/*
+ * The protocol's rounds (see the top of this file) for the claimer me, its
+ * picks going to t. out[i] holds t->idle[i] on entry, and on return the
+ * confirmed partition (written), or t->idle[i] again (written back) when it
+ * fails. Returns enum nvt_reserve_rc.
+ */
+static int claim_rounds(const char *base, const struct nvt_claimer *me, const struct nvt_claim_gpu *req,
+			int n, int timeout_ms, struct claim_target *t, struct nvt_slot_view *out, char *why,
+			size_t len)
 {
-	const uint8_t *uuids[NVT_MAX_GPUS];
 	struct held_list found[NVT_MAX_GPUS];
-	struct nvt_claimer me;
+	int claimed[NVT_MAX_GPUS] = {0};
 	long long start = now_ms(), deadline, end;
 	unsigned seed, free_tpcs;
-	int lock_fd, rc = NVT_RESERVE_ERROR, unsure_rounds = 0;
+	int rc = NVT_RESERVE_ERROR, unsure_rounds = 0;
 	char where[64];
 
-	for (int i = 0; i < n && i < NVT_MAX_GPUS; i++)
-		uuids[i] = req[i].uuid;
-	if (check_uuids(uuids, n, why, len))
-		return NVT_RESERVE_ERROR;
-	if (make_own(base, own, &lock_fd, why, len))
-		return NVT_RESERVE_ERROR;
-	me.start_time = own->seg->start_time;
-	me.pidns = own->seg->pidns;
-	me.pid = own->seg->pid;
 	seed = (unsigned)getpid() ^ (unsigned)start;
 	if (timeout_ms < 0)
 		timeout_ms = 0;
@@ -298,15 +338,7 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 	 * every claim counts as taken, and end bounds the re-picks. */
 	deadline = start + timeout_ms;
 	end = deadline + (timeout_ms > 1000 ? timeout_ms : 1000);
-	/* Each GPU's slot, holding nothing yet: those of count 0 stay so. */
 	memset(found, 0, sizeof(found));
-	for (int i = 0; i < n; i++) {
-		memset(&out[i], 0, sizeof(out[i]));
-		memcpy(out[i].uuid, req[i].uuid, 16);
-		out[i].topo = req[i].topo;
-		out[i].state = NVT_SLOT_UNSET;
-		publish(own, out, i);
-	}
 	for (;;) {
 		int claims_taken = now_ms() >= deadline, settled = 1, changed = 0, unsure;
 
@@ -316,7 +348,7 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 			rc = NVT_RESERVE_TIMEOUT;
 			goto fail;
 		}
-		unsure = scan(base, &me, req, n, found);
+		unsure = scan(base, me, req, n, found);
 		if (unsure < 0) {
 			snprintf(why, len, "cannot list the tasks in %s: %s", base, strerror(errno));
 			goto fail;
@@ -328,9 +360,9 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 
 			if (!req[i].count)
 				continue;
-			step = nvt_claim_step(&req[i].topo, req[i].count, req[i].strategy, &me,
-					      out[i].state == NVT_SLOT_SET ? &out[i].tpcs : NULL,
-					      found[i].v, found[i].n, claims_taken, &next, &free_tpcs);
+			step = nvt_claim_step(&req[i].topo, req[i].count, req[i].strategy, me,
+					      claimed[i] ? &out[i].tpcs : NULL, found[i].v,
+					      found[i].n, claims_taken, &next, &free_tpcs);
 			gpu_words(req, n, i, where, sizeof(where));
 			switch (step) {
 			case NVT_STEP_CONFIRM:
@@ -339,19 +371,23 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 				settled = 0;
 				break;
 			case NVT_STEP_CLAIM:
+				out[i] = t->idle[i];
 				out[i].state = NVT_SLOT_SET;
 				out[i].flags = NVT_SLOTF_CLAIM;
 				out[i].tpcs = next;
-				publish(own, out, i);
+				out[i].topo = req[i].topo;
+				claimed[i] = 1;
+				if (t->write(t, i, &out[i], why, len))
+					goto fail;
 				settled = 0;
 				changed = 1;
 				break;
 			case NVT_STEP_WITHDRAW:
-				if (out[i].state == NVT_SLOT_SET) {
-					out[i].state = NVT_SLOT_UNSET;
-					out[i].flags = 0;
-					nvt_set_clear(&out[i].tpcs);
-					publish(own, out, i);
+				if (claimed[i]) {
+					out[i] = t->idle[i];
+					claimed[i] = 0;
+					if (t->write(t, i, &out[i], why, len))
+						goto fail;
 				}
 				settled = 0;
 				break;
@@ -377,28 +413,96 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 			backoff(&seed);
 	}
 	/* The scan that ended the loop came after every claim was written. */
-	for (int i = 0; i < n; i++) {
-		out[i].flags = 0;
-		if (req[i].count)
-			publish(own, out, i);
-	}
 	rc = NVT_RESERVE_OK;
+	for (int i = 0; i < n; i++) {
+		if (!req[i].count)
+			continue;
+		out[i].flags = 0;
+		if (t->write(t, i, &out[i], why, len)) {
+			rc = NVT_RESERVE_ERROR;
+			goto fail;
+		}
+	}
 	goto done;
 fail:
 	for (int i = 0; i < n; i++) {
-		out[i].state = NVT_SLOT_UNSET;
-		out[i].flags = 0;
-		nvt_set_clear(&out[i].tpcs);
-		publish(own, out, i);
+		char ignored[8];
+		if (!req[i].count)
+			continue;
+		out[i] = t->idle[i];
+		if (claimed[i])
+			t->write(t, i, &out[i], ignored, sizeof(ignored));
 	}
-	nvt_seg_remove(own);
-	munmap(own->seg, sizeof(*own->seg));
-	own->seg = NULL;
 done:
-	nvt_seg_unlock(lock_fd);
 	for (int i = 0; i < n; i++)
 		free(found[i].v);
+	return rc;
+}
+
+int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
+	      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len)
+{
+	static struct nvt_slot_view idle[NVT_MAX_GPUS];
+	const uint8_t *uuids[NVT_MAX_GPUS];
+	struct claim_target t = {.write = write_own, .own = own, .idle = idle};
+	struct nvt_claimer me;
+	int lock_fd, rc;
+
+	for (int i = 0; i < n && i < NVT_MAX_GPUS; i++)
+		uuids[i] = req[i].uuid;
+	if (check_uuids(uuids, n, why, len))
+		return NVT_RESERVE_ERROR;
+	if (make_own(base, own, &lock_fd, why, len))
+		return NVT_RESERVE_ERROR;
+	me.start_time = own->seg->start_time;
+	me.pidns = own->seg->pidns;
+	me.pid = own->seg->pid;
+	/* Each GPU's slot, holding nothing yet: those of count 0 stay so. */
+	for (int i = 0; i < n; i++) {
+		memset(&idle[i], 0, sizeof(idle[i]));
+		memcpy(idle[i].uuid, req[i].uuid, 16);
+		idle[i].topo = req[i].topo;
+		idle[i].state = NVT_SLOT_UNSET;
+		out[i] = idle[i];
+		write_own(&t, i, &out[i], why, len);
+	}
+	rc = claim_rounds(base, &me, req, n, timeout_ms, &t, out, why, len);
+	if (rc != NVT_RESERVE_OK) {
+		nvt_seg_remove(own);
+		munmap(own->seg, sizeof(*own->seg));
+		own->seg = NULL;
+	}
+	nvt_seg_unlock(lock_fd);
 	if (rc == NVT_RESERVE_OK)
 		nvt_seg_sweep(own, SWEEP_MAX);
 	return rc;
+}
+
+int nvt_claim_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req, int n,
+		   const struct nvt_slot_view *prev, int timeout_ms, struct nvt_slot_view *out,
+		   char *why, size_t len)
+{
+	const uint8_t *uuids[NVT_MAX_GPUS];
+	struct claim_target t = {.write = write_moved, .h = h, .idle = prev};
+	struct nvt_claimer me;
+
+	for (int i = 0; i < n && i < NVT_MAX_GPUS; i++)
+		uuids[i] = req[i].uuid;
+	if (check_uuids(uuids, n, why, len))
+		return NVT_RESERVE_ERROR;
+	if (!h->seg) {
+		snprintf(why, len, "its control segment is not locked for writing");
+		return NVT_RESERVE_ERROR;
+	}
+	/* The task is the claimer: its segment's header orders it among the
+	 * others, and the scans pass over its own slots (the partitions it
+	 * gives up). */
+	me.start_time = h->head.start_time;
+	me.pidns = h->head.pidns;
+	me.pid = h->head.pid;
+	for (int i = 0; i < n; i++) {
+		t.slot[i] = nvt_seg_find_slot(h, req[i].uuid);
+		out[i] = prev[i];
+	}
+	return claim_rounds(base, &me, req, n, timeout_ms, &t, out, why, len);
 }

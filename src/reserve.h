@@ -5,7 +5,9 @@
  * Used by the nvtaskset command (just before it execs the COMMAND: the
  * program's shim adopts the segment, so the partition the command line gave
  * is the one the program gets, even inside another task's partition) and by
- * the Slurm plugin (in slurmstepd, for a job step's tasks).
+ * the Slurm plugin (in slurmstepd, for a job step's tasks); and by the
+ * command's -p -n COUNT --exclude-running, which moves a running task to TPCs
+ * claimed the same way (nvt_claim_move).
  *
  * Allocation needs no lock file that another user could hold: a claimer
  * writes its pick into its own segment flagged NVT_SLOTF_CLAIM, then reads
@@ -74,5 +76,29 @@ int nvt_seg_prepare(const char *base, const struct nvt_slot_view *views, int n,
  */
 int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
 	      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len);
+
+/*
+ * Moves a running task to req[i].count TPCs on each GPU req[i] (n GPUs) that
+ * no other live task holds, race-free as nvt_claim: the picks are claimed in
+ * the task's own slots (NVT_SLOTF_CLAIM, then confirmed), the task's identity
+ * (its segment's header) orders it among the claimers, and its own
+ * partitions, which it gives up, do not count as taken. h: the task's
+ * segment, open for writing and locked (nvt_seg_lock); the caller closes it.
+ * prev[i]: what GPU i's slot holds now (state NVT_SLOT_UNSET, uuid req[i]'s,
+ * when the task has no slot for it). req[i].count 0: GPU i is left as it is.
+ * out[i] gets GPU i's partition as written (prev[i] where count is 0).
+ * Returns enum nvt_reserve_rc; on failure the slots hold prev again (what
+ * the task had; another claimer may have taken some of those TPCs while
+ * the task's slot showed a claim instead).
+ *
+ * A claim is written where the task reads its partition, so the task may
+ * launch on a pick before it is confirmed, and a process it starts meanwhile
+ * copies the pick (as a partition: NVT_SLOTF_CLAIM is not copied); a pick
+ * that is given up is then held by that process. It lasts milliseconds
+ * unless other claimers keep overlapping.
+ */
+int nvt_claim_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req, int n,
+		   const struct nvt_slot_view *prev, int timeout_ms, struct nvt_slot_view *out,
+		   char *why, size_t len);
 
 #endif /* NVT_RESERVE_H */

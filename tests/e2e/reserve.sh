@@ -22,14 +22,12 @@ for text in sys.argv[1:]:
 PY
 }
 
-t_reserve_concurrent_disjoint() {
-	# 32 tasks started at once, half of them by another user, each asking for 2
-	# free TPCs: no two get the same TPC (before issue 11, most got 1,9).
-	local i other="" tags=() pids=() lists=() done_n out
+# concurrent_starts OTHER: 32 tasks started at once, each asking for 2 free TPCs,
+# the odd ones with the command prefix OTHER (another user's, or none): no two
+# get the same TPC (before issue 11, most got 1,9), and -l --json shows the same.
+concurrent_starts() {
+	local i other=$1 tags=() pids=() lists=() done_n out
 	mkdir -p -m 1777 "$WORK/u"
-	if [ "$(id -u)" == 0 ] && command -v setpriv >/dev/null && $(as_user 65534) test -x "$NVT"; then
-		other=$(as_user 65534)
-	fi
 	for ((i = 0; i < 32; i++)); do
 		tags+=("u/rc$i")
 		if ((i % 2)); then
@@ -79,6 +77,13 @@ PY
 	for ((i = 0; i < 32; i++)); do
 		stop_loop "${tags[i]}" "${pids[i]}"
 	done
+}
+t_reserve_concurrent_disjoint() { concurrent_starts ""; }
+t_reserve_concurrent_disjoint_users() {
+	# The same, half of the tasks another user's (as root, with setpriv; the
+	# harness reports it skipped otherwise, as security.sh's tests).
+	need_users
+	concurrent_starts "$(as_user 65534)"
 }
 t_reserve_killed_task_freed() {
 	# A task's TPCs are held while it lives, and free once it is killed outright.
@@ -169,11 +174,16 @@ t_reserve_segment_before_exec() {
 }
 t_reserve_nested_inner_wins() {
 	# Inside a partitioned shell, -n --exclude-running claims clear of the shell's
-	# TPCs, and the program runs on the claim, not on the shell's partition.
+	# TPCs, and the program runs on the claim, not on the shell's partition. The
+	# shell holds the TPCs that the pick takes on a free GPU (62-63: the lone TPCs
+	# fit 2 best), so a claim that passed over the shell would take them.
+	run_rc out rc "$NVT" --no-mps -n 2 --exclude-running --dry-run
+	eq "$out" "GPU 0 ($(fake_uuid)): TPCs 62-63" "the pick on a free GPU"
 	run_rc out rc "$NVT" --no-mps -c 60-65 sh -c "\"$NVT\" --no-mps -n 2 --exclude-running \"$APP\" launch 1 & wait"
 	eq "$rc" 0 "exit status: $out"
 	has "$out" "nvtaskset: GPU 0 ($(fake_uuid)): TPCs 0,8"
 	has "$out" "tpcs=0,8 hung=0"
+	disjoint_lists 60-65 0,8
 }
 t_reserve_multigpu() {
 	# Claims on several GPUs at once; a GPU left unpartitioned (--gpu) claims nothing.
@@ -190,4 +200,128 @@ t_reserve_multigpu() {
 	eq "$rc" 1
 	eq "$out" "nvtaskset: cannot pick 63 TPCs on $(fake_uuid 1): only 62 are free of other tasks"
 	stop_loop rm "$a"
+}
+t_reserve_claim_timeout_values() {
+	# NVTASKSET_CLAIM_TIMEOUT: unset or empty is 10 s; 1-3600 is taken; anything
+	# else (negative, 0, not a number, a trailing word, huge) is refused before
+	# anything starts, with the value in the message. Only -n --exclude-running
+	# reads it.
+	local v
+	rm -f "$WORK/ct.flag"
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT= "$NVT" --no-mps -n 2 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "empty: $out"
+	for v in 1 3600 +5; do
+		run_rc out rc env NVTASKSET_CLAIM_TIMEOUT="$v" "$NVT" --no-mps -n 2 --exclude-running "$APP" launch 1
+		eq "$rc" 0 "NVTASKSET_CLAIM_TIMEOUT=$v: $out"
+	done
+	for v in -1 0 abc 2s 1.5 3601 99999999999999999999 " "; do
+		run_rc out rc env NVTASKSET_CLAIM_TIMEOUT="$v" "$NVT" -n 2 --exclude-running touch "$WORK/ct.flag"
+		eq "$rc" 1 "NVTASKSET_CLAIM_TIMEOUT='$v': $out"
+		eq "$out" "nvtaskset: NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '$v'"
+	done
+	[ ! -e "$WORK/ct.flag" ] || die "a command started with a bad NVTASKSET_CLAIM_TIMEOUT"
+	# (MPS was not started either: no daemon answers.)
+	run_rc out rc "$NVT" --mps status
+	eq "$rc" 3 "MPS after the refusals: $out"
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=abc "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	eq "$rc" 0 "a MASK claims nothing: $out"
+}
+t_reserve_concurrent_moves() {
+	# Tasks moved at once with -p -n COUNT --exclude-running, while other tasks
+	# start with -n --exclude-running, never share a TPC: a move claims its pick
+	# in the moved task's segment, as a start does (issue 11; moves used to pick
+	# from one look and took the same TPCs).
+	local i tags=() pids=() movers=() lists=() out
+	for ((i = 0; i < 16; i++)); do
+		start_loop "cm$i" "$NVT" --no-mps -c 65 "$APP"
+		tags+=("cm$i")
+		pids+=("$PID")
+	done
+	for tag in "${tags[@]}"; do wait_file "$WORK/$tag.state" "65"; done
+	for ((i = 0; i < 16; i++)); do
+		"$NVT" -p -n 3 --exclude-running "${pids[i]}" >"$WORK/cm$i.move" 2>&1 &
+		movers+=($!)
+		if ((i % 4 == 0)); then
+			start_loop "cs$i" "$NVT" --no-mps -n 3 --exclude-running "$APP"
+			tags+=("cs$i")
+			pids+=("$PID")
+		fi
+	done
+	for ((i = 0; i < 16; i++)); do
+		wait "${movers[i]}" || die "move $i failed: $(cat "$WORK/cm$i.move")"
+	done
+	out=$(timeout 20 "$NVT" -l --json)
+	python3 - "$out" "${pids[@]}" <<'PY' || die "overlapping partitions"
+import json, sys
+rows = {t["pid"]: t for t in json.loads(sys.argv[1])["tasks"]}
+print("partitions:", [(p, rows[p]["gpus"][0]["tpcs"]) for p in map(int, sys.argv[2:]) if p in rows])
+seen = {}
+for pid in map(int, sys.argv[2:]):
+    g = rows[pid]["gpus"]
+    assert len(g) == 1 and g[0]["tpc_count"] == 3, (pid, g)
+    for t in g[0]["tpc_ids"]:
+        assert t not in seen, "TPC %d: pids %d and %d" % (t, seen[t], pid)
+        seen[t] = pid
+PY
+	# Each task launches on what -l shows.
+	for ((i = 0; i < ${#tags[@]}; i++)); do
+		lists+=("$(python3 -c 'import json,sys; print([t for t in json.loads(sys.argv[1])["tasks"] if t["pid"]==int(sys.argv[2])][0]["gpus"][0]["tpcs"])' "$out" "${pids[i]}")")
+		wait_file "$WORK/${tags[i]}.state" "${lists[i]}"
+	done
+	disjoint_lists "${lists[@]}"
+	for ((i = 0; i < ${#tags[@]}; i++)); do
+		stop_loop "${tags[i]}" "${pids[i]}"
+	done
+}
+t_reserve_move_claims() {
+	# -p -n COUNT --exclude-running PID: the task's own TPCs count as free, a
+	# pick that does not fit fails with the task left on its partition (a JSON
+	# error with --json), and the pick goes through the claim protocol: the
+	# task, started before a claimer stopped mid-way (segpoke), waits for that
+	# later claim as long as NVTASKSET_CLAIM_TIMEOUT says, then picks around it.
+	local h t c started
+	start_loop mh "$NVT" --no-mps -c 0-61 "$APP"
+	h=$PID
+	start_loop mt "$NVT" --no-mps -c 62 "$APP"
+	t=$PID
+	wait_file "$WORK/mh.state" "0-61"
+	wait_file "$WORK/mt.state" "62"
+	run_rc out rc "$NVT" -p -n 5 --exclude-running "$t"
+	eq "$rc" 1 "exit status: $out"
+	eq "$out" "nvtaskset: failed to set pid $t's partition: cannot pick 5 TPCs: only 4 are free of other tasks"
+	out=$(timeout 20 "$NVT" -p --json -n 5 --exclude-running "$t" 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	eq "$out" "{\"version\":2,\"error\":\"failed to set pid $t's partition: cannot pick 5 TPCs: only 4 are free of other tasks\"}"
+	out=$(timeout 20 "$NVT" -pc "$t" 2>/dev/null)
+	eq "$out" "pid $t's current TPC list: 62" "the task after the failed moves"
+	run_rc out rc "$NVT" -p -n 4 --exclude-running "$t"
+	eq "$rc" 0 "exit status: $out"
+	wait_file "$WORK/mt.state" "62-65"
+	run_rc out rc "$NVT" -p -c 62 "$t"
+	wait_file "$WORK/mt.state" "62"
+	# A claimer that started after the task, stopped with a claim on 63-64.
+	start_loop mc "$NVT" --no-mps -c 63-64 "$APP"
+	c=$PID
+	wait_file "$WORK/mc.state" "63-64"
+	"$T/segpoke" "$c" claim
+	started=$(date +%s%N)
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=1 "$NVT" -p -n 2 --exclude-running "$t"
+	eq "$rc" 0 "exit status beside the claim: $out"
+	eq "$out" "pid $t's current TPC mask: 4000000000000000
+pid $t's new TPC mask: 24000000000000000" "around the claim, at once"
+	wait_file "$WORK/mt.state" "62,65"
+	# 3 fit only on the claim's TPCs: the task (the earlier claimer) claims over
+	# it and waits for it to yield; it does not, and the move fails after the
+	# timeout, saying so, the task back on its partition.
+	started=$(date +%s%N)
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=1 "$NVT" -p -n 3 --exclude-running "$t"
+	eq "$rc" 1 "exit status under the claim: $out"
+	eq "$out" "nvtaskset: failed to set pid $t's partition: cannot pick 3 TPCs: 4 are free of other tasks' partitions, but other starting tasks held claims on them for 1 s"
+	[ $(($(date +%s%N) - started)) -ge 1000000000 ] || die "did not wait for the later claim"
+	out=$(timeout 20 "$NVT" -pc "$t" 2>/dev/null)
+	eq "$out" "pid $t's current TPC list: 62,65" "the task after the failed move"
+	wait_file "$WORK/mt.state" "62,65"
+	stop_loop mc "$c"
+	stop_loop mt "$t"
+	stop_loop mh "$h"
 }

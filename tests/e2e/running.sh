@@ -21,7 +21,7 @@ pid $PID's new TPC mask: ff00000000"
 	run_rc out rc "$NVT" -p --json "$PID"
 	# What it printed before issue 11 is still there, in the same order.
 	has "$out" "\"pid\":$PID,\"gpus\":[{\"gpu\":0,\"uuid\":\"$(fake_uuid)\",\"current\":{\"partitioned\":true,\"tpcs\":\"32-39\",\"tpc_mask\":\"ff00000000\",\"tpc_count\":8,"
-	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); g=d["gpus"][0]; assert d["version"]==1 and g["applied"] is True and g["refused"] is False and g["current"]["tpc_ids"]==list(range(32,40)) and g["launches"]>0 and g["graph_kernels_stale"]==0' \
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); g=d["gpus"][0]; assert d["version"] == 2 and g["applied"] is True and g["refused"] is False and g["current"]["tpc_ids"]==list(range(32,40)) and g["launches"]>0 and g["graph_kernels_stale"]==0' \
 		"$out" || die "bad JSON: $out"
 	run_rc out rc "$NVT" -p --json -c 0 "$PID"
 	python3 -c 'import json,sys,time; d=json.loads(sys.argv[1])["gpus"]; assert len(d)==1 and d[0]["current"]["tpcs"]=="0" and d[0]["previous"]["tpcs"]=="32-39"; assert 0 < time.monotonic_ns() - json.loads(sys.argv[1])["written_monotonic_ns"] < 20e9' "$out" || die "bad JSON: $out"

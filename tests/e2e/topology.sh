@@ -205,10 +205,12 @@ t_pick_reported_and_dry_run() {
 	python3 - "$out" "$u" <<'PY' || die "bad JSON: $out"
 import json, sys
 d = json.loads(sys.argv[1])
-assert d["version"] == 1
+assert d["version"] == 2
 p = d["picked"]
 assert len(p) == 1 and p[0]["gpu"] == 0 and p[0]["uuid"] == sys.argv[2]
-assert p[0]["tpcs"] == [0, 8, 16, 24] and p[0]["tpc_list"] == "0,8,16,24" and p[0]["tpc_count"] == 4
+# JSON version 2: the partition object's fields, as -p and -l name them.
+assert p[0] == {"gpu": 0, "uuid": sys.argv[2], "partitioned": True, "tpcs": "0,8,16,24",
+                "tpc_mask": "1010101", "tpc_count": 4, "tpc_ids": [0, 8, 16, 24]}, p
 PY
 	# A MASK is no pick: nothing said.
 	run_rc out rc "$NVT" --no-mps -c 3 "$APP" launch 1
@@ -221,8 +223,18 @@ PY
 	run_rc out rc "$NVT" --dry-run -c 5-6
 	eq "$out" "GPU 0 ($u): TPCs 5-6"
 	run_rc out rc "$NVT" --dry-run --json -n 2 --strategy spread
-	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["picked"][0]["tpcs"]==[0,1]' "$out" ||
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["version"]==2 and d["picked"][0]["tpc_ids"]==[0,1] and d["picked"][0]["tpcs"]=="0-1"' "$out" ||
 		die "bad JSON: $out"
+	# A GPU left unpartitioned (--gpu names another): nulls, as in -p and -l.
+	out=$(FAKECUDA_CHIPS=h100,h100 NVTASKSET_CACHE_DIR="$WORK/cache.dry2" timeout 20 \
+		"$NVT" --dry-run --json --gpu 1 -c 3 2>/dev/null)
+	python3 -c 'import json,sys; p=json.loads(sys.argv[1])["partition"]; assert p[0]["partitioned"] is False and all(p[0][k] is None for k in ("tpcs","tpc_mask","tpc_count","tpc_ids")) and p[1]["tpc_ids"]==[3] and p[1]["tpc_mask"]=="8"' "$out" ||
+		die "bad JSON: $out"
+	# --dry-run prints its document on stdout: its errors too.
+	out=$(timeout 20 "$NVT" --dry-run --json -c 70 2>"$WORK/dry.err") && rc=0 || rc=$?
+	eq "$rc" 1
+	eq "$out" '{"version":2,"error":"TPC 70 does not exist: this GPU has 66 TPCs (0-65)"}'
+	eq "$(cat "$WORK/dry.err")" "nvtaskset: TPC 70 does not exist: this GPU has 66 TPCs (0-65)"
 	run_rc out rc "$NVT" --dry-run -p -c 1 1
 	has "$out" "--dry-run goes with starting a command"
 }

@@ -57,6 +57,37 @@ t_tree_spawn_shell() {
 	eq "$(sed -n 's/^\(tpcs=[^ ]*\) .*/\1/p' "$tag.out" | tr '\n' ' ')" "tpcs=8-9 tpcs=8-9 "
 }
 
+t_tree_spawn_posix_spawn_torn_parent() {
+	# A process started by posix_spawn while its parent's slot is half-written
+	# (a writer died inside it: the sequence odd, new TPCs 40-41 and the rest
+	# as it was) takes no torn partition: it starts on the environment's
+	# (README: a segment with a slot half-written is not used), and the parent
+	# keeps launching on the partition it had.
+	local tag=$WORK/sp_torn child
+	rm -f "$tag".*
+	"$NVT" --no-mps -c 0-3 "$APP" spawn-on "$tag.go" "$tag.stop" "$tag" posix_spawn >"$tag.out" 2>&1 &
+	PID=$!
+	wait_file "$tag.parent" "0-3"
+	run_rc out rc "$NVT" -p -c 8-9 "$PID"
+	eq "$rc" 0 "-p exit status: $out"
+	wait_file "$tag.parent" "8-9"
+	"$T/segpoke" "$PID" halfwrite 40-41
+	run_rc out rc "$NVT" -p "$PID"
+	has "$out" "a writer died while changing it"
+	touch "$tag.go"
+	wait_file "$tag.child" "0-3"
+	child=$(cat "$tag.childpid")
+	run_rc out rc "$NVT" -pc "$child"
+	eq "$out" "pid $child's current TPC list: 0-3" "-p of the child"
+	eq "$(cat "$tag.parent")" "8-9" "the parent"
+	# A new partition repairs the parent's slot; a child it starts then takes it.
+	run_rc out rc "$NVT" -p -c 10-11 "$PID"
+	eq "$rc" 0 "-p exit status: $out"
+	wait_file "$tag.parent" "10-11"
+	touch "$tag.stop"
+	wait "$PID" || die "spawn-on failed: $(cat "$tag.out")"
+}
+
 # python_case HOW: the same for a Python launcher (tests/e2e/helpers/pyspawn.py).
 python_case() {
 	local how=$1 tag=$WORK/py_$1 child
@@ -188,7 +219,7 @@ pid $GC's current TPC list: 8-9"
 	python3 - "$out" "$G" "$GC" <<'PY' || die "bad JSON: $out"
 import json, sys
 d = json.loads(sys.argv[1])
-assert d["version"] == 1
+assert d["version"] == 2
 assert [t["pid"] for t in d["tasks"]] == [int(sys.argv[2]), int(sys.argv[3])]
 assert all(t["gpus"][0]["current"]["tpc_ids"] == [8, 9] for t in d["tasks"])
 PY
@@ -204,6 +235,7 @@ t_tree_all_tasks_partial_failure() {
 	"$T/segpoke" "$G" version 7
 	run_rc out rc "$NVT" -a -pc 8-9 "$R"
 	eq "$rc" 1 "exit status: $out"
+	printf '%s\n' "$out" >"$WORK/ap.err"
 	has "$out" "pid $R's new TPC list: 8-9"
 	has "$out" "nvtaskset: failed to set pid $G's partition: its control segment has version 7; this nvtaskset understands version 3"
 	has "$out" "pid $GC's new TPC list: 8-9"
@@ -215,15 +247,178 @@ t_tree_all_tasks_partial_failure() {
 import json, sys
 d = json.loads(sys.argv[1])
 r, g, gc = (int(a) for a in sys.argv[2:5])
-assert d["version"] == 1
+assert d["version"] == 2 and d["error"] == "failed to set the partition of 1 of 3 tasks"
 t = {x["pid"]: x for x in d["tasks"]}
 assert list(t) == [r, g, gc]
 assert t[g]["error"].startswith("failed to set pid %d's partition: its control segment has version 7" % g)
 assert t[r]["gpus"][0]["previous"]["tpcs"] == "8-9" and t[r]["gpus"][0]["current"]["tpc_ids"] == [10]
 assert t[gc]["gpus"][0]["current"]["tpcs"] == "10"
 PY
+	has "$(cat "$WORK/ap.err")" "nvtaskset: failed to set the partition of 1 of 3 tasks"
 	"$T/segpoke" "$G" version 3
 	stop_tree ap
+}
+
+t_tree_all_tasks_root_fails() {
+	# PID itself cannot be changed: as taskset -a goes on with the other
+	# threads, its descendants are changed all the same, PID is reported, and
+	# the exit status is 1 (it used to stop at PID and change none).
+	start_tree ar
+	"$T/segpoke" "$R" version 7
+	run_rc out rc "$NVT" -a -pc 8-9 "$R"
+	eq "$rc" 1 "exit status: $out"
+	has "$out" "nvtaskset: failed to set pid $R's partition: its control segment has version 7"
+	has "$out" "pid $G's new TPC list: 8-9"
+	has "$out" "pid $GC's new TPC list: 8-9"
+	has "$out" "nvtaskset: failed to set the partition of 1 of 3 tasks"
+	wait_file "$WORK/ar.child.parent" "8-9"
+	wait_file "$WORK/ar.child.child" "8-9"
+	eq "$(cat "$WORK/ar.parent")" "0-3" "the task that failed"
+	# With --json: every task's object, and an "error" that says why the status is 1.
+	out=$(timeout 20 "$NVT" -a -p --json -c 10 "$R" 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	python3 - "$out" "$R" "$G" "$GC" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+r, g, gc = (int(a) for a in sys.argv[2:5])
+assert d["version"] == 2 and d["error"] == "failed to set the partition of 1 of 3 tasks"
+t = {x["pid"]: x for x in d["tasks"]}
+assert list(t) == [r, g, gc]
+assert t[r]["error"].startswith("failed to set pid %d's partition: its control segment has version 7" % r)
+assert t[g]["gpus"][0]["current"]["tpc_ids"] == [10] and t[gc]["gpus"][0]["previous"]["tpcs"] == "8-9"
+PY
+	# Shown: the same.
+	out=$(timeout 20 "$NVT" -a -p --json "$R" 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["error"]=="failed to get the partition of 1 of 3 tasks" and len(d["tasks"])==3 and "error" in d["tasks"][0]' "$out" ||
+		die "bad JSON: $out"
+	"$T/segpoke" "$R" version 3
+	# Without a failure, no "error".
+	out=$(timeout 20 "$NVT" -a -p --json "$R" 2>/dev/null)
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert "error" not in d and len(d["tasks"])==3' "$out" ||
+		die "bad JSON: $out"
+	stop_tree ar
+}
+
+t_tree_all_tasks_json_bad_input_below() {
+	# MASK that a descendant's GPU cannot take fails that task alone, in a
+	# well-formed document (it used to end the command in the middle of the
+	# document, which was then no JSON); MASK that PID's own GPUs cannot take
+	# changes nothing, and the document is the error object.
+	local child
+	export FAKECUDA_CHIPS=h100,a100 NVTASKSET_CACHE_DIR=$WORK/cache-ab
+	rm -f "$WORK"/ab.*
+	CUDA_VISIBLE_DEVICES=0 "$NVT" --no-mps -c 0-3 sh -c "
+		CUDA_VISIBLE_DEVICES=1 \"$NVT\" --no-mps -c 0-3 \"$APP\" loop \"$WORK/ab.stop\" \"$WORK/ab.state\" &
+		echo \$! >\"$WORK/ab.child\"; wait" >"$WORK/ab.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/ab.state" "0-3"
+	child=$(cat "$WORK/ab.child")
+	out=$(timeout 20 "$NVT" -a -p --json -c 60 "$PID" 2>"$WORK/ab.err") && rc=0 || rc=$?
+	eq "$rc" 1 "exit status: $out $(cat "$WORK/ab.err")"
+	python3 - "$out" "$PID" "$child" <<'PY' || die "bad JSON: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+r, c = int(sys.argv[2]), int(sys.argv[3])
+assert d["version"] == 2 and d["error"] == "failed to set the partition of 1 of 2 tasks"
+t = {x["pid"]: x for x in d["tasks"]}
+assert list(t) == [r, c]
+assert t[r]["gpus"][0]["current"]["tpcs"] == "60"
+assert t[c]["error"] == "failed to set pid %d's partition: TPC 60 does not exist: this GPU has 54 TPCs (0-53)" % c
+PY
+	has "$(cat "$WORK/ab.err")" "nvtaskset: failed to set pid $child's partition: TPC 60 does not exist"
+	eq "$(cat "$WORK/ab.state")" "0-3" "the task that failed"
+	out=$(timeout 20 "$NVT" -a -p --json -c 61 "$child" 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	eq "$out" '{"version":2,"error":"TPC 61 does not exist: this GPU has 54 TPCs (0-53)"}'
+	out=$(timeout 20 "$NVT" -pc "$PID" 2>/dev/null)
+	eq "$out" "pid $PID's current TPC list: 60" "PID, unchanged by the failed -a"
+	touch "$WORK/ab.stop"
+	wait "$PID"
+}
+
+t_tree_all_tasks_other_users_task() {
+	# A tree of user 65533's that holds a task of another user's (a setuid
+	# program of 65534's): -a by 65533 changes 65533's tasks, reports the other
+	# user's as not permitted and leaves it as it was, and exits 1; -a by root
+	# changes them all. In a mount namespace with a /dev/shm of its own: the
+	# setuid program's run directory is the default one (as in
+	# tree_spawn_setuid_program).
+	local d=$WORK/u/ou
+	need_users
+	command -v gcc >/dev/null || skip "needs gcc"
+	findmnt -no OPTIONS --target "$WORK" | grep -q nosuid && skip "$WORK is mounted nosuid"
+	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
+	mkdir -m 1777 "$d"
+	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" -I"$ROOT/tests/fake" \
+		-I"$ROOT/src" -I"$ROOT/include" -L"$FAKEDIR" -lcuda \
+		-lpthread -Wl,--disable-new-dtags,-rpath,"$WRAPDIR:$FAKEDIR"
+	chown 65534 "$WORK/suidapp"
+	chmod 4755 "$WORK/suidapp"
+	cat >"$WORK/ou.sh" <<INNER
+set -e
+mount -t tmpfs tmpfs /dev/shm
+unset NVTASKSET_RUNDIR
+wait_for() { for i in \$(seq 500); do [ "\$(cat "\$1" 2>/dev/null)" == "\$2" ] && return 0; sleep 0.02; done; echo "\$1 never read \$2"; exit 1; }
+"$NVT" --no-mps -c 0-3 $(as_user 65533) sh -c '"\$1" loop "\$3/stop" "\$3/s" & "\$2" loop "\$3/stop" "\$3/g" & wait' \
+	sh "$WORK/suidapp" "$APP" "$d" &
+r=\$!
+wait_for "$d/g" 0-3
+wait_for "$d/s" 0-65
+echo "\$r \$(pgrep -f "^$WORK/suidapp loop") \$(pgrep -f "^$APP loop $d")" >"$d/pids"
+$(as_user 65533) "$NVT" -a -p -c 8-9 "\$r" >"$d/user.out" 2>&1 && echo 0 >"$d/user.rc" || echo \$? >"$d/user.rc"
+$(as_user 65533) "$NVT" -a -p --json -c 8-9 "\$r" >"$d/user.json" 2>/dev/null || true
+$(as_user 65533) "$NVT" -p -c 5 "\$(pgrep -f "^$WORK/suidapp loop")" >"$d/p.out" 2>&1 || true
+wait_for "$d/g" 8-9
+cat "$d/s" >"$d/s.after-user"
+"$NVT" -a -p -c 10-11 "\$r" >"$d/root.out" 2>&1 && echo 0 >"$d/root.rc" || echo \$? >"$d/root.rc"
+wait_for "$d/s" 10-11
+wait_for "$d/g" 10-11
+touch "$d/stop"
+wait "\$r"
+INNER
+	run_rc out rc unshare --mount --propagation private bash "$WORK/ou.sh"
+	eq "$rc" 0 "the tree: $out"
+	read -r R S G <"$d/pids"
+	[ -n "$S" ] && [ -n "$G" ] || die "pids: $(cat "$d/pids")"
+	eq "$(cat "$d/user.rc")" 1 "exit status of -a by user 65533: $(cat "$d/user.out")"
+	out=$(cat "$d/user.out")
+	has "$out" "pid $R's new TPC list: 8-9"
+	has "$out" "pid $G's new TPC list: 8-9"
+	has "$out" "nvtaskset: failed to set pid $S's partition: Permission denied"
+	has "$out" "nvtaskset: failed to set the partition of 1 of 3 tasks"
+	eq "$(cat "$d/s.after-user")" "0-65" "the other user's task after -a by user 65533"
+	# (Its segment from before the exec to 65534 lies in 65533's run directory:
+	# -p and -a wrote that one, which it reads no more, and said they changed it.)
+	eq "$(cat "$d/p.out")" "nvtaskset: failed to set pid $S's partition: Permission denied" "-p by user 65533"
+	python3 - "$(cat "$d/user.json")" "$R" "$S" "$G" <<'PY' || die "bad JSON: $(cat "$d/user.json")"
+import json, sys
+d = json.loads(sys.argv[1])
+r, s, g = (int(a) for a in sys.argv[2:5])
+t = {x["pid"]: x for x in d["tasks"]}
+assert list(t)[0] == r and set(t) == {r, s, g}
+assert t[s] == {"pid": s, "error": "failed to set pid %d's partition: Permission denied" % s}
+assert t[g]["gpus"][0]["current"]["tpcs"] == "8-9" and d["error"] == "failed to set the partition of 1 of 3 tasks"
+PY
+	eq "$(cat "$d/root.rc")" 0 "exit status of -a by root: $(cat "$d/root.out")"
+	has "$(cat "$d/root.out")" "pid $S's new TPC list: 10-11"
+}
+
+t_tree_all_tasks_exclude_running() {
+	# -a -p -n COUNT --exclude-running: each task of the tree claims a pick of
+	# its own, clear of every other task's (the tree's too), race-free.
+	local lists=()
+	start_tree ax
+	out=$(timeout 20 "$NVT" -a -p -n 2 --exclude-running --json "$R" 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 0 "exit status: $out"
+	for p in "$R" "$G" "$GC"; do
+		lists+=("$(python3 -c 'import json,sys; print([t for t in json.loads(sys.argv[1])["tasks"] if t["pid"]==int(sys.argv[2])][0]["gpus"][0]["current"]["tpcs"])' "$out" "$p")")
+	done
+	disjoint_lists "${lists[@]}"
+	wait_file "$WORK/ax.parent" "${lists[0]}"
+	wait_file "$WORK/ax.child.parent" "${lists[1]}"
+	wait_file "$WORK/ax.child.child" "${lists[2]}"
+	stop_tree ax
 }
 
 t_tree_all_tasks_usage() {
@@ -312,7 +507,7 @@ t_tree_list_launches() {
 import json, sys
 d = json.loads(sys.argv[1])
 t = [x for x in d["tasks"] if x["pid"] == int(sys.argv[2])][0]
-assert d["version"] == 1 and t["launches"] == 7 and t["gpus"][0]["launches"] == 7
+assert d["version"] == 2 and t["launches"] == 7 and t["gpus"][0]["launches"] == 7
 assert t["gpus"][0]["applied"] is True and t["gpus"][0]["tpc_ids"] == [0, 1, 2, 3]
 PY
 	touch "$WORK/ll.stop"
@@ -331,7 +526,7 @@ t_tree_json_nulls() {
 import json, sys
 d = json.loads(sys.argv[1])
 t = [x for x in d["tasks"] if x["pid"] == int(sys.argv[2])][0]
-assert d["version"] == 1 and isinstance(t["ppid"], int) and t["parent"] is None
+assert d["version"] == 2 and isinstance(t["ppid"], int) and t["parent"] is None
 g = {x["gpu"]: x for x in t["gpus"]}
 assert g[0]["uuid"] == sys.argv[3] and g[0]["partitioned"] is False
 assert all(g[0][k] is None for k in ("tpcs", "tpc_mask", "tpc_count", "tpc_ids"))
@@ -342,7 +537,7 @@ PY
 	python3 - "$out" <<'PY' || die "bad JSON: $out"
 import json, sys
 d = json.loads(sys.argv[1])
-assert d["version"] == 1
+assert d["version"] == 2
 g = {x["gpu"]: x for x in d["gpus"]}
 assert g[0]["current"]["tpc_ids"] is None and g[1]["current"]["tpc_ids"] == [4, 6, 7]
 PY
@@ -350,7 +545,7 @@ PY
 	python3 - "$out" <<'PY' || die "bad JSON: $out"
 import json, sys
 d = json.loads(sys.argv[1])
-assert d["version"] == 1 and len(d["gpus"]) == 1
+assert d["version"] == 2 and len(d["gpus"]) == 1
 assert d["gpus"][0]["previous"]["partitioned"] is False and d["gpus"][0]["previous"]["tpc_ids"] is None
 assert d["gpus"][0]["current"]["tpc_ids"] == [1]
 PY
@@ -374,21 +569,21 @@ t_tree_json_errors() {
 	wait "$gone"
 	out=$(timeout 20 "$NVT" -p --json "$gone" 2>"$WORK/je.err") && rc=0 || rc=$?
 	eq "$rc" 1
-	eq "$out" "{\"version\":1,\"error\":\"failed to get pid $gone's partition: No such process\"}"
+	eq "$out" "{\"version\":2,\"error\":\"failed to get pid $gone's partition: No such process\"}"
 	eq "$(cat "$WORK/je.err")" "nvtaskset: failed to get pid $gone's partition: No such process"
 	out=$(timeout 20 "$NVT" -a -p --json -c 0 "$gone" 2>/dev/null) && rc=0 || rc=$?
-	eq "$out" "{\"version\":1,\"error\":\"failed to set pid $gone's partition: No such process\"}"
+	eq "$out" "{\"version\":2,\"error\":\"failed to set pid $gone's partition: No such process\"}"
 	out=$(NVTASKSET_RUNDIR=$WORK/none timeout 20 "$NVT" -l --json 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
-	eq "$out" "{\"version\":1,\"error\":\"cannot read $WORK/none: No such file or directory\"}"
+	eq "$out" "{\"version\":2,\"error\":\"cannot read $WORK/none: No such file or directory\"}"
 	out=$(timeout 20 "$NVT" -p --json 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
-	eq "$out" "{\"version\":1,\"error\":\"no PID given\"}"
+	eq "$out" "{\"version\":2,\"error\":\"no PID given\"}"
 	start_loop je "$NVT" --no-mps -c 0-3 "$APP"
 	wait_file "$WORK/je.state" "0-3"
 	out=$(timeout 20 "$NVT" -p --json -c 70 "$PID" 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
-	eq "$out" "{\"version\":1,\"error\":\"TPC 70 does not exist: this GPU has 66 TPCs (0-65)\"}"
+	eq "$out" "{\"version\":2,\"error\":\"TPC 70 does not exist: this GPU has 66 TPCs (0-65)\"}"
 	# Without --json, stdout stays empty.
 	out=$(timeout 20 "$NVT" -p -c 70 "$PID" 2>/dev/null) && rc=0 || rc=$?
 	eq "$out" ""
@@ -444,4 +639,34 @@ t_tree_all_tasks_other_gpu() {
 		die "the child's partitions: $out"
 	touch "$WORK/ag.stop"
 	wait "$PID"
+}
+
+t_tree_json_one_convention() {
+	# Every document names a partition's fields alike (JSON version 2): tpcs the
+	# list as text, tpc_mask, tpc_count, tpc_ids the array (version 1's --dry-run
+	# and -n's pick had tpc_list, and tpcs as the array).
+	local show list dry pick
+	start_loop oc "$NVT" --no-mps -c 0-3,8 "$APP"
+	wait_file "$WORK/oc.state" "0-3,8"
+	show=$(timeout 20 "$NVT" -p --json "$PID")
+	list=$(timeout 20 "$NVT" -l --json)
+	dry=$(timeout 20 "$NVT" --dry-run --json -c 0-3,8)
+	pick=$(timeout 20 "$NVT" --no-mps --json -n 5 "$APP" launch 1 2>&1 >/dev/null)
+	python3 - "$show" "$list" "$dry" "$pick" "$PID" <<'PY' || die "documents differ: $show $list $dry $pick"
+import json, sys
+show, lst, dry, pick = (json.loads(a) for a in sys.argv[1:5])
+pid = int(sys.argv[5])
+assert {d["version"] for d in (show, lst, dry, pick)} == {2}
+keys = ("partitioned", "tpcs", "tpc_mask", "tpc_count", "tpc_ids")
+want = {"partitioned": True, "tpcs": "0-3,8", "tpc_mask": "10f", "tpc_count": 5, "tpc_ids": [0, 1, 2, 3, 8]}
+got = [show["gpus"][0]["current"],
+       [t for t in lst["tasks"] if t["pid"] == pid][0]["gpus"][0],
+       dry["partition"][0]]
+for g in got:
+    assert {k: g[k] for k in keys} == want, g
+p = pick["picked"][0]
+assert set(p) == {"gpu", "uuid"} | set(keys) and p["tpc_count"] == 5 and len(p["tpc_ids"]) == 5, p
+assert "tpc_list" not in json.dumps([show, lst, dry, pick])
+PY
+	stop_loop oc "$PID"
 }

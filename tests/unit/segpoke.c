@@ -6,7 +6,9 @@
  *   segpoke PID badtopo    a partition with a malformed topology
  *   segpoke PID version N  set the segment's version field
  *   segpoke PID garbage    overwrite the header magic
- *   segpoke PID halfwrite  leave the slot's sequence odd (a writer that died)
+ *   segpoke PID halfwrite [LIST]  leave the slot's sequence odd (a writer that
+ *                          died); with LIST, after it wrote TPCs LIST and nothing
+ *                          more (a torn slot: new TPCs, the rest as it was)
  *   segpoke PID claim      flag the partition NVT_SLOTF_CLAIM: a pick not confirmed
  *                          yet, as a claimer stopped (or killed) mid-way leaves it
  *
@@ -63,7 +65,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[2], "garbage")) {
 		memset(seg, 0x5a, 16);
 	} else if (!strcmp(argv[2], "halfwrite")) {
-		seg->gpu[0].seq |= 1;
+		__atomic_fetch_or(&seg->gpu[0].seq, 1, __ATOMIC_SEQ_CST);
+		if (argc == 4 && nvt_parse_list(argv[3], NVT_MAX_TPCS, &seg->gpu[0].tpcs))
+			return 2;
 	} else {
 		return 2;
 	}

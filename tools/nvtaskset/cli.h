@@ -25,8 +25,9 @@
 #define MPS_TIMEOUT_MS 10000
 #define MPS_QUERY_TIMEOUT_MS 10000
 #define EXIT_MPS_NOT_RUNNING 3
-/* The "version" of what -p, -l and -a print as JSON (docs/json.md). */
-#define NVT_JSON_VERSION 1
+/* The "version" of what -p, -a, -l and --dry-run (and -n's pick) print as JSON
+ * (docs/json.md, which lists what each version changed). */
+#define NVT_JSON_VERSION 2
 /* How often -a -p MASK looks for tasks started during the change, at most. */
 #define ALL_TASKS_ROUNDS 8
 
@@ -73,10 +74,10 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 /*
  * The partitions -p MASK gives the task open as h, for each of its GPUs
  * (those it has slots for, else the machine's), into parts. Returns how
- * many; exits on bad input.
+ * many, or -1 with the reason in why (bad input for this task's GPUs).
  */
 int pid_plan(const struct options *o, const char *mask_text, const struct nvt_seg_handle *h,
-	     struct nvt_slot_view *parts);
+	     struct nvt_slot_view *parts, char *why, size_t len);
 /*
  * Writes parts (n_parts; those of state NVT_SLOT_SET) into the task open for
  * writing as h, closes h, and prints the old and new partitions (lines, or
@@ -105,18 +106,27 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 /* With --json, errors are also printed as JSON objects on stdout (from now on). */
 void set_json_errors(int on);
 /* errx(3) and err(3) for the command: "nvtaskset: MESSAGE" on stderr and,
- * with --json, {"version":1,"error":"MESSAGE"} on stdout; exit 1. */
+ * with --json, {"version":N,"error":"MESSAGE"} on stdout; exit 1. */
 void cli_errx(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void cli_err(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-/* With --json asked for (set_json_errors), prints {"version":1,"error":MESSAGE} and a newline. */
+/* With --json asked for (set_json_errors), prints {"version":N,"error":MESSAGE} and a newline. */
 void json_error_if_asked(const char *message);
-/* Prints {"pid":PID,"error":MESSAGE}, or {"version":1,"error":MESSAGE} for pid 0. */
+/*
+ * -a's document: json_tasks_begin prints {"version":N,"tasks":[ and
+ * json_tasks_end closes it, with "error":MESSAGE at the top level unless error
+ * is NULL. An error that ends the command (cli_errx) in between closes it so
+ * too: every failure leaves a well-formed document with an "error".
+ */
+void json_tasks_begin(void);
+void json_tasks_end(const char *error);
+/* Prints {"pid":PID,"error":MESSAGE}, or {"version":N,"error":MESSAGE} for pid 0. */
 void json_error(pid_t pid, const char *message);
-/* Starts a GPU's JSON object: {"gpu":N,"uuid":"..." (gpu null when not on this machine's list). */
-void json_gpu_start(const uint8_t uuid[16]);
-/* Prints "partitioned","tpcs","tpc_mask","tpc_count","tpc_ids" of a partition (nulls when
- * state is not NVT_SLOT_SET). */
-void json_partition_fields(uint32_t state, const struct nvt_tpcset *tpcs);
+/* Starts a GPU's JSON object on out: {"gpu":N,"uuid":"..." (gpu null when not on this
+ * machine's list). */
+void json_gpu_start(FILE *out, const uint8_t uuid[16]);
+/* Prints "partitioned","tpcs","tpc_mask","tpc_count","tpc_ids" of a partition on out (nulls
+ * when state is not NVT_SLOT_SET): the partition object of docs/json.md. */
+void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *tpcs);
 
 /* ---- main.c ---- */
 /* Prints "nvtaskset: WHAT" and the --help hint; exits 1. */
@@ -133,6 +143,9 @@ void json_tpc_array(FILE *out, const struct nvt_tpcset *set);
 void terminal_text(const char *s, char *out, size_t len);
 /* Fills list and mask texts of set. */
 void describe(const struct nvt_tpcset *set, char *list, char *mask);
+/* Milliseconds -n --exclude-running waits for other claimers' overlapping claims:
+ * $NVTASKSET_CLAIM_TIMEOUT seconds (1-3600; unset or empty: 10); exits on a bad value. */
+int claim_timeout_ms(void);
 /* Milliseconds to wait for the driver ($NVTASKSET_DRIVER_TIMEOUT); exits on a bad value. */
 int driver_timeout_ms(void);
 /* The machine's GPUs (listed once), or exits. */
@@ -144,22 +157,26 @@ int load_topology(int index, int force, struct nvt_gpu_topology *out, char *why,
 /* The same, or exits with the reason. */
 struct nvt_gpu_topology load_gpu(int index, int force);
 /*
- * Turns MASK (hex, -c list, -g list or -n) into a TPC set for the GPU with
- * topology topo and uuid (called gpu_name in messages), or exits.
+ * Turns MASK (hex, -c list, -g list or -n) into the TPC set *set for the GPU
+ * with topology topo and uuid (called gpu_name in messages); -n
+ * --exclude-running leaves out what the tasks but self hold. Returns 0, or -1
+ * with a one-line reason in why.
  */
-struct nvt_tpcset parse_partition(const struct options *o, const char *text,
-				  const struct nvt_topology *topo, const uint8_t uuid[16],
-				  const char *gpu_name, pid_t self);
+int parse_partition(const struct options *o, const char *text, const struct nvt_topology *topo,
+		    const uint8_t uuid[16], const char *gpu_name, pid_t self, struct nvt_tpcset *set,
+		    char *why, size_t len);
 /*
  * The partitions a task gets (run) or is given (-p): for each GPU of the
  * task, its UUID, topology and, for the GPUs MASK or --gpu names, the TPC
  * set. task_gpus lists the task's GPUs (n_task, nvtaskset's numbers);
  * topos, where not NULL, gives topologies already known (n_task entries,
- * n_tpcs 0 where unknown). Returns how many entries out holds; exits on bad
- * input.
+ * n_tpcs 0 where unknown). Returns how many entries out holds, or -1 with
+ * the reason in why (bad input for this task's GPUs); exits only if the
+ * machine's GPUs cannot be listed or a --gpu names none of them.
  */
 int build_partitions(const struct options *o, const char *mask, const int *task_gpus, int n_task,
-		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out);
+		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out,
+		     char *why, size_t len);
 /*
  * The MPS active thread percentage that lets a task see no more SMs than the
  * largest share of its GPUs that parts give it (ceil(100 * TPCs / all)).
@@ -169,6 +186,12 @@ int sm_limit_percent(const struct nvt_slot_view *parts, int n);
 int gpu_index_of(const uint8_t uuid[16]);
 /* "this GPU" when the task has one GPU, else "GPU N". */
 void gpu_name(int index, int n_task, char *buf, size_t len);
+/*
+ * nvt_seg_open in the run directory, but a task whose current segment the
+ * caller may not write is NVT_SEG_EPERM even where a segment it left before an
+ * exec to another user is the caller's. Returns enum nvt_seg_err.
+ */
+int open_task(pid_t pid, int writable, struct nvt_seg_handle *h);
 /* Words for an enum nvt_seg_err. */
 const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len);
 /*

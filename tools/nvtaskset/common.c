@@ -7,6 +7,7 @@
 #include <err.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,21 @@ int driver_timeout_ms(void)
 	return (int)v * 1000;
 }
 
+int claim_timeout_ms(void)
+{
+	const char *text = getenv("NVTASKSET_CLAIM_TIMEOUT");
+	char *end;
+	long v;
+
+	if (!text || !*text)
+		return CLAIM_TIMEOUT_S * 1000;
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < 1 || v > 3600)
+		cli_errx("NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '%s'", text);
+	return (int)v * 1000;
+}
+
 static struct nvt_gpus gpus_listed;
 static int gpus_state; /* 0: not asked, 1: listed, -1: failed */
 static char gpus_error[512];
@@ -196,15 +212,18 @@ struct nvt_gpu_topology load_gpu(int index, int force)
 	return g;
 }
 
-/* The TPCs that the other nvtaskset tasks hold on GPU uuid, every user's (for --exclude-running). */
-static void running_tpcs(const uint8_t uuid[16], pid_t except, struct nvt_tpcset *held)
+/*
+ * The TPCs that the other nvtaskset tasks hold on GPU uuid, every user's (for
+ * --exclude-running), but those of except. Returns 0, or -1 with errno set.
+ */
+static int running_tpcs(const uint8_t uuid[16], pid_t except, struct nvt_tpcset *held)
 {
 	pid_t *pids;
 	int n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
 
 	nvt_set_clear(held);
 	if (n < 0)
-		cli_err("cannot list the tasks in %s", nvt_rundir());
+		return -1;
 	for (int i = 0; i < n; i++) {
 		struct nvt_seg_handle h;
 		struct nvt_slot_view view;
@@ -218,18 +237,25 @@ static void running_tpcs(const uint8_t uuid[16], pid_t except, struct nvt_tpcset
 		nvt_seg_close(&h);
 	}
 	free(pids);
+	return 0;
 }
 
-/*
- * Turns MASK (hex, -c list or -g list) into a TPC set for the GPU whose
- * topology and UUID are given (gpu_name: "this GPU" or "GPU N"), or exits
- * with a one-line reason.
- */
-struct nvt_tpcset parse_partition(const struct options *o, const char *text,
-				  const struct nvt_topology *topo, const uint8_t uuid[16],
-				  const char *gpu_name, pid_t self)
+/* Fails a parse: the reason into why (len bytes); returns -1. */
+static int __attribute__((format(printf, 3, 4))) refuse(char *why, size_t len, const char *fmt, ...)
 {
-	struct nvt_tpcset set, gpcs;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int parse_partition(const struct options *o, const char *text, const struct nvt_topology *topo,
+		    const uint8_t uuid[16], const char *gpu_name, pid_t self, struct nvt_tpcset *set,
+		    char *why, size_t len)
+{
+	struct nvt_tpcset gpcs;
 	const char *what = o->gpc_list ? "GPC list" : o->tpc_list ? "TPC list" : "TPC mask";
 	int rc, top, every;
 
@@ -237,52 +263,81 @@ struct nvt_tpcset parse_partition(const struct options *o, const char *text,
 		struct nvt_tpcset available, held;
 		nvt_topo_all(topo, &available);
 		if (o->exclude_running) {
-			running_tpcs(uuid, self, &held);
+			if (running_tpcs(uuid, self, &held))
+				return refuse(why, len, "cannot list the tasks in %s: %s", nvt_rundir(),
+					      strerror(errno));
 			nvt_set_andnot(&available, &available, &held);
 		}
 		if (o->count > topo->n_tpcs)
-			cli_errx("cannot pick %u TPCs: %s has %u", o->count, gpu_name,
-				 topo->n_tpcs);
-		if (nvt_topo_pick(topo, &available, o->count, o->strategy, &set))
-			cli_errx("cannot pick %u TPCs: only %u %s free of other tasks",
-				 o->count, nvt_set_count(&available),
-				 nvt_set_count(&available) == 1 ? "is" : "are");
-		return set;
+			return refuse(why, len, "cannot pick %u TPCs: %s has %u", o->count, gpu_name,
+				      topo->n_tpcs);
+		if (nvt_topo_pick(topo, &available, o->count, o->strategy, set))
+			return refuse(why, len, "cannot pick %u TPCs: only %u %s free of other tasks",
+				      o->count, nvt_set_count(&available),
+				      nvt_set_count(&available) == 1 ? "is" : "are");
+		return 0;
 	}
 	/* "all" (as -l and -p show an unpartitioned task): every TPC or GPC the GPU has. */
 	every = !strcmp(text, "all");
 	if (o->gpc_list)
 		rc = nvt_parse_list(text, every && topo->n_gpcs ? topo->n_gpcs : NVT_MAX_GPCS, &gpcs);
 	else if (o->tpc_list)
-		rc = nvt_parse_list(text, every ? topo->n_tpcs : NVT_MAX_TPCS, &set);
+		rc = nvt_parse_list(text, every ? topo->n_tpcs : NVT_MAX_TPCS, set);
 	else
-		rc = nvt_parse_mask(text, NVT_MAX_TPCS, &set);
+		rc = nvt_parse_mask(text, NVT_MAX_TPCS, set);
 	if (rc == NVT_PARSE_SYNTAX)
-		cli_errx("failed to parse %s '%s'", what, text);
+		return refuse(why, len, "failed to parse %s '%s'", what, text);
 	if (rc == NVT_PARSE_RANGE)
-		cli_errx("%s '%s' names a %s beyond %d", what, text,
-			 o->gpc_list ? "GPC" : "TPC", (o->gpc_list ? NVT_MAX_GPCS : NVT_MAX_TPCS) - 1);
+		return refuse(why, len, "%s '%s' names a %s beyond %d", what, text,
+			      o->gpc_list ? "GPC" : "TPC",
+			      (o->gpc_list ? NVT_MAX_GPCS : NVT_MAX_TPCS) - 1);
 	if (o->gpc_list) {
 		if (!topo->n_gpcs)
-			cli_errx("the GPC layout of %s is unknown (it is measured with thread-block "
-				 "clusters, which need compute capability 9.0); give TPCs with -c or a "
-				 "mask instead",
-				 gpu_name);
+			return refuse(why, len,
+				      "the GPC layout of %s is unknown (it is measured with "
+				      "thread-block clusters, which need compute capability 9.0); "
+				      "give TPCs with -c or a mask instead",
+				      gpu_name);
 		top = nvt_set_highest(&gpcs);
 		if (top >= (int)topo->n_gpcs)
-			cli_errx("GPC %d does not exist: %s has %u GPCs (0-%u)", top, gpu_name,
-				 topo->n_gpcs, topo->n_gpcs - 1);
-		nvt_topo_gpc_tpcs(topo, &gpcs, &set);
+			return refuse(why, len, "GPC %d does not exist: %s has %u GPCs (0-%u)", top,
+				      gpu_name, topo->n_gpcs, topo->n_gpcs - 1);
+		nvt_topo_gpc_tpcs(topo, &gpcs, set);
 	}
-	top = nvt_set_highest(&set);
+	top = nvt_set_highest(set);
 	if (top < 0)
-		cli_errx("empty partition: %s '%s' selects no TPC", what, text);
+		return refuse(why, len, "empty partition: %s '%s' selects no TPC", what, text);
 	if (top >= (int)topo->n_tpcs)
-		cli_errx("TPC %d does not exist: %s has %u TPCs (0-%u)", top, gpu_name,
-			 topo->n_tpcs, topo->n_tpcs - 1);
-	return set;
+		return refuse(why, len, "TPC %d does not exist: %s has %u TPCs (0-%u)", top, gpu_name,
+			      topo->n_tpcs, topo->n_tpcs - 1);
+	return 0;
 }
 
+int open_task(pid_t pid, int writable, struct nvt_seg_handle *h)
+{
+	struct nvt_seg_handle current;
+	int rc = nvt_seg_open(nvt_rundir(), pid, writable, h), same;
+
+	if (rc || !writable)
+		return rc;
+	/*
+	 * To write, nvt_seg_open passes over a segment the caller may not write
+	 * and tries the next user's directory. After an exec to another user (a
+	 * setuid program started by the caller) that holds the segment from
+	 * before the exec, which the process reads no more: a change written
+	 * there would be reported and never used. The segment the process uses
+	 * is the one a look for reading finds (as nvt_seg_tasks judges which are
+	 * stale).
+	 */
+	if (nvt_seg_open(nvt_rundir(), pid, 0, &current) != NVT_SEG_OK)
+		return rc;
+	same = current.dev == h->dev && current.ino == h->ino;
+	nvt_seg_close(&current);
+	if (same)
+		return rc;
+	nvt_seg_close(h);
+	return NVT_SEG_EPERM;
+}
 
 const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len)
 {
@@ -340,7 +395,8 @@ void gpu_name(int index, int n_task, char *buf, size_t len)
 }
 
 int build_partitions(const struct options *o, const char *mask, const int *task_gpus, int n_task,
-		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out)
+		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out,
+		     char *why, size_t len)
 {
 	const struct nvt_gpus *gpus = machine_gpus();
 	int named[NVT_MAX_GPUS], n = 0;
@@ -351,18 +407,18 @@ int build_partitions(const struct options *o, const char *mask, const int *task_
 		for (int i = 0; i < n_task; i++)
 			found |= task_gpus[i] == named[a];
 		if (!found)
-			cli_errx("GPU %d (%s) is not one the task can use (see "
-				 "CUDA_VISIBLE_DEVICES)", named[a], gpus->id[named[a]].uuid);
+			return refuse(why, len, "GPU %d (%s) is not one the task can use (see "
+				      "CUDA_VISIBLE_DEVICES)", named[a], gpus->id[named[a]].uuid);
 		for (int b = 0; b < a; b++)
 			if (named[b] == named[a])
-				cli_errx("GPU %d is named twice", named[a]);
+				return refuse(why, len, "GPU %d is named twice", named[a]);
 	}
 	for (int i = 0; i < n_task; i++) {
 		int index = task_gpus[i];
 		const char *text = o->n_gpus ? NULL : mask; /* NULL: not partitioned */
 		struct nvt_slot_view *v = &out[n];
 		struct nvt_gpu_topology g;
-		char why[512], name[32];
+		char name[32];
 		int rc;
 
 		for (int a = 0; a < o->n_gpus; a++)
@@ -370,17 +426,17 @@ int build_partitions(const struct options *o, const char *mask, const int *task_
 				text = o->gpu_masks ? o->gpus[a].mask : mask;
 		if (n == NVT_MAX_GPUS) {
 			if (text)
-				cli_errx("nvtaskset partitions at most %d GPUs of a task; name "
-					 "fewer with CUDA_VISIBLE_DEVICES", NVT_MAX_GPUS);
+				return refuse(why, len, "nvtaskset partitions at most %d GPUs of a "
+					      "task; name fewer with CUDA_VISIBLE_DEVICES", NVT_MAX_GPUS);
 			continue;
 		}
 		memset(v, 0, sizeof(*v));
 		if (nvt_uuid_parse(gpus->id[index].uuid, v->uuid))
-			cli_errx("GPU %d has a malformed UUID '%s'", index,
-				 gpus->id[index].uuid);
+			return refuse(why, len, "GPU %d has a malformed UUID '%s'", index,
+				      gpus->id[index].uuid);
 		if (topos && topos[i].n_tpcs) {
 			v->topo = topos[i];
-		} else if ((rc = load_topology(index, 0, &g, why, sizeof(why)))) {
+		} else if ((rc = load_topology(index, 0, &g, why, len))) {
 			/* A GPU CUDA does not show here is none the task can use. */
 			if (rc == NVT_GPU_HIDDEN && !o->n_gpus)
 				continue;
@@ -389,14 +445,15 @@ int build_partitions(const struct options *o, const char *mask, const int *task_
 				      index);
 				continue;
 			}
-			cli_errx("%s", why);
+			return -1; /* why says it */
 		} else {
 			v->topo = g.topo;
 		}
 		v->state = NVT_SLOT_UNSET;
 		if (text) {
 			gpu_name(index, n_task, name, sizeof(name));
-			v->tpcs = parse_partition(o, text, &v->topo, v->uuid, name, self);
+			if (parse_partition(o, text, &v->topo, v->uuid, name, self, &v->tpcs, why, len))
+				return -1;
 			v->state = NVT_SLOT_SET;
 		}
 		n++;

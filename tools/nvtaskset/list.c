@@ -159,9 +159,9 @@ static void print_json(const struct row *r, int first)
 	for (int i = 0; i < r->n; i++) {
 		const struct gpu_part *p = &r->gpu[i];
 		printf(i ? "," : "");
-		json_gpu_start(p->uuid);
+		json_gpu_start(stdout, p->uuid);
 		putchar(',');
-		json_partition_fields(p->state, &p->tpcs);
+		json_partition_fields(stdout, p->state, &p->tpcs);
 		printf(",\"applied\":%s,\"refused\":%s,\"launches\":%" PRIu64 "}",
 		       p->applied ? "true" : "false", p->refused ? "true" : "false", p->launches);
 	}

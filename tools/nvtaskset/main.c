@@ -190,8 +190,9 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	/* What prints its JSON on stdout prints its errors there too. */
-	set_json_errors(o.json && (o.pid_mode || o.list_mode));
+	/* What prints its JSON on stdout prints its errors there too (a start's
+	 * stdout is its COMMAND's). */
+	set_json_errors(o.json && (o.pid_mode || o.list_mode || o.dry_run));
 	if (o.tpc_list + o.gpc_list + (o.count > 0) > 1)
 		bad_usage("-c, -g and -n exclude each other");
 	if (o.pid_mode + o.list_mode + (o.mps_action != NULL) + (o.calibrate || o.topology) > 1)

@@ -16,10 +16,32 @@
 #include "cli.h"
 
 static int json_errors;
+/* -a's {"version":N,"tasks":[ is printed and not closed yet. */
+static int tasks_open;
 
 void set_json_errors(int on)
 {
 	json_errors = on;
+}
+
+void json_tasks_begin(void)
+{
+	printf("{\"version\":%d,\"tasks\":[", NVT_JSON_VERSION);
+	tasks_open = 1;
+}
+
+void json_tasks_end(const char *error)
+{
+	if (!tasks_open)
+		return;
+	tasks_open = 0;
+	if (error) {
+		printf("],\"error\":");
+		json_string(error);
+		printf("}\n");
+	} else {
+		printf("]}\n");
+	}
 }
 
 void json_error(pid_t pid, const char *message)
@@ -36,6 +58,11 @@ void json_error_if_asked(const char *message)
 {
 	if (!json_errors)
 		return;
+	/* An error in the middle of -a's document ends it, well-formed. */
+	if (tasks_open) {
+		json_tasks_end(message);
+		return;
+	}
 	json_error(0, message);
 	putchar('\n');
 }
@@ -74,29 +101,29 @@ void cli_err(const char *fmt, ...)
 	fail(message);
 }
 
-void json_gpu_start(const uint8_t uuid[16])
+void json_gpu_start(FILE *out, const uint8_t uuid[16])
 {
 	char text[NVT_UUID_TEXT_MAX];
 	int index = gpu_index_of(uuid);
 
 	nvt_uuid_format(uuid, text);
 	if (index >= 0)
-		printf("{\"gpu\":%d,\"uuid\":\"%s\"", index, text);
+		fprintf(out, "{\"gpu\":%d,\"uuid\":\"%s\"", index, text);
 	else
-		printf("{\"gpu\":null,\"uuid\":\"%s\"", text);
+		fprintf(out, "{\"gpu\":null,\"uuid\":\"%s\"", text);
 }
 
-void json_partition_fields(uint32_t state, const struct nvt_tpcset *tpcs)
+void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *tpcs)
 {
 	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
 
 	if (state != NVT_SLOT_SET) {
-		printf("\"partitioned\":false,\"tpcs\":null,\"tpc_mask\":null,\"tpc_count\":null,"
-		       "\"tpc_ids\":null");
+		fprintf(out, "\"partitioned\":false,\"tpcs\":null,\"tpc_mask\":null,"
+			"\"tpc_count\":null,\"tpc_ids\":null");
 		return;
 	}
 	describe(tpcs, list, mask);
-	printf("\"partitioned\":true,\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u,\"tpc_ids\":",
-	       list, mask, nvt_set_count(tpcs));
-	json_tpc_array(stdout, tpcs);
+	fprintf(out, "\"partitioned\":true,\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u,"
+		"\"tpc_ids\":", list, mask, nvt_set_count(tpcs));
+	json_tpc_array(out, tpcs);
 }

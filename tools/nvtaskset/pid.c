@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "reserve.h"
 #include "sysutil.h"
 
 static pid_t parse_pid(const char *text)
@@ -68,7 +69,7 @@ static void json_partition(const char *key, const struct nvt_slot_view *view)
 		return;
 	}
 	putchar('{');
-	json_partition_fields(view->state, &view->tpcs);
+	json_partition_fields(stdout, view->state, &view->tpcs);
 	putchar('}');
 }
 
@@ -150,7 +151,7 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 		for (int i = 0; i < n; i++) {
 			int refused = views[i].seq && st[i].s.rejected == views[i].seq;
 			printf(i ? "," : "");
-			json_gpu_start(views[i].uuid);
+			json_gpu_start(stdout, views[i].uuid);
 			putchar(',');
 			json_partition("current", &views[i]);
 			printf(",\"applied\":%s,\"refused\":%s,\"launches\":%llu,\"graph_kernels_stale\":%llu}",
@@ -183,7 +184,7 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 }
 
 int pid_plan(const struct options *o, const char *mask_text, const struct nvt_seg_handle *h,
-	     struct nvt_slot_view *parts)
+	     struct nvt_slot_view *parts, char *why, size_t len)
 {
 	static struct nvt_slot_view old[NVT_MAX_GPUS];
 	static struct nvt_topology topos[NVT_GPUS_MAX];
@@ -220,7 +221,14 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 			}
 		}
 	}
-	return build_partitions(o, mask_text, task, n_task, topos, h->pid, parts);
+	/* -n --exclude-running: the GPUs and their topologies here; pid_apply
+	 * claims the pick (nvt_claim_move), race-free against other claimers. */
+	if (o->count && o->exclude_running) {
+		struct options pick = *o;
+		pick.exclude_running = 0;
+		return build_partitions(&pick, mask_text, task, n_task, topos, h->pid, parts, why, len);
+	}
+	return build_partitions(o, mask_text, task, n_task, topos, h->pid, parts, why, len);
 }
 
 /* Started with --sm-limit: MPS caps the task at its start's share. */
@@ -238,10 +246,22 @@ static void check_sm_limit(pid_t pid, const struct nvt_slot_view *now, int n)
 		      (long)pid, limit);
 }
 
+/* Slots of h that hold no GPU yet. */
+static int free_slots(const struct nvt_seg_handle *h)
+{
+	int n = 0;
+
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		uint8_t uuid[16];
+		n += nvt_seg_slot_gpu(h, g, uuid) == 0 && nvt_uuid_is_zero(uuid);
+	}
+	return n;
+}
+
 int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nvt_slot_view *parts,
 	      int n_parts, int top, int *changed, char *why, size_t len)
 {
-	static struct nvt_slot_view old[NVT_MAX_GPUS], now[NVT_MAX_GPUS];
+	static struct nvt_slot_view old[NVT_MAX_GPUS], now[NVT_MAX_GPUS], want[NVT_MAX_GPUS];
 	struct slot_status st[NVT_MAX_GPUS];
 	int written_slot[NVT_MAX_GPUS], had[NVT_MAX_GPUS];
 	int n_old, torn, rc, shown = 0, new_slot = 0;
@@ -253,30 +273,60 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	if (rc)
 		goto fail;
 	for (int i = 0; i < n_parts; i++) {
-		int g, fresh = 0;
+		int g;
 		if (parts[i].state != NVT_SLOT_SET)
 			continue; /* a GPU this change does not name */
 		/* Under the lock no live writer is inside: a failed read is a dead one's. */
 		g = nvt_seg_find_slot(h, parts[i].uuid);
 		had[shown] = g >= 0 && nvt_seg_read(h, g, &old[shown], NULL) == 0;
-		if (changed && (!had[shown] || old[shown].state != parts[i].state ||
-				!nvt_set_equal(&old[shown].tpcs, &parts[i].tpcs)))
-			*changed = 1;
-		if (g < 0) {
-			g = nvt_seg_free_slot_of(h);
-			if (g < 0) {
-				snprintf(why, len, "it already has partitions on %d GPUs, the most a task "
-					 "can have", NVT_MAX_GPUS);
-				nvt_seg_close(h);
-				return -1;
+		new_slot += g < 0;
+		want[shown++] = parts[i];
+	}
+	if (new_slot > free_slots(h)) {
+		snprintf(why, len, "it already has partitions on %d GPUs, the most a task can have",
+			 NVT_MAX_GPUS);
+		nvt_seg_close(h);
+		return -1;
+	}
+	if (o->count && o->exclude_running) {
+		/* The pick is claimed in the task's own slots, as a start claims
+		 * (src/reserve.c): moves and starts at once never share a TPC. */
+		static struct nvt_claim_gpu req[NVT_MAX_GPUS];
+		static struct nvt_slot_view prev[NVT_MAX_GPUS];
+		for (int i = 0; i < shown; i++) {
+			memcpy(req[i].uuid, want[i].uuid, sizeof(req[i].uuid));
+			req[i].topo = want[i].topo;
+			req[i].count = o->count;
+			req[i].strategy = o->strategy;
+			if (had[i]) {
+				prev[i] = old[i];
+			} else {
+				memset(&prev[i], 0, sizeof(prev[i]));
+				memcpy(prev[i].uuid, want[i].uuid, sizeof(prev[i].uuid));
+				prev[i].topo = want[i].topo;
 			}
-			new_slot++;
-			fresh = 1;
+			prev[i].flags = 0;
 		}
-		rc = nvt_seg_write(h, g, &parts[i], fresh);
-		if (rc)
-			goto fail;
-		written_slot[shown++] = g;
+		if (nvt_claim_move(nvt_rundir(), h, req, shown, prev, claim_timeout_ms(), want, why,
+				   len)) {
+			nvt_seg_close(h);
+			return -1;
+		}
+	} else {
+		for (int i = 0; i < shown; i++) {
+			int g = nvt_seg_find_slot(h, want[i].uuid), fresh = g < 0;
+			if (fresh)
+				g = nvt_seg_free_slot_of(h);
+			rc = nvt_seg_write(h, g, &want[i], fresh);
+			if (rc)
+				goto fail;
+		}
+	}
+	for (int i = 0; i < shown; i++) {
+		written_slot[i] = nvt_seg_find_slot(h, want[i].uuid);
+		if (changed && (!had[i] || old[i].state != want[i].state ||
+				!nvt_set_equal(&old[i].tpcs, &want[i].tpcs)))
+			*changed = 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &written);
 	for (int i = 0; i < shown; i++)
@@ -298,7 +348,7 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 		       (long long)written.tv_sec * 1000000000LL + written.tv_nsec);
 		for (int i = 0; i < shown; i++) {
 			printf(i ? "," : "");
-			json_gpu_start(now[i].uuid);
+			json_gpu_start(stdout, now[i].uuid);
 			putchar(',');
 			json_partition("previous", had[i] ? &old[i] : NULL);
 			putchar(',');
@@ -334,12 +384,14 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
 	pid_t pid = parse_pid(argv[argc - 1]);
 	struct nvt_seg_handle h;
-	char why[256];
+	char why[512];
 	int rc, n_parts;
 
+	if (o->count && o->exclude_running)
+		claim_timeout_ms(); /* a bad value says so before anything changes */
 	if (o->all_tasks)
 		return nvt_cmd_all_tasks(o, pid, mask_text);
-	rc = nvt_seg_open(nvt_rundir(), pid, mask_text != NULL, &h);
+	rc = open_task(pid, mask_text != NULL, &h);
 	if (rc)
 		cli_errx("failed to %s pid %ld's partition: %s", mask_text ? "set" : "get", (long)pid,
 			 seg_error(rc, &h, why, sizeof(why)));
@@ -350,7 +402,9 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 			cli_errx("failed to get pid %ld's partition: %s", (long)pid, why);
 		return EXIT_SUCCESS;
 	}
-	n_parts = pid_plan(o, mask_text, &h, parts);
+	n_parts = pid_plan(o, mask_text, &h, parts, why, sizeof(why));
+	if (n_parts < 0)
+		cli_errx("%s", why);
 	if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 		cli_errx("failed to set pid %ld's partition: %s", (long)pid, why);
 	return EXIT_SUCCESS;

@@ -126,60 +126,39 @@ static void ensure_mps(void)
 
 /*
  * Says which partitions the task gets: to out, as lines or (--json) one JSON
- * object. what is "picked" (-n) or "partition".
+ * object whose GPU objects carry the partition object's fields (docs/json.md).
+ * what is "picked" (-n) or "partition".
  */
 static void report(const struct options *o, FILE *out, const char *what,
 		   const struct nvt_slot_view *parts, int n)
 {
 	char uuid[NVT_UUID_TEXT_MAX], list[NVT_LIST_TEXT_MAX];
 
-	if (o->json)
-		fprintf(out, "{\"version\":1,\"%s\":[", what);
+	if (o->json) {
+		fprintf(out, "{\"version\":%d,\"%s\":[", NVT_JSON_VERSION, what);
+		for (int i = 0; i < n; i++) {
+			fputs(i ? "," : "", out);
+			json_gpu_start(out, parts[i].uuid);
+			fputc(',', out);
+			json_partition_fields(out, parts[i].state, &parts[i].tpcs);
+			fputc('}', out);
+		}
+		fprintf(out, "]}\n");
+		return;
+	}
 	for (int i = 0; i < n; i++) {
 		int index = gpu_index_of(parts[i].uuid);
+		char number[16] = "?";
 		nvt_uuid_format(parts[i].uuid, uuid);
 		if (parts[i].state == NVT_SLOT_SET)
 			nvt_format_list(&parts[i].tpcs, list, sizeof(list));
 		else
 			snprintf(list, sizeof(list), "all");
-		if (o->json) {
-			fprintf(out, "%s{\"gpu\":", i ? "," : "");
-			fprintf(out, index >= 0 ? "%d" : "null", index);
-			fprintf(out, ",\"uuid\":\"%s\",\"partitioned\":%s,\"tpc_list\":", uuid,
-				parts[i].state == NVT_SLOT_SET ? "true" : "false");
-			if (parts[i].state == NVT_SLOT_SET) {
-				fprintf(out, "\"%s\",\"tpcs\":", list);
-				json_tpc_array(out, &parts[i].tpcs);
-				fprintf(out, ",\"tpc_count\":%u}", nvt_set_count(&parts[i].tpcs));
-			} else {
-				fprintf(out, "null,\"tpcs\":null,\"tpc_count\":null}");
-			}
-		} else {
-			char number[16] = "?";
-			if (index >= 0)
-				snprintf(number, sizeof(number), "%d", index);
-			fprintf(out, "%sGPU %s (%s): TPCs %s\n", out == stderr ? "nvtaskset: " : "", number,
-				uuid, list);
-		}
+		if (index >= 0)
+			snprintf(number, sizeof(number), "%d", index);
+		fprintf(out, "%sGPU %s (%s): TPCs %s\n", out == stderr ? "nvtaskset: " : "", number,
+			uuid, list);
 	}
-	if (o->json)
-		fprintf(out, "]}\n");
-}
-
-/* Seconds to wait for other starting tasks' claims: $NVTASKSET_CLAIM_TIMEOUT (1-3600) or 10. */
-static int claim_timeout_ms(void)
-{
-	const char *text = getenv("NVTASKSET_CLAIM_TIMEOUT");
-	char *end;
-	long v;
-
-	if (!text || !*text)
-		return CLAIM_TIMEOUT_S * 1000;
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || *end || v < 1 || v > 3600)
-		errx(EXIT_FAILURE, "NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '%s'", text);
-	return (int)v * 1000;
 }
 
 /*
@@ -187,7 +166,7 @@ static int claim_timeout_ms(void)
  * live task's, and holds them in this process's control segment (own), which
  * COMMAND adopts. parts gets the picks. Exits on failure.
  */
-static void claim(const struct options *o, struct nvt_slot_view *parts, int n,
+static void claim(const struct options *o, struct nvt_slot_view *parts, int n, int timeout_ms,
 		  struct nvt_seg_own *own)
 {
 	static struct nvt_claim_gpu req[NVT_MAX_GPUS];
@@ -200,7 +179,7 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n,
 		req[i].count = parts[i].state == NVT_SLOT_SET ? o->count : 0;
 		req[i].strategy = o->strategy;
 	}
-	rc = nvt_claim(nvt_rundir(), req, n, claim_timeout_ms(), parts, own, why, sizeof(why));
+	rc = nvt_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why, sizeof(why));
 	if (rc == NVT_RESERVE_ERROR)
 		errx(EXIT_FAILURE, "cannot reserve TPCs for the task: %s", why);
 	if (rc)
@@ -215,18 +194,25 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	int claiming = o->count && o->exclude_running && !o->dry_run;
 	struct options pick = *o;
 	int positional = !o->count && !o->gpu_masks;
-	int task[NVT_GPUS_MAX], n_task = nvt_gpus_visible(machine_gpus(), task), n, made, exec_errno;
+	int task[NVT_GPUS_MAX], n_task, n, made, exec_errno, timeout_ms = 0;
 	struct nvt_seg_own own;
-	char shim[PATH_MAX], why[256];
+	char shim[PATH_MAX], why[512];
 
+	/* A bad value says so before anything is started (MPS). */
+	if (claiming)
+		timeout_ms = claim_timeout_ms();
+	n_task = nvt_gpus_visible(machine_gpus(), task);
 	if (n_task == 0)
-		errx(EXIT_FAILURE, "the task can use no GPU (CUDA_VISIBLE_DEVICES=%s)",
-		     getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
+		cli_errx("the task can use no GPU (CUDA_VISIBLE_DEVICES=%s)",
+			 getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
 	if (claiming)
 		pick.exclude_running = 0; /* the GPUs and their topologies; claim() picks */
-	n = build_partitions(&pick, positional ? argv[0] : "", task, n_task, NULL, 0, parts);
+	n = build_partitions(&pick, positional ? argv[0] : "", task, n_task, NULL, 0, parts, why,
+			     sizeof(why));
+	if (n < 0)
+		cli_errx("%s", why);
 	if (n == 0)
-		errx(EXIT_FAILURE, "no GPU that the task can use could be partitioned");
+		cli_errx("no GPU that the task can use could be partitioned");
 	if (o->dry_run) {
 		report(o, stdout, o->count ? "picked" : "partition", parts, n);
 		return EXIT_SUCCESS;
@@ -245,7 +231,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	 * partition given here is the one it gets, also inside another task's.
 	 * Without one (an unusable run directory) its shim says why. */
 	if (claiming) {
-		claim(o, parts, n, &own);
+		claim(o, parts, n, timeout_ms, &own);
 		made = 1;
 	} else {
 		made = nvt_seg_prepare(nvt_rundir(), parts, n, &own, why, sizeof(why)) == 0;

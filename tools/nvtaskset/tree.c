@@ -102,82 +102,133 @@ static size_t descendants(const struct task_tree *t, pid_t root, const struct pi
 	return n_out;
 }
 
-/* Reports that -p failed for pid: on stderr, and as its JSON object. */
-static void report_failure(const struct options *o, pid_t pid, int change, const char *why)
-{
-	char message[512];
+/* What -a has done so far. */
+struct tree_run {
+	const struct options *o;
+	const char *mask_text; /* NULL: show */
+	int objects;           /* JSON task objects printed */
+	int tasks, failed;     /* tasks shown or changed, and those of them that failed */
+};
 
-	snprintf(message, sizeof(message), "failed to %s pid %ld's partition: %s", change ? "set" : "get",
-		 (long)pid, why);
+/* Starts a task's JSON object: after a comma unless it is the first. */
+static void next_object(struct tree_run *run)
+{
+	if (run->o->json && run->objects++)
+		putchar(',');
+}
+
+/* Reports that -p failed for pid: on stderr, and as its JSON object (started:
+ * next_object was called for it already). */
+static void report_failure(struct tree_run *run, pid_t pid, const char *why, int started)
+{
+	char message[768];
+
+	snprintf(message, sizeof(message), "failed to %s pid %ld's partition: %s",
+		 run->mask_text ? "set" : "get", (long)pid, why);
 	warnx("%s", message);
-	if (o->json)
+	if (!started)
+		next_object(run);
+	if (run->o->json)
 		json_error(pid, message);
+	run->failed++;
 }
 
 /*
- * -p (show, or apply mask_text) for one task of the tree, after another
- * task's (its JSON object follows a comma); *changed set if the task had
- * another partition. The change is planned for this task's own GPUs (a
- * descendant may use other GPUs than the root). Returns 0, 1 if it failed (reported), or -1 if the task is gone
- * or runs without the shim now (nothing printed).
+ * -p (show, or apply run->mask_text) for one task of the tree; h is the
+ * task's segment when the caller opened it (NULL: opened here). The change
+ * is planned for this task's own GPUs (a descendant may use other GPUs than
+ * the root). *changed is set if the task had another partition, or may have
+ * (it failed). Returns 0, 1 if it failed (reported, as a task that could not
+ * be changed), or -1 if the task is gone or runs without the shim now
+ * (nothing printed).
  */
-static int one_task(const struct options *o, pid_t pid, const char *mask_text, int *changed)
+static int one_task(struct tree_run *run, pid_t pid, struct nvt_seg_handle *h, int *changed)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
-	int change = mask_text != NULL;
-	struct nvt_seg_handle h;
-	char why[256], text[160];
-	int rc = nvt_seg_open(nvt_rundir(), pid, change, &h);
+	const struct options *o = run->o;
+	int change = run->mask_text != NULL;
+	struct nvt_seg_handle opened;
+	char why[512], text[160];
+	int rc, started = 0, n_parts = 0;
 
-	if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK)
-		return -1; /* ended since the scan, or exec'd a program without the shim */
-	if (o->json)
-		putchar(',');
+	if (!h) {
+		rc = open_task(pid, change, &opened);
+		if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK)
+			return -1; /* ended since the scan, or exec'd a program without the shim */
+		run->tasks++;
+		if (rc) {
+			report_failure(run, pid, seg_error(rc, &opened, text, sizeof(text)), 0);
+			*changed = 1; /* it may hold the old partition: look again */
+			return 1;
+		}
+		h = &opened;
+	} else {
+		run->tasks++;
+	}
+	if (!change) {
+		next_object(run);
+		rc = pid_show(o, h, 0, why, sizeof(why));
+		nvt_seg_close(h);
+		started = 1;
+	} else if ((n_parts = pid_plan(o, run->mask_text, h, parts, why, sizeof(why))) < 0) {
+		nvt_seg_close(h);
+		rc = -1;
+	} else {
+		next_object(run);
+		rc = pid_apply(o, h, parts, n_parts, 0, changed, why, sizeof(why));
+		started = 1;
+	}
 	if (rc) {
-		report_failure(o, pid, change, seg_error(rc, &h, text, sizeof(text)));
-		*changed = 1; /* it may hold the old partition: look again */
+		/* pid_show and pid_apply print nothing when they fail: the error
+		 * object takes the place of the task's. */
+		report_failure(run, pid, why, started);
+		*changed = 1;
 		return 1;
 	}
-	if (change) {
-		int n_parts = pid_plan(o, mask_text, &h, parts);
-		rc = pid_apply(o, &h, parts, n_parts, 0, changed, why, sizeof(why));
-	} else {
-		rc = pid_show(o, &h, 0, why, sizeof(why));
-		nvt_seg_close(&h);
-	}
-	if (rc)
-		report_failure(o, pid, change, why);
-	return rc ? 1 : 0;
+	return 0;
 }
 
 int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
+	struct tree_run run = {o, mask_text, 0, 0, 0};
 	struct pid_set done = {0};
 	struct nvt_seg_handle h;
-	int change = mask_text != NULL, n_parts = 0, failed = 0, stable = 0;
-	char why[256];
-	int rc;
+	int change = mask_text != NULL, stable = 0, rc;
+	char why[512], error[768] = "";
 
-	/* The root must be a task: its partitions plan the change. */
-	rc = nvt_seg_open(nvt_rundir(), root, change, &h);
-	if (rc)
+	/* PID must be a task: one that is gone, or runs without nvtaskset, ends
+	 * the command (as -p). */
+	rc = open_task(root, change, &h);
+	if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK)
 		cli_errx("failed to %s pid %ld's partition: %s", change ? "set" : "get", (long)root,
 			 seg_error(rc, &h, why, sizeof(why)));
-	if (change)
-		n_parts = pid_plan(o, mask_text, &h, parts);
+	if (change) {
+		/* What is the same for every task, checked before anything changes. */
+		machine_gpus();
+		for (int a = 0; a < o->n_gpus; a++)
+			resolve_gpu(o->gpus[a].gpu);
+		/* MASK that does not fit PID's own GPUs is bad input: nothing is changed. */
+		if (rc == 0 && pid_plan(o, mask_text, &h, parts, why, sizeof(why)) < 0) {
+			nvt_seg_close(&h);
+			cli_errx("%s", why);
+		}
+	}
 	if (o->json)
-		printf("{\"version\":%d,\"tasks\":[", NVT_JSON_VERSION);
-	rc = change ? pid_apply(o, &h, parts, n_parts, 0, NULL, why, sizeof(why))
-		    : pid_show(o, &h, 0, why, sizeof(why));
-	if (!change)
-		nvt_seg_close(&h);
+		json_tasks_begin();
+	/*
+	 * PID first, then its descendants, as taskset -a goes on with a process's
+	 * other threads when one cannot be changed: a PID that cannot be changed
+	 * (another user's, or a segment of another version) is reported, and its
+	 * descendants are changed all the same.
+	 */
 	set_add(&done, root);
 	if (rc) {
-		/* Nothing below it is changed: the tree would be left split. */
-		report_failure(o, root, change, why);
-		failed = 1;
-		stable = 1;
+		run.tasks++;
+		report_failure(&run, root, seg_error(rc, &h, why, sizeof(why)), 0);
+	} else {
+		int changed = 0;
+		one_task(&run, root, &h, &changed);
 	}
 	/*
 	 * Then its descendants, parents before children, and again until a look
@@ -201,28 +252,36 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 		size_t n;
 
 		if (task_tree_read(&t, 0)) {
-			warn("cannot list the tasks in %s", nvt_rundir());
-			failed = 1;
+			snprintf(error, sizeof(error), "cannot list the tasks in %s: %s", nvt_rundir(),
+				 strerror(errno));
+			warnx("%s", error);
+			stable = 1; /* nothing more can be done: not "kept starting tasks" */
 			break;
 		}
 		n = descendants(&t, root, &done, &todo);
 		task_tree_free(&t);
 		for (size_t i = 0; i < n; i++) {
 			set_add(&done, todo[i]);
-			if (one_task(o, todo[i], mask_text, &changed) > 0)
-				failed = 1;
+			one_task(&run, todo[i], NULL, &changed);
 		}
 		stable = !changed || !change;
 		free(todo);
 	}
-	if (o->json)
-		printf("]}\n");
 	if (!stable) {
-		warnx("pid %ld's tree kept starting tasks during the change; tasks it started last may "
-		      "keep their previous partition: run the command again",
-		      (long)root);
-		failed = 1;
+		snprintf(error, sizeof(error), "pid %ld's tree kept starting tasks during the change; "
+			 "tasks it started last may keep their previous partition: run the command "
+			 "again", (long)root);
+		warnx("%s", error);
 	}
+	/* The exit status is 1: say why once more, in one line (the document's "error"). */
+	if (!error[0] && run.failed) {
+		snprintf(error, sizeof(error), "failed to %s the partition%s of %d of %d task%s",
+			 change ? "set" : "get", run.failed == 1 ? "" : "s", run.failed, run.tasks,
+			 run.tasks == 1 ? "" : "s");
+		warnx("%s", error);
+	}
+	if (o->json)
+		json_tasks_end(error[0] ? error : NULL);
 	free(done.v);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return error[0] ? EXIT_FAILURE : EXIT_SUCCESS;
 }
