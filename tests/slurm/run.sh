@@ -164,8 +164,7 @@ NodeName=$host NodeAddr=127.0.0.1 CPUs=16 Gres=tpc:$((tpcs * $1)) State=UNKNOWN
 PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
 	echo "Name=tpc Count=$((tpcs * $1))" >"$W/etc/gres.conf"
-	echo "required $SPANK rundir=$W/run wait=10 mps_pipe=$W/mps-pipe mps_log=$W/mps-log" \
-		"mps_control=$ROOT/tests/fake/bin/nvidia-cuda-mps-control" >"$W/etc/plugstack.conf"
+	plugstack
 	cp "$ROOT/tools/slurm/cli_filter.lua" "$W/etc/cli_filter.lua"
 	# slurmstepd (started by slurmd) needs the fake driver (LD_LIBRARY_PATH)
 	# and the calibration cache.
@@ -187,6 +186,22 @@ EOF
 	done
 	[ "$(timeout 5 sinfo -h -o %T)" = idle ] ||
 		fail_setup "slurmd did not start: $(tail -5 "$W/log/slurmd.log")"
+}
+
+# plugstack [ARG...]: writes plugstack.conf with the plugin's usual arguments
+# and ARGs (which replace those of their names). slurmstepd reads it anew
+# for each step, srun for each run; slurmd only when it starts.
+plugstack() {
+	local args=(rundir="$W/run" wait=10 mps_pipe="$W/mps-pipe" mps_log="$W/mps-log"
+		mps_control="$ROOT/tests/fake/bin/nvidia-cuda-mps-control") arg kept=() a
+	for arg in "$@"; do
+		for a in "${args[@]}"; do
+			[ "${a%%=*}" = "${arg%%=*}" ] || kept+=("$a")
+		done
+		args=("${kept[@]}" "$arg")
+		kept=()
+	done
+	echo "required $SPANK ${args[*]}" >"$W/etc/plugstack.conf"
 }
 
 # ---- Helpers (used in scenarios, which run in subshells under set -e) ----
@@ -474,6 +489,36 @@ s_requests() {
 	no_claims
 }
 
+# --gpu-gpcs=N takes N whole GPCs, or fails saying so.
+s_gpcs() {
+	local out rc holder
+	# Four GPCs of at most the 4 TPCs granted: the fake H100's four lone
+	# TPCs (GPCs 8-11), never GPC 0, which is one GPC of 4 TPCs.
+	out=$(timeout 30 srun --gres=tpc:4 --gpu-gpcs=4 sh -c 'echo "$NVTASKSET_PARTITION"' 2>&1)
+	echo "--gres=tpc:4 --gpu-gpcs=4: $out"
+	eq "$(awk '{print $2}' <<<"$out")" "62-65" "TPCs of 4 whole GPCs of at most 4 TPCs"
+	# A task outside Slurm holds a TPC of every GPC: no whole GPC is free.
+	rm -f "$OUT/holder.stop"
+	env NVTASKSET_CACHE_DIR="$W/cache" "$NVT" --no-mps -c 0-7,62-65 \
+		"$APP" loop "$OUT/holder.stop" "$OUT/holder.state" >"$OUT/holder.log" 2>&1 &
+	holder=$!
+	for ((rc = 0; rc < 100; rc++)); do
+		[ -s "$OUT/holder.state" ] && break
+		sleep 0.1
+	done
+	[ -s "$OUT/holder.state" ] || die "the holding task did not start: $(cat "$OUT/holder.log")"
+	plugstack wait=1
+	out=$(timeout 30 srun --gpu-gpcs=1 true 2>&1) && rc=0 || rc=$?
+	plugstack
+	echo "$out"
+	touch "$OUT/holder.stop"
+	wait "$holder" 2>/dev/null || true
+	[ "$rc" != 0 ] || die "srun --gpu-gpcs=1 succeeded with no whole GPC free"
+	has "$out" "no GPU of this node had 1 whole GPC of at most 9 TPCs free for job"
+	has "$out" "only 0 whole GPCs are free of other tasks"
+	no_claims
+}
+
 # On a node with two GPUs (TPCS each): a step's TPCs lie on one GPU, the
 # first with room; the tasks see that GPU only; Slurm counts the node's sum.
 s_two_gpus() {
@@ -504,7 +549,7 @@ s_two_gpus() {
 # ---- Driver -------------------------------------------------------------------
 
 PASS=0 FAIL=0 FAILED=""
-ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user spoofed_holder requests"
+ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user spoofed_holder requests gpcs"
 TWO_GPUS="two_gpus"
 for name in ${*:-$ONE_GPU $TWO_GPUS}; do
 	gpus=1

@@ -9,8 +9,6 @@
 #include "check.h"
 #include "request.h"
 #include "slurmproc.h"
-#include "topo.h"
-#include "tpcset.h"
 
 static void test_counts(void)
 {
@@ -54,47 +52,6 @@ static void test_gres(void)
 	CHECK(nvt_slurm_gres_count("gres/tpc=x", "tpc") == -1);
 	CHECK(nvt_slurm_gres_count("", "tpc") == -1);
 	CHECK(nvt_slurm_gres_count(NULL, "tpc") == -1);
-}
-
-/* 3 GPCs: 0 holds TPCs 0-3, 1 holds 4-11, 2 holds 12-13. */
-static void small_topology(struct nvt_topology *topo)
-{
-	nvt_topo_identity(topo, 14);
-	topo->n_gpcs = 3;
-	for (unsigned t = 0; t < 14; t++)
-		topo->gpc[t] = t < 4 ? 0 : t < 12 ? 1 : 2;
-}
-
-static void test_gpcs(void)
-{
-	struct nvt_topology topo;
-	struct nvt_tpcset free, out;
-	char list[NVT_LIST_TEXT_MAX];
-
-	small_topology(&topo);
-	nvt_topo_all(&topo, &free);
-	/* The largest whole GPCs that fit in what Slurm granted. */
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 1, 9, &out) == 8);
-	nvt_format_list(&out, list, sizeof(list));
-	CHECK_STR(list, "4-11");
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 2, 18, &out) == 12);
-	nvt_format_list(&out, list, sizeof(list));
-	CHECK_STR(list, "0-11");
-	/* Too little granted for the largest: the smallest. */
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 2, 6, &out) == 6);
-	nvt_format_list(&out, list, sizeof(list));
-	CHECK_STR(list, "0-3,12-13");
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 2, 5, &out) == -1);
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 4, 100, &out) == -1);
-	/* A GPC with one TPC taken is not whole. */
-	free.w[0] &= ~(1ull << 5);
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 1, 9, &out) == 4);
-	nvt_format_list(&out, list, sizeof(list));
-	CHECK_STR(list, "0-3");
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 3, 100, &out) == -1);
-	/* GPCs unknown (before Hopper). */
-	topo.n_gpcs = 0;
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 1, 9, &out) == -1);
 }
 
 static void test_titles(void)
@@ -142,7 +99,6 @@ int main(void)
 {
 	test_counts();
 	test_gres();
-	test_gpcs();
 	test_titles();
 	return CHECK_DONE();
 }

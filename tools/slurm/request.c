@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tpcset.h"
 
 int nvt_slurm_count_parse(const char *text, unsigned max, unsigned *out)
 {
@@ -113,66 +112,4 @@ long nvt_slurm_gres_count(const char *text, const char *name)
 		p = *end ? end + 1 : end;
 	}
 	return sum;
-}
-
-/* GPC sizes, for sorting: size (TPCs) and number. */
-struct gpc_size {
-	unsigned tpcs, gpc;
-};
-
-static int by_size_down(const void *a, const void *b)
-{
-	const struct gpc_size *x = a, *y = b;
-
-	if (x->tpcs != y->tpcs)
-		return x->tpcs < y->tpcs ? 1 : -1;
-	return x->gpc < y->gpc ? -1 : x->gpc > y->gpc;
-}
-
-/* Sets out to the TPCs of the n largest (or smallest) GPCs of whole, which is
- * sorted largest first; returns how many TPCs that is. */
-static unsigned take(const struct nvt_topology *topo, const struct gpc_size *whole, int count,
-		     unsigned n, int largest, struct nvt_tpcset *out)
-{
-	unsigned sum = 0;
-
-	nvt_set_clear(out);
-	for (unsigned i = 0; i < n; i++) {
-		unsigned gpc = whole[largest ? (int)i : count - 1 - (int)i].gpc;
-		for (unsigned t = 0; t < topo->n_tpcs; t++)
-			if (topo->gpc[t] == gpc) {
-				nvt_set_add(out, t);
-				sum++;
-			}
-	}
-	return sum;
-}
-
-int nvt_slurm_pick_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *free,
-			unsigned n, unsigned max_tpcs, struct nvt_tpcset *out)
-{
-	struct gpc_size whole[NVT_MAX_GPCS];
-	int count = 0;
-
-	if (!topo->n_gpcs || topo->n_gpcs > NVT_MAX_GPCS || n == 0)
-		return -1;
-	for (unsigned g = 0; g < topo->n_gpcs; g++) {
-		unsigned size = 0, missing = 0;
-		for (unsigned t = 0; t < topo->n_tpcs; t++)
-			if (topo->gpc[t] == g) {
-				size++;
-				missing += !nvt_set_has(free, t);
-			}
-		if (size && !missing)
-			whole[count++] = (struct gpc_size){size, g};
-	}
-	if ((unsigned)count < n)
-		return -1;
-	qsort(whole, (size_t)count, sizeof(whole[0]), by_size_down);
-	for (int largest = 1; largest >= 0; largest--) {
-		unsigned sum = take(topo, whole, count, n, largest, out);
-		if (sum <= max_tpcs)
-			return (int)sum;
-	}
-	return -1;
 }

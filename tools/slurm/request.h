@@ -31,13 +31,4 @@ int nvt_slurm_count_parse(const char *text, unsigned max, unsigned *out);
  */
 long nvt_slurm_gres_count(const char *text, const char *name);
 
-/*
- * --gpu-gpcs: picks n whole GPCs of topo whose TPCs are all in free and that
- * hold at most max_tpcs TPCs together (what Slurm granted): the largest such
- * GPCs, else the smallest. Returns the TPC count and sets out, or -1 if the
- * GPCs are unknown or no n whole free GPCs fit.
- */
-int nvt_slurm_pick_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *free,
-			unsigned n, unsigned max_tpcs, struct nvt_tpcset *out);
-
 #endif /* NVT_SLURM_REQUEST_H */
