@@ -74,7 +74,7 @@ else ifeq ($(SLURM),1)
 HAVE_SLURM := 1
 endif
 SPANK_CORE = $(CORE_CLI)
-SPANK_SRC = request place spank_nvtaskset
+SPANK_SRC = request rootpath mpsnode place spank_nvtaskset
 SPANK_OBJ = $(SPANK_CORE:%=$(B)/spank/%.o) $(SPANK_SRC:%=$(B)/spank/slurm/%.o)
 SPANK = $(B)/lib/nvtaskset/spank_nvtaskset.so
 ifeq ($(HAVE_SLURM),1)

@@ -54,6 +54,40 @@ static void test_gres(void)
 	CHECK(nvt_slurm_gres_count(NULL, "tpc") == -1);
 }
 
+static void test_gres_index(void)
+{
+	uint64_t m = 99;
+
+	/* gres_detail_str: the GPUs of one node, by Slurm's index. */
+	CHECK(nvt_slurm_gres_index("gpu:2(IDX:0-1),tpc(CNT:16)", "gpu", &m) == 1 && m == 3);
+	CHECK(nvt_slurm_gres_index("gpu:a100:2(IDX:0,2)", "gpu", &m) == 1 && m == 5);
+	CHECK(nvt_slurm_gres_index("gpu:a100:1(IDX:1),gpu:v100:1(IDX:3),tpc(CNT:4)", "gpu", &m) == 1 &&
+	      m == 10);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:63)", "gpu", &m) == 1 && m == 1ull << 63);
+	/* Without device files: there, with no indices. */
+	CHECK(nvt_slurm_gres_index("gpu(CNT:2),tpc(CNT:4)", "gpu", &m) == 0 && m == 0);
+	CHECK(nvt_slurm_gres_index("gpu:2(IDX:N/A)", "gpu", &m) == 0 && m == 0);
+	/* Not there; another GRES whose name starts alike. */
+	CHECK(nvt_slurm_gres_index("tpc(CNT:16)", "gpu", &m) == -1 && m == 0);
+	CHECK(nvt_slurm_gres_index("gpux:1(IDX:0)", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index(NULL, "gpu", &m) == -1);
+	/* Malformed. */
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:64)", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:1-0)", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:)", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:0,)", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:0", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:a)", "gpu", &m) == -1);
+	/* SLURM_STEP_GPUS */
+	CHECK(nvt_slurm_index_list("0,2-3", &m) == 0 && m == 13);
+	CHECK(nvt_slurm_index_list("1", &m) == 0 && m == 2);
+	CHECK(nvt_slurm_index_list("", &m) == -1);
+	CHECK(nvt_slurm_index_list("0,,1", &m) == -1);
+	CHECK(nvt_slurm_index_list("-1", &m) == -1);
+	CHECK(nvt_slurm_index_list("GPU-1234", &m) == -1);
+	CHECK(nvt_slurm_index_list(NULL, &m) == -1);
+}
+
 static void test_titles(void)
 {
 	static const char batch[] = "slurmstepd: [5.batch]";
@@ -99,6 +133,7 @@ int main(void)
 {
 	test_counts();
 	test_gres();
+	test_gres_index();
 	test_titles();
 	return CHECK_DONE();
 }

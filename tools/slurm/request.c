@@ -6,6 +6,7 @@
 #include "request.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,33 +84,100 @@ static long item_count(const char *p, const char *end)
 	return type_only ? 1 : -1;
 }
 
-long nvt_slurm_gres_count(const char *text, const char *name)
+/*
+ * Finds the next item of GRES name in text from *p on: returns its start
+ * past the name, sets *end to the item's end and moves *p past it; returns
+ * NULL when there is none.
+ */
+static const char *next_item(const char **p, const char *name, const char **end)
 {
 	size_t name_len = strlen(name);
-	long sum = -1;
-	const char *p = text;
 
-	if (!text)
-		return -1;
-	while (*p) {
-		const char *end = p;
+	while (**p) {
+		const char *item = *p, *e = *p;
 		int depth = 0;
 
 		/* An item ends at a ',' outside parentheses ("gpu:2(IDX:0,2)"). */
-		while (*end && (*end != ',' || depth)) {
-			depth += *end == '(' ? 1 : *end == ')' ? -1 : 0;
-			end++;
+		while (*e && (*e != ',' || depth)) {
+			depth += *e == '(' ? 1 : *e == ')' ? -1 : 0;
+			e++;
 		}
-		if (!strncmp(p, "gres:", 5) || !strncmp(p, "gres/", 5))
-			p += 5;
-		if ((size_t)(end - p) >= name_len && !strncmp(p, name, name_len) &&
-		    (p + name_len == end || strchr(":=(", p[name_len]))) {
-			long n = item_count(p + name_len, end);
-			if (n < 0)
-				return -1;
-			sum = (sum < 0 ? 0 : sum) + n;
+		*p = *e ? e + 1 : e;
+		if (!strncmp(item, "gres:", 5) || !strncmp(item, "gres/", 5))
+			item += 5;
+		if ((size_t)(e - item) >= name_len && !strncmp(item, name, name_len) &&
+		    (item + name_len == e || strchr(":=(", item[name_len]))) {
+			*end = e;
+			return item + name_len;
 		}
-		p = *end ? end + 1 : end;
+	}
+	return NULL;
+}
+
+long nvt_slurm_gres_count(const char *text, const char *name)
+{
+	const char *p = text, *item, *end;
+	long sum = -1;
+
+	if (!text)
+		return -1;
+	while ((item = next_item(&p, name, &end))) {
+		long n = item_count(item, end);
+		if (n < 0)
+			return -1;
+		sum = (sum < 0 ? 0 : sum) + n;
 	}
 	return sum;
+}
+
+/* Parses indices ("0,2-3") from p to end into *mask. Returns 0, or -1. */
+static int index_list(const char *p, const char *end, uint64_t *mask)
+{
+	if (p == end)
+		return -1;
+	while (p < end) {
+		long first, last;
+		first = last = digits(&p);
+		if (p < end && *p == '-') {
+			p++;
+			last = digits(&p);
+		}
+		if (first < 0 || last < first || last >= 64 || (p < end && *p != ','))
+			return -1;
+		for (long i = first; i <= last; i++)
+			*mask |= (uint64_t)1 << i;
+		if (p < end && ++p == end)
+			return -1; /* a trailing ',' */
+	}
+	return 0;
+}
+
+int nvt_slurm_gres_index(const char *text, const char *name, uint64_t *mask)
+{
+	const char *p = text, *item, *end;
+	int found = -1;
+
+	*mask = 0;
+	if (!text)
+		return -1;
+	while ((item = next_item(&p, name, &end))) {
+		const char *idx = memchr(item, '(', (size_t)(end - item)), *close;
+		if (found < 0)
+			found = 0;
+		if (!idx || strncmp(idx, "(IDX:", 5) || !strncmp(idx + 5, "N/A)", 4))
+			continue; /* a count alone: no devices */
+		close = memchr(idx, ')', (size_t)(end - idx));
+		if (!close || index_list(idx + 5, close, mask))
+			return -1;
+		found = 1;
+	}
+	return found;
+}
+
+int nvt_slurm_index_list(const char *text, uint64_t *mask)
+{
+	*mask = 0;
+	if (!text)
+		return -1;
+	return index_list(text, text + strlen(text), mask);
 }
