@@ -18,7 +18,7 @@
  *    checks that the MPS control daemon runs, and gives every task the
  *    shim, its partition and MPS's settings through the environment. What
  *    it trusts comes from Slurm, not from the job's environment (which its
- *    user sets): see place_step().
+ *    user sets): see node_name() and step_gpus().
  *  - slurmstepd, as root (task_exit, exit): gives the TPCs back when the
  *    step's last task has ended. If slurmstepd dies first, its segment names
  *    a dead process, which the allocator ignores: the TPCs are free anyway.
@@ -289,12 +289,21 @@ static int node_name(char *buf, size_t len)
  */
 static int node_mps(int make, char *pipe_dir, size_t len, char *why, size_t why_len)
 {
+	static const char prolog[] = "the plugin's job prolog makes the MPS directories and "
+				     "starts the daemon: slurmd's log says why it did not (restart "
+				     "slurmd if it has not run the prolog since plugstack.conf named "
+				     "the plugin, or give mps=no)";
 	static struct nvt_mps mps;
+	size_t n;
 	int rc;
 
 	if (nvt_node_mps_setup(conf.mps_pipe, conf.mps_log, conf.mps_control, make, &mps, why,
-			       why_len))
+			       why_len)) {
+		n = strlen(why);
+		if (!make && n + 3 < why_len)
+			snprintf(why + n, why_len - n, "; %s", prolog);
 		return -1;
+	}
 	snprintf(pipe_dir, len, "%s", mps.pipe_dir);
 	if (!make) {
 		/* A step never starts it: the daemon would be one of the step's
@@ -302,9 +311,7 @@ static int node_mps(int make, char *pipe_dir, size_t len, char *why, size_t why_
 		if (nvt_mps_daemon(&mps))
 			return 0;
 		snprintf(why, why_len, "the MPS control daemon does not run on this node (pipe "
-			 "directory %s); the plugin's job prolog starts it, so see slurmd's log "
-			 "for why it did not, and restart slurmd if it has not run the prolog since "
-			 "plugstack.conf named the plugin (or give mps=no)", mps.pipe_dir);
+			 "directory %s); %s", mps.pipe_dir, prolog);
 		return -1;
 	}
 	rc = nvt_node_mps_start(&mps, MPS_TIMEOUT_MS, why, why_len);
