@@ -26,7 +26,7 @@ fail_setup() {
 	exit 1
 }
 [ "$(id -u)" = 0 ] || fail_setup "needs root: it starts munged, slurmctld and slurmd"
-for tool in munged slurmctld slurmd srun sbatch squeue scancel scontrol setpriv python3 timeout; do
+for tool in munged slurmctld slurmd srun sbatch salloc squeue scancel scontrol setpriv python3 timeout mknod; do
 	command -v "$tool" >/dev/null ||
 		fail_setup "needs $tool (Debian: apt-get install slurm-wlm libslurm-dev munge)"
 done
@@ -111,7 +111,7 @@ print(" ".join(str(x.getsockname()[1]) for x in s))'
 }
 
 # Whether this machine lets root make mount namespaces (containers may not).
-can_unshare() { unshare --mount --propagation private true 2>/dev/null; }
+can_unshare() { command -v nsenter >/dev/null && unshare --mount --propagation private true 2>/dev/null; }
 # in_slurmd CMD...: runs CMD in slurmd's mount namespace.
 in_slurmd() { nsenter -t "$SLURMD" -m -- "$@"; }
 
