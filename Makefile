@@ -77,7 +77,7 @@ else ifeq ($(SLURM),1)
 HAVE_SLURM := 1
 endif
 SPANK_CORE = $(CORE_CLI)
-SPANK_SRC = request place spank_nvtaskset
+SPANK_SRC = request rootpath mpsnode place spank_nvtaskset
 SPANK_OBJ = $(SPANK_CORE:%=$(B)/spank/%.o) $(SPANK_SRC:%=$(B)/spank/slurm/%.o)
 SPANK = $(B)/lib/nvtaskset/spank_nvtaskset.so
 ifeq ($(HAVE_SLURM),1)
@@ -178,12 +178,13 @@ $(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(PURE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(PURE_OBJ) -lpthread
 
-# The Slurm plugin's pure code, and the job step of a process: built without Slurm.
+# The Slurm plugin's pure code, its checks of root's paths, and the job step
+# of a process: built without Slurm.
 $(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.c tools/slurm/request.h \
-		$(PURE_OBJ) $(B)/cli/slurmproc.o $(B)/cli/sysutil.o
+		tools/slurm/rootpath.c tools/slurm/rootpath.h $(PURE_OBJ) $(B)/cli/slurmproc.o $(B)/cli/sysutil.o
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/unit -Itools/slurm $(LDFLAGS) -o $@ $< tools/slurm/request.c \
-		$(PURE_OBJ) $(B)/cli/slurmproc.o $(B)/cli/sysutil.o -lpthread
+		tools/slurm/rootpath.c $(PURE_OBJ) $(B)/cli/slurmproc.o $(B)/cli/sysutil.o -lpthread
 
 $(T)/segpoke: tests/unit/segpoke.c $(PURE_OBJ) $(B)/cli/segfile.o $(B)/cli/segopen.o $(B)/cli/sysutil.o
 	@mkdir -p $(@D)

@@ -26,10 +26,50 @@ static int overlaps(const struct nvt_tpcset *a, const struct nvt_tpcset *b)
 	return nvt_set_count(&both) > 0;
 }
 
-int nvt_claim_step(const struct nvt_topology *topo, unsigned count, enum nvt_strategy strategy,
+/* Picks want among avail. Returns 0, or -1 if it does not fit. */
+static int pick(const struct nvt_topology *topo, const struct nvt_pick *want,
+		const struct nvt_tpcset *avail, struct nvt_tpcset *out)
+{
+	if (want->gpcs)
+		return nvt_topo_pick_gpcs(topo, avail, want->gpcs, want->count, out) < 0 ? -1 : 0;
+	return nvt_topo_pick(topo, avail, want->count, want->strategy, out);
+}
+
+/* How many TPCs of avail (with want->gpcs: whole GPCs) there are. */
+static unsigned free_units(const struct nvt_topology *topo, const struct nvt_pick *want,
+			   const struct nvt_tpcset *avail)
+{
+	unsigned whole = 0;
+
+	if (!want->gpcs)
+		return nvt_set_count(avail);
+	for (unsigned g = 0; g < topo->n_gpcs; g++) {
+		struct nvt_tpcset one, gpc, missing;
+		nvt_set_clear(&one);
+		nvt_set_add(&one, g);
+		if (nvt_topo_gpc_tpcs(topo, &one, &gpc))
+			continue;
+		nvt_set_andnot(&missing, &gpc, avail);
+		whole += nvt_set_count(&gpc) && !nvt_set_count(&missing);
+	}
+	return whole;
+}
+
+/* Whether want fits in avail at all. */
+static int fits(const struct nvt_topology *topo, const struct nvt_pick *want,
+		const struct nvt_tpcset *avail)
+{
+	struct nvt_tpcset unused;
+
+	if (want->gpcs)
+		return pick(topo, want, avail, &unused) == 0;
+	return nvt_set_count(avail) >= want->count;
+}
+
+int nvt_claim_step(const struct nvt_topology *topo, const struct nvt_pick *want,
 		   const struct nvt_claimer *me, const struct nvt_tpcset *mine,
 		   const struct nvt_held *held, int n, int claims_taken, struct nvt_tpcset *next,
-		   unsigned *free_tpcs)
+		   unsigned *free_out)
 {
 	/* partitions: confirmed (and, with claims_taken, every claim); earlier
 	 * and later: other claimers' claims, by their order against me. */
@@ -53,9 +93,9 @@ int nvt_claim_step(const struct nvt_topology *topo, unsigned count, enum nvt_str
 			nvt_set_or(&later, &later, &held[i].tpcs);
 	}
 	nvt_topo_all(topo, &all);
-	if (free_tpcs) {
+	if (free_out) {
 		nvt_set_andnot(&avail, &all, &confirmed);
-		*free_tpcs = nvt_set_count(&avail);
+		*free_out = free_units(topo, want, &avail);
 	}
 	if (mine && nvt_set_count(mine)) {
 		nvt_set_or(&blocked, &partitions, &earlier);
@@ -63,17 +103,16 @@ int nvt_claim_step(const struct nvt_topology *topo, unsigned count, enum nvt_str
 			return overlaps(mine, &later) ? NVT_STEP_WAIT : NVT_STEP_CONFIRM;
 	}
 	nvt_set_andnot(&avail, &all, &partitions);
-	if (nvt_set_count(&avail) < count) {
+	if (!fits(topo, want, &avail)) {
 		/* Claims counted as partitions: would it fit without them? */
 		nvt_set_andnot(&avail, &all, &confirmed);
-		return claims_taken && nvt_set_count(&avail) >= count ? NVT_STEP_STUCK : NVT_STEP_FULL;
+		return claims_taken && fits(topo, want, &avail) ? NVT_STEP_STUCK : NVT_STEP_FULL;
 	}
 	/* Clear of every other task if it can be; else clear of what the
 	 * later claimers claim only (they yield); else wait for the earlier. */
 	nvt_set_andnot(&avail, &avail, &earlier);
 	nvt_set_andnot(&blocked, &avail, &later);
-	if (nvt_topo_pick(topo, &blocked, count, strategy, next) == 0 ||
-	    nvt_topo_pick(topo, &avail, count, strategy, next) == 0)
+	if (pick(topo, want, &blocked, next) == 0 || pick(topo, want, &avail, next) == 0)
 		return NVT_STEP_CLAIM;
 	return NVT_STEP_WITHDRAW;
 }

@@ -42,17 +42,24 @@ enum nvt_claim_step {
 	NVT_STEP_CLAIM,       /* claim *next instead (the first pick, or a new one) */
 	NVT_STEP_WITHDRAW,    /* hold nothing and scan again: the TPCs fit only once
 			       * earlier claimers' claims are gone */
-	NVT_STEP_FULL,        /* fewer than count TPCs are free of other tasks' partitions */
+	NVT_STEP_FULL,        /* what it asks is not free of other tasks' partitions */
 	NVT_STEP_STUCK,       /* claims_taken, and the TPCs fit only without others' claims */
+};
+
+/* What a claimer picks on one GPU. */
+struct nvt_pick {
+	unsigned count;             /* TPCs to pick; with gpcs, the most TPCs those GPCs may hold */
+	unsigned gpcs;              /* 0, or how many whole GPCs to pick (nvt_topo_pick_gpcs) */
+	enum nvt_strategy strategy; /* without gpcs: as nvt_topo_pick */
 };
 
 /*
  * Decides one GPU's step after a scan. me: the caller; mine: its current
  * claim on the GPU, or NULL when it holds none; held: the n SET slots that
- * other live tasks have on the GPU (claims and partitions); count and
- * strategy as nvt_topo_pick. claims_taken: the caller waited long enough, so
- * every other claim counts as a partition (a claimer stopped mid-protocol
- * holds its TPCs, and is waited for no longer).
+ * other live tasks have on the GPU (claims and partitions); want: what to
+ * pick. claims_taken: the caller waited long enough, so every other claim
+ * counts as a partition (a claimer stopped mid-protocol holds its TPCs, and
+ * is waited for no longer).
  *
  * A pick that a partition or an earlier claimer's claim overlaps is picked
  * again; one that only later claimers' claims overlap is kept (those yield
@@ -60,14 +67,16 @@ enum nvt_claim_step {
  * TPC another task holds if it can, else only partitions and earlier
  * claimers' claims (so the earliest claimer is never kept out by later
  * ones), else it waits (NVT_STEP_WITHDRAW) while earlier claims may still go.
+ * With want->gpcs every pick is that many whole GPCs, never topped up from
+ * others: the GPU is full when the TPCs free of partitions hold no such GPCs.
  *
  * Returns enum nvt_claim_step; next gets the pick to claim (NVT_STEP_CLAIM);
- * free_tpcs, if not NULL, the number of TPCs free of other tasks'
- * partitions (and, with claims_taken, of their claims).
+ * free_out, if not NULL, how many TPCs (with want->gpcs: whole GPCs) are free of
+ * other tasks' partitions (and, with claims_taken, of their claims).
  */
-int nvt_claim_step(const struct nvt_topology *topo, unsigned count, enum nvt_strategy strategy,
+int nvt_claim_step(const struct nvt_topology *topo, const struct nvt_pick *want,
 		   const struct nvt_claimer *me, const struct nvt_tpcset *mine,
 		   const struct nvt_held *held, int n, int claims_taken, struct nvt_tpcset *next,
-		   unsigned *free_tpcs);
+		   unsigned *free_out);
 
 #endif /* NVT_CLAIM_H */

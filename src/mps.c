@@ -224,6 +224,28 @@ static long now_ms(void)
 
 #define CONTROL_TIMED_OUT (-2)
 
+/* In a child: runs the control binary with arg (or none), as mps->clean_env says. */
+static void exec_control(const struct nvt_mps *mps, const char *arg)
+{
+	if (mps->clean_env) {
+		static char pipe_env[300], log_env[300], path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+		char *env[] = {path_env, pipe_env, log_env, NULL};
+		char *argv[] = {(char *)mps->control, (char *)arg, NULL};
+		snprintf(pipe_env, sizeof(pipe_env), "CUDA_MPS_PIPE_DIRECTORY=%s", mps->pipe_dir);
+		snprintf(log_env, sizeof(log_env), "CUDA_MPS_LOG_DIRECTORY=%s", mps->log_dir);
+		execve(mps->control, argv, env);
+		_exit(127);
+	}
+	setenv("CUDA_MPS_PIPE_DIRECTORY", mps->pipe_dir, 1);
+	setenv("CUDA_MPS_LOG_DIRECTORY", mps->log_dir, 1);
+	unsetenv("LD_PRELOAD"); /* the daemon needs no partition */
+	if (arg)
+		execl(mps->control, mps->control, arg, (char *)NULL);
+	else
+		execl(mps->control, mps->control, (char *)NULL);
+	_exit(127);
+}
+
 /*
  * Runs the control binary with arg, input on stdin, in a process group of
  * its own, for at most timeout_ms: then the group is killed. Returns its exit
@@ -252,14 +274,7 @@ static int run_control(struct nvt_mps *mps, const char *arg, const char *input, 
 			if (!input)
 				dup2(null, STDERR_FILENO); /* the daemon's own chatter */
 		}
-		setenv("CUDA_MPS_PIPE_DIRECTORY", mps->pipe_dir, 1);
-		setenv("CUDA_MPS_LOG_DIRECTORY", mps->log_dir, 1);
-		unsetenv("LD_PRELOAD"); /* the daemon needs no partition */
-		if (arg)
-			execl(mps->control, mps->control, arg, (char *)NULL);
-		else
-			execl(mps->control, mps->control, (char *)NULL);
-		_exit(127);
+		exec_control(mps, arg);
 	}
 	close(in[0]);
 	if (input && write(in[1], input, strlen(input)) < 0) {
@@ -386,11 +401,7 @@ int nvt_mps_query(struct nvt_mps *mps, const char *command, char *out, size_t le
 		dup2(res[1], STDOUT_FILENO);
 		if (null >= 0)
 			dup2(null, STDERR_FILENO);
-		setenv("CUDA_MPS_PIPE_DIRECTORY", mps->pipe_dir, 1);
-		setenv("CUDA_MPS_LOG_DIRECTORY", mps->log_dir, 1);
-		unsetenv("LD_PRELOAD");
-		execl(mps->control, mps->control, (char *)NULL);
-		_exit(127);
+		exec_control(mps, NULL);
 	}
 	close(in[0]);
 	close(res[1]);

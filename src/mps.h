@@ -17,6 +17,8 @@ struct nvt_mps {
 	char error[1024];
 	uid_t dir_uid;      /* owner of pipe_dir: the daemon's user */
 	int per_user;       /* pipe_dir is the caller's own, not the system's */
+	int clean_env;      /* run control with no environment but a fixed PATH and the
+			     * two directories (the Slurm plugin, as root), not the caller's */
 };
 
 /*

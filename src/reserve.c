@@ -314,6 +314,16 @@ static void gpu_words(const struct nvt_claim_gpu *req, int n, int i, char *buf, 
 		buf[0] = '\0';
 }
 
+/* What req asks, in words: "16 TPCs", "2 whole GPCs of at most 18 TPCs". */
+static void asked(const struct nvt_claim_gpu *req, char *buf, size_t len)
+{
+	if (req->gpcs)
+		snprintf(buf, len, "%u whole GPC%s of at most %u TPCs", req->gpcs,
+			 req->gpcs == 1 ? "" : "s", req->count);
+	else
+		snprintf(buf, len, "%u TPCs", req->count);
+}
+
 /*
  * The protocol's rounds (see the top of this file) for the claimer me, its
  * picks going to t. out[i] holds t->idle[i] on entry, and on return the
@@ -327,9 +337,11 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 	struct held_list found[NVT_MAX_GPUS];
 	int claimed[NVT_MAX_GPUS] = {0};
 	long long start = now_ms(), deadline, end;
-	unsigned seed, free_tpcs;
+	struct nvt_pick want;
+	unsigned seed, free_units;
 	int rc = NVT_RESERVE_ERROR, unsure_rounds = 0;
-	char where[64];
+	char where[64], what[80];
+	const char *unit;
 
 	seed = (unsigned)getpid() ^ (unsigned)start;
 	if (timeout_ms < 0)
@@ -360,10 +372,15 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 
 			if (!req[i].count)
 				continue;
-			step = nvt_claim_step(&req[i].topo, req[i].count, req[i].strategy, me,
-					      claimed[i] ? &out[i].tpcs : NULL, found[i].v,
-					      found[i].n, claims_taken, &next, &free_tpcs);
+			want.count = req[i].count;
+			want.gpcs = req[i].gpcs;
+			want.strategy = req[i].strategy;
+			step = nvt_claim_step(&req[i].topo, &want, me, claimed[i] ? &out[i].tpcs : NULL,
+					      found[i].v, found[i].n, claims_taken, &next, &free_units);
 			gpu_words(req, n, i, where, sizeof(where));
+			asked(&req[i], what, sizeof(what));
+			/* "only 2 are free", "only 1 whole GPC is free" */
+			unit = !req[i].gpcs ? "" : free_units == 1 ? " whole GPC" : " whole GPCs";
 			switch (step) {
 			case NVT_STEP_CONFIRM:
 				break;
@@ -392,15 +409,15 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 				settled = 0;
 				break;
 			case NVT_STEP_FULL:
-				snprintf(why, len, "cannot pick %u TPCs%s: only %u %s free of other tasks",
-					 req[i].count, where, free_tpcs, free_tpcs == 1 ? "is" : "are");
+				snprintf(why, len, "cannot pick %s%s: only %u%s %s free of other tasks",
+					 what, where, free_units, unit, free_units == 1 ? "is" : "are");
 				rc = NVT_RESERVE_FULL;
 				goto fail;
 			default: /* NVT_STEP_STUCK */
-				snprintf(why, len, "cannot pick %u TPCs%s: %u %s free of other tasks' "
+				snprintf(why, len, "cannot pick %s%s: %u%s %s free of other tasks' "
 					 "partitions, but other starting tasks held claims on them for "
-					 "%g s", req[i].count, where, free_tpcs,
-					 free_tpcs == 1 ? "is" : "are", timeout_ms / 1000.0);
+					 "%g s", what, where, free_units, unit,
+					 free_units == 1 ? "is" : "are", timeout_ms / 1000.0);
 				rc = NVT_RESERVE_TIMEOUT;
 				goto fail;
 			}

@@ -39,7 +39,9 @@ struct nvt_claim_gpu {
 	struct nvt_topology topo;
 	unsigned count;             /* TPCs to pick, >= 1; 0: the task uses this GPU
 				     * unpartitioned (its slot holds NVT_SLOT_UNSET) */
-	enum nvt_strategy strategy; /* as nvt_topo_pick */
+	unsigned gpcs;              /* 0, or pick this many whole GPCs that hold at
+				     * most count TPCs together (nvt_topo_pick_gpcs) */
+	enum nvt_strategy strategy; /* without gpcs: as nvt_topo_pick */
 };
 
 enum nvt_reserve_rc {
@@ -72,7 +74,8 @@ int nvt_seg_prepare(const char *base, const struct nvt_slot_view *views, int n,
  * as taken; re-picks end after as long again (at least a second).
  * Returns enum nvt_reserve_rc. On failure the segment is withdrawn and
  * removed, and own->seg is NULL; with NVT_RESERVE_FULL, why says how many
- * TPCs are free (naming the GPU by UUID when several are claimed).
+ * TPCs (or whole GPCs) are free (naming the GPU by UUID when several are
+ * claimed).
  */
 int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
 	      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len);

@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Version 2 added tmd= and cc=; version 1 records are still read. */
@@ -591,6 +592,58 @@ int nvt_topo_pick(const struct nvt_topology *topo, const struct nvt_tpcset *avai
 		}
 	}
 	return 0;
+}
+
+/* A GPC's size, for sorting: its TPC count and number. */
+struct gpc_size {
+	unsigned tpcs, gpc;
+};
+
+static int by_size_down(const void *a, const void *b)
+{
+	const struct gpc_size *x = a, *y = b;
+
+	if (x->tpcs != y->tpcs)
+		return x->tpcs < y->tpcs ? 1 : -1;
+	return x->gpc < y->gpc ? -1 : x->gpc > y->gpc;
+}
+
+int nvt_topo_pick_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *available,
+		       unsigned n, unsigned max_tpcs, struct nvt_tpcset *out)
+{
+	struct gpc_size whole[NVT_MAX_GPCS];
+	unsigned count = 0;
+
+	nvt_set_clear(out);
+	if (!topo->n_gpcs || topo->n_gpcs > NVT_MAX_GPCS || n == 0)
+		return -1;
+	for (unsigned g = 0; g < topo->n_gpcs; g++) {
+		unsigned size = 0, missing = 0;
+		for (unsigned t = 0; t < topo->n_tpcs; t++)
+			if (topo->gpc[t] == g) {
+				size++;
+				missing += !nvt_set_has(available, t);
+			}
+		if (size && !missing)
+			whole[count++] = (struct gpc_size){size, g};
+	}
+	if (count < n)
+		return -1;
+	qsort(whole, count, sizeof(whole[0]), by_size_down);
+	/* The largest n, else the smallest n: whole[0..n-1] or whole[count-n..]. */
+	for (int largest = 1; largest >= 0; largest--) {
+		unsigned first = largest ? 0 : count - n, sum = 0;
+		for (unsigned i = first; i < first + n; i++)
+			sum += whole[i].tpcs;
+		if (sum > max_tpcs)
+			continue;
+		for (unsigned t = 0; t < topo->n_tpcs; t++)
+			for (unsigned i = first; i < first + n; i++)
+				if (topo->gpc[t] == whole[i].gpc)
+					nvt_set_add(out, t);
+		return (int)sum;
+	}
+	return -1;
 }
 
 unsigned nvt_topo_cluster_room(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,

@@ -89,6 +89,16 @@ enum nvt_strategy {
 int nvt_topo_pick(const struct nvt_topology *topo, const struct nvt_tpcset *available,
 		  unsigned count, enum nvt_strategy strategy, struct nvt_tpcset *out);
 
+/*
+ * Picks n whole GPCs among available (every TPC of each one available) that
+ * hold at most max_tpcs TPCs together: the n largest (ties: the lower
+ * numbered), else, if those hold more, the n smallest. Returns their TPC
+ * count and sets out, or -1 if the GPCs are unknown or no n whole available
+ * GPCs hold at most max_tpcs.
+ */
+int nvt_topo_pick_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *available,
+		       unsigned n, unsigned max_tpcs, struct nvt_tpcset *out);
+
 /* ---- Calibration analysis ---------------------------------------------- */
 
 #define NVT_MAX_SMS (2 * NVT_MAX_TPCS)

@@ -26,7 +26,7 @@ fail_setup() {
 	exit 1
 }
 [ "$(id -u)" = 0 ] || fail_setup "needs root: it starts munged, slurmctld and slurmd"
-for tool in munged slurmctld slurmd srun sbatch squeue scancel scontrol setpriv python3 timeout; do
+for tool in munged slurmctld slurmd srun sbatch salloc squeue scancel scontrol setpriv python3 timeout mknod; do
 	command -v "$tool" >/dev/null ||
 		fail_setup "needs $tool (Debian: apt-get install slurm-wlm libslurm-dev munge)"
 done
@@ -37,6 +37,8 @@ id -un "$OTHER_UID" >/dev/null 2>&1 || fail_setup "needs a user with uid $OTHER_
 
 W=$(mktemp -d /tmp/nvtaskset-slurm.XXXXXX)
 chmod 755 "$W"
+# An empty directory outside /tmp, on which a private-/tmp slurmd holds the real one.
+HOLD=$(mktemp -d /var/tmp/nvtaskset-slurm-hold.XXXXXX)
 export OUT=$W/out
 mkdir -p "$W"/{etc,state,spool,log,munge,cache,mps-pipe,mps-log} "$OUT" "$W/run"
 chmod 1777 "$OUT" "$W/run"
@@ -57,12 +59,16 @@ stop_all_tasks() {
 	done
 }
 
-CTLD= SLURMD= CLUSTER_GPUS=0
+CTLD= SLURMD= CLUSTER=
 # Stops slurmd and slurmctld (after every job), munged with all, and the MPS daemon.
 stop_daemons() {
 	local i pid all=${1:-}
 	# Let every job end: the fake programs stop when their stop file appears.
 	stop_all_tasks
+	# A fake MPS daemon in slurmd's private /run (it keeps the namespace alive).
+	[ "$CLUSTER" = private ] && [ -n "$SLURMD" ] && in_slurmd sh -c \
+		'[ -e /run/nvidia-mps/nvidia-cuda-mps-control.pid ] && touch /run/nvidia-mps/quit; sleep 0.2'
+
 	[ -n "$CTLD" ] && timeout 10 scancel --full --quiet --user=root 2>/dev/null
 	[ -n "$CTLD" ] && timeout 10 scancel --full --quiet --user="$OTHER_UID" 2>/dev/null
 	for ((i = 0; i < 100; i++)); do
@@ -91,6 +97,7 @@ stop_cluster() {
 	else
 		rm -rf "$W"
 	fi
+	rmdir "$HOLD" 2>/dev/null
 }
 trap stop_cluster EXIT
 trap 'exit 1' INT TERM HUP
@@ -103,12 +110,21 @@ for x in s: x.bind(("127.0.0.1", 0))
 print(" ".join(str(x.getsockname()[1]) for x in s))'
 }
 
-# start_cluster GPUS: a node with GPUS fake GPUs (the daemons and the jobs
-# see FAKECUDA_DEVICES), each an H100 of TPCS TPCs.
+# Whether this machine lets root make mount namespaces (containers may not).
+can_unshare() { command -v nsenter >/dev/null && unshare --mount --propagation private true 2>/dev/null; }
+# in_slurmd CMD...: runs CMD in slurmd's mount namespace.
+in_slurmd() { nsenter -t "$SLURMD" -m -- "$@"; }
+
+# start_cluster KIND: a node with fake GPUs (the daemons and the jobs see
+# FAKECUDA_DEVICES), each an H100 of TPCS TPCs. KIND: one (one GPU), two
+# (two GPUs, also a gpu GRES with device files), private (one GPU; slurmd
+# and all it starts have a /run and a /tmp of their own: the system's
+# default MPS directories, which a scenario may take as a user would).
 start_cluster() {
-	local host ports tpcs i
-	export FAKECUDA_DEVICES=$1
-	CLUSTER_GPUS=$1
+	local host ports tpcs i gpus=1 gres types
+	CLUSTER=$1
+	[ "$1" = two ] && gpus=2
+	export FAKECUDA_DEVICES=$gpus
 	host=$(hostname -s)
 	read -r -a ports <<<"$(free_ports)"
 	# The fake GPUs, calibrated by root into the cache the plugin reads.
@@ -130,6 +146,8 @@ start_cluster() {
 			fail_setup "munged did not start: $(cat "$W/munge/log" 2>/dev/null)"
 	fi
 	rm -rf "${W:?}"/state/* "${W:?}"/spool/*
+	gres=tpc:$((tpcs * gpus)) types=tpc
+	[ "$1" = two ] && gres=$gres,gpu:$gpus types=tpc,gpu
 	cat >"$SLURM_CONF" <<EOF
 ClusterName=nvtaskset
 SlurmctldHost=$host(127.0.0.1)
@@ -157,15 +175,24 @@ MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/builtin
 KillWait=3
-GresTypes=tpc
+GresTypes=$types
 CliFilterPlugins=cli_filter/lua
 PlugStackConfig=$W/etc/plugstack.conf
-NodeName=$host NodeAddr=127.0.0.1 CPUs=16 Gres=tpc:$((tpcs * $1)) State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=16 Gres=$gres State=UNKNOWN
 PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
-	echo "Name=tpc Count=$((tpcs * $1))" >"$W/etc/gres.conf"
-	echo "required $SPANK rundir=$W/run wait=10 mps_pipe=$W/mps-pipe mps_log=$W/mps-log" \
-		"mps_control=$ROOT/tests/fake/bin/nvidia-cuda-mps-control" >"$W/etc/plugstack.conf"
+	echo "Name=tpc Count=$((tpcs * gpus))" >"$W/etc/gres.conf"
+	if [ "$1" = two ]; then
+		# Device files for Slurm's gpu GRES (it reads their numbers; the fake
+		# GPUs need none). Slurm's GPU i is the i-th in PCI bus order.
+		mkdir -p "$W/dev"
+		for ((i = 0; i < gpus; i++)); do
+			[ -e "$W/dev/nvidia$i" ] || mknod "$W/dev/nvidia$i" c 195 "$i" ||
+				fail_setup "cannot make a device file for the gpu GRES"
+		done
+		echo "Name=gpu File=$W/dev/nvidia[0-$((gpus - 1))]" >>"$W/etc/gres.conf"
+	fi
+	plugstack
 	cp "$ROOT/tools/slurm/cli_filter.lua" "$W/etc/cli_filter.lua"
 	# slurmstepd (started by slurmd) needs the fake driver (LD_LIBRARY_PATH)
 	# and the calibration cache.
@@ -178,8 +205,17 @@ EOF
 	done
 	timeout 5 scontrol ping | grep -q 'is UP' ||
 		fail_setup "slurmctld did not start: $(tail -5 "$W/log/slurmctld.log")"
-	env NVTASKSET_CACHE_DIR="$W/cache" NVTASKSET_DRIVER_TIMEOUT=20 \
-		slurmd -D >"$W/log/slurmd.out" 2>&1 &
+	# NVTASKSET_TEST_SLURMD marks slurmd's environment: the MPS daemon must not have it.
+	if [ "$1" = private ]; then
+		mkdir -p -m 1777 "$W/tmp"
+		"$ROOT/tests/e2e/helpers/in-private-tmp" "$W/tmp" "$W" "$HOLD" "$ROOT" \
+			sh -c 'mount -t tmpfs -o mode=755 tmpfs /run && exec "$@"' sh \
+			env NVTASKSET_CACHE_DIR="$W/cache" NVTASKSET_DRIVER_TIMEOUT=20 NVTASKSET_TEST_SLURMD=1 \
+			slurmd -D >"$W/log/slurmd.out" 2>&1 &
+	else
+		env NVTASKSET_CACHE_DIR="$W/cache" NVTASKSET_DRIVER_TIMEOUT=20 NVTASKSET_TEST_SLURMD=1 \
+			slurmd -D >"$W/log/slurmd.out" 2>&1 &
+	fi
 	SLURMD=$!
 	for ((i = 0; i < 100; i++)); do
 		[ "$(timeout 5 sinfo -h -o %T 2>/dev/null)" = idle ] && break
@@ -187,6 +223,23 @@ EOF
 	done
 	[ "$(timeout 5 sinfo -h -o %T)" = idle ] ||
 		fail_setup "slurmd did not start: $(tail -5 "$W/log/slurmd.log")"
+}
+
+# plugstack [ARG...]: writes plugstack.conf with the plugin's usual arguments
+# and ARGs, which replace those of their names ("NAME=" drops it). slurmstepd
+# reads it anew for each step and each job prolog, srun for each run.
+plugstack() {
+	local args=(rundir="$W/run" wait=10 mps_pipe="$W/mps-pipe" mps_log="$W/mps-log"
+		mps_control="$ROOT/tests/fake/bin/nvidia-cuda-mps-control") arg kept=() a
+	for arg in "$@"; do
+		for a in "${args[@]}"; do
+			[ "${a%%=*}" = "${arg%%=*}" ] || kept+=("$a")
+		done
+		args=("${kept[@]}")
+		[ -n "${arg#*=}" ] && args+=("$arg")
+		kept=()
+	done
+	echo "required $SPANK ${args[*]}" >"$W/etc/plugstack.conf"
 }
 
 # ---- Helpers (used in scenarios, which run in subshells under set -e) ----
@@ -474,6 +527,151 @@ s_requests() {
 	no_claims
 }
 
+# --gpu-gpcs=N takes N whole GPCs, or fails saying so.
+s_gpcs() {
+	local out rc holder
+	# Four GPCs of at most the 4 TPCs granted: the fake H100's four lone
+	# TPCs (GPCs 8-11), never GPC 0, which is one GPC of 4 TPCs.
+	out=$(timeout 30 srun --gres=tpc:4 --gpu-gpcs=4 sh -c 'echo "$NVTASKSET_PARTITION"' 2>&1)
+	echo "--gres=tpc:4 --gpu-gpcs=4: $out"
+	eq "$(awk '{print $2}' <<<"$out")" "62-65" "TPCs of 4 whole GPCs of at most 4 TPCs"
+	# A task outside Slurm holds a TPC of every GPC: no whole GPC is free.
+	rm -f "$OUT/holder.stop"
+	env NVTASKSET_CACHE_DIR="$W/cache" "$NVT" --no-mps -c 0-7,62-65 \
+		"$APP" loop "$OUT/holder.stop" "$OUT/holder.state" >"$OUT/holder.log" 2>&1 &
+	holder=$!
+	for ((rc = 0; rc < 100; rc++)); do
+		[ -s "$OUT/holder.state" ] && break
+		sleep 0.1
+	done
+	[ -s "$OUT/holder.state" ] || die "the holding task did not start: $(cat "$OUT/holder.log")"
+	plugstack wait=1
+	out=$(timeout 30 srun --gpu-gpcs=1 true 2>&1) && rc=0 || rc=$?
+	plugstack
+	echo "$out"
+	touch "$OUT/holder.stop"
+	wait "$holder" 2>/dev/null || true
+	[ "$rc" != 0 ] || die "srun --gpu-gpcs=1 succeeded with no whole GPC free"
+	has "$out" "no GPU of this node had 1 whole GPC of at most 9 TPCs free for job"
+	has "$out" "only 0 whole GPCs are free of other tasks"
+	no_claims
+}
+
+# stop_mps [DIR]: stops the fake MPS control daemon of pipe directory DIR.
+stop_mps() {
+	local dir=${1:-$W/mps-pipe} i
+	[ -e "$dir/nvidia-cuda-mps-control.pid" ] || return 0
+	touch "$dir/quit"
+	for ((i = 0; i < 100; i++)); do
+		[ -e "$dir/nvidia-cuda-mps-control.pid" ] || return 0
+		sleep 0.05
+	done
+	die "the fake MPS control daemon of $dir did not stop"
+}
+
+# The node's name comes from slurmd, not from the job's environment.
+s_node_name() {
+	local out
+	out=$(SLURMD_NODENAME=elsewhere timeout 30 srun --gpu-tpcs=8 \
+		sh -c 'echo "$NVTASKSET_PARTITION"' 2>&1) || die "srun failed: $out"
+	echo "SLURMD_NODENAME=elsewhere srun --gpu-tpcs=8: $out"
+	eq "$(count "$(awk '{print $2}' <<<"$out")")" 8 "TPCs of a job whose environment names another node"
+	no_claims
+}
+
+# The job prolog starts the MPS control daemon, outside any step, for a job
+# that holds TPCs through --gres=tpc alone; a step never starts it.
+s_mps_prolog() {
+	local job out rc
+	stop_mps
+	rm -f "$W/mps-pipe/fake.parent" "$W/mps-pipe/fake.env"
+	submit p -n1 --gres=tpc:8
+	state p 0 >/dev/null
+	job=$(jobof p)
+	echo "started by: $(cat "$W/mps-pipe/fake.parent")"
+	has "$(cat "$W/mps-pipe/fake.parent")" "slurmstepd spank prolog"
+	# With none of slurmd's environment.
+	eq "$(grep -c -E '^(NVTASKSET_TEST_SLURMD|LD_LIBRARY_PATH|SLURM_CONF)=' "$W/mps-pipe/fake.env")" 0 \
+		"slurmd's variables in the MPS daemon's environment"
+	has "$(cat "$W/mps-pipe/fake.env")" "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
+	# The daemon stops while the job runs: its next step says so, and starts none.
+	stop_mps
+	rm -f "$W/mps-pipe/fake.parent"
+	out=$(timeout 30 srun --jobid="$job" --overlap true 2>&1) && rc=0 || rc=$?
+	echo "$out"
+	[ "$rc" != 0 ] || die "a step ran without the MPS control daemon"
+	has "$out" "nvtaskset: the MPS control daemon does not run on this node"
+	[ ! -e "$W/mps-pipe/fake.parent" ] ||
+		die "a step started the MPS control daemon: $(cat "$W/mps-pipe/fake.parent")"
+	finish p
+	no_claims
+}
+
+# The plugin, as root, runs only an nvidia-cuda-mps-control that only root can change.
+s_mps_control() {
+	local bin=$W/userbin out rc
+	mkdir -p "$bin"
+	printf '#!/bin/sh\ntouch "%s"\nexec "%s" "$@"\n' "$W/userbin.ran" \
+		"$ROOT/tests/fake/bin/nvidia-cuda-mps-control" >"$bin/nvidia-cuda-mps-control"
+	chmod 755 "$bin/nvidia-cuda-mps-control"
+	chown -R "$OTHER_UID" "$bin"
+	stop_mps
+	plugstack mps_control="$bin/nvidia-cuda-mps-control"
+	out=$(timeout 30 srun --gpu-tpcs=8 true 2>&1) && rc=0 || rc=$?
+	plugstack
+	echo "$out"
+	[ ! -e "$W/userbin.ran" ] || die "root ran uid $OTHER_UID's nvidia-cuda-mps-control"
+	[ "$rc" != 0 ] || die "a step ran without the MPS control daemon"
+	has "$(grep 'job prolog' "$W/log/slurmd.log")" \
+		"refusing mps_control=$bin/nvidia-cuda-mps-control: $bin belongs to uid $OTHER_UID"
+	has "$out" "nvtaskset: refusing mps_control=$bin/nvidia-cuda-mps-control: $bin belongs to uid"
+}
+
+# In slurmd's own /run and /tmp: a user who takes the directories MPS uses
+# by default (CUDA's /tmp/nvidia-mps) stops no step, and cannot take the
+# plugin's (/run/nvidia-mps, /run/nvidia-mps-log), which only root can make.
+s_mps_squat() {
+	local out
+	setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups \
+		mkdir -m 777 "$W/tmp/nvidia-mps" "$W/tmp/nvidia-mps-log"
+	in_slurmd setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups \
+		mkdir /run/nvidia-mps 2>/dev/null && die "uid $OTHER_UID made /run/nvidia-mps"
+	plugstack mps_pipe= mps_log=
+	out=$(timeout 30 srun --gpu-tpcs=8 sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY $NVTASKSET_PARTITION"' \
+		2>&1) || die "srun failed: $out"
+	plugstack
+	echo "/tmp/nvidia-mps taken by uid $OTHER_UID; the step: $out"
+	eq "$(awk '{print $1}' <<<"$out")" /run/nvidia-mps "the tasks' MPS pipe directory"
+	eq "$(count "$(awk '{print $3}' <<<"$out")")" 8 "TPCs of the step"
+	in_slurmd test -s /run/nvidia-mps/nvidia-cuda-mps-control.pid || die "no MPS daemon on /run/nvidia-mps"
+	eq "$(in_slurmd stat -c %U:%a /run/nvidia-mps /run/nvidia-mps-log | sort -u)" root:755 \
+		"the MPS directories' owner and mode"
+	no_claims
+}
+
+# A job with a gpu GRES: its steps run on the GPUs Slurm gave it, whatever
+# the job's environment says.
+s_gpu_gres() {
+	local uuid0 uuid1 a b
+	uuid0=$("$APP" uuids | awk '$1 == 0 {print $2}')
+	uuid1=$("$APP" uuids | awk '$1 == 1 {print $2}')
+	submit a -n1 --gres=gpu:1,tpc:10
+	a=$(state a 0)
+	eq "$(envof a 0 CUDA_VISIBLE_DEVICES)" "$uuid0" "job a's GPU (Slurm's GPU 0)"
+	# Job b holds Slurm's GPU 1; its step asks for TPCs alone (so Slurm
+	# gives the step no GPU, and clears the variables) and its environment
+	# names GPU 0: the TPCs still lie on the job's GPU 1.
+	(cd "$OUT" && CUDA_VISIBLE_DEVICES=0 SLURM_STEP_GPUS=0 timeout 120 salloc --gres=gpu:1,tpc:10 \
+		srun --gres=tpc:10 "$TASK" b >"$OUT/b.srun" 2>&1) &
+	echo $! >"$OUT/b.srunpid"
+	b=$(state b 0)
+	echo "job a: $a on $(envof a 0 CUDA_VISIBLE_DEVICES); job b: $b on $(envof b 0 CUDA_VISIBLE_DEVICES)"
+	eq "$(envof b 0 CUDA_VISIBLE_DEVICES)" "$uuid1" "job b's GPU (Slurm's GPU 1)"
+	finish a
+	finish b
+	no_claims
+}
+
 # On a node with two GPUs (TPCS each): a step's TPCs lie on one GPU, the
 # first with room; the tasks see that GPU only; Slurm counts the node's sum.
 s_two_gpus() {
@@ -503,17 +701,26 @@ s_two_gpus() {
 
 # ---- Driver -------------------------------------------------------------------
 
-PASS=0 FAIL=0 FAILED=""
-ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user spoofed_holder requests"
-TWO_GPUS="two_gpus"
-for name in ${*:-$ONE_GPU $TWO_GPUS}; do
-	gpus=1
-	[[ " $TWO_GPUS " == *" $name "* ]] && gpus=2
-	if [ "$gpus" != "$CLUSTER_GPUS" ]; then
+PASS=0 FAIL=0 SKIP=0 FAILED=""
+ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user spoofed_holder requests gpcs
+	node_name mps_prolog mps_control"
+PRIVATE="mps_squat"
+TWO_GPUS="two_gpus gpu_gres"
+for name in ${*:-$ONE_GPU $PRIVATE $TWO_GPUS}; do
+	kind=one
+	[[ " $TWO_GPUS " == *" $name "* ]] && kind=two
+	[[ " $PRIVATE " == *" $name "* ]] && kind=private
+	if [ "$kind" = private ] && ! can_unshare; then
+		SKIP=$((SKIP + 1))
+		echo "SKIP $name (needs a mount namespace: unshare --mount)"
+		continue
+	fi
+	if [ "$kind" != "$CLUSTER" ]; then
 		[ -n "$CTLD" ] && stop_daemons
-		start_cluster "$gpus"
-		echo "Slurm $(srun --version | awk '{print $2}') on $(hostname -s), $gpus fake GPU(s)," \
-			"tpc GRES $((TPCS * gpus)), in $W"
+		start_cluster "$kind"
+		echo "Slurm $(srun --version | awk '{print $2}') on $(hostname -s), $FAKECUDA_DEVICES fake" \
+			"GPU(s), tpc GRES $((TPCS * FAKECUDA_DEVICES))$([ "$kind" = two ] && echo ", gpu GRES")" \
+			"$([ "$kind" = private ] && echo "(slurmd's own /run and /tmp) ")in $W"
 	fi
 	start=$(date +%s.%N)
 	(
@@ -561,5 +768,5 @@ for name in ${*:-$ONE_GPU $TWO_GPUS}; do
 	rm -f "$OUT"/*
 done
 [ -z "$FAILED" ] || echo "failed:$FAILED"
-echo "$PASS passed, $FAIL failed"
+echo "$PASS passed, $FAIL failed, $SKIP skipped"
 [ $FAIL == 0 ]

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 
 static struct nvt_topology topo8;
+/* 8 TPCs in GPCs of 4 (0-3), 2 (4-5), 1 (6) and 1 (7). */
+static struct nvt_topology gpcs8;
+static const struct nvt_pick two = {2, 0, NVT_PACKED}, two_spread = {2, 0, NVT_SPREAD};
 
 static struct nvt_tpcset list(const char *text)
 {
@@ -63,72 +66,132 @@ static void test_steps(void)
 	unsigned free_tpcs = 99;
 
 	/* Nothing held: the first pick (identity topology, packed: the lowest TPCs). */
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, NULL, h, 0, 0, &next, &free_tpcs) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, NULL, h, 0, 0, &next, &free_tpcs) ==
 	      NVT_STEP_CLAIM);
 	CHECK(same(&next, "0-1") && free_tpcs == 8);
 	/* A pick that nothing overlaps is confirmed; one that a partition, or an
 	 * earlier claimer's claim, overlaps is picked again clear of everything. */
 	mine = list("0-1");
 	h[0] = held(late, 1, "4-5");
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, &mine, h, 1, 0, &next, NULL) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, &mine, h, 1, 0, &next, NULL) ==
 	      NVT_STEP_CONFIRM);
 	h[0] = held(late, 0, "1");
 	h[1] = held(late, 1, "2");
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, &mine, h, 2, 0, &next, &free_tpcs) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, &mine, h, 2, 0, &next, &free_tpcs) ==
 	      NVT_STEP_CLAIM);
 	CHECK(same(&next, "0,3") && free_tpcs == 7);
 	h[0] = held(early, 1, "1-2");
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, &mine, h, 1, 0, &next, NULL) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, &mine, h, 1, 0, &next, NULL) ==
 	      NVT_STEP_CLAIM);
 	CHECK(same(&next, "0,3"));
 	/* Only a later claimer's claim overlaps: keep it and wait; after the
 	 * timeout (claims_taken) it is taken, and the pick moves. */
 	h[0] = held(late, 1, "1");
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, &mine, h, 1, 0, &next, NULL) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, &mine, h, 1, 0, &next, NULL) ==
 	      NVT_STEP_WAIT);
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, &mine, h, 1, 1, &next, NULL) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, &mine, h, 1, 1, &next, NULL) ==
 	      NVT_STEP_CLAIM);
 	CHECK(same(&next, "0,2"));
 	/* The caller's own segment, should a scan return it, is nobody's. */
 	h[0] = held(me, 0, "0-1");
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, &mine, h, 1, 0, &next, NULL) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, &mine, h, 1, 0, &next, NULL) ==
 	      NVT_STEP_CONFIRM);
 	/* Full: fewer free of partitions than asked, whatever claims say. */
 	h[0] = held(early, 0, "0-6");
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, &mine, h, 1, 0, &next, &free_tpcs) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, &mine, h, 1, 0, &next, &free_tpcs) ==
 	      NVT_STEP_FULL);
 	CHECK(free_tpcs == 1);
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, NULL, h, 1, 1, &next, &free_tpcs) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, NULL, h, 1, 1, &next, &free_tpcs) ==
 	      NVT_STEP_FULL);
 	/* Room only under an earlier claimer's claim: hold nothing and wait. */
 	h[0] = held(early, 1, "0-6");
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, NULL, h, 1, 0, &next, &free_tpcs) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, NULL, h, 1, 0, &next, &free_tpcs) ==
 	      NVT_STEP_WITHDRAW);
 	CHECK(free_tpcs == 8);
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, &mine, h, 1, 0, &next, NULL) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, &mine, h, 1, 0, &next, NULL) ==
 	      NVT_STEP_WITHDRAW);
 	/* ... and after the timeout that is no longer worth waiting for. */
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, NULL, h, 1, 1, &next, &free_tpcs) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, NULL, h, 1, 1, &next, &free_tpcs) ==
 	      NVT_STEP_STUCK);
 	CHECK(free_tpcs == 8);
 	/* Room only under a later claimer's claim: the earlier claims it anyway
 	 * (the later yields), so that it is never kept out by later claimers. */
 	h[0] = held(late, 1, "0-6");
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, NULL, h, 1, 0, &next, NULL) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, NULL, h, 1, 0, &next, NULL) ==
 	      NVT_STEP_CLAIM);
 	CHECK(same(&next, "0-1"));
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, NULL, h, 1, 1, &next, NULL) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, NULL, h, 1, 1, &next, NULL) ==
 	      NVT_STEP_STUCK);
 	/* Clear of every claim when there is room, even a later claimer's. */
 	h[0] = held(late, 1, "0-3");
 	h[1] = held(early, 1, "4");
-	CHECK(nvt_claim_step(&topo8, 2, NVT_PACKED, &me, NULL, h, 2, 0, &next, NULL) ==
+	CHECK(nvt_claim_step(&topo8, &two, &me, NULL, h, 2, 0, &next, NULL) ==
 	      NVT_STEP_CLAIM);
 	CHECK(same(&next, "5-6"));
 	/* Spread and GPCs come from nvt_topo_pick. */
-	CHECK(nvt_claim_step(&topo8, 2, NVT_SPREAD, &me, NULL, h, 0, 0, &next, NULL) ==
+	CHECK(nvt_claim_step(&topo8, &two_spread, &me, NULL, h, 0, 0, &next, NULL) ==
 	      NVT_STEP_CLAIM);
 	CHECK(nvt_set_count(&next) == 2);
+}
+
+/* Whether set is n whole GPCs of topo and nothing else. */
+static int whole_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *set, unsigned n)
+{
+	unsigned gpcs = 0;
+
+	for (unsigned g = 0; g < topo->n_gpcs; g++) {
+		unsigned size = 0, in = 0;
+		for (unsigned t = 0; t < topo->n_tpcs; t++)
+			if (topo->gpc[t] == g) {
+				size++;
+				in += nvt_set_has(set, t);
+			}
+		if (in && in != size)
+			return 0;
+		gpcs += in > 0;
+	}
+	return gpcs == n;
+}
+
+static void test_gpc_steps(void)
+{
+	struct nvt_claimer me = who(1000, 7, 50), early = who(999, 7, 60), late = who(1000, 7, 51);
+	const struct nvt_pick one = {4, 1, NVT_PACKED}, two_gpcs = {2, 2, NVT_PACKED},
+			      four = {4, 0, NVT_PACKED};
+	struct nvt_tpcset mine, next;
+	struct nvt_held h[2] = {{{0, 0, 0}, 0, {{0}}}};
+	unsigned free_units = 99;
+
+	/* The largest GPC that fits: 0-3; two of at most 2 TPCs: the lone ones. */
+	CHECK(nvt_claim_step(&gpcs8, &one, &me, NULL, h, 0, 0, &next, &free_units) ==
+	      NVT_STEP_CLAIM);
+	CHECK(same(&next, "0-3") && free_units == 4);
+	CHECK(nvt_claim_step(&gpcs8, &two_gpcs, &me, NULL, h, 0, 0, &next, NULL) == NVT_STEP_CLAIM);
+	CHECK(same(&next, "6-7"));
+	/* A later claimer's claim on TPC 0: GPC 0 is not clear of it, GPC 4-5
+	 * is; a packed pick of 4 TPCs would take 1-3 and a TPC of another GPC. */
+	h[0] = held(late, 1, "0");
+	CHECK(nvt_claim_step(&gpcs8, &one, &me, NULL, h, 1, 0, &next, NULL) == NVT_STEP_CLAIM);
+	CHECK(same(&next, "4-5"));
+	CHECK(nvt_claim_step(&gpcs8, &four, &me, NULL, h, 1, 0, &next, NULL) == NVT_STEP_CLAIM);
+	CHECK(!whole_gpcs(&gpcs8, &next, 1) && !whole_gpcs(&gpcs8, &next, 2));
+	/* Partitions in every GPC but the lone 7: one whole GPC free, not two. */
+	h[0] = held(early, 0, "0,4,6");
+	CHECK(nvt_claim_step(&gpcs8, &two_gpcs, &me, NULL, h, 1, 0, &next, &free_units) ==
+	      NVT_STEP_FULL);
+	CHECK(free_units == 1);
+	/* An earlier claimer's claim: wait for it; after the timeout it is taken. */
+	h[0] = held(early, 1, "6");
+	CHECK(nvt_claim_step(&gpcs8, &two_gpcs, &me, NULL, h, 1, 0, &next, NULL) ==
+	      NVT_STEP_WITHDRAW);
+	CHECK(nvt_claim_step(&gpcs8, &two_gpcs, &me, NULL, h, 1, 1, &next, NULL) == NVT_STEP_STUCK);
+	/* A whole pick that nothing overlaps is confirmed. */
+	mine = list("6-7");
+	h[0] = held(late, 1, "0-3");
+	CHECK(nvt_claim_step(&gpcs8, &two_gpcs, &me, &mine, h, 1, 0, &next, NULL) ==
+	      NVT_STEP_CONFIRM);
+	/* GPCs unknown: no whole GPC fits. */
+	CHECK(nvt_claim_step(&topo8, &one, &me, NULL, h, 0, 0, &next, NULL) == NVT_STEP_FULL);
 }
 
 /* ---- The protocol among simulated claimers ------------------------------- */
@@ -157,8 +220,9 @@ static unsigned sim_rand(void)
 	return sim_seed >> 16;
 }
 
-/* One action of claimer c. */
-static void sim_act(struct sim *s, int n, int c, unsigned count)
+/* One action of claimer c, which picks want on topo. */
+static void sim_act(struct sim *s, int n, int c, const struct nvt_topology *topo,
+		    const struct nvt_pick *want)
 {
 	struct sim *me = &s[c];
 	struct nvt_tpcset next;
@@ -173,7 +237,7 @@ static void sim_act(struct sim *s, int n, int c, unsigned count)
 		}
 		return;
 	}
-	step = nvt_claim_step(&topo8, count, NVT_PACKED, &me->who, me->has_claim ? &me->tpcs : NULL,
+	step = nvt_claim_step(topo, want, &me->who, me->has_claim ? &me->tpcs : NULL,
 			      me->seen, me->n_seen, 0, &next, NULL);
 	if (step == NVT_STEP_CONFIRM) {
 		me->confirmed = 1;
@@ -191,9 +255,11 @@ static void sim_act(struct sim *s, int n, int c, unsigned count)
 	me->n_seen = 0;
 }
 
-/* Runs n claimers of count TPCs each on 8 TPCs; returns how many confirmed,
- * or -1 if two confirmed picks overlap or the claimers did not finish. */
-static int simulate(int n, unsigned count, unsigned seed)
+/* Runs n claimers that each pick want on topo; returns how many confirmed,
+ * or -1 if two confirmed picks overlap, one is not what was asked, or the
+ * claimers did not finish. */
+static int simulate_pick(int n, const struct nvt_topology *topo, const struct nvt_pick *want,
+			 unsigned seed)
 {
 	struct sim s[SIM_MAX];
 	int active = n, confirmed = 0;
@@ -208,7 +274,7 @@ static int simulate(int n, unsigned count, unsigned seed)
 		int c = (int)(sim_rand() % (unsigned)n);
 		if (s[c].state)
 			continue;
-		sim_act(s, n, c, count);
+		sim_act(s, n, c, topo, want);
 		active -= s[c].state != 0;
 	}
 	if (active)
@@ -217,6 +283,9 @@ static int simulate(int n, unsigned count, unsigned seed)
 		if (s[a].state != 1)
 			continue;
 		confirmed++;
+		if (!want->gpcs ? nvt_set_count(&s[a].tpcs) != want->count :
+				  !whole_gpcs(topo, &s[a].tpcs, want->gpcs))
+			return -1;
 		for (int b = 0; b < a; b++) {
 			struct nvt_tpcset both;
 			nvt_set_and(&both, &s[a].tpcs, &s[b].tpcs);
@@ -225,6 +294,14 @@ static int simulate(int n, unsigned count, unsigned seed)
 		}
 	}
 	return confirmed;
+}
+
+/* Runs n claimers of count TPCs each on 8 TPCs (see simulate_pick). */
+static int simulate(int n, unsigned count, unsigned seed)
+{
+	struct nvt_pick want = {count, 0, NVT_PACKED};
+
+	return simulate_pick(n, &topo8, &want, seed);
 }
 
 static void test_simulated(void)
@@ -239,13 +316,28 @@ static void test_simulated(void)
 		bad += simulate(5, 2, seed) != 4;
 	}
 	CHECK(bad == 0);
+	/* Whole GPCs: of gpcs8's four GPCs, two claimers of two GPCs (of at
+	 * most 6 TPCs) each get two; a third finds no two whole GPCs left. */
+	bad = 0;
+	for (unsigned seed = 1; seed <= 2000; seed++) {
+		struct nvt_pick gpcs = {6, 2, NVT_PACKED}, one = {8, 1, NVT_PACKED};
+		bad += simulate_pick(2, &gpcs8, &gpcs, seed) != 2;
+		bad += simulate_pick(3, &gpcs8, &gpcs, seed) != 2;
+		bad += simulate_pick(5, &gpcs8, &one, seed) != 4;
+	}
+	CHECK(bad == 0);
 }
 
 int main(void)
 {
 	nvt_topo_identity(&topo8, 8);
+	nvt_topo_identity(&gpcs8, 8);
+	gpcs8.n_gpcs = 4;
+	for (unsigned t = 0; t < 8; t++)
+		gpcs8.gpc[t] = t < 4 ? 0 : t < 6 ? 1 : t - 4;
 	test_order();
 	test_steps();
+	test_gpc_steps();
 	test_simulated();
 	return CHECK_DONE();
 }

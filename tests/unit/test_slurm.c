@@ -1,16 +1,23 @@
 /*
- * test_slurm.c - the Slurm plugin's pure code (tools/slurm/request.c) and
- * the job step told from a process title (src/slurmproc.c).
+ * test_slurm.c - the Slurm plugin's pure code (tools/slurm/request.c), its
+ * checks of paths only root can change (tools/slurm/rootpath.c: the full
+ * set as root, in a directory of its own under /tmp) and the job step told
+ * from a process title (src/slurmproc.c).
  *
  * SPDX-License-Identifier: MIT
  */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "request.h"
+#include "rootpath.h"
 #include "slurmproc.h"
-#include "topo.h"
-#include "tpcset.h"
 
 static void test_counts(void)
 {
@@ -56,45 +63,123 @@ static void test_gres(void)
 	CHECK(nvt_slurm_gres_count(NULL, "tpc") == -1);
 }
 
-/* 3 GPCs: 0 holds TPCs 0-3, 1 holds 4-11, 2 holds 12-13. */
-static void small_topology(struct nvt_topology *topo)
+static void test_gres_index(void)
 {
-	nvt_topo_identity(topo, 14);
-	topo->n_gpcs = 3;
-	for (unsigned t = 0; t < 14; t++)
-		topo->gpc[t] = t < 4 ? 0 : t < 12 ? 1 : 2;
+	uint64_t m = 99;
+
+	/* gres_detail_str: the GPUs of one node, by Slurm's index. */
+	CHECK(nvt_slurm_gres_index("gpu:2(IDX:0-1),tpc(CNT:16)", "gpu", &m) == 1 && m == 3);
+	CHECK(nvt_slurm_gres_index("gpu:a100:2(IDX:0,2)", "gpu", &m) == 1 && m == 5);
+	CHECK(nvt_slurm_gres_index("gpu:a100:1(IDX:1),gpu:v100:1(IDX:3),tpc(CNT:4)", "gpu", &m) == 1 &&
+	      m == 10);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:63)", "gpu", &m) == 1 && m == 1ull << 63);
+	/* Without device files: there, with no indices. */
+	CHECK(nvt_slurm_gres_index("gpu(CNT:2),tpc(CNT:4)", "gpu", &m) == 0 && m == 0);
+	CHECK(nvt_slurm_gres_index("gpu:2(IDX:N/A)", "gpu", &m) == 0 && m == 0);
+	/* Not there; another GRES whose name starts alike. */
+	CHECK(nvt_slurm_gres_index("tpc(CNT:16)", "gpu", &m) == -1 && m == 0);
+	CHECK(nvt_slurm_gres_index("gpux:1(IDX:0)", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index(NULL, "gpu", &m) == -1);
+	/* Malformed. */
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:64)", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:1-0)", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:)", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:0,)", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:0", "gpu", &m) == -1);
+	CHECK(nvt_slurm_gres_index("gpu:1(IDX:a)", "gpu", &m) == -1);
+	/* SLURM_STEP_GPUS */
+	CHECK(nvt_slurm_index_list("0,2-3", &m) == 0 && m == 13);
+	CHECK(nvt_slurm_index_list("1", &m) == 0 && m == 2);
+	CHECK(nvt_slurm_index_list("", &m) == -1);
+	CHECK(nvt_slurm_index_list("0,,1", &m) == -1);
+	CHECK(nvt_slurm_index_list("-1", &m) == -1);
+	CHECK(nvt_slurm_index_list("GPU-1234", &m) == -1);
+	CHECK(nvt_slurm_index_list(NULL, &m) == -1);
 }
 
-static void test_gpcs(void)
+/* nvt_root_dir's verdict on path (mode: make what is missing); the reason in why. */
+static int root_dir(const char *path, mode_t mode, char *why)
 {
-	struct nvt_topology topo;
-	struct nvt_tpcset free, out;
-	char list[NVT_LIST_TEXT_MAX];
+	char real[PATH_MAX];
+	return nvt_root_dir(path, mode, real, sizeof(real), why, 512);
+}
 
-	small_topology(&topo);
-	nvt_topo_all(&topo, &free);
-	/* The largest whole GPCs that fit in what Slurm granted. */
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 1, 9, &out) == 8);
-	nvt_format_list(&out, list, sizeof(list));
-	CHECK_STR(list, "4-11");
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 2, 18, &out) == 12);
-	nvt_format_list(&out, list, sizeof(list));
-	CHECK_STR(list, "0-11");
-	/* Too little granted for the largest: the smallest. */
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 2, 6, &out) == 6);
-	nvt_format_list(&out, list, sizeof(list));
-	CHECK_STR(list, "0-3,12-13");
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 2, 5, &out) == -1);
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 4, 100, &out) == -1);
-	/* A GPC with one TPC taken is not whole. */
-	free.w[0] &= ~(1ull << 5);
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 1, 9, &out) == 4);
-	nvt_format_list(&out, list, sizeof(list));
-	CHECK_STR(list, "0-3");
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 3, 100, &out) == -1);
-	/* GPCs unknown (before Hopper). */
-	topo.n_gpcs = 0;
-	CHECK(nvt_slurm_pick_gpcs(&topo, &free, 1, 9, &out) == -1);
+static int root_exec(const char *path, char *why)
+{
+	char real[PATH_MAX];
+	return nvt_root_exec(path, real, sizeof(real), why, 512);
+}
+
+static void test_root_paths(void)
+{
+	char why[512], real[PATH_MAX], path[PATH_MAX], dir[] = "/tmp/nvtaskset-rootpath.XXXXXX";
+	struct stat st;
+	mode_t mask;
+
+	/* Anyone can check the system's own paths. */
+	CHECK(nvt_root_dir("/", 0, real, sizeof(real), why, sizeof(why)) == 0);
+	CHECK_STR(real, "/");
+	CHECK(root_dir("/tmp", 0, why) == -1); /* sticky, but the end must be root's alone */
+	CHECK(strstr(why, "every user may write in /tmp") != NULL);
+	CHECK(root_dir("tmp", 0, why) == -1);
+	CHECK(root_exec("/bin/sh", why) == 0);
+	CHECK(nvt_root_exec("/bin/sh", real, sizeof(real), why, sizeof(why)) == 0);
+	CHECK(realpath("/bin/sh", path) && !strcmp(real, path)); /* no link left */
+	CHECK(root_exec("/etc/passwd", why) == -1 && strstr(why, "not executable"));
+	CHECK(root_exec("/usr/bin", why) == -1 && strstr(why, "not a regular file"));
+	CHECK(root_dir("/etc/passwd", 0, why) == -1 && strstr(why, "not a directory"));
+	CHECK(root_dir("/nonexistent-nvtaskset", 0, why) == -1);
+	if (geteuid() != 0)
+		return; /* what follows makes files of root's and of another user's */
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(chmod(dir, 0755) == 0);
+	/* Made with the mode asked, whatever the umask; found again. */
+	mask = umask(077);
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	CHECK(nvt_root_dir(path, 0755, real, sizeof(real), why, sizeof(why)) == 0);
+	umask(mask);
+	CHECK_STR(real, path);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0755 && st.st_uid == 0);
+	CHECK(root_dir(path, 0, why) == 0);
+	/* Through a link of root's, and "..": the path without them. */
+	snprintf(path, sizeof(path), "%s/link", dir);
+	CHECK(symlink("a/./b/..", path) == 0);
+	snprintf(path, sizeof(path), "%s/link/b", dir);
+	CHECK(nvt_root_dir(path, 0, real, sizeof(real), why, sizeof(why)) == 0);
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	CHECK_STR(real, path);
+	/* Another user's directory, above or at the end; one a group may write. */
+	snprintf(path, sizeof(path), "%s/a", dir);
+	CHECK(chown(path, 65534, 65534) == 0);
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	CHECK(root_dir(path, 0, why) == -1 && strstr(why, "/a belongs to uid 65534, not root"));
+	CHECK(root_dir(path, 0755, why) == -1);
+	snprintf(path, sizeof(path), "%s/a", dir);
+	CHECK(chown(path, 0, 65534) == 0 && chmod(path, 0775) == 0);
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	CHECK(root_dir(path, 0, why) == -1 && strstr(why, "group 65534 may write in"));
+	/* A sticky directory every user may write in (as /tmp) on the way, not at the end. */
+	snprintf(path, sizeof(path), "%s/a", dir);
+	CHECK(chmod(path, 01777) == 0);
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	CHECK(root_dir(path, 0, why) == 0);
+	CHECK(chmod(path, 0777) == 0);
+	CHECK(root_dir(path, 0, why) == -1 && strstr(why, "every user may write in"));
+	/* A link another user owns is not followed. */
+	snprintf(path, sizeof(path), "%s/userlink", dir);
+	CHECK(symlink("a", path) == 0 && lchown(path, 65534, 65534) == 0);
+	snprintf(path, sizeof(path), "%s/userlink/b", dir);
+	CHECK(root_dir(path, 0, why) == -1 && strstr(why, "symbolic link of uid 65534"));
+	/* A program: root's, not writable by others. */
+	snprintf(path, sizeof(path), "%s/prog", dir);
+	CHECK(fclose(fopen(path, "w")) == 0 && chmod(path, 0755) == 0);
+	CHECK(root_exec(path, why) == 0);
+	CHECK(chmod(path, 0757) == 0);
+	CHECK(root_exec(path, why) == -1 && strstr(why, "every user may write in"));
+	CHECK(chmod(path, 0755) == 0 && chown(path, 65534, 0) == 0);
+	CHECK(root_exec(path, why) == -1 && strstr(why, "belongs to uid 65534"));
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	CHECK(system(path) == 0);
 }
 
 static void test_titles(void)
@@ -142,7 +227,8 @@ int main(void)
 {
 	test_counts();
 	test_gres();
-	test_gpcs();
+	test_gres_index();
+	test_root_paths();
 	test_titles();
 	return CHECK_DONE();
 }

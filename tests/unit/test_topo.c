@@ -454,6 +454,68 @@ static void test_pick(void)
 	CHECK_STR(pick(&plain, "0-53", 3, NVT_SPREAD), "0,18,36");
 }
 
+/* 3 GPCs: 0 holds TPCs 0-3, 1 holds 4-11, 2 holds 12-13. */
+static void small_topology(struct nvt_topology *topo)
+{
+	nvt_topo_identity(topo, 14);
+	topo->n_gpcs = 3;
+	for (unsigned t = 0; t < 14; t++)
+		topo->gpc[t] = t < 4 ? 0 : t < 12 ? 1 : 2;
+}
+
+static void test_pick_gpcs(void)
+{
+	struct nvt_topology topo;
+	struct nvt_tpcset free, out;
+	char list[NVT_LIST_TEXT_MAX];
+
+	small_topology(&topo);
+	nvt_topo_all(&topo, &free);
+	/* The largest whole GPCs that fit in max_tpcs. */
+	CHECK(nvt_topo_pick_gpcs(&topo, &free, 1, 9, &out) == 8);
+	nvt_format_list(&out, list, sizeof(list));
+	CHECK_STR(list, "4-11");
+	CHECK(nvt_topo_pick_gpcs(&topo, &free, 2, 18, &out) == 12);
+	nvt_format_list(&out, list, sizeof(list));
+	CHECK_STR(list, "0-11");
+	/* Too few TPCs allowed for the largest: the smallest. */
+	CHECK(nvt_topo_pick_gpcs(&topo, &free, 2, 6, &out) == 6);
+	nvt_format_list(&out, list, sizeof(list));
+	CHECK_STR(list, "0-3,12-13");
+	CHECK(nvt_topo_pick_gpcs(&topo, &free, 2, 5, &out) == -1);
+	CHECK(nvt_topo_pick_gpcs(&topo, &free, 4, 100, &out) == -1);
+	/* A GPC with one TPC taken is not whole. */
+	free.w[0] &= ~(1ull << 5);
+	CHECK(nvt_topo_pick_gpcs(&topo, &free, 1, 9, &out) == 4);
+	nvt_format_list(&out, list, sizeof(list));
+	CHECK_STR(list, "0-3");
+	CHECK(nvt_topo_pick_gpcs(&topo, &free, 3, 100, &out) == -1);
+	/* GPCs unknown (before Hopper). */
+	topo.n_gpcs = 0;
+	CHECK(nvt_topo_pick_gpcs(&topo, &free, 1, 9, &out) == -1);
+}
+
+
+/* The fake H100 (tests/unit/h100_fixture.h): GPCs of 4, 8 (five), 9 (two) and 1 (four) TPCs. */
+static void test_pick_gpcs_h100(void)
+{
+	struct nvt_topology t = h100(1);
+	struct nvt_tpcset all = set_of("0-65"), out;
+	char list[NVT_LIST_TEXT_MAX];
+
+	CHECK(nvt_topo_pick_gpcs(&t, &all, 2, 18, &out) == 18);
+	nvt_format_list(&out, list, sizeof(list));
+	CHECK_STR(list, "6-7,14-15,22-23,30-31,37-38,44-45,51-52,58-61");
+	/* Four GPCs of at most 4 TPCs: the four lone TPCs, not GPC 0 (one GPC
+	 * of 4, which a packed pick of 4 TPCs takes). */
+	CHECK(nvt_topo_pick_gpcs(&t, &all, 4, 4, &out) == 4);
+	nvt_format_list(&out, list, sizeof(list));
+	CHECK_STR(list, "62-65");
+	CHECK(nvt_topo_pick_gpcs(&t, &all, 5, 7, &out) == -1);
+	CHECK(nvt_topo_pick_gpcs(&t, &all, 13, 66, &out) == -1);
+	CHECK(nvt_topo_pick_gpcs(&t, &all, 12, 66, &out) == 66);
+}
+
 static void test_cluster_room(void)
 {
 	struct nvt_topology t = h100(1), plain;
@@ -488,6 +550,8 @@ int main(void)
 	test_set_gpcs();
 	test_cache_record();
 	test_pick();
+	test_pick_gpcs();
+	test_pick_gpcs_h100();
 	test_identity();
 	test_h100_map();
 	test_validate();

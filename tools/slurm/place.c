@@ -22,34 +22,16 @@
 /* Other claimers overlapping ours: nvt_claim gives up after this, and we try again. */
 #define CLAIM_TIMEOUT_MS 2000
 #define RETRY_MS 100
+/* Holders of the job's partition that let go as we join them, before we claim. */
+#define SHARE_TRIES 4
+/* share(): the holder let go (alongside enum nvt_place_rc). */
+#define PLACE_GONE 2
 
 static double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* The TPCs of GPU uuid that live tasks hold, every user's, other than ours. */
-static void held_tpcs(const char *base, const uint8_t uuid[16], struct nvt_tpcset *held)
-{
-	pid_t *pids;
-	int n = nvt_seg_tasks(base, 0, &pids);
-
-	nvt_set_clear(held);
-	for (int i = 0; i < n; i++) {
-		struct nvt_seg_handle h;
-		struct nvt_slot_view view;
-		int g;
-		if (pids[i] == getpid() || nvt_seg_open(base, pids[i], 0, &h))
-			continue;
-		g = nvt_seg_find_slot(&h, uuid);
-		if (g >= 0 && nvt_seg_read(&h, g, &view, NULL) == 0 && view.state == NVT_SLOT_SET)
-			nvt_set_or(held, held, &view.tpcs);
-		nvt_seg_close(&h);
-	}
-	if (n >= 0)
-		free(pids);
 }
 
 /*
@@ -66,36 +48,68 @@ static int same_program(pid_t pid)
 	       mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
 }
 
+/* A partition that another step of the job holds, and who holds it. */
+struct holder {
+	pid_t pid;
+	uint64_t start_time;          /* of the holder, from its segment's header */
+	struct nvt_slot_view view;
+	struct nvt_slurm_step step;
+};
+
 /*
  * The partition job already holds on this node: a confirmed one in the
  * segment of another of its steps' slurmstepd, which runs as root (its
  * segment is in root's run directory) and is the program we are. Returns 0
- * and fills view and from, or -1 if there is none.
+ * and fills out, or -1 if there is none.
  */
-static int job_partition(const char *base, uint32_t job, struct nvt_slot_view *view,
-			 struct nvt_slurm_step *from)
+static int job_partition(const char *base, uint32_t job, struct holder *out)
 {
 	pid_t *pids;
 	int n = nvt_seg_tasks(base, 0, &pids), found = -1;
 
 	for (int i = 0; i < n && found < 0; i++) {
 		struct nvt_seg_handle h;
-		if (pids[i] == getpid() || nvt_slurm_stepd(pids[i], from) || from->job != job ||
-		    nvt_seg_open(base, pids[i], 0, &h))
+		if (pids[i] == getpid() || nvt_slurm_stepd(pids[i], &out->step) ||
+		    out->step.job != job || nvt_seg_open(base, pids[i], 0, &h))
 			continue;
 		if (h.owner != 0 || h.task_uid != 0 || !same_program(pids[i])) {
 			nvt_seg_close(&h);
 			continue; /* a title anybody can take */
 		}
 		for (int g = 0; g < NVT_MAX_GPUS && found < 0; g++)
-			if (nvt_seg_read(&h, g, view, NULL) == 0 && view->state == NVT_SLOT_SET &&
-			    !(view->flags & NVT_SLOTF_CLAIM) && !nvt_uuid_is_zero(view->uuid))
+			if (nvt_seg_read(&h, g, &out->view, NULL) == 0 &&
+			    out->view.state == NVT_SLOT_SET && !(out->view.flags & NVT_SLOTF_CLAIM) &&
+			    !nvt_uuid_is_zero(out->view.uuid))
 				found = 0;
+		out->pid = pids[i];
+		out->start_time = h.head.start_time;
 		nvt_seg_close(&h);
 	}
 	if (n >= 0)
 		free(pids);
 	return found;
+}
+
+/* Whether the holder still holds every TPC of part, on part's GPU. */
+static int still_holds(const char *base, const struct holder *holder,
+		       const struct nvt_slot_view *part)
+{
+	struct nvt_seg_handle h;
+	struct nvt_slot_view view;
+	struct nvt_tpcset outside;
+	int g, holds = 0;
+
+	if (nvt_seg_open(base, holder->pid, 0, &h))
+		return 0;
+	g = nvt_seg_find_slot(&h, part->uuid);
+	if (h.head.start_time == holder->start_time && g >= 0 &&
+	    nvt_seg_read(&h, g, &view, NULL) == 0 && view.state == NVT_SLOT_SET &&
+	    !(view.flags & NVT_SLOTF_CLAIM)) {
+		nvt_set_andnot(&outside, &part->tpcs, &view.tpcs);
+		holds = !nvt_set_count(&outside);
+	}
+	nvt_seg_close(&h);
+	return holds;
 }
 
 static int gpu_of(const struct nvt_gpus *gpus, const uint8_t uuid[16])
@@ -108,26 +122,39 @@ static int gpu_of(const struct nvt_gpus *gpus, const uint8_t uuid[16])
 	return -1;
 }
 
-/* What the step asks, in words: "16 TPCs", "2 whole GPCs". */
+/* The most TPCs the step may hold: what Slurm granted. */
+static unsigned max_tpcs(const struct nvt_place_req *req)
+{
+	return req->granted > NVT_MAX_TPCS ? NVT_MAX_TPCS : (unsigned)req->granted;
+}
+
+/* What the step asks, in words: "16 TPCs", "2 whole GPCs of at most 18 TPCs". */
 static void asked(const struct nvt_place_req *req, unsigned count, char *buf, size_t len)
 {
 	if (req->gpcs)
-		snprintf(buf, len, "%u whole GPC%s", req->gpcs, req->gpcs == 1 ? "" : "s");
+		snprintf(buf, len, "%u whole GPC%s of at most %u TPCs", req->gpcs,
+			 req->gpcs == 1 ? "" : "s", max_tpcs(req));
 	else
 		snprintf(buf, len, "%u TPC%s", count, count == 1 ? "" : "s");
 }
 
-/* Runs the step inside the partition view that another step of its job holds. */
-static int share(const struct nvt_place_req *req, unsigned count, const struct nvt_slot_view *view,
+/*
+ * Runs the step inside the partition that another step of its job holds.
+ * Returns NVT_PLACE_OK, NVT_PLACE_ERROR, or PLACE_GONE when the holder
+ * gave it back meanwhile (then the step claims TPCs of its own).
+ */
+static int share(const struct nvt_place_req *req, unsigned count, const struct holder *holder,
 		 struct nvt_place *out, char *why, size_t len)
 {
+	const struct nvt_slot_view *view = &holder->view;
 	unsigned have = nvt_set_count(&view->tpcs);
 	char from[NVT_SLURM_STEP_TEXT_MAX];
 	struct nvt_tpcset sub = view->tpcs;
 
+	out->from = holder->step;
 	nvt_slurm_step_format(&out->from, from, sizeof(from));
 	if (req->gpcs) {
-		if (nvt_slurm_pick_gpcs(&view->topo, &view->tpcs, req->gpcs, have, &sub) < 0) {
+		if (nvt_topo_pick_gpcs(&view->topo, &view->tpcs, req->gpcs, have, &sub) < 0) {
 			snprintf(why, len, "job %lu holds %u TPCs on this node (step %s), which are not "
 				 "%u whole GPCs", (unsigned long)req->job, have, from, req->gpcs);
 			return NVT_PLACE_ERROR;
@@ -147,12 +174,23 @@ static int share(const struct nvt_place_req *req, unsigned count, const struct n
 	if (nvt_seg_prepare(req->base, &out->part, 1, &out->own, why, len))
 		return NVT_PLACE_ERROR;
 	out->holding = 1;
+	/*
+	 * No claim protocol here: these TPCs are the job's already. That holds
+	 * only while the holder keeps them, so look again now that ours are
+	 * published. A claimer whose last scan came before our segment was
+	 * there saw the holder's (a segment, once removed, never comes back),
+	 * and one whose scan came after sees ours: neither took these TPCs. If
+	 * the holder has let go, another task may have: give ours back.
+	 */
+	if (!still_holds(req->base, holder, &out->part)) {
+		nvt_place_release(out);
+		return PLACE_GONE;
+	}
 	out->shared = 1;
 	return NVT_PLACE_OK;
 }
 
-/* One try on one GPU. Returns an enum nvt_reserve_rc, or NVT_RESERVE_FULL when
- * the GPU has no whole free GPCs to give. */
+/* One try on one GPU. Returns an enum nvt_reserve_rc. */
 static int try_gpu(const struct nvt_place_req *req, unsigned count,
 		   const struct nvt_gpu_topology *g, const uint8_t uuid[16], struct nvt_place *out,
 		   char *why, size_t len)
@@ -162,22 +200,13 @@ static int try_gpu(const struct nvt_place_req *req, unsigned count,
 	memset(&c, 0, sizeof(c));
 	memcpy(c.uuid, uuid, 16);
 	c.topo = g->topo;
-	c.count = count;
 	c.strategy = NVT_PACKED;
 	if (req->gpcs) {
-		struct nvt_tpcset free_tpcs, held, pick;
-		int n;
-		nvt_topo_all(&g->topo, &free_tpcs);
-		held_tpcs(req->base, uuid, &held);
-		nvt_set_andnot(&free_tpcs, &free_tpcs, &held);
-		n = nvt_slurm_pick_gpcs(&g->topo, &free_tpcs, req->gpcs, (unsigned)req->granted, &pick);
-		if (n < 0) {
-			snprintf(why, len, "GPU %d has no %u whole free GPCs of at most %ld TPCs", g->index,
-				 req->gpcs, req->granted);
-			return NVT_RESERVE_FULL;
-		}
-		/* Packed takes whole GPCs that add up to the count: these, or as good. */
-		c.count = (unsigned)n;
+		/* Whole GPCs that hold no more TPCs than Slurm granted. */
+		c.gpcs = req->gpcs;
+		c.count = max_tpcs(req);
+	} else {
+		c.count = count;
 	}
 	return nvt_claim(req->base, &c, 1, CLAIM_TIMEOUT_MS, &out->part, &out->own, why, len);
 }
@@ -193,13 +222,23 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 
 	asked(req, count, what, sizeof(what));
 	for (int i = 0; i < n; i++) {
+		struct nvt_tpcset all, unused;
 		char err[512];
 		if (nvt_gpu_topology(gpus, idx[i], 0, DRIVER_TIMEOUT_MS, NULL, &topos[i], err,
 				     sizeof(err))) {
 			snprintf(why, len, "%s", err);
 			return NVT_PLACE_ERROR;
 		}
-		fits |= req->gpcs ? req->gpcs <= topos[i].topo.n_gpcs : count <= topos[i].topo.n_tpcs;
+		nvt_topo_all(&topos[i].topo, &all);
+		fits |= req->gpcs ? nvt_topo_pick_gpcs(&topos[i].topo, &all, req->gpcs, max_tpcs(req),
+						       &unused) >= 0
+				  : count <= topos[i].topo.n_tpcs;
+	}
+	if (!fits && req->gpcs && !topos[0].topo.n_gpcs) {
+		snprintf(why, len, "--gpu-gpcs needs GPU %d's GPC layout, which its calibration could "
+			 "not measure (thread-block clusters need compute capability 9.0): ask with "
+			 "--gpu-tpcs", idx[0]);
+		return NVT_PLACE_ERROR;
 	}
 	if (!fits) {
 		/* Slurm counts TPCs per node; a step's partition lies on one GPU. */
@@ -229,17 +268,60 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 			break;
 		usleep(RETRY_MS * 1000);
 	}
-	snprintf(why, len, "no GPU of this node had %s free for job %lu within %.0f s, though Slurm "
-		 "granted them (%s); are tasks outside Slurm holding TPCs? See nvtaskset -l",
-		 what, (unsigned long)req->job, req->wait_ms / 1000.0, last);
+	if (req->gpcs)
+		snprintf(why, len, "no GPU of this node had %s free for job %lu within %.0f s (%s): "
+			 "Slurm counts TPCs, not GPCs, and the free TPCs are not that many whole "
+			 "GPCs; see nvtaskset -l", what, (unsigned long)req->job,
+			 req->wait_ms / 1000.0, last);
+	else
+		snprintf(why, len, "no GPU of this node had %s free for job %lu within %.0f s, though "
+			 "Slurm granted them (%s); are tasks outside Slurm holding TPCs? See "
+			 "nvtaskset -l", what, (unsigned long)req->job, req->wait_ms / 1000.0, last);
 	return NVT_PLACE_ERROR;
+}
+
+/*
+ * The GPUs the step may use, in the order to try them: those Slurm lets it
+ * use (req->gpus, else all), in the order of req->visible when that names
+ * some. Fills idx and returns how many, or -1 with why.
+ */
+static int candidates(const struct nvt_place_req *req, const struct nvt_gpus *gpus, int *idx,
+		      char *why, size_t len)
+{
+	int order[NVT_GPUS_MAX], n = -1, kept = 0;
+
+	for (int b = gpus->n; b < 64; b++)
+		if (req->gpus >> b & 1) {
+			snprintf(why, len, "Slurm gave job %lu GPU index %d, which this node lacks (it "
+				 "has %d GPUs; gres.conf must list them all, in PCI bus order)",
+				 (unsigned long)req->job, b, gpus->n);
+			return -1;
+		}
+	if (req->visible && *req->visible)
+		n = nvt_visible_gpus(req->visible, gpus->id, gpus->n, req->pci_order, order);
+	if (n < 0)
+		for (n = 0; n < gpus->n; n++)
+			order[n] = n;
+	for (int i = 0; i < n; i++)
+		if (!req->gpus || (req->gpus >> order[i] & 1))
+			idx[kept++] = order[i];
+	if (!kept) {
+		if (req->gpus)
+			snprintf(why, len, "CUDA_VISIBLE_DEVICES=%s names none of the GPUs Slurm gave "
+				 "the step", req->visible ? req->visible : "");
+		else
+			snprintf(why, len, "the step can use no GPU (CUDA_VISIBLE_DEVICES=%s)",
+				 req->visible ? req->visible : "");
+		return -1;
+	}
+	return kept;
 }
 
 int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char *why, size_t len)
 {
 	static struct nvt_gpus gpus;
-	struct nvt_slot_view view;
-	int idx[NVT_GPUS_MAX], n = -1, rc;
+	struct holder holder;
+	int idx[NVT_GPUS_MAX], n, rc = PLACE_GONE;
 	unsigned count;
 	double start = now_s();
 
@@ -263,18 +345,16 @@ int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char 
 	if (nvt_gpus_list(DRIVER_TIMEOUT_MS, &gpus, why, len))
 		return NVT_PLACE_ERROR;
 	out->n_gpus = gpus.n;
-	if (req->visible && *req->visible)
-		n = nvt_visible_gpus(req->visible, gpus.id, gpus.n, req->pci_order, idx);
+	n = candidates(req, &gpus, idx, why, len);
 	if (n < 0)
-		for (n = 0; n < gpus.n; n++)
-			idx[n] = n;
-	if (n == 0) {
-		snprintf(why, len, "the step can use no GPU (CUDA_VISIBLE_DEVICES=%s)", req->visible);
 		return NVT_PLACE_ERROR;
+	/* A holder that lets go while we join it sends us on to the next, or to a claim. */
+	for (int tries = 0; rc == PLACE_GONE && tries < SHARE_TRIES; tries++) {
+		if (job_partition(req->base, req->job, &holder))
+			break;
+		rc = share(req, count, &holder, out, why, len);
 	}
-	if (job_partition(req->base, req->job, &view, &out->from) == 0)
-		rc = share(req, count, &view, out, why, len);
-	else
+	if (rc == PLACE_GONE)
 		rc = claim(req, count, &gpus, idx, n, out, why, len);
 	if (rc != NVT_PLACE_OK)
 		return rc;

@@ -28,8 +28,10 @@ struct nvt_place_req {
 	unsigned tpcs;       /* --gpu-tpcs, or 0 */
 	unsigned gpcs;       /* --gpu-gpcs, or 0 */
 	long granted;        /* TPCs of the tpc GRES the job holds on this node; -1: none */
-	const char *visible; /* the step's CUDA_VISIBLE_DEVICES, or NULL */
-	int pci_order;       /* its CUDA_DEVICE_ORDER is PCI_BUS_ID */
+	uint64_t gpus;       /* the GPUs Slurm lets the step use (bit i: nvtaskset's GPU i,
+			      * in PCI bus order); 0: every GPU of the node */
+	const char *visible; /* CUDA_VISIBLE_DEVICES, which may only narrow gpus (NULL: none) */
+	int pci_order;       /* its indices count in PCI bus order (CUDA_DEVICE_ORDER) */
 	const char *base;    /* where run directories are (nvt_rundir()) */
 	int wait_ms;         /* how long TPCs that Slurm counts free may stay held (an ending step) */
 };

@@ -6,10 +6,10 @@
 #include "request.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tpcset.h"
 
 int nvt_slurm_count_parse(const char *text, unsigned max, unsigned *out)
 {
@@ -84,95 +84,100 @@ static long item_count(const char *p, const char *end)
 	return type_only ? 1 : -1;
 }
 
-long nvt_slurm_gres_count(const char *text, const char *name)
+/*
+ * Finds the next item of GRES name in text from *p on: returns its start
+ * past the name, sets *end to the item's end and moves *p past it; returns
+ * NULL when there is none.
+ */
+static const char *next_item(const char **p, const char *name, const char **end)
 {
 	size_t name_len = strlen(name);
-	long sum = -1;
-	const char *p = text;
 
-	if (!text)
-		return -1;
-	while (*p) {
-		const char *end = p;
+	while (**p) {
+		const char *item = *p, *e = *p;
 		int depth = 0;
 
 		/* An item ends at a ',' outside parentheses ("gpu:2(IDX:0,2)"). */
-		while (*end && (*end != ',' || depth)) {
-			depth += *end == '(' ? 1 : *end == ')' ? -1 : 0;
-			end++;
+		while (*e && (*e != ',' || depth)) {
+			depth += *e == '(' ? 1 : *e == ')' ? -1 : 0;
+			e++;
 		}
-		if (!strncmp(p, "gres:", 5) || !strncmp(p, "gres/", 5))
-			p += 5;
-		if ((size_t)(end - p) >= name_len && !strncmp(p, name, name_len) &&
-		    (p + name_len == end || strchr(":=(", p[name_len]))) {
-			long n = item_count(p + name_len, end);
-			if (n < 0)
-				return -1;
-			sum = (sum < 0 ? 0 : sum) + n;
+		*p = *e ? e + 1 : e;
+		if (!strncmp(item, "gres:", 5) || !strncmp(item, "gres/", 5))
+			item += 5;
+		if ((size_t)(e - item) >= name_len && !strncmp(item, name, name_len) &&
+		    (item + name_len == e || strchr(":=(", item[name_len]))) {
+			*end = e;
+			return item + name_len;
 		}
-		p = *end ? end + 1 : end;
+	}
+	return NULL;
+}
+
+long nvt_slurm_gres_count(const char *text, const char *name)
+{
+	const char *p = text, *item, *end;
+	long sum = -1;
+
+	if (!text)
+		return -1;
+	while ((item = next_item(&p, name, &end))) {
+		long n = item_count(item, end);
+		if (n < 0)
+			return -1;
+		sum = (sum < 0 ? 0 : sum) + n;
 	}
 	return sum;
 }
 
-/* GPC sizes, for sorting: size (TPCs) and number. */
-struct gpc_size {
-	unsigned tpcs, gpc;
-};
-
-static int by_size_down(const void *a, const void *b)
+/* Parses indices ("0,2-3") from p to end into *mask. Returns 0, or -1. */
+static int index_list(const char *p, const char *end, uint64_t *mask)
 {
-	const struct gpc_size *x = a, *y = b;
-
-	if (x->tpcs != y->tpcs)
-		return x->tpcs < y->tpcs ? 1 : -1;
-	return x->gpc < y->gpc ? -1 : x->gpc > y->gpc;
+	if (p == end)
+		return -1;
+	while (p < end) {
+		long first, last;
+		first = last = digits(&p);
+		if (p < end && *p == '-') {
+			p++;
+			last = digits(&p);
+		}
+		if (first < 0 || last < first || last >= 64 || (p < end && *p != ','))
+			return -1;
+		for (long i = first; i <= last; i++)
+			*mask |= (uint64_t)1 << i;
+		if (p < end && ++p == end)
+			return -1; /* a trailing ',' */
+	}
+	return 0;
 }
 
-/* Sets out to the TPCs of the n largest (or smallest) GPCs of whole, which is
- * sorted largest first; returns how many TPCs that is. */
-static unsigned take(const struct nvt_topology *topo, const struct gpc_size *whole, int count,
-		     unsigned n, int largest, struct nvt_tpcset *out)
+int nvt_slurm_gres_index(const char *text, const char *name, uint64_t *mask)
 {
-	unsigned sum = 0;
+	const char *p = text, *item, *end;
+	int found = -1;
 
-	nvt_set_clear(out);
-	for (unsigned i = 0; i < n; i++) {
-		unsigned gpc = whole[largest ? (int)i : count - 1 - (int)i].gpc;
-		for (unsigned t = 0; t < topo->n_tpcs; t++)
-			if (topo->gpc[t] == gpc) {
-				nvt_set_add(out, t);
-				sum++;
-			}
+	*mask = 0;
+	if (!text)
+		return -1;
+	while ((item = next_item(&p, name, &end))) {
+		const char *idx = memchr(item, '(', (size_t)(end - item)), *close;
+		if (found < 0)
+			found = 0;
+		if (!idx || strncmp(idx, "(IDX:", 5) || !strncmp(idx + 5, "N/A)", 4))
+			continue; /* a count alone: no devices */
+		close = memchr(idx, ')', (size_t)(end - idx));
+		if (!close || index_list(idx + 5, close, mask))
+			return -1;
+		found = 1;
 	}
-	return sum;
+	return found;
 }
 
-int nvt_slurm_pick_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *free,
-			unsigned n, unsigned max_tpcs, struct nvt_tpcset *out)
+int nvt_slurm_index_list(const char *text, uint64_t *mask)
 {
-	struct gpc_size whole[NVT_MAX_GPCS];
-	int count = 0;
-
-	if (!topo->n_gpcs || topo->n_gpcs > NVT_MAX_GPCS || n == 0)
+	*mask = 0;
+	if (!text)
 		return -1;
-	for (unsigned g = 0; g < topo->n_gpcs; g++) {
-		unsigned size = 0, missing = 0;
-		for (unsigned t = 0; t < topo->n_tpcs; t++)
-			if (topo->gpc[t] == g) {
-				size++;
-				missing += !nvt_set_has(free, t);
-			}
-		if (size && !missing)
-			whole[count++] = (struct gpc_size){size, g};
-	}
-	if ((unsigned)count < n)
-		return -1;
-	qsort(whole, (size_t)count, sizeof(whole[0]), by_size_down);
-	for (int largest = 1; largest >= 0; largest--) {
-		unsigned sum = take(topo, whole, count, n, largest, out);
-		if (sum <= max_tpcs)
-			return (int)sum;
-	}
-	return -1;
+	return index_list(text, text + strlen(text), mask);
 }

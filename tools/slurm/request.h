@@ -1,6 +1,6 @@
 /*
  * request.h - the Slurm plugin's pure text work: option values, and the
- * count of a GRES in Slurm's descriptions of a job. No Slurm headers, no
+ * count and device indices of a GRES in Slurm's descriptions of a job. No Slurm headers, no
  * side effects; unit-tested (tests/unit/test_slurmreq.c).
  *
  * SPDX-License-Identifier: MIT
@@ -9,6 +9,7 @@
 #define NVT_SLURM_REQUEST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "nvtaskset.h"
 
@@ -32,12 +33,19 @@ int nvt_slurm_count_parse(const char *text, unsigned max, unsigned *out);
 long nvt_slurm_gres_count(const char *text, const char *name);
 
 /*
- * --gpu-gpcs: picks n whole GPCs of topo whose TPCs are all in free and that
- * hold at most max_tpcs TPCs together (what Slurm granted): the largest such
- * GPCs, else the smallest. Returns the TPC count and sets out, or -1 if the
- * GPCs are unknown or no n whole free GPCs fit.
+ * The device indices of GRES name in a job's gres_detail_str for one node
+ * ("gpu:a100:2(IDX:0-1,3)"; the items of every type add up): sets *mask
+ * (bit i: index i) and returns 1. Returns 0 (mask 0) if the GRES is there
+ * without indices (one with no device files: "gpu(CNT:2)", "IDX:N/A"), -1
+ * if text does not name it, or an index list is malformed or names an
+ * index above 63.
  */
-int nvt_slurm_pick_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *free,
-			unsigned n, unsigned max_tpcs, struct nvt_tpcset *out);
+int nvt_slurm_gres_index(const char *text, const char *name, uint64_t *mask);
+
+/*
+ * Parses device indices as Slurm's SLURM_STEP_GPUS and SLURM_JOB_GPUS give
+ * them ("0,2-3"), each below 64, into *mask. Returns 0, or -1 if malformed.
+ */
+int nvt_slurm_index_list(const char *text, uint64_t *mask);
 
 #endif /* NVT_SLURM_REQUEST_H */

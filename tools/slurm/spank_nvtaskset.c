@@ -10,26 +10,30 @@
  *    environment (SLURM_SPANK__SLURM_SPANK_OPTION_nvtaskset_gpu_tpcs), where
  *    an srun inside the job reads them as its own. nvtaskset's cli_filter.lua
  *    turns them into the count GRES `tpc` by which Slurm queues the job.
+ *  - slurmd, as root (job prolog, for every job): makes sure the node's MPS
+ *    control daemon runs (mpsnode.h), outside any job step.
  *  - slurmstepd, as root (init_post_opt): reads the tpc GRES Slurm granted
- *    the job on this node (slurm_load_job), claims that many TPCs with the
- *    allocator in slurmstepd's own control segment (place.c), makes sure the
- *    MPS control daemon runs, and gives every task the shim, its partition
- *    and MPS's settings through the environment.
+ *    the job on this node, and its GPUs (slurm_load_job), claims that many
+ *    TPCs with the allocator in slurmstepd's own control segment (place.c),
+ *    checks that the MPS control daemon runs, and gives every task the
+ *    shim, its partition and MPS's settings through the environment. What
+ *    it trusts comes from Slurm, not from the job's environment (which its
+ *    user sets): see node_name() and step_gpus().
  *  - slurmstepd, as root (task_exit, exit): gives the TPCs back when the
  *    step's last task has ended. If slurmstepd dies first, its segment names
  *    a dead process, which the allocator ignores: the TPCs are free anyway.
  *
  * plugstack.conf arguments (all optional):
- *   mps=no         run tasks outside MPS (default: MPS, started if needed)
+ *   mps=no         run tasks outside MPS (default: MPS, started by the job prolog)
  *   wait=SECONDS   how long TPCs Slurm counts free may still be held by an
  *                  ending step (default 10)
  *   rundir=DIR     where the control segments live (default /dev/shm)
  *   shim=PATH      the preload shim (default: libnvtaskset.so beside this plugin)
- *   mps_pipe=DIR, mps_log=DIR   the MPS daemon's directories (default: as
- *                  CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY say in
- *                  slurmd's environment, else /tmp/nvidia-mps, /var/log/nvidia-mps)
- *   mps_control=PATH  nvidia-cuda-mps-control (default: from PATH or the
- *                  driver's directories)
+ *   mps_pipe=DIR, mps_log=DIR   the MPS daemon's directories, which must be
+ *                  root's on a path of root's (default /run/nvidia-mps,
+ *                  /run/nvidia-mps-log; see rootpath.h)
+ *   mps_control=PATH  nvidia-cuda-mps-control, root's on a path of root's
+ *                  (default: the first in a fixed list of system directories)
  *
  * SPDX-License-Identifier: MIT
  */
@@ -39,19 +43,16 @@
 #include <slurm/spank.h>
 
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpusel.h"
 #include "mps.h"
+#include "mpsnode.h"
 #include "nvtaskset.h"
 #include "place.h"
 #include "request.h"
@@ -213,107 +214,111 @@ static int find_shim(char *buf, size_t len)
 	return access(buf, R_OK);
 }
 
+/* What Slurm granted a job on this node. */
+struct granted {
+	long tpcs;     /* its tpc GRES; -1: none */
+	int has_gpus;  /* as nvt_slurm_gres_index: 1: gpus holds its gpu GRES's devices */
+	uint64_t gpus; /* bit i: Slurm's GPU index i on this node */
+};
+
 /*
- * The TPCs of the tpc GRES that job holds on this node (nodename), as
- * slurmctld tells it; -1 if none; -2 if slurmctld cannot be asked.
+ * Asks slurmctld what job holds on node (its name as slurmd knows it).
+ * Returns 0, or -1 with failure set if slurmctld cannot be asked.
  */
-static long granted_tpcs(uint32_t job, const char *nodename)
+static int job_on_node(uint32_t job, const char *node, struct granted *out)
 {
 	job_info_msg_t *msg = NULL;
-	long count = -1;
 
+	out->tpcs = -1;
+	out->has_gpus = -1;
+	out->gpus = 0;
 	if (slurm_load_job(&msg, job, SHOW_DETAIL) || !msg || msg->record_count < 1) {
 		fail("cannot ask slurmctld about job %u: %s", job, slurm_strerror(slurm_get_errno()));
 		if (msg)
 			slurm_free_job_info_msg(msg);
-		return -2;
+		return -1;
 	}
 	for (uint32_t r = 0; r < msg->record_count; r++) {
 		slurm_job_info_t *j = &msg->job_array[r];
 		hostlist_t hl = j->nodes ? slurm_hostlist_create(j->nodes) : NULL;
-		int node = hl ? slurm_hostlist_find(hl, nodename) : -1;
+		int index = hl ? slurm_hostlist_find(hl, node) : -1;
 
 		if (hl)
 			slurm_hostlist_destroy(hl);
-		if (j->job_id != job || node < 0)
+		if (j->job_id != job || index < 0)
 			continue;
 		/* Per node, as allocated; a job without details says what it asked per node. */
-		if ((uint32_t)node < j->gres_detail_cnt && j->gres_detail_str)
-			count = nvt_slurm_gres_count(j->gres_detail_str[node], "tpc");
-		else if (j->tres_per_node)
-			count = nvt_slurm_gres_count(j->tres_per_node, "tpc");
+		if ((uint32_t)index < j->gres_detail_cnt && j->gres_detail_str) {
+			out->tpcs = nvt_slurm_gres_count(j->gres_detail_str[index], "tpc");
+			out->has_gpus = nvt_slurm_gres_index(j->gres_detail_str[index], "gpu",
+							     &out->gpus);
+		} else if (j->tres_per_node) {
+			out->tpcs = nvt_slurm_gres_count(j->tres_per_node, "tpc");
+		}
 		break;
 	}
 	slurm_free_job_info_msg(msg);
-	return count;
+	return 0;
 }
 
 /*
- * Locks the MPS pipe directory (made if missing, as nvt_mps_start would), so
- * that steps starting at once start one daemon; waits at most timeout_ms.
- * Returns the locked descriptor, or -1: then go on unlocked (a user may hold
- * the lock; the start then finds the daemon running or fails).
+ * This node's name as slurmd knows it: SLURMD_NODENAME in slurmstepd's own
+ * environment, which slurmstepd sets from slurmd's configuration (Slurm
+ * 22.05 and later) - not the job's, which its user sets - else the host
+ * name. Returns 0 or -1.
  */
-static int lock_pipe_dir(const char *dir, int timeout_ms)
+static int node_name(char *buf, size_t len)
 {
-	int fd;
+	const char *name = getenv("SLURMD_NODENAME");
 
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return -1;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	for (int waited = 0; waited < timeout_ms; waited += 10) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			return fd;
-		usleep(10000);
+	if (name && *name && strlen(name) < len) {
+		snprintf(buf, len, "%s", name);
+		return 0;
 	}
-	close(fd);
-	return -1;
+	if (gethostname(buf, len))
+		return -1;
+	buf[len - 1] = '\0';
+	buf[strcspn(buf, ".")] = '\0'; /* Slurm names nodes by short host names */
+	return 0;
 }
 
 /*
- * Makes sure an MPS control daemon runs (root's, on the system's directory,
- * or plugstack.conf's), and copies its pipe directory to pipe_dir. The MPS
- * settings of plugstack.conf go into this process's environment, where
- * nvt_mps_setup() reads them: a prolog has none of slurmd's. Returns 0, or
- * -1 with the reason in why.
+ * Runs the node's MPS control daemon (make: the job prolog) or finds it
+ * running (a job step), and copies its pipe directory to pipe_dir. Returns
+ * 0, or -1 with the reason in why.
  */
-static int ensure_mps(char *pipe_dir, size_t len, char *why, size_t why_len)
+static int node_mps(int make, char *pipe_dir, size_t len, char *why, size_t why_len)
 {
+	static const char prolog[] = "the plugin's job prolog makes the MPS directories and "
+				     "starts the daemon: slurmd's log says why it did not (restart "
+				     "slurmd if it has not run the prolog since plugstack.conf named "
+				     "the plugin, or give mps=no)";
 	static struct nvt_mps mps;
-	static char path[PATH_MAX + 8192];
-	int lock, rc = 0;
+	size_t n;
+	int rc;
 
-	if (conf.mps_pipe[0])
-		setenv("CUDA_MPS_PIPE_DIRECTORY", conf.mps_pipe, 1);
-	if (conf.mps_log[0])
-		setenv("CUDA_MPS_LOG_DIRECTORY", conf.mps_log, 1);
-	if (conf.mps_control[0]) {
-		int dir_len = (int)(strrchr(conf.mps_control, '/') - conf.mps_control);
-		snprintf(path, sizeof(path), "%.*s:%s", dir_len, conf.mps_control,
-			 getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-		setenv("PATH", path, 1);
-	}
-	if (nvt_mps_setup(&mps)) {
-		snprintf(why, why_len, "%s", mps.error);
+	if (nvt_node_mps_setup(conf.mps_pipe, conf.mps_log, conf.mps_control, make, &mps, why,
+			       why_len)) {
+		n = strlen(why);
+		if (!make && n + 3 < why_len)
+			snprintf(why + n, why_len - n, "; %s", prolog);
 		return -1;
 	}
 	snprintf(pipe_dir, len, "%s", mps.pipe_dir);
-	if (nvt_mps_daemon(&mps))
-		return 0;
-	lock = lock_pipe_dir(mps.pipe_dir, MPS_TIMEOUT_MS);
-	if (nvt_mps_daemon(&mps)) {
-		/* another step started it meanwhile */
-	} else if (nvt_mps_start(&mps, MPS_TIMEOUT_MS) && !nvt_mps_daemon(&mps)) {
-		snprintf(why, why_len, "cannot start the MPS control daemon: %s", mps.error);
-		rc = -1;
-	} else {
-		slurm_info(LOG "started the MPS control daemon (pipe directory %s)", mps.pipe_dir);
+	if (!make) {
+		/* A step never starts it: the daemon would be one of the step's
+		 * processes, which proctrack/cgroup kills when the step ends. */
+		if (nvt_mps_daemon(&mps))
+			return 0;
+		snprintf(why, why_len, "the MPS control daemon does not run on this node (pipe "
+			 "directory %s); %s", mps.pipe_dir, prolog);
+		return -1;
 	}
-	if (lock >= 0)
-		close(lock);
-	return rc;
+	rc = nvt_node_mps_start(&mps, MPS_TIMEOUT_MS, why, why_len);
+	if (rc == 1)
+		slurm_info(LOG "started the MPS control daemon %s (pipe directory %s)", mps.control,
+			   mps.pipe_dir);
+	return rc < 0 ? -1 : 0;
 }
 
 /* Sets a variable of the job's environment; one that is set already is kept
@@ -341,7 +346,7 @@ static int preload(spank_t sp, const char *path)
 }
 
 /* Gives the step's tasks the shim, their partition and MPS's settings. */
-static int task_environment(spank_t sp, const char *visible)
+static int task_environment(spank_t sp, int had_visible)
 {
 	static char text[NVT_PARTENV_TEXT_MAX];
 	char shim[PATH_MAX], pipe_dir[256], why[1100];
@@ -354,36 +359,79 @@ static int task_environment(spank_t sp, const char *visible)
 		return fail("internal error: cannot format the partition");
 	if (conf.no_mps)
 		snprintf(pipe_dir, sizeof(pipe_dir), "/dev/null"); /* never connect */
-	else if (ensure_mps(pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
+	else if (node_mps(0, pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
 		return fail("%s", why);
 	rc |= set_env(sp, NVT_ENV_PARTITION, text, 1);
 	rc |= preload(sp, shim);
 	/* MPS clients get 2 channels unless told otherwise (docs/hardware-facts.md, 6). */
 	rc |= set_env(sp, "CUDA_DEVICE_MAX_CONNECTIONS", "8", 0);
 	rc |= set_env(sp, "CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1);
-	if (place.n_gpus > 1 || (visible && *visible))
+	if (place.n_gpus > 1 || had_visible)
 		rc |= set_env(sp, "CUDA_VISIBLE_DEVICES", place.uuid, 1);
 	if (strcmp(run_base(), NVT_DEFAULT_RUNDIR))
 		rc |= set_env(sp, NVT_ENV_RUNDIR, run_base(), 1);
 	return rc ? fail("cannot set the tasks' environment") : 0;
 }
 
-/* Places a step and sets its tasks' environment. Returns 0, or -1 with failure set. */
-static int place_step(spank_t sp, const char *step_text, uint32_t job)
+/* The job's environment's text for name in buf, or NULL. */
+static const char *job_env(spank_t sp, const char *name, char *buf, size_t len)
 {
-	char node[256], visible[1024], order[32], why[1024], list[NVT_LIST_TEXT_MAX];
+	return spank_getenv(sp, name, buf, (int)len) == ESPANK_SUCCESS ? buf : NULL;
+}
+
+/*
+ * Sets the GPUs the step may use (req->gpus, req->visible) from what Slurm
+ * granted; the job's environment, which its user sets, may only narrow them:
+ *  - A job that holds gpu GRES with device files on this node may use those
+ *    GPUs (slurmctld's indices), and the step those of them in
+ *    SLURM_STEP_GPUS (SLURM_JOB_GPUS in a batch or interactive step), which
+ *    slurmstepd's gres/gpu sets or clears before the plugin runs. Its
+ *    CUDA_VISIBLE_DEVICES is not read: with ConstrainDevices it counts from
+ *    the step's first GPU.
+ *  - Another job may use every GPU of the node, as Slurm keeps it from none;
+ *    its CUDA_VISIBLE_DEVICES (with CUDA_DEVICE_ORDER) may narrow them.
+ * Slurm's indices count a node's GPUs in gres.conf's order, PCI bus order
+ * (AutoDetect's), as nvtaskset numbers them. Returns 0, or -1 with failure.
+ */
+static int step_gpus(spank_t sp, uint32_t step, const struct granted *g,
+		     struct nvt_place_req *req, char *visible, size_t len)
+{
+	const char *var = step == SLURM_BATCH_SCRIPT || step == SLURM_INTERACTIVE_STEP ?
+				  "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS";
+	char text[256], order[32];
+	uint64_t mask;
+
+	if (g->has_gpus == 1) {
+		req->gpus = g->gpus;
+		if (!job_env(sp, var, text, sizeof(text)))
+			return 0; /* the step holds none of the job's GPUs: any of them */
+		if (nvt_slurm_index_list(text, &mask) || !(mask & g->gpus))
+			return fail("%s=%s names none of the GPUs Slurm granted job %u on this node",
+				    var, text, req->job);
+		req->gpus &= mask;
+		return 0;
+	}
+	req->visible = job_env(sp, "CUDA_VISIBLE_DEVICES", visible, len);
+	req->pci_order = job_env(sp, "CUDA_DEVICE_ORDER", order, sizeof(order)) &&
+			 !strcmp(order, "PCI_BUS_ID");
+	return 0;
+}
+
+/* Places a step and sets its tasks' environment. Returns 0, or -1 with failure set. */
+static int place_step(spank_t sp, uint32_t job, uint32_t step, const char *step_text)
+{
+	char node[256], visible[1024], why[1024], list[NVT_LIST_TEXT_MAX];
 	struct nvt_place_req req;
+	struct granted granted;
 	int rc;
 
 	memset(&req, 0, sizeof(req));
 	req.job = job;
 	req.tpcs = opt_tpcs;
 	req.gpcs = opt_gpcs;
-	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) != ESPANK_SUCCESS &&
-	    gethostname(node, sizeof(node)))
+	if (node_name(node, sizeof(node)))
 		return fail("cannot tell this node's name");
-	req.granted = granted_tpcs(job, node);
-	if (req.granted == -2) {
+	if (job_on_node(job, node, &granted)) {
 		if (opt_tpcs || opt_gpcs)
 			return -1;
 		/* A job that did not ask for TPCs (most) must not fail because
@@ -393,10 +441,11 @@ static int place_step(spank_t sp, const char *step_text, uint32_t job)
 		failure[0] = '\0';
 		return 0;
 	}
-	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible)) == ESPANK_SUCCESS)
-		req.visible = visible;
-	req.pci_order = spank_getenv(sp, "CUDA_DEVICE_ORDER", order, sizeof(order)) ==
-				ESPANK_SUCCESS && !strcmp(order, "PCI_BUS_ID");
+	req.granted = granted.tpcs;
+	if (req.granted <= 0 && !opt_tpcs && !opt_gpcs)
+		return 0; /* no TPCs asked or granted: the step runs as without the plugin */
+	if (step_gpus(sp, step, &granted, &req, visible, sizeof(visible)))
+		return -1;
 	req.base = run_base();
 	req.wait_ms = conf.wait_s * 1000;
 	rc = nvt_place_step(&req, &place, why, sizeof(why));
@@ -414,7 +463,8 @@ static int place_step(spank_t sp, const char *step_text, uint32_t job)
 		slurm_info(LOG "step %u.%s runs on TPCs %s of GPU %d (%s), placed in %.3f s", job,
 			   step_text, list, place.gpu, place.uuid, place.seconds);
 	}
-	if (task_environment(sp, req.visible)) {
+	if (task_environment(sp, job_env(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible)) !=
+				     NULL)) {
 		nvt_place_release(&place);
 		return -1;
 	}
@@ -447,7 +497,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		snprintf(step_text, sizeof(step_text), "interactive");
 	else
 		snprintf(step_text, sizeof(step_text), "%u", step);
-	if (place_step(sp, step_text, job))
+	if (place_step(sp, job, step, step_text))
 		slurm_error(LOG "step %u.%s: %s", job, step_text, failure);
 	return 0;
 }
@@ -489,26 +539,24 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 /* ---- Job prolog (slurmd, root) ---------------------------------------------- */
 
 /*
- * Starts the MPS control daemon for a job that asks for TPCs, outside any
- * step (a daemon that a step starts would belong to that step's processes,
- * which proctrack/cgroup kills when the step ends). Steps start it too if
- * it is not running (the prolog callback runs only once slurmd was started
- * with the plugin configured). A failure is logged, not returned: a failed
- * prolog drains the node, and the job's steps say what is wrong if MPS is
- * still missing then. Only the job callbacks run here: slurm_spank_init
- * does not, so the arguments are read again.
+ * Starts the node's MPS control daemon unless it runs, for every job (a
+ * job that holds TPCs through --gres=tpc alone has no option to tell it
+ * by), outside any step: a daemon that a step started would belong to that
+ * step's processes, which proctrack/cgroup kills when the step ends, and
+ * steps only check that it runs. The daemon's pipe directory is not CUDA's
+ * default, so only the plugin's tasks connect to it. A failure is logged,
+ * not returned: a failed prolog drains the node, and the job's steps say
+ * what is wrong. Only the job callbacks run here: slurm_spank_init does
+ * not, so the arguments are read again.
  */
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
-	char *arg, pipe_dir[256], why[1100];
+	char pipe_dir[256], why[1100];
 
+	(void)sp;
 	if (parse_args(ac, av) || conf.no_mps)
 		return 0;
-	for (int i = 0; options[i].name; i++)
-		if (spank_option_getopt(sp, &options[i], &arg) == ESPANK_SUCCESS) {
-			if (ensure_mps(pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
-				slurm_error(LOG "job prolog: %s", why);
-			break;
-		}
+	if (node_mps(1, pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
+		slurm_error(LOG "job prolog: %s", why);
 	return 0;
 }

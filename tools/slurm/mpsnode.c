@@ -1,0 +1,113 @@
+/*
+ * mpsnode.c - the node's MPS control daemon as the Slurm plugin runs it
+ * (see mpsnode.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "mpsnode.h"
+#include "rootpath.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#define CONTROL "nvidia-cuda-mps-control"
+
+/* Where a root-run plugin looks for the control binary: never $PATH. */
+static const char *const system_dirs[] = {
+	"/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin",
+	"/usr/local/nvidia/bin", "/opt/nvidia/bin",
+};
+
+/* Finds the control binary: configured, or in system_dirs. Returns 0 or -1 with why. */
+static int find_control(const char *configured, char *out, size_t out_len, char *why, size_t len)
+{
+	char path[64], refused[512] = "";
+
+	if (configured && *configured) {
+		char reason[512];
+		if (nvt_root_exec(configured, out, out_len, reason, sizeof(reason)) == 0)
+			return 0;
+		snprintf(why, len, "refusing mps_control=%s: %s", configured, reason);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++) {
+		char reason[400];
+		snprintf(path, sizeof(path), "%s/" CONTROL, system_dirs[i]);
+		if (access(path, F_OK))
+			continue;
+		if (nvt_root_exec(path, out, out_len, reason, sizeof(reason)) == 0)
+			return 0;
+		if (!refused[0])
+			snprintf(refused, sizeof(refused), "; refused %.60s: %.400s", path, reason);
+	}
+	snprintf(why, len, "cannot find " CONTROL " in /usr/bin, /usr/sbin, /bin, /sbin, "
+		 "/usr/local/bin, /usr/local/sbin, /usr/local/nvidia/bin or /opt/nvidia/bin%s (give "
+		 "mps_control=/PATH in plugstack.conf)", refused);
+	return -1;
+}
+
+int nvt_node_mps_setup(const char *pipe_dir, const char *log_dir, const char *control, int make,
+		       struct nvt_mps *mps, char *why, size_t len)
+{
+	const char *pipe = pipe_dir && *pipe_dir ? pipe_dir : NVT_NODE_MPS_PIPE;
+	const char *log = log_dir && *log_dir ? log_dir : NVT_NODE_MPS_LOG;
+	char reason[512];
+
+	memset(mps, 0, sizeof(*mps));
+	mps->clean_env = 1;
+	if (nvt_root_dir(pipe, make ? 0755 : 0, mps->pipe_dir, sizeof(mps->pipe_dir), reason,
+			 sizeof(reason))) {
+		snprintf(why, len, "refusing the MPS pipe directory %s (mps_pipe=): %s", pipe, reason);
+		return -1;
+	}
+	if (nvt_root_dir(log, make ? 0755 : 0, mps->log_dir, sizeof(mps->log_dir), reason,
+			 sizeof(reason))) {
+		snprintf(why, len, "refusing the MPS log directory %s (mps_log=): %s", log, reason);
+		return -1;
+	}
+	return find_control(control, mps->control, sizeof(mps->control), why, len);
+}
+
+/*
+ * Locks the pipe directory, so that prologs starting at once start one
+ * daemon; waits at most timeout_ms. Anyone who may read the directory may
+ * lock it too, so a lock not had in time is done without. Returns the
+ * locked descriptor, or -1.
+ */
+static int lock_dir(const char *dir, int timeout_ms)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	for (int waited = 0; waited < timeout_ms; waited += 10) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		usleep(10000);
+	}
+	close(fd);
+	return -1;
+}
+
+int nvt_node_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
+{
+	int lock, rc = 1;
+
+	if (nvt_mps_daemon(mps))
+		return 0;
+	lock = lock_dir(mps->pipe_dir, timeout_ms);
+	if (nvt_mps_daemon(mps)) {
+		rc = 0; /* another prolog started it meanwhile */
+	} else if (nvt_mps_start(mps, timeout_ms) && !nvt_mps_daemon(mps)) {
+		snprintf(why, len, "cannot start the MPS control daemon: %s", mps->error);
+		rc = -1;
+	}
+	if (lock >= 0)
+		close(lock);
+	return rc;
+}
