@@ -81,6 +81,23 @@ void nvt_topo_all(const struct nvt_topology *topo, struct nvt_tpcset *out)
 	nvt_set_fill(out, topo->n_tpcs);
 }
 
+unsigned nvt_topo_partial_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs)
+{
+	unsigned size[NVT_MAX_GPCS] = {0}, used[NVT_MAX_GPCS] = {0}, partial = 0;
+
+	if (!topo->n_gpcs || topo->n_gpcs > NVT_MAX_GPCS)
+		return 0;
+	for (unsigned t = 0; t < topo->n_tpcs && t < NVT_MAX_TPCS; t++) {
+		if (topo->gpc[t] >= topo->n_gpcs)
+			return 0; /* not a validated topology */
+		size[topo->gpc[t]]++;
+		used[topo->gpc[t]] += (unsigned)nvt_set_has(tpcs, t);
+	}
+	for (unsigned g = 0; g < topo->n_gpcs; g++)
+		partial += size[g] > 1 && used[g] && used[g] < size[g];
+	return partial;
+}
+
 int nvt_topo_gpc_tpcs(const struct nvt_topology *topo, const struct nvt_tpcset *gpcs,
 		      struct nvt_tpcset *out)
 {

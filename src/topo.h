@@ -48,6 +48,13 @@ unsigned nvt_topo_cluster_room(const struct nvt_topology *topo, const struct nvt
 void nvt_topo_all(const struct nvt_topology *topo, struct nvt_tpcset *out);
 
 /*
+ * Returns how many GPCs of more than one TPC tpcs uses only in part (0 when
+ * the GPCs are unknown). MPS's active thread percentage on top of such a
+ * partition can leave some of its SMs idle (docs/hardware-facts.md, 12).
+ */
+unsigned nvt_topo_partial_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs);
+
+/*
  * Sets out to the TPCs of the GPCs in gpcs. Returns 0, or -1 if GPCs are
  * unknown or gpcs names a GPC the GPU does not have.
  */

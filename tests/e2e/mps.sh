@@ -140,6 +140,14 @@ t_mps_sm_limit() {
 	run_rc out rc "$NVT" --sm-limit -c 0-32 /usr/bin/env
 	eq "$rc" 0
 	has "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50"
+	# TPCs 0-32 take part of every GPC: MPS's limit may leave SMs idle.
+	has "$out" "nvtaskset: warning: --sm-limit on a partition that takes part of several GPCs"
+	run_rc out rc "$NVT" --sm-limit -g 1,2 /usr/bin/env
+	eq "$rc" 0
+	hasnt "$out" "warning"
+	run_rc out rc "$NVT" --sm-limit --strategy spread -n 8 /usr/bin/env
+	eq "$rc" 1 "--sm-limit with spread"
+	has "$out" "--sm-limit cannot go with --strategy spread"
 	run_rc out rc "$NVT" --sm-limit -n 54 /usr/bin/env
 	has "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=82"
 	run_rc out rc "$NVT" --sm-limit -c 0 /usr/bin/env

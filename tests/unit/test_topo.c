@@ -159,6 +159,19 @@ static void test_gpcs(void)
 	nvt_topo_identity(&plain, 66);
 	g = set_of("0");
 	CHECK(nvt_topo_gpc_tpcs(&plain, &g, &out) == -1);
+	/* GPCs used in part (lone TPCs are whole GPCs of one TPC). */
+	g = set_of("0,8,16,24");
+	CHECK(nvt_topo_partial_gpcs(&t, &g) == 0);
+	g = set_of("0-7");
+	CHECK(nvt_topo_partial_gpcs(&t, &g) == 8);
+	g = set_of("0-15:2");
+	CHECK(nvt_topo_partial_gpcs(&t, &g) == 4);
+	g = set_of("0,8,16,24,1,62-65");
+	CHECK(nvt_topo_partial_gpcs(&t, &g) == 1);
+	nvt_topo_all(&t, &g);
+	CHECK(nvt_topo_partial_gpcs(&t, &g) == 0);
+	g = set_of("0-7");
+	CHECK(nvt_topo_partial_gpcs(&plain, &g) == 0); /* GPCs unknown */
 }
 
 static void test_text(void)

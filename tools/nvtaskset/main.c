@@ -62,7 +62,8 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "     --no-mps          run COMMAND outside MPS (no co-running)\n"
 	      "     --sm-limit        also limit COMMAND's MPS share to its partition's, so\n"
 	      "                       that it sees (and sizes work for) only its SMs; a\n"
-	      "                       later -p cannot give it more than that share\n"
+	      "                       later -p cannot give it more than that share; give\n"
+	      "                       it whole GPCs (not with --strategy spread)\n"
 	      "     --mps ACTION      status, start or stop the MPS control daemon\n"
 	      "     --topology        show the GPUs' GPCs, TPCs, SMs and mask bits\n"
 	      "     --calibrate       measure the GPUs' TPC maps again and cache them\n"
@@ -201,6 +202,10 @@ int main(int argc, char **argv)
 		bad_usage("--strategy and --exclude-running go with -n");
 	if (o.gpu_masks && o.count)
 		bad_usage("-n picks TPCs itself: give --gpu GPU without a mask");
+	if (o.sm_limit && o.strategy == NVT_SPREAD && o.count)
+		bad_usage("--sm-limit cannot go with --strategy spread: MPS's limit on top of a "
+			  "partition that takes a few TPCs of every GPC leaves most of them idle "
+			  "(on an H100, 4 of 16 SMs)");
 	if (o.sm_limit && o.no_mps)
 		bad_usage("--sm-limit works through MPS: it cannot go with --no-mps");
 	if (o.sm_limit && (o.pid_mode || o.list_mode || o.mps_action || o.calibrate || o.topology))

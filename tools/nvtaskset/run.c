@@ -243,6 +243,15 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		/* Libraries size their grids by the SM count the device reports:
 		 * let MPS report (and allow) the partition's share. */
 		char pct[8];
+		for (int i = 0; i < n; i++)
+			if (parts[i].state == NVT_SLOT_SET &&
+			    nvt_topo_partial_gpcs(&parts[i].topo, &parts[i].tpcs) > 1) {
+				warnx("warning: --sm-limit on a partition that takes part of several "
+				      "GPCs: MPS's limit may leave some of its SMs idle (on an H100, "
+				      "TPCs 0-7, one in each of 8 GPCs, ran on 4 of their 16 SMs); "
+				      "whole GPCs (-g, or -n) keep them all");
+				break;
+			}
 		snprintf(pct, sizeof(pct), "%d", sm_limit_percent(parts, n));
 		setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", pct, 1);
 	}
