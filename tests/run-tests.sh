@@ -15,6 +15,8 @@ WRAPDIR=$B/lib/nvtaskset/wrapper
 FAKEDIR=$T/fake
 APP=$T/fakeapp-dlopen
 LINKED=$T/fakeapp-linked
+# The control segment's layout version, as the header says.
+SEG_VERSION=$(sed -n 's/^#define NVT_SEG_VERSION \([0-9]*\)u$/\1/p' "$ROOT/include/nvtaskset.h")
 
 WORK=$(mktemp -d /tmp/nvtaskset-test.XXXXXX)
 chmod 755 "$WORK"

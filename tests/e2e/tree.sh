@@ -237,7 +237,7 @@ t_tree_all_tasks_partial_failure() {
 	eq "$rc" 1 "exit status: $out"
 	printf '%s\n' "$out" >"$WORK/ap.err"
 	has "$out" "pid $R's new TPC list: 8-9"
-	has "$out" "nvtaskset: failed to set pid $G's partition: its control segment has version 7; this nvtaskset understands version 3"
+	has "$out" "nvtaskset: failed to set pid $G's partition: its control segment has version 7; this nvtaskset understands version $SEG_VERSION"
 	has "$out" "pid $GC's new TPC list: 8-9"
 	wait_file "$WORK/ap.child.child" "8-9"
 	eq "$(cat "$WORK/ap.child.parent")" "0-3" "the task that failed"
@@ -255,7 +255,7 @@ assert t[r]["gpus"][0]["previous"]["tpcs"] == "8-9" and t[r]["gpus"][0]["current
 assert t[gc]["gpus"][0]["current"]["tpcs"] == "10"
 PY
 	has "$(cat "$WORK/ap.err")" "nvtaskset: failed to set the partition of 1 of 3 tasks"
-	"$T/segpoke" "$G" version 3
+	"$T/segpoke" "$G" version current
 	stop_tree ap
 }
 
@@ -292,7 +292,7 @@ PY
 	eq "$rc" 1
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["error"]=="failed to get the partition of 1 of 3 tasks" and len(d["tasks"])==3 and "error" in d["tasks"][0]' "$out" ||
 		die "bad JSON: $out"
-	"$T/segpoke" "$R" version 3
+	"$T/segpoke" "$R" version current
 	# Without a failure, no "error".
 	out=$(timeout 20 "$NVT" -a -p --json "$R" 2>/dev/null)
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert "error" not in d and len(d["tasks"])==3' "$out" ||

@@ -61,7 +61,8 @@ int main(int argc, char **argv)
 		view.topo.hw_bit[1] = view.topo.hw_bit[0];
 		nvt_slot_write(&seg->gpu[0], &view);
 	} else if (!strcmp(argv[2], "version") && argc == 4) {
-		seg->version = (uint32_t)atoi(argv[3]);
+		/* "current": this build's NVT_SEG_VERSION (puts a segment back). */
+		seg->version = !strcmp(argv[3], "current") ? NVT_SEG_VERSION : (uint32_t)atoi(argv[3]);
 	} else if (!strcmp(argv[2], "garbage")) {
 		memset(seg, 0x5a, 16);
 	} else if (!strcmp(argv[2], "halfwrite")) {
