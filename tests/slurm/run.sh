@@ -503,7 +503,7 @@ s_requests() {
 	out=$(timeout 30 srun --gpu-tpcs=4 --gpu-gpcs=1 true 2>&1) && rc=0 || rc=$?
 	[ "$rc" != 0 ] || die "srun with both options succeeded"
 	has "$out" "--gpu-tpcs and --gpu-gpcs exclude each other"
-	out=$(timeout 30 sbatch --gpu-tpcs=x --wrap true 2>&1) && rc=0 || rc=$?
+	out=$(timeout 30 sbatch --gpu-tpcs=x -o /dev/null --wrap true 2>&1) && rc=0 || rc=$?
 	[ "$rc" != 0 ] || die "sbatch --gpu-tpcs=x succeeded"
 	has "$out" "--gpu-tpcs takes a count from 1 to 256, not 'x'"
 	# More than the node has: refused at submission, by Slurm.
