@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,13 +24,18 @@
  * link and a whole segment, made by uid, naming process id. Returns enum
  * nvt_inherit_rc; with torn_ok, slots a dead writer left half-written are
  * left out instead of making it UNUSABLE, and refused ones are kept.
+ *
+ * Takes no lock: anyone may open a segment, so anyone could hold a lock on
+ * it. A writer inside a slot is seen by the slot's sequence lock; a segment
+ * its maker is still filling, by its mode (nvtaskset.h, "Making a segment"):
+ * one that others may not read yet, which we cannot open if it is not ours.
  */
 static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt_proc_id *id,
 			int torn_ok, struct nvt_inherited *out)
 {
 	static struct nvt_segment copy;
 	struct stat st;
-	int fd, locked, rc = NVT_INHERIT_NONE;
+	int fd, made, rc = NVT_INHERIT_NONE;
 
 	memset(out, 0, sizeof(*out));
 	if (dirfd < 0)
@@ -39,20 +43,23 @@ static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt
 	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return NVT_INHERIT_NONE;
+		return errno == EACCES ? NVT_INHERIT_UNUSABLE : NVT_INHERIT_NONE;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1)
 		goto done;
-	/* Writers (the CLI; the shim while it fills a new segment) hold the
-	 * file's lock: with a shared one of ours none is inside while we read. */
-	locked = flock(fd, LOCK_SH | LOCK_NB) == 0;
-	if (!locked && st.st_size == 0) {
-		rc = NVT_INHERIT_UNUSABLE; /* its shim is making it right now */
+	made = (st.st_mode & 0777) == NVT_SEG_MODE;
+	if ((size_t)st.st_size != sizeof(copy) || pread(fd, &copy, sizeof(copy), 0) != sizeof(copy) ||
+	    nvt_seg_check(&copy, sizeof(copy)) != NVT_SEG_VALID) {
+		if (!made)
+			rc = NVT_INHERIT_UNUSABLE; /* its maker has not given it a header yet */
 		goto done;
 	}
-	if ((size_t)st.st_size != sizeof(copy) || pread(fd, &copy, sizeof(copy), 0) != sizeof(copy) ||
-	    nvt_seg_check(&copy, sizeof(copy)) != NVT_SEG_VALID || copy.pid != id->pid ||
-	    copy.pidns != id->pidns || copy.start_time != id->start_time || copy.uid != uid)
-		goto unlock; /* a leftover of an earlier process with this PID, or not a segment */
+	if (copy.pid != id->pid || copy.pidns != id->pidns || copy.start_time != id->start_time ||
+	    copy.uid != uid)
+		goto done; /* a leftover of an earlier process with this PID */
+	if (!made) {
+		rc = NVT_INHERIT_UNUSABLE; /* its shim is filling it right now */
+		goto done;
+	}
 	rc = NVT_INHERIT_FOUND;
 	out->from = id->pid;
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
@@ -74,12 +81,6 @@ static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt
 		view->flags = 0; /* a copy is no claim of its own (NVT_SLOTF_CLAIM) */
 		out->slot[out->n++] = g;
 	}
-	/* Held by a writer and naming no GPU: a shim filling its new segment. */
-	if (rc == NVT_INHERIT_FOUND && !locked && out->n == 0)
-		rc = NVT_INHERIT_UNUSABLE;
-unlock:
-	if (locked)
-		flock(fd, LOCK_UN);
 done:
 	close(fd);
 	return rc;

@@ -73,12 +73,14 @@
 
 /* ---- The caller's own segment -------------------------------------------- */
 
-/* Makes the caller's segment anew and empty, holding its lock: one the
- * process had (before an exec, or from an earlier call) is replaced. */
-static int make_own(const char *base, struct nvt_seg_own *own, int *lock_fd, char *why, size_t len)
+/* Makes the caller's segment anew and empty, holding its writer's lock (see
+ * nvt_seg_create): one the process had (before an exec, or from an earlier
+ * call) is replaced. */
+static int make_own(const char *base, struct nvt_seg_own *own, struct nvt_seg_new *fresh, char *why,
+		    size_t len)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
-		int rc = nvt_seg_create(base, own, lock_fd, why, len);
+		int rc = nvt_seg_create(base, own, fresh, why, len);
 		if (rc == NVT_SEG_CREATED)
 			return 0;
 		if (rc < 0)
@@ -119,18 +121,18 @@ int nvt_seg_prepare(const char *base, const struct nvt_slot_view *views, int n,
 		    struct nvt_seg_own *own, char *why, size_t len)
 {
 	const uint8_t *uuids[NVT_MAX_GPUS];
-	int lock_fd;
+	struct nvt_seg_new fresh;
 
 	for (int i = 0; i < n && i < NVT_MAX_GPUS; i++)
 		uuids[i] = views[i].uuid;
-	if (check_uuids(uuids, n, why, len) || make_own(base, own, &lock_fd, why, len))
+	if (check_uuids(uuids, n, why, len) || make_own(base, own, &fresh, why, len))
 		return NVT_RESERVE_ERROR;
 	for (int i = 0; i < n; i++) {
 		struct nvt_slot_view v = views[i];
 		v.flags = 0;
 		nvt_slot_write(&own->seg->gpu[i], &v);
 	}
-	nvt_seg_unlock(lock_fd);
+	nvt_seg_unlock(&fresh); /* open to readers now, filled */
 	/* As a task's start does: children that ended with _exit left files. */
 	nvt_seg_sweep(own, SWEEP_MAX);
 	return NVT_RESERVE_OK;
@@ -279,15 +281,19 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 	struct nvt_claimer me;
 	long long start = now_ms(), deadline, end;
 	unsigned seed, free_tpcs;
-	int lock_fd, rc = NVT_RESERVE_ERROR, unsure_rounds = 0;
+	struct nvt_seg_new fresh;
+	int rc = NVT_RESERVE_ERROR, unsure_rounds = 0;
 	char where[64];
 
 	for (int i = 0; i < n && i < NVT_MAX_GPUS; i++)
 		uuids[i] = req[i].uuid;
 	if (check_uuids(uuids, n, why, len))
 		return NVT_RESERVE_ERROR;
-	if (make_own(base, own, &lock_fd, why, len))
+	if (make_own(base, own, &fresh, why, len))
 		return NVT_RESERVE_ERROR;
+	/* Other claimers must see our claims from the first: open to readers
+	 * now, and writers (nvtaskset -p) wait until we are done. */
+	nvt_seg_publish(&fresh);
 	me.start_time = own->seg->start_time;
 	me.pidns = own->seg->pidns;
 	me.pid = own->seg->pid;
@@ -395,7 +401,7 @@ fail:
 	munmap(own->seg, sizeof(*own->seg));
 	own->seg = NULL;
 done:
-	nvt_seg_unlock(lock_fd);
+	nvt_seg_unlock(&fresh);
 	for (int i = 0; i < n; i++)
 		free(found[i].v);
 	if (rc == NVT_RESERVE_OK)

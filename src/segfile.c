@@ -23,9 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HEADER_BYTES offsetof(struct nvt_segment, gpu)
@@ -376,15 +376,46 @@ static struct nvt_segment *adopt(int fd, const struct nvt_seg_own *own, uint64_t
 	return p == MAP_FAILED ? NULL : p;
 }
 
-int nvt_seg_create(const char *base, struct nvt_seg_own *own, int *lock_fd, char *why, size_t len)
+/* Opens (making it if need be) the lock file of the caller's run directory
+ * and takes the writer's lock of own's segment, waiting at most
+ * NVT_SEG_CREATE_WAIT_MS. Returns the lock file's fd, or -1 with errno set
+ * (the lock file cannot be used). *locked says whether the lock is held. */
+static int take_own_lock(int dirfd, const struct nvt_seg_own *own, int *locked)
+{
+	struct timespec pause = {0, 1000000};
+	int fd = nvt_lock_open(dirfd, geteuid());
+
+	*locked = 0;
+	if (fd < 0)
+		return -1;
+	/* Held already: by a writer of an earlier process of this PID (a CLI
+	 * that opened its segment just before it ended), by one of another PID
+	 * namespace whose byte is ours, or by an fd that a child inherited. It
+	 * is our user's or root's: wait a little, then make the segment without
+	 * it (a writer that then finds it may write beside us). */
+	for (int waited = 0; waited <= NVT_SEG_CREATE_WAIT_MS; waited++) {
+		if (nvt_lock_byte(fd, own->pidns, own->pid, F_WRLCK) == 0) {
+			*locked = 1;
+			break;
+		}
+		if (errno != EAGAIN && errno != EINTR)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	return fd;
+}
+
+int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new *fresh, char *why,
+		   size_t len)
 {
 	uint64_t start;
 	struct stat st;
-	int dirfd, fd = -1;
+	int dirfd, fd = -1, old, locked;
 	void *p;
 
 	memset(own, 0, sizeof(*own));
-	*lock_fd = -1;
+	memset(fresh, 0, sizeof(*fresh));
+	fresh->fd = fresh->lock_fd = -1;
 	own->pid = getpid();
 	own->pidns = nvt_own_pidns();
 	if (!own->pidns || start_time_at("/proc/self/stat", &start)) {
@@ -396,70 +427,154 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, int *lock_fd, char
 	if (dirfd < 0)
 		return -1;
 	nvt_seg_name(own->name, sizeof(own->name), own->pidns, own->pid);
+	/* This process before an exec: its segment, partitions and all. */
+	old = openat(dirfd, own->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (old >= 0) {
+		own->seg = adopt(old, own, start);
+		if (own->seg && fstat(old, &st) == 0) {
+			own->dev = st.st_dev;
+			own->ino = st.st_ino;
+			close(old);
+			close(dirfd);
+			return NVT_SEG_ADOPTED;
+		}
+		close(old);
+	}
+	/* A new one, made holding the writer's lock: a writer that finds it
+	 * waits until it is filled. */
+	fresh->pidns = own->pidns;
+	fresh->pid = own->pid;
+	fresh->lock_fd = take_own_lock(dirfd, own, &locked);
+	if (fresh->lock_fd < 0) {
+		snprintf(why, len, "cannot use %s/%s: %s", own->dir, NVT_LOCK_NAME, strerror(errno));
+		close(dirfd);
+		return -1;
+	}
+	if (!locked) {
+		close(fresh->lock_fd);
+		fresh->lock_fd = -1;
+	}
 	for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
 		fd = openat(dirfd, own->name,
-			    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, NVT_SEG_MODE);
+			    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, NVT_SEG_NEW_MODE);
 		if (fd >= 0 || errno != EEXIST)
 			break;
-		/* This process before an exec, or a dead one's leftover. */
-		int old = openat(dirfd, own->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (old >= 0) {
-			own->seg = adopt(old, own, start);
-			if (own->seg && fstat(old, &st) == 0) {
-				own->dev = st.st_dev;
-				own->ino = st.st_ino;
-				close(old);
-				close(dirfd);
-				return NVT_SEG_ADOPTED;
-			}
-			close(old);
-		}
-		/* Never truncate it: a process may still map it. Make it anew. */
+		/* A dead process's leftover. Never truncate it: a process may
+		 * still map it. Make it anew. */
 		if (unlinkat(dirfd, own->name, 0) && errno != ENOENT) {
 			snprintf(why, len, "cannot replace %s: %s", own->name, strerror(errno));
-			close(dirfd);
-			return -1;
+			goto fail;
 		}
 	}
 	if (fd < 0) {
 		snprintf(why, len, "%s", strerror(errno));
-		close(dirfd);
-		return -1;
-	}
-	/* Locked before it has a size: a CLI that finds it waits for the whole header. */
-	if (flock(fd, LOCK_EX | LOCK_NB) || fchmod(fd, NVT_SEG_MODE) ||
-	    ftruncate(fd, sizeof(struct nvt_segment)) || fstat(fd, &st)) {
-		snprintf(why, len, "%s", strerror(errno));
 		goto fail;
+	}
+	/* Not open to readers until filled (nvt_seg_publish); the mode also
+	 * undoes a umask that left us no access. */
+	if (fchmod(fd, NVT_SEG_NEW_MODE) || ftruncate(fd, sizeof(struct nvt_segment)) || fstat(fd, &st)) {
+		snprintf(why, len, "%s", strerror(errno));
+		goto fail_made;
 	}
 	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		snprintf(why, len, "%s", strerror(errno));
-		goto fail;
+		goto fail_made;
 	}
 	own->seg = p;
 	own->dev = st.st_dev;
 	own->ino = st.st_ino;
 	nvt_seg_init(own->seg, (int32_t)own->pid, (uint32_t)geteuid(), start);
 	own->seg->pidns = own->pidns;
-	*lock_fd = fd;
+	fresh->fd = fd;
 	close(dirfd);
 	return NVT_SEG_CREATED;
-fail:
+fail_made:
 	close(fd);
 	unlinkat(dirfd, own->name, 0);
+fail:
 	close(dirfd);
+	nvt_seg_unlock(fresh);
 	return -1;
 }
 
-void nvt_seg_unlock(int lock_fd)
+void nvt_seg_publish(struct nvt_seg_new *fresh)
 {
-	if (lock_fd < 0)
+	if (fresh->fd < 0)
 		return;
-	/* Explicitly: the mapping holds the open file, and with it the flock,
-	 * past close(). */
-	flock(lock_fd, LOCK_UN);
-	close(lock_fd);
+	fchmod(fresh->fd, NVT_SEG_MODE);
+	close(fresh->fd);
+	fresh->fd = -1;
+}
+
+void nvt_seg_unlock(struct nvt_seg_new *fresh)
+{
+	nvt_seg_publish(fresh);
+	if (fresh->lock_fd < 0)
+		return;
+	/* Explicitly: a child forked meanwhile shares the open file, and with
+	 * it the lock, until it closes it. */
+	nvt_lock_byte(fresh->lock_fd, fresh->pidns, fresh->pid, F_UNLCK);
+	close(fresh->lock_fd);
+	fresh->lock_fd = -1;
+}
+
+int nvt_lock_open(int dirfd, uid_t uid)
+{
+	uid_t me = geteuid();
+	struct stat st;
+	int fd;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		fd = openat(dirfd, NVT_LOCK_NAME, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && (me == uid || me == 0)) {
+			fd = openat(dirfd, NVT_LOCK_NAME,
+				    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+				    NVT_LOCK_MODE);
+			if (fd < 0 && errno == EEXIST)
+				continue; /* made meanwhile: open that one */
+			/* Root makes it for the directory's user, whose writers use it too. */
+			if (fd >= 0 && ((me != uid && fchown(fd, uid, (gid_t)-1)) ||
+					fchmod(fd, NVT_LOCK_MODE))) {
+				int saved = errno;
+				close(fd);
+				errno = saved;
+				return -1;
+			}
+		}
+		if (fd < 0 && errno != ELOOP)
+			return -1;
+		/* A FIFO opened O_RDWR does not block; anything but a regular
+		 * file of uid's that only uid (and root) can open is refused. */
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid &&
+		    st.st_nlink == 1 && !(st.st_mode & 077))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		/* Its user replaces a bad one (nobody else can have made it). */
+		if (me != uid || attempt || unlinkat(dirfd, NVT_LOCK_NAME, 0)) {
+			errno = EPERM;
+			return -1;
+		}
+	}
+	errno = EPERM;
+	return -1;
+}
+
+int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = (off_t)nvt_seg_lock_byte(pidns, pid);
+	fl.l_len = 1;
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+		return 0;
+	if (errno == EACCES)
+		errno = EAGAIN; /* POSIX allows either for a conflict */
+	return -1;
 }
 
 int nvt_userdir_open(const char *base, uid_t uid)

@@ -177,7 +177,7 @@ static void register_callback(void)
 
 /*
  * In a forked child: a segment of its own, holding the parent's partitions.
- * Made under the new file's lock, so no CLI writes beside it; and made before
+ * Made holding the writer's lock, so no CLI writes beside it; and made before
  * the parent's partitions are read, so that a CLI changing a tree (-a), which
  * looks for new tasks after its writes, finds this child if it read the
  * parent's partition before the change (as a spawned child does, see init).
@@ -186,11 +186,12 @@ static void after_fork_in_child(void)
 {
 	static struct nvt_slot_view views[NVT_MAX_GPUS];
 	struct nvt_segment *parent = shim.seg, *child = NULL;
-	int used[NVT_MAX_GPUS], lock_fd = -1;
+	struct nvt_seg_new fresh = {-1, -1, 0, 0};
+	int used[NVT_MAX_GPUS];
 	char why[256];
 
 	if (shim.seg_shared) {
-		if (nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why)) >= 0) {
+		if (nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why)) >= 0) {
 			child = shim.own.seg;
 			shim.seg_pid = getpid();
 		} else {
@@ -215,7 +216,7 @@ static void after_fork_in_child(void)
 		for (int g = 0; g < NVT_MAX_GPUS; g++)
 			if (used[g])
 				nvt_slot_write(&child->gpu[g], &views[g]);
-		nvt_seg_unlock(lock_fd);
+		nvt_seg_unlock(&fresh);
 		shim.seg = child;
 		munmap(parent, sizeof(*parent));
 	} /* else: keep reading the parent's (a private copy already): better than none */
@@ -263,7 +264,8 @@ static void init(void)
 {
 	const void *first = dlsym(RTLD_DEFAULT, "nvtaskset_shim_instance");
 	static struct nvt_slot_view env[NVT_MAX_GPUS], start;
-	int n_env, rc, lock_fd = -1;
+	struct nvt_seg_new fresh = {-1, -1, 0, 0};
+	int n_env, rc;
 	char why[256];
 
 	shim.quiet = env_flag(NVT_ENV_QUIET);
@@ -276,7 +278,7 @@ static void init(void)
 		return;
 	n_env = environment_partitions(env);
 	snprintf(shim.base, sizeof(shim.base), "%s", nvt_rundir());
-	rc = nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why));
+	rc = nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why));
 	if (rc >= 0) {
 		shim.seg = shim.own.seg;
 		shim.seg_shared = 1;
@@ -296,7 +298,7 @@ static void init(void)
 	} else {
 		fill_new_segment(rc == NVT_SEG_CREATED, env, n_env);
 	}
-	nvt_seg_unlock(lock_fd);
+	nvt_seg_unlock(&fresh); /* open to readers now, filled */
 	/* Children that ended with _exit left their files: a start tidies up. */
 	if (rc == NVT_SEG_CREATED)
 		nvt_seg_sweep(&shim.own, SWEEP_MAX);
