@@ -54,18 +54,19 @@ static int env_flag(const char *name)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
-/* A segment only this process sees, when none can be shared. */
+/*
+ * A segment only this process sees, when none can be shared: static, so that
+ * getting one cannot fail (its pages cost nothing until used). A forked
+ * child whose parent used it has a copy of its own already.
+ */
 static struct nvt_segment *private_segment(void)
 {
-	void *p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static struct nvt_segment private_seg;
 	uint64_t start = 0;
 
-	if (p == MAP_FAILED)
-		return NULL;
 	nvt_proc_start_time(getpid(), &start);
-	nvt_seg_init(p, (int32_t)getpid(), (uint32_t)geteuid(), start);
-	return p;
+	nvt_seg_init(&private_seg, (int32_t)getpid(), (uint32_t)geteuid(), start);
+	return &private_seg;
 }
 
 /*
@@ -181,6 +182,9 @@ static void register_callback(void)
  * the parent's partitions are read, so that a CLI changing a tree (-a), which
  * looks for new tasks after its writes, finds this child if it read the
  * parent's partition before the change (as a spawned child does, see init).
+ * If none can be made, a private one: the child never launches on, nor
+ * counts its launches in, the segment of its parent's that it inherited
+ * mapped.
  */
 static void after_fork_in_child(void)
 {
@@ -195,9 +199,11 @@ static void after_fork_in_child(void)
 			child = shim.own.seg;
 			shim.seg_pid = getpid();
 		} else {
+			shim_warn("cannot create a control segment in %s (%s); this forked child's "
+				  "partition cannot be read or changed while it runs",
+				  shim.own.dir, why);
 			child = private_segment();
-			if (child)
-				shim.seg_shared = 0;
+			shim.seg_shared = 0;
 		}
 	}
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
@@ -218,8 +224,8 @@ static void after_fork_in_child(void)
 				nvt_slot_write(&child->gpu[g], &views[g]);
 		nvt_seg_unlock(&fresh);
 		shim.seg = child;
-		munmap(parent, sizeof(*parent));
-	} /* else: keep reading the parent's (a private copy already): better than none */
+		munmap(parent, sizeof(*parent)); /* the parent's file, mapped shared */
+	} /* else: the parent's was private, and fork() made this child a copy of it */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		if (used[g])
 			start_masks(g, &views[g], NULL);
@@ -288,8 +294,6 @@ static void init(void)
 		     "be read or changed while it runs",
 		     shim.own.dir, why);
 		shim.seg = private_segment();
-		if (!shim.seg)
-			return;
 	}
 	if (rc == NVT_SEG_ADOPTED) {
 		/* A new program in this process: nothing has launched on it yet. */

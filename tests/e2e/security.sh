@@ -541,6 +541,37 @@ t_sec_parent_segment_being_made() {
 	touch "$WORK/bm.stop"
 	wait "$PID" || die "spawn app failed: $(cat "$WORK/bm.out")"
 }
+t_sec_fork_without_segment() {
+	# A forked child that can make no segment of its own (here: no address
+	# space left to map one) runs on its parent's partition in a private copy:
+	# it neither follows its parent's changes nor counts launches in its
+	# parent's segment, and says so.
+	command -v prlimit >/dev/null || skip "needs prlimit"
+	local child vm
+	rm -f "$WORK"/fn.*
+	"$NVT" --no-mps -c 0-3 "$APP" fork-on "$WORK/fn.go" "$WORK/fn.stop" "$WORK/fn" >"$WORK/fn.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/fn.parent" "0-3"
+	# Two pages more than it has: a segment (three pages) cannot be mapped.
+	vm=$(awk '/^VmSize:/ {print $2}' "/proc/$PID/status")
+	prlimit --pid "$PID" --as=$(((vm + 8) * 1024)): # the soft limit only: ours to raise again
+	touch "$WORK/fn.go"
+	wait_file "$WORK/fn.child" "0-3"
+	child=$(cat "$WORK/fn.childpid")
+	prlimit --pid "$PID" --as=unlimited:
+	prlimit --pid "$child" --as=unlimited:
+	run_rc out rc "$NVT" -p -c 9 "$PID"
+	eq "$rc" 0
+	wait_file "$WORK/fn.parent" "9"
+	sleep 0.3
+	eq "$(cat "$WORK/fn.child")" "0-3" "the child's partition after its parent moved"
+	has "$(cat "$WORK/fn.out")" "cannot create a control segment"
+	run_rc out rc "$NVT" -p "$child"
+	eq "$out" "nvtaskset: failed to get pid $child's partition: not running under nvtaskset"
+	touch "$WORK/fn.stop"
+	wait "$PID" || die "fork app failed: $(cat "$WORK/fn.out")"
+}
+
 # ---- 5, 6. MPS ----------------------------------------------------------------------
 
 t_sec_mps_hostile_default_directory() {
