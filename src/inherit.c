@@ -111,28 +111,37 @@ int nvt_inherit_ancestor(const char *base, const struct nvt_seg_own *own,
 
 	memset(out, 0, sizeof(*out));
 	/* PIDs and parents are read in /proc: only where it numbers them as our
-	 * PID namespace does (segment names use those numbers). */
-	if (nvt_proc_stat(0, &st) || st.pid != own->pid || !own->pidns)
+	 * PID namespace does (segment names use those numbers). nvt_seg_create
+	 * read /proc/self/stat for us. */
+	if (!own->proc_pid || own->proc_pid != own->pid || !own->pidns)
 		return NVT_INHERIT_NONE;
 	mine = nvt_userdir_open(base, me);
 	roots = me == 0 ? -1 : nvt_userdir_open(base, 0);
 	if (mine < 0 && roots < 0)
 		return NVT_INHERIT_NONE; /* no directory we trust: no segment either */
 	/* A parent of 0 is outside our PID namespace (or there is none). */
-	pid = st.ppid;
+	pid = own->proc_ppid;
 	for (int depth = 0; depth < NVT_INHERIT_MAX_DEPTH && pid > 0 && rc == NVT_INHERIT_NONE;
 	     depth++) {
 		struct nvt_proc_id id;
+		struct stat file;
 		char name[64];
 		uid_t euid;
+		int in_mine, in_roots;
 
 		/* Gone meanwhile, or a zombie: the chain is being handed on. */
-		if (nvt_proc_stat(pid, &st) || nvt_proc_euid(pid, &euid))
+		if (nvt_proc_stat(pid, &st))
 			break;
 		id.pidns = own->pidns;
 		id.pid = pid;
 		id.start_time = st.start_time;
 		if (nvt_seg_name(name, sizeof(name), own->pidns, pid))
+			break;
+		/* Whose the process is matters only where a file has its name: most
+		 * ancestors (shells, init) have none, and their status is not read. */
+		in_mine = mine >= 0 && fstatat(mine, name, &file, AT_SYMLINK_NOFOLLOW) == 0;
+		in_roots = roots >= 0 && fstatat(roots, name, &file, AT_SYMLINK_NOFOLLOW) == 0;
+		if ((in_mine || in_roots) && nvt_proc_euid(pid, &euid))
 			break;
 		/*
 		 * Only segments whose user may change ours anyway: ours and root's.
@@ -144,9 +153,9 @@ int nvt_inherit_ancestor(const char *base, const struct nvt_seg_own *own,
 		 * before an exec to us, older than the one in ours, so ours first.
 		 * A process of root's has its segment in root's directory.
 		 */
-		if (euid == me)
+		if (in_mine && euid == me)
 			rc = read_trusted(mine, me, name, &id, 0, out);
-		if (rc == NVT_INHERIT_NONE && me != 0 && (euid == me || euid == 0))
+		if (rc == NVT_INHERIT_NONE && in_roots && me != 0 && (euid == me || euid == 0))
 			rc = read_trusted(roots, 0, name, &id, 0, out);
 		/* The process nvtaskset gave the environment's partition to: what
 		 * lies above it is older than that command line. */

@@ -58,7 +58,9 @@ int nvt_inherit_same_pid(const char *base, const struct nvt_seg_own *own, struct
  * caller's namespace does), at most NVT_INHERIT_MAX_DEPTH of them, never
  * past PID 1 or out of the PID namespace, nor past stop (NULL: no such
  * ancestor), whose own segment is still read. own is the caller's new
- * segment (its PID namespace). Returns enum nvt_inherit_rc. Never blocks:
+ * segment (its PID namespace; its PID and parent as nvt_seg_create read them
+ * in /proc). Reads /proc/PID/status only of ancestors with a file of their
+ * segment's name. Returns enum nvt_inherit_rc. Never blocks:
  * an ancestor whose segment is still being made (its shim is filling it:
  * nvtaskset.h, "Making a segment") reads as UNUSABLE.
  */

@@ -64,8 +64,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Stale segments of the caller's user looked at when one is made (as the shim's start). */
-#define SWEEP_MAX 4096
+/* Segments of the caller's user judged when one is made (nvt_seg_sweep), as
+ * a task's start does, with more room: nvtaskset runs less often. */
+#define SWEEP_MAX 256
 /* Scans in a row that may find a slot mid-write before it is read as empty. */
 #define UNSURE_ROUNDS 20
 /* Sleep between scans while waiting for other claimers: 1 ms to this, at random. */

@@ -408,6 +408,7 @@ static int take_own_lock(int dirfd, const struct nvt_seg_own *own, int *locked)
 int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new *fresh, char *why,
 		   size_t len)
 {
+	struct nvt_stat self;
 	uint64_t start;
 	struct stat st;
 	int dirfd, fd = -1, old, locked;
@@ -418,11 +419,15 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new
 	fresh->fd = fresh->lock_fd = -1;
 	own->pid = getpid();
 	own->pidns = nvt_own_pidns();
-	if (!own->pidns || start_time_at("/proc/self/stat", &start)) {
+	/* Read once: the shim's search for an ancestor's partition uses it too. */
+	if (!own->pidns || stat_at("/proc/self/stat", &self)) {
 		snprintf(own->dir, sizeof(own->dir), "%s", base);
 		snprintf(why, len, "cannot read /proc/self: %s", strerror(errno ? errno : ENOENT));
 		return -1;
 	}
+	own->proc_pid = self.pid;
+	own->proc_ppid = self.ppid;
+	start = self.start_time;
 	dirfd = open_own_userdir(base, own, why, len);
 	if (dirfd < 0)
 		return -1;
@@ -629,14 +634,27 @@ static int is_stale(int dirfd, const char *name, pid_t pid)
 	return stale;
 }
 
-void nvt_seg_sweep(const struct nvt_seg_own *own, int max_entries)
+/* Names read from a run directory per pass of the sweep, at most. */
+#define SWEEP_SCAN_MAX 65536
+
+/* 1 if name is a segment of another process of own's PID namespace; its PID in *pid. */
+static int sweep_candidate(const struct nvt_seg_own *own, const char *name, pid_t *pid)
+{
+	uint64_t pidns;
+
+	return nvt_seg_name_parse(name, &pidns, pid) == 0 && pidns == own->pidns && *pid != own->pid;
+}
+
+void nvt_seg_sweep(const struct nvt_seg_own *own, int max_judged)
 {
 	struct dirent *ent;
+	struct timespec now;
+	long n = 0, first, index = 0, judged = 0;
 	DIR *dir;
-	int dirfd, seen = 0;
+	int dirfd;
 
 	/* Only where /proc can tell whether a PID of our namespace is alive. */
-	if (!nvt_procfs_is_own())
+	if (max_judged <= 0 || !nvt_procfs_is_own())
 		return;
 	dirfd = open(own->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0)
@@ -646,21 +664,42 @@ void nvt_seg_sweep(const struct nvt_seg_own *own, int max_entries)
 		close(dirfd);
 		return;
 	}
-	while ((ent = readdir(dir)) && seen++ < max_entries) {
-		uint64_t pidns;
+	/* Reading names is cheap (one getdents per few hundred); judging one
+	 * costs up to 9 system calls: count them, then judge max_judged from a
+	 * random place on, wrapping around. Every start thus costs about the
+	 * same however many tasks the user runs, and leftovers go over a few. */
+	for (long seen = 0; seen < SWEEP_SCAN_MAX && (ent = readdir(dir)); seen++) {
 		pid_t pid;
+		n += sweep_candidate(own, ent->d_name, &pid);
+	}
+	if (n == 0) {
+		closedir(dir);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	first = (long)(((unsigned long)now.tv_nsec ^ ((unsigned long)own->pid * 2654435761ul)) % (unsigned long)n);
+	for (int pass = 0; pass < 2 && judged < max_judged && judged < n; pass++) {
+		rewinddir(dir);
+		index = 0;
+		for (long seen = 0; seen < SWEEP_SCAN_MAX && judged < max_judged && (ent = readdir(dir));
+		     seen++) {
+			struct stat before, after;
+			pid_t pid;
 
-		if (nvt_seg_name_parse(ent->d_name, &pidns, &pid) || pidns != own->pidns ||
-		    pid == own->pid)
-			continue;
-		struct stat before, now;
-		/* The file judged, not one a new process of a reused PID made
-		 * meanwhile (it replaces a stale file with a new one). */
-		if (fstatat(dirfd, ent->d_name, &before, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    is_stale(dirfd, ent->d_name, pid) &&
-		    fstatat(dirfd, ent->d_name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    now.st_dev == before.st_dev && now.st_ino == before.st_ino)
-			unlinkat(dirfd, ent->d_name, 0);
+			if (!sweep_candidate(own, ent->d_name, &pid))
+				continue;
+			/* The first pass judges from first on, the second up to it. */
+			if (pass == 0 ? index++ < first : index++ >= first)
+				continue;
+			judged++;
+			/* The file judged, not one a new process of a reused PID made
+			 * meanwhile (it replaces a stale file with a new one). */
+			if (fstatat(dirfd, ent->d_name, &before, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    is_stale(dirfd, ent->d_name, pid) &&
+			    fstatat(dirfd, ent->d_name, &after, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    after.st_dev == before.st_dev && after.st_ino == before.st_ino)
+				unlinkat(dirfd, ent->d_name, 0);
+		}
 	}
 	closedir(dir);
 }

@@ -119,6 +119,10 @@ struct nvt_seg_own {
 	uint64_t pidns;
 	dev_t dev;               /* identity of the file, to remove only ours */
 	ino_t ino;
+	/* /proc/self/stat as nvt_seg_create read it (once): our PID and our
+	 * parent's as /proc numbers them; 0 if it could not be read. */
+	pid_t proc_pid;
+	pid_t proc_ppid;
 };
 
 /* A segment being made (see "Making a segment" in nvtaskset.h). */
@@ -157,9 +161,12 @@ void nvt_seg_remove(const struct nvt_seg_own *own);
 /*
  * Removes, from own's run directory, segments of processes of the caller's
  * PID namespace that are gone or whose PID was reused: children that ended
- * with _exit ran no destructor. Looks at most at max_entries names.
+ * with _exit ran no destructor. Judges at most max_judged of them, from a
+ * place in the directory picked at random each time (so that repeated calls
+ * visit every one), at most 9 system calls each; reading the directory's
+ * names costs a few more.
  */
-void nvt_seg_sweep(const struct nvt_seg_own *own, int max_entries);
+void nvt_seg_sweep(const struct nvt_seg_own *own, int max_judged);
 
 /* ---- The CLI's side (segopen.c) ------------------------------------------ */
 

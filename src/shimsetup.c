@@ -41,8 +41,10 @@ static const char instance_marker[sizeof(INSTANCE_TEXT)] = INSTANCE_TEXT;
 extern const char nvtaskset_shim_instance[sizeof(INSTANCE_TEXT)]
 	__attribute__((alias("instance_marker"))) EXPORT;
 
-/* Stale segments the shim looks at when a task starts (nvt_seg_sweep). */
-#define SWEEP_MAX 4096
+/* Segments the shim judges when a task starts (nvt_seg_sweep): at most 9
+ * system calls each, whatever the number of the user's tasks. Leftovers
+ * (children that ended with _exit) go over a few starts, or at the next -l. */
+#define SWEEP_MAX 32
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 

@@ -365,6 +365,32 @@ print("forked")'
 	run_rc out rc "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$(stale_segments)" 0 "segments of dead processes after the next task started"
 }
+t_sec_start_sweep_bounded() {
+	# A task's start judges a few dozen of its user's segments, however many
+	# tasks she runs (each costs up to 9 system calls): 300 live tasks' files
+	# cost it no 300 reads of /proc. Leftovers go over a few starts.
+	command -v strace >/dev/null || skip "needs strace"
+	local dir ns i n pids=""
+	ns=$(stat -L -c %i /proc/self/ns/pid)
+	dir=$NVTASKSET_RUNDIR/nvtaskset-$(id -u)
+	env LD_PRELOAD="$SHIM" /bin/true # makes the run directory
+	for ((i = 0; i < 300; i++)); do
+		sleep 1000 &
+		pids+=" $!"
+		: >"$dir/nvtaskset.$ns.$!" # empty: never judged stale while its process lives
+	done
+	strace -f -o "$WORK/sweep.st" env LD_PRELOAD="$SHIM" /bin/true
+	# shellcheck disable=SC2086
+	kill $pids
+	# shellcheck disable=SC2086
+	wait $pids 2>/dev/null || true
+	n=$(grep -c 'open[a-z]*(AT_FDCWD, "/proc/[0-9]*/stat"' "$WORK/sweep.st" || true)
+	[ "$n" -le 40 ] || die "one start read $n /proc/PID/stat files beside 300 tasks' segments"
+	for ((i = 0; i < 30 && $(stale_segments) > 0; i++)); do
+		env LD_PRELOAD="$SHIM" /bin/true
+	done
+	eq "$(stale_segments)" 0 "segments of processes that are gone after $i starts"
+}
 t_sec_many_names_no_cap() {
 	# 5001 junk names from another user hide no task from -l or --exclude-running,
 	# and every user sees every user's tasks.
