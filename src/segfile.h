@@ -3,9 +3,11 @@
  * facts that validate them. Side effects: files, mmap, /proc. Returns codes;
  * never prints.
  *
- * segfile.c holds what the shim needs (its own segment) and the checks both
- * sides share; segopen.c holds the CLI's side (opening, reading and writing
- * other processes' segments, listing tasks).
+ * segfile.c holds the names, checks and reads both sides share and the
+ * writers' lock files; segown.c the calling process's own segment (the
+ * shim's, and the one the CLI makes for its COMMAND); segopen.c the CLI's
+ * side (opening, reading and writing other processes' segments, listing
+ * tasks).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -109,7 +111,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
  * nvt_seg_check, or NVT_SEG_BAD_SIZE if it cannot be read. */
 int nvt_seg_pread_header(int fd, struct nvt_segment *head);
 
-/* ---- The shim's own segment -------------------------------------------- */
+/* ---- The calling process's own segment (segown.c) ------------------------ */
 
 struct nvt_seg_own {
 	struct nvt_segment *seg; /* mapped shared */
