@@ -360,9 +360,12 @@ int nvt_lock_open(int dirfd, uid_t uid)
 		if (fd < 0 && errno != ELOOP)
 			return -1;
 		/* A FIFO opened O_RDWR does not block; anything but a regular
-		 * file of uid's that only uid (and root) can open is refused. */
+		 * file of uid's that only uid (and root) can open is refused. (Its
+		 * links do not matter: whatever its names, nobody else can open
+		 * it; and another user who may hard-link it must not make us
+		 * refuse it.) */
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid &&
-		    st.st_nlink == 1 && !(st.st_mode & 077))
+		    !(st.st_mode & 077))
 			return fd;
 		if (fd >= 0)
 			close(fd);

@@ -87,8 +87,8 @@ int nvt_userdir_open(const char *base, uid_t uid);
 
 /*
  * Opens the writers' lock file (NVT_LOCK_NAME) of uid's run directory dirfd
- * for writing, if it is a regular file of uid's with one link that nobody
- * else may open (mode NVT_LOCK_MODE). The caller, uid or root, makes it if it
+ * for writing, if it is a regular file of uid's that nobody else may open
+ * (mode NVT_LOCK_MODE or less). The caller, uid or root, makes it if it
  * is missing (root gives it to uid); uid also replaces one that fails the
  * check. Returns its fd, or -1 with errno set.
  */
