@@ -51,8 +51,8 @@ SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 
 B = build
 PURE = tpcset tmd topo segment gpusel ptree
-SHIM_SRC = $(PURE) sysutil segfile inherit shim shimsetup shimgraph
-CORE_CLI = $(PURE) claim mpslog driverinfo sysutil segfile segopen reserve gpu calibrate gpus mps slurmproc
+SHIM_SRC = $(PURE) sysutil segfile segown inherit shim shimsetup shimgraph
+CORE_CLI = $(PURE) claim mpslog driverinfo sysutil segfile segown segopen reserve gpu calibrate gpus mps slurmproc
 CMD_SRC = main common output run pid tree list mpsctl topology
 
 SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)

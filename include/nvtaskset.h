@@ -72,6 +72,15 @@ extern "C" {
 #define NVT_SEG_PREFIX "nvtaskset."
 #define NVT_USERDIR_MODE 0755
 #define NVT_SEG_MODE 0644
+/* A segment's mode while its maker fills it: see "Control segment". */
+#define NVT_SEG_NEW_MODE 0600
+/*
+ * The writers' lock file of a run directory (one per directory, never
+ * removed), mode NVT_LOCK_MODE: only the directory's user and root can open
+ * it, so nobody else can hold a writer's lock. See "Control segment".
+ */
+#define NVT_LOCK_NAME "writers.lock"
+#define NVT_LOCK_MODE 0600
 
 /* ---- Sizes ------------------------------------------------------------ */
 
@@ -133,18 +142,33 @@ struct nvt_topology {
 
 /* ---- Control segment ---------------------------------------------------
  *
- * One file per process (see above), made by the shim with mode 0644:
+ * One file per process (see above), mode NVT_SEG_MODE once made:
  * partitions are public to read, as CPU affinity is; only the task's user and
  * root may write it. The shim maps its own segment shared.
  *
  * Each GPU slot is a sequence lock: a writer makes seq odd, writes, and makes
  * it even again; a reader copies the slot and accepts the copy only if seq was
- * even and unchanged. Writers exclude each other with an exclusive flock on
- * the file: the CLI always, the shim when it fills its own segment (at start
- * and in a forked child; never while launching). The CLI reads by copying
- * (pread), never by mapping a file another user controls. The shim never
- * waits for a writer: while seq is odd, or its copy fails, launches keep the
- * last partition the shim accepted.
+ * even and unchanged. Readers take no lock: anyone may open a segment, so a
+ * lock on it is one anyone could hold.
+ *
+ * Writers exclude each other with a write lock on one byte of their run
+ * directory's NVT_LOCK_NAME file, byte nvt_seg_lock_byte(PIDNS, PID): an open
+ * file description lock (fcntl F_OFD_SETLK), which the kernel drops when its
+ * holder dies, taken on a file only the directory's user and root can open.
+ * Segments whose bytes coincide (the same PID in PID namespaces whose inodes
+ * agree in their low 9 bits) merely wait for each other. The CLI writes under
+ * it always, the shim when it fills its own new segment (at start and in a
+ * forked child; never while launching). The CLI reads by copying (pread),
+ * never by mapping a file another user controls. The shim never waits for a
+ * writer: while seq is odd, or its copy fails, launches keep the last
+ * partition the shim accepted.
+ *
+ * Making a segment: its maker takes the writer's lock, then creates the file
+ * with mode NVT_SEG_NEW_MODE, gives it its size and header, fills its slots,
+ * and only then gives it mode NVT_SEG_MODE and lets the lock go. So a writer
+ * that finds a new segment waits until it is filled, and a file that others
+ * may not read yet is one still being made: a reader that cannot open it, or
+ * finds it so, knows its partitions are not there yet (see below).
  *
  * A slot belongs to the GPU whose UUID it holds (all zero: a free slot).
  * Each launch uses the slot of its own GPU, found by the launching context's
@@ -168,7 +192,8 @@ struct nvt_topology {
  *      the run directory of the process's effective user or of root, is
  *      trusted as the CLI trusts one (a regular file of that user's with one
  *      link, naming that very process: PID namespace, PID, start time) and
- *      reads whole (no slot mid-write or refused; else step 3). Processes
+ *      reads whole (made already, no slot mid-write or refused; else
+ *      step 3). Processes
  *      between them without a segment, or with another user's, are passed
  *      over: another user's partition is none she could set for this process
  *      (a setuid program's effective user is its owner, not the caller);
@@ -180,6 +205,10 @@ struct nvt_topology {
  * segment is still read). So every child starts from its parent's current
  * partition, however it was started, and the inner nvtaskset wins.
  */
+/* The byte of NVT_LOCK_NAME that guards segment PIDNS.PID (below 2^31, for any off_t). */
+#define nvt_seg_lock_byte(pidns, pid) \
+	((((uint64_t)(pidns) & 0x1ffu) << 22) | ((uint64_t)(pid) & 0x3fffffu))
+
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
 #define NVT_LAUNCH_STRIPES 8
 #define NVT_SEG_VERSION 4u

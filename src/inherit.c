@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,13 +24,18 @@
  * link and a whole segment, made by uid, naming process id. Returns enum
  * nvt_inherit_rc; with torn_ok, slots a dead writer left half-written are
  * left out instead of making it UNUSABLE, and refused ones are kept.
+ *
+ * Takes no lock: anyone may open a segment, so anyone could hold a lock on
+ * it. A writer inside a slot is seen by the slot's sequence lock; a segment
+ * its maker is still filling, by its mode (nvtaskset.h, "Making a segment"):
+ * one that others may not read yet, which we cannot open if it is not ours.
  */
 static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt_proc_id *id,
 			int torn_ok, struct nvt_inherited *out)
 {
 	static struct nvt_segment copy;
 	struct stat st;
-	int fd, locked, rc = NVT_INHERIT_NONE;
+	int fd, made, rc = NVT_INHERIT_NONE;
 
 	memset(out, 0, sizeof(*out));
 	if (dirfd < 0)
@@ -39,20 +43,23 @@ static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt
 	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return NVT_INHERIT_NONE;
+		return errno == EACCES ? NVT_INHERIT_UNUSABLE : NVT_INHERIT_NONE;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1)
 		goto done;
-	/* Writers (the CLI; the shim while it fills a new segment) hold the
-	 * file's lock: with a shared one of ours none is inside while we read. */
-	locked = flock(fd, LOCK_SH | LOCK_NB) == 0;
-	if (!locked && st.st_size == 0) {
-		rc = NVT_INHERIT_UNUSABLE; /* its shim is making it right now */
+	made = (st.st_mode & 0777) == NVT_SEG_MODE;
+	if ((size_t)st.st_size != sizeof(copy) || pread(fd, &copy, sizeof(copy), 0) != sizeof(copy) ||
+	    nvt_seg_check(&copy, sizeof(copy)) != NVT_SEG_VALID) {
+		if (!made)
+			rc = NVT_INHERIT_UNUSABLE; /* its maker has not given it a header yet */
 		goto done;
 	}
-	if ((size_t)st.st_size != sizeof(copy) || pread(fd, &copy, sizeof(copy), 0) != sizeof(copy) ||
-	    nvt_seg_check(&copy, sizeof(copy)) != NVT_SEG_VALID || copy.pid != id->pid ||
-	    copy.pidns != id->pidns || copy.start_time != id->start_time || copy.uid != uid)
-		goto unlock; /* a leftover of an earlier process with this PID, or not a segment */
+	if (copy.pid != id->pid || copy.pidns != id->pidns || copy.start_time != id->start_time ||
+	    copy.uid != uid)
+		goto done; /* a leftover of an earlier process with this PID */
+	if (!made) {
+		rc = NVT_INHERIT_UNUSABLE; /* its shim is filling it right now */
+		goto done;
+	}
 	rc = NVT_INHERIT_FOUND;
 	out->from = id->pid;
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
@@ -74,12 +81,6 @@ static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt
 		view->flags = 0; /* a copy is no claim of its own (NVT_SLOTF_CLAIM) */
 		out->slot[out->n++] = g;
 	}
-	/* Held by a writer and naming no GPU: a shim filling its new segment. */
-	if (rc == NVT_INHERIT_FOUND && !locked && out->n == 0)
-		rc = NVT_INHERIT_UNUSABLE;
-unlock:
-	if (locked)
-		flock(fd, LOCK_UN);
 done:
 	close(fd);
 	return rc;
@@ -110,28 +111,37 @@ int nvt_inherit_ancestor(const char *base, const struct nvt_seg_own *own,
 
 	memset(out, 0, sizeof(*out));
 	/* PIDs and parents are read in /proc: only where it numbers them as our
-	 * PID namespace does (segment names use those numbers). */
-	if (nvt_proc_stat(0, &st) || st.pid != own->pid || !own->pidns)
+	 * PID namespace does (segment names use those numbers). nvt_seg_create
+	 * read /proc/self/stat for us. */
+	if (!own->proc_pid || own->proc_pid != own->pid || !own->pidns)
 		return NVT_INHERIT_NONE;
 	mine = nvt_userdir_open(base, me);
 	roots = me == 0 ? -1 : nvt_userdir_open(base, 0);
 	if (mine < 0 && roots < 0)
 		return NVT_INHERIT_NONE; /* no directory we trust: no segment either */
 	/* A parent of 0 is outside our PID namespace (or there is none). */
-	pid = st.ppid;
+	pid = own->proc_ppid;
 	for (int depth = 0; depth < NVT_INHERIT_MAX_DEPTH && pid > 0 && rc == NVT_INHERIT_NONE;
 	     depth++) {
 		struct nvt_proc_id id;
+		struct stat file;
 		char name[64];
 		uid_t euid;
+		int in_mine, in_roots;
 
 		/* Gone meanwhile, or a zombie: the chain is being handed on. */
-		if (nvt_proc_stat(pid, &st) || nvt_proc_euid(pid, &euid))
+		if (nvt_proc_stat(pid, &st))
 			break;
 		id.pidns = own->pidns;
 		id.pid = pid;
 		id.start_time = st.start_time;
 		if (nvt_seg_name(name, sizeof(name), own->pidns, pid))
+			break;
+		/* Whose the process is matters only where a file has its name: most
+		 * ancestors (shells, init) have none, and their status is not read. */
+		in_mine = mine >= 0 && fstatat(mine, name, &file, AT_SYMLINK_NOFOLLOW) == 0;
+		in_roots = roots >= 0 && fstatat(roots, name, &file, AT_SYMLINK_NOFOLLOW) == 0;
+		if ((in_mine || in_roots) && nvt_proc_euid(pid, &euid))
 			break;
 		/*
 		 * Only segments whose user may change ours anyway: ours and root's.
@@ -143,9 +153,9 @@ int nvt_inherit_ancestor(const char *base, const struct nvt_seg_own *own,
 		 * before an exec to us, older than the one in ours, so ours first.
 		 * A process of root's has its segment in root's directory.
 		 */
-		if (euid == me)
+		if (in_mine && euid == me)
 			rc = read_trusted(mine, me, name, &id, 0, out);
-		if (rc == NVT_INHERIT_NONE && me != 0 && (euid == me || euid == 0))
+		if (rc == NVT_INHERIT_NONE && in_roots && me != 0 && (euid == me || euid == 0))
 			rc = read_trusted(roots, 0, name, &id, 0, out);
 		/* The process nvtaskset gave the environment's partition to: what
 		 * lies above it is older than that command line. */

@@ -13,7 +13,8 @@
  * Reads other processes' segments as the CLI does: through a checked run
  * directory, O_NOFOLLOW | O_NONBLOCK, type and owner checked before any read,
  * by copies (pread), never mapped; the segment must name that very process
- * (PID namespace, PID, start time). Never blocks. Returns codes; never prints.
+ * (PID namespace, PID, start time). Never blocks, and takes no lock that
+ * another user could hold. Returns codes; never prints.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -57,9 +58,11 @@ int nvt_inherit_same_pid(const char *base, const struct nvt_seg_own *own, struct
  * caller's namespace does), at most NVT_INHERIT_MAX_DEPTH of them, never
  * past PID 1 or out of the PID namespace, nor past stop (NULL: no such
  * ancestor), whose own segment is still read. own is the caller's new
- * segment (its PID namespace). Returns enum nvt_inherit_rc. Never blocks:
- * an ancestor whose segment a writer holds and that names no GPU yet (its
- * shim is still filling it) reads as UNUSABLE.
+ * segment (its PID namespace; its PID and parent as nvt_seg_create read them
+ * in /proc). Reads /proc/PID/status only of ancestors with a file of their
+ * segment's name. Returns enum nvt_inherit_rc. Never blocks:
+ * an ancestor whose segment is still being made (its shim is filling it:
+ * nvtaskset.h, "Making a segment") reads as UNUSABLE.
  */
 int nvt_inherit_ancestor(const char *base, const struct nvt_seg_own *own,
 			 const struct nvt_proc_id *stop, struct nvt_inherited *out);

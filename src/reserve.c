@@ -72,8 +72,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Stale segments of the caller's user looked at when one is made (as the shim's start). */
-#define SWEEP_MAX 4096
+/* Segments of the caller's user judged when one is made (nvt_seg_sweep), as
+ * a task's start does, with more room: nvtaskset runs less often. */
+#define SWEEP_MAX 256
 /* Scans in a row that may find a slot mid-write before it is read as empty. */
 #define UNSURE_ROUNDS 20
 /* Sleep between scans while waiting for other claimers: 1 ms to this, at random. */
@@ -81,12 +82,14 @@
 
 /* ---- The caller's own segment -------------------------------------------- */
 
-/* Makes the caller's segment anew and empty, holding its lock: one the
- * process had (before an exec, or from an earlier call) is replaced. */
-static int make_own(const char *base, struct nvt_seg_own *own, int *lock_fd, char *why, size_t len)
+/* Makes the caller's segment anew and empty, holding its writer's lock (see
+ * nvt_seg_create): one the process had (before an exec, or from an earlier
+ * call) is replaced. */
+static int make_own(const char *base, struct nvt_seg_own *own, struct nvt_seg_new *fresh, char *why,
+		    size_t len)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
-		int rc = nvt_seg_create(base, own, lock_fd, why, len);
+		int rc = nvt_seg_create(base, own, fresh, why, len);
 		if (rc == NVT_SEG_CREATED)
 			return 0;
 		if (rc < 0)
@@ -127,18 +130,18 @@ int nvt_seg_prepare(const char *base, const struct nvt_slot_view *views, int n,
 		    struct nvt_seg_own *own, char *why, size_t len)
 {
 	const uint8_t *uuids[NVT_MAX_GPUS];
-	int lock_fd;
+	struct nvt_seg_new fresh;
 
 	for (int i = 0; i < n && i < NVT_MAX_GPUS; i++)
 		uuids[i] = views[i].uuid;
-	if (check_uuids(uuids, n, why, len) || make_own(base, own, &lock_fd, why, len))
+	if (check_uuids(uuids, n, why, len) || make_own(base, own, &fresh, why, len))
 		return NVT_RESERVE_ERROR;
 	for (int i = 0; i < n; i++) {
 		struct nvt_slot_view v = views[i];
 		v.flags = 0;
 		nvt_slot_write(&own->seg->gpu[i], &v);
 	}
-	nvt_seg_unlock(lock_fd);
+	nvt_seg_unlock(&fresh); /* open to readers now, filled */
 	/* As a task's start does: children that ended with _exit left files. */
 	nvt_seg_sweep(own, SWEEP_MAX);
 	return NVT_RESERVE_OK;
@@ -463,14 +466,18 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 	const uint8_t *uuids[NVT_MAX_GPUS];
 	struct claim_target t = {.write = write_own, .own = own, .idle = idle};
 	struct nvt_claimer me;
-	int lock_fd, rc;
+	struct nvt_seg_new fresh;
+	int rc;
 
 	for (int i = 0; i < n && i < NVT_MAX_GPUS; i++)
 		uuids[i] = req[i].uuid;
 	if (check_uuids(uuids, n, why, len))
 		return NVT_RESERVE_ERROR;
-	if (make_own(base, own, &lock_fd, why, len))
+	if (make_own(base, own, &fresh, why, len))
 		return NVT_RESERVE_ERROR;
+	/* Other claimers must see our claims from the first: open to readers
+	 * now, and writers (nvtaskset -p) wait until we are done. */
+	nvt_seg_publish(&fresh);
 	me.start_time = own->seg->start_time;
 	me.pidns = own->seg->pidns;
 	me.pid = own->seg->pid;
@@ -489,7 +496,7 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 		munmap(own->seg, sizeof(*own->seg));
 		own->seg = NULL;
 	}
-	nvt_seg_unlock(lock_fd);
+	nvt_seg_unlock(&fresh);
 	if (rc == NVT_RESERVE_OK)
 		nvt_seg_sweep(own, SWEEP_MAX);
 	return rc;

@@ -1,7 +1,8 @@
 /*
- * segfile.c - control segment files: names, run directories, /proc facts,
- * and the shim's own segment. See nvtaskset.h for the layout and segfile.h
- * for the rules.
+ * segfile.c - control segment files: names, run directories and their
+ * writers' lock files, /proc facts, and reading segments by copies. See
+ * nvtaskset.h for the layout and segfile.h for the rules; segown.c makes the
+ * calling process's own segment.
  *
  * Every file is reached through a checked directory descriptor (openat with
  * O_NOFOLLOW), opened O_NONBLOCK and its type checked before it is read, so a
@@ -16,15 +17,11 @@
 #include "segment.h"
 #include "sysutil.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -317,150 +314,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 	return -1;
 }
 
-/* ---- The shim's own segment ------------------------------------------------------ */
-
-/* Opens (making it if need be) and checks the caller's run directory. Returns its fd or -1. */
-static int open_own_userdir(const char *base, struct nvt_seg_own *own, char *why, size_t len)
-{
-	uid_t uid = geteuid();
-	const char *leaf;
-	int basefd, dirfd, made;
-
-	if (nvt_userdir_path(own->dir, sizeof(own->dir), base, uid)) {
-		snprintf(why, len, "path too long");
-		return -1;
-	}
-	leaf = strrchr(own->dir, '/') + 1;
-	basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (basefd < 0) {
-		snprintf(why, len, "%s", strerror(errno));
-		return -1;
-	}
-	made = mkdirat(basefd, leaf, NVT_USERDIR_MODE) == 0;
-	if (!made && errno != EEXIST) {
-		snprintf(why, len, "%s", strerror(errno));
-		close(basefd);
-		return -1;
-	}
-	dirfd = openat(basefd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(basefd);
-	if (dirfd < 0) {
-		snprintf(why, len, "%s", errno == ENOTDIR || errno == ELOOP ? "it is not a directory"
-									 : strerror(errno));
-		return -1;
-	}
-	/* Partitions are public to read: undo a umask on the directory we made. */
-	if (made)
-		fchmod(dirfd, NVT_USERDIR_MODE);
-	if (nvt_userdir_check(dirfd, uid, why, len)) {
-		close(dirfd);
-		return -1;
-	}
-	return dirfd;
-}
-
-/* Adopts the file fd if it is this very process's segment; returns the mapping or NULL. */
-static struct nvt_segment *adopt(int fd, const struct nvt_seg_own *own, uint64_t start)
-{
-	struct nvt_segment head;
-	struct stat st;
-	void *p;
-
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (size_t)st.st_size != sizeof(struct nvt_segment))
-		return NULL;
-	if (nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID || head.pid != own->pid ||
-	    head.pidns != own->pidns || head.start_time != start)
-		return NULL;
-	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-int nvt_seg_create(const char *base, struct nvt_seg_own *own, int *lock_fd, char *why, size_t len)
-{
-	uint64_t start;
-	struct stat st;
-	int dirfd, fd = -1;
-	void *p;
-
-	memset(own, 0, sizeof(*own));
-	*lock_fd = -1;
-	own->pid = getpid();
-	own->pidns = nvt_own_pidns();
-	if (!own->pidns || start_time_at("/proc/self/stat", &start)) {
-		snprintf(own->dir, sizeof(own->dir), "%s", base);
-		snprintf(why, len, "cannot read /proc/self: %s", strerror(errno ? errno : ENOENT));
-		return -1;
-	}
-	dirfd = open_own_userdir(base, own, why, len);
-	if (dirfd < 0)
-		return -1;
-	nvt_seg_name(own->name, sizeof(own->name), own->pidns, own->pid);
-	for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
-		fd = openat(dirfd, own->name,
-			    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, NVT_SEG_MODE);
-		if (fd >= 0 || errno != EEXIST)
-			break;
-		/* This process before an exec, or a dead one's leftover. */
-		int old = openat(dirfd, own->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (old >= 0) {
-			own->seg = adopt(old, own, start);
-			if (own->seg && fstat(old, &st) == 0) {
-				own->dev = st.st_dev;
-				own->ino = st.st_ino;
-				close(old);
-				close(dirfd);
-				return NVT_SEG_ADOPTED;
-			}
-			close(old);
-		}
-		/* Never truncate it: a process may still map it. Make it anew. */
-		if (unlinkat(dirfd, own->name, 0) && errno != ENOENT) {
-			snprintf(why, len, "cannot replace %s: %s", own->name, strerror(errno));
-			close(dirfd);
-			return -1;
-		}
-	}
-	if (fd < 0) {
-		snprintf(why, len, "%s", strerror(errno));
-		close(dirfd);
-		return -1;
-	}
-	/* Locked before it has a size: a CLI that finds it waits for the whole header. */
-	if (flock(fd, LOCK_EX | LOCK_NB) || fchmod(fd, NVT_SEG_MODE) ||
-	    ftruncate(fd, sizeof(struct nvt_segment)) || fstat(fd, &st)) {
-		snprintf(why, len, "%s", strerror(errno));
-		goto fail;
-	}
-	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		snprintf(why, len, "%s", strerror(errno));
-		goto fail;
-	}
-	own->seg = p;
-	own->dev = st.st_dev;
-	own->ino = st.st_ino;
-	nvt_seg_init(own->seg, (int32_t)own->pid, (uint32_t)geteuid(), start);
-	own->seg->pidns = own->pidns;
-	*lock_fd = fd;
-	close(dirfd);
-	return NVT_SEG_CREATED;
-fail:
-	close(fd);
-	unlinkat(dirfd, own->name, 0);
-	close(dirfd);
-	return -1;
-}
-
-void nvt_seg_unlock(int lock_fd)
-{
-	if (lock_fd < 0)
-		return;
-	/* Explicitly: the mapping holds the open file, and with it the flock,
-	 * past close(). */
-	flock(lock_fd, LOCK_UN);
-	close(lock_fd);
-}
+/* ---- Run directories and their writers' lock files ---------------------------- */
 
 int nvt_userdir_open(const char *base, uid_t uid)
 {
@@ -480,72 +334,63 @@ int nvt_userdir_open(const char *base, uid_t uid)
 	return fd;
 }
 
-void nvt_seg_remove(const struct nvt_seg_own *own)
+int nvt_lock_open(int dirfd, uid_t uid)
 {
+	uid_t me = geteuid();
 	struct stat st;
-	int dirfd = open(own->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd;
 
-	if (dirfd < 0)
-		return;
-	if (fstatat(dirfd, own->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == own->dev &&
-	    st.st_ino == own->ino)
-		unlinkat(dirfd, own->name, 0);
-	close(dirfd);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		fd = openat(dirfd, NVT_LOCK_NAME, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && (me == uid || me == 0)) {
+			fd = openat(dirfd, NVT_LOCK_NAME,
+				    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+				    NVT_LOCK_MODE);
+			if (fd < 0 && errno == EEXIST)
+				continue; /* made meanwhile: open that one */
+			/* Root makes it for the directory's user, whose writers use it too. */
+			if (fd >= 0 && ((me != uid && fchown(fd, uid, (gid_t)-1)) ||
+					fchmod(fd, NVT_LOCK_MODE))) {
+				int saved = errno;
+				close(fd);
+				errno = saved;
+				return -1;
+			}
+		}
+		if (fd < 0 && errno != ELOOP)
+			return -1;
+		/* A FIFO opened O_RDWR does not block; anything but a regular
+		 * file of uid's that only uid (and root) can open is refused. (Its
+		 * links do not matter: whatever its names, nobody else can open
+		 * it; and another user who may hard-link it must not make us
+		 * refuse it.) */
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid &&
+		    !(st.st_mode & 077))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		/* Its user replaces a bad one (nobody else can have made it). */
+		if (me != uid || attempt || unlinkat(dirfd, NVT_LOCK_NAME, 0)) {
+			errno = EPERM;
+			return -1;
+		}
+	}
+	errno = EPERM;
+	return -1;
 }
 
-/* 1 if the segment file name in dirfd names a process that is gone or was replaced. */
-static int is_stale(int dirfd, const char *name, pid_t pid)
+int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type)
 {
-	struct nvt_segment head;
-	uint64_t start;
-	int fd, stale;
+	struct flock fl;
 
-	if (kill(pid, 0) && errno == ESRCH)
-		return 1;
-	if (nvt_proc_start_time(pid, &start))
-		return errno == ESRCH || errno == ENOENT; /* a zombie, or gone meanwhile */
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = (off_t)nvt_seg_lock_byte(pidns, pid);
+	fl.l_len = 1;
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
 		return 0;
-	/* A header that cannot be read may be one being made: leave it. */
-	stale = nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == pid &&
-		head.start_time != start;
-	close(fd);
-	return stale;
-}
-
-void nvt_seg_sweep(const struct nvt_seg_own *own, int max_entries)
-{
-	struct dirent *ent;
-	DIR *dir;
-	int dirfd, seen = 0;
-
-	/* Only where /proc can tell whether a PID of our namespace is alive. */
-	if (!nvt_procfs_is_own())
-		return;
-	dirfd = open(own->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dirfd < 0)
-		return;
-	dir = fdopendir(dirfd);
-	if (!dir) {
-		close(dirfd);
-		return;
-	}
-	while ((ent = readdir(dir)) && seen++ < max_entries) {
-		uint64_t pidns;
-		pid_t pid;
-
-		if (nvt_seg_name_parse(ent->d_name, &pidns, &pid) || pidns != own->pidns ||
-		    pid == own->pid)
-			continue;
-		struct stat before, now;
-		/* The file judged, not one a new process of a reused PID made
-		 * meanwhile (it replaces a stale file with a new one). */
-		if (fstatat(dirfd, ent->d_name, &before, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    is_stale(dirfd, ent->d_name, pid) &&
-		    fstatat(dirfd, ent->d_name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    now.st_dev == before.st_dev && now.st_ino == before.st_ino)
-			unlinkat(dirfd, ent->d_name, 0);
-	}
-	closedir(dir);
+	if (errno == EACCES)
+		errno = EAGAIN; /* POSIX allows either for a conflict */
+	return -1;
 }

@@ -3,9 +3,11 @@
  * facts that validate them. Side effects: files, mmap, /proc. Returns codes;
  * never prints.
  *
- * segfile.c holds what the shim needs (its own segment) and the checks both
- * sides share; segopen.c holds the CLI's side (opening, reading and writing
- * other processes' segments, listing tasks).
+ * segfile.c holds the names, checks and reads both sides share and the
+ * writers' lock files; segown.c the calling process's own segment (the
+ * shim's, and the one the CLI makes for its COMMAND); segopen.c the CLI's
+ * side (opening, reading and writing other processes' segments, listing
+ * tasks).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -84,6 +86,21 @@ int nvt_userdir_check(int dirfd, uid_t uid, char *why, size_t len);
 int nvt_userdir_open(const char *base, uid_t uid);
 
 /*
+ * Opens the writers' lock file (NVT_LOCK_NAME) of uid's run directory dirfd
+ * for writing, if it is a regular file of uid's that nobody else may open
+ * (mode NVT_LOCK_MODE or less). The caller, uid or root, makes it if it
+ * is missing (root gives it to uid); uid also replaces one that fails the
+ * check. Returns its fd, or -1 with errno set.
+ */
+int nvt_lock_open(int dirfd, uid_t uid);
+/*
+ * Takes (type F_WRLCK) or releases (F_UNLCK) the writer's lock of segment
+ * pidns.pid on the lock file fd, without waiting. Returns 0, or -1 with errno
+ * set (EAGAIN: another writer holds it).
+ */
+int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type);
+
+/*
  * Copies slot gpu of the segment open as fd by pread, as a sequence-lock
  * reader: never maps the file, so its owner cannot make the caller fault.
  * Returns 0; -1 if every try met a writer (or one that died mid-write);
@@ -94,7 +111,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
  * nvt_seg_check, or NVT_SEG_BAD_SIZE if it cannot be read. */
 int nvt_seg_pread_header(int fd, struct nvt_segment *head);
 
-/* ---- The shim's own segment -------------------------------------------- */
+/* ---- The calling process's own segment (segown.c) ------------------------ */
 
 struct nvt_seg_own {
 	struct nvt_segment *seg; /* mapped shared */
@@ -104,30 +121,54 @@ struct nvt_seg_own {
 	uint64_t pidns;
 	dev_t dev;               /* identity of the file, to remove only ours */
 	ino_t ino;
+	/* /proc/self/stat as nvt_seg_create read it (once): our PID and our
+	 * parent's as /proc numbers them; 0 if it could not be read. */
+	pid_t proc_pid;
+	pid_t proc_ppid;
+};
+
+/* A segment being made (see "Making a segment" in nvtaskset.h). */
+struct nvt_seg_new {
+	int fd;      /* the file, until it is open to readers; else -1 */
+	int lock_fd; /* the run directory's lock file while we hold the lock; else -1 */
+	uint64_t pidns;
+	pid_t pid;
 };
 
 enum nvt_seg_create_rc {
-	NVT_SEG_CREATED = 0, /* new and empty; *lock_fd holds its flock */
+	NVT_SEG_CREATED = 0, /* new and empty, not yet open to readers, locked: see fresh */
 	NVT_SEG_ADOPTED = 1, /* this process exec'd: its segment, partitions kept */
 };
 
 /*
  * Makes the calling process's segment in its user's run directory under
  * base, or adopts the one it had before an exec. A stale file of that name is
- * removed and made anew, never truncated (it may still be mapped). Returns
- * enum nvt_seg_create_rc, or -1 with own->dir set and the reason in why.
+ * removed and made anew, never truncated (it may still be mapped). A new one
+ * is made holding the writer's lock (waiting for it at most
+ * NVT_SEG_CREATE_WAIT_MS, then without it) and with mode NVT_SEG_NEW_MODE:
+ * fill it, then nvt_seg_unlock(fresh). Returns enum nvt_seg_create_rc (fresh
+ * is only used with NVT_SEG_CREATED), or -1 with own->dir set and the reason
+ * in why.
  */
-int nvt_seg_create(const char *base, struct nvt_seg_own *own, int *lock_fd, char *why, size_t len);
-/* Releases the flock that nvt_seg_create took. */
-void nvt_seg_unlock(int lock_fd);
+int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new *fresh, char *why,
+		   size_t len);
+/* The longest nvt_seg_create waits for a writer's lock that someone else holds. */
+#define NVT_SEG_CREATE_WAIT_MS 100
+/* Opens a new segment to readers (mode NVT_SEG_MODE), keeping the lock. */
+void nvt_seg_publish(struct nvt_seg_new *fresh);
+/* Publishes a new segment if need be, and lets its writer's lock go. */
+void nvt_seg_unlock(struct nvt_seg_new *fresh);
 /* Removes own's file if it is still ours (the mapping stays). */
 void nvt_seg_remove(const struct nvt_seg_own *own);
 /*
  * Removes, from own's run directory, segments of processes of the caller's
  * PID namespace that are gone or whose PID was reused: children that ended
- * with _exit ran no destructor. Looks at most at max_entries names.
+ * with _exit ran no destructor. Judges at most max_judged of them, from a
+ * place in the directory picked at random each time (so that repeated calls
+ * visit every one), at most 9 system calls each; reading the directory's
+ * names costs a few more.
  */
-void nvt_seg_sweep(const struct nvt_seg_own *own, int max_entries);
+void nvt_seg_sweep(const struct nvt_seg_own *own, int max_judged);
 
 /* ---- The CLI's side (segopen.c) ------------------------------------------ */
 
@@ -138,6 +179,9 @@ struct nvt_seg_handle {
 	uid_t owner;        /* the user whose run directory holds it */
 	uid_t task_uid;     /* the task's effective uid now */
 	int writable;
+	int lock_fd;        /* the run directory's lock file (writable handles); else -1 */
+	int lock_errno;     /* why lock_fd could not be opened */
+	int locked;         /* we hold the segment's writer's lock */
 	struct nvt_segment *seg; /* mapped by nvt_seg_lock, for the writer */
 	struct nvt_segment head; /* the header as opened */
 	dev_t dev;
@@ -160,8 +204,8 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
  * mid-write) or -2 (the file shrank). */
 int nvt_seg_read(const struct nvt_seg_handle *h, int gpu, struct nvt_slot_view *view,
 		 struct nvt_slot_status *status);
-/* Takes the writer lock, waiting at most timeout_ms, then maps the segment
- * and checks it again. Returns enum nvt_seg_err. */
+/* Takes the writer's lock (see nvtaskset.h), waiting at most timeout_ms, then
+ * maps the segment and checks it again. Returns enum nvt_seg_err. */
 int nvt_seg_lock(struct nvt_seg_handle *h, int timeout_ms);
 /* Writes view (its GPU and partition) into slot gpu (after nvt_seg_lock);
  * new_gpu: the slot was free, so tell the shim (slots_gen). A file its owner

@@ -56,7 +56,8 @@ int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, in
 
 /*
  * Publishes view's state, uuid, tpcs and topo in slot (view->seq is not
- * used). The caller must exclude other writers (the CLI holds an flock).
+ * used). The caller must exclude other writers (the CLI holds the writer's
+ * lock, see nvtaskset.h).
  * Readers never see a mix of old and new. A slot left mid-write by a dead
  * writer is recovered. Returns the new seq.
  */

@@ -2,9 +2,10 @@
  * segopen.c - the CLI's side of control segments: finding a process's
  * segment, reading it by copies, writing it under its lock, listing tasks.
  *
- * Reading is open to everyone and never maps the file (a user who shrinks her
- * file cannot make root's nvtaskset fault); writing is for the segment's user
- * and root, under the file's flock, with a fault turned into an error.
+ * Reading is open to everyone, takes no lock and never maps the file (a user
+ * who shrinks her file cannot make root's nvtaskset fault); writing is for the
+ * segment's user and root, under the writer's lock in the run directory's
+ * lock file (nvtaskset.h), with a fault turned into an error.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -119,9 +119,11 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
 	fd = openat(dirfd, name, (writable && may_write ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK |
 				 O_CLOEXEC);
-	close(dirfd);
-	if (fd < 0)
+	if (fd < 0) {
+		close(dirfd);
+		/* (EACCES: a segment still being made, or not ours to write.) */
 		return errno == EACCES ? NVT_SEG_EPERM : NVT_SEG_ENOTASK;
+	}
 	rc = NVT_SEG_ENOTASK;
 	/* Made by the directory's user, and not a link to another file; empty
 	 * while its shim is still making it. */
@@ -146,6 +148,11 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 		rc = NVT_SEG_EPERM;
 		goto fail;
 	}
+	if (writable) {
+		h->lock_fd = nvt_lock_open(dirfd, uid);
+		h->lock_errno = h->lock_fd < 0 ? errno : 0;
+	}
+	close(dirfd);
 	h->fd = fd;
 	h->owner = uid;
 	h->writable = writable;
@@ -154,6 +161,7 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 	h->ino = st.st_ino;
 	return NVT_SEG_OK;
 fail:
+	close(dirfd);
 	close(fd);
 	return rc;
 }
@@ -167,6 +175,7 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 
 	memset(h, 0, sizeof(*h));
 	h->fd = -1;
+	h->lock_fd = -1;
 	h->pid = pid;
 	if (pid <= 0)
 		return NVT_SEG_ENOPROC;
@@ -279,15 +288,22 @@ int nvt_seg_lock(struct nvt_seg_handle *h, int timeout_ms)
 
 	if (!h->writable)
 		return NVT_SEG_EPERM;
+	if (h->lock_fd < 0) {
+		errno = h->lock_errno;
+		return NVT_SEG_ESYS;
+	}
+	/* Only the segment's user and root can open the lock file: nobody else
+	 * can keep us waiting. A holder that dies loses the lock. */
 	for (int waited = 0;; waited++) {
-		if (flock(h->fd, LOCK_EX | LOCK_NB) == 0)
+		if (nvt_lock_byte(h->lock_fd, h->head.pidns, h->head.pid, F_WRLCK) == 0)
 			break;
-		if (errno != EWOULDBLOCK && errno != EINTR)
+		if (errno != EAGAIN && errno != EINTR)
 			return NVT_SEG_ESYS;
 		if (waited >= timeout_ms)
 			return NVT_SEG_EBUSY;
 		nanosleep(&pause, NULL);
 	}
+	h->locked = 1;
 	if (fstat(h->fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size != sizeof(struct nvt_segment))
 		return NVT_SEG_ECORRUPT;
 	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, h->fd, 0);
@@ -334,14 +350,18 @@ int nvt_seg_discard_own(const char *base)
 
 void nvt_seg_close(struct nvt_seg_handle *h)
 {
-	if (h->fd >= 0)
-		flock(h->fd, LOCK_UN); /* before the mapping goes: it holds the open file too */
 	if (h->seg)
 		munmap(h->seg, sizeof(struct nvt_segment));
+	if (h->locked)
+		nvt_lock_byte(h->lock_fd, h->head.pidns, h->head.pid, F_UNLCK);
+	if (h->lock_fd >= 0)
+		close(h->lock_fd);
 	if (h->fd >= 0)
 		close(h->fd);
 	h->seg = NULL;
 	h->fd = -1;
+	h->lock_fd = -1;
+	h->locked = 0;
 }
 
 /* ---- Listing tasks --------------------------------------------------------------- */

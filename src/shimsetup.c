@@ -41,8 +41,10 @@ static const char instance_marker[sizeof(INSTANCE_TEXT)] = INSTANCE_TEXT;
 extern const char nvtaskset_shim_instance[sizeof(INSTANCE_TEXT)]
 	__attribute__((alias("instance_marker"))) EXPORT;
 
-/* Stale segments the shim looks at when a task starts (nvt_seg_sweep). */
-#define SWEEP_MAX 4096
+/* Segments the shim judges when a task starts (nvt_seg_sweep): at most 9
+ * system calls each, whatever the number of the user's tasks. Leftovers
+ * (children that ended with _exit) go over a few starts, or at the next -l. */
+#define SWEEP_MAX 32
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -54,18 +56,19 @@ static int env_flag(const char *name)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
-/* A segment only this process sees, when none can be shared. */
+/*
+ * A segment only this process sees, when none can be shared: static, so that
+ * getting one cannot fail (its pages cost nothing until used). A forked
+ * child whose parent used it has a copy of its own already.
+ */
 static struct nvt_segment *private_segment(void)
 {
-	void *p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static struct nvt_segment private_seg;
 	uint64_t start = 0;
 
-	if (p == MAP_FAILED)
-		return NULL;
 	nvt_proc_start_time(getpid(), &start);
-	nvt_seg_init(p, (int32_t)getpid(), (uint32_t)geteuid(), start);
-	return p;
+	nvt_seg_init(&private_seg, (int32_t)getpid(), (uint32_t)geteuid(), start);
+	return &private_seg;
 }
 
 /*
@@ -177,26 +180,32 @@ static void register_callback(void)
 
 /*
  * In a forked child: a segment of its own, holding the parent's partitions.
- * Made under the new file's lock, so no CLI writes beside it; and made before
+ * Made holding the writer's lock, so no CLI writes beside it; and made before
  * the parent's partitions are read, so that a CLI changing a tree (-a), which
  * looks for new tasks after its writes, finds this child if it read the
  * parent's partition before the change (as a spawned child does, see init).
+ * If none can be made, a private one: the child never launches on, nor
+ * counts its launches in, the segment of its parent's that it inherited
+ * mapped.
  */
 static void after_fork_in_child(void)
 {
 	static struct nvt_slot_view views[NVT_MAX_GPUS];
 	struct nvt_segment *parent = shim.seg, *child = NULL;
-	int used[NVT_MAX_GPUS], lock_fd = -1;
+	struct nvt_seg_new fresh = {-1, -1, 0, 0};
+	int used[NVT_MAX_GPUS];
 	char why[256];
 
 	if (shim.seg_shared) {
-		if (nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why)) >= 0) {
+		if (nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why)) >= 0) {
 			child = shim.own.seg;
 			shim.seg_pid = getpid();
 		} else {
+			shim_warn("cannot create a control segment in %s (%s); this forked child's "
+				  "partition cannot be read or changed while it runs",
+				  shim.own.dir, why);
 			child = private_segment();
-			if (child)
-				shim.seg_shared = 0;
+			shim.seg_shared = 0;
 		}
 	}
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
@@ -215,10 +224,10 @@ static void after_fork_in_child(void)
 		for (int g = 0; g < NVT_MAX_GPUS; g++)
 			if (used[g])
 				nvt_slot_write(&child->gpu[g], &views[g]);
-		nvt_seg_unlock(lock_fd);
+		nvt_seg_unlock(&fresh);
 		shim.seg = child;
-		munmap(parent, sizeof(*parent));
-	} /* else: keep reading the parent's (a private copy already): better than none */
+		munmap(parent, sizeof(*parent)); /* the parent's file, mapped shared */
+	} /* else: the parent's was private, and fork() made this child a copy of it */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		if (used[g])
 			start_masks(g, &views[g], NULL);
@@ -263,7 +272,8 @@ static void init(void)
 {
 	const void *first = dlsym(RTLD_DEFAULT, "nvtaskset_shim_instance");
 	static struct nvt_slot_view env[NVT_MAX_GPUS], start;
-	int n_env, rc, lock_fd = -1;
+	struct nvt_seg_new fresh = {-1, -1, 0, 0};
+	int n_env, rc;
 	char why[256];
 
 	shim.quiet = env_flag(NVT_ENV_QUIET);
@@ -276,7 +286,7 @@ static void init(void)
 		return;
 	n_env = environment_partitions(env);
 	snprintf(shim.base, sizeof(shim.base), "%s", nvt_rundir());
-	rc = nvt_seg_create(shim.base, &shim.own, &lock_fd, why, sizeof(why));
+	rc = nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why));
 	if (rc >= 0) {
 		shim.seg = shim.own.seg;
 		shim.seg_shared = 1;
@@ -286,8 +296,6 @@ static void init(void)
 		     "be read or changed while it runs",
 		     shim.own.dir, why);
 		shim.seg = private_segment();
-		if (!shim.seg)
-			return;
 	}
 	if (rc == NVT_SEG_ADOPTED) {
 		/* A new program in this process: nothing has launched on it yet. */
@@ -296,7 +304,7 @@ static void init(void)
 	} else {
 		fill_new_segment(rc == NVT_SEG_CREATED, env, n_env);
 	}
-	nvt_seg_unlock(lock_fd);
+	nvt_seg_unlock(&fresh); /* open to readers now, filled */
 	/* Children that ended with _exit left their files: a start tidies up. */
 	if (rc == NVT_SEG_CREATED)
 		nvt_seg_sweep(&shim.own, SWEEP_MAX);

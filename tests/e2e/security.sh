@@ -35,7 +35,8 @@ make_in_tmp() {
 	IN_TMP="$ROOT/tests/e2e/helpers/in-private-tmp $FAKETMP $WORK $TMP_HOLD $ROOT"
 	[ "$($IN_TMP stat -c %i /tmp)" == "$(stat -c %i "$FAKETMP")" ] || die "in-private-tmp does not work"
 }
-# The PID (on this host) of the process that unshare PID started as PID 1 of its namespace.
+# The PID (on this host) of the process that unshare PID started as PID 1 of its namespace;
+# for any PID, its first child.
 ns_init_of() {
 	local i kids
 	for ((i = 0; i < 250; i++)); do
@@ -57,7 +58,8 @@ stale_segments() {
 	done
 	echo $n
 }
-topo_identity() { echo "nvtaskset-topology 1 tpcs=66 gpcs=0 flags=0 map=$(seq -s, 0 65)"; }
+# A topology record of the default fake GPU with a verified TMD layout (launches are partitioned).
+topo_verified() { echo "nvtaskset-topology 2 tpcs=66 gpcs=0 flags=1 tmd=V04_00 cc=9.0 map=$(seq -s, 0 65)"; }
 # picked_apart TEXT LIST: the NVTASKSET_TPCS that TEXT (an environment) shows shares no TPC with LIST.
 picked_apart() {
 	local picked
@@ -75,6 +77,25 @@ def tpcs(text):
 sys.exit(1 if tpcs(sys.argv[1]) & tpcs(sys.argv[2]) else 0)
 PY
 }
+
+# hostile_flock TAG MODE FILE: another user (65533) opens FILE read-only, as anyone may open a
+# segment, and holds flock MODE (-x or -s) on it until $WORK/u/TAG.unlock appears; waits until
+# /proc/locks shows it held. Sets HOLDER.
+hostile_flock() {
+	local ino i
+	ino=$(stat -c %i "$3")
+	rm -f "$WORK/u/$1.unlock"
+	$(as_user 65533) flock "$2" "$3" sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' _ \
+		"$WORK/u/$1.unlock" &
+	HOLDER=$!
+	for ((i = 0; i < 250; i++)); do
+		grep -Eq "FLOCK +ADVISORY +(READ|WRITE) +[0-9]+ +[0-9a-f]+:[0-9a-f]+:$ino " /proc/locks && return 0
+		sleep 0.02
+	done
+	die "uid 65533 could not lock $3"
+}
+# ms_since NS: milliseconds since date +%s%N said NS.
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
 # ---- 1. Containers ----------------------------------------------------------------
 
@@ -165,13 +186,71 @@ t_sec_fifo_named_like_a_segment() {
 	rm -f "$NVTASKSET_RUNDIR/nvtaskset.$sleeper" "$NVTASKSET_RUNDIR/nvtaskset-65533/nvtaskset.$ns.$sleeper"
 	stop_loop u/fv "$victim"
 }
+t_sec_hostile_lock_on_segment() {
+	# Anyone may open a task's segment to read it; one who holds an flock on
+	# it, exclusive or shared, keeps neither the task's user nor root from
+	# changing its partition, nor makes them wait: writers lock in a file
+	# only the task's user and root can open.
+	need_users
+	command -v flock >/dev/null || skip "needs flock"
+	local seg mode begin n=4
+	start_loop u/hl $(as_user 65534) "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/u/hl.state" "0-3"
+	seg=$(seg_file "$PID")
+	eq "$(stat -c %a:%u "$(dirname "$seg")/writers.lock")" "600:65534" "the run directory's lock file"
+	$(as_user 65533) test -r "$(dirname "$seg")/writers.lock" && die "another user may open the lock file"
+	for mode in -x -s; do
+		hostile_flock hl "$mode" "$seg"
+		begin=$(date +%s%N)
+		run_rc out rc $(as_user 65534) "$NVT" -p -c "$n" "$PID"
+		eq "$rc" 0 "the owner's -p beside another user's flock $mode: $out"
+		wait_file "$WORK/u/hl.state" "$n"
+		run_rc out rc "$NVT" -p -c $((n + 1)) "$PID"
+		eq "$rc" 0 "root's -p beside another user's flock $mode: $out"
+		wait_file "$WORK/u/hl.state" $((n + 1))
+		[ "$(ms_since "$begin")" -lt 1500 ] || die "the two changes took $(ms_since "$begin") ms"
+		run_rc out rc "$NVT" -pc "$PID"
+		eq "$out" "pid $PID's current TPC list: $((n + 1))"
+		touch "$WORK/u/hl.unlock"
+		wait "$HOLDER"
+		n=$((n + 2))
+	done
+	stop_loop u/hl "$PID"
+}
+t_sec_hostile_lock_on_parent() {
+	# A child takes its parent's current partition (here: none, although the
+	# environment names one) even while another user holds an flock on the
+	# parent's segment: readers take no lock.
+	need_users
+	command -v flock >/dev/null || skip "needs flock"
+	local record parent
+	record=$(partition_env 0-3 "$(topo_verified)")
+	rm -f "$WORK"/hp.*
+	# A shell under the shim without a partition forks the parent, which keeps
+	# the shell's (none) and gets 0-3 only in its environment.
+	env LD_PRELOAD="$SHIM" bash -c 'NVTASKSET_PARTITION="$1" "$2" spawn-on "$3" "$4" "$5" posix_spawn; true' \
+		_ "$record" "$APP" "$WORK/hp.go" "$WORK/hp.stop" "$WORK/hp" >"$WORK/hp.out" 2>&1 &
+	parent=$(ns_init_of $!) # the shell's child
+	wait_file "$WORK/hp.parent" "0-65"
+	hostile_flock hp -x "$(seg_file "$parent")"
+	touch "$WORK/hp.go"
+	wait_file "$WORK/hp.child" "0-65"
+	eq "$(cat "$WORK/hp.parent")" "0-65"
+	# And a change of the parent's reaches it meanwhile.
+	run_rc out rc "$NVT" -p -c 6 "$parent"
+	eq "$rc" 0 "root's -p beside another user's flock: $out"
+	wait_file "$WORK/hp.parent" "6"
+	touch "$WORK/u/hp.unlock" "$WORK/hp.stop"
+	wait "$HOLDER"
+}
 t_sec_resized_segment() {
 	# The owner of a segment shrinks and regrows it in a loop: root's readers
-	# and writers must not die of SIGBUS.
+	# and writers (which map it only under the writer's lock) must not die of
+	# SIGBUS, nor hang.
 	need_users
 	local task resizer i rc seg py
 	py=$(user_python)
-	$(as_user 65534) env LD_PRELOAD="$SHIM" NVTASKSET_TPCS=0-3 NVTASKSET_TOPOLOGY="$(topo_identity)" \
+	$(as_user 65534) env LD_PRELOAD="$SHIM" NVTASKSET_PARTITION="$(partition_env 0-3 "$(topo_verified)")" \
 		sleep 1000 &
 	task=$!
 	for ((i = 0; i < 250; i++)); do
@@ -180,13 +259,18 @@ t_sec_resized_segment() {
 		sleep 0.02
 	done
 	[ -e "$seg" ] || die "no segment for $task"
+	run_rc out rc "$NVT" -pc "$task"
+	has "$out" "pid $task's current TPC list: 0-3"
+	# (Its content put back each time: writers get past their checks and map it.)
 	$(as_user 65534) "$py" -c '
 import os, sys
 fd = os.open(sys.argv[1], os.O_RDWR)
 size = os.fstat(fd).st_size
+whole = os.pread(fd, size, 0)
 while True:
     os.ftruncate(fd, 0)
-    os.ftruncate(fd, size)' "$seg" &
+    os.ftruncate(fd, size)
+    os.pwrite(fd, whole, 0)' "$seg" &
 	resizer=$!
 	for ((i = 0; i < 150; i++)); do
 		timeout 5 "$NVT" -l >/dev/null 2>&1 && rc=0 || rc=$?
@@ -195,7 +279,7 @@ while True:
 		[ "$rc" == 0 ] || [ "$rc" == 1 ] || die "-p exited $rc on try $i"
 		if ((i % 5 == 0)); then
 			timeout 5 "$NVT" -p -c 1 "$task" >/dev/null 2>&1 && rc=0 || rc=$?
-			[ "$rc" == 0 ] || [ "$rc" == 1 ] || die "-p MASK exited $rc on try $i"
+			[ "$rc" == 0 ] || [ "$rc" == 1 ] || die "-p MASK exited $rc on try $i (135: SIGBUS, 124: hung)"
 		fi
 	done
 	kill "$resizer" "$task"
@@ -204,20 +288,54 @@ while True:
 # ---- 3. Squatting and leaks ----------------------------------------------------
 
 t_sec_squatted_pids() {
-	# Another user pre-creates files for the next PIDs: the victim's task
-	# still gets a segment it can be moved through.
+	# Another user makes, for the next PIDs, the names their segments will
+	# have (nvtaskset.PIDNS.PID) wherever she may write: in her own run
+	# directory (FIFOs, links to where the victim's segments will be, empty
+	# files) and beside the run directories. The victim's task still gets a
+	# segment of its own without a warning; -l shows it once, as hers; she
+	# and root move it, the squatter cannot.
 	need_users
-	local last
+	local last ns py mine=$NVTASKSET_RUNDIR/nvtaskset-65533 hers=$NVTASKSET_RUNDIR/nvtaskset-65534 seg
+	py=$(user_python)
+	ns=$(stat -L -c %i /proc/self/ns/pid)
+	$(as_user 65533) mkdir -p -m 755 "$mine"
 	last=$(cat /proc/sys/kernel/ns_last_pid)
-	$(as_user 65533) bash -c 'for ((p = $1; p < $1 + 300; p++)); do : >"$2/nvtaskset.$p"; done' \
-		_ $((last + 1)) "$NVTASKSET_RUNDIR"
+	$(as_user 65533) "$py" - "$((last + 1))" "$ns" "$mine" "$hers" "$NVTASKSET_RUNDIR" <<'PY'
+import os, sys
+first, ns = int(sys.argv[1]), int(sys.argv[2])
+mine, hers, base = sys.argv[3:6]
+for pid in range(first, first + 300):
+    name = "nvtaskset.%d.%d" % (ns, pid)
+    squat = os.path.join(mine, name)
+    if pid % 3 == 0:
+        os.mkfifo(squat)
+    elif pid % 3 == 1:
+        os.symlink(os.path.join(hers, name), squat)
+    else:
+        open(squat, "w").close()
+    os.mkfifo(os.path.join(base, name))
+PY
 	start_loop u/sq $(as_user 65534) "$NVT" --no-mps -c 0-3 "$APP"
 	wait_file "$WORK/u/sq.state" "0-3"
+	[ -e "$mine/nvtaskset.$ns.$PID" ] || [ -L "$mine/nvtaskset.$ns.$PID" ] ||
+		die "pid $PID was not squatted (the squatter began at $((last + 1)))"
 	hasnt "$(cat "$WORK/u/sq.err")" "warning"
+	seg=$(seg_file "$PID")
+	eq "$(stat -c %F:%U "$seg")" "regular file:nobody" "the task's segment $seg"
+	out=$(timeout 10 "$NVT" -l 2>&1) && rc=0 || rc=$?
+	eq "$rc" 0 "-l beside the squatter's names (124: it hung): $out"
+	eq "$(grep -Ec "^ *$PID " <<<"$out")" 1 "rows for $PID in: $out"
+	grep -Eq "$(row_re "$PID" nobody)0-3 " <<<"$out" || die "no row for $PID in: $out"
+	run_rc out rc $(as_user 65533) "$NVT" -p -c 9 "$PID"
+	eq "$rc" 1 "the squatter moves the task: $out"
 	run_rc out rc $(as_user 65534) "$NVT" -p -c 5 "$PID"
 	eq "$rc" 0 "the owner moves her task: $out"
 	wait_file "$WORK/u/sq.state" "5"
+	run_rc out rc "$NVT" -p -c 6 "$PID"
+	eq "$rc" 0 "root moves the task: $out"
+	wait_file "$WORK/u/sq.state" "6"
 	stop_loop u/sq "$PID"
+	find "$NVTASKSET_RUNDIR" -maxdepth 1 -name "nvtaskset.$ns.*" -delete
 }
 t_sec_squatted_run_directory() {
 	# A run directory that another user made for the victim is refused, with a
@@ -249,6 +367,34 @@ print("forked")'
 	[ "$(stale_segments)" -ge 30 ] || die "expected the children's segments to be left behind"
 	run_rc out rc "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$(stale_segments)" 0 "segments of dead processes after the next task started"
+}
+t_sec_start_sweep_bounded() {
+	# A task's start judges a few dozen of its user's segments, however many
+	# tasks she runs (each costs up to 9 system calls): 300 live tasks' files
+	# cost it no 300 reads of /proc. Leftovers go over a few starts.
+	command -v strace >/dev/null || skip "needs strace"
+	local dir ns i n pids=""
+	ns=$(stat -L -c %i /proc/self/ns/pid)
+	dir=$NVTASKSET_RUNDIR/nvtaskset-$(id -u)
+	env LD_PRELOAD="$SHIM" /bin/true # makes the run directory
+	for ((i = 0; i < 300; i++)); do
+		sleep 1000 &
+		pids+=" $!"
+		: >"$dir/nvtaskset.$ns.$!" # empty: never judged stale while its process lives
+	done
+	strace -f -o "$WORK/sweep.st" env LD_PRELOAD="$SHIM" /bin/true
+	# shellcheck disable=SC2086
+	kill $pids
+	# shellcheck disable=SC2086
+	wait $pids 2>/dev/null || true
+	# (Its ancestors' are read too: count the tasks' only.)
+	n=$(sed -n 's|.*open[a-z]*(AT_FDCWD, "/proc/\([0-9]*\)/stat".*|\1|p' "$WORK/sweep.st" |
+		awk -v pids="$pids" 'BEGIN { split(pids, p, " "); for (i in p) task[p[i]] = 1 } $1 in task' | wc -l)
+	[ "$n" -le 32 ] || die "one start read $n tasks' /proc/PID/stat beside 300 tasks' segments"
+	for ((i = 0; i < 30 && $(stale_segments) > 0; i++)); do
+		env LD_PRELOAD="$SHIM" /bin/true
+	done
+	eq "$(stale_segments)" 0 "segments of processes that are gone after $i starts"
 }
 t_sec_many_names_no_cap() {
 	# 5001 junk names from another user hide no task from -l or --exclude-running,
@@ -356,21 +502,105 @@ os.execv(sys.argv[2], [sys.argv[2], "loop"] + sys.argv[3:])' \
 	wait "$PID"
 }
 t_sec_shim_writes_under_the_lock() {
-	# The shim writes its own slots (the environment's partition, a forked
-	# child's copy) holding the file's lock, so a CLI never writes beside it.
+	# The shim makes its segment (at start, and a forked child's) holding the
+	# writer's lock on its byte of the run directory's lock file, with mode
+	# 0600 until it is filled: a CLI that finds it waits for the whole
+	# segment, and a child reading it as its ancestor's knows it is not made.
 	command -v strace >/dev/null || skip "needs strace"
-	strace -f -e trace=flock -o "$WORK/lock.st" env NVTASKSET_TPCS=0-3 \
-		NVTASKSET_TOPOLOGY="$(topo_identity)" LD_PRELOAD="$SHIM" python3 -c '
+	local ns pids pid byte trace lock create fd publish unlock n=0
+	ns=$(stat -L -c %i /proc/self/ns/pid)
+	strace -f -e trace=openat,fcntl,fchmod -o "$WORK/lock.st" env \
+		NVTASKSET_PARTITION="$(partition_env 0-3 "$(topo_verified)")" LD_PRELOAD="$SHIM" python3 -c '
 import os
 pid = os.fork()
 if pid == 0:
     os._exit(0)
 os.waitpid(pid, 0)' >/dev/null 2>&1
-	local pids
-	pids=$(grep -c 'LOCK_EX' "$WORK/lock.st" || true)
-	[ "$pids" -ge 2 ] || die "expected the shim to lock at start and in the child: $(cat "$WORK/lock.st")"
-	[ "$(grep 'LOCK_EX' "$WORK/lock.st" | awk '{print $1}' | sort -u | wc -l)" -ge 2 ] ||
-		die "the parent and the child should each lock: $(cat "$WORK/lock.st")"
+	pids=$(sed -n "s/^\([0-9]*\) \+openat(.*\"nvtaskset\.$ns\.\1\", O_RDWR|O_CREAT|O_EXCL.*/\1/p" "$WORK/lock.st")
+	for pid in $pids; do
+		byte=$((((ns & 0x1ff) << 22) | pid))
+		trace=$(grep "^$pid " "$WORK/lock.st")
+		lock=$(grep -n "F_OFD_SETLK, {l_type=F_WRLCK, l_whence=SEEK_SET, l_start=$byte, l_len=1}) = 0" <<<"$trace" | head -1 | cut -d: -f1)
+		create=$(grep -n "\"nvtaskset\.$ns\.$pid\", O_RDWR|O_CREAT|O_EXCL.*, 0600) = [0-9]" <<<"$trace" | head -1)
+		fd=${create##*= }
+		create=${create%%:*}
+		publish=$(grep -En "fchmod\($fd, 0644\) += 0" <<<"$trace" | head -1 | cut -d: -f1)
+		unlock=$(grep -n "F_OFD_SETLK, {l_type=F_UNLCK, l_whence=SEEK_SET, l_start=$byte, l_len=1}) = 0" <<<"$trace" | head -1 | cut -d: -f1)
+		[ -n "$lock" ] && [ -n "$create" ] && [ -n "$publish" ] && [ -n "$unlock" ] &&
+			((lock < create && create < publish && publish < unlock)) ||
+			die "process $pid: lock at line '$lock', create '$create', mode 0644 '$publish', unlock '$unlock' of: $trace"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 2 ] || die "expected the shim to make segments at start and in the child: $(cat "$WORK/lock.st")"
+}
+t_sec_killed_writer() {
+	# A writer killed (SIGKILL) while it holds a segment's writer's lock keeps
+	# nobody waiting: the kernel drops the lock with it.
+	local holder begin
+	start_loop kw "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/kw.state" "0-3"
+	"$T/segpoke" "$PID" hold >"$WORK/kw.hold" &
+	holder=$!
+	wait_file "$WORK/kw.hold" held
+	run_rc out rc "$NVT" -p -c 5 "$PID"
+	eq "$rc" 1 "-p while the lock is held: $out"
+	kill -KILL "$holder"
+	wait "$holder" 2>/dev/null || true
+	begin=$(date +%s%N)
+	run_rc out rc "$NVT" -p -c 5 "$PID"
+	eq "$rc" 0 "-p after the lock's holder was killed: $out"
+	[ "$(ms_since "$begin")" -lt 1000 ] || die "-p took $(ms_since "$begin") ms"
+	wait_file "$WORK/kw.state" "5"
+	stop_loop kw "$PID"
+}
+t_sec_parent_segment_being_made() {
+	# A segment that others may not read yet (mode 0600) is one its shim is
+	# still filling: a child started then takes the environment's partition,
+	# not what it finds there.
+	rm -f "$WORK"/bm.*
+	"$NVT" --no-mps -c 0-3 "$APP" spawn-on "$WORK/bm.go" "$WORK/bm.stop" "$WORK/bm" posix_spawn \
+		>"$WORK/bm.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/bm.parent" "0-3"
+	run_rc out rc "$NVT" -p -c 6 "$PID"
+	eq "$rc" 0
+	wait_file "$WORK/bm.parent" "6"
+	chmod 600 "$(seg_file "$PID")"
+	touch "$WORK/bm.go"
+	wait_file "$WORK/bm.child" "0-3"
+	chmod 644 "$(seg_file "$PID")"
+	touch "$WORK/bm.stop"
+	wait "$PID" || die "spawn app failed: $(cat "$WORK/bm.out")"
+}
+t_sec_fork_without_segment() {
+	# A forked child that can make no segment of its own (here: no address
+	# space left to map one) runs on its parent's partition in a private copy:
+	# it neither follows its parent's changes nor counts launches in its
+	# parent's segment, and says so.
+	command -v prlimit >/dev/null || skip "needs prlimit"
+	local child vm
+	rm -f "$WORK"/fn.*
+	"$NVT" --no-mps -c 0-3 "$APP" fork-on "$WORK/fn.go" "$WORK/fn.stop" "$WORK/fn" >"$WORK/fn.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/fn.parent" "0-3"
+	# Two pages more than it has: a segment (three pages) cannot be mapped.
+	vm=$(awk '/^VmSize:/ {print $2}' "/proc/$PID/status")
+	prlimit --pid "$PID" --as=$(((vm + 8) * 1024)): # the soft limit only: ours to raise again
+	touch "$WORK/fn.go"
+	wait_file "$WORK/fn.child" "0-3"
+	child=$(cat "$WORK/fn.childpid")
+	prlimit --pid "$PID" --as=unlimited:
+	prlimit --pid "$child" --as=unlimited:
+	run_rc out rc "$NVT" -p -c 9 "$PID"
+	eq "$rc" 0
+	wait_file "$WORK/fn.parent" "9"
+	sleep 0.3
+	eq "$(cat "$WORK/fn.child")" "0-3" "the child's partition after its parent moved"
+	has "$(cat "$WORK/fn.out")" "cannot create a control segment"
+	run_rc out rc "$NVT" -p "$child"
+	eq "$out" "nvtaskset: failed to get pid $child's partition: not running under nvtaskset"
+	touch "$WORK/fn.stop"
+	wait "$PID" || die "fork app failed: $(cat "$WORK/fn.out")"
 }
 
 # ---- 5, 6. MPS ----------------------------------------------------------------------

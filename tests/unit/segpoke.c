@@ -11,6 +11,8 @@
  *                          more (a torn slot: new TPCs, the rest as it was)
  *   segpoke PID claim      flag the partition NVT_SLOTF_CLAIM: a pick not confirmed
  *                          yet, as a claimer stopped (or killed) mid-way leaves it
+ *   segpoke PID hold       take the segment's writer's lock as nvtaskset -p does,
+ *                          print "held", and keep it until killed
  *
  * SPDX-License-Identifier: MIT
  */
@@ -35,6 +37,20 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || nvt_seg_path(path, sizeof(path), nvt_rundir(), (pid_t)atoi(argv[1])))
 		return 2;
+	if (!strcmp(argv[2], "hold")) {
+		struct nvt_seg_handle h;
+		int rc = nvt_seg_open(nvt_rundir(), (pid_t)atoi(argv[1]), 1, &h);
+		if (rc == NVT_SEG_OK)
+			rc = nvt_seg_lock(&h, 2000);
+		if (rc != NVT_SEG_OK) {
+			fprintf(stderr, "segpoke: cannot take the writer's lock: error %d\n", rc);
+			return 1;
+		}
+		printf("held\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
 	fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		perror(path);

@@ -1,0 +1,334 @@
+/*
+ * segown.c - the calling process's own control segment: making it (holding
+ * the writer's lock, mode 0600 until filled: "Making a segment" in
+ * nvtaskset.h) or adopting the one it had before an exec, opening it to
+ * readers, removing it, and sweeping its user's leftovers. The shim makes
+ * one for every task; the CLI makes the one its COMMAND adopts (reserve.c).
+ * See segfile.h. Side effects: files, mmap, /proc. Returns codes; never
+ * prints.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "segfile.h"
+#include "segment.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Opens (making it if need be) and checks the caller's run directory. Returns its fd or -1. */
+static int open_own_userdir(const char *base, struct nvt_seg_own *own, char *why, size_t len)
+{
+	uid_t uid = geteuid();
+	const char *leaf;
+	int basefd, dirfd, made;
+
+	if (nvt_userdir_path(own->dir, sizeof(own->dir), base, uid)) {
+		snprintf(why, len, "path too long");
+		return -1;
+	}
+	leaf = strrchr(own->dir, '/') + 1;
+	basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (basefd < 0) {
+		snprintf(why, len, "%s", strerror(errno));
+		return -1;
+	}
+	made = mkdirat(basefd, leaf, NVT_USERDIR_MODE) == 0;
+	if (!made && errno != EEXIST) {
+		snprintf(why, len, "%s", strerror(errno));
+		close(basefd);
+		return -1;
+	}
+	dirfd = openat(basefd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(basefd);
+	if (dirfd < 0) {
+		snprintf(why, len, "%s", errno == ENOTDIR || errno == ELOOP ? "it is not a directory"
+									 : strerror(errno));
+		return -1;
+	}
+	/* Partitions are public to read: undo a umask on the directory we made. */
+	if (made)
+		fchmod(dirfd, NVT_USERDIR_MODE);
+	if (nvt_userdir_check(dirfd, uid, why, len)) {
+		close(dirfd);
+		return -1;
+	}
+	return dirfd;
+}
+
+/* Adopts the file fd if it is this very process's segment; returns the mapping or NULL. */
+static struct nvt_segment *adopt(int fd, const struct nvt_seg_own *own, uint64_t start)
+{
+	struct nvt_segment head;
+	struct stat st;
+	void *p;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (size_t)st.st_size != sizeof(struct nvt_segment))
+		return NULL;
+	if (nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID || head.pid != own->pid ||
+	    head.pidns != own->pidns || head.start_time != start)
+		return NULL;
+	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Opens (making it if need be) the lock file of the caller's run directory
+ * and takes the writer's lock of own's segment, waiting at most
+ * NVT_SEG_CREATE_WAIT_MS. Returns the lock file's fd, or -1 with errno set
+ * (the lock file cannot be used). *locked says whether the lock is held. */
+static int take_own_lock(int dirfd, const struct nvt_seg_own *own, int *locked)
+{
+	struct timespec pause = {0, 1000000};
+	int fd = nvt_lock_open(dirfd, geteuid());
+
+	*locked = 0;
+	if (fd < 0)
+		return -1;
+	/* Held already: by a writer of an earlier process of this PID (a CLI
+	 * that opened its segment just before it ended), by one of another PID
+	 * namespace whose byte is ours, or by an fd that a child inherited. It
+	 * is our user's or root's: wait a little, then make the segment without
+	 * it (a writer that then finds it may write beside us). */
+	for (int waited = 0; waited <= NVT_SEG_CREATE_WAIT_MS; waited++) {
+		if (nvt_lock_byte(fd, own->pidns, own->pid, F_WRLCK) == 0) {
+			*locked = 1;
+			break;
+		}
+		if (errno != EAGAIN && errno != EINTR)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	return fd;
+}
+
+int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new *fresh, char *why,
+		   size_t len)
+{
+	struct nvt_stat self;
+	uint64_t start;
+	struct stat st;
+	int dirfd, fd = -1, old, locked;
+	void *p;
+
+	memset(own, 0, sizeof(*own));
+	memset(fresh, 0, sizeof(*fresh));
+	fresh->fd = fresh->lock_fd = -1;
+	own->pid = getpid();
+	own->pidns = nvt_own_pidns();
+	/* Read once: the shim's search for an ancestor's partition uses it too. */
+	if (!own->pidns || nvt_proc_stat(0, &self)) {
+		snprintf(own->dir, sizeof(own->dir), "%s", base);
+		snprintf(why, len, "cannot read /proc/self: %s", strerror(errno ? errno : ENOENT));
+		return -1;
+	}
+	own->proc_pid = self.pid;
+	own->proc_ppid = self.ppid;
+	start = self.start_time;
+	dirfd = open_own_userdir(base, own, why, len);
+	if (dirfd < 0)
+		return -1;
+	nvt_seg_name(own->name, sizeof(own->name), own->pidns, own->pid);
+	/* This process before an exec: its segment, partitions and all. */
+	old = openat(dirfd, own->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (old >= 0) {
+		own->seg = adopt(old, own, start);
+		if (own->seg && fstat(old, &st) == 0) {
+			own->dev = st.st_dev;
+			own->ino = st.st_ino;
+			close(old);
+			close(dirfd);
+			return NVT_SEG_ADOPTED;
+		}
+		close(old);
+	}
+	/* A new one, made holding the writer's lock: a writer that finds it
+	 * waits until it is filled. */
+	fresh->pidns = own->pidns;
+	fresh->pid = own->pid;
+	fresh->lock_fd = take_own_lock(dirfd, own, &locked);
+	if (fresh->lock_fd < 0) {
+		snprintf(why, len, "cannot use %s/%s: %s", own->dir, NVT_LOCK_NAME, strerror(errno));
+		close(dirfd);
+		return -1;
+	}
+	if (!locked) {
+		close(fresh->lock_fd);
+		fresh->lock_fd = -1;
+	}
+	for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+		fd = openat(dirfd, own->name,
+			    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, NVT_SEG_NEW_MODE);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+		/* A dead process's leftover. Never truncate it: a process may
+		 * still map it. Make it anew. */
+		if (unlinkat(dirfd, own->name, 0) && errno != ENOENT) {
+			snprintf(why, len, "cannot replace %s: %s", own->name, strerror(errno));
+			goto fail;
+		}
+	}
+	if (fd < 0) {
+		snprintf(why, len, "%s", strerror(errno));
+		goto fail;
+	}
+	/* Not open to readers until filled (nvt_seg_publish); the mode also
+	 * undoes a umask that left us no access. */
+	if (fchmod(fd, NVT_SEG_NEW_MODE) || ftruncate(fd, sizeof(struct nvt_segment)) || fstat(fd, &st)) {
+		snprintf(why, len, "%s", strerror(errno));
+		goto fail_made;
+	}
+	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		snprintf(why, len, "%s", strerror(errno));
+		goto fail_made;
+	}
+	own->seg = p;
+	own->dev = st.st_dev;
+	own->ino = st.st_ino;
+	nvt_seg_init(own->seg, (int32_t)own->pid, (uint32_t)geteuid(), start);
+	own->seg->pidns = own->pidns;
+	fresh->fd = fd;
+	close(dirfd);
+	return NVT_SEG_CREATED;
+fail_made:
+	close(fd);
+	unlinkat(dirfd, own->name, 0);
+fail:
+	close(dirfd);
+	nvt_seg_unlock(fresh);
+	return -1;
+}
+
+void nvt_seg_publish(struct nvt_seg_new *fresh)
+{
+	if (fresh->fd < 0)
+		return;
+	fchmod(fresh->fd, NVT_SEG_MODE);
+	close(fresh->fd);
+	fresh->fd = -1;
+}
+
+void nvt_seg_unlock(struct nvt_seg_new *fresh)
+{
+	nvt_seg_publish(fresh);
+	if (fresh->lock_fd < 0)
+		return;
+	/* Explicitly: a child forked meanwhile shares the open file, and with
+	 * it the lock, until it closes it. */
+	nvt_lock_byte(fresh->lock_fd, fresh->pidns, fresh->pid, F_UNLCK);
+	close(fresh->lock_fd);
+	fresh->lock_fd = -1;
+}
+
+void nvt_seg_remove(const struct nvt_seg_own *own)
+{
+	struct stat st;
+	int dirfd = open(own->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (dirfd < 0)
+		return;
+	if (fstatat(dirfd, own->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == own->dev &&
+	    st.st_ino == own->ino)
+		unlinkat(dirfd, own->name, 0);
+	close(dirfd);
+}
+
+/* 1 if the segment file name in dirfd names a process that is gone or was replaced. */
+static int is_stale(int dirfd, const char *name, pid_t pid)
+{
+	struct nvt_segment head;
+	uint64_t start;
+	int fd, stale;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return 1;
+	if (nvt_proc_start_time(pid, &start))
+		return errno == ESRCH || errno == ENOENT; /* a zombie, or gone meanwhile */
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	/* A header that cannot be read may be one being made: leave it. */
+	stale = nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == pid &&
+		head.start_time != start;
+	close(fd);
+	return stale;
+}
+
+/* Names read from a run directory per pass of the sweep, at most. */
+#define SWEEP_SCAN_MAX 65536
+
+/* 1 if name is a segment of another process of own's PID namespace; its PID in *pid. */
+static int sweep_candidate(const struct nvt_seg_own *own, const char *name, pid_t *pid)
+{
+	uint64_t pidns;
+
+	return nvt_seg_name_parse(name, &pidns, pid) == 0 && pidns == own->pidns && *pid != own->pid;
+}
+
+void nvt_seg_sweep(const struct nvt_seg_own *own, int max_judged)
+{
+	struct dirent *ent;
+	struct timespec now;
+	long n = 0, first, index = 0, judged = 0;
+	DIR *dir;
+	int dirfd;
+
+	/* Only where /proc can tell whether a PID of our namespace is alive. */
+	if (max_judged <= 0 || !nvt_procfs_is_own())
+		return;
+	dirfd = open(own->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return;
+	dir = fdopendir(dirfd);
+	if (!dir) {
+		close(dirfd);
+		return;
+	}
+	/* Reading names is cheap (one getdents per few hundred); judging one
+	 * costs up to 9 system calls: count them, then judge max_judged from a
+	 * random place on, wrapping around. Every start thus costs about the
+	 * same however many tasks the user runs, and leftovers go over a few. */
+	for (long seen = 0; seen < SWEEP_SCAN_MAX && (ent = readdir(dir)); seen++) {
+		pid_t pid;
+		n += sweep_candidate(own, ent->d_name, &pid);
+	}
+	if (n == 0) {
+		closedir(dir);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	first = (long)(((unsigned long)now.tv_nsec ^ ((unsigned long)own->pid * 2654435761ul)) % (unsigned long)n);
+	for (int pass = 0; pass < 2 && judged < max_judged && judged < n; pass++) {
+		rewinddir(dir);
+		index = 0;
+		for (long seen = 0; seen < SWEEP_SCAN_MAX && judged < max_judged && (ent = readdir(dir));
+		     seen++) {
+			struct stat before, after;
+			pid_t pid;
+
+			if (!sweep_candidate(own, ent->d_name, &pid))
+				continue;
+			/* The first pass judges from first on, the second up to it. */
+			if (pass == 0 ? index++ < first : index++ >= first)
+				continue;
+			judged++;
+			/* The file judged, not one a new process of a reused PID made
+			 * meanwhile (it replaces a stale file with a new one). */
+			if (fstatat(dirfd, ent->d_name, &before, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    is_stale(dirfd, ent->d_name, pid) &&
+			    fstatat(dirfd, ent->d_name, &after, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    after.st_dev == before.st_dev && after.st_ino == before.st_ino)
+				unlinkat(dirfd, ent->d_name, 0);
+		}
+	}
+	closedir(dir);
+}
