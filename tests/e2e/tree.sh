@@ -153,7 +153,12 @@ unset NVTASKSET_RUNDIR
 "$NVT" --no-mps -c 0-3 $(as_user 65533) sh -c 'while [ ! -e "$WORK/suid.go" ]; do sleep 0.02; done
 	"$WORK/suidapp" launch 1; "$APP" launch 1' &
 pid=\$!
-for i in \$(seq 500); do "$NVT" -p "\$pid" >/dev/null 2>&1 && break; sleep 0.02; done
+# Its own segment, made by its shim after the exec of sh (0644 once filled):
+# a -p before it would write the one the CLI made before the exec.
+for i in \$(seq 500); do
+	[ -n "\$(find /dev/shm/nvtaskset-65533 -name "*.\$pid" -perm -0044 2>/dev/null)" ] && break
+	sleep 0.02
+done
 "$NVT" -p -c 8-9 "\$pid" >/dev/null
 touch "$WORK/suid.go"
 wait "\$pid"
