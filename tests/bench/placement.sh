@@ -25,7 +25,7 @@ case ",$ONLY," in *,gpcbw,*)
 	timeout 200 python3 "$ROOT/tests/bench/gpcbw.py" "$ROOT" "$B" "$OUTDIR/gpcbw" || rc=1 ;;
 esac
 case ",$ONLY," in *,launch,*)
-	timeout 300 python3 "$ROOT/tests/bench/launchcost.py" "$ROOT" "$B" "$OUTDIR/launch" || rc=1 ;;
+	timeout 560 python3 "$ROOT/tests/bench/launchcost.py" "$ROOT" "$B" "$OUTDIR/launch" || rc=1 ;;
 esac
 case ",$ONLY," in *,sizes,*)
 	SIZES=${SIZES:-8,24,42,50} SIZES_ROUNDS=${SIZES_ROUNDS:-3} SIZES_PROFILE=0 SIZES_REPS=${SIZES_REPS:-15} \
