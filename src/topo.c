@@ -530,6 +530,77 @@ static int pick_without_gpcs(const struct nvt_topology *topo, const struct nvt_t
 	return 0;
 }
 
+/* Free TPCs of each GPC in avail. */
+static void count_free(const struct nvt_topology *topo, const struct nvt_tpcset *avail,
+		       unsigned free_[NVT_MAX_GPCS])
+{
+	memset(free_, 0, NVT_MAX_GPCS * sizeof(free_[0]));
+	for (unsigned t = 0; t < topo->n_tpcs; t++)
+		free_[topo->gpc[t]] += (unsigned)nvt_set_has(avail, t);
+}
+
+/*
+ * NVT_CLUSTERS: a GPC of s SMs holds floor(s / k) clusters of k SMs, so a
+ * partition holds as many as an MPS share of its size, floor(SMs / k) (as
+ * measured on an H100), when all its GPCs but one take a multiple of 16 SMs.
+ */
+static int pick_clusters(const struct nvt_topology *topo, struct nvt_tpcset *avail, unsigned count,
+			 struct nvt_tpcset *out)
+{
+	unsigned free_[NVT_MAX_GPCS], n_g = topo->n_gpcs, left = count;
+
+	while (left > 0) {
+		unsigned pick = n_g, amount = 0;
+		count_free(topo, avail, free_);
+		if (left >= NVT_CLUSTER_BLOCK) {
+			/* A block: from the GPC that leaves the fewest TPCs over. */
+			for (unsigned g = 0; g < n_g; g++)
+				if (free_[g] >= NVT_CLUSTER_BLOCK &&
+				    (pick == n_g || free_[g] % NVT_CLUSTER_BLOCK < free_[pick] % NVT_CLUSTER_BLOCK))
+					pick = g;
+			amount = NVT_CLUSTER_BLOCK;
+		}
+		if (pick == n_g) {
+			/* The rest in one GPC: the one with the fewest to spare. */
+			for (unsigned g = 0; g < n_g; g++)
+				if (free_[g] >= left && (pick == n_g || free_[g] < free_[pick]))
+					pick = g;
+			amount = left;
+		}
+		if (pick == n_g) {
+			/* Scattered: an even share of the GPC with the most free. */
+			for (unsigned g = 0; g < n_g; g++)
+				if (free_[g] && (pick == n_g || free_[g] > free_[pick]))
+					pick = g;
+			if (pick == n_g)
+				return -1;
+			amount = free_[pick] < left ? free_[pick] : left;
+			if (amount > 1 && amount % 2)
+				amount--;
+		}
+		left -= take_from_gpc(topo, avail, pick, amount, out);
+	}
+	return 0;
+}
+
+unsigned nvt_topo_cluster_capacity(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs,
+				   unsigned cluster_tpcs)
+{
+	struct nvt_tpcset all, in;
+	unsigned per[NVT_MAX_GPCS], sum = 0;
+
+	if (!cluster_tpcs)
+		return 0;
+	nvt_topo_all(topo, &all);
+	nvt_set_and(&in, tpcs, &all);
+	if (!topo->n_gpcs)
+		return nvt_set_count(&in) / cluster_tpcs;
+	count_free(topo, &in, per);
+	for (unsigned g = 0; g < topo->n_gpcs; g++)
+		sum += per[g] / cluster_tpcs;
+	return sum;
+}
+
 int nvt_topo_pick(const struct nvt_topology *topo, const struct nvt_tpcset *available,
 		  unsigned count, enum nvt_strategy strategy, struct nvt_tpcset *out)
 {
@@ -543,6 +614,8 @@ int nvt_topo_pick(const struct nvt_topology *topo, const struct nvt_tpcset *avai
 		return -1;
 	if (!n_g)
 		return pick_without_gpcs(topo, &avail, count, strategy, out);
+	if (strategy == NVT_CLUSTERS)
+		return pick_clusters(topo, &avail, count, out);
 	for (unsigned t = 0; t < topo->n_tpcs; t++) {
 		size[topo->gpc[t]]++;
 		free_[topo->gpc[t]] += (unsigned)nvt_set_has(&avail, t);

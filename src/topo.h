@@ -84,17 +84,35 @@ unsigned nvt_topo_legacy_layout(const struct nvt_topology *topo);
 enum nvt_strategy {
 	NVT_PACKED, /* whole GPCs first ([ECRTS25], [RTAS23]: GPC-aligned partitions) */
 	NVT_SPREAD, /* evenly over GPCs ([RTNS21]'s SE-distributed); docs/hardware-facts.md, 4 */
+	/* Blocks of 8 TPCs of a GPC first, then the rest in one GPC: a partition
+	 * that holds as many thread-block clusters of 4, 8 and 16 SMs as an MPS
+	 * share of its size (docs/bench/clusters-2026-11-22/). */
+	NVT_CLUSTERS,
 };
+
+/* TPCs per block of NVT_CLUSTERS: 16 SMs, the largest cluster Hopper allows. */
+#define NVT_CLUSTER_BLOCK 8u
 
 /*
  * Picks count TPCs among available. Packed takes a set of whole available
  * GPCs that adds up to count with the fewest GPCs, else the largest such set
  * below count topped up from as few other GPCs as possible. Spread takes one
- * TPC per GPC in turn. Without GPCs, packed takes the lowest TPCs and spread
- * evenly spaced ones. Returns 0, or -1 if fewer than count are available.
+ * TPC per GPC in turn. Clusters takes blocks of NVT_CLUSTER_BLOCK TPCs of one
+ * GPC (GPCs whose free TPCs are a whole number of blocks first), then the
+ * rest from the one GPC that holds it with the fewest TPCs to spare, else in
+ * even shares from the GPCs with the most free. Without GPCs, packed and
+ * clusters take the lowest TPCs and spread evenly spaced ones. Returns 0, or -1 if fewer than count are available.
  */
 int nvt_topo_pick(const struct nvt_topology *topo, const struct nvt_tpcset *available,
 		  unsigned count, enum nvt_strategy strategy, struct nvt_tpcset *out);
+
+/*
+ * How many thread-block clusters of cluster_tpcs TPCs (2 * cluster_tpcs
+ * CTAs of one SM each) tpcs holds at once: a cluster lies inside one GPC.
+ * Without GPCs, count / cluster_tpcs.
+ */
+unsigned nvt_topo_cluster_capacity(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs,
+				   unsigned cluster_tpcs);
 
 /*
  * Picks n whole GPCs among available (every TPC of each one available) that

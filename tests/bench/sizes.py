@@ -6,14 +6,20 @@ For each partition size N (packed TPCs) and round, three fresh processes run
 tests/bench/sizes_worker.py side by side under one MPS daemon:
   mps        a plain MPS client, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = ceil(100 N / TPCs)
   nvtaskset  nvtaskset -n N
-  sm-limit   nvtaskset --sm-limit -n N (nvtaskset plus that same MPS share)
+  sm-limit   nvtaskset --sm-limit -n N (nvtaskset plus that same MPS share;
+             -n then picks with --strategy clusters)
 and, where SIZES_CONFIGS names them, the same two with --strategy spread:
   spread, spread-limit
+and --sm-limit with the packed pick (--strategy packed): sm-limit-packed
 Rounds are interleaved (every size and configuration once, then again), so
 clock and thermal drift hit all three alike. Ratios are time / MPS's time.
 
 Usage: sizes.py ROOT OUTDIR   (SIZES="1,8,33,66" SIZES_ROUNDS=2 SIZES_BUDGET_S=480
                               SIZES_CONFIGS=mps,nvtaskset,sm-limit,spread,spread-limit)
+       sizes.py --report OUTDIR TOTAL_TPCS CSV...
+                              the summary and plot of earlier runs' sizes.csv
+                              files together (runs of different sizes; the
+                              configurations of the first file)
 """
 import csv
 import json
@@ -25,10 +31,11 @@ import sys
 import tempfile
 import time
 
-ROOT, OUT = sys.argv[1], sys.argv[2]
+REPORT = sys.argv[1] == "--report"
+ROOT, OUT = ("", sys.argv[2]) if REPORT else (sys.argv[1], sys.argv[2])
 NVT = os.path.join(ROOT, "build/bin/nvtaskset")
 WORKER = os.path.join(ROOT, "tests/bench/sizes_worker.py")
-WORK = tempfile.mkdtemp(prefix="nvt-sizes.")
+WORK = "" if REPORT else tempfile.mkdtemp(prefix="nvt-sizes.")
 os.makedirs(OUT, exist_ok=True)
 ENV = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=os.path.join(WORK, "mps"),
            CUDA_MPS_LOG_DIRECTORY=os.path.join(WORK, "mpslog"), CUDA_DEVICE_MAX_CONNECTIONS="8",
@@ -38,7 +45,10 @@ SIZES = [int(x) for x in os.environ.get("SIZES", "1,2,4,8,16,24,33,42,50,54,60,6
 ROUNDS = int(os.environ.get("SIZES_ROUNDS", "2"))
 BUDGET = float(os.environ.get("SIZES_BUDGET_S", "480"))
 CONFIGS = tuple(os.environ.get("SIZES_CONFIGS", "mps,nvtaskset,sm-limit").split(","))
-KNOWN = ("mps", "nvtaskset", "sm-limit", "spread", "spread-limit")
+if REPORT:
+    with open(sys.argv[4]) as f:
+        CONFIGS = tuple(dict.fromkeys(r["config"] for r in csv.DictReader(f)))
+KNOWN = ("mps", "nvtaskset", "sm-limit", "spread", "spread-limit", "sm-limit-packed")
 if CONFIGS[0] != "mps" or any(c not in KNOWN for c in CONFIGS):
     sys.exit("SIZES_CONFIGS: mps first, then any of %s" % ", ".join(KNOWN[1:]))
 
@@ -55,8 +65,9 @@ def worker(config, n, total):
     if config == "mps":
         env = dict(ENV, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=str(math.ceil(100 * n / total)))
         return json.loads(run(py, env=env).splitlines()[-1])
-    args = [NVT, "-n", str(n)] + (["--sm-limit"] if config.endswith("limit") else []) + \
-        (["--strategy", "spread"] if config.startswith("spread") else []) + py
+    args = [NVT, "-n", str(n)] + (["--sm-limit"] if "limit" in config else []) + \
+        (["--strategy", "spread"] if config.startswith("spread") else []) + \
+        (["--strategy", "packed"] if config == "sm-limit-packed" else []) + py
     return json.loads(run(args).splitlines()[-1])
 
 
@@ -150,7 +161,8 @@ def plot(ms, names, sizes, total):
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
     for ax, name in zip(axes[0], names):
         xs = [n for n in sizes if all((n, name, c) in ms for c in CONFIGS)]
-        styles = {"nvtaskset": "o-", "sm-limit": "s--", "spread": "^-", "spread-limit": "v--"}
+        styles = {"nvtaskset": "o-", "sm-limit": "s--", "spread": "^-", "spread-limit": "v--",
+                  "sm-limit-packed": "d:"}
         for config, style in ((c, styles[c]) for c in CONFIGS if c != "mps"):
             ax.plot(xs, [statistics.median(ms[(n, name, config)]) / statistics.median(ms[(n, name, "mps")])
                          for n in xs], style, label=config, markersize=3)
@@ -163,5 +175,17 @@ def plot(ms, names, sizes, total):
     fig.savefig(os.path.join(OUT, "sizes.png"), dpi=110)
 
 
+def report_csv(total, paths):
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            rows += [(int(r["round"]), int(r["tpcs"]), r["config"], int(r["sms_reported"]), r["workload"],
+                      float(r["median_ms"])) for r in csv.DictReader(f) if r["config"] in CONFIGS]
+    report(rows, [], total)
+
+
 if __name__ == "__main__":
-    main()
+    if REPORT:
+        report_csv(int(sys.argv[3]), sys.argv[4:])
+    else:
+        main()

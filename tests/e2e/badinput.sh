@@ -213,7 +213,7 @@ t_usage() {
 	run_rc out rc "$NVT" --strategy spread 0 x
 	has "$out" "--strategy and --exclude-running go with -n"
 	run_rc out rc "$NVT" -n 3 --strategy diagonal x
-	has "$out" "--strategy takes packed or spread"
+	has "$out" "--strategy takes packed, spread or clusters"
 	for a in 0 -1 257 3x ""; do
 		run_rc out rc "$NVT" -n "$a" x
 		has "$out" "-n takes a TPC count from 1 to 256"

@@ -37,8 +37,9 @@ t_completion_registered() {
 	eq "$(complete_words nvtaskset -c 0-3 --)" "" "options after MASK (they are COMMAND's)"
 }
 t_completion_values() {
-	eq "$(complete_words nvtaskset --strategy '')" "packed spread"
+	eq "$(complete_words nvtaskset --strategy '')" "clusters packed spread"
 	eq "$(complete_words nvtaskset -n 4 --strategy s)" "spread"
+	eq "$(complete_words nvtaskset -n 4 --strategy c)" "clusters"
 	eq "$(complete_words nvtaskset --strategy = p)" "packed" "--strategy=p"
 	eq "$(complete_words nvtaskset --mps '')" "start status stop"
 	eq "$(complete_words nvtaskset --mps st)" "start status stop"

@@ -150,6 +150,19 @@ t_mps_sm_limit() {
 	has "$out" "--sm-limit cannot go with --strategy spread"
 	run_rc out rc "$NVT" --sm-limit -n 54 /usr/bin/env
 	has "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=82"
+	# -n under --sm-limit picks blocks of 8 TPCs of a GPC (--strategy
+	# clusters): GPCs 1-5 and 2 of GPC 0's 4 hold 21 clusters of 4 SMs, as
+	# MPS's 84 SMs do; the packed pick (GPCs 1, 2, 3, 6, 7) holds 20.
+	run_rc out rc "$NVT" --sm-limit -n 42 /usr/bin/env
+	has "$out" "nvtaskset: GPU 0 (GPU-00010203-0405-0607-0809-0a0b0c0d0e84): TPCs 0-5,8-13,17-21,25-29,32-36,39-43,46-50,53-57"
+	has "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=64"
+	run_rc out rc "$NVT" --sm-limit -n 50 /usr/bin/env
+	has "$out" "TPCs 0-6,8-14,17-22,25-30,32-37,39-44,46-51,53-58"
+	hasnt "$out" "warning" # part of GPCs 6 and 0, measured to keep every SM
+	run_rc out rc "$NVT" --sm-limit --strategy packed -n 42 /usr/bin/env
+	has "$out" "TPCs 1-3,6-7,9-11,14-15,17-19,22-23,25-27,30-34,37-41,44-48,51-55,58-61"
+	run_rc out rc "$NVT" -n 42 --dry-run
+	has "$out" "TPCs 1-3,6-7,9-11,14-15,17-19,22-23,25-27,30-34,37-41,44-48,51-55,58-61"
 	run_rc out rc "$NVT" --sm-limit -c 0 /usr/bin/env
 	has "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=2"
 	run_rc out rc "$NVT" -c 0-32 /usr/bin/env

@@ -465,6 +465,56 @@ static void test_pick(void)
 	nvt_topo_identity(&plain, 54);
 	CHECK_STR(pick(&plain, "0-53", 4, NVT_PACKED), "0-3");
 	CHECK_STR(pick(&plain, "0-53", 3, NVT_SPREAD), "0,18,36");
+	CHECK_STR(pick(&plain, "0-53", 4, NVT_CLUSTERS), "0-3");
+}
+
+/* Clusters of cluster_tpcs TPCs that list holds on t. */
+static unsigned capacity(const struct nvt_topology *t, const char *list, unsigned cluster_tpcs)
+{
+	struct nvt_tpcset s = set_of(list);
+	return nvt_topo_cluster_capacity(t, &s, cluster_tpcs);
+}
+
+static void test_pick_clusters(void)
+{
+	struct nvt_topology t = h100(1), plain;
+	char list[NVT_LIST_TEXT_MAX];
+
+	/* What the H100 measured (docs/bench/clusters-2026-11-22/): -n 42's
+	 * packed pick, GPCs 1, 2, 3 (8 TPCs), 6 and 7 (9), holds 20 clusters of
+	 * 4 SMs, where MPS's 84 SMs hold 21. */
+	CHECK(capacity(&t, pick(&t, "0-65", 42, NVT_PACKED), 2) == 20);
+	/* Blocks of 8 from the GPCs of 8 first, then the rest in the GPC with
+	 * the fewest to spare: GPCs 1-5 and 2 of GPC 0's 4. */
+	CHECK_STR(pick(&t, "0-65", 42, NVT_CLUSTERS), "0-5,8-13,17-21,25-29,32-36,39-43,46-50,53-57");
+	/* 50: GPCs 1-5, 8 of GPC 6's 9, 2 of GPC 0. */
+	snprintf(list, sizeof(list), "%s", pick(&t, "0-65", 50, NVT_CLUSTERS));
+	CHECK_STR(list, "0-6,8-14,17-22,25-30,32-37,39-44,46-51,53-58");
+	/* Every size up to 56 holds as many clusters of 4, 8 and 16 SMs as an MPS
+	 * share of 2N SMs does: floor(2N / k). */
+	for (unsigned n = 1; n <= 56; n++) {
+		snprintf(list, sizeof(list), "%s", pick(&t, "0-65", n, NVT_CLUSTERS));
+		for (unsigned u = 2; u <= NVT_CLUSTER_BLOCK; u *= 2)
+			if (capacity(&t, list, u) != n / u)
+				CHECK(!"a clusters pick holds fewer clusters than MPS's share");
+	}
+	/* Small ones: a lone TPC for 1, GPC 0 for 2 to 4 (two lone TPCs would
+	 * hold no cluster of 4 SMs). */
+	CHECK_STR(pick(&t, "0-65", 1, NVT_CLUSTERS), "62");
+	CHECK_STR(pick(&t, "0-65", 2, NVT_CLUSTERS), "0,8");
+	CHECK_STR(pick(&t, "0-65", 4, NVT_CLUSTERS), "0,8,16,24");
+	/* Every TPC, and more than there are. */
+	CHECK_STR(pick(&t, "0-65", 66, NVT_CLUSTERS), "0-65");
+	CHECK_STR(pick(&t, "0-65", 67, NVT_CLUSTERS), "<none>");
+	/* Scattered free TPCs (3 in each of GPCs 0, 1 and 2, and lone 62): even
+	 * shares from the GPCs with the most free, then the rest in one GPC. */
+	CHECK_STR(pick(&t, "0-2,8-10,16-18,62", 6, NVT_CLUSTERS), "0-2,8-10");
+	CHECK_STR(pick(&t, "0-2,8-10,16-18,62", 7, NVT_CLUSTERS), "0-2,8-10,18");
+	CHECK(capacity(&t, "0-2,8-10,18", 2) == 3);
+	/* Capacity without GPCs: the count. */
+	nvt_topo_identity(&plain, 54);
+	CHECK(capacity(&plain, "0-9", 4) == 2);
+	CHECK(capacity(&t, "0-65", 0) == 0);
 }
 
 /* 3 GPCs: 0 holds TPCs 0-3, 1 holds 4-11, 2 holds 12-13. */
@@ -563,6 +613,7 @@ int main(void)
 	test_set_gpcs();
 	test_cache_record();
 	test_pick();
+	test_pick_clusters();
 	test_pick_gpcs();
 	test_pick_gpcs_h100();
 	test_identity();

@@ -136,7 +136,7 @@ _nvtaskset()
 			return 0 # a TPC count
 		fi
 		case $prev in
-		--strategy) values="packed spread" ;;
+		--strategy) values="packed spread clusters" ;;
 		--mps) values="status start stop" ;;
 		--gpu) values=$(_nvtaskset_gpus) ;;
 		esac

@@ -43,7 +43,9 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      " -g, --gpc-list        MASK is a list of GPCs (see --topology), or all\n"
 	      " -n, --tpcs COUNT      pick COUNT TPCs instead of taking a MASK\n"
 	      "     --strategy S      how -n picks: packed (whole GPCs first, the\n"
-	      "                       default) or spread (evenly over GPCs)\n"
+	      "                       default), spread (evenly over GPCs) or clusters\n"
+	      "                       (blocks of 8 TPCs of a GPC; the default with\n"
+	      "                       --sm-limit)\n"
 	      "     --exclude-running with -n, take only TPCs that no other nvtaskset\n"
 	      "                       task holds, every user's (race-free)\n"
 	      "     --dry-run         print the partition (or -n's pick) a start would\n"
@@ -124,6 +126,7 @@ int main(int argc, char **argv)
 		{"launched", no_argument, NULL, OPT_LAUNCHED}, {NULL, 0, NULL, 0},
 	};
 	struct options o = {.strategy = NVT_PACKED};
+	int strategy_given = 0;
 	int c;
 	char *end;
 	long v;
@@ -157,8 +160,11 @@ int main(int argc, char **argv)
 				o.strategy = NVT_PACKED;
 			else if (!strcmp(optarg, "spread"))
 				o.strategy = NVT_SPREAD;
+			else if (!strcmp(optarg, "clusters"))
+				o.strategy = NVT_CLUSTERS;
 			else
-				bad_usage("--strategy takes packed or spread");
+				bad_usage("--strategy takes packed, spread or clusters");
+			strategy_given = 1;
 			break;
 		case OPT_EXCLUDE: o.exclude_running = 1; break;
 		case OPT_GPU: {
@@ -198,7 +204,7 @@ int main(int argc, char **argv)
 		bad_usage("-c, -g and -n exclude each other");
 	if (o.pid_mode + o.list_mode + (o.mps_action != NULL) + (o.calibrate || o.topology) > 1)
 		bad_usage("-p, -l, --mps and --topology/--calibrate exclude each other");
-	if ((o.strategy != NVT_PACKED || o.exclude_running) && !o.count)
+	if ((strategy_given || o.exclude_running) && !o.count)
 		bad_usage("--strategy and --exclude-running go with -n");
 	if (o.gpu_masks && o.count)
 		bad_usage("-n picks TPCs itself: give --gpu GPU without a mask");
@@ -206,6 +212,11 @@ int main(int argc, char **argv)
 		bad_usage("--sm-limit cannot go with --strategy spread: MPS's limit on top of a "
 			  "partition that takes a few TPCs of every GPC leaves most of them idle "
 			  "(on an H100, 4 of 16 SMs)");
+	/* MPS's share holds floor(SMs / k) clusters of k SMs; packed picks of
+	 * whole GPCs of 18 SMs hold fewer, and libraries size persistent grids
+	 * for MPS's count (docs/bench/clusters-2026-11-22/). */
+	if (o.sm_limit && !strategy_given)
+		o.strategy = NVT_CLUSTERS;
 	if (o.sm_limit && o.no_mps)
 		bad_usage("--sm-limit works through MPS: it cannot go with --no-mps");
 	if (o.sm_limit && (o.pid_mode || o.list_mode || o.mps_action || o.calibrate || o.topology))

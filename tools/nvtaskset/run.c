@@ -243,7 +243,10 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		/* Libraries size their grids by the SM count the device reports:
 		 * let MPS report (and allow) the partition's share. */
 		char pct[8];
-		for (int i = 0; i < n; i++)
+		/* -n's clusters picks took part of two or three GPCs at 42-60 TPCs on
+		 * an H100 and kept every SM (docs/bench/clusters-2026-11-22/). */
+		int picked = o->count && o->strategy == NVT_CLUSTERS;
+		for (int i = 0; i < n && !picked; i++)
 			if (parts[i].state == NVT_SLOT_SET &&
 			    nvt_topo_partial_gpcs(&parts[i].topo, &parts[i].tpcs) > 1) {
 				warnx("warning: --sm-limit on a partition that takes part of several "

@@ -6,7 +6,8 @@
 #
 # For N in SIZES (default 24 42 50 66) and each configuration
 #   mps           a plain MPS client, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=ceil(100N/66)
-#   packed-limit  nvtaskset --sm-limit -n N
+#   packed-limit  nvtaskset --sm-limit --strategy packed -n N
+#   clusters-limit nvtaskset --sm-limit -n N (which picks with --strategy clusters)
 #   packed        nvtaskset -n N (sees all 132 SMs)
 #   gpcs-limit    nvtaskset --sm-limit -g LIST, LIST the fewest GPCs, largest
 #                 first, with at least N TPCs (N = 42 and 50 only)
@@ -30,7 +31,8 @@
 # Ends within BUDGET_S seconds (default 520; each command's timeout shrinks
 # to fit, and configurations left over are skipped, said in cluster-fit.txt)
 # and prints its elapsed time. Also: SIZES, ROUNDS, LT_LEVEL (CUBLASLT_LOG_LEVEL,
-# default 5), CLUSTER_MAX (largest cluster size cluster.cu tries, default 16).
+# default 5), CLUSTER_MAX (largest cluster size cluster.cu tries, default 16),
+# CONFIGS (default "mps packed-limit clusters-limit packed gpcs-limit").
 set -u
 T0=$(date +%s)
 ROOT=$(cd "$(dirname "$0")/../../../.." && pwd)
@@ -144,10 +146,11 @@ stop=0
 for r in $(seq 1 "$ROUNDS"); do
 	for n in $SIZES; do
 		pct=$(((100 * n + 65) / 66))
-		for c in mps packed-limit packed gpcs-limit; do
+		for c in ${CONFIGS:-mps packed-limit clusters-limit packed gpcs-limit}; do
 			case $c in
 			mps) pre=(env "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct") tag="" ;;
-			packed-limit) pre=("$NVT" --sm-limit -n "$n") tag="" ;;
+			packed-limit) pre=("$NVT" --sm-limit --strategy packed -n "$n") tag="" ;;
+			clusters-limit) pre=("$NVT" --sm-limit -n "$n") tag="" ;;
 			packed) pre=("$NVT" -n "$n") tag="" ;;
 			gpcs-limit)
 				[ -n "${GL[$n]:-}" ] || continue
@@ -181,7 +184,7 @@ done
 timeout 15 "$NVT" --mps stop >/dev/null 2>&1
 timeout 60 python3 - "$RES" <<'PY' >"$OUT/summary.txt" 2>&1
 import re, statistics, sys
-ORDER = {"mps": 0, "packed-limit": 1, "gpcs-limit": 2, "packed": 3}
+ORDER = {"mps": 0, "packed-limit": 1, "clusters-limit": 2, "gpcs-limit": 3, "packed": 4}
 kv = re.compile(r"(\w+)=(\S+)")
 gemm, clus = {}, {}
 for line in open(sys.argv[1]):
