@@ -89,6 +89,11 @@ int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max)
 	 * HARDWARE-FACTS.md section 11): no server, so no clients. */
 	if (!strncmp(line, "Server not found", 16))
 		return 0;
+	/* With a server whose clients have all gone, "ps" answers nothing at all
+	 * (H100, driver 580, 2026-11-22): every start under MPS warned that it
+	 * could not count the clients, and the 15-client check was skipped. */
+	if (*line == '\0')
+		return 0;
 	if (strncmp(line, "PID", 3))
 		return -1;
 	for (line = strchr(line, '\n'); line && *++line; line = strchr(line, '\n')) {

@@ -51,6 +51,10 @@ t_mps_client_limit() {
 	sleep 1000 &
 	server=$!
 	echo $server >"$CUDA_MPS_PIPE_DIRECTORY/fake-server"
+	# A server without clients: "ps" answers nothing, which is 0 clients.
+	run_rc out rc "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 0
+	hasnt "$out" "cannot ask"
 	for ((i = 1; i <= 14; i++)); do echo $((1000 + i)); done >"$CUDA_MPS_PIPE_DIRECTORY/fake-clients"
 	run_rc out rc "$NVT" -c 0 "$APP" launch 1
 	eq "$rc" 0 "14 clients: room for one more"

@@ -43,7 +43,10 @@ int main(void)
 		CHECK(nvt_mps_parse_ps(ps, servers, counts, 4) == 2);
 		CHECK(servers[0] == 2483 && counts[0] == 2 && servers[1] == 2590 && counts[1] == 1);
 		CHECK(nvt_mps_parse_ps("PID  ID  SERVER DEVICE NAMESPACE COMMAND\n", servers, counts, 4) == 0);
-		CHECK(nvt_mps_parse_ps("", servers, counts, 4) == -1);
+		/* A server without clients: "ps" answers nothing. */
+		CHECK(nvt_mps_parse_ps("", servers, counts, 4) == 0);
+		CHECK(nvt_mps_parse_ps("\n", servers, counts, 4) == 0);
+		CHECK(nvt_mps_parse_ps("garbage\n", servers, counts, 4) == -1);
 		CHECK(nvt_mps_parse_ps("PID\nnot a row\n", servers, counts, 4) == -1);
 		CHECK(nvt_mps_parse_ps("PID\n1 2 3\n", servers, counts, 4) == 1 && servers[0] == 3);
 	}
