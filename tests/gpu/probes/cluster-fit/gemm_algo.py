@@ -29,35 +29,21 @@ and which cuBLAS algorithm (tile, cluster shape) they got, without a profiler.
 import collections
 import os
 import re
-import statistics
 import sys
 
 REPS = int(os.environ.get("GEMM_ALGO_REPS", "15"))
-WARM = 3
-
-
-def timed(torch, fn):
-    for _ in range(WARM):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(REPS):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
 
 
 def run():
     import torch
+    # The size benchmark's timing (CUDA events, median, 3 warm-ups).
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../bench"))
+    from sizes_worker import timed
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     n = 8192
     x = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    gemm_ms = timed(torch, lambda: torch.matmul(x, w))
+    gemm_ms = timed(lambda: torch.matmul(x, w), reps=REPS)
     del x, w
     layer = torch.nn.TransformerEncoderLayer(d_model=2048, nhead=16, dim_feedforward=8192, batch_first=True,
                                              device="cuda", dtype=torch.bfloat16).eval()
@@ -66,7 +52,7 @@ def run():
     def block():
         with torch.no_grad():
             layer(src)
-    block_ms = timed(torch, block)
+    block_ms = timed(block, reps=REPS)
     torch.cuda.synchronize()
     print("sms=%d gemm_ms=%.3f gemm_tflops=%.1f block_ms=%.3f torch=%s" % (
         sms, gemm_ms, 2 * n ** 3 / gemm_ms / 1e9, block_ms, torch.__version__), flush=True)
@@ -89,7 +75,8 @@ def short(v, prefix):
 
 def parse_matmul(line):
     """Shape and algorithm of one cublasLtMatmul trace line, or None."""
-    if "cublasLtMatmul]" not in line or "algo=[" not in line:
+    # cuBLAS 13 logs the square GEMM as cublasLtTSTMatmul (H100, 2026-11-22).
+    if ("cublasLtMatmul]" not in line and "cublasLtTSTMatmul]" not in line) or "algo=[" not in line:
         return None
     desc = {k: fields(v) for k, v in DESC.findall(line)}
     algo = ALGO.search(line)
