@@ -163,6 +163,12 @@ t_mps_sm_limit() {
 	run_rc out rc "$NVT" --sm-limit -n 50 /usr/bin/env
 	has "$out" "TPCs 0-6,8-14,17-22,25-30,32-37,39-44,46-51,53-58"
 	hasnt "$out" "warning" # part of GPCs 6 and 0, measured to keep every SM
+	# The rule is what the partition holds, not how it was chosen: the same
+	# TPCs as a list do not warn, 2 TPCs in each of GPCs 0-7 do.
+	run_rc out rc "$NVT" --sm-limit -c 0-6,8-14,17-22,25-30,32-37,39-44,46-51,53-58 /usr/bin/env
+	hasnt "$out" "warning"
+	run_rc out rc "$NVT" --sm-limit -c 0-15 /usr/bin/env
+	has "$out" "warning: --sm-limit on a partition that takes part of several GPCs"
 	run_rc out rc "$NVT" --sm-limit --strategy packed -n 42 /usr/bin/env
 	has "$out" "TPCs 1-3,6-7,9-11,14-15,17-19,22-23,25-27,30-34,37-41,44-48,51-55,58-61"
 	run_rc out rc "$NVT" -n 42 --dry-run

@@ -186,6 +186,22 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		errx(EXIT_FAILURE, "%s", why);
 }
 
+/*
+ * Whether tpcs holds as many clusters of 4, 8 and 16 SMs as an MPS share of
+ * its size (all its GPCs but one hold a multiple of 16 SMs, as -n's clusters
+ * picks do). Such partitions took part of two or three GPCs at 42-60 TPCs on
+ * an H100 and kept every SM under MPS's limit (docs/bench/clusters-2026-11-22/).
+ */
+static int cluster_aligned(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs)
+{
+	unsigned count = nvt_set_count(tpcs);
+
+	for (unsigned u = 2; u <= NVT_CLUSTER_BLOCK; u *= 2)
+		if (nvt_topo_cluster_capacity(topo, tpcs, u) != count / u)
+			return 0;
+	return 1;
+}
+
 int nvt_cmd_run(const struct options *o, char **argv)
 {
 	static char text[NVT_PARTENV_TEXT_MAX];
@@ -243,12 +259,10 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		/* Libraries size their grids by the SM count the device reports:
 		 * let MPS report (and allow) the partition's share. */
 		char pct[8];
-		/* -n's clusters picks took part of two or three GPCs at 42-60 TPCs on
-		 * an H100 and kept every SM (docs/bench/clusters-2026-11-22/). */
-		int picked = o->count && o->strategy == NVT_CLUSTERS;
-		for (int i = 0; i < n && !picked; i++)
+		for (int i = 0; i < n; i++)
 			if (parts[i].state == NVT_SLOT_SET &&
-			    nvt_topo_partial_gpcs(&parts[i].topo, &parts[i].tpcs) > 1) {
+			    nvt_topo_partial_gpcs(&parts[i].topo, &parts[i].tpcs) > 1 &&
+			    !cluster_aligned(&parts[i].topo, &parts[i].tpcs)) {
 				warnx("warning: --sm-limit on a partition that takes part of several "
 				      "GPCs: MPS's limit may leave some of its SMs idle (on an H100, "
 				      "TPCs 0-7, one in each of 8 GPCs, ran on 4 of their 16 SMs); "
