@@ -295,9 +295,9 @@ static int lookup_slot(const void *ctx, uint64_t gen)
 /*
  * This thread's last context that has a slot, and that slot: a context's slot
  * never changes once found (a fork keeps every slot where it was), and a
- * thread usually launches in one context. The thread-local block is hot in
- * the cache on the launch path (the driver keeps its context stack there);
- * the table below was not (~30-50 ns a launch on an H100 host).
+ * thread usually launches in one context. A hit is one compare with a
+ * thread-local word; the table below is shared and was charged 30-50 ns a
+ * launch by an rdtsc breakdown on an H100 host (docs/bench/launch-2026-11-22-cost/).
  */
 static __thread struct {
 	const void *ctx;
