@@ -12,10 +12,16 @@ and, where SIZES_CONFIGS names them, the same two with --strategy spread:
   spread, spread-limit
 and --sm-limit with the packed pick (--strategy packed): sm-limit-packed
 Rounds are interleaved (every size and configuration once, then again), so
-clock and thermal drift hit all three alike. Ratios are time / MPS's time.
+clock and thermal drift hit all three alike. Ratios are time / MPS's time
+(medians over rounds; with 2 or more rounds the summary also gives the range
+of each round's ratio to that round's MPS run). SIZES_SET=block-ops times
+the transformer block's parts instead (sizes_worker.py).
 
 Usage: sizes.py ROOT OUTDIR   (SIZES="1,8,33,66" SIZES_ROUNDS=2 SIZES_BUDGET_S=480
-                              SIZES_CONFIGS=mps,nvtaskset,sm-limit,spread,spread-limit)
+                              SIZES_CONFIGS=mps,nvtaskset,sm-limit,spread,spread-limit
+                              SIZES_REPS=10 samples, SIZES_MIN_MS=2 ms a sample,
+                              SIZES_ONLY=TEXT workloads whose name holds TEXT,
+                              SIZES_SET=block-ops, SIZES_PROFILE=0: no profiler)
        sizes.py --report OUTDIR TOTAL_TPCS CSV...
                               the summary and plot of earlier runs' sizes.csv
                               files together (runs of different sizes; the
@@ -110,9 +116,10 @@ def main():
 
 
 def report(rows, kernels, total):
-    ms = {}
+    ms, by_round = {}, {}
     for rnd, n, config, sms, name, t in rows:
         ms.setdefault((n, name, config), []).append(t)
+        by_round[(rnd, n, name, config)] = t
     sms_of = {(n, config): sms for _, n, config, sms, _, _ in rows}
     names = sorted({r[4] for r in rows})
     sizes = sorted({r[1] for r in rows})
@@ -133,7 +140,7 @@ def report(rows, kernels, total):
                 worst.setdefault((name, c), []).append((ratios[c], n))
             lines.append("  %4d  %s   %8.3f   %s" % (
                 n, "/".join("%3d" % sms_of[(n, c)] for c in CONFIGS), med["mps"],
-                "   ".join("%8.3f (%.3f)" % (med[c], ratios[c]) for c in others)))
+                "   ".join("%8.3f (%.3f%s)" % (med[c], ratios[c], spread(by_round, n, name, c)) for c in others)))
         lines.append("")
     lines.append("Worst ratio over sizes (target <= 1.0 for packed partitions):")
     for name in names:
@@ -152,6 +159,14 @@ def report(rows, kernels, total):
         plot(ms, names, sizes, total)
     except Exception as e:  # a missing matplotlib must not lose the numbers
         print("no plot: %s" % e)
+
+
+def spread(by_round, n, name, config):
+    """', rounds LO-HI': the lowest and highest ratio of one round's run to
+    that round's MPS run (rounds ran side by side), where there were 2 or more."""
+    r = [t / by_round[(rnd, n2, name2, "mps")] for (rnd, n2, name2, c), t in by_round.items()
+         if (n2, name2, c) == (n, name, config) and (rnd, n2, name2, "mps") in by_round]
+    return ", rounds %.2f-%.2f" % (min(r), max(r)) if len(r) > 1 else ""
 
 
 def plot(ms, names, sizes, total):
