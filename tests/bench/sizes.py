@@ -59,22 +59,28 @@ if CONFIGS[0] != "mps" or any(c not in KNOWN for c in CONFIGS):
     sys.exit("SIZES_CONFIGS: mps first, then any of %s" % ", ".join(KNOWN[1:]))
 
 
-def run(args, env=ENV, timeout=120):
+def run(args, env=ENV, timeout=120, err=None):
+    """The command's standard output; its standard error's nvtaskset lines
+    are appended to the list err, if given."""
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
     if p.returncode:
         raise RuntimeError("%s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr[-800:]))
+    if err is not None:
+        err += [l for l in p.stderr.splitlines() if l.startswith("nvtaskset")]
     return p.stdout
 
 
-def worker(config, n, total):
+def worker(config, n, total, err):
+    """One worker's JSON result; what nvtaskset said goes to the list err
+    (a warning that a launch ran outside its partition, say)."""
     py = [sys.executable, WORKER]
     if config == "mps":
         env = dict(ENV, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=str(math.ceil(100 * n / total)))
-        return json.loads(run(py, env=env).splitlines()[-1])
+        return json.loads(run(py, env=env, err=err).splitlines()[-1])
     args = [NVT, "-n", str(n)] + (["--sm-limit"] if "limit" in config else []) + \
         (["--strategy", "spread"] if config.startswith("spread") else []) + \
         (["--strategy", "packed"] if config == "sm-limit-packed" else []) + py
-    return json.loads(run(args).splitlines()[-1])
+    return json.loads(run(args, err=err).splitlines()[-1])
 
 
 def main():
@@ -82,7 +88,7 @@ def main():
     run([NVT, "--calibrate"], env=dict(ENV, CUDA_MPS_PIPE_DIRECTORY="/dev/null"))
     total = json.loads(run([NVT, "--topology", "--json", "--gpu", "0"]))["gpus"][0]["tpcs"]
     run([NVT, "--mps", "start"])
-    rows, kernels, done = [], [], 0
+    rows, kernels, said, done = [], [], {}, 0
     configs = CONFIGS
     try:
         for rnd in range(ROUNDS):
@@ -91,7 +97,10 @@ def main():
                     print("budget of %.0f s spent: stopping after %d runs" % (BUDGET, done), flush=True)
                     raise StopIteration
                 for config in configs:
-                    r = worker(config, n, total)
+                    err = []
+                    r = worker(config, n, total, err)
+                    if err:
+                        said[(n, config)] = sorted(set(said.get((n, config), [])) | set(err))
                     done += 1
                     for name, ms in r["ms"].items():
                         rows.append((rnd, n, config, r["sms"], name, ms))
@@ -112,10 +121,13 @@ def main():
         w.writerow(["round", "tpcs", "config", "sms_reported", "bf16_8192_kernel", "grid", "blocks",
                     "waves_over_reported_sms"])
         w.writerows(kernels)
-    report(rows, kernels, total)
+    report(rows, kernels, total, said)
 
 
-def report(rows, kernels, total):
+def report(rows, kernels, total, said=None):
+    """The summary (and plot); said: (TPCs, config) -> what nvtaskset said to
+    those runs, marked '!' in the tables and listed at the end."""
+    said = said or {}
     ms, by_round = {}, {}
     for rnd, n, config, sms, name, t in rows:
         ms.setdefault((n, name, config), []).append(t)
@@ -140,13 +152,19 @@ def report(rows, kernels, total):
                 worst.setdefault((name, c), []).append((ratios[c], n))
             lines.append("  %4d  %s   %8.3f   %s" % (
                 n, "/".join("%3d" % sms_of[(n, c)] for c in CONFIGS), med["mps"],
-                "   ".join("%8.3f (%.3f%s)" % (med[c], ratios[c], spread(by_round, n, name, c)) for c in others)))
+                "   ".join("%8.3f (%.3f%s)%s" % (med[c], ratios[c], spread(by_round, n, name, c),
+                                                 "!" if (n, c) in said else " ") for c in others)))
         lines.append("")
     lines.append("Worst ratio over sizes (target <= 1.0 for packed partitions):")
     for name in names:
         lines.append("  %-36s %s" % (name, "; ".join(
             "%s %.3f at %d TPCs" % ((c,) + max(worst[(name, c)])) for c in others if (name, c) in worst)))
     lines.append("")
+    if said:
+        lines.append("! what nvtaskset said to these runs (TPCs config: lines):")
+        for (n, c), text in sorted(said.items()):
+            lines.append("  %d %s: %s" % (n, c, " | ".join(t[:200] for t in text)))
+        lines.append("")
     lines.append("bf16 8192^3 GEMM kernel (longest kernel, round 0): TPCs config SMs-reported blocks waves name")
     for rnd, n, config, sms, name, grid, blocks, waves in kernels:
         if rnd == 0 and name:
