@@ -126,7 +126,8 @@ def main():
 
 def report(rows, kernels, total, said=None):
     """The summary (and plot); said: (TPCs, config) -> what nvtaskset said to
-    those runs, marked '!' in the tables and listed at the end."""
+    those runs (its picks, its warnings), listed at the end; ratios of runs it
+    warned are marked '!'."""
     said = said or {}
     ms, by_round = {}, {}
     for rnd, n, config, sms, name, t in rows:
@@ -153,7 +154,7 @@ def report(rows, kernels, total, said=None):
             lines.append("  %4d  %s   %8.3f   %s" % (
                 n, "/".join("%3d" % sms_of[(n, c)] for c in CONFIGS), med["mps"],
                 "   ".join("%8.3f (%.3f%s)%s" % (med[c], ratios[c], spread(by_round, n, name, c),
-                                                 "!" if (n, c) in said else " ") for c in others)))
+                                                 "!" if any("warning" in t for t in said.get((n, c), [])) else " ") for c in others)))
         lines.append("")
     lines.append("Worst ratio over sizes (target <= 1.0 for packed partitions):")
     for name in names:
