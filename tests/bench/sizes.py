@@ -210,10 +210,12 @@ def plot(ms, names, sizes, total):
 
 
 def report_csv(total, paths):
+    """Rows of several runs' CSVs; each file's rounds follow the last one's."""
     rows = []
     for path in paths:
+        first = max((r[0] for r in rows), default=-1) + 1
         with open(path) as f:
-            rows += [(int(r["round"]), int(r["tpcs"]), r["config"], int(r["sms_reported"]), r["workload"],
+            rows += [(first + int(r["round"]), int(r["tpcs"]), r["config"], int(r["sms_reported"]), r["workload"],
                       float(r["median_ms"])) for r in csv.DictReader(f) if r["config"] in CONFIGS]
     report(rows, [], total)
 
