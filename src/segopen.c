@@ -98,7 +98,18 @@ static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_
 	return found;
 }
 
-/* Tries uid's run directory for p's segment. Returns enum nvt_seg_err. */
+/* 1 if fd (a regular file of uid's) is a segment still being made: mode
+ * NVT_SEG_NEW_MODE, and no header yet (nvtaskset.h, "Making a segment"). */
+static int being_made(int fd, const struct stat *st)
+{
+	struct nvt_segment head;
+
+	return (st->st_mode & 07777) == NVT_SEG_NEW_MODE &&
+	       (st->st_size == 0 || nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID);
+}
+
+/* Tries uid's run directory for p's segment. Returns enum nvt_seg_err
+ * (NVT_SEG_EMAKING: a file there that its maker has not filled yet). */
 static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int writable,
 		   struct nvt_seg_handle *h)
 {
@@ -127,8 +138,13 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 	rc = NVT_SEG_ENOTASK;
 	/* Made by the directory's user, and not a link to another file; empty
 	 * while its shim is still making it. */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1 ||
-	    st.st_size == 0)
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1)
+		goto fail;
+	if (being_made(fd, &st)) {
+		rc = NVT_SEG_EMAKING;
+		goto fail;
+	}
+	if (st.st_size == 0)
 		goto fail;
 	switch (nvt_seg_pread_header(fd, &head)) {
 	case NVT_SEG_VALID:
@@ -168,6 +184,7 @@ fail:
 
 int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handle *h)
 {
+	struct timespec pause = {0, 1000000};
 	struct nvt_proc p;
 	uid_t order[5];
 	uint32_t version = 0;
@@ -181,6 +198,28 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 		return NVT_SEG_ENOPROC;
 	if (nvt_proc_info(pid, &p))
 		return errno == ENOENT || errno == ESRCH ? NVT_SEG_ENOPROC : NVT_SEG_ESYS;
+	/* To write: while the task's shim makes its segment in its user's
+	 * directory (after an exec to that user), wait for it. The segment from
+	 * before the exec is the one it is copying: a change written there now
+	 * could be copied or not. */
+	for (int waited = 0; writable; waited++) {
+		int rc = open_in(base, p.uid[1], &p, writable, h);
+		if (rc != NVT_SEG_EMAKING) {
+			if (rc == NVT_SEG_OK) {
+				h->pid = pid;
+				h->task_uid = p.uid[1];
+				return rc;
+			}
+			break;
+		}
+		if (waited >= NVT_SEG_MAKING_WAIT_MS) {
+			h->task_uid = p.uid[1];
+			return NVT_SEG_EMAKING;
+		}
+		nanosleep(&pause, NULL);
+		if (nvt_proc_info(pid, &p))
+			return errno == ENOENT || errno == ESRCH ? NVT_SEG_ENOPROC : NVT_SEG_ESYS;
+	}
 	/* Its user now; then the users it may have been when it made the segment
 	 * (root, for a program that dropped root after starting). */
 	order[0] = p.uid[1];
@@ -208,6 +247,40 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 	h->task_uid = p.uid[1];
 	h->found_version = version;
 	return best;
+}
+
+int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
+{
+	struct nvt_segment head;
+	struct nvt_proc p;
+	struct stat st;
+	char name[64];
+	int dirfd, fd, found;
+
+	if (nvt_proc_info(h->pid, &p) || p.uid[1] == h->owner)
+		return 0;
+	dirfd = nvt_userdir_open(base, p.uid[1]);
+	if (dirfd < 0)
+		return 0;
+	if (p.pidns ? nvt_seg_name(name, sizeof(name), p.pidns, p.ns_pid)
+		    : find_by_header(dirfd, &p, name, sizeof(name))) {
+		close(dirfd);
+		return 0;
+	}
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dirfd);
+	if (fd < 0)
+		/* One being made (mode NVT_SEG_NEW_MODE) that we may not read. */
+		return errno == EACCES;
+	/* The task's user's file: being made, or made for this very process
+	 * (not a leftover of an earlier process of this PID). */
+	found = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == p.uid[1] &&
+		(st.st_dev != h->dev || st.st_ino != h->ino) &&
+		(being_made(fd, &st) ||
+		 (nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == p.ns_pid &&
+		  head.start_time == p.start_time));
+	close(fd);
+	return found;
 }
 
 int nvt_seg_read(const struct nvt_seg_handle *h, int gpu, struct nvt_slot_view *view,

@@ -168,6 +168,74 @@ INNER
 	eq "$(sed -n 's/^\(tpcs=[^ ]*\) .*/\1/p' <<<"$out" | tr '\n' ' ')" "tpcs=0-65 tpcs=8-9 "
 }
 
+t_tree_move_during_exec_to_user() {
+	# A -p that opened the segment a task had before an exec to another user
+	# (root's, its only one then) and waited for its lock, while that user's
+	# shim made the task's own segment from it: the change reaches the task's
+	# own segment, not only the one it reads no more. Deterministic: segpoke
+	# holds the lock until the new segment is made.
+	need_users
+	local tag=$WORK/u/mx root_seg own hold pp i
+	rm -f "$tag".*
+	"$NVT" --no-mps -c 0-3 sh -c 'while [ ! -e "$1.go" ]; do sleep 0.02; done
+		exec '"$(as_user 65533)"' sh -c '\''while [ ! -e "$1.go2" ]; do sleep 0.02; done
+			"$2" launch 1'\'' sh "$1" "$2"' sh "$tag" "$APP" >"$tag.out" 2>&1 &
+	PID=$!
+	wait_task "$PID"
+	root_seg=$(seg_file "$PID")
+	has "$root_seg" "/nvtaskset-0/"
+	"$T/segpoke" "$PID" hold >"$tag.hold" &
+	hold=$!
+	wait_file "$tag.hold" held
+	"$NVT" -p -c 8-9 "$PID" >"$tag.p" 2>&1 &
+	pp=$!
+	for ((i = 0; i < 500; i++)); do
+		readlink /proc/"$pp"/fd/* 2>/dev/null | grep -qxF "$root_seg" && break
+		sleep 0.02
+	done
+	[ "$i" -lt 500 ] || die "-p never opened $root_seg"
+	touch "$tag.go"
+	# The task's own segment, made and filled (mode 0644) by its shim as 65533.
+	own=${root_seg/nvtaskset-0/nvtaskset-65533}
+	for ((i = 0; i < 500; i++)); do
+		[ "$(stat -c %a "$own" 2>/dev/null)" == 644 ] && break
+		sleep 0.02
+	done
+	[ "$i" -lt 500 ] || die "no segment $own was made"
+	kill "$hold"
+	wait "$pp" && rc=0 || rc=$?
+	eq "$rc" 0 "-p exit status: $(cat "$tag.p")"
+	eq "$("$NVT" -pc "$PID" 2>/dev/null)" "pid $PID's current TPC list: 8-9"
+	touch "$tag.go2"
+	wait "$PID" || die "the task failed: $(cat "$tag.out")"
+	eq "$(sed -n 's/^\(tpcs=[^ ]*\) .*/\1/p' "$tag.out")" "tpcs=8-9"
+}
+
+t_tree_move_waits_while_segment_made() {
+	# -p on a task whose shim is still making its segment (mode 0600, no
+	# header yet) waits until it is made, then writes it; one never made ends
+	# in an error (after NVT_SEG_MAKING_WAIT_MS), never in a write elsewhere.
+	local pp
+	start_loop mk "$NVT" --no-mps -c 0-3 "$APP"
+	wait_task "$PID"
+	"$T/segpoke" "$PID" making
+	"$NVT" -p -c 8-9 "$PID" >"$WORK/mk.p" 2>&1 &
+	pp=$!
+	sleep 0.3
+	kill -0 "$pp" 2>/dev/null || die "-p did not wait: $(cat "$WORK/mk.p")"
+	"$T/segpoke" "$PID" made
+	wait "$pp" && rc=0 || rc=$?
+	eq "$rc" 0 "-p exit status: $(cat "$WORK/mk.p")"
+	eq "$("$NVT" -pc "$PID" 2>/dev/null)" "pid $PID's current TPC list: 8-9"
+	"$T/segpoke" "$PID" making
+	run_rc out rc "$NVT" -p -c 4-5 "$PID"
+	[ "$rc" != 0 ] || die "-p on a segment never made succeeded: $out"
+	has "$out" "still being made"
+	"$T/segpoke" "$PID" made
+	eq "$("$NVT" -pc "$PID" 2>/dev/null)" "pid $PID's current TPC list: 8-9"
+	stop_loop mk "$PID"
+}
+
 # ---- -a and -l's tree ----
 
 # start_tree TAG: R, a task started with the drop-in wrapper (so that the shell it starts loads

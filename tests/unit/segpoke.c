@@ -13,6 +13,9 @@
  *                          yet, as a claimer stopped (or killed) mid-way leaves it
  *   segpoke PID hold       take the segment's writer's lock as nvtaskset -p does,
  *                          print "held", and keep it until killed
+ *   segpoke PID making     make the segment look as one its shim is still making
+ *                          (mode 0600, no header: the magic turned over)
+ *   segpoke PID made       undo "making" (the magic back, mode 0644)
  *
  * SPDX-License-Identifier: MIT
  */
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "segfile.h"
@@ -79,6 +83,11 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[2], "version") && argc == 4) {
 		/* "current": this build's NVT_SEG_VERSION (puts a segment back). */
 		seg->version = !strcmp(argv[3], "current") ? NVT_SEG_VERSION : (uint32_t)atoi(argv[3]);
+	} else if (!strcmp(argv[2], "making") || !strcmp(argv[2], "made")) {
+		int making = argv[2][4] == 'n';
+		if ((seg->magic == NVT_SEG_MAGIC) != making || fchmod(fd, making ? NVT_SEG_NEW_MODE : NVT_SEG_MODE))
+			return 1;
+		seg->magic = ~seg->magic;
 	} else if (!strcmp(argv[2], "garbage")) {
 		memset(seg, 0x5a, 16);
 	} else if (!strcmp(argv[2], "halfwrite")) {

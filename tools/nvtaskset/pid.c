@@ -264,10 +264,14 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	static struct nvt_slot_view old[NVT_MAX_GPUS], now[NVT_MAX_GPUS], want[NVT_MAX_GPUS];
 	struct slot_status st[NVT_MAX_GPUS];
 	int written_slot[NVT_MAX_GPUS], had[NVT_MAX_GPUS];
-	int n_old, torn, rc, shown = 0, new_slot = 0;
+	static struct nvt_slot_view first_old[NVT_MAX_GPUS];
+	int first_had[NVT_MAX_GPUS], first_n_old = 0, attempt = 0;
+	int n_old, torn, rc, shown, new_slot;
 	struct timespec written;
 	pid_t pid = h->pid;
 
+again:
+	shown = new_slot = 0;
 	n_old = read_slots(h, old, st, &torn);
 	rc = nvt_seg_lock(h, SEG_LOCK_TIMEOUT_MS);
 	if (rc)
@@ -322,6 +326,25 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 				goto fail;
 		}
 	}
+	if (attempt == 0) {
+		first_n_old = n_old;
+		memcpy(first_old, old, sizeof(old));
+		memcpy(first_had, had, sizeof(had));
+	}
+	/* Written into the segment the task had before an exec to another user,
+	 * while that user's shim made its own from it, maybe before this write:
+	 * write the task's own segment too (it is the one -p and -l read now). */
+	if (attempt < 3 && nvt_seg_superseded(nvt_rundir(), h)) {
+		nvt_seg_close(h);
+		rc = open_task(pid, 1, h);
+		if (rc)
+			goto fail;
+		attempt++;
+		goto again;
+	}
+	n_old = first_n_old;
+	memcpy(old, first_old, sizeof(old));
+	memcpy(had, first_had, sizeof(had));
 	for (int i = 0; i < shown; i++) {
 		written_slot[i] = nvt_seg_find_slot(h, want[i].uuid);
 		if (changed && (!had[i] || old[i].state != want[i].state ||
