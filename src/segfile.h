@@ -30,7 +30,7 @@ enum nvt_seg_err {
 	NVT_SEG_ECORRUPT, /* not a well-formed control segment */
 	NVT_SEG_EBUSY,    /* another writer holds the segment */
 	NVT_SEG_ESYS,     /* a system call failed; errno says why */
-	NVT_SEG_EMAKING,  /* its shim is still making its segment (to write: for too long) */
+	NVT_SEG_EMAKING,  /* its segment is not filled in yet (a shim making it, or one that died) */
 };
 
 /* Inode of the initial PID namespace (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
@@ -201,15 +201,18 @@ int nvt_seg_path(char *buf, size_t len, const char *base, pid_t pid);
  * (PID namespace, PID and start time). Returns enum nvt_seg_err.
  */
 int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handle *h);
-/* How long nvt_seg_open, to write, waits for a segment that the task's shim
- * is making in its user's run directory (rather than write the one the task
- * had before an exec to that user, which its shim is copying). */
-#define NVT_SEG_MAKING_WAIT_MS 2000
+/* How long nvt_seg_open, to write, waits for a segment that is being made in
+ * the run directory of the task's user (after an exec to that user, its shim
+ * is copying the one from before the exec) before it looks further. A shim
+ * fills one in microseconds; the task's user can plant one that stays empty,
+ * which delays root's change to a task of that user's by this much. */
+#define NVT_SEG_MAKING_WAIT_MS 500
 /*
  * 1 if h is a segment the task had before an exec to another user, and that
- * user's run directory now holds the task's own segment (being made or made):
- * a write to h that the task's shim copied no more. The writer should write
- * the task's own segment too (open it again). 0 otherwise.
+ * user's run directory now holds the task's own segment, with its header: a
+ * write to h that the task's shim may have copied before it (a shim writes
+ * the header before it copies). The writer should write the task's own
+ * segment too (open it again). 0 otherwise.
  */
 int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h);
 /* Copies slot gpu (see nvt_seg_pread_slot). Returns 0, -1 (a writer died

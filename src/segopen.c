@@ -49,7 +49,8 @@ static int rank(int rc)
 	case NVT_SEG_EVERSION:
 	case NVT_SEG_ECORRUPT: return 3;
 	case NVT_SEG_EPERM: return 2;
-	case NVT_SEG_ESYS: return 1;
+	case NVT_SEG_ESYS:
+	case NVT_SEG_EMAKING: return 1;
 	default: return 0;
 	}
 }
@@ -198,24 +199,20 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 		return NVT_SEG_ENOPROC;
 	if (nvt_proc_info(pid, &p))
 		return errno == ENOENT || errno == ESRCH ? NVT_SEG_ENOPROC : NVT_SEG_ESYS;
-	/* To write: while the task's shim makes its segment in its user's
-	 * directory (after an exec to that user), wait for it. The segment from
-	 * before the exec is the one it is copying: a change written there now
-	 * could be copied or not. */
-	for (int waited = 0; writable; waited++) {
+	/* To write: while a segment is being made in the directory of the
+	 * task's user (its shim, after an exec to that user, copying the segment
+	 * from before it), wait a little for it: a change written into the old
+	 * one now may or may not be copied. Then look as usual (a program that
+	 * called setuid() itself keeps root's segment). */
+	for (int waited = 0; writable && waited < NVT_SEG_MAKING_WAIT_MS; waited++) {
 		int rc = open_in(base, p.uid[1], &p, writable, h);
-		if (rc != NVT_SEG_EMAKING) {
-			if (rc == NVT_SEG_OK) {
-				h->pid = pid;
-				h->task_uid = p.uid[1];
-				return rc;
-			}
-			break;
-		}
-		if (waited >= NVT_SEG_MAKING_WAIT_MS) {
+		if (rc == NVT_SEG_OK) {
+			h->pid = pid;
 			h->task_uid = p.uid[1];
-			return NVT_SEG_EMAKING;
+			return rc;
 		}
+		if (rc != NVT_SEG_EMAKING)
+			break;
 		nanosleep(&pause, NULL);
 		if (nvt_proc_info(pid, &p))
 			return errno == ENOENT || errno == ESRCH ? NVT_SEG_ENOPROC : NVT_SEG_ESYS;
@@ -270,15 +267,14 @@ int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	close(dirfd);
 	if (fd < 0)
-		/* One being made (mode NVT_SEG_NEW_MODE) that we may not read. */
-		return errno == EACCES;
-	/* The task's user's file: being made, or made for this very process
-	 * (not a leftover of an earlier process of this PID). */
+		return 0;
+	/* The task's user's file, with the header of this very process (not a
+	 * leftover of an earlier process of this PID). One without a header yet
+	 * has copied nothing so far: it will copy what we wrote. */
 	found = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == p.uid[1] &&
-		(st.st_dev != h->dev || st.st_ino != h->ino) &&
-		(being_made(fd, &st) ||
-		 (nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == p.ns_pid &&
-		  head.start_time == p.start_time));
+		st.st_nlink == 1 && (st.st_dev != h->dev || st.st_ino != h->ino) &&
+		nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == p.ns_pid &&
+		head.start_time == p.start_time && (!p.pidns || head.pidns == p.pidns);
 	close(fd);
 	return found;
 }

@@ -749,6 +749,22 @@ t_sec_setuid_in_process() {
 	wait_file "$WORK/u/su.state" "7"
 	stop_loop u/su "$PID"
 }
+t_sec_setuid_in_process_planted_segment() {
+	# The task's new user cannot stall root's change to it by planting an
+	# empty segment (mode 0600, no header) where its own would be after an
+	# exec: -p waits NVT_SEG_MAKING_WAIT_MS at most, then writes root's.
+	local f
+	need_users
+	start_loop u/sp "$NVT" --no-mps -c 0-3 "$APP" setuid 65534
+	wait_file "$WORK/u/sp.state" "0-3"
+	f=$(seg_file "$PID")
+	has "$f" "/nvtaskset-65534/"
+	$(as_user 65534) sh -c 'mkdir -p -m 755 "${1%/*}" && umask 077 && : >"$1"' _ "$f"
+	run_rc out rc timeout 10 "$NVT" -p -c 7 "$PID"
+	eq "$rc" 0 "root moves the task: $out"
+	wait_file "$WORK/u/sp.state" "7"
+	stop_loop u/sp "$PID"
+}
 t_sec_shim_reads_environment_securely() {
 	# In a setuid program the environment belongs to the caller: the shim reads
 	# it with secure_getenv only.

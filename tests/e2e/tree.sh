@@ -213,15 +213,15 @@ t_tree_move_during_exec_to_user() {
 
 t_tree_move_waits_while_segment_made() {
 	# -p on a task whose shim is still making its segment (mode 0600, no
-	# header yet) waits until it is made, then writes it; one never made ends
-	# in an error (after NVT_SEG_MAKING_WAIT_MS), never in a write elsewhere.
+	# header yet) waits until it is made, then writes it; one never filled in
+	# ends in an error (after NVT_SEG_MAKING_WAIT_MS), never in a write elsewhere.
 	local pp
 	start_loop mk "$NVT" --no-mps -c 0-3 "$APP"
 	wait_task "$PID"
 	"$T/segpoke" "$PID" making
 	"$NVT" -p -c 8-9 "$PID" >"$WORK/mk.p" 2>&1 &
 	pp=$!
-	sleep 0.3
+	sleep 0.2
 	kill -0 "$pp" 2>/dev/null || die "-p did not wait: $(cat "$WORK/mk.p")"
 	"$T/segpoke" "$PID" made
 	wait "$pp" && rc=0 || rc=$?
@@ -230,7 +230,7 @@ t_tree_move_waits_while_segment_made() {
 	"$T/segpoke" "$PID" making
 	run_rc out rc "$NVT" -p -c 4-5 "$PID"
 	[ "$rc" != 0 ] || die "-p on a segment never made succeeded: $out"
-	has "$out" "still being made"
+	has "$out" "not filled in yet"
 	"$T/segpoke" "$PID" made
 	eq "$("$NVT" -pc "$PID" 2>/dev/null)" "pid $PID's current TPC list: 8-9"
 	stop_loop mk "$PID"

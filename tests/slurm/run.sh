@@ -492,6 +492,9 @@ s_spoofed_holder() {
 	no_claims
 }
 
+# Steps whose output is parsed run with --quiet: srun's own "job N queued and
+# waiting for resources" lines (a step that waits for the last one's TPCs to
+# be freed) would be read as the task's.
 s_requests() {
 	local out rc
 	out=$(timeout 30 srun --gpu-tpcs=abc true 2>&1) && rc=0 || rc=$?
@@ -519,7 +522,7 @@ s_requests() {
 	grep -q "asks more than the 4 TPCs Slurm granted" "$W/log/slurmd.log" ||
 		die "no reason logged in slurmd.log"
 	# Asked as the GRES alone (no cli_filter needed): placed all the same.
-	out=$(timeout 30 srun --gres=tpc:8 sh -c 'echo "$NVTASKSET_PARTITION"' 2>&1)
+	out=$(timeout 30 srun --quiet --gres=tpc:8 sh -c 'echo "$NVTASKSET_PARTITION"' 2>&1)
 	[ "$(count "$(awk '{print $2}' <<<"$out")")" == 8 ] || die "--gres=tpc:8 gave: $out"
 	# A job that asks for no TPCs runs as it would without the plugin.
 	out=$(timeout 30 srun env 2>&1)
@@ -532,7 +535,7 @@ s_gpcs() {
 	local out rc holder
 	# Four GPCs of at most the 4 TPCs granted: the fake H100's four lone
 	# TPCs (GPCs 8-11), never GPC 0, which is one GPC of 4 TPCs.
-	out=$(timeout 30 srun --gres=tpc:4 --gpu-gpcs=4 sh -c 'echo "$NVTASKSET_PARTITION"' 2>&1)
+	out=$(timeout 30 srun --quiet --gres=tpc:4 --gpu-gpcs=4 sh -c 'echo "$NVTASKSET_PARTITION"' 2>&1)
 	echo "--gres=tpc:4 --gpu-gpcs=4: $out"
 	eq "$(awk '{print $2}' <<<"$out")" "62-65" "TPCs of 4 whole GPCs of at most 4 TPCs"
 	# A task outside Slurm holds a TPC of every GPC: no whole GPC is free.
@@ -572,7 +575,7 @@ stop_mps() {
 # The node's name comes from slurmd, not from the job's environment.
 s_node_name() {
 	local out
-	out=$(SLURMD_NODENAME=elsewhere timeout 30 srun --gpu-tpcs=8 \
+	out=$(SLURMD_NODENAME=elsewhere timeout 30 srun --quiet --gpu-tpcs=8 \
 		sh -c 'echo "$NVTASKSET_PARTITION"' 2>&1) || die "srun failed: $out"
 	echo "SLURMD_NODENAME=elsewhere srun --gpu-tpcs=8: $out"
 	eq "$(count "$(awk '{print $2}' <<<"$out")")" 8 "TPCs of a job whose environment names another node"
@@ -637,7 +640,7 @@ s_mps_squat() {
 	in_slurmd setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups \
 		mkdir /run/nvidia-mps 2>/dev/null && die "uid $OTHER_UID made /run/nvidia-mps"
 	plugstack mps_pipe= mps_log=
-	out=$(timeout 30 srun --gpu-tpcs=8 sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY $NVTASKSET_PARTITION"' \
+	out=$(timeout 30 srun --quiet --gpu-tpcs=8 sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY $NVTASKSET_PARTITION"' \
 		2>&1) || die "srun failed: $out"
 	plugstack
 	echo "/tmp/nvidia-mps taken by uid $OTHER_UID; the step: $out"

@@ -83,11 +83,18 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[2], "version") && argc == 4) {
 		/* "current": this build's NVT_SEG_VERSION (puts a segment back). */
 		seg->version = !strcmp(argv[3], "current") ? NVT_SEG_VERSION : (uint32_t)atoi(argv[3]);
-	} else if (!strcmp(argv[2], "making") || !strcmp(argv[2], "made")) {
-		int making = argv[2][4] == 'n';
-		if ((seg->magic == NVT_SEG_MAGIC) != making || fchmod(fd, making ? NVT_SEG_NEW_MODE : NVT_SEG_MODE))
+	} else if (!strcmp(argv[2], "making")) {
+		/* Its mode first, as a shim's new file has before its header. */
+		if (seg->magic != NVT_SEG_MAGIC || fchmod(fd, NVT_SEG_NEW_MODE))
 			return 1;
 		seg->magic = ~seg->magic;
+	} else if (!strcmp(argv[2], "made")) {
+		/* Its header first, then its mode, as a shim publishes one. */
+		if (seg->magic != ~NVT_SEG_MAGIC)
+			return 1;
+		seg->magic = NVT_SEG_MAGIC;
+		if (fchmod(fd, NVT_SEG_MODE))
+			return 1;
 	} else if (!strcmp(argv[2], "garbage")) {
 		memset(seg, 0x5a, 16);
 	} else if (!strcmp(argv[2], "halfwrite")) {

@@ -352,7 +352,7 @@ const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t 
 		return buf;
 	case NVT_SEG_ECORRUPT: return "its control segment is corrupt";
 	case NVT_SEG_EBUSY: return "another nvtaskset is changing it right now";
-	case NVT_SEG_EMAKING: return "its control segment is still being made (it is starting)";
+	case NVT_SEG_EMAKING: return "its control segment is not filled in yet";
 	default: return strerror(errno);
 	}
 }
