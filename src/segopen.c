@@ -653,6 +653,12 @@ int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
 
 		while (j < s.n && s.v[j].pid == s.v[i].pid)
 			j++;
+		struct stat st;
+		/* The segment the process uses now, filled and opened to readers: until
+		 * then, its shim may still be copying the one from before an exec. */
+		int settled = rc == NVT_SEG_OK && fstat(h.fd, &st) == 0 &&
+			      (st.st_mode & 07777) != NVT_SEG_NEW_MODE;
+
 		if (rc != NVT_SEG_ENOTASK && rc != NVT_SEG_ENOPROC)
 			out[n_out++] = s.v[i].pid;
 		for (size_t k = i; k < j; k++) {
@@ -660,7 +666,7 @@ int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
 			/* Gone meanwhile; replaced by the segment the process uses now (an
 			 * exec to another user); or left by an earlier process with the PID. */
 			int stale = rc == NVT_SEG_ENOPROC ||
-				    (rc == NVT_SEG_OK && (e->dev != h.dev || e->ino != h.ino)) ||
+				    (settled && (e->dev != h.dev || e->ino != h.ino)) ||
 				    (rc == NVT_SEG_ENOTASK && replaced(base, e));
 			if (stale && tidy && (me == 0 || me == e->uid))
 				remove_entry(base, e);

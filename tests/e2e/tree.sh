@@ -211,6 +211,34 @@ t_tree_move_during_exec_to_user() {
 	eq "$(sed -n 's/^\(tpcs=[^ ]*\) .*/\1/p' "$tag.out")" "tpcs=8-9"
 }
 
+t_tree_tidy_keeps_segment_being_copied() {
+	# After an exec to another user, root's -l (which tidies) leaves the
+	# segment from before the exec while the new one is not opened to readers
+	# yet (mode 0600: its shim may still be copying the old one), and removes
+	# it once the new one is.
+	need_users
+	local tag=$WORK/u/tk root_seg own i
+	rm -f "$tag".*
+	"$NVT" --no-mps -c 0-3 sh -c 'while [ ! -e "$1.go" ]; do sleep 0.02; done
+		exec '"$(as_user 65533)"' "$2" loop "$1.stop" "$1.state"' sh "$tag" "$APP" >"$tag.out" 2>&1 &
+	PID=$!
+	wait_task "$PID"
+	root_seg=$(seg_file "$PID")
+	has "$root_seg" "/nvtaskset-0/"
+	own=${root_seg/nvtaskset-0/nvtaskset-65533}
+	touch "$tag.go"
+	wait_file "$tag.state" "0-3"
+	[ "$(stat -c %a "$own")" == 644 ] || die "no segment $own"
+	chmod 600 "$own"
+	"$NVT" -l >/dev/null
+	[ -e "$root_seg" ] || die "-l removed $root_seg while $own was not opened to readers"
+	chmod 644 "$own"
+	"$NVT" -l >/dev/null
+	[ ! -e "$root_seg" ] || die "-l left $root_seg, replaced by $own"
+	touch "$tag.stop"
+	wait "$PID" || die "the task failed: $(cat "$tag.out")"
+}
+
 t_tree_move_waits_while_segment_made() {
 	# -p on a task whose shim is still making its segment (mode 0600, no
 	# header yet) waits until it is made, then writes it; one never filled in
