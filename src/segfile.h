@@ -212,7 +212,10 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
  * user's run directory now holds the task's own segment, with its header: a
  * write to h that the task's shim may have copied before it (a shim writes
  * the header before it copies). The writer should write the task's own
- * segment too (open it again). 0 otherwise.
+ * segment too (open it again). 0 otherwise. A shim copies only root's
+ * segment (a setuid program takes nothing from its caller): a write to a
+ * caller's segment in the instant of a setuid exec, before the new shim has
+ * made its file, is lost all the same.
  */
 int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h);
 /* Copies slot gpu (see nvt_seg_pread_slot). Returns 0, -1 (a writer died

@@ -601,6 +601,25 @@ static int replaced(const char *base, const struct entry *e)
 	return stale;
 }
 
+/* 1 if e is a file its maker has not filled in yet (see being_made). */
+static int entry_being_made(const char *base, const struct entry *e)
+{
+	struct stat st;
+	int dirfd, fd, made;
+
+	dirfd = nvt_userdir_open(base, e->uid);
+	if (dirfd < 0)
+		return 0;
+	fd = openat(dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dirfd);
+	if (fd < 0)
+		return errno == EACCES; /* mode 0600: not ours to read, so not filled in */
+	made = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == e->dev &&
+	       st.st_ino == e->ino && being_made(fd, &st);
+	close(fd);
+	return made;
+}
+
 static void remove_entry(const char *base, const struct entry *e)
 {
 	struct stat st;
@@ -648,25 +667,27 @@ int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
 	}
 	for (size_t i = 0; i < s.n;) {
 		struct nvt_seg_handle h;
+		struct stat st;
 		size_t j = i;
-		int rc = nvt_seg_open(base, s.v[i].pid, 0, &h);
+		int rc = nvt_seg_open(base, s.v[i].pid, 0, &h), settled;
 
 		while (j < s.n && s.v[j].pid == s.v[i].pid)
 			j++;
-		struct stat st;
 		/* The segment the process uses now, filled and opened to readers: until
 		 * then, its shim may still be copying the one from before an exec. */
-		int settled = rc == NVT_SEG_OK && fstat(h.fd, &st) == 0 &&
-			      (st.st_mode & 07777) != NVT_SEG_NEW_MODE;
-
+		settled = rc == NVT_SEG_OK && fstat(h.fd, &st) == 0 &&
+			  (st.st_mode & 07777) != NVT_SEG_NEW_MODE;
 		if (rc != NVT_SEG_ENOTASK && rc != NVT_SEG_ENOPROC)
 			out[n_out++] = s.v[i].pid;
 		for (size_t k = i; k < j; k++) {
 			const struct entry *e = &s.v[k];
 			/* Gone meanwhile; replaced by the segment the process uses now (an
-			 * exec to another user); or left by an earlier process with the PID. */
+			 * exec to another user); or left by an earlier process with the PID.
+			 * Never one its user's shim is still making (the read looked past
+			 * it, to the segment from before the exec): kept while it lives. */
 			int stale = rc == NVT_SEG_ENOPROC ||
-				    (settled && (e->dev != h.dev || e->ino != h.ino)) ||
+				    (settled && (e->dev != h.dev || e->ino != h.ino) &&
+				     !(e->uid == h.task_uid && entry_being_made(base, e))) ||
 				    (rc == NVT_SEG_ENOTASK && replaced(base, e));
 			if (stale && tidy && (me == 0 || me == e->uid))
 				remove_entry(base, e);

@@ -212,10 +212,10 @@ t_tree_move_during_exec_to_user() {
 }
 
 t_tree_tidy_keeps_segment_being_copied() {
-	# After an exec to another user, root's -l (which tidies) leaves the
-	# segment from before the exec while the new one is not opened to readers
-	# yet (mode 0600: its shim may still be copying the old one), and removes
-	# it once the new one is.
+	# After an exec to another user, root's -l (which tidies) leaves both
+	# segments while the new one is not filled in or not opened to readers yet
+	# (mode 0600: its shim may still be copying the old one), and removes the
+	# old one once the new one is.
 	need_users
 	local tag=$WORK/u/tk root_seg own i
 	rm -f "$tag".*
@@ -229,6 +229,13 @@ t_tree_tidy_keeps_segment_being_copied() {
 	touch "$tag.go"
 	wait_file "$tag.state" "0-3"
 	[ "$(stat -c %a "$own")" == 644 ] || die "no segment $own"
+	# Not filled in yet (no header): -l's look for the segment PID uses finds
+	# root's; the new one stays, as does root's.
+	"$T/segpoke" "$PID" making
+	"$NVT" -l >/dev/null
+	[ -e "$own" ] || die "-l removed $own while it was being made"
+	[ -e "$root_seg" ] || die "-l removed $root_seg while $own was being made"
+	"$T/segpoke" "$PID" made
 	chmod 600 "$own"
 	"$NVT" -l >/dev/null
 	[ -e "$root_seg" ] || die "-l removed $root_seg while $own was not opened to readers"
