@@ -580,20 +580,33 @@ static void scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy)
 	close(dirfd);
 }
 
+/* Opens e's file for reading, never through a link. Returns its fd, or -1
+ * with errno set (0 if its run directory cannot be used). */
+static int open_entry(const char *base, const struct entry *e)
+{
+	int dirfd = nvt_userdir_open(base, e->uid), fd, err;
+
+	if (dirfd < 0) {
+		errno = 0;
+		return -1;
+	}
+	fd = openat(dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	err = errno;
+	close(dirfd);
+	errno = err;
+	return fd;
+}
+
 /* 1 if entry e is a leftover: a valid segment of an earlier process with its PID. */
 static int replaced(const char *base, const struct entry *e)
 {
 	struct nvt_segment head;
 	uint64_t start;
-	int dirfd, fd, stale = 0;
+	int fd, stale = 0;
 
 	if (nvt_proc_start_time(e->pid, &start))
 		return errno == ESRCH || errno == ENOENT;
-	dirfd = nvt_userdir_open(base, e->uid);
-	if (dirfd < 0)
-		return 0;
-	fd = openat(dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	close(dirfd);
+	fd = open_entry(base, e);
 	if (fd < 0)
 		return 0;
 	stale = nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.start_time != start;
@@ -605,13 +618,8 @@ static int replaced(const char *base, const struct entry *e)
 static int entry_being_made(const char *base, const struct entry *e)
 {
 	struct stat st;
-	int dirfd, fd, made;
+	int fd = open_entry(base, e), made;
 
-	dirfd = nvt_userdir_open(base, e->uid);
-	if (dirfd < 0)
-		return 0;
-	fd = openat(dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	close(dirfd);
 	if (fd < 0)
 		return errno == EACCES; /* mode 0600: not ours to read, so not filled in */
 	made = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == e->dev &&
