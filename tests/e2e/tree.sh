@@ -408,20 +408,27 @@ PY
 	stop_tree ar
 }
 
+# start_gpu_pair TAG CHIPS: on fake GPUs CHIPS (two), a shell on GPU 0's TPCs 0-3 (PID) that
+# started a task looping on GPU 1's TPCs 0-3 (CHILD, writing $WORK/TAG.state; TAG.stop ends it).
+start_gpu_pair() {
+	export FAKECUDA_CHIPS=$2 NVTASKSET_CACHE_DIR=$WORK/cache-$1
+	rm -f "$WORK/$1".*
+	CUDA_VISIBLE_DEVICES=0 "$NVT" --no-mps -c 0-3 sh -c "
+		CUDA_VISIBLE_DEVICES=1 \"$NVT\" --no-mps -c 0-3 \"$APP\" loop \"$WORK/$1.stop\" \"$WORK/$1.state\" &
+		echo \$! >\"$WORK/$1.child\"; wait" >"$WORK/$1.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/$1.state" "0-3"
+	CHILD=$(cat "$WORK/$1.child")
+}
+
 t_tree_all_tasks_json_bad_input_below() {
 	# MASK that a descendant's GPU cannot take fails that task alone, in a
 	# well-formed document (it used to end the command in the middle of the
 	# document, which was then no JSON); MASK that PID's own GPUs cannot take
 	# changes nothing, and the document is the error object.
 	local child
-	export FAKECUDA_CHIPS=h100,a100 NVTASKSET_CACHE_DIR=$WORK/cache-ab
-	rm -f "$WORK"/ab.*
-	CUDA_VISIBLE_DEVICES=0 "$NVT" --no-mps -c 0-3 sh -c "
-		CUDA_VISIBLE_DEVICES=1 \"$NVT\" --no-mps -c 0-3 \"$APP\" loop \"$WORK/ab.stop\" \"$WORK/ab.state\" &
-		echo \$! >\"$WORK/ab.child\"; wait" >"$WORK/ab.out" 2>&1 &
-	PID=$!
-	wait_file "$WORK/ab.state" "0-3"
-	child=$(cat "$WORK/ab.child")
+	start_gpu_pair ab h100,a100
+	child=$CHILD
 	out=$(timeout 20 "$NVT" -a -p --json -c 60 "$PID" 2>"$WORK/ab.err") && rc=0 || rc=$?
 	eq "$rc" 1 "exit status: $out $(cat "$WORK/ab.err")"
 	python3 - "$out" "$PID" "$child" <<'PY' || die "bad JSON: $out"
@@ -731,14 +738,8 @@ t_tree_all_tasks_other_gpu() {
 	# each task's own GPUs (it used to give the child a slot on the root's GPU
 	# and leave its own GPU as it was).
 	local child
-	export FAKECUDA_CHIPS=h100,h100 NVTASKSET_CACHE_DIR=$WORK/cache-ag
-	rm -f "$WORK"/ag.*
-	CUDA_VISIBLE_DEVICES=0 "$NVT" --no-mps -c 0-3 sh -c "
-		CUDA_VISIBLE_DEVICES=1 \"$NVT\" --no-mps -c 0-3 \"$APP\" loop \"$WORK/ag.stop\" \"$WORK/ag.state\" &
-		echo \$! >\"$WORK/ag.child\"; wait" >"$WORK/ag.out" 2>&1 &
-	PID=$!
-	wait_file "$WORK/ag.state" "0-3"
-	child=$(cat "$WORK/ag.child")
+	start_gpu_pair ag h100,h100
+	child=$CHILD
 	run_rc out rc "$NVT" -a -p -c 8-9 "$PID"
 	eq "$rc" 0 "-a -p exit status: $out"
 	wait_file "$WORK/ag.state" "8-9"

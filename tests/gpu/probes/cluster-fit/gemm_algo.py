@@ -7,7 +7,7 @@ and which cuBLAS algorithm (tile, cluster shape) they got, without a profiler.
       TransformerEncoderLayer(d_model=2048, nhead=16, dim_feedforward=8192,
       batch_first=True) forward on 8x512 (eval, torch.no_grad). Prints one line:
         sms=S gemm_ms=.. gemm_tflops=.. block_ms=.. torch=..
-      (median of 15 timed runs, CUDA events, after 3 warm-ups; S is
+      (sizes_worker.py's workloads and timed(): median of 15 samples; S is
       multi_processor_count as this process sees it). Start it with
       CUBLASLT_LOG_LEVEL=5 and CUBLASLT_LOG_FILE=PATH to have cuBLASLt log
       what it chose (the CUPTI profiler does not start under nvtaskset).
@@ -36,23 +36,13 @@ REPS = int(os.environ.get("GEMM_ALGO_REPS", "15"))
 
 def run():
     import torch
-    # The size benchmark's timing (CUDA events, median, 3 warm-ups).
+    # The size benchmark's timing and workloads (sizes_worker.py).
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../bench"))
-    from sizes_worker import timed
+    from sizes_worker import block, gemm, timed
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     n = 8192
-    x = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    w = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    gemm_ms = timed(lambda: torch.matmul(x, w), reps=REPS)
-    del x, w
-    layer = torch.nn.TransformerEncoderLayer(d_model=2048, nhead=16, dim_feedforward=8192, batch_first=True,
-                                             device="cuda", dtype=torch.bfloat16).eval()
-    src = torch.randn(8, 512, 2048, device="cuda", dtype=torch.bfloat16)
-
-    def block():
-        with torch.no_grad():
-            layer(src)
-    block_ms = timed(block, reps=REPS)
+    gemm_ms = timed(gemm(n, n, n, torch.bfloat16), reps=REPS)
+    block_ms = timed(block(), reps=REPS)
     torch.cuda.synchronize()
     print("sms=%d gemm_ms=%.3f gemm_tflops=%.1f block_ms=%.3f torch=%s" % (
         sms, gemm_ms, 2 * n ** 3 / gemm_ms / 1e9, block_ms, torch.__version__), flush=True)
