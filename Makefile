@@ -47,25 +47,42 @@ FORTIFY =
 endif
 ALL_CFLAGS = -std=gnu11 $(WARN) $(FORTIFY) -Iinclude -Isrc $(CPPFLAGS) $(CFLAGS)
 TEST_CFLAGS = $(ALL_CFLAGS) -Wno-missing-prototypes
-SHIM_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
+# Every file of src/ is compiled once, position-independent and hidden, and
+# linked into the shim, the command, the Slurm plugin and the tests alike.
+LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 
 B = build
-PURE = tpcset tmd topo segment gpusel ptree
-SHIM_SRC = $(PURE) sysutil segfile segown inherit shim shimsetup shimgraph
-CORE_CLI = $(PURE) claim mpslog driverinfo sysutil segfile segown segopen reserve gpu calibrate gpus mps slurmproc
-CMD_SRC = main common output run pid tree list mpsctl topology
+# src/ by subsystem, lowest first: a folder's files include and call only
+# their own folder's and the folders before it (tests/e2e/layers.sh checks).
+LAYERS = core os gpu seg mps alloc shim
+CORE = tpcset tmd topo segment gpusel ptree claim mpslog
+OS = sysutil slurmproc
+GPU = driverinfo gpu calibrate gpus
+SEG = segfile segopen segown inherit
+MPS = mps
+ALLOC = reserve
+SHIMSRC = shim shimsetup shimgraph
+SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h
 
-SHIM_OBJ = $(SHIM_SRC:%=$(B)/shim/%.o)
-CLI_OBJ = $(CORE_CLI:%=$(B)/cli/%.o) $(CMD_SRC:%=$(B)/cmd/%.o)
-PURE_OBJ = $(PURE:%=$(B)/cli/%.o) $(B)/cli/claim.o $(B)/cli/mpslog.o $(B)/cli/driverinfo.o
+O = $(B)/obj
+CORE_LIB = $(B)/libnvtcore.a
+CORE_OBJ = $(CORE:%=$(O)/core/%.o)
+OS_OBJ = $(OS:%=$(O)/os/%.o)
+GPU_OBJ = $(GPU:%=$(O)/gpu/%.o)
+SEG_OBJ = $(SEG:%=$(O)/seg/%.o)
+SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/seg/inherit.o \
+	$(O)/os/sysutil.o
+# What the command and the Slurm plugin link besides their own files.
+LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o)
+CMD_SRC = main common output run pid tree list mpsctl topology
+CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 
 CLI = $(B)/bin/nvtaskset
 SHIM = $(B)/lib/nvtaskset/libnvtaskset.so
 WRAPPER = $(B)/lib/nvtaskset/wrapper/libcuda.so.1
 STUB = $(B)/stub/libcuda.so
 
-# The Slurm plugin: src/ as the command uses it, built position-independent,
-# and tools/slurm/.
+# The Slurm plugin: src/ as the command uses it, and tools/slurm/.
 SLURM ?= auto
 ifeq ($(SLURM),auto)
 # Both headers. '\043' is printf's '#': make 4.3 keeps a '\#' in a function
@@ -76,9 +93,8 @@ HAVE_SLURM := $(shell printf '\043include <stdint.h>\n\043include <slurm/spank.h
 else ifeq ($(SLURM),1)
 HAVE_SLURM := 1
 endif
-SPANK_CORE = $(CORE_CLI)
 SPANK_SRC = request rootpath mpsnode place spank_nvtaskset
-SPANK_OBJ = $(SPANK_CORE:%=$(B)/spank/%.o) $(SPANK_SRC:%=$(B)/spank/slurm/%.o)
+SPANK_OBJ = $(SPANK_SRC:%=$(B)/spank/%.o)
 SPANK = $(B)/lib/nvtaskset/spank_nvtaskset.so
 ifeq ($(HAVE_SLURM),1)
 PLUGINS = $(SPANK)
@@ -94,33 +110,30 @@ $(FLAGS): FORCE
 	@echo '$(subst ','\'',$(CC) $(FORTIFY) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS))' | cmp -s - $@ || \
 		echo '$(subst ','\'',$(CC) $(FORTIFY) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS))' >$@
 
-$(B)/shim/%.o: src/%.c $(wildcard src/*.h) include/nvtaskset.h $(FLAGS)
+$(O)/%.o: src/%.c $(SRC_HDRS) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(SHIM_CFLAGS) -c -o $@ $<
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
-$(B)/cli/%.o: src/%.c $(wildcard src/*.h) include/nvtaskset.h $(FLAGS)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+$(CORE_LIB): $(CORE_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
 
-$(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h $(wildcard src/*.h) include/nvtaskset.h $(FLAGS)
+$(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h $(SRC_HDRS) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itools/nvtaskset -I$(B)/gen -c -o $@ $<
 
-$(B)/spank/%.o: src/%.c $(wildcard src/*.h) include/nvtaskset.h $(FLAGS)
-	@mkdir -p $(@D)
-	$(CC) $(SHIM_CFLAGS) -c -o $@ $<
-
 # Default visibility here: spank.map exports the plugin's own symbols, which
 # hidden ones could not be.
-$(B)/spank/slurm/%.o: tools/slurm/%.c $(wildcard tools/slurm/*.h src/*.h) include/nvtaskset.h $(FLAGS)
+$(B)/spank/%.o: tools/slurm/%.c $(wildcard tools/slurm/*.h) $(SRC_HDRS) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -Itools/slurm -c -o $@ $<
 
 # Slurm's functions come from the program that loads the plugin (srun,
 # slurmstepd: libslurmfull), so it links no Slurm library.
-$(SPANK): $(SPANK_OBJ) tools/slurm/spank.map
+$(SPANK): $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) tools/slurm/spank.map
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SPANK_OBJ) -Wl,--version-script=tools/slurm/spank.map -ldl
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) \
+		-Wl,--version-script=tools/slurm/spank.map -ldl
 
 # Where the command looks for its shim: LIBDIR, and LIBDIR as seen from
 # BINDIR, so that an install staged in DESTDIR or moved as a whole works too.
@@ -134,13 +147,14 @@ $(PATHS_H): FORCE
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 $(B)/cmd/run.o: $(PATHS_H)
 
-$(CLI): $(CLI_OBJ)
+$(CLI): $(CLI_OBJ) $(LIB_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) -Wl,--export-dynamic-symbol=$(CLI_MARKER) -ldl
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB_OBJ) $(CORE_LIB) \
+		-Wl,--export-dynamic-symbol=$(CLI_MARKER) -ldl
 
-$(SHIM): $(SHIM_OBJ) src/shim.map
+$(SHIM): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=src/shim.map \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SHIM_OBJ) $(CORE_LIB) -Wl,--version-script=src/shim/shim.map \
 		-Wl,-z,now -Wl,-z,nodelete -ldl -lpthread
 
 # The drop-in wrapper: the same shim, named libcuda.so.1, depending on the
@@ -151,9 +165,9 @@ $(STUB):
 	echo 'void nvtaskset_stub(void); void nvtaskset_stub(void) {}' | \
 		$(CC) -shared -fPIC -x c -o $@ -Wl,-soname,libcuda.so -
 
-$(WRAPPER): $(SHIM_OBJ) src/shim.map $(STUB)
+$(WRAPPER): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map $(STUB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=src/shim.map \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SHIM_OBJ) $(CORE_LIB) -Wl,--version-script=src/shim/shim.map \
 		-Wl,-soname,libcuda.so.1 -Wl,-z,now -Wl,-z,nodelete \
 		-L$(B)/stub -Wl,--no-as-needed -lcuda -Wl,--as-needed -ldl -lpthread
 
@@ -168,30 +182,32 @@ TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
 FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakecb.c fakegraph.c fakeexec.c fakegraphapi.c)
-FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/cuda_driver.h
+FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/gpu/cuda_driver.h
 $(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $(FAKE_SRC) -Wl,-soname,libcuda.so.1 -lpthread
 	ln -sf libcuda.so.1 $(T)/fake/libcuda.so
 
-$(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(PURE_OBJ)
+# Unit tests link the pure core (and driverinfo's parser).
+TEST_LIBS = $(O)/gpu/driverinfo.o $(CORE_LIB)
+$(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(TEST_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(PURE_OBJ) -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_LIBS) -lpthread
 
 # The Slurm plugin's pure code, its checks of root's paths, and the job step
 # of a process: built without Slurm.
 $(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.c tools/slurm/request.h \
-		tools/slurm/rootpath.c tools/slurm/rootpath.h $(PURE_OBJ) $(B)/cli/slurmproc.o $(B)/cli/sysutil.o
+		tools/slurm/rootpath.c tools/slurm/rootpath.h $(OS_OBJ) $(TEST_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/unit -Itools/slurm $(LDFLAGS) -o $@ $< tools/slurm/request.c \
-		tools/slurm/rootpath.c $(PURE_OBJ) $(B)/cli/slurmproc.o $(B)/cli/sysutil.o -lpthread
+		tools/slurm/rootpath.c $(OS_OBJ) $(TEST_LIBS) -lpthread
 
-$(T)/segpoke: tests/unit/segpoke.c $(PURE_OBJ) $(B)/cli/segfile.o $(B)/cli/segopen.o $(B)/cli/sysutil.o
+$(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segopen.o $(O)/os/sysutil.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $^
 
 FAKEAPP_SRC = tests/fake/fakeapp.c tests/fake/fakeappgraph.c
-FAKEAPP_HDR = tests/fake/fakeapp.h tests/fake/fakecuda.h src/cuda_driver.h
+FAKEAPP_HDR = tests/fake/fakeapp.h tests/fake/fakecuda.h src/gpu/cuda_driver.h
 $(T)/fakeapp-dlopen: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake -DUSE_DLOPEN $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -ldl -lpthread
@@ -202,7 +218,7 @@ $(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
 
 # Tests of the fake itself: a callback subscriber that is not nvtaskset
 # (LD_PRELOADed), and the graph scenarios it drives.
-$(T)/testsub.so: tests/fake/testsub.c tests/fake/testsub.h src/cuda_driver.h $(FAKE) $(FLAGS)
+$(T)/testsub.so: tests/fake/testsub.c tests/fake/testsub.h src/gpu/cuda_driver.h $(FAKE) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda
 
@@ -212,7 +228,8 @@ $(T)/fakegraphcheck: tests/fake/fakegraphcheck.c tests/fake/testsub.h $(FAKEAPP_
 
 # The parser fuzz target, driven by its own random mutator under
 # AddressSanitizer (works with gcc); `make fuzz-libfuzzer` uses clang's.
-$(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(PURE:%=src/%.c) src/mpslog.c src/driverinfo.c
+FUZZ_SRC = $(filter-out src/core/claim.c,$(CORE:%=src/core/%.c)) src/gpu/driverinfo.c
+$(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(FUZZ_SRC)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -DFUZZ_STANDALONE -o $@ $^
@@ -249,7 +266,7 @@ bench-placement: all
 # Undefined behaviour must end the run (-fno-sanitize-recover), or libFuzzer
 # reports it and exits 0. The regression inputs run first.
 FUZZ_TIME ?= 60
-fuzz-libfuzzer: $(PURE:%=src/%.c) src/mpslog.c src/driverinfo.c tests/unit/fuzz_parsers.c
+fuzz-libfuzzer: $(FUZZ_SRC) tests/unit/fuzz_parsers.c
 	@mkdir -p $(T)
 	clang -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $(T)/fuzz_parsers_libfuzzer $^

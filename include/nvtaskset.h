@@ -54,7 +54,7 @@ extern "C" {
  * passive: the CLI, inheriting a partitioned shell's LD_PRELOAD, gets no
  * segment from the shim and no launch callback, so that a nested nvtaskset's
  * partition is the one its COMMAND gets (the CLI makes the segment that
- * COMMAND adopts, src/reserve.h) and --calibrate's probes reach every SM.
+ * COMMAND adopts, src/alloc/reserve.h) and --calibrate's probes reach every SM.
  */
 #define NVT_CLI_MARKER "nvtaskset_cli"
 
@@ -220,7 +220,7 @@ enum nvt_slot_state {
 
 /*
  * Slot flags. NVT_SLOTF_CLAIM: the TPCs are a pick that its writer has not
- * confirmed yet (race-free allocation, see src/reserve.c); readers that
+ * confirmed yet (race-free allocation, see src/alloc/reserve.c); readers that
  * allocate treat them as taken. The slot's task has not started, or is being
  * moved (nvtaskset -p -n --exclude-running), and may launch on them already.
  */
@@ -267,7 +267,7 @@ struct nvt_segment {
  *            M), e.g. "0-15,32,40-47:2". GPC lists use the same syntax.
  * Topology:  "nvtaskset-topology 2 tpcs=N gpcs=G flags=F tmd=L cc=M.m
  *            map=b0,b1,... gpc=g0,g1,..." on one line, L a layout name
- *            ("V05_00", "none"), M.m the compute capability (see src/topo.c).
+ *            ("V05_00", "none"), M.m the compute capability (see src/core/topo.c).
  *            Version 1 records (no tmd=, cc=) are still read.
  */
 

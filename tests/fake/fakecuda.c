@@ -61,7 +61,7 @@ static const char *const chip_names[] = {"H100 map",      "identity map",
 
 /*
  * TMD layouts as NVIDIA's open-gpu-doc class headers give them (clc6c0qmd.h,
- * clcbc0qmd.h, clcdc0qmd.h): written out here independently of src/tmd.c, so
+ * clcbc0qmd.h, clcdc0qmd.h): written out here independently of src/core/tmd.c, so
  * that the tests check the shim against the documents, not against itself.
  */
 enum { TMD_V01, TMD_V04_00, TMD_V04_01, TMD_V05_00 };

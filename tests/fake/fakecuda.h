@@ -48,7 +48,7 @@
  *   FAKECUDA_INIT_HANG=1      cuInit never returns
  *   FAKECUDA_API_PARAMS_SIZE=0x68  size word of the driver-API callback block
  *
- * Driver-API callbacks (domain 6; src/cuda_driver.h; measured on an H100,
+ * Driver-API callbacks (domain 6; src/gpu/cuda_driver.h; measured on an H100,
  * driver 580.159.04, 2026-11-22, tests/gpu/probes/graphs). The table's
  * enable entry takes domain 0xb (launches) and domain 6 with a callback id
  * below 807 (CUPTI's numbers), and refuses any other domain with 1. Every
@@ -107,7 +107,7 @@
 #ifndef FAKECUDA_H
 #define FAKECUDA_H
 
-#include "cuda_driver.h"
+#include "gpu/cuda_driver.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -141,7 +141,7 @@ struct fakecuda_launch_config {
 typedef int (*fakecuda_launch_ex_fn)(const struct fakecuda_launch_config *cfg, void *f, void **params,
 				     void **extra);
 
-/* ---- Graphs: the cuda.h structs that src/cuda_driver.h does not declare ---- */
+/* ---- Graphs: the cuda.h structs that src/gpu/cuda_driver.h does not declare ---- */
 
 /* CUDA_KERNEL_NODE_PARAMS_v1: the unversioned calls' struct (no kern, ctx). */
 struct fakecuda_kernel_node_params_v1 {

@@ -9,7 +9,7 @@
 #ifndef FAKEINT_H
 #define FAKEINT_H
 
-#include "cuda_driver.h"
+#include "gpu/cuda_driver.h"
 #include "fakecuda.h"
 
 #include <stddef.h>
@@ -67,7 +67,7 @@ INTERNAL void fake_api_callbacks(int cbid, int site, CUresult *result, void *arg
 /* ---- The graph model, called by fakegraphapi.c's entry points ---- */
 
 /* Callback ids (CUPTI's cupti_driver_cbid.h, CUDA 13.0) of the calls that
- * src/cuda_driver.h does not list. */
+ * src/gpu/cuda_driver.h does not list. */
 enum fake_api_cbid {
 	FAKE_CBID_cuGraphCreate = 501,
 	FAKE_CBID_cuGraphAddKernelNode = 502,

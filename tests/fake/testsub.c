@@ -14,7 +14,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "cuda_driver.h"
+#include "gpu/cuda_driver.h"
 #include "testsub.h"
 
 #include <stdlib.h>

@@ -17,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driverinfo.h"
-#include "gpusel.h"
-#include "mpslog.h"
-#include "ptree.h"
-#include "topo.h"
-#include "tpcset.h"
+#include "gpu/driverinfo.h"
+#include "core/gpusel.h"
+#include "core/mpslog.h"
+#include "core/ptree.h"
+#include "core/topo.h"
+#include "core/tpcset.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

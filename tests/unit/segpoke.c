@@ -27,10 +27,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "segfile.h"
-#include "segment.h"
-#include "topo.h"
-#include "tpcset.h"
+#include "seg/segfile.h"
+#include "core/segment.h"
+#include "core/topo.h"
+#include "core/tpcset.h"
 
 int main(int argc, char **argv)
 {

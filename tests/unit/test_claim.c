@@ -1,10 +1,10 @@
-/* Unit tests: the rules of race-free allocation (src/claim.c), one round at a
+/* Unit tests: the rules of race-free allocation (src/core/claim.c), one round at a
  * time, then the whole protocol among simulated claimers whose reads and
  * writes interleave at random. SPDX-License-Identifier: MIT */
 #include "check.h"
-#include "claim.h"
-#include "topo.h"
-#include "tpcset.h"
+#include "core/claim.h"
+#include "core/topo.h"
+#include "core/tpcset.h"
 
 #include <stdlib.h>
 

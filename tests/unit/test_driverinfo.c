@@ -1,6 +1,6 @@
 /* Unit tests: /proc/driver/nvidia parsing. SPDX-License-Identifier: MIT */
 #include "check.h"
-#include "driverinfo.h"
+#include "gpu/driverinfo.h"
 
 int main(void)
 {

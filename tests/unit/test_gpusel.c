@@ -5,9 +5,9 @@
  * SPDX-License-Identifier: MIT
  */
 #include "check.h"
-#include "gpusel.h"
-#include "topo.h"
-#include "tpcset.h"
+#include "core/gpusel.h"
+#include "core/topo.h"
+#include "core/tpcset.h"
 
 static const struct nvt_gpu_id node[3] = {
 	{"GPU-7c40aaaa-0000-1111-2222-333344445555", "NVIDIA H100 80GB HBM3"},

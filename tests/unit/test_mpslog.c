@@ -1,6 +1,6 @@
 /* Unit tests: MPS log and control-answer parsing. SPDX-License-Identifier: MIT */
 #include "check.h"
-#include "mpslog.h"
+#include "core/mpslog.h"
 
 /* Lines as MPS 13.0 wrote them on an H100 (tests/gpu/explore-mps.sh, 2026-11-21). */
 static const char server_log[] =

@@ -1,6 +1,6 @@
 /* Unit tests: /proc/PID/stat lines, process identities and process trees. SPDX-License-Identifier: MIT */
 #include "check.h"
-#include "ptree.h"
+#include "core/ptree.h"
 
 #include <stdlib.h>
 

@@ -1,8 +1,8 @@
 /* Unit tests: the control segment's sequence lock. SPDX-License-Identifier: MIT */
 #include "check.h"
-#include "segment.h"
-#include "topo.h"
-#include "tpcset.h"
+#include "core/segment.h"
+#include "core/topo.h"
+#include "core/tpcset.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * test_slurm.c - the Slurm plugin's pure code (tools/slurm/request.c), its
  * checks of paths only root can change (tools/slurm/rootpath.c: the full
  * set as root, in a directory of its own under /tmp) and the job step told
- * from a process title (src/slurmproc.c).
+ * from a process title (src/os/slurmproc.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -17,7 +17,7 @@
 #include "check.h"
 #include "request.h"
 #include "rootpath.h"
-#include "slurmproc.h"
+#include "os/slurmproc.h"
 
 static void test_counts(void)
 {

@@ -1,6 +1,6 @@
 /* Unit tests: TMD mask writing on synthetic TMDs. SPDX-License-Identifier: MIT */
 #include "check.h"
-#include "tmd.h"
+#include "core/tmd.h"
 
 #include <stdint.h>
 
@@ -20,7 +20,7 @@ static int bytes_equal(const uint8_t *a, const uint8_t *b)
 }
 
 /* Where NVIDIA's class headers put each layout's fields, written out as the
- * test's own expectation (open-gpu-doc classes/compute/, see src/tmd.c). */
+ * test's own expectation (open-gpu-doc classes/compute/, see src/core/tmd.c). */
 static const struct expect {
 	unsigned layout;
 	unsigned version_at;

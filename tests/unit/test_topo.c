@@ -1,8 +1,8 @@
 /* Unit tests: topology maths and its text record. SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "h100_fixture.h"
-#include "topo.h"
-#include "tpcset.h"
+#include "core/topo.h"
+#include "core/tpcset.h"
 
 static struct nvt_tpcset set_of(const char *list)
 {

@@ -1,6 +1,6 @@
 /* Unit tests: TPC set parsing and formatting. SPDX-License-Identifier: MIT */
 #include "check.h"
-#include "tpcset.h"
+#include "core/tpcset.h"
 
 #include <stdlib.h>
 

@@ -11,13 +11,13 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "gpus.h"
+#include "gpu/gpus.h"
 #include "nvtaskset.h"
-#include "ptree.h"
-#include "segfile.h"
-#include "segment.h"
-#include "topo.h"
-#include "tpcset.h"
+#include "core/ptree.h"
+#include "seg/segfile.h"
+#include "core/segment.h"
+#include "core/topo.h"
+#include "core/tpcset.h"
 
 #define GPU_QUERY_TIMEOUT_S 60
 #define SEG_LOCK_TIMEOUT_MS 2000

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "sysutil.h"
+#include "os/sysutil.h"
 
 /* ---- Output helpers ------------------------------------------------------ */
 

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "slurmproc.h"
+#include "os/slurmproc.h"
 
 /* One GPU's partition of a task. */
 struct gpu_part {
@@ -256,7 +256,7 @@ static void col_tpcs(const struct row *r, int terminal, char *buf, size_t len)
 	}
 }
 
-/* The Slurm job step the task runs in (src/slurmproc.h), "-" for none. */
+/* The Slurm job step the task runs in (src/os/slurmproc.h), "-" for none. */
 static void col_jobstep(const struct row *r, int terminal, char *buf, size_t len)
 {
 	(void)terminal;

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mps.h"
-#include "mpslog.h"
+#include "mps/mps.h"
+#include "core/mpslog.h"
 #include "cli.h"
 
 static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)

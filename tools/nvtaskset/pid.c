@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "reserve.h"
-#include "sysutil.h"
+#include "alloc/reserve.h"
+#include "os/sysutil.h"
 
 static pid_t parse_pid(const char *text)
 {
@@ -294,7 +294,7 @@ again:
 	}
 	if (o->count && o->exclude_running) {
 		/* The pick is claimed in the task's own slots, as a start claims
-		 * (src/reserve.c): moves and starts at once never share a TPC. */
+		 * (src/alloc/reserve.c): moves and starts at once never share a TPC. */
 		static struct nvt_claim_gpu req[NVT_MAX_GPUS];
 		static struct nvt_slot_view prev[NVT_MAX_GPUS];
 		for (int i = 0; i < shown; i++) {

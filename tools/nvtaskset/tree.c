@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "sysutil.h"
+#include "os/sysutil.h"
 
 int task_tree_read(struct task_tree *t, int tidy)
 {

@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "mps.h"
+#include "mps/mps.h"
 
 #define NVT_NODE_MPS_PIPE "/run/nvidia-mps"
 #define NVT_NODE_MPS_LOG "/run/nvidia-mps-log"

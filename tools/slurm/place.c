@@ -6,9 +6,9 @@
 #define _GNU_SOURCE
 #include "place.h"
 #include "request.h"
-#include "reserve.h"
-#include "tpcset.h"
-#include "topo.h"
+#include "alloc/reserve.h"
+#include "core/tpcset.h"
+#include "core/topo.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * place.h - where a Slurm job step runs on its node: TPCs of one GPU, taken
- * with nvtaskset's race-free allocator (src/reserve.h) and held in the
+ * with nvtaskset's race-free allocator (src/alloc/reserve.h) and held in the
  * calling process's control segment - slurmstepd's, so that they are held
  * exactly as long as the step's slurmstepd lives, however the step ends.
  *
@@ -18,10 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpus.h"
-#include "segfile.h"
-#include "segment.h"
-#include "slurmproc.h"
+#include "gpu/gpus.h"
+#include "seg/segfile.h"
+#include "core/segment.h"
+#include "os/slurmproc.h"
 
 struct nvt_place_req {
 	uint32_t job;

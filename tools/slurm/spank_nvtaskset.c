@@ -50,15 +50,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpusel.h"
-#include "mps.h"
+#include "core/gpusel.h"
+#include "mps/mps.h"
 #include "mpsnode.h"
 #include "nvtaskset.h"
 #include "place.h"
 #include "request.h"
-#include "segfile.h"
-#include "slurmproc.h"
-#include "tpcset.h"
+#include "seg/segfile.h"
+#include "os/slurmproc.h"
+#include "core/tpcset.h"
 
 /* What the plugin exports (plugin_*, slurm_spank_*) spank.map says. */
 SPANK_PLUGIN(nvtaskset, 1)

@@ -16,8 +16,8 @@
 
 #include <stdio.h>
 #include "gpu.h"
-#include "gpusel.h"
-#include "topo.h"
+#include "core/gpusel.h"
+#include "core/topo.h"
 
 #define NVT_GPUS_MAX 64
 

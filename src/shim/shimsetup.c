@@ -16,17 +16,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cuda_driver.h"
+#include "gpu/cuda_driver.h"
 #include "shimstate.h"
-#include "gpusel.h"
-#include "inherit.h"
+#include "core/gpusel.h"
+#include "seg/inherit.h"
 #include "nvtaskset.h"
-#include "ptree.h"
-#include "segfile.h"
-#include "segment.h"
-#include "tmd.h"
-#include "topo.h"
-#include "tpcset.h"
+#include "core/ptree.h"
+#include "seg/segfile.h"
+#include "core/segment.h"
+#include "core/tmd.h"
+#include "core/topo.h"
+#include "core/tpcset.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

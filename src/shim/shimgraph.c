@@ -46,9 +46,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda_driver.h"
+#include "gpu/cuda_driver.h"
 #include "nvtaskset.h"
-#include "segment.h"
+#include "core/segment.h"
 #include "shimstate.h"
 
 #define GRAPH_EXECS 4096 /* a power of two */

@@ -17,10 +17,10 @@
  */
 #define _GNU_SOURCE
 #include "calibrate.h"
-#include "topo.h"
+#include "core/topo.h"
 #include "cuda_driver.h"
-#include "sysutil.h"
-#include "tmd.h"
+#include "os/sysutil.h"
+#include "core/tmd.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -18,8 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "nvtaskset.h"
-#include "ptree.h"
-#include "segment.h"
+#include "core/ptree.h"
+#include "core/segment.h"
 
 enum nvt_seg_err {
 	NVT_SEG_OK = 0,

@@ -29,9 +29,9 @@
 #include <stdint.h>
 
 #include "nvtaskset.h"
-#include "segfile.h"
-#include "segment.h"
-#include "topo.h"
+#include "seg/segfile.h"
+#include "core/segment.h"
+#include "core/topo.h"
 
 /* What to pick on one GPU. */
 struct nvt_claim_gpu {

@@ -5,7 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "slurmproc.h"
-#include "ptree.h"
+#include "core/ptree.h"
 #include "sysutil.h"
 
 #include <ctype.h>

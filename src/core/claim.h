@@ -1,5 +1,5 @@
 /*
- * claim.h - the rules of race-free TPC allocation (src/reserve.c), as pure
+ * claim.h - the rules of race-free TPC allocation (src/alloc/reserve.c), as pure
  * functions: the order of claimers, and what one round of the protocol does
  * on one GPU given what a scan of the other tasks found. No system calls, so
  * that every case can be tested on plain values (tests/unit/test_claim.c).

@@ -9,7 +9,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "gpusel.h"
+#include "core/gpusel.h"
 #include "inherit.h"
 
 #include <errno.h>

@@ -38,15 +38,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cuda_driver.h"
+#include "gpu/cuda_driver.h"
 #include "shimstate.h"
-#include "gpusel.h"
+#include "core/gpusel.h"
 #include "nvtaskset.h"
-#include "segfile.h"
-#include "segment.h"
-#include "tmd.h"
-#include "topo.h"
-#include "tpcset.h"
+#include "seg/segfile.h"
+#include "core/segment.h"
+#include "core/tmd.h"
+#include "core/topo.h"
+#include "core/tpcset.h"
 
 struct shim_state shim;
 

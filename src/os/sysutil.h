@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "ptree.h"
+#include "core/ptree.h"
 
 enum nvt_child_rc {
 	NVT_CHILD_OK = 0,

@@ -7,7 +7,7 @@
 #include "gpus.h"
 #include "calibrate.h"
 #include "driverinfo.h"
-#include "sysutil.h"
+#include "os/sysutil.h"
 
 #include <dirent.h>
 #include <errno.h>

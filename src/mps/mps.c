@@ -8,8 +8,8 @@
  */
 #define _GNU_SOURCE
 #include "mps.h"
-#include "mpslog.h"
-#include "sysutil.h"
+#include "core/mpslog.h"
+#include "os/sysutil.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * reserve.h). Side effects: the caller's own segment, reading every task's.
  * Returns codes; never prints.
  *
- * The protocol (the rules of each round are pure: src/claim.c):
+ * The protocol (the rules of each round are pure: src/core/claim.c):
  *
  *   1. The claimer makes its own segment and reads every live task's slots
  *      on its GPUs, every user's (nvt_seg_tasks, nvt_seg_open, nvt_seg_read).
@@ -60,9 +60,9 @@
  */
 #define _GNU_SOURCE
 #include "reserve.h"
-#include "claim.h"
-#include "gpusel.h"
-#include "tpcset.h"
+#include "core/claim.h"
+#include "core/gpusel.h"
+#include "core/tpcset.h"
 
 #include <errno.h>
 #include <stdio.h>

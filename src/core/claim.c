@@ -1,6 +1,6 @@
 /*
  * claim.c - the rules of race-free TPC allocation, as pure functions. See
- * claim.h, and src/reserve.c for the protocol and why it is safe.
+ * claim.h, and src/alloc/reserve.c for the protocol and why it is safe.
  *
  * SPDX-License-Identifier: MIT
  */

@@ -10,11 +10,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cuda_driver.h"
+#include "gpu/cuda_driver.h"
 #include "nvtaskset.h"
-#include "segfile.h"
-#include "segment.h"
-#include "tmd.h"
+#include "seg/segfile.h"
+#include "core/segment.h"
+#include "core/tmd.h"
 
 /* Masks ready for the launch path, and the slot sequence they belong to. */
 struct hw_masks {

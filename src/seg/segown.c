@@ -11,7 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "segfile.h"
-#include "segment.h"
+#include "core/segment.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -22,9 +22,9 @@
 #define NVT_INHERIT_H
 
 #include "nvtaskset.h"
-#include "ptree.h"
+#include "core/ptree.h"
 #include "segfile.h"
-#include "segment.h"
+#include "core/segment.h"
 
 /* Ancestors looked at, at most: a few reads of /proc each, once at start. */
 #define NVT_INHERIT_MAX_DEPTH 32

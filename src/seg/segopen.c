@@ -10,9 +10,9 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "gpusel.h"
+#include "core/gpusel.h"
 #include "segfile.h"
-#include "segment.h"
+#include "core/segment.h"
 
 #include <dirent.h>
 #include <stddef.h>

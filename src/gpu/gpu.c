@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include "gpu.h"
 #include "cuda_driver.h"
-#include "sysutil.h"
+#include "os/sysutil.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -11,11 +11,11 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "gpusel.h"
-#include "ptree.h"
+#include "core/gpusel.h"
+#include "core/ptree.h"
 #include "segfile.h"
-#include "segment.h"
-#include "sysutil.h"
+#include "core/segment.h"
+#include "os/sysutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
