@@ -263,6 +263,10 @@ bench-sizes: all
 bench-placement: all
 	@tests/bench/placement.sh $(abspath $(BENCH_OUT))/placement
 
+# Start-up as a user feels it, and what the channel count buys (issue 24).
+bench-startup: all
+	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
+
 # Undefined behaviour must end the run (-fno-sanitize-recover), or libFuzzer
 # reports it and exits 0. The regression inputs run first.
 FUZZ_TIME ?= 60
@@ -322,5 +326,5 @@ clean:
 
 FORCE:
 
-.PHONY: all check check-gpu check-package check-slurm deb bench bench-sizes bench-placement install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all check check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

@@ -42,4 +42,26 @@ int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max);
  */
 int nvt_mps_client_limit(int connections);
 
+/*
+ * Channels: CUDA_DEVICE_MAX_CONNECTIONS, the hardware queues a CUDA context
+ * spreads its streams over (paper 000, MPS Pitfall 4). CUDA's own count is 2
+ * in an MPS client and 8 outside MPS; each channel costs start-up time
+ * (issue 24, docs/bench/startup-2026-11-23/). NVT_CHANNELS_CUDA leaves
+ * CUDA's own count; NVT_CHANNELS_DEFAULT is what a task gets unless told
+ * (nvtaskset --channels, the Slurm plugin's channels=).
+ */
+#define NVT_CHANNELS_CUDA (-1)
+#define NVT_CHANNELS_MAX 32
+#define NVT_CHANNELS_DEFAULT 8
+#define NVT_MPS_CLIENT_CHANNELS 2 /* CUDA's own count in an MPS client */
+
+/* Parses "default" (NVT_CHANNELS_CUDA) or 1-NVT_CHANNELS_MAX. Returns 0, or -1. */
+int nvt_channels_parse(const char *text, int *channels);
+/*
+ * The CUDA_DEVICE_MAX_CONNECTIONS a task gets for channels (a count, or
+ * NVT_CHANNELS_CUDA): writes it to buf and returns 1, or returns 0 when the
+ * variable is to be left as it is.
+ */
+int nvt_channels_env(int channels, char *buf, size_t len);
+
 #endif /* NVT_MPSLOG_H */

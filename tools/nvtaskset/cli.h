@@ -55,6 +55,7 @@ struct options {
 	int dry_run;  /* --dry-run: say what a start would give, start nothing */
 	int all_tasks; /* -a: -p acts on the task and its descendants */
 	int launched_only; /* --launched: -l leaves out tasks that launched no kernel */
+	int channels; /* --channels: a count or NVT_CHANNELS_CUDA; 0: not given */
 };
 
 /* ---- The sub-commands (one file each) ---- */
@@ -200,7 +201,10 @@ const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t 
  * partitioned ancestor's; unsets it if this process cannot be named.
  */
 void mark_partition_owner(void);
-/* Channels each new MPS client asks for: $CUDA_DEVICE_MAX_CONNECTIONS, else 8. */
-int client_connections(void);
+/*
+ * Channels each new MPS client asks for: $CUDA_DEVICE_MAX_CONNECTIONS, else
+ * what channels (--channels; 0: not given, nvtaskset's default) leaves it.
+ */
+int client_connections(int channels);
 
 #endif /* NVT_CLI_H */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/mpslog.h"
 
 /*
  * Exported (the Makefile links with --export-dynamic-symbol=NVT_CLI_MARKER):
@@ -107,7 +108,8 @@ int main(int argc, char **argv)
 		OPT_TOPOLOGY,
 		OPT_SM_LIMIT,
 		OPT_DRY_RUN,
-		OPT_LAUNCHED
+		OPT_LAUNCHED,
+		OPT_CHANNELS
 	};
 	static const struct option longopts[] = {
 		{"tpc-list", no_argument, NULL, 'c'}, {"gpc-list", no_argument, NULL, 'g'},
@@ -123,7 +125,8 @@ int main(int argc, char **argv)
 		{"sm-limit", no_argument, NULL, OPT_SM_LIMIT},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 		{"all-tasks", no_argument, NULL, 'a'},
-		{"launched", no_argument, NULL, OPT_LAUNCHED}, {NULL, 0, NULL, 0},
+		{"launched", no_argument, NULL, OPT_LAUNCHED},
+		{"channels", required_argument, NULL, OPT_CHANNELS}, {NULL, 0, NULL, 0},
 	};
 	struct options o = {.strategy = NVT_PACKED};
 	int strategy_given = 0;
@@ -186,6 +189,10 @@ int main(int argc, char **argv)
 		case OPT_TOPOLOGY: o.topology = 1; break;
 		case OPT_SM_LIMIT: o.sm_limit = 1; break;
 		case OPT_DRY_RUN: o.dry_run = 1; break;
+		case OPT_CHANNELS:
+			if (nvt_channels_parse(optarg, &o.channels))
+				bad_usage("--channels takes a count of channels from 1 to 32, or default");
+			break;
 		case 'h': usage(stdout);
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
@@ -221,6 +228,8 @@ int main(int argc, char **argv)
 		bad_usage("--sm-limit works through MPS: it cannot go with --no-mps");
 	if (o.sm_limit && (o.pid_mode || o.list_mode || o.mps_action || o.calibrate || o.topology))
 		bad_usage("--sm-limit goes with starting a command");
+	if (o.channels && (o.pid_mode || o.list_mode || o.mps_action || o.calibrate || o.topology))
+		bad_usage("--channels goes with starting a command");
 	if (o.dry_run && (o.pid_mode || o.list_mode || o.mps_action || o.calibrate || o.topology))
 		bad_usage("--dry-run goes with starting a command");
 	if ((o.list_mode || o.mps_action) && o.n_gpus)

@@ -93,11 +93,11 @@ static void env_append(const char *name, const char *value)
 }
 
 /* Makes sure an MPS control daemon the task may join runs, and tells the task where. */
-static void ensure_mps(void)
+static void ensure_mps(int channels)
 {
 	struct nvt_mps mps;
 	pid_t server;
-	int clients, limit = nvt_mps_client_limit(client_connections());
+	int clients, limit = nvt_mps_client_limit(client_connections(channels));
 
 	if (nvt_mps_setup(&mps))
 		errx(EXIT_FAILURE, "%s; run with --no-mps to run without MPS", mps.error);
@@ -113,7 +113,7 @@ static void ensure_mps(void)
 			     "the MPS server (pid %ld) already has %d clients, the most it takes with %d "
 			     "channels each; this task would fail to start CUDA. Stop a task, or run "
 			     "this one with --no-mps",
-			     (long)server, clients, client_connections());
+			     (long)server, clients, client_connections(channels));
 		return;
 	}
 	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
@@ -122,6 +122,25 @@ static void ensure_mps(void)
 	warnx("started the MPS control daemon (pipe directory %s); stop it with 'nvtaskset --mps "
 	      "stop'",
 	      mps.pipe_dir);
+}
+
+/*
+ * Channels (issue 24): CUDA_DEVICE_MAX_CONNECTIONS as --channels (0: not
+ * given) says, never over the user's own value. Each channel costs start-up
+ * time; fewer channels than streams serialise kernels (paper 000, MPS
+ * Pitfall 4; docs/bench/startup-2026-11-23/).
+ */
+static void set_channels(int channels)
+{
+	const char *user = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	char value[16];
+
+	if (!nvt_channels_env(channels ? channels : NVT_CHANNELS_DEFAULT, value, sizeof(value)))
+		return;
+	if (channels && user && strcmp(user, value))
+		errx(EXIT_FAILURE, "--channels sets CUDA_DEVICE_MAX_CONNECTIONS, which is set "
+		     "already (%s)", user);
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", value, 0);
 }
 
 /*
@@ -234,12 +253,11 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		return EXIT_SUCCESS;
 	}
 	find_shim(shim, sizeof(shim));
-	/* MPS clients get 2 channels unless told otherwise (docs/hardware-facts.md, 6). */
-	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 0);
+	set_channels(o->channels);
 	if (o->no_mps)
 		setenv("CUDA_MPS_PIPE_DIRECTORY", "/dev/null", 1); /* never connect */
 	else
-		ensure_mps();
+		ensure_mps(o->channels);
 	if (o->sm_limit && getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
 		errx(EXIT_FAILURE, "--sm-limit sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, which is set "
 		     "already (%s)", getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
