@@ -21,9 +21,9 @@ OUT = os.path.abspath(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK = tempfile.mkdtemp(prefix="nvt-channels.")
 REPS = int(os.environ.get("CHANNELS_REPS", "2"))
-CHANNELS = ("cuda", "2", "4", "8")
+CHANNELS = ("cuda", "1", "2", "4", "8")
 MODES = ("nomps", "mps")
-CONFIGS = ((4, 8), (8, 16))
+CONFIGS = ((4, 8), (8, 16), (16, 32))
 BASE = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=os.path.join(WORK, "mps"),
             CUDA_MPS_LOG_DIRECTORY=os.path.join(WORK, "mpslog"))
 for k in ("CUDA_DEVICE_MAX_CONNECTIONS", "LD_PRELOAD", "NVTASKSET_PARTITION"):
@@ -64,7 +64,7 @@ def fig8(probe):
     lines = ["Fig. 8: makespan in ms of K single-block 20 ms kernels in S streams (kernel k on "
              "stream k %% S), each rep; ideal %s" % ", ".join("%d ms for %d/%d" % (20 * n // s, n, s)
                                                                for s, n in CONFIGS), "",
-             "| streams/kernels | MPS | CUDA's | 2 | 4 | 8 |", "|---|---|---|---|---|---|"]
+             "| streams/kernels | MPS | CUDA's | 1 | 2 | 4 | 8 |", "|---|---|---|---|---|---|---|"]
     for streams, n in CONFIGS:
         for mode in MODES:
             lines.append("| %d/%d | %s | %s |" % (streams, n, "yes" if mode == "mps" else "no", " | ".join(
@@ -83,7 +83,7 @@ def torch_streams():
         w.writerow(["mps", "channels", "workload", "streams", "ms_per_iter"])
         w.writerows(rows)
     lines = ["PyTorch, ms per iteration (every stream's work once)", "",
-             "| workload | streams | MPS | CUDA's | 2 | 4 | 8 |", "|---|---|---|---|---|---|---|"]
+             "| workload | streams | MPS | CUDA's | 1 | 2 | 4 | 8 |", "|---|---|---|---|---|---|---|---|"]
     for wl in ("sleep", "mlp"):
         for s in (1, 2, 4, 8):
             for mode in MODES:
@@ -101,7 +101,7 @@ def plot(kernels):
     except ImportError:
         return
     fig, axes = plt.subplots(len(MODES), len(CHANNELS), figsize=(14, 5), sharex=True, sharey=True)
-    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red"]
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]
     for i, mode in enumerate(MODES):
         for j, ch in enumerate(CHANNELS):
             ax = axes[i][j]

@@ -69,7 +69,10 @@ def default_channels():
     out = {}
     for mode in MODES:
         args = [NVT, "-c", "all", "/usr/bin/env"] if mode == "mps" else [NVT, "--no-mps", "-c", "all", "/usr/bin/env"]
-        env = subprocess.run(args, env=BASE, capture_output=True, text=True, timeout=60).stdout
+        p = subprocess.run(args, env=BASE, capture_output=True, text=True, timeout=60)
+        if p.returncode:
+            raise RuntimeError("%s failed: %s" % (" ".join(args), p.stderr[-600:]))
+        env = p.stdout
         vals = [l.split("=", 1)[1] for l in env.splitlines() if l.startswith("CUDA_DEVICE_MAX_CONNECTIONS=")]
         out[mode] = vals[0] if vals else "cuda"
     return out
@@ -176,7 +179,7 @@ def main():
     mps = "mps" in MODES
     try:
         if mps:
-            subprocess.run(["nvidia-cuda-mps-control", "-d"], env=BASE, check=True, timeout=30)
+            run([NVT, "--mps", "start"], BASE)
         # Warm the caches (files, the TPC map) and start the MPS server.
         run([NVT, "--no-mps", "-c", "all", "true"], BASE)
         DEFAULT.update(default_channels())
@@ -196,8 +199,7 @@ def main():
                     rows.append([rnd, program, mode, ch, runner, run(argv, env)])
     finally:
         if mps:
-            subprocess.run(["nvidia-cuda-mps-control"], input="quit\n", env=BASE, text=True,
-                           capture_output=True, timeout=30)
+            subprocess.run([NVT, "--mps", "stop"], env=BASE, capture_output=True, timeout=60)
         with open(os.path.join(OUT, "startup.csv"), "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["round", "program", "mps", "channels", "runner", "ms"])
