@@ -44,15 +44,18 @@ int nvt_mps_client_limit(int connections);
 
 /*
  * Channels: CUDA_DEVICE_MAX_CONNECTIONS, the hardware queues a CUDA context
- * spreads its streams over (paper 000, MPS Pitfall 4). CUDA's own count is 2
- * in an MPS client and 8 outside MPS; each channel costs start-up time
- * (issue 24, docs/bench/startup-2026-11-23/). NVT_CHANNELS_CUDA leaves
- * CUDA's own count; NVT_CHANNELS_DEFAULT is what a task gets unless told
- * (nvtaskset --channels, the Slurm plugin's channels=).
+ * spreads its streams over. Paper 000 (MPS Pitfall 4) saw an MPS client's 2
+ * channels serialise 4 streams and set 8. On an H100 (driver 580, CUDA 13.0,
+ * 2026-11-23) no count from 1 to 8 serialised anything (paper's Fig. 8 with
+ * up to 16 streams, PyTorch with 8), but 8 made a small program start 1.72x
+ * slower in MPS (162 -> 279 ms) and 1.19x without (223 -> 267 ms)
+ * (issue 24, docs/bench/startup-2026-11-23/). So a task keeps CUDA's own
+ * count (NVT_CHANNELS_CUDA) unless told (nvtaskset --channels, the Slurm
+ * plugin's channels=).
  */
 #define NVT_CHANNELS_CUDA (-1)
 #define NVT_CHANNELS_MAX 32
-#define NVT_CHANNELS_DEFAULT 8
+#define NVT_CHANNELS_DEFAULT NVT_CHANNELS_CUDA
 #define NVT_MPS_CLIENT_CHANNELS 2 /* CUDA's own count in an MPS client */
 
 /* Parses "default" (NVT_CHANNELS_CUDA) or 1-NVT_CHANNELS_MAX. Returns 0, or -1. */
