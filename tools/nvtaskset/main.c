@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "profile.h"
 
 /*
  * Exported (the Makefile links with --export-dynamic-symbol=NVT_CLI_MARKER):
@@ -34,6 +35,8 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      " nvtaskset [options] -l\n"
 	      " nvtaskset --topology | --calibrate [--gpu GPU]\n"
 	      " nvtaskset --mps status|start|stop\n"
+	      " nvtaskset --profile [options] COMMAND [ARG...]  (see --profile --help)\n"
+	      " nvtaskset --plan [--gpu GPU] [--json] FILE      (see --plan --help)\n"
 	      "\n"
 	      "Run a CUDA program on a set of GPU TPCs (thread processing clusters, two SMs\n"
 	      "each), or show or change the TPCs of a running task.\n"
@@ -133,6 +136,11 @@ int main(int argc, char **argv)
 
 	/* A partitioned shell's forked child had a segment before it exec'd us:
 	 * the command is no task, and what it starts must not adopt that one. */
+	/* --profile is a sub-command with options of its own (profile.c). */
+	if (argc > 1 && !strcmp(argv[1], "--profile"))
+		return nvt_cmd_profile(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "--plan"))
+		return nvt_cmd_plan(argc - 1, argv + 1);
 	if (nvt_seg_discard_own(nvt_rundir()))
 		warn("cannot remove this process's control segment; a COMMAND started "
 		     "may keep the partition of the shell it was started from");
