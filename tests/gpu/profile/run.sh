@@ -49,4 +49,6 @@ PY
 	case "$verdict" in *PASS) PASS=$((PASS + 1)) ;; *) FAIL=$((FAIL + 1)) ;; esac
 done
 pgrep -f nvtaskset-hog && { echo "FAIL a hog was left running"; FAIL=$((FAIL + 1)); }
+# The device returns at most 8 files: everything in one archive.
+(cd "$OUT" && tar -czf profile-results.tgz --remove-files ./*.json ./*.png ./*.txt ./*.err 2>/dev/null)
 echo "$PASS passed, $FAIL failed"
