@@ -129,6 +129,14 @@ void json_gpu_start(FILE *out, const uint8_t uuid[16]);
  * when state is not NVT_SLOT_SET): the partition object of docs/json.md. */
 void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *tpcs);
 
+/* ---- run.c ---- */
+/*
+ * Finds file name of nvtaskset's library directory (LIBDIR as seen from the
+ * command's directory, the build tree's lib/nvtaskset, LIBDIR): 0 and its
+ * path in buf, or -1 and the places looked at in buf.
+ */
+int find_lib_file(const char *name, char *buf, size_t len);
+
 /* ---- main.c ---- */
 /* Prints "nvtaskset: WHAT" and the --help hint; exits 1. */
 void bad_usage(const char *what) __attribute__((noreturn));

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "core/mpslog.h"
+#include "profile.h"
 
 /*
  * Exported (the Makefile links with --export-dynamic-symbol=NVT_CLI_MARKER):
@@ -35,6 +36,8 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      " nvtaskset [options] -l\n"
 	      " nvtaskset --topology | --calibrate [--gpu GPU]\n"
 	      " nvtaskset --mps status|start|stop\n"
+	      " nvtaskset --profile [options] COMMAND [ARG...]\n"
+	      " nvtaskset --plan [--gpu GPU] [--json] FILE\n"
 	      "\n"
 	      "Run a CUDA program on a set of GPU TPCs (thread processing clusters, two SMs\n"
 	      "each), or show or change the TPCs of a running task.\n"
@@ -85,6 +88,9 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "own TPC map. Without --no-mps, nvtaskset starts the MPS control daemon\n"
 	      "when none runs, so that tasks on disjoint TPCs run side by side. Each GPU's\n"
 	      "TPC map is measured once (under a second on an H100) and cached.\n"
+	      "\n"
+	      "--profile and --plan are sub-commands with options of their own: see\n"
+	      "nvtaskset --profile --help and nvtaskset --plan --help.\n"
 	      "\n"
 	      "Exit status: 0 on success, 1 on error, 3 when --mps status finds no daemon,\n"
 	      "126 if COMMAND cannot be executed, 127 if it is not found.\n"
@@ -143,6 +149,11 @@ int main(int argc, char **argv)
 
 	/* A partitioned shell's forked child had a segment before it exec'd us:
 	 * the command is no task, and what it starts must not adopt that one. */
+	/* --profile is a sub-command with options of its own (profile.c). */
+	if (argc > 1 && !strcmp(argv[1], "--profile"))
+		return nvt_cmd_profile(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "--plan"))
+		return nvt_cmd_plan(argc - 1, argv + 1);
 	if (nvt_seg_discard_own(nvt_rundir()))
 		warn("cannot remove this process's control segment; a COMMAND started "
 		     "may keep the partition of the shell it was started from");

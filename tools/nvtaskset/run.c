@@ -31,25 +31,13 @@ static int readable_file(const char *path, char *buf, size_t len)
 	return snprintf(buf, len, "%s", resolved) < (int)len;
 }
 
-/*
- * Finds the preload shim: $NVTASKSET_SHIM; else LIBDIR as seen from our own
- * directory (an install, staged in DESTDIR or moved as a whole); else the
- * build tree's lib/nvtaskset beside bin/ (the tests); else LIBDIR itself.
- */
-static void find_shim(char *buf, size_t len)
+int find_lib_file(const char *name, char *buf, size_t len)
 {
 	static const char *const beside[] = {NVT_LIBDIR_FROM_BINDIR, "../lib/nvtaskset"};
-	const char *env = getenv(NVT_ENV_SHIM);
 	char self[PATH_MAX], path[PATH_MAX];
 	ssize_t n;
 	char *slash;
 
-	if (env && *env) {
-		if (env[0] != '/' || access(env, R_OK))
-			errx(EXIT_FAILURE, "%s=%s is not a readable absolute path", NVT_ENV_SHIM, env);
-		snprintf(buf, len, "%s", env);
-		return;
-	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
 		err(EXIT_FAILURE, "cannot find my own executable");
@@ -58,17 +46,37 @@ static void find_shim(char *buf, size_t len)
 	if (slash)
 		*slash = '\0';
 	for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
-		if (snprintf(path, sizeof(path), "%s/%s/libnvtaskset.so", self, beside[i]) >=
+		if (snprintf(path, sizeof(path), "%s/%s/%s", self, beside[i], name) >=
 		    (int)sizeof(path))
-			errx(EXIT_FAILURE, "path of the nvtaskset shim too long");
+			errx(EXIT_FAILURE, "path of %s too long", name);
 		if (readable_file(path, buf, len))
-			return;
+			return 0;
 	}
-	snprintf(path, sizeof(path), "%s/libnvtaskset.so", NVT_INSTALL_LIBDIR);
+	snprintf(path, sizeof(path), "%s/%s", NVT_INSTALL_LIBDIR, name);
 	if (readable_file(path, buf, len))
+		return 0;
+	snprintf(buf, len, "%s/%s, %s/../lib/nvtaskset or %s", self, NVT_LIBDIR_FROM_BINDIR, self,
+		 NVT_INSTALL_LIBDIR);
+	return -1;
+}
+
+/*
+ * Finds the preload shim: $NVTASKSET_SHIM; else LIBDIR as seen from our own
+ * directory (an install, staged in DESTDIR or moved as a whole); else the
+ * build tree's lib/nvtaskset beside bin/ (the tests); else LIBDIR itself.
+ */
+static void find_shim(char *buf, size_t len)
+{
+	const char *env = getenv(NVT_ENV_SHIM);
+
+	if (env && *env) {
+		if (env[0] != '/' || access(env, R_OK))
+			errx(EXIT_FAILURE, "%s=%s is not a readable absolute path", NVT_ENV_SHIM, env);
+		snprintf(buf, len, "%s", env);
 		return;
-	errx(EXIT_FAILURE, "cannot find the nvtaskset shim in %s/%s, %s/../lib/nvtaskset or %s",
-	     self, NVT_LIBDIR_FROM_BINDIR, self, NVT_INSTALL_LIBDIR);
+	}
+	if (find_lib_file("libnvtaskset.so", buf, len))
+		errx(EXIT_FAILURE, "cannot find the nvtaskset shim in %s", buf);
 }
 
 /* Appends value to the colon-separated variable name unless already there. */
