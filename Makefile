@@ -19,6 +19,8 @@ DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib/nvtaskset
 MANDIR ?= $(PREFIX)/share/man/man1
+MAN3DIR ?= $(PREFIX)/share/man/man3
+INCLUDEDIR ?= $(PREFIX)/include
 DOCDIR ?= $(PREFIX)/share/doc/nvtaskset
 DATADIR ?= $(PREFIX)/share/nvtaskset
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
@@ -61,8 +63,8 @@ GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segown inherit
 MPS = mps
 ALLOC = reserve
-SHIMSRC = shim shimsetup shimgraph
-SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h
+SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi
+SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h include/libsmctrl.h
 
 O = $(B)/obj
 CORE_LIB = $(B)/libnvtcore.a
@@ -80,6 +82,7 @@ CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 CLI = $(B)/bin/nvtaskset
 SHIM = $(B)/lib/nvtaskset/libnvtaskset.so
 WRAPPER = $(B)/lib/nvtaskset/wrapper/libcuda.so.1
+SMCTRL = $(B)/lib/nvtaskset/libsmctrl.so
 STUB = $(B)/stub/libcuda.so
 
 # The Slurm plugin: src/ as the command uses it, and tools/slurm/.
@@ -100,7 +103,7 @@ ifeq ($(HAVE_SLURM),1)
 PLUGINS = $(SPANK)
 endif
 
-all: $(CLI) $(SHIM) $(WRAPPER) $(PLUGINS)
+all: $(CLI) $(SHIM) $(WRAPPER) $(SMCTRL) $(PLUGINS)
 
 # Everything is rebuilt when the compiler or its flags change (a packager's
 # `make CFLAGS=...` after a plain `make`); -Werror alone changes no output.
@@ -170,6 +173,19 @@ $(WRAPPER): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map $(STUB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SHIM_OBJ) $(CORE_LIB) -Wl,--version-script=src/shim/shim.map \
 		-Wl,-soname,libcuda.so.1 -Wl,-z,now -Wl,-z,nodelete \
 		-L$(B)/stub -Wl,--no-as-needed -lcuda -Wl,--as-needed -ldl -lpthread
+
+# libsmctrl's names for programs written for it (include/libsmctrl.h): each
+# forwards into the shim beside it, found through RUNPATH $$ORIGIN. Its soname
+# is libsmctrl's file name, so programs linked against libsmctrl find it too.
+$(O)/shim/libsmctrl.o: src/shim/libsmctrl.c src/shim/smctrlabi.h include/libsmctrl.h $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc/shim -fPIC -c -o $@ $<
+
+$(SMCTRL): $(O)/shim/libsmctrl.o $(SHIM)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(O)/shim/libsmctrl.o -Wl,-soname,libsmctrl.so \
+		-L$(B)/lib/nvtaskset -Wl,--no-as-needed -lnvtaskset -Wl,--as-needed \
+		-Wl,-rpath,'$$ORIGIN' -Wl,-z,now
 
 # ---- Tests ----------------------------------------------------------------
 
@@ -281,7 +297,11 @@ install: all
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/nvtaskset
 	install -m 0644 $(SHIM) $(DESTDIR)$(LIBDIR)/libnvtaskset.so
 	install -m 0644 $(WRAPPER) $(DESTDIR)$(LIBDIR)/wrapper/libcuda.so.1
+	install -m 0644 $(SMCTRL) $(DESTDIR)$(LIBDIR)/libsmctrl.so
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MAN3DIR)
+	install -m 0644 include/libsmctrl.h $(DESTDIR)$(INCLUDEDIR)/libsmctrl.h
 	install -m 0644 man/nvtaskset.1 $(DESTDIR)$(MANDIR)/nvtaskset.1
+	install -m 0644 man/libsmctrl.3 $(DESTDIR)$(MAN3DIR)/libsmctrl.3
 	install -m 0644 tools/completion/nvtaskset.bash $(DESTDIR)$(BASHCOMPDIR)/nvtaskset
 	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)
 ifeq ($(HAVE_SLURM),1)
@@ -293,6 +313,8 @@ endif
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/nvtaskset $(DESTDIR)$(LIBDIR)/libnvtaskset.so \
 		$(DESTDIR)$(LIBDIR)/wrapper/libcuda.so.1 $(DESTDIR)$(MANDIR)/nvtaskset.1 \
+		$(DESTDIR)$(LIBDIR)/libsmctrl.so $(DESTDIR)$(INCLUDEDIR)/libsmctrl.h \
+		$(DESTDIR)$(MAN3DIR)/libsmctrl.3 \
 		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE \
 		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua
 	-rmdir $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR) 2>/dev/null

@@ -79,6 +79,8 @@ struct graph_exec {
 	int pending;         /* a refresh whose rebuild no launch callback has shown yet */
 	uint64_t seq;        /* slot sequence of the masks its kernels carry */
 	uint64_t gen;        /* segment generation when built without a slot */
+	int has_mask;        /* captured from a stream with a libsmctrl mask: */
+	uint64_t smctrl[2];  /* that mask, for every kernel (shimsmctrl.c) */
 };
 
 static struct graph_exec execs[GRAPH_EXECS];
@@ -92,6 +94,8 @@ static __thread struct {
 	int pend_slot;              /* what an upload during instantiate built for */
 	uint64_t pend_seq, pend_gen;
 	int pend_uploaded;
+	int inst_has_mask;          /* the graph being instantiated has a libsmctrl mask */
+	uint64_t inst_mask[2];
 } tls __attribute__((tls_model("initial-exec")));
 
 static struct {
@@ -355,6 +359,7 @@ static void instantiated(CUgraphExec exec, CUgraph g, uint64_t flags)
 		e->seq = tls.pend_seq;
 		e->gen = tls.pend_gen;
 	}
+	e->has_mask = shim_smctrl_graph_mask(g, e->smctrl);
 	if (flags & NVT_GRAPH_INSTANTIATE_DEVICE_LAUNCH) {
 		uint32_t k = 0;
 		walk(g, 0, NULL, &k, 0);
@@ -510,6 +515,13 @@ void shim_graph_kernel(int slot, uint64_t seq)
 	}
 }
 
+const uint64_t *shim_graph_smctrl_mask(void)
+{
+	if (tls.current)
+		return tls.current->has_mask ? tls.current->smctrl : NULL;
+	return tls.instantiating && tls.inst_has_mask ? tls.inst_mask : NULL;
+}
+
 int shim_graph_busy(void)
 {
 	return tls.current != NULL || tls.instantiating;
@@ -545,6 +557,7 @@ void shim_graph_api(int cbid, const void *data)
 		if (site == NVT_CB_API_SITE_ENTER) {
 			tls.instantiating = 1;
 			tls.pend_uploaded = 0;
+			tls.inst_has_mask = shim_smctrl_graph_mask(args[1], tls.inst_mask);
 		} else {
 			uint64_t flags = 0;
 			if (cbid == NVT_CBID_cuGraphInstantiateWithFlags)
