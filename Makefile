@@ -193,7 +193,8 @@ T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/test_ptree $(T)/test_slurm \
-	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck
+	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
+	$(T)/smctrlapp
 
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
@@ -231,6 +232,12 @@ $(T)/fakeapp-dlopen: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FLAGS)
 $(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -L$(T)/fake -lcuda -lpthread
+
+# A program written for libsmctrl: nvtaskset's libsmctrl.so and the fake driver.
+$(T)/smctrlapp: tests/fake/smctrlapp.c include/libsmctrl.h $(FAKEAPP_HDR) $(FAKE) $(SMCTRL) $(CORE_LIB) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< $(CORE_LIB) -L$(B)/lib/nvtaskset -lsmctrl \
+		-Wl,-rpath,$(abspath $(B)/lib/nvtaskset) -L$(T)/fake -lcuda
 
 # Tests of the fake itself: a callback subscriber that is not nvtaskset
 # (LD_PRELOADed), and the graph scenarios it drives.
