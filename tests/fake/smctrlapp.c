@@ -6,6 +6,8 @@
  *
  *   smctrlapp all          every step (tests/e2e/smctrl.sh says what each expects)
  *   smctrlapp global LIST  a global mask enabling LIST, one launch
+ *   smctrlapp launches N   a stream and a global mask; N launches on that stream,
+ *                          each after a next mask; prints the last one
  *   smctrlapp loop STOP STATE  a stream mask enabling TPCs 0-15, launches on
  *                          that stream until file STOP exists, writing the TPCs
  *                          of the latest to STATE when they change
@@ -166,6 +168,21 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "global")) {
 		libsmctrl_set_global_mask_ext(all_but(argv[2]));
 		printf("global tpcs=%s\n", launch(NULL));
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "launches")) {
+		long n = strtol(argv[2], NULL, 10);
+		const char *last = "-";
+		void *s;
+		if (cuStreamCreate(&s, 0))
+			return 2;
+		libsmctrl_set_global_mask_ext(all_but("0-31"));
+		libsmctrl_set_stream_mask_ext(s, all_but("0-15"));
+		for (long i = 0; i < n; i++) {
+			libsmctrl_set_next_mask_ext(all_but("4-7"));
+			last = launch(s);
+		}
+		printf("launches tpcs=%s\n", last);
 		return 0;
 	}
 	if (argc == 4 && !strcmp(argv[1], "loop")) {
