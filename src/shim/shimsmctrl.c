@@ -100,6 +100,7 @@ static struct {
 	uint64_t launches, paired[2];
 	nvt_cb_enable_fn enable;
 	uint32_t handle;
+	int followed[2]; /* the driver's and the runtime's launch calls are followed */
 } sm = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The stream of the launch this thread is making, from the API callback. */
@@ -513,9 +514,10 @@ void shim_smctrl_report(void)
 {
 	if (sm.debug && sm.on)
 		shim_note("smctrl: %llu launches with libsmctrl masks in use; stream known for %llu "
-			  "(driver API) and %llu (runtime API)",
+			  "(driver API, followed: %s) and %llu (runtime API, followed: %s)",
 			  (unsigned long long)sm.launches, (unsigned long long)sm.paired[0],
-			  (unsigned long long)sm.paired[1]);
+			  sm.followed[0] ? "yes" : "no", (unsigned long long)sm.paired[1],
+			  sm.followed[1] ? "yes" : "no");
 }
 
 /* ---- Set-up, and the first libsmctrl call ----------------------------------------- */
@@ -566,6 +568,8 @@ static void first_call(void)
 		int drv = enable_ids(NVT_CB_DOMAIN_API, driver_ids, sizeof(driver_ids) / sizeof(driver_ids[0]));
 		int rt = enable_ids(NVT_CB_DOMAIN_RUNTIME, runtime_ids,
 				    sizeof(runtime_ids) / sizeof(runtime_ids[0]));
+		sm.followed[0] = drv;
+		sm.followed[1] = rt;
 		if (!drv && !rt && shim_first_time(WARN_SMCTRL_API))
 			shim_warn("the CUDA driver does not report launch calls; libsmctrl stream masks "
 				  "do not apply (global and next-launch masks do)");

@@ -4,6 +4,9 @@
 //                          "NAME sms=LIST" (the SMs the launch ran on)
 //   smctrl inside LIST     global mask enabling LIST (a TPC list "a-b,c");
 //                          prints "inside sms=LIST"
+//   smctrl rate N          launches per second of N tiny kernels on a stream,
+//                          before any libsmctrl call and then with a global and
+//                          a stream mask set: "rate plain=R masked=R"
 //   smctrl loop STOP STATE stream mask enabling TPCs 0-15 on a stream of its
 //                          own; launches until file STOP exists, writing the
 //                          SMs of the latest launch to STATE when they change
@@ -210,6 +213,20 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "inside") && argc == 3) {
     libsmctrl_set_global_mask_ext(disable_all_but(argv[2]));
     line("inside", run(0)); return 0;
+  }
+  if (!strcmp(argv[1], "rate") && argc == 3) {
+    int n = atoi(argv[2]); cudaStream_t s; CK(cudaStreamCreate(&s));
+    double r[2];
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass) { libsmctrl_set_global_mask_ext(disable_all_but("0-63")); libsmctrl_set_stream_mask_ext(s, disable_all_but("0-31")); }
+      record<<<1, 32, 0, s>>>(d_sm, nullptr, 0); wait_done(s);
+      double t0 = now();
+      for (int i = 0; i < n; i++) record<<<1, 32, 0, s>>>(d_sm, nullptr, 0);
+      wait_done(s);
+      r[pass] = n / (now() - t0);
+    }
+    printf("rate plain=%.0f masked=%.0f\n", r[0], r[1]);
+    return 0;
   }
   if (!strcmp(argv[1], "loop") && argc == 4) {
     cudaStream_t s; CK(cudaStreamCreate(&s));

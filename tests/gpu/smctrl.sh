@@ -75,6 +75,9 @@ grep -qx 'tpc_info_cuda_bad_device rc=22' <<<"$out" && pass "bad device: EINVAL"
 grep -q 'enables no TPC of this task' <<<"$out" && pass "warned of a mask enabling no TPC" || fail warn-empty "no warning"
 grep -q 'smctrl: .* launches' <<<"$out" && echo "pairing: $(grep 'smctrl: ' <<<"$out")"
 
+# ---- Launch rate, without and with masks (reported, not judged) ---------------------------
+for i in 1 2 3; do T "$NVT" --no-mps -c all "$G/smctrl" rate 200000 2>&1; done | tee "$LOG/smctrl-rate.txt"
+
 # ---- Inside a partition -----------------------------------------------------------------
 out=$(T "$NVT" --no-mps -c 0-31 "$G/smctrl" inside 16-47 2>&1)
 echo "$out" | tee "$LOG/smctrl-inside.txt"
