@@ -50,8 +50,8 @@
  *
  * Kernel launches: cuLaunchKernel[_ptsz] and cuLaunchKernelEx[_ptsz] invoke the
  * driver-API callbacks of their ids (307, 442, 652, 653) on entry, then the
- * launch callbacks (on the same thread, as measured on an H100), then the
- * return callbacks; the stream argument is passed along and otherwise ignored
+ * launch callbacks (on the same thread: docs/hardware-facts.md, section 14),
+ * then the return callbacks; the stream argument is passed along and otherwise ignored
  * (cuStreamCreate gives distinct handles; launches run at once).
  *
  * Driver-API callbacks (domain 6; src/gpu/cuda_driver.h; measured on an H100,
