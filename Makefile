@@ -237,7 +237,7 @@ $(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
 $(T)/smctrlapp: tests/fake/smctrlapp.c include/libsmctrl.h $(FAKEAPP_HDR) $(FAKE) $(SMCTRL) $(CORE_LIB) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< $(CORE_LIB) -L$(B)/lib/nvtaskset -lsmctrl \
-		-Wl,-rpath,$(abspath $(B)/lib/nvtaskset) -L$(T)/fake -lcuda
+		-Wl,-rpath,$(abspath $(B)/lib/nvtaskset) -L$(T)/fake -lcuda -lpthread
 
 # Tests of the fake itself: a callback subscriber that is not nvtaskset
 # (LD_PRELOADed), and the graph scenarios it drives.

@@ -199,6 +199,7 @@ static void after_fork_in_child(void)
 	int used[NVT_MAX_GPUS];
 	char why[256];
 
+	shim_smctrl_after_fork();
 	if (shim.seg_shared) {
 		if (nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why)) >= 0) {
 			child = shim.own.seg;

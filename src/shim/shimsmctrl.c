@@ -504,6 +504,15 @@ int shim_smctrl_launch(int g, struct hw_masks *m, const void *tmd, const uint64_
 	return 0;
 }
 
+/* In a forked child: another thread may have held the setters' lock. */
+void shim_smctrl_after_fork(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+
+	sm.lock = fresh;
+	shim_smctrl_info_after_fork();
+}
+
 /* Whether launches must look at the program's masks (one load). */
 int shim_smctrl_on(void)
 {

@@ -31,6 +31,13 @@ static struct {
 } drv;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+void shim_smctrl_info_after_fork(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+
+	lock = fresh;
+}
+
 void shim_smctrl_info_setup(void *lib)
 {
 	drv.init = (nvt_cuInit_fn)dlsym(lib, "cuInit");

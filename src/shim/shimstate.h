@@ -155,10 +155,13 @@ int shim_smctrl_graph_mask(const void *graph, uint64_t mask[2]);
 void shim_smctrl_set_global(const uint64_t w[3]);
 void shim_smctrl_set_stream(const void *stream, const uint64_t w[3]);
 void shim_smctrl_set_next(const uint64_t w[3]);
+/* In a forked child (single-threaded): the setters' locks are free again. */
+void shim_smctrl_after_fork(void);
 /* At exit with NVTASKSET_SMCTRL_DEBUG: what it saw. */
 void shim_smctrl_report(void);
 /* shimsmctrlapi.c */
 void shim_smctrl_info_setup(void *lib);
+void shim_smctrl_info_after_fork(void);
 /* shimgraph.c: the libsmctrl mask of the graph this thread uploads, if any. */
 const uint64_t *shim_graph_smctrl_mask(void);
 

@@ -63,6 +63,16 @@ t_smctrl_moved_partition() {
 	wait "$pid" || die "the program exited $?: $(cat "$WORK/sm.out")"
 }
 
+t_smctrl_fork() {
+	local out
+	# Forked children keep the masks, and can set new ones even when the
+	# fork came while another thread held the setters' lock (50 forks).
+	run_rc out rc "$NVT" --no-mps -c all "$SMCTRLAPP" fork
+	eq "$rc" 0 "exit status ($out)"
+	has "$out" "child global tpcs=0-3"
+	has "$out" "child stream tpcs=8-9"
+}
+
 t_smctrl_queries() {
 	local out
 	out=$("$NVT" --no-mps -c all "$SMCTRLAPP" all 2>/dev/null)

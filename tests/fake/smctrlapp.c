@@ -8,6 +8,10 @@
  *   smctrlapp global LIST  a global mask enabling LIST, one launch
  *   smctrlapp launches N   a stream and a global mask; N launches on that stream,
  *                          each after a next mask; prints the last one
+ *   smctrlapp fork         a global mask enabling TPCs 0-3; fork while another
+ *                          thread sets masks; the child (under the partition
+ *                          nvtaskset copies for it) sets a stream mask and
+ *                          launches: "child global tpcs=L" "child stream tpcs=L"
  *   smctrlapp loop STOP STATE  a stream mask enabling TPCs 0-15, launches on
  *                          that stream until file STOP exists, writing the TPCs
  *                          of the latest to STATE when they change
@@ -16,9 +20,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fakecuda.h"
@@ -153,6 +159,49 @@ static void all(void)
 	cuStreamDestroy_v2(s2);
 }
 
+/* Sets masks until told to stop: a fork may come while it holds a lock. */
+static int stop_setting;
+static void *keep_setting(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop_setting, __ATOMIC_RELAXED)) {
+		libsmctrl_set_stream_mask_ext((void *)3, all_but("1"));
+		libsmctrl_set_global_mask_ext(all_but("0-3"));
+	}
+	return NULL;
+}
+
+static int fork_child(void)
+{
+	pthread_t t;
+	void *s;
+	int status;
+
+	libsmctrl_set_global_mask_ext(all_but("0-3"));
+	if (pthread_create(&t, NULL, keep_setting, NULL))
+		return 2;
+	for (int i = 0; i < 50; i++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			/* A setter's lock held at the fork would hang this. */
+			if (cuStreamCreate(&s, 0))
+				_exit(2);
+			libsmctrl_set_stream_mask_ext(s, all_but("8-9"));
+			if (i == 49) {
+				printf("child global tpcs=%s\n", launch(NULL));
+				printf("child stream tpcs=%s\n", launch(s));
+				fflush(stdout);
+			}
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+			return 2;
+	}
+	__atomic_store_n(&stop_setting, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	void *ctx;
@@ -165,6 +214,8 @@ int main(int argc, char **argv)
 		all();
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "fork"))
+		return fork_child();
 	if (argc == 3 && !strcmp(argv[1], "global")) {
 		libsmctrl_set_global_mask_ext(all_but(argv[2]));
 		printf("global tpcs=%s\n", launch(NULL));
