@@ -19,6 +19,8 @@ DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib/nvtaskset
 MANDIR ?= $(PREFIX)/share/man/man1
+MAN3DIR ?= $(PREFIX)/share/man/man3
+INCLUDEDIR ?= $(PREFIX)/include
 DOCDIR ?= $(PREFIX)/share/doc/nvtaskset
 DATADIR ?= $(PREFIX)/share/nvtaskset
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
@@ -61,8 +63,8 @@ GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segown inherit
 MPS = mps
 ALLOC = reserve
-SHIMSRC = shim shimsetup shimgraph
-SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h
+SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi
+SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h include/libsmctrl.h
 
 O = $(B)/obj
 CORE_LIB = $(B)/libnvtcore.a
@@ -80,6 +82,7 @@ CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 CLI = $(B)/bin/nvtaskset
 SHIM = $(B)/lib/nvtaskset/libnvtaskset.so
 WRAPPER = $(B)/lib/nvtaskset/wrapper/libcuda.so.1
+SMCTRL = $(B)/lib/nvtaskset/libsmctrl.so
 STUB = $(B)/stub/libcuda.so
 
 # The Slurm plugin: src/ as the command uses it, and tools/slurm/.
@@ -102,7 +105,7 @@ endif
 
 HOG = $(B)/lib/nvtaskset/nvtaskset-hog
 
-all: $(CLI) $(SHIM) $(WRAPPER) $(HOG) $(PLUGINS)
+all: $(CLI) $(SHIM) $(WRAPPER) $(SMCTRL) $(HOG) $(PLUGINS)
 
 # Everything is rebuilt when the compiler or its flags change (a packager's
 # `make CFLAGS=...` after a plain `make`); -Werror alone changes no output.
@@ -179,13 +182,27 @@ $(WRAPPER): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map $(STUB)
 		-Wl,-soname,libcuda.so.1 -Wl,-z,now -Wl,-z,nodelete \
 		-L$(B)/stub -Wl,--no-as-needed -lcuda -Wl,--as-needed -ldl -lpthread
 
+# libsmctrl's names for programs written for it (include/libsmctrl.h): each
+# forwards into the shim beside it, found through RUNPATH $$ORIGIN. Its soname
+# is libsmctrl's file name, so programs linked against libsmctrl find it too.
+$(O)/shim/libsmctrl.o: src/shim/libsmctrl.c src/shim/smctrlabi.h include/libsmctrl.h $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc/shim -fPIC -c -o $@ $<
+
+$(SMCTRL): $(O)/shim/libsmctrl.o $(SHIM)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(O)/shim/libsmctrl.o -Wl,-soname,libsmctrl.so \
+		-L$(B)/lib/nvtaskset -Wl,--no-as-needed -lnvtaskset -Wl,--as-needed \
+		-Wl,-rpath,'$$ORIGIN' -Wl,-z,now
+
 # ---- Tests ----------------------------------------------------------------
 
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/test_ptree $(T)/test_profile $(T)/test_slurm \
-	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck
+	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
+	$(T)/smctrlapp
 
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
@@ -223,6 +240,12 @@ $(T)/fakeapp-dlopen: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FLAGS)
 $(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -L$(T)/fake -lcuda -lpthread
+
+# A program written for libsmctrl: nvtaskset's libsmctrl.so and the fake driver.
+$(T)/smctrlapp: tests/fake/smctrlapp.c include/libsmctrl.h $(FAKEAPP_HDR) $(FAKE) $(SMCTRL) $(CORE_LIB) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< $(CORE_LIB) -L$(B)/lib/nvtaskset -lsmctrl \
+		-Wl,-rpath,$(abspath $(B)/lib/nvtaskset) -L$(T)/fake -lcuda -lpthread
 
 # Tests of the fake itself: a callback subscriber that is not nvtaskset
 # (LD_PRELOADed), and the graph scenarios it drives.
@@ -294,7 +317,11 @@ install: all
 	install -m 0644 $(SHIM) $(DESTDIR)$(LIBDIR)/libnvtaskset.so
 	install -m 0644 $(WRAPPER) $(DESTDIR)$(LIBDIR)/wrapper/libcuda.so.1
 	install -m 0755 $(HOG) $(DESTDIR)$(LIBDIR)/nvtaskset-hog
+	install -m 0644 $(SMCTRL) $(DESTDIR)$(LIBDIR)/libsmctrl.so
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MAN3DIR)
+	install -m 0644 include/libsmctrl.h $(DESTDIR)$(INCLUDEDIR)/libsmctrl.h
 	install -m 0644 man/nvtaskset.1 $(DESTDIR)$(MANDIR)/nvtaskset.1
+	install -m 0644 man/libsmctrl.3 $(DESTDIR)$(MAN3DIR)/libsmctrl.3
 	install -m 0644 tools/completion/nvtaskset.bash $(DESTDIR)$(BASHCOMPDIR)/nvtaskset
 	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)
 ifeq ($(HAVE_SLURM),1)
@@ -306,6 +333,8 @@ endif
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/nvtaskset $(DESTDIR)$(LIBDIR)/libnvtaskset.so $(DESTDIR)$(LIBDIR)/nvtaskset-hog \
 		$(DESTDIR)$(LIBDIR)/wrapper/libcuda.so.1 $(DESTDIR)$(MANDIR)/nvtaskset.1 \
+		$(DESTDIR)$(LIBDIR)/libsmctrl.so $(DESTDIR)$(INCLUDEDIR)/libsmctrl.h \
+		$(DESTDIR)$(MAN3DIR)/libsmctrl.3 \
 		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE \
 		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua
 	-rmdir $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR) 2>/dev/null

@@ -50,6 +50,12 @@
  *   FAKECUDA_INIT_HANG=1      cuInit never returns
  *   FAKECUDA_API_PARAMS_SIZE=0x68  size word of the driver-API callback block
  *
+ * Kernel launches: cuLaunchKernel[_ptsz] and cuLaunchKernelEx[_ptsz] invoke the
+ * driver-API callbacks of their ids (307, 442, 652, 653) on entry, then the
+ * launch callbacks (on the same thread: docs/hardware-facts.md, section 14),
+ * then the return callbacks; the stream argument is passed along and otherwise ignored
+ * (cuStreamCreate gives distinct handles; launches run at once).
+ *
  * Driver-API callbacks (domain 6; src/gpu/cuda_driver.h; measured on an H100,
  * driver 580.159.04, 2026-11-22, tests/gpu/probes/graphs). The table's
  * enable entry takes domain 0xb (launches) and domain 6 with a callback id

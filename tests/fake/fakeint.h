@@ -92,6 +92,10 @@ enum fake_api_cbid {
 	FAKE_CBID_cuGraphAddNode = 712,
 	FAKE_CBID_cuGraphConditionalHandleCreate = 722,
 	FAKE_CBID_cuGraphAddNode_v2 = 723,
+	FAKE_CBID_cuLaunchKernel = 307,
+	FAKE_CBID_cuLaunchKernel_ptsz = 442,
+	FAKE_CBID_cuLaunchKernelEx = 652,
+	FAKE_CBID_cuLaunchKernelEx_ptsz = 653,
 };
 
 /* CUgraphNodeType values the model knows besides cuda_driver.h's. */
