@@ -56,7 +56,7 @@ B = build
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc shim
 CORE = tpcset tmd topo segment gpusel ptree claim mpslog
-OS = sysutil slurmproc
+OS = sysutil slurmproc child
 GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segown inherit
 MPS = mps
