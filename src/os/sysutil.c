@@ -91,8 +91,19 @@ int nvt_proc_links(struct nvt_proc_link **links)
 		if (*end || end == ent->d_name || pid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		if (nvt_read_file(path, text, sizeof(text), 0) < 0 || nvt_stat_parse(text, &st))
-			continue; /* ended meanwhile */
+		if (nvt_read_file(path, text, sizeof(text), 0) < 0) {
+			if (errno == ENOENT || errno == ESRCH)
+				continue; /* ended meanwhile */
+			/* Out of descriptors or memory: a list without this process
+			 * would hide it (and its tasks) from -a -p and -l. */
+			int saved = errno;
+			free(v);
+			closedir(proc);
+			errno = saved;
+			return -1;
+		}
+		if (nvt_stat_parse(text, &st))
+			continue; /* a zombie's, or ended while read */
 		if (n == cap) {
 			size_t more = cap ? cap * 2 : 256;
 			struct nvt_proc_link *bigger = realloc(v, more * sizeof(*v));

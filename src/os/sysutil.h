@@ -29,8 +29,9 @@ int nvt_proc_env(pid_t pid, const char *name, char *buf, size_t len);
 
 /*
  * Lists every process /proc shows with its parent, sorted by PID, in *links
- * (malloc'd; the caller frees it). Processes that end meanwhile are left out.
- * Returns the count, or -1 with errno set.
+ * (malloc'd; the caller frees it). Processes that end meanwhile are left out;
+ * one that cannot be read for another reason (EMFILE, ENOMEM) fails the whole
+ * list. Returns the count, or -1 with errno set.
  */
 int nvt_proc_links(struct nvt_proc_link **links);
 
