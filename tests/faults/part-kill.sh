@@ -35,12 +35,7 @@ part_kill() {
 	MOVE=$PID
 	start claimed 14-15
 	CLAIMED=$PID
-	rm -f "$WORK/u/tree.stop"
-	"$NVT" --no-mps -c 10-11 "$APP" fork "$WORK/u/tree.stop" "$WORK/u/tree.state" >/dev/null 2>&1 &
-	TREE=$!
-	TASKS="$TASKS $TREE"
-	settles "$WORK/u/tree.state.child" 10-11 || { echo "check-faults: the tree did not start" >&2; exit 1; }
-	TREE_CHILD=$(pgrep -P "$TREE" -f "$APP" | head -1)
+	start_tree
 	# How long each takes, and how many calls it makes: the range of the points.
 	for op in "${ops[@]}"; do
 		read -ra cmd <<<"$(op_cmd "$op")"

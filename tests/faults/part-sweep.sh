@@ -107,12 +107,7 @@ part_sweep() {
 	MOVE=$PID
 	start claimed 14-15
 	CLAIMED=$PID
-	rm -f "$WORK/u/tree.stop"
-	"$NVT" --no-mps -c 10-11 "$APP" fork "$WORK/u/tree.stop" "$WORK/u/tree.state" >/dev/null 2>&1 &
-	TREE=$!
-	TASKS="$TASKS $TREE"
-	settles "$WORK/u/tree.state.child" 10-11 || { echo "check-faults: the tree did not start" >&2; exit 1; }
-	TREE_CHILD=$(pgrep -P "$TREE" -f "$APP" | head -1)
+	start_tree
 	for e in ENOSPC EMFILE; do
 		sweep "$e" start check_start "$NVT" --no-mps -c 0-3 "$APP" launch 2
 		sweep "$e" -p check_move "$NVT" -p -c 8-9 "$MOVE"

@@ -127,6 +127,22 @@ start() {
 	echo "check-faults: task $tag did not start on $list: $(cat "$WORK/u/$tag.out")" >&2
 	exit 1
 }
+# start_tree: starts "fakeapp fork" on 10-11; sets TREE and TREE_CHILD.
+start_tree() {
+	local i
+	rm -f "$WORK/u/tree.stop" "$WORK/u/tree.state"*
+	"$NVT" --no-mps -c 10-11 "$APP" fork "$WORK/u/tree.stop" "$WORK/u/tree.state" >/dev/null 2>&1 &
+	TREE=$!
+	TASKS="${TASKS:-} $TREE"
+	TREE_CHILD=
+	for ((i = 0; i < 500; i++)); do
+		[ -z "$TREE_CHILD" ] && TREE_CHILD=$(pgrep -P "$TREE" -f "$APP" | head -1)
+		[ -n "$TREE_CHILD" ] && [ "$(cat "$WORK/u/tree.state.child" 2>/dev/null)" == 10-11 ] && return 0
+		sleep 0.01
+	done
+	echo "check-faults: the tree did not start" >&2
+	exit 1
+}
 # current PID: the TPC list -p shows for PID (the error, if none).
 current() {
 	local out
