@@ -44,9 +44,10 @@ cleanup() {
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
-# (Other users run the build tree's programs.)
-[ "$(setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$NVT" && echo yes)" == yes ] ||
-	{ echo "check-faults: uid 65534 cannot run $NVT" >&2; exit 1; }
+# Other users run the build tree's programs (the hidepid=2 and load parts);
+# where they cannot (a checkout in /root, say), those are skipped, and say so.
+USERS_OK=1
+setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$NVT" 2>/dev/null || USERS_OK=0
 as_user() { echo "setpriv --reuid=$1 --regid=$1 --clear-groups"; }
 
 # ---- Counting --------------------------------------------------------------
@@ -198,5 +199,6 @@ for part in ${*:-sweep limits kill load}; do
 done
 printf '%-44s %6d %6d %7d %5d %5d %5ds\n' "all" "$RUNS" "$FAULTS" "$CRASHES" "$HANGS" "$LOST" \
 	$((SECONDS - BEGIN)) | tee -a "$SUMMARY"
+[ "$USERS_OK" == 1 ] || echo "skipped: hidepid=2 and load (uid 65534 cannot run $NVT)" | tee -a "$SUMMARY"
 [ -n "${FAULTS_SUMMARY:-}" ] && cp "$SUMMARY" "$FAULTS_SUMMARY"
 [ "$CRASHES" == 0 ] && [ "$HANGS" == 0 ] && [ "$LOST" == 0 ]
