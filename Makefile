@@ -56,7 +56,7 @@ B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc shim
-CORE = tpcset tmd topo segment gpusel ptree claim mpslog
+CORE = tpcset tmd topo segment gpusel ptree claim mpslog profile
 OS = sysutil slurmproc child
 GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segown inherit
@@ -75,7 +75,7 @@ SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/
 	$(O)/os/sysutil.o
 # What the command and the Slurm plugin link besides their own files.
 LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o)
-CMD_SRC = main common output run pid tree list mpsctl topology
+CMD_SRC = main common output run pid tree list mpsctl topology profile profreport plot plan
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 
 CLI = $(B)/bin/nvtaskset
@@ -101,7 +101,9 @@ ifeq ($(HAVE_SLURM),1)
 PLUGINS = $(SPANK)
 endif
 
-all: $(CLI) $(SHIM) $(WRAPPER) $(PLUGINS)
+HOG = $(B)/lib/nvtaskset/nvtaskset-hog
+
+all: $(CLI) $(SHIM) $(WRAPPER) $(HOG) $(PLUGINS)
 
 # Everything is rebuilt when the compiler or its flags change (a packager's
 # `make CFLAGS=...` after a plain `make`); -Werror alone changes no output.
@@ -119,7 +121,7 @@ $(CORE_LIB): $(CORE_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h $(SRC_HDRS) $(FLAGS)
+$(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h tools/nvtaskset/profile.h $(SRC_HDRS) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itools/nvtaskset -I$(B)/gen -c -o $@ $<
 
@@ -135,6 +137,12 @@ $(SPANK): $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) tools/slurm/spank.map
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) \
 		-Wl,--version-script=tools/slurm/spank.map -ldl
+
+# --profile --beside-hog's bandwidth hog: a program of its own (the command
+# itself keeps its shim passive), installed beside the shim.
+$(HOG): tools/nvtaskset/hog.c $(CORE_LIB) $(SRC_HDRS) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_LIB) -ldl
 
 # Where the command looks for its shim: LIBDIR, and LIBDIR as seen from
 # BINDIR, so that an install staged in DESTDIR or moved as a whole works too.
@@ -177,7 +185,7 @@ $(WRAPPER): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map $(STUB)
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/test_ptree $(T)/test_slurm \
+	$(T)/test_ptree $(T)/test_profile $(T)/test_slurm \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck
 
 # The fake driver: devices and launches, the calibration probe, the callback
@@ -274,6 +282,10 @@ bench-sizes: all
 bench-placement: all
 	@tests/bench/placement.sh $(abspath $(BENCH_OUT))/placement
 
+# Start-up as a user feels it, and what the channel count buys (issue 24).
+bench-startup: all
+	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
+
 # Undefined behaviour must end the run (-fno-sanitize-recover), or libFuzzer
 # reports it and exits 0. The regression inputs run first.
 FUZZ_TIME ?= 60
@@ -292,6 +304,7 @@ install: all
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/nvtaskset
 	install -m 0644 $(SHIM) $(DESTDIR)$(LIBDIR)/libnvtaskset.so
 	install -m 0644 $(WRAPPER) $(DESTDIR)$(LIBDIR)/wrapper/libcuda.so.1
+	install -m 0755 $(HOG) $(DESTDIR)$(LIBDIR)/nvtaskset-hog
 	install -m 0644 man/nvtaskset.1 $(DESTDIR)$(MANDIR)/nvtaskset.1
 	install -m 0644 tools/completion/nvtaskset.bash $(DESTDIR)$(BASHCOMPDIR)/nvtaskset
 	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)
@@ -302,7 +315,7 @@ ifeq ($(HAVE_SLURM),1)
 endif
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/nvtaskset $(DESTDIR)$(LIBDIR)/libnvtaskset.so \
+	rm -f $(DESTDIR)$(BINDIR)/nvtaskset $(DESTDIR)$(LIBDIR)/libnvtaskset.so $(DESTDIR)$(LIBDIR)/nvtaskset-hog \
 		$(DESTDIR)$(LIBDIR)/wrapper/libcuda.so.1 $(DESTDIR)$(MANDIR)/nvtaskset.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE \
 		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua
@@ -333,5 +346,5 @@ clean:
 
 FORCE:
 
-.PHONY: all check check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all check check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

@@ -24,7 +24,7 @@ t_install_uninstall() {
 	local dest=$WORK/dest f files
 	install_tree "$dest" PREFIX=/opt/nvt
 	for f in bin/nvtaskset lib/nvtaskset/libnvtaskset.so lib/nvtaskset/wrapper/libcuda.so.1 \
-		share/man/man1/nvtaskset.1 share/bash-completion/completions/nvtaskset \
+		lib/nvtaskset/nvtaskset-hog share/man/man1/nvtaskset.1 share/bash-completion/completions/nvtaskset \
 		share/doc/nvtaskset/README.md share/doc/nvtaskset/LICENSE; do
 		[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 	done
@@ -35,13 +35,17 @@ t_install_uninstall() {
 		for f in lib/nvtaskset/spank_nvtaskset.so share/nvtaskset/cli_filter.lua; do
 			[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 		done
-		files=9
+		files=10
 	fi
-	[ "$(find "$dest" -type f | wc -l)" == "${files:-7}" ] || die "unexpected files: $(find "$dest" -type f)"
+	[ "$(find "$dest" -type f | wc -l)" == "${files:-8}" ] || die "unexpected files: $(find "$dest" -type f)"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
 	has "$out" "tpcs=2 hung=0"
+	# --profile --beside-hog finds the installed hog.
+	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --profile --no-mps --rounds 1 --sizes 33 --beside-hog "$APP" launch 1
+	eq "$rc" 0
+	has "$out" "beside a memory-bandwidth hog"
 	uninstall_tree "$dest" PREFIX=/opt/nvt
 	for f in lib/nvtaskset share/doc/nvtaskset share/nvtaskset; do
 		[ ! -e "$dest/opt/nvt/$f" ] || die "$f left after uninstall"

@@ -628,6 +628,8 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 	}
 	if (fake_is_probe(f))
 		return fake_run_probe(dev, &rec, blocks, cluster, params);
+	if (fake_is_hog(f))
+		fake_run_hog(&rec);
 	return 0;
 }
 

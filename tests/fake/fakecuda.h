@@ -33,6 +33,8 @@
  *   FAKECUDA_TMD_VERSION      TMD version byte of every launch (default: the chip's)
  *   FAKECUDA_CTX_ERROR=N      cuDevicePrimaryCtxRetain returns N
  *   FAKECUDA_DRIVER_VERSION=N cuDriverGetVersion (default 13000)
+ *   FAKECUDA_HOG_STATE=FILE   nvtaskset-hog's kernel (nvt_hog) writes the TPCs each
+ *                             of its launches ran on to FILE (each takes 1 ms)
  *   FAKECUDA_LOG=FILE         append "cuInit pid=P mps=DIR" and "module pid=P" lines
  *   FAKECUDA_PARAMS_SIZE=88   size word of the callback parameter block
  *   FAKECUDA_NO_TABLE=1       cuGetExportTable fails for the callback table

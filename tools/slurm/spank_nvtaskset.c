@@ -28,6 +28,8 @@
  *   wait=SECONDS   how long TPCs Slurm counts free may still be held by an
  *                  ending step (default 10)
  *   rundir=DIR     where the control segments live (default /dev/shm)
+ *   channels=N|default  CUDA_DEVICE_MAX_CONNECTIONS for the tasks, as
+ *                  nvtaskset --channels (default: nvtaskset's, NVT_CHANNELS_DEFAULT)
  *   shim=PATH      the preload shim (default: libnvtaskset.so beside this plugin)
  *   mps_pipe=DIR, mps_log=DIR   the MPS daemon's directories, which must be
  *                  root's on a path of root's (default /run/nvidia-mps,
@@ -51,6 +53,7 @@
 #include <unistd.h>
 
 #include "core/gpusel.h"
+#include "core/mpslog.h"
 #include "mps/mps.h"
 #include "mpsnode.h"
 #include "nvtaskset.h"
@@ -75,6 +78,7 @@ static unsigned opt_tpcs, opt_gpcs; /* what the user asked; 0: not given */
 static struct {
 	int no_mps;
 	int wait_s;
+	int channels; /* a count or NVT_CHANNELS_CUDA (issue 24) */
 	char rundir[PATH_MAX];
 	char shim[PATH_MAX];
 	char mps_pipe[200], mps_log[200], mps_control[PATH_MAX];
@@ -139,6 +143,7 @@ static int path_arg(const char *arg, const char *prefix, char *buf, size_t len)
 static int parse_args(int ac, char **av)
 {
 	conf.wait_s = DEFAULT_WAIT_S;
+	conf.channels = NVT_CHANNELS_DEFAULT;
 	for (int i = 0; i < ac; i++) {
 		unsigned v;
 		if (path_arg(av[i], "mps_pipe=", conf.mps_pipe, sizeof(conf.mps_pipe)) ||
@@ -152,9 +157,12 @@ static int parse_args(int ac, char **av)
 		} else if (!strncmp(av[i], "wait=", 5) &&
 			   nvt_slurm_count_parse(av[i] + 5, 3600, &v) == 0) {
 			conf.wait_s = (int)v;
+		} else if (!strncmp(av[i], "channels=", 9) &&
+			   nvt_channels_parse(av[i] + 9, &conf.channels) == 0) {
+			continue;
 		} else {
 			slurm_error(LOG "unknown or malformed argument '%s' in plugstack.conf (takes "
-				    "mps=yes|no, wait=SECONDS, rundir=/DIR, shim=/PATH, mps_pipe=/DIR, "
+				    "mps=yes|no, wait=SECONDS, channels=N|default, rundir=/DIR, shim=/PATH, mps_pipe=/DIR, "
 				    "mps_log=/DIR, mps_control=/PATH)", av[i]);
 			return -1;
 		}
@@ -349,7 +357,7 @@ static int preload(spank_t sp, const char *path)
 static int task_environment(spank_t sp, int had_visible)
 {
 	static char text[NVT_PARTENV_TEXT_MAX];
-	char shim[PATH_MAX], pipe_dir[256], why[1100];
+	char shim[PATH_MAX], pipe_dir[256], why[1100], channels[16];
 	int rc = 0;
 
 	if (find_shim(shim, sizeof(shim)))
@@ -363,8 +371,9 @@ static int task_environment(spank_t sp, int had_visible)
 		return fail("%s", why);
 	rc |= set_env(sp, NVT_ENV_PARTITION, text, 1);
 	rc |= preload(sp, shim);
-	/* MPS clients get 2 channels unless told otherwise (docs/hardware-facts.md, 6). */
-	rc |= set_env(sp, "CUDA_DEVICE_MAX_CONNECTIONS", "8", 0);
+	/* Channels as nvtaskset's run.c gives them (issue 24); never over the job's own. */
+	if (nvt_channels_env(conf.channels, channels, sizeof(channels)))
+		rc |= set_env(sp, "CUDA_DEVICE_MAX_CONNECTIONS", channels, 0);
 	rc |= set_env(sp, "CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1);
 	if (place.n_gpus > 1 || had_visible)
 		rc |= set_env(sp, "CUDA_VISIBLE_DEVICES", place.uuid, 1);
