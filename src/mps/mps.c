@@ -292,10 +292,10 @@ static int run_control(const struct nvt_mps *mps, const char *arg, const char *i
 		       size_t out_len, int timeout_ms)
 {
 	struct control_call call = {mps, arg};
-	struct nvt_child c = {exec_control, &call, input, out, out_len,
-			      NVT_CHILD_GROUP | (out ? NVT_CHILD_STDOUT : 0) |
-				      (input && !out ? NVT_CHILD_STDERR : 0),
-			      timeout_ms, 0, 0};
+	struct nvt_child c = {.fn = exec_control, .ctx = &call, .input = input, .output = out,
+			      .output_len = out_len, .timeout_ms = timeout_ms,
+			      .flags = NVT_CHILD_GROUP | (out ? NVT_CHILD_STDOUT : 0) |
+				       (input && !out ? NVT_CHILD_STDERR : 0)};
 	int rc = nvt_child_run(&c);
 
 	if (rc == NVT_CHILD_TIMEOUT)

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,24 +48,50 @@ static void in_child(const struct nvt_child *c, int in_fd, int out_fd)
 		dup2(out_fd, STDOUT_FILENO);
 	else if (!(c->flags & NVT_CHILD_STDIO) && null >= 0)
 		dup2(null, STDOUT_FILENO);
-	if (!(c->flags & (NVT_CHILD_STDIO | NVT_CHILD_STDERR)) && null >= 0)
+	if (c->flags & NVT_CHILD_STDERR_OUT)
+		dup2(out_fd, STDERR_FILENO);
+	else if (!(c->flags & (NVT_CHILD_STDIO | NVT_CHILD_STDERR)) && null >= 0)
 		dup2(null, STDERR_FILENO);
 	c->fn(c->ctx, out_fd);
 	_exit(0);
 }
 
-/* Reads what the pipe holds now into c->output. Returns 1 at end of file or when full. */
-static int drain(struct nvt_child *c, int fd)
+/* Keeps n bytes of output: the first ones, or with NVT_CHILD_TAIL the last. */
+static void keep(struct nvt_child *c, const char *data, size_t n)
 {
-	char sink[512];
+	size_t cap = c->output_len - 1;
+
+	if (!(c->flags & NVT_CHILD_TAIL)) {
+		if (n > cap - c->got)
+			n = cap - c->got;
+		memcpy(c->output + c->got, data, n);
+		c->got += n;
+		return;
+	}
+	if (n >= cap) {
+		memcpy(c->output, data + n - cap, cap);
+		c->got = cap;
+		return;
+	}
+	if (c->got + n > cap) {
+		size_t drop = c->got + n - cap;
+		memmove(c->output, c->output + drop, c->got - drop);
+		c->got -= drop;
+	}
+	memcpy(c->output + c->got, data, n);
+	c->got += n;
+}
+
+/* Reads what the pipe holds now. Returns 1 at end of file. */
+static int drain(struct nvt_child *c)
+{
+	char chunk[4096];
 
 	for (;;) {
-		int room = c->output && c->got + 1 < c->output_len;
-		ssize_t n = room ? read(fd, c->output + c->got, c->output_len - 1 - c->got)
-				 : read(fd, sink, sizeof(sink));
+		ssize_t n = read(c->out_fd, chunk, sizeof(chunk));
 		if (n > 0) {
-			if (room)
-				c->got += (size_t)n;
+			if (c->output && c->output_len > 1)
+				keep(c, chunk, (size_t)n);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -73,56 +100,78 @@ static int drain(struct nvt_child *c, int fd)
 	}
 }
 
-/* Waits for the child (reading its output meanwhile) until it ends or the deadline. */
-static int wait_child(struct nvt_child *c, pid_t child, int out_fd, long deadline)
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void nvt_child_stop(struct nvt_child *c)
+{
+	if (c->pid <= 0)
+		return;
+	if (c->flags & NVT_CHILD_GROUP)
+		kill(-c->pid, SIGKILL);
+	kill(c->pid, SIGKILL);
+	while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
+		;
+	close_fd(&c->out_fd);
+	close_fd(&c->pid_fd);
+	c->pid = 0;
+}
+
+int nvt_child_wait(struct nvt_child *c)
 {
 	for (;;) {
-		long left = deadline - now_ms();
+		struct pollfd pfd[2] = {{c->out_fd, POLLIN, 0}, {c->pid_fd, POLLIN, 0}};
+		long left = c->deadline_ms - now_ms();
 		pid_t done;
 
-		if (out_fd >= 0) {
-			struct pollfd pfd = {out_fd, POLLIN, 0};
-			if (poll(&pfd, 1, left < 10 ? (left > 0 ? (int)left : 0) : 10) > 0 && drain(c, out_fd)) {
-				close(out_fd);
-				out_fd = -1;
-			}
-		} else if (left > 0) {
-			struct timespec pause = {0, (left < 5 ? left : 5) * 1000000L};
-			nanosleep(&pause, NULL);
-		}
-		done = waitpid(child, &c->status, WNOHANG);
-		if (done == child) {
-			if (out_fd >= 0) {
-				drain(c, out_fd); /* what it wrote before it ended */
-				close(out_fd);
-			}
+		if (left < 0)
+			left = 0;
+		/* Without a pidfd (kernels before 5.3) the end is looked for each ms. */
+		if (c->pid_fd < 0 && left > 1)
+			left = 1;
+
+		if (poll(pfd, 2, (int)left) > 0 && (pfd[0].revents & (POLLIN | POLLHUP)) && drain(c))
+			close_fd(&c->out_fd);
+		done = waitpid(c->pid, &c->status, WNOHANG);
+		if (done == c->pid) {
+			if (c->out_fd >= 0)
+				drain(c); /* what it wrote before it ended */
+			if ((c->flags & (NVT_CHILD_GROUP | NVT_CHILD_REAP)) ==
+			    (NVT_CHILD_GROUP | NVT_CHILD_REAP))
+				kill(-c->pid, SIGKILL); /* what it left behind */
+			close_fd(&c->out_fd);
+			close_fd(&c->pid_fd);
+			c->pid = 0;
+			if (c->output && c->output_len)
+				c->output[c->got] = '\0';
 			return NVT_CHILD_OK;
 		}
-		if (done < 0 && errno != EINTR)
-			break;
-		if (now_ms() >= deadline)
+		if ((done < 0 && errno != EINTR) || now_ms() >= c->deadline_ms)
 			break;
 	}
-	if (c->flags & NVT_CHILD_GROUP)
-		kill(-child, SIGKILL);
-	kill(child, SIGKILL);
-	while (waitpid(child, &c->status, 0) < 0 && errno == EINTR)
-		;
-	if (out_fd >= 0)
-		close(out_fd);
+	nvt_child_stop(c);
+	if (c->output && c->output_len)
+		c->output[c->got] = '\0';
 	return NVT_CHILD_TIMEOUT;
 }
 
-int nvt_child_run(struct nvt_child *c)
+int nvt_child_start(struct nvt_child *c)
 {
 	int in[2] = {-1, -1}, out[2] = {-1, -1};
 	size_t input_len = c->input ? strlen(c->input) : 0;
-	long deadline = now_ms() + c->timeout_ms;
 	pid_t child;
-	int rc;
 
 	c->got = 0;
 	c->status = 0;
+	c->pid = 0;
+	c->out_fd = c->pid_fd = -1;
+	c->deadline_ms = now_ms() + c->timeout_ms;
+	if (c->output && c->output_len)
+		c->output[0] = '\0';
 	if (input_len > NVT_CHILD_INPUT_MAX) {
 		errno = EINVAL;
 		return NVT_CHILD_ESYS;
@@ -132,10 +181,7 @@ int nvt_child_run(struct nvt_child *c)
 		close_pair(in);
 		return NVT_CHILD_ESYS;
 	}
-	if (in[1] >= 0) {
-		close(in[1]);
-		in[1] = -1;
-	}
+	close_fd(&in[1]);
 	if (pipe2(out, O_CLOEXEC)) {
 		close_pair(in);
 		return NVT_CHILD_ESYS;
@@ -152,13 +198,24 @@ int nvt_child_run(struct nvt_child *c)
 		close(out[0]);
 		in_child(c, in[0], out[1]);
 	}
+	if (c->flags & NVT_CHILD_GROUP)
+		setpgid(child, child); /* before any kill of the group, whoever runs first */
 	close_pair(in);
 	close(out[1]);
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
-	rc = wait_child(c, child, out[0], deadline);
-	if (c->output && c->output_len)
-		c->output[c->got] = '\0';
-	return rc;
+	c->pid = child;
+	c->out_fd = out[0];
+#ifdef SYS_pidfd_open
+	c->pid_fd = (int)syscall(SYS_pidfd_open, child, 0);
+#endif
+	return NVT_CHILD_OK;
+}
+
+int nvt_child_run(struct nvt_child *c)
+{
+	int rc = nvt_child_start(c);
+
+	return rc == NVT_CHILD_OK ? nvt_child_wait(c) : rc;
 }
 
 struct call {
@@ -182,8 +239,9 @@ int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
 	struct call call = {fn, ctx, result, result_size};
 	/* One byte more than the result: the runner keeps a NUL's room. */
 	char *buf = malloc(result_size + 1);
-	struct nvt_child c = {call_in_child, &call, NULL, buf, result_size + 1, NVT_CHILD_STDIO,
-			      timeout_ms, 0, 0};
+	struct nvt_child c = {.fn = call_in_child, .ctx = &call, .output = buf,
+			      .output_len = result_size + 1, .flags = NVT_CHILD_STDIO,
+			      .timeout_ms = timeout_ms};
 	int rc;
 
 	memset(result, 0, result_size);

@@ -23,7 +23,12 @@ enum nvt_child_rc {
 #define NVT_CHILD_STDIO 1u   /* stdin, stdout and stderr stay the caller's */
 #define NVT_CHILD_STDOUT 2u  /* stdout is the output pipe (else /dev/null) */
 #define NVT_CHILD_STDERR 4u  /* stderr stays the caller's (else /dev/null) */
-#define NVT_CHILD_GROUP 8u   /* a process group of its own, killed whole on timeout */
+#define NVT_CHILD_GROUP 8u   /* a process group of its own, killed whole on timeout
+			      * and by nvt_child_stop */
+#define NVT_CHILD_REAP 64u   /* with GROUP: also kill what is left of the group once it
+			      * ends (not for a daemon's start: the daemon stays in it) */
+#define NVT_CHILD_STDERR_OUT 16u /* stderr is the output pipe too */
+#define NVT_CHILD_TAIL 32u   /* keep the last output_len - 1 bytes of output, not the first */
 
 /* Input written to the child's stdin at most: it goes into the pipe before the
  * fork, so writing it never blocks and never raises SIGPIPE. */
@@ -41,6 +46,9 @@ struct nvt_child {
 	int timeout_ms;
 	size_t got;          /* out: bytes of output */
 	int status;          /* out: the wait status, if it ended */
+	pid_t pid;           /* out: the child, while it runs (nvt_child_start) */
+	int out_fd, pid_fd;  /* the output pipe and a pidfd (-1: none), while it runs */
+	long deadline_ms;    /* when it is killed (CLOCK_MONOTONIC) */
 };
 
 /*
@@ -50,6 +58,15 @@ struct nvt_child {
  * NVT_CHILD_ESYS with errno set.
  */
 int nvt_child_run(struct nvt_child *c);
+
+/* nvt_child_run in two halves, for a child that runs while the caller does
+ * something else: starts it (NVT_CHILD_OK, or NVT_CHILD_ESYS with errno set),
+ * then waits for it and its output until c->timeout_ms after its start. */
+int nvt_child_start(struct nvt_child *c);
+int nvt_child_wait(struct nvt_child *c);
+
+/* Kills a started child (its group with NVT_CHILD_GROUP) and reaps it. */
+void nvt_child_stop(struct nvt_child *c);
 
 /*
  * Runs fn(ctx, result) in a forked child and copies the result_size bytes
