@@ -93,6 +93,22 @@ PY
 	timeout 20 "$NVT" -p -c 14-15 "$CLAIMED" >/dev/null 2>&1 || bad lost "$1: cannot put 14-15 back"
 	settles "$WORK/u/claimed.state" 14-15 || bad lost "$1: the task does not take 14-15 back"
 }
+# An MPS start (the fake daemon) starts one daemon or says why; stop and
+# status work afterwards, and no daemon is left that the pid file does not name.
+check_mps_start() {
+	local left
+	check_start_word "$1"
+	timeout 20 "$NVT" --mps stop >/dev/null 2>&1 || bad lost "$1: --mps stop fails afterwards"
+	for left in $(pgrep -f "fake/bin/nvidia-cuda-mps-control -d"); do
+		tr '\0' '\n' <"/proc/$left/environ" 2>/dev/null |
+			grep -qx "CUDA_MPS_PIPE_DIRECTORY=$CUDA_MPS_PIPE_DIRECTORY" || continue
+		bad lost "$1: a daemon left running ($left)"
+		touch "$CUDA_MPS_PIPE_DIRECTORY/quit"
+	done
+	[ "$RC" != 0 ] || [ "$(grep -c 'args=-d' "$CUDA_MPS_PIPE_DIRECTORY/fake.log")" == 1 ] ||
+		bad lost "$1: $(grep -c 'args=-d' "$CUDA_MPS_PIPE_DIRECTORY/fake.log") daemons started"
+	rm -f "$CUDA_MPS_PIPE_DIRECTORY/fake.log"
+}
 check_calibrate() {
 	check_start_word "$1"
 	timeout 20 "$NVT" --topology >/dev/null 2>&1 || bad lost "$1: --topology fails afterwards"
@@ -116,6 +132,13 @@ part_sweep() {
 		sweep "$e" "claim (-p -n)" check_claim_move "$NVT" -p -n 4 --exclude-running "$CLAIMED"
 		sweep "$e" -l check_list "$NVT" -l
 		sweep "$e" --calibrate check_calibrate "$NVT" --calibrate
+		(
+			export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
+			export PATH="$ROOT/tests/fake/bin:$PATH"
+			sweep "$e" "--mps start" check_mps_start "$NVT" --mps start
+			echo "P_RUNS=$P_RUNS P_FAULTS=$P_FAULTS P_CRASHES=$P_CRASHES P_HANGS=$P_HANGS P_LOST=$P_LOST" >"$WORK/mps.counts"
+		)
+		. "$WORK/mps.counts"
 	done
 	no_dead_claims "after the sweep" 32-65
 	touch "$WORK/u/holder.stop" "$WORK/u/move.stop" "$WORK/u/claimed.stop" "$WORK/u/tree.stop"

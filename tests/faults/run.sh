@@ -95,7 +95,7 @@ inj() {
 	shift 2
 	rm -f "$FLOG"
 	OUT=$(timeout 20 env LD_PRELOAD="$INJECT" FAULT_ERRNO="$e" FAULT_AT="$at" FAULT_LOG="$FLOG" \
-		FAULT_PREFIX="$NVTASKSET_RUNDIR:$NVTASKSET_CACHE_DIR" "$@" 2>&1) && RC=0 || RC=$?
+		FAULT_PREFIX="$NVTASKSET_RUNDIR:$NVTASKSET_CACHE_DIR:$WORK/mps-" "$@" 2>&1) && RC=0 || RC=$?
 	INJ=$(grep -c '^inject' "$FLOG" 2>/dev/null)
 	INJ=${INJ:-0}
 	P_FAULTS=$((P_FAULTS + INJ))
