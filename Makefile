@@ -4,6 +4,7 @@
 #   make check                run the test suite (no GPU needed; turns on -Werror)
 #   make check-package        build the Debian package, install, check and purge it (root)
 #   make check-slurm          the Slurm plugin's tests with a real Slurm on this machine (root)
+#   make check-faults         the fault suite: full disks, EMFILE, kill -9, 500 tasks (root)
 #   make deb                  build the Debian package into build/deb/
 #   make check-gpu            GPU tests (on a machine with an NVIDIA GPU)
 #   make install PREFIX=/usr/local DESTDIR= [LIBDIR=...]
@@ -58,7 +59,7 @@ B = build
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc shim
 CORE = tpcset tmd topo segment gpusel ptree claim mpslog profile
-OS = sysutil slurmproc
+OS = sysutil slurmproc child
 GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segown inherit
 MPS = mps
@@ -276,6 +277,16 @@ check-slurm: all $(FAKE) $(T)/fakeapp-dlopen
 headers (libslurm-dev)" >&2; exit 1; }
 	@tests/slurm/run.sh
 
+# The fault suite (tests/faults/run.sh, docs/faults.md): ENOSPC and EMFILE at
+# every segment operation, kill -9 of the CLI, 500 tasks of 3 users, hidepid=2,
+# full disks. As root; about 5 minutes.
+$(T)/inject.so: tests/faults/inject.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Wall -Wextra -O1 -fPIC -shared $(LDFLAGS) -o $@ $< -ldl
+
+check-faults: all $(FAKE) $(T)/fakeapp-dlopen $(T)/inject.so
+	@tests/faults/run.sh
+
 # GPU tests: on a machine with an NVIDIA Hopper GPU, nvcc and python3.
 GPU_LOG ?= $(B)/gpu
 check-gpu: all
@@ -364,5 +375,5 @@ clean:
 
 FORCE:
 
-.PHONY: all check check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all check check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

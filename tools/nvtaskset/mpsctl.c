@@ -90,6 +90,11 @@ int nvt_cmd_mps(const struct options *o)
 		}
 		if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
 			errx(EXIT_FAILURE, "cannot start MPS: %s", mps.error);
+		if (!mps.started) { /* another nvtaskset started it meanwhile */
+			printf("MPS control daemon already running (pid %ld)\n",
+			       (long)nvt_mps_daemon(&mps));
+			return EXIT_SUCCESS;
+		}
 		printf("started MPS control daemon (pid %ld), pipe directory %s\n",
 		       (long)nvt_mps_daemon(&mps), mps.pipe_dir);
 		return EXIT_SUCCESS;

@@ -10,13 +10,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <poll.h>
 #include <regex.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +23,7 @@
 
 #include "cli.h"
 #include "core/profile.h"
+#include "os/child.h"
 #include "profile.h"
 
 #define MAX_SIZES 64
@@ -216,44 +214,6 @@ static unsigned profile_sizes(const struct profile_opts *p, unsigned n_tpcs, uns
 	return n;
 }
 
-/* Reads the child's output until EOF or the deadline; keeps its tail. */
-static int collect(int fd, double deadline, char *buf, size_t cap, size_t *len)
-{
-	for (;;) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		double left = deadline - now_s();
-		char chunk[4096];
-		ssize_t got;
-
-		if (left <= 0)
-			return -1;
-		if (poll(&pfd, 1, (int)(left * 1000) + 1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (!pfd.revents)
-			continue;
-		got = read(fd, chunk, sizeof(chunk));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return 0;
-		if (*len + (size_t)got >= cap) {
-			size_t drop = *len + (size_t)got - (cap - 1);
-			if (drop > *len)
-				drop = *len;
-			memmove(buf, buf + drop, *len - drop);
-			*len -= drop;
-		}
-		if ((size_t)got > cap - 1 - *len)
-			got = (ssize_t)(cap - 1 - *len);
-		memcpy(buf + *len, chunk, (size_t)got);
-		*len += (size_t)got;
-		buf[*len] = '\0';
-	}
-}
-
 /* The metric's value in out: the last match, its first group if any. */
 static int metric_value(const struct profile_opts *p, const char *out, double *value)
 {
@@ -301,41 +261,12 @@ static char **run_argv(const struct profile_opts *p, const char *list, char **co
 	return argv;
 }
 
-/* Starts argv in a process group of its own, output to *fd (or /dev/null). */
-static pid_t start_child(char **argv, int *fd)
+/* In the child: nvtaskset itself, on argv. */
+static void exec_self(void *ctx, int out_fd)
 {
-	int pipefd[2] = {-1, -1};
-	pid_t pid;
-
-	if (fd && pipe2(pipefd, O_CLOEXEC))
-		cli_err("pipe");
-	pid = fork();
-	if (pid < 0)
-		cli_err("fork");
-	if (!pid) {
-		int out = fd ? pipefd[1] : open("/dev/null", O_WRONLY);
-		setpgid(0, 0);
-		if (out >= 0) {
-			dup2(out, STDOUT_FILENO);
-			dup2(out, STDERR_FILENO);
-		}
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	if (fd) {
-		close(pipefd[1]);
-		*fd = pipefd[0];
-	}
-	return pid;
-}
-
-static void stop_group(pid_t pid)
-{
-	kill(-pid, SIGKILL);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-	}
+	(void)out_fd;
+	execv("/proc/self/exe", ctx);
+	_exit(127);
 }
 
 /* Runs COMMAND once on list; its wall-clock time or metric in r. */
@@ -343,27 +274,28 @@ static void run_once(const struct profile_opts *p, const char *list, struct run_
 {
 	static char out[OUT_KEEP];
 	char **argv = run_argv(p, list, p->command, "nvtaskset");
-	size_t len = 0;
+	/* In a process group of its own, output and errors kept (their tail),
+	 * ended whole on timeout and once it ends. */
+	struct nvt_child c = {.fn = exec_self, .ctx = argv, .output = out, .output_len = sizeof(out),
+			      .flags = NVT_CHILD_GROUP | NVT_CHILD_REAP | NVT_CHILD_STDOUT |
+				       NVT_CHILD_STDERR_OUT | NVT_CHILD_TAIL,
+			      .timeout_ms = (int)(p->timeout_s * 1000)};
 	double t0 = now_s(), t1;
-	int fd = -1, status = 0, timed_out;
-	pid_t pid;
+	size_t len;
+	int rc, status;
 
 	memset(r, 0, sizeof(*r));
-	out[0] = '\0';
-	pid = start_child(argv, &fd);
-	timed_out = collect(fd, t0 + p->timeout_s, out, sizeof(out), &len) != 0;
-	close(fd);
-	if (timed_out) {
-		stop_group(pid);
+	rc = nvt_child_run(&c);
+	t1 = now_s();
+	free(argv);
+	if (rc == NVT_CHILD_ESYS)
+		cli_err("cannot start a run");
+	if (rc == NVT_CHILD_TIMEOUT) {
 		snprintf(r->why, sizeof(r->why), "timed out after %g s", p->timeout_s);
-		free(argv);
 		return;
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-	}
-	t1 = now_s();
-	kill(-pid, SIGKILL); /* anything it left behind in its group */
-	free(argv);
+	len = c.got;
+	status = c.status;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		const char *last = out + len;
 		while (last > out && (last[-1] == '\n'))
@@ -386,22 +318,27 @@ static void run_once(const struct profile_opts *p, const char *list, struct run_
 	}
 }
 
-/* The hog (nvtaskset-hog, beside the shim) on list, in the background. */
-static pid_t start_hog(const struct profile_opts *p, const char *list, const char *uuid)
+/* The hog (nvtaskset-hog, beside the shim) on list, in the background: stop it
+ * with nvt_child_stop. */
+static void start_hog(const struct profile_opts *p, const char *list, const char *uuid,
+		      struct nvt_child *hog)
 {
 	static char hog_path[PATH_MAX];
 	char *hog_cmd[] = {hog_path, (char *)uuid, NULL};
 	char **argv;
-	pid_t pid;
 
 	if (!hog_path[0] && find_lib_file("nvtaskset-hog", hog_path, sizeof(hog_path)))
 		cli_errx("--profile: cannot find nvtaskset-hog in %s", hog_path);
 	argv = run_argv(p, list, hog_cmd, "nvtaskset");
-	pid = start_child(argv, NULL);
-
-	free(argv);
+	memset(hog, 0, sizeof(*hog));
+	hog->fn = exec_self;
+	hog->ctx = argv;
+	hog->flags = NVT_CHILD_GROUP; /* output to /dev/null */
+	hog->timeout_ms = INT32_MAX;
+	if (nvt_child_start(hog) != NVT_CHILD_OK)
+		cli_err("cannot start nvtaskset-hog");
+	free(argv); /* the child has its copy */
 	usleep(200000); /* let it start streaming before the run */
-	return pid;
 }
 
 struct profile_run {
@@ -442,9 +379,10 @@ static void measure(struct profile_run *pr)
 			run_once(p, pr->lists[i], &r);
 			record(&pr->sizes[i], &r, log, "");
 			if (p->hog && pr->rest[i][0]) {
-				pid_t hog = start_hog(p, pr->rest[i], pr->uuid);
+				struct nvt_child hog;
+				start_hog(p, pr->rest[i], pr->uuid, &hog);
 				run_once(p, pr->lists[i], &r);
-				stop_group(hog);
+				nvt_child_stop(&hog);
 				record(&pr->hog[i], &r, log, " beside the hog");
 			}
 		}

@@ -127,9 +127,10 @@ static void ensure_mps(int channels)
 	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
 		errx(EXIT_FAILURE, "cannot start MPS: %s; run with --no-mps to run without it",
 		     mps.error);
-	warnx("started the MPS control daemon (pipe directory %s); stop it with 'nvtaskset --mps "
-	      "stop'",
-	      mps.pipe_dir);
+	if (mps.started) /* else another nvtaskset started it meanwhile */
+			warnx("started the MPS control daemon (pipe directory %s); stop it with "
+		      "'nvtaskset --mps stop'",
+		      mps.pipe_dir);
 }
 
 /*
