@@ -82,7 +82,8 @@ ok "depends on no CUDA or NVIDIA package (NVIDIA's installer registers none)" \
 	bash -c '! grep -Eiq "cuda|nvidia" <<<"$1"' _ "$(field Depends) $(field Pre-Depends) $(field Recommends)"
 for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskset/wrapper/libcuda.so.1 \
 	/usr/lib/nvtaskset/nvtaskset-hog \
-	/usr/share/man/man1/nvtaskset.1.gz /usr/share/bash-completion/completions/nvtaskset \
+	/usr/share/man/man1/nvtaskset.1.gz /usr/share/man/man8/spank_nvtaskset.8.gz \
+	/usr/share/bash-completion/completions/nvtaskset \
 	/usr/share/doc/nvtaskset/copyright /usr/share/doc/nvtaskset/LICENSE \
 	/usr/share/doc/nvtaskset/README.md.gz /usr/share/doc/nvtaskset/changelog.gz; do
 	ok "ships $f" grep -qx "$f" "$WORK/contents"
@@ -112,6 +113,8 @@ if excluded /usr/share/man/; then
 else
 	ok "man -w finds the man page" test "$(man -w nvtaskset)" == /usr/share/man/man1/nvtaskset.1.gz
 	ok "man nvtaskset shows it" bash -c 'MANPAGER=cat MANWIDTH=80 man nvtaskset 2>/dev/null | grep -q "EXIT STATUS"'
+	ok "man spank_nvtaskset shows the Slurm plugin's page" \
+		bash -c 'MANPAGER=cat MANWIDTH=80 man 8 spank_nvtaskset 2>/dev/null | grep -q "gpu-tpcs"'
 fi
 if excluded /usr/share/doc/; then
 	echo "SKIP docs (dpkg excludes /usr/share/doc here)"

@@ -26,7 +26,7 @@ t_install_uninstall() {
 	for f in bin/nvtaskset lib/nvtaskset/libnvtaskset.so lib/nvtaskset/wrapper/libcuda.so.1 \
 		lib/nvtaskset/nvtaskset-hog share/man/man1/nvtaskset.1 share/bash-completion/completions/nvtaskset \
 		share/doc/nvtaskset/README.md share/doc/nvtaskset/LICENSE lib/nvtaskset/libsmctrl.so \
-		include/libsmctrl.h share/man/man3/libsmctrl.3; do
+		include/libsmctrl.h share/man/man3/libsmctrl.3 share/man/man8/spank_nvtaskset.8; do
 		[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 	done
 	cmp "$ROOT/include/libsmctrl.h" "$dest/opt/nvt/include/libsmctrl.h"
@@ -120,7 +120,7 @@ t_build_flags() {
 	fi
 	has "$(cat "$WORK/flags.log")" "error: \"_FORTIFY_SOURCE\" redefined"
 }
-# ---- One truth: --help, the man page and README ----
+# ---- One truth: --help, the man page, docs/usage.md and README ----
 
 # The options --help lists in its Options section, short and long, one a line, sorted.
 help_option_list() {
@@ -133,9 +133,9 @@ man_option_list() {
 		awk 'tp { print; tp = 0 } /^\.TP/ { tp = 1 }' | grep -oE -- '(^|[ "])--?[a-zA-Z][a-z-]*' |
 		grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
 }
-# The options in the first column of README's options table.
-readme_option_list() {
-	sed -n '/^| option | meaning |$/,/^$/p' "$ROOT/README.md" | awk -F'|' 'NR > 2 { print $2 }' |
+# The options in the first column of docs/usage.md's options table.
+usage_option_list() {
+	sed -n '/^| option | meaning |$/,/^$/p' "$ROOT/docs/usage.md" | awk -F'|' 'NR > 2 { print $2 }' |
 		grep -oE -- '(^|[ `])--?[a-zA-Z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
 }
 # The options the parser takes: main.c's getopt_long string and long option table.
@@ -146,55 +146,69 @@ parser_option_list() {
 		grep -oE '\{"[a-z-]+", *(no|required)_argument' "$main" | sed 's/{"\([a-z-]*\)".*/--\1/'
 	} | sort -u
 }
-# Usage lines: --help's, the man page's SYNOPSIS (roff stripped), README's first code block under "## Use".
+# Usage lines: --help's, the man page's SYNOPSIS (roff stripped), docs/usage.md's code block under "## Synopsis".
 help_synopsis() { "$NVT" --help | sed -n '2,/^$/p' | sed '/^$/d; s/^ //'; }
 man_synopsis() {
 	sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$ROOT/man/nvtaskset.1" | sed '1d;$d' |
 		sed 's/\\-/-/g; s/\\f[BIRP]//g; s/^\.B //' |
 		awk '/^\.br/ { print line; line = ""; next } { line = line (line ? " " : "") $0 } END { print line }'
 }
-readme_synopsis() {
-	awk '/^## Use$/ { use = 1; next } use && /^```/ { if (block) exit; block = 1; next } block' "$ROOT/README.md"
+usage_synopsis() {
+	awk '/^## Synopsis$/ { use = 1; next } use && /^```/ { if (block) exit; block = 1; next } block' "$ROOT/docs/usage.md"
 }
 
 t_docs_options_agree() {
-	# --help, the man page, README and the parser name the same options, short and long.
-	local help man readme parser
+	# --help, the man page, docs/usage.md and the parser name the same options, short and long.
+	local help man usage parser
 	help=$(help_option_list)
 	man=$(man_option_list)
-	readme=$(readme_option_list)
+	usage=$(usage_option_list)
 	parser=$(parser_option_list)
 	[ "$(wc -l <<<"$help")" -ge 20 ] || die "too few options found in --help: $help"
 	eq "$(comm -3 <(echo "$help") <(echo "$man") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in the man page"
-	eq "$(comm -3 <(echo "$help") <(echo "$readme") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in README"
+	eq "$(comm -3 <(echo "$help") <(echo "$usage") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in docs/usage.md"
 	eq "$(comm -3 <(echo "$help") <(echo "$parser") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in the parser"
 }
 t_docs_synopsis_agree() {
-	local help man readme line
+	local help man usage line
 	help=$(help_synopsis)
 	man=$(man_synopsis)
-	readme=$(readme_synopsis)
+	usage=$(usage_synopsis)
 	[ "$(wc -l <<<"$help")" -ge 5 ] || die "too few usage lines in --help: $help"
 	while read -r line; do
 		grep -qxF -- "$line" <<<"$man" || die "--help's '$line' is not in the man page's SYNOPSIS: $man"
-		grep -qxF -- "$line" <<<"$readme" || die "--help's '$line' is not in README's usage: $readme"
+		grep -qxF -- "$line" <<<"$usage" || die "--help's '$line' is not in docs/usage.md's synopsis: $usage"
 	done <<<"$help"
 	eq "$(wc -l <<<"$man")" "$(wc -l <<<"$help")" "usage lines in the man page"
-	eq "$(wc -l <<<"$readme")" "$(wc -l <<<"$help")" "usage lines in README"
+	eq "$(wc -l <<<"$usage")" "$(wc -l <<<"$help")" "usage lines in docs/usage.md"
+}
+# The variables a section describes: the man page's ENVIRONMENT (.B/.BR lines after .TP),
+# docs/environment.md's table (its first column); one a line, sorted.
+man_env_list() {
+	awk '/^\.SH / { env = ($0 == ".SH ENVIRONMENT"); next } env && tp { print; tp = 0 } env && /^\.TP/ { tp = 1 }' \
+		"$ROOT/man/nvtaskset.1" | grep -oE '[A-Z][A-Z_]{3,}' | sort -u
+}
+envdoc_env_list() {
+	sed -n '/^| variable | meaning |$/,/^$/p' "$ROOT/docs/environment.md" | awk -F'|' 'NR > 2 { print $2 }' |
+		grep -oE '[A-Z][A-Z_]{3,}' | sort -u
 }
 t_docs_agree() {
-	local opt help man readme
+	local opt help man usage sources
 	help=$("$NVT" --help)
 	man=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$ROOT/man/nvtaskset.1")
-	readme=$(sed 's/`//g' "$ROOT/README.md")
+	usage=$(sed 's/`//g' "$ROOT/docs/usage.md")
 	# What --json covers, as the issue found them disagreeing.
-	for opt in "$(tr -s ' \n' ' ' <<<"$help")" "$man" "$readme"; do
+	for opt in "$(tr -s ' \n' ' ' <<<"$help")" "$man" "$usage"; do
 		has "$opt" "what -p, -l, --topology, --mps status, --dry-run and -n's pick report as JSON"
 	done
-	for opt in NVTASKSET_QUIET NVTASKSET_RUNDIR NVTASKSET_DRIVER_TIMEOUT NVTASKSET_CLAIM_TIMEOUT NVTASKSET_SHIM NVTASKSET_CACHE_DIR NVTASKSET_PROC_NVIDIA \
-		CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY CUDA_DEVICE_MAX_CONNECTIONS; do
-		has "$man" "$opt"
-		has "$readme" "$opt"
+	# Every NVTASKSET_ variable the code reads is described in the man page's ENVIRONMENT
+	# and in docs/environment.md, and both describe the same variables.
+	sources=$(grep -rhoE '"NVTASKSET_[A-Z_]+"' "$ROOT/src" "$ROOT/tools" "$ROOT/include" | tr -d '"' | sort -u)
+	[ "$(wc -l <<<"$sources")" -ge 10 ] || die "too few NVTASKSET_ variables found in the sources: $sources"
+	eq "$(comm -23 <(echo "$sources") <(man_env_list) | tr '\n' ' ')" "" "variables the code reads that the man page's ENVIRONMENT lacks"
+	eq "$(man_env_list | tr '\n' ' ')" "$(envdoc_env_list | tr '\n' ' ')" "the man page's ENVIRONMENT against docs/environment.md"
+	for opt in CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY CUDA_DEVICE_MAX_CONNECTIONS CUDA_VISIBLE_DEVICES; do
+		grep -qx "$opt" <(man_env_list) || die "the man page's ENVIRONMENT lacks $opt"
 	done
 	has "$man" "$(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/include/nvtaskset.h")"
 	# The test command README gives is the one CI runs.
@@ -202,15 +216,20 @@ t_docs_agree() {
 	grep -q 'make check' "$ROOT/.ci/run" || die ".ci/run does not run make check"
 	grep -q '^make check-slurm$' "$ROOT/README.md" || die "README lacks 'make check-slurm'"
 	grep -q '^make check-slurm$' "$ROOT/.ci/run" || die ".ci/run does not run make check-slurm"
+	# Every page README links to exists.
+	local link
+	for link in $(grep -oE '\]\([^)#]+' "$ROOT/README.md" | sed 's/^](//'); do
+		[ -e "$ROOT/$link" ] || die "README links to $link, which does not exist"
+	done
 }
 t_docs_topology_example() {
-	# README's --topology example is real output: the fake driver has the H100's map.
+	# docs/usage.md's --topology example is real output: the fake driver has the H100's map.
 	local example
-	example=$(sed -n '/^\$ nvtaskset --topology$/,/^```$/p' "$ROOT/README.md" | sed '1,2d;$d')
-	[ "$(wc -l <<<"$example")" -ge 10 ] || die "no --topology example in README"
+	example=$(sed -n '/^\$ nvtaskset --topology$/,/^```$/p' "$ROOT/docs/usage.md" | sed '1,2d;$d')
+	[ "$(wc -l <<<"$example")" -ge 10 ] || die "no --topology example in docs/usage.md"
 	run_rc out rc "$NVT" --topology
 	eq "$rc" 0
-	eq "$example" "$(sed 1d <<<"$out")" "README's --topology example, after the GPU's name"
+	eq "$example" "$(sed 1d <<<"$out")" "docs/usage.md's --topology example, after the GPU's name"
 }
 t_package_version() {
 	# The Debian package's version is the command's (make deb checks it too).

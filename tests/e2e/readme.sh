@@ -1,0 +1,190 @@
+# README's examples, run as written against the fake H100 (its programs replaced by the fake
+# app). Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell
+# under set -e with the helpers defined there.
+# shellcheck shell=bash
+
+# readme_block N: the lines of the Nth code block (from 1) of README's "## Examples".
+readme_block() {
+	awk -v want="$1" '/^## / { ex = ($0 == "## Examples"); next }
+		ex && /^```/ { if (inb) { inb = 0; if (n == want) exit } else { inb = 1; n++ } next }
+		ex && inb && n == want' "$ROOT/README.md"
+}
+# gpcs_of LIST: the GPCs (per --topology) that hold a TPC of LIST, one a line.
+gpcs_of() {
+	local tpcs
+	tpcs=$(python3 -c 'import sys
+out = set()
+for item in sys.argv[1].split(","):
+    a, _, b = item.partition("-")
+    out.update(range(int(a), int(b or a) + 1))
+print(" ".join(map(str, sorted(out))))' "$1")
+	"$NVT" --topology | awk -v want=" $tpcs " '$1 ~ /^[0-9]+$/ { n = split($2, t, ",");
+		for (i = 1; i <= n; i++) if (index(want, " " t[i] " ")) { print $1; break } }'
+}
+# wait_nonempty FILE: waits (5 s at most) until a fake app has written its TPCs there.
+wait_nonempty() {
+	local i
+	for ((i = 0; i < 250; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.02
+	done
+	die "$1 stayed empty"
+}
+# readme_words LINE: LINE's words with nvtaskset the built command, its comment and '&' dropped.
+readme_words() {
+	sed 's/  *#.*//; s/ *&$//' <<<"$1" | sed "s|^nvtaskset |$NVT |"
+}
+
+t_readme_corun_disjoint_gpcs() {
+	# Example 1: the two tasks get disjoint TPCs in disjoint GPCs (the issue: -c 0-32 and
+	# -c 33-65 shared 7 of the 8 large GPCs, and clustered kernels ran over the other task).
+	own_mps_dirs readme
+	export PATH=$ROOT/tests/fake/bin:$PATH
+	local block line det pla g1 g2
+	block=$(readme_block 1)
+	eq "$(wc -l <<<"$block")" 2 "lines of README's first example"
+	line=$(readme_words "$(sed -n 1p <<<"$block")")
+	has "$line" "./detector"
+	# shellcheck disable=SC2086 # the example's words
+	start_loop det ${line/.\/detector/$APP}
+	det=$PID
+	wait_nonempty "$WORK/det.state"
+	line=$(readme_words "$(sed -n 2p <<<"$block")")
+	has "$line" "./planner"
+	# shellcheck disable=SC2086
+	start_loop pla ${line/.\/planner/$APP}
+	pla=$PID
+	wait_nonempty "$WORK/pla.state"
+	g1=$(gpcs_of "$(cat "$WORK/det.state")")
+	g2=$(gpcs_of "$(cat "$WORK/pla.state")")
+	[ -n "$g1" ] && [ -n "$g2" ] || die "no partitions: '$(cat "$WORK/det.state")' '$(cat "$WORK/pla.state")'"
+	eq "$(comm -12 <(sort <<<"$g1") <(sort <<<"$g2") | tr '\n' ' ')" "" "GPCs both tasks of README's first example use"
+	# The text names the GPCs each gets, and the -g halves it offers are those very picks.
+	has "$(tr '\n' ' ' <"$ROOT/README.md")" "GPCs 1, 2, 3 and 6, then GPCs 0, 4, 5 and 7-11"
+	eq "$(tr '\n' ',' <<<"$g1")" "1,2,3,6," "the detector's GPCs"
+	local half
+	for half in detector:det planner:pla; do
+		line=$(grep -oE "nvtaskset -g [0-9,-]+ \./${half%:*}" "$ROOT/README.md" | head -1)
+		[ -n "$line" ] || die "README names no -g half for ${half%:*}"
+		run_rc out rc "$NVT" --dry-run -g "$(awk '{print $3}' <<<"$line")"
+		eq "$rc" 0
+		eq "${out##*TPCs }" "$(cat "$WORK/${half#*:}.state")" "README's -g half for ${half%:*}"
+	done
+	# Example 2: moving the detector prints what README shows.
+	block=$(readme_block 2)
+	line=$(sed -n 's/^\$ //p' <<<"$block")
+	# shellcheck disable=SC2086
+	run_rc out rc $(readme_words "${line/4242/$det}")
+	eq "$rc" 0
+	eq "$out" "$(sed 1d <<<"$block" | sed "s/4242/$det/g")" "README's second example"
+	wait_file "$WORK/det.state" "$(sed -n 's/.*new TPC list: //p' <<<"$out")"
+	stop_loop det "$det"
+	stop_loop pla "$pla"
+}
+t_readme_wrapper_and_queries() {
+	# Example 3: a program started with the drop-in wrapper (the package's path, which
+	# debian/rules' PREFIX=/usr gives) is moved by -p; example 4's commands all work.
+	local block line
+	block=$(readme_block 3)
+	line=$(sed -n 1p <<<"$block")
+	has "$line" "LD_LIBRARY_PATH=/usr/lib/nvtaskset/wrapper ./service &"
+	grep -q 'PREFIX=/usr SLURM=0' "$ROOT/debian/rules" || die "debian/rules no longer installs to /usr"
+	start_loop svc env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$APP"
+	wait_file "$WORK/svc.state" "0-65"
+	line=$(sed -n 2p <<<"$block")
+	# shellcheck disable=SC2086
+	run_rc out rc $(readme_words "${line/\$!/$PID}")
+	eq "$rc" 0
+	wait_file "$WORK/svc.state" "$(sed -n 's/.*new TPC list: //p' <<<"$out")"
+	has "$out" "new TPC list: 4-5,12-13"
+	block=$(readme_block 4)
+	eq "$(wc -l <<<"$block")" 3 "lines of README's fourth example"
+	while read -r line; do
+		# shellcheck disable=SC2086
+		run_rc out rc $(readme_words "$line")
+		eq "$rc" 0 "rc of '$line': $out"
+	done <<<"$block"
+	stop_loop svc "$PID"
+}
+t_readme_several_gpus() {
+	# Example 5 on the fake node with two H100s: what each start would give.
+	export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/cache-readme
+	local block line
+	block=$(readme_block 5)
+	eq "$(wc -l <<<"$block")" 2 "lines of README's fifth example"
+	line=$(readme_words "$(sed -n 1p <<<"$block")")
+	# shellcheck disable=SC2086
+	run_rc out rc ${line/$NVT /$NVT --dry-run }
+	eq "$rc" 0 "rc of '$line': $out"
+	has "$out" "GPU 0 ("
+	has "$out" "TPCs 0-32"
+	has "$out" "TPCs 40-65"
+	line=$(readme_words "$(sed -n 2p <<<"$block")")
+	# shellcheck disable=SC2086
+	run_rc out rc ${line/$NVT /$NVT --dry-run }
+	eq "$rc" 0 "rc of '$line': $out"
+	has "$out" "GPU 1 ("
+	grep -q '^GPU 0 (.*): TPCs all$' <<<"$out" || die "GPU 0 is partitioned: $out"
+}
+t_docs_plots_shown() {
+	# Every plot under docs/ is shown (an image link, ![...](path)) on some page of docs/,
+	# and every image link on a page of docs/ or README names a file that exists.
+	python3 - "$ROOT" <<'PY' || die "plots not shown, or image links broken (above)"
+import os, re, sys
+root = sys.argv[1]
+pngs, shown, broken = set(), set(), []
+pages = [os.path.join(root, "README.md")]
+for d, _, files in os.walk(os.path.join(root, "docs")):
+    for f in files:
+        p = os.path.join(d, f)
+        if f.endswith(".png"):
+            pngs.add(os.path.normpath(p))
+        elif f.endswith(".md"):
+            pages.append(p)
+for page in pages:
+    text = open(page, encoding="utf-8").read()
+    for m in re.finditer(r"!\[[^\]]*\]\(([^)\s]+)\)", text):
+        target = os.path.normpath(os.path.join(os.path.dirname(page), m.group(1)))
+        shown.add(target)
+        if not os.path.exists(target):
+            broken.append("%s: %s" % (os.path.relpath(page, root), m.group(1)))
+missing = sorted(os.path.relpath(p, root) for p in pngs - shown)
+for m in missing:
+    print("not shown on any page:", m)
+for b in broken:
+    print("image link to a missing file:", b)
+sys.exit(1 if missing or broken or len(pngs) < 20 else 0)
+PY
+}
+t_docs_man_examples() {
+	# nvtaskset(1)'s EXAMPLES start with README's first example, and each of its commands
+	# uses options the parser takes.
+	local cmds opt parser
+	cmds=$(awk '/^\.SH / { ex = ($0 == ".SH EXAMPLES"); next } ex && /^\.B / { sub(/^\.B /, ""); print }' \
+		"$ROOT/man/nvtaskset.1" | sed 's/\\-/-/g')
+	[ "$(wc -l <<<"$cmds")" -ge 10 ] || die "too few EXAMPLES in the man page: $cmds"
+	eq "$(head -2 <<<"$cmds")" "$(readme_block 1)" "the man page's first example against README's"
+	parser=$(parser_option_list)
+	for opt in $(grep -oE -- '(^| )--?[a-zA-Z][a-z-]*' <<<"$cmds" | sort -u); do
+		grep -qx -- "$opt" <<<"$parser" || die "the man page's EXAMPLES use $opt, which the parser does not take"
+	done
+}
+t_docs_slurm_arguments() {
+	# The plugin's plugstack.conf arguments: what parse_args takes, spank_nvtaskset(8)'s
+	# ARGUMENTS and docs/slurm.md's table name the same ones.
+	local code man doc
+	code=$(sed -n '/^static int parse_args/,/^}/p' "$ROOT/tools/slurm/spank_nvtaskset.c" |
+		grep -v slurm_error | grep -oE '"[a-z_]+=' | tr -d '"=' | sort -u)
+	man=$(awk '/^\.SH / { a = ($0 == ".SH ARGUMENTS"); next } a && /^\.(B|BI|BR) / { print $2 }' \
+		"$ROOT/man/spank_nvtaskset.8" | grep -oE '^[a-z_]+=' | tr -d '=' | sort -u)
+	doc=$(sed -n '/^| argument | meaning |$/,/^$/p' "$ROOT/docs/slurm.md" | awk -F'|' 'NR > 2 { print $2 }' |
+		grep -oE '[a-z_]+=' | tr -d '=' | sort -u)
+	[ "$(wc -l <<<"$code")" -ge 8 ] || die "too few arguments found in parse_args: $code"
+	eq "$(tr '\n' ' ' <<<"$man")" "$(tr '\n' ' ' <<<"$code")" "spank_nvtaskset(8)'s ARGUMENTS against parse_args"
+	eq "$(tr '\n' ' ' <<<"$doc")" "$(tr '\n' ' ' <<<"$code")" "docs/slurm.md's arguments against parse_args"
+	# And its srun options.
+	for opt in gpu-tpcs gpu-gpcs; do
+		grep -q "{\"$opt\"" "$ROOT/tools/slurm/spank_nvtaskset.c" || die "the plugin lost --$opt"
+		grep -q "^\.BI \\\\-\\\\-${opt//-/\\\\-}= N" "$ROOT/man/spank_nvtaskset.8" || die "spank_nvtaskset(8) lacks --$opt"
+	done
+}
