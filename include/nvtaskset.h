@@ -31,8 +31,7 @@ extern "C" {
 /*
  * The process NVT_ENV_PARTITION was given to, as "PIDNS.PID.START" (its PID
  * namespace's inode, its PID there, field 22 of its /proc/PID/stat): set by
- * the CLI for the COMMAND it execs. See "Where a new task's partitions come
- * from" below.
+ * the CLI for the COMMAND it execs. See "Control segment" below.
  */
 #define NVT_ENV_PARTITION_FOR "NVTASKSET_PARTITION_FOR"
 /* Any non-empty value other than "0" silences the shim's warnings. */
@@ -76,7 +75,7 @@ extern "C" {
 #define NVT_SEG_PREFIX "nvtaskset."
 #define NVT_USERDIR_MODE 0755
 #define NVT_SEG_MODE 0644
-/* A segment's mode while its maker fills it: see "Control segment". */
+/* A segment's mode while its maker fills it: see "Control segment" below. */
 #define NVT_SEG_NEW_MODE 0600
 /*
  * The writers' lock file of a run directory (one per directory, never
@@ -146,68 +145,30 @@ struct nvt_topology {
 
 /* ---- Control segment ---------------------------------------------------
  *
- * One file per process (see above), mode NVT_SEG_MODE once made:
- * partitions are public to read, as CPU affinity is; only the task's user and
- * root may write it. The shim maps its own segment shared.
+ * One file per process, mode NVT_SEG_MODE once made (public to read, as CPU
+ * affinity is; only the task's user and root may write it). The rules below
+ * are the contract; docs/design.md ("The control segment's life") explains
+ * them: how a segment is made, published, changed, superseded and left over.
  *
- * Each GPU slot is a sequence lock: a writer makes seq odd, writes, and makes
- * it even again; a reader copies the slot and accepts the copy only if seq was
- * even and unchanged. Readers take no lock: anyone may open a segment, so a
- * lock on it is one anyone could hold.
- *
- * Writers exclude each other with a write lock on one byte of their run
- * directory's NVT_LOCK_NAME file, byte nvt_seg_lock_byte(PIDNS, PID): an open
- * file description lock (fcntl F_OFD_SETLK), which the kernel drops when its
- * holder dies, taken on a file only the directory's user and root can open.
- * Segments whose bytes coincide (the same PID in PID namespaces whose inodes
- * agree in their low 9 bits) merely wait for each other. The CLI writes under
- * it always, the shim when it fills its own new segment (at start and in a
- * forked child; never while launching). The CLI reads by copying (pread),
- * never by mapping a file another user controls. The shim never waits for a
- * writer: while seq is odd, or its copy fails, launches keep the last
- * partition the shim accepted.
- *
- * Making a segment: its maker takes the writer's lock, then creates the file
- * with mode NVT_SEG_NEW_MODE, gives it its size and header, fills its slots,
- * and only then gives it mode NVT_SEG_MODE and lets the lock go. So a writer
- * that finds a new segment waits until it is filled, and a file that others
- * may not read yet is one still being made: a reader that cannot open it, or
- * finds it so, knows its partitions are not there yet (see below).
- *
- * A slot belongs to the GPU whose UUID it holds (all zero: a free slot).
- * Each launch uses the slot of its own GPU, found by the launching context's
- * device; a GPU without a slot runs unpartitioned. A writer that gives a
- * free slot to a GPU increments slots_gen afterwards, so that the shim looks
- * again for GPUs it found no slot for.
- */
-/*
- * Where a new task's partitions come from. A process whose shim finds the
- * segment its PID had before an exec keeps it (the partitions live on in the
- * new program). A forked child copies its parent's partitions in its fork
- * handler. Any other process (started by posix_spawn, vfork or a clone without
- * fork handlers, as Python's subprocess, multiprocessing's "spawn" and
- * "forkserver" and dash start programs) makes a new segment and fills it with,
- * in this order:
- *   1. its own partitions from before an exec that changed its user (the
- *      segment of its PID in root's run directory);
- *   2. the partitions of its nearest ancestor with a live segment: the shim
- *      follows parent PIDs in /proc (at most 32, never past PID 1 or out of
- *      its PID namespace) and takes the first ancestor whose segment lies in
- *      the run directory of the process's effective user or of root, is
- *      trusted as the CLI trusts one (a regular file of that user's with one
- *      link, naming that very process: PID namespace, PID, start time) and
- *      reads whole (made already, no slot mid-write or refused; else
- *      step 3). Processes
- *      between them without a segment, or with another user's, are passed
- *      over: another user's partition is none she could set for this process
- *      (a setuid program's effective user is its owner, not the caller);
- *   3. the environment's (NVT_ENV_PARTITION, read with secure_getenv: never
- *      in a setuid program).
- * Step 2 is skipped in the process that NVT_ENV_PARTITION_FOR names (the
- * COMMAND nvtaskset started: its command line wins over any partition above
- * it, as with taskset), and the search stops at that process (its own
- * segment is still read). So every child starts from its parent's current
- * partition, however it was started, and the inner nvtaskset wins.
+ * - Each GPU slot is a sequence lock: a writer makes seq odd, writes, makes
+ *   it even; a reader keeps its copy only if seq was even and unchanged.
+ *   Readers take no lock. The shim never waits: while seq is odd, launches
+ *   keep the last partition it accepted.
+ * - Writers lock byte nvt_seg_lock_byte(PIDNS, PID) of their run directory's
+ *   NVT_LOCK_NAME (F_OFD_SETLK, dropped when the holder dies). The CLI reads
+ *   other processes' segments by pread, never by mapping them.
+ * - Making: take the lock, create with NVT_SEG_NEW_MODE, size, header,
+ *   slots, then NVT_SEG_MODE, then unlock. A file others may not read yet
+ *   is one still being made.
+ * - A slot belongs to the GPU whose UUID it holds (all zero: free). A writer
+ *   that gives a free slot to a GPU increments slots_gen afterwards.
+ * - A new process's partitions: an exec'd program adopts its PID's segment;
+ *   a forked child copies its parent's; any other new process takes (1) its
+ *   own from before an exec that changed its user (root's run directory),
+ *   else (2) those of its nearest ancestor with a trusted, whole segment of
+ *   its effective user's or root's (at most 32 parents, within its PID
+ *   namespace), else (3) NVT_ENV_PARTITION (secure_getenv). Step 2 is skipped
+ *   in, and stops at, the process NVT_ENV_PARTITION_FOR names.
  */
 /* The byte of NVT_LOCK_NAME that guards segment PIDNS.PID (below 2^31, for any off_t). */
 #define nvt_seg_lock_byte(pidns, pid) \

@@ -27,7 +27,7 @@
  *
  * Takes no lock: anyone may open a segment, so anyone could hold a lock on
  * it. A writer inside a slot is seen by the slot's sequence lock; a segment
- * its maker is still filling, by its mode (nvtaskset.h, "Making a segment"):
+ * its maker is still filling, by its mode (docs/design.md, "Published"):
  * one that others may not read yet, which we cannot open if it is not ours.
  */
 static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt_proc_id *id,

@@ -8,7 +8,7 @@
  * "spawn" and "forkserver" and dash start programs) takes the partitions of
  * the process it was before an exec that changed its user, else those of its
  * nearest ancestor with a segment it trusts, else the environment's. The rule
- * in full is in nvtaskset.h ("Where a new task's partitions come from").
+ * in full is in docs/design.md ("Made"; nvtaskset.h states it briefly).
  *
  * Reads other processes' segments as the CLI does: through a checked run
  * directory, O_NOFOLLOW | O_NONBLOCK, type and owner checked before any read,
@@ -62,7 +62,7 @@ int nvt_inherit_same_pid(const char *base, const struct nvt_seg_own *own, struct
  * in /proc). Reads /proc/PID/status only of ancestors with a file of their
  * segment's name. Returns enum nvt_inherit_rc. Never blocks:
  * an ancestor whose segment is still being made (its shim is filling it:
- * nvtaskset.h, "Making a segment") reads as UNUSABLE.
+ * docs/design.md, "Published") reads as UNUSABLE.
  */
 int nvt_inherit_ancestor(const char *base, const struct nvt_seg_own *own,
 			 const struct nvt_proc_id *stop, struct nvt_inherited *out);

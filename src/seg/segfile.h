@@ -128,7 +128,7 @@ struct nvt_seg_own {
 	pid_t proc_ppid;
 };
 
-/* A segment being made (see "Making a segment" in nvtaskset.h). */
+/* A segment being made (see "Published" in docs/design.md). */
 struct nvt_seg_new {
 	int fd;      /* the file, until it is open to readers; else -1 */
 	int lock_fd; /* the run directory's lock file while we hold the lock; else -1 */

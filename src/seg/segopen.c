@@ -100,7 +100,7 @@ static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_
 }
 
 /* 1 if fd (a regular file of uid's) is a segment still being made: mode
- * NVT_SEG_NEW_MODE, and no header yet (nvtaskset.h, "Making a segment"). */
+ * NVT_SEG_NEW_MODE, and no header yet (docs/design.md, "Published"). */
 static int being_made(int fd, const struct stat *st)
 {
 	struct nvt_segment head;

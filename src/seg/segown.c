@@ -1,7 +1,7 @@
 /*
  * segown.c - the calling process's own control segment: making it (holding
- * the writer's lock, mode 0600 until filled: "Making a segment" in
- * nvtaskset.h) or adopting the one it had before an exec, opening it to
+ * the writer's lock, mode 0600 until filled: "Published" in
+ * docs/design.md) or adopting the one it had before an exec, opening it to
  * readers, removing it, and sweeping its user's leftovers. The shim makes
  * one for every task; the CLI makes the one its COMMAND adopts (reserve.c).
  * See segfile.h. Side effects: files, mmap, /proc. Returns codes; never

@@ -688,7 +688,7 @@ void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 		if (debug && *debug && strcmp(debug, "0") != 0)
 			shim_warn("graph: the driver lacks a graph call or callback; graphs do not follow");
 		/* An older driver: graphs keep the TPCs they were uploaded with
-		 * (README says so); plain launches are not affected. */
+		 * (docs/cuda-graphs.md says so); plain launches are not affected. */
 		for (size_t i = 0; i < sizeof(followed_calls) / sizeof(followed_calls[0]); i++)
 			enable(0, handle, NVT_CB_DOMAIN_API, followed_calls[i]);
 		return;

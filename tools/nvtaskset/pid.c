@@ -73,7 +73,7 @@ static void json_partition(const char *key, const struct nvt_slot_view *view)
 	putchar('}');
 }
 
-/* Graph kernels that keep the partition they were uploaded with (README: CUDA graphs). */
+/* Graph kernels that keep the partition they were uploaded with (docs/cuda-graphs.md). */
 static void warn_graph_stale(pid_t pid, uint64_t kernels)
 {
 	if (kernels)
