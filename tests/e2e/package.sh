@@ -47,9 +47,9 @@ t_install_uninstall() {
 		for f in lib/nvtaskset/spank_nvtaskset.so share/nvtaskset/cli_filter.lua; do
 			[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 		done
-		files=13
+		files=14
 	fi
-	[ "$(find "$dest" -type f | wc -l)" == "${files:-11}" ] || die "unexpected files: $(find "$dest" -type f)"
+	[ "$(find "$dest" -type f | wc -l)" == "${files:-12}" ] || die "unexpected files: $(find "$dest" -type f)"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
