@@ -55,7 +55,7 @@ B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc shim
-CORE = tpcset tmd topo segment gpusel ptree claim mpslog
+CORE = tpcset tmd topo segment gpusel ptree claim mpslog prio
 OS = sysutil slurmproc
 GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segown inherit
@@ -176,7 +176,7 @@ $(WRAPPER): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map $(STUB)
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/test_ptree $(T)/test_slurm \
+	$(T)/test_ptree $(T)/test_prio $(T)/test_slurm \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck
 
 # The fake driver: devices and launches, the calibration probe, the callback
