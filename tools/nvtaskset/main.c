@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/prio.h"
 
 /*
  * Exported (the Makefile links with --export-dynamic-symbol=NVT_CLI_MARKER):
@@ -107,7 +108,14 @@ int main(int argc, char **argv)
 		OPT_TOPOLOGY,
 		OPT_SM_LIMIT,
 		OPT_DRY_RUN,
-		OPT_LAUNCHED
+		OPT_LAUNCHED,
+		OPT_PRIORITY,
+		OPT_GUARD,
+		OPT_NO_LEND,
+		OPT_AGENT,
+		OPT_HOLD,
+		OPT_POLL,
+		OPT_IDLE_EXIT
 	};
 	static const struct option longopts[] = {
 		{"tpc-list", no_argument, NULL, 'c'}, {"gpc-list", no_argument, NULL, 'g'},
@@ -123,7 +131,14 @@ int main(int argc, char **argv)
 		{"sm-limit", no_argument, NULL, OPT_SM_LIMIT},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 		{"all-tasks", no_argument, NULL, 'a'},
-		{"launched", no_argument, NULL, OPT_LAUNCHED}, {NULL, 0, NULL, 0},
+		{"launched", no_argument, NULL, OPT_LAUNCHED},
+		{"priority", required_argument, NULL, OPT_PRIORITY},
+		{"guard", required_argument, NULL, OPT_GUARD},
+		{"no-lend", no_argument, NULL, OPT_NO_LEND},
+		{"agent", no_argument, NULL, OPT_AGENT},
+		{"hold", required_argument, NULL, OPT_HOLD},
+		{"poll", required_argument, NULL, OPT_POLL},
+		{"idle-exit", required_argument, NULL, OPT_IDLE_EXIT}, {NULL, 0, NULL, 0},
 	};
 	struct options o = {.strategy = NVT_PACKED};
 	int strategy_given = 0;
@@ -186,6 +201,19 @@ int main(int argc, char **argv)
 		case OPT_TOPOLOGY: o.topology = 1; break;
 		case OPT_SM_LIMIT: o.sm_limit = 1; break;
 		case OPT_DRY_RUN: o.dry_run = 1; break;
+		case OPT_PRIORITY:
+			o.prio_given = 1;
+			if (!strcmp(optarg, "none"))
+				o.prio = NVT_PRIO_NONE;
+			else if (nvt_prio_parse(optarg, &o.prio))
+				bad_usage("--priority takes high, normal, low or none");
+			break;
+		case OPT_GUARD: o.guard = prio_number("--guard", optarg, 1, NVT_MAX_TPCS); break;
+		case OPT_NO_LEND: o.no_lend = 1; break;
+		case OPT_AGENT: o.agent = 1; break;
+		case OPT_HOLD: o.hold_ms = prio_number("--hold", optarg, 1, 3600000); break;
+		case OPT_POLL: o.poll_us = prio_number("--poll", optarg, 50, 1000000); break;
+		case OPT_IDLE_EXIT: o.idle_exit_s = prio_number("--idle-exit", optarg, 1, 86400); break;
 		case 'h': usage(stdout);
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
@@ -229,6 +257,23 @@ int main(int argc, char **argv)
 		bad_usage("-a goes with -p");
 	if (o.launched_only && !o.list_mode)
 		bad_usage("--launched goes with -l");
+	if (o.agent && (o.pid_mode || o.list_mode || o.mps_action || o.calibrate || o.topology ||
+			o.dry_run || o.prio_given || o.no_lend || o.n_gpus || o.count || o.tpc_list ||
+			o.gpc_list || o.sm_limit || o.no_mps))
+		bad_usage("--agent takes only --guard, --hold, --poll and --idle-exit");
+	if ((o.hold_ms || o.poll_us || o.idle_exit_s) && !o.agent)
+		bad_usage("--hold, --poll and --idle-exit go with --agent");
+	if ((o.guard || o.no_lend) && !o.prio_given && !o.agent)
+		bad_usage("--guard and --no-lend go with --priority");
+	if (o.prio_given && (o.list_mode || o.mps_action || o.calibrate || o.topology))
+		bad_usage("--priority goes with starting a command or with -p");
+	if (o.prio_given && o.prio == NVT_PRIO_NONE && (o.guard || o.no_lend))
+		bad_usage("--priority none takes no --guard or --no-lend");
+	if (o.agent) {
+		if (argc)
+			bad_usage("--agent takes no further arguments");
+		return nvt_cmd_agent(&o);
+	}
 	if (o.calibrate || o.topology) {
 		if (argc)
 			bad_usage("--topology and --calibrate take no further arguments");
@@ -249,6 +294,8 @@ int main(int argc, char **argv)
 			bad_usage(argc ? "too many arguments" : "no PID given");
 		if (argc == 1 && o.n_gpus && !o.gpu_masks && !o.count)
 			bad_usage("--gpu GPU with -p needs a MASK");
+		if (o.prio_given && o.all_tasks)
+			bad_usage("--priority goes with -p for one task (not -a)");
 		return nvt_cmd_pid(&o, argc, argv);
 	}
 	if ((o.count || o.gpu_masks) && argc < 1 && !o.dry_run)
