@@ -419,7 +419,8 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 		return nvt_cmd_all_tasks(o, pid, mask_text);
 	rc = open_task(pid, mask_text != NULL || o->prio_given, &h);
 	if (rc)
-		cli_errx("failed to %s pid %ld's partition: %s", mask_text ? "set" : "get", (long)pid,
+		cli_errx("failed to %s pid %ld's %s: %s", mask_text || o->prio_given ? "set" : "get",
+			 (long)pid, !mask_text && o->prio_given ? "priority" : "partition",
 			 seg_error(rc, &h, why, sizeof(why)));
 	if (!mask_text && o->prio_given) {
 		/* A priority alone: the task's own partitions stay. */
