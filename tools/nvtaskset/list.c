@@ -504,14 +504,13 @@ int nvt_cmd_list(const struct options *o)
 		else
 			print_text(r, width);
 	}
-	if (o->json && prio_columns)
+	if (o->json) {
 		printf("]");
-	if (o->json && prio_columns)
 		print_agents(rows, n, 1);
-	if (o->json)
-		printf(prio_columns ? "}\n" : "]}\n");
-	else if (prio_columns)
+		printf("}\n");
+	} else if (prio_columns) {
 		print_agents(rows, n, 0);
+	}
 	free(rows), free(pids), free(up), free(order), free(depth);
 	task_tree_free(&t);
 	return EXIT_SUCCESS;

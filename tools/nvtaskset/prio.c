@@ -136,6 +136,8 @@ void prio_autostart(void)
 		setsid();
 		if (fork() != 0)
 			_exit(0);
+		if (chdir("/")) /* holds no directory of the caller's busy */
+			_exit(127);
 		snprintf(idle, sizeof(idle), "%d", NVT_AGENT_IDLE_EXIT_S);
 		argv[3] = idle;
 		null = open("/dev/null", O_RDWR | O_CLOEXEC);
