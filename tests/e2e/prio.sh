@@ -222,18 +222,18 @@ t_prio_users() {
 	local lo hi ua rootag users_agents
 	start_loop u/ulo $(as_user 65534) "$NVT" --no-mps --priority low -c 9-65 "$APP"
 	lo=$PID
-	start_loop u/uhi $(as_user 65533) "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	start_loop u/uhi $(as_user 65532) "$NVT" --no-mps --priority high -c 0-8 "$APP"
 	hi=$PID
 	wait_file "$WORK/u/ulo.state" "9-65"
 	wait_file "$WORK/u/uhi.state" "0-8"
 	# The users' own agents (started by the commands) run; neither guards across users.
 	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-65534/agent.pid"
-	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-65533/agent.pid"
-	users_agents=$(cat "$NVTASKSET_RUNDIR"/nvtaskset-6553[34]/agent.pid | cut -d' ' -f1)
+	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-65532/agent.pid"
+	users_agents=$(cat "$NVTASKSET_RUNDIR"/nvtaskset-6553[24]/agent.pid | cut -d' ' -f1)
 	sleep 0.5
 	eq "$(cat "$WORK/u/ulo.state")" "9-65" "a user's task beside another user's high one"
 	# Another user cannot give her task a priority either.
-	run_rc out rc $(as_user 65533) "$NVT" -p --priority low "$lo"
+	run_rc out rc $(as_user 65532) "$NVT" -p --priority low "$lo"
 	eq "$rc" 1 "another user's -p --priority: $out"
 	has "$out" "failed to set pid $lo's priority"
 	# Root's agent guards her task for the other user's high one.
