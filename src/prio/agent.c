@@ -102,12 +102,20 @@ static void take_view(struct slot *s, const struct nvt_slot_view *view)
 	s->managed = view->prio.prio != NVT_PRIO_NONE && nvt_set_count(&s->own) > 0;
 }
 
-/* Reads the GPU slots of t afresh. Returns 0, or -1 if the file is no segment any more. */
+/*
+ * Reads the GPU slots of t again: the whole file by one pread, then, for each
+ * slot whose sequence number moved, a sequence-locked copy. A slot mid-write
+ * keeps what was read before (unsettled); one that a writer keeps odd costs
+ * no more than that. Returns 0, or -1 if the file is no segment any more.
+ */
 static int read_task(struct task *t, int64_t now, int64_t hold_ns)
 {
+	static struct nvt_segment copy;
 	struct slot old[NVT_MAX_GPUS];
 	int n_old = t->n;
 
+	if (pread(t->h.fd, &copy, sizeof(copy), 0) != (ssize_t)sizeof(copy))
+		return -1;
 	memcpy(old, t->s, sizeof(old));
 	t->n = 0;
 	t->managed = 0;
@@ -115,22 +123,36 @@ static int read_task(struct task *t, int64_t now, int64_t hold_ns)
 		struct nvt_slot_status st;
 		struct nvt_slot_view view;
 		struct slot *s = &t->s[t->n];
-		int rc = nvt_seg_read(&t->h, g, &view, &st);
-		if (rc == -2)
-			return -1;
-		if (rc || nvt_uuid_is_zero(view.uuid))
-			continue; /* free; or a writer inside it: next look */
-		memset(s, 0, sizeof(*s));
+		const struct slot *was = NULL;
+		uint64_t seq = copy.gpu[g].seq;
+		int rc = -1;
+
 		for (int i = 0; i < n_old; i++)
 			if (old[i].index == g)
-				*s = old[i]; /* keeps its activity and what we did */
-		if (s->view.seq == 0 || s->index != g) {
-			/* New to us: active now if it launched at all (protect first). */
-			s->launches = st.launches;
-			s->active_until = st.launches ? now + hold_ns : 0;
+				was = &old[i];
+		if (was && was->settled && seq == was->view.seq) {
+			*s = *was; /* unchanged */
+		} else if (!(seq & 1) && (rc = nvt_seg_read(&t->h, g, &view, &st)) == 0) {
+			if (nvt_uuid_is_zero(view.uuid))
+				continue; /* a free slot */
+			if (was) {
+				*s = *was; /* keeps its activity and what we did */
+			} else {
+				/* New to us: active now if it launched at all (protect first). */
+				memset(s, 0, sizeof(*s));
+				s->launches = st.launches;
+				s->active_until = st.launches ? now + hold_ns : 0;
+			}
+			s->index = g;
+			take_view(s, &view);
+		} else if (rc == -2) {
+			return -1;
+		} else if (was) {
+			*s = *was; /* a writer inside it (or one that died there): next look */
+			s->settled = 0;
+		} else {
+			continue;
 		}
-		s->index = g;
-		take_view(s, &view);
 		t->managed |= s->managed;
 		t->n++;
 	}
@@ -216,6 +238,10 @@ static void poll_slot(struct agent *a, struct task *t, struct slot *s, int64_t h
 	if (launches != s->launches) {
 		s->launches = launches;
 		s->active_until = a->now + hold_ns;
+	}
+	if (copy.seq & 1) {
+		s->settled = 0; /* a writer inside: next poll (no retries here) */
+		return;
 	}
 	if (copy.seq != s->view.seq || !s->settled) {
 		struct nvt_slot_view view;

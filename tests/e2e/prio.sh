@@ -339,3 +339,53 @@ t_prio_bad_usage() {
 		NVTASKSET_PRIORITY=urgent "$APP" launch 1
 	has "$out" "ignoring malformed NVTASKSET_PRIORITY"
 }
+
+t_prio_agent_beside_hostile_segments() {
+	# Root's agent beside another user's tasks that hold their writer's lock forever, keep a
+	# slot mid-write, or look still being made, and a FIFO named like a segment: it never
+	# waits on them, guards root's tasks as promptly, and still ends at once on SIGTERM.
+	need_users
+	local x y z lo hi sleeper ns holder begin
+	start_agent hs -- --hold 100 --guard 4
+	start_loop u/hx $(as_user 65531) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	x=$PID
+	start_loop u/hy $(as_user 65531) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	y=$PID
+	start_loop u/hz $(as_user 65531) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	z=$PID
+	wait_file "$WORK/u/hx.state" "0-65"
+	wait_file "$WORK/u/hy.state" "0-65"
+	wait_file "$WORK/u/hz.state" "0-65"
+	$(as_user 65531) "$T/segpoke" "$x" hold >"$WORK/u/hold.out" 2>&1 &
+	holder=$!
+	wait_for 5 grep -q held "$WORK/u/hold.out"
+	$(as_user 65531) "$T/segpoke" "$y" halfwrite
+	$(as_user 65531) "$T/segpoke" "$z" making
+	$(as_user 65531) sleep 1000 &
+	sleeper=$!
+	ns=$(stat -L -c %i /proc/self/ns/pid)
+	$(as_user 65531) mkfifo "$NVTASKSET_RUNDIR/nvtaskset-65531/nvtaskset.$ns.$sleeper"
+	start_loop hlo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	lo=$PID
+	wait_file "$WORK/hlo.state" "9-65"
+	begin=$(date +%s%N)
+	start_loop hhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	hi=$PID
+	wait_for 5 guarded_to "$WORK/hlo.state" 4 0-8
+	echo "guarded $((($(date +%s%N) - begin) / 1000000)) ms after the high task's start"
+	[ $((($(date +%s%N) - begin) / 1000000)) -lt 3000 ] || die "the agent was slow beside hostile segments"
+	eq "$(cat "$WORK/u/hx.state")" "0-65" "the task whose lock its user holds"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0 "-l: $out"
+	begin=$(date +%s%N)
+	stop_agent "$AGENT"
+	[ $((($(date +%s%N) - begin) / 1000000)) -lt 2000 ] || die "the agent took long to end"
+	wait_file "$WORK/hlo.state" "9-65"
+	kill "$holder" "$sleeper"
+	rm -f "$NVTASKSET_RUNDIR/nvtaskset-65531/nvtaskset.$ns.$sleeper"
+	$(as_user 65531) "$T/segpoke" "$z" made
+	stop_loop hhi "$hi"
+	stop_loop hlo "$lo"
+	for t in hx hy hz; do touch "$WORK/u/$t.stop"; done
+	wait_for 5 sh -c "! kill -0 $x 2>/dev/null && ! kill -0 $y 2>/dev/null && ! kill -0 $z 2>/dev/null"
+}
