@@ -69,6 +69,7 @@ struct agent {
 	struct task *tasks;
 	int n;
 	int64_t now, next_scan, idle_since;
+	unsigned rotate; /* where the next look starts opening new tasks */
 };
 
 static int64_t clock_ns(void)
@@ -300,11 +301,20 @@ static int by_pid(const void *x, const void *y)
 	return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
-static struct task *find_task(struct agent *a, pid_t pid)
+/* The task of pid among the first n (sorted by PID), or NULL. */
+static struct task *find_task(struct agent *a, int n, pid_t pid)
 {
 	struct task key = {.pid = pid};
 
-	return bsearch(&key, a->tasks, (size_t)a->n, sizeof(*a->tasks), by_pid);
+	return bsearch(&key, a->tasks, (size_t)n, sizeof(*a->tasks), by_pid);
+}
+
+/* A user's agent opens only its user's tasks: another user's cost it nothing but a look. */
+static int worth_opening(pid_t pid)
+{
+	uid_t euid;
+
+	return geteuid() == 0 || (nvt_proc_euid(pid, &euid) == 0 && euid == geteuid());
 }
 
 /*
@@ -315,7 +325,7 @@ static struct task *find_task(struct agent *a, pid_t pid)
 static int scan(struct agent *a, int64_t hold_ns)
 {
 	pid_t *pids = NULL, root_agent;
-	int n = nvt_seg_tasks(a->o->base, 0, &pids), kept = 0, opened = 0;
+	int n = nvt_seg_tasks(a->o->base, 0, &pids), kept = 0, opened = 0, sorted = a->n;
 	struct stat st;
 
 	if (geteuid() != 0 && nvt_agent_running(a->o->base, 0, &root_agent)) {
@@ -326,17 +336,23 @@ static int scan(struct agent *a, int64_t hold_ns)
 		return 0; /* unreadable for now: keep what we follow */
 	for (int i = 0; i < a->n; i++)
 		a->tasks[i].seen = 0;
-	for (int i = 0; i < n; i++) {
-		struct task *t = find_task(a, pids[i]);
+	/* New tasks from a place that moves on each look, so that tasks that
+	 * cannot be opened (another user's being made) never starve the others. */
+	for (int k = 0; k < n; k++) {
+		pid_t pid = pids[(a->rotate + (unsigned)k) % (unsigned)n];
+		struct task *t = find_task(a, sorted, pid);
 		if (t) {
 			t->seen = 1;
 			continue;
 		}
-		if (a->n >= NVT_AGENT_MAX_TASKS || opened >= NVT_AGENT_OPENS_PER_SCAN)
+		if (a->n >= NVT_AGENT_MAX_TASKS || opened >= NVT_AGENT_OPENS_PER_SCAN ||
+		    !worth_opening(pid))
 			continue;
 		opened++;
-		open_task(&a->tasks[a->n++], pids[i], a->o->base, a->now, hold_ns);
+		open_task(&a->tasks[a->n++], pid, a->o->base, a->now, hold_ns);
 	}
+	if (opened >= NVT_AGENT_OPENS_PER_SCAN)
+		a->rotate += NVT_AGENT_OPENS_PER_SCAN;
 	free(pids);
 	/* Forget ended tasks, and those whose file was removed (an exec to
 	 * another user, or a PID reused: the next look opens the new one). */
