@@ -389,3 +389,27 @@ t_prio_agent_beside_hostile_segments() {
 	for t in hx hy hz; do touch "$WORK/u/$t.stop"; done
 	wait_for 5 sh -c "! kill -0 $x 2>/dev/null && ! kill -0 $y 2>/dev/null && ! kill -0 $z 2>/dev/null"
 }
+
+# prio_spawn_case HOW: a low task given its priority by -p after it started, then a child started
+# by HOW (fakeapp spawn-on) has the priority too (and the task's own partition).
+prio_spawn_case() {
+	local how=$1 tag=$WORK/ps_$1 child json
+	stop_agents
+	rm -f "$tag".*
+	"$NVT" --no-mps -c 0-3 "$APP" spawn-on "$tag.go" "$tag.stop" "$tag" "$how" >"$tag.out" 2>&1 &
+	PID=$!
+	wait_file "$tag.parent" "0-3"
+	run_rc out rc env NVTASKSET_HOLD_MS=50 "$NVT" -p --priority low --guard 2 "$PID"
+	eq "$rc" 0 "-p --priority: $out"
+	touch "$tag.go"
+	wait_file "$tag.child" "0-3"
+	child=$PID # exec: the same process
+	[ "$how" == exec ] || child=$(cat "$tag.childpid")
+	json=$(timeout 20 "$NVT" -l --json)
+	python3 -c 'import json,sys; g={t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}[int(sys.argv[2])]; assert g["priority"]=="low" and g["guard"]==2 and g["own_tpcs"]=="0-3", g' \
+		"$json" "$child" || die "the $how child's priority: $json"
+	touch "$tag.stop"
+	wait "$PID" || die "spawn-on $how failed: $(cat "$tag.out")"
+}
+t_prio_inherit_posix_spawn() { prio_spawn_case posix_spawn; }
+t_prio_inherit_exec() { prio_spawn_case exec; }
