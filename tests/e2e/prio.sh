@@ -4,6 +4,9 @@
 # with the helpers defined there.
 # shellcheck shell=bash
 
+# Other users here are uids 65534, 65524 and 65525: the security tests make run directories of
+# their own for 65531-65533 and expect them not to exist.
+
 # ---- Helpers -----------------------------------------------------------------
 
 # tpcs_of LIST: the TPCs of a list, one per line.
@@ -222,18 +225,18 @@ t_prio_users() {
 	local lo hi ua rootag users_agents
 	start_loop u/ulo $(as_user 65534) "$NVT" --no-mps --priority low -c 9-65 "$APP"
 	lo=$PID
-	start_loop u/uhi $(as_user 65532) "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	start_loop u/uhi $(as_user 65524) "$NVT" --no-mps --priority high -c 0-8 "$APP"
 	hi=$PID
 	wait_file "$WORK/u/ulo.state" "9-65"
 	wait_file "$WORK/u/uhi.state" "0-8"
 	# The users' own agents (started by the commands) run; neither guards across users.
 	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-65534/agent.pid"
-	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-65532/agent.pid"
-	users_agents=$(cat "$NVTASKSET_RUNDIR"/nvtaskset-6553[24]/agent.pid | cut -d' ' -f1)
+	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-65524/agent.pid"
+	users_agents=$(cat "$NVTASKSET_RUNDIR"/nvtaskset-{65524,65534}/agent.pid | cut -d' ' -f1)
 	sleep 0.5
 	eq "$(cat "$WORK/u/ulo.state")" "9-65" "a user's task beside another user's high one"
 	# Another user cannot give her task a priority either.
-	run_rc out rc $(as_user 65532) "$NVT" -p --priority low "$lo"
+	run_rc out rc $(as_user 65524) "$NVT" -p --priority low "$lo"
 	eq "$rc" 1 "another user's -p --priority: $out"
 	has "$out" "failed to set pid $lo's priority"
 	# Root's agent guards her task for the other user's high one.
@@ -347,24 +350,24 @@ t_prio_agent_beside_hostile_segments() {
 	need_users
 	local x y z lo hi sleeper ns holder begin
 	start_agent hs -- --hold 100 --guard 4
-	start_loop u/hx $(as_user 65531) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	start_loop u/hx $(as_user 65525) "$NVT" --no-mps --priority low -c 0-65 "$APP"
 	x=$PID
-	start_loop u/hy $(as_user 65531) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	start_loop u/hy $(as_user 65525) "$NVT" --no-mps --priority low -c 0-65 "$APP"
 	y=$PID
-	start_loop u/hz $(as_user 65531) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	start_loop u/hz $(as_user 65525) "$NVT" --no-mps --priority low -c 0-65 "$APP"
 	z=$PID
 	wait_file "$WORK/u/hx.state" "0-65"
 	wait_file "$WORK/u/hy.state" "0-65"
 	wait_file "$WORK/u/hz.state" "0-65"
-	$(as_user 65531) "$T/segpoke" "$x" hold >"$WORK/u/hold.out" 2>&1 &
+	$(as_user 65525) "$T/segpoke" "$x" hold >"$WORK/u/hold.out" 2>&1 &
 	holder=$!
 	wait_for 5 grep -q held "$WORK/u/hold.out"
-	$(as_user 65531) "$T/segpoke" "$y" halfwrite
-	$(as_user 65531) "$T/segpoke" "$z" making
-	$(as_user 65531) sleep 1000 &
+	$(as_user 65525) "$T/segpoke" "$y" halfwrite
+	$(as_user 65525) "$T/segpoke" "$z" making
+	$(as_user 65525) sleep 1000 &
 	sleeper=$!
 	ns=$(stat -L -c %i /proc/self/ns/pid)
-	$(as_user 65531) mkfifo "$NVTASKSET_RUNDIR/nvtaskset-65531/nvtaskset.$ns.$sleeper"
+	$(as_user 65525) mkfifo "$NVTASKSET_RUNDIR/nvtaskset-65525/nvtaskset.$ns.$sleeper"
 	start_loop hlo "$NVT" --no-mps --priority low -c 9-65 "$APP"
 	lo=$PID
 	wait_file "$WORK/hlo.state" "9-65"
@@ -382,8 +385,8 @@ t_prio_agent_beside_hostile_segments() {
 	[ $((($(date +%s%N) - begin) / 1000000)) -lt 2000 ] || die "the agent took long to end"
 	wait_file "$WORK/hlo.state" "9-65"
 	kill "$holder" "$sleeper"
-	rm -f "$NVTASKSET_RUNDIR/nvtaskset-65531/nvtaskset.$ns.$sleeper"
-	$(as_user 65531) "$T/segpoke" "$z" made
+	rm -f "$NVTASKSET_RUNDIR/nvtaskset-65525/nvtaskset.$ns.$sleeper"
+	$(as_user 65525) "$T/segpoke" "$z" made
 	stop_loop hhi "$hi"
 	stop_loop hlo "$lo"
 	for t in hx hy hz; do touch "$WORK/u/$t.stop"; done

@@ -205,11 +205,12 @@ int nvt_cmd_agent(const struct options *o)
 	if (rc < 0)
 		err(EXIT_FAILURE, "cannot take the priority agent's lock in %s", a.base);
 	if (rc > 0) {
-		if (o->idle_exit_s)
-			return EXIT_SUCCESS; /* started by a command: one runs already */
+		/* With --idle-exit (as a command starts it), that is what was wanted. */
 		if (nvt_agent_running(a.base, geteuid(), &other))
-			errx(EXIT_FAILURE, "your priority agent runs already (pid %ld)", (long)other);
-		errx(EXIT_FAILURE, "your priority agent runs already");
+			warnx("your priority agent runs already (pid %ld)", (long)other);
+		else
+			warnx("your priority agent runs already");
+		return o->idle_exit_s ? EXIT_SUCCESS : EXIT_FAILURE;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
