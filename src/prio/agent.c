@@ -326,14 +326,11 @@ static int scan(struct agent *a, int64_t hold_ns)
 {
 	pid_t *pids = NULL, root_agent;
 	int n = nvt_seg_tasks(a->o->base, 0, &pids), kept = 0, opened = 0, sorted = a->n;
+	int root_runs = geteuid() != 0 && nvt_agent_running(a->o->base, 0, &root_agent);
 	struct stat st;
 
-	if (geteuid() != 0 && nvt_agent_running(a->o->base, 0, &root_agent)) {
-		free(pids);
-		return NVT_AGENT_ROOT_RUNS;
-	}
 	if (n < 0)
-		return 0; /* unreadable for now: keep what we follow */
+		return root_runs ? NVT_AGENT_ROOT_RUNS : 0; /* unreadable for now: keep what we follow */
 	for (int i = 0; i < a->n; i++)
 		a->tasks[i].seen = 0;
 	/* New tasks from a place that moves on each look, so that tasks that
@@ -370,7 +367,7 @@ static int scan(struct agent *a, int64_t hold_ns)
 	}
 	a->n = kept;
 	qsort(a->tasks, (size_t)a->n, sizeof(*a->tasks), by_pid);
-	return 0;
+	return root_runs ? NVT_AGENT_ROOT_RUNS : 0;
 }
 
 /* The managed slots of one GPU, as nvt_prio_decide takes them. */
@@ -478,12 +475,37 @@ static void restore_all(struct agent *a)
 	}
 }
 
+/* The tasks with a managed slot, as last read (standing by: not polled). */
+static int managed_tasks(const struct agent *a)
+{
+	int n = 0;
+
+	for (int i = 0; i < a->n; i++)
+		n += !a->tasks[i].ignored && a->tasks[i].managed;
+	return n;
+}
+
+/*
+ * A user's agent stands by while root's runs (on), writing nothing; when
+ * root's ends (off), it reads every slot again (root's gave them their own
+ * partitions back) and manages them again.
+ */
+static void enter_standby(struct agent *a, int on)
+{
+	for (int i = 0; i < a->n; i++)
+		for (int k = 0; k < a->tasks[i].n; k++) {
+			a->tasks[i].s[k].settled = 0;
+			a->tasks[i].s[k].changed = 0;
+		}
+	event(a, on ? "root's agent runs: standing by" : "root's agent ended: managing again");
+}
+
 int nvt_agent_run(const struct nvt_agent_opts *o)
 {
 	struct agent a = {.o = o};
 	int64_t hold_ns = (int64_t)o->hold_ms * 1000000, scan_took = 0;
 	struct timespec pause = {(time_t)(o->poll_us / 1000000), (long)(o->poll_us % 1000000) * 1000};
-	int rc = NVT_AGENT_STOPPED;
+	int rc = NVT_AGENT_STOPPED, standby = 0;
 
 	a.tasks = calloc(NVT_AGENT_MAX_TASKS, sizeof(*a.tasks));
 	if (!a.tasks)
@@ -494,25 +516,32 @@ int nvt_agent_run(const struct nvt_agent_opts *o)
 		a.now = clock_ns();
 		if (a.now >= a.next_scan) {
 			int64_t every = (int64_t)NVT_AGENT_RESCAN_MS * 1000000;
-			if (scan(&a, hold_ns) == NVT_AGENT_ROOT_RUNS) {
-				rc = NVT_AGENT_ROOT_RUNS;
-				break;
-			}
+			int root_runs = scan(&a, hold_ns) == NVT_AGENT_ROOT_RUNS;
+			if (root_runs != standby)
+				enter_standby(&a, root_runs);
+			standby = root_runs;
 			scan_took = clock_ns() - a.now;
 			/* A look that took long (many files) is made less often. */
 			a.next_scan = a.now + (every > 10 * scan_took ? every : 10 * scan_took);
 			a.now = clock_ns();
 		}
-		if (poll_all(&a, hold_ns))
+		if (standby ? managed_tasks(&a) : poll_all(&a, hold_ns))
 			a.idle_since = a.now;
 		else if (o->idle_exit_s && a.now - a.idle_since >= (int64_t)o->idle_exit_s * 1000000000) {
 			rc = NVT_AGENT_IDLE;
 			break;
 		}
+		if (standby) {
+			/* Root's agent manages the tasks: look again at the next scan. */
+			struct timespec until = {(time_t)((a.next_scan - a.now) / 1000000000),
+						 (long)((a.next_scan - a.now) % 1000000000)};
+			nanosleep(a.next_scan > a.now ? &until : &pause, NULL);
+			continue;
+		}
 		nanosleep(&pause, NULL);
 	}
-	/* Standing down for root's agent: it manages these tasks now. */
-	if (rc != NVT_AGENT_ROOT_RUNS)
+	/* Standing by for root's agent: it manages these tasks now. */
+	if (!standby)
 		restore_all(&a);
 	for (int i = 0; i < a.n; i++)
 		drop_task(&a.tasks[i]);

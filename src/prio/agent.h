@@ -51,15 +51,16 @@ struct nvt_agent_opts {
 enum nvt_agent_rc {
 	NVT_AGENT_STOPPED = 0,   /* *stop was set */
 	NVT_AGENT_IDLE = 1,      /* idle_exit_s without a managed task */
-	NVT_AGENT_ROOT_RUNS = 2, /* root's agent runs: this user's stands down */
+	NVT_AGENT_ROOT_RUNS = 2, /* (scan) root's agent runs */
 	NVT_AGENT_ERROR = -1,    /* errno says why */
 };
 
 /*
- * Runs the agent until *stop, idleness or root's agent. The caller holds
- * the agent lock (nvt_agent_lock). Before it returns, every task it changed
- * has its own partition back (those it may still write). Returns enum
- * nvt_agent_rc.
+ * Runs the agent until *stop or idleness. The caller holds the agent lock
+ * (nvt_agent_lock). A user's agent stands by (writes nothing) while root's
+ * agent runs, and manages its user's tasks again when that ends. Before it
+ * returns, every task it changed has its own partition back (those it may
+ * still write), unless it was standing by. Returns enum nvt_agent_rc.
  */
 int nvt_agent_run(const struct nvt_agent_opts *o);
 

@@ -220,35 +220,37 @@ t_prio_agent_killed_and_restarted() {
 
 t_prio_users() {
 	# A user's agent manages only her tasks; another user's high task guards nobody of hers;
-	# root's agent manages every user's, and hers stands down while it runs.
+	# root's agent manages every user's, and hers stands by while it runs, then manages again.
 	need_users
-	local lo hi ua rootag users_agents
+	local lo hi uagent rootag
+	start_agent uag $(as_user 65534) -- --hold 100 --guard 4
+	uagent=$AGENT
 	start_loop u/ulo $(as_user 65534) "$NVT" --no-mps --priority low -c 9-65 "$APP"
 	lo=$PID
 	start_loop u/uhi $(as_user 65524) "$NVT" --no-mps --priority high -c 0-8 "$APP"
 	hi=$PID
 	wait_file "$WORK/u/ulo.state" "9-65"
 	wait_file "$WORK/u/uhi.state" "0-8"
-	# The users' own agents (started by the commands) run; neither guards across users.
-	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-65534/agent.pid"
+	# The other user's agent (started by her command) runs too; neither guards across users.
 	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-65524/agent.pid"
-	users_agents=$(cat "$NVTASKSET_RUNDIR"/nvtaskset-{65524,65534}/agent.pid | cut -d' ' -f1)
 	sleep 0.5
 	eq "$(cat "$WORK/u/ulo.state")" "9-65" "a user's task beside another user's high one"
 	# Another user cannot give her task a priority either.
 	run_rc out rc $(as_user 65524) "$NVT" -p --priority low "$lo"
 	eq "$rc" 1 "another user's -p --priority: $out"
 	has "$out" "failed to set pid $lo's priority"
-	# Root's agent guards her task for the other user's high one.
+	# Root's agent guards her task for the other user's high one; hers stands by.
 	start_agent uroot -- --hold 100 --guard 4
 	rootag=$AGENT
 	wait_for 5 guarded_to "$WORK/u/ulo.state" 4 0-8
-	# ... and the users' agents stand down.
-	for ua in $users_agents; do
-		wait_for 5 sh -c "! kill -0 $ua 2>/dev/null"
-	done
+	wait_for 5 grep -q "root's agent runs: standing by" "$WORK/uag.log"
 	stop_agent "$rootag"
 	wait_file "$WORK/u/ulo.state" "9-65" 5
+	wait_for 5 grep -q "root's agent ended: managing again" "$WORK/uag.log"
+	sleep 0.3
+	eq "$(cat "$WORK/u/ulo.state")" "9-65" "her task, her agent managing again"
+	kill -0 "$uagent" || die "her agent ended"
+	stop_agent "$uagent"
 	stop_loop u/uhi "$hi"
 	stop_loop u/ulo "$lo"
 }

@@ -196,11 +196,6 @@ int nvt_cmd_agent(const struct options *o)
 	a.stop = &stop_agent;
 	if (!(quiet && *quiet && strcmp(quiet, "0")))
 		a.event = print_event;
-	if (geteuid() != 0 && nvt_agent_running(a.base, 0, &other)) {
-		warnx("root's priority agent (pid %ld) manages every user's tasks: not starting",
-		      (long)other);
-		return EXIT_SUCCESS;
-	}
 	rc = nvt_agent_lock(a.base, &fd);
 	if (rc < 0)
 		err(EXIT_FAILURE, "cannot take the priority agent's lock in %s", a.base);
@@ -230,8 +225,7 @@ int nvt_cmd_agent(const struct options *o)
 	if (rc == NVT_AGENT_ERROR)
 		err(EXIT_FAILURE, "priority agent");
 	if (a.event)
-		a.event(NULL, rc == NVT_AGENT_IDLE	 ? "no managed task: ending"
-			      : rc == NVT_AGENT_ROOT_RUNS ? "root's agent runs: standing down"
-							  : "stopped; every task it changed has its own partition back");
+		a.event(NULL, rc == NVT_AGENT_IDLE ? "no managed task: ending"
+						   : "stopped; every task it changed has its own partition back");
 	return EXIT_SUCCESS;
 }
