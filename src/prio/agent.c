@@ -10,6 +10,9 @@
  * writer that holds it, -p or a shim making a segment, is the same user's
  * or root: the agent tries again at the next poll). The agent never writes
  * a task whose partition stays, so a higher task's shim sees nothing of it.
+ * It decides only when something changed since the last decision (a task's
+ * activity, a slot's sequence number, tasks that came or went): a steady
+ * poll costs the preads alone.
  *
  * Bounded work: at most NVT_AGENT_MAX_TASKS tasks, NVT_AGENT_OPENS_PER_SCAN
  * new ones per look at the run directories, and those looks spaced at least
@@ -51,6 +54,8 @@ struct slot {
 	int managed;             /* a priority, and an own partition known */
 	int settled;             /* view is what the segment holds */
 	int changed;             /* we gave it a partition other than own */
+	int was_active;          /* as the last decision saw it */
+	uint64_t decided_seq;    /* view.seq the last decision left in place; 0: decide again */
 };
 
 struct task {
@@ -70,6 +75,7 @@ struct agent {
 	int n;
 	int64_t now, next_scan, idle_since;
 	unsigned rotate; /* where the next look starts opening new tasks */
+	int dirty;       /* decide at the next poll whatever the slots say (tasks came or went) */
 };
 
 static int64_t clock_ns(void)
@@ -256,6 +262,8 @@ static void poll_slot(struct agent *a, struct task *t, struct slot *s, int64_t h
 			return;
 		}
 		take_view(s, &view);
+		if (!s->managed)
+			a->dirty = 1; /* it lost its priority: the others are decided again */
 	}
 }
 
@@ -365,6 +373,7 @@ static int scan(struct agent *a, int64_t hold_ns)
 			drop_task(t);
 		a->tasks[kept++] = *t;
 	}
+	a->dirty |= kept != a->n || a->n != sorted;
 	a->n = kept;
 	qsort(a->tasks, (size_t)a->n, sizeof(*a->tasks), by_pid);
 	return root_runs ? NVT_AGENT_ROOT_RUNS : 0;
@@ -415,11 +424,34 @@ static void decide_gpu(struct agent *a, struct gpu_set *set, int first_task, int
 		uint8_t mode = set->in[j].mode == NVT_MODE_LENDING ? NVT_MODE_OWN : set->in[j].mode;
 		if (!s->settled || set->task[j]->ignored)
 			continue;
+		s->was_active = set->in[j].active;
+		s->decided_seq = s->view.seq;
 		if (s->view.state == NVT_SLOT_SET && nvt_set_equal(&s->view.tpcs, &set->in[j].tpcs) &&
 		    s->view.prio.mode == mode)
 			continue;
-		write_slot(a, set->task[j], s, &set->in[j].tpcs, mode, 0);
+		if (write_slot(a, set->task[j], s, &set->in[j].tpcs, mode, 0))
+			s->decided_seq = 0; /* not written (a writer held the lock): again next poll */
+		else
+			s->decided_seq = s->view.seq;
 	}
+}
+
+/* Whether some managed slot changed since the last decision: its activity, or what it holds. */
+static int needs_decision(struct agent *a)
+{
+	int dirty = a->dirty;
+
+	for (int i = 0; i < a->n && !dirty; i++) {
+		struct task *t = &a->tasks[i];
+		for (int k = 0; k < t->n && !t->ignored; k++) {
+			const struct slot *s = &t->s[k];
+			if (s->managed && ((a->now < s->active_until) != s->was_active ||
+					   s->view.seq != s->decided_seq))
+				dirty = 1;
+		}
+	}
+	a->dirty = 0;
+	return dirty;
 }
 
 /* One poll: read every managed slot, then decide each GPU. Returns the managed slots. */
@@ -434,6 +466,13 @@ static int poll_all(struct agent *a, int64_t hold_ns)
 		for (int k = 0; k < t->n && !t->ignored; k++)
 			if (t->s[k].managed)
 				poll_slot(a, t, &t->s[k], hold_ns);
+	}
+	/* Deciding costs time square in the tasks of a GPU: only when something changed. */
+	if (!needs_decision(a)) {
+		for (int i = 0; i < a->n; i++)
+			for (int k = 0; k < a->tasks[i].n && !a->tasks[i].ignored; k++)
+				managed += a->tasks[i].s[k].managed;
+		return managed;
 	}
 	memset(done, 0, sizeof(int) * (size_t)a->n * NVT_MAX_GPUS);
 	for (int i = 0; i < a->n; i++) {
@@ -497,6 +536,7 @@ static void enter_standby(struct agent *a, int on)
 			a->tasks[i].s[k].settled = 0;
 			a->tasks[i].s[k].changed = 0;
 		}
+	a->dirty = 1;
 	event(a, on ? "root's agent runs: standing by" : "root's agent ended: managing again");
 }
 

@@ -185,9 +185,13 @@ t_prio_unmanaged_untouched() {
 		"$seq0" "$seq1" || die "unmanaged task changed: $seq0 / $seq1"
 	run_rc out rc "$NVT" -l
 	grep -Eq "^ *$un .* - +- +- +0-65 " <<<"$out" || die "unmanaged row: $out"
-	stop_loop ph2 "$hi"
-	# A busy task without a priority guards nobody: the low one gets its own back.
+	# The high task loses its priority (-p --priority none): a busy task without one guards
+	# nobody, and the low one gets its own back.
+	run_rc out rc "$NVT" -p --priority none "$hi"
+	eq "$rc" 0 "-p --priority none: $out"
 	wait_file "$WORK/pl2.state" "9-65" 5
+	eq "$(cat "$WORK/ph2.state")" "0-8" "the task that lost its priority"
+	stop_loop ph2 "$hi"
 	stop_agent "$AGENT"
 	stop_loop pl2 "$lo"
 	stop_loop pun "$un"
