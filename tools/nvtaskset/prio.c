@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -180,6 +181,7 @@ static void print_event(void *arg, const char *text)
 int nvt_cmd_agent(const struct options *o)
 {
 	struct nvt_agent_opts a = {0};
+	struct rlimit files;
 	struct sigaction sa;
 	const char *quiet = getenv(NVT_ENV_QUIET);
 	pid_t other;
@@ -206,6 +208,11 @@ int nvt_cmd_agent(const struct options *o)
 		else
 			warnx("your priority agent runs already");
 		return o->idle_exit_s ? EXIT_SUCCESS : EXIT_FAILURE;
+	}
+	/* Two descriptors a task followed (its segment, its run directory's lock file). */
+	if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+		files.rlim_cur = files.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &files);
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
