@@ -215,6 +215,9 @@ static int write_slot(struct agent *a, struct task *t, struct slot *s, const str
 	want.state = NVT_SLOT_SET;
 	want.tpcs = *tpcs;
 	want.prio.mode = mode;
+	/* An unpartitioned slot's own partition is every TPC: keep it so once tpcs is set. */
+	if (!nvt_set_count(&want.prio.own))
+		want.prio.own = s->own;
 	rc = nvt_seg_write(&t->h, s->index, &want, 0);
 	if (rc == 0 && nvt_seg_read(&t->h, s->index, &now, NULL) == 0)
 		take_view(s, &now);
@@ -426,7 +429,9 @@ static void decide_gpu(struct agent *a, struct gpu_set *set, int first_task, int
 			continue;
 		s->was_active = set->in[j].active;
 		s->decided_seq = s->view.seq;
-		if (s->view.state == NVT_SLOT_SET && nvt_set_equal(&s->view.tpcs, &set->in[j].tpcs) &&
+		/* Nothing to write: the partition stays (an unpartitioned slot on its own TPCs too). */
+		if ((s->view.state == NVT_SLOT_SET ? nvt_set_equal(&s->view.tpcs, &set->in[j].tpcs)
+						   : nvt_set_equal(&s->own, &set->in[j].tpcs)) &&
 		    s->view.prio.mode == mode)
 			continue;
 		if (write_slot(a, set->task[j], s, &set->in[j].tpcs, mode, 0))

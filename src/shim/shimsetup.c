@@ -100,8 +100,7 @@ static int environment_partitions(struct nvt_slot_view *parts)
 		}
 		for (int i = 0; i < n; i++) {
 			parts[i].prio = prio;
-			if (parts[i].state == NVT_SLOT_SET)
-				parts[i].prio.own = parts[i].tpcs;
+			nvt_prio_own_of(&parts[i], &parts[i].prio.own); /* all TPCs when "all" */
 		}
 	}
 	return n;

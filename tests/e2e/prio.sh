@@ -422,3 +422,39 @@ prio_spawn_case() {
 }
 t_prio_inherit_posix_spawn() { prio_spawn_case posix_spawn; }
 t_prio_inherit_exec() { prio_spawn_case exec; }
+
+# The low task of t_prio_unpartitioned_gpu_keeps_own borrows on GPU 0 and is guarded on GPU 1.
+second_gpu_guarded() {
+	local now
+	now=$(cat "$WORK/ulo2.state" 2>/dev/null) || return 1
+	[ "${now%%|*}" == "0-65" ] && [ "$(count_of "${now#*|}")" == 4 ] && [ "$(overlap "${now#*|}" 0-8)" == 0 ]
+}
+t_prio_unpartitioned_gpu_keeps_own() {
+	# A managed task without a partition on a GPU (all its TPCs) is guarded there and gets
+	# all of them back; its own partition stays "all TPCs", and the high task is never written.
+	local lo hi json
+	export FAKECUDA_DEVICES=2
+	start_agent ug -- --hold 100 --guard 4
+	FAKEAPP_ALL=1 start_loop ulo2 "$NVT" --no-mps --priority low -c --gpu 0=9-65 "$APP"
+	lo=$PID
+	wait_file "$WORK/ulo2.state" "9-65|0-65"
+	rm -f "$WORK/uhi2.pause"
+	FAKEAPP_DEVICE=1 FAKEAPP_PAUSE=$WORK/uhi2.pause start_loop uhi2 "$NVT" --no-mps --priority high \
+		-c --gpu 1=0-8 "$APP"
+	hi=$PID
+	wait_file "$WORK/uhi2.state" "0-8"
+	wait_for 5 second_gpu_guarded
+	touch "$WORK/uhi2.pause"
+	wait_file "$WORK/ulo2.state" "0-65|0-65" 5
+	json=$(timeout 20 "$NVT" -l --json)
+	python3 - "$json" "$lo" <<'PY' || die "bad JSON: $json"
+import json, sys
+g = {t["pid"]: t["gpus"] for t in json.loads(sys.argv[1])["tasks"]}[int(sys.argv[2])]
+assert sorted(x["own_tpcs"] for x in g) == ["0-65", "9-65"], g
+PY
+	if grep -q "pid $hi " "$WORK/ug.log"; then die "the agent wrote the high task: $(cat "$WORK/ug.log")"; fi
+	rm -f "$WORK/uhi2.pause"
+	stop_agent "$AGENT"
+	stop_loop uhi2 "$hi"
+	stop_loop ulo2 "$lo"
+}

@@ -63,8 +63,8 @@ void prio_carry(const struct options *o, struct nvt_slot_view *want, const struc
 	/* What a writer gives is the task's own partition; the agent starts from it. */
 	want->prio.mode = NVT_MODE_OWN;
 	nvt_set_clear(&want->prio.own);
-	if (want->prio.prio != NVT_PRIO_NONE && want->state == NVT_SLOT_SET)
-		want->prio.own = want->tpcs;
+	if (want->prio.prio != NVT_PRIO_NONE)
+		nvt_prio_own_of(want, &want->prio.own); /* its TPCs, or all when unpartitioned */
 }
 
 int prio_plan(const struct options *o, const struct nvt_seg_handle *h, struct nvt_slot_view *parts,
