@@ -458,3 +458,25 @@ PY
 	stop_loop uhi2 "$hi"
 	stop_loop ulo2 "$lo"
 }
+
+t_prio_graph_replays_are_activity() {
+	# A high task that only replays a CUDA graph is active: each replay counts as a launch
+	# (its kernels' callbacks came at its upload), and the low task is guarded.
+	local lo hi
+	start_agent gr -- --hold 100 --guard 4
+	start_loop glo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	lo=$PID
+	wait_file "$WORK/glo.state" "9-65"
+	rm -f "$WORK/ghi.stop"
+	"$NVT" --no-mps --priority high -c 0-8 "$APP" graph 3 "$WORK/ghi.stop" "$WORK/ghi.out" \
+		>"$WORK/ghi.log" 2>&1 &
+	hi=$!
+	wait_for 5 guarded_to "$WORK/glo.state" 4 0-8
+	sleep 0.5 # several hold times of replays only
+	guarded_to "$WORK/glo.state" 4 0-8 || die "the low task is not guarded: $(cat "$WORK/glo.state")"
+	touch "$WORK/ghi.stop"
+	wait "$hi" || die "graph app failed: $(cat "$WORK/ghi.log")"
+	wait_file "$WORK/glo.state" "9-65" 5
+	stop_agent "$AGENT"
+	stop_loop glo "$lo"
+}
