@@ -382,7 +382,7 @@ static int scan(struct agent *a, int64_t hold_ns)
 	return root_runs ? NVT_AGENT_ROOT_RUNS : 0;
 }
 
-/* The managed slots of one GPU, as nvt_prio_decide takes them. */
+/* The managed slots of one GPU (and one user), as nvt_prio_decide takes them. */
 struct gpu_set {
 	uint8_t uuid[16];
 	const struct nvt_topology *topo;
@@ -390,24 +390,41 @@ struct gpu_set {
 	struct nvt_prio_task in[NVT_AGENT_MAX_TASKS];
 	struct task *task[NVT_AGENT_MAX_TASKS];
 	struct slot *slot[NVT_AGENT_MAX_TASKS];
+	int member[NVT_AGENT_MAX_TASKS]; /* decided here; 0: root's task, counted only */
 };
 
-/* Decides and writes the partitions of the managed slots on the GPU of slot first. */
+/*
+ * Whether a task of owner takes part in the decision for the tasks of user
+ * (members), counts in it (root's tasks, for another user's), or neither.
+ */
+static int role_of(const struct agent *a, uid_t owner, uid_t user)
+{
+	if (a->o->across_users || owner == user)
+		return 2; /* a member */
+	return owner == 0; /* root's: counted, decided in root's own set */
+}
+
+/* Decides and writes the partitions of the managed slots on the GPU of slot first
+ * (and, unless across users, of its user). */
 static void decide_gpu(struct agent *a, struct gpu_set *set, int first_task, int first_slot, int *done)
 {
 	const uint8_t *uuid = a->tasks[first_task].s[first_slot].view.uuid;
+	uid_t user = a->tasks[first_task].h.owner;
 
 	set->n = 0;
 	set->topo = NULL;
 	memcpy(set->uuid, uuid, sizeof(set->uuid));
-	for (int i = first_task; i < a->n; i++) {
+	for (int i = 0; i < a->n; i++) {
 		struct task *t = &a->tasks[i];
-		for (int k = 0; k < t->n && !t->ignored; k++) {
+		int role = t->ignored ? 0 : role_of(a, t->h.owner, user);
+		for (int k = 0; k < t->n && role; k++) {
 			struct slot *s = &t->s[k];
 			struct nvt_prio_task *p = &set->in[set->n];
 			if (!s->managed || memcmp(s->view.uuid, set->uuid, 16) || set->n == NVT_AGENT_MAX_TASKS)
 				continue;
-			done[i * NVT_MAX_GPUS + k] = 1;
+			if (role == 2)
+				done[i * NVT_MAX_GPUS + k] = 1;
+			set->member[set->n] = role == 2;
 			memset(p, 0, sizeof(*p));
 			p->own = s->own;
 			p->prio = s->view.prio.prio;
@@ -425,7 +442,7 @@ static void decide_gpu(struct agent *a, struct gpu_set *set, int first_task, int
 		struct slot *s = set->slot[j];
 		/* Lending is no change to the lender: -l tells it from the borrowers. */
 		uint8_t mode = set->in[j].mode == NVT_MODE_LENDING ? NVT_MODE_OWN : set->in[j].mode;
-		if (!s->settled || set->task[j]->ignored)
+		if (!set->member[j] || !s->settled || set->task[j]->ignored)
 			continue;
 		s->was_active = set->in[j].active;
 		s->decided_seq = s->view.seq;

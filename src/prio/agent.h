@@ -41,6 +41,12 @@ struct nvt_agent_opts {
 	unsigned hold_ms;       /* 1 .. 3600000 */
 	unsigned default_guard; /* 1 .. NVT_MAX_TPCS */
 	unsigned idle_exit_s;   /* 0: never */
+	/*
+	 * Root's agent: compare every user's priorities with every other user's
+	 * (--across-users). Otherwise each user's tasks are decided among her own
+	 * and root's tasks only: no user's priority shrinks another user's task.
+	 */
+	int across_users;
 	/* Set (by a signal handler) to stop: the agent restores every task it changed. */
 	volatile sig_atomic_t *stop;
 	/* Called for each change made, and for notable events (NULL: none). */

@@ -223,10 +223,11 @@ t_prio_agent_killed_and_restarted() {
 }
 
 t_prio_users() {
-	# A user's agent manages only her tasks; another user's high task guards nobody of hers;
-	# root's agent manages every user's, and hers stands by while it runs, then manages again.
+	# A user's agent manages only her tasks; another user's high task guards nobody of hers,
+	# also under root's agent, unless root runs it --across-users; root's own high task guards
+	# her task; her agent stands by while root's runs, then manages again.
 	need_users
-	local lo hi uagent rootag
+	local lo hi uagent rootag rhi
 	start_agent uag $(as_user 65534) -- --hold 100 --guard 4
 	uagent=$AGENT
 	start_loop u/ulo $(as_user 65534) "$NVT" --no-mps --priority low -c 9-65 "$APP"
@@ -243,11 +244,25 @@ t_prio_users() {
 	run_rc out rc $(as_user 65524) "$NVT" -p --priority low "$lo"
 	eq "$rc" 1 "another user's -p --priority: $out"
 	has "$out" "failed to set pid $lo's priority"
-	# Root's agent guards her task for the other user's high one; hers stands by.
+	run_rc out rc $(as_user 65524) "$NVT" --agent --across-users
+	eq "$rc" 1 "a user's --across-users: $out"
+	# Root's agent: hers stands by; the other user's high task still shrinks nothing of hers ...
 	start_agent uroot -- --hold 100 --guard 4
 	rootag=$AGENT
-	wait_for 5 guarded_to "$WORK/u/ulo.state" 4 0-8
 	wait_for 5 grep -q "root's agent runs: standing by" "$WORK/uag.log"
+	sleep 0.5
+	eq "$(cat "$WORK/u/ulo.state")" "9-65" "her task beside another user's high one, under root's agent"
+	# ... but root's own high task does.
+	start_loop rhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	rhi=$PID
+	wait_for 5 guarded_to "$WORK/u/ulo.state" 4 0-8
+	stop_loop rhi "$rhi"
+	wait_file "$WORK/u/ulo.state" "9-65" 5
+	stop_agent "$rootag"
+	# Root's agent --across-users: the other user's high task guards her task.
+	start_agent uroot2 -- --hold 100 --guard 4 --across-users
+	rootag=$AGENT
+	wait_for 5 guarded_to "$WORK/u/ulo.state" 4 0-8
 	stop_agent "$rootag"
 	wait_file "$WORK/u/ulo.state" "9-65" 5
 	wait_for 5 grep -q "root's agent ended: managing again" "$WORK/uag.log"
@@ -328,7 +343,7 @@ t_prio_bad_usage() {
 	eq "$rc" 1
 	has "$out" "--priority takes high, normal, low or none"
 	run_rc out rc "$NVT" --hold 5 -c 0-3 "$APP" launch 1
-	has "$out" "--hold, --poll and --idle-exit go with --agent"
+	has "$out" "--hold, --poll, --idle-exit and --across-users go with --agent"
 	run_rc out rc "$NVT" --agent -l
 	has "$out" "--agent takes only"
 	run_rc out rc "$NVT" --agent --poll 10

@@ -61,6 +61,7 @@ struct options {
 	unsigned guard;    /* --guard: TPCs while guarded (with --agent: the default); 0: none given */
 	int no_lend;       /* --no-lend */
 	int agent;         /* --agent */
+	int across_users;  /* --across-users: root's agent compares users' priorities */
 	unsigned hold_ms, poll_us, idle_exit_s; /* --hold, --poll, --idle-exit (0: not given) */
 };
 

@@ -85,6 +85,9 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "     --poll US         with --agent, look at the tasks every US us\n"
 	      "                       (default 500)\n"
 	      "     --idle-exit S     with --agent, end after S s without a managed task\n"
+	      "     --across-users    with root's --agent, let every user's priorities count\n"
+	      "                       against every other user's tasks (else only root's\n"
+	      "                       and the user's own do)\n"
 	      "     --mps ACTION      status, start or stop the MPS control daemon\n"
 	      "     --topology        show the GPUs' GPCs, TPCs, SMs and mask bits\n"
 	      "     --calibrate       measure the GPUs' TPC maps again and cache them\n"
@@ -133,7 +136,8 @@ int main(int argc, char **argv)
 		OPT_AGENT,
 		OPT_HOLD,
 		OPT_POLL,
-		OPT_IDLE_EXIT
+		OPT_IDLE_EXIT,
+		OPT_ACROSS_USERS
 	};
 	static const struct option longopts[] = {
 		{"tpc-list", no_argument, NULL, 'c'}, {"gpc-list", no_argument, NULL, 'g'},
@@ -156,7 +160,8 @@ int main(int argc, char **argv)
 		{"agent", no_argument, NULL, OPT_AGENT},
 		{"hold", required_argument, NULL, OPT_HOLD},
 		{"poll", required_argument, NULL, OPT_POLL},
-		{"idle-exit", required_argument, NULL, OPT_IDLE_EXIT}, {NULL, 0, NULL, 0},
+		{"idle-exit", required_argument, NULL, OPT_IDLE_EXIT},
+		{"across-users", no_argument, NULL, OPT_ACROSS_USERS}, {NULL, 0, NULL, 0},
 	};
 	struct options o = {.strategy = NVT_PACKED};
 	int strategy_given = 0;
@@ -232,6 +237,7 @@ int main(int argc, char **argv)
 		case OPT_HOLD: o.hold_ms = prio_number("--hold", optarg, 1, 3600000); break;
 		case OPT_POLL: o.poll_us = prio_number("--poll", optarg, 50, 1000000); break;
 		case OPT_IDLE_EXIT: o.idle_exit_s = prio_number("--idle-exit", optarg, 1, 86400); break;
+		case OPT_ACROSS_USERS: o.across_users = 1; break;
 		case 'h': usage(stdout);
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
@@ -278,9 +284,9 @@ int main(int argc, char **argv)
 	if (o.agent && (o.pid_mode || o.list_mode || o.mps_action || o.calibrate || o.topology ||
 			o.dry_run || o.prio_given || o.no_lend || o.n_gpus || o.count || o.tpc_list ||
 			o.gpc_list || o.sm_limit || o.no_mps))
-		bad_usage("--agent takes only --guard, --hold, --poll and --idle-exit");
-	if ((o.hold_ms || o.poll_us || o.idle_exit_s) && !o.agent)
-		bad_usage("--hold, --poll and --idle-exit go with --agent");
+		bad_usage("--agent takes only --guard, --hold, --poll, --idle-exit and --across-users");
+	if ((o.hold_ms || o.poll_us || o.idle_exit_s || o.across_users) && !o.agent)
+		bad_usage("--hold, --poll, --idle-exit and --across-users go with --agent");
 	if ((o.guard || o.no_lend) && !o.prio_given && !o.agent)
 		bad_usage("--guard and --no-lend go with --priority");
 	if (o.prio_given && (o.list_mode || o.mps_action || o.calibrate || o.topology))

@@ -195,6 +195,9 @@ int nvt_cmd_agent(const struct options *o)
 	a.default_guard = setting(o->guard, NVT_ENV_AGENT_GUARD, NVT_ENV_AGENT_GUARD, 1, NVT_MAX_TPCS,
 				  NVT_AGENT_GUARD);
 	a.idle_exit_s = o->idle_exit_s;
+	a.across_users = o->across_users;
+	if (o->across_users && geteuid() != 0)
+		errx(EXIT_FAILURE, "--across-users is for root's agent: a user's manages only her own tasks");
 	a.stop = &stop_agent;
 	if (!(quiet && *quiet && strcmp(quiet, "0")))
 		a.event = print_event;
@@ -223,8 +226,9 @@ int nvt_cmd_agent(const struct options *o)
 	signal(SIGPIPE, SIG_IGN);
 	if (a.event) {
 		char text[160];
-		snprintf(text, sizeof(text), "pid %ld, user %lu: poll %u us, hold %u ms, guard %u TPCs",
-			 (long)getpid(), (unsigned long)geteuid(), a.poll_us, a.hold_ms, a.default_guard);
+		snprintf(text, sizeof(text), "pid %ld, user %lu: poll %u us, hold %u ms, guard %u TPCs%s",
+			 (long)getpid(), (unsigned long)geteuid(), a.poll_us, a.hold_ms, a.default_guard,
+			 a.across_users ? ", across users" : "");
 		a.event(NULL, text);
 	}
 	rc = nvt_agent_run(&a);
