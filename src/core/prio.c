@@ -96,13 +96,37 @@ static void higher_union(const struct nvt_prio_task *t, int n, uint8_t prio, int
 	}
 }
 
-/* Guarded: at most budget TPCs of own outside active, away from held. */
+/* Every TPC of the GPCs that set touches (TPCs of unknown GPC: none). */
+static void gpcs_of(const struct nvt_topology *topo, const struct nvt_tpcset *set, struct nvt_tpcset *out)
+{
+	int touched[UNKNOWN_GPC + 1] = {0};
+
+	for (unsigned t = 0; t < NVT_MAX_TPCS; t++)
+		if (nvt_set_has(set, t))
+			touched[gpc_of(topo, t)] = 1;
+	touched[UNKNOWN_GPC] = 0;
+	nvt_set_clear(out);
+	for (unsigned t = 0; t < NVT_MAX_TPCS; t++)
+		if (touched[gpc_of(topo, t)])
+			nvt_set_add(out, t);
+}
+
+/*
+ * Guarded: at most budget TPCs of own outside active, away from held; never
+ * in a GPC an active higher task uses while own has TPCs elsewhere (a GPC's
+ * SMs share its resources, and a cluster launch that does not fit a
+ * partition runs on the whole GPCs it touches: src/shim/shim.c).
+ */
 static void guard_task(const struct nvt_topology *topo, struct nvt_prio_task *task, unsigned budget,
 		       const struct nvt_tpcset *active, const struct nvt_tpcset *held)
 {
-	struct nvt_tpcset avail;
+	struct nvt_tpcset avail, shared, apart;
 
 	nvt_set_andnot(&avail, &task->own, active);
+	gpcs_of(topo, active, &shared);
+	nvt_set_andnot(&apart, &avail, &shared);
+	if (nvt_set_count(&apart))
+		avail = apart;
 	if (!nvt_set_count(&avail)) {
 		/* Never empty: one TPC of own, in a GPC the active tasks use least. */
 		nvt_prio_pack(topo, &task->own, held, 1, &task->tpcs);

@@ -32,9 +32,10 @@ struct nvt_prio_task {
  * Decides tasks t[0..n-1], all on one GPU of topology topo:
  * - guarded, when a task of higher priority is active: at most guard TPCs
  *   (default_guard when 0; 0 too: no cap) of own less the active higher
- *   tasks' own partitions, packed into as few GPCs as possible, GPCs that no
- *   higher task holds first; when the higher tasks hold all of own, one TPC
- *   of own (NVT_MODE_SQUEEZED). Never empty.
+ *   tasks' own partitions, none in their GPCs while own has TPCs in others,
+ *   packed into as few GPCs as possible, GPCs that no higher task holds
+ *   first; when the higher tasks hold all of own, one TPC of own
+ *   (NVT_MODE_SQUEEZED). Never empty.
  * - borrowing, when no higher task is active: own and the own partitions of
  *   the idle higher tasks that lend (no NVT_PRIOF_NO_LEND); they are then
  *   NVT_MODE_LENDING.

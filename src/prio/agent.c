@@ -510,10 +510,16 @@ static int poll_all(struct agent *a, int64_t hold_ns)
 	return managed;
 }
 
-/* Gives every slot the agent changed its own partition back (waiting a little for writers). */
+/*
+ * Gives every slot the agent changed its own partition back, waiting a little
+ * for writers, and at most NVT_AGENT_RESTORE_MS in all (another user may hold
+ * her tasks' writer's locks: a service must still stop in time).
+ */
 static void restore_all(struct agent *a)
 {
-	for (int i = 0; i < a->n; i++) {
+	int64_t deadline = clock_ns() + (int64_t)NVT_AGENT_RESTORE_MS * 1000000;
+
+	for (int i = 0; i < a->n && clock_ns() < deadline; i++) {
 		struct task *t = &a->tasks[i];
 		for (int k = 0; k < t->n && !t->ignored; k++) {
 			struct slot *s = &t->s[k];
@@ -526,7 +532,7 @@ static void restore_all(struct agent *a)
 			if (!s->managed || (nvt_set_equal(&s->view.tpcs, &s->own) &&
 					    s->view.prio.mode == NVT_MODE_OWN))
 				continue;
-			for (int tries = 0; tries < 3; tries++) {
+			for (int tries = 0; tries < 3 && clock_ns() < deadline; tries++) {
 				if (write_slot(a, t, s, &s->own, NVT_MODE_OWN, 100) == 0 || t->ignored)
 					break;
 				if (nvt_seg_read(&t->h, s->index, &view, NULL) == 0)

@@ -24,6 +24,7 @@
 #define NVT_AGENT_GUARD 16          /* TPCs a guarded task keeps, unless it says */
 #define NVT_AGENT_RESCAN_MS 100     /* looks for new and ended tasks at most this often */
 #define NVT_AGENT_IDLE_EXIT_S 10    /* an agent started by the command ends after this long without a managed task */
+#define NVT_AGENT_RESTORE_MS 2000   /* the most an ending agent spends giving own partitions back */
 /* Bounds on one agent's work, whatever users leave in their run directories. */
 #define NVT_AGENT_MAX_TASKS 1024    /* tasks it follows at once */
 #define NVT_AGENT_OPENS_PER_SCAN 64 /* new tasks it opens per look */

@@ -109,6 +109,19 @@ static void test_guard_and_lend(void)
 	nvt_prio_decide(&topo24, 8, t, 2);
 	CHECK_STR(text(&t[1].tpcs), "6-9");
 	CHECK(t[1].mode == NVT_MODE_OWN);
+	/* Never in an active higher task's GPC while own has TPCs in others, even below the guard. */
+	t[0] = task("0-2", NVT_PRIO_HIGH, 1);
+	t[1] = task("3-8", NVT_PRIO_LOW, 1);
+	t[1].guard = 6;
+	nvt_prio_decide(&topo24, 8, t, 2);
+	CHECK_STR(text(&t[1].tpcs), "6-8");
+	CHECK(t[1].mode == NVT_MODE_GUARDED);
+	/* ... but in it when own has nothing else (not squeezed: its own TPCs there are free). */
+	t[1] = task("3-5", NVT_PRIO_LOW, 1);
+	nvt_prio_decide(&topo24, 8, t, 2);
+	CHECK_STR(text(&t[1].tpcs), "3-5");
+	CHECK(t[1].mode == NVT_MODE_OWN);
+	t[0] = task("0-5", NVT_PRIO_HIGH, 1);
 	/* Guard 0 and no default: no cap, only off the high task's TPCs. */
 	t[1] = task("0-23", NVT_PRIO_LOW, 1);
 	nvt_prio_decide(&topo24, 0, t, 2);
