@@ -54,6 +54,8 @@ struct slot {
 	int managed;             /* a priority, and an own partition known */
 	int settled;             /* view is what the segment holds */
 	int changed;             /* we gave it a partition other than own */
+	uint64_t written_seq;    /* the seq of our last write until a launch applied it; 0: none */
+	int64_t written_ns;      /* when we wrote it */
 	int was_active;          /* as the last decision saw it */
 	uint64_t decided_seq;    /* view.seq the last decision left in place; 0: decide again */
 };
@@ -229,6 +231,8 @@ static int write_slot(struct agent *a, struct task *t, struct slot *s, const str
 		return -1;
 	}
 	s->changed = !nvt_set_equal(tpcs, &s->own) || mode != NVT_MODE_OWN;
+	s->written_seq = s->settled ? s->view.seq : 0;
+	s->written_ns = clock_ns();
 	nvt_format_list(tpcs, list, sizeof(list));
 	event(a, "pid %ld slot %d: TPCs %s (%s)", (long)t->pid, s->index, list, nvt_prio_mode_name(mode));
 	return 0;
@@ -245,6 +249,13 @@ static void poll_slot(struct agent *a, struct task *t, struct slot *s, int64_t h
 		return;
 	}
 	launches = nvt_slot_launches(&copy);
+	/* The task's first launch on what we wrote (its shim reports it): the reaction's
+	 * second half, in the log (within a poll of when it happened). */
+	if (s->written_seq && copy.applied_seq == s->written_seq) {
+		event(a, "pid %ld slot %d: applied within %lld us of the write", (long)t->pid, s->index,
+		      (long long)((a->now - s->written_ns) / 1000));
+		s->written_seq = 0;
+	}
 	if (launches != s->launches) {
 		s->launches = launches;
 		s->active_until = a->now + hold_ns;
