@@ -58,13 +58,14 @@ LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
-LAYERS = core os gpu seg mps alloc shim
-CORE = tpcset tmd topo segment gpusel ptree claim mpslog profile
+LAYERS = core os gpu seg mps alloc prio shim
+CORE = tpcset tmd topo segment gpusel ptree claim mpslog profile prio
 OS = sysutil slurmproc child
 GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segown inherit
 MPS = mps
 ALLOC = reserve
+PRIO = agent agentlock
 SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi
 SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h include/libsmctrl.h
 
@@ -77,8 +78,9 @@ SEG_OBJ = $(SEG:%=$(O)/seg/%.o)
 SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/seg/inherit.o \
 	$(O)/os/sysutil.o
 # What the command and the Slurm plugin link besides their own files.
-LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o)
-CMD_SRC = main common output run pid tree list mpsctl topology profile profreport plot plan
+LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o) \
+	$(PRIO:%=$(O)/prio/%.o)
+CMD_SRC = main common output run pid tree list mpsctl topology prio profile profreport plot plan
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 
 CLI = $(B)/bin/nvtaskset
@@ -202,7 +204,7 @@ $(SMCTRL): $(O)/shim/libsmctrl.o $(SHIM)
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/test_ptree $(T)/test_profile $(T)/test_slurm \
+	$(T)/test_ptree $(T)/test_profile $(T)/test_prio $(T)/test_slurm \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
 	$(T)/smctrlapp
 

@@ -34,6 +34,13 @@ extern "C" {
  * the CLI for the COMMAND it execs. See "Control segment" below.
  */
 #define NVT_ENV_PARTITION_FOR "NVTASKSET_PARTITION_FOR"
+/*
+ * A new task's priority (docs/priorities.md), "LEVEL[,guard=N][,no-lend]",
+ * LEVEL high, normal or low: set by the CLI and the Slurm plugin beside
+ * NVT_ENV_PARTITION, and taken with it (see "Where a new task's partitions
+ * come from": only where the partitions come from the environment).
+ */
+#define NVT_ENV_PRIORITY "NVTASKSET_PRIORITY"
 /* Any non-empty value other than "0" silences the shim's warnings. */
 #define NVT_ENV_QUIET "NVTASKSET_QUIET"
 /* "0": CUDA graphs do not follow partition changes (they keep the TPCs they
@@ -176,7 +183,7 @@ struct nvt_topology {
 
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
 #define NVT_LAUNCH_STRIPES 8
-#define NVT_SEG_VERSION 4u
+#define NVT_SEG_VERSION 5u
 
 enum nvt_slot_state {
 	NVT_SLOT_UNSET = 0, /* no partition: launches are left untouched */
@@ -191,13 +198,54 @@ enum nvt_slot_state {
  */
 #define NVT_SLOTF_CLAIM 0x1u
 
+/*
+ * Priorities (docs/priorities.md). A task with a priority (prio != NVT_PRIO_NONE)
+ * on a GPU is managed there by a priority agent (nvtaskset --agent): own is the
+ * partition its user gave it (-c, -g, -n, -p), tpcs what its launches use now,
+ * which the agent sets from own, the priorities and the activity of the GPU's
+ * managed tasks: guarded (at most guard TPCs of own, while a task of higher
+ * priority launches), borrowing (own and idle higher tasks' TPCs), or own.
+ * Writers of a partition (-p, a start) set own and tpcs alike; the agent
+ * writes only tpcs and mode, under the writer's lock, so a task's own
+ * partition is always in its segment, whatever happens to an agent. A task
+ * without a priority is never changed by an agent, and guards nobody.
+ */
+enum nvt_prio {
+	NVT_PRIO_NONE = 0, /* not managed: exactly as without priorities */
+	NVT_PRIO_LOW = 1,
+	NVT_PRIO_NORMAL = 2,
+	NVT_PRIO_HIGH = 3,
+};
+#define NVT_PRIO_LEVELS 4
+/* prio flags: NVT_PRIOF_NO_LEND: while idle, this task's TPCs are not lent. */
+#define NVT_PRIOF_NO_LEND 0x1u
+/* What the agent made of tpcs (for display; the agent writes it with tpcs). */
+enum nvt_prio_mode {
+	NVT_MODE_OWN = 0,       /* tpcs = own */
+	NVT_MODE_GUARDED = 1,   /* a higher task is active: at most guard TPCs of own */
+	NVT_MODE_BORROWING = 2, /* no higher task active: own and idle higher tasks' TPCs */
+	NVT_MODE_LENDING = 3,   /* own; idle, and a lower task borrows its TPCs */
+	NVT_MODE_SQUEEZED = 4,  /* guarded, and higher tasks hold all of own: 1 TPC of it */
+};
+#define NVT_PRIO_MODES 5
+
+struct nvt_slot_prio {
+	struct nvt_tpcset own; /* the user's partition (prio set, state NVT_SLOT_SET) */
+	uint8_t prio;          /* enum nvt_prio */
+	uint8_t flags;         /* NVT_PRIOF_* */
+	uint8_t mode;          /* enum nvt_prio_mode */
+	uint8_t reserved;
+	uint32_t guard;        /* TPCs while guarded; 0: the agent's default */
+};
+
 struct nvt_gpu_slot {
 	uint64_t seq;          /* sequence lock, see above */
 	uint32_t state;        /* enum nvt_slot_state */
 	uint32_t flags;        /* NVT_SLOTF_* */
 	uint8_t uuid[16];      /* the GPU this slot is for; all zero: free */
-	struct nvt_tpcset tpcs; /* enabled logical TPCs */
+	struct nvt_tpcset tpcs; /* enabled logical TPCs (with a priority: the current ones) */
 	struct nvt_topology topo;
+	struct nvt_slot_prio prio; /* priority and own partition, see above */
 	/* Written by the shim, read by the CLI (no sequence lock): */
 	uint64_t applied_seq;  /* seq of the partition launches now use; 0 until a launch used one */
 	uint64_t rejected_seq; /* last seq refused: it enabled no working TPC */

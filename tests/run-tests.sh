@@ -46,6 +46,23 @@ stop_fake_mps() {
 		done
 	done
 }
+# Stops the priority agents a test left running (started by a command, they
+# carry no $WORK in their command line): each named by a pid file of the run
+# directories (docs/priorities.md), and waits for them to end.
+stop_agents() {
+	local f pid i
+	for f in "$NVTASKSET_RUNDIR"/nvtaskset-*/agent.pid; do
+		[ -f "$f" ] || continue
+		pid=$(cut -d' ' -f1 "$f")
+		[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || continue
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.02
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	return 0
+}
 # Gives an MPS test a pipe directory of its own.
 own_mps_dirs() {
 	export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe.$1 CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log.$1
@@ -57,6 +74,7 @@ own_mps_dirs() {
 TMP_HOLD=$(mktemp -d /var/tmp/nvtaskset-hold.XXXXXX 2>/dev/null || mktemp -d /dev/shm/nvtaskset-hold.XXXXXX)
 cleanup() {
 	stop_fake_mps
+	stop_agents
 	pkill -KILL -f "$WORK" 2>/dev/null
 	rm -rf "$WORK"
 	rmdir "$TMP_HOLD" 2>/dev/null
@@ -194,6 +212,7 @@ for name in ${*:-$ALL}; do
 	kill -KILL "$watchdog" 2>/dev/null
 	wait "$watchdog" 2>/dev/null
 	stop_fake_mps
+	stop_agents
 	pkill -KILL -f "$WORK/" 2>/dev/null
 	wait 2>/dev/null
 	if [ $rc == 0 ]; then

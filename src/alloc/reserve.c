@@ -60,6 +60,7 @@
  */
 #define _GNU_SOURCE
 #include "reserve.h"
+#include "core/prio.h"
 #include "core/claim.h"
 #include "core/gpusel.h"
 #include "core/tpcset.h"
@@ -197,7 +198,12 @@ static int scan_task(const struct nvt_seg_handle *h, const struct nvt_claim_gpu 
 		if (rc || view.state != NVT_SLOT_SET || memcmp(view.uuid, req[i].uuid, 16))
 			continue;
 		held.claim = !!(view.flags & NVT_SLOTF_CLAIM);
-		held.tpcs = view.tpcs;
+		/* A task with a priority holds its own partition, whatever an
+		 * agent lets it use now (guarded or borrowing). */
+		if (view.prio.prio != NVT_PRIO_NONE)
+			nvt_prio_own_of(&view, &held.tpcs);
+		else
+			held.tpcs = view.tpcs;
 		if (held_push(&found[i], &held))
 			return -1;
 	}
@@ -396,6 +402,10 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 				out[i].flags = NVT_SLOTF_CLAIM;
 				out[i].tpcs = next;
 				out[i].topo = req[i].topo;
+				if (out[i].prio.prio != NVT_PRIO_NONE) {
+					out[i].prio.own = next; /* the task's own partition now */
+					out[i].prio.mode = NVT_MODE_OWN;
+				}
 				claimed[i] = 1;
 				if (t->write(t, i, &out[i], why, len))
 					goto fail;
@@ -487,6 +497,7 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 		memcpy(idle[i].uuid, req[i].uuid, 16);
 		idle[i].topo = req[i].topo;
 		idle[i].state = NVT_SLOT_UNSET;
+		idle[i].prio = req[i].prio;
 		out[i] = idle[i];
 		write_own(&t, i, &out[i], why, len);
 	}

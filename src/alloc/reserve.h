@@ -42,6 +42,7 @@ struct nvt_claim_gpu {
 	unsigned gpcs;              /* 0, or pick this many whole GPCs that hold at
 				     * most count TPCs together (nvt_topo_pick_gpcs) */
 	enum nvt_strategy strategy; /* without gpcs: as nvt_topo_pick */
+	struct nvt_slot_prio prio;  /* a start's priority (nvt_claim; own is set to the pick) */
 };
 
 enum nvt_reserve_rc {

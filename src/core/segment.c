@@ -14,6 +14,7 @@
 
 #define PAYLOAD_BEGIN offsetof(struct nvt_gpu_slot, state)
 #define PAYLOAD_END offsetof(struct nvt_gpu_slot, applied_seq)
+_Static_assert(sizeof(struct nvt_slot_prio) % 8 == 0, "the priority fields are word aligned");
 #define PAYLOAD_WORDS ((PAYLOAD_END - PAYLOAD_BEGIN) / 8)
 
 _Static_assert(offsetof(struct nvt_gpu_slot, uuid) % 8 == 0, "a slot's UUID is word aligned");
@@ -29,6 +30,7 @@ struct payload {
 	uint8_t uuid[16];
 	struct nvt_tpcset tpcs;
 	struct nvt_topology topo;
+	struct nvt_slot_prio prio;
 };
 _Static_assert(sizeof(struct payload) == PAYLOAD_END - PAYLOAD_BEGIN, "payload matches the slot");
 
@@ -113,6 +115,7 @@ int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, in
 		memcpy(out->uuid, copy.p.uuid, sizeof(out->uuid));
 		out->tpcs = copy.p.tpcs;
 		out->topo = copy.p.topo;
+		out->prio = copy.p.prio;
 		return 0;
 	}
 	return -1;
@@ -128,6 +131,7 @@ uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, const struct nvt_slot_view *v
 	memcpy(next.p.uuid, view->uuid, sizeof(next.p.uuid));
 	next.p.tpcs = view->tpcs;
 	next.p.topo = view->topo;
+	next.p.prio = view->prio;
 	return nvt_seq_write(&slot->seq, (uint64_t *)((char *)slot + PAYLOAD_BEGIN), next.w,
 			     PAYLOAD_WORDS);
 }

@@ -19,6 +19,7 @@ struct nvt_slot_view {
 	uint8_t uuid[16]; /* the slot's GPU; all zero: a free slot */
 	struct nvt_tpcset tpcs;
 	struct nvt_topology topo;
+	struct nvt_slot_prio prio; /* priority, own partition (nvtaskset.h) */
 };
 
 enum nvt_seg_check {
@@ -55,7 +56,7 @@ uint64_t nvt_slot_seq(const struct nvt_gpu_slot *slot);
 int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, int tries);
 
 /*
- * Publishes view's state, uuid, tpcs and topo in slot (view->seq is not
+ * Publishes view's state, flags, uuid, tpcs, topo and prio in slot (view->seq is not
  * used). The caller must exclude other writers (the CLI holds the writer's
  * lock, see nvtaskset.h).
  * Readers never see a mix of old and new. A slot left mid-write by a dead

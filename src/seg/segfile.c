@@ -303,6 +303,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 		memcpy(view->uuid, copy.uuid, sizeof(view->uuid));
 		view->tpcs = copy.tpcs;
 		view->topo = copy.topo;
+		view->prio = copy.prio;
 		if (status) {
 			status->applied = copy.applied_seq;
 			status->rejected = copy.rejected_seq;

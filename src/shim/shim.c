@@ -424,6 +424,12 @@ static void place_cluster_launch(const struct hw_masks *m, void *tmd, unsigned c
 		     whole_gpcs ? "the whole GPCs its partition touches" : "every TPC of the GPU");
 }
 
+void shim_count_launch(int slot)
+{
+	if (slot >= 0 && slot < NVT_MAX_GPUS && shim.seg)
+		nvt_slot_count_launch(&shim.seg->gpu[slot], launch_stripe());
+}
+
 void shim_on_launch(void *user, int domain, int cbid, const void *params)
 {
 	const uint32_t *size = params;

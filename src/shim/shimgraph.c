@@ -561,9 +561,13 @@ static void on_launch_or_upload(int cbid, int site, void *const *args, int resul
 		if (e)
 			refresh_if_changed(e);
 	} else if (tls.current) {
+		int replay = cbid == NVT_CBID_cuGraphLaunch || cbid == NVT_CBID_cuGraphLaunch_ptsz;
 		if (result == 0)
-			launch_done(tls.current,
-				    cbid == NVT_CBID_cuGraphLaunch || cbid == NVT_CBID_cuGraphLaunch_ptsz);
+			launch_done(tls.current, replay);
+		/* A replay is launched work, though no launch callback shows
+		 * it: a priority agent sees the task active. */
+		if (result == 0 && replay)
+			shim_count_launch(tls.current->slot);
 		tls.current = NULL;
 	}
 }

@@ -24,6 +24,7 @@
 #include "core/ptree.h"
 #include "seg/segfile.h"
 #include "core/segment.h"
+#include "core/prio.h"
 #include "core/tmd.h"
 #include "core/topo.h"
 #include "core/tpcset.h"
@@ -87,6 +88,20 @@ static int environment_partitions(struct nvt_slot_view *parts)
 		shim_warn("ignoring malformed %s=\"%.64s...\"; running unpartitioned", NVT_ENV_PARTITION,
 		     text);
 		return 0;
+	}
+	/* Its priority, if it has one (docs/priorities.md): own = the partition given. */
+	text = secure_getenv(NVT_ENV_PRIORITY);
+	if (text && *text) {
+		struct nvt_slot_prio prio = {0};
+		if (nvt_prio_env_parse(text, &prio)) {
+			shim_warn("ignoring malformed %s=\"%.64s\"; running without a priority",
+				  NVT_ENV_PRIORITY, text);
+			return n;
+		}
+		for (int i = 0; i < n; i++) {
+			parts[i].prio = prio;
+			nvt_prio_own_of(&parts[i], &parts[i].prio.own); /* all TPCs when "all" */
+		}
 	}
 	return n;
 }

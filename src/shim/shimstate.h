@@ -131,6 +131,9 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params);
 /* shimgraph.c: CUDA graphs follow partition changes */
 void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle);
 void shim_graph_api(int cbid, const void *data);
+/* shim.c: counts one launch in slot's launch counters (a graph replay: its
+ * kernels' callbacks came at its upload), as the launch path does. */
+void shim_count_launch(int slot);
 /* Whether this thread is inside a graph upload (cheap: a thread-local read). */
 int shim_graph_busy(void);
 /* The launch callback built a graph kernel's TMD for slot (-1: none) with

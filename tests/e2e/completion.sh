@@ -44,6 +44,8 @@ t_completion_values() {
 	eq "$(complete_words nvtaskset -n 4 --strategy c)" "clusters"
 	eq "$(complete_words nvtaskset --strategy = p)" "packed" "--strategy=p"
 	eq "$(complete_words nvtaskset --mps '')" "start status stop"
+	eq "$(complete_words nvtaskset --priority '')" "high low none normal"
+	eq "$(complete_words nvtaskset --guard '')" "" "a TPC count"
 	eq "$(complete_words nvtaskset --mps st)" "start status stop"
 	eq "$(complete_words nvtaskset -n '')" "" "a TPC count"
 	eq "$(complete_words nvtaskset -pn '')" "" "a TPC count after -pn"
@@ -116,5 +118,7 @@ t_completion_command() {
 	has " $(complete_words nvtaskset -c 0-3 ls --al) " " --all "
 	has " $(complete_words nvtaskset -n 3 ls --al) " " --all "
 	eq "$(complete_words nvtaskset --mps '')" "start status stop"
+	eq "$(complete_words nvtaskset --priority '')" "high low none normal"
+	eq "$(complete_words nvtaskset --guard '')" "" "a TPC count"
 	has " $(complete_words nvtaskset -g '') " " 0 "
 }

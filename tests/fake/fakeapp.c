@@ -17,6 +17,10 @@
  *   fakeapp cluster N                     one launch in thread-block clusters of N
  *                                         (cuLaunchKernelEx); print it
  *
+ * "loop" launches nothing while the file $FAKEAPP_PAUSE exists (an idle
+ * task), and appends "NS LIST" to the file $FAKEAPP_STAMP whenever its TPCs
+ * change and "NS resume" before its first launch after a pause, NS the
+ * CLOCK_MONOTONIC time (the priority agent's reaction time).
  * FAKEAPP_DEVICE=D makes device D's context current first; FAKEAPP_ALL=1
  * makes "launch" and "loop" launch on every device in turn (printing and
  * writing each device's result, joined by '|').
@@ -264,19 +268,44 @@ static int launch_round(struct fakecuda_launch *rec, char *now, size_t len, long
 	return rc;
 }
 
+/* Appends "NS TEXT" to $FAKEAPP_STAMP, if set. */
+static void stamp(const char *text)
+{
+	const char *path = getenv("FAKEAPP_STAMP");
+	struct timespec ts;
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "a")))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(f, "%lld %s\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, text);
+	fclose(f);
+}
+
 /* Launches until stop exists, or go (if given) does; returns 1 on a hang. */
 static int loop_until(const char *stop, const char *go, const char *state)
 {
 	char prev[1200] = "-", now[1200];
+	const char *hold = getenv("FAKEAPP_PAUSE");
 	long n = 0, hung = 0;
 	struct timespec pause = {0, 200000};
+	int paused = 0;
 
 	while (!exists(stop) && !(go && exists(go))) {
 		struct fakecuda_launch rec;
+		if (hold && exists(hold)) {
+			paused = 1;
+			nanosleep(&pause, NULL);
+			continue;
+		}
+		if (paused)
+			stamp("resume");
+		paused = 0;
 		launch_round(&rec, now, sizeof(now), &hung);
 		n++;
 		if (strcmp(now, prev)) {
 			write_state(state, now);
+			stamp(now);
 			strcpy(prev, now);
 		}
 		nanosleep(&pause, NULL);

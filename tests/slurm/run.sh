@@ -724,11 +724,34 @@ s_two_gpus() {
 	no_claims
 }
 
+s_priority() {
+	# --gpu-priority: the tasks get the priority (and their partition from the environment,
+	# not from slurmstepd's segment); -l shows it; a bad value is refused.
+	local p json out rc
+	submit p -n1 --gpu-tpcs=16 --gpu-priority=low,guard=4
+	p=$(state p 0)
+	eq "$(count "$p")" 16 "TPCs of job p"
+	eq "$(envof p 0 NVTASKSET_PRIORITY)" "low,guard=4" "the task's NVTASKSET_PRIORITY"
+	[ -n "$(envof p 0 NVTASKSET_PARTITION_FOR)" ] || die "no NVTASKSET_PARTITION_FOR"
+	json=$(timeout 20 "$NVT" -l --json)
+	python3 - "$json" "$(sed -n 's/^pid=//p' "$OUT/p.0.env")" "$p" <<'PY' || die "bad JSON: $json"
+import json, sys
+rows = {t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}
+g = rows[int(sys.argv[2])]
+assert g["priority"] == "low" and g["guard"] == 4 and g["own_tpcs"] == sys.argv[3], g
+PY
+	finish p
+	out=$(timeout 60 srun -n1 --gpu-tpcs=4 --gpu-priority=urgent true 2>&1) && rc=0 || rc=$?
+	[ "$rc" != 0 ] || die "srun --gpu-priority=urgent succeeded: $out"
+	has "$out" "--gpu-priority takes LEVEL"
+	no_claims
+}
+
 # ---- Driver -------------------------------------------------------------------
 
 PASS=0 FAIL=0 SKIP=0 FAILED=""
 ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user spoofed_holder requests gpcs
-	node_name mps_prolog mps_control"
+	node_name mps_prolog mps_control priority"
 PRIVATE="mps_squat"
 TWO_GPUS="two_gpus gpu_gres"
 for name in ${*:-$ONE_GPU $PRIVATE $TWO_GPUS}; do

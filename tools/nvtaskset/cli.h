@@ -56,6 +56,14 @@ struct options {
 	int all_tasks; /* -a: -p acts on the task and its descendants */
 	int launched_only; /* --launched: -l leaves out tasks that launched no kernel */
 	int channels; /* --channels: a count or NVT_CHANNELS_CUDA; 0: not given */
+	/* Priorities (prio.c, docs/priorities.md) */
+	int prio_given;    /* --priority */
+	uint8_t prio;      /* enum nvt_prio (--priority none: NVT_PRIO_NONE) */
+	unsigned guard;    /* --guard: TPCs while guarded (with --agent: the default); 0: none given */
+	int no_lend;       /* --no-lend */
+	int agent;         /* --agent */
+	int across_users;  /* --across-users: root's agent compares users' priorities */
+	unsigned hold_ms, poll_us, idle_exit_s; /* --hold, --poll, --idle-exit (0: not given) */
 };
 
 /* ---- The sub-commands (one file each) ---- */
@@ -64,6 +72,24 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv);   /* pid.c */
 int nvt_cmd_list(const struct options *o);                         /* list.c */
 int nvt_cmd_mps(const struct options *o);                          /* mpsctl.c */
 int nvt_cmd_topology(const struct options *o);                     /* topology.c */
+int nvt_cmd_agent(const struct options *o);                        /* prio.c */
+
+/* ---- prio.c: priorities ---- */
+/* An option's number from min to max; exits (bad usage) otherwise. */
+unsigned prio_number(const char *what, const char *text, unsigned min, unsigned max);
+/*
+ * Sets the priority part of want, a partition a writer gives a task: old's
+ * (the slot it replaces, or NULL) or the options', with own = its TPCs.
+ */
+void prio_carry(const struct options *o, struct nvt_slot_view *want, const struct nvt_slot_view *old);
+/* -p --priority without a MASK: the task's slots with their own partitions, into
+ * parts. Returns how many, or -1 with the reason in why. */
+int prio_plan(const struct options *o, const struct nvt_seg_handle *h, struct nvt_slot_view *parts,
+	      char *why, size_t len);
+/* Sets (or, without a priority, unsets) NVT_ENV_PRIORITY for a COMMAND started. */
+void prio_start_env(const struct options *o);
+/* Starts the caller's priority agent, detached, unless it or root's runs. Never waits for it. */
+void prio_autostart(void);
 
 /* ---- pid.c: the steps of -p for one task, which -a repeats for each ---- */
 /*

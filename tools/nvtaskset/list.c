@@ -24,6 +24,8 @@
 
 #include "cli.h"
 #include "os/slurmproc.h"
+#include "core/prio.h"
+#include "prio/agent.h"
 
 /* One GPU's partition of a task. */
 struct gpu_part {
@@ -33,6 +35,8 @@ struct gpu_part {
 	int applied;           /* a launch used it: the task launched on this GPU since it was set */
 	int refused;           /* the task refused it and runs on its previous one */
 	uint64_t launches;     /* kernels the task launched on this GPU */
+	struct nvt_slot_prio prio; /* its priority; prio.own its own partition (set_own) */
+	int lending;           /* idle, and a lower task borrows its TPCs (find_lenders) */
 };
 
 /* What -l shows of one task: a partition per GPU it has a slot for. */
@@ -111,6 +115,9 @@ static int read_row(const struct options *o, const struct task_tree *t, pid_t pi
 		p->applied = st.applied == view.seq;
 		p->refused = view.seq && st.rejected == view.seq;
 		p->launches = st.launches;
+		p->prio = view.prio;
+		if (view.prio.prio != NVT_PRIO_NONE)
+			nvt_prio_own_of(&view, &p->prio.own);
 		r->n++;
 	}
 	r->pid = pid;
@@ -129,6 +136,22 @@ static int read_row(const struct options *o, const struct task_tree *t, pid_t pi
 static void json_pid_or_null(const char *key, pid_t pid)
 {
 	printf(pid > 0 ? ",\"%s\":%ld" : ",\"%s\":null", key, (long)pid);
+}
+
+/* "priority", "own_tpcs", "mode", "guard", "lend" of a GPU (docs/json.md): nulls without a priority. */
+static void json_prio_fields(const struct gpu_part *p)
+{
+	char list[NVT_LIST_TEXT_MAX];
+
+	if (p->prio.prio == NVT_PRIO_NONE) {
+		printf(",\"priority\":null,\"own_tpcs\":null,\"mode\":null,\"guard\":null,\"lend\":null");
+		return;
+	}
+	nvt_format_list(&p->prio.own, list, sizeof(list));
+	printf(",\"priority\":\"%s\",\"own_tpcs\":\"%s\",\"mode\":\"%s\",", nvt_prio_name(p->prio.prio),
+	       list, p->lending ? "lending" : nvt_prio_mode_name(p->prio.mode));
+	printf(p->prio.guard ? "\"guard\":%u" : "\"guard\":null", (unsigned)p->prio.guard);
+	printf(",\"lend\":%s", p->prio.flags & NVT_PRIOF_NO_LEND ? "false" : "true");
 }
 
 static void print_json(const struct row *r, int first)
@@ -162,8 +185,10 @@ static void print_json(const struct row *r, int first)
 		json_gpu_start(stdout, p->uuid);
 		putchar(',');
 		json_partition_fields(stdout, p->state, &p->tpcs);
-		printf(",\"applied\":%s,\"refused\":%s,\"launches\":%" PRIu64 "}",
+		printf(",\"applied\":%s,\"refused\":%s,\"launches\":%" PRIu64,
 		       p->applied ? "true" : "false", p->refused ? "true" : "false", p->launches);
+		json_prio_fields(p);
+		putchar('}');
 	}
 	printf("]}");
 }
@@ -256,6 +281,46 @@ static void col_tpcs(const struct row *r, int terminal, char *buf, size_t len)
 	}
 }
 
+/* Each GPU's priority, mode or own partition ("-" without a priority), as col_tpcs lists GPUs. */
+static void prio_column(const struct row *r, int what, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	snprintf(buf, len, "-");
+	for (int i = 0; i < r->n && used + NVT_LIST_TEXT_MAX + 16 < len; i++) {
+		const struct gpu_part *p = &r->gpu[i];
+		char list[NVT_LIST_TEXT_MAX];
+		const char *text = list;
+		if (p->prio.prio == NVT_PRIO_NONE)
+			text = "-";
+		else if (what == 0)
+			text = nvt_prio_name(p->prio.prio);
+		else if (what == 1)
+			text = p->lending ? "lending" : nvt_prio_mode_name(p->prio.mode);
+		else
+			nvt_format_list(&p->prio.own, list, sizeof(list));
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "", text);
+	}
+}
+
+static void col_prio(const struct row *r, int terminal, char *buf, size_t len)
+{
+	(void)terminal;
+	prio_column(r, 0, buf, len);
+}
+
+static void col_mode(const struct row *r, int terminal, char *buf, size_t len)
+{
+	(void)terminal;
+	prio_column(r, 1, buf, len);
+}
+
+static void col_own(const struct row *r, int terminal, char *buf, size_t len)
+{
+	(void)terminal;
+	prio_column(r, 2, buf, len);
+}
+
 /* The Slurm job step the task runs in (src/os/slurmproc.h), "-" for none. */
 static void col_jobstep(const struct row *r, int terminal, char *buf, size_t len)
 {
@@ -264,25 +329,87 @@ static void col_jobstep(const struct row *r, int terminal, char *buf, size_t len
 }
 
 /* The columns before COMMAND; width < 0: left-aligned, as printf's. A
- * column marked slurm is shown only when a task runs in a Slurm job step. */
+ * column marked SLURM is shown only when a task runs in a Slurm job step,
+ * one marked PRIO only when a task has a priority. */
+#define SLURM 1
+#define PRIO 2
 static const struct column {
 	const char *name;
 	int width;
 	column_text text;
-	int slurm;
+	int only;
 } columns[] = {
 	{"PID", 7, col_pid, 0},        {"PPID", 7, col_ppid, 0},         {"USER", -10, col_user, 0},
-	{"GPU", -5, col_gpu, 0},       {"LAUNCHES", 8, col_launches, 0}, {"TPCS", -20, col_tpcs, 0},
-	{"JOBSTEP", -12, col_jobstep, 1},
+	{"GPU", -5, col_gpu, 0},       {"LAUNCHES", 8, col_launches, 0}, {"PRIO", -6, col_prio, PRIO},
+	{"MODE", -9, col_mode, PRIO},  {"OWN", -12, col_own, PRIO},      {"TPCS", -20, col_tpcs, 0},
+	{"JOBSTEP", -12, col_jobstep, SLURM},
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 
 /* Show the Slurm columns: some task listed runs in a Slurm job step. */
 static int slurm_columns;
+/* Show the priority columns: some task listed has a priority. */
+static int prio_columns;
 
 static int column_shown(size_t c)
 {
-	return !columns[c].slurm || slurm_columns;
+	return !columns[c].only || (columns[c].only == SLURM && slurm_columns) ||
+	       (columns[c].only == PRIO && prio_columns);
+}
+
+/* Marks the idle tasks whose TPCs a lower task of their GPU borrows. */
+static void find_lenders(struct row *rows, size_t n)
+{
+	for (size_t a = 0; a < n; a++)
+		for (int i = 0; i < rows[a].n; i++) {
+			struct gpu_part *p = &rows[a].gpu[i];
+			for (size_t b = 0; b < n && p->prio.prio != NVT_PRIO_NONE; b++)
+				for (int j = 0; j < rows[b].n; j++) {
+					const struct gpu_part *q = &rows[b].gpu[j];
+					struct nvt_tpcset both;
+					if (q->prio.mode != NVT_MODE_BORROWING || q->prio.prio == NVT_PRIO_NONE ||
+					    q->prio.prio >= p->prio.prio || memcmp(q->uuid, p->uuid, 16))
+						continue;
+					nvt_set_and(&both, &q->tpcs, &p->prio.own);
+					p->lending |= p->prio.mode == NVT_MODE_OWN && nvt_set_count(&both) > 0;
+				}
+		}
+}
+
+/* The priority agents that run: root's, and those of the users of tasks with a priority. */
+static void print_agents(const struct row *rows, size_t n, int json)
+{
+	uid_t seen[64];
+	size_t n_seen = 0;
+	int printed = 0;
+
+	seen[n_seen++] = 0;
+	for (size_t k = 0; k < n && n_seen < 64; k++) {
+		int has = 0, known = 0;
+		for (int i = 0; i < rows[k].n; i++)
+			has |= rows[k].gpu[i].prio.prio != NVT_PRIO_NONE;
+		for (size_t s = 0; s < n_seen; s++)
+			known |= seen[s] == rows[k].uid;
+		if (has && !known)
+			seen[n_seen++] = rows[k].uid;
+	}
+	if (json)
+		printf(",\"agents\":[");
+	for (size_t s = 0; s < n_seen; s++) {
+		pid_t pid;
+		if (!nvt_agent_running(nvt_rundir(), seen[s], &pid))
+			continue;
+		if (json)
+			printf("%s{\"uid\":%lu,\"pid\":%ld}", printed ? "," : "", (unsigned long)seen[s],
+			       (long)pid);
+		else
+			printf("priority agent: pid %ld (uid %lu)\n", (long)pid, (unsigned long)seen[s]);
+		printed = 1;
+	}
+	if (json)
+		printf("]");
+	else if (!printed)
+		printf("priority agent: none runs; tasks keep the partitions they have\n");
 }
 
 /* Width left for COMMAND in a terminal, or 0: no limit (piped output). */
@@ -353,8 +480,12 @@ int nvt_cmd_list(const struct options *o)
 	for (int i = 0; i < t.n_tasks; i++)
 		if (read_row(o, &t, t.tasks[i], &rows[n]) == 0)
 			pids[n++] = t.tasks[i]; /* ascending, as the tasks */
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++) {
 		slurm_columns |= rows[k].slurm_step[0] != '\0';
+		for (int i = 0; i < rows[k].n; i++)
+			prio_columns |= rows[k].gpu[i].prio.prio != NVT_PRIO_NONE;
+	}
+	find_lenders(rows, n);
 	width = command_width();
 	/* Each task under the nearest task shown that it descends from. */
 	nvt_links_nearest(t.links, t.n_links, pids, n, up);
@@ -373,8 +504,13 @@ int nvt_cmd_list(const struct options *o)
 		else
 			print_text(r, width);
 	}
-	if (o->json)
-		printf("]}\n");
+	if (o->json) {
+		printf("]");
+		print_agents(rows, n, 1);
+		printf("}\n");
+	} else if (prio_columns) {
+		print_agents(rows, n, 0);
+	}
 	free(rows), free(pids), free(up), free(order), free(depth);
 	task_tree_free(&t);
 	return EXIT_SUCCESS;

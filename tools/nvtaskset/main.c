@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "core/mpslog.h"
 #include "profile.h"
+#include "core/prio.h"
 
 /*
  * Exported (the Makefile links with --export-dynamic-symbol=NVT_CLI_MARKER):
@@ -38,6 +39,7 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      " nvtaskset --mps status|start|stop\n"
 	      " nvtaskset --profile [options] COMMAND [ARG...]\n"
 	      " nvtaskset --plan [--gpu GPU] [--json] FILE\n"
+	      " nvtaskset --agent [--hold MS] [--poll US] [--guard N]\n"
 	      "\n"
 	      "Run a CUDA program on a set of GPU TPCs (thread processing clusters, two SMs\n"
 	      "each), or show or change the TPCs of a running task.\n"
@@ -77,6 +79,26 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "                       them in earlier studies (not on an H100 with\n"
 	      "                       driver 580), and costs ~115 ms a start in MPS.\n"
 	      "                       A CUDA_DEVICE_MAX_CONNECTIONS already set stays\n"
+	      "     --priority LEVEL  high, normal or low: while a task of higher priority\n"
+	      "                       launches on a GPU, this one keeps at most its guard\n"
+	      "                       of its TPCs; while none does, it may use the TPCs of\n"
+	      "                       idle higher tasks (with -p: none ends it); starts\n"
+	      "                       your priority agent if none runs\n"
+	      "     --guard N         with --priority, the TPCs the task keeps while\n"
+	      "                       guarded (with --agent: the default for tasks\n"
+	      "                       without one)\n"
+	      "     --no-lend         with --priority, lend this task's TPCs to nobody\n"
+	      "                       while it is idle\n"
+	      "     --agent           run the priority agent in the foreground (one per\n"
+	      "                       user; root's manages every user's tasks)\n"
+	      "     --hold MS         with --agent, a task that launched within MS ms is\n"
+	      "                       active (default 20)\n"
+	      "     --poll US         with --agent, look at the tasks every US us\n"
+	      "                       (default 500)\n"
+	      "     --idle-exit S     with --agent, end after S s without a managed task\n"
+	      "     --across-users    with root's --agent, let every user's priorities count\n"
+	      "                       against every other user's tasks (else only root's\n"
+	      "                       and the user's own do)\n"
 	      "     --mps ACTION      status, start or stop the MPS control daemon\n"
 	      "     --topology        show the GPUs' GPCs, TPCs, SMs and mask bits\n"
 	      "     --calibrate       measure the GPUs' TPC maps again and cache them\n"
@@ -122,7 +144,15 @@ int main(int argc, char **argv)
 		OPT_SM_LIMIT,
 		OPT_DRY_RUN,
 		OPT_LAUNCHED,
-		OPT_CHANNELS
+		OPT_CHANNELS,
+		OPT_PRIORITY,
+		OPT_GUARD,
+		OPT_NO_LEND,
+		OPT_AGENT,
+		OPT_HOLD,
+		OPT_POLL,
+		OPT_IDLE_EXIT,
+		OPT_ACROSS_USERS
 	};
 	static const struct option longopts[] = {
 		{"tpc-list", no_argument, NULL, 'c'}, {"gpc-list", no_argument, NULL, 'g'},
@@ -139,7 +169,15 @@ int main(int argc, char **argv)
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 		{"all-tasks", no_argument, NULL, 'a'},
 		{"launched", no_argument, NULL, OPT_LAUNCHED},
-		{"channels", required_argument, NULL, OPT_CHANNELS}, {NULL, 0, NULL, 0},
+		{"channels", required_argument, NULL, OPT_CHANNELS},
+		{"priority", required_argument, NULL, OPT_PRIORITY},
+		{"guard", required_argument, NULL, OPT_GUARD},
+		{"no-lend", no_argument, NULL, OPT_NO_LEND},
+		{"agent", no_argument, NULL, OPT_AGENT},
+		{"hold", required_argument, NULL, OPT_HOLD},
+		{"poll", required_argument, NULL, OPT_POLL},
+		{"idle-exit", required_argument, NULL, OPT_IDLE_EXIT},
+		{"across-users", no_argument, NULL, OPT_ACROSS_USERS}, {NULL, 0, NULL, 0},
 	};
 	struct options o = {.strategy = NVT_PACKED};
 	int strategy_given = 0;
@@ -211,6 +249,20 @@ int main(int argc, char **argv)
 			if (nvt_channels_parse(optarg, &o.channels))
 				bad_usage("--channels takes a count of channels from 1 to 32, or default");
 			break;
+		case OPT_PRIORITY:
+			o.prio_given = 1;
+			if (!strcmp(optarg, "none"))
+				o.prio = NVT_PRIO_NONE;
+			else if (nvt_prio_parse(optarg, &o.prio))
+				bad_usage("--priority takes high, normal, low or none");
+			break;
+		case OPT_GUARD: o.guard = prio_number("--guard", optarg, 1, NVT_MAX_TPCS); break;
+		case OPT_NO_LEND: o.no_lend = 1; break;
+		case OPT_AGENT: o.agent = 1; break;
+		case OPT_HOLD: o.hold_ms = prio_number("--hold", optarg, 1, 3600000); break;
+		case OPT_POLL: o.poll_us = prio_number("--poll", optarg, 50, 1000000); break;
+		case OPT_IDLE_EXIT: o.idle_exit_s = prio_number("--idle-exit", optarg, 1, 86400); break;
+		case OPT_ACROSS_USERS: o.across_users = 1; break;
 		case 'h': usage(stdout);
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
@@ -256,6 +308,23 @@ int main(int argc, char **argv)
 		bad_usage("-a goes with -p");
 	if (o.launched_only && !o.list_mode)
 		bad_usage("--launched goes with -l");
+	if (o.agent && (o.pid_mode || o.list_mode || o.mps_action || o.calibrate || o.topology ||
+			o.dry_run || o.prio_given || o.no_lend || o.n_gpus || o.count || o.tpc_list ||
+			o.gpc_list || o.sm_limit || o.no_mps))
+		bad_usage("--agent takes only --guard, --hold, --poll, --idle-exit and --across-users");
+	if ((o.hold_ms || o.poll_us || o.idle_exit_s || o.across_users) && !o.agent)
+		bad_usage("--hold, --poll, --idle-exit and --across-users go with --agent");
+	if ((o.guard || o.no_lend) && !o.prio_given && !o.agent)
+		bad_usage("--guard and --no-lend go with --priority");
+	if (o.prio_given && (o.list_mode || o.mps_action || o.calibrate || o.topology))
+		bad_usage("--priority goes with starting a command or with -p");
+	if (o.prio_given && o.prio == NVT_PRIO_NONE && (o.guard || o.no_lend))
+		bad_usage("--priority none takes no --guard or --no-lend");
+	if (o.agent) {
+		if (argc)
+			bad_usage("--agent takes no further arguments");
+		return nvt_cmd_agent(&o);
+	}
 	if (o.calibrate || o.topology) {
 		if (argc)
 			bad_usage("--topology and --calibrate take no further arguments");
@@ -276,6 +345,8 @@ int main(int argc, char **argv)
 			bad_usage(argc ? "too many arguments" : "no PID given");
 		if (argc == 1 && o.n_gpus && !o.gpu_masks && !o.count)
 			bad_usage("--gpu GPU with -p needs a MASK");
+		if (o.prio_given && o.all_tasks)
+			bad_usage("--priority goes with -p for one task (not -a)");
 		return nvt_cmd_pid(&o, argc, argv);
 	}
 	if ((o.count || o.gpu_masks) && argc < 1 && !o.dry_run)

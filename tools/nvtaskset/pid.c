@@ -284,7 +284,9 @@ again:
 		g = nvt_seg_find_slot(h, parts[i].uuid);
 		had[shown] = g >= 0 && nvt_seg_read(h, g, &old[shown], NULL) == 0;
 		new_slot += g < 0;
-		want[shown++] = parts[i];
+		want[shown] = parts[i];
+		prio_carry(o, &want[shown], had[shown] ? &old[shown] : NULL);
+		shown++;
 	}
 	if (new_slot > free_slots(h)) {
 		snprintf(why, len, "it already has partitions on %d GPUs, the most a task can have",
@@ -310,6 +312,7 @@ again:
 				prev[i].topo = want[i].topo;
 			}
 			prev[i].flags = 0;
+			prev[i].prio = want[i].prio; /* the claim sets its own partition */
 		}
 		if (nvt_claim_move(nvt_rundir(), h, req, shown, prev, claim_timeout_ms(), want, why,
 				   len)) {
@@ -414,10 +417,24 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 		claim_timeout_ms(); /* a bad value says so before anything changes */
 	if (o->all_tasks)
 		return nvt_cmd_all_tasks(o, pid, mask_text);
-	rc = open_task(pid, mask_text != NULL, &h);
+	rc = open_task(pid, mask_text != NULL || o->prio_given, &h);
 	if (rc)
-		cli_errx("failed to %s pid %ld's partition: %s", mask_text ? "set" : "get", (long)pid,
+		cli_errx("failed to %s pid %ld's %s: %s", mask_text || o->prio_given ? "set" : "get",
+			 (long)pid, !mask_text && o->prio_given ? "priority" : "partition",
 			 seg_error(rc, &h, why, sizeof(why)));
+	if (!mask_text && o->prio_given) {
+		/* A priority alone: the task's own partitions stay. */
+		n_parts = prio_plan(o, &h, parts, why, sizeof(why));
+		if (n_parts < 0) {
+			nvt_seg_close(&h);
+			cli_errx("failed to set pid %ld's priority: %s", (long)pid, why);
+		}
+		if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
+			cli_errx("failed to set pid %ld's priority: %s", (long)pid, why);
+		if (o->prio != NVT_PRIO_NONE)
+			prio_autostart();
+		return EXIT_SUCCESS;
+	}
 	if (!mask_text) {
 		rc = pid_show(o, &h, 1, why, sizeof(why));
 		nvt_seg_close(&h);
@@ -430,5 +447,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 		cli_errx("%s", why);
 	if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 		cli_errx("failed to set pid %ld's partition: %s", (long)pid, why);
+	if (o->prio_given && o->prio != NVT_PRIO_NONE)
+		prio_autostart();
 	return EXIT_SUCCESS;
 }

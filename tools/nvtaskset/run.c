@@ -206,6 +206,7 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		req[i].topo = parts[i].topo;
 		req[i].count = parts[i].state == NVT_SLOT_SET ? o->count : 0;
 		req[i].strategy = o->strategy;
+		req[i].prio = parts[i].prio;
 	}
 	rc = nvt_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why, sizeof(why));
 	if (rc == NVT_RESERVE_ERROR)
@@ -257,10 +258,15 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		cli_errx("%s", why);
 	if (n == 0)
 		cli_errx("no GPU that the task can use could be partitioned");
+	for (int i = 0; i < n; i++)
+		prio_carry(o, &parts[i], NULL);
 	if (o->dry_run) {
 		report(o, stdout, o->count ? "picked" : "partition", parts, n);
 		return EXIT_SUCCESS;
 	}
+	/* The caller's agent, if none runs, to manage the task (detached). */
+	if (o->prio_given && o->prio != NVT_PRIO_NONE)
+		prio_autostart();
 	find_shim(shim, sizeof(shim));
 	set_channels(o->channels);
 	if (o->no_mps)
@@ -306,6 +312,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		errx(EXIT_FAILURE, "internal error: cannot format the partition");
 	}
 	setenv(NVT_ENV_PARTITION, text, 1);
+	prio_start_env(o);
 	mark_partition_owner();
 	env_append("LD_PRELOAD", shim);
 	if (positional)

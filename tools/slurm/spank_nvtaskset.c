@@ -62,6 +62,8 @@
 #include "seg/segfile.h"
 #include "os/slurmproc.h"
 #include "core/tpcset.h"
+#include "core/prio.h"
+#include "core/ptree.h"
 
 /* What the plugin exports (plugin_*, slurm_spank_*) spank.map says. */
 SPANK_PLUGIN(nvtaskset, 1)
@@ -70,9 +72,11 @@ SPANK_PLUGIN(nvtaskset, 1)
 #define DEFAULT_WAIT_S 10
 #define LOG "nvtaskset: "
 
-enum { OPT_TPCS = 1, OPT_GPCS = 2 };
+enum { OPT_TPCS = 1, OPT_GPCS = 2, OPT_PRIORITY = 3 };
 
 static unsigned opt_tpcs, opt_gpcs; /* what the user asked; 0: not given */
+/* --gpu-priority: the tasks' priority (docs/priorities.md), "" when not given */
+static char opt_priority[NVT_PRIO_ENV_TEXT_MAX];
 
 /* plugstack.conf's arguments */
 static struct {
@@ -90,6 +94,7 @@ static uint32_t tasks_ended;
 static char failure[1200];
 
 static int opt_count(int val, const char *optarg, int remote);
+static int opt_prio(int val, const char *optarg, int remote);
 
 /* Registered in slurm_spank_init: Slurm reads no static table in sbatch and salloc. */
 static struct spank_option options[] = {
@@ -100,8 +105,27 @@ static struct spank_option options[] = {
 	 "Run the step's tasks on each node in N whole GPCs of a GPU that no other job uses "
 	 "(nvtaskset)",
 	 1, OPT_GPCS, opt_count},
+	{"gpu-priority", "LEVEL[,guard=N][,no-lend]",
+	 "Give the step's tasks a priority (high, normal or low) among the tasks on their GPU: "
+	 "while a higher one launches, a lower one keeps at most N TPCs (nvtaskset --priority)",
+	 1, OPT_PRIORITY, opt_prio},
 	SPANK_OPTIONS_TABLE_END,
 };
+
+/* Checks --gpu-priority's value, in every context. */
+static int opt_prio(int val, const char *optarg, int remote)
+{
+	struct nvt_slot_prio prio = {0};
+
+	(void)val, (void)remote;
+	if (!optarg || nvt_prio_env_parse(optarg, &prio)) {
+		slurm_error(LOG "--gpu-priority takes LEVEL[,guard=N][,no-lend] (LEVEL high, normal or "
+			    "low; N from 1 to %d), not '%s'", NVT_MAX_TPCS, optarg ? optarg : "");
+		return -1;
+	}
+	snprintf(opt_priority, sizeof(opt_priority), "%s", optarg);
+	return 0;
+}
 
 /* Checks an option's value, in every context: srun, sbatch and salloc refuse a bad one. */
 static int opt_count(int val, const char *optarg, int remote)
@@ -511,12 +535,38 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/*
+ * --gpu-priority, in the task (before it runs the program): its priority,
+ * and its partition from the environment, not from slurmstepd's segment
+ * (which holds the job's TPCs and has no priority): NVT_ENV_PARTITION_FOR
+ * names this process, as nvtaskset names its COMMAND. The node's agent
+ * (root's, a service: docs/priorities.md) manages it.
+ */
+static int task_priority(spank_t sp)
+{
+	struct nvt_proc_id self = {nvt_own_pidns(), getpid(), 0};
+	char text[NVT_PROC_ID_TEXT_MAX];
+	struct nvt_stat st;
+
+	if (!opt_priority[0] || (!place.holding && !place.shared))
+		return 0;
+	if (!self.pidns || nvt_proc_stat(0, &st) || st.pid != self.pid)
+		return 0; /* cannot name this process: the partition is slurmstepd's */
+	self.start_time = st.start_time;
+	if (nvt_proc_id_format(&self, text, sizeof(text)) ||
+	    set_env(sp, NVT_ENV_PARTITION_FOR, text, 1) || set_env(sp, NVT_ENV_PRIORITY, opt_priority, 1)) {
+		fprintf(stderr, LOG "cannot give the task its priority\n");
+		return -1;
+	}
+	return 0;
+}
+
 /* In each task, before it runs the program: a step that could not be placed ends here. */
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
-	(void)sp, (void)ac, (void)av;
+	(void)ac, (void)av;
 	if (!failure[0])
-		return 0;
+		return task_priority(sp);
 	fprintf(stderr, LOG "%s\n", failure);
 	return -1;
 }

@@ -1,0 +1,264 @@
+/*
+ * prio.c - priorities on top of partitions: the pure rules (see prio.h and
+ * docs/priorities.md).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "prio.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/tpcset.h"
+
+/* Pseudo GPC of TPCs whose GPC the topology does not know: picked last. */
+#define UNKNOWN_GPC NVT_MAX_GPCS
+
+/* The GPC of TPC t, or UNKNOWN_GPC. */
+static unsigned gpc_of(const struct nvt_topology *topo, unsigned t)
+{
+	if (!topo || !topo->n_gpcs || topo->gpc[t] == NVT_NONE || topo->gpc[t] >= NVT_MAX_GPCS)
+		return UNKNOWN_GPC;
+	return topo->gpc[t];
+}
+
+/*
+ * The GPC to take from next, or -1: GPCs with no TPC of avoid first; among
+ * them the smallest that holds all of what is left to pick (one GPC, least
+ * left over), else the fullest; then the lowest number.
+ */
+static int next_gpc(const unsigned *count, const int *avoided, unsigned left)
+{
+	int best = -1;
+
+	for (int g = 0; g < UNKNOWN_GPC; g++) {
+		int better;
+		if (!count[g])
+			continue;
+		if (best < 0 || avoided[g] != avoided[best]) {
+			better = best < 0 || avoided[g] < avoided[best];
+		} else if (count[g] >= left && count[best] >= left) {
+			better = count[g] < count[best];
+		} else {
+			better = count[g] > count[best] && count[best] < left;
+		}
+		if (better)
+			best = g;
+	}
+	if (best < 0 && count[UNKNOWN_GPC])
+		best = UNKNOWN_GPC;
+	return best;
+}
+
+unsigned nvt_prio_pack(const struct nvt_topology *topo, const struct nvt_tpcset *avail,
+		       const struct nvt_tpcset *avoid, unsigned budget, struct nvt_tpcset *out)
+{
+	unsigned count[UNKNOWN_GPC + 1] = {0}, left = budget, picked = 0;
+	int avoided[UNKNOWN_GPC + 1] = {0};
+
+	nvt_set_clear(out);
+	for (unsigned t = 0; t < NVT_MAX_TPCS; t++) {
+		if (nvt_set_has(avail, t))
+			count[gpc_of(topo, t)]++;
+		if (avoid && nvt_set_has(avoid, t))
+			avoided[gpc_of(topo, t)] = 1;
+	}
+	while (left) {
+		int g = next_gpc(count, avoided, left);
+		if (g < 0)
+			break;
+		for (unsigned t = 0; t < NVT_MAX_TPCS && left; t++)
+			if (nvt_set_has(avail, t) && gpc_of(topo, t) == (unsigned)g) {
+				nvt_set_add(out, t);
+				left--;
+				picked++;
+			}
+		count[g] = 0;
+	}
+	return picked;
+}
+
+/* The union of the own partitions of tasks above prio: those active (want_active 1),
+ * idle and lending (0). */
+static void higher_union(const struct nvt_prio_task *t, int n, uint8_t prio, int want_active,
+			 struct nvt_tpcset *out)
+{
+	nvt_set_clear(out);
+	for (int i = 0; i < n; i++) {
+		if (t[i].prio <= prio)
+			continue;
+		if (want_active ? !t[i].active : t[i].active || (t[i].flags & NVT_PRIOF_NO_LEND))
+			continue;
+		nvt_set_or(out, out, &t[i].own);
+	}
+}
+
+/* Every TPC of the GPCs that set touches (TPCs of unknown GPC: none). */
+static void gpcs_of(const struct nvt_topology *topo, const struct nvt_tpcset *set, struct nvt_tpcset *out)
+{
+	int touched[UNKNOWN_GPC + 1] = {0};
+
+	for (unsigned t = 0; t < NVT_MAX_TPCS; t++)
+		if (nvt_set_has(set, t))
+			touched[gpc_of(topo, t)] = 1;
+	touched[UNKNOWN_GPC] = 0;
+	nvt_set_clear(out);
+	for (unsigned t = 0; t < NVT_MAX_TPCS; t++)
+		if (touched[gpc_of(topo, t)])
+			nvt_set_add(out, t);
+}
+
+/*
+ * Guarded: at most budget TPCs of own outside active, away from held; never
+ * in a GPC an active higher task uses while own has TPCs elsewhere (a GPC's
+ * SMs share its resources, and a cluster launch that does not fit a
+ * partition runs on the whole GPCs it touches: src/shim/shim.c).
+ */
+static void guard_task(const struct nvt_topology *topo, struct nvt_prio_task *task, unsigned budget,
+		       const struct nvt_tpcset *active, const struct nvt_tpcset *held)
+{
+	struct nvt_tpcset avail, shared, apart;
+
+	nvt_set_andnot(&avail, &task->own, active);
+	gpcs_of(topo, active, &shared);
+	nvt_set_andnot(&apart, &avail, &shared);
+	if (nvt_set_count(&apart))
+		avail = apart;
+	if (!nvt_set_count(&avail)) {
+		/* Never empty: one TPC of own, in a GPC the active tasks use least. */
+		nvt_prio_pack(topo, &task->own, held, 1, &task->tpcs);
+		task->mode = NVT_MODE_SQUEEZED;
+		return;
+	}
+	nvt_prio_pack(topo, &avail, held, budget ? budget : NVT_MAX_TPCS, &task->tpcs);
+	task->mode = nvt_set_equal(&task->tpcs, &task->own) ? NVT_MODE_OWN : NVT_MODE_GUARDED;
+}
+
+void nvt_prio_decide(const struct nvt_topology *topo, unsigned default_guard,
+		     struct nvt_prio_task *t, int n)
+{
+	struct nvt_tpcset active, lent, held, extra;
+
+	for (int i = 0; i < n; i++) {
+		t[i].tpcs = t[i].own;
+		t[i].mode = NVT_MODE_OWN;
+		t[i].lent = 0;
+	}
+	for (int i = 0; i < n; i++) {
+		struct nvt_prio_task *task = &t[i];
+		if (task->prio == NVT_PRIO_NONE)
+			continue;
+		higher_union(t, n, task->prio, 1, &active);
+		if (nvt_set_count(&active)) {
+			/* Away from every higher task's GPCs, active or not. */
+			nvt_set_clear(&held);
+			for (int j = 0; j < n; j++)
+				if (t[j].prio > task->prio)
+					nvt_set_or(&held, &held, &t[j].own);
+			guard_task(topo, task, task->guard ? task->guard : default_guard, &active, &held);
+			continue;
+		}
+		higher_union(t, n, task->prio, 0, &lent);
+		nvt_set_andnot(&extra, &lent, &task->own);
+		if (!nvt_set_count(&extra))
+			continue;
+		nvt_set_or(&task->tpcs, &task->own, &lent);
+		task->mode = NVT_MODE_BORROWING;
+		for (int j = 0; j < n; j++)
+			if (t[j].prio > task->prio && !t[j].active && !(t[j].flags & NVT_PRIOF_NO_LEND))
+				t[j].lent = 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (t[i].lent && t[i].mode == NVT_MODE_OWN)
+			t[i].mode = NVT_MODE_LENDING;
+}
+
+void nvt_prio_own_of(const struct nvt_slot_view *view, struct nvt_tpcset *own)
+{
+	if (nvt_set_count(&view->prio.own)) {
+		*own = view->prio.own;
+		return;
+	}
+	if (view->state == NVT_SLOT_SET) {
+		*own = view->tpcs;
+		return;
+	}
+	nvt_set_clear(own);
+	if (view->topo.n_tpcs && view->topo.n_tpcs <= NVT_MAX_TPCS)
+		nvt_set_fill(own, view->topo.n_tpcs);
+}
+
+static const char *const prio_names[NVT_PRIO_LEVELS] = {"-", "low", "normal", "high"};
+static const char *const mode_names[NVT_PRIO_MODES] = {"own", "guarded", "borrowing", "lending",
+						       "squeezed"};
+
+int nvt_prio_parse(const char *text, uint8_t *prio)
+{
+	for (unsigned p = NVT_PRIO_LOW; p < NVT_PRIO_LEVELS; p++)
+		if (!strcasecmp(text, prio_names[p])) {
+			*prio = (uint8_t)p;
+			return 0;
+		}
+	return -1;
+}
+
+const char *nvt_prio_name(unsigned prio)
+{
+	return prio < NVT_PRIO_LEVELS ? prio_names[prio] : "-";
+}
+
+const char *nvt_prio_mode_name(unsigned mode)
+{
+	return mode < NVT_PRIO_MODES ? mode_names[mode] : "?";
+}
+
+int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio)
+{
+	char copy[NVT_PRIO_ENV_TEXT_MAX], *item, *save = NULL;
+	struct nvt_slot_prio out = *prio;
+	int first = 1;
+
+	if (!text || strlen(text) >= sizeof(copy))
+		return -1;
+	strcpy(copy, text);
+	out.flags = 0;
+	out.guard = 0;
+	out.mode = NVT_MODE_OWN;
+	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save), first = 0) {
+		if (first) {
+			if (nvt_prio_parse(item, &out.prio))
+				return -1;
+		} else if (!strcmp(item, "no-lend")) {
+			out.flags |= NVT_PRIOF_NO_LEND;
+		} else if (!strncmp(item, "guard=", 6)) {
+			char *end;
+			long v;
+			errno = 0;
+			v = strtol(item + 6, &end, 10);
+			if (errno || end == item + 6 || *end || v < 1 || v > NVT_MAX_TPCS)
+				return -1;
+			out.guard = (uint32_t)v;
+		} else {
+			return -1;
+		}
+	}
+	if (first)
+		return -1;
+	*prio = out;
+	return 0;
+}
+
+int nvt_prio_env_format(const struct nvt_slot_prio *prio, char *buf, size_t len)
+{
+	char guard[24] = "";
+	int n;
+
+	if (prio->guard)
+		snprintf(guard, sizeof(guard), ",guard=%u", (unsigned)prio->guard);
+	n = snprintf(buf, len, "%s%s%s", nvt_prio_name(prio->prio), guard,
+		     prio->flags & NVT_PRIOF_NO_LEND ? ",no-lend" : "");
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}

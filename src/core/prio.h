@@ -1,0 +1,81 @@
+/*
+ * prio.h - the rules of priorities on top of partitions (docs/priorities.md):
+ * from each managed task's own partition, priority, guard, lending and
+ * activity on one GPU, the partition and mode each task gets now; and the
+ * text forms of priorities. Pure code: no I/O, no allocation, no globals.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_PRIO_H
+#define NVT_PRIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "nvtaskset.h"
+#include "core/segment.h"
+
+/* One managed task on one GPU, as nvt_prio_decide sees it. */
+struct nvt_prio_task {
+	/* In: */
+	struct nvt_tpcset own; /* its user's partition; never empty */
+	uint8_t prio;          /* enum nvt_prio; NVT_PRIO_NONE: left as it is */
+	uint8_t flags;         /* NVT_PRIOF_* */
+	uint32_t guard;        /* TPCs while guarded; 0: the default */
+	int active;            /* it launched within the activity window */
+	/* Out: */
+	struct nvt_tpcset tpcs; /* what it runs on now */
+	uint8_t mode;           /* enum nvt_prio_mode */
+	int lent;               /* a lower task borrows its TPCs */
+};
+
+/*
+ * Decides tasks t[0..n-1], all on one GPU of topology topo:
+ * - guarded, when a task of higher priority is active: at most guard TPCs
+ *   (default_guard when 0; 0 too: no cap) of own less the active higher
+ *   tasks' own partitions, none in their GPCs while own has TPCs in others,
+ *   packed into as few GPCs as possible, GPCs that no higher task holds
+ *   first; when the higher tasks hold all of own, one TPC of own
+ *   (NVT_MODE_SQUEEZED). Never empty.
+ * - borrowing, when no higher task is active: own and the own partitions of
+ *   the idle higher tasks that lend (no NVT_PRIOF_NO_LEND); they are then
+ *   NVT_MODE_LENDING.
+ * - own otherwise (also a guard that leaves own whole).
+ * A task of NVT_PRIO_NONE gets its own partition and NVT_MODE_OWN, and neither
+ * guards nor lends.
+ */
+void nvt_prio_decide(const struct nvt_topology *topo, unsigned default_guard,
+		     struct nvt_prio_task *t, int n);
+
+/*
+ * Picks at most budget TPCs of avail into out (none when budget is 0 or avail
+ * is empty): whole GPCs first, as few GPCs as possible, and GPCs with no TPC
+ * of avoid before the others; TPCs whose GPC topo does not know come last.
+ * Returns how many it picked.
+ */
+unsigned nvt_prio_pack(const struct nvt_topology *topo, const struct nvt_tpcset *avail,
+		       const struct nvt_tpcset *avoid, unsigned budget, struct nvt_tpcset *out);
+
+/*
+ * A slot's own partition: view->prio.own if not empty; else its TPCs if it is
+ * partitioned; else every working TPC of its topology (empty if unknown).
+ */
+void nvt_prio_own_of(const struct nvt_slot_view *view, struct nvt_tpcset *own);
+
+/* "high", "normal", "low" (case as given) into *prio. Returns 0, or -1. */
+int nvt_prio_parse(const char *text, uint8_t *prio);
+/* "high", "normal", "low", or "-" for NVT_PRIO_NONE and unknown values. */
+const char *nvt_prio_name(unsigned prio);
+/* "own", "guarded", "borrowing", "lending", "squeezed", or "?". */
+const char *nvt_prio_mode_name(unsigned mode);
+
+/*
+ * The text of NVT_ENV_PRIORITY: "LEVEL[,guard=N][,no-lend]", N from 1 to
+ * NVT_MAX_TPCS. Parses text into *prio (its own partition untouched; mode
+ * NVT_MODE_OWN). Returns 0, or -1 if malformed.
+ */
+int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio);
+/* Formats prio (prio->prio != NVT_PRIO_NONE). Returns the length, or -1 if len is too small. */
+int nvt_prio_env_format(const struct nvt_slot_prio *prio, char *buf, size_t len);
+#define NVT_PRIO_ENV_TEXT_MAX 48
+
+#endif /* NVT_PRIO_H */

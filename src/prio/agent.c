@@ -1,0 +1,629 @@
+/*
+ * agent.c - the priority agent's loop (see agent.h, docs/priorities.md).
+ *
+ * Each poll reads, by one pread per managed slot, the slot's sequence number
+ * and launch counters; a slot whose sequence number moved is read again
+ * whole (a writer changed its own partition or priority). A task whose
+ * counters moved within the activity window is active. The rules of
+ * core/prio.c then give each managed task its partition, and the agent
+ * writes those that differ, taking the writer's lock without waiting (a
+ * writer that holds it, -p or a shim making a segment, is the same user's
+ * or root: the agent tries again at the next poll). The agent never writes
+ * a task whose partition stays, so a higher task's shim sees nothing of it.
+ * It decides only when something changed since the last decision (a task's
+ * activity, a slot's sequence number, tasks that came or went): a steady
+ * poll costs the preads alone.
+ *
+ * Bounded work: at most NVT_AGENT_MAX_TASKS tasks, NVT_AGENT_OPENS_PER_SCAN
+ * new ones per look at the run directories, and those looks spaced at least
+ * ten times as long as the last one took. Segments that cannot be read
+ * consistently are skipped for this poll; a file its owner shrank drops the
+ * task. Nothing waits on another user.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "agent.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/prio.h"
+#include "core/gpusel.h"
+#include "core/tpcset.h"
+#include "seg/segfile.h"
+
+#define SLOT_OFFSET(g) (offsetof(struct nvt_segment, gpu) + (size_t)(g) * sizeof(struct nvt_gpu_slot))
+
+/* One GPU slot of a task, as the agent follows it. */
+struct slot {
+	int index;               /* in the segment */
+	struct nvt_slot_view view; /* the last consistent copy */
+	struct nvt_tpcset own;   /* its own partition (nvt_prio_own_of) */
+	uint64_t launches;
+	int64_t active_until;    /* active while the clock is before this */
+	int managed;             /* a priority, and an own partition known */
+	int settled;             /* view is what the segment holds */
+	int changed;             /* we gave it a partition other than own */
+	uint64_t written_seq;    /* the seq of our last write until a launch applied it; 0: none */
+	int64_t written_ns;      /* when we wrote it */
+	int was_active;          /* as the last decision saw it */
+	uint64_t decided_seq;    /* view.seq the last decision left in place; 0: decide again */
+};
+
+struct task {
+	pid_t pid;
+	struct nvt_seg_handle h; /* writable */
+	int n;
+	struct slot s[NVT_MAX_GPUS];
+	int managed;             /* some slot is */
+	int ignored;             /* not ours to manage, or not readable: h closed */
+	int retry;               /* ignored as unreadable: open it again at the next look */
+	int seen;                /* listed by the last look */
+};
+
+struct agent {
+	const struct nvt_agent_opts *o;
+	struct task *tasks;
+	int n;
+	int64_t now, next_scan, idle_since;
+	unsigned rotate; /* where the next look starts opening new tasks */
+	int dirty;       /* decide at the next poll whatever the slots say (tasks came or went) */
+};
+
+static int64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void event(const struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void event(const struct agent *a, const char *fmt, ...)
+{
+	char text[NVT_LIST_TEXT_MAX + 200];
+	va_list ap;
+
+	if (!a->o->event)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	a->o->event(a->o->event_arg, text);
+}
+
+/* Takes what view says of its priority and own partition into s. */
+static void take_view(struct slot *s, const struct nvt_slot_view *view)
+{
+	s->view = *view;
+	s->settled = 1;
+	nvt_prio_own_of(view, &s->own);
+	s->managed = view->prio.prio != NVT_PRIO_NONE && nvt_set_count(&s->own) > 0;
+}
+
+/*
+ * Reads the GPU slots of t again: the whole file by one pread, then, for each
+ * slot whose sequence number moved, a sequence-locked copy. A slot mid-write
+ * keeps what was read before (unsettled); one that a writer keeps odd costs
+ * no more than that. Returns 0, or -1 if the file is no segment any more.
+ */
+static int read_task(struct task *t, int64_t now, int64_t hold_ns)
+{
+	static struct nvt_segment copy;
+	struct slot old[NVT_MAX_GPUS];
+	int n_old = t->n;
+
+	if (pread(t->h.fd, &copy, sizeof(copy), 0) != (ssize_t)sizeof(copy))
+		return -1;
+	memcpy(old, t->s, sizeof(old));
+	t->n = 0;
+	t->managed = 0;
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		struct nvt_slot_status st;
+		struct nvt_slot_view view;
+		struct slot *s = &t->s[t->n];
+		const struct slot *was = NULL;
+		uint64_t seq = copy.gpu[g].seq;
+		int rc = -1;
+
+		for (int i = 0; i < n_old; i++)
+			if (old[i].index == g)
+				was = &old[i];
+		if (was && was->settled && seq == was->view.seq) {
+			*s = *was; /* unchanged */
+		} else if (!(seq & 1) && (rc = nvt_seg_read(&t->h, g, &view, &st)) == 0) {
+			if (nvt_uuid_is_zero(view.uuid))
+				continue; /* a free slot */
+			if (was) {
+				*s = *was; /* keeps its activity and what we did */
+			} else {
+				/* New to us: active now if it launched at all (protect first). */
+				memset(s, 0, sizeof(*s));
+				s->launches = st.launches;
+				s->active_until = st.launches ? now + hold_ns : 0;
+			}
+			s->index = g;
+			take_view(s, &view);
+		} else if (rc == -2) {
+			return -1;
+		} else if (was) {
+			*s = *was; /* a writer inside it (or one that died there): next look */
+			s->settled = 0;
+		} else {
+			continue;
+		}
+		t->managed |= s->managed;
+		t->n++;
+	}
+	return 0;
+}
+
+static void drop_task(struct task *t)
+{
+	if (!t->ignored)
+		nvt_seg_close(&t->h);
+	t->ignored = 1;
+	t->retry = 1; /* open it afresh at the next look, if it is still there */
+	t->n = 0;
+	t->managed = 0;
+}
+
+/* Lets the writer's lock of t go (nvt_seg_lock took it and mapped the segment). */
+static void unlock_task(struct task *t)
+{
+	if (t->h.seg)
+		munmap(t->h.seg, sizeof(struct nvt_segment));
+	t->h.seg = NULL;
+	if (t->h.locked)
+		nvt_lock_byte(t->h.lock_fd, t->h.head.pidns, t->h.head.pid, F_UNLCK);
+	t->h.locked = 0;
+}
+
+/*
+ * Gives slot s of t the partition tpcs and mode, unless a writer changed the
+ * slot since the agent read it (it reads it again at the next poll). Waits
+ * at most wait_ms for the writer's lock. Returns 0 if written.
+ */
+static int write_slot(struct agent *a, struct task *t, struct slot *s, const struct nvt_tpcset *tpcs,
+		      uint8_t mode, int wait_ms)
+{
+	struct nvt_slot_view now, want;
+	char list[NVT_LIST_TEXT_MAX];
+	int rc = nvt_seg_lock(&t->h, wait_ms);
+
+	if (rc) {
+		unlock_task(t);
+		if (rc == NVT_SEG_ECORRUPT || rc == NVT_SEG_ENOTASK)
+			drop_task(t);
+		return -1;
+	}
+	/* Under the lock no live writer is inside: what was read is still so? */
+	if (nvt_seg_read(&t->h, s->index, &now, NULL) || now.seq != s->view.seq) {
+		unlock_task(t);
+		s->settled = 0;
+		return -1;
+	}
+	want = now;
+	want.state = NVT_SLOT_SET;
+	want.tpcs = *tpcs;
+	want.prio.mode = mode;
+	/* An unpartitioned slot's own partition is every TPC: keep it so once tpcs is set. */
+	if (!nvt_set_count(&want.prio.own))
+		want.prio.own = s->own;
+	rc = nvt_seg_write(&t->h, s->index, &want, 0);
+	if (rc == 0 && nvt_seg_read(&t->h, s->index, &now, NULL) == 0)
+		take_view(s, &now);
+	else
+		s->settled = 0;
+	unlock_task(t);
+	if (rc) {
+		drop_task(t);
+		return -1;
+	}
+	s->changed = !nvt_set_equal(tpcs, &s->own) || mode != NVT_MODE_OWN;
+	s->written_seq = s->settled ? s->view.seq : 0;
+	s->written_ns = clock_ns();
+	nvt_format_list(tpcs, list, sizeof(list));
+	event(a, "pid %ld slot %d: TPCs %s (%s)", (long)t->pid, s->index, list, nvt_prio_mode_name(mode));
+	return 0;
+}
+
+/* Reads slot s's sequence number and launches; again whole if a writer moved it. */
+static void poll_slot(struct agent *a, struct task *t, struct slot *s, int64_t hold_ns)
+{
+	struct nvt_gpu_slot copy;
+	uint64_t launches;
+
+	if (pread(t->h.fd, &copy, sizeof(copy), (off_t)SLOT_OFFSET(s->index)) != sizeof(copy)) {
+		drop_task(t); /* its owner shrank the file */
+		return;
+	}
+	launches = nvt_slot_launches(&copy);
+	/* The task's first launch on what we wrote (its shim reports it): the reaction's
+	 * second half, in the log (within a poll of when it happened). */
+	if (s->written_seq && copy.applied_seq == s->written_seq) {
+		event(a, "pid %ld slot %d: applied within %lld us of the write", (long)t->pid, s->index,
+		      (long long)((a->now - s->written_ns) / 1000));
+		s->written_seq = 0;
+	}
+	if (launches != s->launches) {
+		s->launches = launches;
+		s->active_until = a->now + hold_ns;
+	}
+	if (copy.seq & 1) {
+		s->settled = 0; /* a writer inside: next poll (no retries here) */
+		return;
+	}
+	if (copy.seq != s->view.seq || !s->settled) {
+		struct nvt_slot_view view;
+		int rc = nvt_seg_read(&t->h, s->index, &view, NULL);
+		if (rc == -2) {
+			drop_task(t);
+			return;
+		}
+		if (rc) {
+			s->settled = 0; /* a writer inside (or one that died there): next poll */
+			return;
+		}
+		take_view(s, &view);
+		if (!s->managed)
+			a->dirty = 1; /* it lost its priority: the others are decided again */
+	}
+}
+
+/* May this agent manage the task open as h? Root's manages every user's, a user's her own. */
+static int may_manage(const struct nvt_seg_handle *h)
+{
+	return geteuid() == 0 || h->owner == geteuid();
+}
+
+/* Opens pid to follow it (as t). Returns 0, or -1: t is to be ignored. */
+static int open_task(struct task *t, pid_t pid, const char *base, int64_t now, int64_t hold_ns)
+{
+	struct nvt_seg_handle probe;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->seen = 1;
+	t->ignored = 1;
+	/* Read-only first: that never waits for a segment being made. */
+	t->retry = 1;
+	if (nvt_seg_open(base, pid, 0, &probe))
+		return -1;
+	t->retry = 0;
+	if (!may_manage(&probe)) {
+		nvt_seg_close(&probe);
+		return -1;
+	}
+	nvt_seg_close(&probe);
+	if (nvt_seg_open(base, pid, 1, &t->h))
+		return -1;
+	t->ignored = 0;
+	if (read_task(t, now, hold_ns)) {
+		drop_task(t);
+		return -1;
+	}
+	return 0;
+}
+
+static int by_pid(const void *x, const void *y)
+{
+	const struct task *a = x, *b = y;
+
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* The task of pid among the first n (sorted by PID), or NULL. */
+static struct task *find_task(struct agent *a, int n, pid_t pid)
+{
+	struct task key = {.pid = pid};
+
+	return bsearch(&key, a->tasks, (size_t)n, sizeof(*a->tasks), by_pid);
+}
+
+/* A user's agent opens only its user's tasks: another user's cost it nothing but a look. */
+static int worth_opening(pid_t pid)
+{
+	uid_t euid;
+
+	return geteuid() == 0 || (nvt_proc_euid(pid, &euid) == 0 && euid == geteuid());
+}
+
+/*
+ * Looks at the run directories: follows new tasks, forgets ended ones, reads
+ * again those without a priority (-p may give them one). Returns 0, or
+ * NVT_AGENT_ROOT_RUNS (a user's agent, while root's runs).
+ */
+static int scan(struct agent *a, int64_t hold_ns)
+{
+	pid_t *pids = NULL, root_agent;
+	int n = nvt_seg_tasks(a->o->base, 0, &pids), kept = 0, opened = 0, sorted = a->n;
+	int root_runs = geteuid() != 0 && nvt_agent_running(a->o->base, 0, &root_agent);
+	struct stat st;
+
+	if (n < 0)
+		return root_runs ? NVT_AGENT_ROOT_RUNS : 0; /* unreadable for now: keep what we follow */
+	for (int i = 0; i < a->n; i++)
+		a->tasks[i].seen = 0;
+	/* New tasks from a place that moves on each look, so that tasks that
+	 * cannot be opened (another user's being made) never starve the others. */
+	for (int k = 0; k < n; k++) {
+		pid_t pid = pids[(a->rotate + (unsigned)k) % (unsigned)n];
+		struct task *t = find_task(a, sorted, pid);
+		if (t) {
+			t->seen = 1;
+			continue;
+		}
+		if (a->n >= NVT_AGENT_MAX_TASKS || opened >= NVT_AGENT_OPENS_PER_SCAN ||
+		    !worth_opening(pid))
+			continue;
+		opened++;
+		open_task(&a->tasks[a->n++], pid, a->o->base, a->now, hold_ns);
+	}
+	if (opened >= NVT_AGENT_OPENS_PER_SCAN)
+		a->rotate += NVT_AGENT_OPENS_PER_SCAN;
+	free(pids);
+	/* Forget ended tasks, and those whose file was removed (an exec to
+	 * another user, or a PID reused: the next look opens the new one). */
+	for (int i = 0; i < a->n; i++) {
+		struct task *t = &a->tasks[i];
+		int gone = !t->seen || t->retry ||
+			   (!t->ignored && (fstat(t->h.fd, &st) || st.st_nlink == 0));
+		if (gone) {
+			drop_task(t);
+			continue;
+		}
+		if (!t->ignored && !t->managed && read_task(t, a->now, hold_ns))
+			drop_task(t);
+		a->tasks[kept++] = *t;
+	}
+	a->dirty |= kept != a->n || a->n != sorted;
+	a->n = kept;
+	qsort(a->tasks, (size_t)a->n, sizeof(*a->tasks), by_pid);
+	return root_runs ? NVT_AGENT_ROOT_RUNS : 0;
+}
+
+/* The managed slots of one GPU (and one user), as nvt_prio_decide takes them. */
+struct gpu_set {
+	uint8_t uuid[16];
+	const struct nvt_topology *topo;
+	int n;
+	struct nvt_prio_task in[NVT_AGENT_MAX_TASKS];
+	struct task *task[NVT_AGENT_MAX_TASKS];
+	struct slot *slot[NVT_AGENT_MAX_TASKS];
+	int member[NVT_AGENT_MAX_TASKS]; /* decided here; 0: root's task, counted only */
+};
+
+/*
+ * Whether a task of owner takes part in the decision for the tasks of user
+ * (members), counts in it (root's tasks, for another user's), or neither.
+ */
+static int role_of(const struct agent *a, uid_t owner, uid_t user)
+{
+	if (a->o->across_users || owner == user)
+		return 2; /* a member */
+	return owner == 0; /* root's: counted, decided in root's own set */
+}
+
+/* Decides and writes the partitions of the managed slots on the GPU of slot first
+ * (and, unless across users, of its user). */
+static void decide_gpu(struct agent *a, struct gpu_set *set, int first_task, int first_slot, int *done)
+{
+	const uint8_t *uuid = a->tasks[first_task].s[first_slot].view.uuid;
+	uid_t user = a->tasks[first_task].h.owner;
+
+	set->n = 0;
+	set->topo = NULL;
+	memcpy(set->uuid, uuid, sizeof(set->uuid));
+	for (int i = 0; i < a->n; i++) {
+		struct task *t = &a->tasks[i];
+		int role = t->ignored ? 0 : role_of(a, t->h.owner, user);
+		for (int k = 0; k < t->n && role; k++) {
+			struct slot *s = &t->s[k];
+			struct nvt_prio_task *p = &set->in[set->n];
+			if (!s->managed || memcmp(s->view.uuid, set->uuid, 16) || set->n == NVT_AGENT_MAX_TASKS)
+				continue;
+			if (role == 2)
+				done[i * NVT_MAX_GPUS + k] = 1;
+			set->member[set->n] = role == 2;
+			memset(p, 0, sizeof(*p));
+			p->own = s->own;
+			p->prio = s->view.prio.prio;
+			p->flags = s->view.prio.flags;
+			p->guard = s->view.prio.guard;
+			p->active = a->now < s->active_until;
+			if (!set->topo && s->view.topo.n_tpcs)
+				set->topo = &s->view.topo;
+			set->task[set->n] = t;
+			set->slot[set->n++] = s;
+		}
+	}
+	nvt_prio_decide(set->topo, a->o->default_guard, set->in, set->n);
+	for (int j = 0; j < set->n; j++) {
+		struct slot *s = set->slot[j];
+		/* Lending is no change to the lender: -l tells it from the borrowers. */
+		uint8_t mode = set->in[j].mode == NVT_MODE_LENDING ? NVT_MODE_OWN : set->in[j].mode;
+		if (!set->member[j] || !s->settled || set->task[j]->ignored)
+			continue;
+		s->was_active = set->in[j].active;
+		s->decided_seq = s->view.seq;
+		/* Nothing to write: the partition stays (an unpartitioned slot on its own TPCs too). */
+		if ((s->view.state == NVT_SLOT_SET ? nvt_set_equal(&s->view.tpcs, &set->in[j].tpcs)
+						   : nvt_set_equal(&s->own, &set->in[j].tpcs)) &&
+		    s->view.prio.mode == mode)
+			continue;
+		if (write_slot(a, set->task[j], s, &set->in[j].tpcs, mode, 0))
+			s->decided_seq = 0; /* not written (a writer held the lock): again next poll */
+		else
+			s->decided_seq = s->view.seq;
+	}
+}
+
+/* Whether some managed slot changed since the last decision: its activity, or what it holds. */
+static int needs_decision(struct agent *a)
+{
+	int dirty = a->dirty;
+
+	for (int i = 0; i < a->n && !dirty; i++) {
+		struct task *t = &a->tasks[i];
+		for (int k = 0; k < t->n && !t->ignored; k++) {
+			const struct slot *s = &t->s[k];
+			if (s->managed && ((a->now < s->active_until) != s->was_active ||
+					   s->view.seq != s->decided_seq))
+				dirty = 1;
+		}
+	}
+	a->dirty = 0;
+	return dirty;
+}
+
+/* One poll: read every managed slot, then decide each GPU. Returns the managed slots. */
+static int poll_all(struct agent *a, int64_t hold_ns)
+{
+	static struct gpu_set set;
+	static int done[NVT_AGENT_MAX_TASKS * NVT_MAX_GPUS];
+	int managed = 0;
+
+	for (int i = 0; i < a->n; i++) {
+		struct task *t = &a->tasks[i];
+		for (int k = 0; k < t->n && !t->ignored; k++)
+			if (t->s[k].managed)
+				poll_slot(a, t, &t->s[k], hold_ns);
+	}
+	/* Deciding costs time square in the tasks of a GPU: only when something changed. */
+	if (!needs_decision(a)) {
+		for (int i = 0; i < a->n; i++)
+			for (int k = 0; k < a->tasks[i].n && !a->tasks[i].ignored; k++)
+				managed += a->tasks[i].s[k].managed;
+		return managed;
+	}
+	memset(done, 0, sizeof(int) * (size_t)a->n * NVT_MAX_GPUS);
+	for (int i = 0; i < a->n; i++) {
+		struct task *t = &a->tasks[i];
+		for (int k = 0; k < t->n && !t->ignored; k++) {
+			if (!t->s[k].managed)
+				continue;
+			managed++;
+			if (!done[i * NVT_MAX_GPUS + k])
+				decide_gpu(a, &set, i, k, done);
+		}
+	}
+	return managed;
+}
+
+/*
+ * Gives every slot the agent changed its own partition back, waiting a little
+ * for writers, and at most NVT_AGENT_RESTORE_MS in all (another user may hold
+ * her tasks' writer's locks: a service must still stop in time).
+ */
+static void restore_all(struct agent *a)
+{
+	int64_t deadline = clock_ns() + (int64_t)NVT_AGENT_RESTORE_MS * 1000000;
+
+	for (int i = 0; i < a->n && clock_ns() < deadline; i++) {
+		struct task *t = &a->tasks[i];
+		for (int k = 0; k < t->n && !t->ignored; k++) {
+			struct slot *s = &t->s[k];
+			struct nvt_slot_view view;
+			if (!s->managed)
+				continue;
+			/* Read again: what -p wrote meanwhile is the task's own. */
+			if (nvt_seg_read(&t->h, s->index, &view, NULL) == 0)
+				take_view(s, &view);
+			if (!s->managed || (nvt_set_equal(&s->view.tpcs, &s->own) &&
+					    s->view.prio.mode == NVT_MODE_OWN))
+				continue;
+			for (int tries = 0; tries < 3 && clock_ns() < deadline; tries++) {
+				if (write_slot(a, t, s, &s->own, NVT_MODE_OWN, 100) == 0 || t->ignored)
+					break;
+				if (nvt_seg_read(&t->h, s->index, &view, NULL) == 0)
+					take_view(s, &view);
+			}
+		}
+	}
+}
+
+/* The tasks with a managed slot, as last read (standing by: not polled). */
+static int managed_tasks(const struct agent *a)
+{
+	int n = 0;
+
+	for (int i = 0; i < a->n; i++)
+		n += !a->tasks[i].ignored && a->tasks[i].managed;
+	return n;
+}
+
+/*
+ * A user's agent stands by while root's runs (on), writing nothing; when
+ * root's ends (off), it reads every slot again (root's gave them their own
+ * partitions back) and manages them again.
+ */
+static void enter_standby(struct agent *a, int on)
+{
+	for (int i = 0; i < a->n; i++)
+		for (int k = 0; k < a->tasks[i].n; k++) {
+			a->tasks[i].s[k].settled = 0;
+			a->tasks[i].s[k].changed = 0;
+		}
+	a->dirty = 1;
+	event(a, on ? "root's agent runs: standing by" : "root's agent ended: managing again");
+}
+
+int nvt_agent_run(const struct nvt_agent_opts *o)
+{
+	struct agent a = {.o = o};
+	int64_t hold_ns = (int64_t)o->hold_ms * 1000000, scan_took = 0;
+	struct timespec pause = {(time_t)(o->poll_us / 1000000), (long)(o->poll_us % 1000000) * 1000};
+	int rc = NVT_AGENT_STOPPED, standby = 0;
+
+	a.tasks = calloc(NVT_AGENT_MAX_TASKS, sizeof(*a.tasks));
+	if (!a.tasks)
+		return NVT_AGENT_ERROR;
+	a.now = clock_ns();
+	a.idle_since = a.now;
+	while (!*o->stop) {
+		a.now = clock_ns();
+		if (a.now >= a.next_scan) {
+			int64_t every = (int64_t)NVT_AGENT_RESCAN_MS * 1000000;
+			int root_runs = scan(&a, hold_ns) == NVT_AGENT_ROOT_RUNS;
+			if (root_runs != standby)
+				enter_standby(&a, root_runs);
+			standby = root_runs;
+			scan_took = clock_ns() - a.now;
+			/* A look that took long (many files) is made less often. */
+			a.next_scan = a.now + (every > 10 * scan_took ? every : 10 * scan_took);
+			a.now = clock_ns();
+		}
+		if (standby ? managed_tasks(&a) : poll_all(&a, hold_ns))
+			a.idle_since = a.now;
+		else if (o->idle_exit_s && a.now - a.idle_since >= (int64_t)o->idle_exit_s * 1000000000) {
+			rc = NVT_AGENT_IDLE;
+			break;
+		}
+		if (standby) {
+			/* Root's agent manages the tasks: look again at the next scan. */
+			struct timespec until = {(time_t)((a.next_scan - a.now) / 1000000000),
+						 (long)((a.next_scan - a.now) % 1000000000)};
+			nanosleep(a.next_scan > a.now ? &until : &pause, NULL);
+			continue;
+		}
+		nanosleep(&pause, NULL);
+	}
+	/* Standing by for root's agent: it manages these tasks now. */
+	if (!standby)
+		restore_all(&a);
+	for (int i = 0; i < a.n; i++)
+		drop_task(&a.tasks[i]);
+	free(a.tasks);
+	return rc;
+}

@@ -1,0 +1,89 @@
+/*
+ * agent.h - the priority agent (docs/priorities.md): polls the launch
+ * counters that managed tasks' shims publish in their control segments, and
+ * sets each managed task's current partition by the rules of core/prio.c,
+ * through the writers' path (writer's lock, sequence lock) that -p uses.
+ * Side effects: files, /proc, signals' flag. Returns codes; never prints
+ * (events go to a callback).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_AGENT_H
+#define NVT_AGENT_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * The defaults, in one place. Placeholders until the H100 measurements of
+ * tests/bench/prio/ (docs/priorities.md, "Defaults") set them.
+ */
+#define NVT_AGENT_POLL_US 500       /* between two looks at the launch counters */
+#define NVT_AGENT_HOLD_MS 20        /* a task launched within this long is active */
+#define NVT_AGENT_GUARD 16          /* TPCs a guarded task keeps, unless it says */
+#define NVT_AGENT_RESCAN_MS 100     /* looks for new and ended tasks at most this often */
+#define NVT_AGENT_IDLE_EXIT_S 10    /* an agent started by the command ends after this long without a managed task */
+#define NVT_AGENT_RESTORE_MS 2000   /* the most an ending agent spends giving own partitions back */
+/* Bounds on one agent's work, whatever users leave in their run directories. */
+#define NVT_AGENT_MAX_TASKS 1024    /* tasks it follows at once */
+#define NVT_AGENT_OPENS_PER_SCAN 64 /* new tasks it opens per look */
+/* Environment variables that set the agent's options (nvtaskset(1)). */
+#define NVT_ENV_AGENT_POLL_US "NVTASKSET_POLL_US"
+#define NVT_ENV_AGENT_HOLD_MS "NVTASKSET_HOLD_MS"
+#define NVT_ENV_AGENT_GUARD "NVTASKSET_GUARD"
+/* Files of an agent in its user's run directory. */
+#define NVT_AGENT_LOCK_NAME "agent.lock" /* mode 0600: one agent per user */
+#define NVT_AGENT_PID_NAME "agent.pid"   /* mode 0644: "PID START_TIME\n" of the agent */
+
+struct nvt_agent_opts {
+	const char *base;       /* the directory of run directories */
+	unsigned poll_us;       /* 50 .. 1000000 */
+	unsigned hold_ms;       /* 1 .. 3600000 */
+	unsigned default_guard; /* 1 .. NVT_MAX_TPCS */
+	unsigned idle_exit_s;   /* 0: never */
+	/*
+	 * Root's agent: compare every user's priorities with every other user's
+	 * (--across-users). Otherwise each user's tasks are decided among her own
+	 * and root's tasks only: no user's priority shrinks another user's task.
+	 */
+	int across_users;
+	/* Set (by a signal handler) to stop: the agent restores every task it changed. */
+	volatile sig_atomic_t *stop;
+	/* Called for each change made, and for notable events (NULL: none). */
+	void (*event)(void *arg, const char *text);
+	void *event_arg;
+};
+
+enum nvt_agent_rc {
+	NVT_AGENT_STOPPED = 0,   /* *stop was set */
+	NVT_AGENT_IDLE = 1,      /* idle_exit_s without a managed task */
+	NVT_AGENT_ROOT_RUNS = 2, /* (scan) root's agent runs */
+	NVT_AGENT_ERROR = -1,    /* errno says why */
+};
+
+/*
+ * Runs the agent until *stop or idleness. The caller holds the agent lock
+ * (nvt_agent_lock). A user's agent stands by (writes nothing) while root's
+ * agent runs, and manages its user's tasks again when that ends. Before it
+ * returns, every task it changed has its own partition back (those it may
+ * still write), unless it was standing by. Returns enum nvt_agent_rc.
+ */
+int nvt_agent_run(const struct nvt_agent_opts *o);
+
+/*
+ * Takes the caller's agent lock in its run directory under base (making the
+ * directory and the lock file if need be) and, on success, writes its pid
+ * file. Returns 0 (held: *fd keeps it; nvt_agent_unlock lets it go), 1 if
+ * another agent of the caller's holds it, or -1 with errno set.
+ */
+int nvt_agent_lock(const char *base, int *fd);
+void nvt_agent_unlock(const char *base, int fd);
+/*
+ * The agent of user uid, if one runs: 1 and its PID in *pid (its pid file
+ * names a live process of uid's with that start time), else 0. Anyone may
+ * ask about anyone's (root's, to stand down).
+ */
+int nvt_agent_running(const char *base, uid_t uid, pid_t *pid);
+
+#endif /* NVT_AGENT_H */

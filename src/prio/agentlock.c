@@ -1,0 +1,142 @@
+/*
+ * agentlock.c - one priority agent per user: a lock file only that user and
+ * root can open (NVT_AGENT_LOCK_NAME, mode 0600), and a pid file anyone can
+ * read (NVT_AGENT_PID_NAME), in the user's run directory. See agent.h.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nvtaskset.h"
+#include "seg/segfile.h"
+
+/* Opens (making it if need be) the caller's run directory. Returns its fd, or -1. */
+static int own_userdir(const char *base)
+{
+	char path[512];
+	int dirfd;
+
+	if (nvt_userdir_path(path, sizeof(path), base, geteuid())) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (mkdir(path, NVT_USERDIR_MODE) == 0)
+		chmod(path, NVT_USERDIR_MODE); /* public to read, whatever the umask */
+	else if (errno != EEXIST)
+		return -1;
+	dirfd = nvt_userdir_open(base, geteuid());
+	return dirfd;
+}
+
+int nvt_agent_lock(const char *base, int *fd)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	char text[64];
+	struct stat st;
+	uint64_t start = 0;
+	int dirfd = own_userdir(base), lock, pidfd, n;
+
+	if (dirfd < 0)
+		return -1;
+	lock = openat(dirfd, NVT_AGENT_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lock < 0 || fstat(lock, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		int saved = lock < 0 ? errno : EPERM;
+		if (lock >= 0)
+			close(lock);
+		close(dirfd);
+		errno = saved;
+		return -1;
+	}
+	/* An open file description lock: the kernel drops it when the agent dies. */
+	if (fcntl(lock, F_OFD_SETLK, &fl)) {
+		int saved = errno;
+		close(lock);
+		close(dirfd);
+		if (saved == EAGAIN || saved == EACCES)
+			return 1;
+		errno = saved;
+		return -1;
+	}
+	/* The pid file: written anew (never through a link), public to read. */
+	nvt_proc_start_time(getpid(), &start);
+	n = snprintf(text, sizeof(text), "%ld %llu\n", (long)getpid(), (unsigned long long)start);
+	unlinkat(dirfd, NVT_AGENT_PID_NAME ".new", 0);
+	pidfd = openat(dirfd, NVT_AGENT_PID_NAME ".new", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		       0644);
+	if (pidfd >= 0) {
+		int ok = fchmod(pidfd, 0644) == 0 && write(pidfd, text, (size_t)n) == n;
+		close(pidfd);
+		if (!ok || renameat(dirfd, NVT_AGENT_PID_NAME ".new", dirfd, NVT_AGENT_PID_NAME))
+			unlinkat(dirfd, NVT_AGENT_PID_NAME ".new", 0);
+	}
+	close(dirfd);
+	*fd = lock;
+	return 0;
+}
+
+void nvt_agent_unlock(const char *base, int fd)
+{
+	pid_t pid;
+	int dirfd = nvt_userdir_open(base, geteuid());
+
+	/* Remove the pid file while holding the lock: it names us. */
+	if (dirfd >= 0) {
+		if (nvt_agent_running(base, geteuid(), &pid) && pid == getpid())
+			unlinkat(dirfd, NVT_AGENT_PID_NAME, 0);
+		close(dirfd);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+int nvt_agent_running(const char *base, uid_t uid, pid_t *pid)
+{
+	char text[64], *end;
+	struct stat st;
+	uint64_t start;
+	unsigned long long want;
+	uid_t euid;
+	long v;
+	ssize_t n;
+	int dirfd = nvt_userdir_open(base, uid), fd;
+
+	if (dirfd < 0)
+		return 0;
+	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
+	fd = openat(dirfd, NVT_AGENT_PID_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dirfd);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1) {
+		close(fd);
+		return 0;
+	}
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end != ' ' || v <= 0 || v > INT32_MAX)
+		return 0;
+	want = strtoull(end + 1, &end, 10);
+	if (errno || *end != '\n')
+		return 0;
+	/* A live process of that user's, started then: not a PID reused since. */
+	if (nvt_proc_start_time((pid_t)v, &start) || start != want || nvt_proc_euid((pid_t)v, &euid) ||
+	    euid != uid)
+		return 0;
+	*pid = (pid_t)v;
+	return 1;
+}

@@ -1,0 +1,497 @@
+# Priorities on top of partitions (issue 26, docs/priorities.md): the agent guards lower tasks
+# while a higher one launches, lends idle TPCs, restores own partitions; users and root.
+# Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e
+# with the helpers defined there.
+# shellcheck shell=bash
+
+# Other users here are uids 65534, 65524 and 65525: the security tests make run directories of
+# their own for 65531-65533 and expect them not to exist.
+
+# ---- Helpers -----------------------------------------------------------------
+
+# tpcs_of LIST: the TPCs of a list, one per line.
+tpcs_of() {
+	python3 -c '
+import sys
+for item in filter(None, sys.argv[1].split(",")):
+    a, _, b = item.partition("-")
+    for t in range(int(a), int(b or a) + 1):
+        print(t)' "$1"
+}
+# count_of LIST; overlap A B: how many TPCs A and B share.
+count_of() { tpcs_of "$1" | wc -l; }
+overlap() { comm -12 <(tpcs_of "$1" | sort) <(tpcs_of "$2" | sort) | wc -l; }
+# wait_for SECONDS CMD...: until CMD succeeds (every 20 ms), or die.
+wait_for() {
+	local i n=$(($1 * 50))
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.02
+	done
+	die "timed out waiting for: $*"
+}
+state_is() { [ "$(cat "$1" 2>/dev/null)" == "$2" ]; }
+# guarded_to FILE N AVOID: the TPCs in FILE are N of them, none of AVOID's.
+guarded_to() {
+	local now
+	now=$(cat "$1" 2>/dev/null) || return 1
+	[ -n "$now" ] && [ "$(count_of "$now")" == "$2" ] && [ "$(overlap "$now" "$3")" == 0 ]
+}
+# start_agent TAG [PREFIX...] -- [OPTION...]: a foreground agent (its log $WORK/TAG.log); sets AGENT.
+# argv[0] names $WORK, so that the suite's clean-up finds it whatever happens.
+start_agent() {
+	local tag=$1 prefix=()
+	shift
+	while [ "$1" != "--" ]; do
+		prefix+=("$1")
+		shift
+	done
+	shift
+	"${prefix[@]}" bash -c 'exec -a "$0" "$@"' "$WORK/agent.$tag" "$NVT" --agent "$@" \
+		2>"$WORK/$tag.log" &
+	AGENT=$!
+	wait_for 5 grep -q "poll" "$WORK/$tag.log"
+}
+# stop_agent PID: SIGTERM, and it ends (restoring own partitions) within 5 s, status 0.
+stop_agent() {
+	kill -TERM "$1"
+	local i rc
+	for ((i = 0; i < 250; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.02
+	done
+	kill -0 "$1" 2>/dev/null && die "the agent $1 did not end on SIGTERM"
+	wait "$1" && rc=0 || rc=$?
+	eq "$rc" 0 "the agent's exit status"
+}
+# ns_of FILE WORD: the time of the first line of FILE (fakeapp's FAKEAPP_STAMP) after
+# "resume" whose text is WORD ("resume" itself for WORD resume).
+stamp_of() { awk -v w="$2" '$2 == w {print $1; exit}' "$1"; }
+
+# ---- Tests -------------------------------------------------------------------
+
+t_prio_guard_lend_and_restore() {
+	local lo hi json
+	start_agent ag -- --hold 100 --poll 500 --guard 4
+	start_loop plo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	lo=$PID
+	wait_file "$WORK/plo.state" "9-65"
+	# A high task launching: the low one keeps 4 TPCs of its own, none of the high one's GPCs.
+	rm -f "$WORK/phi.pause" "$WORK/phi.stamp" "$WORK/plo.stamp"
+	FAKEAPP_PAUSE=$WORK/phi.pause FAKEAPP_STAMP=$WORK/phi.stamp \
+		start_loop phi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	hi=$PID
+	wait_file "$WORK/phi.state" "0-8"
+	wait_for 5 guarded_to "$WORK/plo.state" 4 0-8
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0
+	has "$out" "PRIO    MODE       OWN"
+	grep -Eq "^ *$lo .* low +guarded +9-65 +$(cat "$WORK/plo.state") " <<<"$out" || die "low row: $out"
+	grep -Eq "^ *$hi .* high +own +0-8 +0-8 " <<<"$out" || die "high row: $out"
+	has "$out" "priority agent: pid $AGENT (uid 0)"
+	json=$(timeout 20 "$NVT" -l --json)
+	python3 - "$json" "$lo" "$hi" "$AGENT" <<'PY' || die "bad JSON: $json"
+import json, sys
+d = json.loads(sys.argv[1])
+rows = {t["pid"]: t["gpus"][0] for t in d["tasks"]}
+lo, hi = rows[int(sys.argv[2])], rows[int(sys.argv[3])]
+assert lo["priority"] == "low" and lo["own_tpcs"] == "9-65" and lo["mode"] == "guarded"
+assert lo["tpc_count"] == 4 and lo["guard"] is None and lo["lend"] is True
+assert hi["priority"] == "high" and hi["mode"] == "own" and hi["tpcs"] == "0-8"
+assert d["agents"] == [{"uid": 0, "pid": int(sys.argv[4])}]
+PY
+	# The high task idle for the hold time: the low one borrows its TPCs; -l says who lends.
+	touch "$WORK/phi.pause"
+	wait_file "$WORK/plo.state" "0-65" 5
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$lo .* low +borrowing +9-65 +0-65 " <<<"$out" || die "low row: $out"
+	grep -Eq "^ *$hi .* high +lending +0-8 +0-8 " <<<"$out" || die "high row: $out"
+	# Active again: guarded again (t_prio_reaction_time measures how soon).
+	rm -f "$WORK/phi.pause"
+	wait_for 5 guarded_to "$WORK/plo.state" 4 0-8
+	# --no-lend on the high task: the low one keeps its own while the high one is idle.
+	run_rc out rc "$NVT" -p --priority high --no-lend "$hi"
+	eq "$rc" 0 "-p --priority: $out"
+	touch "$WORK/phi.pause"
+	wait_file "$WORK/plo.state" "9-65" 5
+	sleep 0.3
+	eq "$(cat "$WORK/plo.state")" "9-65" "the low task's TPCs beside a high one that does not lend"
+	# SIGTERM: every task it changed gets its own partition back.
+	rm -f "$WORK/phi.pause"
+	wait_for 5 guarded_to "$WORK/plo.state" 4 0-8
+	stop_agent "$AGENT"
+	wait_file "$WORK/plo.state" "9-65"
+	has "$(cat "$WORK/ag.log")" "every task it changed has its own partition back"
+	stop_loop phi "$hi"
+	stop_loop plo "$lo"
+}
+
+t_prio_reaction_time() {
+	# The high task's first launch after an idle spell -> the low task's first launch on
+	# its guarded share, with the fake driver (CLOCK_MONOTONIC stamps of both tasks).
+	local lo hi i t0 t1 ms all=""
+	start_agent rt -- --hold 50 --poll 500 --guard 4
+	rm -f "$WORK/rlo.stamp" "$WORK/rhi.stamp"
+	touch "$WORK/rhi.pause"
+	FAKEAPP_STAMP=$WORK/rlo.stamp start_loop rlo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	lo=$PID
+	FAKEAPP_PAUSE=$WORK/rhi.pause FAKEAPP_STAMP=$WORK/rhi.stamp \
+		start_loop rhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	hi=$PID
+	wait_file "$WORK/rlo.state" "0-65" 5
+	for ((i = 0; i < 5; i++)); do
+		: >"$WORK/rlo.stamp"
+		: >"$WORK/rhi.stamp"
+		rm -f "$WORK/rhi.pause"
+		wait_for 5 guarded_to "$WORK/rlo.state" 4 0-8
+		t0=$(stamp_of "$WORK/rhi.stamp" resume)
+		t1=$(awk '$2 != "0-65" {print $1; exit}' "$WORK/rlo.stamp")
+		[ -n "$t0" ] && [ -n "$t1" ] || die "no stamps: $(cat "$WORK/rhi.stamp" "$WORK/rlo.stamp")"
+		ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", (b - a) / 1e6}')
+		all="$all $ms"
+		touch "$WORK/rhi.pause"
+		wait_file "$WORK/rlo.state" "0-65" 5
+	done
+	echo "reaction times (ms, poll 500 us):$all" | tee "$B/prio-reaction.txt"
+	# Well within a few polls and launches (a loose bound for a loaded test machine).
+	for ms in $all; do
+		awk -v m="$ms" 'BEGIN {exit !(m < 200)}' || die "reaction time $ms ms"
+	done
+	rm -f "$WORK/rhi.pause"
+	stop_agent "$AGENT"
+	stop_loop rhi "$hi"
+	stop_loop rlo "$lo"
+}
+
+t_prio_unmanaged_untouched() {
+	# A task without --priority is never changed, and never guards a lower one.
+	local un lo hi seq0 seq1
+	start_agent un -- --hold 100 --guard 4
+	start_loop pun "$NVT" --no-mps -c 0-65 "$APP"
+	un=$PID
+	start_loop pl2 "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	lo=$PID
+	wait_file "$WORK/pun.state" "0-65"
+	wait_file "$WORK/pl2.state" "9-65"
+	seq0=$(timeout 20 "$NVT" -p --json "$un")
+	start_loop ph2 "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	hi=$PID
+	wait_for 5 guarded_to "$WORK/pl2.state" 4 0-8
+	sleep 0.3
+	eq "$(cat "$WORK/pun.state")" "0-65" "the unmanaged task's TPCs"
+	seq1=$(timeout 20 "$NVT" -p --json "$un")
+	python3 -c 'import json,sys; a,b=(json.loads(x)["gpus"][0] for x in sys.argv[1:]); assert a["current"]==b["current"]' \
+		"$seq0" "$seq1" || die "unmanaged task changed: $seq0 / $seq1"
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$un .* - +- +- +0-65 " <<<"$out" || die "unmanaged row: $out"
+	# The high task loses its priority (-p --priority none): a busy task without one guards
+	# nobody, and the low one gets its own back.
+	run_rc out rc "$NVT" -p --priority none "$hi"
+	eq "$rc" 0 "-p --priority none: $out"
+	wait_file "$WORK/pl2.state" "9-65" 5
+	eq "$(cat "$WORK/ph2.state")" "0-8" "the task that lost its priority"
+	stop_loop ph2 "$hi"
+	stop_agent "$AGENT"
+	stop_loop pl2 "$lo"
+	stop_loop pun "$un"
+}
+
+t_prio_agent_killed_and_restarted() {
+	local lo hi now
+	start_agent k1 -- --hold 100 --guard 4
+	start_loop klo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	lo=$PID
+	start_loop khi "$NVT" --no-mps --priority high --no-lend -c 0-8 "$APP"
+	hi=$PID
+	wait_for 5 guarded_to "$WORK/klo.state" 4 0-8
+	# Killed outright: every task keeps a valid partition, the guarded one its share.
+	kill -KILL "$AGENT"
+	wait "$AGENT" 2>/dev/null || true
+	now=$(cat "$WORK/klo.state")
+	sleep 0.3
+	eq "$(cat "$WORK/klo.state")" "$now" "the low task's TPCs after the agent died"
+	eq "$(cat "$WORK/khi.state")" "0-8" "the high task's TPCs after the agent died"
+	run_rc out rc "$NVT" -l
+	has "$out" "priority agent: none runs"
+	# The high task ends; a new agent gives the low one its own partition back.
+	stop_loop khi "$hi"
+	start_agent k2 -- --hold 100 --guard 4
+	wait_file "$WORK/klo.state" "9-65" 5
+	stop_agent "$AGENT"
+	stop_loop klo "$lo"
+}
+
+t_prio_users() {
+	# A user's agent manages only her tasks; another user's high task guards nobody of hers,
+	# also under root's agent, unless root runs it --across-users; root's own high task guards
+	# her task; her agent stands by while root's runs, then manages again.
+	need_users
+	local lo hi uagent rootag rhi
+	start_agent uag $(as_user 65534) -- --hold 100 --guard 4
+	uagent=$AGENT
+	start_loop u/ulo $(as_user 65534) "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	lo=$PID
+	start_loop u/uhi $(as_user 65524) "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	hi=$PID
+	wait_file "$WORK/u/ulo.state" "9-65"
+	wait_file "$WORK/u/uhi.state" "0-8"
+	# The other user's agent (started by her command) runs too; neither guards across users.
+	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-65524/agent.pid"
+	sleep 0.5
+	eq "$(cat "$WORK/u/ulo.state")" "9-65" "a user's task beside another user's high one"
+	# Another user cannot give her task a priority either.
+	run_rc out rc $(as_user 65524) "$NVT" -p --priority low "$lo"
+	eq "$rc" 1 "another user's -p --priority: $out"
+	has "$out" "failed to set pid $lo's priority"
+	run_rc out rc $(as_user 65524) "$NVT" --agent --across-users
+	eq "$rc" 1 "a user's --across-users: $out"
+	# Root's agent: hers stands by; the other user's high task still shrinks nothing of hers ...
+	start_agent uroot -- --hold 100 --guard 4
+	rootag=$AGENT
+	wait_for 5 grep -q "root's agent runs: standing by" "$WORK/uag.log"
+	sleep 0.5
+	eq "$(cat "$WORK/u/ulo.state")" "9-65" "her task beside another user's high one, under root's agent"
+	# ... but root's own high task does.
+	start_loop rhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	rhi=$PID
+	wait_for 5 guarded_to "$WORK/u/ulo.state" 4 0-8
+	stop_loop rhi "$rhi"
+	wait_file "$WORK/u/ulo.state" "9-65" 5
+	stop_agent "$rootag"
+	# Root's agent --across-users: the other user's high task guards her task.
+	start_agent uroot2 -- --hold 100 --guard 4 --across-users
+	rootag=$AGENT
+	wait_for 5 guarded_to "$WORK/u/ulo.state" 4 0-8
+	stop_agent "$rootag"
+	wait_file "$WORK/u/ulo.state" "9-65" 5
+	wait_for 5 grep -q "root's agent ended: managing again" "$WORK/uag.log"
+	sleep 0.3
+	eq "$(cat "$WORK/u/ulo.state")" "9-65" "her task, her agent managing again"
+	kill -0 "$uagent" || die "her agent ended"
+	stop_agent "$uagent"
+	stop_loop u/uhi "$hi"
+	stop_loop u/ulo "$lo"
+}
+
+t_prio_autostart_one_agent() {
+	# Two starts at once start one agent between them; the command never waits for it.
+	local a b begin n pid
+	begin=$(date +%s%N)
+	run_rc out rc "$NVT" --no-mps --priority low -c 0-3 "$APP" launch 1
+	eq "$rc" 0 "$out"
+	[ $((($(date +%s%N) - begin) / 1000000)) -lt 5000 ] || die "a start with --priority took long: the agent held its output?"
+	stop_agents
+	rm -f "$WORK/aa.stop" "$WORK/ab.stop"
+	"$NVT" --no-mps --priority low -c 0-3 "$APP" loop "$WORK/aa.stop" "$WORK/aa.state" >"$WORK/aa.out" 2>&1 &
+	a=$!
+	"$NVT" --no-mps --priority high -c 4-7 "$APP" loop "$WORK/ab.stop" "$WORK/ab.state" >"$WORK/ab.out" 2>&1 &
+	b=$!
+	wait_file "$WORK/aa.state" "0-3"
+	wait_file "$WORK/ab.state" "4-7"
+	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-0/agent.pid"
+	sleep 0.5
+	n=$(pgrep -f -- "--agent --idle-exit" | wc -l)
+	eq "$n" 1 "agents running: $(pgrep -af -- '--agent')"
+	pid=$(cut -d' ' -f1 "$NVTASKSET_RUNDIR/nvtaskset-0/agent.pid")
+	kill -0 "$pid" || die "the agent of the pid file is not running"
+	stop_loop ab "$b"
+	stop_loop aa "$a"
+	# It ends by itself once no managed task is left (--idle-exit 10: at most ~11 s).
+	wait_for 15 sh -c "! kill -0 $pid 2>/dev/null"
+}
+
+t_prio_inherit_and_p() {
+	# A forked child inherits its parent's priority; -p MASK keeps it and sets the own partition.
+	local child json
+	stop_agents
+	rm -f "$WORK/pf.stop"
+	"$NVT" --no-mps --priority low --guard 5 -c 0-3 "$APP" fork "$WORK/pf.stop" "$WORK/pf" \
+		>"$WORK/pf.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/pf.child" "0-3"
+	child=$(cat "$WORK/pf.childpid")
+	json=$(timeout 20 "$NVT" -l --json)
+	python3 - "$json" "$PID" "$child" <<'PY' || die "bad JSON: $json"
+import json, sys
+rows = {t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}
+for pid in sys.argv[2:]:
+    g = rows[int(pid)]
+    assert g["priority"] == "low" and g["guard"] == 5 and g["own_tpcs"] == "0-3", g
+PY
+	run_rc out rc "$NVT" -p -c 10-12 "$child"
+	eq "$rc" 0
+	wait_file "$WORK/pf.child" "10-12"
+	json=$(timeout 20 "$NVT" -l --json)
+	python3 -c 'import json,sys; g={t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}[int(sys.argv[2])]; assert g["priority"]=="low" and g["own_tpcs"]=="10-12", g' \
+		"$json" "$child" || die "bad JSON: $json"
+	# --priority none: unmanaged again.
+	run_rc out rc "$NVT" -p --priority none "$child"
+	eq "$rc" 0 "$out"
+	json=$(timeout 20 "$NVT" -l --json)
+	python3 -c 'import json,sys; g={t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}[int(sys.argv[2])]; assert g["priority"] is None and g["tpcs"]=="10-12", g' \
+		"$json" "$child" || die "bad JSON: $json"
+	touch "$WORK/pf.stop"
+	wait "$PID" || die "fork app failed: $(cat "$WORK/pf.out")"
+}
+
+t_prio_bad_usage() {
+	run_rc out rc "$NVT" --guard 4 -c 0-3 "$APP" launch 1
+	eq "$rc" 1
+	has "$out" "--guard and --no-lend go with --priority"
+	run_rc out rc "$NVT" --priority urgent -c 0-3 "$APP" launch 1
+	eq "$rc" 1
+	has "$out" "--priority takes high, normal, low or none"
+	run_rc out rc "$NVT" --hold 5 -c 0-3 "$APP" launch 1
+	has "$out" "--hold, --poll, --idle-exit and --across-users go with --agent"
+	run_rc out rc "$NVT" --agent -l
+	has "$out" "--agent takes only"
+	run_rc out rc "$NVT" --agent --poll 10
+	has "$out" "--poll takes a number from 50 to 1000000"
+	run_rc out rc "$NVT" --priority low -l
+	has "$out" "--priority goes with starting a command or with -p"
+	run_rc out rc "$NVT" --priority low --guard 0 -c 1 "$APP" launch 1
+	has "$out" "--guard takes a number from 1 to 256"
+	run_rc out rc env NVTASKSET_HOLD_MS=x "$NVT" --agent
+	eq "$rc" 1
+	has "$out" "NVTASKSET_HOLD_MS takes a number"
+	run_rc out rc "$NVT" --help
+	has "$out" "--priority LEVEL"
+	has "$out" "--agent"
+	# A malformed NVTASKSET_PRIORITY: the shim says so and runs without one.
+	run_rc out rc env LD_PRELOAD="$SHIM" NVTASKSET_PARTITION="$(partition_env 0-3 "$(topo_verified)")" \
+		NVTASKSET_PRIORITY=urgent "$APP" launch 1
+	has "$out" "ignoring malformed NVTASKSET_PRIORITY"
+}
+
+t_prio_agent_beside_hostile_segments() {
+	# Root's agent beside another user's tasks that hold their writer's lock forever, keep a
+	# slot mid-write, or look still being made, and a FIFO named like a segment: it never
+	# waits on them, guards root's tasks as promptly, and still ends at once on SIGTERM.
+	need_users
+	local x y z lo hi sleeper ns holder begin
+	start_agent hs -- --hold 100 --guard 4
+	start_loop u/hx $(as_user 65525) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	x=$PID
+	start_loop u/hy $(as_user 65525) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	y=$PID
+	start_loop u/hz $(as_user 65525) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	z=$PID
+	wait_file "$WORK/u/hx.state" "0-65"
+	wait_file "$WORK/u/hy.state" "0-65"
+	wait_file "$WORK/u/hz.state" "0-65"
+	$(as_user 65525) "$T/segpoke" "$x" hold >"$WORK/u/hold.out" 2>&1 &
+	holder=$!
+	wait_for 5 grep -q held "$WORK/u/hold.out"
+	$(as_user 65525) "$T/segpoke" "$y" halfwrite
+	$(as_user 65525) "$T/segpoke" "$z" making
+	$(as_user 65525) sleep 1000 &
+	sleeper=$!
+	ns=$(stat -L -c %i /proc/self/ns/pid)
+	$(as_user 65525) mkfifo "$NVTASKSET_RUNDIR/nvtaskset-65525/nvtaskset.$ns.$sleeper"
+	start_loop hlo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	lo=$PID
+	wait_file "$WORK/hlo.state" "9-65"
+	begin=$(date +%s%N)
+	start_loop hhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	hi=$PID
+	wait_for 5 guarded_to "$WORK/hlo.state" 4 0-8
+	echo "guarded $((($(date +%s%N) - begin) / 1000000)) ms after the high task's start"
+	[ $((($(date +%s%N) - begin) / 1000000)) -lt 3000 ] || die "the agent was slow beside hostile segments"
+	eq "$(cat "$WORK/u/hx.state")" "0-65" "the task whose lock its user holds"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0 "-l: $out"
+	begin=$(date +%s%N)
+	stop_agent "$AGENT"
+	[ $((($(date +%s%N) - begin) / 1000000)) -lt 2000 ] || die "the agent took long to end"
+	wait_file "$WORK/hlo.state" "9-65"
+	kill "$holder" "$sleeper"
+	rm -f "$NVTASKSET_RUNDIR/nvtaskset-65525/nvtaskset.$ns.$sleeper"
+	$(as_user 65525) "$T/segpoke" "$z" made
+	stop_loop hhi "$hi"
+	stop_loop hlo "$lo"
+	for t in hx hy hz; do touch "$WORK/u/$t.stop"; done
+	wait_for 5 sh -c "! kill -0 $x 2>/dev/null && ! kill -0 $y 2>/dev/null && ! kill -0 $z 2>/dev/null"
+}
+
+# prio_spawn_case HOW: a low task given its priority by -p after it started, then a child started
+# by HOW (fakeapp spawn-on) has the priority too (and the task's own partition).
+prio_spawn_case() {
+	local how=$1 tag=$WORK/ps_$1 child json
+	stop_agents
+	rm -f "$tag".*
+	"$NVT" --no-mps -c 0-3 "$APP" spawn-on "$tag.go" "$tag.stop" "$tag" "$how" >"$tag.out" 2>&1 &
+	PID=$!
+	wait_file "$tag.parent" "0-3"
+	run_rc out rc env NVTASKSET_HOLD_MS=50 "$NVT" -p --priority low --guard 2 "$PID"
+	eq "$rc" 0 "-p --priority: $out"
+	touch "$tag.go"
+	wait_file "$tag.child" "0-3"
+	child=$PID # exec: the same process
+	[ "$how" == exec ] || child=$(cat "$tag.childpid")
+	json=$(timeout 20 "$NVT" -l --json)
+	python3 -c 'import json,sys; g={t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}[int(sys.argv[2])]; assert g["priority"]=="low" and g["guard"]==2 and g["own_tpcs"]=="0-3", g' \
+		"$json" "$child" || die "the $how child's priority: $json"
+	touch "$tag.stop"
+	wait "$PID" || die "spawn-on $how failed: $(cat "$tag.out")"
+}
+t_prio_inherit_posix_spawn() { prio_spawn_case posix_spawn; }
+t_prio_inherit_exec() { prio_spawn_case exec; }
+
+# The low task of t_prio_unpartitioned_gpu_keeps_own borrows on GPU 0 and is guarded on GPU 1.
+second_gpu_guarded() {
+	local now
+	now=$(cat "$WORK/ulo2.state" 2>/dev/null) || return 1
+	[ "${now%%|*}" == "0-65" ] && [ "$(count_of "${now#*|}")" == 4 ] && [ "$(overlap "${now#*|}" 0-8)" == 0 ]
+}
+t_prio_unpartitioned_gpu_keeps_own() {
+	# A managed task without a partition on a GPU (all its TPCs) is guarded there and gets
+	# all of them back; its own partition stays "all TPCs", and the high task is never written.
+	local lo hi json
+	export FAKECUDA_DEVICES=2
+	start_agent ug -- --hold 100 --guard 4
+	FAKEAPP_ALL=1 start_loop ulo2 "$NVT" --no-mps --priority low -c --gpu 0=9-65 "$APP"
+	lo=$PID
+	wait_file "$WORK/ulo2.state" "9-65|0-65"
+	rm -f "$WORK/uhi2.pause"
+	FAKEAPP_DEVICE=1 FAKEAPP_PAUSE=$WORK/uhi2.pause start_loop uhi2 "$NVT" --no-mps --priority high \
+		-c --gpu 1=0-8 "$APP"
+	hi=$PID
+	wait_file "$WORK/uhi2.state" "0-8"
+	wait_for 5 second_gpu_guarded
+	touch "$WORK/uhi2.pause"
+	wait_file "$WORK/ulo2.state" "0-65|0-65" 5
+	json=$(timeout 20 "$NVT" -l --json)
+	python3 - "$json" "$lo" <<'PY' || die "bad JSON: $json"
+import json, sys
+g = {t["pid"]: t["gpus"] for t in json.loads(sys.argv[1])["tasks"]}[int(sys.argv[2])]
+assert sorted(x["own_tpcs"] for x in g) == ["0-65", "9-65"], g
+PY
+	if grep -q "pid $hi " "$WORK/ug.log"; then die "the agent wrote the high task: $(cat "$WORK/ug.log")"; fi
+	rm -f "$WORK/uhi2.pause"
+	stop_agent "$AGENT"
+	stop_loop uhi2 "$hi"
+	stop_loop ulo2 "$lo"
+}
+
+t_prio_graph_replays_are_activity() {
+	# A high task that only replays a CUDA graph is active: each replay counts as a launch
+	# (its kernels' callbacks came at its upload), and the low task is guarded.
+	local lo hi
+	start_agent gr -- --hold 100 --guard 4
+	start_loop glo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	lo=$PID
+	wait_file "$WORK/glo.state" "9-65"
+	rm -f "$WORK/ghi.stop"
+	"$NVT" --no-mps --priority high -c 0-8 "$APP" graph 3 "$WORK/ghi.stop" "$WORK/ghi.out" \
+		>"$WORK/ghi.log" 2>&1 &
+	hi=$!
+	wait_for 5 guarded_to "$WORK/glo.state" 4 0-8
+	sleep 0.5 # several hold times of replays only
+	guarded_to "$WORK/glo.state" 4 0-8 || die "the low task is not guarded: $(cat "$WORK/glo.state")"
+	touch "$WORK/ghi.stop"
+	wait "$hi" || die "graph app failed: $(cat "$WORK/ghi.log")"
+	wait_file "$WORK/glo.state" "9-65" 5
+	stop_agent "$AGENT"
+	stop_loop glo "$lo"
+}

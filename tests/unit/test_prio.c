@@ -1,0 +1,232 @@
+/* Unit tests: the rules of priorities (src/core/prio.c) on plain buffers.
+ * SPDX-License-Identifier: MIT */
+#include "check.h"
+#include "core/prio.h"
+#include "core/topo.h"
+#include "core/tpcset.h"
+
+/* 24 TPCs in 4 GPCs of 6: GPC g holds TPCs 6g .. 6g+5. */
+static struct nvt_topology topo24;
+
+static struct nvt_tpcset list(const char *text)
+{
+	struct nvt_tpcset set;
+	nvt_set_clear(&set);
+	if (*text)
+		CHECK(nvt_parse_list(text, NVT_MAX_TPCS, &set) == 0);
+	return set;
+}
+
+static const char *text(const struct nvt_tpcset *set)
+{
+	static char buf[4][NVT_LIST_TEXT_MAX];
+	static int next;
+	char *b = buf[next++ % 4];
+	nvt_format_list(set, b, NVT_LIST_TEXT_MAX);
+	return b;
+}
+
+static struct nvt_prio_task task(const char *own, uint8_t prio, int active)
+{
+	struct nvt_prio_task t = {0};
+	t.own = list(own);
+	t.prio = prio;
+	t.active = active;
+	return t;
+}
+
+static void test_pack(void)
+{
+	struct nvt_tpcset out, avail = list("0-23"), avoid = list("0-2");
+
+	/* Budget 4 from whole GPCs: one GPC, the lowest; away from avoid's GPC 0. */
+	CHECK(nvt_prio_pack(&topo24, &avail, NULL, 4, &out) == 4);
+	CHECK_STR(text(&out), "0-3");
+	CHECK(nvt_prio_pack(&topo24, &avail, &avoid, 4, &out) == 4);
+	CHECK_STR(text(&out), "6-9");
+	/* Best fit: the GPC with 4 free holds 4 with nothing left over. */
+	avail = list("6-11,14-17,18-23");
+	CHECK(nvt_prio_pack(&topo24, &avail, NULL, 4, &out) == 4);
+	CHECK_STR(text(&out), "14-17");
+	/* More than a GPC: the fullest first, then the best fit for the rest. */
+	avail = list("0-1,6-11,14-17");
+	CHECK(nvt_prio_pack(&topo24, &avail, NULL, 8, &out) == 8);
+	CHECK_STR(text(&out), "0-1,6-11");
+	/* Avoided GPCs only when nothing else is left. */
+	avail = list("0-5,6-7");
+	avoid = list("0");
+	CHECK(nvt_prio_pack(&topo24, &avail, &avoid, 4, &out) == 4);
+	CHECK_STR(text(&out), "0-1,6-7");
+	/* Budget above what there is; none; an empty set. */
+	CHECK(nvt_prio_pack(&topo24, &avail, NULL, 100, &out) == 8);
+	CHECK(nvt_prio_pack(&topo24, &avail, NULL, 0, &out) == 0 && nvt_set_count(&out) == 0);
+	avail = list("");
+	CHECK(nvt_prio_pack(&topo24, &avail, NULL, 3, &out) == 0);
+	/* No GPCs known: the lowest TPCs. */
+	avail = list("3-9");
+	CHECK(nvt_prio_pack(NULL, &avail, NULL, 3, &out) == 3);
+	CHECK_STR(text(&out), "3-5");
+}
+
+static void test_guard_and_lend(void)
+{
+	struct nvt_prio_task t[3];
+
+	/* A high task active: the low one keeps 4 TPCs of its own, in one GPC. */
+	t[0] = task("0-5", NVT_PRIO_HIGH, 1);
+	t[1] = task("6-23", NVT_PRIO_LOW, 1);
+	t[1].guard = 4;
+	nvt_prio_decide(&topo24, 8, t, 2);
+	CHECK_STR(text(&t[0].tpcs), "0-5");
+	CHECK(t[0].mode == NVT_MODE_OWN);
+	CHECK_STR(text(&t[1].tpcs), "6-9");
+	CHECK(t[1].mode == NVT_MODE_GUARDED);
+	/* The default guard, when the task has none. */
+	t[1].guard = 0;
+	nvt_prio_decide(&topo24, 8, t, 2);
+	CHECK(nvt_set_count(&t[1].tpcs) == 8);
+	CHECK_STR(text(&t[1].tpcs), "6-13");
+	/* The high task idle: the low one borrows its TPCs; it lends them. */
+	t[0].active = 0;
+	nvt_prio_decide(&topo24, 8, t, 2);
+	CHECK_STR(text(&t[1].tpcs), "0-23");
+	CHECK(t[1].mode == NVT_MODE_BORROWING);
+	CHECK(t[0].mode == NVT_MODE_LENDING);
+	CHECK_STR(text(&t[0].tpcs), "0-5");
+	/* ... unless it does not lend. */
+	t[0].flags = NVT_PRIOF_NO_LEND;
+	nvt_prio_decide(&topo24, 8, t, 2);
+	CHECK_STR(text(&t[1].tpcs), "6-23");
+	CHECK(t[1].mode == NVT_MODE_OWN && t[0].mode == NVT_MODE_OWN);
+	/* No lending needed when the low task holds the high one's TPCs already. */
+	t[0] = task("0-5", NVT_PRIO_HIGH, 0);
+	t[1] = task("0-23", NVT_PRIO_LOW, 1);
+	nvt_prio_decide(&topo24, 8, t, 2);
+	CHECK(t[1].mode == NVT_MODE_OWN && t[0].mode == NVT_MODE_OWN);
+	/* A guard that leaves own whole: own. */
+	t[0].active = 1;
+	t[1] = task("6-9", NVT_PRIO_LOW, 1);
+	nvt_prio_decide(&topo24, 8, t, 2);
+	CHECK_STR(text(&t[1].tpcs), "6-9");
+	CHECK(t[1].mode == NVT_MODE_OWN);
+	/* Never in an active higher task's GPC while own has TPCs in others, even below the guard. */
+	t[0] = task("0-2", NVT_PRIO_HIGH, 1);
+	t[1] = task("3-8", NVT_PRIO_LOW, 1);
+	t[1].guard = 6;
+	nvt_prio_decide(&topo24, 8, t, 2);
+	CHECK_STR(text(&t[1].tpcs), "6-8");
+	CHECK(t[1].mode == NVT_MODE_GUARDED);
+	/* ... but in it when own has nothing else (not squeezed: its own TPCs there are free). */
+	t[1] = task("3-5", NVT_PRIO_LOW, 1);
+	nvt_prio_decide(&topo24, 8, t, 2);
+	CHECK_STR(text(&t[1].tpcs), "3-5");
+	CHECK(t[1].mode == NVT_MODE_OWN);
+	t[0] = task("0-5", NVT_PRIO_HIGH, 1);
+	/* Guard 0 and no default: no cap, only off the high task's TPCs. */
+	t[1] = task("0-23", NVT_PRIO_LOW, 1);
+	nvt_prio_decide(&topo24, 0, t, 2);
+	CHECK_STR(text(&t[1].tpcs), "6-23");
+	CHECK(t[1].mode == NVT_MODE_GUARDED);
+}
+
+static void test_squeezed_and_levels(void)
+{
+	struct nvt_prio_task t[3];
+
+	/* The high task holds all of the low one's TPCs: one TPC, never none. */
+	t[0] = task("0-11", NVT_PRIO_HIGH, 1);
+	t[1] = task("4-7", NVT_PRIO_LOW, 1);
+	nvt_prio_decide(&topo24, 8, t, 2);
+	CHECK(nvt_set_count(&t[1].tpcs) == 1);
+	CHECK(t[1].mode == NVT_MODE_SQUEEZED);
+	CHECK(nvt_set_has(&t[1].own, (unsigned)nvt_set_highest(&t[1].tpcs)));
+	/* A task without a priority neither guards nor is guarded nor borrows. */
+	t[0] = task("0-5", NVT_PRIO_NONE, 1);
+	t[1] = task("6-23", NVT_PRIO_LOW, 1);
+	t[2] = task("0-23", NVT_PRIO_NONE, 1);
+	nvt_prio_decide(&topo24, 4, t, 3);
+	CHECK_STR(text(&t[1].tpcs), "6-23");
+	CHECK_STR(text(&t[2].tpcs), "0-23");
+	t[0].active = 0;
+	t[2] = task("12-13", NVT_PRIO_HIGH, 0);
+	nvt_prio_decide(&topo24, 4, t, 3);
+	CHECK_STR(text(&t[1].tpcs), "6-23");
+	CHECK(t[1].mode == NVT_MODE_OWN); /* 12-13 is its own already */
+	/* Three levels: high active guards normal and low alike. */
+	t[0] = task("0-5", NVT_PRIO_HIGH, 1);
+	t[1] = task("6-11", NVT_PRIO_NORMAL, 1);
+	t[2] = task("12-23", NVT_PRIO_LOW, 1);
+	nvt_prio_decide(&topo24, 2, t, 3);
+	CHECK_STR(text(&t[1].tpcs), "6-7");
+	CHECK(nvt_set_count(&t[2].tpcs) == 2);
+	/* High idle, normal active: normal borrows high's, low is guarded by normal. */
+	t[0].active = 0;
+	nvt_prio_decide(&topo24, 2, t, 3);
+	CHECK_STR(text(&t[1].tpcs), "0-11");
+	CHECK(t[1].mode == NVT_MODE_BORROWING && t[0].mode == NVT_MODE_LENDING);
+	CHECK_STR(text(&t[2].tpcs), "12-13");
+	/* Equal priorities never guard each other. */
+	t[0] = task("0-5", NVT_PRIO_LOW, 1);
+	t[1] = task("0-23", NVT_PRIO_LOW, 1);
+	nvt_prio_decide(&topo24, 2, t, 2);
+	CHECK_STR(text(&t[0].tpcs), "0-5");
+	CHECK_STR(text(&t[1].tpcs), "0-23");
+}
+
+static void test_text(void)
+{
+	struct nvt_slot_prio p = {0};
+	struct nvt_slot_view v = {0};
+	struct nvt_tpcset own;
+	char buf[NVT_PRIO_ENV_TEXT_MAX];
+	uint8_t level;
+
+	CHECK(nvt_prio_parse("high", &level) == 0 && level == NVT_PRIO_HIGH);
+	CHECK(nvt_prio_parse("Low", &level) == 0 && level == NVT_PRIO_LOW);
+	CHECK(nvt_prio_parse("normal", &level) == 0 && level == NVT_PRIO_NORMAL);
+	CHECK(nvt_prio_parse("none", &level) == -1 && nvt_prio_parse("", &level) == -1);
+	CHECK(nvt_prio_parse("3", &level) == -1);
+	CHECK_STR(nvt_prio_name(NVT_PRIO_NONE), "-");
+	CHECK_STR(nvt_prio_name(99), "-");
+	CHECK_STR(nvt_prio_mode_name(NVT_MODE_BORROWING), "borrowing");
+	CHECK_STR(nvt_prio_mode_name(99), "?");
+	CHECK(nvt_prio_env_parse("low,guard=8,no-lend", &p) == 0);
+	CHECK(p.prio == NVT_PRIO_LOW && p.guard == 8 && p.flags == NVT_PRIOF_NO_LEND);
+	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "low,guard=8,no-lend");
+	CHECK(nvt_prio_env_parse("high", &p) == 0 && p.prio == NVT_PRIO_HIGH && !p.guard && !p.flags);
+	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "high");
+	CHECK(nvt_prio_env_format(&p, buf, 3) == -1);
+	CHECK(nvt_prio_env_parse("", &p) == -1);
+	CHECK(nvt_prio_env_parse("high,guard=0", &p) == -1);
+	CHECK(nvt_prio_env_parse("high,guard=257", &p) == -1);
+	CHECK(nvt_prio_env_parse("high,guard=4x", &p) == -1);
+	CHECK(nvt_prio_env_parse("high,lend", &p) == -1);
+	CHECK(nvt_prio_env_parse("guard=4", &p) == -1);
+	CHECK(nvt_prio_env_parse("high,guard=4,no-lend,xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", &p) == -1);
+	/* A slot's own partition: the field, else its TPCs, else the whole GPU. */
+	v.topo = topo24;
+	nvt_prio_own_of(&v, &own);
+	CHECK_STR(text(&own), "0-23");
+	v.state = NVT_SLOT_SET;
+	v.tpcs = list("3-4");
+	nvt_prio_own_of(&v, &own);
+	CHECK_STR(text(&own), "3-4");
+	v.prio.own = list("5");
+	nvt_prio_own_of(&v, &own);
+	CHECK_STR(text(&own), "5");
+}
+
+int main(void)
+{
+	nvt_topo_identity(&topo24, 24);
+	topo24.n_gpcs = 4;
+	for (unsigned t = 0; t < 24; t++)
+		topo24.gpc[t] = (uint8_t)(t / 6);
+	test_pack();
+	test_guard_and_lend();
+	test_squeezed_and_levels();
+	test_text();
+	return CHECK_DONE();
+}

@@ -1,0 +1,242 @@
+/*
+ * prio.c - nvtaskset's priorities (docs/priorities.md): --priority, --guard
+ * and --no-lend at a start and with -p, the agent (--agent, and starting
+ * the caller's agent when a priority is given).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/prio.h"
+#include "prio/agent.h"
+
+/* Reads an unsigned option value from min to max; exits on a bad one. */
+unsigned prio_number(const char *what, const char *text, unsigned min, unsigned max)
+{
+	char *end, msg[160];
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || v < min || v > max) {
+		snprintf(msg, sizeof(msg), "%s takes a number from %u to %u", what, min, max);
+		bad_usage(msg);
+	}
+	return (unsigned)v;
+}
+
+/* An agent setting: the option's value if given, else the environment's, else the default. */
+static unsigned setting(unsigned given, const char *env, const char *what, unsigned min, unsigned max,
+			unsigned def)
+{
+	const char *text = getenv(env);
+
+	if (given)
+		return given;
+	if (!text || !*text)
+		return def;
+	return prio_number(what, text, min, max);
+}
+
+void prio_carry(const struct options *o, struct nvt_slot_view *want, const struct nvt_slot_view *old)
+{
+	if (old)
+		want->prio = old->prio; /* -p MASK keeps the task's priority */
+	if (o->prio_given) {
+		want->prio.prio = o->prio;
+		want->prio.flags = o->no_lend ? NVT_PRIOF_NO_LEND : 0;
+		want->prio.guard = o->guard;
+	}
+	/* What a writer gives is the task's own partition; the agent starts from it. */
+	want->prio.mode = NVT_MODE_OWN;
+	nvt_set_clear(&want->prio.own);
+	if (want->prio.prio != NVT_PRIO_NONE)
+		nvt_prio_own_of(want, &want->prio.own); /* its TPCs, or all when unpartitioned */
+}
+
+int prio_plan(const struct options *o, const struct nvt_seg_handle *h, struct nvt_slot_view *parts,
+	      char *why, size_t len)
+{
+	int n = 0;
+
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		struct nvt_slot_view *v = &parts[n];
+		if (nvt_seg_read(h, g, v, NULL)) {
+			snprintf(why, len, "a writer died while changing it; set a new partition to repair it");
+			return -1;
+		}
+		if (nvt_uuid_is_zero(v->uuid))
+			continue;
+		/* Its own partition, not what an agent made of it now. */
+		if (v->prio.prio != NVT_PRIO_NONE || o->prio != NVT_PRIO_NONE) {
+			struct nvt_tpcset own;
+			nvt_prio_own_of(v, &own);
+			if (!nvt_set_count(&own)) {
+				snprintf(why, len, "its GPU's TPCs are not known: give a MASK too");
+				return -1;
+			}
+			v->tpcs = own;
+			v->state = NVT_SLOT_SET;
+		}
+		n++;
+	}
+	if (!n)
+		snprintf(why, len, "it has no partition to give a priority to yet: give a MASK too");
+	return n ? n : -1;
+}
+
+void prio_start_env(const struct options *o)
+{
+	struct nvt_slot_prio p = {0};
+	char text[NVT_PRIO_ENV_TEXT_MAX];
+
+	if (!o->prio_given || o->prio == NVT_PRIO_NONE) {
+		unsetenv(NVT_ENV_PRIORITY);
+		return;
+	}
+	p.prio = o->prio;
+	p.guard = o->guard;
+	p.flags = o->no_lend ? NVT_PRIOF_NO_LEND : 0;
+	if (nvt_prio_env_format(&p, text, sizeof(text)) < 0)
+		errx(EXIT_FAILURE, "internal error: cannot format the priority");
+	setenv(NVT_ENV_PRIORITY, text, 1);
+}
+
+void prio_autostart(void)
+{
+	const char *base = nvt_rundir();
+	pid_t pid, agent;
+	int status;
+
+	if (nvt_agent_running(base, 0, &agent) || nvt_agent_running(base, geteuid(), &agent))
+		return;
+	/* Detached: a grandchild in a session of its own, which the command
+	 * never waits for; its lock makes it the only one (a second exits). */
+	pid = fork();
+	if (pid < 0) {
+		warn("warning: cannot start the priority agent");
+		return;
+	}
+	if (pid == 0) {
+		char *argv[] = {"nvtaskset", "--agent", "--idle-exit", NULL, NULL};
+		char idle[16];
+		int null;
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		if (chdir("/")) /* holds no directory of the caller's busy */
+			_exit(127);
+		snprintf(idle, sizeof(idle), "%d", NVT_AGENT_IDLE_EXIT_S);
+		argv[3] = idle;
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		setenv("NVTASKSET_QUIET", "1", 1);
+		unsetenv("LD_PRELOAD");
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- nvtaskset --agent ----------------------------------------------------- */
+
+static volatile sig_atomic_t stop_agent;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_agent = 1;
+}
+
+static void print_event(void *arg, const char *text)
+{
+	struct timespec ts;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(stderr, "nvtaskset agent: %lld.%06ld %s\n", (long long)ts.tv_sec, ts.tv_nsec / 1000,
+		text);
+}
+
+int nvt_cmd_agent(const struct options *o)
+{
+	struct nvt_agent_opts a = {0};
+	struct rlimit files;
+	struct sigaction sa;
+	const char *quiet = getenv(NVT_ENV_QUIET);
+	pid_t other;
+	int fd, rc;
+
+	a.base = nvt_rundir();
+	a.poll_us = setting(o->poll_us, NVT_ENV_AGENT_POLL_US, NVT_ENV_AGENT_POLL_US, 50, 1000000,
+			    NVT_AGENT_POLL_US);
+	a.hold_ms = setting(o->hold_ms, NVT_ENV_AGENT_HOLD_MS, NVT_ENV_AGENT_HOLD_MS, 1, 3600000,
+			    NVT_AGENT_HOLD_MS);
+	a.default_guard = setting(o->guard, NVT_ENV_AGENT_GUARD, NVT_ENV_AGENT_GUARD, 1, NVT_MAX_TPCS,
+				  NVT_AGENT_GUARD);
+	a.idle_exit_s = o->idle_exit_s;
+	a.across_users = o->across_users;
+	if (o->across_users && geteuid() != 0)
+		errx(EXIT_FAILURE, "--across-users is for root's agent: a user's manages only her own tasks");
+	a.stop = &stop_agent;
+	if (!(quiet && *quiet && strcmp(quiet, "0")))
+		a.event = print_event;
+	rc = nvt_agent_lock(a.base, &fd);
+	if (rc < 0)
+		err(EXIT_FAILURE, "cannot take the priority agent's lock in %s", a.base);
+	if (rc > 0) {
+		/* With --idle-exit (as a command starts it), that is what was wanted. */
+		if (nvt_agent_running(a.base, geteuid(), &other))
+			warnx("your priority agent runs already (pid %ld)", (long)other);
+		else
+			warnx("your priority agent runs already");
+		return o->idle_exit_s ? EXIT_SUCCESS : EXIT_FAILURE;
+	}
+	/* Two descriptors a task followed (its segment, its run directory's lock file). */
+	if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+		files.rlim_cur = files.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &files);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (a.event) {
+		char text[160];
+		snprintf(text, sizeof(text), "pid %ld, user %lu: poll %u us, hold %u ms, guard %u TPCs%s",
+			 (long)getpid(), (unsigned long)geteuid(), a.poll_us, a.hold_ms, a.default_guard,
+			 a.across_users ? ", across users" : "");
+		a.event(NULL, text);
+	}
+	rc = nvt_agent_run(&a);
+	nvt_agent_unlock(a.base, fd);
+	if (rc == NVT_AGENT_ERROR)
+		err(EXIT_FAILURE, "priority agent");
+	if (a.event)
+		a.event(NULL, rc == NVT_AGENT_IDLE ? "no managed task: ending"
+						   : "stopped; every task it changed has its own partition back");
+	return EXIT_SUCCESS;
+}
