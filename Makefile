@@ -54,13 +54,14 @@ LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
-LAYERS = core os gpu seg mps alloc shim
+LAYERS = core os gpu seg mps alloc task shim
 CORE = tpcset tmd topo segment gpusel ptree claim mpslog
 OS = sysutil slurmproc
 GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segown inherit
 MPS = mps
 ALLOC = reserve
+TASK = task
 SHIMSRC = shim shimsetup shimgraph
 SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h
 
@@ -73,7 +74,7 @@ SEG_OBJ = $(SEG:%=$(O)/seg/%.o)
 SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/seg/inherit.o \
 	$(O)/os/sysutil.o
 # What the command and the Slurm plugin link besides their own files.
-LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o)
+LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o) $(TASK:%=$(O)/task/%.o)
 CMD_SRC = main common output run pid tree list mpsctl topology
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 

@@ -313,38 +313,6 @@ int parse_partition(const struct options *o, const char *text, const struct nvt_
 	return 0;
 }
 
-int open_task(pid_t pid, int writable, struct nvt_seg_handle *h)
-{
-	struct nvt_seg_handle current;
-	int rc, same;
-
-	for (int attempt = 0;; attempt++) {
-		rc = nvt_seg_open(nvt_rundir(), pid, writable, h);
-		if (rc || !writable)
-			return rc;
-		/*
-		 * To write, nvt_seg_open passes over a segment the caller may not
-		 * write and tries the next user's directory. After an exec to another
-		 * user (a setuid program started by the caller) that holds the
-		 * segment from before the exec, which the process reads no more: a
-		 * change written there would be reported and never used. The segment
-		 * the process uses is the one a look for reading finds (as
-		 * nvt_seg_tasks judges which are stale).
-		 */
-		if (nvt_seg_open(nvt_rundir(), pid, 0, &current) != NVT_SEG_OK)
-			return rc;
-		same = current.dev == h->dev && current.ino == h->ino;
-		nvt_seg_close(&current);
-		if (same)
-			return rc;
-		nvt_seg_close(h);
-		/* Once more: the new segment may have got its header between the
-		 * two looks (the exec happening now). */
-		if (attempt == 1)
-			return NVT_SEG_EPERM;
-	}
-}
-
 const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len)
 {
 	switch (rc) {

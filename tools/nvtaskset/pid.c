@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "alloc/reserve.h"
+#include "task/task.h"
 #include "os/sysutil.h"
 
 static pid_t parse_pid(const char *text)
@@ -246,121 +247,14 @@ static void check_sm_limit(pid_t pid, const struct nvt_slot_view *now, int n)
 		      (long)pid, limit);
 }
 
-/* Slots of h that hold no GPU yet. */
-static int free_slots(const struct nvt_seg_handle *h)
+/* Prints what nvt_task_set_partition did to pid: lines, or (--json) its object
+ * ("version" when top, the whole document). */
+static void print_change(const struct options *o, pid_t pid, const struct nvt_task_change *c,
+			 int top)
 {
-	int n = 0;
-
-	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		uint8_t uuid[16];
-		n += nvt_seg_slot_gpu(h, g, uuid) == 0 && nvt_uuid_is_zero(uuid);
-	}
-	return n;
-}
-
-int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nvt_slot_view *parts,
-	      int n_parts, int top, int *changed, char *why, size_t len)
-{
-	static struct nvt_slot_view old[NVT_MAX_GPUS], now[NVT_MAX_GPUS], want[NVT_MAX_GPUS];
-	struct slot_status st[NVT_MAX_GPUS];
-	int written_slot[NVT_MAX_GPUS], had[NVT_MAX_GPUS];
-	static struct nvt_slot_view first_old[NVT_MAX_GPUS];
-	int first_had[NVT_MAX_GPUS], first_n_old = 0, attempt = 0;
-	int n_old, torn, rc, shown, new_slot;
-	struct timespec written;
-	pid_t pid = h->pid;
-
-again:
-	shown = new_slot = 0;
-	n_old = read_slots(h, old, st, &torn);
-	rc = nvt_seg_lock(h, SEG_LOCK_TIMEOUT_MS);
-	if (rc)
-		goto fail;
-	for (int i = 0; i < n_parts; i++) {
-		int g;
-		if (parts[i].state != NVT_SLOT_SET)
-			continue; /* a GPU this change does not name */
-		/* Under the lock no live writer is inside: a failed read is a dead one's. */
-		g = nvt_seg_find_slot(h, parts[i].uuid);
-		had[shown] = g >= 0 && nvt_seg_read(h, g, &old[shown], NULL) == 0;
-		new_slot += g < 0;
-		want[shown++] = parts[i];
-	}
-	if (new_slot > free_slots(h)) {
-		snprintf(why, len, "it already has partitions on %d GPUs, the most a task can have",
-			 NVT_MAX_GPUS);
-		nvt_seg_close(h);
-		return -1;
-	}
-	if (o->count && o->exclude_running) {
-		/* The pick is claimed in the task's own slots, as a start claims
-		 * (src/alloc/reserve.c): moves and starts at once never share a TPC. */
-		static struct nvt_claim_gpu req[NVT_MAX_GPUS];
-		static struct nvt_slot_view prev[NVT_MAX_GPUS];
-		for (int i = 0; i < shown; i++) {
-			memcpy(req[i].uuid, want[i].uuid, sizeof(req[i].uuid));
-			req[i].topo = want[i].topo;
-			req[i].count = o->count;
-			req[i].strategy = o->strategy;
-			if (had[i]) {
-				prev[i] = old[i];
-			} else {
-				memset(&prev[i], 0, sizeof(prev[i]));
-				memcpy(prev[i].uuid, want[i].uuid, sizeof(prev[i].uuid));
-				prev[i].topo = want[i].topo;
-			}
-			prev[i].flags = 0;
-		}
-		if (nvt_claim_move(nvt_rundir(), h, req, shown, prev, claim_timeout_ms(), want, why,
-				   len)) {
-			nvt_seg_close(h);
-			return -1;
-		}
-	} else {
-		for (int i = 0; i < shown; i++) {
-			int g = nvt_seg_find_slot(h, want[i].uuid), fresh = g < 0;
-			if (fresh)
-				g = nvt_seg_free_slot_of(h);
-			rc = nvt_seg_write(h, g, &want[i], fresh);
-			if (rc)
-				goto fail;
-		}
-	}
-	if (attempt == 0) {
-		first_n_old = n_old;
-		memcpy(first_old, old, sizeof(old));
-		memcpy(first_had, had, sizeof(had));
-	}
-	/* Written into the segment the task had before an exec to another user,
-	 * while that user's shim made its own from it, maybe before this write:
-	 * write the task's own segment too (it is the one -p and -l read now). */
-	if (attempt < 3 && nvt_seg_superseded(nvt_rundir(), h)) {
-		nvt_seg_close(h);
-		rc = open_task(pid, 1, h);
-		if (rc)
-			goto fail;
-		attempt++;
-		goto again;
-	}
-	n_old = first_n_old;
-	memcpy(old, first_old, sizeof(old));
-	memcpy(had, first_had, sizeof(had));
-	for (int i = 0; i < shown; i++) {
-		written_slot[i] = nvt_seg_find_slot(h, want[i].uuid);
-		if (changed && (!had[i] || old[i].state != want[i].state ||
-				!nvt_set_equal(&old[i].tpcs, &want[i].tpcs)))
-			*changed = 1;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &written);
-	for (int i = 0; i < shown; i++)
-		if (nvt_seg_read(h, written_slot[i], &now[i], &st[i].s)) {
-			rc = NVT_SEG_ECORRUPT;
-			goto fail;
-		}
-	nvt_seg_close(h);
-	for (int i = 0; i < shown; i++)
-		warn_graph_stale(pid, st[i].s.graph_stale);
-	check_sm_limit(pid, now, shown);
+	for (int i = 0; i < c->n; i++)
+		warn_graph_stale(pid, c->status[i].graph_stale);
+	check_sm_limit(pid, c->now, c->n);
 	if (o->json) {
 		/* When the change was made, for measuring how soon launches follow. */
 		if (top)
@@ -368,37 +262,64 @@ again:
 		else
 			putchar('{');
 		printf("\"pid\":%ld,\"written_monotonic_ns\":%lld,\"gpus\":[", (long)pid,
-		       (long long)written.tv_sec * 1000000000LL + written.tv_nsec);
-		for (int i = 0; i < shown; i++) {
+		       (long long)c->written.tv_sec * 1000000000LL + c->written.tv_nsec);
+		for (int i = 0; i < c->n; i++) {
 			printf(i ? "," : "");
-			json_gpu_start(stdout, now[i].uuid);
+			json_gpu_start(stdout, c->now[i].uuid);
 			putchar(',');
-			json_partition("previous", had[i] ? &old[i] : NULL);
+			json_partition("previous", c->had[i] ? &c->before[i] : NULL);
 			putchar(',');
-			json_partition("current", &now[i]);
-			printf(",\"graph_kernels_stale\":%llu}", (unsigned long long)st[i].s.graph_stale);
+			json_partition("current", &c->now[i]);
+			printf(",\"graph_kernels_stale\":%llu}",
+			       (unsigned long long)c->status[i].graph_stale);
 		}
 		printf(top ? "]}\n" : "]}");
-		return 0;
+		return;
 	}
-	for (int i = 0; i < shown; i++) {
+	for (int i = 0; i < c->n; i++) {
 		char gpu[96] = "";
-		if (shown > 1 || n_old + new_slot > 1)
-			slot_gpu_text(&now[i], gpu, sizeof(gpu));
-		if (had[i])
-			print_partition(o, pid, "current", gpu, &old[i]);
-		else if (n_old == 0)
+		if (c->n > 1 || c->n_before + c->new_slots > 1)
+			slot_gpu_text(&c->now[i], gpu, sizeof(gpu));
+		if (c->had[i])
+			print_partition(o, pid, "current", gpu, &c->before[i]);
+		else if (c->n_before == 0)
 			print_partition(o, pid, "current", gpu, &(struct nvt_slot_view){0});
-		print_partition(o, pid, "new", gpu, &now[i]);
+		print_partition(o, pid, "new", gpu, &c->now[i]);
 	}
-	return 0;
-fail:
-	{
+}
+
+int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nvt_slot_view *parts,
+	      int n_parts, int top, int *changed, char *why, size_t len)
+{
+	static struct nvt_task_change c;
+	struct nvt_task_claim claim = {o->count, o->strategy, 0};
+	pid_t pid = h->pid;
+	int rc;
+
+	if (o->count && o->exclude_running)
+		claim.timeout_ms = claim_timeout_ms();
+	rc = nvt_task_set_partition(nvt_rundir(), h, parts, n_parts,
+				    o->count && o->exclude_running ? &claim : NULL, &c, why, len);
+	if (rc == NVT_TASK_ESEG) {
 		char text[160];
-		snprintf(why, len, "%s", seg_error(rc, h, text, sizeof(text)));
+		snprintf(why, len, "%s", seg_error(c.seg_err, h, text, sizeof(text)));
 	}
-	nvt_seg_close(h);
-	return -1;
+	if (rc)
+		return -1;
+	if (changed && c.changed)
+		*changed = 1;
+	if (c.reopen_err == NVT_SEG_ENOPROC)
+		warnx("warning: pid %ld ended while its partition was changed", (long)pid);
+	else if (c.reopen_err) {
+		char text[160];
+		warnx("warning: pid %ld exec'd a program of another user while its partition was "
+		      "changed, and its new control segment cannot be opened (%s): the change was "
+		      "written to the one from before the exec, which its program may have copied or "
+		      "not; see its partition with 'nvtaskset -p %ld'",
+		      (long)pid, seg_error(c.reopen_err, h, text, sizeof(text)), (long)pid);
+	}
+	print_change(o, pid, &c, top);
+	return 0;
 }
 
 int nvt_cmd_pid(const struct options *o, int argc, char **argv)
@@ -414,7 +335,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 		claim_timeout_ms(); /* a bad value says so before anything changes */
 	if (o->all_tasks)
 		return nvt_cmd_all_tasks(o, pid, mask_text);
-	rc = open_task(pid, mask_text != NULL, &h);
+	rc = nvt_task_open(nvt_rundir(), pid, mask_text != NULL, &h);
 	if (rc)
 		cli_errx("failed to %s pid %ld's partition: %s", mask_text ? "set" : "get", (long)pid,
 			 seg_error(rc, &h, why, sizeof(why)));

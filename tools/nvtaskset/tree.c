@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "os/sysutil.h"
+#include "task/task.h"
 
 int task_tree_read(struct task_tree *t, int tidy)
 {
@@ -152,7 +153,7 @@ static int one_task(struct tree_run *run, pid_t pid, struct nvt_seg_handle *h, i
 	int rc, started = 0, n_parts = 0;
 
 	if (!h) {
-		rc = open_task(pid, change, &opened);
+		rc = nvt_task_open(nvt_rundir(), pid, change, &opened);
 		if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK)
 			return -1; /* ended since the scan, or exec'd a program without the shim */
 		run->tasks++;
@@ -199,7 +200,7 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 
 	/* PID must be a task: one that is gone, or runs without nvtaskset, ends
 	 * the command (as -p). */
-	rc = open_task(root, change, &h);
+	rc = nvt_task_open(nvt_rundir(), root, change, &h);
 	if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK)
 		cli_errx("failed to %s pid %ld's partition: %s", change ? "set" : "get", (long)root,
 			 seg_error(rc, &h, why, sizeof(why)));
