@@ -779,3 +779,84 @@ assert "tpc_list" not in json.dumps([show, lst, dry, pick])
 PY
 	stop_loop oc "$PID"
 }
+
+# start_exec_to_user TAG UID ARGS...: a task as user UID (0: root; TPCs 0-3)
+# that, once TAG.go exists, execs as user 65533 (through a setuid-root
+# setpriv for a UID not 0) a shell that waits for TAG.go2 and launches once;
+# "nvtaskset -p ARGS... PID" as UID (PP, output in TAG.p) waits for the lock
+# of the task's first segment (segpoke holds it: HOLD) while the task's own
+# segment is made. Sets PID, FIRST_SEG, OWN_SEG, HOLD and PP.
+start_exec_to_user() {
+	local tag=$WORK/u/$1 uid=$2 i become run=()
+	shift 2
+	rm -f "$tag".*
+	become=$(as_user 65533)
+	if [ "$uid" != 0 ]; then
+		cp "$(command -v setpriv)" "$WORK/u/setpriv-suid"
+		chmod 4755 "$WORK/u/setpriv-suid"
+		# (A setuid exec drops LD_PRELOAD and LD_LIBRARY_PATH: set them again.)
+		become="${become/setpriv/$WORK/u/setpriv-suid} env LD_PRELOAD=$SHIM LD_LIBRARY_PATH=$FAKEDIR"
+		read -ra run <<<"$(as_user "$uid")"
+	fi
+	"${run[@]}" "$NVT" --no-mps -c 0-3 sh -c 'while [ ! -e "$1.go" ]; do sleep 0.02; done
+		exec '"$become"' sh -c '\''while [ ! -e "$1.go2" ]; do sleep 0.02; done
+			"$2" launch 1'\'' sh "$1" "$2"' sh "$tag" "$APP" >"$tag.out" 2>&1 &
+	PID=$!
+	wait_task "$PID"
+	FIRST_SEG=$(seg_file "$PID")
+	has "$FIRST_SEG" "/nvtaskset-$uid/"
+	"$T/segpoke" "$PID" hold >"$tag.hold" &
+	HOLD=$!
+	wait_file "$tag.hold" held
+	"${run[@]}" "$NVT" -p "$@" "$PID" >"$tag.p" 2>&1 &
+	PP=$!
+	for ((i = 0; i < 500; i++)); do
+		readlink /proc/"$PP"/fd/* 2>/dev/null | grep -qxF "$FIRST_SEG" && break
+		sleep 0.02
+	done
+	[ "$i" -lt 500 ] || die "-p never opened $FIRST_SEG"
+	touch "$tag.go"
+	OWN_SEG=${FIRST_SEG/nvtaskset-$uid/nvtaskset-65533}
+	for ((i = 0; i < 500; i++)); do
+		[ "$(stat -c %a "$OWN_SEG" 2>/dev/null)" == 644 ] && break
+		sleep 0.02
+	done
+	[ "$i" -lt 500 ] || die "no segment $OWN_SEG was made"
+}
+
+t_tree_move_exec_reopen_fails() {
+	# A user's -p on its task, which a setuid program makes another user's:
+	# the change went into the user's segment, and the task's own cannot be
+	# opened for writing: -p says what it wrote and warns that the program
+	# may not have it, rather than failing as if nothing was written.
+	need_users
+	local tag=$WORK/u/rf
+	start_exec_to_user rf 65534 -c 8-9
+	kill "$HOLD"
+	wait "$PP" && rc=0 || rc=$?
+	eq "$rc" 0 "-p exit status: $(cat "$tag.p")"
+	has "$(cat "$tag.p")" "pid $PID's new TPC list: 8-9"
+	has "$(cat "$tag.p")" "its new control segment cannot be opened (Permission denied)"
+	touch "$tag.go2"
+	wait "$PID" || die "the task failed: $(cat "$tag.out")"
+}
+
+t_tree_claim_during_exec_to_user() {
+	# -p -n 2 --exclude-running across an exec to another user: the pick is
+	# claimed in the task's own segment, and the one from before the exec
+	# keeps what it had (no pick left behind in it; its scan tidies it away
+	# once the task's own is opened to readers).
+	need_users
+	local tag=$WORK/u/cx
+	start_exec_to_user cx 0 -n 2 --exclude-running
+	# Not opened to readers: tidying (the claim's scan) keeps the first one.
+	chmod 600 "$OWN_SEG"
+	kill "$HOLD"
+	wait "$PP" && rc=0 || rc=$?
+	eq "$rc" 0 "-p exit status: $(cat "$tag.p")"
+	has "$(cat "$tag.p")" "pid $PID's new TPC mask"
+	eq "$("$T/segpoke" "$PID" show "$FIRST_SEG")" "0-3"
+	chmod 644 "$OWN_SEG"
+	touch "$tag.go2"
+	wait "$PID" || die "the task failed: $(cat "$tag.out")"
+}
