@@ -177,7 +177,7 @@ $(WRAPPER): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map $(STUB)
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/test_ptree $(T)/test_slurm \
+	$(T)/test_ptree $(T)/test_slurm $(T)/test_task \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck
 
 # The fake driver: devices and launches, the calibration probe, the callback
@@ -202,6 +202,11 @@ $(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/unit -Itools/slurm $(LDFLAGS) -o $@ $< tools/slurm/request.c \
 		tools/slurm/rootpath.c $(OS_OBJ) $(TEST_LIBS) -lpthread
+
+# The task layer: it links what the command links of src/.
+$(T)/test_task: tests/unit/test_task.c tests/unit/check.h $(LIB_OBJ) $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) -ldl -lpthread
 
 $(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segopen.o $(O)/os/sysutil.o $(CORE_LIB)
 	@mkdir -p $(@D)
