@@ -146,7 +146,7 @@ $(PATHS_H): FORCE
 		'#define NVT_INSTALL_LIBDIR "$(LIBDIR)"' \
 		'#define NVT_LIBDIR_FROM_BINDIR "$(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)')"' >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
-$(B)/cmd/run.o: $(PATHS_H)
+$(B)/cmd/run.o $(B)/cmd/pid.o: $(PATHS_H)
 
 $(CLI): $(CLI_OBJ) $(LIB_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)

@@ -542,10 +542,40 @@ t_tree_all_tasks_usage() {
 	has "$out" "nvtaskset: -a goes with -p"
 	run_rc out rc "$NVT" --launched -p 1
 	has "$out" "nvtaskset: --launched goes with -l"
-	# The root must run under nvtaskset.
-	run_rc out rc "$NVT" -a -p -c 1 $$
+	# Neither the root nor a process below it runs under nvtaskset.
+	sleep 30 &
+	run_rc out rc "$NVT" -a -p -c 1 $!
 	eq "$rc" 1
-	eq "$out" "nvtaskset: failed to set pid $$'s partition: not running under nvtaskset"
+	eq "$out" "nvtaskset: failed to set pid $!'s partition: not running under nvtaskset, nor is any process below it"
+	kill $!
+}
+
+t_tree_all_tasks_root_not_a_task() {
+	# -a on a process started without nvtaskset (a job's shell that started
+	# two tasks): the tasks below it are moved (it used to refuse, exit 1).
+	local tag=$WORK/rn sh
+	rm -f "$tag".*
+	bash -c '"$1" --no-mps -c 0-3 "$2" loop "$3.stop" "$3.a" &
+		"$1" --no-mps -c 4-7 "$2" loop "$3.stop" "$3.b" & wait' sh "$NVT" "$APP" "$tag" \
+		>"$tag.out" 2>&1 &
+	sh=$!
+	wait_file "$tag.a" "0-3"
+	wait_file "$tag.b" "4-7"
+	run_rc out rc "$NVT" -a -p -c 8-9 "$sh"
+	eq "$rc" 0 "exit status: $out"
+	eq "$(grep -c "new TPC list: 8-9" <<<"$out")" 2 "$out"
+	wait_file "$tag.a" "8-9"
+	wait_file "$tag.b" "8-9"
+	# Shown, as JSON: the two tasks.
+	out=$("$NVT" -a -p --json "$sh")
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d["tasks"])==2 and "error" not in d' "$out" ||
+		die "bad JSON: $out"
+	# A MASK that fits none of the machine's GPUs changes nothing.
+	run_rc out rc "$NVT" -a -p -c 70 "$sh"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: TPC 70 does not exist: this GPU has 66 TPCs (0-65)"
+	touch "$tag.stop"
+	wait "$sh" || die "the tasks failed: $(cat "$tag.out")"
 }
 
 t_tree_list() {
