@@ -126,7 +126,7 @@ readme_option_list() {
 parser_option_list() {
 	local main=$ROOT/tools/nvtaskset/main.c
 	{
-		sed -n 's/.*getopt_long(argc, argv, "+\([^"]*\)".*/\1/p' "$main" | tr -d ':' | grep -o . | sed 's/^/-/'
+		sed -n 's/^#define SHORT_OPTIONS "+\([^"]*\)".*/\1/p' "$main" | tr -d ':' | grep -o . | sed 's/^/-/'
 		grep -oE '\{"[a-z-]+", *(no|required)_argument' "$main" | sed 's/{"\([a-z-]*\)".*/--\1/'
 	} | sort -u
 }

@@ -890,3 +890,54 @@ t_tree_claim_during_exec_to_user() {
 	touch "$tag.go2"
 	wait "$PID" || die "the task failed: $(cat "$tag.out")"
 }
+
+t_list_overlaps_and_topology_use() {
+	# -l names tasks whose TPCs overlap (neither started the other), and
+	# --topology shows which TPCs of each GPC the tasks hold and which are free.
+	local a b out
+	start_loop ov1 "$NVT" --no-mps -c 0-3 "$APP"
+	a=$PID
+	start_loop ov2 "$NVT" --no-mps -c 2-5 "$APP"
+	b=$PID
+	wait_file "$WORK/ov1.state" "0-3"
+	wait_file "$WORK/ov2.state" "2-5"
+	out=$("$NVT" -l)
+	has "$out" "Overlap: pids $a and $b both hold TPCs 2-3 of GPU 0"
+	out=$("$NVT" -l --json)
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); t={x["pid"]:x for x in d["tasks"]}; assert t[int(sys.argv[2])]["overlaps"] and t[int(sys.argv[3])]["overlaps"]' "$out" "$a" "$b" ||
+		die "bad JSON: $out"
+	out=$("$NVT" --topology)
+	has "$out" "  TPCs the tasks hold (nvtaskset -l lists them):"
+	grep -Eq "^  0 +8,16,24 +0 by $a$" <<<"$out" || die "GPC 0's row: $out"
+	grep -Eq "^  2 +10,18,26,33,40,47,54 +2 by $a; 2 by $b$" <<<"$out" || die "GPC 2's row: $out"
+	grep -Eq "^  6 +6,14,22,30,37,44,51,58,60 +-$" <<<"$out" || die "GPC 6's row: $out"
+	out=$("$NVT" --topology --json)
+	python3 -c '
+import json, sys
+d = json.loads(sys.argv[1]); a, b = int(sys.argv[2]), int(sys.argv[3])
+assert d["version"] == 2
+g = d["gpus"][0]["gpcs"]
+assert g[2]["free"] == "10,18,26,33,40,47,54", g[2]
+assert g[2]["held"] == [{"pid": a, "tpcs": "2"}, {"pid": b, "tpcs": "2"}], g[2]
+assert g[6]["held"] == [] and g[6]["free"] == "6,14,22,30,37,44,51,58,60"' "$out" "$a" "$b" ||
+		die "bad JSON: $out"
+	# In 80 columns, COMMAND keeps the program's name (not its directory).
+	if command -v script >/dev/null; then
+		out=$(script -qc "stty cols 80; '$NVT' -l" /dev/null | tr -d '\r')
+		grep -Eq "^ *$a .* fakeapp-dlopen lo\.\.\.$" <<<"$out" || die "80 columns: $out"
+	fi
+	stop_loop ov1 "$a"
+	stop_loop ov2 "$b"
+	out=$("$NVT" --topology)
+	has "$out" "  No task holds TPCs of this GPU (nvtaskset -l lists the tasks)."
+}
+
+t_list_not_applied_names_gpu() {
+	# A task on two GPUs whose partition on one is not applied yet: -l says on which.
+	export FAKECUDA_CHIPS=h100,h100 NVTASKSET_CACHE_DIR=$WORK/cache-na
+	start_loop na "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/na.state" "0-3"
+	out=$("$NVT" -l)
+	grep -Eq "^ *$PID .* 0:0-3 1:0-3 \(GPU 1 not applied\) " <<<"$out" || die "no row for $PID: $out"
+	stop_loop na "$PID"
+}
