@@ -4,6 +4,7 @@
 #   make check                run the test suite (no GPU needed; turns on -Werror)
 #   make check-package        build the Debian package, install, check and purge it (root)
 #   make check-slurm          the Slurm plugin's tests with a real Slurm on this machine (root)
+#   make check-faults         the fault suite: full disks, EMFILE, kill -9, 500 tasks (root)
 #   make deb                  build the Debian package into build/deb/
 #   make check-gpu            GPU tests (on a machine with an NVIDIA GPU)
 #   make install PREFIX=/usr/local DESTDIR= [LIBDIR=...]
@@ -19,6 +20,8 @@ DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib/nvtaskset
 MANDIR ?= $(PREFIX)/share/man/man1
+MAN3DIR ?= $(PREFIX)/share/man/man3
+INCLUDEDIR ?= $(PREFIX)/include
 DOCDIR ?= $(PREFIX)/share/doc/nvtaskset
 DATADIR ?= $(PREFIX)/share/nvtaskset
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
@@ -55,15 +58,15 @@ B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task shim
-CORE = tpcset tmd topo segment gpusel ptree claim mpslog
-OS = sysutil slurmproc
+CORE = tpcset tmd topo segment gpusel ptree claim mpslog profile
+OS = sysutil slurmproc child
 GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segown inherit
 MPS = mps
 ALLOC = reserve
 TASK = task
-SHIMSRC = shim shimsetup shimgraph
-SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h
+SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi
+SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h include/libsmctrl.h
 
 O = $(B)/obj
 CORE_LIB = $(B)/libnvtcore.a
@@ -75,12 +78,13 @@ SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/
 	$(O)/os/sysutil.o
 # What the command and the Slurm plugin link besides their own files.
 LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o) $(TASK:%=$(O)/task/%.o)
-CMD_SRC = main common output run pid tree list mpsctl topology
+CMD_SRC = main common output run pid tree list mpsctl topology profile profreport plot plan
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 
 CLI = $(B)/bin/nvtaskset
 SHIM = $(B)/lib/nvtaskset/libnvtaskset.so
 WRAPPER = $(B)/lib/nvtaskset/wrapper/libcuda.so.1
+SMCTRL = $(B)/lib/nvtaskset/libsmctrl.so
 STUB = $(B)/stub/libcuda.so
 
 # The Slurm plugin: src/ as the command uses it, and tools/slurm/.
@@ -101,7 +105,9 @@ ifeq ($(HAVE_SLURM),1)
 PLUGINS = $(SPANK)
 endif
 
-all: $(CLI) $(SHIM) $(WRAPPER) $(PLUGINS)
+HOG = $(B)/lib/nvtaskset/nvtaskset-hog
+
+all: $(CLI) $(SHIM) $(WRAPPER) $(SMCTRL) $(HOG) $(PLUGINS)
 
 # Everything is rebuilt when the compiler or its flags change (a packager's
 # `make CFLAGS=...` after a plain `make`); -Werror alone changes no output.
@@ -119,7 +125,7 @@ $(CORE_LIB): $(CORE_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h $(SRC_HDRS) $(FLAGS)
+$(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h tools/nvtaskset/profile.h $(SRC_HDRS) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itools/nvtaskset -I$(B)/gen -c -o $@ $<
 
@@ -135,6 +141,12 @@ $(SPANK): $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) tools/slurm/spank.map
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) \
 		-Wl,--version-script=tools/slurm/spank.map -ldl
+
+# --profile --beside-hog's bandwidth hog: a program of its own (the command
+# itself keeps its shim passive), installed beside the shim.
+$(HOG): tools/nvtaskset/hog.c $(CORE_LIB) $(SRC_HDRS) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_LIB) -ldl
 
 # Where the command looks for its shim: LIBDIR, and LIBDIR as seen from
 # BINDIR, so that an install staged in DESTDIR or moved as a whole works too.
@@ -172,13 +184,27 @@ $(WRAPPER): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map $(STUB)
 		-Wl,-soname,libcuda.so.1 -Wl,-z,now -Wl,-z,nodelete \
 		-L$(B)/stub -Wl,--no-as-needed -lcuda -Wl,--as-needed -ldl -lpthread
 
+# libsmctrl's names for programs written for it (include/libsmctrl.h): each
+# forwards into the shim beside it, found through RUNPATH $$ORIGIN. Its soname
+# is libsmctrl's file name, so programs linked against libsmctrl find it too.
+$(O)/shim/libsmctrl.o: src/shim/libsmctrl.c src/shim/smctrlabi.h include/libsmctrl.h $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc/shim -fPIC -c -o $@ $<
+
+$(SMCTRL): $(O)/shim/libsmctrl.o $(SHIM)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(O)/shim/libsmctrl.o -Wl,-soname,libsmctrl.so \
+		-L$(B)/lib/nvtaskset -Wl,--no-as-needed -lnvtaskset -Wl,--as-needed \
+		-Wl,-rpath,'$$ORIGIN' -Wl,-z,now
+
 # ---- Tests ----------------------------------------------------------------
 
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/test_ptree $(T)/test_slurm $(T)/test_task \
-	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck
+	$(T)/test_ptree $(T)/test_profile $(T)/test_slurm $(T)/test_task \
+	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
+	$(T)/smctrlapp
 
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
@@ -222,6 +248,12 @@ $(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -L$(T)/fake -lcuda -lpthread
 
+# A program written for libsmctrl: nvtaskset's libsmctrl.so and the fake driver.
+$(T)/smctrlapp: tests/fake/smctrlapp.c include/libsmctrl.h $(FAKEAPP_HDR) $(FAKE) $(SMCTRL) $(CORE_LIB) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< $(CORE_LIB) -L$(B)/lib/nvtaskset -lsmctrl \
+		-Wl,-rpath,$(abspath $(B)/lib/nvtaskset) -L$(T)/fake -lcuda -lpthread
+
 # Tests of the fake itself: a callback subscriber that is not nvtaskset
 # (LD_PRELOADed), and the graph scenarios it drives.
 $(T)/testsub.so: tests/fake/testsub.c tests/fake/testsub.h src/gpu/cuda_driver.h $(FAKE) $(FLAGS)
@@ -251,6 +283,16 @@ check-slurm: all $(FAKE) $(T)/fakeapp-dlopen
 headers (libslurm-dev)" >&2; exit 1; }
 	@tests/slurm/run.sh
 
+# The fault suite (tests/faults/run.sh, docs/faults.md): ENOSPC and EMFILE at
+# every segment operation, kill -9 of the CLI, 500 tasks of 3 users, hidepid=2,
+# full disks. As root; about 5 minutes.
+$(T)/inject.so: tests/faults/inject.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Wall -Wextra -O1 -fPIC -shared $(LDFLAGS) -o $@ $< -ldl
+
+check-faults: all $(FAKE) $(T)/fakeapp-dlopen $(T)/inject.so
+	@tests/faults/run.sh
+
 # GPU tests: on a machine with an NVIDIA Hopper GPU, nvcc and python3.
 GPU_LOG ?= $(B)/gpu
 check-gpu: all
@@ -268,6 +310,10 @@ bench-sizes: all
 # Where a partition's SMs lie: packed, spread, MPS's share; launch batches (issue 15).
 bench-placement: all
 	@tests/bench/placement.sh $(abspath $(BENCH_OUT))/placement
+
+# Start-up as a user feels it, and what the channel count buys (issue 24).
+bench-startup: all
+	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
 
 # Undefined behaviour must end the run (-fno-sanitize-recover), or libFuzzer
 # reports it and exits 0. The regression inputs run first.
@@ -287,7 +333,12 @@ install: all
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/nvtaskset
 	install -m 0644 $(SHIM) $(DESTDIR)$(LIBDIR)/libnvtaskset.so
 	install -m 0644 $(WRAPPER) $(DESTDIR)$(LIBDIR)/wrapper/libcuda.so.1
+	install -m 0755 $(HOG) $(DESTDIR)$(LIBDIR)/nvtaskset-hog
+	install -m 0644 $(SMCTRL) $(DESTDIR)$(LIBDIR)/libsmctrl.so
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MAN3DIR)
+	install -m 0644 include/libsmctrl.h $(DESTDIR)$(INCLUDEDIR)/libsmctrl.h
 	install -m 0644 man/nvtaskset.1 $(DESTDIR)$(MANDIR)/nvtaskset.1
+	install -m 0644 man/libsmctrl.3 $(DESTDIR)$(MAN3DIR)/libsmctrl.3
 	install -m 0644 tools/completion/nvtaskset.bash $(DESTDIR)$(BASHCOMPDIR)/nvtaskset
 	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)
 ifeq ($(HAVE_SLURM),1)
@@ -297,8 +348,10 @@ ifeq ($(HAVE_SLURM),1)
 endif
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/nvtaskset $(DESTDIR)$(LIBDIR)/libnvtaskset.so \
+	rm -f $(DESTDIR)$(BINDIR)/nvtaskset $(DESTDIR)$(LIBDIR)/libnvtaskset.so $(DESTDIR)$(LIBDIR)/nvtaskset-hog \
 		$(DESTDIR)$(LIBDIR)/wrapper/libcuda.so.1 $(DESTDIR)$(MANDIR)/nvtaskset.1 \
+		$(DESTDIR)$(LIBDIR)/libsmctrl.so $(DESTDIR)$(INCLUDEDIR)/libsmctrl.h \
+		$(DESTDIR)$(MAN3DIR)/libsmctrl.3 \
 		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE \
 		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua
 	-rmdir $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR) 2>/dev/null
@@ -328,5 +381,5 @@ clean:
 
 FORCE:
 
-.PHONY: all check check-gpu check-package check-slurm deb bench bench-sizes bench-placement install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all check check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

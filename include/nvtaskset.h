@@ -43,6 +43,10 @@ extern "C" {
 /* Any non-empty value other than "0": the shim says on stderr what it does
  * with each CUDA graph (for bug reports). */
 #define NVT_ENV_GRAPH_DEBUG "NVTASKSET_GRAPH_DEBUG"
+/* Any non-empty value other than "0": at exit, the shim says how many launches
+ * it saw while libsmctrl masks were in use and for how many it knew the
+ * stream (include/libsmctrl.h; for bug reports and the GPU tests). */
+#define NVT_ENV_SMCTRL_DEBUG "NVTASKSET_SMCTRL_DEBUG"
 /* Directory that holds every user's run directory (default NVT_DEFAULT_RUNDIR). */
 #define NVT_ENV_RUNDIR "NVTASKSET_RUNDIR"
 /* Path of the preload shim, overriding the CLI's search (tests, packagers). */

@@ -81,6 +81,7 @@ ok "depends on libc" grep -q 'libc6' <<<"$(field Depends)"
 ok "depends on no CUDA or NVIDIA package (NVIDIA's installer registers none)" \
 	bash -c '! grep -Eiq "cuda|nvidia" <<<"$1"' _ "$(field Depends) $(field Pre-Depends) $(field Recommends)"
 for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskset/wrapper/libcuda.so.1 \
+	/usr/lib/nvtaskset/nvtaskset-hog \
 	/usr/share/man/man1/nvtaskset.1.gz /usr/share/bash-completion/completions/nvtaskset \
 	/usr/share/doc/nvtaskset/copyright /usr/share/doc/nvtaskset/LICENSE \
 	/usr/share/doc/nvtaskset/README.md.gz /usr/share/doc/nvtaskset/changelog.gz; do

@@ -128,3 +128,28 @@ int nvt_mps_client_limit(int connections)
 	limit = (128 - 8) / connections;
 	return limit > 48 ? 48 : limit;
 }
+
+int nvt_channels_parse(const char *text, int *channels)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(text, "default")) {
+		*channels = NVT_CHANNELS_CUDA;
+		return 0;
+	}
+	if (*text < '0' || *text > '9')
+		return -1;
+	v = strtol(text, &end, 10);
+	if (*end || v < 1 || v > NVT_CHANNELS_MAX)
+		return -1;
+	*channels = (int)v;
+	return 0;
+}
+
+int nvt_channels_env(int channels, char *buf, size_t len)
+{
+	if (channels < 1 || channels > NVT_CHANNELS_MAX)
+		return 0;
+	return snprintf(buf, len, "%d", channels) < (int)len;
+}

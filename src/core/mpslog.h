@@ -42,4 +42,29 @@ int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max);
  */
 int nvt_mps_client_limit(int connections);
 
+/*
+ * Channels: CUDA_DEVICE_MAX_CONNECTIONS, the hardware queues a CUDA context
+ * spreads its streams over. Paper 000 (MPS Pitfall 4) saw an MPS client's 2
+ * channels serialise 4 streams and set 8. On an H100 (driver 580, CUDA 13.0,
+ * 2026-11-23) no count from 1 to 8 serialised anything (paper's Fig. 8 with
+ * up to 16 streams, PyTorch with 8), but 8 made a small program start 1.72x
+ * slower in MPS (162 -> 279 ms) and 1.19x without (223 -> 267 ms)
+ * (issue 24, docs/bench/startup-2026-11-23/). So a task keeps CUDA's own
+ * count (NVT_CHANNELS_CUDA) unless told (nvtaskset --channels, the Slurm
+ * plugin's channels=).
+ */
+#define NVT_CHANNELS_CUDA (-1)
+#define NVT_CHANNELS_MAX 32
+#define NVT_CHANNELS_DEFAULT NVT_CHANNELS_CUDA
+#define NVT_MPS_CLIENT_CHANNELS 2 /* CUDA's own count in an MPS client */
+
+/* Parses "default" (NVT_CHANNELS_CUDA) or 1-NVT_CHANNELS_MAX. Returns 0, or -1. */
+int nvt_channels_parse(const char *text, int *channels);
+/*
+ * The CUDA_DEVICE_MAX_CONNECTIONS a task gets for channels (a count, or
+ * NVT_CHANNELS_CUDA): writes it to buf and returns 1, or returns 0 when the
+ * variable is to be left as it is.
+ */
+int nvt_channels_env(int channels, char *buf, size_t len);
+
 #endif /* NVT_MPSLOG_H */

@@ -19,6 +19,7 @@
 #include "calibrate.h"
 #include "core/topo.h"
 #include "cuda_driver.h"
+#include "os/child.h"
 #include "os/sysutil.h"
 #include "core/tmd.h"
 

@@ -7,6 +7,7 @@
 #ifndef NVT_CUDA_DRIVER_H
 #define NVT_CUDA_DRIVER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef int CUresult; /* 0 = CUDA_SUCCESS */
@@ -71,6 +72,51 @@ typedef CUresult (*nvt_cuDriverGetVersion_fn)(int *version);
 #define NVT_CB_API_MIN_SIZE ((NVT_CB_API_ID_WORD + 1) * 8)
 #define NVT_CB_API_SITE_ENTER 0
 #define NVT_CB_API_SITE_EXIT 1
+/* The runtime API's domain of the same table, numbered as CUPTI's
+ * cupti_runtime_cbid.h (enabling graph ids worked in domains 6 and 7 only:
+ * docs/hardware-facts.md, section 7); its block is read as domain 6's. */
+#define NVT_CB_DOMAIN_RUNTIME 7
+
+/*
+ * The arguments of the launch calls as the API callbacks point at them
+ * (word 7): CUPTI's cuLaunchKernel_params (generated_cuda_meta.h; also
+ * cuLaunchCooperativeKernel's and the _ptsz forms'), cuLaunchKernelEx_params
+ * with CUlaunchConfig, cudaLaunchKernel_v7000_params (also
+ * cudaLaunchCooperativeKernel's) and cudaLaunchKernelExC_v11060_params with
+ * cudaLaunchConfig_t, CUDA 13.0. Only the stream is read.
+ */
+typedef struct {
+	void *f;
+	unsigned grid[3], block[3], shared_mem;
+	void *stream;
+} NVT_LAUNCH_KERNEL_ARGS;
+typedef struct {
+	unsigned grid[3], block[3], shared_mem;
+	void *stream;
+} NVT_LAUNCH_CONFIG; /* CUlaunchConfig's head */
+typedef struct {
+	const NVT_LAUNCH_CONFIG *config;
+} NVT_LAUNCH_KERNEL_EX_ARGS;
+typedef struct {
+	const void *func;
+	unsigned grid[3], block[3];
+	void **args;
+	size_t shared_mem;
+	void *stream;
+} NVT_RT_LAUNCH_KERNEL_ARGS;
+typedef struct {
+	unsigned grid[3], block[3];
+	size_t shared_mem;
+	void *stream;
+} NVT_RT_LAUNCH_CONFIG; /* cudaLaunchConfig_t's head */
+typedef struct {
+	const NVT_RT_LAUNCH_CONFIG *config;
+} NVT_RT_LAUNCH_KERNEL_EX_ARGS;
+/* cuStreamEndCapture_params, cudaStreamEndCapture_v10000_params. */
+typedef struct {
+	void *stream;
+	void **graph;
+} NVT_END_CAPTURE_ARGS;
 
 /* The graph calls nvtaskset follows (CUPTI's numbers). */
 enum nvt_api_cbid {

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "gpu.h"
 #include "cuda_driver.h"
+#include "os/child.h"
 #include "os/sysutil.h"
 
 #include <dlfcn.h>

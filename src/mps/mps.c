@@ -9,15 +9,15 @@
 #define _GNU_SOURCE
 #include "mps.h"
 #include "core/mpslog.h"
+#include "os/child.h"
 #include "os/sysutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,6 +27,7 @@
 #define PID_FILE "nvidia-cuda-mps-control.pid"
 #define SYSTEM_PIPE_DIR "/tmp/nvidia-mps"
 #define SYSTEM_LOG_DIR "/var/log/nvidia-mps"
+#define START_LOCK "nvtaskset-start.lock"
 
 /* Where NVIDIA's installers put the MPS binaries, after $PATH. */
 static const char *const driver_dirs[] = {
@@ -59,12 +60,15 @@ static void find_control(struct nvt_mps *mps)
 }
 
 /*
- * Checks a pipe directory: a directory (not a link) of root's or the
- * caller's that nobody else may write in, unless it is sticky. One that does
- * not exist yet passes (nvt_mps_start makes it). Returns 0 and its owner, or
- * -1 with the reason in why.
+ * Checks one of the daemon's directories: a directory (not a link) of root's
+ * or the caller's that nobody else may write in; a pipe directory may be
+ * sticky instead (the daemon's pid file is checked for its owner), a log
+ * directory may not (anyone could write the server.log whose "last fatal
+ * error" --mps status shows). One that does not exist yet passes
+ * (nvt_mps_start makes it, and checks again). Returns 0 and its owner, or -1
+ * with the reason in why.
  */
-static int check_pipe_dir(const char *dir, uid_t *owner, char *why, size_t len)
+static int check_dir(const char *dir, int sticky_ok, uid_t *owner, char *why, size_t len)
 {
 	struct stat st;
 
@@ -88,11 +92,39 @@ static int check_pipe_dir(const char *dir, uid_t *owner, char *why, size_t len)
 		snprintf(why, len, "it belongs to uid %lu", (unsigned long)st.st_uid);
 		return -1;
 	}
-	if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+	if ((st.st_mode & 022) && !(sticky_ok && (st.st_mode & S_ISVTX))) {
 		snprintf(why, len, "others may write in it (mode %04o)", (unsigned)(st.st_mode & 07777));
 		return -1;
 	}
 	*owner = st.st_uid;
+	return 0;
+}
+
+static int check_pipe_dir(const char *dir, uid_t *owner, char *why, size_t len)
+{
+	return check_dir(dir, 1, owner, why, len);
+}
+
+/* Checks both directories; fills mps->error and returns -1 if one is refused. */
+static int check_dirs(struct nvt_mps *mps)
+{
+	char why[200];
+	uid_t log_uid;
+
+	if (check_pipe_dir(mps->pipe_dir, &mps->dir_uid, why, sizeof(why))) {
+		snprintf(mps->error, sizeof(mps->error),
+			 "refusing the MPS pipe directory %s: %s (remove it, or set "
+			 "CUDA_MPS_PIPE_DIRECTORY)",
+			 mps->pipe_dir, why);
+		return -1;
+	}
+	if (check_dir(mps->log_dir, 0, &log_uid, why, sizeof(why))) {
+		snprintf(mps->error, sizeof(mps->error),
+			 "refusing the MPS log directory %s: %s (remove it, or set "
+			 "CUDA_MPS_LOG_DIRECTORY)",
+			 mps->log_dir, why);
+		return -1;
+	}
 	return 0;
 }
 
@@ -141,14 +173,7 @@ int nvt_mps_setup(struct nvt_mps *mps)
 	else
 		snprintf(mps->log_dir, sizeof(mps->log_dir), "/tmp/nvidia-mps-log-%lu",
 			 (unsigned long)me);
-	if (check_pipe_dir(mps->pipe_dir, &mps->dir_uid, why, sizeof(why))) {
-		snprintf(mps->error, sizeof(mps->error),
-			 "refusing the MPS pipe directory %s: %s (remove it, or set "
-			 "CUDA_MPS_PIPE_DIRECTORY)",
-			 mps->pipe_dir, why);
-		return -1;
-	}
-	return 0;
+	return check_dirs(mps);
 }
 
 static uid_t process_uid(pid_t pid);
@@ -224,9 +249,19 @@ static long now_ms(void)
 
 #define CONTROL_TIMED_OUT (-2)
 
+struct control_call {
+	const struct nvt_mps *mps;
+	const char *arg;
+};
+
 /* In a child: runs the control binary with arg (or none), as mps->clean_env says. */
-static void exec_control(const struct nvt_mps *mps, const char *arg)
+static void exec_control(void *ctx, int out_fd)
 {
+	const struct control_call *call = ctx;
+	const struct nvt_mps *mps = call->mps;
+	const char *arg = call->arg;
+
+	(void)out_fd;
 	if (mps->clean_env) {
 		static char pipe_env[300], log_env[300], path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
 		char *env[] = {path_env, pipe_env, log_env, NULL};
@@ -247,76 +282,73 @@ static void exec_control(const struct nvt_mps *mps, const char *arg)
 }
 
 /*
- * Runs the control binary with arg, input on stdin, in a process group of
- * its own, for at most timeout_ms: then the group is killed. Returns its exit
- * status, -1 if it could not run, or CONTROL_TIMED_OUT.
+ * Runs the control binary with arg and input on stdin (its answer to out, if
+ * out), in a process group of its own (the daemon's own chatter to
+ * /dev/null), for at most timeout_ms: then the group is killed (a wedged
+ * daemon must not hang nvtaskset). Returns its exit status, -1 if it could
+ * not run, or CONTROL_TIMED_OUT.
  */
-static int run_control(struct nvt_mps *mps, const char *arg, const char *input, int timeout_ms)
+static int run_control(const struct nvt_mps *mps, const char *arg, const char *input, char *out,
+		       size_t out_len, int timeout_ms)
 {
-	long deadline = now_ms() + timeout_ms;
-	int in[2], status;
-	pid_t child, done;
+	struct control_call call = {mps, arg};
+	struct nvt_child c = {.fn = exec_control, .ctx = &call, .input = input, .output = out,
+			      .output_len = out_len, .timeout_ms = timeout_ms,
+			      .flags = NVT_CHILD_GROUP | (out ? NVT_CHILD_STDOUT : 0) |
+				       (input && !out ? NVT_CHILD_STDERR : 0)};
+	int rc = nvt_child_run(&c);
 
-	if (pipe2(in, O_CLOEXEC))
+	if (rc == NVT_CHILD_TIMEOUT)
+		return CONTROL_TIMED_OUT;
+	if (rc != NVT_CHILD_OK)
 		return -1;
-	child = fork();
-	if (child < 0) {
-		close(in[0]);
-		close(in[1]);
+	return WIFEXITED(c.status) ? WEXITSTATUS(c.status) : -1;
+}
+
+/*
+ * Takes the start lock: nvtaskset-start.lock in the pipe directory, a file of
+ * the directory's owner that only she (and root) may open, so that nobody
+ * else can hold it; waits at most until deadline. Returns its descriptor, or
+ * -1 with mps->error (a lock file of another user's, or a lock not had in time).
+ */
+static int lock_start(struct nvt_mps *mps, long deadline)
+{
+	char path[512];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%.400s/" START_LOCK, mps->pipe_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != mps->dir_uid && st.st_uid != 0) || (st.st_mode & 077)) {
+		snprintf(mps->error, sizeof(mps->error),
+			 "refusing the MPS start lock %.400s: %s (remove it)", path,
+			 fd < 0 ? strerror(errno) : "not a file of the directory's owner's, mode 0600");
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
-	if (child == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		setpgid(0, 0); /* so that a timeout ends whatever it started */
-		dup2(in[0], STDIN_FILENO);
-		if (null >= 0) {
-			dup2(null, STDOUT_FILENO);
-			if (!input)
-				dup2(null, STDERR_FILENO); /* the daemon's own chatter */
-		}
-		exec_control(mps, arg);
-	}
-	close(in[0]);
-	if (input && write(in[1], input, strlen(input)) < 0) {
-		/* the child reports its own failure */
-	}
-	close(in[1]);
-	while ((done = waitpid(child, &status, WNOHANG)) != child) {
-		if (done < 0 && errno != EINTR)
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) || now_ms() >= deadline) {
+			snprintf(mps->error, sizeof(mps->error),
+				 "another nvtaskset of this user has been starting the MPS control "
+				 "daemon for too long (lock %.400s held)", path);
+			close(fd);
 			return -1;
-		if (now_ms() >= deadline) {
-			kill(-child, SIGKILL);
-			kill(child, SIGKILL);
-			waitpid(child, &status, 0);
-			return CONTROL_TIMED_OUT;
 		}
 		sleep_ms(10);
 	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return fd;
 }
 
-int nvt_mps_start(struct nvt_mps *mps, int timeout_ms)
+/* With the start lock held: starts the daemon, unless one runs already. */
+static int start_locked(struct nvt_mps *mps, int timeout_ms, long deadline)
 {
-	long deadline = now_ms() + timeout_ms;
-	mode_t mode = mps->per_user ? 0700 : 0755;
-	char why[200];
 	int rc;
 
-	if (!mps->control[0]) {
-		snprintf(mps->error, sizeof(mps->error),
-			 "cannot find " CONTROL " in PATH or the driver's directories");
-		return -1;
-	}
-	if (make_dir(mps->pipe_dir, mode, mps->error, sizeof(mps->error)) ||
-	    make_dir(mps->log_dir, mode, mps->error, sizeof(mps->error)))
-		return -1;
-	/* Someone may have made it between the check and now. */
-	if (check_pipe_dir(mps->pipe_dir, &mps->dir_uid, why, sizeof(why))) {
-		snprintf(mps->error, sizeof(mps->error), "refusing the MPS pipe directory %.300s: %s",
-			 mps->pipe_dir, why);
-		return -1;
-	}
-	rc = run_control(mps, "-d", NULL, timeout_ms);
+	if (nvt_mps_daemon(mps))
+		return 0; /* another start won: use its daemon */
+	rc = run_control(mps, "-d", NULL, NULL, 0, timeout_ms);
 	if (rc == CONTROL_TIMED_OUT) {
 		snprintf(mps->error, sizeof(mps->error), "%.300s -d did not return within %d ms",
 			 mps->control, timeout_ms);
@@ -329,14 +361,42 @@ int nvt_mps_start(struct nvt_mps *mps, int timeout_ms)
 		return -1;
 	}
 	while (now_ms() < deadline) {
-		if (nvt_mps_daemon(mps))
+		if (nvt_mps_daemon(mps)) {
+			mps->started = 1;
 			return 0;
+		}
 		sleep_ms(20);
 	}
 	snprintf(mps->error, sizeof(mps->error),
 		 "the MPS control daemon did not come up within %d ms; see %s/control.log",
 		 timeout_ms, mps->log_dir);
 	return -1;
+}
+
+int nvt_mps_start(struct nvt_mps *mps, int timeout_ms)
+{
+	long deadline = now_ms() + timeout_ms;
+	mode_t mode = mps->per_user ? 0700 : 0755;
+	int lock, rc;
+
+	mps->started = 0;
+	if (!mps->control[0]) {
+		snprintf(mps->error, sizeof(mps->error),
+			 "cannot find " CONTROL " in PATH or the driver's directories");
+		return -1;
+	}
+	if (make_dir(mps->pipe_dir, mode, mps->error, sizeof(mps->error)) ||
+	    make_dir(mps->log_dir, mode, mps->error, sizeof(mps->error)))
+		return -1;
+	/* Someone may have made them between the check and now. */
+	if (check_dirs(mps))
+		return -1;
+	lock = lock_start(mps, deadline);
+	if (lock < 0)
+		return -1;
+	rc = start_locked(mps, timeout_ms, deadline);
+	close(lock);
+	return rc;
 }
 
 int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms)
@@ -352,7 +412,7 @@ int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms)
 			 "cannot find " CONTROL " to stop daemon %ld", (long)pid);
 		return -1;
 	}
-	rc = run_control(mps, NULL, "quit\n", timeout_ms);
+	rc = run_control(mps, NULL, "quit\n", NULL, 0, timeout_ms);
 	if (rc != 0) {
 		snprintf(mps->error, sizeof(mps->error), "\"echo quit | %.300s\" %s", mps->control,
 			 rc == CONTROL_TIMED_OUT ? "did not return in time" : "failed");
@@ -373,72 +433,14 @@ int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms)
 
 int nvt_mps_query(struct nvt_mps *mps, const char *command, char *out, size_t len, int timeout_ms)
 {
-	int in[2], res[2], status;
-	size_t got = 0;
-	pid_t child;
+	char input[256];
 
 	if (!mps->control[0] || len == 0)
 		return -1;
-	if (pipe2(in, O_CLOEXEC))
+	out[0] = '\0';
+	if ((size_t)snprintf(input, sizeof(input), "%s\n", command) >= sizeof(input))
 		return -1;
-	if (pipe2(res, O_CLOEXEC)) {
-		close(in[0]);
-		close(in[1]);
-		return -1;
-	}
-	child = fork();
-	if (child < 0) {
-		close(in[0]);
-		close(in[1]);
-		close(res[0]);
-		close(res[1]);
-		return -1;
-	}
-	if (child == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		setpgid(0, 0); /* so that a timeout ends whatever it started */
-		dup2(in[0], STDIN_FILENO);
-		dup2(res[1], STDOUT_FILENO);
-		if (null >= 0)
-			dup2(null, STDERR_FILENO);
-		exec_control(mps, NULL);
-	}
-	close(in[0]);
-	close(res[1]);
-	if (write(in[1], command, strlen(command)) < 0 || write(in[1], "\n", 1) < 0) {
-		/* the child reports its own failure */
-	}
-	close(in[1]);
-	int waited = 0;
-	for (;;) {
-		struct pollfd pfd = {res[0], POLLIN, 0};
-		ssize_t n;
-		if (poll(&pfd, 1, 100) == 0) {
-			waited += 100;
-			if (waited >= timeout_ms)
-				break;
-			continue;
-		}
-		n = read(res[0], out + got, len - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0 || (got += (size_t)n) >= len - 1)
-			break;
-	}
-	out[got] = '\0';
-	close(res[0]);
-	/* The answer is complete at EOF; the process may take a moment more to exit. */
-	while (waitpid(child, &status, WNOHANG) == 0) {
-		if (waited >= timeout_ms) {
-			kill(-child, SIGKILL); /* a wedged daemon must not hang nvtaskset */
-			kill(child, SIGKILL);
-			waitpid(child, &status, 0);
-			return -1;
-		}
-		sleep_ms(10);
-		waited += 10;
-	}
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	return run_control(mps, NULL, input, out, len, timeout_ms) == 0 ? 0 : -1;
 }
 
 /* Effective uid of pid, or (uid_t)-1. */

@@ -17,6 +17,7 @@ struct nvt_mps {
 	char error[1024];
 	uid_t dir_uid;      /* owner of pipe_dir: the daemon's user */
 	int per_user;       /* pipe_dir is the caller's own, not the system's */
+	int started;        /* nvt_mps_start started it (0: it found one, started meanwhile) */
 	int clean_env;      /* run control with no environment but a fixed PATH and the
 			     * two directories (the Slurm plugin, as root), not the caller's */
 };
@@ -30,15 +31,22 @@ struct nvt_mps {
  * /tmp/nvidia-mps-UID and /tmp/nvidia-mps-log-UID): a user's daemon on the
  * system's directory would make every user's CUDA programs its clients.
  * The pipe directory, if it exists, must be a directory of root's or the
- * caller's that nobody else may write in (or sticky). Returns 0, or -1 with
- * mps->error.
+ * caller's that nobody else may write in (or sticky); so must the log
+ * directory (not sticky). Returns 0, or -1 with mps->error.
  */
 int nvt_mps_setup(struct nvt_mps *mps);
 
 /* Returns the PID of the running control daemon of mps->pipe_dir, or 0. */
 pid_t nvt_mps_daemon(const struct nvt_mps *mps);
 
-/* Starts the daemon and waits (at most timeout_ms in all) until it is up. Returns 0 or -1. */
+/*
+ * Starts the daemon and waits (at most timeout_ms in all) until it is up.
+ * Starts are serialised by a lock file in the pipe directory that only its
+ * owner and root may open: of two starts at once, one starts the daemon
+ * (mps->started = 1) and the other uses it (mps->started = 0). The log
+ * directory is checked like the pipe directory, also after it is made.
+ * Returns 0 or -1.
+ */
 int nvt_mps_start(struct nvt_mps *mps, int timeout_ms);
 
 /* Asks the daemon to quit and waits (at most timeout_ms in all) until it has. Returns 0 or -1. */

@@ -1,5 +1,5 @@
 /*
- * sysutil.c - child processes under a time limit, directories, small files.
+ * sysutil.c - directories, small files, processes.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -9,74 +9,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
-		   size_t result_size, int timeout_ms)
-{
-	int fds[2], status, rc = NVT_CHILD_FAILED;
-	size_t got = 0;
-	long deadline;
-	pid_t child;
-
-	memset(result, 0, result_size);
-	if (pipe2(fds, O_CLOEXEC))
-		return NVT_CHILD_ESYS;
-	child = fork();
-	if (child < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return NVT_CHILD_ESYS;
-	}
-	if (child == 0) {
-		close(fds[0]);
-		fn(ctx, result);
-		if (write(fds[1], result, result_size) != (ssize_t)result_size)
-			_exit(2);
-		_exit(0);
-	}
-	close(fds[1]);
-	deadline = now_ms() + timeout_ms;
-	while (got < result_size) {
-		struct pollfd pfd = {fds[0], POLLIN, 0};
-		long left = deadline - now_ms();
-		ssize_t n;
-
-		if (left <= 0 || poll(&pfd, 1, (int)left) == 0) {
-			kill(child, SIGKILL);
-			rc = NVT_CHILD_TIMEOUT;
-			break;
-		}
-		n = read(fds[0], (char *)result + got, result_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fds[0]);
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
-	if (got == result_size && rc != NVT_CHILD_TIMEOUT)
-		return NVT_CHILD_OK;
-	memset(result, 0, result_size);
-	return rc;
-}
 
 int nvt_mkdirs(const char *dir, mode_t mode)
 {
@@ -154,8 +91,19 @@ int nvt_proc_links(struct nvt_proc_link **links)
 		if (*end || end == ent->d_name || pid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		if (nvt_read_file(path, text, sizeof(text), 0) < 0 || nvt_stat_parse(text, &st))
-			continue; /* ended meanwhile */
+		if (nvt_read_file(path, text, sizeof(text), 0) < 0) {
+			if (errno == ENOENT || errno == ESRCH)
+				continue; /* ended meanwhile */
+			/* Out of descriptors or memory: a list without this process
+			 * would hide it (and its tasks) from -a -p and -l. */
+			int saved = errno;
+			free(v);
+			closedir(proc);
+			errno = saved;
+			return -1;
+		}
+		if (nvt_stat_parse(text, &st))
+			continue; /* a zombie's, or ended while read */
 		if (n == cap) {
 			size_t more = cap ? cap * 2 : 256;
 			struct nvt_proc_link *bigger = realloc(v, more * sizeof(*v));

@@ -1,7 +1,7 @@
 /*
- * sysutil.h - small system helpers shared by the CLI's modules: running a
- * function in a child process under a time limit, creating directories,
- * reading small files, listing processes. Side effects; return codes, never print.
+ * sysutil.h - small system helpers shared by the CLI's modules: creating
+ * directories, reading small files, listing processes (children: child.h).
+ * Side effects; return codes, never print.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -12,22 +12,6 @@
 #include <sys/types.h>
 
 #include "core/ptree.h"
-
-enum nvt_child_rc {
-	NVT_CHILD_OK = 0,
-	NVT_CHILD_TIMEOUT, /* killed after timeout_ms */
-	NVT_CHILD_FAILED,  /* crashed or exited without a whole result */
-	NVT_CHILD_ESYS,    /* pipe or fork failed; errno says why */
-};
-
-/*
- * Runs fn(ctx, result) in a forked child and copies the result_size bytes
- * it leaves in result back to the caller's result. The child is killed if it
- * takes longer than timeout_ms. Returns enum nvt_child_rc; result is zeroed
- * unless NVT_CHILD_OK.
- */
-int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
-		   size_t result_size, int timeout_ms);
 
 /* Creates dir and its missing parents with mode. Returns 0, or -1 with errno set. */
 int nvt_mkdirs(const char *dir, mode_t mode);
@@ -49,8 +33,9 @@ int nvt_proc_tgid(pid_t tid, pid_t *tgid);
 
 /*
  * Lists every process /proc shows with its parent, sorted by PID, in *links
- * (malloc'd; the caller frees it). Processes that end meanwhile are left out.
- * Returns the count, or -1 with errno set.
+ * (malloc'd; the caller frees it). Processes that end meanwhile are left out;
+ * one that cannot be read for another reason (EMFILE, ENOMEM) fails the whole
+ * list. Returns the count, or -1 with errno set.
  */
 int nvt_proc_links(struct nvt_proc_link **links);
 

@@ -206,6 +206,7 @@ static void refresh(int g, struct hw_masks *m)
 			__atomic_store_n(&sm->updating, 0, __ATOMIC_RELEASE);
 		return;
 	}
+	shim_smctrl_topology(g, &view.topo);
 	ok = shim_compute(m, &view, &next) == 0;
 	if (!ok) {
 		nvt_slot_set_rejected(slot, view.seq);
@@ -435,6 +436,8 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 	if (domain != NVT_CB_DOMAIN_LAUNCH || cbid != NVT_CB_ID_LAUNCH) {
 		if (domain == NVT_CB_DOMAIN_API)
 			shim_graph_api(cbid, params);
+		if (domain == NVT_CB_DOMAIN_API || domain == NVT_CB_DOMAIN_RUNTIME)
+			shim_smctrl_api(domain, cbid, params);
 		return;
 	}
 	if (!params || *size < NVT_CB_PARAMS_MIN_SIZE ||
@@ -451,6 +454,8 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 	if (g < 0) {
 		if (shim_graph_busy())
 			shim_graph_kernel(-1, 0);
+		if (__builtin_expect(shim_smctrl_on(), 0))
+			shim_smctrl_launch(-1, NULL, tmd, NULL); /* consumes a next mask; warns */
 		return;
 	}
 	TIMER_LAUNCH();
@@ -461,6 +466,8 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 	if (shim_graph_busy())
 		shim_graph_kernel(g, m.seg_seq);
 	TIMER_PART(TM_GRAPH);
+	if (__builtin_expect(shim_smctrl_on(), 0))
+		shim_smctrl_launch(g, &m, tmd, shim_graph_smctrl_mask());
 	if (m.state != NVT_SLOT_SET)
 		return;
 	if (m.layout == NVT_TMD_NONE) {

@@ -79,6 +79,8 @@ struct graph_exec {
 	int pending;         /* a refresh whose rebuild no launch callback has shown yet */
 	uint64_t seq;        /* slot sequence of the masks its kernels carry */
 	uint64_t gen;        /* segment generation when built without a slot */
+	int has_mask;        /* captured from a stream with a libsmctrl mask: */
+	uint64_t smctrl[2];  /* that mask, for every kernel (shimsmctrl.c) */
 };
 
 static struct graph_exec execs[GRAPH_EXECS];
@@ -92,6 +94,8 @@ static __thread struct {
 	int pend_slot;              /* what an upload during instantiate built for */
 	uint64_t pend_seq, pend_gen;
 	int pend_uploaded;
+	int inst_has_mask;          /* the graph being instantiated has a libsmctrl mask */
+	uint64_t inst_mask[2];
 } tls __attribute__((tls_model("initial-exec")));
 
 static struct {
@@ -355,6 +359,7 @@ static void instantiated(CUgraphExec exec, CUgraph g, uint64_t flags)
 		e->seq = tls.pend_seq;
 		e->gen = tls.pend_gen;
 	}
+	e->has_mask = shim_smctrl_graph_mask(g, e->smctrl);
 	if (flags & NVT_GRAPH_INSTANTIATE_DEVICE_LAUNCH) {
 		uint32_t k = 0;
 		walk(g, 0, NULL, &k, 0);
@@ -510,20 +515,86 @@ void shim_graph_kernel(int slot, uint64_t seq)
 	}
 }
 
+const uint64_t *shim_graph_smctrl_mask(void)
+{
+	if (tls.current)
+		return tls.current->has_mask ? tls.current->smctrl : NULL;
+	return tls.instantiating && tls.inst_has_mask ? tls.inst_mask : NULL;
+}
+
 int shim_graph_busy(void)
 {
 	return tls.current != NULL || tls.instantiating;
 }
 
-void shim_graph_api(int cbid, const void *data)
+/* An instantiate call, on entry (site 0) or return. */
+static void on_instantiate(int cbid, int site, void *const *args, int result)
+{
+	uint64_t flags = 0;
+
+	if (site == NVT_CB_API_SITE_ENTER) {
+		tls.instantiating = 1;
+		tls.pend_uploaded = 0;
+		tls.inst_has_mask = shim_smctrl_graph_mask(args[1], tls.inst_mask);
+		return;
+	}
+	if (cbid == NVT_CBID_cuGraphInstantiateWithFlags)
+		flags = (uint64_t)(uintptr_t)args[2];
+	else if (cbid == NVT_CBID_cuGraphInstantiateWithParams ||
+		 cbid == NVT_CBID_cuGraphInstantiateWithParams_ptsz)
+		flags = args[2] ? ((const NVT_GRAPH_INSTANTIATE_PARAMS *)args[2])->flags : 0;
+	tls.instantiating = 0;
+	if (result == 0 && args[0] && *(CUgraphExec *)args[0]) {
+		tls.in_shim = 1;
+		instantiated(*(CUgraphExec *)args[0], args[1], flags);
+		tls.in_shim = 0;
+	}
+	tls.pend_uploaded = 0;
+}
+
+/* A launch or upload call of an exec (args[0]). */
+static void on_launch_or_upload(int cbid, int site, void *const *args, int result)
+{
+	if (site == NVT_CB_API_SITE_ENTER) {
+		struct graph_exec *e = find_exec(args[0]);
+		tls.current = e;
+		if (e)
+			refresh_if_changed(e);
+	} else if (tls.current) {
+		if (result == 0)
+			launch_done(tls.current,
+				    cbid == NVT_CBID_cuGraphLaunch || cbid == NVT_CBID_cuGraphLaunch_ptsz);
+		tls.current = NULL;
+	}
+}
+
+/* A call that changed an exec's node (on return, if it succeeded). */
+static void on_exec_change(int cbid, void *const *args)
+{
+	for (int i = 0; i < 8; i++)
+		if (mirror_calls[i].cbid == cbid) {
+			struct graph_exec *e = find_exec(args[0]);
+			if (e)
+				mirror_call(e, i, args);
+			return;
+		}
+	for (size_t i = 0; i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
+		if (unmirrored_calls[i] == cbid) {
+			struct graph_exec *e = find_exec(args[0]);
+			if (e && e->mirror)
+				give_up(e, "the program changed a node the shim cannot mirror");
+			return;
+		}
+}
+
+/* The arguments of an API callback's block for cbid, or NULL (said once;
+ * graphs stop following) when it is not the block measured. */
+static void *const *api_args(int cbid, const void *data, int *site, int *result)
 {
 	void *const *w = data;
 	void *const *args;
 	uint64_t id;
-	int site, result;
 
-	if (tls.in_shim || !drv.on)
-		return;
 	if (!data || *(const uint32_t *)data < NVT_CB_API_MIN_SIZE ||
 	    (uint32_t)(id = (uint64_t)(uintptr_t)w[NVT_CB_API_ID_WORD]) != (uint32_t)cbid ||
 	    !(args = w[NVT_CB_API_ARGS_WORD]) || !w[NVT_CB_API_RESULT_WORD]) {
@@ -532,52 +603,34 @@ void shim_graph_api(int cbid, const void *data)
 				  "TPCs they were uploaded with",
 				  cbid);
 		drv.on = 0;
-		return;
+		return NULL;
 	}
-	site = (int)(id >> 32);
-	result = *(const int *)w[NVT_CB_API_RESULT_WORD];
+	*site = (int)(id >> 32);
+	*result = *(const int *)w[NVT_CB_API_RESULT_WORD];
+	return args;
+}
+
+void shim_graph_api(int cbid, const void *data)
+{
+	void *const *args;
+	int site, result;
+
+	if (tls.in_shim || !drv.on || !(args = api_args(cbid, data, &site, &result)))
+		return;
 	switch (cbid) {
 	case NVT_CBID_cuGraphInstantiate:
 	case NVT_CBID_cuGraphInstantiate_v2:
 	case NVT_CBID_cuGraphInstantiateWithFlags:
 	case NVT_CBID_cuGraphInstantiateWithParams:
 	case NVT_CBID_cuGraphInstantiateWithParams_ptsz:
-		if (site == NVT_CB_API_SITE_ENTER) {
-			tls.instantiating = 1;
-			tls.pend_uploaded = 0;
-		} else {
-			uint64_t flags = 0;
-			if (cbid == NVT_CBID_cuGraphInstantiateWithFlags)
-				flags = (uint64_t)(uintptr_t)args[2];
-			else if (cbid == NVT_CBID_cuGraphInstantiateWithParams ||
-				 cbid == NVT_CBID_cuGraphInstantiateWithParams_ptsz)
-				flags = args[2] ? ((const NVT_GRAPH_INSTANTIATE_PARAMS *)args[2])->flags : 0;
-			tls.instantiating = 0;
-			if (result == 0 && args[0] && *(CUgraphExec *)args[0]) {
-				tls.in_shim = 1;
-				instantiated(*(CUgraphExec *)args[0], args[1], flags);
-				tls.in_shim = 0;
-			}
-			tls.pend_uploaded = 0;
-		}
+		on_instantiate(cbid, site, args, result);
 		return;
 	case NVT_CBID_cuGraphLaunch:
 	case NVT_CBID_cuGraphLaunch_ptsz:
 	case NVT_CBID_cuGraphUpload:
-	case NVT_CBID_cuGraphUpload_ptsz: {
-		if (site == NVT_CB_API_SITE_ENTER) {
-			struct graph_exec *e = find_exec(args[0]);
-			tls.current = e;
-			if (e)
-				refresh_if_changed(e);
-		} else if (tls.current) {
-			if (result == 0)
-				launch_done(tls.current, cbid == NVT_CBID_cuGraphLaunch ||
-								 cbid == NVT_CBID_cuGraphLaunch_ptsz);
-			tls.current = NULL;
-		}
+	case NVT_CBID_cuGraphUpload_ptsz:
+		on_launch_or_upload(cbid, site, args, result);
 		return;
-	}
 	case NVT_CBID_cuGraphExecDestroy:
 		if (site == NVT_CB_API_SITE_ENTER) {
 			struct graph_exec *e = find_exec(args[0]);
@@ -597,24 +650,9 @@ void shim_graph_api(int cbid, const void *data)
 		}
 		return;
 	default:
-		break;
+		if (site == NVT_CB_API_SITE_EXIT && result == 0)
+			on_exec_change(cbid, args);
 	}
-	if (site != NVT_CB_API_SITE_EXIT || result != 0)
-		return;
-	for (int i = 0; i < 8; i++)
-		if (mirror_calls[i].cbid == cbid) {
-			struct graph_exec *e = find_exec(args[0]);
-			if (e)
-				mirror_call(e, i, args);
-			return;
-		}
-	for (size_t i = 0; i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
-		if (unmirrored_calls[i] == cbid) {
-			struct graph_exec *e = find_exec(args[0]);
-			if (e && e->mirror)
-				give_up(e, "the program changed a node the shim cannot mirror");
-			return;
-		}
 }
 
 /* ---- Set-up --------------------------------------------------------------- */

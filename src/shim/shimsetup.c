@@ -106,6 +106,7 @@ static void start_masks(int g, const struct nvt_slot_view *view, const struct nv
 	struct nvt_slot_view last;
 
 	memset(&none, 0, sizeof(none));
+	shim_smctrl_topology(g, &view->topo);
 	if (shim_compute(&none, view, &m) &&
 	    (shim_recall(sm, &last) || shim_compute(&none, &last, &m)) &&
 	    (!fallback || shim_compute(&none, fallback, &m)))
@@ -148,6 +149,7 @@ static void register_callback(void)
 	}
 	shim.ctx_get_device = (ctx_get_device_fn)dlsym(lib, "cuCtxGetDevice");
 	shim.device_get_uuid = (nvt_cuDeviceGetUuid_fn)dlsym(lib, "cuDeviceGetUuid");
+	shim_smctrl_info_setup(lib);
 	if (!get_table) {
 		shim_warn("the CUDA driver has no cuGetExportTable; running unpartitioned");
 		return;
@@ -176,6 +178,7 @@ static void register_callback(void)
 	}
 	shim.active = 1;
 	shim_graph_setup(lib, enable, handle);
+	shim_smctrl_setup(enable, handle);
 }
 
 /*
@@ -196,6 +199,7 @@ static void after_fork_in_child(void)
 	int used[NVT_MAX_GPUS];
 	char why[256];
 
+	shim_smctrl_after_fork();
 	if (shim.seg_shared) {
 		if (nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why)) >= 0) {
 			child = shim.own.seg;
@@ -339,6 +343,7 @@ __attribute__((constructor)) static void shim_load(void)
 
 __attribute__((destructor)) static void shim_unload(void)
 {
+	shim_smctrl_report();
 	/* Remove the file but keep the mapping: other threads may still launch. */
 	if (shim.seg_shared && shim.seg_pid == getpid())
 		nvt_seg_remove(&shim.own);

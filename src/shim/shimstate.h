@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "gpu/cuda_driver.h"
+#include "libsmctrl.h"
 #include "nvtaskset.h"
 #include "seg/segfile.h"
 #include "core/segment.h"
@@ -50,6 +51,11 @@ enum warn_kind {
 	WARN_CLUSTER = 1 << 6,
 	WARN_GRAPH = 1 << 7,
 	WARN_GRAPH_PARAMS = 1 << 8,
+	WARN_SMCTRL = 1 << 9,         /* libsmctrl masks without a calibrated map */
+	WARN_SMCTRL_API = 1 << 10,    /* launch calls not reported as expected */
+	WARN_SMCTRL_EMPTY = 1 << 11,  /* a mask enabling no TPC of the partition */
+	WARN_SMCTRL_CLUSTER = 1 << 12,
+	WARN_SMCTRL_FULL = 1 << 13,   /* stream or graph table full */
 };
 
 /* The partition behind published masks, which a forked child copies. */
@@ -130,5 +136,33 @@ int shim_graph_busy(void);
 /* The launch callback built a graph kernel's TMD for slot (-1: none) with
  * the masks of slot sequence seq. */
 void shim_graph_kernel(int slot, uint64_t seq);
+
+/* shimsmctrl.c: libsmctrl's masks (include/libsmctrl.h) */
+void shim_smctrl_setup(nvt_cb_enable_fn enable, uint32_t handle);
+/* Slot g's topology, for the launch path (slow path; first call wins). */
+void shim_smctrl_topology(int g, const struct nvt_topology *topo);
+/* An API-domain callback (6: driver, 7: runtime) of a call it follows. */
+void shim_smctrl_api(int domain, int cbid, const void *data);
+/* Whether a program set a libsmctrl mask (one load: the launch path). */
+int shim_smctrl_on(void);
+/* Narrows m for this launch (slot g, -1: none) by the program's mask;
+ * graph_mask: the mask of the captured graph whose kernel it is, or NULL.
+ * Returns 0, or -1 when the masks cannot apply (m unchanged). */
+int shim_smctrl_launch(int g, struct hw_masks *m, const void *tmd, const uint64_t *graph_mask);
+/* The mask a graph captured from a masked stream keeps; 1 if it has one. */
+int shim_smctrl_graph_mask(const void *graph, uint64_t mask[2]);
+/* Masks of 3 words: disable bits of TPCs 0-63, 64-127, and "set". */
+void shim_smctrl_set_global(const uint64_t w[3]);
+void shim_smctrl_set_stream(const void *stream, const uint64_t w[3]);
+void shim_smctrl_set_next(const uint64_t w[3]);
+/* In a forked child (single-threaded): the setters' locks are free again. */
+void shim_smctrl_after_fork(void);
+/* At exit with NVTASKSET_SMCTRL_DEBUG: what it saw. */
+void shim_smctrl_report(void);
+/* shimsmctrlapi.c */
+void shim_smctrl_info_setup(void *lib);
+void shim_smctrl_info_after_fork(void);
+/* shimgraph.c: the libsmctrl mask of the graph this thread uploads, if any. */
+const uint64_t *shim_graph_smctrl_mask(void);
 
 #endif /* NVT_SHIMSTATE_H */

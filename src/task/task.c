@@ -11,6 +11,7 @@
 
 #include "task.h"
 #include "alloc/reserve.h"
+#include "core/mpslog.h"
 #include "core/tpcset.h"
 
 #define SEG_LOCK_TIMEOUT_MS 2000
@@ -249,9 +250,11 @@ int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *ou
 	}
 	env_add(out, NVT_ENV_PARTITION, out->partition, 1);
 	env_add(out, "LD_PRELOAD", out->preload, 1);
-	/* MPS clients get 2 channels unless told otherwise (docs/hardware-facts.md, 6). */
-	snprintf(out->channels, sizeof(out->channels), "%d", in->channels > 0 ? in->channels : 8);
-	env_add(out, "CUDA_DEVICE_MAX_CONNECTIONS", out->channels, in->channels > 0);
+	/* Channels (issue 24): CUDA's own count unless told; never over the
+	 * task's own CUDA_DEVICE_MAX_CONNECTIONS. */
+	if (nvt_channels_env(in->channels ? in->channels : NVT_CHANNELS_DEFAULT, out->channels,
+			     sizeof(out->channels)))
+		env_add(out, "CUDA_DEVICE_MAX_CONNECTIONS", out->channels, 0);
 	env_add(out, "CUDA_MPS_PIPE_DIRECTORY", in->pipe_dir ? in->pipe_dir : "/dev/null", 1);
 	if (in->sm_limit_percent > 0) {
 		snprintf(out->sm_limit, sizeof(out->sm_limit), "%d", in->sm_limit_percent);

@@ -90,7 +90,9 @@ struct nvt_task_env_in {
 	const char *shim;          /* the shim's path, added to LD_PRELOAD */
 	const char *old_preload;   /* LD_PRELOAD as it is, or NULL */
 	const char *pipe_dir;      /* CUDA_MPS_PIPE_DIRECTORY; NULL: no MPS (/dev/null) */
-	int channels;              /* CUDA_DEVICE_MAX_CONNECTIONS; 0: 8 unless set */
+	int channels;              /* CUDA_DEVICE_MAX_CONNECTIONS: a count, NVT_CHANNELS_CUDA
+				    * (left as it is) or 0 (the default); never over a
+				    * value set already */
 	int sm_limit_percent;      /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 0: not set */
 	const char *visible;       /* CUDA_VISIBLE_DEVICES; NULL: not set */
 	const char *rundir;        /* NVT_ENV_RUNDIR; NULL: not set (the default) */

@@ -41,6 +41,8 @@ t_completion_registered() {
 }
 t_completion_values() {
 	eq "$(complete_words nvtaskset --strategy '')" "clusters packed spread"
+	eq "$(complete_words nvtaskset --channels '')" "2 4 8 default"
+	eq "$(complete_words nvtaskset --channels d)" "default"
 	eq "$(complete_words nvtaskset -n 4 --strategy s)" "spread"
 	eq "$(complete_words nvtaskset -n 4 --strategy c)" "clusters"
 	eq "$(complete_words nvtaskset --strategy = p)" "packed" "--strategy=p"
@@ -109,6 +111,7 @@ t_completion_command() {
 	# After MASK (or -n COUNT) comes a command, then its arguments.
 	has " $(complete_words nvtaskset -c 0-3 ech) " " echo "
 	has " $(complete_words nvtaskset -n 4 --strategy spread ech) " " echo "
+	has " $(complete_words nvtaskset --channels 8 -c 0-3 ech) " " echo "
 	local lib=/usr/share/bash-completion/bash_completion
 	[ -r "$lib" ] || skip "bash-completion is not installed"
 	export BASH_COMPLETION_LIB=$lib

@@ -23,7 +23,7 @@ t_src_layers_point_down() {
 				[ -n "${rank[$idir]+x}" ] || { bad+=" $f->$inc(unknown)"; continue; }
 				[ "${rank[$idir]}" -le "${rank[$dir]}" ] || bad+=" $f->$inc"
 				;;
-			nvtaskset.h) ;;
+			nvtaskset.h | libsmctrl.h) ;; # include/: the public headers
 			*) [ -f "$(dirname "$f")/$inc" ] || bad+=" $f->$inc(not in its folder)" ;;
 			esac
 		done < <(sed -n 's/^#include "\(.*\)"/\1/p' "$f")

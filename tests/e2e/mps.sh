@@ -33,6 +33,8 @@ t_mps_lifecycle() {
 	eq "$rc" 0
 	has "$out" "nvtaskset: started the MPS control daemon (pipe directory $CUDA_MPS_PIPE_DIRECTORY); stop it with 'nvtaskset --mps stop'"
 	has "$out" "CUDA_MPS_PIPE_DIRECTORY=$CUDA_MPS_PIPE_DIRECTORY"
+	hasnt "$out" "CUDA_DEVICE_MAX_CONNECTIONS" # an MPS client keeps CUDA's own count (issue 24)
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --channels 8 -c 0-1 /usr/bin/env
 	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=8"
 	grep -q "args=-d pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY preload=$" \
 		"$CUDA_MPS_PIPE_DIRECTORY/fake.log" || die "daemon not started as expected"
@@ -56,15 +58,21 @@ t_mps_client_limit() {
 	eq "$rc" 0
 	hasnt "$out" "cannot ask"
 	for ((i = 1; i <= 14; i++)); do echo $((1000 + i)); done >"$CUDA_MPS_PIPE_DIRECTORY/fake-clients"
-	run_rc out rc "$NVT" -c 0 "$APP" launch 1
+	run_rc out rc "$NVT" --channels 8 -c 0 "$APP" launch 1
 	eq "$rc" 0 "14 clients: room for one more"
-	run_rc out rc "$NVT" --mps status
+	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=8 "$NVT" --mps status
 	has "$out" "MPS server: pid $server, 14 clients (it takes at most 15 with 8 channels each)"
 	echo 1015 >>"$CUDA_MPS_PIPE_DIRECTORY/fake-clients"
-	run_rc out rc "$NVT" -c 0 "$APP" launch 1
+	run_rc out rc "$NVT" --channels 8 -c 0 "$APP" launch 1
 	eq "$rc" 1
 	eq "$out" "nvtaskset: the MPS server (pid $server) already has 15 clients, the most it takes with 8 channels each; this task would fail to start CUDA. Stop a task, or run this one with --no-mps"
-	# Fewer channels each leave room for more clients.
+	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=8 "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 1 "the user's 8 channels count as --channels 8"
+	# Fewer channels each leave room for more clients: CUDA's own 2 (the default), or 4.
+	run_rc out rc "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 0
+	run_rc out rc "$NVT" --mps status
+	has "$out" "MPS server: pid $server, 15 clients (it takes at most 48 with 2 channels each)"
 	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" -c 0 "$APP" launch 1
 	eq "$rc" 0
 	run_rc out rc "$NVT" --no-mps -c 0 "$APP" launch 1

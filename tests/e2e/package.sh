@@ -24,10 +24,22 @@ t_install_uninstall() {
 	local dest=$WORK/dest f files
 	install_tree "$dest" PREFIX=/opt/nvt
 	for f in bin/nvtaskset lib/nvtaskset/libnvtaskset.so lib/nvtaskset/wrapper/libcuda.so.1 \
-		share/man/man1/nvtaskset.1 share/bash-completion/completions/nvtaskset \
-		share/doc/nvtaskset/README.md share/doc/nvtaskset/LICENSE; do
+		lib/nvtaskset/nvtaskset-hog share/man/man1/nvtaskset.1 share/bash-completion/completions/nvtaskset \
+		share/doc/nvtaskset/README.md share/doc/nvtaskset/LICENSE lib/nvtaskset/libsmctrl.so \
+		include/libsmctrl.h share/man/man3/libsmctrl.3; do
 		[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 	done
+	cmp "$ROOT/include/libsmctrl.h" "$dest/opt/nvt/include/libsmctrl.h"
+	# A program written for libsmctrl builds against the installed header and
+	# library, and its calls reach the installed shim beside it.
+	cat >"$WORK/prog.c" <<-'EOF'
+		#include <libsmctrl.h>
+		int main(void) { uint32_t n = 0; libsmctrl_set_global_mask(~0xfull); return libsmctrl_get_tpc_info_cuda(&n, 0) || n != 66; }
+	EOF
+	cc -I"$dest/opt/nvt/include" -o "$WORK/prog" "$WORK/prog.c" -L"$dest/opt/nvt/lib/nvtaskset" -lsmctrl \
+		-Wl,-rpath,"$dest/opt/nvt/lib/nvtaskset" || die "a libsmctrl program does not build against the install"
+	"$WORK/prog" || die "the installed libsmctrl.so does not answer"
+	ldd "$WORK/prog" | grep -q "$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so" || die "not the installed shim: $(ldd "$WORK/prog")"
 	cmp "$ROOT/tools/completion/nvtaskset.bash" "$dest/opt/nvt/share/bash-completion/completions/nvtaskset"
 	cmp "$ROOT/README.md" "$dest/opt/nvt/share/doc/nvtaskset/README.md"
 	# The Slurm plugin and its cli_filter, where this tree builds the plugin.
@@ -35,13 +47,17 @@ t_install_uninstall() {
 		for f in lib/nvtaskset/spank_nvtaskset.so share/nvtaskset/cli_filter.lua; do
 			[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 		done
-		files=9
+		files=13
 	fi
-	[ "$(find "$dest" -type f | wc -l)" == "${files:-7}" ] || die "unexpected files: $(find "$dest" -type f)"
+	[ "$(find "$dest" -type f | wc -l)" == "${files:-11}" ] || die "unexpected files: $(find "$dest" -type f)"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
 	has "$out" "tpcs=2 hung=0"
+	# --profile --beside-hog finds the installed hog.
+	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --profile --no-mps --rounds 1 --sizes 33 --beside-hog "$APP" launch 1
+	eq "$rc" 0
+	has "$out" "beside a memory-bandwidth hog"
 	uninstall_tree "$dest" PREFIX=/opt/nvt
 	for f in lib/nvtaskset share/doc/nvtaskset share/nvtaskset; do
 		[ ! -e "$dest/opt/nvt/$f" ] || die "$f left after uninstall"
@@ -231,8 +247,12 @@ t_messages_plain() {
 t_exports() {
 	local f syms
 	for f in "$SHIM" "$WRAPDIR/libcuda.so.1"; do
-		syms=$(nm -D --defined-only "$f" | awk '{print $3}' | grep -v '^_' | sort | tr '\n' ' ')
+		# The instance marker, and libsmctrl's interface under the shim's own
+		# prefix (libsmctrl.so forwards to it: include/libsmctrl.h).
+		syms=$(nm -D --defined-only "$f" | awk '{print $3}' | grep -v '^_' | grep -v '^nvtaskset_smctrl_' |
+			sort | tr '\n' ' ')
 		eq "$syms" "nvtaskset_shim_instance " "exported symbols of $f"
+		eq "$(nm -D --defined-only "$f" | grep -c ' T nvtaskset_smctrl_')" 10 "libsmctrl functions of $f"
 	done
 	readelf -d "$WRAPDIR/libcuda.so.1" | grep -q 'NEEDED.*\[libcuda.so\]' ||
 		die "the wrapper does not depend on the real driver"

@@ -299,26 +299,55 @@ t_sec_squatted_pids() {
 	py=$(user_python)
 	ns=$(stat -L -c %i /proc/self/ns/pid)
 	$(as_user 65533) mkdir -p -m 755 "$mine"
-	last=$(cat /proc/sys/kernel/ns_last_pid)
-	$(as_user 65533) "$py" - "$((last + 1))" "$ns" "$mine" "$hers" "$NVTASKSET_RUNDIR" <<'PY'
-import os, sys
-first, ns = int(sys.argv[1]), int(sys.argv[2])
+	# The next PIDs are guessed: under load other processes may take them
+	# all first, and past pid_max they wrap (to 300 in the first PID
+	# namespace), where names of earlier tests' processes may be left. So
+	# the squatter takes 1000 names, counting the wrap, replaces what she
+	# left in her own directory, passes over names others have; and a task
+	# whose PID she missed anyway is started again (sec_squatted_pids failed
+	# with FileExistsError after a wrap).
+	local try
+	for try in 1 2 3; do
+		last=$(cat /proc/sys/kernel/ns_last_pid)
+		$(as_user 65533) "$py" - "$last" "$ns" "$mine" "$hers" "$NVTASKSET_RUNDIR" <<'PY'
+import errno, os, sys
+last, ns = int(sys.argv[1]), int(sys.argv[2])
 mine, hers, base = sys.argv[3:6]
-for pid in range(first, first + 300):
+pid_max = int(open("/proc/sys/kernel/pid_max").read())
+lowest = 300 if os.stat("/proc/self/ns/pid").st_ino == 0xEFFFFFFC else 2
+pids, pid = [], last
+while len(pids) < 1000:
+    pid = pid + 1 if pid + 1 < pid_max else lowest
+    pids.append(pid)
+for pid in pids:
     name = "nvtaskset.%d.%d" % (ns, pid)
     squat = os.path.join(mine, name)
+    try:
+        os.unlink(squat)
+    except FileNotFoundError:
+        pass
     if pid % 3 == 0:
         os.mkfifo(squat)
     elif pid % 3 == 1:
         os.symlink(os.path.join(hers, name), squat)
     else:
         open(squat, "w").close()
-    os.mkfifo(os.path.join(base, name))
+    try:
+        os.mkfifo(os.path.join(base, name))
+    except FileExistsError:
+        pass # someone's already: a squat as good as hers
 PY
-	start_loop u/sq $(as_user 65534) "$NVT" --no-mps -c 0-3 "$APP"
-	wait_file "$WORK/u/sq.state" "0-3"
+		start_loop u/sq $(as_user 65534) "$NVT" --no-mps -c 0-3 "$APP"
+		wait_file "$WORK/u/sq.state" "0-3"
+		[ -e "$mine/nvtaskset.$ns.$PID" ] || [ -L "$mine/nvtaskset.$ns.$PID" ] || {
+			echo "pid $PID was not squatted (the squatter began after $last); again"
+			stop_loop u/sq "$PID"
+			continue
+		}
+		break
+	done
 	[ -e "$mine/nvtaskset.$ns.$PID" ] || [ -L "$mine/nvtaskset.$ns.$PID" ] ||
-		die "pid $PID was not squatted (the squatter began at $((last + 1)))"
+		die "pid $PID was not squatted in 3 tries"
 	hasnt "$(cat "$WORK/u/sq.err")" "warning"
 	seg=$(seg_file "$PID")
 	eq "$(stat -c %F:%U "$seg")" "regular file:nobody" "the task's segment $seg"
@@ -856,6 +885,6 @@ t_sec_fuzz_regressions() {
 	command -v clang >/dev/null || return 0
 	clang -std=gnu11 -I"$ROOT/include" -I"$ROOT/src" -O1 -g -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -DFUZZ_STANDALONE -o "$WORK/fuzz_clang" \
-		"$ROOT"/src/core/{tpcset,tmd,topo,segment,gpusel,ptree,mpslog}.c "$ROOT"/src/gpu/driverinfo.c "$ROOT/tests/unit/fuzz_parsers.c"
+		"$ROOT"/src/core/{tpcset,tmd,topo,segment,gpusel,ptree,mpslog,profile}.c "$ROOT"/src/gpu/driverinfo.c "$ROOT/tests/unit/fuzz_parsers.c"
 	"$WORK/fuzz_clang" "$dir"/*
 }

@@ -97,10 +97,39 @@ t_rundir_unusable() {
 t_environment_appended() {
 	run_rc out rc env LD_PRELOAD=/lib/nothing.so "$NVT" --no-mps -c 0 /usr/bin/env
 	has "$out" "LD_PRELOAD=/lib/nothing.so:$SHIM"
-	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=8"
+	hasnt "$out" "CUDA_DEVICE_MAX_CONNECTIONS" # CUDA's own count (issue 24)
 	has "$out" "CUDA_MPS_PIPE_DIRECTORY=/dev/null"
 	has "$out" "NVTASKSET_PARTITION=$(fake_uuid) 0 nvtaskset-topology 2 tpcs=66"
 	run_rc out rc env LD_PRELOAD="$SHIM" CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" --no-mps -c 0 /usr/bin/env
 	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=4"
 	eq "$(grep -c "^LD_PRELOAD=$SHIM\$" <<<"$out")" 1 "LD_PRELOAD holds the shim once"
+}
+# --channels (issue 24): a count sets CUDA_DEVICE_MAX_CONNECTIONS, "default"
+# leaves CUDA's own, and neither overrides the user's value.
+t_channels_option() {
+	run_rc out rc "$NVT" --no-mps --channels 8 -c 0 /usr/bin/env
+	eq "$rc" 0
+	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=8"
+	run_rc out rc "$NVT" --no-mps --channels 32 -c 0 /usr/bin/env
+	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=32"
+	run_rc out rc "$NVT" --no-mps --channels default -c 0 /usr/bin/env
+	eq "$rc" 0
+	hasnt "$out" "CUDA_DEVICE_MAX_CONNECTIONS"
+	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" --no-mps --channels default -c 0 /usr/bin/env
+	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=4"
+	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" --no-mps --channels 4 -c 0 /usr/bin/env
+	eq "$rc" 0 "the user's value, given again"
+	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=4"
+	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" --no-mps --channels 8 -c 0 /usr/bin/env
+	eq "$rc" 1
+	eq "$out" "nvtaskset: --channels sets CUDA_DEVICE_MAX_CONNECTIONS, which is set already (4)"
+	for bad in 0 33 -1 8x "" 2.5 all; do
+		run_rc out rc "$NVT" --no-mps --channels "$bad" -c 0 /usr/bin/env
+		eq "$rc" 1 "--channels '$bad'"
+		has "$out" "nvtaskset: --channels takes a count of channels from 1 to 32, or default"
+	done
+	run_rc out rc "$NVT" --channels 8 -l
+	eq "$rc" 1
+	has "$out" "nvtaskset: --channels goes with starting a command"
+	has "$("$NVT" --help)" "--channels N|default"
 }

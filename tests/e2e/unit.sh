@@ -12,5 +12,6 @@ t_unit_claim() { timeout 60 "$T/test_claim"; }
 t_fuzz_parsers() { FUZZ_SECONDS=${FUZZ_SECONDS:-3} timeout 60 "$T/fuzz_parsers"; }
 t_unit_gpusel() { "$T/test_gpusel"; }
 t_unit_ptree() { "$T/test_ptree"; }
+t_unit_profile() { "$T/test_profile"; }
 t_unit_slurm() { "$T/test_slurm"; }
 t_unit_task() { "$T/test_task"; }

@@ -541,25 +541,96 @@ API int cuCtxSynchronize(void)
 
 static int launch(void *f, unsigned blocks, unsigned cluster, void **params);
 
+/* The launch calls' arguments as the API callbacks see them (CUPTI's
+ * cuLaunchKernel_params, cuLaunchKernelEx_params: src/gpu/cuda_driver.h). */
+struct launch_kernel_args {
+	void *f;
+	unsigned gx, gy, gz, bx, by, bz, shmem;
+	void *stream;
+	void **params, **extra;
+};
+struct launch_kernel_ex_args {
+	const struct fakecuda_launch_config *cfg;
+	void *f;
+	void **params, **extra;
+};
+
+/* cuLaunchKernel[_ptsz]: the entry callbacks, the launch (whose launch
+ * callbacks run in between, on this thread), the return callbacks. */
+static int launch_kernel(int cbid, struct launch_kernel_args *a)
+{
+	CUresult rc = 999;
+
+	fake_api_callbacks(cbid, NVT_CB_API_SITE_ENTER, &rc, a);
+	rc = launch(a->f, a->gx, 1, a->params);
+	fake_api_callbacks(cbid, NVT_CB_API_SITE_EXIT, &rc, a);
+	return rc;
+}
+
 API int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		       unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
 {
-	(void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)stream, (void)extra;
-	return launch(f, gx, 1, params);
+	struct launch_kernel_args a = {f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra};
+	return launch_kernel(FAKE_CBID_cuLaunchKernel, &a);
+}
+
+API int cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			    unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
+{
+	struct launch_kernel_args a = {f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra};
+	return launch_kernel(FAKE_CBID_cuLaunchKernel_ptsz, &a);
+}
+
+static int launch_kernel_ex(int cbid, struct launch_kernel_ex_args *a)
+{
+	const struct fakecuda_launch_config *cfg;
+	CUresult rc = 999;
+	unsigned cluster = 1;
+
+	fake_api_callbacks(cbid, NVT_CB_API_SITE_ENTER, &rc, a);
+	cfg = a->cfg;
+	if (!cfg || fake.chip[current_device()].cc_major < 9) {
+		rc = 1;
+	} else {
+		for (unsigned i = 0; i < cfg->num_attrs; i++)
+			if (cfg->attrs[i].id == 4)
+				cluster = cfg->attrs[i].value.dims[0];
+		rc = cluster > 16 || (cluster && cfg->gx % cluster) ? 1 : launch(a->f, cfg->gx, cluster, a->params);
+	}
+	fake_api_callbacks(cbid, NVT_CB_API_SITE_EXIT, &rc, a);
+	return rc;
 }
 
 API int cuLaunchKernelEx(const struct fakecuda_launch_config *cfg, void *f, void **params, void **extra)
 {
-	unsigned cluster = 1;
-	(void)extra;
-	if (fake.chip[current_device()].cc_major < 9)
+	struct launch_kernel_ex_args a = {cfg, f, params, extra};
+	return launch_kernel_ex(FAKE_CBID_cuLaunchKernelEx, &a);
+}
+
+API int cuLaunchKernelEx_ptsz(const struct fakecuda_launch_config *cfg, void *f, void **params,
+			      void **extra)
+{
+	struct launch_kernel_ex_args a = {cfg, f, params, extra};
+	return launch_kernel_ex(FAKE_CBID_cuLaunchKernelEx_ptsz, &a);
+}
+
+/* Streams: distinct handles, nothing behind them (launches run at once). */
+API int cuStreamCreate(void **stream, unsigned flags)
+{
+	static char streams[1024];
+	static unsigned next;
+	unsigned i = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+
+	(void)flags;
+	if (!stream || i >= sizeof(streams))
 		return 1;
-	for (unsigned i = 0; i < cfg->num_attrs; i++)
-		if (cfg->attrs[i].id == 4)
-			cluster = cfg->attrs[i].value.dims[0];
-	if (cluster > 16 || (cluster && cfg->gx % cluster))
-		return 1;
-	return launch(f, cfg->gx, cluster, params);
+	*stream = &streams[i];
+	return 0;
+}
+
+API int cuStreamDestroy_v2(void *stream)
+{
+	return stream ? 0 : 400;
 }
 
 /* The TMD the driver builds for a launch on device dev. */
@@ -628,6 +699,8 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 	}
 	if (fake_is_probe(f))
 		return fake_run_probe(dev, &rec, blocks, cluster, params);
+	if (fake_is_hog(f))
+		fake_run_hog(&rec);
 	return 0;
 }
 

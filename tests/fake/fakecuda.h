@@ -33,6 +33,8 @@
  *   FAKECUDA_TMD_VERSION      TMD version byte of every launch (default: the chip's)
  *   FAKECUDA_CTX_ERROR=N      cuDevicePrimaryCtxRetain returns N
  *   FAKECUDA_DRIVER_VERSION=N cuDriverGetVersion (default 13000)
+ *   FAKECUDA_HOG_STATE=FILE   nvtaskset-hog's kernel (nvt_hog) writes the TPCs each
+ *                             of its launches ran on to FILE (each takes 1 ms)
  *   FAKECUDA_LOG=FILE         append "cuInit pid=P mps=DIR" and "module pid=P" lines
  *   FAKECUDA_PARAMS_SIZE=88   size word of the callback parameter block
  *   FAKECUDA_NO_TABLE=1       cuGetExportTable fails for the callback table
@@ -47,6 +49,12 @@
  *   FAKECUDA_INIT_ERROR=N     cuInit returns N
  *   FAKECUDA_INIT_HANG=1      cuInit never returns
  *   FAKECUDA_API_PARAMS_SIZE=0x68  size word of the driver-API callback block
+ *
+ * Kernel launches: cuLaunchKernel[_ptsz] and cuLaunchKernelEx[_ptsz] invoke the
+ * driver-API callbacks of their ids (307, 442, 652, 653) on entry, then the
+ * launch callbacks (on the same thread: docs/hardware-facts.md, section 14),
+ * then the return callbacks; the stream argument is passed along and otherwise ignored
+ * (cuStreamCreate gives distinct handles; launches run at once).
  *
  * Driver-API callbacks (domain 6; src/gpu/cuda_driver.h; measured on an H100,
  * driver 580.159.04, 2026-11-22, tests/gpu/probes/graphs). The table's

@@ -49,6 +49,8 @@ INTERNAL int fake_gpc_of(int dev, int tpc);
 
 /* f is the calibration probe's CUfunction. */
 INTERNAL int fake_is_probe(const void *f);
+INTERNAL int fake_is_hog(const void *f);
+INTERNAL void fake_run_hog(const struct fakecuda_launch *rec);
 /* Runs the probe on device dev as its launch record allows: block b stores
  * the SM it ran on; clusters stay in one GPC. Returns a CUresult. */
 INTERNAL int fake_run_probe(int dev, const struct fakecuda_launch *rec, unsigned blocks,
@@ -90,6 +92,10 @@ enum fake_api_cbid {
 	FAKE_CBID_cuGraphAddNode = 712,
 	FAKE_CBID_cuGraphConditionalHandleCreate = 722,
 	FAKE_CBID_cuGraphAddNode_v2 = 723,
+	FAKE_CBID_cuLaunchKernel = 307,
+	FAKE_CBID_cuLaunchKernel_ptsz = 442,
+	FAKE_CBID_cuLaunchKernelEx = 652,
+	FAKE_CBID_cuLaunchKernelEx_ptsz = 653,
 };
 
 /* CUgraphNodeType values the model knows besides cuda_driver.h's. */

@@ -14,10 +14,42 @@
 #include <unistd.h>
 
 static int probe_function; /* the address is the CUfunction of nvt_probe_smid */
+/* nvtaskset-hog's copy kernel (PTX entry nvt_hog): each launch takes 1 ms and
+ * writes the TPCs it ran on to $FAKECUDA_HOG_STATE. */
+static int hog_module, hog_function;
 
 INTERNAL int fake_is_probe(const void *f)
 {
 	return f == &probe_function;
+}
+
+INTERNAL int fake_is_hog(const void *f)
+{
+	return f == &hog_function;
+}
+
+INTERNAL void fake_run_hog(const struct fakecuda_launch *rec)
+{
+	const char *path = getenv("FAKECUDA_HOG_STATE");
+
+	if (path) {
+		char tmp[4096];
+		FILE *f;
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		f = fopen(tmp, "w");
+		if (f) {
+			int first = 1;
+			for (int t = 0; t < 256; t++)
+				if ((rec->ran_tpcs[t / 64] >> (t % 64)) & 1) {
+					fprintf(f, "%s%d", first ? "" : ",", t);
+					first = 0;
+				}
+			fprintf(f, "\n");
+			if (!fclose(f))
+				rename(tmp, path);
+		}
+	}
+	usleep(1000);
 }
 
 API int cuModuleLoadData(void **module, const void *image)
@@ -30,6 +62,12 @@ API int cuModuleLoadData(void **module, const void *image)
 		}
 	}
 	const char *ptx = image;
+	/* The hog: a grid-stride copy of 16-byte words. */
+	if (strstr(ptx, ".entry nvt_hog(") && strstr(ptx, ".target sm_") &&
+	    strstr(ptx, "ld.global.v4.u32") && strstr(ptx, "st.global.v4.u32")) {
+		*module = &hog_module;
+		return 0;
+	}
 	if (!strstr(ptx, ".entry nvt_probe_smid") || !strstr(ptx, ".target sm_") ||
 	    !strstr(ptx, "%smid"))
 		return 218; /* CUDA_ERROR_INVALID_PTX */
@@ -39,6 +77,10 @@ API int cuModuleLoadData(void **module, const void *image)
 
 API int cuModuleGetFunction(void **fn, void *module, const char *name)
 {
+	if (module == &hog_module && !strcmp(name, "nvt_hog")) {
+		*fn = &hog_function;
+		return 0;
+	}
 	if (module != &probe_function || strcmp(name, "nvt_probe_smid"))
 		return 500;
 	*fn = &probe_function;

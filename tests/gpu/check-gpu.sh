@@ -6,6 +6,8 @@
 # limit. Asserts structure, not one chip's map: another H100 has another one.
 #
 # Usage: tests/gpu/check-gpu.sh [LOGDIR]   (default: build/gpu)
+# SKIP_SMCTRL=1 skips libsmctrl's interface (tests/gpu/smctrl.sh; LIBSMCTRL_SRC=DIR
+# also builds and runs libsmctrl's own tests from DIR against it).
 # ONLY_E2E=1 runs only the end-to-end part; SKIP_E2E=1 skips it; SKIP_GRAPHS=1
 # skips the CUDA graph part (tests/gpu/graphs.sh).
 set -u
@@ -252,6 +254,15 @@ if [ -z "${SKIP_GRAPHS:-}" ]; then
 	PASS=$((PASS + $(grep -c '^PASS' "$LOG/graphs-run.txt")))
 	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/graphs-run.txt")))
 	grep -q '^graphs: ' "$LOG/graphs-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL graphs.sh did not finish"; }
+fi
+
+# ---- libsmctrl's interface (tests/gpu/smctrl.sh) --------------------------------
+# LIBSMCTRL_SRC: libsmctrl's own test sources, run against ours (reported).
+if [ -z "${SKIP_SMCTRL:-}" ]; then
+	LIMIT=300 T bash "$ROOT/tests/gpu/smctrl.sh" "$LOG" "${LIBSMCTRL_SRC:-}" | tee "$LOG/smctrl-run.txt"
+	PASS=$((PASS + $(grep -c '^PASS' "$LOG/smctrl-run.txt")))
+	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/smctrl-run.txt")))
+	grep -q '^smctrl: [0-9]* passed' "$LOG/smctrl-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL smctrl.sh did not finish"; }
 fi
 
 echo "$PASS passed, $FAIL failed"

@@ -288,16 +288,19 @@ def main():
     rc, out, err = run([NVT, "-c", "0-7", os.path.join(BIN, "loop"), "--iters", "3"], timeout=60)
     check("MPS serves new tasks after the fault", rc == 0, err.strip()[-300:])
 
-    # More than 15 clients.
+    # More than 15 clients of 8 channels (--channels 8; CUDA's own count,
+    # nvtaskset's default since issue 24, leaves room for 48).
     stop = os.path.join(WORK, "many.stop")
     many = []
     for i in range(15):
-        p, path = loop("many%d" % i, ["--stop", stop, "--sleep-us", "50000", "--blocks", "8", "--spin", "1000"], ["-c", str(i)])
+        p, path = loop("many%d" % i, ["--stop", stop, "--sleep-us", "50000", "--blocks", "8", "--spin", "1000"],
+                       ["--channels", "8", "-c", str(i)])
         many.append((p, path))
     for p, path in many:
         wait_lines(path, 2, timeout=90)
     alive = sum(1 for p, _ in many if p.poll() is None)
-    rc, out, err = run([NVT, "-c", "20", os.path.join(BIN, "loop"), "--iters", "3"], timeout=90)
+    rc, out, err = run([NVT, "--channels", "8", "-c", "20", os.path.join(BIN, "loop"), "--iters", "3"],
+                       timeout=90)
     RESULTS["sixteenth"] = {"alive_before": alive, "rc": rc, "stdout": out, "stderr": err}
     info("15 clients alive: %d; the 16th: rc=%d err=%r" % (alive, rc, err.strip()[-500:]))
     check("a 16th MPS client is refused with a clear message",

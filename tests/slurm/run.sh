@@ -355,7 +355,7 @@ s_two_jobs() {
 	has "$list" "slurmstepd: [$jb.0]"
 	has "$(timeout 20 "$NVT" -l --json)" "\"slurm_step\":\"$ja.0\""
 	# The tasks' MPS settings; the MPS control daemon the plugin started.
-	eq "$(envof a 0 CUDA_DEVICE_MAX_CONNECTIONS)" 8 "CUDA_DEVICE_MAX_CONNECTIONS"
+	eq "$(envof a 0 CUDA_DEVICE_MAX_CONNECTIONS)" "" "CUDA_DEVICE_MAX_CONNECTIONS (CUDA's own count)"
 	eq "$(envof a 0 CUDA_MPS_PIPE_DIRECTORY)" "$W/mps-pipe" "CUDA_MPS_PIPE_DIRECTORY"
 	[ -s "$W/mps-pipe/nvidia-cuda-mps-control.pid" ] || die "no MPS control daemon runs"
 	has "$(envof a 0 LD_PRELOAD)" "$SHIM"
@@ -649,6 +649,28 @@ s_mps_squat() {
 	in_slurmd test -s /run/nvidia-mps/nvidia-cuda-mps-control.pid || die "no MPS daemon on /run/nvidia-mps"
 	eq "$(in_slurmd stat -c %U:%a /run/nvidia-mps /run/nvidia-mps-log | sort -u)" root:755 \
 		"the MPS directories' owner and mode"
+	no_claims
+}
+
+# plugstack.conf's channels= gives the tasks CUDA_DEVICE_MAX_CONNECTIONS as
+# nvtaskset --channels does (issue 24); the job's own value stays.
+s_channels() {
+	local out
+	plugstack channels=8
+	out=$(timeout 30 srun --quiet --gpu-tpcs=8 sh -c 'echo "ch=$CUDA_DEVICE_MAX_CONNECTIONS"' 2>&1) ||
+		die "srun failed: $out"
+	eq "$out" "ch=8" "channels=8"
+	out=$(CUDA_DEVICE_MAX_CONNECTIONS=4 timeout 30 srun --quiet --gpu-tpcs=8 \
+		sh -c 'echo "ch=$CUDA_DEVICE_MAX_CONNECTIONS"' 2>&1) || die "srun failed: $out"
+	eq "$out" "ch=4" "the job's own value"
+	plugstack channels=default
+	out=$(timeout 30 srun --quiet --gpu-tpcs=8 sh -c 'echo "ch=$CUDA_DEVICE_MAX_CONNECTIONS"' 2>&1) ||
+		die "srun failed: $out"
+	eq "$out" "ch=" "channels=default"
+	plugstack channels=33
+	out=$(timeout 30 srun --quiet --gpu-tpcs=8 true 2>&1) && die "channels=33 accepted"
+	plugstack
+	has "$out" "channels=N|default"
 	no_claims
 }
 

@@ -1,6 +1,7 @@
 /*
  * fuzz_parsers.c - fuzz target for every parser of user, environment, file
  * and control-daemon text: TPC masks, TPC lists, topology and cache records,
+ * --profile documents and --plan bounds,
  * MPS logs and answers, /proc/PID/stat lines and process identities. Whatever a parser accepts must format and parse back
  * to the same value.
  *
@@ -20,6 +21,7 @@
 #include "gpu/driverinfo.h"
 #include "core/gpusel.h"
 #include "core/mpslog.h"
+#include "core/profile.h"
 #include "core/ptree.h"
 #include "core/topo.h"
 #include "core/tpcset.h"
@@ -66,6 +68,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    !nvt_set_equal(&set, &back))
 				fail("list did not survive a round trip", text);
 		}
+	}
+	{
+		/* --plan's readers of profile documents and bounds. */
+		static struct nvt_profile_size sizes[8];
+		struct nvt_bound bound;
+		double v;
+		int n = nvt_profile_parse_json(text, "sizes", sizes, 8);
+		if (n > 8)
+			fail("profile reader read past its room", text);
+		for (int i = 0; i < n; i++)
+			if (!sizes[i].tpcs || sizes[i].tpcs > 4096)
+				fail("profile reader accepted a size of no TPCs", text);
+		if (n > 0 && nvt_profile_needed(sizes, (size_t)n, &(struct nvt_bound){NVT_BOUND_SLOWDOWN, 0.05}) >= n)
+			fail("profile pick out of range", text);
+		if (nvt_bound_parse(text, &bound) == 0 && !(bound.value >= 0))
+			fail("bound parser accepted a negative bound", text);
+		if (nvt_first_number(text, &v) == 0 && v != v)
+			fail("number reader returned NaN", text);
 	}
 	{
 		struct nvt_mps_fault fault;

@@ -54,5 +54,29 @@ int main(void)
 	CHECK(nvt_mps_client_limit(2) == 48);
 	CHECK(nvt_mps_client_limit(4) == 30);
 	CHECK(nvt_mps_client_limit(0) == 48);
+	{
+		/* Channels (issue 24): --channels and the Slurm plugin's channels=. */
+		int ch = 0;
+		char buf[16];
+		CHECK(nvt_channels_parse("default", &ch) == 0 && ch == NVT_CHANNELS_CUDA);
+		CHECK(nvt_channels_parse("8", &ch) == 0 && ch == 8);
+		CHECK(nvt_channels_parse("1", &ch) == 0 && ch == 1);
+		CHECK(nvt_channels_parse("32", &ch) == 0 && ch == 32);
+		CHECK(nvt_channels_parse("0", &ch) == -1 && ch == 32);
+		CHECK(nvt_channels_parse("33", &ch) == -1);
+		CHECK(nvt_channels_parse("-1", &ch) == -1);
+		CHECK(nvt_channels_parse(" 8", &ch) == -1);
+		CHECK(nvt_channels_parse("8 ", &ch) == -1);
+		CHECK(nvt_channels_parse("", &ch) == -1);
+		CHECK(nvt_channels_parse("99999999999999999999", &ch) == -1);
+		CHECK(nvt_channels_parse("Default", &ch) == -1);
+		CHECK(nvt_channels_env(8, buf, sizeof(buf)) == 1 && !strcmp(buf, "8"));
+		CHECK(nvt_channels_env(NVT_CHANNELS_CUDA, buf, sizeof(buf)) == 0);
+		CHECK(nvt_channels_env(0, buf, sizeof(buf)) == 0);
+		CHECK(nvt_channels_env(33, buf, sizeof(buf)) == 0);
+		CHECK(nvt_channels_env(16, buf, 2) == 0);
+		/* The measured choice: a task keeps CUDA's own count unless told. */
+		CHECK(nvt_channels_env(NVT_CHANNELS_DEFAULT, buf, sizeof(buf)) == 0);
+	}
 	return CHECK_DONE();
 }

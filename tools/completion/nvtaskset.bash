@@ -74,8 +74,8 @@ _nvtaskset_pids()
 _nvtaskset()
 {
 	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running
-		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --dry-run
-		--mps --topology --calibrate -h --help -V --version"
+		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --channels
+		--dry-run --mps --topology --calibrate -h --help -V --version"
 	local -a words=() at=()
 	local i j word cur prev cmd=${COMP_WORDS[0]} values="" prefix=""
 	local opts_done=0 args=0 first_arg=-1 pid_mode=0 gpc_list=0 count=0 other=0 list=0 gpu=0
@@ -106,7 +106,7 @@ _nvtaskset()
 		--) opts_done=1 ;;
 		-n | --tpcs) count=1 && ((i++)) ;;
 		--tpcs=*) count=1 ;;
-		--strategy) ((i++)) ;;
+		--strategy | --channels) ((i++)) ;;
 		--mps) other=1 && ((i++)) ;;
 		--gpu) gpu=${words[i + 1]-0} && gpu=${gpu%%=*} && ((i++)) ;;
 		--gpu=*) gpu=${word#--gpu=} && gpu=${gpu%%=*} ;;
@@ -138,6 +138,7 @@ _nvtaskset()
 		fi
 		case $prev in
 		--strategy) values="packed spread clusters" ;;
+		--channels) values="default 2 4 8" ;;
 		--mps) values="status start stop" ;;
 		--gpu) values=$(_nvtaskset_gpus) ;;
 		esac

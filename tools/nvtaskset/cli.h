@@ -55,6 +55,7 @@ struct options {
 	int dry_run;  /* --dry-run: say what a start would give, start nothing */
 	int all_tasks; /* -a: -p acts on the task and its descendants */
 	int launched_only; /* --launched: -l leaves out tasks that launched no kernel */
+	int channels; /* --channels: a count or NVT_CHANNELS_CUDA; 0: not given */
 };
 
 /* ---- The sub-commands (one file each) ---- */
@@ -128,6 +129,14 @@ void json_gpu_start(FILE *out, const uint8_t uuid[16]);
  * when state is not NVT_SLOT_SET): the partition object of docs/json.md. */
 void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *tpcs);
 
+/* ---- run.c ---- */
+/*
+ * Finds file name of nvtaskset's library directory (LIBDIR as seen from the
+ * command's directory, the build tree's lib/nvtaskset, LIBDIR): 0 and its
+ * path in buf, or -1 and the places looked at in buf.
+ */
+int find_lib_file(const char *name, char *buf, size_t len);
+
 /* ---- main.c ---- */
 /* Prints "nvtaskset: WHAT" and the --help hint; exits 1. */
 void bad_usage(const char *what) __attribute__((noreturn));
@@ -194,7 +203,10 @@ const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t 
  * partitioned ancestor's; unsets it if this process cannot be named.
  */
 void mark_partition_owner(void);
-/* Channels each new MPS client asks for: $CUDA_DEVICE_MAX_CONNECTIONS, else 8. */
-int client_connections(void);
+/*
+ * Channels each new MPS client asks for: $CUDA_DEVICE_MAX_CONNECTIONS, else
+ * what channels (--channels; 0: not given, nvtaskset's default) leaves it.
+ */
+int client_connections(int channels);
 
 #endif /* NVT_CLI_H */

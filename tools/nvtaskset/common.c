@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/mpslog.h"
 #include "os/sysutil.h"
 
 /* ---- Output helpers ------------------------------------------------------ */
@@ -441,16 +442,16 @@ void mark_partition_owner(void)
 	unsetenv(NVT_ENV_PARTITION_FOR); /* never an outer nvtaskset's */
 }
 
-int client_connections(void)
+int client_connections(int channels)
 {
 	const char *text = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-	char *end;
-	long v;
+	int set;
 
-	if (!text || !*text)
-		return 8;
-	v = strtol(text, &end, 10);
-	return (*end || v < 1 || v > 128) ? 8 : (int)v;
+	if (text && *text && nvt_channels_parse(text, &set) == 0 && set > 0)
+		return set;
+	if (!channels)
+		channels = NVT_CHANNELS_DEFAULT;
+	return channels > 0 ? channels : NVT_MPS_CLIENT_CHANNELS;
 }
 
 void gpu_name(int index, int n_task, char *buf, size_t len)

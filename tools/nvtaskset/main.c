@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/mpslog.h"
+#include "profile.h"
 
 /*
  * Exported (the Makefile links with --export-dynamic-symbol=NVT_CLI_MARKER):
@@ -23,6 +25,7 @@
 __attribute__((visibility("default"), used)) const char nvtaskset_cli[] =
 	"nvtaskset " NVT_VERSION_STRING;
 
+/* --help: one string, over 80 lines only by its text. */
 static void __attribute__((noreturn)) usage(FILE *out)
 {
 	fputs("Usage:\n"
@@ -34,6 +37,8 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      " nvtaskset [options] -l\n"
 	      " nvtaskset --topology | --calibrate [--gpu GPU]\n"
 	      " nvtaskset --mps status|start|stop\n"
+	      " nvtaskset --profile [options] COMMAND [ARG...]\n"
+	      " nvtaskset --plan [--gpu GPU] [--json] FILE\n"
 	      "\n"
 	      "Run a CUDA program on a set of GPU TPCs (thread processing clusters, two SMs\n"
 	      "each), or show or change the TPCs of a running task.\n"
@@ -66,6 +71,13 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "                       that it sees (and sizes work for) only its SMs; a\n"
 	      "                       later -p cannot give it more than that share; give\n"
 	      "                       it whole GPCs (not with --strategy spread)\n"
+	      "     --channels N|default  COMMAND's channels (CUDA_DEVICE_MAX_CONNECTIONS,\n"
+	      "                       1-32); default: CUDA's own count, which starts as\n"
+	      "                       fast as a plain process. 8 keeps an MPS client's\n"
+	      "                       streams off 2 shared channels, which serialised\n"
+	      "                       them in earlier studies (not on an H100 with\n"
+	      "                       driver 580), and costs ~115 ms a start in MPS.\n"
+	      "                       A CUDA_DEVICE_MAX_CONNECTIONS already set stays\n"
 	      "     --mps ACTION      status, start or stop the MPS control daemon\n"
 	      "     --topology        show the GPUs' GPCs, TPCs, SMs and mask bits\n"
 	      "     --calibrate       measure the GPUs' TPC maps again and cache them\n"
@@ -88,6 +100,9 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      " nvtaskset -a -p -c 0-15 4242     move it and every task below it\n"
 	      " nvtaskset -l                     list the tasks and their TPCs\n"
 	      "Options go before MASK (or PID): what follows MASK is COMMAND.\n"
+	      "\n"
+	      "--profile and --plan are sub-commands with options of their own: see\n"
+	      "nvtaskset --profile --help and nvtaskset --plan --help.\n"
 	      "\n"
 	      "Exit status: 0 on success, 1 on error, 3 when --mps status finds no daemon,\n"
 	      "126 if COMMAND cannot be executed, 127 if it is not found.\n"
@@ -116,7 +131,8 @@ enum {
 	OPT_TOPOLOGY,
 	OPT_SM_LIMIT,
 	OPT_DRY_RUN,
-	OPT_LAUNCHED
+	OPT_LAUNCHED,
+	OPT_CHANNELS
 };
 /* "+": options end at the first word that is not one (MASK), as taskset's. */
 #define SHORT_OPTIONS "+acgpln:hV"
@@ -134,7 +150,8 @@ static const struct option long_options[] = {
 	{"sm-limit", no_argument, NULL, OPT_SM_LIMIT},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"all-tasks", no_argument, NULL, 'a'},
-	{"launched", no_argument, NULL, OPT_LAUNCHED}, {NULL, 0, NULL, 0},
+	{"launched", no_argument, NULL, OPT_LAUNCHED},
+	{"channels", required_argument, NULL, OPT_CHANNELS}, {NULL, 0, NULL, 0},
 };
 
 /* 1 if word is one of our options (as written before MASK); *arg: it takes the next word. */
@@ -283,6 +300,10 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		case OPT_TOPOLOGY: o->topology = 1; break;
 		case OPT_SM_LIMIT: o->sm_limit = 1; break;
 		case OPT_DRY_RUN: o->dry_run = 1; break;
+		case OPT_CHANNELS:
+			if (nvt_channels_parse(optarg, &o->channels))
+				bad_usage("--channels takes a count of channels from 1 to 32, or default");
+			break;
 		case 'h': usage(stdout);
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
@@ -332,6 +353,8 @@ static void check_options(struct options *o, int strategy_given)
 		bad_usage("--sm-limit works through MPS: it cannot go with --no-mps");
 	if (o->sm_limit && (o->pid_mode || viewer))
 		bad_usage("--sm-limit goes with starting a command");
+	if (o->channels && (o->pid_mode || viewer))
+		bad_usage("--channels goes with starting a command");
 	if (o->dry_run && (o->pid_mode || viewer))
 		bad_usage("--dry-run goes with starting a command");
 	if ((o->list_mode || o->mps_action) && o->n_gpus)
@@ -347,6 +370,11 @@ int main(int argc, char **argv)
 	struct options o = {.strategy = NVT_PACKED};
 	int strategy_given = 0, first, n;
 
+	/* --profile and --plan are sub-commands with options of their own (profile.c). */
+	if (argc > 1 && !strcmp(argv[1], "--profile"))
+		return nvt_cmd_profile(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "--plan"))
+		return nvt_cmd_plan(argc - 1, argv + 1);
 	/* A partitioned shell's forked child had a segment before it exec'd us:
 	 * the command is no task, and what it starts must not adopt that one. */
 	if (nvt_seg_discard_own(nvt_rundir()))

@@ -32,25 +32,13 @@ static int readable_file(const char *path, char *buf, size_t len)
 	return snprintf(buf, len, "%s", resolved) < (int)len;
 }
 
-/*
- * Finds the preload shim: $NVTASKSET_SHIM; else LIBDIR as seen from our own
- * directory (an install, staged in DESTDIR or moved as a whole); else the
- * build tree's lib/nvtaskset beside bin/ (the tests); else LIBDIR itself.
- */
-static void find_shim(char *buf, size_t len)
+int find_lib_file(const char *name, char *buf, size_t len)
 {
 	static const char *const beside[] = {NVT_LIBDIR_FROM_BINDIR, "../lib/nvtaskset"};
-	const char *env = getenv(NVT_ENV_SHIM);
 	char self[PATH_MAX], path[PATH_MAX];
 	ssize_t n;
 	char *slash;
 
-	if (env && *env) {
-		if (env[0] != '/' || access(env, R_OK))
-			errx(EXIT_FAILURE, "%s=%s is not a readable absolute path", NVT_ENV_SHIM, env);
-		snprintf(buf, len, "%s", env);
-		return;
-	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
 		err(EXIT_FAILURE, "cannot find my own executable");
@@ -59,25 +47,45 @@ static void find_shim(char *buf, size_t len)
 	if (slash)
 		*slash = '\0';
 	for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
-		if (snprintf(path, sizeof(path), "%s/%s/libnvtaskset.so", self, beside[i]) >=
+		if (snprintf(path, sizeof(path), "%s/%s/%s", self, beside[i], name) >=
 		    (int)sizeof(path))
-			errx(EXIT_FAILURE, "path of the nvtaskset shim too long");
+			errx(EXIT_FAILURE, "path of %s too long", name);
 		if (readable_file(path, buf, len))
-			return;
+			return 0;
 	}
-	snprintf(path, sizeof(path), "%s/libnvtaskset.so", NVT_INSTALL_LIBDIR);
+	snprintf(path, sizeof(path), "%s/%s", NVT_INSTALL_LIBDIR, name);
 	if (readable_file(path, buf, len))
+		return 0;
+	snprintf(buf, len, "%s/%s, %s/../lib/nvtaskset or %s", self, NVT_LIBDIR_FROM_BINDIR, self,
+		 NVT_INSTALL_LIBDIR);
+	return -1;
+}
+
+/*
+ * Finds the preload shim: $NVTASKSET_SHIM; else LIBDIR as seen from our own
+ * directory (an install, staged in DESTDIR or moved as a whole); else the
+ * build tree's lib/nvtaskset beside bin/ (the tests); else LIBDIR itself.
+ */
+static void find_shim(char *buf, size_t len)
+{
+	const char *env = getenv(NVT_ENV_SHIM);
+
+	if (env && *env) {
+		if (env[0] != '/' || access(env, R_OK))
+			errx(EXIT_FAILURE, "%s=%s is not a readable absolute path", NVT_ENV_SHIM, env);
+		snprintf(buf, len, "%s", env);
 		return;
-	errx(EXIT_FAILURE, "cannot find the nvtaskset shim in %s/%s, %s/../lib/nvtaskset or %s",
-	     self, NVT_LIBDIR_FROM_BINDIR, self, NVT_INSTALL_LIBDIR);
+	}
+	if (find_lib_file("libnvtaskset.so", buf, len))
+		errx(EXIT_FAILURE, "cannot find the nvtaskset shim in %s", buf);
 }
 
 /* Makes sure an MPS control daemon the task may join runs; says where (its pipe directory). */
-static const char *ensure_mps(void)
+static const char *ensure_mps(int channels)
 {
 	static struct nvt_mps mps;
 	pid_t server;
-	int clients, limit = nvt_mps_client_limit(client_connections());
+	int clients, limit = nvt_mps_client_limit(client_connections(channels));
 
 	if (nvt_mps_setup(&mps))
 		errx(EXIT_FAILURE, "%s; run with --no-mps to run without MPS", mps.error);
@@ -92,16 +100,34 @@ static const char *ensure_mps(void)
 			     "the MPS server (pid %ld) already has %d clients, the most it takes with %d "
 			     "channels each; this task would fail to start CUDA. Stop a task, or run "
 			     "this one with --no-mps",
-			     (long)server, clients, client_connections());
+			     (long)server, clients, client_connections(channels));
 		return mps.pipe_dir;
 	}
 	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
 		errx(EXIT_FAILURE, "cannot start MPS: %s; run with --no-mps to run without it",
 		     mps.error);
-	warnx("started the MPS control daemon (pipe directory %s); stop it with 'nvtaskset --mps "
-	      "stop'",
-	      mps.pipe_dir);
+	if (mps.started) /* else another nvtaskset started it meanwhile */
+		warnx("started the MPS control daemon (pipe directory %s); stop it with "
+		      "'nvtaskset --mps stop'",
+		      mps.pipe_dir);
 	return mps.pipe_dir;
+}
+
+/*
+ * Channels (issue 24): --channels (0: not given) never overrides the user's
+ * own CUDA_DEVICE_MAX_CONNECTIONS (nvt_task_env_build sets it). Each
+ * channel costs start-up time; fewer channels than streams serialise
+ * kernels (paper 000, MPS Pitfall 4; docs/bench/startup-2026-11-23/).
+ */
+static void check_channels(int channels)
+{
+	const char *user = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	char value[16];
+
+	if (channels && nvt_channels_env(channels, value, sizeof(value)) && user &&
+	    strcmp(user, value))
+		errx(EXIT_FAILURE, "--channels sets CUDA_DEVICE_MAX_CONNECTIONS, which is set "
+		     "already (%s)", user);
 }
 
 /*
@@ -232,7 +258,9 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		return EXIT_SUCCESS;
 	}
 	find_shim(shim, sizeof(shim));
-	in.pipe_dir = o->no_mps ? NULL : ensure_mps(); /* NULL: never connect */
+	check_channels(o->channels);
+	in.channels = o->channels;
+	in.pipe_dir = o->no_mps ? NULL : ensure_mps(o->channels); /* NULL: never connect */
 	if (o->sm_limit && getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
 		errx(EXIT_FAILURE, "--sm-limit sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, which is set "
 		     "already (%s)", getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));

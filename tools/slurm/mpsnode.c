@@ -8,11 +8,8 @@
 #include "mpsnode.h"
 #include "rootpath.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #define CONTROL "nvidia-cuda-mps-control"
@@ -73,41 +70,15 @@ int nvt_node_mps_setup(const char *pipe_dir, const char *log_dir, const char *co
 	return find_control(control, mps->control, sizeof(mps->control), why, len);
 }
 
-/*
- * Locks the pipe directory, so that prologs starting at once start one
- * daemon; waits at most timeout_ms. Anyone who may read the directory may
- * lock it too, so a lock not had in time is done without. Returns the
- * locked descriptor, or -1.
- */
-static int lock_dir(const char *dir, int timeout_ms)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	for (int waited = 0; waited < timeout_ms; waited += 10) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			return fd;
-		usleep(10000);
-	}
-	close(fd);
-	return -1;
-}
-
 int nvt_node_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 {
-	int lock, rc = 1;
-
 	if (nvt_mps_daemon(mps))
 		return 0;
-	lock = lock_dir(mps->pipe_dir, timeout_ms);
-	if (nvt_mps_daemon(mps)) {
-		rc = 0; /* another prolog started it meanwhile */
-	} else if (nvt_mps_start(mps, timeout_ms) && !nvt_mps_daemon(mps)) {
+	/* nvt_mps_start serialises prologs starting at once (a lock that only
+	 * root may take): one starts the daemon, the others use it. */
+	if (nvt_mps_start(mps, timeout_ms) && !nvt_mps_daemon(mps)) {
 		snprintf(why, len, "cannot start the MPS control daemon: %s", mps->error);
-		rc = -1;
+		return -1;
 	}
-	if (lock >= 0)
-		close(lock);
-	return rc;
+	return mps->started ? 1 : 0;
 }

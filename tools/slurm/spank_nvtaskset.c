@@ -28,6 +28,8 @@
  *   wait=SECONDS   how long TPCs Slurm counts free may still be held by an
  *                  ending step (default 10)
  *   rundir=DIR     where the control segments live (default /dev/shm)
+ *   channels=N|default  CUDA_DEVICE_MAX_CONNECTIONS for the tasks, as
+ *                  nvtaskset --channels (default: nvtaskset's, NVT_CHANNELS_DEFAULT)
  *   shim=PATH      the preload shim (default: libnvtaskset.so beside this plugin)
  *   mps_pipe=DIR, mps_log=DIR   the MPS daemon's directories, which must be
  *                  root's on a path of root's (default /run/nvidia-mps,
@@ -51,6 +53,7 @@
 #include <unistd.h>
 
 #include "core/gpusel.h"
+#include "core/mpslog.h"
 #include "mps/mps.h"
 #include "mpsnode.h"
 #include "nvtaskset.h"
@@ -76,6 +79,7 @@ static unsigned opt_tpcs, opt_gpcs; /* what the user asked; 0: not given */
 static struct {
 	int no_mps;
 	int wait_s;
+	int channels; /* a count or NVT_CHANNELS_CUDA (issue 24) */
 	char rundir[PATH_MAX];
 	char shim[PATH_MAX];
 	char mps_pipe[200], mps_log[200], mps_control[PATH_MAX];
@@ -140,6 +144,7 @@ static int path_arg(const char *arg, const char *prefix, char *buf, size_t len)
 static int parse_args(int ac, char **av)
 {
 	conf.wait_s = DEFAULT_WAIT_S;
+	conf.channels = NVT_CHANNELS_DEFAULT;
 	for (int i = 0; i < ac; i++) {
 		unsigned v;
 		if (path_arg(av[i], "mps_pipe=", conf.mps_pipe, sizeof(conf.mps_pipe)) ||
@@ -153,9 +158,12 @@ static int parse_args(int ac, char **av)
 		} else if (!strncmp(av[i], "wait=", 5) &&
 			   nvt_slurm_count_parse(av[i] + 5, 3600, &v) == 0) {
 			conf.wait_s = (int)v;
+		} else if (!strncmp(av[i], "channels=", 9) &&
+			   nvt_channels_parse(av[i] + 9, &conf.channels) == 0) {
+			continue;
 		} else {
 			slurm_error(LOG "unknown or malformed argument '%s' in plugstack.conf (takes "
-				    "mps=yes|no, wait=SECONDS, rundir=/DIR, shim=/PATH, mps_pipe=/DIR, "
+				    "mps=yes|no, wait=SECONDS, channels=N|default, rundir=/DIR, shim=/PATH, mps_pipe=/DIR, "
 				    "mps_log=/DIR, mps_control=/PATH)", av[i]);
 			return -1;
 		}
@@ -351,6 +359,8 @@ static int task_environment(spank_t sp, int had_visible)
 	in.shim = shim;
 	if (spank_getenv(sp, "LD_PRELOAD", old_preload, sizeof(old_preload)) == ESPANK_SUCCESS)
 		in.old_preload = old_preload;
+	/* Channels as nvtaskset's run.c gives them (issue 24); never over the job's own. */
+	in.channels = conf.channels;
 	in.pipe_dir = conf.no_mps ? NULL : pipe_dir; /* NULL: never connect */
 	if (place.n_gpus > 1 || had_visible)
 		in.visible = place.uuid;

@@ -1,0 +1,80 @@
+/*
+ * child.h - the one way nvtaskset runs a child process: a function of ours
+ * (which may exec a program) in a forked child, with its input, its output
+ * and a time limit after which it (and, if asked, its process group) is
+ * killed. Side effects; returns codes, never prints.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_CHILD_H
+#define NVT_CHILD_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+enum nvt_child_rc {
+	NVT_CHILD_OK = 0,
+	NVT_CHILD_TIMEOUT, /* killed after timeout_ms */
+	NVT_CHILD_FAILED,  /* crashed or exited without a whole result */
+	NVT_CHILD_ESYS,    /* pipe or fork failed; errno says why */
+};
+
+/* How the child's standard streams are set (nvt_child.flags). */
+#define NVT_CHILD_STDIO 1u   /* stdin, stdout and stderr stay the caller's */
+#define NVT_CHILD_STDOUT 2u  /* stdout is the output pipe (else /dev/null) */
+#define NVT_CHILD_STDERR 4u  /* stderr stays the caller's (else /dev/null) */
+#define NVT_CHILD_GROUP 8u   /* a process group of its own, killed whole on timeout
+			      * and by nvt_child_stop */
+#define NVT_CHILD_REAP 64u   /* with GROUP: also kill what is left of the group once it
+			      * ends (not for a daemon's start: the daemon stays in it) */
+#define NVT_CHILD_STDERR_OUT 16u /* stderr is the output pipe too */
+#define NVT_CHILD_TAIL 32u   /* keep the last output_len - 1 bytes of output, not the first */
+
+/* Input written to the child's stdin at most: it goes into the pipe before the
+ * fork, so writing it never blocks and never raises SIGPIPE. */
+#define NVT_CHILD_INPUT_MAX 4096
+
+struct nvt_child {
+	/* Runs in the child with the output pipe's write end; it execs, or
+	 * returns and the child exits 0. */
+	void (*fn)(void *ctx, int out_fd);
+	void *ctx;
+	const char *input;   /* the child's stdin, then end of file; NULL: /dev/null (or the caller's) */
+	char *output;        /* what the child writes to out_fd, up to output_len bytes; may be NULL */
+	size_t output_len;
+	unsigned flags;      /* NVT_CHILD_* */
+	int timeout_ms;
+	size_t got;          /* out: bytes of output */
+	int status;          /* out: the wait status, if it ended */
+	pid_t pid;           /* out: the child, while it runs (nvt_child_start) */
+	int out_fd, pid_fd;  /* the output pipe and a pidfd (-1: none), while it runs */
+	long deadline_ms;    /* when it is killed (CLOCK_MONOTONIC) */
+};
+
+/*
+ * Runs c->fn in a child and collects its output until it exits (output a
+ * process it started still writes afterwards is not waited for). Returns
+ * NVT_CHILD_OK once it has ended (c->status says how), NVT_CHILD_TIMEOUT, or
+ * NVT_CHILD_ESYS with errno set.
+ */
+int nvt_child_run(struct nvt_child *c);
+
+/* nvt_child_run in two halves, for a child that runs while the caller does
+ * something else: starts it (NVT_CHILD_OK, or NVT_CHILD_ESYS with errno set),
+ * then waits for it and its output until c->timeout_ms after its start. */
+int nvt_child_start(struct nvt_child *c);
+int nvt_child_wait(struct nvt_child *c);
+
+/* Kills a started child (its group with NVT_CHILD_GROUP) and reaps it. */
+void nvt_child_stop(struct nvt_child *c);
+
+/*
+ * Runs fn(ctx, result) in a forked child and copies the result_size bytes
+ * it leaves in result back to the caller's result. The child is killed if it
+ * takes longer than timeout_ms. Returns enum nvt_child_rc; result is zeroed
+ * unless NVT_CHILD_OK.
+ */
+int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
+		   size_t result_size, int timeout_ms);
+
+#endif /* NVT_CHILD_H */

@@ -1,0 +1,213 @@
+/*
+ * shimsmctrlapi.c - what the shim exports for libsmctrl.so (src/shim/libsmctrl.c):
+ * the mask setters, which hand logical masks to shimsmctrl.c, and the GPC and
+ * TPC queries, answered from the calibrated topology nvtaskset gave the task
+ * (slow path: the driver is asked which GPU a CUDA ordinal is).
+ * include/libsmctrl.h states the semantics.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "gpu/cuda_driver.h"
+#include "libsmctrl.h"
+#include "nvtaskset.h"
+#include "core/segment.h"
+#include "core/topo.h"
+#include "shimstate.h"
+#include "smctrlabi.h"
+
+#define EXPORT NVT_SMCTRL_EXPORT
+
+static struct {
+	nvt_cuInit_fn init;
+	nvt_cuDeviceGet_fn device_get;
+	nvt_cuDeviceGetAttribute_fn attribute;
+	nvt_cuDeviceGetUuid_fn uuid;
+} drv;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+void shim_smctrl_info_after_fork(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+
+	lock = fresh;
+}
+
+void shim_smctrl_info_setup(void *lib)
+{
+	drv.init = (nvt_cuInit_fn)dlsym(lib, "cuInit");
+	drv.device_get = (nvt_cuDeviceGet_fn)dlsym(lib, "cuDeviceGet");
+	drv.attribute = (nvt_cuDeviceGetAttribute_fn)dlsym(lib, "cuDeviceGetAttribute");
+	drv.uuid = (nvt_cuDeviceGetUuid_fn)dlsym(lib, "cuDeviceGetUuid");
+}
+
+/* ---- Setting masks ---------------------------------------------------------------- */
+
+/* libsmctrl: a 64-bit mask other than 0 disables TPCs 64 and up too. */
+static void widen64(uint64_t mask, uint64_t out[3])
+{
+	out[0] = mask;
+	out[1] = mask ? ~0ull : 0; /* libsmctrl: a 64-bit mask disables TPCs 64 and up */
+	out[2] = mask != 0;
+}
+
+static void widen128(uint128_t mask, uint64_t out[3])
+{
+	out[0] = (uint64_t)mask;
+	out[1] = (uint64_t)(mask >> 64);
+	out[2] = mask != 0;
+}
+
+EXPORT void nvtaskset_smctrl_set_global_mask(uint64_t mask)
+{
+	uint64_t w[3];
+	widen64(mask, w);
+	shim_smctrl_set_global(w);
+}
+
+EXPORT void nvtaskset_smctrl_set_global_mask_ext(uint128_t mask)
+{
+	uint64_t w[3];
+	widen128(mask, w);
+	shim_smctrl_set_global(w);
+}
+
+EXPORT void nvtaskset_smctrl_set_stream_mask(void *stream, uint64_t mask)
+{
+	uint64_t w[3];
+	widen64(mask, w);
+	shim_smctrl_set_stream(stream, w);
+}
+
+EXPORT void nvtaskset_smctrl_set_stream_mask_ext(void *stream, uint128_t mask)
+{
+	uint64_t w[3];
+	widen128(mask, w);
+	shim_smctrl_set_stream(stream, w);
+}
+
+EXPORT void nvtaskset_smctrl_set_next_mask(uint64_t mask)
+{
+	uint64_t w[3];
+	widen64(mask, w);
+	shim_smctrl_set_next(w);
+}
+
+EXPORT void nvtaskset_smctrl_set_next_mask_ext(uint128_t mask)
+{
+	uint64_t w[3];
+	widen128(mask, w);
+	shim_smctrl_set_next(w);
+}
+
+
+/* ---- Queries -------------------------------------------------------------------------- */
+
+/*
+ * The calibrated topology of CUDA device ordinal dev, as nvtaskset gave it to
+ * this task. Returns 0, EINVAL (no such device), EIO (the driver failed) or
+ * ENOENT (the task has no calibration of it: not run under nvtaskset).
+ */
+static int device_topology(int dev, struct nvt_topology *out)
+{
+	static struct nvt_slot_view view;
+	CUdevice d;
+	CUuuid uuid;
+	int g, rc = ENOENT;
+
+	if (!drv.init || !drv.device_get || !drv.uuid || drv.init(0))
+		return EIO;
+	if (dev < 0 || drv.device_get(&d, dev))
+		return EINVAL;
+	if (drv.uuid(&uuid, d))
+		return EIO;
+	pthread_mutex_lock(&lock);
+	g = shim.seg ? nvt_seg_find_gpu(shim.seg, (const uint8_t *)uuid.bytes) : -1;
+	if (g >= 0 && nvt_slot_read(&shim.seg->gpu[g], &view, 100) == 0 &&
+	    (view.topo.flags & NVT_TOPO_CALIBRATED) && !nvt_topo_validate(&view.topo)) {
+		*out = view.topo;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+EXPORT int nvtaskset_smctrl_get_tpc_info_cuda(uint32_t *num_tpcs, int cuda_dev)
+{
+	static struct nvt_topology topo;
+	int sms = 0, major = 0, rc;
+
+	if (!num_tpcs)
+		return EINVAL;
+	rc = device_topology(cuda_dev, &topo);
+	if (rc == 0) {
+		*num_tpcs = topo.n_tpcs;
+		return 0;
+	}
+	if (rc != ENOENT)
+		return rc;
+	/* Without calibration: the SMs of TPCs of two (every GPU since Volta). */
+	if (!drv.attribute || drv.attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cuda_dev) ||
+	    drv.attribute(&major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cuda_dev))
+		return EIO;
+	if (major < 7)
+		return ENOTSUP;
+	*num_tpcs = (uint32_t)sms / 2;
+	return 0;
+}
+
+EXPORT int nvtaskset_smctrl_get_tpc_info(uint32_t *num_tpcs, int dev)
+{
+	return nvtaskset_smctrl_get_tpc_info_cuda(num_tpcs, dev);
+}
+
+/* Per device (ordinals below NVT_MAX_GPUS): what the GPC queries return. */
+static uint128_t gpc_masks_ext[NVT_MAX_GPUS][NVT_MAX_GPCS];
+static uint64_t gpc_masks[NVT_MAX_GPUS][NVT_MAX_GPCS];
+
+EXPORT int nvtaskset_smctrl_get_gpc_info_ext(uint32_t *num_enabled_gpcs, uint128_t **tpcs_for_gpc,
+					      int dev)
+{
+	static struct nvt_topology topo;
+	int rc;
+
+	if (!num_enabled_gpcs || !tpcs_for_gpc || dev < 0 || dev >= NVT_MAX_GPUS)
+		return EINVAL;
+	if ((rc = device_topology(dev, &topo)))
+		return rc;
+	if (!topo.n_gpcs || topo.n_gpcs > NVT_MAX_GPCS)
+		return ENODATA; /* GPCs unknown: before Hopper, calibration cannot see them */
+	if (topo.n_tpcs > 128)
+		return ERANGE;
+	memset(gpc_masks_ext[dev], 0, sizeof(gpc_masks_ext[dev]));
+	for (unsigned t = 0; t < topo.n_tpcs; t++)
+		gpc_masks_ext[dev][topo.gpc[t]] |= (uint128_t)1 << t;
+	*num_enabled_gpcs = topo.n_gpcs;
+	*tpcs_for_gpc = gpc_masks_ext[dev];
+	return 0;
+}
+
+EXPORT int nvtaskset_smctrl_get_gpc_info(uint32_t *num_enabled_gpcs, uint64_t **tpcs_for_gpc, int dev)
+{
+	uint128_t *ext;
+	uint32_t n;
+	int rc;
+
+	if (!num_enabled_gpcs || !tpcs_for_gpc)
+		return EINVAL;
+	if ((rc = nvtaskset_smctrl_get_gpc_info_ext(&n, &ext, dev)))
+		return rc;
+	for (uint32_t i = 0; i < n; i++) {
+		if (ext[i] >> 64)
+			return ERANGE; /* a GPC holds a TPC above 63: use the _ext form */
+		gpc_masks[dev][i] = (uint64_t)ext[i];
+	}
+	*num_enabled_gpcs = n;
+	*tpcs_for_gpc = gpc_masks[dev];
+	return 0;
+}

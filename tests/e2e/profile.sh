@@ -1,0 +1,168 @@
+# nvtaskset --profile and --plan with the fake driver: a program whose time
+# falls with its TPC count until 33 TPCs (tests/e2e/helpers/knee), failures,
+# time-outs, the bandwidth hog, plots and plans. Sourced by tests/run-tests.sh.
+# shellcheck shell=bash
+
+KNEE=$ROOT/tests/e2e/helpers/knee
+
+# The profile of the knee program as JSON, made once per test run.
+knee_json() {
+	[ -s "$WORK/knee.json" ] && return 0
+	"$NVT" --profile --no-mps --rounds 2 --json --metric 'value: ([0-9.]+)' \
+		"$KNEE" "$APP" >"$WORK/knee.json" 2>"$WORK/knee.err" || die "profile failed: $(cat "$WORK/knee.err")"
+}
+
+t_profile_finds_the_knee() {
+	local out rc
+	run_rc out rc "$NVT" --profile --no-mps --rounds 2 --metric 'value: ([0-9.]+)' "$KNEE" "$APP"
+	eq "$rc" 0
+	# Eight sizes up to the whole GPU; 1000/n falls to its floor of 30 at 33.3 TPCs.
+	has "$out" "GPU 0 (66 TPCs), 2 rounds, the program's metric"
+	has "$out" "smallest partition within 5% of the best: 33 TPCs (1.010x"
+	has "$out" "     9       111.1"
+	has "$out" "round 2 of 2 done"
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --slowdown 0 --metric 'value: ([0-9.]+)' "$KNEE" "$APP"
+	has "$out" "smallest partition within 0% of the best: 42 TPCs (1.000x"
+	# --sizes: the user's counts, in a list's syntax.
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 20-40:10 --metric 'value: ([0-9.]+)' "$KNEE" "$APP"
+	eq "$(grep -cE '^ +(20|30|40) ' <<<"$out")" 3 "rows for --sizes 20-40:10"
+	has "$out" "smallest partition within 5% of the best: 40 TPCs"
+}
+
+t_profile_json_and_plot() {
+	knee_json
+	python3 - "$WORK/knee.json" <<'PY' || die "bad JSON: $(cat "$WORK/knee.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] >= 2 and d["gpu_tpcs"] == 66 and d["pick"] == 33, d
+s = {x["tpcs"]: x for x in d["sizes"]}
+assert sorted(s) == [9, 17, 25, 33, 42, 50, 58, 66], sorted(s)
+assert len(s[9]["values"]) == 2 and abs(s[9]["median"] - 111.111) < 0.01, s[9]
+assert s[66]["ratio"] == 1 and s[33]["failed"] == 0
+PY
+	local out rc
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --plot "$WORK/knee.png" --metric 'value: ([0-9.]+)' "$KNEE" "$APP"
+	eq "$rc" 0
+	# A PNG any reader decodes: its size, and the blue curve drawn in it.
+	python3 - "$WORK/knee.png" <<'PY' || die "bad PNG"
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n"
+w, h = struct.unpack(">II", b[16:24])
+pos, idat = 8, b""
+while pos < len(b):
+    n, kind = struct.unpack(">I4s", b[pos:pos + 8])
+    data = b[pos + 8:pos + 8 + n]
+    assert zlib.crc32(kind + data) == struct.unpack(">I", b[pos + 8 + n:pos + 12 + n])[0]
+    if kind == b"IDAT":
+        idat += data
+    pos += 12 + n
+raw = zlib.decompress(idat)
+assert (w, h) == (720, 440) and len(raw) == h * (1 + 3 * w)
+blue = sum(1 for y in range(h) for x in range(w)
+           if raw[y * (1 + 3 * w) + 1 + 3 * x:y * (1 + 3 * w) + 4 + 3 * x] == bytes([31, 119, 180]))
+assert blue > 200, blue
+PY
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --plot /nonexistent/dir/p.png "$KNEE" "$APP"
+	eq "$rc" 1
+	has "$out" "cannot write the plot to /nonexistent/dir/p.png"
+}
+
+t_profile_failures_and_timeouts() {
+	local out rc start
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 9,66 sh -c 'echo broken; exit 3'
+	eq "$rc" 1
+	has "$out" "a run on 9 TPCs failed: exit status 3: broken"
+	has "$out" "no size met the bound"
+	# A run past --timeout is killed with everything it started.
+	start=$(date +%s)
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 66 --timeout 0.3 \
+		sh -c "python3 -c 'import time; time.sleep(30)' $WORK-bg & python3 -c 'import time; time.sleep(30)' $WORK-fg"
+	eq "$rc" 1
+	has "$out" "timed out after 0.3 s"
+	[ $(($(date +%s) - start)) -lt 10 ] || die "time-outs took $(($(date +%s) - start)) s"
+	local i
+	for ((i = 0; i < 100; i++)); do
+		pgrep -f "$WORK-[bf]g" >/dev/null || break
+		sleep 0.05
+	done
+	pgrep -af "$WORK-[bf]g" && die "a timed-out run's processes were left behind"
+	# A metric the output never matches.
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 66 --metric 'nothing ([0-9]+)' "$APP" launch 1
+	eq "$rc" 1
+	has "$out" "its output has no match of --metric"
+	return 0
+}
+
+t_profile_bad_options() {
+	local out rc
+	run_rc out rc "$NVT" --profile --rounds 0 true
+	eq "$rc" 1
+	has "$out" "--rounds takes a number from 1 to 64, not '0'"
+	run_rc out rc "$NVT" --profile --metric '(' true
+	has "$out" "--metric is not a valid extended regular expression"
+	run_rc out rc "$NVT" --profile --higher-is-better true
+	has "$out" "--higher-is-better goes with --metric"
+	run_rc out rc "$NVT" --profile --no-mps --sizes 0-4 true
+	has "$out" "--sizes takes a list of TPC counts from 1 up"
+	run_rc out rc "$NVT" --profile --no-mps --sizes 67 true
+	has "$out" "--sizes names more TPCs than the GPU has (66)"
+	run_rc out rc "$NVT" --profile
+	has "$out" "--profile: no command given"
+	run_rc out rc "$NVT" --profile --help
+	eq "$rc" 0
+	has "$out" "nvtaskset --profile [options] COMMAND"
+}
+
+t_profile_beside_hog() {
+	local out rc
+	run_rc out rc env FAKECUDA_HOG_STATE="$WORK/hog" "$NVT" --profile --no-mps --rounds 1 \
+		--sizes 33 --beside-hog --metric 'value: ([0-9.]+)' "$KNEE" "$APP"
+	eq "$rc" 0
+	has "$out" "beside a memory-bandwidth hog on every other TPC"
+	# The hog ran on exactly the TPCs the profiled partition left.
+	python3 - "$WORK/hog" "$out" <<'PY' || die "hog TPCs: $(cat "$WORK/hog")"
+import re, sys
+hog = {int(x) for x in open(sys.argv[1]).read().split(",")}
+lst = re.search(r"-c ([0-9,-]+)\)", sys.argv[2]).group(1)
+part = set()
+for item in lst.split(","):
+    a, _, b = item.partition("-")
+    part |= set(range(int(a), int(b or a) + 1))
+assert len(part) == 33 and hog == set(range(66)) - part, (sorted(part), sorted(hog))
+PY
+	pgrep -f nvtaskset-hog >/dev/null && die "the hog outlived --profile"
+	return 0
+}
+
+t_plan_fits_or_says_why() {
+	local out rc
+	knee_json
+	# 33 TPCs within 5%; 25 TPCs meet a deadline of 40 (1000/25).
+	printf 'planner %s deadline=40\ndetector %s slowdown=5%% high\n# a comment\n\n' \
+		"$WORK/knee.json" "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	eq "$rc" 0
+	has "$out" "the tasks fit, 8 TPCs spare"
+	has "$out" "TASK             PRIO      NEEDS  PARTITION (-c)
+detector         high         33"
+	has "$out" "planner          normal       25"
+	# Two tasks of 42 TPCs: the second has no room.
+	printf 'a %s slowdown=0%%\nb %s slowdown=0%% low\n' "$WORK/knee.json" "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	eq "$rc" 1
+	has "$out" "the tasks do NOT fit"
+	has "$out" "(no room)"
+	run_rc out rc "$NVT" --plan --json "$WORK/plan"
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["fits"] is False and d["tasks"][1]["tpcs"] is None' "$out" ||
+		die "plan JSON: $out"
+	printf 'a %s fast\n' "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	has "$out" "line 1: bound 'fast' is not slowdown=PCT% or deadline=VALUE"
+	printf 'a %s deadline=1ms\n' "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	has "$out" "task a: no size of $WORK/knee.json meets deadline=1ms"
+	printf 'a /etc/passwd slowdown=5%%\n' >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	has "$out" "/etc/passwd is not the JSON of nvtaskset --profile --json"
+}
