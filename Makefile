@@ -58,13 +58,14 @@ LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
-LAYERS = core os gpu seg mps alloc prio shim
+LAYERS = core os gpu seg mps alloc task prio shim
 CORE = tpcset tmd topo segment gpusel ptree claim mpslog profile prio
 OS = sysutil slurmproc child
 GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segown inherit
 MPS = mps
 ALLOC = reserve
+TASK = task
 PRIO = agent agentlock
 SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi
 SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h include/libsmctrl.h
@@ -79,7 +80,7 @@ SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/
 	$(O)/os/sysutil.o
 # What the command and the Slurm plugin link besides their own files.
 LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o) \
-	$(PRIO:%=$(O)/prio/%.o)
+	$(TASK:%=$(O)/task/%.o) $(PRIO:%=$(O)/prio/%.o)
 CMD_SRC = main common output run pid tree list mpsctl topology prio profile profreport plot plan
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 
@@ -160,7 +161,7 @@ $(PATHS_H): FORCE
 		'#define NVT_INSTALL_LIBDIR "$(LIBDIR)"' \
 		'#define NVT_LIBDIR_FROM_BINDIR "$(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)')"' >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
-$(B)/cmd/run.o: $(PATHS_H)
+$(B)/cmd/run.o $(B)/cmd/pid.o: $(PATHS_H)
 
 $(CLI): $(CLI_OBJ) $(LIB_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
@@ -204,7 +205,7 @@ $(SMCTRL): $(O)/shim/libsmctrl.o $(SHIM)
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/test_ptree $(T)/test_profile $(T)/test_prio $(T)/test_slurm \
+	$(T)/test_ptree $(T)/test_profile $(T)/test_prio $(T)/test_slurm $(T)/test_task \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
 	$(T)/smctrlapp
 
@@ -230,6 +231,11 @@ $(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/unit -Itools/slurm $(LDFLAGS) -o $@ $< tools/slurm/request.c \
 		tools/slurm/rootpath.c $(OS_OBJ) $(TEST_LIBS) -lpthread
+
+# The task layer: it links what the command links of src/.
+$(T)/test_task: tests/unit/test_task.c tests/unit/check.h $(LIB_OBJ) $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) -ldl -lpthread
 
 $(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segopen.o $(O)/os/sysutil.o $(CORE_LIB)
 	@mkdir -p $(@D)

@@ -14,6 +14,10 @@ SHIM=$B/lib/nvtaskset/libnvtaskset.so
 WRAPDIR=$B/lib/nvtaskset/wrapper
 FAKEDIR=$T/fake
 APP=$T/fakeapp-dlopen
+# The end of -p's message for a process that runs without nvtaskset.
+WRAPPER_HINT="a program started elsewhere, e.g. by a service, can be moved with -p if it starts \
+with the drop-in wrapper: LD_LIBRARY_PATH=$(sed -n 's/^#define NVT_INSTALL_LIBDIR "\(.*\)"$/\1/p' \
+	"$B/gen/install_paths.h")/wrapper, see nvtaskset(1)"
 LINKED=$T/fakeapp-linked
 # The control segment's layout version, as the header says.
 SEG_VERSION=$(sed -n 's/^#define NVT_SEG_VERSION \([0-9]*\)u$/\1/p' "$ROOT/include/nvtaskset.h")

@@ -333,6 +333,103 @@ static void asked(const struct nvt_claim_gpu *req, char *buf, size_t len)
 		snprintf(buf, len, "%u TPCs", req->count);
 }
 
+/* One claimer's run of rounds: what it asks, and what it holds so far. */
+struct claim_run {
+	const struct nvt_claimer *me;
+	const struct nvt_claim_gpu *req;
+	int n, timeout_ms;
+	struct claim_target *t;
+	struct nvt_slot_view *out;
+	struct held_list found[NVT_MAX_GPUS];
+	int claimed[NVT_MAX_GPUS];
+};
+
+/*
+ * A round's step for GPU i (nvt_claim_step): confirm, wait, claim a pick or
+ * withdraw it, or give up. Clears *settled while the claim is not settled,
+ * sets *changed when a new pick was written. Returns NVT_RESERVE_OK, or the
+ * failure with why.
+ */
+static int gpu_step(struct claim_run *r, int i, int claims_taken, int *settled, int *changed,
+		    char *why, size_t len)
+{
+	const struct nvt_claim_gpu *req = &r->req[i];
+	struct nvt_slot_view *out = &r->out[i];
+	struct nvt_pick want = {.count = req->count, .gpcs = req->gpcs, .strategy = req->strategy};
+	char where[64], what[80];
+	struct nvt_tpcset next;
+	unsigned free_units;
+	const char *unit;
+	int step;
+
+	step = nvt_claim_step(&req->topo, &want, r->me, r->claimed[i] ? &out->tpcs : NULL,
+			      r->found[i].v, r->found[i].n, claims_taken, &next, &free_units);
+	gpu_words(r->req, r->n, i, where, sizeof(where));
+	asked(req, what, sizeof(what));
+	/* "only 2 are free", "only 1 whole GPC is free" */
+	unit = !req->gpcs ? "" : free_units == 1 ? " whole GPC" : " whole GPCs";
+	switch (step) {
+	case NVT_STEP_CONFIRM:
+		return NVT_RESERVE_OK;
+	case NVT_STEP_WAIT:
+		*settled = 0;
+		return NVT_RESERVE_OK;
+	case NVT_STEP_CLAIM:
+		*out = r->t->idle[i];
+		out->state = NVT_SLOT_SET;
+		out->flags = NVT_SLOTF_CLAIM;
+		out->tpcs = next;
+		out->topo = req->topo;
+		if (out->prio.prio != NVT_PRIO_NONE) {
+			out->prio.own = next; /* the task's own partition now */
+			out->prio.mode = NVT_MODE_OWN;
+		}
+		r->claimed[i] = 1;
+		*settled = 0;
+		*changed = 1;
+		return r->t->write(r->t, i, out, why, len) ? NVT_RESERVE_ERROR : NVT_RESERVE_OK;
+	case NVT_STEP_WITHDRAW:
+		*settled = 0;
+		if (!r->claimed[i])
+			return NVT_RESERVE_OK;
+		*out = r->t->idle[i];
+		r->claimed[i] = 0;
+		return r->t->write(r->t, i, out, why, len) ? NVT_RESERVE_ERROR : NVT_RESERVE_OK;
+	case NVT_STEP_FULL:
+		snprintf(why, len, "cannot pick %s%s: only %u%s %s free of other tasks", what, where,
+			 free_units, unit, free_units == 1 ? "is" : "are");
+		return NVT_RESERVE_FULL;
+	default: /* NVT_STEP_STUCK */
+		snprintf(why, len, "cannot pick %s%s: %u%s %s free of other tasks' partitions, but "
+			 "other starting tasks held claims on them for %g s", what, where, free_units,
+			 unit, free_units == 1 ? "is" : "are", r->timeout_ms / 1000.0);
+		return NVT_RESERVE_TIMEOUT;
+	}
+}
+
+/* Confirms every pick (rc 0), or on failure (rc) writes back what the slots held. */
+static int claim_end(const struct claim_run *r, int rc, char *why, size_t len)
+{
+	for (int i = 0; i < r->n && rc == NVT_RESERVE_OK; i++) {
+		if (!r->req[i].count)
+			continue;
+		r->out[i].flags = 0;
+		if (r->t->write(r->t, i, &r->out[i], why, len))
+			rc = NVT_RESERVE_ERROR;
+	}
+	for (int i = 0; i < r->n && rc != NVT_RESERVE_OK; i++) {
+		char ignored[8];
+		if (!r->req[i].count)
+			continue;
+		r->out[i] = r->t->idle[i];
+		if (r->claimed[i])
+			r->t->write(r->t, i, &r->out[i], ignored, sizeof(ignored));
+	}
+	for (int i = 0; i < r->n; i++)
+		free(r->found[i].v);
+	return rc;
+}
+
 /*
  * The protocol's rounds (see the top of this file) for the claimer me, its
  * picks going to t. out[i] holds t->idle[i] on entry, and on return the
@@ -343,98 +440,37 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 			int n, int timeout_ms, struct claim_target *t, struct nvt_slot_view *out, char *why,
 			size_t len)
 {
-	struct held_list found[NVT_MAX_GPUS];
-	int claimed[NVT_MAX_GPUS] = {0};
+	struct claim_run r;
 	long long start = now_ms(), deadline, end;
-	struct nvt_pick want;
-	unsigned seed, free_units;
-	int rc = NVT_RESERVE_ERROR, unsure_rounds = 0;
-	char where[64], what[80];
-	const char *unit;
+	int unsure_rounds = 0;
+	unsigned seed;
 
+	memset(&r, 0, sizeof(r));
+	r.me = me, r.req = req, r.n = n, r.t = t, r.out = out;
+	r.timeout_ms = timeout_ms = timeout_ms < 0 ? 0 : timeout_ms;
 	seed = (unsigned)getpid() ^ (unsigned)start;
-	if (timeout_ms < 0)
-		timeout_ms = 0;
 	/* Until deadline, later claimers that overlap are waited for; then
 	 * every claim counts as taken, and end bounds the re-picks. */
 	deadline = start + timeout_ms;
 	end = deadline + (timeout_ms > 1000 ? timeout_ms : 1000);
-	memset(found, 0, sizeof(found));
 	for (;;) {
-		int claims_taken = now_ms() >= deadline, settled = 1, changed = 0, unsure;
+		int claims_taken = now_ms() >= deadline, settled = 1, changed = 0, unsure, rc;
 
 		if (now_ms() >= end) {
 			snprintf(why, len, "cannot pick TPCs: other starting tasks kept claiming the "
 				 "same TPCs for %g s", (double)(end - start) / 1000.0);
-			rc = NVT_RESERVE_TIMEOUT;
-			goto fail;
+			return claim_end(&r, NVT_RESERVE_TIMEOUT, why, len);
 		}
-		unsure = scan(base, me, req, n, found);
+		unsure = scan(base, me, req, n, r.found);
 		if (unsure < 0) {
 			snprintf(why, len, "cannot list the tasks in %s: %s", base, strerror(errno));
-			goto fail;
+			return claim_end(&r, NVT_RESERVE_ERROR, why, len);
 		}
 		unsure_rounds = unsure ? unsure_rounds + 1 : 0;
-		for (int i = 0; i < n; i++) {
-			struct nvt_tpcset next;
-			int step;
-
-			if (!req[i].count)
-				continue;
-			want.count = req[i].count;
-			want.gpcs = req[i].gpcs;
-			want.strategy = req[i].strategy;
-			step = nvt_claim_step(&req[i].topo, &want, me, claimed[i] ? &out[i].tpcs : NULL,
-					      found[i].v, found[i].n, claims_taken, &next, &free_units);
-			gpu_words(req, n, i, where, sizeof(where));
-			asked(&req[i], what, sizeof(what));
-			/* "only 2 are free", "only 1 whole GPC is free" */
-			unit = !req[i].gpcs ? "" : free_units == 1 ? " whole GPC" : " whole GPCs";
-			switch (step) {
-			case NVT_STEP_CONFIRM:
-				break;
-			case NVT_STEP_WAIT:
-				settled = 0;
-				break;
-			case NVT_STEP_CLAIM:
-				out[i] = t->idle[i];
-				out[i].state = NVT_SLOT_SET;
-				out[i].flags = NVT_SLOTF_CLAIM;
-				out[i].tpcs = next;
-				out[i].topo = req[i].topo;
-				if (out[i].prio.prio != NVT_PRIO_NONE) {
-					out[i].prio.own = next; /* the task's own partition now */
-					out[i].prio.mode = NVT_MODE_OWN;
-				}
-				claimed[i] = 1;
-				if (t->write(t, i, &out[i], why, len))
-					goto fail;
-				settled = 0;
-				changed = 1;
-				break;
-			case NVT_STEP_WITHDRAW:
-				if (claimed[i]) {
-					out[i] = t->idle[i];
-					claimed[i] = 0;
-					if (t->write(t, i, &out[i], why, len))
-						goto fail;
-				}
-				settled = 0;
-				break;
-			case NVT_STEP_FULL:
-				snprintf(why, len, "cannot pick %s%s: only %u%s %s free of other tasks",
-					 what, where, free_units, unit, free_units == 1 ? "is" : "are");
-				rc = NVT_RESERVE_FULL;
-				goto fail;
-			default: /* NVT_STEP_STUCK */
-				snprintf(why, len, "cannot pick %s%s: %u%s %s free of other tasks' "
-					 "partitions, but other starting tasks held claims on them for "
-					 "%g s", what, where, free_units, unit,
-					 free_units == 1 ? "is" : "are", timeout_ms / 1000.0);
-				rc = NVT_RESERVE_TIMEOUT;
-				goto fail;
-			}
-		}
+		for (int i = 0; i < n; i++)
+			if (req[i].count &&
+			    (rc = gpu_step(&r, i, claims_taken, &settled, &changed, why, len)))
+				return claim_end(&r, rc, why, len);
 		if (settled && (!unsure || unsure_rounds > UNSURE_ROUNDS))
 			break;
 		/* Past the deadline no order breaks ties (every claim counts as
@@ -443,30 +479,7 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 			backoff(&seed);
 	}
 	/* The scan that ended the loop came after every claim was written. */
-	rc = NVT_RESERVE_OK;
-	for (int i = 0; i < n; i++) {
-		if (!req[i].count)
-			continue;
-		out[i].flags = 0;
-		if (t->write(t, i, &out[i], why, len)) {
-			rc = NVT_RESERVE_ERROR;
-			goto fail;
-		}
-	}
-	goto done;
-fail:
-	for (int i = 0; i < n; i++) {
-		char ignored[8];
-		if (!req[i].count)
-			continue;
-		out[i] = t->idle[i];
-		if (claimed[i])
-			t->write(t, i, &out[i], ignored, sizeof(ignored));
-	}
-done:
-	for (int i = 0; i < n; i++)
-		free(found[i].v);
-	return rc;
+	return claim_end(&r, NVT_RESERVE_OK, why, len);
 }
 
 int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,

@@ -125,6 +125,23 @@ int nvt_proc_links(struct nvt_proc_link **links)
 	return (int)n;
 }
 
+int nvt_proc_tgid(pid_t tid, pid_t *tgid)
+{
+	char path[64], status[4096], *line;
+	long v;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)tid);
+	if (nvt_read_file(path, status, sizeof(status), 0) < 0)
+		return -1;
+	line = strstr(status, "\nTgid:");
+	if (!line || sscanf(line + 6, "%ld", &v) != 1 || v <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*tgid = (pid_t)v;
+	return 0;
+}
+
 int nvt_proc_env(pid_t pid, const char *name, char *buf, size_t len)
 {
 	char path[64];

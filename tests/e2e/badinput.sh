@@ -13,16 +13,21 @@ t_bad_partitions() {
 		eq "$out" "nvtaskset: $want" "message for -p $args"
 	done <<'EOF'
 -c 70|TPC 70 does not exist: this GPU has 66 TPCs (0-65)
--c 0-300|TPC list '0-300' names a TPC beyond 255
--c 1-|failed to parse TPC list '1-'
--c 3-1|failed to parse TPC list '3-1'
--c x|failed to parse TPC list 'x'
+-c 0-300|TPC 300 does not exist: this GPU has 66 TPCs (0-65)
+-c 1-|failed to parse TPC list '1-': give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all
+-c 3-1|TPC list '3-1': the range 3-1 goes down; write it from low to high (1-3)
+-c 15-0|TPC list '15-0': the range 15-0 goes down; write it from low to high (0-15)
+-c 0-15:0|TPC list '0-15:0': the step after ':' in 0-15:0 takes every Nth number of the range and must be 1 or more
+-c 0x3|TPC list '0x3' looks like a hexadecimal mask: leave out -c to give a mask (it is TPCs 0-1), or list the TPCs
+-c x|failed to parse TPC list 'x': give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all
 0|empty partition: TPC mask '0' selects no TPC
-0xg|failed to parse TPC mask '0xg'
+0xg|failed to parse TPC mask '0xg': a mask is hexadecimal, bit t for TPC t (ff: TPCs 0-7); -c takes a list of TPCs instead
+0-32|TPC mask '0-32' is not hexadecimal: to give the TPC list 0-32, add -c (e.g. nvtaskset -c 0-32 COMMAND, or -c --gpu GPU=0-32)
+1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff|TPC 280 does not exist: this GPU has 66 TPCs (0-65)
 4,00000000,00000000|TPC 66 does not exist: this GPU has 66 TPCs (0-65)
 -g 12|GPC 12 does not exist: this GPU has 12 GPCs (0-11)
--g 1-|failed to parse GPC list '1-'
--g 64|GPC list '64' names a GPC beyond 63
+-g 1-|failed to parse GPC list '1-': give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all
+-g 64|GPC 64 does not exist: this GPU has 12 GPCs (0-11)
 -n 67|cannot pick 67 TPCs: this GPU has 66
 EOF
 	run_rc out rc "$NVT" -pc "$PID"
@@ -36,6 +41,11 @@ EOF
 	eq "$out" "nvtaskset: TPC 8 does not exist: this GPU has 8 TPCs (0-7)"
 	run_rc out rc "$NVT" --no-mps 0 "$APP" launch 1
 	eq "$out" "nvtaskset: empty partition: TPC mask '0' selects no TPC"
+	run_rc out rc "$NVT" --no-mps -c "" "$APP" launch 1
+	eq "$out" "nvtaskset: empty TPC list: give numbers and ranges such as 0-15,32, or all"
+	# --gpu GPU=MASK without -c: how to give a list.
+	run_rc out rc "$NVT" --no-mps --gpu 0=0-32 "$APP" launch 1
+	eq "$out" "nvtaskset: TPC mask '0-32' is not hexadecimal: to give the TPC list 0-32, add -c (e.g. nvtaskset -c 0-32 COMMAND, or -c --gpu GPU=0-32)"
 }
 t_bad_pids() {
 	local p
@@ -48,15 +58,15 @@ t_bad_pids() {
 	eq "$rc" 1
 	eq "$out" "nvtaskset: failed to get pid 2147483647's partition: No such process"
 	run_rc out rc "$NVT" -p $$
-	eq "$out" "nvtaskset: failed to get pid $$'s partition: not running under nvtaskset"
+	eq "$out" "nvtaskset: failed to get pid $$'s partition: not running under nvtaskset (start it with nvtaskset; $WRAPPER_HINT)"
 	run_rc out rc "$NVT" -p f $$
-	eq "$out" "nvtaskset: failed to set pid $$'s partition: not running under nvtaskset"
+	eq "$out" "nvtaskset: failed to set pid $$'s partition: not running under nvtaskset (start it with nvtaskset; $WRAPPER_HINT)"
 	# A leftover segment of an earlier process with this PID is not trusted.
 	start_loop stale "$NVT" --no-mps -c 0-3 "$APP"
 	wait_file "$WORK/stale.state" "0-3"
 	cp "$(seg_file "$PID")" "$(seg_file $$)"
 	run_rc out rc "$NVT" -p $$
-	eq "$out" "nvtaskset: failed to get pid $$'s partition: not running under nvtaskset"
+	eq "$out" "nvtaskset: failed to get pid $$'s partition: not running under nvtaskset (start it with nvtaskset; $WRAPPER_HINT)"
 	rm -f "$(seg_file $$)"
 	stop_loop stale "$PID"
 }
@@ -131,7 +141,7 @@ t_segment_owner_checked() {
 	[ "$(stat -c %a "$(dirname "$(seg_file "$PID")")/writers.lock")" == 600 ] || die "lock file mode is not 0600"
 	chown 65534 "$(seg_file "$PID")"
 	run_rc out rc "$NVT" -p "$PID"
-	eq "$out" "nvtaskset: failed to get pid $PID's partition: not running under nvtaskset"
+	eq "$out" "nvtaskset: failed to get pid $PID's partition: not running under nvtaskset (start it with nvtaskset; $WRAPPER_HINT)"
 	chown 0 "$(seg_file "$PID")"
 	stop_loop own "$PID"
 }
@@ -257,4 +267,95 @@ t_usage() {
 	# Options after MASK belong to the command, as with taskset.
 	run_rc out rc "$NVT" --no-mps -c 0 /bin/echo -c -p --help
 	eq "$out" "-c -p --help"
+}
+
+t_bad_pid_thread() {
+	local i
+	# -p on a thread: which process it belongs to, and whether that one is a task.
+	local tag=$WORK/th tid
+	rm -f "$tag".*
+	"$NVT" --no-mps -c 0-3 python3 -c '
+import os, sys, threading
+stop = threading.Event()
+t = threading.Thread(target=stop.wait)
+t.start()
+open(sys.argv[1] + ".tid", "w").write(str(t.native_id))
+while not os.path.exists(sys.argv[1] + ".stop"):
+	stop.wait(0.02)
+stop.set()' "$tag" >"$tag.out" 2>&1 &
+	PID=$!
+	wait_task "$PID"
+	for ((i = 0; i < 500; i++)); do
+		[ -s "$tag.tid" ] && break
+		sleep 0.02
+	done
+	tid=$(cat "$tag.tid")
+	run_rc out rc "$NVT" -p -c 4-5 "$tid"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to set pid $tid's partition: $tid is a thread of process $PID, whose threads share its partition: give -p that PID"
+	touch "$tag.stop"
+	wait "$PID" || die "the task failed: $(cat "$tag.out")"
+	# A thread of a process that is no task.
+	python3 -c '
+import subprocess, sys, threading
+stop = threading.Event()
+t = threading.Thread(target=stop.wait)
+t.start()
+r = subprocess.run([sys.argv[1], "-p", str(t.native_id)], capture_output=True, text=True)
+stop.set()
+print(r.stderr.strip().replace(str(t.native_id), "TID"))' "$NVT" >"$tag.plain"
+	has "$(cat "$tag.plain")" "failed to get pid TID's partition: TID is a thread of process"
+	has "$(cat "$tag.plain")" "which is not running under nvtaskset either"
+}
+
+t_bad_option_after_mask() {
+	# Options end at MASK (taskset's rule): an option of ours where COMMAND or
+	# PID goes is refused with the command line that gives it as an option.
+	local args want
+	while IFS='|' read -r args want; do
+		# shellcheck disable=SC2086
+		run_rc out rc "$NVT" $args
+		eq "$rc" 1 "exit status of $args"
+		eq "$out" "nvtaskset: $want
+Try 'nvtaskset --help' for more information." "message for $args"
+	done <<'EOF2'
+-c 0-3 --no-mps true|'--no-mps' after '0-3' is taken as COMMAND (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --no-mps -c 0-3 true
+--gpu 1 -c 0-3 --dry-run|'--dry-run' after '0-3' is taken as COMMAND (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --dry-run --gpu 1 -c 0-3
+-c 0-3 -n 4 --exclude-running ./x|'-n' after '0-3' is taken as COMMAND (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset -n 4 --exclude-running -c 0-3 ./x
+-p -c 9353 --all-tasks|'--all-tasks' after '9353' is taken as PID (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --all-tasks -p -c 9353
+EOF2
+	# With --json meant for -p or --dry-run, the error is JSON on stdout too.
+	out=$("$NVT" --dry-run -c 0-3 --json 2>/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	has "$out" "{\"version\":2,\"error\":\"'--json' after '0-3' is taken as COMMAND"
+	out=$("$NVT" -p 9353 --json 2>&1 >/dev/null) && rc=0 || rc=$?
+	eq "$rc" 1
+	has "$out" "nvtaskset: '--json' after '9353' is taken as PID (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --json -p 9353"
+	# A COMMAND that is no option of ours is run as before.
+	run_rc out rc "$NVT" --no-mps -c 0-3 --no-such-program
+	eq "$rc" 127
+	has "$out" "failed to execute --no-such-program"
+}
+
+t_bad_viewer_options() {
+	# -l, --mps and --topology take none of a start's options (they were taken and ignored).
+	run_rc out rc "$NVT" -l --no-mps
+	eq "$rc" 1
+	has "$out" "nvtaskset: -l takes no -c, -g, -n or --no-mps: they go with starting a command or with -p (-l shows every task's TPCs as lists)"
+	run_rc out rc "$NVT" -l -g
+	has "$out" "nvtaskset: -l takes no -c, -g, -n or --no-mps"
+	run_rc out rc "$NVT" --topology -c
+	eq "$rc" 1
+	has "$out" "nvtaskset: --topology and --calibrate take no -c, -g, -n or --no-mps"
+	run_rc out rc "$NVT" --mps status --no-mps
+	has "$out" "nvtaskset: --mps takes no -c, -g, -n or --no-mps"
+}
+
+t_bad_claim_timeout_dry_run() {
+	# --dry-run refuses a bad NVTASKSET_CLAIM_TIMEOUT as a start does.
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=0 "$NVT" --dry-run -n 4 --exclude-running
+	eq "$rc" 1
+	eq "$out" "nvtaskset: NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '0'"
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=0 "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+	eq "$out" "nvtaskset: NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '0'"
 }

@@ -35,6 +35,9 @@ t_completion_registered() {
 	eq "$(complete_words nvtaskset -)" "$(help_option_list | tr '\n' ' ' | sed 's/ $//')" "options offered for '-'"
 	eq "$(complete_words nvtaskset --st)" "--strategy"
 	eq "$(complete_words nvtaskset -c 0-3 --)" "" "options after MASK (they are COMMAND's)"
+	# -l, --topology: only what they take (a start's options are refused there).
+	eq "$(complete_words nvtaskset -l --)" "--help --json --launched"
+	eq "$(complete_words nvtaskset --topology --)" "--gpu --help --json"
 }
 t_completion_values() {
 	eq "$(complete_words nvtaskset --strategy '')" "clusters packed spread"

@@ -210,3 +210,11 @@ t_mps_sm_limit() {
 	stop_loop sml "$PID"
 	"$NVT" --mps stop >/dev/null
 }
+
+t_mps_status_json_version() {
+	# --mps status --json carries "version", as the other documents do.
+	out=$("$NVT" --mps status --json) && rc=0 || rc=$?
+	[ "$rc" == 0 ] || [ "$rc" == 3 ] || die "exit status $rc: $out"
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["version"]==2 and "running" in d' "$out" ||
+		die "bad JSON: $out"
+}

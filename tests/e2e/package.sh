@@ -142,7 +142,7 @@ usage_option_list() {
 parser_option_list() {
 	local main=$ROOT/tools/nvtaskset/main.c
 	{
-		sed -n 's/.*getopt_long(argc, argv, "+\([^"]*\)".*/\1/p' "$main" | tr -d ':' | grep -o . | sed 's/^/-/'
+		sed -n 's/^#define SHORT_OPTIONS "+\([^"]*\)".*/\1/p' "$main" | tr -d ':' | grep -o . | sed 's/^/-/'
 		grep -oE '\{"[a-z-]+", *(no|required)_argument' "$main" | sed 's/{"\([a-z-]*\)".*/--\1/'
 	} | sort -u
 }
@@ -168,6 +168,20 @@ t_docs_options_agree() {
 	eq "$(comm -3 <(echo "$help") <(echo "$man") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in the man page"
 	eq "$(comm -3 <(echo "$help") <(echo "$usage") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in docs/usage.md"
 	eq "$(comm -3 <(echo "$help") <(echo "$parser") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in the parser"
+}
+t_docs_examples_agree() {
+	# Each example --help gives is one of the man page's EXAMPLES, and --help
+	# says where options go (after MASK they are COMMAND's).
+	local help man line n=0
+	help=$("$NVT" --help)
+	man=$(sed -n '/^\.SH EXAMPLES/,/^\.SH BUGS/p' "$ROOT/man/nvtaskset.1" | sed 's/\\-/-/g')
+	while read -r line; do
+		line=$(sed 's/  .*//' <<<"$line")
+		grep -qxF -- "$line" <<<"$man" || die "--help's example '$line' is not in the man page's EXAMPLES"
+		n=$((n + 1))
+	done < <(sed -n '/^Examples:/,/^$/p' <<<"$help" | grep '^ nvtaskset ')
+	[ "$n" -ge 5 ] || die "--help gives $n examples"
+	has "$help" "Options go before MASK (or PID): what follows MASK is COMMAND."
 }
 t_docs_synopsis_agree() {
 	local help man usage line

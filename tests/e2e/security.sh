@@ -176,7 +176,7 @@ t_sec_fifo_named_like_a_segment() {
 	grep -Eq "$(row_re "$victim" nobody)0-3 " <<<"$out" || die "no row for $victim in: $out"
 	out=$(timeout 5 "$NVT" -p "$sleeper" 2>&1) && rc=0 || rc=$?
 	eq "$rc" 1 "exit status of -p on the FIFO's PID (124: it hung)"
-	eq "$out" "nvtaskset: failed to get pid $sleeper's partition: not running under nvtaskset"
+	eq "$out" "nvtaskset: failed to get pid $sleeper's partition: not running under nvtaskset (start it with nvtaskset; $WRAPPER_HINT)"
 	out=$(timeout 5 "$NVT" -p -c 1 "$sleeper" 2>&1) && rc=0 || rc=$?
 	eq "$rc" 1 "exit status of -p MASK on the FIFO's PID (124: it hung)"
 	out=$(timeout 5 "$NVT" --no-mps -n 4 --exclude-running /usr/bin/env 2>&1) && rc=0 || rc=$?
@@ -627,7 +627,7 @@ t_sec_fork_without_segment() {
 	eq "$(cat "$WORK/fn.child")" "0-3" "the child's partition after its parent moved"
 	has "$(cat "$WORK/fn.out")" "cannot create a control segment"
 	run_rc out rc "$NVT" -p "$child"
-	eq "$out" "nvtaskset: failed to get pid $child's partition: not running under nvtaskset"
+	eq "$out" "nvtaskset: failed to get pid $child's partition: not running under nvtaskset (start it with nvtaskset; $WRAPPER_HINT)"
 	touch "$WORK/fn.stop"
 	wait "$PID" || die "fork app failed: $(cat "$WORK/fn.out")"
 }

@@ -542,10 +542,40 @@ t_tree_all_tasks_usage() {
 	has "$out" "nvtaskset: -a goes with -p"
 	run_rc out rc "$NVT" --launched -p 1
 	has "$out" "nvtaskset: --launched goes with -l"
-	# The root must run under nvtaskset.
-	run_rc out rc "$NVT" -a -p -c 1 $$
+	# Neither the root nor a process below it runs under nvtaskset.
+	sleep 30 &
+	run_rc out rc "$NVT" -a -p -c 1 $!
 	eq "$rc" 1
-	eq "$out" "nvtaskset: failed to set pid $$'s partition: not running under nvtaskset"
+	eq "$out" "nvtaskset: failed to set pid $!'s partition: not running under nvtaskset, nor is any process below it"
+	kill $!
+}
+
+t_tree_all_tasks_root_not_a_task() {
+	# -a on a process started without nvtaskset (a job's shell that started
+	# two tasks): the tasks below it are moved (it used to refuse, exit 1).
+	local tag=$WORK/rn sh
+	rm -f "$tag".*
+	bash -c '"$1" --no-mps -c 0-3 "$2" loop "$3.stop" "$3.a" &
+		"$1" --no-mps -c 4-7 "$2" loop "$3.stop" "$3.b" & wait' sh "$NVT" "$APP" "$tag" \
+		>"$tag.out" 2>&1 &
+	sh=$!
+	wait_file "$tag.a" "0-3"
+	wait_file "$tag.b" "4-7"
+	run_rc out rc "$NVT" -a -p -c 8-9 "$sh"
+	eq "$rc" 0 "exit status: $out"
+	eq "$(grep -c "new TPC list: 8-9" <<<"$out")" 2 "$out"
+	wait_file "$tag.a" "8-9"
+	wait_file "$tag.b" "8-9"
+	# Shown, as JSON: the two tasks.
+	out=$("$NVT" -a -p --json "$sh")
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d["tasks"])==2 and "error" not in d' "$out" ||
+		die "bad JSON: $out"
+	# A MASK that fits none of the machine's GPUs changes nothing.
+	run_rc out rc "$NVT" -a -p -c 70 "$sh"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: TPC 70 does not exist: this GPU has 66 TPCs (0-65)"
+	touch "$tag.stop"
+	wait "$sh" || die "the tasks failed: $(cat "$tag.out")"
 }
 
 t_tree_list() {
@@ -778,4 +808,136 @@ assert set(p) == {"gpu", "uuid"} | set(keys) and p["tpc_count"] == 5 and len(p["
 assert "tpc_list" not in json.dumps([show, lst, dry, pick])
 PY
 	stop_loop oc "$PID"
+}
+
+# start_exec_to_user TAG UID ARGS...: a task as user UID (0: root; TPCs 0-3)
+# that, once TAG.go exists, execs as user 65533 (through a setuid-root
+# setpriv for a UID not 0) a shell that waits for TAG.go2 and launches once;
+# "nvtaskset -p ARGS... PID" as UID (PP, output in TAG.p) waits for the lock
+# of the task's first segment (segpoke holds it: HOLD) while the task's own
+# segment is made. Sets PID, FIRST_SEG, OWN_SEG, HOLD and PP.
+start_exec_to_user() {
+	local tag=$WORK/u/$1 uid=$2 i become run=()
+	shift 2
+	rm -f "$tag".*
+	become=$(as_user 65533)
+	if [ "$uid" != 0 ]; then
+		cp "$(command -v setpriv)" "$WORK/u/setpriv-suid"
+		chmod 4755 "$WORK/u/setpriv-suid"
+		# (A setuid exec drops LD_PRELOAD and LD_LIBRARY_PATH: set them again.)
+		become="${become/setpriv/$WORK/u/setpriv-suid} env LD_PRELOAD=$SHIM LD_LIBRARY_PATH=$FAKEDIR"
+		read -ra run <<<"$(as_user "$uid")"
+	fi
+	"${run[@]}" "$NVT" --no-mps -c 0-3 sh -c 'while [ ! -e "$1.go" ]; do sleep 0.02; done
+		exec '"$become"' sh -c '\''while [ ! -e "$1.go2" ]; do sleep 0.02; done
+			"$2" launch 1'\'' sh "$1" "$2"' sh "$tag" "$APP" >"$tag.out" 2>&1 &
+	PID=$!
+	wait_task "$PID"
+	FIRST_SEG=$(seg_file "$PID")
+	has "$FIRST_SEG" "/nvtaskset-$uid/"
+	"$T/segpoke" "$PID" hold >"$tag.hold" &
+	HOLD=$!
+	wait_file "$tag.hold" held
+	"${run[@]}" "$NVT" -p "$@" "$PID" >"$tag.p" 2>&1 &
+	PP=$!
+	for ((i = 0; i < 500; i++)); do
+		readlink /proc/"$PP"/fd/* 2>/dev/null | grep -qxF "$FIRST_SEG" && break
+		sleep 0.02
+	done
+	[ "$i" -lt 500 ] || die "-p never opened $FIRST_SEG"
+	touch "$tag.go"
+	OWN_SEG=${FIRST_SEG/nvtaskset-$uid/nvtaskset-65533}
+	for ((i = 0; i < 500; i++)); do
+		[ "$(stat -c %a "$OWN_SEG" 2>/dev/null)" == 644 ] && break
+		sleep 0.02
+	done
+	[ "$i" -lt 500 ] || die "no segment $OWN_SEG was made"
+}
+
+t_tree_move_exec_reopen_fails() {
+	# A user's -p on its task, which a setuid program makes another user's:
+	# the change went into the user's segment, and the task's own cannot be
+	# opened for writing: -p says what it wrote and warns that the program
+	# may not have it, rather than failing as if nothing was written.
+	need_users
+	local tag=$WORK/u/rf
+	start_exec_to_user rf 65534 -c 8-9
+	kill "$HOLD"
+	wait "$PP" && rc=0 || rc=$?
+	eq "$rc" 0 "-p exit status: $(cat "$tag.p")"
+	has "$(cat "$tag.p")" "pid $PID's new TPC list: 8-9"
+	has "$(cat "$tag.p")" "its new control segment cannot be opened (Permission denied)"
+	touch "$tag.go2"
+	wait "$PID" || die "the task failed: $(cat "$tag.out")"
+}
+
+t_tree_claim_during_exec_to_user() {
+	# -p -n 2 --exclude-running across an exec to another user: the pick is
+	# claimed in the task's own segment, and the one from before the exec
+	# keeps what it had (no pick left behind in it; its scan tidies it away
+	# once the task's own is opened to readers).
+	need_users
+	local tag=$WORK/u/cx
+	start_exec_to_user cx 0 -n 2 --exclude-running
+	# Not opened to readers: tidying (the claim's scan) keeps the first one.
+	chmod 600 "$OWN_SEG"
+	kill "$HOLD"
+	wait "$PP" && rc=0 || rc=$?
+	eq "$rc" 0 "-p exit status: $(cat "$tag.p")"
+	has "$(cat "$tag.p")" "pid $PID's new TPC mask"
+	eq "$("$T/segpoke" "$PID" show "$FIRST_SEG")" "0-3"
+	chmod 644 "$OWN_SEG"
+	touch "$tag.go2"
+	wait "$PID" || die "the task failed: $(cat "$tag.out")"
+}
+
+t_list_overlaps_and_topology_use() {
+	# -l names tasks whose TPCs overlap (neither started the other), and
+	# --topology shows which TPCs of each GPC the tasks hold and which are free.
+	local a b out
+	start_loop ov1 "$NVT" --no-mps -c 0-3 "$APP"
+	a=$PID
+	start_loop ov2 "$NVT" --no-mps -c 2-5 "$APP"
+	b=$PID
+	wait_file "$WORK/ov1.state" "0-3"
+	wait_file "$WORK/ov2.state" "2-5"
+	out=$("$NVT" -l)
+	has "$out" "Overlap: pids $a and $b both hold TPCs 2-3 of GPU 0"
+	out=$("$NVT" -l --json)
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); t={x["pid"]:x for x in d["tasks"]}; assert t[int(sys.argv[2])]["overlaps"] and t[int(sys.argv[3])]["overlaps"]' "$out" "$a" "$b" ||
+		die "bad JSON: $out"
+	out=$("$NVT" --topology)
+	has "$out" "  TPCs the tasks hold (nvtaskset -l lists them):"
+	grep -Eq "^  0 +8,16,24 +0 by $a$" <<<"$out" || die "GPC 0's row: $out"
+	grep -Eq "^  2 +10,18,26,33,40,47,54 +2 by $a; 2 by $b$" <<<"$out" || die "GPC 2's row: $out"
+	grep -Eq "^  6 +6,14,22,30,37,44,51,58,60 +-$" <<<"$out" || die "GPC 6's row: $out"
+	out=$("$NVT" --topology --json)
+	python3 -c '
+import json, sys
+d = json.loads(sys.argv[1]); a, b = int(sys.argv[2]), int(sys.argv[3])
+assert d["version"] == 2
+g = d["gpus"][0]["gpcs"]
+assert g[2]["free"] == "10,18,26,33,40,47,54", g[2]
+assert g[2]["held"] == [{"pid": a, "tpcs": "2"}, {"pid": b, "tpcs": "2"}], g[2]
+assert g[6]["held"] == [] and g[6]["free"] == "6,14,22,30,37,44,51,58,60"' "$out" "$a" "$b" ||
+		die "bad JSON: $out"
+	# In 80 columns, COMMAND keeps the program's name (not its directory).
+	if command -v script >/dev/null; then
+		out=$(script -qc "stty cols 80; '$NVT' -l" /dev/null | tr -d '\r')
+		grep -Eq "^ *$a .* fakeapp-dlopen lo\.\.\.$" <<<"$out" || die "80 columns: $out"
+	fi
+	stop_loop ov1 "$a"
+	stop_loop ov2 "$b"
+	out=$("$NVT" --topology)
+	has "$out" "  No task holds TPCs of this GPU (nvtaskset -l lists the tasks)."
+}
+
+t_list_not_applied_names_gpu() {
+	# A task on two GPUs whose partition on one is not applied yet: -l says on which.
+	export FAKECUDA_CHIPS=h100,h100 NVTASKSET_CACHE_DIR=$WORK/cache-na
+	start_loop na "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/na.state" "0-3"
+	out=$("$NVT" -l)
+	grep -Eq "^ *$PID .* 0:0-3 1:0-3 \(GPU 1 not applied\) " <<<"$out" || die "no row for $PID: $out"
+	stop_loop na "$PID"
 }

@@ -16,6 +16,8 @@
  *   segpoke PID making     make the segment look as one its shim is still making
  *                          (mode 0600, no header: the magic turned over)
  *   segpoke PID made       undo "making" (the magic back, mode 0644)
+ *   segpoke PID show FILE  print slot 0's TPC list ("none" unset) of the segment FILE
+ *                          (one from before an exec to another user, say)
  *
  * SPDX-License-Identifier: MIT
  */
@@ -30,6 +32,7 @@
 #include "seg/segfile.h"
 #include "core/segment.h"
 #include "core/topo.h"
+#include "core/gpusel.h"
 #include "core/tpcset.h"
 
 int main(int argc, char **argv)
@@ -54,6 +57,18 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		for (;;)
 			pause();
+	}
+	if (!strcmp(argv[2], "show") && argc == 4) {
+		char list[NVT_LIST_MAX_CHARS + 1];
+		fd = open(argv[3], O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0 || nvt_seg_pread_slot(fd, 0, &view, NULL))
+			return 1;
+		if (view.state != NVT_SLOT_SET)
+			snprintf(list, sizeof(list), "none");
+		else if (nvt_format_list(&view.tpcs, list, sizeof(list)) < 0)
+			return 1;
+		printf("%s\n", list);
+		return 0;
 	}
 	fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {

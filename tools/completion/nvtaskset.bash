@@ -79,7 +79,7 @@ _nvtaskset()
 		--idle-exit --across-users -h --help -V --version"
 	local -a words=() at=()
 	local i j word cur prev cmd=${COMP_WORDS[0]} values="" prefix=""
-	local opts_done=0 args=0 first_arg=-1 pid_mode=0 gpc_list=0 count=0 other=0 gpu=0
+	local opts_done=0 args=0 first_arg=-1 pid_mode=0 gpc_list=0 count=0 other=0 list=0 gpu=0
 
 	# bash splits "--gpu=1" and "0-7:2" at = and :; glue the pieces together
 	# again, remembering where each word starts in COMP_WORDS.
@@ -114,12 +114,13 @@ _nvtaskset()
 		--gpu=*) gpu=${word#--gpu=} && gpu=${gpu%%=*} ;;
 		--pid) pid_mode=1 ;;
 		--gpc-list) gpc_list=1 ;;
-		--list | --topology | --calibrate | --mps=*) other=1 ;;
+		--list) other=1 list=1 ;;
+		--topology | --calibrate | --mps=*) other=1 ;;
 		--*) ;;
 		-*)
 			[[ $word == *p* ]] && pid_mode=1
 			[[ $word == *g* ]] && gpc_list=1
-			[[ $word == *l* ]] && other=1
+			[[ $word == *l* ]] && other=1 list=1
 			if [[ $word == *n* ]]; then
 				count=1
 				[[ $word == *n ]] && ((i++)) # -n COUNT as two words
@@ -150,6 +151,9 @@ _nvtaskset()
 			mapfile -t COMPREPLY < <(compgen -W "$values" -- "${cur#"$prefix"}")
 			return 0
 		fi
+		# -l, --mps, --topology and --calibrate take none of a start's options.
+		((list)) && options="--json --launched -h --help"
+		((other && !list)) && options="--gpu --json -h --help"
 		if [[ $cur == -* ]]; then
 			mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")
 			return 0

@@ -107,7 +107,7 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 	     struct nvt_slot_view *parts, char *why, size_t len);
 /*
  * Writes parts (n_parts; those of state NVT_SLOT_SET) into the task open for
- * writing as h, closes h, and prints the old and new partitions (lines, or
+ * writing as h (nvt_task_set_partition), closes h, and prints the old and new partitions (lines, or
  * the JSON object as pid_show). Sets *changed (unless NULL) if a partition
  * written differs from the one the task had. Returns 0, or -1 with the
  * reason in why.
@@ -221,12 +221,6 @@ int sm_limit_percent(const struct nvt_slot_view *parts, int n);
 int gpu_index_of(const uint8_t uuid[16]);
 /* "this GPU" when the task has one GPU, else "GPU N". */
 void gpu_name(int index, int n_task, char *buf, size_t len);
-/*
- * nvt_seg_open in the run directory, but a task whose current segment the
- * caller may not write is NVT_SEG_EPERM even where a segment it left before an
- * exec to another user is the caller's. Returns enum nvt_seg_err.
- */
-int open_task(pid_t pid, int writable, struct nvt_seg_handle *h);
 /* Words for an enum nvt_seg_err. */
 const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len);
 /*

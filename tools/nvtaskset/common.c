@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <err.h>
 #include <errno.h>
 #include <limits.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -252,6 +254,96 @@ static int __attribute__((format(printf, 3, 4))) refuse(char *why, size_t len, c
 	return -1;
 }
 
+/* The highest TPC (or GPC) text names: its largest number, or a mask's highest bit. */
+static long highest_named(const char *text, int mask)
+{
+	long top = -1;
+
+	if (mask) {
+		const char *p = text + (strncasecmp(text, "0x", 2) ? 0 : 2);
+		long digits = 0;
+		for (; *p; p++) {
+			int d = isdigit((unsigned char)*p) ? *p - '0' : isxdigit((unsigned char)*p) ?
+				tolower((unsigned char)*p) - 'a' + 10 : -1;
+			if (d < 0)
+				continue; /* a comma between words */
+			if (digits || d) {
+				if (!digits)
+					top = d >= 8 ? 3 : d >= 4 ? 2 : d >= 2 ? 1 : 0;
+				digits++;
+			}
+		}
+		return digits ? top + 4 * (digits - 1) : -1;
+	}
+	for (const char *p = text; *p; p++)
+		if (isdigit((unsigned char)*p) && (p == text || !isdigit((unsigned char)p[-1]))) {
+			errno = 0;
+			long v = strtol(p, NULL, 10);
+			top = errno || v > 99999 ? 99999 : v > top ? v : top;
+		}
+	return top;
+}
+
+/* Why list text (a -c or -g list, what names it) does not parse, and how to write it. */
+static int list_syntax(const char *what, const char *text, char *why, size_t len)
+{
+	struct nvt_tpcset set;
+	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX], *copy, *save = NULL;
+
+	if (!*text)
+		return refuse(why, len, "empty %s: give numbers and ranges such as 0-15,32, or all",
+			      what);
+	if ((!strncasecmp(text, "0x", 2) || strpbrk(text, "abcdefABCDEF")) &&
+	    nvt_parse_mask(text, NVT_MAX_TPCS, &set) == NVT_PARSE_OK && strcmp(what, "GPC list")) {
+		describe(&set, list, mask);
+		return refuse(why, len, "%s '%s' looks like a hexadecimal mask: leave out -c to give "
+			      "a mask (it is TPCs %s), or list the TPCs", what, text, list);
+	}
+	copy = strdup(text);
+	for (char *w = copy ? strtok_r(copy, ",", &save) : NULL; w; w = strtok_r(NULL, ",", &save)) {
+		unsigned long first, last, step = 1;
+		int n = sscanf(w, "%lu-%lu:%lu", &first, &last, &step);
+		if (n >= 2 && last < first) {
+			refuse(why, len, "%s '%s': the range %lu-%lu goes down; write it from low to "
+			       "high (%lu-%lu)", what, text, first, last, last, first);
+			free(copy);
+			return -1;
+		}
+		if (n == 3 && step == 0) {
+			refuse(why, len, "%s '%s': the step after ':' in %s takes every Nth number of "
+			       "the range and must be 1 or more", what, text, w);
+			free(copy);
+			return -1;
+		}
+	}
+	free(copy);
+	return refuse(why, len, "failed to parse %s '%s': give numbers and ranges, such as "
+		      "0-15,32,40-47:2 (every 2nd of 40-47), or all", what, text);
+}
+
+/* Why a MASK that does not parse is wrong, and how to write it. */
+static int mask_syntax(const char *text, char *why, size_t len)
+{
+	struct nvt_tpcset set;
+
+	if (*text && nvt_parse_list(text, NVT_MAX_TPCS, &set) == NVT_PARSE_OK)
+		return refuse(why, len, "TPC mask '%s' is not hexadecimal: to give the TPC list %s, "
+			      "add -c (e.g. nvtaskset -c %s COMMAND, or -c --gpu GPU=%s)", text, text,
+			      text, text);
+	return refuse(why, len, "failed to parse TPC mask '%s': a mask is hexadecimal, bit t "
+		      "for TPC t (ff: TPCs 0-7); -c takes a list of TPCs instead", text);
+}
+
+/* TPC (or GPC) top is beyond what the GPU has: one wording for every way to name it. */
+static int beyond(int gpcs, long top, const struct nvt_topology *topo, const char *gpu_name,
+		  char *why, size_t len)
+{
+	unsigned n = gpcs ? topo->n_gpcs : topo->n_tpcs;
+
+	return refuse(why, len, "%s %ld does not exist: %s has %u %ss (0-%u)", gpcs ? "GPC" : "TPC",
+		      top, gpu_name, n, gpcs ? "GPC" : "TPC", n - 1);
+}
+
 int parse_partition(const struct options *o, const char *text, const struct nvt_topology *topo,
 		    const uint8_t uuid[16], const char *gpu_name, pid_t self, struct nvt_tpcset *set,
 		    char *why, size_t len)
@@ -287,11 +379,13 @@ int parse_partition(const struct options *o, const char *text, const struct nvt_
 	else
 		rc = nvt_parse_mask(text, NVT_MAX_TPCS, set);
 	if (rc == NVT_PARSE_SYNTAX)
-		return refuse(why, len, "failed to parse %s '%s'", what, text);
+		return o->gpc_list || o->tpc_list ? list_syntax(what, text, why, len) :
+		       mask_syntax(text, why, len);
+	if (rc == NVT_PARSE_RANGE && (!o->gpc_list || topo->n_gpcs))
+		return beyond(o->gpc_list, highest_named(text, !o->gpc_list && !o->tpc_list), topo,
+			      gpu_name, why, len);
 	if (rc == NVT_PARSE_RANGE)
-		return refuse(why, len, "%s '%s' names a %s beyond %d", what, text,
-			      o->gpc_list ? "GPC" : "TPC",
-			      (o->gpc_list ? NVT_MAX_GPCS : NVT_MAX_TPCS) - 1);
+		return refuse(why, len, "GPC list '%s' names a GPC beyond %d", text, NVT_MAX_GPCS - 1);
 	if (o->gpc_list) {
 		if (!topo->n_gpcs)
 			return refuse(why, len,
@@ -301,49 +395,15 @@ int parse_partition(const struct options *o, const char *text, const struct nvt_
 				      gpu_name);
 		top = nvt_set_highest(&gpcs);
 		if (top >= (int)topo->n_gpcs)
-			return refuse(why, len, "GPC %d does not exist: %s has %u GPCs (0-%u)", top,
-				      gpu_name, topo->n_gpcs, topo->n_gpcs - 1);
+			return beyond(1, top, topo, gpu_name, why, len);
 		nvt_topo_gpc_tpcs(topo, &gpcs, set);
 	}
 	top = nvt_set_highest(set);
 	if (top < 0)
 		return refuse(why, len, "empty partition: %s '%s' selects no TPC", what, text);
 	if (top >= (int)topo->n_tpcs)
-		return refuse(why, len, "TPC %d does not exist: %s has %u TPCs (0-%u)", top, gpu_name,
-			      topo->n_tpcs, topo->n_tpcs - 1);
+		return beyond(0, top, topo, gpu_name, why, len);
 	return 0;
-}
-
-int open_task(pid_t pid, int writable, struct nvt_seg_handle *h)
-{
-	struct nvt_seg_handle current;
-	int rc, same;
-
-	for (int attempt = 0;; attempt++) {
-		rc = nvt_seg_open(nvt_rundir(), pid, writable, h);
-		if (rc || !writable)
-			return rc;
-		/*
-		 * To write, nvt_seg_open passes over a segment the caller may not
-		 * write and tries the next user's directory. After an exec to another
-		 * user (a setuid program started by the caller) that holds the
-		 * segment from before the exec, which the process reads no more: a
-		 * change written there would be reported and never used. The segment
-		 * the process uses is the one a look for reading finds (as
-		 * nvt_seg_tasks judges which are stale).
-		 */
-		if (nvt_seg_open(nvt_rundir(), pid, 0, &current) != NVT_SEG_OK)
-			return rc;
-		same = current.dev == h->dev && current.ino == h->ino;
-		nvt_seg_close(&current);
-		if (same)
-			return rc;
-		nvt_seg_close(h);
-		/* Once more: the new segment may have got its header between the
-		 * two looks (the exec happening now). */
-		if (attempt == 1)
-			return NVT_SEG_EPERM;
-	}
 }
 
 const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len)

@@ -49,7 +49,12 @@ struct row {
 	int n;
 	struct gpu_part gpu[NVT_MAX_GPUS];
 	char cmd[512];
+	size_t cmd0_len; /* the length of cmd's first word, the program */
 	char slurm_step[NVT_SLURM_STEP_TEXT_MAX]; /* "JOB.STEP" of a Slurm task, else "" */
+	int overlaps; /* its TPCs overlap another task's that is neither its ancestor nor descendant */
+	pid_t overlap_pid; /* the first such task */
+	int overlap_gpu;   /* on this GPU (nvtaskset's number, -1 if not listed) */
+	struct nvt_tpcset overlap_tpcs; /* these TPCs */
 };
 
 /* The kernels a task launched on all its GPUs; -1 when it has no slot to count them in. */
@@ -62,26 +67,29 @@ static long long launches_of(const struct row *r)
 	return r->n ? (long long)(sum > LLONG_MAX ? LLONG_MAX : sum) : -1;
 }
 
-/* The command line of pid, arguments joined by spaces; raw bytes (see terminal_text). */
-static void read_cmdline(pid_t pid, char *buf, size_t len)
+/* The command line of pid, arguments joined by spaces; raw bytes (see
+ * terminal_text). Returns the length of its first argument. */
+static size_t read_cmdline(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;
-	size_t n;
+	size_t n, first;
 
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
 	buf[0] = '\0';
 	f = fopen(path, "re");
 	if (!f)
-		return;
+		return 0;
 	n = fread(buf, 1, len - 1, f);
 	fclose(f);
 	buf[n] = '\0';
+	first = strlen(buf);
 	while (n && buf[n - 1] == '\0')
 		n--;
 	for (size_t i = 0; i < n; i++)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
+	return first;
 }
 
 /*
@@ -123,7 +131,7 @@ static int read_row(const struct options *o, const struct task_tree *t, pid_t pi
 	r->pid = pid;
 	r->ppid = nvt_links_parent(t->links, t->n_links, pid);
 	r->uid = h.task_uid;
-	read_cmdline(pid, r->cmd, sizeof(r->cmd));
+	r->cmd0_len = read_cmdline(pid, r->cmd, sizeof(r->cmd));
 	if (nvt_slurm_step_of(pid, &step) == 0)
 		nvt_slurm_step_format(&step, r->slurm_step, sizeof(r->slurm_step));
 	nvt_seg_close(&h);
@@ -178,7 +186,7 @@ static void print_json(const struct row *r, int first)
 		json_string(r->slurm_step);
 	else
 		printf("null");
-	printf(",\"gpus\":[");
+	printf(",\"overlaps\":%s,\"gpus\":[", r->overlaps ? "true" : "false");
 	for (int i = 0; i < r->n; i++) {
 		const struct gpu_part *p = &r->gpu[i];
 		printf(i ? "," : "");
@@ -275,9 +283,16 @@ static void col_tpcs(const struct row *r, int terminal, char *buf, size_t len)
 			int n_keep = 20 - snprintf(count, sizeof(count), "...(%u)", nvt_set_count(&p->tpcs));
 			snprintf(list + n_keep, sizeof(list) - (size_t)n_keep, "%s", count);
 		}
-		/* Not yet used by a launch, or the program runs without the shim. */
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", list,
-					 p->refused ? " (refused)" : !p->applied ? " (not applied)" : "");
+		/* Not yet used by a launch, or the program runs without the shim;
+		 * with several GPUs, on which. */
+		used += (size_t)snprintf(buf + used, len - used, "%s", list);
+		if (p->refused || !p->applied) {
+			char on[16] = "";
+			if (r->n > 1)
+				snprintf(on, sizeof(on), index >= 0 ? "GPU %d " : "GPU ? ", index);
+			used += (size_t)snprintf(buf + used, len - used, " (%s%s)", on,
+						 p->refused ? "refused" : "not applied");
+		}
 	}
 }
 
@@ -435,6 +450,22 @@ static void print_header(void)
 	printf("COMMAND\n");
 }
 
+/*
+ * Fits cmd (its program cmd0_len bytes long) into room columns: the
+ * program's directory goes first, as ps's COMMAND does (its name says what
+ * runs; a common prefix such as /home/me/proj/build/ made every row alike),
+ * then the end is cut with "...".
+ */
+static void shorten_command(char *cmd, size_t cmd0_len, int room)
+{
+	char *slash = memrchr(cmd, '/', cmd0_len);
+
+	if (slash)
+		memmove(cmd, slash + 1, strlen(slash + 1) + 1);
+	if ((int)strlen(cmd) > room)
+		snprintf(cmd + room - 3, 4, "...");
+}
+
 static void print_text(const struct row *r, int width)
 {
 	static char text[NVT_MAX_GPUS * (NVT_LIST_TEXT_MAX + 40)];
@@ -455,9 +486,100 @@ static void print_text(const struct row *r, int width)
 	if (width && room < 10)
 		room = 10;
 	if (width && (int)strlen(raw) > room)
-		snprintf(raw + room - 3, 4, "...");
+		shorten_command(raw, r->cmd0_len, room);
 	terminal_text(raw, cmd, sizeof(cmd));
 	printf("%s%s\n", indent, cmd);
+}
+
+/* The index of pid in pids (ascending, n), or -1. */
+static long index_of(const pid_t *pids, size_t n, pid_t pid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pids[mid] == pid)
+			return (long)mid;
+		if (pids[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* 1 if task k (of pids) descends from task pid (up: each task's nearest task above it). */
+static int descends(const pid_t *pids, const pid_t *up, size_t n, size_t k, pid_t pid)
+{
+	for (size_t hops = 0; hops < n; hops++) {
+		long i;
+		if (up[k] <= 0)
+			return 0;
+		if (up[k] == pid)
+			return 1;
+		if ((i = index_of(pids, n, up[k])) < 0)
+			return 0;
+		k = (size_t)i;
+	}
+	return 0;
+}
+
+/* Marks r as overlapping task pid on GPU uuid, TPCs both (the first such task is named). */
+static void mark_overlap(struct row *r, pid_t pid, const uint8_t uuid[16], const struct nvt_tpcset *both)
+{
+	if (r->overlaps++)
+		return;
+	r->overlap_pid = pid;
+	r->overlap_gpu = gpu_index_of(uuid);
+	r->overlap_tpcs = *both;
+}
+
+/*
+ * Marks the tasks whose partitions overlap on a GPU, but for a task and one
+ * it descends from (it copied its partition: they share it by design).
+ * rows[k] is task pids[k].
+ */
+static void find_overlaps(struct row *rows, const pid_t *pids, const pid_t *up, size_t n)
+{
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++) {
+			if (descends(pids, up, n, a, pids[b]) || descends(pids, up, n, b, pids[a]))
+				continue;
+			for (int i = 0; i < rows[a].n; i++)
+				for (int j = 0; j < rows[b].n; j++) {
+					const struct gpu_part *x = &rows[a].gpu[i], *y = &rows[b].gpu[j];
+					struct nvt_tpcset both;
+					if (x->state != NVT_SLOT_SET || y->state != NVT_SLOT_SET ||
+					    memcmp(x->uuid, y->uuid, sizeof(x->uuid)))
+						continue;
+					/* Managed tasks by their own partitions: a borrowed
+					 * or guarded one is the agent's, not an overlap. */
+					nvt_set_and(&both, x->prio.prio != NVT_PRIO_NONE ? &x->prio.own : &x->tpcs,
+						    y->prio.prio != NVT_PRIO_NONE ? &y->prio.own : &y->tpcs);
+					if (!nvt_set_count(&both))
+						continue;
+					mark_overlap(&rows[a], pids[b], x->uuid, &both);
+					mark_overlap(&rows[b], pids[a], x->uuid, &both);
+				}
+		}
+}
+
+/* After the table: a line for each pair of tasks whose TPCs overlap. */
+static void print_overlaps(const struct row *rows, const pid_t *pids, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct row *r = &rows[k];
+		char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
+		long other = index_of(pids, n, r->overlap_pid);
+		/* Each pair once: from its lower PID, unless that one names another. */
+		if (!r->overlaps || (r->overlap_pid < r->pid && other >= 0 &&
+				     rows[other].overlap_pid == r->pid))
+			continue;
+		describe(&r->overlap_tpcs, list, mask);
+		printf("Overlap: pids %ld and %ld both hold TPC%s %s of GPU %d\n",
+		       (long)r->pid, (long)r->overlap_pid, nvt_set_count(&r->overlap_tpcs) > 1 ? "s" : "",
+		       list, r->overlap_gpu);
+	}
 }
 
 int nvt_cmd_list(const struct options *o)
@@ -491,6 +613,7 @@ int nvt_cmd_list(const struct options *o)
 	nvt_links_nearest(t.links, t.n_links, pids, n, up);
 	if (nvt_tree_order(pids, up, n, order, depth))
 		cli_errx("out of memory");
+	find_overlaps(rows, pids, up, n);
 	if (o->json)
 		printf("{\"version\":%d,\"tasks\":[", NVT_JSON_VERSION);
 	else
@@ -508,8 +631,10 @@ int nvt_cmd_list(const struct options *o)
 		printf("]");
 		print_agents(rows, n, 1);
 		printf("}\n");
-	} else if (prio_columns) {
-		print_agents(rows, n, 0);
+	} else {
+		print_overlaps(rows, pids, n);
+		if (prio_columns)
+			print_agents(rows, n, 0);
 	}
 	free(rows), free(pids), free(up), free(order), free(depth);
 	task_tree_free(&t);

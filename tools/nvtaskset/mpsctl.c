@@ -26,8 +26,8 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 	int faulted = nvt_mps_read_log(mps, log, sizeof(log)) == 0 && nvt_mps_last_fault(log, &fault);
 
 	if (o->json) {
-		printf("{\"running\":%s,\"pid\":%ld,\"pipe_directory\":", pid ? "true" : "false",
-		       (long)pid);
+		printf("{\"version\":%d,\"running\":%s,\"pid\":%ld,\"pipe_directory\":",
+		       NVT_JSON_VERSION, pid ? "true" : "false", (long)pid);
 		json_string(mps->pipe_dir);
 		printf(",\"log_directory\":");
 		json_string(mps->log_dir);

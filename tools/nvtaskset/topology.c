@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "task/task.h"
 
 /* Appends the SMs of TPCs in set to buf as a list. */
 static void sm_list(const struct nvt_tpcset *tpcs, char *buf, size_t len)
@@ -27,11 +28,97 @@ static void sm_list(const struct nvt_tpcset *tpcs, char *buf, size_t len)
 	nvt_format_list(&sms, buf, len);
 }
 
-static void print_topology(const struct options *o, const struct nvt_gpu_topology *g, int first)
+/* A task's partition on the GPU shown. */
+struct holder {
+	pid_t pid;
+	struct nvt_tpcset tpcs;
+};
+
+/* The partitioned tasks on GPU index, every user's, into *out (malloc'd, or
+ * NULL). Returns how many (0 if the run directory cannot be read). */
+static int holders_of(int index, struct holder **out)
+{
+	pid_t *pids;
+	int n = nvt_seg_tasks(nvt_rundir(), 0, &pids), found = 0;
+
+	*out = NULL;
+	if (n <= 0)
+		return 0;
+	*out = malloc((size_t)n * sizeof(**out));
+	for (int i = 0; i < n && *out; i++) {
+		struct nvt_seg_handle h;
+		if (nvt_task_open(nvt_rundir(), pids[i], 0, &h))
+			continue;
+		for (int g = 0; g < NVT_MAX_GPUS; g++) {
+			struct nvt_slot_view view;
+			if (nvt_seg_read(&h, g, &view, NULL) || nvt_uuid_is_zero(view.uuid) ||
+			    view.state != NVT_SLOT_SET || gpu_index_of(view.uuid) != index)
+				continue;
+			(*out)[found].pid = pids[i];
+			(*out)[found++].tpcs = view.tpcs;
+		}
+		nvt_seg_close(&h);
+	}
+	free(pids);
+	return found;
+}
+
+/* The TPCs of the GPC (tpcs) that no holder takes, as a list ("" for none). */
+static void free_of(const struct nvt_tpcset *tpcs, const struct holder *h, int n, char *buf,
+		    size_t len)
+{
+	struct nvt_tpcset left = *tpcs;
+
+	for (int i = 0; i < n; i++)
+		nvt_set_andnot(&left, &left, &h[i].tpcs);
+	buf[0] = '\0';
+	if (nvt_set_count(&left))
+		nvt_format_list(&left, buf, len);
+}
+
+/* Free and held TPCs of one GPC: a row of the text, or its JSON fields. */
+static void print_use(const struct options *o, const char *name, const struct nvt_tpcset *tpcs,
+		      const struct holder *h, int n)
+{
+	char list[NVT_LIST_TEXT_MAX];
+	int shown = 0;
+
+	free_of(tpcs, h, n, list, sizeof(list));
+	if (o->json)
+		printf(",\"free\":\"%s\",\"held\":[", list);
+	else
+		printf("  %-4s %-27s ", name, list[0] ? list : "-");
+	for (int i = 0; i < n; i++) {
+		struct nvt_tpcset part;
+		nvt_set_and(&part, tpcs, &h[i].tpcs);
+		if (!nvt_set_count(&part))
+			continue;
+		nvt_format_list(&part, list, sizeof(list));
+		if (o->json)
+			printf("%s{\"pid\":%ld,\"tpcs\":\"%s\"}", shown++ ? "," : "", (long)h[i].pid,
+			       list);
+		else
+			printf("%s%s by %ld", shown++ ? "; " : "", list, (long)h[i].pid);
+	}
+	printf(o->json ? "]" : shown ? "\n" : "-\n");
+}
+
+/* GPC gpc's TPCs and their mask bits (every TPC when GPCs are unknown). */
+static void gpc_tpcs(const struct nvt_topology *t, unsigned gpc, struct nvt_tpcset *tpcs,
+		     struct nvt_tpcset *bits)
+{
+	nvt_set_clear(tpcs);
+	nvt_set_clear(bits);
+	for (unsigned tpc = 0; tpc < t->n_tpcs; tpc++)
+		if (!t->n_gpcs || t->gpc[tpc] == gpc) {
+			nvt_set_add(tpcs, tpc);
+			nvt_set_add(bits, t->hw_bit[tpc]);
+		}
+}
+
+static void print_header(const struct options *o, const struct nvt_gpu_topology *g, int first)
 {
 	const struct nvt_topology *t = &g->topo;
-	char list[NVT_LIST_TEXT_MAX], sms[NVT_LIST_TEXT_MAX];
-	unsigned n_groups = t->n_gpcs ? t->n_gpcs : 1;
 
 	if (o->json) {
 		printf("%s{\"gpu\":%d,\"name\":", first ? "" : ",", g->index);
@@ -41,48 +128,65 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 		json_string(g->cache_path);
 		printf(",\"tmd_layout\":\"%s\",\"compute_capability\":\"%u.%u\",\"gpcs\":[",
 		       nvt_tmd_layout_name(t->tmd_layout), t->cc_major, t->cc_minor);
-	} else {
-		printf("GPU %d: %s (%s)\n  %u TPCs, %d SMs, %u GPCs%s; %s\n", g->index, g->info.name,
-		       g->key.uuid, t->n_tpcs, g->info.sms, t->n_gpcs,
-		       t->n_gpcs ? "" : " (unknown: needs thread-block clusters)",
-		       g->from_cache ? "calibration read from the cache" : "calibrated now");
-		/* 0.0: a record from before the compute capability was kept. */
-		printf("  TMD layout %s, verified by calibration%s", nvt_tmd_layout_name(t->tmd_layout),
-		       t->cc_major ? "" : "\n");
-		if (t->cc_major)
-			printf(" (compute capability %u.%u)\n", t->cc_major, t->cc_minor);
-		printf("  %-4s %-27s %-22s %s\n", "GPC", "TPCs", "mask bits", "SMs");
+		return;
 	}
+	printf("GPU %d: %s (%s)\n  %u TPCs, %d SMs, %u GPCs%s; %s\n", g->index, g->info.name,
+	       g->key.uuid, t->n_tpcs, g->info.sms, t->n_gpcs,
+	       t->n_gpcs ? "" : " (unknown: needs thread-block clusters)",
+	       g->from_cache ? "calibration read from the cache" : "calibrated now");
+	/* 0.0: a record from before the compute capability was kept. */
+	printf("  TMD layout %s, verified by calibration%s", nvt_tmd_layout_name(t->tmd_layout),
+	       t->cc_major ? "" : "\n");
+	if (t->cc_major)
+		printf(" (compute capability %u.%u)\n", t->cc_major, t->cc_minor);
+	printf("  %-4s %-27s %-22s %s\n", "GPC", "TPCs", "mask bits", "SMs");
+}
+
+/* A GPU's GPCs, and which TPCs of each the tasks hold (text: a table of its own). */
+static void print_topology(const struct options *o, const struct nvt_gpu_topology *g, int first)
+{
+	const struct nvt_topology *t = &g->topo;
+	char list[NVT_LIST_TEXT_MAX], sms[NVT_LIST_TEXT_MAX], bit_list[NVT_LIST_TEXT_MAX], name[8];
+	unsigned n_groups = t->n_gpcs ? t->n_gpcs : 1;
+	struct nvt_tpcset tpcs, bits;
+	struct holder *held;
+	int n_held = holders_of(g->index, &held);
+
+	print_header(o, g, first);
 	for (unsigned gpc = 0; gpc < n_groups; gpc++) {
-		struct nvt_tpcset tpcs, bits;
-		nvt_set_clear(&tpcs);
-		nvt_set_clear(&bits);
-		for (unsigned tpc = 0; tpc < t->n_tpcs; tpc++)
-			if (!t->n_gpcs || t->gpc[tpc] == gpc) {
-				nvt_set_add(&tpcs, tpc);
-				nvt_set_add(&bits, t->hw_bit[tpc]);
-			}
+		gpc_tpcs(t, gpc, &tpcs, &bits);
 		nvt_format_list(&tpcs, list, sizeof(list));
+		nvt_format_list(&bits, bit_list, sizeof(bit_list));
 		sm_list(&tpcs, sms, sizeof(sms));
+		snprintf(name, sizeof(name), t->n_gpcs ? "%u" : "-", gpc);
 		if (o->json) {
-			char bit_list[NVT_LIST_TEXT_MAX];
-			nvt_format_list(&bits, bit_list, sizeof(bit_list));
 			printf("%s{\"gpc\":%d,\"tpcs\":\"%s\",\"sms\":\"%s\",\"mask_bits\":\"%s\","
-			       "\"own_cluster_domain\":%s}",
+			       "\"own_cluster_domain\":%s",
 			       gpc ? "," : "", t->n_gpcs ? (int)gpc : -1, list, sms, bit_list,
 			       nvt_set_count(&tpcs) == 1 && t->n_gpcs ? "true" : "false");
+			print_use(o, name, &tpcs, held, n_held);
+			putchar('}');
 		} else {
-			char bit_list[NVT_LIST_TEXT_MAX], name[8];
-			nvt_format_list(&bits, bit_list, sizeof(bit_list));
-			snprintf(name, sizeof(name), t->n_gpcs ? "%u" : "-", gpc);
 			printf("  %-4s %-27s %-22s %s%s\n", name, list, bit_list, sms,
 			       nvt_set_count(&tpcs) == 1 && t->n_gpcs
 				       ? "  (shares no cluster with another TPC)"
 				       : "");
 		}
 	}
-	if (o->json)
+	if (o->json) {
 		printf("]}");
+	} else if (!n_held) {
+		printf("  No task holds TPCs of this GPU (nvtaskset -l lists the tasks).\n");
+	} else {
+		printf("  TPCs the tasks hold (nvtaskset -l lists them):\n");
+		printf("  %-4s %-27s %s\n", "GPC", "free", "held");
+		for (unsigned gpc = 0; gpc < n_groups; gpc++) {
+			gpc_tpcs(t, gpc, &tpcs, &bits);
+			snprintf(name, sizeof(name), t->n_gpcs ? "%u" : "-", gpc);
+			print_use(o, name, &tpcs, held, n_held);
+		}
+	}
+	free(held);
 }
 
 int nvt_cmd_topology(const struct options *o)
@@ -98,7 +202,7 @@ int nvt_cmd_topology(const struct options *o)
 		for (int g = 0; g < gpus->n; g++)
 			which[n++] = g;
 	if (o->json)
-		printf("{\"gpus\":[");
+		printf("{\"version\":%d,\"gpus\":[", NVT_JSON_VERSION);
 	for (int i = 0; i < n; i++) {
 		struct nvt_gpu_topology g = load_gpu(which[i], o->calibrate);
 		if (o->calibrate && !o->json && !o->topology) {

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "os/sysutil.h"
+#include "task/task.h"
 
 int task_tree_read(struct task_tree *t, int tidy)
 {
@@ -152,7 +153,7 @@ static int one_task(struct tree_run *run, pid_t pid, struct nvt_seg_handle *h, i
 	int rc, started = 0, n_parts = 0;
 
 	if (!h) {
-		rc = open_task(pid, change, &opened);
+		rc = nvt_task_open(nvt_rundir(), pid, change, &opened);
 		if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK)
 			return -1; /* ended since the scan, or exec'd a program without the shim */
 		run->tasks++;
@@ -188,21 +189,38 @@ static int one_task(struct tree_run *run, pid_t pid, struct nvt_seg_handle *h, i
 	return 0;
 }
 
-int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text)
+/* MASK checked for the machine's GPUs (a root that is no task has none of its own). */
+static void check_mask_on_machine(const struct options *o, const char *mask_text)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
-	struct tree_run run = {o, mask_text, 0, 0, 0};
-	struct pid_set done = {0};
-	struct nvt_seg_handle h;
-	int change = mask_text != NULL, stable = 0, rc;
-	char why[512], error[768] = "";
+	const struct nvt_gpus *gpus = machine_gpus();
+	int task[NVT_GPUS_MAX], n = 0;
+	char why[512];
 
-	/* PID must be a task: one that is gone, or runs without nvtaskset, ends
-	 * the command (as -p). */
-	rc = open_task(root, change, &h);
-	if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK)
+	for (int g = 0; g < gpus->n && n < NVT_GPUS_MAX; g++)
+		task[n++] = g;
+	if (build_partitions(o, mask_text, task, n, NULL, 0, parts, why, sizeof(why)) < 0)
+		cli_errx("%s", why);
+}
+
+/* -a's first step: PID itself, when it is a task (*root_task), else only checks. */
+static void root_step(struct tree_run *run, pid_t root, int *root_task)
+{
+	static struct nvt_slot_view parts[NVT_MAX_GPUS];
+	const struct options *o = run->o;
+	const char *mask_text = run->mask_text;
+	struct nvt_seg_handle h;
+	int change = mask_text != NULL, rc, changed = 0;
+	char why[512];
+
+	/* PID may be any process (a job's shell started without nvtaskset): the
+	 * tasks below it are the ones to change. One that is gone ends the
+	 * command (as -p). */
+	rc = nvt_task_open(nvt_rundir(), root, change, &h);
+	if (rc == NVT_SEG_ENOPROC)
 		cli_errx("failed to %s pid %ld's partition: %s", change ? "set" : "get", (long)root,
 			 seg_error(rc, &h, why, sizeof(why)));
+	*root_task = rc != NVT_SEG_ENOTASK;
 	if (change) {
 		/* What is the same for every task, checked before anything changes. */
 		machine_gpus();
@@ -213,6 +231,8 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 			nvt_seg_close(&h);
 			cli_errx("%s", why);
 		}
+		if (!*root_task)
+			check_mask_on_machine(o, mask_text);
 	}
 	if (o->json)
 		json_tasks_begin();
@@ -222,14 +242,25 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 	 * (another user's, or a segment of another version) is reported, and its
 	 * descendants are changed all the same.
 	 */
-	set_add(&done, root);
+	if (!*root_task)
+		return;
 	if (rc) {
-		run.tasks++;
-		report_failure(&run, root, seg_error(rc, &h, why, sizeof(why)), 0);
+		run->tasks++;
+		report_failure(run, root, seg_error(rc, &h, why, sizeof(why)), 0);
 	} else {
-		int changed = 0;
-		one_task(&run, root, &h, &changed);
+		one_task(run, root, &h, &changed);
 	}
+}
+
+int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text)
+{
+	struct tree_run run = {o, mask_text, 0, 0, 0};
+	struct pid_set done = {0};
+	int change = mask_text != NULL, stable = 0, root_task;
+	char error[768] = "";
+
+	root_step(&run, root, &root_task);
+	set_add(&done, root);
 	/*
 	 * Then its descendants, parents before children, and again until a look
 	 * finds no new task that held another partition. A task started meanwhile
@@ -271,6 +302,11 @@ int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text
 		snprintf(error, sizeof(error), "pid %ld's tree kept starting tasks during the change; "
 			 "tasks it started last may keep their previous partition: run the command "
 			 "again", (long)root);
+		warnx("%s", error);
+	}
+	if (!error[0] && !run.tasks) {
+		snprintf(error, sizeof(error), "failed to %s pid %ld's partition: not running under "
+			 "nvtaskset, nor is any process below it", change ? "set" : "get", (long)root);
 		warnx("%s", error);
 	}
 	/* The exit status is 1: say why once more, in one line (the document's "error"). */

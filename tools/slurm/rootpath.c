@@ -95,144 +95,170 @@ static int make_dir(int dir, const char *comp, mode_t mode)
 	return close(fd);
 }
 
+/* Where a walk is: the path left (rest, from p), the part walked (done, no
+ * links) and an O_PATH descriptor for each directory of it. */
+struct walk {
+	const char *path; /* as given, for messages */
+	char rest[PATH_MAX], done[PATH_MAX];
+	const char *p;
+	int fds[MAX_DEPTH + 1], depth, links;
+};
+
+/* Follows the symbolic link comp (in the directory walked to, st its
+ * lstat): the rest of the path goes on from where it points. Returns 0 or -1. */
+static int follow_link(struct walk *w, const char *comp, const char *name, const struct stat *st,
+		       char *why, size_t len)
+{
+	char target[PATH_MAX], spliced[PATH_MAX];
+	ssize_t t;
+
+	/* A link root made in a directory of root's: go where it points. */
+	if (st->st_uid != 0)
+		return fail(why, len, "%s is a symbolic link of uid %lu", name,
+			    (unsigned long)st->st_uid);
+	t = readlinkat(w->fds[w->depth], comp, target, sizeof(target) - 1);
+	if (t <= 0 || ++w->links > MAX_LINKS)
+		return fail(why, len, "cannot follow the symbolic link %s", name);
+	target[t] = '\0';
+	if (snprintf(spliced, sizeof(spliced), "%s/%s", target, w->p) >= (int)sizeof(spliced))
+		return fail(why, len, "%s is too long once its links are followed", w->path);
+	if (target[0] == '/') {
+		while (w->depth > 0)
+			close(w->fds[w->depth--]);
+		w->done[0] = '\0';
+	}
+	snprintf(w->rest, sizeof(w->rest), "%s", spliced);
+	w->p = w->rest;
+	return 0;
+}
+
+/* Goes into directory comp (st its lstat, done names it now): checked,
+ * opened, and the same one as looked at. Returns 0 or -1. */
+static int enter_dir(struct walk *w, const char *comp, const struct stat *st, char *why, size_t len)
+{
+	int fd;
+
+	if (!S_ISDIR(st->st_mode))
+		return fail(why, len, "%s is not a directory", w->done);
+	if (check(st, w->done, 1, why, len))
+		return -1;
+	if (w->depth == MAX_DEPTH)
+		return fail(why, len, "%s is too deep", w->path);
+	fd = openat(w->fds[w->depth], comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		struct stat opened;
+		if (fstat(fd, &opened) || opened.st_dev != st->st_dev || opened.st_ino != st->st_ino) {
+			close(fd);
+			fd = -1;
+			errno = EAGAIN; /* replaced between the look and the open */
+		}
+	}
+	if (fd < 0)
+		return fail(why, len, "cannot open %s: %s", w->done, strerror(errno));
+	w->fds[++w->depth] = fd;
+	return 0;
+}
+
+/* Looks at comp in the directory walked to (making it where asked) into st. Returns 0 or -1. */
+static int look(struct walk *w, const char *comp, const char *name, enum want want, mode_t mode,
+		struct stat *st, char *why, size_t len)
+{
+	int missing = fstatat(w->fds[w->depth], comp, st, AT_SYMLINK_NOFOLLOW) ? errno : 0;
+
+	if (missing == ENOENT && want == WANT_DIR && mode) {
+		if (make_dir(w->fds[w->depth], comp, mode))
+			return fail(why, len, "cannot make %s: %s", name, strerror(errno));
+		missing = fstatat(w->fds[w->depth], comp, st, AT_SYMLINK_NOFOLLOW) ? errno : 0;
+	}
+	return missing ? fail(why, len, "%s: %s", name, strerror(missing)) : 0;
+}
+
+/*
+ * One step of the walk: the next name of the path. Returns 0 to go on, 1
+ * when the path's last name was checked (st), or -1.
+ */
+static int walk_step(struct walk *w, enum want want, mode_t mode, struct stat *st, char *why,
+		     size_t len)
+{
+	char comp[NAME_MAX + 1], name[PATH_MAX + NAME_MAX + 2];
+	size_t n;
+	int last;
+
+	n = strcspn(w->p, "/");
+	if (n > NAME_MAX)
+		return fail(why, len, "%s has a name longer than %d bytes", w->path, NAME_MAX);
+	memcpy(comp, w->p, n);
+	comp[n] = '\0';
+	w->p += n;
+	last = !w->p[strspn(w->p, "/")];
+	snprintf(name, sizeof(name), "%s/%s", w->done, comp);
+	if (!strcmp(comp, ".") || !strcmp(comp, "..")) {
+		/* done has no links: ".." is its parent. */
+		if (comp[1] && w->depth > 0) {
+			close(w->fds[w->depth--]);
+			*strrchr(w->done, '/') = '\0';
+		}
+		return 0;
+	}
+	if (look(w, comp, name, want, mode, st, why, len))
+		return -1;
+	if (S_ISLNK(st->st_mode))
+		return follow_link(w, comp, name, st, why, len);
+	if (append(w->done, sizeof(w->done), comp))
+		return fail(why, len, "%s is too long", w->path);
+	if (last)
+		return check_end(st, w->done, want, why, len) ? -1 : 1;
+	return enter_dir(w, comp, st, why, len);
+}
+
 static int walk(const char *path, enum want want, mode_t mode, char *real, size_t real_len,
 		char *why, size_t len)
 {
-	char rest[PATH_MAX], done[PATH_MAX] = "", name[PATH_MAX + NAME_MAX + 2];
-	int fds[MAX_DEPTH + 1], depth = 0, links = 0, rc = -1, ended = 0;
-	const char *p;
+	struct walk w;
+	int rc = -1, step = 0;
 	struct stat st;
 
-	if (!path || path[0] != '/' || strlen(path) >= sizeof(rest))
+	if (!path || path[0] != '/' || strlen(path) >= sizeof(w.rest))
 		return fail(why, len, "'%s' is not an absolute path", path ? path : "");
-	snprintf(rest, sizeof(rest), "%s", path);
-	fds[0] = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fds[0] < 0 || fstat(fds[0], &st)) {
+	memset(&w, 0, sizeof(w));
+	w.path = path;
+	snprintf(w.rest, sizeof(w.rest), "%s", path);
+	w.p = w.rest;
+	w.fds[0] = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (w.fds[0] < 0 || fstat(w.fds[0], &st)) {
 		fail(why, len, "cannot open /: %s", strerror(errno));
 		goto out;
 	}
 	if (check(&st, "/", 1, why, len))
 		goto out;
-	for (p = rest; !ended;) {
-		char comp[NAME_MAX + 1], target[PATH_MAX], spliced[PATH_MAX];
-		size_t n;
-		ssize_t t;
-		int last, fd, missing;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
+	while (step == 0) {
+		while (*w.p == '/')
+			w.p++;
+		if (!*w.p)
 			break;
-		n = strcspn(p, "/");
-		if (n > NAME_MAX) {
-			fail(why, len, "%s has a name longer than %d bytes", path, NAME_MAX);
-			goto out;
-		}
-		memcpy(comp, p, n);
-		comp[n] = '\0';
-		p += n;
-		last = !p[strspn(p, "/")];
-		snprintf(name, sizeof(name), "%s/%s", done, comp);
-		if (!strcmp(comp, ".") || !strcmp(comp, "..")) {
-			/* done has no links: ".." is its parent. */
-			if (comp[1] && depth > 0) {
-				close(fds[depth--]);
-				*strrchr(done, '/') = '\0';
-			}
-			continue;
-		}
-		missing = fstatat(fds[depth], comp, &st, AT_SYMLINK_NOFOLLOW) ? errno : 0;
-		if (missing == ENOENT && want == WANT_DIR && mode) {
-			if (make_dir(fds[depth], comp, mode)) {
-				fail(why, len, "cannot make %s: %s", name, strerror(errno));
-				goto out;
-			}
-			missing = fstatat(fds[depth], comp, &st, AT_SYMLINK_NOFOLLOW) ? errno : 0;
-		}
-		if (missing) {
-			fail(why, len, "%s: %s", name, strerror(missing));
-			goto out;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			/* A link root made in a directory of root's: go where it points. */
-			if (st.st_uid != 0) {
-				fail(why, len, "%s is a symbolic link of uid %lu", name,
-				     (unsigned long)st.st_uid);
-				goto out;
-			}
-			t = readlinkat(fds[depth], comp, target, sizeof(target) - 1);
-			if (t <= 0 || ++links > MAX_LINKS) {
-				fail(why, len, "cannot follow the symbolic link %s", name);
-				goto out;
-			}
-			target[t] = '\0';
-			if (snprintf(spliced, sizeof(spliced), "%s/%s", target, p) >= (int)sizeof(spliced)) {
-				fail(why, len, "%s is too long once its links are followed", path);
-				goto out;
-			}
-			if (target[0] == '/') {
-				while (depth > 0)
-					close(fds[depth--]);
-				done[0] = '\0';
-			}
-			snprintf(rest, sizeof(rest), "%s", spliced);
-			p = rest;
-			continue;
-		}
-		if (append(done, sizeof(done), comp)) {
-			fail(why, len, "%s is too long", path);
-			goto out;
-		}
-		if (last) {
-			if (check_end(&st, done, want, why, len))
-				goto out;
-			ended = 1;
-			break;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			fail(why, len, "%s is not a directory", done);
-			goto out;
-		}
-		if (check(&st, done, 1, why, len))
-			goto out;
-		if (depth == MAX_DEPTH) {
-			fail(why, len, "%s is too deep", path);
-			goto out;
-		}
-		fd = openat(fds[depth], comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0) {
-			struct stat opened;
-			if (fstat(fd, &opened) || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino) {
-				close(fd);
-				fd = -1;
-				errno = EAGAIN; /* replaced between the look and the open */
-			}
-		}
-		if (fd < 0) {
-			fail(why, len, "cannot open %s: %s", done, strerror(errno));
-			goto out;
-		}
-		fds[++depth] = fd;
+		step = walk_step(&w, want, mode, &st, why, len);
 	}
+	if (step < 0)
+		goto out;
 	/* A path that ends in "/", "." or "..": the end is the directory we are in. */
-	if (!ended) {
-		if (fstat(fds[depth], &st)) {
+	if (step == 0) {
+		if (fstat(w.fds[w.depth], &st)) {
 			fail(why, len, "%s: %s", path, strerror(errno));
 			goto out;
 		}
-		if (check_end(&st, done[0] ? done : "/", want, why, len))
+		if (check_end(&st, w.done[0] ? w.done : "/", want, why, len))
 			goto out;
 	}
-	if (snprintf(real, real_len, "%s", done[0] ? done : "/") >= (int)real_len) {
-		fail(why, len, "%s is too long", done);
+	if (snprintf(real, real_len, "%s", w.done[0] ? w.done : "/") >= (int)real_len) {
+		fail(why, len, "%s is too long", w.done);
 		goto out;
 	}
 	rc = 0;
 out:
-	while (depth >= 0) {
-		if (fds[depth] >= 0)
-			close(fds[depth]);
-		depth--;
+	while (w.depth >= 0) {
+		if (w.fds[w.depth] >= 0)
+			close(w.fds[w.depth]);
+		w.depth--;
 	}
 	return rc;
 }

@@ -60,6 +60,7 @@
 #include "place.h"
 #include "request.h"
 #include "seg/segfile.h"
+#include "task/task.h"
 #include "os/slurmproc.h"
 #include "core/tpcset.h"
 #include "core/prio.h"
@@ -362,47 +363,37 @@ static int set_env(spank_t sp, const char *name, const char *value, int overwrit
 	return rc == ESPANK_SUCCESS || (rc == ESPANK_ENV_EXISTS && !overwrite) ? 0 : -1;
 }
 
-/* Appends path to the job's LD_PRELOAD unless it is there. */
-static int preload(spank_t sp, const char *path)
-{
-	static char old[8192], joined[8192 + PATH_MAX];
-	size_t n = strlen(path);
-
-	if (spank_getenv(sp, "LD_PRELOAD", old, sizeof(old)) != ESPANK_SUCCESS || !old[0])
-		return set_env(sp, "LD_PRELOAD", path, 1);
-	for (const char *p = old; (p = strstr(p, path)); p++)
-		if ((p == old || p[-1] == ':' || p[-1] == ' ') && (!p[n] || p[n] == ':' || p[n] == ' '))
-			return 0;
-	snprintf(joined, sizeof(joined), "%s:%s", old, path);
-	return set_env(sp, "LD_PRELOAD", joined, 1);
-}
-
-/* Gives the step's tasks the shim, their partition and MPS's settings. */
+/* Gives the step's tasks the shim, their partition and MPS's settings
+ * (nvt_task_env_build, as the command's start). */
 static int task_environment(spank_t sp, int had_visible)
 {
-	static char text[NVT_PARTENV_TEXT_MAX];
-	char shim[PATH_MAX], pipe_dir[256], why[1100], channels[16];
+	static struct nvt_task_env env;
+	static char old_preload[8192];
+	char shim[PATH_MAX], pipe_dir[256], why[1100];
+	struct nvt_task_env_in in = {0};
 	int rc = 0;
 
 	if (find_shim(shim, sizeof(shim)))
 		return fail("cannot find the shim %s (give shim=/PATH in plugstack.conf)",
 			    conf.shim[0] ? conf.shim : "libnvtaskset.so beside the plugin");
-	if (nvt_partenv_format(&place.part, 1, text, sizeof(text)) < 0)
-		return fail("internal error: cannot format the partition");
-	if (conf.no_mps)
-		snprintf(pipe_dir, sizeof(pipe_dir), "/dev/null"); /* never connect */
-	else if (node_mps(0, pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
+	if (!conf.no_mps && node_mps(0, pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
 		return fail("%s", why);
-	rc |= set_env(sp, NVT_ENV_PARTITION, text, 1);
-	rc |= preload(sp, shim);
+	in.parts = &place.part;
+	in.n_parts = 1;
+	in.shim = shim;
+	if (spank_getenv(sp, "LD_PRELOAD", old_preload, sizeof(old_preload)) == ESPANK_SUCCESS)
+		in.old_preload = old_preload;
 	/* Channels as nvtaskset's run.c gives them (issue 24); never over the job's own. */
-	if (nvt_channels_env(conf.channels, channels, sizeof(channels)))
-		rc |= set_env(sp, "CUDA_DEVICE_MAX_CONNECTIONS", channels, 0);
-	rc |= set_env(sp, "CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1);
+	in.channels = conf.channels;
+	in.pipe_dir = conf.no_mps ? NULL : pipe_dir; /* NULL: never connect */
 	if (place.n_gpus > 1 || had_visible)
-		rc |= set_env(sp, "CUDA_VISIBLE_DEVICES", place.uuid, 1);
+		in.visible = place.uuid;
 	if (strcmp(run_base(), NVT_DEFAULT_RUNDIR))
-		rc |= set_env(sp, NVT_ENV_RUNDIR, run_base(), 1);
+		in.rundir = run_base();
+	if (nvt_task_env_build(&in, &env, why, sizeof(why)))
+		return fail("%s", why);
+	for (int i = 0; i < env.n; i++)
+		rc |= set_env(sp, env.vars[i].name, env.vars[i].value, env.vars[i].overwrite);
 	return rc ? fail("cannot set the tasks' environment") : 0;
 }
 
