@@ -262,3 +262,20 @@ int nvt_prio_env_format(const struct nvt_slot_prio *prio, char *buf, size_t len)
 		     prio->flags & NVT_PRIOF_NO_LEND ? ",no-lend" : "");
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
+
+void nvt_prio_carry(struct nvt_slot_view *want, const struct nvt_slot_view *old,
+		    const struct nvt_slot_prio *given)
+{
+	if (old)
+		want->prio = old->prio; /* -p MASK keeps the task's priority */
+	if (given) {
+		want->prio.prio = given->prio;
+		want->prio.flags = given->flags;
+		want->prio.guard = given->guard;
+	}
+	/* What a writer gives is the task's own partition; the agent starts from it. */
+	want->prio.mode = NVT_MODE_OWN;
+	nvt_set_clear(&want->prio.own);
+	if (want->prio.prio != NVT_PRIO_NONE)
+		nvt_prio_own_of(want, &want->prio.own); /* its TPCs, or all when unpartitioned */
+}

@@ -61,6 +61,14 @@ unsigned nvt_prio_pack(const struct nvt_topology *topo, const struct nvt_tpcset 
  */
 void nvt_prio_own_of(const struct nvt_slot_view *view, struct nvt_tpcset *own);
 
+/*
+ * What a writer (a start, -p) gives a slot: want's priority part, from old
+ * (the slot's part before, NULL: none) unless given (NULL: keep it) names one;
+ * its mode own and its own partition want's TPCs (all when unpartitioned).
+ */
+void nvt_prio_carry(struct nvt_slot_view *want, const struct nvt_slot_view *old,
+		    const struct nvt_slot_prio *given);
+
 /* "high", "normal", "low" (case as given) into *prio. Returns 0, or -1. */
 int nvt_prio_parse(const char *text, uint8_t *prio);
 /* "high", "normal", "low", or "-" for NVT_PRIO_NONE and unknown values. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/prio.h"
 #include "task.h"
 #include "alloc/reserve.h"
 #include "core/mpslog.h"
@@ -85,6 +86,7 @@ static void claim_request(const struct nvt_task_claim *claim, const struct nvt_s
 			prev[i].topo = want[i].topo;
 		}
 		prev[i].flags = 0;
+		prev[i].prio = want[i].prio; /* the claim sets its own partition */
 	}
 }
 
@@ -97,8 +99,8 @@ struct attempt {
 
 /* Locks h and writes (or claims) parts in it. Returns enum nvt_task_rc. */
 static int change_one(const char *base, struct nvt_seg_handle *h, const struct nvt_slot_view *parts,
-		      int n_parts, const struct nvt_task_claim *claim, struct attempt *a,
-		      int *seg_err, char *why, size_t len)
+		      int n_parts, const struct nvt_task_claim *claim, const struct nvt_slot_prio *prio,
+		      struct attempt *a, int *seg_err, char *why, size_t len)
 {
 	int free_slots;
 
@@ -114,7 +116,9 @@ static int change_one(const char *base, struct nvt_seg_handle *h, const struct n
 		g = nvt_seg_find_slot(h, parts[i].uuid);
 		a->had[a->n] = g >= 0 && nvt_seg_read(h, g, &a->old[a->n], NULL) == 0;
 		a->new_slots += g < 0;
-		a->want[a->n++] = parts[i];
+		a->want[a->n] = parts[i];
+		nvt_prio_carry(&a->want[a->n], a->had[a->n] ? &a->old[a->n] : NULL, prio);
+		a->n++;
 	}
 	if (a->new_slots > free_slots) {
 		snprintf(why, len, "it already has partitions on %d GPUs, the most a task can have",
@@ -171,8 +175,8 @@ static int read_result(struct nvt_seg_handle *h, const struct attempt *a,
 
 int nvt_task_set_partition(const char *base, struct nvt_seg_handle *h,
 			   const struct nvt_slot_view *parts, int n_parts,
-			   const struct nvt_task_claim *claim, struct nvt_task_change *out,
-			   char *why, size_t len)
+			   const struct nvt_task_claim *claim, const struct nvt_slot_prio *prio,
+			   struct nvt_task_change *out, char *why, size_t len)
 {
 	static struct attempt a;
 	struct nvt_seg_handle own;
@@ -180,7 +184,7 @@ int nvt_task_set_partition(const char *base, struct nvt_seg_handle *h,
 
 	memset(out, 0, sizeof(*out));
 	for (int attempt = 0;; attempt++) {
-		rc = change_one(base, h, parts, n_parts, claim, &a, &out->seg_err, why, len);
+		rc = change_one(base, h, parts, n_parts, claim, prio, &a, &out->seg_err, why, len);
 		if (rc)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &out->written);

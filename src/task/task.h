@@ -66,7 +66,9 @@ enum nvt_task_rc {
 /*
  * Writes parts (n_parts; those of state NVT_SLOT_SET) into the task open for
  * writing as h, or with claim (not NULL) picks claim->count TPCs on each of
- * their GPUs race-free (nvt_claim_move), and closes h. If an exec to another
+ * their GPUs race-free (nvt_claim_move), and closes h. Each slot written keeps
+ * the task's priority, or gets prio's (not NULL), and its own partition is
+ * what is written (nvt_prio_carry). If an exec to another
  * user made the segment a superseded one meanwhile (nvt_seg_superseded),
  * the change is made again in the task's own segment: a claim is withdrawn
  * from the superseded segment before it is made in the new one, so no pick
@@ -75,8 +77,8 @@ enum nvt_task_rc {
  */
 int nvt_task_set_partition(const char *base, struct nvt_seg_handle *h,
 			   const struct nvt_slot_view *parts, int n_parts,
-			   const struct nvt_task_claim *claim, struct nvt_task_change *out,
-			   char *why, size_t len);
+			   const struct nvt_task_claim *claim, const struct nvt_slot_prio *prio,
+			   struct nvt_task_change *out, char *why, size_t len);
 
 /* ---- The environment a task starts with (nvtaskset's start, the Slurm plugin) ---- */
 

@@ -53,18 +53,12 @@ static unsigned setting(unsigned given, const char *env, const char *what, unsig
 
 void prio_carry(const struct options *o, struct nvt_slot_view *want, const struct nvt_slot_view *old)
 {
-	if (old)
-		want->prio = old->prio; /* -p MASK keeps the task's priority */
-	if (o->prio_given) {
-		want->prio.prio = o->prio;
-		want->prio.flags = o->no_lend ? NVT_PRIOF_NO_LEND : 0;
-		want->prio.guard = o->guard;
-	}
-	/* What a writer gives is the task's own partition; the agent starts from it. */
-	want->prio.mode = NVT_MODE_OWN;
-	nvt_set_clear(&want->prio.own);
-	if (want->prio.prio != NVT_PRIO_NONE)
-		nvt_prio_own_of(want, &want->prio.own); /* its TPCs, or all when unpartitioned */
+	struct nvt_slot_prio given = {0};
+
+	given.prio = o->prio;
+	given.flags = o->no_lend ? NVT_PRIOF_NO_LEND : 0;
+	given.guard = o->guard;
+	nvt_prio_carry(want, old, o->prio_given ? &given : NULL);
 }
 
 int prio_plan(const struct options *o, const struct nvt_seg_handle *h, struct nvt_slot_view *parts,
