@@ -265,6 +265,10 @@ bench-sizes: all
 bench-placement: all
 	@tests/bench/placement.sh $(abspath $(BENCH_OUT))/placement
 
+# Priorities (issue 26): PRIO_MODE=guard for the guard sweep alone.
+bench-prio: all
+	@tests/bench/prio/run.sh $(abspath $(BENCH_OUT))/prio $(or $(PRIO_MODE),full)
+
 # Undefined behaviour must end the run (-fno-sanitize-recover), or libFuzzer
 # reports it and exits 0. The regression inputs run first.
 FUZZ_TIME ?= 60
@@ -324,5 +328,5 @@ clean:
 
 FORCE:
 
-.PHONY: all check check-gpu check-package check-slurm deb bench bench-sizes bench-placement install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all check check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:
