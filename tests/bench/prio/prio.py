@@ -11,7 +11,8 @@ full:  L at PRIO_DUTIES (default 10,30,70) beside the GEMM loop and the
        streaming hog, every configuration, PRIO_ROUNDS rounds.
 Environment: PRIO_ROUNDS, PRIO_PERIODS, PRIO_PERIOD_MS, PRIO_GUARD (the hog's
 guard), PRIO_HOLD_MS, PRIO_POLL_US, PRIO_GEMM_N, PRIO_BUDGET_S (stop starting
-rounds after this many seconds).
+rounds after this many seconds), PRIO_CASES (a comma list of full's
+cases to run, e.g. stream-prio,L-alone-part).
 """
 import json
 import os
@@ -205,6 +206,9 @@ def full():
         ]
     cases.append(("gemm-prio-g54", lv(part(gpcs=L_GPCS, prio=hi)),
                   ("gemm", part(gpcs=H_GPCS, prio=lo + ["--guard", "54"]), {}, False), g, 0))
+    only = E("PRIO_CASES", "")
+    if only:
+        cases = [c for c in cases if c[0] in only.split(",")]
     for r in range(ROUNDS):
         order = cases if r % 2 == 0 else cases[::-1]
         for name, lruns, hog, agent, halone in order:
@@ -217,6 +221,8 @@ def full():
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    for k in ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY"):
+        os.makedirs(ENV[k], exist_ok=True)
     rc, out = sh([NVT, "--topology"])
     open(os.path.join(OUT, "topology.txt"), "w").write(out)
     rc, out = sh([NVT, "--mps", "start"])
