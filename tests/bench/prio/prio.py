@@ -33,7 +33,7 @@ PERIODS = E("PRIO_PERIODS", "6")
 PERIOD_MS = E("PRIO_PERIOD_MS", "200")
 DUTIES = E("PRIO_DUTIES", "10,30,70")
 GUARD = E("PRIO_GUARD", "8")
-HOLD = E("PRIO_HOLD_MS", "10")
+HOLD = E("PRIO_HOLD_MS", "20")
 POLL = E("PRIO_POLL_US", "500")
 GEMM_N = E("PRIO_GEMM_N", "8192")
 BUDGET = float(E("PRIO_BUDGET_S", "420"))
@@ -44,11 +44,12 @@ ENV = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=os.path.join(WORK, "mps"),
 for k in ("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_CLIENT_PRIORITY", "NVTASKSET_PARTITION"):
     ENV.pop(k, None)
 T0 = time.time()
+os.makedirs(OUT, exist_ok=True)
 LOG = open(os.path.join(OUT, "driver.log"), "a")
 
 
 def log(*a):
-    s = "%7.1f %s" % (time.time() - T0, " ".join(str(x) for x in a))
+    s = "%7.1f %s %s" % (time.time() - T0, time.strftime("%H:%M:%S", time.gmtime()), " ".join(str(x) for x in a))
     print(s, flush=True)
     LOG.write(s + "\n")
     LOG.flush()
@@ -86,10 +87,13 @@ def run_case(name, lruns, hog=None, agent=None, h_alone_s=0.0):
     meta = {"name": name, "start_ns": time.monotonic_ns()}
     try:
         if agent:
-            ag = subprocess.Popen([NVT, "--agent", "--hold", HOLD, "--poll", POLL, "--guard", agent],
-                                  env=ENV, stdout=subprocess.DEVNULL,
+            guard, hold, poll = agent
+            aenv = dict(ENV)
+            aenv.pop("NVTASKSET_QUIET")  # the agent logs its changes only when not quiet
+            ag = subprocess.Popen([NVT, "--agent", "--hold", hold, "--poll", poll, "--guard", guard],
+                                  env=aenv, stdout=subprocess.DEVNULL,
                                   stderr=open(os.path.join(d, "agent.log"), "w"))
-            meta["agent"] = {"hold_ms": HOLD, "poll_us": POLL, "guard": agent, "pid": ag.pid}
+            meta["agent"] = {"hold_ms": hold, "poll_us": poll, "guard": guard, "pid": ag.pid}
             time.sleep(0.2)
         if hog:
             kind, prefix, extra, record = hog
@@ -187,25 +191,29 @@ def guard_sweep():
 
 
 def full():
-    g = GUARD
+    ag, ag2, ag2p = (GUARD, HOLD, POLL), (GUARD, "2", POLL), (GUARD, "2", "100")
     lv = lambda pre, extra=None: [("compute", pre, extra or {}, "duty"), ("memory", pre, extra or {}, "duty")]
     hi, lo = ["--priority", "high"], ["--priority", "low"]
+    lp, hp = part(gpcs=L_GPCS, prio=hi), part(gpcs=H_GPCS, prio=lo)
+    cp_l, cp_h = {"CUDA_MPS_CLIENT_PRIORITY": "0"}, {"CUDA_MPS_CLIENT_PRIORITY": "1"}
     cases = [("L-alone", lv([]), None, None, 0),
              ("L-alone-part", lv(part(gpcs=L_GPCS)), None, None, 0)]
     for k in ("gemm", "stream"):
-        rec = k == "stream"
         cases += [
             ("%s-H-alone" % k, [], (k, [], {}, False), None, 3.0),
             ("%s-mps" % k, lv([]), (k, [], {}, False), None, 0),
             ("%s-mps-pct" % k, lv([], {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "20"}),
              (k, [], {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "80"}, False), None, 0),
-            ("%s-static" % k, lv(part(gpcs=L_GPCS)), (k, part(gpcs=H_GPCS), {}, rec), None, 0),
-            ("%s-prio" % k, lv(part(gpcs=L_GPCS, prio=hi)), (k, part(gpcs=H_GPCS, prio=lo), {}, rec), g, 0),
-            ("%s-prio-nolend" % k, lv(part(gpcs=L_GPCS, prio=hi + ["--no-lend"])),
-             (k, part(gpcs=H_GPCS, prio=lo), {}, rec), g, 0),
+            ("%s-static" % k, lv(part(gpcs=L_GPCS)), (k, part(gpcs=H_GPCS), {}, False), None, 0),
+            ("%s-prio" % k, lv(lp), (k, hp, {}, False), ag, 0),
+            ("%s-prio-nolend" % k, lv(part(gpcs=L_GPCS, prio=hi + ["--no-lend"])), (k, hp, {}, False), ag, 0),
+            ("%s-prio-cp" % k, lv(lp, cp_l), (k, hp, cp_h, False), ag, 0),
+            ("%s-prio-h2" % k, lv(lp), (k, hp, {}, False), ag2, 0),
         ]
-    cases.append(("gemm-prio-g54", lv(part(gpcs=L_GPCS, prio=hi)),
-                  ("gemm", part(gpcs=H_GPCS, prio=lo + ["--guard", "54"]), {}, False), g, 0))
+    g54 = ("gemm", part(gpcs=H_GPCS, prio=lo + ["--guard", "54"]), {}, False)
+    cases += [("gemm-prio-g54", lv(lp), g54, ag, 0),  # lending only: H keeps its 54 TPCs while L runs
+              ("gemm-prio-g54-h2", lv(lp), g54, ag2, 0),
+              ("stream-prio-h2-p100", lv(lp), ("stream", hp, {}, False), ag2p, 0)]
     only = E("PRIO_CASES", "")
     if only:
         cases = [c for c in cases if c[0] in only.split(",")]
@@ -215,6 +223,7 @@ def full():
             if time.time() - T0 > BUDGET:
                 log("budget: stop before", name, r)
                 return
+            log("start", name, r)
             m = run_case("%s-r%d" % (name, r), lruns, hog, agent, halone)
             log("done", name, r, bool(m))
 

@@ -48,20 +48,6 @@ def read_steps(path):
     return per, unit, np.array(ts, dtype=np.int64)
 
 
-def topo_sms(gpcs):
-    sms = set()
-    try:
-        for line in open(os.path.join(OUT, "topology.txt")):
-            m = re.match(r"\s+(\d+)\s+\S+\s+\S+\s+(\S+)", line)
-            if m and int(m.group(1)) in gpcs:
-                for part in m.group(2).split(","):
-                    lo, _, hi = part.partition("-")
-                    sms.update(range(int(lo), int(hi or lo) + 1))
-    except OSError:
-        pass
-    return sms
-
-
 def cases():
     out = defaultdict(list)  # base name -> [dir]
     for d in sorted(glob.glob(os.path.join(RAW, "*"))):
@@ -115,91 +101,62 @@ def h_alone(dirs):
     return float(np.mean(v)), v, unit
 
 
+def nanfmt(x):
+    return "nan" if x != x else "%.0f" % x
+
+
 def fmt_thr(x, unit):
     return "%.1f" % (x / 1e9) if unit == "GB/s" else "%.1f" % (x / 1e12)
 
 
-def reaction(dirs, l_sms):
-    """Per burst: L's first launch -> first H kernel started entirely off L's SMs, and L's
-    last job -> first H kernel on L's SMs again (borrowing); from %globaltimer."""
+def agent_events(path):
+    ev = []
+    for line in open(path):
+        m = re.search(r"agent: (\d+)\.(\d+) pid \d+ slot \d+: TPCs (\S+) \((\w+)\)", line)
+        if m:
+            ev.append((int(m.group(1)) * 1000000000 + int(m.group(2)) * 1000, m.group(4)))
+    return ev
+
+
+def reaction(dirs):
+    """Per burst of L, from CLOCK_MONOTONIC (L's job times, the agent's log, H's step ends):
+    agent = L's first launch -> the agent's write that takes L's TPCs from H; react = L's first
+    launch -> the end of H's step in flight at that write (H's next launches carry the new
+    mask; its queue is empty then); back = L's last job's end -> the agent's write that gives H
+    more again."""
     rows = []
     for d in dirs:
-        kp = os.path.join(d, "h.kernels")
-        if not os.path.exists(kp):
+        lg, hs = os.path.join(d, "agent.log"), os.path.join(d, "h.steps")
+        if not (os.path.exists(lg) and os.path.exists(hs)):
             continue
-        koff = None
-        ks = []
-        for line in open(kp):
-            if line.startswith("#"):
-                koff = int(re.search(r"gt_offset_ns=(-?\d+)", line).group(1))
-                continue
-            s, e, w0, w1, w2 = line.split()
-            s, e = int(s), int(e)
-            if e == 0:
-                continue
-            m = int(w0, 16) | int(w1, 16) << 64 | int(w2, 16) << 128
-            on = any(m >> sm & 1 for sm in l_sms)
-            ks.append((s, e, on))
-        if not ks:
-            continue
-        ks.sort()
-        st = np.array([k[0] for k in ks], dtype=np.int64)
-        en = np.array([k[1] for k in ks], dtype=np.int64)
-        on = np.array([k[2] for k in ks])
-        for variant in ("compute", "memory"):
-            p = os.path.join(d, "l-%s.csv" % variant)
-            if not os.path.exists(p):
-                continue
-            meta, a, phases = read_lat(p)
-            off = meta["gt_offset_ns"]
-            run0 = meta["run_start_ns"]
-            for duty in np.unique(a[:, 0]):
-                x = a[a[:, 0] == duty]
-                for per in np.unique(x[:, 1]):
-                    y = x[x[:, 1] == per]
-                    t_launch = run0 + int(y[0, 3] * 1e3) + off  # L's first launch, globaltimer
-                    t_last = run0 + int(y[-1, 3] * 1e3 + y[-1, 4] * 1e3) + off
-                    i = np.searchsorted(st, t_launch)
-                    j = i
-                    while j < len(st) and on[j]:
-                        j += 1
-                    react = (st[j] - t_launch) / 1e3 if j < len(st) else float("nan")
-                    inflight = int(np.count_nonzero((st < t_launch) & (en > t_launch) & on))
-                    runon = float((en[(st < t_launch) & (en > t_launch) & on].max() - t_launch) / 1e3) if inflight else 0.0
-                    k = np.searchsorted(st, t_last)
-                    while k < len(st) and not on[k]:
-                        k += 1
-                    back = (st[k] - t_last) / 1e3 if k < len(st) else float("nan")
-                    rows.append((os.path.basename(d), variant, int(duty), int(per), react, inflight, runon, back,
-                                 y[0, 4], float(np.median(y[1:, 4])) if len(y) > 1 else float("nan")))
-    return rows
-
-
-def agent_latency(dirs):
-    """L's first launch of each burst (CLOCK_MONOTONIC) -> the agent's first line that guards."""
-    v = []
-    for d in dirs:
-        lg = os.path.join(d, "agent.log")
-        if not os.path.exists(lg):
-            continue
-        ev = []
-        for line in open(lg):
-            m = re.search(r"agent: (\d+\.\d+) pid \d+ slot \d+: TPCs (\S+) \((\w+)\)", line)
-            if m:
-                ev.append((int(round(float(m.group(1)) * 1e9)), m.group(3)))
+        ev = agent_events(lg)
+        _, _, ts = read_steps(hs)
+        et = np.array([e[0] for e in ev], dtype=np.int64)
         for variant in ("compute", "memory"):
             p = os.path.join(d, "l-%s.csv" % variant)
             if not os.path.exists(p):
                 continue
             meta, a, _ = read_lat(p)
+            run0 = meta["run_start_ns"]
             for duty in np.unique(a[:, 0]):
                 x = a[a[:, 0] == duty]
                 for per in np.unique(x[:, 1]):
-                    t = meta["run_start_ns"] + int(x[x[:, 1] == per][0, 3] * 1e3)
-                    nxt = [e for e in ev if e[0] >= t - 2000000 and e[1] != "borrowing"]
-                    if nxt:
-                        v.append((os.path.basename(d), variant, int(duty), (nxt[0][0] - t) / 1e3))
-    return v
+                    y = x[x[:, 1] == per]
+                    t_l = run0 + int(y[0, 3] * 1e3)
+                    t_end = run0 + int((y[-1, 3] + y[-1, 4]) * 1e3)
+                    i = np.searchsorted(et, t_l)
+                    agent = react = back = float("nan")
+                    if i < len(ev) and ev[i][1] in ("guarded", "own", "squeezed") and ev[i][0] < t_end:
+                        agent = (ev[i][0] - t_l) / 1e3
+                        k = np.searchsorted(ts, ev[i][0])
+                        if k < len(ts):
+                            react = (ts[k] - t_l) / 1e3
+                    j = np.searchsorted(et, t_end)
+                    if j < len(ev) and ev[j][1] != "guarded":
+                        back = (ev[j][0] - t_end) / 1e3
+                    rows.append((os.path.basename(d), variant, int(duty), int(per), agent, react, back,
+                                 float(y[0, 4]), float(np.median(y[1:, 4])) if len(y) > 1 else float("nan")))
+    return rows
 
 
 def main():
@@ -210,7 +167,6 @@ def main():
         guard_report(cs, lines)
     base = {v: lat_stats(cs.get("L-alone", []), v) for v in ("compute", "memory")}
     basep = {v: lat_stats(cs.get("L-alone-part", []), v) for v in ("compute", "memory")}
-    l_sms = topo_sms({0, 1})
     plot = []
     for hk in ("gemm", "stream"):
         if "%s-H-alone" % hk not in cs:
@@ -219,7 +175,7 @@ def main():
         lines.append("\n== H = %s: alone on the whole GPU %s %s (rounds %s)" %
                      (hk, fmt_thr(ha, unit), unit, " ".join(fmt_thr(x, unit) for x in har)))
         static = {v: lat_stats(cs.get("%s-static" % hk, []), v) for v in ("compute", "memory")}
-        for cfg in ("mps", "mps-pct", "static", "prio", "prio-nolend", "prio-g54"):
+        for cfg in ("mps", "mps-pct", "static", "prio", "prio-nolend", "prio-cp", "prio-h2", "prio-h2-p100", "prio-g54", "prio-g54-h2"):
             name = "%s-%s" % (hk, cfg)
             if name not in cs:
                 continue
@@ -247,35 +203,30 @@ def main():
                 lines.append("L %-7s %-10s %2d%%: p50 %7.1f p99 %7.1f max %8.1f us, first job p50 %7.1f (n %d)" % (
                     v, nm, duty, s["p50"], s["p99"], s["max"], s["first_p50"], s["n"]))
     rx = []
-    for name in ("stream-prio", "stream-prio-nolend", "stream-static"):
-        rows = reaction(cs.get(name, []), l_sms)
-        if rows:
-            rx += ["%s,%s" % (name, ",".join(str(round(x, 1)) if isinstance(x, float) else str(x) for x in r))
-                   for r in rows]
-            for v in ("compute", "memory"):
-                for duty in (10, 30, 70):
-                    sel = [r for r in rows if r[1] == v and r[2] == duty]
-                    if not sel:
-                        continue
-                    re_ = np.array([r[4] for r in sel])
-                    bk = np.array([r[7] for r in sel])
-                    lines.append("reaction %-18s L %-7s %2d%%: first H kernel off L's SMs after L's first launch: "
-                                 "median %.0f max %.0f us; H kernels on L's SMs running at L's launch: median %d, "
-                                 "they ran on for median %.0f us; back on L's SMs after L's last job: median %.0f us; "
-                                 "L's first job %.0f us vs %.0f us the rest (medians)" % (
-                                     name, v, duty, np.nanmedian(re_), np.nanmax(re_),
-                                     np.median([r[5] for r in sel]), np.median([r[6] for r in sel]),
-                                     np.nanmedian(bk), np.median([r[8] for r in sel]), np.nanmedian([r[9] for r in sel])))
+    for name in sorted(cs):
+        if "-prio" not in name:
+            continue
+        rows = reaction(cs[name])
+        if not rows:
+            continue
+        rx += ["%s,%s" % (name, ",".join(("%.1f" % x) if isinstance(x, float) else str(x) for x in r[1:]))
+               for r in rows]
+        for v in ("compute", "memory"):
+            for duty in (10, 30, 70):
+                sel = [r for r in rows if r[1] == v and r[2] == duty]
+                if not sel:
+                    continue
+                col = lambda c: np.array([r[c] for r in sel], dtype=float)
+                lines.append("reaction %-18s L %-7s %2d%%: agent wrote %s us after L's first launch (median; max %s), "
+                             "H's next launch %s us (max %s); gave back %s us after L's last job; L's first job %.0f us "
+                             "vs %.0f the rest (medians; %d bursts)" % (
+                                 name, v, duty, nanfmt(np.nanmedian(col(4))), nanfmt(np.nanmax(col(4))),
+                                 nanfmt(np.nanmedian(col(5))), nanfmt(np.nanmax(col(5))), nanfmt(np.nanmedian(col(6))),
+                                 np.median(col(7)), np.nanmedian(col(8)), len(sel)))
     if rx:
         with open(os.path.join(OUT, "reaction.csv"), "w") as f:
-            f.write("case,l,duty,period,react_us,h_inflight_on_l,h_runon_us,back_us,l_first_us,l_rest_p50_us\n")
+            f.write("case,l,duty,period,agent_us,react_us,back_us,l_first_us,l_rest_p50_us\n")
             f.write("\n".join(rx) + "\n")
-    for name in ("stream-prio", "gemm-prio", "stream-prio-nolend", "gemm-prio-nolend", "gemm-prio-g54"):
-        al = agent_latency(cs.get(name, []))
-        if al:
-            x = np.array([a[3] for a in al])
-            lines.append("agent %-18s: L's first launch -> agent's write guarding H: median %.0f us, p90 %.0f, max %.0f (n %d)"
-                         % (name, np.median(x), np.percentile(x, 90), x.max(), len(x)))
     with open(os.path.join(OUT, "prio.csv"), "w") as f:
         f.write("\n".join(csv) + "\n")
     with open(os.path.join(OUT, "summary.txt"), "w") as f:
@@ -325,7 +276,7 @@ def make_png(plot):
     except ImportError:
         print("no matplotlib: no PNG")
         return
-    cfgs = ["mps", "mps-pct", "static", "prio", "prio-nolend", "prio-g54"]
+    cfgs = ["mps", "mps-pct", "static", "prio", "prio-nolend", "prio-cp", "prio-h2", "prio-h2-p100", "prio-g54", "prio-g54-h2"]
     fig, axes = plt.subplots(2, 4, figsize=(20, 9))
     for i, (hk, v) in enumerate([(h, v) for h in ("gemm", "stream") for v in ("compute", "memory")]):
         for j, what in enumerate(("L p99 / L alone", "H throughput / H alone")):
@@ -333,7 +284,7 @@ def make_png(plot):
             for k, c in enumerate(cfgs):
                 pts = sorted((p[3], p[4] if j == 0 else p[5]) for p in plot if p[0] == hk and p[1] == c and p[2] == v)
                 if pts:
-                    ax.bar([x + (k - 2.5) * 3.2 for x, _ in [(d, 0) for d, _ in pts]], [y for _, y in pts], 3.0,
+                    ax.bar([x + (k - 4.5) * 1.9 for x, _ in [(d, 0) for d, _ in pts]], [y for _, y in pts], 1.8,
                            label=c)
             ax.set_title("H %s, L %s: %s" % (hk, v, what), fontsize=9)
             ax.set_xticks([10, 30, 70])
