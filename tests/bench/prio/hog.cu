@@ -6,7 +6,9 @@
 // OUT_PREFIX.steps (CLOCK_MONOTONIC ns at each step's end, "# bytes_per_step=B")
 // and, with "record", OUT_PREFIX.kernels: per kernel its first block's start
 // and last block's end (%globaltimer ns) and the SMs its blocks ran on (%smid,
-// 3 hex words), and "# gt_offset_ns=G" (globaltimer - CLOCK_MONOTONIC).
+// 3 hex words), and "# gt_offset_ns=G" (globaltimer - CLOCK_MONOTONIC). Inside
+// MPS %smid is virtual (docs/hardware-facts.md): the SM words tell placement only
+// outside MPS; prio.py does not ask for records and times reactions from host clocks.
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -36,7 +36,7 @@ GUARD = E("PRIO_GUARD", "8")
 HOLD = E("PRIO_HOLD_MS", "20")
 POLL = E("PRIO_POLL_US", "500")
 GEMM_N = E("PRIO_GEMM_N", "8192")
-BUDGET = float(E("PRIO_BUDGET_S", "420"))
+BUDGET = float(E("PRIO_BUDGET_S", "500"))
 L_GPCS, H_GPCS = "0-1", "2-11"
 ENV = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=os.path.join(WORK, "mps"),
            CUDA_MPS_LOG_DIRECTORY=os.path.join(WORK, "mpslog"), CUDA_DEVICE_MAX_CONNECTIONS="8",

@@ -4,7 +4,7 @@
 #   tests/bench/prio/run.sh OUTDIR [full|guard]
 # guard: the guard sweep and MPS's client priority (~60 s); full: L at 10/30/70%
 # duty beside the GEMM loop and the streaming hog in every configuration
-# (PRIO_ROUNDS=2: ~6 min). See prio.py for the settings (environment).
+# (PRIO_ROUNDS=2: ~7.5 min, ~50 configurations x rounds). See prio.py for the settings (environment).
 set -u
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 OUTDIR=${1:?usage: run.sh OUTDIR [full|guard]}
@@ -26,6 +26,6 @@ if [ "$MODE" = guard ]; then
 	done >"$OUTDIR/mps-priority-strings.txt" 2>&1
 fi
 rc=0
-timeout "${PRIO_TIMEOUT_S:-560}" python3 "$ROOT/tests/bench/prio/prio.py" "$ROOT" "$B" "$OUTDIR" "$MODE" || rc=1
+timeout "${PRIO_TIMEOUT_S:-570}" python3 "$ROOT/tests/bench/prio/prio.py" "$ROOT" "$B" "$OUTDIR" "$MODE" || rc=1
 timeout 120 python3 "$ROOT/tests/bench/prio/prio_report.py" "$OUTDIR" || rc=1
 exit $rc
