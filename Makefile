@@ -318,6 +318,10 @@ bench-placement: all
 bench-startup: all
 	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
 
+# Priorities (issue 26): PRIO_MODE=guard for the guard sweep alone.
+bench-prio: all
+	@tests/bench/prio/run.sh $(abspath $(BENCH_OUT))/prio $(or $(PRIO_MODE),full)
+
 # Undefined behaviour must end the run (-fno-sanitize-recover), or libFuzzer
 # reports it and exits 0. The regression inputs run first.
 FUZZ_TIME ?= 60
@@ -385,5 +389,5 @@ clean:
 
 FORCE:
 
-.PHONY: all check check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all check check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:
