@@ -16,12 +16,17 @@
 #include <sys/types.h>
 
 /*
- * The defaults, in one place. Placeholders until the H100 measurements of
- * tests/bench/prio/ (docs/priorities.md, "Defaults") set them.
+ * The defaults, in one place, as the H100 benchmark chose them
+ * (docs/bench/prio-2026-11-23/, docs/priorities.md "Defaults"): a guard of 8
+ * TPCs is one GPC, which kept a memory-bound higher task's p99 at 1.18-1.20x
+ * of alone beside a streaming hog (two GPCs: 1.58-1.87x); a hold of 2 ms gave
+ * the lower task 4-6% more than 20 ms with no flapping, 5 ms leaves room for
+ * a host's gaps between launches; polling every 100 us instead of 500 us did
+ * not shorten the reaction, which the lower task's step in flight bounds.
  */
 #define NVT_AGENT_POLL_US 500       /* between two looks at the launch counters */
-#define NVT_AGENT_HOLD_MS 20        /* a task launched within this long is active */
-#define NVT_AGENT_GUARD 16          /* TPCs a guarded task keeps, unless it says */
+#define NVT_AGENT_HOLD_MS 5         /* a task launched within this long is active */
+#define NVT_AGENT_GUARD 8           /* TPCs a guarded task keeps, unless it says */
 #define NVT_AGENT_RESCAN_MS 100     /* looks for new and ended tasks at most this often */
 #define NVT_AGENT_IDLE_EXIT_S 10    /* an agent started by the command ends after this long without a managed task */
 #define NVT_AGENT_RESTORE_MS 2000   /* the most an ending agent spends giving own partitions back */
