@@ -92,8 +92,14 @@ static int make_own(const char *base, struct nvt_seg_own *own, struct nvt_seg_ne
 		int rc = nvt_seg_create(base, own, fresh, why, len);
 		if (rc == NVT_SEG_CREATED)
 			return 0;
-		if (rc < 0)
+		if (rc < 0) {
+			/* A full run directory (ENOSPC, EDQUOT) is no control
+			 * segment: say where, once. */
+			char inner[256];
+			snprintf(inner, sizeof(inner), "%s", why);
+			snprintf(why, len, "cannot create its control segment in %s: %s", own->dir, inner);
 			return -1;
+		}
 		/* NVT_SEG_ADOPTED: its partitions are not the ones asked for now. */
 		nvt_seg_remove(own);
 		munmap(own->seg, sizeof(*own->seg));

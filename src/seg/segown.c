@@ -64,6 +64,39 @@ static int open_own_userdir(const char *base, struct nvt_seg_own *own, char *why
 	return dirfd;
 }
 
+/* Gives the new, empty file fd its segment's blocks before it is mapped: a
+ * file sized by ftruncate alone has none, and a store through the mapping
+ * into a page that a full filesystem (a tmpfs another user filled) cannot
+ * give is a SIGBUS, not an error. posix_fallocate reserves them, or fails
+ * with ENOSPC or EDQUOT; where a filesystem cannot reserve (EOPNOTSUPP,
+ * EINVAL), writing the zeros does. Returns 0, or -1 with errno set. */
+static int allocate_blocks(int fd)
+{
+	static const char zeros[4096];
+	size_t size = sizeof(struct nvt_segment), done = 0;
+	int rc = posix_fallocate(fd, 0, (off_t)size);
+
+	if (rc == 0)
+		return 0;
+	if (rc != EOPNOTSUPP && rc != EINVAL) {
+		errno = rc;
+		return -1;
+	}
+	while (done < size) {
+		size_t n = size - done < sizeof(zeros) ? size - done : sizeof(zeros);
+		ssize_t w = pwrite(fd, zeros, n, (off_t)done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	return 0;
+}
+
 /* Adopts the file fd if it is this very process's segment; returns the mapping or NULL. */
 static struct nvt_segment *adopt(int fd, const struct nvt_seg_own *own, uint64_t start)
 {
@@ -182,7 +215,7 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new
 	}
 	/* Not open to readers until filled (nvt_seg_publish); the mode also
 	 * undoes a umask that left us no access. */
-	if (fchmod(fd, NVT_SEG_NEW_MODE) || ftruncate(fd, sizeof(struct nvt_segment)) || fstat(fd, &st)) {
+	if (fchmod(fd, NVT_SEG_NEW_MODE) || allocate_blocks(fd) || fstat(fd, &st)) {
 		snprintf(why, len, "%s", strerror(errno));
 		goto fail_made;
 	}
