@@ -53,8 +53,10 @@
  * is confirmed, and a process it starts meanwhile copies it (reserve.h).
  *
  * A slot that every read finds mid-write (a writer died inside it, or its
- * owner keeps rewriting it) delays a confirmation by a few rounds, then is
- * read as empty, as nvtaskset -l would.
+ * owner leaves it so) is unsettled after NVT_SEG_READ_TRIES tries: it
+ * counts as held by its owner, every TPC a copy showed, like a confirmed
+ * partition, never as a claim. So it costs a scan a few reads, never a
+ * round, and nobody's segments can stall or fail another user's start.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -75,8 +77,6 @@
 /* Segments of the caller's user judged when one is made (nvt_seg_sweep), as
  * a task's start does, with more room: nvtaskset runs less often. */
 #define SWEEP_MAX 256
-/* Scans in a row that may find a slot mid-write before it is read as empty. */
-#define UNSURE_ROUNDS 20
 /* Sleep between scans while waiting for other claimers: 1 ms to this, at random. */
 #define WAIT_MAX_US 4000
 
@@ -176,12 +176,11 @@ static int held_push(struct held_list *l, const struct nvt_held *h)
 }
 
 /* Collects the SET slots that handle h's task has on the GPUs of req into
- * found. Returns 0, 1 if a slot was mid-write on every try, -1 (ENOMEM). */
+ * found. Returns 0, or -1 (ENOMEM). */
 static int scan_task(const struct nvt_seg_handle *h, const struct nvt_claim_gpu *req, int n,
 		     struct held_list *found)
 {
 	struct nvt_held held;
-	int unsure = 0;
 
 	held.who.start_time = h->head.start_time;
 	held.who.pidns = h->head.pidns;
@@ -197,55 +196,62 @@ static int scan_task(const struct nvt_seg_handle *h, const struct nvt_claim_gpu 
 			i++;
 		if (i == n)
 			continue;
+		/* An unsettled slot (-1: its sequence stayed odd) counts as held
+		 * by its owner, every TPC a copy showed, like a live task's
+		 * partition: never as a claim in progress, so a segment left so
+		 * can neither stall nor fail another start. */
 		rc = nvt_seg_read(h, g, &view, NULL);
-		if (rc == -1)
-			unsure = 1;
-		if (rc || view.state != NVT_SLOT_SET || memcmp(view.uuid, req[i].uuid, 16))
+		if (rc == -2 || view.state != NVT_SLOT_SET || memcmp(view.uuid, req[i].uuid, 16))
 			continue;
-		held.claim = !!(view.flags & NVT_SLOTF_CLAIM);
+		held.claim = rc == 0 && (view.flags & NVT_SLOTF_CLAIM);
 		held.tpcs = view.tpcs;
 		if (held_push(&found[i], &held))
 			return -1;
 	}
-	return unsure;
+	return 0;
 }
 
 /*
  * Reads every live task's slots on the GPUs of req, every user's, except
- * the caller's (me). Returns 0, 1 if some slot was mid-write on every try,
- * or -1 with errno set.
+ * the caller's (me). Returns 0, or -1 with errno set (a task that could not
+ * be read: its TPCs are never taken for free).
  */
 static int scan(const char *base, const struct nvt_claimer *me, const struct nvt_claim_gpu *req,
 		int n, struct held_list *found)
 {
 	pid_t *pids;
-	int count = nvt_seg_tasks(base, 1, &pids), unsure = 0;
+	int count = nvt_seg_tasks(base, 1, &pids), failed = 0;
 
 	if (count < 0)
 		return -1;
 	for (int i = 0; i < n; i++)
 		found[i].n = 0;
-	for (int k = 0; k < count && unsure >= 0; k++) {
+	for (int k = 0; k < count && !failed; k++) {
 		struct nvt_seg_handle h;
 		struct nvt_claimer who;
 		int rc;
 
-		/* Gone, or no (current) segment: it holds nothing. */
-		if (nvt_seg_open(base, pids[k], 0, &h))
+		/* Gone, no (current) segment, one still being made (not ours to
+		 * read) or not one we know: it holds nothing. Anything else
+		 * (EMFILE, say) may hide a task's partition: never read as free. */
+		rc = nvt_seg_open(base, pids[k], 0, &h);
+		if (rc == NVT_SEG_ESYS) {
+			failed = 1;
+			break;
+		}
+		if (rc)
 			continue;
 		who.start_time = h.head.start_time;
 		who.pidns = h.head.pidns;
 		who.pid = h.head.pid;
-		if (nvt_claimer_cmp(&who, me)) {
-			rc = scan_task(&h, req, n, found);
-			if (rc < 0)
-				errno = ENOMEM;
-			unsure = rc < 0 ? -1 : unsure | rc;
+		if (nvt_claimer_cmp(&who, me) && scan_task(&h, req, n, found)) {
+			errno = ENOMEM;
+			failed = 1;
 		}
 		nvt_seg_close(&h);
 	}
 	free(pids);
-	return unsure;
+	return failed ? -1 : 0;
 }
 
 /* ---- Claiming -------------------------------------------------------------- */
@@ -348,7 +354,7 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 	long long start = now_ms(), deadline, end;
 	struct nvt_pick want;
 	unsigned seed, free_units;
-	int rc = NVT_RESERVE_ERROR, unsure_rounds = 0;
+	int rc = NVT_RESERVE_ERROR;
 	char where[64], what[80];
 	const char *unit;
 
@@ -361,7 +367,7 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 	end = deadline + (timeout_ms > 1000 ? timeout_ms : 1000);
 	memset(found, 0, sizeof(found));
 	for (;;) {
-		int claims_taken = now_ms() >= deadline, settled = 1, changed = 0, unsure;
+		int claims_taken = now_ms() >= deadline, settled = 1, changed = 0;
 
 		if (now_ms() >= end) {
 			snprintf(why, len, "cannot pick TPCs: other starting tasks kept claiming the "
@@ -369,12 +375,10 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 			rc = NVT_RESERVE_TIMEOUT;
 			goto fail;
 		}
-		unsure = scan(base, me, req, n, found);
-		if (unsure < 0) {
+		if (scan(base, me, req, n, found)) {
 			snprintf(why, len, "cannot list the tasks in %s: %s", base, strerror(errno));
 			goto fail;
 		}
-		unsure_rounds = unsure ? unsure_rounds + 1 : 0;
 		for (int i = 0; i < n; i++) {
 			struct nvt_tpcset next;
 			int step;
@@ -431,7 +435,7 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 				goto fail;
 			}
 		}
-		if (settled && (!unsure || unsure_rounds > UNSURE_ROUNDS))
+		if (settled)
 			break;
 		/* Past the deadline no order breaks ties (every claim counts as
 		 * taken): claimers that moved apart at once must not meet again. */

@@ -15,10 +15,13 @@
 #include "core/ptree.h"
 #include "segfile.h"
 #include "core/segment.h"
+#include "core/tpcset.h"
 #include "os/sysutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,7 +198,7 @@ uint64_t nvt_own_pidns(void)
 	return stat("/proc/self/ns/pid", &st) ? 0 : (uint64_t)st.st_ino;
 }
 
-int nvt_procfs_is_own(void)
+int nvt_procfs_own(void)
 {
 	char buf[16384];
 	int fields;
@@ -203,9 +206,21 @@ int nvt_procfs_is_own(void)
 	/* NSpid lists the PIDs from /proc's namespace down to ours: one field
 	 * when /proc is our namespace's (a container with its own /proc, or the host). */
 	if (nvt_read_file("/proc/self/status", buf, sizeof(buf), 0) < 0)
-		return 0;
+		return errno == ENOENT ? 0 : -1; /* no /proc at all: not ours */
 	nspid_of(buf, &fields);
 	return fields == 1;
+}
+
+int nvt_procfs_is_own(void)
+{
+	return nvt_procfs_own() == 1;
+}
+
+int nvt_proc_hidden(pid_t pid)
+{
+	/* /proc hides it (hidepid=2: another user's process), but the kernel
+	 * knows it: kill(pid, 0) finds it (EPERM, or 0 for one we may signal). */
+	return nvt_procfs_is_own() && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
 int nvt_proc_info(pid_t pid, struct nvt_proc *out)
@@ -281,35 +296,61 @@ int nvt_seg_pread_header(int fd, struct nvt_segment *head)
 	return nvt_seg_check(head, (size_t)st.st_size);
 }
 
+/* Copies the fields of a slot's copy into view and status. */
+static void take_copy(const struct nvt_gpu_slot *copy, struct nvt_slot_view *view,
+		      struct nvt_slot_status *status)
+{
+	view->seq = copy->seq;
+	view->state = copy->state;
+	view->flags = copy->flags;
+	memcpy(view->uuid, copy->uuid, sizeof(view->uuid));
+	view->tpcs = copy->tpcs;
+	view->topo = copy->topo;
+	if (status) {
+		status->applied = copy->applied_seq;
+		status->rejected = copy->rejected_seq;
+		status->launches = nvt_slot_launches(copy);
+		status->graph_stale = copy->graph_stale;
+	}
+}
+
 int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status)
 {
 	off_t at = (off_t)(HEADER_BYTES + (size_t)gpu * sizeof(struct nvt_gpu_slot));
 	struct nvt_gpu_slot copy;
+	struct nvt_tpcset seen;
 	uint64_t before, after;
+	int set = 0;
 
 	if (gpu < 0 || gpu >= NVT_MAX_GPUS)
 		return -2;
+	nvt_set_clear(&seen);
 	/* The sequence lock by copies: seq, the slot, seq again. Each pread is
-	 * a system call, so the three reads happen in this order. */
-	for (int tries = 0; tries < 1000; tries++) {
+	 * a system call, so the three reads happen in this order. A writer
+	 * writes a slot in well under a microsecond; one that was preempted
+	 * inside it runs again after a yield or two. A sequence that stays odd
+	 * (a writer that died inside, or a user who leaves her own segments
+	 * so) costs each reader NVT_SEG_READ_TRIES tries, no more. */
+	for (int tries = 0; tries < NVT_SEG_READ_TRIES; tries++) {
+		if (tries >= 2)
+			sched_yield();
 		if (pread(fd, &before, 8, at) != 8 || pread(fd, &copy, sizeof(copy), at) != sizeof(copy) ||
 		    pread(fd, &after, 8, at) != 8)
 			return -2;
-		if ((before & 1) || copy.seq != before || after != before)
-			continue;
-		view->seq = before;
-		view->state = copy.state;
-		view->flags = copy.flags;
-		memcpy(view->uuid, copy.uuid, sizeof(view->uuid));
-		view->tpcs = copy.tpcs;
-		view->topo = copy.topo;
-		if (status) {
-			status->applied = copy.applied_seq;
-			status->rejected = copy.rejected_seq;
-			status->launches = nvt_slot_launches(&copy);
-			status->graph_stale = copy.graph_stale;
+		if (!(before & 1) && copy.seq == before && after == before) {
+			take_copy(&copy, view, status);
+			return 0;
 		}
-		return 0;
+		if (copy.state == NVT_SLOT_SET) {
+			nvt_set_or(&seen, &seen, &copy.tpcs);
+			set = 1;
+		}
+	}
+	/* Unsettled: the last copy, holding every TPC a copy held. */
+	take_copy(&copy, view, status);
+	if (set) {
+		view->state = NVT_SLOT_SET;
+		view->tpcs = seen;
 	}
 	return -1;
 }

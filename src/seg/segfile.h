@@ -44,6 +44,7 @@ struct nvt_proc {
 	uint64_t pidns;      /* inode of its PID namespace; 0 if not readable */
 	uint64_t start_time; /* field 22 of /proc/<pid>/stat */
 	uid_t uid[4];        /* real, effective, saved, filesystem */
+	int hidden;          /* alive, but /proc hides it (hidepid): no start time, no uids */
 };
 
 /* Returns the directory of run directories: $NVTASKSET_RUNDIR if it is an
@@ -75,6 +76,12 @@ int nvt_proc_info(pid_t pid, struct nvt_proc *out);
 uint64_t nvt_own_pidns(void);
 /* 1 if /proc shows the caller's own PID namespace (it can judge PIDs in it). */
 int nvt_procfs_is_own(void);
+/* The same: 1, 0, or -1 with errno set when /proc/self cannot be read
+ * (EMFILE, say: not an answer). */
+int nvt_procfs_own(void);
+/* 1 if pid lives although /proc does not show it (mounted hidepid=2: another
+ * user's process), 0 if it is gone or cannot be told. */
+int nvt_proc_hidden(pid_t pid);
 
 /*
  * Checks an open run directory: a directory of uid's that nobody else may
@@ -104,9 +111,13 @@ int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type);
 /*
  * Copies slot gpu of the segment open as fd by pread, as a sequence-lock
  * reader: never maps the file, so its owner cannot make the caller fault.
- * Returns 0; -1 if every try met a writer (or one that died mid-write);
+ * Returns 0; -1 if the slot is unsettled: each of NVT_SEG_READ_TRIES tries
+ * met a writer (one that died mid-write, or a segment its user leaves so),
+ * with view the last copy, state NVT_SLOT_SET and every TPC that a copy
+ * held where one held any (what allocation counts as held by its owner);
  * -2 if the file is shorter than a segment.
  */
+#define NVT_SEG_READ_TRIES 8
 int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status);
 /* Reads and checks the header of the segment open as fd. Returns enum
  * nvt_seg_check, or NVT_SEG_BAD_SIZE if it cannot be read. */
@@ -188,6 +199,7 @@ struct nvt_seg_handle {
 	dev_t dev;
 	ino_t ino;
 	uint32_t found_version;  /* with NVT_SEG_EVERSION */
+	int sys_errno;           /* with NVT_SEG_ESYS: why (errno is set too) */
 };
 
 /* Writes the path pid's segment has (whether or not it exists). Returns 0 or -1. */

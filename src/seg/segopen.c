@@ -45,11 +45,13 @@ int nvt_seg_path(char *buf, size_t len, const char *base, pid_t pid)
 static int rank(int rc)
 {
 	switch (rc) {
-	case NVT_SEG_OK: return 4;
+	case NVT_SEG_OK: return 5;
 	case NVT_SEG_EVERSION:
-	case NVT_SEG_ECORRUPT: return 3;
+	case NVT_SEG_ECORRUPT: return 4;
+	/* A directory or file that could not be tried (EMFILE, say) may hold
+	 * it: never "no task" then. */
+	case NVT_SEG_ESYS: return 3;
 	case NVT_SEG_EPERM: return 2;
-	case NVT_SEG_ESYS:
 	case NVT_SEG_EMAKING: return 1;
 	default: return 0;
 	}
@@ -67,6 +69,7 @@ static int names_process(int fd, const struct nvt_proc *p, uint64_t pidns)
 /*
  * When p's namespace cannot be read (another user's task in a container),
  * finds its segment in dirfd by the PID and start time its header records.
+ * Returns 0, -1 (none), or -2 with errno set (the directory could not be read).
  */
 static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_t len)
 {
@@ -75,11 +78,13 @@ static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_
 	int found = -1, copy = dup(dirfd);
 
 	if (copy < 0 || !(dir = fdopendir(copy))) {
+		int err = errno;
 		if (copy >= 0)
 			close(copy);
-		return -1;
+		errno = err;
+		return -2;
 	}
-	while (found && (ent = readdir(dir))) {
+	while (found == -1 && (ent = readdir(dir))) {
 		uint64_t pidns;
 		pid_t ns_pid;
 		int fd;
@@ -87,8 +92,11 @@ static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_
 		if (nvt_seg_name_parse(ent->d_name, &pidns, &ns_pid) || ns_pid != p->ns_pid)
 			continue;
 		fd = openat(dirfd, ent->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno != ENOENT && errno != EACCES && errno != ELOOP)
+				found = -2;
 			continue;
+		}
 		if (names_process(fd, p, pidns)) {
 			snprintf(name, len, "%.63s", ent->d_name);
 			found = 0;
@@ -122,19 +130,25 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 
 	dirfd = nvt_userdir_open(base, uid);
 	if (dirfd < 0)
-		return errno == EACCES ? NVT_SEG_EPERM : NVT_SEG_ENOTASK;
-	if (p->pidns ? nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid)
-		     : find_by_header(dirfd, p, name, sizeof(name))) {
+		return errno == EACCES ? NVT_SEG_EPERM : errno == ENOENT ? NVT_SEG_ENOTASK : NVT_SEG_ESYS;
+	rc = p->pidns ? nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid)
+		      : find_by_header(dirfd, p, name, sizeof(name));
+	if (rc) {
 		close(dirfd);
-		return NVT_SEG_ENOTASK;
+		return rc == -2 ? NVT_SEG_ESYS : NVT_SEG_ENOTASK;
 	}
 	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
 	fd = openat(dirfd, name, (writable && may_write ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK |
 				 O_CLOEXEC);
 	if (fd < 0) {
+		int err = errno;
 		close(dirfd);
-		/* (EACCES: a segment still being made, or not ours to write.) */
-		return errno == EACCES ? NVT_SEG_EPERM : NVT_SEG_ENOTASK;
+		errno = err;
+		/* (EACCES: a segment still being made, or not ours to write;
+		 * ELOOP: a link, no segment. Anything else, EMFILE say, is no
+		 * answer: never "no task".) */
+		return err == EACCES ? NVT_SEG_EPERM
+		       : err == ENOENT || err == ELOOP || err == ENXIO ? NVT_SEG_ENOTASK : NVT_SEG_ESYS;
 	}
 	rc = NVT_SEG_ENOTASK;
 	/* Made by the directory's user, and not a link to another file; empty
@@ -158,7 +172,7 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 		rc = NVT_SEG_ECORRUPT;
 		goto fail;
 	}
-	if (head.pid != p->ns_pid || head.start_time != p->start_time || head.uid != uid ||
+	if (head.pid != p->ns_pid || (!p->hidden && head.start_time != p->start_time) || head.uid != uid ||
 	    (p->pidns && head.pidns != p->pidns))
 		goto fail; /* left by an earlier process with this PID */
 	if (writable && !may_write) {
@@ -183,6 +197,51 @@ fail:
 	return rc;
 }
 
+/*
+ * For a reader, the segment of a live process that /proc hides (mounted
+ * hidepid=2: another user's): its owner and start time cannot be read, so
+ * each run directory is tried for the file of its PID in our namespace, and
+ * a valid segment there that names the PID is taken. One left by an earlier
+ * process of that PID counts too: its partition is held a little longer,
+ * never given away while its task may run. Returns enum nvt_seg_err.
+ */
+static int open_hidden(const char *base, pid_t pid, struct nvt_seg_handle *h)
+{
+	struct nvt_proc p;
+	struct dirent *ent;
+	int best = NVT_SEG_ENOTASK;
+	DIR *dir;
+
+	memset(&p, 0, sizeof(p));
+	p.pid = p.ns_pid = pid;
+	p.pidns = nvt_own_pidns();
+	p.hidden = 1;
+	if (!p.pidns || !(dir = opendir(base)))
+		return NVT_SEG_ESYS;
+	while ((ent = readdir(dir))) {
+		uid_t uid;
+		int rc;
+
+		if (nvt_userdir_name_parse(ent->d_name, &uid))
+			continue;
+		rc = open_in(base, uid, &p, 0, h);
+		if (rc == NVT_SEG_ESYS)
+			h->sys_errno = errno;
+		if (rc == NVT_SEG_OK) {
+			closedir(dir);
+			h->pid = pid;
+			h->task_uid = uid;
+			return rc;
+		}
+		if (rank(rc) > rank(best))
+			best = rc;
+	}
+	closedir(dir);
+	if (best == NVT_SEG_ESYS)
+		errno = h->sys_errno;
+	return best;
+}
+
 int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handle *h)
 {
 	struct timespec pause = {0, 1000000};
@@ -197,8 +256,11 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 	h->pid = pid;
 	if (pid <= 0)
 		return NVT_SEG_ENOPROC;
-	if (nvt_proc_info(pid, &p))
+	if (nvt_proc_info(pid, &p)) {
+		if (errno == ENOENT && nvt_proc_hidden(pid))
+			return writable ? NVT_SEG_EPERM : open_hidden(base, pid, h);
 		return errno == ENOENT || errno == ESRCH ? NVT_SEG_ENOPROC : NVT_SEG_ESYS;
+	}
 	/* To write: while a segment is being made in the directory of the
 	 * task's user (its shim, after an exec to that user, copying the segment
 	 * from before it), wait a little for it: a change written into the old
@@ -231,6 +293,8 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 		if (seen)
 			continue;
 		rc = open_in(base, order[i], &p, writable, h);
+		if (rc == NVT_SEG_ESYS)
+			h->sys_errno = errno;
 		if (rc == NVT_SEG_OK) {
 			h->pid = pid;
 			h->task_uid = p.uid[1];
@@ -243,6 +307,8 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 	}
 	h->task_uid = p.uid[1];
 	h->found_version = version;
+	if (best == NVT_SEG_ESYS)
+		errno = h->sys_errno;
 	return best;
 }
 
@@ -450,6 +516,7 @@ struct scan {
 	struct nvt_proc *nested; /* processes in namespaces below ours, read once */
 	size_t n_nested;
 	int nested_read;
+	int nested_errno; /* why they could not be read; 0 if they were */
 };
 
 static int push(struct scan *s, const struct entry *e)
@@ -475,19 +542,31 @@ static int read_nested(struct scan *s)
 
 	s->nested_read = 1;
 	proc = opendir("/proc");
-	if (!proc)
+	if (!proc) {
+		s->nested_errno = errno;
 		return -1;
+	}
 	while ((ent = readdir(proc))) {
 		struct nvt_proc p;
 		char *end;
 		long pid = strtol(ent->d_name, &end, 10);
 
-		if (*end || pid <= 0 || nvt_proc_info((pid_t)pid, &p) || !p.nested)
+		if (*end || pid <= 0)
+			continue;
+		if (nvt_proc_info((pid_t)pid, &p)) {
+			/* Gone meanwhile, or hidden; anything else (EMFILE) is no answer. */
+			if (errno != ENOENT && errno != ESRCH && !s->nested_errno)
+				s->nested_errno = errno;
+			continue;
+		}
+		if (!p.nested)
 			continue;
 		if (s->n_nested == cap) {
 			struct nvt_proc *v = realloc(s->nested, (cap ? cap * 2 : 64) * sizeof(*v));
-			if (!v)
+			if (!v) {
+				s->nested_errno = ENOMEM;
 				break;
+			}
 			s->nested = v;
 			cap = cap ? cap * 2 : 64;
 		}
@@ -497,7 +576,8 @@ static int read_nested(struct scan *s)
 	return 0;
 }
 
-/* The PID (ours) of the process a segment of another namespace names, or 0. */
+/* The PID (ours) of the process a segment of another namespace names, 0 if
+ * none, or -1 with errno set when the processes could not be read. */
 static pid_t resolve_nested(struct scan *s, int dirfd, const char *name, uint64_t pidns, pid_t ns_pid)
 {
 	if (!s->nested_read)
@@ -520,27 +600,37 @@ static pid_t resolve_nested(struct scan *s, int dirfd, const char *name, uint64_
 		if (match)
 			return p->pid;
 	}
+	if (s->nested_errno) {
+		errno = s->nested_errno;
+		return -1;
+	}
 	return 0;
 }
 
-/* Collects the segments of uid's run directory; removes those of dead processes if tidy. */
-static void scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy)
+/*
+ * Collects the segments of uid's run directory; removes those of dead
+ * processes if tidy. see_own: nvt_procfs_own(). Returns 0, or -1 with errno
+ * set when a task may have been missed (EMFILE, ENOMEM: never "no task").
+ */
+static int scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy, int see_own)
 {
 	uint64_t own_ns = nvt_own_pidns();
-	int see_own = nvt_procfs_is_own(), see_all = see_own && own_ns == NVT_INIT_PIDNS;
+	int see_all = see_own && own_ns == NVT_INIT_PIDNS, rc = 0, err;
 	struct dirent *ent;
 	int dirfd, copy;
 	DIR *dir;
 
 	dirfd = nvt_userdir_open(base, uid);
-	if (dirfd < 0)
-		return;
+	if (dirfd < 0) /* none, or not one we trust; or not ours to read */
+		return errno == ENOENT || errno == EACCES ? 0 : -1;
 	copy = dup(dirfd);
 	if (copy < 0 || !(dir = fdopendir(copy))) {
+		err = errno;
 		if (copy >= 0)
 			close(copy);
 		close(dirfd);
-		return;
+		errno = err;
+		return -1;
 	}
 	while ((ent = readdir(dir))) {
 		struct entry e;
@@ -560,6 +650,10 @@ static void scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy)
 			e.pid = ns_pid;
 		} else {
 			e.pid = resolve_nested(s, dirfd, ent->d_name, pidns, ns_pid);
+			if (e.pid < 0) {
+				rc = -1;
+				break;
+			}
 			if (!e.pid) {
 				/* From the initial namespace every process is in sight: none has it. */
 				if (tidy && see_all)
@@ -567,17 +661,27 @@ static void scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy)
 				continue;
 			}
 		}
-		if (fstatat(dirfd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			continue;
+		if (fstatat(dirfd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+			if (errno == ENOENT)
+				continue; /* removed meanwhile */
+			rc = -1;
+			break;
+		}
 		e.uid = uid;
 		e.dev = st.st_dev;
 		e.ino = st.st_ino;
 		snprintf(e.name, sizeof(e.name), "%.63s", ent->d_name);
-		if (push(s, &e))
+		if (push(s, &e)) {
+			errno = ENOMEM;
+			rc = -1;
 			break;
+		}
 	}
+	err = errno;
 	closedir(dir);
 	close(dirfd);
+	errno = err;
+	return rc;
 }
 
 /* Opens e's file for reading, never through a link. Returns its fd, or -1
@@ -655,15 +759,26 @@ int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
 	size_t n_out = 0;
 	pid_t *out;
 	DIR *dir;
+	int see_own;
 
 	*pids = NULL;
+	see_own = nvt_procfs_own();
+	if (see_own < 0)
+		return -1;
 	dir = opendir(base);
 	if (!dir)
 		return -1;
 	while ((ent = readdir(dir))) {
 		uid_t uid;
-		if (nvt_userdir_name_parse(ent->d_name, &uid) == 0)
-			scan_userdir(&s, base, uid, tidy && (me == 0 || me == uid));
+		if (nvt_userdir_name_parse(ent->d_name, &uid) == 0 &&
+		    scan_userdir(&s, base, uid, tidy && (me == 0 || me == uid), see_own)) {
+			int err = errno;
+			closedir(dir);
+			free(s.v);
+			free(s.nested);
+			errno = err;
+			return -1;
+		}
 	}
 	closedir(dir);
 	qsort(s.v, s.n, sizeof(*s.v), by_pid);
