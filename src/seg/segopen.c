@@ -151,9 +151,12 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 		       : err == ENOENT || err == ELOOP || err == ENXIO ? NVT_SEG_ENOTASK : NVT_SEG_ESYS;
 	}
 	rc = NVT_SEG_ENOTASK;
-	/* Made by the directory's user, and not a link to another file; empty
-	 * while its shim is still making it. */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1)
+	/* Made by the directory's user (O_NOFOLLOW: not a symbolic link);
+	 * empty while its shim is still making it. Its link count does not
+	 * matter: another user who may hard-link it (fs.protected_hardlinks=0)
+	 * adds a name elsewhere, which must not hide the task; and a file of
+	 * another user's linked here fails the owner check. */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid)
 		goto fail;
 	if (being_made(fd, &st)) {
 		rc = NVT_SEG_EMAKING;
@@ -338,7 +341,7 @@ int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 	 * leftover of an earlier process of this PID). One without a header yet
 	 * has copied nothing so far: it will copy what we wrote. */
 	found = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == p.uid[1] &&
-		st.st_nlink == 1 && (st.st_dev != h->dev || st.st_ino != h->ino) &&
+		(st.st_dev != h->dev || st.st_ino != h->ino) &&
 		nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == p.ns_pid &&
 		head.start_time == p.start_time && (!p.pidns || head.pidns == p.pidns);
 	close(fd);
