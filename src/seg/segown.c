@@ -24,12 +24,37 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Attempts root makes at its run directory when another user made it first. */
+#define ROOT_RECLAIM_TRIES 4
+
+/*
+ * Root's run directory, found made by another user (a user who made
+ * nvtaskset-0 first in the shared directory, or a file or link of that
+ * name): root recovers by itself. It renames the squatter's entry aside
+ * (nvtaskset-0.squatted.<uid>.<inode>: no run directory's name, so nobody
+ * reads it as one; its owner may remove it) and makes its own. Only root can
+ * (the shared directory is sticky), and only root needs to: every user's
+ * tasks and the Slurm plugin read root's segments. Returns 1 if it renamed
+ * one, 0 if the entry is root's own (a bad mode is reported as before).
+ */
+static int reclaim_root_dir(int basefd, const char *leaf)
+{
+	char aside[96];
+	struct stat st;
+
+	if (geteuid() != 0 || fstatat(basefd, leaf, &st, AT_SYMLINK_NOFOLLOW) || st.st_uid == 0)
+		return 0;
+	snprintf(aside, sizeof(aside), "%s.squatted.%lu.%lu", leaf, (unsigned long)st.st_uid,
+		 (unsigned long)st.st_ino);
+	return renameat(basefd, leaf, basefd, aside) == 0;
+}
+
 /* Opens (making it if need be) and checks the caller's run directory. Returns its fd or -1. */
 static int open_own_userdir(const char *base, struct nvt_seg_own *own, char *why, size_t len)
 {
 	uid_t uid = geteuid();
 	const char *leaf;
-	int basefd, dirfd, made;
+	int basefd, dirfd = -1, made;
 
 	if (nvt_userdir_path(own->dir, sizeof(own->dir), base, uid)) {
 		snprintf(why, len, "path too long");
@@ -41,26 +66,29 @@ static int open_own_userdir(const char *base, struct nvt_seg_own *own, char *why
 		snprintf(why, len, "%s", strerror(errno));
 		return -1;
 	}
-	made = mkdirat(basefd, leaf, NVT_USERDIR_MODE) == 0;
-	if (!made && errno != EEXIST) {
-		snprintf(why, len, "%s", strerror(errno));
-		close(basefd);
-		return -1;
+	for (int attempt = 0; attempt < ROOT_RECLAIM_TRIES; attempt++) {
+		made = mkdirat(basefd, leaf, NVT_USERDIR_MODE) == 0;
+		if (!made && errno != EEXIST) {
+			snprintf(why, len, "%s", strerror(errno));
+			break;
+		}
+		dirfd = openat(basefd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dirfd < 0) {
+			snprintf(why, len, "%s", errno == ENOTDIR || errno == ELOOP ? "it is not a directory"
+										: strerror(errno));
+		} else {
+			/* Partitions are public to read: undo a umask on the directory we made. */
+			if (made)
+				fchmod(dirfd, NVT_USERDIR_MODE);
+			if (nvt_userdir_check(dirfd, uid, why, len) == 0)
+				break;
+			close(dirfd);
+			dirfd = -1;
+		}
+		if (!reclaim_root_dir(basefd, leaf))
+			break;
 	}
-	dirfd = openat(basefd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(basefd);
-	if (dirfd < 0) {
-		snprintf(why, len, "%s", errno == ENOTDIR || errno == ELOOP ? "it is not a directory"
-									 : strerror(errno));
-		return -1;
-	}
-	/* Partitions are public to read: undo a umask on the directory we made. */
-	if (made)
-		fchmod(dirfd, NVT_USERDIR_MODE);
-	if (nvt_userdir_check(dirfd, uid, why, len)) {
-		close(dirfd);
-		return -1;
-	}
 	return dirfd;
 }
 

@@ -73,3 +73,28 @@ t_hostile_hard_link() {
 	wait_file "$WORK/u/hl.state" "6"
 	stop_loop u/hl "$PID"
 }
+
+t_hostile_squatted_root_directory() {
+	# Issue 23, 6: a user who makes nvtaskset-0 first in the shared run
+	# directory (a directory of hers, then a link) does not stop root's
+	# -n --exclude-running: root renames her entry aside and makes its own.
+	need_users
+	local rundir=$WORK/sq-run
+	mkdir -m 1777 "$rundir"
+	$(as_user 65533) mkdir -m 755 "$rundir/nvtaskset-0"
+	run_rc out rc env NVTASKSET_RUNDIR="$rundir" "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "root's claim beside a squatted nvtaskset-0: $out"
+	has "$out" "hung=0"
+	eq "$(stat -c %u "$rundir/nvtaskset-0")" 0 "nvtaskset-0's owner"
+	ls "$rundir" | grep -q "^nvtaskset-0\.squatted\.65533\." || die "her directory is not set aside: $(ls "$rundir")"
+	rm -rf "$rundir/nvtaskset-0"
+	$(as_user 65533) ln -s /tmp "$rundir/nvtaskset-0"
+	run_rc out rc env NVTASKSET_RUNDIR="$rundir" "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "root's claim beside a link named nvtaskset-0: $out"
+	[ -d "$rundir/nvtaskset-0" ] && [ ! -L "$rundir/nvtaskset-0" ] || die "nvtaskset-0 is still her link"
+	# A user cannot do the same to another user's directory (the sticky bit).
+	$(as_user 65533) mkdir -m 755 "$rundir/nvtaskset-65532"
+	run_rc out rc $(as_user 65532) env NVTASKSET_RUNDIR="$rundir" "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	has "$out" "belongs to uid 65533"
+	eq "$(stat -c %u "$rundir/nvtaskset-65532")" 65533 "nvtaskset-65532's owner"
+}
