@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define HEADER_BYTES offsetof(struct nvt_segment, gpu)
@@ -353,6 +354,104 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 		view->tpcs = seen;
 	}
 	return -1;
+}
+
+/* ---- Is this file the segment a process uses? ---------------------------- */
+
+/* What one line of /proc/PID/maps says about st: 1 it maps st's file (by
+ * dev:inode, or a segment of st's name in st's owner's run directory: what
+ * overlayfs shows may differ from stat), 0 it maps another segment file, -1
+ * no segment file. */
+static int maps_line(const char *line, const struct stat *st, const char *name)
+{
+	unsigned maj, min;
+	unsigned long long inode;
+	char dir[32];
+	const char *path, *leaf;
+	size_t n;
+	int off = 0;
+	uint64_t ns;
+	pid_t pid;
+	char base[64];
+
+	if (sscanf(line, "%*x-%*x %*s %*x %x:%x %llu %n", &maj, &min, &inode, &off) != 3 || !off ||
+	    !inode)
+		return -1;
+	path = line + off;
+	leaf = strrchr(path, '/');
+	if (!leaf)
+		return -1;
+	n = strcspn(leaf + 1, " \n");
+	if (n >= sizeof(base))
+		return -1;
+	memcpy(base, leaf + 1, n);
+	base[n] = '\0';
+	if (nvt_seg_name_parse(base, &ns, &pid))
+		return -1;
+	if (makedev(maj, min) == st->st_dev && inode == (unsigned long long)st->st_ino)
+		return 1;
+	/* " (deleted)": a file that is not the one of that name now. */
+	if (strcmp(base, name) || strstr(leaf, " (deleted)"))
+		return 0;
+	snprintf(dir, sizeof(dir), "/" NVT_USERDIR_PREFIX "%lu/", (unsigned long)st->st_uid);
+	return leaf - path >= (ptrdiff_t)strlen(dir) - 1 &&
+	       !strncmp(leaf - strlen(dir) + 1, dir, strlen(dir));
+}
+
+/* 1 if pid maps st's file, 0 if it maps other segment files but not it, -1
+ * if its maps cannot be read (another user's, or gone) or show none. */
+static int maps_file(pid_t pid, const struct stat *st, const char *name)
+{
+	char path[64], buf[8192];
+	size_t have = 0;
+	int fd, found = -1, skip = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *end;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		have += (size_t)got;
+		buf[have] = '\0';
+		while ((end = strchr(line, '\n'))) {
+			int r = skip ? -1 : maps_line(line, st, name);
+			skip = 0;
+			if (r == 1) {
+				close(fd);
+				return 1;
+			}
+			if (r == 0)
+				found = 0;
+			line = end + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1) { /* a line longer than the buffer: no segment's */
+			have = 0;
+			skip = 1;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struct stat *st,
+		   const struct nvt_seg_who *who)
+{
+	if (head->pid != who->id.pid || (who->id.pidns && head->pidns != who->id.pidns) ||
+	    (!who->any_start && head->start_time != who->id.start_time) || head->uid != st->st_uid)
+		return 0;
+	/* Where a process's maps can be read (its user and root), a process
+	 * that maps a segment file is decided by it: a header is public and
+	 * can be forged (in the run directory of a user the process became). */
+	return who->proc_pid <= 0 || maps_file(who->proc_pid, st, name) != 0;
 }
 
 /* ---- Run directories and their writers' lock files ---------------------------- */

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include "nvtaskset.h"
 #include "core/ptree.h"
@@ -122,6 +123,28 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 /* Reads and checks the header of the segment open as fd. Returns enum
  * nvt_seg_check, or NVT_SEG_BAD_SIZE if it cannot be read. */
 int nvt_seg_pread_header(int fd, struct nvt_segment *head);
+
+/* Who a segment should name (nvt_seg_is_its). */
+struct nvt_seg_who {
+	pid_t proc_pid;          /* as the caller's /proc numbers it (its maps); 0: none */
+	struct nvt_proc_id id;   /* PID namespace (0: not known), PID in it, start time */
+	int any_start;           /* the start time is not known (/proc hides it) */
+};
+
+/*
+ * The one identity check, "is this file the segment process who uses?", for
+ * a valid segment named name (open, st its fstat, head its header): 1 if its
+ * header names the process (PID namespace, PID, start time) and the file's
+ * owner, and, where the caller may read the process's /proc/PID/maps (its
+ * user and root) and the process maps any segment file, the file is one it
+ * maps (dev:inode, or that name in its owner's run directory). A header is
+ * public: another user can forge one, for a process that became her, in
+ * her own run directory; what the process maps cannot be forged. Where maps
+ * cannot be read or show no segment (between an exec and its shim's start),
+ * the header decides. Returns 1 or 0.
+ */
+int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struct stat *st,
+		   const struct nvt_seg_who *who);
 
 /* ---- The calling process's own segment (segown.c) ------------------------ */
 

@@ -57,13 +57,30 @@ static int rank(int rc)
 	}
 }
 
-/* 1 if the segment open as fd names process p (PID and start time). */
-static int names_process(int fd, const struct nvt_proc *p, uint64_t pidns)
+/* Who p is, for nvt_seg_is_its; pidns: its namespace (p's own if 0). */
+static struct nvt_seg_who who_of(const struct nvt_proc *p, uint64_t pidns)
 {
-	struct nvt_segment head;
+	struct nvt_seg_who who;
 
-	return nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == p->ns_pid &&
-	       head.start_time == p->start_time && head.pidns == pidns;
+	memset(&who, 0, sizeof(who));
+	who.proc_pid = p->pid;
+	who.id.pidns = pidns ? pidns : p->pidns;
+	who.id.pid = p->ns_pid;
+	who.id.start_time = p->start_time;
+	who.any_start = p->hidden;
+	return who;
+}
+
+/* 1 if the segment open as fd, named name, is the one process p uses, as
+ * the segment of namespace pidns. */
+static int names_process(int fd, const char *name, const struct nvt_proc *p, uint64_t pidns)
+{
+	struct nvt_seg_who who = who_of(p, pidns);
+	struct nvt_segment head;
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID &&
+	       nvt_seg_is_its(&head, name, &st, &who);
 }
 
 /*
@@ -97,7 +114,7 @@ static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_
 				found = -2;
 			continue;
 		}
-		if (names_process(fd, p, pidns)) {
+		if (names_process(fd, ent->d_name, p, pidns)) {
 			snprintf(name, len, "%.63s", ent->d_name);
 			found = 0;
 		}
@@ -123,6 +140,7 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 		   struct nvt_seg_handle *h)
 {
 	int may_write = geteuid() == 0 || geteuid() == uid;
+	struct nvt_seg_who who = who_of(p, 0);
 	struct nvt_segment head;
 	char name[64];
 	struct stat st;
@@ -175,9 +193,10 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 		rc = NVT_SEG_ECORRUPT;
 		goto fail;
 	}
-	if (head.pid != p->ns_pid || (!p->hidden && head.start_time != p->start_time) || head.uid != uid ||
-	    (p->pidns && head.pidns != p->pidns))
-		goto fail; /* left by an earlier process with this PID */
+	/* Left by an earlier process with this PID, or one that the process
+	 * does not use (forged by the user it became). */
+	if (head.uid != uid || !nvt_seg_is_its(&head, name, &st, &who))
+		goto fail;
 	if (writable && !may_write) {
 		rc = NVT_SEG_EPERM;
 		goto fail;
@@ -317,6 +336,7 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 
 int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 {
+	struct nvt_seg_who who;
 	struct nvt_segment head;
 	struct nvt_proc p;
 	struct stat st;
@@ -325,6 +345,7 @@ int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 
 	if (nvt_proc_info(h->pid, &p) || p.uid[1] == h->owner)
 		return 0;
+	who = who_of(&p, 0);
 	dirfd = nvt_userdir_open(base, p.uid[1]);
 	if (dirfd < 0)
 		return 0;
@@ -342,8 +363,7 @@ int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 	 * has copied nothing so far: it will copy what we wrote. */
 	found = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == p.uid[1] &&
 		(st.st_dev != h->dev || st.st_ino != h->ino) &&
-		nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == p.ns_pid &&
-		head.start_time == p.start_time && (!p.pidns || head.pidns == p.pidns);
+		nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && nvt_seg_is_its(&head, name, &st, &who);
 	close(fd);
 	return found;
 }
@@ -596,7 +616,7 @@ static pid_t resolve_nested(struct scan *s, int dirfd, const char *name, uint64_
 		else {
 			/* Its namespace is not ours to read: trust PID and start time. */
 			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-			match = fd >= 0 && names_process(fd, p, pidns);
+			match = fd >= 0 && names_process(fd, name, p, pidns);
 			if (fd >= 0)
 				close(fd);
 		}
@@ -704,19 +724,29 @@ static int open_entry(const char *base, const struct entry *e)
 	return fd;
 }
 
-/* 1 if entry e is a leftover: a valid segment of an earlier process with its PID. */
+/* 1 if entry e is a leftover: a valid segment that process e->pid does not
+ * use (an earlier process's with its PID, or one forged for it). */
 static int replaced(const char *base, const struct entry *e)
 {
+	struct nvt_seg_who who;
 	struct nvt_segment head;
-	uint64_t start;
-	int fd, stale = 0;
+	struct nvt_proc p;
+	struct stat st;
+	uint64_t pidns;
+	pid_t ns_pid;
+	int fd, stale;
 
-	if (nvt_proc_start_time(e->pid, &start))
-		return errno == ESRCH || errno == ENOENT;
+	if (nvt_proc_info(e->pid, &p))
+		return (errno == ESRCH || errno == ENOENT) && !nvt_proc_hidden(e->pid);
+	if (nvt_seg_name_parse(e->name, &pidns, &ns_pid))
+		return 0;
 	fd = open_entry(base, e);
 	if (fd < 0)
 		return 0;
-	stale = nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.start_time != start;
+	/* Its namespace as its name says (p's may not be ours to read). */
+	who = who_of(&p, pidns);
+	stale = fstat(fd, &st) == 0 && nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID &&
+		!nvt_seg_is_its(&head, e->name, &st, &who);
 	close(fd);
 	return stale;
 }

@@ -128,6 +128,9 @@ static int allocate_blocks(int fd)
 /* Adopts the file fd if it is this very process's segment; returns the mapping or NULL. */
 static struct nvt_segment *adopt(int fd, const struct nvt_seg_own *own, uint64_t start)
 {
+	/* No maps to read: this process just exec'd, so it maps no segment, and
+	 * the header decides (nvt_seg_is_its). */
+	struct nvt_seg_who who = {0, {own->pidns, own->pid, start}, 0};
 	struct nvt_segment head;
 	struct stat st;
 	void *p;
@@ -135,8 +138,8 @@ static struct nvt_segment *adopt(int fd, const struct nvt_seg_own *own, uint64_t
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (size_t)st.st_size != sizeof(struct nvt_segment))
 		return NULL;
-	if (nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID || head.pid != own->pid ||
-	    head.pidns != own->pidns || head.start_time != start)
+	if (nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID ||
+	    !nvt_seg_is_its(&head, own->name, &st, &who))
 		return NULL;
 	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	return p == MAP_FAILED ? NULL : p;

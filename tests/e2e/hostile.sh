@@ -26,6 +26,9 @@ t_hostile_unsettled_segments() {
 	# counts their slots as held (it picks around their 0-3).
 	need_users
 	local pid begin ms_l0 ms_c0 ms_l ms_c
+	# A run directory of its own: other tests squat some users' directories.
+	export NVTASKSET_RUNDIR=$WORK/us-run
+	mkdir -m 1777 "$NVTASKSET_RUNDIR"
 	hostile_tasks 12 us
 	begin=$(date +%s%N)
 	run_rc out rc "$NVT" -l
@@ -59,6 +62,8 @@ t_hostile_hard_link() {
 	# user could): the link count 2 must not hide the task from -l, nor stop
 	# its owner's and root's -p.
 	need_users
+	export NVTASKSET_RUNDIR=$WORK/hl-run
+	mkdir -m 1777 "$NVTASKSET_RUNDIR"
 	start_loop u/hl $(as_user 65532) "$NVT" --no-mps -c 0-3 "$APP"
 	wait_file "$WORK/u/hl.state" "0-3"
 	ln "$(seg_file "$PID")" "$WORK/u/hl.link"
