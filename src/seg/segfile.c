@@ -381,7 +381,7 @@ static int maps_line(const char *line, const struct stat *st, const char *name)
 	leaf = strrchr(path, '/');
 	if (!leaf)
 		return -1;
-	n = strcspn(leaf + 1, " \n");
+	n = strcspn(leaf + 1, " ");
 	if (n >= sizeof(base))
 		return -1;
 	memcpy(base, leaf + 1, n);
@@ -421,7 +421,9 @@ static int maps_file(pid_t pid, const struct stat *st, const char *name)
 		have += (size_t)got;
 		buf[have] = '\0';
 		while ((end = strchr(line, '\n'))) {
-			int r = skip ? -1 : maps_line(line, st, name);
+			int r;
+			*end = '\0';
+			r = skip ? -1 : maps_line(line, st, name);
 			skip = 0;
 			if (r == 1) {
 				close(fd);

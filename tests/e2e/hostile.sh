@@ -103,3 +103,43 @@ t_hostile_squatted_root_directory() {
 	has "$out" "belongs to uid 65533"
 	eq "$(stat -c %u "$rundir/nvtaskset-65532")" 65533 "nvtaskset-65532's owner"
 }
+
+t_hostile_forged_segment() {
+	# Issue 23, 3: root starts a program that becomes uid 65534 in the same
+	# process (its segment stays in root's run directory). She writes a
+	# complete, valid segment for it (same PID, start time and namespace,
+	# her uid) into her own run directory. Root's -p still moves the task
+	# (it writes the segment the task maps), and root's -l keeps root's
+	# real segment.
+	need_users
+	local py f root_seg
+	py=$(user_python)
+	export NVTASKSET_RUNDIR=$WORK/fs-run
+	mkdir -m 1777 "$NVTASKSET_RUNDIR"
+	start_loop u/fs "$NVT" --no-mps -c 0-3 "$APP" setuid 65534
+	wait_file "$WORK/u/fs.state" "0-3"
+	f=$(seg_file "$PID")
+	has "$f" "/nvtaskset-65534/"
+	root_seg=$NVTASKSET_RUNDIR/nvtaskset-0/${f##*/}
+	[ -f "$root_seg" ] || die "no segment $root_seg"
+	$(as_user 65534) "$py" - "$root_seg" "$f" <<'PY'
+import os, struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<I", data, 20, os.geteuid())  # the header's uid: hers
+os.makedirs(os.path.dirname(sys.argv[2]), mode=0o755, exist_ok=True)
+with open(sys.argv[2], "wb") as out:
+    out.write(data)
+os.chmod(sys.argv[2], 0o644)
+PY
+	run_rc out rc "$NVT" -p -c 7 "$PID"
+	eq "$rc" 0 "root moves the task: $out"
+	wait_file "$WORK/u/fs.state" "7"
+	run_rc out rc "$NVT" -l
+	[ -f "$root_seg" ] || die "root's -l removed the task's real segment"
+	grep -Eq "$(row_re "$PID" nobody)7 " <<<"$out" || die "no row for $PID with 7 in: $out"
+	rm -f "$f"
+	run_rc out rc "$NVT" -p -c 9 "$PID"
+	eq "$rc" 0 "root moves the task after she removed hers: $out"
+	wait_file "$WORK/u/fs.state" "9"
+	stop_loop u/fs "$PID"
+}
