@@ -356,6 +356,14 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 	return -1;
 }
 
+int nvt_seg_being_made(int fd, const struct stat *st)
+{
+	struct nvt_segment head;
+
+	return (st->st_mode & 07777) == NVT_SEG_NEW_MODE &&
+	       (st->st_size == 0 || nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID);
+}
+
 /* ---- Is this file the segment a process uses? ---------------------------- */
 
 /* What one line of /proc/PID/maps says about st: 1 it maps st's file (by

@@ -6,8 +6,8 @@
  * segfile.c holds the names, checks and reads both sides share and the
  * writers' lock files; segown.c the calling process's own segment (the
  * shim's, and the one the CLI makes for its COMMAND); segopen.c the CLI's
- * side (opening, reading and writing other processes' segments, listing
- * tasks).
+ * side (opening, reading and writing other processes' segments); segscan.c
+ * listing tasks.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -120,6 +120,10 @@ int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type);
  */
 #define NVT_SEG_READ_TRIES 8
 int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status);
+/* 1 if fd (a regular file of its run directory's user, st its fstat) is a
+ * segment still being made: mode NVT_SEG_NEW_MODE, and no header yet
+ * (nvtaskset.h, "Making a segment"). */
+int nvt_seg_being_made(int fd, const struct stat *st);
 /* Reads and checks the header of the segment open as fd. Returns enum
  * nvt_seg_check, or NVT_SEG_BAD_SIZE if it cannot be read. */
 int nvt_seg_pread_header(int fd, struct nvt_segment *head);
@@ -225,6 +229,12 @@ struct nvt_seg_handle {
 	int sys_errno;           /* with NVT_SEG_ESYS: why (errno is set too) */
 };
 
+/* Who p is, for nvt_seg_is_its; pidns: its namespace (p's own if 0). */
+struct nvt_seg_who nvt_seg_who_of(const struct nvt_proc *p, uint64_t pidns);
+/* 1 if the segment open as fd, named name, is the one process p uses, as
+ * the segment of namespace pidns (nvt_seg_is_its). */
+int nvt_seg_names_process(int fd, const char *name, const struct nvt_proc *p, uint64_t pidns);
+
 /* Writes the path pid's segment has (whether or not it exists). Returns 0 or -1. */
 int nvt_seg_path(char *buf, size_t len, const char *base, pid_t pid);
 
@@ -282,6 +292,8 @@ void nvt_seg_close(struct nvt_seg_handle *h);
  * -1 with errno set.
  */
 int nvt_seg_discard_own(const char *base);
+
+/* ---- Listing tasks (segscan.c) ------------------------------------------- */
 
 /*
  * Lists the tasks with a segment in any user's run directory under base:
