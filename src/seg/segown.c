@@ -96,8 +96,8 @@ static int open_own_userdir(const char *base, struct nvt_seg_own *own, char *why
  * file sized by ftruncate alone has none, and a store through the mapping
  * into a page that a full filesystem (a tmpfs another user filled) cannot
  * give is a SIGBUS, not an error. posix_fallocate reserves them, or fails
- * with ENOSPC or EDQUOT; where a filesystem cannot reserve (EOPNOTSUPP,
- * EINVAL), writing the zeros does. Returns 0, or -1 with errno set. */
+ * with ENOSPC or EDQUOT; where it cannot be used (EOPNOTSUPP, EINVAL,
+ * ENOSYS, EPERM), writing the zeros does. Returns 0, or -1 with errno set. */
 static int allocate_blocks(int fd)
 {
 	static const char zeros[4096];
@@ -106,7 +106,8 @@ static int allocate_blocks(int fd)
 
 	if (rc == 0)
 		return 0;
-	if (rc != EOPNOTSUPP && rc != EINVAL) {
+	/* (ENOSYS, EPERM: no fallocate here, or a seccomp filter forbids it.) */
+	if (rc != EOPNOTSUPP && rc != EINVAL && rc != ENOSYS && rc != EPERM) {
 		errno = rc;
 		return -1;
 	}
