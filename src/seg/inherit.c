@@ -60,9 +60,9 @@ static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt
 	/* A leftover of an earlier process with this PID, or a file that the
 	 * process does not use (its maps, those of maps_pid, decide where we
 	 * may read them; 0: the header decides). */
+	memset(&who, 0, sizeof(who)); /* base NULL: read the maps (few ancestors have a file) */
 	who.proc_pid = maps_pid;
 	who.id = *id;
-	who.any_start = 0;
 	if (copy.uid != uid || !nvt_seg_is_its(&copy, name, &st, &who))
 		goto done;
 	if (!made) {

@@ -452,6 +452,30 @@ static int maps_file(pid_t pid, const struct stat *st, const char *name)
 	return found;
 }
 
+/* 1 if a run directory under who->base of one of who's uids or root's, other
+ * than owner's, holds a file called name (a rival of owner's); 1 also when
+ * that cannot be told. */
+static int has_rival(const struct nvt_seg_who *who, uid_t owner, const char *name)
+{
+	uid_t uids[5] = {who->uid[0], who->uid[1], who->uid[2], who->uid[3], 0};
+	char dir[256], path[320];
+	struct stat st;
+
+	for (int i = 0; i < 5; i++) {
+		int seen = uids[i] == owner;
+		for (int j = 0; j < i; j++)
+			seen |= uids[j] == uids[i];
+		if (seen)
+			continue;
+		if (nvt_userdir_path(dir, sizeof(dir), who->base, uids[i]) ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+			return 1;
+		if (lstat(path, &st) == 0 || errno != ENOENT)
+			return 1;
+	}
+	return 0;
+}
+
 int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struct stat *st,
 		   const struct nvt_seg_who *who)
 {
@@ -461,7 +485,9 @@ int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struc
 	/* Where a process's maps can be read (its user and root), a process
 	 * that maps a segment file is decided by it: a header is public and
 	 * can be forged (in the run directory of a user the process became). */
-	return who->proc_pid <= 0 || maps_file(who->proc_pid, st, name) != 0;
+	if (who->proc_pid <= 0 || (who->base && !has_rival(who, st->st_uid, name)))
+		return 1;
+	return maps_file(who->proc_pid, st, name) != 0;
 }
 
 /* ---- Run directories and their writers' lock files ---------------------------- */

@@ -133,6 +133,10 @@ struct nvt_seg_who {
 	pid_t proc_pid;          /* as the caller's /proc numbers it (its maps); 0: none */
 	struct nvt_proc_id id;   /* PID namespace (0: not known), PID in it, start time */
 	int any_start;           /* the start time is not known (/proc hides it) */
+	/* Where another run directory may hold a rival file of the same name:
+	 * under base, those of uid[] and root's. NULL: any may (read maps). */
+	const char *base;
+	uid_t uid[4];            /* the process's real, effective, saved, fs uids */
 };
 
 /*
@@ -145,7 +149,9 @@ struct nvt_seg_who {
  * public: another user can forge one, for a process that became her, in
  * her own run directory; what the process maps cannot be forged. Where maps
  * cannot be read or show no segment (between an exec and its shim's start),
- * the header decides. Returns 1 or 0.
+ * the header decides. So does it, without reading maps, where who->base is
+ * set and no run directory of who->uid[] or root's but the file's own holds
+ * a file of that name: no rival, nothing to tell apart. Returns 1 or 0.
  */
 int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struct stat *st,
 		   const struct nvt_seg_who *who);
@@ -230,10 +236,11 @@ struct nvt_seg_handle {
 };
 
 /* Who p is, for nvt_seg_is_its; pidns: its namespace (p's own if 0). */
-struct nvt_seg_who nvt_seg_who_of(const struct nvt_proc *p, uint64_t pidns);
+struct nvt_seg_who nvt_seg_who_of(const char *base, const struct nvt_proc *p, uint64_t pidns);
 /* 1 if the segment open as fd, named name, is the one process p uses, as
  * the segment of namespace pidns (nvt_seg_is_its). */
-int nvt_seg_names_process(int fd, const char *name, const struct nvt_proc *p, uint64_t pidns);
+int nvt_seg_names_process(const char *base, int fd, const char *name, const struct nvt_proc *p,
+			  uint64_t pidns);
 
 /* Writes the path pid's segment has (whether or not it exists). Returns 0 or -1. */
 int nvt_seg_path(char *buf, size_t len, const char *base, pid_t pid);

@@ -57,7 +57,7 @@ static int rank(int rc)
 	}
 }
 
-struct nvt_seg_who nvt_seg_who_of(const struct nvt_proc *p, uint64_t pidns)
+struct nvt_seg_who nvt_seg_who_of(const char *base, const struct nvt_proc *p, uint64_t pidns)
 {
 	struct nvt_seg_who who;
 
@@ -67,12 +67,15 @@ struct nvt_seg_who nvt_seg_who_of(const struct nvt_proc *p, uint64_t pidns)
 	who.id.pid = p->ns_pid;
 	who.id.start_time = p->start_time;
 	who.any_start = p->hidden;
+	who.base = p->hidden ? NULL : base;
+	memcpy(who.uid, p->uid, sizeof(who.uid));
 	return who;
 }
 
-int nvt_seg_names_process(int fd, const char *name, const struct nvt_proc *p, uint64_t pidns)
+int nvt_seg_names_process(const char *base, int fd, const char *name, const struct nvt_proc *p,
+			  uint64_t pidns)
 {
-	struct nvt_seg_who who = nvt_seg_who_of(p, pidns);
+	struct nvt_seg_who who = nvt_seg_who_of(base, p, pidns);
 	struct nvt_segment head;
 	struct stat st;
 
@@ -85,7 +88,7 @@ int nvt_seg_names_process(int fd, const char *name, const struct nvt_proc *p, ui
  * finds its segment in dirfd by the PID and start time its header records.
  * Returns 0, -1 (none), or -2 with errno set (the directory could not be read).
  */
-static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_t len)
+static int find_by_header(const char *base, int dirfd, const struct nvt_proc *p, char *name, size_t len)
 {
 	struct dirent *ent;
 	DIR *dir;
@@ -111,7 +114,7 @@ static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_
 				found = -2;
 			continue;
 		}
-		if (nvt_seg_names_process(fd, ent->d_name, p, pidns)) {
+		if (nvt_seg_names_process(base, fd, ent->d_name, p, pidns)) {
 			snprintf(name, len, "%.63s", ent->d_name);
 			found = 0;
 		}
@@ -127,7 +130,7 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 		   struct nvt_seg_handle *h)
 {
 	int may_write = geteuid() == 0 || geteuid() == uid;
-	struct nvt_seg_who who = nvt_seg_who_of(p, 0);
+	struct nvt_seg_who who = nvt_seg_who_of(base, p, 0);
 	struct nvt_segment head;
 	char name[64];
 	struct stat st;
@@ -137,7 +140,7 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 	if (dirfd < 0)
 		return errno == EACCES ? NVT_SEG_EPERM : errno == ENOENT ? NVT_SEG_ENOTASK : NVT_SEG_ESYS;
 	rc = p->pidns ? nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid)
-		      : find_by_header(dirfd, p, name, sizeof(name));
+		      : find_by_header(base, dirfd, p, name, sizeof(name));
 	if (rc) {
 		close(dirfd);
 		return rc == -2 ? NVT_SEG_ESYS : NVT_SEG_ENOTASK;
@@ -332,12 +335,12 @@ int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 
 	if (nvt_proc_info(h->pid, &p) || p.uid[1] == h->owner)
 		return 0;
-	who = nvt_seg_who_of(&p, 0);
+	who = nvt_seg_who_of(base, &p, 0);
 	dirfd = nvt_userdir_open(base, p.uid[1]);
 	if (dirfd < 0)
 		return 0;
 	if (p.pidns ? nvt_seg_name(name, sizeof(name), p.pidns, p.ns_pid)
-		    : find_by_header(dirfd, &p, name, sizeof(name))) {
+		    : find_by_header(base, dirfd, &p, name, sizeof(name))) {
 		close(dirfd);
 		return 0;
 	}

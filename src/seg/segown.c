@@ -131,7 +131,7 @@ static struct nvt_segment *adopt(int fd, const struct nvt_seg_own *own, uint64_t
 {
 	/* No maps to read: this process just exec'd, so it maps no segment, and
 	 * the header decides (nvt_seg_is_its). */
-	struct nvt_seg_who who = {0, {own->pidns, own->pid, start}, 0};
+	struct nvt_seg_who who = {.id = {own->pidns, own->pid, start}};
 	struct nvt_segment head;
 	struct stat st;
 	void *p;

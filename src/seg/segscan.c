@@ -115,7 +115,7 @@ static pid_t resolve_nested(struct scan *s, int dirfd, const char *name, uint64_
 		else {
 			/* Its namespace is not ours to read: trust PID and start time. */
 			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-			match = fd >= 0 && nvt_seg_names_process(fd, name, p, pidns);
+			match = fd >= 0 && nvt_seg_names_process(NULL, fd, name, p, pidns);
 			if (fd >= 0)
 				close(fd);
 		}
@@ -243,7 +243,7 @@ static int replaced(const char *base, const struct entry *e)
 	if (fd < 0)
 		return 0;
 	/* Its namespace as its name says (p's may not be ours to read). */
-	who = nvt_seg_who_of(&p, pidns);
+	who = nvt_seg_who_of(base, &p, pidns);
 	stale = fstat(fd, &st) == 0 && nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID &&
 		!nvt_seg_is_its(&head, e->name, &st, &who);
 	close(fd);
