@@ -53,8 +53,10 @@
  * is confirmed, and a process it starts meanwhile copies it (reserve.h).
  *
  * A slot that every read finds mid-write (a writer died inside it, or its
- * owner keeps rewriting it) delays a confirmation by a few rounds, then is
- * read as empty, as nvtaskset -l would.
+ * owner leaves it so) is unsettled after NVT_SEG_READ_TRIES tries: it
+ * counts as held by its owner, every TPC a copy showed, like a confirmed
+ * partition, never as a claim. So it costs a scan a few reads, never a
+ * round, and nobody's segments can stall or fail another user's start.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -76,8 +78,6 @@
 /* Segments of the caller's user judged when one is made (nvt_seg_sweep), as
  * a task's start does, with more room: nvtaskset runs less often. */
 #define SWEEP_MAX 256
-/* Scans in a row that may find a slot mid-write before it is read as empty. */
-#define UNSURE_ROUNDS 20
 /* Sleep between scans while waiting for other claimers: 1 ms to this, at random. */
 #define WAIT_MAX_US 4000
 
@@ -93,8 +93,14 @@ static int make_own(const char *base, struct nvt_seg_own *own, struct nvt_seg_ne
 		int rc = nvt_seg_create(base, own, fresh, why, len);
 		if (rc == NVT_SEG_CREATED)
 			return 0;
-		if (rc < 0)
+		if (rc < 0) {
+			/* A full run directory (ENOSPC, EDQUOT) is no control
+			 * segment: say where, once. */
+			char inner[256];
+			snprintf(inner, sizeof(inner), "%s", why);
+			snprintf(why, len, "cannot create its control segment in %s: %s", own->dir, inner);
 			return -1;
+		}
 		/* NVT_SEG_ADOPTED: its partitions are not the ones asked for now. */
 		nvt_seg_remove(own);
 		munmap(own->seg, sizeof(*own->seg));
@@ -171,12 +177,11 @@ static int held_push(struct held_list *l, const struct nvt_held *h)
 }
 
 /* Collects the SET slots that handle h's task has on the GPUs of req into
- * found. Returns 0, 1 if a slot was mid-write on every try, -1 (ENOMEM). */
+ * found. Returns 0, or -1 (ENOMEM). */
 static int scan_task(const struct nvt_seg_handle *h, const struct nvt_claim_gpu *req, int n,
 		     struct held_list *found)
 {
 	struct nvt_held held;
-	int unsure = 0;
 
 	held.who.start_time = h->head.start_time;
 	held.who.pidns = h->head.pidns;
@@ -192,60 +197,70 @@ static int scan_task(const struct nvt_seg_handle *h, const struct nvt_claim_gpu 
 			i++;
 		if (i == n)
 			continue;
+		/* An unsettled slot (-1: its sequence stayed odd) counts as held
+		 * by its owner, every TPC a copy showed, like a live task's
+		 * partition: never as a claim in progress, so a segment left so
+		 * can neither stall nor fail another start. */
 		rc = nvt_seg_read(h, g, &view, NULL);
-		if (rc == -1)
-			unsure = 1;
-		if (rc || view.state != NVT_SLOT_SET || memcmp(view.uuid, req[i].uuid, 16))
+		if (rc == -2 || view.state != NVT_SLOT_SET || memcmp(view.uuid, req[i].uuid, 16))
 			continue;
-		held.claim = !!(view.flags & NVT_SLOTF_CLAIM);
+		held.claim = rc == 0 && (view.flags & NVT_SLOTF_CLAIM);
 		/* A task with a priority holds its own partition, whatever an
 		 * agent lets it use now (guarded or borrowing). */
-		if (view.prio.prio != NVT_PRIO_NONE)
+		if (view.prio.prio != NVT_PRIO_NONE) {
 			nvt_prio_own_of(&view, &held.tpcs);
-		else
+			if (rc) /* unsettled: what any copy showed, too */
+				nvt_set_or(&held.tpcs, &held.tpcs, &view.tpcs);
+		} else {
 			held.tpcs = view.tpcs;
+		}
 		if (held_push(&found[i], &held))
 			return -1;
 	}
-	return unsure;
+	return 0;
 }
 
 /*
  * Reads every live task's slots on the GPUs of req, every user's, except
- * the caller's (me). Returns 0, 1 if some slot was mid-write on every try,
- * or -1 with errno set.
+ * the caller's (me). Returns 0, or -1 with errno set (a task that could not
+ * be read: its TPCs are never taken for free).
  */
 static int scan(const char *base, const struct nvt_claimer *me, const struct nvt_claim_gpu *req,
 		int n, struct held_list *found)
 {
 	pid_t *pids;
-	int count = nvt_seg_tasks(base, 1, &pids), unsure = 0;
+	int count = nvt_seg_tasks(base, 1, &pids), failed = 0;
 
 	if (count < 0)
 		return -1;
 	for (int i = 0; i < n; i++)
 		found[i].n = 0;
-	for (int k = 0; k < count && unsure >= 0; k++) {
+	for (int k = 0; k < count && !failed; k++) {
 		struct nvt_seg_handle h;
 		struct nvt_claimer who;
 		int rc;
 
-		/* Gone, or no (current) segment: it holds nothing. */
-		if (nvt_seg_open(base, pids[k], 0, &h))
+		/* Gone, no (current) segment, one still being made (not ours to
+		 * read) or not one we know: it holds nothing. Anything else
+		 * (EMFILE, say) may hide a task's partition: never read as free. */
+		rc = nvt_seg_open(base, pids[k], 0, &h);
+		if (rc == NVT_SEG_ESYS) {
+			failed = 1;
+			break;
+		}
+		if (rc)
 			continue;
 		who.start_time = h.head.start_time;
 		who.pidns = h.head.pidns;
 		who.pid = h.head.pid;
-		if (nvt_claimer_cmp(&who, me)) {
-			rc = scan_task(&h, req, n, found);
-			if (rc < 0)
-				errno = ENOMEM;
-			unsure = rc < 0 ? -1 : unsure | rc;
+		if (nvt_claimer_cmp(&who, me) && scan_task(&h, req, n, found)) {
+			errno = ENOMEM;
+			failed = 1;
 		}
 		nvt_seg_close(&h);
 	}
 	free(pids);
-	return unsure;
+	return failed ? -1 : 0;
 }
 
 /* ---- Claiming -------------------------------------------------------------- */
@@ -442,7 +457,6 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 {
 	struct claim_run r;
 	long long start = now_ms(), deadline, end;
-	int unsure_rounds = 0;
 	unsigned seed;
 
 	memset(&r, 0, sizeof(r));
@@ -454,24 +468,22 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 	deadline = start + timeout_ms;
 	end = deadline + (timeout_ms > 1000 ? timeout_ms : 1000);
 	for (;;) {
-		int claims_taken = now_ms() >= deadline, settled = 1, changed = 0, unsure, rc;
+		int claims_taken = now_ms() >= deadline, settled = 1, changed = 0, rc;
 
 		if (now_ms() >= end) {
 			snprintf(why, len, "cannot pick TPCs: other starting tasks kept claiming the "
 				 "same TPCs for %g s", (double)(end - start) / 1000.0);
 			return claim_end(&r, NVT_RESERVE_TIMEOUT, why, len);
 		}
-		unsure = scan(base, me, req, n, r.found);
-		if (unsure < 0) {
+		if (scan(base, me, req, n, r.found)) {
 			snprintf(why, len, "cannot list the tasks in %s: %s", base, strerror(errno));
 			return claim_end(&r, NVT_RESERVE_ERROR, why, len);
 		}
-		unsure_rounds = unsure ? unsure_rounds + 1 : 0;
 		for (int i = 0; i < n; i++)
 			if (req[i].count &&
 			    (rc = gpu_step(&r, i, claims_taken, &settled, &changed, why, len)))
 				return claim_end(&r, rc, why, len);
-		if (settled && (!unsure || unsure_rounds > UNSURE_ROUNDS))
+		if (settled)
 			break;
 		/* Past the deadline no order breaks ties (every claim counts as
 		 * taken): claimers that moved apart at once must not meet again. */

@@ -20,8 +20,10 @@
 
 /*
  * Reads the segment called name in dirfd, the run directory of uid, if it
- * is one the CLI would trust (nvt_seg_open): a regular file of uid's with one
- * link and a whole segment, made by uid, naming process id. Returns enum
+ * is one the CLI would trust (nvt_seg_open): a regular file of uid's and a
+ * whole segment, made by uid, that process id uses (nvt_seg_is_its, by the
+ * maps of maps_pid, id's PID as our /proc numbers it; 0: by its header).
+ * Returns enum
  * nvt_inherit_rc; with torn_ok, slots a dead writer left half-written are
  * left out instead of making it UNUSABLE, and refused ones are kept.
  *
@@ -31,9 +33,10 @@
  * one that others may not read yet, which we cannot open if it is not ours.
  */
 static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt_proc_id *id,
-			int torn_ok, struct nvt_inherited *out)
+			pid_t maps_pid, int torn_ok, struct nvt_inherited *out)
 {
 	static struct nvt_segment copy;
+	struct nvt_seg_who who;
 	struct stat st;
 	int fd, made, rc = NVT_INHERIT_NONE;
 
@@ -44,7 +47,8 @@ static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == EACCES ? NVT_INHERIT_UNUSABLE : NVT_INHERIT_NONE;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1)
+	/* Its link count does not matter (see open_in in segopen.c). */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid)
 		goto done;
 	made = (st.st_mode & 0777) == NVT_SEG_MODE;
 	if ((size_t)st.st_size != sizeof(copy) || pread(fd, &copy, sizeof(copy), 0) != sizeof(copy) ||
@@ -53,9 +57,14 @@ static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt
 			rc = NVT_INHERIT_UNUSABLE; /* its maker has not given it a header yet */
 		goto done;
 	}
-	if (copy.pid != id->pid || copy.pidns != id->pidns || copy.start_time != id->start_time ||
-	    copy.uid != uid)
-		goto done; /* a leftover of an earlier process with this PID */
+	/* A leftover of an earlier process with this PID, or a file that the
+	 * process does not use (its maps, those of maps_pid, decide where we
+	 * may read them; 0: the header decides). */
+	memset(&who, 0, sizeof(who)); /* base NULL: read the maps (few ancestors have a file) */
+	who.proc_pid = maps_pid;
+	who.id = *id;
+	if (copy.uid != uid || !nvt_seg_is_its(&copy, name, &st, &who))
+		goto done;
 	if (!made) {
 		rc = NVT_INHERIT_UNUSABLE; /* its shim is filling it right now */
 		goto done;
@@ -95,7 +104,9 @@ int nvt_inherit_same_pid(const char *base, const struct nvt_seg_own *own, struct
 	if (geteuid() == 0)
 		return NVT_INHERIT_NONE; /* root's directory is our own */
 	dirfd = nvt_userdir_open(base, 0);
-	rc = read_trusted(dirfd, 0, own->name, &id, 1, out);
+	/* Our own maps hold the segment we just made, not this one: the
+	 * header decides (root's directory: nobody else writes there). */
+	rc = read_trusted(dirfd, 0, own->name, &id, 0, 1, out);
 	if (dirfd >= 0)
 		close(dirfd);
 	return rc == NVT_INHERIT_FOUND && out->n ? rc : NVT_INHERIT_NONE;
@@ -154,9 +165,9 @@ int nvt_inherit_ancestor(const char *base, const struct nvt_seg_own *own,
 		 * A process of root's has its segment in root's directory.
 		 */
 		if (in_mine && euid == me)
-			rc = read_trusted(mine, me, name, &id, 0, out);
+			rc = read_trusted(mine, me, name, &id, pid, 0, out);
 		if (rc == NVT_INHERIT_NONE && in_roots && me != 0 && (euid == me || euid == 0))
-			rc = read_trusted(roots, 0, name, &id, 0, out);
+			rc = read_trusted(roots, 0, name, &id, pid, 0, out);
 		/* The process nvtaskset gave the environment's partition to: what
 		 * lies above it is older than that command line. */
 		if (stop && stop->pidns == id.pidns && stop->pid == id.pid &&

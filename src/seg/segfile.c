@@ -15,14 +15,18 @@
 #include "core/ptree.h"
 #include "segfile.h"
 #include "core/segment.h"
+#include "core/tpcset.h"
 #include "os/sysutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define HEADER_BYTES offsetof(struct nvt_segment, gpu)
@@ -195,7 +199,7 @@ uint64_t nvt_own_pidns(void)
 	return stat("/proc/self/ns/pid", &st) ? 0 : (uint64_t)st.st_ino;
 }
 
-int nvt_procfs_is_own(void)
+int nvt_procfs_own(void)
 {
 	char buf[16384];
 	int fields;
@@ -203,9 +207,21 @@ int nvt_procfs_is_own(void)
 	/* NSpid lists the PIDs from /proc's namespace down to ours: one field
 	 * when /proc is our namespace's (a container with its own /proc, or the host). */
 	if (nvt_read_file("/proc/self/status", buf, sizeof(buf), 0) < 0)
-		return 0;
+		return errno == ENOENT ? 0 : -1; /* no /proc at all: not ours */
 	nspid_of(buf, &fields);
 	return fields == 1;
+}
+
+int nvt_procfs_is_own(void)
+{
+	return nvt_procfs_own() == 1;
+}
+
+int nvt_proc_hidden(pid_t pid)
+{
+	/* /proc hides it (hidepid=2: another user's process), but the kernel
+	 * knows it: kill(pid, 0) finds it (EPERM, or 0 for one we may signal). */
+	return nvt_procfs_is_own() && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
 int nvt_proc_info(pid_t pid, struct nvt_proc *out)
@@ -281,38 +297,198 @@ int nvt_seg_pread_header(int fd, struct nvt_segment *head)
 	return nvt_seg_check(head, (size_t)st.st_size);
 }
 
+/* Copies the fields of a slot's copy into view and status. */
+static void take_copy(const struct nvt_gpu_slot *copy, struct nvt_slot_view *view,
+		      struct nvt_slot_status *status)
+{
+	view->seq = copy->seq;
+	view->state = copy->state;
+	view->flags = copy->flags;
+	memcpy(view->uuid, copy->uuid, sizeof(view->uuid));
+	view->tpcs = copy->tpcs;
+	view->topo = copy->topo;
+	view->prio = copy->prio;
+	if (status) {
+		status->applied = copy->applied_seq;
+		status->rejected = copy->rejected_seq;
+		status->launches = nvt_slot_launches(copy);
+		status->graph_stale = copy->graph_stale;
+	}
+}
+
 int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status)
 {
 	off_t at = (off_t)(HEADER_BYTES + (size_t)gpu * sizeof(struct nvt_gpu_slot));
 	struct nvt_gpu_slot copy;
+	struct nvt_tpcset seen;
 	uint64_t before, after;
+	int set = 0;
 
 	if (gpu < 0 || gpu >= NVT_MAX_GPUS)
 		return -2;
+	nvt_set_clear(&seen);
 	/* The sequence lock by copies: seq, the slot, seq again. Each pread is
-	 * a system call, so the three reads happen in this order. */
-	for (int tries = 0; tries < 1000; tries++) {
+	 * a system call, so the three reads happen in this order. A writer
+	 * writes a slot in well under a microsecond; one that was preempted
+	 * inside it runs again after a yield or two. A sequence that stays odd
+	 * (a writer that died inside, or a user who leaves her own segments
+	 * so) costs each reader NVT_SEG_READ_TRIES tries, no more. */
+	for (int tries = 0; tries < NVT_SEG_READ_TRIES; tries++) {
+		if (tries >= 2)
+			sched_yield();
 		if (pread(fd, &before, 8, at) != 8 || pread(fd, &copy, sizeof(copy), at) != sizeof(copy) ||
 		    pread(fd, &after, 8, at) != 8)
 			return -2;
-		if ((before & 1) || copy.seq != before || after != before)
-			continue;
-		view->seq = before;
-		view->state = copy.state;
-		view->flags = copy.flags;
-		memcpy(view->uuid, copy.uuid, sizeof(view->uuid));
-		view->tpcs = copy.tpcs;
-		view->topo = copy.topo;
-		view->prio = copy.prio;
-		if (status) {
-			status->applied = copy.applied_seq;
-			status->rejected = copy.rejected_seq;
-			status->launches = nvt_slot_launches(&copy);
-			status->graph_stale = copy.graph_stale;
+		if (!(before & 1) && copy.seq == before && after == before) {
+			take_copy(&copy, view, status);
+			return 0;
 		}
-		return 0;
+		if (copy.state == NVT_SLOT_SET) {
+			nvt_set_or(&seen, &seen, &copy.tpcs);
+			set = 1;
+		}
+	}
+	/* Unsettled: the last copy, holding every TPC a copy held. */
+	take_copy(&copy, view, status);
+	if (set) {
+		view->state = NVT_SLOT_SET;
+		view->tpcs = seen;
 	}
 	return -1;
+}
+
+int nvt_seg_being_made(int fd, const struct stat *st)
+{
+	struct nvt_segment head;
+
+	return (st->st_mode & 07777) == NVT_SEG_NEW_MODE &&
+	       (st->st_size == 0 || nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID);
+}
+
+/* ---- Is this file the segment a process uses? ---------------------------- */
+
+/* What one line of /proc/PID/maps says about st: 1 it maps st's file (by
+ * dev:inode, or a segment of st's name in st's owner's run directory: what
+ * overlayfs shows may differ from stat), 0 it maps another segment file, -1
+ * no segment file. */
+static int maps_line(const char *line, const struct stat *st, const char *name)
+{
+	unsigned maj, min;
+	unsigned long long inode;
+	char dir[32];
+	const char *path, *leaf;
+	size_t n;
+	int off = 0;
+	uint64_t ns;
+	pid_t pid;
+	char base[64];
+
+	if (sscanf(line, "%*x-%*x %*s %*x %x:%x %llu %n", &maj, &min, &inode, &off) != 3 || !off ||
+	    !inode)
+		return -1;
+	path = line + off;
+	leaf = strrchr(path, '/');
+	if (!leaf)
+		return -1;
+	n = strcspn(leaf + 1, " ");
+	if (n >= sizeof(base))
+		return -1;
+	memcpy(base, leaf + 1, n);
+	base[n] = '\0';
+	if (nvt_seg_name_parse(base, &ns, &pid))
+		return -1;
+	if (makedev(maj, min) == st->st_dev && inode == (unsigned long long)st->st_ino)
+		return 1;
+	/* " (deleted)": a file that is not the one of that name now. */
+	if (strcmp(base, name) || strstr(leaf, " (deleted)"))
+		return 0;
+	snprintf(dir, sizeof(dir), "/" NVT_USERDIR_PREFIX "%lu/", (unsigned long)st->st_uid);
+	return leaf - path >= (ptrdiff_t)strlen(dir) - 1 &&
+	       !strncmp(leaf - strlen(dir) + 1, dir, strlen(dir));
+}
+
+/* 1 if pid maps st's file, 0 if it maps other segment files but not it, -1
+ * if its maps cannot be read (another user's, or gone) or show none. */
+static int maps_file(pid_t pid, const struct stat *st, const char *name)
+{
+	char path[64], buf[8192];
+	size_t have = 0;
+	int fd, found = -1, skip = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *end;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		have += (size_t)got;
+		buf[have] = '\0';
+		while ((end = strchr(line, '\n'))) {
+			int r;
+			*end = '\0';
+			r = skip ? -1 : maps_line(line, st, name);
+			skip = 0;
+			if (r == 1) {
+				close(fd);
+				return 1;
+			}
+			if (r == 0)
+				found = 0;
+			line = end + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1) { /* a line longer than the buffer: no segment's */
+			have = 0;
+			skip = 1;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/* 1 if a run directory under who->base of one of who's uids or root's, other
+ * than owner's, holds a file called name (a rival of owner's); 1 also when
+ * that cannot be told. */
+static int has_rival(const struct nvt_seg_who *who, uid_t owner, const char *name)
+{
+	uid_t uids[5] = {who->uid[0], who->uid[1], who->uid[2], who->uid[3], 0};
+	char dir[256], path[320];
+	struct stat st;
+
+	for (int i = 0; i < 5; i++) {
+		int seen = uids[i] == owner;
+		for (int j = 0; j < i; j++)
+			seen |= uids[j] == uids[i];
+		if (seen)
+			continue;
+		if (nvt_userdir_path(dir, sizeof(dir), who->base, uids[i]) ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+			return 1;
+		if (lstat(path, &st) == 0 || errno != ENOENT)
+			return 1;
+	}
+	return 0;
+}
+
+int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struct stat *st,
+		   const struct nvt_seg_who *who)
+{
+	if (head->pid != who->id.pid || (who->id.pidns && head->pidns != who->id.pidns) ||
+	    (!who->any_start && head->start_time != who->id.start_time) || head->uid != st->st_uid)
+		return 0;
+	/* Where a process's maps can be read (its user and root), a process
+	 * that maps a segment file is decided by it: a header is public and
+	 * can be forged (in the run directory of a user the process became). */
+	if (who->proc_pid <= 0 || (who->base && !has_rival(who, st->st_uid, name)))
+		return 1;
+	return maps_file(who->proc_pid, st, name) != 0;
 }
 
 /* ---- Run directories and their writers' lock files ---------------------------- */

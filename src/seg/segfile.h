@@ -6,8 +6,8 @@
  * segfile.c holds the names, checks and reads both sides share and the
  * writers' lock files; segown.c the calling process's own segment (the
  * shim's, and the one the CLI makes for its COMMAND); segopen.c the CLI's
- * side (opening, reading and writing other processes' segments, listing
- * tasks).
+ * side (opening, reading and writing other processes' segments); segscan.c
+ * listing tasks.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include "nvtaskset.h"
 #include "core/ptree.h"
@@ -44,6 +45,7 @@ struct nvt_proc {
 	uint64_t pidns;      /* inode of its PID namespace; 0 if not readable */
 	uint64_t start_time; /* field 22 of /proc/<pid>/stat */
 	uid_t uid[4];        /* real, effective, saved, filesystem */
+	int hidden;          /* alive, but /proc hides it (hidepid): no start time, no uids */
 };
 
 /* Returns the directory of run directories: $NVTASKSET_RUNDIR if it is an
@@ -75,6 +77,12 @@ int nvt_proc_info(pid_t pid, struct nvt_proc *out);
 uint64_t nvt_own_pidns(void);
 /* 1 if /proc shows the caller's own PID namespace (it can judge PIDs in it). */
 int nvt_procfs_is_own(void);
+/* The same: 1, 0, or -1 with errno set when /proc/self cannot be read
+ * (EMFILE, say: not an answer). */
+int nvt_procfs_own(void);
+/* 1 if pid lives although /proc does not show it (mounted hidepid=2: another
+ * user's process), 0 if it is gone or cannot be told. */
+int nvt_proc_hidden(pid_t pid);
 
 /*
  * Checks an open run directory: a directory of uid's that nobody else may
@@ -104,13 +112,49 @@ int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type);
 /*
  * Copies slot gpu of the segment open as fd by pread, as a sequence-lock
  * reader: never maps the file, so its owner cannot make the caller fault.
- * Returns 0; -1 if every try met a writer (or one that died mid-write);
+ * Returns 0; -1 if the slot is unsettled: each of NVT_SEG_READ_TRIES tries
+ * met a writer (one that died mid-write, or a segment its user leaves so),
+ * with view the last copy, state NVT_SLOT_SET and every TPC that a copy
+ * held where one held any (what allocation counts as held by its owner);
  * -2 if the file is shorter than a segment.
  */
+#define NVT_SEG_READ_TRIES 8
 int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status);
+/* 1 if fd (a regular file of its run directory's user, st its fstat) is a
+ * segment still being made: mode NVT_SEG_NEW_MODE, and no header yet
+ * (nvtaskset.h, "Making a segment"). */
+int nvt_seg_being_made(int fd, const struct stat *st);
 /* Reads and checks the header of the segment open as fd. Returns enum
  * nvt_seg_check, or NVT_SEG_BAD_SIZE if it cannot be read. */
 int nvt_seg_pread_header(int fd, struct nvt_segment *head);
+
+/* Who a segment should name (nvt_seg_is_its). */
+struct nvt_seg_who {
+	pid_t proc_pid;          /* as the caller's /proc numbers it (its maps); 0: none */
+	struct nvt_proc_id id;   /* PID namespace (0: not known), PID in it, start time */
+	int any_start;           /* the start time is not known (/proc hides it) */
+	/* Where another run directory may hold a rival file of the same name:
+	 * under base, those of uid[] and root's. NULL: any may (read maps). */
+	const char *base;
+	uid_t uid[4];            /* the process's real, effective, saved, fs uids */
+};
+
+/*
+ * The one identity check, "is this file the segment process who uses?", for
+ * a valid segment named name (open, st its fstat, head its header): 1 if its
+ * header names the process (PID namespace, PID, start time) and the file's
+ * owner, and, where the caller may read the process's /proc/PID/maps (its
+ * user and root) and the process maps any segment file, the file is one it
+ * maps (dev:inode, or that name in its owner's run directory). A header is
+ * public: another user can forge one, for a process that became her, in
+ * her own run directory; what the process maps cannot be forged. Where maps
+ * cannot be read or show no segment (between an exec and its shim's start),
+ * the header decides. So does it, without reading maps, where who->base is
+ * set and no run directory of who->uid[] or root's but the file's own holds
+ * a file of that name: no rival, nothing to tell apart. Returns 1 or 0.
+ */
+int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struct stat *st,
+		   const struct nvt_seg_who *who);
 
 /* ---- The calling process's own segment (segown.c) ------------------------ */
 
@@ -188,7 +232,15 @@ struct nvt_seg_handle {
 	dev_t dev;
 	ino_t ino;
 	uint32_t found_version;  /* with NVT_SEG_EVERSION */
+	int sys_errno;           /* with NVT_SEG_ESYS: why (errno is set too) */
 };
+
+/* Who p is, for nvt_seg_is_its; pidns: its namespace (p's own if 0). */
+struct nvt_seg_who nvt_seg_who_of(const char *base, const struct nvt_proc *p, uint64_t pidns);
+/* 1 if the segment open as fd, named name, is the one process p uses, as
+ * the segment of namespace pidns (nvt_seg_is_its). */
+int nvt_seg_names_process(const char *base, int fd, const char *name, const struct nvt_proc *p,
+			  uint64_t pidns);
 
 /* Writes the path pid's segment has (whether or not it exists). Returns 0 or -1. */
 int nvt_seg_path(char *buf, size_t len, const char *base, pid_t pid);
@@ -247,6 +299,8 @@ void nvt_seg_close(struct nvt_seg_handle *h);
  * -1 with errno set.
  */
 int nvt_seg_discard_own(const char *base);
+
+/* ---- Listing tasks (segscan.c) ------------------------------------------- */
 
 /*
  * Lists the tasks with a segment in any user's run directory under base:

@@ -45,41 +45,63 @@ int nvt_seg_path(char *buf, size_t len, const char *base, pid_t pid)
 static int rank(int rc)
 {
 	switch (rc) {
-	case NVT_SEG_OK: return 4;
+	case NVT_SEG_OK: return 5;
 	case NVT_SEG_EVERSION:
-	case NVT_SEG_ECORRUPT: return 3;
+	case NVT_SEG_ECORRUPT: return 4;
+	/* A directory or file that could not be tried (EMFILE, say) may hold
+	 * it: never "no task" then. */
+	case NVT_SEG_ESYS: return 3;
 	case NVT_SEG_EPERM: return 2;
-	case NVT_SEG_ESYS:
 	case NVT_SEG_EMAKING: return 1;
 	default: return 0;
 	}
 }
 
-/* 1 if the segment open as fd names process p (PID and start time). */
-static int names_process(int fd, const struct nvt_proc *p, uint64_t pidns)
+struct nvt_seg_who nvt_seg_who_of(const char *base, const struct nvt_proc *p, uint64_t pidns)
 {
-	struct nvt_segment head;
+	struct nvt_seg_who who;
 
-	return nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == p->ns_pid &&
-	       head.start_time == p->start_time && head.pidns == pidns;
+	memset(&who, 0, sizeof(who));
+	who.proc_pid = p->pid;
+	who.id.pidns = pidns ? pidns : p->pidns;
+	who.id.pid = p->ns_pid;
+	who.id.start_time = p->start_time;
+	who.any_start = p->hidden;
+	who.base = p->hidden ? NULL : base;
+	memcpy(who.uid, p->uid, sizeof(who.uid));
+	return who;
+}
+
+int nvt_seg_names_process(const char *base, int fd, const char *name, const struct nvt_proc *p,
+			  uint64_t pidns)
+{
+	struct nvt_seg_who who = nvt_seg_who_of(base, p, pidns);
+	struct nvt_segment head;
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID &&
+	       nvt_seg_is_its(&head, name, &st, &who);
 }
 
 /*
  * When p's namespace cannot be read (another user's task in a container),
  * finds its segment in dirfd by the PID and start time its header records.
+ * Returns 0, -1 (none), or -2 with errno set (the directory could not be read).
  */
-static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_t len)
+static int find_by_header(const char *base, int dirfd, const struct nvt_proc *p, char *name, size_t len)
 {
 	struct dirent *ent;
 	DIR *dir;
 	int found = -1, copy = dup(dirfd);
 
 	if (copy < 0 || !(dir = fdopendir(copy))) {
+		int err = errno;
 		if (copy >= 0)
 			close(copy);
-		return -1;
+		errno = err;
+		return -2;
 	}
-	while (found && (ent = readdir(dir))) {
+	while (found == -1 && (ent = readdir(dir))) {
 		uint64_t pidns;
 		pid_t ns_pid;
 		int fd;
@@ -87,9 +109,12 @@ static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_
 		if (nvt_seg_name_parse(ent->d_name, &pidns, &ns_pid) || ns_pid != p->ns_pid)
 			continue;
 		fd = openat(dirfd, ent->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno != ENOENT && errno != EACCES && errno != ELOOP)
+				found = -2;
 			continue;
-		if (names_process(fd, p, pidns)) {
+		}
+		if (nvt_seg_names_process(base, fd, ent->d_name, p, pidns)) {
 			snprintf(name, len, "%.63s", ent->d_name);
 			found = 0;
 		}
@@ -99,22 +124,13 @@ static int find_by_header(int dirfd, const struct nvt_proc *p, char *name, size_
 	return found;
 }
 
-/* 1 if fd (a regular file of uid's) is a segment still being made: mode
- * NVT_SEG_NEW_MODE, and no header yet (docs/design.md, "Published"). */
-static int being_made(int fd, const struct stat *st)
-{
-	struct nvt_segment head;
-
-	return (st->st_mode & 07777) == NVT_SEG_NEW_MODE &&
-	       (st->st_size == 0 || nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID);
-}
-
 /* Tries uid's run directory for p's segment. Returns enum nvt_seg_err
  * (NVT_SEG_EMAKING: a file there that its maker has not filled yet). */
 static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int writable,
 		   struct nvt_seg_handle *h)
 {
 	int may_write = geteuid() == 0 || geteuid() == uid;
+	struct nvt_seg_who who = nvt_seg_who_of(base, p, 0);
 	struct nvt_segment head;
 	char name[64];
 	struct stat st;
@@ -122,26 +138,35 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 
 	dirfd = nvt_userdir_open(base, uid);
 	if (dirfd < 0)
-		return errno == EACCES ? NVT_SEG_EPERM : NVT_SEG_ENOTASK;
-	if (p->pidns ? nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid)
-		     : find_by_header(dirfd, p, name, sizeof(name))) {
+		return errno == EACCES ? NVT_SEG_EPERM : errno == ENOENT ? NVT_SEG_ENOTASK : NVT_SEG_ESYS;
+	rc = p->pidns ? nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid)
+		      : find_by_header(base, dirfd, p, name, sizeof(name));
+	if (rc) {
 		close(dirfd);
-		return NVT_SEG_ENOTASK;
+		return rc == -2 ? NVT_SEG_ESYS : NVT_SEG_ENOTASK;
 	}
 	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
 	fd = openat(dirfd, name, (writable && may_write ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK |
 				 O_CLOEXEC);
 	if (fd < 0) {
+		int err = errno;
 		close(dirfd);
-		/* (EACCES: a segment still being made, or not ours to write.) */
-		return errno == EACCES ? NVT_SEG_EPERM : NVT_SEG_ENOTASK;
+		errno = err;
+		/* (EACCES: a segment still being made, or not ours to write;
+		 * ELOOP: a link, no segment. Anything else, EMFILE say, is no
+		 * answer: never "no task".) */
+		return err == EACCES ? NVT_SEG_EPERM
+		       : err == ENOENT || err == ELOOP || err == ENXIO ? NVT_SEG_ENOTASK : NVT_SEG_ESYS;
 	}
 	rc = NVT_SEG_ENOTASK;
-	/* Made by the directory's user, and not a link to another file; empty
-	 * while its shim is still making it. */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1)
+	/* Made by the directory's user (O_NOFOLLOW: not a symbolic link);
+	 * empty while its shim is still making it. Its link count does not
+	 * matter: another user who may hard-link it (fs.protected_hardlinks=0)
+	 * adds a name elsewhere, which must not hide the task; and a file of
+	 * another user's linked here fails the owner check. */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid)
 		goto fail;
-	if (being_made(fd, &st)) {
+	if (nvt_seg_being_made(fd, &st)) {
 		rc = NVT_SEG_EMAKING;
 		goto fail;
 	}
@@ -158,9 +183,10 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 		rc = NVT_SEG_ECORRUPT;
 		goto fail;
 	}
-	if (head.pid != p->ns_pid || head.start_time != p->start_time || head.uid != uid ||
-	    (p->pidns && head.pidns != p->pidns))
-		goto fail; /* left by an earlier process with this PID */
+	/* Left by an earlier process with this PID, or one that the process
+	 * does not use (forged by the user it became). */
+	if (head.uid != uid || !nvt_seg_is_its(&head, name, &st, &who))
+		goto fail;
 	if (writable && !may_write) {
 		rc = NVT_SEG_EPERM;
 		goto fail;
@@ -183,6 +209,51 @@ fail:
 	return rc;
 }
 
+/*
+ * For a reader, the segment of a live process that /proc hides (mounted
+ * hidepid=2: another user's): its owner and start time cannot be read, so
+ * each run directory is tried for the file of its PID in our namespace, and
+ * a valid segment there that names the PID is taken. One left by an earlier
+ * process of that PID counts too: its partition is held a little longer,
+ * never given away while its task may run. Returns enum nvt_seg_err.
+ */
+static int open_hidden(const char *base, pid_t pid, struct nvt_seg_handle *h)
+{
+	struct nvt_proc p;
+	struct dirent *ent;
+	int best = NVT_SEG_ENOTASK;
+	DIR *dir;
+
+	memset(&p, 0, sizeof(p));
+	p.pid = p.ns_pid = pid;
+	p.pidns = nvt_own_pidns();
+	p.hidden = 1;
+	if (!p.pidns || !(dir = opendir(base)))
+		return NVT_SEG_ESYS;
+	while ((ent = readdir(dir))) {
+		uid_t uid;
+		int rc;
+
+		if (nvt_userdir_name_parse(ent->d_name, &uid))
+			continue;
+		rc = open_in(base, uid, &p, 0, h);
+		if (rc == NVT_SEG_ESYS)
+			h->sys_errno = errno;
+		if (rc == NVT_SEG_OK) {
+			closedir(dir);
+			h->pid = pid;
+			h->task_uid = uid;
+			return rc;
+		}
+		if (rank(rc) > rank(best))
+			best = rc;
+	}
+	closedir(dir);
+	if (best == NVT_SEG_ESYS)
+		errno = h->sys_errno;
+	return best;
+}
+
 int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handle *h)
 {
 	struct timespec pause = {0, 1000000};
@@ -197,8 +268,11 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 	h->pid = pid;
 	if (pid <= 0)
 		return NVT_SEG_ENOPROC;
-	if (nvt_proc_info(pid, &p))
+	if (nvt_proc_info(pid, &p)) {
+		if (errno == ENOENT && nvt_proc_hidden(pid))
+			return writable ? NVT_SEG_EPERM : open_hidden(base, pid, h);
 		return errno == ENOENT || errno == ESRCH ? NVT_SEG_ENOPROC : NVT_SEG_ESYS;
+	}
 	/* To write: while a segment is being made in the directory of the
 	 * task's user (its shim, after an exec to that user, copying the segment
 	 * from before it), wait a little for it: a change written into the old
@@ -231,6 +305,8 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 		if (seen)
 			continue;
 		rc = open_in(base, order[i], &p, writable, h);
+		if (rc == NVT_SEG_ESYS)
+			h->sys_errno = errno;
 		if (rc == NVT_SEG_OK) {
 			h->pid = pid;
 			h->task_uid = p.uid[1];
@@ -243,11 +319,14 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 	}
 	h->task_uid = p.uid[1];
 	h->found_version = version;
+	if (best == NVT_SEG_ESYS)
+		errno = h->sys_errno;
 	return best;
 }
 
 int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 {
+	struct nvt_seg_who who;
 	struct nvt_segment head;
 	struct nvt_proc p;
 	struct stat st;
@@ -256,11 +335,12 @@ int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 
 	if (nvt_proc_info(h->pid, &p) || p.uid[1] == h->owner)
 		return 0;
+	who = nvt_seg_who_of(base, &p, 0);
 	dirfd = nvt_userdir_open(base, p.uid[1]);
 	if (dirfd < 0)
 		return 0;
 	if (p.pidns ? nvt_seg_name(name, sizeof(name), p.pidns, p.ns_pid)
-		    : find_by_header(dirfd, &p, name, sizeof(name))) {
+		    : find_by_header(base, dirfd, &p, name, sizeof(name))) {
 		close(dirfd);
 		return 0;
 	}
@@ -272,9 +352,8 @@ int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 	 * leftover of an earlier process of this PID). One without a header yet
 	 * has copied nothing so far: it will copy what we wrote. */
 	found = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == p.uid[1] &&
-		st.st_nlink == 1 && (st.st_dev != h->dev || st.st_ino != h->ino) &&
-		nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == p.ns_pid &&
-		head.start_time == p.start_time && (!p.pidns || head.pidns == p.pidns);
+		(st.st_dev != h->dev || st.st_ino != h->ino) &&
+		nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && nvt_seg_is_its(&head, name, &st, &who);
 	close(fd);
 	return found;
 }
@@ -431,283 +510,6 @@ void nvt_seg_close(struct nvt_seg_handle *h)
 	h->fd = -1;
 	h->lock_fd = -1;
 	h->locked = 0;
-}
-
-/* ---- Listing tasks --------------------------------------------------------------- */
-
-/* A segment file found in a run directory, and the process it names. */
-struct entry {
-	pid_t pid; /* as our /proc numbers it */
-	uid_t uid; /* whose run directory */
-	dev_t dev;
-	ino_t ino;
-	char name[64];
-};
-
-struct scan {
-	struct entry *v;
-	size_t n, cap;
-	struct nvt_proc *nested; /* processes in namespaces below ours, read once */
-	size_t n_nested;
-	int nested_read;
-};
-
-static int push(struct scan *s, const struct entry *e)
-{
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct entry *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
-	s->v[s->n++] = *e;
-	return 0;
-}
-
-/* Reads every process of a namespace below /proc's. Returns 0 or -1. */
-static int read_nested(struct scan *s)
-{
-	struct dirent *ent;
-	size_t cap = 0;
-	DIR *proc;
-
-	s->nested_read = 1;
-	proc = opendir("/proc");
-	if (!proc)
-		return -1;
-	while ((ent = readdir(proc))) {
-		struct nvt_proc p;
-		char *end;
-		long pid = strtol(ent->d_name, &end, 10);
-
-		if (*end || pid <= 0 || nvt_proc_info((pid_t)pid, &p) || !p.nested)
-			continue;
-		if (s->n_nested == cap) {
-			struct nvt_proc *v = realloc(s->nested, (cap ? cap * 2 : 64) * sizeof(*v));
-			if (!v)
-				break;
-			s->nested = v;
-			cap = cap ? cap * 2 : 64;
-		}
-		s->nested[s->n_nested++] = p;
-	}
-	closedir(proc);
-	return 0;
-}
-
-/* The PID (ours) of the process a segment of another namespace names, or 0. */
-static pid_t resolve_nested(struct scan *s, int dirfd, const char *name, uint64_t pidns, pid_t ns_pid)
-{
-	if (!s->nested_read)
-		read_nested(s);
-	for (size_t i = 0; i < s->n_nested; i++) {
-		const struct nvt_proc *p = &s->nested[i];
-		int fd, match;
-
-		if (p->ns_pid != ns_pid)
-			continue;
-		if (p->pidns)
-			match = p->pidns == pidns;
-		else {
-			/* Its namespace is not ours to read: trust PID and start time. */
-			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-			match = fd >= 0 && names_process(fd, p, pidns);
-			if (fd >= 0)
-				close(fd);
-		}
-		if (match)
-			return p->pid;
-	}
-	return 0;
-}
-
-/* Collects the segments of uid's run directory; removes those of dead processes if tidy. */
-static void scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy)
-{
-	uint64_t own_ns = nvt_own_pidns();
-	int see_own = nvt_procfs_is_own(), see_all = see_own && own_ns == NVT_INIT_PIDNS;
-	struct dirent *ent;
-	int dirfd, copy;
-	DIR *dir;
-
-	dirfd = nvt_userdir_open(base, uid);
-	if (dirfd < 0)
-		return;
-	copy = dup(dirfd);
-	if (copy < 0 || !(dir = fdopendir(copy))) {
-		if (copy >= 0)
-			close(copy);
-		close(dirfd);
-		return;
-	}
-	while ((ent = readdir(dir))) {
-		struct entry e;
-		struct stat st;
-		uint64_t pidns;
-		pid_t ns_pid;
-
-		if (nvt_seg_name_parse(ent->d_name, &pidns, &ns_pid))
-			continue;
-		memset(&e, 0, sizeof(e));
-		if (pidns == own_ns && see_own) {
-			if (kill(ns_pid, 0) && errno == ESRCH) {
-				if (tidy)
-					unlinkat(dirfd, ent->d_name, 0);
-				continue;
-			}
-			e.pid = ns_pid;
-		} else {
-			e.pid = resolve_nested(s, dirfd, ent->d_name, pidns, ns_pid);
-			if (!e.pid) {
-				/* From the initial namespace every process is in sight: none has it. */
-				if (tidy && see_all)
-					unlinkat(dirfd, ent->d_name, 0);
-				continue;
-			}
-		}
-		if (fstatat(dirfd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			continue;
-		e.uid = uid;
-		e.dev = st.st_dev;
-		e.ino = st.st_ino;
-		snprintf(e.name, sizeof(e.name), "%.63s", ent->d_name);
-		if (push(s, &e))
-			break;
-	}
-	closedir(dir);
-	close(dirfd);
-}
-
-/* Opens e's file for reading, never through a link. Returns its fd, or -1
- * with errno set (0 if its run directory cannot be used). */
-static int open_entry(const char *base, const struct entry *e)
-{
-	int dirfd = nvt_userdir_open(base, e->uid), fd, err;
-
-	if (dirfd < 0) {
-		errno = 0;
-		return -1;
-	}
-	fd = openat(dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	err = errno;
-	close(dirfd);
-	errno = err;
-	return fd;
-}
-
-/* 1 if entry e is a leftover: a valid segment of an earlier process with its PID. */
-static int replaced(const char *base, const struct entry *e)
-{
-	struct nvt_segment head;
-	uint64_t start;
-	int fd, stale = 0;
-
-	if (nvt_proc_start_time(e->pid, &start))
-		return errno == ESRCH || errno == ENOENT;
-	fd = open_entry(base, e);
-	if (fd < 0)
-		return 0;
-	stale = nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.start_time != start;
-	close(fd);
-	return stale;
-}
-
-/* 1 if e is a file its maker has not filled in yet (see being_made). */
-static int entry_being_made(const char *base, const struct entry *e)
-{
-	struct stat st;
-	int fd = open_entry(base, e), made;
-
-	if (fd < 0)
-		return errno == EACCES; /* mode 0600: not ours to read, so not filled in */
-	made = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == e->dev &&
-	       st.st_ino == e->ino && being_made(fd, &st);
-	close(fd);
-	return made;
-}
-
-static void remove_entry(const char *base, const struct entry *e)
-{
-	struct stat st;
-	int dirfd = nvt_userdir_open(base, e->uid);
-
-	if (dirfd < 0)
-		return;
-	if (fstatat(dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == e->dev &&
-	    st.st_ino == e->ino)
-		unlinkat(dirfd, e->name, 0);
-	close(dirfd);
-}
-
-static int by_pid(const void *a, const void *b)
-{
-	pid_t x = ((const struct entry *)a)->pid, y = ((const struct entry *)b)->pid;
-	return (x > y) - (x < y);
-}
-
-int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
-{
-	struct scan s = {0};
-	struct dirent *ent;
-	uid_t me = geteuid();
-	size_t n_out = 0;
-	pid_t *out;
-	DIR *dir;
-
-	*pids = NULL;
-	dir = opendir(base);
-	if (!dir)
-		return -1;
-	while ((ent = readdir(dir))) {
-		uid_t uid;
-		if (nvt_userdir_name_parse(ent->d_name, &uid) == 0)
-			scan_userdir(&s, base, uid, tidy && (me == 0 || me == uid));
-	}
-	closedir(dir);
-	qsort(s.v, s.n, sizeof(*s.v), by_pid);
-	out = malloc((s.n ? s.n : 1) * sizeof(*out));
-	if (!out) {
-		free(s.v);
-		free(s.nested);
-		return -1;
-	}
-	for (size_t i = 0; i < s.n;) {
-		struct nvt_seg_handle h;
-		struct stat st;
-		size_t j = i;
-		int rc = nvt_seg_open(base, s.v[i].pid, 0, &h), settled;
-
-		while (j < s.n && s.v[j].pid == s.v[i].pid)
-			j++;
-		/* The segment the process uses now, filled and opened to readers: until
-		 * then, its shim may still be copying the one from before an exec. */
-		settled = rc == NVT_SEG_OK && fstat(h.fd, &st) == 0 &&
-			  (st.st_mode & 07777) != NVT_SEG_NEW_MODE;
-		if (rc != NVT_SEG_ENOTASK && rc != NVT_SEG_ENOPROC)
-			out[n_out++] = s.v[i].pid;
-		for (size_t k = i; k < j; k++) {
-			const struct entry *e = &s.v[k];
-			/* Gone meanwhile; replaced by the segment the process uses now (an
-			 * exec to another user); or left by an earlier process with the PID.
-			 * Never one its user's shim is still making (the read looked past
-			 * it, to the segment from before the exec): kept while it lives. */
-			int stale = rc == NVT_SEG_ENOPROC ||
-				    (settled && (e->dev != h.dev || e->ino != h.ino) &&
-				     !(e->uid == h.task_uid && entry_being_made(base, e))) ||
-				    (rc == NVT_SEG_ENOTASK && replaced(base, e));
-			if (stale && tidy && (me == 0 || me == e->uid))
-				remove_entry(base, e);
-		}
-		if (rc == NVT_SEG_OK)
-			nvt_seg_close(&h);
-		i = j;
-	}
-	free(s.v);
-	free(s.nested);
-	*pids = out;
-	return (int)n_out;
 }
 
 int nvt_seg_slot_gpu(const struct nvt_seg_handle *h, int gpu, uint8_t uuid[16])

@@ -24,12 +24,37 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Attempts root makes at its run directory when another user made it first. */
+#define ROOT_RECLAIM_TRIES 4
+
+/*
+ * Root's run directory, found made by another user (a user who made
+ * nvtaskset-0 first in the shared directory, or a file or link of that
+ * name): root recovers by itself. It renames the squatter's entry aside
+ * (nvtaskset-0.squatted.<uid>.<inode>: no run directory's name, so nobody
+ * reads it as one; its owner may remove it) and makes its own. Only root can
+ * (the shared directory is sticky), and only root needs to: every user's
+ * tasks and the Slurm plugin read root's segments. Returns 1 if it renamed
+ * one, 0 if the entry is root's own (a bad mode is reported as before).
+ */
+static int reclaim_root_dir(int basefd, const char *leaf)
+{
+	char aside[96];
+	struct stat st;
+
+	if (geteuid() != 0 || fstatat(basefd, leaf, &st, AT_SYMLINK_NOFOLLOW) || st.st_uid == 0)
+		return 0;
+	snprintf(aside, sizeof(aside), "%s.squatted.%lu.%lu", leaf, (unsigned long)st.st_uid,
+		 (unsigned long)st.st_ino);
+	return renameat(basefd, leaf, basefd, aside) == 0;
+}
+
 /* Opens (making it if need be) and checks the caller's run directory. Returns its fd or -1. */
 static int open_own_userdir(const char *base, struct nvt_seg_own *own, char *why, size_t len)
 {
 	uid_t uid = geteuid();
 	const char *leaf;
-	int basefd, dirfd, made;
+	int basefd, dirfd = -1, made;
 
 	if (nvt_userdir_path(own->dir, sizeof(own->dir), base, uid)) {
 		snprintf(why, len, "path too long");
@@ -41,32 +66,72 @@ static int open_own_userdir(const char *base, struct nvt_seg_own *own, char *why
 		snprintf(why, len, "%s", strerror(errno));
 		return -1;
 	}
-	made = mkdirat(basefd, leaf, NVT_USERDIR_MODE) == 0;
-	if (!made && errno != EEXIST) {
-		snprintf(why, len, "%s", strerror(errno));
-		close(basefd);
-		return -1;
+	for (int attempt = 0; attempt < ROOT_RECLAIM_TRIES; attempt++) {
+		made = mkdirat(basefd, leaf, NVT_USERDIR_MODE) == 0;
+		if (!made && errno != EEXIST) {
+			snprintf(why, len, "%s", strerror(errno));
+			break;
+		}
+		dirfd = openat(basefd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dirfd < 0) {
+			snprintf(why, len, "%s", errno == ENOTDIR || errno == ELOOP ? "it is not a directory"
+										: strerror(errno));
+		} else {
+			/* Partitions are public to read: undo a umask on the directory we made. */
+			if (made)
+				fchmod(dirfd, NVT_USERDIR_MODE);
+			if (nvt_userdir_check(dirfd, uid, why, len) == 0)
+				break;
+			close(dirfd);
+			dirfd = -1;
+		}
+		if (!reclaim_root_dir(basefd, leaf))
+			break;
 	}
-	dirfd = openat(basefd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(basefd);
-	if (dirfd < 0) {
-		snprintf(why, len, "%s", errno == ENOTDIR || errno == ELOOP ? "it is not a directory"
-									 : strerror(errno));
-		return -1;
-	}
-	/* Partitions are public to read: undo a umask on the directory we made. */
-	if (made)
-		fchmod(dirfd, NVT_USERDIR_MODE);
-	if (nvt_userdir_check(dirfd, uid, why, len)) {
-		close(dirfd);
-		return -1;
-	}
 	return dirfd;
+}
+
+/* Gives the new, empty file fd its segment's blocks before it is mapped: a
+ * file sized by ftruncate alone has none, and a store through the mapping
+ * into a page that a full filesystem (a tmpfs another user filled) cannot
+ * give is a SIGBUS, not an error. posix_fallocate reserves them, or fails
+ * with ENOSPC or EDQUOT; where it cannot be used (EOPNOTSUPP, EINVAL,
+ * ENOSYS, EPERM), writing the zeros does. Returns 0, or -1 with errno set. */
+static int allocate_blocks(int fd)
+{
+	static const char zeros[4096];
+	size_t size = sizeof(struct nvt_segment), done = 0;
+	int rc = posix_fallocate(fd, 0, (off_t)size);
+
+	if (rc == 0)
+		return 0;
+	/* (ENOSYS, EPERM: no fallocate here, or a seccomp filter forbids it.) */
+	if (rc != EOPNOTSUPP && rc != EINVAL && rc != ENOSYS && rc != EPERM) {
+		errno = rc;
+		return -1;
+	}
+	while (done < size) {
+		size_t n = size - done < sizeof(zeros) ? size - done : sizeof(zeros);
+		ssize_t w = pwrite(fd, zeros, n, (off_t)done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	return 0;
 }
 
 /* Adopts the file fd if it is this very process's segment; returns the mapping or NULL. */
 static struct nvt_segment *adopt(int fd, const struct nvt_seg_own *own, uint64_t start)
 {
+	/* No maps to read: this process just exec'd, so it maps no segment, and
+	 * the header decides (nvt_seg_is_its). */
+	struct nvt_seg_who who = {.id = {own->pidns, own->pid, start}};
 	struct nvt_segment head;
 	struct stat st;
 	void *p;
@@ -74,8 +139,8 @@ static struct nvt_segment *adopt(int fd, const struct nvt_seg_own *own, uint64_t
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (size_t)st.st_size != sizeof(struct nvt_segment))
 		return NULL;
-	if (nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID || head.pid != own->pid ||
-	    head.pidns != own->pidns || head.start_time != start)
+	if (nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID ||
+	    !nvt_seg_is_its(&head, own->name, &st, &who))
 		return NULL;
 	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	return p == MAP_FAILED ? NULL : p;
@@ -182,7 +247,7 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new
 	}
 	/* Not open to readers until filled (nvt_seg_publish); the mode also
 	 * undoes a umask that left us no access. */
-	if (fchmod(fd, NVT_SEG_NEW_MODE) || ftruncate(fd, sizeof(struct nvt_segment)) || fstat(fd, &st)) {
+	if (fchmod(fd, NVT_SEG_NEW_MODE) || allocate_blocks(fd) || fstat(fd, &st)) {
 		snprintf(why, len, "%s", strerror(errno));
 		goto fail_made;
 	}

@@ -9,6 +9,8 @@
  *   segpoke PID halfwrite [LIST]  leave the slot's sequence odd (a writer that
  *                          died); with LIST, after it wrote TPCs LIST and nothing
  *                          more (a torn slot: new TPCs, the rest as it was)
+ *   segpoke PID allodd     leave every slot's sequence odd, as a user may leave
+ *                          her own segments (issue 23, 2: unsettled slots)
  *   segpoke PID claim      flag the partition NVT_SLOTF_CLAIM: a pick not confirmed
  *                          yet, as a claimer stopped (or killed) mid-way leaves it
  *   segpoke PID hold       take the segment's writer's lock as nvtaskset -p does,
@@ -78,6 +80,11 @@ int main(int argc, char **argv)
 	seg = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (seg == MAP_FAILED)
 		return 1;
+	if (!strcmp(argv[2], "allodd")) {
+		for (int g = 0; g < NVT_MAX_GPUS; g++)
+			__atomic_fetch_or(&seg->gpu[g].seq, 1, __ATOMIC_SEQ_CST);
+		return 0;
+	}
 	/* Keep slot 0's GPU; change what it says. */
 	if (nvt_slot_read(&seg->gpu[0], &view, 100))
 		return 1;
