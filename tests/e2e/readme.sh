@@ -160,8 +160,9 @@ t_docs_man_examples() {
 	# nvtaskset(1)'s EXAMPLES start with README's first example, and each of its commands
 	# uses options the parser takes.
 	local cmds opt parser
-	cmds=$(awk '/^\.SH / { ex = ($0 == ".SH EXAMPLES"); next } ex && /^\.B / { sub(/^\.B /, ""); print }' \
-		"$ROOT/man/nvtaskset.1" | sed 's/\\-/-/g')
+	# The commands: the lines of EXAMPLES' .nf/.fi blocks.
+	cmds=$(awk '/^\.SH / { ex = ($0 == ".SH EXAMPLES"); next } ex && /^\.nf/ { nf = 1; next }
+		ex && /^\.fi/ { nf = 0; next } ex && nf { print }' "$ROOT/man/nvtaskset.1" | sed 's/\\-/-/g')
 	[ "$(wc -l <<<"$cmds")" -ge 10 ] || die "too few EXAMPLES in the man page: $cmds"
 	eq "$(head -2 <<<"$cmds")" "$(readme_block 1)" "the man page's first example against README's"
 	parser=$(parser_option_list)
