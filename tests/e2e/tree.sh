@@ -901,8 +901,19 @@ t_list_overlaps_and_topology_use() {
 	b=$PID
 	wait_file "$WORK/ov1.state" "0-3"
 	wait_file "$WORK/ov2.state" "2-5"
+	# Two workers of one task (a pool, a DataLoader) share its TPCs by design:
+	# no overlap is named between them.
+	rm -f "$WORK/sib1.stop" "$WORK/sib1.state" "$WORK/sib2.state"
+	"$NVT" --no-mps -c 40-41 sh -c '"$1" loop "$2" "$3" & "$1" loop "$2" "$4" & wait' sh \
+		"$APP" "$WORK/sib1.stop" "$WORK/sib1.state" "$WORK/sib2.state" >/dev/null 2>&1 &
+	local sib=$!
+	wait_file "$WORK/sib1.state" "40-41"
+	wait_file "$WORK/sib2.state" "40-41"
 	out=$("$NVT" -l)
 	has "$out" "Overlap: pids $a and $b both hold TPCs 2-3 of GPU 0"
+	hasnt "$out" "TPCs 40-41"
+	touch "$WORK/sib1.stop"
+	wait "$sib"
 	out=$("$NVT" -l --json)
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); t={x["pid"]:x for x in d["tasks"]}; assert t[int(sys.argv[2])]["overlaps"] and t[int(sys.argv[3])]["overlaps"]' "$out" "$a" "$b" ||
 		die "bad JSON: $out"

@@ -508,20 +508,17 @@ static long index_of(const pid_t *pids, size_t n, pid_t pid)
 	return -1;
 }
 
-/* 1 if task k (of pids) descends from task pid (up: each task's nearest task above it). */
-static int descends(const pid_t *pids, const pid_t *up, size_t n, size_t k, pid_t pid)
+
+/* The index of the topmost task shown above task k (k itself for a tree's top). */
+static size_t top_of(const pid_t *pids, const pid_t *up, size_t n, size_t k)
 {
 	for (size_t hops = 0; hops < n; hops++) {
 		long i;
-		if (up[k] <= 0)
-			return 0;
-		if (up[k] == pid)
-			return 1;
-		if ((i = index_of(pids, n, up[k])) < 0)
-			return 0;
+		if (up[k] <= 0 || (i = index_of(pids, n, up[k])) < 0)
+			return k;
 		k = (size_t)i;
 	}
-	return 0;
+	return k;
 }
 
 /* Marks r as overlapping task pid on GPU uuid, TPCs both (the first such task is named). */
@@ -543,7 +540,10 @@ static void find_overlaps(struct row *rows, const pid_t *pids, const pid_t *up, 
 {
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = a + 1; b < n; b++) {
-			if (descends(pids, up, n, a, pids[b]) || descends(pids, up, n, b, pids[a]))
+			/* Tasks of one tree (a launcher and its workers, which start
+			 * on its partition) share TPCs by design: only tasks of
+			 * different trees clash. */
+			if (top_of(pids, up, n, a) == top_of(pids, up, n, b))
 				continue;
 			for (int i = 0; i < rows[a].n; i++)
 				for (int j = 0; j < rows[b].n; j++) {
