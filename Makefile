@@ -59,7 +59,7 @@ B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio shim
-CORE = tpcset tmd topo segment gpusel ptree claim mpslog profile prio
+CORE = tpcset tmd topo topopick segment gpusel ptree claim mpslog profile prio
 OS = sysutil slurmproc child
 GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segscan segown inherit
