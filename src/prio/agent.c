@@ -1,5 +1,7 @@
 /*
  * agent.c - the priority agent's loop (see agent.h, docs/priorities.md).
+ * Over 600 lines on purpose: the loop, its task table and its writes share
+ * the agent's state, which one file keeps private (agentlock.c holds the rest).
  *
  * Each poll reads, by one pread per managed slot, the slot's sequence number
  * and launch counters; a slot whose sequence number moved is read again

@@ -1,5 +1,8 @@
 /*
  * shimgraph.c - CUDA graphs follow partition changes.
+ * Over 600 lines on purpose: the graph mirror, its callbacks and the
+ * re-upload share file-static state the launch path reads without locks;
+ * splitting it would make that state global to the shim.
  *
  * What the driver does (docs/hardware-facts.md, section 7; measured on an
  * H100, driver 580): the launch callback fires for each kernel node of a

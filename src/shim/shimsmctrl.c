@@ -1,5 +1,8 @@
 /*
  * shimsmctrl.c - libsmctrl's programming interface (paper 002), inside the
+ * Over 600 lines on purpose: the stream-mask table, its lock-free readers on
+ * the launch path and its setters share file-static state (the exports are
+ * in shimsmctrlapi.c).
  * shim: a program's own TPC masks (global, per stream, next launch) applied
  * within the partition nvtaskset gives the task, as sched_setaffinity()
  * applies within a cpuset. include/libsmctrl.h states the semantics; the

@@ -1,5 +1,7 @@
 /*
  * list.c - nvtaskset -l: list the tasks that run under nvtaskset, every user's
+ * Over 600 lines on purpose: the rows, the tree, the overlaps and the two
+ * outputs (text, JSON) of one sub-command share its private row type.
  * (partitions are public to read, as CPU affinity is), as a tree: each task
  * under the nearest task it descends from, through processes that are no
  * tasks too (a shell without the shim, say).

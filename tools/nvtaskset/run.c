@@ -225,6 +225,8 @@ static int sm_limit(const struct nvt_slot_view *parts, int n)
 	return sm_limit_percent(parts, n);
 }
 
+/* A start, in order (85 lines: the steps share the partitions and the
+ * environment being built, and each may exit with its own message). */
 int nvt_cmd_run(const struct options *o, char **argv)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
