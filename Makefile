@@ -60,7 +60,7 @@ B = build
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio shim
 CORE = tpcset tmd topo topopick segment gpusel ptree claim mpslog profile prio
-OS = sysutil slurmproc child
+OS = sysutil proc slurmproc child
 GPU = driverinfo gpu calibrate gpus
 SEG = segfile segopen segscan segown inherit
 MPS = mps
@@ -77,7 +77,7 @@ OS_OBJ = $(OS:%=$(O)/os/%.o)
 GPU_OBJ = $(GPU:%=$(O)/gpu/%.o)
 SEG_OBJ = $(SEG:%=$(O)/seg/%.o)
 SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/seg/inherit.o \
-	$(O)/os/sysutil.o
+	$(O)/os/sysutil.o $(O)/os/proc.o
 # What the command and the Slurm plugin link besides their own files.
 LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o) \
 	$(TASK:%=$(O)/task/%.o) $(PRIO:%=$(O)/prio/%.o)
@@ -171,7 +171,7 @@ $(CLI): $(CLI_OBJ) $(LIB_OBJ) $(CORE_LIB)
 $(SHIM): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SHIM_OBJ) $(CORE_LIB) -Wl,--version-script=src/shim/shim.map \
-		-Wl,-z,now -Wl,-z,nodelete -ldl -lpthread
+		-Wl,-z,now -Wl,-z,nodelete -Wl,-z,defs -ldl -lpthread
 
 # The drop-in wrapper: the same shim, named libcuda.so.1, depending on the
 # real driver through its unversioned name so that dlsym() on its handle
@@ -184,7 +184,7 @@ $(STUB):
 $(WRAPPER): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map $(STUB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(SHIM_OBJ) $(CORE_LIB) -Wl,--version-script=src/shim/shim.map \
-		-Wl,-soname,libcuda.so.1 -Wl,-z,now -Wl,-z,nodelete \
+		-Wl,-soname,libcuda.so.1 -Wl,-z,now -Wl,-z,nodelete -Wl,-z,defs \
 		-L$(B)/stub -Wl,--no-as-needed -lcuda -Wl,--as-needed -ldl -lpthread
 
 # libsmctrl's names for programs written for it (include/libsmctrl.h): each
@@ -237,7 +237,7 @@ $(T)/test_task: tests/unit/test_task.c tests/unit/check.h $(LIB_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) -ldl -lpthread
 
-$(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segopen.o $(O)/os/sysutil.o $(CORE_LIB)
+$(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segopen.o $(O)/os/sysutil.o $(O)/os/proc.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $^
 

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "slurmproc.h"
 #include "core/ptree.h"
+#include "proc.h"
 #include "sysutil.h"
 
 #include <ctype.h>
@@ -86,11 +87,9 @@ void nvt_slurm_step_format(const struct nvt_slurm_step *s, char *buf, size_t len
 
 int nvt_slurm_stepd(pid_t pid, struct nvt_slurm_step *out)
 {
-	char path[64], title[128];
-	ssize_t n;
+	char title[128];
+	ssize_t n = nvt_proc_cmdline(pid, title, sizeof(title));
 
-	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
-	n = nvt_read_file(path, title, sizeof(title), 0);
 	if (n <= 0)
 		return -1;
 	return nvt_slurm_title_parse(title, (size_t)n, out);
@@ -99,13 +98,9 @@ int nvt_slurm_stepd(pid_t pid, struct nvt_slurm_step *out)
 /* The parent of pid, or 0. */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], text[1024];
 	struct nvt_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if (nvt_read_file(path, text, sizeof(text), 0) <= 0 || nvt_stat_parse(text, &st))
-		return 0;
-	return st.ppid;
+	return nvt_proc_stat(pid, &st) ? 0 : st.ppid;
 }
 
 int nvt_slurm_step_of(pid_t pid, struct nvt_slurm_step *out)

@@ -16,6 +16,7 @@
 #include "segfile.h"
 #include "core/segment.h"
 #include "core/tpcset.h"
+#include "os/proc.h"
 #include "os/sysutil.h"
 
 #include <errno.h>
@@ -101,161 +102,6 @@ int nvt_userdir_name_parse(const char *name, uid_t *uid)
 	if (!p || *p)
 		return -1;
 	*uid = (uid_t)v;
-	return 0;
-}
-
-/* ---- /proc ------------------------------------------------------------------ */
-
-/* Reads and parses a /proc/PID/stat file. Returns 0, or -1 with errno set
- * (ESRCH for a zombie: gone, as far as partitions go). */
-static int stat_at(const char *path, struct nvt_stat *st)
-{
-	char buf[1024];
-
-	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
-		return -1;
-	if (nvt_stat_parse(buf, st)) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (st->state == 'Z' || st->state == 'X') {
-		errno = ESRCH;
-		return -1;
-	}
-	return 0;
-}
-
-static int start_time_at(const char *path, uint64_t *start_time)
-{
-	struct nvt_stat st;
-
-	if (stat_at(path, &st))
-		return -1;
-	*start_time = st.start_time;
-	return 0;
-}
-
-int nvt_proc_stat(pid_t pid, struct nvt_stat *st)
-{
-	char path[64];
-
-	if (pid == 0)
-		return stat_at("/proc/self/stat", st);
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	return stat_at(path, st);
-}
-
-int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	return start_time_at(path, start_time);
-}
-
-int nvt_proc_euid(pid_t pid, uid_t *euid)
-{
-	char path[64], buf[2048];
-	const char *line;
-	unsigned long real, effective;
-
-	/* The Uid: line comes early (after Name, Umask, State, Tgid, Ngid, Pid,
-	 * PPid, TracerPid): the start of the file holds it. */
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
-		return -1;
-	line = strstr(buf, "\nUid:");
-	if (!line || sscanf(line + 5, "%lu %lu", &real, &effective) != 2) {
-		errno = EINVAL;
-		return -1;
-	}
-	*euid = (uid_t)effective;
-	return 0;
-}
-
-/* Counts the fields of the "NSpid:" line of a status text and returns the last, or 0. */
-static long nspid_of(const char *status, int *fields)
-{
-	const char *line = strstr(status, "\nNSpid:");
-	long last = 0;
-	char *end;
-
-	*fields = 0;
-	if (!line)
-		return 0;
-	for (const char *p = line + 7; *p && *p != '\n'; p = end) {
-		long v = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		last = v;
-		(*fields)++;
-	}
-	return last;
-}
-
-uint64_t nvt_own_pidns(void)
-{
-	struct stat st;
-	return stat("/proc/self/ns/pid", &st) ? 0 : (uint64_t)st.st_ino;
-}
-
-int nvt_procfs_own(void)
-{
-	char buf[16384];
-	int fields;
-
-	/* NSpid lists the PIDs from /proc's namespace down to ours: one field
-	 * when /proc is our namespace's (a container with its own /proc, or the host). */
-	if (nvt_read_file("/proc/self/status", buf, sizeof(buf), 0) < 0)
-		return errno == ENOENT ? 0 : -1; /* no /proc at all: not ours */
-	nspid_of(buf, &fields);
-	return fields == 1;
-}
-
-int nvt_procfs_is_own(void)
-{
-	return nvt_procfs_own() == 1;
-}
-
-int nvt_proc_hidden(pid_t pid)
-{
-	/* /proc hides it (hidepid=2: another user's process), but the kernel
-	 * knows it: kill(pid, 0) finds it (EPERM, or 0 for one we may signal). */
-	return nvt_procfs_is_own() && (kill(pid, 0) == 0 || errno == EPERM);
-}
-
-int nvt_proc_info(pid_t pid, struct nvt_proc *out)
-{
-	char path[64], buf[16384];
-	const char *line;
-	unsigned long u[4];
-	struct stat st;
-	long ns_pid;
-	int fields;
-
-	memset(out, 0, sizeof(*out));
-	out->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
-		return -1;
-	line = strstr(buf, "\nUid:");
-	if (!line || sscanf(line + 5, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) != 4) {
-		errno = EINVAL;
-		return -1;
-	}
-	for (int i = 0; i < 4; i++)
-		out->uid[i] = (uid_t)u[i];
-	ns_pid = nspid_of(buf, &fields);
-	out->nested = fields > 1;
-	out->ns_pid = fields ? (pid_t)ns_pid : pid; /* kernels before 4.1 have no NSpid */
-	if (nvt_proc_start_time(pid, &out->start_time))
-		return -1;
-	/* Reading the namespace link needs ptrace access (the task's user or root). */
-	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
-	if (stat(path, &st) == 0)
-		out->pidns = (uint64_t)st.st_ino;
-	else if (!out->nested && nvt_procfs_is_own())
-		out->pidns = nvt_own_pidns();
 	return 0;
 }
 
@@ -407,50 +253,24 @@ static int maps_line(const char *line, const struct stat *st, const char *name)
 	       !strncmp(leaf - strlen(dir) + 1, dir, strlen(dir));
 }
 
+/* What maps_file looks for. */
+struct maps_want {
+	const struct stat *st;
+	const char *name;
+};
+
+static int maps_want_line(const char *line, void *arg)
+{
+	const struct maps_want *w = arg;
+	return maps_line(line, w->st, w->name);
+}
+
 /* 1 if pid maps st's file, 0 if it maps other segment files but not it, -1
  * if its maps cannot be read (another user's, or gone) or show none. */
 static int maps_file(pid_t pid, const struct stat *st, const char *name)
 {
-	char path[64], buf[8192];
-	size_t have = 0;
-	int fd, found = -1, skip = 0;
-
-	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	for (;;) {
-		ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
-		char *line = buf, *end;
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		have += (size_t)got;
-		buf[have] = '\0';
-		while ((end = strchr(line, '\n'))) {
-			int r;
-			*end = '\0';
-			r = skip ? -1 : maps_line(line, st, name);
-			skip = 0;
-			if (r == 1) {
-				close(fd);
-				return 1;
-			}
-			if (r == 0)
-				found = 0;
-			line = end + 1;
-		}
-		have -= (size_t)(line - buf);
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1) { /* a line longer than the buffer: no segment's */
-			have = 0;
-			skip = 1;
-		}
-	}
-	close(fd);
-	return found;
+	struct maps_want w = {st, name};
+	return nvt_proc_maps(pid, maps_want_line, &w);
 }
 
 /* 1 if a run directory under who->base of one of who's uids or root's, other

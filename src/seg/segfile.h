@@ -21,6 +21,7 @@
 #include "nvtaskset.h"
 #include "core/ptree.h"
 #include "core/segment.h"
+#include "os/proc.h"
 
 enum nvt_seg_err {
 	NVT_SEG_OK = 0,
@@ -34,19 +35,6 @@ enum nvt_seg_err {
 	NVT_SEG_EMAKING,  /* its segment is not filled in yet (a shim making it, or one that died) */
 };
 
-/* Inode of the initial PID namespace (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
-#define NVT_INIT_PIDNS 0xeffffffcu
-
-/* What the caller's /proc says about a process. */
-struct nvt_proc {
-	pid_t pid;           /* as the caller's /proc numbers it */
-	pid_t ns_pid;        /* as its own PID namespace numbers it */
-	int nested;          /* it lives in a PID namespace below /proc's */
-	uint64_t pidns;      /* inode of its PID namespace; 0 if not readable */
-	uint64_t start_time; /* field 22 of /proc/<pid>/stat */
-	uid_t uid[4];        /* real, effective, saved, filesystem */
-	int hidden;          /* alive, but /proc hides it (hidepid): no start time, no uids */
-};
 
 /* Returns the directory of run directories: $NVTASKSET_RUNDIR if it is an
  * absolute path (secure_getenv: not in a setuid program), else the default. */
@@ -60,29 +48,6 @@ int nvt_seg_name(char *buf, size_t len, uint64_t pidns, pid_t ns_pid);
 int nvt_seg_name_parse(const char *name, uint64_t *pidns, pid_t *ns_pid);
 /* Parses a run directory name "nvtaskset-<uid>". Returns 0, or -1. */
 int nvt_userdir_name_parse(const char *name, uid_t *uid);
-
-/* Reads field 22 (start time) of /proc/<pid>/stat. Returns 0, or -1 with
- * errno set (ESRCH for a zombie). */
-int nvt_proc_start_time(pid_t pid, uint64_t *start_time);
-/* Reads /proc/<pid>/stat (pid 0: /proc/self/stat, whose PID says which PID
- * namespace /proc numbers in). Returns 0, or -1 with errno set (ESRCH for a
- * zombie). */
-int nvt_proc_stat(pid_t pid, struct nvt_stat *st);
-/* Reads the effective uid of pid from /proc/<pid>/status. Returns 0, or -1 with errno set. */
-int nvt_proc_euid(pid_t pid, uid_t *euid);
-/* Fills out for pid from /proc. Returns 0, or -1 with errno set (ENOENT or
- * ESRCH: no such process). */
-int nvt_proc_info(pid_t pid, struct nvt_proc *out);
-/* Inode of the caller's PID namespace, or 0. */
-uint64_t nvt_own_pidns(void);
-/* 1 if /proc shows the caller's own PID namespace (it can judge PIDs in it). */
-int nvt_procfs_is_own(void);
-/* The same: 1, 0, or -1 with errno set when /proc/self cannot be read
- * (EMFILE, say: not an answer). */
-int nvt_procfs_own(void);
-/* 1 if pid lives although /proc does not show it (mounted hidepid=2: another
- * user's process), 0 if it is gone or cannot be told. */
-int nvt_proc_hidden(pid_t pid);
 
 /*
  * Checks an open run directory: a directory of uid's that nobody else may

@@ -1,0 +1,314 @@
+/*
+ * proc.c - see proc.h.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "sysutil.h"
+
+/* Reads and parses a /proc/PID/stat file. Returns 0, or -1 with errno set
+ * (ESRCH for a zombie: gone, as far as partitions go). */
+static int stat_at(const char *path, struct nvt_stat *st)
+{
+	char buf[1024];
+
+	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
+		return -1;
+	if (nvt_stat_parse(buf, st)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (st->state == 'Z' || st->state == 'X') {
+		errno = ESRCH;
+		return -1;
+	}
+	return 0;
+}
+
+static int start_time_at(const char *path, uint64_t *start_time)
+{
+	struct nvt_stat st;
+
+	if (stat_at(path, &st))
+		return -1;
+	*start_time = st.start_time;
+	return 0;
+}
+
+int nvt_proc_stat(pid_t pid, struct nvt_stat *st)
+{
+	char path[64];
+
+	if (pid == 0)
+		return stat_at("/proc/self/stat", st);
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	return stat_at(path, st);
+}
+
+int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	return start_time_at(path, start_time);
+}
+
+int nvt_proc_euid(pid_t pid, uid_t *euid)
+{
+	char path[64], buf[2048];
+	const char *line;
+	unsigned long real, effective;
+
+	/* The Uid: line comes early (after Name, Umask, State, Tgid, Ngid, Pid,
+	 * PPid, TracerPid): the start of the file holds it. */
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
+		return -1;
+	line = strstr(buf, "\nUid:");
+	if (!line || sscanf(line + 5, "%lu %lu", &real, &effective) != 2) {
+		errno = EINVAL;
+		return -1;
+	}
+	*euid = (uid_t)effective;
+	return 0;
+}
+
+/* Counts the fields of the "NSpid:" line of a status text and returns the last, or 0. */
+static long nspid_of(const char *status, int *fields)
+{
+	const char *line = strstr(status, "\nNSpid:");
+	long last = 0;
+	char *end;
+
+	*fields = 0;
+	if (!line)
+		return 0;
+	for (const char *p = line + 7; *p && *p != '\n'; p = end) {
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		last = v;
+		(*fields)++;
+	}
+	return last;
+}
+
+uint64_t nvt_own_pidns(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+int nvt_procfs_own(void)
+{
+	char buf[16384];
+	int fields;
+
+	/* NSpid lists the PIDs from /proc's namespace down to ours: one field
+	 * when /proc is our namespace's (a container with its own /proc, or the host). */
+	if (nvt_read_file("/proc/self/status", buf, sizeof(buf), 0) < 0)
+		return errno == ENOENT ? 0 : -1; /* no /proc at all: not ours */
+	nspid_of(buf, &fields);
+	return fields == 1;
+}
+
+int nvt_procfs_is_own(void)
+{
+	return nvt_procfs_own() == 1;
+}
+
+int nvt_proc_hidden(pid_t pid)
+{
+	/* /proc hides it (hidepid=2: another user's process), but the kernel
+	 * knows it: kill(pid, 0) finds it (EPERM, or 0 for one we may signal). */
+	return nvt_procfs_is_own() && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+int nvt_proc_info(pid_t pid, struct nvt_proc *out)
+{
+	char path[64], buf[16384];
+	const char *line;
+	unsigned long u[4];
+	struct stat st;
+	long ns_pid;
+	int fields;
+
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
+		return -1;
+	line = strstr(buf, "\nUid:");
+	if (!line || sscanf(line + 5, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) != 4) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (int i = 0; i < 4; i++)
+		out->uid[i] = (uid_t)u[i];
+	ns_pid = nspid_of(buf, &fields);
+	out->nested = fields > 1;
+	out->ns_pid = fields ? (pid_t)ns_pid : pid; /* kernels before 4.1 have no NSpid */
+	if (nvt_proc_start_time(pid, &out->start_time))
+		return -1;
+	/* Reading the namespace link needs ptrace access (the task's user or root). */
+	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
+	if (stat(path, &st) == 0)
+		out->pidns = (uint64_t)st.st_ino;
+	else if (!out->nested && nvt_procfs_is_own())
+		out->pidns = nvt_own_pidns();
+	return 0;
+}
+
+
+int nvt_proc_links(struct nvt_proc_link **links)
+{
+	struct nvt_proc_link *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *ent;
+	DIR *proc;
+
+	*links = NULL;
+	proc = opendir("/proc");
+	if (!proc)
+		return -1;
+	while ((ent = readdir(proc))) {
+		char path[64], text[1024];
+		struct nvt_stat st;
+		char *end;
+		long pid = strtol(ent->d_name, &end, 10);
+
+		if (*end || end == ent->d_name || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if (nvt_read_file(path, text, sizeof(text), 0) < 0) {
+			if (errno == ENOENT || errno == ESRCH)
+				continue; /* ended meanwhile */
+			/* Out of descriptors or memory: a list without this process
+			 * would hide it (and its tasks) from -a -p and -l. */
+			int saved = errno;
+			free(v);
+			closedir(proc);
+			errno = saved;
+			return -1;
+		}
+		if (nvt_stat_parse(text, &st))
+			continue; /* a zombie's, or ended while read */
+		if (n == cap) {
+			size_t more = cap ? cap * 2 : 256;
+			struct nvt_proc_link *bigger = realloc(v, more * sizeof(*v));
+			if (!bigger) {
+				free(v);
+				closedir(proc);
+				errno = ENOMEM;
+				return -1;
+			}
+			v = bigger;
+			cap = more;
+		}
+		v[n].pid = st.pid;
+		v[n++].ppid = st.ppid;
+	}
+	closedir(proc);
+	nvt_links_sort(v, n);
+	*links = v;
+	return (int)n;
+}
+
+int nvt_proc_tgid(pid_t tid, pid_t *tgid)
+{
+	char path[64], status[4096], *line;
+	long v;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)tid);
+	if (nvt_read_file(path, status, sizeof(status), 0) < 0)
+		return -1;
+	line = strstr(status, "\nTgid:");
+	if (!line || sscanf(line + 6, "%ld", &v) != 1 || v <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*tgid = (pid_t)v;
+	return 0;
+}
+
+int nvt_proc_env(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	static char env[65536];
+	size_t n = strlen(name);
+	ssize_t got;
+
+	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
+	got = nvt_read_file(path, env, sizeof(env), 0);
+	if (got <= 0)
+		return -1;
+	for (char *p = env; p < env + got; p += strlen(p) + 1)
+		if (!strncmp(p, name, n) && p[n] == '=') {
+			snprintf(buf, len, "%s", p + n + 1);
+			return 0;
+		}
+	return -1;
+}
+
+ssize_t nvt_proc_cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+	return nvt_read_file(path, buf, len, 0);
+}
+
+int nvt_proc_maps(pid_t pid, int (*each)(const char *line, void *arg), void *arg)
+{
+	char path[64], buf[8192];
+	size_t have = 0;
+	int fd, found = -1, skip = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *end;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		have += (size_t)got;
+		buf[have] = '\0';
+		while ((end = strchr(line, '\n'))) {
+			int r;
+			*end = '\0';
+			r = skip ? -1 : each(line, arg);
+			skip = 0;
+			if (r == 1) {
+				close(fd);
+				return 1;
+			}
+			if (r == 0)
+				found = 0;
+			line = end + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1) { /* a line longer than the buffer: skipped */
+			have = 0;
+			skip = 1;
+		}
+	}
+	close(fd);
+	return found;
+}

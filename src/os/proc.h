@@ -1,0 +1,81 @@
+/*
+ * proc.h - what /proc says about processes: identity (PID namespace, PID,
+ * start time, users), parents, environment, threads. The one module that
+ * reads /proc for the rest of nvtaskset (os/proc.c).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_PROC_H
+#define NVT_PROC_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/ptree.h"
+
+/* Inode of the initial PID namespace (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
+#define NVT_INIT_PIDNS 0xeffffffcu
+
+/* What the caller's /proc says about a process. */
+struct nvt_proc {
+	pid_t pid;           /* as the caller's /proc numbers it */
+	pid_t ns_pid;        /* as its own PID namespace numbers it */
+	int nested;          /* it lives in a PID namespace below /proc's */
+	uint64_t pidns;      /* inode of its PID namespace; 0 if not readable */
+	uint64_t start_time; /* field 22 of /proc/<pid>/stat */
+	uid_t uid[4];        /* real, effective, saved, filesystem */
+	int hidden;          /* alive, but /proc hides it (hidepid): no start time, no uids */
+};
+
+/* Reads field 22 (start time) of /proc/<pid>/stat. Returns 0, or -1 with
+ * errno set (ESRCH for a zombie). */
+int nvt_proc_start_time(pid_t pid, uint64_t *start_time);
+/* Reads /proc/<pid>/stat (pid 0: /proc/self/stat, whose PID says which PID
+ * namespace /proc numbers in). Returns 0, or -1 with errno set (ESRCH for a
+ * zombie). */
+int nvt_proc_stat(pid_t pid, struct nvt_stat *st);
+/* Reads the effective uid of pid from /proc/<pid>/status. Returns 0, or -1 with errno set. */
+int nvt_proc_euid(pid_t pid, uid_t *euid);
+/* Fills out for pid from /proc. Returns 0, or -1 with errno set (ENOENT or
+ * ESRCH: no such process). */
+int nvt_proc_info(pid_t pid, struct nvt_proc *out);
+/* Inode of the caller's PID namespace, or 0. */
+uint64_t nvt_own_pidns(void);
+/* 1 if /proc shows the caller's own PID namespace (it can judge PIDs in it). */
+int nvt_procfs_is_own(void);
+/* The same: 1, 0, or -1 with errno set when /proc/self cannot be read
+ * (EMFILE, say: not an answer). */
+int nvt_procfs_own(void);
+/* 1 if pid lives although /proc does not show it (mounted hidepid=2: another
+ * user's process), 0 if it is gone or cannot be told. */
+int nvt_proc_hidden(pid_t pid);
+
+/* Copies the value of variable name in pid's environment (/proc/PID/environ,
+ * readable by its user and root) to buf. Returns 0, or -1 if unset or unreadable. */
+int nvt_proc_env(pid_t pid, const char *name, char *buf, size_t len);
+
+/* The process (thread group) that thread tid belongs to, from /proc/TID/status
+ * (readable for a thread that /proc does not list). Returns 0, or -1 with errno set. */
+int nvt_proc_tgid(pid_t tid, pid_t *tgid);
+
+/*
+ * Lists every process /proc shows with its parent, sorted by PID, in *links
+ * (malloc'd; the caller frees it). Processes that end meanwhile are left out;
+ * one that cannot be read for another reason (EMFILE, ENOMEM) fails the whole
+ * list. Returns the count, or -1 with errno set.
+ */
+int nvt_proc_links(struct nvt_proc_link **links);
+
+/* Reads pid's command line (NUL-separated words) into buf, as nvt_read_file.
+ * Returns the bytes read, or -1 with errno set. */
+ssize_t nvt_proc_cmdline(pid_t pid, char *buf, size_t len);
+
+/*
+ * Calls each for every line of /proc/PID/maps (readable by pid's user and
+ * root) until one returns 1 (a line longer than 8 KiB is skipped). Returns
+ * 1 if one did, else 0 if one returned 0, else -1 (also when the maps
+ * cannot be read).
+ */
+int nvt_proc_maps(pid_t pid, int (*each)(const char *line, void *arg), void *arg);
+
+#endif /* NVT_PROC_H */
