@@ -150,11 +150,7 @@ static const int followed_calls[] = {
 
 static size_t bucket(const void *exec)
 {
-	uint64_t h = (uint64_t)(uintptr_t)exec;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return (size_t)h & (GRAPH_EXECS - 1);
+	return (size_t)shim_ptr_hash(exec) & (GRAPH_EXECS - 1);
 }
 
 /* Lock-free: no system call, no allocation. */

@@ -124,11 +124,7 @@ static const void *stream_key(const void *stream)
 
 static size_t stream_bucket(const void *key)
 {
-	uint64_t h = (uint64_t)(uintptr_t)key;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return (size_t)h & (STREAMS - 1);
+	return (size_t)shim_ptr_hash(key) & (STREAMS - 1);
 }
 
 /* Lock-free: the entry of key, or NULL. */

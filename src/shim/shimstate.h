@@ -116,6 +116,17 @@ struct shim_state {
 };
 extern struct shim_state shim;
 
+/* A well-mixed hash of a pointer (the finaliser of MurmurHash3), for the
+ * shim's open-addressed tables of graph execs and streams. */
+static inline uint64_t shim_ptr_hash(const void *p)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
 /* shim.c */
 void shim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A line on stderr even when quiet (debugging output someone asked for). */
