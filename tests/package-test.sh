@@ -39,12 +39,26 @@ known() { dpkg-query -W nvtaskset >/dev/null 2>&1; }
 # Excluded by dpkg (path-exclude, as in slim container images): not installed, not a failure.
 excluded() { grep -hqs "^path-exclude=*${1%/*}" /etc/dpkg/dpkg.cfg.d/* /etc/dpkg/dpkg.cfg; }
 
+# Root's calibration cache, which purging the package removes, waits here
+# during the test and comes back after it; a run killed before it could put
+# the cache back leaves it here, and the next run puts it back first.
+SAVED=/var/cache/.nvtaskset.saved-by-package-test
+restore_cache() {
+	[ -e "$SAVED" ] || return 0
+	if [ -e /var/cache/nvtaskset ]; then
+		echo "package-test: both /var/cache/nvtaskset and $SAVED exist; keeping both" >&2
+		return 0
+	fi
+	mv "$SAVED" /var/cache/nvtaskset
+}
+
 cleanup() {
 	if known; then
 		echo "package-test: purging the package left by a failed run"
 		apt-get purge -y -qq nvtaskset >/dev/null 2>&1 || dpkg --purge nvtaskset >/dev/null 2>&1 || true
 	fi
 	rm -rf "$WORK"
+	restore_cache
 }
 
 [ "$(id -u)" == 0 ] || fatal "needs root (it installs the package)"
@@ -53,8 +67,13 @@ for tool in dpkg-buildpackage dh apt-get dpkg-deb readelf; do
 done
 ! known || fatal "nvtaskset is installed already (dpkg); remove it first"
 # Purging the package removes root's calibration cache: never someone's real one.
-[ ! -e /var/cache/nvtaskset ] || fatal "/var/cache/nvtaskset exists; move it away first"
+restore_cache
+[ ! -e "$SAVED" ] || fatal "$SAVED exists beside /var/cache/nvtaskset; keep one of them"
 trap cleanup EXIT
+if [ -e /var/cache/nvtaskset ] || [ -L /var/cache/nvtaskset ]; then
+	echo "package-test: moving root's calibration cache aside until the test ends"
+	mv /var/cache/nvtaskset "$SAVED"
+fi
 
 # ---- Build -------------------------------------------------------------------
 
