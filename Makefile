@@ -59,9 +59,9 @@ B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio shim
-CORE = tpcset tmd topo topopick segment gpusel ptree claim mpslog profile prio
+CORE = tpcset tmd topo topopick segment gpusel ptree claim mpslog profile prio membw
 OS = sysutil proc slurmproc child
-GPU = driverinfo gpu calibrate gpus
+GPU = driverinfo gpu calibrate bwprobe gpus
 SEG = segfile segopen segscan segown inherit
 MPS = mps
 ALLOC = reserve
@@ -205,13 +205,13 @@ $(SMCTRL): $(O)/shim/libsmctrl.o $(SHIM)
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/test_ptree $(T)/test_profile $(T)/test_prio $(T)/test_slurm $(T)/test_task \
+	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_slurm $(T)/test_task \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
 	$(T)/smctrlapp
 
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
-FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakecb.c fakegraph.c fakeexec.c fakegraphapi.c)
+FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakemembw.c fakecb.c fakegraph.c fakeexec.c fakegraphapi.c)
 FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/gpu/cuda_driver.h
 $(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 	@mkdir -p $(@D)

@@ -370,7 +370,8 @@ static int gpu_step(struct claim_run *r, int i, int claims_taken, int *settled, 
 {
 	const struct nvt_claim_gpu *req = &r->req[i];
 	struct nvt_slot_view *out = &r->out[i];
-	struct nvt_pick want = {.count = req->count, .gpcs = req->gpcs, .strategy = req->strategy};
+	struct nvt_pick want = {.count = req->count, .gpcs = req->gpcs, .strategy = req->strategy,
+				.near = req->near};
 	char where[64], what[80];
 	struct nvt_tpcset next;
 	unsigned free_units;
@@ -411,8 +412,9 @@ static int gpu_step(struct claim_run *r, int i, int claims_taken, int *settled, 
 		r->claimed[i] = 0;
 		return r->t->write(r->t, i, out, why, len) ? NVT_RESERVE_ERROR : NVT_RESERVE_OK;
 	case NVT_STEP_FULL:
-		snprintf(why, len, "cannot pick %s%s: only %u%s %s free of other tasks", what, where,
-			 free_units, unit, free_units == 1 ? "is" : "are");
+		snprintf(why, len, "cannot pick %s%s: only %u%s %s free of other tasks%s", what, where,
+			 free_units, unit, free_units == 1 ? "is" : "are",
+			 req->near.mode == NVT_NEAR_ONLY ? " in the memory half asked for" : "");
 		return NVT_RESERVE_FULL;
 	default: /* NVT_STEP_STUCK */
 		snprintf(why, len, "cannot pick %s%s: %u%s %s free of other tasks' partitions, but "

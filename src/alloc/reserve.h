@@ -32,6 +32,7 @@
 #include "seg/segfile.h"
 #include "core/segment.h"
 #include "core/topo.h"
+#include "core/claim.h"
 
 /* What to pick on one GPU. */
 struct nvt_claim_gpu {
@@ -43,6 +44,7 @@ struct nvt_claim_gpu {
 				     * most count TPCs together (nvt_topo_pick_gpcs) */
 	enum nvt_strategy strategy; /* without gpcs: as nvt_topo_pick */
 	struct nvt_slot_prio prio;  /* a start's priority (nvt_claim; own is set to the pick) */
+	struct nvt_near near;       /* -n --memory-half: where to pick (mode 0: anywhere) */
 };
 
 enum nvt_reserve_rc {

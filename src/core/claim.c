@@ -26,19 +26,46 @@ static int overlaps(const struct nvt_tpcset *a, const struct nvt_tpcset *b)
 	return nvt_set_count(&both) > 0;
 }
 
-/* Picks want among avail. Returns 0, or -1 if it does not fit. */
-static int pick(const struct nvt_topology *topo, const struct nvt_pick *want,
-		const struct nvt_tpcset *avail, struct nvt_tpcset *out)
+static int pick_in(const struct nvt_topology *topo, const struct nvt_pick *want,
+		   const struct nvt_tpcset *avail, struct nvt_tpcset *out)
 {
 	if (want->gpcs)
 		return nvt_topo_pick_gpcs(topo, avail, want->gpcs, want->count, out) < 0 ? -1 : 0;
 	return nvt_topo_pick(topo, avail, want->count, want->strategy, out);
 }
 
+/* What of avail want may take: all of it, or its near TPCs only. */
+static const struct nvt_tpcset *usable(const struct nvt_pick *want, const struct nvt_tpcset *avail,
+				       struct nvt_tpcset *buf)
+{
+	if (want->near.mode != NVT_NEAR_ONLY)
+		return avail;
+	nvt_set_and(buf, avail, &want->near.tpcs);
+	return buf;
+}
+
+/* Picks want among avail (near first, if asked). Returns 0, or -1 if it does not fit. */
+static int pick(const struct nvt_topology *topo, const struct nvt_pick *want,
+		const struct nvt_tpcset *avail, struct nvt_tpcset *out)
+{
+	struct nvt_tpcset in;
+
+	if (want->near.mode != NVT_NEAR_NONE) {
+		nvt_set_and(&in, avail, &want->near.tpcs);
+		if (pick_in(topo, want, &in, out) == 0)
+			return 0;
+		if (want->near.mode == NVT_NEAR_ONLY)
+			return -1;
+	}
+	return pick_in(topo, want, avail, out);
+}
+
 /* How many TPCs of avail (with want->gpcs: whole GPCs) there are. */
 static unsigned free_units(const struct nvt_topology *topo, const struct nvt_pick *want,
-			   const struct nvt_tpcset *avail)
+			   const struct nvt_tpcset *all_avail)
 {
+	struct nvt_tpcset buf;
+	const struct nvt_tpcset *avail = usable(want, all_avail, &buf);
 	unsigned whole = 0;
 
 	if (!want->gpcs)
@@ -59,11 +86,11 @@ static unsigned free_units(const struct nvt_topology *topo, const struct nvt_pic
 static int fits(const struct nvt_topology *topo, const struct nvt_pick *want,
 		const struct nvt_tpcset *avail)
 {
-	struct nvt_tpcset unused;
+	struct nvt_tpcset unused, buf;
 
 	if (want->gpcs)
 		return pick(topo, want, avail, &unused) == 0;
-	return nvt_set_count(avail) >= want->count;
+	return nvt_set_count(usable(want, avail, &buf)) >= want->count;
 }
 
 int nvt_claim_step(const struct nvt_topology *topo, const struct nvt_pick *want,

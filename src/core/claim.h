@@ -47,10 +47,19 @@ enum nvt_claim_step {
 };
 
 /* What a claimer picks on one GPU. */
+/* Where a pick goes (-n --memory-half, core/membw.h): only among tpcs, or
+ * there first and elsewhere when it does not fit there. */
+enum nvt_near_mode { NVT_NEAR_NONE, NVT_NEAR_PREFER, NVT_NEAR_ONLY };
+struct nvt_near {
+	enum nvt_near_mode mode;
+	struct nvt_tpcset tpcs;
+};
+
 struct nvt_pick {
 	unsigned count;             /* TPCs to pick; with gpcs, the most TPCs those GPCs may hold */
 	unsigned gpcs;              /* 0, or how many whole GPCs to pick (nvt_topo_pick_gpcs) */
 	enum nvt_strategy strategy; /* without gpcs: as nvt_topo_pick */
+	struct nvt_near near;       /* mode NVT_NEAR_NONE (0): anywhere */
 };
 
 /*

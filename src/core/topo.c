@@ -383,7 +383,7 @@ int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned
 #define CACHE_HEADER "nvtaskset-cache 2"
 #define CACHE_PREFIX "nvtaskset-cache " /* then the version digit */
 
-static uint64_t fnv1a(const char *text, size_t len)
+uint64_t nvt_text_checksum(const char *text, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (size_t i = 0; i < len; i++) {
@@ -427,7 +427,7 @@ int nvt_cache_format(const struct nvt_cache_key *key, const struct nvt_topology 
 	n += m;
 	buf[n++] = '\n';
 	m = snprintf(buf + n, len - (size_t)n, "checksum=%016llx\n",
-		     (unsigned long long)fnv1a(buf, (size_t)n));
+		     (unsigned long long)nvt_text_checksum(buf, (size_t)n));
 	if (m < 0 || (size_t)m >= len - (size_t)n)
 		return -1;
 	return n + m;
@@ -462,7 +462,7 @@ int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct n
 	if ((size_t)(l3 - l2) > sizeof(line))
 		return NVT_CACHE_CORRUPT;
 	if (sscanf(l3, "checksum=%16llx%c%n", &sum, &tail, &used) != 2 || tail != '\n' ||
-	    l3[used] != '\0' || strlen(l3) != 26 || sum != fnv1a(text, (size_t)(l3 - text)))
+	    l3[used] != '\0' || strlen(l3) != 26 || sum != nvt_text_checksum(text, (size_t)(l3 - text)))
 		return NVT_CACHE_CORRUPT;
 	if (sscanf(text + strlen(CACHE_PREFIX) + 1,
 		   " uuid=%47[A-Za-z0-9-] driver=%d sms=%d nvrm=%31[0-9.-]%c", uuid, &driver, &sms,

@@ -185,4 +185,7 @@ int nvt_cache_format(const struct nvt_cache_key *key, const struct nvt_topology 
 int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct nvt_topology *out,
 		    struct nvt_cache_key *found);
 
+/* The 64-bit FNV-1a hash of len bytes of text: the cache records' checksum. */
+uint64_t nvt_text_checksum(const char *text, size_t len);
+
 #endif /* NVT_TOPO_H */

@@ -18,7 +18,7 @@
 #define _GNU_SOURCE
 #include "calibrate.h"
 #include "core/topo.h"
-#include "cuda_driver.h"
+#include "probe.h"
 #include "os/child.h"
 #include "os/sysutil.h"
 #include "core/tmd.h"
@@ -68,57 +68,14 @@ static const char probe_body[] =
 	"	ret;\n"
 	"}\n";
 
-typedef unsigned long long CUdeviceptr;
-typedef void *CUcontext;
-typedef void *CUmodule;
-typedef void *CUfunction;
-
-/* Layouts as in CUDA 12/13's cuda.h. */
-struct launch_attribute {
-	int id;
-	char pad[4];
-	union {
-		char bytes[64];
-		struct {
-			unsigned x, y, z;
-		} cluster_dim;
-	} value;
-};
-struct launch_config {
-	unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
-	void *stream;
-	struct launch_attribute *attrs;
-	unsigned num_attrs;
-};
-#define LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION 4
-#define FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
-#define FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED 14
-#define DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN 97
-
-static struct {
-	CUresult (*init)(unsigned);
-	CUresult (*device_get)(CUdevice *, int);
-	CUresult (*attribute)(int *, int, CUdevice);
-	CUresult (*ctx_retain)(CUcontext *, CUdevice);
-	CUresult (*ctx_release)(CUdevice);
-	CUresult (*ctx_set)(CUcontext);
-	CUresult (*sync)(void);
-	CUresult (*module_load)(CUmodule *, const void *);
-	CUresult (*module_function)(CUfunction *, CUmodule, const char *);
-	CUresult (*func_attribute)(CUfunction, int, int);
-	CUresult (*mem_alloc)(CUdeviceptr *, size_t);
-	CUresult (*mem_free)(CUdeviceptr);
-	CUresult (*copy_dtoh)(void *, CUdeviceptr, size_t);
-	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-			   unsigned, void *, void **, void **);
-	CUresult (*launch_ex)(const struct launch_config *, CUfunction, void **, void **);
-	nvt_cuGetExportTable_fn export_table;
-} cu;
-
 /* What the calibration callback does to each launch. */
+struct nvt_probe_cu nvt_cu;
+
 static struct {
 	unsigned layout; /* the layout being verified; NVT_TMD_NONE: leave the TMD alone */
 	unsigned bit;    /* the one bit to disable */
+	int use_mask;    /* write disable[] (nvt_probe_mask) instead of one bit */
+	uint32_t disable[NVT_TMD_MASK_WORDS];
 	int fired;
 	unsigned mismatches; /* masked launches whose TMD was not of the layout */
 	/* Seen on the first launch, for choosing the layout: */
@@ -149,8 +106,11 @@ static void calibration_callback(void *user, int domain, int cbid, const void *p
 	probe_cb.fired = 1;
 	if (probe_cb.layout == NVT_TMD_NONE)
 		return;
-	/* Exactly what the shim writes: one bit set below NVT_HW_BITS, the rest 0. */
-	disable[probe_cb.bit / 32] = 1u << (probe_cb.bit % 32);
+	/* Exactly what the shim writes: bits below NVT_HW_BITS, the rest 0. */
+	if (probe_cb.use_mask)
+		memcpy(disable, probe_cb.disable, sizeof(disable));
+	else
+		disable[probe_cb.bit / 32] = 1u << (probe_cb.bit % 32);
 	if (nvt_tmd_write(probe_cb.layout, tmd, disable))
 		probe_cb.mismatches++;
 }
@@ -181,57 +141,80 @@ static int cfail(struct child_result *r, const char *fmt, ...)
 			return cfail(r, "%s failed: CUDA error %d", what, rc_); \
 	} while (0)
 
-static int load_driver(struct child_result *r)
+void nvt_probe_mask(unsigned layout, const uint32_t disable[NVT_TMD_MASK_WORDS])
+{
+	probe_cb.layout = layout;
+	probe_cb.use_mask = layout != NVT_TMD_NONE;
+	if (probe_cb.use_mask)
+		memcpy(probe_cb.disable, disable, sizeof(probe_cb.disable));
+}
+
+static int load_driver(char *err, size_t errlen)
 {
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	struct {
 		void **slot;
 		const char *name;
 	} syms[] = {
-		{(void **)&cu.init, "cuInit"},
-		{(void **)&cu.device_get, "cuDeviceGet"},
-		{(void **)&cu.attribute, "cuDeviceGetAttribute"},
-		{(void **)&cu.ctx_retain, "cuDevicePrimaryCtxRetain"},
-		{(void **)&cu.ctx_release, "cuDevicePrimaryCtxRelease_v2"},
-		{(void **)&cu.ctx_set, "cuCtxSetCurrent"},
-		{(void **)&cu.sync, "cuCtxSynchronize"},
-		{(void **)&cu.module_load, "cuModuleLoadData"},
-		{(void **)&cu.module_function, "cuModuleGetFunction"},
-		{(void **)&cu.func_attribute, "cuFuncSetAttribute"},
-		{(void **)&cu.mem_alloc, "cuMemAlloc_v2"},
-		{(void **)&cu.mem_free, "cuMemFree_v2"},
-		{(void **)&cu.copy_dtoh, "cuMemcpyDtoH_v2"},
-		{(void **)&cu.launch, "cuLaunchKernel"},
-		{(void **)&cu.export_table, "cuGetExportTable"},
+		{(void **)&nvt_cu.init, "cuInit"},
+		{(void **)&nvt_cu.device_get, "cuDeviceGet"},
+		{(void **)&nvt_cu.attribute, "cuDeviceGetAttribute"},
+		{(void **)&nvt_cu.ctx_retain, "cuDevicePrimaryCtxRetain"},
+		{(void **)&nvt_cu.ctx_release, "cuDevicePrimaryCtxRelease_v2"},
+		{(void **)&nvt_cu.ctx_set, "cuCtxSetCurrent"},
+		{(void **)&nvt_cu.sync, "cuCtxSynchronize"},
+		{(void **)&nvt_cu.module_load, "cuModuleLoadData"},
+		{(void **)&nvt_cu.module_function, "cuModuleGetFunction"},
+		{(void **)&nvt_cu.func_attribute, "cuFuncSetAttribute"},
+		{(void **)&nvt_cu.mem_alloc, "cuMemAlloc_v2"},
+		{(void **)&nvt_cu.mem_free, "cuMemFree_v2"},
+		{(void **)&nvt_cu.copy_dtoh, "cuMemcpyDtoH_v2"},
+		{(void **)&nvt_cu.launch, "cuLaunchKernel"},
+		{(void **)&nvt_cu.stream_create, "cuStreamCreate"},
+		{(void **)&nvt_cu.copy_htod, "cuMemcpyHtoD_v2"},
+		{(void **)&nvt_cu.export_table, "cuGetExportTable"},
 	};
 
-	if (!lib)
-		return cfail(r, "cannot load the CUDA driver: %s", dlerror());
+	if (!lib) {
+		snprintf(err, errlen, "cannot load the CUDA driver: %s", dlerror());
+		return -1;
+	}
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
 		*syms[i].slot = dlsym(lib, syms[i].name);
-		if (!*syms[i].slot)
-			return cfail(r, "libcuda.so.1 lacks %s", syms[i].name);
+		if (!*syms[i].slot) {
+			snprintf(err, errlen, "libcuda.so.1 lacks %s", syms[i].name);
+			return -1;
+		}
 	}
-	cu.launch_ex = (CUresult(*)(const struct launch_config *, CUfunction, void **,
+	nvt_cu.launch_ex = (CUresult(*)(const struct launch_config *, CUfunction, void **,
 				    void **))dlsym(lib, "cuLaunchKernelEx");
 	return 0;
 }
 
-static int subscribe(struct child_result *r)
+static int subscribe(char *err, size_t errlen)
 {
 	static const CUuuid id = NVT_CB_TABLE_UUID;
 	const void *const *table = NULL;
 	uint32_t handle;
 
-	if (cu.export_table((const void **)&table, &id) || !table ||
-	    !table[NVT_CB_TABLE_SUBSCRIBE] || !table[NVT_CB_TABLE_ENABLE])
-		return cfail(r, "the CUDA driver offers no launch callback table");
+	if (nvt_cu.export_table((const void **)&table, &id) || !table ||
+	    !table[NVT_CB_TABLE_SUBSCRIBE] || !table[NVT_CB_TABLE_ENABLE]) {
+		snprintf(err, errlen, "the CUDA driver offers no launch callback table");
+		return -1;
+	}
 	if (((nvt_cb_subscribe_fn)table[NVT_CB_TABLE_SUBSCRIBE])(&handle, calibration_callback,
 								NULL) ||
 	    ((nvt_cb_enable_fn)table[NVT_CB_TABLE_ENABLE])(1, handle, NVT_CB_DOMAIN_LAUNCH,
-							   NVT_CB_ID_LAUNCH))
-		return cfail(r, "the CUDA driver refused the launch callback");
+							   NVT_CB_ID_LAUNCH)) {
+		snprintf(err, errlen, "the CUDA driver refused the launch callback");
+		return -1;
+	}
 	return 0;
+}
+
+int nvt_probe_open(char *err, size_t errlen)
+{
+	return load_driver(err, errlen) || subscribe(err, errlen) ? -1 : 0;
 }
 
 struct probe {
@@ -249,9 +232,9 @@ static int run_probe(struct child_result *r, struct probe *p, unsigned blocks,
 	void *params[2] = {&p->out, &spin};
 
 	memset(p->host, 0xff, blocks * sizeof(unsigned));
-	CU_CHECK(cu.launch(p->fn, blocks, 1, 1, 128, 1, 1, 0, NULL, params, NULL), "probe launch");
-	CU_CHECK(cu.sync(), "probe synchronize");
-	CU_CHECK(cu.copy_dtoh(p->host, p->out, blocks * sizeof(unsigned)), "probe copy");
+	CU_CHECK(nvt_cu.launch(p->fn, blocks, 1, 1, 128, 1, 1, 0, NULL, params, NULL), "probe launch");
+	CU_CHECK(nvt_cu.sync(), "probe synchronize");
+	CU_CHECK(nvt_cu.copy_dtoh(p->host, p->out, blocks * sizeof(unsigned)), "probe copy");
 	memset(seen, 0, sizeof(*seen));
 	for (unsigned b = 0; b < blocks; b++) {
 		unsigned sm = p->host[b];
@@ -302,10 +285,10 @@ static int cluster_pass(struct child_result *r, struct probe *p, CUfunction fn, 
 			cfg.attrs = &attr;
 			cfg.num_attrs = 1;
 			memset(p->host, 0xff, blocks * sizeof(unsigned));
-			if (cu.launch_ex(&cfg, fn, params, NULL))
+			if (nvt_cu.launch_ex(&cfg, fn, params, NULL))
 				break; /* this cluster size is not supported: fine */
-			CU_CHECK(cu.sync(), "cluster probe synchronize");
-			CU_CHECK(cu.copy_dtoh(p->host, p->out, blocks * sizeof(unsigned)),
+			CU_CHECK(nvt_cu.sync(), "cluster probe synchronize");
+			CU_CHECK(nvt_cu.copy_dtoh(p->host, p->out, blocks * sizeof(unsigned)),
 				 "cluster probe copy");
 			for (unsigned b = 0; b < blocks; b++) {
 				unsigned first = p->host[b - b % cs], sm = p->host[b];
@@ -365,15 +348,15 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 	unsigned n_bits, group[NVT_MAX_SMS], layout = NVT_TMD_NONE;
 	int major, minor, optin = 0;
 
-	if (load_driver(r) || subscribe(r))
+	if (nvt_probe_open(r->error, sizeof(r->error)))
 		return -1;
-	CU_CHECK(cu.init(0), "cuInit");
-	CU_CHECK(cu.device_get(&dev, ordinal), "cuDeviceGet");
-	CU_CHECK(cu.attribute(&p.n_sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+	CU_CHECK(nvt_cu.init(0), "cuInit");
+	CU_CHECK(nvt_cu.device_get(&dev, ordinal), "cuDeviceGet");
+	CU_CHECK(nvt_cu.attribute(&p.n_sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
 		 "cuDeviceGetAttribute");
-	CU_CHECK(cu.attribute(&major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+	CU_CHECK(nvt_cu.attribute(&major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
 		 "cuDeviceGetAttribute");
-	CU_CHECK(cu.attribute(&minor, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+	CU_CHECK(nvt_cu.attribute(&minor, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
 		 "cuDeviceGetAttribute");
 	if (p.n_sms < 2 || p.n_sms > NVT_MAX_SMS || p.n_sms % 2)
 		return cfail(r, "cannot calibrate a GPU with %d SMs", p.n_sms);
@@ -390,12 +373,12 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 		 major >= 9 ? "7.8" : major == 8 ? "7.0" : minor >= 5 ? "6.3" : "6.0",
 		 major >= 9 ? "sm_90" : major == 8 ? "sm_80" : minor >= 5 ? "sm_75" : "sm_70",
 		 probe_body);
-	CU_CHECK(cu.ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain (is the GPU exclusive to MPS?)");
-	CU_CHECK(cu.ctx_set(ctx), "cuCtxSetCurrent");
-	CU_CHECK(cu.module_load(&module, ptx), "loading the probe kernel");
-	CU_CHECK(cu.module_function(&p.fn, module, "nvt_probe_smid"), "cuModuleGetFunction");
+	CU_CHECK(nvt_cu.ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain (is the GPU exclusive to MPS?)");
+	CU_CHECK(nvt_cu.ctx_set(ctx), "cuCtxSetCurrent");
+	CU_CHECK(nvt_cu.module_load(&module, ptx), "loading the probe kernel");
+	CU_CHECK(nvt_cu.module_function(&p.fn, module, "nvt_probe_smid"), "cuModuleGetFunction");
 	p.max_blocks = (unsigned)p.n_sms * 64;
-	CU_CHECK(cu.mem_alloc(&p.out, p.max_blocks * sizeof(unsigned)), "cuMemAlloc");
+	CU_CHECK(nvt_cu.mem_alloc(&p.out, p.max_blocks * sizeof(unsigned)), "cuMemAlloc");
 	p.host = malloc(p.max_blocks * sizeof(unsigned));
 	if (!p.host)
 		return cfail(r, "out of memory");
@@ -453,20 +436,20 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 	r->topo.cc_minor = (uint8_t)minor;
 
 	/* GPCs from clusters (compute capability 9.0 and newer). */
-	if (major >= 9 && cu.launch_ex) {
-		cu.attribute(&optin, DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
+	if (major >= 9 && nvt_cu.launch_ex) {
+		nvt_cu.attribute(&optin, DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
 		/* More than half an SM's shared memory: one block per SM. */
 		optin = optin * 2 / 3;
-		CU_CHECK(cu.func_attribute(p.fn, FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin),
+		CU_CHECK(nvt_cu.func_attribute(p.fn, FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin),
 			 "cuFuncSetAttribute");
-		cu.func_attribute(p.fn, FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+		nvt_cu.func_attribute(p.fn, FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
 		if (cluster_pass(r, &p, p.fn, optin, group) ||
 		    nvt_topo_set_gpcs(&r->topo, group, (unsigned)p.n_sms, r->error, sizeof(r->error)))
 			return -1;
 	}
-	cu.mem_free(p.out);
+	nvt_cu.mem_free(p.out);
 	free(p.host);
-	cu.ctx_release(dev);
+	nvt_cu.ctx_release(dev);
 	return 0;
 }
 

@@ -231,8 +231,73 @@ int nvt_gpus_visible(const struct nvt_gpus *gpus, int *idx)
 	return n;
 }
 
+/* The directory a calibration is saved in: root's go where every user's
+ * tasks can read them. */
+static int write_dir_of(int n_dirs)
+{
+	return (geteuid() == 0 || n_dirs == 1) ? 0 : n_dirs - 1;
+}
+
+/* Reads the memory halves of out's GPU from the cache directories. */
+static void read_halves(char dirs[][256], int n_dirs, struct nvt_gpu_topology *out)
+{
+	char path[600], text[NVT_MEMBW_TEXT_MAX + 64];
+
+	out->halves_measured = 0;
+	memset(&out->halves, 0, sizeof(out->halves));
+	for (int d = 0; d < n_dirs; d++) {
+		snprintf(path, sizeof(path), "%.255s/%.47s.mem", dirs[d], out->key.uuid);
+		if (read_trusted(path, text, sizeof(text)) == 0 &&
+		    nvt_membw_parse(text, out->key.uuid, 2 * out->topo.n_tpcs, out->topo.n_gpcs,
+				    &out->halves) == 0) {
+			out->halves_measured = 1;
+			return;
+		}
+	}
+}
+
+int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt_bwprobe_result *res,
+			 char *err, size_t errlen)
+{
+	char dirs[2][256], name[64], path[600], text[NVT_MEMBW_TEXT_MAX];
+	int n_dirs = cache_dirs(dirs), w = write_dir_of(n_dirs);
+	uint8_t uuid[16];
+	struct nvt_gpu_info info;
+
+	if (nvt_uuid_parse(gt->key.uuid, uuid) || nvt_gpu_query(uuid, timeout_ms, &info)) {
+		snprintf(err, errlen, "cannot query GPU %d: %s", gt->index, info.error);
+		return -1;
+	}
+	if (nvt_bwprobe(info.ordinal, &gt->topo, timeout_ms, res, err, errlen))
+		return -1;
+	gt->halves = res->halves;
+	gt->halves_measured = 1;
+	snprintf(name, sizeof(name), "%.47s.mem", gt->key.uuid);
+	if (nvt_membw_format(gt->key.uuid, 2 * gt->topo.n_tpcs, &res->halves, text, sizeof(text)) < 0 ||
+	    save(dirs[w], name, text, path, sizeof(path)))
+		snprintf(gt->note, sizeof(gt->note),
+			 "cannot save the memory halves in %.250s (%s); they are not kept", dirs[w],
+			 strerror(errno));
+	return 0;
+}
+
+static int topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
+		    FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen);
+
 int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
 		     FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen)
+{
+	char dirs[2][256];
+	int n_dirs = cache_dirs(dirs), rc;
+
+	rc = topology(gpus, index, force, timeout_ms, progress, out, err, errlen);
+	if (rc == 0)
+		read_halves(dirs, n_dirs, out);
+	return rc;
+}
+
+static int topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
+		    FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen)
 {
 	const struct nvt_gpu_id *id = &gpus->id[index];
 	struct nvt_cache_key fast, found;
@@ -276,7 +341,7 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 		if (!strcmp(found.nvrm, "-") && strcmp(out->key.nvrm, "-") &&
 		    nvt_cache_format(&out->key, &out->topo, text, sizeof(text)) > 0) {
 			snprintf(path, sizeof(path), "%s.topo", out->key.uuid);
-			save(dirs[(geteuid() == 0 || n_dirs == 1) ? 0 : n_dirs - 1], path, text,
+			save(dirs[write_dir_of(n_dirs)], path, text,
 			     out->cache_path, sizeof(out->cache_path));
 		}
 		return 0;
@@ -291,13 +356,12 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 		return -1;
 	}
 	out->seconds = now_s() - start;
-	/* Root's calibrations go where every user's tasks can read them. */
-	write_dir = (geteuid() == 0 || n_dirs == 1) ? 0 : n_dirs - 1;
+	write_dir = write_dir_of(n_dirs);
 	snprintf(path, sizeof(path), "%s.topo", out->key.uuid);
 	if (nvt_cache_format(&out->key, &out->topo, text, sizeof(text)) < 0 ||
 	    save(dirs[write_dir], path, text, out->cache_path, sizeof(out->cache_path))) {
 		snprintf(out->note, sizeof(out->note),
-			 "cannot save the calibration in %s (%s); it will be measured again next "
+			 "cannot save the calibration in %.250s (%s); it will be measured again next "
 			 "time",
 			 dirs[write_dir], strerror(errno));
 		out->cache_path[0] = '\0';

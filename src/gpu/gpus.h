@@ -18,6 +18,8 @@
 #include "gpu.h"
 #include "core/gpusel.h"
 #include "core/topo.h"
+#include "core/membw.h"
+#include "bwprobe.h"
 
 #define NVT_GPUS_MAX 64
 
@@ -51,6 +53,10 @@ struct nvt_gpu_topology {
 	int from_cache;       /* 1: read from the cache, 0: calibrated now */
 	double seconds;       /* calibration time, when calibrated now */
 	char note[512];       /* a warning worth showing (cache not saved, ...) */
+	/* The GPU's memory halves from its cache record (UUID.mem beside
+	 * UUID.topo), when the bandwidth probe has run: halves_measured. */
+	struct nvt_membw halves;
+	int halves_measured;
 };
 
 /*
@@ -64,5 +70,14 @@ struct nvt_gpu_topology {
 #define NVT_GPU_HIDDEN (-2)
 int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
 		     FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen);
+
+/*
+ * Runs the bandwidth probe (bwprobe.h) on the GPU of gt (loaded by
+ * nvt_gpu_topology), saves its halves beside the topology's record and sets
+ * gt->halves. Returns 0 (res filled; the halves may all be unknown, with
+ * res->why), or -1 with the reason in err.
+ */
+int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt_bwprobe_result *res,
+			 char *err, size_t errlen);
 
 #endif /* NVT_GPUS_H */

@@ -78,6 +78,10 @@ static void claim_request(const struct nvt_task_claim *claim, const struct nvt_s
 		req[i].count = claim->count;
 		req[i].gpcs = 0;
 		req[i].strategy = claim->strategy;
+		if (claim->near)
+			req[i].near = claim->near[i];
+		else
+			memset(&req[i].near, 0, sizeof(req[i].near));
 		if (had[i]) {
 			prev[i] = old[i];
 		} else {

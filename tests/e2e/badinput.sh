@@ -221,7 +221,7 @@ t_usage() {
 	run_rc out rc "$NVT" -p -l 1
 	has "$out" "-p, -l, --mps and --topology/--calibrate exclude each other"
 	run_rc out rc "$NVT" --strategy spread 0 x
-	has "$out" "--strategy and --exclude-running go with -n"
+	has "$out" "--strategy, --exclude-running and --memory-half go with -n"
 	run_rc out rc "$NVT" -n 3 --strategy diagonal x
 	has "$out" "--strategy takes packed, spread or clusters"
 	for a in 0 -1 257 3x ""; do

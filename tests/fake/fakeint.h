@@ -56,6 +56,15 @@ INTERNAL void fake_run_hog(const struct fakecuda_launch *rec);
 INTERNAL int fake_run_probe(int dev, const struct fakecuda_launch *rec, unsigned blocks,
 			    unsigned cluster, void **params);
 
+/* ---- fakemembw.c: the bandwidth probe's model ---- */
+
+INTERNAL void *fake_membw_module(void);
+INTERNAL int fake_membw_function(void *module, const char *name, void **fn);
+INTERNAL int fake_is_membw(const void *f);
+INTERNAL void fake_run_membw(int dev, const struct fakecuda_launch *rec, void **params);
+/* A synchronize: the launches before it have ended. */
+INTERNAL void fake_membw_sync(void);
+
 /* ---- fakecb.c ---- */
 
 /* Calls the launch domain's subscribers (0xb, id 1) for a TMD built for

@@ -68,6 +68,13 @@ API int cuModuleLoadData(void **module, const void *image)
 		*module = &hog_module;
 		return 0;
 	}
+	/* The bandwidth probe: a timed grid-stride copy that counts its words. */
+	if (strstr(ptx, ".entry nvt_membw(") && strstr(ptx, ".target sm_") &&
+	    strstr(ptx, "%globaltimer") && strstr(ptx, "atom.global.add.u64") &&
+	    strstr(ptx, "ld.global.v4.u32")) {
+		*module = fake_membw_module();
+		return 0;
+	}
 	if (!strstr(ptx, ".entry nvt_probe_smid") || !strstr(ptx, ".target sm_") ||
 	    !strstr(ptx, "%smid"))
 		return 218; /* CUDA_ERROR_INVALID_PTX */
@@ -77,6 +84,8 @@ API int cuModuleLoadData(void **module, const void *image)
 
 API int cuModuleGetFunction(void **fn, void *module, const char *name)
 {
+	if (module == fake_membw_module())
+		return fake_membw_function(module, name, fn);
 	if (module == &hog_module && !strcmp(name, "nvt_hog")) {
 		*fn = &hog_function;
 		return 0;
@@ -105,6 +114,12 @@ API int cuMemAlloc_v2(uint64_t *ptr, size_t bytes)
 API int cuMemFree_v2(uint64_t ptr)
 {
 	free((void *)(uintptr_t)ptr);
+	return 0;
+}
+
+API int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)
+{
+	memcpy((void *)(uintptr_t)dst, src, bytes);
 	return 0;
 }
 

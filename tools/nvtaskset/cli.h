@@ -18,6 +18,7 @@
 #include "core/segment.h"
 #include "core/topo.h"
 #include "core/tpcset.h"
+#include "core/claim.h"
 
 #define GPU_QUERY_TIMEOUT_S 60
 #define SEG_LOCK_TIMEOUT_MS 2000
@@ -49,6 +50,8 @@ struct options {
 	unsigned count; /* -n: pick this many TPCs (0: not given) */
 	enum nvt_strategy strategy;
 	int exclude_running;
+	int memory_half_given; /* --memory-half */
+	int memory_half;       /* 0, 1, or NVT_HALF_UNKNOWN: auto */
 	int calibrate;
 	int topology;
 	int sm_limit; /* --sm-limit: MPS's active thread percentage matches the partition */
@@ -200,6 +203,21 @@ struct nvt_gpu_topology load_gpu(int index, int force);
 int parse_partition(const struct options *o, const char *text, const struct nvt_topology *topo,
 		    const uint8_t uuid[16], const char *gpu_name, pid_t self, struct nvt_tpcset *set,
 		    char *why, size_t len);
+/*
+ * Where -n --memory-half picks on the GPU uuid (topology topo): near gets the
+ * TPCs of the half asked for (NVT_NEAR_ONLY), or of the half where the
+ * tasks but self hold fewest TPCs among those with o->count TPCs of avail
+ * (auto: NVT_NEAR_PREFER; mode NVT_NEAR_NONE when neither has, with a
+ * warning). Without --memory-half, mode NVT_NEAR_NONE. Returns 0, or -1 with
+ * the reason in why (the halves were not measured, or the half is too small).
+ */
+int memory_near(const struct options *o, const uint8_t uuid[16], const struct nvt_topology *topo,
+		pid_t self, const struct nvt_tpcset *avail, struct nvt_near *near, char *why,
+		size_t len);
+/* memory_near for -n --exclude-running's claims on part's GPU: avail is what
+ * the tasks but self leave free. */
+int near_of(const struct options *o, const struct nvt_slot_view *part, pid_t self,
+	    struct nvt_near *near, char *why, size_t len);
 /*
  * The partitions a task gets (run) or is given (-p): for each GPU of the
  * task, its UUID, topology and, for the GPUs MASK or --gpu names, the TPC

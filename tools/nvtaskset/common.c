@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/membw.h"
 #include "core/mpslog.h"
 #include "os/sysutil.h"
 
@@ -225,6 +226,8 @@ static int running_tpcs(const uint8_t uuid[16], pid_t except, struct nvt_tpcset 
 	int n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
 
 	nvt_set_clear(held);
+	if (n < 0 && errno == ENOENT)
+		return 0; /* no task has run yet */
 	if (n < 0)
 		return -1;
 	for (int i = 0; i < n; i++) {
@@ -321,6 +324,66 @@ static int list_syntax(const char *what, const char *text, char *why, size_t len
 		      "0-15,32,40-47:2 (every 2nd of 40-47), or all", what, text);
 }
 
+int memory_near(const struct options *o, const uint8_t uuid[16], const struct nvt_topology *topo,
+		pid_t self, const struct nvt_tpcset *avail, struct nvt_near *near, char *why,
+		size_t len)
+{
+	struct nvt_gpu_topology g;
+	struct nvt_tpcset others, in;
+	char gpcs[NVT_LIST_TEXT_MAX];
+	int index = gpu_index_of(uuid), h;
+
+	memset(near, 0, sizeof(*near));
+	if (!o->memory_half_given)
+		return 0;
+	if (index < 0 || load_topology(index, 0, &g, why, len))
+		return index < 0 ? refuse(why, len, "a GPU of the task is not listed") : -1;
+	if (!g.halves_measured)
+		return refuse(why, len, "the memory halves of GPU %d are not known: 'nvtaskset "
+			      "--calibrate' measures them (as root: for every user)", index);
+	if (!nvt_membw_known(&g.halves))
+		return refuse(why, len, "GPU %d shows no memory halves: its bandwidth probe found "
+			      "no neighbour that cost clearly more than another ('nvtaskset "
+			      "--calibrate' measures again)", index);
+	h = o->memory_half;
+	if (h == NVT_HALF_UNKNOWN) {
+		if (running_tpcs(uuid, self, &others))
+			return refuse(why, len, "cannot list the tasks in %s: %s", nvt_rundir(),
+				      strerror(errno));
+		h = nvt_membw_auto_half(topo, &g.halves, avail, &others, o->count);
+		if (h == NVT_HALF_UNKNOWN) {
+			warnx("warning: neither memory half of GPU %d has %u free TPCs: picking from "
+			      "both", index, o->count);
+			return 0;
+		}
+	}
+	nvt_membw_half_tpcs(topo, &g.halves, h, &near->tpcs);
+	nvt_set_and(&in, &near->tpcs, avail);
+	nvt_membw_gpcs_text(&g.halves, h, gpcs, sizeof(gpcs));
+	if (o->memory_half != NVT_HALF_UNKNOWN && nvt_set_count(&in) < o->count)
+		return refuse(why, len, "cannot pick %u TPCs in memory half %d of GPU %d (GPCs %s): "
+			      "only %u %s free", o->count, h, index, gpcs, nvt_set_count(&in),
+			      nvt_set_count(&in) == 1 ? "is" : "are");
+	near->mode = o->memory_half == NVT_HALF_UNKNOWN ? NVT_NEAR_PREFER : NVT_NEAR_ONLY;
+	return 0;
+}
+
+int near_of(const struct options *o, const struct nvt_slot_view *part, pid_t self,
+	    struct nvt_near *near, char *why, size_t len)
+{
+	struct nvt_tpcset avail, held;
+
+	memset(near, 0, sizeof(*near));
+	if (!o->memory_half_given)
+		return 0;
+	nvt_topo_all(&part->topo, &avail);
+	if (running_tpcs(part->uuid, self, &held))
+		return refuse(why, len, "cannot list the tasks in %s: %s", nvt_rundir(),
+			      strerror(errno));
+	nvt_set_andnot(&avail, &avail, &held);
+	return memory_near(o, part->uuid, &part->topo, self, &avail, near, why, len);
+}
+
 /* Why a MASK that does not parse is wrong, and how to write it. */
 static int mask_syntax(const char *text, char *why, size_t len)
 {
@@ -354,6 +417,7 @@ int parse_partition(const struct options *o, const char *text, const struct nvt_
 
 	if (o->count) {
 		struct nvt_tpcset available, held;
+		struct nvt_near near;
 		nvt_topo_all(topo, &available);
 		if (o->exclude_running) {
 			if (running_tpcs(uuid, self, &held))
@@ -364,6 +428,17 @@ int parse_partition(const struct options *o, const char *text, const struct nvt_
 		if (o->count > topo->n_tpcs)
 			return refuse(why, len, "cannot pick %u TPCs: %s has %u", o->count, gpu_name,
 				      topo->n_tpcs);
+		if (memory_near(o, uuid, topo, self, &available, &near, why, len))
+			return -1;
+		if (near.mode != NVT_NEAR_NONE) {
+			struct nvt_tpcset in;
+			nvt_set_and(&in, &available, &near.tpcs);
+			if (nvt_topo_pick(topo, &in, o->count, o->strategy, set) == 0)
+				return 0;
+			if (near.mode == NVT_NEAR_ONLY)
+				return refuse(why, len, "cannot pick %u TPCs in the memory half asked "
+					      "for", o->count);
+		}
 		if (nvt_topo_pick(topo, &available, o->count, o->strategy, set))
 			return refuse(why, len, "cannot pick %u TPCs: only %u %s free of other tasks",
 				      o->count, nvt_set_count(&available),

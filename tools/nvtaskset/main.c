@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/membw.h"
 #include "core/mpslog.h"
 #include "core/prio.h"
 #include "profile.h"
@@ -55,6 +56,11 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "                       --sm-limit)\n"
 	      "     --exclude-running with -n, take only TPCs that no other nvtaskset\n"
 	      "                       task holds, every user's (race-free)\n"
+	      "     --memory-half H   with -n, pick in memory half H of the GPU (0 or 1,\n"
+	      "                       as --topology shows them), or auto: in the half\n"
+	      "                       where other tasks hold fewest TPCs (a neighbour\n"
+	      "                       in a memory-bound task's half slows it more);\n"
+	      "                       --calibrate measures the halves\n"
 	      "     --dry-run         print the partition (or -n's pick) a start would\n"
 	      "                       give, and start nothing (COMMAND may be left out)\n"
 	      "     --gpu GPU[=MASK]  apply MASK only to GPU (a number as nvidia-smi shows\n"
@@ -103,7 +109,8 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "                       and the user's own do)\n"
 	      "     --mps ACTION      status, start or stop the MPS control daemon\n"
 	      "     --topology        show the GPUs' GPCs, TPCs, SMs and mask bits\n"
-	      "     --calibrate       measure the GPUs' TPC maps again and cache them\n"
+	      "     --calibrate       measure the GPUs' TPC maps and memory halves again\n"
+	      "                       and cache them\n"
 	      " -h, --help            display this help\n"
 	      " -V, --version         display version\n"
 	      "\n"
@@ -163,7 +170,8 @@ enum {
 	OPT_HOLD,
 	OPT_POLL,
 	OPT_IDLE_EXIT,
-	OPT_ACROSS_USERS
+	OPT_ACROSS_USERS,
+	OPT_MEMORY_HALF
 };
 /* "+": options end at the first word that is not one (MASK), as taskset's. */
 #define SHORT_OPTIONS "+acgpln:hV"
@@ -175,6 +183,7 @@ static const struct option long_options[] = {
 	{"version", no_argument, NULL, 'V'},  {"tpcs", required_argument, NULL, 'n'},
 	{"strategy", required_argument, NULL, OPT_STRATEGY},
 	{"exclude-running", no_argument, NULL, OPT_EXCLUDE},
+	{"memory-half", required_argument, NULL, OPT_MEMORY_HALF},
 	{"gpu", required_argument, NULL, OPT_GPU},
 	{"calibrate", no_argument, NULL, OPT_CALIBRATE},
 	{"topology", no_argument, NULL, OPT_TOPOLOGY},
@@ -334,6 +343,15 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 			*strategy_given = 1;
 			break;
 		case OPT_EXCLUDE: o->exclude_running = 1; break;
+		case OPT_MEMORY_HALF:
+			o->memory_half_given = 1;
+			if (!strcmp(optarg, "auto"))
+				o->memory_half = NVT_HALF_UNKNOWN;
+			else if (!strcmp(optarg, "0") || !strcmp(optarg, "1"))
+				o->memory_half = optarg[0] - '0';
+			else
+				bad_usage("--memory-half takes 0, 1 or auto");
+			break;
 		case OPT_GPU: gpu_option(o, optarg); break;
 		case OPT_CALIBRATE: o->calibrate = 1; break;
 		case OPT_TOPOLOGY: o->topology = 1; break;
@@ -408,8 +426,8 @@ static void check_options(struct options *o, int strategy_given)
 			 o->list_mode ? " (-l shows every task's TPCs as lists)" : "");
 		bad_usage(message);
 	}
-	if ((strategy_given || o->exclude_running) && !o->count)
-		bad_usage("--strategy and --exclude-running go with -n");
+	if ((strategy_given || o->exclude_running || o->memory_half_given) && !o->count)
+		bad_usage("--strategy, --exclude-running and --memory-half go with -n");
 	if (o->gpu_masks && o->count)
 		bad_usage("-n picks TPCs itself: give --gpu GPU without a mask");
 	if (o->sm_limit && o->strategy == NVT_SPREAD && o->count)

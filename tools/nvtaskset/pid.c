@@ -293,12 +293,17 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	      int n_parts, int top, int *changed, char *why, size_t len)
 {
 	static struct nvt_task_change c;
-	struct nvt_task_claim claim = {o->count, o->strategy, 0};
+	static struct nvt_near near[NVT_MAX_GPUS];
+	struct nvt_task_claim claim = {o->count, o->strategy, 0, near};
 	pid_t pid = h->pid;
 	int rc;
 
-	if (o->count && o->exclude_running)
+	if (o->count && o->exclude_running) {
 		claim.timeout_ms = claim_timeout_ms();
+		for (int i = 0; i < n_parts && i < NVT_MAX_GPUS; i++)
+			if (near_of(o, &parts[i], pid, &near[i], why, len))
+				return -1;
+	}
 	struct nvt_slot_prio given = {0};
 
 	if (o->prio_given) {

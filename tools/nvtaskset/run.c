@@ -185,6 +185,8 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		req[i].count = parts[i].state == NVT_SLOT_SET ? o->count : 0;
 		req[i].strategy = o->strategy;
 		req[i].prio = parts[i].prio;
+		if (req[i].count && near_of(o, &parts[i], 0, &req[i].near, why, sizeof(why)))
+			errx(EXIT_FAILURE, "%s", why);
 	}
 	rc = nvt_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why, sizeof(why));
 	if (rc == NVT_RESERVE_ERROR)

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "task/task.h"
+#include "core/membw.h"
 
 /* Appends the SMs of TPCs in set to buf as a list. */
 static void sm_list(const struct nvt_tpcset *tpcs, char *buf, size_t len)
@@ -142,8 +143,55 @@ static void print_header(const struct options *o, const struct nvt_gpu_topology 
 	printf("  %-4s %-27s %-22s %s\n", "GPC", "TPCs", "mask bits", "SMs");
 }
 
+/* The GPU's memory halves, a line of --topology's text. */
+static void print_halves(const struct nvt_gpu_topology *g)
+{
+	char h0[NVT_LIST_TEXT_MAX], h1[NVT_LIST_TEXT_MAX], unplaced[NVT_LIST_TEXT_MAX];
+
+	if (!g->topo.n_gpcs)
+		return;
+	if (!g->halves_measured) {
+		printf("  Memory halves: not measured ('nvtaskset --calibrate' measures them)\n");
+		return;
+	}
+	if (!nvt_membw_known(&g->halves)) {
+		printf("  Memory halves: none found by the bandwidth probe\n");
+		return;
+	}
+	nvt_membw_gpcs_text(&g->halves, 0, h0, sizeof(h0));
+	nvt_membw_gpcs_text(&g->halves, 1, h1, sizeof(h1));
+	nvt_membw_gpcs_text(&g->halves, NVT_HALF_UNKNOWN, unplaced, sizeof(unplaced));
+	printf("  Memory halves: 0 = GPCs %s; 1 = GPCs %s%s%s\n", h0, h1,
+	       unplaced[0] ? "; not placed: GPCs " : "", unplaced);
+}
+
+/* What the bandwidth probe measured, as JSON fields. */
+static void print_probe_json(const struct nvt_bwprobe_result *r)
+{
+	printf(",\"memory_probe\":{\"seconds\":%.3f,\"why\":", r->seconds);
+	json_string(r->why);
+	printf(",\"probes\":[");
+	for (unsigned i = 0; i < r->n_probes && i < 2; i++) {
+		const struct nvt_membw_probe *p = &r->probe[i];
+		printf("%s{\"reference_gpc\":%u,\"alone_gbps\":%.1f,\"beside\":[", i ? "," : "",
+		       p->ref, p->base);
+		for (unsigned g = 0, first = 1; g < r->halves.n_gpcs; g++) {
+			if (g == p->ref)
+				continue;
+			printf("%s{\"gpc\":%u,\"gbps\":%.1f,\"spread_gbps\":%.1f,"
+			       "\"neighbour_gbps\":%.1f,\"cost\":%.4f}",
+			       first ? "" : ",", g, p->beside[g], p->spread[g], p->hog[g],
+			       nvt_membw_cost(p, g));
+			first = 0;
+		}
+		printf("]}");
+	}
+	printf("]}");
+}
+
 /* A GPU's GPCs, and which TPCs of each the tasks hold (text: a table of its own). */
-static void print_topology(const struct options *o, const struct nvt_gpu_topology *g, int first)
+static void print_topology(const struct options *o, const struct nvt_gpu_topology *g, int first,
+			   const struct nvt_bwprobe_result *probe)
 {
 	const struct nvt_topology *t = &g->topo;
 	char list[NVT_LIST_TEXT_MAX], sms[NVT_LIST_TEXT_MAX], bit_list[NVT_LIST_TEXT_MAX], name[8];
@@ -160,10 +208,15 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 		sm_list(&tpcs, sms, sizeof(sms));
 		snprintf(name, sizeof(name), t->n_gpcs ? "%u" : "-", gpc);
 		if (o->json) {
+			int half = g->halves_measured && gpc < g->halves.n_gpcs ? g->halves.half[gpc] : -1;
 			printf("%s{\"gpc\":%d,\"tpcs\":\"%s\",\"sms\":\"%s\",\"mask_bits\":\"%s\","
 			       "\"own_cluster_domain\":%s",
 			       gpc ? "," : "", t->n_gpcs ? (int)gpc : -1, list, sms, bit_list,
 			       nvt_set_count(&tpcs) == 1 && t->n_gpcs ? "true" : "false");
+			if (half == 0 || half == 1)
+				printf(",\"memory_half\":%d", half);
+			else
+				printf(",\"memory_half\":null");
 			print_use(o, name, &tpcs, held, n_held);
 			putchar('}');
 		} else {
@@ -174,8 +227,15 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 		}
 	}
 	if (o->json) {
-		printf("]}");
-	} else if (!n_held) {
+		printf("],\"memory_halves_measured\":%s", g->halves_measured ? "true" : "false");
+		if (probe)
+			print_probe_json(probe);
+		printf("}");
+		free(held);
+		return;
+	}
+	print_halves(g);
+	if (!n_held) {
 		printf("  No task holds TPCs of this GPU (nvtaskset -l lists the tasks).\n");
 	} else {
 		printf("  TPCs the tasks hold (nvtaskset -l lists them):\n");
@@ -187,6 +247,39 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 		}
 	}
 	free(held);
+}
+
+/* --calibrate: the memory halves, by the bandwidth probe. Returns 0 when it ran. */
+static int probe_halves(const struct options *o, struct nvt_gpu_topology *g,
+			struct nvt_bwprobe_result *res)
+{
+	char why[512];
+
+	if (g->topo.n_gpcs < 3)
+		return -1; /* GPCs unknown: no halves to place them in */
+	if (nvt_gpu_probe_halves(g, driver_timeout_ms(), res, why, sizeof(why))) {
+		warnx("warning: GPU %d: cannot measure its memory halves: %s", g->index, why);
+		return -1;
+	}
+	if (g->note[0] && !o->json)
+		warnx("%s", g->note);
+	return 0;
+}
+
+/* --calibrate's line about the memory halves. */
+static void report_probe(int index, const struct nvt_gpu_topology *g,
+			 const struct nvt_bwprobe_result *r)
+{
+	char h0[NVT_LIST_TEXT_MAX], h1[NVT_LIST_TEXT_MAX];
+
+	if (!nvt_membw_known(&g->halves)) {
+		printf("GPU %d: no memory halves found in %.2f s (%s)\n", index, r->seconds, r->why);
+		return;
+	}
+	nvt_membw_gpcs_text(&g->halves, 0, h0, sizeof(h0));
+	nvt_membw_gpcs_text(&g->halves, 1, h1, sizeof(h1));
+	printf("GPU %d: memory halves 0 = GPCs %s, 1 = GPCs %s, measured in %.2f s (%s)\n", index,
+	       h0, h1, r->seconds, r->why);
 }
 
 int nvt_cmd_topology(const struct options *o)
@@ -205,15 +298,19 @@ int nvt_cmd_topology(const struct options *o)
 		printf("{\"version\":%d,\"gpus\":[", NVT_JSON_VERSION);
 	for (int i = 0; i < n; i++) {
 		struct nvt_gpu_topology g = load_gpu(which[i], o->calibrate);
+		static struct nvt_bwprobe_result probe;
+		int probed = o->calibrate && probe_halves(o, &g, &probe) == 0;
 		if (o->calibrate && !o->json && !o->topology) {
 			printf("GPU %d: %s (%s): %u TPCs, %u GPCs, calibrated in %.2f s, TMD layout %s "
 			       "verified%s%s\n",
 			       which[i], g.info.name, g.key.uuid, g.topo.n_tpcs, g.topo.n_gpcs, g.seconds,
 			       nvt_tmd_layout_name(g.topo.tmd_layout),
 			       g.cache_path[0] ? "; saved in " : "", g.cache_path);
+			if (probed)
+				report_probe(which[i], &g, &probe);
 			continue;
 		}
-		print_topology(o, &g, i == 0);
+		print_topology(o, &g, i == 0, probed ? &probe : NULL);
 	}
 	if (o->json)
 		printf("]}\n");
