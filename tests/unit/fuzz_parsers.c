@@ -20,6 +20,7 @@
 
 #include "gpu/driverinfo.h"
 #include "core/gpusel.h"
+#include "core/membw.h"
 #include "core/mpslog.h"
 #include "core/profile.h"
 #include "core/ptree.h"
@@ -108,6 +109,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("cache parser accepted an invalid topology", text);
 	}
 	{
+		/* The memory halves' record: what it accepts is in range and survives a round trip. */
+		struct nvt_membw m, back;
+		char again[NVT_MEMBW_TEXT_MAX];
+		if (nvt_membw_parse(text, "GPU-1", 8, 4, &m) == 0) {
+			for (unsigned g = 0; g < NVT_MAX_GPCS; g++)
+				if (m.half[g] < -1 || m.half[g] > 1 || (g >= m.n_gpcs && m.half[g] != -1))
+					fail("halves parser accepted a half out of range", text);
+			if (m.n_gpcs != 4 || nvt_membw_format("GPU-1", 8, &m, again, sizeof(again)) < 0 ||
+			    nvt_membw_parse(again, "GPU-1", 8, 4, &back) != 0 ||
+			    memcmp(m.half, back.half, sizeof(m.half)))
+				fail("halves record did not survive a round trip", text);
+		}
+	}
+	{
 		static struct nvt_slot_view parts[NVT_MAX_GPUS], parts_back[NVT_MAX_GPUS];
 		static char record[NVT_PARTENV_TEXT_MAX];
 		struct nvt_gpu_id ids[2] = {{"GPU-7c40aaaa-0000-1111-2222-333344445555", "a"},
@@ -173,6 +188,7 @@ static const char *const seeds[] = {
 	"nvtaskset-cache 2 uuid=GPU-1 driver=13000 sms=4 nvrm=580.1\nnvtaskset-topology 2 tpcs=2 gpcs=0 flags=1 tmd=V04_01 cc=10.0 map=0,1\nchecksum=0000000000000000\n",
 	"nvtaskset-cache 1 uuid=GPU-1 driver=13000 sms=8 nvrm=580.1",
 	"Server not found\n",
+	"nvtaskset-memory 1 uuid=GPU-1 sms=8 gpcs=4 halves=0,1,-,1\nchecksum=bd8a416d8bedbf02\n",
 };
 static const char alphabet[] = "0123456789abcdefxX,-: =\n\tgpcmaptsflVnoe_.";
 
