@@ -9,7 +9,8 @@
 # picked with -n 16 --memory-half H, and L with -n 8 --exclude-running, with
 # --memory-half auto, and in the hog's half. Usage: tests/gpu/halves/run.sh
 # OUTDIR (on the GPU machine, after make; about 3 minutes). Stops the MPS
-# daemon it starts and every hog.
+# daemon it starts and every hog. PROBES=N calibrations (3), NAMED (below),
+# SKIP_PICKS=1 leaves out part 3, ROUNDS=N (3).
 set -u
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 NVT=$ROOT/build/bin/nvtaskset
@@ -32,7 +33,7 @@ NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 timeout 120 "$NVCC" -O2 -arch=sm_90 -o "$OUT/lat" "$ROOT/tests/bench/prio/lat.cu" || { echo "nvcc failed"; exit 1; }
 
 # ---- 1. The probe ----------------------------------------------------------------
-for i in 1 2 3; do
+for ((i = 1; i <= ${PROBES:-3}; i++)); do
 	timeout 120 "$NVT" --calibrate --json >"$OUT/calibrate$i.json" 2>"$OUT/calibrate$i.err"
 	echo "calibrate $i: rc $?"
 	python3 - "$OUT/calibrate$i.json" <<'PY'
@@ -63,22 +64,32 @@ start_hog() { # start_hog NVTASKSET-ARGS...
 	sleep 2
 	kill -0 "$HOGPID" 2>/dev/null || echo "  the hog did not start: $(tail -2 "$OUT/hog.err")"
 }
+# NAMED: "HOG_GPCS/L_GPC ..." ("-" for no hog); by default L on GPC 1 or 4
+# beside the hog on GPCs 2-3 or 5-6 (16 and 17 TPCs).
+NAMED=${NAMED:--/1 -/4 2,3/1 2,3/4 5,6/1 5,6/4}
 for ((R = 1; R <= ROUNDS; R++)); do
 	echo "round $R: named GPCs"
-	run_l alone-g1 -g 1
-	run_l alone-g4 -g 4
-	start_hog -g 2,3
-	run_l hog23-g1 -g 1
-	run_l hog23-g4 -g 4
-	stop_hog
-	start_hog -g 5,6
-	run_l hog56-g1 -g 1
-	run_l hog56-g4 -g 4
+	last=
+	for pair in $NAMED; do
+		h=${pair%/*} l=${pair#*/}
+		if [ "$h" != "$last" ]; then
+			stop_hog
+			[ "$h" == - ] || start_hog -g "$h"
+			last=$h
+		fi
+		if [ "$h" == - ]; then
+			run_l "alone-g$l" -g "$l"
+		else
+			run_l "hog${h//,/}-g$l" -g "$l"
+		fi
+	done
 	stop_hog
 done
 
 # ---- 3. nvtaskset's picks ----------------------------------------------------------
-if grep -q "Memory halves: 0 = " "$OUT/topology.txt"; then
+if [ -n "${SKIP_PICKS:-}" ]; then
+	echo "picks skipped (SKIP_PICKS)"
+elif grep -q "Memory halves: 0 = " "$OUT/topology.txt"; then
 	for ((R = 1; R <= ROUNDS; R++)); do
 		echo "round $R: picks"
 		for H in 0 1; do
@@ -116,12 +127,11 @@ for f in sorted(glob.glob(os.path.join(d, "*.csv"))):
 def med(name, i):
     return statistics.median(x[i] for x in rows[name]) if name in rows else float("nan")
 print("L (memory-bound, jobs back to back): median over rounds of each run's p50 / p99, us; ratio to L alone on the same TPCs")
-base = {"g1": "alone-g1", "g4": "alone-g4"}
 for name in sorted(rows):
     ref = None
-    m = re.match(r"hog\d+-(g\d)$", name)
+    m = re.match(r"hog\d+-(g\d+)$", name)
     if m:
-        ref = base[m.group(1)]
+        ref = "alone-" + m.group(1)
     m = re.match(r"hog(\d)-(auto|same)$", name)
     if m:
         ref = "alone%s-%s" % m.groups()
