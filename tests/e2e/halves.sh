@@ -5,8 +5,9 @@
 # helpers defined there.
 # shellcheck shell=bash
 
+# The fake GPU with two memory halves (the H100 shows none: docs/memory-halves.md).
 halves_setup() {
-	export NVTASKSET_CACHE_DIR=$WORK/halves-cache
+	export NVTASKSET_CACHE_DIR=$WORK/halves-cache FAKECUDA_MEMBW=halves
 	rm -rf "$NVTASKSET_CACHE_DIR"
 }
 
@@ -47,8 +48,9 @@ t_halves_unknown() {
 	run_rc out rc "$NVT" --no-mps -n 8 --memory-half 0 --dry-run
 	eq "$rc" 1
 	has "$out" "the memory halves of GPU 0 are not known: 'nvtaskset --calibrate' measures them"
-	# A GPU whose neighbours all cost the same has no halves to find.
-	run_rc out rc env FAKECUDA_MEMBW=flat "$NVT" --calibrate
+	# A GPU whose neighbours all cost the same (the fake's default, as the
+	# H100 measured) has no halves to find.
+	run_rc out rc env -u FAKECUDA_MEMBW "$NVT" --calibrate
 	eq "$rc" 0
 	has "$out" "GPU 0: no memory halves found"
 	grep -q "halves=-,-,-,-,-,-,-,-,-,-,-,-$" "$NVTASKSET_CACHE_DIR/$(fake_uuid).mem" ||
@@ -140,7 +142,7 @@ t_halves_auto_away_from_neighbour() {
 	wait_file "$WORK/hn.state" "1-2,9-10,17-18,25-26,32-33,39-40,46-47,53-54"
 	for excl in "" --exclude-running; do
 		run_rc out rc "$NVT" --no-mps -n 12 --memory-half auto $excl --dry-run
-		eq "$rc" 0
+		eq "$rc" 0 "$out"
 		tpcs=$(sed -n 's/.*TPCs //p' <<<"$out")
 		python3 - "$tpcs" <<'PY' || die "auto pick beside half 1 ($excl): $out"
 import sys
@@ -159,8 +161,9 @@ PY
 	stop_loop ha "$PID"
 	# -p -n --exclude-running --memory-half moves a running task into a half.
 	start_loop hp "$NVT" --no-mps -c 0 "$APP"
+	wait_file "$WORK/hp.state" "0"
 	run_rc out rc "$NVT" -p -n 8 --exclude-running --memory-half 1 "$PID"
-	eq "$rc" 0
+	eq "$rc" 0 "$out"
 	wait_file "$WORK/hp.state" "3,11,19,27,34,41,48,55"
 	stop_loop hp "$PID"
 	stop_loop hn "$hn_pid"

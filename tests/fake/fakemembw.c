@@ -1,12 +1,14 @@
 /*
  * fakemembw.c - the fake driver's model of nvtaskset's bandwidth probe
  * (PTX entry nvt_membw, src/gpu/bwprobe.c): a launch "streams" for its dur
- * parameter and adds to *count the 16-byte words that a GPU whose memory
- * has two halves would let it copy. Launches since the last synchronize run
- * side by side: each earlier one costs a later one 0.25 of its own
- * bandwidth when both sit in one half, 0.12 otherwise (docs/hardware-facts.md,
- * section 14, in the large). FAKECUDA_MEMBW=flat: every neighbour costs
- * 0.18 (no halves to find); =noisy: +-15% noise (none to trust).
+ * parameter and adds to *count the 16-byte words it would copy. Launches
+ * since the last synchronize run side by side, and each earlier one costs a
+ * later one a share of its own bandwidth. By default that share is 0.035
+ * whatever the GPCs, as the H100 measured it (0.03-0.07, no two groups:
+ * docs/memory-halves.md): no halves to find. FAKECUDA_MEMBW=halves models a
+ * GPU whose memory has two halves (0.25 within a half, 0.12 across), which
+ * no GPU here has shown, to test the code that uses them; =noisy: the
+ * halves under +-15% noise (none to trust).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -63,7 +65,8 @@ static int half_of(int dev, int g)
 INTERNAL void fake_run_membw(int dev, const struct fakecuda_launch *rec, void **params)
 {
 	const char *mode = getenv("FAKECUDA_MEMBW");
-	int flat = mode && !strcmp(mode, "flat"), noisy = mode && !strcmp(mode, "noisy");
+	int noisy = mode && !strcmp(mode, "noisy");
+	int flat = !noisy && !(mode && !strcmp(mode, "halves"));
 	uint64_t dur = *(uint64_t *)params[3];
 	uint64_t *count = (uint64_t *)(uintptr_t)*(uint64_t *)params[4];
 	double alone = 0, gbps, cost = 0, wiggle;
@@ -79,7 +82,7 @@ INTERNAL void fake_run_membw(int dev, const struct fakecuda_launch *rec, void **
 	/* About 125 GB/s of copying per TPC, up to the HBM's 3.3 TB/s. */
 	alone = tpcs * 125.0 < 3300 ? tpcs * 125.0 : 3300;
 	for (int i = 0; i < n_active; i++)
-		cost += active[i].gbps * (flat ? 0.18 : active[i].half == half ? 0.25 : 0.12);
+		cost += active[i].gbps * (flat ? 0.035 : active[i].half == half ? 0.25 : 0.12);
 	gbps = alone - cost > alone / 10 ? alone - cost : alone / 10;
 	/* Deterministic noise: +-0.3%, or +-15% when noisy. */
 	wiggle = (double)((n * 2654435761u) % 1000) / 1000.0 - 0.5;

@@ -11,7 +11,8 @@
 static struct nvt_topology topo8;
 /* 8 TPCs in GPCs of 4 (0-3), 2 (4-5), 1 (6) and 1 (7). */
 static struct nvt_topology gpcs8;
-static const struct nvt_pick two = {2, 0, NVT_PACKED}, two_spread = {2, 0, NVT_SPREAD};
+static const struct nvt_pick two = {.count = 2, .strategy = NVT_PACKED},
+			      two_spread = {.count = 2, .strategy = NVT_SPREAD};
 
 static struct nvt_tpcset list(const char *text)
 {
@@ -156,8 +157,9 @@ static int whole_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *
 static void test_gpc_steps(void)
 {
 	struct nvt_claimer me = who(1000, 7, 50), early = who(999, 7, 60), late = who(1000, 7, 51);
-	const struct nvt_pick one = {4, 1, NVT_PACKED}, two_gpcs = {2, 2, NVT_PACKED},
-			      four = {4, 0, NVT_PACKED};
+	const struct nvt_pick one = {.count = 4, .gpcs = 1, .strategy = NVT_PACKED},
+			      two_gpcs = {.count = 2, .gpcs = 2, .strategy = NVT_PACKED},
+			      four = {.count = 4, .strategy = NVT_PACKED};
 	struct nvt_tpcset mine, next;
 	struct nvt_held h[2] = {{{0, 0, 0}, 0, {{0}}}};
 	unsigned free_units = 99;
@@ -299,7 +301,7 @@ static int simulate_pick(int n, const struct nvt_topology *topo, const struct nv
 /* Runs n claimers of count TPCs each on 8 TPCs (see simulate_pick). */
 static int simulate(int n, unsigned count, unsigned seed)
 {
-	struct nvt_pick want = {count, 0, NVT_PACKED};
+	struct nvt_pick want = {.count = count, .strategy = NVT_PACKED};
 
 	return simulate_pick(n, &topo8, &want, seed);
 }
@@ -320,12 +322,50 @@ static void test_simulated(void)
 	 * most 6 TPCs) each get two; a third finds no two whole GPCs left. */
 	bad = 0;
 	for (unsigned seed = 1; seed <= 2000; seed++) {
-		struct nvt_pick gpcs = {6, 2, NVT_PACKED}, one = {8, 1, NVT_PACKED};
+		struct nvt_pick gpcs = {.count = 6, .gpcs = 2, .strategy = NVT_PACKED},
+				one = {.count = 8, .gpcs = 1, .strategy = NVT_PACKED};
 		bad += simulate_pick(2, &gpcs8, &gpcs, seed) != 2;
 		bad += simulate_pick(3, &gpcs8, &gpcs, seed) != 2;
 		bad += simulate_pick(5, &gpcs8, &one, seed) != 4;
 	}
 	CHECK(bad == 0);
+}
+
+/* -n --memory-half: a pick only in, or first in, a set of TPCs. */
+static void test_near(void)
+{
+	struct nvt_claimer me = who(1000, 7, 50), other = who(999, 7, 60);
+	struct nvt_pick want = {.count = 2, .strategy = NVT_PACKED};
+	struct nvt_tpcset next;
+	struct nvt_held h[1] = {{{0, 0, 0}, 0, {{0}}}};
+	unsigned free_units = 99;
+
+	/* Only in GPCs 4-5 and 6 (TPCs 4-6): the pick lies there. */
+	want.near.mode = NVT_NEAR_ONLY;
+	want.near.tpcs = list("4-6");
+	CHECK(nvt_claim_step(&gpcs8, &want, &me, NULL, h, 0, 0, &next, &free_units) == NVT_STEP_CLAIM);
+	CHECK(same(&next, "4-5") && free_units == 3);
+	/* Another task holds 4-5: one TPC is left there, so it does not fit, and
+	 * the count of what is free is of the near TPCs only. */
+	h[0] = held(other, 0, "4-5");
+	CHECK(nvt_claim_step(&gpcs8, &want, &me, NULL, h, 1, 0, &next, &free_units) == NVT_STEP_FULL);
+	CHECK(free_units == 1);
+	/* Preferred, not required: elsewhere when the near TPCs cannot hold it. */
+	want.near.mode = NVT_NEAR_PREFER;
+	CHECK(nvt_claim_step(&gpcs8, &want, &me, NULL, h, 1, 0, &next, &free_units) == NVT_STEP_CLAIM);
+	CHECK(same(&next, "6-7") && free_units == 6);
+	/* And there when they can. */
+	want.near.tpcs = list("0-3");
+	CHECK(nvt_claim_step(&gpcs8, &want, &me, NULL, h, 1, 0, &next, NULL) == NVT_STEP_CLAIM);
+	CHECK(nvt_set_count(&next) == 2 && nvt_set_highest(&next) <= 3);
+	/* Whole GPCs, only among the near TPCs: GPC 0 (0-3) is whole there, 4-5 is held. */
+	want = (struct nvt_pick){.count = 4, .gpcs = 1, .strategy = NVT_PACKED};
+	want.near.mode = NVT_NEAR_ONLY;
+	want.near.tpcs = list("0-3,6");
+	CHECK(nvt_claim_step(&gpcs8, &want, &me, NULL, h, 1, 0, &next, NULL) == NVT_STEP_CLAIM);
+	CHECK(same(&next, "0-3"));
+	want.near.tpcs = list("4-5");
+	CHECK(nvt_claim_step(&gpcs8, &want, &me, NULL, h, 1, 0, &next, NULL) == NVT_STEP_FULL);
 }
 
 int main(void)
@@ -338,6 +378,7 @@ int main(void)
 	test_order();
 	test_steps();
 	test_gpc_steps();
+	test_near();
 	test_simulated();
 	return CHECK_DONE();
 }
