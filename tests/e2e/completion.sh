@@ -46,6 +46,8 @@ t_completion_values() {
 	eq "$(complete_words nvtaskset -n 4 --strategy s)" "spread"
 	eq "$(complete_words nvtaskset -n 4 --strategy c)" "clusters"
 	eq "$(complete_words nvtaskset --strategy = p)" "packed" "--strategy=p"
+	eq "$(complete_words nvtaskset -n 4 --memory-half '')" "0 1 auto"
+	eq "$(complete_words nvtaskset -n 4 --memory-half a)" "auto"
 	eq "$(complete_words nvtaskset --mps '')" "start status stop"
 	eq "$(complete_words nvtaskset --priority '')" "high low none normal"
 	eq "$(complete_words nvtaskset --guard '')" "" "a TPC count"

@@ -168,3 +168,25 @@ PY
 	stop_loop hp "$PID"
 	stop_loop hn "$hn_pid"
 }
+
+t_halves_profile() {
+	halves_setup
+	"$NVT" --calibrate >/dev/null 2>&1
+	local knee=$ROOT/tests/e2e/helpers/knee
+	# --profile says which half its pick lies in: 8 TPCs packed are GPC 1.
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 8 --metric 'value: ([0-9.]+)' "$knee" "$APP"
+	eq "$rc" 0
+	has "$out" "the pick lies in memory half 1"
+	out=$("$NVT" --profile --no-mps --rounds 1 --sizes 8 --json --metric 'value: ([0-9.]+)' "$knee" "$APP" 2>/dev/null)
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["pick"]==8 and d["pick_memory_half"]==1, d' "$out" || die "JSON: $out"
+	# The whole GPU has lone TPCs, whose half is not known.
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 66 --metric 'value: ([0-9.]+)' "$knee" "$APP"
+	has "$out" "the pick has TPCs whose memory half is not known"
+	# The fake's default, as the H100: no halves.
+	env -u FAKECUDA_MEMBW "$NVT" --calibrate >/dev/null 2>&1
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 8 --metric 'value: ([0-9.]+)' "$knee" "$APP"
+	has "$out" "memory halves: none found on this GPU (docs/memory-halves.md)"
+	rm -f "$NVTASKSET_CACHE_DIR"/*.mem
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 8 --metric 'value: ([0-9.]+)' "$knee" "$APP"
+	has "$out" "memory halves: not measured ('nvtaskset --calibrate' measures them)"
+}

@@ -73,7 +73,7 @@ _nvtaskset_pids()
 
 _nvtaskset()
 {
-	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running
+	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running --memory-half
 		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --channels
 		--dry-run --mps --topology --calibrate --priority --guard --no-lend --agent --hold --poll
 		--idle-exit --across-users -h --help -V --version"
@@ -107,7 +107,7 @@ _nvtaskset()
 		--) opts_done=1 ;;
 		-n | --tpcs) count=1 && ((i++)) ;;
 		--tpcs=*) count=1 ;;
-		--strategy | --channels | --priority | --guard | --hold | --poll | --idle-exit) ((i++)) ;;
+		--strategy | --memory-half | --channels | --priority | --guard | --hold | --poll | --idle-exit) ((i++)) ;;
 		--agent) other=1 ;;
 		--mps) other=1 && ((i++)) ;;
 		--gpu) gpu=${words[i + 1]-0} && gpu=${gpu%%=*} && ((i++)) ;;
@@ -140,6 +140,7 @@ _nvtaskset()
 		fi
 		case $prev in
 		--strategy) values="packed spread clusters" ;;
+		--memory-half) values="auto 0 1" ;;
 		--channels) values="default 2 4 8" ;;
 		--priority) values="high normal low none" ;;
 		--guard | --hold | --poll | --idle-exit) return 0 ;; # a number

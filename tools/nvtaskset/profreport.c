@@ -7,6 +7,35 @@
 #include <stdio.h>
 
 #include "profile.h"
+#include "core/membw.h"
+
+/* The memory half the TPC list sits in: 0, 1, 2 (both), or
+ * NVT_HALF_UNKNOWN (halves not measured, none found, or a TPC not placed). */
+static int half_of_list(const struct nvt_gpu_topology *gpu, const char *list)
+{
+	struct nvt_tpcset set;
+
+	if (!gpu->halves_measured || nvt_parse_list(list, NVT_MAX_TPCS, &set) != NVT_PARSE_OK)
+		return NVT_HALF_UNKNOWN;
+	return nvt_membw_half_of(&gpu->topo, &gpu->halves, &set);
+}
+
+/* A line on the memory half of the pick (docs/memory-halves.md). */
+static void print_half(const struct nvt_gpu_topology *gpu, const char *list)
+{
+	int h = half_of_list(gpu, list);
+
+	if (!gpu->halves_measured)
+		printf("memory halves: not measured ('nvtaskset --calibrate' measures them)\n");
+	else if (!nvt_membw_known(&gpu->halves))
+		printf("memory halves: none found on this GPU (docs/memory-halves.md)\n");
+	else if (h == 2)
+		printf("the pick lies in both memory halves\n");
+	else if (h == 0 || h == 1)
+		printf("the pick lies in memory half %d\n", h);
+	else
+		printf("the pick has TPCs whose memory half is not known\n");
+}
 
 static const char *strategy_name(enum nvt_strategy s)
 {
@@ -77,6 +106,14 @@ static void print_json(const struct nvt_gpu_topology *gpu, const char *metric,
 		printf("%u", sizes[pick].tpcs);
 	else
 		printf("null");
+	/* 0, 1, "both", or null (docs/memory-halves.md). */
+	printf(",\"pick_memory_half\":");
+	switch (pick >= 0 ? half_of_list(gpu, lists[pick]) : NVT_HALF_UNKNOWN) {
+	case 0: printf("0"); break;
+	case 1: printf("1"); break;
+	case 2: printf("\"both\""); break;
+	default: printf("null");
+	}
 	if (hog) {
 		printf(",\"beside_hog\":");
 		json_sizes(hog, lists, n);
@@ -119,6 +156,8 @@ void profile_report(const struct nvt_gpu_topology *gpu, const char *const *metri
 	if (pick >= 0)
 		printf("smallest partition within %g%% of the best: %u TPCs (%.3fx; -c %s)\n",
 		       o->slowdown * 100, sizes[pick].tpcs, sizes[pick].ratio, lists[pick]);
+	if (pick >= 0)
+		print_half(gpu, lists[pick]);
 	else
 		printf("no size met the bound (every run failed?)\n");
 	if (!hog)
