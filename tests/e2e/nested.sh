@@ -59,6 +59,11 @@ t_nested_calibrate_topology() {
 	run_rc out rc "$NVT" --no-mps -c 0-3 sh -c "\"$NVT\" --topology"
 	eq "$rc" 0 "--topology exit status: $out"
 	has "$out" "TMD layout V04_00, verified by calibration"
+	# The bandwidth probe too: it sees the fake's two halves, not the shell's partition.
+	run_rc out rc env FAKECUDA_MEMBW=halves NVTASKSET_CACHE_DIR="$WORK/nested-halves" \
+		"$NVT" --no-mps -c 0-3 sh -c "\"$NVT\" --calibrate"
+	eq "$rc" 0 "--calibrate exit status: $out"
+	has "$out" "memory halves 0 = GPCs 0,4-6, 1 = GPCs 1-3,7"
 }
 t_nested_cli_leaves_no_segment() {
 	# A CLI in a partitioned shell is no task: -l does not list it, and it leaves no file.
