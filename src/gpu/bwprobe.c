@@ -22,7 +22,6 @@
 #include "probe.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,22 +103,7 @@ struct child_out {
 	char error[320];
 };
 
-static int bfail(struct child_out *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int bfail(struct child_out *r, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(r->error, sizeof(r->error), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-#define CU_CHECK(call, what)                                                     \
-	do {                                                                     \
-		CUresult rc_ = (call);                                           \
-		if (rc_)                                                         \
-			return bfail(r, "%s failed: CUDA error %d", what, rc_); \
-	} while (0)
+#define CU_CHECK(call, what) NVT_CU_CHECK(r, call, what)
 
 /* Launches the copy kernel on GPC gpc's TPCs, as role (0 or 1), for dur ns,
  * counting into counter slot. */
@@ -135,12 +119,12 @@ static int launch_on(struct child_out *r, struct bench *b, unsigned role, unsign
 	nvt_set_clear(&gpcs);
 	nvt_set_add(&gpcs, gpc);
 	if (nvt_topo_gpc_tpcs(b->topo, &gpcs, &on) || !nvt_topo_disable(b->topo, &on, disable))
-		return bfail(r, "GPC %u has no TPC", gpc);
+		return nvt_probe_fail(r->error, sizeof(r->error), "GPC %u has no TPC", gpc);
 	nvt_probe_mask(b->topo->tmd_layout, disable);
 	/* Two blocks of 1024 threads per SM: all resident at once. */
 	rc = nvt_cu.launch(b->fn, 4 * b->tpcs[gpc], 1, 1, 1024, 1, 1, 0, b->stream[role], params, NULL);
 	nvt_probe_mask(NVT_TMD_NONE, disable);
-	return rc ? bfail(r, "probe launch failed: CUDA error %d", rc) : 0;
+	return rc ? nvt_probe_fail(r->error, sizeof(r->error), "probe launch failed: CUDA error %d", rc) : 0;
 }
 
 /* GB/s copied (read and written) by the launch counted in slot. */

@@ -11,6 +11,20 @@ halves_setup() {
 	rm -rf "$NVTASKSET_CACHE_DIR"
 }
 
+# in_half0 COUNT LIST: LIST has COUNT TPCs, all in the fake H100's GPCs 0, 4, 5 and 6.
+in_half0() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+def gpc(t):
+    return t % 8 if t < 32 else 1 + (t - 32) % 7 if t < 60 else (6 + t - 60 if t < 62 else 8 + t - 62)
+tp = []
+for part in sys.argv[2].split(","):
+    a, _, b = part.partition("-")
+    tp += range(int(a), int(b or a) + 1)
+assert len(tp) == int(sys.argv[1]) and all(gpc(t) in (0, 4, 5, 6) for t in tp), tp
+PY
+}
+
 t_halves_calibrate() {
 	halves_setup
 	run_rc out rc "$NVT" --calibrate
@@ -111,16 +125,7 @@ t_halves_pick() {
 	eq "$rc" 0
 	# Every TPC picked lies in GPCs 0, 4, 5 or 6.
 	tpcs=$(sed -n 's/.*TPCs //p' <<<"$out")
-	python3 - "$tpcs" <<'PY' || die "half 0 pick: $out"
-import sys
-def gpc(t):
-    return t % 8 if t < 32 else 1 + (t - 32) % 7 if t < 60 else (6 + t - 60 if t < 62 else 8 + t - 62)
-tp = []
-for part in sys.argv[1].split(","):
-    a, _, b = part.partition("-")
-    tp += range(int(a), int(b or a) + 1)
-assert len(tp) == 12 and all(gpc(t) in (0, 4, 5, 6) for t in tp), tp
-PY
+	in_half0 12 "$tpcs" || die "half 0 pick: $out"
 	# Half 0 has 29 TPCs: 30 do not fit, and it says so.
 	run_rc out rc "$NVT" --no-mps -n 30 --memory-half 0 --dry-run
 	eq "$rc" 1
@@ -144,16 +149,7 @@ t_halves_auto_away_from_neighbour() {
 		run_rc out rc "$NVT" --no-mps -n 12 --memory-half auto $excl --dry-run
 		eq "$rc" 0 "$out"
 		tpcs=$(sed -n 's/.*TPCs //p' <<<"$out")
-		python3 - "$tpcs" <<'PY' || die "auto pick beside half 1 ($excl): $out"
-import sys
-def gpc(t):
-    return t % 8 if t < 32 else 1 + (t - 32) % 7 if t < 60 else (6 + t - 60 if t < 62 else 8 + t - 62)
-tp = []
-for part in sys.argv[1].split(","):
-    a, _, b = part.partition("-")
-    tp += range(int(a), int(b or a) + 1)
-assert len(tp) == 12 and all(gpc(t) in (0, 4, 5, 6) for t in tp), tp
-PY
+		in_half0 12 "$tpcs" || die "auto pick beside half 1 ($excl): $out"
 	done
 	# Started for real with --exclude-running: the task runs in half 0.
 	start_loop ha "$NVT" --no-mps -n 8 --memory-half auto --exclude-running "$APP"
