@@ -293,7 +293,7 @@ $(T)/inject.so: tests/faults/inject.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -Wall -Wextra -O1 -fPIC -shared $(LDFLAGS) -o $@ $< -ldl
 
-check-faults: all $(FAKE) $(T)/fakeapp-dlopen $(T)/inject.so
+check-faults: all $(FAKE) $(T)/fakeapp-dlopen $(T)/inject.so $(T)/segpoke
 	@tests/faults/run.sh
 
 # GPU tests: on a machine with an NVIDIA Hopper GPU, nvcc and python3.
