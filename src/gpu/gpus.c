@@ -264,7 +264,12 @@ int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt
 	uint8_t uuid[16];
 	struct nvt_gpu_info info;
 
-	if (nvt_uuid_parse(gt->key.uuid, uuid) || nvt_gpu_query(uuid, timeout_ms, &info)) {
+	memset(&info, 0, sizeof(info));
+	if (nvt_uuid_parse(gt->key.uuid, uuid)) {
+		snprintf(err, errlen, "GPU %d has a malformed UUID '%s'", gt->index, gt->key.uuid);
+		return -1;
+	}
+	if (nvt_gpu_query(uuid, timeout_ms, &info)) {
 		snprintf(err, errlen, "cannot query GPU %d: %s", gt->index, info.error);
 		return -1;
 	}
