@@ -171,58 +171,77 @@ int nvt_proc_info(pid_t pid, struct nvt_proc *out)
 }
 
 
-int nvt_proc_links(struct nvt_proc_link **links)
+int nvt_proc_each(int (*each)(pid_t pid, void *arg), void *arg)
 {
-	struct nvt_proc_link *v = NULL;
-	size_t n = 0, cap = 0;
 	struct dirent *ent;
-	DIR *proc;
+	DIR *proc = opendir("/proc");
+	int rc = 0, saved;
 
-	*links = NULL;
-	proc = opendir("/proc");
 	if (!proc)
 		return -1;
-	while ((ent = readdir(proc))) {
-		char path[64], text[1024];
-		struct nvt_stat st;
+	while (!rc && (ent = readdir(proc))) {
 		char *end;
 		long pid = strtol(ent->d_name, &end, 10);
 
 		if (*end || end == ent->d_name || pid <= 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		if (nvt_read_file(path, text, sizeof(text), 0) < 0) {
-			if (errno == ENOENT || errno == ESRCH)
-				continue; /* ended meanwhile */
-			/* Out of descriptors or memory: a list without this process
-			 * would hide it (and its tasks) from -a -p and -l. */
-			int saved = errno;
-			free(v);
-			closedir(proc);
-			errno = saved;
+		rc = each((pid_t)pid, arg);
+	}
+	saved = errno;
+	closedir(proc);
+	errno = saved;
+	return rc;
+}
+
+/* What nvt_proc_links gathers. */
+struct links {
+	struct nvt_proc_link *v;
+	size_t n, cap;
+};
+
+static int link_one(pid_t pid, void *arg)
+{
+	struct links *l = arg;
+	char path[64], text[1024];
+	struct nvt_stat st;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if (nvt_read_file(path, text, sizeof(text), 0) < 0)
+		/* Ended meanwhile: skip. Out of descriptors or memory: a list
+		 * without this process would hide it (and its tasks) from -a -p
+		 * and -l, so fail. */
+		return errno == ENOENT || errno == ESRCH ? 0 : -1;
+	if (nvt_stat_parse(text, &st))
+		return 0; /* a zombie's, or ended while read */
+	if (l->n == l->cap) {
+		size_t more = l->cap ? l->cap * 2 : 256;
+		struct nvt_proc_link *bigger = realloc(l->v, more * sizeof(*bigger));
+		if (!bigger) {
+			errno = ENOMEM;
 			return -1;
 		}
-		if (nvt_stat_parse(text, &st))
-			continue; /* a zombie's, or ended while read */
-		if (n == cap) {
-			size_t more = cap ? cap * 2 : 256;
-			struct nvt_proc_link *bigger = realloc(v, more * sizeof(*v));
-			if (!bigger) {
-				free(v);
-				closedir(proc);
-				errno = ENOMEM;
-				return -1;
-			}
-			v = bigger;
-			cap = more;
-		}
-		v[n].pid = st.pid;
-		v[n++].ppid = st.ppid;
+		l->v = bigger;
+		l->cap = more;
 	}
-	closedir(proc);
-	nvt_links_sort(v, n);
-	*links = v;
-	return (int)n;
+	l->v[l->n].pid = st.pid;
+	l->v[l->n++].ppid = st.ppid;
+	return 0;
+}
+
+int nvt_proc_links(struct nvt_proc_link **links)
+{
+	struct links l = {NULL, 0, 0};
+
+	*links = NULL;
+	if (nvt_proc_each(link_one, &l)) {
+		int saved = errno;
+		free(l.v);
+		errno = saved;
+		return -1;
+	}
+	nvt_links_sort(l.v, l.n);
+	*links = l.v;
+	return (int)l.n;
 }
 
 int nvt_proc_tgid(pid_t tid, pid_t *tgid)

@@ -66,6 +66,14 @@ int nvt_proc_tgid(pid_t tid, pid_t *tgid);
  */
 int nvt_proc_links(struct nvt_proc_link **links);
 
+/*
+ * Calls each(pid, arg) for every process /proc lists, in its order, until
+ * each returns non-zero. Returns that value (0 when every process was seen),
+ * or -1 with errno set when /proc cannot be read; errno is each's when it
+ * stopped the walk.
+ */
+int nvt_proc_each(int (*each)(pid_t pid, void *arg), void *arg);
+
 /* Reads pid's command line (NUL-separated words) into buf, as nvt_read_file.
  * Returns the bytes read, or -1 with errno set. */
 ssize_t nvt_proc_cmdline(pid_t pid, char *buf, size_t len);

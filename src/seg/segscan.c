@@ -36,7 +36,7 @@ struct scan {
 	struct entry *v;
 	size_t n, cap;
 	struct nvt_proc *nested; /* processes in namespaces below ours, read once */
-	size_t n_nested;
+	size_t n_nested, nested_cap;
 	int nested_read;
 	int nested_errno; /* why they could not be read; 0 if they were */
 };
@@ -55,46 +55,42 @@ static int push(struct scan *s, const struct entry *e)
 	return 0;
 }
 
+/* Keeps pid if it lives in a namespace below /proc's. */
+static int nested_one(pid_t pid, void *arg)
+{
+	struct scan *s = arg;
+	struct nvt_proc p;
+
+	if (nvt_proc_info(pid, &p)) {
+		/* Gone meanwhile, or hidden; anything else (EMFILE) is no answer. */
+		if (errno != ENOENT && errno != ESRCH && !s->nested_errno)
+			s->nested_errno = errno;
+		return 0;
+	}
+	if (!p.nested)
+		return 0;
+	if (s->n_nested == s->nested_cap) {
+		size_t cap = s->nested_cap ? s->nested_cap * 2 : 64;
+		struct nvt_proc *v = realloc(s->nested, cap * sizeof(*v));
+		if (!v) {
+			s->nested_errno = ENOMEM;
+			return 1;
+		}
+		s->nested = v;
+		s->nested_cap = cap;
+	}
+	s->nested[s->n_nested++] = p;
+	return 0;
+}
+
 /* Reads every process of a namespace below /proc's. Returns 0 or -1. */
 static int read_nested(struct scan *s)
 {
-	struct dirent *ent;
-	size_t cap = 0;
-	DIR *proc;
-
 	s->nested_read = 1;
-	proc = opendir("/proc");
-	if (!proc) {
+	if (nvt_proc_each(nested_one, s) < 0) {
 		s->nested_errno = errno;
 		return -1;
 	}
-	while ((ent = readdir(proc))) {
-		struct nvt_proc p;
-		char *end;
-		long pid = strtol(ent->d_name, &end, 10);
-
-		if (*end || pid <= 0)
-			continue;
-		if (nvt_proc_info((pid_t)pid, &p)) {
-			/* Gone meanwhile, or hidden; anything else (EMFILE) is no answer. */
-			if (errno != ENOENT && errno != ESRCH && !s->nested_errno)
-				s->nested_errno = errno;
-			continue;
-		}
-		if (!p.nested)
-			continue;
-		if (s->n_nested == cap) {
-			struct nvt_proc *v = realloc(s->nested, (cap ? cap * 2 : 64) * sizeof(*v));
-			if (!v) {
-				s->nested_errno = ENOMEM;
-				break;
-			}
-			s->nested = v;
-			cap = cap ? cap * 2 : 64;
-		}
-		s->nested[s->n_nested++] = p;
-	}
-	closedir(proc);
 	return 0;
 }
 
