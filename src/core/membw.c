@@ -239,6 +239,7 @@ int nvt_membw_parse(const char *text, const char *uuid, unsigned sms, unsigned n
 	    nl[1 + used] != '\0' || strlen(nl + 1) != 26 ||
 	    sum != nvt_text_checksum(text, (size_t)(nl + 1 - text)))
 		return -1;
+	used = 0;
 	if (sscanf(text + strlen(MEMBW_HEADER), " uuid=%47[A-Fa-f0-9GPU-] sms=%u gpcs=%u halves=%n",
 		   got_uuid, &got_sms, &got_gpcs, &used) != 3 ||
 	    !used || got_gpcs == 0 || got_gpcs > NVT_MAX_GPCS)
@@ -257,6 +258,12 @@ int nvt_membw_parse(const char *text, const char *uuid, unsigned sms, unsigned n
 	}
 	if (p != nl)
 		return -1;
+	/* Only the form nvt_membw_format writes: no signs, spaces or leading zeros. */
+	{
+		char again[NVT_MEMBW_TEXT_MAX];
+		if (nvt_membw_format(got_uuid, got_sms, &m, again, sizeof(again)) < 0 || strcmp(again, text))
+			return -1;
+	}
 	if (strcmp(got_uuid, uuid) || got_sms != sms || got_gpcs != n_gpcs)
 		return 1;
 	*out = m;

@@ -250,6 +250,9 @@ static int bwprobe(int ordinal, const struct nvt_topology *topo, struct child_ou
 	first = largest(&b, NULL, 0);
 	if (probe_ref(r, &b, (unsigned)first, &r->res.probe[0]))
 		return -1;
+	if (!nvt_probe_masks_applied())
+		return nvt_probe_fail(r->error, sizeof(r->error),
+				      "the probe's TPC masks were not applied (a TMD of another layout)");
 	r->res.n_probes = 1;
 	memset(r->res.halves.half, NVT_HALF_UNKNOWN, sizeof(r->res.halves.half));
 	r->res.halves.n_gpcs = topo->n_gpcs;
@@ -261,6 +264,9 @@ static int bwprobe(int ordinal, const struct nvt_topology *topo, struct child_ou
 	second = largest(&b, split, 0);
 	if (second < 0 || probe_ref(r, &b, (unsigned)second, &r->res.probe[1]))
 		return second < 0 ? 0 : -1;
+	if (!nvt_probe_masks_applied())
+		return nvt_probe_fail(r->error, sizeof(r->error),
+				      "the probe's TPC masks were not applied (a TMD of another layout)");
 	r->res.n_probes = 2;
 	nvt_membw_combine(&r->res.probe[0], &r->res.probe[1], topo->n_gpcs, &r->res.halves,
 			  r->res.why, sizeof(r->res.why));

@@ -135,6 +135,11 @@ int nvt_probe_fail(char *err, size_t errlen, const char *fmt, ...)
 
 #define CU_CHECK(call, what) NVT_CU_CHECK(r, call, what)
 
+int nvt_probe_masks_applied(void)
+{
+	return probe_cb.fired && !probe_cb.mismatches;
+}
+
 void nvt_probe_mask(unsigned layout, const uint32_t disable[NVT_TMD_MASK_WORDS])
 {
 	probe_cb.layout = layout;

@@ -278,8 +278,10 @@ int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt
 	gt->halves = res->halves;
 	gt->halves_measured = 1;
 	snprintf(name, sizeof(name), "%.47s.mem", gt->key.uuid);
-	if (nvt_membw_format(gt->key.uuid, 2 * gt->topo.n_tpcs, &res->halves, text, sizeof(text)) < 0 ||
-	    save(dirs[w], name, text, path, sizeof(path)))
+	if (nvt_membw_format(gt->key.uuid, 2 * gt->topo.n_tpcs, &res->halves, text, sizeof(text)) < 0)
+		snprintf(gt->note, sizeof(gt->note), "cannot write the memory halves of GPU %d as a "
+			 "record; they are not kept", gt->index);
+	else if (save(dirs[w], name, text, path, sizeof(path)))
 		snprintf(gt->note, sizeof(gt->note),
 			 "cannot save the memory halves in %.250s (%s); they are not kept", dirs[w],
 			 strerror(errno));

@@ -81,6 +81,10 @@ int nvt_probe_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__
  * Returns 0, or -1 with the reason in err. */
 int nvt_probe_open(char *err, size_t errlen);
 
+/* Whether the callback saw launches and wrote every mask asked for since the
+ * process began (a TMD of another layout is left alone and counted). */
+int nvt_probe_masks_applied(void);
+
 /* Every later launch of this thread runs with disable (hardware mask bits
  * of TMD layout layout; NVT_TMD_NONE: the launch is left alone). */
 void nvt_probe_mask(unsigned layout, const uint32_t disable[NVT_TMD_MASK_WORDS]);

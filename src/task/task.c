@@ -69,7 +69,7 @@ static void count_slots(const struct nvt_seg_handle *h, int *used, int *free_slo
 
 /* The claim's request and what the task's slots hold now (prev) for want's GPUs. */
 static void claim_request(const struct nvt_task_claim *claim, const struct nvt_slot_view *want,
-			  const struct nvt_slot_view *old, const int *had, int n,
+			  const int *from, const struct nvt_slot_view *old, const int *had, int n,
 			  struct nvt_claim_gpu *req, struct nvt_slot_view *prev)
 {
 	for (int i = 0; i < n; i++) {
@@ -79,7 +79,7 @@ static void claim_request(const struct nvt_task_claim *claim, const struct nvt_s
 		req[i].gpcs = 0;
 		req[i].strategy = claim->strategy;
 		if (claim->near)
-			req[i].near = claim->near[i];
+			req[i].near = claim->near[from[i]];
 		else
 			memset(&req[i].near, 0, sizeof(req[i].near));
 		if (had[i]) {
@@ -99,6 +99,7 @@ struct attempt {
 	struct nvt_slot_view old[NVT_MAX_GPUS], want[NVT_MAX_GPUS], prev[NVT_MAX_GPUS];
 	struct nvt_claim_gpu req[NVT_MAX_GPUS];
 	int had[NVT_MAX_GPUS], n, n_used, new_slots;
+	int from[NVT_MAX_GPUS]; /* want[k] is parts[from[k]] */
 };
 
 /* Locks h and writes (or claims) parts in it. Returns enum nvt_task_rc. */
@@ -121,6 +122,7 @@ static int change_one(const char *base, struct nvt_seg_handle *h, const struct n
 		a->had[a->n] = g >= 0 && nvt_seg_read(h, g, &a->old[a->n], NULL) == 0;
 		a->new_slots += g < 0;
 		a->want[a->n] = parts[i];
+		a->from[a->n] = i;
 		nvt_prio_carry(&a->want[a->n], a->had[a->n] ? &a->old[a->n] : NULL, prio);
 		a->n++;
 	}
@@ -132,7 +134,7 @@ static int change_one(const char *base, struct nvt_seg_handle *h, const struct n
 	if (claim) {
 		/* The pick is claimed in the task's own slots, as a start claims
 		 * (src/alloc/reserve.c): moves and starts at once never share a TPC. */
-		claim_request(claim, a->want, a->old, a->had, a->n, a->req, a->prev);
+		claim_request(claim, a->want, a->from, a->old, a->had, a->n, a->req, a->prev);
 		return nvt_claim_move(base, h, a->req, a->n, a->prev, claim->timeout_ms, a->want, why,
 				      len)
 			       ? NVT_TASK_ECLAIM

@@ -33,7 +33,7 @@ struct nvt_task_claim {
 	unsigned count;             /* TPCs to pick on each GPU named */
 	enum nvt_strategy strategy;
 	int timeout_ms;             /* waits for other claimers (nvt_claim_move) */
-	const struct nvt_near *near; /* per GPU named (as want), or NULL: anywhere */
+	const struct nvt_near *near; /* one per entry of parts, or NULL: anywhere */
 };
 
 /* What nvt_task_set_partition did, for the caller to report. */

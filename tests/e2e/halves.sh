@@ -186,3 +186,46 @@ t_halves_profile() {
 	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 8 --metric 'value: ([0-9.]+)' "$knee" "$APP"
 	has "$out" "memory halves: not measured ('nvtaskset --calibrate' measures them)"
 }
+
+t_halves_two_gpus() {
+	# -p --gpu 1 with --memory-half: GPU 1's halves decide GPU 1's pick; GPU 0,
+	# which the change does not name (and whose halves were never measured),
+	# keeps its partition.
+	export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/halves-cache2 FAKECUDA_MEMBW=halves
+	rm -rf "$NVTASKSET_CACHE_DIR"
+	"$NVT" --calibrate >/dev/null 2>&1
+	rm "$NVTASKSET_CACHE_DIR/$(fake_uuid 0).mem"
+	start_loop h2 env FAKEAPP_ALL=1 "$NVT" --no-mps -c 0 "$APP"
+	wait_file "$WORK/h2.state" "0|0"
+	for excl in --exclude-running ""; do
+		run_rc out rc "$NVT" -p -n 8 $excl --memory-half 1 --gpu 1 "$PID"
+		eq "$rc" 0 "-p $excl: $out"
+		wait_file "$WORK/h2.state" "0|1,9,17,25,32,39,46,53"
+		"$NVT" -p -c --gpu 1=0 "$PID" >/dev/null
+		wait_file "$WORK/h2.state" "0|0"
+	done
+	# GPU 0's halves are not known: naming it is refused, and says which GPU.
+	run_rc out rc "$NVT" -p -n 8 --exclude-running --memory-half 1 "$PID"
+	eq "$rc" 1
+	has "$out" "the memory halves of GPU 0 are not known"
+	stop_loop h2 "$PID"
+}
+
+t_halves_claim_full() {
+	# A half asked for with a claim: the protocol says the half is full.
+	halves_setup
+	"$NVT" --calibrate >/dev/null 2>&1
+	# Half 0 has 29 TPCs; a task holds GPC 0's 4 of them.
+	start_loop hf "$NVT" --no-mps -g 0 "$APP"
+	wait_file "$WORK/hf.state" "0,8,16,24"
+	run_rc out rc "$NVT" --no-mps -n 26 --exclude-running --memory-half 0 true
+	eq "$rc" 1
+	has "$out" "only 25 are free of other tasks in the memory half asked for"
+	run_rc out rc "$NVT" --no-mps -n 25 --exclude-running --memory-half 0 "$APP" launch 1
+	eq "$rc" 0 "$out"
+	stop_loop hf "$PID"
+	# auto with no room in either half warns once, and picks from both.
+	run_rc out rc "$NVT" --no-mps -n 40 --exclude-running --memory-half auto "$APP" launch 1
+	eq "$rc" 0 "$out"
+	eq "$(grep -c "neither memory half" <<<"$out")" 1 "warnings in: $out"
+}

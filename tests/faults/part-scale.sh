@@ -2,14 +2,14 @@
 # scale): root's -l and another user's -n 4 --exclude-running must take at
 # most 2x what they take beside the same 1000 tasks with settled slots, and
 # the claim must pick around the 1000 tasks' TPCs (their slots count as
-# held). Medians of SCALE_RUNS (3) runs each. Sourced by tests/faults/run.sh.
+# held). Medians of SCALE_RUNS (5) runs each. Sourced by tests/faults/run.sh.
 # shellcheck shell=bash
 
 # scale_time WHAT CMD...: runs CMD SCALE_RUNS times, judging each run; sets MS to the median ms.
 scale_time() {
 	local what=$1 i rc t0 ms=()
 	shift
-	for ((i = 0; i < ${SCALE_RUNS:-3}; i++)); do
+	for ((i = 0; i < ${SCALE_RUNS:-5}; i++)); do
 		t0=$(date +%s%N)
 		timeout 120 "$@" >"$WORK/scale.out" 2>&1 && rc=0 || rc=$?
 		ms+=($((($(date +%s%N) - t0) / 1000000)))

@@ -194,6 +194,28 @@ static void test_record(void)
 	CHECK(nvt_membw_parse(bad, uuid, 132, 12, &got) == -1);
 	CHECK(nvt_membw_parse("", uuid, 132, 12, &got) == -1);
 	CHECK(nvt_membw_parse(NULL, uuid, 132, 12, &got) == -1);
+	/* Well checksummed but not in the form written: refused. */
+	{
+		static const char *const odd[] = {
+			"nvtaskset-memory 1 uuid=GPU-0 sms=1 gpcs=1xx0\n",
+			"nvtaskset-memory 1 uuid=GPU-0 sms=+132 gpcs=1 halves=0\n",
+			"nvtaskset-memory 1 uuid=GPU-0 sms= 132 gpcs=1 halves=0\n",
+			"nvtaskset-memory 1 uuid=GPU-0 sms=-4294967164 gpcs=1 halves=0\n",
+			"nvtaskset-memory 1 uuid=GPU-0 sms=132 gpcs=01 halves=0\n",
+			"nvtaskset-memory 1 uuid=GPU-0 sms=132 gpcs=1 halves=0 \n",
+			"nvtaskset-memory 1  uuid=GPU-0 sms=132 gpcs=1 halves=0\n",
+		};
+		for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+			snprintf(bad, sizeof(bad), "%schecksum=%016llx\n", odd[i],
+				 (unsigned long long)nvt_text_checksum(odd[i], strlen(odd[i])));
+			CHECK(nvt_membw_parse(bad, "GPU-0", 132, 1, &got) == -1);
+		}
+		/* The same, as written: accepted. */
+		const char *good = "nvtaskset-memory 1 uuid=GPU-0 sms=132 gpcs=1 halves=0\n";
+		snprintf(bad, sizeof(bad), "%schecksum=%016llx\n", good,
+			 (unsigned long long)nvt_text_checksum(good, strlen(good)));
+		CHECK(nvt_membw_parse(bad, "GPU-0", 132, 1, &got) == 0 && got.half[0] == 0);
+	}
 	CHECK(nvt_membw_format("not-a-uuid", 132, &m, buf, sizeof(buf)) == -1);
 	CHECK(nvt_membw_format(uuid, 132, &m, buf, 40) == -1);
 	m.n_gpcs = 0;

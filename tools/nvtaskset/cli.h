@@ -215,7 +215,8 @@ int memory_near(const struct options *o, const uint8_t uuid[16], const struct nv
 		pid_t self, const struct nvt_tpcset *avail, struct nvt_near *near, char *why,
 		size_t len);
 /* memory_near for -n --exclude-running's claims on part's GPU: avail is what
- * the tasks but self leave free. */
+ * the tasks but self leave free, and a half asked for is not refused for want
+ * of room here (the claim protocol decides, and says so). */
 int near_of(const struct options *o, const struct nvt_slot_view *part, pid_t self,
 	    struct nvt_near *near, char *why, size_t len);
 /*

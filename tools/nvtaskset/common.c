@@ -324,10 +324,13 @@ static int list_syntax(const char *what, const char *text, char *why, size_t len
 		      "0-15,32,40-47:2 (every 2nd of 40-47), or all", what, text);
 }
 
-int memory_near(const struct options *o, const uint8_t uuid[16], const struct nvt_topology *topo,
-		pid_t self, const struct nvt_tpcset *avail, struct nvt_near *near, char *why,
-		size_t len)
+/* memory_near's work; claiming: the claim protocol decides whether the half
+ * has room (it sees claims and priorities as running_tpcs does not). */
+static int near_in(const struct options *o, const uint8_t uuid[16], const struct nvt_topology *topo,
+		   pid_t self, const struct nvt_tpcset *avail, int claiming, struct nvt_near *near,
+		   char *why, size_t len)
 {
+	static uint64_t warned; /* the GPUs whose "neither half" was said */
 	struct nvt_gpu_topology g;
 	struct nvt_tpcset others, in;
 	char gpcs[NVT_LIST_TEXT_MAX];
@@ -352,20 +355,29 @@ int memory_near(const struct options *o, const uint8_t uuid[16], const struct nv
 				      strerror(errno));
 		h = nvt_membw_auto_half(topo, &g.halves, avail, &others, o->count);
 		if (h == NVT_HALF_UNKNOWN) {
-			warnx("warning: neither memory half of GPU %d has %u free TPCs: picking from "
-			      "both", index, o->count);
+			if (!(warned >> (index % 64) & 1))
+				warnx("warning: neither memory half of GPU %d has %u free TPCs: picking "
+				      "from both", index, o->count);
+			warned |= (uint64_t)1 << (index % 64);
 			return 0;
 		}
 	}
 	nvt_membw_half_tpcs(topo, &g.halves, h, &near->tpcs);
 	nvt_set_and(&in, &near->tpcs, avail);
 	nvt_membw_gpcs_text(&g.halves, h, gpcs, sizeof(gpcs));
-	if (o->memory_half != NVT_HALF_UNKNOWN && nvt_set_count(&in) < o->count)
+	if (o->memory_half != NVT_HALF_UNKNOWN && !claiming && nvt_set_count(&in) < o->count)
 		return refuse(why, len, "cannot pick %u TPCs in memory half %d of GPU %d (GPCs %s): "
 			      "only %u %s free", o->count, h, index, gpcs, nvt_set_count(&in),
 			      nvt_set_count(&in) == 1 ? "is" : "are");
 	near->mode = o->memory_half == NVT_HALF_UNKNOWN ? NVT_NEAR_PREFER : NVT_NEAR_ONLY;
 	return 0;
+}
+
+int memory_near(const struct options *o, const uint8_t uuid[16], const struct nvt_topology *topo,
+		pid_t self, const struct nvt_tpcset *avail, struct nvt_near *near, char *why,
+		size_t len)
+{
+	return near_in(o, uuid, topo, self, avail, 0, near, why, len);
 }
 
 int near_of(const struct options *o, const struct nvt_slot_view *part, pid_t self,
@@ -381,7 +393,7 @@ int near_of(const struct options *o, const struct nvt_slot_view *part, pid_t sel
 		return refuse(why, len, "cannot list the tasks in %s: %s", nvt_rundir(),
 			      strerror(errno));
 	nvt_set_andnot(&avail, &avail, &held);
-	return memory_near(o, part->uuid, &part->topo, self, &avail, near, why, len);
+	return near_in(o, part->uuid, &part->topo, self, &avail, 1, near, why, len);
 }
 
 /* Why a MASK that does not parse is wrong, and how to write it. */

@@ -300,9 +300,13 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 
 	if (o->count && o->exclude_running) {
 		claim.timeout_ms = claim_timeout_ms();
-		for (int i = 0; i < n_parts && i < NVT_MAX_GPUS; i++)
-			if (near_of(o, &parts[i], pid, &near[i], why, len))
+		for (int i = 0; i < n_parts && i < NVT_MAX_GPUS; i++) {
+			memset(&near[i], 0, sizeof(near[i]));
+			/* Only the GPUs the change names: the others keep what they have. */
+			if (parts[i].state == NVT_SLOT_SET &&
+			    near_of(o, &parts[i], pid, &near[i], why, len))
 				return -1;
+		}
 	}
 	struct nvt_slot_prio given = {0};
 

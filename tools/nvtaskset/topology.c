@@ -250,8 +250,7 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 }
 
 /* --calibrate: the memory halves, by the bandwidth probe. Returns 0 when it ran. */
-static int probe_halves(const struct options *o, struct nvt_gpu_topology *g,
-			struct nvt_bwprobe_result *res)
+static int probe_halves(struct nvt_gpu_topology *g, struct nvt_bwprobe_result *res)
 {
 	char why[512];
 
@@ -261,7 +260,7 @@ static int probe_halves(const struct options *o, struct nvt_gpu_topology *g,
 		warnx("warning: GPU %d: cannot measure its memory halves: %s", g->index, why);
 		return -1;
 	}
-	if (g->note[0] && !o->json)
+	if (g->note[0])
 		warnx("%s", g->note);
 	return 0;
 }
@@ -299,7 +298,7 @@ int nvt_cmd_topology(const struct options *o)
 	for (int i = 0; i < n; i++) {
 		struct nvt_gpu_topology g = load_gpu(which[i], o->calibrate);
 		static struct nvt_bwprobe_result probe;
-		int probed = o->calibrate && probe_halves(o, &g, &probe) == 0;
+		int probed = o->calibrate && probe_halves(&g, &probe) == 0;
 		if (o->calibrate && !o->json && !o->topology) {
 			printf("GPU %d: %s (%s): %u TPCs, %u GPCs, calibrated in %.2f s, TMD layout %s "
 			       "verified%s%s\n",
