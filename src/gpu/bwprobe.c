@@ -20,6 +20,7 @@
 #include "core/tpcset.h"
 #include "os/child.h"
 #include "probe.h"
+#include "ptx.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -55,14 +56,7 @@ static const char membw_body[] =
 	"  cvta.to.global.u64 %rd1, %rd1;\n"
 	"  cvta.to.global.u64 %rd2, %rd2;\n"
 	"  cvta.to.global.u64 %rd10, %rd10;\n"
-	"  mov.u32 %r1, %ctaid.x;\n"
-	"  mov.u32 %r2, %ntid.x;\n"
-	"  mov.u32 %r3, %tid.x;\n"
-	"  mad.lo.u32 %r4, %r1, %r2, %r3;\n"
-	"  mov.u32 %r5, %nctaid.x;\n"
-	"  mul.lo.u32 %r6, %r5, %r2;\n"
-	"  cvt.u64.u32 %rd4, %r4;\n"
-	"  cvt.u64.u32 %rd5, %r6;\n"
+	NVT_PTX_GRID_STRIDE
 	"  mov.u64 %rd11, %rd4;\n"
 	"  mov.u64 %rd12, 0;\n"
 	"  mov.u64 %rd13, %globaltimer;\n"

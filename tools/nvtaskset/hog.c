@@ -19,6 +19,7 @@
 
 #include "core/gpusel.h"
 #include "gpu/cuda_driver.h"
+#include "gpu/ptx.h"
 
 /* Two buffers of this size: far beyond any cache (H100: 50 MB of L2). */
 #define HOG_BYTES (256u << 20)
@@ -35,14 +36,7 @@ static const char hog_body[] =
 	"  ld.param.u64 %rd3, [n16];\n"
 	"  cvta.to.global.u64 %rd1, %rd1;\n"
 	"  cvta.to.global.u64 %rd2, %rd2;\n"
-	"  mov.u32 %r1, %ctaid.x;\n"
-	"  mov.u32 %r2, %ntid.x;\n"
-	"  mov.u32 %r3, %tid.x;\n"
-	"  mad.lo.u32 %r4, %r1, %r2, %r3;\n"
-	"  mov.u32 %r5, %nctaid.x;\n"
-	"  mul.lo.u32 %r6, %r5, %r2;\n"
-	"  cvt.u64.u32 %rd4, %r4;\n"
-	"  cvt.u64.u32 %rd5, %r6;\n"
+	NVT_PTX_GRID_STRIDE
 	"LOOP:\n"
 	"  setp.ge.u64 %p, %rd4, %rd3;\n"
 	"  @%p bra DONE;\n"
