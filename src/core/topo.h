@@ -93,6 +93,11 @@ enum nvt_strategy {
 /* TPCs per block of NVT_CLUSTERS: 16 SMs, the largest cluster Hopper allows. */
 #define NVT_CLUSTER_BLOCK 8u
 
+/* "packed", "spread" or "clusters" into *out. Returns 0, or -1 for another word. */
+int nvt_strategy_parse(const char *text, enum nvt_strategy *out);
+/* The word for s, as nvt_strategy_parse reads it. */
+const char *nvt_strategy_name(enum nvt_strategy s);
+
 /*
  * Picks count TPCs among available. Packed takes a set of whole available
  * GPCs that adds up to count with the fewest GPCs, else the largest such set

@@ -13,6 +13,25 @@
 
 /* ---- Choosing TPCs for the user (-n) --------------------------------- */
 
+static const char *const strategy_names[] = {
+	[NVT_PACKED] = "packed", [NVT_SPREAD] = "spread", [NVT_CLUSTERS] = "clusters"};
+
+int nvt_strategy_parse(const char *text, enum nvt_strategy *out)
+{
+	for (unsigned s = 0; s < sizeof(strategy_names) / sizeof(strategy_names[0]); s++)
+		if (text && !strcmp(text, strategy_names[s])) {
+			*out = (enum nvt_strategy)s;
+			return 0;
+		}
+	return -1;
+}
+
+const char *nvt_strategy_name(enum nvt_strategy s)
+{
+	return (unsigned)s < sizeof(strategy_names) / sizeof(strategy_names[0]) ? strategy_names[s]
+										  : "packed";
+}
+
 /* Takes up to want TPCs of GPC g (lowest first) from avail into out. */
 static unsigned take_from_gpc(const struct nvt_topology *topo, struct nvt_tpcset *avail, unsigned g,
 			      unsigned want, struct nvt_tpcset *out)

@@ -238,10 +238,10 @@ static int write_dir_of(int n_dirs)
 	return (geteuid() == 0 || n_dirs == 1) ? 0 : n_dirs - 1;
 }
 
-/* Reads the memory halves of out's GPU from the cache directories. */
-static void read_halves(char dirs[][256], int n_dirs, struct nvt_gpu_topology *out)
+void nvt_gpu_read_halves(struct nvt_gpu_topology *out)
 {
-	char path[600], text[NVT_MEMBW_TEXT_MAX + 64];
+	char dirs[2][256], path[600], text[NVT_MEMBW_TEXT_MAX + 64];
+	int n_dirs = cache_dirs(dirs);
 
 	out->halves_measured = 0;
 	memset(&out->halves, 0, sizeof(out->halves));
@@ -288,23 +288,8 @@ int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt
 	return 0;
 }
 
-static int topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
-		    FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen);
-
 int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
 		     FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen)
-{
-	char dirs[2][256];
-	int n_dirs = cache_dirs(dirs), rc;
-
-	rc = topology(gpus, index, force, timeout_ms, progress, out, err, errlen);
-	if (rc == 0)
-		read_halves(dirs, n_dirs, out);
-	return rc;
-}
-
-static int topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
-		    FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen)
 {
 	const struct nvt_gpu_id *id = &gpus->id[index];
 	struct nvt_cache_key fast, found;

@@ -54,7 +54,8 @@ struct nvt_gpu_topology {
 	double seconds;       /* calibration time, when calibrated now */
 	char note[512];       /* a warning worth showing (cache not saved, ...) */
 	/* The GPU's memory halves from its cache record (UUID.mem beside
-	 * UUID.topo), when the bandwidth probe has run: halves_measured. */
+	 * UUID.topo), when the bandwidth probe has run: halves_measured. Read
+	 * only by nvt_gpu_read_halves (a start without --memory-half needs none). */
 	struct nvt_membw halves;
 	int halves_measured;
 };
@@ -70,6 +71,10 @@ struct nvt_gpu_topology {
 #define NVT_GPU_HIDDEN (-2)
 int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
 		     FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen);
+
+/* Reads gt's memory halves from the cache directories (halves_measured 0 when
+ * there is no trusted record for this GPU and topology). */
+void nvt_gpu_read_halves(struct nvt_gpu_topology *gt);
 
 /*
  * Runs the bandwidth probe (bwprobe.h) on the GPU of gt (loaded by

@@ -78,6 +78,14 @@ t_halves_unknown() {
 	run_rc out rc env FAKECUDA_MEMBW=noisy "$NVT" --calibrate
 	eq "$rc" 0
 	has "$out" "GPU 0: no memory halves found"
+	# A driver that cannot run the probe: calibration still succeeds, says
+	# why the halves are missing, and keeps the halves it had.
+	run_rc out rc env FAKECUDA_MEMBW=noptx "$NVT" --calibrate
+	eq "$rc" 0
+	has "$out" "warning: GPU 0: cannot measure its memory halves: loading the bandwidth probe kernel failed: CUDA error 218"
+	has "$out" "verified; saved in"
+	grep -q "halves=-,-,-,-,-,-,-,-,-,-,-,-$" "$NVTASKSET_CACHE_DIR/$(fake_uuid).mem" ||
+		die "record after a failed probe: $(cat "$NVTASKSET_CACHE_DIR/$(fake_uuid).mem")"
 	# A GPU whose GPCs are unknown (before compute capability 9.0) is not probed.
 	run_rc out rc env FAKECUDA_CHIP=a100 NVTASKSET_CACHE_DIR="$WORK/halves-a100" "$NVT" --calibrate
 	eq "$rc" 0
@@ -98,6 +106,14 @@ t_halves_record_checked() {
 	chmod 666 "$rec"
 	run_rc out rc "$NVT" --topology
 	has "$out" "Memory halves: not measured"
+	# Another user's (root can make one): not trusted.
+	if [ "$(id -u)" == 0 ]; then
+		"$NVT" --calibrate >/dev/null 2>&1
+		chown 65534 "$rec"
+		run_rc out rc "$NVT" --topology
+		has "$out" "Memory halves: not measured"
+		rm -f "$rec"
+	fi
 	# A link in its place: not followed.
 	"$NVT" --calibrate >/dev/null 2>&1
 	mv "$rec" "$WORK/real.mem"

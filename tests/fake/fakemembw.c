@@ -8,7 +8,8 @@
  * docs/memory-halves.md): no halves to find. FAKECUDA_MEMBW=halves models a
  * GPU whose memory has two halves (0.25 within a half, 0.12 across), which
  * no GPU here has shown, to test the code that uses them; =noisy: the
- * halves under +-15% noise (none to trust).
+ * halves under +-15% noise (none to trust); =noptx: the probe's module does
+ * not load (fakeprobe.c).
  *
  * SPDX-License-Identifier: MIT
  */

@@ -69,6 +69,9 @@ API int cuModuleLoadData(void **module, const void *image)
 		return 0;
 	}
 	/* The bandwidth probe: a timed grid-stride copy that counts its words. */
+	if (strstr(ptx, ".entry nvt_membw(") && getenv("FAKECUDA_MEMBW") &&
+	    !strcmp(getenv("FAKECUDA_MEMBW"), "noptx"))
+		return 218; /* CUDA_ERROR_INVALID_PTX: a driver that cannot load the probe */
 	if (strstr(ptx, ".entry nvt_membw(") && strstr(ptx, ".target sm_") &&
 	    strstr(ptx, "%globaltimer") && strstr(ptx, "atom.global.add.u64") &&
 	    strstr(ptx, "ld.global.v4.u32")) {

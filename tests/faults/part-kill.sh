@@ -29,13 +29,7 @@ part_kill() {
 	local ops=(move tree claim claimmove) op i ms at n e cmd killed=0 c t0 t1
 	declare -A took points_emfile points_enospc
 	part_begin "kill -9: -p, -a -p, claims (200 trials)"
-	start holder 0-31
-	HOLDER=$PID
-	start move 0-3
-	MOVE=$PID
-	start claimed 14-15
-	CLAIMED=$PID
-	start_tree
+	start_fixture
 	# How long each takes, and how many calls it makes: the range of the points.
 	for op in "${ops[@]}"; do
 		read -ra cmd <<<"$(op_cmd "$op")"

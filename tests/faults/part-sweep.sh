@@ -117,13 +117,7 @@ check_calibrate() {
 part_sweep() {
 	local e
 	part_begin "sweep: ENOSPC, EMFILE at each call"
-	start holder 0-31
-	HOLDER=$PID
-	start move 0-3
-	MOVE=$PID
-	start claimed 14-15
-	CLAIMED=$PID
-	start_tree
+	start_fixture
 	for e in ENOSPC EMFILE; do
 		sweep "$e" start check_start "$NVT" --no-mps -c 0-3 "$APP" launch 2
 		sweep "$e" -p check_move "$NVT" -p -c 8-9 "$MOVE"

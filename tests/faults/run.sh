@@ -146,6 +146,17 @@ start_tree() {
 	echo "check-faults: the tree did not start" >&2
 	exit 1
 }
+# start_fixture: the tasks the sweep and kill parts act on: HOLDER on 0-31,
+# MOVE on 0-3, CLAIMED on 14-15, and the tree (start_tree).
+start_fixture() {
+	start holder 0-31
+	HOLDER=$PID
+	start move 0-3
+	MOVE=$PID
+	start claimed 14-15
+	CLAIMED=$PID
+	start_tree
+}
 # current PID: the TPC list -p shows for PID (the error, if none).
 current() {
 	local out

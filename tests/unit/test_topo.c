@@ -606,8 +606,25 @@ static void test_cluster_room(void)
 	CHECK(nvt_topo_cluster_room(&plain, &on, &gpcs) == 0 && nvt_set_count(&gpcs) == 0);
 }
 
+static void test_strategy_words(void)
+{
+	enum nvt_strategy st = NVT_PACKED;
+	const enum nvt_strategy all[] = {NVT_PACKED, NVT_SPREAD, NVT_CLUSTERS};
+
+	for (unsigned i = 0; i < 3; i++) {
+		CHECK(nvt_strategy_parse(nvt_strategy_name(all[i]), &st) == 0);
+		CHECK(st == all[i]);
+	}
+	CHECK_STR(nvt_strategy_name(NVT_SPREAD), "spread");
+	st = NVT_SPREAD;
+	CHECK(nvt_strategy_parse("Packed", &st) == -1 && st == NVT_SPREAD);
+	CHECK(nvt_strategy_parse("", &st) == -1);
+	CHECK(nvt_strategy_parse(NULL, &st) == -1);
+}
+
 int main(void)
 {
+	test_strategy_words();
 	test_cluster_room();
 	test_from_sweep();
 	test_set_gpcs();

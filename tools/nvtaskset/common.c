@@ -341,6 +341,7 @@ static int near_in(const struct options *o, const uint8_t uuid[16], const struct
 		return 0;
 	if (index < 0 || load_topology(index, 0, &g, why, len))
 		return index < 0 ? refuse(why, len, "a GPU of the task is not listed") : -1;
+	nvt_gpu_read_halves(&g);
 	if (!g.halves_measured)
 		return refuse(why, len, "the memory halves of GPU %d are not known: 'nvtaskset "
 			      "--calibrate' measures them (as root: for every user)", index);

@@ -310,13 +310,7 @@ static void count_option(struct options *o, int c, const char *arg)
 		if (errno || *end || end == arg || v < 1 || v > NVT_MAX_TPCS)
 			bad_usage("-n takes a TPC count from 1 to 256");
 		o->count = (unsigned)v;
-	} else if (!strcmp(arg, "packed")) {
-		o->strategy = NVT_PACKED;
-	} else if (!strcmp(arg, "spread")) {
-		o->strategy = NVT_SPREAD;
-	} else if (!strcmp(arg, "clusters")) {
-		o->strategy = NVT_CLUSTERS;
-	} else {
+	} else if (nvt_strategy_parse(arg, &o->strategy)) {
 		bad_usage("--strategy takes packed, spread or clusters");
 	}
 }

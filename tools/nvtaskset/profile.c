@@ -155,13 +155,7 @@ static void parse_profile_options(int argc, char **argv, struct profile_opts *p)
 			break;
 		case O_HIGHER: p->higher_is_better = 1; break;
 		case O_STRATEGY:
-			if (!strcmp(optarg, "packed"))
-				p->strategy = NVT_PACKED;
-			else if (!strcmp(optarg, "spread"))
-				p->strategy = NVT_SPREAD;
-			else if (!strcmp(optarg, "clusters"))
-				p->strategy = NVT_CLUSTERS;
-			else
+			if (nvt_strategy_parse(optarg, &p->strategy))
 				bad_usage("--strategy takes packed, spread or clusters");
 			break;
 		case O_GPU: p->gpu = optarg; break;
@@ -399,6 +393,7 @@ static void prepare(struct profile_run *pr)
 	int index = resolve_gpu(p->gpu);
 
 	pr->gpu = load_gpu(index, 0);
+	nvt_gpu_read_halves(&pr->gpu);
 	snprintf(pr->uuid, sizeof(pr->uuid), "%s", machine_gpus()->id[index].uuid);
 	nvt_topo_all(&pr->gpu.topo, &all);
 	pr->n_sizes = profile_sizes(p, pr->gpu.topo.n_tpcs, sizes);

@@ -37,9 +37,13 @@ static void print_half(const struct nvt_gpu_topology *gpu, const char *list)
 		printf("the pick has TPCs whose memory half is not known\n");
 }
 
-static const char *strategy_name(enum nvt_strategy s)
+/* The TPCs of the size picked, or null. */
+static void json_pick(const struct nvt_profile_size *s, int pick)
 {
-	return s == NVT_SPREAD ? "spread" : s == NVT_CLUSTERS ? "clusters" : "packed";
+	if (pick >= 0)
+		printf("%u", s[pick].tpcs);
+	else
+		printf("null");
 }
 
 static void json_number(double v)
@@ -96,16 +100,13 @@ static void print_json(const struct nvt_gpu_topology *gpu, const char *metric,
 		printf("\"wall_ms\"");
 	printf(",\"higher_is_better\":%s,\"rounds\":%u,\"strategy\":\"%s\",\"mps\":%s,"
 	       "\"slowdown\":",
-	       o->higher_is_better ? "true" : "false", o->rounds, strategy_name(o->strategy),
+	       o->higher_is_better ? "true" : "false", o->rounds, nvt_strategy_name(o->strategy),
 	       o->no_mps ? "false" : "true");
 	json_number(o->slowdown);
 	printf(",\"sizes\":");
 	json_sizes(sizes, lists, n);
 	printf(",\"pick\":");
-	if (pick >= 0)
-		printf("%u", sizes[pick].tpcs);
-	else
-		printf("null");
+	json_pick(sizes, pick);
 	/* 0, 1, "both", or null (docs/memory-halves.md). */
 	printf(",\"pick_memory_half\":");
 	switch (pick >= 0 ? half_of_list(gpu, lists[pick]) : NVT_HALF_UNKNOWN) {
@@ -118,10 +119,7 @@ static void print_json(const struct nvt_gpu_topology *gpu, const char *metric,
 		printf(",\"beside_hog\":");
 		json_sizes(hog, lists, n);
 		printf(",\"pick_beside_hog\":");
-		if (hog_pick >= 0)
-			printf("%u", hog[hog_pick].tpcs);
-		else
-			printf("null");
+		json_pick(hog, hog_pick);
 	}
 	printf("}\n");
 }

@@ -297,6 +297,7 @@ int nvt_cmd_topology(const struct options *o)
 		printf("{\"version\":%d,\"gpus\":[", NVT_JSON_VERSION);
 	for (int i = 0; i < n; i++) {
 		struct nvt_gpu_topology g = load_gpu(which[i], o->calibrate);
+		nvt_gpu_read_halves(&g);
 		static struct nvt_bwprobe_result probe;
 		int probed = o->calibrate && probe_halves(&g, &probe) == 0;
 		if (o->calibrate && !o->json && !o->topology) {
