@@ -1,7 +1,8 @@
 # nvtaskset - build with gcc, make and glibc only; no CUDA toolkit needed.
 #
 #   make                      build into build/
-#   make check                run the test suite (no GPU needed; turns on -Werror)
+#   make check                run the test suite (no GPU needed; turns on -Werror;
+#                             CHECK_JOBS=N tests at once, default nproc)
 #   make check-package        build the Debian package, install, check and purge it (root)
 #   make check-slurm          the Slurm plugin's tests with a real Slurm on this machine (root)
 #   make check-faults         the fault suite: full disks, EMFILE, kill -9, 500 tasks (root)
@@ -275,8 +276,10 @@ $(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(FUZZ_SRC)
 	$(CC) -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -DFUZZ_STANDALONE -o $@ $^
 
+# The end-to-end tests run CHECK_JOBS at a time (each in a directory of its own).
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: all $(FAKE) $(TEST_BINS)
-	@tests/run-tests.sh
+	@tests/run-tests.sh -j$(CHECK_JOBS)
 
 # The Slurm plugin with a real Slurm (slurmctld, slurmd, munged; Debian:
 # slurm-wlm, libslurm-dev, munge, lua5.1 or liblua for cli_filter/lua),

@@ -285,7 +285,7 @@ while not os.path.exists(sys.argv[1] + ".stop"):
 stop.set()' "$tag" >"$tag.out" 2>&1 &
 	PID=$!
 	wait_task "$PID"
-	for ((i = 0; i < 500; i++)); do
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
 		[ -s "$tag.tid" ] && break
 		sleep 0.02
 	done
