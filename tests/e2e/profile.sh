@@ -106,6 +106,10 @@ t_profile_bad_options() {
 	has "$out" "--sizes takes a list of TPC counts from 1 up"
 	run_rc out rc "$NVT" --profile --no-mps --sizes 67 true
 	has "$out" "--sizes names more TPCs than the GPU has (66)"
+	# More sizes than it keeps: said, not 64 of them profiled in silence.
+	run_rc out rc "$NVT" --profile --no-mps --sizes 1-66 true
+	eq "$rc" 1
+	has "$out" "--sizes names 66 sizes; it takes at most 64"
 	run_rc out rc "$NVT" --profile
 	has "$out" "--profile: no command given"
 	run_rc out rc "$NVT" --profile --help
@@ -135,7 +139,7 @@ PY
 }
 
 t_plan_fits_or_says_why() {
-	local out rc
+	local out rc i
 	knee_json
 	# 33 TPCs within 5%; 25 TPCs meet a deadline of 40 (1000/25).
 	printf 'planner %s deadline=40\ndetector %s slowdown=5%% high\n# a comment\n\n' \
@@ -164,4 +168,17 @@ detector         high         33"
 	printf 'a /etc/passwd slowdown=5%%\n' >"$WORK/plan"
 	run_rc out rc "$NVT" --plan "$WORK/plan"
 	has "$out" "/etc/passwd is not the JSON of nvtaskset --profile --json"
+	# 64 tasks and a comment after them are 64 tasks (they do not fit: 9 TPCs each at least);
+	# a 65th is one too many. Line numbers count blank lines.
+	for ((i = 0; i < 64; i++)); do echo "t$i $WORK/knee.json slowdown=5%"; done >"$WORK/plan"
+	printf '# the end\n\n' >>"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	eq "$rc" 1 "64 tasks: $out"
+	has "$out" "the tasks do NOT fit"
+	echo "t64 $WORK/knee.json slowdown=5%" >>"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	has "$out" "has more than 64 tasks"
+	printf '# tasks\n\na %s fast\n' "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	has "$out" "line 3: bound 'fast' is not"
 }
