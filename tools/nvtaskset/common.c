@@ -257,14 +257,19 @@ static int __attribute__((format(printf, 3, 4))) refuse(char *why, size_t len, c
 	return -1;
 }
 
-/* The highest TPC (or GPC) text names: its largest number, or a mask's highest bit. */
-static long highest_named(const char *text, int mask)
+/*
+ * The highest TPC (or GPC) text names, as decimal text in out: a list's largest
+ * number as the user wrote it (without leading zeros; a step after ':' names no
+ * TPC), however long, or a mask's highest bit.
+ */
+static void highest_named(const char *text, int mask, char *out, size_t len)
 {
-	long top = -1;
+	const char *top = NULL;
+	size_t top_n = 0;
 
 	if (mask) {
 		const char *p = text + (strncasecmp(text, "0x", 2) ? 0 : 2);
-		long digits = 0;
+		long digits = 0, bit = -1;
 		for (; *p; p++) {
 			int d = isdigit((unsigned char)*p) ? *p - '0' : isxdigit((unsigned char)*p) ?
 				tolower((unsigned char)*p) - 'a' + 10 : -1;
@@ -272,19 +277,34 @@ static long highest_named(const char *text, int mask)
 				continue; /* a comma between words */
 			if (digits || d) {
 				if (!digits)
-					top = d >= 8 ? 3 : d >= 4 ? 2 : d >= 2 ? 1 : 0;
+					bit = d >= 8 ? 3 : d >= 4 ? 2 : d >= 2 ? 1 : 0;
 				digits++;
 			}
 		}
-		return digits ? top + 4 * (digits - 1) : -1;
+		snprintf(out, len, "%ld", digits ? bit + 4 * (digits - 1) : -1);
+		return;
 	}
-	for (const char *p = text; *p; p++)
-		if (isdigit((unsigned char)*p) && (p == text || !isdigit((unsigned char)p[-1]))) {
-			errno = 0;
-			long v = strtol(p, NULL, 10);
-			top = errno || v > 99999 ? 99999 : v > top ? v : top;
+	for (const char *p = text; *p;) {
+		size_t n;
+		if (!isdigit((unsigned char)*p)) {
+			p++;
+			continue;
 		}
-	return top;
+		n = strspn(p, "0123456789");
+		if (p == text || p[-1] != ':') {
+			const char *v = p;
+			size_t v_n = n;
+			while (v_n > 1 && *v == '0')
+				v++, v_n--;
+			if (!top || v_n > top_n || (v_n == top_n && strncmp(v, top, v_n) > 0))
+				top = v, top_n = v_n;
+		}
+		p += n;
+	}
+	if (!top)
+		snprintf(out, len, "-1");
+	else
+		snprintf(out, len, "%.*s%s", (int)(top_n < 40 ? top_n : 40), top, top_n > 40 ? "..." : "");
 }
 
 /* Why list text (a -c or -g list, what names it) does not parse, and how to write it. */
@@ -411,13 +431,21 @@ static int mask_syntax(const char *text, char *why, size_t len)
 }
 
 /* TPC (or GPC) top is beyond what the GPU has: one wording for every way to name it. */
-static int beyond(int gpcs, long top, const struct nvt_topology *topo, const char *gpu_name,
+static int beyond(int gpcs, const char *top, const struct nvt_topology *topo, const char *gpu_name,
 		  char *why, size_t len)
 {
 	unsigned n = gpcs ? topo->n_gpcs : topo->n_tpcs;
 
-	return refuse(why, len, "%s %ld does not exist: %s has %u %ss (0-%u)", gpcs ? "GPC" : "TPC",
+	return refuse(why, len, "%s %s does not exist: %s has %u %ss (0-%u)", gpcs ? "GPC" : "TPC",
 		      top, gpu_name, n, gpcs ? "GPC" : "TPC", n - 1);
+}
+static int beyond_n(int gpcs, int top, const struct nvt_topology *topo, const char *gpu_name,
+		    char *why, size_t len)
+{
+	char text[16];
+
+	snprintf(text, sizeof(text), "%d", top);
+	return beyond(gpcs, text, topo, gpu_name, why, len);
 }
 
 int parse_partition(const struct options *o, const char *text, const struct nvt_topology *topo,
@@ -469,9 +497,11 @@ int parse_partition(const struct options *o, const char *text, const struct nvt_
 	if (rc == NVT_PARSE_SYNTAX)
 		return o->gpc_list || o->tpc_list ? list_syntax(what, text, why, len) :
 		       mask_syntax(text, why, len);
-	if (rc == NVT_PARSE_RANGE && (!o->gpc_list || topo->n_gpcs))
-		return beyond(o->gpc_list, highest_named(text, !o->gpc_list && !o->tpc_list), topo,
-			      gpu_name, why, len);
+	if (rc == NVT_PARSE_RANGE && (!o->gpc_list || topo->n_gpcs)) {
+		char top_text[48];
+		highest_named(text, !o->gpc_list && !o->tpc_list, top_text, sizeof(top_text));
+		return beyond(o->gpc_list, top_text, topo, gpu_name, why, len);
+	}
 	if (rc == NVT_PARSE_RANGE)
 		return refuse(why, len, "GPC list '%s' names a GPC beyond %d", text, NVT_MAX_GPCS - 1);
 	if (o->gpc_list) {
@@ -483,14 +513,14 @@ int parse_partition(const struct options *o, const char *text, const struct nvt_
 				      gpu_name);
 		top = nvt_set_highest(&gpcs);
 		if (top >= (int)topo->n_gpcs)
-			return beyond(1, top, topo, gpu_name, why, len);
+			return beyond_n(1, top, topo, gpu_name, why, len);
 		nvt_topo_gpc_tpcs(topo, &gpcs, set);
 	}
 	top = nvt_set_highest(set);
 	if (top < 0)
 		return refuse(why, len, "empty partition: %s '%s' selects no TPC", what, text);
 	if (top >= (int)topo->n_tpcs)
-		return beyond(0, top, topo, gpu_name, why, len);
+		return beyond_n(0, top, topo, gpu_name, why, len);
 	return 0;
 }
 
