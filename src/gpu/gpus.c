@@ -48,10 +48,14 @@ static int cache_dirs(char dirs[2][256])
 	return n;
 }
 
-/* Reads a cache file only if nobody but root or the caller could have written it. */
+/*
+ * Reads a cache file only if nobody but root or the caller could have written it.
+ * O_NONBLOCK: a FIFO (or a file another user holds a lease on) in a shared cache
+ * must not hang the command; its type and owner are checked next.
+ */
 static int read_trusted(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	ssize_t n;
 

@@ -47,7 +47,7 @@ int nvt_agent_lock(const char *base, int *fd)
 
 	if (dirfd < 0)
 		return -1;
-	lock = openat(dirfd, NVT_AGENT_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	lock = openat(dirfd, NVT_AGENT_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (lock < 0 || fstat(lock, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077)) {
 		int saved = lock < 0 ? errno : EPERM;

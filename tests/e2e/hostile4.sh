@@ -1,0 +1,22 @@
+# Hostile and faulty conditions, round 4: what a local user can do to others' claims, to root's
+# priority agent and to shared directories (leases, setuid, FIFOs, the agent's limits). Sourced
+# by tests/run-tests.sh (helpers in security.sh, prio.sh); what needs /dev/shm or a kill -9 of
+# the agent is in tests/faults/.
+# shellcheck shell=bash
+
+t_hostile_fifo_in_shared_cache() {
+	# A calibration cache shared by users (a 1777 directory): another user's FIFO named like
+	# its records neither hangs nor is read; the command calibrates as if none were there.
+	need_users
+	local uuid
+	export NVTASKSET_CACHE_DIR=$WORK/shared-cache
+	mkdir -m 1777 "$NVTASKSET_CACHE_DIR"
+	uuid=$(fake_uuid)
+	$(as_user 65533) mkfifo "$NVTASKSET_CACHE_DIR/$uuid.topo" "$NVTASKSET_CACHE_DIR/$uuid.mem"
+	run_rc out rc $(as_user 65532) env HOME="$WORK/u" "$NVT" --topology
+	eq "$rc" 0 "--topology beside a FIFO (124: it hung): $out"
+	has "$out" "66 TPCs"
+	run_rc out rc "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	eq "$rc" 0 "a start beside a FIFO (124: it hung): $out"
+	has "$out" "tpcs=0-3 hung=0"
+}
