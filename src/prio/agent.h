@@ -78,11 +78,12 @@ int nvt_agent_run(const struct nvt_agent_opts *o);
 
 /*
  * Takes the caller's agent lock in its run directory under base (making the
- * directory and the lock file if need be) and, on success, writes its pid
+ * directory and the lock file if need be; root's recovers a directory another
+ * user made first, as its tasks' shims do) and, on success, writes its pid
  * file. Returns 0 (held: *fd keeps it; nvt_agent_unlock lets it go), 1 if
- * another agent of the caller's holds it, or -1 with errno set.
+ * another agent of the caller's holds it, or -1 with the reason in why.
  */
-int nvt_agent_lock(const char *base, int *fd);
+int nvt_agent_lock(const char *base, int *fd, char *why, size_t len);
 void nvt_agent_unlock(const char *base, int fd);
 /*
  * The agent of user uid, if one runs: 1 and its PID in *pid (its pid file

@@ -19,42 +19,24 @@
 #include "nvtaskset.h"
 #include "seg/segfile.h"
 
-/* Opens (making it if need be) the caller's run directory. Returns its fd, or -1. */
-static int own_userdir(const char *base)
-{
-	char path[512];
-	int dirfd;
-
-	if (nvt_userdir_path(path, sizeof(path), base, geteuid())) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (mkdir(path, NVT_USERDIR_MODE) == 0)
-		chmod(path, NVT_USERDIR_MODE); /* public to read, whatever the umask */
-	else if (errno != EEXIST)
-		return -1;
-	dirfd = nvt_userdir_open(base, geteuid());
-	return dirfd;
-}
-
-int nvt_agent_lock(const char *base, int *fd)
+int nvt_agent_lock(const char *base, int *fd, char *why, size_t len)
 {
 	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
-	char text[64];
+	char text[64], dir[512];
 	struct stat st;
 	uint64_t start = 0;
-	int dirfd = own_userdir(base), lock, pidfd, n;
+	int dirfd = nvt_userdir_own(base, dir, sizeof(dir), why, len), lock, pidfd, n;
 
 	if (dirfd < 0)
 		return -1;
 	lock = openat(dirfd, NVT_AGENT_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (lock < 0 || fstat(lock, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077)) {
-		int saved = lock < 0 ? errno : EPERM;
+		snprintf(why, len, "%s/%s: %s", dir, NVT_AGENT_LOCK_NAME,
+			 lock < 0 ? strerror(errno) : "not a file of its own that only it may read");
 		if (lock >= 0)
 			close(lock);
 		close(dirfd);
-		errno = saved;
 		return -1;
 	}
 	/* An open file description lock: the kernel drops it when the agent dies. */
@@ -64,7 +46,7 @@ int nvt_agent_lock(const char *base, int *fd)
 		close(dirfd);
 		if (saved == EAGAIN || saved == EACCES)
 			return 1;
-		errno = saved;
+		snprintf(why, len, "%s/%s: %s", dir, NVT_AGENT_LOCK_NAME, strerror(saved));
 		return -1;
 	}
 	/* The pid file: written anew (never through a link), public to read. */

@@ -20,3 +20,18 @@ t_hostile_fifo_in_shared_cache() {
 	eq "$rc" 0 "a start beside a FIFO (124: it hung): $out"
 	has "$out" "tpcs=0-3 hung=0"
 }
+
+t_hostile_squatted_root_dir_agent() {
+	# Another user made root's run directory first: root's agent recovers it as root's start
+	# and shim do (the squatter's entry renamed aside), instead of failing to take its lock.
+	need_users
+	export NVTASKSET_RUNDIR=$WORK/sq-run
+	mkdir -m 1777 "$NVTASKSET_RUNDIR"
+	$(as_user 65533) mkdir -m 755 "$NVTASKSET_RUNDIR/nvtaskset-0"
+	start_agent sq -- --hold 100
+	[ "$(stat -c %u "$NVTASKSET_RUNDIR/nvtaskset-0")" == 0 ] || die "root's run directory is not root's"
+	ls -d "$NVTASKSET_RUNDIR"/nvtaskset-0.squatted.65533.* >/dev/null || die "the squatter's entry is not aside"
+	run_rc out rc "$NVT" -l --json
+	has "$out" "\"agents\":[{\"uid\":0,\"pid\":$AGENT}]"
+	stop_agent "$AGENT"
+}

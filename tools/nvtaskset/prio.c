@@ -178,6 +178,7 @@ int nvt_cmd_agent(const struct options *o)
 	struct rlimit files;
 	struct sigaction sa;
 	const char *quiet = getenv(NVT_ENV_QUIET);
+	char why[600];
 	pid_t other;
 	int fd, rc;
 
@@ -195,9 +196,9 @@ int nvt_cmd_agent(const struct options *o)
 	a.stop = &stop_agent;
 	if (!(quiet && *quiet && strcmp(quiet, "0")))
 		a.event = print_event;
-	rc = nvt_agent_lock(a.base, &fd);
+	rc = nvt_agent_lock(a.base, &fd, why, sizeof(why));
 	if (rc < 0)
-		err(EXIT_FAILURE, "cannot take the priority agent's lock in %s", a.base);
+		errx(EXIT_FAILURE, "cannot take the priority agent's lock in %s: %s", a.base, why);
 	if (rc > 0) {
 		/* With --idle-exit (as a command starts it), that is what was wanted. */
 		if (nvt_agent_running(a.base, geteuid(), &other))
