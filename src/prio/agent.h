@@ -40,6 +40,8 @@
 /* Files of an agent in its user's run directory. */
 #define NVT_AGENT_LOCK_NAME "agent.lock" /* mode 0600: one agent per user */
 #define NVT_AGENT_PID_NAME "agent.pid"   /* mode 0644: "PID START_TIME\n" of the agent */
+#define NVT_AGENT_LOG_NAME "agent.log"   /* mode 0644: what an agent a command started said */
+#define NVT_AGENT_LOG_MAX 65536          /* bytes it keeps before starting it afresh */
 
 struct nvt_agent_opts {
 	const char *base;       /* the directory of run directories */
@@ -91,5 +93,16 @@ void nvt_agent_unlock(const char *base, int fd);
  * ask about anyone's (root's, to stand down).
  */
 int nvt_agent_running(const char *base, uid_t uid, pid_t *pid);
+/*
+ * The log of an agent a command starts (its stderr): NVT_AGENT_LOG_NAME in the
+ * caller's run directory, appended to (started afresh past NVT_AGENT_LOG_MAX).
+ * Returns its fd, or -1 with errno set.
+ */
+int nvt_agent_log_open(const char *base);
+/*
+ * The last line of user uid's agent log (a file of uid's, never through a
+ * link) into line. Returns 1 if there is one, else 0.
+ */
+int nvt_agent_log_last(const char *base, uid_t uid, char *line, size_t len);
 
 #endif /* NVT_AGENT_H */

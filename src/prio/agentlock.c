@@ -122,3 +122,67 @@ int nvt_agent_running(const char *base, uid_t uid, pid_t *pid)
 	*pid = (pid_t)v;
 	return 1;
 }
+
+int nvt_agent_log_open(const char *base)
+{
+	char dir[512], why[200];
+	struct stat st;
+	int dirfd = nvt_userdir_own(base, dir, sizeof(dir), why, sizeof(why)), fd, saved;
+
+	if (dirfd < 0)
+		return -1;
+	fd = openat(dirfd, NVT_AGENT_LOG_NAME,
+		    O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	saved = errno;
+	close(dirfd);
+	if (fd < 0) {
+		errno = saved;
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	/* Started afresh when long (if that fails, it grows on: no harm). */
+	if (st.st_size > NVT_AGENT_LOG_MAX && ftruncate(fd, 0) != 0)
+		errno = 0;
+	fchmod(fd, 0644);
+	return fd;
+}
+
+int nvt_agent_log_last(const char *base, uid_t uid, char *line, size_t len)
+{
+	char text[1024], *end, *start;
+	struct stat st;
+	off_t at;
+	ssize_t n;
+	int dirfd = nvt_userdir_open(base, uid), fd;
+
+	if (dirfd < 0 || len == 0)
+		return 0;
+	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
+	fd = openat(dirfd, NVT_AGENT_LOG_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dirfd);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid) {
+		close(fd);
+		return 0;
+	}
+	at = st.st_size > (off_t)sizeof(text) - 1 ? st.st_size - (off_t)sizeof(text) + 1 : 0;
+	n = pread(fd, text, sizeof(text) - 1, at);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	end = text + n;
+	while (end > text && (end[-1] == '\n' || end[-1] == '\r'))
+		*--end = '\0';
+	if (end == text)
+		return 0;
+	start = strrchr(text, '\n');
+	start = start ? start + 1 : text;
+	snprintf(line, len, "%s", start);
+	return 1;
+}

@@ -93,6 +93,9 @@ int prio_plan(const struct options *o, const struct nvt_seg_handle *h, struct nv
 void prio_start_env(const struct options *o);
 /* Starts the caller's priority agent, detached, unless it or root's runs. Never waits for it. */
 void prio_autostart(void);
+/* Ends the command (exit 1, saying why) if the environment holds a bad agent setting
+ * (NVTASKSET_POLL_US, _HOLD_MS, _GUARD): an agent started with it would not run. */
+void prio_check_settings(void);
 
 /* ---- pid.c: the steps of -p for one task, which -a repeats for each ---- */
 /*
