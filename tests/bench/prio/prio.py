@@ -167,11 +167,15 @@ def est_job(s, cfg, h, measure):
 
 def schedule(s):
     """[(config, h, round)]: L-alone first, then per H its H-alone and the rest; round 2 in
-    reverse order."""
+    reverse order. With one round, H-alone runs again at the end (as round 2): its mean
+    spans the run, and the two tell the drift (clocks, temperature)."""
     one = [(c, None) for c in s["configs"] if c.get("h") is None]
     for h in s["h"]:
         one += [(c, h) for c in s["configs"] if c.get("h") is not None]
-    return [(c, h, r) for r in range(s["rounds"]) for c, h in (one if r % 2 == 0 else one[::-1])]
+    jobs = [(c, h, r) for r in range(s["rounds"]) for c, h in (one if r % 2 == 0 else one[::-1])]
+    if s["rounds"] == 1:
+        jobs += [(c, h, 1) for c, h in one if c.get("l") is None]
+    return jobs
 
 
 def merge(*dicts):

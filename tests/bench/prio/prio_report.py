@@ -67,6 +67,7 @@ class Results:
         for m in jobs:
             if m["name"] == BASE_H and m["steps"] is not None and "window" in m:
                 self.base_h.setdefault(m["h"], []).append(priolib.steps_in(m["steps"], *m["window"]))
+        self.h_rounds = self.base_h
         self.base_h = {h: sum(v) / len(v) for h, v in self.base_h.items()}
         for m in jobs:
             for impl, phases in m["lres"].items():
@@ -161,7 +162,8 @@ def summary(res):
         lines.append("service time of L %s alone on GPCs 0-1 (the arrival periods' base): %s" % (
             impl, ", ".join("%s %.1f us" % kv for kv in sorted(svc.items()))))
     for h in res.hs:
-        lines.append("H %s alone on GPCs 2-11: %s steps/s" % (h, fmt(res.base_h.get(h, NAN), "%.2f")))
+        lines.append("H %s alone on GPCs 2-11: %s steps/s (rounds: %s)" % (
+            h, fmt(res.base_h.get(h, NAN), "%.2f"), " ".join("%.2f" % x for x in res.h_rounds.get(h, []))))
     failed = [m for m in res.jobs if m["failed"]]
     for m in failed:
         lines.append("FAILED %s (H %s, round %d):" % (m["name"], m["h"] or "-", m["round"] + 1))
@@ -271,10 +273,12 @@ def plot_png(res, panels, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     names = [n for n in res.order if n not in (BASE_L, BASE_H)]
     ncol = len({p[1] for p in panels}) or 1
     nrow = max(1, (len(panels) + ncol - 1) // ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.4 * nrow + 1.2), squeeze=False)
+    height = 3.4 * nrow + 0.3 * ((len(names) + 9) // 8) + 0.3
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, height), squeeze=False)
     for i, (title, duty, pts) in enumerate(panels):
         ax = axes[i // ncol][i % ncol]
         for name, arrival, hx, p99x in pts:
@@ -282,6 +286,9 @@ def plot_png(res, panels, path):
             ax.scatter([hx], [p99x], marker=MARKERS[k % len(MARKERS)], s=40, edgecolors=COLOURS[k % len(COLOURS)],
                        facecolors="none" if arrival == "poisson" else COLOURS[k % len(COLOURS)])
         ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: "%g" % v))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.axhline(1.0, color="grey", lw=0.6, ls=":")
         if duty <= 10:
             ax.axhline(P99_MAX, color="k", lw=0.7, ls="--")
@@ -299,7 +306,7 @@ def plot_png(res, panels, path):
     handles += [plt.Line2D([], [], ls="", marker="o", color="k", label="periodic / closed (filled)"),
                 plt.Line2D([], [], ls="", marker="o", color="k", mfc="none", label="Poisson (hollow)")]
     fig.legend(handles=handles, loc="lower center", ncol=min(8, len(handles)), fontsize=8)
-    fig.tight_layout(rect=(0, 0.9 / (3.4 * nrow + 1.2) + 0.04, 1, 1))
+    fig.tight_layout(rect=(0, (height - 3.4 * nrow) / height, 1, 1))
     fig.savefig(path, dpi=80)
     plt.close(fig)
 
@@ -334,19 +341,19 @@ def plot_svg(res, panels, path):
     for i, (title, duty, pts) in enumerate(panels):
         ox, oy = (i % ncol) * pw, (i // ncol) * ph
         x0, x1, y0, y1 = ox + ml, ox + pw - 10, oy + ph - mb, oy + mt
-        xs = [p[2] for p in pts] + [0.0, 1.1]
+        xs = [p[2] for p in pts] + [1.1]
         ys = [p[3] for p in pts] + [0.8, 2.0]
-        xmin, xmax = min(xs), max(xs) * 1.05
-        lmin, lmax = math.log10(min(ys) / 1.1), math.log10(max(ys) * 1.1)
+        xmin, xmax = 0.0, math.ceil(max(xs) * 1.05 / 0.25) * 0.25
+        lmin, lmax = math.log10(min(ys) / 1.25), math.log10(max(ys) * 1.25)
         X = lambda v: x0 + (v - xmin) / (xmax - xmin) * (x1 - x0)
         Y = lambda v: y0 - (math.log10(v) - lmin) / (lmax - lmin) * (y0 - y1)
         out.append('<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>' % ((x0 + x1) / 2, oy + 14, title))
         out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="black"/>' % (
             x0, y1, x1 - x0, y0 - y1))
-        for k in range(0, 6):
-            v = xmin + (xmax - xmin) * k / 5
-            out.append('<text x="%.1f" y="%.1f" text-anchor="middle">%.2f</text>' % (X(v), y0 + 12, v))
-        for v in (0.5, 1, 1.2, 2, 5, 10, 20, 50, 100):
+        step = 0.25 if xmax <= 2 else 0.5 if xmax <= 4 else 1.0
+        for k in range(int(round(xmax / step)) + 1):
+            out.append('<text x="%.1f" y="%.1f" text-anchor="middle">%g</text>' % (X(k * step), y0 + 12, k * step))
+        for v in (0.2, 0.5, 1, 1.2, 2, 5, 10, 20, 50, 100) if duty <= 10 else (0.2, 0.5, 1, 2, 5, 10, 20, 50, 100):
             if lmin <= math.log10(v) <= lmax:
                 out.append('<text x="%.1f" y="%.1f" text-anchor="end">%g</text>' % (x0 - 3, Y(v) + 3, v))
                 out.append('<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#ddd"/>' % (x0, x1, Y(v), Y(v)))

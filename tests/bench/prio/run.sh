@@ -16,7 +16,7 @@ if [ "${PRIO_FAKE:-0}" != 1 ] && [ "${PRIO_DRY:-0}" != 1 ]; then
 	NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 	echo "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" |
 		tee -a "$OUTDIR/driver.log"
-	python3 -c 'import torch; print("PyTorch", torch.__version__, "CUDA", torch.version.cuda)' 2>&1 | tee -a "$OUTDIR/driver.log"
+	python3 -c 'import importlib.metadata as m; print("PyTorch", m.version("torch"))' 2>&1 | tee -a "$OUTDIR/driver.log"
 	for prog in service hog; do
 		if [ ! -x "$B/$prog" ] || [ "$HERE/$prog.cu" -nt "$B/$prog" ]; then
 			"$NVCC" -O3 -arch=sm_90 -o "$B/$prog" "$HERE/$prog.cu" || exit 1
@@ -25,7 +25,9 @@ if [ "${PRIO_FAKE:-0}" != 1 ] && [ "${PRIO_DRY:-0}" != 1 ]; then
 	timeout 60 "$ROOT/build/bin/nvtaskset" --calibrate >/dev/null || exit 1
 fi
 rc=0
-timeout -k 20 "${PRIO_TIMEOUT_S:-575}" python3 "$HERE/prio.py" "$ROOT" "$B" "$OUTDIR" || rc=1
+# prio.py ends by PRIO_TIMEOUT_S (575) from the start, leaving the report and tar time in 10 min.
+left=$(python3 -c "import time; print(max(10, int(${PRIO_TIMEOUT_S:-575} - (time.time() - $PRIO_T0))))")
+timeout -k 20 "$left" python3 "$HERE/prio.py" "$ROOT" "$B" "$OUTDIR" || rc=1
 [ "${PRIO_DRY:-0}" = 1 ] && exit $rc
 timeout 120 python3 "$HERE/prio_report.py" "$OUTDIR" >/dev/null || rc=1
 if [ -d "$OUTDIR/raw" ]; then
