@@ -40,7 +40,9 @@ __global__ void gemv(const bf16 *__restrict__ w, const bf16 *__restrict__ x, bf1
   if (row >= DIM) return;
   const uint4 *wr = (const uint4 *)(w + (size_t)row * DIM), *xv = (const uint4 *)x;
   float acc = 0.f;
-  for (int i = lane; i < DIM / 8; i += 32) {
+#pragma unroll 4  // several loads in flight per warp
+  for (int it = 0; it < DIM / 8 / 32; it++) {
+    int i = lane + it * 32;
     uint4 a = __ldcs(wr + i), b = xv[i];
     const __nv_bfloat162 *a2 = (const __nv_bfloat162 *)&a, *b2 = (const __nv_bfloat162 *)&b;
     for (int j = 0; j < 4; j++) {
