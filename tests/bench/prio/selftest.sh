@@ -2,7 +2,8 @@
 # The priorities benchmark without a GPU (PRIO_FAKE=1): prio.py's orchestration and
 # prio_report.py end to end with fake.py's stand-ins (and service.cu's host code on
 # cudart_stub.c where nvcc is here), every configuration, both L and both H, one made to
-# fail; then a run cut by its budget, with the hand-drawn SVG. Checks the files and rows
+# fail; then a run cut by its budget, with the hand-drawn SVG; then service.py and train.py on
+# faketorch/ (their Python, not PyTorch's). Checks the files and rows
 # and that no stand-in is left running. About 4 minutes (with nvcc; more on a loaded machine).
 #   tests/bench/prio/selftest.sh [KEEPDIR]
 set -u
@@ -53,6 +54,22 @@ check "svg" "grep -q '</svg>' '$OUT/budget/prio.svg'"
 # 3. Bad knobs fail before anything runs.
 PRIO_CASES=nosuch "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
 check "bad PRIO_CASES refused" "[ $? != 0 ] && grep -q 'PRIO_CASES: nosuch' '$OUT/bad.log'"
+# 4. service.py and train.py on faketorch/ (shapes only): their own Python, not PyTorch's.
+d=$OUT/torch; mkdir -p "$d"
+PYTHONPATH=$HERE/faketorch python3 "$HERE/service.py" decode,prefill "$d/ready" "$d/go" "$d/l.csv" measure \
+	>"$d/l.log" 2>&1 &
+pid=$!
+for _ in $(seq 300); do [ -e "$d/ready" ] && break; sleep 0.1; done
+python3 -c "import sys; sys.path.insert(0, '$HERE'); import priolib as p
+p.write_plan('$d/go', p.make_plan(['decode', 'prefill'], ['poisson'], [10, 100], {'decode': 600, 'prefill': 2300}, 0.2), 0.05)"
+wait $pid
+check "service.py: measured, ran its plan" "grep -q '^decode ' '$d/ready' && grep -q '^# phase prefill-closed-100 ' '$d/l.csv' && [ \$(grep -c '^phase ' '$d/l.log') = 4 ]"
+rm -f "$d/stop"
+PYTHONPATH=$HERE/faketorch timeout 60 python3 "$HERE/train.py" "$d/stop" "$d/hready" "$d/h" >"$d/h.log" 2>&1 &
+pid=$!
+for _ in $(seq 300); do [ -e "$d/hready" ] && break; sleep 0.1; done
+sleep 0.3; touch "$d/stop"; wait $pid
+check "train.py: ready, steps" "[ -e '$d/hready' ] && [ \$(grep -vc '^#' '$d/h.steps') -ge 5 ]"
 check "no stand-in left" "! ps -eo args | grep -v grep | grep -q '$HERE/fake.py\\|$BIN/service'"
 [ $fail = 0 ] && echo "selftest passed ($OUT)" || echo "selftest FAILED ($OUT)"
 exit $fail

@@ -17,8 +17,10 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]
 import priolib  # noqa: E402
+from sizes_worker import graphed  # noqa: E402  (warm-up on a side stream, then the capture)
 
 LAYERS, DIM = 16, 4096
 BATCH = {"decode": 1, "prefill": 512}
@@ -34,21 +36,12 @@ def model(kind, weights):
             y = torch.nn.functional.linear(y, w)
         return y
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            forward()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = forward()
-    stream = torch.cuda.current_stream()
+    replay, stream = graphed(forward), torch.cuda.current_stream()
 
     def request():
-        graph.replay()
+        replay()
         stream.synchronize()
-    request.keep = (x, out, graph)
+    request.keep = x  # the graph reads it
     return request
 
 
