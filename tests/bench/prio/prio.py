@@ -383,7 +383,7 @@ class Run:
 
     def run_job(self, cfg, h, rnd):
         s, name = self.s, cfg["name"]
-        d = "%s.%s.r%d" % (name, h or "none", rnd)
+        d = "%s.%s.r%d" % (name, h or "none", rnd + 1)
         dd = os.path.join(self.out, "raw", d)
         os.makedirs(dd, exist_ok=True)
         meta = {"config": cfg, "name": name, "h": h, "round": rnd, "l": {}, "failed": [],

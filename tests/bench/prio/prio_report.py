@@ -125,7 +125,7 @@ class Results:
             status = "ok" if not m["failed"] else "partial"
             if m["name"] == BASE_H:
                 thr = priolib.steps_in(m["steps"], *m["window"]) if m["steps"] and "window" in m else NAN
-                rows.append("%s,%s,,,,,%d,,,,,,,,,%.2f,%.3f,%s" % (m["name"], m["h"], m["round"], thr,
+                rows.append("%s,%s,,,,,%d,,,,,,,,,%.2f,%.3f,%s" % (m["name"], m["h"], m["round"] + 1, thr,
                                                                   ratio(thr, self.base_h.get(m["h"])), status))
                 continue
             for impl, phases in m["lres"].items():
@@ -134,7 +134,7 @@ class Results:
                     st, b = stats(ph["lat"]), self.base_l.get((impl, ph["label"]), {})
                     thr = priolib.steps_in(m["steps"], ph["begin"], ph["end"]) if m["steps"] else NAN
                     rows.append("%s,%s,%s,%s,%s,%d,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%.3f,%.2f,%.3f,%s" % (
-                        m["name"], m["h"] or "", impl, kind, arrival, duty, m["round"], st["n"] - ph["dropped"],
+                        m["name"], m["h"] or "", impl, kind, arrival, duty, m["round"] + 1, st["n"] - ph["dropped"],
                         ph["dropped"], st["p50"], st["p99"], st["max"], ratio(st["p50"], b.get("p50")),
                         ratio(st["p99"], b.get("p99")), ratio(st["max"], b.get("max")), thr,
                         ratio(thr, self.base_h.get(m["h"])), status))
@@ -153,7 +153,7 @@ def fmt(x, f="%.2f"):
 def summary(res):
     run, lines = res.run, []
     s = run["settings"]
-    lines.append("prio benchmark: set %s, L %s, H %s, kinds %s, duties %s, arrivals %s, phases of %.1f s, "
+    lines.append("prio benchmark: set %s, L %s, H %s, kinds %s, duties %s, arrivals %s, phases of %g s, "
                  "%d round(s); %.0f s (planned %.0f)" % (
                      s["set"], ",".join(s["l"]), ",".join(s["h"]), ",".join(s["kinds"]),
                      ",".join(map(str, s["duties"])), ",".join(s["arrivals"]) or "-", s["phase_s"], s["rounds"],

@@ -33,15 +33,15 @@ check "prio.csv rows ($rows)" "[ $rows = $(((23 * 2 - 2) * 2 * 5 + 4)) ]"
 check "prio.csv header" "head -1 '$csv' | grep -q '^config,h,l,kind,arrival,duty,round,requests,dropped,p50_us,p99_us'"
 check "L-alone's ratios are 1" "awk -F, '\$1==\"L-alone\" && \$14!=\"1.000\"' '$csv' | grep -c . | grep -qx 0"
 check "H ratios filled" "awk -F, '\$1==\"static\" && \$17==\"\"' '$csv' | grep -c . | grep -qx 0"
-check "cuda L is service.cu on the stub" "[ ! -x '$BIN/service' ] || tar -xJOf '$OUT/all/raw.tar.xz' raw/static.torch.r0/meta.json | grep -q '\"$BIN/service\"'"
+check "cuda L is service.cu on the stub" "[ ! -x '$BIN/service' ] || tar -xJOf '$OUT/all/raw.tar.xz' raw/static.torch.r1/meta.json | grep -q '\"$BIN/service\"'"
 check "summary: failure with its log" "grep -q 'FAILED yield-borrow (H torch' '$OUT/all/summary.txt' && grep -q 'failing as asked' '$OUT/all/summary.txt'"
 tables=$(grep -c '^== L ' "$OUT/all/summary.txt")
 check "summary: a table per L, H, kind ($tables)" "[ '$tables' = 8 ]"
 check "summary: targets" "grep -q 'not worse than static: met' '$OUT/all/summary.txt' && grep -q 'H >= 0.95' '$OUT/all/summary.txt'"
 check "plot" "[ -s '$OUT/all/prio.png' ] || grep -q '</svg>' '$OUT/all/prio.svg'"
 check "raw.tar.xz, raw/ removed" "[ -s '$OUT/all/raw.tar.xz' ] && [ ! -d '$OUT/all/raw' ]"
-check "agent log and -l snapshots" "tar -tJf '$OUT/all/raw.tar.xz' | grep -q 'prio.torch.r0/list.jsonl' && tar -xJOf '$OUT/all/raw.tar.xz' raw/prio.torch.r0/agent.log | grep -q 'fake agent'"
-check "no -l snapshots without an agent" "! tar -tJf '$OUT/all/raw.tar.xz' | grep -q 'static.torch.r0/list.jsonl'"
+check "agent log and -l snapshots" "tar -tJf '$OUT/all/raw.tar.xz' | grep -q 'prio.torch.r1/list.jsonl' && tar -xJOf '$OUT/all/raw.tar.xz' raw/prio.torch.r1/agent.log | grep -q 'fake agent'"
+check "no -l snapshots without an agent" "! tar -tJf '$OUT/all/raw.tar.xz' | grep -q 'static.torch.r1/list.jsonl'"
 
 # 2. Three rounds of ~22 s planned each, cut by a budget of 50 s (round 1 fits while start-up
 # takes less than ~25 s, and not all three even without any); the SVG.
