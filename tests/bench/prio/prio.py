@@ -209,6 +209,9 @@ class Run:
         for k in ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY"):
             os.makedirs(self.env[k], exist_ok=True)
         self.logf = open(os.path.join(out, "driver.log"), "a")
+        self.pidfile = os.path.join(out, ".cleanup")
+        with open(self.pidfile, "w") as f:
+            f.write("mps %s\n" % self.env["CUDA_MPS_PIPE_DIRECTORY"])
 
     def log(self, *a):
         line = "%7.1f %s %s" % (time.time() - self.t0, time.strftime("%H:%M:%S", time.gmtime()),
@@ -234,10 +237,14 @@ class Run:
                              text=pipe, bufsize=1 if pipe else -1)
         p.logfile, p.cmd = f, full
         self.procs.append(p)
+        with open(self.pidfile, "a") as pf:  # for run.sh, should this process be killed
+            pf.write("pgid %d\n" % p.pid)
         return p
 
     def stop(self, p, sig=None, wait=30):
         """Ends p (a signal first if given), then its whole group; returns its exit status."""
+        if ENDING:  # SIGTERM: run.sh's timeout kills this process 20 s later
+            wait = min(wait, 1)
         if sig is not None and p.poll() is None:
             try:
                 p.send_signal(sig)
@@ -446,6 +453,9 @@ class Run:
                         "ended before the end" if early is not None else "ended", rc,
                         self.tail(os.path.join(dd, "h.log"))))
                 hp = None
+        except BaseException:
+            meta["failed"].append("interrupted: the run's time limit (PRIO_TIMEOUT_S) or a signal")
+            raise
         finally:
             if hp:
                 open(hstop, "w").close()
@@ -456,6 +466,13 @@ class Run:
             with open(os.path.join(dd, "meta.json"), "w") as f:
                 json.dump(meta, f, indent=1)
         return meta
+
+    def save(self, run):
+        run["service_us"] = self.service
+        run["elapsed_s"] = time.time() - self.t0
+        with open(os.path.join(self.out, "run.json.tmp"), "w") as f:
+            json.dump(run, f, indent=1)
+        os.rename(os.path.join(self.out, "run.json.tmp"), os.path.join(self.out, "run.json"))
 
     def main(self):
         s = self.s
@@ -472,6 +489,8 @@ class Run:
             self.log("  %-24s H %-5s round %d ~%.0f s" % (c["name"], h or "-", r + 1,
                                                           est_job(s, c, h, c["name"] == BASE_L and r == 0)))
         if s["dry"]:
+            shutil.rmtree(self.work, ignore_errors=True)
+            os.unlink(self.pidfile)
             return 0
         os.makedirs(os.path.join(self.out, "raw"), exist_ok=True)
         run = {"settings": {k: v for k, v in s.items() if k != "configs"}, "configs": s["configs"],
@@ -480,6 +499,7 @@ class Run:
             rc, out = self.sh(self.nvt + ["--topology"])
             with open(os.path.join(self.out, "topology.txt"), "w") as f:
                 f.write(out)
+        self.save(run)  # now, for the report of a run that gets killed, and again at the end
         rc, out = self.sh(self.nvt + ["--mps", "start"])
         self.log("mps start", rc, out.strip())
         try:
@@ -492,6 +512,7 @@ class Run:
                 self.log("start", c["name"], "H", h or "-", "round", r + 1, "(~%.0f s)" % e)
                 meta = self.run_job(c, h, r)
                 run["jobs"].append([c["name"], h, r])
+                self.save(run)
                 self.log("done", c["name"], "H", h or "-", "round", r + 1,
                          "failed: " + "; ".join(x.split("\n")[0] for x in meta["failed"]) if meta["failed"] else "ok")
         finally:
@@ -500,18 +521,28 @@ class Run:
             self.log("mps stop", rc, out.strip())
             if not s["fake"]:
                 self.sh(["bash", "-c", "echo quit | timeout 20 nvidia-cuda-mps-control"], timeout=30)
-            run["service_us"] = self.service
-            run["elapsed_s"] = time.time() - self.t0
-            with open(os.path.join(self.out, "run.json"), "w") as f:
-                json.dump(run, f, indent=1)
+            self.save(run)
             shutil.rmtree(self.work, ignore_errors=True)
+            os.unlink(self.pidfile)
         return 0
+
+
+ENDING = False
+
+
+def on_term(*_):
+    """The first SIGTERM ends the run through every finally; the next ones (timeout signals
+    its process group too) must not cut that clean-up short."""
+    global ENDING
+    if not ENDING:
+        ENDING = True
+        sys.exit(143)
 
 
 def main():
     if len(sys.argv) != 4:
         sys.exit("usage: prio.py ROOT BINDIR OUTDIR")
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))  # a timeout still cleans up
+    signal.signal(signal.SIGTERM, on_term)  # a timeout still cleans up
     root, bindir, out = sys.argv[1:4]
     s = settings()
     os.makedirs(out, exist_ok=True)

@@ -28,6 +28,16 @@ rc=0
 # prio.py ends by PRIO_TIMEOUT_S (575) from the start, leaving the report and tar time in 10 min.
 left=$(python3 -c "import time; print(max(10, int(${PRIO_TIMEOUT_S:-575} - (time.time() - $PRIO_T0))))")
 timeout -k 20 "$left" python3 "$HERE/prio.py" "$ROOT" "$B" "$OUTDIR" || rc=1
+if [ -f "$OUTDIR/.cleanup" ]; then # prio.py was killed before its own clean-up: do it here
+	echo "prio.py did not clean up: killing what it started" | tee -a "$OUTDIR/driver.log"
+	while read -r what arg; do
+		case $what in
+		pgid) kill -KILL -- "-$arg" 2>/dev/null ;;
+		mps) [ "${PRIO_FAKE:-0}" = 1 ] || echo quit | CUDA_MPS_PIPE_DIRECTORY=$arg timeout 20 nvidia-cuda-mps-control ;;
+		esac
+	done <"$OUTDIR/.cleanup"
+	rm -f "$OUTDIR/.cleanup"
+fi
 [ "${PRIO_DRY:-0}" = 1 ] && exit $rc
 timeout 120 python3 "$HERE/prio_report.py" "$OUTDIR" >/dev/null || rc=1
 if [ -d "$OUTDIR/raw" ]; then

@@ -2,7 +2,8 @@
 # The priorities benchmark without a GPU (PRIO_FAKE=1): prio.py's orchestration and
 # prio_report.py end to end with fake.py's stand-ins (and service.cu's host code on
 # cudart_stub.c where nvcc is here), every configuration, both L and both H, one made to
-# fail; then a run cut by its budget, with the hand-drawn SVG; then service.py and train.py on
+# fail; then a run cut by its budget, with the hand-drawn SVG; one cut by its time limit; bad
+# knobs; then service.py and train.py on
 # faketorch/ (their Python, not PyTorch's). Checks the files and rows
 # and that no stand-in is left running. About 4 minutes (with nvcc; more on a loaded machine).
 #   tests/bench/prio/selftest.sh [KEEPDIR]
@@ -51,10 +52,17 @@ check "run 2 exit status" "[ $? = 0 ]"
 check "budget skipped some" "grep -q 'not run (budget)' '$OUT/budget/summary.txt'"
 check "svg" "grep -q '</svg>' '$OUT/budget/prio.svg'"
 
-# 3. Bad knobs fail before anything runs.
+# 3. The hard time limit ends prio.py in a configuration: it cleans up, the report covers
+# what ran and says what was cut.
+PRIO_SET=quick PRIO_PHASE_S=1 PRIO_TIMEOUT_S=25 "$HERE/run.sh" "$OUT/cut" >"$OUT/cut.log" 2>&1
+check "cut run: exit status 1" "[ $? = 1 ]"
+check "cut run: summary says interrupted" "grep -q 'interrupted: the run' '$OUT/cut/summary.txt'"
+check "cut run: nothing left" "[ ! -e '$OUT/cut/.cleanup' ] && ! ps -eo args | grep -v grep | grep -q '$HERE/fake.py'"
+
+# 4. Bad knobs fail before anything runs.
 PRIO_CASES=nosuch "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
 check "bad PRIO_CASES refused" "[ $? != 0 ] && grep -q 'PRIO_CASES: nosuch' '$OUT/bad.log'"
-# 4. service.py and train.py on faketorch/ (shapes only): their own Python, not PyTorch's.
+# 5. service.py and train.py on faketorch/ (shapes only): their own Python, not PyTorch's.
 d=$OUT/torch; mkdir -p "$d"
 PYTHONPATH=$HERE/faketorch python3 "$HERE/service.py" decode,prefill "$d/ready" "$d/go" "$d/l.csv" measure \
 	>"$d/l.log" 2>&1 &
