@@ -16,7 +16,11 @@ if [ "${PRIO_FAKE:-0}" != 1 ] && [ "${PRIO_DRY:-0}" != 1 ]; then
 	NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 	echo "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" |
 		tee -a "$OUTDIR/driver.log"
-	python3 -c 'import importlib.metadata as m; print("PyTorch", m.version("torch"))' 2>&1 | tee -a "$OUTDIR/driver.log"
+	if v=$(python3 -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null); then
+		echo "PyTorch $v"
+	else
+		echo "no PyTorch: the torch L and H will fail"
+	fi | tee -a "$OUTDIR/driver.log"
 	for prog in service hog; do
 		if [ ! -x "$B/$prog" ] || [ "$HERE/$prog.cu" -nt "$B/$prog" ]; then
 			"$NVCC" -O3 -arch=sm_90 -o "$B/$prog" "$HERE/$prog.cu" || exit 1
