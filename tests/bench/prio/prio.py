@@ -540,8 +540,12 @@ def on_term(*_):
 
 
 def main():
+    if sys.argv[1:] == ["--programs"]:  # run.sh builds only these
+        s = settings()
+        print(" ".join(p for p, need in (("service", "cuda" in s["l"]), ("hog", "hog" in s["h"])) if need))
+        return 0
     if len(sys.argv) != 4:
-        sys.exit("usage: prio.py ROOT BINDIR OUTDIR")
+        sys.exit("usage: prio.py ROOT BINDIR OUTDIR | prio.py --programs")
     signal.signal(signal.SIGTERM, on_term)  # a timeout still cleans up
     root, bindir, out = sys.argv[1:4]
     s = settings()

@@ -21,10 +21,15 @@ if [ "${PRIO_FAKE:-0}" != 1 ] && [ "${PRIO_DRY:-0}" != 1 ]; then
 	else
 		echo "no PyTorch: the torch L and H will fail"
 	fi | tee -a "$OUTDIR/driver.log"
-	for prog in service hog; do
+	progs=$(python3 "$HERE/prio.py" --programs) || exit 1 # the CUDA programs this run needs
+	for prog in $progs; do
 		if [ ! -x "$B/$prog" ] || [ "$HERE/$prog.cu" -nt "$B/$prog" ]; then
-			"$NVCC" -O3 -arch=sm_90 -o "$B/$prog" "$HERE/$prog.cu" || exit 1
+			"$NVCC" -O3 -arch=sm_90 -o "$B/$prog" "$HERE/$prog.cu" &
 		fi
+	done
+	wait
+	for prog in $progs; do
+		[ -x "$B/$prog" ] && [ ! "$HERE/$prog.cu" -nt "$B/$prog" ] || { echo "nvcc failed: $prog.cu"; exit 1; }
 	done
 	timeout 60 "$ROOT/build/bin/nvtaskset" --calibrate >/dev/null || exit 1
 fi
