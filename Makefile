@@ -27,9 +27,9 @@ DOCDIR ?= $(PREFIX)/share/doc/nvtaskset
 DATADIR ?= $(PREFIX)/share/nvtaskset
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
-VERSION := $(shell sed -n 's/^\#define NVT_VERSION_STRING "\(.*\)"/\1/p' include/nvtaskset.h)
+VERSION := $(shell sed -n 's/^\#define NVT_VERSION_STRING "\(.*\)"/\1/p' src/nvtaskset.h)
 # The symbol the command exports so that an inherited shim stays passive.
-CLI_MARKER := $(shell sed -n 's/^\#define NVT_CLI_MARKER "\(.*\)"/\1/p' include/nvtaskset.h)
+CLI_MARKER := $(shell sed -n 's/^\#define NVT_CLI_MARKER "\(.*\)"/\1/p' src/nvtaskset.h)
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
@@ -68,7 +68,7 @@ ALLOC = reserve
 TASK = task
 PRIO = agent agentlock
 SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi
-SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h include/libsmctrl.h
+SRC_HDRS = $(wildcard src/*/*.h) src/nvtaskset.h include/libsmctrl.h
 
 O = $(B)/obj
 CORE_LIB = $(B)/libnvtcore.a
@@ -372,7 +372,7 @@ uninstall:
 DEB_SRC = $(B)/deb/nvtaskset-$(VERSION)
 deb:
 	@test "$$(sed -n '1s/^nvtaskset (\([^)]*\)).*/\1/p' debian/changelog)" = "$(VERSION)" || \
-		{ echo "debian/changelog's version is not $(VERSION) (include/nvtaskset.h)" >&2; exit 1; }
+		{ echo "debian/changelog's version is not $(VERSION) (src/nvtaskset.h)" >&2; exit 1; }
 	rm -rf $(B)/deb
 	mkdir -p $(DEB_SRC)
 	tar -c --exclude=./build --exclude=./.git --exclude=__pycache__ --exclude='./$(B)' . | \
