@@ -51,6 +51,9 @@ FORTIFY =
 endif
 ALL_CFLAGS = -std=gnu11 $(WARN) $(FORTIFY) -Iinclude -Isrc $(CPPFLAGS) $(CFLAGS)
 TEST_CFLAGS = $(ALL_CFLAGS) -Wno-missing-prototypes
+# What each object includes, written by the compiler beside it (NAME.d) and
+# read back below: a change to a header rebuilds the files that include it.
+DEPFLAGS = -MMD -MP
 # Every file of src/ is compiled once, position-independent and hidden, and
 # linked into the shim, the command, the Slurm plugin and the tests alike.
 LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
@@ -68,7 +71,6 @@ ALLOC = reserve
 TASK = task
 PRIO = agent agentlock
 SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi
-SRC_HDRS = $(wildcard src/*/*.h) src/nvtaskset.h include/libsmctrl.h
 
 O = $(B)/obj
 CORE_LIB = $(B)/libnvtcore.a
@@ -114,29 +116,32 @@ all: $(CLI) $(SHIM) $(WRAPPER) $(SMCTRL) $(HOG) $(PLUGINS)
 
 # Everything is rebuilt when the compiler or its flags change (a packager's
 # `make CFLAGS=...` after a plain `make`); -Werror alone changes no output.
+# DEPFLAGS is among them so that objects built before there were .d files
+# are built again, with theirs.
 FLAGS = $(B)/flags
+FLAGS_TEXT = $(CC) $(FORTIFY) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(DEPFLAGS)
 $(FLAGS): FORCE
 	@mkdir -p $(@D)
-	@echo '$(subst ','\'',$(CC) $(FORTIFY) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS))' | cmp -s - $@ || \
-		echo '$(subst ','\'',$(CC) $(FORTIFY) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS))' >$@
+	@echo '$(subst ','\'',$(FLAGS_TEXT))' | cmp -s - $@ || \
+		echo '$(subst ','\'',$(FLAGS_TEXT))' >$@
 
-$(O)/%.o: src/%.c $(SRC_HDRS) $(FLAGS)
+$(O)/%.o: src/%.c $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+	$(CC) $(DEPFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
 $(CORE_LIB): $(CORE_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h tools/nvtaskset/profile.h $(SRC_HDRS) $(FLAGS)
+$(B)/cmd/%.o: tools/nvtaskset/%.c $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itools/nvtaskset -I$(B)/gen -c -o $@ $<
+	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -Itools/nvtaskset -I$(B)/gen -c -o $@ $<
 
 # Default visibility here: spank.map exports the plugin's own symbols, which
 # hidden ones could not be.
-$(B)/spank/%.o: tools/slurm/%.c $(wildcard tools/slurm/*.h) $(SRC_HDRS) $(FLAGS)
+$(B)/spank/%.o: tools/slurm/%.c $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fPIC -Itools/slurm -c -o $@ $<
+	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -fPIC -Itools/slurm -c -o $@ $<
 
 # Slurm's functions come from the program that loads the plugin (srun,
 # slurmstepd: libslurmfull), so it links no Slurm library.
@@ -147,9 +152,9 @@ $(SPANK): $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) tools/slurm/spank.map
 
 # --profile --beside-hog's bandwidth hog: a program of its own (the command
 # itself keeps its shim passive), installed beside the shim.
-$(HOG): tools/nvtaskset/hog.c $(CORE_LIB) $(SRC_HDRS) $(FLAGS)
+$(HOG): tools/nvtaskset/hog.c $(CORE_LIB) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_LIB) -ldl
+	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $< $(CORE_LIB) -ldl
 
 # Where the command looks for its shim: LIBDIR, and LIBDIR as seen from
 # BINDIR, so that an install staged in DESTDIR or moved as a whole works too.
@@ -190,9 +195,9 @@ $(WRAPPER): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map $(STUB)
 # libsmctrl's names for programs written for it (include/libsmctrl.h): each
 # forwards into the shim beside it, found through RUNPATH $$ORIGIN. Its soname
 # is libsmctrl's file name, so programs linked against libsmctrl find it too.
-$(O)/shim/libsmctrl.o: src/shim/libsmctrl.c src/shim/smctrlabi.h include/libsmctrl.h $(FLAGS)
+$(O)/shim/libsmctrl.o: src/shim/libsmctrl.c $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc/shim -fPIC -c -o $@ $<
+	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -Isrc/shim -fPIC -c -o $@ $<
 
 $(SMCTRL): $(O)/shim/libsmctrl.o $(SHIM)
 	@mkdir -p $(@D)
@@ -220,9 +225,9 @@ $(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 
 # Unit tests link the pure core (and driverinfo's parser).
 TEST_LIBS = $(O)/gpu/driverinfo.o $(CORE_LIB)
-$(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(TEST_LIBS)
+$(T)/test_%: tests/unit/test_%.c $(TEST_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_LIBS) -lpthread
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_LIBS) -lpthread
 
 # The Slurm plugin's pure code, its checks of root's paths, and the job step
 # of a process: built without Slurm.
@@ -233,13 +238,13 @@ $(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.
 		tools/slurm/rootpath.c $(OS_OBJ) $(TEST_LIBS) -lpthread
 
 # The task layer: it links what the command links of src/.
-$(T)/test_task: tests/unit/test_task.c tests/unit/check.h $(LIB_OBJ) $(CORE_LIB)
+$(T)/test_task: tests/unit/test_task.c $(LIB_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) -ldl -lpthread
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) -ldl -lpthread
 
 $(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segopen.o $(O)/os/sysutil.o $(O)/os/proc.o $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $^
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $^
 
 FAKEAPP_SRC = tests/fake/fakeapp.c tests/fake/fakeappgraph.c
 FAKEAPP_HDR = tests/fake/fakeapp.h tests/fake/fakecuda.h src/gpu/cuda_driver.h
@@ -252,20 +257,20 @@ $(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
 	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -L$(T)/fake -lcuda -lpthread
 
 # A program written for libsmctrl: nvtaskset's libsmctrl.so and the fake driver.
-$(T)/smctrlapp: tests/fake/smctrlapp.c include/libsmctrl.h $(FAKEAPP_HDR) $(FAKE) $(SMCTRL) $(CORE_LIB) $(FLAGS)
+$(T)/smctrlapp: tests/fake/smctrlapp.c $(FAKE) $(SMCTRL) $(CORE_LIB) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< $(CORE_LIB) -L$(B)/lib/nvtaskset -lsmctrl \
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/fake $(LDFLAGS) -o $@ $< $(CORE_LIB) -L$(B)/lib/nvtaskset -lsmctrl \
 		-Wl,-rpath,$(abspath $(B)/lib/nvtaskset) -L$(T)/fake -lcuda -lpthread
 
 # Tests of the fake itself: a callback subscriber that is not nvtaskset
 # (LD_PRELOADed), and the graph scenarios it drives.
-$(T)/testsub.so: tests/fake/testsub.c tests/fake/testsub.h src/gpu/cuda_driver.h $(FAKE) $(FLAGS)
+$(T)/testsub.so: tests/fake/testsub.c $(FAKE) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda
 
-$(T)/fakegraphcheck: tests/fake/fakegraphcheck.c tests/fake/testsub.h $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
+$(T)/fakegraphcheck: tests/fake/fakegraphcheck.c $(FAKE) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -ldl
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -ldl
 
 # The parser fuzz target, driven by its own random mutator under
 # AddressSanitizer (works with gcc); `make fuzz-libfuzzer` uses clang's.
@@ -372,7 +377,7 @@ uninstall:
 DEB_SRC = $(B)/deb/nvtaskset-$(VERSION)
 deb:
 	@test "$$(sed -n '1s/^nvtaskset (\([^)]*\)).*/\1/p' debian/changelog)" = "$(VERSION)" || \
-		{ echo "debian/changelog's version is not $(VERSION) (src/nvtaskset.h)" >&2; exit 1; }
+		{ echo "debian/changelog's version is not $(VERSION) (include/nvtaskset.h)" >&2; exit 1; }
 	rm -rf $(B)/deb
 	mkdir -p $(DEB_SRC)
 	tar -c --exclude=./build --exclude=./.git --exclude=__pycache__ --exclude='./$(B)' . | \
@@ -388,6 +393,9 @@ clean:
 	rm -rf $(B)
 
 FORCE:
+
+# The headers each object and program was built from (DEPFLAGS).
+-include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d)
 
 .PHONY: all check check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:
