@@ -92,6 +92,9 @@ def sleep_until(t_ns):
         pass
 
 
+STARTS = []  # (phase index, us from a request's arrival to its start): the host's share
+
+
 def run_phases(gap_ns, phases, requests, announce):
     """Runs the plan: requests[kind]() serves one request (returns when it completed).
     announce(label, begin_ns) is called as a phase is about to start. Open loop: a request
@@ -123,8 +126,10 @@ def run_phases(gap_ns, phases, requests, announce):
                 elif now > deadline:
                     rows.extend((o / 1e3, -(now - begin - o) / 1e3) for o in offs[k:])
                     break
+                started = time.monotonic_ns()
                 req()
                 rows.append((off / 1e3, (time.monotonic_ns() - sched) / 1e3))
+                STARTS.append((len(out), (started - sched) / 1e3))
         prev_end = time.monotonic_ns()
         out.append((lab, begin, prev_end, rows))
     return out
@@ -141,6 +146,10 @@ def write_l(path, impl, service_us, measured, results):
         f.write("phase,sched_us,lat_us\n")
         for i, (_, _, _, rows) in enumerate(results):
             f.write("".join("%d,%.1f,%.1f\n" % (i, s, l) for s, l in rows))
+    # When each request started after its arrival: a late start is the host's doing (or a
+    # request before it still running), not the GPU's.
+    with open(path + ".start", "w") as f:
+        f.write("".join("%d,%.1f\n" % st for st in STARTS))
 
 
 def read_l(path):
