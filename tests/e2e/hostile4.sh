@@ -42,7 +42,7 @@ t_hostile_bad_agent_settings() {
 	# unseen, and the start exited 0).
 	local var out rc
 	for var in NVTASKSET_POLL_US=abc NVTASKSET_HOLD_MS=0 NVTASKSET_GUARD=-3; do
-		run_rc out rc env "$var" "$NVT" --no-mps --priority low -c 9-65 "$APP" launch 1
+		run_rc out rc env "$var" "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP" launch 1
 		eq "$rc" 1 "a start with $var: $out"
 		has "$out" "nvtaskset: ${var%%=*} takes a number from"
 		hasnt "$out" "tpcs="
@@ -50,7 +50,7 @@ t_hostile_bad_agent_settings() {
 	[ ! -e "$NVTASKSET_RUNDIR/nvtaskset-0/agent.pid" ] || die "an agent was started"
 	start_loop bs "$NVT" --no-mps -c 0-3 "$APP"
 	wait_file "$WORK/bs.state" "0-3"
-	run_rc out rc env NVTASKSET_POLL_US=abc "$NVT" -p --priority high "$PID"
+	run_rc out rc env NVTASKSET_POLL_US=abc "$NVT" -p --priority low --yield guard "$PID"
 	eq "$rc" 1 "-p --priority with a bad setting: $out"
 	run_rc out rc "$NVT" -l --json
 	python3 -c 'import json,sys; g={t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}[int(sys.argv[2])]; assert g["priority"] is None, g' \
@@ -64,7 +64,7 @@ t_hostile_autostarted_agent_errors_kept() {
 	local out rc
 	mkdir -m 755 "$NVTASKSET_RUNDIR/nvtaskset-0"
 	ln -s /nonexistent "$NVTASKSET_RUNDIR/nvtaskset-0/agent.lock"
-	start_loop al "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	start_loop al "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	wait_file "$WORK/al.state" "9-65"
 	wait_for 5 test -s "$NVTASKSET_RUNDIR/nvtaskset-0/agent.log"
 	has "$(cat "$NVTASKSET_RUNDIR/nvtaskset-0/agent.log")" "cannot take the priority agent's lock"
