@@ -73,3 +73,35 @@ t_hostile_autostarted_agent_errors_kept() {
 	has "$out" "priority agent of uid 0: not running; its log ends: nvtaskset: cannot take the priority agent's lock in $NVTASKSET_RUNDIR"
 	stop_loop al "$PID"
 }
+
+t_hostile_setuid_task_not_roots() {
+	# A task root started that drops to a user and writes 'high' and an own partition of
+	# every TPC through its mapping of root's segment is that user's to the agent, not
+	# root's: another user's low task keeps its own partition (no user's priority shrinks
+	# another user's task without --across-users). Root's own high task still guards it.
+	need_users
+	local lo forged rhi
+	start_agent su -- --hold 100 --guard 4
+	start_loop u/slo $(as_user 65524) "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	lo=$PID
+	wait_file "$WORK/u/slo.state" "9-65"
+	"$NVT" --no-mps -c 0-8 "$APP" setuid 65534 forge-high "$WORK/u/sf.stop" "$WORK/u/sf.state" \
+		>"$WORK/sf.out" 2>&1 &
+	forged=$!
+	wait_file "$WORK/u/sf.state" "0-65"
+	wait_for 5 grep -q "pid $forged runs as uid 65534 in uid 0's segment: its priority counts as uid 65534's" \
+		"$WORK/su.log"
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$forged .* high " <<<"$out" || die "the forged priority is not there: $out"
+	sleep 0.3 # a poll or more: a write to the low task would show
+	eq "$(cat "$WORK/u/slo.state")" "9-65" "another user's low task beside the forged high one"
+	if grep -q "pid $lo " "$WORK/su.log"; then die "the agent wrote the low task: $(cat "$WORK/su.log")"; fi
+	start_loop rhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	rhi=$PID
+	wait_for 5 guarded_to "$WORK/u/slo.state" 4 0-8
+	stop_loop rhi "$rhi"
+	stop_agent "$AGENT"
+	touch "$WORK/u/sf.stop"
+	wait "$forged" || die "the forging task failed: $(cat "$WORK/sf.out")"
+	stop_loop u/slo "$lo"
+}
