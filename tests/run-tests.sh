@@ -149,8 +149,8 @@ run_rc() {
 	printf -v "$2" '%s' "$__rc"
 }
 wait_file() { # wait_file PATH CONTENT [SECONDS]: SECONDS (10) times WAIT_SCALE at most
-	local i
-	for ((i = 0; i < ${3:-10} * WAIT_SCALE * 50; i++)); do
+	local end=$((SECONDS + ${3:-10} * WAIT_SCALE))
+	while ((SECONDS <= end)); do
 		[ "$(cat "$1" 2>/dev/null)" == "$2" ] && return 0
 		sleep 0.02
 	done
@@ -158,9 +158,9 @@ wait_file() { # wait_file PATH CONTENT [SECONDS]: SECONDS (10) times WAIT_SCALE 
 }
 # wait_for SECONDS CMD...: until CMD succeeds (every 20 ms), SECONDS times WAIT_SCALE at most, or die.
 wait_for() {
-	local i n=$(($1 * WAIT_SCALE * 50))
+	local end=$((SECONDS + $1 * WAIT_SCALE))
 	shift
-	for ((i = 0; i < n; i++)); do
+	while ((SECONDS <= end)); do
 		"$@" && return 0
 		sleep 0.02
 	done

@@ -94,6 +94,8 @@ hostile_flock() {
 	done
 	die "uid 65533 could not lock $3"
 }
+# runs_program PID NAME: process PID's first argument is NAME (it exec'd it).
+runs_program() { [ "$(tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | head -1)" == "$2" ]; }
 # ms_since NS: milliseconds since date +%s%N said NS.
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
@@ -830,7 +832,7 @@ t_sec_json_escapes() {
 	"$NVT" --no-mps -c 1 python3 -c 'import time; time.sleep(1000)' "$WORK/js" \
 		"$(printf 'bad\xff\xfe\xc3utf8 \xe2\x82')" &
 	local other=$!
-	sleep 0.3
+	wait_for 10 runs_program "$other" python3 # (not the command before its exec)
 	"$NVT" -l --json >"$WORK/list.json"
 	python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); assert any("bad" in t["command"] for t in d["tasks"])' \
 		"$WORK/list.json" || die "bad JSON: $(cat -v "$WORK/list.json")"
@@ -842,7 +844,7 @@ t_sec_list_control_bytes() {
 	"$NVT" --no-mps -c 1 python3 -c 'import time; time.sleep(1000)' "$WORK/cb" \
 		"$(printf 'x\033]0;owned\007\033[2J\x7f\x9b\xc2\x9by')" &
 	local other=$!
-	sleep 0.3
+	wait_for 10 runs_program "$other" python3 # (not the command before its exec)
 	"$NVT" -l >"$WORK/list.txt"
 	grep -q "python3 -c import time; time.sleep(1000) $WORK/cb x" "$WORK/list.txt" || die "task not listed: $(cat -v "$WORK/list.txt")"
 	if LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f\x9b]' "$WORK/list.txt"; then
@@ -881,6 +883,6 @@ t_sec_fuzz_regressions() {
 	command -v clang >/dev/null || return 0
 	clang -std=gnu11 -I"$ROOT/include" -I"$ROOT/src" -O1 -g -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -DFUZZ_STANDALONE -o "$WORK/fuzz_clang" \
-		"$ROOT"/src/core/{tpcset,tmd,topo,topopick,segment,gpusel,ptree,mpslog,profile,prio,membw}.c "$ROOT"/src/gpu/driverinfo.c "$ROOT/tests/unit/fuzz_parsers.c"
+		"$ROOT"/src/core/{tpcset,tmd,topo,topopick,segment,gpusel,ptree,mpslog,profile,prio,yield,membw}.c "$ROOT"/src/gpu/driverinfo.c "$ROOT/tests/unit/fuzz_parsers.c"
 	"$WORK/fuzz_clang" "$dir"/*
 }
