@@ -241,8 +241,11 @@ static int scan(const char *base, const struct nvt_claimer *me, const struct nvt
 		int rc;
 
 		/* Gone, no (current) segment, one still being made (not ours to
-		 * read) or not one we know: it holds nothing. Anything else
-		 * (EMFILE, say) may hide a task's partition: never read as free. */
+		 * read) or not one we know: it holds nothing. One its user holds a
+		 * lease on cannot be read, and must not fail others' claims: its
+		 * user hides her own task's TPCs, no more than a task started
+		 * without nvtaskset would. Anything else (EMFILE, say) may hide a
+		 * task's partition: never read as free. */
 		rc = nvt_seg_open(base, pids[k], 0, &h);
 		if (rc == NVT_SEG_ESYS) {
 			failed = 1;

@@ -33,6 +33,7 @@ enum nvt_seg_err {
 	NVT_SEG_EBUSY,    /* another writer holds the segment */
 	NVT_SEG_ESYS,     /* a system call failed; errno says why */
 	NVT_SEG_EMAKING,  /* its segment is not filled in yet (a shim making it, or one that died) */
+	NVT_SEG_ELEASED,  /* its user holds a lease on its segment: it cannot be opened now */
 };
 
 

@@ -50,7 +50,8 @@ static int rank(int rc)
 	case NVT_SEG_ECORRUPT: return 4;
 	/* A directory or file that could not be tried (EMFILE, say) may hold
 	 * it: never "no task" then. */
-	case NVT_SEG_ESYS: return 3;
+	case NVT_SEG_ESYS:
+	case NVT_SEG_ELEASED: return 3;
 	case NVT_SEG_EPERM: return 2;
 	case NVT_SEG_EMAKING: return 1;
 	default: return 0;
@@ -110,7 +111,8 @@ static int find_by_header(const char *base, int dirfd, const struct nvt_proc *p,
 			continue;
 		fd = openat(dirfd, ent->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0) {
-			if (errno != ENOENT && errno != EACCES && errno != ELOOP)
+			/* (EWOULDBLOCK: a file its user holds a lease on; not this one to us.) */
+			if (errno != ENOENT && errno != EACCES && errno != ELOOP && errno != EWOULDBLOCK)
 				found = -2;
 			continue;
 		}
@@ -153,10 +155,12 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 		close(dirfd);
 		errno = err;
 		/* (EACCES: a segment still being made, or not ours to write;
-		 * ELOOP: a link, no segment. Anything else, EMFILE say, is no
-		 * answer: never "no task".) */
+		 * ELOOP: a link, no segment; EWOULDBLOCK: its user holds a lease
+		 * on it, which O_NONBLOCK does not wait to break. Anything else,
+		 * EMFILE say, is no answer: never "no task".) */
 		return err == EACCES ? NVT_SEG_EPERM
-		       : err == ENOENT || err == ELOOP || err == ENXIO ? NVT_SEG_ENOTASK : NVT_SEG_ESYS;
+		       : err == ENOENT || err == ELOOP || err == ENXIO ? NVT_SEG_ENOTASK
+		       : err == EWOULDBLOCK ? NVT_SEG_ELEASED : NVT_SEG_ESYS;
 	}
 	rc = NVT_SEG_ENOTASK;
 	/* Made by the directory's user (O_NOFOLLOW: not a symbolic link);

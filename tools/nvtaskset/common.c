@@ -538,6 +538,9 @@ const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t 
 	case NVT_SEG_ECORRUPT: return "its control segment is corrupt";
 	case NVT_SEG_EBUSY: return "another nvtaskset is changing it right now";
 	case NVT_SEG_EMAKING: return "its control segment is not filled in yet";
+	case NVT_SEG_ELEASED:
+		return "its user holds a lease on its control segment: it cannot be read now (its TPCs "
+		       "are not counted by -n --exclude-running)";
 	default: return strerror(errno);
 	}
 }
