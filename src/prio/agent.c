@@ -33,7 +33,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <fcntl.h>
@@ -60,6 +63,7 @@ struct slot {
 	int64_t written_ns;      /* when we wrote it */
 	int was_active;          /* as the last decision saw it */
 	uint64_t decided_seq;    /* view.seq the last decision left in place; 0: decide again */
+	int lock_fails;          /* writes in a row that found the writer's lock held */
 };
 
 struct task {
@@ -69,17 +73,35 @@ struct task {
 	int n;
 	struct slot s[NVT_MAX_GPUS];
 	int managed;             /* some slot is */
-	int ignored;             /* not ours to manage, or not readable: h closed */
-	int retry;               /* ignored as unreadable: open it again at the next look */
+	int ignored;             /* dropped (h closed): out of the table at the next look */
+	int retry;               /* dropped: looked at afresh at the next look */
 	int seen;                /* listed by the last look */
 };
 
+/* A task with a priority the agent cannot follow (or change), and why. */
+struct note {
+	pid_t pid;
+	unsigned why; /* enum nvt_agent_why */
+};
+
+/*
+ * The table holds the tasks with a priority that it follows (an open segment
+ * each, and nothing else: the writer's lock file is opened for a write only);
+ * tasks without one, or not its own to manage, are looked at again in turn,
+ * NVT_AGENT_OPENS_PER_SCAN a look, and hold nothing. What it cannot follow it
+ * notes: said once (warn), and kept in its status file for -l.
+ */
 struct agent {
 	const struct nvt_agent_opts *o;
 	struct task *tasks;
 	int n;
+	struct note *notes;
+	int n_notes, notes_changed;
+	int spare_fd;    /* /dev/null, let go to write the status file when out of descriptors */
+	int fd_base;     /* descriptors open before it followed any task */
+	int fd_limit;    /* RLIMIT_NOFILE */
 	int64_t now, next_scan, idle_since;
-	unsigned rotate; /* where the next look starts opening new tasks */
+	unsigned rotate; /* where the next look starts opening tasks it does not follow */
 	int dirty;       /* decide at the next poll whatever the slots say (tasks came or went) */
 };
 
@@ -103,6 +125,67 @@ static void event(const struct agent *a, const char *fmt, ...)
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	a->o->event(a->o->event_arg, text);
+}
+
+/* What the agent cannot do: said even when it is quiet (its log keeps it). */
+static void warn(const struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(const struct agent *a, const char *fmt, ...)
+{
+	void (*say)(void *, const char *) = a->o->warn ? a->o->warn : a->o->event;
+	char text[256];
+	va_list ap;
+
+	if (!say)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	say(a->o->event_arg, text);
+}
+
+/* Notes that the task of pid (with a priority) cannot be followed, for why; said once. */
+static void note(struct agent *a, pid_t pid, unsigned why)
+{
+	int i;
+
+	for (i = 0; i < a->n_notes && a->notes[i].pid != pid; i++)
+		;
+	if (i < a->n_notes && a->notes[i].why == why)
+		return;
+	if (i == a->n_notes && a->n_notes == NVT_AGENT_MAX_NOTES)
+		return; /* said for the first NVT_AGENT_MAX_NOTES, enough to see what is wrong */
+	warn(a, "cannot follow pid %ld: %s", (long)pid, nvt_agent_why_text(why));
+	a->notes[i] = (struct note){pid, why};
+	a->n_notes += i == a->n_notes;
+	a->notes_changed = 1;
+}
+
+/* The task of pid is followed now, or gone: its note (of any why, or of why only) goes. */
+static void unnote(struct agent *a, pid_t pid, unsigned why)
+{
+	for (int i = 0; i < a->n_notes; i++)
+		if (a->notes[i].pid == pid && (!why || a->notes[i].why == why)) {
+			a->notes[i] = a->notes[--a->n_notes];
+			a->notes_changed = 1;
+			return;
+		}
+}
+
+/* Writes the notes to the status file for -l, if they changed. */
+static void publish_notes(struct agent *a)
+{
+	static struct nvt_agent_note out[NVT_AGENT_MAX_NOTES];
+
+	if (!a->notes_changed)
+		return;
+	for (int i = 0; i < a->n_notes; i++)
+		out[i] = (struct nvt_agent_note){a->notes[i].pid, a->notes[i].why};
+	/* Out of descriptors is one thing it must be able to say. */
+	if (a->spare_fd >= 0)
+		close(a->spare_fd);
+	if (nvt_agent_status_write(a->o->base, out, a->n_notes) == 0)
+		a->notes_changed = 0;
+	a->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 /* Takes what view says of its priority and own partition into s. */
@@ -181,7 +264,8 @@ static void drop_task(struct task *t)
 	t->managed = 0;
 }
 
-/* Lets the writer's lock of t go (nvt_seg_lock took it and mapped the segment). */
+/* Lets the writer's lock of t go (nvt_seg_lock took it and mapped the segment), and
+ * closes the lock file: a task followed holds one descriptor, its segment. */
 static void unlock_task(struct task *t)
 {
 	if (t->h.seg)
@@ -190,6 +274,24 @@ static void unlock_task(struct task *t)
 	if (t->h.locked)
 		nvt_lock_byte(t->h.lock_fd, t->h.head.pidns, t->h.head.pid, F_UNLCK);
 	t->h.locked = 0;
+	if (t->h.lock_fd >= 0)
+		close(t->h.lock_fd);
+	t->h.lock_fd = -1;
+}
+
+/* Opens the writer's lock file of t's run directory for a write (nvt_seg_lock says
+ * why, through h.lock_errno, if it cannot). */
+static void open_lock(struct agent *a, struct task *t)
+{
+	int dirfd;
+
+	if (t->h.lock_fd >= 0)
+		return;
+	dirfd = nvt_userdir_open(a->o->base, t->h.owner);
+	t->h.lock_fd = dirfd < 0 ? -1 : nvt_lock_open(dirfd, t->h.owner);
+	t->h.lock_errno = t->h.lock_fd < 0 ? errno : 0;
+	if (dirfd >= 0)
+		close(dirfd);
 }
 
 /*
@@ -202,14 +304,27 @@ static int write_slot(struct agent *a, struct task *t, struct slot *s, const str
 {
 	struct nvt_slot_view now, want;
 	char list[NVT_LIST_TEXT_MAX];
-	int rc = nvt_seg_lock(&t->h, wait_ms);
+	int rc;
 
+	open_lock(a, t);
+	rc = nvt_seg_lock(&t->h, wait_ms);
 	if (rc) {
+		int err = errno;
 		unlock_task(t);
 		if (rc == NVT_SEG_ECORRUPT || rc == NVT_SEG_ENOTASK)
 			drop_task(t);
+		/* Another writer keeps it (its user's -p, or a lock she holds for ever), or
+		 * no descriptor for the lock file: tried again at each poll, and said. */
+		if (rc == NVT_SEG_EBUSY && ++s->lock_fails == NVT_AGENT_LOCK_TRIES)
+			note(a, t->pid, NVT_AGENT_WHY_LOCK_HELD);
+		if (rc == NVT_SEG_ESYS && (err == EMFILE || err == ENFILE))
+			note(a, t->pid, NVT_AGENT_WHY_FILES);
 		return -1;
 	}
+	if (s->lock_fails >= NVT_AGENT_LOCK_TRIES)
+		unnote(a, t->pid, NVT_AGENT_WHY_LOCK_HELD);
+	s->lock_fails = 0;
+	unnote(a, t->pid, NVT_AGENT_WHY_FILES);
 	/* Under the lock no live writer is inside: what was read is still so? */
 	if (nvt_seg_read(&t->h, s->index, &now, NULL) || now.seq != s->view.seq) {
 		unlock_task(t);
@@ -315,34 +430,84 @@ static int may_manage(const struct nvt_seg_handle *h)
 	return geteuid() == 0 || h->owner == geteuid();
 }
 
-/* Opens pid to follow it (as t). Returns 0, or -1: t is to be ignored. */
-static int open_task(struct task *t, pid_t pid, const char *base, int64_t now, int64_t hold_ns)
+/* Why a segment could not be opened (NVT_SEG_ESYS, errno): out of descriptors, or else. */
+static unsigned open_failure(void)
+{
+	return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? NVT_AGENT_WHY_FILES
+								      : NVT_AGENT_WHY_UNREADABLE;
+}
+
+/* Whether some slot of the segment open as h has a priority (or is mid-write: it may).
+ * One pread; -1 if the file is no segment. */
+static int has_priority(const struct nvt_seg_handle *h)
+{
+	static struct nvt_segment copy;
+
+	if (pread(h->fd, &copy, sizeof(copy), 0) != (ssize_t)sizeof(copy))
+		return -1;
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		if (!nvt_uuid_is_zero(copy.gpu[g].uuid) &&
+		    (copy.gpu[g].prio.prio != NVT_PRIO_NONE || (copy.gpu[g].seq & 1)))
+			return 1;
+	return 0;
+}
+
+/*
+ * Looks at pid, a task the agent does not follow: follows it (a new entry of the
+ * table) if it has a priority and is the agent's to manage; notes it if it has one
+ * and cannot be followed (table full, out of descriptors, unreadable).
+ */
+static void check_task(struct agent *a, pid_t pid, int64_t hold_ns)
 {
 	struct nvt_seg_handle probe;
+	struct task *t = &a->tasks[a->n];
+	int rc, has;
 
+	/* Read-only first: that never waits for a segment being made. */
+	rc = nvt_seg_open(a->o->base, pid, 0, &probe);
+	if (rc == NVT_SEG_ESYS || rc == NVT_SEG_ELEASED) {
+		/* It may have a priority: cannot tell. */
+		note(a, pid, rc == NVT_SEG_ELEASED ? NVT_AGENT_WHY_UNREADABLE : open_failure());
+		return;
+	}
+	if (rc)
+		return; /* gone, no segment of its own yet, one being made: the next look */
+	has = may_manage(&probe) ? has_priority(&probe) : 0;
+	nvt_seg_close(&probe);
+	if (has <= 0) {
+		unnote(a, pid, 0);
+		return;
+	}
+	if (a->n >= NVT_AGENT_MAX_TASKS) {
+		note(a, pid, NVT_AGENT_WHY_TABLE_FULL);
+		return;
+	}
+	/* A descriptor a task: those it needs for its own work stay free (or it could not
+	 * even list the run directories, and would follow nobody new, unseen). */
+	if (a->fd_base + a->n + NVT_AGENT_FD_RESERVE >= a->fd_limit) {
+		note(a, pid, NVT_AGENT_WHY_FILES);
+		return;
+	}
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->seen = 1;
-	t->ignored = 1;
-	/* Read-only first: that never waits for a segment being made. */
-	t->retry = 1;
-	if (nvt_seg_open(base, pid, 0, &probe))
-		return -1;
-	t->retry = 0;
-	if (!may_manage(&probe)) {
-		nvt_seg_close(&probe);
-		return -1;
+	rc = nvt_seg_open(a->o->base, pid, 1, &t->h);
+	if (rc) {
+		if (rc == NVT_SEG_ESYS || rc == NVT_SEG_ELEASED)
+			note(a, pid, rc == NVT_SEG_ELEASED ? NVT_AGENT_WHY_UNREADABLE : open_failure());
+		return;
 	}
-	nvt_seg_close(&probe);
-	if (nvt_seg_open(base, pid, 1, &t->h))
-		return -1;
-	t->ignored = 0;
+	/* The lock file is opened for each write only (see unlock_task). */
+	if (t->h.lock_fd >= 0)
+		close(t->h.lock_fd);
+	t->h.lock_fd = -1;
 	t->owner = t->h.owner;
-	if (read_task(t, now, hold_ns)) {
-		drop_task(t);
-		return -1;
+	if (read_task(t, a->now, hold_ns) || !t->managed) {
+		nvt_seg_close(&t->h);
+		return;
 	}
-	return 0;
+	unnote(a, pid, 0);
+	a->n++;
 }
 
 static int by_pid(const void *x, const void *y)
@@ -350,6 +515,13 @@ static int by_pid(const void *x, const void *y)
 	const struct task *a = x, *b = y;
 
 	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+static int cmp_pid(const void *x, const void *y)
+{
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+
+	return (a > b) - (a < b);
 }
 
 /* The task of pid among the first n (sorted by PID), or NULL. */
@@ -384,8 +556,9 @@ static int scan(struct agent *a, int64_t hold_ns)
 		return root_runs ? NVT_AGENT_ROOT_RUNS : 0; /* unreadable for now: keep what we follow */
 	for (int i = 0; i < a->n; i++)
 		a->tasks[i].seen = 0;
-	/* New tasks from a place that moves on each look, so that tasks that
-	 * cannot be opened (another user's being made) never starve the others. */
+	/* Tasks it does not follow, from a place that moves on each look, so that
+	 * tasks that cannot be opened (another user's being made) or have no
+	 * priority never starve the others. */
 	for (int k = 0; k < n; k++) {
 		pid_t pid = pids[(a->rotate + (unsigned)k) % (unsigned)n];
 		struct task *t = find_task(a, sorted, pid);
@@ -393,14 +566,19 @@ static int scan(struct agent *a, int64_t hold_ns)
 			t->seen = 1;
 			continue;
 		}
-		if (a->n >= NVT_AGENT_MAX_TASKS || opened >= NVT_AGENT_OPENS_PER_SCAN ||
-		    !worth_opening(pid))
+		if (opened >= NVT_AGENT_OPENS_PER_SCAN || !worth_opening(pid))
 			continue;
 		opened++;
-		open_task(&a->tasks[a->n++], pid, a->o->base, a->now, hold_ns);
+		check_task(a, pid, hold_ns);
 	}
 	if (opened >= NVT_AGENT_OPENS_PER_SCAN)
 		a->rotate += NVT_AGENT_OPENS_PER_SCAN;
+	/* Notes of tasks that ended go (pids is sorted). */
+	for (int i = 0; i < a->n_notes; i++)
+		if (!bsearch(&a->notes[i].pid, pids, (size_t)n, sizeof(*pids), cmp_pid)) {
+			a->notes[i--] = a->notes[--a->n_notes];
+			a->notes_changed = 1;
+		}
 	free(pids);
 	/* Forget ended tasks, and those whose file was removed (an exec to
 	 * another user, or a PID reused: the next look opens the new one). */
@@ -414,13 +592,17 @@ static int scan(struct agent *a, int64_t hold_ns)
 		}
 		if (!t->ignored)
 			update_owner(a, t);
-		if (!t->ignored && !t->managed && read_task(t, a->now, hold_ns))
+		/* A task that lost its priority leaves the table (looked at in turn again). */
+		if (!t->ignored && !t->managed && (read_task(t, a->now, hold_ns) || !t->managed)) {
 			drop_task(t);
+			continue;
+		}
 		a->tasks[kept++] = *t;
 	}
 	a->dirty |= kept != a->n || a->n != sorted;
 	a->n = kept;
 	qsort(a->tasks, (size_t)a->n, sizeof(*a->tasks), by_pid);
+	publish_notes(a);
 	return root_runs ? NVT_AGENT_ROOT_RUNS : 0;
 }
 
@@ -611,6 +793,24 @@ static void enter_standby(struct agent *a, int on)
 	event(a, on ? "root's agent runs: standing by" : "root's agent ended: managing again");
 }
 
+/* How many descriptors it has open now, and may have (fd_base, fd_limit). */
+static void count_descriptors(struct agent *a)
+{
+	struct rlimit files;
+	struct dirent *ent;
+	DIR *dir = opendir("/proc/self/fd");
+
+	a->fd_limit = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < INT32_MAX
+			      ? (int)files.rlim_cur : INT32_MAX;
+	a->fd_base = 3; /* at least stdin, stdout, stderr */
+	if (!dir)
+		return;
+	a->fd_base = -1; /* its own */
+	while ((ent = readdir(dir)))
+		a->fd_base += ent->d_name[0] != '.';
+	closedir(dir);
+}
+
 int nvt_agent_run(const struct nvt_agent_opts *o)
 {
 	struct agent a = {.o = o};
@@ -619,8 +819,15 @@ int nvt_agent_run(const struct nvt_agent_opts *o)
 	int rc = NVT_AGENT_STOPPED, standby = 0;
 
 	a.tasks = calloc(NVT_AGENT_MAX_TASKS, sizeof(*a.tasks));
-	if (!a.tasks)
+	a.notes = calloc(NVT_AGENT_MAX_NOTES, sizeof(*a.notes));
+	if (!a.tasks || !a.notes) {
+		free(a.tasks);
+		free(a.notes);
 		return NVT_AGENT_ERROR;
+	}
+	a.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	a.notes_changed = 1; /* none yet: a status file of an earlier agent is replaced */
+	count_descriptors(&a);
 	a.now = clock_ns();
 	a.idle_since = a.now;
 	while (!*o->stop) {
@@ -657,5 +864,8 @@ int nvt_agent_run(const struct nvt_agent_opts *o)
 	for (int i = 0; i < a.n; i++)
 		drop_task(&a.tasks[i]);
 	free(a.tasks);
+	free(a.notes);
+	if (a.spare_fd >= 0)
+		close(a.spare_fd);
 	return rc;
 }

@@ -31,8 +31,12 @@
 #define NVT_AGENT_IDLE_EXIT_S 10    /* an agent started by the command ends after this long without a managed task */
 #define NVT_AGENT_RESTORE_MS 2000   /* the most an ending agent spends giving own partitions back */
 /* Bounds on one agent's work, whatever users leave in their run directories. */
-#define NVT_AGENT_MAX_TASKS 1024    /* tasks it follows at once */
-#define NVT_AGENT_OPENS_PER_SCAN 64 /* new tasks it opens per look */
+#define NVT_AGENT_MAX_TASKS 1024    /* tasks with a priority it follows at once */
+#define NVT_AGENT_OPENS_PER_SCAN 64 /* tasks it does not follow that it opens per look */
+#define NVT_AGENT_MAX_NOTES 4096    /* tasks it cannot follow that it keeps a note of */
+#define NVT_AGENT_LOCK_TRIES 64     /* polls a writer's lock is held before it says so */
+#define NVT_AGENT_FD_RESERVE 6      /* descriptors kept free for its own work (listing the
+				     * run directories, a write, its status file) */
 /* Environment variables that set the agent's options (nvtaskset(1)). */
 #define NVT_ENV_AGENT_POLL_US "NVTASKSET_POLL_US"
 #define NVT_ENV_AGENT_HOLD_MS "NVTASKSET_HOLD_MS"
@@ -42,6 +46,29 @@
 #define NVT_AGENT_PID_NAME "agent.pid"   /* mode 0644: "PID START_TIME\n" of the agent */
 #define NVT_AGENT_LOG_NAME "agent.log"   /* mode 0644: what an agent a command started said */
 #define NVT_AGENT_LOG_MAX 65536          /* bytes it keeps before starting it afresh */
+/* Mode 0644: the tasks with a priority the agent cannot follow, one a line,
+ * "unfollowed PID WORD" (WORD: nvt_agent_why_word), after a first line
+ * "nvtaskset-agent-status 1"; written anew when they change, read by -l. */
+#define NVT_AGENT_STATUS_NAME "agent.status"
+
+/* Why an agent does not follow a task with a priority. */
+enum nvt_agent_why {
+	NVT_AGENT_WHY_NONE = 0,
+	NVT_AGENT_WHY_TABLE_FULL,  /* NVT_AGENT_MAX_TASKS tasks with a priority followed already */
+	NVT_AGENT_WHY_FILES,       /* out of file descriptors (or memory) to open it */
+	NVT_AGENT_WHY_UNREADABLE,  /* its segment cannot be opened now (a lease on it, say) */
+	NVT_AGENT_WHY_LOCK_HELD,   /* its writer's lock stays held: it cannot change it */
+	NVT_AGENT_WHYS
+};
+/* A word for why ("table-full", "files", ...) and a sentence for people. */
+const char *nvt_agent_why_word(unsigned why);
+const char *nvt_agent_why_text(unsigned why);
+
+/* A task an agent says it cannot follow. */
+struct nvt_agent_note {
+	pid_t pid;
+	unsigned why; /* enum nvt_agent_why */
+};
 
 struct nvt_agent_opts {
 	const char *base;       /* the directory of run directories */
@@ -60,6 +87,8 @@ struct nvt_agent_opts {
 	/* Called for each change made, and for notable events (NULL: none). */
 	void (*event)(void *arg, const char *text);
 	void *event_arg;
+	/* Called for what it cannot do (a task it cannot follow or change; NULL: event). */
+	void (*warn)(void *arg, const char *text);
 };
 
 enum nvt_agent_rc {
@@ -104,5 +133,15 @@ int nvt_agent_log_open(const char *base);
  * link) into line. Returns 1 if there is one, else 0.
  */
 int nvt_agent_log_last(const char *base, uid_t uid, char *line, size_t len);
+/*
+ * Writes the caller's NVT_AGENT_STATUS_NAME anew (mode 0644, by a rename) with
+ * the n notes. Returns 0, or -1 with errno set.
+ */
+int nvt_agent_status_write(const char *base, const struct nvt_agent_note *notes, int n);
+/*
+ * Reads user uid's NVT_AGENT_STATUS_NAME (a file of uid's, never through a
+ * link): at most max notes into out. Returns how many, 0 if there is none.
+ */
+int nvt_agent_status_read(const char *base, uid_t uid, struct nvt_agent_note *out, int max);
 
 #endif /* NVT_AGENT_H */

@@ -186,3 +186,104 @@ int nvt_agent_log_last(const char *base, uid_t uid, char *line, size_t len)
 	snprintf(line, len, "%s", start);
 	return 1;
 }
+
+_Static_assert(NVT_AGENT_MAX_TASKS == 1024, "the table's size in why_texts");
+static const char *const why_words[NVT_AGENT_WHYS] = {"none", "table-full", "files", "unreadable",
+						       "lock-held"};
+static const char *const why_texts[NVT_AGENT_WHYS] = {
+	"-",
+	"its table of tasks with a priority is full (1024)",
+	"it is out of file descriptors",
+	"it cannot open the task's segment (its user holds a lease on it, say)",
+	"the segment's writer's lock stays held: it cannot change the task",
+};
+
+const char *nvt_agent_why_word(unsigned why)
+{
+	return why < NVT_AGENT_WHYS ? why_words[why] : "?";
+}
+
+const char *nvt_agent_why_text(unsigned why)
+{
+	return why < NVT_AGENT_WHYS ? why_texts[why] : "?";
+}
+
+int nvt_agent_status_write(const char *base, const struct nvt_agent_note *notes, int n)
+{
+	static const char tmp[] = NVT_AGENT_STATUS_NAME ".new";
+	char dir[512], why[200], line[64];
+	int dirfd = nvt_userdir_own(base, dir, sizeof(dir), why, sizeof(why)), fd, ok, len;
+
+	if (dirfd < 0)
+		return -1;
+	unlinkat(dirfd, tmp, 0);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int saved = errno;
+		close(dirfd);
+		errno = saved;
+		return -1;
+	}
+	ok = fchmod(fd, 0644) == 0;
+	len = snprintf(line, sizeof(line), "nvtaskset-agent-status 1\n");
+	ok = ok && write(fd, line, (size_t)len) == len;
+	for (int i = 0; i < n && ok; i++) {
+		len = snprintf(line, sizeof(line), "unfollowed %ld %s\n", (long)notes[i].pid,
+			       nvt_agent_why_word(notes[i].why));
+		ok = write(fd, line, (size_t)len) == len;
+	}
+	close(fd);
+	ok = ok && renameat(dirfd, tmp, dirfd, NVT_AGENT_STATUS_NAME) == 0;
+	if (!ok)
+		unlinkat(dirfd, tmp, 0);
+	close(dirfd);
+	return ok ? 0 : -1;
+}
+
+int nvt_agent_status_read(const char *base, uid_t uid, struct nvt_agent_note *out, int max)
+{
+	char text[8192], *line, *next;
+	struct stat st;
+	ssize_t len;
+	int dirfd = nvt_userdir_open(base, uid), fd, n = 0;
+
+	if (dirfd < 0)
+		return 0;
+	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
+	fd = openat(dirfd, NVT_AGENT_STATUS_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dirfd);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid) {
+		close(fd);
+		return 0;
+	}
+	len = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	text[len] = '\0';
+	next = text;
+	line = strsep(&next, "\n");
+	if (strcmp(line, "nvtaskset-agent-status 1"))
+		return 0;
+	while ((line = strsep(&next, "\n")) && n < max) {
+		char word[32], *end;
+		long pid;
+		unsigned why;
+		if (strncmp(line, "unfollowed ", 11))
+			continue;
+		errno = 0;
+		pid = strtol(line + 11, &end, 10);
+		if (errno || end == line + 11 || *end != ' ' || pid <= 0 || pid > INT32_MAX ||
+		    sscanf(end + 1, "%31s", word) != 1)
+			continue;
+		for (why = 1; why < NVT_AGENT_WHYS && strcmp(word, why_words[why]); why++)
+			;
+		if (why == NVT_AGENT_WHYS)
+			continue;
+		out[n].pid = (pid_t)pid;
+		out[n++].why = why;
+	}
+	return n;
+}

@@ -32,7 +32,7 @@ t_hostile_squatted_root_dir_agent() {
 	[ "$(stat -c %u "$NVTASKSET_RUNDIR/nvtaskset-0")" == 0 ] || die "root's run directory is not root's"
 	ls -d "$NVTASKSET_RUNDIR"/nvtaskset-0.squatted.65533.* >/dev/null || die "the squatter's entry is not aside"
 	run_rc out rc "$NVT" -l --json
-	has "$out" "\"agents\":[{\"uid\":0,\"pid\":$AGENT}]"
+	has "$out" "\"agents\":[{\"uid\":0,\"pid\":$AGENT,\"unfollowed\":[]}]"
 	stop_agent "$AGENT"
 }
 
@@ -104,4 +104,55 @@ t_hostile_setuid_task_not_roots() {
 	touch "$WORK/u/sf.stop"
 	wait "$forged" || die "the forging task failed: $(cat "$WORK/sf.out")"
 	stop_loop u/slo "$lo"
+}
+
+# prio_waiters N TAG: N tasks of priority low (--yield guard) on TPCs 9-65 that launch nothing
+# (each waits for $WORK/TAG.stop); adds their PIDs to WAITERS once each has its segment.
+prio_waiters() {
+	local i pid new=""
+	for ((i = 0; i < $1; i++)); do
+		"$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP" launch-wait 0 "$WORK/$2.stop" \
+			>/dev/null 2>&1 &
+		new="$new $!"
+	done
+	for pid in $new; do
+		wait_for 5 test -e "$(seg_file "$pid")"
+	done
+	WAITERS="${WAITERS:-}$new"
+}
+# guarded_all PID...: each task's mode is guarded (-l --json).
+guarded_all() {
+	python3 -c '
+import json, sys
+rows = {t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}
+sys.exit(any(rows.get(int(p), {}).get("mode") != "guarded" for p in sys.argv[2:]))' \
+		"$(timeout "$HANG" "$NVT" -l --json)" "$@"
+}
+
+t_hostile_agent_out_of_descriptors() {
+	# The agent at 32 open files follows a task with a priority for each descriptor it has
+	# beyond those it opened for itself and the 6 it keeps free (it held two a task, and
+	# with 20 tasks guarded none); with more it follows what it can, and says in its log
+	# and in -l which it cannot follow and why.
+	local hi base
+	WAITERS=""
+	start_agent fd prlimit --nofile=32 -- --hold 1000 --guard 4
+	base=$(ls "/proc/$AGENT/fd" | wc -l)
+	echo "the agent has $base descriptors open: it follows $((32 - base - 6)) tasks"
+	prio_waiters $((32 - base - 6 - 1)) fa # and the high task
+	start_loop fhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	hi=$PID
+	wait_for 10 guarded_all $WAITERS
+	hasnt "$(cat "$WORK/fd.log")" "cannot follow"
+	prio_waiters 5 fb
+	wait_for 10 grep -q "cannot follow pid [0-9]*: it is out of file descriptors" "$WORK/fd.log"
+	run_rc out rc "$NVT" -l
+	grep -Eq "^priority agent \(uid 0\) cannot follow pid [0-9]+: it is out of file descriptors$" <<<"$out" ||
+		die "-l does not say which tasks the agent cannot follow: $out"
+	run_rc out rc "$NVT" -l --json
+	has "$out" '"why":"files"'
+	stop_agent "$AGENT"
+	stop_loop fhi "$hi"
+	touch "$WORK/fa.stop" "$WORK/fb.stop"
+	wait
 }

@@ -100,7 +100,7 @@ lo, hi = rows[int(sys.argv[2])], rows[int(sys.argv[3])]
 assert lo["priority"] == "low" and lo["own_tpcs"] == "9-65" and lo["mode"] == "guarded"
 assert lo["tpc_count"] == 4 and lo["guard"] is None and lo["lend"] is True
 assert hi["priority"] == "high" and hi["mode"] == "own" and hi["tpcs"] == "0-8"
-assert d["agents"] == [{"uid": 0, "pid": int(sys.argv[4])}]
+assert d["agents"] == [{"uid": 0, "pid": int(sys.argv[4]), "unfollowed": []}]
 PY
 	# The high task idle for the hold time: the low one borrows its TPCs; -l says who lends.
 	touch "$WORK/phi.pause"

@@ -96,8 +96,6 @@ hostile_flock() {
 }
 # runs_program PID NAME: process PID's first argument is NAME (it exec'd it).
 runs_program() { [ "$(tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | head -1)" == "$2" ]; }
-# ms_since NS: milliseconds since date +%s%N said NS.
-ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
 # ---- 1. Containers ----------------------------------------------------------------
 

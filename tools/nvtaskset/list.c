@@ -498,14 +498,27 @@ static void print_agents(const struct row *rows, size_t n, int json)
 	if (json)
 		printf(",\"agents\":[");
 	for (size_t s = 0; s < n_seen; s++) {
+		static struct nvt_agent_note notes[NVT_AGENT_MAX_NOTES];
 		pid_t pid;
+		int n_notes;
 		if (!nvt_agent_running(nvt_rundir(), seen[s], &pid))
 			continue;
-		if (json)
-			printf("%s{\"uid\":%lu,\"pid\":%ld}", printed ? "," : "", (unsigned long)seen[s],
-			       (long)pid);
-		else
+		/* The tasks with a priority it says it cannot follow or change. */
+		n_notes = nvt_agent_status_read(nvt_rundir(), seen[s], notes, NVT_AGENT_MAX_NOTES);
+		if (json) {
+			printf("%s{\"uid\":%lu,\"pid\":%ld,\"unfollowed\":[", printed ? "," : "",
+			       (unsigned long)seen[s], (long)pid);
+			for (int i = 0; i < n_notes; i++)
+				printf("%s{\"pid\":%ld,\"why\":\"%s\"}", i ? "," : "", (long)notes[i].pid,
+				       nvt_agent_why_word(notes[i].why));
+			printf("]}");
+		} else {
 			printf("priority agent: pid %ld (uid %lu)\n", (long)pid, (unsigned long)seen[s]);
+			for (int i = 0; i < n_notes; i++)
+				printf("priority agent (uid %lu) cannot follow pid %ld: %s\n",
+				       (unsigned long)seen[s], (long)notes[i].pid,
+				       nvt_agent_why_text(notes[i].why));
+		}
 		printed = 1;
 	}
 	if (json)

@@ -248,6 +248,7 @@ int nvt_cmd_agent(const struct options *o)
 	a.stop = &stop_agent;
 	if (!(quiet && *quiet && strcmp(quiet, "0")))
 		a.event = print_event;
+	a.warn = print_event; /* what it cannot do: said quiet or not (a started agent's log) */
 	rc = nvt_agent_lock(a.base, &fd, why, sizeof(why));
 	if (rc < 0)
 		errx(EXIT_FAILURE, "cannot take the priority agent's lock in %s: %s", a.base, why);
@@ -261,7 +262,7 @@ int nvt_cmd_agent(const struct options *o)
 			warnx("your priority agent runs already");
 		return EXIT_FAILURE;
 	}
-	/* Two descriptors a task followed (its segment, its run directory's lock file). */
+	/* A descriptor a task followed (its segment; a lock file while it writes one). */
 	if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
 		files.rlim_cur = files.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &files);
