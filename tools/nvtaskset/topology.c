@@ -286,11 +286,11 @@ int nvt_cmd_topology(const struct options *o)
 	const struct nvt_gpus *gpus = machine_gpus();
 	int which[NVT_GPUS_MAX], n = 0;
 
-	if (o->gpu_masks)
+	if (o->part.gpu_masks)
 		bad_usage("--topology and --calibrate take --gpu GPU without a mask");
-	for (int a = 0; a < o->n_gpus; a++)
-		which[n++] = resolve_gpu(o->gpus[a].gpu);
-	if (!o->n_gpus)
+	for (int a = 0; a < o->part.n_gpus; a++)
+		which[n++] = resolve_gpu(o->part.gpus[a].gpu);
+	if (!o->part.n_gpus)
 		for (int g = 0; g < gpus->n; g++)
 			which[n++] = g;
 	if (o->json)

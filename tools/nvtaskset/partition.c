@@ -1,5 +1,6 @@
 /*
- * common.c - helpers the sub-commands share: partitions from the command line, messages.
+ * partition.c - partitions from the command line (partition.h): MASK or -n's
+ * pick for each GPU of a task, and what is wrong with a MASK that does not parse.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -16,206 +17,11 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "output.h"
+#include "machine.h"
+#include "partition.h"
 #include "core/membw.h"
-#include "core/mpslog.h"
-#include "os/sysutil.h"
-
-/* ---- Output helpers ------------------------------------------------------ */
-
-/*
- * Decodes the UTF-8 character at s (n bytes left). Returns its length and
- * stores its code point, or returns 0 if s does not start a well-formed one
- * (overlong forms, surrogates and code points past U+10FFFF are not).
- */
-static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	uint32_t c = s[0], min;
-	size_t len;
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2, c &= 0x1f, min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3, c &= 0x0f, min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4, c &= 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
-void json_string(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
-
-	putchar('"');
-	while (n) {
-		uint32_t cp;
-		size_t len = utf8_char(p, n, &cp);
-
-		if (!len) {
-			fputs("\\ufffd", stdout); /* not UTF-8: the replacement character */
-			p++, n--;
-			continue;
-		}
-		if (cp == '"' || cp == '\\')
-			printf("\\%c", (int)cp);
-		else if (cp < 0x20 || cp == 0x7f)
-			printf("\\u%04x", (unsigned)cp);
-		else
-			fwrite(p, 1, len, stdout);
-		p += len, n -= len;
-	}
-	putchar('"');
-}
-
-void terminal_text(const char *s, char *out, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), at = 0;
-
-	while (n && at + 1 < len) {
-		uint32_t cp;
-		size_t c = utf8_char(p, n, &cp);
-		/* Controls (C0, DEL, C1), text-direction overrides, and bytes that
-		 * are not UTF-8 (an 8-bit terminal reads 0x9b as CSI): '?'. */
-		int shown = c && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f) &&
-			    !(cp >= 0x202a && cp <= 0x202e) && !(cp >= 0x2066 && cp <= 0x2069);
-
-		if (!c)
-			c = 1;
-		if (shown && at + c < len) {
-			memcpy(out + at, p, c);
-			at += c;
-		} else if (!shown) {
-			out[at++] = '?';
-		} else {
-			break;
-		}
-		p += c, n -= c;
-	}
-	out[at] = '\0';
-}
-
-/* Fills list and mask texts of set. */
-void describe(const struct nvt_tpcset *set, char *list, char *mask)
-{
-	nvt_format_list(set, list, NVT_LIST_TEXT_MAX);
-	nvt_format_mask(set, mask, NVT_MASK_TEXT_MAX);
-}
-
-/* ---- Partitions from the command line ------------------------------------ */
-
-/* Seconds to wait for the driver: $NVTASKSET_DRIVER_TIMEOUT (1-3600) or 60. */
-int driver_timeout_ms(void)
-{
-	const char *text = getenv("NVTASKSET_DRIVER_TIMEOUT");
-	char *end;
-	long v;
-
-	if (!text || !*text)
-		return GPU_QUERY_TIMEOUT_S * 1000;
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || *end || v < 1 || v > 3600)
-		cli_errx("NVTASKSET_DRIVER_TIMEOUT must be 1-3600 seconds, not '%s'", text);
-	return (int)v * 1000;
-}
-
-int claim_timeout_ms(void)
-{
-	const char *text = getenv("NVTASKSET_CLAIM_TIMEOUT");
-	char *end;
-	long v;
-
-	if (!text || !*text)
-		return CLAIM_TIMEOUT_S * 1000;
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v < 1 || v > 3600)
-		cli_errx("NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '%s'", text);
-	return (int)v * 1000;
-}
-
-static struct nvt_gpus gpus_listed;
-static int gpus_state; /* 0: not asked, 1: listed, -1: failed */
-static char gpus_error[512];
-
-/* The machine's GPUs, or NULL if they cannot be listed. */
-static const struct nvt_gpus *try_machine_gpus(void)
-{
-	if (!gpus_state)
-		gpus_state = nvt_gpus_list(driver_timeout_ms(), &gpus_listed, gpus_error,
-					   sizeof(gpus_error))
-				     ? -1
-				     : 1;
-	return gpus_state > 0 ? &gpus_listed : NULL;
-}
-
-const struct nvt_gpus *machine_gpus(void)
-{
-	const struct nvt_gpus *gpus = try_machine_gpus();
-
-	if (!gpus)
-		cli_errx("%s", gpus_error);
-	return gpus;
-}
-
-int resolve_gpu(const char *arg)
-{
-	const struct nvt_gpus *gpus = machine_gpus();
-	int g = nvt_gpu_resolve(arg, gpus->id, gpus->n);
-
-	if (g == NVT_GPU_AMBIGUOUS)
-		cli_errx("GPU '%s' is ambiguous: give more of its UUID", arg);
-	if (g < 0) {
-		if (gpus->n == 1)
-			cli_errx("there is no GPU '%s': this machine has one GPU, 0 (%s)",
-				 arg, gpus->id[0].uuid);
-		cli_errx("there is no GPU '%s': this machine has GPUs 0-%d (or give a UUID)",
-			 arg, gpus->n - 1);
-	}
-	return g;
-}
-
-int load_topology(int index, int force, struct nvt_gpu_topology *out, char *why, size_t len)
-{
-	int rc = nvt_gpu_topology(machine_gpus(), index, force, driver_timeout_ms(), stderr, out,
-				  why, len);
-
-	if (rc)
-		return rc;
-	if (out->note[0])
-		warnx("%s", out->note);
-	return 0;
-}
-
-struct nvt_gpu_topology load_gpu(int index, int force)
-{
-	struct nvt_gpu_topology g;
-	char why[512];
-
-	if (load_topology(index, force, &g, why, sizeof(why)))
-		cli_errx("%s", why);
-	return g;
-}
-
+#include "seg/segfile.h"
 /*
  * The TPCs that the other nvtaskset tasks hold on GPU uuid, every user's (for
  * --exclude-running), but those of except. Returns 0, or -1 with errno set.
@@ -326,7 +132,7 @@ static int list_syntax(const char *what, const char *text, char *why, size_t len
 
 /* memory_near's work; claiming: the claim protocol decides whether the half
  * has room (it sees claims and priorities as running_tpcs does not). */
-static int near_in(const struct options *o, const uint8_t uuid[16], const struct nvt_topology *topo,
+static int near_in(const struct part_args *o, const uint8_t uuid[16], const struct nvt_topology *topo,
 		   pid_t self, const struct nvt_tpcset *avail, int claiming, struct nvt_near *near,
 		   char *why, size_t len)
 {
@@ -374,14 +180,14 @@ static int near_in(const struct options *o, const uint8_t uuid[16], const struct
 	return 0;
 }
 
-int memory_near(const struct options *o, const uint8_t uuid[16], const struct nvt_topology *topo,
+int memory_near(const struct part_args *o, const uint8_t uuid[16], const struct nvt_topology *topo,
 		pid_t self, const struct nvt_tpcset *avail, struct nvt_near *near, char *why,
 		size_t len)
 {
 	return near_in(o, uuid, topo, self, avail, 0, near, why, len);
 }
 
-int near_of(const struct options *o, const struct nvt_slot_view *part, pid_t self,
+int near_of(const struct part_args *o, const struct nvt_slot_view *part, pid_t self,
 	    struct nvt_near *near, char *why, size_t len)
 {
 	struct nvt_tpcset avail, held;
@@ -420,7 +226,7 @@ static int beyond(int gpcs, long top, const struct nvt_topology *topo, const cha
 		      top, gpu_name, n, gpcs ? "GPC" : "TPC", n - 1);
 }
 
-int parse_partition(const struct options *o, const char *text, const struct nvt_topology *topo,
+int parse_partition(const struct part_args *o, const char *text, const struct nvt_topology *topo,
 		    const uint8_t uuid[16], const char *gpu_name, pid_t self, struct nvt_tpcset *set,
 		    char *why, size_t len)
 {
@@ -494,63 +300,7 @@ int parse_partition(const struct options *o, const char *text, const struct nvt_
 	return 0;
 }
 
-const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len)
-{
-	switch (rc) {
-	case NVT_SEG_ENOPROC: return "No such process";
-	case NVT_SEG_ENOTASK: return "not running under nvtaskset";
-	case NVT_SEG_EPERM: return "Permission denied";
-	case NVT_SEG_EVERSION:
-		snprintf(buf, len,
-			 "its control segment has version %u; this nvtaskset understands version %u",
-			 h->found_version, NVT_SEG_VERSION);
-		return buf;
-	case NVT_SEG_ECORRUPT: return "its control segment is corrupt";
-	case NVT_SEG_EBUSY: return "another nvtaskset is changing it right now";
-	case NVT_SEG_EMAKING: return "its control segment is not filled in yet";
-	default: return strerror(errno);
-	}
-}
-
-void mark_partition_owner(void)
-{
-	struct nvt_proc_id self = {nvt_own_pidns(), getpid(), 0};
-	char text[NVT_PROC_ID_TEXT_MAX];
-	struct nvt_stat st;
-
-	/* An exec keeps the PID and the start time: they name the COMMAND too.
-	 * /proc/self must number PIDs as our namespace does (the shim compares). */
-	if (self.pidns && nvt_proc_stat(0, &st) == 0 && st.pid == self.pid) {
-		self.start_time = st.start_time;
-		if (nvt_proc_id_format(&self, text, sizeof(text)) == 0) {
-			setenv(NVT_ENV_PARTITION_FOR, text, 1);
-			return;
-		}
-	}
-	unsetenv(NVT_ENV_PARTITION_FOR); /* never an outer nvtaskset's */
-}
-
-int client_connections(int channels)
-{
-	const char *text = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-	int set;
-
-	if (text && *text && nvt_channels_parse(text, &set) == 0 && set > 0)
-		return set;
-	if (!channels)
-		channels = NVT_CHANNELS_DEFAULT;
-	return channels > 0 ? channels : NVT_MPS_CLIENT_CHANNELS;
-}
-
-void gpu_name(int index, int n_task, char *buf, size_t len)
-{
-	if (n_task == 1)
-		snprintf(buf, len, "this GPU");
-	else
-		snprintf(buf, len, "GPU %d", index);
-}
-
-int build_partitions(const struct options *o, const char *mask, const int *task_gpus, int n_task,
+int build_partitions(const struct part_args *o, const char *mask, const int *task_gpus, int n_task,
 		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out,
 		     char *why, size_t len)
 {
@@ -617,17 +367,6 @@ int build_partitions(const struct options *o, const char *mask, const int *task_
 	return n;
 }
 
-int gpu_index_of(const uint8_t uuid[16])
-{
-	const struct nvt_gpus *gpus = try_machine_gpus();
-	uint8_t each[16];
-
-	for (int g = 0; gpus && g < gpus->n; g++)
-		if (nvt_uuid_parse(gpus->id[g].uuid, each) == 0 && !memcmp(each, uuid, 16))
-			return g;
-	return -1;
-}
-
 int sm_limit_percent(const struct nvt_slot_view *parts, int n)
 {
 	unsigned best = 0; /* in 1/10000 */
@@ -647,18 +386,4 @@ int sm_limit_percent(const struct nvt_slot_view *parts, int n)
 	}
 	best = (best + 99) / 100;
 	return best < 1 ? 1 : best > 100 ? 100 : (int)best;
-}
-
-
-void json_tpc_array(FILE *out, const struct nvt_tpcset *set)
-{
-	int first = 1;
-
-	fputc('[', out);
-	for (unsigned t = 0; t < NVT_MAX_TPCS; t++)
-		if (nvt_set_has(set, t)) {
-			fprintf(out, first ? "%u" : ",%u", t);
-			first = 0;
-		}
-	fputc(']', out);
 }
