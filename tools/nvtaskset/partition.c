@@ -5,7 +5,6 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <err.h>
 #include <errno.h>
 #include <limits.h>
@@ -63,43 +62,14 @@ static int __attribute__((format(printf, 3, 4))) refuse(char *why, size_t len, c
 	return -1;
 }
 
-/* The highest TPC (or GPC) text names: its largest number, or a mask's highest bit. */
-static long highest_named(const char *text, int mask)
-{
-	long top = -1;
-
-	if (mask) {
-		const char *p = text + (strncasecmp(text, "0x", 2) ? 0 : 2);
-		long digits = 0;
-		for (; *p; p++) {
-			int d = isdigit((unsigned char)*p) ? *p - '0' : isxdigit((unsigned char)*p) ?
-				tolower((unsigned char)*p) - 'a' + 10 : -1;
-			if (d < 0)
-				continue; /* a comma between words */
-			if (digits || d) {
-				if (!digits)
-					top = d >= 8 ? 3 : d >= 4 ? 2 : d >= 2 ? 1 : 0;
-				digits++;
-			}
-		}
-		return digits ? top + 4 * (digits - 1) : -1;
-	}
-	for (const char *p = text; *p; p++)
-		if (isdigit((unsigned char)*p) && (p == text || !isdigit((unsigned char)p[-1]))) {
-			errno = 0;
-			long v = strtol(p, NULL, 10);
-			top = errno || v > 99999 ? 99999 : v > top ? v : top;
-		}
-	return top;
-}
-
-/* Why list text (a -c or -g list, what names it) does not parse, and how to write it. */
-static int list_syntax(const char *what, const char *text, char *why, size_t len)
+/* Why list text (a -c or -g list, what names it) does not parse (err), and how to write it. */
+static int list_syntax(const char *what, const char *text, const struct nvt_parse_error *err,
+		       char *why, size_t len)
 {
 	struct nvt_tpcset set;
-	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX], *copy, *save = NULL;
+	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
 
-	if (!*text)
+	if (err->problem == NVT_PARSE_EMPTY)
 		return refuse(why, len, "empty %s: give numbers and ranges such as 0-15,32, or all",
 			      what);
 	if ((!strncasecmp(text, "0x", 2) || strpbrk(text, "abcdefABCDEF")) &&
@@ -108,24 +78,13 @@ static int list_syntax(const char *what, const char *text, char *why, size_t len
 		return refuse(why, len, "%s '%s' looks like a hexadecimal mask: leave out -c to give "
 			      "a mask (it is TPCs %s), or list the TPCs", what, text, list);
 	}
-	copy = strdup(text);
-	for (char *w = copy ? strtok_r(copy, ",", &save) : NULL; w; w = strtok_r(NULL, ",", &save)) {
-		unsigned long first, last, step = 1;
-		int n = sscanf(w, "%lu-%lu:%lu", &first, &last, &step);
-		if (n >= 2 && last < first) {
-			refuse(why, len, "%s '%s': the range %lu-%lu goes down; write it from low to "
-			       "high (%lu-%lu)", what, text, first, last, last, first);
-			free(copy);
-			return -1;
-		}
-		if (n == 3 && step == 0) {
-			refuse(why, len, "%s '%s': the step after ':' in %s takes every Nth number of "
-			       "the range and must be 1 or more", what, text, w);
-			free(copy);
-			return -1;
-		}
-	}
-	free(copy);
+	if (err->problem == NVT_PARSE_DOWN)
+		return refuse(why, len, "%s '%s': the range %lu-%lu goes down; write it from low to "
+			      "high (%lu-%lu)", what, text, err->first, err->last, err->last, err->first);
+	if (err->problem == NVT_PARSE_ZERO_STEP)
+		return refuse(why, len, "%s '%s': the step after ':' in %.*s takes every Nth number of "
+			      "the range and must be 1 or more", what, text, (int)err->word_len,
+			      text + err->word);
 	return refuse(why, len, "failed to parse %s '%s': give numbers and ranges, such as "
 		      "0-15,32,40-47:2 (every 2nd of 40-47), or all", what, text);
 }
@@ -230,6 +189,7 @@ int parse_partition(const struct part_args *o, const char *text, const struct nv
 		    const uint8_t uuid[16], const char *gpu_name, pid_t self, struct nvt_tpcset *set,
 		    char *why, size_t len)
 {
+	struct nvt_parse_error err;
 	struct nvt_tpcset gpcs;
 	const char *what = o->gpc_list ? "GPC list" : o->tpc_list ? "TPC list" : "TPC mask";
 	int rc, top, every;
@@ -267,17 +227,17 @@ int parse_partition(const struct part_args *o, const char *text, const struct nv
 	/* "all" (as -l and -p show an unpartitioned task): every TPC or GPC the GPU has. */
 	every = !strcmp(text, "all");
 	if (o->gpc_list)
-		rc = nvt_parse_list(text, every && topo->n_gpcs ? topo->n_gpcs : NVT_MAX_GPCS, &gpcs);
+		rc = nvt_parse_list_why(text, every && topo->n_gpcs ? topo->n_gpcs : NVT_MAX_GPCS,
+					&gpcs, &err);
 	else if (o->tpc_list)
-		rc = nvt_parse_list(text, every ? topo->n_tpcs : NVT_MAX_TPCS, set);
+		rc = nvt_parse_list_why(text, every ? topo->n_tpcs : NVT_MAX_TPCS, set, &err);
 	else
-		rc = nvt_parse_mask(text, NVT_MAX_TPCS, set);
+		rc = nvt_parse_mask_why(text, NVT_MAX_TPCS, set, &err);
 	if (rc == NVT_PARSE_SYNTAX)
-		return o->gpc_list || o->tpc_list ? list_syntax(what, text, why, len) :
+		return o->gpc_list || o->tpc_list ? list_syntax(what, text, &err, why, len) :
 		       mask_syntax(text, why, len);
 	if (rc == NVT_PARSE_RANGE && (!o->gpc_list || topo->n_gpcs))
-		return beyond(o->gpc_list, highest_named(text, !o->gpc_list && !o->tpc_list), topo,
-			      gpu_name, why, len);
+		return beyond(o->gpc_list, err.highest, topo, gpu_name, why, len);
 	if (rc == NVT_PARSE_RANGE)
 		return refuse(why, len, "GPC list '%s' names a GPC beyond %d", text, NVT_MAX_GPCS - 1);
 	if (o->gpc_list) {
