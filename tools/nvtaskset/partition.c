@@ -19,37 +19,9 @@
 #include "output.h"
 #include "machine.h"
 #include "partition.h"
+#include "alloc/placement.h"
 #include "core/membw.h"
 #include "seg/segfile.h"
-/*
- * The TPCs that the other nvtaskset tasks hold on GPU uuid, every user's (for
- * --exclude-running), but those of except. Returns 0, or -1 with errno set.
- */
-static int running_tpcs(const uint8_t uuid[16], pid_t except, struct nvt_tpcset *held)
-{
-	pid_t *pids;
-	int n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
-
-	nvt_set_clear(held);
-	if (n < 0 && errno == ENOENT)
-		return 0; /* no task has run yet */
-	if (n < 0)
-		return -1;
-	for (int i = 0; i < n; i++) {
-		struct nvt_seg_handle h;
-		struct nvt_slot_view view;
-		int g;
-		if (pids[i] == except || nvt_seg_open(nvt_rundir(), pids[i], 0, &h))
-			continue;
-		g = nvt_seg_find_slot(&h, uuid);
-		if (g >= 0 && nvt_seg_read(&h, g, &view, NULL) == 0 &&
-		    view.state == NVT_SLOT_SET)
-			nvt_set_or(held, held, &view.tpcs);
-		nvt_seg_close(&h);
-	}
-	free(pids);
-	return 0;
-}
 
 /* Fails a parse: the reason into why (len bytes); returns -1. */
 static int __attribute__((format(printf, 3, 4))) refuse(char *why, size_t len, const char *fmt, ...)
@@ -88,78 +60,65 @@ static int list_syntax(const char *what, const char *text, const struct nvt_pars
 	return refuse(why, len, "failed to parse %s '%s': give numbers and ranges, such as "
 		      "0-15,32,40-47:2 (every 2nd of 40-47), or all", what, text);
 }
-
-/* memory_near's work; claiming: the claim protocol decides whether the half
- * has room (it sees claims and priorities as running_tpcs does not). */
-static int near_in(const struct part_args *o, const uint8_t uuid[16], const struct nvt_topology *topo,
-		   pid_t self, const struct nvt_tpcset *avail, int claiming, struct nvt_near *near,
-		   char *why, size_t len)
+/* What ask asks of the GPU uuid (topology topo), in placement's words. */
+static void place_of(const struct part_args *o, const uint8_t uuid[16], const struct nvt_topology *topo,
+		     const char *name, struct nvt_place_ask *ask, struct nvt_place_gpu *gpu)
 {
-	static uint64_t warned; /* the GPUs whose "neither half" was said */
-	struct nvt_gpu_topology g;
-	struct nvt_tpcset others, in;
-	char gpcs[NVT_LIST_TEXT_MAX];
-	int index = gpu_index_of(uuid), h;
+	memset(ask, 0, sizeof(*ask));
+	ask->count = o->count;
+	ask->strategy = o->strategy;
+	ask->exclude_running = o->exclude_running;
+	ask->half = o->memory_half_given ? o->memory_half : NVT_PLACE_ANY_HALF;
+	memset(gpu, 0, sizeof(*gpu));
+	gpu->uuid = uuid;
+	gpu->topo = topo;
+	gpu->name = name;
+}
 
-	memset(near, 0, sizeof(*near));
+/* With --memory-half: gpu->halves, the GPU's halves read (g holds them). Returns 0, or -1 with why. */
+static int load_halves(const struct part_args *o, struct nvt_place_gpu *gpu,
+		       struct nvt_gpu_topology *g, char *why, size_t len)
+{
+	int index = gpu_index_of(gpu->uuid);
+
 	if (!o->memory_half_given)
 		return 0;
-	if (index < 0 || load_topology(index, 0, &g, why, len))
-		return index < 0 ? refuse(why, len, "a GPU of the task is not listed") : -1;
-	nvt_gpu_read_halves(&g);
-	if (!g.halves_measured)
-		return refuse(why, len, "the memory halves of GPU %d are not known: 'nvtaskset "
-			      "--calibrate' measures them (as root: for every user)", index);
-	if (!nvt_membw_known(&g.halves))
-		return refuse(why, len, "GPU %d shows no memory halves: its bandwidth probe found "
-			      "no neighbour that cost clearly more than another ('nvtaskset "
-			      "--calibrate' measures again)", index);
-	h = o->memory_half;
-	if (h == NVT_HALF_UNKNOWN) {
-		if (running_tpcs(uuid, self, &others))
-			return refuse(why, len, "cannot list the tasks in %s: %s", nvt_rundir(),
-				      strerror(errno));
-		h = nvt_membw_auto_half(topo, &g.halves, avail, &others, o->count);
-		if (h == NVT_HALF_UNKNOWN) {
-			if (!(warned >> (index % 64) & 1))
-				warnx("warning: neither memory half of GPU %d has %u free TPCs: picking "
-				      "from both", index, o->count);
-			warned |= (uint64_t)1 << (index % 64);
-			return 0;
-		}
-	}
-	nvt_membw_half_tpcs(topo, &g.halves, h, &near->tpcs);
-	nvt_set_and(&in, &near->tpcs, avail);
-	nvt_membw_gpcs_text(&g.halves, h, gpcs, sizeof(gpcs));
-	if (o->memory_half != NVT_HALF_UNKNOWN && !claiming && nvt_set_count(&in) < o->count)
-		return refuse(why, len, "cannot pick %u TPCs in memory half %d of GPU %d (GPCs %s): "
-			      "only %u %s free", o->count, h, index, gpcs, nvt_set_count(&in),
-			      nvt_set_count(&in) == 1 ? "is" : "are");
-	near->mode = o->memory_half == NVT_HALF_UNKNOWN ? NVT_NEAR_PREFER : NVT_NEAR_ONLY;
+	if (index < 0)
+		return refuse(why, len, "a GPU of the task is not listed");
+	if (load_topology(index, 0, g, why, len))
+		return -1;
+	nvt_gpu_read_halves(g);
+	gpu->halves = g;
 	return 0;
 }
 
-int memory_near(const struct part_args *o, const uint8_t uuid[16], const struct nvt_topology *topo,
-		pid_t self, const struct nvt_tpcset *avail, struct nvt_near *near, char *why,
-		size_t len)
+/* Says once per GPU that auto found no half with room (NVT_NEAR_NEITHER). */
+static void warn_neither(const struct part_args *o, const struct nvt_gpu_topology *g)
 {
-	return near_in(o, uuid, topo, self, avail, 0, near, why, len);
+	static uint64_t warned; /* the GPUs whose "neither half" was said */
+
+	if (!(warned >> (g->index % 64) & 1))
+		warnx("warning: neither memory half of GPU %d has %u free TPCs: picking "
+		      "from both", g->index, o->count);
+	warned |= (uint64_t)1 << (g->index % 64);
 }
 
-int near_of(const struct part_args *o, const struct nvt_slot_view *part, pid_t self,
-	    struct nvt_near *near, char *why, size_t len)
+int near_of(const struct part_args *o, const struct nvt_slot_view *part,
+	    const struct nvt_claimer *me, struct nvt_near *near, char *why, size_t len)
 {
-	struct nvt_tpcset avail, held;
+	struct nvt_place_ask ask;
+	struct nvt_place_gpu gpu;
+	struct nvt_gpu_topology g;
+	int rc;
 
 	memset(near, 0, sizeof(*near));
-	if (!o->memory_half_given)
-		return 0;
-	nvt_topo_all(&part->topo, &avail);
-	if (running_tpcs(part->uuid, self, &held))
-		return refuse(why, len, "cannot list the tasks in %s: %s", nvt_rundir(),
-			      strerror(errno));
-	nvt_set_andnot(&avail, &avail, &held);
-	return near_in(o, part->uuid, &part->topo, self, &avail, 1, near, why, len);
+	place_of(o, part->uuid, &part->topo, "", &ask, &gpu);
+	if (load_halves(o, &gpu, &g, why, len))
+		return -1;
+	rc = nvt_place_near_for_claim(nvt_rundir(), &gpu, &ask, me, near, why, len);
+	if (rc == NVT_NEAR_NEITHER)
+		warn_neither(o, &g);
+	return rc < 0 ? -1 : 0;
 }
 
 /* Why a MASK that does not parse is wrong, and how to write it. */
@@ -186,7 +145,8 @@ static int beyond(int gpcs, long top, const struct nvt_topology *topo, const cha
 }
 
 int parse_partition(const struct part_args *o, const char *text, const struct nvt_topology *topo,
-		    const uint8_t uuid[16], const char *gpu_name, pid_t self, struct nvt_tpcset *set,
+		    const uint8_t uuid[16], const char *gpu_name, const struct nvt_claimer *me,
+		    struct nvt_tpcset *set,
 		    char *why, size_t len)
 {
 	struct nvt_parse_error err;
@@ -195,33 +155,17 @@ int parse_partition(const struct part_args *o, const char *text, const struct nv
 	int rc, top, every;
 
 	if (o->count) {
-		struct nvt_tpcset available, held;
-		struct nvt_near near;
-		nvt_topo_all(topo, &available);
-		if (o->exclude_running) {
-			if (running_tpcs(uuid, self, &held))
-				return refuse(why, len, "cannot list the tasks in %s: %s", nvt_rundir(),
-					      strerror(errno));
-			nvt_set_andnot(&available, &available, &held);
-		}
-		if (o->count > topo->n_tpcs)
-			return refuse(why, len, "cannot pick %u TPCs: %s has %u", o->count, gpu_name,
-				      topo->n_tpcs);
-		if (memory_near(o, uuid, topo, self, &available, &near, why, len))
+		struct nvt_place_ask ask;
+		struct nvt_place_gpu gpu;
+		struct nvt_gpu_topology g;
+		int neither = 0;
+
+		place_of(o, uuid, topo, gpu_name, &ask, &gpu);
+		if (load_halves(o, &gpu, &g, why, len) ||
+		    nvt_place_once(nvt_rundir(), &gpu, &ask, me, set, &neither, why, len))
 			return -1;
-		if (near.mode != NVT_NEAR_NONE) {
-			struct nvt_tpcset in;
-			nvt_set_and(&in, &available, &near.tpcs);
-			if (nvt_topo_pick(topo, &in, o->count, o->strategy, set) == 0)
-				return 0;
-			if (near.mode == NVT_NEAR_ONLY)
-				return refuse(why, len, "cannot pick %u TPCs in the memory half asked "
-					      "for", o->count);
-		}
-		if (nvt_topo_pick(topo, &available, o->count, o->strategy, set))
-			return refuse(why, len, "cannot pick %u TPCs: only %u %s free of other tasks",
-				      o->count, nvt_set_count(&available),
-				      nvt_set_count(&available) == 1 ? "is" : "are");
+		if (neither)
+			warn_neither(o, &g);
 		return 0;
 	}
 	/* "all" (as -l and -p show an unpartitioned task): every TPC or GPC the GPU has. */
@@ -261,7 +205,8 @@ int parse_partition(const struct part_args *o, const char *text, const struct nv
 }
 
 int build_partitions(const struct part_args *o, const char *mask, const int *task_gpus, int n_task,
-		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out,
+		     const struct nvt_topology *topos, const struct nvt_claimer *me,
+		     struct nvt_slot_view *out,
 		     char *why, size_t len)
 {
 	const struct nvt_gpus *gpus = machine_gpus();
@@ -318,7 +263,7 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
 		v->state = NVT_SLOT_UNSET;
 		if (text) {
 			gpu_name(index, n_task, name, sizeof(name));
-			if (parse_partition(o, text, &v->topo, v->uuid, name, self, &v->tpcs, why, len))
+			if (parse_partition(o, text, &v->topo, v->uuid, name, me, &v->tpcs, why, len))
 				return -1;
 			v->state = NVT_SLOT_SET;
 		}

@@ -37,29 +37,19 @@ struct part_args {
 
 /*
  * Turns MASK (hex, -c list, -g list or -n) into the TPC set *set for the GPU
- * with topology topo and uuid (called gpu_name in messages); -n
- * --exclude-running leaves out what the tasks but self hold. Returns 0, or -1
- * with a one-line reason in why.
+ * with topology topo and uuid (called gpu_name in messages); -n places it
+ * (alloc/placement.h) clear of what the tasks but me (NULL: none) hold with
+ * --exclude-running, in the memory half asked for. Returns 0, or -1 with a
+ * one-line reason in why.
  */
 int parse_partition(const struct part_args *o, const char *text, const struct nvt_topology *topo,
-		    const uint8_t uuid[16], const char *gpu_name, pid_t self, struct nvt_tpcset *set,
-		    char *why, size_t len);
-/*
- * Where -n --memory-half picks on the GPU uuid (topology topo): near gets the
- * TPCs of the half asked for (NVT_NEAR_ONLY), or of the half where the
- * tasks but self hold fewest TPCs among those with o->count TPCs of avail
- * (auto: NVT_NEAR_PREFER; mode NVT_NEAR_NONE when neither has, with a
- * warning). Without --memory-half, mode NVT_NEAR_NONE. Returns 0, or -1 with
- * the reason in why (the halves were not measured, or the half is too small).
- */
-int memory_near(const struct part_args *o, const uint8_t uuid[16], const struct nvt_topology *topo,
-		pid_t self, const struct nvt_tpcset *avail, struct nvt_near *near, char *why,
-		size_t len);
-/* memory_near for -n --exclude-running's claims on part's GPU: avail is what
- * the tasks but self leave free, and a half asked for is not refused for want
- * of room here (the claim protocol decides, and says so). */
-int near_of(const struct part_args *o, const struct nvt_slot_view *part, pid_t self,
-	    struct nvt_near *near, char *why, size_t len);
+		    const uint8_t uuid[16], const char *gpu_name, const struct nvt_claimer *me,
+		    struct nvt_tpcset *set, char *why, size_t len);
+/* Where -n --exclude-running's claim on part's GPU picks (nvt_claim_gpu.near):
+ * the memory half asked for (nvt_place_near_for_claim; the tasks but me count).
+ * Returns 0, or -1 with why. */
+int near_of(const struct part_args *o, const struct nvt_slot_view *part,
+	    const struct nvt_claimer *me, struct nvt_near *near, char *why, size_t len);
 /*
  * The partitions a task gets (run) or is given (-p): for each GPU of the
  * task, its UUID, topology and, for the GPUs MASK or --gpu names, the TPC
@@ -70,7 +60,8 @@ int near_of(const struct part_args *o, const struct nvt_slot_view *part, pid_t s
  * machine's GPUs cannot be listed or a --gpu names none of them.
  */
 int build_partitions(const struct part_args *o, const char *mask, const int *task_gpus, int n_task,
-		     const struct nvt_topology *topos, pid_t self, struct nvt_slot_view *out,
+		     const struct nvt_topology *topos, const struct nvt_claimer *me,
+		     struct nvt_slot_view *out,
 		     char *why, size_t len);
 /*
  * The MPS active thread percentage that lets a task see no more SMs than the

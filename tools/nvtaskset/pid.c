@@ -181,6 +181,9 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 	static struct nvt_topology topos[NVT_GPUS_MAX];
 	struct slot_status st[NVT_MAX_GPUS];
 	int task[NVT_GPUS_MAX], n_task = 0, torn, n_old = read_slots(h, old, st, &torn);
+	struct nvt_claimer me; /* the task: what it holds is what -p gives up */
+
+	nvt_claimer_of(&h->head, &me);
 
 	/* The task's GPUs: those it has slots for, with the maps it already uses. */
 	for (int i = 0; i < n_old; i++) {
@@ -217,9 +220,9 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 	if (o->part.count && o->part.exclude_running) {
 		struct part_args pick = o->part;
 		pick.exclude_running = 0;
-		return build_partitions(&pick, mask_text, task, n_task, topos, h->pid, parts, why, len);
+		return build_partitions(&pick, mask_text, task, n_task, topos, &me, parts, why, len);
 	}
-	return build_partitions(&o->part, mask_text, task, n_task, topos, h->pid, parts, why, len);
+	return build_partitions(&o->part, mask_text, task, n_task, topos, &me, parts, why, len);
 }
 
 /* Started with --sm-limit: MPS caps the task at its start's share. */
@@ -285,15 +288,17 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	static struct nvt_near near[NVT_MAX_GPUS];
 	struct nvt_task_claim claim = {o->part.count, o->part.strategy, 0, near};
 	pid_t pid = h->pid;
+	struct nvt_claimer me;
 	int rc;
 
+	nvt_claimer_of(&h->head, &me);
 	if (o->part.count && o->part.exclude_running) {
 		claim.timeout_ms = claim_timeout_ms();
 		for (int i = 0; i < n_parts && i < NVT_MAX_GPUS; i++) {
 			memset(&near[i], 0, sizeof(near[i]));
 			/* Only the GPUs the change names: the others keep what they have. */
 			if (parts[i].state == NVT_SLOT_SET &&
-			    near_of(&o->part, &parts[i], pid, &near[i], why, len))
+			    near_of(&o->part, &parts[i], &me, &near[i], why, len))
 				return -1;
 		}
 	}

@@ -142,7 +142,7 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		req[i].count = parts[i].state == NVT_SLOT_SET ? o->part.count : 0;
 		req[i].strategy = o->part.strategy;
 		req[i].prio = parts[i].prio;
-		if (req[i].count && near_of(&o->part, &parts[i], 0, &req[i].near, why, sizeof(why)))
+		if (req[i].count && near_of(&o->part, &parts[i], NULL, &req[i].near, why, sizeof(why)))
 			errx(EXIT_FAILURE, "%s", why);
 	}
 	rc = nvt_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why, sizeof(why));
@@ -227,7 +227,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 			 getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
 	if (claiming)
 		pick.exclude_running = 0; /* the GPUs and their topologies; claim() picks */
-	n = build_partitions(&pick, positional ? argv[0] : "", task, n_task, NULL, 0, parts, why,
+	n = build_partitions(&pick, positional ? argv[0] : "", task, n_task, NULL, NULL, parts, why,
 			     sizeof(why));
 	if (n < 0)
 		cli_errx("%s", why);

@@ -199,7 +199,7 @@ static void check_mask_on_machine(const struct options *o, const char *mask_text
 
 	for (int g = 0; g < gpus->n && n < NVT_GPUS_MAX; g++)
 		task[n++] = g;
-	if (build_partitions(&o->part, mask_text, task, n, NULL, 0, parts, why, sizeof(why)) < 0)
+	if (build_partitions(&o->part, mask_text, task, n, NULL, NULL, parts, why, sizeof(why)) < 0)
 		cli_errx("%s", why);
 }
 
