@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "core/membw.h"
+#include "core/yield.h"
 #include "core/mpslog.h"
 #include "core/prio.h"
 #include "profile.h"
@@ -43,6 +44,7 @@ enum {
 	OPT_PRIORITY,
 	OPT_GUARD,
 	OPT_NO_LEND,
+	OPT_YIELD,
 	OPT_AGENT,
 	OPT_HOLD,
 	OPT_POLL,
@@ -72,6 +74,7 @@ static const struct option long_options[] = {
 	{"priority", required_argument, NULL, OPT_PRIORITY},
 	{"guard", required_argument, NULL, OPT_GUARD},
 	{"no-lend", no_argument, NULL, OPT_NO_LEND},
+	{"yield", required_argument, NULL, OPT_YIELD},
 	{"agent", no_argument, NULL, OPT_AGENT},
 	{"hold", required_argument, NULL, OPT_HOLD},
 	{"poll", required_argument, NULL, OPT_POLL},
@@ -241,6 +244,16 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 			break;
 		case OPT_GUARD: o->guard = prio_number("--guard", optarg, 1, NVT_MAX_TPCS); break;
 		case OPT_NO_LEND: o->no_lend = 1; break;
+		case OPT_YIELD: {
+			const char *why;
+			char message[200];
+			o->yield_given = 1;
+			if (nvt_yield_parse(optarg, &o->yield, &why)) {
+				snprintf(message, sizeof(message), "--yield '%s': %s", optarg, why);
+				bad_usage(message);
+			}
+			break;
+		}
 		case OPT_AGENT: o->agent = 1; break;
 		case OPT_HOLD: o->hold_ms = prio_number("--hold", optarg, 1, 3600000); break;
 		case OPT_POLL: o->poll_us = prio_number("--poll", optarg, 50, 1000000); break;
@@ -269,6 +282,10 @@ static void check_prio_options(const struct options *o)
 		bad_usage("--hold, --poll, --idle-exit and --across-users go with --agent");
 	if ((o->guard || o->no_lend) && !o->prio_given && !o->agent)
 		bad_usage("--guard and --no-lend go with --priority");
+	if (o->yield_given && (!o->prio_given || o->prio == NVT_PRIO_NONE))
+		bad_usage("--yield goes with --priority high, normal or low");
+	if (o->prio_given && o->prio == NVT_PRIO_NONE && !o->pid_mode)
+		bad_usage("--priority none goes with -p (a task started without --priority has none)");
 	if (o->prio_given && (o->list_mode || o->mps_action || o->calibrate || o->topology))
 		bad_usage("--priority goes with starting a command or with -p");
 	if (o->prio_given && o->prio == NVT_PRIO_NONE && (o->guard || o->no_lend))
@@ -392,10 +409,26 @@ static int run_pid(const struct options *o, const struct words *w)
 }
 
 /* MASK COMMAND, -n COUNT COMMAND, --gpu GPU=MASK COMMAND: a start. */
-static int run_start(const struct options *o, const struct words *w)
+static int run_start(const struct options *given, const struct words *given_words)
 {
+	struct options start = *given;
+	struct words words = *given_words;
+	struct options *o = &start;
+	struct words *w = &words;
 	int positional = !o->part.count && !o->part.gpu_masks;
 
+	/* With a priority, MASK may be left out: the task's own partition is then
+	 * the whole GPU (or what the environment gives), as without nvtaskset. A
+	 * first word that is no mask is the COMMAND. */
+	if (o->prio_given && positional && !o->part.tpc_list && !o->part.gpc_list && w->n >= 1) {
+		struct nvt_tpcset probe;
+		if (w->n == 1 || nvt_parse_mask(w->argv[w->first], NVT_MAX_TPCS, &probe) != 0) {
+			static char all[] = "all";
+			w->argv[--w->first] = all; /* argv[first - 1] is an option's word: ours to reuse */
+			o->part.tpc_list = 1;
+			w->n++;
+		}
+	}
 	/* After MASK (given unless -n or --gpu GPU=MASK), COMMAND. */
 	if (positional && w->n > 1)
 		check_misplaced(o, w->argv, w->argc, w->first, w->first + 1, "COMMAND");
