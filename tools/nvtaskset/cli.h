@@ -79,9 +79,6 @@ int prio_plan(const struct options *o, const struct nvt_seg_handle *h, struct nv
 	      char *why, size_t len);
 /* The priority that --priority, --guard, --no-lend and --yield give (o->prio_given). */
 void prio_given(const struct options *o, struct nvt_slot_prio *given);
-/* Sets (or, without a priority, unsets) NVT_ENV_PRIORITY for a COMMAND started,
- * and MPS's client priority for one that yields so (NVT_YIELD_CLIENT). */
-void prio_start_env(const struct options *o);
 /* Starts the caller's priority agent, detached, unless it or root's runs, if
  * the priority given needs one (--yield guard). Never waits for it. */
 void prio_autostart(const struct options *o);

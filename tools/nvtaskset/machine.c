@@ -24,7 +24,7 @@
 /* Seconds to wait for the driver: $NVTASKSET_DRIVER_TIMEOUT (1-3600) or 60. */
 int driver_timeout_ms(void)
 {
-	const char *text = getenv("NVTASKSET_DRIVER_TIMEOUT");
+	const char *text = getenv(NVT_ENV_DRIVER_TIMEOUT);
 	char *end;
 	long v;
 
@@ -39,7 +39,7 @@ int driver_timeout_ms(void)
 
 int claim_timeout_ms(void)
 {
-	const char *text = getenv("NVTASKSET_CLAIM_TIMEOUT");
+	const char *text = getenv(NVT_ENV_CLAIM_TIMEOUT);
 	char *end;
 	long v;
 
@@ -136,7 +136,7 @@ void gpu_name(int index, int n_task, char *buf, size_t len)
 
 int client_connections(int channels)
 {
-	const char *text = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	const char *text = getenv(NVT_ENV_CUDA_CONNECTIONS);
 	int set;
 
 	if (text && *text && nvt_channels_parse(text, &set) == 0 && set > 0)

@@ -231,7 +231,7 @@ static void check_sm_limit(pid_t pid, const struct nvt_slot_view *now, int n)
 	char text[16], *end;
 	long limit;
 
-	if (nvt_proc_env(pid, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", text, sizeof(text)) == 0 &&
+	if (nvt_proc_env(pid, NVT_ENV_MPS_THREAD_PERCENTAGE, text, sizeof(text)) == 0 &&
 	    (limit = strtol(text, &end, 10)) > 0 && limit < 100 && !*end &&
 	    sm_limit_percent(now, n) > limit)
 		warnx("warning: pid %ld runs under MPS's limit of %ld%% of the SMs (set at its "

@@ -78,7 +78,7 @@ static const char *ensure_mps(int channels)
  */
 static void check_channels(int channels)
 {
-	const char *user = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	const char *user = getenv(NVT_ENV_CUDA_CONNECTIONS);
 	char value[16];
 
 	if (channels && nvt_channels_env(channels, value, sizeof(value)) && user &&
@@ -184,22 +184,14 @@ static int sm_limit(const struct nvt_slot_view *parts, int n)
 	return sm_limit_percent(parts, n);
 }
 
-static void mark_partition_owner(void)
+/* Sets (or unsets) what nvt_task_env_build and nvt_task_env_self chose. */
+static void apply_env(const struct nvt_task_env *e)
 {
-	struct nvt_proc_id self = {nvt_own_pidns(), getpid(), 0};
-	char text[NVT_PROC_ID_TEXT_MAX];
-	struct nvt_stat st;
-
-	/* An exec keeps the PID and the start time: they name the COMMAND too.
-	 * /proc/self must number PIDs as our namespace does (the shim compares). */
-	if (self.pidns && nvt_proc_stat(0, &st) == 0 && st.pid == self.pid) {
-		self.start_time = st.start_time;
-		if (nvt_proc_id_format(&self, text, sizeof(text)) == 0) {
-			setenv(NVT_ENV_PARTITION_FOR, text, 1);
-			return;
-		}
-	}
-	unsetenv(NVT_ENV_PARTITION_FOR); /* never an outer nvtaskset's */
+	for (int i = 0; i < e->n; i++)
+		if (e->vars[i].value)
+			setenv(e->vars[i].name, e->vars[i].value, e->vars[i].overwrite);
+		else
+			unsetenv(e->vars[i].name);
 }
 
 /* A start, in order (85 lines: the steps share the partitions and the
@@ -207,7 +199,8 @@ static void mark_partition_owner(void)
 int nvt_cmd_run(const struct options *o, char **argv)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
-	static struct nvt_task_env env;
+	static struct nvt_task_env env, self_env;
+	struct nvt_slot_prio given;
 	/* -n --exclude-running picks race-free (nvt_claim), not from one look. */
 	int claiming = o->part.count && o->part.exclude_running && !o->dry_run;
 	struct part_args pick = o->part;
@@ -224,7 +217,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	n_task = nvt_gpus_visible(machine_gpus(), task);
 	if (n_task == 0)
 		cli_errx("the task can use no GPU (CUDA_VISIBLE_DEVICES=%s)",
-			 getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
+			 getenv(NVT_ENV_CUDA_VISIBLE) ? getenv(NVT_ENV_CUDA_VISIBLE) : "");
 	if (claiming)
 		pick.exclude_running = 0; /* the GPUs and their topologies; claim() picks */
 	n = build_partitions(&pick, positional ? argv[0] : "", task, n_task, NULL, NULL, parts, why,
@@ -245,9 +238,9 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	check_channels(o->channels);
 	in.channels = o->channels;
 	in.pipe_dir = o->no_mps ? NULL : ensure_mps(o->channels); /* NULL: never connect */
-	if (o->sm_limit && getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
+	if (o->sm_limit && getenv(NVT_ENV_MPS_THREAD_PERCENTAGE))
 		errx(EXIT_FAILURE, "--sm-limit sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, which is set "
-		     "already (%s)", getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
+		     "already (%s)", getenv(NVT_ENV_MPS_THREAD_PERCENTAGE));
 	/* The task's segment, made last: COMMAND adopts it (same PID), so the
 	 * partition given here is the one it gets, also inside another task's.
 	 * Without one (an unusable run directory) its shim says why. */
@@ -266,17 +259,21 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	in.parts = parts;
 	in.n_parts = n;
 	in.shim = shim;
-	in.old_preload = getenv("LD_PRELOAD");
+	in.old_preload = getenv(NVT_ENV_LD_PRELOAD);
 	/* Children, and programs that do not adopt the segment, start from this. */
 	if (nvt_task_env_build(&in, &env, why, sizeof(why))) {
 		if (made)
 			nvt_seg_remove(&own);
 		errx(EXIT_FAILURE, "%s", why);
 	}
-	for (int i = 0; i < env.n; i++)
-		setenv(env.vars[i].name, env.vars[i].value, env.vars[i].overwrite);
-	prio_start_env(o);
-	mark_partition_owner();
+	prio_given(o, &given);
+	if (nvt_task_env_self(o->prio_given ? &given : NULL, &self_env, why, sizeof(why))) {
+		if (made)
+			nvt_seg_remove(&own);
+		errx(EXIT_FAILURE, "%s", why);
+	}
+	apply_env(&env);
+	apply_env(&self_env);
 	if (positional)
 		argv++;
 	execvp(argv[0], argv);
