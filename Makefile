@@ -26,6 +26,10 @@ INCLUDEDIR ?= $(PREFIX)/include
 DOCDIR ?= $(PREFIX)/share/doc/nvtaskset
 DATADIR ?= $(PREFIX)/share/nvtaskset
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# Where the linker, the dynamic loader and ctypes.util.find_library look for
+# libsmctrl.so (a link to LIBDIR's), and pkg-config for libsmctrl.pc.
+SMCTRL_LINKDIR ?= $(PREFIX)/lib
+PKGCONFIGDIR ?= $(SMCTRL_LINKDIR)/pkgconfig
 
 VERSION := $(shell sed -n 's/^\#define NVT_VERSION_STRING "\(.*\)"/\1/p' include/nvtaskset.h)
 # The symbol the command exports so that an inherited shim stays passive.
@@ -88,6 +92,10 @@ CLI = $(B)/bin/nvtaskset
 SHIM = $(B)/lib/nvtaskset/libnvtaskset.so
 WRAPPER = $(B)/lib/nvtaskset/wrapper/libcuda.so.1
 SMCTRL = $(B)/lib/nvtaskset/libsmctrl.so
+SMCTRL_PC = $(B)/gen/libsmctrl.pc
+# LIBDIR as seen from SMCTRL_LINKDIR: libsmctrl.so found through the link
+# there finds the shim beside its target ($$ORIGIN is the link's directory).
+SMCTRL_TO_LIBDIR := $(shell realpath -m --relative-to='$(SMCTRL_LINKDIR)' '$(LIBDIR)')
 STUB = $(B)/stub/libcuda.so
 
 # The Slurm plugin: src/ as the command uses it, and tools/slurm/.
@@ -110,7 +118,7 @@ endif
 
 HOG = $(B)/lib/nvtaskset/nvtaskset-hog
 
-all: $(CLI) $(SHIM) $(WRAPPER) $(SMCTRL) $(HOG) $(PLUGINS)
+all: $(CLI) $(SHIM) $(WRAPPER) $(SMCTRL) $(SMCTRL_PC) $(HOG) $(PLUGINS)
 
 # Everything is rebuilt when the compiler or its flags change (a packager's
 # `make CFLAGS=...` after a plain `make`); -Werror alone changes no output.
@@ -161,7 +169,9 @@ $(PATHS_H): FORCE
 		'#define NVT_INSTALL_LIBDIR "$(LIBDIR)"' \
 		'#define NVT_LIBDIR_FROM_BINDIR "$(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)')"' \
 		'#define NVT_INSTALL_BINDIR "$(BINDIR)"' \
-		'#define NVT_BINDIR_FROM_LIBDIR "$(shell realpath -m --relative-to='$(LIBDIR)' '$(BINDIR)')"' >$@.new
+		'#define NVT_BINDIR_FROM_LIBDIR "$(shell realpath -m --relative-to='$(LIBDIR)' '$(BINDIR)')"' \
+		'/* libsmctrl.so'"'"'s RUNPATH: $$ORIGIN, and LIBDIR seen from SMCTRL_LINKDIR */' \
+		'#define NVT_SMCTRL_TO_LIBDIR "$(SMCTRL_TO_LIBDIR)"' >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 $(B)/cmd/run.o $(B)/cmd/pid.o: $(PATHS_H)
 # The shim runs the command to calibrate a GPU for a libsmctrl program.
@@ -200,11 +210,19 @@ $(O)/shim/libsmctrl.o: src/shim/libsmctrl.c src/shim/smctrlabi.h include/libsmct
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc/shim -fPIC -c -o $@ $<
 
-$(SMCTRL): $(O)/shim/libsmctrl.o $(SHIM)
+$(SMCTRL): $(O)/shim/libsmctrl.o $(SHIM) $(PATHS_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(O)/shim/libsmctrl.o -Wl,-soname,libsmctrl.so \
 		-L$(B)/lib/nvtaskset -Wl,--no-as-needed -lnvtaskset -Wl,--as-needed \
-		-Wl,-rpath,'$$ORIGIN' -Wl,-z,now
+		-Wl,-rpath,'$$ORIGIN:$$ORIGIN/$(SMCTRL_TO_LIBDIR)' -Wl,-z,now
+
+# pkg-config's record: `cc prog.c $$(pkg-config --cflags --libs libsmctrl)`.
+$(SMCTRL_PC): FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' 'includedir=$(INCLUDEDIR)' 'libdir=$(SMCTRL_LINKDIR)' '' 'Name: libsmctrl' \
+		"Description: libsmctrl's TPC masks for CUDA programs, through nvtaskset" \
+		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lsmctrl' >$@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
 # ---- Tests ----------------------------------------------------------------
 
@@ -348,13 +366,18 @@ install: all
 	install -m 0644 $(WRAPPER) $(DESTDIR)$(LIBDIR)/wrapper/libcuda.so.1
 	install -m 0755 $(HOG) $(DESTDIR)$(LIBDIR)/nvtaskset-hog
 	install -m 0644 $(SMCTRL) $(DESTDIR)$(LIBDIR)/libsmctrl.so
-	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MAN3DIR) $(DESTDIR)$(MAN8DIR)
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MAN3DIR) $(DESTDIR)$(MAN8DIR) \
+		$(DESTDIR)$(SMCTRL_LINKDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	test '$(SMCTRL_TO_LIBDIR)' = . || ln -sfn '$(SMCTRL_TO_LIBDIR)/libsmctrl.so' $(DESTDIR)$(SMCTRL_LINKDIR)/libsmctrl.so
+	install -m 0644 $(SMCTRL_PC) $(DESTDIR)$(PKGCONFIGDIR)/libsmctrl.pc
 	install -m 0644 include/libsmctrl.h $(DESTDIR)$(INCLUDEDIR)/libsmctrl.h
 	install -m 0644 man/nvtaskset.1 $(DESTDIR)$(MANDIR)/nvtaskset.1
 	install -m 0644 man/libsmctrl.3 $(DESTDIR)$(MAN3DIR)/libsmctrl.3
 	install -m 0644 man/spank_nvtaskset.8 $(DESTDIR)$(MAN8DIR)/spank_nvtaskset.8
 	install -m 0644 tools/completion/nvtaskset.bash $(DESTDIR)$(BASHCOMPDIR)/nvtaskset
 	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)
+	@# The loader's cache, which find_library reads (a staged install: the package's trigger).
+	if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 ifeq ($(HAVE_SLURM),1)
 	install -d $(DESTDIR)$(DATADIR)
 	install -m 0644 $(SPANK) $(DESTDIR)$(LIBDIR)/spank_nvtaskset.so
@@ -367,7 +390,9 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libsmctrl.so $(DESTDIR)$(INCLUDEDIR)/libsmctrl.h \
 		$(DESTDIR)$(MAN3DIR)/libsmctrl.3 $(DESTDIR)$(MAN8DIR)/spank_nvtaskset.8 \
 		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE \
-		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua
+		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua \
+		$(DESTDIR)$(PKGCONFIGDIR)/libsmctrl.pc
+	test '$(SMCTRL_TO_LIBDIR)' = . || rm -f $(DESTDIR)$(SMCTRL_LINKDIR)/libsmctrl.so
 	-rmdir $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR) 2>/dev/null
 
 # ---- Debian package -------------------------------------------------------
