@@ -275,3 +275,22 @@ t_smctrl_launch_path_no_syscalls() {
 	echo "system calls: 10 launches $few, 1000 launches $many"
 	[ -n "$few" ] && [ "$many" -le "$few" ] || die "launches make system calls: $few for 10, $many for 1000"
 }
+
+t_smctrl_plain_start_partitioned() {
+	# A libsmctrl program started plainly is a task like any other once it
+	# has its GPU's map: -l lists it (with all TPCs), -p partitions it, and
+	# its masks go on applying within.
+	"$NVT" --topology >/dev/null
+	rm -f "$WORK/sp.stop" "$WORK/sp.state"
+	"$SMCTRLAPP" loop "$WORK/sp.stop" "$WORK/sp.state" >"$WORK/sp.out" 2>&1 &
+	local pid=$! out
+	wait_file "$WORK/sp.state" 0-15
+	out=$("$NVT" -p "$pid" 2>&1)
+	has "$out" "pid $pid's current TPC mask"
+	has "$("$NVT" -l 2>&1)" "$pid"
+	"$NVT" -p -c 8-40 "$pid" >/dev/null
+	wait_file "$WORK/sp.state" 8-15
+	touch "$WORK/sp.stop"
+	wait "$pid" || die "the program exited $?: $(cat "$WORK/sp.out")"
+	hasnt "$(cat "$WORK/sp.out")" warning
+}
