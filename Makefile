@@ -10,6 +10,9 @@
 #   make install PREFIX=/usr/local DESTDIR= [LIBDIR=...]
 #   make uninstall PREFIX=/usr/local DESTDIR= [LIBDIR=...]
 #
+# This file builds and installs; the tests' programs and targets are in
+# mk/tests.mk, the GPU tests' and benchmarks' in mk/gpu.mk.
+#
 # CFLAGS, CPPFLAGS and LDFLAGS are the packager's (dpkg-buildflags' hardening
 # flags work as given); WERROR=1 makes warnings errors, as `make check` and CI do.
 # The Slurm SPANK plugin is built where Slurm's headers are (Debian:
@@ -31,9 +34,9 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SMCTRL_LINKDIR ?= $(PREFIX)/lib
 PKGCONFIGDIR ?= $(SMCTRL_LINKDIR)/pkgconfig
 
-VERSION := $(shell sed -n 's/^\#define NVT_VERSION_STRING "\(.*\)"/\1/p' include/nvtaskset.h)
+VERSION := $(shell sed -n 's/^\#define NVT_VERSION_STRING "\(.*\)"/\1/p' src/nvtaskset.h)
 # The symbol the command exports so that an inherited shim stays passive.
-CLI_MARKER := $(shell sed -n 's/^\#define NVT_CLI_MARKER "\(.*\)"/\1/p' include/nvtaskset.h)
+CLI_MARKER := $(shell sed -n 's/^\#define NVT_CLI_MARKER "\(.*\)"/\1/p' src/nvtaskset.h)
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
@@ -55,6 +58,9 @@ FORTIFY =
 endif
 ALL_CFLAGS = -std=gnu11 $(WARN) $(FORTIFY) -Iinclude -Isrc $(CPPFLAGS) $(CFLAGS)
 TEST_CFLAGS = $(ALL_CFLAGS) -Wno-missing-prototypes
+# What each object includes, written by the compiler beside it (NAME.d) and
+# read back below: a change to a header rebuilds the files that include it.
+DEPFLAGS = -MMD -MP
 # Every file of src/ is compiled once, position-independent and hidden, and
 # linked into the shim, the command, the Slurm plugin and the tests alike.
 LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
@@ -63,7 +69,7 @@ B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio shim
-CORE = tpcset tmd topo topopick segment gpusel ptree claim mpslog profile prio membw
+CORE = tpcset tmd topo topopick segment gpusel ptree claim mpslog profile prio yield membw
 OS = sysutil proc slurmproc child
 GPU = driverinfo gpu calibrate bwprobe topocache gpus
 SEG = segfile segopen segscan segown inherit
@@ -71,8 +77,7 @@ MPS = mps
 ALLOC = reserve
 TASK = task
 PRIO = agent agentlock
-SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi shimsmctrlmaps
-SRC_HDRS = $(wildcard src/*/*.h) include/nvtaskset.h include/libsmctrl.h
+SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi shimsmctrlmaps shimyield
 
 O = $(B)/obj
 CORE_LIB = $(B)/libnvtcore.a
@@ -122,29 +127,32 @@ all: $(CLI) $(SHIM) $(WRAPPER) $(SMCTRL) $(SMCTRL_PC) $(HOG) $(PLUGINS)
 
 # Everything is rebuilt when the compiler or its flags change (a packager's
 # `make CFLAGS=...` after a plain `make`); -Werror alone changes no output.
+# DEPFLAGS is among them so that objects built before there were .d files
+# are built again, with theirs.
 FLAGS = $(B)/flags
+FLAGS_TEXT = $(CC) $(FORTIFY) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(DEPFLAGS)
 $(FLAGS): FORCE
 	@mkdir -p $(@D)
-	@echo '$(subst ','\'',$(CC) $(FORTIFY) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS))' | cmp -s - $@ || \
-		echo '$(subst ','\'',$(CC) $(FORTIFY) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS))' >$@
+	@echo '$(subst ','\'',$(FLAGS_TEXT))' | cmp -s - $@ || \
+		echo '$(subst ','\'',$(FLAGS_TEXT))' >$@
 
-$(O)/%.o: src/%.c $(SRC_HDRS) $(FLAGS)
+$(O)/%.o: src/%.c $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+	$(CC) $(DEPFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
 $(CORE_LIB): $(CORE_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/cmd/%.o: tools/nvtaskset/%.c tools/nvtaskset/cli.h tools/nvtaskset/profile.h $(SRC_HDRS) $(FLAGS)
+$(B)/cmd/%.o: tools/nvtaskset/%.c $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itools/nvtaskset -I$(B)/gen -c -o $@ $<
+	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -Itools/nvtaskset -I$(B)/gen -c -o $@ $<
 
 # Default visibility here: spank.map exports the plugin's own symbols, which
 # hidden ones could not be.
-$(B)/spank/%.o: tools/slurm/%.c $(wildcard tools/slurm/*.h) $(SRC_HDRS) $(FLAGS)
+$(B)/spank/%.o: tools/slurm/%.c $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fPIC -Itools/slurm -c -o $@ $<
+	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -fPIC -Itools/slurm -c -o $@ $<
 
 # Slurm's functions come from the program that loads the plugin (srun,
 # slurmstepd: libslurmfull), so it links no Slurm library.
@@ -155,9 +163,9 @@ $(SPANK): $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) tools/slurm/spank.map
 
 # --profile --beside-hog's bandwidth hog: a program of its own (the command
 # itself keeps its shim passive), installed beside the shim.
-$(HOG): tools/nvtaskset/hog.c $(CORE_LIB) $(SRC_HDRS) $(FLAGS)
+$(HOG): tools/nvtaskset/hog.c $(CORE_LIB) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_LIB) -ldl
+	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $< $(CORE_LIB) -ldl
 
 # Where the command looks for its shim: LIBDIR, and LIBDIR as seen from
 # BINDIR, so that an install staged in DESTDIR or moved as a whole works too.
@@ -175,9 +183,9 @@ $(PATHS_H): FORCE
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 $(B)/cmd/run.o $(B)/cmd/pid.o: $(PATHS_H)
 # The shim runs the command to calibrate a GPU for a libsmctrl program.
-$(O)/shim/shimsmctrlmaps.o: src/shim/shimsmctrlmaps.c $(PATHS_H) $(SRC_HDRS) $(FLAGS)
+$(O)/shim/shimsmctrlmaps.o: src/shim/shimsmctrlmaps.c $(PATHS_H) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -I$(B)/gen -c -o $@ $<
+	$(CC) $(DEPFLAGS) $(LIB_CFLAGS) -I$(B)/gen -c -o $@ $<
 
 $(CLI): $(CLI_OBJ) $(LIB_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
@@ -206,9 +214,9 @@ $(WRAPPER): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map $(STUB)
 # libsmctrl's names for programs written for it (include/libsmctrl.h): each
 # forwards into the shim beside it, found through RUNPATH $$ORIGIN. Its soname
 # is libsmctrl's file name, so programs linked against libsmctrl find it too.
-$(O)/shim/libsmctrl.o: src/shim/libsmctrl.c src/shim/smctrlabi.h include/libsmctrl.h $(FLAGS)
+$(O)/shim/libsmctrl.o: src/shim/libsmctrl.c $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc/shim -fPIC -c -o $@ $<
+	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -Isrc/shim -fPIC -c -o $@ $<
 
 $(SMCTRL): $(O)/shim/libsmctrl.o $(SHIM) $(PATHS_H)
 	@mkdir -p $(@D)
@@ -224,137 +232,9 @@ $(SMCTRL_PC): FORCE
 		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lsmctrl' >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
-# ---- Tests ----------------------------------------------------------------
+# ---- Tests and benchmarks: mk/ ----------------------------------------------
 
-T = $(B)/test
-FAKE = $(T)/fake/libcuda.so.1
-TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_slurm $(T)/test_task \
-	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
-	$(T)/smctrlapp
-
-# The fake driver: devices and launches, the calibration probe, the callback
-# table, CUDA graphs (tests/fake/fakecuda.h).
-FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakemembw.c fakecb.c fakegraph.c fakeexec.c fakegraphapi.c)
-FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/gpu/cuda_driver.h
-$(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $(FAKE_SRC) -Wl,-soname,libcuda.so.1 -lpthread
-	ln -sf libcuda.so.1 $(T)/fake/libcuda.so
-
-# Unit tests link the pure core (and driverinfo's parser).
-TEST_LIBS = $(O)/gpu/driverinfo.o $(CORE_LIB)
-$(T)/test_%: tests/unit/test_%.c tests/unit/check.h $(TEST_LIBS)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_LIBS) -lpthread
-
-# The Slurm plugin's pure code, its checks of root's paths, and the job step
-# of a process: built without Slurm.
-$(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.c tools/slurm/request.h \
-		tools/slurm/rootpath.c tools/slurm/rootpath.h $(OS_OBJ) $(TEST_LIBS)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/unit -Itools/slurm $(LDFLAGS) -o $@ $< tools/slurm/request.c \
-		tools/slurm/rootpath.c $(OS_OBJ) $(TEST_LIBS) -lpthread
-
-# The task layer: it links what the command links of src/.
-$(T)/test_task: tests/unit/test_task.c tests/unit/check.h $(LIB_OBJ) $(CORE_LIB)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) -ldl -lpthread
-
-$(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segopen.o $(O)/os/sysutil.o $(O)/os/proc.o $(CORE_LIB)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $^
-
-FAKEAPP_SRC = tests/fake/fakeapp.c tests/fake/fakeappgraph.c
-FAKEAPP_HDR = tests/fake/fakeapp.h tests/fake/fakecuda.h src/gpu/cuda_driver.h
-$(T)/fakeapp-dlopen: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FLAGS)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -DUSE_DLOPEN $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -ldl -lpthread
-
-$(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -L$(T)/fake -lcuda -lpthread
-
-# A program written for libsmctrl: nvtaskset's libsmctrl.so and the fake driver.
-$(T)/smctrlapp: tests/fake/smctrlapp.c include/libsmctrl.h $(FAKEAPP_HDR) $(FAKE) $(SMCTRL) $(CORE_LIB) $(FLAGS)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< $(CORE_LIB) -L$(B)/lib/nvtaskset -lsmctrl \
-		-Wl,-rpath,$(abspath $(B)/lib/nvtaskset) -L$(T)/fake -lcuda -lpthread
-
-# Tests of the fake itself: a callback subscriber that is not nvtaskset
-# (LD_PRELOADed), and the graph scenarios it drives.
-$(T)/testsub.so: tests/fake/testsub.c tests/fake/testsub.h src/gpu/cuda_driver.h $(FAKE) $(FLAGS)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda
-
-$(T)/fakegraphcheck: tests/fake/fakegraphcheck.c tests/fake/testsub.h $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -ldl
-
-# The parser fuzz target, driven by its own random mutator under
-# AddressSanitizer (works with gcc); `make fuzz-libfuzzer` uses clang's.
-FUZZ_SRC = $(filter-out src/core/claim.c,$(CORE:%=src/core/%.c)) src/gpu/driverinfo.c
-$(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(FUZZ_SRC)
-	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=address,undefined \
-		-fno-sanitize-recover=all -DFUZZ_STANDALONE -o $@ $^
-
-check: all $(FAKE) $(TEST_BINS)
-	@tests/run-tests.sh
-
-# The Slurm plugin with a real Slurm (slurmctld, slurmd, munged; Debian:
-# slurm-wlm, libslurm-dev, munge, lua5.1 or liblua for cli_filter/lua),
-# started on this machine by the script, as root. About a minute.
-check-slurm: all $(FAKE) $(T)/fakeapp-dlopen
-	@test -f $(SPANK) || { echo "check-slurm: the Slurm plugin was not built: it needs Slurm's \
-headers (libslurm-dev)" >&2; exit 1; }
-	@tests/slurm/run.sh
-
-# The fault suite (tests/faults/run.sh, docs/faults.md): ENOSPC and EMFILE at
-# every segment operation, kill -9 of the CLI, 500 tasks of 3 users, hidepid=2,
-# full disks. As root; about 5 minutes.
-$(T)/inject.so: tests/faults/inject.c
-	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -Wall -Wextra -O1 -fPIC -shared $(LDFLAGS) -o $@ $< -ldl
-
-check-faults: all $(FAKE) $(T)/fakeapp-dlopen $(T)/inject.so $(T)/segpoke
-	@tests/faults/run.sh
-
-# GPU tests: on a machine with an NVIDIA Hopper GPU, nvcc and python3.
-GPU_LOG ?= $(B)/gpu
-check-gpu: all
-	@tests/gpu/check-gpu.sh $(GPU_LOG)
-
-# Benchmarks (after the ECRTS 2025 paper's evaluation): on the GPU machine, under 10 minutes.
-BENCH_OUT ?= docs/bench
-bench: all
-	@tests/bench/bench.sh $(abspath $(BENCH_OUT))
-
-# nvtaskset against MPS's percentage at every partition size (issue 15).
-bench-sizes: all
-	@timeout 590 python3 tests/bench/sizes.py $(CURDIR) $(abspath $(BENCH_OUT))/sizes
-
-# Where a partition's SMs lie: packed, spread, MPS's share; launch batches (issue 15).
-bench-placement: all
-	@tests/bench/placement.sh $(abspath $(BENCH_OUT))/placement
-
-# Start-up as a user feels it, and what the channel count buys (issue 24).
-bench-startup: all
-	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
-
-# Priorities (issue 26): PRIO_MODE=guard for the guard sweep alone.
-bench-prio: all
-	@tests/bench/prio/run.sh $(abspath $(BENCH_OUT))/prio $(or $(PRIO_MODE),full)
-
-# Undefined behaviour must end the run (-fno-sanitize-recover), or libFuzzer
-# reports it and exits 0. The regression inputs run first.
-FUZZ_TIME ?= 60
-fuzz-libfuzzer: $(FUZZ_SRC) tests/unit/fuzz_parsers.c
-	@mkdir -p $(T)
-	clang -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $(T)/fuzz_parsers_libfuzzer $^
-	$(T)/fuzz_parsers_libfuzzer tests/unit/fuzz-regressions/*
-	$(T)/fuzz_parsers_libfuzzer -max_total_time=$(FUZZ_TIME)
+include mk/tests.mk mk/gpu.mk
 
 # ---- Install --------------------------------------------------------------
 
@@ -419,6 +299,9 @@ clean:
 	rm -rf $(B)
 
 FORCE:
+
+# The headers each object and program was built from (DEPFLAGS).
+-include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d)
 
 .PHONY: all check check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

@@ -14,7 +14,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 B=${B:-build}
-VERSION=$(sed -n 's/^#define NVT_VERSION_STRING "\(.*\)"/\1/p' include/nvtaskset.h)
+VERSION=$(sed -n 's/^#define NVT_VERSION_STRING "\(.*\)"/\1/p' src/nvtaskset.h)
 PASS=0 FAIL=0
 WORK=$(mktemp -d /tmp/nvtaskset-package.XXXXXX)
 

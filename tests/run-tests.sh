@@ -20,7 +20,7 @@ with the drop-in wrapper: LD_LIBRARY_PATH=$(sed -n 's/^#define NVT_INSTALL_LIBDI
 	"$B/gen/install_paths.h")/wrapper, see nvtaskset(1)"
 LINKED=$T/fakeapp-linked
 # The control segment's layout version, as the header says.
-SEG_VERSION=$(sed -n 's/^#define NVT_SEG_VERSION \([0-9]*\)u$/\1/p' "$ROOT/include/nvtaskset.h")
+SEG_VERSION=$(sed -n 's/^#define NVT_SEG_VERSION \([0-9]*\)u$/\1/p' "$ROOT/src/nvtaskset.h")
 
 WORK=$(mktemp -d /tmp/nvtaskset-test.XXXXXX)
 chmod 755 "$WORK"

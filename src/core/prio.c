@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "core/tpcset.h"
+#include "core/yield.h"
 
 /* Pseudo GPC of TPCs whose GPC the topology does not know: picked last. */
 #define UNKNOWN_GPC NVT_MAX_GPCS
@@ -149,7 +150,7 @@ void nvt_prio_decide(const struct nvt_topology *topo, unsigned default_guard,
 	}
 	for (int i = 0; i < n; i++) {
 		struct nvt_prio_task *task = &t[i];
-		if (task->prio == NVT_PRIO_NONE)
+		if (task->prio == NVT_PRIO_NONE || !(task->yield & NVT_YIELD_GUARD))
 			continue;
 		higher_union(t, n, task->prio, 1, &active);
 		if (nvt_set_count(&active)) {
@@ -219,7 +220,7 @@ int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio)
 {
 	char copy[NVT_PRIO_ENV_TEXT_MAX], *item, *save = NULL;
 	struct nvt_slot_prio out = *prio;
-	int first = 1;
+	int first = 1, yield_given = 0;
 
 	if (!text || strlen(text) >= sizeof(copy))
 		return -1;
@@ -227,10 +228,25 @@ int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio)
 	out.flags = 0;
 	out.guard = 0;
 	out.mode = NVT_MODE_OWN;
+	out.yield = NVT_YIELD_DEFAULT;
+	out.bound_us = out.ahead_us = out.duty_pct = 0;
 	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save), first = 0) {
 		if (first) {
 			if (nvt_prio_parse(item, &out.prio))
 				return -1;
+		} else if (!strncmp(item, "yield=", 6)) {
+			char *word, *save2 = NULL;
+			out.yield = 0;
+			yield_given = 1;
+			for (word = strtok_r(item + 6, "+", &save2); word; word = strtok_r(NULL, "+", &save2))
+				if (nvt_yield_item(word, &out, NULL))
+					return -1;
+		} else if (!strncmp(item, "bound=", 6) || !strncmp(item, "ahead=", 6) ||
+			   !strncmp(item, "duty=", 5)) {
+			uint32_t keep = out.yield; /* a value alone adds no word */
+			if (nvt_yield_item(item, &out, NULL))
+				return -1;
+			out.yield = keep;
 		} else if (!strcmp(item, "no-lend")) {
 			out.flags |= NVT_PRIOF_NO_LEND;
 		} else if (!strncmp(item, "guard=", 6)) {
@@ -247,19 +263,33 @@ int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio)
 	}
 	if (first)
 		return -1;
+	/* A guard alone (as Slurm's --gpu-priority=low,guard=9 gives it) asks for the agent's way. */
+	if (out.guard && !yield_given)
+		out.yield |= NVT_YIELD_GUARD;
 	*prio = out;
 	return 0;
 }
 
 int nvt_prio_env_format(const struct nvt_slot_prio *prio, char *buf, size_t len)
 {
-	char guard[24] = "";
+	char guard[24] = "", yield[96] = "";
+	struct nvt_slot_prio words = *prio;
 	int n;
 
 	if (prio->guard)
 		snprintf(guard, sizeof(guard), ",guard=%u", (unsigned)prio->guard);
-	n = snprintf(buf, len, "%s%s%s", nvt_prio_name(prio->prio), guard,
-		     prio->flags & NVT_PRIOF_NO_LEND ? ",no-lend" : "");
+	if ((prio->yield & NVT_YIELD_ALL) != (NVT_YIELD_DEFAULT | (prio->guard ? NVT_YIELD_GUARD : 0)) ||
+	    prio->bound_us || prio->ahead_us || prio->duty_pct) {
+		words.duty_pct = 0;
+		memcpy(yield, ",yield=", 7);
+		if (nvt_yield_format(&words, '+', yield + 7, sizeof(yield) - 7) < 0)
+			return -1;
+		if (prio->duty_pct)
+			snprintf(yield + strlen(yield), sizeof(yield) - strlen(yield), ",duty=%u",
+				 (unsigned)prio->duty_pct);
+	}
+	n = snprintf(buf, len, "%s%s%s%s", nvt_prio_name(prio->prio), guard,
+		     prio->flags & NVT_PRIOF_NO_LEND ? ",no-lend" : "", yield);
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
@@ -272,6 +302,10 @@ void nvt_prio_carry(struct nvt_slot_view *want, const struct nvt_slot_view *old,
 		want->prio.prio = given->prio;
 		want->prio.flags = given->flags;
 		want->prio.guard = given->guard;
+		want->prio.yield = given->yield;
+		want->prio.bound_us = given->bound_us;
+		want->prio.ahead_us = given->ahead_us;
+		want->prio.duty_pct = given->duty_pct;
 	}
 	/* What a writer gives is the task's own partition; the agent starts from it. */
 	want->prio.mode = NVT_MODE_OWN;

@@ -21,6 +21,7 @@ struct nvt_prio_task {
 	uint8_t prio;          /* enum nvt_prio; NVT_PRIO_NONE: left as it is */
 	uint8_t flags;         /* NVT_PRIOF_* */
 	uint32_t guard;        /* TPCs while guarded; 0: the default */
+	uint32_t yield;        /* NVT_YIELD_*: only a task with NVT_YIELD_GUARD is guarded or borrows */
 	int active;            /* it launched within the activity window */
 	/* Out: */
 	struct nvt_tpcset tpcs; /* what it runs on now */
@@ -41,7 +42,8 @@ struct nvt_prio_task {
  *   NVT_MODE_LENDING.
  * - own otherwise (also a guard that leaves own whole).
  * A task of NVT_PRIO_NONE gets its own partition and NVT_MODE_OWN, and neither
- * guards nor lends.
+ * guards nor lends. A task without NVT_YIELD_GUARD keeps its own partition (its
+ * shim yields in other ways), and guards and lends as its priority says.
  */
 void nvt_prio_decide(const struct nvt_topology *topo, unsigned default_guard,
 		     struct nvt_prio_task *t, int n);
@@ -77,13 +79,15 @@ const char *nvt_prio_name(unsigned prio);
 const char *nvt_prio_mode_name(unsigned mode);
 
 /*
- * The text of NVT_ENV_PRIORITY: "LEVEL[,guard=N][,no-lend]", N from 1 to
- * NVT_MAX_TPCS. Parses text into *prio (its own partition untouched; mode
- * NVT_MODE_OWN). Returns 0, or -1 if malformed.
+ * The text of NVT_ENV_PRIORITY: "LEVEL[,guard=N][,no-lend][,yield=W+W...]
+ * [,bound=US][,ahead=US][,duty=PCT]", N from 1 to NVT_MAX_TPCS, W the words
+ * of --yield (core/yield.h; without yield=, the default ones). Parses text
+ * into *prio (its own partition untouched; mode NVT_MODE_OWN). Returns 0, or
+ * -1 if malformed.
  */
 int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio);
 /* Formats prio (prio->prio != NVT_PRIO_NONE). Returns the length, or -1 if len is too small. */
 int nvt_prio_env_format(const struct nvt_slot_prio *prio, char *buf, size_t len);
-#define NVT_PRIO_ENV_TEXT_MAX 48
+#define NVT_PRIO_ENV_TEXT_MAX 160
 
 #endif /* NVT_PRIO_H */

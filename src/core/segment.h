@@ -91,6 +91,8 @@ struct nvt_slot_status {
 	uint64_t rejected;    /* rejected_seq */
 	uint64_t launches;    /* kernel launches counted */
 	uint64_t graph_stale; /* graph kernels on an earlier partition */
+	struct nvt_slot_activity act; /* its requests, as its shim reports them */
+	struct nvt_slot_yield yield;  /* how it yields now */
 };
 
 /* Shim-side status words (relaxed, single writer: the task). */

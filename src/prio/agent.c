@@ -443,6 +443,7 @@ static void decide_gpu(struct agent *a, struct gpu_set *set, int first_task, int
 			p->prio = s->view.prio.prio;
 			p->flags = s->view.prio.flags;
 			p->guard = s->view.prio.guard;
+			p->yield = s->view.prio.yield;
 			p->active = a->now < s->active_until;
 			if (!set->topo && s->view.topo.n_tpcs)
 				set->topo = &s->view.topo;

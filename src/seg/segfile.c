@@ -159,6 +159,8 @@ static void take_copy(const struct nvt_gpu_slot *copy, struct nvt_slot_view *vie
 		status->rejected = copy->rejected_seq;
 		status->launches = nvt_slot_launches(copy);
 		status->graph_stale = copy->graph_stale;
+		status->act = copy->act;
+		status->yield = copy->yield;
 	}
 }
 

@@ -437,8 +437,16 @@ static void place_cluster_launch(const struct hw_masks *m, void *tmd, unsigned c
 
 void shim_count_launch(int slot)
 {
-	if (slot >= 0 && slot < NVT_MAX_GPUS && shim.seg)
+	if (slot >= 0 && slot < NVT_MAX_GPUS && shim.seg) {
 		nvt_slot_count_launch(&shim.seg->gpu[slot], launch_stripe());
+		if (__builtin_expect(shim_yield_tracking, 0))
+			shim_yield_launched(slot);
+	}
+}
+
+int shim_slot_of_ctx(const void *ctx)
+{
+	return shim.seg ? slot_of(ctx) : -1;
 }
 
 void shim_on_launch(void *user, int domain, int cbid, const void *params)
@@ -451,8 +459,10 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 
 	(void)user;
 	if (domain != NVT_CB_DOMAIN_LAUNCH || cbid != NVT_CB_ID_LAUNCH) {
-		if (domain == NVT_CB_DOMAIN_API)
+		if (domain == NVT_CB_DOMAIN_API) {
+			shim_yield_api(cbid, params);
 			shim_graph_api(cbid, params);
+		}
 		if (domain == NVT_CB_DOMAIN_API || domain == NVT_CB_DOMAIN_RUNTIME)
 			shim_smctrl_api(domain, cbid, params);
 		return;
@@ -477,6 +487,8 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 	}
 	TIMER_LAUNCH();
 	nvt_slot_count_launch(&shim.seg->gpu[g], launch_stripe());
+	if (__builtin_expect(shim_yield_tracking, 0))
+		shim_yield_launched(g);
 	TIMER_PART(TM_COUNT);
 	current_masks(g, &m);
 	TIMER_PART(TM_MASKS);

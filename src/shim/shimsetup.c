@@ -73,12 +73,37 @@ static struct nvt_segment *private_segment(void)
 }
 
 /*
+ * The priority the environment gives this task (NVT_ENV_PRIORITY, read once;
+ * a malformed one is said once and ignored). Returns 0, or -1 if none.
+ */
+static int env_prio(struct nvt_slot_prio *out)
+{
+	static int done, have;
+	static struct nvt_slot_prio prio;
+	const char *text;
+
+	if (!done) {
+		done = 1;
+		text = secure_getenv(NVT_ENV_PRIORITY);
+		if (text && *text && nvt_prio_env_parse(text, &prio))
+			shim_warn("ignoring malformed %s=\"%.64s\"; running without a priority",
+				  NVT_ENV_PRIORITY, text);
+		else
+			have = text && *text;
+	}
+	if (have)
+		*out = prio;
+	return have ? 0 : -1;
+}
+
+/*
  * The initial partitions the CLI put in the environment, one per GPU, into
  * parts (NVT_MAX_GPUS). Returns how many (0: none, or a malformed record).
  */
 static int environment_partitions(struct nvt_slot_view *parts)
 {
 	const char *text = secure_getenv(NVT_ENV_PARTITION);
+	struct nvt_slot_prio prio;
 	int n;
 
 	if (!text || !*text)
@@ -90,14 +115,7 @@ static int environment_partitions(struct nvt_slot_view *parts)
 		return 0;
 	}
 	/* Its priority, if it has one (docs/priorities.md): own = the partition given. */
-	text = secure_getenv(NVT_ENV_PRIORITY);
-	if (text && *text) {
-		struct nvt_slot_prio prio = {0};
-		if (nvt_prio_env_parse(text, &prio)) {
-			shim_warn("ignoring malformed %s=\"%.64s\"; running without a priority",
-				  NVT_ENV_PRIORITY, text);
-			return n;
-		}
+	if (env_prio(&prio) == 0) {
 		for (int i = 0; i < n; i++) {
 			parts[i].prio = prio;
 			nvt_prio_own_of(&parts[i], &parts[i].prio.own); /* all TPCs when "all" */
@@ -145,6 +163,7 @@ static void register_callback(void)
 	nvt_cuGetExportTable_fn get_table;
 	nvt_cb_subscribe_fn subscribe;
 	nvt_cb_enable_fn enable;
+	struct nvt_slot_prio prio;
 	uint32_t handle = 0;
 	void *lib;
 	int rc;
@@ -194,6 +213,8 @@ static void register_callback(void)
 	shim.active = 1;
 	shim_graph_setup(lib, enable, handle);
 	shim_smctrl_setup(enable, handle);
+	if (env_prio(&prio) == 0)
+		shim_yield_setup(lib, enable, handle, prio.prio, prio.yield);
 }
 
 /*
@@ -215,6 +236,7 @@ static void after_fork_in_child(void)
 	char why[256];
 
 	shim_smctrl_after_fork();
+	shim_yield_after_fork();
 	if (shim.seg_shared) {
 		if (nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why)) >= 0) {
 			child = shim.own.seg;
@@ -248,10 +270,12 @@ static void after_fork_in_child(void)
 		munmap(parent, sizeof(*parent)); /* the parent's file, mapped shared */
 	} /* else: the parent's was private, and fork() made this child a copy of it */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		if (used[g])
+		if (used[g]) {
 			start_masks(g, &views[g], NULL);
-		else
+			shim_yield_slot_ready(g);
+		} else {
 			memset(&shim.masks[g], 0, sizeof(shim.masks[g]));
+		}
 	}
 }
 

@@ -380,7 +380,10 @@ void shim_smctrl_api(int domain, int cbid, const void *data)
 			graph_destroyed(*(void *const *)args);
 		return;
 	}
-	/* The end of a capture. */
+	/* The end of a capture (the callback also gets the calls others follow). */
+	if (domain == NVT_CB_DOMAIN_API ? cbid != CB_cuStreamEndCapture && cbid != CB_cuStreamEndCapture_ptsz
+					: cbid != CB_cudaStreamEndCapture && cbid != CB_cudaStreamEndCapture_ptsz)
+		return;
 	if (site == NVT_CB_API_SITE_EXIT && *(const int *)w[NVT_CB_API_RESULT_WORD] == 0) {
 		const NVT_END_CAPTURE_ARGS *a = args;
 		int ptsz = cbid == CB_cuStreamEndCapture_ptsz || cbid == CB_cudaStreamEndCapture_ptsz;

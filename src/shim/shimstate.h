@@ -57,6 +57,7 @@ enum warn_kind {
 	WARN_SMCTRL_EMPTY = 1 << 11,  /* a mask enabling no TPC of the partition */
 	WARN_SMCTRL_CLUSTER = 1 << 12,
 	WARN_SMCTRL_FULL = 1 << 13,   /* stream or graph table full */
+	WARN_YIELD = 1 << 14,         /* yielding to higher tasks cannot work as asked */
 };
 
 /* The partition behind published masks, which a forked child copies. */
@@ -190,5 +191,20 @@ void shim_smctrl_maps(void);
 void shim_smctrl_maps_after_fork(void);
 /* shimgraph.c: the libsmctrl mask of the graph this thread uploads, if any. */
 const uint64_t *shim_graph_smctrl_mask(void);
+
+/* shim.c: the slot of a context's GPU, or -1 (as the launch path finds it). */
+int shim_slot_of_ctx(const void *ctx);
+
+/* shimyield.c: priorities (docs/priorities.md, "Yielding") */
+extern int shim_yield_tracking; /* started with a priority: follows its requests */
+/* A launch (or replay) on slot g: a request begins if the task was idle. */
+void shim_yield_launched(int g);
+/* Slot g got its GPU: it starts idle and, if tracked, says so. */
+void shim_yield_slot_ready(int g);
+/* A driver-API callback (domain 6) of a call it follows. */
+void shim_yield_api(int cbid, const void *data);
+void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio,
+		      uint32_t yield);
+void shim_yield_after_fork(void);
 
 #endif /* NVT_SHIMSTATE_H */

@@ -263,7 +263,7 @@ t_usage() {
 	eq "$rc" 0
 	has "$out" "Usage:"
 	run_rc out rc "$NVT" -V
-	eq "$out" "nvtaskset $(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/include/nvtaskset.h")"
+	eq "$out" "nvtaskset $(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/src/nvtaskset.h")"
 	# Options after MASK belong to the command, as with taskset.
 	run_rc out rc "$NVT" --no-mps -c 0 /bin/echo -c -p --help
 	eq "$out" "-c -p --help"

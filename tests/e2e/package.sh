@@ -233,7 +233,7 @@ t_docs_agree() {
 	for opt in CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY CUDA_DEVICE_MAX_CONNECTIONS CUDA_VISIBLE_DEVICES; do
 		grep -qx "$opt" <(man_env_list) || die "the man page's ENVIRONMENT lacks $opt"
 	done
-	has "$man" "$(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/include/nvtaskset.h")"
+	has "$man" "$(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/src/nvtaskset.h")"
 	# The test command README gives is the one CI runs.
 	grep -q '^make check$' "$ROOT/README.md" || die "README lacks 'make check'"
 	grep -q 'make check' "$ROOT/.ci/run" || die ".ci/run does not run make check"
@@ -257,7 +257,7 @@ t_docs_topology_example() {
 t_package_version() {
 	# The Debian package's version is the command's (make deb checks it too).
 	local version
-	version=$(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/include/nvtaskset.h")
+	version=$(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/src/nvtaskset.h")
 	eq "$(sed -n '1s/^nvtaskset (\([^)]*\)).*/\1/p' "$ROOT/debian/changelog")" "$version" "debian/changelog's version"
 	eq "$("$NVT" --version)" "nvtaskset $version"
 	[ -x "$ROOT/debian/rules" ] || die "debian/rules is not executable"

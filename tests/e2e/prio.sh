@@ -74,7 +74,7 @@ stamp_of() { awk -v w="$2" '$2 == w {print $1; exit}' "$1"; }
 t_prio_guard_lend_and_restore() {
 	local lo hi json
 	start_agent ag -- --hold 100 --poll 500 --guard 4
-	start_loop plo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	start_loop plo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	wait_file "$WORK/plo.state" "9-65"
 	# A high task launching: the low one keeps 4 TPCs of its own, none of the high one's GPCs.
@@ -134,7 +134,7 @@ t_prio_reaction_time() {
 	start_agent rt -- --hold 50 --poll 500 --guard 4
 	rm -f "$WORK/rlo.stamp" "$WORK/rhi.stamp"
 	touch "$WORK/rhi.pause"
-	FAKEAPP_STAMP=$WORK/rlo.stamp start_loop rlo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	FAKEAPP_STAMP=$WORK/rlo.stamp start_loop rlo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	FAKEAPP_PAUSE=$WORK/rhi.pause FAKEAPP_STAMP=$WORK/rhi.stamp \
 		start_loop rhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
@@ -170,7 +170,7 @@ t_prio_unmanaged_untouched() {
 	start_agent un -- --hold 100 --guard 4
 	start_loop pun "$NVT" --no-mps -c 0-65 "$APP"
 	un=$PID
-	start_loop pl2 "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	start_loop pl2 "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	wait_file "$WORK/pun.state" "0-65"
 	wait_file "$WORK/pl2.state" "9-65"
@@ -200,7 +200,7 @@ t_prio_unmanaged_untouched() {
 t_prio_agent_killed_and_restarted() {
 	local lo hi now
 	start_agent k1 -- --hold 100 --guard 4
-	start_loop klo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	start_loop klo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	start_loop khi "$NVT" --no-mps --priority high --no-lend -c 0-8 "$APP"
 	hi=$PID
@@ -230,18 +230,17 @@ t_prio_users() {
 	local lo hi uagent rootag rhi
 	start_agent uag $(as_user 65534) -- --hold 100 --guard 4
 	uagent=$AGENT
-	start_loop u/ulo $(as_user 65534) "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	start_loop u/ulo $(as_user 65534) "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	start_loop u/uhi $(as_user 65524) "$NVT" --no-mps --priority high -c 0-8 "$APP"
 	hi=$PID
 	wait_file "$WORK/u/ulo.state" "9-65"
 	wait_file "$WORK/u/uhi.state" "0-8"
-	# The other user's agent (started by her command) runs too; neither guards across users.
-	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-65524/agent.pid"
+	# Her agent does not guard her task for another user's high task.
 	sleep 0.5
 	eq "$(cat "$WORK/u/ulo.state")" "9-65" "a user's task beside another user's high one"
 	# Another user cannot give her task a priority either.
-	run_rc out rc $(as_user 65524) "$NVT" -p --priority low "$lo"
+	run_rc out rc $(as_user 65524) "$NVT" -p --priority low --yield guard "$lo"
 	eq "$rc" 1 "another user's -p --priority: $out"
 	has "$out" "failed to set pid $lo's priority"
 	run_rc out rc $(as_user 65524) "$NVT" --agent --across-users
@@ -278,12 +277,12 @@ t_prio_autostart_one_agent() {
 	# Two starts at once start one agent between them; the command never waits for it.
 	local a b begin n pid
 	begin=$(date +%s%N)
-	run_rc out rc "$NVT" --no-mps --priority low -c 0-3 "$APP" launch 1
+	run_rc out rc "$NVT" --no-mps --priority low --yield guard -c 0-3 "$APP" launch 1
 	eq "$rc" 0 "$out"
 	[ $((($(date +%s%N) - begin) / 1000000)) -lt 5000 ] || die "a start with --priority took long: the agent held its output?"
 	stop_agents
 	rm -f "$WORK/aa.stop" "$WORK/ab.stop"
-	"$NVT" --no-mps --priority low -c 0-3 "$APP" loop "$WORK/aa.stop" "$WORK/aa.state" >"$WORK/aa.out" 2>&1 &
+	"$NVT" --no-mps --priority low --yield guard -c 0-3 "$APP" loop "$WORK/aa.stop" "$WORK/aa.state" >"$WORK/aa.out" 2>&1 &
 	a=$!
 	"$NVT" --no-mps --priority high -c 4-7 "$APP" loop "$WORK/ab.stop" "$WORK/ab.state" >"$WORK/ab.out" 2>&1 &
 	b=$!
@@ -306,7 +305,7 @@ t_prio_inherit_and_p() {
 	local child json
 	stop_agents
 	rm -f "$WORK/pf.stop"
-	"$NVT" --no-mps --priority low --guard 5 -c 0-3 "$APP" fork "$WORK/pf.stop" "$WORK/pf" \
+	"$NVT" --no-mps --priority low --yield guard --guard 5 -c 0-3 "$APP" fork "$WORK/pf.stop" "$WORK/pf" \
 		>"$WORK/pf.out" 2>&1 &
 	PID=$!
 	wait_file "$WORK/pf.child" "0-3"
@@ -371,11 +370,11 @@ t_prio_agent_beside_hostile_segments() {
 	need_users
 	local x y z lo hi sleeper ns holder begin
 	start_agent hs -- --hold 100 --guard 4
-	start_loop u/hx $(as_user 65525) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	start_loop u/hx $(as_user 65525) "$NVT" --no-mps --priority low --yield guard -c 0-65 "$APP"
 	x=$PID
-	start_loop u/hy $(as_user 65525) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	start_loop u/hy $(as_user 65525) "$NVT" --no-mps --priority low --yield guard -c 0-65 "$APP"
 	y=$PID
-	start_loop u/hz $(as_user 65525) "$NVT" --no-mps --priority low -c 0-65 "$APP"
+	start_loop u/hz $(as_user 65525) "$NVT" --no-mps --priority low --yield guard -c 0-65 "$APP"
 	z=$PID
 	wait_file "$WORK/u/hx.state" "0-65"
 	wait_file "$WORK/u/hy.state" "0-65"
@@ -389,7 +388,7 @@ t_prio_agent_beside_hostile_segments() {
 	sleeper=$!
 	ns=$(stat -L -c %i /proc/self/ns/pid)
 	$(as_user 65525) mkfifo "$NVTASKSET_RUNDIR/nvtaskset-65525/nvtaskset.$ns.$sleeper"
-	start_loop hlo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	start_loop hlo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	wait_file "$WORK/hlo.state" "9-65"
 	begin=$(date +%s%N)
@@ -423,7 +422,7 @@ prio_spawn_case() {
 	"$NVT" --no-mps -c 0-3 "$APP" spawn-on "$tag.go" "$tag.stop" "$tag" "$how" >"$tag.out" 2>&1 &
 	PID=$!
 	wait_file "$tag.parent" "0-3"
-	run_rc out rc env NVTASKSET_HOLD_MS=50 "$NVT" -p --priority low --guard 2 "$PID"
+	run_rc out rc env NVTASKSET_HOLD_MS=50 "$NVT" -p --priority low --yield guard --guard 2 "$PID"
 	eq "$rc" 0 "-p --priority: $out"
 	touch "$tag.go"
 	wait_file "$tag.child" "0-3"
@@ -450,7 +449,7 @@ t_prio_unpartitioned_gpu_keeps_own() {
 	local lo hi json
 	export FAKECUDA_DEVICES=2
 	start_agent ug -- --hold 100 --guard 4
-	FAKEAPP_ALL=1 start_loop ulo2 "$NVT" --no-mps --priority low -c --gpu 0=9-65 "$APP"
+	FAKEAPP_ALL=1 start_loop ulo2 "$NVT" --no-mps --priority low --yield guard -c --gpu 0=9-65 "$APP"
 	lo=$PID
 	wait_file "$WORK/ulo2.state" "9-65|0-65"
 	rm -f "$WORK/uhi2.pause"
@@ -479,7 +478,7 @@ t_prio_graph_replays_are_activity() {
 	# (its kernels' callbacks came at its upload), and the low task is guarded.
 	local lo hi
 	start_agent gr -- --hold 100 --guard 4
-	start_loop glo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	start_loop glo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	wait_file "$WORK/glo.state" "9-65"
 	rm -f "$WORK/ghi.stop"

@@ -539,11 +539,6 @@ API int cuCtxSetCurrent(void *ctx)
 	return 0;
 }
 
-API int cuCtxSynchronize(void)
-{
-	fake_membw_sync();
-	return 0;
-}
 
 static int launch(void *f, unsigned blocks, unsigned cluster, void **params);
 
@@ -569,6 +564,8 @@ static int launch_kernel(int cbid, struct launch_kernel_args *a)
 
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_ENTER, &rc, a);
 	rc = launch(a->f, a->gx, 1, a->params);
+	if (rc == 0)
+		fake_stream_ran(cbid == FAKE_CBID_cuLaunchKernel_ptsz && !a->stream ? (void *)2 : a->stream);
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_EXIT, &rc, a);
 	return rc;
 }
@@ -602,6 +599,9 @@ static int launch_kernel_ex(int cbid, struct launch_kernel_ex_args *a)
 			if (cfg->attrs[i].id == 4)
 				cluster = cfg->attrs[i].value.dims[0];
 		rc = cluster > 16 || (cluster && cfg->gx % cluster) ? 1 : launch(a->f, cfg->gx, cluster, a->params);
+		if (rc == 0)
+			fake_stream_ran(cbid == FAKE_CBID_cuLaunchKernelEx_ptsz && !cfg->stream ? (void *)2
+												   : cfg->stream);
 	}
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_EXIT, &rc, a);
 	return rc;

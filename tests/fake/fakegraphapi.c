@@ -368,17 +368,26 @@ API CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph
 	     instantiate_params(a.phGraphExec, a.hGraph, a.instantiateParams));
 }
 
-/* Streams are not modelled: a launch or upload is done when the call returns. */
+/* A replay occupies its stream as one launch does (fakestream.c). */
+static CUresult replay(CUgraphExec x, CUstream stream)
+{
+	CUresult rc = exec_launch(x);
+
+	if (rc == 0)
+		fake_stream_ran(stream);
+	return rc;
+}
+
 API CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
 	struct { CUgraphExec hGraphExec; CUstream hStream; } a = {hGraphExec, hStream};
-	CALL(NVT_CBID_cuGraphLaunch, exec_launch(a.hGraphExec));
+	CALL(NVT_CBID_cuGraphLaunch, replay(a.hGraphExec, a.hStream));
 }
 
 API CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
 	struct { CUgraphExec hGraphExec; CUstream hStream; } a = {hGraphExec, hStream};
-	CALL(NVT_CBID_cuGraphLaunch_ptsz, exec_launch(a.hGraphExec));
+	CALL(NVT_CBID_cuGraphLaunch_ptsz, replay(a.hGraphExec, a.hStream ? a.hStream : (CUstream)2));
 }
 
 API CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)

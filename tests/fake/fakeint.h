@@ -65,6 +65,11 @@ INTERNAL void fake_run_membw(int dev, const struct fakecuda_launch *rec, void **
 /* A synchronize: the launches before it have ended. */
 INTERNAL void fake_membw_sync(void);
 
+/* ---- fakestream.c ---- */
+
+/* A launch or replay on stream: it occupies the stream for FAKECUDA_KERNEL_US. */
+INTERNAL void fake_stream_ran(const void *stream);
+
 /* ---- fakecb.c ---- */
 
 /* Calls the launch domain's subscribers (0xb, id 1) for a TMD built for

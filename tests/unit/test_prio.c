@@ -32,6 +32,7 @@ static struct nvt_prio_task task(const char *own, uint8_t prio, int active)
 	t.own = list(own);
 	t.prio = prio;
 	t.active = active;
+	t.yield = NVT_YIELD_GUARD; /* the agent's way: guarded and borrowing */
 	return t;
 }
 

@@ -64,6 +64,8 @@ struct options {
 	uint8_t prio;      /* enum nvt_prio (--priority none: NVT_PRIO_NONE) */
 	unsigned guard;    /* --guard: TPCs while guarded (with --agent: the default); 0: none given */
 	int no_lend;       /* --no-lend */
+	int yield_given;   /* --yield */
+	struct nvt_slot_prio yield; /* --yield's words and values (yield, bound_us, ahead_us, duty_pct) */
 	int agent;         /* --agent */
 	int across_users;  /* --across-users: root's agent compares users' priorities */
 	unsigned hold_ms, poll_us, idle_exit_s; /* --hold, --poll, --idle-exit (0: not given) */
@@ -89,10 +91,14 @@ void prio_carry(const struct options *o, struct nvt_slot_view *want, const struc
  * parts. Returns how many, or -1 with the reason in why. */
 int prio_plan(const struct options *o, const struct nvt_seg_handle *h, struct nvt_slot_view *parts,
 	      char *why, size_t len);
-/* Sets (or, without a priority, unsets) NVT_ENV_PRIORITY for a COMMAND started. */
+/* The priority that --priority, --guard, --no-lend and --yield give (o->prio_given). */
+void prio_given(const struct options *o, struct nvt_slot_prio *given);
+/* Sets (or, without a priority, unsets) NVT_ENV_PRIORITY for a COMMAND started,
+ * and MPS's client priority for one that yields so (NVT_YIELD_CLIENT). */
 void prio_start_env(const struct options *o);
-/* Starts the caller's priority agent, detached, unless it or root's runs. Never waits for it. */
-void prio_autostart(void);
+/* Starts the caller's priority agent, detached, unless it or root's runs, if
+ * the priority given needs one (--yield guard). Never waits for it. */
+void prio_autostart(const struct options *o);
 
 /* ---- pid.c: the steps of -p for one task, which -a repeats for each ---- */
 /*

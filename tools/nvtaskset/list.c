@@ -16,6 +16,7 @@
 #include <err.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "cli.h"
 #include "os/slurmproc.h"
 #include "core/prio.h"
+#include "core/yield.h"
 #include "prio/agent.h"
 
 /* One GPU's partition of a task. */
@@ -39,6 +41,8 @@ struct gpu_part {
 	uint64_t launches;     /* kernels the task launched on this GPU */
 	struct nvt_slot_prio prio; /* its priority; prio.own its own partition (set_own) */
 	int lending;           /* idle, and a lower task borrows its TPCs (find_lenders) */
+	struct nvt_slot_activity act; /* its requests (a task started with a priority) */
+	struct nvt_slot_yield yield;  /* how it yields now, as its shim says */
 };
 
 /* What -l shows of one task: a partition per GPU it has a slot for. */
@@ -126,6 +130,8 @@ static int read_row(const struct options *o, const struct task_tree *t, pid_t pi
 		p->refused = view.seq && st.rejected == view.seq;
 		p->launches = st.launches;
 		p->prio = view.prio;
+		p->act = st.act;
+		p->yield = st.yield;
 		if (view.prio.prio != NVT_PRIO_NONE)
 			nvt_prio_own_of(&view, &p->prio.own);
 		r->n++;
@@ -148,13 +154,58 @@ static void json_pid_or_null(const char *key, pid_t pid)
 	printf(pid > 0 ? ",\"%s\":%ld" : ",\"%s\":null", key, (long)pid);
 }
 
-/* "priority", "own_tpcs", "mode", "guard", "lend" of a GPU (docs/json.md): nulls without a priority. */
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Milliseconds from then to now (0 if then is later or unknown). */
+static double ms_since(uint64_t then)
+{
+	uint64_t now = monotonic_ns();
+
+	return then && now > then ? (double)(now - then) / 1e6 : 0;
+}
+
+/* "yield" of a GPU: how the task yields to higher ones, and what it does now. */
+static void json_yield(const struct gpu_part *p)
+{
+	char ways[96];
+
+	if (nvt_yield_format(&p->prio, ',', ways, sizeof(ways)) < 0)
+		snprintf(ways, sizeof(ways), "?");
+	printf(",\"yield\":{\"ways\":\"%s\",\"state\":\"%s\",\"since_ms\":%.1f,\"watching\":%u,"
+	       "\"held_ms\":%.1f,\"holds\":%" PRIu64 ",\"client_priority\":",
+	       ways, nvt_yield_state_name(p->yield.state), ms_since(p->yield.since_ns),
+	       (unsigned)p->yield.watching, (double)p->yield.held_ns / 1e6, p->yield.holds);
+	printf(p->act.client_prio ? "%u}" : "null}", p->act.client_prio - 1);
+}
+
+/* "requests" of a GPU: the task's requests as its shim follows them. */
+static void json_requests(const struct gpu_part *p)
+{
+	const struct nvt_slot_activity *a = &p->act;
+
+	printf(",\"requests\":{\"tracked\":%s,\"count\":%" PRIu64 ",\"busy\":%s,\"period_ms\":%.3f,"
+	       "\"busy_ms\":%.3f,\"duty\":%.3f,\"periodic\":%s}",
+	       a->flags & NVT_ACT_TRACKED ? "true" : "false", a->begins,
+	       a->begins != a->ends ? "true" : "false", (double)a->period_ns / 1e6,
+	       (double)a->busy_ns / 1e6, nvt_act_duty_pm(a) / 1000.0,
+	       nvt_act_periodic(a) ? "true" : "false");
+}
+
+/* "priority", "own_tpcs", "mode", "guard", "lend", "yield", "requests" of a GPU
+ * (docs/json.md): nulls without a priority. */
 static void json_prio_fields(const struct gpu_part *p)
 {
 	char list[NVT_LIST_TEXT_MAX];
 
 	if (p->prio.prio == NVT_PRIO_NONE) {
-		printf(",\"priority\":null,\"own_tpcs\":null,\"mode\":null,\"guard\":null,\"lend\":null");
+		printf(",\"priority\":null,\"own_tpcs\":null,\"mode\":null,\"guard\":null,\"lend\":null,"
+		       "\"yield\":null,\"requests\":null");
 		return;
 	}
 	nvt_format_list(&p->prio.own, list, sizeof(list));
@@ -162,6 +213,8 @@ static void json_prio_fields(const struct gpu_part *p)
 	       list, p->lending ? "lending" : nvt_prio_mode_name(p->prio.mode));
 	printf(p->prio.guard ? "\"guard\":%u" : "\"guard\":null", (unsigned)p->prio.guard);
 	printf(",\"lend\":%s", p->prio.flags & NVT_PRIOF_NO_LEND ? "false" : "true");
+	json_yield(p);
+	json_requests(p);
 }
 
 static void print_json(const struct row *r, int first)
@@ -312,6 +365,9 @@ static void prio_column(const struct row *r, int what, char *buf, size_t len)
 			text = "-";
 		else if (what == 0)
 			text = nvt_prio_name(p->prio.prio);
+		else if (what == 1 && p->yield.state != NVT_YS_NONE && p->prio.mode == NVT_MODE_OWN)
+			snprintf(list, sizeof(list), "%s:%.0fms", nvt_yield_state_name(p->yield.state),
+				 ms_since(p->yield.since_ns)); /* its shim holds it back, since when */
 		else if (what == 1)
 			text = p->lending ? "lending" : nvt_prio_mode_name(p->prio.mode);
 		else

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "core/membw.h"
+#include "core/yield.h"
 #include "core/mpslog.h"
 #include "core/prio.h"
 #include "profile.h"
@@ -86,15 +87,23 @@ static void __attribute__((noreturn)) usage(FILE *out)
 	      "                       them in earlier studies (not on an H100 with\n"
 	      "                       driver 580), and costs ~115 ms a start in MPS.\n"
 	      "                       A CUDA_DEVICE_MAX_CONNECTIONS already set stays\n"
-	      "     --priority LEVEL  high, normal or low: while a task of higher priority\n"
-	      "                       launches on a GPU, this one keeps at most its guard\n"
-	      "                       of its TPCs; while none does, it may use the TPCs of\n"
-	      "                       idle higher tasks (with -p: none ends it); starts\n"
-	      "                       your priority agent if none runs\n"
+	      "     --priority LEVEL  high, normal or low: a task yields to tasks of higher\n"
+	      "                       priority on its GPU (--yield); with -p: none ends\n"
+	      "                       it. At a start, MASK may be left out (all TPCs)\n"
+	      "     --yield WORDS     with --priority, how the task yields (default\n"
+	      "                       gate,bound,ahead,client): gate (its launches wait\n"
+	      "                       while a higher task runs a request), bound[=US]\n"
+	      "                       (at most US us of its work in flight beside one,\n"
+	      "                       default 1000), ahead[=US] (wait from shortly before\n"
+	      "                       a periodic one's request is due), client (MPS\n"
+	      "                       client priority below normal), guard (the agent\n"
+	      "                       keeps it to --guard TPCs while a higher task\n"
+	      "                       launches, and lends it idle ones' TPCs), duty=PCT\n"
+	      "                       (wait only for tasks busy at most PCT% of the\n"
+	      "                       time, default 50), none\n"
 	      "     --guard N         with --priority, the TPCs the task keeps while\n"
-	      "                       guarded (with --agent: the default for tasks\n"
-	      "                       without one, 8: one GPC, which protects a higher\n"
-	      "                       task's memory traffic)\n"
+	      "                       guarded (implies --yield guard; with --agent: the\n"
+	      "                       default for tasks without one, 8)\n"
 	      "     --no-lend         with --priority, lend this task's TPCs to nobody\n"
 	      "                       while it is idle\n"
 	      "     --agent           run the priority agent in the foreground (one per\n"
@@ -166,6 +175,7 @@ enum {
 	OPT_PRIORITY,
 	OPT_GUARD,
 	OPT_NO_LEND,
+	OPT_YIELD,
 	OPT_AGENT,
 	OPT_HOLD,
 	OPT_POLL,
@@ -195,6 +205,7 @@ static const struct option long_options[] = {
 	{"priority", required_argument, NULL, OPT_PRIORITY},
 	{"guard", required_argument, NULL, OPT_GUARD},
 	{"no-lend", no_argument, NULL, OPT_NO_LEND},
+	{"yield", required_argument, NULL, OPT_YIELD},
 	{"agent", no_argument, NULL, OPT_AGENT},
 	{"hold", required_argument, NULL, OPT_HOLD},
 	{"poll", required_argument, NULL, OPT_POLL},
@@ -364,6 +375,16 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 			break;
 		case OPT_GUARD: o->guard = prio_number("--guard", optarg, 1, NVT_MAX_TPCS); break;
 		case OPT_NO_LEND: o->no_lend = 1; break;
+		case OPT_YIELD: {
+			const char *why;
+			char message[200];
+			o->yield_given = 1;
+			if (nvt_yield_parse(optarg, &o->yield, &why)) {
+				snprintf(message, sizeof(message), "--yield '%s': %s", optarg, why);
+				bad_usage(message);
+			}
+			break;
+		}
 		case OPT_AGENT: o->agent = 1; break;
 		case OPT_HOLD: o->hold_ms = prio_number("--hold", optarg, 1, 3600000); break;
 		case OPT_POLL: o->poll_us = prio_number("--poll", optarg, 50, 1000000); break;
@@ -392,6 +413,10 @@ static void check_prio_options(const struct options *o)
 		bad_usage("--hold, --poll, --idle-exit and --across-users go with --agent");
 	if ((o->guard || o->no_lend) && !o->prio_given && !o->agent)
 		bad_usage("--guard and --no-lend go with --priority");
+	if (o->yield_given && (!o->prio_given || o->prio == NVT_PRIO_NONE))
+		bad_usage("--yield goes with --priority high, normal or low");
+	if (o->prio_given && o->prio == NVT_PRIO_NONE && !o->pid_mode)
+		bad_usage("--priority none goes with -p (a task started without --priority has none)");
 	if (o->prio_given && (o->list_mode || o->mps_action || o->calibrate || o->topology))
 		bad_usage("--priority goes with starting a command or with -p");
 	if (o->prio_given && o->prio == NVT_PRIO_NONE && (o->guard || o->no_lend))
@@ -492,6 +517,18 @@ int main(int argc, char **argv)
 		if (n == 1 && o.n_gpus && !o.gpu_masks && !o.count)
 			bad_usage("--gpu GPU with -p needs a MASK");
 		return nvt_cmd_pid(&o, n, argv + first);
+	}
+	/* With a priority, MASK may be left out: the task's own partition is then
+	 * the whole GPU (or what the environment gives), as without nvtaskset. A
+	 * first word that is no mask is the COMMAND. */
+	if (o.prio_given && !o.count && !o.gpu_masks && !o.tpc_list && !o.gpc_list && n >= 1) {
+		struct nvt_tpcset probe;
+		if (n == 1 || nvt_parse_mask(argv[first], NVT_MAX_TPCS, &probe) != 0) {
+			static char all[] = "all";
+			argv[--first] = all; /* argv[first - 1] is an option's word: ours to reuse */
+			o.tpc_list = 1;
+			n++;
+		}
 	}
 	/* After MASK (given unless -n or --gpu GPU=MASK), COMMAND. */
 	if (!o.count && !o.gpu_masks && n > 1)

@@ -308,13 +308,9 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 				return -1;
 		}
 	}
-	struct nvt_slot_prio given = {0};
+	struct nvt_slot_prio given;
 
-	if (o->prio_given) {
-		given.prio = o->prio;
-		given.flags = o->no_lend ? NVT_PRIOF_NO_LEND : 0;
-		given.guard = o->guard;
-	}
+	prio_given(o, &given);
 	rc = nvt_task_set_partition(nvt_rundir(), h, parts, n_parts,
 				    o->count && o->exclude_running ? &claim : NULL,
 				    o->prio_given ? &given : NULL, &c, why, len);
@@ -393,8 +389,7 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 		}
 		if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 			cli_errx("failed to set pid %ld's priority: %s", (long)pid, why);
-		if (o->prio != NVT_PRIO_NONE)
-			prio_autostart();
+		prio_autostart(o);
 		return EXIT_SUCCESS;
 	}
 	if (!mask_text) {
@@ -409,7 +404,6 @@ int nvt_cmd_pid(const struct options *o, int argc, char **argv)
 		cli_errx("%s", why);
 	if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 		cli_errx("failed to set pid %ld's partition: %s", (long)pid, why);
-	if (o->prio_given && o->prio != NVT_PRIO_NONE)
-		prio_autostart();
+	prio_autostart(o);
 	return EXIT_SUCCESS;
 }

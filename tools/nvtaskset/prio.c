@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "core/prio.h"
+#include "core/yield.h"
 #include "prio/agent.h"
 
 /* Reads an unsigned option value from min to max; exits on a bad one. */
@@ -51,13 +52,30 @@ static unsigned setting(unsigned given, const char *env, const char *what, unsig
 	return prio_number(what, text, min, max);
 }
 
+void prio_given(const struct options *o, struct nvt_slot_prio *given)
+{
+	memset(given, 0, sizeof(*given));
+	given->prio = o->prio;
+	given->flags = o->no_lend ? NVT_PRIOF_NO_LEND : 0;
+	given->guard = o->guard;
+	if (o->yield_given) {
+		given->yield = o->yield.yield;
+		given->bound_us = o->yield.bound_us;
+		given->ahead_us = o->yield.ahead_us;
+		given->duty_pct = o->yield.duty_pct;
+	} else {
+		given->yield = NVT_YIELD_DEFAULT;
+	}
+	/* A guard is the agent's way: asking for one asks for it. */
+	if (o->guard)
+		given->yield |= NVT_YIELD_GUARD;
+}
+
 void prio_carry(const struct options *o, struct nvt_slot_view *want, const struct nvt_slot_view *old)
 {
-	struct nvt_slot_prio given = {0};
+	struct nvt_slot_prio given;
 
-	given.prio = o->prio;
-	given.flags = o->no_lend ? NVT_PRIOF_NO_LEND : 0;
-	given.guard = o->guard;
+	prio_given(o, &given);
 	nvt_prio_carry(want, old, o->prio_given ? &given : NULL);
 }
 
@@ -101,20 +119,27 @@ void prio_start_env(const struct options *o)
 		unsetenv(NVT_ENV_PRIORITY);
 		return;
 	}
-	p.prio = o->prio;
-	p.guard = o->guard;
-	p.flags = o->no_lend ? NVT_PRIOF_NO_LEND : 0;
+	prio_given(o, &p);
 	if (nvt_prio_env_format(&p, text, sizeof(text)) < 0)
 		errx(EXIT_FAILURE, "internal error: cannot format the priority");
 	setenv(NVT_ENV_PRIORITY, text, 1);
+	/* Below normal among MPS's clients, unless the user chose (read at the
+	 * client's start: -p cannot change it later). */
+	if (p.prio < NVT_PRIO_HIGH && (p.yield & NVT_YIELD_CLIENT))
+		setenv(NVT_ENV_MPS_CLIENT_PRIORITY, "1", 0);
 }
 
-void prio_autostart(void)
+void prio_autostart(const struct options *o)
 {
 	const char *base = nvt_rundir();
+	struct nvt_slot_prio p;
 	pid_t pid, agent;
 	int status;
 
+	/* Only the guard is the agent's: every other way a task yields is its shim's. */
+	prio_given(o, &p);
+	if (!o->prio_given || o->prio == NVT_PRIO_NONE || !(p.yield & NVT_YIELD_GUARD))
+		return;
 	if (nvt_agent_running(base, 0, &agent) || nvt_agent_running(base, geteuid(), &agent))
 		return;
 	/* Detached: a grandchild in a session of its own, which the command

@@ -265,8 +265,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		return EXIT_SUCCESS;
 	}
 	/* The caller's agent, if none runs, to manage the task (detached). */
-	if (o->prio_given && o->prio != NVT_PRIO_NONE)
-		prio_autostart();
+	prio_autostart(o);
 	find_shim(shim, sizeof(shim));
 	check_channels(o->channels);
 	in.channels = o->channels;

@@ -35,12 +35,18 @@ extern "C" {
  */
 #define NVT_ENV_PARTITION_FOR "NVTASKSET_PARTITION_FOR"
 /*
- * A new task's priority (docs/priorities.md), "LEVEL[,guard=N][,no-lend]",
- * LEVEL high, normal or low: set by the CLI and the Slurm plugin beside
- * NVT_ENV_PARTITION, and taken with it (see "Where a new task's partitions
- * come from": only where the partitions come from the environment).
+ * A new task's priority (docs/priorities.md),
+ * "LEVEL[,guard=N][,no-lend][,yield=WORD+WORD...][,bound=US][,ahead=US][,duty=PCT]",
+ * LEVEL high, normal or low, WORDs those of --yield (src/core/yield.h): set
+ * by the CLI and the Slurm plugin beside NVT_ENV_PARTITION, and taken with it
+ * (see "Where a new task's partitions come from": only where the partitions
+ * come from the environment).
  */
 #define NVT_ENV_PRIORITY "NVTASKSET_PRIORITY"
+/* MPS's client priority (driver 580: 0 normal, 1 below normal), read by the
+ * MPS client at its start: set to 1 for a task that yields with
+ * NVT_YIELD_CLIENT, unless already set (docs/priorities.md). */
+#define NVT_ENV_MPS_CLIENT_PRIORITY "CUDA_MPS_CLIENT_PRIORITY"
 /* Any non-empty value other than "0" silences the shim's warnings. */
 #define NVT_ENV_QUIET "NVTASKSET_QUIET"
 /* "0": CUDA graphs do not follow partition changes (they keep the TPCs they
@@ -183,7 +189,7 @@ struct nvt_topology {
 
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
 #define NVT_LAUNCH_STRIPES 8
-#define NVT_SEG_VERSION 5u
+#define NVT_SEG_VERSION 6u
 
 enum nvt_slot_state {
 	NVT_SLOT_UNSET = 0, /* no partition: launches are left untouched */
@@ -229,6 +235,22 @@ enum nvt_prio_mode {
 };
 #define NVT_PRIO_MODES 5
 
+/*
+ * How a task yields to tasks of higher priority on its GPU (yield, a set of
+ * NVT_YIELD_*). All but GUARD are its own shim's doing, from the higher
+ * tasks' activity (struct nvt_slot_activity), which it reads by mapping their
+ * segments read-only: those of its own user and of root only, so that no user
+ * holds back another user's task unless root set it up (docs/priorities.md).
+ */
+#define NVT_YIELD_GATE 0x01u   /* its launches wait while a higher task is busy */
+#define NVT_YIELD_BOUND 0x02u  /* at most bound_us of its work in flight beside a higher task */
+#define NVT_YIELD_AHEAD 0x04u  /* its launches wait from ahead_us before a periodic higher task's
+				* next request is due */
+#define NVT_YIELD_CLIENT 0x08u /* MPS client priority below normal (set at its start, under MPS) */
+#define NVT_YIELD_BORROW 0x10u /* while higher tasks are idle, it launches on their TPCs too */
+#define NVT_YIELD_GUARD 0x20u  /* the agent narrows it to guard TPCs while a higher task launches */
+#define NVT_YIELD_ALL 0x3fu
+
 struct nvt_slot_prio {
 	struct nvt_tpcset own; /* the user's partition (prio set, state NVT_SLOT_SET) */
 	uint8_t prio;          /* enum nvt_prio */
@@ -236,6 +258,51 @@ struct nvt_slot_prio {
 	uint8_t mode;          /* enum nvt_prio_mode */
 	uint8_t reserved;
 	uint32_t guard;        /* TPCs while guarded; 0: the agent's default */
+	uint32_t yield;        /* NVT_YIELD_* */
+	uint32_t bound_us;     /* its work in flight with NVT_YIELD_BOUND; 0: the default */
+	uint32_t ahead_us;     /* how long before a due request NVT_YIELD_AHEAD holds; 0: default */
+	uint32_t duty_pct;     /* it holds back only for higher tasks busy at most this share
+				* of the time (1-100); 0: the default */
+};
+
+/*
+ * A managed task's activity on one GPU, written by its own shim (relaxed
+ * stores, no lock; readers take the words as estimates). A request begins
+ * with a launch while the task is idle and ends with a synchronisation
+ * (cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize, a synchronous
+ * copy to the host, a cuStreamQuery that finds the stream done): the task is
+ * busy while begins != ends. Times are CLOCK_MONOTONIC ns.
+ */
+#define NVT_ACT_TRACKED 0x1u /* its shim follows its synchronisations (started with a priority) */
+struct nvt_slot_activity {
+	uint64_t begins;    /* requests begun */
+	uint64_t ends;      /* requests ended */
+	uint64_t begin_ns;  /* when the last one began */
+	uint64_t end_ns;    /* when the last one ended */
+	uint64_t period_ns; /* mean time between two begins (moving average, weight 1/8) */
+	uint64_t jitter_ns; /* mean distance of that time from period_ns */
+	uint64_t busy_ns;   /* mean time from a begin to its end */
+	uint32_t flags;     /* NVT_ACT_* */
+	uint32_t client_prio; /* CUDA_MPS_CLIENT_PRIORITY the task started with, plus 1; 0: none */
+};
+
+/* What a yielding task's launches do now, written by its shim (for -l). */
+enum nvt_yield_state {
+	NVT_YS_NONE = 0,     /* no higher task on its GPU (or it does not yield) */
+	NVT_YS_RUNNING = 1,  /* higher tasks idle: launching */
+	NVT_YS_GATED = 2,    /* waiting: a higher task is busy */
+	NVT_YS_AHEAD = 3,    /* waiting: a periodic higher task's request is due */
+	NVT_YS_BOUND = 4,    /* waiting for its own work in flight to drain */
+	NVT_YS_BORROWING = 5, /* higher tasks idle: launching on their TPCs too */
+	NVT_YS_BESIDE = 6,   /* a higher task is busy more than duty_pct: launching beside it */
+};
+#define NVT_YS_STATES 7
+struct nvt_slot_yield {
+	uint32_t state;    /* enum nvt_yield_state */
+	uint32_t watching; /* higher tasks it follows on this GPU */
+	uint64_t since_ns; /* when state began (CLOCK_MONOTONIC) */
+	uint64_t held_ns;  /* how long its launches waited, in all */
+	uint64_t holds;    /* launches that waited */
 };
 
 struct nvt_gpu_slot {
@@ -257,6 +324,8 @@ struct nvt_gpu_slot {
 	 * driver's own stores, which a locked instruction must wait for. */
 	uint64_t launches[NVT_LAUNCH_STRIPES];
 	uint64_t graph_stale;  /* graph kernels that still run on an earlier partition */
+	struct nvt_slot_activity act; /* see above */
+	struct nvt_slot_yield yield;
 };
 
 struct nvt_segment {

@@ -1,0 +1,30 @@
+# mk/gpu.mk - what runs on a machine with an NVIDIA GPU, included by the
+# Makefile: make check-gpu and the benchmarks.
+#
+# SPDX-License-Identifier: MIT
+
+# GPU tests: on a machine with an NVIDIA Hopper GPU, nvcc and python3.
+GPU_LOG ?= $(B)/gpu
+check-gpu: all
+	@tests/gpu/check-gpu.sh $(GPU_LOG)
+
+# Benchmarks (after the ECRTS 2025 paper's evaluation): on the GPU machine, under 10 minutes.
+BENCH_OUT ?= docs/bench
+bench: all
+	@tests/bench/bench.sh $(abspath $(BENCH_OUT))
+
+# nvtaskset against MPS's percentage at every partition size (issue 15).
+bench-sizes: all
+	@timeout 590 python3 tests/bench/sizes.py $(CURDIR) $(abspath $(BENCH_OUT))/sizes
+
+# Where a partition's SMs lie: packed, spread, MPS's share; launch batches (issue 15).
+bench-placement: all
+	@tests/bench/placement.sh $(abspath $(BENCH_OUT))/placement
+
+# Start-up as a user feels it, and what the channel count buys (issue 24).
+bench-startup: all
+	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
+
+# Priorities (issue 26): PRIO_MODE=guard for the guard sweep alone.
+bench-prio: all
+	@tests/bench/prio/run.sh $(abspath $(BENCH_OUT))/prio $(or $(PRIO_MODE),full)

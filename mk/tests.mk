@@ -1,0 +1,116 @@
+# mk/tests.mk - the test suite's programs and the check targets, included by
+# the Makefile (whose variables it uses): the fake driver, the unit tests,
+# the fake applications, the fuzz target; make check, check-slurm,
+# check-faults, fuzz-libfuzzer.
+#
+# SPDX-License-Identifier: MIT
+
+T = $(B)/test
+FAKE = $(T)/fake/libcuda.so.1
+TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
+	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_yield $(T)/test_slurm $(T)/test_task \
+	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/prioapp $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
+	$(T)/smctrlapp
+
+# The fake driver: devices and launches, the calibration probe, the callback
+# table, CUDA graphs (tests/fake/fakecuda.h).
+FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakemembw.c fakecb.c fakegraph.c fakeexec.c fakegraphapi.c \
+	fakestream.c)
+FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/gpu/cuda_driver.h
+$(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $(FAKE_SRC) -Wl,-soname,libcuda.so.1 -lpthread
+	ln -sf libcuda.so.1 $(T)/fake/libcuda.so
+
+# Unit tests link the pure core (and driverinfo's parser).
+TEST_LIBS = $(O)/gpu/driverinfo.o $(CORE_LIB)
+$(T)/test_%: tests/unit/test_%.c $(TEST_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_LIBS) -lpthread
+
+# The Slurm plugin's pure code, its checks of root's paths, and the job step
+# of a process: built without Slurm.
+$(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.c tools/slurm/request.h \
+		tools/slurm/rootpath.c tools/slurm/rootpath.h $(OS_OBJ) $(TEST_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/unit -Itools/slurm $(LDFLAGS) -o $@ $< tools/slurm/request.c \
+		tools/slurm/rootpath.c $(OS_OBJ) $(TEST_LIBS) -lpthread
+
+# The task layer: it links what the command links of src/.
+$(T)/test_task: tests/unit/test_task.c $(LIB_OBJ) $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) -ldl -lpthread
+
+$(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segopen.o $(O)/os/sysutil.o $(O)/os/proc.o $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $^
+
+FAKEAPP_SRC = tests/fake/fakeapp.c tests/fake/fakeappgraph.c
+FAKEAPP_HDR = tests/fake/fakeapp.h tests/fake/fakecuda.h src/gpu/cuda_driver.h
+$(T)/fakeapp-dlopen: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake -DUSE_DLOPEN $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -ldl -lpthread
+
+$(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -L$(T)/fake -lcuda -lpthread
+
+# A program written for libsmctrl: nvtaskset's libsmctrl.so and the fake driver.
+$(T)/smctrlapp: tests/fake/smctrlapp.c $(FAKE) $(SMCTRL) $(CORE_LIB) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/fake $(LDFLAGS) -o $@ $< $(CORE_LIB) -L$(B)/lib/nvtaskset -lsmctrl \
+		-Wl,-rpath,$(abspath $(B)/lib/nvtaskset) -L$(T)/fake -lcuda -lpthread
+
+# A service and a batch job for the priority tests (tests/e2e/yield.sh).
+$(T)/prioapp: tests/fake/prioapp.c tests/fake/fakecuda.h $(FAKE) $(FLAGS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda
+
+# Tests of the fake itself: a callback subscriber that is not nvtaskset
+# (LD_PRELOADed), and the graph scenarios it drives.
+$(T)/testsub.so: tests/fake/testsub.c $(FAKE) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda
+
+$(T)/fakegraphcheck: tests/fake/fakegraphcheck.c $(FAKE) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -ldl
+
+# The parser fuzz target, driven by its own random mutator under
+# AddressSanitizer (works with gcc); `make fuzz-libfuzzer` uses clang's.
+FUZZ_SRC = $(filter-out src/core/claim.c,$(CORE:%=src/core/%.c)) src/gpu/driverinfo.c
+$(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(FUZZ_SRC)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -DFUZZ_STANDALONE -o $@ $^
+
+check: all $(FAKE) $(TEST_BINS)
+	@tests/run-tests.sh
+
+# The Slurm plugin with a real Slurm (slurmctld, slurmd, munged; Debian:
+# slurm-wlm, libslurm-dev, munge, lua5.1 or liblua for cli_filter/lua),
+# started on this machine by the script, as root. About a minute.
+check-slurm: all $(FAKE) $(T)/fakeapp-dlopen
+	@test -f $(SPANK) || { echo "check-slurm: the Slurm plugin was not built: it needs Slurm's \
+headers (libslurm-dev)" >&2; exit 1; }
+	@tests/slurm/run.sh
+
+# The fault suite (tests/faults/run.sh, docs/faults.md): ENOSPC and EMFILE at
+# every segment operation, kill -9 of the CLI, 500 tasks of 3 users, hidepid=2,
+# full disks. As root; about 5 minutes.
+$(T)/inject.so: tests/faults/inject.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Wall -Wextra -O1 -fPIC -shared $(LDFLAGS) -o $@ $< -ldl
+
+check-faults: all $(FAKE) $(T)/fakeapp-dlopen $(T)/inject.so $(T)/segpoke
+	@tests/faults/run.sh
+
+# Undefined behaviour must end the run (-fno-sanitize-recover), or libFuzzer
+# reports it and exits 0. The regression inputs run first.
+FUZZ_TIME ?= 60
+fuzz-libfuzzer: $(FUZZ_SRC) tests/unit/fuzz_parsers.c
+	@mkdir -p $(T)
+	clang -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $(T)/fuzz_parsers_libfuzzer $^
+	$(T)/fuzz_parsers_libfuzzer tests/unit/fuzz-regressions/*
+	$(T)/fuzz_parsers_libfuzzer -max_total_time=$(FUZZ_TIME)

@@ -1,0 +1,291 @@
+/*
+ * yield.c - how a lower task yields to higher ones: the pure rules (see
+ * yield.h and docs/priorities.md).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "yield.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	uint32_t bit;
+} words[] = {
+	{"gate", NVT_YIELD_GATE},     {"bound", NVT_YIELD_BOUND},   {"ahead", NVT_YIELD_AHEAD},
+	{"client", NVT_YIELD_CLIENT}, {"borrow", NVT_YIELD_BORROW}, {"guard", NVT_YIELD_GUARD},
+};
+#define N_WORDS (sizeof(words) / sizeof(words[0]))
+
+/* A decimal from 1 to max, the whole of text. Returns 0, or -1. */
+static int number(const char *text, unsigned long max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (*text < '0' || *text > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || *end || v < 1 || v > max)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int nvt_yield_item(const char *item, struct nvt_slot_prio *p, const char **why)
+{
+	const char *eq = strchr(item, '=');
+	size_t len = eq ? (size_t)(eq - item) : strlen(item);
+	const char *dummy;
+
+	if (!why)
+		why = &dummy;
+	if (!eq && !strcmp(item, "none")) {
+		p->yield = 0;
+		return 0;
+	}
+	if (!eq && !strcmp(item, "default")) {
+		p->yield |= NVT_YIELD_DEFAULT;
+		return 0;
+	}
+	if (len == 4 && !strncmp(item, "duty", 4)) {
+		if (!eq || number(eq + 1, 100, &p->duty_pct)) {
+			*why = "duty= takes a share of time from 1 to 100 (%)";
+			return -1;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < N_WORDS; i++) {
+		if (strlen(words[i].name) != len || strncmp(item, words[i].name, len))
+			continue;
+		if (eq && words[i].bit == NVT_YIELD_BOUND) {
+			if (number(eq + 1, NVT_YIELD_MAX_US, &p->bound_us)) {
+				*why = "bound= takes microseconds from 1 to 1000000";
+				return -1;
+			}
+		} else if (eq && words[i].bit == NVT_YIELD_AHEAD) {
+			if (number(eq + 1, NVT_YIELD_MAX_US, &p->ahead_us)) {
+				*why = "ahead= takes microseconds from 1 to 1000000";
+				return -1;
+			}
+		} else if (eq) {
+			*why = "only bound, ahead and duty take a value";
+			return -1;
+		}
+		p->yield |= words[i].bit;
+		return 0;
+	}
+	*why = "the words are gate, bound[=US], ahead[=US], client, borrow, guard, duty=PCT, "
+	       "default and none";
+	return -1;
+}
+
+int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, const char **why)
+{
+	char copy[256], *item, *save = NULL;
+	struct nvt_slot_prio out = *p;
+	const char *dummy;
+
+	if (!why)
+		why = &dummy;
+	if (!list || !*list || strlen(list) >= sizeof(copy)) {
+		*why = "an empty or overlong list";
+		return -1;
+	}
+	strcpy(copy, list);
+	out.yield = 0;
+	out.bound_us = out.ahead_us = out.duty_pct = 0;
+	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save))
+		if (nvt_yield_item(item, &out, why))
+			return -1;
+	*p = out;
+	return 0;
+}
+
+int nvt_yield_format(const struct nvt_slot_prio *p, char sep, char *buf, size_t len)
+{
+	size_t used = 0;
+	int n;
+
+	if (!len)
+		return -1;
+	buf[0] = '\0';
+	if (!(p->yield & NVT_YIELD_ALL)) {
+		n = snprintf(buf, len, "none");
+		return n < 0 || (size_t)n >= len ? -1 : n;
+	}
+	for (size_t i = 0; i < N_WORDS; i++) {
+		if (!(p->yield & words[i].bit))
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s", used ? (char[]){sep, 0} : "", words[i].name);
+		if (n < 0 || (size_t)n >= len - used)
+			return -1;
+		used += (size_t)n;
+		if (words[i].bit == NVT_YIELD_BOUND && p->bound_us)
+			n = snprintf(buf + used, len - used, "=%u", (unsigned)p->bound_us);
+		else if (words[i].bit == NVT_YIELD_AHEAD && p->ahead_us)
+			n = snprintf(buf + used, len - used, "=%u", (unsigned)p->ahead_us);
+		else
+			n = 0;
+		if (n < 0 || (size_t)n >= len - used)
+			return -1;
+		used += (size_t)n;
+	}
+	if (p->duty_pct) {
+		n = snprintf(buf + used, len - used, "%cduty=%u", sep, (unsigned)p->duty_pct);
+		if (n < 0 || (size_t)n >= len - used)
+			return -1;
+		used += (size_t)n;
+	}
+	return (int)used;
+}
+
+static const char *const state_names[NVT_YS_STATES] = {"-",	 "running",   "gated",	"ahead",
+						       "bound", "borrowing", "beside"};
+
+const char *nvt_yield_state_name(unsigned state)
+{
+	return state < NVT_YS_STATES ? state_names[state] : "?";
+}
+
+void nvt_yield_cfg_of(const struct nvt_slot_prio *p, struct nvt_yield_cfg *c)
+{
+	c->yield = p->yield & NVT_YIELD_ALL;
+	c->bound_ns = (uint64_t)(p->bound_us ? p->bound_us : NVT_YIELD_BOUND_US) * 1000;
+	c->ahead_ns = (uint64_t)p->ahead_us * 1000;
+	c->duty_pm = (p->duty_pct ? p->duty_pct : NVT_YIELD_DUTY_PCT) * 10;
+}
+
+/* A moving average with weight 1/8; the first sample sets it. */
+static uint64_t average(uint64_t avg, uint64_t sample, uint64_t count)
+{
+	if (count <= 1)
+		return sample;
+	return avg - avg / 8 + sample / 8;
+}
+
+void nvt_act_begin(struct nvt_slot_activity *a, uint64_t now)
+{
+	uint64_t n = a->begins + 1;
+
+	if (a->begins && now > a->begin_ns) {
+		uint64_t gap = now - a->begin_ns, period = a->period_ns;
+		/* A pause (the service idle for a while) is not its period: it
+		 * counts as four periods at most. */
+		if (n > 2 && gap > 4 * period)
+			gap = 4 * period;
+		if (n > 2)
+			a->jitter_ns = average(a->jitter_ns, gap > period ? gap - period : period - gap, n - 1);
+		a->period_ns = average(period, gap, n - 1);
+	}
+	a->begin_ns = now;
+	a->begins = n;
+}
+
+void nvt_act_end(struct nvt_slot_activity *a, uint64_t now)
+{
+	a->end_ns = now;
+	a->ends++;
+	if (now >= a->begin_ns)
+		a->busy_ns = average(a->busy_ns, now - a->begin_ns, a->ends);
+}
+
+uint32_t nvt_act_duty_pm(const struct nvt_slot_activity *a)
+{
+	uint64_t pm;
+
+	if (a->begins < NVT_YIELD_LEARN || !a->period_ns)
+		return 0;
+	pm = a->busy_ns * 1000 / a->period_ns;
+	return pm > 1000 ? 1000 : (uint32_t)pm;
+}
+
+int nvt_act_periodic(const struct nvt_slot_activity *a)
+{
+	return a->begins >= NVT_YIELD_LEARN && a->period_ns && a->jitter_ns * 8 <= a->period_ns;
+}
+
+/* Whether watched task w is busy at now. */
+static int busy(const struct nvt_watched *w, uint64_t now)
+{
+	uint64_t quiet = now > w->moved_ns ? now - w->moved_ns : 0;
+
+	if (!(w->act.flags & NVT_ACT_TRACKED))
+		return quiet < (uint64_t)NVT_YIELD_HOLD_MS * 1000000;
+	return w->act.begins != w->act.ends && quiet < (uint64_t)NVT_YIELD_STALE_MS * 1000000;
+}
+
+/*
+ * The next time a periodic task's request is due after now - slack, from its
+ * last begin; 0 if it is not periodic, or quiet for over four periods (gone,
+ * or paused: foresee nothing).
+ */
+static uint64_t next_due(const struct nvt_slot_activity *a, uint64_t now, uint64_t slack)
+{
+	uint64_t due;
+
+	if (!nvt_act_periodic(a) || now > a->begin_ns + 4 * a->period_ns)
+		return 0;
+	due = a->begin_ns + a->period_ns;
+	while (due + slack <= now)
+		due += a->period_ns;
+	return due;
+}
+
+int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w, int n,
+		      uint64_t now, uint64_t ahead_ns, uint64_t *wake)
+{
+	int verdict = NVT_YV_GO, beside = 0;
+	uint64_t until = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct nvt_slot_activity *a = &w[i].act;
+		int is_busy = busy(&w[i], now);
+		uint64_t slack, due, hold;
+
+		if (nvt_act_duty_pm(a) > c->duty_pm) {
+			beside |= is_busy;
+			continue; /* busy too much of the time to wait for */
+		}
+		if (is_busy && (c->yield & NVT_YIELD_GATE)) {
+			/* Look again soon: its end is seen in its segment. */
+			verdict = NVT_YV_GATE;
+			until = until && until < now + 1000000 ? until : now + 1000000;
+			continue;
+		}
+		if (is_busy || !(c->yield & NVT_YIELD_AHEAD))
+			continue;
+		slack = a->jitter_ns * 2 > 100000 ? a->jitter_ns * 2 : 100000;
+		if (!(due = next_due(a, now, slack)))
+			continue;
+		hold = c->ahead_ns ? c->ahead_ns : ahead_ns;
+		if (hold > a->period_ns / 2)
+			hold = a->period_ns / 2; /* never hold most of its period */
+		if (now + hold < due)
+			continue;
+		if (verdict != NVT_YV_GATE)
+			verdict = NVT_YV_AHEAD;
+		if (!until || due + slack < until)
+			until = due + slack;
+	}
+	if (verdict == NVT_YV_GO && beside)
+		verdict = NVT_YV_BESIDE;
+	*wake = until;
+	return verdict;
+}
+
+unsigned nvt_yield_inflight(uint64_t bound_ns, uint64_t launch_ns, unsigned max)
+{
+	uint64_t k;
+
+	if (!launch_ns)
+		return 1;
+	k = bound_ns / launch_ns;
+	if (k < 1)
+		k = 1;
+	return k > max ? max : (unsigned)k;
+}

@@ -1,0 +1,98 @@
+/*
+ * yield.h - how a task of lower priority yields to higher ones on its GPU
+ * (docs/priorities.md, "Yielding"): the words of --yield and of the priority's
+ * text, the activity a managed task's shim publishes (requests, their period
+ * and busy time), and the verdict a yielding task's shim reaches before each
+ * launch from the higher tasks' activity. Pure code: no I/O, no allocation,
+ * no globals.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_YIELD_H
+#define NVT_YIELD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "nvtaskset.h"
+
+/*
+ * The defaults, as the H100 benchmark chose them (docs/priorities.md,
+ * "Measured"): what a task with --priority below high does with no --yield.
+ */
+#define NVT_YIELD_DEFAULT (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_CLIENT)
+#define NVT_YIELD_BOUND_US 1000 /* work in flight beside a higher task */
+#define NVT_YIELD_DUTY_PCT 50   /* hold back only for higher tasks busy at most half the time */
+/* Limits that keep a yielding task going whatever the higher tasks do. */
+#define NVT_YIELD_MAX_HOLD_MS 100 /* the longest one launch waits */
+#define NVT_YIELD_STALE_MS 200    /* a busy task whose counters stay still this long is not busy */
+#define NVT_YIELD_HOLD_MS 5       /* an untracked task is busy this long after a launch */
+#define NVT_YIELD_MAX_US 1000000  /* the largest bound= and ahead= */
+/* Requests seen before a task's period counts (ahead) and its duty share. */
+#define NVT_YIELD_LEARN 4
+
+/*
+ * Parses one item of --yield (or of the '+'-separated yield= of the
+ * priority's text) into p: "gate", "bound[=US]", "ahead[=US]", "client",
+ * "borrow", "guard", "duty=PCT", "none" (no way: clears every word), or
+ * "default" (the default words). A word adds to p->yield; "bound=US" and
+ * "ahead=US" also set the value. Returns 0, or -1 with why (if not NULL)
+ * pointing to a message.
+ */
+int nvt_yield_item(const char *item, struct nvt_slot_prio *p, const char **why);
+/*
+ * Parses a whole --yield list ("gate,bound=500"): the task yields in these
+ * ways only. Returns 0, or -1 with *why set.
+ */
+int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, const char **why);
+/* Writes p's yield words ("gate,bound,ahead,client", "none"). Returns the length or -1. */
+int nvt_yield_format(const struct nvt_slot_prio *p, char sep, char *buf, size_t len);
+/* "gated", "running", ... for enum nvt_yield_state; "?" for others. */
+const char *nvt_yield_state_name(unsigned state);
+
+/* The effective values of p (its own, or the defaults), in ns and per mille. */
+struct nvt_yield_cfg {
+	uint32_t yield;    /* NVT_YIELD_* */
+	uint64_t bound_ns; /* 0: no bound */
+	uint64_t ahead_ns; /* 0: as long as the task's own work in flight takes */
+	uint32_t duty_pm;
+};
+void nvt_yield_cfg_of(const struct nvt_slot_prio *p, struct nvt_yield_cfg *c);
+
+/* A request began, or ended, at now: updates a's counts and averages. */
+void nvt_act_begin(struct nvt_slot_activity *a, uint64_t now);
+void nvt_act_end(struct nvt_slot_activity *a, uint64_t now);
+/* Its share of time busy, per mille (0 until NVT_YIELD_LEARN requests). */
+uint32_t nvt_act_duty_pm(const struct nvt_slot_activity *a);
+/* 1 if its requests come periodically enough to foresee the next one. */
+int nvt_act_periodic(const struct nvt_slot_activity *a);
+
+/* A higher task as a yielding shim sees it before a launch. */
+struct nvt_watched {
+	struct nvt_slot_activity act; /* a copy of its activity */
+	uint64_t moved_ns;            /* when its begins or launches last moved, as seen */
+};
+
+enum nvt_yield_verdict {
+	NVT_YV_GO = 0,     /* launch */
+	NVT_YV_GATE = 1,   /* wait: a higher task is busy */
+	NVT_YV_AHEAD = 2,  /* wait: a periodic higher task's request is due */
+	NVT_YV_BESIDE = 3, /* launch: the busy ones are busy too much of the time to wait for */
+};
+
+/*
+ * Before a launch at now, with w[0..n-1] the higher tasks on its GPU: whether
+ * to launch (GO, BESIDE) or wait (GATE, AHEAD) and, when waiting, until when
+ * at the latest (*wake: look again by then). ahead_ns: how long before a due
+ * request to hold (the caller's learned value when c->ahead_ns is 0).
+ * Returns enum nvt_yield_verdict.
+ */
+int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w, int n,
+		      uint64_t now, uint64_t ahead_ns, uint64_t *wake);
+
+/*
+ * How many launches may be in flight so that they take at most bound_ns,
+ * given that one takes launch_ns (0: not known yet): at least 1, at most max.
+ */
+unsigned nvt_yield_inflight(uint64_t bound_ns, uint64_t launch_ns, unsigned max);
+
+#endif /* NVT_YIELD_H */

@@ -1,0 +1,652 @@
+/*
+ * shimyield.c - priorities in the shim (docs/priorities.md, "Yielding").
+ *
+ * Every task started with a priority publishes its activity in its own slot
+ * (struct nvt_slot_activity): a request begins with a launch while the task
+ * is idle (the launch callback, or a graph replay) and ends with a
+ * synchronisation that the driver-API callbacks show on return. That costs a
+ * high task one load per launch, plus a clock read once per request.
+ *
+ * A task of lower priority that yields also follows its own launch calls
+ * (their entry and return callbacks, about 0.5 us a launch): before each one
+ * it finds the higher tasks on its GPU (their segments, mapped read-only:
+ * its own user's and root's only, looked for again every
+ * NVT_YIELD_RESCAN_MS), asks core/yield.c whether to launch, and waits while
+ * the answer is no: while a higher task is busy (gate), from shortly before a
+ * periodic one's request is due (ahead), and until its own work in flight
+ * would take at most bound_us (bound: it records an event after each of its
+ * launches and counts those not yet done). A yielding task's launching
+ * threads take a mutex and may sleep: holding its launches back is the point.
+ * No launch waits longer than NVT_YIELD_MAX_HOLD_MS, and a higher task that
+ * dies or stops reporting is forgotten (core/yield.c's limits): a lower task
+ * is never left waiting.
+ *
+ * What a higher task's file says is trusted only as an estimate: its own
+ * user or root wrote it, and the worst it can do is hold this task back
+ * within those limits. Its owner could shrink it under the mapping (SIGBUS
+ * here): the owner is this task's own user or root.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/prio.h"
+#include "core/yield.h"
+#include "core/gpusel.h"
+#include "os/proc.h"
+#include "seg/segfile.h"
+#include "shimstate.h"
+
+#define NVT_YIELD_RESCAN_MS 250 /* looks for higher tasks at most this often */
+#define WATCH_MAX 8             /* higher tasks followed per GPU */
+#define FILES_PER_SCAN 64       /* segment files read per look */
+#define RING 64                 /* launches in flight counted */
+#define POLL_NS 20000           /* sleep between two looks while waiting */
+
+/* Driver-API ids (CUPTI's numbering, cupti_driver_cbid.h, CUDA 13.0). */
+enum {
+	CB_cuMemcpyDtoH = 45,
+	CB_cuCtxSynchronize = 17,
+	CB_cuEventSynchronize = 121,
+	CB_cuStreamQuery = 125,
+	CB_cuStreamSynchronize = 126,
+	CB_cuMemcpyDtoH_v2 = 278,
+	CB_cuLaunchKernel = 307,
+	CB_cuMemcpyDtoH_v2_ptds = 398,
+	CB_cuStreamQuery_ptsz = 439,
+	CB_cuStreamSynchronize_ptsz = 440,
+	CB_cuLaunchKernel_ptsz = 442,
+	CB_cuLaunchCooperativeKernel = 477,
+	CB_cuLaunchCooperativeKernel_ptsz = 478,
+	CB_cuGraphLaunch = 514,
+	CB_cuGraphLaunch_ptsz = 515,
+	CB_cuLaunchKernelEx = 652,
+	CB_cuLaunchKernelEx_ptsz = 653,
+	CB_cuCtxSynchronize_v2 = 800,
+};
+static const int sync_ids[] = {
+	CB_cuCtxSynchronize,	    CB_cuCtxSynchronize_v2, CB_cuStreamSynchronize,
+	CB_cuStreamSynchronize_ptsz, CB_cuEventSynchronize,  CB_cuStreamQuery,
+	CB_cuStreamQuery_ptsz,	    CB_cuMemcpyDtoH,	    CB_cuMemcpyDtoH_v2,
+	CB_cuMemcpyDtoH_v2_ptds,
+};
+static const int launch_ids[] = {
+	CB_cuLaunchKernel,	     CB_cuLaunchKernel_ptsz, CB_cuLaunchCooperativeKernel,
+	CB_cuLaunchCooperativeKernel_ptsz, CB_cuLaunchKernelEx,    CB_cuLaunchKernelEx_ptsz,
+	CB_cuGraphLaunch,	     CB_cuGraphLaunch_ptsz,
+};
+#define N_IDS(a) (sizeof(a) / sizeof((a)[0]))
+#define CU_STREAM_PER_THREAD ((void *)0x2)
+#define CU_EVENT_DISABLE_TIMING 0x2
+#define CUDA_ERROR_NOT_READY 600
+
+typedef void *CUevent;
+typedef CUresult (*event_create_fn)(CUevent *ev, unsigned flags);
+typedef CUresult (*event_record_fn)(CUevent ev, void *stream);
+typedef CUresult (*event_query_fn)(CUevent ev);
+typedef CUresult (*ctx_get_current_fn)(void **ctx);
+
+/* A higher task followed on one GPU. */
+struct watch {
+	const struct nvt_segment *seg; /* mapped read-only */
+	int slot;
+	dev_t dev;
+	ino_t ino;
+	uint64_t begins, launches; /* as last seen */
+	uint64_t moved_ns;
+	uint64_t seq;              /* its slot's seq when found */
+	int seen;                  /* found again by the last look */
+};
+
+/* This process on one GPU slot. */
+struct yslot {
+	int idle;                  /* no request open (tracking) */
+	/* Yielding (under y.lock): */
+	uint64_t cfg_seq;          /* slot seq that cfg was read at; 0: never */
+	struct nvt_yield_cfg cfg;
+	uint8_t prio;
+	uint8_t uuid[16];
+	int yields;                /* has a priority below high and a way to yield */
+	struct watch w[WATCH_MAX];
+	int n_w;
+	uint64_t next_scan_ns;
+	unsigned scan_from;
+	CUevent ev[RING];
+	uint64_t rec_ns[RING];
+	unsigned head, tail;       /* events recorded, and done */
+	void *ev_ctx;              /* the context the events are of; NULL: none yet */
+	int ev_broken;
+	uint64_t done_ns;          /* when the last event was seen done */
+	uint64_t launch_ns;        /* how long one of its launches runs (moving average) */
+	uint32_t state;            /* enum nvt_yield_state, as published */
+};
+
+static struct {
+	int tracking;  /* started with a priority: publishes its activity */
+	int yielding;  /* follows its launch calls to yield */
+	event_create_fn event_create;
+	event_record_fn event_record;
+	event_query_fn event_query;
+	ctx_get_current_fn ctx_current;
+	pthread_mutex_t lock;
+	struct yslot s[NVT_MAX_GPUS];
+} y = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The launch this thread is in: its slot, and whether to record its end. */
+static __thread struct {
+	int slot;
+	int record;
+	int in_shim;
+} tls;
+
+int shim_yield_tracking; /* read inline by the launch path (shimstate.h) */
+
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void pause_ns(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- Activity (every task started with a priority) ------------------------- */
+
+/* Copies the slot's activity, applies fn at now, and stores it back (relaxed). */
+static void act_update(int g, void (*fn)(struct nvt_slot_activity *, uint64_t))
+{
+	struct nvt_slot_activity *a = &shim.seg->gpu[g].act, copy;
+	uint64_t *dst = (uint64_t *)a, *src = (uint64_t *)&copy;
+
+	for (size_t i = 0; i < sizeof(copy) / 8; i++)
+		src[i] = __atomic_load_n(&dst[i], __ATOMIC_RELAXED);
+	fn(&copy, clock_ns());
+	for (size_t i = 0; i < sizeof(copy) / 8; i++)
+		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+}
+
+void shim_yield_launched(int g)
+{
+	struct yslot *s = &y.s[g];
+
+	if (!__atomic_load_n(&s->idle, __ATOMIC_RELAXED) || !__atomic_exchange_n(&s->idle, 0, __ATOMIC_ACQ_REL))
+		return;
+	act_update(g, nvt_act_begin);
+}
+
+static void synchronized(int g)
+{
+	if (g < 0 || g >= NVT_MAX_GPUS || __atomic_exchange_n(&y.s[g].idle, 1, __ATOMIC_ACQ_REL))
+		return;
+	act_update(g, nvt_act_end);
+}
+
+/* A slot of this process got its GPU (set-up, fork): it is idle, and tracked. */
+void shim_yield_slot_ready(int g)
+{
+	struct nvt_slot_activity *a = &shim.seg->gpu[g].act;
+	const char *cp = secure_getenv(NVT_ENV_MPS_CLIENT_PRIORITY);
+	char *end;
+	long v;
+
+	y.s[g].idle = 1;
+	if (!shim_yield_tracking)
+		return;
+	memset(a, 0, sizeof(*a));
+	a->flags = NVT_ACT_TRACKED;
+	if (cp && *cp) {
+		errno = 0;
+		v = strtol(cp, &end, 10);
+		if (!errno && !*end && v >= 0 && v < 16)
+			a->client_prio = (uint32_t)v + 1;
+	}
+}
+
+/* ---- Finding the higher tasks ---------------------------------------------- */
+
+static int watch_cmp_dev(const struct watch *w, const struct stat *st)
+{
+	return w->dev == st->st_dev && w->ino == st->st_ino;
+}
+
+/*
+ * Looks at one segment file of uid's run directory dirfd: a slot for this
+ * GPU with a priority above s->prio is followed (mapped), one followed
+ * already is marked seen. Returns 1 if it is followed.
+ */
+static int look_at(struct yslot *s, int dirfd, uid_t uid, const char *name)
+{
+	static struct nvt_segment head; /* under y.lock */
+	struct nvt_slot_view view;
+	uint64_t pidns;
+	pid_t pid;
+	struct stat st;
+	int fd, found = -1;
+	void *map;
+
+	if (nvt_seg_name_parse(name, &pidns, &pid) ||
+	    (pid == shim.own.pid && pidns == shim.own.pidns))
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 022) ||
+	    (size_t)st.st_size < sizeof(struct nvt_segment) || nvt_seg_pread_header(fd, &head) ||
+	    head.pid != pid || head.pidns != pidns || head.uid != uid)
+		goto out;
+	for (int i = 0; i < s->n_w; i++)
+		if (watch_cmp_dev(&s->w[i], &st)) {
+			s->w[i].seen = 1;
+			close(fd);
+			return 1;
+		}
+	/* A task that was root's and became another user is no longer root's. */
+	if (pidns == shim.own.pidns) {
+		uid_t euid;
+		if (nvt_proc_euid(pid, &euid) || euid != uid)
+			goto out;
+	}
+	for (int g = 0; g < NVT_MAX_GPUS && found < 0; g++)
+		if (nvt_seg_pread_slot(fd, g, &view, NULL) == 0 && !memcmp(view.uuid, s->uuid, 16) &&
+		    view.prio.prio > s->prio)
+			found = g;
+	if (found < 0 || s->n_w >= WATCH_MAX)
+		goto out;
+	map = mmap(NULL, sizeof(struct nvt_segment), PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		goto out;
+	s->w[s->n_w++] = (struct watch){.seg = map, .slot = found, .dev = st.st_dev, .ino = st.st_ino,
+					.seq = view.seq, .seen = 1};
+	close(fd);
+	return 1;
+out:
+	close(fd);
+	return 0;
+}
+
+/* Looks at uid's run directory for higher tasks on s's GPU. */
+static void scan_dir(struct yslot *s, uid_t uid, int *budget)
+{
+	int dirfd = nvt_userdir_open(shim.base, uid), fd;
+	struct dirent *e;
+	DIR *d;
+	unsigned k = 0;
+
+	if (dirfd < 0)
+		return;
+	fd = dup(dirfd);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		close(dirfd);
+		return;
+	}
+	/* From a place that moves on each look: files that cannot be read
+	 * never keep the others from being found. */
+	while ((e = readdir(d)) && *budget > 0) {
+		if (strncmp(e->d_name, NVT_SEG_PREFIX, strlen(NVT_SEG_PREFIX)) || k++ < s->scan_from)
+			continue;
+		(*budget)--;
+		look_at(s, dirfd, uid, e->d_name);
+	}
+	s->scan_from = *budget > 0 ? 0 : s->scan_from + FILES_PER_SCAN;
+	closedir(d);
+	close(dirfd);
+}
+
+/* Finds the higher tasks on s's GPU again; forgets those gone or changed. */
+static void rescan(struct yslot *s, uint64_t now)
+{
+	int budget = FILES_PER_SCAN, kept = 0;
+
+	s->next_scan_ns = now + (uint64_t)NVT_YIELD_RESCAN_MS * 1000000;
+	for (int i = 0; i < s->n_w; i++)
+		s->w[i].seen = 0;
+	scan_dir(s, geteuid(), &budget);
+	if (geteuid() != 0)
+		scan_dir(s, 0, &budget);
+	for (int i = 0; i < s->n_w; i++) {
+		const struct nvt_gpu_slot *slot = &s->w[i].seg->gpu[s->w[i].slot];
+		/* Gone (its file removed), or its partition or priority changed:
+		 * the next look finds it again if it still counts. */
+		if (!s->w[i].seen || __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) != s->w[i].seq) {
+			munmap((void *)s->w[i].seg, sizeof(struct nvt_segment));
+			continue;
+		}
+		s->w[kept++] = s->w[i];
+	}
+	s->n_w = kept;
+}
+
+/* ---- Yielding --------------------------------------------------------------- */
+
+/* Reads slot g's priority and yield settings again if a writer changed them. */
+static void configure(struct yslot *s, int g)
+{
+	struct nvt_slot_view view;
+	uint64_t seq = nvt_slot_seq(&shim.seg->gpu[g]);
+
+	if (seq == s->cfg_seq || (seq & 1) || nvt_slot_read(&shim.seg->gpu[g], &view, 4))
+		return;
+	s->cfg_seq = seq;
+	s->prio = view.prio.prio;
+	memcpy(s->uuid, view.uuid, 16);
+	nvt_yield_cfg_of(&view.prio, &s->cfg);
+	s->yields = s->prio != NVT_PRIO_NONE && s->prio < NVT_PRIO_HIGH &&
+		    (s->cfg.yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD));
+	s->next_scan_ns = 0;
+}
+
+static void publish(int g, struct yslot *s, uint32_t state, uint64_t now)
+{
+	struct nvt_slot_yield *p = &shim.seg->gpu[g].yield;
+
+	__atomic_store_n(&p->watching, (uint32_t)s->n_w, __ATOMIC_RELAXED);
+	if (state == s->state)
+		return;
+	s->state = state;
+	__atomic_store_n(&p->since_ns, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->state, state, __ATOMIC_RELAXED);
+}
+
+/* The higher tasks as core/yield.c takes them; notes when their counters move. */
+static int watched(struct yslot *s, struct nvt_watched *out, uint64_t now)
+{
+	for (int i = 0; i < s->n_w; i++) {
+		const struct nvt_gpu_slot *slot = &s->w[i].seg->gpu[s->w[i].slot];
+		const uint64_t *src = (const uint64_t *)&slot->act;
+		uint64_t *dst = (uint64_t *)&out[i].act, launches = 0;
+
+		for (size_t k = 0; k < sizeof(out[i].act) / 8; k++)
+			dst[k] = __atomic_load_n(&src[k], __ATOMIC_RELAXED);
+		for (int k = 0; k < NVT_LAUNCH_STRIPES; k++)
+			launches += __atomic_load_n(&slot->launches[k], __ATOMIC_RELAXED);
+		if (out[i].act.begins != s->w[i].begins || launches != s->w[i].launches)
+			s->w[i].moved_ns = now;
+		s->w[i].begins = out[i].act.begins;
+		s->w[i].launches = launches;
+		out[i].moved_ns = s->w[i].moved_ns;
+	}
+	return s->n_w;
+}
+
+/* Counts this slot's launches whose events are done; learns how long one runs
+ * from those seen done while waiting (timely). Returns those still in flight. */
+static unsigned in_flight(struct yslot *s, int waiting, uint64_t now)
+{
+	uint64_t start = 0;
+	unsigned done = 0;
+
+	while (s->tail != s->head) {
+		unsigned i = s->tail % RING;
+		int rc;
+		tls.in_shim = 1;
+		rc = y.event_query(s->ev[i]);
+		tls.in_shim = 0;
+		if (rc == CUDA_ERROR_NOT_READY)
+			break;
+		if (!done++)
+			start = s->rec_ns[i] > s->done_ns ? s->rec_ns[i] : s->done_ns;
+		s->tail++;
+	}
+	if (!done)
+		return s->head - s->tail;
+	/* Those seen done at one look ran one after the other since start. */
+	if (waiting && now > start) {
+		uint64_t took = (now - start) / done;
+		s->launch_ns = s->launch_ns ? s->launch_ns - s->launch_ns / 8 + took / 8 : took;
+	}
+	s->done_ns = now;
+	return s->head - s->tail;
+}
+
+/* Makes the events of slot s in the current context ctx. Returns 0, or -1. */
+static int make_events(struct yslot *s, void *ctx)
+{
+	if (s->ev_broken)
+		return -1;
+	if (s->ev_ctx)
+		return s->ev_ctx == ctx ? 0 : -1; /* another context: not bounded */
+	tls.in_shim = 1;
+	for (int i = 0; i < RING; i++)
+		if (y.event_create(&s->ev[i], CU_EVENT_DISABLE_TIMING)) {
+			s->ev_broken = 1;
+			break;
+		}
+	tls.in_shim = 0;
+	if (s->ev_broken) {
+		if (shim_first_time(WARN_YIELD))
+			shim_warn("cannot make CUDA events: this task's work in flight is not bounded");
+		return -1;
+	}
+	s->ev_ctx = ctx;
+	return 0;
+}
+
+/* Entry of a launch call on slot g: wait as the higher tasks' activity says. */
+static void before_launch(int g, void *ctx)
+{
+	struct yslot *s = &y.s[g];
+	struct nvt_watched w[WATCH_MAX];
+	uint64_t now = clock_ns(), start = now, wake, limit;
+	int verdict, bounded, waited_bound = 0;
+
+	pthread_mutex_lock(&y.lock);
+	configure(s, g);
+	if (!s->yields) {
+		publish(g, s, NVT_YS_NONE, now);
+		pthread_mutex_unlock(&y.lock);
+		return;
+	}
+	if (now >= s->next_scan_ns)
+		rescan(s, now);
+	limit = start + (uint64_t)NVT_YIELD_MAX_HOLD_MS * 1000000;
+	/* Both conditions at once: a request that begins while this launch
+	 * waits for its own work to drain holds it back too. */
+	for (;;) {
+		uint64_t ahead = s->launch_ns > s->cfg.bound_ns ? s->launch_ns : s->cfg.bound_ns;
+		int n = watched(s, w, now);
+		verdict = nvt_yield_verdict(&s->cfg, w, n, now, ahead, &wake);
+		bounded = n && verdict != NVT_YV_BESIDE && (s->cfg.yield & NVT_YIELD_BOUND) &&
+			  make_events(s, ctx) == 0;
+		if (now >= limit)
+			break;
+		if (verdict == NVT_YV_GATE || verdict == NVT_YV_AHEAD) {
+			publish(g, s, verdict == NVT_YV_GATE ? NVT_YS_GATED : NVT_YS_AHEAD, now);
+			pause_ns(wake > now && wake - now < POLL_NS ? wake - now : POLL_NS);
+			waited_bound = 0;
+		} else if (bounded && in_flight(s, waited_bound, now) >=
+					      nvt_yield_inflight(s->cfg.bound_ns, s->launch_ns, RING - 1)) {
+			/* Its own work in flight: at most bound_ns of it beside a higher task.
+			 * Only launches seen done while it waits tell how long one runs. */
+			publish(g, s, NVT_YS_BOUND, now);
+			pause_ns(POLL_NS);
+			waited_bound = 1;
+		} else {
+			break;
+		}
+		now = clock_ns();
+	}
+	tls.record = bounded && s->head - s->tail < RING;
+	if (now > start) {
+		struct nvt_slot_yield *p = &shim.seg->gpu[g].yield;
+		__atomic_store_n(&p->held_ns, p->held_ns + (now - start), __ATOMIC_RELAXED);
+		__atomic_store_n(&p->holds, p->holds + 1, __ATOMIC_RELAXED);
+	}
+	publish(g, s, !s->n_w ? NVT_YS_NONE : verdict == NVT_YV_BESIDE ? NVT_YS_BESIDE : NVT_YS_RUNNING,
+		now);
+	pthread_mutex_unlock(&y.lock);
+}
+
+/* Return of a launch call that was allowed: record its end on its stream. */
+static void after_launch(int g, void *stream)
+{
+	struct yslot *s = &y.s[g];
+
+	pthread_mutex_lock(&y.lock);
+	if (s->head - s->tail < RING) {
+		unsigned i = s->head % RING;
+		int rc;
+		tls.in_shim = 1;
+		rc = y.event_record(s->ev[i], stream);
+		tls.in_shim = 0;
+		if (rc == 0) {
+			s->rec_ns[i] = clock_ns();
+			s->head++;
+		}
+	}
+	pthread_mutex_unlock(&y.lock);
+}
+
+/* The stream of a followed launch call's arguments. */
+static void *stream_of(int cbid, void *const *args)
+{
+	void *stream;
+
+	switch (cbid) {
+	case CB_cuGraphLaunch:
+	case CB_cuGraphLaunch_ptsz:
+		stream = args[1];
+		break;
+	case CB_cuLaunchKernelEx:
+	case CB_cuLaunchKernelEx_ptsz: {
+		const NVT_LAUNCH_CONFIG *c = ((const NVT_LAUNCH_KERNEL_EX_ARGS *)args)->config;
+		stream = c ? c->stream : NULL;
+		break;
+	}
+	default:
+		stream = ((const NVT_LAUNCH_KERNEL_ARGS *)args)->stream;
+		break;
+	}
+	if (!stream && (cbid == CB_cuLaunchKernel_ptsz || cbid == CB_cuLaunchKernelEx_ptsz ||
+			cbid == CB_cuGraphLaunch_ptsz || cbid == CB_cuLaunchCooperativeKernel_ptsz))
+		stream = CU_STREAM_PER_THREAD;
+	return stream;
+}
+
+static int is_launch(int cbid)
+{
+	for (size_t i = 0; i < N_IDS(launch_ids); i++)
+		if (launch_ids[i] == cbid)
+			return 1;
+	return 0;
+}
+
+/* The slot of the calling thread's current context, or -1. */
+static int current_slot(void **ctx)
+{
+	*ctx = NULL;
+	if (!y.ctx_current || y.ctx_current(ctx) || !*ctx)
+		return -1;
+	return shim_slot_of_ctx(*ctx);
+}
+
+void shim_yield_api(int cbid, const void *data)
+{
+	void *const *w = data, *const *args, *ctx;
+	int site, result, g;
+	uint64_t id;
+
+	if (tls.in_shim || !data || *(const uint32_t *)data < NVT_CB_API_MIN_SIZE)
+		return;
+	id = (uint64_t)(uintptr_t)w[NVT_CB_API_ID_WORD];
+	if ((uint32_t)id != (uint32_t)cbid || !(args = w[NVT_CB_API_ARGS_WORD]) ||
+	    !w[NVT_CB_API_RESULT_WORD])
+		return;
+	site = (int)(id >> 32);
+	result = *(const int *)w[NVT_CB_API_RESULT_WORD];
+	if (y.yielding && is_launch(cbid)) {
+		if (site == NVT_CB_API_SITE_ENTER) {
+			tls.slot = -1;
+			tls.record = 0;
+			if ((g = current_slot(&ctx)) < 0)
+				return;
+			tls.slot = g;
+			before_launch(g, ctx);
+		} else if (tls.slot >= 0 && tls.record && result == 0) {
+			after_launch(tls.slot, stream_of(cbid, args));
+			tls.record = 0;
+		}
+		return;
+	}
+	if (!shim_yield_tracking || site != NVT_CB_API_SITE_EXIT || result != 0)
+		return;
+	/* A synchronisation returned: the task's request (on this GPU) ended. */
+	if ((g = current_slot(&ctx)) >= 0) {
+		synchronized(g);
+		return;
+	}
+	for (g = 0; g < NVT_MAX_GPUS; g++)
+		synchronized(g);
+}
+
+/*
+ * At set-up: a task started with a priority (prio: its level) publishes its
+ * activity; one below high also follows its launch calls to yield.
+ */
+void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio,
+		      uint32_t yield)
+{
+	int ok = 1;
+
+	if (prio == NVT_PRIO_NONE)
+		return;
+	y.ctx_current = (ctx_get_current_fn)dlsym(lib, "cuCtxGetCurrent");
+	for (size_t i = 0; i < N_IDS(sync_ids); i++)
+		ok &= enable(1, handle, NVT_CB_DOMAIN_API, sync_ids[i]) == 0;
+	if (!ok || !y.ctx_current) {
+		if (shim_first_time(WARN_YIELD))
+			shim_warn("the CUDA driver does not report synchronisations: this task's "
+				  "requests cannot be followed, and tasks of lower priority hold back "
+				  "for %d ms after each of its launches instead",
+				  NVT_YIELD_HOLD_MS);
+		return;
+	}
+	shim_yield_tracking = 1;
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		if (!nvt_uuid_is_zero(shim.seg->gpu[g].uuid))
+			shim_yield_slot_ready(g);
+	if (prio >= NVT_PRIO_HIGH || !(yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD)))
+		return;
+	y.event_create = (event_create_fn)dlsym(lib, "cuEventCreate");
+	y.event_record = (event_record_fn)dlsym(lib, "cuEventRecord");
+	y.event_query = (event_query_fn)dlsym(lib, "cuEventQuery");
+	for (size_t i = 0; i < N_IDS(launch_ids) && ok; i++)
+		ok &= enable(1, handle, NVT_CB_DOMAIN_API, launch_ids[i]) == 0;
+	if (!ok || !y.event_create || !y.event_record || !y.event_query) {
+		if (shim_first_time(WARN_YIELD))
+			shim_warn("the CUDA driver does not report launch calls: this task does not hold "
+				  "back for tasks of higher priority");
+		return;
+	}
+	y.yielding = 1;
+}
+
+/* In a forked child (single-threaded): its own state, no events of the parent's context. */
+void shim_yield_after_fork(void)
+{
+	pthread_mutex_init(&y.lock, NULL);
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		y.s[g].ev_ctx = NULL;
+		y.s[g].head = y.s[g].tail = 0;
+		y.s[g].cfg_seq = 0;
+	}
+}

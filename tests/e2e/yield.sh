@@ -1,0 +1,156 @@
+# How a lower task yields to a higher one in its own shim (docs/priorities.md, "Yielding"):
+# its launches wait while a higher task runs a request, its work in flight stays bounded, and
+# nothing waits for a task that is gone. The fake driver gives launches time on their streams
+# (FAKECUDA_KERNEL_US, tests/fake/fakestream.c); prioapp is a service and a batch job.
+# Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e.
+# shellcheck shell=bash
+
+PRIOAPP=$T/prioapp
+
+# serve_and_batch TAG HIGH_ARGS -- LOW_ARGS: starts a service (a request of 4 launches every
+# 20 ms) and a batch job beside it, lets them run ~1.2 s (from the batch's first launch), stops
+# both; their logs in $WORK/TAG.serve and $WORK/TAG.batch.
+serve_and_batch() {
+	local tag=$1 hi lo high=() low=()
+	shift
+	while [ "$1" != "--" ]; do high+=("$1"); shift; done
+	shift
+	low=("$@")
+	rm -f "$WORK/$tag.stop"
+	FAKECUDA_KERNEL_US=1000 ${HI_PFX:-} "$NVT" --no-mps "${high[@]}" "$PRIOAPP" serve "$WORK/$tag.stop" \
+		"$WORK/$tag.serve" 20000 4 2>"$WORK/$tag.serve.err" &
+	hi=$!
+	wait_for 10 test -e "$WORK/$tag.serve.ready"
+	FAKECUDA_KERNEL_US=500 "$NVT" --no-mps "${low[@]}" "$PRIOAPP" batch "$WORK/$tag.stop" \
+		"$WORK/$tag.batch" 2>"$WORK/$tag.batch.err" &
+	lo=$!
+	wait_for 10 test -e "$WORK/$tag.batch.ready"
+	sleep 1.2
+	HELD=$(timeout 20 "$NVT" -l --json)
+	touch "$WORK/$tag.stop"
+	wait "$hi" || die "the service failed: $(cat "$WORK/$tag.serve.err")"
+	wait "$lo" || die "the batch job failed: $(cat "$WORK/$tag.batch.err")"
+}
+# let_through TAG: batch launches that entered after a request began and returned before its
+# work on the GPU was done (the gate let them through), and requests seen; "N of M".
+let_through() {
+	python3 - "$WORK/$1.serve" "$WORK/$1.batch" <<'PY'
+import sys
+reqs = [tuple(map(int, l.split()[1:3])) for l in open(sys.argv[1]) if l.startswith("req ")]
+launches = [tuple(map(int, l.split()[1:3])) for l in open(sys.argv[2]) if l.startswith("launch ")]
+t0 = launches[0][0]
+reqs = [r for r in reqs if r[0] > t0]
+inside = [(e - b, r - e, f - b) for e, r in launches for b, f in reqs if e > b and r < f]
+for x in inside:
+    print("let through: entered %d us into a request of %d us, returned %d us later" % (x[0] / 1000, x[2] / 1000, x[1] / 1000), file=sys.stderr)
+print("%d of %d" % (len(inside), len(reqs)))
+PY
+}
+# most_in_flight TAG: the largest count of the batch job's launches in flight after a launch.
+most_in_flight() { awk '$1 == "launch" && $4 > m {m = $4} END {print m + 0}' "$WORK/$1.batch"; }
+
+t_yield_gate_holds_launches() {
+	local got
+	# Without priorities, the batch job launches all through the service's requests.
+	serve_and_batch plain -c 0-8 -- -c 9-65
+	got=$(let_through plain)
+	[ "${got%% of *}" -gt 10 ] || die "without priorities, only $got launches ran inside requests"
+	# With them, none that entered during a request returns before it ends.
+	serve_and_batch prio --priority high -c 0-8 -- --priority low --yield gate,duty=100 -c 9-65
+	got=$(let_through prio)
+	[ "${got##* of }" -ge 20 ] || die "too few requests: $got"
+	eq "${got%% of *}" 0 "launches let through during requests ($got)"
+	# -l and JSON say how the low task waits, and for how many higher tasks.
+	python3 - "$HELD" <<'PY' || die "bad JSON: $HELD"
+import json, sys
+d = json.loads(sys.argv[1])
+low = [t["gpus"][0] for t in d["tasks"] if t["gpus"][0].get("priority") == "low"][0]
+high = [t["gpus"][0] for t in d["tasks"] if t["gpus"][0].get("priority") == "high"][0]
+y = low["yield"]
+assert y["ways"] == "gate,duty=100", y
+assert y["watching"] == 1 and y["holds"] > 0 and y["held_ms"] > 0, y
+assert y["state"] in ("running", "gated"), y
+assert high["requests"]["tracked"] and high["requests"]["count"] >= 20, high
+assert 15 <= high["requests"]["period_ms"] <= 30, high
+PY
+}
+
+t_yield_bound_in_flight() {
+	local most
+	# Without a bound the batch job queues launches (8 between synchronisations).
+	serve_and_batch nob --priority high -c 0-8 -- --priority low --yield gate,duty=100 -c 9-65
+	most=$(most_in_flight nob)
+	[ "$most" -ge 6 ] || die "without a bound, at most $most launches were in flight"
+	# bound=1000 with launches of 500 us: at most 2 in flight.
+	serve_and_batch bnd --priority high -c 0-8 -- --priority low --yield gate,bound=1000,duty=100 -c 9-65
+	most=$(most_in_flight bnd)
+	[ "$most" -le 2 ] || die "with bound=1000, $most launches were in flight"
+	eq "$(let_through bnd | cut -d' ' -f1)" 0 "launches let through during requests"
+}
+
+t_yield_only_higher_and_own_user() {
+	local got
+	# Equal priorities never hold each other back.
+	serve_and_batch eq --priority low -c 0-8 -- --priority low --yield gate,duty=100 -c 9-65
+	got=$(let_through eq)
+	[ "${got%% of *}" -gt 10 ] || die "a low task held back for another low one: $got"
+	# No user's high task holds back another user's task.
+	[ "$(id -u)" == 0 ] || skip "needs root for a second user"
+	chmod 1777 "$WORK"
+	HI_PFX="setpriv --reuid=65534 --regid=65534 --clear-groups" \
+		serve_and_batch usr --priority high -c 0-8 -- --priority low --yield gate,duty=100 -c 9-65
+	chmod 755 "$WORK"
+	got=$(let_through usr)
+	[ "${got%% of *}" -gt 10 ] || die "another user's high task held back root's low one: $got"
+}
+
+t_yield_service_gone() {
+	local lo
+	# A high task killed in the middle of a request (its activity says busy for good): the
+	# low task is held at most NVT_YIELD_STALE_MS, then runs on.
+	rm -f "$WORK/gone.stop"
+	FAKECUDA_KERNEL_US=400000 "$NVT" --no-mps --priority high -c 0-8 "$PRIOAPP" serve \
+		"$WORK/gone.stop" "$WORK/gone.serve" 100000 1 2>/dev/null &
+	local hi=$!
+	sleep 0.5 # inside its first request's synchronisation
+	kill -KILL "$hi"
+	wait "$hi" 2>/dev/null || true
+	FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority low --yield gate,duty=100 -c 9-65 "$PRIOAPP" batch \
+		"$WORK/gone.stop" "$WORK/gone.batch" 2>"$WORK/gone.err" &
+	lo=$!
+	wait_for 10 test -e "$WORK/gone.batch.ready"
+	sleep 0.6
+	touch "$WORK/gone.stop"
+	wait "$lo" || die "the batch job failed: $(cat "$WORK/gone.err")"
+	[ "$(grep -c '^launch' "$WORK/gone.batch")" -gt 50 ] || die "the batch job hardly ran: $(wc -l <"$WORK/gone.batch")"
+}
+
+t_yield_client_priority_and_usage() {
+	local out rc
+	# A low task under MPS is started below normal; the user's own choice stays.
+	run_rc out rc "$NVT" --no-mps --priority low -c 0-3 sh -c 'echo "cp=${CUDA_MPS_CLIENT_PRIORITY-unset}"'
+	has "$out" "cp=1"
+	run_rc out rc env CUDA_MPS_CLIENT_PRIORITY=0 "$NVT" --no-mps --priority low -c 0-3 sh -c 'echo "cp=$CUDA_MPS_CLIENT_PRIORITY"'
+	has "$out" "cp=0"
+	run_rc out rc "$NVT" --no-mps --priority low --yield gate -c 0-3 sh -c 'echo "cp=${CUDA_MPS_CLIENT_PRIORITY-unset}"'
+	has "$out" "cp=unset"
+	run_rc out rc "$NVT" --no-mps --priority high -c 0-3 sh -c 'echo "cp=${CUDA_MPS_CLIENT_PRIORITY-unset} $NVTASKSET_PRIORITY"'
+	has "$out" "cp=unset high"
+	# --priority without a mask: the whole GPU (what README shows).
+	run_rc out rc "$NVT" --no-mps --priority low "$APP" launch 1
+	eq "$rc" 0 "$out"
+	has "$out" "tpcs=0-65"
+	run_rc out rc "$NVT" --no-mps --priority low ff "$APP" launch 1
+	eq "$rc" 0 "$out"
+	has "$out" "tpcs=0-7"
+	# Bad words say what is wrong.
+	run_rc out rc "$NVT" --priority low --yield gate,fast -c 0-3 "$APP" launch 1
+	eq "$rc" 1
+	has "$out" "--yield 'gate,fast': the words are gate"
+	run_rc out rc "$NVT" --yield gate -c 0-3 "$APP" launch 1
+	eq "$rc" 1
+	has "$out" "--yield goes with --priority"
+	run_rc out rc "$NVT" --priority none -c 0-3 "$APP" launch 1
+	eq "$rc" 1
+	has "$out" "--priority none goes with -p"
+}

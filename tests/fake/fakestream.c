@@ -1,0 +1,276 @@
+/*
+ * fakestream.c - time on the fake GPU: streams, events and synchronisation.
+ *
+ * With FAKECUDA_KERNEL_US=N (default 0: every launch is done when its call
+ * returns, as before), each launch and each graph replay occupies its stream
+ * for N microseconds of CLOCK_MONOTONIC after the stream's earlier work: the
+ * stream is busy until then. An event recorded on a stream is done when the
+ * stream's work before it is; cuEventQuery says 600 (CUDA_ERROR_NOT_READY)
+ * until then, cuEventSynchronize, cuStreamSynchronize and cuCtxSynchronize
+ * sleep until the work they wait for is done. Streams are per process, by
+ * handle: NULL and the legacy handle (0x1) are one stream, the per-thread
+ * handle (0x2) one per thread. These calls invoke the driver-API callbacks of
+ * their ids (CUPTI's numbering, as on the H100: cuCtxSynchronize 17,
+ * cuEventQuery 120, cuEventSynchronize 121, cuStreamQuery 125 and 439,
+ * cuStreamSynchronize 126 and 440), on entry and on return.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "fakecuda.h"
+#include "fakeint.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define STREAMS 64
+#define EVENTS 4096
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	const void *handle;
+	uint64_t busy_until;
+} streams[STREAMS];
+static int n_streams;
+static struct {
+	int used;
+	uint64_t done_at;
+} events[EVENTS];
+static __thread uint64_t per_thread_busy;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t)
+{
+	uint64_t now = now_ns();
+	if (t > now) {
+		struct timespec ts = {(time_t)((t - now) / 1000000000u), (long)((t - now) % 1000000000u)};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static uint64_t kernel_ns(void)
+{
+	static long us = -1;
+	if (us < 0) {
+		const char *v = getenv("FAKECUDA_KERNEL_US");
+		us = v && *v ? strtol(v, NULL, 10) : 0;
+		if (us < 0)
+			us = 0;
+	}
+	return (uint64_t)us * 1000;
+}
+
+/* The busy-until word of a stream handle (under lock). */
+static uint64_t *busy_of(const void *stream)
+{
+	if ((uintptr_t)stream == 2)
+		return &per_thread_busy;
+	if ((uintptr_t)stream == 1)
+		stream = NULL;
+	for (int i = 0; i < n_streams; i++)
+		if (streams[i].handle == stream)
+			return &streams[i].busy_until;
+	if (n_streams == STREAMS)
+		return &streams[0].busy_until;
+	streams[n_streams].handle = stream;
+	return &streams[n_streams++].busy_until;
+}
+
+INTERNAL void fake_stream_ran(const void *stream)
+{
+	uint64_t *busy, now = now_ns();
+
+	pthread_mutex_lock(&lock);
+	busy = busy_of(stream);
+	*busy = (*busy > now ? *busy : now) + kernel_ns();
+	pthread_mutex_unlock(&lock);
+}
+
+static uint64_t stream_done_at(const void *stream)
+{
+	uint64_t t;
+
+	pthread_mutex_lock(&lock);
+	t = *busy_of(stream);
+	pthread_mutex_unlock(&lock);
+	return t;
+}
+
+/* When every stream of this process (and this thread's own) is done. */
+static uint64_t all_done_at(void)
+{
+	uint64_t t = per_thread_busy;
+
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < n_streams; i++)
+		if (streams[i].busy_until > t)
+			t = streams[i].busy_until;
+	pthread_mutex_unlock(&lock);
+	return t;
+}
+
+API uint64_t fakecuda_done_at(const void *stream)
+{
+	return stream_done_at(stream);
+}
+
+API int fakecuda_in_flight(const void *stream)
+{
+	uint64_t until = stream_done_at(stream), now = now_ns(), k = kernel_ns();
+
+	if (!k || until <= now)
+		return 0;
+	return (int)((until - now + k - 1) / k);
+}
+
+#define CALL(cbid, work)                                                \
+	CUresult result = 999;                                          \
+	fake_api_callbacks((cbid), NVT_CB_API_SITE_ENTER, &result, &a); \
+	result = fake_ready() ? (work) : 3;                             \
+	fake_api_callbacks((cbid), NVT_CB_API_SITE_EXIT, &result, &a);  \
+	return result
+
+static CUresult event_create(void **ev)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < EVENTS; i++)
+		if (!events[i].used) {
+			events[i].used = 1;
+			events[i].done_at = 0;
+			*ev = &events[i];
+			pthread_mutex_unlock(&lock);
+			return 0;
+		}
+	pthread_mutex_unlock(&lock);
+	return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+}
+
+static int event_index(const void *ev)
+{
+	uintptr_t at = (uintptr_t)ev, base = (uintptr_t)&events[0];
+
+	if (at < base || at >= base + sizeof(events) || (at - base) % sizeof(events[0]) ||
+	    !events[(at - base) / sizeof(events[0])].used)
+		return -1;
+	return (int)((at - base) / sizeof(events[0]));
+}
+
+API CUresult cuEventCreate(void **phEvent, unsigned Flags)
+{
+	struct { void **phEvent; unsigned Flags; } a = {phEvent, Flags};
+	CALL(118, phEvent ? event_create(phEvent) : 1);
+}
+
+static CUresult event_record(void *ev, void *stream)
+{
+	int i = event_index(ev);
+
+	if (i < 0)
+		return 400;
+	events[i].done_at = stream_done_at(stream);
+	return 0;
+}
+
+API CUresult cuEventRecord(void *hEvent, void *hStream)
+{
+	struct { void *hEvent; void *hStream; } a = {hEvent, hStream};
+	CALL(119, event_record(a.hEvent, a.hStream));
+}
+
+static CUresult event_query(void *ev)
+{
+	int i = event_index(ev);
+
+	if (i < 0)
+		return 400;
+	return now_ns() >= events[i].done_at ? 0 : 600;
+}
+
+API CUresult cuEventQuery(void *hEvent)
+{
+	struct { void *hEvent; } a = {hEvent};
+	CALL(120, event_query(a.hEvent));
+}
+
+static CUresult event_sync(void *ev)
+{
+	int i = event_index(ev);
+
+	if (i < 0)
+		return 400;
+	sleep_until(events[i].done_at);
+	return 0;
+}
+
+API CUresult cuEventSynchronize(void *hEvent)
+{
+	struct { void *hEvent; } a = {hEvent};
+	CALL(121, event_sync(a.hEvent));
+}
+
+static CUresult event_destroy(void *ev)
+{
+	int i = event_index(ev);
+
+	if (i < 0)
+		return 400;
+	events[i].used = 0;
+	return 0;
+}
+
+API CUresult cuEventDestroy_v2(void *hEvent)
+{
+	struct { void *hEvent; } a = {hEvent};
+	CALL(285, event_destroy(a.hEvent));
+}
+
+static CUresult stream_sync(const void *stream)
+{
+	sleep_until(stream_done_at(stream));
+	return 0;
+}
+
+API CUresult cuStreamSynchronize(void *hStream)
+{
+	struct { void *hStream; } a = {hStream};
+	CALL(126, stream_sync(a.hStream));
+}
+
+API CUresult cuStreamSynchronize_ptsz(void *hStream)
+{
+	struct { void *hStream; } a = {hStream ? hStream : (void *)2};
+	CALL(440, stream_sync(a.hStream));
+}
+
+API CUresult cuStreamQuery(void *hStream)
+{
+	struct { void *hStream; } a = {hStream};
+	CALL(125, now_ns() >= stream_done_at(a.hStream) ? 0 : 600);
+}
+
+API CUresult cuStreamQuery_ptsz(void *hStream)
+{
+	struct { void *hStream; } a = {hStream ? hStream : (void *)2};
+	CALL(439, now_ns() >= stream_done_at(a.hStream) ? 0 : 600);
+}
+
+static CUresult ctx_sync(void)
+{
+	sleep_until(all_done_at());
+	fake_membw_sync();
+	return 0;
+}
+
+API CUresult cuCtxSynchronize(void)
+{
+	struct { int none; } a = {0};
+	CALL(17, ctx_sync());
+}

@@ -1,0 +1,213 @@
+/*
+ * test_yield.c - how a lower task yields (src/core/yield.c): the words of
+ * --yield, the activity a shim publishes, and the verdict before a launch.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "check.h"
+#include "core/prio.h"
+#include "core/yield.h"
+
+#include <string.h>
+
+#define MS 1000000ull
+#define US 1000ull
+
+static void test_words(void)
+{
+	struct nvt_slot_prio p = {0};
+	const char *why = NULL;
+	char buf[128];
+
+	CHECK(nvt_yield_parse("gate,bound=500", &p, &why) == 0);
+	CHECK(p.yield == (NVT_YIELD_GATE | NVT_YIELD_BOUND) && p.bound_us == 500 && !p.ahead_us);
+	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "gate,bound=500");
+	CHECK(nvt_yield_parse("default,duty=30", &p, &why) == 0);
+	CHECK(p.yield == NVT_YIELD_DEFAULT && p.duty_pct == 30 && !p.bound_us);
+	CHECK(nvt_yield_format(&p, '+', buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "gate+bound+ahead+client+duty=30");
+	CHECK(nvt_yield_parse("none", &p, &why) == 0 && p.yield == 0);
+	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "none");
+	CHECK(nvt_yield_parse("ahead=2000,borrow,guard,client", &p, &why) == 0);
+	CHECK(p.ahead_us == 2000 && p.yield == (NVT_YIELD_AHEAD | NVT_YIELD_BORROW | NVT_YIELD_GUARD |
+						  NVT_YIELD_CLIENT));
+	/* Wrong ones say why, and change nothing. */
+	p.yield = NVT_YIELD_GATE;
+	CHECK(nvt_yield_parse("gate,fast", &p, &why) == -1 && why && strstr(why, "gate, bound"));
+	CHECK(p.yield == NVT_YIELD_GATE);
+	CHECK(nvt_yield_parse("bound=0", &p, &why) == -1 && strstr(why, "bound="));
+	CHECK(nvt_yield_parse("bound=1000001", &p, &why) == -1);
+	CHECK(nvt_yield_parse("bound=-5", &p, &why) == -1);
+	CHECK(nvt_yield_parse("bound=5x", &p, &why) == -1);
+	CHECK(nvt_yield_parse("duty=101", &p, &why) == -1);
+	CHECK(nvt_yield_parse("duty", &p, &why) == -1);
+	CHECK(nvt_yield_parse("gate=1", &p, &why) == -1 && strstr(why, "take a value"));
+	CHECK(nvt_yield_parse("", &p, &why) == -1);
+	CHECK(nvt_yield_format(&p, ',', buf, 3) == -1);
+	CHECK_STR(nvt_yield_state_name(NVT_YS_GATED), "gated");
+	CHECK_STR(nvt_yield_state_name(99), "?");
+}
+
+static void test_priority_text(void)
+{
+	struct nvt_slot_prio p = {0};
+	char buf[NVT_PRIO_ENV_TEXT_MAX];
+
+	/* Without yield=, the default words; with guard=, the agent's way too. */
+	CHECK(nvt_prio_env_parse("low", &p) == 0 && p.yield == NVT_YIELD_DEFAULT);
+	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "low");
+	CHECK(nvt_prio_env_parse("low,guard=9", &p) == 0);
+	CHECK(p.yield == (NVT_YIELD_DEFAULT | NVT_YIELD_GUARD));
+	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "low,guard=9");
+	CHECK(nvt_prio_env_parse("low,yield=gate+bound=700,duty=40", &p) == 0);
+	CHECK(p.yield == (NVT_YIELD_GATE | NVT_YIELD_BOUND) && p.bound_us == 700 && p.duty_pct == 40);
+	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "low,yield=gate+bound=700,duty=40");
+	CHECK(nvt_prio_env_parse("low,yield=none", &p) == 0 && p.yield == 0);
+	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "low,yield=none");
+	/* A value alone adds no word. */
+	CHECK(nvt_prio_env_parse("normal,yield=gate,bound=300", &p) == 0);
+	CHECK(p.yield == NVT_YIELD_GATE && p.bound_us == 300);
+	CHECK(nvt_prio_env_parse("low,yield=gate+fast", &p) == -1);
+	CHECK(nvt_prio_env_parse("low,bound=0", &p) == -1);
+}
+
+/* A task with requests of busy ns every period ns, n of them from t0. */
+static struct nvt_slot_activity periodic(uint64_t t0, uint64_t period, uint64_t busy, int n)
+{
+	struct nvt_slot_activity a = {0};
+
+	a.flags = NVT_ACT_TRACKED;
+	for (int i = 0; i < n; i++) {
+		nvt_act_begin(&a, t0 + (uint64_t)i * period);
+		nvt_act_end(&a, t0 + (uint64_t)i * period + busy);
+	}
+	return a;
+}
+
+static void test_activity(void)
+{
+	struct nvt_slot_activity a = periodic(1000 * MS, 10 * MS, 1 * MS, 20);
+
+	CHECK(a.begins == 20 && a.ends == 20);
+	CHECK(a.period_ns == 10 * MS && a.jitter_ns == 0 && a.busy_ns == 1 * MS);
+	CHECK(nvt_act_duty_pm(&a) == 100);
+	CHECK(nvt_act_periodic(&a));
+	/* Too few requests: nothing learnt yet. */
+	a = periodic(1000 * MS, 10 * MS, 1 * MS, 3);
+	CHECK(nvt_act_duty_pm(&a) == 0 && !nvt_act_periodic(&a));
+	/* Gaps of 5 and 15 ms alternating: not periodic (jitter 5 ms of 10). */
+	memset(&a, 0, sizeof(a));
+	for (uint64_t i = 0, t = 0; i < 40; i++, t += i % 2 ? 5 * MS : 15 * MS) {
+		nvt_act_begin(&a, t);
+		nvt_act_end(&a, t + MS);
+	}
+	CHECK(!nvt_act_periodic(&a));
+	CHECK(a.period_ns > 8 * MS && a.period_ns < 12 * MS);
+	/* A long pause counts as four periods at most. */
+	a = periodic(1000 * MS, 10 * MS, 1 * MS, 20);
+	nvt_act_begin(&a, a.begin_ns + 10000 * MS);
+	CHECK(a.period_ns <= 10 * MS + 40 * MS / 8);
+	/* Back to back: busy all the time. */
+	a = periodic(0, 1 * MS, 1 * MS, 20);
+	CHECK(nvt_act_duty_pm(&a) == 1000);
+}
+
+static void test_verdict(void)
+{
+	struct nvt_yield_cfg c;
+	struct nvt_slot_prio p = {0};
+	struct nvt_watched w[2];
+	uint64_t wake, t;
+
+	p.yield = NVT_YIELD_DEFAULT;
+	nvt_yield_cfg_of(&p, &c);
+	CHECK(c.bound_ns == NVT_YIELD_BOUND_US * US && c.duty_pm == NVT_YIELD_DUTY_PCT * 10 && !c.ahead_ns);
+	/* Nobody to yield to. */
+	CHECK(nvt_yield_verdict(&c, w, 0, 5 * MS, 0, &wake) == NVT_YV_GO && wake == 0);
+
+	/* A periodic task, 1 ms every 10 ms, last began at 1190 ms. */
+	w[0].act = periodic(1000 * MS, 10 * MS, 1 * MS, 20);
+	w[0].moved_ns = 1190 * MS;
+	/* Busy (began, not ended): gate. */
+	nvt_act_begin(&w[0].act, 1200 * MS);
+	w[0].moved_ns = 1200 * MS;
+	CHECK(nvt_yield_verdict(&c, w, 1, 1200 * MS + 300 * US, 0, &wake) == NVT_YV_GATE);
+	CHECK(wake > 1200 * MS);
+	/* Without gate: launch. */
+	c.yield = NVT_YIELD_BOUND;
+	CHECK(nvt_yield_verdict(&c, w, 1, 1200 * MS + 300 * US, 0, &wake) == NVT_YV_GO);
+	c.yield = NVT_YIELD_DEFAULT;
+	/* Busy but still for longer than NVT_YIELD_STALE_MS: dead, or stuck: launch. */
+	CHECK(nvt_yield_verdict(&c, w, 1, 1200 * MS + (NVT_YIELD_STALE_MS + 1) * MS, 0, &wake) ==
+	      NVT_YV_GO);
+	nvt_act_end(&w[0].act, 1201 * MS);
+	/* Idle, next request due at 1210 ms: hold from 1210 - ahead. */
+	CHECK(nvt_yield_verdict(&c, w, 1, 1205 * MS, 1 * MS, &wake) == NVT_YV_GO);
+	CHECK(nvt_yield_verdict(&c, w, 1, 1209 * MS + 100 * US, 1 * MS, &wake) == NVT_YV_AHEAD);
+	CHECK(wake >= 1210 * MS && wake < 1211 * MS);
+	/* Its own ahead= wins over the learnt one. */
+	p.ahead_us = 3000;
+	nvt_yield_cfg_of(&p, &c);
+	CHECK(nvt_yield_verdict(&c, w, 1, 1207 * MS + 500 * US, 1 * MS, &wake) == NVT_YV_AHEAD);
+	p.ahead_us = 0;
+	nvt_yield_cfg_of(&p, &c);
+	/* Never held most of the period, whatever ahead says. */
+	CHECK(nvt_yield_verdict(&c, w, 1, 1203 * MS, 9 * MS, &wake) == NVT_YV_GO);
+	/* A request late past its slack: the next period's is the one due. */
+	CHECK(nvt_yield_verdict(&c, w, 1, 1212 * MS, 1 * MS, &wake) == NVT_YV_GO);
+	CHECK(nvt_yield_verdict(&c, w, 1, 1219 * MS + 500 * US, 1 * MS, &wake) == NVT_YV_AHEAD);
+	/* Quiet for more than four periods: foresee nothing. */
+	CHECK(nvt_yield_verdict(&c, w, 1, 1249 * MS + 500 * US, 1 * MS, &wake) == NVT_YV_GO);
+	/* Without ahead: launch. */
+	c.yield = NVT_YIELD_GATE;
+	CHECK(nvt_yield_verdict(&c, w, 1, 1209 * MS + 500 * US, 1 * MS, &wake) == NVT_YV_GO);
+	c.yield = NVT_YIELD_DEFAULT;
+
+	/* A task busy 80% of the time: launch beside it (duty 50%). */
+	w[1].act = periodic(1000 * MS, 10 * MS, 8 * MS, 20);
+	nvt_act_begin(&w[1].act, 1200 * MS);
+	w[1].moved_ns = 1200 * MS;
+	CHECK(nvt_yield_verdict(&c, &w[1], 1, 1201 * MS, 0, &wake) == NVT_YV_BESIDE);
+	p.duty_pct = 90;
+	nvt_yield_cfg_of(&p, &c);
+	CHECK(nvt_yield_verdict(&c, &w[1], 1, 1201 * MS, 0, &wake) == NVT_YV_GATE);
+	p.duty_pct = 0;
+	nvt_yield_cfg_of(&p, &c);
+	/* Two tasks: one busy and waited for wins over the one beside. */
+	w[0].act = periodic(1000 * MS, 10 * MS, 1 * MS, 20);
+	nvt_act_begin(&w[0].act, 1200 * MS);
+	w[0].moved_ns = 1200 * MS;
+	CHECK(nvt_yield_verdict(&c, w, 2, 1200 * MS + 200 * US, 0, &wake) == NVT_YV_GATE);
+
+	/* A task whose shim does not follow its synchronisations: busy for
+	 * NVT_YIELD_HOLD_MS after its launches were last seen to move. */
+	memset(&w[0], 0, sizeof(w[0]));
+	t = 5000 * MS;
+	w[0].moved_ns = t;
+	CHECK(nvt_yield_verdict(&c, w, 1, t + 1 * MS, 0, &wake) == NVT_YV_GATE);
+	CHECK(nvt_yield_verdict(&c, w, 1, t + NVT_YIELD_HOLD_MS * MS + 1, 0, &wake) == NVT_YV_GO);
+}
+
+static void test_inflight(void)
+{
+	CHECK(nvt_yield_inflight(1000 * US, 0, 63) == 1);
+	CHECK(nvt_yield_inflight(1000 * US, 250 * US, 63) == 4);
+	CHECK(nvt_yield_inflight(1000 * US, 2500 * US, 63) == 1);
+	CHECK(nvt_yield_inflight(1000 * US, 1 * US, 63) == 63);
+}
+
+int main(void)
+{
+	test_words();
+	test_priority_text();
+	test_activity();
+	test_verdict();
+	test_inflight();
+	return CHECK_DONE();
+}
