@@ -157,7 +157,7 @@ else
 	ok "bash-completion is installed" false
 fi
 ok "nothing of /usr/lib/nvtaskset registered with ldconfig" bash -c '! /sbin/ldconfig -p | grep -q /usr/lib/nvtaskset'
-ok "libsmctrl.so in the loader's cache" bash -c '/sbin/ldconfig -p | grep -q "libsmctrl.so .*=> /usr/lib/libsmctrl.so$"'
+ok "libsmctrl.so in the loader's cache (/lib is /usr/lib on merged-/usr systems)" bash -c '/sbin/ldconfig -p | grep -Eq "libsmctrl.so .*=> (/usr)?/lib/libsmctrl.so$"'
 if command -v python3 >/dev/null; then
 	ok "ctypes.util.find_library finds libsmctrl" \
 		test "$(python3 -c 'import ctypes.util; print(ctypes.util.find_library("smctrl"))')" == libsmctrl.so
