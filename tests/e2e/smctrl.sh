@@ -294,3 +294,41 @@ t_smctrl_plain_start_partitioned() {
 	wait "$pid" || die "the program exited $?: $(cat "$WORK/sp.out")"
 	hasnt "$(cat "$WORK/sp.out")" warning
 }
+
+t_smctrl_plain_start_two_gpus_before_cuda() {
+	# Two GPUs with different maps, listed by the kernel module: a program
+	# that sets its global mask before it starts CUDA gets both GPUs' maps
+	# without a CUDA call of the shim's (the program may fork first), and
+	# its launches on each GPU run on the TPCs it named.
+	two_gpus
+	fake_proc 2
+	"$NVT" --topology >/dev/null
+	local out
+	out=$(FAKECUDA_LOG="$WORK/two.log" python3 - "$B/lib/nvtaskset/libsmctrl.so" 2>&1 <<-'PY'
+		import ctypes, sys
+		smctrl = ctypes.CDLL(sys.argv[1])
+		smctrl.libsmctrl_set_global_mask(ctypes.c_uint64(~0xf & (2**64 - 1)))
+		print("set")
+		sys.stdout.flush()
+		cuda = ctypes.CDLL("libcuda.so.1")
+		assert cuda.cuInit(0) == 0
+		kernel = ctypes.create_string_buffer(8)
+		class Launch(ctypes.Structure):
+		    _fields_ = [("v", ctypes.c_uint8), ("en", ctypes.c_int), ("d", ctypes.c_uint32 * 4),
+		                ("hung", ctypes.c_int), ("ran", ctypes.c_uint64 * 4), ("cb", ctypes.c_int),
+		                ("dhi", ctypes.c_uint32 * 4), ("stray", ctypes.c_int)]
+		for dev in (0, 1):
+		    ctx, rec = ctypes.c_void_p(), Launch()
+		    assert cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0
+		    assert cuda.cuCtxSetCurrent(ctx) == 0
+		    assert cuda.cuLaunchKernel(kernel, 264, 1, 1, 128, 1, 1, 0, None, None, None) == 0
+		    assert cuda.fakecuda_last_launch(ctypes.byref(rec)) == 0
+		    print("dev%d" % dev, [t for t in range(128) if rec.ran[t // 64] >> (t % 64) & 1])
+	PY
+	)
+	has "$out" "dev0 [0, 1, 2, 3]"
+	has "$out" "dev1 [0, 1, 2, 3]"
+	hasnt "$out" warning
+	# The shim called no cuInit before the program did.
+	eq "$(sed -n '/^cuInit/=' "$WORK/two.log" | wc -l)" 1 "cuInit calls: $(cat "$WORK/two.log")"
+}
