@@ -126,6 +126,7 @@ t_smctrl_plain_start_from_cache() {
 	local out
 	# Started as its users start it, no nvtaskset in front: the GPU's map
 	# comes from the calibration cache (no probe runs: no module is loaded).
+	export NVTASKSET_CACHE_DIR=$WORK/plain-cache
 	"$NVT" --topology >/dev/null
 	run_rc out rc env FAKECUDA_LOG="$WORK/plain.log" "$SMCTRLAPP" all
 	eq "$rc" 0 "exit status ($out)"
