@@ -74,7 +74,7 @@ OS = sysutil proc slurmproc child
 GPU = driverinfo gpu calibrate bwprobe topocache gpus
 SEG = segfile segopen segscan segown inherit
 MPS = mps
-ALLOC = reserve
+ALLOC = placement reserve
 TASK = task
 PRIO = agent agentlock
 SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi shimsmctrlmaps shimyield
@@ -90,7 +90,7 @@ SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/
 # What the command and the Slurm plugin link besides their own files.
 LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o) \
 	$(TASK:%=$(O)/task/%.o) $(PRIO:%=$(O)/prio/%.o)
-CMD_SRC = main common output run pid tree list mpsctl topology prio profile profreport plot plan
+CMD_SRC = output help machine partition prio pid run tree list mpsctl topology profile profreport plot plan main
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 
 CLI = $(B)/bin/nvtaskset
@@ -181,7 +181,7 @@ $(PATHS_H): FORCE
 		'/* libsmctrl.so'"'"'s RUNPATH: $$ORIGIN, and LIBDIR seen from SMCTRL_LINKDIR */' \
 		'#define NVT_SMCTRL_TO_LIBDIR "$(SMCTRL_TO_LIBDIR)"' >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
-$(B)/cmd/run.o $(B)/cmd/pid.o: $(PATHS_H)
+$(B)/cmd/machine.o $(B)/cmd/pid.o: $(PATHS_H)
 # The shim runs the command to calibrate a GPU for a libsmctrl program.
 $(O)/shim/shimsmctrlmaps.o: src/shim/shimsmctrlmaps.c $(PATHS_H) $(FLAGS)
 	@mkdir -p $(@D)

@@ -25,6 +25,8 @@ bench-placement: all
 bench-startup: all
 	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
 
-# Priorities (issue 26): PRIO_MODE=guard for the guard sweep alone.
+# Priorities: a latency-critical service beside a training loop or a streaming hog, every
+# configuration in one run (tests/bench/prio/README.md): PRIO_SET=quick, PRIO_* knobs,
+# PRIO_DRY=1 prints the plan and its duration.
 bench-prio: all
-	@tests/bench/prio/run.sh $(abspath $(BENCH_OUT))/prio $(or $(PRIO_MODE),full)
+	@tests/bench/prio/run.sh $(abspath $(BENCH_OUT))/prio

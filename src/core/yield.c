@@ -262,9 +262,10 @@ int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w
 		slack = a->jitter_ns * 2 > 100000 ? a->jitter_ns * 2 : 100000;
 		if (!(due = next_due(a, now, slack)))
 			continue;
+		/* Its own ahead= up to half the period; the learnt one up to a quarter. */
 		hold = c->ahead_ns ? c->ahead_ns : ahead_ns;
-		if (hold > a->period_ns / 2)
-			hold = a->period_ns / 2; /* never hold most of its period */
+		if (hold > a->period_ns / (c->ahead_ns ? 2 : 4))
+			hold = a->period_ns / (c->ahead_ns ? 2 : 4);
 		if (now + hold < due)
 			continue;
 		if (verdict != NVT_YV_GATE)

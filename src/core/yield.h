@@ -19,7 +19,8 @@
  * The defaults, as the H100 benchmark chose them (docs/priorities.md,
  * "Measured"): what a task with --priority below high does with no --yield.
  */
-#define NVT_YIELD_DEFAULT (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_CLIENT)
+#define NVT_YIELD_DEFAULT                                                                    \
+	(NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW | NVT_YIELD_CLIENT)
 #define NVT_YIELD_BOUND_US 1000 /* work in flight beside a higher task */
 #define NVT_YIELD_DUTY_PCT 50   /* hold back only for higher tasks busy at most half the time */
 /* Limits that keep a yielding task going whatever the higher tasks do. */

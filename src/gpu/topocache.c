@@ -20,8 +20,8 @@
 
 int nvt_cache_dirs(char dirs[2][256])
 {
-	const char *env = secure_getenv("NVTASKSET_CACHE_DIR"), *xdg = secure_getenv("XDG_CACHE_HOME"),
-		   *home = secure_getenv("HOME");
+	const char *env = secure_getenv(NVT_ENV_CACHE_DIR), *xdg = secure_getenv(NVT_ENV_XDG_CACHE_HOME),
+		   *home = secure_getenv(NVT_ENV_HOME);
 	int n = 0;
 
 	if (env && env[0] == '/') {
@@ -78,7 +78,7 @@ int nvt_cache_find(char dirs[][256], int n_dirs, const struct nvt_cache_key *key
 
 const char *nvt_proc_nvidia(void)
 {
-	const char *dir = secure_getenv("NVTASKSET_PROC_NVIDIA");
+	const char *dir = secure_getenv(NVT_ENV_PROC_NVIDIA);
 	return dir && dir[0] == '/' && strlen(dir) < 200 ? dir : "/proc/driver/nvidia";
 }
 
@@ -138,8 +138,8 @@ int nvt_gpus_from_proc(struct nvt_gpu_id *ids, int max)
 
 int nvt_gpus_visible_of(const struct nvt_gpu_id *ids, int n, int from_proc, int *idx)
 {
-	const char *visible = secure_getenv("CUDA_VISIBLE_DEVICES"),
-		   *order = secure_getenv("CUDA_DEVICE_ORDER");
+	const char *visible = secure_getenv(NVT_ENV_CUDA_VISIBLE),
+		   *order = secure_getenv(NVT_ENV_CUDA_ORDER);
 	int count = -1;
 
 	/* Listed by CUDA: already what this environment sees. */

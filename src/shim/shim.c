@@ -491,6 +491,8 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 		shim_yield_launched(g);
 	TIMER_PART(TM_COUNT);
 	current_masks(g, &m);
+	if (__builtin_expect(shim_yield_tracking, 0))
+		shim_yield_borrow(g, &m);
 	TIMER_PART(TM_MASKS);
 	if (shim_graph_busy())
 		shim_graph_kernel(g, m.seg_seq);

@@ -44,6 +44,7 @@
 #include "core/prio.h"
 #include "core/yield.h"
 #include "core/gpusel.h"
+#include "core/tpcset.h"
 #include "os/proc.h"
 #include "seg/segfile.h"
 #include "shimstate.h"
@@ -52,7 +53,8 @@
 #define WATCH_MAX 8             /* higher tasks followed per GPU */
 #define FILES_PER_SCAN 64       /* segment files read per look */
 #define RING 64                 /* launches in flight counted */
-#define POLL_NS 20000           /* sleep between two looks while waiting */
+#define POLL_NS 20000           /* sleep between two looks at its own work in flight */
+#define GATE_POLL_NS 50000      /* ... at the higher tasks while they hold it back */
 
 /* Driver-API ids (CUPTI's numbering, cupti_driver_cbid.h, CUDA 13.0). */
 enum {
@@ -130,6 +132,10 @@ struct yslot {
 	uint64_t done_ns;          /* when the last event was seen done */
 	uint64_t launch_ns;        /* how long one of its launches runs (moving average) */
 	uint32_t state;            /* enum nvt_yield_state, as published */
+	/* Borrowing: masks of its partition and the lending higher tasks' own ones. */
+	struct hw_masks borrow;
+	int borrow_ok;             /* borrow holds masks for the partition of cfg_seq */
+	struct nvt_slot_view own;  /* its partition, as read at cfg_seq */
 };
 
 static struct {
@@ -143,11 +149,13 @@ static struct {
 	struct yslot s[NVT_MAX_GPUS];
 } y = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The launch this thread is in: its slot, and whether to record its end. */
+/* The launch this thread is in: its slot, whether to record its end, and
+ * whether it runs on the borrowed TPCs too (the launch callback asks). */
 static __thread struct {
 	int slot;
 	int record;
 	int in_shim;
+	int borrow;
 } tls;
 
 int shim_yield_tracking; /* read inline by the launch path (shimstate.h) */
@@ -318,6 +326,7 @@ static void rescan(struct yslot *s, uint64_t now)
 	int budget = FILES_PER_SCAN, kept = 0;
 
 	s->next_scan_ns = now + (uint64_t)NVT_YIELD_RESCAN_MS * 1000000;
+	s->borrow_ok = 0;
 	for (int i = 0; i < s->n_w; i++)
 		s->w[i].seen = 0;
 	scan_dir(s, geteuid(), &budget);
@@ -347,11 +356,13 @@ static void configure(struct yslot *s, int g)
 	if (seq == s->cfg_seq || (seq & 1) || nvt_slot_read(&shim.seg->gpu[g], &view, 4))
 		return;
 	s->cfg_seq = seq;
+	s->own = view;
+	s->borrow_ok = 0;
 	s->prio = view.prio.prio;
 	memcpy(s->uuid, view.uuid, 16);
 	nvt_yield_cfg_of(&view.prio, &s->cfg);
 	s->yields = s->prio != NVT_PRIO_NONE && s->prio < NVT_PRIO_HIGH &&
-		    (s->cfg.yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD));
+		    (s->cfg.yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW));
 	s->next_scan_ns = 0;
 }
 
@@ -441,6 +452,69 @@ static int make_events(struct yslot *s, void *ctx)
 	return 0;
 }
 
+/*
+ * The masks of s's partition and the own partitions of the higher tasks it
+ * follows that lend. Returns 0, or -1 if there is nothing to borrow.
+ */
+static int borrow_masks(struct yslot *s)
+{
+	struct nvt_slot_view view = s->own, theirs;
+	struct hw_masks none;
+	int n = nvt_set_count(&view.tpcs);
+
+	if (s->borrow_ok)
+		return s->borrow_ok > 0 ? 0 : -1;
+	s->borrow_ok = -1;
+	if (view.state != NVT_SLOT_SET)
+		return -1; /* it has every TPC already */
+	for (int i = 0; i < s->n_w; i++) {
+		struct nvt_tpcset own;
+		if (nvt_slot_read(&s->w[i].seg->gpu[s->w[i].slot], &theirs, 4) ||
+		    (theirs.prio.flags & NVT_PRIOF_NO_LEND))
+			continue;
+		nvt_prio_own_of(&theirs, &own);
+		nvt_set_or(&view.tpcs, &view.tpcs, &own);
+	}
+	memset(&none, 0, sizeof(none));
+	if ((int)nvt_set_count(&view.tpcs) == n || shim_compute(&none, &view, &s->borrow))
+		return -1;
+	s->borrow_ok = 1;
+	return 0;
+}
+
+/*
+ * Whether this launch may run on the lending tasks' TPCs too: every higher
+ * task idle, periodic, and its next request due later than this launch's
+ * work would take to drain (ahead), so that the TPCs are free again in time.
+ */
+static int may_borrow(struct yslot *s, const struct nvt_watched *w, uint64_t now, uint64_t ahead)
+{
+	if (!(s->cfg.yield & NVT_YIELD_BORROW) || !s->n_w)
+		return 0;
+	for (int i = 0; i < s->n_w; i++) {
+		const struct nvt_slot_activity *a = &w[i].act;
+		uint64_t due;
+		if (a->begins != a->ends || !nvt_act_periodic(a))
+			return 0;
+		for (due = a->begin_ns + a->period_ns; due <= now; due += a->period_ns)
+			;
+		if (due - now < ahead + s->launch_ns)
+			return 0;
+	}
+	return borrow_masks(s) == 0;
+}
+
+int shim_yield_borrow(int g, struct hw_masks *m)
+{
+	struct yslot *s = &y.s[g];
+
+	/* Only for the partition it was computed for: a writer may have moved it. */
+	if (!tls.borrow || tls.slot != g || s->borrow.seg_seq != m->seg_seq)
+		return 0;
+	*m = s->borrow;
+	return 1;
+}
+
 /* Entry of a launch call on slot g: wait as the higher tasks' activity says. */
 static void before_launch(int g, void *ctx)
 {
@@ -471,7 +545,7 @@ static void before_launch(int g, void *ctx)
 			break;
 		if (verdict == NVT_YV_GATE || verdict == NVT_YV_AHEAD) {
 			publish(g, s, verdict == NVT_YV_GATE ? NVT_YS_GATED : NVT_YS_AHEAD, now);
-			pause_ns(wake > now && wake - now < POLL_NS ? wake - now : POLL_NS);
+			pause_ns(wake > now && wake - now < GATE_POLL_NS ? wake - now : GATE_POLL_NS);
 			waited_bound = 0;
 		} else if (bounded && in_flight(s, waited_bound, now) >=
 					      nvt_yield_inflight(s->cfg.bound_ns, s->launch_ns, RING - 1)) {
@@ -486,13 +560,15 @@ static void before_launch(int g, void *ctx)
 		now = clock_ns();
 	}
 	tls.record = bounded && s->head - s->tail < RING;
+	tls.borrow = verdict == NVT_YV_GO && now < limit &&
+		     may_borrow(s, w, now, s->launch_ns > s->cfg.bound_ns ? s->launch_ns : s->cfg.bound_ns);
 	if (now > start) {
 		struct nvt_slot_yield *p = &shim.seg->gpu[g].yield;
 		__atomic_store_n(&p->held_ns, p->held_ns + (now - start), __ATOMIC_RELAXED);
 		__atomic_store_n(&p->holds, p->holds + 1, __ATOMIC_RELAXED);
 	}
-	publish(g, s, !s->n_w ? NVT_YS_NONE : verdict == NVT_YV_BESIDE ? NVT_YS_BESIDE : NVT_YS_RUNNING,
-		now);
+	publish(g, s, !s->n_w ? NVT_YS_NONE : verdict == NVT_YV_BESIDE ? NVT_YS_BESIDE :
+			     tls.borrow ? NVT_YS_BORROWING : NVT_YS_RUNNING, now);
 	pthread_mutex_unlock(&y.lock);
 }
 
@@ -577,13 +653,16 @@ void shim_yield_api(int cbid, const void *data)
 		if (site == NVT_CB_API_SITE_ENTER) {
 			tls.slot = -1;
 			tls.record = 0;
+			tls.borrow = 0;
 			if ((g = current_slot(&ctx)) < 0)
 				return;
 			tls.slot = g;
 			before_launch(g, ctx);
-		} else if (tls.slot >= 0 && tls.record && result == 0) {
-			after_launch(tls.slot, stream_of(cbid, args));
+		} else {
+			if (tls.slot >= 0 && tls.record && result == 0)
+				after_launch(tls.slot, stream_of(cbid, args));
 			tls.record = 0;
+			tls.borrow = 0;
 		}
 		return;
 	}
@@ -624,7 +703,8 @@ void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (!nvt_uuid_is_zero(shim.seg->gpu[g].uuid))
 			shim_yield_slot_ready(g);
-	if (prio >= NVT_PRIO_HIGH || !(yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD)))
+	if (prio >= NVT_PRIO_HIGH ||
+	    !(yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW)))
 		return;
 	y.event_create = (event_create_fn)dlsym(lib, "cuEventCreate");
 	y.event_record = (event_record_fn)dlsym(lib, "cuEventRecord");

@@ -26,7 +26,7 @@ static void test_words(void)
 	CHECK(nvt_yield_parse("default,duty=30", &p, &why) == 0);
 	CHECK(p.yield == NVT_YIELD_DEFAULT && p.duty_pct == 30 && !p.bound_us);
 	CHECK(nvt_yield_format(&p, '+', buf, sizeof(buf)) > 0);
-	CHECK_STR(buf, "gate+bound+ahead+client+duty=30");
+	CHECK_STR(buf, "gate+bound+ahead+client+borrow+duty=30");
 	CHECK(nvt_yield_parse("none", &p, &why) == 0 && p.yield == 0);
 	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "none");

@@ -1,248 +1,557 @@
-"""prio.py - the priorities benchmark (issue 26): runs the configurations side by
-side under one MPS daemon and writes raw logs under OUTDIR (prio_report.py
-makes the CSV and PNG from them).
+"""prio.py - the priorities benchmark (make bench-prio): a latency-critical service L beside
+a neighbour H, every configuration side by side under one MPS daemon, fresh processes per
+configuration. tests/bench/prio/README.md describes it; prio_report.py makes the CSV, the
+summary and the plot from the raw logs written here.
 
-    python3 prio.py ROOT BINDIR OUTDIR guard|full
+    python3 prio.py ROOT BINDIR OUTDIR
 
-guard: the guard sweep: memory-bound L (back to back) on GPCs 0-1 beside the
-       streaming hog held to a few TPCs (static partitions), and MPS's client
-       priority (CUDA_MPS_CLIENT_PRIORITY) under plain MPS.
-full:  L at PRIO_DUTIES (default 10,30,70) beside the GEMM loop and the
-       streaming hog, every configuration, PRIO_ROUNDS rounds.
-Environment: PRIO_ROUNDS, PRIO_PERIODS, PRIO_PERIOD_MS, PRIO_GUARD (the hog's
-guard), PRIO_HOLD_MS, PRIO_POLL_US, PRIO_GEMM_N, PRIO_BUDGET_S (stop starting
-rounds after this many seconds), PRIO_CASES (a comma list of full's
-cases to run, e.g. stream-prio,L-alone-part).
+One L process per configuration and L version runs every phase (each kind's periodic and
+Poisson arrivals at each duty, then its closed loop at 100 %); one H process per
+configuration runs through all of them. Knobs (environment): PRIO_SET, PRIO_CASES, PRIO_H,
+PRIO_L, PRIO_KINDS, PRIO_DUTIES, PRIO_ARRIVALS, PRIO_PHASE_S, PRIO_ROUNDS, PRIO_BUDGET_S,
+PRIO_GAP_S, PRIO_HALONE_S, PRIO_CONFIG_FILE, PRIO_DRY, PRIO_FAKE (README.md).
 """
 import json
 import os
-import re
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
-ROOT, BIN, OUT, MODE = sys.argv[1:5]
 HERE = os.path.dirname(os.path.abspath(__file__))
-NVT = os.path.join(ROOT, "build/bin/nvtaskset")
-WORK = tempfile.mkdtemp(prefix="nvt-prio.")
-E = lambda k, d: os.environ.get(k, d)
-ROUNDS = int(E("PRIO_ROUNDS", "2"))
-PERIODS = E("PRIO_PERIODS", "6")
-PERIOD_MS = E("PRIO_PERIOD_MS", "200")
-DUTIES = E("PRIO_DUTIES", "10,30,70")
-GUARD = E("PRIO_GUARD", "8")
-HOLD = E("PRIO_HOLD_MS", "20")
-POLL = E("PRIO_POLL_US", "500")
-GEMM_N = E("PRIO_GEMM_N", "8192")
-BUDGET = float(E("PRIO_BUDGET_S", "500"))
-L_GPCS, H_GPCS = "0-1", "2-11"
-ENV = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=os.path.join(WORK, "mps"),
-           CUDA_MPS_LOG_DIRECTORY=os.path.join(WORK, "mpslog"), CUDA_DEVICE_MAX_CONNECTIONS="8",
-           NVTASKSET_QUIET="1", PYTHONUNBUFFERED="1")
-for k in ("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_CLIENT_PRIORITY", "NVTASKSET_PARTITION"):
-    ENV.pop(k, None)
-T0 = time.time()
-os.makedirs(OUT, exist_ok=True)
-LOG = open(os.path.join(OUT, "driver.log"), "a")
+sys.path.insert(0, HERE)
+import priolib  # noqa: E402
+
+# ---- The configurations ------------------------------------------------------------------
+# Each: name; "l", "h": the nvtaskset arguments that start L and H (MPS: a plain MPS client,
+# no nvtaskset; None: not started); "l_env", "h_env": extra environment; "agent": None, or
+# the arguments of `nvtaskset --agent ARGS`, started before L and H (stderr in agent.log,
+# SIGTERM at the end; then one `nvtaskset -l --json` per phase in list.jsonl).
+# The order is the run's order (round 1; round 2 reversed), so put the important first: a
+# budget stops the run before the rest. PRIO_CONFIG_FILE (JSON, a list of the same entries)
+# replaces entries of the same name and appends the others.
+HI, LO = ["--priority", "high"], ["--priority", "low"]
+L_PART, H_PART = ["-g", "0-1"], ["-g", "2-11"]
+MPS = "mps"
+CLIENT_PRIO = {"CUDA_MPS_CLIENT_PRIORITY": "1"}
+CONFIGS = [
+    {"name": "L-alone", "l": L_PART, "h": None},  # the baseline of every L ratio
+    {"name": "H-alone", "l": None, "h": H_PART},  # the baseline of every H ratio
+    {"name": "static", "l": L_PART, "h": H_PART},
+    {"name": "prio", "l": HI + L_PART, "h": LO + H_PART, "agent": []},  # the new defaults
+    {"name": "yield-client", "l": HI + L_PART, "h": LO + ["--yield", "client"] + H_PART, "agent": []},
+    {"name": "yield-gate", "l": HI + L_PART, "h": LO + ["--yield", "gate"] + H_PART, "agent": []},
+    {"name": "yield-gate+bound", "l": HI + L_PART, "h": LO + ["--yield", "gate,bound"] + H_PART,
+     "agent": []},
+    {"name": "yield-gate+bound+ahead", "l": HI + L_PART,
+     "h": LO + ["--yield", "gate,bound,ahead"] + H_PART, "agent": []},
+    {"name": "yield-borrow", "l": HI + L_PART, "h": LO + ["--yield", "borrow"] + H_PART, "agent": []},
+    {"name": "static-cp", "l": L_PART, "h": H_PART, "h_env": CLIENT_PRIO},
+    {"name": "mps", "l": MPS, "h": MPS},
+    {"name": "mps-cp", "l": MPS, "h": MPS, "h_env": CLIENT_PRIO},
+    {"name": "prio-old", "l": HI + L_PART, "h": LO + ["--yield", "guard", "--guard", "8"] + H_PART,
+     "agent": []},
+]
+BASE_L, BASE_H = "L-alone", "H-alone"
+
+# Presets (PRIO_SET); a knob set in the environment wins. full fits one 10-minute command
+# with the PyTorch L and H (one torch start costs ~5-10 s; so does each configuration).
+SETS = {
+    "full": {"PRIO_L": "torch", "PRIO_H": "torch", "PRIO_KINDS": "decode,prefill",
+             "PRIO_DUTIES": "5,10,30,100", "PRIO_ARRIVALS": "periodic,poisson", "PRIO_CASES": "",
+             "PRIO_ROUNDS": "1", "PRIO_PHASE_S": "2.0"},
+    "quick": {"PRIO_L": "torch", "PRIO_H": "torch", "PRIO_KINDS": "decode,prefill",
+              "PRIO_DUTIES": "10,100", "PRIO_ARRIVALS": "periodic,poisson",
+              "PRIO_CASES": "L-alone,H-alone,static,static-cp,prio", "PRIO_ROUNDS": "2",
+              "PRIO_PHASE_S": "1.5"},
+}
+DEFAULTS = {"PRIO_SET": "full", "PRIO_BUDGET_S": "540", "PRIO_GAP_S": "0.15", "PRIO_HALONE_S": "4",
+            "PRIO_CONFIG_FILE": "", "PRIO_DRY": "0", "PRIO_FAKE": "0", "PRIO_FAKE_FAIL": ""}
+# Seconds to start a process and be ready (estimates, for the plan and the budget).
+START_S = {"torch": 8.0, "cuda": 1.5, "hog": 1.0}
+SETTLE_S = 0.3      # after both are ready, before L's first phase
+READY_LIMIT_S = 120  # a program that is not ready by then has failed
+# Fake mode (PRIO_FAKE=1, the self-test): L's latency and H's step time multiplied by these.
+FAKE_X = {"L-alone": (1.0, 1.0), "H-alone": (1.0, 1.0), "static": (1.7, 1.0), "static-cp": (1.6, 1.0),
+          "mps": (7.0, 0.95), "mps-cp": (2.4, 0.97), "prio": (1.15, 0.88), "prio-old": (1.2, 3.5)}
 
 
-def log(*a):
-    s = "%7.1f %s %s" % (time.time() - T0, time.strftime("%H:%M:%S", time.gmtime()), " ".join(str(x) for x in a))
-    print(s, flush=True)
-    LOG.write(s + "\n")
-    LOG.flush()
-
-
-def sh(cmd, env=None, timeout=60):
-    r = subprocess.run(cmd, env=env or ENV, timeout=timeout, capture_output=True, text=True)
-    return r.returncode, r.stdout + r.stderr
-
-
-def wait_file(path, timeout):
-    end = time.time() + timeout
-    while time.time() < end:
-        if os.path.exists(path):
-            return True
-        time.sleep(0.01)
-    return False
-
-
-def h_cmd(kind, prefix, record):
-    if kind == "gemm":
-        return prefix + ["python3", os.path.join(HERE, "gemm.py"), GEMM_N]
-    return prefix + [os.path.join(BIN, "hog"), "512", "4"]
-
-
-def run_case(name, lruns, hog=None, agent=None, h_alone_s=0.0):
-    """lruns: [(variant, prefix, env_extra)]; hog: (kind, prefix, env_extra, record)."""
-    d = os.path.join(OUT, "raw", name)
-    os.makedirs(d, exist_ok=True)
-    stop, ready = os.path.join(WORK, name + ".stop"), os.path.join(WORK, name + ".ready")
-    for p in (stop, ready):
-        if os.path.exists(p):
-            os.unlink(p)
-    ag = h = None
-    meta = {"name": name, "start_ns": time.monotonic_ns()}
+def settings():
+    s = dict(DEFAULTS)
+    s.update(SETS.get(os.environ.get("PRIO_SET", s["PRIO_SET"]), {}))
+    s.update({k: v for k, v in os.environ.items() if k.startswith("PRIO_")})
+    if s["PRIO_SET"] not in SETS:
+        sys.exit("PRIO_SET: one of %s" % ", ".join(SETS))
+    configs = load_configs(s["PRIO_CONFIG_FILE"])
+    names = [c["name"] for c in configs]
+    lst = lambda k: [x for x in s[k].split(",") if x]
+    out = {"set": s["PRIO_SET"], "l": lst("PRIO_L"), "h": lst("PRIO_H"), "kinds": lst("PRIO_KINDS"),
+           "arrivals": lst("PRIO_ARRIVALS"), "cases": lst("PRIO_CASES") or names,
+           "fake": s["PRIO_FAKE"] == "1", "dry": s["PRIO_DRY"] == "1",
+           "fake_fail": lst("PRIO_FAKE_FAIL")}
     try:
-        if agent:
-            guard, hold, poll = agent
-            aenv = dict(ENV)
-            aenv.pop("NVTASKSET_QUIET")  # the agent logs its changes only when not quiet
-            ag = subprocess.Popen([NVT, "--agent", "--hold", hold, "--poll", poll, "--guard", guard],
-                                  env=aenv, stdout=subprocess.DEVNULL,
-                                  stderr=open(os.path.join(d, "agent.log"), "w"))
-            meta["agent"] = {"hold_ms": hold, "poll_us": poll, "guard": guard, "pid": ag.pid}
-            time.sleep(0.2)
-        if hog:
-            kind, prefix, extra, record = hog
-            cmd = h_cmd(kind, prefix, record) + [stop, ready, os.path.join(d, "h")]
-            if record and kind != "gemm":
-                cmd.append("record")
-            meta["h_cmd"] = cmd
-            h = subprocess.Popen(["timeout", "300"] + cmd, env=dict(ENV, **extra),
-                                 stdout=open(os.path.join(d, "h.out"), "w"), stderr=subprocess.STDOUT)
-            if not wait_file(ready, 90):
-                log(name, "H never got ready")
-                return None
-            time.sleep(0.3)
-            meta["h_ready_ns"] = time.monotonic_ns()
-        if h_alone_s:
-            time.sleep(h_alone_s)
-        meta["l"] = []
-        for variant, prefix, extra, lmode in lruns:
-            if lmode == "sweep":
-                args = [variant, "100", "100", "3"]
+        out["duties"] = sorted({int(x) for x in lst("PRIO_DUTIES")})
+        for k in ("PRIO_PHASE_S", "PRIO_BUDGET_S", "PRIO_GAP_S", "PRIO_HALONE_S"):
+            out[k[5:].lower()] = float(s[k])
+        out["rounds"] = int(s["PRIO_ROUNDS"])
+    except ValueError as e:
+        sys.exit("bad knob: %s" % e)
+    checks = [("PRIO_L", out["l"], ("torch", "cuda")), ("PRIO_H", out["h"], ("torch", "hog")),
+              ("PRIO_KINDS", out["kinds"], priolib.KINDS), ("PRIO_ARRIVALS", out["arrivals"], priolib.ARRIVALS),
+              ("PRIO_CASES", out["cases"], names)]
+    for k, vals, known in checks:
+        bad = [v for v in vals if v not in known]
+        if bad or not vals:
+            sys.exit("%s: %s: give a comma list of %s" % (k, ",".join(bad) or "empty", ", ".join(known)))
+    if not out["duties"] or any(d < 1 or d > 100 for d in out["duties"]):
+        sys.exit("PRIO_DUTIES: a comma list of percents, 1-100 (100: back to back)")
+    if out["rounds"] < 1 or out["phase_s"] <= 0:
+        sys.exit("PRIO_ROUNDS >= 1 and PRIO_PHASE_S > 0")
+    if 100 in out["duties"] and len(out["duties"]) == 1:
+        out["arrivals"] = []
+    for base in (BASE_L, BASE_H):  # the baselines run in every run
+        if base not in out["cases"]:
+            out["cases"].insert(0, base)
+    out["configs"] = [c for c in configs if c["name"] in out["cases"]]
+    return out
+
+
+def load_configs(path):
+    configs = [dict(c) for c in CONFIGS]
+    if path:
+        with open(path) as f:
+            extra = json.load(f)
+        for c in extra:
+            if not isinstance(c, dict) or not isinstance(c.get("name"), str) or "," in c["name"]:
+                sys.exit("%s: each entry a dict with a name (no commas)" % path)
+            i = next((i for i, o in enumerate(configs) if o["name"] == c["name"]), None)
+            if i is None:
+                configs.append(c)
             else:
-                args = [variant, PERIOD_MS, DUTIES, PERIODS]
-            cmd = prefix + ["timeout", "120", os.path.join(BIN, "lat")] + args + [os.path.join(d, "l-%s.csv" % variant)]
-            rc, out = sh(cmd, env=dict(ENV, **extra), timeout=130)
-            meta["l"].append({"variant": variant, "cmd": cmd, "rc": rc, "env": extra})
-            if rc:
-                log(name, variant, "L failed", rc, out[-400:])
-        meta["end_ns"] = time.monotonic_ns()
-        if h:
-            open(stop, "w").close()
+                configs[i] = c
+    for c in configs:
+        for side in ("l", "h"):
+            v = c.get(side)
+            if not (v is None or v == MPS or (isinstance(v, list) and all(isinstance(x, str) for x in v))):
+                sys.exit("config %s: %s must be a list of arguments, \"mps\" or null" % (c["name"], side))
+        if c.get("l") is None and c.get("h") is None:
+            sys.exit("config %s: neither L nor H" % c["name"])
+    return configs
+
+
+# ---- The plan and its duration ------------------------------------------------------------
+def phase_count(s):
+    opened = len(s["kinds"]) * len(s["arrivals"]) * len([d for d in s["duties"] if d < 100])
+    return opened, len(s["kinds"]) if 100 in s["duties"] else 0
+
+
+def est_l(s, measure):
+    opened, closed = phase_count(s)
+    return (opened + closed) * (s["phase_s"] + s["gap_s"]) + opened * 0.05 + (
+        0.7 * len(s["kinds"]) if measure else 0)
+
+
+def est_job(s, cfg, h, measure):
+    start = START_S if not s["fake"] else {k: 0.3 for k in START_S}
+    hs = start[h] if cfg.get("h") is not None else 0.0
+    if cfg.get("l") is None:
+        return hs + SETTLE_S + s["halone_s"] + 1.0
+    t = max(hs, start[s["l"][0]]) + 1.0
+    for i, impl in enumerate(s["l"]):
+        t += (start[impl] if i else 0.0) + SETTLE_S + est_l(s, measure)
+    return t
+
+
+def schedule(s):
+    """[(config, h, round)]: L-alone first, then per H its H-alone and the rest; round 2 in
+    reverse order. With one round, H-alone runs again at the end (as round 2): its mean
+    spans the run, and the two tell the drift (clocks, temperature)."""
+    one = [(c, None) for c in s["configs"] if c.get("h") is None]
+    for h in s["h"]:
+        one += [(c, h) for c in s["configs"] if c.get("h") is not None]
+    jobs = [(c, h, r) for r in range(s["rounds"]) for c, h in (one if r % 2 == 0 else one[::-1])]
+    if s["rounds"] == 1:
+        jobs += [(c, h, 1) for c, h in one if c.get("l") is None]
+    return jobs
+
+
+def merge(*dicts):
+    out = {}
+    for d in dicts:
+        out.update(d or {})
+    return out
+
+
+# ---- Running ------------------------------------------------------------------------------
+class Run:
+    def __init__(self, root, bindir, out, s):
+        self.s, self.out, self.bindir = s, out, bindir
+        self.t0 = float(os.environ.get("PRIO_T0", time.time()))
+        self.work = tempfile.mkdtemp(prefix="nvt-prio.")
+        self.procs, self.service, self.lock = [], {}, threading.Lock()
+        py = sys.executable or "python3"
+        fake = [py, os.path.join(HERE, "fake.py")]
+        self.nvt = fake + ["nvtaskset"] if s["fake"] else [os.path.join(root, "build/bin/nvtaskset")]
+        stub = os.path.join(bindir, "service")
+        self.l_prog = {"torch": fake + ["l", "torch"] if s["fake"] else [py, os.path.join(HERE, "service.py")],
+                       "cuda": [stub] if (not s["fake"] or os.path.exists(stub)) else fake + ["l", "cuda"]}
+        self.h_prog = {"torch": fake + ["h", "torch"] if s["fake"] else [py, os.path.join(HERE, "train.py")],
+                       "hog": fake + ["h", "hog"] if s["fake"] else [os.path.join(bindir, "hog"), "512", "4"]}
+        self.env = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=os.path.join(self.work, "mps"),
+                        CUDA_MPS_LOG_DIRECTORY=os.path.join(self.work, "mpslog"),
+                        CUDA_DEVICE_MAX_CONNECTIONS="8", NVTASKSET_QUIET="1", PYTHONUNBUFFERED="1")
+        for k in ("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_CLIENT_PRIORITY", "NVTASKSET_PARTITION",
+                  "NVTASKSET_PARTITION_FOR", "NVTASKSET_PRIORITY"):
+            self.env.pop(k, None)
+        for k in ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY"):
+            os.makedirs(self.env[k], exist_ok=True)
+        self.logf = open(os.path.join(out, "driver.log"), "a")
+        self.pidfile = os.path.join(out, ".cleanup")
+        with open(self.pidfile, "w") as f:
+            f.write("mps %s\n" % self.env["CUDA_MPS_PIPE_DIRECTORY"])
+
+    def log(self, *a):
+        line = "%7.1f %s %s" % (time.time() - self.t0, time.strftime("%H:%M:%S", time.gmtime()),
+                                " ".join(str(x) for x in a))
+        with self.lock:
+            print(line, flush=True)
+            self.logf.write(line + "\n")
+            self.logf.flush()
+
+    def sh(self, cmd, timeout=60):
+        try:
+            r = subprocess.run(cmd, env=self.env, timeout=timeout, capture_output=True, text=True)
+            return r.returncode, r.stdout + r.stderr
+        except (subprocess.TimeoutExpired, OSError) as e:
+            return -1, str(e)
+
+    def start(self, cmd, limit, env, log_path, pipe=False):
+        """cmd under timeout, in a process group of its own (killed whole at the end)."""
+        full = ["timeout", "-k", "5", "%d" % limit] + cmd
+        f = open(log_path, "w")
+        p = subprocess.Popen(full, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
+                             stdout=subprocess.PIPE if pipe else f, stderr=subprocess.STDOUT,
+                             text=pipe, bufsize=1 if pipe else -1)
+        p.logfile, p.cmd = f, full
+        self.procs.append(p)
+        with open(self.pidfile, "a") as pf:  # for run.sh, should this process be killed
+            pf.write("pgid %d\n" % p.pid)
+        return p
+
+    def stop(self, p, sig=None, wait=30):
+        """Ends p (a signal first if given), then its whole group; returns its exit status."""
+        if ENDING:  # SIGTERM: run.sh's timeout kills this process 20 s later
+            wait = min(wait, 1)
+        if sig is not None and p.poll() is None:
             try:
-                meta["h_rc"] = h.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                h.kill()
-                meta["h_rc"] = "killed"
-            h = None
-        return meta
-    finally:
-        if h:
-            open(stop, "w").close()
+                p.send_signal(sig)
+            except OSError:
+                pass
+        try:
+            rc = p.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            rc = "killed"
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        if rc == "killed":
+            p.wait()
+        if getattr(p, "follower", None):  # it copies the rest of the output to the log
+            p.follower.join(10)
+        p.logfile.close()
+        return rc
+
+    def cleanup(self):
+        for p in self.procs:
+            if p.poll() is None:
+                self.stop(p, signal.SIGKILL, 5)
+            try:  # what the group may have left (a child of a killed program)
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def wait_ready(self, p, path, limit):
+        end = time.time() + limit
+        while not os.path.exists(path):
+            if p.poll() is not None:
+                return "exited (%s) before it was ready" % p.returncode
+            if time.time() > end:
+                return "not ready after %d s" % limit
+            time.sleep(0.02)
+        return None
+
+    def fake_env(self, cfg, side):
+        """Fake mode: how much slower L is and H's steps are in this configuration."""
+        if not self.s["fake"]:
+            return {}
+        lx, hx = FAKE_X.get(cfg["name"], (1.3, 1.1))
+        e = {"PRIO_FAKE_X": "%.2f" % (lx if side == "l" else hx)}
+        if side == "l" and cfg["name"] in self.s["fake_fail"]:
+            e["PRIO_FAKE_FAIL"] = "1"
+        return e
+
+    def wrap(self, args, cmd):
+        return cmd if args == MPS else self.nvt + list(args) + cmd
+
+    def tail(self, path, n=1500):
+        try:
+            with open(path, "rb") as f:
+                f.seek(0, 2)
+                f.seek(max(0, f.tell() - n))
+                return f.read().decode(errors="replace")
+        except OSError as e:
+            return str(e)
+
+    def snapshot(self, d, lab):
+        rc, out = self.sh(self.nvt + ["-l", "--json"], timeout=5)
+        try:
+            val = json.loads(out)
+        except ValueError:
+            val = out[-2000:]
+        with self.lock, open(os.path.join(d, "list.jsonl"), "a") as f:
+            f.write(json.dumps({"phase": lab, "t_ns": time.monotonic_ns(), "rc": rc, "list": val}) + "\n")
+
+    def follow_l(self, p, d, snap):
+        """Copies L's output to its log; per phase a snapshot of -l halfway through it."""
+        for line in p.stdout:
+            p.logfile.write(line)
+            p.logfile.flush()
+            w = line.split()
+            if snap and len(w) == 3 and w[0] == "phase" and w[2].isdigit():
+                delay = (int(w[2]) + self.s["phase_s"] * 0.5e9 - time.monotonic_ns()) / 1e9
+                t = threading.Timer(max(0.0, delay), self.snapshot, (d, w[1]))
+                t.daemon = True
+                t.start()
+                p.timers.append(t)
+
+    def plan(self, impl):
+        path = os.path.join(self.out, "raw", "plan-%s.txt" % impl)
+        if not os.path.exists(path):
+            priolib.write_plan(path, priolib.make_plan(self.s["kinds"], self.s["arrivals"], self.s["duties"],
+                                                       self.service[impl], self.s["phase_s"]),
+                               self.s["gap_s"])
+        return path
+
+    def paths(self, d, impl):
+        """L's ready file, its plan (it waits for this file: the go), its folder."""
+        base = os.path.join(self.work, "%s.l-%s" % (d, impl))
+        return base + ".ready", base + ".go", os.path.join(self.out, "raw", d)
+
+    def start_l(self, cfg, impl, d, measure):
+        s, tag = self.s, "l-" + impl
+        ready, go, dd = self.paths(d, impl)
+        cmd = self.l_prog[impl] + [",".join(s["kinds"]), ready, go, os.path.join(dd, tag + ".csv")]
+        cmd += ["measure"] if measure else []
+        env = merge(self.env, cfg.get("l_env"), self.fake_env(cfg, "l"))
+        limit = READY_LIMIT_S + 2 * est_l(s, measure) + 60
+        p = self.start(self.wrap(cfg["l"], cmd), limit, env, os.path.join(dd, tag + ".log"), pipe=True)
+        p.timers, p.measure = [], measure
+        p.follower = threading.Thread(target=self.follow_l, args=(p, dd, cfg.get("agent") is not None))
+        p.follower.daemon = True
+        p.follower.start()
+        return p
+
+    def run_l(self, cfg, impl, d, meta, p):
+        """One L process, started: ready, plan, phases. Returns a failure or None."""
+        tag = "l-" + impl
+        ready, go, dd = self.paths(d, impl)
+        meta["l"][impl] = {"cmd": p.cmd, "measure": p.measure}
+        why = self.wait_ready(p, ready, READY_LIMIT_S)
+        if why is None and p.measure:
+            with open(ready) as f:
+                self.service[impl] = {k: float(v) for k, v in (x.split() for x in f if x.strip())}
+            self.log(cfg["name"], impl, "service times (us):", self.service[impl])
+            meta["l"][impl]["service_us"] = self.service[impl]
+            if set(self.service[impl]) != set(self.s["kinds"]):
+                why = "measured no service time for every kind"
+                del self.service[impl]
+        if why is None:
+            time.sleep(SETTLE_S)
+            shutil.copyfile(self.plan(impl), go + ".tmp")
+            os.rename(go + ".tmp", go)
+            limit = 1.5 * est_l(self.s, False) + 30
             try:
-                h.wait(timeout=30)
+                p.wait(timeout=limit)
             except subprocess.TimeoutExpired:
-                h.kill()
-        if ag:
-            ag.send_signal(signal.SIGTERM)
-            try:
-                ag.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                ag.kill()
-        with open(os.path.join(d, "meta.json"), "w") as f:
-            json.dump(meta, f, indent=1)
+                why = "still running %d s after its plan" % limit
+        rc = self.stop(p, signal.SIGTERM if why else None, 10)
+        for t in p.timers:
+            t.cancel()
+        meta["l"][impl]["rc"] = rc
+        if why is None and rc != 0:
+            why = "exit status %s" % rc
+        if why is None and not os.path.exists(os.path.join(dd, tag + ".csv")):
+            why = "wrote no %s.csv" % tag
+        return None if why is None else "L %s: %s\n%s" % (impl, why, self.tail(os.path.join(dd, tag + ".log")))
 
-
-def part(gpcs=None, tpcs=None, prio=None):
-    p = [NVT]
-    if prio:
-        p += prio
-    if gpcs:
-        p += ["-g", gpcs]
-    if tpcs:
-        p += ["-c", tpcs]
-    return p
-
-
-def guard_sweep():
-    points = [("alone", None), ("c2", "c:2,10"), ("c4", "c:2,10,18,26"), ("g2", "g:2"), ("g4", "g:4"),
-              ("g6", "g:6"), ("g7", "g:7"), ("g2-3", "g:2-3"), ("g4-5", "g:4-5"), ("g6-7", "g:6-7"),
-              ("g2-11", "g:2-11")]
-    lpre = part(gpcs=L_GPCS)
-    for r in range(ROUNDS):
-        order = points if r % 2 == 0 else points[::-1]
-        for tag, hp in order:
-            if time.time() - T0 > BUDGET:
-                log("budget: stop")
-                return
-            hog = None
+    def run_job(self, cfg, h, rnd):
+        s, name = self.s, cfg["name"]
+        d = "%s.%s.r%d" % (name, h or "none", rnd + 1)
+        dd = os.path.join(self.out, "raw", d)
+        os.makedirs(dd, exist_ok=True)
+        meta = {"config": cfg, "name": name, "h": h, "round": rnd, "l": {}, "failed": [],
+                "start_ns": time.monotonic_ns()}
+        impls = []
+        if cfg.get("l") is not None:
+            for impl in s["l"]:
+                if impl in self.service or name == BASE_L:
+                    impls.append(impl)
+                else:
+                    meta["failed"].append("L %s: no service time (L-alone did not measure it)" % impl)
+        agent = hp = None
+        try:
+            if cfg.get("agent") is not None:
+                aenv = dict(self.env)
+                aenv.pop("NVTASKSET_QUIET")  # the agent logs its changes only when not quiet
+                agent = self.start(self.nvt + ["--agent"] + list(cfg["agent"]), 3600, aenv,
+                                   os.path.join(dd, "agent.log"))
+                time.sleep(0.3)
+                if agent.poll() is not None:
+                    meta["failed"].append("agent: exited (%s)\n%s" % (agent.returncode,
+                                                                      self.tail(os.path.join(dd, "agent.log"))))
+            hstop, hready = os.path.join(self.work, d + ".h.stop"), os.path.join(self.work, d + ".h.ready")
+            if cfg.get("h") is not None:
+                cmd = self.h_prog[h] + [hstop, hready, os.path.join(dd, "h")]
+                env = merge(self.env, cfg.get("h_env"), self.fake_env(cfg, "h"))
+                hp = self.start(self.wrap(cfg["h"], cmd), 3600, env, os.path.join(dd, "h.log"))
+                meta["h_cmd"] = hp.cmd
+            lp = None
+            if impls:
+                lp = self.start_l(cfg, impls[0], d, name == BASE_L and impls[0] not in self.service)
             if hp:
-                kind, lst = hp.split(":")
-                hog = ("stream", part(gpcs=lst) if kind == "g" else part(tpcs=lst), {}, False)
-            m = run_case("guard-%s-r%d" % (tag, r), [("memory", lpre, {}, "sweep")], hog)
-            log("done", tag, r, bool(m))
-    # MPS's client priority, plain MPS clients: L compute and memory beside the hog.
-    for r in range(ROUNDS):
-        for tag, lenv, henv in (("mps", {}, {}),
-                                ("mpsprio", {"CUDA_MPS_CLIENT_PRIORITY": "0"}, {"CUDA_MPS_CLIENT_PRIORITY": "1"})):
-            if time.time() - T0 > BUDGET:
-                return
-            m = run_case("cprio-%s-r%d" % (tag, r),
-                         [("memory", [], lenv, "sweep"), ("compute", [], lenv, "sweep")],
-                         ("stream", [], henv, False))
-            log("done", tag, r, bool(m))
-    for r in range(1):
-        run_case("cprio-alone-r%d" % r, [("memory", [], {}, "sweep"), ("compute", [], {}, "sweep")])
+                why = self.wait_ready(hp, hready, READY_LIMIT_S)
+                if why:
+                    meta["failed"].append("H: %s\n%s" % (why, self.tail(os.path.join(dd, "h.log"))))
+                    if lp:
+                        self.stop(lp, signal.SIGKILL, 5)
+                    return meta
+                meta["h_ready_ns"] = time.monotonic_ns()
+            if cfg.get("l") is None:
+                time.sleep(SETTLE_S)
+                meta["window"] = [time.monotonic_ns()]
+                time.sleep(s["halone_s"])
+                meta["window"].append(time.monotonic_ns())
+            for i, impl in enumerate(impls):
+                if i:
+                    lp = self.start_l(cfg, impl, d, name == BASE_L and impl not in self.service)
+                why = self.run_l(cfg, impl, d, meta, lp)
+                if why:
+                    meta["failed"].append(why)
+                if hp and hp.poll() is not None:
+                    break
+            if hp:
+                early = hp.poll()
+                open(hstop, "w").close()
+                rc = self.stop(hp, None, 60)
+                meta["h_rc"] = rc
+                if early is not None or rc != 0 or not os.path.exists(os.path.join(dd, "h.steps")):
+                    meta["failed"].append("H: %s, exit status %s\n%s" % (
+                        "ended before the end" if early is not None else "ended", rc,
+                        self.tail(os.path.join(dd, "h.log"))))
+                hp = None
+        except BaseException:
+            meta["failed"].append("interrupted: the run's time limit (PRIO_TIMEOUT_S) or a signal")
+            raise
+        finally:
+            if hp:
+                open(hstop, "w").close()
+                self.stop(hp, None, 20)
+            if agent:
+                meta["agent_rc"] = self.stop(agent, signal.SIGTERM, 10)
+            meta["end_ns"] = time.monotonic_ns()
+            with open(os.path.join(dd, "meta.json"), "w") as f:
+                json.dump(meta, f, indent=1)
+        return meta
+
+    def save(self, run):
+        run["service_us"] = self.service
+        run["elapsed_s"] = time.time() - self.t0
+        with open(os.path.join(self.out, "run.json.tmp"), "w") as f:
+            json.dump(run, f, indent=1)
+        os.rename(os.path.join(self.out, "run.json.tmp"), os.path.join(self.out, "run.json"))
+
+    def main(self):
+        s = self.s
+        jobs = schedule(s)
+        total = sum(est_job(s, c, h, c["name"] == BASE_L and r == 0) for c, h, r in jobs)
+        opened, closed = phase_count(s)
+        self.log("plan: set %s, L %s, H %s, kinds %s, arrivals %s, duties %s, %d phases of %.1f s per L,"
+                 " %d rounds, %d runs (configuration x H x round): ~%.0f s (%.1f min) planned, budget %.0f s"
+                 " from the start (%.0f s gone)" % (
+                     s["set"], ",".join(s["l"]), ",".join(s["h"]), ",".join(s["kinds"]), ",".join(s["arrivals"]),
+                     ",".join(map(str, s["duties"])), opened + closed, s["phase_s"], s["rounds"], len(jobs),
+                     total, total / 60, s["budget_s"], time.time() - self.t0))
+        for c, h, r in jobs:
+            self.log("  %-24s H %-5s round %d ~%.0f s" % (c["name"], h or "-", r + 1,
+                                                          est_job(s, c, h, c["name"] == BASE_L and r == 0)))
+        if s["dry"]:
+            shutil.rmtree(self.work, ignore_errors=True)
+            os.unlink(self.pidfile)
+            return 0
+        os.makedirs(os.path.join(self.out, "raw"), exist_ok=True)
+        run = {"settings": {k: v for k, v in s.items() if k != "configs"}, "configs": s["configs"],
+               "planned_s": total, "service_us": self.service, "jobs": [], "skipped": []}
+        if not s["fake"]:
+            rc, out = self.sh(self.nvt + ["--topology"])
+            with open(os.path.join(self.out, "topology.txt"), "w") as f:
+                f.write(out)
+        self.save(run)  # now, for the report of a run that gets killed, and again at the end
+        rc, out = self.sh(self.nvt + ["--mps", "start"])
+        self.log("mps start", rc, out.strip())
+        try:
+            for c, h, r in jobs:
+                e = est_job(s, c, h, c["name"] == BASE_L and r == 0)
+                if time.time() - self.t0 + e > s["budget_s"]:
+                    self.log("budget: skip", c["name"], h or "-", r + 1, "(~%.0f s)" % e)
+                    run["skipped"].append([c["name"], h, r])
+                    continue
+                self.log("start", c["name"], "H", h or "-", "round", r + 1, "(~%.0f s)" % e)
+                meta = self.run_job(c, h, r)
+                run["jobs"].append([c["name"], h, r])
+                self.save(run)
+                self.log("done", c["name"], "H", h or "-", "round", r + 1,
+                         "failed: " + "; ".join(x.split("\n")[0] for x in meta["failed"]) if meta["failed"] else "ok")
+        finally:
+            self.cleanup()
+            rc, out = self.sh(self.nvt + ["--mps", "stop"])
+            self.log("mps stop", rc, out.strip())
+            if not s["fake"]:
+                self.sh(["bash", "-c", "echo quit | timeout 20 nvidia-cuda-mps-control"], timeout=30)
+            self.save(run)
+            shutil.rmtree(self.work, ignore_errors=True)
+            os.unlink(self.pidfile)
+        return 0
 
 
-def full():
-    ag, ag2, ag2p = (GUARD, HOLD, POLL), (GUARD, "2", POLL), (GUARD, "2", "100")
-    lv = lambda pre, extra=None: [("compute", pre, extra or {}, "duty"), ("memory", pre, extra or {}, "duty")]
-    hi, lo = ["--priority", "high"], ["--priority", "low"]
-    lp, hp = part(gpcs=L_GPCS, prio=hi), part(gpcs=H_GPCS, prio=lo)
-    cp_l, cp_h = {"CUDA_MPS_CLIENT_PRIORITY": "0"}, {"CUDA_MPS_CLIENT_PRIORITY": "1"}
-    cases = [("L-alone", lv([]), None, None, 0),
-             ("L-alone-part", lv(part(gpcs=L_GPCS)), None, None, 0)]
-    for k in ("gemm", "stream"):
-        cases += [
-            ("%s-H-alone" % k, [], (k, [], {}, False), None, 3.0),
-            ("%s-mps" % k, lv([]), (k, [], {}, False), None, 0),
-            ("%s-mps-pct" % k, lv([], {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "20"}),
-             (k, [], {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "80"}, False), None, 0),
-            ("%s-static" % k, lv(part(gpcs=L_GPCS)), (k, part(gpcs=H_GPCS), {}, False), None, 0),
-            ("%s-prio" % k, lv(lp), (k, hp, {}, False), ag, 0),
-            ("%s-prio-nolend" % k, lv(part(gpcs=L_GPCS, prio=hi + ["--no-lend"])), (k, hp, {}, False), ag, 0),
-            ("%s-prio-cp" % k, lv(lp, cp_l), (k, hp, cp_h, False), ag, 0),
-            ("%s-prio-h2" % k, lv(lp), (k, hp, {}, False), ag2, 0),
-        ]
-    g54 = ("gemm", part(gpcs=H_GPCS, prio=lo + ["--guard", "54"]), {}, False)
-    cases += [("gemm-prio-g54", lv(lp), g54, ag, 0),  # lending only: H keeps its 54 TPCs while L runs
-              ("gemm-prio-g54-h2", lv(lp), g54, ag2, 0),
-              ("stream-prio-h2-p100", lv(lp), ("stream", hp, {}, False), ag2p, 0)]
-    only = E("PRIO_CASES", "")
-    if only:
-        cases = [c for c in cases if c[0] in only.split(",")]
-    for r in range(ROUNDS):
-        order = cases if r % 2 == 0 else cases[::-1]
-        for name, lruns, hog, agent, halone in order:
-            if time.time() - T0 > BUDGET:
-                log("budget: stop before", name, r)
-                return
-            log("start", name, r)
-            m = run_case("%s-r%d" % (name, r), lruns, hog, agent, halone)
-            log("done", name, r, bool(m))
+ENDING = False
+
+
+def on_term(*_):
+    """The first SIGTERM ends the run through every finally; the next ones (timeout signals
+    its process group too) must not cut that clean-up short."""
+    global ENDING
+    if not ENDING:
+        ENDING = True
+        sys.exit(143)
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    for k in ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY"):
-        os.makedirs(ENV[k], exist_ok=True)
-    rc, out = sh([NVT, "--topology"])
-    open(os.path.join(OUT, "topology.txt"), "w").write(out)
-    rc, out = sh([NVT, "--mps", "start"])
-    log("mps start", rc, out.strip())
-    try:
-        guard_sweep() if MODE == "guard" else full()
-    finally:
-        rc, out = sh([NVT, "--mps", "stop"])
-        log("mps stop", rc, out.strip())
-        subprocess.run(["bash", "-c", "echo quit | timeout 20 nvidia-cuda-mps-control"], env=ENV)
+    if sys.argv[1:] == ["--programs"]:  # run.sh builds only these
+        s = settings()
+        print(" ".join(p for p, need in (("service", "cuda" in s["l"]), ("hog", "hog" in s["h"])) if need))
+        return 0
+    if len(sys.argv) != 4:
+        sys.exit("usage: prio.py ROOT BINDIR OUTDIR | prio.py --programs")
+    signal.signal(signal.SIGTERM, on_term)  # a timeout still cleans up
+    root, bindir, out = sys.argv[1:4]
+    s = settings()
+    os.makedirs(out, exist_ok=True)
+    return Run(root, bindir, out, s).main()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,300 +1,407 @@
-"""prio_report.py - summary CSV, text and PNG of the priorities benchmark from
-prio.py's raw logs.
+"""prio_report.py - the priorities benchmark's results from prio.py's raw logs.
 
     python3 prio_report.py OUTDIR
 
-Percentiles pool the jobs of every round; H's throughput is the mean over
-rounds of (steps ended in L's phase) x (work per step) / (phase length).
+Reads OUTDIR/run.json and OUTDIR/raw/ (README.md); writes prio.csv, summary.txt and
+prio.png (matplotlib), or prio.svg drawn by hand where matplotlib is missing (or
+PRIO_NO_MPL=1). Pure Python otherwise.
+
+L's ratios: against L-alone (GPCs 0-1) of the same L version and phase, requests pooled over
+rounds. H's ratio: H's steps/s during the phase (steps that ended inside it) against H-alone
+(GPCs 2-11), the mean over its rounds. A summary cell pools the rounds of its configuration.
 """
 import glob
 import json
 import os
-import re
 import sys
-from collections import defaultdict
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import priolib  # noqa: E402
 
-OUT = sys.argv[1]
-RAW = os.path.join(OUT, "raw")
-
-
-def read_lat(path):
-    meta, rows, phases = {}, [], {}
-    for line in open(path):
-        if line.startswith("#"):
-            for k, v in re.findall(r"(\w+)=(-?\d+)", line):
-                meta[k] = int(v)
-            if line.startswith("# sms="):
-                meta["sms"] = [int(x) for x in line[6:].split()]
-            m = re.match(r"# phase (\d+) (\d+) (\d+)", line)
-            if m:
-                phases[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
-        elif line[0].isdigit():
-            rows.append([float(x) for x in line.split(",")])
-    a = np.array(rows) if rows else np.zeros((0, 6))
-    return meta, a, phases
+BASE_L, BASE_H, DEFAULT, STATIC = "L-alone", "H-alone", "prio", "static"
+P99_MAX, H_MIN_LOW, H_MIN_BUSY = 1.2, 0.8, 0.95  # the issue's targets
+NAN = float("nan")
 
 
-def read_steps(path):
-    per, ts = 0, []
-    for line in open(path):
-        if line.startswith("#"):
-            m = re.search(r"(bytes|flop)_per_step=(\d+)", line)
-            per = int(m.group(2))
-            unit = "GB/s" if m.group(1) == "bytes" else "TFLOP/s"
-        elif line.strip():
-            ts.append(int(line))
-    return per, unit, np.array(ts, dtype=np.int64)
+def isnan(x):
+    return x != x
 
 
-def cases():
-    out = defaultdict(list)  # base name -> [dir]
-    for d in sorted(glob.glob(os.path.join(RAW, "*"))):
-        base = re.sub(r"-r\d+$", "", os.path.basename(d))
-        out[base].append(d)
-    return out
+def load(out):
+    with open(os.path.join(out, "run.json")) as f:
+        run = json.load(f)
+    jobs = []
+    for d in sorted(glob.glob(os.path.join(out, "raw", "*", "meta.json"))):
+        with open(d) as f:
+            m = json.load(f)
+        m["dir"] = os.path.dirname(d)
+        m["lres"] = {}
+        for impl in m.get("l", {}):
+            p = os.path.join(m["dir"], "l-%s.csv" % impl)
+            if os.path.exists(p):
+                m["lres"][impl] = priolib.read_l(p)[1]
+        p = os.path.join(m["dir"], "h.steps")
+        m["steps"] = priolib.read_steps(p) if os.path.exists(p) else None
+        jobs.append(m)
+    return run, jobs
 
 
-def lat_stats(dirs, variant):
-    """duty -> dict of pooled stats; plus H throughput per duty (list over rounds)."""
-    res = defaultdict(lambda: {"lat": [], "first": [], "rest": [], "thr": []})
-    unit = None
-    for d in dirs:
-        p = os.path.join(d, "l-%s.csv" % variant)
-        if not os.path.exists(p):
-            continue
-        meta, a, phases = read_lat(p)
-        hs = os.path.join(d, "h.steps")
-        steps = read_steps(hs) if os.path.exists(hs) else None
-        for duty in np.unique(a[:, 0]) if len(a) else []:
-            x = a[a[:, 0] == duty]
-            r = res[int(duty)]
-            r["lat"].append(x[:, 4])
-            r["first"].append(x[x[:, 2] == 0][:, 4])
-            r["rest"].append(x[x[:, 2] > 0][:, 4])
-            if steps and int(duty) in phases:
-                per, unit, ts = steps
-                b, e = phases[int(duty)]
-                r["thr"].append(np.count_nonzero((ts >= b) & (ts < e)) * per / ((e - b) * 1e-9))
-    out = {}
-    for duty, r in res.items():
-        lat = np.concatenate(r["lat"])
-        first = np.concatenate(r["first"]) if r["first"] else np.zeros(0)
-        rest = np.concatenate(r["rest"]) if r["rest"] else np.zeros(0)
-        out[duty] = {"n": len(lat), "p50": np.percentile(lat, 50), "p99": np.percentile(lat, 99),
-                     "max": lat.max(), "first_p50": np.median(first) if len(first) else float("nan"),
-                     "first_max": first.max() if len(first) else float("nan"),
-                     "rest_p50": np.median(rest) if len(rest) else float("nan"),
-                     "thr": float(np.mean(r["thr"])) if r["thr"] else float("nan"),
-                     "thr_rounds": r["thr"], "unit": unit}
-    return out
+def stats(lat):
+    return {"n": len(lat), "p50": priolib.percentile(lat, 50), "p99": priolib.percentile(lat, 99),
+            "max": max(lat) if lat else NAN}
 
 
-def h_alone(dirs):
-    v = []
-    for d in dirs:
-        meta = json.load(open(os.path.join(d, "meta.json")))
-        per, unit, ts = read_steps(os.path.join(d, "h.steps"))
-        b, e = meta["h_ready_ns"], meta["end_ns"]
-        v.append(np.count_nonzero((ts >= b) & (ts < e)) * per / ((e - b) * 1e-9))
-    return float(np.mean(v)), v, unit
+def ratio(a, b):
+    return a / b if b and not isnan(a) and not isnan(b) else NAN
 
 
-def nanfmt(x):
-    return "nan" if x != x else "%.0f" % x
+class Results:
+    def __init__(self, run, jobs):
+        self.run, self.jobs = run, jobs
+        s = run["settings"]
+        self.impls, self.hs, self.kinds = s["l"], s["h"], s["kinds"]
+        self.order = [c["name"] for c in run["configs"]]
+        # Pooled cells: (config, h, impl, label) -> {lat, dropped, hx: [per round]}
+        self.cells, self.rows = {}, []
+        self.base_h = {}
+        for m in jobs:
+            if m["name"] == BASE_H and m["steps"] is not None and "window" in m:
+                self.base_h.setdefault(m["h"], []).append(priolib.steps_in(m["steps"], *m["window"]))
+        self.h_rounds = self.base_h
+        self.base_h = {h: sum(v) / len(v) for h, v in self.base_h.items()}
+        for m in jobs:
+            for impl, phases in m["lres"].items():
+                for ph in phases:
+                    c = self.cells.setdefault((m["name"], m["h"], impl, ph["label"]),
+                                              {"lat": [], "dropped": 0, "hx": []})
+                    c["lat"] += ph["lat"]
+                    c["dropped"] += ph["dropped"]
+                    if m["steps"] is not None:
+                        c["hx"].append(ratio(priolib.steps_in(m["steps"], ph["begin"], ph["end"]),
+                                             self.base_h.get(m["h"])))
+        self.base_l = {(impl, lab): stats(c["lat"]) for (n, h, impl, lab), c in self.cells.items() if n == BASE_L}
 
+    def labels(self, impl, kind):
+        """The phases of a kind, in plan order (from L-alone's file, else any)."""
+        seen = []
+        for m in self.jobs:
+            for ph in m["lres"].get(impl, []):
+                if ph["label"].startswith(kind + "-") and ph["label"] not in seen:
+                    seen.append(ph["label"])
+        return seen
 
-def fmt_thr(x, unit):
-    return "%.1f" % (x / 1e9) if unit == "GB/s" else "%.1f" % (x / 1e12)
+    def cell(self, name, h, impl, lab):
+        """Pooled: L's stats and ratios, H's ratio (mean over rounds), dropped."""
+        c = self.cells.get((name, h, impl, lab))
+        if not c:
+            return None
+        st, b = stats(c["lat"]), self.base_l.get((impl, lab), {})
+        hx = [x for x in c["hx"] if not isnan(x)]
+        return dict(st, p50x=ratio(st["p50"], b.get("p50")), p99x=ratio(st["p99"], b.get("p99")),
+                    maxx=ratio(st["max"], b.get("max")), hx=sum(hx) / len(hx) if hx else NAN,
+                    dropped=c["dropped"])
 
+    def targets(self, name, h, impl, lab, c):
+        """[(target, met)] that apply to a cell."""
+        if name in (BASE_L, BASE_H) or c is None or h is None:
+            return []
+        duty = priolib.parse_label(lab)[2]
+        out = []
+        if name == DEFAULT:
+            st = self.cell(STATIC, h, impl, lab)
+            if st:
+                out.append(("not worse than static", c["p99"] <= st["p99"]))
+        if duty <= 10:
+            out.append(("p99 <= 1.2x, H >= 0.8", c["p99x"] <= P99_MAX and c["hx"] >= H_MIN_LOW))
+        if duty == 100:
+            out.append(("H >= 0.95", c["hx"] >= H_MIN_BUSY))
+        return out
 
-def agent_events(path):
-    ev = []
-    for line in open(path):
-        m = re.search(r"agent: (\d+)\.(\d+) pid \d+ slot \d+: TPCs (\S+) \((\w+)\)", line)
-        if m:
-            ev.append((int(m.group(1)) * 1000000000 + int(m.group(2)) * 1000, m.group(4)))
-    return ev
-
-
-def reaction(dirs):
-    """Per burst of L, from CLOCK_MONOTONIC (L's job times, the agent's log, H's step ends):
-    agent = L's first launch -> the agent's write that takes L's TPCs from H; react = L's first
-    launch -> the end of H's step in flight at that write (H's next launches carry the new
-    mask; its queue is empty then); back = L's last job's end -> the agent's write that gives H
-    more again."""
-    rows = []
-    for d in dirs:
-        lg, hs = os.path.join(d, "agent.log"), os.path.join(d, "h.steps")
-        if not (os.path.exists(lg) and os.path.exists(hs)):
-            continue
-        ev = agent_events(lg)
-        _, _, ts = read_steps(hs)
-        et = np.array([e[0] for e in ev], dtype=np.int64)
-        for variant in ("compute", "memory"):
-            p = os.path.join(d, "l-%s.csv" % variant)
-            if not os.path.exists(p):
+    def csv_rows(self):
+        rows = ["config,h,l,kind,arrival,duty,round,requests,dropped,p50_us,p99_us,max_us,p50_x,p99_x,max_x,"
+                "h_steps_s,h_x,status"]
+        key = lambda m: (self.order.index(m["name"]) if m["name"] in self.order else 99, m["h"] or "", m["round"])
+        for m in sorted(self.jobs, key=key):
+            status = "ok" if not m["failed"] else "partial"
+            if m["name"] == BASE_H:
+                thr = priolib.steps_in(m["steps"], *m["window"]) if m["steps"] and "window" in m else NAN
+                rows.append("%s,%s,,,,,%d,,,,,,,,,%.2f,%.3f,%s" % (m["name"], m["h"], m["round"] + 1, thr,
+                                                                  ratio(thr, self.base_h.get(m["h"])), status))
                 continue
-            meta, a, _ = read_lat(p)
-            run0 = meta["run_start_ns"]
-            for duty in np.unique(a[:, 0]):
-                x = a[a[:, 0] == duty]
-                for per in np.unique(x[:, 1]):
-                    y = x[x[:, 1] == per]
-                    t_l = run0 + int(y[0, 3] * 1e3)
-                    t_end = run0 + int((y[-1, 3] + y[-1, 4]) * 1e3)
-                    i = np.searchsorted(et, t_l)
-                    agent = react = back = float("nan")
-                    if i < len(ev) and ev[i][1] in ("guarded", "own", "squeezed") and ev[i][0] < t_end:
-                        agent = (ev[i][0] - t_l) / 1e3
-                        k = np.searchsorted(ts, ev[i][0])
-                        if k < len(ts):
-                            react = (ts[k] - t_l) / 1e3
-                    j = np.searchsorted(et, t_end)
-                    if j < len(ev) and ev[j][1] != "guarded":
-                        back = (ev[j][0] - t_end) / 1e3
-                    rows.append((os.path.basename(d), variant, int(duty), int(per), agent, react, back,
-                                 float(y[0, 4]), float(np.median(y[1:, 4])) if len(y) > 1 else float("nan")))
-    return rows
+            for impl, phases in m["lres"].items():
+                for ph in phases:
+                    kind, arrival, duty = priolib.parse_label(ph["label"])
+                    st, b = stats(ph["lat"]), self.base_l.get((impl, ph["label"]), {})
+                    thr = priolib.steps_in(m["steps"], ph["begin"], ph["end"]) if m["steps"] else NAN
+                    rows.append("%s,%s,%s,%s,%s,%d,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%.3f,%.2f,%.3f,%s" % (
+                        m["name"], m["h"] or "", impl, kind, arrival, duty, m["round"] + 1, st["n"] - ph["dropped"],
+                        ph["dropped"], st["p50"], st["p99"], st["max"], ratio(st["p50"], b.get("p50")),
+                        ratio(st["p99"], b.get("p99")), ratio(st["max"], b.get("max")), thr,
+                        ratio(thr, self.base_h.get(m["h"])), status))
+        return [r.replace("nan", "") for r in rows]
+
+
+def short(lab):
+    kind, arrival, duty = priolib.parse_label(lab)
+    return {"periodic": "per", "poisson": "poi", "closed": "closed"}[arrival] + " %d" % duty
+
+
+def fmt(x, f="%.2f"):
+    return "-" if isnan(x) else f % x
+
+
+def summary(res):
+    run, lines = res.run, []
+    s = run["settings"]
+    lines.append("prio benchmark: set %s, L %s, H %s, kinds %s, duties %s, arrivals %s, phases of %g s, "
+                 "%d round(s); %.0f s (planned %.0f)" % (
+                     s["set"], ",".join(s["l"]), ",".join(s["h"]), ",".join(s["kinds"]),
+                     ",".join(map(str, s["duties"])), ",".join(s["arrivals"]) or "-", s["phase_s"], s["rounds"],
+                     run.get("elapsed_s", NAN), run.get("planned_s", NAN)))
+    for impl, svc in sorted(run.get("service_us", {}).items()):
+        lines.append("service time of L %s alone on GPCs 0-1 (the arrival periods' base): %s" % (
+            impl, ", ".join("%s %.1f us" % kv for kv in sorted(svc.items()))))
+    for h in res.hs:
+        lines.append("H %s alone on GPCs 2-11: %s steps/s (rounds: %s)" % (
+            h, fmt(res.base_h.get(h, NAN), "%.2f"), " ".join("%.2f" % x for x in res.h_rounds.get(h, []))))
+    failed = [m for m in res.jobs if m["failed"]]
+    for m in failed:
+        lines.append("FAILED %s (H %s, round %d):" % (m["name"], m["h"] or "-", m["round"] + 1))
+        for f in m["failed"]:
+            first, _, rest = f.partition("\n")
+            lines.append("  " + first)
+            lines += ["    | " + x for x in rest.strip().split("\n")[-12:] if rest.strip()]
+    for name, h, r in run.get("skipped", []):
+        lines.append("not run (budget): %s H %s round %d" % (name, h or "-", r + 1))
+    lines.append("")
+    lines.append("Cells: L's p99 / L alone's (GPCs 0-1), H's steps/s / H alone's (GPCs 2-11); requests pooled over "
+                 "rounds. Mark: + every target of the cell met, - one missed (<= 10 %% duty: p99 <= %.1fx and H >= "
+                 "%.2f; 100 %%: H >= %.2f; %s: L p99 <= %s's); ! requests dropped (L could not keep up; p99 is "
+                 "then a lower bound)." % (P99_MAX, H_MIN_LOW, H_MIN_BUSY, DEFAULT, STATIC))
+    configs = [n for n in res.order if any(k[0] == n for k in res.cells) or n == BASE_H]
+    for impl in res.impls:
+        for h in res.hs:
+            for kind in res.kinds:
+                labs = res.labels(impl, kind)
+                if not labs:
+                    continue
+                lines += table(res, impl, h, kind, labs, configs)
+    return lines
+
+
+def table(res, impl, h, kind, labs, configs):
+    w = max(len(c) for c in configs) + 2
+    head = "%-*s" % (w, "") + "".join("%-14s" % short(l) for l in labs)
+    lines = ["", "== L %s, %s, beside H %s: L p99 ratio / H ratio" % (impl, kind, h), head]
+    absl = ["", "   L's p50 / p99 in us:", head]
+    met = {}
+    for name in configs:
+        hh = None if name == BASE_L else h
+        if name == BASE_H:
+            continue
+        cells, acells = [], []
+        for lab in labs:
+            c = res.cell(name, hh, impl, lab)
+            if c is None:
+                cells.append("%-14s" % "")
+                acells.append("%-14s" % "")
+                continue
+            t = res.targets(name, hh, impl, lab, c)
+            for what, ok in t:
+                met.setdefault((name, what), []).append((lab, ok, c))
+            mark = ("+" if all(ok for _, ok in t) else "-") if t else ""
+            mark += "!" if c["dropped"] else ""
+            cells.append("%-14s" % ("%s/%s%s" % (fmt(c["p99x"]), fmt(c["hx"]), mark)))
+            acells.append("%-14s" % ("%s/%s" % (fmt(c["p50"], "%.0f"), fmt(c["p99"], "%.0f"))))
+        lines.append("%-*s" % (w, name) + "".join(cells))
+        absl.append("%-*s" % (w, name) + "".join(acells))
+    lines += absl
+    lines.append("   targets:")
+    for what in ("not worse than static", "p99 <= 1.2x, H >= 0.8", "H >= 0.95"):
+        who = [(n, v) for (n, w_), v in met.items() if w_ == what]
+        if not who:
+            continue
+        full = [n for n, v in who if all(ok for _, ok, _ in v)]
+        d = [(n, v) for n, v in who if n == DEFAULT]
+        detail = ""
+        if d:
+            detail = "; %s: %s" % (DEFAULT, ", ".join(
+                "%s %s" % (short(lab), "ok" if ok else "MISS") for lab, ok, _ in d[0][1]))
+        lines.append("   - %s: met in every cell by %s%s" % (what, ", ".join(full) or "none", detail))
+    for arrival in ("periodic", "poisson"):
+        lab = "%s-%s-30" % (kind, arrival)
+        if lab not in labs:
+            continue
+        best = []
+        for name in configs:
+            c = res.cell(name, h, impl, lab) if name not in (BASE_L, BASE_H) else None
+            if c and c["hx"] >= H_MIN_LOW:
+                best.append((c["p99x"], name, c["hx"]))
+        best.sort()
+        lines.append("   - 30 %% %s: lowest L p99 with H >= %.1f: %s" % (
+            arrival, H_MIN_LOW, ", ".join("%s %.2fx/%.2f" % (n, p, x) for p, n, x in best[:3]) or "none"))
+    return lines
+
+
+# ---- The plot ------------------------------------------------------------------------------
+COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf", "#393b79", "#637939", "#843c39", "#7b4173"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p", "d", "H"]
+
+
+def points(res):
+    """Panels [(title, duty, [(config, arrival, hx, p99x)])]."""
+    duties = sorted({priolib.parse_label(k[3])[2] for k in res.cells})
+    panels = []
+    for impl in res.impls:
+        for h in res.hs:
+            for kind in res.kinds:
+                for duty in duties:
+                    pts = []
+                    for (name, hh, im, lab) in res.cells:
+                        k, arrival, d = priolib.parse_label(lab)
+                        if hh != h or im != impl or k != kind or d != duty or name in (BASE_L, BASE_H):
+                            continue
+                        c = res.cell(name, hh, im, lab)
+                        if not isnan(c["hx"]) and not isnan(c["p99x"]) and c["p99x"] > 0:
+                            pts.append((name, arrival, c["hx"], c["p99x"]))
+                    panels.append(("L %s %s, H %s, %d %%" % (impl, kind, h, duty), duty, pts))
+    return panels
+
+
+def plot_png(res, panels, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    names = [n for n in res.order if n not in (BASE_L, BASE_H)]
+    ncol = len({p[1] for p in panels}) or 1
+    nrow = max(1, (len(panels) + ncol - 1) // ncol)
+    height = 3.4 * nrow + 0.3 * ((len(names) + 9) // 8) + 0.3
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, height), squeeze=False)
+    for i, (title, duty, pts) in enumerate(panels):
+        ax = axes[i // ncol][i % ncol]
+        for name, arrival, hx, p99x in pts:
+            k = names.index(name) if name in names else 0
+            ax.scatter([hx], [p99x], marker=MARKERS[k % len(MARKERS)], s=40, edgecolors=COLOURS[k % len(COLOURS)],
+                       facecolors="none" if arrival == "poisson" else COLOURS[k % len(COLOURS)])
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: "%g" % v))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.axhline(1.0, color="grey", lw=0.6, ls=":")
+        if duty <= 10:
+            ax.axhline(P99_MAX, color="k", lw=0.7, ls="--")
+            ax.axvline(H_MIN_LOW, color="k", lw=0.7, ls="--")
+        if duty == 100:
+            ax.axvline(H_MIN_BUSY, color="k", lw=0.7, ls="--")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("H steps/s / H alone", fontsize=8)
+        ax.set_ylabel("L p99 / L alone", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for j in range(len(panels), nrow * ncol):
+        axes[j // ncol][j % ncol].axis("off")
+    handles = [plt.Line2D([], [], ls="", marker=MARKERS[k % len(MARKERS)], color=COLOURS[k % len(COLOURS)],
+                          label=n) for k, n in enumerate(names)]
+    handles += [plt.Line2D([], [], ls="", marker="o", color="k", label="periodic / closed (filled)"),
+                plt.Line2D([], [], ls="", marker="o", color="k", mfc="none", label="Poisson (hollow)")]
+    fig.legend(handles=handles, loc="lower center", ncol=min(8, len(handles)), fontsize=8)
+    fig.tight_layout(rect=(0, (height - 3.4 * nrow) / height, 1, 1))
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+def svg_marker(k, x, y, colour, hollow):
+    fill = "none" if hollow else colour
+    r = 4
+    shape = k % 4
+    if shape == 0:
+        return '<circle cx="%.1f" cy="%.1f" r="%d" fill="%s" stroke="%s"/>' % (x, y, r, fill, colour)
+    if shape == 1:
+        return '<rect x="%.1f" y="%.1f" width="%d" height="%d" fill="%s" stroke="%s"/>' % (
+            x - r, y - r, 2 * r, 2 * r, fill, colour)
+    pts = [(x, y - r - 1), (x + r + 1, y + r), (x - r - 1, y + r)] if shape == 2 else \
+        [(x, y - r - 1), (x + r + 1, y), (x, y + r + 1), (x - r - 1, y)]
+    return '<polygon points="%s" fill="%s" stroke="%s"/>' % (
+        " ".join("%.1f,%.1f" % p for p in pts), fill, colour)
+
+
+def plot_svg(res, panels, path):
+    """The same figure without matplotlib: x linear, y logarithmic, one colour and shape per
+    configuration (Poisson hollow)."""
+    import math
+    names = [n for n in res.order if n not in (BASE_L, BASE_H)]
+    ncol = len({p[1] for p in panels}) or 1
+    nrow = max(1, (len(panels) + ncol - 1) // ncol)
+    pw, ph, ml, mb, mt = 300, 230, 48, 36, 22
+    leg = 18 * ((len(names) + 3) // 4) + 30
+    W, H = ncol * pw, nrow * ph + leg
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" '
+           'font-size="10">' % (W, H), '<rect width="100%" height="100%" fill="white"/>']
+    for i, (title, duty, pts) in enumerate(panels):
+        ox, oy = (i % ncol) * pw, (i // ncol) * ph
+        x0, x1, y0, y1 = ox + ml, ox + pw - 10, oy + ph - mb, oy + mt
+        xs = [p[2] for p in pts] + [1.1]
+        ys = [p[3] for p in pts] + [0.8, 2.0]
+        xmin, xmax = 0.0, math.ceil(max(xs) * 1.05 / 0.25) * 0.25
+        lmin, lmax = math.log10(min(ys) / 1.25), math.log10(max(ys) * 1.25)
+        X = lambda v: x0 + (v - xmin) / (xmax - xmin) * (x1 - x0)
+        Y = lambda v: y0 - (math.log10(v) - lmin) / (lmax - lmin) * (y0 - y1)
+        out.append('<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>' % ((x0 + x1) / 2, oy + 14, title))
+        out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="black"/>' % (
+            x0, y1, x1 - x0, y0 - y1))
+        step = 0.25 if xmax <= 2 else 0.5 if xmax <= 4 else 1.0
+        for k in range(int(round(xmax / step)) + 1):
+            out.append('<text x="%.1f" y="%.1f" text-anchor="middle">%g</text>' % (X(k * step), y0 + 12, k * step))
+        for v in (0.2, 0.5, 1, 1.2, 2, 5, 10, 20, 50, 100) if duty <= 10 else (0.2, 0.5, 1, 2, 5, 10, 20, 50, 100):
+            if lmin <= math.log10(v) <= lmax:
+                out.append('<text x="%.1f" y="%.1f" text-anchor="end">%g</text>' % (x0 - 3, Y(v) + 3, v))
+                out.append('<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#ddd"/>' % (x0, x1, Y(v), Y(v)))
+        out.append('<text x="%.1f" y="%.1f" text-anchor="middle">H / H alone</text>' % ((x0 + x1) / 2, y0 + 26))
+        out.append('<text x="%.1f" y="%.1f" transform="rotate(-90 %.1f %.1f)" text-anchor="middle">L p99 / L '
+                   'alone</text>' % (ox + 12, (y0 + y1) / 2, ox + 12, (y0 + y1) / 2))
+        dash = 'stroke="black" stroke-dasharray="4,3"'
+        if duty <= 10 and lmin <= math.log10(P99_MAX) <= lmax:
+            out.append('<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" %s/>' % (x0, x1, Y(P99_MAX), Y(P99_MAX), dash))
+        for v in ((H_MIN_LOW,) if duty <= 10 else (H_MIN_BUSY,) if duty == 100 else ()):
+            out.append('<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" %s/>' % (X(v), X(v), y0, y1, dash))
+        for name, arrival, hx, p99x in pts:
+            k = names.index(name) if name in names else 0
+            out.append(svg_marker(k, X(hx), Y(p99x), COLOURS[k % len(COLOURS)], arrival == "poisson"))
+    ly = nrow * ph + 10
+    for k, n in enumerate(names + ["Poisson: hollow"]):
+        x, y = 10 + (k % 4) * (W - 20) / 4, ly + 18 * (k // 4)
+        if k < len(names):
+            out.append(svg_marker(k, x + 5, y + 5, COLOURS[k % len(COLOURS)], False))
+        out.append('<text x="%.1f" y="%.1f">%s</text>' % (x + 14, y + 9, n))
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
 
 
 def main():
-    cs = cases()
-    lines, csv = [], ["h,config,l,duty,jobs,p50_us,p99_us,max_us,first_job_p50_us,first_job_max_us,"
-                      "rest_p50_us,baseline,p50_x,p99_x,max_x,h_thr,h_unit,h_x_alone,h_x_static"]
-    if any(k.startswith("guard-") for k in cs):
-        guard_report(cs, lines)
-    base = {v: lat_stats(cs.get("L-alone", []), v) for v in ("compute", "memory")}
-    basep = {v: lat_stats(cs.get("L-alone-part", []), v) for v in ("compute", "memory")}
-    plot = []
-    for hk in ("gemm", "stream"):
-        if "%s-H-alone" % hk not in cs:
-            continue
-        ha, har, unit = h_alone(cs["%s-H-alone" % hk])
-        lines.append("\n== H = %s: alone on the whole GPU %s %s (rounds %s)" %
-                     (hk, fmt_thr(ha, unit), unit, " ".join(fmt_thr(x, unit) for x in har)))
-        static = {v: lat_stats(cs.get("%s-static" % hk, []), v) for v in ("compute", "memory")}
-        for cfg in ("mps", "mps-pct", "static", "prio", "prio-nolend", "prio-cp", "prio-h2", "prio-h2-p100", "prio-g54", "prio-g54-h2"):
-            name = "%s-%s" % (hk, cfg)
-            if name not in cs:
-                continue
-            for v in ("compute", "memory"):
-                st = lat_stats(cs[name], v)
-                bl, bname = (base, "alone") if cfg.startswith("mps") else (basep, "alone-part")
-                for duty in sorted(st):
-                    s, b = st[duty], bl[v].get(duty)
-                    if not b:
-                        continue
-                    sx = static[v].get(duty, {}).get("thr", float("nan"))
-                    r = (s["p50"] / b["p50"], s["p99"] / b["p99"], s["max"] / b["max"])
-                    csv.append("%s,%s,%s,%d,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%s,%.3f,%.3f,%.3f,%s,%s,%.3f,%.3f" % (
-                        hk, cfg, v, duty, s["n"], s["p50"], s["p99"], s["max"], s["first_p50"], s["first_max"],
-                        s["rest_p50"], bname, r[0], r[1], r[2], fmt_thr(s["thr"], unit), unit, s["thr"] / ha,
-                        s["thr"] / sx))
-                    lines.append("%-6s %-12s L %-7s %2d%%: p50 %7.1f p99 %7.1f max %8.1f us = %5.2fx %5.2fx %5.2fx of %-10s"
-                                 " first job p50 %7.1f; H %s %s = %.3f alone, %.3f static" % (
-                                     hk, cfg, v, duty, s["p50"], s["p99"], s["max"], r[0], r[1], r[2], bname,
-                                     s["first_p50"], fmt_thr(s["thr"], unit), unit, s["thr"] / ha, s["thr"] / sx))
-                    plot.append((hk, cfg, v, duty, r[1], s["thr"] / ha))
-    for v in ("compute", "memory"):
-        for nm, bl in (("alone", base), ("alone-part", basep)):
-            for duty, s in sorted(bl[v].items()):
-                lines.append("L %-7s %-10s %2d%%: p50 %7.1f p99 %7.1f max %8.1f us, first job p50 %7.1f (n %d)" % (
-                    v, nm, duty, s["p50"], s["p99"], s["max"], s["first_p50"], s["n"]))
-    rx = []
-    for name in sorted(cs):
-        if "-prio" not in name:
-            continue
-        rows = reaction(cs[name])
-        if not rows:
-            continue
-        rx += ["%s,%s" % (name, ",".join(("%.1f" % x) if isinstance(x, float) else str(x) for x in r[1:]))
-               for r in rows]
-        for v in ("compute", "memory"):
-            for duty in (10, 30, 70):
-                sel = [r for r in rows if r[1] == v and r[2] == duty]
-                if not sel:
-                    continue
-                col = lambda c: np.array([r[c] for r in sel], dtype=float)
-                lines.append("reaction %-18s L %-7s %2d%%: agent wrote %s us after L's first launch (median; max %s), "
-                             "H's next launch %s us (max %s); gave back %s us after L's last job; L's first job %.0f us "
-                             "vs %.0f the rest (medians; %d bursts)" % (
-                                 name, v, duty, nanfmt(np.nanmedian(col(4))), nanfmt(np.nanmax(col(4))),
-                                 nanfmt(np.nanmedian(col(5))), nanfmt(np.nanmax(col(5))), nanfmt(np.nanmedian(col(6))),
-                                 np.median(col(7)), np.nanmedian(col(8)), len(sel)))
-    if rx:
-        with open(os.path.join(OUT, "reaction.csv"), "w") as f:
-            f.write("case,l,duty,period,agent_us,react_us,back_us,l_first_us,l_rest_p50_us\n")
-            f.write("\n".join(rx) + "\n")
-    with open(os.path.join(OUT, "prio.csv"), "w") as f:
-        f.write("\n".join(csv) + "\n")
-    with open(os.path.join(OUT, "summary.txt"), "w") as f:
+    if len(sys.argv) != 2:
+        sys.exit("usage: prio_report.py OUTDIR")
+    out = sys.argv[1]
+    run, jobs = load(out)
+    res = Results(run, jobs)
+    with open(os.path.join(out, "prio.csv"), "w") as f:
+        f.write("\n".join(res.csv_rows()) + "\n")
+    lines = summary(res)
+    with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    if plot:
-        make_png(plot)
-
-
-def guard_report(cs, lines):
-    alone = None
-    rows = ["point,h_tpcs,jobs,p50_us,p99_us,max_us,p50_x,p99_x,h_gbps"]
-    tp = {"alone": 0, "c2": 2, "c4": 4, "g2": 8, "g4": 8, "g6": 9, "g7": 9, "g2-3": 16, "g4-5": 16, "g6-7": 18,
-          "g2-11": 54}
-    lines.append("== guard sweep: memory-bound L on GPCs 0-1 (back to back), hog on static partitions")
-    for pt in tp:
-        dirs = cs.get("guard-" + pt, [])
-        if not dirs:
-            continue
-        st = lat_stats(dirs, "memory").get(100)
-        if not st:
-            continue
-        if pt == "alone":
-            alone = st
-        r50, r99 = st["p50"] / alone["p50"], st["p99"] / alone["p99"]
-        rows.append("%s,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%.1f" % (pt, tp[pt], st["n"], st["p50"], st["p99"], st["max"],
-                                                             r50, r99, st["thr"] / 1e9))
-        lines.append("hog %-6s (%2d TPCs): L p50 %6.1f p99 %6.1f max %7.1f us = %.2fx / %.2fx alone; hog %.0f GB/s"
-                     % (pt, tp[pt], st["p50"], st["p99"], st["max"], r50, r99, st["thr"] / 1e9))
-    with open(os.path.join(OUT, "guard.csv"), "w") as f:
-        f.write("\n".join(rows) + "\n")
-    al = {v: lat_stats(cs.get("cprio-alone", []), v).get(100) for v in ("compute", "memory")}
-    for tag in ("mps", "mpsprio"):
-        for v in ("compute", "memory"):
-            st = lat_stats(cs.get("cprio-" + tag, []), v).get(100)
-            if st and al[v]:
-                lines.append("plain MPS %-8s L %-7s beside the hog: p50 %7.1f p99 %7.1f max %8.1f us = %.2fx / %.2fx alone;"
-                             " hog %.0f GB/s" % (tag, v, st["p50"], st["p99"], st["max"], st["p50"] / al[v]["p50"],
-                                                 st["p99"] / al[v]["p99"], st["thr"] / 1e9))
-
-
-def make_png(plot):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("no matplotlib: no PNG")
+    panels = points(res)
+    if not panels:
         return
-    cfgs = ["mps", "mps-pct", "static", "prio", "prio-nolend", "prio-cp", "prio-h2", "prio-h2-p100", "prio-g54", "prio-g54-h2"]
-    fig, axes = plt.subplots(2, 4, figsize=(20, 9))
-    for i, (hk, v) in enumerate([(h, v) for h in ("gemm", "stream") for v in ("compute", "memory")]):
-        for j, what in enumerate(("L p99 / L alone", "H throughput / H alone")):
-            ax = axes[j][i]
-            for k, c in enumerate(cfgs):
-                pts = sorted((p[3], p[4] if j == 0 else p[5]) for p in plot if p[0] == hk and p[1] == c and p[2] == v)
-                if pts:
-                    ax.bar([x + (k - 4.5) * 1.9 for x, _ in [(d, 0) for d, _ in pts]], [y for _, y in pts], 1.8,
-                           label=c)
-            ax.set_title("H %s, L %s: %s" % (hk, v, what), fontsize=9)
-            ax.set_xticks([10, 30, 70])
-            ax.set_xlabel("L's duty (%)")
-            if j == 0:
-                ax.axhline(1.5 if v == "memory" else 1.2, color="k", ls="--", lw=0.8)
-                ax.set_yscale("log")
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(OUT, "prio.png"), dpi=80)
+    try:
+        if os.environ.get("PRIO_NO_MPL") == "1":
+            raise ImportError("PRIO_NO_MPL")
+        plot_png(res, panels, os.path.join(out, "prio.png"))
+        print("plot: prio.png")
+    except ImportError:
+        plot_svg(res, panels, os.path.join(out, "prio.svg"))
+        print("plot: prio.svg (no matplotlib)")
 
 
 if __name__ == "__main__":

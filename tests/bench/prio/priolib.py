@@ -1,0 +1,201 @@
+"""priolib.py - what the priorities benchmark's programs share: the plan of L's
+phases (arrival times), L's request loop and output, H's step file, and the
+statistics. Pure Python (no numpy): it runs on the GPU machine and here alike.
+
+Plan file (prio.py writes it, service.py / service.cu / fake.py read it; text):
+    plan GAP_NS NPHASES
+    phase LABEL KIND ARRIVAL DUTY DURATION_NS COUNT
+    OFFSET_NS            (COUNT lines: each request's arrival after the phase's start)
+    ...
+ARRIVAL is periodic, poisson or closed (back to back for DURATION_NS, COUNT 0).
+
+L's output (l-IMPL.csv):
+    # l impl=IMPL
+    # service_us KIND=US ...          (measured=1 where this process measured them)
+    # phase LABEL BEGIN_NS END_NS SERVED DROPPED   (CLOCK_MONOTONIC)
+    phase,sched_us,lat_us
+    I,SCHED_US,LAT_US     (SCHED_US: scheduled arrival after BEGIN; LAT_US: completion -
+                           scheduled arrival; negative: dropped at the phase's deadline,
+                           its absolute value a lower bound)
+H's output (h.steps): comment lines "#", then one CLOCK_MONOTONIC ns per step's end.
+"""
+import math
+import random
+import time
+import zlib
+
+KINDS = ("decode", "prefill")
+ARRIVALS = ("periodic", "poisson")
+
+
+def label(kind, arrival, duty):
+    return "%s-%s-%d" % (kind, arrival, duty)
+
+
+def make_plan(kinds, arrivals, duties, service_us, phase_s, seed=1):
+    """Phases per kind: the open-loop ones (periodic, then poisson, duties ascending), then the
+    closed loop (duty 100) once. Mean period = service time / duty. Poisson gaps come from a
+    generator seeded by the phase's label, so every configuration sees the same arrivals."""
+    dur = int(phase_s * 1e9)
+    phases = []
+    for kind in kinds:
+        svc_ns = service_us[kind] * 1e3
+        for arrival in arrivals:
+            for duty in sorted(d for d in duties if d < 100):
+                period = svc_ns * 100.0 / duty
+                if arrival == "periodic":
+                    offs = [int(k * period) for k in range(int(math.ceil(dur / period)))]
+                else:
+                    rng = random.Random(zlib.crc32(label(kind, arrival, duty).encode()) ^ seed)
+                    offs, t = [], rng.expovariate(1.0 / period)
+                    while t < dur:
+                        offs.append(int(t))
+                        t += rng.expovariate(1.0 / period)
+                phases.append((label(kind, arrival, duty), kind, arrival, duty, dur, offs))
+        if 100 in duties:
+            phases.append((label(kind, "closed", 100), kind, "closed", 100, dur, []))
+    return phases
+
+
+def write_plan(path, phases, gap_s):
+    lines = ["plan %d %d" % (int(gap_s * 1e9), len(phases))]
+    for lab, kind, arrival, duty, dur, offs in phases:
+        lines.append("phase %s %s %s %d %d %d" % (lab, kind, arrival, duty, dur, len(offs)))
+        lines.extend(str(o) for o in offs)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def read_plan(path):
+    with open(path) as f:
+        tok = f.read().split()
+    if tok[0] != "plan":
+        raise ValueError("%s: not a plan" % path)
+    gap, n, i, phases = int(tok[1]), int(tok[2]), 3, []
+    for _ in range(n):
+        if tok[i] != "phase":
+            raise ValueError("%s: phase expected at token %d" % (path, i))
+        lab, kind, arrival, duty, dur, cnt = tok[i + 1:i + 7]
+        i += 7
+        cnt = int(cnt)
+        phases.append((lab, kind, arrival, int(duty), int(dur), [int(x) for x in tok[i:i + cnt]]))
+        i += cnt
+    return gap, phases
+
+
+def sleep_until(t_ns):
+    """Sleep to within a millisecond, then spin: a late wake-up would count as L's latency."""
+    d = t_ns - time.monotonic_ns()
+    if d > 1500000:
+        time.sleep((d - 1000000) / 1e9)
+    while time.monotonic_ns() < t_ns:
+        pass
+
+
+STARTS = []  # (phase index, us from a request's arrival to its start): the host's share
+
+
+def run_phases(gap_ns, phases, requests, announce):
+    """Runs the plan: requests[kind]() serves one request (returns when it completed).
+    announce(label, begin_ns) is called as a phase is about to start. Open loop: a request
+    starts at its arrival or when the one before it completed, whichever is later; those not
+    started by the deadline (the phase's length and half again, plus 0.2 s) are dropped.
+    Returns [(label, begin, end, rows)] with rows [(sched_us, lat_us)]."""
+    out, prev_end = [], time.monotonic_ns()
+    for lab, kind, arrival, duty, dur, offs in phases:
+        req = requests[kind]
+        begin = max(prev_end, time.monotonic_ns()) + gap_ns
+        announce(lab, begin)
+        rows = []
+        if arrival == "closed":
+            sleep_until(begin)
+            end_at = begin + dur
+            while True:
+                s = time.monotonic_ns()
+                if s >= end_at:
+                    break
+                req()
+                rows.append(((s - begin) / 1e3, (time.monotonic_ns() - s) / 1e3))
+        else:
+            deadline = begin + dur + dur // 2 + 200000000
+            for k, off in enumerate(offs):
+                sched = begin + off
+                now = time.monotonic_ns()
+                if now < sched:
+                    sleep_until(sched)
+                elif now > deadline:
+                    rows.extend((o / 1e3, -(now - begin - o) / 1e3) for o in offs[k:])
+                    break
+                started = time.monotonic_ns()
+                req()
+                rows.append((off / 1e3, (time.monotonic_ns() - sched) / 1e3))
+                STARTS.append((len(out), (started - sched) / 1e3))
+        prev_end = time.monotonic_ns()
+        out.append((lab, begin, prev_end, rows))
+    return out
+
+
+def write_l(path, impl, service_us, measured, results):
+    with open(path, "w") as f:
+        f.write("# l impl=%s\n" % impl)
+        f.write("# service_us %s measured=%d\n" % (
+            " ".join("%s=%.1f" % kv for kv in sorted(service_us.items())), int(measured)))
+        for lab, begin, end, rows in results:
+            dropped = sum(1 for r in rows if r[1] < 0)
+            f.write("# phase %s %d %d %d %d\n" % (lab, begin, end, len(rows) - dropped, dropped))
+        f.write("phase,sched_us,lat_us\n")
+        for i, (_, _, _, rows) in enumerate(results):
+            f.write("".join("%d,%.1f,%.1f\n" % (i, s, l) for s, l in rows))
+    # When each request started after its arrival: a late start is the host's doing (or a
+    # request before it still running), not the GPU's.
+    with open(path + ".start", "w") as f:
+        f.write("".join("%d,%.1f\n" % st for st in STARTS))
+
+
+def read_l(path):
+    """Returns (service_us, phases): phases = [dict(label, begin, end, lat=[us...],
+    dropped=N)] in file order; a dropped request's latency is its lower bound."""
+    service, phases = {}, []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("# service_us "):
+                for kv in line.split()[2:]:
+                    k, v = kv.split("=")
+                    if k != "measured":
+                        service[k] = float(v)
+            elif line.startswith("# phase "):
+                _, _, lab, b, e, _, d = line.split()
+                phases.append({"label": lab, "begin": int(b), "end": int(e), "lat": [],
+                               "dropped": int(d)})
+            elif line[:1].isdigit():
+                i, _, lat = line.split(",")
+                phases[int(i)]["lat"].append(abs(float(lat)))
+    return service, phases
+
+
+def read_steps(path):
+    with open(path) as f:
+        return [int(x) for x in f if x.strip() and not x.startswith("#")]
+
+
+def steps_in(steps, begin, end):
+    """Steps per second that ended inside [begin, end] (CLOCK_MONOTONIC ns)."""
+    if end <= begin:
+        return float("nan")
+    return sum(1 for t in steps if begin <= t <= end) / ((end - begin) / 1e9)
+
+
+def percentile(xs, q):
+    """Linear interpolation between closest ranks (numpy's default)."""
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    pos = q / 100.0 * (len(s) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def parse_label(lab):
+    kind, arrival, duty = lab.split("-")
+    return kind, arrival, int(duty)
