@@ -20,8 +20,7 @@
 #include "core/topo.h"
 #include "core/membw.h"
 #include "bwprobe.h"
-
-#define NVT_GPUS_MAX 64
+#include "topocache.h"
 
 struct nvt_gpus {
 	int n;
