@@ -206,15 +206,9 @@ void shim_smctrl_topology(int g, const struct nvt_topology *topo)
 /* Launch calls of the driver API (domain 6) and the runtime API (domain 7),
  * CUPTI's numbers (cupti_driver_cbid.h, cupti_runtime_cbid.h, CUDA 13.0). */
 enum {
-	CB_cuLaunchKernel = 307,
-	CB_cuLaunchKernel_ptsz = 442,
-	CB_cuLaunchCooperativeKernel = 477,
-	CB_cuLaunchCooperativeKernel_ptsz = 478,
 	CB_cuStreamEndCapture = 497,
 	CB_cuStreamEndCapture_ptsz = 498,
 	CB_cuGraphDestroy = 517,
-	CB_cuLaunchKernelEx = 652,
-	CB_cuLaunchKernelEx_ptsz = 653,
 	CB_cudaLaunchKernel = 211,
 	CB_cudaLaunchKernel_ptsz = 214,
 	CB_cudaLaunchCooperativeKernel = 269,
@@ -225,8 +219,8 @@ enum {
 	CB_cudaLaunchKernelExC_ptsz = 431,
 };
 static const int driver_ids[] = {
-	CB_cuLaunchKernel, CB_cuLaunchKernel_ptsz, CB_cuLaunchCooperativeKernel,
-	CB_cuLaunchCooperativeKernel_ptsz, CB_cuLaunchKernelEx, CB_cuLaunchKernelEx_ptsz,
+	NVT_CBID_cuLaunchKernel, NVT_CBID_cuLaunchKernel_ptsz, NVT_CBID_cuLaunchCooperativeKernel,
+	NVT_CBID_cuLaunchCooperativeKernel_ptsz, NVT_CBID_cuLaunchKernelEx, NVT_CBID_cuLaunchKernelEx_ptsz,
 	CB_cuStreamEndCapture, CB_cuStreamEndCapture_ptsz, CB_cuGraphDestroy,
 };
 static const int runtime_ids[] = {
@@ -242,18 +236,18 @@ static int launch_stream(int domain, int cbid, const void *args, const void **ke
 	int per_thread = 0;
 
 	switch (domain == NVT_CB_DOMAIN_API ? cbid : -cbid) {
-	case CB_cuLaunchKernel_ptsz:
-	case CB_cuLaunchCooperativeKernel_ptsz:
+	case NVT_CBID_cuLaunchKernel_ptsz:
+	case NVT_CBID_cuLaunchCooperativeKernel_ptsz:
 		per_thread = 1;
 		/* fall through */
-	case CB_cuLaunchKernel:
-	case CB_cuLaunchCooperativeKernel:
+	case NVT_CBID_cuLaunchKernel:
+	case NVT_CBID_cuLaunchCooperativeKernel:
 		stream = ((const NVT_LAUNCH_KERNEL_ARGS *)args)->stream;
 		break;
-	case CB_cuLaunchKernelEx_ptsz:
+	case NVT_CBID_cuLaunchKernelEx_ptsz:
 		per_thread = 1;
 		/* fall through */
-	case CB_cuLaunchKernelEx: {
+	case NVT_CBID_cuLaunchKernelEx: {
 		const NVT_LAUNCH_CONFIG *c = ((const NVT_LAUNCH_KERNEL_EX_ARGS *)args)->config;
 		stream = c ? c->stream : NULL;
 		break;
