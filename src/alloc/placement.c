@@ -61,12 +61,12 @@ static int scan_task(const struct nvt_seg_handle *h, pid_t pid, const uint8_t *c
 			i++;
 		if (i == n)
 			continue;
-		/* An unsettled slot (-1: its sequence stayed odd) counts as held
+		/* An unsettled slot (its sequence stayed odd) counts as held
 		 * by its owner, every TPC a copy showed, like a live task's
 		 * partition: never as a claim in progress, so a segment left so
 		 * can neither stall nor fail another start. */
 		rc = nvt_seg_read(h, g, &view, NULL);
-		if (rc == -2 || view.state != NVT_SLOT_SET || memcmp(view.uuid, uuids[i], 16))
+		if (rc == NVT_SEG_SHORT || view.state != NVT_SLOT_SET || memcmp(view.uuid, uuids[i], 16))
 			continue;
 		held.claim = rc == 0 && (view.flags & NVT_SLOTF_CLAIM);
 		/* A task with a priority holds its own partition, whatever an

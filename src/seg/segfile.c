@@ -173,7 +173,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 	int set = 0;
 
 	if (gpu < 0 || gpu >= NVT_MAX_GPUS)
-		return -2;
+		return NVT_SEG_SHORT;
 	nvt_set_clear(&seen);
 	/* The sequence lock by copies: seq, the slot, seq again. Each pread is
 	 * a system call, so the three reads happen in this order. A writer
@@ -186,10 +186,10 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 			sched_yield();
 		if (pread(fd, &before, 8, at) != 8 || pread(fd, &copy, sizeof(copy), at) != sizeof(copy) ||
 		    pread(fd, &after, 8, at) != 8)
-			return -2;
+			return NVT_SEG_SHORT;
 		if (!(before & 1) && copy.seq == before && after == before) {
 			take_copy(&copy, view, status);
-			return 0;
+			return NVT_SEG_READ_OK;
 		}
 		if (copy.state == NVT_SLOT_SET) {
 			nvt_set_or(&seen, &seen, &copy.tpcs);
@@ -202,7 +202,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 		view->state = NVT_SLOT_SET;
 		view->tpcs = seen;
 	}
-	return -1;
+	return NVT_SEG_UNSETTLED;
 }
 
 int nvt_seg_being_made(int fd, const struct stat *st)
