@@ -117,13 +117,7 @@ struct nvt_gpu_topology load_gpu(int index, int force)
 
 int gpu_index_of(const uint8_t uuid[16])
 {
-	const struct nvt_gpus *gpus = try_machine_gpus();
-	uint8_t each[16];
-
-	for (int g = 0; gpus && g < gpus->n; g++)
-		if (nvt_uuid_parse(gpus->id[g].uuid, each) == 0 && !memcmp(each, uuid, 16))
-			return g;
-	return -1;
+	return nvt_gpus_find(try_machine_gpus(), uuid);
 }
 
 void gpu_name(int index, int n_task, char *buf, size_t len)
@@ -177,7 +171,7 @@ int find_lib_file(const char *name, char *buf, size_t len)
 
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
-		err(EXIT_FAILURE, "cannot find my own executable");
+		cli_err("cannot find my own executable");
 	self[n] = '\0';
 	slash = strrchr(self, '/');
 	if (slash)
@@ -185,7 +179,7 @@ int find_lib_file(const char *name, char *buf, size_t len)
 	for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
 		if (snprintf(path, sizeof(path), "%s/%s/%s", self, beside[i], name) >=
 		    (int)sizeof(path))
-			errx(EXIT_FAILURE, "path of %s too long", name);
+			cli_errx("path of %s too long", name);
 		if (readable_file(path, buf, len))
 			return 0;
 	}

@@ -242,7 +242,8 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
 			continue;
 		}
 		memset(v, 0, sizeof(*v));
-		if (nvt_uuid_parse(gpus->id[index].uuid, v->uuid))
+		memcpy(v->uuid, gpus->id[index].uuid_bytes, 16);
+		if (nvt_uuid_is_zero(v->uuid))
 			return refuse(why, len, "GPU %d has a malformed UUID '%s'", index,
 				      gpus->id[index].uuid);
 		if (topos && topos[i].n_tpcs) {
