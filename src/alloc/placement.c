@@ -13,7 +13,7 @@
 #include "core/gpusel.h"
 #include "core/tpcset.h"
 #include "seg/segfile.h"
-#include "core/why.h"
+#include "core/text.h"
 
 #include <errno.h>
 #include <stdarg.h>

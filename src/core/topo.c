@@ -5,7 +5,7 @@
  */
 #include "topo.h"
 #include "tpcset.h"
-#include "why.h"
+#include "text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -151,22 +151,16 @@ int nvt_topo_format(const struct nvt_topology *topo, char *buf, size_t len)
 	return (int)pos;
 }
 
-/* Parses a decimal number no larger than max; advances *pp. */
+/* A decimal number no larger than max (nvt_decimal); advances *pp. Returns 0 or -1. */
 static int parse_uint(const char **pp, unsigned max, unsigned *out)
 {
-	const char *p = *pp;
-	unsigned v = 0;
+	uint64_t v;
+	const char *end = nvt_decimal(*pp, max, &v);
 
-	if (*p < '0' || *p > '9')
+	if (!end)
 		return -1;
-	while (*p >= '0' && *p <= '9') {
-		v = v * 10 + (unsigned)(*p - '0');
-		if (v > max)
-			return -1;
-		p++;
-	}
-	*pp = p;
-	*out = v;
+	*pp = end;
+	*out = (unsigned)v;
 	return 0;
 }
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include "cuda_driver.h"
 #include "core/tmd.h"
-#include "core/why.h"
+#include "core/text.h"
 
 typedef unsigned long long CUdeviceptr;
 typedef void *CUmodule;

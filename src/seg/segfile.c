@@ -18,6 +18,7 @@
 #include "core/tpcset.h"
 #include "os/proc.h"
 #include "os/sysutil.h"
+#include "core/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,25 +53,15 @@ int nvt_seg_name(char *buf, size_t len, uint64_t pidns, pid_t ns_pid)
 	return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
-/* Parses a decimal without sign or leading zero, up to max; returns the end or NULL. */
-static const char *parse_decimal(const char *p, unsigned long long max, unsigned long long *out)
+/* nvt_decimal without a leading zero (names are written one way only). */
+static const char *parse_decimal(const char *p, uint64_t max, uint64_t *out)
 {
-	unsigned long long v = 0;
-
-	if (*p < '1' || *p > '9')
-		return NULL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (max - (unsigned)(*p - '0')) / 10)
-			return NULL;
-		v = v * 10 + (unsigned)(*p - '0');
-	}
-	*out = v;
-	return p;
+	return *p == '0' ? NULL : nvt_decimal(p, max, out);
 }
 
 int nvt_seg_name_parse(const char *name, uint64_t *pidns, pid_t *ns_pid)
 {
-	unsigned long long ns, pid;
+	uint64_t ns, pid;
 	const char *p;
 
 	if (strncmp(name, NVT_SEG_PREFIX, strlen(NVT_SEG_PREFIX)))
@@ -88,7 +79,7 @@ int nvt_seg_name_parse(const char *name, uint64_t *pidns, pid_t *ns_pid)
 
 int nvt_userdir_name_parse(const char *name, uid_t *uid)
 {
-	unsigned long long v;
+	uint64_t v;
 	const char *p;
 
 	if (strncmp(name, NVT_USERDIR_PREFIX, strlen(NVT_USERDIR_PREFIX)))

@@ -22,7 +22,7 @@
 #include "alloc/placement.h"
 #include "core/membw.h"
 #include "seg/segfile.h"
-#include "core/why.h"
+#include "core/text.h"
 
 /* Why list text (a -c or -g list, what names it) does not parse (err), and how to write it. */
 static int list_syntax(const char *what, const char *text, const struct nvt_parse_error *err,

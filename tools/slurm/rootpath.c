@@ -10,7 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "rootpath.h"
-#include "core/why.h"
+#include "core/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
