@@ -27,12 +27,10 @@
 /* Reads an unsigned option value from min to max; exits on a bad one. */
 unsigned prio_number(const char *what, const char *text, unsigned min, unsigned max)
 {
-	char *end, msg[160];
+	char msg[160];
 	unsigned long v;
 
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || end == text || *end || text[0] == '-' || v < min || v > max) {
+	if (number_arg(text, min, max, &v)) {
 		snprintf(msg, sizeof(msg), "%s takes a number from %u to %u", what, min, max);
 		bad_usage(msg);
 	}
