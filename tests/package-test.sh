@@ -100,7 +100,8 @@ ok "depends on libc" grep -q 'libc6' <<<"$(field Depends)"
 ok "depends on no CUDA or NVIDIA package (NVIDIA's installer registers none)" \
 	bash -c '! grep -Eiq "cuda|nvidia" <<<"$1"' _ "$(field Depends) $(field Pre-Depends) $(field Recommends)"
 for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskset/wrapper/libcuda.so.1 \
-	/usr/lib/nvtaskset/nvtaskset-hog \
+	/usr/lib/nvtaskset/nvtaskset-hog /usr/lib/nvtaskset/libsmctrl.so /usr/lib/libsmctrl.so \
+	/usr/lib/pkgconfig/libsmctrl.pc /usr/include/libsmctrl.h /usr/share/man/man3/libsmctrl.3.gz \
 	/usr/share/man/man1/nvtaskset.1.gz /usr/share/man/man8/spank_nvtaskset.8.gz \
 	/usr/share/bash-completion/completions/nvtaskset \
 	/usr/share/doc/nvtaskset/copyright /usr/share/doc/nvtaskset/LICENSE \
@@ -109,8 +110,12 @@ for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskse
 done
 ok "ships nothing outside /usr (no ld.so.conf.d entry)" bash -c '! grep -v "^/usr" "$1" | grep -v "^/\?$"' _ "$WORK/contents"
 dpkg-deb --ctrl-tarfile "$DEB" | tar -t | sed 's|^\./||' | grep -v '^$' | sort >"$WORK/control"
-ok "no shlibs or ldconfig trigger (the wrapper is named libcuda.so.1)" \
-	bash -c '! grep -Eq "^(shlibs|triggers|symbols)$" "$1"' _ "$WORK/control"
+ok "no shlibs or symbols (the wrapper is named libcuda.so.1)" \
+	bash -c '! grep -Eq "^(shlibs|symbols)$" "$1"' _ "$WORK/control"
+ok "an ldconfig trigger (libsmctrl.so in /usr/lib)" \
+	bash -c 'dpkg-deb --ctrl-tarfile "$1" | tar -xO ./triggers | grep -qx "activate-noawait ldconfig"' _ "$DEB"
+ok "libsmctrl.so in /usr/lib is a link to the shim's neighbour" \
+	test "$(dpkg-deb -c "$DEB" | awk '$6 == "./usr/lib/libsmctrl.so" {print $8}')" == nvtaskset/libsmctrl.so
 mkdir "$WORK/x" && dpkg-deb -x "$DEB" "$WORK/x"
 ok "hardened link of the command (relro, bind now)" \
 	bash -c 'readelf -d "$1" | grep -q BIND_NOW && readelf -lW "$1" | grep -q GNU_RELRO' _ "$WORK/x/usr/bin/nvtaskset"
@@ -151,7 +156,12 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
 else
 	ok "bash-completion is installed" false
 fi
-ok "nothing registered with ldconfig" bash -c '! /sbin/ldconfig -p | grep -q /usr/lib/nvtaskset'
+ok "nothing of /usr/lib/nvtaskset registered with ldconfig" bash -c '! /sbin/ldconfig -p | grep -q /usr/lib/nvtaskset'
+ok "libsmctrl.so in the loader's cache (/lib is /usr/lib on merged-/usr systems)" bash -c '/sbin/ldconfig -p | grep -Eq "libsmctrl.so .*=> (/usr)?/lib/libsmctrl.so$"'
+if command -v python3 >/dev/null; then
+	ok "ctypes.util.find_library finds libsmctrl" \
+		test "$(python3 -c 'import ctypes.util; print(ctypes.util.find_library("smctrl"))')" == libsmctrl.so
+fi
 # The installed command, shim and wrapper, against the fake driver.
 export NVTASKSET_RUNDIR=$WORK/run LD_LIBRARY_PATH=$FAKEDIR
 mkdir -m 1777 "$NVTASKSET_RUNDIR"
@@ -163,6 +173,15 @@ ok "the installed shim is the one preloaded" \
 	bash -c 'nvtaskset --no-mps -c 2 /usr/bin/env | grep -qx "LD_PRELOAD=/usr/lib/nvtaskset/libnvtaskset.so"'
 ok "the installed wrapper registers its callback" \
 	bash -c 'LD_LIBRARY_PATH=/usr/lib/nvtaskset/wrapper:$LD_LIBRARY_PATH "$1" launch 1 | grep -q "callbacks=1"' _ "$LINKED"
+# A program written for libsmctrl, built as README says and started plainly:
+# it finds the GPU's map in root's calibration cache.
+printf '%s\n' '#include <stdio.h>' '#include <libsmctrl.h>' 'int main(void) {' \
+	'	uint32_t n = 0; uint128_t *gpcs; int rc = libsmctrl_get_gpc_info_ext(&n, &gpcs, 0);' \
+	'	printf("rc=%d gpcs=%u\n", rc, n); return rc; }' >"$WORK/smctrlprog.c"
+ok "a libsmctrl program builds with pkg-config" \
+	bash -c 'cc -o "$1/smctrlprog" "$1/smctrlprog.c" $(pkg-config --cflags --libs libsmctrl)' _ "$WORK"
+ok "and, started plainly, reads the GPU's GPCs from the cache" \
+	bash -c 'test "$("$1/smctrlprog")" == "rc=0 gpcs=12"' _ "$WORK"
 unset NVTASKSET_RUNDIR LD_LIBRARY_PATH
 
 # ---- Removed, purged -------------------------------------------------------------

@@ -222,3 +222,19 @@ uint64_t nvt_seg_gen(const struct nvt_segment *seg)
 {
 	return __atomic_load_n(&seg->slots_gen, __ATOMIC_ACQUIRE);
 }
+
+int nvt_seg_add_gpus(struct nvt_segment *seg, const struct nvt_slot_view *views, int n)
+{
+	int added = 0, g;
+
+	for (int i = 0; i < n; i++) {
+		if (uuid_zero(views[i].uuid) || nvt_seg_find_gpu(seg, views[i].uuid) >= 0)
+			continue;
+		if ((g = nvt_seg_free_slot(seg)) < 0)
+			break;
+		nvt_slot_write(&seg->gpu[g], &views[i]);
+		nvt_seg_bump_gen(seg); /* after the write: a reader that sees it finds the slot */
+		added++;
+	}
+	return added;
+}

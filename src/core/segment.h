@@ -77,6 +77,13 @@ int nvt_seg_free_slot(const struct nvt_segment *seg);
 /* Announces that a free slot was given a GPU (see nvt_segment.slots_gen). */
 void nvt_seg_bump_gen(struct nvt_segment *seg);
 uint64_t nvt_seg_gen(const struct nvt_segment *seg);
+/*
+ * Gives each GPU of views (n; each with its uuid) that seg has no slot for a
+ * free slot holding that view, and announces it (slots_gen). The caller
+ * excludes other writers (nvt_slot_write). Returns how many it added; GPUs
+ * left over when the slots run out get none.
+ */
+int nvt_seg_add_gpus(struct nvt_segment *seg, const struct nvt_slot_view *views, int n);
 
 /* What the shim reports about a slot (outside the sequence lock). */
 struct nvt_slot_status {

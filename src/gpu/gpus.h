@@ -20,6 +20,7 @@
 #include "core/topo.h"
 #include "core/membw.h"
 #include "bwprobe.h"
+#include "topocache.h"
 
 struct nvt_gpus {
 	int n;

@@ -173,6 +173,14 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new
 void nvt_seg_publish(struct nvt_seg_new *fresh);
 /* Publishes a new segment if need be, and lets its writer's lock go. */
 void nvt_seg_unlock(struct nvt_seg_new *fresh);
+/*
+ * Gives the GPUs of views (n) that own's segment has no slot for a slot each
+ * (nvt_seg_add_gpus), holding the segment's writer's lock as any writer
+ * does: a program nvtaskset did not start adds the GPUs it sets libsmctrl
+ * masks on. Returns how many it added, or -1 with errno set (EBUSY: another
+ * writer held the lock for NVT_SEG_CREATE_WAIT_MS).
+ */
+int nvt_seg_own_add_gpus(const struct nvt_seg_own *own, const struct nvt_slot_view *views, int n);
 /* Removes own's file if it is still ours (the mapping stays). */
 void nvt_seg_remove(const struct nvt_seg_own *own);
 /*

@@ -75,7 +75,7 @@ _nvtaskset()
 {
 	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running --memory-half
 		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --channels
-		--dry-run --mps --topology --calibrate --priority --guard --no-lend --agent --hold --poll
+		--dry-run --mps --topology --calibrate --priority --yield --guard --no-lend --agent --hold --poll
 		--idle-exit --across-users -h --help -V --version"
 	local -a words=() at=()
 	local i j word cur prev cmd=${COMP_WORDS[0]} values="" prefix=""
@@ -107,7 +107,7 @@ _nvtaskset()
 		--) opts_done=1 ;;
 		-n | --tpcs) count=1 && ((i++)) ;;
 		--tpcs=*) count=1 ;;
-		--strategy | --memory-half | --channels | --priority | --guard | --hold | --poll | --idle-exit) ((i++)) ;;
+		--strategy | --memory-half | --channels | --priority | --yield | --guard | --hold | --poll | --idle-exit) ((i++)) ;;
 		--agent) other=1 ;;
 		--mps) other=1 && ((i++)) ;;
 		--gpu) gpu=${words[i + 1]-0} && gpu=${gpu%%=*} && ((i++)) ;;
@@ -143,6 +143,7 @@ _nvtaskset()
 		--memory-half) values="auto 0 1" ;;
 		--channels) values="default 2 4 8" ;;
 		--priority) values="high normal low none" ;;
+		--yield) values="default none gate bound ahead borrow client guard gate,bound,ahead,borrow,client" ;;
 		--guard | --hold | --poll | --idle-exit) return 0 ;; # a number
 		--mps) values="status start stop" ;;
 		--gpu) values=$(_nvtaskset_gpus) ;;
