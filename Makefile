@@ -69,7 +69,7 @@ B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio shim
-CORE = tpcset tmd topo topopick segment gpusel ptree claim mpslog profile prio yield membw
+CORE = text tpcset tmd topo topopick segment gpusel ptree claim mpslog profile prio yield membw
 OS = sysutil proc slurmproc child
 GPU = driverinfo gpu calibrate bwprobe topocache gpus
 SEG = segfile segopen segscan segown inherit
@@ -90,7 +90,17 @@ SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/
 # What the command and the Slurm plugin link besides their own files.
 LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o) \
 	$(TASK:%=$(O)/task/%.o) $(PRIO:%=$(O)/prio/%.o)
-CMD_SRC = output help machine partition prio pid run tree list mpsctl topology profile profreport plot plan main
+# The command's files by layer, lowest first: a file calls only files of its
+# own layer or of those before it, without circles (tests/e2e/layers.sh checks,
+# with tools/dev/layers.py; docs/design.md's picture comes from them).
+CMD_LAYERS = output machine partition steps commands main
+CMD_output = output help
+CMD_machine = machine
+CMD_partition = partition
+CMD_steps = prio pid
+CMD_commands = run tree list mpsctl topology profile profreport plot plan
+CMD_main = main
+CMD_SRC = $(foreach l,$(CMD_LAYERS),$(CMD_$(l)))
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 
 CLI = $(B)/bin/nvtaskset
@@ -232,6 +242,10 @@ $(SMCTRL_PC): FORCE
 		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lsmctrl' >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
+# docs/design.md's picture of the layers, generated from the code (tools/dev/layers.py).
+design-picture: all
+	python3 tools/dev/layers.py design . $(B) --write
+
 # ---- Tests and benchmarks: mk/ ----------------------------------------------
 
 include mk/tests.mk mk/gpu.mk
@@ -303,5 +317,5 @@ FORCE:
 # The headers each object and program was built from (DEPFLAGS).
 -include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d)
 
-.PHONY: all check check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup bench-prio install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all design-picture check check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

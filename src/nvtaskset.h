@@ -135,7 +135,9 @@ extern "C" {
  * have 256; their bits from 128 up are written 0 and calibration checks that
  * no working TPC needs them. */
 #define NVT_HW_BITS 128
-/* GPUs a control segment has room for. */
+/* GPUs a control segment has room for: the most GPUs a task has partitions
+ * on (the machine may have up to NVT_GPUS_MAX, src/gpu/gpu.h; the segment's
+ * size is part of the layout, so the two stay apart). */
 #define NVT_MAX_GPUS 16
 /* Largest GPC count a topology may describe. */
 #define NVT_MAX_GPCS 64

@@ -13,6 +13,7 @@
 #include "core/gpusel.h"
 #include "core/tpcset.h"
 #include "seg/segfile.h"
+#include "core/text.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -61,12 +62,12 @@ static int scan_task(const struct nvt_seg_handle *h, pid_t pid, const uint8_t *c
 			i++;
 		if (i == n)
 			continue;
-		/* An unsettled slot (-1: its sequence stayed odd) counts as held
+		/* An unsettled slot (its sequence stayed odd) counts as held
 		 * by its owner, every TPC a copy showed, like a live task's
 		 * partition: never as a claim in progress, so a segment left so
 		 * can neither stall nor fail another start. */
 		rc = nvt_seg_read(h, g, &view, NULL);
-		if (rc == -2 || view.state != NVT_SLOT_SET || memcmp(view.uuid, uuids[i], 16))
+		if (rc == NVT_SEG_SHORT || view.state != NVT_SLOT_SET || memcmp(view.uuid, uuids[i], 16))
 			continue;
 		held.claim = rc == 0 && (view.flags & NVT_SLOTF_CLAIM);
 		/* A task with a priority holds its own partition, whatever an
@@ -157,17 +158,6 @@ static int others_of(const char *base, const struct nvt_place_gpu *gpu, const st
 
 /* ---- The memory half -------------------------------------------------------- */
 
-/* Fails with the reason in why; returns -1. */
-static int __attribute__((format(printf, 3, 4))) refuse(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 int nvt_place_near(const struct nvt_place_gpu *gpu, const struct nvt_place_ask *ask,
 		   const struct nvt_tpcset *avail, const struct nvt_tpcset *others, int claiming,
 		   struct nvt_near *near, char *why, size_t len)
@@ -181,12 +171,12 @@ int nvt_place_near(const struct nvt_place_gpu *gpu, const struct nvt_place_ask *
 	if (h == NVT_PLACE_ANY_HALF)
 		return NVT_NEAR_CHOSEN;
 	if (!g || !g->halves_measured)
-		return refuse(why, len, "the memory halves of GPU %d are not known: 'nvtaskset "
-			      "--calibrate' measures them (as root: for every user)", g ? g->index : -1);
+		return nvt_why(why, len, "the memory halves of GPU %d are not known: 'nvtaskset "
+			       "--calibrate' measures them (as root: for every user)", g ? g->index : -1);
 	if (!nvt_membw_known(&g->halves))
-		return refuse(why, len, "GPU %d shows no memory halves: its bandwidth probe found "
-			      "no neighbour that cost clearly more than another ('nvtaskset "
-			      "--calibrate' measures again)", g->index);
+		return nvt_why(why, len, "GPU %d shows no memory halves: its bandwidth probe found "
+			       "no neighbour that cost clearly more than another ('nvtaskset "
+			       "--calibrate' measures again)", g->index);
 	if (h == NVT_HALF_UNKNOWN) {
 		h = nvt_membw_auto_half(gpu->topo, &g->halves, avail, others, ask->count);
 		if (h == NVT_HALF_UNKNOWN)
@@ -196,9 +186,9 @@ int nvt_place_near(const struct nvt_place_gpu *gpu, const struct nvt_place_ask *
 	nvt_set_and(&in, &near->tpcs, avail);
 	nvt_membw_gpcs_text(&g->halves, h, gpcs, sizeof(gpcs));
 	if (ask->half != NVT_HALF_UNKNOWN && !claiming && nvt_set_count(&in) < ask->count)
-		return refuse(why, len, "cannot pick %u TPCs in memory half %d of GPU %d (GPCs %s): "
-			      "only %u %s free", ask->count, h, g->index, gpcs, nvt_set_count(&in),
-			      nvt_set_count(&in) == 1 ? "is" : "are");
+		return nvt_why(why, len, "cannot pick %u TPCs in memory half %d of GPU %d (GPCs %s): "
+			       "only %u %s free", ask->count, h, g->index, gpcs, nvt_set_count(&in),
+			       nvt_set_count(&in) == 1 ? "is" : "are");
 	near->mode = ask->half == NVT_HALF_UNKNOWN ? NVT_NEAR_PREFER : NVT_NEAR_ONLY;
 	return NVT_NEAR_CHOSEN;
 }
@@ -237,8 +227,8 @@ int nvt_place_once(const char *base, const struct nvt_place_gpu *gpu,
 	if (ask->exclude_running)
 		nvt_set_andnot(&avail, &avail, &others);
 	if (ask->count > gpu->topo->n_tpcs)
-		return refuse(why, len, "cannot pick %u TPCs: %s has %u", ask->count, gpu->name,
-			      gpu->topo->n_tpcs);
+		return nvt_why(why, len, "cannot pick %u TPCs: %s has %u", ask->count, gpu->name,
+			       gpu->topo->n_tpcs);
 	rc = nvt_place_near(gpu, ask, &avail, &others, 0, &want.near, why, len);
 	if (rc < 0)
 		return -1;
@@ -247,7 +237,7 @@ int nvt_place_once(const char *base, const struct nvt_place_gpu *gpu,
 	if (nvt_pick_tpcs(gpu->topo, &want, &avail, out) == 0)
 		return 0;
 	if (want.near.mode == NVT_NEAR_ONLY)
-		return refuse(why, len, "cannot pick %u TPCs in the memory half asked for", ask->count);
-	return refuse(why, len, "cannot pick %u TPCs: only %u %s free of other tasks", ask->count,
-		      nvt_set_count(&avail), nvt_set_count(&avail) == 1 ? "is" : "are");
+		return nvt_why(why, len, "cannot pick %u TPCs in the memory half asked for", ask->count);
+	return nvt_why(why, len, "cannot pick %u TPCs: only %u %s free of other tasks", ask->count,
+		       nvt_set_count(&avail), nvt_set_count(&avail) == 1 ? "is" : "are");
 }

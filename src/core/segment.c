@@ -173,16 +173,6 @@ void nvt_slot_set_graph_stale(struct nvt_gpu_slot *slot, uint64_t kernels)
 	__atomic_store_n(&slot->graph_stale, kernels, __ATOMIC_RELAXED);
 }
 
-uint64_t nvt_slot_applied(const struct nvt_gpu_slot *slot)
-{
-	return __atomic_load_n(&slot->applied_seq, __ATOMIC_ACQUIRE);
-}
-
-uint64_t nvt_slot_rejected(const struct nvt_gpu_slot *slot)
-{
-	return __atomic_load_n(&slot->rejected_seq, __ATOMIC_ACQUIRE);
-}
-
 static int uuid_zero(const uint8_t *u)
 {
 	for (int i = 0; i < 16; i++)

@@ -24,9 +24,9 @@ struct nvt_slot_view {
 
 enum nvt_seg_check {
 	NVT_SEG_VALID = 0,
-	NVT_SEG_BAD_MAGIC,   /* not a control segment */
-	NVT_SEG_BAD_VERSION, /* a layout this build does not know */
-	NVT_SEG_BAD_SIZE,    /* truncated or inconsistent */
+	NVT_SEG_BAD_MAGIC = -1,   /* not a control segment */
+	NVT_SEG_BAD_VERSION = -2, /* a layout this build does not know */
+	NVT_SEG_BAD_SIZE = -3,    /* truncated or inconsistent */
 };
 
 /* Fills a fresh segment header for pid; every slot is NVT_SLOT_UNSET. */
@@ -108,7 +108,5 @@ void nvt_slot_count_launch(struct nvt_gpu_slot *slot, unsigned stripe);
 /* The launches counted in a slot (or a copy of one): the sum of its stripes. */
 uint64_t nvt_slot_launches(const struct nvt_gpu_slot *slot);
 void nvt_slot_set_graph_stale(struct nvt_gpu_slot *slot, uint64_t kernels);
-uint64_t nvt_slot_applied(const struct nvt_gpu_slot *slot);
-uint64_t nvt_slot_rejected(const struct nvt_gpu_slot *slot);
 
 #endif /* NVT_SEGMENT_H */

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "tpcset.h"
+#include "text.h"
 
 #include <string.h>
 
@@ -164,26 +165,25 @@ int nvt_parse_mask_why(const char *text, unsigned limit, struct nvt_tpcset *out,
 	return NVT_PARSE_OK;
 }
 
-/* Reads a decimal number; returns 0 with *pp advanced, NVT_PARSE_SYNTAX if
- * there is none, NVT_PARSE_RANGE if it is absurdly large. */
+/* Reads a decimal number (nvt_decimal); returns 0 with *pp advanced,
+ * NVT_PARSE_SYNTAX if there is none, NVT_PARSE_RANGE if it is absurdly large
+ * (its digits read, *value 1000000). */
 static int read_number(const char **pp, unsigned long *value)
 {
-	const char *p = *pp;
-	unsigned long v = 0;
-	int huge = 0;
+	uint64_t v;
+	const char *end = nvt_decimal(*pp, 1000000, &v);
 
-	if (*p < '0' || *p > '9')
-		return NVT_PARSE_SYNTAX;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		v = v * 10 + (unsigned long)(*p - '0');
-		if (v > 1000000) {
-			huge = 1; /* far beyond any TPC count; stop before overflow */
-			v = 1000000;
-		}
+	if (end) {
+		*pp = end;
+		*value = (unsigned long)v;
+		return 0;
 	}
-	*pp = p;
-	*value = v;
-	return huge ? NVT_PARSE_RANGE : 0;
+	if (**pp < '0' || **pp > '9')
+		return NVT_PARSE_SYNTAX;
+	while (**pp >= '0' && **pp <= '9')
+		(*pp)++; /* far beyond any TPC count */
+	*value = 1000000;
+	return NVT_PARSE_RANGE;
 }
 
 int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out)

@@ -66,10 +66,25 @@ static int read_cache(char dirs[][256], int n_dirs, const struct nvt_cache_key *
 	return 0;
 }
 
+/* Each GPU's UUID as bytes, parsed once here (zero where malformed). */
+static void parse_uuids(struct nvt_gpus *gpus)
+{
+	for (int g = 0; g < gpus->n; g++)
+		if (nvt_uuid_parse(gpus->id[g].uuid, gpus->id[g].uuid_bytes))
+			memset(gpus->id[g].uuid_bytes, 0, 16);
+}
+
+int nvt_gpus_find(const struct nvt_gpus *gpus, const uint8_t uuid[16])
+{
+	for (int g = 0; gpus && g < gpus->n; g++)
+		if (!nvt_uuid_is_zero(gpus->id[g].uuid_bytes) && !memcmp(gpus->id[g].uuid_bytes, uuid, 16))
+			return g;
+	return -1;
+}
+
 int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen)
 {
 	static struct nvt_gpu_list list;
-
 	int n;
 
 	memset(out, 0, sizeof(*out));
@@ -78,6 +93,7 @@ int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen
 	if (n > 0) {
 		out->n = n;
 		out->from_proc = 1;
+		parse_uuids(out);
 		return 0;
 	}
 	memset(out->id, 0, sizeof(out->id));
@@ -94,6 +110,7 @@ int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen
 		snprintf(out->id[g].model, sizeof(out->id[g].model), "%s", list.gpu[g].name);
 		out->n = g + 1;
 	}
+	parse_uuids(out);
 	return 0;
 }
 
@@ -171,10 +188,11 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 
 	memset(out, 0, sizeof(*out));
 	out->index = index;
-	if (nvt_uuid_parse(id->uuid, uuid)) {
+	if (nvt_uuid_is_zero(id->uuid_bytes)) {
 		snprintf(err, errlen, "GPU %d has a malformed UUID '%s'", index, id->uuid);
 		return -1;
 	}
+	memcpy(uuid, id->uuid_bytes, 16);
 	/* Fast: measured under this very kernel module; no driver call. */
 	memset(&fast, 0, sizeof(fast));
 	snprintf(fast.uuid, sizeof(fast.uuid), "%s", id->uuid);

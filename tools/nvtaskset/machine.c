@@ -22,34 +22,28 @@
 /* ---- Partitions from the command line ------------------------------------ */
 
 /* Seconds to wait for the driver: $NVTASKSET_DRIVER_TIMEOUT (1-3600) or 60. */
-int driver_timeout_ms(void)
+/* Seconds from the environment variable name (1-3600), default_s when unset
+ * or empty, in milliseconds; exits on a bad value. */
+static int env_seconds_ms(const char *name, int default_s)
 {
-	const char *text = getenv(NVT_ENV_DRIVER_TIMEOUT);
-	char *end;
-	long v;
+	const char *text = getenv(name);
+	unsigned long v;
 
 	if (!text || !*text)
-		return GPU_QUERY_TIMEOUT_S * 1000;
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || *end || v < 1 || v > 3600)
-		cli_errx("NVTASKSET_DRIVER_TIMEOUT must be 1-3600 seconds, not '%s'", text);
+		return default_s * 1000;
+	if (number_arg(text, 1, 3600, &v))
+		cli_errx("%s must be 1-3600 seconds, not '%s'", name, text);
 	return (int)v * 1000;
+}
+
+int driver_timeout_ms(void)
+{
+	return env_seconds_ms(NVT_ENV_DRIVER_TIMEOUT, GPU_QUERY_TIMEOUT_S);
 }
 
 int claim_timeout_ms(void)
 {
-	const char *text = getenv(NVT_ENV_CLAIM_TIMEOUT);
-	char *end;
-	long v;
-
-	if (!text || !*text)
-		return CLAIM_TIMEOUT_S * 1000;
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v < 1 || v > 3600)
-		cli_errx("NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '%s'", text);
-	return (int)v * 1000;
+	return env_seconds_ms(NVT_ENV_CLAIM_TIMEOUT, CLAIM_TIMEOUT_S);
 }
 
 static struct nvt_gpus gpus_listed;
@@ -117,13 +111,7 @@ struct nvt_gpu_topology load_gpu(int index, int force)
 
 int gpu_index_of(const uint8_t uuid[16])
 {
-	const struct nvt_gpus *gpus = try_machine_gpus();
-	uint8_t each[16];
-
-	for (int g = 0; gpus && g < gpus->n; g++)
-		if (nvt_uuid_parse(gpus->id[g].uuid, each) == 0 && !memcmp(each, uuid, 16))
-			return g;
-	return -1;
+	return nvt_gpus_find(try_machine_gpus(), uuid);
 }
 
 void gpu_name(int index, int n_task, char *buf, size_t len)
@@ -177,7 +165,7 @@ int find_lib_file(const char *name, char *buf, size_t len)
 
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
-		err(EXIT_FAILURE, "cannot find my own executable");
+		cli_err("cannot find my own executable");
 	self[n] = '\0';
 	slash = strrchr(self, '/');
 	if (slash)
@@ -185,7 +173,7 @@ int find_lib_file(const char *name, char *buf, size_t len)
 	for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
 		if (snprintf(path, sizeof(path), "%s/%s/%s", self, beside[i], name) >=
 		    (int)sizeof(path))
-			errx(EXIT_FAILURE, "path of %s too long", name);
+			cli_errx("path of %s too long", name);
 		if (readable_file(path, buf, len))
 			return 0;
 	}

@@ -181,13 +181,10 @@ static void gpu_option(struct options *o, char *arg)
 /* -n COUNT and --strategy S into o. */
 static void count_option(struct options *o, int c, const char *arg)
 {
-	char *end;
-	long v;
+	unsigned long v;
 
 	if (c == 'n') {
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || *end || end == arg || v < 1 || v > NVT_MAX_TPCS)
+		if (number_arg(arg, 1, NVT_MAX_TPCS, &v))
 			bad_usage("-n takes a TPC count from 1 to 256");
 		o->part.count = (unsigned)v;
 	} else if (nvt_strategy_parse(arg, &o->part.strategy)) {

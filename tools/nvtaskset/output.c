@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "core/text.h"
 
 static int json_errors;
 /* -a's {"version":N,"tasks":[ is printed and not closed yet. */
@@ -254,14 +255,23 @@ const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t 
 	}
 }
 
+int number_arg(const char *text, unsigned long min, unsigned long max, unsigned long *out)
+{
+	uint64_t v;
+	/* A '+' as strtoul takes it: NVTASKSET_CLAIM_TIMEOUT=+5 has always worked. */
+	const char *end = nvt_decimal(text + (text[0] == '+'), max, &v);
+
+	if (!end || *end || v < min)
+		return -1;
+	*out = (unsigned long)v;
+	return 0;
+}
+
 pid_t pid_arg(const char *text)
 {
-	char *end;
-	long v;
+	unsigned long v;
 
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v <= 0 || v > INT_MAX)
+	if (number_arg(text, 1, INT_MAX, &v))
 		cli_errx("invalid PID argument: '%s'", text);
 	return (pid_t)v;
 }

@@ -31,6 +31,12 @@ void cli_err(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)
 void bad_usage(const char *what) __attribute__((noreturn));
 /* --help (help.c) on out; exits 0 for stdout, 1 for stderr. */
 void usage(FILE *out) __attribute__((noreturn));
+/*
+ * The one reader of the command's numbers (options, PIDs, the environment's
+ * seconds): decimal digits (nvt_decimal: no space, no sign but a leading
+ * '+') from min to max. Returns 0 with *out, or -1.
+ */
+int number_arg(const char *text, unsigned long min, unsigned long max, unsigned long *out);
 /* A PID given on the command line, or exits with a message. */
 pid_t pid_arg(const char *text);
 /* Words for an enum nvt_seg_err. */

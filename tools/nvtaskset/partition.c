@@ -22,17 +22,7 @@
 #include "alloc/placement.h"
 #include "core/membw.h"
 #include "seg/segfile.h"
-
-/* Fails a parse: the reason into why (len bytes); returns -1. */
-static int __attribute__((format(printf, 3, 4))) refuse(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#include "core/text.h"
 
 /* Why list text (a -c or -g list, what names it) does not parse (err), and how to write it. */
 static int list_syntax(const char *what, const char *text, const struct nvt_parse_error *err,
@@ -42,23 +32,23 @@ static int list_syntax(const char *what, const char *text, const struct nvt_pars
 	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
 
 	if (err->problem == NVT_PARSE_EMPTY)
-		return refuse(why, len, "empty %s: give numbers and ranges such as 0-15,32, or all",
-			      what);
+		return nvt_why(why, len, "empty %s: give numbers and ranges such as 0-15,32, or all",
+			       what);
 	if ((!strncasecmp(text, "0x", 2) || strpbrk(text, "abcdefABCDEF")) &&
 	    nvt_parse_mask(text, NVT_MAX_TPCS, &set) == NVT_PARSE_OK && strcmp(what, "GPC list")) {
 		describe(&set, list, mask);
-		return refuse(why, len, "%s '%s' looks like a hexadecimal mask: leave out -c to give "
-			      "a mask (it is TPCs %s), or list the TPCs", what, text, list);
+		return nvt_why(why, len, "%s '%s' looks like a hexadecimal mask: leave out -c to give "
+			       "a mask (it is TPCs %s), or list the TPCs", what, text, list);
 	}
 	if (err->problem == NVT_PARSE_DOWN)
-		return refuse(why, len, "%s '%s': the range %lu-%lu goes down; write it from low to "
-			      "high (%lu-%lu)", what, text, err->first, err->last, err->last, err->first);
+		return nvt_why(why, len, "%s '%s': the range %lu-%lu goes down; write it from low to "
+			       "high (%lu-%lu)", what, text, err->first, err->last, err->last, err->first);
 	if (err->problem == NVT_PARSE_ZERO_STEP)
-		return refuse(why, len, "%s '%s': the step after ':' in %.*s takes every Nth number of "
-			      "the range and must be 1 or more", what, text, (int)err->word_len,
-			      text + err->word);
-	return refuse(why, len, "failed to parse %s '%s': give numbers and ranges, such as "
-		      "0-15,32,40-47:2 (every 2nd of 40-47), or all", what, text);
+		return nvt_why(why, len, "%s '%s': the step after ':' in %.*s takes every Nth number of "
+			       "the range and must be 1 or more", what, text, (int)err->word_len,
+			       text + err->word);
+	return nvt_why(why, len, "failed to parse %s '%s': give numbers and ranges, such as "
+		       "0-15,32,40-47:2 (every 2nd of 40-47), or all", what, text);
 }
 /* What ask asks of the GPU uuid (topology topo), in placement's words. */
 static void place_of(const struct part_args *o, const uint8_t uuid[16], const struct nvt_topology *topo,
@@ -84,7 +74,7 @@ static int load_halves(const struct part_args *o, struct nvt_place_gpu *gpu,
 	if (!o->memory_half_given)
 		return 0;
 	if (index < 0)
-		return refuse(why, len, "a GPU of the task is not listed");
+		return nvt_why(why, len, "a GPU of the task is not listed");
 	if (load_topology(index, 0, g, why, len))
 		return -1;
 	nvt_gpu_read_halves(g);
@@ -127,11 +117,11 @@ static int mask_syntax(const char *text, char *why, size_t len)
 	struct nvt_tpcset set;
 
 	if (*text && nvt_parse_list(text, NVT_MAX_TPCS, &set) == NVT_PARSE_OK)
-		return refuse(why, len, "TPC mask '%s' is not hexadecimal: to give the TPC list %s, "
-			      "add -c (e.g. nvtaskset -c %s COMMAND, or -c --gpu GPU=%s)", text, text,
-			      text, text);
-	return refuse(why, len, "failed to parse TPC mask '%s': a mask is hexadecimal, bit t "
-		      "for TPC t (ff: TPCs 0-7); -c takes a list of TPCs instead", text);
+		return nvt_why(why, len, "TPC mask '%s' is not hexadecimal: to give the TPC list %s, "
+			       "add -c (e.g. nvtaskset -c %s COMMAND, or -c --gpu GPU=%s)", text, text,
+			       text, text);
+	return nvt_why(why, len, "failed to parse TPC mask '%s': a mask is hexadecimal, bit t "
+		       "for TPC t (ff: TPCs 0-7); -c takes a list of TPCs instead", text);
 }
 
 /* TPC (or GPC) top is beyond what the GPU has: one wording for every way to name it. */
@@ -140,8 +130,8 @@ static int beyond(int gpcs, long top, const struct nvt_topology *topo, const cha
 {
 	unsigned n = gpcs ? topo->n_gpcs : topo->n_tpcs;
 
-	return refuse(why, len, "%s %ld does not exist: %s has %u %ss (0-%u)", gpcs ? "GPC" : "TPC",
-		      top, gpu_name, n, gpcs ? "GPC" : "TPC", n - 1);
+	return nvt_why(why, len, "%s %ld does not exist: %s has %u %ss (0-%u)", gpcs ? "GPC" : "TPC",
+		       top, gpu_name, n, gpcs ? "GPC" : "TPC", n - 1);
 }
 
 int parse_partition(const struct part_args *o, const char *text, const struct nvt_topology *topo,
@@ -183,14 +173,14 @@ int parse_partition(const struct part_args *o, const char *text, const struct nv
 	if (rc == NVT_PARSE_RANGE && (!o->gpc_list || topo->n_gpcs))
 		return beyond(o->gpc_list, err.highest, topo, gpu_name, why, len);
 	if (rc == NVT_PARSE_RANGE)
-		return refuse(why, len, "GPC list '%s' names a GPC beyond %d", text, NVT_MAX_GPCS - 1);
+		return nvt_why(why, len, "GPC list '%s' names a GPC beyond %d", text, NVT_MAX_GPCS - 1);
 	if (o->gpc_list) {
 		if (!topo->n_gpcs)
-			return refuse(why, len,
-				      "the GPC layout of %s is unknown (it is measured with "
-				      "thread-block clusters, which need compute capability 9.0); "
-				      "give TPCs with -c or a mask instead",
-				      gpu_name);
+			return nvt_why(why, len,
+				       "the GPC layout of %s is unknown (it is measured with "
+				       "thread-block clusters, which need compute capability 9.0); "
+				       "give TPCs with -c or a mask instead",
+				       gpu_name);
 		top = nvt_set_highest(&gpcs);
 		if (top >= (int)topo->n_gpcs)
 			return beyond(1, top, topo, gpu_name, why, len);
@@ -198,7 +188,7 @@ int parse_partition(const struct part_args *o, const char *text, const struct nv
 	}
 	top = nvt_set_highest(set);
 	if (top < 0)
-		return refuse(why, len, "empty partition: %s '%s' selects no TPC", what, text);
+		return nvt_why(why, len, "empty partition: %s '%s' selects no TPC", what, text);
 	if (top >= (int)topo->n_tpcs)
 		return beyond(0, top, topo, gpu_name, why, len);
 	return 0;
@@ -218,11 +208,11 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
 		for (int i = 0; i < n_task; i++)
 			found |= task_gpus[i] == named[a];
 		if (!found)
-			return refuse(why, len, "GPU %d (%s) is not one the task can use (see "
-				      "CUDA_VISIBLE_DEVICES)", named[a], gpus->id[named[a]].uuid);
+			return nvt_why(why, len, "GPU %d (%s) is not one the task can use (see "
+				       "CUDA_VISIBLE_DEVICES)", named[a], gpus->id[named[a]].uuid);
 		for (int b = 0; b < a; b++)
 			if (named[b] == named[a])
-				return refuse(why, len, "GPU %d is named twice", named[a]);
+				return nvt_why(why, len, "GPU %d is named twice", named[a]);
 	}
 	for (int i = 0; i < n_task; i++) {
 		int index = task_gpus[i];
@@ -237,14 +227,15 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
 				text = o->gpu_masks ? o->gpus[a].mask : mask;
 		if (n == NVT_MAX_GPUS) {
 			if (text)
-				return refuse(why, len, "nvtaskset partitions at most %d GPUs of a "
-					      "task; name fewer with CUDA_VISIBLE_DEVICES", NVT_MAX_GPUS);
+				return nvt_why(why, len, "nvtaskset partitions at most %d GPUs of a "
+					       "task; name fewer with CUDA_VISIBLE_DEVICES", NVT_MAX_GPUS);
 			continue;
 		}
 		memset(v, 0, sizeof(*v));
-		if (nvt_uuid_parse(gpus->id[index].uuid, v->uuid))
-			return refuse(why, len, "GPU %d has a malformed UUID '%s'", index,
-				      gpus->id[index].uuid);
+		memcpy(v->uuid, gpus->id[index].uuid_bytes, 16);
+		if (nvt_uuid_is_zero(v->uuid))
+			return nvt_why(why, len, "GPU %d has a malformed UUID '%s'", index,
+				       gpus->id[index].uuid);
 		if (topos && topos[i].n_tpcs) {
 			v->topo = topos[i];
 		} else if ((rc = load_topology(index, 0, &g, why, len))) {

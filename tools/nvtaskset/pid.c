@@ -228,13 +228,12 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 /* Started with --sm-limit: MPS caps the task at its start's share. */
 static void check_sm_limit(pid_t pid, const struct nvt_slot_view *now, int n)
 {
-	char text[16], *end;
-	long limit;
+	char text[16];
+	unsigned long limit;
 
 	if (nvt_proc_env(pid, NVT_ENV_MPS_THREAD_PERCENTAGE, text, sizeof(text)) == 0 &&
-	    (limit = strtol(text, &end, 10)) > 0 && limit < 100 && !*end &&
-	    sm_limit_percent(now, n) > limit)
-		warnx("warning: pid %ld runs under MPS's limit of %ld%% of the SMs (set at its "
+	    number_arg(text, 1, 99, &limit) == 0 && sm_limit_percent(now, n) > (int)limit)
+		warnx("warning: pid %ld runs under MPS's limit of %lu%% of the SMs (set at its "
 		      "start, e.g. by --sm-limit): it cannot use more SMs than that, whatever "
 		      "its partition",
 		      (long)pid, limit);

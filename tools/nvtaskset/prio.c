@@ -27,12 +27,10 @@
 /* Reads an unsigned option value from min to max; exits on a bad one. */
 unsigned prio_number(const char *what, const char *text, unsigned min, unsigned max)
 {
-	char *end, msg[160];
+	char msg[160];
 	unsigned long v;
 
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || end == text || *end || text[0] == '-' || v < min || v > max) {
+	if (number_arg(text, min, max, &v)) {
 		snprintf(msg, sizeof(msg), "%s takes a number from %u to %u", what, min, max);
 		bad_usage(msg);
 	}
@@ -197,13 +195,13 @@ int nvt_cmd_agent(const struct options *o)
 	a.idle_exit_s = o->idle_exit_s;
 	a.across_users = o->across_users;
 	if (o->across_users && geteuid() != 0)
-		errx(EXIT_FAILURE, "--across-users is for root's agent: a user's manages only her own tasks");
+		cli_errx("--across-users is for root's agent: a user's manages only her own tasks");
 	a.stop = &stop_agent;
 	if (!(quiet && *quiet && strcmp(quiet, "0")))
 		a.event = print_event;
 	rc = nvt_agent_lock(a.base, &fd);
 	if (rc < 0)
-		err(EXIT_FAILURE, "cannot take the priority agent's lock in %s", a.base);
+		cli_err("cannot take the priority agent's lock in %s", a.base);
 	if (rc > 0) {
 		/* With --idle-exit (as a command starts it), that is what was wanted. */
 		if (nvt_agent_running(a.base, geteuid(), &other))
@@ -234,7 +232,7 @@ int nvt_cmd_agent(const struct options *o)
 	rc = nvt_agent_run(&a);
 	nvt_agent_unlock(a.base, fd);
 	if (rc == NVT_AGENT_ERROR)
-		err(EXIT_FAILURE, "priority agent");
+		cli_err("priority agent");
 	if (a.event)
 		a.event(NULL, rc == NVT_AGENT_IDLE ? "no managed task: ending"
 						   : "stopped; every task it changed has its own partition back");

@@ -29,12 +29,12 @@ static void find_shim(char *buf, size_t len)
 
 	if (env && *env) {
 		if (env[0] != '/' || access(env, R_OK))
-			errx(EXIT_FAILURE, "%s=%s is not a readable absolute path", NVT_ENV_SHIM, env);
+			cli_errx("%s=%s is not a readable absolute path", NVT_ENV_SHIM, env);
 		snprintf(buf, len, "%s", env);
 		return;
 	}
 	if (find_lib_file("libnvtaskset.so", buf, len))
-		errx(EXIT_FAILURE, "cannot find the nvtaskset shim in %s", buf);
+		cli_errx("cannot find the nvtaskset shim in %s", buf);
 }
 
 /* Makes sure an MPS control daemon the task may join runs; says where (its pipe directory). */
@@ -45,7 +45,7 @@ static const char *ensure_mps(int channels)
 	int clients, limit = nvt_mps_client_limit(client_connections(channels));
 
 	if (nvt_mps_setup(&mps))
-		errx(EXIT_FAILURE, "%s; run with --no-mps to run without MPS", mps.error);
+		cli_errx("%s; run with --no-mps to run without MPS", mps.error);
 	/* The directory chosen may be this user's own: CUDA must look there too. */
 	if (nvt_mps_daemon(&mps)) {
 		/* A client past the server's channels fails in CUDA with a misleading
@@ -53,16 +53,15 @@ static const char *ensure_mps(int channels)
 		if (nvt_mps_clients(&mps, geteuid(), &server, &clients, MPS_QUERY_TIMEOUT_MS))
 			warnx("cannot ask the MPS control daemon how many clients it serves");
 		else if (server && clients >= limit)
-			errx(EXIT_FAILURE,
-			     "the MPS server (pid %ld) already has %d clients, the most it takes with %d "
-			     "channels each; this task would fail to start CUDA. Stop a task, or run "
-			     "this one with --no-mps",
-			     (long)server, clients, client_connections(channels));
+			cli_errx("the MPS server (pid %ld) already has %d clients, the most it takes "
+				 "with %d channels each; this task would fail to start CUDA. Stop a task, "
+				 "or run this one with --no-mps",
+				 (long)server, clients, client_connections(channels));
 		return mps.pipe_dir;
 	}
 	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
-		errx(EXIT_FAILURE, "cannot start MPS: %s; run with --no-mps to run without it",
-		     mps.error);
+		cli_errx("cannot start MPS: %s; run with --no-mps to run without it",
+			 mps.error);
 	if (mps.started) /* else another nvtaskset started it meanwhile */
 		warnx("started the MPS control daemon (pipe directory %s); stop it with "
 		      "'nvtaskset --mps stop'",
@@ -83,8 +82,8 @@ static void check_channels(int channels)
 
 	if (channels && nvt_channels_env(channels, value, sizeof(value)) && user &&
 	    strcmp(user, value))
-		errx(EXIT_FAILURE, "--channels sets CUDA_DEVICE_MAX_CONNECTIONS, which is set "
-		     "already (%s)", user);
+		cli_errx("--channels sets CUDA_DEVICE_MAX_CONNECTIONS, which is set "
+			 "already (%s)", user);
 }
 
 /*
@@ -143,13 +142,13 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		req[i].strategy = o->part.strategy;
 		req[i].prio = parts[i].prio;
 		if (req[i].count && near_of(&o->part, &parts[i], NULL, &req[i].near, why, sizeof(why)))
-			errx(EXIT_FAILURE, "%s", why);
+			cli_errx("%s", why);
 	}
 	rc = nvt_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why, sizeof(why));
 	if (rc == NVT_RESERVE_ERROR)
-		errx(EXIT_FAILURE, "cannot reserve TPCs for the task: %s", why);
+		cli_errx("cannot reserve TPCs for the task: %s", why);
 	if (rc)
-		errx(EXIT_FAILURE, "%s", why);
+		cli_errx("%s", why);
 }
 
 /*
@@ -239,8 +238,8 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	in.channels = o->channels;
 	in.pipe_dir = o->no_mps ? NULL : ensure_mps(o->channels); /* NULL: never connect */
 	if (o->sm_limit && getenv(NVT_ENV_MPS_THREAD_PERCENTAGE))
-		errx(EXIT_FAILURE, "--sm-limit sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, which is set "
-		     "already (%s)", getenv(NVT_ENV_MPS_THREAD_PERCENTAGE));
+		cli_errx("--sm-limit sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, which is set "
+			 "already (%s)", getenv(NVT_ENV_MPS_THREAD_PERCENTAGE));
 	/* The task's segment, made last: COMMAND adopts it (same PID), so the
 	 * partition given here is the one it gets, also inside another task's.
 	 * Without one (an unusable run directory) its shim says why. */
@@ -264,13 +263,13 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	if (nvt_task_env_build(&in, &env, why, sizeof(why))) {
 		if (made)
 			nvt_seg_remove(&own);
-		errx(EXIT_FAILURE, "%s", why);
+		cli_errx("%s", why);
 	}
 	prio_given(o, &given);
 	if (nvt_task_env_self(o->prio_given ? &given : NULL, &self_env, why, sizeof(why))) {
 		if (made)
 			nvt_seg_remove(&own);
-		errx(EXIT_FAILURE, "%s", why);
+		cli_errx("%s", why);
 	}
 	apply_env(&env);
 	apply_env(&self_env);

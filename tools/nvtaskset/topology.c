@@ -34,12 +34,10 @@ static void sm_list(const struct nvt_tpcset *tpcs, char *buf, size_t len)
  * of), into held (nothing if the run directory cannot be read). */
 static void holders_of(const struct nvt_gpu_topology *g, struct nvt_held_list *held)
 {
-	uint8_t uuid[16];
-	const uint8_t *uuids[1] = {uuid};
+	const uint8_t *uuids[1] = {machine_gpus()->id[g->index].uuid_bytes};
 
 	memset(held, 0, sizeof(*held));
-	if (nvt_uuid_parse(machine_gpus()->id[g->index].uuid, uuid) ||
-	    nvt_held_scan(nvt_rundir(), NULL, uuids, 1, held))
+	if (nvt_uuid_is_zero(uuids[0]) || nvt_held_scan(nvt_rundir(), NULL, uuids, 1, held))
 		held->n = 0;
 }
 

@@ -113,16 +113,6 @@ static int still_holds(const char *base, const struct holder *holder,
 	return holds;
 }
 
-static int gpu_of(const struct nvt_gpus *gpus, const uint8_t uuid[16])
-{
-	uint8_t each[16];
-
-	for (int g = 0; g < gpus->n; g++)
-		if (nvt_uuid_parse(gpus->id[g].uuid, each) == 0 && !memcmp(each, uuid, 16))
-			return g;
-	return -1;
-}
-
 /* The most TPCs the step may hold: what Slurm granted. */
 static unsigned max_tpcs(const struct nvt_place_req *req)
 {
@@ -254,9 +244,9 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 	}
 	for (;;) {
 		for (int i = 0; i < n; i++) {
-			uint8_t uuid[16];
+			const uint8_t *uuid = gpus->id[idx[i]].uuid_bytes;
 			int rc;
-			if (nvt_uuid_parse(gpus->id[idx[i]].uuid, uuid))
+			if (nvt_uuid_is_zero(uuid))
 				continue;
 			rc = try_gpu(req, count, &topos[i], uuid, out, last, sizeof(last));
 			if (rc == NVT_RESERVE_OK) {
@@ -363,7 +353,7 @@ int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char 
 		rc = claim(req, count, &gpus, idx, n, out, why, len);
 	if (rc != NVT_PLACE_OK)
 		return rc;
-	out->gpu = gpu_of(&gpus, out->part.uuid);
+	out->gpu = nvt_gpus_find(&gpus, out->part.uuid);
 	nvt_uuid_format(out->part.uuid, out->uuid);
 	out->seconds = now_s() - start;
 	return NVT_PLACE_OK;
