@@ -109,11 +109,12 @@ FAKEDIR=$ROOT/$B/test/fake APP=$ROOT/$B/test/fakeapp-dlopen LINKED=$ROOT/$B/test
 # Another nvtaskset comes first on PATH and in man's search, as after README's quick start
 # (make install, to /usr/local): the checks name the package's by its path, and look for it
 # among the others.
-make -s B="$B" SLURM=0 PREFIX="$WORK/local" install >"$WORK/install.log" 2>&1 || {
+# (Staged with DESTDIR: the build's own PREFIX, so that nothing is built again.)
+make -s B="$B" SLURM=0 DESTDIR="$WORK/local" install >"$WORK/install.log" 2>&1 || {
 	tail -20 "$WORK/install.log"
-	fatal "make install PREFIX=$WORK/local failed"
+	fatal "make install DESTDIR=$WORK/local failed"
 }
-export PATH=$WORK/local/bin:$PATH MANPATH=$WORK/local/share/man:
+export PATH=$WORK/local/usr/local/bin:$PATH MANPATH=$WORK/local/usr/local/share/man:
 
 # ---- What is in it -----------------------------------------------------------
 
