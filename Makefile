@@ -71,7 +71,7 @@ OS = sysutil proc slurmproc child
 GPU = driverinfo gpu calibrate bwprobe gpus
 SEG = segfile segopen segscan segown inherit
 MPS = mps
-ALLOC = reserve
+ALLOC = placement reserve
 TASK = task
 PRIO = agent agentlock
 SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi shimyield
@@ -87,7 +87,7 @@ SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/
 # What the command and the Slurm plugin link besides their own files.
 LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o) \
 	$(TASK:%=$(O)/task/%.o) $(PRIO:%=$(O)/prio/%.o)
-CMD_SRC = main common output run pid tree list mpsctl topology prio profile profreport plot plan
+CMD_SRC = output help machine partition prio pid run tree list mpsctl topology profile profreport plot plan main
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 
 CLI = $(B)/bin/nvtaskset
@@ -170,7 +170,7 @@ $(PATHS_H): FORCE
 		'#define NVT_INSTALL_LIBDIR "$(LIBDIR)"' \
 		'#define NVT_LIBDIR_FROM_BINDIR "$(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)')"' >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
-$(B)/cmd/run.o $(B)/cmd/pid.o: $(PATHS_H)
+$(B)/cmd/machine.o $(B)/cmd/pid.o: $(PATHS_H)
 
 $(CLI): $(CLI_OBJ) $(LIB_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)

@@ -278,7 +278,7 @@ static void bwprobe_in_child(void *ctx, void *result)
 	struct child_out *r = result;
 
 	/* Outside MPS, as the calibration: it needs a context of its own. */
-	setenv("CUDA_MPS_PIPE_DIRECTORY", "/nonexistent/nvtaskset-no-mps", 1);
+	setenv(NVT_ENV_MPS_PIPE_DIR, "/nonexistent/nvtaskset-no-mps", 1);
 	r->ok = bwprobe(c->ordinal, c->topo, r) == 0;
 }
 

@@ -466,7 +466,7 @@ static void calibrate_in_child(void *ctx, void *result)
 	struct child_result *r = result;
 
 	/* Outside MPS: MPS clients see virtualised SM IDs. */
-	setenv("CUDA_MPS_PIPE_DIRECTORY", "/nonexistent/nvtaskset-no-mps", 1);
+	setenv(NVT_ENV_MPS_PIPE_DIR, "/nonexistent/nvtaskset-no-mps", 1);
 	r->ok = calibrate(c->ordinal, r, c->show_progress) == 0;
 }
 

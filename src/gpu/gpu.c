@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "gpu.h"
+#include "nvtaskset.h"
 #include "cuda_driver.h"
 #include "os/child.h"
 #include "os/sysutil.h"
@@ -138,7 +139,7 @@ struct query_ctx {
 /* Never join (or wait for) an MPS server just to read attributes. */
 static void avoid_mps(void)
 {
-	setenv("CUDA_MPS_PIPE_DIRECTORY", "/nonexistent/nvtaskset-no-mps", 1);
+	setenv(NVT_ENV_MPS_PIPE_DIR, "/nonexistent/nvtaskset-no-mps", 1);
 }
 
 /* Runs in the child. */

@@ -30,8 +30,8 @@ static double now_s(void)
 /* The directories searched for cached calibrations, most trusted first. */
 static int cache_dirs(char dirs[2][256])
 {
-	const char *env = getenv("NVTASKSET_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
-		   *home = getenv("HOME");
+	const char *env = getenv(NVT_ENV_CACHE_DIR), *xdg = getenv(NVT_ENV_XDG_CACHE_HOME),
+		   *home = getenv(NVT_ENV_HOME);
 	int n = 0;
 
 	if (env && env[0] == '/') {
@@ -104,7 +104,7 @@ static int save(const char *dir, const char *name, const char *text, char *path,
 /* Where the kernel module describes itself: $NVTASKSET_PROC_NVIDIA (tests), else /proc. */
 static const char *proc_nvidia(void)
 {
-	const char *dir = getenv("NVTASKSET_PROC_NVIDIA");
+	const char *dir = getenv(NVT_ENV_PROC_NVIDIA);
 	return dir && dir[0] == '/' && strlen(dir) < 200 ? dir : "/proc/driver/nvidia";
 }
 
@@ -216,7 +216,7 @@ int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen
 
 int nvt_gpus_visible(const struct nvt_gpus *gpus, int *idx)
 {
-	const char *visible = getenv("CUDA_VISIBLE_DEVICES"), *order = getenv("CUDA_DEVICE_ORDER");
+	const char *visible = getenv(NVT_ENV_CUDA_VISIBLE), *order = getenv(NVT_ENV_CUDA_ORDER);
 	int n = -1;
 
 	/* Listed by CUDA: already what this environment sees. */

@@ -33,10 +33,6 @@
 /* Bounds on one agent's work, whatever users leave in their run directories. */
 #define NVT_AGENT_MAX_TASKS 1024    /* tasks it follows at once */
 #define NVT_AGENT_OPENS_PER_SCAN 64 /* new tasks it opens per look */
-/* Environment variables that set the agent's options (nvtaskset(1)). */
-#define NVT_ENV_AGENT_POLL_US "NVTASKSET_POLL_US"
-#define NVT_ENV_AGENT_HOLD_MS "NVTASKSET_HOLD_MS"
-#define NVT_ENV_AGENT_GUARD "NVTASKSET_GUARD"
 /* Files of an agent in its user's run directory. */
 #define NVT_AGENT_LOCK_NAME "agent.lock" /* mode 0600: one agent per user */
 #define NVT_AGENT_PID_NAME "agent.pid"   /* mode 0644: "PID START_TIME\n" of the agent */

@@ -47,9 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = '\0';
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		struct nvt_parse_error err;
 		int rc = nvt_parse_mask(text, limits[i], &set);
 		if (rc < 0 || rc > 2)
 			fail("mask parser returned an unknown code", text);
+		if (nvt_parse_mask_why(text, limits[i], &back, &err) != rc ||
+		    (rc == NVT_PARSE_OK) != (err.problem == NVT_PARSE_NOTHING))
+			fail("mask parser's reason disagrees with its code", text);
 		if (rc == NVT_PARSE_OK) {
 			if (nvt_set_highest(&set) >= (int)limits[i])
 				fail("mask parser accepted a TPC beyond its limit", text);
@@ -61,6 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = nvt_parse_list(text, limits[i], &set);
 		if (rc < 0 || rc > 2)
 			fail("list parser returned an unknown code", text);
+		if (nvt_parse_list_why(text, limits[i], &back, &err) != rc ||
+		    (rc == NVT_PARSE_OK) != (err.problem == NVT_PARSE_NOTHING) ||
+		    (err.problem == NVT_PARSE_ZERO_STEP && err.word + err.word_len > strlen(text)))
+			fail("list parser's reason disagrees with its code", text);
 		if (rc == NVT_PARSE_OK) {
 			if (nvt_set_highest(&set) >= (int)limits[i] || nvt_set_count(&set) == 0)
 				fail("list parser accepted an empty or out-of-range list", text);

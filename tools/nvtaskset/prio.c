@@ -110,25 +110,6 @@ int prio_plan(const struct options *o, const struct nvt_seg_handle *h, struct nv
 	return n ? n : -1;
 }
 
-void prio_start_env(const struct options *o)
-{
-	struct nvt_slot_prio p = {0};
-	char text[NVT_PRIO_ENV_TEXT_MAX];
-
-	if (!o->prio_given || o->prio == NVT_PRIO_NONE) {
-		unsetenv(NVT_ENV_PRIORITY);
-		return;
-	}
-	prio_given(o, &p);
-	if (nvt_prio_env_format(&p, text, sizeof(text)) < 0)
-		errx(EXIT_FAILURE, "internal error: cannot format the priority");
-	setenv(NVT_ENV_PRIORITY, text, 1);
-	/* Below normal among MPS's clients, unless the user chose (read at the
-	 * client's start: -p cannot change it later). */
-	if (p.prio < NVT_PRIO_HIGH && (p.yield & NVT_YIELD_CLIENT))
-		setenv(NVT_ENV_MPS_CLIENT_PRIORITY, "1", 0);
-}
-
 void prio_autostart(const struct options *o)
 {
 	const char *base = nvt_rundir();
@@ -168,8 +149,8 @@ void prio_autostart(const struct options *o)
 		}
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
-		setenv("NVTASKSET_QUIET", "1", 1);
-		unsetenv("LD_PRELOAD");
+		setenv(NVT_ENV_QUIET, "1", 1);
+		unsetenv(NVT_ENV_LD_PRELOAD);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
