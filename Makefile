@@ -2,6 +2,7 @@
 #
 #   make                      build into build/
 #   make check                run the test suite (no GPU needed; turns on -Werror)
+#   make try                  try nvtaskset on a fake GPU: a tour, then a shell
 #   make check-package        build the Debian package, install, check and purge it (root)
 #   make check-slurm          the Slurm plugin's tests with a real Slurm on this machine (root)
 #   make check-faults         the fault suite: full disks, EMFILE, kill -9, 500 tasks (root)
@@ -317,5 +318,5 @@ FORCE:
 # The headers each object and program was built from (DEPFLAGS).
 -include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d)
 
-.PHONY: all design-picture check check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup bench-prio install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all design-picture check try check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:
