@@ -1,7 +1,8 @@
 # nvtaskset - build with gcc, make and glibc only; no CUDA toolkit needed.
 #
 #   make                      build into build/
-#   make check                run the test suite (no GPU needed; turns on -Werror)
+#   make check                run the test suite (no GPU needed; turns on -Werror;
+#                             CHECK_JOBS=N tests at once, default nproc)
 #   make try                  try nvtaskset on a fake GPU: a tour, then a shell
 #   make check-package        build the Debian package, install, check and purge it (root)
 #   make check-slurm          the Slurm plugin's tests with a real Slurm on this machine (root)

@@ -89,8 +89,10 @@ $(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(FUZZ_SRC)
 	$(CC) -std=gnu11 -Iinclude -Isrc -O1 -g -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -DFUZZ_STANDALONE -o $@ $^
 
+# The end-to-end tests run CHECK_JOBS at a time (each in a directory of its own).
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: all $(FAKE) $(TEST_BINS)
-	@tests/run-tests.sh
+	@tests/run-tests.sh -j$(CHECK_JOBS)
 
 # nvtaskset on a fake GPU, without one: a short tour of -c, -g, -n, -p and -l
 # with the demo program, then (on a terminal) a shell to try more in

@@ -59,8 +59,10 @@ extern "C" {
  * it saw while libsmctrl masks were in use and for how many it knew the
  * stream (include/libsmctrl.h; for bug reports and the GPU tests). */
 #define NVT_ENV_SMCTRL_DEBUG "NVTASKSET_SMCTRL_DEBUG"
-/* Directory that holds every user's run directory (default NVT_DEFAULT_RUNDIR). */
+/* Directory that holds every user's run directory (default NVT_DEFAULT_RUNDIR): an
+ * absolute path shorter than NVT_RUNDIR_MAX bytes (a longer one is not used). */
 #define NVT_ENV_RUNDIR "NVTASKSET_RUNDIR"
+#define NVT_RUNDIR_MAX 200
 /* Path of the preload shim, overriding the CLI's search (tests, packagers). */
 #define NVT_ENV_SHIM "NVTASKSET_SHIM"
 /* Where calibration records are cached (docs/calibration.md), before

@@ -320,3 +320,10 @@ void nvt_prio_carry(struct nvt_slot_view *want, const struct nvt_slot_view *old,
 	if (want->prio.prio != NVT_PRIO_NONE)
 		nvt_prio_own_of(want, &want->prio.own); /* its TPCs, or all when unpartitioned */
 }
+
+uid_t nvt_prio_owner(uid_t seg_uid, uid_t real_uid, uid_t effective_uid)
+{
+	if (seg_uid != 0)
+		return seg_uid;
+	return real_uid != 0 ? real_uid : effective_uid;
+}

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "nvtaskset.h"
 #include "core/segment.h"
 
@@ -77,6 +78,16 @@ int nvt_prio_parse(const char *text, uint8_t *prio);
 const char *nvt_prio_name(unsigned prio);
 /* "own", "guarded", "borrowing", "lending", "squeezed", or "?". */
 const char *nvt_prio_mode_name(unsigned mode);
+
+/*
+ * The user whose priority a task's priority is, from the user of its segment
+ * (seg_uid, the run directory's) and the process's real and effective uids: the
+ * segment's user, except that a task in root's segment that runs as another user
+ * (a program root started that dropped to a user: it can still write root's
+ * segment through its mapping) is that user's, never root's. Never more than
+ * either.
+ */
+uid_t nvt_prio_owner(uid_t seg_uid, uid_t real_uid, uid_t effective_uid);
 
 /*
  * The text of NVT_ENV_PRIORITY: "LEVEL[,guard=N][,no-lend][,yield=W+W...]

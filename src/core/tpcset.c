@@ -191,20 +191,37 @@ int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out)
 	return nvt_parse_list_why(text, limit, out, NULL);
 }
 
-/* The largest number text names, at most 99999 (-1 if none): what a message
- * about a list that names too high a value quotes. */
-static long highest_number(const char *text)
+/* The largest number text names, at most 99999 (-1 if none), and where it
+ * is written, leading zeros off (a step after ':' is no TPC): what a message
+ * about a list that names too high a value quotes, however long. */
+static long highest_number(const char *text, size_t *at, size_t *at_len)
 {
 	long top = -1;
 
-	for (const char *p = text; *p; p++)
-		if (*p >= '0' && *p <= '9' && (p == text || p[-1] < '0' || p[-1] > '9')) {
-			const char *q = p;
-			unsigned long v;
-			read_number(&q, &v);
-			v = v > 99999 ? 99999 : v;
-			top = (long)v > top ? (long)v : top;
+	*at = *at_len = 0;
+	for (const char *p = text; *p;) {
+		const char *q = p, *v = p;
+		unsigned long n;
+		size_t len;
+		if (*p < '0' || *p > '9') {
+			p++;
+			continue;
 		}
+		read_number(&q, &n);
+		len = (size_t)(q - p);
+		if (p == text || p[-1] != ':') {
+			while (len > 1 && *v == '0')
+				v++, len--;
+			if (!*at_len || len > *at_len ||
+			    (len == *at_len && strncmp(v, text + *at, len) > 0)) {
+				*at = (size_t)(v - text);
+				*at_len = len;
+				n = n > 99999 ? 99999 : n;
+				top = (long)n;
+			}
+		}
+		p = q;
+	}
 	return top;
 }
 
@@ -277,7 +294,7 @@ int nvt_parse_list_why(const char *text, unsigned limit, struct nvt_tpcset *out,
 	}
 	if (range_error) {
 		if (err)
-			err->highest = highest_number(text);
+			err->highest = highest_number(text, &err->top, &err->top_len);
 		return fail(err, NVT_PARSE_TOO_HIGH);
 	}
 	*out = set;

@@ -62,6 +62,9 @@ struct nvt_parse_error {
 	size_t word, word_len;      /* NVT_PARSE_ZERO_STEP: the item of the list (offset, length) */
 	long highest;               /* NVT_PARSE_TOO_HIGH: the highest value (a mask: bit) the
 				     * text names (a list's at most 99999); -1 if none ("all") */
+	size_t top, top_len;        /* NVT_PARSE_TOO_HIGH of a list: its largest number as
+				     * written, without leading zeros (offset and length in the
+				     * text; a step after ':' names no TPC); top_len 0: none */
 };
 
 /* nvt_parse_mask and nvt_parse_list, and what is wrong in *err (not NULL) when they fail. */

@@ -64,6 +64,7 @@ struct slot {
 
 struct task {
 	pid_t pid;
+	uid_t owner;             /* whose priority its priority is (nvt_prio_owner) */
 	struct nvt_seg_handle h; /* writable */
 	int n;
 	struct slot s[NVT_MAX_GPUS];
@@ -283,6 +284,31 @@ static void poll_slot(struct agent *a, struct task *t, struct slot *s, int64_t h
 	}
 }
 
+/*
+ * Whose priority t's priority is: its segment's user, unless the process runs as
+ * another user than root's segment says (nvt_prio_owner), read from /proc at each
+ * look. A change is said once, and decided again. Returns 0, or -1 if the process
+ * cannot be read (it keeps what it had; a task that ended is dropped at the look).
+ */
+static int update_owner(struct agent *a, struct task *t)
+{
+	struct nvt_proc p;
+	uid_t owner;
+
+	if (nvt_proc_info(t->pid, &p) || p.hidden)
+		return -1;
+	owner = nvt_prio_owner(t->h.owner, p.uid[0], p.uid[1]);
+	if (owner != t->owner) {
+		if (owner != t->h.owner)
+			event(a, "pid %ld runs as uid %lu in uid %lu's segment: its priority counts as "
+			      "uid %lu's", (long)t->pid, (unsigned long)p.uid[1], (unsigned long)t->h.owner,
+			      (unsigned long)owner);
+		t->owner = owner;
+		a->dirty = 1;
+	}
+	return 0;
+}
+
 /* May this agent manage the task open as h? Root's manages every user's, a user's her own. */
 static int may_manage(const struct nvt_seg_handle *h)
 {
@@ -311,6 +337,7 @@ static int open_task(struct task *t, pid_t pid, const char *base, int64_t now, i
 	if (nvt_seg_open(base, pid, 1, &t->h))
 		return -1;
 	t->ignored = 0;
+	t->owner = t->h.owner;
 	if (read_task(t, now, hold_ns)) {
 		drop_task(t);
 		return -1;
@@ -385,6 +412,8 @@ static int scan(struct agent *a, int64_t hold_ns)
 			drop_task(t);
 			continue;
 		}
+		if (!t->ignored)
+			update_owner(a, t);
 		if (!t->ignored && !t->managed && read_task(t, a->now, hold_ns))
 			drop_task(t);
 		a->tasks[kept++] = *t;
@@ -422,14 +451,14 @@ static int role_of(const struct agent *a, uid_t owner, uid_t user)
 static void decide_gpu(struct agent *a, struct gpu_set *set, int first_task, int first_slot, int *done)
 {
 	const uint8_t *uuid = a->tasks[first_task].s[first_slot].view.uuid;
-	uid_t user = a->tasks[first_task].h.owner;
+	uid_t user = a->tasks[first_task].owner;
 
 	set->n = 0;
 	set->topo = NULL;
 	memcpy(set->uuid, uuid, sizeof(set->uuid));
 	for (int i = 0; i < a->n; i++) {
 		struct task *t = &a->tasks[i];
-		int role = t->ignored ? 0 : role_of(a, t->h.owner, user);
+		int role = t->ignored ? 0 : role_of(a, t->owner, user);
 		for (int k = 0; k < t->n && role; k++) {
 			struct slot *s = &t->s[k];
 			struct nvt_prio_task *p = &set->in[set->n];

@@ -36,6 +36,8 @@
 /* Files of an agent in its user's run directory. */
 #define NVT_AGENT_LOCK_NAME "agent.lock" /* mode 0600: one agent per user */
 #define NVT_AGENT_PID_NAME "agent.pid"   /* mode 0644: "PID START_TIME\n" of the agent */
+#define NVT_AGENT_LOG_NAME "agent.log"   /* mode 0644: what an agent a command started said */
+#define NVT_AGENT_LOG_MAX 65536          /* bytes it keeps before starting it afresh */
 
 struct nvt_agent_opts {
 	const char *base;       /* the directory of run directories */
@@ -74,11 +76,12 @@ int nvt_agent_run(const struct nvt_agent_opts *o);
 
 /*
  * Takes the caller's agent lock in its run directory under base (making the
- * directory and the lock file if need be) and, on success, writes its pid
+ * directory and the lock file if need be; root's recovers a directory another
+ * user made first, as its tasks' shims do) and, on success, writes its pid
  * file. Returns 0 (held: *fd keeps it; nvt_agent_unlock lets it go), 1 if
- * another agent of the caller's holds it, or -1 with errno set.
+ * another agent of the caller's holds it, or -1 with the reason in why.
  */
-int nvt_agent_lock(const char *base, int *fd);
+int nvt_agent_lock(const char *base, int *fd, char *why, size_t len);
 void nvt_agent_unlock(const char *base, int fd);
 /*
  * The agent of user uid, if one runs: 1 and its PID in *pid (its pid file
@@ -86,5 +89,16 @@ void nvt_agent_unlock(const char *base, int fd);
  * ask about anyone's (root's, to stand down).
  */
 int nvt_agent_running(const char *base, uid_t uid, pid_t *pid);
+/*
+ * The log of an agent a command starts (its stderr): NVT_AGENT_LOG_NAME in the
+ * caller's run directory, appended to (started afresh past NVT_AGENT_LOG_MAX).
+ * Returns its fd, or -1 with errno set.
+ */
+int nvt_agent_log_open(const char *base);
+/*
+ * The last line of user uid's agent log (a file of uid's, never through a
+ * link) into line. Returns 1 if there is one, else 0.
+ */
+int nvt_agent_log_last(const char *base, uid_t uid, char *line, size_t len);
 
 #endif /* NVT_AGENT_H */

@@ -19,42 +19,24 @@
 #include "nvtaskset.h"
 #include "seg/segfile.h"
 
-/* Opens (making it if need be) the caller's run directory. Returns its fd, or -1. */
-static int own_userdir(const char *base)
-{
-	char path[512];
-	int dirfd;
-
-	if (nvt_userdir_path(path, sizeof(path), base, geteuid())) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (mkdir(path, NVT_USERDIR_MODE) == 0)
-		chmod(path, NVT_USERDIR_MODE); /* public to read, whatever the umask */
-	else if (errno != EEXIST)
-		return -1;
-	dirfd = nvt_userdir_open(base, geteuid());
-	return dirfd;
-}
-
-int nvt_agent_lock(const char *base, int *fd)
+int nvt_agent_lock(const char *base, int *fd, char *why, size_t len)
 {
 	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
-	char text[64];
+	char text[64], dir[512];
 	struct stat st;
 	uint64_t start = 0;
-	int dirfd = own_userdir(base), lock, pidfd, n;
+	int dirfd = nvt_userdir_own(base, dir, sizeof(dir), why, len), lock, pidfd, n;
 
 	if (dirfd < 0)
 		return -1;
-	lock = openat(dirfd, NVT_AGENT_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	lock = openat(dirfd, NVT_AGENT_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (lock < 0 || fstat(lock, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077)) {
-		int saved = lock < 0 ? errno : EPERM;
+		snprintf(why, len, "%s/%s: %s", dir, NVT_AGENT_LOCK_NAME,
+			 lock < 0 ? strerror(errno) : "not a file of its own that only it may read");
 		if (lock >= 0)
 			close(lock);
 		close(dirfd);
-		errno = saved;
 		return -1;
 	}
 	/* An open file description lock: the kernel drops it when the agent dies. */
@@ -64,7 +46,7 @@ int nvt_agent_lock(const char *base, int *fd)
 		close(dirfd);
 		if (saved == EAGAIN || saved == EACCES)
 			return 1;
-		errno = saved;
+		snprintf(why, len, "%s/%s: %s", dir, NVT_AGENT_LOCK_NAME, strerror(saved));
 		return -1;
 	}
 	/* The pid file: written anew (never through a link), public to read. */
@@ -138,5 +120,69 @@ int nvt_agent_running(const char *base, uid_t uid, pid_t *pid)
 	    euid != uid)
 		return 0;
 	*pid = (pid_t)v;
+	return 1;
+}
+
+int nvt_agent_log_open(const char *base)
+{
+	char dir[512], why[200];
+	struct stat st;
+	int dirfd = nvt_userdir_own(base, dir, sizeof(dir), why, sizeof(why)), fd, saved;
+
+	if (dirfd < 0)
+		return -1;
+	fd = openat(dirfd, NVT_AGENT_LOG_NAME,
+		    O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	saved = errno;
+	close(dirfd);
+	if (fd < 0) {
+		errno = saved;
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	/* Started afresh when long (if that fails, it grows on: no harm). */
+	if (st.st_size > NVT_AGENT_LOG_MAX && ftruncate(fd, 0) != 0)
+		errno = 0;
+	fchmod(fd, 0644);
+	return fd;
+}
+
+int nvt_agent_log_last(const char *base, uid_t uid, char *line, size_t len)
+{
+	char text[1024], *end, *start;
+	struct stat st;
+	off_t at;
+	ssize_t n;
+	int dirfd = nvt_userdir_open(base, uid), fd;
+
+	if (dirfd < 0 || len == 0)
+		return 0;
+	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
+	fd = openat(dirfd, NVT_AGENT_LOG_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dirfd);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid) {
+		close(fd);
+		return 0;
+	}
+	at = st.st_size > (off_t)sizeof(text) - 1 ? st.st_size - (off_t)sizeof(text) + 1 : 0;
+	n = pread(fd, text, sizeof(text) - 1, at);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	end = text + n;
+	while (end > text && (end[-1] == '\n' || end[-1] == '\r'))
+		*--end = '\0';
+	if (end == text)
+		return 0;
+	start = strrchr(text, '\n');
+	start = start ? start + 1 : text;
+	snprintf(line, len, "%s", start);
 	return 1;
 }

@@ -36,7 +36,7 @@
 const char *nvt_rundir(void)
 {
 	const char *dir = secure_getenv(NVT_ENV_RUNDIR);
-	if (dir && dir[0] == '/' && strlen(dir) < 200)
+	if (dir && dir[0] == '/' && strlen(dir) < NVT_RUNDIR_MAX)
 		return dir;
 	return NVT_DEFAULT_RUNDIR;
 }

@@ -58,6 +58,12 @@ int nvt_userdir_check(int dirfd, uid_t uid, char *why, size_t len);
 /* Opens uid's run directory under base (read-only) if it passes the check
  * above. Returns its fd, or -1 with errno set (ENOENT when it fails the check). */
 int nvt_userdir_open(const char *base, uid_t uid);
+/*
+ * Opens the caller's own run directory under base (its path into dir), making
+ * it if need be; root's recovers from another user who made it first (the
+ * squatter's entry renamed aside). Returns its fd, or -1 with the reason in why.
+ */
+int nvt_userdir_own(const char *base, char *dir, size_t dir_len, char *why, size_t len);
 
 /*
  * Opens the writers' lock file (NVT_LOCK_NAME) of uid's run directory dirfd

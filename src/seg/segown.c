@@ -49,18 +49,17 @@ static int reclaim_root_dir(int basefd, const char *leaf)
 	return renameat(basefd, leaf, basefd, aside) == 0;
 }
 
-/* Opens (making it if need be) and checks the caller's run directory. Returns its fd or -1. */
-static int open_own_userdir(const char *base, struct nvt_seg_own *own, char *why, size_t len)
+int nvt_userdir_own(const char *base, char *dir, size_t dir_len, char *why, size_t len)
 {
 	uid_t uid = geteuid();
 	const char *leaf;
 	int basefd, dirfd = -1, made;
 
-	if (nvt_userdir_path(own->dir, sizeof(own->dir), base, uid)) {
+	if (nvt_userdir_path(dir, dir_len, base, uid)) {
 		snprintf(why, len, "path too long");
 		return -1;
 	}
-	leaf = strrchr(own->dir, '/') + 1;
+	leaf = strrchr(dir, '/') + 1;
 	basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (basefd < 0) {
 		snprintf(why, len, "%s", strerror(errno));
@@ -198,7 +197,7 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new
 	own->proc_pid = self.pid;
 	own->proc_ppid = self.ppid;
 	start = self.start_time;
-	dirfd = open_own_userdir(base, own, why, len);
+	dirfd = nvt_userdir_own(base, own->dir, sizeof(own->dir), why, len);
 	if (dirfd < 0)
 		return -1;
 	nvt_seg_name(own->name, sizeof(own->name), own->pidns, own->pid);

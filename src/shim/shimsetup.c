@@ -370,7 +370,7 @@ static void init(void)
 		}
 		start_masks(g, &start, mine);
 	}
-	if (pthread_atfork(NULL, NULL, after_fork_in_child))
+	if (pthread_atfork(shim_smctrl_before_fork, shim_smctrl_after_fork_in_parent, after_fork_in_child))
 		shim_warn("cannot watch fork(): children share their parent's control segment");
 	register_callback();
 }

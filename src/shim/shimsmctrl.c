@@ -549,7 +549,23 @@ int shim_smctrl_launch(int g, struct hw_masks *m, const void *tmd, const uint64_
 	return 0;
 }
 
-/* In a forked child: another thread may have held the setters' lock. */
+/*
+ * Around fork(): the forking thread holds the setters' lock, so that no other
+ * thread is inside a mask's sequence lock when the child is copied (the child
+ * would keep that mask's sequence odd for ever, and launch without it). A
+ * setter holds the lock for a few stores only.
+ */
+void shim_smctrl_before_fork(void)
+{
+	pthread_mutex_lock(&sm.lock);
+}
+
+void shim_smctrl_after_fork_in_parent(void)
+{
+	pthread_mutex_unlock(&sm.lock);
+}
+
+/* In a forked child: the lock taken before the fork, copied held. */
 void shim_smctrl_after_fork(void)
 {
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;

@@ -174,7 +174,10 @@ int shim_smctrl_graph_mask(const void *graph, uint64_t mask[2]);
 void shim_smctrl_set_global(const uint64_t w[3]);
 void shim_smctrl_set_stream(const void *stream, const uint64_t w[3]);
 void shim_smctrl_set_next(const uint64_t w[3]);
-/* In a forked child (single-threaded): the setters' locks are free again. */
+/* fork(): the forking thread holds the setters' lock across it (no mask is copied
+ * mid-write); in the child (single-threaded) the locks are free again. */
+void shim_smctrl_before_fork(void);
+void shim_smctrl_after_fork_in_parent(void);
 void shim_smctrl_after_fork(void);
 /* At exit with NVTASKSET_SMCTRL_DEBUG: what it saw. */
 void shim_smctrl_report(void);

@@ -14,6 +14,9 @@ t_bad_partitions() {
 	done <<'EOF'
 -c 70|TPC 70 does not exist: this GPU has 66 TPCs (0-65)
 -c 0-300|TPC 300 does not exist: this GPU has 66 TPCs (0-65)
+-c 0-4294967295|TPC 4294967295 does not exist: this GPU has 66 TPCs (0-65)
+-c 99999999999999999999,1|TPC 99999999999999999999 does not exist: this GPU has 66 TPCs (0-65)
+-c 0070|TPC 70 does not exist: this GPU has 66 TPCs (0-65)
 -c 1-|failed to parse TPC list '1-': give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all
 -c 3-1|TPC list '3-1': the range 3-1 goes down; write it from low to high (1-3)
 -c 15-0|TPC list '15-0': the range 15-0 goes down; write it from low to high (0-15)
@@ -285,7 +288,7 @@ while not os.path.exists(sys.argv[1] + ".stop"):
 stop.set()' "$tag" >"$tag.out" 2>&1 &
 	PID=$!
 	wait_task "$PID"
-	for ((i = 0; i < 500; i++)); do
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
 		[ -s "$tag.tid" ] && break
 		sleep 0.02
 	done

@@ -198,7 +198,7 @@ t_fakegraph_app_loop() {
 	env LD_PRELOAD="$SUB" "$APP" graph 2 "$WORK/gl.stop" "$WORK/gl.out" child cond alloc \
 		setparams=3 update=5 toggle=7 reinst=11 >"$WORK/gl.log" 2>&1 &
 	pid=$!
-	for ((i = 0; i < 500; i++)); do
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
 		n=$(sed -n 's/^replays=//p' "$WORK/gl.out" 2>/dev/null || true) # none before the first
 		[ "${n:-0}" -ge 100 ] && break
 		sleep 0.02
@@ -225,7 +225,7 @@ t_fakegraph_app_loop_hang() {
 	env FAKECUDA_CHIP=identity TESTSUB_MASK=0 LD_PRELOAD="$SUB" "$APP" graph 1 "$WORK/gh.stop" "$WORK/gh.out" \
 		>"$WORK/gh.log" 2>"$WORK/gh.err" &
 	pid=$!
-	for ((i = 0; i < 500; i++)); do
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
 		[ -e "$WORK/gh.out" ] && break
 		sleep 0.02
 	done

@@ -30,7 +30,7 @@ start_graph() {
 stop_graph() { # stop_graph TAG PID: ends it, checks it exited 0 with no hang or bad run
 	local i
 	touch "$WORK/$1.stop"
-	for ((i = 0; i < 250; i++)); do
+	for ((i = 0; i < 250 * WAIT_SCALE; i++)); do
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.02
 	done

@@ -105,7 +105,7 @@ LOG
 	eq "$rc" 3
 	has "$out" "last fatal GPU error: 2026-11-21 20:01:59, in server 2483, blamed on client 2503; the server tore down 2 clients: 2503 2534"
 	has "$out" "MPS does not isolate its clients from each other's faults: a fatal error in one ends them all. See $CUDA_MPS_LOG_DIRECTORY/server.log."
-	out=$(timeout 20 "$NVT" --mps status --json) || true
+	out=$(timeout "$HANG" "$NVT" --mps status --json) || true
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); f=d["last_fault"]; assert f["torn_down"]==[2503,2534] and f["blamed_client"]==2503' "$out" ||
 		die "bad JSON: $out"
 }
@@ -119,11 +119,10 @@ t_mps_daemon_wedged() {
 	sed 's/	ps)/	ps) sleep 1000/' "$fake/nvidia-cuda-mps-control" \
 		>"$WORK/wedged/nvidia-cuda-mps-control"
 	chmod +x "$WORK/wedged/nvidia-cuda-mps-control"
-	local start=$SECONDS
+	# (A command that waited for it would end in run_rc's limit: status 124.)
 	run_rc out rc env PATH="$WORK/wedged:$PATH" "$NVT" -c 0 "$APP" launch 1
 	eq "$rc" 0
 	has "$out" "nvtaskset: cannot ask the MPS control daemon how many clients it serves"
-	[ $((SECONDS - start)) -lt 15 ] || die "took $((SECONDS - start)) s"
 	"$NVT" --mps stop >/dev/null
 }
 t_mps_missing_or_failing() {

@@ -18,7 +18,7 @@ t_sec_mps_log_dir_planted() {
 	$IN_TMP $(as_user 65533) sh -c "echo '[2026-11-22 00:00:00.000 Other 1] Server 1 encountered a fatal exception: forged' >$log/server.log"
 	for args in "--mps start" "-c 0 /usr/bin/true" "--mps status"; do
 		# shellcheck disable=SC2086
-		out=$(timeout 10 $IN_TMP $victim "$NVT" $args 2>&1) && rc=0 || rc=$?
+		out=$(timeout "$HANG" $IN_TMP $victim "$NVT" $args 2>&1) && rc=0 || rc=$?
 		eq "$rc" 1 "exit status of nvtaskset $args beside a planted log directory: $out"
 		has "$out" "nvtaskset: refusing the MPS log directory $log: it belongs to uid 65533"
 		hasnt "$out" "forged"

@@ -7,8 +7,10 @@
 # GPU's bits on the other would run on other TPCs (or hang).
 # shellcheck shell=bash
 
+# two_gpus: the fake node of two H100s, both calibrated (once per test: each has its own $WORK).
 two_gpus() {
 	export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/cache2
+	[ -e "$NVTASKSET_CACHE_DIR" ] || "$NVT" --calibrate >/dev/null 2>&1 || die "calibrating two GPUs failed"
 }
 
 # fake_proc N: a /proc/driver/nvidia that lists the fake node's first N GPUs.
@@ -87,7 +89,7 @@ pid $PID's new TPC list on GPU 1 ($u1): 20"
 	wait_file "$WORK/mg.state" "10-11|20"
 	run_rc out rc "$NVT" -p --gpu 0 ff "$PID"
 	wait_file "$WORK/mg.state" "0-7|20"
-	out=$(timeout 20 "$NVT" -p --json "$PID")
+	out=$(timeout "$HANG" "$NVT" -p --json "$PID")
 	python3 - "$out" "$u0" "$u1" <<'PY' || die "bad JSON: $out"
 import json, sys
 d = json.loads(sys.argv[1])["gpus"]
@@ -97,7 +99,7 @@ assert d[0]["applied"] and d[1]["applied"]
 PY
 	run_rc out rc "$NVT" -l
 	grep -Eq "$(row_re "$PID" root)0:0-7 1:20 +" <<<"$out" || die "no row for $PID in: $out"
-	out=$(timeout 20 "$NVT" -l --json)
+	out=$(timeout "$HANG" "$NVT" -l --json)
 	python3 - "$out" "$PID" <<'PY' || die "bad JSON: $out"
 import json, sys
 t = [t for t in json.loads(sys.argv[1])["tasks"] if t["pid"] == int(sys.argv[2])][0]

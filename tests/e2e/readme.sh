@@ -24,7 +24,7 @@ print(" ".join(map(str, sorted(out))))' "$1")
 # wait_nonempty FILE: waits (5 s at most) until a fake app has written its TPCs there.
 wait_nonempty() {
 	local i
-	for ((i = 0; i < 250; i++)); do
+	for ((i = 0; i < 250 * WAIT_SCALE; i++)); do
 		[ -s "$1" ] && return 0
 		sleep 0.02
 	done

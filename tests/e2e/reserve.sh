@@ -30,15 +30,19 @@ concurrent_starts() {
 	mkdir -p -m 1777 "$WORK/u"
 	for ((i = 0; i < 32; i++)); do
 		tags+=("u/rc$i")
+		# (32 claimers at once on a loaded machine may meet for longer than the 10 s
+		# a claim waits by default.)
 		if ((i % 2)); then
-			start_loop "u/rc$i" $other "$NVT" --no-mps -n 2 --exclude-running "$APP"
+			start_loop "u/rc$i" $other env NVTASKSET_CLAIM_TIMEOUT=$((10 * WAIT_SCALE)) "$NVT" \
+				--no-mps -n 2 --exclude-running "$APP"
 		else
-			start_loop "u/rc$i" "$NVT" --no-mps -n 2 --exclude-running "$APP"
+			start_loop "u/rc$i" env NVTASKSET_CLAIM_TIMEOUT=$((10 * WAIT_SCALE)) "$NVT" \
+				--no-mps -n 2 --exclude-running "$APP"
 		fi
 		pids+=("$PID")
 	done
 	# Every task runs (its first launch wrote its TPCs), or one failed.
-	for ((i = 0; i < 1000; i++)); do
+	for ((i = 0; i < 1000 * WAIT_SCALE; i++)); do
 		done_n=0
 		for tag in "${tags[@]}"; do
 			[ -s "$WORK/$tag.state" ] && done_n=$((done_n + 1))
@@ -54,7 +58,7 @@ concurrent_starts() {
 	echo "launched on: ${lists[*]}"
 	disjoint_lists "${lists[@]}"
 	# -l --json shows the same: 32 tasks (both users'), 2 TPCs each, none shared.
-	out=$(timeout 20 "$NVT" -l --json)
+	out=$(timeout "$HANG" "$NVT" -l --json)
 	python3 - "$out" "${pids[@]}" <<'PY' || die "-l --json: $out"
 import json, sys
 rows = {t["pid"]: t for t in json.loads(sys.argv[1])["tasks"]}
@@ -72,8 +76,8 @@ for pid in map(int, sys.argv[2:]):
     assert len(t) == 2 and not seen & t, (g, seen)
     seen |= t
 PY
-	[ -z "$other" ] || [ "$(awk '$3 == "nobody"' <<<"$(timeout 20 "$NVT" -l)" | wc -l)" == 16 ] ||
-		die "not 16 tasks of the other user: $(timeout 20 "$NVT" -l)"
+	[ -z "$other" ] || [ "$(awk '$3 == "nobody"' <<<"$(timeout "$HANG" "$NVT" -l)" | wc -l)" == 16 ] ||
+		die "not 16 tasks of the other user: $(timeout "$HANG" "$NVT" -l)"
 	for ((i = 0; i < 32; i++)); do
 		stop_loop "${tags[i]}" "${pids[i]}"
 	done
@@ -90,7 +94,7 @@ t_reserve_killed_task_freed() {
 	local first
 	start_loop rk "$NVT" --no-mps -n 64 --exclude-running "$APP"
 	first=$PID
-	for ((i = 0; i < 500; i++)); do [ -s "$WORK/rk.state" ] && break; sleep 0.02; done
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do [ -s "$WORK/rk.state" ] && break; sleep 0.02; done
 	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
 	eq "$rc" 1 "exit status with 2 TPCs free"
 	eq "$out" "nvtaskset: cannot pick 4 TPCs: only 2 are free of other tasks"
@@ -130,7 +134,9 @@ t_reserve_waits_for_later_claim() {
 	# timeout and pick around it).
 	local p q
 	rm -f "$WORK/rw.go"
-	sh -c "while [ ! -e \"$WORK/rw.go\" ]; do sleep 0.01; done; exec \"$NVT\" --no-mps -n 3 --exclude-running \"$APP\" launch 1" \
+	# (It waits NVTASKSET_CLAIM_TIMEOUT for the later claim: longer than the test needs on a
+	# loaded machine.)
+	sh -c "while [ ! -e \"$WORK/rw.go\" ]; do sleep 0.01; done; exec env NVTASKSET_CLAIM_TIMEOUT=$((10 * WAIT_SCALE)) \"$NVT\" --no-mps -n 3 --exclude-running \"$APP\" launch 1" \
 		>"$WORK/rw.out" 2>&1 &
 	p=$!
 	sleep 0.05 # a later start time (clock ticks are 10 ms)
@@ -152,7 +158,7 @@ t_reserve_segment_before_exec() {
 	local pid
 	NVTASKSET_SHIM=$B/stub/libcuda.so "$NVT" --no-mps -c 62-65 sleep 30 &
 	pid=$!
-	for ((i = 0; i < 250; i++)); do [ -e "$(seg_file "$pid")" ] && break; sleep 0.02; done
+	for ((i = 0; i < 250 * WAIT_SCALE; i++)); do [ -e "$(seg_file "$pid")" ] && break; sleep 0.02; done
 	run_rc out rc "$NVT" -pc "$pid"
 	has "$out" "pid $pid's current TPC list: 62-65"
 	# It counts for -n --exclude-running, and for --dry-run's pick (which claims nothing).
@@ -250,7 +256,7 @@ t_reserve_concurrent_moves() {
 	for ((i = 0; i < 16; i++)); do
 		wait "${movers[i]}" || die "move $i failed: $(cat "$WORK/cm$i.move")"
 	done
-	out=$(timeout 20 "$NVT" -l --json)
+	out=$(timeout "$HANG" "$NVT" -l --json)
 	python3 - "$out" "${pids[@]}" <<'PY' || die "overlapping partitions"
 import json, sys
 rows = {t["pid"]: t for t in json.loads(sys.argv[1])["tasks"]}
@@ -289,10 +295,10 @@ t_reserve_move_claims() {
 	run_rc out rc "$NVT" -p -n 5 --exclude-running "$t"
 	eq "$rc" 1 "exit status: $out"
 	eq "$out" "nvtaskset: failed to set pid $t's partition: cannot pick 5 TPCs: only 4 are free of other tasks"
-	out=$(timeout 20 "$NVT" -p --json -n 5 --exclude-running "$t" 2>/dev/null) && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -p --json -n 5 --exclude-running "$t" 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
 	eq "$out" "{\"version\":2,\"error\":\"failed to set pid $t's partition: cannot pick 5 TPCs: only 4 are free of other tasks\"}"
-	out=$(timeout 20 "$NVT" -pc "$t" 2>/dev/null)
+	out=$(timeout "$HANG" "$NVT" -pc "$t" 2>/dev/null)
 	eq "$out" "pid $t's current TPC list: 62" "the task after the failed moves"
 	run_rc out rc "$NVT" -p -n 4 --exclude-running "$t"
 	eq "$rc" 0 "exit status: $out"
@@ -318,7 +324,7 @@ pid $t's new TPC mask: 24000000000000000" "around the claim, at once"
 	eq "$rc" 1 "exit status under the claim: $out"
 	eq "$out" "nvtaskset: failed to set pid $t's partition: cannot pick 3 TPCs: 4 are free of other tasks' partitions, but other starting tasks held claims on them for 1 s"
 	[ $(($(date +%s%N) - started)) -ge 1000000000 ] || die "did not wait for the later claim"
-	out=$(timeout 20 "$NVT" -pc "$t" 2>/dev/null)
+	out=$(timeout "$HANG" "$NVT" -pc "$t" 2>/dev/null)
 	eq "$out" "pid $t's current TPC list: 62,65" "the task after the failed move"
 	wait_file "$WORK/mt.state" "62,65"
 	stop_loop mc "$c"

@@ -27,7 +27,7 @@ t_calibrate_h100() {
 	has "$out" "$(printf '  %-4s %-27s %-22s %s' 0 0,8,16,24 0-3 0-1,16-17,32-33,48-49)"
 	has "$out" "$(printf '  %-4s %-27s %-22s %s' 6 6,14,22,30,37,44,51,58,60 54-62 '')"
 	has "$out" "$(printf '  %-4s %-27s %-22s %s' 11 65 83 130-131)  (shares no cluster with another TPC)"
-	out=$(timeout 20 "$NVT" --topology --json)
+	out=$(timeout "$HANG" "$NVT" --topology --json)
 	python3 - "$out" <<'PY' || die "bad JSON: $out"
 import json, sys
 g = json.loads(sys.argv[1])["gpus"][0]
@@ -201,7 +201,7 @@ t_pick_reported_and_dry_run() {
 	run_rc out rc "$NVT" --no-mps -n 4 "$APP" launch 1
 	has "$out" "nvtaskset: GPU 0 ($u): TPCs 0,8,16,24"
 	has "$out" "tpcs=0,8,16,24 hung=0"
-	out=$(timeout 20 "$NVT" --no-mps --json -n 4 "$APP" launch 1 2>&1 >/dev/null)
+	out=$(timeout "$HANG" "$NVT" --no-mps --json -n 4 "$APP" launch 1 2>&1 >/dev/null)
 	python3 - "$out" "$u" <<'PY' || die "bad JSON: $out"
 import json, sys
 d = json.loads(sys.argv[1])
@@ -226,12 +226,12 @@ PY
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["version"]==2 and d["picked"][0]["tpc_ids"]==[0,1] and d["picked"][0]["tpcs"]=="0-1"' "$out" ||
 		die "bad JSON: $out"
 	# A GPU left unpartitioned (--gpu names another): nulls, as in -p and -l.
-	out=$(FAKECUDA_CHIPS=h100,h100 NVTASKSET_CACHE_DIR="$WORK/cache.dry2" timeout 20 \
+	out=$(FAKECUDA_CHIPS=h100,h100 NVTASKSET_CACHE_DIR="$WORK/cache.dry2" timeout "$HANG" \
 		"$NVT" --dry-run --json --gpu 1 -c 3 2>/dev/null)
 	python3 -c 'import json,sys; p=json.loads(sys.argv[1])["partition"]; assert p[0]["partitioned"] is False and all(p[0][k] is None for k in ("tpcs","tpc_mask","tpc_count","tpc_ids")) and p[1]["tpc_ids"]==[3] and p[1]["tpc_mask"]=="8"' "$out" ||
 		die "bad JSON: $out"
 	# --dry-run prints its document on stdout: its errors too.
-	out=$(timeout 20 "$NVT" --dry-run --json -c 70 2>"$WORK/dry.err") && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" --dry-run --json -c 70 2>"$WORK/dry.err") && rc=0 || rc=$?
 	eq "$rc" 1
 	eq "$out" '{"version":2,"error":"TPC 70 does not exist: this GPU has 66 TPCs (0-65)"}'
 	eq "$(cat "$WORK/dry.err")" "nvtaskset: TPC 70 does not exist: this GPU has 66 TPCs (0-65)"

@@ -7,7 +7,7 @@
 # wait_task PID: waits (10 s at most) until PID runs under nvtaskset (has a segment -p reads).
 wait_task() {
 	local i
-	for ((i = 0; i < 500; i++)); do
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
 		"$NVT" -p "$1" >/dev/null 2>&1 && return 0
 		sleep 0.02
 	done
@@ -155,7 +155,7 @@ unset NVTASKSET_RUNDIR
 pid=\$!
 # Its own segment, made by its shim after the exec of sh (0644 once filled):
 # a -p before it would write the one the CLI made before the exec.
-for i in \$(seq 500); do
+for i in \$(seq $((500 * WAIT_SCALE))); do
 	[ -n "\$(find /dev/shm/nvtaskset-65533 -name "*.\$pid" -perm -0044 2>/dev/null)" ] && break
 	sleep 0.02
 done
@@ -189,19 +189,19 @@ t_tree_move_during_exec_to_user() {
 	wait_file "$tag.hold" held
 	"$NVT" -p -c 8-9 "$PID" >"$tag.p" 2>&1 &
 	pp=$!
-	for ((i = 0; i < 500; i++)); do
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
 		readlink /proc/"$pp"/fd/* 2>/dev/null | grep -qxF "$root_seg" && break
 		sleep 0.02
 	done
-	[ "$i" -lt 500 ] || die "-p never opened $root_seg"
+	[ "$i" -lt $((500 * WAIT_SCALE)) ] || die "-p never opened $root_seg"
 	touch "$tag.go"
 	# The task's own segment, made and filled (mode 0644) by its shim as 65533.
 	own=${root_seg/nvtaskset-0/nvtaskset-65533}
-	for ((i = 0; i < 500; i++)); do
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
 		[ "$(stat -c %a "$own" 2>/dev/null)" == 644 ] && break
 		sleep 0.02
 	done
-	[ "$i" -lt 500 ] || die "no segment $own was made"
+	[ "$i" -lt $((500 * WAIT_SCALE)) ] || die "no segment $own was made"
 	kill "$hold"
 	wait "$pp" && rc=0 || rc=$?
 	eq "$rc" 0 "-p exit status: $(cat "$tag.p")"
@@ -349,7 +349,7 @@ t_tree_all_tasks_partial_failure() {
 	has "$out" "pid $GC's new TPC list: 8-9"
 	wait_file "$WORK/ap.child.child" "8-9"
 	eq "$(cat "$WORK/ap.child.parent")" "0-3" "the task that failed"
-	out=$(timeout 20 "$NVT" -a -p --json -c 10 "$R" 2>/dev/null) && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -a -p --json -c 10 "$R" 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
 	python3 - "$out" "$R" "$G" "$GC" <<'PY' || die "bad JSON: $out"
 import json, sys
@@ -383,7 +383,7 @@ t_tree_all_tasks_root_fails() {
 	wait_file "$WORK/ar.child.child" "8-9"
 	eq "$(cat "$WORK/ar.parent")" "0-3" "the task that failed"
 	# With --json: every task's object, and an "error" that says why the status is 1.
-	out=$(timeout 20 "$NVT" -a -p --json -c 10 "$R" 2>/dev/null) && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -a -p --json -c 10 "$R" 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
 	python3 - "$out" "$R" "$G" "$GC" <<'PY' || die "bad JSON: $out"
 import json, sys
@@ -396,13 +396,13 @@ assert t[r]["error"].startswith("failed to set pid %d's partition: its control s
 assert t[g]["gpus"][0]["current"]["tpc_ids"] == [10] and t[gc]["gpus"][0]["previous"]["tpcs"] == "8-9"
 PY
 	# Shown: the same.
-	out=$(timeout 20 "$NVT" -a -p --json "$R" 2>/dev/null) && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -a -p --json "$R" 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["error"]=="failed to get the partition of 1 of 3 tasks" and len(d["tasks"])==3 and "error" in d["tasks"][0]' "$out" ||
 		die "bad JSON: $out"
 	"$T/segpoke" "$R" version current
 	# Without a failure, no "error".
-	out=$(timeout 20 "$NVT" -a -p --json "$R" 2>/dev/null)
+	out=$(timeout "$HANG" "$NVT" -a -p --json "$R" 2>/dev/null)
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert "error" not in d and len(d["tasks"])==3' "$out" ||
 		die "bad JSON: $out"
 	stop_tree ar
@@ -429,7 +429,7 @@ t_tree_all_tasks_json_bad_input_below() {
 	local child
 	start_gpu_pair ab h100,a100
 	child=$CHILD
-	out=$(timeout 20 "$NVT" -a -p --json -c 60 "$PID" 2>"$WORK/ab.err") && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -a -p --json -c 60 "$PID" 2>"$WORK/ab.err") && rc=0 || rc=$?
 	eq "$rc" 1 "exit status: $out $(cat "$WORK/ab.err")"
 	python3 - "$out" "$PID" "$child" <<'PY' || die "bad JSON: $out"
 import json, sys
@@ -443,10 +443,10 @@ assert t[c]["error"] == "failed to set pid %d's partition: TPC 60 does not exist
 PY
 	has "$(cat "$WORK/ab.err")" "nvtaskset: failed to set pid $child's partition: TPC 60 does not exist"
 	eq "$(cat "$WORK/ab.state")" "0-3" "the task that failed"
-	out=$(timeout 20 "$NVT" -a -p --json -c 61 "$child" 2>/dev/null) && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -a -p --json -c 61 "$child" 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
 	eq "$out" '{"version":2,"error":"TPC 61 does not exist: this GPU has 54 TPCs (0-53)"}'
-	out=$(timeout 20 "$NVT" -pc "$PID" 2>/dev/null)
+	out=$(timeout "$HANG" "$NVT" -pc "$PID" 2>/dev/null)
 	eq "$out" "pid $PID's current TPC list: 60" "PID, unchanged by the failed -a"
 	touch "$WORK/ab.stop"
 	wait "$PID"
@@ -474,7 +474,7 @@ t_tree_all_tasks_other_users_task() {
 set -e
 mount -t tmpfs tmpfs /dev/shm
 unset NVTASKSET_RUNDIR
-wait_for() { for i in \$(seq 500); do [ "\$(cat "\$1" 2>/dev/null)" == "\$2" ] && return 0; sleep 0.02; done; echo "\$1 never read \$2"; exit 1; }
+wait_for() { for i in \$(seq $((500 * WAIT_SCALE))); do [ "\$(cat "\$1" 2>/dev/null)" == "\$2" ] && return 0; sleep 0.02; done; echo "\$1 never read \$2"; exit 1; }
 "$NVT" --no-mps -c 0-3 $(as_user 65533) sh -c '"\$1" loop "\$3/stop" "\$3/s" & "\$2" loop "\$3/stop" "\$3/g" & wait' \
 	sh "$WORK/suidapp" "$APP" "$d" &
 r=\$!
@@ -524,7 +524,7 @@ t_tree_all_tasks_exclude_running() {
 	# its own, clear of every other task's (the tree's too), race-free.
 	local lists=()
 	start_tree ax
-	out=$(timeout 20 "$NVT" -a -p -n 2 --exclude-running --json "$R" 2>/dev/null) && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -a -p -n 2 --exclude-running --json "$R" 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 0 "exit status: $out"
 	for p in "$R" "$G" "$GC"; do
 		lists+=("$(python3 -c 'import json,sys; print([t for t in json.loads(sys.argv[1])["tasks"] if t["pid"]==int(sys.argv[2])][0]["gpus"][0]["current"]["tpcs"])' "$out" "$p")")
@@ -616,7 +616,7 @@ t_tree_list_launch_count_threads() {
 		rm -f "$WORK/lc.stop" "$WORK/lc.out"
 		"$NVT" --no-mps -c 0-3 "$APP" threads "$n" 5000 "$WORK/lc.stop" >"$WORK/lc.out" 2>&1 &
 		pid=$!
-		for ((i = 0; i < 1000; i++)); do grep -q launched= "$WORK/lc.out" && break; sleep 0.02; done
+		for ((i = 0; i < 1000 * WAIT_SCALE; i++)); do grep -q launched= "$WORK/lc.out" && break; sleep 0.02; done
 		grep -q "launched=$((n * 5000))" "$WORK/lc.out" || die "$n threads did not finish: $(cat "$WORK/lc.out")"
 		run_rc out rc "$NVT" -l --json
 		python3 - "$out" "$pid" "$((n * 5000))" <<'PY' || die "$n threads: wrong count: $out"
@@ -640,7 +640,7 @@ t_tree_list_launches() {
 	wait_task "$a"
 	wait_task "$b"
 	# It prints its last launch once all 7 are done.
-	for ((i = 0; i < 500; i++)); do grep -q tpcs= "$WORK/ll.a" && break; sleep 0.02; done
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do grep -q tpcs= "$WORK/ll.a" && break; sleep 0.02; done
 	run_rc out rc "$NVT" -l
 	grep -Eq "^ *$a +[0-9]+ +root +0 +7 +0-3 +$APP launch-wait 7" <<<"$out" || die "no row for $a: $out"
 	grep -Eq "^ *$b +[0-9]+ +root +0 +0 +4-5 \\(not applied\\) +$APP launch-wait 0" <<<"$out" || die "no row for $b: $out"
@@ -678,7 +678,7 @@ assert all(g[0][k] is None for k in ("tpcs", "tpc_mask", "tpc_count", "tpc_ids")
 assert g[1]["tpcs"] == "4,6-7" and g[1]["tpc_ids"] == [4, 6, 7] and g[1]["tpc_count"] == 3
 assert g[1]["tpc_mask"] == "d0" and g[1]["launches"] == 0 and g[0]["launches"] > 0
 PY
-	out=$(timeout 20 "$NVT" -p --json "$PID" 2>/dev/null)
+	out=$(timeout "$HANG" "$NVT" -p --json "$PID" 2>/dev/null)
 	python3 - "$out" <<'PY' || die "bad JSON: $out"
 import json, sys
 d = json.loads(sys.argv[1])
@@ -686,7 +686,7 @@ assert d["version"] == 2
 g = {x["gpu"]: x for x in d["gpus"]}
 assert g[0]["current"]["tpc_ids"] is None and g[1]["current"]["tpc_ids"] == [4, 6, 7]
 PY
-	out=$(timeout 20 "$NVT" -p --json --gpu 0 -c 1 "$PID" 2>/dev/null)
+	out=$(timeout "$HANG" "$NVT" -p --json --gpu 0 -c 1 "$PID" 2>/dev/null)
 	python3 - "$out" <<'PY' || die "bad JSON: $out"
 import json, sys
 d = json.loads(sys.argv[1])
@@ -712,25 +712,25 @@ t_tree_json_errors() {
 	sleep 0.01 &
 	gone=$!
 	wait "$gone"
-	out=$(timeout 20 "$NVT" -p --json "$gone" 2>"$WORK/je.err") && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -p --json "$gone" 2>"$WORK/je.err") && rc=0 || rc=$?
 	eq "$rc" 1
 	eq "$out" "{\"version\":2,\"error\":\"failed to get pid $gone's partition: No such process\"}"
 	eq "$(cat "$WORK/je.err")" "nvtaskset: failed to get pid $gone's partition: No such process"
-	out=$(timeout 20 "$NVT" -a -p --json -c 0 "$gone" 2>/dev/null) && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -a -p --json -c 0 "$gone" 2>/dev/null) && rc=0 || rc=$?
 	eq "$out" "{\"version\":2,\"error\":\"failed to set pid $gone's partition: No such process\"}"
-	out=$(NVTASKSET_RUNDIR=$WORK/none timeout 20 "$NVT" -l --json 2>/dev/null) && rc=0 || rc=$?
+	out=$(NVTASKSET_RUNDIR=$WORK/none timeout "$HANG" "$NVT" -l --json 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
 	eq "$out" "{\"version\":2,\"error\":\"cannot read $WORK/none: No such file or directory\"}"
-	out=$(timeout 20 "$NVT" -p --json 2>/dev/null) && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -p --json 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
 	eq "$out" "{\"version\":2,\"error\":\"no PID given\"}"
 	start_loop je "$NVT" --no-mps -c 0-3 "$APP"
 	wait_file "$WORK/je.state" "0-3"
-	out=$(timeout 20 "$NVT" -p --json -c 70 "$PID" 2>/dev/null) && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -p --json -c 70 "$PID" 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
 	eq "$out" "{\"version\":2,\"error\":\"TPC 70 does not exist: this GPU has 66 TPCs (0-65)\"}"
 	# Without --json, stdout stays empty.
-	out=$(timeout 20 "$NVT" -p -c 70 "$PID" 2>/dev/null) && rc=0 || rc=$?
+	out=$(timeout "$HANG" "$NVT" -p -c 70 "$PID" 2>/dev/null) && rc=0 || rc=$?
 	eq "$out" ""
 	stop_loop je "$PID"
 }
@@ -747,12 +747,12 @@ t_tree_all_tasks_while_spawning() {
 	"$NVT" --no-mps -c 0-3 sh -c 'sh "$0" "$1" "$2"; true' "$tag.loop" "$tag.stop" "$APP" \
 		>"$tag.out" 2>"$tag.err" &
 	PID=$!
-	for ((i = 0; i < 500; i++)); do grep -q "tpcs=0-3" "$tag.out" 2>/dev/null && break; sleep 0.02; done
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do grep -q "tpcs=0-3" "$tag.out" 2>/dev/null && break; sleep 0.02; done
 	run_rc out rc "$NVT" -a -p -c 8-9 "$PID"
 	eq "$rc" 0 "-a exit status: $out"
 	t=$(python3 -c 'import time; print(time.monotonic_ns())')
 	has "$out" "pid $PID's new TPC list: 8-9"
-	for ((i = 0; i < 500; i++)); do
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
 		[ "$(awk -v t="$t" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0' "$tag.out" | wc -l)" -ge 20 ] && break
 		sleep 0.02
 	done
@@ -787,10 +787,10 @@ t_tree_json_one_convention() {
 	local show list dry pick
 	start_loop oc "$NVT" --no-mps -c 0-3,8 "$APP"
 	wait_file "$WORK/oc.state" "0-3,8"
-	show=$(timeout 20 "$NVT" -p --json "$PID")
-	list=$(timeout 20 "$NVT" -l --json)
-	dry=$(timeout 20 "$NVT" --dry-run --json -c 0-3,8)
-	pick=$(timeout 20 "$NVT" --no-mps --json -n 5 "$APP" launch 1 2>&1 >/dev/null)
+	show=$(timeout "$HANG" "$NVT" -p --json "$PID")
+	list=$(timeout "$HANG" "$NVT" -l --json)
+	dry=$(timeout "$HANG" "$NVT" --dry-run --json -c 0-3,8)
+	pick=$(timeout "$HANG" "$NVT" --no-mps --json -n 5 "$APP" launch 1 2>&1 >/dev/null)
 	python3 - "$show" "$list" "$dry" "$pick" "$PID" <<'PY' || die "documents differ: $show $list $dry $pick"
 import json, sys
 show, lst, dry, pick = (json.loads(a) for a in sys.argv[1:5])
@@ -840,18 +840,18 @@ start_exec_to_user() {
 	wait_file "$tag.hold" held
 	"${run[@]}" "$NVT" -p "$@" "$PID" >"$tag.p" 2>&1 &
 	PP=$!
-	for ((i = 0; i < 500; i++)); do
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
 		readlink /proc/"$PP"/fd/* 2>/dev/null | grep -qxF "$FIRST_SEG" && break
 		sleep 0.02
 	done
-	[ "$i" -lt 500 ] || die "-p never opened $FIRST_SEG"
+	[ "$i" -lt $((500 * WAIT_SCALE)) ] || die "-p never opened $FIRST_SEG"
 	touch "$tag.go"
 	OWN_SEG=${FIRST_SEG/nvtaskset-$uid/nvtaskset-65533}
-	for ((i = 0; i < 500; i++)); do
+	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
 		[ "$(stat -c %a "$OWN_SEG" 2>/dev/null)" == 644 ] && break
 		sleep 0.02
 	done
-	[ "$i" -lt 500 ] || die "no segment $OWN_SEG was made"
+	[ "$i" -lt $((500 * WAIT_SCALE)) ] || die "no segment $OWN_SEG was made"
 }
 
 t_tree_move_exec_reopen_fails() {

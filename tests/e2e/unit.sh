@@ -7,9 +7,9 @@ t_unit_tmd() { "$T/test_tmd"; }
 t_unit_topo() { "$T/test_topo"; }
 t_unit_mpslog() { "$T/test_mpslog"; }
 t_unit_driverinfo() { "$T/test_driverinfo"; }
-t_unit_segment() { timeout 60 "$T/test_segment"; }
-t_unit_claim() { timeout 60 "$T/test_claim"; }
-t_fuzz_parsers() { FUZZ_SECONDS=${FUZZ_SECONDS:-3} timeout 60 "$T/fuzz_parsers"; }
+t_unit_segment() { timeout "$HANG" "$T/test_segment"; }
+t_unit_claim() { timeout "$HANG" "$T/test_claim"; }
+t_fuzz_parsers() { FUZZ_SECONDS=${FUZZ_SECONDS:-3} timeout "$HANG" "$T/fuzz_parsers"; }
 t_unit_gpusel() { "$T/test_gpusel"; }
 t_unit_ptree() { "$T/test_ptree"; }
 t_unit_profile() { "$T/test_profile"; }

@@ -41,6 +41,10 @@
  *   fakeapp launch-wait N STOP            N launches, then wait (launching nothing)
  *                                         until file STOP exists; print the last one
  *   fakeapp setuid UID MODE...            become user UID (setgid, setuid), then MODE
+ *   fakeapp forge-high STOP STATE         write priority high and an own partition of
+ *                                         every TPC into slot 0 of the control segment
+ *                                         it maps (through its shim's writable mapping,
+ *                                         as a program that dropped root could), then loop
  *
  * CUDA graphs (fakeappgraph.c): a graph of NODES kernel nodes, each with one
  * 64-bit argument (node i: i + 1), in creation order after them the options'
@@ -72,6 +76,7 @@
 #define _GNU_SOURCE
 #include "fakeapp.h"
 #include "fakecuda.h"
+#include "nvtaskset.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -315,6 +320,37 @@ static int loop_until(const char *stop, const char *go, const char *state)
 	return hung ? 1 : 0;
 }
 
+/* forge-high: returns 0, or -1 if it maps no control segment (see the usage above). */
+static int forge_high(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	struct nvt_segment *seg = NULL;
+	struct nvt_gpu_slot *s;
+	char line[768], perms[8];
+	unsigned long lo;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%*x %7s", &lo, perms) == 2 && perms[1] == 'w' &&
+		    perms[3] == 's' && strstr(line, "/" NVT_SEG_PREFIX))
+			seg = (struct nvt_segment *)lo;
+	fclose(f);
+	if (!seg || seg->magic != NVT_SEG_MAGIC)
+		return -1;
+	s = &seg->gpu[0];
+	__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL); /* odd: being written */
+	memset(&s->prio.own, 0, sizeof(s->prio.own));
+	for (unsigned t = 0; t < s->topo.n_tpcs && t < NVT_MAX_TPCS; t++)
+		s->prio.own.w[t / 64] |= 1ull << (t % 64);
+	s->tpcs = s->prio.own;
+	s->state = NVT_SLOT_SET;
+	s->prio.prio = NVT_PRIO_HIGH;
+	s->prio.mode = 0;
+	__atomic_add_fetch(&s->seq, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 static int loop(const char *stop, const char *state)
 {
 	return loop_until(stop, NULL, state);
@@ -535,6 +571,15 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "loop") && argc == 4)
 		return loop(argv[2], argv[3]);
+	if (!strcmp(argv[1], "forge-high") && argc == 4) {
+		struct fakecuda_launch rec;
+		launch(&rec); /* the shim has its segment mapped by now */
+		if (forge_high()) {
+			fprintf(stderr, "fakeapp: no control segment mapped\n");
+			return 2;
+		}
+		return loop(argv[2], argv[3]);
+	}
 	if (!strcmp(argv[1], "stress") && argc >= 5) {
 		struct stress s = {argv[3], argv + 4, argc - 4, 0, 0, 0};
 		int threads = atoi(argv[2]);

@@ -219,6 +219,20 @@ static void test_text(void)
 	CHECK_STR(text(&own), "5");
 }
 
+static void test_owner(void)
+{
+	/* Root's task, root through and through: root's. */
+	CHECK(nvt_prio_owner(0, 0, 0) == 0);
+	/* Root's segment, the process dropped to uid 1000 (setuid, or seteuid): 1000's. */
+	CHECK(nvt_prio_owner(0, 1000, 1000) == 1000);
+	CHECK(nvt_prio_owner(0, 0, 1000) == 1000);
+	CHECK(nvt_prio_owner(0, 1000, 0) == 1000);
+	/* A user's segment is hers, whatever the process became (root's included). */
+	CHECK(nvt_prio_owner(1000, 1000, 1000) == 1000);
+	CHECK(nvt_prio_owner(1000, 0, 0) == 1000);
+	CHECK(nvt_prio_owner(1000, 2000, 2000) == 1000);
+}
+
 int main(void)
 {
 	nvt_topo_identity(&topo24, 24);
@@ -229,5 +243,6 @@ int main(void)
 	test_guard_and_lend();
 	test_squeezed_and_levels();
 	test_text();
+	test_owner();
 	return CHECK_DONE();
 }

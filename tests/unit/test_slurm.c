@@ -39,6 +39,23 @@ static void test_counts(void)
 	CHECK(nvt_slurm_count_parse("99999999999999999999", 256, &v) == -1);
 }
 
+static void test_path_args(void)
+{
+	char buf[16], why[200];
+
+	CHECK(nvt_slurm_path_arg("rundir=/run/x", "rundir=", buf, sizeof(buf), why, sizeof(why)) == 1 &&
+	      !strcmp(buf, "/run/x"));
+	CHECK(nvt_slurm_path_arg("shim=/x", "rundir=", buf, sizeof(buf), why, sizeof(why)) == 0);
+	CHECK(nvt_slurm_path_arg("rundir=run", "rundir=", buf, sizeof(buf), why, sizeof(why)) == -1);
+	CHECK(strstr(why, "rundir= takes an absolute path, not 'run'") != NULL);
+	/* As long as the buffer allows, and one byte more: said so, not "unknown argument". */
+	CHECK(nvt_slurm_path_arg("rundir=/23456789abcde", "rundir=", buf, sizeof(buf), why,
+				 sizeof(why)) == 1);
+	CHECK(nvt_slurm_path_arg("rundir=/23456789abcdefg", "rundir=", buf, sizeof(buf), why,
+				 sizeof(why)) == -1);
+	CHECK(strstr(why, "rundir= takes a path of at most 15 bytes (it has 16)") != NULL);
+}
+
 static void test_gres(void)
 {
 	/* gres_detail_str, as slurm_load_job() gives it (Slurm 22.05, measured). */
@@ -226,6 +243,7 @@ static void test_titles(void)
 int main(void)
 {
 	test_counts();
+	test_path_args();
 	test_gres();
 	test_gres_index();
 	test_root_paths();

@@ -215,6 +215,12 @@ static void test_parse_errors(void)
 	CHECK(e.problem == NVT_PARSE_TOO_HIGH && e.highest == 210);
 	CHECK(nvt_parse_list_why("1234567", 64, &s, &e) == NVT_PARSE_RANGE && e.highest == 99999);
 	CHECK(nvt_parse_list_why("all", 0, &s, &e) == NVT_PARSE_RANGE && e.highest == -1);
+	/* The largest number as written, however long: leading zeros off, steps not counted. */
+	CHECK(nvt_parse_list_why("0-4294967295", 64, &s, &e) == NVT_PARSE_RANGE && e.top == 2 &&
+	      e.top_len == 10);
+	CHECK(nvt_parse_list_why("1,0070,2-9:100", 64, &s, &e) == NVT_PARSE_RANGE && e.top == 4 &&
+	      e.top_len == 2);
+	CHECK(nvt_parse_list_why("all", 0, &s, &e) == NVT_PARSE_RANGE && e.top_len == 0);
 	/* A mask's highest bit: 0x1ff names TPC 8; commas and leading zeros do not count. */
 	CHECK(nvt_parse_mask_why("0x001ff", 8, &s, &e) == NVT_PARSE_RANGE && e.highest == 8);
 	CHECK(nvt_parse_mask_why("1,00000000", 8, &s, &e) == NVT_PARSE_RANGE && e.highest == 32);

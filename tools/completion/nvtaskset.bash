@@ -145,6 +145,7 @@ _nvtaskset()
 		--priority) values="high normal low none" ;;
 		--yield) values="default none gate bound ahead borrow client guard gate,bound,ahead,borrow,client" ;;
 		--guard | --hold | --poll | --idle-exit) return 0 ;; # a number
+		--yield) return 0 ;;                                # a list of words (nvtaskset(1))
 		--mps) values="status start stop" ;;
 		--gpu) values=$(_nvtaskset_gpus) ;;
 		esac

@@ -455,6 +455,35 @@ static void find_lenders(struct row *rows, size_t n)
 		}
 }
 
+/* For users of seen whose agent does not run: the last line its log holds (an agent a
+ * command started says there why it ended or could not start). */
+static void print_agent_logs(const uid_t *seen, size_t n_seen, int json)
+{
+	char line[512], text[512];
+	int printed = 0;
+	pid_t pid;
+
+	if (json)
+		printf(",\"agent_logs\":[");
+	for (size_t s = 0; s < n_seen; s++) {
+		if (nvt_agent_running(nvt_rundir(), seen[s], &pid) ||
+		    !nvt_agent_log_last(nvt_rundir(), seen[s], line, sizeof(line)))
+			continue;
+		if (json) {
+			printf("%s{\"uid\":%lu,\"last\":", printed ? "," : "", (unsigned long)seen[s]);
+			json_string(line);
+			printf("}");
+		} else {
+			terminal_text(line, text, sizeof(text));
+			printf("priority agent of uid %lu: not running; its log ends: %s\n",
+			       (unsigned long)seen[s], text);
+		}
+		printed = 1;
+	}
+	if (json)
+		printf("]");
+}
+
 /* The priority agents that run: root's, and those of the users of tasks with a priority. */
 static void print_agents(const struct row *rows, size_t n, int json)
 {
@@ -489,6 +518,7 @@ static void print_agents(const struct row *rows, size_t n, int json)
 		printf("]");
 	else if (!printed)
 		printf("priority agent: none runs; tasks keep the partitions they have\n");
+	print_agent_logs(seen, n_seen, json);
 }
 
 /* Width left for COMMAND in a terminal, or 0: no limit (piped output). */

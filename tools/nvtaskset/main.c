@@ -289,6 +289,8 @@ static void check_prio_options(const struct options *o)
 		bad_usage("--priority none takes no --guard or --no-lend");
 	if (o->prio_given && o->all_tasks)
 		bad_usage("--priority goes with -p for one task (not -a)");
+	/* Before anything starts or changes: the agent the priority needs would not run. */
+	prio_check_settings(o);
 }
 
 /* Refuses options that exclude each other or go with another mode. */

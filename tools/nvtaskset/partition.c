@@ -124,14 +124,35 @@ static int mask_syntax(const char *text, char *why, size_t len)
 		       "for TPC t (ff: TPCs 0-7); -c takes a list of TPCs instead", text);
 }
 
-/* TPC (or GPC) top is beyond what the GPU has: one wording for every way to name it. */
-static int beyond(int gpcs, long top, const struct nvt_topology *topo, const char *gpu_name,
+/* TPC (or GPC) top (decimal text) is beyond what the GPU has: one wording for
+ * every way to name it. */
+static int beyond(int gpcs, const char *top, const struct nvt_topology *topo, const char *gpu_name,
 		  char *why, size_t len)
 {
 	unsigned n = gpcs ? topo->n_gpcs : topo->n_tpcs;
 
-	return nvt_why(why, len, "%s %ld does not exist: %s has %u %ss (0-%u)", gpcs ? "GPC" : "TPC",
+	return nvt_why(why, len, "%s %s does not exist: %s has %u %ss (0-%u)", gpcs ? "GPC" : "TPC",
 		       top, gpu_name, n, gpcs ? "GPC" : "TPC", n - 1);
+}
+static int beyond_n(int gpcs, long top, const struct nvt_topology *topo, const char *gpu_name,
+		    char *why, size_t len)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%ld", top);
+	return beyond(gpcs, text, topo, gpu_name, why, len);
+}
+/* The highest TPC (or GPC) that text names, as the user wrote it (40 digits at most). */
+static int beyond_named(int gpcs, const char *text, const struct nvt_parse_error *err,
+			const struct nvt_topology *topo, const char *gpu_name, char *why, size_t len)
+{
+	char top[48];
+
+	if (!err->top_len)
+		return beyond_n(gpcs, err->highest, topo, gpu_name, why, len);
+	snprintf(top, sizeof(top), "%.*s%s", (int)(err->top_len < 40 ? err->top_len : 40),
+		 text + err->top, err->top_len > 40 ? "..." : "");
+	return beyond(gpcs, top, topo, gpu_name, why, len);
 }
 
 int parse_partition(const struct part_args *o, const char *text, const struct nvt_topology *topo,
@@ -171,7 +192,7 @@ int parse_partition(const struct part_args *o, const char *text, const struct nv
 		return o->gpc_list || o->tpc_list ? list_syntax(what, text, &err, why, len) :
 		       mask_syntax(text, why, len);
 	if (rc == NVT_PARSE_RANGE && (!o->gpc_list || topo->n_gpcs))
-		return beyond(o->gpc_list, err.highest, topo, gpu_name, why, len);
+		return beyond_named(o->gpc_list, text, &err, topo, gpu_name, why, len);
 	if (rc == NVT_PARSE_RANGE)
 		return nvt_why(why, len, "GPC list '%s' names a GPC beyond %d", text, NVT_MAX_GPCS - 1);
 	if (o->gpc_list) {
@@ -183,14 +204,14 @@ int parse_partition(const struct part_args *o, const char *text, const struct nv
 				       gpu_name);
 		top = nvt_set_highest(&gpcs);
 		if (top >= (int)topo->n_gpcs)
-			return beyond(1, top, topo, gpu_name, why, len);
+			return beyond_n(1, top, topo, gpu_name, why, len);
 		nvt_topo_gpc_tpcs(topo, &gpcs, set);
 	}
 	top = nvt_set_highest(set);
 	if (top < 0)
 		return nvt_why(why, len, "empty partition: %s '%s' selects no TPC", what, text);
 	if (top >= (int)topo->n_tpcs)
-		return beyond(0, top, topo, gpu_name, why, len);
+		return beyond_n(0, top, topo, gpu_name, why, len);
 	return 0;
 }
 

@@ -210,14 +210,14 @@ static void print_plan(const struct nvt_gpu_topology *gpu, struct plan_task *t, 
 
 int nvt_cmd_plan(int argc, char **argv)
 {
-	static struct plan_task tasks[PLAN_MAX_TASKS];
+	static struct plan_task tasks[PLAN_MAX_TASKS], task;
 	static const struct option longopts[] = {
 		{"gpu", required_argument, NULL, 'G'}, {"json", no_argument, NULL, 'J'},
 		{"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0},
 	};
 	const char *gpu_arg = "0";
 	int json = 0, c, n = 0, fits = 1, lineno = 0;
-	char why[600], *text, *save = NULL;
+	char why[600], *text, *next, *line;
 	struct nvt_gpu_topology gpu;
 	struct nvt_tpcset free_tpcs;
 
@@ -246,19 +246,20 @@ int nvt_cmd_plan(int argc, char **argv)
 	if (!text)
 		cli_errx("--plan: %s", why);
 	gpu = load_gpu(resolve_gpu(gpu_arg), 0);
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	/* Line by line, blank ones counted (the numbers in messages are the editor's). */
+	for (next = text; (line = strsep(&next, "\n"));) {
 		int rc;
 		lineno++;
-		if (n == PLAN_MAX_TASKS)
-			cli_errx("--plan: %s has more than %d tasks", argv[optind], PLAN_MAX_TASKS);
-		rc = parse_line(line, &tasks[n], why, sizeof(why));
+		rc = parse_line(line, &task, why, sizeof(why));
 		if (rc < 0)
 			cli_errx("--plan: %s, line %d: %s", argv[optind], lineno, why);
 		if (rc)
-			continue;
-		if (size_task(&tasks[n], gpu.topo.n_tpcs, why, sizeof(why)))
-			cli_errx("--plan: task %s: %s", tasks[n].name, why);
-		n++;
+			continue; /* a blank line or a comment: no task */
+		if (n == PLAN_MAX_TASKS)
+			cli_errx("--plan: %s has more than %d tasks", argv[optind], PLAN_MAX_TASKS);
+		if (size_task(&task, gpu.topo.n_tpcs, why, sizeof(why)))
+			cli_errx("--plan: task %s: %s", task.name, why);
+		tasks[n++] = task;
 	}
 	free(text);
 	if (!n)

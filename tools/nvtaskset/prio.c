@@ -37,17 +37,45 @@ unsigned prio_number(const char *what, const char *text, unsigned min, unsigned 
 	return (unsigned)v;
 }
 
-/* An agent setting: the option's value if given, else the environment's, else the default. */
-static unsigned setting(unsigned given, const char *env, const char *what, unsigned min, unsigned max,
-			unsigned def)
+/* An agent setting: the option's value if given, else the environment's, else the default.
+ * A bad value in the environment ends the command with what is wrong (exit 1). */
+static unsigned setting(unsigned given, const char *env, unsigned min, unsigned max, unsigned def)
 {
 	const char *text = getenv(env);
+	unsigned long v;
+	char *end;
 
 	if (given)
 		return given;
 	if (!text || !*text)
 		return def;
-	return prio_number(what, text, min, max);
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || v < min || v > max)
+		errx(EXIT_FAILURE, "%s takes a number from %u to %u, not '%.40s' (a setting of the "
+		     "priority agent; unset it for the default, %u)", env, min, max, text, def);
+	return (unsigned)v;
+}
+
+/* The agent's settings: options, else the environment, else the defaults. */
+static void agent_settings(const struct options *o, struct nvt_agent_opts *a)
+{
+	a->poll_us = setting(o->poll_us, NVT_ENV_AGENT_POLL_US, 50, 1000000, NVT_AGENT_POLL_US);
+	a->hold_ms = setting(o->hold_ms, NVT_ENV_AGENT_HOLD_MS, 1, 3600000, NVT_AGENT_HOLD_MS);
+	a->default_guard = setting(o->guard, NVT_ENV_AGENT_GUARD, 1, NVT_MAX_TPCS, NVT_AGENT_GUARD);
+}
+
+void prio_check_settings(const struct options *o)
+{
+	struct options none;
+	struct nvt_agent_opts a;
+	struct nvt_slot_prio p;
+
+	prio_given(o, &p);
+	if (!o->prio_given || o->prio == NVT_PRIO_NONE || !(p.yield & NVT_YIELD_GUARD))
+		return; /* no agent needed */
+	memset(&none, 0, sizeof(none));
+	agent_settings(&none, &a);
 }
 
 void prio_given(const struct options *o, struct nvt_slot_prio *given)
@@ -131,7 +159,7 @@ void prio_autostart(const struct options *o)
 	if (pid == 0) {
 		char *argv[] = {"nvtaskset", "--agent", "--idle-exit", NULL, NULL};
 		char idle[16];
-		int null;
+		int null, log;
 		setsid();
 		if (fork() != 0)
 			_exit(0);
@@ -139,11 +167,15 @@ void prio_autostart(const struct options *o)
 			_exit(127);
 		snprintf(idle, sizeof(idle), "%d", NVT_AGENT_IDLE_EXIT_S);
 		argv[3] = idle;
+		/* What it says (its errors: it runs quiet) goes to its log, which -l shows
+		 * when it does not run; never to the command's output, which it would hold. */
 		null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (null >= 0) {
+		log = nvt_agent_log_open(base);
+		if (null >= 0)
 			dup2(null, 0);
-			dup2(null, 1);
-			dup2(null, 2);
+		if (log >= 0 || null >= 0) {
+			dup2(log >= 0 ? log : null, 1);
+			dup2(log >= 0 ? log : null, 2);
 		}
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
@@ -182,16 +214,12 @@ int nvt_cmd_agent(const struct options *o)
 	struct rlimit files;
 	struct sigaction sa;
 	const char *quiet = getenv(NVT_ENV_QUIET);
+	char why[600];
 	pid_t other;
 	int fd, rc;
 
 	a.base = nvt_rundir();
-	a.poll_us = setting(o->poll_us, NVT_ENV_AGENT_POLL_US, NVT_ENV_AGENT_POLL_US, 50, 1000000,
-			    NVT_AGENT_POLL_US);
-	a.hold_ms = setting(o->hold_ms, NVT_ENV_AGENT_HOLD_MS, NVT_ENV_AGENT_HOLD_MS, 1, 3600000,
-			    NVT_AGENT_HOLD_MS);
-	a.default_guard = setting(o->guard, NVT_ENV_AGENT_GUARD, NVT_ENV_AGENT_GUARD, 1, NVT_MAX_TPCS,
-				  NVT_AGENT_GUARD);
+	agent_settings(o, &a);
 	a.idle_exit_s = o->idle_exit_s;
 	a.across_users = o->across_users;
 	if (o->across_users && geteuid() != 0)
@@ -199,16 +227,18 @@ int nvt_cmd_agent(const struct options *o)
 	a.stop = &stop_agent;
 	if (!(quiet && *quiet && strcmp(quiet, "0")))
 		a.event = print_event;
-	rc = nvt_agent_lock(a.base, &fd);
+	rc = nvt_agent_lock(a.base, &fd, why, sizeof(why));
 	if (rc < 0)
-		cli_err("cannot take the priority agent's lock in %s", a.base);
+		cli_errx("cannot take the priority agent's lock in %s: %s", a.base, why);
 	if (rc > 0) {
 		/* With --idle-exit (as a command starts it), that is what was wanted. */
+		if (o->idle_exit_s)
+			return EXIT_SUCCESS;
 		if (nvt_agent_running(a.base, geteuid(), &other))
 			warnx("your priority agent runs already (pid %ld)", (long)other);
 		else
 			warnx("your priority agent runs already");
-		return o->idle_exit_s ? EXIT_SUCCESS : EXIT_FAILURE;
+		return EXIT_FAILURE;
 	}
 	/* Two descriptors a task followed (its segment, its run directory's lock file). */
 	if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {

@@ -70,8 +70,8 @@ static void __attribute__((noreturn)) profile_usage(FILE *out)
 	      "smallest partition within a slowdown of the best.\n"
 	      "\n"
 	      "Options:\n"
-	      "     --sizes LIST      TPC counts to try, e.g. 8-64:8,66 (default: eight\n"
-	      "                       sizes from an eighth of the GPU to all of it)\n"
+	      "     --sizes LIST      TPC counts to try, e.g. 8-64:8,66, at most 64 (default:\n"
+	      "                       eight sizes from an eighth of the GPU to all of it)\n"
 	      "     --rounds N        runs of each size (default 3, at most 64)\n"
 	      "     --timeout S       seconds a run may take before it is killed (default 300)\n"
 	      "     --slowdown PCT    the bound the pick must meet, in percent (default 5)\n"
@@ -197,6 +197,12 @@ static unsigned profile_sizes(const struct profile_opts *p, unsigned n_tpcs, uns
 		if (rc || nvt_set_has(&set, 0))
 			bad_usage("--profile: --sizes takes a list of TPC counts from 1 up, e.g. "
 				  "8-64:8,66");
+		if (nvt_set_count(&set) > MAX_SIZES) {
+			char msg[160];
+			snprintf(msg, sizeof(msg), "--profile: --sizes names %u sizes; it takes at most %d "
+				 "(e.g. 2-66:2)", nvt_set_count(&set), MAX_SIZES);
+			bad_usage(msg);
+		}
 	} else {
 		nvt_set_clear(&set);
 		for (unsigned i = 1; i <= 8; i++)

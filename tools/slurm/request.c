@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,26 @@ int nvt_slurm_count_parse(const char *text, unsigned max, unsigned *out)
 		return -1;
 	*out = (unsigned)v;
 	return 0;
+}
+
+int nvt_slurm_path_arg(const char *arg, const char *prefix, char *buf, size_t len, char *why,
+		       size_t why_len)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(arg, prefix, n))
+		return 0;
+	if (arg[n] != '/') {
+		snprintf(why, why_len, "%s takes an absolute path, not '%s'", prefix, arg + n);
+		return -1;
+	}
+	if (strlen(arg + n) >= len) {
+		snprintf(why, why_len, "%s takes a path of at most %zu bytes (it has %zu)", prefix,
+			 len - 1, strlen(arg + n));
+		return -1;
+	}
+	snprintf(buf, len, "%s", arg + n);
+	return 1;
 }
 
 /* Parses decimal digits at *p (at most 18); returns the value, or -1. Advances *p. */

@@ -23,6 +23,15 @@
 int nvt_slurm_count_parse(const char *text, unsigned max, unsigned *out);
 
 /*
+ * A plugstack.conf argument PREFIX/PATH ("rundir=/run/nvt"): 0 if arg does not
+ * start with prefix; 1 if it does and names an absolute path shorter than len
+ * bytes (copied to buf); -1 if it does but its path is not absolute or too
+ * long (why says so).
+ */
+int nvt_slurm_path_arg(const char *arg, const char *prefix, char *buf, size_t len, char *why,
+		       size_t why_len);
+
+/*
  * The count of GRES name in a job's description of one node, as
  * slurm_load_job() gives it: gres_detail_str ("gpu:2(IDX:0-1),tpc(CNT:16)")
  * or tres_per_node ("gres:tpc:16", "gres/tpc=16"); a type ("tpc:big:16")

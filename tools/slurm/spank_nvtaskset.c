@@ -155,29 +155,35 @@ static int opt_count(int val, const char *optarg, int remote)
 	return 0;
 }
 
-/* Copies the absolute path after prefix in arg to buf; returns 1 if arg is such. */
-static int path_arg(const char *arg, const char *prefix, char *buf, size_t len)
-{
-	size_t n = strlen(prefix);
-
-	if (strncmp(arg, prefix, n) || arg[n] != '/' || strlen(arg + n) >= len)
-		return 0;
-	snprintf(buf, len, "%s", arg + n);
-	return 1;
-}
-
 /* Reads plugstack.conf's arguments. Returns 0, or -1 after saying what is wrong. */
 static int parse_args(int ac, char **av)
 {
 	conf.wait_s = DEFAULT_WAIT_S;
 	conf.channels = NVT_CHANNELS_DEFAULT;
+	const struct {
+		const char *prefix;
+		char *buf;
+		size_t len;
+	} paths[] = {
+		{"mps_pipe=", conf.mps_pipe, sizeof(conf.mps_pipe)},
+		{"mps_log=", conf.mps_log, sizeof(conf.mps_log)},
+		{"mps_control=", conf.mps_control, sizeof(conf.mps_control)},
+		{"rundir=", conf.rundir, NVT_RUNDIR_MAX}, /* as the shim takes it */
+		{"shim=", conf.shim, sizeof(conf.shim)},
+	};
+
 	for (int i = 0; i < ac; i++) {
+		char why[200];
 		unsigned v;
-		if (path_arg(av[i], "mps_pipe=", conf.mps_pipe, sizeof(conf.mps_pipe)) ||
-		    path_arg(av[i], "mps_log=", conf.mps_log, sizeof(conf.mps_log)) ||
-		    path_arg(av[i], "mps_control=", conf.mps_control, sizeof(conf.mps_control)) ||
-		    path_arg(av[i], "rundir=", conf.rundir, 200) ||
-		    path_arg(av[i], "shim=", conf.shim, sizeof(conf.shim))) {
+		int path = 0;
+		for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]) && !path; k++)
+			path = nvt_slurm_path_arg(av[i], paths[k].prefix, paths[k].buf, paths[k].len, why,
+						  sizeof(why));
+		if (path < 0) {
+			slurm_error(LOG "plugstack.conf: %s", why);
+			return -1;
+		}
+		if (path) {
 			continue;
 		} else if (!strcmp(av[i], "mps=no") || !strcmp(av[i], "mps=yes")) {
 			conf.no_mps = !strcmp(av[i], "mps=no");

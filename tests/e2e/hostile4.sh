@@ -1,0 +1,107 @@
+# Hostile and faulty conditions, round 4: what a local user can do to others' claims, to root's
+# priority agent and to shared directories (leases, setuid, FIFOs, the agent's limits). Sourced
+# by tests/run-tests.sh (helpers in security.sh, prio.sh); what needs /dev/shm or a kill -9 of
+# the agent is in tests/faults/.
+# shellcheck shell=bash
+
+t_hostile_fifo_in_shared_cache() {
+	# A calibration cache shared by users (a 1777 directory): another user's FIFO named like
+	# its records neither hangs nor is read; the command calibrates as if none were there.
+	need_users
+	local uuid
+	export NVTASKSET_CACHE_DIR=$WORK/shared-cache
+	mkdir -m 1777 "$NVTASKSET_CACHE_DIR"
+	uuid=$(fake_uuid)
+	$(as_user 65533) mkfifo "$NVTASKSET_CACHE_DIR/$uuid.topo" "$NVTASKSET_CACHE_DIR/$uuid.mem"
+	run_rc out rc $(as_user 65532) env HOME="$WORK/u" "$NVT" --topology
+	eq "$rc" 0 "--topology beside a FIFO (124: it hung): $out"
+	has "$out" "66 TPCs"
+	run_rc out rc "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	eq "$rc" 0 "a start beside a FIFO (124: it hung): $out"
+	has "$out" "tpcs=0-3 hung=0"
+}
+
+t_hostile_squatted_root_dir_agent() {
+	# Another user made root's run directory first: root's agent recovers it as root's start
+	# and shim do (the squatter's entry renamed aside), instead of failing to take its lock.
+	need_users
+	export NVTASKSET_RUNDIR=$WORK/sq-run
+	mkdir -m 1777 "$NVTASKSET_RUNDIR"
+	$(as_user 65533) mkdir -m 755 "$NVTASKSET_RUNDIR/nvtaskset-0"
+	start_agent sq -- --hold 100
+	[ "$(stat -c %u "$NVTASKSET_RUNDIR/nvtaskset-0")" == 0 ] || die "root's run directory is not root's"
+	ls -d "$NVTASKSET_RUNDIR"/nvtaskset-0.squatted.65533.* >/dev/null || die "the squatter's entry is not aside"
+	run_rc out rc "$NVT" -l --json
+	has "$out" "\"agents\":[{\"uid\":0,\"pid\":$AGENT}]"
+	stop_agent "$AGENT"
+}
+
+t_hostile_bad_agent_settings() {
+	# A bad agent setting in the environment fails a start or -p with a priority, saying
+	# what is wrong, before anything starts or changes (an agent started with it died
+	# unseen, and the start exited 0).
+	local var out rc
+	for var in NVTASKSET_POLL_US=abc NVTASKSET_HOLD_MS=0 NVTASKSET_GUARD=-3; do
+		run_rc out rc env "$var" "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP" launch 1
+		eq "$rc" 1 "a start with $var: $out"
+		has "$out" "nvtaskset: ${var%%=*} takes a number from"
+		hasnt "$out" "tpcs="
+	done
+	[ ! -e "$NVTASKSET_RUNDIR/nvtaskset-0/agent.pid" ] || die "an agent was started"
+	start_loop bs "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/bs.state" "0-3"
+	run_rc out rc env NVTASKSET_POLL_US=abc "$NVT" -p --priority low --yield guard "$PID"
+	eq "$rc" 1 "-p --priority with a bad setting: $out"
+	run_rc out rc "$NVT" -l --json
+	python3 -c 'import json,sys; g={t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}[int(sys.argv[2])]; assert g["priority"] is None, g' \
+		"$out" "$PID" || die "the priority was set: $out"
+	stop_loop bs "$PID"
+}
+
+t_hostile_autostarted_agent_errors_kept() {
+	# An agent a start runs for a priority says why it could not start in its log, and -l
+	# shows it (its output went to /dev/null before).
+	local out rc
+	mkdir -m 755 "$NVTASKSET_RUNDIR/nvtaskset-0"
+	ln -s /nonexistent "$NVTASKSET_RUNDIR/nvtaskset-0/agent.lock"
+	start_loop al "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	wait_file "$WORK/al.state" "9-65"
+	wait_for 5 test -s "$NVTASKSET_RUNDIR/nvtaskset-0/agent.log"
+	has "$(cat "$NVTASKSET_RUNDIR/nvtaskset-0/agent.log")" "cannot take the priority agent's lock"
+	run_rc out rc "$NVT" -l
+	has "$out" "priority agent: none runs"
+	has "$out" "priority agent of uid 0: not running; its log ends: nvtaskset: cannot take the priority agent's lock in $NVTASKSET_RUNDIR"
+	stop_loop al "$PID"
+}
+
+t_hostile_setuid_task_not_roots() {
+	# A task root started that drops to a user and writes 'high' and an own partition of
+	# every TPC through its mapping of root's segment is that user's to the agent, not
+	# root's: another user's low task keeps its own partition (no user's priority shrinks
+	# another user's task without --across-users). Root's own high task still guards it.
+	need_users
+	local lo forged rhi
+	start_agent su -- --hold 100 --guard 4
+	start_loop u/slo $(as_user 65524) "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	lo=$PID
+	wait_file "$WORK/u/slo.state" "9-65"
+	"$NVT" --no-mps -c 0-8 "$APP" setuid 65534 forge-high "$WORK/u/sf.stop" "$WORK/u/sf.state" \
+		>"$WORK/sf.out" 2>&1 &
+	forged=$!
+	wait_file "$WORK/u/sf.state" "0-65"
+	wait_for 5 grep -q "pid $forged runs as uid 65534 in uid 0's segment: its priority counts as uid 65534's" \
+		"$WORK/su.log"
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$forged .* high " <<<"$out" || die "the forged priority is not there: $out"
+	sleep 0.3 # a poll or more: a write to the low task would show
+	eq "$(cat "$WORK/u/slo.state")" "9-65" "another user's low task beside the forged high one"
+	if grep -q "pid $lo " "$WORK/su.log"; then die "the agent wrote the low task: $(cat "$WORK/su.log")"; fi
+	start_loop rhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	rhi=$PID
+	wait_for 5 guarded_to "$WORK/u/slo.state" 4 0-8
+	stop_loop rhi "$rhi"
+	stop_agent "$AGENT"
+	touch "$WORK/u/sf.stop"
+	wait "$forged" || die "the forging task failed: $(cat "$WORK/sf.out")"
+	stop_loop u/slo "$lo"
+}
