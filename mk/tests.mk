@@ -10,7 +10,7 @@ FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_yield $(T)/test_slurm $(T)/test_task \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/prioapp $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
-	$(T)/smctrlapp
+	$(T)/smctrlapp $(T)/demo
 
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
@@ -55,6 +55,11 @@ $(T)/fakeapp-linked: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FAKE) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -L$(T)/fake -lcuda -lpthread
 
+# make try's program: it prints where its kernels ran on the fake GPU (tests/fake/try.sh).
+$(T)/demo: tests/fake/demo.c tests/fake/fakecuda.h $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/fake $(LDFLAGS) -o $@ $< -ldl
+
 # A program written for libsmctrl: nvtaskset's libsmctrl.so and the fake driver.
 $(T)/smctrlapp: tests/fake/smctrlapp.c $(FAKE) $(SMCTRL) $(CORE_LIB) $(FLAGS)
 	@mkdir -p $(@D)
@@ -88,6 +93,12 @@ $(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(FUZZ_SRC)
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: all $(FAKE) $(TEST_BINS)
 	@tests/run-tests.sh -j$(CHECK_JOBS)
+
+# nvtaskset on a fake GPU, without one: a short tour of -c, -g, -n, -p and -l
+# with the demo program, then (on a terminal) a shell to try more in
+# (README's "Try it without a GPU").
+try: all $(FAKE) $(T)/demo
+	@tests/fake/try.sh
 
 # The Slurm plugin with a real Slurm (slurmctld, slurmd, munged; Debian:
 # slurm-wlm, libslurm-dev, munge, lua5.1 or liblua for cli_filter/lua),

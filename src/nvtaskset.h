@@ -65,6 +65,35 @@ extern "C" {
 #define NVT_RUNDIR_MAX 200
 /* Path of the preload shim, overriding the CLI's search (tests, packagers). */
 #define NVT_ENV_SHIM "NVTASKSET_SHIM"
+/* Where calibration records are cached (docs/calibration.md), before
+ * $XDG_CACHE_HOME/nvtaskset and ~/.cache/nvtaskset. */
+#define NVT_ENV_CACHE_DIR "NVTASKSET_CACHE_DIR"
+/* Where the kernel module describes its GPUs, instead of /proc/driver/nvidia (tests). */
+#define NVT_ENV_PROC_NVIDIA "NVTASKSET_PROC_NVIDIA"
+/* Seconds the command waits for the driver (1-3600; default 60). */
+#define NVT_ENV_DRIVER_TIMEOUT "NVTASKSET_DRIVER_TIMEOUT"
+/* Seconds -n --exclude-running waits for other claimers' overlapping claims (1-3600; default 10). */
+#define NVT_ENV_CLAIM_TIMEOUT "NVTASKSET_CLAIM_TIMEOUT"
+/* The priority agent's options when not given (nvtaskset(1)): --poll, --hold, --guard. */
+#define NVT_ENV_AGENT_POLL_US "NVTASKSET_POLL_US"
+#define NVT_ENV_AGENT_HOLD_MS "NVTASKSET_HOLD_MS"
+#define NVT_ENV_AGENT_GUARD "NVTASKSET_GUARD"
+
+/* Other programs' variables that nvtaskset reads or sets for a task. */
+#define NVT_ENV_LD_PRELOAD "LD_PRELOAD"
+#define NVT_ENV_CUDA_VISIBLE "CUDA_VISIBLE_DEVICES"
+#define NVT_ENV_CUDA_ORDER "CUDA_DEVICE_ORDER"
+#define NVT_ENV_CUDA_CONNECTIONS "CUDA_DEVICE_MAX_CONNECTIONS"
+#define NVT_ENV_MPS_PIPE_DIR "CUDA_MPS_PIPE_DIRECTORY"
+#define NVT_ENV_MPS_LOG_DIR "CUDA_MPS_LOG_DIRECTORY"
+#define NVT_ENV_MPS_THREAD_PERCENTAGE "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
+#define NVT_ENV_XDG_CACHE_HOME "XDG_CACHE_HOME"
+#define NVT_ENV_XDG_RUNTIME_DIR "XDG_RUNTIME_DIR"
+#define NVT_ENV_HOME "HOME"
+#define NVT_ENV_SLURM_JOB_ID "SLURM_JOB_ID"
+#define NVT_ENV_SLURM_STEP_ID "SLURM_STEP_ID"
+#define NVT_ENV_SLURM_JOB_GPUS "SLURM_JOB_GPUS"
+#define NVT_ENV_SLURM_STEP_GPUS "SLURM_STEP_GPUS"
 
 /*
  * The nvtaskset command exports a symbol of this name (the linker's
@@ -108,7 +137,9 @@ extern "C" {
  * have 256; their bits from 128 up are written 0 and calibration checks that
  * no working TPC needs them. */
 #define NVT_HW_BITS 128
-/* GPUs a control segment has room for. */
+/* GPUs a control segment has room for: the most GPUs a task has partitions
+ * on (the machine may have up to NVT_GPUS_MAX, src/gpu/gpu.h; the segment's
+ * size is part of the layout, so the two stay apart). */
 #define NVT_MAX_GPUS 16
 /* Largest GPC count a topology may describe. */
 #define NVT_MAX_GPCS 64

@@ -2,7 +2,10 @@
 # The Debian package, as a user meets it: builds it (make deb), checks what is
 # in it, installs it with `apt-get install ./nvtaskset_*.deb`, runs what it
 # installed against the fake driver, removes and purges it, and checks that
-# nothing is left. Prints one line per check and "N passed, M failed" last.
+# nothing is left; all beside a `make install` of the tree (in a directory
+# of its own) whose command and man page come first on PATH and MANPATH, as
+# after README's quick start. Prints one line per check and "N passed, M
+# failed" last.
 #
 # Needs root, apt, dpkg-dev, debhelper, man-db and bash-completion (.ci/run
 # installs them), and a machine where nvtaskset is not installed. The package
@@ -28,6 +31,18 @@ ok() { # ok WHAT CMD...: one check
 		FAIL=$((FAIL + 1))
 		echo "FAIL $what"
 		sed 's/^/    /' <<<"$out" | tail -20
+	fi
+}
+# same WHAT GOT WANT: one check that GOT is WANT, saying what it got when not.
+same() {
+	local what=$1 got=$2 want=$3
+	if [ "$got" == "$want" ]; then
+		PASS=$((PASS + 1))
+		echo "PASS $what"
+	else
+		FAIL=$((FAIL + 1))
+		echo "FAIL $what"
+		echo "    expected '$want', got '$got'"
 	fi
 }
 fatal() {
@@ -91,6 +106,16 @@ echo "built $DEB"
 make -s B="$B" "$B/test/fake/libcuda.so.1" "$B/test/fakeapp-dlopen" "$B/test/fakeapp-linked" >/dev/null
 FAKEDIR=$ROOT/$B/test/fake APP=$ROOT/$B/test/fakeapp-dlopen LINKED=$ROOT/$B/test/fakeapp-linked
 
+# Another nvtaskset comes first on PATH and in man's search, as after README's quick start
+# (make install, to /usr/local): the checks name the package's by its path, and look for it
+# among the others.
+# (Staged with DESTDIR: the build's own PREFIX, so that nothing is built again.)
+make -s B="$B" SLURM=0 DESTDIR="$WORK/local" install >"$WORK/install.log" 2>&1 || {
+	tail -20 "$WORK/install.log"
+	fatal "make install DESTDIR=$WORK/local failed"
+}
+export PATH=$WORK/local/usr/local/bin:$PATH MANPATH=$WORK/local/usr/local/share/man:
+
 # ---- What is in it -----------------------------------------------------------
 
 field() { dpkg-deb -f "$DEB" "$1"; }
@@ -100,7 +125,8 @@ ok "depends on libc" grep -q 'libc6' <<<"$(field Depends)"
 ok "depends on no CUDA or NVIDIA package (NVIDIA's installer registers none)" \
 	bash -c '! grep -Eiq "cuda|nvidia" <<<"$1"' _ "$(field Depends) $(field Pre-Depends) $(field Recommends)"
 for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskset/wrapper/libcuda.so.1 \
-	/usr/lib/nvtaskset/nvtaskset-hog \
+	/usr/lib/nvtaskset/nvtaskset-hog /usr/lib/nvtaskset/libsmctrl.so /usr/lib/libsmctrl.so \
+	/usr/lib/pkgconfig/libsmctrl.pc /usr/include/libsmctrl.h /usr/share/man/man3/libsmctrl.3.gz \
 	/usr/share/man/man1/nvtaskset.1.gz /usr/share/man/man8/spank_nvtaskset.8.gz \
 	/usr/share/bash-completion/completions/nvtaskset \
 	/usr/share/doc/nvtaskset/copyright /usr/share/doc/nvtaskset/LICENSE \
@@ -109,8 +135,12 @@ for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskse
 done
 ok "ships nothing outside /usr (no ld.so.conf.d entry)" bash -c '! grep -v "^/usr" "$1" | grep -v "^/\?$"' _ "$WORK/contents"
 dpkg-deb --ctrl-tarfile "$DEB" | tar -t | sed 's|^\./||' | grep -v '^$' | sort >"$WORK/control"
-ok "no shlibs or ldconfig trigger (the wrapper is named libcuda.so.1)" \
-	bash -c '! grep -Eq "^(shlibs|triggers|symbols)$" "$1"' _ "$WORK/control"
+ok "no shlibs or symbols (the wrapper is named libcuda.so.1)" \
+	bash -c '! grep -Eq "^(shlibs|symbols)$" "$1"' _ "$WORK/control"
+ok "an ldconfig trigger (libsmctrl.so in /usr/lib)" \
+	bash -c 'dpkg-deb --ctrl-tarfile "$1" | tar -xO ./triggers | grep -qx "activate-noawait ldconfig"' _ "$DEB"
+ok "libsmctrl.so in /usr/lib is a link to the shim's neighbour" \
+	test "$(dpkg-deb -c "$DEB" | awk '$6 == "./usr/lib/libsmctrl.so" {print $8}')" == nvtaskset/libsmctrl.so
 mkdir "$WORK/x" && dpkg-deb -x "$DEB" "$WORK/x"
 ok "hardened link of the command (relro, bind now)" \
 	bash -c 'readelf -d "$1" | grep -q BIND_NOW && readelf -lW "$1" | grep -q GNU_RELRO' _ "$WORK/x/usr/bin/nvtaskset"
@@ -125,15 +155,17 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$DEB" >"$WORK/apt.log" 2>
 }
 ok "installed" installed
 dpkg -L nvtaskset | grep -vx '/\.' | sort >"$WORK/files"
-ok "nvtaskset --version" test "$(/usr/bin/nvtaskset --version)" == "nvtaskset $VERSION"
-ok "nvtaskset found on PATH" test "$(command -v nvtaskset)" == /usr/bin/nvtaskset
+same "nvtaskset --version" "$(/usr/bin/nvtaskset --version)" "nvtaskset $VERSION"
+same "nvtaskset found on PATH" "$(type -a -P nvtaskset | grep -x /usr/bin/nvtaskset)" /usr/bin/nvtaskset
 if excluded /usr/share/man/; then
 	echo "SKIP man page (dpkg excludes /usr/share/man here)"
 else
-	ok "man -w finds the man page" test "$(man -w nvtaskset)" == /usr/share/man/man1/nvtaskset.1.gz
-	ok "man nvtaskset shows it" bash -c 'MANPAGER=cat MANWIDTH=80 man nvtaskset 2>/dev/null | grep -q "EXIT STATUS"'
+	same "man -w finds the man page" "$(man -a -w nvtaskset 2>&1 | grep -x /usr/share/man/man1/nvtaskset.1.gz)" \
+		/usr/share/man/man1/nvtaskset.1.gz
+	ok "man nvtaskset shows it" \
+		bash -c 'MANPATH=/usr/share/man MANPAGER=cat MANWIDTH=80 man nvtaskset 2>/dev/null | grep -q "EXIT STATUS"'
 	ok "man spank_nvtaskset shows the Slurm plugin's page" \
-		bash -c 'MANPAGER=cat MANWIDTH=80 man 8 spank_nvtaskset 2>/dev/null | grep -q "gpu-tpcs"'
+		bash -c 'MANPATH=/usr/share/man MANPAGER=cat MANWIDTH=80 man 8 spank_nvtaskset 2>/dev/null | grep -q "gpu-tpcs"'
 fi
 if excluded /usr/share/doc/; then
 	echo "SKIP docs (dpkg excludes /usr/share/doc here)"
@@ -151,18 +183,33 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
 else
 	ok "bash-completion is installed" false
 fi
-ok "nothing registered with ldconfig" bash -c '! /sbin/ldconfig -p | grep -q /usr/lib/nvtaskset'
+ok "nothing of /usr/lib/nvtaskset registered with ldconfig" bash -c '! /sbin/ldconfig -p | grep -q /usr/lib/nvtaskset'
+ok "libsmctrl.so in the loader's cache (/lib is /usr/lib on merged-/usr systems)" bash -c '/sbin/ldconfig -p | grep -Eq "libsmctrl.so .*=> (/usr)?/lib/libsmctrl.so$"'
+if command -v python3 >/dev/null; then
+	ok "ctypes.util.find_library finds libsmctrl" \
+		test "$(python3 -c 'import ctypes.util; print(ctypes.util.find_library("smctrl"))')" == libsmctrl.so
+fi
 # The installed command, shim and wrapper, against the fake driver.
 export NVTASKSET_RUNDIR=$WORK/run LD_LIBRARY_PATH=$FAKEDIR
 mkdir -m 1777 "$NVTASKSET_RUNDIR"
 ok "root's calibration goes to /var/cache/nvtaskset" \
-	bash -c 'nvtaskset --calibrate && ls /var/cache/nvtaskset/GPU-*.topo'
+	bash -c '/usr/bin/nvtaskset --calibrate && ls /var/cache/nvtaskset/GPU-*.topo'
 ok "a task runs on its TPCs under the installed shim" \
-	bash -c 'out=$(nvtaskset --no-mps -c 2 "$1" launch 1) && grep -q "tpcs=2 hung=0" <<<"$out"' _ "$APP"
-ok "the installed shim is the one preloaded" \
-	bash -c 'nvtaskset --no-mps -c 2 /usr/bin/env | grep -qx "LD_PRELOAD=/usr/lib/nvtaskset/libnvtaskset.so"'
+	bash -c 'out=$(/usr/bin/nvtaskset --no-mps -c 2 "$1" launch 1) && echo "$out" && grep -q "tpcs=2 hung=0" <<<"$out"' _ "$APP"
+same "the installed shim is the one preloaded" \
+	"$(/usr/bin/nvtaskset --no-mps -c 2 /usr/bin/env 2>&1 | grep '^LD_PRELOAD=')" \
+	"LD_PRELOAD=/usr/lib/nvtaskset/libnvtaskset.so"
 ok "the installed wrapper registers its callback" \
 	bash -c 'LD_LIBRARY_PATH=/usr/lib/nvtaskset/wrapper:$LD_LIBRARY_PATH "$1" launch 1 | grep -q "callbacks=1"' _ "$LINKED"
+# A program written for libsmctrl, built as README says and started plainly:
+# it finds the GPU's map in root's calibration cache.
+printf '%s\n' '#include <stdio.h>' '#include <libsmctrl.h>' 'int main(void) {' \
+	'	uint32_t n = 0; uint128_t *gpcs; int rc = libsmctrl_get_gpc_info_ext(&n, &gpcs, 0);' \
+	'	printf("rc=%d gpcs=%u\n", rc, n); return rc; }' >"$WORK/smctrlprog.c"
+ok "a libsmctrl program builds with pkg-config" \
+	bash -c 'cc -o "$1/smctrlprog" "$1/smctrlprog.c" $(pkg-config --cflags --libs libsmctrl)' _ "$WORK"
+ok "and, started plainly, reads the GPU's GPCs from the cache" \
+	bash -c 'test "$("$1/smctrlprog")" == "rc=0 gpcs=12"' _ "$WORK"
 unset NVTASKSET_RUNDIR LD_LIBRARY_PATH
 
 # ---- Removed, purged -------------------------------------------------------------
@@ -193,7 +240,7 @@ DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq nvtaskset >"$WORK/apt.log" 2
 }
 ok "purged: dpkg knows nothing of it" bash -c '! dpkg-query -W -f "\${db:Status-Status}" nvtaskset 2>/dev/null | grep -qv not-installed'
 ok "purge leaves no file behind" gone
-ok "the command is gone" bash -c '! command -v nvtaskset'
+same "the command is gone" "$(ls /usr/bin/nvtaskset 2>/dev/null)" ""
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" == 0 ]

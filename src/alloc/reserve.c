@@ -62,6 +62,7 @@
  */
 #define _GNU_SOURCE
 #include "reserve.h"
+#include "placement.h"
 #include "core/prio.h"
 #include "core/claim.h"
 #include "core/gpusel.h"
@@ -152,118 +153,6 @@ int nvt_seg_prepare(const char *base, const struct nvt_slot_view *views, int n,
 	/* As a task's start does: children that ended with _exit left files. */
 	nvt_seg_sweep(own, SWEEP_MAX);
 	return NVT_RESERVE_OK;
-}
-
-/* ---- Scanning the other tasks -------------------------------------------- */
-
-/* What a scan found on one GPU. */
-struct held_list {
-	struct nvt_held *v;
-	int n, cap;
-};
-
-static int held_push(struct held_list *l, const struct nvt_held *h)
-{
-	if (l->n == l->cap) {
-		int cap = l->cap ? 2 * l->cap : 16;
-		struct nvt_held *v = realloc(l->v, (size_t)cap * sizeof(*v));
-		if (!v)
-			return -1;
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = *h;
-	return 0;
-}
-
-/* Collects the SET slots that handle h's task has on the GPUs of req into
- * found. Returns 0, or -1 (ENOMEM). */
-static int scan_task(const struct nvt_seg_handle *h, const struct nvt_claim_gpu *req, int n,
-		     struct held_list *found)
-{
-	struct nvt_held held;
-
-	held.who.start_time = h->head.start_time;
-	held.who.pidns = h->head.pidns;
-	held.who.pid = h->head.pid;
-	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		struct nvt_slot_view view;
-		uint8_t uuid[16];
-		int i = 0, rc;
-
-		if (nvt_seg_slot_gpu(h, g, uuid) || nvt_uuid_is_zero(uuid))
-			continue;
-		while (i < n && memcmp(uuid, req[i].uuid, 16))
-			i++;
-		if (i == n)
-			continue;
-		/* An unsettled slot (-1: its sequence stayed odd) counts as held
-		 * by its owner, every TPC a copy showed, like a live task's
-		 * partition: never as a claim in progress, so a segment left so
-		 * can neither stall nor fail another start. */
-		rc = nvt_seg_read(h, g, &view, NULL);
-		if (rc == -2 || view.state != NVT_SLOT_SET || memcmp(view.uuid, req[i].uuid, 16))
-			continue;
-		held.claim = rc == 0 && (view.flags & NVT_SLOTF_CLAIM);
-		/* A task with a priority holds its own partition, whatever an
-		 * agent lets it use now (guarded or borrowing). */
-		if (view.prio.prio != NVT_PRIO_NONE) {
-			nvt_prio_own_of(&view, &held.tpcs);
-			if (rc) /* unsettled: what any copy showed, too */
-				nvt_set_or(&held.tpcs, &held.tpcs, &view.tpcs);
-		} else {
-			held.tpcs = view.tpcs;
-		}
-		if (held_push(&found[i], &held))
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * Reads every live task's slots on the GPUs of req, every user's, except
- * the caller's (me). Returns 0, or -1 with errno set (a task that could not
- * be read: its TPCs are never taken for free).
- */
-static int scan(const char *base, const struct nvt_claimer *me, const struct nvt_claim_gpu *req,
-		int n, struct held_list *found)
-{
-	pid_t *pids;
-	int count = nvt_seg_tasks(base, 1, &pids), failed = 0;
-
-	if (count < 0)
-		return -1;
-	for (int i = 0; i < n; i++)
-		found[i].n = 0;
-	for (int k = 0; k < count && !failed; k++) {
-		struct nvt_seg_handle h;
-		struct nvt_claimer who;
-		int rc;
-
-		/* Gone, no (current) segment, one still being made (not ours to
-		 * read) or not one we know: it holds nothing. One its user holds a
-		 * lease on cannot be read, and must not fail others' claims: its
-		 * user hides her own task's TPCs, no more than a task started
-		 * without nvtaskset would. Anything else (EMFILE, say) may hide a
-		 * task's partition: never read as free. */
-		rc = nvt_seg_open(base, pids[k], 0, &h);
-		if (rc == NVT_SEG_ESYS) {
-			failed = 1;
-			break;
-		}
-		if (rc)
-			continue;
-		who.start_time = h.head.start_time;
-		who.pidns = h.head.pidns;
-		who.pid = h.head.pid;
-		if (nvt_claimer_cmp(&who, me) && scan_task(&h, req, n, found)) {
-			errno = ENOMEM;
-			failed = 1;
-		}
-		nvt_seg_close(&h);
-	}
-	free(pids);
-	return failed ? -1 : 0;
 }
 
 /* ---- Claiming -------------------------------------------------------------- */
@@ -358,7 +247,8 @@ struct claim_run {
 	int n, timeout_ms;
 	struct claim_target *t;
 	struct nvt_slot_view *out;
-	struct held_list found[NVT_MAX_GPUS];
+	const uint8_t *uuids[NVT_MAX_GPUS];
+	struct nvt_held_list found[NVT_MAX_GPUS];
 	int claimed[NVT_MAX_GPUS];
 };
 
@@ -428,7 +318,7 @@ static int gpu_step(struct claim_run *r, int i, int claims_taken, int *settled, 
 }
 
 /* Confirms every pick (rc 0), or on failure (rc) writes back what the slots held. */
-static int claim_end(const struct claim_run *r, int rc, char *why, size_t len)
+static int claim_end(struct claim_run *r, int rc, char *why, size_t len)
 {
 	for (int i = 0; i < r->n && rc == NVT_RESERVE_OK; i++) {
 		if (!r->req[i].count)
@@ -445,8 +335,7 @@ static int claim_end(const struct claim_run *r, int rc, char *why, size_t len)
 		if (r->claimed[i])
 			r->t->write(r->t, i, &r->out[i], ignored, sizeof(ignored));
 	}
-	for (int i = 0; i < r->n; i++)
-		free(r->found[i].v);
+	nvt_held_free(r->found, r->n);
 	return rc;
 }
 
@@ -466,6 +355,8 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 
 	memset(&r, 0, sizeof(r));
 	r.me = me, r.req = req, r.n = n, r.t = t, r.out = out;
+	for (int i = 0; i < n; i++)
+		r.uuids[i] = req[i].uuid;
 	r.timeout_ms = timeout_ms = timeout_ms < 0 ? 0 : timeout_ms;
 	seed = (unsigned)getpid() ^ (unsigned)start;
 	/* Until deadline, later claimers that overlap are waited for; then
@@ -480,7 +371,7 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 				 "same TPCs for %g s", (double)(end - start) / 1000.0);
 			return claim_end(&r, NVT_RESERVE_TIMEOUT, why, len);
 		}
-		if (scan(base, me, req, n, r.found)) {
+		if (nvt_held_scan(base, me, r.uuids, n, r.found)) {
 			snprintf(why, len, "cannot list the tasks in %s: %s", base, strerror(errno));
 			return claim_end(&r, NVT_RESERVE_ERROR, why, len);
 		}
@@ -518,9 +409,7 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 	/* Other claimers must see our claims from the first: open to readers
 	 * now, and writers (nvtaskset -p) wait until we are done. */
 	nvt_seg_publish(&fresh);
-	me.start_time = own->seg->start_time;
-	me.pidns = own->seg->pidns;
-	me.pid = own->seg->pid;
+	nvt_claimer_of(own->seg, &me);
 	/* Each GPU's slot, holding nothing yet: those of count 0 stay so. */
 	for (int i = 0; i < n; i++) {
 		memset(&idle[i], 0, sizeof(idle[i]));
@@ -562,9 +451,7 @@ int nvt_claim_move(const char *base, struct nvt_seg_handle *h, const struct nvt_
 	/* The task is the claimer: its segment's header orders it among the
 	 * others, and the scans pass over its own slots (the partitions it
 	 * gives up). */
-	me.start_time = h->head.start_time;
-	me.pidns = h->head.pidns;
-	me.pid = h->head.pid;
+	nvt_claimer_of(&h->head, &me);
 	for (int i = 0; i < n; i++) {
 		t.slot[i] = nvt_seg_find_slot(h, req[i].uuid);
 		out[i] = prev[i];

@@ -7,6 +7,13 @@
 #include "claim.h"
 #include "tpcset.h"
 
+void nvt_claimer_of(const struct nvt_segment *seg, struct nvt_claimer *out)
+{
+	out->start_time = seg->start_time;
+	out->pidns = seg->pidns;
+	out->pid = seg->pid;
+}
+
 int nvt_claimer_cmp(const struct nvt_claimer *a, const struct nvt_claimer *b)
 {
 	if (a->start_time != b->start_time)
@@ -44,9 +51,8 @@ static const struct nvt_tpcset *usable(const struct nvt_pick *want, const struct
 	return buf;
 }
 
-/* Picks want among avail (near first, if asked). Returns 0, or -1 if it does not fit. */
-static int pick(const struct nvt_topology *topo, const struct nvt_pick *want,
-		const struct nvt_tpcset *avail, struct nvt_tpcset *out)
+int nvt_pick_tpcs(const struct nvt_topology *topo, const struct nvt_pick *want,
+		  const struct nvt_tpcset *avail, struct nvt_tpcset *out)
 {
 	struct nvt_tpcset in;
 
@@ -89,7 +95,7 @@ static int fits(const struct nvt_topology *topo, const struct nvt_pick *want,
 	struct nvt_tpcset unused, buf;
 
 	if (want->gpcs)
-		return pick(topo, want, avail, &unused) == 0;
+		return nvt_pick_tpcs(topo, want, avail, &unused) == 0;
 	return nvt_set_count(usable(want, avail, &buf)) >= want->count;
 }
 
@@ -139,7 +145,8 @@ int nvt_claim_step(const struct nvt_topology *topo, const struct nvt_pick *want,
 	 * later claimers claim only (they yield); else wait for the earlier. */
 	nvt_set_andnot(&avail, &avail, &earlier);
 	nvt_set_andnot(&blocked, &avail, &later);
-	if (pick(topo, want, &blocked, next) == 0 || pick(topo, want, &avail, next) == 0)
+	if (nvt_pick_tpcs(topo, want, &blocked, next) == 0 ||
+	    nvt_pick_tpcs(topo, want, &avail, next) == 0)
 		return NVT_STEP_CLAIM;
 	return NVT_STEP_WITHDRAW;
 }

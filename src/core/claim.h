@@ -21,6 +21,9 @@ struct nvt_claimer {
 	int32_t pid;         /* as its namespace numbers it */
 };
 
+/* The claimer a segment's header names. */
+void nvt_claimer_of(const struct nvt_segment *seg, struct nvt_claimer *out);
+
 /*
  * Orders claimers: the process that started first is earlier; equal start
  * times (a clock tick holds many starts) by PID namespace, then PID. Returns
@@ -61,6 +64,16 @@ struct nvt_pick {
 	enum nvt_strategy strategy; /* without gpcs: as nvt_topo_pick */
 	struct nvt_near near;       /* mode NVT_NEAR_NONE (0): anywhere */
 };
+
+/*
+ * Picks want among avail: want->count TPCs (nvt_topo_pick with its strategy),
+ * or want->gpcs whole GPCs of at most want->count TPCs; in want->near's TPCs
+ * first if asked (only there with NVT_NEAR_ONLY). Every pick of nvtaskset is
+ * this one: -n's start, claim and dry run, the Slurm plugin's, --plan's.
+ * Returns 0, or -1 if it does not fit.
+ */
+int nvt_pick_tpcs(const struct nvt_topology *topo, const struct nvt_pick *want,
+		  const struct nvt_tpcset *avail, struct nvt_tpcset *out);
 
 /*
  * Decides one GPU's step after a scan. me: the caller; mine: its current

@@ -6,6 +6,7 @@
 #include "gpusel.h"
 #include "topo.h"
 #include "tpcset.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -59,18 +60,14 @@ int nvt_uuid_is_zero(const uint8_t uuid[16])
 	return 1;
 }
 
-/* Returns 1 if text is a plain decimal number (no sign, no spaces) and stores it. */
+/* Returns 1 if the len bytes at text are a plain decimal number (no sign, no
+ * spaces, at most 6 digits) and stores it. */
 static int decimal(const char *text, size_t len, int *value)
 {
-	long v = 0;
+	uint64_t v;
 
-	if (len == 0 || len > 6)
+	if (len == 0 || len > 6 || nvt_decimal(text, 999999, &v) != text + len)
 		return 0;
-	for (size_t i = 0; i < len; i++) {
-		if (text[i] < '0' || text[i] > '9')
-			return 0;
-		v = v * 10 + (text[i] - '0');
-	}
 	*value = (int)v;
 	return 1;
 }

@@ -26,6 +26,7 @@ int nvt_uuid_is_zero(const uint8_t uuid[16]);
 struct nvt_gpu_id {
 	char uuid[48];  /* "GPU-..." */
 	char model[96]; /* "NVIDIA H100 80GB HBM3" */
+	uint8_t uuid_bytes[16]; /* uuid, parsed once where the GPUs are listed; zero if malformed */
 };
 
 enum { NVT_GPU_NONE = -1, NVT_GPU_AMBIGUOUS = -2 };

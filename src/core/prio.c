@@ -284,6 +284,13 @@ int nvt_prio_env_format(const struct nvt_slot_prio *prio, char *buf, size_t len)
 		memcpy(yield, ",yield=", 7);
 		if (nvt_yield_format(&words, '+', yield + 7, sizeof(yield) - 7) < 0)
 			return -1;
+		/* Values that no word of its carries (a value alone adds no word). */
+		if (prio->bound_us && !(prio->yield & NVT_YIELD_BOUND))
+			snprintf(yield + strlen(yield), sizeof(yield) - strlen(yield), ",bound=%u",
+				 (unsigned)prio->bound_us);
+		if (prio->ahead_us && !(prio->yield & NVT_YIELD_AHEAD))
+			snprintf(yield + strlen(yield), sizeof(yield) - strlen(yield), ",ahead=%u",
+				 (unsigned)prio->ahead_us);
 		if (prio->duty_pct)
 			snprintf(yield + strlen(yield), sizeof(yield) - strlen(yield), ",duty=%u",
 				 (unsigned)prio->duty_pct);

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "ptree.h"
+#include "text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,29 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parses an unsigned decimal of at most max at p; returns the end or NULL. */
-static const char *decimal(const char *p, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (*p < '0' || *p > '9')
-		return NULL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (max - (uint64_t)(*p - '0')) / 10)
-			return NULL;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	*out = v;
-	return p;
-}
-
 int nvt_stat_parse(const char *text, struct nvt_stat *out)
 {
 	const char *p, *close;
 	uint64_t v;
 
 	memset(out, 0, sizeof(*out));
-	p = decimal(text, INT32_MAX, &v);
+	p = nvt_decimal(text, INT32_MAX, &v);
 	if (!p || p[0] != ' ' || p[1] != '(')
 		return -1;
 	out->pid = (pid_t)v;
@@ -43,7 +28,7 @@ int nvt_stat_parse(const char *text, struct nvt_stat *out)
 	if (!close || close[1] != ' ' || !close[2] || close[3] != ' ')
 		return -1;
 	out->state = close[2];
-	p = decimal(close + 4, INT32_MAX, &v);
+	p = nvt_decimal(close + 4, INT32_MAX, &v);
 	if (!p || *p != ' ')
 		return -1;
 	out->ppid = (pid_t)v;
@@ -53,7 +38,7 @@ int nvt_stat_parse(const char *text, struct nvt_stat *out)
 		if (!p)
 			return -1;
 	}
-	p = decimal(p + 1, UINT64_MAX, &v);
+	p = nvt_decimal(p + 1, UINT64_MAX, &v);
 	if (!p || (*p != ' ' && *p != '\n' && *p))
 		return -1;
 	out->start_time = v;
@@ -70,10 +55,10 @@ int nvt_proc_id_format(const struct nvt_proc_id *id, char *buf, size_t len)
 int nvt_proc_id_parse(const char *text, struct nvt_proc_id *out)
 {
 	uint64_t ns, pid, start;
-	const char *p = decimal(text, UINT64_MAX, &ns);
+	const char *p = nvt_decimal(text, UINT64_MAX, &ns);
 
-	if (!p || *p != '.' || !(p = decimal(p + 1, INT32_MAX, &pid)) || *p != '.' ||
-	    !(p = decimal(p + 1, UINT64_MAX, &start)) || *p || pid == 0)
+	if (!p || *p != '.' || !(p = nvt_decimal(p + 1, INT32_MAX, &pid)) || *p != '.' ||
+	    !(p = nvt_decimal(p + 1, UINT64_MAX, &start)) || *p || pid == 0)
 		return -1;
 	out->pidns = ns;
 	out->pid = (pid_t)pid;

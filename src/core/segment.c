@@ -173,16 +173,6 @@ void nvt_slot_set_graph_stale(struct nvt_gpu_slot *slot, uint64_t kernels)
 	__atomic_store_n(&slot->graph_stale, kernels, __ATOMIC_RELAXED);
 }
 
-uint64_t nvt_slot_applied(const struct nvt_gpu_slot *slot)
-{
-	return __atomic_load_n(&slot->applied_seq, __ATOMIC_ACQUIRE);
-}
-
-uint64_t nvt_slot_rejected(const struct nvt_gpu_slot *slot)
-{
-	return __atomic_load_n(&slot->rejected_seq, __ATOMIC_ACQUIRE);
-}
-
 static int uuid_zero(const uint8_t *u)
 {
 	for (int i = 0; i < 16; i++)
@@ -231,4 +221,20 @@ void nvt_seg_bump_gen(struct nvt_segment *seg)
 uint64_t nvt_seg_gen(const struct nvt_segment *seg)
 {
 	return __atomic_load_n(&seg->slots_gen, __ATOMIC_ACQUIRE);
+}
+
+int nvt_seg_add_gpus(struct nvt_segment *seg, const struct nvt_slot_view *views, int n)
+{
+	int added = 0, g;
+
+	for (int i = 0; i < n; i++) {
+		if (uuid_zero(views[i].uuid) || nvt_seg_find_gpu(seg, views[i].uuid) >= 0)
+			continue;
+		if ((g = nvt_seg_free_slot(seg)) < 0)
+			break;
+		nvt_slot_write(&seg->gpu[g], &views[i]);
+		nvt_seg_bump_gen(seg); /* after the write: a reader that sees it finds the slot */
+		added++;
+	}
+	return added;
 }

@@ -24,9 +24,9 @@ struct nvt_slot_view {
 
 enum nvt_seg_check {
 	NVT_SEG_VALID = 0,
-	NVT_SEG_BAD_MAGIC,   /* not a control segment */
-	NVT_SEG_BAD_VERSION, /* a layout this build does not know */
-	NVT_SEG_BAD_SIZE,    /* truncated or inconsistent */
+	NVT_SEG_BAD_MAGIC = -1,   /* not a control segment */
+	NVT_SEG_BAD_VERSION = -2, /* a layout this build does not know */
+	NVT_SEG_BAD_SIZE = -3,    /* truncated or inconsistent */
 };
 
 /* Fills a fresh segment header for pid; every slot is NVT_SLOT_UNSET. */
@@ -77,6 +77,13 @@ int nvt_seg_free_slot(const struct nvt_segment *seg);
 /* Announces that a free slot was given a GPU (see nvt_segment.slots_gen). */
 void nvt_seg_bump_gen(struct nvt_segment *seg);
 uint64_t nvt_seg_gen(const struct nvt_segment *seg);
+/*
+ * Gives each GPU of views (n; each with its uuid) that seg has no slot for a
+ * free slot holding that view, and announces it (slots_gen). The caller
+ * excludes other writers (nvt_slot_write). Returns how many it added; GPUs
+ * left over when the slots run out get none.
+ */
+int nvt_seg_add_gpus(struct nvt_segment *seg, const struct nvt_slot_view *views, int n);
 
 /* What the shim reports about a slot (outside the sequence lock). */
 struct nvt_slot_status {
@@ -101,7 +108,5 @@ void nvt_slot_count_launch(struct nvt_gpu_slot *slot, unsigned stripe);
 /* The launches counted in a slot (or a copy of one): the sum of its stripes. */
 uint64_t nvt_slot_launches(const struct nvt_gpu_slot *slot);
 void nvt_slot_set_graph_stale(struct nvt_gpu_slot *slot, uint64_t kernels);
-uint64_t nvt_slot_applied(const struct nvt_gpu_slot *slot);
-uint64_t nvt_slot_rejected(const struct nvt_gpu_slot *slot);
 
 #endif /* NVT_SEGMENT_H */

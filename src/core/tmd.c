@@ -170,21 +170,6 @@ int nvt_tmd_write(unsigned layout, void *tmd, const uint32_t disable[NVT_TMD_MAS
 	return 0;
 }
 
-int nvt_tmd_read(unsigned layout, const void *tmd, uint32_t disable[NVT_TMD_MASK_WORDS])
-{
-	const struct layout *l = get(layout);
-	unsigned w = 0;
-
-	memset(disable, 0, NVT_TMD_MASK_WORDS * sizeof(uint32_t));
-	if (!l || !nvt_tmd_is(layout, tmd))
-		return -1;
-	for (unsigned p = 0; p < 2; p++)
-		for (unsigned i = 0; i < l->part[p].words; i++)
-			disable[w++] = get32(tmd, l->part[p].offset + 4 * i);
-	return l->valid_offset < 0 ||
-	       (get32(tmd, (unsigned)l->valid_offset) & l->valid_bit) != 0;
-}
-
 unsigned nvt_tmd_cluster_size(unsigned layout, const void *tmd)
 {
 	const struct layout *l = get(layout);

@@ -50,12 +50,6 @@ unsigned nvt_tmd_layouts_for_cc(unsigned major, unsigned minor, unsigned *layout
  */
 int nvt_tmd_write(unsigned layout, void *tmd, const uint32_t disable[NVT_TMD_MASK_WORDS]);
 
-/*
- * Reads the mask back into disable (words beyond the layout's width: 0).
- * Returns 1 if the hardware would honour it (the valid bit is set, or the
- * layout has none), 0 if not, -1 if tmd's version byte is not the layout's.
- */
-int nvt_tmd_read(unsigned layout, const void *tmd, uint32_t disable[NVT_TMD_MASK_WORDS]);
 
 /*
  * Returns how many CTAs one thread-block cluster of tmd's launch has (the

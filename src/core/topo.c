@@ -5,6 +5,7 @@
  */
 #include "topo.h"
 #include "tpcset.h"
+#include "text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -150,22 +151,16 @@ int nvt_topo_format(const struct nvt_topology *topo, char *buf, size_t len)
 	return (int)pos;
 }
 
-/* Parses a decimal number no larger than max; advances *pp. */
+/* A decimal number no larger than max (nvt_decimal); advances *pp. Returns 0 or -1. */
 static int parse_uint(const char **pp, unsigned max, unsigned *out)
 {
-	const char *p = *pp;
-	unsigned v = 0;
+	uint64_t v;
+	const char *end = nvt_decimal(*pp, max, &v);
 
-	if (*p < '0' || *p > '9')
+	if (!end)
 		return -1;
-	while (*p >= '0' && *p <= '9') {
-		v = v * 10 + (unsigned)(*p - '0');
-		if (v > max)
-			return -1;
-		p++;
-	}
-	*pp = p;
-	*out = v;
+	*pp = end;
+	*out = (unsigned)v;
 	return 0;
 }
 
@@ -283,16 +278,6 @@ static int sm_has(const struct nvt_smset *s, unsigned sm)
 	return sm < NVT_MAX_SMS && ((s->w[sm / 64] >> (sm % 64)) & 1);
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 int nvt_topo_from_sweep(unsigned n_sms, unsigned n_bits, const struct nvt_smset *missing,
 			struct nvt_topology *topo, char *err, size_t errlen)
 {
@@ -300,8 +285,8 @@ int nvt_topo_from_sweep(unsigned n_sms, unsigned n_bits, const struct nvt_smset 
 	unsigned n_tpcs = n_sms / 2;
 
 	if (n_sms < 2 || n_sms % 2 || n_tpcs > NVT_MAX_TPCS || n_bits > NVT_HW_BITS)
-		return fail(err, errlen, "cannot calibrate a GPU with %u SMs and %u mask bits", n_sms,
-			    n_bits);
+		return nvt_why(err, errlen, "cannot calibrate a GPU with %u SMs and %u mask bits", n_sms,
+			       n_bits);
 	nvt_topo_identity(&t, n_tpcs);
 	memset(t.hw_bit, NVT_NONE, sizeof(t.hw_bit));
 	for (unsigned b = 0; b < n_bits; b++) {
@@ -316,17 +301,17 @@ int nvt_topo_from_sweep(unsigned n_sms, unsigned n_bits, const struct nvt_smset 
 		if (count == 0)
 			continue; /* a slot with no working TPC */
 		if (count != 2 || first % 2 || !sm_has(&missing[b], first + 1) || first >= n_sms)
-			return fail(err, errlen,
-				    "disabling mask bit %u removed %u SMs that are not one TPC", b, count);
+			return nvt_why(err, errlen,
+				       "disabling mask bit %u removed %u SMs that are not one TPC", b, count);
 		if (t.hw_bit[first / 2] != NVT_NONE)
-			return fail(err, errlen, "mask bits %u and %u both remove TPC %u",
-				    t.hw_bit[first / 2], b, first / 2);
+			return nvt_why(err, errlen, "mask bits %u and %u both remove TPC %u",
+				       t.hw_bit[first / 2], b, first / 2);
 		t.hw_bit[first / 2] = (uint8_t)b;
 	}
 	for (unsigned tpc = 0; tpc < n_tpcs; tpc++)
 		if (t.hw_bit[tpc] == NVT_NONE)
-			return fail(err, errlen, "no mask bit removes TPC %u (SMs %u-%u)", tpc, 2 * tpc,
-				    2 * tpc + 1);
+			return nvt_why(err, errlen, "no mask bit removes TPC %u (SMs %u-%u)", tpc, 2 * tpc,
+				       2 * tpc + 1);
 	t.flags = NVT_TOPO_CALIBRATED;
 	*topo = t;
 	return 0;
@@ -339,7 +324,7 @@ int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned
 	unsigned n = topo->n_tpcs;
 
 	if (n_sms != 2 * n || n > NVT_MAX_TPCS)
-		return fail(err, errlen, "%u SM groups for %u TPCs", n_sms, n);
+		return nvt_why(err, errlen, "%u SM groups for %u TPCs", n_sms, n);
 	/* TPC-level union-find: TPCs whose SMs share a group share a GPC. */
 	for (unsigned a = 0; a < n; a++)
 		parent[a] = a;
@@ -367,7 +352,7 @@ int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned
 			r = parent[r];
 		if (id[r] == NVT_MAX_GPCS) {
 			if (n_gpcs == NVT_MAX_GPCS)
-				return fail(err, errlen, "more than %d GPCs", NVT_MAX_GPCS);
+				return nvt_why(err, errlen, "more than %d GPCs", NVT_MAX_GPCS);
 			id[r] = n_gpcs++; /* the lowest TPC comes first: GPCs in its order */
 		}
 		topo->gpc[a] = (uint8_t)id[r];

@@ -169,9 +169,9 @@ struct nvt_cache_key {
 
 enum nvt_cache_rc {
 	NVT_CACHE_OK = 0,
-	NVT_CACHE_CORRUPT, /* malformed, checksum wrong, or an invalid topology */
-	NVT_CACHE_FOREIGN, /* well formed but for another GPU or driver */
-	NVT_CACHE_UNVERIFIED, /* this GPU's, but it proves no TMD layout: measure again */
+	NVT_CACHE_CORRUPT = -1,    /* malformed, checksum wrong, or an invalid topology */
+	NVT_CACHE_FOREIGN = -2,    /* well formed but for another GPU or driver */
+	NVT_CACHE_UNVERIFIED = -3, /* this GPU's, but it proves no TMD layout: measure again */
 };
 
 /* Writes the record (three lines, version 2). Returns its length or -1. */

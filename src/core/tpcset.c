@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "tpcset.h"
+#include "text.h"
 
 #include <string.h>
 
@@ -84,103 +85,198 @@ int nvt_hex_digit(char c)
 	return -1;
 }
 
+/* Fails a parse with problem (and nothing more to say of it). */
+static int fail(struct nvt_parse_error *err, enum nvt_parse_problem problem)
+{
+	if (err)
+		err->problem = problem;
+	return problem == NVT_PARSE_TOO_HIGH ? NVT_PARSE_RANGE : NVT_PARSE_SYNTAX;
+}
+
+/* The highest bit that the hex digits from p to end name (commas between words). */
+static long highest_bit(const char *p, const char *end)
+{
+	long digits = 0, top = -1;
+
+	for (; p < end; p++) {
+		int d = nvt_hex_digit(*p);
+		if (d < 0 || (!digits && !d))
+			continue; /* a comma, or a leading zero */
+		if (!digits)
+			top = d >= 8 ? 3 : d >= 4 ? 2 : d >= 2 ? 1 : 0;
+		digits++;
+	}
+	return digits ? top + 4 * (digits - 1) : -1;
+}
+
 int nvt_parse_mask(const char *text, unsigned limit, struct nvt_tpcset *out)
+{
+	return nvt_parse_mask_why(text, limit, out, NULL);
+}
+
+int nvt_parse_mask_why(const char *text, unsigned limit, struct nvt_tpcset *out,
+		       struct nvt_parse_error *err)
 {
 	struct nvt_tpcset set;
 	const char *p = text, *end;
 	unsigned bit = 0;
 	int digits = 0;
 
+	if (err)
+		memset(err, 0, sizeof(*err));
 	if (!text || limit > NVT_MAX_TPCS)
-		return NVT_PARSE_SYNTAX;
+		return fail(err, NVT_PARSE_MALFORMED);
+	if (!*text)
+		return fail(err, NVT_PARSE_EMPTY);
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
 	if (*p == '\0' || *p == ',')
-		return NVT_PARSE_SYNTAX;
+		return fail(err, NVT_PARSE_MALFORMED);
 	for (end = p; *end; end++)
 		if (*end != ',' && nvt_hex_digit(*end) < 0)
-			return NVT_PARSE_SYNTAX;
+			return fail(err, NVT_PARSE_MALFORMED);
 	if (end[-1] == ',')
-		return NVT_PARSE_SYNTAX;
+		return fail(err, NVT_PARSE_MALFORMED);
 
 	/* Walk from the least significant digit. */
 	nvt_set_clear(&set);
 	for (const char *q = end - 1; q >= p; q--) {
 		if (*q == ',') {
 			if (q[-1] == ',')
-				return NVT_PARSE_SYNTAX;
+				return fail(err, NVT_PARSE_MALFORMED);
 			continue;
 		}
 		int v = nvt_hex_digit(*q);
 		for (int b = 0; b < 4; b++, bit++) {
 			if (!(v & (1 << b)))
 				continue;
-			if (bit >= limit)
-				return NVT_PARSE_RANGE;
+			if (bit >= limit) {
+				if (err)
+					err->highest = highest_bit(p, end);
+				return fail(err, NVT_PARSE_TOO_HIGH);
+			}
 			nvt_set_add(&set, bit);
 		}
 		digits++;
 	}
 	if (!digits)
-		return NVT_PARSE_SYNTAX;
+		return fail(err, NVT_PARSE_MALFORMED);
 	*out = set;
 	return NVT_PARSE_OK;
 }
 
-/* Reads a decimal number; returns 0 with *pp advanced, NVT_PARSE_SYNTAX if
- * there is none, NVT_PARSE_RANGE if it is absurdly large. */
+/* Reads a decimal number (nvt_decimal); returns 0 with *pp advanced,
+ * NVT_PARSE_SYNTAX if there is none, NVT_PARSE_RANGE if it is absurdly large
+ * (its digits read, *value 1000000). */
 static int read_number(const char **pp, unsigned long *value)
 {
-	const char *p = *pp;
-	unsigned long v = 0;
-	int huge = 0;
+	uint64_t v;
+	const char *end = nvt_decimal(*pp, 1000000, &v);
 
-	if (*p < '0' || *p > '9')
-		return NVT_PARSE_SYNTAX;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		v = v * 10 + (unsigned long)(*p - '0');
-		if (v > 1000000) {
-			huge = 1; /* far beyond any TPC count; stop before overflow */
-			v = 1000000;
-		}
+	if (end) {
+		*pp = end;
+		*value = (unsigned long)v;
+		return 0;
 	}
-	*pp = p;
-	*value = v;
-	return huge ? NVT_PARSE_RANGE : 0;
+	if (**pp < '0' || **pp > '9')
+		return NVT_PARSE_SYNTAX;
+	while (**pp >= '0' && **pp <= '9')
+		(*pp)++; /* far beyond any TPC count */
+	*value = 1000000;
+	return NVT_PARSE_RANGE;
 }
 
 int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out)
+{
+	return nvt_parse_list_why(text, limit, out, NULL);
+}
+
+/* The largest number text names, at most 99999 (-1 if none), and where it
+ * is written, leading zeros off (a step after ':' is no TPC): what a message
+ * about a list that names too high a value quotes, however long. */
+static long highest_number(const char *text, size_t *at, size_t *at_len)
+{
+	long top = -1;
+
+	*at = *at_len = 0;
+	for (const char *p = text; *p;) {
+		const char *q = p, *v = p;
+		unsigned long n;
+		size_t len;
+		if (*p < '0' || *p > '9') {
+			p++;
+			continue;
+		}
+		read_number(&q, &n);
+		len = (size_t)(q - p);
+		if (p == text || p[-1] != ':') {
+			while (len > 1 && *v == '0')
+				v++, len--;
+			if (!*at_len || len > *at_len ||
+			    (len == *at_len && strncmp(v, text + *at, len) > 0)) {
+				*at = (size_t)(v - text);
+				*at_len = len;
+				n = n > 99999 ? 99999 : n;
+				top = (long)n;
+			}
+		}
+		p = q;
+	}
+	return top;
+}
+
+int nvt_parse_list_why(const char *text, unsigned limit, struct nvt_tpcset *out,
+		       struct nvt_parse_error *err)
 {
 	struct nvt_tpcset set;
 	const char *p = text;
 	int range_error = 0, rc;
 
-	if (!text || limit > NVT_MAX_TPCS || *text == '\0')
-		return NVT_PARSE_SYNTAX;
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!text || limit > NVT_MAX_TPCS)
+		return fail(err, NVT_PARSE_MALFORMED);
+	if (*text == '\0')
+		return fail(err, NVT_PARSE_EMPTY);
 	if (!strcmp(text, "all")) {
 		/* What -l and -p print for a task that is not partitioned. */
-		if (!limit)
-			return NVT_PARSE_RANGE;
+		if (!limit) {
+			if (err)
+				err->highest = -1;
+			return fail(err, NVT_PARSE_TOO_HIGH);
+		}
 		nvt_set_fill(out, limit);
 		return NVT_PARSE_OK;
 	}
 	nvt_set_clear(&set);
 	for (;;) {
+		const char *item = p;
 		unsigned long first, last, stride = 1;
 
 		if ((rc = read_number(&p, &first)) == NVT_PARSE_SYNTAX)
-			return rc;
+			return fail(err, NVT_PARSE_MALFORMED);
 		range_error |= rc;
 		last = first;
 		if (*p == '-') {
 			p++;
-			if ((rc = read_number(&p, &last)) == NVT_PARSE_SYNTAX || last < first)
-				return NVT_PARSE_SYNTAX;
+			if ((rc = read_number(&p, &last)) == NVT_PARSE_SYNTAX)
+				return fail(err, NVT_PARSE_MALFORMED);
+			if (last < first) {
+				if (err)
+					err->first = first, err->last = last;
+				return fail(err, NVT_PARSE_DOWN);
+			}
 			range_error |= rc;
 			if (*p == ':') {
 				p++;
-				if ((rc = read_number(&p, &stride)) || stride == 0)
-					return NVT_PARSE_SYNTAX;
+				if ((rc = read_number(&p, &stride)))
+					return fail(err, NVT_PARSE_MALFORMED);
+				if (stride == 0) {
+					if (err)
+						err->word = (size_t)(item - text),
+						err->word_len = strcspn(item, ",");
+					return fail(err, NVT_PARSE_ZERO_STEP);
+				}
 			}
 		}
 		for (unsigned long v = first; v <= last; v += stride) {
@@ -193,11 +289,14 @@ int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out)
 		if (*p == '\0')
 			break;
 		if (*p != ',' || p[1] == '\0')
-			return NVT_PARSE_SYNTAX;
+			return fail(err, NVT_PARSE_MALFORMED);
 		p++;
 	}
-	if (range_error)
-		return NVT_PARSE_RANGE;
+	if (range_error) {
+		if (err)
+			err->highest = highest_number(text, &err->top, &err->top_len);
+		return fail(err, NVT_PARSE_TOO_HIGH);
+	}
 	*out = set;
 	return NVT_PARSE_OK;
 }

@@ -48,6 +48,31 @@ int nvt_parse_mask(const char *text, unsigned limit, struct nvt_tpcset *out);
  */
 int nvt_parse_list(const char *text, unsigned limit, struct nvt_tpcset *out);
 
+/* What a parser found wrong (nvt_parse_mask_why, nvt_parse_list_why), for a message. */
+struct nvt_parse_error {
+	enum nvt_parse_problem {
+		NVT_PARSE_NOTHING = 0, /* it parsed */
+		NVT_PARSE_EMPTY,       /* the text is empty */
+		NVT_PARSE_MALFORMED,   /* not a mask, or not numbers and ranges */
+		NVT_PARSE_DOWN,        /* a range goes down: first > last */
+		NVT_PARSE_ZERO_STEP,   /* a range's step after ':' is 0; word, word_len */
+		NVT_PARSE_TOO_HIGH,    /* a value is >= the limit: highest */
+	} problem;
+	unsigned long first, last;  /* NVT_PARSE_DOWN: the range */
+	size_t word, word_len;      /* NVT_PARSE_ZERO_STEP: the item of the list (offset, length) */
+	long highest;               /* NVT_PARSE_TOO_HIGH: the highest value (a mask: bit) the
+				     * text names (a list's at most 99999); -1 if none ("all") */
+	size_t top, top_len;        /* NVT_PARSE_TOO_HIGH of a list: its largest number as
+				     * written, without leading zeros (offset and length in the
+				     * text; a step after ':' names no TPC); top_len 0: none */
+};
+
+/* nvt_parse_mask and nvt_parse_list, and what is wrong in *err (not NULL) when they fail. */
+int nvt_parse_mask_why(const char *text, unsigned limit, struct nvt_tpcset *out,
+		       struct nvt_parse_error *err);
+int nvt_parse_list_why(const char *text, unsigned limit, struct nvt_tpcset *out,
+		       struct nvt_parse_error *err);
+
 /*
  * Formats set as lowercase hex without a prefix ("0" for the empty set), or
  * as a compact list ("0-7,9", "" for the empty set). Returns the length

@@ -113,12 +113,12 @@ static int launch_on(struct child_out *r, struct bench *b, unsigned role, unsign
 	nvt_set_clear(&gpcs);
 	nvt_set_add(&gpcs, gpc);
 	if (nvt_topo_gpc_tpcs(b->topo, &gpcs, &on) || !nvt_topo_disable(b->topo, &on, disable))
-		return nvt_probe_fail(r->error, sizeof(r->error), "GPC %u has no TPC", gpc);
+		return nvt_why(r->error, sizeof(r->error), "GPC %u has no TPC", gpc);
 	nvt_probe_mask(b->topo->tmd_layout, disable);
 	/* Two blocks of 1024 threads per SM: all resident at once. */
 	rc = nvt_cu.launch(b->fn, 4 * b->tpcs[gpc], 1, 1, 1024, 1, 1, 0, b->stream[role], params, NULL);
 	nvt_probe_mask(NVT_TMD_NONE, disable);
-	return rc ? nvt_probe_fail(r->error, sizeof(r->error), "probe launch failed: CUDA error %d", rc) : 0;
+	return rc ? nvt_why(r->error, sizeof(r->error), "probe launch failed: CUDA error %d", rc) : 0;
 }
 
 /* GB/s copied (read and written) by the launch counted in slot. */
@@ -245,8 +245,8 @@ static int bwprobe(int ordinal, const struct nvt_topology *topo, struct child_ou
 	if (probe_ref(r, &b, (unsigned)first, &r->res.probe[0]))
 		return -1;
 	if (!nvt_probe_masks_applied())
-		return nvt_probe_fail(r->error, sizeof(r->error),
-				      "the probe's TPC masks were not applied (a TMD of another layout)");
+		return nvt_why(r->error, sizeof(r->error),
+			       "the probe's TPC masks were not applied (a TMD of another layout)");
 	r->res.n_probes = 1;
 	memset(r->res.halves.half, NVT_HALF_UNKNOWN, sizeof(r->res.halves.half));
 	r->res.halves.n_gpcs = topo->n_gpcs;
@@ -259,8 +259,8 @@ static int bwprobe(int ordinal, const struct nvt_topology *topo, struct child_ou
 	if (second < 0 || probe_ref(r, &b, (unsigned)second, &r->res.probe[1]))
 		return second < 0 ? 0 : -1;
 	if (!nvt_probe_masks_applied())
-		return nvt_probe_fail(r->error, sizeof(r->error),
-				      "the probe's TPC masks were not applied (a TMD of another layout)");
+		return nvt_why(r->error, sizeof(r->error),
+			       "the probe's TPC masks were not applied (a TMD of another layout)");
 	r->res.n_probes = 2;
 	nvt_membw_combine(&r->res.probe[0], &r->res.probe[1], topo->n_gpcs, &r->res.halves,
 			  r->res.why, sizeof(r->res.why));
@@ -278,7 +278,7 @@ static void bwprobe_in_child(void *ctx, void *result)
 	struct child_out *r = result;
 
 	/* Outside MPS, as the calibration: it needs a context of its own. */
-	setenv("CUDA_MPS_PIPE_DIRECTORY", "/nonexistent/nvtaskset-no-mps", 1);
+	setenv(NVT_ENV_MPS_PIPE_DIR, "/nonexistent/nvtaskset-no-mps", 1);
 	r->ok = bwprobe(c->ordinal, c->topo, r) == 0;
 }
 

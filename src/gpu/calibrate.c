@@ -124,15 +124,6 @@ struct child_result {
 	char error[320];
 };
 
-int nvt_probe_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 #define CU_CHECK(call, what) NVT_CU_CHECK(r, call, what)
 
 int nvt_probe_masks_applied(void)
@@ -238,7 +229,7 @@ static int run_probe(struct child_result *r, struct probe *p, unsigned blocks,
 	for (unsigned b = 0; b < blocks; b++) {
 		unsigned sm = p->host[b];
 		if (sm >= (unsigned)p->n_sms)
-			return nvt_probe_fail(r->error, sizeof(r->error), "a probe block reported SM %u of %d", sm, p->n_sms);
+			return nvt_why(r->error, sizeof(r->error), "a probe block reported SM %u of %d", sm, p->n_sms);
 		seen->w[sm / 64] |= (uint64_t)1 << (sm % 64);
 	}
 	return 0;
@@ -292,7 +283,7 @@ static int cluster_pass(struct child_result *r, struct probe *p, CUfunction fn, 
 			for (unsigned b = 0; b < blocks; b++) {
 				unsigned first = p->host[b - b % cs], sm = p->host[b];
 				if (sm >= (unsigned)p->n_sms || first >= (unsigned)p->n_sms)
-					return nvt_probe_fail(r->error, sizeof(r->error), "a cluster block reported SM %u", sm);
+					return nvt_why(r->error, sizeof(r->error), "a cluster block reported SM %u", sm);
 				parent[find_root(parent, sm)] = find_root(parent, first);
 			}
 		}
@@ -327,9 +318,9 @@ static int choose_layout(struct child_result *r, int major, int minor, unsigned 
 	if (n == 1)
 		return 0;
 	r->tmd_failed = 1;
-	return nvt_probe_fail(r->error, sizeof(r->error), "the TMDs of this GPU (compute capability %d.%d) carry the version byte of %s "
-		     "layout known for it: %s",
-		     major, minor, n ? "more than one" : "no", seen);
+	return nvt_why(r->error, sizeof(r->error), "the TMDs of this GPU (compute capability %d.%d) carry the version byte of %s "
+		       "layout known for it: %s",
+		       major, minor, n ? "more than one" : "no", seen);
 }
 
 /* The probe's steps in order, each checked (over 80 lines on purpose: the
@@ -358,14 +349,14 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 	CU_CHECK(nvt_cu.attribute(&minor, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
 		 "cuDeviceGetAttribute");
 	if (p.n_sms < 2 || p.n_sms > NVT_MAX_SMS || p.n_sms % 2)
-		return nvt_probe_fail(r->error, sizeof(r->error), "cannot calibrate a GPU with %d SMs", p.n_sms);
+		return nvt_why(r->error, sizeof(r->error), "cannot calibrate a GPU with %d SMs", p.n_sms);
 	if (major < 7)
-		return nvt_probe_fail(r->error, sizeof(r->error), "compute capability %d.%d is too old", major, minor);
+		return nvt_why(r->error, sizeof(r->error), "compute capability %d.%d is too old", major, minor);
 	probe_cb.n_candidates = nvt_tmd_layouts_for_cc((unsigned)major, (unsigned)minor,
 						       probe_cb.candidates, 4);
 	if (!probe_cb.n_candidates) {
 		r->tmd_failed = 1;
-		return nvt_probe_fail(r->error, sizeof(r->error), "no TMD layout is known for compute capability %d.%d", major, minor);
+		return nvt_why(r->error, sizeof(r->error), "no TMD layout is known for compute capability %d.%d", major, minor);
 	}
 	/* PTX is JIT-compiled for the device: sm_90 code also runs on newer GPUs. */
 	snprintf(ptx, sizeof(ptx), ".version %s\n.target %s\n%s",
@@ -380,17 +371,17 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 	CU_CHECK(nvt_cu.mem_alloc(&p.out, p.max_blocks * sizeof(unsigned)), "cuMemAlloc");
 	p.host = malloc(p.max_blocks * sizeof(unsigned));
 	if (!p.host)
-		return nvt_probe_fail(r->error, sizeof(r->error), "out of memory");
+		return nvt_why(r->error, sizeof(r->error), "out of memory");
 
 	/* Every SM must show up while nothing is masked. */
 	probe_cb.layout = NVT_TMD_NONE;
 	if (run_probe(r, &p, (unsigned)p.n_sms * 16, 20000, &all))
 		return -1;
 	if (!probe_cb.fired)
-		return nvt_probe_fail(r->error, sizeof(r->error), "the driver's launch callback never fired");
+		return nvt_why(r->error, sizeof(r->error), "the driver's launch callback never fired");
 	for (int s = 0; s < p.n_sms; s++)
 		if (!((all.w[s / 64] >> (s % 64)) & 1))
-			return nvt_probe_fail(r->error, sizeof(r->error), "SM %d ran no probe block", s);
+			return nvt_why(r->error, sizeof(r->error), "SM %d ran no probe block", s);
 	if (choose_layout(r, major, minor, &layout))
 		return -1;
 	n_bits = nvt_tmd_layout_bits(layout);
@@ -420,15 +411,15 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 	probe_cb.layout = NVT_TMD_NONE;
 	if (probe_cb.mismatches) {
 		r->tmd_failed = 1;
-		return nvt_probe_fail(r->error, sizeof(r->error), "%u probe launches on this GPU (compute capability %d.%d) had a TMD "
-			     "of another version than the first (not %s)",
-			     probe_cb.mismatches, major, minor, nvt_tmd_layout_name(layout));
+		return nvt_why(r->error, sizeof(r->error), "%u probe launches on this GPU (compute capability %d.%d) had a TMD "
+			       "of another version than the first (not %s)",
+			       probe_cb.mismatches, major, minor, nvt_tmd_layout_name(layout));
 	}
 	if (nvt_topo_from_sweep((unsigned)p.n_sms, n_bits, missing, &r->topo, why, sizeof(why))) {
 		r->tmd_failed = 1;
-		return nvt_probe_fail(r->error, sizeof(r->error), "the TPC mask of this GPU (compute capability %d.%d) does not behave "
-			     "as TMD layout %s says: %s",
-			     major, minor, nvt_tmd_layout_name(layout), why);
+		return nvt_why(r->error, sizeof(r->error), "the TPC mask of this GPU (compute capability %d.%d) does not behave "
+			       "as TMD layout %s says: %s",
+			       major, minor, nvt_tmd_layout_name(layout), why);
 	}
 	r->topo.tmd_layout = (uint8_t)layout;
 	r->topo.cc_major = (uint8_t)major;
@@ -466,7 +457,7 @@ static void calibrate_in_child(void *ctx, void *result)
 	struct child_result *r = result;
 
 	/* Outside MPS: MPS clients see virtualised SM IDs. */
-	setenv("CUDA_MPS_PIPE_DIRECTORY", "/nonexistent/nvtaskset-no-mps", 1);
+	setenv(NVT_ENV_MPS_PIPE_DIR, "/nonexistent/nvtaskset-no-mps", 1);
 	r->ok = calibrate(c->ordinal, r, c->show_progress) == 0;
 }
 
@@ -481,13 +472,13 @@ int nvt_calibrate(int ordinal, int timeout_ms, int show_progress, struct nvt_top
 	case NVT_CHILD_OK:
 		break;
 	case NVT_CHILD_TIMEOUT:
-		nvt_probe_fail(res.error, sizeof(res.error), "calibration did not finish within %d s", timeout_ms / 1000);
+		nvt_why(res.error, sizeof(res.error), "calibration did not finish within %d s", timeout_ms / 1000);
 		break;
 	case NVT_CHILD_ESYS:
-		nvt_probe_fail(res.error, sizeof(res.error), "cannot start a process: %s", strerror(errno));
+		nvt_why(res.error, sizeof(res.error), "cannot start a process: %s", strerror(errno));
 		break;
 	default:
-		nvt_probe_fail(res.error, sizeof(res.error), "the calibration process failed");
+		nvt_why(res.error, sizeof(res.error), "the calibration process failed");
 	}
 	res.error[sizeof(res.error) - 1] = '\0';
 	if (rc == NVT_CHILD_OK && res.ok && nvt_topo_validate(&res.topo) == 0) {

@@ -118,8 +118,14 @@ typedef struct {
 	void **graph;
 } NVT_END_CAPTURE_ARGS;
 
-/* The graph calls nvtaskset follows (CUPTI's numbers). */
+/* The driver-API calls nvtaskset follows (CUPTI's numbers): kernel launches, graphs. */
 enum nvt_api_cbid {
+	NVT_CBID_cuLaunchKernel = 307,
+	NVT_CBID_cuLaunchKernel_ptsz = 442,
+	NVT_CBID_cuLaunchCooperativeKernel = 477,
+	NVT_CBID_cuLaunchCooperativeKernel_ptsz = 478,
+	NVT_CBID_cuLaunchKernelEx = 652,
+	NVT_CBID_cuLaunchKernelEx_ptsz = 653,
 	NVT_CBID_cuGraphInstantiate = 513,
 	NVT_CBID_cuGraphLaunch = 514,
 	NVT_CBID_cuGraphLaunch_ptsz = 515,

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "gpu.h"
+#include "nvtaskset.h"
 #include "cuda_driver.h"
 #include "os/child.h"
 #include "os/sysutil.h"
@@ -138,7 +139,7 @@ struct query_ctx {
 /* Never join (or wait for) an MPS server just to read attributes. */
 static void avoid_mps(void)
 {
-	setenv("CUDA_MPS_PIPE_DIRECTORY", "/nonexistent/nvtaskset-no-mps", 1);
+	setenv(NVT_ENV_MPS_PIPE_DIR, "/nonexistent/nvtaskset-no-mps", 1);
 }
 
 /* Runs in the child. */
@@ -195,7 +196,7 @@ static void enumerate_in_child(void *ctx, void *result)
 	memset(info, 0, sizeof(*info));
 	if (open_driver(&cu, info))
 		goto fail;
-	for (int i = 0; i < info->device_count && i < NVT_GPU_LIST_MAX; i++) {
+	for (int i = 0; i < info->device_count && i < NVT_GPUS_MAX; i++) {
 		CHECK_OR(cu.get_device(&dev, i), "cuDeviceGet");
 		CHECK_OR(cu.get_uuid(&uuid, dev), "cuDeviceGetUuid");
 		CHECK_OR(cu.get_name(list->gpu[i].name, (int)sizeof(list->gpu[i].name) - 1, dev),
@@ -217,7 +218,7 @@ int nvt_gpu_enumerate(int timeout_ms, struct nvt_gpu_list *out)
 	if (rc != NVT_CHILD_OK)
 		return child_failure(rc, timeout_ms, out->error, sizeof(out->error));
 	out->error[sizeof(out->error) - 1] = '\0';
-	if (out->count < 0 || out->count > NVT_GPU_LIST_MAX) {
+	if (out->count < 0 || out->count > NVT_GPUS_MAX) {
 		snprintf(out->error, sizeof(out->error), "the driver query process failed");
 		return -1;
 	}

@@ -28,14 +28,17 @@ struct nvt_gpu_info {
 int nvt_gpu_query(const unsigned char uuid[16], int timeout_ms, struct nvt_gpu_info *info);
 #define NVT_GPU_NOT_VISIBLE "not visible to CUDA"
 
+/* The most GPUs of a machine nvtaskset lists and numbers (CUDA's, the
+ * kernel module's); a task has partitions on at most NVT_MAX_GPUS of them. */
+#define NVT_GPUS_MAX 64
+
 /* The GPUs CUDA sees, in its order. */
-#define NVT_GPU_LIST_MAX 64
 struct nvt_gpu_list {
 	int count;
 	struct {
 		unsigned char uuid[16];
 		char name[96];
-	} gpu[NVT_GPU_LIST_MAX];
+	} gpu[NVT_GPUS_MAX];
 	char error[256];
 };
 

@@ -9,7 +9,6 @@
 #include "driverinfo.h"
 #include "os/sysutil.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -18,60 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SYSTEM_CACHE_DIR "/var/cache/nvtaskset"
-
 static double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* The directories searched for cached calibrations, most trusted first. */
-static int cache_dirs(char dirs[2][256])
-{
-	const char *env = getenv("NVTASKSET_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
-		   *home = getenv("HOME");
-	int n = 0;
-
-	if (env && env[0] == '/') {
-		snprintf(dirs[0], sizeof(dirs[0]), "%s", env);
-		return 1;
-	}
-	snprintf(dirs[n++], sizeof(dirs[0]), SYSTEM_CACHE_DIR);
-	if (geteuid() != 0) {
-		if (xdg && xdg[0] == '/')
-			snprintf(dirs[n++], sizeof(dirs[0]), "%.200s/nvtaskset", xdg);
-		else if (home && home[0] == '/')
-			snprintf(dirs[n++], sizeof(dirs[0]), "%.200s/.cache/nvtaskset", home);
-	}
-	return n;
-}
-
-/*
- * Reads a cache file only if nobody but root or the caller could have written it.
- * O_NONBLOCK: a FIFO (or a file another user holds a lease on) in a shared cache
- * must not hang the command; its type and owner are checked next.
- */
-static int read_trusted(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
-	    (st.st_mode & 022) || st.st_size <= 0 || (size_t)st.st_size >= len) {
-		close(fd);
-		return -1;
-	}
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n != st.st_size)
-		return -1;
-	buf[n] = '\0';
-	return 0;
 }
 
 /* Saves text as dir/name atomically, readable by all. */
@@ -105,103 +55,48 @@ static int save(const char *dir, const char *name, const char *text, char *path,
 	return 0;
 }
 
-/* Where the kernel module describes itself: $NVTASKSET_PROC_NVIDIA (tests), else /proc. */
-static const char *proc_nvidia(void)
-{
-	const char *dir = getenv("NVTASKSET_PROC_NVIDIA");
-	return dir && dir[0] == '/' && strlen(dir) < 200 ? dir : "/proc/driver/nvidia";
-}
-
-/* The kernel module's version, or "-" if it cannot be read. */
-static void module_version(char *out, size_t len)
-{
-	char path[256], text[1024];
-
-	snprintf(path, sizeof(path), "%s/version", proc_nvidia());
-	if (nvt_read_file(path, text, sizeof(text), 0) < 0 || nvt_parse_nvrm_version(text, out, len))
-		snprintf(out, len, "-");
-}
-
-/* Reads a cached record for key from the cache directories. Returns 0 or -1. */
+/* Reads a cached record for key from the cache directories into out. Returns 0 or -1. */
 static int read_cache(char dirs[][256], int n_dirs, const struct nvt_cache_key *key,
 		      struct nvt_gpu_topology *out, struct nvt_cache_key *found)
 {
-	char path[600], text[NVT_CACHE_TEXT_MAX];
-
-	for (int d = 0; d < n_dirs; d++) {
-		snprintf(path, sizeof(path), "%.255s/%.47s.topo", dirs[d], key->uuid);
-		if (read_trusted(path, text, sizeof(text)) == 0 &&
-		    nvt_cache_parse(text, key, &out->topo, found) == NVT_CACHE_OK) {
-			snprintf(out->cache_path, sizeof(out->cache_path), "%s", path);
-			out->from_cache = 1;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/*
- * Lists the GPUs the kernel module describes, in PCI bus order (the order of
- * their directory names, "0000:17:00.0"), which is nvidia-smi's. Returns 0,
- * or -1 if the directory cannot be read or a GPU is not described.
- */
-static int list_from_proc(struct nvt_gpus *out)
-{
-	char dir[256], path[600], text[4096];
-	static char names[NVT_GPUS_MAX][256];
-	char *sorted[NVT_GPUS_MAX];
-	struct dirent *ent;
-	int n = 0;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s/gpus", proc_nvidia());
-	d = opendir(dir);
-	if (!d)
+	if (nvt_cache_find(dirs, n_dirs, key, &out->topo, found, out->cache_path,
+			   sizeof(out->cache_path)))
 		return -1;
-	while ((ent = readdir(d))) {
-		if (ent->d_name[0] == '.')
-			continue;
-		if (n == NVT_GPUS_MAX) {
-			closedir(d);
-			return -1;
-		}
-		snprintf(names[n], sizeof(names[n]), "%s", ent->d_name);
-		sorted[n] = names[n];
-		n++;
-	}
-	closedir(d);
-	if (n == 0)
-		return -1;
-	qsort(sorted, (size_t)n, sizeof(sorted[0]), cmp_name);
-	for (int g = 0; g < n; g++) {
-		snprintf(path, sizeof(path), "%s/%.255s/information", dir, sorted[g]);
-		if (nvt_read_file(path, text, sizeof(text), 0) < 0 ||
-		    nvt_parse_gpu_information(text, out->id[g].uuid, sizeof(out->id[g].uuid),
-					      out->id[g].model, sizeof(out->id[g].model)))
-			return -1;
-	}
-	out->n = n;
+	out->from_cache = 1;
 	return 0;
+}
+
+/* Each GPU's UUID as bytes, parsed once here (zero where malformed). */
+static void parse_uuids(struct nvt_gpus *gpus)
+{
+	for (int g = 0; g < gpus->n; g++)
+		if (nvt_uuid_parse(gpus->id[g].uuid, gpus->id[g].uuid_bytes))
+			memset(gpus->id[g].uuid_bytes, 0, 16);
+}
+
+int nvt_gpus_find(const struct nvt_gpus *gpus, const uint8_t uuid[16])
+{
+	for (int g = 0; gpus && g < gpus->n; g++)
+		if (!nvt_uuid_is_zero(gpus->id[g].uuid_bytes) && !memcmp(gpus->id[g].uuid_bytes, uuid, 16))
+			return g;
+	return -1;
 }
 
 int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen)
 {
 	static struct nvt_gpu_list list;
+	int n;
 
 	memset(out, 0, sizeof(*out));
-	module_version(out->nvrm, sizeof(out->nvrm));
-	if (list_from_proc(out) == 0) {
+	nvt_module_version(out->nvrm, sizeof(out->nvrm));
+	n = nvt_gpus_from_proc(out->id, NVT_GPUS_MAX);
+	if (n > 0) {
+		out->n = n;
 		out->from_proc = 1;
+		parse_uuids(out);
 		return 0;
 	}
-	memset(out, 0, sizeof(*out));
-	module_version(out->nvrm, sizeof(out->nvrm));
+	memset(out->id, 0, sizeof(out->id));
 	if (nvt_gpu_enumerate(timeout_ms, &list)) {
 		snprintf(err, errlen, "cannot list the GPUs: %s", list.error);
 		return -1;
@@ -215,24 +110,13 @@ int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen
 		snprintf(out->id[g].model, sizeof(out->id[g].model), "%s", list.gpu[g].name);
 		out->n = g + 1;
 	}
+	parse_uuids(out);
 	return 0;
 }
 
 int nvt_gpus_visible(const struct nvt_gpus *gpus, int *idx)
 {
-	const char *visible = getenv("CUDA_VISIBLE_DEVICES"), *order = getenv("CUDA_DEVICE_ORDER");
-	int n = -1;
-
-	/* Listed by CUDA: already what this environment sees. */
-	if (gpus->from_proc && visible)
-		n = nvt_visible_gpus(visible, gpus->id, gpus->n, order && !strcmp(order, "PCI_BUS_ID"),
-				     idx);
-	if (n < 0) {
-		for (int g = 0; g < gpus->n; g++)
-			idx[g] = g;
-		n = gpus->n;
-	}
-	return n;
+	return nvt_gpus_visible_of(gpus->id, gpus->n, gpus->from_proc, idx);
 }
 
 /* The directory a calibration is saved in: root's go where every user's
@@ -245,13 +129,13 @@ static int write_dir_of(int n_dirs)
 void nvt_gpu_read_halves(struct nvt_gpu_topology *out)
 {
 	char dirs[2][256], path[600], text[NVT_MEMBW_TEXT_MAX + 64];
-	int n_dirs = cache_dirs(dirs);
+	int n_dirs = nvt_cache_dirs(dirs);
 
 	out->halves_measured = 0;
 	memset(&out->halves, 0, sizeof(out->halves));
 	for (int d = 0; d < n_dirs; d++) {
 		snprintf(path, sizeof(path), "%.255s/%.47s.mem", dirs[d], out->key.uuid);
-		if (read_trusted(path, text, sizeof(text)) == 0 &&
+		if (nvt_cache_read_trusted(path, text, sizeof(text)) == 0 &&
 		    nvt_membw_parse(text, out->key.uuid, 2 * out->topo.n_tpcs, out->topo.n_gpcs,
 				    &out->halves) == 0) {
 			out->halves_measured = 1;
@@ -264,7 +148,7 @@ int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt
 			 char *err, size_t errlen)
 {
 	char dirs[2][256], name[64], path[600], text[NVT_MEMBW_TEXT_MAX];
-	int n_dirs = cache_dirs(dirs), w = write_dir_of(n_dirs);
+	int n_dirs = nvt_cache_dirs(dirs), w = write_dir_of(n_dirs);
 	uint8_t uuid[16];
 	struct nvt_gpu_info info;
 
@@ -299,15 +183,16 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 	struct nvt_cache_key fast, found;
 	uint8_t uuid[16];
 	char dirs[2][256], path[600], text[NVT_CACHE_TEXT_MAX], why[400];
-	int n_dirs = cache_dirs(dirs), write_dir;
+	int n_dirs = nvt_cache_dirs(dirs), write_dir;
 	double start;
 
 	memset(out, 0, sizeof(*out));
 	out->index = index;
-	if (nvt_uuid_parse(id->uuid, uuid)) {
+	if (nvt_uuid_is_zero(id->uuid_bytes)) {
 		snprintf(err, errlen, "GPU %d has a malformed UUID '%s'", index, id->uuid);
 		return -1;
 	}
+	memcpy(uuid, id->uuid_bytes, 16);
 	/* Fast: measured under this very kernel module; no driver call. */
 	memset(&fast, 0, sizeof(fast));
 	snprintf(fast.uuid, sizeof(fast.uuid), "%s", id->uuid);

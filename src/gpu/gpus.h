@@ -20,8 +20,7 @@
 #include "core/topo.h"
 #include "core/membw.h"
 #include "bwprobe.h"
-
-#define NVT_GPUS_MAX 64
+#include "topocache.h"
 
 struct nvt_gpus {
 	int n;
@@ -36,6 +35,9 @@ struct nvt_gpus {
  * timeout_ms). Returns 0, or -1 with the reason in err.
  */
 int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen);
+
+/* nvtaskset's number of the GPU with this UUID among gpus (NULL: none), or -1. */
+int nvt_gpus_find(const struct nvt_gpus *gpus, const uint8_t uuid[16]);
 
 /*
  * The GPUs a CUDA program started now would see (CUDA_VISIBLE_DEVICES,
@@ -65,10 +67,14 @@ struct nvt_gpu_topology {
  * this GPU exists (and force is 0) - measured under the same kernel module,
  * which needs no CUDA at all, or under the same driver and SM count - else
  * by calibrating it outside MPS and saving the record. Waits at most
- * timeout_ms for each driver step. Returns 0, or -1 with err describing the
- * failure, or NVT_GPU_HIDDEN when CUDA here does not see the GPU.
+ * timeout_ms for each driver step. Returns enum nvt_gpu_topology_rc (err
+ * describes a failure).
  */
-#define NVT_GPU_HIDDEN (-2)
+enum nvt_gpu_topology_rc {
+	NVT_GPU_OK = 0,
+	NVT_GPU_ERROR = -1,  /* err says why */
+	NVT_GPU_HIDDEN = -2, /* CUDA here does not see the GPU */
+};
 int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
 		     FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen);
 

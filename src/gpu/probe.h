@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "cuda_driver.h"
 #include "core/tmd.h"
+#include "core/text.h"
 
 typedef unsigned long long CUdeviceptr;
 typedef void *CUmodule;
@@ -62,19 +63,15 @@ struct nvt_probe_cu {
 	nvt_cuGetExportTable_fn export_table;
 };
 
-
 extern struct nvt_probe_cu nvt_cu;
-
-/* Writes the reason into err (errlen bytes); returns -1. */
-int nvt_probe_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Returns -1 from the caller, the reason in r->error, when a driver call fails. */
 #define NVT_CU_CHECK(r, call, what)                                                   \
 	do {                                                                          \
 		CUresult rc_ = (call);                                                \
 		if (rc_)                                                              \
-			return nvt_probe_fail((r)->error, sizeof((r)->error),         \
-					      "%s failed: CUDA error %d", what, rc_); \
+			return nvt_why((r)->error, sizeof((r)->error),                \
+				       "%s failed: CUDA error %d", what, rc_);        \
 	} while (0)
 
 /* Loads the driver into nvt_cu and subscribes the probes' launch callback.

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "mps.h"
+#include "nvtaskset.h"
 #include "core/mpslog.h"
 #include "os/child.h"
 #include "os/sysutil.h"
@@ -131,7 +132,7 @@ static int check_dirs(struct nvt_mps *mps)
 /* An absolute $XDG_RUNTIME_DIR that is the caller's own directory, or NULL. */
 static const char *runtime_dir(void)
 {
-	const char *dir = getenv("XDG_RUNTIME_DIR");
+	const char *dir = getenv(NVT_ENV_XDG_RUNTIME_DIR);
 	struct stat st;
 
 	if (!dir || dir[0] != '/' || strlen(dir) > 200 || lstat(dir, &st) || !S_ISDIR(st.st_mode) ||
@@ -142,7 +143,7 @@ static const char *runtime_dir(void)
 
 int nvt_mps_setup(struct nvt_mps *mps)
 {
-	const char *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY"), *log = getenv("CUDA_MPS_LOG_DIRECTORY");
+	const char *pipe = getenv(NVT_ENV_MPS_PIPE_DIR), *log = getenv(NVT_ENV_MPS_LOG_DIR);
 	const char *xdg;
 	uid_t me = geteuid();
 	char why[200];
@@ -271,9 +272,9 @@ static void exec_control(void *ctx, int out_fd)
 		execve(mps->control, argv, env);
 		_exit(127);
 	}
-	setenv("CUDA_MPS_PIPE_DIRECTORY", mps->pipe_dir, 1);
-	setenv("CUDA_MPS_LOG_DIRECTORY", mps->log_dir, 1);
-	unsetenv("LD_PRELOAD"); /* the daemon needs no partition */
+	setenv(NVT_ENV_MPS_PIPE_DIR, mps->pipe_dir, 1);
+	setenv(NVT_ENV_MPS_LOG_DIR, mps->log_dir, 1);
+	unsetenv(NVT_ENV_LD_PRELOAD); /* the daemon needs no partition */
 	if (arg)
 		execl(mps->control, mps->control, arg, (char *)NULL);
 	else

@@ -14,9 +14,9 @@
 
 enum nvt_child_rc {
 	NVT_CHILD_OK = 0,
-	NVT_CHILD_TIMEOUT, /* killed after timeout_ms */
-	NVT_CHILD_FAILED,  /* crashed or exited without a whole result */
-	NVT_CHILD_ESYS,    /* pipe or fork failed; errno says why */
+	NVT_CHILD_TIMEOUT = -1, /* killed after timeout_ms */
+	NVT_CHILD_FAILED = -2,  /* crashed or exited without a whole result */
+	NVT_CHILD_ESYS = -3,    /* pipe or fork failed; errno says why */
 };
 
 /* How the child's standard streams are set (nvt_child.flags). */

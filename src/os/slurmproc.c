@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "slurmproc.h"
+#include "nvtaskset.h"
 #include "core/ptree.h"
 #include "proc.h"
 #include "sysutil.h"
@@ -113,8 +114,8 @@ int nvt_slurm_step_of(pid_t pid, struct nvt_slurm_step *out)
 	for (int depth = 0; p > 1 && depth < MAX_DEPTH; depth++, p = parent_of(p))
 		if (nvt_slurm_stepd(p, out) == 0)
 			return 0;
-	if (nvt_proc_env(pid, "SLURM_JOB_ID", job, sizeof(job)))
+	if (nvt_proc_env(pid, NVT_ENV_SLURM_JOB_ID, job, sizeof(job)))
 		return -1;
-	has_step = nvt_proc_env(pid, "SLURM_STEP_ID", step, sizeof(step)) == 0;
+	has_step = nvt_proc_env(pid, NVT_ENV_SLURM_STEP_ID, step, sizeof(step)) == 0;
 	return nvt_slurm_env_parse(job, has_step ? step : NULL, out);
 }

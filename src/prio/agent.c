@@ -240,7 +240,7 @@ static int read_task(struct task *t, int64_t now, int64_t hold_ns)
 			}
 			s->index = g;
 			take_view(s, &view);
-		} else if (rc == -2) {
+		} else if (rc == NVT_SEG_SHORT) {
 			return -1;
 		} else if (was) {
 			*s = *was; /* a writer inside it (or one that died there): next look */
@@ -385,7 +385,7 @@ static void poll_slot(struct agent *a, struct task *t, struct slot *s, int64_t h
 	if (copy.seq != s->view.seq || !s->settled) {
 		struct nvt_slot_view view;
 		int rc = nvt_seg_read(&t->h, s->index, &view, NULL);
-		if (rc == -2) {
+		if (rc == NVT_SEG_SHORT) {
 			drop_task(t);
 			return;
 		}

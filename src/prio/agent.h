@@ -37,10 +37,6 @@
 #define NVT_AGENT_LOCK_TRIES 64     /* polls a writer's lock is held before it says so */
 #define NVT_AGENT_FD_RESERVE 6      /* descriptors kept free for its own work (listing the
 				     * run directories, a write, its status file) */
-/* Environment variables that set the agent's options (nvtaskset(1)). */
-#define NVT_ENV_AGENT_POLL_US "NVTASKSET_POLL_US"
-#define NVT_ENV_AGENT_HOLD_MS "NVTASKSET_HOLD_MS"
-#define NVT_ENV_AGENT_GUARD "NVTASKSET_GUARD"
 /* Files of an agent in its user's run directory. */
 #define NVT_AGENT_LOCK_NAME "agent.lock" /* mode 0600: one agent per user */
 #define NVT_AGENT_PID_NAME "agent.pid"   /* mode 0644: "PID START_TIME\n" of the agent */

@@ -18,6 +18,7 @@
 #include "core/tpcset.h"
 #include "os/proc.h"
 #include "os/sysutil.h"
+#include "core/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,25 +53,15 @@ int nvt_seg_name(char *buf, size_t len, uint64_t pidns, pid_t ns_pid)
 	return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
-/* Parses a decimal without sign or leading zero, up to max; returns the end or NULL. */
-static const char *parse_decimal(const char *p, unsigned long long max, unsigned long long *out)
+/* nvt_decimal without a leading zero (names are written one way only). */
+static const char *parse_decimal(const char *p, uint64_t max, uint64_t *out)
 {
-	unsigned long long v = 0;
-
-	if (*p < '1' || *p > '9')
-		return NULL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (max - (unsigned)(*p - '0')) / 10)
-			return NULL;
-		v = v * 10 + (unsigned)(*p - '0');
-	}
-	*out = v;
-	return p;
+	return *p == '0' ? NULL : nvt_decimal(p, max, out);
 }
 
 int nvt_seg_name_parse(const char *name, uint64_t *pidns, pid_t *ns_pid)
 {
-	unsigned long long ns, pid;
+	uint64_t ns, pid;
 	const char *p;
 
 	if (strncmp(name, NVT_SEG_PREFIX, strlen(NVT_SEG_PREFIX)))
@@ -88,7 +79,7 @@ int nvt_seg_name_parse(const char *name, uint64_t *pidns, pid_t *ns_pid)
 
 int nvt_userdir_name_parse(const char *name, uid_t *uid)
 {
-	unsigned long long v;
+	uint64_t v;
 	const char *p;
 
 	if (strncmp(name, NVT_USERDIR_PREFIX, strlen(NVT_USERDIR_PREFIX)))
@@ -173,7 +164,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 	int set = 0;
 
 	if (gpu < 0 || gpu >= NVT_MAX_GPUS)
-		return -2;
+		return NVT_SEG_SHORT;
 	nvt_set_clear(&seen);
 	/* The sequence lock by copies: seq, the slot, seq again. Each pread is
 	 * a system call, so the three reads happen in this order. A writer
@@ -186,10 +177,10 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 			sched_yield();
 		if (pread(fd, &before, 8, at) != 8 || pread(fd, &copy, sizeof(copy), at) != sizeof(copy) ||
 		    pread(fd, &after, 8, at) != 8)
-			return -2;
+			return NVT_SEG_SHORT;
 		if (!(before & 1) && copy.seq == before && after == before) {
 			take_copy(&copy, view, status);
-			return 0;
+			return NVT_SEG_READ_OK;
 		}
 		if (copy.state == NVT_SLOT_SET) {
 			nvt_set_or(&seen, &seen, &copy.tpcs);
@@ -202,7 +193,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 		view->state = NVT_SLOT_SET;
 		view->tpcs = seen;
 	}
-	return -1;
+	return NVT_SEG_UNSETTLED;
 }
 
 int nvt_seg_being_made(int fd, const struct stat *st)

@@ -25,15 +25,15 @@
 
 enum nvt_seg_err {
 	NVT_SEG_OK = 0,
-	NVT_SEG_ENOPROC,  /* no such process */
-	NVT_SEG_ENOTASK,  /* the process has no (current) control segment */
-	NVT_SEG_EPERM,    /* caller is neither the segment's user nor root */
-	NVT_SEG_EVERSION, /* segment of another version (see found_version) */
-	NVT_SEG_ECORRUPT, /* not a well-formed control segment */
-	NVT_SEG_EBUSY,    /* another writer holds the segment */
-	NVT_SEG_ESYS,     /* a system call failed; errno says why */
-	NVT_SEG_EMAKING,  /* its segment is not filled in yet (a shim making it, or one that died) */
-	NVT_SEG_ELEASED,  /* its user holds a lease on its segment: it cannot be opened now */
+	NVT_SEG_ENOPROC = -1,  /* no such process */
+	NVT_SEG_ENOTASK = -2,  /* the process has no (current) control segment */
+	NVT_SEG_EPERM = -3,    /* caller is neither the segment's user nor root */
+	NVT_SEG_EVERSION = -4, /* segment of another version (see found_version) */
+	NVT_SEG_ECORRUPT = -5, /* not a well-formed control segment */
+	NVT_SEG_EBUSY = -6,    /* another writer holds the segment */
+	NVT_SEG_ESYS = -7,     /* a system call failed; errno says why */
+	NVT_SEG_EMAKING = -8,  /* its segment is not filled in yet (a shim making it, or one that died) */
+	NVT_SEG_ELEASED = -9,  /* its user holds a lease on its segment: it cannot be opened now */
 };
 
 
@@ -84,12 +84,17 @@ int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type);
 /*
  * Copies slot gpu of the segment open as fd by pread, as a sequence-lock
  * reader: never maps the file, so its owner cannot make the caller fault.
- * Returns 0; -1 if the slot is unsettled: each of NVT_SEG_READ_TRIES tries
- * met a writer (one that died mid-write, or a segment its user leaves so),
- * with view the last copy, state NVT_SLOT_SET and every TPC that a copy
- * held where one held any (what allocation counts as held by its owner);
- * -2 if the file is shorter than a segment.
+ * Returns enum nvt_seg_read_rc: NVT_SEG_UNSETTLED if each of
+ * NVT_SEG_READ_TRIES tries met a writer (one that died mid-write, or a
+ * segment its user leaves so), with view the last copy, state NVT_SLOT_SET
+ * and every TPC that a copy held where one held any (what allocation counts
+ * as held by its owner); NVT_SEG_SHORT if the file is shorter than a segment.
  */
+enum nvt_seg_read_rc {
+	NVT_SEG_READ_OK = 0,
+	NVT_SEG_UNSETTLED = -1, /* every read met a writer: view is what a copy showed */
+	NVT_SEG_SHORT = -2,     /* the file is shorter than a segment: view says nothing */
+};
 #define NVT_SEG_READ_TRIES 8
 int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status);
 /* 1 if fd (a regular file of its run directory's user, st its fstat) is a
@@ -175,6 +180,14 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new
 void nvt_seg_publish(struct nvt_seg_new *fresh);
 /* Publishes a new segment if need be, and lets its writer's lock go. */
 void nvt_seg_unlock(struct nvt_seg_new *fresh);
+/*
+ * Gives the GPUs of views (n) that own's segment has no slot for a slot each
+ * (nvt_seg_add_gpus), holding the segment's writer's lock as any writer
+ * does: a program nvtaskset did not start adds the GPUs it sets libsmctrl
+ * masks on. Returns how many it added, or -1 with errno set (EBUSY: another
+ * writer held the lock for NVT_SEG_CREATE_WAIT_MS).
+ */
+int nvt_seg_own_add_gpus(const struct nvt_seg_own *own, const struct nvt_slot_view *views, int n);
 /* Removes own's file if it is still ours (the mapping stays). */
 void nvt_seg_remove(const struct nvt_seg_own *own);
 /*
@@ -214,8 +227,6 @@ struct nvt_seg_who nvt_seg_who_of(const char *base, const struct nvt_proc *p, ui
 int nvt_seg_names_process(const char *base, int fd, const char *name, const struct nvt_proc *p,
 			  uint64_t pidns);
 
-/* Writes the path pid's segment has (whether or not it exists). Returns 0 or -1. */
-int nvt_seg_path(char *buf, size_t len, const char *base, pid_t pid);
 
 /*
  * Opens pid's segment for reading (anyone may) or for writing (its user or
@@ -242,8 +253,7 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
  * made its file, is lost all the same.
  */
 int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h);
-/* Copies slot gpu (see nvt_seg_pread_slot). Returns 0, -1 (a writer died
- * mid-write) or -2 (the file shrank). */
+/* Copies slot gpu (see nvt_seg_pread_slot). Returns enum nvt_seg_read_rc. */
 int nvt_seg_read(const struct nvt_seg_handle *h, int gpu, struct nvt_slot_view *view,
 		 struct nvt_slot_status *status);
 /* Takes the writer's lock (see nvtaskset.h), waiting at most timeout_ms, then

@@ -28,19 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-int nvt_seg_path(char *buf, size_t len, const char *base, pid_t pid)
-{
-	char dir[256], name[64];
-	struct nvt_proc p;
-	int n;
-
-	if (nvt_proc_info(pid, &p) || !p.pidns || nvt_userdir_path(dir, sizeof(dir), base, p.uid[1]) ||
-	    nvt_seg_name(name, sizeof(name), p.pidns, p.ns_pid))
-		return -1;
-	n = snprintf(buf, len, "%s/%s", dir, name);
-	return (n < 0 || (size_t)n >= len) ? -1 : 0;
-}
-
 /* How telling an error is when several run directories were tried. */
 static int rank(int rc)
 {

@@ -293,6 +293,35 @@ void nvt_seg_unlock(struct nvt_seg_new *fresh)
 	fresh->lock_fd = -1;
 }
 
+int nvt_seg_own_add_gpus(const struct nvt_seg_own *own, const struct nvt_slot_view *views, int n)
+{
+	int dirfd = open(own->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int lock_fd, locked, added, saved;
+	char why[128];
+
+	if (dirfd < 0)
+		return -1;
+	/* Checked again: the lock file is the directory's. */
+	if (nvt_userdir_check(dirfd, geteuid(), why, sizeof(why))) {
+		close(dirfd);
+		errno = EPERM;
+		return -1;
+	}
+	lock_fd = take_own_lock(dirfd, own, &locked);
+	saved = errno;
+	close(dirfd);
+	if (lock_fd < 0 || !locked) {
+		if (lock_fd >= 0)
+			close(lock_fd);
+		errno = lock_fd < 0 ? saved : EBUSY;
+		return -1;
+	}
+	added = nvt_seg_add_gpus(own->seg, views, n);
+	nvt_lock_byte(lock_fd, own->pidns, own->pid, F_UNLCK);
+	close(lock_fd);
+	return added;
+}
+
 void nvt_seg_remove(const struct nvt_seg_own *own)
 {
 	struct stat st;

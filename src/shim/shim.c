@@ -163,7 +163,6 @@ int shim_compute(const struct hw_masks *prev, const struct nvt_slot_view *view,
 		   struct hw_masks *out)
 {
 	uint32_t disable[NVT_TMD_MASK_WORDS];
-	struct nvt_tpcset gpcs;
 
 	*out = *prev;
 	out->seg_seq = view->seq;
@@ -178,16 +177,28 @@ int shim_compute(const struct hw_masks *prev, const struct nvt_slot_view *view,
 	out->state = NVT_SLOT_SET;
 	out->layout = view->topo.tmd_layout;
 	memcpy(out->disable, disable, sizeof(disable));
-	/* A cluster must fit in one GPC: launches whose clusters the partition
-	 * cannot hold would wait for SMs forever (seen on an H100: cuBLAS's
-	 * clusters of 4 on 1 or 2 lone TPCs). Prepare where they may run. */
-	out->cluster_room = nvt_topo_cluster_room(&view->topo, &view->tpcs, &gpcs);
+	shim_cluster_masks(&view->topo, &view->tpcs, out);
+	return 0;
+}
+
+/*
+ * A cluster must fit in one GPC: launches whose clusters the TPCs enabled
+ * cannot hold would wait for SMs forever (seen on an H100: cuBLAS's clusters
+ * of 4 on 1 or 2 lone TPCs). Prepares where they may run instead: the whole
+ * GPCs enabled touches. Allocation-free (libsmctrl's masks call it on the
+ * launch path).
+ */
+void shim_cluster_masks(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
+			struct hw_masks *out)
+{
+	struct nvt_tpcset gpcs;
+
+	out->cluster_room = nvt_topo_cluster_room(topo, enabled, &gpcs);
 	if (!out->cluster_room)
 		out->cluster_room = UINT32_MAX;
-	out->gpc_room = nvt_topo_cluster_room(&view->topo, &gpcs, NULL);
-	if (!nvt_topo_disable(&view->topo, &gpcs, out->gpc_disable))
+	out->gpc_room = nvt_topo_cluster_room(topo, &gpcs, NULL);
+	if (!nvt_topo_disable(topo, &gpcs, out->gpc_disable))
 		out->gpc_room = 0;
-	return 0;
 }
 
 /* Slow path: slot g changed since its masks were computed. */

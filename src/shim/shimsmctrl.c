@@ -89,6 +89,7 @@ struct slot_map {
 	uint8_t hw_bit[128];
 	uint32_t all_disable[NVT_TMD_MASK_WORDS]; /* every working TPC on */
 	uint32_t beyond128[4];                     /* mask bits of TPCs 128 and up */
+	struct nvt_topology topo;                  /* GPCs, for cluster launches */
 };
 
 static struct {
@@ -185,6 +186,7 @@ void shim_smctrl_topology(int g, const struct nvt_topology *topo)
 	map = &sm.maps[g];
 	if (!__atomic_compare_exchange_n(&map->ready, &empty, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
+	map->topo = *topo;
 	map->n_tpcs = topo->n_tpcs;
 	map->layout = topo->tmd_layout;
 	for (unsigned t = 0; t < 128; t++)
@@ -204,15 +206,9 @@ void shim_smctrl_topology(int g, const struct nvt_topology *topo)
 /* Launch calls of the driver API (domain 6) and the runtime API (domain 7),
  * CUPTI's numbers (cupti_driver_cbid.h, cupti_runtime_cbid.h, CUDA 13.0). */
 enum {
-	CB_cuLaunchKernel = 307,
-	CB_cuLaunchKernel_ptsz = 442,
-	CB_cuLaunchCooperativeKernel = 477,
-	CB_cuLaunchCooperativeKernel_ptsz = 478,
 	CB_cuStreamEndCapture = 497,
 	CB_cuStreamEndCapture_ptsz = 498,
 	CB_cuGraphDestroy = 517,
-	CB_cuLaunchKernelEx = 652,
-	CB_cuLaunchKernelEx_ptsz = 653,
 	CB_cudaLaunchKernel = 211,
 	CB_cudaLaunchKernel_ptsz = 214,
 	CB_cudaLaunchCooperativeKernel = 269,
@@ -223,8 +219,8 @@ enum {
 	CB_cudaLaunchKernelExC_ptsz = 431,
 };
 static const int driver_ids[] = {
-	CB_cuLaunchKernel, CB_cuLaunchKernel_ptsz, CB_cuLaunchCooperativeKernel,
-	CB_cuLaunchCooperativeKernel_ptsz, CB_cuLaunchKernelEx, CB_cuLaunchKernelEx_ptsz,
+	NVT_CBID_cuLaunchKernel, NVT_CBID_cuLaunchKernel_ptsz, NVT_CBID_cuLaunchCooperativeKernel,
+	NVT_CBID_cuLaunchCooperativeKernel_ptsz, NVT_CBID_cuLaunchKernelEx, NVT_CBID_cuLaunchKernelEx_ptsz,
 	CB_cuStreamEndCapture, CB_cuStreamEndCapture_ptsz, CB_cuGraphDestroy,
 };
 static const int runtime_ids[] = {
@@ -240,18 +236,18 @@ static int launch_stream(int domain, int cbid, const void *args, const void **ke
 	int per_thread = 0;
 
 	switch (domain == NVT_CB_DOMAIN_API ? cbid : -cbid) {
-	case CB_cuLaunchKernel_ptsz:
-	case CB_cuLaunchCooperativeKernel_ptsz:
+	case NVT_CBID_cuLaunchKernel_ptsz:
+	case NVT_CBID_cuLaunchCooperativeKernel_ptsz:
 		per_thread = 1;
 		/* fall through */
-	case CB_cuLaunchKernel:
-	case CB_cuLaunchCooperativeKernel:
+	case NVT_CBID_cuLaunchKernel:
+	case NVT_CBID_cuLaunchCooperativeKernel:
 		stream = ((const NVT_LAUNCH_KERNEL_ARGS *)args)->stream;
 		break;
-	case CB_cuLaunchKernelEx_ptsz:
+	case NVT_CBID_cuLaunchKernelEx_ptsz:
 		per_thread = 1;
 		/* fall through */
-	case CB_cuLaunchKernelEx: {
+	case NVT_CBID_cuLaunchKernelEx: {
 		const NVT_LAUNCH_CONFIG *c = ((const NVT_LAUNCH_KERNEL_EX_ARGS *)args)->config;
 		stream = c ? c->stream : NULL;
 		break;
@@ -438,6 +434,59 @@ static void hw_bits(const struct slot_map *map, const uint64_t bits[2], uint32_t
 }
 
 /*
+ * A launch of thread-block clusters of cluster blocks under a mask that
+ * leaves the TPCs disable names on: a cluster runs inside one GPC, and one
+ * that no GPC of those TPCs holds would wait forever
+ * (docs/hardware-facts.md, 5 and 10). Where the mask's TPCs hold it, they
+ * run it; else the whole GPCs they touch do, as for a partition
+ * (shim_cluster_masks); if even those are too small, the partition's own
+ * rule applies (shim.c). Said once.
+ */
+static int cluster_launch(const struct slot_map *map, struct hw_masks *m,
+			  const uint32_t disable[4], unsigned cluster)
+{
+	/* This thread's last answer: cuBLAS launches the same mask many times. */
+	static __thread struct {
+		const struct slot_map *map;
+		uint32_t disable[4];
+		uint32_t room, gpc_room, gpc_disable[4]; /* the mask bits of TPCs 0-127 */
+	} last __attribute__((tls_model("initial-exec")));
+	int widened;
+
+	if (last.map != map || memcmp(last.disable, disable, sizeof(last.disable))) {
+		struct nvt_tpcset on;
+		struct hw_masks c;
+		memset(&on, 0, sizeof(on));
+		for (unsigned t = 0; t < map->n_tpcs && t < 128; t++)
+			if (!((disable[map->hw_bit[t] / 32] >> (map->hw_bit[t] % 32)) & 1))
+				on.w[t / 64] |= 1ull << (t % 64);
+		shim_cluster_masks(&map->topo, &on, &c);
+		last.map = map;
+		memcpy(last.disable, disable, sizeof(last.disable));
+		last.room = c.cluster_room;
+		last.gpc_room = c.gpc_room;
+		memcpy(last.gpc_disable, c.gpc_disable, sizeof(last.gpc_disable));
+	}
+	if (cluster <= last.room) {
+		memcpy(m->disable, disable, sizeof(last.disable));
+		m->cluster_room = last.room;
+		return 0;
+	}
+	widened = cluster <= last.gpc_room;
+	if (widened) {
+		memcpy(m->disable, last.gpc_disable, sizeof(last.gpc_disable));
+		m->cluster_room = last.gpc_room;
+	}
+	if (shim_first_time(WARN_SMCTRL_CLUSTER))
+		shim_warn("pid %ld: a kernel launched thread-block clusters of %u blocks, which must "
+			  "share one GPC, but its libsmctrl mask enables at most %u SMs in any GPC; such "
+			  "launches run on %s instead of waiting forever",
+			  (long)getpid(), cluster, last.room,
+			  widened ? "the whole GPCs the mask touches" : "the task's partition");
+	return 0;
+}
+
+/*
  * Narrows the launch's masks m (slot g) by the program's mask. Returns 0, or
  * -1 when the program's masks cannot apply (no calibrated map: m unchanged).
  */
@@ -446,6 +495,7 @@ int shim_smctrl_launch(int g, struct hw_masks *m, const void *tmd, const uint64_
 	const struct slot_map *map;
 	uint64_t w[3], named[2], off[2];
 	uint32_t hw[4], disable[4];
+	unsigned cluster;
 	int enables = 0;
 
 	if (sm.debug)
@@ -456,19 +506,10 @@ int shim_smctrl_launch(int g, struct hw_masks *m, const void *tmd, const uint64_
 	map = g >= 0 && g < NVT_MAX_GPUS ? &sm.maps[g] : NULL;
 	if (!map || __atomic_load_n(&map->ready, __ATOMIC_ACQUIRE) != 2) {
 		if (shim_first_time(WARN_SMCTRL))
-			shim_warn("pid %ld: libsmctrl masks need nvtaskset's calibration of the GPU: run "
-				  "the program under nvtaskset (e.g. nvtaskset -c all PROGRAM); its launches "
-				  "run without them",
+			shim_warn("pid %ld: libsmctrl masks need the GPU's calibrated TPC map, which this "
+				  "task does not have; its launches run without them",
 				  (long)getpid());
 		return -1;
-	}
-	if (nvt_tmd_is((unsigned)map->layout, tmd) && nvt_tmd_cluster_size(map->layout, tmd) > 1) {
-		if (shim_first_time(WARN_SMCTRL_CLUSTER))
-			shim_warn("pid %ld: libsmctrl masks are not applied to launches of thread-block "
-				  "clusters (they could wait forever for a GPC); those run on the task's "
-				  "partition",
-				  (long)getpid());
-		return 0;
 	}
 	if (m->state != NVT_SLOT_SET) {
 		/* No partition: the program's mask applies within the whole GPU. */
@@ -502,6 +543,8 @@ int shim_smctrl_launch(int g, struct hw_masks *m, const void *tmd, const uint64_
 				  (long)getpid());
 		return 0;
 	}
+	if (nvt_tmd_is(map->layout, tmd) && (cluster = nvt_tmd_cluster_size(map->layout, tmd)) > 1)
+		return cluster_launch(map, m, disable, cluster);
 	memcpy(m->disable, disable, sizeof(disable));
 	return 0;
 }
@@ -529,6 +572,7 @@ void shim_smctrl_after_fork(void)
 
 	sm.lock = fresh;
 	shim_smctrl_info_after_fork();
+	shim_smctrl_maps_after_fork();
 }
 
 /* Whether launches must look at the program's masks (one load). */
@@ -588,6 +632,7 @@ static void fill_maps(void)
 
 static void first_call(void)
 {
+	shim_smctrl_maps(); /* a program nvtaskset did not start: the GPUs' maps */
 	pthread_mutex_lock(&sm.lock);
 	fill_maps();
 	pthread_mutex_unlock(&sm.lock);

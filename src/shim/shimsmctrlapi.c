@@ -11,11 +11,13 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gpu/cuda_driver.h"
 #include "libsmctrl.h"
 #include "nvtaskset.h"
+#include "core/gpusel.h"
 #include "core/segment.h"
 #include "core/topo.h"
 #include "shimstate.h"
@@ -25,9 +27,11 @@
 
 static struct {
 	nvt_cuInit_fn init;
+	nvt_cuDeviceGetCount_fn count;
 	nvt_cuDeviceGet_fn device_get;
 	nvt_cuDeviceGetAttribute_fn attribute;
 	nvt_cuDeviceGetUuid_fn uuid;
+	nvt_cuDriverGetVersion_fn version;
 } drv;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -41,9 +45,35 @@ void shim_smctrl_info_after_fork(void)
 void shim_smctrl_info_setup(void *lib)
 {
 	drv.init = (nvt_cuInit_fn)dlsym(lib, "cuInit");
+	drv.count = (nvt_cuDeviceGetCount_fn)dlsym(lib, "cuDeviceGetCount");
+	drv.version = (nvt_cuDriverGetVersion_fn)dlsym(lib, "cuDriverGetVersion");
 	drv.device_get = (nvt_cuDeviceGet_fn)dlsym(lib, "cuDeviceGet");
 	drv.attribute = (nvt_cuDeviceGetAttribute_fn)dlsym(lib, "cuDeviceGetAttribute");
 	drv.uuid = (nvt_cuDeviceGetUuid_fn)dlsym(lib, "cuDeviceGetUuid");
+}
+
+int shim_smctrl_cuda_gpus(struct nvt_cache_key *keys, int max)
+{
+	int count = 0, version = 0, n = 0;
+
+	if (!drv.init || !drv.count || !drv.device_get || !drv.uuid || !drv.attribute || !drv.version ||
+	    drv.init(0) || drv.count(&count) || drv.version(&version))
+		return 0;
+	for (int i = 0; i < count && n < max; i++) {
+		CUdevice d;
+		CUuuid uuid;
+		int sms = 0;
+		if (drv.device_get(&d, i) || drv.uuid(&uuid, d) ||
+		    drv.attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d))
+			continue;
+		memset(&keys[n], 0, sizeof(keys[n]));
+		nvt_uuid_format((const uint8_t *)uuid.bytes, keys[n].uuid);
+		keys[n].driver_version = version;
+		keys[n].sms = sms;
+		snprintf(keys[n].nvrm, sizeof(keys[n].nvrm), "-");
+		n++;
+	}
+	return n;
 }
 
 /* ---- Setting masks ---------------------------------------------------------------- */
@@ -109,9 +139,10 @@ EXPORT void nvtaskset_smctrl_set_next_mask_ext(uint128_t mask)
 /* ---- Queries -------------------------------------------------------------------------- */
 
 /*
- * The calibrated topology of CUDA device ordinal dev, as nvtaskset gave it to
- * this task. Returns 0, EINVAL (no such device), EIO (the driver failed) or
- * ENOENT (the task has no calibration of it: not run under nvtaskset).
+ * The calibrated topology of CUDA device ordinal dev: nvtaskset's for this
+ * task, or the cache's (shim_smctrl_maps). Returns 0, EINVAL (no such
+ * device), EIO (the driver failed) or ENOENT (no calibration of it could be
+ * had: the program was told why).
  */
 static int device_topology(int dev, struct nvt_topology *out)
 {
@@ -126,6 +157,7 @@ static int device_topology(int dev, struct nvt_topology *out)
 		return EINVAL;
 	if (drv.uuid(&uuid, d))
 		return EIO;
+	shim_smctrl_maps();
 	pthread_mutex_lock(&lock);
 	g = shim.seg ? nvt_seg_find_gpu(shim.seg, (const uint8_t *)uuid.bytes) : -1;
 	if (g >= 0 && nvt_slot_read(&shim.seg->gpu[g], &view, 100) == 0 &&
@@ -176,6 +208,8 @@ EXPORT int nvtaskset_smctrl_get_gpc_info_ext(uint32_t *num_enabled_gpcs, uint128
 	static struct nvt_topology topo;
 	int rc;
 
+	if (num_enabled_gpcs)
+		*num_enabled_gpcs = 0; /* as libsmctrl: callers print it whatever the result */
 	if (!num_enabled_gpcs || !tpcs_for_gpc || dev < 0 || dev >= NVT_MAX_GPUS)
 		return EINVAL;
 	if ((rc = device_topology(dev, &topo)))
@@ -192,12 +226,16 @@ EXPORT int nvtaskset_smctrl_get_gpc_info_ext(uint32_t *num_enabled_gpcs, uint128
 	return 0;
 }
 
+/* As libsmctrl's own (2025): ERANGE where a GPC holds a TPC above 63, which
+ * a 64-bit mask cannot name (an H100's TPCs 64 and 65): the _ext form answers. */
 EXPORT int nvtaskset_smctrl_get_gpc_info(uint32_t *num_enabled_gpcs, uint64_t **tpcs_for_gpc, int dev)
 {
 	uint128_t *ext;
 	uint32_t n;
 	int rc;
 
+	if (num_enabled_gpcs)
+		*num_enabled_gpcs = 0;
 	if (!num_enabled_gpcs || !tpcs_for_gpc)
 		return EINVAL;
 	if ((rc = nvtaskset_smctrl_get_gpc_info_ext(&n, &ext, dev)))

@@ -16,6 +16,7 @@
 #include "seg/segfile.h"
 #include "core/segment.h"
 #include "core/tmd.h"
+#include "core/topo.h"
 
 /* Masks ready for the launch path, and the slot sequence they belong to. */
 struct hw_masks {
@@ -138,6 +139,9 @@ void shim_publish(struct slot_masks *sm, const struct hw_masks *m);
 void shim_remember(struct slot_masks *sm, const struct nvt_slot_view *view);
 int shim_recall(const struct slot_masks *sm, struct nvt_slot_view *out);
 int shim_compute(const struct hw_masks *prev, const struct nvt_slot_view *view, struct hw_masks *out);
+/* Sets out's cluster fields for launches on the TPCs of enabled. */
+void shim_cluster_masks(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
+			struct hw_masks *out);
 void shim_on_launch(void *user, int domain, int cbid, const void *params);
 
 /* shimgraph.c: CUDA graphs follow partition changes */
@@ -180,6 +184,14 @@ void shim_smctrl_report(void);
 /* shimsmctrlapi.c */
 void shim_smctrl_info_setup(void *lib);
 void shim_smctrl_info_after_fork(void);
+/* The GPUs CUDA shows this process (it calls cuInit), as keys of their cache
+ * records, into keys (max). Returns how many (0 when the driver fails). */
+int shim_smctrl_cuda_gpus(struct nvt_cache_key *keys, int max);
+/* shimsmctrlmaps.c: gives each GPU this process sees that its segment has
+ * no slot for one with its calibrated map and no partition (slow path; the
+ * first call does it, the others wait for it). */
+void shim_smctrl_maps(void);
+void shim_smctrl_maps_after_fork(void);
 /* shimgraph.c: the libsmctrl mask of the graph this thread uploads, if any. */
 const uint64_t *shim_graph_smctrl_mask(void);
 

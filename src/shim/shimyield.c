@@ -64,17 +64,9 @@ enum {
 	CB_cuStreamQuery = 125,
 	CB_cuStreamSynchronize = 126,
 	CB_cuMemcpyDtoH_v2 = 278,
-	CB_cuLaunchKernel = 307,
 	CB_cuMemcpyDtoH_v2_ptds = 398,
 	CB_cuStreamQuery_ptsz = 439,
 	CB_cuStreamSynchronize_ptsz = 440,
-	CB_cuLaunchKernel_ptsz = 442,
-	CB_cuLaunchCooperativeKernel = 477,
-	CB_cuLaunchCooperativeKernel_ptsz = 478,
-	CB_cuGraphLaunch = 514,
-	CB_cuGraphLaunch_ptsz = 515,
-	CB_cuLaunchKernelEx = 652,
-	CB_cuLaunchKernelEx_ptsz = 653,
 	CB_cuCtxSynchronize_v2 = 800,
 };
 static const int sync_ids[] = {
@@ -84,9 +76,9 @@ static const int sync_ids[] = {
 	CB_cuMemcpyDtoH_v2_ptds,
 };
 static const int launch_ids[] = {
-	CB_cuLaunchKernel,	     CB_cuLaunchKernel_ptsz, CB_cuLaunchCooperativeKernel,
-	CB_cuLaunchCooperativeKernel_ptsz, CB_cuLaunchKernelEx,    CB_cuLaunchKernelEx_ptsz,
-	CB_cuGraphLaunch,	     CB_cuGraphLaunch_ptsz,
+	NVT_CBID_cuLaunchKernel,	     NVT_CBID_cuLaunchKernel_ptsz, NVT_CBID_cuLaunchCooperativeKernel,
+	NVT_CBID_cuLaunchCooperativeKernel_ptsz, NVT_CBID_cuLaunchKernelEx,    NVT_CBID_cuLaunchKernelEx_ptsz,
+	NVT_CBID_cuGraphLaunch,	     NVT_CBID_cuGraphLaunch_ptsz,
 };
 #define N_IDS(a) (sizeof(a) / sizeof((a)[0]))
 #define CU_STREAM_PER_THREAD ((void *)0x2)
@@ -598,12 +590,12 @@ static void *stream_of(int cbid, void *const *args)
 	void *stream;
 
 	switch (cbid) {
-	case CB_cuGraphLaunch:
-	case CB_cuGraphLaunch_ptsz:
+	case NVT_CBID_cuGraphLaunch:
+	case NVT_CBID_cuGraphLaunch_ptsz:
 		stream = args[1];
 		break;
-	case CB_cuLaunchKernelEx:
-	case CB_cuLaunchKernelEx_ptsz: {
+	case NVT_CBID_cuLaunchKernelEx:
+	case NVT_CBID_cuLaunchKernelEx_ptsz: {
 		const NVT_LAUNCH_CONFIG *c = ((const NVT_LAUNCH_KERNEL_EX_ARGS *)args)->config;
 		stream = c ? c->stream : NULL;
 		break;
@@ -612,8 +604,8 @@ static void *stream_of(int cbid, void *const *args)
 		stream = ((const NVT_LAUNCH_KERNEL_ARGS *)args)->stream;
 		break;
 	}
-	if (!stream && (cbid == CB_cuLaunchKernel_ptsz || cbid == CB_cuLaunchKernelEx_ptsz ||
-			cbid == CB_cuGraphLaunch_ptsz || cbid == CB_cuLaunchCooperativeKernel_ptsz))
+	if (!stream && (cbid == NVT_CBID_cuLaunchKernel_ptsz || cbid == NVT_CBID_cuLaunchKernelEx_ptsz ||
+			cbid == NVT_CBID_cuGraphLaunch_ptsz || cbid == NVT_CBID_cuLaunchCooperativeKernel_ptsz))
 		stream = CU_STREAM_PER_THREAD;
 	return stream;
 }

@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/prio.h"
+#include "core/yield.h"
+#include "os/proc.h"
 #include "task.h"
 #include "alloc/reserve.h"
 #include "core/mpslog.h"
@@ -259,20 +262,50 @@ int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *ou
 		return -1;
 	}
 	env_add(out, NVT_ENV_PARTITION, out->partition, 1);
-	env_add(out, "LD_PRELOAD", out->preload, 1);
+	env_add(out, NVT_ENV_LD_PRELOAD, out->preload, 1);
 	/* Channels (issue 24): CUDA's own count unless told; never over the
 	 * task's own CUDA_DEVICE_MAX_CONNECTIONS. */
 	if (nvt_channels_env(in->channels ? in->channels : NVT_CHANNELS_DEFAULT, out->channels,
 			     sizeof(out->channels)))
-		env_add(out, "CUDA_DEVICE_MAX_CONNECTIONS", out->channels, 0);
-	env_add(out, "CUDA_MPS_PIPE_DIRECTORY", in->pipe_dir ? in->pipe_dir : "/dev/null", 1);
+		env_add(out, NVT_ENV_CUDA_CONNECTIONS, out->channels, 0);
+	env_add(out, NVT_ENV_MPS_PIPE_DIR, in->pipe_dir ? in->pipe_dir : "/dev/null", 1);
 	if (in->sm_limit_percent > 0) {
 		snprintf(out->sm_limit, sizeof(out->sm_limit), "%d", in->sm_limit_percent);
-		env_add(out, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", out->sm_limit, 1);
+		env_add(out, NVT_ENV_MPS_THREAD_PERCENTAGE, out->sm_limit, 1);
 	}
 	if (in->visible)
-		env_add(out, "CUDA_VISIBLE_DEVICES", in->visible, 1);
+		env_add(out, NVT_ENV_CUDA_VISIBLE, in->visible, 1);
 	if (in->rundir)
 		env_add(out, NVT_ENV_RUNDIR, in->rundir, 1);
+	return 0;
+}
+
+int nvt_task_env_self(const struct nvt_slot_prio *prio, struct nvt_task_env *out, char *why,
+		      size_t len)
+{
+	struct nvt_proc_id self = {nvt_own_pidns(), getpid(), 0};
+	struct nvt_stat st;
+
+	out->n = 0;
+	out->named = 0;
+	/* /proc/self must number PIDs as our namespace does (the shim compares). */
+	if (self.pidns && nvt_proc_stat(0, &st) == 0 && st.pid == self.pid) {
+		self.start_time = st.start_time;
+		out->named = nvt_proc_id_format(&self, out->owner, sizeof(out->owner)) == 0;
+	}
+	env_add(out, NVT_ENV_PARTITION_FOR, out->named ? out->owner : NULL, 1);
+	if (!prio || prio->prio == NVT_PRIO_NONE) {
+		env_add(out, NVT_ENV_PRIORITY, NULL, 1);
+		return 0;
+	}
+	if (nvt_prio_env_format(prio, out->priority, sizeof(out->priority)) < 0) {
+		snprintf(why, len, "internal error: cannot format the priority");
+		return -1;
+	}
+	env_add(out, NVT_ENV_PRIORITY, out->priority, 1);
+	/* Below normal among MPS's clients, unless the user chose (read at the
+	 * client's start: -p cannot change it later). */
+	if (prio->prio < NVT_PRIO_HIGH && (prio->yield & NVT_YIELD_CLIENT))
+		env_add(out, NVT_ENV_MPS_CLIENT_PRIORITY, "1", 0);
 	return 0;
 }

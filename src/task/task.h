@@ -17,6 +17,8 @@
 
 #include "nvtaskset.h"
 #include "core/gpusel.h"
+#include "core/prio.h"
+#include "core/ptree.h"
 #include "core/segment.h"
 #include "core/topo.h"
 #include "seg/segfile.h"
@@ -81,7 +83,9 @@ int nvt_task_set_partition(const char *base, struct nvt_seg_handle *h,
 			   const struct nvt_task_claim *claim, const struct nvt_slot_prio *prio,
 			   struct nvt_task_change *out, char *why, size_t len);
 
-/* ---- The environment a task starts with (nvtaskset's start, the Slurm plugin) ---- */
+/* ---- The environment a task starts with (nvtaskset's start, the Slurm plugin) ----
+ * Every variable a front end sets for a task is chosen here: the front ends
+ * only apply the list (setenv, spank_setenv). */
 
 #define NVT_TASK_ENV_MAX 8
 #define NVT_TASK_ENV_PRELOAD_MAX 12288
@@ -106,12 +110,14 @@ struct nvt_task_env {
 	int n;
 	struct nvt_task_env_var {
 		const char *name;
-		const char *value;
+		const char *value; /* NULL: unset it */
 		int overwrite; /* 0: a value set already is kept */
 	} vars[NVT_TASK_ENV_MAX];
 	char partition[NVT_PARTENV_TEXT_MAX];
 	char preload[NVT_TASK_ENV_PRELOAD_MAX];
 	char channels[16], sm_limit[16];
+	char owner[NVT_PROC_ID_TEXT_MAX], priority[NVT_PRIO_ENV_TEXT_MAX];
+	int named; /* nvt_task_env_self: the process is named (NVT_ENV_PARTITION_FOR set) */
 };
 
 /*
@@ -121,5 +127,19 @@ struct nvt_task_env {
  */
 int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *out, char *why,
 		       size_t len);
+
+/*
+ * What only the process about to exec the program can set (nvtaskset's
+ * start, the Slurm plugin's task), into out: NVT_ENV_PARTITION_FOR names
+ * this process (an exec keeps its PID and start time), so that the
+ * program's shim takes NVT_ENV_PARTITION rather than a partitioned
+ * ancestor's; it is unset where the process cannot be named (never an outer
+ * nvtaskset's; out->named 0). NVT_ENV_PRIORITY is prio (unset when prio is
+ * NULL or NVT_PRIO_NONE), and MPS's client priority is below normal for a
+ * lower task that yields with NVT_YIELD_CLIENT, unless set already. Reads
+ * /proc/self. Returns 0, or -1 if the priority cannot be written (why says).
+ */
+int nvt_task_env_self(const struct nvt_slot_prio *prio, struct nvt_task_env *out, char *why,
+		      size_t len);
 
 #endif /* NVT_TASK_H */

@@ -32,9 +32,10 @@ t_clusters_too_big_for_partition() {
 	has "$out" "tpcs=0-1,8-9,16-17,24-25,32,39,46,53 hung=0"
 	has "$out" "nvtaskset: warning: pid"
 	has "$out" "a kernel launched thread-block clusters of 4 blocks, which must share one GPC, but this task's partition has at most 2 SMs in any GPC; such kernels run on the whole GPCs its partition touches instead of waiting forever"
-	# A lone TPC's GPC cannot hold 4 either: every TPC.
+	# A lone TPC's GPC cannot hold 4 either: every TPC, of which the clusters
+	# take those of the GPCs that hold 4 (not the lone TPCs 62-65).
 	run_rc out rc "$NVT" --no-mps -c 62 "$APP" cluster 4
-	has "$out" "tpcs=0-65 hung=0"
+	has "$out" "tpcs=0-61 hung=0"
 	has "$out" "run on every TPC of the GPU instead of waiting forever"
 	# The V05_00 layout (Blackwell) keeps its cluster shape elsewhere.
 	run_rc out rc env FAKECUDA_CHIP=blackwell NVTASKSET_CACHE_DIR="$WORK/bw-cl" "$NVT" --no-mps -c 0 "$APP" cluster 4

@@ -1,35 +1,24 @@
-# The layout of src/: each folder's files include only their own folder's
-# headers and those of the folders below it (Makefile's LAYERS, lowest
-# first), and nothing in src/ includes the tools above it. Sourced by
+# The layout of the code (tools/dev/layers.py, from the Makefile's LAYERS and
+# CMD_LAYERS): each folder of src/ includes only its own folder's headers and
+# those of the folders below it, nothing in src/ includes the tools above it,
+# the command's files call only their own layer and those below, without
+# circles, and docs/design.md's picture of it is current. Sourced by
 # tests/run-tests.sh.
 # shellcheck shell=bash
 
 t_src_layers_point_down() {
-	local layers i=0 l f dir inc idir bad=""
-	layers=$(sed -n 's/^LAYERS = //p' "$ROOT/Makefile")
-	[ -n "$layers" ] || die "no LAYERS line in the Makefile"
-	local -A rank=()
-	for l in $layers; do
-		rank[$l]=$i
-		i=$((i + 1))
-	done
-	for f in "$ROOT"/src/*/*.[ch]; do
-		dir=$(basename "$(dirname "$f")")
-		[ -n "${rank[$dir]+x}" ] || bad+=" $f(folder not in LAYERS)"
-		while read -r inc; do
-			case "$inc" in
-			*/*)
-				idir=${inc%%/*}
-				[ -n "${rank[$idir]+x}" ] || { bad+=" $f->$inc(unknown)"; continue; }
-				[ "${rank[$idir]}" -le "${rank[$dir]}" ] || bad+=" $f->$inc"
-				;;
-			nvtaskset.h) ;; # src/nvtaskset.h: the contract, below every folder
-			libsmctrl.h) ;; # include/: the installed header
-			*) [ -f "$(dirname "$f")/$inc" ] || bad+=" $f->$inc(not in its folder)" ;;
-			esac
-		done < <(sed -n 's/^#include "\(.*\)"/\1/p' "$f")
-	done
+	local bad
+	bad=$(python3 "$ROOT/tools/dev/layers.py" check-src "$ROOT") || true
 	eq "$bad" "" "includes that point up or out"
-	# No file is left in src/ itself but the contract: every file belongs to a subsystem.
-	eq "$(find "$ROOT/src" -maxdepth 1 -type f -printf '%f\n')" "nvtaskset.h" "files directly in src/"
+}
+
+t_cmd_layers_point_down() {
+	local bad
+	bad=$(python3 "$ROOT/tools/dev/layers.py" check-cmd "$ROOT" "$B") || true
+	eq "$bad" "" "the command's calls that point up, or circles"
+}
+
+t_design_layers_current() {
+	python3 "$ROOT/tools/dev/layers.py" design "$ROOT" "$B" ||
+		die "docs/design.md's picture of the layers is stale: run make design-picture"
 }

@@ -30,14 +30,23 @@ t_install_uninstall() {
 		[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 	done
 	cmp "$ROOT/include/libsmctrl.h" "$dest/opt/nvt/include/libsmctrl.h"
+	# libsmctrl.so where the linker looks (PREFIX/lib), and pkg-config's record.
+	eq "$(readlink "$dest/opt/nvt/lib/libsmctrl.so")" nvtaskset/libsmctrl.so "the link in PREFIX/lib"
+	has "$(cat "$dest/opt/nvt/lib/pkgconfig/libsmctrl.pc")" "Libs: -L\${libdir} -lsmctrl"
 	# A program written for libsmctrl builds against the installed header and
-	# library, and its calls reach the installed shim beside it.
+	# library with pkg-config, and its calls reach the installed shim beside
+	# the link's target.
 	cat >"$WORK/prog.c" <<-'EOF'
 		#include <libsmctrl.h>
 		int main(void) { uint32_t n = 0; libsmctrl_set_global_mask(~0xfull); return libsmctrl_get_tpc_info_cuda(&n, 0) || n != 66; }
 	EOF
-	cc -I"$dest/opt/nvt/include" -o "$WORK/prog" "$WORK/prog.c" -L"$dest/opt/nvt/lib/nvtaskset" -lsmctrl \
-		-Wl,-rpath,"$dest/opt/nvt/lib/nvtaskset" || die "a libsmctrl program does not build against the install"
+	local flags
+	flags=$(PKG_CONFIG_PATH="$dest/opt/nvt/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest" pkg-config --cflags --libs libsmctrl) ||
+		die "pkg-config does not know libsmctrl"
+	# (Word splitting wanted: pkg-config's flags.)
+	# shellcheck disable=SC2086
+	cc -o "$WORK/prog" "$WORK/prog.c" $flags -Wl,-rpath,"$dest/opt/nvt/lib" ||
+		die "a libsmctrl program does not build against the install ($flags)"
 	"$WORK/prog" || die "the installed libsmctrl.so does not answer"
 	ldd "$WORK/prog" | grep -q "$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so" || die "not the installed shim: $(ldd "$WORK/prog")"
 	cmp "$ROOT/tools/completion/nvtaskset.bash" "$dest/opt/nvt/share/bash-completion/completions/nvtaskset"
@@ -47,9 +56,9 @@ t_install_uninstall() {
 		for f in lib/nvtaskset/spank_nvtaskset.so share/nvtaskset/cli_filter.lua; do
 			[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 		done
-		files=14
+		files=15
 	fi
-	[ "$(find "$dest" -type f | wc -l)" == "${files:-12}" ] || die "unexpected files: $(find "$dest" -type f)"
+	[ "$(find "$dest" -type f | wc -l)" == "${files:-13}" ] || die "unexpected files: $(find "$dest" -type f)"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1

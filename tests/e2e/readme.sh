@@ -60,7 +60,7 @@ t_readme_corun_disjoint_gpcs() {
 	[ -n "$g1" ] && [ -n "$g2" ] || die "no partitions: '$(cat "$WORK/det.state")' '$(cat "$WORK/pla.state")'"
 	eq "$(comm -12 <(sort <<<"$g1") <(sort <<<"$g2") | tr '\n' ' ')" "" "GPCs both tasks of README's first example use"
 	# The text names the GPCs each gets, and the -g halves it offers are those very picks.
-	has "$(tr '\n' ' ' <"$ROOT/README.md")" "GPCs 1, 2, 3 and 6, then GPCs 0, 4, 5 and 7-11"
+	has "$(tr '\n' ' ' <"$ROOT/README.md")" "the first to claim gets GPCs 1, 2, 3 and 6, and the other GPCs 0, 4, 5 and 7-11"
 	eq "$(tr '\n' ',' <<<"$g1")" "1,2,3,6," "the detector's GPCs"
 	local half
 	for half in detector:det planner:pla; do
@@ -188,4 +188,53 @@ t_docs_slurm_arguments() {
 		grep -q "{\"$opt\"" "$ROOT/tools/slurm/spank_nvtaskset.c" || die "the plugin lost --$opt"
 		grep -q "^\.BI \\\\-\\\\-${opt//-/\\\\-}= N" "$ROOT/man/spank_nvtaskset.8" || die "spank_nvtaskset(8) lacks --$opt"
 	done
+}
+t_docs_speak_of_the_project() {
+	# The pages (README, HACKING, docs/, the man pages, every README.md) speak of the project as
+	# it is: no issue numbers, reviews or branches of its making, no sudo (readers may have no
+	# root: "as root" says it), a paper number only on a page that gives the paper's title, and
+	# no link or path to a file the repository does not hold.
+	python3 - "$ROOT" <<'PY' || die "the pages above speak of something that is not the project"
+import os, re, sys
+root = sys.argv[1]
+pages = ["README.md", "HACKING.md"]
+for top in ("docs", "src", "tools", "tests", "man", "debian"):
+    for d, _, files in os.walk(os.path.join(root, top)):
+        for f in files:
+            if f.endswith(".md") or (top == "man" and re.search(r"\.[1-8]$", f)):
+                pages.append(os.path.relpath(os.path.join(d, f), root))
+titles = {"000": "Hardware Compute Partitioning on NVIDIA GPUs for Composable Systems",
+          "002": "Hardware Compute Partitioning on NVIDIA GPUs"}
+rules = [
+    (r"\b[Ii]ssues? #?[0-9]+|\(issue\b", "an issue number"),
+    (r"\breview of (this|the) branch|\bearlier review\b|\bthe review's\b", "a review"),
+    (r"\b(this|the) branch\b|\bbranch `|\b[Ss]ession [0-9]+\b|\bround-?[0-9]+ fixes\b",
+     "the history of the work"),
+    (r"PRIO-DESIGN|STYLE\.md|HARDWARE-FACTS\.md", "a file not in the repository"),
+    (r"\bsudo\b", "sudo (say 'as root')"),
+]
+path_rx = re.compile(r"(?<![\w/.$:-])((?:docs|tests|src|tools|man|mk|debian|include)/[\w./+-]*[\w/])")
+bad = []
+for page in sorted(set(pages)):
+    text = open(os.path.join(root, page), encoding="utf-8", errors="replace").read()
+    flat = " ".join(text.replace("\\fI", "").replace("\\fR", "").split())
+    here = os.path.dirname(page)
+    for n, line in enumerate(text.splitlines(), 1):
+        for rx, what in rules:
+            if re.search(rx, line):
+                bad.append("%s:%d: %s: %s" % (page, n, what, line.strip()[:100]))
+        for m in re.finditer(r"\b[Pp]aper (0[0-9][0-9])\b", line):
+            if titles.get(m.group(1), "\0") not in flat:
+                bad.append("%s:%d: paper %s, and the page does not give its title" % (page, n, m.group(1)))
+    targets = [m.group(1) for m in re.finditer(r"\]\(([^)\s#]+)(?:#[^)]*)?\)", text)
+               if not re.match(r"[a-z]+:", m.group(1))]
+    if page.endswith(".md"):
+        targets += [p for p in path_rx.findall(text) if not re.search(r"NAME|DATE|[A-Z]{3,}|<|\*", p)]
+    for t in targets:
+        if not any(os.path.exists(os.path.join(root, d, t)) for d in (here, "")):
+            bad.append("%s: names %s, which the repository does not hold" % (page, t))
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
 }

@@ -331,3 +331,21 @@ pid $t's new TPC mask: 24000000000000000" "around the claim, at once"
 	stop_loop mt "$t"
 	stop_loop mh "$h"
 }
+t_reserve_dry_run_counts_as_a_claim() {
+	# --dry-run -n --exclude-running counts what a claim counts: a task whose
+	# slot every read finds mid-write (unsettled) holds every TPC a copy
+	# showed, so the dry run picks around it as the start itself does.
+	local dry real
+	start_loop du "$NVT" --no-mps -c 0-31 "$APP"
+	wait_file "$WORK/du.state" "0-31"
+	"$T/segpoke" "$PID" allodd || die "segpoke allodd"
+	run_rc out rc "$NVT" --no-mps -n 8 --exclude-running --dry-run
+	eq "$rc" 0 "the dry run: $out"
+	dry=$(sed -n 's/^GPU 0 ([^)]*): TPCs //p' <<<"$out")
+	run_rc out rc "$NVT" --no-mps -n 8 --exclude-running env
+	eq "$rc" 0 "the start: $out"
+	real=$(sed -n 's/^NVTASKSET_PARTITION=[^ ]* \([^ ]*\) .*/\1/p' <<<"$out")
+	eq "$dry" "$real" "the dry run's pick and the start's"
+	disjoint_lists 0-31 "$dry"
+	stop_loop du "$PID"
+}

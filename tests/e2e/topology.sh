@@ -238,3 +238,23 @@ PY
 	run_rc out rc "$NVT" --dry-run -p -c 1 1
 	has "$out" "--dry-run goes with starting a command"
 }
+
+t_cache_fifo_never_blocks() {
+	# A FIFO where a calibration record should be is no record: the command
+	# and a libsmctrl program's shim open it without blocking, and measure
+	# again.
+	export NVTASKSET_CACHE_DIR=$WORK/fifo-cache
+	"$NVT" --topology >/dev/null
+	local rec out
+	rec=$(ls "$NVTASKSET_CACHE_DIR"/GPU-*.topo)
+	rm "$rec"
+	mkfifo -m 644 "$rec"
+	run_rc out rc timeout 20 "$NVT" --topology
+	eq "$rc" 0 "exit status ($out)"
+	[ -f "$rec" ] || die "the FIFO was not replaced by a record"
+	rm "$rec"
+	mkfifo -m 644 "$rec"
+	run_rc out rc timeout 20 "$T/smctrlapp" gpcs
+	eq "$rc" 0 "exit status ($out)"
+	has "$out" "gpc_info_ext rc=0 gpcs=12"
+}

@@ -8,8 +8,8 @@
 PRIOAPP=$T/prioapp
 
 # serve_and_batch TAG HIGH_ARGS -- LOW_ARGS: starts a service (a request of 4 launches every
-# 20 ms) and a batch job beside it, lets them run ~1.2 s (from the batch's first launch), stops
-# both; their logs in $WORK/TAG.serve and $WORK/TAG.batch.
+# $PERIOD_US, default 20 ms) and a batch job beside it, lets them run ~1.2 s (from the batch's
+# first launch), stops both; their logs in $WORK/TAG.serve and $WORK/TAG.batch.
 serve_and_batch() {
 	local tag=$1 hi lo high=() low=()
 	shift
@@ -18,7 +18,7 @@ serve_and_batch() {
 	low=("$@")
 	rm -f "$WORK/$tag.stop"
 	FAKECUDA_KERNEL_US=1000 ${HI_PFX:-} "$NVT" --no-mps "${high[@]}" "$PRIOAPP" serve "$WORK/$tag.stop" \
-		"$WORK/$tag.serve" 20000 4 2>"$WORK/$tag.serve.err" &
+		"$WORK/$tag.serve" "${PERIOD_US:-20000}" 4 2>"$WORK/$tag.serve.err" &
 	hi=$!
 	wait_for 10 test -e "$WORK/$tag.serve.ready"
 	FAKECUDA_KERNEL_US=500 "$NVT" --no-mps "${low[@]}" "$PRIOAPP" batch "$WORK/$tag.stop" \
@@ -153,4 +153,32 @@ t_yield_client_priority_and_usage() {
 	run_rc out rc "$NVT" --priority none -c 0-3 "$APP" launch 1
 	eq "$rc" 1
 	has "$out" "--priority none goes with -p"
+}
+
+t_yield_borrow_while_idle() {
+	local got periodic borrowed
+	# A periodic service (4 ms of work every 50 ms): the batch job launches on its TPCs too while
+	# it is idle and its next request is not due, and never during a request.
+	PERIOD_US=50000 serve_and_batch bor --priority high -c 0-8 -- --priority low -c 9-65
+	# Regular enough to foresee (its begins within 3 ms of every 50 ms on average): then
+	# some launch must have borrowed; a loaded machine may make it irregular.
+	periodic=$(python3 - "$WORK/bor.serve" <<'PY'
+import sys
+b = [int(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("req ")]
+gaps = [(y - x) / 1e6 for x, y in zip(b, b[1:])]
+print(int(len(gaps) > 8 and sum(abs(g - 50) for g in gaps) / len(gaps) < 3))
+PY
+)
+	borrowed=$(awk '$1 == "launch" && $5 == 66' "$WORK/bor.batch" | wc -l)
+	got=$(let_through bor)
+	eq "${got%% of *}" 0 "launches let through during requests ($got)"
+	[ "$periodic" == 0 ] || [ "$borrowed" -gt 0 ] || die "the service was periodic, yet no launch borrowed its TPCs"
+	# Every launch ran on its own 57 TPCs or on all 66, nothing else.
+	eq "$(awk '$1 == "launch" && $5 != 57 && $5 != 66' "$WORK/bor.batch" | wc -l)" 0 "other partitions"
+	# A service started --no-lend lends nothing.
+	PERIOD_US=50000 serve_and_batch nol --priority high --no-lend -c 0-8 -- --priority low -c 9-65
+	eq "$(awk '$1 == "launch" && $5 != 57' "$WORK/nol.batch" | wc -l)" 0 "launches on a --no-lend task's TPCs"
+	# Without borrow in its words, the batch job keeps to its own.
+	PERIOD_US=50000 serve_and_batch nob2 --priority high -c 0-8 -- --priority low --yield gate,bound,ahead -c 9-65
+	eq "$(awk '$1 == "launch" && $5 != 57' "$WORK/nob2.batch" | wc -l)" 0 "launches beyond its partition"
 }

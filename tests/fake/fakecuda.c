@@ -461,10 +461,15 @@ static void execute(const struct chip *c, const uint8_t *tmd, unsigned cluster,
 		}
 	}
 	/* A cluster (one CTA per SM, as cuBLAS's big-tile kernels) waits for
-	 * that many SMs of one GPC: none with room, and the GPU waits forever. */
+	 * that many SMs of one GPC: none with room, and the GPU waits forever.
+	 * Its clusters run only in the GPCs with room; the enabled TPCs of the
+	 * others stay idle (docs/hardware-facts.md, 4). */
 	for (int g = 0; g < 64; g++)
 		fits |= room[g] >= (int)cluster;
 	rec->hung = !any || (cluster > 1 && !fits);
+	for (int t = 0; cluster > 1 && fits && t < c->n_tpcs; t++)
+		if (c->gpc_of[t] < 64 && room[c->gpc_of[t]] < (int)cluster)
+			rec->ran_tpcs[t / 64] &= ~((uint64_t)1 << (t % 64));
 }
 
 /* Counts the bits of tmd that differ from before outside the fields of the

@@ -9,7 +9,9 @@
  *
  * It also runs nvtaskset's calibration probe (PTX entry nvt_probe_smid): each
  * block stores the SM it ran on, on the SMs the TMD's mask allows; cluster
- * launches keep each cluster inside one GPC.
+ * launches keep each cluster inside one GPC. Any launch of thread-block
+ * clusters runs only on the enabled TPCs of the GPCs that hold a whole
+ * cluster (one block per SM), and hangs where none does.
  *
  * Configuration (environment, read at cuInit):
  *   FAKECUDA_CHIP=h100        the H100 of docs/hardware-facts.md: 66 TPCs whose V04

@@ -11,8 +11,8 @@
  *       is done, END: when its synchronisation returned)
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
- *       "launch ENTER RETURN INFLIGHT" per launch to LOG (INFLIGHT: its launches
- *       not yet done just after the call returned)
+ *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
+ *       not yet done just after the call returned; TPCS: the count of TPCs it ran on)
  *
  * Times are CLOCK_MONOTONIC ns. Writes LOG.ready after its first request or
  * launch. Exit status 0, or 1 if a call failed.
@@ -35,6 +35,7 @@ int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, uns
 		   void *, void **, void **);
 int cuStreamSynchronize(void *);
 int fakecuda_in_flight(const void *stream);
+int fakecuda_last_launch(struct fakecuda_launch *out);
 uint64_t fakecuda_done_at(const void *stream);
 
 static uint64_t now_ns(void)
@@ -104,11 +105,16 @@ int main(int argc, char **argv)
 		int every = argc == 5 ? atoi(argv[4]) : 8;
 		for (long n = 1; !exists(argv[2]); n++) {
 			uint64_t enter = now_ns(), ret;
+			struct fakecuda_launch rec;
+			int tpcs = 0;
 			if (cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
 				return 1;
 			ret = now_ns();
-			fprintf(log, "launch %llu %llu %d\n", (unsigned long long)enter,
-				(unsigned long long)ret, fakecuda_in_flight(NULL));
+			if (fakecuda_last_launch(&rec) == 0)
+				for (int w = 0; w < 4; w++)
+					tpcs += __builtin_popcountll(rec.ran_tpcs[w]);
+			fprintf(log, "launch %llu %llu %d %d\n", (unsigned long long)enter,
+				(unsigned long long)ret, fakecuda_in_flight(NULL), tpcs);
 			if (every > 0 && n % every == 0 && cuStreamSynchronize(NULL))
 				return 1;
 			if (first--> 0) {

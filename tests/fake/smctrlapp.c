@@ -15,6 +15,11 @@
  *   smctrlapp loop STOP STATE  a stream mask enabling TPCs 0-15, launches on
  *                          that stream until file STOP exists, writing the TPCs
  *                          of the latest to STATE when they change
+ *   smctrlapp cluster LIST N  a global mask enabling LIST, one launch of
+ *                          thread-block clusters of N, then a stream mask
+ *                          enabling LIST and one more on that stream:
+ *                          "cluster tpcs=L" "cluster-stream tpcs=L"
+ *   smctrlapp gpcs         the GPC queries only ("gpc_info ..." lines), no launch
  *
  * SPDX-License-Identifier: MIT
  */
@@ -78,6 +83,32 @@ static uint128_t all_but(const char *list)
 	return ~on;
 }
 
+/* libsmctrl_get_gpc_info_ext()'s answer: "gpc_info_ext rc=N gpcs=G HIGH,LOW..." */
+static void gpc_info_ext(void)
+{
+	uint32_t gpcs = 0;
+	uint128_t *m128;
+	int rc = libsmctrl_get_gpc_info_ext(&gpcs, &m128, 0);
+
+	printf("gpc_info_ext rc=%d gpcs=%u", rc, gpcs);
+	for (uint32_t i = 0; rc == 0 && i < gpcs; i++)
+		printf(" %llx,%llx", (unsigned long long)(m128[i] >> 64), (unsigned long long)m128[i]);
+	printf("\n");
+}
+
+/* libsmctrl_get_gpc_info()'s answer: "gpc_info rc=N gpcs=G MASK..." */
+static void gpc_info(void)
+{
+	uint32_t gpcs = 0;
+	uint64_t *m64;
+	int rc = libsmctrl_get_gpc_info(&gpcs, &m64, 0);
+
+	printf("gpc_info rc=%d gpcs=%u", rc, gpcs);
+	for (uint32_t i = 0; rc == 0 && i < gpcs; i++)
+		printf(" %llx", (unsigned long long)m64[i]);
+	printf("\n");
+}
+
 static void queries(void)
 {
 	uint32_t n = 0, gpcs = 0;
@@ -89,13 +120,8 @@ static void queries(void)
 	printf("tpc_info_cuda rc=%d tpcs=%u\n", rc, n);
 	rc = libsmctrl_get_tpc_info(&n, 0);
 	printf("tpc_info rc=%d tpcs=%u\n", rc, n);
-	rc = libsmctrl_get_gpc_info_ext(&gpcs, &m128, 0);
-	printf("gpc_info_ext rc=%d gpcs=%u", rc, gpcs);
-	for (uint32_t i = 0; rc == 0 && i < gpcs; i++)
-		printf(" %llx,%llx", (unsigned long long)(m128[i] >> 64), (unsigned long long)m128[i]);
-	printf("\n");
-	rc = libsmctrl_get_gpc_info(&gpcs, &m64, 0);
-	printf("gpc_info rc=%d\n", rc);
+	gpc_info_ext();
+	gpc_info();
 	printf("bad tpc_info_cuda(NULL) rc=%d\n", libsmctrl_get_tpc_info_cuda(NULL, 0));
 	printf("bad tpc_info_cuda(dev 7) rc=%d\n", libsmctrl_get_tpc_info_cuda(&n, 7));
 	printf("bad gpc_info(NULL) rc=%d\n", libsmctrl_get_gpc_info(NULL, &m64, 0));
@@ -221,6 +247,28 @@ int main(int argc, char **argv)
 		printf("global tpcs=%s\n", launch(NULL));
 		return 0;
 	}
+	if (argc == 4 && !strcmp(argv[1], "cluster")) {
+		struct fakecuda_launch_attribute attr = {.id = 4};
+		struct fakecuda_launch_config cfg = {264, 1, 1, 128, 1, 1, 0, NULL, &attr, 1};
+		void *s;
+		attr.value.dims[0] = (unsigned)strtoul(argv[3], NULL, 10);
+		attr.value.dims[1] = attr.value.dims[2] = 1;
+		cfg.gx = 16 * attr.value.dims[0];
+		if (cuStreamCreate(&s, 0))
+			return 2;
+		libsmctrl_set_global_mask_ext(all_but(argv[2]));
+		printf("cluster tpcs=%s\n", ran(cuLaunchKernelEx(&cfg, &kernel, NULL, NULL)));
+		libsmctrl_set_global_mask(0);
+		libsmctrl_set_stream_mask_ext(s, all_but(argv[2]));
+		cfg.stream = s;
+		printf("cluster-stream tpcs=%s\n", ran(cuLaunchKernelEx(&cfg, &kernel, NULL, NULL)));
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "gpcs")) {
+		gpc_info_ext();
+		gpc_info();
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "launches")) {
 		long n = strtol(argv[2], NULL, 10);
 		const char *last = "-";
@@ -258,6 +306,7 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: smctrlapp all | global LIST | loop STOP STATE\n");
+	fprintf(stderr, "usage: smctrlapp all | global LIST | launches N | fork | loop STOP STATE | "
+			"cluster LIST N | gpcs\n");
 	return 2;
 }

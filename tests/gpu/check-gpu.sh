@@ -6,8 +6,10 @@
 # limit. Asserts structure, not one chip's map: another H100 has another one.
 #
 # Usage: tests/gpu/check-gpu.sh [LOGDIR]   (default: build/gpu)
-# SKIP_SMCTRL=1 skips libsmctrl's interface (tests/gpu/smctrl.sh; LIBSMCTRL_SRC=DIR
-# also builds and runs libsmctrl's own tests from DIR against it).
+# SKIP_SMCTRL=1 skips libsmctrl's interface (tests/gpu/smctrl.sh: plainly started
+# programs, PyTorch's GEMMs through ctypes; LIBSMCTRL_SRC=DIR, a libsmctrl
+# checkout, also builds its own tests unchanged against the installed library
+# and runs them, which is skipped, and said so, without it).
 # ONLY_E2E=1 runs only the end-to-end part; SKIP_E2E=1 skips it; SKIP_GRAPHS=1
 # skips the CUDA graph part (tests/gpu/graphs.sh).
 set -u
@@ -257,9 +259,9 @@ if [ -z "${SKIP_GRAPHS:-}" ]; then
 fi
 
 # ---- libsmctrl's interface (tests/gpu/smctrl.sh) --------------------------------
-# LIBSMCTRL_SRC: libsmctrl's own test sources, run against ours (reported).
+# LIBSMCTRL_SRC: a libsmctrl checkout, whose own tests run against the installed library.
 if [ -z "${SKIP_SMCTRL:-}" ]; then
-	LIMIT=300 T bash "$ROOT/tests/gpu/smctrl.sh" "$LOG" "${LIBSMCTRL_SRC:-}" | tee "$LOG/smctrl-run.txt"
+	LIMIT=480 T bash "$ROOT/tests/gpu/smctrl.sh" "$LOG" "${LIBSMCTRL_SRC:-}" | tee "$LOG/smctrl-run.txt"
 	PASS=$((PASS + $(grep -c '^PASS' "$LOG/smctrl-run.txt")))
 	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/smctrl-run.txt")))
 	grep -q '^smctrl: [0-9]* passed' "$LOG/smctrl-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL smctrl.sh did not finish"; }

@@ -1,7 +1,8 @@
 // smctrl.cu - libsmctrl's interface through nvtaskset (include/libsmctrl.h),
 // checked by reading %smid back. Built against build/lib/nvtaskset/libsmctrl.so.
 //   smctrl all             every scenario below, one line each:
-//                          "NAME sms=LIST" (the SMs the launch ran on)
+//                          "NAME sms=LIST" (the SMs the launch ran on), and
+//                          for thread-block clusters "NAME sms=LIST want=LIST"
 //   smctrl inside LIST     global mask enabling LIST (a TPC list "a-b,c");
 //                          prints "inside sms=LIST"
 //   smctrl rate N          launches per second of N tiny kernels on a stream,
@@ -162,6 +163,41 @@ static void graph_capture(cudaStream_t s) {
   CK(cudaGraphExecDestroy(x)); CK(cudaGraphDestroy(g));
 }
 
+// SMs 2t and 2t+1 of each TPC t enabled by the disable mask m.
+static std::string sms_of(uint128_t m) {
+  std::vector<int> v;
+  for (int t = 0; t < 128; t++) if (!((m >> t) & 1)) { v.push_back(2 * t); v.push_back(2 * t + 1); }
+  return list_of(v);
+}
+
+// Thread-block clusters of 4 under a global mask: exactly on the mask's TPCs
+// where one GPC of them holds a cluster (one block per SM), else on the whole
+// GPCs the mask touches. "cluster-NAME sms=LIST want=LIST", the wanted SMs
+// from libsmctrl_get_gpc_info_ext (chip-independent).
+static void clusters(cudaStream_t s) {
+  uint32_t ngpc = 0; uint128_t *gpc;
+  if (libsmctrl_get_gpc_info_ext(&ngpc, &gpc, 0)) { printf("cluster no GPCs\n"); return; }
+  uint128_t fit = 0, spread = 0, whole = 0;
+  for (uint32_t g = 0; g < ngpc && !fit; g++)  // 4 TPCs of the first GPC that has 4
+    if (__builtin_popcountll((uint64_t)gpc[g]) + __builtin_popcountll((uint64_t)(gpc[g] >> 64)) >= 4)
+      for (int t = 0, n = 0; t < 128 && n < 4; t++) if ((gpc[g] >> t) & 1) { fit |= (uint128_t)1 << t; n++; }
+  for (uint32_t g = 0, n = 0; g < ngpc && n < 2; g++)  // one TPC in each of two GPCs
+    for (int t = 0; t < 128; t++) if ((gpc[g] >> t) & 1) { spread |= (uint128_t)1 << t; whole |= gpc[g]; n++; break; }
+  cudaLaunchConfig_t c; memset(&c, 0, sizeof(c));
+  cudaLaunchAttribute a; memset(&a, 0, sizeof(a));
+  a.id = cudaLaunchAttributeClusterDimension; a.val.clusterDim.x = 4; a.val.clusterDim.y = a.val.clusterDim.z = 1;
+  c.gridDim = dim3(nblocks / 4 * 4); c.blockDim = dim3(128); c.stream = s; c.attrs = &a; c.numAttrs = 1;
+  unsigned long long *none = nullptr; long long spin = 20000;
+  const struct { const char *name; uint128_t on, want; } cases[] = {
+    {"cluster-fits", fit, fit}, {"cluster-widened", spread, whole}};
+  for (const auto &k : cases) {
+    libsmctrl_set_global_mask_ext(~k.on);
+    CK(cudaLaunchKernelEx(&c, record, d_sm, none, spin)); wait_done(s);
+    printf("%s sms=%s want=%s\n", k.name, fetch(d_sm).c_str(), sms_of(~k.want).c_str()); fflush(stdout);
+  }
+  libsmctrl_set_global_mask(0);
+}
+
 static void queries(void) {
   uint32_t n = 0, ngpc = 0; uint64_t *m64; uint128_t *m128;
   int rc = libsmctrl_get_tpc_info_cuda(&n, 0);
@@ -201,6 +237,7 @@ static void all(void) {
   two_streams();
   driver_launches(s2);
   graph_capture(s2);
+  clusters(s);
   CK(cudaStreamDestroy(s)); CK(cudaStreamDestroy(s2));
 }
 

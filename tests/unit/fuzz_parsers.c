@@ -23,6 +23,8 @@
 #include "core/membw.h"
 #include "core/mpslog.h"
 #include "core/profile.h"
+#include "core/prio.h"
+#include "core/yield.h"
 #include "core/ptree.h"
 #include "core/topo.h"
 #include "core/tpcset.h"
@@ -47,9 +49,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = '\0';
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		struct nvt_parse_error err;
 		int rc = nvt_parse_mask(text, limits[i], &set);
 		if (rc < 0 || rc > 2)
 			fail("mask parser returned an unknown code", text);
+		if (nvt_parse_mask_why(text, limits[i], &back, &err) != rc ||
+		    (rc == NVT_PARSE_OK) != (err.problem == NVT_PARSE_NOTHING))
+			fail("mask parser's reason disagrees with its code", text);
 		if (rc == NVT_PARSE_OK) {
 			if (nvt_set_highest(&set) >= (int)limits[i])
 				fail("mask parser accepted a TPC beyond its limit", text);
@@ -61,6 +67,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = nvt_parse_list(text, limits[i], &set);
 		if (rc < 0 || rc > 2)
 			fail("list parser returned an unknown code", text);
+		if (nvt_parse_list_why(text, limits[i], &back, &err) != rc ||
+		    (rc == NVT_PARSE_OK) != (err.problem == NVT_PARSE_NOTHING) ||
+		    (err.problem == NVT_PARSE_ZERO_STEP && err.word + err.word_len > strlen(text)))
+			fail("list parser's reason disagrees with its code", text);
 		if (rc == NVT_PARSE_OK) {
 			if (nvt_set_highest(&set) >= (int)limits[i] || nvt_set_count(&set) == 0)
 				fail("list parser accepted an empty or out-of-range list", text);
@@ -152,6 +162,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		     nvt_proc_id_parse(again, &id_back) || id_back.pidns != id.pidns ||
 		     id_back.pid != id.pid || id_back.start_time != id.start_time))
 			fail("process identity did not survive a round trip", text);
+	}
+	{
+		/* A priority's text: what it formats parses back to the same. */
+		struct nvt_slot_prio p = {0}, back = {0};
+		char again[NVT_PRIO_ENV_TEXT_MAX];
+		if (nvt_prio_env_parse(text, &p) == 0 &&
+		    (nvt_prio_env_format(&p, again, sizeof(again)) < 0 || nvt_prio_env_parse(again, &back) ||
+		     back.prio != p.prio || back.flags != p.flags || back.guard != p.guard ||
+		     back.yield != p.yield || back.bound_us != p.bound_us || back.ahead_us != p.ahead_us ||
+		     back.duty_pct != p.duty_pct))
+			abort();
+		memset(&p, 0, sizeof(p));
+		if (nvt_yield_parse(text, &p, NULL) == 0 &&
+		    nvt_yield_format(&p, ',', again, sizeof(again)) < 0)
+			abort();
 	}
 	if (nvt_topo_parse(text, &topo) == 0) {
 		if (nvt_topo_validate(&topo))

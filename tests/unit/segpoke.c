@@ -32,10 +32,25 @@
 #include <unistd.h>
 
 #include "seg/segfile.h"
+#include "os/proc.h"
 #include "core/segment.h"
 #include "core/topo.h"
 #include "core/gpusel.h"
 #include "core/tpcset.h"
+
+/* Writes the path pid's segment has (whether or not it exists). Returns 0 or -1. */
+static int seg_path(char *buf, size_t len, const char *base, pid_t pid)
+{
+	char dir[256], name[64];
+	struct nvt_proc p;
+	int n;
+
+	if (nvt_proc_info(pid, &p) || !p.pidns || nvt_userdir_path(dir, sizeof(dir), base, p.uid[1]) ||
+	    nvt_seg_name(name, sizeof(name), p.pidns, p.ns_pid))
+		return -1;
+	n = snprintf(buf, len, "%s/%s", dir, name);
+	return (n < 0 || (size_t)n >= len) ? -1 : 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -44,7 +59,7 @@ int main(int argc, char **argv)
 	char path[256];
 	int fd;
 
-	if (argc < 3 || nvt_seg_path(path, sizeof(path), nvt_rundir(), (pid_t)atoi(argv[1])))
+	if (argc < 3 || seg_path(path, sizeof(path), nvt_rundir(), (pid_t)atoi(argv[1])))
 		return 2;
 	if (!strcmp(argv[2], "hold")) {
 		struct nvt_seg_handle h;

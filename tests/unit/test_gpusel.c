@@ -10,9 +10,9 @@
 #include "core/tpcset.h"
 
 static const struct nvt_gpu_id node[3] = {
-	{"GPU-7c40aaaa-0000-1111-2222-333344445555", "NVIDIA H100 80GB HBM3"},
-	{"GPU-7c41bbbb-0000-1111-2222-333344445555", "NVIDIA H100 80GB HBM3"},
-	{"GPU-9d00cccc-0000-1111-2222-333344445555", "NVIDIA H100 80GB HBM3"},
+	{.uuid = "GPU-7c40aaaa-0000-1111-2222-333344445555", .model = "NVIDIA H100 80GB HBM3"},
+	{.uuid = "GPU-7c41bbbb-0000-1111-2222-333344445555", .model = "NVIDIA H100 80GB HBM3"},
+	{.uuid = "GPU-9d00cccc-0000-1111-2222-333344445555", .model = "NVIDIA H100 80GB HBM3"},
 };
 
 static void test_uuid(void)

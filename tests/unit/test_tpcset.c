@@ -196,8 +196,42 @@ static void test_round_trip(void)
 	}
 }
 
+/* What the parsers say is wrong, for the command's messages. */
+static void test_parse_errors(void)
+{
+	struct nvt_parse_error e;
+	struct nvt_tpcset s;
+
+	CHECK(nvt_parse_list_why("", 64, &s, &e) == NVT_PARSE_SYNTAX && e.problem == NVT_PARSE_EMPTY);
+	CHECK(nvt_parse_mask_why("", 64, &s, &e) == NVT_PARSE_SYNTAX && e.problem == NVT_PARSE_EMPTY);
+	CHECK(nvt_parse_list_why("0-3,9-5", 64, &s, &e) == NVT_PARSE_SYNTAX);
+	CHECK(e.problem == NVT_PARSE_DOWN && e.first == 9 && e.last == 5);
+	CHECK(nvt_parse_list_why("1,40-47:0,3", 64, &s, &e) == NVT_PARSE_SYNTAX);
+	CHECK(e.problem == NVT_PARSE_ZERO_STEP && e.word == 2 && e.word_len == 7);
+	CHECK(nvt_parse_list_why("1,x", 64, &s, &e) == NVT_PARSE_SYNTAX);
+	CHECK(e.problem == NVT_PARSE_MALFORMED);
+	/* Too high: the largest number named, not the first beyond the limit. */
+	CHECK(nvt_parse_list_why("70,3,200-210:5", 64, &s, &e) == NVT_PARSE_RANGE);
+	CHECK(e.problem == NVT_PARSE_TOO_HIGH && e.highest == 210);
+	CHECK(nvt_parse_list_why("1234567", 64, &s, &e) == NVT_PARSE_RANGE && e.highest == 99999);
+	CHECK(nvt_parse_list_why("all", 0, &s, &e) == NVT_PARSE_RANGE && e.highest == -1);
+	/* The largest number as written, however long: leading zeros off, steps not counted. */
+	CHECK(nvt_parse_list_why("0-4294967295", 64, &s, &e) == NVT_PARSE_RANGE && e.top == 2 &&
+	      e.top_len == 10);
+	CHECK(nvt_parse_list_why("1,0070,2-9:100", 64, &s, &e) == NVT_PARSE_RANGE && e.top == 4 &&
+	      e.top_len == 2);
+	CHECK(nvt_parse_list_why("all", 0, &s, &e) == NVT_PARSE_RANGE && e.top_len == 0);
+	/* A mask's highest bit: 0x1ff names TPC 8; commas and leading zeros do not count. */
+	CHECK(nvt_parse_mask_why("0x001ff", 8, &s, &e) == NVT_PARSE_RANGE && e.highest == 8);
+	CHECK(nvt_parse_mask_why("1,00000000", 8, &s, &e) == NVT_PARSE_RANGE && e.highest == 32);
+	CHECK(nvt_parse_mask_why("fg", 64, &s, &e) == NVT_PARSE_SYNTAX);
+	CHECK(e.problem == NVT_PARSE_MALFORMED);
+	CHECK(nvt_parse_mask_why("ff", 64, &s, &e) == NVT_PARSE_OK && e.problem == NVT_PARSE_NOTHING);
+}
+
 int main(void)
 {
+	test_parse_errors();
 	test_masks();
 	test_lists();
 	test_formats();

@@ -157,6 +157,14 @@ static void test_verdict(void)
 	CHECK(nvt_yield_verdict(&c, w, 1, 1207 * MS + 500 * US, 1 * MS, &wake) == NVT_YV_AHEAD);
 	p.ahead_us = 0;
 	nvt_yield_cfg_of(&p, &c);
+	/* The learnt lead is at most a quarter of the period, its own ahead= half. */
+	CHECK(nvt_yield_verdict(&c, w, 1, 1207 * MS, 4 * MS, &wake) == NVT_YV_GO);
+	CHECK(nvt_yield_verdict(&c, w, 1, 1208 * MS, 4 * MS, &wake) == NVT_YV_AHEAD);
+	p.ahead_us = 4000;
+	nvt_yield_cfg_of(&p, &c);
+	CHECK(nvt_yield_verdict(&c, w, 1, 1207 * MS, 0, &wake) == NVT_YV_AHEAD);
+	p.ahead_us = 0;
+	nvt_yield_cfg_of(&p, &c);
 	/* Never held most of the period, whatever ahead says. */
 	CHECK(nvt_yield_verdict(&c, w, 1, 1203 * MS, 9 * MS, &wake) == NVT_YV_GO);
 	/* A request late past its slack: the next period's is the one due. */

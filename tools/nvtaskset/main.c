@@ -28,139 +28,6 @@
 __attribute__((visibility("default"), used)) const char nvtaskset_cli[] =
 	"nvtaskset " NVT_VERSION_STRING;
 
-/* --help: one string, over 80 lines only by its text. */
-static void __attribute__((noreturn)) usage(FILE *out)
-{
-	fputs("Usage:\n"
-	      " nvtaskset [options] MASK COMMAND [ARG...]\n"
-	      " nvtaskset [options] -n COUNT COMMAND [ARG...]\n"
-	      " nvtaskset [options] -p [MASK] PID\n"
-	      " nvtaskset [options] -p -n COUNT PID\n"
-	      " nvtaskset [options] --gpu GPU=MASK [--gpu GPU=MASK...] COMMAND [ARG...]\n"
-	      " nvtaskset [options] -l\n"
-	      " nvtaskset --topology | --calibrate [--gpu GPU]\n"
-	      " nvtaskset --mps status|start|stop\n"
-	      " nvtaskset --profile [options] COMMAND [ARG...]\n"
-	      " nvtaskset --plan [--gpu GPU] [--json] FILE\n"
-	      " nvtaskset --agent [--hold MS] [--poll US] [--guard N]\n"
-	      "\n"
-	      "Run a CUDA program on a set of GPU TPCs (thread processing clusters, two SMs\n"
-	      "each), or show or change the TPCs of a running task.\n"
-	      "\n"
-	      "Options:\n"
-	      " -c, --tpc-list        MASK is a list of TPCs, e.g. 0-15,32,40-47:2, or all\n"
-	      " -g, --gpc-list        MASK is a list of GPCs (see --topology), or all\n"
-	      " -n, --tpcs COUNT      pick COUNT TPCs instead of taking a MASK\n"
-	      "     --strategy S      how -n picks: packed (whole GPCs first, the\n"
-	      "                       default), spread (evenly over GPCs) or clusters\n"
-	      "                       (blocks of 8 TPCs of a GPC; the default with\n"
-	      "                       --sm-limit)\n"
-	      "     --exclude-running with -n, take only TPCs that no other nvtaskset\n"
-	      "                       task holds, every user's (race-free)\n"
-	      "     --memory-half H   with -n, pick in memory half H of the GPU (0 or 1,\n"
-	      "                       as --topology shows them), or auto: in the half\n"
-	      "                       where other tasks hold fewest TPCs (a neighbour\n"
-	      "                       in a memory-bound task's half slows it more);\n"
-	      "                       --calibrate measures the halves\n"
-	      "     --dry-run         print the partition (or -n's pick) a start would\n"
-	      "                       give, and start nothing (COMMAND may be left out)\n"
-	      "     --gpu GPU[=MASK]  apply MASK only to GPU (a number as nvidia-smi shows\n"
-	      "                       it, or a UUID); GPU=MASK gives that GPU its own\n"
-	      "                       MASK (repeat for each GPU, and give no other MASK)\n"
-	      " -p, --pid             show or change the TPCs of the running task PID\n"
-	      "                       (as a list with -c or -g, else as a mask)\n"
-	      " -a, --all-tasks       with -p, also every task that descends from PID\n"
-	      " -l, --list            list the tasks under nvtaskset, every user's, as a\n"
-	      "                       tree: PID, parent, user, GPUs, kernels launched, TPCs\n"
-	      "     --launched        with -l, leave out tasks that launched no kernel\n"
-	      "     --json            print what -p, -l, --topology, --mps status,\n"
-	      "                       --dry-run and -n's pick report as JSON\n"
-	      "     --no-mps          run COMMAND outside MPS (no co-running)\n"
-	      "     --sm-limit        also limit COMMAND's MPS share to its partition's, so\n"
-	      "                       that it sees (and sizes work for) only its SMs; a\n"
-	      "                       later -p cannot give it more than that share; give\n"
-	      "                       it whole GPCs (not with --strategy spread)\n"
-	      "     --channels N|default  COMMAND's channels (CUDA_DEVICE_MAX_CONNECTIONS,\n"
-	      "                       1-32); default: CUDA's own count, which starts as\n"
-	      "                       fast as a plain process. 8 keeps an MPS client's\n"
-	      "                       streams off 2 shared channels, which serialised\n"
-	      "                       them in earlier studies (not on an H100 with\n"
-	      "                       driver 580), and costs ~115 ms a start in MPS.\n"
-	      "                       A CUDA_DEVICE_MAX_CONNECTIONS already set stays\n"
-	      "     --priority LEVEL  high, normal or low: a task yields to tasks of higher\n"
-	      "                       priority on its GPU (--yield); with -p: none ends\n"
-	      "                       it. At a start, MASK may be left out (all TPCs)\n"
-	      "     --yield WORDS     with --priority, how the task yields (default\n"
-	      "                       gate,bound,ahead,borrow,client): gate (its launches wait\n"
-	      "                       while a higher task runs a request), bound[=US]\n"
-	      "                       (at most US us of its work in flight beside one,\n"
-	      "                       default 1000), ahead[=US] (wait from shortly before\n"
-	      "                       a periodic one's request is due), client (MPS\n"
-	      "                       client priority below normal), borrow (launch on\n"
-	      "                       an idle periodic one's TPCs too while they are free\n"
-	      "                       again before its next request), guard (the agent\n"
-	      "                       keeps it to --guard TPCs while a higher task\n"
-	      "                       launches, and lends it idle ones' TPCs), duty=PCT\n"
-	      "                       (wait only for tasks busy at most PCT% of the\n"
-	      "                       time, default 50), none\n"
-	      "     --guard N         with --priority, the TPCs the task keeps while\n"
-	      "                       guarded (implies --yield guard; with --agent: the\n"
-	      "                       default for tasks without one, 8)\n"
-	      "     --no-lend         with --priority, lend this task's TPCs to nobody\n"
-	      "                       while it is idle\n"
-	      "     --agent           run the priority agent in the foreground (one per\n"
-	      "                       user; root's manages every user's tasks)\n"
-	      "     --hold MS         with --agent, a task that launched within MS ms is\n"
-	      "                       active (default 5)\n"
-	      "     --poll US         with --agent, look at the tasks every US us\n"
-	      "                       (default 500)\n"
-	      "     --idle-exit S     with --agent, end after S s without a managed task\n"
-	      "     --across-users    with root's --agent, let every user's priorities count\n"
-	      "                       against every other user's tasks (else only root's\n"
-	      "                       and the user's own do)\n"
-	      "     --mps ACTION      status, start or stop the MPS control daemon\n"
-	      "     --topology        show the GPUs' GPCs, TPCs, SMs and mask bits\n"
-	      "     --calibrate       measure the GPUs' TPC maps and memory halves again\n"
-	      "                       and cache them\n"
-	      " -h, --help            display this help\n"
-	      " -V, --version         display version\n"
-	      "\n"
-	      "MASK is hexadecimal: bit t selects TPC t, e.g. ff is TPCs 0-7. TPC t holds\n"
-	      "SMs 2t and 2t+1. MASK applies to every GPU the task uses, each through its\n"
-	      "own TPC map. Without --no-mps, nvtaskset starts the MPS control daemon\n"
-	      "when none runs, so that tasks on disjoint TPCs run side by side. Each GPU's\n"
-	      "TPC map is measured once (under a second on an H100) and cached.\n"
-	      "\n"
-	      "Examples:\n"
-	      " nvtaskset -n 33 --exclude-running ./detector &   two tasks, each on 33\n"
-	      " nvtaskset -n 33 --exclude-running ./planner &    TPCs the other does not hold\n"
-	      " nvtaskset -g 0-3 ./task          run on GPCs 0-3 (--topology lists them)\n"
-	      " nvtaskset -c 0-15 ./task         run on TPCs 0-15\n"
-	      " nvtaskset -p 4242                show task 4242's TPCs\n"
-	      " nvtaskset -p -c 0-15 4242        move it to TPCs 0-15\n"
-	      " nvtaskset -a -p -c 0-15 4242     move it and every task below it\n"
-	      " nvtaskset -l                     list the tasks and their TPCs\n"
-	      "Options go before MASK (or PID): what follows MASK is COMMAND.\n"
-	      "\n"
-	      "--profile and --plan are sub-commands with options of their own: see\n"
-	      "nvtaskset --profile --help and nvtaskset --plan --help.\n"
-	      "\n"
-	      "Exit status: 0 on success, 1 on error, 3 when --mps status finds no daemon,\n"
-	      "126 if COMMAND cannot be executed, 127 if it is not found.\n"
-	      "\n"
-	      "See nvtaskset(1).\n",
-	      out);
-	exit(out == stderr ? EXIT_FAILURE : EXIT_SUCCESS);
-}
-
-void bad_usage(const char *what)
-{
-	warnx("%s", what);
-	fprintf(stderr, "Try 'nvtaskset --help' for more information.\n");
-	json_error_if_asked(what);
-	exit(EXIT_FAILURE);
-}
-
 enum {
 	OPT_JSON = 256,
 	OPT_NO_MPS,
@@ -298,32 +165,29 @@ static void gpu_option(struct options *o, char *arg)
 {
 	char *eq = strchr(arg, '=');
 
-	if (o->n_gpus == NVT_MAX_GPUS)
+	if (o->part.n_gpus == NVT_MAX_GPUS)
 		bad_usage("too many --gpu options");
 	if (eq == arg || (eq && !eq[1]) || !*arg)
 		bad_usage("--gpu takes GPU or GPU=MASK (GPU: a number or a UUID)");
-	if (o->n_gpus && !!eq != o->gpu_masks)
+	if (o->part.n_gpus && !!eq != o->part.gpu_masks)
 		bad_usage("give every --gpu a mask (GPU=MASK) or none");
-	o->gpu_masks = !!eq;
+	o->part.gpu_masks = !!eq;
 	if (eq)
 		*eq = '\0';
-	o->gpus[o->n_gpus].gpu = arg;
-	o->gpus[o->n_gpus++].mask = eq ? eq + 1 : NULL;
+	o->part.gpus[o->part.n_gpus].gpu = arg;
+	o->part.gpus[o->part.n_gpus++].mask = eq ? eq + 1 : NULL;
 }
 
 /* -n COUNT and --strategy S into o. */
 static void count_option(struct options *o, int c, const char *arg)
 {
-	char *end;
-	long v;
+	unsigned long v;
 
 	if (c == 'n') {
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || *end || end == arg || v < 1 || v > NVT_MAX_TPCS)
+		if (number_arg(arg, 1, NVT_MAX_TPCS, &v))
 			bad_usage("-n takes a TPC count from 1 to 256");
-		o->count = (unsigned)v;
-	} else if (nvt_strategy_parse(arg, &o->strategy)) {
+		o->part.count = (unsigned)v;
+	} else if (nvt_strategy_parse(arg, &o->part.strategy)) {
 		bad_usage("--strategy takes packed, spread or clusters");
 	}
 }
@@ -337,8 +201,8 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		switch (c) {
 		case 'a': o->all_tasks = 1; break;
 		case OPT_LAUNCHED: o->launched_only = 1; break;
-		case 'c': o->tpc_list = 1; break;
-		case 'g': o->gpc_list = 1; break;
+		case 'c': o->part.tpc_list = 1; break;
+		case 'g': o->part.gpc_list = 1; break;
 		case 'p': o->pid_mode = 1; break;
 		case 'l': o->list_mode = 1; break;
 		case OPT_JSON: o->json = 1; break;
@@ -349,13 +213,13 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 			count_option(o, c, optarg);
 			*strategy_given = 1;
 			break;
-		case OPT_EXCLUDE: o->exclude_running = 1; break;
+		case OPT_EXCLUDE: o->part.exclude_running = 1; break;
 		case OPT_MEMORY_HALF:
-			o->memory_half_given = 1;
+			o->part.memory_half_given = 1;
 			if (!strcmp(optarg, "auto"))
-				o->memory_half = NVT_HALF_UNKNOWN;
+				o->part.memory_half = NVT_HALF_UNKNOWN;
 			else if (!strcmp(optarg, "0") || !strcmp(optarg, "1"))
-				o->memory_half = optarg[0] - '0';
+				o->part.memory_half = optarg[0] - '0';
 			else
 				bad_usage("--memory-half takes 0, 1 or auto");
 			break;
@@ -408,8 +272,8 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 static void check_prio_options(const struct options *o)
 {
 	if (o->agent && (o->pid_mode || o->list_mode || o->mps_action || o->calibrate || o->topology ||
-			 o->dry_run || o->prio_given || o->no_lend || o->n_gpus || o->count ||
-			 o->tpc_list || o->gpc_list || o->sm_limit || o->no_mps))
+			 o->dry_run || o->prio_given || o->no_lend || o->part.n_gpus || o->part.count ||
+			 o->part.tpc_list || o->part.gpc_list || o->sm_limit || o->no_mps))
 		bad_usage("--agent takes only --guard, --hold, --poll, --idle-exit and --across-users");
 	if ((o->hold_ms || o->poll_us || o->idle_exit_s || o->across_users) && !o->agent)
 		bad_usage("--hold, --poll, --idle-exit and --across-users go with --agent");
@@ -435,12 +299,12 @@ static void check_options(struct options *o, int strategy_given)
 	const char *viewer = o->list_mode ? "-l" : o->mps_action ? "--mps" :
 			     o->calibrate || o->topology ? "--topology and --calibrate" : NULL;
 
-	if (o->tpc_list + o->gpc_list + (o->count > 0) > 1)
+	if (o->part.tpc_list + o->part.gpc_list + (o->part.count > 0) > 1)
 		bad_usage("-c, -g and -n exclude each other");
 	if (o->pid_mode + o->list_mode + (o->mps_action != NULL) + (o->calibrate || o->topology) > 1)
 		bad_usage("-p, -l, --mps and --topology/--calibrate exclude each other");
 	/* What only a start or -p uses would be taken and ignored. */
-	if (viewer && (o->tpc_list || o->gpc_list || o->count || o->no_mps)) {
+	if (viewer && (o->part.tpc_list || o->part.gpc_list || o->part.count || o->no_mps)) {
 		char message[200];
 		snprintf(message, sizeof(message),
 			 "%s take%s no -c, -g, -n or --no-mps: they go with starting a command "
@@ -449,11 +313,11 @@ static void check_options(struct options *o, int strategy_given)
 			 o->list_mode ? " (-l shows every task's TPCs as lists)" : "");
 		bad_usage(message);
 	}
-	if ((strategy_given || o->exclude_running || o->memory_half_given) && !o->count)
+	if ((strategy_given || o->part.exclude_running || o->part.memory_half_given) && !o->part.count)
 		bad_usage("--strategy, --exclude-running and --memory-half go with -n");
-	if (o->gpu_masks && o->count)
+	if (o->part.gpu_masks && o->part.count)
 		bad_usage("-n picks TPCs itself: give --gpu GPU without a mask");
-	if (o->sm_limit && o->strategy == NVT_SPREAD && o->count)
+	if (o->sm_limit && o->part.strategy == NVT_SPREAD && o->part.count)
 		bad_usage("--sm-limit cannot go with --strategy spread: MPS's limit on top of a "
 			  "partition that takes a few TPCs of every GPC leaves most of them idle "
 			  "(on an H100, 4 of 16 SMs)");
@@ -461,7 +325,7 @@ static void check_options(struct options *o, int strategy_given)
 	 * whole GPCs of 18 SMs hold fewer, and libraries size persistent grids
 	 * for MPS's count (docs/bench/clusters-2026-11-22/). */
 	if (o->sm_limit && !strategy_given)
-		o->strategy = NVT_CLUSTERS;
+		o->part.strategy = NVT_CLUSTERS;
 	if (o->sm_limit && o->no_mps)
 		bad_usage("--sm-limit works through MPS: it cannot go with --no-mps");
 	if (o->sm_limit && (o->pid_mode || viewer))
@@ -470,7 +334,7 @@ static void check_options(struct options *o, int strategy_given)
 		bad_usage("--channels goes with starting a command");
 	if (o->dry_run && (o->pid_mode || viewer))
 		bad_usage("--dry-run goes with starting a command");
-	if ((o->list_mode || o->mps_action) && o->n_gpus)
+	if ((o->list_mode || o->mps_action) && o->part.n_gpus)
 		bad_usage("-l and --mps take no --gpu");
 	if (o->all_tasks && !o->pid_mode)
 		bad_usage("-a goes with -p");
@@ -479,67 +343,147 @@ static void check_options(struct options *o, int strategy_given)
 	check_prio_options(o);
 }
 
+/* ---- Dispatch ------------------------------------------------------------- */
+
+/* The command line after the options: the words from first on (n of them). */
+struct words {
+	int argc, first, n;
+	char **argv;
+};
+
+/* A mode that takes no words after its options. */
+static void no_words(const struct words *w, const char *what)
+{
+	char message[96];
+
+	if (w->n) {
+		snprintf(message, sizeof(message), "%s no further arguments", what);
+		bad_usage(message);
+	}
+}
+
+static int run_agent(const struct options *o, const struct words *w)
+{
+	no_words(w, "--agent takes");
+	return nvt_cmd_agent(o);
+}
+
+static int run_list(const struct options *o, const struct words *w)
+{
+	no_words(w, "-l takes");
+	return nvt_cmd_list(o);
+}
+
+static int run_mps(const struct options *o, const struct words *w)
+{
+	no_words(w, "--mps takes");
+	return nvt_cmd_mps(o);
+}
+
+static int run_topology(const struct options *o, const struct words *w)
+{
+	no_words(w, "--topology and --calibrate take");
+	return nvt_cmd_topology(o);
+}
+
+/* -p [MASK] PID, and with -a its tree. */
+static int run_pid(const struct options *o, const struct words *w)
+{
+	const char *mask_text;
+	pid_t pid;
+
+	for (int i = w->first + 1; i < w->argc; i++)
+		check_misplaced(o, w->argv, w->argc, w->first, i, i == w->first + 1 ? "PID" : "an argument");
+	if (w->n < 1 || w->n > (o->part.count || o->part.gpu_masks ? 1 : 2))
+		bad_usage(w->n ? "too many arguments" : "no PID given");
+	if (w->n == 1 && o->part.n_gpus && !o->part.gpu_masks && !o->part.count)
+		bad_usage("--gpu GPU with -p needs a MASK");
+	mask_text = w->n == 2 ? w->argv[w->first] : (o->part.count || o->part.gpu_masks) ? "" : NULL;
+	pid = pid_arg(w->argv[w->first + w->n - 1]);
+	if (o->part.count && o->part.exclude_running)
+		claim_timeout_ms(); /* a bad value says so before anything changes */
+	if (o->all_tasks)
+		return nvt_cmd_all_tasks(o, pid, mask_text);
+	return nvt_cmd_pid(o, pid, mask_text);
+}
+
+/* MASK COMMAND, -n COUNT COMMAND, --gpu GPU=MASK COMMAND: a start. */
+static int run_start(const struct options *given, const struct words *given_words)
+{
+	struct options start = *given;
+	struct words words = *given_words;
+	struct options *o = &start;
+	struct words *w = &words;
+	int positional = !o->part.count && !o->part.gpu_masks;
+
+	/* With a priority, MASK may be left out: the task's own partition is then
+	 * the whole GPU (or what the environment gives), as without nvtaskset. A
+	 * first word that is no mask is the COMMAND. */
+	if (o->prio_given && positional && !o->part.tpc_list && !o->part.gpc_list && w->n >= 1) {
+		struct nvt_tpcset probe;
+		if (w->n == 1 || nvt_parse_mask(w->argv[w->first], NVT_MAX_TPCS, &probe) != 0) {
+			static char all[] = "all";
+			w->argv[--w->first] = all; /* argv[first - 1] is an option's word: ours to reuse */
+			o->part.tpc_list = 1;
+			w->n++;
+		}
+	}
+	/* After MASK (given unless -n or --gpu GPU=MASK), COMMAND. */
+	if (positional && w->n > 1)
+		check_misplaced(o, w->argv, w->argc, w->first, w->first + 1, "COMMAND");
+	if (!positional && w->n < 1 && !o->dry_run)
+		bad_usage("no command given");
+	if (positional && w->n < (o->dry_run ? 1 : 2))
+		bad_usage(w->n ? "no command given" : "no mask and no command given");
+	return nvt_cmd_run(o, w->argv + w->first);
+}
+
+static int is_agent(const struct options *o) { return o->agent; }
+static int is_list(const struct options *o) { return o->list_mode; }
+static int is_mps(const struct options *o) { return o->mps_action != NULL; }
+static int is_topology(const struct options *o) { return o->calibrate || o->topology; }
+static int is_pid(const struct options *o) { return o->pid_mode; }
+static int always(const struct options *o) { (void)o; return 1; }
+
+/* The modes, in the order they are tried (check_options let at most one of the first five). */
+static const struct mode {
+	int (*applies)(const struct options *o);
+	int (*run)(const struct options *o, const struct words *w);
+} modes[] = {
+	{is_agent, run_agent}, {is_list, run_list}, {is_mps, run_mps}, {is_topology, run_topology},
+	{is_pid, run_pid},     {always, run_start},
+};
+
+/* Sub-commands with options of their own: nvtaskset --profile ..., --plan .... */
+static const struct subcommand {
+	const char *word;
+	int (*run)(int argc, char **argv);
+} subcommands[] = {
+	{"--profile", nvt_cmd_profile},
+	{"--plan", nvt_cmd_plan},
+};
+
 int main(int argc, char **argv)
 {
-	struct options o = {.strategy = NVT_PACKED};
-	int strategy_given = 0, first, n;
+	struct options o = {.part.strategy = NVT_PACKED};
+	struct words w = {.argc = argc, .argv = argv};
+	int strategy_given = 0;
 
-	/* --profile and --plan are sub-commands with options of their own (profile.c). */
-	if (argc > 1 && !strcmp(argv[1], "--profile"))
-		return nvt_cmd_profile(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "--plan"))
-		return nvt_cmd_plan(argc - 1, argv + 1);
+	for (size_t i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (!strcmp(argv[1], subcommands[i].word))
+			return subcommands[i].run(argc - 1, argv + 1);
 	/* A partitioned shell's forked child had a segment before it exec'd us:
 	 * the command is no task, and what it starts must not adopt that one. */
 	if (nvt_seg_discard_own(nvt_rundir()))
 		warn("cannot remove this process's control segment; a COMMAND started "
 		     "may keep the partition of the shell it was started from");
-	first = parse_options(argc, argv, &o, &strategy_given);
-	n = argc - first;
+	w.first = parse_options(argc, argv, &o, &strategy_given);
+	w.n = argc - w.first;
 	/* What prints its JSON on stdout prints its errors there too (a start's
 	 * stdout is its COMMAND's). */
 	set_json_errors(o.json && (o.pid_mode || o.list_mode || o.dry_run));
 	check_options(&o, strategy_given);
-	if (o.agent) {
-		if (n)
-			bad_usage("--agent takes no further arguments");
-		return nvt_cmd_agent(&o);
-	}
-	if (o.calibrate || o.topology || o.mps_action || o.list_mode) {
-		if (n)
-			bad_usage(o.list_mode ? "-l takes no further arguments" :
-				  o.mps_action ? "--mps takes no further arguments" :
-				  "--topology and --calibrate take no further arguments");
-		return o.list_mode ? nvt_cmd_list(&o) : o.mps_action ? nvt_cmd_mps(&o) :
-		       nvt_cmd_topology(&o);
-	}
-	if (o.pid_mode) {
-		for (int i = first + 1; i < argc; i++)
-			check_misplaced(&o, argv, argc, first, i, i == first + 1 ? "PID" : "an argument");
-		if (n < 1 || n > (o.count || o.gpu_masks ? 1 : 2))
-			bad_usage(n ? "too many arguments" : "no PID given");
-		if (n == 1 && o.n_gpus && !o.gpu_masks && !o.count)
-			bad_usage("--gpu GPU with -p needs a MASK");
-		return nvt_cmd_pid(&o, n, argv + first);
-	}
-	/* With a priority, MASK may be left out: the task's own partition is then
-	 * the whole GPU (or what the environment gives), as without nvtaskset. A
-	 * first word that is no mask is the COMMAND. */
-	if (o.prio_given && !o.count && !o.gpu_masks && !o.tpc_list && !o.gpc_list && n >= 1) {
-		struct nvt_tpcset probe;
-		if (n == 1 || nvt_parse_mask(argv[first], NVT_MAX_TPCS, &probe) != 0) {
-			static char all[] = "all";
-			argv[--first] = all; /* argv[first - 1] is an option's word: ours to reuse */
-			o.tpc_list = 1;
-			n++;
-		}
-	}
-	/* After MASK (given unless -n or --gpu GPU=MASK), COMMAND. */
-	if (!o.count && !o.gpu_masks && n > 1)
-		check_misplaced(&o, argv, argc, first, first + 1, "COMMAND");
-	if ((o.count || o.gpu_masks) && n < 1 && !o.dry_run)
-		bad_usage("no command given");
-	if (!o.count && !o.gpu_masks && n < (o.dry_run ? 1 : 2))
-		bad_usage(n ? "no command given" : "no mask and no command given");
-	return nvt_cmd_run(&o, argv + first);
+	for (size_t i = 0;; i++)
+		if (modes[i].applies(&o))
+			return modes[i].run(&o, &w);
 }

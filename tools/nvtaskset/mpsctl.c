@@ -77,7 +77,7 @@ int nvt_cmd_mps(const struct options *o)
 	pid_t pid;
 
 	if (nvt_mps_setup(&mps))
-		errx(EXIT_FAILURE, "%s", mps.error);
+		cli_errx("%s", mps.error);
 	pid = nvt_mps_daemon(&mps);
 	if (!strcmp(o->mps_action, "status")) {
 		mps_status(o, &mps, pid);
@@ -89,7 +89,7 @@ int nvt_cmd_mps(const struct options *o)
 			return EXIT_SUCCESS;
 		}
 		if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
-			errx(EXIT_FAILURE, "cannot start MPS: %s", mps.error);
+			cli_errx("cannot start MPS: %s", mps.error);
 		if (!mps.started) { /* another nvtaskset started it meanwhile */
 			printf("MPS control daemon already running (pid %ld)\n",
 			       (long)nvt_mps_daemon(&mps));
@@ -105,7 +105,7 @@ int nvt_cmd_mps(const struct options *o)
 			return EXIT_SUCCESS;
 		}
 		if (nvt_mps_stop(&mps, MPS_TIMEOUT_MS))
-			errx(EXIT_FAILURE, "cannot stop MPS: %s", mps.error);
+			cli_errx("cannot stop MPS: %s", mps.error);
 		printf("stopped MPS control daemon (pid %ld)\n", (long)pid);
 		return EXIT_SUCCESS;
 	}

@@ -8,12 +8,14 @@
 #define _GNU_SOURCE
 #include <err.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "output.h"
+#include "core/text.h"
 
 static int json_errors;
 /* -a's {"version":N,"tasks":[ is printed and not closed yet. */
@@ -101,18 +103,6 @@ void cli_err(const char *fmt, ...)
 	fail(message);
 }
 
-void json_gpu_start(FILE *out, const uint8_t uuid[16])
-{
-	char text[NVT_UUID_TEXT_MAX];
-	int index = gpu_index_of(uuid);
-
-	nvt_uuid_format(uuid, text);
-	if (index >= 0)
-		fprintf(out, "{\"gpu\":%d,\"uuid\":\"%s\"", index, text);
-	else
-		fprintf(out, "{\"gpu\":null,\"uuid\":\"%s\"", text);
-}
-
 void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *tpcs)
 {
 	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
@@ -126,4 +116,165 @@ void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *t
 	fprintf(out, "\"partitioned\":true,\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u,"
 		"\"tpc_ids\":", list, mask, nvt_set_count(tpcs));
 	json_tpc_array(out, tpcs);
+}
+
+void bad_usage(const char *what)
+{
+	warnx("%s", what);
+	fprintf(stderr, "Try 'nvtaskset --help' for more information.\n");
+	json_error_if_asked(what);
+	exit(EXIT_FAILURE);
+}
+
+/*
+ * Decodes the UTF-8 character at s (n bytes left). Returns its length and
+ * stores its code point, or returns 0 if s does not start a well-formed one
+ * (overlong forms, surrogates and code points past U+10FFFF are not).
+ */
+static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	uint32_t c = s[0], min;
+	size_t len;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2, c &= 0x1f, min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3, c &= 0x0f, min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4, c &= 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+void json_string(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+
+	putchar('"');
+	while (n) {
+		uint32_t cp;
+		size_t len = utf8_char(p, n, &cp);
+
+		if (!len) {
+			fputs("\\ufffd", stdout); /* not UTF-8: the replacement character */
+			p++, n--;
+			continue;
+		}
+		if (cp == '"' || cp == '\\')
+			printf("\\%c", (int)cp);
+		else if (cp < 0x20 || cp == 0x7f)
+			printf("\\u%04x", (unsigned)cp);
+		else
+			fwrite(p, 1, len, stdout);
+		p += len, n -= len;
+	}
+	putchar('"');
+}
+
+void terminal_text(const char *s, char *out, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), at = 0;
+
+	while (n && at + 1 < len) {
+		uint32_t cp;
+		size_t c = utf8_char(p, n, &cp);
+		/* Controls (C0, DEL, C1), text-direction overrides, and bytes that
+		 * are not UTF-8 (an 8-bit terminal reads 0x9b as CSI): '?'. */
+		int shown = c && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f) &&
+			    !(cp >= 0x202a && cp <= 0x202e) && !(cp >= 0x2066 && cp <= 0x2069);
+
+		if (!c)
+			c = 1;
+		if (shown && at + c < len) {
+			memcpy(out + at, p, c);
+			at += c;
+		} else if (!shown) {
+			out[at++] = '?';
+		} else {
+			break;
+		}
+		p += c, n -= c;
+	}
+	out[at] = '\0';
+}
+
+/* Fills list and mask texts of set. */
+void describe(const struct nvt_tpcset *set, char *list, char *mask)
+{
+	nvt_format_list(set, list, NVT_LIST_TEXT_MAX);
+	nvt_format_mask(set, mask, NVT_MASK_TEXT_MAX);
+}
+
+
+void json_tpc_array(FILE *out, const struct nvt_tpcset *set)
+{
+	int first = 1;
+
+	fputc('[', out);
+	for (unsigned t = 0; t < NVT_MAX_TPCS; t++)
+		if (nvt_set_has(set, t)) {
+			fprintf(out, first ? "%u" : ",%u", t);
+			first = 0;
+		}
+	fputc(']', out);
+}
+
+const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len)
+{
+	switch (rc) {
+	case NVT_SEG_ENOPROC: return "No such process";
+	case NVT_SEG_ENOTASK: return "not running under nvtaskset";
+	case NVT_SEG_EPERM: return "Permission denied";
+	case NVT_SEG_EVERSION:
+		snprintf(buf, len,
+			 "its control segment has version %u; this nvtaskset understands version %u",
+			 h->found_version, NVT_SEG_VERSION);
+		return buf;
+	case NVT_SEG_ECORRUPT: return "its control segment is corrupt";
+	case NVT_SEG_EBUSY: return "another nvtaskset is changing it right now";
+	case NVT_SEG_EMAKING: return "its control segment is not filled in yet";
+	case NVT_SEG_ELEASED:
+		return "its user holds a lease on its control segment: it cannot be read now (its TPCs "
+		       "are not counted by -n --exclude-running)";
+	default: return strerror(errno);
+	}
+}
+
+int number_arg(const char *text, unsigned long min, unsigned long max, unsigned long *out)
+{
+	uint64_t v;
+	/* A '+' as strtoul takes it: NVTASKSET_CLAIM_TIMEOUT=+5 has always worked. */
+	const char *end = nvt_decimal(text + (text[0] == '+'), max, &v);
+
+	if (!end || *end || v < min)
+		return -1;
+	*out = (unsigned long)v;
+	return 0;
+}
+
+pid_t pid_arg(const char *text)
+{
+	unsigned long v;
+
+	if (number_arg(text, 1, INT_MAX, &v))
+		cli_errx("invalid PID argument: '%s'", text);
+	return (pid_t)v;
 }

@@ -20,17 +20,6 @@
 #include "task/task.h"
 #include "os/sysutil.h"
 
-static pid_t parse_pid(const char *text)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v <= 0 || v > INT_MAX)
-		cli_errx("invalid PID argument: '%s'", text);
-	return (pid_t)v;
-}
 
 /* The GPU a slot is for, as "GPU N (UUID)" or "GPU UUID" when not on this machine's list. */
 static void slot_gpu_text(const struct nvt_slot_view *view, char *buf, size_t len)
@@ -51,7 +40,7 @@ static void print_partition(const struct options *o, pid_t pid, const char *whic
 			    const char *gpu, const struct nvt_slot_view *view)
 {
 	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
-	const char *kind = o->tpc_list || o->gpc_list ? "list" : "mask";
+	const char *kind = o->part.tpc_list || o->part.gpc_list ? "list" : "mask";
 
 	printf("pid %ld's %s TPC %s%s%s: ", (long)pid, which, kind, *gpu ? " on " : "", gpu);
 	if (view->state != NVT_SLOT_SET) {
@@ -59,7 +48,7 @@ static void print_partition(const struct options *o, pid_t pid, const char *whic
 		return;
 	}
 	describe(&view->tpcs, list, mask);
-	printf("%s\n", o->tpc_list || o->gpc_list ? list : mask);
+	printf("%s\n", o->part.tpc_list || o->part.gpc_list ? list : mask);
 }
 
 /* Prints "key":{partition} (null for none). */
@@ -192,6 +181,9 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 	static struct nvt_topology topos[NVT_GPUS_MAX];
 	struct slot_status st[NVT_MAX_GPUS];
 	int task[NVT_GPUS_MAX], n_task = 0, torn, n_old = read_slots(h, old, st, &torn);
+	struct nvt_claimer me; /* the task: what it holds is what -p gives up */
+
+	nvt_claimer_of(&h->head, &me);
 
 	/* The task's GPUs: those it has slots for, with the maps it already uses. */
 	for (int i = 0; i < n_old; i++) {
@@ -211,7 +203,7 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 			memset(&topos[i], 0, sizeof(topos[i]));
 	}
 	/* None yet (started without nvtaskset), or a GPU named that it has none for. */
-	if (n_task == 0 || o->n_gpus) {
+	if (n_task == 0 || o->part.n_gpus) {
 		const struct nvt_gpus *gpus = machine_gpus();
 		for (int g = 0; g < gpus->n && n_task < NVT_GPUS_MAX; g++) {
 			int known = 0;
@@ -225,24 +217,23 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 	}
 	/* -n --exclude-running: the GPUs and their topologies here; pid_apply
 	 * claims the pick (nvt_claim_move), race-free against other claimers. */
-	if (o->count && o->exclude_running) {
-		struct options pick = *o;
+	if (o->part.count && o->part.exclude_running) {
+		struct part_args pick = o->part;
 		pick.exclude_running = 0;
-		return build_partitions(&pick, mask_text, task, n_task, topos, h->pid, parts, why, len);
+		return build_partitions(&pick, mask_text, task, n_task, topos, &me, parts, why, len);
 	}
-	return build_partitions(o, mask_text, task, n_task, topos, h->pid, parts, why, len);
+	return build_partitions(&o->part, mask_text, task, n_task, topos, &me, parts, why, len);
 }
 
 /* Started with --sm-limit: MPS caps the task at its start's share. */
 static void check_sm_limit(pid_t pid, const struct nvt_slot_view *now, int n)
 {
-	char text[16], *end;
-	long limit;
+	char text[16];
+	unsigned long limit;
 
-	if (nvt_proc_env(pid, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", text, sizeof(text)) == 0 &&
-	    (limit = strtol(text, &end, 10)) > 0 && limit < 100 && !*end &&
-	    sm_limit_percent(now, n) > limit)
-		warnx("warning: pid %ld runs under MPS's limit of %ld%% of the SMs (set at its "
+	if (nvt_proc_env(pid, NVT_ENV_MPS_THREAD_PERCENTAGE, text, sizeof(text)) == 0 &&
+	    number_arg(text, 1, 99, &limit) == 0 && sm_limit_percent(now, n) > (int)limit)
+		warnx("warning: pid %ld runs under MPS's limit of %lu%% of the SMs (set at its "
 		      "start, e.g. by --sm-limit): it cannot use more SMs than that, whatever "
 		      "its partition",
 		      (long)pid, limit);
@@ -294,17 +285,19 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 {
 	static struct nvt_task_change c;
 	static struct nvt_near near[NVT_MAX_GPUS];
-	struct nvt_task_claim claim = {o->count, o->strategy, 0, near};
+	struct nvt_task_claim claim = {o->part.count, o->part.strategy, 0, near};
 	pid_t pid = h->pid;
+	struct nvt_claimer me;
 	int rc;
 
-	if (o->count && o->exclude_running) {
+	nvt_claimer_of(&h->head, &me);
+	if (o->part.count && o->part.exclude_running) {
 		claim.timeout_ms = claim_timeout_ms();
 		for (int i = 0; i < n_parts && i < NVT_MAX_GPUS; i++) {
 			memset(&near[i], 0, sizeof(near[i]));
 			/* Only the GPUs the change names: the others keep what they have. */
 			if (parts[i].state == NVT_SLOT_SET &&
-			    near_of(o, &parts[i], pid, &near[i], why, len))
+			    near_of(&o->part, &parts[i], &me, &near[i], why, len))
 				return -1;
 		}
 	}
@@ -312,7 +305,7 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 
 	prio_given(o, &given);
 	rc = nvt_task_set_partition(nvt_rundir(), h, parts, n_parts,
-				    o->count && o->exclude_running ? &claim : NULL,
+				    o->part.count && o->part.exclude_running ? &claim : NULL,
 				    o->prio_given ? &given : NULL, &c, why, len);
 	if (rc == NVT_TASK_ESEG) {
 		char text[160];
@@ -358,19 +351,13 @@ static const char *not_a_task(pid_t pid, char *buf, size_t len)
 	return buf;
 }
 
-int nvt_cmd_pid(const struct options *o, int argc, char **argv)
+int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 {
-	const char *mask_text = argc == 2 ? argv[0] : (o->count || o->gpu_masks) ? "" : NULL;
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
-	pid_t pid = parse_pid(argv[argc - 1]);
 	struct nvt_seg_handle h;
 	char why[512];
 	int rc, n_parts;
 
-	if (o->count && o->exclude_running)
-		claim_timeout_ms(); /* a bad value says so before anything changes */
-	if (o->all_tasks)
-		return nvt_cmd_all_tasks(o, pid, mask_text);
 	rc = nvt_task_open(nvt_rundir(), pid, mask_text != NULL || o->prio_given, &h);
 	if (rc == NVT_SEG_ENOTASK)
 		cli_errx("failed to %s pid %ld's %s: %s", mask_text || o->prio_given ? "set" : "get",

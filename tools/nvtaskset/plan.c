@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "core/claim.h"
 
 #define PLAN_MAX_TASKS 64
 #define PLAN_FILE_MAX (1 << 20)
@@ -266,7 +267,8 @@ int nvt_cmd_plan(int argc, char **argv)
 	qsort(tasks, (size_t)n, sizeof(tasks[0]), by_priority);
 	nvt_topo_all(&gpu.topo, &free_tpcs);
 	for (int i = 0; i < n; i++) {
-		if (nvt_topo_pick(&gpu.topo, &free_tpcs, tasks[i].needs, NVT_PACKED, &tasks[i].tpcs)) {
+		struct nvt_pick want = {.count = tasks[i].needs, .strategy = NVT_PACKED};
+		if (nvt_pick_tpcs(&gpu.topo, &want, &free_tpcs, &tasks[i].tpcs)) {
 			fits = 0;
 			continue;
 		}

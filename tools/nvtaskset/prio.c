@@ -27,12 +27,10 @@
 /* Reads an unsigned option value from min to max; exits on a bad one. */
 unsigned prio_number(const char *what, const char *text, unsigned min, unsigned max)
 {
-	char *end, msg[160];
+	char msg[160];
 	unsigned long v;
 
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || end == text || *end || text[0] == '-' || v < min || v > max) {
+	if (number_arg(text, min, max, &v)) {
 		snprintf(msg, sizeof(msg), "%s takes a number from %u to %u", what, min, max);
 		bad_usage(msg);
 	}
@@ -138,25 +136,6 @@ int prio_plan(const struct options *o, const struct nvt_seg_handle *h, struct nv
 	return n ? n : -1;
 }
 
-void prio_start_env(const struct options *o)
-{
-	struct nvt_slot_prio p = {0};
-	char text[NVT_PRIO_ENV_TEXT_MAX];
-
-	if (!o->prio_given || o->prio == NVT_PRIO_NONE) {
-		unsetenv(NVT_ENV_PRIORITY);
-		return;
-	}
-	prio_given(o, &p);
-	if (nvt_prio_env_format(&p, text, sizeof(text)) < 0)
-		errx(EXIT_FAILURE, "internal error: cannot format the priority");
-	setenv(NVT_ENV_PRIORITY, text, 1);
-	/* Below normal among MPS's clients, unless the user chose (read at the
-	 * client's start: -p cannot change it later). */
-	if (p.prio < NVT_PRIO_HIGH && (p.yield & NVT_YIELD_CLIENT))
-		setenv(NVT_ENV_MPS_CLIENT_PRIORITY, "1", 0);
-}
-
 void prio_autostart(const struct options *o)
 {
 	const char *base = nvt_rundir();
@@ -200,8 +179,8 @@ void prio_autostart(const struct options *o)
 		}
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
-		setenv("NVTASKSET_QUIET", "1", 1);
-		unsetenv("LD_PRELOAD");
+		setenv(NVT_ENV_QUIET, "1", 1);
+		unsetenv(NVT_ENV_LD_PRELOAD);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
@@ -244,14 +223,14 @@ int nvt_cmd_agent(const struct options *o)
 	a.idle_exit_s = o->idle_exit_s;
 	a.across_users = o->across_users;
 	if (o->across_users && geteuid() != 0)
-		errx(EXIT_FAILURE, "--across-users is for root's agent: a user's manages only her own tasks");
+		cli_errx("--across-users is for root's agent: a user's manages only her own tasks");
 	a.stop = &stop_agent;
 	if (!(quiet && *quiet && strcmp(quiet, "0")))
 		a.event = print_event;
 	a.warn = print_event; /* what it cannot do: said quiet or not (a started agent's log) */
 	rc = nvt_agent_lock(a.base, &fd, why, sizeof(why));
 	if (rc < 0)
-		errx(EXIT_FAILURE, "cannot take the priority agent's lock in %s: %s", a.base, why);
+		cli_errx("cannot take the priority agent's lock in %s: %s", a.base, why);
 	if (rc > 0) {
 		/* With --idle-exit (as a command starts it), that is what was wanted. */
 		if (o->idle_exit_s)
@@ -284,7 +263,7 @@ int nvt_cmd_agent(const struct options *o)
 	rc = nvt_agent_run(&a);
 	nvt_agent_unlock(a.base, fd);
 	if (rc == NVT_AGENT_ERROR)
-		err(EXIT_FAILURE, "priority agent");
+		cli_err("priority agent");
 	if (a.event)
 		a.event(NULL, rc == NVT_AGENT_IDLE ? "no managed task: ending"
 						   : "stopped; every task it changed has its own partition back");

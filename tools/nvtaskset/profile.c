@@ -86,7 +86,7 @@ static void __attribute__((noreturn)) profile_usage(FILE *out)
 	      "                       every other TPC of the GPU, and report the slowdown\n"
 	      "     --no-mps          run outside MPS\n"
 	      "     --json            print every measurement as JSON\n"
-	      "     --plot FILE       write the curve as a PNG image to FILE\n"
+	      "     --plot FILE       write the curve as an SVG image to FILE\n"
 	      " -h, --help            display this help\n"
 	      "\n"
 	      "Example:\n"

@@ -28,7 +28,8 @@ void profile_report(const struct nvt_gpu_topology *gpu, const char *const *metri
 		    const struct profile_report_opts *o);
 
 /* Writes the curve (median and min-max of each size; hog's in a second
- * colour) as a PNG image to path; exits with the reason on failure. */
+ * colour; the pick) as an SVG image to path (plot.c); exits with the reason
+ * on failure. */
 void profile_plot(const char *path, const struct nvt_profile_size *sizes,
 		  const struct nvt_profile_size *hog, unsigned n, int pick, const char *unit);
 

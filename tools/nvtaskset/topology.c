@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "task/task.h"
+#include "alloc/placement.h"
 #include "core/membw.h"
 
 /* Appends the SMs of TPCs in set to buf as a list. */
@@ -29,49 +30,25 @@ static void sm_list(const struct nvt_tpcset *tpcs, char *buf, size_t len)
 	nvt_format_list(&sms, buf, len);
 }
 
-/* A task's partition on the GPU shown. */
-struct holder {
-	pid_t pid;
-	struct nvt_tpcset tpcs;
-};
-
-/* The partitioned tasks on GPU index, every user's, into *out (malloc'd, or
- * NULL). Returns how many (0 if the run directory cannot be read). */
-static int holders_of(int index, struct holder **out)
+/* What the tasks hold on GPU g: placement's scan (what a claim keeps clear
+ * of), into held (nothing if the run directory cannot be read). */
+static void holders_of(const struct nvt_gpu_topology *g, struct nvt_held_list *held)
 {
-	pid_t *pids;
-	int n = nvt_seg_tasks(nvt_rundir(), 0, &pids), found = 0;
+	const uint8_t *uuids[1] = {machine_gpus()->id[g->index].uuid_bytes};
 
-	*out = NULL;
-	if (n <= 0)
-		return 0;
-	*out = malloc((size_t)n * sizeof(**out));
-	for (int i = 0; i < n && *out; i++) {
-		struct nvt_seg_handle h;
-		if (nvt_task_open(nvt_rundir(), pids[i], 0, &h))
-			continue;
-		for (int g = 0; g < NVT_MAX_GPUS; g++) {
-			struct nvt_slot_view view;
-			if (nvt_seg_read(&h, g, &view, NULL) || nvt_uuid_is_zero(view.uuid) ||
-			    view.state != NVT_SLOT_SET || gpu_index_of(view.uuid) != index)
-				continue;
-			(*out)[found].pid = pids[i];
-			(*out)[found++].tpcs = view.tpcs;
-		}
-		nvt_seg_close(&h);
-	}
-	free(pids);
-	return found;
+	memset(held, 0, sizeof(*held));
+	if (nvt_uuid_is_zero(uuids[0]) || nvt_held_scan(nvt_rundir(), NULL, uuids, 1, held))
+		held->n = 0;
 }
 
 /* The TPCs of the GPC (tpcs) that no holder takes, as a list ("" for none). */
-static void free_of(const struct nvt_tpcset *tpcs, const struct holder *h, int n, char *buf,
+static void free_of(const struct nvt_tpcset *tpcs, const struct nvt_held_list *h, char *buf,
 		    size_t len)
 {
 	struct nvt_tpcset left = *tpcs;
 
-	for (int i = 0; i < n; i++)
-		nvt_set_andnot(&left, &left, &h[i].tpcs);
+	for (int i = 0; i < h->n; i++)
+		nvt_set_andnot(&left, &left, &h->v[i].tpcs);
 	buf[0] = '\0';
 	if (nvt_set_count(&left))
 		nvt_format_list(&left, buf, len);
@@ -79,27 +56,27 @@ static void free_of(const struct nvt_tpcset *tpcs, const struct holder *h, int n
 
 /* Free and held TPCs of one GPC: a row of the text, or its JSON fields. */
 static void print_use(const struct options *o, const char *name, const struct nvt_tpcset *tpcs,
-		      const struct holder *h, int n)
+		      const struct nvt_held_list *h)
 {
 	char list[NVT_LIST_TEXT_MAX];
 	int shown = 0;
 
-	free_of(tpcs, h, n, list, sizeof(list));
+	free_of(tpcs, h, list, sizeof(list));
 	if (o->json)
 		printf(",\"free\":\"%s\",\"held\":[", list);
 	else
 		printf("  %-4s %-27s ", name, list[0] ? list : "-");
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < h->n; i++) {
 		struct nvt_tpcset part;
-		nvt_set_and(&part, tpcs, &h[i].tpcs);
+		nvt_set_and(&part, tpcs, &h->v[i].tpcs);
 		if (!nvt_set_count(&part))
 			continue;
 		nvt_format_list(&part, list, sizeof(list));
 		if (o->json)
-			printf("%s{\"pid\":%ld,\"tpcs\":\"%s\"}", shown++ ? "," : "", (long)h[i].pid,
+			printf("%s{\"pid\":%ld,\"tpcs\":\"%s\"}", shown++ ? "," : "", (long)h->pids[i],
 			       list);
 		else
-			printf("%s%s by %ld", shown++ ? "; " : "", list, (long)h[i].pid);
+			printf("%s%s by %ld", shown++ ? "; " : "", list, (long)h->pids[i]);
 	}
 	printf(o->json ? "]" : shown ? "\n" : "-\n");
 }
@@ -197,8 +174,9 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 	char list[NVT_LIST_TEXT_MAX], sms[NVT_LIST_TEXT_MAX], bit_list[NVT_LIST_TEXT_MAX], name[8];
 	unsigned n_groups = t->n_gpcs ? t->n_gpcs : 1;
 	struct nvt_tpcset tpcs, bits;
-	struct holder *held;
-	int n_held = holders_of(g->index, &held);
+	struct nvt_held_list held;
+
+	holders_of(g, &held);
 
 	print_header(o, g, first);
 	for (unsigned gpc = 0; gpc < n_groups; gpc++) {
@@ -217,7 +195,7 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 				printf(",\"memory_half\":%d", half);
 			else
 				printf(",\"memory_half\":null");
-			print_use(o, name, &tpcs, held, n_held);
+			print_use(o, name, &tpcs, &held);
 			putchar('}');
 		} else {
 			printf("  %-4s %-27s %-22s %s%s\n", name, list, bit_list, sms,
@@ -231,11 +209,11 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 		if (probe)
 			print_probe_json(probe);
 		printf("}");
-		free(held);
+		nvt_held_free(&held, 1);
 		return;
 	}
 	print_halves(g);
-	if (!n_held) {
+	if (!held.n) {
 		printf("  No task holds TPCs of this GPU (nvtaskset -l lists the tasks).\n");
 	} else {
 		printf("  TPCs the tasks hold (nvtaskset -l lists them):\n");
@@ -243,10 +221,10 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 		for (unsigned gpc = 0; gpc < n_groups; gpc++) {
 			gpc_tpcs(t, gpc, &tpcs, &bits);
 			snprintf(name, sizeof(name), t->n_gpcs ? "%u" : "-", gpc);
-			print_use(o, name, &tpcs, held, n_held);
+			print_use(o, name, &tpcs, &held);
 		}
 	}
-	free(held);
+	nvt_held_free(&held, 1);
 }
 
 /* --calibrate: the memory halves, by the bandwidth probe. Returns 0 when it ran. */
@@ -286,11 +264,11 @@ int nvt_cmd_topology(const struct options *o)
 	const struct nvt_gpus *gpus = machine_gpus();
 	int which[NVT_GPUS_MAX], n = 0;
 
-	if (o->gpu_masks)
+	if (o->part.gpu_masks)
 		bad_usage("--topology and --calibrate take --gpu GPU without a mask");
-	for (int a = 0; a < o->n_gpus; a++)
-		which[n++] = resolve_gpu(o->gpus[a].gpu);
-	if (!o->n_gpus)
+	for (int a = 0; a < o->part.n_gpus; a++)
+		which[n++] = resolve_gpu(o->part.gpus[a].gpu);
+	if (!o->part.n_gpus)
 		for (int g = 0; g < gpus->n; g++)
 			which[n++] = g;
 	if (o->json)

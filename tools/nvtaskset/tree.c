@@ -199,7 +199,7 @@ static void check_mask_on_machine(const struct options *o, const char *mask_text
 
 	for (int g = 0; g < gpus->n && n < NVT_GPUS_MAX; g++)
 		task[n++] = g;
-	if (build_partitions(o, mask_text, task, n, NULL, 0, parts, why, sizeof(why)) < 0)
+	if (build_partitions(&o->part, mask_text, task, n, NULL, NULL, parts, why, sizeof(why)) < 0)
 		cli_errx("%s", why);
 }
 
@@ -224,8 +224,8 @@ static void root_step(struct tree_run *run, pid_t root, int *root_task)
 	if (change) {
 		/* What is the same for every task, checked before anything changes. */
 		machine_gpus();
-		for (int a = 0; a < o->n_gpus; a++)
-			resolve_gpu(o->gpus[a].gpu);
+		for (int a = 0; a < o->part.n_gpus; a++)
+			resolve_gpu(o->part.gpus[a].gpu);
 		/* MASK that does not fit PID's own GPUs is bad input: nothing is changed. */
 		if (rc == 0 && pid_plan(o, mask_text, &h, parts, why, sizeof(why)) < 0) {
 			nvt_seg_close(&h);

@@ -9,6 +9,7 @@
 #include "alloc/reserve.h"
 #include "core/tpcset.h"
 #include "core/topo.h"
+#include "core/claim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,16 +113,6 @@ static int still_holds(const char *base, const struct holder *holder,
 	return holds;
 }
 
-static int gpu_of(const struct nvt_gpus *gpus, const uint8_t uuid[16])
-{
-	uint8_t each[16];
-
-	for (int g = 0; g < gpus->n; g++)
-		if (nvt_uuid_parse(gpus->id[g].uuid, each) == 0 && !memcmp(each, uuid, 16))
-			return g;
-	return -1;
-}
-
 /* The most TPCs the step may hold: what Slurm granted. */
 static unsigned max_tpcs(const struct nvt_place_req *req)
 {
@@ -148,13 +139,16 @@ static int share(const struct nvt_place_req *req, unsigned count, const struct h
 {
 	const struct nvt_slot_view *view = &holder->view;
 	unsigned have = nvt_set_count(&view->tpcs);
+	/* Whole GPCs of the job's TPCs, or count of them. */
+	struct nvt_pick want = {.count = req->gpcs ? have : count, .gpcs = req->gpcs,
+				.strategy = NVT_PACKED};
 	char from[NVT_SLURM_STEP_TEXT_MAX];
 	struct nvt_tpcset sub = view->tpcs;
 
 	out->from = holder->step;
 	nvt_slurm_step_format(&out->from, from, sizeof(from));
 	if (req->gpcs) {
-		if (nvt_topo_pick_gpcs(&view->topo, &view->tpcs, req->gpcs, have, &sub) < 0) {
+		if (nvt_pick_tpcs(&view->topo, &want, &view->tpcs, &sub)) {
 			snprintf(why, len, "job %lu holds %u TPCs on this node (step %s), which are not "
 				 "%u whole GPCs", (unsigned long)req->job, have, from, req->gpcs);
 			return NVT_PLACE_ERROR;
@@ -163,7 +157,7 @@ static int share(const struct nvt_place_req *req, unsigned count, const struct h
 		snprintf(why, len, "job %lu holds %u TPCs on this node (step %s); this step asks %u",
 			 (unsigned long)req->job, have, from, count);
 		return NVT_PLACE_ERROR;
-	} else if (count < have && nvt_topo_pick(&view->topo, &view->tpcs, count, NVT_PACKED, &sub)) {
+	} else if (count < have && nvt_pick_tpcs(&view->topo, &want, &view->tpcs, &sub)) {
 		snprintf(why, len, "cannot pick %u of job %lu's TPCs", count, (unsigned long)req->job);
 		return NVT_PLACE_ERROR;
 	}
@@ -218,6 +212,9 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 	static struct nvt_gpu_topology topos[NVT_GPUS_MAX];
 	double deadline = now_s() + req->wait_ms / 1000.0;
 	char what[64], last[512] = "";
+	/* What try_gpu claims: whole GPCs of at most what Slurm granted, or count TPCs. */
+	struct nvt_pick want = {.count = req->gpcs ? max_tpcs(req) : count, .gpcs = req->gpcs,
+				.strategy = NVT_PACKED};
 	int fits = 0;
 
 	asked(req, count, what, sizeof(what));
@@ -230,9 +227,7 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 			return NVT_PLACE_ERROR;
 		}
 		nvt_topo_all(&topos[i].topo, &all);
-		fits |= req->gpcs ? nvt_topo_pick_gpcs(&topos[i].topo, &all, req->gpcs, max_tpcs(req),
-						       &unused) >= 0
-				  : count <= topos[i].topo.n_tpcs;
+		fits |= nvt_pick_tpcs(&topos[i].topo, &want, &all, &unused) == 0;
 	}
 	if (!fits && req->gpcs && !topos[0].topo.n_gpcs) {
 		snprintf(why, len, "--gpu-gpcs needs GPU %d's GPC layout, which its calibration could "
@@ -249,9 +244,9 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 	}
 	for (;;) {
 		for (int i = 0; i < n; i++) {
-			uint8_t uuid[16];
+			const uint8_t *uuid = gpus->id[idx[i]].uuid_bytes;
 			int rc;
-			if (nvt_uuid_parse(gpus->id[idx[i]].uuid, uuid))
+			if (nvt_uuid_is_zero(uuid))
 				continue;
 			rc = try_gpu(req, count, &topos[i], uuid, out, last, sizeof(last));
 			if (rc == NVT_RESERVE_OK) {
@@ -358,7 +353,7 @@ int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char 
 		rc = claim(req, count, &gpus, idx, n, out, why, len);
 	if (rc != NVT_PLACE_OK)
 		return rc;
-	out->gpu = gpu_of(&gpus, out->part.uuid);
+	out->gpu = nvt_gpus_find(&gpus, out->part.uuid);
 	nvt_uuid_format(out->part.uuid, out->uuid);
 	out->seconds = now_s() - start;
 	return NVT_PLACE_OK;

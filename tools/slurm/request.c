@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "request.h"
+#include "core/text.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -52,14 +53,13 @@ int nvt_slurm_path_arg(const char *arg, const char *prefix, char *buf, size_t le
 /* Parses decimal digits at *p (at most 18); returns the value, or -1. Advances *p. */
 static long digits(const char **p)
 {
-	long v = 0;
-	int n = 0;
+	uint64_t v;
+	const char *end = nvt_decimal(*p, 999999999999999999ull, &v);
 
-	while (isdigit((unsigned char)**p) && n < 18) {
-		v = v * 10 + (**p - '0');
-		(*p)++, n++;
-	}
-	return n && !isdigit((unsigned char)**p) ? v : -1;
+	if (!end)
+		return -1;
+	*p = end;
+	return (long)v;
 }
 
 /*

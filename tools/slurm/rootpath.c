@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "rootpath.h"
+#include "core/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,17 +26,6 @@
 
 enum want { WANT_DIR, WANT_EXEC };
 
-static int fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /*
  * Checks what st describes (name: its path) as a directory on the way
  * (sticky_ok: a sticky one may let others write) or as the end. Returns 0,
@@ -46,13 +36,13 @@ static int check(const struct stat *st, const char *name, int sticky_ok, char *w
 	int sticky = sticky_ok && (st->st_mode & S_ISVTX);
 
 	if (st->st_uid != 0)
-		return fail(why, len, "%s belongs to uid %lu, not root", name, (unsigned long)st->st_uid);
+		return nvt_why(why, len, "%s belongs to uid %lu, not root", name, (unsigned long)st->st_uid);
 	if ((st->st_mode & S_IWOTH) && !sticky)
-		return fail(why, len, "every user may write in %s (mode %04o)", name,
-			    (unsigned)(st->st_mode & 07777));
+		return nvt_why(why, len, "every user may write in %s (mode %04o)", name,
+			       (unsigned)(st->st_mode & 07777));
 	if ((st->st_mode & S_IWGRP) && st->st_gid != 0 && !sticky)
-		return fail(why, len, "group %lu may write in %s (mode %04o)", (unsigned long)st->st_gid,
-			    name, (unsigned)(st->st_mode & 07777));
+		return nvt_why(why, len, "group %lu may write in %s (mode %04o)", (unsigned long)st->st_gid,
+			       name, (unsigned)(st->st_mode & 07777));
 	return 0;
 }
 
@@ -61,11 +51,11 @@ static int check_end(const struct stat *st, const char *name, enum want want, ch
 		     size_t len)
 {
 	if (want == WANT_DIR && !S_ISDIR(st->st_mode))
-		return fail(why, len, "%s is not a directory", name);
+		return nvt_why(why, len, "%s is not a directory", name);
 	if (want == WANT_EXEC && !S_ISREG(st->st_mode))
-		return fail(why, len, "%s is not a regular file", name);
+		return nvt_why(why, len, "%s is not a regular file", name);
 	if (want == WANT_EXEC && !(st->st_mode & S_IXUSR))
-		return fail(why, len, "%s is not executable", name);
+		return nvt_why(why, len, "%s is not executable", name);
 	return check(st, name, 0, why, len);
 }
 
@@ -114,14 +104,14 @@ static int follow_link(struct walk *w, const char *comp, const char *name, const
 
 	/* A link root made in a directory of root's: go where it points. */
 	if (st->st_uid != 0)
-		return fail(why, len, "%s is a symbolic link of uid %lu", name,
-			    (unsigned long)st->st_uid);
+		return nvt_why(why, len, "%s is a symbolic link of uid %lu", name,
+			       (unsigned long)st->st_uid);
 	t = readlinkat(w->fds[w->depth], comp, target, sizeof(target) - 1);
 	if (t <= 0 || ++w->links > MAX_LINKS)
-		return fail(why, len, "cannot follow the symbolic link %s", name);
+		return nvt_why(why, len, "cannot follow the symbolic link %s", name);
 	target[t] = '\0';
 	if (snprintf(spliced, sizeof(spliced), "%s/%s", target, w->p) >= (int)sizeof(spliced))
-		return fail(why, len, "%s is too long once its links are followed", w->path);
+		return nvt_why(why, len, "%s is too long once its links are followed", w->path);
 	if (target[0] == '/') {
 		while (w->depth > 0)
 			close(w->fds[w->depth--]);
@@ -139,11 +129,11 @@ static int enter_dir(struct walk *w, const char *comp, const struct stat *st, ch
 	int fd;
 
 	if (!S_ISDIR(st->st_mode))
-		return fail(why, len, "%s is not a directory", w->done);
+		return nvt_why(why, len, "%s is not a directory", w->done);
 	if (check(st, w->done, 1, why, len))
 		return -1;
 	if (w->depth == MAX_DEPTH)
-		return fail(why, len, "%s is too deep", w->path);
+		return nvt_why(why, len, "%s is too deep", w->path);
 	fd = openat(w->fds[w->depth], comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0) {
 		struct stat opened;
@@ -154,7 +144,7 @@ static int enter_dir(struct walk *w, const char *comp, const struct stat *st, ch
 		}
 	}
 	if (fd < 0)
-		return fail(why, len, "cannot open %s: %s", w->done, strerror(errno));
+		return nvt_why(why, len, "cannot open %s: %s", w->done, strerror(errno));
 	w->fds[++w->depth] = fd;
 	return 0;
 }
@@ -167,10 +157,10 @@ static int look(struct walk *w, const char *comp, const char *name, enum want wa
 
 	if (missing == ENOENT && want == WANT_DIR && mode) {
 		if (make_dir(w->fds[w->depth], comp, mode))
-			return fail(why, len, "cannot make %s: %s", name, strerror(errno));
+			return nvt_why(why, len, "cannot make %s: %s", name, strerror(errno));
 		missing = fstatat(w->fds[w->depth], comp, st, AT_SYMLINK_NOFOLLOW) ? errno : 0;
 	}
-	return missing ? fail(why, len, "%s: %s", name, strerror(missing)) : 0;
+	return missing ? nvt_why(why, len, "%s: %s", name, strerror(missing)) : 0;
 }
 
 /*
@@ -186,7 +176,7 @@ static int walk_step(struct walk *w, enum want want, mode_t mode, struct stat *s
 
 	n = strcspn(w->p, "/");
 	if (n > NAME_MAX)
-		return fail(why, len, "%s has a name longer than %d bytes", w->path, NAME_MAX);
+		return nvt_why(why, len, "%s has a name longer than %d bytes", w->path, NAME_MAX);
 	memcpy(comp, w->p, n);
 	comp[n] = '\0';
 	w->p += n;
@@ -205,7 +195,7 @@ static int walk_step(struct walk *w, enum want want, mode_t mode, struct stat *s
 	if (S_ISLNK(st->st_mode))
 		return follow_link(w, comp, name, st, why, len);
 	if (append(w->done, sizeof(w->done), comp))
-		return fail(why, len, "%s is too long", w->path);
+		return nvt_why(why, len, "%s is too long", w->path);
 	if (last)
 		return check_end(st, w->done, want, why, len) ? -1 : 1;
 	return enter_dir(w, comp, st, why, len);
@@ -219,14 +209,14 @@ static int walk(const char *path, enum want want, mode_t mode, char *real, size_
 	struct stat st;
 
 	if (!path || path[0] != '/' || strlen(path) >= sizeof(w.rest))
-		return fail(why, len, "'%s' is not an absolute path", path ? path : "");
+		return nvt_why(why, len, "'%s' is not an absolute path", path ? path : "");
 	memset(&w, 0, sizeof(w));
 	w.path = path;
 	snprintf(w.rest, sizeof(w.rest), "%s", path);
 	w.p = w.rest;
 	w.fds[0] = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (w.fds[0] < 0 || fstat(w.fds[0], &st)) {
-		fail(why, len, "cannot open /: %s", strerror(errno));
+		nvt_why(why, len, "cannot open /: %s", strerror(errno));
 		goto out;
 	}
 	if (check(&st, "/", 1, why, len))
@@ -243,14 +233,14 @@ static int walk(const char *path, enum want want, mode_t mode, char *real, size_
 	/* A path that ends in "/", "." or "..": the end is the directory we are in. */
 	if (step == 0) {
 		if (fstat(w.fds[w.depth], &st)) {
-			fail(why, len, "%s: %s", path, strerror(errno));
+			nvt_why(why, len, "%s: %s", path, strerror(errno));
 			goto out;
 		}
 		if (check_end(&st, w.done[0] ? w.done : "/", want, why, len))
 			goto out;
 	}
 	if (snprintf(real, real_len, "%s", w.done[0] ? w.done : "/") >= (int)real_len) {
-		fail(why, len, "%s is too long", w.done);
+		nvt_why(why, len, "%s is too long", w.done);
 		goto out;
 	}
 	rc = 0;

@@ -371,6 +371,20 @@ static int set_env(spank_t sp, const char *name, const char *value, int overwrit
 	return rc == ESPANK_SUCCESS || (rc == ESPANK_ENV_EXISTS && !overwrite) ? 0 : -1;
 }
 
+/* Sets (or unsets) in the job's environment what nvt_task_env_build or
+ * nvt_task_env_self chose. Returns 0 or -1. */
+static int apply_env(spank_t sp, const struct nvt_task_env *env)
+{
+	int rc = 0;
+
+	for (int i = 0; i < env->n; i++)
+		if (env->vars[i].value)
+			rc |= set_env(sp, env->vars[i].name, env->vars[i].value, env->vars[i].overwrite);
+		else
+			rc |= spank_unsetenv(sp, env->vars[i].name) == ESPANK_SUCCESS ? 0 : -1;
+	return rc;
+}
+
 /* Gives the step's tasks the shim, their partition and MPS's settings
  * (nvt_task_env_build, as the command's start). */
 static int task_environment(spank_t sp, int had_visible)
@@ -379,7 +393,6 @@ static int task_environment(spank_t sp, int had_visible)
 	static char old_preload[8192];
 	char shim[PATH_MAX], pipe_dir[256], why[1100];
 	struct nvt_task_env_in in = {0};
-	int rc = 0;
 
 	if (find_shim(shim, sizeof(shim)))
 		return fail("cannot find the shim %s (give shim=/PATH in plugstack.conf)",
@@ -389,7 +402,7 @@ static int task_environment(spank_t sp, int had_visible)
 	in.parts = &place.part;
 	in.n_parts = 1;
 	in.shim = shim;
-	if (spank_getenv(sp, "LD_PRELOAD", old_preload, sizeof(old_preload)) == ESPANK_SUCCESS)
+	if (spank_getenv(sp, NVT_ENV_LD_PRELOAD, old_preload, sizeof(old_preload)) == ESPANK_SUCCESS)
 		in.old_preload = old_preload;
 	/* Channels as nvtaskset's run.c gives them (issue 24); never over the job's own. */
 	in.channels = conf.channels;
@@ -400,9 +413,7 @@ static int task_environment(spank_t sp, int had_visible)
 		in.rundir = run_base();
 	if (nvt_task_env_build(&in, &env, why, sizeof(why)))
 		return fail("%s", why);
-	for (int i = 0; i < env.n; i++)
-		rc |= set_env(sp, env.vars[i].name, env.vars[i].value, env.vars[i].overwrite);
-	return rc ? fail("cannot set the tasks' environment") : 0;
+	return apply_env(sp, &env) ? fail("cannot set the tasks' environment") : 0;
 }
 
 /* The job's environment's text for name in buf, or NULL. */
@@ -429,7 +440,7 @@ static int step_gpus(spank_t sp, uint32_t step, const struct granted *g,
 		     struct nvt_place_req *req, char *visible, size_t len)
 {
 	const char *var = step == SLURM_BATCH_SCRIPT || step == SLURM_INTERACTIVE_STEP ?
-				  "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS";
+				  NVT_ENV_SLURM_JOB_GPUS : NVT_ENV_SLURM_STEP_GPUS;
 	char text[256], order[32];
 	uint64_t mask;
 
@@ -443,8 +454,8 @@ static int step_gpus(spank_t sp, uint32_t step, const struct granted *g,
 		req->gpus &= mask;
 		return 0;
 	}
-	req->visible = job_env(sp, "CUDA_VISIBLE_DEVICES", visible, len);
-	req->pci_order = job_env(sp, "CUDA_DEVICE_ORDER", order, sizeof(order)) &&
+	req->visible = job_env(sp, NVT_ENV_CUDA_VISIBLE, visible, len);
+	req->pci_order = job_env(sp, NVT_ENV_CUDA_ORDER, order, sizeof(order)) &&
 			 !strcmp(order, "PCI_BUS_ID");
 	return 0;
 }
@@ -495,7 +506,7 @@ static int place_step(spank_t sp, uint32_t job, uint32_t step, const char *step_
 		slurm_info(LOG "step %u.%s runs on TPCs %s of GPU %d (%s), placed in %.3f s", job,
 			   step_text, list, place.gpu, place.uuid, place.seconds);
 	}
-	if (task_environment(sp, job_env(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible)) !=
+	if (task_environment(sp, job_env(sp, NVT_ENV_CUDA_VISIBLE, visible, sizeof(visible)) !=
 				     NULL)) {
 		nvt_place_release(&place);
 		return -1;
@@ -543,21 +554,19 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
  */
 static int task_priority(spank_t sp)
 {
-	struct nvt_proc_id self = {nvt_own_pidns(), getpid(), 0};
-	char text[NVT_PROC_ID_TEXT_MAX];
-	struct nvt_stat st;
+	static struct nvt_task_env env;
+	struct nvt_slot_prio prio = {0};
+	char why[160];
 
 	if (!opt_priority[0] || (!place.holding && !place.shared))
 		return 0;
-	if (!self.pidns || nvt_proc_stat(0, &st) || st.pid != self.pid)
-		return 0; /* cannot name this process: the partition is slurmstepd's */
-	self.start_time = st.start_time;
-	if (nvt_proc_id_format(&self, text, sizeof(text)) ||
-	    set_env(sp, NVT_ENV_PARTITION_FOR, text, 1) || set_env(sp, NVT_ENV_PRIORITY, opt_priority, 1)) {
-		fprintf(stderr, LOG "cannot give the task its priority\n");
-		return -1;
-	}
-	return 0;
+	/* A process that cannot be named keeps slurmstepd's partition, unchanged. */
+	if (nvt_prio_env_parse(opt_priority, &prio) == 0 &&
+	    nvt_task_env_self(&prio, &env, why, sizeof(why)) == 0 &&
+	    (!env.named || apply_env(sp, &env) == 0))
+		return 0;
+	fprintf(stderr, LOG "cannot give the task its priority\n");
+	return -1;
 }
 
 /* In each task, before it runs the program: a step that could not be placed ends here. */

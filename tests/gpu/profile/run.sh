@@ -19,7 +19,7 @@ for kind in gemm stream infer; do
 	extra=()
 	[ "$kind" = stream ] && extra=(--beside-hog)
 	timeout 280 "$NVT" --profile --rounds 2 --timeout 60 "${extra[@]}" --metric 'time: ([0-9.]+)' \
-		--plot "$OUT/$kind.png" --json python3 "$W" "$kind" >"$OUT/$kind.json" 2>"$OUT/$kind.err"
+		--plot "$OUT/$kind.svg" --json python3 "$W" "$kind" >"$OUT/$kind.json" 2>"$OUT/$kind.err"
 	timeout 60 "$NVT" --profile --help >/dev/null
 	python3 - "$OUT/$kind.json" <<'PY' | tee "$OUT/$kind.txt"
 import json, sys
@@ -50,5 +50,5 @@ PY
 done
 pgrep -f nvtaskset-hog && { echo "FAIL a hog was left running"; FAIL=$((FAIL + 1)); }
 # The device returns at most 8 files: everything in one archive.
-(cd "$OUT" && tar -czf profile-results.tgz --remove-files ./*.json ./*.png ./*.txt ./*.err 2>/dev/null)
+(cd "$OUT" && tar -czf profile-results.tgz --remove-files ./*.json ./*.svg ./*.txt ./*.err 2>/dev/null)
 echo "$PASS passed, $FAIL failed"

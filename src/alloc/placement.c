@@ -1,0 +1,246 @@
+/*
+ * placement.c - what the other tasks hold on a GPU, the memory half to pick
+ * in, and -n's pick from one look (placement.h). The claim protocol
+ * (reserve.c) scans with nvt_held_scan, so a dry run counts what a start
+ * counts.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "placement.h"
+#include "core/membw.h"
+#include "core/prio.h"
+#include "core/gpusel.h"
+#include "core/tpcset.h"
+#include "seg/segfile.h"
+#include "core/text.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Scanning the other tasks -------------------------------------------- */
+
+static int held_push(struct nvt_held_list *l, const struct nvt_held *h, pid_t pid)
+{
+	if (l->n == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 16;
+		struct nvt_held *v = realloc(l->v, (size_t)cap * sizeof(*v));
+		pid_t *pids;
+		if (!v)
+			return -1;
+		l->v = v;
+		pids = realloc(l->pids, (size_t)cap * sizeof(*pids));
+		if (!pids)
+			return -1;
+		l->pids = pids;
+		l->cap = cap;
+	}
+	l->pids[l->n] = pid;
+	l->v[l->n++] = *h;
+	return 0;
+}
+
+/* Collects the SET slots that handle h's task (pid) has on the GPUs of
+ * uuids into found. Returns 0, or -1 (ENOMEM). */
+static int scan_task(const struct nvt_seg_handle *h, pid_t pid, const uint8_t *const *uuids,
+		     int n, struct nvt_held_list *found)
+{
+	struct nvt_held held;
+
+	nvt_claimer_of(&h->head, &held.who);
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		struct nvt_slot_view view;
+		uint8_t uuid[16];
+		int i = 0, rc;
+
+		if (nvt_seg_slot_gpu(h, g, uuid) || nvt_uuid_is_zero(uuid))
+			continue;
+		while (i < n && memcmp(uuid, uuids[i], 16))
+			i++;
+		if (i == n)
+			continue;
+		/* An unsettled slot (its sequence stayed odd) counts as held
+		 * by its owner, every TPC a copy showed, like a live task's
+		 * partition: never as a claim in progress, so a segment left so
+		 * can neither stall nor fail another start. */
+		rc = nvt_seg_read(h, g, &view, NULL);
+		if (rc == NVT_SEG_SHORT || view.state != NVT_SLOT_SET || memcmp(view.uuid, uuids[i], 16))
+			continue;
+		held.claim = rc == 0 && (view.flags & NVT_SLOTF_CLAIM);
+		/* A task with a priority holds its own partition, whatever an
+		 * agent lets it use now (guarded or borrowing). */
+		if (view.prio.prio != NVT_PRIO_NONE) {
+			nvt_prio_own_of(&view, &held.tpcs);
+			if (rc) /* unsettled: what any copy showed, too */
+				nvt_set_or(&held.tpcs, &held.tpcs, &view.tpcs);
+		} else {
+			held.tpcs = view.tpcs;
+		}
+		if (held_push(&found[i], &held, pid))
+			return -1;
+	}
+	return 0;
+}
+
+int nvt_held_scan(const char *base, const struct nvt_claimer *me, const uint8_t *const *uuids,
+		  int n, struct nvt_held_list *found)
+{
+	pid_t *pids;
+	int count = nvt_seg_tasks(base, 1, &pids), failed = 0;
+
+	for (int i = 0; i < n; i++)
+		found[i].n = 0;
+	if (count < 0 && errno == ENOENT)
+		return 0; /* no task has run yet */
+	if (count < 0)
+		return -1;
+	for (int k = 0; k < count && !failed; k++) {
+		struct nvt_seg_handle h;
+		struct nvt_claimer who;
+		int rc;
+
+		/* Gone, no (current) segment, one still being made (not ours to
+		 * read) or not one we know: it holds nothing. One its user holds a
+		 * lease on cannot be read, and must not fail others' claims: its
+		 * user hides her own task's TPCs, no more than a task started
+		 * without nvtaskset would. Anything else (EMFILE, say) may hide a
+		 * task's partition: never read as free. */
+		rc = nvt_seg_open(base, pids[k], 0, &h);
+		if (rc == NVT_SEG_ESYS) {
+			failed = 1;
+			break;
+		}
+		if (rc)
+			continue;
+		nvt_claimer_of(&h.head, &who);
+		if ((!me || nvt_claimer_cmp(&who, me)) && scan_task(&h, pids[k], uuids, n, found)) {
+			errno = ENOMEM;
+			failed = 1;
+		}
+		nvt_seg_close(&h);
+	}
+	free(pids);
+	return failed ? -1 : 0;
+}
+
+void nvt_held_union(const struct nvt_held_list *l, struct nvt_tpcset *out)
+{
+	nvt_set_clear(out);
+	for (int i = 0; i < l->n; i++)
+		nvt_set_or(out, out, &l->v[i].tpcs);
+}
+
+void nvt_held_free(struct nvt_held_list *lists, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(lists[i].v);
+		free(lists[i].pids);
+		memset(&lists[i], 0, sizeof(lists[i]));
+	}
+}
+
+/* What the tasks but me hold on gpu, into others. Returns 0, or -1 with why. */
+static int others_of(const char *base, const struct nvt_place_gpu *gpu, const struct nvt_claimer *me,
+		     struct nvt_tpcset *others, char *why, size_t len)
+{
+	struct nvt_held_list held = {0};
+	const uint8_t *uuids[1] = {gpu->uuid};
+
+	if (nvt_held_scan(base, me, uuids, 1, &held)) {
+		snprintf(why, len, "cannot list the tasks in %s: %s", base, strerror(errno));
+		nvt_held_free(&held, 1);
+		return -1;
+	}
+	nvt_held_union(&held, others);
+	nvt_held_free(&held, 1);
+	return 0;
+}
+
+/* ---- The memory half -------------------------------------------------------- */
+
+int nvt_place_near(const struct nvt_place_gpu *gpu, const struct nvt_place_ask *ask,
+		   const struct nvt_tpcset *avail, const struct nvt_tpcset *others, int claiming,
+		   struct nvt_near *near, char *why, size_t len)
+{
+	const struct nvt_gpu_topology *g = gpu->halves;
+	struct nvt_tpcset in;
+	char gpcs[NVT_LIST_TEXT_MAX];
+	int h = ask->half;
+
+	memset(near, 0, sizeof(*near));
+	if (h == NVT_PLACE_ANY_HALF)
+		return NVT_NEAR_CHOSEN;
+	if (!g || !g->halves_measured)
+		return nvt_why(why, len, "the memory halves of GPU %d are not known: 'nvtaskset "
+			       "--calibrate' measures them (as root: for every user)", g ? g->index : -1);
+	if (!nvt_membw_known(&g->halves))
+		return nvt_why(why, len, "GPU %d shows no memory halves: its bandwidth probe found "
+			       "no neighbour that cost clearly more than another ('nvtaskset "
+			       "--calibrate' measures again)", g->index);
+	if (h == NVT_HALF_UNKNOWN) {
+		h = nvt_membw_auto_half(gpu->topo, &g->halves, avail, others, ask->count);
+		if (h == NVT_HALF_UNKNOWN)
+			return NVT_NEAR_NEITHER;
+	}
+	nvt_membw_half_tpcs(gpu->topo, &g->halves, h, &near->tpcs);
+	nvt_set_and(&in, &near->tpcs, avail);
+	nvt_membw_gpcs_text(&g->halves, h, gpcs, sizeof(gpcs));
+	if (ask->half != NVT_HALF_UNKNOWN && !claiming && nvt_set_count(&in) < ask->count)
+		return nvt_why(why, len, "cannot pick %u TPCs in memory half %d of GPU %d (GPCs %s): "
+			       "only %u %s free", ask->count, h, g->index, gpcs, nvt_set_count(&in),
+			       nvt_set_count(&in) == 1 ? "is" : "are");
+	near->mode = ask->half == NVT_HALF_UNKNOWN ? NVT_NEAR_PREFER : NVT_NEAR_ONLY;
+	return NVT_NEAR_CHOSEN;
+}
+
+int nvt_place_near_for_claim(const char *base, const struct nvt_place_gpu *gpu,
+			     const struct nvt_place_ask *ask, const struct nvt_claimer *me,
+			     struct nvt_near *near, char *why, size_t len)
+{
+	struct nvt_tpcset avail, others;
+
+	memset(near, 0, sizeof(*near));
+	if (ask->half == NVT_PLACE_ANY_HALF)
+		return NVT_NEAR_CHOSEN;
+	nvt_topo_all(gpu->topo, &avail);
+	if (others_of(base, gpu, me, &others, why, len))
+		return -1;
+	nvt_set_andnot(&avail, &avail, &others);
+	return nvt_place_near(gpu, ask, &avail, &others, 1, near, why, len);
+}
+
+/* ---- -n's pick from one look ------------------------------------------------ */
+
+int nvt_place_once(const char *base, const struct nvt_place_gpu *gpu,
+		   const struct nvt_place_ask *ask, const struct nvt_claimer *me,
+		   struct nvt_tpcset *out, int *neither, char *why, size_t len)
+{
+	struct nvt_pick want = {.count = ask->count, .strategy = ask->strategy};
+	struct nvt_tpcset avail, others;
+	int rc;
+
+	nvt_set_clear(&others);
+	nvt_topo_all(gpu->topo, &avail);
+	if ((ask->exclude_running || ask->half == NVT_HALF_UNKNOWN) &&
+	    others_of(base, gpu, me, &others, why, len))
+		return -1;
+	if (ask->exclude_running)
+		nvt_set_andnot(&avail, &avail, &others);
+	if (ask->count > gpu->topo->n_tpcs)
+		return nvt_why(why, len, "cannot pick %u TPCs: %s has %u", ask->count, gpu->name,
+			       gpu->topo->n_tpcs);
+	rc = nvt_place_near(gpu, ask, &avail, &others, 0, &want.near, why, len);
+	if (rc < 0)
+		return -1;
+	if (neither)
+		*neither = rc == NVT_NEAR_NEITHER;
+	if (nvt_pick_tpcs(gpu->topo, &want, &avail, out) == 0)
+		return 0;
+	if (want.near.mode == NVT_NEAR_ONLY)
+		return nvt_why(why, len, "cannot pick %u TPCs in the memory half asked for", ask->count);
+	return nvt_why(why, len, "cannot pick %u TPCs: only %u %s free of other tasks", ask->count,
+		       nvt_set_count(&avail), nvt_set_count(&avail) == 1 ? "is" : "are");
+}

@@ -1,0 +1,25 @@
+/*
+ * text.h - small text helpers, each the one of its kind: the writer of a
+ * failure's reason into a caller's buffer (the functions that fail "with the
+ * reason in why", HACKING.md's "Conventions", end with return nvt_why(why,
+ * len, "...", ...)), and the strict reader of a decimal number. Pure.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_TEXT_H
+#define NVT_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Formats the reason into why (len bytes, cut to fit). Returns -1. */
+int nvt_why(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * Reads the decimal digits at p (one at least; no sign, no space) as a
+ * number no larger than max. Returns the end of the digits, with the number
+ * in *out, or NULL (no digit at p, or larger than max).
+ */
+const char *nvt_decimal(const char *p, uint64_t max, uint64_t *out);
+
+#endif /* NVT_TEXT_H */

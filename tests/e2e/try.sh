@@ -1,0 +1,75 @@
+# make try (tests/fake/try.sh): its tour shows what it says, and its shell works. Sourced by
+# tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e with the
+# helpers defined there.
+# shellcheck shell=bash
+
+# try_demo_tpcs OUT N: the TPCs of the Nth "ran on TPCs" line of OUT (from 1).
+try_demo_tpcs() { sed -n 's/^demo [0-9]*: kernel [0-9]* ran on TPCs \([^ ]*\) .*/\1/p' <<<"$1" | sed -n "$2p"; }
+
+# try_left: the processes whose environment names a directory of the tour's (in $WORK), one a line.
+try_left() {
+	local f
+	for f in /proc/[0-9]*/environ; do
+		grep -qs "$WORK/nvtaskset-try" "$f" && echo "${f//[^0-9]/}: $(tr '\0' ' ' <"${f%/environ}/cmdline" 2>/dev/null)"
+	done
+	return 0
+}
+
+t_try_tour() {
+	# The tour runs -c, -g, -n, -l and -p, and each demo says it ran where the command said;
+	# it ends with nothing left: no demo, no MPS daemon, no directory.
+	local out rc gpc1 pick1 pick2 moved
+	run_rc out rc env TMPDIR="$WORK" B="$B" "$ROOT/tests/fake/try.sh" --tour
+	echo "$out" # (the log's head: a failure's message is its tail)
+	eq "$rc" 0 "the tour's exit status"
+	local cmd
+	for cmd in "nvtaskset --topology" "nvtaskset -c 0-7 demo 1" "nvtaskset -g 1 demo 1" \
+		"nvtaskset -n 33 --exclude-running demo &" "nvtaskset -l" "nvtaskset --mps stop"; do
+		has "$out" "\$ $cmd"
+	done
+	has "$out" "started the MPS control daemon"
+	has "$out" "stopped MPS control daemon"
+	eq "$(try_demo_tpcs "$out" 1)" "0-7" "where -c 0-7's demo ran"
+	gpc1=$(awk '$1 == "1" && $2 ~ /,/ { print $2; exit }' <<<"$out")
+	[ -n "$gpc1" ] || die "no GPC 1 in the tour's --topology"
+	eq "$(try_demo_tpcs "$out" 2)" "$gpc1" "where -g 1's demo ran"
+	pick1=$(try_demo_tpcs "$out" 3)
+	pick2=$(try_demo_tpcs "$out" 4)
+	python3 - "$pick1" "$pick2" <<'PY' || die "the two -n 33 demos: '$pick1' and '$pick2'"
+import sys
+def tpcs(text):
+    out = set()
+    for item in text.split(","):
+        a, _, b = item.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+a, b = tpcs(sys.argv[1]), tpcs(sys.argv[2])
+sys.exit(0 if len(a) == 33 and len(b) == 33 and not a & b else 1)
+PY
+	# -l lists both; -p's new list is where the demo's next kernel ran.
+	eq "$(sed -n '/^\$ nvtaskset -l$/,/^$/p' <<<"$out" | grep -c ' demo$')" 2 "demos -l lists"
+	moved=$(sed -n "s/^pid [0-9]*'s new TPC list: //p" <<<"$out")
+	[ -n "$moved" ] || die "no -p move in the tour"
+	eq "$(try_demo_tpcs "$out" 5)" "$moved" "where the moved demo ran"
+	eq "$(grep -c '^demo [0-9]*: [0-9]* kernels, done$' <<<"$out")" 4 "demos that ended"
+	eq "$(find "$WORK" -maxdepth 1 -name 'nvtaskset-try.*')" "" "the tour's directory, after it"
+	eq "$(try_left)" "" "processes the tour left"
+}
+t_try_shell() {
+	# The shell the tour ends in (here fed from a pipe) has the environment it prints: a demo
+	# started there runs on its TPCs, and a demo left in its background ends with it.
+	local out rc
+	run_rc out rc env TMPDIR="$WORK" B="$B" "$ROOT/tests/fake/try.sh" --shell <<'EOF'
+nvtaskset -c 0-3 demo 1
+nvtaskset -c 4-5 demo &
+sleep 0.3
+exit
+EOF
+	echo "$out"
+	eq "$rc" 0 "the shell's exit status"
+	has "$out" "export LD_LIBRARY_PATH=$B/test/fake"
+	has "$out" "demo"
+	eq "$(try_demo_tpcs "$out" 1)" "0-3" "where the shell's demo ran"
+	eq "$(find "$WORK" -maxdepth 1 -name 'nvtaskset-try.*')" "" "the shell's directory, after it"
+	eq "$(try_left)" "" "processes the shell left"
+}

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# nvtaskset without a GPU (make try; README's "Try it without a GPU"): the
+# built command and shim on the fake driver of the tests (a fake H100), with
+# the fake MPS control daemon and `demo`, a program that prints where its
+# kernels ran. A short tour runs -c, -g, -n, -p and -l; then, on a terminal,
+# a shell with the same environment lets you try more. Everything it makes
+# lives in one temporary directory, removed at the end with the demos and
+# the fake MPS daemon it started; nothing is installed.
+#
+# Usage: tests/fake/try.sh [--tour|--shell]   (default: the tour, then the shell on a terminal)
+# B=DIR: the build directory (default: build/ of this checkout)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$(cd "${B:-$ROOT/build}" 2>/dev/null && pwd) || B=
+MODE=${1:-both}
+case "$MODE" in
+both | --tour | --shell) ;;
+*)
+	echo "usage: tests/fake/try.sh [--tour|--shell]" >&2
+	exit 2
+	;;
+esac
+for f in bin/nvtaskset test/fake/libcuda.so.1 test/demo; do
+	if [ -z "$B" ] || [ ! -x "$B/$f" ]; then
+		echo "try: build/$f is missing: run 'make try' (it builds what it needs)" >&2
+		exit 1
+	fi
+done
+
+TRY=$(mktemp -d "${TMPDIR:-/tmp}/nvtaskset-try.XXXXXX")
+chmod 755 "$TRY"
+mkdir -m 1777 "$TRY/run"
+mkdir "$TRY/mps-pipe" "$TRY/mps-log" "$TRY/cache"
+# The environment, also for the shell: the fake driver first on the library
+# path; nvtaskset, demo and the fake nvidia-cuda-mps-control first on PATH;
+# the run directory, MPS's directories and the calibration cache in $TRY.
+cat >"$TRY/env" <<EOF
+export LD_LIBRARY_PATH=$B/test/fake\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}
+export PATH=$B/bin:$B/test:$ROOT/tests/fake/bin:\$PATH
+export NVTASKSET_RUNDIR=$TRY/run NVTASKSET_CACHE_DIR=$TRY/cache
+export CUDA_MPS_PIPE_DIRECTORY=$TRY/mps-pipe CUDA_MPS_LOG_DIRECTORY=$TRY/mps-log
+unset LD_PRELOAD NVTASKSET_PARTITION NVTASKSET_PARTITION_FOR NVTASKSET_PRIORITY CUDA_VISIBLE_DEVICES
+EOF
+# shellcheck source=/dev/null
+. "$TRY/env"
+for v in $(env | sed -n 's/^\(FAKECUDA_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+
+DEMOS=()
+# try_procs: this user's processes started in the shell (its demos: background jobs outlive it),
+# found by the variable its rc file exports (this script's own helpers lack it); one PID a line.
+try_procs() {
+	local f uid
+	uid=$(id -u)
+	grep -lsxz "NVT_TRY_SHELL=$TRY" /proc/[0-9]*/environ | while read -r f; do
+		[ "$(stat -c %u "${f%/environ}" 2>/dev/null)" == "$uid" ] && echo "${f//[^0-9]/}"
+	done
+	return 0
+}
+cleanup() {
+	local pid i
+	[ -e "$TRY/mps-pipe/nvidia-cuda-mps-control.pid" ] && nvtaskset --mps stop >/dev/null 2>&1
+	# The demos, the shell's too; 5 s at most.
+	for pid in "${DEMOS[@]}" $(try_procs); do
+		kill "$pid" 2>/dev/null || true
+	done
+	for ((i = 0; i < 250; i++)); do
+		[ -n "$(try_procs)" ] || break
+		sleep 0.02
+	done
+	wait 2>/dev/null || true
+	rm -rf "$TRY"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() {
+	echo
+	printf '# %s\n' "$@"
+}
+# show CMD...: prints the command as typed, then runs it.
+show() {
+	printf '$ %s\n' "$*"
+	"$@"
+}
+# show_bg NAME CMD...: prints "CMD &", starts it with its output in $TRY/NAME.out, and
+# prints its first line (the demo's first kernel); the PID goes to LAST.
+show_bg() {
+	local name=$1
+	shift
+	printf '$ %s &\n' "$*"
+	"$@" >"$TRY/$name.out" 2>&1 &
+	LAST=$!
+	DEMOS+=("$LAST")
+	printf '[%s]\n' "$LAST"
+	follow "$name" "ran on"
+}
+# follow NAME TEXT: waits (10 s at most) for a new line of $TRY/NAME.out holding TEXT, and prints
+# the lines up to it that were not printed yet.
+declare -A SHOWN
+follow() {
+	local i lines
+	for ((i = 0; i < 500; i++)); do
+		lines=$(tail -n +"$((${SHOWN[$1]:-0} + 1))" "$TRY/$1.out")
+		if grep -q "$2" <<<"$lines"; then
+			lines=$(sed "/$2/q" <<<"$lines")
+			printf '%s\n' "$lines"
+			SHOWN[$1]=$((${SHOWN[$1]:-0} + $(wc -l <<<"$lines")))
+			return 0
+		fi
+		sleep 0.02
+	done
+	echo "try: $1 printed no '$2' in 10 s:" >&2
+	cat "$TRY/$1.out" >&2
+	exit 1
+}
+
+tour() {
+	say "A fake H100 (66 TPCs in 12 GPCs), a fake MPS control daemon and 'demo', a program" \
+		"that launches a kernel every 10 ms and says where its kernels ran. No GPU is used." \
+		"The GPU's GPCs and their TPCs:"
+	show nvtaskset --topology
+	say "Run demo for 1 s on TPCs 0-7 (-c: a TPC list). The first start also starts the MPS" \
+		"control daemon, and says so:"
+	show nvtaskset -c 0-7 demo 1
+	say "On GPC 1 (-g: GPCs), whose TPCs --topology listed above:"
+	show nvtaskset -g 1 demo 1
+	say "Two demos side by side, each on 33 TPCs no other task holds (-n), whole GPCs first:"
+	show_bg first nvtaskset -n 33 --exclude-running demo
+	local first=$LAST
+	show_bg second nvtaskset -n 33 --exclude-running demo
+	local second=$LAST
+	say "The tasks, their TPCs and their kernels so far (-l):"
+	show nvtaskset -l
+	say "Move the first one to GPCs 1 and 2 while it runs (-p); its next kernel runs there:"
+	show nvtaskset -p -g 1-2 "$first"
+	follow first "ran on"
+	say "Show its TPCs (-p without a list), end both, and stop the MPS daemon:"
+	show nvtaskset -c -p "$first"
+	show kill "$first" "$second"
+	follow first "done"
+	follow second "done"
+	wait "$first" "$second" || true
+	DEMOS=()
+	show nvtaskset --mps stop
+}
+
+shell() {
+	local rc=$TRY/bashrc
+	{
+		cat "$TRY/env"
+		echo "export NVT_TRY_SHELL=$TRY"
+		echo "PS1='(nvtaskset try) \\w\\$ '"
+	} >"$rc"
+	say "A shell on the fake GPU: nvtaskset, demo and the fake MPS control are on its PATH." \
+		"Try 'nvtaskset -c 0-15 demo &', then 'nvtaskset -p -g 3 \$!', 'nvtaskset -l'," \
+		"'nvtaskset --help', 'man $ROOT/man/nvtaskset.1'. 'exit' ends it; its demos and" \
+		"the MPS daemon end with it. Its environment, to set up one of your own:"
+	sed 's/^/#   /' "$TRY/env"
+	bash --rcfile "$rc" -i || true
+}
+
+case "$MODE" in
+--tour) tour ;;
+--shell) shell ;;
+both)
+	tour
+	if [ -t 0 ] && [ -t 1 ]; then
+		shell
+	fi
+	;;
+esac

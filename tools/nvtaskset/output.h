@@ -1,0 +1,74 @@
+/*
+ * output.h - the bottom of the command (tools/nvtaskset/): its messages and
+ * usage errors, and the text it prints (JSON strings, text safe for a
+ * terminal, TPC sets). Calls nothing of the command above it.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_CLI_OUTPUT_H
+#define NVT_CLI_OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "nvtaskset.h"
+#include "core/tpcset.h"
+#include "seg/segfile.h"
+
+/* The "version" of what -p, -a, -l and --dry-run (and -n's pick) print as JSON
+ * (docs/json.md, which lists what each version changed). */
+#define NVT_JSON_VERSION 2
+
+/* ---- Messages ---- */
+/* With --json, errors are also printed as JSON objects on stdout (from now on). */
+void set_json_errors(int on);
+/* errx(3) and err(3) for the command: "nvtaskset: MESSAGE" on stderr and,
+ * with --json, {"version":N,"error":"MESSAGE"} on stdout; exit 1. */
+void cli_errx(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void cli_err(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Prints "nvtaskset: WHAT" and the --help hint; exits 1. */
+void bad_usage(const char *what) __attribute__((noreturn));
+/* --help (help.c) on out; exits 0 for stdout, 1 for stderr. */
+void usage(FILE *out) __attribute__((noreturn));
+/*
+ * The one reader of the command's numbers (options, PIDs, the environment's
+ * seconds): decimal digits (nvt_decimal: no space, no sign but a leading
+ * '+') from min to max. Returns 0 with *out, or -1.
+ */
+int number_arg(const char *text, unsigned long min, unsigned long max, unsigned long *out);
+/* A PID given on the command line, or exits with a message. */
+pid_t pid_arg(const char *text);
+/* Words for an enum nvt_seg_err. */
+const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len);
+
+/* ---- JSON (docs/json.md) ---- */
+/* With --json asked for (set_json_errors), prints {"version":N,"error":MESSAGE} and a newline. */
+void json_error_if_asked(const char *message);
+/*
+ * -a's document: json_tasks_begin prints {"version":N,"tasks":[ and
+ * json_tasks_end closes it, with "error":MESSAGE at the top level unless error
+ * is NULL. An error that ends the command (cli_errx) in between closes it so
+ * too: every failure leaves a well-formed document with an "error".
+ */
+void json_tasks_begin(void);
+void json_tasks_end(const char *error);
+/* Prints {"pid":PID,"error":MESSAGE}, or {"version":N,"error":MESSAGE} for pid 0. */
+void json_error(pid_t pid, const char *message);
+/* Prints s as a JSON string: valid UTF-8 whatever s holds (bytes that are
+ * not UTF-8 become U+FFFD), controls escaped. */
+void json_string(const char *s);
+/* Prints set as a JSON array of TPC numbers, to out. */
+void json_tpc_array(FILE *out, const struct nvt_tpcset *set);
+/* Prints "partitioned","tpcs","tpc_mask","tpc_count","tpc_ids" of a partition on out (nulls
+ * when state is not NVT_SLOT_SET): the partition object of docs/json.md. */
+void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *tpcs);
+
+/* ---- Text ---- */
+/* Copies s into out (len bytes) for a terminal: controls, C1 controls,
+ * text-direction overrides and bytes that are not UTF-8 become '?'. */
+void terminal_text(const char *s, char *out, size_t len);
+/* Fills list and mask texts of set. */
+void describe(const struct nvt_tpcset *set, char *list, char *mask);
+
+#endif /* NVT_CLI_OUTPUT_H */

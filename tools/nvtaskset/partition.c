@@ -1,0 +1,306 @@
+/*
+ * partition.c - partitions from the command line (partition.h): MASK or -n's
+ * pick for each GPU of a task, and what is wrong with a MASK that does not parse.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <err.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "output.h"
+#include "machine.h"
+#include "partition.h"
+#include "alloc/placement.h"
+#include "core/membw.h"
+#include "seg/segfile.h"
+#include "core/text.h"
+
+/* Why list text (a -c or -g list, what names it) does not parse (err), and how to write it. */
+static int list_syntax(const char *what, const char *text, const struct nvt_parse_error *err,
+		       char *why, size_t len)
+{
+	struct nvt_tpcset set;
+	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
+
+	if (err->problem == NVT_PARSE_EMPTY)
+		return nvt_why(why, len, "empty %s: give numbers and ranges such as 0-15,32, or all",
+			       what);
+	if ((!strncasecmp(text, "0x", 2) || strpbrk(text, "abcdefABCDEF")) &&
+	    nvt_parse_mask(text, NVT_MAX_TPCS, &set) == NVT_PARSE_OK && strcmp(what, "GPC list")) {
+		describe(&set, list, mask);
+		return nvt_why(why, len, "%s '%s' looks like a hexadecimal mask: leave out -c to give "
+			       "a mask (it is TPCs %s), or list the TPCs", what, text, list);
+	}
+	if (err->problem == NVT_PARSE_DOWN)
+		return nvt_why(why, len, "%s '%s': the range %lu-%lu goes down; write it from low to "
+			       "high (%lu-%lu)", what, text, err->first, err->last, err->last, err->first);
+	if (err->problem == NVT_PARSE_ZERO_STEP)
+		return nvt_why(why, len, "%s '%s': the step after ':' in %.*s takes every Nth number of "
+			       "the range and must be 1 or more", what, text, (int)err->word_len,
+			       text + err->word);
+	return nvt_why(why, len, "failed to parse %s '%s': give numbers and ranges, such as "
+		       "0-15,32,40-47:2 (every 2nd of 40-47), or all", what, text);
+}
+/* What ask asks of the GPU uuid (topology topo), in placement's words. */
+static void place_of(const struct part_args *o, const uint8_t uuid[16], const struct nvt_topology *topo,
+		     const char *name, struct nvt_place_ask *ask, struct nvt_place_gpu *gpu)
+{
+	memset(ask, 0, sizeof(*ask));
+	ask->count = o->count;
+	ask->strategy = o->strategy;
+	ask->exclude_running = o->exclude_running;
+	ask->half = o->memory_half_given ? o->memory_half : NVT_PLACE_ANY_HALF;
+	memset(gpu, 0, sizeof(*gpu));
+	gpu->uuid = uuid;
+	gpu->topo = topo;
+	gpu->name = name;
+}
+
+/* With --memory-half: gpu->halves, the GPU's halves read (g holds them). Returns 0, or -1 with why. */
+static int load_halves(const struct part_args *o, struct nvt_place_gpu *gpu,
+		       struct nvt_gpu_topology *g, char *why, size_t len)
+{
+	int index = gpu_index_of(gpu->uuid);
+
+	if (!o->memory_half_given)
+		return 0;
+	if (index < 0)
+		return nvt_why(why, len, "a GPU of the task is not listed");
+	if (load_topology(index, 0, g, why, len))
+		return -1;
+	nvt_gpu_read_halves(g);
+	gpu->halves = g;
+	return 0;
+}
+
+/* Says once per GPU that auto found no half with room (NVT_NEAR_NEITHER). */
+static void warn_neither(const struct part_args *o, const struct nvt_gpu_topology *g)
+{
+	static uint64_t warned; /* the GPUs whose "neither half" was said */
+
+	if (!(warned >> (g->index % 64) & 1))
+		warnx("warning: neither memory half of GPU %d has %u free TPCs: picking "
+		      "from both", g->index, o->count);
+	warned |= (uint64_t)1 << (g->index % 64);
+}
+
+int near_of(const struct part_args *o, const struct nvt_slot_view *part,
+	    const struct nvt_claimer *me, struct nvt_near *near, char *why, size_t len)
+{
+	struct nvt_place_ask ask;
+	struct nvt_place_gpu gpu;
+	struct nvt_gpu_topology g;
+	int rc;
+
+	memset(near, 0, sizeof(*near));
+	place_of(o, part->uuid, &part->topo, "", &ask, &gpu);
+	if (load_halves(o, &gpu, &g, why, len))
+		return -1;
+	rc = nvt_place_near_for_claim(nvt_rundir(), &gpu, &ask, me, near, why, len);
+	if (rc == NVT_NEAR_NEITHER)
+		warn_neither(o, &g);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Why a MASK that does not parse is wrong, and how to write it. */
+static int mask_syntax(const char *text, char *why, size_t len)
+{
+	struct nvt_tpcset set;
+
+	if (*text && nvt_parse_list(text, NVT_MAX_TPCS, &set) == NVT_PARSE_OK)
+		return nvt_why(why, len, "TPC mask '%s' is not hexadecimal: to give the TPC list %s, "
+			       "add -c (e.g. nvtaskset -c %s COMMAND, or -c --gpu GPU=%s)", text, text,
+			       text, text);
+	return nvt_why(why, len, "failed to parse TPC mask '%s': a mask is hexadecimal, bit t "
+		       "for TPC t (ff: TPCs 0-7); -c takes a list of TPCs instead", text);
+}
+
+/* TPC (or GPC) top (decimal text) is beyond what the GPU has: one wording for
+ * every way to name it. */
+static int beyond(int gpcs, const char *top, const struct nvt_topology *topo, const char *gpu_name,
+		  char *why, size_t len)
+{
+	unsigned n = gpcs ? topo->n_gpcs : topo->n_tpcs;
+
+	return nvt_why(why, len, "%s %s does not exist: %s has %u %ss (0-%u)", gpcs ? "GPC" : "TPC",
+		       top, gpu_name, n, gpcs ? "GPC" : "TPC", n - 1);
+}
+static int beyond_n(int gpcs, long top, const struct nvt_topology *topo, const char *gpu_name,
+		    char *why, size_t len)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%ld", top);
+	return beyond(gpcs, text, topo, gpu_name, why, len);
+}
+/* The highest TPC (or GPC) that text names, as the user wrote it (40 digits at most). */
+static int beyond_named(int gpcs, const char *text, const struct nvt_parse_error *err,
+			const struct nvt_topology *topo, const char *gpu_name, char *why, size_t len)
+{
+	char top[48];
+
+	if (!err->top_len)
+		return beyond_n(gpcs, err->highest, topo, gpu_name, why, len);
+	snprintf(top, sizeof(top), "%.*s%s", (int)(err->top_len < 40 ? err->top_len : 40),
+		 text + err->top, err->top_len > 40 ? "..." : "");
+	return beyond(gpcs, top, topo, gpu_name, why, len);
+}
+
+int parse_partition(const struct part_args *o, const char *text, const struct nvt_topology *topo,
+		    const uint8_t uuid[16], const char *gpu_name, const struct nvt_claimer *me,
+		    struct nvt_tpcset *set,
+		    char *why, size_t len)
+{
+	struct nvt_parse_error err;
+	struct nvt_tpcset gpcs;
+	const char *what = o->gpc_list ? "GPC list" : o->tpc_list ? "TPC list" : "TPC mask";
+	int rc, top, every;
+
+	if (o->count) {
+		struct nvt_place_ask ask;
+		struct nvt_place_gpu gpu;
+		struct nvt_gpu_topology g;
+		int neither = 0;
+
+		place_of(o, uuid, topo, gpu_name, &ask, &gpu);
+		if (load_halves(o, &gpu, &g, why, len) ||
+		    nvt_place_once(nvt_rundir(), &gpu, &ask, me, set, &neither, why, len))
+			return -1;
+		if (neither)
+			warn_neither(o, &g);
+		return 0;
+	}
+	/* "all" (as -l and -p show an unpartitioned task): every TPC or GPC the GPU has. */
+	every = !strcmp(text, "all");
+	if (o->gpc_list)
+		rc = nvt_parse_list_why(text, every && topo->n_gpcs ? topo->n_gpcs : NVT_MAX_GPCS,
+					&gpcs, &err);
+	else if (o->tpc_list)
+		rc = nvt_parse_list_why(text, every ? topo->n_tpcs : NVT_MAX_TPCS, set, &err);
+	else
+		rc = nvt_parse_mask_why(text, NVT_MAX_TPCS, set, &err);
+	if (rc == NVT_PARSE_SYNTAX)
+		return o->gpc_list || o->tpc_list ? list_syntax(what, text, &err, why, len) :
+		       mask_syntax(text, why, len);
+	if (rc == NVT_PARSE_RANGE && (!o->gpc_list || topo->n_gpcs))
+		return beyond_named(o->gpc_list, text, &err, topo, gpu_name, why, len);
+	if (rc == NVT_PARSE_RANGE)
+		return nvt_why(why, len, "GPC list '%s' names a GPC beyond %d", text, NVT_MAX_GPCS - 1);
+	if (o->gpc_list) {
+		if (!topo->n_gpcs)
+			return nvt_why(why, len,
+				       "the GPC layout of %s is unknown (it is measured with "
+				       "thread-block clusters, which need compute capability 9.0); "
+				       "give TPCs with -c or a mask instead",
+				       gpu_name);
+		top = nvt_set_highest(&gpcs);
+		if (top >= (int)topo->n_gpcs)
+			return beyond_n(1, top, topo, gpu_name, why, len);
+		nvt_topo_gpc_tpcs(topo, &gpcs, set);
+	}
+	top = nvt_set_highest(set);
+	if (top < 0)
+		return nvt_why(why, len, "empty partition: %s '%s' selects no TPC", what, text);
+	if (top >= (int)topo->n_tpcs)
+		return beyond_n(0, top, topo, gpu_name, why, len);
+	return 0;
+}
+
+int build_partitions(const struct part_args *o, const char *mask, const int *task_gpus, int n_task,
+		     const struct nvt_topology *topos, const struct nvt_claimer *me,
+		     struct nvt_slot_view *out,
+		     char *why, size_t len)
+{
+	const struct nvt_gpus *gpus = machine_gpus();
+	int named[NVT_MAX_GPUS], n = 0;
+
+	for (int a = 0; a < o->n_gpus; a++) {
+		int found = 0;
+		named[a] = resolve_gpu(o->gpus[a].gpu);
+		for (int i = 0; i < n_task; i++)
+			found |= task_gpus[i] == named[a];
+		if (!found)
+			return nvt_why(why, len, "GPU %d (%s) is not one the task can use (see "
+				       "CUDA_VISIBLE_DEVICES)", named[a], gpus->id[named[a]].uuid);
+		for (int b = 0; b < a; b++)
+			if (named[b] == named[a])
+				return nvt_why(why, len, "GPU %d is named twice", named[a]);
+	}
+	for (int i = 0; i < n_task; i++) {
+		int index = task_gpus[i];
+		const char *text = o->n_gpus ? NULL : mask; /* NULL: not partitioned */
+		struct nvt_slot_view *v = &out[n];
+		struct nvt_gpu_topology g;
+		char name[32];
+		int rc;
+
+		for (int a = 0; a < o->n_gpus; a++)
+			if (named[a] == index)
+				text = o->gpu_masks ? o->gpus[a].mask : mask;
+		if (n == NVT_MAX_GPUS) {
+			if (text)
+				return nvt_why(why, len, "nvtaskset partitions at most %d GPUs of a "
+					       "task; name fewer with CUDA_VISIBLE_DEVICES", NVT_MAX_GPUS);
+			continue;
+		}
+		memset(v, 0, sizeof(*v));
+		memcpy(v->uuid, gpus->id[index].uuid_bytes, 16);
+		if (nvt_uuid_is_zero(v->uuid))
+			return nvt_why(why, len, "GPU %d has a malformed UUID '%s'", index,
+				       gpus->id[index].uuid);
+		if (topos && topos[i].n_tpcs) {
+			v->topo = topos[i];
+		} else if ((rc = load_topology(index, 0, &g, why, len))) {
+			/* A GPU CUDA does not show here is none the task can use. */
+			if (rc == NVT_GPU_HIDDEN && !o->n_gpus)
+				continue;
+			if (!text) {
+				warnx("warning: %s; the task's launches on GPU %d run unpartitioned", why,
+				      index);
+				continue;
+			}
+			return -1; /* why says it */
+		} else {
+			v->topo = g.topo;
+		}
+		v->state = NVT_SLOT_UNSET;
+		if (text) {
+			gpu_name(index, n_task, name, sizeof(name));
+			if (parse_partition(o, text, &v->topo, v->uuid, name, me, &v->tpcs, why, len))
+				return -1;
+			v->state = NVT_SLOT_SET;
+		}
+		n++;
+	}
+	return n;
+}
+
+int sm_limit_percent(const struct nvt_slot_view *parts, int n)
+{
+	unsigned best = 0; /* in 1/10000 */
+
+	for (int i = 0; i < n; i++) {
+		struct nvt_tpcset all, used;
+		unsigned share;
+		nvt_topo_all(&parts[i].topo, &all);
+		if (!nvt_set_count(&all))
+			continue;
+		nvt_set_and(&used, &all, &parts[i].tpcs);
+		share = parts[i].state == NVT_SLOT_SET
+				? 10000 * nvt_set_count(&used) / nvt_set_count(&all)
+				: 10000;
+		if (share > best)
+			best = share;
+	}
+	best = (best + 99) / 100;
+	return best < 1 ? 1 : best > 100 ? 100 : (int)best;
+}
