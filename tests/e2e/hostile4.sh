@@ -156,3 +156,53 @@ t_hostile_agent_out_of_descriptors() {
 	touch "$WORK/fa.stop" "$WORK/fb.stop"
 	wait
 }
+
+t_hostile_leased_segment_file() {
+	# Another user's file named like a segment of hers, on which she holds a write lease (taken
+	# again if broken; SIGIO ignored, so a break waits the kernel's 45 s): an open with
+	# O_NONBLOCK returns EWOULDBLOCK, which failed every claim on the node and -l ("cannot list
+	# the tasks: Resource temporarily unavailable"). Her file holds nothing: claims, -p -n
+	# --exclude-running and -l go on; -l names it.
+	need_users
+	local py holder
+	py=$(user_python)
+	$(as_user 65533) "$py" - "$NVTASKSET_RUNDIR/nvtaskset-65533" "$WORK/u/lease" <<'PY' &
+import fcntl, os, signal, sys, time
+rundir, tag = sys.argv[1], sys.argv[2]
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+os.makedirs(rundir, 0o755, exist_ok=True)
+name = "nvtaskset.%d.%d" % (os.stat("/proc/self/ns/pid").st_ino, os.getpid())
+fd = os.open(os.path.join(rundir, name), os.O_RDONLY | os.O_CREAT, 0o644)
+def take():
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+        return True
+    except OSError:
+        return False
+if not take():
+    open(tag + ".nolease", "w").close()
+    sys.exit(0)
+open(tag + ".ready", "w").close()
+while not os.path.exists(tag + ".stop"):
+    if fcntl.fcntl(fd, fcntl.F_GETLEASE) != fcntl.F_WRLCK:
+        take()
+    time.sleep(0.01)
+PY
+	holder=$!
+	wait_for 10 test -e "$WORK/u/lease.ready" -o -e "$WORK/u/lease.nolease"
+	[ -e "$WORK/u/lease.ready" ] || { wait "$holder"; skip "no file lease can be taken here"; }
+	run_rc out rc "$NVT" --no-mps -n 8 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "a claim beside a leased file: $out"
+	has "$out" "hung=0"
+	start_loop lo "$NVT" --no-mps -c 20-27 "$APP"
+	wait_file "$WORK/lo.state" "20-27"
+	run_rc out rc "$NVT" -p -n 4 --exclude-running "$PID"
+	eq "$rc" 0 "-p -n --exclude-running beside a leased file: $out"
+	run_rc out rc "$NVT" -l
+	has "$out" "$PID"
+	has "$out" "holds a lease on its control segment"
+	hasnt "$out" "cannot list the tasks"
+	stop_loop lo "$PID"
+	touch "$WORK/u/lease.stop"
+	wait "$holder"
+}
