@@ -735,35 +735,50 @@ static int poll_all(struct agent *a, int64_t hold_ns)
 	return managed;
 }
 
+/* Whether slot s of t holds its own partition (read again: what -p wrote meanwhile is its own). */
+static int has_own_back(struct task *t, struct slot *s)
+{
+	struct nvt_slot_view view;
+
+	if (nvt_seg_read(&t->h, s->index, &view, NULL) == 0)
+		take_view(s, &view);
+	return !s->managed || (nvt_set_equal(&s->view.tpcs, &s->own) && s->view.prio.mode == NVT_MODE_OWN);
+}
+
 /*
- * Gives every slot the agent changed its own partition back, waiting a little
- * for writers, and at most NVT_AGENT_RESTORE_MS in all (another user may hold
- * her tasks' writer's locks: a service must still stop in time).
+ * Gives every slot the agent changed its own partition back, at most
+ * NVT_AGENT_RESTORE_MS in all (a service must still stop in time). Every try
+ * takes the writer's lock without waiting, in rounds NVT_AGENT_RESTORE_ROUND_MS
+ * apart: a lock that one user holds for ever costs a few system calls a round,
+ * never the other users' share of the time (waiting 300 ms a slot, 8 locked
+ * segments of one user used it all up, and others' tasks stayed guarded).
+ * Says which slots it could not give back. Returns how many.
  */
-static void restore_all(struct agent *a)
+static int restore_all(struct agent *a)
 {
 	int64_t deadline = clock_ns() + (int64_t)NVT_AGENT_RESTORE_MS * 1000000;
+	struct timespec round = {0, (long)NVT_AGENT_RESTORE_ROUND_MS * 1000000};
+	int left;
 
-	for (int i = 0; i < a->n && clock_ns() < deadline; i++) {
-		struct task *t = &a->tasks[i];
-		for (int k = 0; k < t->n && !t->ignored; k++) {
-			struct slot *s = &t->s[k];
-			struct nvt_slot_view view;
-			if (!s->managed)
-				continue;
-			/* Read again: what -p wrote meanwhile is the task's own. */
-			if (nvt_seg_read(&t->h, s->index, &view, NULL) == 0)
-				take_view(s, &view);
-			if (!s->managed || (nvt_set_equal(&s->view.tpcs, &s->own) &&
-					    s->view.prio.mode == NVT_MODE_OWN))
-				continue;
-			for (int tries = 0; tries < 3 && clock_ns() < deadline; tries++) {
-				if (write_slot(a, t, s, &s->own, NVT_MODE_OWN, 100) == 0 || t->ignored)
-					break;
-				if (nvt_seg_read(&t->h, s->index, &view, NULL) == 0)
-					take_view(s, &view);
+	for (;;) {
+		int last = clock_ns() >= deadline;
+		left = 0;
+		for (int i = 0; i < a->n; i++) {
+			struct task *t = &a->tasks[i];
+			for (int k = 0; k < t->n && !t->ignored; k++) {
+				struct slot *s = &t->s[k];
+				if (has_own_back(t, s) || write_slot(a, t, s, &s->own, NVT_MODE_OWN, 0) == 0 ||
+				    t->ignored)
+					continue;
+				left++;
+				if (last)
+					warn(a, "pid %ld slot %d: not given its own partition back (a writer "
+					     "holds its lock, or keeps it mid-write)", (long)t->pid, s->index);
 			}
 		}
+		if (!left || last)
+			return left;
+		nanosleep(&round, NULL);
 	}
 }
 
@@ -859,8 +874,8 @@ int nvt_agent_run(const struct nvt_agent_opts *o)
 		nanosleep(&pause, NULL);
 	}
 	/* Standing by for root's agent: it manages these tasks now. */
-	if (!standby)
-		restore_all(&a);
+	if (!standby && restore_all(&a) && rc == NVT_AGENT_STOPPED)
+		rc = NVT_AGENT_STOPPED_LEFT;
 	for (int i = 0; i < a.n; i++)
 		drop_task(&a.tasks[i]);
 	free(a.tasks);

@@ -30,6 +30,7 @@
 #define NVT_AGENT_RESCAN_MS 100     /* looks for new and ended tasks at most this often */
 #define NVT_AGENT_IDLE_EXIT_S 10    /* an agent started by the command ends after this long without a managed task */
 #define NVT_AGENT_RESTORE_MS 2000   /* the most an ending agent spends giving own partitions back */
+#define NVT_AGENT_RESTORE_ROUND_MS 10 /* between its rounds of tries (none waits) */
 /* Bounds on one agent's work, whatever users leave in their run directories. */
 #define NVT_AGENT_MAX_TASKS 1024    /* tasks with a priority it follows at once */
 #define NVT_AGENT_OPENS_PER_SCAN 64 /* tasks it does not follow that it opens per look */
@@ -91,6 +92,7 @@ enum nvt_agent_rc {
 	NVT_AGENT_STOPPED = 0,   /* *stop was set */
 	NVT_AGENT_IDLE = 1,      /* idle_exit_s without a managed task */
 	NVT_AGENT_ROOT_RUNS = 2, /* (scan) root's agent runs */
+	NVT_AGENT_STOPPED_LEFT = 3, /* *stop was set; some slots kept what it gave them (said) */
 	NVT_AGENT_ERROR = -1,    /* errno says why */
 };
 

@@ -106,20 +106,27 @@ t_hostile_setuid_task_not_roots() {
 	stop_loop u/slo "$lo"
 }
 
-# prio_waiters N TAG: N tasks of priority low (--yield guard) on TPCs 9-65 that launch nothing
-# (each waits for $WORK/TAG.stop); adds their PIDs to WAITERS once each has its segment.
+# prio_waiters N TAG [UID]: N tasks of priority low (--yield guard) on TPCs 9-65 that launch
+# nothing (each waits for $WORK/TAG.stop; of user UID: $WORK/u/TAG.stop); adds their PIDs to
+# WAITERS once each has its segment.
 prio_waiters() {
-	local i pid new=""
+	local i pid new="" stop=$WORK/$2.stop as=()
+	if [ -n "${3:-}" ]; then
+		stop=$WORK/u/$2.stop
+		read -ra as <<<"$(as_user "$3")"
+	fi
 	for ((i = 0; i < $1; i++)); do
-		"$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP" launch-wait 0 "$WORK/$2.stop" \
+		"${as[@]}" "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP" launch-wait 0 "$stop" \
 			>/dev/null 2>&1 &
 		new="$new $!"
 	done
 	for pid in $new; do
-		wait_for 5 test -e "$(seg_file "$pid")"
+		wait_for 5 has_segment "$pid"
 	done
 	WAITERS="${WAITERS:-}$new"
 }
+# has_segment PID: the task has its segment (its user's run directory, once it runs as that user).
+has_segment() { test -e "$(seg_file "$1")"; }
 # guarded_all PID...: each task's mode is guarded (-l --json).
 guarded_all() {
 	python3 -c '
@@ -205,4 +212,47 @@ PY
 	stop_loop lo "$PID"
 	touch "$WORK/u/lease.stop"
 	wait "$holder"
+}
+
+t_hostile_locked_segments_keep_no_restore() {
+	# A user who holds the writer's lock of all her segments (a whole-file lock on her lock
+	# file) cannot keep root's ending agent from giving another user's task its own partition
+	# back: every try is without waiting, in rounds (it waited 300 ms a slot, and her 8
+	# guarded tasks used up its 2 s). The agent names the slots it could not give back.
+	need_users
+	local hi py holder bob
+	py=$(user_python)
+	WAITERS=""
+	start_agent lk -- --hold 100000 --guard 4
+	start_loop lkhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	hi=$PID
+	prio_waiters 8 lka 65533
+	prio_waiters 1 lkb 65532 # started last: the highest PID, restored last by the old agent
+	bob=${WAITERS##* }
+	wait_for 10 guarded_all $WAITERS
+	$(as_user 65533) "$py" - "$NVTASKSET_RUNDIR/nvtaskset-65533/writers.lock" "$WORK/u/lk" <<'PY' &
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+open(sys.argv[2] + ".ready", "w").close()
+while not os.path.exists(sys.argv[2] + ".stop"):
+    time.sleep(0.01)
+PY
+	holder=$!
+	wait_for 10 test -e "$WORK/u/lk.ready"
+	stop_agent "$AGENT"
+	run_rc out rc "$NVT" -l --json
+	python3 - "$out" "$bob" <<'PY'
+import json, sys
+rows = {t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}
+b = rows[int(sys.argv[2])]
+assert b["mode"] == "own" and b["tpcs"] == "9-65", "the other user's task: %s" % b
+PY
+	grep -Eq "pid [0-9]+ slot 0: not given its own partition back" "$WORK/lk.log" ||
+		die "the agent does not say which slots it could not give back: $(cat "$WORK/lk.log")"
+	has "$(cat "$WORK/lk.log")" "the slots named above keep the partition it gave them"
+	hasnt "$(grep 'not given' "$WORK/lk.log")" "pid $bob "
+	touch "$WORK/u/lk.stop" "$WORK/u/lka.stop" "$WORK/u/lkb.stop"
+	stop_loop lkhi "$hi"
+	wait
 }

@@ -266,6 +266,8 @@ int nvt_cmd_agent(const struct options *o)
 		cli_err("priority agent");
 	if (a.event)
 		a.event(NULL, rc == NVT_AGENT_IDLE ? "no managed task: ending"
-						   : "stopped; every task it changed has its own partition back");
+			      : rc == NVT_AGENT_STOPPED_LEFT
+				      ? "stopped; the slots named above keep the partition it gave them"
+				      : "stopped; every task it changed has its own partition back");
 	return EXIT_SUCCESS;
 }
