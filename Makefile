@@ -78,8 +78,8 @@ SEG = segfile segopen segscan segown inherit
 MPS = mps
 ALLOC = placement reserve
 TASK = task
-PRIO = agent agentlock
-SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi shimsmctrlmaps shimyield
+PRIO = agent agentlock agentbeat
+SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi shimsmctrlmaps shimyield shimlease
 
 O = $(B)/obj
 CORE_LIB = $(B)/libnvtcore.a
@@ -88,7 +88,7 @@ OS_OBJ = $(OS:%=$(O)/os/%.o)
 GPU_OBJ = $(GPU:%=$(O)/gpu/%.o)
 SEG_OBJ = $(SEG:%=$(O)/seg/%.o)
 SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/seg/inherit.o \
-	$(O)/os/sysutil.o $(O)/os/proc.o $(O)/gpu/topocache.o $(O)/gpu/driverinfo.o
+	$(O)/os/sysutil.o $(O)/os/proc.o $(O)/gpu/topocache.o $(O)/gpu/driverinfo.o $(O)/prio/agentbeat.o
 # What the command and the Slurm plugin link besides their own files.
 LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o) \
 	$(TASK:%=$(O)/task/%.o) $(PRIO:%=$(O)/prio/%.o)

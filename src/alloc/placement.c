@@ -71,10 +71,12 @@ static int scan_task(const struct nvt_seg_handle *h, pid_t pid, const uint8_t *c
 			continue;
 		held.claim = rc == 0 && (view.flags & NVT_SLOTF_CLAIM);
 		/* A task with a priority holds its own partition, whatever an
-		 * agent lets it use now (guarded or borrowing). */
+		 * agent lets it use now (guarded); a borrowing one the TPCs it
+		 * borrows too, which go back only when an agent (or, past the
+		 * lease, its own shim) says so: its lender may have ended. */
 		if (view.prio.prio != NVT_PRIO_NONE) {
 			nvt_prio_own_of(&view, &held.tpcs);
-			if (rc) /* unsettled: what any copy showed, too */
+			if (rc || view.prio.mode == NVT_MODE_BORROWING) /* unsettled: any copy's too */
 				nvt_set_or(&held.tpcs, &held.tpcs, &view.tpcs);
 		} else {
 			held.tpcs = view.tpcs;

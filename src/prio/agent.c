@@ -829,7 +829,7 @@ static void count_descriptors(struct agent *a)
 int nvt_agent_run(const struct nvt_agent_opts *o)
 {
 	struct agent a = {.o = o};
-	int64_t hold_ns = (int64_t)o->hold_ms * 1000000, scan_took = 0;
+	int64_t hold_ns = (int64_t)o->hold_ms * 1000000, scan_took = 0, next_beat = 0;
 	struct timespec pause = {(time_t)(o->poll_us / 1000000), (long)(o->poll_us % 1000000) * 1000};
 	int rc = NVT_AGENT_STOPPED, standby = 0;
 
@@ -847,6 +847,10 @@ int nvt_agent_run(const struct nvt_agent_opts *o)
 	a.idle_since = a.now;
 	while (!*o->stop) {
 		a.now = clock_ns();
+		if (a.now >= next_beat) {
+			nvt_agent_heartbeat(o->base);
+			next_beat = a.now + (int64_t)NVT_AGENT_HEARTBEAT_MS * 1000000;
+		}
 		if (a.now >= a.next_scan) {
 			int64_t every = (int64_t)NVT_AGENT_RESCAN_MS * 1000000;
 			int root_runs = scan(&a, hold_ns) == NVT_AGENT_ROOT_RUNS;

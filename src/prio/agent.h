@@ -31,6 +31,11 @@
 #define NVT_AGENT_IDLE_EXIT_S 10    /* an agent started by the command ends after this long without a managed task */
 #define NVT_AGENT_RESTORE_MS 2000   /* the most an ending agent spends giving own partitions back */
 #define NVT_AGENT_RESTORE_ROUND_MS 10 /* between its rounds of tries (none waits) */
+/* An agent touches its pid file this often; a task that borrows TPCs gives them back
+ * itself (its shim) once no agent that may manage it (root's, its user's) touched one
+ * within NVT_AGENT_LEASE_MS: a killed agent lends nothing for good. */
+#define NVT_AGENT_HEARTBEAT_MS 500
+#define NVT_AGENT_LEASE_MS 3000
 /* Bounds on one agent's work, whatever users leave in their run directories. */
 #define NVT_AGENT_MAX_TASKS 1024    /* tasks with a priority it follows at once */
 #define NVT_AGENT_OPENS_PER_SCAN 64 /* tasks it does not follow that it opens per look */
@@ -131,6 +136,13 @@ int nvt_agent_log_open(const char *base);
  * link) into line. Returns 1 if there is one, else 0.
  */
 int nvt_agent_log_last(const char *base, uid_t uid, char *line, size_t len);
+/* Touches the caller's pid file: the agent's heartbeat (agentbeat.c). */
+void nvt_agent_heartbeat(const char *base);
+/*
+ * Whether user uid's agent touched its pid file (a file of uid's, never through
+ * a link) within max_ms. Returns 1 or 0.
+ */
+int nvt_agent_fresh(const char *base, uid_t uid, int max_ms);
 /*
  * Writes the caller's NVT_AGENT_STATUS_NAME anew (mode 0644, by a rename) with
  * the n notes. Returns 0, or -1 with errno set.

@@ -58,6 +58,7 @@ enum warn_kind {
 	WARN_SMCTRL_CLUSTER = 1 << 12,
 	WARN_SMCTRL_FULL = 1 << 13,   /* stream or graph table full */
 	WARN_YIELD = 1 << 14,         /* yielding to higher tasks cannot work as asked */
+	WARN_LEASE = 1 << 15,         /* TPCs a dead agent lent went back */
 };
 
 /* The partition behind published masks, which a forked child copies. */
@@ -143,6 +144,9 @@ int shim_compute(const struct hw_masks *prev, const struct nvt_slot_view *view, 
 void shim_cluster_masks(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
 			struct hw_masks *out);
 void shim_on_launch(void *user, int domain, int cbid, const void *params);
+
+/* shimlease.c: a dead agent's lent TPCs go back (after a synchronisation, rate-limited) */
+void shim_lease_check(void);
 
 /* shimgraph.c: CUDA graphs follow partition changes */
 void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle);

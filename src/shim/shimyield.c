@@ -661,6 +661,7 @@ void shim_yield_api(int cbid, const void *data)
 	if (!shim_yield_tracking || site != NVT_CB_API_SITE_EXIT || result != 0)
 		return;
 	/* A synchronisation returned: the task's request (on this GPU) ended. */
+	shim_lease_check(); /* (TPCs a dead agent lent: shimlease.c) */
 	if ((g = current_slot(&ctx)) >= 0) {
 		synchronized(g);
 		return;

@@ -256,3 +256,37 @@ PY
 	stop_loop lkhi "$hi"
 	wait
 }
+
+t_hostile_agent_killed_while_lending() {
+	# kill -9 of the agent while low tasks borrow an idle high task's TPCs: the borrowing is
+	# a lease. A borrower's shim gives the TPCs back by itself once no agent touched its pid
+	# file within the lease (3 s), at a synchronisation of its own; until then claims count
+	# the borrowed TPCs, so a new task is not placed where a borrower runs (before, a low task
+	# kept them for good, and -n 9 --exclude-running got them once the high task ended).
+	local lo nb hi
+	start_agent kl -- --hold 100 --guard 4
+	rm -f "$WORK/klhi.pause"
+	FAKEAPP_PAUSE=$WORK/klhi.pause start_loop klhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	hi=$PID
+	wait_file "$WORK/klhi.state" "0-8"
+	FAKEAPP_SYNC=1 start_loop kllo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	lo=$PID
+	# A borrower that never synchronises: only the claims' count covers it.
+	start_loop klnb "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	nb=$PID
+	touch "$WORK/klhi.pause"
+	wait_file "$WORK/kllo.state" "0-65"
+	wait_file "$WORK/klnb.state" "0-65"
+	kill -KILL "$AGENT"
+	wait "$AGENT" 2>/dev/null || true
+	stop_loop klhi "$hi"
+	run_rc out rc "$NVT" --no-mps -n 9 --exclude-running "$APP" launch 1
+	[ "$rc" != 0 ] || die "a claim got TPCs that borrowers run on: $out"
+	wait_file "$WORK/kllo.state" "9-65"
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$lo .* low +own +9-65 +9-65 " <<<"$out" || die "the borrower's row: $out"
+	grep -Eq "^ *$nb .* low +borrowing +9-65 +0-65 " <<<"$out" || die "the other borrower's row: $out"
+	has "$(cat "$WORK/kllo.err")" "no priority agent runs any more"
+	stop_loop kllo "$lo"
+	stop_loop klnb "$nb"
+}

@@ -21,6 +21,8 @@
  * task), and appends "NS LIST" to the file $FAKEAPP_STAMP whenever its TPCs
  * change and "NS resume" before its first launch after a pause, NS the
  * CLOCK_MONOTONIC time (the priority agent's reaction time).
+ * FAKEAPP_SYNC=1 makes "loop" call cuCtxSynchronize after each launch (a
+ * task whose requests end: its shim follows synchronisations).
  * FAKEAPP_DEVICE=D makes device D's context current first; FAKEAPP_ALL=1
  * makes "launch" and "loop" launch on every device in turn (printing and
  * writing each device's result, joined by '|').
@@ -110,6 +112,8 @@ static attr_fn p_attr;
 static launch_fn p_launch;
 static fakecuda_last_launch_fn p_last;
 static fakecuda_set_tmd_version_fn p_version;
+typedef int (*sync_fn)(void);
+static sync_fn p_sync; /* FAKEAPP_SYNC=1: loop synchronises after each launch */
 
 #ifdef USE_DLOPEN
 #include <dlfcn.h>
@@ -132,6 +136,7 @@ static void load(void)
 	p_count = (count_fn)dlsym(lib, "cuDeviceGetCount");
 	p_uuid = (uuid_fn)dlsym(lib, "cuDeviceGetUuid");
 	p_launch_ex = (fakecuda_launch_ex_fn)dlsym(lib, "cuLaunchKernelEx");
+	p_sync = (sync_fn)dlsym(lib, "cuCtxSynchronize");
 	if (!p_launch_ex || !p_retain || !p_set_current || !p_count || !p_uuid || !p_init || !p_attr || !p_launch || !p_last || !p_version) {
 		fprintf(stderr, "fakeapp: symbol missing behind the libcuda.so.1 handle\n");
 		exit(2);
@@ -147,8 +152,10 @@ int cuCtxSetCurrent(void *);
 int cuDeviceGetCount(int *);
 int cuDeviceGetUuid(unsigned char *, int);
 int cuLaunchKernelEx(const struct fakecuda_launch_config *, void *, void **, void **);
+int cuCtxSynchronize(void);
 static void load(void)
 {
+	p_sync = cuCtxSynchronize;
 	p_launch_ex = cuLaunchKernelEx;
 	p_retain = cuDevicePrimaryCtxRetain;
 	p_set_current = cuCtxSetCurrent;
@@ -292,6 +299,8 @@ static int loop_until(const char *stop, const char *go, const char *state)
 {
 	char prev[1200] = "-", now[1200];
 	const char *hold = getenv("FAKEAPP_PAUSE");
+	const char *sync = getenv("FAKEAPP_SYNC");
+	int sync_each = sync && !strcmp(sync, "1");
 	long n = 0, hung = 0;
 	struct timespec pause = {0, 200000};
 	int paused = 0;
@@ -307,6 +316,8 @@ static int loop_until(const char *stop, const char *go, const char *state)
 			stamp("resume");
 		paused = 0;
 		launch_round(&rec, now, sizeof(now), &hung);
+		if (sync_each && p_sync)
+			p_sync();
 		n++;
 		if (strcmp(now, prev)) {
 			write_state(state, now);
