@@ -101,7 +101,10 @@ struct agent {
 	int fd_base;     /* descriptors open before it followed any task */
 	int fd_limit;    /* RLIMIT_NOFILE */
 	int64_t now, next_scan, idle_since;
-	unsigned rotate; /* where the next look starts opening tasks it does not follow */
+	unsigned rotate[2]; /* where the next look starts opening tasks it does not follow
+			     * (not known to be plain; plain) */
+	pid_t *plain;    /* tasks the last look found without a priority, ascending */
+	int n_plain, plain_cap;
 	int dirty;       /* decide at the next poll whatever the slots say (tasks came or went) */
 };
 
@@ -455,9 +458,10 @@ static int has_priority(const struct nvt_seg_handle *h)
 /*
  * Looks at pid, a task the agent does not follow: follows it (a new entry of the
  * table) if it has a priority and is the agent's to manage; notes it if it has one
- * and cannot be followed (table full, out of descriptors, unreadable).
+ * and cannot be followed (table full, out of descriptors, unreadable). Returns 1
+ * if it is a plain task (no priority, or not the agent's), else 0.
  */
-static void check_task(struct agent *a, pid_t pid, int64_t hold_ns)
+static int check_task(struct agent *a, pid_t pid, int64_t hold_ns)
 {
 	struct nvt_seg_handle probe;
 	struct task *t = &a->tasks[a->n];
@@ -468,25 +472,25 @@ static void check_task(struct agent *a, pid_t pid, int64_t hold_ns)
 	if (rc == NVT_SEG_ESYS || rc == NVT_SEG_ELEASED) {
 		/* It may have a priority: cannot tell. */
 		note(a, pid, rc == NVT_SEG_ELEASED ? NVT_AGENT_WHY_UNREADABLE : open_failure());
-		return;
+		return 0;
 	}
 	if (rc)
-		return; /* gone, no segment of its own yet, one being made: the next look */
+		return 0; /* gone, no segment of its own yet, one being made: the next look */
 	has = may_manage(&probe) ? has_priority(&probe) : 0;
 	nvt_seg_close(&probe);
 	if (has <= 0) {
 		unnote(a, pid, 0);
-		return;
+		return has == 0;
 	}
 	if (a->n >= NVT_AGENT_MAX_TASKS) {
 		note(a, pid, NVT_AGENT_WHY_TABLE_FULL);
-		return;
+		return 0;
 	}
 	/* A descriptor a task: those it needs for its own work stay free (or it could not
 	 * even list the run directories, and would follow nobody new, unseen). */
 	if (a->fd_base + a->n + NVT_AGENT_FD_RESERVE >= a->fd_limit) {
 		note(a, pid, NVT_AGENT_WHY_FILES);
-		return;
+		return 0;
 	}
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
@@ -495,7 +499,7 @@ static void check_task(struct agent *a, pid_t pid, int64_t hold_ns)
 	if (rc) {
 		if (rc == NVT_SEG_ESYS || rc == NVT_SEG_ELEASED)
 			note(a, pid, rc == NVT_SEG_ELEASED ? NVT_AGENT_WHY_UNREADABLE : open_failure());
-		return;
+		return 0;
 	}
 	/* The lock file is opened for each write only (see unlock_task). */
 	if (t->h.lock_fd >= 0)
@@ -504,10 +508,11 @@ static void check_task(struct agent *a, pid_t pid, int64_t hold_ns)
 	t->owner = t->h.owner;
 	if (read_task(t, a->now, hold_ns) || !t->managed) {
 		nvt_seg_close(&t->h);
-		return;
+		return 0;
 	}
 	unnote(a, pid, 0);
 	a->n++;
+	return 0;
 }
 
 static int by_pid(const void *x, const void *y)
@@ -549,30 +554,60 @@ static int scan(struct agent *a, int64_t hold_ns)
 {
 	pid_t *pids = NULL, root_agent;
 	int n = nvt_seg_tasks(a->o->base, 0, &pids), kept = 0, opened = 0, sorted = a->n;
+	uint8_t *plain;
 	int root_runs = geteuid() != 0 && nvt_agent_running(a->o->base, 0, &root_agent);
 	struct stat st;
 
-	if (n < 0)
+	plain = n < 0 ? NULL : calloc((size_t)n + 1, 1);
+	if (plain && n > a->plain_cap) {
+		pid_t *more = realloc(a->plain, (size_t)n * sizeof(*more));
+		if (more) {
+			a->plain = more;
+			a->plain_cap = n;
+		} else {
+			free(plain);
+			plain = NULL;
+		}
+	}
+	if (!plain) {
+		free(pids);
 		return root_runs ? NVT_AGENT_ROOT_RUNS : 0; /* unreadable for now: keep what we follow */
+	}
 	for (int i = 0; i < a->n; i++)
 		a->tasks[i].seen = 0;
-	/* Tasks it does not follow, from a place that moves on each look, so that
-	 * tasks that cannot be opened (another user's being made) or have no
-	 * priority never starve the others. */
-	for (int k = 0; k < n; k++) {
-		pid_t pid = pids[(a->rotate + (unsigned)k) % (unsigned)n];
-		struct task *t = find_task(a, sorted, pid);
-		if (t) {
-			t->seen = 1;
-			continue;
+	/* Tasks it does not follow, NVT_AGENT_OPENS_PER_SCAN a look: first those not
+	 * known to be plain (new ones: found at the next look however many plain
+	 * tasks run), then the plain ones (-p may give them a priority); each from a
+	 * place that moves on each look, so that tasks that cannot be opened
+	 * (another user's being made) never starve the others. */
+	for (int pass = 0; pass < 2; pass++) {
+		/* The plain ones keep a quarter of the looks for themselves. */
+		int limit = pass ? NVT_AGENT_OPENS_PER_SCAN : NVT_AGENT_OPENS_PER_SCAN * 3 / 4;
+		int from = opened;
+		for (int k = 0; k < n; k++) {
+			unsigned at = (a->rotate[pass] + (unsigned)k) % (unsigned)n;
+			struct task *t = find_task(a, sorted, pids[at]);
+			int was_plain = a->plain && bsearch(&pids[at], a->plain, (size_t)a->n_plain,
+							     sizeof(*pids), cmp_pid);
+			if (t) {
+				t->seen = 1;
+				continue;
+			}
+			if (pass == 0 && was_plain)
+				plain[at] = 1; /* unless looked at again below */
+			if (was_plain != pass || opened >= limit || !worth_opening(pids[at]))
+				continue;
+			opened++;
+			plain[at] = (uint8_t)check_task(a, pids[at], hold_ns);
 		}
-		if (opened >= NVT_AGENT_OPENS_PER_SCAN || !worth_opening(pid))
-			continue;
-		opened++;
-		check_task(a, pid, hold_ns);
+		if (opened >= limit)
+			a->rotate[pass] += (unsigned)(opened - from);
 	}
-	if (opened >= NVT_AGENT_OPENS_PER_SCAN)
-		a->rotate += NVT_AGENT_OPENS_PER_SCAN;
+	a->n_plain = 0;
+	for (int k = 0; k < n; k++)
+		if (plain[k])
+			a->plain[a->n_plain++] = pids[k]; /* (ascending, as pids) */
+	free(plain);
 	/* Notes of tasks that ended go (pids is sorted). */
 	for (int i = 0; i < a->n_notes; i++)
 		if (!bsearch(&a->notes[i].pid, pids, (size_t)n, sizeof(*pids), cmp_pid)) {
@@ -884,6 +919,7 @@ int nvt_agent_run(const struct nvt_agent_opts *o)
 		drop_task(&a.tasks[i]);
 	free(a.tasks);
 	free(a.notes);
+	free(a.plain);
 	if (a.spare_fd >= 0)
 		close(a.spare_fd);
 	return rc;
