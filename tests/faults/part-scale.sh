@@ -19,6 +19,49 @@ scale_time() {
 	MS=$(printf '%s\n' "${ms[@]}" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
 }
 
+# guarded PID: task PID's mode is guarded (-l --json).
+guarded() {
+	timeout 120 "$NVT" -l --json 2>/dev/null | python3 -c '
+import json, sys
+rows = {t["pid"]: t["gpus"][0] for t in json.load(sys.stdin)["tasks"]}
+sys.exit(rows.get(int(sys.argv[1]), {}).get("mode") != "guarded")' "$1"
+}
+
+# scale_agent: root's priority agent beside the part's plain tasks and 30 more (past its table
+# of 1024, which plain tasks filled: it guarded nobody then, unsaid). Another user's low task
+# (--yield guard) must be guarded beside root's high one within 60 s, and the agent's log say
+# nothing of tasks it cannot follow.
+scale_agent() {
+	local i more="" agent hi lo ok=0
+	for ((i = 0; i < 30; i++)); do
+		$(as_user 65533) "$NVT" --no-mps -c 0-3 sleep 600 >/dev/null 2>&1 &
+		more="$more $!"
+	done
+	TASKS="${TASKS:-} $more"
+	"$NVT" --agent --hold 100000 --guard 4 2>"$WORK/scale-agent.log" &
+	agent=$!
+	"$NVT" --no-mps --priority high -c 0-8 "$APP" loop "$WORK/u/shi.stop" "$WORK/u/shi.state" \
+		>/dev/null 2>&1 &
+	hi=$!
+	$(as_user 65532) "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP" launch-wait 0 \
+		"$WORK/u/slo.stop" >/dev/null 2>&1 &
+	lo=$!
+	for ((i = 0; i < 60; i++)); do
+		guarded "$lo" && ok=1 && break
+		sleep 1
+	done
+	judge $((1 - ok)) "a low task guarded beside 1030 plain tasks"
+	[ "$ok" == 1 ] || bad lost "root's agent did not guard a low task beside 1030 plain tasks"
+	grep -q "cannot follow" "$WORK/scale-agent.log" &&
+		bad lost "the agent could not follow: $(grep -m1 "cannot follow" "$WORK/scale-agent.log")"
+	echo "  root's agent beside 1030 plain tasks: the low task guarded after $i s"
+	touch "$WORK/u/shi.stop" "$WORK/u/slo.stop"
+	kill -TERM "$agent" 2>/dev/null
+	wait "$agent" "$hi" "$lo" 2>/dev/null
+	# shellcheck disable=SC2086
+	kill -TERM $more 2>/dev/null
+}
+
 part_scale() {
 	local n=${SCALE_TASKS:-1000} i pids="" up l0 c0 l1 c1 got poked pid
 	[ "$USERS_OK" == 1 ] || return 0
@@ -39,6 +82,7 @@ part_scale() {
 	l0=$MS
 	scale_time "a claim beside $n tasks" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
 	c0=$MS
+	scale_agent
 	poked=0
 	for pid in $pids; do
 		"$T/segpoke" "$pid" allodd >/dev/null 2>&1 && poked=$((poked + 1))

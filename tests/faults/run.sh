@@ -10,7 +10,10 @@
 #   kill    kill -9 of the CLI at random points of -p, -a -p and claims
 #   load    500 live tasks of 3 users while -l, claims and moves run
 #   scale   1000 segments of one user left unsettled: -l and a claim within
-#           2x of their time beside the same tasks settled (else "slow")
+#           2x of their time beside the same tasks settled (else "slow"); root's
+#           priority agent beside 1030 plain tasks guards a low task
+#   agent   kill -9 of root's priority agent while it lends: the borrower's
+#           shim gives the lent TPCs back by itself
 #
 # Counts, per part and in all: runs, faults injected, crashes (a process
 # ended by a signal it did not ask for), hangs (no end within its limit),
@@ -207,7 +210,7 @@ done
 "$NVT" --calibrate >/dev/null 2>&1 || { echo "check-faults: calibrating the fake GPU failed" >&2; exit 1; }
 printf '%-44s %6s %6s %7s %5s %5s %6s\n' part runs faults crashes hangs lost time | tee -a "$SUMMARY"
 BEGIN=$SECONDS
-for part in ${*:-sweep limits kill load scale}; do
+for part in ${*:-sweep limits kill load scale agent}; do
 	"part_$part"
 done
 printf '%-44s %6d %6d %7d %5d %5d %5ds\n' "all" "$RUNS" "$FAULTS" "$CRASHES" "$HANGS" "$LOST" \
