@@ -19,6 +19,23 @@
 #include "nvtaskset.h"
 #include "seg/segfile.h"
 
+/* Opens name, a regular file of uid's in uid's run directory (never through a link; a
+ * FIFO there must not hang us: O_NONBLOCK) for reading. Returns its fd (st its fstat), or -1. */
+static int open_users_file(const char *base, uid_t uid, const char *name, struct stat *st)
+{
+	int dirfd = nvt_userdir_open(base, uid), fd;
+
+	if (dirfd < 0)
+		return -1;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dirfd);
+	if (fd >= 0 && (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_uid != uid)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 int nvt_agent_lock(const char *base, int *fd, char *why, size_t len)
 {
 	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
@@ -90,16 +107,11 @@ int nvt_agent_running(const char *base, uid_t uid, pid_t *pid)
 	uid_t euid;
 	long v;
 	ssize_t n;
-	int dirfd = nvt_userdir_open(base, uid), fd;
+	int fd = open_users_file(base, uid, NVT_AGENT_PID_NAME, &st);
 
-	if (dirfd < 0)
-		return 0;
-	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
-	fd = openat(dirfd, NVT_AGENT_PID_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	close(dirfd);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1) {
+	if (st.st_nlink != 1) {
 		close(fd);
 		return 0;
 	}
@@ -157,19 +169,10 @@ int nvt_agent_log_last(const char *base, uid_t uid, char *line, size_t len)
 	struct stat st;
 	off_t at;
 	ssize_t n;
-	int dirfd = nvt_userdir_open(base, uid), fd;
+	int fd = len ? open_users_file(base, uid, NVT_AGENT_LOG_NAME, &st) : -1;
 
-	if (dirfd < 0 || len == 0)
-		return 0;
-	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
-	fd = openat(dirfd, NVT_AGENT_LOG_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	close(dirfd);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid) {
-		close(fd);
-		return 0;
-	}
 	at = st.st_size > (off_t)sizeof(text) - 1 ? st.st_size - (off_t)sizeof(text) + 1 : 0;
 	n = pread(fd, text, sizeof(text) - 1, at);
 	close(fd);
@@ -245,19 +248,10 @@ int nvt_agent_status_read(const char *base, uid_t uid, struct nvt_agent_note *ou
 	char text[8192], *line, *next;
 	struct stat st;
 	ssize_t len;
-	int dirfd = nvt_userdir_open(base, uid), fd, n = 0;
+	int fd = open_users_file(base, uid, NVT_AGENT_STATUS_NAME, &st), n = 0;
 
-	if (dirfd < 0)
-		return 0;
-	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
-	fd = openat(dirfd, NVT_AGENT_STATUS_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	close(dirfd);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid) {
-		close(fd);
-		return 0;
-	}
 	len = pread(fd, text, sizeof(text) - 1, 0);
 	close(fd);
 	if (len <= 0)
