@@ -498,3 +498,31 @@ t_prio_graph_replays_are_activity() {
 	stop_agent "$AGENT"
 	stop_loop glo "$lo"
 }
+
+t_prio_pid_shows_priority() {
+	# -p --priority says the priority before and after, as it does the masks; -p shows a
+	# managed task's priority, and -p --json has it for every GPU (null: none).
+	local task
+	start_loop task "$NVT" --no-mps -c 0-7 "$APP"
+	task=$PID
+	wait_for 10 test -s "$WORK/task.state"
+	run_rc out rc "$NVT" -p "$task"
+	eq "$out" "pid $task's current TPC mask: ff"
+	has "$("$NVT" -p --json "$task")" '"priority":null,'
+	run_rc out rc "$NVT" -p --priority low "$task"
+	eq "$rc" 0 "$out"
+	eq "$out" "pid $task's current TPC mask: ff
+pid $task's new TPC mask: ff
+pid $task's current priority: none
+pid $task's new priority: low"
+	run_rc out rc "$NVT" -p "$task"
+	eq "$out" "pid $task's current TPC mask: ff
+pid $task's priority: low"
+	has "$("$NVT" -p --json "$task")" '"priority":"low",'
+	has "$("$NVT" -p --json -c 0-3 "$task")" '"priority":"low",'
+	run_rc out rc "$NVT" -p --priority none "$task"
+	has "$out" "pid $task's current priority: low
+pid $task's new priority: none"
+	has "$("$NVT" -p --json "$task")" '"priority":null,'
+	stop_loop task "$task"
+}
