@@ -400,3 +400,17 @@ t_bad_claim_timeout_dry_run() {
 	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=0 "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
 	eq "$out" "nvtaskset: NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '0'"
 }
+
+t_bad_stdout_write_error() {
+	# As taskset's: output that cannot be written (a full device) is an error, exit 1.
+	local what
+	for what in --help --version --topology "--profile --help" "--plan --help"; do
+		# shellcheck disable=SC2086 # its words
+		out=$("$NVT" $what 2>&1 >/dev/full) && rc=0 || rc=$?
+		eq "$rc" 1 "exit status of $what >/dev/full"
+		has "$out" "nvtaskset: write error"
+	done
+	out=$("$NVT" --help 2>&1 >/dev/null) && rc=0 || rc=$?
+	eq "$rc" 0 "exit status of --help >/dev/null"
+	eq "$out" "" "its standard error"
+}

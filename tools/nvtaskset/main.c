@@ -604,8 +604,26 @@ static int parse_command_line(int argc, char **argv)
 			return modes[i].run(&o, &w);
 }
 
+/*
+ * At exit, as taskset's: what could not be written to standard output (a
+ * full disk, --help >/dev/full) is an error, exit 1; a reader that went away
+ * (EPIPE, as of | head) is not.
+ */
+static void check_stdout(void)
+{
+	errno = 0;
+	if ((fflush(stdout) == 0 && !ferror(stdout)) || errno == EPIPE)
+		return;
+	if (errno)
+		warn("write error");
+	else
+		warnx("write error");
+	_exit(EXIT_FAILURE);
+}
+
 int main(int argc, char **argv)
 {
+	atexit(check_stdout);
 	for (size_t i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		if (!strcmp(argv[1], subcommands[i].word))
 			return subcommands[i].run(argc - 1, argv + 1);
