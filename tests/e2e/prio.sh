@@ -526,3 +526,24 @@ pid $task's new priority: none"
 	has "$("$NVT" -p --json "$task")" '"priority":null,'
 	stop_loop task "$task"
 }
+
+t_prio_agent_log_wall_clock() {
+	# The agent stamps its lines with the wall-clock time people read (UTC, ISO 8601), not
+	# seconds of a monotonic clock; each stamp lies between the times before and after.
+	local before after
+	before=$(date -u +%s)
+	start_agent wall -- --hold 100 --poll 500
+	stop_agent "$AGENT"
+	after=$(date -u +%s)
+	python3 - "$WORK/wall.log" "$before" "$after" <<'PY' || die "the agent's log: $(cat "$WORK/wall.log")"
+import datetime, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) >= 2, lines
+for line in lines:
+    m = re.match(r"nvtaskset agent: (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d{6}Z \S", line)
+    assert m, line
+    t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S")
+    t = t.replace(tzinfo=datetime.timezone.utc).timestamp()
+    assert int(sys.argv[2]) <= t <= int(sys.argv[3]), (line, sys.argv[2:])
+PY
+}
