@@ -1,6 +1,8 @@
 /*
  * main.c - nvtaskset: run a command on, or move a running task to, a set of
  * GPU TPCs. Options and dispatch; each sub-command has a file of its own.
+ * Over 600 lines on purpose: the hint for an option after MASK parses the
+ * command line it suggests, with this file's options table and checks.
  *
  * SPDX-License-Identifier: MIT
  */
