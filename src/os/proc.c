@@ -288,6 +288,14 @@ ssize_t nvt_proc_cmdline(pid_t pid, char *buf, size_t len)
 	return nvt_read_file(path, buf, len, 0);
 }
 
+ssize_t nvt_proc_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+	return nvt_read_file(path, buf, len, 0);
+}
+
 int nvt_proc_maps(pid_t pid, int (*each)(const char *line, void *arg), void *arg)
 {
 	char path[64], buf[8192];
