@@ -72,9 +72,11 @@ struct mask_slot {
 };
 
 struct stream_mask {
-	const void *stream; /* key: NULL free; published last, never removed */
+	void *stream; /* key (first): NULL free; published last, never removed */
 	struct mask_slot mask;
 };
+
+_Static_assert(offsetof(struct stream_mask, stream) == 0, "a table entry starts with its key");
 
 struct graph_mask {
 	const void *graph; /* NULL: free */
@@ -123,41 +125,18 @@ static const void *stream_key(const void *stream)
 	return stream ? stream : KEY_LEGACY;
 }
 
-static size_t stream_bucket(const void *key)
-{
-	return (size_t)shim_ptr_hash(key) & (STREAMS - 1);
-}
-
 /* Lock-free: the entry of key, or NULL. */
 static struct stream_mask *find_stream(const void *key)
 {
-	size_t i = stream_bucket(key);
-
-	for (size_t n = 0; n < STREAMS; n++, i = (i + 1) & (STREAMS - 1)) {
-		const void *k = __atomic_load_n(&sm.streams[i].stream, __ATOMIC_ACQUIRE);
-		if (k == key)
-			return &sm.streams[i];
-		if (!k)
-			return NULL;
-	}
-	return NULL;
+	return shim_table_find(sm.streams, STREAMS, sizeof(sm.streams[0]), key);
 }
 
 /* Under sm.lock: key's entry, claimed if new; NULL when the table is full. */
 static struct stream_mask *claim_stream(const void *key)
 {
-	size_t i = stream_bucket(key);
+	struct stream_mask *s = find_stream(key);
 
-	for (size_t n = 0; n < STREAMS; n++, i = (i + 1) & (STREAMS - 1)) {
-		const void *k = sm.streams[i].stream;
-		if (k == key)
-			return &sm.streams[i];
-		if (!k) {
-			__atomic_store_n(&sm.streams[i].stream, key, __ATOMIC_RELEASE);
-			return &sm.streams[i];
-		}
-	}
-	return NULL;
+	return s ? s : shim_table_claim(sm.streams, STREAMS, sizeof(sm.streams[0]), key, (void *)key);
 }
 
 static int read_mask(const struct mask_slot *slot, uint64_t out[3])

@@ -129,6 +129,55 @@ static inline uint64_t shim_ptr_hash(const void *p)
 	return h;
 }
 
+/*
+ * The shim's tables keyed by a pointer (graph execs, libsmctrl's streams):
+ * n entries of size bytes (n a power of two), open-addressed from the key's
+ * hash, each entry's first member its key (void *): NULL where never used,
+ * SHIM_TABLE_GONE where removed. Lookups take no lock and make no call (the
+ * launch path): an entry's key is stored last, with release.
+ */
+#define SHIM_TABLE_GONE ((void *)~(uintptr_t)0)
+
+static inline void **shim_table_at(void *table, size_t size, size_t i)
+{
+	return (void **)((char *)table + i * size);
+}
+
+/* The entry of key, or NULL. */
+static inline void *shim_table_find(void *table, size_t n, size_t size, const void *key)
+{
+	size_t i = (size_t)shim_ptr_hash(key) & (n - 1);
+
+	for (size_t k = 0; k < n; k++, i = (i + 1) & (n - 1)) {
+		void *at = __atomic_load_n(shim_table_at(table, size, i), __ATOMIC_ACQUIRE);
+		if (at == key)
+			return shim_table_at(table, size, i);
+		if (!at)
+			return NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Takes an entry for key, without a lock: the first free or removed one on
+ * its way, which then holds mark (key itself, or a value no lookup asks for
+ * while the caller fills the entry and stores key after). Returns it, or
+ * NULL when the table is full.
+ */
+static inline void *shim_table_claim(void *table, size_t n, size_t size, const void *key, void *mark)
+{
+	size_t i = (size_t)shim_ptr_hash(key) & (n - 1);
+
+	for (size_t k = 0; k < n; k++, i = (i + 1) & (n - 1)) {
+		void **entry = shim_table_at(table, size, i);
+		void *at = __atomic_load_n(entry, __ATOMIC_ACQUIRE);
+		if ((!at || at == SHIM_TABLE_GONE) &&
+		    __atomic_compare_exchange_n(entry, &at, mark, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return entry;
+	}
+	return NULL;
+}
+
 /* shim.c */
 void shim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A line on stderr even when quiet (debugging output someone asked for). */
