@@ -36,6 +36,14 @@ int nvt_mkdirs(const char *dir, mode_t mode)
 	return 0;
 }
 
+void nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev && st.st_ino == ino)
+		unlinkat(dirfd, name, 0);
+}
+
 ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail)
 {
 	/* Not blocking, and only regular files: a FIFO put where a file should

@@ -24,6 +24,10 @@ int nvt_mkdirs(const char *dir, mode_t mode);
  */
 ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail);
 
+/* Removes name from the directory dirfd if it is still the file dev, ino (not
+ * one put in its place since, nor what a link there points to). */
+void nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino);
+
 /* What nvt_pid_file_read also takes: a file of root's, a file with more than one link. */
 enum nvt_pid_file_flags { NVT_PID_FILE_ROOT = 1, NVT_PID_FILE_LINKED = 2 };
 

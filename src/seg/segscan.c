@@ -11,6 +11,7 @@
 #include "segfile.h"
 #include "core/grow.h"
 #include "core/segment.h"
+#include "os/sysutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -256,14 +257,11 @@ static int entry_being_made(const char *base, const struct entry *e)
 
 static void remove_entry(const char *base, const struct entry *e)
 {
-	struct stat st;
 	int dirfd = nvt_userdir_open(base, e->uid);
 
 	if (dirfd < 0)
 		return;
-	if (fstatat(dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == e->dev &&
-	    st.st_ino == e->ino)
-		unlinkat(dirfd, e->name, 0);
+	nvt_unlink_same(dirfd, e->name, e->dev, e->ino);
 	close(dirfd);
 }
 
