@@ -1,6 +1,6 @@
 /*
  * shimgraph.c - CUDA graphs follow partition changes.
- * Over 600 lines on purpose: the graph mirror, its callbacks and the
+ * Over 500 lines on purpose: the graph mirror, its callbacks and the
  * re-upload share file-static state the launch path reads without locks;
  * splitting it would make that state global to the shim.
  *

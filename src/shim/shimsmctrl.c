@@ -1,8 +1,5 @@
 /*
  * shimsmctrl.c - libsmctrl's programming interface (paper 002), inside the
- * Over 600 lines on purpose: the stream-mask table, its lock-free readers on
- * the launch path and its setters share file-static state (the exports are
- * in shimsmctrlapi.c).
  * shim: a program's own TPC masks (global, per stream, next launch) applied
  * within the partition nvtaskset gives the task, as sched_setaffinity()
  * applies within a cpuset. include/libsmctrl.h states the semantics; the
@@ -33,6 +30,11 @@
  * The callbacks are enabled at the program's first libsmctrl call: programs
  * that never call it pay one load per launch. Setters take a mutex; the
  * launch path takes none, makes no system call and allocates nothing.
+ *
+ * Over 500 lines on purpose: the stream-mask table, its lock-free readers on
+ * the launch path and its setters share file-static state (the exports are
+ * in shimsmctrlapi.c, the GPUs' maps for programs nvtaskset did not start in
+ * shimsmctrlmaps.c).
  *
  * SPDX-License-Identifier: MIT
  */
