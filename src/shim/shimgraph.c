@@ -572,13 +572,9 @@ static void on_exec_change(int cbid, void *const *args)
  * graphs stop following) when it is not the block measured. */
 static void *const *api_args(int cbid, const void *data, int *site, int *result)
 {
-	void *const *w = data;
-	void *const *args;
-	uint64_t id;
+	struct shim_api_call call;
 
-	if (!data || *(const uint32_t *)data < NVT_CB_API_MIN_SIZE ||
-	    (uint32_t)(id = (uint64_t)(uintptr_t)w[NVT_CB_API_ID_WORD]) != (uint32_t)cbid ||
-	    !(args = w[NVT_CB_API_ARGS_WORD]) || !w[NVT_CB_API_RESULT_WORD]) {
+	if (shim_api_call(cbid, data, &call)) {
 		if (shim_first_time(WARN_GRAPH_PARAMS))
 			shim_warn("unexpected driver-API callback data (call %d); CUDA graphs keep the "
 				  "TPCs they were uploaded with",
@@ -586,9 +582,9 @@ static void *const *api_args(int cbid, const void *data, int *site, int *result)
 		drv.on = 0;
 		return NULL;
 	}
-	*site = (int)(id >> 32);
-	*result = *(const int *)w[NVT_CB_API_RESULT_WORD];
-	return args;
+	*site = call.site;
+	*result = call.result;
+	return call.args;
 }
 
 void shim_graph_api(int cbid, const void *data)

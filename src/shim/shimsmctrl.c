@@ -330,21 +330,19 @@ int shim_smctrl_graph_mask(const void *graph, uint64_t mask[2])
 
 void shim_smctrl_api(int domain, int cbid, const void *data)
 {
-	void *const *w = data;
+	struct shim_api_call call;
 	const void *args, *key;
-	uint64_t id;
 	int site;
 
-	if (!data || *(const uint32_t *)data < NVT_CB_API_MIN_SIZE ||
-	    (uint32_t)(id = (uint64_t)(uintptr_t)w[NVT_CB_API_ID_WORD]) != (uint32_t)cbid ||
-	    !(args = w[NVT_CB_API_ARGS_WORD]) || !w[NVT_CB_API_RESULT_WORD]) {
+	if (shim_api_call(cbid, data, &call)) {
 		if (shim_first_time(WARN_SMCTRL_API))
 			shim_warn("unexpected API callback data (domain %d, call %d); libsmctrl stream "
 				  "masks may not apply",
 				  domain, cbid);
 		return;
 	}
-	site = (int)(id >> 32);
+	args = call.args;
+	site = call.site;
 	if (launch_stream(domain, cbid, args, &key)) {
 		launching.key = site == NVT_CB_API_SITE_ENTER ? key : NULL;
 		launching.domain = site == NVT_CB_API_SITE_ENTER ? domain : 0;
@@ -359,7 +357,7 @@ void shim_smctrl_api(int domain, int cbid, const void *data)
 	if (domain == NVT_CB_DOMAIN_API ? cbid != CB_cuStreamEndCapture && cbid != CB_cuStreamEndCapture_ptsz
 					: cbid != CB_cudaStreamEndCapture && cbid != CB_cudaStreamEndCapture_ptsz)
 		return;
-	if (site == NVT_CB_API_SITE_EXIT && *(const int *)w[NVT_CB_API_RESULT_WORD] == 0) {
+	if (site == NVT_CB_API_SITE_EXIT && call.result == 0) {
 		const NVT_END_CAPTURE_ARGS *a = args;
 		int ptsz = cbid == CB_cuStreamEndCapture_ptsz || cbid == CB_cudaStreamEndCapture_ptsz;
 		if (a->graph && *a->graph)

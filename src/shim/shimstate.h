@@ -1,6 +1,8 @@
 /*
- * shimstate.h - what the shim's two files share (shim.c: the launch path;
- * shimsetup.c: set-up, fork, exit). Private to the shim.
+ * shimstate.h - what the shim's files share (shim.c: the launch path;
+ * shimsetup.c: set-up, fork, exit; the graphs, libsmctrl's masks, yielding):
+ * its state, the API callback block as read, the tables keyed by a pointer.
+ * Private to the shim.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -127,6 +129,32 @@ static inline uint64_t shim_ptr_hash(const void *p)
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	return h;
+}
+
+/* What the driver's API callback block says of a call (gpu/cuda_driver.h). */
+struct shim_api_call {
+	void *const *args; /* the call's arguments, in order */
+	int site;          /* NVT_CB_API_SITE_ENTER or _EXIT */
+	int result;        /* the call's CUresult (on return) */
+};
+
+/* Reads the API callback block data of call cbid into call. Returns 0, or
+ * -1 when it is not the block measured (too short, another call's, without
+ * arguments or result). */
+static inline int shim_api_call(int cbid, const void *data, struct shim_api_call *call)
+{
+	void *const *w = data;
+	uint64_t id;
+
+	if (!data || *(const uint32_t *)data < NVT_CB_API_MIN_SIZE)
+		return -1;
+	id = (uint64_t)(uintptr_t)w[NVT_CB_API_ID_WORD];
+	if ((uint32_t)id != (uint32_t)cbid || !(call->args = w[NVT_CB_API_ARGS_WORD]) ||
+	    !w[NVT_CB_API_RESULT_WORD])
+		return -1;
+	call->site = (int)(id >> 32);
+	call->result = *(const int *)w[NVT_CB_API_RESULT_WORD];
+	return 0;
 }
 
 /*
