@@ -26,7 +26,7 @@ $(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 TEST_LIBS = $(O)/gpu/driverinfo.o $(CORE_LIB)
 $(T)/test_%: tests/unit/test_%.c $(TEST_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_LIBS) -lpthread
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_LIBS) -lpthread -lm
 
 # The Slurm plugin's pure code, its checks of root's paths, and the job step
 # of a process: built without Slurm.

@@ -222,7 +222,7 @@ struct nvt_topology {
 
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
 #define NVT_LAUNCH_STRIPES 8
-#define NVT_SEG_VERSION 6u
+#define NVT_SEG_VERSION 7u
 
 enum nvt_slot_state {
 	NVT_SLOT_UNSET = 0, /* no partition: launches are left untouched */
@@ -317,7 +317,17 @@ struct nvt_slot_activity {
 	uint64_t busy_ns;   /* mean time from a begin to its end */
 	uint32_t flags;     /* NVT_ACT_* */
 	uint32_t client_prio; /* CUDA_MPS_CLIENT_PRIORITY the task started with, plus 1; 0: none */
+	/* The latest gaps far from period_ns (over half of it), all on one side
+	 * of it and within a quarter of each other: a new rate (a service that
+	 * went from back to back to every 10 ms, say). NVT_ACT_SHIFT of them
+	 * start the averages afresh at their level. */
+	uint64_t shift_min_ns; /* the smallest of them */
+	uint64_t shift_max_ns; /* the largest */
+	uint32_t shifts;       /* how many (NVT_ACT_SHIFT_UP: above period_ns) */
+	uint32_t reserved;
 };
+#define NVT_ACT_SHIFT 3
+#define NVT_ACT_SHIFT_UP 0x80000000u
 
 /* What a yielding task's launches do now, written by its shim (for -l). */
 enum nvt_yield_state {

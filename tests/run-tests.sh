@@ -54,6 +54,10 @@ set_work() {
 	export NVTASKSET_RUNDIR=$WORK/run
 	export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
 	export NVTASKSET_CACHE_DIR=$WORK/cache
+	# The fake driver's GPUs only: a machine's own (its /proc/driver/nvidia) would be
+	# listed beside the fake libcuda's, which knows none of them. Tests that give GPUs
+	# of their own point it elsewhere.
+	export NVTASKSET_PROC_NVIDIA=$WORK/no-proc-nvidia
 }
 # HANG: the seconds after which a command that should end is taken to hang
 # (run_rc). Generous on purpose: it catches a command that waits forever, and

@@ -38,6 +38,8 @@ chmod 755 "$WORK"
 export NVTASKSET_RUNDIR=$WORK/run NVTASKSET_CACHE_DIR=$WORK/cache
 mkdir -m 1777 "$NVTASKSET_RUNDIR" "$WORK/u"
 export LD_LIBRARY_PATH=$T/fake NVTASKSET_DRIVER_TIMEOUT=20
+# The fake driver's GPU only, not a GPU this machine may have (its /proc/driver/nvidia).
+export NVTASKSET_PROC_NVIDIA=$WORK/no-proc-nvidia
 unset NVTASKSET_QUIET LD_PRELOAD NVTASKSET_PARTITION CUDA_VISIBLE_DEVICES NVTASKSET_SHIM
 for v in $(env | sed -n 's/^\(FAKECUDA_[A-Z_]*\|FAULT_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 cleanup() {

@@ -8,6 +8,7 @@
 #include "core/prio.h"
 #include "core/yield.h"
 
+#include <math.h>
 #include <string.h>
 
 #define MS 1000000ull
@@ -118,6 +119,65 @@ static void test_activity(void)
 	CHECK(nvt_act_duty_pm(&a) == 1000);
 }
 
+/* A new rate is learnt from NVT_ACT_SHIFT gaps; a pause, or arrivals at random, are not one. */
+static void test_rate_shift(void)
+{
+	/* Back to back at 0.55 ms, then one request every 5.5 ms (10 % duty): periodic again
+	 * at the new period after three gaps, not after ~20. */
+	struct nvt_slot_activity a = periodic(0, 550000, 550000, 40);
+	uint64_t t = a.begin_ns;
+	int learnt = 0;
+
+	CHECK(nvt_act_duty_pm(&a) == 1000);
+	nvt_act_end(&a, t + 550000);
+	for (int i = 1; i <= 12 && !learnt; i++) {
+		t += 5500000 + (i % 2 ? 20000 : 0); /* 20 us of jitter */
+		nvt_act_begin(&a, t);
+		nvt_act_end(&a, t + 550000);
+		if (nvt_act_periodic(&a) && nvt_act_duty_pm(&a) < 120)
+			learnt = i;
+	}
+	CHECK(learnt == NVT_ACT_SHIFT);
+	CHECK(a.period_ns >= 5500000 && a.period_ns <= 5520000 && a.jitter_ns <= 10000);
+	/* Down: every 10 ms, then every 2 ms. */
+	a = periodic(0, 10 * MS, MS / 2, 30);
+	for (int i = 0; i < NVT_ACT_SHIFT; i++)
+		nvt_act_begin(&a, a.begin_ns + 2 * MS), nvt_act_end(&a, a.begin_ns + MS / 2);
+	CHECK(a.period_ns == 2 * MS && a.jitter_ns == 0 && nvt_act_periodic(&a));
+	/* One pause and back to the old rate: no new rate (the pause counts as 4 periods). */
+	a = periodic(0, 10 * MS, MS, 30);
+	nvt_act_begin(&a, a.begin_ns + 2000 * MS);
+	for (int i = 0; i < 5; i++)
+		nvt_act_begin(&a, a.begin_ns + 10 * MS);
+	CHECK(a.period_ns > 10 * MS && a.period_ns <= 10 * MS + 40 * MS / 8);
+	/* Gaps far above the period but not within a quarter of each other: no new rate
+	 * from them, and (jittery) not periodic. */
+	a = periodic(0, 10 * MS, MS, 30);
+	{
+		static const uint64_t gaps[] = {16, 30, 21, 45, 17, 33};
+		for (size_t i = 0; i < sizeof(gaps) / sizeof(gaps[0]); i++)
+			nvt_act_begin(&a, a.begin_ns + gaps[i] * MS);
+	}
+	CHECK(!nvt_act_periodic(&a));
+	/* Arrivals at random (exponential gaps, mean 5 ms): periodic under 1 % of the time. */
+	{
+		uint64_t x = 88172645463325252ull, at = 0;
+		int periodic_seen = 0;
+		memset(&a, 0, sizeof(a));
+		for (int i = 0; i < 20000; i++) {
+			double u;
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			u = (double)(x >> 11) / 9007199254740992.0;
+			at += (uint64_t)(-5e6 * log(1.0 - u)) + 1;
+			nvt_act_begin(&a, at);
+			nvt_act_end(&a, at + MS / 2);
+			periodic_seen += i > 20 && nvt_act_periodic(&a);
+		}
+		printf("poisson: periodic after %d of 20000 requests\n", periodic_seen);
+		CHECK(periodic_seen * 100 < 20000); /* under 1 % of the time */
+	}
+}
+
 static void test_verdict(void)
 {
 	struct nvt_yield_cfg c;
@@ -215,6 +275,7 @@ int main(void)
 	test_words();
 	test_priority_text();
 	test_activity();
+	test_rate_shift();
 	test_verdict();
 	test_inflight();
 	return CHECK_DONE();
