@@ -99,10 +99,10 @@ t_bad_segments() {
 	wait_file "$WORK/seg.state" "10"
 	grep -q "refused a partition that enables no working TPC" "$WORK/seg.err" ||
 		die "no warning from the shim: $(cat "$WORK/seg.err")"
-	"$T/segpoke" "$PID" version 7
+	"$T/segpoke" "$PID" version 99
 	run_rc out rc "$NVT" -p "$PID"
 	eq "$rc" 1
-	eq "$out" "nvtaskset: failed to get pid $PID's partition: its control segment has version 7; this nvtaskset understands version $SEG_VERSION"
+	eq "$out" "nvtaskset: failed to get pid $PID's partition: its control segment has version 99; this nvtaskset understands version $SEG_VERSION"
 	"$T/segpoke" "$PID" version current
 	"$T/segpoke" "$PID" garbage
 	run_rc out rc "$NVT" -p -c 1 "$PID"
