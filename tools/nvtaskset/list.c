@@ -1,10 +1,10 @@
 /*
  * list.c - nvtaskset -l: list the tasks that run under nvtaskset, every user's
- * Over 600 lines on purpose: the rows, the tree, the overlaps and the two
- * outputs (text, JSON) of one sub-command share its private row type.
  * (partitions are public to read, as CPU affinity is), as a tree: each task
  * under the nearest task it descends from, through processes that are no
  * tasks too (a shell without the shim, say).
+ * Over 500 lines on purpose: the rows, the tree, the overlaps and the two
+ * outputs (text, JSON) of one sub-command share its private row type.
  *
  * To show one more thing about a task: a field in struct row (filled in
  * read_row), an entry in columns[] for the text, and a field in print_json
