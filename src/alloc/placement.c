@@ -14,6 +14,7 @@
 #include "core/tpcset.h"
 #include "seg/segfile.h"
 #include "core/text.h"
+#include "core/grow.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -25,19 +26,17 @@
 
 static int held_push(struct nvt_held_list *l, const struct nvt_held *h, pid_t pid)
 {
-	if (l->n == l->cap) {
-		int cap = l->cap ? 2 * l->cap : 16;
-		struct nvt_held *v = realloc(l->v, (size_t)cap * sizeof(*v));
-		pid_t *pids;
-		if (!v)
-			return -1;
-		l->v = v;
-		pids = realloc(l->pids, (size_t)cap * sizeof(*pids));
-		if (!pids)
-			return -1;
-		l->pids = pids;
-		l->cap = cap;
-	}
+	size_t cap = l->cap; /* the two grow alike */
+	struct nvt_held *v = nvt_grow(l->v, (size_t)l->n, &cap, sizeof(*v), 16);
+	pid_t *pids;
+
+	if (!v)
+		return -1;
+	l->v = v;
+	pids = nvt_grow(l->pids, (size_t)l->n, &l->cap, sizeof(*pids), 16);
+	if (!pids)
+		return -1;
+	l->pids = pids;
 	l->pids[l->n] = pid;
 	l->v[l->n++] = *h;
 	return 0;

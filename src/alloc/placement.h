@@ -27,7 +27,8 @@
 struct nvt_held_list {
 	struct nvt_held *v;
 	pid_t *pids;
-	int n, cap;
+	int n;
+	size_t cap;
 };
 
 /*

@@ -79,7 +79,9 @@ static int resolve(const char *arg, size_t len, const struct nvt_gpu_id *gpus, i
 
 	if (decimal(arg, len, &index))
 		return index < n ? index : NVT_GPU_NONE;
-	if (len < 8 || strncasecmp(arg, "GPU-", 4))
+	/* CUDA takes "the first few characters of the UUID (including GPU-)" (NVIDIA's MPS
+	 * guide, CUDA_VISIBLE_DEVICES): any of them, so long as they name one GPU. */
+	if (len < 5 || strncasecmp(arg, "GPU-", 4))
 		return NVT_GPU_NONE;
 	for (int g = 0; g < n; g++) {
 		if (strlen(gpus[g].uuid) < len || strncasecmp(gpus[g].uuid, arg, len))

@@ -33,8 +33,8 @@ enum { NVT_GPU_NONE = -1, NVT_GPU_AMBIGUOUS = -2 };
 
 /*
  * Resolves a GPU argument against the n GPUs: a decimal index below n, or a
- * UUID or unique UUID prefix of at least "GPU-" and 4 hex digits (case does
- * not matter). Returns the index, NVT_GPU_NONE or NVT_GPU_AMBIGUOUS.
+ * UUID or unique UUID prefix of at least "GPU-" and one character more (case
+ * does not matter). Returns the index, NVT_GPU_NONE or NVT_GPU_AMBIGUOUS.
  */
 int nvt_gpu_resolve(const char *arg, const struct nvt_gpu_id *gpus, int n);
 

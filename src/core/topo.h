@@ -1,6 +1,7 @@
 /*
  * topo.h - GPU topology: which logical TPCs work, which hardware mask bit
- * names each one, and which GPC holds it. Pure code.
+ * names each one, and which GPC holds it. Pure code: the maths and the text
+ * record in topo.c, calibration's analysis and cache record in topocal.c.
  *
  * SPDX-License-Identifier: MIT
  */

@@ -11,6 +11,7 @@
 #include "nvtaskset.h"
 #include "core/mpslog.h"
 #include "os/child.h"
+#include "os/proc.h"
 #include "os/sysutil.h"
 
 #include <errno.h>
@@ -177,54 +178,34 @@ int nvt_mps_setup(struct nvt_mps *mps)
 	return check_dirs(mps);
 }
 
-static uid_t process_uid(pid_t pid);
-
 /* Returns 1 if pid is alive and its command name starts with "nvidia-cuda-mps". */
 static int is_mps_process(pid_t pid)
 {
-	char path[64], comm[64] = "";
-	FILE *f;
+	char comm[64];
 
-	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = '\0';
-	fclose(f);
-	return strncmp(comm, "nvidia-cuda-mps", 15) == 0;
+	return nvt_proc_comm(pid, comm, sizeof(comm)) >= 0 && strncmp(comm, "nvidia-cuda-mps", 15) == 0;
+}
+
+/* Effective uid of pid, or (uid_t)-1. */
+static uid_t process_uid(pid_t pid)
+{
+	uid_t euid;
+
+	return nvt_proc_euid(pid, &euid) ? (uid_t)-1 : euid;
 }
 
 pid_t nvt_mps_daemon(const struct nvt_mps *mps)
 {
-	char path[512], text[32];
-	struct stat st;
-	ssize_t n;
-	char *end;
-	long pid;
-	int fd;
+	char path[512];
+	uid_t owner;
+	pid_t pid;
 
 	snprintf(path, sizeof(path), "%.400s/" PID_FILE, mps->pipe_dir);
-	/* Not blocking, and only a regular file of the directory's owner (or
-	 * root's): a FIFO there must not hang us, nor a planted file fool us. */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_uid != mps->dir_uid && st.st_uid != 0)) {
-		close(fd);
-		return 0;
-	}
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	text[n] = '\0';
-	errno = 0;
-	pid = strtol(text, &end, 10);
-	if (errno || end == text || pid <= 0 || pid > 0x3fffffff)
-		return 0;
+	/* Only a file of the directory's owner (or root's): a planted one must not fool us. */
+	pid = nvt_pid_file_read(AT_FDCWD, path, mps->dir_uid, NVT_PID_FILE_ROOT | NVT_PID_FILE_LINKED,
+				&owner, NULL);
 	/* The daemon runs as the user who wrote its pid file. */
-	return is_mps_process((pid_t)pid) && process_uid((pid_t)pid) == st.st_uid ? (pid_t)pid : 0;
+	return pid && is_mps_process(pid) && process_uid(pid) == owner ? pid : 0;
 }
 
 static int make_dir(const char *dir, mode_t mode, char *error, size_t len)
@@ -442,25 +423,6 @@ int nvt_mps_query(struct nvt_mps *mps, const char *command, char *out, size_t le
 	if ((size_t)snprintf(input, sizeof(input), "%s\n", command) >= sizeof(input))
 		return -1;
 	return run_control(mps, NULL, input, out, len, timeout_ms) == 0 ? 0 : -1;
-}
-
-/* Effective uid of pid, or (uid_t)-1. */
-static uid_t process_uid(pid_t pid)
-{
-	char path[64], line[256];
-	unsigned long ruid, euid;
-	uid_t uid = (uid_t)-1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return uid;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %lu %lu", &ruid, &euid) == 2)
-			uid = (uid_t)euid;
-	fclose(f);
-	return uid;
 }
 
 int nvt_mps_clients(struct nvt_mps *mps, uid_t uid, pid_t *server, int *clients, int timeout_ms)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "core/grow.h"
 #include "sysutil.h"
 
 /* Reads and parses a /proc/PID/stat file. Returns 0, or -1 with errno set
@@ -203,6 +204,7 @@ static int link_one(pid_t pid, void *arg)
 {
 	struct links *l = arg;
 	char path[64], text[1024];
+	struct nvt_proc_link *bigger;
 	struct nvt_stat st;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
@@ -213,16 +215,12 @@ static int link_one(pid_t pid, void *arg)
 		return errno == ENOENT || errno == ESRCH ? 0 : -1;
 	if (nvt_stat_parse(text, &st))
 		return 0; /* a zombie's, or ended while read */
-	if (l->n == l->cap) {
-		size_t more = l->cap ? l->cap * 2 : 256;
-		struct nvt_proc_link *bigger = realloc(l->v, more * sizeof(*bigger));
-		if (!bigger) {
-			errno = ENOMEM;
-			return -1;
-		}
-		l->v = bigger;
-		l->cap = more;
+	bigger = nvt_grow(l->v, l->n, &l->cap, sizeof(*bigger), 256);
+	if (!bigger) {
+		errno = ENOMEM;
+		return -1;
 	}
+	l->v = bigger;
 	l->v[l->n].pid = st.pid;
 	l->v[l->n++].ppid = st.ppid;
 	return 0;
@@ -285,6 +283,14 @@ ssize_t nvt_proc_cmdline(pid_t pid, char *buf, size_t len)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+	return nvt_read_file(path, buf, len, 0);
+}
+
+ssize_t nvt_proc_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
 	return nvt_read_file(path, buf, len, 0);
 }
 

@@ -77,6 +77,9 @@ int nvt_proc_each(int (*each)(pid_t pid, void *arg), void *arg);
 /* Reads pid's command line (NUL-separated words) into buf, as nvt_read_file.
  * Returns the bytes read, or -1 with errno set. */
 ssize_t nvt_proc_cmdline(pid_t pid, char *buf, size_t len);
+/* Reads pid's command name (/proc/PID/comm, with its newline) into buf, as
+ * nvt_read_file. Returns the bytes read, or -1 with errno set. */
+ssize_t nvt_proc_comm(pid_t pid, char *buf, size_t len);
 
 /*
  * Calls each for every line of /proc/PID/maps (readable by pid's user and

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "sysutil.h"
+#include "core/text.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,6 +34,14 @@ int nvt_mkdirs(const char *dir, mode_t mode)
 			return -1;
 	}
 	return 0;
+}
+
+void nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev && st.st_ino == ino)
+		unlinkat(dirfd, name, 0);
 }
 
 ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail)
@@ -71,3 +80,38 @@ ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail)
 	return n;
 }
 
+
+pid_t nvt_pid_file_read(int dirfd, const char *name, uid_t uid, int flags, uid_t *owner,
+			uint64_t *start)
+{
+	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	char text[64];
+	const char *end;
+	struct stat st;
+	uint64_t pid;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (st.st_nlink != 1 && !(flags & NVT_PID_FILE_LINKED)) ||
+	    (st.st_uid != uid && !(st.st_uid == 0 && (flags & NVT_PID_FILE_ROOT)))) {
+		close(fd);
+		return 0;
+	}
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	/* PIDs fit in 22 bits (PID_MAX_LIMIT); INT32_MAX keeps pid_t's sign. */
+	end = nvt_decimal(text, INT32_MAX, &pid);
+	if (!end || !pid)
+		return 0;
+	if (start && (*end != ' ' || !(end = nvt_decimal(end + 1, UINT64_MAX, start)) || *end != '\n'))
+		return 0;
+	if (owner)
+		*owner = st.st_uid;
+	return (pid_t)pid;
+}

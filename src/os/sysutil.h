@@ -1,6 +1,6 @@
 /*
  * sysutil.h - small system helpers shared by the CLI's modules: creating
- * directories, reading small files, listing processes (children: child.h).
+ * directories, reading small files and PID files (children: child.h).
  * Side effects; return codes, never print.
  *
  * SPDX-License-Identifier: MIT
@@ -9,6 +9,7 @@
 #define NVT_SYSUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "core/ptree.h"
@@ -22,5 +23,27 @@ int nvt_mkdirs(const char *dir, mode_t mode);
  * regular file gives EINVAL. Returns the bytes read, or -1 with errno set.
  */
 ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail);
+
+/* Removes name from the directory dirfd if it is still the file dev, ino (not
+ * one put in its place since, nor what a link there points to). */
+void nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino);
+
+/* What nvt_pid_file_read also takes: a file of root's, a file with more than one link. */
+enum nvt_pid_file_flags { NVT_PID_FILE_ROOT = 1, NVT_PID_FILE_LINKED = 2 };
+
+/*
+ * Reads a PID file of a shared directory: name in the directory dirfd (or a
+ * path, with AT_FDCWD), opened without following a link or blocking on a
+ * FIFO; only a regular file owned by uid (or, with NVT_PID_FILE_ROOT, by
+ * root) counts, its owner wrote it: nobody else could have put it there; and
+ * unless NVT_PID_FILE_LINKED, only one with one link. Its text is the PID's
+ * digits, then with start " START\n" (the writer's start time, into
+ * *start), without start whatever its writer adds. Returns the PID (> 0)
+ * with the file's owner in *owner (unless NULL), or 0: no such file, or not
+ * such text. Whether the process lives is the caller's question (the PID
+ * may be reused).
+ */
+pid_t nvt_pid_file_read(int dirfd, const char *name, uid_t uid, int flags, uid_t *owner,
+			uint64_t *start);
 
 #endif /* NVT_SYSUTIL_H */

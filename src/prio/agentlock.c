@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "nvtaskset.h"
+#include "os/proc.h"
+#include "os/sysutil.h"
 #include "seg/segfile.h"
 
 /* Opens name, a regular file of uid's in uid's run directory (never through a link; a
@@ -100,38 +102,20 @@ void nvt_agent_unlock(const char *base, int fd)
 
 int nvt_agent_running(const char *base, uid_t uid, pid_t *pid)
 {
-	char text[64], *end;
-	struct stat st;
-	uint64_t start;
-	unsigned long long want;
+	uint64_t start, want;
 	uid_t euid;
-	long v;
-	ssize_t n;
-	int fd = open_users_file(base, uid, NVT_AGENT_PID_NAME, &st);
+	pid_t v;
+	int dirfd = nvt_userdir_open(base, uid);
 
-	if (fd < 0)
+	if (dirfd < 0)
 		return 0;
-	if (st.st_nlink != 1) {
-		close(fd);
-		return 0;
-	}
-	n = pread(fd, text, sizeof(text) - 1, 0);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	text[n] = '\0';
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end != ' ' || v <= 0 || v > INT32_MAX)
-		return 0;
-	want = strtoull(end + 1, &end, 10);
-	if (errno || *end != '\n')
-		return 0;
+	v = nvt_pid_file_read(dirfd, NVT_AGENT_PID_NAME, uid, 0, NULL, &want);
+	close(dirfd);
 	/* A live process of that user's, started then: not a PID reused since. */
-	if (nvt_proc_start_time((pid_t)v, &start) || start != want || nvt_proc_euid((pid_t)v, &euid) ||
+	if (!v || nvt_proc_start_time(v, &start) || start != want || nvt_proc_euid(v, &euid) ||
 	    euid != uid)
 		return 0;
-	*pid = (pid_t)v;
+	*pid = v;
 	return 1;
 }
 

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "segfile.h"
 #include "core/segment.h"
+#include "os/sysutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -324,14 +325,11 @@ int nvt_seg_own_add_gpus(const struct nvt_seg_own *own, const struct nvt_slot_vi
 
 void nvt_seg_remove(const struct nvt_seg_own *own)
 {
-	struct stat st;
 	int dirfd = open(own->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (dirfd < 0)
 		return;
-	if (fstatat(dirfd, own->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == own->dev &&
-	    st.st_ino == own->ino)
-		unlinkat(dirfd, own->name, 0);
+	nvt_unlink_same(dirfd, own->name, own->dev, own->ino);
 	close(dirfd);
 }
 

@@ -9,7 +9,9 @@
  */
 #define _GNU_SOURCE
 #include "segfile.h"
+#include "core/grow.h"
 #include "core/segment.h"
+#include "os/sysutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -43,14 +45,11 @@ struct scan {
 
 static int push(struct scan *s, const struct entry *e)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct entry *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
+	struct entry *v = nvt_grow(s->v, s->n, &s->cap, sizeof(*v), 64);
+
+	if (!v)
+		return -1;
+	s->v = v;
 	s->v[s->n++] = *e;
 	return 0;
 }
@@ -59,7 +58,7 @@ static int push(struct scan *s, const struct entry *e)
 static int nested_one(pid_t pid, void *arg)
 {
 	struct scan *s = arg;
-	struct nvt_proc p;
+	struct nvt_proc p, *v;
 
 	if (nvt_proc_info(pid, &p)) {
 		/* Gone meanwhile, or hidden; anything else (EMFILE) is no answer. */
@@ -69,16 +68,12 @@ static int nested_one(pid_t pid, void *arg)
 	}
 	if (!p.nested)
 		return 0;
-	if (s->n_nested == s->nested_cap) {
-		size_t cap = s->nested_cap ? s->nested_cap * 2 : 64;
-		struct nvt_proc *v = realloc(s->nested, cap * sizeof(*v));
-		if (!v) {
-			s->nested_errno = ENOMEM;
-			return 1;
-		}
-		s->nested = v;
-		s->nested_cap = cap;
+	v = nvt_grow(s->nested, s->n_nested, &s->nested_cap, sizeof(*v), 64);
+	if (!v) {
+		s->nested_errno = ENOMEM;
+		return 1;
 	}
+	s->nested = v;
 	s->nested[s->n_nested++] = p;
 	return 0;
 }
@@ -262,14 +257,11 @@ static int entry_being_made(const char *base, const struct entry *e)
 
 static void remove_entry(const char *base, const struct entry *e)
 {
-	struct stat st;
 	int dirfd = nvt_userdir_open(base, e->uid);
 
 	if (dirfd < 0)
 		return;
-	if (fstatat(dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == e->dev &&
-	    st.st_ino == e->ino)
-		unlinkat(dirfd, e->name, 0);
+	nvt_unlink_same(dirfd, e->name, e->dev, e->ino);
 	close(dirfd);
 }
 

@@ -3,6 +3,10 @@
  * the drop-in libcuda.so.1 wrapper). It registers the driver's launch
  * callback before the program can launch anything and rewrites each kernel's
  * TPC disable mask from the process's control segment.
+ * Over 500 lines on purpose: the launch path and what it reads (the mask
+ * buffers, the table of contexts) in one file, so that what runs on every
+ * launch can be read, and checked lock-free, in one place (set-up, fork and
+ * exit: shimsetup.c).
  *
  * Each GPU has its own slot in the segment, found by the GPU's UUID. The
  * launch path takes no lock, makes no system call and allocates nothing: it

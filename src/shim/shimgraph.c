@@ -1,6 +1,6 @@
 /*
  * shimgraph.c - CUDA graphs follow partition changes.
- * Over 600 lines on purpose: the graph mirror, its callbacks and the
+ * Over 500 lines on purpose: the graph mirror, its callbacks and the
  * re-upload share file-static state the launch path reads without locks;
  * splitting it would make that state global to the shim.
  *
@@ -44,6 +44,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,6 @@
 #define GRAPH_EXECS 4096 /* a power of two */
 #define GRAPH_DEPTH 8    /* child graphs inside child graphs */
 #define SMEM_NUDGE 16    /* bytes: any change of dynamic shared memory rebuilds the TMD */
-#define TOMBSTONE ((void *)1)
 
 typedef CUresult (*graph_clone_fn)(CUgraph *out, CUgraph g);
 typedef CUresult (*graph_destroy_fn)(CUgraph g);
@@ -69,7 +69,7 @@ typedef CUresult (*exec_update_fn)(CUgraphExec e, CUgraph g, NVT_GRAPH_EXEC_UPDA
 typedef CUresult (*node_set_fn)(CUgraphNode n, const void *params);
 
 struct graph_exec {
-	void *exec;          /* key: NULL free, TOMBSTONE removed; published last */
+	void *exec;          /* key (first): NULL free, SHIM_TABLE_GONE removed; published last */
 	CUgraph mirror;      /* NULL: cannot follow */
 	CUgraphNode *orig;   /* the instantiating graph's nodes, in cuGraphGetNodes order */
 	CUgraphNode *copy;   /* the mirror's, same order */
@@ -87,6 +87,7 @@ struct graph_exec {
 };
 
 static struct graph_exec execs[GRAPH_EXECS];
+_Static_assert(offsetof(struct graph_exec, exec) == 0, "a table entry starts with its key");
 static uint64_t stale_kernels[NVT_MAX_GPUS];
 
 /* What this thread is doing inside a graph call. */
@@ -148,42 +149,19 @@ static const int followed_calls[] = {
 
 /* ---- The table of execs ----------------------------------------------------- */
 
-static size_t bucket(const void *exec)
-{
-	return (size_t)shim_ptr_hash(exec) & (GRAPH_EXECS - 1);
-}
-
 /* Lock-free: no system call, no allocation. */
 static struct graph_exec *find_exec(const void *exec)
 {
-	size_t i = bucket(exec);
-
-	for (size_t n = 0; n < GRAPH_EXECS; n++, i = (i + 1) & (GRAPH_EXECS - 1)) {
-		void *key = __atomic_load_n(&execs[i].exec, __ATOMIC_ACQUIRE);
-		if (key == exec)
-			return &execs[i];
-		if (!key)
-			return NULL;
-	}
-	return NULL;
+	return shim_table_find(execs, GRAPH_EXECS, sizeof(execs[0]), exec);
 }
 
-/* Claims an entry for exec (the caller fills it, then publishes the key). */
+/* Claims an entry for exec (the caller fills it, then publishes the key). A
+ * busy marker of our own (the exec's address | 2) holds the entry while it is
+ * filled; lookups never match it. */
 static struct graph_exec *claim_entry(const void *exec)
 {
-	size_t i = bucket(exec);
-
-	for (size_t n = 0; n < GRAPH_EXECS; n++, i = (i + 1) & (GRAPH_EXECS - 1)) {
-		void *key = __atomic_load_n(&execs[i].exec, __ATOMIC_ACQUIRE);
-		/* A busy marker of our own (the exec's address | 2) holds the entry
-		 * while it is filled; lookups never match it. */
-		void *busy = (void *)((uintptr_t)exec | 2);
-		if ((key == NULL || key == TOMBSTONE) &&
-		    __atomic_compare_exchange_n(&execs[i].exec, &key, busy, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
-			return &execs[i];
-	}
-	return NULL;
+	return shim_table_claim(execs, GRAPH_EXECS, sizeof(execs[0]), exec,
+				(void *)((uintptr_t)exec | 2));
 }
 
 /* ---- Counting what cannot follow ------------------------------------------- */
@@ -376,7 +354,7 @@ static void destroyed(struct graph_exec *e)
 {
 	count_stale(e, 0);
 	free_mirror(e);
-	__atomic_store_n(&e->exec, TOMBSTONE, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->exec, SHIM_TABLE_GONE, __ATOMIC_RELEASE);
 }
 
 /*
@@ -594,13 +572,9 @@ static void on_exec_change(int cbid, void *const *args)
  * graphs stop following) when it is not the block measured. */
 static void *const *api_args(int cbid, const void *data, int *site, int *result)
 {
-	void *const *w = data;
-	void *const *args;
-	uint64_t id;
+	struct shim_api_call call;
 
-	if (!data || *(const uint32_t *)data < NVT_CB_API_MIN_SIZE ||
-	    (uint32_t)(id = (uint64_t)(uintptr_t)w[NVT_CB_API_ID_WORD]) != (uint32_t)cbid ||
-	    !(args = w[NVT_CB_API_ARGS_WORD]) || !w[NVT_CB_API_RESULT_WORD]) {
+	if (shim_api_call(cbid, data, &call)) {
 		if (shim_first_time(WARN_GRAPH_PARAMS))
 			shim_warn("unexpected driver-API callback data (call %d); CUDA graphs keep the "
 				  "TPCs they were uploaded with",
@@ -608,9 +582,9 @@ static void *const *api_args(int cbid, const void *data, int *site, int *result)
 		drv.on = 0;
 		return NULL;
 	}
-	*site = (int)(id >> 32);
-	*result = *(const int *)w[NVT_CB_API_RESULT_WORD];
-	return args;
+	*site = call.site;
+	*result = call.result;
+	return call.args;
 }
 
 void shim_graph_api(int cbid, const void *data)

@@ -1,8 +1,5 @@
 /*
  * shimsmctrl.c - libsmctrl's programming interface (paper 002), inside the
- * Over 600 lines on purpose: the stream-mask table, its lock-free readers on
- * the launch path and its setters share file-static state (the exports are
- * in shimsmctrlapi.c).
  * shim: a program's own TPC masks (global, per stream, next launch) applied
  * within the partition nvtaskset gives the task, as sched_setaffinity()
  * applies within a cpuset. include/libsmctrl.h states the semantics; the
@@ -33,6 +30,11 @@
  * The callbacks are enabled at the program's first libsmctrl call: programs
  * that never call it pay one load per launch. Setters take a mutex; the
  * launch path takes none, makes no system call and allocates nothing.
+ *
+ * Over 500 lines on purpose: the stream-mask table, its lock-free readers on
+ * the launch path and its setters share file-static state (the exports are
+ * in shimsmctrlapi.c, the GPUs' maps for programs nvtaskset did not start in
+ * shimsmctrlmaps.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -72,9 +74,11 @@ struct mask_slot {
 };
 
 struct stream_mask {
-	const void *stream; /* key: NULL free; published last, never removed */
+	void *stream; /* key (first): NULL free; published last, never removed */
 	struct mask_slot mask;
 };
+
+_Static_assert(offsetof(struct stream_mask, stream) == 0, "a table entry starts with its key");
 
 struct graph_mask {
 	const void *graph; /* NULL: free */
@@ -123,41 +127,18 @@ static const void *stream_key(const void *stream)
 	return stream ? stream : KEY_LEGACY;
 }
 
-static size_t stream_bucket(const void *key)
-{
-	return (size_t)shim_ptr_hash(key) & (STREAMS - 1);
-}
-
 /* Lock-free: the entry of key, or NULL. */
 static struct stream_mask *find_stream(const void *key)
 {
-	size_t i = stream_bucket(key);
-
-	for (size_t n = 0; n < STREAMS; n++, i = (i + 1) & (STREAMS - 1)) {
-		const void *k = __atomic_load_n(&sm.streams[i].stream, __ATOMIC_ACQUIRE);
-		if (k == key)
-			return &sm.streams[i];
-		if (!k)
-			return NULL;
-	}
-	return NULL;
+	return shim_table_find(sm.streams, STREAMS, sizeof(sm.streams[0]), key);
 }
 
 /* Under sm.lock: key's entry, claimed if new; NULL when the table is full. */
 static struct stream_mask *claim_stream(const void *key)
 {
-	size_t i = stream_bucket(key);
+	struct stream_mask *s = find_stream(key);
 
-	for (size_t n = 0; n < STREAMS; n++, i = (i + 1) & (STREAMS - 1)) {
-		const void *k = sm.streams[i].stream;
-		if (k == key)
-			return &sm.streams[i];
-		if (!k) {
-			__atomic_store_n(&sm.streams[i].stream, key, __ATOMIC_RELEASE);
-			return &sm.streams[i];
-		}
-	}
-	return NULL;
+	return s ? s : shim_table_claim(sm.streams, STREAMS, sizeof(sm.streams[0]), key, (void *)key);
 }
 
 static int read_mask(const struct mask_slot *slot, uint64_t out[3])
@@ -349,21 +330,19 @@ int shim_smctrl_graph_mask(const void *graph, uint64_t mask[2])
 
 void shim_smctrl_api(int domain, int cbid, const void *data)
 {
-	void *const *w = data;
+	struct shim_api_call call;
 	const void *args, *key;
-	uint64_t id;
 	int site;
 
-	if (!data || *(const uint32_t *)data < NVT_CB_API_MIN_SIZE ||
-	    (uint32_t)(id = (uint64_t)(uintptr_t)w[NVT_CB_API_ID_WORD]) != (uint32_t)cbid ||
-	    !(args = w[NVT_CB_API_ARGS_WORD]) || !w[NVT_CB_API_RESULT_WORD]) {
+	if (shim_api_call(cbid, data, &call)) {
 		if (shim_first_time(WARN_SMCTRL_API))
 			shim_warn("unexpected API callback data (domain %d, call %d); libsmctrl stream "
 				  "masks may not apply",
 				  domain, cbid);
 		return;
 	}
-	site = (int)(id >> 32);
+	args = call.args;
+	site = call.site;
 	if (launch_stream(domain, cbid, args, &key)) {
 		launching.key = site == NVT_CB_API_SITE_ENTER ? key : NULL;
 		launching.domain = site == NVT_CB_API_SITE_ENTER ? domain : 0;
@@ -378,7 +357,7 @@ void shim_smctrl_api(int domain, int cbid, const void *data)
 	if (domain == NVT_CB_DOMAIN_API ? cbid != CB_cuStreamEndCapture && cbid != CB_cuStreamEndCapture_ptsz
 					: cbid != CB_cudaStreamEndCapture && cbid != CB_cudaStreamEndCapture_ptsz)
 		return;
-	if (site == NVT_CB_API_SITE_EXIT && *(const int *)w[NVT_CB_API_RESULT_WORD] == 0) {
+	if (site == NVT_CB_API_SITE_EXIT && call.result == 0) {
 		const NVT_END_CAPTURE_ARGS *a = args;
 		int ptsz = cbid == CB_cuStreamEndCapture_ptsz || cbid == CB_cudaStreamEndCapture_ptsz;
 		if (a->graph && *a->graph)

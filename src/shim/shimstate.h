@@ -1,6 +1,8 @@
 /*
- * shimstate.h - what the shim's two files share (shim.c: the launch path;
- * shimsetup.c: set-up, fork, exit). Private to the shim.
+ * shimstate.h - what the shim's files share (shim.c: the launch path;
+ * shimsetup.c: set-up, fork, exit; the graphs, libsmctrl's masks, yielding):
+ * its state, the API callback block as read, the tables keyed by a pointer.
+ * Private to the shim.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -128,6 +130,81 @@ static inline uint64_t shim_ptr_hash(const void *p)
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	return h;
+}
+
+/* What the driver's API callback block says of a call (gpu/cuda_driver.h). */
+struct shim_api_call {
+	void *const *args; /* the call's arguments, in order */
+	int site;          /* NVT_CB_API_SITE_ENTER or _EXIT */
+	int result;        /* the call's CUresult (on return) */
+};
+
+/* Reads the API callback block data of call cbid into call. Returns 0, or
+ * -1 when it is not the block measured (too short, another call's, without
+ * arguments or result). */
+static inline int shim_api_call(int cbid, const void *data, struct shim_api_call *call)
+{
+	void *const *w = data;
+	uint64_t id;
+
+	if (!data || *(const uint32_t *)data < NVT_CB_API_MIN_SIZE)
+		return -1;
+	id = (uint64_t)(uintptr_t)w[NVT_CB_API_ID_WORD];
+	if ((uint32_t)id != (uint32_t)cbid || !(call->args = w[NVT_CB_API_ARGS_WORD]) ||
+	    !w[NVT_CB_API_RESULT_WORD])
+		return -1;
+	call->site = (int)(id >> 32);
+	call->result = *(const int *)w[NVT_CB_API_RESULT_WORD];
+	return 0;
+}
+
+/*
+ * The shim's tables keyed by a pointer (graph execs, libsmctrl's streams):
+ * n entries of size bytes (n a power of two), open-addressed from the key's
+ * hash, each entry's first member its key (void *): NULL where never used,
+ * SHIM_TABLE_GONE where removed. Lookups take no lock and make no call (the
+ * launch path): an entry's key is stored last, with release.
+ */
+#define SHIM_TABLE_GONE ((void *)~(uintptr_t)0)
+
+static inline void **shim_table_at(void *table, size_t size, size_t i)
+{
+	return (void **)((char *)table + i * size);
+}
+
+/* The entry of key, or NULL. */
+static inline void *shim_table_find(void *table, size_t n, size_t size, const void *key)
+{
+	size_t i = (size_t)shim_ptr_hash(key) & (n - 1);
+
+	for (size_t k = 0; k < n; k++, i = (i + 1) & (n - 1)) {
+		void *at = __atomic_load_n(shim_table_at(table, size, i), __ATOMIC_ACQUIRE);
+		if (at == key)
+			return shim_table_at(table, size, i);
+		if (!at)
+			return NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Takes an entry for key, without a lock: the first free or removed one on
+ * its way, which then holds mark (key itself, or a value no lookup asks for
+ * while the caller fills the entry and stores key after). Returns it, or
+ * NULL when the table is full.
+ */
+static inline void *shim_table_claim(void *table, size_t n, size_t size, const void *key, void *mark)
+{
+	size_t i = (size_t)shim_ptr_hash(key) & (n - 1);
+
+	for (size_t k = 0; k < n; k++, i = (i + 1) & (n - 1)) {
+		void **entry = shim_table_at(table, size, i);
+		void *at = __atomic_load_n(entry, __ATOMIC_ACQUIRE);
+		if ((!at || at == SHIM_TABLE_GONE) &&
+		    __atomic_compare_exchange_n(entry, &at, mark, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return entry;
+	}
+	return NULL;
 }
 
 /* shim.c */

@@ -1,5 +1,9 @@
 /*
  * shimyield.c - priorities in the shim (docs/priorities.md, "Yielding").
+ * Over 500 lines on purpose: the activity a task publishes, the higher tasks
+ * it finds and the yielding before its launches share one private state per
+ * GPU slot (struct yslot; its yielding part under y.lock), which the launch
+ * calls' callbacks read.
  *
  * Every task started with a priority publishes its activity in its own slot
  * (struct nvt_slot_activity): a request begins with a launch while the task

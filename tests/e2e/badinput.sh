@@ -324,7 +324,7 @@ Try 'nvtaskset --help' for more information." "message for $args"
 	done <<'EOF2'
 -c 0-3 --no-mps true|'--no-mps' after '0-3' is taken as COMMAND (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --no-mps -c 0-3 true
 --gpu 1 -c 0-3 --dry-run|'--dry-run' after '0-3' is taken as COMMAND (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --dry-run --gpu 1 -c 0-3
--c 0-3 -n 4 --exclude-running ./x|'-n' after '0-3' is taken as COMMAND (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset -n 4 --exclude-running -c 0-3 ./x
+-c 0-3 -n 4 --exclude-running ./x|'-n' after '0-3' is taken as COMMAND (options end at the first word that is not one, as taskset's do); put before, it would be refused too: -c, -g and -n exclude each other
 -p -c 9353 --all-tasks|'--all-tasks' after '9353' is taken as PID (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --all-tasks -p -c 9353
 EOF2
 	# With --json meant for -p or --dry-run, the error is JSON on stdout too.
@@ -338,6 +338,44 @@ EOF2
 	run_rc out rc "$NVT" --no-mps -c 0-3 --no-such-program
 	eq "$rc" 127
 	has "$out" "failed to execute --no-such-program"
+}
+
+t_bad_option_after_mask_suggestion_runs() {
+	# Every command line the hint suggests parses and runs (-p's on a live task); where none
+	# would, the hint says why instead of suggesting one that fails.
+	local args want line task
+	start_loop task "$NVT" --no-mps -c all "$APP"
+	task=$PID
+	wait_for 10 test -s "$WORK/task.state"
+	while IFS='|' read -r args want; do
+		args=${args//PID/$task}
+		# shellcheck disable=SC2086 # its words
+		run_rc out rc "$NVT" $args
+		eq "$rc" 1 "exit status of $args"
+		if [ -n "$want" ]; then
+			has "$out" "; put before, it would be refused too: $want"
+			continue
+		fi
+		line=$(head -1 <<<"$out" | sed -n 's/.*; to give it as an option, put it before: nvtaskset //p')
+		[ -n "$line" ] || die "no command line suggested for $args: $out"
+		# shellcheck disable=SC2086 # its words
+		run_rc out rc "$NVT" $line
+		eq "$rc" 0 "exit status of the suggested 'nvtaskset $line' (for $args): $out"
+	done <<'EOF2'
+-p -c 0-3 -g 1 PID|-c, -g and -n exclude each other
+-p PID -c 0-3|
+-p PID -g 1|
+-p PID -c 0-3 --json|
+-p -c 0-3 --json PID|
+-p PID --json|
+-p -c PID --all-tasks|
+-p --priority low PID -c 0-3|
+-c 0-3 --no-mps true|
+-c 0-3 -n 4 --exclude-running true|-c, -g and -n exclude each other
+-c 0-3 --dry-run --json true|
+-c 0-3 -p PID|
+EOF2
+	stop_loop task "$task"
 }
 
 t_bad_viewer_options() {
@@ -361,4 +399,18 @@ t_bad_claim_timeout_dry_run() {
 	eq "$out" "nvtaskset: NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '0'"
 	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=0 "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
 	eq "$out" "nvtaskset: NVTASKSET_CLAIM_TIMEOUT must be 1-3600 seconds, not '0'"
+}
+
+t_bad_stdout_write_error() {
+	# As taskset's: output that cannot be written (a full device) is an error, exit 1.
+	local what
+	for what in --help --version --topology "--profile --help" "--plan --help"; do
+		# shellcheck disable=SC2086 # its words
+		out=$("$NVT" $what 2>&1 >/dev/full) && rc=0 || rc=$?
+		eq "$rc" 1 "exit status of $what >/dev/full"
+		has "$out" "nvtaskset: write error"
+	done
+	out=$("$NVT" --help 2>&1 >/dev/null) && rc=0 || rc=$?
+	eq "$rc" 0 "exit status of --help >/dev/null"
+	eq "$out" "" "its standard error"
 }

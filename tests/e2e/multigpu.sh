@@ -202,3 +202,21 @@ t_multigpu_launch_path_no_syscalls() {
 	syscalls_per_launch 10 10000 "$record" FAKEAPP_ALL=1
 	eq "$(cat "$WORK/many.out")" "tpcs=0-3|8-9 hung=0"
 }
+
+t_multigpu_uuid_prefix() {
+	# A GPU is named by any unique prefix of its UUID ("GPU-" and one character more, as CUDA
+	# takes them); a prefix of several is refused with the GPUs it names.
+	export FAKECUDA_CHIPS=h100,h100,h100 NVTASKSET_CACHE_DIR=$WORK/cache3
+	run_rc out rc "$NVT" --gpu GPU-01 --dry-run -c 0-3
+	eq "$rc" 0 "$out"
+	has "$out" "GPU 1 ($(fake_uuid 1)): TPCs 0-3"
+	run_rc out rc "$NVT" --gpu gpu-02 --topology
+	eq "$rc" 0 "$out"
+	has "$out" "GPU 2: Fake GPU 2"
+	run_rc out rc "$NVT" --gpu GPU-0 --dry-run -c 0-3
+	eq "$rc" 1
+	eq "$out" "nvtaskset: GPU 'GPU-0' is ambiguous: it begins the UUIDs of GPUs 0 ($(fake_uuid 0)), 1 ($(fake_uuid 1)), 2 ($(fake_uuid 2)); give more of one"
+	run_rc out rc "$NVT" --gpu GPU- --dry-run -c 0-3
+	eq "$rc" 1
+	has "$out" "there is no GPU 'GPU-'"
+}

@@ -498,3 +498,52 @@ t_prio_graph_replays_are_activity() {
 	stop_agent "$AGENT"
 	stop_loop glo "$lo"
 }
+
+t_prio_pid_shows_priority() {
+	# -p --priority says the priority before and after, as it does the masks; -p shows a
+	# managed task's priority, and -p --json has it for every GPU (null: none).
+	local task
+	start_loop task "$NVT" --no-mps -c 0-7 "$APP"
+	task=$PID
+	wait_for 10 test -s "$WORK/task.state"
+	run_rc out rc "$NVT" -p "$task"
+	eq "$out" "pid $task's current TPC mask: ff"
+	has "$("$NVT" -p --json "$task")" '"priority":null,'
+	run_rc out rc "$NVT" -p --priority low "$task"
+	eq "$rc" 0 "$out"
+	eq "$out" "pid $task's current TPC mask: ff
+pid $task's new TPC mask: ff
+pid $task's current priority: none
+pid $task's new priority: low"
+	run_rc out rc "$NVT" -p "$task"
+	eq "$out" "pid $task's current TPC mask: ff
+pid $task's priority: low"
+	has "$("$NVT" -p --json "$task")" '"priority":"low",'
+	has "$("$NVT" -p --json -c 0-3 "$task")" '"priority":"low",'
+	run_rc out rc "$NVT" -p --priority none "$task"
+	has "$out" "pid $task's current priority: low
+pid $task's new priority: none"
+	has "$("$NVT" -p --json "$task")" '"priority":null,'
+	stop_loop task "$task"
+}
+
+t_prio_agent_log_wall_clock() {
+	# The agent stamps its lines with the wall-clock time people read (UTC, ISO 8601), not
+	# seconds of a monotonic clock; each stamp lies between the times before and after.
+	local before after
+	before=$(date -u +%s)
+	start_agent wall -- --hold 100 --poll 500
+	stop_agent "$AGENT"
+	after=$(date -u +%s)
+	python3 - "$WORK/wall.log" "$before" "$after" <<'PY' || die "the agent's log: $(cat "$WORK/wall.log")"
+import datetime, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) >= 2, lines
+for line in lines:
+    m = re.match(r"nvtaskset agent: (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d{6}Z \S", line)
+    assert m, line
+    t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S")
+    t = t.replace(tzinfo=datetime.timezone.utc).timestamp()
+    assert int(sys.argv[2]) <= t <= int(sys.argv[3]), (line, sys.argv[2:])
+PY
+}

@@ -139,6 +139,39 @@ PY
 	return 0
 }
 
+t_profile_says_it_started_mps() {
+	# --profile starts the MPS control daemon its runs join as a start does: once, saying so
+	# and how to stop it; one round is "1 round".
+	local fake=$ROOT/tests/fake/bin
+	own_mps_dirs profile
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --profile --rounds 1 --sizes 33,66 "$APP" launch 1
+	eq "$rc" 0 "$out"
+	has "$out" "nvtaskset: started the MPS control daemon (pipe directory $CUDA_MPS_PIPE_DIRECTORY); stop it with 'nvtaskset --mps stop'"
+	eq "$(grep -c 'started the MPS' <<<"$out")" 1 "lines saying the daemon started"
+	has "$out" "GPU 0 (66 TPCs), 1 round, wall-clock ms"
+	eq "$(grep -c 'args=-d' "$CUDA_MPS_PIPE_DIRECTORY/fake.log")" 1 "daemon starts"
+	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps stop
+	eq "$rc" 0 "$out"
+}
+
+t_plan_footnote_only_when_starred() {
+	# The footnote of '*' (sized beside the hog) comes with a starred task only.
+	local out rc
+	knee_json
+	printf 'a %s slowdown=5%%\n' "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	eq "$rc" 0 "$out"
+	hasnt "$out" "*"
+	FAKECUDA_HOG_STATE="$WORK/hog" "$NVT" --profile --no-mps --rounds 1 --sizes 33,66 --beside-hog \
+		--json --metric 'value: ([0-9.]+)' "$KNEE" "$APP" >"$WORK/hog.json" 2>"$WORK/hog.err" ||
+		die "profile beside the hog failed: $(cat "$WORK/hog.err")"
+	printf 'a %s slowdown=5%%\n' "$WORK/hog.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	eq "$rc" 0 "$out"
+	has "$out" "*"
+	has "$out" "* sized by its curve beside a bandwidth hog"
+}
+
 t_plan_fits_or_says_why() {
 	local out rc i
 	knee_json

@@ -21,10 +21,11 @@ print(" ".join(map(str, sorted(out))))' "$1")
 	"$NVT" --topology | awk -v want=" $tpcs " '$1 ~ /^[0-9]+$/ { n = split($2, t, ",");
 		for (i = 1; i <= n; i++) if (index(want, " " t[i] " ")) { print $1; break } }'
 }
-# wait_nonempty FILE: waits (5 s at most) until a fake app has written its TPCs there.
+# wait_nonempty FILE [SECONDS]: waits (SECONDS, 5 by default, times WAIT_SCALE at most) until a
+# fake app has written its TPCs there.
 wait_nonempty() {
-	local i
-	for ((i = 0; i < 250 * WAIT_SCALE; i++)); do
+	local end=$((SECONDS + ${2:-5} * WAIT_SCALE))
+	while ((SECONDS <= end)); do
 		[ -s "$1" ] && return 0
 		sleep 0.02
 	done
@@ -238,3 +239,194 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 }
+
+# ---- Every example a reader can paste, run on the fake driver --------------------------
+
+# examples_extract DIR: writes each block of examples to DIR/NN.SOURCE, one command a line:
+# README's code blocks, its inline commands (one block: a code span of several words whose
+# first, after VAR=VALUE words, names a program, as `make deb`; not an option or a path), the
+# man page's EXAMPLES blocks, and --help's examples and the commands it names (one block). A
+# transcript block ("$ CMD" and what it printed) gives its commands only.
+examples_extract() {
+	"$NVT" --help >"$1.help"
+	python3 - "$ROOT" "$1" <<'PY'
+import os, re, sys
+root, out = sys.argv[1], sys.argv[2]
+os.makedirs(out)
+blocks = []
+readme = open(os.path.join(root, "README.md")).read()
+for m in re.finditer(r"^```[a-z]*\n(.*?)^```", readme, re.S | re.M):
+    lines = m.group(1).splitlines()
+    if any(l.startswith("$ ") for l in lines):
+        lines = [l[2:] for l in lines if l.startswith("$ ")]
+    blocks.append(("README", lines))
+prose = re.sub(r"^```.*?^```", "", readme, flags=re.S | re.M)
+inline = [c for c in re.findall(r"`([^`\n]+)`", " ".join(prose.split()))
+          if re.match(r"([A-Z_]+=\S* )*[a-z][a-z0-9_-]* ", c)]
+blocks.append(("README-inline", inline))
+man = open(os.path.join(root, "man/nvtaskset.1")).read()
+ex = man.split("\n.SH EXAMPLES\n", 1)[1].split("\n.SH ", 1)[0]
+for m in re.finditer(r"^\.nf\n(.*?)^\.fi", ex, re.S | re.M):
+    blocks.append(("man", [l.replace("\\-", "-") for l in m.group(1).splitlines()]))
+help_text = open(out + ".help").read()
+cmds = []
+for l in help_text.split("\nExamples:\n", 1)[1].splitlines():
+    m = re.match(r" (nvtaskset .*?)(?: {2,}.*)?$", l)
+    if not m:
+        break
+    cmds.append(m.group(1))
+cmds += re.findall(r"nvtaskset (?:--[a-z]+ )+--help", help_text)
+blocks.append(("help", cmds))
+for n, (src, lines) in enumerate(blocks):
+    with open(os.path.join(out, "%02d.%s" % (n, src)), "w") as f:
+        f.write("".join(re.sub(r"\s+#.*$", "", l).strip() + "\n" for l in lines if l.strip()))
+PY
+}
+
+# The commands of the docs that no test here runs as shown, each with why and what checks it
+# instead: PATTERN|REASON (an extended regular expression matching the whole command). Every
+# entry must match a command of the docs (t_docs_examples_not_run_listed), and every other
+# command runs.
+EXAMPLES_NOT_RUN=(
+	"([A-Z_]+=[^ ]* )*make( .*)?|run as a dry run (make -n: the target exists and its recipe parses): run as \
+shown, it would install into the system, build the package or run this suite within itself; \
+tests/e2e/package.sh installs, try.sh runs make try's tour"
+	"cc -o prog prog\.c .*|builds the reader's prog.c against an installed libsmctrl; \
+t_install_uninstall builds and runs such a program against a staged install"
+	"\./prog|the reader's program built by the line before"
+	"apt-get install .*|installs the Debian package as root: make check-package does"
+	"srun .*|needs Slurm: make check-slurm runs srun --gpu-tpcs jobs"
+	"man .*|reads the installed man pages: make check-package checks that man finds them"
+)
+# example_not_run LINE: prints why LINE is not run as shown and succeeds, if EXAMPLES_NOT_RUN
+# lists it.
+example_not_run() {
+	local entry
+	for entry in "${EXAMPLES_NOT_RUN[@]}"; do
+		if [[ "$1" =~ ^(${entry%%|*})$ ]]; then
+			echo "${entry#*|}"
+			return 0
+		fi
+	done
+	return 1
+}
+t_docs_examples_not_run_listed() {
+	# Each entry of EXAMPLES_NOT_RUN still matches a command of the docs (a stale entry would
+	# let a new command of its pattern go unrun without anyone deciding so).
+	local entry dir=$WORK/examples
+	examples_extract "$dir"
+	for entry in "${EXAMPLES_NOT_RUN[@]}"; do
+		grep -qxE -- "${entry%%|*}" "$dir"/* || die "EXAMPLES_NOT_RUN lists '${entry%%|*}', which no example matches"
+		echo "not run: ${entry%%|*}: ${entry#*|}"
+	done
+}
+
+# example_program LINE BG TAG: LINE with its program (./NAME) the fake app: a loop writing
+# $WORK/ex.TAG.state (until $WORK/ex.TAG.stop exists) when BG is 1, else one launch.
+example_program() {
+	local prog
+	prog=$(grep -oE '(^| )\./[a-z_]+' <<<"$1" | head -1 | tr -d ' ')
+	[ -n "$prog" ] || {
+		echo "$1"
+		return
+	}
+	if [ "$2" == 1 ]; then
+		echo "${1/$prog/$APP loop $WORK/ex.$3.stop $WORK/ex.$3.state}"
+	else
+		echo "${1/$prog/$APP launch 1}"
+	fi
+}
+
+# example_block FILE: runs the block's commands in order, as a reader pastes them, with the
+# fake driver's stand-ins: programs (./NAME) are the fake app, 4242 a task started (on every
+# TPC) where the block first names it, $! the last program started in the background, a UUID
+# prefix GPU 0's, the installed library directory the build's, the calibration cache the test's
+# own. A block that names GPU 1 runs on two fake GPUs. Every command must exit 0, but for those
+# EXAMPLES_NOT_RUN lists, which it names with the reason (make's as a dry run).
+example_block() {
+	local file=$1 tag line cmd bg n=0 last="" task="" out rc pid part why
+	local -a bgs=()
+	tag=$(basename "$file")
+	cd "$ROOT"
+	own_mps_dirs "ex-$tag"
+	export PATH=$B/bin:$B/test:$ROOT/tests/fake/bin:$PATH
+	if grep -qE -- '--gpu 1|[0-9]=[0-9]' "$file"; then
+		export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/cache-examples
+	fi
+	while read -r line; do
+		n=$((n + 1))
+		echo "[$tag] $line"
+		case "$line" in
+		export\ *)
+			# (try-cache: the test's own, not the checkout's build/.)
+			eval "${line//\$PWD\/build\/try-cache/$WORK/try-cache}"
+			continue
+			;;
+		esac
+		if why=$(example_not_run "$line"); then
+			echo "[$tag] not run as shown: $why"
+			[[ "$line" == *make* ]] || continue
+			while read -r part; do
+				part=${part#time }
+				[[ "$part" =~ ^([A-Z_]+=[^ ]+ )*make( |$) ]] || die "[$tag] not a make command: $part"
+				# shellcheck disable=SC2086 # its words
+				out=$(submake -s -n ${part#*make} 2>&1) && rc=0 || rc=$?
+				eq "$rc" 0 "[$tag] make -n of '$part': $out"
+			done < <(sed 's/ *&& */\n/g; s/ *; */\n/g' <<<"$line")
+			continue
+		fi
+		if [[ " $line " == *" 4242 "* ]] && [ -z "$task" ]; then
+			"$NVT" -c all "$APP" loop "$WORK/ex.$tag.task.stop" "$WORK/ex.$tag.task.state" \
+				>"$WORK/ex.$tag.task.out" 2>&1 &
+			task=$!
+			wait_nonempty "$WORK/ex.$tag.task.state" 60
+		fi
+		bg=0
+		[[ "$line" == *" &" ]] && bg=1 && line=${line% &}
+		cmd=$(example_program "$line" "$bg" "$tag.$n")
+		cmd=${cmd//4242/$task}
+		cmd=${cmd//\$!/$last}
+		cmd=$(sed -E "s|LD_LIBRARY_PATH=/usr(/local)?/lib/nvtaskset/wrapper|LD_LIBRARY_PATH=$WRAPDIR:$FAKEDIR|;
+			s|GPU-[0-9a-f]{8}=|$(fake_uuid 0 | cut -c1-12)=|" <<<"$cmd")
+		if [ "$bg" == 1 ]; then
+			eval "$cmd >$WORK/ex.$tag.$n.out 2>&1 &"
+			last=$!
+			bgs+=("$tag.$n:$last")
+			# (A first start calibrates and starts MPS: on a loaded machine, seconds.)
+			[[ "$cmd" != *"$APP loop"* ]] || (wait_nonempty "$WORK/ex.$tag.$n.state" 60) ||
+				die "[$tag] '$line' launched nothing: $(cat "$WORK/ex.$tag.$n.out")"
+		else
+			run_rc out rc bash -c "$cmd"
+			echo "$out" | head -5
+			eq "$rc" 0 "[$tag] the exit status of '$line' (run as: $cmd): $out"
+		fi
+	done <"$file"
+	for pid in "${bgs[@]}"; do
+		touch "$WORK/ex.${pid%%:*}.stop"
+	done
+	for pid in "${bgs[@]}"; do
+		wait "${pid#*:}" || die "[$tag] the background command ${pid%%:*} failed: $(cat "$WORK/ex.${pid%%:*}.out")"
+	done
+	if [ -n "$task" ]; then
+		stop_loop "ex.$tag.task" "$task"
+	fi
+	return 0
+}
+
+# examples_run SOURCE MIN: runs the blocks of SOURCE (README, README-inline, man, help), which
+# must hold at least MIN commands.
+examples_run() {
+	local f count dir=$WORK/examples.$1
+	examples_extract "$dir"
+	count=$(cat "$dir"/*."$1" | wc -l)
+	[ "$count" -ge "$2" ] || die "only $count commands found in $1's examples"
+	for f in "$dir"/*."$1"; do
+		(example_block "$f") || die "an example of $(basename "$f") failed (above)"
+	done
+}
+# Every command README, the man page's EXAMPLES and --help give runs as shown (on the fake H100
+# and the stand-ins example_block names) and exits 0.
+t_docs_examples_readme() { examples_run README 25; }
+t_docs_examples_readme_inline() { examples_run README-inline 15; }
+t_docs_examples_man() { examples_run man 12; }
+t_docs_examples_help() { examples_run help 8; }

@@ -912,6 +912,13 @@ t_list_overlaps_and_topology_use() {
 	out=$("$NVT" -l)
 	has "$out" "Overlap: pids $a and $b both hold TPCs 2-3 of GPU 0"
 	hasnt "$out" "TPCs 40-41"
+	# --launched hides their shell (it launched nothing): they are one tree all the same.
+	out=$("$NVT" -l --launched)
+	has "$out" "Overlap: pids $a and $b both hold TPCs 2-3 of GPU 0"
+	hasnt "$out" "TPCs 40-41"
+	out=$("$NVT" -l --launched --json)
+	python3 -c 'import json,sys; w=[x for x in json.loads(sys.argv[1])["tasks"] if x["gpus"][0]["tpcs"] == "40-41"]; assert len(w) == 2 and not any(x["overlaps"] for x in w), w' "$out" ||
+		die "the workers of one tree overlap in -l --launched --json: $out"
 	touch "$WORK/sib1.stop"
 	wait "$sib"
 	out=$("$NVT" -l --json)

@@ -43,7 +43,10 @@ static void test_resolve(void)
 	CHECK(nvt_gpu_resolve("", node, 3) == NVT_GPU_NONE);
 	CHECK(nvt_gpu_resolve(node[1].uuid, node, 3) == 1);
 	CHECK(nvt_gpu_resolve("GPU-9D00", node, 3) == 2);
-	CHECK(nvt_gpu_resolve("GPU-7c4", node, 3) == NVT_GPU_NONE); /* too short to name one */
+	CHECK(nvt_gpu_resolve("GPU-9", node, 3) == 2); /* any unique prefix, as CUDA's */
+	CHECK(nvt_gpu_resolve("GPU-7c4", node, 3) == NVT_GPU_AMBIGUOUS); /* 7c40 and 7c41 */
+	CHECK(nvt_gpu_resolve("GPU-", node, 3) == NVT_GPU_NONE); /* no character of the UUID */
+	CHECK(nvt_gpu_resolve("gpu-7C40", node, 3) == 0);
 	CHECK(nvt_gpu_resolve("GPU-7c40", node, 3) == 0);
 	CHECK(nvt_gpu_resolve("GPU-7c4a", node, 3) == NVT_GPU_NONE);
 	{

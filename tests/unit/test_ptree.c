@@ -1,5 +1,6 @@
 /* Unit tests: /proc/PID/stat lines, process identities and process trees. SPDX-License-Identifier: MIT */
 #include "check.h"
+#include "core/grow.h"
 #include "core/ptree.h"
 
 #include <stdlib.h>
@@ -129,8 +130,33 @@ static void test_deep(void)
 	free(pid), free(up), free(order), free(depth);
 }
 
+/* The growing array the scans of processes and segments fill. */
+static void test_grow(void)
+{
+	size_t cap = 0, n;
+	int *v = NULL, *grown;
+
+	for (n = 0; n < 100; n++) {
+		grown = nvt_grow(v, n, &cap, sizeof(*v), 4);
+		CHECK(grown != NULL);
+		v = grown;
+		v[n] = (int)n;
+		CHECK(cap > n && (cap == 4 || cap % 4 == 0));
+	}
+	CHECK(cap == 128);
+	CHECK(nvt_grow(v, 99, &cap, sizeof(*v), 4) == v); /* room left: the same array */
+	for (n = 0; n < 100 && v[n] == (int)n; n++)
+		;
+	CHECK(n == 100);
+	/* A size that cannot fit leaves the array as it was. */
+	n = cap;
+	CHECK(nvt_grow(v, cap, &cap, (size_t)-1 / 2, 4) == NULL && cap == n);
+	free(v);
+}
+
 int main(void)
 {
+	test_grow();
 	test_stat_parse();
 	test_proc_id();
 	test_links();

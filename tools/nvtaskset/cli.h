@@ -64,6 +64,12 @@ int nvt_cmd_list(const struct options *o);                         /* list.c */
 int nvt_cmd_mps(const struct options *o);                          /* mpsctl.c */
 int nvt_cmd_topology(const struct options *o);                     /* topology.c */
 int nvt_cmd_agent(const struct options *o);                        /* prio.c */
+/*
+ * run.c: makes sure an MPS control daemon the task may join runs, starting one
+ * (and saying so, with how to stop it) if none does; channels as --channels
+ * (0: not given). Returns its pipe directory; exits on failure.
+ */
+const char *ensure_mps(int channels);
 
 /* ---- prio.c: priorities ---- */
 /* An option's number from min to max; exits (bad usage) otherwise. */

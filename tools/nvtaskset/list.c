@@ -1,10 +1,10 @@
 /*
  * list.c - nvtaskset -l: list the tasks that run under nvtaskset, every user's
- * Over 600 lines on purpose: the rows, the tree, the overlaps and the two
- * outputs (text, JSON) of one sub-command share its private row type.
  * (partitions are public to read, as CPU affinity is), as a tree: each task
  * under the nearest task it descends from, through processes that are no
  * tasks too (a shell without the shim, say).
+ * Over 500 lines on purpose: the rows, the tree, the overlaps and the two
+ * outputs (text, JSON) of one sub-command share its private row type.
  *
  * To show one more thing about a task: a field in struct row (filled in
  * read_row), an entry in columns[] for the text, and a field in print_json
@@ -639,18 +639,39 @@ static void mark_overlap(struct row *r, pid_t pid, const uint8_t uuid[16], const
 }
 
 /*
- * Marks the tasks whose partitions overlap on a GPU, but for a task and one
- * it descends from (it copied its partition: they share it by design).
- * rows[k] is task pids[k].
+ * The top of each shown task's tree (pids, n) among every task of t, shown or
+ * not, into tops: --launched hides a launcher that never launched, and its
+ * workers stay one tree all the same. Returns 0, or -1 when out of memory.
  */
-static void find_overlaps(struct row *rows, const pid_t *pids, const pid_t *up, size_t n)
+static int tree_tops(const struct task_tree *t, const pid_t *pids, size_t n, pid_t *tops)
+{
+	size_t all = (size_t)t->n_tasks;
+	pid_t *up = malloc((all + 1) * sizeof(*up));
+
+	if (!up)
+		return -1;
+	nvt_links_nearest(t->links, t->n_links, t->tasks, all, up);
+	for (size_t k = 0; k < n; k++) {
+		long i = index_of(t->tasks, all, pids[k]);
+		tops[k] = i < 0 ? pids[k] : t->tasks[top_of(t->tasks, up, all, (size_t)i)];
+	}
+	free(up);
+	return 0;
+}
+
+/*
+ * Marks the tasks whose partitions overlap on a GPU, but for tasks of one
+ * tree (tops[k]: the top of task pids[k]'s, tree_tops): they copied their
+ * partition. rows[k] is task pids[k].
+ */
+static void find_overlaps(struct row *rows, const pid_t *pids, const pid_t *tops, size_t n)
 {
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = a + 1; b < n; b++) {
 			/* Tasks of one tree (a launcher and its workers, which start
 			 * on its partition) share TPCs by design: only tasks of
 			 * different trees clash. */
-			if (top_of(pids, up, n, a) == top_of(pids, up, n, b))
+			if (tops[a] == tops[b])
 				continue;
 			for (int i = 0; i < rows[a].n; i++)
 				for (int j = 0; j < rows[b].n; j++) {
@@ -693,7 +714,7 @@ int nvt_cmd_list(const struct options *o)
 {
 	struct task_tree t;
 	struct row *rows;
-	pid_t *pids, *up;
+	pid_t *pids, *up, *tops;
 	size_t *order, n = 0;
 	int *depth, width;
 
@@ -704,7 +725,8 @@ int nvt_cmd_list(const struct options *o)
 	up = malloc((size_t)(t.n_tasks + 1) * sizeof(*up));
 	order = malloc((size_t)(t.n_tasks + 1) * sizeof(*order));
 	depth = malloc((size_t)(t.n_tasks + 1) * sizeof(*depth));
-	if (!rows || !pids || !up || !order || !depth)
+	tops = malloc((size_t)(t.n_tasks + 1) * sizeof(*tops));
+	if (!rows || !pids || !up || !order || !depth || !tops)
 		cli_errx("out of memory");
 	for (int i = 0; i < t.n_tasks; i++)
 		if (read_row(o, &t, t.tasks[i], &rows[n]) == 0)
@@ -720,7 +742,9 @@ int nvt_cmd_list(const struct options *o)
 	nvt_links_nearest(t.links, t.n_links, pids, n, up);
 	if (nvt_tree_order(pids, up, n, order, depth))
 		cli_errx("out of memory");
-	find_overlaps(rows, pids, up, n);
+	if (tree_tops(&t, pids, n, tops))
+		cli_errx("out of memory");
+	find_overlaps(rows, pids, tops, n);
 	if (o->json)
 		printf("{\"version\":%d,\"tasks\":[", NVT_JSON_VERSION);
 	else
@@ -743,7 +767,7 @@ int nvt_cmd_list(const struct options *o)
 		if (prio_columns)
 			print_agents(rows, n, 0);
 	}
-	free(rows), free(pids), free(up), free(order), free(depth);
+	free(rows), free(pids), free(up), free(order), free(depth), free(tops);
 	task_tree_free(&t);
 	return EXIT_SUCCESS;
 }

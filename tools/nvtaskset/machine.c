@@ -75,8 +75,17 @@ int resolve_gpu(const char *arg)
 	const struct nvt_gpus *gpus = machine_gpus();
 	int g = nvt_gpu_resolve(arg, gpus->id, gpus->n);
 
-	if (g == NVT_GPU_AMBIGUOUS)
-		cli_errx("GPU '%s' is ambiguous: give more of its UUID", arg);
+	if (g == NVT_GPU_AMBIGUOUS) {
+		char names[NVT_GPUS_MAX * 64] = "";
+		size_t used = 0;
+		/* The GPUs it names: each one alone resolves it. */
+		for (int i = 0; i < gpus->n && used < sizeof(names); i++)
+			if (nvt_gpu_resolve(arg, &gpus->id[i], 1) == 0)
+				used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%d (%s)",
+							 used ? ", " : "", i, gpus->id[i].uuid);
+		cli_errx("GPU '%s' is ambiguous: it begins the UUIDs of GPUs %s; give more of one",
+			 arg, names);
+	}
 	if (g < 0) {
 		if (gpus->n == 1)
 			cli_errx("there is no GPU '%s': this machine has one GPU, 0 (%s)",

@@ -1,6 +1,8 @@
 /*
  * main.c - nvtaskset: run a command on, or move a running task to, a set of
  * GPU TPCs. Options and dispatch; each sub-command has a file of its own.
+ * Over 600 lines on purpose: the hint for an option after MASK parses the
+ * command line it suggests, with this file's options table and checks.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -117,45 +120,144 @@ static void append_word(char *buf, size_t len, const char *word)
 		snprintf(buf + used, len - used, plain ? "%s%s" : "%s'%s'", used ? " " : "", word);
 }
 
+/* Set in the child that checks a suggested command line (suggestion_refused): the command
+ * line is checked as a start or -p would check it, and nothing runs. */
+static int checking_only;
+
+static int parse_command_line(int argc, char **argv);
+
+/*
+ * Why the command line argv (argc words) is refused, into why (len), or 0 if it parses: a
+ * child parses it (a usage error ends a process), its messages caught in a pipe; the command
+ * never suggests a line its own parser refuses.
+ */
+static int suggestion_refused(int argc, char **argv, char *why, size_t len)
+{
+	int fds[2], status = 0;
+	ssize_t got;
+	size_t used = 0;
+	pid_t pid;
+
+	snprintf(why, len, "it does not parse either");
+	fflush(NULL); /* (the child's exit must not write the parent's buffers again) */
+	if (pipe(fds))
+		return 1;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		if (dup2(fds[1], STDOUT_FILENO) < 0 || dup2(fds[1], STDERR_FILENO) < 0)
+			_exit(125);
+		checking_only = 1;
+		exit(parse_command_line(argc, argv));
+	}
+	close(fds[1]);
+	while (pid > 0 && used + 1 < len && (got = read(fds[0], why + used, len - 1 - used)) != 0)
+		if (got > 0)
+			used += (size_t)got;
+		else if (errno != EINTR)
+			break;
+	close(fds[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	/* The first line of the child's message, without its "nvtaskset: ". */
+	if (used) {
+		why[used] = '\0';
+		why[strcspn(why, "\n")] = '\0';
+		if (!strncmp(why, "nvtaskset: ", 11))
+			memmove(why, why + 11, strlen(why + 11) + 1);
+	}
+	return 1;
+}
+
+/* 1 if word is -c or -g (alone or among short options), which say how MASK reads. */
+static int says_how_mask_reads(const char *word)
+{
+	return !strcmp(word, "--tpc-list") || !strcmp(word, "--gpc-list") ||
+	       (word[0] == '-' && word[1] != '-' && word[strcspn(word, "cg")]);
+}
+
+static void swap_words(char **pair)
+{
+	char *first = pair[0];
+
+	pair[0] = pair[1], pair[1] = first;
+}
+
 /*
  * Taskset's rule holds: options end at MASK (or -p's MASK or PID), and what
  * follows MASK is COMMAND. A COMMAND or PID that is one of our options was
- * meant as one: say so, with the command line that does it (exits 1).
+ * meant as one: say so, with the command line that does it (exits 1): the
+ * options put before (and, for -p, MASK before PID where only that parses),
+ * or, where no such line parses, why.
  * first: argv's index of the first word after the options; word: the index
  * of the word to check; taken_as: what it is taken as.
  */
 static void check_misplaced(const struct options *o, char **argv, int argc, int first, int word,
 			    const char *taken_as)
 {
-	char line[1024] = "", what[64];
-	int end = word, arg, opt = 0;
+	char line[1024] = "", what[64], why[300], moved[argc];
+	char *cand[argc + 1];
+	int arg, opt = 0, n = 0, rest, refused, mask_reads = 0;
 
-	while (end < argc && our_option(argv[end], &arg)) {
+	/* Our options from word on: the run of them there (what follows is COMMAND's), or with
+	 * -p every one (no COMMAND follows a PID). */
+	memset(moved, 0, sizeof(moved));
+	for (int i = word; i < argc; i += 1 + arg) {
+		if (!our_option(argv[i], &arg)) {
+			if (!o->pid_mode)
+				break;
+			continue; /* (arg is 0) */
+		}
 		/* --json meant for -p or --dry-run: its error as JSON too. */
-		if (!strcmp(argv[end], "--json") && (o->pid_mode || o->dry_run))
+		if (!strcmp(argv[i], "--json") && (o->pid_mode || o->dry_run) && !checking_only)
 			set_json_errors(1);
-		end += 1 + arg, opt = 1;
+		mask_reads |= says_how_mask_reads(argv[i]);
+		for (int k = i; k <= i + arg && k < argc; k++)
+			moved[k] = 1;
+		opt = 1;
 	}
 	if (!opt)
 		return;
-	end = end > argc ? argc : end;
-	append_word(line, sizeof(line), "nvtaskset");
-	for (int i = word; i < end; i++)
-		append_word(line, sizeof(line), argv[i]);
+	if (checking_only) /* a suggestion that needs one of its own is none */
+		bad_usage("an option after MASK or PID");
+	cand[n++] = argv[0];
+	for (int i = word; i < argc; i++)
+		if (moved[i])
+			cand[n++] = argv[i];
 	for (int i = 1; i < first; i++)
-		append_word(line, sizeof(line), argv[i]);
+		cand[n++] = argv[i];
+	rest = n;
 	for (int i = first; i < argc; i++)
-		if (i < word || i >= end)
-			append_word(line, sizeof(line), argv[i]);
+		if (!moved[i])
+			cand[n++] = argv[i];
+	cand[n] = NULL;
+	/* -p PID -c MASK was meant as -p -c MASK PID: an option that says how MASK reads comes
+	 * before it; the other order is tried where the first does not parse. */
+	if (o->pid_mode && n - rest == 2 && mask_reads)
+		swap_words(cand + rest);
+	refused = suggestion_refused(n, cand, why, sizeof(why));
+	if (refused && o->pid_mode && n - rest == 2) {
+		char other_why[300];
+		swap_words(cand + rest);
+		refused = suggestion_refused(n, cand, other_why, sizeof(other_why));
+	}
+	if (!refused) {
+		append_word(line, sizeof(line), "nvtaskset");
+		for (int i = 1; i < n; i++)
+			append_word(line, sizeof(line), cand[i]);
+	}
 	terminal_text(argv[word], what, sizeof(what));
 	{
-		char message[1400], shown[1100];
-		terminal_text(line, shown, sizeof(shown));
+		char message[1500], shown[1100];
+		terminal_text(refused ? why : line, shown, sizeof(shown));
 		snprintf(message, sizeof(message),
 			 "'%s' after '%s' is taken as %s (options end at the first word that "
-			 "is not one, as taskset's do); to give it as an option, put it "
-			 "before: %s",
-			 what, argv[word - 1], taken_as, shown);
+			 "is not one, as taskset's do); %s%s",
+			 what, argv[word - 1], taken_as,
+			 refused ? "put before, it would be refused too: " :
+				   "to give it as an option, put it before: ", shown);
 		bad_usage(message);
 	}
 }
@@ -365,25 +467,36 @@ static void no_words(const struct words *w, const char *what)
 static int run_agent(const struct options *o, const struct words *w)
 {
 	no_words(w, "--agent takes");
-	return nvt_cmd_agent(o);
+	return checking_only ? 0 : nvt_cmd_agent(o);
 }
 
 static int run_list(const struct options *o, const struct words *w)
 {
 	no_words(w, "-l takes");
-	return nvt_cmd_list(o);
+	return checking_only ? 0 : nvt_cmd_list(o);
 }
 
 static int run_mps(const struct options *o, const struct words *w)
 {
 	no_words(w, "--mps takes");
-	return nvt_cmd_mps(o);
+	return checking_only ? 0 : nvt_cmd_mps(o);
 }
 
 static int run_topology(const struct options *o, const struct words *w)
 {
 	no_words(w, "--topology and --calibrate take");
-	return nvt_cmd_topology(o);
+	return checking_only ? 0 : nvt_cmd_topology(o);
+}
+
+/* In a check only (checking_only): MASK's syntax; the GPU's TPCs are checked where it is used. */
+static void check_mask_syntax(const struct options *o, const char *text)
+{
+	struct nvt_tpcset set;
+	int rc = o->part.tpc_list || o->part.gpc_list ? nvt_parse_list(text, NVT_MAX_TPCS, &set) :
+							 nvt_parse_mask(text, NVT_MAX_TPCS, &set);
+
+	if (rc != NVT_PARSE_OK)
+		bad_usage("MASK does not parse");
 }
 
 /* -p [MASK] PID, and with -a its tree. */
@@ -402,6 +515,11 @@ static int run_pid(const struct options *o, const struct words *w)
 	pid = pid_arg(w->argv[w->first + w->n - 1]);
 	if (o->part.count && o->part.exclude_running)
 		claim_timeout_ms(); /* a bad value says so before anything changes */
+	if (checking_only) {
+		if (mask_text && *mask_text)
+			check_mask_syntax(o, mask_text);
+		return 0;
+	}
 	if (o->all_tasks)
 		return nvt_cmd_all_tasks(o, pid, mask_text);
 	return nvt_cmd_pid(o, pid, mask_text);
@@ -435,6 +553,11 @@ static int run_start(const struct options *given, const struct words *given_word
 		bad_usage("no command given");
 	if (positional && w->n < (o->dry_run ? 1 : 2))
 		bad_usage(w->n ? "no command given" : "no mask and no command given");
+	if (checking_only) {
+		if (positional)
+			check_mask_syntax(o, w->argv[w->first]);
+		return 0;
+	}
 	return nvt_cmd_run(o, w->argv + w->first);
 }
 
@@ -463,12 +586,46 @@ static const struct subcommand {
 	{"--plan", nvt_cmd_plan},
 };
 
-int main(int argc, char **argv)
+/* The command line after a sub-command's word: options, their checks, and the mode they name. */
+static int parse_command_line(int argc, char **argv)
 {
 	struct options o = {.part.strategy = NVT_PACKED};
 	struct words w = {.argc = argc, .argv = argv};
 	int strategy_given = 0;
 
+	optind = 0; /* (glibc: from the start again, in a check of a suggestion too) */
+	w.first = parse_options(argc, argv, &o, &strategy_given);
+	w.n = argc - w.first;
+	/* What prints its JSON on stdout prints its errors there too (a start's
+	 * stdout is its COMMAND's). */
+	if (!checking_only)
+		set_json_errors(o.json && (o.pid_mode || o.list_mode || o.dry_run));
+	check_options(&o, strategy_given);
+	for (size_t i = 0;; i++)
+		if (modes[i].applies(&o))
+			return modes[i].run(&o, &w);
+}
+
+/*
+ * At exit, as taskset's: what could not be written to standard output (a
+ * full disk, --help >/dev/full) is an error, exit 1; a reader that went away
+ * (EPIPE, as of | head) is not.
+ */
+static void check_stdout(void)
+{
+	errno = 0;
+	if ((fflush(stdout) == 0 && !ferror(stdout)) || errno == EPIPE)
+		return;
+	if (errno)
+		warn("write error");
+	else
+		warnx("write error");
+	_exit(EXIT_FAILURE);
+}
+
+int main(int argc, char **argv)
+{
+	atexit(check_stdout);
 	for (size_t i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		if (!strcmp(argv[1], subcommands[i].word))
 			return subcommands[i].run(argc - 1, argv + 1);
@@ -477,13 +634,5 @@ int main(int argc, char **argv)
 	if (nvt_seg_discard_own(nvt_rundir()))
 		warn("cannot remove this process's control segment; a COMMAND started "
 		     "may keep the partition of the shell it was started from");
-	w.first = parse_options(argc, argv, &o, &strategy_given);
-	w.n = argc - w.first;
-	/* What prints its JSON on stdout prints its errors there too (a start's
-	 * stdout is its COMMAND's). */
-	set_json_errors(o.json && (o.pid_mode || o.list_mode || o.dry_run));
-	check_options(&o, strategy_given);
-	for (size_t i = 0;; i++)
-		if (modes[i].applies(&o))
-			return modes[i].run(&o, &w);
+	return parse_command_line(argc, argv);
 }

@@ -51,6 +51,24 @@ static void print_partition(const struct options *o, pid_t pid, const char *whic
 	printf("%s\n", o->part.tpc_list || o->part.gpc_list ? list : mask);
 }
 
+/* Prints "pid N's WHICH priority[ on GPU]: LEVEL" (none: not managed). */
+static void print_priority(pid_t pid, const char *which, const char *gpu,
+			   const struct nvt_slot_view *view)
+{
+	printf("pid %ld's %s%spriority%s%s: %s\n", (long)pid, which, *which ? " " : "",
+	       *gpu ? " on " : "", gpu, view->prio.prio == NVT_PRIO_NONE ? "none" :
+	       nvt_prio_name(view->prio.prio));
+}
+
+/* Prints ,"priority":LEVEL or null (docs/json.md). */
+static void json_priority(const struct nvt_slot_view *view)
+{
+	if (view->prio.prio == NVT_PRIO_NONE)
+		printf(",\"priority\":null");
+	else
+		printf(",\"priority\":\"%s\"", nvt_prio_name(view->prio.prio));
+}
+
 /* Prints "key":{partition} (null for none). */
 static void json_partition(const char *key, const struct nvt_slot_view *view)
 {
@@ -145,6 +163,7 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 			json_gpu_start(stdout, views[i].uuid);
 			putchar(',');
 			json_partition("current", &views[i]);
+			json_priority(&views[i]);
 			printf(",\"applied\":%s,\"refused\":%s,\"launches\":%llu,\"graph_kernels_stale\":%llu}",
 			       st[i].s.applied == views[i].seq ? "true" : "false", refused ? "true" : "false",
 			       (unsigned long long)st[i].s.launches, (unsigned long long)st[i].s.graph_stale);
@@ -159,6 +178,8 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 		if (n > 1)
 			slot_gpu_text(&views[i], gpu, sizeof(gpu));
 		print_partition(o, pid, "current", gpu, &views[i]);
+		if (views[i].prio.prio != NVT_PRIO_NONE)
+			print_priority(pid, "", gpu, &views[i]);
 	}
 	for (int i = 0; i < n; i++)
 		warn_graph_stale(pid, st[i].s.graph_stale);
@@ -262,6 +283,7 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 			json_partition("previous", c->had[i] ? &c->before[i] : NULL);
 			putchar(',');
 			json_partition("current", &c->now[i]);
+			json_priority(&c->now[i]);
 			printf(",\"graph_kernels_stale\":%llu}",
 			       (unsigned long long)c->status[i].graph_stale);
 		}
@@ -277,6 +299,13 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 		else if (c->n_before == 0)
 			print_partition(o, pid, "current", gpu, &(struct nvt_slot_view){0});
 		print_partition(o, pid, "new", gpu, &c->now[i]);
+		if (o->prio_given) {
+			print_priority(pid, "current", gpu,
+				       c->had[i] ? &c->before[i] : &(struct nvt_slot_view){0});
+			print_priority(pid, "new", gpu, &c->now[i]);
+		} else if (c->now[i].prio.prio != NVT_PRIO_NONE) {
+			print_priority(pid, "", gpu, &c->now[i]);
+		}
 	}
 }
 

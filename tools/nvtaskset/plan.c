@@ -172,6 +172,7 @@ static void print_plan(const struct nvt_gpu_topology *gpu, struct plan_task *t, 
 		       unsigned spare, int json)
 {
 	char list[NVT_LIST_TEXT_MAX];
+	int starred = 0;
 
 	if (json) {
 		printf("{\"version\":%d,\"gpu\":%d,\"gpu_tpcs\":%u,\"fits\":%s,\"spare_tpcs\":%u,"
@@ -204,8 +205,10 @@ static void print_plan(const struct nvt_gpu_topology *gpu, struct plan_task *t, 
 			nvt_format_list(&t[i].tpcs, list, sizeof(list));
 		printf("%-16s %-8s %6u%s %s\n", t[i].name, priority_name(t[i].priority), t[i].needs,
 		       t[i].beside_hog ? "*" : " ", t[i].placed ? list : "(no room)");
+		starred |= t[i].beside_hog;
 	}
-	printf("* sized by its curve beside a bandwidth hog\n");
+	if (starred) /* the footnote of a star shown */
+		printf("* sized by its curve beside a bandwidth hog\n");
 }
 
 int nvt_cmd_plan(int argc, char **argv)

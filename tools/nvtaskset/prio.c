@@ -198,14 +198,19 @@ static void on_stop(int sig)
 	stop_agent = 1;
 }
 
+/* A line of the agent's log, stamped with the wall-clock time people read: UTC, ISO 8601,
+ * to the microsecond (2026-11-23T14:28:16.123456Z). */
 static void print_event(void *arg, const char *text)
 {
 	struct timespec ts;
+	struct tm utc;
+	char when[32];
 
 	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	fprintf(stderr, "nvtaskset agent: %lld.%06ld %s\n", (long long)ts.tv_sec, ts.tv_nsec / 1000,
-		text);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (!gmtime_r(&ts.tv_sec, &utc) || !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &utc))
+		snprintf(when, sizeof(when), "%lld", (long long)ts.tv_sec);
+	fprintf(stderr, "nvtaskset agent: %s.%06ldZ %s\n", when, ts.tv_nsec / 1000, text);
 }
 
 int nvt_cmd_agent(const struct options *o)

@@ -144,7 +144,8 @@ void profile_report(const struct nvt_gpu_topology *gpu, const char *const *metri
 		print_json(gpu, *metric, sizes, hog, lists, n, pick, hog_pick, o);
 		return;
 	}
-	printf("GPU %d (%u TPCs), %u rounds, %s (%s)%s\n", gpu->index, gpu->topo.n_tpcs, o->rounds,
+	printf("GPU %d (%u TPCs), %u round%s, %s (%s)%s\n", gpu->index, gpu->topo.n_tpcs, o->rounds,
+	       o->rounds == 1 ? "" : "s",
 	       *metric ? "the program's metric" : "wall-clock ms",
 	       o->higher_is_better ? "higher is better" : "lower is better",
 	       o->no_mps ? ", without MPS" : "");

@@ -38,7 +38,7 @@ static void find_shim(char *buf, size_t len)
 }
 
 /* Makes sure an MPS control daemon the task may join runs; says where (its pipe directory). */
-static const char *ensure_mps(int channels)
+const char *ensure_mps(int channels)
 {
 	static struct nvt_mps mps;
 	pid_t server;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "core/grow.h"
 #include "os/sysutil.h"
 #include "task/task.h"
 
@@ -56,14 +57,11 @@ static int by_pid(const void *a, const void *b)
 
 static void set_add(struct pid_set *s, pid_t pid)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		pid_t *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			cli_errx("out of memory");
-		s->v = v;
-		s->cap = cap;
-	}
+	pid_t *v = nvt_grow(s->v, s->n, &s->cap, sizeof(*v), 64);
+
+	if (!v)
+		cli_errx("out of memory");
+	s->v = v;
 	s->v[s->n++] = pid;
 	qsort(s->v, s->n, sizeof(*s->v), by_pid);
 }

@@ -1,10 +1,10 @@
 /*
  * spank_nvtaskset.c - nvtaskset's Slurm SPANK plugin: `srun --gpu-tpcs=N`
- * Over 600 lines on purpose: SPANK wants one plugin file of callbacks over
- * one private state; placement, requests and MPS are in files of their own.
  * (or --gpu-gpcs=N) runs every task of a job step inside TPCs of a GPU of
  * its node that no other job holds, enforced by the hardware through the
  * nvtaskset shim.
+ * Over 500 lines on purpose: SPANK wants one plugin file of callbacks over
+ * one private state; placement, requests and MPS are in files of their own.
  *
  * Where each part runs (spank(8)):
  *  - srun, sbatch, salloc: the options are checked. Slurm sends them to
