@@ -66,16 +66,7 @@ picked_apart() {
 	# NVTASKSET_PARTITION="UUID LIST TOPOLOGY;...": the list on the first GPU.
 	picked=$(sed -n 's/^NVTASKSET_PARTITION=[^ ]* \([^ ]*\) .*/\1/p' <<<"$1")
 	[ -n "$picked" ] || die "no NVTASKSET_PARTITION in: $1"
-	python3 - "$picked" "$2" <<'PY' || die "picked $picked, which overlaps $2"
-import sys
-def tpcs(text):
-    out = set()
-    for item in text.split(","):
-        a, _, b = item.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
-sys.exit(1 if tpcs(sys.argv[1]) & tpcs(sys.argv[2]) else 0)
-PY
+	[ "$(overlap "$picked" "$2")" == 0 ] || die "picked $picked, which overlaps $2"
 }
 
 # hostile_flock TAG MODE FILE: another user (65533) opens FILE read-only, as anyone may open a

@@ -35,17 +35,8 @@ t_try_tour() {
 	eq "$(try_demo_tpcs "$out" 2)" "$gpc1" "where -g 1's demo ran"
 	pick1=$(try_demo_tpcs "$out" 3)
 	pick2=$(try_demo_tpcs "$out" 4)
-	python3 - "$pick1" "$pick2" <<'PY' || die "the two -n 33 demos: '$pick1' and '$pick2'"
-import sys
-def tpcs(text):
-    out = set()
-    for item in text.split(","):
-        a, _, b = item.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
-a, b = tpcs(sys.argv[1]), tpcs(sys.argv[2])
-sys.exit(0 if len(a) == 33 and len(b) == 33 and not a & b else 1)
-PY
+	[ "$(count_of "$pick1")" == 33 ] && [ "$(count_of "$pick2")" == 33 ] &&
+		[ "$(overlap "$pick1" "$pick2")" == 0 ] || die "the two -n 33 demos: '$pick1' and '$pick2'"
 	# -l lists both; -p's new list is where the demo's next kernel ran.
 	eq "$(sed -n '/^\$ nvtaskset -l$/,/^$/p' <<<"$out" | grep -c ' demo$')" 2 "demos -l lists"
 	moved=$(sed -n "s/^pid [0-9]*'s new TPC list: //p" <<<"$out")
