@@ -174,9 +174,10 @@ static uint64_t average(uint64_t avg, uint64_t sample, uint64_t count)
  * the run is NVT_ACT_SHIFT long: the averages then start afresh at its level.
  * Arrivals at random (Poisson) rarely give three gaps within a quarter of
  * each other on one side of the mean; a periodic service whose rate changed
- * gives nothing else. The averages alone took ~20 requests to follow a
- * service from back to back to a 10 % duty (its first 12 requests, 60 ms,
- * waited behind a neighbour's work on an H100: docs/priorities.md).
+ * gives nothing else. By the averages alone a service going from back to
+ * back to a 10 % duty looks periodic again after ~25 requests (on an H100 its
+ * first 12 requests, 55 ms, waited behind a neighbour's work:
+ * docs/priorities.md).
  */
 static int shifted(struct nvt_slot_activity *a, uint64_t gap, uint64_t period)
 {
