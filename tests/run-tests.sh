@@ -59,15 +59,37 @@ set_work() {
 	# of their own point it elsewhere.
 	export NVTASKSET_PROC_NVIDIA=$WORK/no-proc-nvidia
 }
-# HANG: the seconds after which a command that should end is taken to hang
-# (run_rc). Generous on purpose: it catches a command that waits forever, and
-# a loaded machine (other suites, -jN) may take many times the usual seconds.
-HANG=${NVT_TEST_HANG:-120}
-# WAIT_SCALE: wait_file and wait_for wait this many times the seconds a test
-# names, so that a loaded machine does not fail a test that would pass.
+# Hang guards count an idle machine's seconds: a real interval counts as itself divided by the
+# load per CPU (the 1-minute load average over the CPUs, at least 1), so that a loaded machine
+# stretches them as it stretches the work they wait for, and only a hang reaches them. No test
+# bounds how long something takes (HACKING.md, "Tests").
+NCPU=$(nproc 2>/dev/null || echo 1)
+# load_x100 VAR: sets VAR to the load per CPU now, times 100, at least 100.
+load_x100() {
+	local load _
+	read -r load _ </proc/loadavg 2>/dev/null || load=0.00
+	load=${load//[!0-9]/}
+	load=$((10#$load / NCPU))
+	printf -v "$1" '%s' $((load > 100 ? load : 100))
+}
+# idle_spent SPENT AT: adds the idle machine's microseconds since AT (microseconds of
+# EPOCHREALTIME) to SPENT, and sets AT to now.
+idle_spent() {
+	local now=${EPOCHREALTIME//[!0-9]/} x100
+	load_x100 x100
+	printf -v "$1" '%s' $((${!1} + (now - ${!2}) * 100 / x100))
+	printf -v "$2" '%s' "$now"
+}
+# HANG_S: the idle machine's seconds after which a command that should end is taken to hang
+# (run_rc). Generous on purpose: it catches a command that waits forever. Each test's HANG
+# is HANG_S scaled by the load per CPU at its start (run_test), for timeout(1).
+HANG_S=${NVT_TEST_HANG:-120}
+HANG=$HANG_S
+# WAIT_SCALE: poll_until, wait_file and wait_for wait this many times the seconds a test
+# names (of an idle machine's time), so that a test that would pass never fails on time.
 WAIT_SCALE=${NVT_TEST_WAIT_SCALE:-4}
-# TEST_TIMEOUT: the seconds after which a test is taken to hang (150 times WAIT_SCALE: the
-# longest test takes about 40 s alone on 2 idle cores).
+# TEST_TIMEOUT: the idle machine's seconds after which a test is taken to hang (150 times
+# WAIT_SCALE: the longest test takes about 40 s alone on 2 idle cores).
 TEST_TIMEOUT=${TEST_TIMEOUT:-$((150 * WAIT_SCALE))}
 
 PASS=0 FAIL=0 SKIP=0
@@ -152,23 +174,26 @@ run_rc() {
 	printf -v "$1" '%s' "$__out"
 	printf -v "$2" '%s' "$__rc"
 }
-wait_file() { # wait_file PATH CONTENT [SECONDS]: SECONDS (10) times WAIT_SCALE at most
-	local end=$((SECONDS + ${3:-10} * WAIT_SCALE))
-	while ((SECONDS <= end)); do
-		[ "$(cat "$1" 2>/dev/null)" == "$2" ] && return 0
-		sleep 0.02
-	done
-	die "timed out waiting for $1 to read '$2' (it reads '$(cat "$1" 2>/dev/null)')"
-}
-# wait_for SECONDS CMD...: until CMD succeeds (every 20 ms), SECONDS times WAIT_SCALE at most, or die.
-wait_for() {
-	local end=$((SECONDS + $1 * WAIT_SCALE))
+# poll_until SECONDS CMD...: until CMD succeeds (every 20 ms): true, or false after SECONDS
+# times WAIT_SCALE of an idle machine's time (a hang guard, never a bound on how long it takes).
+poll_until() {
+	local limit=$(($1 * WAIT_SCALE * 1000000)) spent=0 at=${EPOCHREALTIME//[!0-9]/}
 	shift
-	while ((SECONDS <= end)); do
+	while :; do
 		"$@" && return 0
+		idle_spent spent at
+		((spent <= limit)) || return 1
 		sleep 0.02
 	done
-	die "timed out waiting for: $*"
+}
+# wait_for SECONDS CMD...: poll_until, or die.
+wait_for() {
+	poll_until "$@" || die "timed out waiting for: ${*:2}"
+}
+file_reads() { [ "$(cat "$1" 2>/dev/null)" == "$2" ]; }
+wait_file() { # wait_file PATH CONTENT [SECONDS]: poll_until SECONDS (10) for PATH to read CONTENT
+	poll_until "${3:-10}" file_reads "$1" "$2" ||
+		die "timed out waiting for $1 to read '$2' (it reads '$(cat "$1" 2>/dev/null)')"
 }
 # pgrep_here PATTERN: the PIDs pgrep -f finds of this test's processes (their environment
 # names its run directory), one per line; other tests run at the same time.
@@ -188,14 +213,11 @@ start_loop() {
 	"$@" loop "$WORK/$tag.stop" "$WORK/$tag.state" >"$WORK/$tag.out" 2>"$WORK/$tag.err" &
 	PID=$!
 }
-stop_loop() { # stop_loop TAG PID: stops it (5 s limit) and checks it exited 0
-	local i rc
+is_gone() { ! kill -0 "$1" 2>/dev/null; }
+stop_loop() { # stop_loop TAG PID: stops it (poll_until 5) and checks it exited 0
+	local rc
 	touch "$WORK/$1.stop"
-	for ((i = 0; i < 250 * WAIT_SCALE; i++)); do
-		kill -0 "$2" 2>/dev/null || break
-		sleep 0.02
-	done
-	if kill -0 "$2" 2>/dev/null; then
+	if ! poll_until 5 is_gone "$2"; then
 		kill -KILL "$2"
 		die "task $2 did not stop"
 	fi
@@ -218,6 +240,10 @@ seg_file() {
 		return
 	done
 }
+# runs_as PID UID: process PID's real user is UID (it went through setuid).
+runs_as() { [ "$(awk '/^Uid:/ {print $2}' "/proc/$1/status" 2>/dev/null)" == "$2" ]; }
+# has_segment PID: PID's control segment (seg_file) exists.
+has_segment() { [ -e "$(seg_file "$1")" ]; }
 # syscalls_per_launch FEW MANY RECORD [ENV...]: runs the fake app under the shim
 # with NVTASKSET_PARTITION=RECORD for FEW and for MANY launches under strace;
 # dies if MANY launches made more system calls than FEW. Output: $WORK/many.out.
@@ -259,11 +285,13 @@ NVTASKSET_CACHE_DIR=$TOP/cache "$NVT" --calibrate >/dev/null 2>&1 || echo "warni
 # ends what it left behind (MPS daemons, agents, processes naming its directory).
 # Its output goes to $TOP/NAME/log, its status to $TOP/NAME/rc.
 run_test() {
-	local name=$1 test_pid watchdog rc start=$SECONDS
+	local name=$1 test_pid watchdog rc start=$SECONDS x100
 	set_work "$TOP/$1"
 	mkdir -m 755 "$WORK"
 	mkdir -m 1777 "$NVTASKSET_RUNDIR"
 	cp -a "$TOP/cache" "$NVTASKSET_CACHE_DIR" 2>/dev/null || mkdir "$NVTASKSET_CACHE_DIR"
+	load_x100 x100
+	HANG=$((HANG_S * x100 / 100))
 	(
 		set -e
 		"t_$name"
@@ -272,8 +300,12 @@ run_test() {
 	# A test that hangs fails, and the suite goes on: nothing waits forever.
 	# (Its sleep killed, a test that ended in time: no message.)
 	(
-		sleep "$TEST_TIMEOUT" || exit 0
-		echo "FAILED: no end after $TEST_TIMEOUT s" >>"$WORK/log"
+		spent=0 at=${EPOCHREALTIME//[!0-9]/}
+		while ((spent < TEST_TIMEOUT * 1000000)); do
+			sleep 5 || exit 0
+			idle_spent spent at
+		done
+		echo "FAILED: no end after $TEST_TIMEOUT s of an idle machine's time ($((SECONDS - start)) s)" >>"$WORK/log"
 		pkill -KILL -P "$test_pid" 2>/dev/null
 		kill -KILL "$test_pid" 2>/dev/null
 	) 2>/dev/null &

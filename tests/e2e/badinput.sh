@@ -288,10 +288,7 @@ while not os.path.exists(sys.argv[1] + ".stop"):
 stop.set()' "$tag" >"$tag.out" 2>&1 &
 	PID=$!
 	wait_task "$PID"
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
-		[ -s "$tag.tid" ] && break
-		sleep 0.02
-	done
+	poll_until 10 test -s "$tag.tid" || true
 	tid=$(cat "$tag.tid")
 	run_rc out rc "$NVT" -p -c 4-5 "$tid"
 	eq "$rc" 1

@@ -9,6 +9,8 @@
 
 SUB=$T/testsub.so
 
+# replays_at_least N FILE: fakeapp graph's FILE says N replays or more (no line before the first).
+replays_at_least() { [ "$(sed -n 's/^replays=//p' "$2" 2>/dev/null)" -ge "$1" ] 2>/dev/null; }
 # graph_check SCENARIO: runs it on the identity chip (mask bit t = TPC t)
 # with the subscriber enabling TPCs 4-7; sets out, checks the exit status.
 graph_check() {
@@ -192,18 +194,14 @@ t_fakegraph_app_loop() {
 	# set-params (same function, new argument: the replay must run it),
 	# exec updates, disable/enable and re-instantiation all pass its checks.
 	# Re-instantiation takes the subscriber's mask anew: the same here.
-	local pid i n rc node0
+	local pid n rc node0
 	export FAKECUDA_CHIP=identity TESTSUB_MASK=f00
 	rm -f "$WORK/gl.stop" "$WORK/gl.out"
 	env LD_PRELOAD="$SUB" "$APP" graph 2 "$WORK/gl.stop" "$WORK/gl.out" child cond alloc \
 		setparams=3 update=5 toggle=7 reinst=11 >"$WORK/gl.log" 2>&1 &
 	pid=$!
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
-		n=$(sed -n 's/^replays=//p' "$WORK/gl.out" 2>/dev/null || true) # none before the first
-		[ "${n:-0}" -ge 100 ] && break
-		sleep 0.02
-	done
-	[ "${n:-0}" -ge 100 ] || die "fewer than 100 replays: $(cat "$WORK/gl.out" "$WORK/gl.log")"
+	poll_until 10 replays_at_least 100 "$WORK/gl.out" ||
+		die "fewer than 100 replays: $(cat "$WORK/gl.out" "$WORK/gl.log")"
 	touch "$WORK/gl.stop"
 	wait "$pid" && rc=0 || rc=$?
 	eq "$rc" 0 "exit status: $(cat "$WORK/gl.log")"
@@ -220,15 +218,12 @@ replays=$n"
 
 t_fakegraph_app_loop_hang() {
 	# Replays that hang are counted, shown as empty lists, and fail the loop.
-	local pid i rc
+	local pid rc
 	rm -f "$WORK/gh.stop" "$WORK/gh.out"
 	env FAKECUDA_CHIP=identity TESTSUB_MASK=0 LD_PRELOAD="$SUB" "$APP" graph 1 "$WORK/gh.stop" "$WORK/gh.out" \
 		>"$WORK/gh.log" 2>"$WORK/gh.err" &
 	pid=$!
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
-		[ -e "$WORK/gh.out" ] && break
-		sleep 0.02
-	done
+	poll_until 10 test -e "$WORK/gh.out" || true
 	touch "$WORK/gh.stop"
 	wait "$pid" && rc=0 || rc=$?
 	eq "$rc" 1 "exit status"

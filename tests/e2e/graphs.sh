@@ -30,11 +30,7 @@ start_graph() {
 stop_graph() { # stop_graph TAG PID: ends it, checks it exited 0 with no hang or bad run
 	local i
 	touch "$WORK/$1.stop"
-	for ((i = 0; i < 250 * WAIT_SCALE; i++)); do
-		kill -0 "$2" 2>/dev/null || break
-		sleep 0.02
-	done
-	kill -0 "$2" 2>/dev/null && { kill -9 "$2"; die "graph app $1 did not stop"; }
+	poll_until 5 is_gone "$2" || { kill -9 "$2"; die "graph app $1 did not stop"; }
 	wait "$2"
 	eq "$?" 0 "graph app $1's exit status ($(tail -3 "$WORK/$1.log"))"
 	has "$(cat "$WORK/$1.log")" "hung=0 bad=0"

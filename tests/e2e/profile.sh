@@ -81,12 +81,8 @@ t_profile_failures_and_timeouts() {
 		sh -c "python3 -c 'import time; time.sleep(3600)' $WORK-bg & python3 -c 'import time; time.sleep(3600)' $WORK-fg"
 	eq "$rc" 1
 	has "$out" "timed out after 0.3 s"
-	local i
-	for ((i = 0; i < 100 * WAIT_SCALE; i++)); do
-		pgrep -f "$WORK-[bf]g" >/dev/null || break
-		sleep 0.05
-	done
-	pgrep -af "$WORK-[bf]g" && die "a timed-out run's processes were left behind"
+	poll_until 5 sh -c '! pgrep -f "$1-[bf]g" >/dev/null' _ "$WORK" ||
+		die "a timed-out run's processes were left behind: $(pgrep -af "$WORK-[bf]g")"
 	# A metric the output never matches.
 	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 66 --metric 'nothing ([0-9]+)' "$APP" launch 1
 	eq "$rc" 1

@@ -21,15 +21,10 @@ print(" ".join(map(str, sorted(out))))' "$1")
 	"$NVT" --topology | awk -v want=" $tpcs " '$1 ~ /^[0-9]+$/ { n = split($2, t, ",");
 		for (i = 1; i <= n; i++) if (index(want, " " t[i] " ")) { print $1; break } }'
 }
-# wait_nonempty FILE [SECONDS]: waits (SECONDS, 5 by default, times WAIT_SCALE at most) until a
-# fake app has written its TPCs there.
+# wait_nonempty FILE [SECONDS]: waits (poll_until SECONDS, 5 by default) until a fake app has
+# written its TPCs there.
 wait_nonempty() {
-	local end=$((SECONDS + ${2:-5} * WAIT_SCALE))
-	while ((SECONDS <= end)); do
-		[ -s "$1" ] && return 0
-		sleep 0.02
-	done
-	die "$1 stayed empty"
+	poll_until "${2:-5}" test -s "$1" || die "$1 stayed empty"
 }
 # readme_words LINE: LINE's words with nvtaskset the built command, its comment and '&' dropped.
 readme_words() {

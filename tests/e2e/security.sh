@@ -37,14 +37,12 @@ make_in_tmp() {
 }
 # The PID (on this host) of the process that unshare PID started as PID 1 of its namespace;
 # for any PID, its first child.
+has_children() { [ -n "$(cat "/proc/$1/task/$1/children" 2>/dev/null)" ]; }
 ns_init_of() {
-	local i kids
-	for ((i = 0; i < 250 * WAIT_SCALE; i++)); do
-		kids=$(cat "/proc/$1/task/$1/children" 2>/dev/null || true)
-		[ -n "$kids" ] && { echo "${kids%% *}"; return 0; }
-		sleep 0.02
-	done
-	die "unshare $1 started no child"
+	local kids
+	poll_until 5 has_children "$1" || die "unshare $1 started no child"
+	kids=$(cat "/proc/$1/task/$1/children")
+	echo "${kids%% *}"
 }
 # stale_segments [UID]: segment files of UID's (default: mine; * for everyone's) that name a
 # process of this PID namespace that is gone.
@@ -79,11 +77,8 @@ hostile_flock() {
 	$(as_user 65533) flock "$2" "$3" sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' _ \
 		"$WORK/u/$1.unlock" &
 	HOLDER=$!
-	for ((i = 0; i < 250 * WAIT_SCALE; i++)); do
-		grep -Eq "FLOCK +ADVISORY +(READ|WRITE) +[0-9]+ +[0-9a-f]+:[0-9a-f]+:$ino " /proc/locks && return 0
-		sleep 0.02
-	done
-	die "uid 65533 could not lock $3"
+	poll_until 5 grep -Eq "FLOCK +ADVISORY +(READ|WRITE) +[0-9]+ +[0-9a-f]+:[0-9a-f]+:$ino " /proc/locks ||
+		die "uid 65533 could not lock $3"
 }
 # runs_program PID NAME: process PID's first argument is NAME (it exec'd it).
 runs_program() { [ "$(tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | head -1)" == "$2" ]; }
@@ -243,12 +238,8 @@ t_sec_resized_segment() {
 	$(as_user 65534) env LD_PRELOAD="$SHIM" NVTASKSET_PARTITION="$(partition_env 0-3 "$(topo_verified)")" \
 		sleep 1000 &
 	task=$!
-	for ((i = 0; i < 250 * WAIT_SCALE; i++)); do
-		seg=$(seg_file "$task")
-		[ -e "$seg" ] && break
-		sleep 0.02
-	done
-	[ -e "$seg" ] || die "no segment for $task"
+	poll_until 5 has_segment "$task" || die "no segment for $task"
+	seg=$(seg_file "$task")
 	run_rc out rc "$NVT" -pc "$task"
 	has "$out" "pid $task's current TPC list: 0-3"
 	# (Its content put back each time: writers get past their checks and map it.)
@@ -459,10 +450,7 @@ fork_after_poke() {
 	"$T/segpoke" "$PID" "$2"
 	sleep 0.2
 	touch "$WORK/$tag.go"
-	for ((i = 0; i < 250 * WAIT_SCALE; i++)); do
-		[ -s "$WORK/$tag.child" ] && break
-		sleep 0.02
-	done
+	poll_until 5 test -s "$WORK/$tag.child" || true
 }
 t_sec_fork_during_write() {
 	# A child forked while its parent's slot is mid-write (a writer stopped
@@ -501,10 +489,7 @@ while not os.path.exists(sys.argv[1]):
 os.execv(sys.argv[2], [sys.argv[2], "loop"] + sys.argv[3:])' \
 		"$WORK/fl.go" "$APP" "$WORK/fl.stop" "$WORK/fl.state" >"$WORK/fl.out" 2>&1 &
 	PID=$!
-	for ((i = 0; i < 250 * WAIT_SCALE; i++)); do
-		[ -e "$(seg_file "$PID")" ] && break
-		sleep 0.02
-	done
+	poll_until 5 has_segment "$PID" || true
 	run_rc out rc "$NVT" -p --json "$PID"
 	has "$out" '"applied":false'
 	run_rc out rc "$NVT" -pc "$PID"

@@ -4,15 +4,16 @@
 # helpers defined there.
 # shellcheck shell=bash
 
-# wait_task PID: waits (10 s at most) until PID runs under nvtaskset (has a segment -p reads).
+# wait_task PID: waits (poll_until 10) until PID runs under nvtaskset (has a segment -p reads).
 wait_task() {
-	local i
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
-		"$NVT" -p "$1" >/dev/null 2>&1 && return 0
-		sleep 0.02
-	done
-	die "pid $1 never ran under nvtaskset"
+	poll_until 10 sh -c '"$0" -p "$1" >/dev/null 2>&1' "$NVT" "$1" || die "pid $1 never ran under nvtaskset"
 }
+# has_open PID FILE: process PID has FILE open.
+has_open() { readlink /proc/"$1"/fd/* 2>/dev/null | grep -qxF "$2"; }
+# has_mode FILE MODE: FILE's mode reads MODE (stat -c %a).
+has_mode() { [ "$(stat -c %a "$1" 2>/dev/null)" == "$2" ]; }
+# launches_after T FILE N: FILE (fakeapp launch-at lines, "at=NS tpcs=...") has N launches after T.
+launches_after() { [ "$(awk -v t="$1" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0' "$2" | wc -l)" -ge "$3" ]; }
 # spawn_case HOW: a launcher started on TPCs 0-3 and moved to 8-9 starts a child by HOW
 # (fakeapp spawn-on); the child runs on 8-9, and -p says so.
 spawn_case() {
@@ -154,9 +155,8 @@ unset NVTASKSET_RUNDIR
 	"$WORK/suidapp" launch 1; "$APP" launch 1' &
 pid=\$!
 # Its own segment, made by its shim after the exec of sh (0644 once filled):
-# a -p before it would write the one the CLI made before the exec.
-for i in \$(seq $((500 * WAIT_SCALE))); do
-	[ -n "\$(find /dev/shm/nvtaskset-65533 -name "*.\$pid" -perm -0044 2>/dev/null)" ] && break
+# a -p before it would write the one the CLI made before the exec. (run_rc's HANG catches a hang.)
+until [ -n "\$(find /dev/shm/nvtaskset-65533 -name "*.\$pid" -perm -0044 2>/dev/null)" ]; do
 	sleep 0.02
 done
 "$NVT" -p -c 8-9 "\$pid" >/dev/null
@@ -189,19 +189,11 @@ t_tree_move_during_exec_to_user() {
 	wait_file "$tag.hold" held
 	"$NVT" -p -c 8-9 "$PID" >"$tag.p" 2>&1 &
 	pp=$!
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
-		readlink /proc/"$pp"/fd/* 2>/dev/null | grep -qxF "$root_seg" && break
-		sleep 0.02
-	done
-	[ "$i" -lt $((500 * WAIT_SCALE)) ] || die "-p never opened $root_seg"
+	poll_until 10 has_open "$pp" "$root_seg" || die "-p never opened $root_seg"
 	touch "$tag.go"
 	# The task's own segment, made and filled (mode 0644) by its shim as 65533.
 	own=${root_seg/nvtaskset-0/nvtaskset-65533}
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
-		[ "$(stat -c %a "$own" 2>/dev/null)" == 644 ] && break
-		sleep 0.02
-	done
-	[ "$i" -lt $((500 * WAIT_SCALE)) ] || die "no segment $own was made"
+	poll_until 10 has_mode "$own" 644 || die "no segment $own was made"
 	kill "$hold"
 	wait "$pp" && rc=0 || rc=$?
 	eq "$rc" 0 "-p exit status: $(cat "$tag.p")"
@@ -474,7 +466,8 @@ t_tree_all_tasks_other_users_task() {
 set -e
 mount -t tmpfs tmpfs /dev/shm
 unset NVTASKSET_RUNDIR
-wait_for() { for i in \$(seq $((500 * WAIT_SCALE))); do [ "\$(cat "\$1" 2>/dev/null)" == "\$2" ] && return 0; sleep 0.02; done; echo "\$1 never read \$2"; exit 1; }
+# (run_rc's HANG catches a hang.)
+wait_for() { until [ "\$(cat "\$1" 2>/dev/null)" == "\$2" ]; do sleep 0.02; done; }
 "$NVT" --no-mps -c 0-3 $(as_user 65533) sh -c '"\$1" loop "\$3/stop" "\$3/s" & "\$2" loop "\$3/stop" "\$3/g" & wait' \
 	sh "$WORK/suidapp" "$APP" "$d" &
 r=\$!
@@ -616,7 +609,7 @@ t_tree_list_launch_count_threads() {
 		rm -f "$WORK/lc.stop" "$WORK/lc.out"
 		"$NVT" --no-mps -c 0-3 "$APP" threads "$n" 5000 "$WORK/lc.stop" >"$WORK/lc.out" 2>&1 &
 		pid=$!
-		for ((i = 0; i < 1000 * WAIT_SCALE; i++)); do grep -q launched= "$WORK/lc.out" && break; sleep 0.02; done
+		poll_until 20 grep -q launched= "$WORK/lc.out" || true
 		grep -q "launched=$((n * 5000))" "$WORK/lc.out" || die "$n threads did not finish: $(cat "$WORK/lc.out")"
 		run_rc out rc "$NVT" -l --json
 		python3 - "$out" "$pid" "$((n * 5000))" <<'PY' || die "$n threads: wrong count: $out"
@@ -640,7 +633,7 @@ t_tree_list_launches() {
 	wait_task "$a"
 	wait_task "$b"
 	# It prints its last launch once all 7 are done.
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do grep -q tpcs= "$WORK/ll.a" && break; sleep 0.02; done
+	poll_until 10 grep -q tpcs= "$WORK/ll.a" || true
 	run_rc out rc "$NVT" -l
 	grep -Eq "^ *$a +[0-9]+ +root +0 +7 +0-3 +$APP launch-wait 7" <<<"$out" || die "no row for $a: $out"
 	grep -Eq "^ *$b +[0-9]+ +root +0 +0 +4-5 \\(not applied\\) +$APP launch-wait 0" <<<"$out" || die "no row for $b: $out"
@@ -747,15 +740,12 @@ t_tree_all_tasks_while_spawning() {
 	"$NVT" --no-mps -c 0-3 sh -c 'sh "$0" "$1" "$2"; true' "$tag.loop" "$tag.stop" "$APP" \
 		>"$tag.out" 2>"$tag.err" &
 	PID=$!
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do grep -q "tpcs=0-3" "$tag.out" 2>/dev/null && break; sleep 0.02; done
+	poll_until 10 grep -q "tpcs=0-3" "$tag.out" || true
 	run_rc out rc "$NVT" -a -p -c 8-9 "$PID"
 	eq "$rc" 0 "-a exit status: $out"
 	t=$(python3 -c 'import time; print(time.monotonic_ns())')
 	has "$out" "pid $PID's new TPC list: 8-9"
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
-		[ "$(awk -v t="$t" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0' "$tag.out" | wc -l)" -ge 20 ] && break
-		sleep 0.02
-	done
+	poll_until 10 launches_after "$t" "$tag.out" 20 || true
 	touch "$tag.stop"
 	wait "$PID" || die "the shell failed: $(cat "$tag.err")"
 	bad=$(awk -v t="$t" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0 && $2 != "tpcs=8-9"' "$tag.out")
@@ -840,18 +830,10 @@ start_exec_to_user() {
 	wait_file "$tag.hold" held
 	"${run[@]}" "$NVT" -p "$@" "$PID" >"$tag.p" 2>&1 &
 	PP=$!
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
-		readlink /proc/"$PP"/fd/* 2>/dev/null | grep -qxF "$FIRST_SEG" && break
-		sleep 0.02
-	done
-	[ "$i" -lt $((500 * WAIT_SCALE)) ] || die "-p never opened $FIRST_SEG"
+	poll_until 10 has_open "$PP" "$FIRST_SEG" || die "-p never opened $FIRST_SEG"
 	touch "$tag.go"
 	OWN_SEG=${FIRST_SEG/nvtaskset-$uid/nvtaskset-65533}
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
-		[ "$(stat -c %a "$OWN_SEG" 2>/dev/null)" == 644 ] && break
-		sleep 0.02
-	done
-	[ "$i" -lt $((500 * WAIT_SCALE)) ] || die "no segment $OWN_SEG was made"
+	poll_until 10 has_mode "$OWN_SEG" 644 || die "no segment $OWN_SEG was made"
 }
 
 t_tree_move_exec_reopen_fails() {
