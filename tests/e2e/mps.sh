@@ -82,7 +82,7 @@ t_mps_client_limit() {
 		kill $server
 		setpriv --reuid=65534 --regid=65534 --clear-groups sleep 1000 &
 		server=$!
-		sleep 0.2
+		wait_for 5 runs_as "$server" 65534
 		echo $server >"$CUDA_MPS_PIPE_DIRECTORY/fake-server"
 		run_rc out rc "$NVT" -c 0 "$APP" launch 1
 		eq "$rc" 0 "another user's full server"

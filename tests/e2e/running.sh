@@ -23,8 +23,13 @@ pid $PID's new TPC mask: ff00000000"
 	has "$out" "\"pid\":$PID,\"gpus\":[{\"gpu\":0,\"uuid\":\"$(fake_uuid)\",\"current\":{\"partitioned\":true,\"tpcs\":\"32-39\",\"tpc_mask\":\"ff00000000\",\"tpc_count\":8,"
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); g=d["gpus"][0]; assert d["version"] == 2 and g["applied"] is True and g["refused"] is False and g["current"]["tpc_ids"]==list(range(32,40)) and g["launches"]>0 and g["graph_kernels_stale"]==0' \
 		"$out" || die "bad JSON: $out"
+	# The write's time stamp lies between the times before and after the command.
+	local before after
+	before=$(python3 -c 'import time; print(time.monotonic_ns())')
 	run_rc out rc "$NVT" -p --json -c 0 "$PID"
-	python3 -c 'import json,sys,time; d=json.loads(sys.argv[1])["gpus"]; assert len(d)==1 and d[0]["current"]["tpcs"]=="0" and d[0]["previous"]["tpcs"]=="32-39"; assert 0 < time.monotonic_ns() - json.loads(sys.argv[1])["written_monotonic_ns"] < 20e9' "$out" || die "bad JSON: $out"
+	after=$(python3 -c 'import time; print(time.monotonic_ns())')
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); g=d["gpus"]; assert len(g)==1 and g[0]["current"]["tpcs"]=="0" and g[0]["previous"]["tpcs"]=="32-39"; assert int(sys.argv[2]) <= d["written_monotonic_ns"] <= int(sys.argv[3])' \
+		"$out" "$before" "$after" || die "bad JSON (written between $before and $after): $out"
 	wait_file "$WORK/live.state" "0"
 	stop_loop live "$PID"
 	[ ! -e "$(seg_file "$PID")" ] || die "segment left behind after a clean exit"
@@ -137,10 +142,7 @@ t_stress_live_rewrites() {
 	nice -n 19 "$NVT" --no-mps -c 0-31 "$APP" stress 8 "$WORK/st.stop" ffffffff 3ffffffff00000000 \
 		3ffffffffffffffff 20 >"$WORK/st.out" 2>&1 &
 	PID=$!
-	for ((i = 0; i < 500 * WAIT_SCALE; i++)); do
-		"$NVT" -p "$PID" >/dev/null 2>&1 && break
-		sleep 0.02
-	done
+	wait_task "$PID"
 	# At least 200 rewrites however slow the machine (the watchdog bounds them), then
 	# more until 2000 or 60 s.
 	begin=$SECONDS
