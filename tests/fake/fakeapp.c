@@ -20,7 +20,9 @@
  * "loop" launches nothing while the file $FAKEAPP_PAUSE exists (an idle
  * task), and appends "NS LIST" to the file $FAKEAPP_STAMP whenever its TPCs
  * change and "NS resume" before its first launch after a pause, NS the
- * CLOCK_MONOTONIC time (the priority agent's reaction time).
+ * CLOCK_MONOTONIC time; with FAKEAPP_STAMP_LAUNCHES=1 also "NS launch" after
+ * each launch (the priority agent's reaction, counted in the higher task's
+ * launches).
  * FAKEAPP_SYNC=1 makes "loop" call cuCtxSynchronize after each launch (a
  * task whose requests end: its shim follows synchronisations).
  * FAKEAPP_DEVICE=D makes device D's context current first; FAKEAPP_ALL=1
@@ -299,8 +301,8 @@ static int loop_until(const char *stop, const char *go, const char *state)
 {
 	char prev[1200] = "-", now[1200];
 	const char *hold = getenv("FAKEAPP_PAUSE");
-	const char *sync = getenv("FAKEAPP_SYNC");
-	int sync_each = sync && !strcmp(sync, "1");
+	const char *sync = getenv("FAKEAPP_SYNC"), *each = getenv("FAKEAPP_STAMP_LAUNCHES");
+	int sync_each = sync && !strcmp(sync, "1"), stamp_each = each && !strcmp(each, "1");
 	long n = 0, hung = 0;
 	struct timespec pause = {0, 200000};
 	int paused = 0;
@@ -319,6 +321,8 @@ static int loop_until(const char *stop, const char *go, const char *state)
 		if (sync_each && p_sync)
 			p_sync();
 		n++;
+		if (stamp_each)
+			stamp("launch");
 		if (strcmp(now, prev)) {
 			write_state(state, now);
 			stamp(now);
