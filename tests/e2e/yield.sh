@@ -7,11 +7,17 @@
 
 PRIOAPP=$T/prioapp
 
+# requests FILE: the requests a service's log (prioapp serve) shows so far.
+requests() { grep -c '^req ' "$1" 2>/dev/null || true; }
+# requests_over FILE N: its log shows more than N requests.
+requests_over() { [ "$(requests "$1")" -gt "$2" ]; }
 # serve_and_batch TAG HIGH_ARGS -- LOW_ARGS: starts a service (a request of 4 launches every
-# $PERIOD_US, default 20 ms) and a batch job beside it, lets them run ~1.2 s (from the batch's
-# first launch), stops both; their logs in $WORK/TAG.serve and $WORK/TAG.batch.
+# $PERIOD_US, default 20 ms) and a batch job beside it, lets them run for as many requests
+# after the batch's first launch as an idle machine runs in 1 s (50 at 20 ms, at least 20), stops
+# both; their logs in $WORK/TAG.serve and $WORK/TAG.batch. HELD: -l --json while they ran,
+# HELD_AFTER: CLOCK_MONOTONIC ns after it returned.
 serve_and_batch() {
-	local tag=$1 hi lo high=() low=()
+	local tag=$1 hi lo high=() low=() first want
 	shift
 	while [ "$1" != "--" ]; do high+=("$1"); shift; done
 	shift
@@ -25,8 +31,11 @@ serve_and_batch() {
 		"$WORK/$tag.batch" 2>"$WORK/$tag.batch.err" &
 	lo=$!
 	wait_for 10 test -e "$WORK/$tag.batch.ready"
-	sleep 1.2
-	HELD=$(timeout 20 "$NVT" -l --json)
+	first=$(requests "$WORK/$tag.serve")
+	want=$((1000000 / ${PERIOD_US:-20000}))
+	wait_for 10 requests_over "$WORK/$tag.serve" $((first + (want > 20 ? want : 20)))
+	HELD=$(timeout "$HANG" "$NVT" -l --json)
+	HELD_AFTER=$(python3 -c 'import time; print(time.monotonic_ns())')
 	touch "$WORK/$tag.stop"
 	wait "$hi" || die "the service failed: $(cat "$WORK/$tag.serve.err")"
 	wait "$lo" || die "the batch job failed: $(cat "$WORK/$tag.batch.err")"
@@ -46,6 +55,14 @@ for x in inside:
 print("%d of %d" % (len(inside), len(reqs)))
 PY
 }
+# launches_over FILE N: a batch job's log (prioapp batch) shows more than N launches.
+launches_over() { [ "$(grep -c '^launch' "$1")" -gt "$2" ]; }
+# in_request PID: -l --json says task PID's requests are busy (a request launched, not yet done).
+in_request() {
+	timeout "$HANG" "$NVT" -l --json | python3 -c 'import json, sys
+t = [t for t in json.load(sys.stdin)["tasks"] if t["pid"] == int(sys.argv[1])]
+sys.exit(not (t and t[0]["gpus"][0].get("requests", {}).get("busy")))' "$1"
+}
 # most_in_flight TAG: the largest count of the batch job's launches in flight after a launch.
 most_in_flight() { awk '$1 == "launch" && $4 > m {m = $4} END {print m + 0}' "$WORK/$1.batch"; }
 
@@ -61,7 +78,7 @@ t_yield_gate_holds_launches() {
 	[ "${got##* of }" -ge 20 ] || die "too few requests: $got"
 	eq "${got%% of *}" 0 "launches let through during requests ($got)"
 	# -l and JSON say how the low task waits, and for how many higher tasks.
-	python3 - "$HELD" <<'PY' || die "bad JSON: $HELD"
+	python3 - "$HELD" "$WORK/prio.serve" "$HELD_AFTER" <<'PY' || die "bad JSON: $HELD"
 import json, sys
 d = json.loads(sys.argv[1])
 low = [t["gpus"][0] for t in d["tasks"] if t["gpus"][0].get("priority") == "low"][0]
@@ -71,7 +88,15 @@ assert y["ways"] == "gate,duty=100", y
 assert y["watching"] == 1 and y["holds"] > 0 and y["held_ms"] > 0, y
 assert y["state"] in ("running", "gated"), y
 assert high["requests"]["tracked"] and high["requests"]["count"] >= 20, high
-assert 15 <= high["requests"]["period_ms"] <= 30, high
+# The period the shim learnt lies among the gaps between the requests it saw (each begin
+# between the service's ENTER and BEGIN stamps): about 20 ms on an idle machine, wider on a
+# loaded one, whose requests come late and then at once.
+reqs = [tuple(map(int, l.split()[1:])) for l in open(sys.argv[2]) if l.startswith("req ")]
+reqs = [(r[3], r[0]) for r in reqs if r[3] < int(sys.argv[3])]
+low_gap = min(b[0] - a[1] for a, b in zip(reqs, reqs[1:])) / 1e6
+high_gap = max(b[1] - a[0] for a, b in zip(reqs, reqs[1:])) / 1e6
+assert low_gap - 0.01 <= high["requests"]["period_ms"] <= high_gap + 0.01, (low_gap, high_gap, high)
+print("period %.3f ms, gaps %.3f-%.3f ms" % (high["requests"]["period_ms"], low_gap, high_gap))
 PY
 }
 
@@ -112,17 +137,18 @@ t_yield_service_gone() {
 	FAKECUDA_KERNEL_US=400000 "$NVT" --no-mps --priority high -c 0-8 "$PRIOAPP" serve \
 		"$WORK/gone.stop" "$WORK/gone.serve" 100000 1 2>/dev/null &
 	local hi=$!
-	sleep 0.5 # inside its first request's synchronisation
+	wait_for 10 in_request "$hi" # inside a request's synchronisation (each takes 400 ms)
 	kill -KILL "$hi"
 	wait "$hi" 2>/dev/null || true
 	FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority low --yield gate,duty=100 -c 9-65 "$PRIOAPP" batch \
 		"$WORK/gone.stop" "$WORK/gone.batch" 2>"$WORK/gone.err" &
 	lo=$!
 	wait_for 10 test -e "$WORK/gone.batch.ready"
-	sleep 0.6
+	# It runs on: more than 50 launches (its log is written 64 KiB at a time, ~1200 lines).
+	poll_until 10 launches_over "$WORK/gone.batch" 50 ||
+		die "the batch job hardly ran: $(wc -l <"$WORK/gone.batch")"
 	touch "$WORK/gone.stop"
 	wait "$lo" || die "the batch job failed: $(cat "$WORK/gone.err")"
-	[ "$(grep -c '^launch' "$WORK/gone.batch")" -gt 50 ] || die "the batch job hardly ran: $(wc -l <"$WORK/gone.batch")"
 }
 
 t_yield_client_priority_and_usage() {

@@ -6,9 +6,10 @@
  *
  *   prioapp serve STOP LOG PERIOD_US LAUNCHES   until file STOP exists: every
  *       PERIOD_US (absolute deadlines) a request of LAUNCHES launches and one
- *       cuStreamSynchronize; appends "req BEGIN DONE END" per request to LOG (BEGIN:
- *       when its first launch call returned, DONE: when its work on the fake GPU
- *       is done, END: when its synchronisation returned)
+ *       cuStreamSynchronize; appends "req BEGIN DONE END ENTER" per request to LOG
+ *       (BEGIN: when its first launch call returned, DONE: when its work on the fake
+ *       GPU is done, END: when its synchronisation returned, ENTER: when its first
+ *       launch call was made), each line as the request ends
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
@@ -78,9 +79,10 @@ int main(int argc, char **argv)
 		int launches = atoi(argv[5]);
 		while (!exists(argv[2])) {
 			struct timespec at = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
-			uint64_t begin, done, end;
+			uint64_t begin, done, end, enter;
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
 			begin = 0;
+			enter = now_ns();
 			for (int i = 0; i < launches; i++) {
 				if (cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
 					return 1;
@@ -91,12 +93,11 @@ int main(int argc, char **argv)
 			if (cuStreamSynchronize(NULL))
 				return 1;
 			end = now_ns();
-			fprintf(log, "req %llu %llu %llu\n", (unsigned long long)begin,
-				(unsigned long long)done, (unsigned long long)end);
-			if (first--> 0) {
-				fflush(log);
+			fprintf(log, "req %llu %llu %llu %llu\n", (unsigned long long)begin,
+				(unsigned long long)done, (unsigned long long)end, (unsigned long long)enter);
+			fflush(log); /* the test counts requests as they end */
+			if (first--> 0)
 				ready(argv[3]);
-			}
 			next += period;
 			if (next < end)
 				next = end; /* late: the next one at once */
