@@ -66,6 +66,13 @@ void nvt_act_end(struct nvt_slot_activity *a, uint64_t now);
 uint32_t nvt_act_duty_pm(const struct nvt_slot_activity *a);
 /* 1 if its requests come periodically enough to foresee the next one. */
 int nvt_act_periodic(const struct nvt_slot_activity *a);
+/*
+ * 1 if a lower task may run work of need_ns on its TPCs at now: it is idle,
+ * periodic, its request of this period has begun (not overdue), and its next
+ * one is due need_ns or more from now. A task quiet for over four periods
+ * (paused) lends too.
+ */
+int nvt_act_may_lend(const struct nvt_slot_activity *a, uint64_t now, uint64_t need_ns);
 
 /* A higher task as a yielding shim sees it before a launch. */
 struct nvt_watched {
