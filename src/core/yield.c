@@ -355,6 +355,15 @@ int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w
 	return verdict;
 }
 
+uint64_t nvt_yield_launch_avg(uint64_t avg, uint64_t sample)
+{
+	if (!avg)
+		return sample;
+	if (sample > avg)
+		return avg + (sample - avg) / 2;
+	return avg - avg / 8 + sample / 8;
+}
+
 unsigned nvt_yield_inflight(uint64_t bound_ns, uint64_t launch_ns, unsigned max)
 {
 	uint64_t k;

@@ -98,6 +98,14 @@ int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w
 		      uint64_t now, uint64_t ahead_ns, uint64_t *wake);
 
 /*
+ * How long one of a yielding task's launches runs, after one more sample: up
+ * fast (halfway to a longer sample), down slowly (weight 1/8). Too short an
+ * estimate lets too much work into flight and leads too little ahead of a
+ * due request; a first sample from a short set-up kernel took ~20 requests
+ * of the H100's benchmark to grow out of with weight 1/8 both ways.
+ */
+uint64_t nvt_yield_launch_avg(uint64_t avg, uint64_t sample);
+/*
  * How many launches may be in flight so that they take at most bound_ns,
  * given that one takes launch_ns (0: not known yet): at least 1, at most max.
  */

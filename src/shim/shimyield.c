@@ -419,7 +419,7 @@ static unsigned in_flight(struct yslot *s, int waiting, uint64_t now)
 	/* Those seen done at one look ran one after the other since start. */
 	if (waiting && now > start) {
 		uint64_t took = (now - start) / done;
-		s->launch_ns = s->launch_ns ? s->launch_ns - s->launch_ns / 8 + took / 8 : took;
+		s->launch_ns = nvt_yield_launch_avg(s->launch_ns, took);
 	}
 	s->done_ns = now;
 	return s->head - s->tail;

@@ -295,6 +295,24 @@ static void test_may_lend(void)
 	CHECK(!nvt_act_may_lend(&a, 1012 * MS, MS));
 }
 
+static void test_launch_avg(void)
+{
+	uint64_t avg = nvt_yield_launch_avg(0, 10 * US); /* a set-up kernel first */
+	int n = 0;
+
+	CHECK(avg == 10 * US);
+	while (avg < 2300 * US * 9 / 10 && n < 100)
+		avg = nvt_yield_launch_avg(avg, 2300 * US), n++;
+	CHECK(n <= 4); /* ~20 with weight 1/8 */
+	/* One short launch between long ones moves it an eighth of the way. */
+	avg = nvt_yield_launch_avg(2300 * US, 100 * US);
+	CHECK(avg >= 2000 * US && avg < 2300 * US);
+	/* Shorter launches for good: it follows them down. */
+	for (int i = 0; i < 40; i++)
+		avg = nvt_yield_launch_avg(avg, 400 * US);
+	CHECK(avg >= 400 * US && avg < 420 * US);
+}
+
 static void test_inflight(void)
 {
 	CHECK(nvt_yield_inflight(1000 * US, 0, 63) == 1);
@@ -311,6 +329,7 @@ int main(void)
 	test_rate_shift();
 	test_verdict();
 	test_may_lend();
+	test_launch_avg();
 	test_inflight();
 	return CHECK_DONE();
 }
