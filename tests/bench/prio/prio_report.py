@@ -113,8 +113,8 @@ class Results:
         if duty <= 10:
             out.append(("p99 <= 1.2x, H >= 0.8", c["p99x"] <= P99_MAX and c["hx"] >= H_MIN_LOW))
         if duty == 100 and st and st["hx"] == st["hx"]:
-            # Of what H keeps beside L busy all the time on static partitions (the issue's
-            # words): memory is shared whatever the partitions.
+            # Of what H keeps beside L busy all the time on static partitions: memory is
+            # shared whatever the partitions.
             out.append(("H >= 0.95 of static's", c["hx"] >= H_MIN_BUSY * st["hx"]))
         return out
 
