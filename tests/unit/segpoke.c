@@ -14,7 +14,9 @@
  *   segpoke PID claim      flag the partition NVT_SLOTF_CLAIM: a pick not confirmed
  *                          yet, as a claimer stopped (or killed) mid-way leaves it
  *   segpoke PID hold       take the segment's writer's lock as nvtaskset -p does,
- *                          print "held", and keep it until killed
+ *                          print "held", and keep it until killed or PID ends (a
+ *                          test that failed before killing it leaves nothing behind:
+ *                          the suite ends the test's tasks)
  *   segpoke PID making     make the segment look as one its shim is still making
  *                          (mode 0600, no header: the magic turned over)
  *   segpoke PID made       undo "making" (the magic back, mode 0644)
@@ -23,12 +25,15 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "seg/segfile.h"
@@ -72,8 +77,11 @@ int main(int argc, char **argv)
 		}
 		printf("held\n");
 		fflush(stdout);
-		for (;;)
-			pause();
+		while (kill((pid_t)atoi(argv[1]), 0) == 0 || errno == EPERM) {
+			struct timespec tick = {0, 100000000};
+			nanosleep(&tick, NULL);
+		}
+		return 0;
 	}
 	if (!strcmp(argv[2], "show") && argc == 4) {
 		char list[NVT_LIST_MAX_CHARS + 1];
