@@ -19,7 +19,7 @@ t_try_tour() {
 	# The tour runs -c, -g, -n, -l and -p, and each demo says it ran where the command said;
 	# it ends with nothing left: no demo, no MPS daemon, no directory.
 	local out rc gpc1 pick1 pick2 moved
-	run_rc out rc env TMPDIR="$WORK" B="$B" "$ROOT/tests/fake/try.sh" --tour
+	run_rc out rc env TMPDIR="$WORK" B="$B" TRY_WAIT="$HANG" "$ROOT/tests/fake/try.sh" --tour
 	echo "$out" # (the log's head: a failure's message is its tail)
 	eq "$rc" 0 "the tour's exit status"
 	local cmd
@@ -50,7 +50,7 @@ t_try_shell() {
 	# The shell the tour ends in (here fed from a pipe) has the environment it prints: a demo
 	# started there runs on its TPCs, and a demo left in its background ends with it.
 	local out rc
-	run_rc out rc env TMPDIR="$WORK" B="$B" "$ROOT/tests/fake/try.sh" --shell <<'EOF'
+	run_rc out rc env TMPDIR="$WORK" B="$B" TRY_WAIT="$HANG" "$ROOT/tests/fake/try.sh" --shell <<'EOF'
 nvtaskset -c 0-3 demo 1
 nvtaskset -c 4-5 demo &
 sleep 0.3

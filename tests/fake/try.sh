@@ -88,18 +88,20 @@ show_bg() {
 	local name=$1
 	shift
 	printf '$ %s &\n' "$*"
+	: >"$TRY/$name.out" # (before follow reads it: the child opens it when it runs)
 	"$@" >"$TRY/$name.out" 2>&1 &
 	LAST=$!
 	DEMOS+=("$LAST")
 	printf '[%s]\n' "$LAST"
 	follow "$name" "ran on"
 }
-# follow NAME TEXT: waits (10 s at most) for a new line of $TRY/NAME.out holding TEXT, and prints
-# the lines up to it that were not printed yet.
+# follow NAME TEXT: waits ($TRY_WAIT s at most, 10 by default; the tests give their hang guard)
+# for a new line of $TRY/NAME.out holding TEXT, and prints the lines up to it that were not
+# printed yet.
 declare -A SHOWN
 follow() {
-	local i lines
-	for ((i = 0; i < 500; i++)); do
+	local lines end=$((SECONDS + ${TRY_WAIT:-10}))
+	while ((SECONDS <= end)); do
 		lines=$(tail -n +"$((${SHOWN[$1]:-0} + 1))" "$TRY/$1.out")
 		if grep -q "$2" <<<"$lines"; then
 			lines=$(sed "/$2/q" <<<"$lines")
@@ -109,7 +111,7 @@ follow() {
 		fi
 		sleep 0.02
 	done
-	echo "try: $1 printed no '$2' in 10 s:" >&2
+	echo "try: $1 printed no '$2' in ${TRY_WAIT:-10} s:" >&2
 	cat "$TRY/$1.out" >&2
 	exit 1
 }
