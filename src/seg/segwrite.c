@@ -131,9 +131,10 @@ int nvt_seg_write(struct nvt_seg_handle *h, int gpu, const struct nvt_slot_view 
 	rc = guarded(write_mapped, h, &a);
 	if (rc != NVT_SEG_NEW_PRIO)
 		return rc;
-	/* A write through the mapping changes none of the file's times: a new priority
-	 * changes its ctime, by which the priority agent sees it at its next look
-	 * (without reading every segment without a priority each time). */
+	/* A new priority changes the file's ctime, by which the priority agent reads it
+	 * at its next look (it does not read every file without a priority each time).
+	 * A write through a mapping sets the times at its first fault only (tmpfs): that
+	 * is before the priority is in place, and never for a mapping written before. */
 	futimens(h->fd, NULL);
 	return NVT_SEG_OK;
 }
