@@ -562,11 +562,15 @@ static int read_file(struct agent *a, const struct nvt_seg_entry *e, int *opens,
 
 	if (fd < 0) {
 		/* A lease on it, or out of descriptors: it may have a priority, cannot tell. Gone
-		 * or replaced meanwhile: the next look lists what is there. */
+		 * meanwhile: the next look lists what is there. Anything else (a FIFO, a link,
+		 * another user's file, one replaced meanwhile) is nothing to follow while the
+		 * file listed stays as it is (a new one has another inode). */
 		if (errno == EWOULDBLOCK)
 			note(a, e->pid, NVT_AGENT_WHY_UNREADABLE);
 		else if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
 			note(a, e->pid, NVT_AGENT_WHY_FILES);
+		else if (errno != ENOENT && errno != EINTR)
+			return !changing(e);
 		return 0;
 	}
 	if (pread(fd, &copy, sizeof(copy), 0) == (ssize_t)sizeof(copy))
