@@ -324,7 +324,8 @@ struct nvt_slot_activity {
 	uint64_t shift_min_ns; /* the smallest of them */
 	uint64_t shift_max_ns; /* the largest */
 	uint32_t shifts;       /* how many (NVT_ACT_SHIFT_UP: above period_ns) */
-	uint32_t reserved;
+	uint32_t idle_us;      /* how long it was idle before its last request began (us,
+				* at most UINT32_MAX): its latest share of time busy */
 };
 #define NVT_ACT_SHIFT 3
 #define NVT_ACT_SHIFT_UP 0x80000000u

@@ -202,7 +202,9 @@ static int shifted(struct nvt_slot_activity *a, uint64_t gap, uint64_t period)
 
 void nvt_act_begin(struct nvt_slot_activity *a, uint64_t now)
 {
-	uint64_t n = a->begins + 1;
+	uint64_t n = a->begins + 1, idle = a->ends == a->begins && now > a->end_ns ? now - a->end_ns : 0;
+
+	a->idle_us = idle / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(idle / 1000);
 
 	if (a->begins && now > a->begin_ns) {
 		uint64_t gap = now - a->begin_ns, period = a->period_ns;
@@ -248,6 +250,41 @@ int nvt_act_periodic(const struct nvt_slot_activity *a)
 	return a->begins >= NVT_YIELD_LEARN && a->period_ns && a->jitter_ns * 8 <= a->period_ns;
 }
 
+/*
+ * Its share of time busy as a yielding task weighs it: the average, or its
+ * latest request's (busy time against busy plus the idle time before it) when
+ * that is less. A service that went from back to back to a request every
+ * 20 ms is waited for from its first sparse request on, not only once the
+ * averages have followed (three requests that would run beside the
+ * neighbour's work, as if the service were still busy all the time).
+ */
+static uint32_t duty_now_pm(const struct nvt_slot_activity *a)
+{
+	uint32_t avg = nvt_act_duty_pm(a);
+	uint64_t busy = a->busy_ns, span = busy + (uint64_t)a->idle_us * 1000, pm;
+
+	if (!avg || !a->idle_us || !span)
+		return avg;
+	pm = busy * 1000 / span;
+	return pm < avg ? (uint32_t)pm : avg;
+}
+
+int nvt_act_may_lend(const struct nvt_slot_activity *a, uint64_t now, uint64_t need_ns)
+{
+	uint64_t due;
+
+	if (a->begins != a->ends || !nvt_act_periodic(a) || now < a->begin_ns)
+		return 0;
+	due = a->begin_ns + a->period_ns;
+	/* Overdue: its request may begin at any moment. Quiet for over four
+	 * periods: paused, its TPCs are free until it comes back. */
+	if (now >= due && now < a->begin_ns + 4 * a->period_ns)
+		return 0;
+	while (due <= now)
+		due += a->period_ns;
+	return due - now >= need_ns;
+}
+
 /* Whether watched task w is busy at now. */
 static int busy(const struct nvt_watched *w, uint64_t now)
 {
@@ -286,7 +323,7 @@ int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w
 		int is_busy = busy(&w[i], now);
 		uint64_t slack, due, hold;
 
-		if (nvt_act_duty_pm(a) > c->duty_pm) {
+		if (duty_now_pm(a) > c->duty_pm) {
 			beside |= is_busy;
 			continue; /* busy too much of the time to wait for */
 		}
@@ -316,6 +353,15 @@ int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w
 		verdict = NVT_YV_BESIDE;
 	*wake = until;
 	return verdict;
+}
+
+uint64_t nvt_yield_launch_avg(uint64_t avg, uint64_t sample)
+{
+	if (!avg)
+		return sample;
+	if (sample > avg)
+		return avg + (sample - avg) / 2;
+	return avg - avg / 8 + sample / 8;
 }
 
 unsigned nvt_yield_inflight(uint64_t bound_ns, uint64_t launch_ns, unsigned max)

@@ -66,6 +66,13 @@ void nvt_act_end(struct nvt_slot_activity *a, uint64_t now);
 uint32_t nvt_act_duty_pm(const struct nvt_slot_activity *a);
 /* 1 if its requests come periodically enough to foresee the next one. */
 int nvt_act_periodic(const struct nvt_slot_activity *a);
+/*
+ * 1 if a lower task may run work of need_ns on its TPCs at now: it is idle,
+ * periodic, its request of this period has begun (not overdue), and its next
+ * one is due need_ns or more from now. A task quiet for over four periods
+ * (paused) lends too.
+ */
+int nvt_act_may_lend(const struct nvt_slot_activity *a, uint64_t now, uint64_t need_ns);
 
 /* A higher task as a yielding shim sees it before a launch. */
 struct nvt_watched {
@@ -90,6 +97,14 @@ enum nvt_yield_verdict {
 int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w, int n,
 		      uint64_t now, uint64_t ahead_ns, uint64_t *wake);
 
+/*
+ * How long one of a yielding task's launches runs, after one more sample: up
+ * fast (halfway to a longer sample), down slowly (weight 1/8). Too short an
+ * estimate lets too much work into flight and leads too little ahead of a
+ * due request; a first sample from a short set-up kernel took ~20 requests
+ * of the H100's benchmark to grow out of with weight 1/8 both ways.
+ */
+uint64_t nvt_yield_launch_avg(uint64_t avg, uint64_t sample);
 /*
  * How many launches may be in flight so that they take at most bound_ns,
  * given that one takes launch_ns (0: not known yet): at least 1, at most max.

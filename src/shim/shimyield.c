@@ -419,7 +419,7 @@ static unsigned in_flight(struct yslot *s, int waiting, uint64_t now)
 	/* Those seen done at one look ran one after the other since start. */
 	if (waiting && now > start) {
 		uint64_t took = (now - start) / done;
-		s->launch_ns = s->launch_ns ? s->launch_ns - s->launch_ns / 8 + took / 8 : took;
+		s->launch_ns = nvt_yield_launch_avg(s->launch_ns, took);
 	}
 	s->done_ns = now;
 	return s->head - s->tail;
@@ -480,23 +480,17 @@ static int borrow_masks(struct yslot *s)
 
 /*
  * Whether this launch may run on the lending tasks' TPCs too: every higher
- * task idle, periodic, and its next request due later than this launch's
- * work would take to drain (ahead), so that the TPCs are free again in time.
+ * task idle, periodic, not overdue, and its next request due later than this
+ * launch's work would take to drain (ahead), so that the TPCs are free again
+ * in time.
  */
 static int may_borrow(struct yslot *s, const struct nvt_watched *w, uint64_t now, uint64_t ahead)
 {
 	if (!(s->cfg.yield & NVT_YIELD_BORROW) || !s->n_w)
 		return 0;
-	for (int i = 0; i < s->n_w; i++) {
-		const struct nvt_slot_activity *a = &w[i].act;
-		uint64_t due;
-		if (a->begins != a->ends || !nvt_act_periodic(a))
+	for (int i = 0; i < s->n_w; i++)
+		if (!nvt_act_may_lend(&w[i].act, now, ahead + s->launch_ns))
 			return 0;
-		for (due = a->begin_ns + a->period_ns; due <= now; due += a->period_ns)
-			;
-		if (due - now < ahead + s->launch_ns)
-			return 0;
-	}
 	return borrow_masks(s) == 0;
 }
 

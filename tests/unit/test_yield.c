@@ -247,6 +247,19 @@ static void test_verdict(void)
 	CHECK(nvt_yield_verdict(&c, &w[1], 1, 1201 * MS, 0, &wake) == NVT_YV_GATE);
 	p.duty_pct = 0;
 	nvt_yield_cfg_of(&p, &c);
+	/* Back to back (its averages: busy all the time), then a request after 20 ms idle:
+	 * waited for at once, not once the averages have followed. */
+	w[1].act = periodic(1000 * MS, MS / 2, MS / 2, 40);
+	CHECK(nvt_act_duty_pm(&w[1].act) == 1000);
+	nvt_act_begin(&w[1].act, w[1].act.end_ns + 20 * MS);
+	w[1].moved_ns = w[1].act.begin_ns;
+	CHECK(w[1].act.idle_us == 20000 && nvt_act_duty_pm(&w[1].act) > c.duty_pm);
+	CHECK(nvt_yield_verdict(&c, &w[1], 1, w[1].act.begin_ns + 100 * US, 0, &wake) == NVT_YV_GATE);
+	/* Back to back again (20 us between requests): beside it. */
+	nvt_act_end(&w[1].act, w[1].act.begin_ns + MS / 2);
+	nvt_act_begin(&w[1].act, w[1].act.end_ns + 20 * US);
+	w[1].moved_ns = w[1].act.begin_ns;
+	CHECK(nvt_yield_verdict(&c, &w[1], 1, w[1].act.begin_ns + 100 * US, 0, &wake) == NVT_YV_BESIDE);
 	/* Two tasks: one busy and waited for wins over the one beside. */
 	w[0].act = periodic(1000 * MS, 10 * MS, 1 * MS, 20);
 	nvt_act_begin(&w[0].act, 1200 * MS);
@@ -260,6 +273,44 @@ static void test_verdict(void)
 	w[0].moved_ns = t;
 	CHECK(nvt_yield_verdict(&c, w, 1, t + 1 * MS, 0, &wake) == NVT_YV_GATE);
 	CHECK(nvt_yield_verdict(&c, w, 1, t + NVT_YIELD_HOLD_MS * MS + 1, 0, &wake) == NVT_YV_GO);
+}
+
+static void test_may_lend(void)
+{
+	/* 1 ms every 10 ms, the last from 1190 to 1191 ms. */
+	struct nvt_slot_activity a = periodic(1000 * MS, 10 * MS, 1 * MS, 20);
+
+	CHECK(nvt_act_may_lend(&a, 1192 * MS, 5 * MS));      /* due at 1200 */
+	CHECK(!nvt_act_may_lend(&a, 1196 * MS, 5 * MS));     /* too close to it */
+	/* Late: due at 1200, not begun at 1201 ms. Borrowing now would meet it on
+	 * its own TPCs; not until it begins (or has been quiet four periods). */
+	CHECK(!nvt_act_may_lend(&a, 1201 * MS, MS));
+	CHECK(!nvt_act_may_lend(&a, 1225 * MS, MS));
+	CHECK(nvt_act_may_lend(&a, 1231 * MS, MS));
+	/* Busy: never. */
+	nvt_act_begin(&a, 1200 * MS);
+	CHECK(!nvt_act_may_lend(&a, 1200 * MS + 500 * US, MS));
+	/* Not periodic: never. */
+	a = periodic(1000 * MS, 10 * MS, 1 * MS, 2);
+	CHECK(!nvt_act_may_lend(&a, 1012 * MS, MS));
+}
+
+static void test_launch_avg(void)
+{
+	uint64_t avg = nvt_yield_launch_avg(0, 10 * US); /* a set-up kernel first */
+	int n = 0;
+
+	CHECK(avg == 10 * US);
+	while (avg < 2300 * US * 9 / 10 && n < 100)
+		avg = nvt_yield_launch_avg(avg, 2300 * US), n++;
+	CHECK(n <= 4); /* ~20 with weight 1/8 */
+	/* One short launch between long ones moves it an eighth of the way. */
+	avg = nvt_yield_launch_avg(2300 * US, 100 * US);
+	CHECK(avg >= 2000 * US && avg < 2300 * US);
+	/* Shorter launches for good: it follows them down. */
+	for (int i = 0; i < 40; i++)
+		avg = nvt_yield_launch_avg(avg, 400 * US);
+	CHECK(avg >= 400 * US && avg < 420 * US);
 }
 
 static void test_inflight(void)
@@ -277,6 +328,8 @@ int main(void)
 	test_activity();
 	test_rate_shift();
 	test_verdict();
+	test_may_lend();
+	test_launch_avg();
 	test_inflight();
 	return CHECK_DONE();
 }
