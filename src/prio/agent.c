@@ -21,9 +21,9 @@
  * most NVT_AGENT_READS_PER_SCAN files it does not follow that are new or
  * changed since it read them and NVT_AGENT_REREADS_PER_SCAN others, opens
  * whole at most NVT_AGENT_OPENS_PER_SCAN tasks with a priority, and looks are
- * spaced at least ten times as long as the last one took. Segments that cannot be read
- * consistently are skipped for this poll; a file its owner shrank drops the
- * task. Nothing waits on another user.
+ * spaced at least ten times the processor time the last one took. Segments
+ * that cannot be read consistently are skipped for this poll; a file its
+ * owner shrank drops the task. Nothing waits on another user.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -131,6 +131,15 @@ static int64_t clock_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The processor time this thread has used. */
+static int64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -985,13 +994,15 @@ int nvt_agent_run(const struct nvt_agent_opts *o)
 			next_beat = a.now + (int64_t)NVT_AGENT_HEARTBEAT_MS * 1000000;
 		}
 		if (a.now >= a.next_scan) {
-			int64_t every = (int64_t)NVT_AGENT_RESCAN_MS * 1000000;
+			int64_t every = (int64_t)NVT_AGENT_RESCAN_MS * 1000000, cpu = cpu_ns();
 			int root_runs = scan(&a, hold_ns) == NVT_AGENT_ROOT_RUNS;
 			if (root_runs != standby)
 				enter_standby(&a, root_runs);
 			standby = root_runs;
-			scan_took = clock_ns() - a.now;
-			/* A look that took long (many files) is made less often. */
+			scan_took = cpu_ns() - cpu;
+			/* A look that took long (many files) is made less often: by the processor
+			 * time it took, not the time it waited for a processor on a busy machine
+			 * (which spaced looks seconds apart at a load of 50). */
 			a.next_scan = a.now + (every > 10 * scan_took ? every : 10 * scan_took);
 			a.now = clock_ns();
 		}
