@@ -10,6 +10,7 @@ pinned to one CPU, outside MPS, interleaved over rounds:
                  callback runs, finds no slot, returns)
   nvtaskset      nvtaskset -n 33
   no-graphs      nvtaskset -n 33 with NVTASKSET_GRAPHS=0 (no driver-API callbacks)
+  priority-high  nvtaskset --priority high -n 33 (its shim counts its requests)
   NAME           nvtaskset -n 33 of other builds (LAUNCH_VARIANTS="NAME=ROOT,...")
 Ratios are rates: plain's time / the case's time, paired by round, with a
 bootstrap 90% interval of their median. The cases run in a different order
@@ -21,7 +22,7 @@ tree built with `make CPPFLAGS=-DNVT_SHIM_TIMERS`, and keeps the shim's
 rdtsc breakdown of the launch callback (timers.txt).
 
 Usage: launchcost.py ROOT BIN OUTDIR   (LAUNCH_ROUNDS=15 LAUNCH_CPU=3 LAUNCH_VARIANTS=NAME=ROOT,...
-                                        LAUNCH_TIMERS=ROOT)
+                                        LAUNCH_TIMERS=ROOT LAUNCH_CASES=plain,NAME,...)
 """
 import csv
 import os
@@ -46,9 +47,16 @@ CASES = [
     ("shim-unset", PROBE, dict(ENV, LD_LIBRARY_PATH=os.path.join(ROOT, "build/lib/nvtaskset/wrapper"))),
     ("nvtaskset", [NVT, "--no-mps", "-n", "33"] + PROBE, ENV),
     ("no-graphs", [NVT, "--no-mps", "-n", "33"] + PROBE, dict(ENV, NVTASKSET_GRAPHS="0")),
+    ("priority-high", [NVT, "--no-mps", "--priority", "high", "-n", "33"] + PROBE, ENV),
 ]
 for name, root in VARIANTS:
     CASES.append((name, [os.path.join(root, "build/bin/nvtaskset"), "--no-mps", "-n", "33"] + PROBE, ENV))
+ONLY = [c for c in os.environ.get("LAUNCH_CASES", "").split(",") if c]
+if ONLY:
+    unknown = sorted(set(ONLY) - {c[0] for c in CASES})
+    if unknown or "plain" not in ONLY:
+        sys.exit("LAUNCH_CASES: %s (plain is needed: the ratios are against it)" % ",".join(unknown or ONLY))
+    CASES = [c for c in CASES if c[0] in ONLY]
 
 
 def run(args, env):

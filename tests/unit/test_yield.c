@@ -275,6 +275,38 @@ static void test_verdict(void)
 	CHECK(nvt_yield_verdict(&c, w, 1, t + NVT_YIELD_HOLD_MS * MS + 1, 0, &wake) == NVT_YV_GO);
 }
 
+static void test_after_warm_up(void)
+{
+	/* 30 warm-up requests of 11 ms back to back, a pause of 2 s, then 0.5 ms every
+	 * 5 ms: waited for from its second request on, foreseen from its fourth. */
+	struct nvt_slot_prio p = {0};
+	struct nvt_yield_cfg c;
+	struct nvt_watched w;
+	uint64_t t, wake;
+	int verdict;
+
+	p.yield = NVT_YIELD_DEFAULT;
+	nvt_yield_cfg_of(&p, &c);
+	w.act = periodic(1000 * MS, 11 * MS, 11 * MS, 30);
+	t = w.act.end_ns + 2000 * MS;
+	for (int i = 0; i < 8; i++, t += 5 * MS) {
+		nvt_act_begin(&w.act, t);
+		w.moved_ns = t;
+		verdict = nvt_yield_verdict(&c, &w, 1, t + 100 * US, MS, &wake);
+		if (i >= 1)
+			CHECK(verdict == NVT_YV_GATE);
+		nvt_act_end(&w.act, t + MS / 2);
+		verdict = nvt_yield_verdict(&c, &w, 1, t + 4500 * US, MS, &wake);
+		if (i >= 3)
+			CHECK(verdict == NVT_YV_AHEAD);
+	}
+	CHECK(w.act.busy_ns == MS / 2 && nvt_act_duty_pm(&w.act) <= 110);
+	/* Longer requests again: followed up with weight 1/8. */
+	nvt_act_begin(&w.act, t);
+	nvt_act_end(&w.act, t + 4 * MS + MS / 2);
+	CHECK(w.act.busy_ns == MS / 2 + 4 * MS / 8);
+}
+
 static void test_may_lend(void)
 {
 	/* 1 ms every 10 ms, the last from 1190 to 1191 ms. */
@@ -328,6 +360,7 @@ int main(void)
 	test_activity();
 	test_rate_shift();
 	test_verdict();
+	test_after_warm_up();
 	test_may_lend();
 	test_launch_avg();
 	test_inflight();
