@@ -16,11 +16,14 @@
  * activity, a slot's sequence number, tasks that came or went): a steady
  * poll costs the preads alone.
  *
- * Bounded work: at most NVT_AGENT_MAX_TASKS tasks, NVT_AGENT_OPENS_PER_SCAN
- * new ones per look at the run directories, and those looks spaced at least
- * ten times as long as the last one took. Segments that cannot be read
- * consistently are skipped for this poll; a file its owner shrank drops the
- * task. Nothing waits on another user.
+ * Bounded work: at most NVT_AGENT_MAX_TASKS tasks; a look at the run
+ * directories lists them without opening a file, reads (one pread each) at
+ * most NVT_AGENT_READS_PER_SCAN files it does not follow that are new or
+ * changed since it read them and NVT_AGENT_REREADS_PER_SCAN others, opens
+ * whole at most NVT_AGENT_OPENS_PER_SCAN tasks with a priority, and looks are
+ * spaced at least ten times the processor time the last one took. Segments
+ * that cannot be read consistently are skipped for this poll; a file its
+ * owner shrank drops the task. Nothing waits on another user.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -84,12 +87,27 @@ struct note {
 	unsigned why; /* enum nvt_agent_why */
 };
 
+/* A file named like a segment that holds nothing to follow (no priority, no segment of
+ * the task it names, not the agent's to manage), as it was when the agent read it. */
+struct known {
+	dev_t dev;
+	ino_t ino;
+	pid_t pid;
+	uid_t uid;
+	struct timespec ctime;
+};
+
 /*
  * The table holds the tasks with a priority that it follows (an open segment
- * each, and nothing else: the writer's lock file is opened for a write only);
- * tasks without one, or not its own to manage, are looked at again in turn,
- * NVT_AGENT_OPENS_PER_SCAN a look, and hold nothing. What it cannot follow it
- * notes: said once (warn), and kept in its status file for -l.
+ * each, and nothing else: the writer's lock file is opened for a write only).
+ * The files it does not follow it remembers by device, inode and ctime (known),
+ * and holds nothing of them: each look lists the run directories without
+ * opening a file, reads the new or changed files (a new task, or a priority
+ * that -p wrote, which changes the ctime), NVT_AGENT_READS_PER_SCAN a look,
+ * then NVT_AGENT_REREADS_PER_SCAN of the known ones in turn (a priority written
+ * through a mapping that was written before changes no time of the file). What it
+ * cannot follow it notes: said once (warn),
+ * and kept in its status file for -l.
  */
 struct agent {
 	const struct nvt_agent_opts *o;
@@ -101,10 +119,10 @@ struct agent {
 	int fd_base;     /* descriptors open before it followed any task */
 	int fd_limit;    /* RLIMIT_NOFILE */
 	int64_t now, next_scan, idle_since;
-	unsigned rotate[2]; /* where the next look starts opening tasks it does not follow
-			     * (not known to be plain; plain) */
-	pid_t *plain;    /* tasks the last look found without a priority, ascending */
-	int n_plain, plain_cap;
+	unsigned rotate[2]; /* where the next look starts reading files it does not follow
+			     * (new or changed ones; known ones) */
+	struct known *known; /* the files the last look knew hold nothing to follow, sorted */
+	int n_known;
 	int dirty;       /* decide at the next poll whatever the slots say (tasks came or went) */
 };
 
@@ -113,6 +131,15 @@ static int64_t clock_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The processor time this thread has used. */
+static int64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -456,16 +483,18 @@ static int has_priority(const struct nvt_seg_handle *h)
 }
 
 /*
- * Looks at pid, a task the agent does not follow: follows it (a new entry of the
- * table) if it has a priority and is the agent's to manage; notes it if it has one
- * and cannot be followed (table full, out of descriptors, unreadable). Returns 1
- * if it is a plain task (no priority, or not the agent's), else 0.
+ * Looks at the task of e, which the agent does not follow: follows it (a new entry of
+ * the table) if its segment is e's file, has a priority and is the agent's to manage;
+ * notes it if it has one and cannot be followed (table full, out of descriptors,
+ * unreadable). Returns 1 if e's file holds nothing to follow (no priority, not the
+ * segment the task uses, not the agent's), else 0 (followed, noted, or a next look).
  */
-static int check_task(struct agent *a, pid_t pid, int64_t hold_ns)
+static int check_task(struct agent *a, const struct nvt_seg_entry *e, int64_t hold_ns)
 {
 	struct nvt_seg_handle probe;
 	struct task *t = &a->tasks[a->n];
-	int rc, has;
+	pid_t pid = e->pid;
+	int rc, has, its;
 
 	/* Read-only first: that never waits for a segment being made. */
 	rc = nvt_seg_open(a->o->base, pid, 0, &probe);
@@ -474,13 +503,17 @@ static int check_task(struct agent *a, pid_t pid, int64_t hold_ns)
 		note(a, pid, rc == NVT_SEG_ELEASED ? NVT_AGENT_WHY_UNREADABLE : open_failure());
 		return 0;
 	}
+	if (rc == NVT_SEG_EMAKING)
+		return 0; /* the next look */
 	if (rc)
-		return 0; /* gone, no segment of its own yet, one being made: the next look */
+		return 1; /* gone, or no segment of that task: looked at again if it changes */
+	its = probe.dev == e->dev && probe.ino == e->ino;
 	has = may_manage(&probe) ? has_priority(&probe) : 0;
 	nvt_seg_close(&probe);
-	if (has <= 0) {
-		unnote(a, pid, 0);
-		return has == 0;
+	if (has <= 0 || !its) {
+		if (has <= 0)
+			unnote(a, pid, 0);
+		return 1; /* (the file the task uses, if another, is looked at by itself) */
 	}
 	if (a->n >= NVT_AGENT_MAX_TASKS) {
 		note(a, pid, NVT_AGENT_WHY_TABLE_FULL);
@@ -515,6 +548,85 @@ static int check_task(struct agent *a, pid_t pid, int64_t hold_ns)
 	return 0;
 }
 
+/* Whether e changed within the last second: its ctime may not yet show a change made
+ * within the same tick of the file system's clock, so what is read now is not kept. */
+static int changing(const struct nvt_seg_entry *e)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return e->ctime.tv_sec >= now.tv_sec - 1;
+}
+
+/*
+ * Reads the file of e, which no task the agent follows uses (one pread, no mapping,
+ * no look at the process): only if a slot has a priority is the task looked at whole
+ * (check_task, at most NVT_AGENT_OPENS_PER_SCAN a look, counted in *opens). Returns
+ * 1 if the file holds nothing to follow, else 0 (followed, noted, or the next look).
+ */
+static int read_file(struct agent *a, const struct nvt_seg_entry *e, int *opens, int64_t hold_ns)
+{
+	static struct nvt_segment copy;
+	int fd = nvt_seg_entry_open(a->o->base, e), has = 0, noted = 0, rc;
+
+	if (fd < 0) {
+		/* A lease on it, or out of descriptors: it may have a priority, cannot tell. Gone
+		 * meanwhile: the next look lists what is there. Anything else (a FIFO, a link,
+		 * another user's file, one replaced meanwhile) is nothing to follow while the
+		 * file listed stays as it is (a new one has another inode). */
+		if (errno == EWOULDBLOCK)
+			note(a, e->pid, NVT_AGENT_WHY_UNREADABLE);
+		else if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
+			note(a, e->pid, NVT_AGENT_WHY_FILES);
+		else if (errno != ENOENT && errno != EINTR)
+			return !changing(e);
+		return 0;
+	}
+	if (pread(fd, &copy, sizeof(copy), 0) == (ssize_t)sizeof(copy))
+		for (int g = 0; g < NVT_MAX_GPUS; g++)
+			has |= !nvt_uuid_is_zero(copy.gpu[g].uuid) && copy.gpu[g].prio.prio != NVT_PRIO_NONE;
+	close(fd);
+	for (int i = 0; i < a->n_notes && !noted; i++)
+		noted = a->notes[i].pid == e->pid;
+	/* A task noted before is looked at whole: its note goes only if its segment says so. */
+	if (!has && !noted)
+		rc = 1;
+	else if (*opens >= NVT_AGENT_OPENS_PER_SCAN)
+		return 0;
+	else {
+		++*opens;
+		rc = check_task(a, e, hold_ns);
+	}
+	return rc && !changing(e);
+}
+
+static int by_file(const void *x, const void *y)
+{
+	const struct known *a = x, *b = y;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return (a->uid > b->uid) - (a->uid < b->uid);
+}
+
+static struct known known_of(const struct nvt_seg_entry *e)
+{
+	return (struct known){e->dev, e->ino, e->pid, e->uid, e->ctime};
+}
+
+/* Whether the last look knew that e's file, as it is now, holds nothing to follow. */
+static int is_known(const struct agent *a, const struct nvt_seg_entry *e)
+{
+	struct known key = known_of(e);
+	const struct known *k = bsearch(&key, a->known, (size_t)a->n_known, sizeof(key), by_file);
+
+	return k && k->ctime.tv_sec == e->ctime.tv_sec && k->ctime.tv_nsec == e->ctime.tv_nsec;
+}
+
 static int by_pid(const void *x, const void *y)
 {
 	const struct task *a = x, *b = y;
@@ -522,9 +634,9 @@ static int by_pid(const void *x, const void *y)
 	return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
-static int cmp_pid(const void *x, const void *y)
+static int by_entry_pid(const void *x, const void *y)
 {
-	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+	pid_t a = ((const struct nvt_seg_entry *)x)->pid, b = ((const struct nvt_seg_entry *)y)->pid;
 
 	return (a > b) - (a < b);
 }
@@ -537,84 +649,79 @@ static struct task *find_task(struct agent *a, int n, pid_t pid)
 	return bsearch(&key, a->tasks, (size_t)n, sizeof(*a->tasks), by_pid);
 }
 
-/* A user's agent opens only its user's tasks: another user's cost it nothing but a look. */
-static int worth_opening(pid_t pid)
-{
-	uid_t euid;
-
-	return geteuid() == 0 || (nvt_proc_euid(pid, &euid) == 0 && euid == geteuid());
-}
+/* What a look does with a file it lists. */
+enum { FOLLOWED, NEW, KNOWN };
 
 /*
- * Looks at the run directories: follows new tasks, forgets ended ones, reads
- * again those without a priority (-p may give them one). Returns 0, or
- * NVT_AGENT_ROOT_RUNS (a user's agent, while root's runs).
+ * Looks at the run directories (a user's agent at its own: it manages no other's):
+ * follows new tasks, forgets ended ones, reads the files it does not follow that are
+ * new or changed, and some of the others again (a priority may be written through a
+ * mapping, which changes no time of the file). Returns 0, or NVT_AGENT_ROOT_RUNS (a
+ * user's agent, while root's runs).
  */
 static int scan(struct agent *a, int64_t hold_ns)
 {
-	pid_t *pids = NULL, root_agent;
-	int n = nvt_seg_tasks(a->o->base, 0, &pids), kept = 0, opened = 0, sorted = a->n;
-	uint8_t *plain;
+	struct nvt_seg_entry *e = NULL;
+	pid_t root_agent;
+	uid_t only = geteuid() == 0 ? (uid_t)-1 : geteuid();
+	int n = nvt_seg_list(a->o->base, only, &e), kept = 0, reads = 0, opens = 0, sorted = a->n;
 	int root_runs = geteuid() != 0 && nvt_agent_running(a->o->base, 0, &root_agent);
+	struct known *known;
+	uint8_t *what;
 	struct stat st;
 
-	plain = n < 0 ? NULL : calloc((size_t)n + 1, 1);
-	if (plain && n > a->plain_cap) {
-		pid_t *more = realloc(a->plain, (size_t)n * sizeof(*more));
-		if (more) {
-			a->plain = more;
-			a->plain_cap = n;
-		} else {
-			free(plain);
-			plain = NULL;
-		}
-	}
-	if (!plain) {
-		free(pids);
+	known = n < 0 ? NULL : malloc(((size_t)n + 1) * sizeof(*known));
+	what = known ? calloc((size_t)n + 1, 1) : NULL;
+	if (!what) {
+		free(known);
+		free(e);
 		return root_runs ? NVT_AGENT_ROOT_RUNS : 0; /* unreadable for now: keep what we follow */
 	}
 	for (int i = 0; i < a->n; i++)
 		a->tasks[i].seen = 0;
-	/* Tasks it does not follow, NVT_AGENT_OPENS_PER_SCAN a look: first those not
-	 * known to be plain (new ones: found at the next look however many plain
-	 * tasks run), then the plain ones (-p may give them a priority); each from a
-	 * place that moves on each look, so that tasks that cannot be opened
-	 * (another user's being made) never starve the others. */
-	for (int pass = 0; pass < 2; pass++) {
-		/* The plain ones keep a quarter of the looks for themselves. */
-		int limit = pass ? NVT_AGENT_OPENS_PER_SCAN : NVT_AGENT_OPENS_PER_SCAN * 3 / 4;
-		int from = opened;
-		for (int k = 0; k < n; k++) {
-			unsigned at = (a->rotate[pass] + (unsigned)k) % (unsigned)n;
-			struct task *t = find_task(a, sorted, pids[at]);
-			int was_plain = a->plain && bsearch(&pids[at], a->plain, (size_t)a->n_plain,
-							     sizeof(*pids), cmp_pid);
-			if (t) {
-				t->seen = 1;
-				continue;
-			}
-			if (pass == 0 && was_plain)
-				plain[at] = 1; /* unless looked at again below */
-			if (was_plain != pass || opened >= limit || !worth_opening(pids[at]))
-				continue;
-			opened++;
-			plain[at] = (uint8_t)check_task(a, pids[at], hold_ns);
-		}
-		if (opened >= limit)
-			a->rotate[pass] += (unsigned)(opened - from);
+	for (int k = 0; k < n; k++) {
+		struct task *t = find_task(a, sorted, e[k].pid);
+		if (t)
+			t->seen = 1;
+		what[k] = t ? FOLLOWED : is_known(a, &e[k]) ? KNOWN : NEW;
 	}
-	a->n_plain = 0;
+	/* The new and changed files first (a task that started: read at the first look
+	 * however many tasks without a priority run), then the known ones in turn; each
+	 * from a place that moves on each look, so that files that cannot be read now
+	 * (a lease, one being made) never starve the others. */
+	for (int pass = 0; pass < 2; pass++) {
+		int want = pass ? KNOWN : NEW;
+		int limit = pass ? reads + NVT_AGENT_REREADS_PER_SCAN : NVT_AGENT_READS_PER_SCAN;
+		unsigned from = n ? a->rotate[pass] % (unsigned)n : 0;
+		for (int k = 0; k < n; k++) {
+			unsigned at = (from + (unsigned)k) % (unsigned)n;
+			if (what[at] != want)
+				continue;
+			if (reads >= limit) {
+				a->rotate[pass] = at; /* the next look starts here */
+				break;
+			}
+			reads++;
+			what[at] = read_file(a, &e[at], &opens, hold_ns) ? KNOWN : FOLLOWED;
+		}
+	}
+	free(a->known);
+	a->known = known;
+	a->n_known = 0;
 	for (int k = 0; k < n; k++)
-		if (plain[k])
-			a->plain[a->n_plain++] = pids[k]; /* (ascending, as pids) */
-	free(plain);
-	/* Notes of tasks that ended go (pids is sorted). */
-	for (int i = 0; i < a->n_notes; i++)
-		if (!bsearch(&a->notes[i].pid, pids, (size_t)n, sizeof(*pids), cmp_pid)) {
+		if (what[k] == KNOWN)
+			known[a->n_known++] = known_of(&e[k]);
+	qsort(a->known, (size_t)a->n_known, sizeof(*a->known), by_file);
+	free(what);
+	/* Notes of tasks that ended go (e is sorted by PID). */
+	for (int i = 0; i < a->n_notes; i++) {
+		struct nvt_seg_entry key = {.pid = a->notes[i].pid};
+		if (!bsearch(&key, e, (size_t)n, sizeof(*e), by_entry_pid)) {
 			a->notes[i--] = a->notes[--a->n_notes];
 			a->notes_changed = 1;
 		}
-	free(pids);
+	}
+	free(e);
 	/* Forget ended tasks, and those whose file was removed (an exec to
 	 * another user, or a PID reused: the next look opens the new one). */
 	for (int i = 0; i < a->n; i++) {
@@ -887,13 +994,15 @@ int nvt_agent_run(const struct nvt_agent_opts *o)
 			next_beat = a.now + (int64_t)NVT_AGENT_HEARTBEAT_MS * 1000000;
 		}
 		if (a.now >= a.next_scan) {
-			int64_t every = (int64_t)NVT_AGENT_RESCAN_MS * 1000000;
+			int64_t every = (int64_t)NVT_AGENT_RESCAN_MS * 1000000, cpu = cpu_ns();
 			int root_runs = scan(&a, hold_ns) == NVT_AGENT_ROOT_RUNS;
 			if (root_runs != standby)
 				enter_standby(&a, root_runs);
 			standby = root_runs;
-			scan_took = clock_ns() - a.now;
-			/* A look that took long (many files) is made less often. */
+			scan_took = cpu_ns() - cpu;
+			/* A look that took long (many files) is made less often: by the processor
+			 * time it took, not the time it waited for a processor on a busy machine
+			 * (which spaced looks seconds apart at a load of 50). */
 			a.next_scan = a.now + (every > 10 * scan_took ? every : 10 * scan_took);
 			a.now = clock_ns();
 		}
@@ -919,7 +1028,7 @@ int nvt_agent_run(const struct nvt_agent_opts *o)
 		drop_task(&a.tasks[i]);
 	free(a.tasks);
 	free(a.notes);
-	free(a.plain);
+	free(a.known);
 	if (a.spare_fd >= 0)
 		close(a.spare_fd);
 	return rc;

@@ -38,7 +38,9 @@
 #define NVT_AGENT_LEASE_MS 3000
 /* Bounds on one agent's work, whatever users leave in their run directories. */
 #define NVT_AGENT_MAX_TASKS 1024    /* tasks with a priority it follows at once */
-#define NVT_AGENT_OPENS_PER_SCAN 64 /* tasks it does not follow that it opens per look */
+#define NVT_AGENT_READS_PER_SCAN 1024 /* files it does not follow, new or changed, it reads per look */
+#define NVT_AGENT_REREADS_PER_SCAN 64 /* and files it knew hold no priority, read again in turn */
+#define NVT_AGENT_OPENS_PER_SCAN 64 /* tasks with a priority it does not follow that it opens per look */
 #define NVT_AGENT_MAX_NOTES 4096    /* tasks it cannot follow that it keeps a note of */
 #define NVT_AGENT_LOCK_TRIES 64     /* polls a writer's lock is held before it says so */
 #define NVT_AGENT_FD_RESERVE 6      /* descriptors kept free for its own work (listing the

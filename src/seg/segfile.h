@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include "nvtaskset.h"
 #include "core/ptree.h"
 #include "core/segment.h"
@@ -293,5 +294,31 @@ int nvt_seg_discard_own(const char *base);
  * own; all for root). Returns the count, or -1 with errno set.
  */
 int nvt_seg_tasks(const char *base, int tidy, pid_t **pids);
+
+/* A file named like a segment in a run directory, as a listing found it. */
+struct nvt_seg_entry {
+	pid_t pid;             /* the live process it names, as the caller's /proc numbers it */
+	uid_t uid;             /* whose run directory */
+	dev_t dev;
+	ino_t ino;
+	struct timespec ctime; /* its status's last change (any write but through a mapping) */
+	char name[64];
+};
+/*
+ * Lists the files named like a segment of a live process in the run directory
+ * of user only, or of every user (only == (uid_t)-1), without opening them:
+ * a directory read and an fstatat a file (their PIDs resolved as nvt_seg_tasks
+ * does). Which file a task uses, and whether it is a segment at all, is the
+ * caller's to find out (nvt_seg_entry_open, nvt_seg_open). Ascending by PID,
+ * malloc'd in *out (the caller frees it). Returns the count, or -1 with errno set.
+ */
+int nvt_seg_list(const char *base, uid_t only, struct nvt_seg_entry **out);
+/*
+ * Opens e's file for reading (O_NOFOLLOW, O_NONBLOCK) if it is still the one
+ * listed: a regular file of e->uid's, same device and inode. Returns its fd, or
+ * -1 with errno set (ESTALE: another file by now; EWOULDBLOCK: its user holds a
+ * lease on it; EMFILE, ...).
+ */
+int nvt_seg_entry_open(const char *base, const struct nvt_seg_entry *e);
 
 #endif /* NVT_SEGFILE_H */

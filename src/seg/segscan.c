@@ -25,17 +25,8 @@
 
 /* ---- Listing tasks --------------------------------------------------------------- */
 
-/* A segment file found in a run directory, and the process it names. */
-struct entry {
-	pid_t pid; /* as our /proc numbers it */
-	uid_t uid; /* whose run directory */
-	dev_t dev;
-	ino_t ino;
-	char name[64];
-};
-
 struct scan {
-	struct entry *v;
+	struct nvt_seg_entry *v;
 	size_t n, cap;
 	struct nvt_proc *nested; /* processes in namespaces below ours, read once */
 	size_t n_nested, nested_cap;
@@ -43,9 +34,9 @@ struct scan {
 	int nested_errno; /* why they could not be read; 0 if they were */
 };
 
-static int push(struct scan *s, const struct entry *e)
+static int push(struct scan *s, const struct nvt_seg_entry *e)
 {
-	struct entry *v = nvt_grow(s->v, s->n, &s->cap, sizeof(*v), 64);
+	struct nvt_seg_entry *v = nvt_grow(s->v, s->n, &s->cap, sizeof(*v), 64);
 
 	if (!v)
 		return -1;
@@ -146,7 +137,7 @@ static int scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy, i
 		return -1;
 	}
 	while ((ent = readdir(dir))) {
-		struct entry e;
+		struct nvt_seg_entry e;
 		struct stat st;
 		uint64_t pidns;
 		pid_t ns_pid;
@@ -183,6 +174,7 @@ static int scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy, i
 		e.uid = uid;
 		e.dev = st.st_dev;
 		e.ino = st.st_ino;
+		e.ctime = st.st_ctim;
 		snprintf(e.name, sizeof(e.name), "%.63s", ent->d_name);
 		if (push(s, &e)) {
 			errno = ENOMEM;
@@ -199,7 +191,7 @@ static int scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy, i
 
 /* Opens e's file for reading, never through a link. Returns its fd, or -1
  * with errno set (0 if its run directory cannot be used). */
-static int open_entry(const char *base, const struct entry *e)
+static int open_entry(const char *base, const struct nvt_seg_entry *e)
 {
 	int dirfd = nvt_userdir_open(base, e->uid), fd, err;
 
@@ -216,7 +208,7 @@ static int open_entry(const char *base, const struct entry *e)
 
 /* 1 if entry e is a leftover: a valid segment that process e->pid does not
  * use (an earlier process's with its PID, or one forged for it). */
-static int replaced(const char *base, const struct entry *e)
+static int replaced(const char *base, const struct nvt_seg_entry *e)
 {
 	struct nvt_seg_who who;
 	struct nvt_segment head;
@@ -242,7 +234,7 @@ static int replaced(const char *base, const struct entry *e)
 }
 
 /* 1 if e is a file its maker has not filled in yet (see nvt_seg_being_made). */
-static int entry_being_made(const char *base, const struct entry *e)
+static int entry_being_made(const char *base, const struct nvt_seg_entry *e)
 {
 	struct stat st;
 	int fd = open_entry(base, e), made;
@@ -255,7 +247,7 @@ static int entry_being_made(const char *base, const struct entry *e)
 	return made;
 }
 
-static void remove_entry(const char *base, const struct entry *e)
+static void remove_entry(const char *base, const struct nvt_seg_entry *e)
 {
 	int dirfd = nvt_userdir_open(base, e->uid);
 
@@ -267,21 +259,19 @@ static void remove_entry(const char *base, const struct entry *e)
 
 static int by_pid(const void *a, const void *b)
 {
-	pid_t x = ((const struct entry *)a)->pid, y = ((const struct entry *)b)->pid;
+	pid_t x = ((const struct nvt_seg_entry *)a)->pid, y = ((const struct nvt_seg_entry *)b)->pid;
 	return (x > y) - (x < y);
 }
 
-int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
+/* Collects the segment files of uid only's run directory, or of every user's
+ * ((uid_t)-1), into s, ascending by PID; tidies as scan_userdir. Returns 0 or -1. */
+static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 {
-	struct scan s = {0};
 	struct dirent *ent;
 	uid_t me = geteuid();
-	size_t n_out = 0;
-	pid_t *out;
 	DIR *dir;
 	int see_own;
 
-	*pids = NULL;
 	see_own = nvt_procfs_own();
 	if (see_own < 0)
 		return -1;
@@ -290,22 +280,73 @@ int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
 		return -1;
 	while ((ent = readdir(dir))) {
 		uid_t uid;
-		if (nvt_userdir_name_parse(ent->d_name, &uid) == 0 &&
-		    scan_userdir(&s, base, uid, tidy && (me == 0 || me == uid), see_own)) {
+		if (nvt_userdir_name_parse(ent->d_name, &uid) == 0 && (only == (uid_t)-1 || uid == only) &&
+		    scan_userdir(s, base, uid, tidy && (me == 0 || me == uid), see_own)) {
 			int err = errno;
 			closedir(dir);
-			free(s.v);
-			free(s.nested);
+			free(s->v);
+			free(s->nested);
 			errno = err;
 			return -1;
 		}
 	}
 	closedir(dir);
-	qsort(s.v, s.n, sizeof(*s.v), by_pid);
+	free(s->nested);
+	s->nested = NULL;
+	qsort(s->v, s->n, sizeof(*s->v), by_pid);
+	return 0;
+}
+
+int nvt_seg_list(const char *base, uid_t only, struct nvt_seg_entry **out)
+{
+	struct scan s = {0};
+
+	*out = NULL;
+	if (collect(&s, base, only, 0))
+		return -1;
+	if (!s.v && !(s.v = malloc(sizeof(*s.v))))
+		return -1;
+	*out = s.v;
+	return (int)s.n;
+}
+
+int nvt_seg_entry_open(const char *base, const struct nvt_seg_entry *e)
+{
+	struct stat st;
+	int fd = open_entry(base, e);
+
+	if (fd < 0) {
+		if (!errno)
+			errno = ENOENT; /* its run directory is not one to use now */
+		return -1;
+	}
+	if (fstat(fd, &st)) {
+		int err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != e->uid || st.st_dev != e->dev || st.st_ino != e->ino) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
+}
+
+int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
+{
+	struct scan s = {0};
+	uid_t me = geteuid();
+	size_t n_out = 0;
+	pid_t *out;
+
+	*pids = NULL;
+	if (collect(&s, base, (uid_t)-1, tidy))
+		return -1;
 	out = malloc((s.n ? s.n : 1) * sizeof(*out));
 	if (!out) {
 		free(s.v);
-		free(s.nested);
 		return -1;
 	}
 	for (size_t i = 0; i < s.n;) {
@@ -323,7 +364,7 @@ int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
 		if (rc != NVT_SEG_ENOTASK && rc != NVT_SEG_ENOPROC)
 			out[n_out++] = s.v[i].pid;
 		for (size_t k = i; k < j; k++) {
-			const struct entry *e = &s.v[k];
+			const struct nvt_seg_entry *e = &s.v[k];
 			/* Gone meanwhile; replaced by the segment the process uses now (an
 			 * exec to another user); or left by an earlier process with the PID.
 			 * Never one its user's shim is still making (the read looked past
@@ -340,7 +381,6 @@ int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
 		i = j;
 	}
 	free(s.v);
-	free(s.nested);
 	*pids = out;
 	return (int)n_out;
 }

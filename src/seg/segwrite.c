@@ -32,6 +32,9 @@ static void on_sigbus(int sig)
 	raise(sig);
 }
 
+/* write_mapped's answer: written, and the slot's priority level changed. */
+#define NVT_SEG_NEW_PRIO 1
+
 struct write_args {
 	int gpu;
 	const struct nvt_slot_view *view;
@@ -54,11 +57,12 @@ static int check_mapped(struct nvt_seg_handle *h, const void *unused)
 static int write_mapped(struct nvt_seg_handle *h, const void *arg)
 {
 	const struct write_args *a = arg;
+	int new_prio = h->seg->gpu[a->gpu].prio.prio != a->view->prio.prio;
 
 	nvt_slot_write(&h->seg->gpu[a->gpu], a->view);
 	if (a->new_gpu)
 		nvt_seg_bump_gen(h->seg); /* the shim looks again for GPUs it had no slot for */
-	return NVT_SEG_OK;
+	return new_prio ? NVT_SEG_NEW_PRIO : NVT_SEG_OK;
 }
 
 /* Runs fn with SIGBUS turned into NVT_SEG_ECORRUPT: the file's owner may
@@ -120,7 +124,17 @@ int nvt_seg_write(struct nvt_seg_handle *h, int gpu, const struct nvt_slot_view 
 {
 	struct write_args a = {gpu, view, new_gpu};
 
+	int rc;
+
 	if (!h->seg || gpu < 0 || gpu >= NVT_MAX_GPUS)
 		return NVT_SEG_EPERM;
-	return guarded(write_mapped, h, &a);
+	rc = guarded(write_mapped, h, &a);
+	if (rc != NVT_SEG_NEW_PRIO)
+		return rc;
+	/* A new priority changes the file's ctime, by which the priority agent reads it
+	 * at its next look (it does not read every file without a priority each time).
+	 * A write through a mapping sets the times at its first fault only (tmpfs): that
+	 * is before the priority is in place, and never for a mapping written before. */
+	futimens(h->fd, NULL);
+	return NVT_SEG_OK;
 }

@@ -34,7 +34,7 @@ sys.exit(rows.get(int(sys.argv[1]), {}).get("mode") != "guarded")' "$1"
 scale_agent() {
 	local i more="" agent hi lo ok=0
 	for ((i = 0; i < 30; i++)); do
-		$(as_user 65533) "$NVT" --no-mps -c 0-3 sleep 600 >/dev/null 2>&1 &
+		$(as_user 65533) "$NVT" --no-mps -c 0-3 sleep 3600 >/dev/null 2>&1 &
 		more="$more $!"
 	done
 	TASKS="${TASKS:-} $more"
@@ -67,7 +67,7 @@ part_scale() {
 	[ "$USERS_OK" == 1 ] || return 0
 	part_begin "scale: $n segments left unsettled"
 	for ((i = 0; i < n; i++)); do
-		$(as_user 65533) "$NVT" --no-mps -c 0-3 sleep 600 >/dev/null 2>&1 &
+		$(as_user 65533) "$NVT" --no-mps -c 0-3 sleep 3600 >/dev/null 2>&1 &
 		pids="$pids $!"
 	done
 	TASKS="${TASKS:-} $pids"

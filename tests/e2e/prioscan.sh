@@ -1,0 +1,87 @@
+# The priority agent's looks at the run directories beside many tasks without a priority
+# (docs/priorities.md, "Limits"): what it opens per look, and in which look it follows a task
+# with a priority. Counted from the agent's system calls under strace, never timed.
+# Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e
+# with the helpers defined there.
+# shellcheck shell=bash
+
+# look_re: what strace shows of the start of a look, the listing of the directory of run
+# directories (opendir: O_NONBLOCK; taking its lock opens that directory too, without).
+look_re() { echo "openat(AT_FDCWD, \"$NVTASKSET_RUNDIR\", O_RDONLY|O_NONBLOCK"; }
+# looks_before FILE PATTERN: the agent's looks in strace's FILE before the first line that
+# matches PATTERN; none if no line does.
+looks_before() {
+	awk -v base="$(look_re)" -v pat="$2" '
+		index($0, base) { looks++ }
+		$0 ~ pat { print looks + 0; exit }' "$1"
+}
+# segment_opens FILE: for each complete look in strace's FILE, the segment files it opened.
+segment_opens() {
+	awk -v base="$(look_re)" '
+		index($0, base) { if (looks++) print n; n = 0 }
+		/openat\([0-9]+, "nvtaskset\.[0-9]+\.[0-9]+", / { n++ }' "$1"
+}
+
+t_prio_agent_looks_beside_plain_tasks() {
+	# Root's agent started beside 150 plain tasks and a low and a high task follows both in
+	# its first look (it opened every task's segment at each look, and 48 it did not know
+	# yet, in PID order: the low task in its fourth look; beside 1030 tasks in the fault
+	# suite, 22 looks); a priority that -p gives a plain task changes its file's ctime and is
+	# followed within the next two looks; and once their files are a few seconds old a look opens at most 64 + 8 of
+	# the 150 files (it opened all 150 each look). (No --yield guard: a task with it would
+	# start an agent of its own before this one.)
+	command -v strace >/dev/null || skip "needs strace"
+	local n=150 plain pid lo hi agent tracer name looks opens first out rc i ctime
+	# The plain tasks: sleeps of a partitioned shell, each with a segment its shim made.
+	"$NVT" --no-mps -c 0-3 bash -c 'for ((i = 0; i < $0; i++)); do sleep 600 & done; wait' "$n" \
+		>/dev/null 2>&1 &
+	plain=$!
+	wait_for 30 sh -c "[ \$(ls '$NVTASKSET_RUNDIR/nvtaskset-0' | grep -c '^nvtaskset\.') -gt $n ]"
+	start_loop slo "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	lo=$PID
+	start_loop shi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	hi=$PID
+	wait_file "$WORK/slo.state" "9-65"
+	wait_file "$WORK/shi.state" "0-8"
+	strace -f -o "$WORK/agent.st" -e trace=openat bash -c 'exec -a "$0" "$@"' "$WORK/agent.scan" \
+		"$NVT" --agent --hold 1000 --guard 4 2>"$WORK/scan.log" &
+	tracer=$!
+	wait_for 10 grep -q "poll" "$WORK/scan.log"
+	agent=$(pgrep -f "^$WORK/agent.scan")
+	name=$(basename "$(seg_file "$lo")")
+	wait_for 30 grep -q "\"$name\", O_RDWR" "$WORK/agent.st"
+	looks=$(looks_before "$WORK/agent.st" "\"$name\", O_RDWR")
+	echo "the low task followed in look $looks beside $n plain tasks"
+	eq "$looks" 1 "the look that followed the low task"
+	# A priority given by -p changes the file's ctime after it is written (a write through
+	# a mapping changes it at its first fault only), by which the agent reads it at its
+	# next look.
+	pid=$(pgrep -P "$plain" sleep | head -1)
+	name=$(basename "$(seg_file "$pid")")
+	ctime=$(stat -c %.9Z "$(seg_file "$pid")")
+	first=$(wc -l <"$WORK/agent.st")
+	run_rc out rc "$NVT" -p --priority low "$pid"
+	eq "$rc" 0 "-p --priority low: $out"
+	[ "$(stat -c %.9Z "$(seg_file "$pid")")" != "$ctime" ] || die "-p --priority left the ctime"
+	wait_for 30 sh -c "tail -n +$((first + 1)) '$WORK/agent.st' | grep -q '\"$name\", O_RDWR'"
+	looks=$(tail -n +$((first + 1)) "$WORK/agent.st" | looks_before /dev/stdin "\"$name\", O_RDWR")
+	echo "a plain task given a priority by -p followed after $looks looks"
+	[ "$looks" -le 2 ] || die "the agent followed a task -p gave a priority only after $looks looks"
+	# Once every file is older than the second in which it changed, a look reads 64 it knows
+	# again in turn (and whatever changed): a bounded number, whatever the number of tasks.
+	sleep 3
+	first=$(wc -l <"$WORK/agent.st")
+	wait_for 60 sh -c "[ \$(tail -n +$((first + 1)) '$WORK/agent.st' | grep -cF '$(look_re)') -ge 4 ]"
+	opens=$(tail -n +$((first + 1)) "$WORK/agent.st" | segment_opens /dev/stdin | tail -n 3)
+	echo "segment files opened in the last 3 looks:" $opens
+	for i in $opens; do
+		[ "$i" -le 72 ] || die "a look beside $n plain tasks opened $i segment files:" $opens
+	done
+	kill -TERM "$agent"
+	wait "$tracer" || true
+	stop_loop shi "$hi"
+	stop_loop slo "$lo"
+	pkill -TERM -P "$plain"
+	kill -TERM "$plain"
+	wait
+}
