@@ -49,7 +49,7 @@ int nvt_mps_client_limit(int connections);
  * 2026-11-23) no count from 1 to 8 serialised anything (paper's Fig. 8 with
  * up to 16 streams, PyTorch with 8), but 8 made a small program start 1.72x
  * slower in MPS (162 -> 279 ms) and 1.19x without (223 -> 267 ms)
- * (issue 24, docs/bench/startup-2026-11-23/). So a task keeps CUDA's own
+ * (docs/bench/startup-2026-11-23/). So a task keeps CUDA's own
  * count (NVT_CHANNELS_CUDA) unless told (nvtaskset --channels, the Slurm
  * plugin's channels=).
  */

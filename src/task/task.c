@@ -263,7 +263,7 @@ int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *ou
 	}
 	env_add(out, NVT_ENV_PARTITION, out->partition, 1);
 	env_add(out, NVT_ENV_LD_PRELOAD, out->preload, 1);
-	/* Channels (issue 24): CUDA's own count unless told; never over the
+	/* Channels (docs/bench/startup-2026-11-23/): CUDA's own count unless told; never over the
 	 * task's own CUDA_DEVICE_MAX_CONNECTIONS. */
 	if (nvt_channels_env(in->channels ? in->channels : NVT_CHANNELS_DEFAULT, out->channels,
 			     sizeof(out->channels)))

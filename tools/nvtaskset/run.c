@@ -70,10 +70,10 @@ const char *ensure_mps(int channels)
 }
 
 /*
- * Channels (issue 24): --channels (0: not given) never overrides the user's
+ * Channels: --channels (0: not given) never overrides the user's
  * own CUDA_DEVICE_MAX_CONNECTIONS (nvt_task_env_build sets it). Each
  * channel costs start-up time; fewer channels than streams serialise
- * kernels (paper 000, MPS Pitfall 4; docs/bench/startup-2026-11-23/).
+ * kernels (the nvtaskset paper, MPS Pitfall 4; docs/bench/startup-2026-11-23/).
  */
 static void check_channels(int channels)
 {

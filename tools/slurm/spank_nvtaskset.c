@@ -85,7 +85,7 @@ static char opt_priority[NVT_PRIO_ENV_TEXT_MAX];
 static struct {
 	int no_mps;
 	int wait_s;
-	int channels; /* a count or NVT_CHANNELS_CUDA (issue 24) */
+	int channels; /* a count or NVT_CHANNELS_CUDA (docs/bench/startup-2026-11-23/) */
 	char rundir[PATH_MAX];
 	char shim[PATH_MAX];
 	char mps_pipe[200], mps_log[200], mps_control[PATH_MAX];
@@ -404,7 +404,7 @@ static int task_environment(spank_t sp, int had_visible)
 	in.shim = shim;
 	if (spank_getenv(sp, NVT_ENV_LD_PRELOAD, old_preload, sizeof(old_preload)) == ESPANK_SUCCESS)
 		in.old_preload = old_preload;
-	/* Channels as nvtaskset's run.c gives them (issue 24); never over the job's own. */
+	/* Channels as nvtaskset's run.c gives them; never over the job's own. */
 	in.channels = conf.channels;
 	in.pipe_dir = conf.no_mps ? NULL : pipe_dir; /* NULL: never connect */
 	if (place.n_gpus > 1 || had_visible)
