@@ -106,8 +106,7 @@ struct known {
  * that -p wrote, which changes the ctime), NVT_AGENT_READS_PER_SCAN a look,
  * then NVT_AGENT_REREADS_PER_SCAN of the known ones in turn (a priority written
  * through a mapping that was written before changes no time of the file). What it
- * cannot follow it notes: said once (warn),
- * and kept in its status file for -l.
+ * cannot follow it notes: said once (warn), and kept in its status file for -l.
  */
 struct agent {
 	const struct nvt_agent_opts *o;

@@ -123,7 +123,6 @@ int nvt_seg_lock(struct nvt_seg_handle *h, int timeout_ms)
 int nvt_seg_write(struct nvt_seg_handle *h, int gpu, const struct nvt_slot_view *view, int new_gpu)
 {
 	struct write_args a = {gpu, view, new_gpu};
-
 	int rc;
 
 	if (!h->seg || gpu < 0 || gpu >= NVT_MAX_GPUS)
