@@ -1,0 +1,71 @@
+"""lsvc.py - probe service L: requests at random (Poisson) of three kinds.
+    python3 lsvc.py OUT.csv [PHASES]   PHASES: comma list of decode,tbt,prefill,decodeper
+decode: one CUDA-graph replay of 16 bf16 4096^2 linears at batch 1, then synchronise.
+tbt: token by token: 8 such steps, each synchronised, with a host-side sampler (argmax .item()).
+prefill: the graph at batch 512. Latency = completion - scheduled arrival (ms)."""
+import os, random, sys, time
+import torch
+
+def graph(batch, ws):
+    x = torch.randn(batch, 4096, device="cuda", dtype=torch.bfloat16)
+    def fwd():
+        y = x
+        for w in ws:
+            y = torch.nn.functional.linear(y, w)
+        return y
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fwd()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = fwd()
+    return g, out, x  # x: the graph reads it; keep it alive
+
+def main():
+    out = sys.argv[1]
+    phases = (sys.argv[2] if len(sys.argv) > 2 else "decode,tbt,prefill").split(",")
+    n = int(os.environ.get("L_N", "200"))
+    ws = [torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16) * 0.01 for _ in range(16)]
+    gd, od, xd = graph(1, ws)
+    gp, op, xp = graph(512, ws)
+    st = torch.cuda.current_stream()
+    def decode():
+        gd.replay(); st.synchronize()
+    def tbt():
+        for _ in range(8):
+            gd.replay(); int(od.argmax().item())
+    def prefill():
+        gp.replay(); st.synchronize()
+    kinds = {"decode": (decode, 10.0), "decodeper": (decode, 10.0), "tbt": (tbt, 60.0), "prefill": (prefill, 25.0)}
+    for f, _ in kinds.values():
+        for _ in range(20):
+            f()
+    rows = []
+    ready = os.environ.get("L_READY")
+    if ready:
+        open(ready, "w").close()
+    go = os.environ.get("L_GO")
+    while go and not os.path.exists(go):
+        time.sleep(0.01)
+    for ph in phases:
+        f, mean = kinds[ph]
+        rng = random.Random(ph)
+        t = time.monotonic_ns() + 50_000_000
+        for i in range(n if ph != "tbt" else n // 3):
+            gap = mean if ph == "decodeper" else rng.expovariate(1.0 / mean)
+            t += int(gap * 1e6)
+            now = time.monotonic_ns()
+            if now < t:
+                time.sleep((t - now) / 1e9)
+            f()
+            rows.append((ph, i, (time.monotonic_ns() - t) / 1e6, t))
+        time.sleep(0.1)
+    with open(out, "w") as fo:
+        fo.write("phase,i,ms,t_ns\n")
+        for r in rows:
+            fo.write("%s,%d,%.4f,%d\n" % r)
+
+main()
