@@ -282,7 +282,9 @@ enum nvt_prio_mode {
 #define NVT_YIELD_CLIENT 0x08u /* MPS client priority below normal (set at its start, under MPS) */
 #define NVT_YIELD_BORROW 0x10u /* while higher tasks are idle, it launches on their TPCs too */
 #define NVT_YIELD_GUARD 0x20u  /* the agent narrows it to guard TPCs while a higher task launches */
-#define NVT_YIELD_ALL 0x3fu
+#define NVT_YIELD_ANY 0x40u    /* gate, bound, ahead and borrow for higher tasks whose requests come
+				* at random too (without it: periodic ones only) */
+#define NVT_YIELD_ALL 0x7fu
 
 struct nvt_slot_prio {
 	struct nvt_tpcset own; /* the user's partition (prio set, state NVT_SLOT_SET) */

@@ -17,6 +17,7 @@ static const struct {
 } words[] = {
 	{"gate", NVT_YIELD_GATE},     {"bound", NVT_YIELD_BOUND},   {"ahead", NVT_YIELD_AHEAD},
 	{"client", NVT_YIELD_CLIENT}, {"borrow", NVT_YIELD_BORROW}, {"guard", NVT_YIELD_GUARD},
+	{"any", NVT_YIELD_ANY},
 };
 #define N_WORDS (sizeof(words) / sizeof(words[0]))
 
@@ -79,7 +80,7 @@ int nvt_yield_item(const char *item, struct nvt_slot_prio *p, const char **why)
 		p->yield |= words[i].bit;
 		return 0;
 	}
-	*why = "the words are gate, bound[=US], ahead[=US], client, borrow, guard, duty=PCT, "
+	*why = "the words are gate, bound[=US], ahead[=US], client, borrow, guard, any, duty=PCT, "
 	       "default and none";
 	return -1;
 }
@@ -313,6 +314,18 @@ static int busy(const struct nvt_watched *w, uint64_t now)
 }
 
 /*
+ * A request still open after NVT_YIELD_OPEN_MS: a task whose shim never sees
+ * its requests end (it never synchronises, or waits by polling) counts as busy
+ * all the time, so a lower task launches beside it instead of being held back
+ * for good.
+ */
+static int open_too_long(const struct nvt_slot_activity *a, uint64_t now)
+{
+	return (a->flags & NVT_ACT_TRACKED) && a->begins != a->ends && now > a->begin_ns &&
+	       now - a->begin_ns > (uint64_t)NVT_YIELD_OPEN_MS * 1000000;
+}
+
+/*
  * The next time a periodic task's request is due after now - slack, from its
  * last begin; 0 if it is not periodic, or quiet for over four periods (gone,
  * or paused: foresee nothing).
@@ -332,7 +345,7 @@ static uint64_t next_due(const struct nvt_slot_activity *a, uint64_t now, uint64
 int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w, int n,
 		      uint64_t now, uint64_t ahead_ns, uint64_t *wake)
 {
-	int verdict = NVT_YV_GO, beside = 0;
+	int verdict = NVT_YV_GO, beside = 0, followed = 0;
 	uint64_t until = 0;
 
 	for (int i = 0; i < n; i++) {
@@ -340,10 +353,15 @@ int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w
 		int is_busy = busy(&w[i], now);
 		uint64_t slack, due, hold;
 
-		if (duty_now_pm(a) > c->duty_pm) {
+		if (duty_now_pm(a) > c->duty_pm || open_too_long(a, now)) {
 			beside |= is_busy;
 			continue; /* busy too much of the time to wait for */
 		}
+		if (!(c->yield & NVT_YIELD_ANY) && !nvt_act_periodic(a)) {
+			beside = 1;
+			continue; /* requests at random: nothing to foresee, nothing to gain */
+		}
+		followed++;
 		if (is_busy && (c->yield & NVT_YIELD_GATE)) {
 			/* Look again soon: its end is seen in its segment. */
 			verdict = NVT_YV_GATE;
@@ -366,7 +384,7 @@ int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w
 		if (!until || due + slack < until)
 			until = due + slack;
 	}
-	if (verdict == NVT_YV_GO && beside)
+	if (verdict == NVT_YV_GO && (beside || (n && !followed)))
 		verdict = NVT_YV_BESIDE;
 	*wake = until;
 	return verdict;

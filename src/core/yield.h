@@ -27,6 +27,7 @@
 #define NVT_YIELD_MAX_HOLD_MS 100 /* the longest one launch waits */
 #define NVT_YIELD_STALE_MS 200    /* a busy task whose counters stay still this long is not busy */
 #define NVT_YIELD_HOLD_MS 5       /* an untracked task is busy this long after a launch */
+#define NVT_YIELD_OPEN_MS 1000    /* a request open this long: its task counts as busy all the time */
 #define NVT_YIELD_MAX_US 1000000  /* the largest bound= and ahead= */
 /* Requests seen before a task's period counts (ahead) and its duty share. */
 #define NVT_YIELD_LEARN 4

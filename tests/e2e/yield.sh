@@ -73,7 +73,7 @@ t_yield_gate_holds_launches() {
 	got=$(let_through plain)
 	[ "${got%% of *}" -gt 10 ] || die "without priorities, only $got launches ran inside requests"
 	# With them, none that entered during a request returns before it ends.
-	serve_and_batch prio --priority high -c 0-8 -- --priority low --yield gate,duty=100 -c 9-65
+	serve_and_batch prio --priority high -c 0-8 -- --priority low --yield gate,any,duty=100 -c 9-65
 	got=$(let_through prio)
 	[ "${got##* of }" -ge 20 ] || die "too few requests: $got"
 	eq "${got%% of *}" 0 "launches let through during requests ($got)"
@@ -84,7 +84,7 @@ d = json.loads(sys.argv[1])
 low = [t["gpus"][0] for t in d["tasks"] if t["gpus"][0].get("priority") == "low"][0]
 high = [t["gpus"][0] for t in d["tasks"] if t["gpus"][0].get("priority") == "high"][0]
 y = low["yield"]
-assert y["ways"] == "gate,duty=100", y
+assert y["ways"] == "gate,any,duty=100", y
 assert y["watching"] == 1 and y["holds"] > 0 and y["held_ms"] > 0, y
 assert y["state"] in ("running", "gated"), y
 assert high["requests"]["tracked"] and high["requests"]["count"] >= 20, high
@@ -103,11 +103,11 @@ PY
 t_yield_bound_in_flight() {
 	local most
 	# Without a bound the batch job queues launches (8 between synchronisations).
-	serve_and_batch nob --priority high -c 0-8 -- --priority low --yield gate,duty=100 -c 9-65
+	serve_and_batch nob --priority high -c 0-8 -- --priority low --yield gate,any,duty=100 -c 9-65
 	most=$(most_in_flight nob)
 	[ "$most" -ge 6 ] || die "without a bound, at most $most launches were in flight"
 	# bound=1000 with launches of 500 us: at most 2 in flight.
-	serve_and_batch bnd --priority high -c 0-8 -- --priority low --yield gate,bound=1000,duty=100 -c 9-65
+	serve_and_batch bnd --priority high -c 0-8 -- --priority low --yield gate,any,bound=1000,duty=100 -c 9-65
 	most=$(most_in_flight bnd)
 	[ "$most" -le 2 ] || die "with bound=1000, $most launches were in flight"
 	eq "$(let_through bnd | cut -d' ' -f1)" 0 "launches let through during requests"
@@ -116,14 +116,14 @@ t_yield_bound_in_flight() {
 t_yield_only_higher_and_own_user() {
 	local got
 	# Equal priorities never hold each other back.
-	serve_and_batch eq --priority low -c 0-8 -- --priority low --yield gate,duty=100 -c 9-65
+	serve_and_batch eq --priority low -c 0-8 -- --priority low --yield gate,any,duty=100 -c 9-65
 	got=$(let_through eq)
 	[ "${got%% of *}" -gt 10 ] || die "a low task held back for another low one: $got"
 	# No user's high task holds back another user's task.
 	[ "$(id -u)" == 0 ] || skip "needs root for a second user"
 	chmod 1777 "$WORK"
 	HI_PFX="setpriv --reuid=65534 --regid=65534 --clear-groups" \
-		serve_and_batch usr --priority high -c 0-8 -- --priority low --yield gate,duty=100 -c 9-65
+		serve_and_batch usr --priority high -c 0-8 -- --priority low --yield gate,any,duty=100 -c 9-65
 	chmod 755 "$WORK"
 	got=$(let_through usr)
 	[ "${got%% of *}" -gt 10 ] || die "another user's high task held back root's low one: $got"
@@ -140,7 +140,7 @@ t_yield_service_gone() {
 	wait_for 10 in_request "$hi" # inside a request's synchronisation (each takes 400 ms)
 	kill -KILL "$hi"
 	wait "$hi" 2>/dev/null || true
-	FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority low --yield gate,duty=100 -c 9-65 "$PRIOAPP" batch \
+	FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority low --yield gate,any,duty=100 -c 9-65 "$PRIOAPP" batch \
 		"$WORK/gone.stop" "$WORK/gone.batch" 2>"$WORK/gone.err" &
 	lo=$!
 	wait_for 10 test -e "$WORK/gone.batch.ready"
@@ -184,8 +184,9 @@ t_yield_client_priority_and_usage() {
 t_yield_borrow_while_idle() {
 	local got periodic borrowed
 	# A periodic service (4 ms of work every 50 ms): the batch job launches on its TPCs too while
-	# it is idle and its next request is not due, and never during a request.
-	PERIOD_US=50000 serve_and_batch bor --priority high -c 0-8 -- --priority low -c 9-65
+	# it is idle and its next request is not due, and never during a request (any: it waits
+	# for the requests from the first on, not once they are seen to come periodically).
+	PERIOD_US=50000 serve_and_batch bor --priority high -c 0-8 -- --priority low --yield default,any -c 9-65
 	# Regular enough to foresee (its begins within 3 ms of every 50 ms on average): then
 	# some launch must have borrowed; a loaded machine may make it irregular.
 	periodic=$(python3 - "$WORK/bor.serve" <<'PY'
@@ -205,6 +206,6 @@ PY
 	PERIOD_US=50000 serve_and_batch nol --priority high --no-lend -c 0-8 -- --priority low -c 9-65
 	eq "$(awk '$1 == "launch" && $5 != 57' "$WORK/nol.batch" | wc -l)" 0 "launches on a --no-lend task's TPCs"
 	# Without borrow in its words, the batch job keeps to its own.
-	PERIOD_US=50000 serve_and_batch nob2 --priority high -c 0-8 -- --priority low --yield gate,bound,ahead -c 9-65
+	PERIOD_US=50000 serve_and_batch nob2 --priority high -c 0-8 -- --priority low --yield gate,any,bound,ahead -c 9-65
 	eq "$(awk '$1 == "launch" && $5 != 57' "$WORK/nob2.batch" | wc -l)" 0 "launches beyond its partition"
 }

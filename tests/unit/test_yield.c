@@ -28,6 +28,8 @@ static void test_words(void)
 	CHECK(p.yield == NVT_YIELD_DEFAULT && p.duty_pct == 30 && !p.bound_us);
 	CHECK(nvt_yield_format(&p, '+', buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "gate+bound+ahead+client+borrow+duty=30");
+	CHECK(nvt_yield_parse("gate,any", &p, NULL) == 0 && p.yield == (NVT_YIELD_GATE | NVT_YIELD_ANY));
+	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0 && !strcmp(buf, "gate,any"));
 	CHECK(nvt_yield_parse("none", &p, &why) == 0 && p.yield == 0);
 	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "none");
@@ -248,13 +250,18 @@ static void test_verdict(void)
 	p.duty_pct = 0;
 	nvt_yield_cfg_of(&p, &c);
 	/* Back to back (its averages: busy all the time), then a request after 20 ms idle:
-	 * waited for at once, not once the averages have followed. */
+	 * waited for at once with any, not once the averages have followed; by default
+	 * its requests no longer come periodically: beside it. */
+	c.yield |= NVT_YIELD_ANY;
 	w[1].act = periodic(1000 * MS, MS / 2, MS / 2, 40);
 	CHECK(nvt_act_duty_pm(&w[1].act) == 1000);
 	nvt_act_begin(&w[1].act, w[1].act.end_ns + 20 * MS);
 	w[1].moved_ns = w[1].act.begin_ns;
 	CHECK(w[1].act.idle_us == 20000 && nvt_act_duty_pm(&w[1].act) > c.duty_pm);
 	CHECK(nvt_yield_verdict(&c, &w[1], 1, w[1].act.begin_ns + 100 * US, 0, &wake) == NVT_YV_GATE);
+	c.yield &= ~NVT_YIELD_ANY;
+	CHECK(nvt_yield_verdict(&c, &w[1], 1, w[1].act.begin_ns + 100 * US, 0, &wake) == NVT_YV_BESIDE);
+	c.yield |= NVT_YIELD_ANY;
 	/* Back to back again (20 us between requests): beside it. */
 	nvt_act_end(&w[1].act, w[1].act.begin_ns + MS / 2);
 	nvt_act_begin(&w[1].act, w[1].act.end_ns + 20 * US);
@@ -273,34 +280,64 @@ static void test_verdict(void)
 	w[0].moved_ns = t;
 	CHECK(nvt_yield_verdict(&c, w, 1, t + 1 * MS, 0, &wake) == NVT_YV_GATE);
 	CHECK(nvt_yield_verdict(&c, w, 1, t + NVT_YIELD_HOLD_MS * MS + 1, 0, &wake) == NVT_YV_GO);
+	/* By default nothing of its requests can be foreseen: beside it. */
+	c.yield = NVT_YIELD_DEFAULT;
+	CHECK(nvt_yield_verdict(&c, w, 1, t + 1 * MS, 0, &wake) == NVT_YV_BESIDE);
+
+	/* Requests at random (Poisson): beside them by default, gated with any. */
+	w[0].act = periodic(1000 * MS, 10 * MS, 1 * MS, 20);
+	t = w[0].act.end_ns;
+	for (int i = 0; i < 6; i++) {
+		t += (uint64_t)(i % 2 ? 3 : 17) * MS;
+		nvt_act_begin(&w[0].act, t);
+		nvt_act_end(&w[0].act, t + MS);
+	}
+	CHECK(!nvt_act_periodic(&w[0].act));
+	nvt_act_begin(&w[0].act, t + 9 * MS);
+	w[0].moved_ns = t + 9 * MS;
+	CHECK(nvt_yield_verdict(&c, w, 1, t + 9 * MS + 100 * US, 0, &wake) == NVT_YV_BESIDE);
+	c.yield |= NVT_YIELD_ANY;
+	CHECK(nvt_yield_verdict(&c, w, 1, t + 9 * MS + 100 * US, 0, &wake) == NVT_YV_GATE);
+
+	/* A request open for more than NVT_YIELD_OPEN_MS (a task that never
+	 * synchronises): busy all the time, beside it even with any. */
+	w[0].moved_ns = t + 9 * MS + (NVT_YIELD_OPEN_MS - 1) * MS;
+	CHECK(nvt_yield_verdict(&c, w, 1, w[0].moved_ns, 0, &wake) == NVT_YV_GATE);
+	w[0].moved_ns = t + 9 * MS + (NVT_YIELD_OPEN_MS + 1) * MS;
+	CHECK(nvt_yield_verdict(&c, w, 1, w[0].moved_ns, 0, &wake) == NVT_YV_BESIDE);
 }
 
 static void test_after_warm_up(void)
 {
 	/* 30 warm-up requests of 11 ms back to back, a pause of 2 s, then 0.5 ms every
-	 * 5 ms: waited for from its second request on, foreseen from its fourth. */
+	 * 5 ms: waited for from its second request on with any, from the fourth by
+	 * default (once it is periodic again), foreseen from its fourth. */
 	struct nvt_slot_prio p = {0};
 	struct nvt_yield_cfg c;
 	struct nvt_watched w;
 	uint64_t t, wake;
 	int verdict;
 
-	p.yield = NVT_YIELD_DEFAULT;
-	nvt_yield_cfg_of(&p, &c);
-	w.act = periodic(1000 * MS, 11 * MS, 11 * MS, 30);
-	t = w.act.end_ns + 2000 * MS;
-	for (int i = 0; i < 8; i++, t += 5 * MS) {
-		nvt_act_begin(&w.act, t);
-		w.moved_ns = t;
-		verdict = nvt_yield_verdict(&c, &w, 1, t + 100 * US, MS, &wake);
-		if (i >= 1)
-			CHECK(verdict == NVT_YV_GATE);
-		nvt_act_end(&w.act, t + MS / 2);
-		verdict = nvt_yield_verdict(&c, &w, 1, t + 4500 * US, MS, &wake);
-		if (i >= 3)
-			CHECK(verdict == NVT_YV_AHEAD);
+	for (int any = 0; any < 2; any++) {
+		p.yield = NVT_YIELD_DEFAULT | (any ? NVT_YIELD_ANY : 0);
+		nvt_yield_cfg_of(&p, &c);
+		w.act = periodic(1000 * MS, 11 * MS, 11 * MS, 30);
+		t = w.act.end_ns + 2000 * MS;
+		for (int i = 0; i < 8; i++, t += 5 * MS) {
+			nvt_act_begin(&w.act, t);
+			w.moved_ns = t;
+			verdict = nvt_yield_verdict(&c, &w, 1, t + 100 * US, MS, &wake);
+			if (i >= (any ? 1 : 3))
+				CHECK(verdict == NVT_YV_GATE);
+			if (!any && i < 2)
+				CHECK(verdict == NVT_YV_BESIDE);
+			nvt_act_end(&w.act, t + MS / 2);
+			verdict = nvt_yield_verdict(&c, &w, 1, t + 4500 * US, MS, &wake);
+			if (i >= 3)
+				CHECK(verdict == NVT_YV_AHEAD);
+		}
+		CHECK(w.act.busy_ns == MS / 2 && nvt_act_duty_pm(&w.act) <= 110);
 	}
-	CHECK(w.act.busy_ns == MS / 2 && nvt_act_duty_pm(&w.act) <= 110);
 	/* Longer requests again: followed up with weight 1/8. */
 	nvt_act_begin(&w.act, t);
 	nvt_act_end(&w.act, t + 4 * MS + MS / 2);
