@@ -209,3 +209,35 @@ PY
 	PERIOD_US=50000 serve_and_batch nob2 --priority high -c 0-8 -- --priority low --yield gate,any,bound,ahead -c 9-65
 	eq "$(awk '$1 == "launch" && $5 != 57' "$WORK/nob2.batch" | wc -l)" 0 "launches beyond its partition"
 }
+
+# task_json PID EXPR: -l --json's first GPU of task PID as g; exits 0 if the Python EXPR holds.
+task_json() {
+	timeout "$HANG" "$NVT" -l --json | python3 -c 'import json, sys
+t = [t["gpus"][0] for t in json.load(sys.stdin)["tasks"] if t["pid"] == int(sys.argv[1])]
+sys.exit(not (t and eval(sys.argv[2], {"g": t[0]})))' "$1" "$2"
+}
+
+t_yield_demo_service_and_one_that_never_syncs() {
+	local hi lo
+	# make try's demo --serve synchronises each request: its low neighbour follows it.
+	"$NVT" --no-mps --priority high -c 0-7 "$T/demo" --serve >"$WORK/serve.out" 2>&1 &
+	hi=$!
+	"$NVT" --no-mps --priority low -c 8-65 "$T/demo" >"$WORK/low.out" 2>&1 &
+	lo=$!
+	wait_for 20 task_json "$hi" 'g["requests"]["tracked"] and g["requests"]["count"] >= 8'
+	wait_for 20 task_json "$lo" 'g["yield"]["watching"] == 1'
+	kill -TERM "$hi" "$lo"
+	wait "$hi" "$lo" 2>/dev/null || true
+	# A plain demo never synchronises: its request stays open, and after NVT_YIELD_OPEN_MS its
+	# low neighbour launches beside it (MODE beside), with any too, instead of being held back
+	# for good.
+	"$NVT" --no-mps --priority high -c 0-7 "$T/demo" >"$WORK/hi2.out" 2>&1 &
+	hi=$!
+	"$NVT" --no-mps --priority low --yield default,any -c 8-65 "$T/demo" >"$WORK/low2.out" 2>&1 &
+	lo=$!
+	wait_for 20 task_json "$lo" 'g["yield"]["watching"] == 1'
+	poll_until 30 task_json "$lo" 'g["yield"]["state"] == "beside"' ||
+		die "the low task is not beside a high task that never synchronises: $("$NVT" -l)"
+	kill -TERM "$hi" "$lo"
+	wait "$hi" "$lo" 2>/dev/null || true
+}

@@ -6,7 +6,13 @@
  * changes: so `nvtaskset -c 0-7 demo`, or a `nvtaskset -p` that moves it,
  * shows its effect at once.
  *
- *   demo [SECONDS]     launch for SECONDS (default: until interrupted)
+ *   demo [--serve] [SECONDS]   launch for SECONDS (default: until interrupted)
+ *
+ * --serve: a service, as priorities see one: every 10 ms a request of 4
+ * kernels that ends with cuCtxSynchronize, so that a --priority high demo
+ * --serve is followed by its lower neighbours (`nvtaskset -l` shows them
+ * `ahead:`, `running:` or `borrowing:`). A plain demo never synchronises:
+ * its neighbours launch beside it.
  *
  * Each line: "demo PID: kernel N ran on TPCs LIST (S SMs)". The fake driver
  * alone can say where a kernel ran (fakecuda_last_launch); on a real driver
@@ -27,6 +33,7 @@
 #include <unistd.h>
 
 typedef int (*init_fn)(unsigned);
+typedef int (*sync_fn)(void);
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 			 unsigned, void *, void **, void **);
 
@@ -77,15 +84,21 @@ static long parse_seconds(const char *text)
 int main(int argc, char **argv)
 {
 	long seconds = 0, kernels = 0;
+	int serve = argc > 1 && !strcmp(argv[1], "--serve");
 	char prev[1200] = "", now[1200];
 	struct timespec pause = {0, 10 * 1000 * 1000}, start, at;
 	void *lib;
 	init_fn init;
 	launch_fn launch;
 	fakecuda_last_launch_fn last;
+	sync_fn sync;
 
+	argc -= serve;
+	argv += serve;
 	if (argc > 2 || (argc == 2 && (seconds = parse_seconds(argv[1])) < 0)) {
-		fprintf(stderr, "usage: demo [SECONDS]   (SECONDS: 1 to 86400; default: until interrupted)\n");
+		fprintf(stderr, "usage: demo [--serve] [SECONDS]   (SECONDS: 1 to 86400; default: until "
+				"interrupted; --serve: a request of 4 kernels every 10 ms, each "
+				"synchronised)\n");
 		return 2;
 	}
 	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -95,8 +108,9 @@ int main(int argc, char **argv)
 	}
 	init = (init_fn)dlsym(lib, "cuInit");
 	launch = (launch_fn)dlsym(lib, "cuLaunchKernel");
+	sync = (sync_fn)dlsym(lib, "cuCtxSynchronize");
 	last = (fakecuda_last_launch_fn)dlsym(lib, "fakecuda_last_launch");
-	if (!init || !launch || !last) {
+	if (!init || !launch || !last || !sync) {
 		fprintf(stderr, "demo: this libcuda.so.1 is not nvtaskset's fake driver, the one GPU "
 				"that tells where a kernel ran (LD_LIBRARY_PATH=build/test/fake)\n");
 		return 2;
@@ -113,11 +127,17 @@ int main(int argc, char **argv)
 		struct fakecuda_launch rec;
 		int tpcs;
 
-		if (launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) || last(&rec)) {
-			fprintf(stderr, "demo: the kernel launch failed\n");
+		for (int k = 0; k < (serve ? 4 : 1); k++) {
+			if (launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) || last(&rec)) {
+				fprintf(stderr, "demo: the kernel launch failed\n");
+				return 1;
+			}
+			kernels++;
+		}
+		if (serve && sync()) {
+			fprintf(stderr, "demo: cuCtxSynchronize failed\n");
 			return 1;
 		}
-		kernels++;
 		tpcs = tpc_list(rec.ran_tpcs, now, sizeof(now));
 		if (rec.hung)
 			printf("demo %d: kernel %ld hung: its TPC mask left it no TPC\n", (int)getpid(), kernels);
