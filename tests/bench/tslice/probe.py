@@ -45,9 +45,9 @@ def run(name, L, H):
     hp = None
     if H:
         pre, mps, ex, kind = H[:4]
-        prog = [sys.executable, os.path.join(T, "h%s.py" % kind)] if kind in ("llama", "spin") else \
+        prog = [sys.executable, os.path.join(T, "h%s.py" % kind)] if kind in ("llama", "spin", "split") else \
                [sys.executable, os.path.join(R, "tests/bench/prio/train.py")]
-        outp = os.path.join(d, "h") + (".steps" if kind in ("llama", "spin") else "")
+        outp = os.path.join(d, "h") + (".steps" if kind in ("llama", "spin", "split") else "")
         hp = subprocess.Popen(["timeout", "200"] + pre + prog + [d + "/hstop", d + "/hready", outp],
                               env=envfor(mps, ex, H[4] if len(H) > 4 else "mps"),
                               stdout=open(d + "/h.log", "w"), stderr=subprocess.STDOUT, start_new_session=True)
@@ -142,6 +142,12 @@ CONFIGS = [
     ("ts-default-spin", ([], False, LBIG), ([], False, PL, "spin")),
     ("ts-5-later-spin", ([], False, LBIG), ([], False, ts(5, TSGP_DELAY_MS="4000"), "spin")),
     ("static-spin", (nvt("-g", "0-1"), True, {}), (nvt("-g", "2-11"), True, {}, "spin")),
+    ("H-alone-whole-split8", None, ([], False, PL, "split")),
+    ("H-alone-g2-11-split8", None, (nvt("-g", "2-11"), True, {}, "split")),
+    ("static-split8", (nvt("-g", "0-1"), True, {}), (nvt("-g", "2-11"), True, {}, "split")),
+    ("ts-5-later-split8", ([], False, LBIG), ([], False, ts(5, TSGP_DELAY_MS="4000"), "split")),
+    ("ts-5-later-split32", ([], False, LBIG), ([], False, ts(5, TSGP_DELAY_MS="4000", SPLIT="32"), "split")),
+    ("ts-5-later-llama", ([], False, LBIG), ([], False, ts(5, TSGP_DELAY_MS="8000"), "llama")),
     ("ts-50-llama", ([], False, LBIG), ([], False, ts(50), "llama")),
 ]
 for name, L, H in CONFIGS:
