@@ -11,6 +11,8 @@ pinned to one CPU, outside MPS, interleaved over rounds:
   nvtaskset      nvtaskset -n 33
   no-graphs      nvtaskset -n 33 with NVTASKSET_GRAPHS=0 (no driver-API callbacks)
   priority-high  nvtaskset --priority high -n 33 (its shim counts its requests)
+  priority-low   nvtaskset --priority low -n 33 with no higher task running (its shim
+                 follows its launch calls, and finds nobody to yield to)
   NAME           nvtaskset -n 33 of other builds (LAUNCH_VARIANTS="NAME=ROOT,...")
 Ratios are rates: plain's time / the case's time, paired by round, with a
 bootstrap 90% interval of their median. The cases run in a different order
@@ -48,6 +50,7 @@ CASES = [
     ("nvtaskset", [NVT, "--no-mps", "-n", "33"] + PROBE, ENV),
     ("no-graphs", [NVT, "--no-mps", "-n", "33"] + PROBE, dict(ENV, NVTASKSET_GRAPHS="0")),
     ("priority-high", [NVT, "--no-mps", "--priority", "high", "-n", "33"] + PROBE, ENV),
+    ("priority-low", [NVT, "--no-mps", "--priority", "low", "-n", "33"] + PROBE, ENV),
 ]
 for name, root in VARIANTS:
     CASES.append((name, [os.path.join(root, "build/bin/nvtaskset"), "--no-mps", "-n", "33"] + PROBE, ENV))
