@@ -96,7 +96,7 @@ READY_LIMIT_S = 120  # a program that is not ready by then has failed
 # Fake mode (PRIO_FAKE=1, the self-test): L's latency and H's step time multiplied by these.
 FAKE_X = {"L-alone": (1.0, 1.0), "H-alone": (1.0, 1.0), "static": (1.7, 1.0), "static-cp": (1.6, 1.0),
           "L-alone-whole": (0.7, 1.0), "H-alone-whole": (1.0, 0.85), "mps": (4.9, 0.81),
-          "mps-cp": (1.7, 0.82), "prio": (1.15, 0.88), "prio-whole": (1.9, 0.84), "prio-old": (1.2, 3.5)}
+          "mps-cp": (1.7, 0.82), "prio": (1.15, 0.88), "prio-whole": (1.9, 2.5), "prio-old": (1.2, 3.5)}
 
 
 def settings():
