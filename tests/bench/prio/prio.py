@@ -522,12 +522,13 @@ class Run:
         jobs = schedule(s)
         total = sum(est_job(s, c, h, c["name"] == BASE_L and r == 0) for c, h, r in jobs)
         opened, closed = phase_count(s)
-        self.log("plan: set %s, L %s, H %s, kinds %s, arrivals %s, duties %s, %d phases of %.1f s per L,"
+        self.log("plan: set %s, L %s, H %s, kinds %s, arrivals %s, duties %s, %d phases of %.1f s%s per L,"
                  " %d rounds, %d runs (configuration x H x round): ~%.0f s (%.1f min) planned, budget %.0f s"
                  " from the start (%.0f s gone)" % (
                      s["set"], ",".join(s["l"]), ",".join(s["h"]), ",".join(s["kinds"]), ",".join(s["arrivals"]),
-                     ",".join(map(str, s["duties"])), opened + closed, s["phase_s"], s["rounds"], len(jobs),
-                     total, total / 60, s["budget_s"], time.time() - self.t0))
+                     ",".join(map(str, s["duties"])), opened + closed, s["phase_s"],
+                     " (open loop: at least %d requests)" % s["min_requests"] if s["min_requests"] else "",
+                     s["rounds"], len(jobs), total, total / 60, s["budget_s"], time.time() - self.t0))
         for c, h, r in jobs:
             self.log("  %-24s H %-5s round %d ~%.0f s" % (c["name"], h or "-", r + 1,
                                                           est_job(s, c, h, c["name"] == BASE_L and r == 0)))

@@ -52,7 +52,11 @@ def load(out):
             if os.path.exists(p):
                 m["lres"][impl] = priolib.read_l(p)[1]
         p = os.path.join(m["dir"], "h.steps")
-        m["steps"] = priolib.read_steps(p) if os.path.exists(p) else None
+        try:
+            m["steps"] = priolib.read_steps(p) if os.path.exists(p) else None
+        except ValueError as e:  # a step file cut short: H's ratios left out
+            m["steps"] = None
+            m["failed"].append("H: %s" % e)
         jobs.append(m)
     return run, jobs
 
