@@ -26,7 +26,7 @@ bench-startup: all
 	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
 
 # Priorities: a latency-critical service beside a training loop or a streaming hog, every
-# configuration in one run (tests/bench/prio/README.md): PRIO_SET=quick, PRIO_* knobs,
+# configuration in one run (tests/bench/prio/README.md): PRIO_SET=users or quick, PRIO_* knobs,
 # PRIO_DRY=1 prints the plan and its duration.
 bench-prio: all
 	@tests/bench/prio/run.sh $(abspath $(BENCH_OUT))/prio

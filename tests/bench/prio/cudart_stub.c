@@ -1,7 +1,7 @@
 /* cudart_stub.c - just enough of the CUDA runtime to run service.cu's host code without a GPU
  * (selftest.sh: nvcc -cudart none service.cu cudart_stub.c): kernels do nothing; a graph
  * launch "runs" until the stream's synchronise for fake.py's service time of the CUDA L
- * (550 us decode, 3100 us prefill) times PRIO_FAKE_X; a graph is prefill when a kernel
+ * (550 us decode, a tbt step too, 3100 us prefill) times PRIO_FAKE_X; a graph is prefill when a kernel
  * named gemm was captured into it. Arguments the stub does not use are left undeclared
  * (the caller cleans them up). */
 #include <stdint.h>
@@ -64,7 +64,23 @@ int __cudaLaunchKernel(const void *handle)
 int cudaMalloc(void **p, size_t n)
 {
 	(void)n;
-	*p = malloc(64);
+	*p = calloc(1, 64);
+	return 0;
+}
+
+int cudaMallocHost(void **p, size_t n)
+{
+	(void)n;
+	*p = calloc(1, 64);
+	return 0;
+}
+
+int cudaGetLastError(void) { return 0; }
+
+/* Only the sampler's index (4 bytes, from memory of cudaMalloc's 64 zeroed bytes). */
+int cudaMemcpyAsync(void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n < 64 ? n : 64);
 	return 0;
 }
 

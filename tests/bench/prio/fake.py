@@ -3,7 +3,8 @@ no GPU, plausible outputs in the real programs' formats, so that prio.py's orche
 and prio_report.py run end to end anywhere.
 
     fake.py l IMPL KINDS READY PLAN OUT.csv [measure]   service.py's interface
-    fake.py h IMPL STOP READY OUT_PREFIX                 train.py's / hog's
+    fake.py h IMPL STOP READY OUT_PREFIX                 train.py's / hog's (llama-sync20:
+                                                         "NS 20" every 20 steps)
     fake.py nvtaskset ARGS...                            --mps, --agent, -l --json, or
                                                          options then COMMAND (exec'd)
 PRIO_FAKE_X (prio.py sets it per configuration): L's latency / H's step time multiplier;
@@ -18,8 +19,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import priolib  # noqa: E402
 
-SERVICE_US = {"torch": {"decode": 600.0, "prefill": 2300.0}, "cuda": {"decode": 550.0, "prefill": 3100.0}}
-STEP_US = {"torch": 9000.0, "hog": 1500.0}
+SERVICE_US = {"torch": {"decode": 600.0, "prefill": 2300.0, "tbt": 5200.0},
+              "cuda": {"decode": 550.0, "prefill": 3100.0, "tbt": 4400.0}}
+STEP_US = {"torch": 9000.0, "hog": 1500.0, "llama": 12000.0, "llama-sync20": 12000.0}
 # nvtaskset options that take a value (the rest are flags).
 VALUED = {"-g", "-c", "-n", "--priority", "--yield", "--guard", "--hold", "--poll", "--strategy", "--gpu",
           "--channels", "--memory-half"}
@@ -52,15 +54,23 @@ def fake_l(argv):
 def fake_h(argv):
     impl, stop, ready, prefix = argv
     step = STEP_US[impl] * float(os.environ.get("PRIO_FAKE_X", "1")) / 1e6
-    ends = []
+    sync = 20 if impl.endswith("-sync20") else 1
+    ends, i = [], 0
+    if sync > 1:  # train.py's llama loop: a start mark, then one line per read
+        ends.append("%d 0" % time.monotonic_ns())
+        open(ready, "w").close()
     while not os.path.exists(stop):
         time.sleep(step)
-        ends.append(time.monotonic_ns())
-        if len(ends) == 3:
+        i += 1
+        if i % sync == 0:
+            ends.append("%d" % time.monotonic_ns() + (" %d" % sync if sync > 1 else ""))
+        if i == 3 and sync == 1:
             open(ready, "w").close()
+    if i % sync:
+        ends.append("%d %d" % (time.monotonic_ns(), i % sync))
     with open(prefix + ".steps", "w") as f:
         f.write("# h impl=%s fake\n" % impl)
-        f.write("".join("%d\n" % t for t in ends))
+        f.write("".join(e + "\n" for e in ends))
 
 
 def fake_nvtaskset(argv):

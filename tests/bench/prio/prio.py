@@ -8,8 +8,8 @@ summary and the plot from the raw logs written here.
 One L process per configuration and L version runs every phase (each kind's periodic and
 Poisson arrivals at each duty, then its closed loop at 100 %); one H process per
 configuration runs through all of them. Knobs (environment): PRIO_SET, PRIO_CASES, PRIO_H,
-PRIO_L, PRIO_KINDS, PRIO_DUTIES, PRIO_ARRIVALS, PRIO_PHASE_S, PRIO_ROUNDS, PRIO_BUDGET_S,
-PRIO_GAP_S, PRIO_HALONE_S, PRIO_CONFIG_FILE, PRIO_DRY, PRIO_FAKE (README.md).
+PRIO_L, PRIO_KINDS, PRIO_DUTIES, PRIO_ARRIVALS, PRIO_PHASE_S, PRIO_MIN_REQUESTS, PRIO_ROUNDS,
+PRIO_BUDGET_S, PRIO_GAP_S, PRIO_HALONE_S, PRIO_CONFIG_FILE, PRIO_DRY, PRIO_FAKE (README.md).
 """
 import json
 import os
@@ -24,12 +24,15 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import priolib  # noqa: E402
+from fake import SERVICE_US as FAKE_SERVICE_US  # noqa: E402
 
 # ---- The configurations ------------------------------------------------------------------
 # Each: name; "l", "h": the nvtaskset arguments that start L and H (MPS: a plain MPS client,
 # no nvtaskset; None: not started); "l_env", "h_env": extra environment; "agent": None, or
 # the arguments of `nvtaskset --agent ARGS`, started before L and H (stderr in agent.log,
-# SIGTERM at the end; then one `nvtaskset -l --json` per phase in list.jsonl).
+# SIGTERM at the end; then one `nvtaskset -l --json` per phase in list.jsonl); "whole": true
+# for a whole-GPU configuration (no partitions): its ratios are against L-alone-whole and
+# H-alone-whole, the others' against L-alone and H-alone.
 # The order is the run's order (round 1; round 2 reversed), so put the important first: a
 # budget stops the run before the rest. PRIO_CONFIG_FILE (JSON, a list of the same entries)
 # replaces entries of the same name and appends the others.
@@ -38,10 +41,14 @@ L_PART, H_PART = ["-g", "0-1"], ["-g", "2-11"]
 MPS = "mps"
 CLIENT_PRIO = {"CUDA_MPS_CLIENT_PRIORITY": "1"}
 CONFIGS = [
-    {"name": "L-alone", "l": L_PART, "h": None},  # the baseline of every L ratio
-    {"name": "H-alone", "l": None, "h": H_PART},  # the baseline of every H ratio
+    {"name": "L-alone", "l": L_PART, "h": None},  # the baseline of the partitioned L ratios
+    {"name": "H-alone", "l": None, "h": H_PART},  # the baseline of the partitioned H ratios
     {"name": "static", "l": L_PART, "h": H_PART},
-    {"name": "prio", "l": HI + L_PART, "h": LO + H_PART, "agent": []},  # the new defaults
+    {"name": "prio", "l": HI + L_PART, "h": LO + H_PART, "agent": []},  # the defaults
+    {"name": "L-alone-whole", "l": MPS, "h": None, "whole": True},  # the whole-GPU baselines
+    {"name": "H-alone-whole", "l": None, "h": MPS, "whole": True},
+    {"name": "mps-cp", "l": MPS, "h": MPS, "h_env": CLIENT_PRIO, "whole": True},
+    {"name": "prio-whole", "l": HI, "h": LO, "agent": [], "whole": True},  # the defaults, no masks
     {"name": "yield-client", "l": HI + L_PART, "h": LO + ["--yield", "client"] + H_PART, "agent": []},
     {"name": "yield-gate", "l": HI + L_PART, "h": LO + ["--yield", "gate"] + H_PART, "agent": []},
     {"name": "yield-gate+bound", "l": HI + L_PART, "h": LO + ["--yield", "gate,bound"] + H_PART,
@@ -50,33 +57,46 @@ CONFIGS = [
      "h": LO + ["--yield", "gate,bound,ahead"] + H_PART, "agent": []},
     {"name": "yield-borrow", "l": HI + L_PART, "h": LO + ["--yield", "borrow"] + H_PART, "agent": []},
     {"name": "static-cp", "l": L_PART, "h": H_PART, "h_env": CLIENT_PRIO},
-    {"name": "mps", "l": MPS, "h": MPS},
-    {"name": "mps-cp", "l": MPS, "h": MPS, "h_env": CLIENT_PRIO},
+    {"name": "mps", "l": MPS, "h": MPS, "whole": True},
     {"name": "prio-old", "l": HI + L_PART, "h": LO + ["--yield", "guard", "--guard", "8"] + H_PART,
      "agent": []},
 ]
-BASE_L, BASE_H = "L-alone", "H-alone"
+BASE_L, BASE_H = "L-alone", "H-alone"  # L-alone also measures the service times
+BASE_WHOLE = ("L-alone-whole", "H-alone-whole")
 
 # Presets (PRIO_SET); a knob set in the environment wins. full fits one 10-minute command
 # with the PyTorch L and H (one torch start costs ~5-10 s; so does each configuration).
 SETS = {
     "full": {"PRIO_L": "torch", "PRIO_H": "torch", "PRIO_KINDS": "decode,prefill",
-             "PRIO_DUTIES": "5,10,30,100", "PRIO_ARRIVALS": "periodic,poisson", "PRIO_CASES": "",
+             "PRIO_DUTIES": "10,30,100", "PRIO_ARRIVALS": "periodic,poisson", "PRIO_CASES": "",
              "PRIO_ROUNDS": "1", "PRIO_PHASE_S": "2.0"},
     "quick": {"PRIO_L": "torch", "PRIO_H": "torch", "PRIO_KINDS": "decode,prefill",
               "PRIO_DUTIES": "10,100", "PRIO_ARRIVALS": "periodic,poisson",
               "PRIO_CASES": "L-alone,H-alone,static,static-cp,prio", "PRIO_ROUNDS": "2",
               "PRIO_PHASE_S": "1.5"},
+    # What users run: three services (one token by token) at 10 % duty beside a transformer's
+    # training (then the GEMM loop, where the budget leaves time), partitioned and whole-GPU.
+    "users": {"PRIO_L": "torch", "PRIO_H": "llama,torch", "PRIO_KINDS": "decode,prefill,tbt",
+              "PRIO_DUTIES": "10", "PRIO_ARRIVALS": "periodic,poisson",
+              "PRIO_CASES": "L-alone,H-alone,static,prio,L-alone-whole,H-alone-whole,mps-cp,prio-whole",
+              "PRIO_ROUNDS": "1", "PRIO_PHASE_S": "2.0", "PRIO_MIN_REQUESTS": "100", "PRIO_HALONE_S": "3"},
 }
 DEFAULTS = {"PRIO_SET": "full", "PRIO_BUDGET_S": "540", "PRIO_GAP_S": "0.15", "PRIO_HALONE_S": "4",
-            "PRIO_CONFIG_FILE": "", "PRIO_DRY": "0", "PRIO_FAKE": "0", "PRIO_FAKE_FAIL": ""}
+            "PRIO_MIN_REQUESTS": "0", "PRIO_CONFIG_FILE": "", "PRIO_DRY": "0", "PRIO_FAKE": "0",
+            "PRIO_FAKE_FAIL": ""}
 # Seconds to start a process and be ready (estimates, for the plan and the budget).
-START_S = {"torch": 8.0, "cuda": 1.5, "hog": 1.0}
+START_S = {"torch": 8.0, "cuda": 1.5, "hog": 1.0, "llama": 15.0, "llama-sync20": 15.0}
+L_IMPLS, H_IMPLS = ("torch", "cuda"), ("torch", "hog", "llama", "llama-sync20")
+# L's service times (us) on GPCs 0-1 before L-alone measures them (H100, 2026-11-23): the
+# plan's length where PRIO_MIN_REQUESTS stretches a phase, in the estimates only.
+SERVICE_EST_US = {"torch": {"decode": 600.0, "prefill": 2100.0, "tbt": 5000.0},
+                  "cuda": {"decode": 550.0, "prefill": 11000.0, "tbt": 5000.0}}
 SETTLE_S = 0.3      # after both are ready, before L's first phase
 READY_LIMIT_S = 120  # a program that is not ready by then has failed
 # Fake mode (PRIO_FAKE=1, the self-test): L's latency and H's step time multiplied by these.
 FAKE_X = {"L-alone": (1.0, 1.0), "H-alone": (1.0, 1.0), "static": (1.7, 1.0), "static-cp": (1.6, 1.0),
-          "mps": (7.0, 0.95), "mps-cp": (2.4, 0.97), "prio": (1.15, 0.88), "prio-old": (1.2, 3.5)}
+          "L-alone-whole": (0.7, 1.0), "H-alone-whole": (1.0, 0.85), "mps": (4.9, 0.81),
+          "mps-cp": (1.7, 0.82), "prio": (1.15, 0.88), "prio-whole": (1.9, 2.5), "prio-old": (1.2, 3.5)}
 
 
 def settings():
@@ -97,9 +117,10 @@ def settings():
         for k in ("PRIO_PHASE_S", "PRIO_BUDGET_S", "PRIO_GAP_S", "PRIO_HALONE_S"):
             out[k[5:].lower()] = float(s[k])
         out["rounds"] = int(s["PRIO_ROUNDS"])
+        out["min_requests"] = int(s["PRIO_MIN_REQUESTS"])
     except ValueError as e:
         sys.exit("bad knob: %s" % e)
-    checks = [("PRIO_L", out["l"], ("torch", "cuda")), ("PRIO_H", out["h"], ("torch", "hog")),
+    checks = [("PRIO_L", out["l"], L_IMPLS), ("PRIO_H", out["h"], H_IMPLS),
               ("PRIO_KINDS", out["kinds"], priolib.KINDS), ("PRIO_ARRIVALS", out["arrivals"], priolib.ARRIVALS),
               ("PRIO_CASES", out["cases"], names)]
     for k, vals, known in checks:
@@ -108,13 +129,18 @@ def settings():
             sys.exit("%s: %s: give a comma list of %s" % (k, ",".join(bad) or "empty", ", ".join(known)))
     if not out["duties"] or any(d < 1 or d > 100 for d in out["duties"]):
         sys.exit("PRIO_DUTIES: a comma list of percents, 1-100 (100: back to back)")
-    if out["rounds"] < 1 or out["phase_s"] <= 0:
-        sys.exit("PRIO_ROUNDS >= 1 and PRIO_PHASE_S > 0")
+    if out["rounds"] < 1 or out["phase_s"] <= 0 or not 0 <= out["min_requests"] <= 100000:
+        sys.exit("PRIO_ROUNDS >= 1, PRIO_PHASE_S > 0 and PRIO_MIN_REQUESTS 0-100000")
+    if len(set(out["l"])) != len(out["l"]) or len(set(out["h"])) != len(out["h"]):
+        sys.exit("PRIO_L, PRIO_H: each version once")
     if 100 in out["duties"] and len(out["duties"]) == 1:
         out["arrivals"] = []
-    for base in (BASE_L, BASE_H):  # the baselines run in every run
+    # The baselines run in every run (L-alone measures the service times); the whole-GPU
+    # ones where a whole-GPU configuration runs.
+    whole = any(c.get("whole") for c in configs if c["name"] in out["cases"])
+    for base in (BASE_L, BASE_H) + (BASE_WHOLE if whole else ()):
         if base not in out["cases"]:
-            out["cases"].insert(0, base)
+            out["cases"].append(base)
     out["configs"] = [c for c in configs if c["name"] in out["cases"]]
     return out
 
@@ -139,6 +165,12 @@ def load_configs(path):
                 sys.exit("config %s: %s must be a list of arguments, \"mps\" or null" % (c["name"], side))
         if c.get("l") is None and c.get("h") is None:
             sys.exit("config %s: neither L nor H" % c["name"])
+        if not isinstance(c.get("whole", False), bool):
+            sys.exit("config %s: whole must be true or false" % c["name"])
+    for name in (BASE_L, BASE_H) + BASE_WHOLE:
+        c = next(c for c in configs if c["name"] == name)
+        if (c.get("l") is None) != name.startswith("H") or bool(c.get("whole")) != name.endswith("whole"):
+            sys.exit("config %s: a baseline keeps its side and scope" % name)
     return configs
 
 
@@ -148,20 +180,29 @@ def phase_count(s):
     return opened, len(s["kinds"]) if 100 in s["duties"] else 0
 
 
-def est_l(s, measure):
-    opened, closed = phase_count(s)
-    return (opened + closed) * (s["phase_s"] + s["gap_s"]) + opened * 0.05 + (
+def plan_phases(s, impl, service):
+    """The phases of L version impl: with its measured service times where known, else
+    fake.py's (fake mode) or SERVICE_EST_US's."""
+    svc = service.get(impl) or (FAKE_SERVICE_US if s["fake"] else SERVICE_EST_US)[impl]
+    return priolib.make_plan(s["kinds"], s["arrivals"], s["duties"], svc, s["phase_s"],
+                             min_requests=s["min_requests"])
+
+
+def est_l(s, impl, service, measure):
+    phases = plan_phases(s, impl, service)
+    opened = sum(1 for p in phases if p[2] != "closed")
+    return sum(p[4] / 1e9 + s["gap_s"] for p in phases) + opened * 0.05 + (
         0.7 * len(s["kinds"]) if measure else 0)
 
 
-def est_job(s, cfg, h, measure):
+def est_job(s, cfg, h, measure, service=None):
     start = START_S if not s["fake"] else {k: 0.3 for k in START_S}
     hs = start[h] if cfg.get("h") is not None else 0.0
     if cfg.get("l") is None:
         return hs + SETTLE_S + s["halone_s"] + 1.0
     t = max(hs, start[s["l"][0]]) + 1.0
     for i, impl in enumerate(s["l"]):
-        t += (start[impl] if i else 0.0) + SETTLE_S + est_l(s, measure)
+        t += (start[impl] if i else 0.0) + SETTLE_S + est_l(s, impl, service or {}, measure)
     return t
 
 
@@ -198,8 +239,12 @@ class Run:
         stub = os.path.join(bindir, "service")
         self.l_prog = {"torch": fake + ["l", "torch"] if s["fake"] else [py, os.path.join(HERE, "service.py")],
                        "cuda": [stub] if (not s["fake"] or os.path.exists(stub)) else fake + ["l", "cuda"]}
-        self.h_prog = {"torch": fake + ["h", "torch"] if s["fake"] else [py, os.path.join(HERE, "train.py")],
-                       "hog": fake + ["h", "hog"] if s["fake"] else [os.path.join(bindir, "hog"), "512", "4"]}
+        train = [py, os.path.join(HERE, "train.py")]
+        self.h_prog = {"torch": train, "hog": [os.path.join(bindir, "hog"), "512", "4"],
+                       "llama": train + ["--model", "llama"],
+                       "llama-sync20": train + ["--model", "llama", "--sync", "20"]}
+        if s["fake"]:
+            self.h_prog = {h: fake + ["h", h] for h in H_IMPLS}
         self.env = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=os.path.join(self.work, "mps"),
                         CUDA_MPS_LOG_DIRECTORY=os.path.join(self.work, "mpslog"),
                         CUDA_DEVICE_MAX_CONNECTIONS="8", NVTASKSET_QUIET="1", PYTHONUNBUFFERED="1")
@@ -331,9 +376,7 @@ class Run:
     def plan(self, impl):
         path = os.path.join(self.out, "raw", "plan-%s.txt" % impl)
         if not os.path.exists(path):
-            priolib.write_plan(path, priolib.make_plan(self.s["kinds"], self.s["arrivals"], self.s["duties"],
-                                                       self.service[impl], self.s["phase_s"]),
-                               self.s["gap_s"])
+            priolib.write_plan(path, plan_phases(self.s, impl, self.service), self.s["gap_s"])
         return path
 
     def paths(self, d, impl):
@@ -347,7 +390,7 @@ class Run:
         cmd = self.l_prog[impl] + [",".join(s["kinds"]), ready, go, os.path.join(dd, tag + ".csv")]
         cmd += ["measure"] if measure else []
         env = merge(self.env, cfg.get("l_env"), self.fake_env(cfg, "l"))
-        limit = READY_LIMIT_S + 2 * est_l(s, measure) + 60
+        limit = READY_LIMIT_S + 2 * est_l(s, impl, self.service, measure) + 60
         p = self.start(self.wrap(cfg["l"], cmd), limit, env, os.path.join(dd, tag + ".log"), pipe=True)
         p.timers, p.measure = [], measure
         p.follower = threading.Thread(target=self.follow_l, args=(p, dd, cfg.get("agent") is not None))
@@ -373,7 +416,7 @@ class Run:
             time.sleep(SETTLE_S)
             shutil.copyfile(self.plan(impl), go + ".tmp")
             os.rename(go + ".tmp", go)
-            limit = 1.5 * est_l(self.s, False) + 30
+            limit = 1.5 * est_l(self.s, impl, self.service, False) + 30
             try:
                 p.wait(timeout=limit)
             except subprocess.TimeoutExpired:
@@ -479,12 +522,13 @@ class Run:
         jobs = schedule(s)
         total = sum(est_job(s, c, h, c["name"] == BASE_L and r == 0) for c, h, r in jobs)
         opened, closed = phase_count(s)
-        self.log("plan: set %s, L %s, H %s, kinds %s, arrivals %s, duties %s, %d phases of %.1f s per L,"
+        self.log("plan: set %s, L %s, H %s, kinds %s, arrivals %s, duties %s, %d phases of %.1f s%s per L,"
                  " %d rounds, %d runs (configuration x H x round): ~%.0f s (%.1f min) planned, budget %.0f s"
                  " from the start (%.0f s gone)" % (
                      s["set"], ",".join(s["l"]), ",".join(s["h"]), ",".join(s["kinds"]), ",".join(s["arrivals"]),
-                     ",".join(map(str, s["duties"])), opened + closed, s["phase_s"], s["rounds"], len(jobs),
-                     total, total / 60, s["budget_s"], time.time() - self.t0))
+                     ",".join(map(str, s["duties"])), opened + closed, s["phase_s"],
+                     " (open loop: at least %d requests)" % s["min_requests"] if s["min_requests"] else "",
+                     s["rounds"], len(jobs), total, total / 60, s["budget_s"], time.time() - self.t0))
         for c, h, r in jobs:
             self.log("  %-24s H %-5s round %d ~%.0f s" % (c["name"], h or "-", r + 1,
                                                           est_job(s, c, h, c["name"] == BASE_L and r == 0)))
@@ -504,7 +548,7 @@ class Run:
         self.log("mps start", rc, out.strip())
         try:
             for c, h, r in jobs:
-                e = est_job(s, c, h, c["name"] == BASE_L and r == 0)
+                e = est_job(s, c, h, c["name"] == BASE_L and r == 0, self.service)
                 if time.time() - self.t0 + e > s["budget_s"]:
                     self.log("budget: skip", c["name"], h or "-", r + 1, "(~%.0f s)" % e)
                     run["skipped"].append([c["name"], h, r])

@@ -7,8 +7,11 @@ prio.png (matplotlib), or prio.svg drawn by hand where matplotlib is missing (or
 PRIO_NO_MPL=1). Pure Python otherwise.
 
 L's ratios: against L-alone (GPCs 0-1) of the same L version and phase, requests pooled over
-rounds. H's ratio: H's steps/s during the phase (steps that ended inside it) against H-alone
-(GPCs 2-11), the mean over its rounds. A summary cell pools the rounds of its configuration.
+rounds. H's ratio: H's steps/s during the phase (steps that ended inside it, priolib.steps_in)
+against H-alone (GPCs 2-11), the mean over its rounds. A whole-GPU configuration ("whole" in
+its entry: mps, mps-cp, prio-whole) has its ratios against L-alone-whole and H-alone-whole
+(plain MPS clients alone on the whole GPU) instead. A summary cell pools the rounds of its
+configuration.
 """
 import glob
 import json
@@ -19,7 +22,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import priolib  # noqa: E402
 
 BASE_L, BASE_H, DEFAULT, STATIC = "L-alone", "H-alone", "prio", "static"
+# The baselines per scope (False: partitioned, True: whole GPU), and per scope the
+# configuration the 100 % target compares H with.
+BASES = {False: (BASE_L, BASE_H), True: ("L-alone-whole", "H-alone-whole")}
+L_BASES, H_BASES = {BASES[w][0] for w in BASES}, {BASES[w][1] for w in BASES}
+REF = {False: STATIC, True: "mps-cp"}
+# The defaults and the simple alternative each must not be worse than, on L's p99 or on H.
+ALT = {DEFAULT: STATIC, "prio-whole": "mps-cp"}
 P99_MAX, H_MIN_LOW, H_MIN_BUSY = 1.2, 0.8, 0.95  # the issue's targets
+H_WORSE = 0.02  # H "worse" than the alternative's: lower by more than this (of H alone): noise
 NAN = float("nan")
 
 
@@ -41,7 +52,11 @@ def load(out):
             if os.path.exists(p):
                 m["lres"][impl] = priolib.read_l(p)[1]
         p = os.path.join(m["dir"], "h.steps")
-        m["steps"] = priolib.read_steps(p) if os.path.exists(p) else None
+        try:
+            m["steps"] = priolib.read_steps(p) if os.path.exists(p) else None
+        except ValueError as e:  # a step file cut short: H's ratios left out
+            m["steps"] = None
+            m["failed"].append("H: %s" % e)
         jobs.append(m)
     return run, jobs
 
@@ -61,15 +76,21 @@ class Results:
         s = run["settings"]
         self.impls, self.hs, self.kinds = s["l"], s["h"], s["kinds"]
         self.order = [c["name"] for c in run["configs"]]
+        # A configuration's scope: True where it runs on the whole GPU (run.json's table).
+        self.whole = {c["name"]: bool(c.get("whole")) for c in run["configs"]}
+        for w, (bl, bh) in BASES.items():
+            self.whole.setdefault(bl, w)
+            self.whole.setdefault(bh, w)
         # Pooled cells: (config, h, impl, label) -> {lat, dropped, hx: [per round]}
         self.cells, self.rows = {}, []
-        self.base_h = {}
+        self.h_rounds = {}  # (scope, h) -> H alone's steps/s per round
         for m in jobs:
-            if m["name"] == BASE_H and m["steps"] is not None and "window" in m:
-                self.base_h.setdefault(m["h"], []).append(priolib.steps_in(m["steps"], *m["window"]))
-        self.h_rounds = self.base_h
-        self.base_h = {h: sum(v) / len(v) for h, v in self.base_h.items()}
+            if m["name"] in H_BASES and m["steps"] is not None and "window" in m:
+                self.h_rounds.setdefault((self.whole[m["name"]], m["h"]), []).append(
+                    priolib.steps_in(m["steps"], *m["window"]))
+        self.base_h = {k: sum(v) / len(v) for k, v in self.h_rounds.items()}
         for m in jobs:
+            w = self.whole.get(m["name"], False)
             for impl, phases in m["lres"].items():
                 for ph in phases:
                     c = self.cells.setdefault((m["name"], m["h"], impl, ph["label"]),
@@ -78,8 +99,10 @@ class Results:
                     c["dropped"] += ph["dropped"]
                     if m["steps"] is not None:
                         c["hx"].append(ratio(priolib.steps_in(m["steps"], ph["begin"], ph["end"]),
-                                             self.base_h.get(m["h"])))
-        self.base_l = {(impl, lab): stats(c["lat"]) for (n, h, impl, lab), c in self.cells.items() if n == BASE_L}
+                                             self.base_h.get((w, m["h"]))))
+        # (scope, impl, label) -> L alone's stats
+        self.base_l = {(self.whole[n], impl, lab): stats(c["lat"]) for (n, h, impl, lab), c in self.cells.items()
+                       if n in L_BASES}
 
     def labels(self, impl, kind):
         """The phases of a kind, in plan order (from L-alone's file, else any)."""
@@ -95,50 +118,62 @@ class Results:
         c = self.cells.get((name, h, impl, lab))
         if not c:
             return None
-        st, b = stats(c["lat"]), self.base_l.get((impl, lab), {})
+        st, b = stats(c["lat"]), self.base_l.get((self.whole.get(name, False), impl, lab), {})
         hx = [x for x in c["hx"] if not isnan(x)]
         return dict(st, p50x=ratio(st["p50"], b.get("p50")), p99x=ratio(st["p99"], b.get("p99")),
                     maxx=ratio(st["max"], b.get("max")), hx=sum(hx) / len(hx) if hx else NAN,
                     dropped=c["dropped"])
 
+    def worse(self, name, h, impl, lab, c):
+        """For a default (ALT): None where its alternative's cell is missing, else whether it
+        is worse than the alternative: L's p99 higher, or H lower by more than H_WORSE."""
+        a = self.cell(ALT[name], h, impl, lab) if name in ALT else None
+        if a is None or c is None:
+            return None
+        return c["p99"] > a["p99"] or c["hx"] < a["hx"] - H_WORSE
+
     def targets(self, name, h, impl, lab, c):
         """[(target, met)] that apply to a cell."""
-        if name in (BASE_L, BASE_H) or c is None or h is None:
+        if name in L_BASES or name in H_BASES or c is None or h is None:
             return []
         duty = priolib.parse_label(lab)[2]
         out = []
-        st = self.cell(STATIC, h, impl, lab) if name != STATIC else None
-        if name == DEFAULT and st:
-            out.append(("not worse than static", c["p99"] <= st["p99"]))
+        bad = self.worse(name, h, impl, lab, c)
+        if bad is not None:
+            out.append(("not worse than %s" % ALT[name], not bad))
         if duty <= 10:
             out.append(("p99 <= 1.2x, H >= 0.8", c["p99x"] <= P99_MAX and c["hx"] >= H_MIN_LOW))
+        ref = REF[self.whole.get(name, False)]
+        st = self.cell(ref, h, impl, lab) if name != ref else None
         if duty == 100 and st and st["hx"] == st["hx"]:
-            # Of what H keeps beside L busy all the time on static partitions: memory is
-            # shared whatever the partitions.
-            out.append(("H >= 0.95 of static's", c["hx"] >= H_MIN_BUSY * st["hx"]))
+            # Of what H keeps beside L busy all the time on static partitions (on the whole
+            # GPU: under plain MPS with client priority): memory is shared whatever the partitions.
+            out.append(("H >= 0.95 of %s's" % ref, c["hx"] >= H_MIN_BUSY * st["hx"]))
         return out
 
     def csv_rows(self):
         rows = ["config,h,l,kind,arrival,duty,round,requests,dropped,p50_us,p99_us,max_us,p50_x,p99_x,max_x,"
-                "h_steps_s,h_x,status"]
+                "h_steps_s,h_x,status,scope"]
         key = lambda m: (self.order.index(m["name"]) if m["name"] in self.order else 99, m["h"] or "", m["round"])
         for m in sorted(self.jobs, key=key):
             status = "ok" if not m["failed"] else "partial"
-            if m["name"] == BASE_H:
+            w = self.whole.get(m["name"], False)
+            scope = "whole" if w else "partition"
+            if m["name"] in H_BASES:
                 thr = priolib.steps_in(m["steps"], *m["window"]) if m["steps"] and "window" in m else NAN
-                rows.append("%s,%s,,,,,%d,,,,,,,,,%.2f,%.3f,%s" % (m["name"], m["h"], m["round"] + 1, thr,
-                                                                  ratio(thr, self.base_h.get(m["h"])), status))
+                rows.append("%s,%s,,,,,%d,,,,,,,,,%.2f,%.3f,%s,%s" % (
+                    m["name"], m["h"], m["round"] + 1, thr, ratio(thr, self.base_h.get((w, m["h"]))), status, scope))
                 continue
             for impl, phases in m["lres"].items():
                 for ph in phases:
                     kind, arrival, duty = priolib.parse_label(ph["label"])
-                    st, b = stats(ph["lat"]), self.base_l.get((impl, ph["label"]), {})
+                    st, b = stats(ph["lat"]), self.base_l.get((w, impl, ph["label"]), {})
                     thr = priolib.steps_in(m["steps"], ph["begin"], ph["end"]) if m["steps"] else NAN
-                    rows.append("%s,%s,%s,%s,%s,%d,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%.3f,%.2f,%.3f,%s" % (
+                    rows.append("%s,%s,%s,%s,%s,%d,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%.3f,%.2f,%.3f,%s,%s" % (
                         m["name"], m["h"] or "", impl, kind, arrival, duty, m["round"] + 1, st["n"] - ph["dropped"],
                         ph["dropped"], st["p50"], st["p99"], st["max"], ratio(st["p50"], b.get("p50")),
                         ratio(st["p99"], b.get("p99")), ratio(st["max"], b.get("max")), thr,
-                        ratio(thr, self.base_h.get(m["h"])), status))
+                        ratio(thr, self.base_h.get((w, m["h"]))), status, scope))
         return [r.replace("nan", "") for r in rows]
 
 
@@ -154,17 +189,22 @@ def fmt(x, f="%.2f"):
 def summary(res):
     run, lines = res.run, []
     s = run["settings"]
-    lines.append("prio benchmark: set %s, L %s, H %s, kinds %s, duties %s, arrivals %s, phases of %g s, "
+    lines.append("prio benchmark: set %s, L %s, H %s, kinds %s, duties %s, arrivals %s, phases of %g s%s, "
                  "%d round(s); %.0f s (planned %.0f)" % (
                      s["set"], ",".join(s["l"]), ",".join(s["h"]), ",".join(s["kinds"]),
-                     ",".join(map(str, s["duties"])), ",".join(s["arrivals"]) or "-", s["phase_s"], s["rounds"],
+                     ",".join(map(str, s["duties"])), ",".join(s["arrivals"]) or "-", s["phase_s"],
+                     " (open loop: at least %d requests)" % s["min_requests"] if s.get("min_requests") else "",
+                     s["rounds"],
                      run.get("elapsed_s", NAN), run.get("planned_s", NAN)))
     for impl, svc in sorted(run.get("service_us", {}).items()):
-        lines.append("service time of L %s alone on GPCs 0-1 (the arrival periods' base): %s" % (
-            impl, ", ".join("%s %.1f us" % kv for kv in sorted(svc.items()))))
+        lines.append("service time of L %s alone on GPCs 0-1 (the arrival periods' base, whole-GPU "
+                     "configurations too): %s" % (impl, ", ".join("%s %.1f us" % kv for kv in sorted(svc.items()))))
+    whole_run = any(res.whole.get(n) for n in res.order)
     for h in res.hs:
-        lines.append("H %s alone on GPCs 2-11: %s steps/s (rounds: %s)" % (
-            h, fmt(res.base_h.get(h, NAN), "%.2f"), " ".join("%.2f" % x for x in res.h_rounds.get(h, []))))
+        for w in (False, True) if whole_run else (False,):
+            lines.append("H %s alone %s: %s steps/s (rounds: %s)" % (
+                h, "on the whole GPU (plain MPS client)" if w else "on GPCs 2-11", fmt(res.base_h.get((w, h), NAN)),
+                " ".join("%.2f" % x for x in res.h_rounds.get((w, h), []))))
     failed = [m for m in res.jobs if m["failed"]]
     for m in failed:
         lines.append("FAILED %s (H %s, round %d):" % (m["name"], m["h"] or "-", m["round"] + 1))
@@ -177,9 +217,18 @@ def summary(res):
     lines.append("")
     lines.append("Cells: L's p99 / L alone's (GPCs 0-1), H's steps/s / H alone's (GPCs 2-11); requests pooled over "
                  "rounds. Mark: + every target of the cell met, - one missed (<= 10 %% duty: p99 <= %.1fx and H >= "
-                 "%.2f; 100 %%: H >= %.2f of static's; %s: L p99 <= %s's); ! requests dropped (L could not keep up; p99 is "
-                 "then a lower bound)." % (P99_MAX, H_MIN_LOW, H_MIN_BUSY, DEFAULT, STATIC))
-    configs = [n for n in res.order if any(k[0] == n for k in res.cells) or n == BASE_H]
+                 "%.2f; 100 %%: H >= %.2f of static's, on the whole GPU of mps-cp's; %s); ! requests dropped (L could not keep up; p99 is "
+                 "then a lower bound); W a default worse than its alternative (L's p99 higher, or H lower by "
+                 "more than %.2f)." % (P99_MAX, H_MIN_LOW, H_MIN_BUSY, ", ".join(
+                     "%s: not worse than %s" % kv for kv in ALT.items()), H_WORSE))
+    if whole_run:
+        lines.append("Whole-GPU configurations (%s, below the line): L against L alone on the whole GPU, H against H "
+                     "alone on the whole GPU (plain MPS clients); at 100 %% H against %s's." % (
+                         ", ".join(n for n in res.order if res.whole.get(n) and n not in L_BASES | H_BASES),
+                         REF[True]))
+    configs = [n for n in res.order if any(k[0] == n for k in res.cells)]
+    # The partitioned configurations first, then the whole-GPU ones (each group in table order)
+    configs = [n for n in configs if not res.whole.get(n)] + [n for n in configs if res.whole.get(n)]
     for impl in res.impls:
         for h in res.hs:
             for kind in res.kinds:
@@ -196,10 +245,13 @@ def table(res, impl, h, kind, labs, configs):
     lines = ["", "== L %s, %s, beside H %s: L p99 ratio / H ratio" % (impl, kind, h), head]
     absl = ["", "   L's p50 / p99 in us:", head]
     met = {}
-    for name in configs:
-        hh = None if name == BASE_L else h
-        if name == BASE_H:
+    for i, name in enumerate(configs):
+        hh = None if name in L_BASES else h
+        if name in H_BASES:
             continue
+        if i and res.whole.get(name) and not res.whole.get(configs[i - 1]):
+            lines.append("%-*s" % (w, "-- whole GPU"))
+            absl.append("%-*s" % (w, "-- whole GPU"))
         cells, acells = [], []
         for lab in labs:
             c = res.cell(name, hh, impl, lab)
@@ -212,22 +264,23 @@ def table(res, impl, h, kind, labs, configs):
                 met.setdefault((name, what), []).append((lab, ok, c))
             mark = ("+" if all(ok for _, ok in t) else "-") if t else ""
             mark += "!" if c["dropped"] else ""
+            mark += "W" if res.worse(name, hh, impl, lab, c) else ""
             cells.append("%-14s" % ("%s/%s%s" % (fmt(c["p99x"]), fmt(c["hx"]), mark)))
             acells.append("%-14s" % ("%s/%s" % (fmt(c["p50"], "%.0f"), fmt(c["p99"], "%.0f"))))
         lines.append("%-*s" % (w, name) + "".join(cells))
         absl.append("%-*s" % (w, name) + "".join(acells))
     lines += absl
     lines.append("   targets:")
-    for what in ("not worse than static", "p99 <= 1.2x, H >= 0.8", "H >= 0.95 of static's"):
+    whats = ["not worse than %s" % a for a in ALT.values()] + ["p99 <= 1.2x, H >= 0.8"] + [
+        "H >= 0.95 of %s's" % r for r in REF.values()]
+    for what in whats:
         who = [(n, v) for (n, w_), v in met.items() if w_ == what]
         if not who:
             continue
         full = [n for n, v in who if all(ok for _, ok, _ in v)]
-        d = [(n, v) for n, v in who if n == DEFAULT]
-        detail = ""
-        if d:
-            detail = "; %s: %s" % (DEFAULT, ", ".join(
-                "%s %s" % (short(lab), "ok" if ok else "MISS") for lab, ok, _ in d[0][1]))
+        detail = "".join("; %s: %s" % (n, ", ".join("%s %s" % (short(lab), "ok" if ok else "MISS")
+                                                     for lab, ok, _ in v))
+                         for n, v in sorted(who, key=lambda x: configs.index(x[0])) if n in ALT)
         lines.append("   - %s: met in every cell by %s%s" % (what, ", ".join(full) or "none", detail))
     for arrival in ("periodic", "poisson"):
         lab = "%s-%s-30" % (kind, arrival)
@@ -235,7 +288,7 @@ def table(res, impl, h, kind, labs, configs):
             continue
         best = []
         for name in configs:
-            c = res.cell(name, h, impl, lab) if name not in (BASE_L, BASE_H) else None
+            c = res.cell(name, h, impl, lab) if name not in L_BASES | H_BASES else None
             if c and c["hx"] >= H_MIN_LOW:
                 best.append((c["p99x"], name, c["hx"]))
         best.sort()
@@ -261,7 +314,7 @@ def points(res):
                     pts = []
                     for (name, hh, im, lab) in res.cells:
                         k, arrival, d = priolib.parse_label(lab)
-                        if hh != h or im != impl or k != kind or d != duty or name in (BASE_L, BASE_H):
+                        if hh != h or im != impl or k != kind or d != duty or name in L_BASES | H_BASES:
                             continue
                         c = res.cell(name, hh, im, lab)
                         if not isnan(c["hx"]) and not isnan(c["p99x"]) and c["p99x"] > 0:
@@ -275,7 +328,7 @@ def plot_png(res, panels, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-    names = [n for n in res.order if n not in (BASE_L, BASE_H)]
+    names = [n for n in res.order if n not in L_BASES | H_BASES]
     ncol = len({p[1] for p in panels}) or 1
     nrow = max(1, (len(panels) + ncol - 1) // ncol)
     height = 3.4 * nrow + 0.3 * ((len(names) + 9) // 8) + 0.3
@@ -331,7 +384,7 @@ def plot_svg(res, panels, path):
     """The same figure without matplotlib: x linear, y logarithmic, one colour and shape per
     configuration (Poisson hollow)."""
     import math
-    names = [n for n in res.order if n not in (BASE_L, BASE_H)]
+    names = [n for n in res.order if n not in L_BASES | H_BASES]
     ncol = len({p[1] for p in panels}) or 1
     nrow = max(1, (len(panels) + ncol - 1) // ncol)
     pw, ph, ml, mb, mt = 300, 230, 48, 36, 22

@@ -7,6 +7,7 @@ Plan file (prio.py writes it, service.py / service.cu / fake.py read it; text):
     phase LABEL KIND ARRIVAL DUTY DURATION_NS COUNT
     OFFSET_NS            (COUNT lines: each request's arrival after the phase's start)
     ...
+KIND is decode, prefill or tbt (token by token: TBT_STEPS decode steps, each synchronised).
 ARRIVAL is periodic, poisson or closed (back to back for DURATION_NS, COUNT 0).
 
 L's output (l-IMPL.csv):
@@ -17,14 +18,17 @@ L's output (l-IMPL.csv):
     I,SCHED_US,LAT_US     (SCHED_US: scheduled arrival after BEGIN; LAT_US: completion -
                            scheduled arrival; negative: dropped at the phase's deadline,
                            its absolute value a lower bound)
-H's output (h.steps): comment lines "#", then one CLOCK_MONOTONIC ns per step's end.
+H's output (h.steps): comment lines "#", then per line "NS" (one step ended at NS,
+CLOCK_MONOTONIC) or "NS K" (K steps ended by NS: a loop that synchronises every K steps;
+K = 0 marks the start of the measured loop).
 """
 import math
 import random
 import time
 import zlib
 
-KINDS = ("decode", "prefill")
+KINDS = ("decode", "prefill", "tbt")
+TBT_STEPS = 8  # a token-by-token request: this many decode steps, each synchronised
 ARRIVALS = ("periodic", "poisson")
 
 
@@ -32,17 +36,18 @@ def label(kind, arrival, duty):
     return "%s-%s-%d" % (kind, arrival, duty)
 
 
-def make_plan(kinds, arrivals, duties, service_us, phase_s, seed=1):
+def make_plan(kinds, arrivals, duties, service_us, phase_s, seed=1, min_requests=0):
     """Phases per kind: the open-loop ones (periodic, then poisson, duties ascending), then the
     closed loop (duty 100) once. Mean period = service time / duty. Poisson gaps come from a
-    generator seeded by the phase's label, so every configuration sees the same arrivals."""
-    dur = int(phase_s * 1e9)
+    generator seeded by the phase's label, so every configuration sees the same arrivals. An
+    open-loop phase lasts phase_s, or min_requests mean periods where that is longer."""
     phases = []
     for kind in kinds:
         svc_ns = service_us[kind] * 1e3
         for arrival in arrivals:
             for duty in sorted(d for d in duties if d < 100):
                 period = svc_ns * 100.0 / duty
+                dur = max(int(phase_s * 1e9), int(math.ceil(min_requests * period)))
                 if arrival == "periodic":
                     offs = [int(k * period) for k in range(int(math.ceil(dur / period)))]
                 else:
@@ -53,7 +58,7 @@ def make_plan(kinds, arrivals, duties, service_us, phase_s, seed=1):
                         t += rng.expovariate(1.0 / period)
                 phases.append((label(kind, arrival, duty), kind, arrival, duty, dur, offs))
         if 100 in duties:
-            phases.append((label(kind, "closed", 100), kind, "closed", 100, dur, []))
+            phases.append((label(kind, "closed", 100), kind, "closed", 100, int(phase_s * 1e9), []))
     return phases
 
 
@@ -174,15 +179,49 @@ def read_l(path):
 
 
 def read_steps(path):
+    """H's steps: [(ns, cumulative steps ended by then)], in time order; one point per time."""
+    points, n = [], 0
     with open(path) as f:
-        return [int(x) for x in f if x.strip() and not x.startswith("#")]
+        for line in f:
+            w = line.split()
+            if not w or w[0].startswith("#"):
+                continue
+            t, k = int(w[0]), int(w[1]) if len(w) > 1 else 1
+            if k < 0 or (points and t < points[-1][0]):
+                raise ValueError("%s: bad line %r" % (path, line))
+            n += k
+            if points and points[-1][0] == t:
+                points[-1] = (t, n)
+            else:
+                points.append((t, n))
+    return points
 
 
-def steps_in(steps, begin, end):
-    """Steps per second that ended inside [begin, end] (CLOCK_MONOTONIC ns)."""
+def steps_at(points, t):
+    """Cumulative steps at time t: linear between the recorded points (a loop that
+    synchronises every K steps records every K-th step's end), 0 before the first point,
+    the last count after the last."""
+    if not points or t < points[0][0]:
+        return 0.0
+    lo, hi = 0, len(points) - 1
+    if t >= points[hi][0]:
+        return float(points[hi][1])
+    while hi - lo > 1:  # points[lo][0] <= t < points[hi][0]
+        mid = (lo + hi) // 2
+        if points[mid][0] <= t:
+            lo = mid
+        else:
+            hi = mid
+    (t0, n0), (t1, n1) = points[lo], points[hi]
+    return n0 + (n1 - n0) * (t - t0) / float(t1 - t0)
+
+
+def steps_in(points, begin, end):
+    """Steps per second in [begin, end] (CLOCK_MONOTONIC ns), from steps_at: for a loop that
+    records every step's end, the steps that ended inside, the edges' steps in part."""
     if end <= begin:
         return float("nan")
-    return sum(1 for t in steps if begin <= t <= end) / ((end - begin) / 1e9)
+    return (steps_at(points, end) - steps_at(points, begin)) / ((end - begin) / 1e9)
 
 
 def percentile(xs, q):

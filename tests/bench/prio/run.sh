@@ -21,6 +21,11 @@ if [ "${PRIO_FAKE:-0}" != 1 ] && [ "${PRIO_DRY:-0}" != 1 ]; then
 	else
 		echo "no PyTorch: the torch L and H will fail"
 	fi | tee -a "$OUTDIR/driver.log"
+	if v=$(python3 -c 'import importlib.metadata as m; print(m.version("transformers"))' 2>/dev/null); then
+		echo "transformers $v"
+	else
+		echo "no transformers: the llama H will fail"
+	fi | tee -a "$OUTDIR/driver.log"
 	progs=$(python3 "$HERE/prio.py" --programs) || exit 1 # the CUDA programs this run needs
 	for prog in $progs; do
 		if [ ! -x "$B/$prog" ] || [ "$HERE/$prog.cu" -nt "$B/$prog" ]; then

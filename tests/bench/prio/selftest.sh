@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The priorities benchmark without a GPU (PRIO_FAKE=1): prio.py's orchestration and
 # prio_report.py end to end with fake.py's stand-ins (and service.cu's host code on
-# cudart_stub.c where nvcc is here), every configuration, both L and both H, one made to
-# fail; then a run cut by its budget, with the hand-drawn SVG; one cut by its time limit; bad
-# knobs; then service.py and train.py on
+# cudart_stub.c where nvcc is here), every configuration, both L and the torch and hog H, one
+# made to fail; then the users preset (token by token, the llama H's, the whole-GPU
+# configurations and their baselines) and its planned length; a run cut by its budget, with
+# the hand-drawn SVG; one cut by its time limit; bad knobs; then service.py and train.py on
 # faketorch/ (their Python, not PyTorch's). Checks the files and rows
-# and that no stand-in is left running. About 4 minutes (with nvcc; more on a loaded machine).
+# and that no stand-in is left running. About 5 minutes (with nvcc; more on a loaded machine).
 #   tests/bench/prio/selftest.sh [KEEPDIR]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -27,12 +28,13 @@ PRIO_H=torch,hog PRIO_L=torch,cuda PRIO_DUTIES=5,30,100 PRIO_ROUNDS=1 PRIO_FAKE_
 	PRIO_BUDGET_S=600 "$HERE/run.sh" "$OUT/all" >"$OUT/all.log" 2>&1
 check "run 1 exit status" "[ $? = 0 ]"
 csv=$OUT/all/prio.csv
-# rows: L-alone once and 11 configurations per H: 23 L runs x 2 L, less yield-borrow's 2 L
-# torch (it failed), x 2 kinds x 5 phases, and H-alone per H at the start and the end.
+# rows: L-alone and L-alone-whole once and 12 configurations per H: 26 L runs x 2 L, less
+# yield-borrow's 2 L torch (it failed), x 2 kinds x 5 phases, and H-alone and H-alone-whole
+# per H at the start and the end.
 rows=$(($(wc -l <"$csv") - 1))
-check "prio.csv rows ($rows)" "[ $rows = $(((23 * 2 - 2) * 2 * 5 + 4)) ]"
-check "prio.csv header" "head -1 '$csv' | grep -q '^config,h,l,kind,arrival,duty,round,requests,dropped,p50_us,p99_us'"
-check "L-alone's ratios are 1" "awk -F, '\$1==\"L-alone\" && \$14!=\"1.000\"' '$csv' | grep -c . | grep -qx 0"
+check "prio.csv rows ($rows)" "[ $rows = $(((26 * 2 - 2) * 2 * 5 + 8)) ]"
+check "prio.csv header" "head -1 '$csv' | grep -q '^config,h,l,kind,arrival,duty,round,requests,dropped,p50_us,p99_us.*,status,scope\$'"
+check "L-alone's ratios are 1" "awk -F, '(\$1==\"L-alone\" || \$1==\"L-alone-whole\") && \$14!=\"1.000\"' '$csv' | grep -c . | grep -qx 0"
 check "H ratios filled" "awk -F, '\$1==\"static\" && \$17==\"\"' '$csv' | grep -c . | grep -qx 0"
 check "cuda L is service.cu on the stub" "[ ! -x '$BIN/service' ] || tar -xJOf '$OUT/all/raw.tar.xz' raw/static.torch.r1/meta.json | grep -q '\"$BIN/service\"'"
 check "summary: failure with its log" "grep -q 'FAILED yield-borrow (H torch' '$OUT/all/summary.txt' && grep -q 'failing as asked' '$OUT/all/summary.txt'"
@@ -43,6 +45,67 @@ check "plot" "[ -s '$OUT/all/prio.png' ] || grep -q '</svg>' '$OUT/all/prio.svg'
 check "raw.tar.xz, raw/ removed" "[ -s '$OUT/all/raw.tar.xz' ] && [ ! -d '$OUT/all/raw' ]"
 check "agent log and -l snapshots" "tar -tJf '$OUT/all/raw.tar.xz' | grep -q 'prio.torch.r1/list.jsonl' && tar -xJOf '$OUT/all/raw.tar.xz' raw/prio.torch.r1/agent.log | grep -q 'fake agent'"
 check "no -l snapshots without an agent" "! tar -tJf '$OUT/all/raw.tar.xz' | grep -q 'static.torch.r1/list.jsonl'"
+
+# 1b. The users preset, short: three kinds (tbt), both L, the llama H's (one reading its loss
+# every 20 steps), the whole-GPU configurations. Its planned length first: one 10-minute
+# command with a margin for the build and the report.
+planned=$(env -u PRIO_PHASE_S -u PRIO_GAP_S -u PRIO_HALONE_S PRIO_DRY=1 PRIO_SET=users PRIO_FAKE=0 \
+	"$HERE/run.sh" "$OUT/dry" 2>&1 | sed -n 's/.*: ~\([0-9]*\) s (.*planned.*/\1/p')
+check "users plan fits the budget with 60 s to spare (~$planned s)" "[ -n '$planned' ] && [ '$planned' -le 480 ]"
+PRIO_SET=users PRIO_L=torch,cuda PRIO_H=llama,llama-sync20 PRIO_PHASE_S=0.4 PRIO_MIN_REQUESTS=10 \
+	PRIO_BUDGET_S=600 "$HERE/run.sh" "$OUT/users" >"$OUT/users.log" 2>&1
+check "users run exit status" "[ $? = 0 ]"
+csv=$OUT/users/prio.csv
+# 2 L-only runs and 4 with H per H: 10 L runs x 2 L x 3 kinds x 2 phases; H-alone and
+# H-alone-whole per H, twice.
+rows=$(($(wc -l <"$csv") - 1))
+check "users: prio.csv rows ($rows)" "[ $rows = $((10 * 2 * 3 * 2 + 8)) ]"
+check "users: tbt rows of both L" "[ \$(grep -c ',torch,tbt,\\|,cuda,tbt,' '$csv') = $((10 * 2 * 2)) ]"
+check "users: scopes" "awk -F, '(\$1==\"mps-cp\" || \$1 ~ /-whole\$/) && \$19!=\"whole\" || \$1==\"static\" && \$19!=\"partition\"' '$csv' | grep -c . | grep -qx 0"
+# Ratios against the baselines of their scope (one round: the baseline's row is the pool).
+check "users: ratios against their scope's baselines" "python3 - '$csv' <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+base = {'partition': ('L-alone', 'H-alone'), 'whole': ('L-alone-whole', 'H-alone-whole')}
+lp = {(r['config'], r['l'], r['kind'], r['arrival']): float(r['p99_us']) for r in rows if r['l']}
+hs = {}
+for r in rows:
+    if not r['l']:
+        hs.setdefault((r['config'], r['h']), []).append(float(r['h_steps_s']))
+bad = 0
+for r in rows:
+    if not r['l'] or r['config'].startswith('L-alone'):
+        continue
+    bl, bh = base[r['scope']]
+    px = float(r['p99_us']) / lp[(bl, r['l'], r['kind'], r['arrival'])]
+    hb = hs[(bh, r['h'])]
+    hx = float(r['h_steps_s']) / (sum(hb) / len(hb))
+    if abs(px - float(r['p99_x'])) > 0.002 or abs(hx - float(r['h_x'])) > 0.002:
+        print(r, px, hx)
+        bad += 1
+sys.exit(bad)
+EOF"
+# llama-sync20 records every 20th step: its H ratios are there; priolib interpolates
+# between the records (an exact case: 20 steps a second, a window inside a record's span).
+check "users: llama-sync20's H ratios filled" "awk -F, '\$2==\"llama-sync20\" && \$1!~/^H-alone/ && !(\$17 > 0)' '$csv' | grep -c . | grep -qx 0"
+check "priolib: steps between records interpolated" "python3 -c \"
+import sys; sys.path.insert(0, '$HERE'); import priolib
+open('$OUT/sync.steps', 'w').write('# h\\n1000000000 0\\n2000000000 20\\n3000000000 20\\n3500000000 5\\n')
+pts = priolib.read_steps('$OUT/sync.steps')
+assert pts == [(1e9, 0), (2e9, 20), (3e9, 40), (3.5e9, 45)], pts
+r = lambda a, b: round(priolib.steps_in(pts, int(a * 1e9), int(b * 1e9)), 6)
+assert (r(1.2, 1.7), r(1.5, 2.5), r(3.0, 3.5), r(3.25, 4.25), r(0.5, 1.5)) == (20, 20, 10, 2.5, 10), (
+    r(1.2, 1.7), r(1.5, 2.5), r(3.0, 3.5), r(3.25, 4.25), r(0.5, 1.5))
+open('$OUT/one.steps', 'w').write('100\\n200\\n300\\n')
+assert round(priolib.steps_in(priolib.read_steps('$OUT/one.steps'), 100, 300), 3) == 1e7\""
+sum=$OUT/users/summary.txt
+check "users: a table per L, H, kind" "[ \$(grep -c '^== L ' '$sum') = 12 ] && grep -q '^== L cuda, tbt, beside H llama-sync20' '$sum'"
+check "users: whole-GPU section and baselines" "grep -q '^-- whole GPU' '$sum' && grep -q 'H llama alone on the whole GPU' '$sum'"
+# prio-whole's H is 3x slower than mps-cp's in fake mode: every cell of it worse (W); W
+# only on the defaults.
+cells=$(grep '^prio-whole ' "$sum" | grep -o '[0-9]\.[0-9][0-9]/[0-9.]*[-+!W]*')
+check "users: W on every prio-whole cell" "[ -n '$cells' ] && ! echo '$cells' | grep -qv 'W\$' && grep -q 'prio-whole: per 10 MISS' '$sum'"
+check "users: W only on defaults" "! grep -v '^prio \\|^prio-whole ' '$sum' | grep -q '[0-9]\.[0-9][0-9]/[0-9.]*[-+!]*W'"
 
 # 2. Three rounds of ~22 s planned each, cut by a budget of 50 s (round 1 fits while start-up
 # takes less than ~25 s, and not all three even without any); the SVG.
@@ -62,22 +125,41 @@ check "cut run: nothing left" "[ ! -e '$OUT/cut/.cleanup' ] && ! ps -eo args | g
 # 4. Bad knobs fail before anything runs.
 PRIO_CASES=nosuch "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
 check "bad PRIO_CASES refused" "[ $? != 0 ] && grep -q 'PRIO_CASES: nosuch' '$OUT/bad.log'"
+PRIO_H=llama,gpt "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
+check "bad PRIO_H refused" "[ $? != 0 ] && grep -q 'PRIO_H: gpt' '$OUT/bad.log'"
 # 5. service.py and train.py on faketorch/ (shapes only): their own Python, not PyTorch's.
 d=$OUT/torch; mkdir -p "$d"
-PYTHONPATH=$HERE/faketorch python3 "$HERE/service.py" decode,prefill "$d/ready" "$d/go" "$d/l.csv" measure \
+PYTHONPATH=$HERE/faketorch python3 "$HERE/service.py" decode,prefill,tbt "$d/ready" "$d/go" "$d/l.csv" measure \
 	>"$d/l.log" 2>&1 &
 pid=$!
 for _ in $(seq 300); do [ -e "$d/ready" ] && break; sleep 0.1; done
 python3 -c "import sys; sys.path.insert(0, '$HERE'); import priolib as p
-p.write_plan('$d/go', p.make_plan(['decode', 'prefill'], ['poisson'], [10, 100], {'decode': 600, 'prefill': 2300}, 0.2), 0.05)"
+p.write_plan('$d/go', p.make_plan(['decode', 'prefill', 'tbt'], ['poisson'], [10, 100],
+                                  {'decode': 600, 'prefill': 2300, 'tbt': 20000}, 0.2, min_requests=3), 0.05)"
 wait $pid
-check "service.py: measured, ran its plan" "grep -q '^decode ' '$d/ready' && grep -q '^# phase prefill-closed-100 ' '$d/l.csv' && [ \$(grep -c '^phase ' '$d/l.log') = 4 ]"
+# faketorch's .item() sleeps 2 ms: a tbt request (8 steps) takes >= 16 ms.
+check "service.py: measured, ran its plan" "grep -q '^decode ' '$d/ready' && grep -q '^# phase prefill-closed-100 ' '$d/l.csv' && [ \$(grep -c '^phase ' '$d/l.log') = 6 ]"
+check "service.py: tbt is 8 synchronised steps" "awk '\$1==\"tbt\" && \$2 >= 16000 {ok=1} END {exit !ok}' '$d/ready'"
 rm -f "$d/stop"
 PYTHONPATH=$HERE/faketorch timeout 60 python3 "$HERE/train.py" "$d/stop" "$d/hready" "$d/h" >"$d/h.log" 2>&1 &
 pid=$!
 for _ in $(seq 300); do [ -e "$d/hready" ] && break; sleep 0.1; done
 sleep 0.3; touch "$d/stop"; wait $pid
 check "train.py: ready, steps" "[ -e '$d/hready' ] && [ \$(grep -vc '^#' '$d/h.steps') -ge 5 ]"
+for sync in 1 20; do
+	rm -f "$d/stop" "$d/hready"
+	PYTHONPATH=$HERE/faketorch timeout 60 python3 "$HERE/train.py" --model llama --sync $sync "$d/stop" "$d/hready" \
+		"$d/llama$sync" >"$d/llama$sync.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 300); do [ -e "$d/hready" ] && break; sleep 0.1; done
+	sleep 0.3; touch "$d/stop"; wait $pid
+	check "train.py llama --sync $sync: ready, a start mark, steps" "[ -e '$d/hready' ] && python3 -c \"
+import sys; sys.path.insert(0, '$HERE'); import priolib
+lines = [l.split() for l in open('$d/llama$sync.steps') if not l.startswith('#')]
+pts = priolib.read_steps('$d/llama$sync.steps')
+assert lines[0][1] == '0' and all(int(l[1]) == $sync for l in lines[1:-1]) and 1 <= int(lines[-1][1]) <= $sync, lines
+assert pts[-1][1] >= 20 and pts[-1][1] == sum(int(l[1]) for l in lines), pts[-1]\""
+done
 check "no stand-in left" "! ps -eo args | grep -v grep | grep -q '$HERE/fake.py\\|$BIN/service'"
 [ $fail = 0 ] && echo "selftest passed ($OUT)" || echo "selftest FAILED ($OUT)"
 exit $fail

@@ -4,10 +4,13 @@
 // layer (weights shared by the kinds, 32 MiB each): decode = a GEMV-like pass per layer (a
 // warp per row reads the 32 MiB weight: memory-bound), prefill = batch 512 in 128x128 tensor-
 // core tiles (WMMA: compute-bound). A request is cudaGraphLaunch + cudaStreamSynchronize.
+// tbt (token by token) = the decode graph TBT_STEPS (8) times, each step followed by a host-
+// side sampler: an argmax kernel over the output, its index copied to the host, synchronised.
 // The protocol (READY, PLAN, the phases, OUT.csv) is service.py's; priolib.py describes the
 // files. Exit 2: a CUDA error; 3: no plan.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <math.h>
 #include <mma.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +26,9 @@ using namespace nvcuda;
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_) { fprintf(stderr, "service: %s: %s\n", #x, cudaGetErrorString(e_)); exit(2); } } while (0)
 
-enum { DIM = 4096, LAYERS = 16, BATCH = 512, TILE = 128, KT = 32, LDS = KT + 8 };
+enum { DIM = 4096, LAYERS = 16, BATCH = 512, TILE = 128, KT = 32, LDS = KT + 8, TBT_STEPS = 8 };
+enum { DECODE, PREFILL, TBT, NKINDS };  // the plan's kinds (priolib.KINDS)
+static const char *const kind_name[NKINDS] = {"decode", "prefill", "tbt"};
 typedef __nv_bfloat16 bf16;
 
 __global__ void init(bf16 *p, size_t n, unsigned seed, float scale) {
@@ -95,6 +100,26 @@ __global__ void __launch_bounds__(256) gemm(const bf16 *__restrict__ x, const bf
     }
 }
 
+// The sampler: *idx = the index of y's largest of DIM values (the lowest such index). One
+// block of 1024 threads.
+__global__ void __launch_bounds__(1024) argmax(const bf16 *__restrict__ y, int *idx) {
+  __shared__ float sv[1024];
+  __shared__ int si[1024];
+  int t = threadIdx.x, bi = t;
+  float best = -INFINITY;
+  for (int i = t; i < DIM; i += blockDim.x) {
+    float v = __bfloat162float(y[i]);
+    if (v > best) { best = v; bi = i; }
+  }
+  sv[t] = best; si[t] = bi;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s; s >>= 1) {
+    if (t < s && (sv[t + s] > sv[t] || (sv[t + s] == sv[t] && si[t + s] < si[t]))) { sv[t] = sv[t + s]; si[t] = si[t + s]; }
+    __syncthreads();
+  }
+  if (t == 0) *idx = si[0];
+}
+
 static long long now_ns() {
   struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
@@ -110,19 +135,38 @@ static void sleep_until(long long t) {
 }
 
 struct phase {
-  std::string label, kind, arrival;
-  int duty;
+  std::string label, arrival;
+  int kind, duty;
   long long dur, begin, end;
   std::vector<long long> offs;
   std::vector<float> sched_us, lat_us;
 };
 
 static cudaStream_t stream;
-static cudaGraphExec_t graphs[2];  // decode, prefill
+static cudaGraphExec_t graphs[2];  // decode (tbt's step too), prefill
+static const bf16 *decode_out;     // the decode graph's output (DIM values)
+static int *dev_idx, *host_idx;    // the sampler's index (host_idx: pinned)
+
+static int kind_of(const char *name) {
+  for (int k = 0; k < NKINDS; k++)
+    if (!strcmp(name, kind_name[k])) return k;
+  return -1;
+}
 
 static void request(int k) {
-  CK(cudaGraphLaunch(graphs[k], stream));
-  CK(cudaStreamSynchronize(stream));
+  if (k != TBT) {
+    CK(cudaGraphLaunch(graphs[k], stream));
+    CK(cudaStreamSynchronize(stream));
+    return;
+  }
+  for (int i = 0; i < TBT_STEPS; i++) {
+    CK(cudaGraphLaunch(graphs[DECODE], stream));
+    argmax<<<1, 1024, 0, stream>>>(decode_out, dev_idx);
+    CK(cudaGetLastError());
+    CK(cudaMemcpyAsync(host_idx, dev_idx, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    CK(cudaStreamSynchronize(stream));
+    if (*host_idx < 0 || *host_idx >= DIM) { fprintf(stderr, "service: sampler index %d\n", *host_idx); exit(2); }
+  }
 }
 
 static cudaGraphExec_t capture(int prefill, bf16 *const *w, bf16 *a, bf16 *b) {
@@ -162,8 +206,8 @@ static bool read_plan(const char *path, long long *gap, std::vector<phase> &ph) 
     int cnt;
     phase p;
     ok = fscanf(f, " phase %63s %15s %15s %d %lld %d", lab, kind, arr, &p.duty, &p.dur, &cnt) == 6 &&
-         cnt >= 0 && (!strcmp(kind, "decode") || !strcmp(kind, "prefill"));
-    p.label = lab; p.kind = kind; p.arrival = arr;
+         cnt >= 0 && kind_of(kind) >= 0;
+    p.label = lab; p.kind = kind_of(kind); p.arrival = arr;
     for (int j = 0; ok && j < cnt; j++) {
       long long o;
       ok = fscanf(f, "%lld", &o) == 1;
@@ -179,7 +223,7 @@ static bool read_plan(const char *path, long long *gap, std::vector<phase> &ph) 
 static void run(long long gap, std::vector<phase> &ph) {
   long long prev = now_ns();
   for (auto &p : ph) {
-    int k = p.kind == "prefill";
+    int k = p.kind;
     p.begin = std::max(prev, now_ns()) + gap;
     printf("phase %s %lld\n", p.label.c_str(), p.begin);
     fflush(stdout);
@@ -220,8 +264,19 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *ready = argv[2], *plan = argv[3], *out = argv[4];
-  bool kinds[2] = {strstr(argv[1], "decode") != NULL, strstr(argv[1], "prefill") != NULL};
+  bool kinds[NKINDS] = {false, false, false};
+  std::string list = argv[1];
+  for (size_t a = 0; a <= list.size();) {
+    size_t b = list.find(',', a);
+    if (b == std::string::npos) b = list.size();
+    int k = kind_of(list.substr(a, b - a).c_str());
+    if (k < 0) { fprintf(stderr, "service: KINDS: a comma list of decode, prefill, tbt\n"); return 2; }
+    kinds[k] = true;
+    a = b + 1;
+  }
   CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CK(cudaMalloc(&dev_idx, sizeof(int)));
+  CK(cudaMallocHost((void **)&host_idx, sizeof(int)));
   bf16 *w[LAYERS], *a, *b;
   for (int l = 0; l < LAYERS; l++) {
     CK(cudaMalloc(&w[l], (size_t)DIM * DIM * sizeof(bf16)));
@@ -231,20 +286,21 @@ int main(int argc, char **argv) {
   CK(cudaMalloc(&b, (size_t)BATCH * DIM * sizeof(bf16)));
   init<<<1024, 256, 0, stream>>>(a, (size_t)BATCH * DIM, 99u, 2.0f);
   CK(cudaStreamSynchronize(stream));
-  for (int k = 0; k < 2; k++)
-    if (kinds[k]) {
-      graphs[k] = capture(k, w, a, b);
+  decode_out = LAYERS % 2 ? b : a;  // capture(): layer l writes b when l is even
+  if (kinds[DECODE] || kinds[TBT]) graphs[DECODE] = capture(0, w, a, b);
+  if (kinds[PREFILL]) graphs[PREFILL] = capture(1, w, a, b);
+  for (int k = 0; k < NKINDS; k++)
+    if (kinds[k])
       for (int i = 0; i < 30; i++) request(k);
-    }
-  double svc[2] = {0, 0};
+  double svc[NKINDS] = {0, 0, 0};
   bool meas = argc == 6;
   std::string tmp = std::string(ready) + ".tmp";
   FILE *f = fopen(tmp.c_str(), "w");
   if (!f) { perror(tmp.c_str()); return 2; }
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < NKINDS; k++)
     if (meas && kinds[k]) {
       svc[k] = measure(k);
-      fprintf(f, "%s %.1f\n", k ? "prefill" : "decode", svc[k]);
+      fprintf(f, "%s %.1f\n", kind_name[k], svc[k]);
     }
   if (!meas) fprintf(f, "ok\n");
   fclose(f);
@@ -258,13 +314,13 @@ int main(int argc, char **argv) {
   std::vector<phase> ph;
   if (!read_plan(plan, &gap, ph)) { fprintf(stderr, "service: bad plan %s\n", plan); return 3; }
   for (auto &p : ph)
-    if (!kinds[p.kind == "prefill"]) { fprintf(stderr, "service: plan needs %s\n", p.kind.c_str()); return 3; }
+    if (!kinds[p.kind]) { fprintf(stderr, "service: plan needs %s\n", kind_name[p.kind]); return 3; }
   run(gap, ph);
   f = fopen(out, "w");
   if (!f) { perror(out); return 2; }
   fprintf(f, "# l impl=cuda\n# service_us");
-  for (int k = 0; k < 2; k++)
-    if (meas && kinds[k]) fprintf(f, " %s=%.1f", k ? "prefill" : "decode", svc[k]);
+  for (int k = 0; k < NKINDS; k++)
+    if (meas && kinds[k]) fprintf(f, " %s=%.1f", kind_name[k], svc[k]);
   fprintf(f, " measured=%d\n", meas ? 1 : 0);
   for (auto &p : ph) {
     size_t dropped = 0;

@@ -5,6 +5,8 @@
 Per kind one model of 16 bf16 4096x4096 linear layers captured in ONE
 torch.cuda.CUDAGraph: decode = batch 1 (memory-bound), prefill = batch 512
 (compute-bound). A request is graph.replay() then a synchronise of the stream.
+tbt (token by token) = the decode graph replayed priolib.TBT_STEPS (8) times, each
+step synchronised by a host-side sampler (the output's argmax, read by .item()).
 After a warm-up it writes READY (with "measure": first each kind's service
 time, the median of back-to-back requests for 0.5 s, as "KIND US" lines), then
 waits for the file PLAN (priolib.py) and runs its phases, printing
@@ -18,12 +20,26 @@ import time
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.dirname(HERE)]
+sys.path.insert(0, HERE)
 import priolib  # noqa: E402
-from sizes_worker import graphed  # noqa: E402  (warm-up on a side stream, then the capture)
 
 LAYERS, DIM = 16, 4096
-BATCH = {"decode": 1, "prefill": 512}
+BATCH = {"decode": 1, "prefill": 512, "tbt": 1}
+
+
+def graphed(fn):
+    """fn captured once as a CUDA graph (after a warm-up on a side stream, as
+    sizes_worker.graphed); returns the replay and the graph's output tensor."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = fn()
+    return g.replay, out
 
 
 def model(kind, weights):
@@ -36,12 +52,18 @@ def model(kind, weights):
             y = torch.nn.functional.linear(y, w)
         return y
 
-    replay, stream = graphed(forward), torch.cuda.current_stream()
+    (replay, out), stream = graphed(forward), torch.cuda.current_stream()
 
-    def request():
-        replay()
-        stream.synchronize()
-    request.keep = x  # the graph reads it
+    if kind == "tbt":
+        def request():
+            for _ in range(priolib.TBT_STEPS):
+                replay()
+                int(out.argmax().item())  # the sampler: the next step waits for it
+    else:
+        def request():
+            replay()
+            stream.synchronize()
+    request.keep = (x, out)  # the graph reads x and writes out: both must live
     return request
 
 

@@ -1,14 +1,23 @@
 """train.py - the neighbour H of the priorities benchmark: a PyTorch training loop.
 
-    python3 train.py STOP READY OUT_PREFIX
+    python3 train.py [--model gemm|llama] [--sync N] STOP READY OUT_PREFIX
 
-Each step: a linear layer's forward and backward pass as three bf16 N x N x N matmuls
-(Y = X W, dW = X^T dY, dX = dY W^T; N = PRIO_GEMM_N, 8192), then an optimizer-like,
-memory-bound update of PRIO_UPDATE_MIB (1024) MiB of fp32 parameters (SGD with momentum:
-buf = 0.9 buf + grad, p -= lr buf, three elementwise kernels; grad bf16), and one
-synchronise (the loss's .item()): its run-ahead is one step. Until the file STOP exists;
-writes READY after five steps; writes OUT_PREFIX.steps (priolib: CLOCK_MONOTONIC ns of each
-step's end).
+gemm (the default, H `torch`): each step a linear layer's forward and backward pass as three
+bf16 N x N x N matmuls (Y = X W, dW = X^T dY, dX = dY W^T; N = PRIO_GEMM_N, 8192), then an
+optimizer-like, memory-bound update of PRIO_UPDATE_MIB (1024) MiB of fp32 parameters (SGD with
+momentum: buf = 0.9 buf + grad, p -= lr buf, three elementwise kernels; grad bf16), and one
+synchronise (the loss's .item()): its run-ahead is one step. Writes READY after five steps.
+
+llama (H `llama`, `llama-sync20`): a Hugging Face transformers LlamaForCausalLM with random
+weights (hidden 2048, intermediate 5632, 8 layers, 16 heads, vocab 32000), bf16 weights,
+AdamW (lr 1e-5), a batch of 8 x 512 random tokens; each step forward with the loss, backward,
+optimizer step. The loss is read (.item()) every N steps (--sync, default 1): with N > 1 the
+loop runs ahead of the GPU between reads, as a training loop that logs rarely. Writes READY
+after three warm-up steps (each read), then runs the measured loop.
+
+Until the file STOP exists; writes OUT_PREFIX.steps (priolib: CLOCK_MONOTONIC ns of each
+step's end; with --sync N, "NS N" at each read, a start mark "NS 0" before the measured loop,
+and at the end the steps since the last read, read once more).
 """
 import os
 import sys
@@ -17,10 +26,7 @@ import time
 import torch
 
 
-def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: train.py STOP READY OUT_PREFIX")
-    stop, ready, prefix = sys.argv[1:4]
+def gemm(stop, ready, prefix):
     n = int(os.environ.get("PRIO_GEMM_N", "8192"))
     elems = int(os.environ.get("PRIO_UPDATE_MIB", "1024")) * (1 << 20) // 4
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -43,6 +49,64 @@ def main():
     with open(prefix + ".steps", "w") as f:
         f.write("# h impl=torch n=%d update_mib=%d\n" % (n, elems * 4 >> 20))
         f.write("".join("%d\n" % t for t in ends))
+
+
+def llama(stop, ready, prefix, sync):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    cfg = LlamaConfig(hidden_size=2048, intermediate_size=5632, num_hidden_layers=8, num_attention_heads=16,
+                      num_key_value_heads=16, vocab_size=32000, max_position_embeddings=1024)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(cfg).to("cuda", dtype=torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    ids = torch.randint(0, cfg.vocab_size, (8, 512), device="cuda")
+
+    def step():
+        loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    for _ in range(3):  # warm-up: the allocator's pools, cuBLAS's plans
+        step().item()
+    ends = [(time.monotonic_ns(), 0)]  # the measured loop starts
+    open(ready, "w").close()
+    i = 0
+    loss = None
+    while not os.path.exists(stop):
+        loss = step()
+        i += 1
+        if i % sync == 0:
+            loss.item()
+            ends.append((time.monotonic_ns(), sync))
+    if i % sync:  # the steps since the last read: their end, read now
+        loss.item()
+        ends.append((time.monotonic_ns(), i % sync))
+    with open(prefix + ".steps", "w") as f:
+        f.write("# h impl=llama sync=%d hidden=%d layers=%d batch=8x512\n" % (
+            sync, cfg.hidden_size, cfg.num_hidden_layers))
+        f.write("".join("%d %d\n" % e for e in ends))
+
+
+def main():
+    args, model, sync = sys.argv[1:], "gemm", 1
+    try:
+        while args and args[0].startswith("--"):
+            if args[0] == "--model" and args[1] in ("gemm", "llama"):
+                model = args[1]
+            elif args[0] == "--sync" and int(args[1]) >= 1:
+                sync = int(args[1])
+            else:
+                raise ValueError(args[0])
+            args = args[2:]
+    except (IndexError, ValueError):
+        args = []
+    if len(args) != 3 or (model == "gemm" and sync != 1):
+        sys.exit("usage: train.py [--model gemm|llama] [--sync N (llama)] STOP READY OUT_PREFIX")
+    if model == "gemm":
+        gemm(*args)
+    else:
+        llama(*args, sync=sync)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """A stand-in for the few PyTorch calls of service.py and train.py (selftest.sh runs them with
-this directory first on PYTHONPATH): tensors are shapes only, and the shapes are checked; a
-synchronise sleeps a little. It finds Python mistakes, not PyTorch ones."""
+this directory first on PYTHONPATH; transformers.py beside it for train.py's llama): tensors are
+shapes only, and the shapes are checked; a synchronise sleeps a little. It finds Python
+mistakes, not PyTorch ones."""
 import time
 
-bfloat16, float32 = "bfloat16", "float32"
+bfloat16, float32, int64 = "bfloat16", "float32", "int64"
 
 
 class Tensor:
@@ -40,12 +41,23 @@ class Tensor:
     def item(self):
         assert self.shape == ()
         time.sleep(0.002)
-        return 0.0
+        return 0 if self.dtype == int64 else 0.0
+
+    def argmax(self):
+        return Tensor(dtype=int64)
+
+    def backward(self):
+        assert self.shape == (), "backward of a scalar loss"
 
 
 def randn(*shape, device=None, dtype=float32, generator=None):
     assert device == "cuda"
     return Tensor(*shape, dtype=dtype)
+
+
+def randint(low, high, size, device=None):
+    assert device == "cuda" and 0 <= low < high and isinstance(size, tuple)
+    return Tensor(*size, dtype=int64)
 
 
 def zeros_like(t):
@@ -62,6 +74,19 @@ class Generator:
 
     def manual_seed(self, seed):
         return self
+
+
+class optim:
+    class AdamW:
+        def __init__(self, params, lr=1e-3):
+            self.params = list(params)
+            assert self.params and all(isinstance(p, Tensor) for p in self.params)
+
+        def step(self):
+            pass
+
+        def zero_grad(self, set_to_none=True):
+            pass
 
 
 class nn:

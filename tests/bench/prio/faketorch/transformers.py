@@ -1,0 +1,36 @@
+"""A stand-in for the Hugging Face transformers calls of train.py's llama loop (selftest.sh):
+shapes only, checked, like torch.py beside it."""
+import torch
+
+
+class LlamaConfig:
+    def __init__(self, hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+                 num_key_value_heads, vocab_size, max_position_embeddings):
+        assert hidden_size % num_attention_heads == 0 and num_attention_heads % num_key_value_heads == 0
+        self.hidden_size, self.intermediate_size = hidden_size, intermediate_size
+        self.num_hidden_layers, self.vocab_size = num_hidden_layers, vocab_size
+        self.max_position_embeddings = max_position_embeddings
+
+
+class _Output:
+    def __init__(self, loss):
+        self.loss = loss
+
+
+class LlamaForCausalLM:
+    def __init__(self, cfg):
+        assert isinstance(cfg, LlamaConfig)
+        self.cfg = cfg
+
+    def to(self, device, dtype=None):
+        assert device == "cuda" and dtype == torch.bfloat16
+        return self
+
+    def parameters(self):
+        c = self.cfg
+        return [torch.Tensor(c.vocab_size, c.hidden_size, dtype=torch.bfloat16)]
+
+    def __call__(self, input_ids, labels):
+        assert input_ids.dtype == torch.int64 and input_ids.shape == labels.shape
+        assert input_ids.shape[1] <= self.cfg.max_position_embeddings
+        return _Output(torch.Tensor(dtype=torch.float32))
