@@ -53,6 +53,10 @@ int nvt_yield_item(const char *item, struct nvt_slot_prio *p, const char **why)
 		p->yield |= NVT_YIELD_DEFAULT;
 		return 0;
 	}
+	if (!eq && !strcmp(item, "protect")) {
+		p->yield |= NVT_YIELD_PROTECT;
+		return 0;
+	}
 	if (len == 4 && !strncmp(item, "duty", 4)) {
 		if (!eq || number(eq + 1, 100, &p->duty_pct)) {
 			*why = "duty= takes a share of time from 1 to 100 (%)";
@@ -81,7 +85,7 @@ int nvt_yield_item(const char *item, struct nvt_slot_prio *p, const char **why)
 		return 0;
 	}
 	*why = "the words are gate, bound[=US], ahead[=US], client, borrow, guard, any, duty=PCT, "
-	       "default and none";
+	       "protect, default and none";
 	return -1;
 }
 

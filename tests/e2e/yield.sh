@@ -186,7 +186,7 @@ t_yield_borrow_while_idle() {
 	# A periodic service (4 ms of work every 50 ms): the batch job launches on its TPCs too while
 	# it is idle and its next request is not due, and never during a request (any: it waits
 	# for the requests from the first on, not once they are seen to come periodically).
-	PERIOD_US=50000 serve_and_batch bor --priority high -c 0-8 -- --priority low --yield default,any -c 9-65
+	PERIOD_US=50000 serve_and_batch bor --priority high -c 0-8 -- --priority low --yield protect,any,borrow -c 9-65
 	# Regular enough to foresee (its begins within 3 ms of every 50 ms on average): then
 	# some launch must have borrowed; a loaded machine may make it irregular.
 	periodic=$(python3 - "$WORK/bor.serve" <<'PY'
@@ -222,7 +222,7 @@ t_yield_demo_service_and_one_that_never_syncs() {
 	# make try's demo --serve synchronises each request: its low neighbour follows it.
 	"$NVT" --no-mps --priority high -c 0-7 "$T/demo" --serve >"$WORK/serve.out" 2>&1 &
 	hi=$!
-	"$NVT" --no-mps --priority low -c 8-65 "$T/demo" >"$WORK/low.out" 2>&1 &
+	"$NVT" --no-mps --priority low --yield protect -c 8-65 "$T/demo" >"$WORK/low.out" 2>&1 &
 	lo=$!
 	wait_for 20 task_json "$hi" 'g["requests"]["tracked"] and g["requests"]["count"] >= 8'
 	wait_for 20 task_json "$lo" 'g["yield"]["watching"] == 1'
@@ -233,7 +233,7 @@ t_yield_demo_service_and_one_that_never_syncs() {
 	# for good.
 	"$NVT" --no-mps --priority high -c 0-7 "$T/demo" >"$WORK/hi2.out" 2>&1 &
 	hi=$!
-	"$NVT" --no-mps --priority low --yield default,any -c 8-65 "$T/demo" >"$WORK/low2.out" 2>&1 &
+	"$NVT" --no-mps --priority low --yield protect,any -c 8-65 "$T/demo" >"$WORK/low2.out" 2>&1 &
 	lo=$!
 	wait_for 20 task_json "$lo" 'g["yield"]["watching"] == 1'
 	poll_until 30 task_json "$lo" 'g["yield"]["state"] == "beside"' ||

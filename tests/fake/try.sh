@@ -156,7 +156,7 @@ shell() {
 	say "A shell on the fake GPU: nvtaskset, demo and the fake MPS control are on its PATH." \
 		"Try 'nvtaskset -c 0-15 demo &', then 'nvtaskset -p -g 3 \$!', 'nvtaskset -l'," \
 		"or priorities: 'nvtaskset --priority high -c 0-7 demo --serve &' and" \
-		"'nvtaskset --priority low -c 8-65 demo &', then 'nvtaskset -l' (MODE)," \
+		"'nvtaskset --priority low --yield protect -c 8-65 demo &', then 'nvtaskset -l' (MODE)," \
 		"'nvtaskset --help', 'man $ROOT/man/nvtaskset.1'. 'exit' ends it; its demos and" \
 		"the MPS daemon end with it. Its environment, to set up one of your own:"
 	sed 's/^/#   /' "$TRY/env"

@@ -27,7 +27,10 @@ static void test_words(void)
 	CHECK(nvt_yield_parse("default,duty=30", &p, &why) == 0);
 	CHECK(p.yield == NVT_YIELD_DEFAULT && p.duty_pct == 30 && !p.bound_us);
 	CHECK(nvt_yield_format(&p, '+', buf, sizeof(buf)) > 0);
-	CHECK_STR(buf, "gate+bound+ahead+client+borrow+duty=30");
+	CHECK_STR(buf, "client+duty=30");
+	CHECK(nvt_yield_parse("protect", &p, &why) == 0 && p.yield == NVT_YIELD_PROTECT);
+	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "gate,bound,ahead,client");
 	CHECK(nvt_yield_parse("gate,any", &p, NULL) == 0 && p.yield == (NVT_YIELD_GATE | NVT_YIELD_ANY));
 	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0 && !strcmp(buf, "gate,any"));
 	CHECK(nvt_yield_parse("none", &p, &why) == 0 && p.yield == 0);
@@ -187,7 +190,7 @@ static void test_verdict(void)
 	struct nvt_watched w[2];
 	uint64_t wake, t;
 
-	p.yield = NVT_YIELD_DEFAULT;
+	p.yield = NVT_YIELD_PROTECT;
 	nvt_yield_cfg_of(&p, &c);
 	CHECK(c.bound_ns == NVT_YIELD_BOUND_US * US && c.duty_pm == NVT_YIELD_DUTY_PCT * 10 && !c.ahead_ns);
 	/* Nobody to yield to. */
@@ -204,7 +207,7 @@ static void test_verdict(void)
 	/* Without gate: launch. */
 	c.yield = NVT_YIELD_BOUND;
 	CHECK(nvt_yield_verdict(&c, w, 1, 1200 * MS + 300 * US, 0, &wake) == NVT_YV_GO);
-	c.yield = NVT_YIELD_DEFAULT;
+	c.yield = NVT_YIELD_PROTECT;
 	/* Busy but still for longer than NVT_YIELD_STALE_MS: dead, or stuck: launch. */
 	CHECK(nvt_yield_verdict(&c, w, 1, 1200 * MS + (NVT_YIELD_STALE_MS + 1) * MS, 0, &wake) ==
 	      NVT_YV_GO);
@@ -237,7 +240,7 @@ static void test_verdict(void)
 	/* Without ahead: launch. */
 	c.yield = NVT_YIELD_GATE;
 	CHECK(nvt_yield_verdict(&c, w, 1, 1209 * MS + 500 * US, 1 * MS, &wake) == NVT_YV_GO);
-	c.yield = NVT_YIELD_DEFAULT;
+	c.yield = NVT_YIELD_PROTECT;
 
 	/* A task busy 80% of the time: launch beside it (duty 50%). */
 	w[1].act = periodic(1000 * MS, 10 * MS, 8 * MS, 20);
@@ -280,8 +283,9 @@ static void test_verdict(void)
 	w[0].moved_ns = t;
 	CHECK(nvt_yield_verdict(&c, w, 1, t + 1 * MS, 0, &wake) == NVT_YV_GATE);
 	CHECK(nvt_yield_verdict(&c, w, 1, t + NVT_YIELD_HOLD_MS * MS + 1, 0, &wake) == NVT_YV_GO);
-	/* By default nothing of its requests can be foreseen: beside it. */
-	c.yield = NVT_YIELD_DEFAULT;
+	/* With protect, which acts for periodic tasks only, nothing of its requests can be
+	 * foreseen: beside it. */
+	c.yield = NVT_YIELD_PROTECT;
 	CHECK(nvt_yield_verdict(&c, w, 1, t + 1 * MS, 0, &wake) == NVT_YV_BESIDE);
 
 	/* Requests at random (Poisson): beside them by default, gated with any. */
@@ -319,7 +323,7 @@ static void test_after_warm_up(void)
 	int verdict;
 
 	for (int any = 0; any < 2; any++) {
-		p.yield = NVT_YIELD_DEFAULT | (any ? NVT_YIELD_ANY : 0);
+		p.yield = NVT_YIELD_PROTECT | (any ? NVT_YIELD_ANY : 0);
 		nvt_yield_cfg_of(&p, &c);
 		w.act = periodic(1000 * MS, 11 * MS, 11 * MS, 30);
 		t = w.act.end_ns + 2000 * MS;

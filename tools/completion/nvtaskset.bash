@@ -143,7 +143,7 @@ _nvtaskset()
 		--memory-half) values="auto 0 1" ;;
 		--channels) values="default 2 4 8" ;;
 		--priority) values="high normal low none" ;;
-		--yield) values="default none gate bound ahead borrow client guard any default,any gate,bound,ahead,borrow,client" ;;
+		--yield) values="default none gate bound ahead borrow client guard any default,any gate,bound,ahead,client default,borrow" ;;
 		--guard | --hold | --poll | --idle-exit) return 0 ;; # a number
 		--yield) return 0 ;;                                # a list of words (nvtaskset(1))
 		--mps) values="status start stop" ;;
