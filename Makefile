@@ -3,6 +3,7 @@
 #   make                      build into build/
 #   make check                run the test suite (no GPU needed; turns on -Werror;
 #                             CHECK_JOBS=N tests at once, default nproc)
+#   make check-private        make check in a copy only its owner can read (root; CI runs it)
 #   make try                  try nvtaskset on a fake GPU: a tour, then a shell
 #   make check-package        build the Debian package, install, check and purge it (root)
 #   make check-slurm          the Slurm plugin's tests with a real Slurm on this machine (root)
@@ -319,5 +320,5 @@ FORCE:
 # The headers each object and program was built from (DEPFLAGS).
 -include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d)
 
-.PHONY: all design-picture check try check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup bench-prio install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all design-picture check check-private try check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

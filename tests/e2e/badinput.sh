@@ -152,7 +152,7 @@ t_permissions() {
 	[ "$(id -u)" == 0 ] || skip "needs root to act as other users"
 	command -v setpriv >/dev/null || skip "needs setpriv"
 	as() { echo setpriv --reuid="$1" --regid="$1" --clear-groups; }
-	$(as 65534) test -x "$NVT" || skip "the build tree is not reachable by uid 65534"
+	$(as 65534) test -x "$NVT" || skip "uid 65534 cannot run $NVT (tests/run-tests.sh copies the build where it can)"
 	mkdir -m 1777 "$WORK/perm"
 	rm -f "$WORK/perm/stop"
 	$(as 65534) "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/perm/stop" "$WORK/perm/state" \

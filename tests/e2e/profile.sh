@@ -3,7 +3,7 @@
 # time-outs, the bandwidth hog, plots and plans. Sourced by tests/run-tests.sh.
 # shellcheck shell=bash
 
-KNEE=$ROOT/tests/e2e/helpers/knee
+KNEE=$HELPERS/knee
 
 # The profile of the knee program as JSON, made once per test run.
 knee_json() {
@@ -138,7 +138,7 @@ PY
 t_profile_says_it_started_mps() {
 	# --profile starts the MPS control daemon its runs join as a start does: once, saying so
 	# and how to stop it; one round is "1 round".
-	local fake=$ROOT/tests/fake/bin
+	local fake=$FAKEBIN
 	own_mps_dirs profile
 	run_rc out rc env PATH="$fake:$PATH" "$NVT" --profile --rounds 1 --sizes 33,66 "$APP" launch 1
 	eq "$rc" 0 "$out"

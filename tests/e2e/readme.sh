@@ -35,7 +35,7 @@ t_readme_corun_disjoint_gpcs() {
 	# Example 1: the two tasks get disjoint TPCs in disjoint GPCs (the issue: -c 0-32 and
 	# -c 33-65 shared 7 of the 8 large GPCs, and clustered kernels ran over the other task).
 	own_mps_dirs readme
-	export PATH=$ROOT/tests/fake/bin:$PATH
+	export PATH=$FAKEBIN:$PATH
 	local block line det pla g1 g2
 	block=$(readme_block 1)
 	eq "$(wc -l <<<"$block")" 2 "lines of README's first example"
@@ -344,7 +344,7 @@ example_block() {
 	tag=$(basename "$file")
 	cd "$ROOT"
 	own_mps_dirs "ex-$tag"
-	export PATH=$B/bin:$B/test:$ROOT/tests/fake/bin:$PATH
+	export PATH=$B/bin:$B/test:$FAKEBIN:$PATH
 	if grep -qE -- '--gpu 1|[0-9]=[0-9]' "$file"; then
 		export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/cache-examples
 	fi

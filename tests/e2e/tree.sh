@@ -94,7 +94,7 @@ python_case() {
 	local how=$1 tag=$WORK/py_$1 child
 	command -v python3 >/dev/null || skip "needs python3"
 	rm -f "$tag".*
-	"$NVT" --no-mps -c 0-3 python3 "$ROOT/tests/e2e/helpers/pyspawn.py" "$how" "$tag.go" "$tag.stop" \
+	"$NVT" --no-mps -c 0-3 python3 "$HELPERS/pyspawn.py" "$how" "$tag.go" "$tag.stop" \
 		"$tag" "$APP" >"$tag.out" 2>&1 &
 	PID=$!
 	wait_task "$PID"
