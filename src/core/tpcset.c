@@ -109,6 +109,23 @@ static long highest_bit(const char *p, const char *end)
 	return digits ? top + 4 * (digits - 1) : -1;
 }
 
+int nvt_mask_spelled_out(const char *word)
+{
+	int digits = 0;
+
+	if (!word)
+		return 0;
+	if (word[0] == '0' && (word[1] == 'x' || word[1] == 'X'))
+		return 1;
+	for (const char *p = word; *p; p++) {
+		if (*p >= '0' && *p <= '9')
+			digits++;
+		else if (*p != ',')
+			return 0;
+	}
+	return digits > 0;
+}
+
 int nvt_parse_mask(const char *text, unsigned limit, struct nvt_tpcset *out)
 {
 	return nvt_parse_mask_why(text, limit, out, NULL);

@@ -81,6 +81,15 @@ int nvt_parse_list_why(const char *text, unsigned limit, struct nvt_tpcset *out,
 int nvt_format_mask(const struct nvt_tpcset *set, char *buf, size_t len);
 int nvt_format_list(const struct nvt_tpcset *set, char *buf, size_t len);
 
+/*
+ * Where MASK may be left out before COMMAND (a start with --priority and neither -c nor -g):
+ * returns 1 if word is the MASK, 0 if it is COMMAND. It is the MASK only when written as no
+ * command is named: "0x" or "0X" and anything after it (a mask that does not parse is then
+ * reported as a MASK), or decimal digits and commas only. A word that merely reads as hex
+ * ("cc", "dd", "add", "face", "0ad") is a command.
+ */
+int nvt_mask_spelled_out(const char *word);
+
 /* Returns the value of hexadecimal digit c (either case), or -1. */
 int nvt_hex_digit(char c);
 

@@ -89,6 +89,19 @@ static void test_masks(void)
 	CHECK_STR(as_list(&s), "0");
 }
 
+/* Where MASK may be left out, only a word written as no command is named is the MASK. */
+static void test_mask_spelled_out(void)
+{
+	const char *masks[] = {"0xcc", "0XFF", "0x", "0xzz", "0x0x1", "3", "0", "12", "3,00000000"};
+	const char *commands[] = {"cc", "bc", "dc", "dd", "ed", "add", "face", "0ad", "ff", "f", "ff,ff",
+				  "python3", "./0", "", ",", ",,", "1-3", "-1", "1 ", NULL};
+
+	for (size_t i = 0; i < sizeof(masks) / sizeof(*masks); i++)
+		CHECK(nvt_mask_spelled_out(masks[i]) == 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+		CHECK(nvt_mask_spelled_out(commands[i]) == 0);
+}
+
 static void test_lists(void)
 {
 	struct nvt_tpcset s;
@@ -233,6 +246,7 @@ int main(void)
 {
 	test_parse_errors();
 	test_masks();
+	test_mask_spelled_out();
 	test_lists();
 	test_formats();
 	test_set_ops();

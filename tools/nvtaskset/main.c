@@ -535,16 +535,16 @@ static int run_start(const struct options *given, const struct words *given_word
 	int positional = !o->part.count && !o->part.gpu_masks;
 
 	/* With a priority, MASK may be left out: the task's own partition is then
-	 * the whole GPU (or what the environment gives), as without nvtaskset. A
-	 * first word that is no mask is the COMMAND. */
-	if (o->prio_given && positional && !o->part.tpc_list && !o->part.gpc_list && w->n >= 1) {
-		struct nvt_tpcset probe;
-		if (w->n == 1 || nvt_parse_mask(w->argv[w->first], NVT_MAX_TPCS, &probe) != 0) {
-			static char all[] = "all";
-			w->argv[--w->first] = all; /* argv[first - 1] is an option's word: ours to reuse */
-			o->part.tpc_list = 1;
-			w->n++;
-		}
+	 * the whole GPU (or what the environment gives), as without nvtaskset. The
+	 * first word is the MASK only when written as no command is named
+	 * (nvt_mask_spelled_out): "cc -o x x.c" is a command. */
+	if (o->prio_given && positional && !o->part.tpc_list && !o->part.gpc_list && w->n >= 1 &&
+	    (w->n == 1 || !nvt_mask_spelled_out(w->argv[w->first]))) {
+		static char all[] = "all";
+		w->argv[--w->first] = all; /* argv[first - 1] is an option's word: ours to reuse */
+		o->part.tpc_list = 1;
+		o->mask_left_out = 1;
+		w->n++;
 	}
 	/* After MASK (given unless -n or --gpu GPU=MASK), COMMAND. */
 	if (positional && w->n > 1)
