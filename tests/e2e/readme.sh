@@ -350,11 +350,13 @@ example_block() {
 	fi
 	while read -r line; do
 		n=$((n + 1))
+		# (build/try-*: the test's own directories, not the checkout's build/.)
+		line=${line//\$PWD\/build\/try-/$WORK/try-}
+		line=${line// build\/try-/ $WORK/try-}
 		echo "[$tag] $line"
 		case "$line" in
 		export\ *)
-			# (try-cache: the test's own, not the checkout's build/.)
-			eval "${line//\$PWD\/build\/try-cache/$WORK/try-cache}"
+			eval "$line"
 			continue
 			;;
 		esac

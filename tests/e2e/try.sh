@@ -64,3 +64,28 @@ EOF
 	eq "$(find "$WORK" -maxdepth 1 -name 'nvtaskset-try.*')" "" "the shell's directory, after it"
 	eq "$(try_left)" "" "processes the shell left"
 }
+t_try_readme_environment() {
+	# README's variables for a shell of one's own are make try's: its own run directory and MPS
+	# directories too (without them the fake MPS daemon ran in the system's /tmp/nvidia-mps).
+	local block want got out rc co=$WORK/co
+	block=$(awk '/shell of your own/ {found = 1} found && /^```$/ {if (inside) exit; inside = 1; next}
+		inside' "$ROOT/README.md")
+	[ -n "$block" ] || die "no block after README's 'shell of your own'"
+	want=$(grep -o '^export .*' "$ROOT/tests/fake/try.sh" | grep -oE '[A-Z_]+=' | sort -u | tr '\n' ' ')
+	got=$(grep -o '^export .*' <<<"$block" | grep -oE '[A-Z_]+=' | sort -u | tr '\n' ' ')
+	eq "$got" "$want" "the variables README exports, against make try's"
+	# Run as a reader pastes it, at the top of a checkout (here one made of links to this one's).
+	mkdir -p "$co/build"
+	ln -s "$B/bin" "$co/build/bin"
+	ln -s "$B/test" "$co/build/test"
+	ln -s "$ROOT/tests" "$co/tests"
+	run_rc out rc env -u NVTASKSET_RUNDIR -u CUDA_MPS_PIPE_DIRECTORY -u CUDA_MPS_LOG_DIRECTORY \
+		-u NVTASKSET_CACHE_DIR -u NVTASKSET_PROC_NVIDIA bash -ec "cd '$co'; $block"
+	echo "$out"
+	eq "$rc" 0 "the block's exit status"
+	has "$out" "started the MPS control daemon (pipe directory $co/build/try-mps)"
+	has "$out" "stopped MPS control daemon"
+	hasnt "$out" "cannot create a control segment"
+	[ -d "$co/build/try-run/nvtaskset-$(id -u)" ] || die "no run directory of the task's in build/try-run"
+	[ -d "$co/build/try-mps-log" ] || die "no MPS log directory in build/try-mps-log"
+}
