@@ -275,6 +275,22 @@ install: all
 	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)
 	@# The loader's cache, which find_library reads (a staged install: the package's trigger).
 	if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	@# Where the loader or pkg-config does not look (PREFIX=$$HOME/.local), what finds libsmctrl.
+	@if [ -z '$(DESTDIR)' ]; then \
+		lib=$$(cd '$(SMCTRL_LINKDIR)' && pwd -P); \
+		ldc=$$(command -v ldconfig || echo /sbin/ldconfig); \
+		for d in $$("$$ldc" -N -X -v 2>/dev/null | sed -n 's|^\(/[^:]*\):.*|\1|p') /lib /usr/lib; do \
+			[ "$$(cd "$$d" 2>/dev/null && pwd -P)" != "$$lib" ] || loader=1; \
+		done; \
+		for d in $$(pkg-config --variable pc_path pkg-config 2>/dev/null | tr : ' '); do \
+			[ "$$(cd "$$d" 2>/dev/null && pwd -P)" != "$$lib/pkgconfig" ] || pc=1; \
+		done; \
+		if [ -z "$$loader" ] || [ -z "$$pc" ]; then \
+			echo "note: the loader, the linker or pkg-config does not look in $(SMCTRL_LINKDIR); for libsmctrl:"; \
+			[ -n "$$loader" ] || echo "  export LD_LIBRARY_PATH=$(SMCTRL_LINKDIR)\$${LD_LIBRARY_PATH:+:\$$LD_LIBRARY_PATH} LIBRARY_PATH=$(SMCTRL_LINKDIR)\$${LIBRARY_PATH:+:\$$LIBRARY_PATH}"; \
+			[ -n "$$pc" ] || echo "  export PKG_CONFIG_PATH=$(PKGCONFIGDIR)\$${PKG_CONFIG_PATH:+:\$$PKG_CONFIG_PATH}"; \
+		fi; \
+	fi
 ifeq ($(HAVE_SLURM),1)
 	install -d $(DESTDIR)$(DATADIR)
 	install -m 0644 $(SPANK) $(DESTDIR)$(LIBDIR)/spank_nvtaskset.so
@@ -290,7 +306,12 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua \
 		$(DESTDIR)$(PKGCONFIGDIR)/libsmctrl.pc
 	test '$(SMCTRL_TO_LIBDIR)' = . || rm -f $(DESTDIR)$(SMCTRL_LINKDIR)/libsmctrl.so
-	-rmdir $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR) 2>/dev/null
+	@# Its own directories, where nothing else is in them.
+	for d in $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR); do \
+		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; \
+	done
+	@# The loader's cache names libsmctrl.so until it is rebuilt.
+	if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 # ---- Debian package -------------------------------------------------------
 

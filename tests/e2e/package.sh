@@ -88,7 +88,44 @@ t_install_libdir() {
 	# The LIBDIR compiled in, when the command is not beside its tree.
 	grep -q /usr/lib64/nvtaskset "$dest/usr/bin/nvtaskset" || die "LIBDIR not compiled in"
 	uninstall_tree "$dest" PREFIX=/usr LIBDIR=/usr/lib64/nvtaskset
-	submake -s B="$WORK/build.root64" install PREFIX="$root/usr" LIBDIR="$root/usr/lib64/nvt" \
+	# Not staged (as PREFIX=$HOME/.local is), with an ldconfig that says when it runs and only
+	# answers questions (the machine's cache stays as it is).
+	mkdir "$WORK/ldc"
+	printf '#!/bin/sh\necho "ldconfig $*" >>"%s"\ncase " $* " in *" -N "*) exec /sbin/ldconfig "$@" ;; esac\n' \
+		"$WORK/ldconfig.log" >"$WORK/ldc/ldconfig"
+	chmod +x "$WORK/ldc/ldconfig"
+	PATH=$WORK/ldc:$PATH submake -s B="$WORK/build.root64" install PREFIX="$root/usr" LIBDIR="$root/usr/lib64/nvt" \
+		>"$WORK/install.log" 2>&1 || die "make install failed: $(cat "$WORK/install.log")"
+	# Where the loader and pkg-config do not look, the install says what finds libsmctrl, and it
+	# does: pkg-config, the linker, ctypes.util.find_library.
+	if [ "$(id -u)" == 0 ]; then
+		grep -qx 'ldconfig ' "$WORK/ldconfig.log" || die "install as root did not run ldconfig"
+	fi
+	local note
+	note=$(grep '^  export ' "$WORK/install.log") || die "no note on where libsmctrl is: $(cat "$WORK/install.log")"
+	has "$note" "export LD_LIBRARY_PATH=$root/usr/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} LIBRARY_PATH=$root/usr/lib"
+	has "$note" "export PKG_CONFIG_PATH=$root/usr/lib/pkgconfig"
+	run_rc out rc bash -c "$note
+		pkg-config --cflags --libs libsmctrl &&
+		cc -o '$WORK/prog' -x c - \$(pkg-config --cflags --libs libsmctrl) -L'$FAKEDIR' -lcuda <<<'#include <libsmctrl.h>
+int main(void) { libsmctrl_set_global_mask(0); return 0; }' &&
+		python3 -c 'import ctypes, ctypes.util; n = ctypes.util.find_library(\"smctrl\"); ctypes.CDLL(n); print(\"found\", n)'"
+	eq "$rc" 0 "following the note: $out"
+	has "$out" "-I$root/usr/include"
+	has "$out" "found libsmctrl.so"
+	[ -x "$WORK/prog" ] || die "no program built against the install"
+	# Uninstalled: no error (its directories' rmdir), the loader's cache rebuilt, no link left.
+	: >"$WORK/ldconfig.log"
+	run_rc out rc env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PATH="$WORK/ldc:$PATH" make -C "$ROOT" -j1 B="$WORK/build.root64" uninstall \
+		PREFIX="$root/usr" LIBDIR="$root/usr/lib64/nvt"
+	eq "$rc" 0 "make uninstall: $out"
+	hasnt "$out" "Error"
+	hasnt "$out" "ignored"
+	if [ "$(id -u)" == 0 ]; then
+		grep -qx 'ldconfig ' "$WORK/ldconfig.log" || die "uninstall as root did not run ldconfig"
+	fi
+	[ ! -e "$root/usr/lib/libsmctrl.so" ] && [ ! -e "$root/usr/lib64/nvt" ] || die "left after uninstall: $(find "$root")"
+	PATH=$WORK/ldc:$PATH submake -s B="$WORK/build.root64" install PREFIX="$root/usr" LIBDIR="$root/usr/lib64/nvt" \
 		>"$WORK/install.log" 2>&1 || die "make install failed: $(cat "$WORK/install.log")"
 	mkdir -p "$WORK/elsewhere"
 	cp "$root/usr/bin/nvtaskset" "$WORK/elsewhere/"
