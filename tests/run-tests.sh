@@ -13,10 +13,6 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # The build tree: what the build made (layers.sh, package.sh and try.sh read it).
 B=$ROOT/build
-# The end of -p's message for a process that runs without nvtaskset.
-WRAPPER_HINT="a program started elsewhere, e.g. by a service, can be moved with -p if it starts \
-with the drop-in wrapper: LD_LIBRARY_PATH=$(sed -n 's/^#define NVT_INSTALL_LIBDIR "\(.*\)"$/\1/p' \
-	"$B/gen/install_paths.h")/wrapper, see nvtaskset(1)"
 # The control segment's layout version, as the header says.
 SEG_VERSION=$(sed -n 's/^#define NVT_SEG_VERSION \([0-9]*\)u$/\1/p' "$ROOT/src/nvtaskset.h")
 
@@ -62,6 +58,10 @@ WRAPDIR=$RUN/build/lib/nvtaskset/wrapper
 FAKEDIR=$T/fake
 APP=$T/fakeapp-dlopen
 LINKED=$T/fakeapp-linked
+# The end of -p's message for a process that runs without nvtaskset: the wrapper beside the
+# command's shim.
+WRAPPER_HINT="a program started elsewhere, e.g. by a service, can be moved with -p if it starts \
+with the drop-in wrapper: LD_LIBRARY_PATH=$(realpath "$WRAPDIR"), see nvtaskset(1)"
 # The fake MPS control daemon's directory, and the tests' helper scripts.
 FAKEBIN=$RUN/tests/fake/bin
 HELPERS=$RUN/tests/e2e/helpers

@@ -59,7 +59,10 @@ struct nvt_parse_error {
 		NVT_PARSE_TOO_HIGH,    /* a value is >= the limit: highest */
 	} problem;
 	unsigned long first, last;  /* NVT_PARSE_DOWN: the range */
-	size_t word, word_len;      /* NVT_PARSE_ZERO_STEP: the item of the list (offset, length) */
+	size_t word, word_len;      /* NVT_PARSE_ZERO_STEP and NVT_PARSE_MALFORMED of a list: the
+				     * item of the list at fault (offset, length; 0 long: empty) */
+	size_t at;                  /* NVT_PARSE_MALFORMED of a list: the offset of the first
+				     * character that does not fit (the text's length: it ended) */
 	long highest;               /* NVT_PARSE_TOO_HIGH: the highest value (a mask: bit) the
 				     * text names (a list's at most 99999); -1 if none ("all") */
 	size_t top, top_len;        /* NVT_PARSE_TOO_HIGH of a list: its largest number as
@@ -72,6 +75,14 @@ int nvt_parse_mask_why(const char *text, unsigned limit, struct nvt_tpcset *out,
 		       struct nvt_parse_error *err);
 int nvt_parse_list_why(const char *text, unsigned limit, struct nvt_tpcset *out,
 		       struct nvt_parse_error *err);
+
+/*
+ * A list that does not parse as written, tidied of the slips a person makes: spaces dropped
+ * ("1-3, 6"), ".." read as a range's "-" ("1..3"), empty items dropped ("1-3,,6", "1-3,").
+ * Writes the tidied text to out (len) and returns 0 if it differs from text and parses with
+ * limit; else -1.
+ */
+int nvt_list_tidied(const char *text, unsigned limit, char *out, size_t len);
 
 /*
  * Formats set as lowercase hex without a prefix ("0" for the empty set), or

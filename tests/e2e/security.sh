@@ -7,6 +7,12 @@
 
 # as_user UID: the command prefix that runs a command as user (and group) UID.
 as_user() { echo "setpriv --reuid=$1 --regid=$1 --clear-groups"; }
+# denied UID: what -p says of a change to a task of user UID that the caller may not make.
+denied() {
+	local name
+	name=$(getent passwd "$1" | cut -d: -f1)
+	echo "Permission denied: it is the task of uid $1${name:+ ($name)}; only that user and root may change it"
+}
 need_users() {
 	[ "$(id -u)" == 0 ] || skip "needs root to act as other users"
 	command -v setpriv >/dev/null || skip "needs setpriv"

@@ -338,7 +338,7 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 				    o->prio_given ? &given : NULL, &c, why, len);
 	if (rc == NVT_TASK_ESEG) {
 		char text[160];
-		snprintf(why, len, "%s", seg_error(c.seg_err, h, text, sizeof(text)));
+		snprintf(why, len, "%s", seg_error_pid(c.seg_err, h, pid, text, sizeof(text)));
 	}
 	if (rc)
 		return -1;
@@ -362,6 +362,7 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 static const char *not_a_task(pid_t pid, char *buf, size_t len)
 {
 	struct nvt_seg_handle h;
+	char wrapper[PATH_MAX];
 	pid_t tgid;
 
 	if (nvt_proc_tgid(pid, &tgid) == 0 && tgid != pid) {
@@ -373,10 +374,15 @@ static const char *not_a_task(pid_t pid, char *buf, size_t len)
 			 ", which is not running under nvtaskset either");
 		return buf;
 	}
-	snprintf(buf, len, "not running under nvtaskset (start it with nvtaskset; a program "
-		 "started elsewhere, e.g. by a service, can be moved with -p if it starts with "
-		 "the drop-in wrapper: LD_LIBRARY_PATH=%s/wrapper, see nvtaskset(1))",
-		 NVT_INSTALL_LIBDIR);
+	/* The wrapper beside this command's shim (the build tree's in make try), else LIBDIR's. */
+	if (find_lib_file("wrapper/libcuda.so.1", wrapper, sizeof(wrapper)) == 0)
+		*strrchr(wrapper, '/') = '\0';
+	else
+		snprintf(wrapper, sizeof(wrapper), "%s/wrapper", NVT_INSTALL_LIBDIR);
+	if (snprintf(buf, len, "not running under nvtaskset (start it with nvtaskset; a program "
+		     "started elsewhere, e.g. by a service, can be moved with -p if it starts with "
+		     "the drop-in wrapper: LD_LIBRARY_PATH=%s, see nvtaskset(1))", wrapper) < 0)
+		buf[0] = '\0';
 	return buf;
 }
 
@@ -395,7 +401,7 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 	if (rc)
 		cli_errx("failed to %s pid %ld's %s: %s", mask_text || o->prio_given ? "set" : "get",
 			 (long)pid, !mask_text && o->prio_given ? "priority" : "partition",
-			 seg_error(rc, &h, why, sizeof(why)));
+			 seg_error_pid(rc, &h, pid, why, sizeof(why)));
 	if (!mask_text && o->prio_given) {
 		/* A priority alone: the task's own partitions stay. */
 		n_parts = prio_plan(o, &h, parts, why, sizeof(why));
