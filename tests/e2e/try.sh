@@ -17,9 +17,12 @@ try_left() {
 
 t_try_tour() {
 	# The tour runs -c, -g, -n, -l and -p, and each demo says it ran where the command said;
-	# it ends with nothing left: no demo, no MPS daemon, no directory.
+	# it ends with nothing left: no demo, no MPS daemon, no directory. Without a terminal (as
+	# make try runs here) it says that no shell follows, and how to get one.
 	local out rc gpc1 pick1 pick2 moved
-	run_rc out rc env TMPDIR="$WORK" B="$B" TRY_WAIT="$HANG" "$ROOT/tests/fake/try.sh" --tour
+	run_rc out rc env TMPDIR="$WORK" B="$B" TRY_WAIT="$HANG" "$ROOT/tests/fake/try.sh" </dev/null
+	has "$out" "No terminal here, so no shell follows the tour. For one, run 'make try' on a"
+	has "$out" "'tests/fake/try.sh --shell'"
 	echo "$out" # (the log's head: a failure's message is its tail)
 	eq "$rc" 0 "the tour's exit status"
 	local cmd
