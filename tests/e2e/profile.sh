@@ -40,6 +40,17 @@ assert sorted(s) == [9, 17, 25, 33, 42, 50, 58, 66], sorted(s)
 assert len(s[9]["values"]) == 2 and abs(s[9]["median"] - 111.111) < 0.01, s[9]
 assert s[66]["ratio"] == 1 and s[33]["failed"] == 0
 PY
+	# Every key of the document is in docs/json.md's paragraph on it.
+	python3 - "$WORK/knee.json" "$ROOT/docs/json.md" <<'PY' || die "keys of --profile --json missing in docs/json.md"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+doc = open(sys.argv[2]).read()
+para = re.search(r"^`--profile --json`:.*?(?=\n\n)", doc, re.S | re.M).group(0)
+keys = set(d) | {k for s in d["sizes"] for k in s}
+missing = sorted(k for k in keys if "`%s`" % k not in para)
+print("keys:", sorted(keys))
+assert not missing, missing
+PY
 	local out rc
 	# Three sizes keep it short (each run is a start of its own).
 	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 9,33,66 --plot "$WORK/knee.svg" \
