@@ -255,6 +255,10 @@ include mk/tests.mk mk/gpu.mk
 
 # ---- Install --------------------------------------------------------------
 
+# The documentation pages (README's list; the man pages name them), installed
+# beside README in DOCDIR/docs, where README's links find them.
+DOCS = $(wildcard docs/*.md)
+
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(MANDIR) \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
@@ -273,6 +277,8 @@ install: all
 	install -m 0644 man/spank_nvtaskset.8 $(DESTDIR)$(MAN8DIR)/spank_nvtaskset.8
 	install -m 0644 tools/completion/nvtaskset.bash $(DESTDIR)$(BASHCOMPDIR)/nvtaskset
 	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)
+	install -d $(DESTDIR)$(DOCDIR)/docs
+	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/docs
 	@# The loader's cache, which find_library reads (a staged install: the package's trigger).
 	if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 	@# Where the loader or pkg-config does not look (PREFIX=$$HOME/.local), what finds libsmctrl.
@@ -304,10 +310,11 @@ uninstall:
 		$(DESTDIR)$(MAN3DIR)/libsmctrl.3 $(DESTDIR)$(MAN8DIR)/spank_nvtaskset.8 \
 		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE \
 		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua \
-		$(DESTDIR)$(PKGCONFIGDIR)/libsmctrl.pc
+		$(DESTDIR)$(PKGCONFIGDIR)/libsmctrl.pc $(addprefix $(DESTDIR)$(DOCDIR)/docs/,$(notdir $(DOCS)))
 	test '$(SMCTRL_TO_LIBDIR)' = . || rm -f $(DESTDIR)$(SMCTRL_LINKDIR)/libsmctrl.so
 	@# Its own directories, where nothing else is in them.
-	for d in $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR); do \
+	for d in $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(DATADIR); do \
 		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; \
 	done
 	@# The loader's cache names libsmctrl.so until it is rebuilt.

@@ -286,8 +286,8 @@ EXAMPLES_NOT_RUN=(
 	"([A-Z_]+=[^ ]* )*make( .*)?|run as a dry run (make -n: the target exists and its recipe parses): run as \
 shown, it would install into the system, build the package or run this suite within itself; \
 tests/e2e/package.sh installs, try.sh runs make try's tour"
-	"cc -o prog prog\.c .*|builds the reader's prog.c against an installed libsmctrl; \
-t_install_uninstall builds and runs such a program against a staged install"
+	"cc -o prog docs/examples/prog\.c .*|builds docs/examples/prog.c against an installed libsmctrl; \
+t_install_uninstall builds and runs it against a staged install"
 	"\./prog|the reader's program built by the line before"
 	"apt-get install .*|installs the Debian package as root: make check-package does"
 	"srun .*|needs Slurm: make check-slurm runs srun --gpu-tpcs jobs"
