@@ -47,7 +47,7 @@ void usage(FILE *out)
 	      "                       it, or a UUID); GPU=MASK gives that GPU its own\n"
 	      "                       MASK (repeat for each GPU, and give no other MASK)\n"
 	      " -p, --pid             show or change the TPCs of the running task PID\n"
-	      "                       (as a list with -c or -g, else as a mask)\n"
+	      "                       (as a list with -c, as GPCs with -g, else as a mask)\n"
 	      " -a, --all-tasks       with -p, also every task that descends from PID\n"
 	      " -l, --list            list the tasks under nvtaskset, every user's, as a\n"
 	      "                       tree: PID, parent, user, GPUs, kernels launched, TPCs\n"

@@ -51,6 +51,32 @@ static void print_partition(const struct options *o, pid_t pid, const char *whic
 	printf("%s\n", o->part.tpc_list || o->part.gpc_list ? list : mask);
 }
 
+/* -p -g PID: the partition as the GPCs it holds, from the GPU's calibration: "GPC list: L"
+ * where it is whole GPCs, else its TPC list and the GPCs it holds whole. Without the GPU's
+ * GPCs, its TPC list. */
+static void print_gpcs(const struct options *o, pid_t pid, const char *gpu,
+		       const struct nvt_slot_view *view)
+{
+	static struct nvt_gpu_topology topo;
+	struct nvt_tpcset whole, rest;
+	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX], gpcs[NVT_LIST_TEXT_MAX], why[256];
+	int index = gpu_index_of(view->uuid);
+
+	if (view->state != NVT_SLOT_SET || index < 0 || load_topology(index, 0, &topo, why, sizeof(why)) ||
+	    nvt_topo_whole_gpcs(&topo.topo, &view->tpcs, &whole, &rest)) {
+		print_partition(o, pid, "current", gpu, view);
+		return;
+	}
+	nvt_format_list(&whole, gpcs, sizeof(gpcs));
+	if (!nvt_set_count(&rest) && nvt_set_count(&whole)) {
+		printf("pid %ld's current GPC list%s%s: %s\n", (long)pid, *gpu ? " on " : "", gpu, gpcs);
+		return;
+	}
+	describe(&view->tpcs, list, mask);
+	printf("pid %ld's current TPC list%s%s: %s (%s%s)\n", (long)pid, *gpu ? " on " : "", gpu, list,
+	       nvt_set_count(&whole) ? "whole GPCs " : "no whole GPC", gpcs);
+}
+
 /* Prints "pid N's WHICH priority[ on GPU]: LEVEL" (none: not managed). */
 static void print_priority(pid_t pid, const char *which, const char *gpu,
 			   const struct nvt_slot_view *view)
@@ -177,7 +203,10 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 		char gpu[96] = "";
 		if (n > 1)
 			slot_gpu_text(&views[i], gpu, sizeof(gpu));
-		print_partition(o, pid, "current", gpu, &views[i]);
+		if (o->part.gpc_list)
+			print_gpcs(o, pid, gpu, &views[i]);
+		else
+			print_partition(o, pid, "current", gpu, &views[i]);
 		if (views[i].prio.prio != NVT_PRIO_NONE)
 			print_priority(pid, "", gpu, &views[i]);
 	}
