@@ -3,6 +3,7 @@
 #   make                      build into build/
 #   make check                run the test suite (no GPU needed; turns on -Werror;
 #                             CHECK_JOBS=N tests at once, default nproc)
+#   make check-private        make check in a copy only its owner can read (root; CI runs it)
 #   make try                  try nvtaskset on a fake GPU: a tour, then a shell
 #   make check-package        build the Debian package, install, check and purge it (root)
 #   make check-slurm          the Slurm plugin's tests with a real Slurm on this machine (root)
@@ -254,6 +255,10 @@ include mk/tests.mk mk/gpu.mk
 
 # ---- Install --------------------------------------------------------------
 
+# The documentation pages (README's list; the man pages name them), installed
+# beside README in DOCDIR/docs, where README's links find them.
+DOCS = $(wildcard docs/*.md)
+
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(MANDIR) \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
@@ -272,8 +277,26 @@ install: all
 	install -m 0644 man/spank_nvtaskset.8 $(DESTDIR)$(MAN8DIR)/spank_nvtaskset.8
 	install -m 0644 tools/completion/nvtaskset.bash $(DESTDIR)$(BASHCOMPDIR)/nvtaskset
 	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)
+	install -d $(DESTDIR)$(DOCDIR)/docs
+	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/docs
 	@# The loader's cache, which find_library reads (a staged install: the package's trigger).
 	if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	@# Where the loader or pkg-config does not look (PREFIX=$$HOME/.local), what finds libsmctrl.
+	@if [ -z '$(DESTDIR)' ]; then \
+		lib=$$(cd '$(SMCTRL_LINKDIR)' && pwd -P); \
+		ldc=$$(command -v ldconfig || echo /sbin/ldconfig); \
+		for d in $$("$$ldc" -N -X -v 2>/dev/null | sed -n 's|^\(/[^:]*\):.*|\1|p') /lib /usr/lib; do \
+			[ "$$(cd "$$d" 2>/dev/null && pwd -P)" != "$$lib" ] || loader=1; \
+		done; \
+		for d in $$(pkg-config --variable pc_path pkg-config 2>/dev/null | tr : ' '); do \
+			[ "$$(cd "$$d" 2>/dev/null && pwd -P)" != "$$lib/pkgconfig" ] || pc=1; \
+		done; \
+		if [ -z "$$loader" ] || [ -z "$$pc" ]; then \
+			echo "note: the loader, the linker or pkg-config does not look in $(SMCTRL_LINKDIR); for libsmctrl:"; \
+			[ -n "$$loader" ] || echo "  export LD_LIBRARY_PATH=$(SMCTRL_LINKDIR)\$${LD_LIBRARY_PATH:+:\$$LD_LIBRARY_PATH} LIBRARY_PATH=$(SMCTRL_LINKDIR)\$${LIBRARY_PATH:+:\$$LIBRARY_PATH}"; \
+			[ -n "$$pc" ] || echo "  export PKG_CONFIG_PATH=$(PKGCONFIGDIR)\$${PKG_CONFIG_PATH:+:\$$PKG_CONFIG_PATH}"; \
+		fi; \
+	fi
 ifeq ($(HAVE_SLURM),1)
 	install -d $(DESTDIR)$(DATADIR)
 	install -m 0644 $(SPANK) $(DESTDIR)$(LIBDIR)/spank_nvtaskset.so
@@ -287,9 +310,15 @@ uninstall:
 		$(DESTDIR)$(MAN3DIR)/libsmctrl.3 $(DESTDIR)$(MAN8DIR)/spank_nvtaskset.8 \
 		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE \
 		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua \
-		$(DESTDIR)$(PKGCONFIGDIR)/libsmctrl.pc
+		$(DESTDIR)$(PKGCONFIGDIR)/libsmctrl.pc $(addprefix $(DESTDIR)$(DOCDIR)/docs/,$(notdir $(DOCS)))
 	test '$(SMCTRL_TO_LIBDIR)' = . || rm -f $(DESTDIR)$(SMCTRL_LINKDIR)/libsmctrl.so
-	-rmdir $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR) 2>/dev/null
+	@# Its own directories, where nothing else is in them.
+	for d in $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(DATADIR); do \
+		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; \
+	done
+	@# The loader's cache names libsmctrl.so until it is rebuilt.
+	if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 # ---- Debian package -------------------------------------------------------
 
@@ -319,5 +348,5 @@ FORCE:
 # The headers each object and program was built from (DEPFLAGS).
 -include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d)
 
-.PHONY: all design-picture check try check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup bench-prio install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all design-picture check check-private try check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-placement bench-startup bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

@@ -1,7 +1,7 @@
 # mk/tests.mk - the test suite's programs and the check targets, included by
 # the Makefile (whose variables it uses): the fake driver, the unit tests,
 # the fake applications, the fuzz target; make check, check-slurm,
-# check-faults, fuzz-libfuzzer.
+# check-faults, check-private, fuzz-libfuzzer.
 #
 # SPDX-License-Identifier: MIT
 
@@ -93,6 +93,12 @@ $(T)/fuzz_parsers: tests/unit/fuzz_parsers.c $(FUZZ_SRC)
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: all $(FAKE) $(TEST_BINS)
 	@tests/run-tests.sh -j$(CHECK_JOBS)
+
+# make check in a copy of this tree in a directory only its owner may enter
+# (a clone in mktemp -d, a private home), as root: the tests of other users run
+# a copy of the build they can reach, and none skips for want of it. CI runs it.
+check-private:
+	@tests/check-private.sh
 
 # nvtaskset on a fake GPU, without one: a short tour of -c, -g, -n, -p and -l
 # with the demo program, then (on a terminal) a shell to try more in

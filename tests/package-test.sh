@@ -174,6 +174,11 @@ else
 		ok "/usr/share/doc/nvtaskset/$f" test -s "/usr/share/doc/nvtaskset/$f"
 	done
 	ok "README is the project's" bash -c 'zcat /usr/share/doc/nvtaskset/README.md.gz | cmp -s - "$1"' _ "$ROOT/README.md"
+	# The documentation pages the man pages name, as they name them (not compressed).
+	for f in $(grep -ohE 'docs/[a-z-]+\.md' "$ROOT"/man/*.[138] | sort -u) docs/priorities.md docs/json.md \
+		docs/memory-halves.md; do
+		ok "/usr/share/doc/nvtaskset/$f is the project's" cmp -s "/usr/share/doc/nvtaskset/$f" "$ROOT/$f"
+	done
 fi
 if [ -r /usr/share/bash-completion/bash_completion ]; then
 	ok "bash-completion loads the completion on demand" test "$(bash -c '

@@ -11,18 +11,8 @@
 # and log directories and calibration cache), so that -jN runs N at once.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# The build tree: what the build made (layers.sh, package.sh and try.sh read it).
 B=$ROOT/build
-T=$B/test
-NVT=$B/bin/nvtaskset
-SHIM=$B/lib/nvtaskset/libnvtaskset.so
-WRAPDIR=$B/lib/nvtaskset/wrapper
-FAKEDIR=$T/fake
-APP=$T/fakeapp-dlopen
-# The end of -p's message for a process that runs without nvtaskset.
-WRAPPER_HINT="a program started elsewhere, e.g. by a service, can be moved with -p if it starts \
-with the drop-in wrapper: LD_LIBRARY_PATH=$(sed -n 's/^#define NVT_INSTALL_LIBDIR "\(.*\)"$/\1/p' \
-	"$B/gen/install_paths.h")/wrapper, see nvtaskset(1)"
-LINKED=$T/fakeapp-linked
 # The control segment's layout version, as the header says.
 SEG_VERSION=$(sed -n 's/^#define NVT_SEG_VERSION \([0-9]*\)u$/\1/p' "$ROOT/src/nvtaskset.h")
 
@@ -36,6 +26,45 @@ esac
 # The suite's directory; each test's $WORK is $TOP/NAME (set_work).
 TOP=$(mktemp -d /tmp/nvtaskset-test.XXXXXX)
 chmod 755 "$TOP"
+# The programs the tests run, and the scripts of tests/ they hand to programs: the
+# checkout's, or, where other users cannot reach the checkout (a clone in a private
+# directory, a umask of 077), a copy that they can: the tests that run something as another
+# user (as_user) need it. The copy is $TOP/.tree (build/'s programs and libraries, tests/),
+# owned by root, world-readable, and removed with $TOP at the end.
+RUN=$ROOT
+# reachable_by_others: true where uid 65534 may run the build's programs and the fake MPS.
+reachable_by_others() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
+		'test -x "$1/build/bin/nvtaskset" && test -r "$1/build/test/fake/libcuda.so.1" &&
+		test -r "$1/build/lib/nvtaskset/libnvtaskset.so" && test -x "$1/tests/fake/bin/nvidia-cuda-mps-control"' \
+		_ "$1" 2>/dev/null
+}
+if [ "$(id -u)" == 0 ] && command -v setpriv >/dev/null && [ -x "$B/bin/nvtaskset" ] &&
+	! reachable_by_others "$ROOT"; then
+	RUN=$TOP/.tree
+	mkdir -p "$RUN/build" &&
+		cp -a "$B/bin" "$B/lib" "$B/test" "$B/stub" "$B/gen" "$RUN/build/" &&
+		cp -a "$ROOT/tests" "$RUN/tests" &&
+		chmod -R a+rX,go-w "$RUN" ||
+		echo "warning: copying the build for other users' tests to $RUN failed"
+	reachable_by_others "$RUN" ||
+		echo "warning: uid 65534 cannot reach $RUN: the tests of other users skip"
+	echo "The checkout is not reachable by other users: their tests run a copy, $RUN"
+fi
+T=$RUN/build/test
+NVT=$RUN/build/bin/nvtaskset
+SHIM=$RUN/build/lib/nvtaskset/libnvtaskset.so
+WRAPDIR=$RUN/build/lib/nvtaskset/wrapper
+FAKEDIR=$T/fake
+APP=$T/fakeapp-dlopen
+LINKED=$T/fakeapp-linked
+# The end of -p's message for a process that runs without nvtaskset: the wrapper beside the
+# command's shim.
+WRAPPER_HINT="a program started elsewhere, e.g. by a service, can be moved with -p if it starts \
+with the drop-in wrapper: LD_LIBRARY_PATH=$(realpath "$WRAPDIR"), see nvtaskset(1)"
+# The fake MPS control daemon's directory, and the tests' helper scripts.
+FAKEBIN=$RUN/tests/fake/bin
+HELPERS=$RUN/tests/e2e/helpers
 export LD_LIBRARY_PATH=$FAKEDIR
 export NVTASKSET_DRIVER_TIMEOUT=20
 unset NVTASKSET_QUIET LD_PRELOAD CUDA_DEVICE_MAX_CONNECTIONS NVTASKSET_PARTITION CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER

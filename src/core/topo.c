@@ -114,6 +114,29 @@ int nvt_topo_gpc_tpcs(const struct nvt_topology *topo, const struct nvt_tpcset *
 	return 0;
 }
 
+int nvt_topo_whole_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *set,
+			struct nvt_tpcset *whole, struct nvt_tpcset *rest)
+{
+	struct nvt_tpcset present, partial, tpcs;
+
+	if (!topo->n_gpcs || topo->n_gpcs > NVT_MAX_GPCS)
+		return -1;
+	nvt_set_clear(&present);
+	nvt_set_clear(&partial);
+	for (unsigned t = 0; t < topo->n_tpcs && t < NVT_MAX_TPCS; t++) {
+		if (topo->gpc[t] >= topo->n_gpcs)
+			continue; /* (NVT_NONE: a TPC of no known GPC) */
+		nvt_set_add(&present, topo->gpc[t]);
+		if (!nvt_set_has(set, t))
+			nvt_set_add(&partial, topo->gpc[t]);
+	}
+	nvt_set_andnot(whole, &present, &partial);
+	if (nvt_topo_gpc_tpcs(topo, whole, &tpcs))
+		return -1;
+	nvt_set_andnot(rest, set, &tpcs);
+	return 0;
+}
+
 /* Appends "key=v0,v1,..." for the first n bytes of values. */
 static int format_bytes(char *buf, size_t len, size_t *pos, const char *key, const uint8_t *values,
 			unsigned n)

@@ -62,6 +62,13 @@ unsigned nvt_topo_partial_gpcs(const struct nvt_topology *topo, const struct nvt
 int nvt_topo_gpc_tpcs(const struct nvt_topology *topo, const struct nvt_tpcset *gpcs,
 		      struct nvt_tpcset *out);
 
+/*
+ * The GPCs of topo that set holds whole (every TPC of theirs) into *whole, and the TPCs of set
+ * outside them into *rest. Returns 0, or -1 if GPCs are unknown (topo->n_gpcs 0).
+ */
+int nvt_topo_whole_gpcs(const struct nvt_topology *topo, const struct nvt_tpcset *set,
+			struct nvt_tpcset *whole, struct nvt_tpcset *rest);
+
 /* Writes the one-line text record of topo (version 2). Returns its length or -1. */
 int nvt_topo_format(const struct nvt_topology *topo, char *buf, size_t len);
 #define NVT_TOPO_TEXT_MAX (64 + 2 * 4 * NVT_MAX_TPCS)

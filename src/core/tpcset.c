@@ -109,6 +109,23 @@ static long highest_bit(const char *p, const char *end)
 	return digits ? top + 4 * (digits - 1) : -1;
 }
 
+int nvt_mask_spelled_out(const char *word)
+{
+	int digits = 0;
+
+	if (!word)
+		return 0;
+	if (word[0] == '0' && (word[1] == 'x' || word[1] == 'X'))
+		return 1;
+	for (const char *p = word; *p; p++) {
+		if (*p >= '0' && *p <= '9')
+			digits++;
+		else if (*p != ',')
+			return 0;
+	}
+	return digits > 0;
+}
+
 int nvt_parse_mask(const char *text, unsigned limit, struct nvt_tpcset *out)
 {
 	return nvt_parse_mask_why(text, limit, out, NULL);
@@ -225,6 +242,17 @@ static long highest_number(const char *text, size_t *at, size_t *at_len)
 	return top;
 }
 
+/* A list that does not parse: its item from item, and where at it goes wrong. */
+static int malformed(struct nvt_parse_error *err, const char *text, const char *item, const char *at)
+{
+	if (err) {
+		err->word = (size_t)(item - text);
+		err->word_len = strcspn(item, ",");
+		err->at = (size_t)(at - text);
+	}
+	return fail(err, NVT_PARSE_MALFORMED);
+}
+
 int nvt_parse_list_why(const char *text, unsigned limit, struct nvt_tpcset *out,
 		       struct nvt_parse_error *err)
 {
@@ -254,13 +282,13 @@ int nvt_parse_list_why(const char *text, unsigned limit, struct nvt_tpcset *out,
 		unsigned long first, last, stride = 1;
 
 		if ((rc = read_number(&p, &first)) == NVT_PARSE_SYNTAX)
-			return fail(err, NVT_PARSE_MALFORMED);
+			return malformed(err, text, item, p);
 		range_error |= rc;
 		last = first;
 		if (*p == '-') {
 			p++;
 			if ((rc = read_number(&p, &last)) == NVT_PARSE_SYNTAX)
-				return fail(err, NVT_PARSE_MALFORMED);
+				return malformed(err, text, item, p);
 			if (last < first) {
 				if (err)
 					err->first = first, err->last = last;
@@ -270,7 +298,7 @@ int nvt_parse_list_why(const char *text, unsigned limit, struct nvt_tpcset *out,
 			if (*p == ':') {
 				p++;
 				if ((rc = read_number(&p, &stride)))
-					return fail(err, NVT_PARSE_MALFORMED);
+					return malformed(err, text, item, p);
 				if (stride == 0) {
 					if (err)
 						err->word = (size_t)(item - text),
@@ -289,7 +317,7 @@ int nvt_parse_list_why(const char *text, unsigned limit, struct nvt_tpcset *out,
 		if (*p == '\0')
 			break;
 		if (*p != ',' || p[1] == '\0')
-			return fail(err, NVT_PARSE_MALFORMED);
+			return malformed(err, text, item, p);
 		p++;
 	}
 	if (range_error) {
@@ -299,6 +327,35 @@ int nvt_parse_list_why(const char *text, unsigned limit, struct nvt_tpcset *out,
 	}
 	*out = set;
 	return NVT_PARSE_OK;
+}
+
+int nvt_list_tidied(const char *text, unsigned limit, char *out, size_t len)
+{
+	struct nvt_tpcset set;
+	size_t n = 0;
+
+	if (!text || !len)
+		return -1;
+	for (const char *p = text; *p; p++) {
+		char c = *p;
+		if (c == ' ' || c == '\t')
+			continue; /* "1-3, 6" */
+		if (c == '.' && p[1] == '.') {
+			c = '-'; /* "1..3" */
+			p++;
+		}
+		if (c == ',' && (n == 0 || out[n - 1] == ','))
+			continue; /* ",,", a leading comma */
+		if (n + 1 >= len)
+			return -1;
+		out[n++] = c;
+	}
+	if (n && out[n - 1] == ',')
+		n--; /* a comma at the end */
+	out[n] = '\0';
+	if (!strcmp(out, text) || nvt_parse_list(out, limit, &set) != NVT_PARSE_OK)
+		return -1;
+	return 0;
 }
 
 int nvt_format_mask(const struct nvt_tpcset *set, char *buf, size_t len)

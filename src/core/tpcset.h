@@ -59,7 +59,10 @@ struct nvt_parse_error {
 		NVT_PARSE_TOO_HIGH,    /* a value is >= the limit: highest */
 	} problem;
 	unsigned long first, last;  /* NVT_PARSE_DOWN: the range */
-	size_t word, word_len;      /* NVT_PARSE_ZERO_STEP: the item of the list (offset, length) */
+	size_t word, word_len;      /* NVT_PARSE_ZERO_STEP and NVT_PARSE_MALFORMED of a list: the
+				     * item of the list at fault (offset, length; 0 long: empty) */
+	size_t at;                  /* NVT_PARSE_MALFORMED of a list: the offset of the first
+				     * character that does not fit (the text's length: it ended) */
 	long highest;               /* NVT_PARSE_TOO_HIGH: the highest value (a mask: bit) the
 				     * text names (a list's at most 99999); -1 if none ("all") */
 	size_t top, top_len;        /* NVT_PARSE_TOO_HIGH of a list: its largest number as
@@ -74,12 +77,29 @@ int nvt_parse_list_why(const char *text, unsigned limit, struct nvt_tpcset *out,
 		       struct nvt_parse_error *err);
 
 /*
+ * A list that does not parse as written, tidied of the slips a person makes: spaces dropped
+ * ("1-3, 6"), ".." read as a range's "-" ("1..3"), empty items dropped ("1-3,,6", "1-3,").
+ * Writes the tidied text to out (len) and returns 0 if it differs from text and parses with
+ * limit; else -1.
+ */
+int nvt_list_tidied(const char *text, unsigned limit, char *out, size_t len);
+
+/*
  * Formats set as lowercase hex without a prefix ("0" for the empty set), or
  * as a compact list ("0-7,9", "" for the empty set). Returns the length
  * written (excluding the NUL), or -1 if len is too small.
  */
 int nvt_format_mask(const struct nvt_tpcset *set, char *buf, size_t len);
 int nvt_format_list(const struct nvt_tpcset *set, char *buf, size_t len);
+
+/*
+ * Where MASK may be left out before COMMAND (a start with --priority and neither -c nor -g):
+ * returns 1 if word is the MASK, 0 if it is COMMAND. It is the MASK only when written as no
+ * command is named: "0x" or "0X" and anything after it (a mask that does not parse is then
+ * reported as a MASK), or decimal digits and commas only. A word that merely reads as hex
+ * ("cc", "dd", "add", "face", "0ad") is a command.
+ */
+int nvt_mask_spelled_out(const char *word);
 
 /* Returns the value of hexadecimal digit c (either case), or -1. */
 int nvt_hex_digit(char c);

@@ -17,22 +17,30 @@ t_bad_partitions() {
 -c 0-4294967295|TPC 4294967295 does not exist: this GPU has 66 TPCs (0-65)
 -c 99999999999999999999,1|TPC 99999999999999999999 does not exist: this GPU has 66 TPCs (0-65)
 -c 0070|TPC 70 does not exist: this GPU has 66 TPCs (0-65)
--c 1-|failed to parse TPC list '1-': give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all
+-c 1-|failed to parse TPC list '1-': it ends inside '1-'; give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all
 -c 3-1|TPC list '3-1': the range 3-1 goes down; write it from low to high (1-3)
 -c 15-0|TPC list '15-0': the range 15-0 goes down; write it from low to high (0-15)
 -c 0-15:0|TPC list '0-15:0': the step after ':' in 0-15:0 takes every Nth number of the range and must be 1 or more
 -c 0x3|TPC list '0x3' looks like a hexadecimal mask: leave out -c to give a mask (it is TPCs 0-1), or list the TPCs
--c x|failed to parse TPC list 'x': give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all
+-c x|failed to parse TPC list 'x': 'x' is no number or range; give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all
+-c 0-7,,9|failed to parse TPC list '0-7,,9': an empty item (two commas, or one at an end); write it 0-7,9
+-c 4-5:x|failed to parse TPC list '4-5:x': 'x' in '4-5:x' is no number or range; give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all
 0|empty partition: TPC mask '0' selects no TPC
 0xg|failed to parse TPC mask '0xg': a mask is hexadecimal, bit t for TPC t (ff: TPCs 0-7); -c takes a list of TPCs instead
 0-32|TPC mask '0-32' is not hexadecimal: to give the TPC list 0-32, add -c (e.g. nvtaskset -c 0-32 COMMAND, or -c --gpu GPU=0-32)
 1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff|TPC 280 does not exist: this GPU has 66 TPCs (0-65)
 4,00000000,00000000|TPC 66 does not exist: this GPU has 66 TPCs (0-65)
 -g 12|GPC 12 does not exist: this GPU has 12 GPCs (0-11)
--g 1-|failed to parse GPC list '1-': give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all
+-g 1-|failed to parse GPC list '1-': it ends inside '1-'; give numbers and ranges, such as 0-2,5 (GPCs 0, 1, 2 and 5), or all
+-g 1-3,,6|failed to parse GPC list '1-3,,6': an empty item (two commas, or one at an end); write it 1-3,6
+-g 1..3|failed to parse GPC list '1..3': '.' in '1..3' (a range is FIRST-LAST); write it 1-3
+-g 1-3,|failed to parse GPC list '1-3,': an empty item (two commas, or one at an end); write it 1-3
 -g 64|GPC 64 does not exist: this GPU has 12 GPCs (0-11)
 -n 67|cannot pick 67 TPCs: this GPU has 66
 EOF
+	# A list with a space (one word, as quoted).
+	run_rc out rc "$NVT" -p -g '1-3, 6' "$PID"
+	eq "$out" "nvtaskset: failed to parse GPC list '1-3, 6': a space in ' 6' (a list has none); write it 1-3,6"
 	run_rc out rc "$NVT" -pc "$PID"
 	eq "$out" "pid $PID's current TPC list: 0-3" "partition after refused changes"
 	stop_loop bad "$PID"
@@ -57,6 +65,16 @@ t_bad_pids() {
 		eq "$rc" 1 "exit status for pid '$p'"
 		eq "$out" "nvtaskset: invalid PID argument: '$p'"
 	done
+	# PID before MASK: the line with them swapped, where it parses.
+	run_rc out rc "$NVT" -c -p 1234 0-3
+	eq "$rc" 1
+	eq "$out" "nvtaskset: invalid PID argument: '0-3' (PID comes last, after MASK: nvtaskset -c -p 0-3 1234)"
+	run_rc out rc "$NVT" -p -g 1234 1-2
+	eq "$out" "nvtaskset: invalid PID argument: '1-2' (PID comes last, after MASK: nvtaskset -p -g 1-2 1234)"
+	run_rc out rc "$NVT" -p 1234 ff
+	eq "$out" "nvtaskset: invalid PID argument: 'ff' (PID comes last, after MASK: nvtaskset -p ff 1234)"
+	run_rc out rc "$NVT" -p 1234 0-3 # (0-3 is no mask: no line to give)
+	eq "$out" "nvtaskset: invalid PID argument: '0-3'"
 	run_rc out rc "$NVT" -p 2147483647
 	eq "$rc" 1
 	eq "$out" "nvtaskset: failed to get pid 2147483647's partition: No such process"
@@ -152,7 +170,7 @@ t_permissions() {
 	[ "$(id -u)" == 0 ] || skip "needs root to act as other users"
 	command -v setpriv >/dev/null || skip "needs setpriv"
 	as() { echo setpriv --reuid="$1" --regid="$1" --clear-groups; }
-	$(as 65534) test -x "$NVT" || skip "the build tree is not reachable by uid 65534"
+	$(as 65534) test -x "$NVT" || skip "uid 65534 cannot run $NVT (tests/run-tests.sh copies the build where it can)"
 	mkdir -m 1777 "$WORK/perm"
 	rm -f "$WORK/perm/stop"
 	$(as 65534) "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/perm/stop" "$WORK/perm/state" \
@@ -166,7 +184,7 @@ t_permissions() {
 	eq "$out" "pid $PID's current TPC list: 0-3"
 	run_rc out rc $(as 65533) "$NVT" -p -c 4 "$PID"
 	eq "$rc" 1
-	eq "$out" "nvtaskset: failed to set pid $PID's partition: Permission denied"
+	eq "$out" "nvtaskset: failed to set pid $PID's partition: $(denied 65534)"
 	run_rc out rc $(as 65533) "$NVT" -l
 	has "$out" " $PID "
 	run_rc out rc $(as 65534) "$NVT" -pc "$PID"

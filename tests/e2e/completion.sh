@@ -31,8 +31,12 @@ seq_line() { seq "$1" "$2" | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 
 t_completion_registered() {
 	eq "$(bash -c '. "$1"; complete -p nvtaskset' _ "$COMPLETION")" "complete -F _nvtaskset nvtaskset"
-	# Every option --help lists (help_option_list: package.sh), and no other.
-	eq "$(complete_words nvtaskset -)" "$(help_option_list | tr '\n' ' ' | sed 's/ $//')" "options offered for '-'"
+	# Every option --help lists (help_option_list: package.sh), and no other; first, the
+	# sub-commands too.
+	eq "$(complete_words nvtaskset -)" "$( (help_option_list && printf '%s\n' --plan --profile) | sort -u | tr '\n' ' ' |
+		sed 's/ $//')" "options offered for '-'"
+	eq "$(complete_words nvtaskset --pro)" "--profile"
+	eq "$(complete_words nvtaskset --no-mps --pro)" "" "--profile after an option"
 	eq "$(complete_words nvtaskset --st)" "--strategy"
 	eq "$(complete_words nvtaskset -c 0-3 --)" "" "options after MASK (they are COMMAND's)"
 	# -l, --topology: only what they take (a start's options are refused there).
@@ -49,7 +53,8 @@ t_completion_values() {
 	eq "$(complete_words nvtaskset -n 4 --memory-half '')" "0 1 auto"
 	eq "$(complete_words nvtaskset -n 4 --memory-half a)" "auto"
 	eq "$(complete_words nvtaskset --mps '')" "start status stop"
-	eq "$(complete_words nvtaskset --priority '')" "high low none normal"
+	eq "$(complete_words nvtaskset --priority '')" "high low normal" "a start's priorities"
+	eq "$(complete_words nvtaskset -p --priority '')" "high low none normal" "-p's priorities"
 	eq "$(complete_words nvtaskset --guard '')" "" "a TPC count"
 	eq "$(complete_words nvtaskset --mps st)" "start status stop"
 	eq "$(complete_words nvtaskset -n '')" "" "a TPC count"
@@ -126,4 +131,24 @@ t_completion_command() {
 	eq "$(complete_words nvtaskset --priority '')" "high low none normal"
 	eq "$(complete_words nvtaskset --guard '')" "" "a TPC count"
 	has " $(complete_words nvtaskset -g '') " " 0 "
+}
+t_completion_subcommands() {
+	# --profile and --plan: their own options (as their --help lists them), values, then
+	# COMMAND or FILE.
+	local want
+	want=$("$NVT" --profile --help | sed -n '/^Options:/,/^$/p' | grep -oE -- '^ {1,5}(-[a-zA-Z], )?--[a-z-]+' |
+		grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u | tr '\n' ' ' | sed 's/ $//')
+	[ -n "$want" ] || die "no options in --profile --help"
+	eq "$(complete_words nvtaskset --profile -)" "$want" "--profile's options"
+	eq "$(complete_words nvtaskset --plan -)" "$(printf '%s\n' --gpu --json -h --help | sort | tr '\n' ' ' | sed 's/ $//')" \
+		"--plan's options"
+	has "$("$NVT" --plan --help)" "Usage: nvtaskset --plan [--gpu GPU] [--json] FILE"
+	eq "$(complete_words nvtaskset --profile --strategy '')" "clusters packed spread"
+	eq "$(complete_words nvtaskset --profile --sizes '')" "" "a list of sizes"
+	eq "$(complete_words nvtaskset --profile --rounds 3 --metric x --beside-hog --)" \
+		"$(complete_words nvtaskset --profile --)"
+	has " $(complete_words nvtaskset --profile --rounds 3 ech) " " echo "
+	: >"$WORK/plan-tasks.txt"
+	eq "$(complete_words nvtaskset --plan --json "$WORK/plan-t")" "$WORK/plan-tasks.txt"
+	eq "$(complete_words nvtaskset --plan "$WORK/plan-tasks.txt" '')" "" "--plan takes one FILE"
 }

@@ -10,7 +10,7 @@ t_all_accepted() {
 	run_rc out rc "$NVT" --no-mps -g all "$APP" launch 1
 	has "$out" "tpcs=0-65 hung=0"
 	run_rc out rc "$NVT" --no-mps -c all,3 "$APP" launch 1
-	eq "$out" "nvtaskset: failed to parse TPC list 'all,3': give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all"
+	eq "$out" "nvtaskset: failed to parse TPC list 'all,3': 'all' stands alone, in no list; give numbers and ranges, such as 0-15,32,40-47:2 (every 2nd of 40-47), or all"
 	# A task started with the wrapper, shown by -l, moved and given back every TPC.
 	local tpcs
 	start_loop allw env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$APP"

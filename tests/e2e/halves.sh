@@ -184,7 +184,7 @@ t_halves_auto_away_from_neighbour() {
 t_halves_profile() {
 	halves_setup
 	"$NVT" --calibrate >/dev/null 2>&1
-	local knee=$ROOT/tests/e2e/helpers/knee
+	local knee=$HELPERS/knee
 	# --profile says which half its pick lies in: 8 TPCs packed are GPC 1.
 	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 8 --metric 'value: ([0-9.]+)' "$knee" "$APP"
 	eq "$rc" 0

@@ -4,7 +4,7 @@
 
 t_mps_lifecycle() {
 	own_mps_dirs mps_lifecycle
-	local fake=$ROOT/tests/fake/bin
+	local fake=$FAKEBIN
 	mkdir -p "$CUDA_MPS_PIPE_DIRECTORY"
 	run_rc out rc env PATH="$fake:$PATH" "$NVT" --mps status
 	eq "$rc" 3
@@ -47,7 +47,7 @@ t_mps_lifecycle() {
 }
 t_mps_client_limit() {
 	own_mps_dirs mps_client_limit
-	local fake=$ROOT/tests/fake/bin i server
+	local fake=$FAKEBIN i server
 	export PATH="$fake:$PATH"
 	"$NVT" --mps start >/dev/null
 	sleep 1000 &
@@ -92,7 +92,7 @@ t_mps_client_limit() {
 }
 t_mps_fault_reported() {
 	own_mps_dirs mps_fault_reported
-	local fake=$ROOT/tests/fake/bin
+	local fake=$FAKEBIN
 	export PATH="$fake:$PATH"
 	mkdir -p "$CUDA_MPS_LOG_DIRECTORY"
 	cat >"$CUDA_MPS_LOG_DIRECTORY/server.log" <<'LOG'
@@ -112,7 +112,7 @@ LOG
 t_mps_daemon_wedged() {
 	own_mps_dirs mps_daemon_wedged
 	# A daemon that never answers must not hang nvtaskset.
-	local fake=$ROOT/tests/fake/bin
+	local fake=$FAKEBIN
 	export PATH="$fake:$PATH"
 	"$NVT" --mps start >/dev/null
 	mkdir -p "$WORK/wedged"
@@ -127,7 +127,7 @@ t_mps_daemon_wedged() {
 }
 t_mps_missing_or_failing() {
 	own_mps_dirs mps_missing_or_failing
-	local fake=$ROOT/tests/fake/bin d
+	local fake=$FAKEBIN d
 	for d in /usr/local/nvidia/bin /usr/bin /usr/sbin /usr/local/bin /usr/lib/nvidia /opt/nvidia/bin; do
 		[ -x "$d/nvidia-cuda-mps-control" ] && skip "a real MPS is installed in $d"
 	done
@@ -146,7 +146,7 @@ t_mps_sm_limit() {
 	# --sm-limit: MPS's active thread percentage follows the partition's
 	# share (the largest over the task's GPUs), rounded up.
 	own_mps_dirs mps_sm_limit
-	local fake=$ROOT/tests/fake/bin
+	local fake=$FAKEBIN
 	export PATH="$fake:$PATH"
 	run_rc out rc "$NVT" --sm-limit -c 0-32 /usr/bin/env
 	eq "$rc" 0

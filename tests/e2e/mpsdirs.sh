@@ -10,7 +10,7 @@ t_sec_mps_log_dir_planted() {
 	# start, task and status refuse it, say why, and write nothing through it.
 	need_users
 	make_in_tmp mpslog
-	local fake=$ROOT/tests/fake/bin args victim="$(as_user 65534)" log=/tmp/nvidia-mps-log-65534
+	local fake=$FAKEBIN args victim="$(as_user 65534)" log=/tmp/nvidia-mps-log-65534
 	unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY XDG_RUNTIME_DIR
 	export PATH="$fake:$PATH"
 	trap 'touch "$FAKETMP"/nvidia-mps*/quit 2>/dev/null || true' EXIT
@@ -52,7 +52,7 @@ t_mps_parallel_starts() {
 	# the fake sees one -d call, the loser uses the winner's daemon and says
 	# nothing of starting one.
 	own_mps_dirs parallel
-	local fake=$ROOT/tests/fake/bin a b ra rb
+	local fake=$FAKEBIN a b ra rb
 	export PATH="$fake:$PATH" FAKEMPS_START_DELAY=0.5
 	"$NVT" -c 0 "$APP" launch 1 >"$WORK/par.a" 2>&1 &
 	a=$!

@@ -152,6 +152,17 @@ t_multigpu_visible_devices() {
 	run_rc out rc env CUDA_VISIBLE_DEVICES=7 "$NVT" --no-mps -c 1 "$APP" launch 1
 	eq "$out" "nvtaskset: the task can use no GPU (CUDA_VISIBLE_DEVICES=7)"
 }
+t_visible_devices_none_of_ours() {
+	# One GPU, and no list of the machine's own (as in make try): CUDA_VISIBLE_DEVICES=1
+	# hides it from CUDA itself, and the message names the variable.
+	run_rc out rc env CUDA_VISIBLE_DEVICES=1 "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	eq "$rc" 1
+	eq "$out" "nvtaskset: cannot list the GPUs: cuInit failed: error 100 (no CUDA-capable device); CUDA_VISIBLE_DEVICES='1' names no GPU of this machine's (unset it to see them all)"
+	run_rc out rc env CUDA_VISIBLE_DEVICES= "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	has "$out" "CUDA_VISIBLE_DEVICES='' names no GPU of this machine's"
+	run_rc out rc "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	has "$out" "tpcs=0-3 hung=0"
+}
 
 t_multigpu_warm_start_without_cuda() {
 	local cuinits

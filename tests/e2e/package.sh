@@ -36,21 +36,28 @@ t_install_uninstall() {
 	# A program written for libsmctrl builds against the installed header and
 	# library with pkg-config, and its calls reach the installed shim beside
 	# the link's target.
-	cat >"$WORK/prog.c" <<-'EOF'
-		#include <libsmctrl.h>
-		int main(void) { uint32_t n = 0; libsmctrl_set_global_mask(~0xfull); return libsmctrl_get_tpc_info_cuda(&n, 0) || n != 66; }
-	EOF
 	local flags
 	flags=$(PKG_CONFIG_PATH="$dest/opt/nvt/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest" pkg-config --cflags --libs libsmctrl) ||
 		die "pkg-config does not know libsmctrl"
+	# README's program, linked against the fake driver as README says for a machine without one.
 	# (Word splitting wanted: pkg-config's flags.)
 	# shellcheck disable=SC2086
-	cc -o "$WORK/prog" "$WORK/prog.c" $flags -Wl,-rpath,"$dest/opt/nvt/lib" ||
-		die "a libsmctrl program does not build against the install ($flags)"
-	"$WORK/prog" || die "the installed libsmctrl.so does not answer"
+	cc -o "$WORK/prog" "$ROOT/docs/examples/prog.c" $flags -L"$FAKEDIR" -lcuda -Wl,-rpath,"$dest/opt/nvt/lib" ||
+		die "README's libsmctrl program does not build against the install ($flags)"
+	run_rc out rc env LD_LIBRARY_PATH="$FAKEDIR" "$WORK/prog"
+	eq "$out" "GPU 0 has 66 TPCs; this program's kernels run on TPCs 0-3" "README's libsmctrl program"
 	ldd "$WORK/prog" | grep -q "$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so" || die "not the installed shim: $(ldd "$WORK/prog")"
 	cmp "$ROOT/tools/completion/nvtaskset.bash" "$dest/opt/nvt/share/bash-completion/completions/nvtaskset"
 	cmp "$ROOT/README.md" "$dest/opt/nvt/share/doc/nvtaskset/README.md"
+	# The documentation pages, beside README as its links name them; each one a man page names.
+	local ndocs=0 page
+	for f in "$ROOT"/docs/*.md; do
+		cmp "$f" "$dest/opt/nvt/share/doc/nvtaskset/docs/${f##*/}"
+		ndocs=$((ndocs + 1))
+	done
+	for page in $(grep -ohE 'docs/[a-z-]+\.md' "$ROOT"/man/*.[138] | sort -u); do
+		[ -f "$dest/opt/nvt/share/doc/nvtaskset/$page" ] || die "the man pages name $page, which make install does not install"
+	done
 	# The Slurm plugin and its cli_filter, where this tree builds the plugin.
 	if [ -f "$B/lib/nvtaskset/spank_nvtaskset.so" ]; then
 		for f in lib/nvtaskset/spank_nvtaskset.so share/nvtaskset/cli_filter.lua; do
@@ -58,7 +65,7 @@ t_install_uninstall() {
 		done
 		files=15
 	fi
-	[ "$(find "$dest" -type f | wc -l)" == "${files:-13}" ] || die "unexpected files: $(find "$dest" -type f)"
+	[ "$(find "$dest" -type f | wc -l)" == "$((${files:-13} + ndocs))" ] || die "unexpected files: $(find "$dest" -type f)"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
@@ -68,7 +75,7 @@ t_install_uninstall() {
 	eq "$rc" 0
 	has "$out" "beside a memory-bandwidth hog"
 	uninstall_tree "$dest" PREFIX=/opt/nvt
-	for f in lib/nvtaskset share/doc/nvtaskset share/nvtaskset; do
+	for f in lib/nvtaskset share/doc/nvtaskset/docs share/doc/nvtaskset share/nvtaskset; do
 		[ ! -e "$dest/opt/nvt/$f" ] || die "$f left after uninstall"
 	done
 }
@@ -88,7 +95,44 @@ t_install_libdir() {
 	# The LIBDIR compiled in, when the command is not beside its tree.
 	grep -q /usr/lib64/nvtaskset "$dest/usr/bin/nvtaskset" || die "LIBDIR not compiled in"
 	uninstall_tree "$dest" PREFIX=/usr LIBDIR=/usr/lib64/nvtaskset
-	submake -s B="$WORK/build.root64" install PREFIX="$root/usr" LIBDIR="$root/usr/lib64/nvt" \
+	# Not staged (as PREFIX=$HOME/.local is), with an ldconfig that says when it runs and only
+	# answers questions (the machine's cache stays as it is).
+	mkdir "$WORK/ldc"
+	printf '#!/bin/sh\necho "ldconfig $*" >>"%s"\ncase " $* " in *" -N "*) exec /sbin/ldconfig "$@" ;; esac\n' \
+		"$WORK/ldconfig.log" >"$WORK/ldc/ldconfig"
+	chmod +x "$WORK/ldc/ldconfig"
+	PATH=$WORK/ldc:$PATH submake -s B="$WORK/build.root64" install PREFIX="$root/usr" LIBDIR="$root/usr/lib64/nvt" \
+		>"$WORK/install.log" 2>&1 || die "make install failed: $(cat "$WORK/install.log")"
+	# Where the loader and pkg-config do not look, the install says what finds libsmctrl, and it
+	# does: pkg-config, the linker, ctypes.util.find_library.
+	if [ "$(id -u)" == 0 ]; then
+		grep -qx 'ldconfig ' "$WORK/ldconfig.log" || die "install as root did not run ldconfig"
+	fi
+	local note
+	note=$(grep '^  export ' "$WORK/install.log") || die "no note on where libsmctrl is: $(cat "$WORK/install.log")"
+	has "$note" "export LD_LIBRARY_PATH=$root/usr/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} LIBRARY_PATH=$root/usr/lib"
+	has "$note" "export PKG_CONFIG_PATH=$root/usr/lib/pkgconfig"
+	run_rc out rc bash -c "$note
+		pkg-config --cflags --libs libsmctrl &&
+		cc -o '$WORK/prog' -x c - \$(pkg-config --cflags --libs libsmctrl) -L'$FAKEDIR' -lcuda <<<'#include <libsmctrl.h>
+int main(void) { libsmctrl_set_global_mask(0); return 0; }' &&
+		python3 -c 'import ctypes, ctypes.util; n = ctypes.util.find_library(\"smctrl\"); ctypes.CDLL(n); print(\"found\", n)'"
+	eq "$rc" 0 "following the note: $out"
+	has "$out" "-I$root/usr/include"
+	has "$out" "found libsmctrl.so"
+	[ -x "$WORK/prog" ] || die "no program built against the install"
+	# Uninstalled: no error (its directories' rmdir), the loader's cache rebuilt, no link left.
+	: >"$WORK/ldconfig.log"
+	run_rc out rc env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PATH="$WORK/ldc:$PATH" make -C "$ROOT" -j1 B="$WORK/build.root64" uninstall \
+		PREFIX="$root/usr" LIBDIR="$root/usr/lib64/nvt"
+	eq "$rc" 0 "make uninstall: $out"
+	hasnt "$out" "Error"
+	hasnt "$out" "ignored"
+	if [ "$(id -u)" == 0 ]; then
+		grep -qx 'ldconfig ' "$WORK/ldconfig.log" || die "uninstall as root did not run ldconfig"
+	fi
+	[ ! -e "$root/usr/lib/libsmctrl.so" ] && [ ! -e "$root/usr/lib64/nvt" ] || die "left after uninstall: $(find "$root")"
+	PATH=$WORK/ldc:$PATH submake -s B="$WORK/build.root64" install PREFIX="$root/usr" LIBDIR="$root/usr/lib64/nvt" \
 		>"$WORK/install.log" 2>&1 || die "make install failed: $(cat "$WORK/install.log")"
 	mkdir -p "$WORK/elsewhere"
 	cp "$root/usr/bin/nvtaskset" "$WORK/elsewhere/"
@@ -284,4 +328,15 @@ t_exports() {
 	done
 	readelf -d "$WRAPDIR/libcuda.so.1" | grep -q 'NEEDED.*\[libcuda.so\]' ||
 		die "the wrapper does not depend on the real driver"
+}
+t_man_pages_break_lines() {
+	# man renders the pages without a warning at 80 columns, and breaks every line at 60.
+	command -v man >/dev/null || skip "needs man"
+	local page out
+	for page in "$ROOT"/man/*.[138]; do
+		out=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
+		eq "$out" "" "man --warnings at 80 columns of ${page##*/}"
+		out=$(MANWIDTH=60 man --warnings -l "$page" 2>&1 >/dev/null | grep "can't break" || true)
+		eq "$out" "" "lines man cannot break at 60 columns of ${page##*/}"
+	done
 }

@@ -3,7 +3,7 @@
 # time-outs, the bandwidth hog, plots and plans. Sourced by tests/run-tests.sh.
 # shellcheck shell=bash
 
-KNEE=$ROOT/tests/e2e/helpers/knee
+KNEE=$HELPERS/knee
 
 # The profile of the knee program as JSON, made once per test run.
 knee_json() {
@@ -39,6 +39,17 @@ s = {x["tpcs"]: x for x in d["sizes"]}
 assert sorted(s) == [9, 17, 25, 33, 42, 50, 58, 66], sorted(s)
 assert len(s[9]["values"]) == 2 and abs(s[9]["median"] - 111.111) < 0.01, s[9]
 assert s[66]["ratio"] == 1 and s[33]["failed"] == 0
+PY
+	# Every key of the document is in docs/json.md's paragraph on it.
+	python3 - "$WORK/knee.json" "$ROOT/docs/json.md" <<'PY' || die "keys of --profile --json missing in docs/json.md"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+doc = open(sys.argv[2]).read()
+para = re.search(r"^`--profile --json`:.*?(?=\n\n)", doc, re.S | re.M).group(0)
+keys = set(d) | {k for s in d["sizes"] for k in s}
+missing = sorted(k for k in keys if "`%s`" % k not in para)
+print("keys:", sorted(keys))
+assert not missing, missing
 PY
 	local out rc
 	# Three sizes keep it short (each run is a start of its own).
@@ -138,7 +149,7 @@ PY
 t_profile_says_it_started_mps() {
 	# --profile starts the MPS control daemon its runs join as a start does: once, saying so
 	# and how to stop it; one round is "1 round".
-	local fake=$ROOT/tests/fake/bin
+	local fake=$FAKEBIN
 	own_mps_dirs profile
 	run_rc out rc env PATH="$fake:$PATH" "$NVT" --profile --rounds 1 --sizes 33,66 "$APP" launch 1
 	eq "$rc" 0 "$out"

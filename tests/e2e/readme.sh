@@ -35,7 +35,7 @@ t_readme_corun_disjoint_gpcs() {
 	# Example 1: the two tasks get disjoint TPCs in disjoint GPCs (the issue: -c 0-32 and
 	# -c 33-65 shared 7 of the 8 large GPCs, and clustered kernels ran over the other task).
 	own_mps_dirs readme
-	export PATH=$ROOT/tests/fake/bin:$PATH
+	export PATH=$FAKEBIN:$PATH
 	local block line det pla g1 g2
 	block=$(readme_block 1)
 	eq "$(wc -l <<<"$block")" 2 "lines of README's first example"
@@ -162,9 +162,17 @@ t_docs_man_examples() {
 	[ "$(wc -l <<<"$cmds")" -ge 10 ] || die "too few EXAMPLES in the man page: $cmds"
 	eq "$(head -2 <<<"$cmds")" "$(readme_block 1)" "the man page's first example against README's"
 	parser=$(parser_option_list)
-	for opt in $(grep -oE -- '(^| )--?[a-zA-Z][a-z-]*' <<<"$cmds" | sort -u); do
+	for opt in $(grep -vE '^nvtaskset --(profile|plan) ' <<<"$cmds" | grep -oE -- '(^| )--?[a-zA-Z][a-z-]*' | sort -u); do
 		grep -qx -- "$opt" <<<"$parser" || die "the man page's EXAMPLES use $opt, which the parser does not take"
 	done
+	# A sub-command's (--profile, --plan) options: those its --help lists.
+	local sub line
+	while read -r sub line; do
+		parser=$("$NVT" "$sub" --help | grep -oE -- '^ {1,5}(-[a-zA-Z], )?--[a-z-]+' | grep -oE -- '--?[a-zA-Z][a-z-]*')
+		for opt in $(grep -oE -- '(^| )--?[a-zA-Z][a-z-]*' <<<"$line" | sort -u); do
+			grep -qx -- "$opt" <<<"$parser" || die "the man page's EXAMPLES give $sub $opt, which its --help does not list"
+		done
+	done < <(sed -nE 's/^nvtaskset (--profile|--plan) /\1 /p' <<<"$cmds")
 }
 t_docs_slurm_arguments() {
 	# The plugin's plugstack.conf arguments: what parse_args takes, spank_nvtaskset(8)'s
@@ -286,8 +294,8 @@ EXAMPLES_NOT_RUN=(
 	"([A-Z_]+=[^ ]* )*make( .*)?|run as a dry run (make -n: the target exists and its recipe parses): run as \
 shown, it would install into the system, build the package or run this suite within itself; \
 tests/e2e/package.sh installs, try.sh runs make try's tour"
-	"cc -o prog prog\.c .*|builds the reader's prog.c against an installed libsmctrl; \
-t_install_uninstall builds and runs such a program against a staged install"
+	"cc -o prog docs/examples/prog\.c .*|builds docs/examples/prog.c against an installed libsmctrl; \
+t_install_uninstall builds and runs it against a staged install"
 	"\./prog|the reader's program built by the line before"
 	"apt-get install .*|installs the Debian package as root: make check-package does"
 	"srun .*|needs Slurm: make check-slurm runs srun --gpu-tpcs jobs"
@@ -344,17 +352,19 @@ example_block() {
 	tag=$(basename "$file")
 	cd "$ROOT"
 	own_mps_dirs "ex-$tag"
-	export PATH=$B/bin:$B/test:$ROOT/tests/fake/bin:$PATH
+	export PATH=$B/bin:$B/test:$FAKEBIN:$PATH
 	if grep -qE -- '--gpu 1|[0-9]=[0-9]' "$file"; then
 		export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/cache-examples
 	fi
 	while read -r line; do
 		n=$((n + 1))
+		# (build/try-*: the test's own directories, not the checkout's build/.)
+		line=${line//\$PWD\/build\/try-/$WORK/try-}
+		line=${line// build\/try-/ $WORK/try-}
 		echo "[$tag] $line"
 		case "$line" in
 		export\ *)
-			# (try-cache: the test's own, not the checkout's build/.)
-			eval "${line//\$PWD\/build\/try-cache/$WORK/try-cache}"
+			eval "$line"
 			continue
 			;;
 		esac

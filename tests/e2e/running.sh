@@ -158,3 +158,55 @@ t_stress_live_rewrites() {
 	n=$(sed -n 's/^launches=\([0-9]*\) bad=0 hung=0$/\1/p' "$WORK/st.out")
 	[ -n "$n" ] && [ "$n" -gt 10000 ] || die "too few launches checked: $(cat "$WORK/st.out")"
 }
+t_list_columns_fit() {
+	# -l with priorities and long lists: every column as wide as its widest text, so that
+	# COMMAND starts where its header does on every row, piped; on a terminal, OWN and TPCS
+	# shortened alike and rows within its width. No agent line while no task yields by the
+	# agent's guard.
+	local hi lo line at
+	start_loop fhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	hi=$PID
+	start_loop flo "$NVT" --no-mps --priority low -c 9-20,22,24-40,42,44-60,62,64 "$APP"
+	lo=$PID
+	wait_file "$WORK/fhi.state" "0-8"
+	wait_file "$WORK/flo.state" "9-20,22,24-40,42,44-60,62,64"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0
+	echo "$out"
+	at=$(head -1 <<<"$out" | awk '{print index($0, "COMMAND")}')
+	while IFS= read -r line; do
+		[[ "$line" == *"$APP loop"* ]] || continue
+		eq "$(awk -v app="$APP" '{print index($0, app)}' <<<"$line")" "$at" "where COMMAND starts in: $line"
+	done <<<"$out"
+	grep -Eq "^ *$lo .* low +[a-z]+(:[0-9]+ms)? +9-20,22,24-40,42,44-60,62,64 +9-20,22,24-40,42,44-60,62,64 +$APP" <<<"$out" ||
+		die "low row: $out"
+	hasnt "$out" "priority agent"
+	if command -v script >/dev/null; then
+		out=$(timeout "$HANG" script -qec "stty cols 140; $NVT -l" /dev/null | tr -d '\r')
+		echo "$out"
+		grep -Eq "^ *$lo .* low +[a-z]+(:[0-9]+ms)? +9-20,22,24-40...\(50\) +9-20,22,24-40...\(50\) +fakeapp" <<<"$out" ||
+			die "low row on a terminal: $out"
+		while IFS= read -r line; do
+			[ "${#line}" -le 140 ] || die "a row wider than the terminal's 140 columns: $line"
+		done <<<"$out"
+	fi
+	stop_loop flo "$lo"
+	stop_loop fhi "$hi"
+}
+t_pid_shows_gpcs() {
+	# -p -g PID: the GPCs a task holds (the fake H100's GPC 0 is TPCs 0,8,16,24, GPC 1
+	# 1,9,17,25,32,39,46,53); a partition of part of a GPC shows its TPCs and the whole GPCs.
+	start_loop pg1 "$NVT" --no-mps -g 0-1 "$APP"
+	wait_file "$WORK/pg1.state" "0-1,8-9,16-17,24-25,32,39,46,53"
+	run_rc out rc "$NVT" -p -g "$PID"
+	eq "$out" "pid $PID's current GPC list: 0-1"
+	run_rc out rc "$NVT" -p -c 0,8,16,24,2 "$PID"
+	wait_file "$WORK/pg1.state" "0,2,8,16,24"
+	run_rc out rc "$NVT" -p -g "$PID"
+	eq "$out" "pid $PID's current TPC list: 0,2,8,16,24 (whole GPCs 0)"
+	run_rc out rc "$NVT" -p -c 2-3 "$PID"
+	wait_file "$WORK/pg1.state" "2-3"
+	run_rc out rc "$NVT" -p -g "$PID"
+	eq "$out" "pid $PID's current TPC list: 2-3 (no whole GPC)"
+	stop_loop pg1 "$PID"
+}

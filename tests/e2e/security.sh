@@ -7,10 +7,16 @@
 
 # as_user UID: the command prefix that runs a command as user (and group) UID.
 as_user() { echo "setpriv --reuid=$1 --regid=$1 --clear-groups"; }
+# denied UID: what -p says of a change to a task of user UID that the caller may not make.
+denied() {
+	local name
+	name=$(getent passwd "$1" | cut -d: -f1)
+	echo "Permission denied: it is the task of uid $1${name:+ ($name)}; only that user and root may change it"
+}
 need_users() {
 	[ "$(id -u)" == 0 ] || skip "needs root to act as other users"
 	command -v setpriv >/dev/null || skip "needs setpriv"
-	$(as_user 65534) test -x "$NVT" || skip "the build tree is not reachable by uid 65534"
+	$(as_user 65534) test -x "$NVT" || skip "uid 65534 cannot run $NVT (tests/run-tests.sh copies the build where it can)"
 	mkdir -p -m 1777 "$WORK/u" # for the files of other users' tasks (start_loop u/TAG)
 }
 # A python3 that other users may run (root's may be a private pyenv).
@@ -32,7 +38,7 @@ make_in_tmp() {
 	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
 	FAKETMP=$WORK/faketmp.$1
 	mkdir -p -m 1777 "$FAKETMP"
-	IN_TMP="$ROOT/tests/e2e/helpers/in-private-tmp $FAKETMP $WORK $TMP_HOLD $ROOT"
+	IN_TMP="$HELPERS/in-private-tmp $FAKETMP $TMP_HOLD $WORK $ROOT $RUN --"
 	[ "$($IN_TMP stat -c %i /tmp)" == "$(stat -c %i "$FAKETMP")" ] || die "in-private-tmp does not work"
 }
 # The PID (on this host) of the process that unshare PID started as PID 1 of its namespace;
@@ -613,7 +619,7 @@ t_sec_mps_hostile_default_directory() {
 	# with her own daemon: root neither hangs nor joins it.
 	need_users
 	make_in_tmp hostile
-	local fake=$ROOT/tests/fake/bin args
+	local fake=$FAKEBIN args
 	unset CUDA_MPS_PIPE_DIRECTORY
 	export PATH="$fake:$PATH" CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log.sec
 	trap 'touch "$FAKETMP/nvidia-mps/quit" 2>/dev/null || true' EXIT
@@ -641,14 +647,14 @@ t_sec_mps_fifo_pid_file() {
 	own_mps_dirs sec_fifo
 	mkfifo "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
 	local out rc
-	out=$(PATH="$ROOT/tests/fake/bin:$PATH" timeout "$HANG" "$NVT" --mps status 2>&1) && rc=0 || rc=$?
+	out=$(PATH="$FAKEBIN:$PATH" timeout "$HANG" "$NVT" --mps status 2>&1) && rc=0 || rc=$?
 	rm -f "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
 	[ "$rc" != 124 ] || die "--mps status hung on a FIFO"
 }
 t_sec_mps_start_stop_time_out() {
 	# A control binary that never returns from -d or from quit hangs neither
 	# --mps start nor --mps stop (both run at once: each waits its 10 s).
-	local fake=$ROOT/tests/fake/bin starter stopper
+	local fake=$FAKEBIN starter stopper
 	mkdir -p "$WORK/wedge"
 	sed -e 's/^-d)$/-d) sleep 1000/' -e 's/	quit) touch "$pipe\/quit" ;;/	quit) sleep 1000 ;;/' \
 		"$fake/nvidia-cuda-mps-control" >"$WORK/wedge/nvidia-cuda-mps-control"
@@ -675,7 +681,7 @@ t_sec_mps_per_user_pipe_directory() {
 	# joins the daemon root runs there.
 	need_users
 	make_in_tmp peruser
-	local fake=$ROOT/tests/fake/bin
+	local fake=$FAKEBIN
 	mkdir -m 700 "$WORK/xdg"
 	chown 65534:65534 "$WORK/xdg"
 	unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY XDG_RUNTIME_DIR
@@ -704,7 +710,7 @@ t_sec_mps_server_not_found() {
 	# The daemon answers "ps" with "Server not found" when no server runs (H100,
 	# HARDWARE-FACTS.md section 11): that is zero clients, not a failure.
 	own_mps_dirs sec_noserver
-	export PATH="$ROOT/tests/fake/bin:$PATH"
+	export PATH="$FAKEBIN:$PATH"
 	"$NVT" --mps start >/dev/null
 	run_rc out rc "$NVT" -c 0 "$APP" launch 1
 	eq "$rc" 0

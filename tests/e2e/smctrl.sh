@@ -177,9 +177,9 @@ t_smctrl_plain_start_calibrates_once() {
 	# Under MPS (a daemon listening where the program looks): the same.
 	own_mps_dirs smctrl_plain
 	export NVTASKSET_CACHE_DIR=$WORK/empty-cache2
-	env PATH="$ROOT/tests/fake/bin:$PATH" "$NVT" --mps start >/dev/null
+	env PATH="$FAKEBIN:$PATH" "$NVT" --mps start >/dev/null
 	run_rc out rc env FAKECUDA_LOG="$WORK/cal2.log" "$SMCTRLAPP" global 0-3
-	env PATH="$ROOT/tests/fake/bin:$PATH" "$NVT" --mps stop >/dev/null
+	env PATH="$FAKEBIN:$PATH" "$NVT" --mps stop >/dev/null
 	has "$out" "global tpcs=0-3"
 	grep -q "mps=$CUDA_MPS_PIPE_DIRECTORY" "$WORK/cal2.log" || die "the program was no MPS client"
 	grep -q "mps=/nonexistent/nvtaskset-no-mps" <(grep -A1 "^cuInit" "$WORK/cal2.log" | grep -B1 "^module" | head -1) ||

@@ -94,7 +94,7 @@ python_case() {
 	local how=$1 tag=$WORK/py_$1 child
 	command -v python3 >/dev/null || skip "needs python3"
 	rm -f "$tag".*
-	"$NVT" --no-mps -c 0-3 python3 "$ROOT/tests/e2e/helpers/pyspawn.py" "$how" "$tag.go" "$tag.stop" \
+	"$NVT" --no-mps -c 0-3 python3 "$HELPERS/pyspawn.py" "$how" "$tag.go" "$tag.stop" \
 		"$tag" "$APP" >"$tag.out" 2>&1 &
 	PID=$!
 	wait_task "$PID"
@@ -493,19 +493,19 @@ INNER
 	out=$(cat "$d/user.out")
 	has "$out" "pid $R's new TPC list: 8-9"
 	has "$out" "pid $G's new TPC list: 8-9"
-	has "$out" "nvtaskset: failed to set pid $S's partition: Permission denied"
+	has "$out" "nvtaskset: failed to set pid $S's partition: $(denied 65534)"
 	has "$out" "nvtaskset: failed to set the partition of 1 of 3 tasks"
 	eq "$(cat "$d/s.after-user")" "0-65" "the other user's task after -a by user 65533"
 	# (Its segment from before the exec to 65534 lies in 65533's run directory:
 	# -p and -a wrote that one, which it reads no more, and said they changed it.)
-	eq "$(cat "$d/p.out")" "nvtaskset: failed to set pid $S's partition: Permission denied" "-p by user 65533"
-	python3 - "$(cat "$d/user.json")" "$R" "$S" "$G" <<'PY' || die "bad JSON: $(cat "$d/user.json")"
+	eq "$(cat "$d/p.out")" "nvtaskset: failed to set pid $S's partition: $(denied 65534)" "-p by user 65533"
+	python3 - "$(cat "$d/user.json")" "$R" "$S" "$G" "$(denied 65534)" <<'PY' || die "bad JSON: $(cat "$d/user.json")"
 import json, sys
 d = json.loads(sys.argv[1])
 r, s, g = (int(a) for a in sys.argv[2:5])
 t = {x["pid"]: x for x in d["tasks"]}
 assert list(t)[0] == r and set(t) == {r, s, g}
-assert t[s] == {"pid": s, "error": "failed to set pid %d's partition: Permission denied" % s}
+assert t[s] == {"pid": s, "error": "failed to set pid %d's partition: %s" % (s, sys.argv[5])}
 assert t[g]["gpus"][0]["current"]["tpcs"] == "8-9" and d["error"] == "failed to set the partition of 1 of 3 tasks"
 PY
 	eq "$(cat "$d/root.rc")" 0 "exit status of -a by root: $(cat "$d/root.out")"

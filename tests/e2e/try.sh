@@ -17,9 +17,12 @@ try_left() {
 
 t_try_tour() {
 	# The tour runs -c, -g, -n, -l and -p, and each demo says it ran where the command said;
-	# it ends with nothing left: no demo, no MPS daemon, no directory.
+	# it ends with nothing left: no demo, no MPS daemon, no directory. Without a terminal (as
+	# make try runs here) it says that no shell follows, and how to get one.
 	local out rc gpc1 pick1 pick2 moved
-	run_rc out rc env TMPDIR="$WORK" B="$B" TRY_WAIT="$HANG" "$ROOT/tests/fake/try.sh" --tour
+	run_rc out rc env TMPDIR="$WORK" B="$B" TRY_WAIT="$HANG" "$ROOT/tests/fake/try.sh" </dev/null
+	has "$out" "No terminal here, so no shell follows the tour. For one, run 'make try' on a"
+	has "$out" "'tests/fake/try.sh --shell'"
 	echo "$out" # (the log's head: a failure's message is its tail)
 	eq "$rc" 0 "the tour's exit status"
 	local cmd
@@ -63,4 +66,29 @@ EOF
 	eq "$(try_demo_tpcs "$out" 1)" "0-3" "where the shell's demo ran"
 	eq "$(find "$WORK" -maxdepth 1 -name 'nvtaskset-try.*')" "" "the shell's directory, after it"
 	eq "$(try_left)" "" "processes the shell left"
+}
+t_try_readme_environment() {
+	# README's variables for a shell of one's own are make try's: its own run directory and MPS
+	# directories too (without them the fake MPS daemon ran in the system's /tmp/nvidia-mps).
+	local block want got out rc co=$WORK/co
+	block=$(awk '/shell of your own/ {found = 1} found && /^```$/ {if (inside) exit; inside = 1; next}
+		inside' "$ROOT/README.md")
+	[ -n "$block" ] || die "no block after README's 'shell of your own'"
+	want=$(grep -o '^export .*' "$ROOT/tests/fake/try.sh" | grep -oE '[A-Z_]+=' | sort -u | tr '\n' ' ')
+	got=$(grep -o '^export .*' <<<"$block" | grep -oE '[A-Z_]+=' | sort -u | tr '\n' ' ')
+	eq "$got" "$want" "the variables README exports, against make try's"
+	# Run as a reader pastes it, at the top of a checkout (here one made of links to this one's).
+	mkdir -p "$co/build"
+	ln -s "$B/bin" "$co/build/bin"
+	ln -s "$B/test" "$co/build/test"
+	ln -s "$ROOT/tests" "$co/tests"
+	run_rc out rc env -u NVTASKSET_RUNDIR -u CUDA_MPS_PIPE_DIRECTORY -u CUDA_MPS_LOG_DIRECTORY \
+		-u NVTASKSET_CACHE_DIR -u NVTASKSET_PROC_NVIDIA bash -ec "cd '$co'; $block"
+	echo "$out"
+	eq "$rc" 0 "the block's exit status"
+	has "$out" "started the MPS control daemon (pipe directory $co/build/try-mps)"
+	has "$out" "stopped MPS control daemon"
+	hasnt "$out" "cannot create a control segment"
+	[ -d "$co/build/try-run/nvtaskset-$(id -u)" ] || die "no run directory of the task's in build/try-run"
+	[ -d "$co/build/try-mps-log" ] || die "no MPS log directory in build/try-mps-log"
 }

@@ -166,9 +166,30 @@ t_yield_client_priority_and_usage() {
 	run_rc out rc "$NVT" --no-mps --priority low "$APP" launch 1
 	eq "$rc" 0 "$out"
 	has "$out" "tpcs=0-65"
-	run_rc out rc "$NVT" --no-mps --priority low ff "$APP" launch 1
+	run_rc out rc "$NVT" --no-mps --priority low 0xff "$APP" launch 1
 	eq "$rc" 0 "$out"
 	has "$out" "tpcs=0-7"
+	run_rc out rc "$NVT" --no-mps --priority low 3 "$APP" launch 1
+	eq "$rc" 0 "$out"
+	has "$out" "tpcs=0-1"
+	# A first word that merely reads as hex is COMMAND (cc, dd, add, face...), with its words.
+	run_rc out rc "$NVT" --no-mps --priority low --dry-run cc -o x x.c
+	eq "$rc" 0 "$out"
+	eq "$out" "GPU 0 ($(fake_uuid)): TPCs 0-65"
+	mkdir "$WORK/bin"
+	printf '#!/bin/sh\necho "add ran: $*"\n' >"$WORK/bin/add"
+	chmod +x "$WORK/bin/add"
+	run_rc out rc env PATH="$WORK/bin:$PATH" "$NVT" --no-mps --priority low add -o x
+	eq "$rc" 0 "$out"
+	has "$out" "add ran: -o x"
+	# A hex mask without 0x there is a command that is not found: the message says how to write it.
+	run_rc out rc "$NVT" --no-mps --priority low ff "$APP" launch 1
+	eq "$rc" 127 "$out"
+	has "$out" "failed to execute ff: No such file or directory (with --priority and no -c or -g, a MASK is written with 0x: 0xff)"
+	# Written with 0x, a mask that does not parse is reported as a MASK.
+	run_rc out rc "$NVT" --no-mps --priority low 0xzz "$APP" launch 1
+	eq "$rc" 1 "$out"
+	has "$out" "failed to parse TPC mask '0xzz'"
 	# Bad words say what is wrong.
 	run_rc out rc "$NVT" --priority low --yield gate,fast -c 0-3 "$APP" launch 1
 	eq "$rc" 1

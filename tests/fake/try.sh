@@ -170,6 +170,10 @@ both)
 	tour
 	if [ -t 0 ] && [ -t 1 ]; then
 		shell
+	else
+		say "No terminal here, so no shell follows the tour. For one, run 'make try' on a" \
+			"terminal, or 'tests/fake/try.sh --shell' (it reads commands from its input too);" \
+			"README's 'Try it without a GPU' gives the variables for a shell of your own."
 	fi
 	;;
 esac

@@ -208,7 +208,7 @@ EOF
 	# NVTASKSET_TEST_SLURMD marks slurmd's environment: the MPS daemon must not have it.
 	if [ "$1" = private ]; then
 		mkdir -p -m 1777 "$W/tmp"
-		"$ROOT/tests/e2e/helpers/in-private-tmp" "$W/tmp" "$W" "$HOLD" "$ROOT" \
+		"$ROOT/tests/e2e/helpers/in-private-tmp" "$W/tmp" "$HOLD" "$W" "$ROOT" -- \
 			sh -c 'mount -t tmpfs -o mode=755 tmpfs /run && exec "$@"' sh \
 			env NVTASKSET_CACHE_DIR="$W/cache" NVTASKSET_DRIVER_TIMEOUT=20 NVTASKSET_TEST_SLURMD=1 \
 			slurmd -D >"$W/log/slurmd.out" 2>&1 &

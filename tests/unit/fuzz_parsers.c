@@ -69,8 +69,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("list parser returned an unknown code", text);
 		if (nvt_parse_list_why(text, limits[i], &back, &err) != rc ||
 		    (rc == NVT_PARSE_OK) != (err.problem == NVT_PARSE_NOTHING) ||
-		    (err.problem == NVT_PARSE_ZERO_STEP && err.word + err.word_len > strlen(text)))
+		    (err.problem == NVT_PARSE_ZERO_STEP && err.word + err.word_len > strlen(text)) ||
+		    (err.problem == NVT_PARSE_MALFORMED &&
+		     (err.word + err.word_len > strlen(text) || err.at > strlen(text))))
 			fail("list parser's reason disagrees with its code", text);
+		/* A tidied list parses, and is not the text. */
+		if (!nvt_list_tidied(text, limits[i], again, sizeof(again)) &&
+		    (nvt_parse_list(again, limits[i], &back) != NVT_PARSE_OK || !strcmp(again, text)))
+			fail("a tidied list does not parse", text);
 		if (rc == NVT_PARSE_OK) {
 			if (nvt_set_highest(&set) >= (int)limits[i] || nvt_set_count(&set) == 0)
 				fail("list parser accepted an empty or out-of-range list", text);

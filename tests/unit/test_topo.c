@@ -172,6 +172,28 @@ static void test_gpcs(void)
 	CHECK(nvt_topo_partial_gpcs(&t, &g) == 0);
 	g = set_of("0-7");
 	CHECK(nvt_topo_partial_gpcs(&plain, &g) == 0); /* GPCs unknown */
+	/* The GPCs a set holds whole, and the rest. */
+	{
+		struct nvt_tpcset whole, rest;
+		g = set_of("0,8,16,24,6,14,22,30,37,44,51,58,60,62-63");
+		CHECK(nvt_topo_whole_gpcs(&t, &g, &whole, &rest) == 0);
+		nvt_format_list(&whole, list, sizeof(list));
+		CHECK_STR(list, "0,6,8-9");
+		CHECK(nvt_set_count(&rest) == 0);
+		g = set_of("0,8,16,24,1,65");
+		CHECK(nvt_topo_whole_gpcs(&t, &g, &whole, &rest) == 0);
+		nvt_format_list(&whole, list, sizeof(list));
+		CHECK_STR(list, "0,11");
+		nvt_format_list(&rest, list, sizeof(list));
+		CHECK_STR(list, "1");
+		g = set_of("1,9");
+		CHECK(nvt_topo_whole_gpcs(&t, &g, &whole, &rest) == 0);
+		CHECK(nvt_set_count(&whole) == 0 && nvt_set_count(&rest) == 2);
+		nvt_topo_all(&t, &g);
+		CHECK(nvt_topo_whole_gpcs(&t, &g, &whole, &rest) == 0);
+		CHECK(nvt_set_count(&whole) == 12 && nvt_set_count(&rest) == 0);
+		CHECK(nvt_topo_whole_gpcs(&plain, &g, &whole, &rest) == -1);
+	}
 }
 
 static void test_text(void)

@@ -89,6 +89,19 @@ static void test_masks(void)
 	CHECK_STR(as_list(&s), "0");
 }
 
+/* Where MASK may be left out, only a word written as no command is named is the MASK. */
+static void test_mask_spelled_out(void)
+{
+	const char *masks[] = {"0xcc", "0XFF", "0x", "0xzz", "0x0x1", "3", "0", "12", "3,00000000"};
+	const char *commands[] = {"cc", "bc", "dc", "dd", "ed", "add", "face", "0ad", "ff", "f", "ff,ff",
+				  "python3", "./0", "", ",", ",,", "1-3", "-1", "1 ", NULL};
+
+	for (size_t i = 0; i < sizeof(masks) / sizeof(*masks); i++)
+		CHECK(nvt_mask_spelled_out(masks[i]) == 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+		CHECK(nvt_mask_spelled_out(commands[i]) == 0);
+}
+
 static void test_lists(void)
 {
 	struct nvt_tpcset s;
@@ -196,6 +209,26 @@ static void test_round_trip(void)
 	}
 }
 
+/* A list tidied of a person's slips, where that parses. */
+static void test_list_tidied(void)
+{
+	char out[64];
+	static const char *const slips[][2] = {
+		{"1-3,,6", "1-3,6"}, {"1-3, 6", "1-3,6"}, {"1..3", "1-3"}, {"1-3,", "1-3"},
+		{",1", "1"},         {"1 - 3", "1-3"},    {"0..7, 9,,", "0-7,9"},
+	};
+	static const char *const none[] = {"1-3,6", "x", "1-", "all,3", ",", " ", "1...3", "", "0x3"};
+
+	for (size_t i = 0; i < sizeof(slips) / sizeof(*slips); i++) {
+		CHECK(nvt_list_tidied(slips[i][0], 64, out, sizeof(out)) == 0);
+		CHECK_STR(out, slips[i][1]);
+	}
+	for (size_t i = 0; i < sizeof(none) / sizeof(*none); i++)
+		CHECK(nvt_list_tidied(none[i], 64, out, sizeof(out)) == -1);
+	CHECK(nvt_list_tidied("1-3,,6", 64, out, 4) == -1); /* too small */
+	CHECK(nvt_list_tidied(NULL, 64, out, sizeof(out)) == -1);
+}
+
 /* What the parsers say is wrong, for the command's messages. */
 static void test_parse_errors(void)
 {
@@ -209,7 +242,16 @@ static void test_parse_errors(void)
 	CHECK(nvt_parse_list_why("1,40-47:0,3", 64, &s, &e) == NVT_PARSE_SYNTAX);
 	CHECK(e.problem == NVT_PARSE_ZERO_STEP && e.word == 2 && e.word_len == 7);
 	CHECK(nvt_parse_list_why("1,x", 64, &s, &e) == NVT_PARSE_SYNTAX);
-	CHECK(e.problem == NVT_PARSE_MALFORMED);
+	CHECK(e.problem == NVT_PARSE_MALFORMED && e.word == 2 && e.word_len == 1 && e.at == 2);
+	/* A malformed list: the item at fault and where in it. */
+	CHECK(nvt_parse_list_why("1-3,,6", 64, &s, &e) == NVT_PARSE_SYNTAX);
+	CHECK(e.problem == NVT_PARSE_MALFORMED && e.word == 4 && e.word_len == 0 && e.at == 4);
+	CHECK(nvt_parse_list_why("1-3, 6", 64, &s, &e) == NVT_PARSE_SYNTAX);
+	CHECK(e.word == 4 && e.word_len == 2 && e.at == 4);
+	CHECK(nvt_parse_list_why("1..3", 64, &s, &e) == NVT_PARSE_SYNTAX);
+	CHECK(e.word == 0 && e.word_len == 4 && e.at == 1);
+	CHECK(nvt_parse_list_why("1-3,", 64, &s, &e) == NVT_PARSE_SYNTAX && e.at == 3);
+	CHECK(nvt_parse_list_why("1-", 64, &s, &e) == NVT_PARSE_SYNTAX && e.at == 2 && e.word_len == 2);
 	/* Too high: the largest number named, not the first beyond the limit. */
 	CHECK(nvt_parse_list_why("70,3,200-210:5", 64, &s, &e) == NVT_PARSE_RANGE);
 	CHECK(e.problem == NVT_PARSE_TOO_HIGH && e.highest == 210);
@@ -233,6 +275,8 @@ int main(void)
 {
 	test_parse_errors();
 	test_masks();
+	test_mask_spelled_out();
+	test_list_tidied();
 	test_lists();
 	test_formats();
 	test_set_ops();

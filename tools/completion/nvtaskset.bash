@@ -71,6 +71,66 @@ _nvtaskset_pids()
 	done
 }
 
+# The options of the sub-commands (nvtaskset --profile --help, --plan --help).
+_nvtaskset_profile_options="--sizes --rounds --timeout --slowdown --metric --higher-is-better
+	--strategy --gpu --beside-hog --no-mps --json --plot -h --help"
+_nvtaskset_plan_options="--gpu --json -h --help"
+
+# nvtaskset --profile ... and --plan ...: their options and values, then COMMAND (profile) or
+# FILE (plan). $1: the sub-command; $2: the nvtaskset to ask for PIDs (unused).
+_nvtaskset_sub()
+{
+	local sub=$1 cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} i word
+	local options=$_nvtaskset_plan_options first=-1
+	[[ $sub == --profile ]] && options=$_nvtaskset_profile_options
+	# The first word that is no option nor an option's value: COMMAND or FILE.
+	for ((i = 2; i < COMP_CWORD; i++)); do
+		word=${COMP_WORDS[i]}
+		case $word in
+		--sizes | --rounds | --timeout | --slowdown | --metric | --strategy | --gpu | --plot) ((i++)) ;;
+		-*) ;;
+		*)
+			first=$i
+			break
+			;;
+		esac
+	done
+	if ((first < 0)); then
+		case $prev in
+		--strategy)
+			mapfile -t COMPREPLY < <(compgen -W "packed spread clusters" -- "$cur")
+			return 0
+			;;
+		--gpu)
+			mapfile -t COMPREPLY < <(compgen -W "$(_nvtaskset_gpus)" -- "$cur")
+			return 0
+			;;
+		--plot)
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+			return 0
+			;;
+		--sizes | --rounds | --timeout | --slowdown | --metric) return 0 ;;
+		esac
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")
+			return 0
+		fi
+		first=$COMP_CWORD
+	fi
+	if [[ $sub == --plan ]]; then
+		((first == COMP_CWORD)) && mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		return 0
+	fi
+	if declare -F _command_offset >/dev/null; then
+		_command_offset "$first"
+	elif ((first == COMP_CWORD)); then
+		mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u)
+	else
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+	fi
+	return 0
+}
+
 _nvtaskset()
 {
 	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running --memory-half
@@ -95,6 +155,13 @@ _nvtaskset()
 	cur=${words[-1]}
 	prev=${words[-2]-}
 	[[ -x $cmd ]] || cmd=nvtaskset
+	COMPREPLY=()
+	# The sub-commands, a first word of their own.
+	if ((COMP_CWORD > 1)) && [[ ${COMP_WORDS[1]} == --profile || ${COMP_WORDS[1]} == --plan ]]; then
+		_nvtaskset_sub "${COMP_WORDS[1]}"
+		return 0
+	fi
+	((COMP_CWORD == 1)) && options+=" --profile --plan"
 
 	for ((i = 1; i < ${#words[@]} - 1; i++)); do
 		word=${words[i]}
@@ -142,8 +209,8 @@ _nvtaskset()
 		--strategy) values="packed spread clusters" ;;
 		--memory-half) values="auto 0 1" ;;
 		--channels) values="default 2 4 8" ;;
-		--priority) values="high normal low none" ;;
-		--yield) values="default none gate bound ahead borrow client guard any default,any gate,bound,ahead,client default,borrow" ;;
+		--priority) values="high normal low" && ((pid_mode)) && values+=" none" ;; # none: -p only
+		--yield) values="default none protect gate bound ahead borrow client guard any protect,any protect,borrow" ;;
 		--guard | --hold | --poll | --idle-exit) return 0 ;; # a number
 		--yield) return 0 ;;                                # a list of words (nvtaskset(1))
 		--mps) values="status start stop" ;;

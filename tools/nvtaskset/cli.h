@@ -47,6 +47,7 @@ struct options {
 	int channels; /* --channels: a count or NVT_CHANNELS_CUDA; 0: not given */
 	/* Priorities (prio.c, docs/priorities.md) */
 	int prio_given;    /* --priority */
+	int mask_left_out; /* a start with --priority and no MASK: every TPC (main.c's run_start) */
 	uint8_t prio;      /* enum nvt_prio (--priority none: NVT_PRIO_NONE) */
 	unsigned guard;    /* --guard: TPCs while guarded (with --agent: the default); 0: none given */
 	int no_lend;       /* --no-lend */

@@ -267,6 +267,19 @@ static void print_json(const struct row *r, int first)
 /* Writes one column of row r; terminal: keep it short (in a terminal). */
 typedef void (*column_text)(const struct row *r, int terminal, char *buf, size_t len);
 
+/* In a terminal, a list of TPCs (set, as text in list) longer than 20 columns keeps its start
+ * and says how many TPCs it names, so that rows stay on one line; piped output stays whole. */
+static void shorten_list(char *list, size_t len, const struct nvt_tpcset *set, int terminal)
+{
+	char count[16];
+	int n_keep;
+
+	if (!terminal || strlen(list) <= 20)
+		return;
+	n_keep = 20 - snprintf(count, sizeof(count), "...(%u)", nvt_set_count(set));
+	snprintf(list + n_keep, len - (size_t)n_keep, "%s", count);
+}
+
 static void col_pid(const struct row *r, int terminal, char *buf, size_t len)
 {
 	(void)terminal;
@@ -338,12 +351,7 @@ static void col_tpcs(const struct row *r, int terminal, char *buf, size_t len)
 			continue;
 		}
 		describe(&p->tpcs, list, mask);
-		/* In a terminal, keep rows on one line; piped output stays whole. */
-		if (terminal && strlen(list) > 20) {
-			char count[16];
-			int n_keep = 20 - snprintf(count, sizeof(count), "...(%u)", nvt_set_count(&p->tpcs));
-			snprintf(list + n_keep, sizeof(list) - (size_t)n_keep, "%s", count);
-		}
+		shorten_list(list, sizeof(list), &p->tpcs, terminal);
 		/* Not yet used by a launch, or the program runs without the shim;
 		 * with several GPUs, on which. */
 		used += (size_t)snprintf(buf + used, len - used, "%s", list);
@@ -358,7 +366,7 @@ static void col_tpcs(const struct row *r, int terminal, char *buf, size_t len)
 }
 
 /* Each GPU's priority, mode or own partition ("-" without a priority), as col_tpcs lists GPUs. */
-static void prio_column(const struct row *r, int what, char *buf, size_t len)
+static void prio_column(const struct row *r, int what, int terminal, char *buf, size_t len)
 {
 	size_t used = 0;
 
@@ -376,28 +384,27 @@ static void prio_column(const struct row *r, int what, char *buf, size_t len)
 				 ms_since(p->yield.since_ns)); /* its shim holds it back, since when */
 		else if (what == 1)
 			text = p->lending ? "lending" : nvt_prio_mode_name(p->prio.mode);
-		else
+		else {
 			nvt_format_list(&p->prio.own, list, sizeof(list));
+			shorten_list(list, sizeof(list), &p->prio.own, terminal);
+		}
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "", text);
 	}
 }
 
 static void col_prio(const struct row *r, int terminal, char *buf, size_t len)
 {
-	(void)terminal;
-	prio_column(r, 0, buf, len);
+	prio_column(r, 0, terminal, buf, len);
 }
 
 static void col_mode(const struct row *r, int terminal, char *buf, size_t len)
 {
-	(void)terminal;
-	prio_column(r, 1, buf, len);
+	prio_column(r, 1, terminal, buf, len);
 }
 
 static void col_own(const struct row *r, int terminal, char *buf, size_t len)
 {
-	(void)terminal;
-	prio_column(r, 2, buf, len);
+	prio_column(r, 2, terminal, buf, len);
 }
 
 /* The Slurm job step the task runs in (src/os/slurmproc.h), "-" for none. */
@@ -424,6 +431,10 @@ static const struct column {
 	{"JOBSTEP", -12, col_jobstep, SLURM},
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
+
+/* Each column's width: its default, or its widest text (fit_columns), so that the columns stay
+ * aligned, piped or not. */
+static int widths[N_COLUMNS];
 
 /* Show the Slurm columns: some task listed runs in a Slurm job step. */
 static int slurm_columns;
@@ -489,8 +500,13 @@ static void print_agents(const struct row *rows, size_t n, int json)
 {
 	uid_t seen[64];
 	size_t n_seen = 0;
-	int printed = 0;
+	int printed = 0, guarded = 0;
 
+	/* Only a task that yields by the agent's guard needs an agent (docs/priorities.md). */
+	for (size_t k = 0; k < n; k++)
+		for (int i = 0; i < rows[k].n; i++)
+			guarded |= rows[k].gpu[i].prio.prio != NVT_PRIO_NONE &&
+				   (rows[k].gpu[i].prio.yield & NVT_YIELD_GUARD);
 	seen[n_seen++] = 0;
 	for (size_t k = 0; k < n && n_seen < 64; k++) {
 		int has = 0, known = 0;
@@ -529,31 +545,58 @@ static void print_agents(const struct row *rows, size_t n, int json)
 	}
 	if (json)
 		printf("]");
-	else if (!printed)
-		printf("priority agent: none runs; tasks keep the partitions they have\n");
+	else if (!printed && guarded)
+		printf("priority agent: none runs; tasks started with --yield guard keep the "
+		       "partitions they have\n");
 	print_agent_logs(seen, n_seen, json);
 }
 
-/* Width left for COMMAND in a terminal, or 0: no limit (piped output). */
-static int command_width(void)
+/* The terminal's width, or 0: not a terminal (piped output, no limit). */
+static int terminal_width(void)
 {
 	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || !ws.ws_col)
+		return 0;
+	return ws.ws_col;
+}
+
+/* widths: each shown column as wide as its default and its widest text in rows (n). */
+static void fit_columns(const struct row *rows, size_t n, int terminal)
+{
+	static char text[NVT_MAX_GPUS * (NVT_LIST_TEXT_MAX + 40)];
+
+	for (size_t c = 0; c < N_COLUMNS; c++) {
+		int w = abs(columns[c].width);
+		for (size_t k = 0; k < n && column_shown(c); k++) {
+			int used;
+			columns[c].text(&rows[k], terminal, text, sizeof(text));
+			used = (int)strlen(text);
+			w = used > w ? used : w;
+		}
+		widths[c] = columns[c].width < 0 ? -w : w;
+	}
+}
+
+/* Width left for COMMAND on a terminal of cols columns, or 0: no limit (piped output). */
+static int command_width(int cols)
+{
 	int fixed = 0;
 
 	for (size_t c = 0; c < N_COLUMNS; c++)
 		if (column_shown(c))
-			fixed += abs(columns[c].width) + 2;
-	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws))
+			fixed += abs(widths[c]) + 2;
+	if (!cols)
 		return 0;
 	/* A narrow terminal still gets short commands (at least 20 columns). */
-	return ws.ws_col > fixed + 20 ? ws.ws_col - fixed : 20;
+	return cols > fixed + 20 ? cols - fixed : 20;
 }
 
 static void print_header(void)
 {
 	for (size_t c = 0; c < N_COLUMNS; c++)
 		if (column_shown(c))
-			printf("%*s  ", columns[c].width, columns[c].name);
+			printf("%*s  ", widths[c], columns[c].name);
 	printf("COMMAND\n");
 }
 
@@ -583,7 +626,7 @@ static void print_text(const struct row *r, int width)
 		if (!column_shown(c))
 			continue;
 		columns[c].text(r, width > 0, text, sizeof(text));
-		printf("%*s  ", columns[c].width, text);
+		printf("%*s  ", widths[c], text);
 	}
 	/* A child under its parent, as ps f draws it. */
 	if (r->depth > 0)
@@ -716,7 +759,7 @@ int nvt_cmd_list(const struct options *o)
 	struct row *rows;
 	pid_t *pids, *up, *tops;
 	size_t *order, n = 0;
-	int *depth, width;
+	int *depth, width, cols;
 
 	if (task_tree_read(&t, 1))
 		cli_err("cannot read %s", nvt_rundir());
@@ -737,7 +780,9 @@ int nvt_cmd_list(const struct options *o)
 			prio_columns |= rows[k].gpu[i].prio.prio != NVT_PRIO_NONE;
 	}
 	find_lenders(rows, n);
-	width = command_width();
+	cols = terminal_width();
+	fit_columns(rows, n, cols > 0);
+	width = command_width(cols);
 	/* Each task under the nearest task shown that it descends from. */
 	nvt_links_nearest(t.links, t.n_links, pids, n, up);
 	if (nvt_tree_order(pids, up, n, order, depth))

@@ -53,11 +53,23 @@ static char gpus_error[512];
 /* The machine's GPUs, or NULL if they cannot be listed. */
 static const struct nvt_gpus *try_machine_gpus(void)
 {
-	if (!gpus_state)
-		gpus_state = nvt_gpus_list(driver_timeout_ms(), &gpus_listed, gpus_error,
-					   sizeof(gpus_error))
-				     ? -1
-				     : 1;
+	const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+
+	if (gpus_state)
+		return gpus_state > 0 ? &gpus_listed : NULL;
+	gpus_state = nvt_gpus_list(driver_timeout_ms(), &gpus_listed, gpus_error, sizeof(gpus_error))
+			     ? -1
+			     : 1;
+	/* CUDA's "no device" where CUDA_VISIBLE_DEVICES names none this machine has. */
+	if (gpus_state < 0 && visible &&
+	    (strstr(gpus_error, "error 100 (") || strstr(gpus_error, "CUDA sees no GPU"))) {
+		char shown[64];
+		size_t used = strlen(gpus_error);
+		terminal_text(visible, shown, sizeof(shown));
+		snprintf(gpus_error + used, sizeof(gpus_error) - used,
+			 "; CUDA_VISIBLE_DEVICES='%s' names no GPU of this machine's (unset it to "
+			 "see them all)", shown);
+	}
 	return gpus_state > 0 ? &gpus_listed : NULL;
 }
 

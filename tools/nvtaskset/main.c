@@ -499,6 +499,32 @@ static void check_mask_syntax(const struct options *o, const char *text)
 		bad_usage("MASK does not parse");
 }
 
+/* -p PID MASK, meant as -p MASK PID: where PID is the first of the two words and the line
+ * with them swapped parses, the error names that line. */
+static void check_swapped_pid(const struct words *w)
+{
+	char *cand[w->argc + 1], line[1024] = "", shown[1100], what[64], why[300];
+	unsigned long v;
+	int n = 0;
+
+	if (checking_only || w->n != 2 || !number_arg(w->argv[w->first + 1], 1, INT_MAX, &v) ||
+	    number_arg(w->argv[w->first], 1, INT_MAX, &v))
+		return;
+	for (int i = 0; i < w->first; i++)
+		cand[n++] = w->argv[i];
+	cand[n++] = w->argv[w->first + 1];
+	cand[n++] = w->argv[w->first];
+	cand[n] = NULL;
+	if (suggestion_refused(n, cand, why, sizeof(why)))
+		return;
+	append_word(line, sizeof(line), "nvtaskset");
+	for (int i = 1; i < n; i++)
+		append_word(line, sizeof(line), cand[i]);
+	terminal_text(line, shown, sizeof(shown));
+	terminal_text(w->argv[w->first + 1], what, sizeof(what));
+	cli_errx("invalid PID argument: '%s' (PID comes last, after MASK: %s)", what, shown);
+}
+
 /* -p [MASK] PID, and with -a its tree. */
 static int run_pid(const struct options *o, const struct words *w)
 {
@@ -512,6 +538,7 @@ static int run_pid(const struct options *o, const struct words *w)
 	if (w->n == 1 && o->part.n_gpus && !o->part.gpu_masks && !o->part.count)
 		bad_usage("--gpu GPU with -p needs a MASK");
 	mask_text = w->n == 2 ? w->argv[w->first] : (o->part.count || o->part.gpu_masks) ? "" : NULL;
+	check_swapped_pid(w);
 	pid = pid_arg(w->argv[w->first + w->n - 1]);
 	if (o->part.count && o->part.exclude_running)
 		claim_timeout_ms(); /* a bad value says so before anything changes */
@@ -535,16 +562,16 @@ static int run_start(const struct options *given, const struct words *given_word
 	int positional = !o->part.count && !o->part.gpu_masks;
 
 	/* With a priority, MASK may be left out: the task's own partition is then
-	 * the whole GPU (or what the environment gives), as without nvtaskset. A
-	 * first word that is no mask is the COMMAND. */
-	if (o->prio_given && positional && !o->part.tpc_list && !o->part.gpc_list && w->n >= 1) {
-		struct nvt_tpcset probe;
-		if (w->n == 1 || nvt_parse_mask(w->argv[w->first], NVT_MAX_TPCS, &probe) != 0) {
-			static char all[] = "all";
-			w->argv[--w->first] = all; /* argv[first - 1] is an option's word: ours to reuse */
-			o->part.tpc_list = 1;
-			w->n++;
-		}
+	 * the whole GPU (or what the environment gives), as without nvtaskset. The
+	 * first word is the MASK only when written as no command is named
+	 * (nvt_mask_spelled_out): "cc -o x x.c" is a command. */
+	if (o->prio_given && positional && !o->part.tpc_list && !o->part.gpc_list && w->n >= 1 &&
+	    (w->n == 1 || !nvt_mask_spelled_out(w->argv[w->first]))) {
+		static char all[] = "all";
+		w->argv[--w->first] = all; /* argv[first - 1] is an option's word: ours to reuse */
+		o->part.tpc_list = 1;
+		o->mask_left_out = 1;
+		w->n++;
 	}
 	/* After MASK (given unless -n or --gpu GPU=MASK), COMMAND. */
 	if (positional && w->n > 1)

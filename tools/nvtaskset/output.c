@@ -9,6 +9,7 @@
 #include <err.h>
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "output.h"
 #include "core/text.h"
+#include "os/proc.h"
 
 static int json_errors;
 /* -a's {"version":N,"tasks":[ is printed and not closed yet. */
@@ -256,6 +258,23 @@ const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t 
 		       "are not counted by -n --exclude-running)";
 	default: return strerror(errno);
 	}
+}
+
+const char *seg_error_pid(int rc, const struct nvt_seg_handle *h, pid_t pid, char *buf, size_t len)
+{
+	uid_t uid;
+	const struct passwd *pw;
+
+	if (rc != NVT_SEG_EPERM)
+		return seg_error(rc, h, buf, len);
+	if (nvt_proc_euid(pid, &uid)) {
+		snprintf(buf, len, "Permission denied (only the task's user and root may change it)");
+		return buf;
+	}
+	pw = getpwuid(uid);
+	snprintf(buf, len, "Permission denied: it is the task of uid %lu%s%s%s; only that user and root "
+		 "may change it", (unsigned long)uid, pw ? " (" : "", pw ? pw->pw_name : "", pw ? ")" : "");
+	return buf;
 }
 
 int number_arg(const char *text, unsigned long min, unsigned long max, unsigned long *out)

@@ -41,6 +41,9 @@ int number_arg(const char *text, unsigned long min, unsigned long max, unsigned 
 pid_t pid_arg(const char *text);
 /* Words for an enum nvt_seg_err. */
 const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len);
+/* seg_error for task pid: a change refused (NVT_SEG_EPERM) also says whose task it is and
+ * who may change it. */
+const char *seg_error_pid(int rc, const struct nvt_seg_handle *h, pid_t pid, char *buf, size_t len);
 
 /* ---- JSON (docs/json.md) ---- */
 /* With --json asked for (set_json_errors), prints {"version":N,"error":MESSAGE} and a newline. */

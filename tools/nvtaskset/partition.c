@@ -24,6 +24,39 @@
 #include "seg/segfile.h"
 #include "core/text.h"
 
+/* A -c or -g list (what names it) that does not parse (err: where): the slip, and the list
+ * tidied of it where that parses (nvt_list_tidied), else how a list is written. */
+static int malformed_list(const char *what, const char *text, const struct nvt_parse_error *err,
+			  char *why, size_t len)
+{
+	int gpcs = !strcmp(what, "GPC list");
+	char tidy[NVT_LIST_TEXT_MAX], slip[160], item[48];
+	size_t at = err->at <= strlen(text) ? err->at : strlen(text);
+	char c = text[at];
+
+	snprintf(item, sizeof(item), "%.*s", (int)(err->word_len < 40 ? err->word_len : 40), text + err->word);
+	if (c == ',' && (at == 0 || text[at - 1] == ',' || text[at + 1] == '\0'))
+		snprintf(slip, sizeof(slip), "an empty item (two commas, or one at an end)");
+	else if (c == ' ' || c == '\t')
+		snprintf(slip, sizeof(slip), "a space in '%s' (a list has none)", item);
+	else if (c == '.')
+		snprintf(slip, sizeof(slip), "'.' in '%s' (a range is FIRST-LAST)", item);
+	else if (c == '\0')
+		snprintf(slip, sizeof(slip), "it ends inside '%s'", item);
+	else if (!strcmp(item, "all"))
+		snprintf(slip, sizeof(slip), "'all' stands alone, in no list");
+	else if (err->word_len == 1)
+		snprintf(slip, sizeof(slip), "'%c' is no number or range", c);
+	else
+		snprintf(slip, sizeof(slip), "'%c' in '%s' is no number or range", c, item);
+	if (!nvt_list_tidied(text, gpcs ? NVT_MAX_GPCS : NVT_MAX_TPCS, tidy, sizeof(tidy)))
+		return nvt_why(why, len, "failed to parse %s '%s': %s; write it %s", what, text, slip,
+			       tidy);
+	return nvt_why(why, len, "failed to parse %s '%s': %s; give numbers and ranges, such as %s, "
+		       "or all", what, text, slip,
+		       gpcs ? "0-2,5 (GPCs 0, 1, 2 and 5)" : "0-15,32,40-47:2 (every 2nd of 40-47)");
+}
+
 /* Why list text (a -c or -g list, what names it) does not parse (err), and how to write it. */
 static int list_syntax(const char *what, const char *text, const struct nvt_parse_error *err,
 		       char *why, size_t len)
@@ -47,8 +80,7 @@ static int list_syntax(const char *what, const char *text, const struct nvt_pars
 		return nvt_why(why, len, "%s '%s': the step after ':' in %.*s takes every Nth number of "
 			       "the range and must be 1 or more", what, text, (int)err->word_len,
 			       text + err->word);
-	return nvt_why(why, len, "failed to parse %s '%s': give numbers and ranges, such as "
-		       "0-15,32,40-47:2 (every 2nd of 40-47), or all", what, text);
+	return malformed_list(what, text, err, why, len);
 }
 /* What ask asks of the GPU uuid (topology topo), in placement's words. */
 static void place_of(const struct part_args *o, const uint8_t uuid[16], const struct nvt_topology *topo,

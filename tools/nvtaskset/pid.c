@@ -51,6 +51,32 @@ static void print_partition(const struct options *o, pid_t pid, const char *whic
 	printf("%s\n", o->part.tpc_list || o->part.gpc_list ? list : mask);
 }
 
+/* -p -g PID: the partition as the GPCs it holds, from the GPU's calibration: "GPC list: L"
+ * where it is whole GPCs, else its TPC list and the GPCs it holds whole. Without the GPU's
+ * GPCs, its TPC list. */
+static void print_gpcs(const struct options *o, pid_t pid, const char *gpu,
+		       const struct nvt_slot_view *view)
+{
+	static struct nvt_gpu_topology topo;
+	struct nvt_tpcset whole, rest;
+	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX], gpcs[NVT_LIST_TEXT_MAX], why[256];
+	int index = gpu_index_of(view->uuid);
+
+	if (view->state != NVT_SLOT_SET || index < 0 || load_topology(index, 0, &topo, why, sizeof(why)) ||
+	    nvt_topo_whole_gpcs(&topo.topo, &view->tpcs, &whole, &rest)) {
+		print_partition(o, pid, "current", gpu, view);
+		return;
+	}
+	nvt_format_list(&whole, gpcs, sizeof(gpcs));
+	if (!nvt_set_count(&rest) && nvt_set_count(&whole)) {
+		printf("pid %ld's current GPC list%s%s: %s\n", (long)pid, *gpu ? " on " : "", gpu, gpcs);
+		return;
+	}
+	describe(&view->tpcs, list, mask);
+	printf("pid %ld's current TPC list%s%s: %s (%s%s)\n", (long)pid, *gpu ? " on " : "", gpu, list,
+	       nvt_set_count(&whole) ? "whole GPCs " : "no whole GPC", gpcs);
+}
+
 /* Prints "pid N's WHICH priority[ on GPU]: LEVEL" (none: not managed). */
 static void print_priority(pid_t pid, const char *which, const char *gpu,
 			   const struct nvt_slot_view *view)
@@ -177,7 +203,10 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 		char gpu[96] = "";
 		if (n > 1)
 			slot_gpu_text(&views[i], gpu, sizeof(gpu));
-		print_partition(o, pid, "current", gpu, &views[i]);
+		if (o->part.gpc_list)
+			print_gpcs(o, pid, gpu, &views[i]);
+		else
+			print_partition(o, pid, "current", gpu, &views[i]);
 		if (views[i].prio.prio != NVT_PRIO_NONE)
 			print_priority(pid, "", gpu, &views[i]);
 	}
@@ -338,7 +367,7 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 				    o->prio_given ? &given : NULL, &c, why, len);
 	if (rc == NVT_TASK_ESEG) {
 		char text[160];
-		snprintf(why, len, "%s", seg_error(c.seg_err, h, text, sizeof(text)));
+		snprintf(why, len, "%s", seg_error_pid(c.seg_err, h, pid, text, sizeof(text)));
 	}
 	if (rc)
 		return -1;
@@ -362,6 +391,7 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 static const char *not_a_task(pid_t pid, char *buf, size_t len)
 {
 	struct nvt_seg_handle h;
+	char wrapper[PATH_MAX];
 	pid_t tgid;
 
 	if (nvt_proc_tgid(pid, &tgid) == 0 && tgid != pid) {
@@ -373,10 +403,15 @@ static const char *not_a_task(pid_t pid, char *buf, size_t len)
 			 ", which is not running under nvtaskset either");
 		return buf;
 	}
-	snprintf(buf, len, "not running under nvtaskset (start it with nvtaskset; a program "
-		 "started elsewhere, e.g. by a service, can be moved with -p if it starts with "
-		 "the drop-in wrapper: LD_LIBRARY_PATH=%s/wrapper, see nvtaskset(1))",
-		 NVT_INSTALL_LIBDIR);
+	/* The wrapper beside this command's shim (the build tree's in make try), else LIBDIR's. */
+	if (find_lib_file("wrapper/libcuda.so.1", wrapper, sizeof(wrapper)) == 0)
+		*strrchr(wrapper, '/') = '\0';
+	else
+		snprintf(wrapper, sizeof(wrapper), "%s/wrapper", NVT_INSTALL_LIBDIR);
+	if (snprintf(buf, len, "not running under nvtaskset (start it with nvtaskset; a program "
+		     "started elsewhere, e.g. by a service, can be moved with -p if it starts with "
+		     "the drop-in wrapper: LD_LIBRARY_PATH=%s, see nvtaskset(1))", wrapper) < 0)
+		buf[0] = '\0';
 	return buf;
 }
 
@@ -395,7 +430,7 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 	if (rc)
 		cli_errx("failed to %s pid %ld's %s: %s", mask_text || o->prio_given ? "set" : "get",
 			 (long)pid, !mask_text && o->prio_given ? "priority" : "partition",
-			 seg_error(rc, &h, why, sizeof(why)));
+			 seg_error_pid(rc, &h, pid, why, sizeof(why)));
 	if (!mask_text && o->prio_given) {
 		/* A priority alone: the task's own partitions stay. */
 		n_parts = prio_plan(o, &h, parts, why, sizeof(why));

@@ -207,6 +207,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	int task[NVT_GPUS_MAX], n_task, n, made, exec_errno, timeout_ms = 0;
 	struct nvt_task_env_in in = {0};
 	struct nvt_seg_own own;
+	struct nvt_tpcset hex;
 	char shim[PATH_MAX], why[512];
 
 	/* A bad value says so before anything is started (MPS), or what a
@@ -281,6 +282,10 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	if (made)
 		nvt_seg_remove(&own);
 	errno = exec_errno;
-	warn("failed to execute %s", argv[0]);
-	return errno == ENOENT ? 127 : 126;
+	if (exec_errno == ENOENT && o->mask_left_out && nvt_parse_mask(argv[0], NVT_MAX_TPCS, &hex) == 0)
+		warnx("failed to execute %s: %s (with --priority and no -c or -g, a MASK is "
+		      "written with 0x: 0x%s)", argv[0], strerror(exec_errno), argv[0]);
+	else
+		warn("failed to execute %s", argv[0]);
+	return exec_errno == ENOENT ? 127 : 126;
 }

@@ -156,7 +156,7 @@ static int one_task(struct tree_run *run, pid_t pid, struct nvt_seg_handle *h, i
 			return -1; /* ended since the scan, or exec'd a program without the shim */
 		run->tasks++;
 		if (rc) {
-			report_failure(run, pid, seg_error(rc, &opened, text, sizeof(text)), 0);
+			report_failure(run, pid, seg_error_pid(rc, &opened, pid, text, sizeof(text)), 0);
 			*changed = 1; /* it may hold the old partition: look again */
 			return 1;
 		}
@@ -244,7 +244,7 @@ static void root_step(struct tree_run *run, pid_t root, int *root_task)
 		return;
 	if (rc) {
 		run->tasks++;
-		report_failure(run, root, seg_error(rc, &h, why, sizeof(why)), 0);
+		report_failure(run, root, seg_error_pid(rc, &h, root, why, sizeof(why)), 0);
 	} else {
 		one_task(run, root, &h, &changed);
 	}
