@@ -79,7 +79,7 @@ MPS = mps
 ALLOC = placement reserve
 TASK = task
 PRIO = agent agentlock agentbeat
-SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi shimsmctrlmaps shimyield shimlease
+SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi shimsmctrlmaps shimyield shimlease shimsms
 
 O = $(B)/obj
 CORE_LIB = $(B)/libnvtcore.a

@@ -213,6 +213,7 @@ static void register_callback(void)
 	shim.active = 1;
 	shim_graph_setup(lib, enable, handle);
 	shim_smctrl_setup(enable, handle);
+	shim_sms_setup(lib, enable, handle);
 	if (env_prio(&prio) == 0)
 		shim_yield_setup(lib, enable, handle, prio.prio, prio.yield);
 }
@@ -320,8 +321,10 @@ static void init(void)
 	char why[256];
 
 	shim.quiet = env_flag(NVT_ENV_QUIET);
-	if (first && first != (const void *)instance_marker)
-		return; /* another copy of the shim is in charge */
+	if (first && first != (const void *)instance_marker) {
+		shim_sms_passive(first); /* another copy of the shim is in charge */
+		return;
+	}
 	/* The nvtaskset command itself (nested in a partitioned shell): no
 	 * segment, no callback, no fork handler. It removes the segment this PID
 	 * had before its exec, and the COMMAND it execs starts afresh. */
