@@ -32,6 +32,11 @@ bench-placement: all
 bench-startup: all
 	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
 
+# What each part adds to start-up, in MPS and outside (tests/bench/startup_parts.py): the
+# shim's set-up, its driver callbacks, the yield set-up, the command, 8 channels.
+bench-startup-parts: all
+	@timeout 470 python3 tests/bench/startup_parts.py $(CURDIR) $(abspath $(BENCH_OUT))/startup-parts
+
 # Priorities: a latency-critical service beside a training loop or a streaming hog, every
 # configuration in one run (tests/bench/prio/README.md): PRIO_SET=quick, PRIO_* knobs,
 # PRIO_DRY=1 prints the plan and its duration.
