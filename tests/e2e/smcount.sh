@@ -199,3 +199,19 @@ t_coop_launch_after_shrink() {
 grid=256 rc=0 tpcs=0-31 hung=0"
 	done
 }
+
+t_start_debug_says_parts() {
+	local part
+	# NVTASKSET_START_DEBUG: one line at the end of the shim's set-up, every part named,
+	# even when warnings are silenced (the start-up benchmark reads it).
+	run_rc out rc env NVTASKSET_START_DEBUG=1 NVTASKSET_QUIET=1 "$NVT" --no-mps -c 0-3 "$APP" info
+	eq "$rc" 0
+	grep -Eq "^nvtaskset: start-up of pid [0-9]+: [0-9.]+ ms in all \(environment [0-9.]+, segment [0-9.]+, inherit [0-9.]+, sweep [0-9.]+, masks [0-9.]+, driver [0-9.]+, callback [0-9.]+, graphs [0-9.]+, smctrl [0-9.]+, sms [0-9.]+, yield [0-9.]+ ms\)$" <<<"$out" ||
+		die "no start-up line: $out"
+	has "$out" "sms=8"
+	eq "$(grep -c 'start-up of' <<<"$out")" 1
+	for part in "" 0; do
+		run_rc out rc env NVTASKSET_START_DEBUG=$part "$NVT" --no-mps -c 0-3 "$APP" info
+		eq "$out" "sms=8"
+	done
+}
