@@ -73,6 +73,28 @@ t_sm_count_off() {
 	eq "$out" "dev=0 sms=16 proc=16"
 }
 
+t_sm_count_option() {
+	# --sm-count sets NVTASKSET_SM_COUNT for COMMAND, over one set already.
+	run_rc out rc "$NVT" --no-mps --sm-count gpu -c 0-3 "$APP" sms
+	eq "$out" "dev=0 sms=132 proc=132"
+	run_rc out rc env NVTASKSET_SM_COUNT=gpu "$NVT" --no-mps --sm-count partition -c 0-3 "$LINKED" sms
+	eq "$out" "dev=0 sms=8 proc=8"
+	on_start opt "$NVT" --no-mps --sm-count follow -c 0-3 "$APP" sms-on "$WORK/opt.go"
+	run_rc out rc "$NVT" -p -c 0-7 "$PID"
+	on_finish opt
+	eq "$out" "sms=8 proc=8
+sms=16 proc=16"
+	# Words it does not know, and where it has no meaning.
+	run_rc out rc "$NVT" --no-mps --sm-count 108 -c 0-3 "$APP" sms
+	eq "$rc" 1
+	has "$out" "--sm-count takes partition, follow or gpu"
+	run_rc out rc "$NVT" --no-mps --sm-count= -c 0-3 "$APP" sms
+	eq "$rc" 1
+	run_rc out rc "$NVT" --sm-count gpu -p 1
+	eq "$rc" 1
+	has "$out" "--sm-count goes with starting a command"
+}
+
 t_sm_count_per_gpu() {
 	# Two GPUs: each device is told its own partition's count.
 	two_gpus

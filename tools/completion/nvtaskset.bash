@@ -74,7 +74,7 @@ _nvtaskset_pids()
 _nvtaskset()
 {
 	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running --memory-half
-		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --channels
+		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --sm-count --channels
 		--dry-run --mps --topology --calibrate --priority --yield --guard --no-lend --agent --hold --poll
 		--idle-exit --across-users -h --help -V --version"
 	local -a words=() at=()
@@ -107,7 +107,7 @@ _nvtaskset()
 		--) opts_done=1 ;;
 		-n | --tpcs) count=1 && ((i++)) ;;
 		--tpcs=*) count=1 ;;
-		--strategy | --memory-half | --channels | --priority | --yield | --guard | --hold | --poll | --idle-exit) ((i++)) ;;
+		--strategy | --memory-half | --channels | --sm-count | --priority | --yield | --guard | --hold | --poll | --idle-exit) ((i++)) ;;
 		--agent) other=1 ;;
 		--mps) other=1 && ((i++)) ;;
 		--gpu) gpu=${words[i + 1]-0} && gpu=${gpu%%=*} && ((i++)) ;;
@@ -142,6 +142,7 @@ _nvtaskset()
 		--strategy) values="packed spread clusters" ;;
 		--memory-half) values="auto 0 1" ;;
 		--channels) values="default 2 4 8" ;;
+		--sm-count) values="partition follow gpu" ;;
 		--priority) values="high normal low none" ;;
 		--yield) values="default none gate bound ahead borrow client guard gate,bound,ahead,borrow,client" ;;
 		--guard | --hold | --poll | --idle-exit) return 0 ;; # a number
