@@ -370,8 +370,14 @@ void shim_sms_api(int cbid, const void *data)
 
 	if (cbid != NVT_CBID_cuDeviceGetAttribute && !cooperative_call(cbid))
 		return;
-	if (shim_api_call(cbid, data, &call))
+	if (shim_api_call(cbid, data, &call)) {
+		if (shim_first_time(WARN_SMS_API))
+			shim_warn("unexpected driver-API callback data (call %d): programs that ask the "
+				  "driver through its own handle are told the GPU's SM count, and cooperative "
+				  "grids are not checked against the partition",
+				  cbid);
 		return;
+	}
 	if (cbid == NVT_CBID_cuDeviceGetAttribute) {
 		const NVT_DEVICE_ATTRIBUTE_ARGS *a = (const void *)call.args;
 		if (call.site == NVT_CB_API_SITE_EXIT && call.result == 0 && a->value &&

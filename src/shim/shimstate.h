@@ -62,6 +62,7 @@ enum warn_kind {
 	WARN_YIELD = 1 << 14,         /* yielding to higher tasks cannot work as asked */
 	WARN_LEASE = 1 << 15,         /* TPCs a dead agent lent went back */
 	WARN_COOP = 1 << 16,          /* a cooperative grid ran outside the partition */
+	WARN_SMS_API = 1 << 17,       /* the SM count's and cooperative launches' callbacks unreadable */
 };
 
 /* The partition behind published masks, which a forked child copies. */

@@ -237,3 +237,17 @@ t_start_debug_says_parts() {
 		eq "$out" "sms=8"
 	done
 }
+
+t_sm_count_unexpected_api_block() {
+	# A driver whose API callback data is not laid out as measured: said once; the
+	# shim's exports still answer a linked program; launches stay partitioned.
+	run_rc out rc env FAKECUDA_API_PARAMS_SIZE=16 "$NVT" --no-mps -c 0-3 "$APP" sms
+	has "$out" "nvtaskset: warning: unexpected driver-API callback data (call 9): programs that ask the driver through its own handle are told the GPU's SM count"
+	has "$out" "dev=0 sms=132 proc=132"
+	eq "$(grep -c warning <<<"$out")" 1
+	hasnt "$out" libsmctrl
+	run_rc out rc env FAKECUDA_API_PARAMS_SIZE=16 "$NVT" --no-mps -c 0-3 "$LINKED" sms
+	has "$out" "dev=0 sms=8 proc=8"
+	run_rc out rc env FAKECUDA_API_PARAMS_SIZE=16 "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	has "$out" "tpcs=0-3 hung=0"
+}
