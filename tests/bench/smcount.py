@@ -25,7 +25,8 @@ driver, date, command, the summary, the plot).
 
 Usage: smcount.py ROOT OUTDIR   (SMCOUNT_SIZES="4,8,...,66" or ranges "4-24",
                                 SMCOUNT_CONFIGS=mps,told,gpu, SMCOUNT_ROUNDS=1,
-                                SMCOUNT_BUDGET_S=400: start no size after that,
+                                SMCOUNT_BUDGET_S=400: start no size after that
+                                (less 60 s for the moved tasks),
                                 SMCOUNT_STALE=1, STALE_BIG=66, STALE_SMALL=54,
                                 SMCOUNT_WORK=cublas,triton,train, SMCOUNT_REPS=20)
        smcount.py --report OUTDIR TOTAL_TPCS CSV...
@@ -37,6 +38,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -62,6 +64,7 @@ BUDGET = float(os.environ.get("SMCOUNT_BUDGET_S", "400"))
 STALE = os.environ.get("SMCOUNT_STALE", "1") == "1"
 STALE_BIG = int(os.environ.get("STALE_BIG", "66"))
 STALE_SMALL = int(os.environ.get("STALE_SMALL", "54"))
+STALE_S = 60  # what the two moved tasks take, kept from the sizes' budget
 if CONFIGS[0] != "mps" or any(c not in ("mps", "told", "gpu") for c in CONFIGS):
     sys.exit("SMCOUNT_CONFIGS: mps first, then told and/or gpu")
 
@@ -119,6 +122,8 @@ def stale(kind, start_n, end_n, rows):
 
 def main():
     start = time.time()
+    # A time limit's SIGTERM ends the runs, not the results: the files are written on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.makedirs(OUT, exist_ok=True)
     run([NVT, "--calibrate"], env=dict(ENV, CUDA_MPS_PIPE_DIRECTORY="/dev/null"))
     total = json.loads(run([NVT, "--topology", "--json", "--gpu", "0"])[0])["gpus"][0]["tpcs"]
@@ -132,10 +137,11 @@ def main():
         machine["commit"] = "?"
     run([NVT, "--mps", "start"])
     rows, stale_rows, picks = [], [], {}
+    stopped = None
     try:
         for rnd in range(ROUNDS):
             for n in SIZES:
-                if time.time() - start > BUDGET:
+                if time.time() - start > BUDGET - (STALE_S if STALE else 0):
                     print("budget of %.0f s spent: round %d stops before %d TPCs" % (BUDGET, rnd, n), flush=True)
                     break
                 for config in CONFIGS:
@@ -146,9 +152,12 @@ def main():
                     for name, ms in r["ms"].items():
                         rows.append((rnd, n, config, r["sms"], name, ms))
                 print("round %d, %d TPCs: done (%.0f s)" % (rnd, n, time.time() - start), flush=True)
-        if STALE:
+        if STALE and time.time() - start < BUDGET:
             stale("shrink", STALE_BIG, STALE_SMALL, stale_rows)
             stale("grow", STALE_SMALL, STALE_BIG, stale_rows)
+    except SystemExit as e:  # stopped from outside: report what was measured
+        stopped = e
+        print("stopped (%s): reporting %d rows" % (e, len(rows)), flush=True)
     finally:
         subprocess.run([NVT, "--mps", "stop"], env=ENV, capture_output=True, timeout=60)
         with open(os.path.join(OUT, "smcount.csv"), "w", newline="") as f:
@@ -161,6 +170,8 @@ def main():
             w.writerows(stale_rows)
         shutil.rmtree(WORK, ignore_errors=True)
     report(rows, stale_rows, total, machine, picks)
+    if stopped:
+        raise stopped
 
 
 def summary(rows, stale_rows, total, picks):
@@ -221,7 +232,7 @@ def summary(rows, stale_rows, total, picks):
                 lines.append("| %s %d -> %d TPCs | %s | %d, %d, %.3f | %d, %.3f | %s | %s |" % (
                     kind, t0, t1, name, t0, s0, m0, t1, m1, "%.3f" % f if f else "-",
                     "%.3f" % (m1 / f) if f else "-"))
-    if picks:
+    if any(picks.values()):
         lines += ["", "nvtaskset's picks (-n):", ""]
         lines += ["- %d TPCs: %s" % (n, "; ".join(p)[:300]) for n, p in sorted(picks.items()) if p]
     return lines, ms, names, sizes_run

@@ -32,6 +32,7 @@ import csv
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -140,6 +141,8 @@ def summarise(rows, parts, device):
 
 
 def main():
+    # A time limit's SIGTERM ends the runs, not the results: the files are written on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.makedirs(OUT, exist_ok=True)
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.strip()
