@@ -17,6 +17,13 @@ bench: all
 bench-sizes: all
 	@timeout 590 python3 tests/bench/sizes.py $(CURDIR) $(abspath $(BENCH_OUT))/sizes
 
+# The SM count a program is told: bf16 GEMMs (cuBLAS through PyTorch, a persistent Triton
+# kernel) and a training step at partition sizes from one GPC to the whole GPU, against MPS's
+# percentage of the same SM count, and a stale count after -p (tests/bench/smcount.py).
+# SMCOUNT_SIZES picks the sizes (ranges too: "4-24"); each call stays under 8 minutes.
+bench-smcount: all
+	@timeout 470 python3 tests/bench/smcount.py $(CURDIR) $(abspath $(BENCH_OUT))/smcount
+
 # Where a partition's SMs lie: packed, spread, MPS's share; launch batches (issue 15).
 bench-placement: all
 	@tests/bench/placement.sh $(abspath $(BENCH_OUT))/placement
@@ -24,6 +31,11 @@ bench-placement: all
 # Start-up as a user feels it, and what the channel count buys (issue 24).
 bench-startup: all
 	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
+
+# What each part adds to start-up, in MPS and outside (tests/bench/startup_parts.py): the
+# shim's set-up, its driver callbacks, the yield set-up, the command, 8 channels.
+bench-startup-parts: all
+	@timeout 470 python3 tests/bench/startup_parts.py $(CURDIR) $(abspath $(BENCH_OUT))/startup-parts
 
 # Priorities: a latency-critical service beside a training loop or a streaming hog, every
 # configuration in one run (tests/bench/prio/README.md): PRIO_SET=users or quick, PRIO_* knobs,

@@ -59,6 +59,14 @@ extern "C" {
  * it saw while libsmctrl masks were in use and for how many it knew the
  * stream (include/libsmctrl.h; for bug reports and the GPU tests). */
 #define NVT_ENV_SMCTRL_DEBUG "NVTASKSET_SMCTRL_DEBUG"
+/* What a program that asks for its GPU's SM count is told (src/core/smcount.h):
+ * "partition" (the default: its partition's count at its first query of that
+ * GPU, kept after), "follow" (the partition's count at each query) or "gpu"
+ * (the driver's count, as without nvtaskset). */
+#define NVT_ENV_SM_COUNT "NVTASKSET_SM_COUNT"
+/* Any non-empty value other than "0": at the end of its set-up the shim says
+ * on stderr what its parts took (for the start-up benchmark and bug reports). */
+#define NVT_ENV_START_DEBUG "NVTASKSET_START_DEBUG"
 /* Directory that holds every user's run directory (default NVT_DEFAULT_RUNDIR): an
  * absolute path shorter than NVT_RUNDIR_MAX bytes (a longer one is not used). */
 #define NVT_ENV_RUNDIR "NVTASKSET_RUNDIR"

@@ -28,6 +28,14 @@ typedef CUresult (*nvt_cuDeviceGetAttribute_fn)(int *value, int attribute, CUdev
 typedef CUresult (*nvt_cuDeviceGetUuid_fn)(CUuuid *uuid, CUdevice dev);
 typedef CUresult (*nvt_cuDeviceGetName_fn)(char *name, int len, CUdevice dev);
 typedef CUresult (*nvt_cuDriverGetVersion_fn)(int *version);
+/* cuGetProcAddress_v2 (what cuda.h 12 and 13 call cuGetProcAddress) and the
+ * CUDA 11.3 form still exported as cuGetProcAddress. */
+typedef CUresult (*nvt_cuGetProcAddress_v2_fn)(const char *symbol, void **pfn, int cuda_version,
+					       uint64_t flags, int *symbol_status);
+typedef CUresult (*nvt_cuGetProcAddress_fn)(const char *symbol, void **pfn, int cuda_version,
+					    uint64_t flags);
+typedef CUresult (*nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn)(int *blocks, void *f,
+								      int block_size, size_t shmem);
 
 /*
  * The private export table that offers launch callbacks (docs/hardware-facts.md,
@@ -83,19 +91,34 @@ typedef CUresult (*nvt_cuDriverGetVersion_fn)(int *version);
  * cuLaunchCooperativeKernel's and the _ptsz forms'), cuLaunchKernelEx_params
  * with CUlaunchConfig, cudaLaunchKernel_v7000_params (also
  * cudaLaunchCooperativeKernel's) and cudaLaunchKernelExC_v11060_params with
- * cudaLaunchConfig_t, CUDA 13.0. Only the stream is read.
+ * cudaLaunchConfig_t, CUDA 13.0. The stream is read, and the grid, block,
+ * function and attributes of cooperative launches.
  */
 typedef struct {
 	void *f;
 	unsigned grid[3], block[3], shared_mem;
 	void *stream;
 } NVT_LAUNCH_KERNEL_ARGS;
+/* CUlaunchAttribute: an id, then (at byte 8) a 64-byte union of values;
+ * CU_LAUNCH_ATTRIBUTE_COOPERATIVE's value is an int, non-zero: cooperative. */
+typedef struct {
+	int id;
+	char pad[4];
+	union {
+		char bytes[64];
+		int cooperative;
+	} value;
+} NVT_LAUNCH_ATTRIBUTE;
+#define NVT_LAUNCH_ATTRIBUTE_COOPERATIVE 2
 typedef struct {
 	unsigned grid[3], block[3], shared_mem;
 	void *stream;
-} NVT_LAUNCH_CONFIG; /* CUlaunchConfig's head */
+	const NVT_LAUNCH_ATTRIBUTE *attrs;
+	unsigned num_attrs;
+} NVT_LAUNCH_CONFIG; /* CUlaunchConfig */
 typedef struct {
 	const NVT_LAUNCH_CONFIG *config;
+	void *f; /* a CUfunction, or a CUkernel */
 } NVT_LAUNCH_KERNEL_EX_ARGS;
 typedef struct {
 	const void *func;
@@ -118,8 +141,16 @@ typedef struct {
 	void **graph;
 } NVT_END_CAPTURE_ARGS;
 
-/* The driver-API calls nvtaskset follows (CUPTI's numbers): kernel launches, graphs. */
+/* cuDeviceGetAttribute_params: where the value goes, which attribute, which device. */
+typedef struct {
+	int *value;
+	int attribute;
+	CUdevice dev;
+} NVT_DEVICE_ATTRIBUTE_ARGS;
+
+/* The driver-API calls nvtaskset follows (CUPTI's numbers): the SM count, kernel launches, graphs. */
 enum nvt_api_cbid {
+	NVT_CBID_cuDeviceGetAttribute = 9,
 	NVT_CBID_cuLaunchKernel = 307,
 	NVT_CBID_cuLaunchKernel_ptsz = 442,
 	NVT_CBID_cuLaunchCooperativeKernel = 477,

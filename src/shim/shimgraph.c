@@ -587,12 +587,27 @@ static void *const *api_args(int cbid, const void *data, int *site, int *result)
 	return call.args;
 }
 
+/* Whether this file follows call cbid (the callback also gets the calls others follow). */
+static int graph_call(int cbid)
+{
+	for (size_t i = 0; i < sizeof(followed_calls) / sizeof(followed_calls[0]); i++)
+		if (followed_calls[i] == cbid)
+			return 1;
+	for (size_t i = 0; i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
+		if (unmirrored_calls[i] == cbid)
+			return 1;
+	for (int i = 0; i < 8; i++)
+		if (mirror_calls[i].cbid == cbid)
+			return 1;
+	return 0;
+}
+
 void shim_graph_api(int cbid, const void *data)
 {
 	void *const *args;
 	int site, result;
 
-	if (tls.in_shim || !drv.on || !(args = api_args(cbid, data, &site, &result)))
+	if (tls.in_shim || !drv.on || !graph_call(cbid) || !(args = api_args(cbid, data, &site, &result)))
 		return;
 	switch (cbid) {
 	case NVT_CBID_cuGraphInstantiate:

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpu/cuda_driver.h"
@@ -48,6 +49,59 @@ extern const char nvtaskset_shim_instance[sizeof(INSTANCE_TEXT)]
 #define SWEEP_MAX 32
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* ---- What set-up takes (NVT_ENV_START_DEBUG) ------------------------------ */
+
+/*
+ * Each part's wall time, said in one line at the end of set-up when
+ * NVT_ENV_START_DEBUG asks (the start-up benchmark reads it:
+ * tests/bench/startup.py). A part ends at the next mark; clock_gettime is
+ * the vDSO's, no system call.
+ */
+enum start_part {
+	SP_ENV, SP_SEGMENT, SP_INHERIT, SP_SWEEP, SP_MASKS, SP_DRIVER, SP_CALLBACK, SP_GRAPHS,
+	SP_SMCTRL, SP_SMS, SP_YIELD, SP_PARTS
+};
+static const char *const start_part_names[SP_PARTS] = {
+	"environment", "segment", "inherit", "sweep", "masks", "driver", "callback",
+	"graphs", "smctrl", "sms", "yield"};
+static struct {
+	int on;
+	struct timespec begin, last;
+	double ms[SP_PARTS];
+} setup_time;
+
+static double ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* The time since the last mark goes to part. */
+static void start_mark(enum start_part part)
+{
+	struct timespec now;
+
+	if (!setup_time.on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	setup_time.ms[part] += ms_between(&setup_time.last, &now);
+	setup_time.last = now;
+}
+
+static void start_report(void)
+{
+	char line[400];
+	int n;
+
+	if (!setup_time.on)
+		return;
+	n = snprintf(line, sizeof(line), "start-up of pid %ld: %.3f ms in all (", (long)getpid(),
+		     ms_between(&setup_time.begin, &setup_time.last));
+	for (int p = 0; p < SP_PARTS && n > 0 && n < (int)sizeof(line); p++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s %.3f", p ? ", " : "",
+			      start_part_names[p], setup_time.ms[p]);
+	shim_note("%s ms)", line);
+}
 
 /* ---- Set-up ------------------------------------------------------------- */
 
@@ -184,6 +238,7 @@ static void register_callback(void)
 	shim.ctx_get_device = (ctx_get_device_fn)dlsym(lib, "cuCtxGetDevice");
 	shim.device_get_uuid = (nvt_cuDeviceGetUuid_fn)dlsym(lib, "cuDeviceGetUuid");
 	shim_smctrl_info_setup(lib);
+	start_mark(SP_DRIVER);
 	if (!get_table) {
 		shim_warn("the CUDA driver has no cuGetExportTable; running unpartitioned");
 		return;
@@ -211,10 +266,16 @@ static void register_callback(void)
 		return;
 	}
 	shim.active = 1;
+	start_mark(SP_CALLBACK);
 	shim_graph_setup(lib, enable, handle);
+	start_mark(SP_GRAPHS);
 	shim_smctrl_setup(enable, handle);
+	start_mark(SP_SMCTRL);
+	shim_sms_setup(lib, enable, handle);
+	start_mark(SP_SMS);
 	if (env_prio(&prio) == 0)
 		shim_yield_setup(lib, enable, handle, prio.prio, prio.yield);
+	start_mark(SP_YIELD);
 }
 
 /*
@@ -320,8 +381,14 @@ static void init(void)
 	char why[256];
 
 	shim.quiet = env_flag(NVT_ENV_QUIET);
-	if (first && first != (const void *)instance_marker)
-		return; /* another copy of the shim is in charge */
+	if ((setup_time.on = env_flag(NVT_ENV_START_DEBUG))) {
+		clock_gettime(CLOCK_MONOTONIC, &setup_time.begin);
+		setup_time.last = setup_time.begin;
+	}
+	if (first && first != (const void *)instance_marker) {
+		shim_sms_passive(first); /* another copy of the shim is in charge */
+		return;
+	}
 	/* The nvtaskset command itself (nested in a partitioned shell): no
 	 * segment, no callback, no fork handler. It removes the segment this PID
 	 * had before its exec, and the COMMAND it execs starts afresh. */
@@ -329,6 +396,7 @@ static void init(void)
 		return;
 	n_env = environment_partitions(env);
 	snprintf(shim.base, sizeof(shim.base), "%s", nvt_rundir());
+	start_mark(SP_ENV);
 	rc = nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why));
 	if (rc >= 0) {
 		shim.seg = shim.own.seg;
@@ -340,6 +408,7 @@ static void init(void)
 		     shim.own.dir, why);
 		shim.seg = private_segment();
 	}
+	start_mark(SP_SEGMENT);
 	if (rc == NVT_SEG_ADOPTED) {
 		/* A new program in this process: nothing has launched on it yet. */
 		for (int g = 0; g < NVT_MAX_GPUS; g++)
@@ -348,9 +417,11 @@ static void init(void)
 		fill_new_segment(rc == NVT_SEG_CREATED, env, n_env);
 	}
 	nvt_seg_unlock(&fresh); /* open to readers now, filled */
+	start_mark(SP_INHERIT);
 	/* Children that ended with _exit left their files: a start tidies up. */
 	if (rc == NVT_SEG_CREATED)
 		nvt_seg_sweep(&shim.own, SWEEP_MAX);
+	start_mark(SP_SWEEP);
 	/* Launches start from each slot, or from the environment if a writer
 	 * stopped inside it: never from "unpartitioned". */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
@@ -372,7 +443,9 @@ static void init(void)
 	}
 	if (pthread_atfork(shim_smctrl_before_fork, shim_smctrl_after_fork_in_parent, after_fork_in_child))
 		shim_warn("cannot watch fork(): children share their parent's control segment");
+	start_mark(SP_MASKS);
 	register_callback();
+	start_report();
 }
 
 __attribute__((constructor)) static void shim_load(void)

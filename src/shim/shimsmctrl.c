@@ -328,12 +328,28 @@ int shim_smctrl_graph_mask(const void *graph, uint64_t mask[2])
 
 /* ---- The API callbacks ------------------------------------------------------------- */
 
+/* Whether this file follows call cbid of domain (6 or 7). */
+static int followed_call(int domain, int cbid)
+{
+	const int *ids = domain == NVT_CB_DOMAIN_API ? driver_ids : runtime_ids;
+	size_t n = domain == NVT_CB_DOMAIN_API ? sizeof(driver_ids) / sizeof(driver_ids[0])
+					       : sizeof(runtime_ids) / sizeof(runtime_ids[0]);
+
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == cbid)
+			return 1;
+	return 0;
+}
+
 void shim_smctrl_api(int domain, int cbid, const void *data)
 {
 	struct shim_api_call call;
 	const void *args, *key;
 	int site;
 
+	/* The callback also gets the calls others follow (graphs, the SM count). */
+	if (!followed_call(domain, cbid))
+		return;
 	if (shim_api_call(cbid, data, &call)) {
 		if (shim_first_time(WARN_SMCTRL_API))
 			shim_warn("unexpected API callback data (domain %d, call %d); libsmctrl stream "
@@ -353,7 +369,7 @@ void shim_smctrl_api(int domain, int cbid, const void *data)
 			graph_destroyed(*(void *const *)args);
 		return;
 	}
-	/* The end of a capture (the callback also gets the calls others follow). */
+	/* The end of a capture. */
 	if (domain == NVT_CB_DOMAIN_API ? cbid != CB_cuStreamEndCapture && cbid != CB_cuStreamEndCapture_ptsz
 					: cbid != CB_cudaStreamEndCapture && cbid != CB_cudaStreamEndCapture_ptsz)
 		return;

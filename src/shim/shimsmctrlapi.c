@@ -63,8 +63,9 @@ int shim_smctrl_cuda_gpus(struct nvt_cache_key *keys, int max)
 		CUdevice d;
 		CUuuid uuid;
 		int sms = 0;
+		/* The GPU's own count, never a partition's (shimsms.c): the cache's key. */
 		if (drv.device_get(&d, i) || drv.uuid(&uuid, d) ||
-		    drv.attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d))
+		    shim_driver_attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d))
 			continue;
 		memset(&keys[n], 0, sizeof(keys[n]));
 		nvt_uuid_format((const uint8_t *)uuid.bytes, keys[n].uuid);
@@ -184,7 +185,7 @@ EXPORT int nvtaskset_smctrl_get_tpc_info_cuda(uint32_t *num_tpcs, int cuda_dev)
 	if (rc != ENOENT)
 		return rc;
 	/* Without calibration: the SMs of TPCs of two (every GPU since Volta). */
-	if (!drv.attribute || drv.attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cuda_dev) ||
+	if (!drv.attribute || shim_driver_attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cuda_dev) ||
 	    drv.attribute(&major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cuda_dev))
 		return EIO;
 	if (major < 7)

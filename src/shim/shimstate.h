@@ -61,6 +61,8 @@ enum warn_kind {
 	WARN_SMCTRL_FULL = 1 << 13,   /* stream or graph table full */
 	WARN_YIELD = 1 << 14,         /* yielding to higher tasks cannot work as asked */
 	WARN_LEASE = 1 << 15,         /* TPCs a dead agent lent went back */
+	WARN_COOP = 1 << 16,          /* a cooperative grid ran outside the partition */
+	WARN_SMS_API = 1 << 17,       /* the SM count's and cooperative launches' callbacks unreadable */
 };
 
 /* The partition behind published masks, which a forked child copies. */
@@ -278,6 +280,27 @@ const uint64_t *shim_graph_smctrl_mask(void);
 
 /* shim.c: the slot of a context's GPU, or -1 (as the launch path finds it). */
 int shim_slot_of_ctx(const void *ctx);
+
+/* shimsms.c: the SM count a program is told, and cooperative launches */
+void shim_sms_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle);
+/* In a copy of the shim that is not in charge: its exports call those of the
+ * copy in_charge (an address in it). */
+void shim_sms_passive(const void *in_charge);
+/* A driver-API callback (domain 6): cuDeviceGetAttribute's return, and the
+ * cooperative launch calls' entry and return. */
+void shim_sms_api(int cbid, const void *data);
+/* The cooperative launch this thread is making (blocks 0: none), noted by
+ * its launch call's entry callback; per_sm: the blocks an SM holds (0: unknown). */
+struct shim_coop {
+	uint64_t blocks;
+	unsigned per_sm;
+};
+extern __thread struct shim_coop shim_coop __attribute__((tls_model("initial-exec")));
+/* The launch path, for a cooperative launch on masks m: returns 1 (and warns
+ * once) when m's SMs cannot hold its grid, which must then run on every TPC. */
+int shim_sms_coop_spills(const struct hw_masks *m);
+/* cuDeviceGetAttribute as the driver answers it, for the shim's own questions. */
+CUresult shim_driver_attribute(int *value, int attribute, CUdevice dev);
 
 /* shimyield.c: priorities (docs/priorities.md, "Yielding") */
 extern int shim_yield_tracking; /* started with a priority: follows its requests */

@@ -273,6 +273,8 @@ int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *ou
 		snprintf(out->sm_limit, sizeof(out->sm_limit), "%d", in->sm_limit_percent);
 		env_add(out, NVT_ENV_MPS_THREAD_PERCENTAGE, out->sm_limit, 1);
 	}
+	if (in->sm_count)
+		env_add(out, NVT_ENV_SM_COUNT, in->sm_count, 1);
 	if (in->visible)
 		env_add(out, NVT_ENV_CUDA_VISIBLE, in->visible, 1);
 	if (in->rundir)

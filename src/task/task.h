@@ -87,7 +87,7 @@ int nvt_task_set_partition(const char *base, struct nvt_seg_handle *h,
  * Every variable a front end sets for a task is chosen here: the front ends
  * only apply the list (setenv, spank_setenv). */
 
-#define NVT_TASK_ENV_MAX 8
+#define NVT_TASK_ENV_MAX 10
 #define NVT_TASK_ENV_PRELOAD_MAX 12288
 
 /* What a task's environment is made from. */
@@ -101,6 +101,7 @@ struct nvt_task_env_in {
 				    * (left as it is) or 0 (the default); never over a
 				    * value set already */
 	int sm_limit_percent;      /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 0: not set */
+	const char *sm_count;      /* NVT_ENV_SM_COUNT (--sm-count's word); NULL: not set */
 	const char *visible;       /* CUDA_VISIBLE_DEVICES; NULL: not set */
 	const char *rundir;        /* NVT_ENV_RUNDIR; NULL: not set (the default) */
 };

@@ -7,6 +7,10 @@
 //                        percentile and the median microseconds per launch of
 //                        the enqueue alone (the host's time, little touched by
 //                        the GPU or by preemption)
+//   launch batches-ex N REPS
+//                        the same through cudaLaunchKernelEx (the driver's
+//                        cuLaunchKernelEx, whose calls the shim follows to find
+//                        cooperative launches)
 //   launch startup       runs one empty kernel and prints CLOCK_MONOTONIC (ns) when
 //                        it has completed: the harness subtracts its spawn time
 #include <cuda_runtime.h>
@@ -45,13 +49,19 @@ int main(int argc, char **argv) {
     printf("enqueue_us=%.4f total_us=%.4f\n", enq[reps / 2], all[reps / 2]);
     return 0;
   }
-  if (argc == 4 && !strcmp(argv[1], "batches")) {
-    int n = atoi(argv[2]), reps = atoi(argv[3]);
+  if (argc == 4 && (!strcmp(argv[1], "batches") || !strcmp(argv[1], "batches-ex"))) {
+    int n = atoi(argv[2]), reps = atoi(argv[3]), ex = !strcmp(argv[1], "batches-ex");
     std::vector<double> enq;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(1);
     empty<<<1, 1>>>(); CK(cudaDeviceSynchronize());
     for (int r = 0; r < reps; r++) {
       long long t0 = now_ns();
-      for (int i = 0; i < n; i++) empty<<<1, 1>>>();
+      if (ex)
+        for (int i = 0; i < n; i++) cudaLaunchKernelEx(&cfg, empty);
+      else
+        for (int i = 0; i < n; i++) empty<<<1, 1>>>();
       long long t1 = now_ns();
       CK(cudaDeviceSynchronize());
       enq.push_back((t1 - t0) / 1e3 / n);
@@ -60,6 +70,6 @@ int main(int argc, char **argv) {
     printf("p10_us=%.4f median_us=%.4f\n", enq[reps / 10], enq[reps / 2]);
     return 0;
   }
-  fprintf(stderr, "usage: launch rate N REPS | launch batches N REPS | launch startup\n");
+  fprintf(stderr, "usage: launch rate N REPS | launch batches[-ex] N REPS | launch startup\n");
   return 2;
 }

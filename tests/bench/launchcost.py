@@ -9,7 +9,9 @@ pinned to one CPU, outside MPS, interleaved over rounds:
   shim-unset     the shim loaded through the wrapper, no partition (the
                  callback runs, finds no slot, returns)
   nvtaskset      nvtaskset -n 33
-  no-graphs      nvtaskset -n 33 with NVTASKSET_GRAPHS=0 (no driver-API callbacks)
+  no-graphs      nvtaskset -n 33 with NVTASKSET_GRAPHS=0 (no graph callbacks)
+  no-api         nvtaskset -n 33 with NVTASKSET_GRAPHS=0 NVTASKSET_SM_COUNT=gpu (of the
+                 driver-API callbacks, only the cooperative launch calls' remain)
   priority-high  nvtaskset --priority high -n 33 (its shim counts its requests)
   priority-low   nvtaskset --priority low -n 33 with no higher task running (its shim
                  follows its launch calls, and finds nobody to yield to)
@@ -23,8 +25,11 @@ LAUNCH_TIMERS=ROOT: also runs 3 processes of nvtaskset -n 33 from ROOT, a
 tree built with `make CPPFLAGS=-DNVT_SHIM_TIMERS`, and keeps the shim's
 rdtsc breakdown of the launch callback (timers.txt).
 
+LAUNCH_EX=1 launches through cudaLaunchKernelEx ("launch batches-ex"), whose
+driver calls (cuLaunchKernelEx) every task follows to find cooperative ones.
+
 Usage: launchcost.py ROOT BIN OUTDIR   (LAUNCH_ROUNDS=15 LAUNCH_CPU=3 LAUNCH_VARIANTS=NAME=ROOT,...
-                                        LAUNCH_TIMERS=ROOT LAUNCH_CASES=plain,NAME,...)
+                                        LAUNCH_TIMERS=ROOT LAUNCH_CASES=plain,NAME,... LAUNCH_EX=1)
 """
 import csv
 import os
@@ -39,9 +44,9 @@ CPU = os.environ.get("LAUNCH_CPU", "3")
 VARIANTS = [v.split("=", 1) for v in os.environ.get("LAUNCH_VARIANTS", "").split(",") if v]
 os.makedirs(OUT, exist_ok=True)
 ENV = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY="/dev/null")
-for k in ("LD_PRELOAD", "NVTASKSET_PARTITION", "NVTASKSET_GRAPHS"):
+for k in ("LD_PRELOAD", "NVTASKSET_PARTITION", "NVTASKSET_GRAPHS", "NVTASKSET_SM_COUNT"):
     ENV.pop(k, None)
-PROBE = [os.path.join(BIN, "launch"), "batches", "1000", "201"]
+PROBE = [os.path.join(BIN, "launch"), "batches-ex" if os.environ.get("LAUNCH_EX") == "1" else "batches", "1000", "201"]
 NVT = os.path.join(ROOT, "build/bin/nvtaskset")
 CASES = [
     ("plain", PROBE, ENV),
@@ -49,6 +54,7 @@ CASES = [
     ("shim-unset", PROBE, dict(ENV, LD_LIBRARY_PATH=os.path.join(ROOT, "build/lib/nvtaskset/wrapper"))),
     ("nvtaskset", [NVT, "--no-mps", "-n", "33"] + PROBE, ENV),
     ("no-graphs", [NVT, "--no-mps", "-n", "33"] + PROBE, dict(ENV, NVTASKSET_GRAPHS="0")),
+    ("no-api", [NVT, "--no-mps", "-n", "33"] + PROBE, dict(ENV, NVTASKSET_GRAPHS="0", NVTASKSET_SM_COUNT="gpu")),
     ("priority-high", [NVT, "--no-mps", "--priority", "high", "-n", "33"] + PROBE, ENV),
     ("priority-low", [NVT, "--no-mps", "--priority", "low", "-n", "33"] + PROBE, ENV),
 ]

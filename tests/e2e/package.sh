@@ -319,11 +319,13 @@ t_messages_plain() {
 t_exports() {
 	local f syms
 	for f in "$SHIM" "$WRAPDIR/libcuda.so.1"; do
-		# The instance marker, and libsmctrl's interface under the shim's own
-		# prefix (libsmctrl.so forwards to it: include/libsmctrl.h).
+		# The instance marker, libsmctrl's interface under the shim's own
+		# prefix (libsmctrl.so forwards to it: include/libsmctrl.h), and the
+		# driver calls through which a program learns its SM count (shimsms.c).
 		syms=$(nm -D --defined-only "$f" | awk '{print $3}' | grep -v '^_' | grep -v '^nvtaskset_smctrl_' |
 			sort | tr '\n' ' ')
-		eq "$syms" "nvtaskset_shim_instance " "exported symbols of $f"
+		eq "$syms" "cuDeviceGetAttribute cuGetProcAddress cuGetProcAddress_v2 nvtaskset_shim_instance " \
+			"exported symbols of $f"
 		eq "$(nm -D --defined-only "$f" | grep -c ' T nvtaskset_smctrl_')" 10 "libsmctrl functions of $f"
 	done
 	readelf -d "$WRAPDIR/libcuda.so.1" | grep -q 'NEEDED.*\[libcuda.so\]' ||

@@ -227,7 +227,7 @@ t_smctrl_plain_start_ctypes() {
 		class Launch(ctypes.Structure):
 		    _fields_ = [("v", ctypes.c_uint8), ("en", ctypes.c_int), ("d", ctypes.c_uint32 * 4),
 		                ("hung", ctypes.c_int), ("ran", ctypes.c_uint64 * 4), ("cb", ctypes.c_int),
-		                ("dhi", ctypes.c_uint32 * 4), ("stray", ctypes.c_int)]
+		                ("dhi", ctypes.c_uint32 * 4), ("stray", ctypes.c_int), ("coop", ctypes.c_uint64)]
 		def launch(s):
 		    rec = Launch()
 		    assert cuda.cuLaunchKernel(kernel, 264, 1, 1, 128, 1, 1, 0, s, None, None) == 0
@@ -319,7 +319,7 @@ t_smctrl_plain_start_two_gpus_before_cuda() {
 		class Launch(ctypes.Structure):
 		    _fields_ = [("v", ctypes.c_uint8), ("en", ctypes.c_int), ("d", ctypes.c_uint32 * 4),
 		                ("hung", ctypes.c_int), ("ran", ctypes.c_uint64 * 4), ("cb", ctypes.c_int),
-		                ("dhi", ctypes.c_uint32 * 4), ("stray", ctypes.c_int)]
+		                ("dhi", ctypes.c_uint32 * 4), ("stray", ctypes.c_int), ("coop", ctypes.c_uint64)]
 		for dev in (0, 1):
 		    ctx, rec = ctypes.c_void_p(), Launch()
 		    assert cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0

@@ -50,6 +50,9 @@
  *                                         it maps (through its shim's writable mapping,
  *                                         as a program that dropped root could), then loop
  *
+ * The SM count and cooperative grids (fakeappsms.c): sms, sms-on GO, coop BLOCK [ex],
+ * coop-on GO BLOCK [ex].
+ *
  * CUDA graphs (fakeappgraph.c): a graph of NODES kernel nodes, each with one
  * 64-bit argument (node i: i + 1), in creation order after them the options'
  * nodes; instantiated with cuGraphInstantiateWithFlags unless an option says
@@ -561,6 +564,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "graph") || !strcmp(argv[1], "graph-once"))
 		return graph_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sms") || !strcmp(argv[1], "sms-on") || !strcmp(argv[1], "coop") ||
+	    !strcmp(argv[1], "coop-on"))
+		return sms_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "info")) {
 		printf("sms=%d\n", sms);
 		return 0;

@@ -24,5 +24,8 @@ int exists(const char *path);
 /* fakeapp graph NODES STOP OUT [OPTION...] and graph-once NODES [OPTION...]:
  * returns the exit status. */
 int graph_main(int argc, char **argv);
+/* fakeapp sms, sms-on, coop, coop-on (fakeappsms.c): argv[0] is the mode;
+ * returns the exit status. */
+int sms_main(int argc, char **argv);
 
 #endif /* FAKEAPP_H */

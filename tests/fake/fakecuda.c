@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "fakeint.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,7 +378,15 @@ API int cuDeviceGet(int *dev, int ordinal)
 	return 0;
 }
 
-API int cuDeviceGetAttribute(int *value, int attribute, int dev)
+/* cuDeviceGetAttribute's arguments as its API callbacks see them (CUPTI's
+ * cuDeviceGetAttribute_params). */
+struct device_attribute_args {
+	int *value;
+	int attribute;
+	int dev;
+};
+
+static int device_attribute(int *value, int attribute, int dev)
 {
 	if (!fake.initialised)
 		return 3;
@@ -390,6 +399,84 @@ API int cuDeviceGetAttribute(int *value, int attribute, int dev)
 	case 97: *value = fake.chip[dev].cc_major >= 9 ? 232448 : 166912; return 0;
 	default: return 1;
 	}
+}
+
+/* The entry callbacks, the query (with the arguments they may have
+ * changed), the return callbacks (which see the value written). */
+API int cuDeviceGetAttribute(int *value, int attribute, int dev)
+{
+	struct device_attribute_args a = {value, attribute, dev};
+	const char *cb = getenv("FAKECUDA_ATTRIBUTE_CALLBACKS");
+	CUresult rc = 999;
+
+	if (cb && !strcmp(cb, "0"))
+		return device_attribute(value, attribute, dev);
+	fake_api_callbacks(FAKE_CBID_cuDeviceGetAttribute, NVT_CB_API_SITE_ENTER, &rc, &a);
+	rc = device_attribute(a.value, a.attribute, a.dev);
+	fake_api_callbacks(FAKE_CBID_cuDeviceGetAttribute, NVT_CB_API_SITE_EXIT, &rc, &a);
+	return rc;
+}
+
+/* One of this library's own entry points (never an interposer's: a handle's
+ * dlsym searches this library first), as the real driver's cuGetProcAddress
+ * hands out its own functions whatever is preloaded; name, else name_v2. */
+static void *own_symbol(const char *name)
+{
+	static void *self;
+	char versioned[128];
+	void *fn;
+	Dl_info info;
+
+	if (!self && dladdr((void *)own_symbol, &info) && info.dli_fname)
+		self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+	if (!self || !name)
+		return NULL;
+	if ((fn = dlsym(self, name)))
+		return fn;
+	if (snprintf(versioned, sizeof(versioned), "%s_v2", name) >= (int)sizeof(versioned))
+		return NULL;
+	return dlsym(self, versioned);
+}
+
+/* cuda.h, CUDA 12 and 13: cuGetProcAddress_v2 (what cuda.h calls
+ * cuGetProcAddress) reports the symbol's status too: 0 found, 1 not found. */
+API int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status)
+{
+	void *fn;
+
+	(void)flags;
+	if (!symbol || !pfn)
+		return 1;
+	fn = version > 0 ? own_symbol(symbol) : NULL;
+	*pfn = fn;
+	if (status)
+		*status = fn ? 0 : 1;
+	return fn ? 0 : 500;
+}
+
+/* The CUDA 11.3 form, still exported under its old name. */
+API int cuGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags)
+{
+	return cuGetProcAddress_v2(symbol, pfn, version, flags, NULL);
+}
+
+/* Occupancy, as a simple model: 2048 threads an SM, at most 32 blocks, and
+ * 228 KiB of shared memory. */
+API int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, void *f, int block_size, size_t shmem)
+{
+	int n;
+
+	(void)f;
+	if (!fake.initialised)
+		return 3;
+	if (!blocks || block_size <= 0 || block_size > 1024)
+		return 1;
+	n = 2048 / block_size;
+	n = n > 32 ? 32 : n;
+	if (shmem && (size_t)n > 233472 / shmem)
+		n = (int)(233472 / shmem);
+	*blocks = n;
+	return 0;
 }
 
 API int cuDeviceGetUuid(unsigned char *uuid, int dev)
@@ -541,6 +628,8 @@ API int cuCtxSetCurrent(void *ctx)
 
 
 static int launch(void *f, unsigned blocks, unsigned cluster, void **params);
+static int launch_coop(void *f, uint64_t blocks, unsigned block_threads, unsigned shmem, unsigned cluster,
+		       void **params);
 
 /* The launch calls' arguments as the API callbacks see them (CUPTI's
  * cuLaunchKernel_params, cuLaunchKernelEx_params: src/gpu/cuda_driver.h). */
@@ -584,21 +673,60 @@ API int cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsi
 	return launch_kernel(FAKE_CBID_cuLaunchKernel_ptsz, &a);
 }
 
+/* cuLaunchCooperativeKernel[_ptsz]: as cuLaunchKernel, but every block of the
+ * grid must be resident at once (see launch_coop). */
+static int launch_cooperative(int cbid, struct launch_kernel_args *a)
+{
+	CUresult rc = 999;
+
+	fake_api_callbacks(cbid, NVT_CB_API_SITE_ENTER, &rc, a);
+	rc = launch_coop(a->f, (uint64_t)a->gx * a->gy * a->gz, a->bx * a->by * a->bz, a->shmem, 1, a->params);
+	if (rc == 0)
+		fake_stream_ran(cbid == FAKE_CBID_cuLaunchCooperativeKernel_ptsz && !a->stream ? (void *)2
+											     : a->stream);
+	fake_api_callbacks(cbid, NVT_CB_API_SITE_EXIT, &rc, a);
+	return rc;
+}
+
+API int cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+				  unsigned by, unsigned bz, unsigned shmem, void *stream, void **params)
+{
+	struct launch_kernel_args a = {f, gx, gy, gz, bx, by, bz, shmem, stream, params, NULL};
+	return launch_cooperative(FAKE_CBID_cuLaunchCooperativeKernel, &a);
+}
+
+API int cuLaunchCooperativeKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+				       unsigned by, unsigned bz, unsigned shmem, void *stream, void **params)
+{
+	struct launch_kernel_args a = {f, gx, gy, gz, bx, by, bz, shmem, stream, params, NULL};
+	return launch_cooperative(FAKE_CBID_cuLaunchCooperativeKernel_ptsz, &a);
+}
+
 static int launch_kernel_ex(int cbid, struct launch_kernel_ex_args *a)
 {
 	const struct fakecuda_launch_config *cfg;
 	CUresult rc = 999;
 	unsigned cluster = 1;
+	int coop = 0;
 
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_ENTER, &rc, a);
 	cfg = a->cfg;
 	if (!cfg || fake.chip[current_device()].cc_major < 9) {
 		rc = 1;
 	} else {
-		for (unsigned i = 0; i < cfg->num_attrs; i++)
+		for (unsigned i = 0; i < cfg->num_attrs; i++) {
 			if (cfg->attrs[i].id == 4)
 				cluster = cfg->attrs[i].value.dims[0];
-		rc = cluster > 16 || (cluster && cfg->gx % cluster) ? 1 : launch(a->f, cfg->gx, cluster, a->params);
+			if (cfg->attrs[i].id == FAKECUDA_ATTR_COOPERATIVE)
+				memcpy(&coop, cfg->attrs[i].value.bytes, sizeof(coop));
+		}
+		if (cluster > 16 || (cluster && cfg->gx % cluster))
+			rc = 1;
+		else if (coop)
+			rc = launch_coop(a->f, (uint64_t)cfg->gx * cfg->gy * cfg->gz, cfg->bx * cfg->by * cfg->bz,
+					 cfg->shmem, cluster, a->params);
+		else
+			rc = launch(a->f, cfg->gx, cluster, a->params);
 		if (rc == 0)
 			fake_stream_ran(cbid == FAKE_CBID_cuLaunchKernelEx_ptsz && !cfg->stream ? (void *)2
 												   : cfg->stream);
@@ -682,6 +810,38 @@ INTERNAL int fake_stray_bits(int dev, const uint8_t *before, const uint8_t *tmd)
 	return stray_bits(&fake.chip[dev], before, tmd);
 }
 
+/* A cooperative launch's grid: blocks of block_threads threads, of which
+ * per_sm fit on an SM at once; 0 for a launch that is not cooperative. */
+static __thread struct {
+	uint64_t blocks;
+	int per_sm;
+} coop_grid;
+
+/*
+ * A cooperative launch: the driver refuses a grid that the whole GPU cannot
+ * hold at once (720, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE), as the real
+ * one does; the hardware then runs it on the SMs its TMD's mask enables,
+ * where a grid that does not fit waits at its first grid-wide barrier for
+ * blocks that never start: a hang.
+ */
+static int launch_coop(void *f, uint64_t blocks, unsigned block_threads, unsigned shmem, unsigned cluster,
+		       void **params)
+{
+	int per_sm = 0, rc;
+
+	if (!fake.initialised)
+		return 3;
+	if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, (int)block_threads, shmem))
+		return 1;
+	if (blocks > (uint64_t)per_sm * (uint64_t)fake.chip[current_device()].sms)
+		return 720;
+	coop_grid.blocks = blocks;
+	coop_grid.per_sm = per_sm;
+	rc = launch(f, (unsigned)blocks, cluster, params);
+	coop_grid.blocks = 0;
+	return rc;
+}
+
 static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 {
 	uint8_t tmd[TMD_BYTES], before[TMD_BYTES];
@@ -697,6 +857,21 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 	rec.callbacks = fake_notify_launch(dev, tmd);
 	execute(&fake.chip[dev], tmd, fake_is_probe(f) ? 1 : cluster, &rec);
 	rec.stray_bits = stray_bits(&fake.chip[dev], before, tmd);
+	if (coop_grid.blocks) {
+		uint64_t sms = 0;
+		for (int i = 0; i < 4; i++)
+			sms += 2 * (uint64_t)__builtin_popcountll(rec.ran_tpcs[i]);
+		rec.coop_blocks = coop_grid.blocks;
+		if (!rec.hung && coop_grid.blocks > (uint64_t)coop_grid.per_sm * sms) {
+			rec.hung = 1;
+			last = rec;
+			have_last = 1;
+			fprintf(stderr, "fakecuda: HANG: a cooperative grid of %llu blocks (%d an SM) does not "
+				"fit on the %llu SMs its mask enables\n",
+				(unsigned long long)coop_grid.blocks, coop_grid.per_sm, (unsigned long long)sms);
+			return 702;
+		}
+	}
 	last = rec;
 	have_last = 1;
 	if (rec.hung) {

@@ -52,11 +52,29 @@
  *   FAKECUDA_INIT_HANG=1      cuInit never returns
  *   FAKECUDA_API_PARAMS_SIZE=0x68  size word of the driver-API callback block
  *
- * Kernel launches: cuLaunchKernel[_ptsz] and cuLaunchKernelEx[_ptsz] invoke the
- * driver-API callbacks of their ids (307, 442, 652, 653) on entry, then the
- * launch callbacks (on the same thread: docs/hardware-facts.md, section 14),
- * then the return callbacks; the stream argument is passed along and otherwise ignored
- * (cuStreamCreate gives distinct handles; launches run at once).
+ * Kernel launches: cuLaunchKernel[_ptsz], cuLaunchCooperativeKernel[_ptsz] and
+ * cuLaunchKernelEx[_ptsz] invoke the driver-API callbacks of their ids (307,
+ * 442, 477, 478, 652, 653) on entry, then the launch callbacks (on the same
+ * thread: docs/hardware-facts.md, section 14), then the return callbacks; the
+ * stream argument is passed along and otherwise ignored (cuStreamCreate gives
+ * distinct handles; launches run at once).
+ *
+ * Cooperative launches (cuLaunchCooperativeKernel, or cuLaunchKernelEx with
+ * attribute 2): every block of the grid must be resident at once. The
+ * driver refuses with 720 a grid larger than the whole GPU holds (blocks an
+ * SM from cuOccupancyMaxActiveBlocksPerMultiprocessor: 2048 threads, at most
+ * 32 blocks, 228 KiB of shared memory an SM); a grid larger than the SMs
+ * its TMD's mask enables hold is a hang (702 and a message), as on a GPU,
+ * where its blocks wait at a grid-wide barrier for blocks that never start.
+ *
+ * cuDeviceGetAttribute (id 9) invokes the driver-API callbacks on entry and
+ * on return (with a pointer to the value it wrote), as the callback table of
+ * CUPTI numbers it; FAKECUDA_ATTRIBUTE_CALLBACKS=0 makes it invoke none (a
+ * driver that would not report it). It knows attributes 16 (SMs), 75, 76
+ * (compute capability) and 97 (shared memory an SM).
+ * cuGetProcAddress_v2 and cuGetProcAddress (CUDA 11.3's form) give this
+ * library's own entry point of a name (or of its _v2), never an
+ * interposer's, as the real driver does; 500 for a name it does not have.
  *
  * Driver-API callbacks (domain 6; src/gpu/cuda_driver.h; measured on an H100,
  * driver 580.159.04, 2026-11-22, tests/gpu/probes/graphs). The table's
@@ -131,9 +149,12 @@ struct fakecuda_launch {
 	int callbacks;          /* callbacks invoked for this launch */
 	uint32_t disable_hi[4]; /* mask words 4-7 (V04_01's upper mask, V05_00) */
 	int stray_bits;         /* bits written outside the TMD layout's mask and valid bit */
+	uint64_t coop_blocks;   /* a cooperative launch: its grid's blocks; 0: not one */
 };
 
-/* As in cuda.h: the cluster dimension is launch attribute 4. */
+/* As in cuda.h: the cluster dimension is launch attribute 4; attribute 2,
+ * an int other than 0, makes the launch cooperative. */
+#define FAKECUDA_ATTR_COOPERATIVE 2
 struct fakecuda_launch_attribute {
 	int id;
 	char pad[4];

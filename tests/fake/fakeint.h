@@ -110,6 +110,9 @@ enum fake_api_cbid {
 	FAKE_CBID_cuLaunchKernel_ptsz = 442,
 	FAKE_CBID_cuLaunchKernelEx = 652,
 	FAKE_CBID_cuLaunchKernelEx_ptsz = 653,
+	FAKE_CBID_cuLaunchCooperativeKernel = 477,
+	FAKE_CBID_cuLaunchCooperativeKernel_ptsz = 478,
+	FAKE_CBID_cuDeviceGetAttribute = 9,
 };
 
 /* CUgraphNodeType values the model knows besides cuda_driver.h's. */

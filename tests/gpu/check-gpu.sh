@@ -11,7 +11,8 @@
 # checkout, also builds its own tests unchanged against the installed library
 # and runs them, which is skipped, and said so, without it).
 # ONLY_E2E=1 runs only the end-to-end part; SKIP_E2E=1 skips it; SKIP_GRAPHS=1
-# skips the CUDA graph part (tests/gpu/graphs.sh).
+# skips the CUDA graph part (tests/gpu/graphs.sh); SKIP_SMCOUNT=1 the SM count's
+# (tests/gpu/smcount.sh).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 NVT=$ROOT/build/bin/nvtaskset
@@ -256,6 +257,14 @@ if [ -z "${SKIP_GRAPHS:-}" ]; then
 	PASS=$((PASS + $(grep -c '^PASS' "$LOG/graphs-run.txt")))
 	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/graphs-run.txt")))
 	grep -q '^graphs: ' "$LOG/graphs-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL graphs.sh did not finish"; }
+fi
+
+# ---- The SM count a program is told, cooperative grids (tests/gpu/smcount.sh) -------
+if [ -z "${SKIP_SMCOUNT:-}" ]; then
+	LIMIT=400 T bash "$ROOT/tests/gpu/smcount.sh" "$LOG" | tee "$LOG/smcount-run.txt"
+	PASS=$((PASS + $(grep -c '^PASS' "$LOG/smcount-run.txt")))
+	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/smcount-run.txt")))
+	grep -q '^smcount: [0-9]* passed' "$LOG/smcount-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL smcount.sh did not finish"; }
 fi
 
 # ---- libsmctrl's interface (tests/gpu/smctrl.sh) --------------------------------

@@ -1,6 +1,7 @@
 /*
  * fuzz_parsers.c - fuzz target for every parser of user, environment, file
  * and control-daemon text: TPC masks, TPC lists, topology and cache records,
+ * NVTASKSET_SM_COUNT's words,
  * --profile documents and --plan bounds,
  * MPS logs and answers, /proc/PID/stat lines and process identities. Whatever a parser accepts must format and parse back
  * to the same value.
@@ -26,6 +27,7 @@
 #include "core/prio.h"
 #include "core/yield.h"
 #include "core/ptree.h"
+#include "core/smcount.h"
 #include "core/topo.h"
 #include "core/tpcset.h"
 
@@ -182,6 +184,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(&p, 0, sizeof(p));
 		if (nvt_yield_parse(text, &p, NULL) == 0 &&
 		    nvt_yield_format(&p, ',', again, sizeof(again)) < 0)
+			abort();
+	}
+	{
+		/* NVTASKSET_SM_COUNT: a mode it accepts names itself back. */
+		int mode = -1, back = -1;
+		if (nvt_sm_count_parse(text, &mode) == 0 &&
+		    (*text && (nvt_sm_count_parse(nvt_sm_count_name(mode), &back) || back != mode ||
+			       strcmp(nvt_sm_count_name(mode), text))))
 			abort();
 	}
 	if (nvt_topo_parse(text, &topo) == 0) {

@@ -69,6 +69,7 @@ int main(void)
 	in.sm_limit_percent = 25;
 	in.visible = "GPU-x";
 	in.rundir = "/tmp/run";
+	in.sm_count = "follow";
 	CHECK(nvt_task_env_build(&in, &env, why, sizeof(why)) == 0);
 	CHECK_STR(value_of(&env, "LD_PRELOAD", NULL), in.shim);
 	CHECK_STR(value_of(&env, "CUDA_DEVICE_MAX_CONNECTIONS", &ow), "4");
@@ -77,6 +78,8 @@ int main(void)
 	CHECK_STR(value_of(&env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", NULL), "25");
 	CHECK_STR(value_of(&env, "CUDA_VISIBLE_DEVICES", NULL), "GPU-x");
 	CHECK_STR(value_of(&env, NVT_ENV_RUNDIR, NULL), "/tmp/run");
+	CHECK_STR(value_of(&env, NVT_ENV_SM_COUNT, &ow), "follow");
+	CHECK(ow == 1); /* the option wins over the environment */
 	CHECK(env.n <= NVT_TASK_ENV_MAX);
 
 	/* An LD_PRELOAD too long to add to says so. */

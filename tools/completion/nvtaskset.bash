@@ -134,7 +134,7 @@ _nvtaskset_sub()
 _nvtaskset()
 {
 	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running --memory-half
-		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --channels
+		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --sm-count --channels
 		--dry-run --mps --topology --calibrate --priority --yield --guard --no-lend --agent --hold --poll
 		--idle-exit --across-users -h --help -V --version"
 	local -a words=() at=()
@@ -174,7 +174,7 @@ _nvtaskset()
 		--) opts_done=1 ;;
 		-n | --tpcs) count=1 && ((i++)) ;;
 		--tpcs=*) count=1 ;;
-		--strategy | --memory-half | --channels | --priority | --yield | --guard | --hold | --poll | --idle-exit) ((i++)) ;;
+		--strategy | --memory-half | --channels | --sm-count | --priority | --yield | --guard | --hold | --poll | --idle-exit) ((i++)) ;;
 		--agent) other=1 ;;
 		--mps) other=1 && ((i++)) ;;
 		--gpu) gpu=${words[i + 1]-0} && gpu=${gpu%%=*} && ((i++)) ;;
@@ -209,6 +209,7 @@ _nvtaskset()
 		--strategy) values="packed spread clusters" ;;
 		--memory-half) values="auto 0 1" ;;
 		--channels) values="default 2 4 8" ;;
+		--sm-count) values="partition follow gpu" ;;
 		--priority) values="high normal low" && ((pid_mode)) && values+=" none" ;; # none: -p only
 		--yield) values="default none protect gate bound ahead borrow client guard any protect,any protect,borrow" ;;
 		--guard | --hold | --poll | --idle-exit) return 0 ;; # a number

@@ -45,6 +45,8 @@ struct options {
 	int all_tasks; /* -a: -p acts on the task and its descendants */
 	int launched_only; /* --launched: -l leaves out tasks that launched no kernel */
 	int channels; /* --channels: a count or NVT_CHANNELS_CUDA; 0: not given */
+	int sm_count_given; /* --sm-count */
+	int sm_count;       /* its enum nvt_sm_count_mode */
 	/* Priorities (prio.c, docs/priorities.md) */
 	int prio_given;    /* --priority */
 	int mask_left_out; /* a start with --priority and no MASK: every TPC (main.c's run_start) */

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "core/membw.h"
 #include "core/yield.h"
+#include "core/smcount.h"
 #include "core/mpslog.h"
 #include "core/prio.h"
 #include "profile.h"
@@ -44,6 +45,7 @@ enum {
 	OPT_DRY_RUN,
 	OPT_LAUNCHED,
 	OPT_CHANNELS,
+	OPT_SM_COUNT,
 	OPT_PRIORITY,
 	OPT_GUARD,
 	OPT_NO_LEND,
@@ -74,6 +76,7 @@ static const struct option long_options[] = {
 	{"all-tasks", no_argument, NULL, 'a'},
 	{"launched", no_argument, NULL, OPT_LAUNCHED},
 	{"channels", required_argument, NULL, OPT_CHANNELS},
+	{"sm-count", required_argument, NULL, OPT_SM_COUNT},
 	{"priority", required_argument, NULL, OPT_PRIORITY},
 	{"guard", required_argument, NULL, OPT_GUARD},
 	{"no-lend", no_argument, NULL, OPT_NO_LEND},
@@ -334,6 +337,11 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 			if (nvt_channels_parse(optarg, &o->channels))
 				bad_usage("--channels takes a count of channels from 1 to 32, or default");
 			break;
+		case OPT_SM_COUNT:
+			if (!*optarg || nvt_sm_count_parse(optarg, &o->sm_count))
+				bad_usage("--sm-count takes partition, follow or gpu");
+			o->sm_count_given = 1;
+			break;
 		case OPT_PRIORITY:
 			o->prio_given = 1;
 			if (!strcmp(optarg, "none"))
@@ -434,6 +442,8 @@ static void check_options(struct options *o, int strategy_given)
 		bad_usage("--sm-limit goes with starting a command");
 	if (o->channels && (o->pid_mode || viewer))
 		bad_usage("--channels goes with starting a command");
+	if (o->sm_count_given && (o->pid_mode || viewer))
+		bad_usage("--sm-count goes with starting a command: a running program keeps what it was told");
 	if (o->dry_run && (o->pid_mode || viewer))
 		bad_usage("--dry-run goes with starting a command");
 	if ((o->list_mode || o->mps_action) && o->part.n_gpus)

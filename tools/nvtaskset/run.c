@@ -16,6 +16,7 @@
 #include "task/task.h"
 #include "mps/mps.h"
 #include "core/mpslog.h"
+#include "core/smcount.h"
 #include "alloc/reserve.h"
 
 /*
@@ -256,6 +257,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	/* Libraries size their grids by the SM count the device reports: let
 	 * MPS report (and allow) the partition's share. */
 	in.sm_limit_percent = o->sm_limit ? sm_limit(parts, n) : 0;
+	in.sm_count = o->sm_count_given ? nvt_sm_count_name(o->sm_count) : NULL;
 	in.parts = parts;
 	in.n_parts = n;
 	in.shim = shim;

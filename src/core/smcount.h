@@ -1,0 +1,65 @@
+/*
+ * smcount.h - the SM count a partitioned program is told, and whether a
+ * cooperative grid fits on a partition (docs/usage.md, "The SM count a
+ * program sees"). Pure code: no I/O, no allocation, no globals.
+ *
+ * Terms: a task's partition holds TPCs of two SMs each (every GPU since
+ * Volta); the driver's count is what cuDeviceGetAttribute answers for the
+ * whole GPU (or for MPS's active thread percentage); the count told is what
+ * the shim answers in its place.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_SMCOUNT_H
+#define NVT_SMCOUNT_H
+
+#include <stdint.h>
+#include "nvtaskset.h"
+#include "tmd.h"
+
+/* SMs of a TPC on every GPU whose TPCs nvtaskset masks (Volta and later). */
+#define NVT_SMS_PER_TPC 2
+
+/* What NVT_ENV_SM_COUNT asks for. */
+enum nvt_sm_count_mode {
+	NVT_SM_COUNT_PARTITION = 0, /* the partition's count at the first query, kept after */
+	NVT_SM_COUNT_FOLLOW = 1,    /* the partition's count at each query */
+	NVT_SM_COUNT_GPU = 2,       /* the driver's count: the shim answers nothing */
+};
+
+/*
+ * Parses NVT_ENV_SM_COUNT's value: "partition", "follow" or "gpu"; NULL or
+ * "" is the default (partition). Returns 0 with *mode set, or -1 (mode
+ * unchanged) for anything else.
+ */
+int nvt_sm_count_parse(const char *text, int *mode);
+/* The word of a mode ("partition", ...), or "?". */
+const char *nvt_sm_count_name(int mode);
+
+/* SMs of the TPCs of tpcs that the GPU of topo has. */
+unsigned nvt_topo_sms(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs);
+
+/*
+ * SMs that a TMD disable mask (set bit = slot disabled; nvt_topo_disable's
+ * form, where every bit below NVT_HW_BITS that names no enabled TPC is set)
+ * leaves enabled.
+ */
+unsigned nvt_disable_sms(const uint32_t disable[NVT_TMD_MASK_WORDS]);
+
+/*
+ * The count to tell a program that asks for its GPU's SMs: the partition's
+ * (partition_sms SMs) where it has one and the driver's is larger, else the
+ * driver's (driver_sms; MPS's percentage may already have lowered it).
+ * partition_sms 0: no partition.
+ */
+int nvt_sm_count_told(int driver_sms, unsigned partition_sms);
+
+/*
+ * Whether a cooperative grid of blocks blocks, of which per_sm fit on one SM
+ * at once (0: unknown, counted as 1, which every launchable kernel reaches),
+ * can be resident all at once on sms SMs: its blocks wait for each other at
+ * grid-wide barriers, so a grid that does not fit waits forever.
+ */
+int nvt_coop_fits(uint64_t blocks, unsigned per_sm, unsigned sms);
+
+#endif /* NVT_SMCOUNT_H */

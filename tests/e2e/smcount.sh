@@ -1,0 +1,253 @@
+# The SM count a partitioned program is told, and cooperative grids sized by
+# it (src/shim/shimsms.c, docs/usage.md "The SM count a program sees").
+# Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a
+# subshell under set -e with the helpers defined there.
+#
+# "fakeapp sms" prints, per device, the count cuDeviceGetAttribute answers
+# (sms=, called as the build finds it: dlsym on the driver's handle, or
+# linked) and the count of the entry point cuGetProcAddress_v2 hands out
+# (proc=, as cudart fetches every driver call).
+# shellcheck shell=bash
+
+# on_start TAG CMD...: starts CMD (an "-on GO" mode) in the background with its output in
+# $WORK/TAG.out; waits until it printed its first line. Sets PID. $WORK/TAG.go lets it go on.
+on_start() {
+	local tag=$1
+	shift
+	rm -f "$WORK/$tag.go"
+	"$@" >"$WORK/$tag.out" 2>&1 &
+	PID=$!
+	wait_for 10 grep -q . "$WORK/$tag.out"
+}
+# on_finish TAG: lets it go on, waits for it, and sets out to what it printed.
+on_finish() {
+	touch "$WORK/$1.go"
+	wait "$PID" || die "$1 exited $?: $(cat "$WORK/$1.out")"
+	out=$(cat "$WORK/$1.out")
+}
+
+t_sm_count_partition() {
+	local app
+	# 4 TPCs of two SMs: 8, however the program reaches the call.
+	for app in "$APP" "$LINKED"; do
+		run_rc out rc "$NVT" --no-mps -c 0-3 "$app" sms
+		eq "$out" "dev=0 sms=8 proc=8"
+	done
+	# Whole GPCs: GPC 1 holds 8 TPCs, GPC 0 4, GPCs 6 and 7 9 each.
+	run_rc out rc "$NVT" --no-mps -g 1 "$APP" sms
+	eq "$out" "dev=0 sms=16 proc=16"
+	run_rc out rc "$NVT" --no-mps -g 0 "$LINKED" sms
+	eq "$out" "dev=0 sms=8 proc=8"
+	run_rc out rc "$NVT" --no-mps -g 6,7 "$APP" sms
+	eq "$out" "dev=0 sms=36 proc=36"
+	run_rc out rc "$NVT" --no-mps -n 10 "$APP" sms
+	has "$out" "TPCs 6,14,22,30,37,44,51,58,60,62"
+	has "$out" "
+dev=0 sms=20 proc=20"
+	# Every TPC: the GPU's own count.
+	run_rc out rc "$NVT" --no-mps -c 0-65 "$APP" sms
+	eq "$out" "dev=0 sms=132 proc=132"
+	# Asked at once after cuInit, before any launch.
+	run_rc out rc "$NVT" --no-mps -c 0-3 "$APP" info
+	eq "$out" "sms=8"
+	# Launches are unchanged.
+	run_rc out rc "$NVT" --no-mps -c 0-3 "$APP" launch 2
+	has "$out" "tpcs=0-3 hung=0"
+}
+
+t_sm_count_off() {
+	local app
+	# Turned off: the GPU's count, as without nvtaskset; partitions still apply.
+	for app in "$APP" "$LINKED"; do
+		run_rc out rc env NVTASKSET_SM_COUNT=gpu "$NVT" --no-mps -c 0-3 "$app" sms
+		eq "$out" "dev=0 sms=132 proc=132"
+	done
+	run_rc out rc env NVTASKSET_SM_COUNT=gpu "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	has "$out" "tpcs=0-3 hung=0"
+	# A value the shim does not know: said once, and the default applies.
+	run_rc out rc env NVTASKSET_SM_COUNT=108 "$NVT" --no-mps -c 0-3 "$APP" sms
+	has "$out" "nvtaskset: warning: ignoring malformed NVTASKSET_SM_COUNT=\"108\""
+	has "$out" "dev=0 sms=8 proc=8"
+	eq "$(grep -c warning <<<"$out")" 1
+	run_rc out rc env NVTASKSET_SM_COUNT=partition "$NVT" --no-mps -c 0-7 "$APP" sms
+	eq "$out" "dev=0 sms=16 proc=16"
+}
+
+t_sm_count_option() {
+	# --sm-count sets NVTASKSET_SM_COUNT for COMMAND, over one set already.
+	run_rc out rc "$NVT" --no-mps --sm-count gpu -c 0-3 "$APP" sms
+	eq "$out" "dev=0 sms=132 proc=132"
+	run_rc out rc env NVTASKSET_SM_COUNT=gpu "$NVT" --no-mps --sm-count partition -c 0-3 "$LINKED" sms
+	eq "$out" "dev=0 sms=8 proc=8"
+	on_start opt "$NVT" --no-mps --sm-count follow -c 0-3 "$APP" sms-on "$WORK/opt.go"
+	run_rc out rc "$NVT" -p -c 0-7 "$PID"
+	on_finish opt
+	eq "$out" "sms=8 proc=8
+sms=16 proc=16"
+	# Words it does not know, and where it has no meaning.
+	run_rc out rc "$NVT" --no-mps --sm-count 108 -c 0-3 "$APP" sms
+	eq "$rc" 1
+	has "$out" "--sm-count takes partition, follow or gpu"
+	run_rc out rc "$NVT" --no-mps --sm-count= -c 0-3 "$APP" sms
+	eq "$rc" 1
+	run_rc out rc "$NVT" --sm-count gpu -p 1
+	eq "$rc" 1
+	has "$out" "--sm-count goes with starting a command"
+}
+
+t_sm_count_per_gpu() {
+	# Two GPUs: each device is told its own partition's count.
+	two_gpus
+	run_rc out rc "$NVT" --no-mps -c --gpu 0=0-3 --gpu 1=40-47 "$APP" sms
+	eq "$out" "dev=0 sms=8 proc=8
+dev=1 sms=16 proc=16"
+	run_rc out rc "$NVT" --no-mps -g --gpu 0=1 --gpu 1=0 "$LINKED" sms
+	eq "$out" "dev=0 sms=16 proc=16
+dev=1 sms=8 proc=8"
+	# A GPU without a partition: its own count.
+	run_rc out rc "$NVT" --no-mps --gpu 1 -c 5 "$APP" sms
+	eq "$out" "dev=0 sms=132 proc=132
+dev=1 sms=2 proc=2"
+	# CUDA numbers the GPUs it shows: device 0 is then the second GPU.
+	run_rc out rc env CUDA_VISIBLE_DEVICES=1 "$NVT" --no-mps -c 0-7 "$APP" sms
+	eq "$out" "dev=0 sms=16 proc=16"
+}
+
+t_sm_count_after_change() {
+	# By default the count told first stays after a live change, grown or shrunk.
+	on_start grow "$NVT" --no-mps -c 0-3 "$APP" sms-on "$WORK/grow.go"
+	run_rc out rc "$NVT" -p -c 0-15 "$PID"
+	eq "$rc" 0
+	on_finish grow
+	eq "$out" "sms=8 proc=8
+sms=8 proc=8"
+	on_start shrink "$NVT" --no-mps -c 0-15 "$LINKED" sms-on "$WORK/shrink.go"
+	run_rc out rc "$NVT" -p -g 0 "$PID"
+	on_finish shrink
+	eq "$out" "sms=32 proc=32
+sms=32 proc=32"
+	# NVTASKSET_SM_COUNT=follow: each query tells the partition of the moment.
+	on_start follow env NVTASKSET_SM_COUNT=follow "$NVT" --no-mps -c 0-3 "$APP" sms-on "$WORK/follow.go"
+	run_rc out rc "$NVT" -p -c 0-15 "$PID"
+	on_finish follow
+	eq "$out" "sms=8 proc=8
+sms=32 proc=32"
+	# A task started with the wrapper, unpartitioned at its first query: the GPU's count stays.
+	on_start wrap env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$APP" sms-on "$WORK/wrap.go"
+	run_rc out rc "$NVT" -p -c 0-3 "$PID"
+	eq "$rc" 0
+	on_finish wrap
+	eq "$out" "sms=132 proc=132
+sms=132 proc=132"
+	on_start wrapf env NVTASKSET_SM_COUNT=follow LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$LINKED" sms-on \
+		"$WORK/wrapf.go"
+	run_rc out rc "$NVT" -p -c 0-3 "$PID"
+	on_finish wrapf
+	eq "$out" "sms=132 proc=132
+sms=8 proc=8"
+}
+
+t_sm_count_wrapper_and_preload() {
+	local app record
+	record=$(partition_env 0-3 "$(topo_verified)")
+	# The drop-in wrapper alone, with a partition from the environment.
+	for app in "$APP" "$LINKED"; do
+		run_rc out rc env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" NVTASKSET_PARTITION="$record" "$app" sms
+		eq "$out" "dev=0 sms=8 proc=8"
+	done
+	# A driver that does not report the query (no callback): the wrapper's
+	# exports still answer, whichever way the program looks the call up...
+	for app in "$APP" "$LINKED"; do
+		run_rc out rc env FAKECUDA_ATTRIBUTE_CALLBACKS=0 LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" \
+			NVTASKSET_PARTITION="$record" "$app" sms
+		eq "$out" "dev=0 sms=8 proc=8"
+		# ...and beside the preloaded shim, the wrapper's exports ask the preloaded one.
+		run_rc out rc env FAKECUDA_ATTRIBUTE_CALLBACKS=0 LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" \
+			"$NVT" --no-mps -c 0-3 "$app" sms
+		eq "$out" "dev=0 sms=8 proc=8"
+	done
+	# Preloaded, a linked program reaches the shim's exports; one that looks
+	# the driver up through its own handle (as cudart does) has only the callback.
+	run_rc out rc env FAKECUDA_ATTRIBUTE_CALLBACKS=0 "$NVT" --no-mps -c 0-3 "$LINKED" sms
+	eq "$out" "dev=0 sms=8 proc=8"
+	run_rc out rc env FAKECUDA_ATTRIBUTE_CALLBACKS=0 "$NVT" --no-mps -c 0-3 "$APP" sms
+	eq "$out" "dev=0 sms=132 proc=132"
+	# The wrapper without nvtaskset and without a partition: the GPU's count, no warning.
+	run_rc out rc env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$APP" sms
+	eq "$out" "dev=0 sms=132 proc=132"
+}
+
+t_coop_launch_fits_partition() {
+	local how
+	for how in "" ex; do
+		# Sized by the count told (8 SMs, 8 blocks of 256 threads an SM): 64 blocks, on the partition.
+		run_rc out rc "$NVT" --no-mps -c 0-3 "$APP" coop 256 $how
+		eq "$rc" 0
+		eq "$out" "grid=64 rc=0 tpcs=0-3 hung=0"
+		# Sized by the whole GPU's 132 SMs: 1056 blocks could never run at once on 8 SMs.
+		# They run on every TPC instead of waiting forever, with a warning.
+		run_rc out rc env NVTASKSET_SM_COUNT=gpu "$NVT" --no-mps -c 0-3 "$LINKED" coop 256 $how
+		eq "$rc" 0
+		has "$out" "grid=1056 rc=0 tpcs=0-65 hung=0"
+		has "$out" "nvtaskset: warning: pid "
+		has "$out" "a cooperative kernel launched 1056 blocks that must all run at once (8 fit on an SM), more than the 8 SMs of this task's partition hold"
+		hasnt "$out" HANG
+		# Two GPCs of 9 TPCs, 2 blocks of 1024 threads an SM: 72 blocks, on those GPCs.
+		run_rc out rc "$NVT" --no-mps -g 6,7 "$APP" coop 1024 $how
+		eq "$out" "grid=72 rc=0 tpcs=6-7,14-15,22-23,30-31,37-38,44-45,51-52,58-61 hung=0"
+	done
+	# The drop-in wrapper alone does the same.
+	run_rc out rc env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" NVTASKSET_SM_COUNT=gpu \
+		NVTASKSET_PARTITION="$(partition_env 0-3 "$(topo_verified)")" "$APP" coop 256 ex
+	has "$out" "grid=1056 rc=0 tpcs=0-65 hung=0"
+	has "$out" "more than the 8 SMs of this task's partition hold"
+}
+
+t_coop_launch_after_shrink() {
+	local how
+	for how in "" ex; do
+		# Sized on 16 TPCs (32 SMs: 256 blocks), launched after -p left 4.
+		on_start coop "$NVT" --no-mps -c 0-15 "$APP" coop-on "$WORK/coop.go" 256 $how
+		eq "$(cat "$WORK/coop.out")" "sized=256"
+		run_rc out rc "$NVT" -p -c 0-3 "$PID"
+		on_finish coop
+		has "$out" "grid=256 rc=0 tpcs=0-65 hung=0"
+		has "$out" "more than the 8 SMs of this task's partition hold"
+		# Grown instead: it fits, and runs on the new partition.
+		on_start coop "$NVT" --no-mps -c 0-15 "$LINKED" coop-on "$WORK/coop.go" 256 $how
+		run_rc out rc "$NVT" -p -c 0-31 "$PID"
+		on_finish coop
+		eq "$out" "sized=256
+grid=256 rc=0 tpcs=0-31 hung=0"
+	done
+}
+
+t_start_debug_says_parts() {
+	local part
+	# NVTASKSET_START_DEBUG: one line at the end of the shim's set-up, every part named,
+	# even when warnings are silenced (the start-up benchmark reads it).
+	run_rc out rc env NVTASKSET_START_DEBUG=1 NVTASKSET_QUIET=1 "$NVT" --no-mps -c 0-3 "$APP" info
+	eq "$rc" 0
+	grep -Eq "^nvtaskset: start-up of pid [0-9]+: [0-9.]+ ms in all \(environment [0-9.]+, segment [0-9.]+, inherit [0-9.]+, sweep [0-9.]+, masks [0-9.]+, driver [0-9.]+, callback [0-9.]+, graphs [0-9.]+, smctrl [0-9.]+, sms [0-9.]+, yield [0-9.]+ ms\)$" <<<"$out" ||
+		die "no start-up line: $out"
+	has "$out" "sms=8"
+	eq "$(grep -c 'start-up of' <<<"$out")" 1
+	for part in "" 0; do
+		run_rc out rc env NVTASKSET_START_DEBUG=$part "$NVT" --no-mps -c 0-3 "$APP" info
+		eq "$out" "sms=8"
+	done
+}
+
+t_sm_count_unexpected_api_block() {
+	# A driver whose API callback data is not laid out as measured: said once; the
+	# shim's exports still answer a linked program; launches stay partitioned.
+	run_rc out rc env FAKECUDA_API_PARAMS_SIZE=16 "$NVT" --no-mps -c 0-3 "$APP" sms
+	has "$out" "nvtaskset: warning: unexpected driver-API callback data (call 9): programs that ask the driver through its own handle are told the GPU's SM count"
+	has "$out" "dev=0 sms=132 proc=132"
+	eq "$(grep -c warning <<<"$out")" 1
+	hasnt "$out" libsmctrl
+	run_rc out rc env FAKECUDA_API_PARAMS_SIZE=16 "$NVT" --no-mps -c 0-3 "$LINKED" sms
+	has "$out" "dev=0 sms=8 proc=8"
+	run_rc out rc env FAKECUDA_API_PARAMS_SIZE=16 "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	has "$out" "tpcs=0-3 hung=0"
+}

@@ -1,0 +1,131 @@
+/*
+ * test_smcount.c - the SM count a partitioned program is told, and whether a
+ * cooperative grid fits (src/core/smcount.c).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "check.h"
+#include "h100_fixture.h"
+#include "core/smcount.h"
+#include "core/topo.h"
+#include "core/tpcset.h"
+
+static struct nvt_tpcset set_of(const char *list)
+{
+	struct nvt_tpcset s;
+	nvt_set_clear(&s);
+	CHECK(nvt_parse_list(list, NVT_MAX_TPCS, &s) == 0);
+	return s;
+}
+
+static struct nvt_topology h100(void)
+{
+	struct nvt_topology t;
+	nvt_topo_identity(&t, 66);
+	for (unsigned i = 0; i < 66; i++) {
+		t.hw_bit[i] = h100_bits[i];
+		t.gpc[i] = h100_gpc(i);
+	}
+	t.n_gpcs = 12;
+	t.flags = NVT_TOPO_CALIBRATED;
+	t.tmd_layout = NVT_TMD_V04_00;
+	t.cc_major = 9;
+	return t;
+}
+
+static void test_words(void)
+{
+	int mode = -7;
+
+	CHECK(nvt_sm_count_parse(NULL, &mode) == 0 && mode == NVT_SM_COUNT_PARTITION);
+	CHECK(nvt_sm_count_parse("", &mode) == 0 && mode == NVT_SM_COUNT_PARTITION);
+	CHECK(nvt_sm_count_parse("follow", &mode) == 0 && mode == NVT_SM_COUNT_FOLLOW);
+	CHECK(nvt_sm_count_parse("gpu", &mode) == 0 && mode == NVT_SM_COUNT_GPU);
+	CHECK(nvt_sm_count_parse("partition", &mode) == 0 && mode == NVT_SM_COUNT_PARTITION);
+	/* Anything else is refused and changes nothing. */
+	mode = NVT_SM_COUNT_FOLLOW;
+	CHECK(nvt_sm_count_parse("GPU", &mode) == -1 && mode == NVT_SM_COUNT_FOLLOW);
+	CHECK(nvt_sm_count_parse("0", &mode) == -1);
+	CHECK(nvt_sm_count_parse("108", &mode) == -1);
+	CHECK(nvt_sm_count_parse("gpu ", &mode) == -1);
+	CHECK(nvt_sm_count_parse("follo", &mode) == -1 && mode == NVT_SM_COUNT_FOLLOW);
+	for (int m = 0; m < 3; m++) {
+		int back = -1;
+		CHECK(nvt_sm_count_parse(nvt_sm_count_name(m), &back) == 0 && back == m);
+	}
+	CHECK_STR(nvt_sm_count_name(3), "?");
+	CHECK_STR(nvt_sm_count_name(-1), "?");
+}
+
+static void test_partition_sms(void)
+{
+	struct nvt_topology t = h100();
+	struct nvt_tpcset s = set_of("0-3");
+	uint32_t disable[NVT_TMD_MASK_WORDS];
+
+	CHECK(nvt_topo_sms(&t, &s) == 8);
+	s = set_of("0-65");
+	CHECK(nvt_topo_sms(&t, &s) == 132);
+	/* TPCs the GPU does not have count for nothing. */
+	s = set_of("60-100");
+	CHECK(nvt_topo_sms(&t, &s) == 12);
+	nvt_set_clear(&s);
+	CHECK(nvt_topo_sms(&t, &s) == 0);
+	/* GPC 1 (8 TPCs), GPC 0 (4), GPCs 6 and 7 (9 each). */
+	CHECK(nvt_topo_gpc_tpcs(&t, &(struct nvt_tpcset){{1ull << 1}}, &s) == 0);
+	CHECK(nvt_topo_sms(&t, &s) == 16);
+	CHECK(nvt_topo_gpc_tpcs(&t, &(struct nvt_tpcset){{1ull}}, &s) == 0);
+	CHECK(nvt_topo_sms(&t, &s) == 8);
+	CHECK(nvt_topo_gpc_tpcs(&t, &(struct nvt_tpcset){{(1ull << 6) | (1ull << 7)}}, &s) == 0);
+	CHECK(nvt_topo_sms(&t, &s) == 36);
+
+	/* A disable mask tells the same count, whatever map the bits went through. */
+	s = set_of("0-3");
+	CHECK(nvt_topo_disable(&t, &s, disable) == 4);
+	CHECK(nvt_disable_sms(disable) == 8);
+	s = set_of("5,17,40-45,62-65");
+	CHECK(nvt_topo_disable(&t, &s, disable) == 12);
+	CHECK(nvt_disable_sms(disable) == 24);
+	nvt_topo_all(&t, &s);
+	CHECK(nvt_topo_disable(&t, &s, disable) == 66);
+	CHECK(nvt_disable_sms(disable) == 132);
+	/* The words above NVT_HW_BITS (V05_00's upper half) are not TPCs of the mask. */
+	disable[5] = 0;
+	CHECK(nvt_disable_sms(disable) == 132);
+}
+
+static void test_told(void)
+{
+	CHECK(nvt_sm_count_told(132, 8) == 8);
+	CHECK(nvt_sm_count_told(132, 132) == 132);
+	CHECK(nvt_sm_count_told(132, 0) == 132);   /* no partition */
+	CHECK(nvt_sm_count_told(108, 132) == 108); /* MPS's percentage is lower */
+	CHECK(nvt_sm_count_told(108, 100) == 100);
+	CHECK(nvt_sm_count_told(0, 8) == 0);       /* the driver's answer is kept as it is */
+	CHECK(nvt_sm_count_told(-1, 8) == -1);
+}
+
+static void test_coop(void)
+{
+	/* 8 blocks an SM on 8 SMs: 64 fit, 65 never run together. */
+	CHECK(nvt_coop_fits(64, 8, 8));
+	CHECK(!nvt_coop_fits(65, 8, 8));
+	/* A grid sized by the whole H100 (132 SMs) on a partition of 4 TPCs. */
+	CHECK(!nvt_coop_fits(8 * 132, 8, 8));
+	CHECK(nvt_coop_fits(8 * 132, 8, 132));
+	/* Occupancy unknown: one block an SM. */
+	CHECK(nvt_coop_fits(8, 0, 8) && !nvt_coop_fits(9, 0, 8));
+	CHECK(nvt_coop_fits(0, 0, 0));
+	CHECK(!nvt_coop_fits(1, 4, 0));
+	CHECK(nvt_coop_fits(UINT32_MAX * 2ull, UINT32_MAX, 2));
+	CHECK(!nvt_coop_fits(UINT32_MAX * 2ull + 1, UINT32_MAX, 2));
+}
+
+int main(void)
+{
+	test_words();
+	test_partition_sms();
+	test_told();
+	test_coop();
+	return CHECK_DONE();
+}
