@@ -61,14 +61,19 @@ grep -qx 'torch=54' <<<"$out" && pass "PyTorch under -c 0-26: 54" || fail "PyTor
 
 # After -p: kept by default, followed with NVTASKSET_SM_COUNT=follow.
 after() { # after NAME ENV FROM TO WANT...: the counts before and after a -p
-	local name=$1 env=$2 from=$3 to=$4 pid
+	local name=$1 env=$2 from=$3 to=$4 pid dog
 	rm -f "$W/go"
-	env $env timeout 60 "$NVT" --no-mps -c "$from" "$P" wait "$W/go" >"$W/after.out" 2>&1 &
+	# No timeout in front: -p needs the program's own PID (env and nvtaskset exec it); a
+	# watchdog ends it instead.
+	env $env "$NVT" --no-mps -c "$from" "$P" wait "$W/go" >"$W/after.out" 2>&1 &
 	pid=$!
+	(sleep 90; kill -KILL "$pid" 2>/dev/null) &
+	dog=$!
 	for _ in $(seq 500); do grep -q '^rt=' "$W/after.out" && break; sleep 0.02; done
 	T "$NVT" -p -c "$to" "$pid" >/dev/null
 	touch "$W/go"
 	wait "$pid"
+	kill "$dog" 2>/dev/null
 	out=$(cat "$W/after.out")
 	if [ "$(grep '^rt=' <<<"$out" | tr '\n' ' ')" == "rt=$5 props=$5 drv=$5 proc=$5 rt=$6 props=$6 drv=$6 proc=$6 " ]; then
 		pass "$name: $5 then $6"
@@ -93,19 +98,22 @@ for ex in "" ex; do
 	coop "cooperative $ex sized by the GPU, -c 0-3" "0-$((TOTAL - 1))" "$out"
 	grep -q 'a cooperative kernel launched' <<<"$out" && pass "cooperative $ex: warned" || fail "cooperative $ex" "no warning"
 	rm -f "$W/go"
-	timeout 60 "$NVT" --no-mps -c 0-26 "$P" coop-wait "$W/go" $ex >"$W/coop.out" 2>&1 &
+	"$NVT" --no-mps -c 0-26 "$P" coop-wait "$W/go" $ex >"$W/coop.out" 2>&1 &
 	pid=$!
+	(sleep 90; kill -KILL "$pid" 2>/dev/null) &
+	dog=$!
 	for _ in $(seq 500); do grep -q '^sized' "$W/coop.out" && break; sleep 0.02; done
 	T "$NVT" -p -c 0-3 "$pid" >/dev/null
 	touch "$W/go"
 	wait "$pid"
+	kill "$dog" 2>/dev/null
 	coop "cooperative $ex sized on 27 TPCs, launched on 4" "0-$((TOTAL - 1))" "$(cat "$W/coop.out")"
 done
 
 # ---- Under MPS ------------------------------------------------------------------------
 if T "$NVT" --mps start >/dev/null 2>&1; then
 	out=$(T "$NVT" -c 0-26 "$P" 2>&1); counts "MPS, -c 0-26" 54 "$out"
-	out=$(T "$NVT" -c 0-26 --sm-limit "$P" 2>&1)
+	out=$(T "$NVT" --sm-limit -c 0-26 "$P" 2>&1)
 	n=$(sed -n 's/^rt=\([0-9]*\) .*/\1/p' <<<"$out")
 	[ -n "$n" ] && [ "$n" -le 54 ] && [ "$n" -gt 0 ] && pass "MPS, -c 0-26 --sm-limit: $n (at most 54)" ||
 		fail "MPS --sm-limit" "$out"
