@@ -71,10 +71,11 @@ B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio shim
-CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw
+CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw \
+	json cdi
 OS = sysutil proc slurmproc child
 GPU = driverinfo gpu calibrate bwprobe topocache gpus
-SEG = segfile segopen segwrite segscan segown inherit
+SEG = segfile segopen segwrite segscan segown inherit segfor
 MPS = mps
 ALLOC = placement reserve
 TASK = task
