@@ -78,7 +78,7 @@ GPU = driverinfo gpu calibrate bwprobe topocache gpus
 SEG = segfile segopen segwrite segscan segown inherit segfor
 MPS = mps
 ALLOC = placement reserve
-TASK = task
+TASK = task container
 PRIO = agent agentlock agentbeat
 SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi shimsmctrlmaps shimyield shimlease
 
@@ -101,7 +101,7 @@ CMD_output = output help
 CMD_machine = machine
 CMD_partition = partition
 CMD_steps = prio pid
-CMD_commands = run tree list mpsctl topology profile profreport plot plan
+CMD_commands = run tree list mpsctl topology profile profreport plot plan cdi cdihook
 CMD_main = main
 CMD_SRC = $(foreach l,$(CMD_LAYERS),$(CMD_$(l)))
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)

@@ -59,8 +59,9 @@ extern "C" {
  * it saw while libsmctrl masks were in use and for how many it knew the
  * stream (include/libsmctrl.h; for bug reports and the GPU tests). */
 #define NVT_ENV_SMCTRL_DEBUG "NVTASKSET_SMCTRL_DEBUG"
-/* Directory that holds every user's run directory (default NVT_DEFAULT_RUNDIR): an
- * absolute path shorter than NVT_RUNDIR_MAX bytes (a longer one is not used). */
+/* Directory that holds every user's run directory (default NVT_SHARED_RUNDIR where
+ * it exists, else NVT_DEFAULT_RUNDIR): an absolute path shorter than NVT_RUNDIR_MAX
+ * bytes (a longer one is not used). */
 #define NVT_ENV_RUNDIR "NVTASKSET_RUNDIR"
 #define NVT_RUNDIR_MAX 200
 /* Path of the preload shim, overriding the CLI's search (tests, packagers). */
@@ -74,6 +75,14 @@ extern "C" {
 #define NVT_ENV_DRIVER_TIMEOUT "NVTASKSET_DRIVER_TIMEOUT"
 /* Seconds -n --exclude-running waits for other claimers' overlapping claims (1-3600; default 10). */
 #define NVT_ENV_CLAIM_TIMEOUT "NVTASKSET_CLAIM_TIMEOUT"
+/*
+ * The partition device of nvtaskset's CDI spec a container was started with,
+ * "CLASS=NAME" ("gpc=0-3", "tpcs=16": src/core/cdi.h), set in the container by
+ * the device. The device's hook checks that no other partition device replaced
+ * it; a shim that gets no partition in a container started with a tpcs device
+ * (a process that `podman exec` started) says so.
+ */
+#define NVT_ENV_CDI "NVTASKSET_CDI"
 /* The priority agent's options when not given (nvtaskset(1)): --poll, --hold, --guard. */
 #define NVT_ENV_AGENT_POLL_US "NVTASKSET_POLL_US"
 #define NVT_ENV_AGENT_HOLD_MS "NVTASKSET_HOLD_MS"
@@ -115,6 +124,16 @@ extern "C" {
  * effective uid when it made the segment.
  */
 #define NVT_DEFAULT_RUNDIR "/dev/shm"
+/*
+ * The directory of run directories where one exists as root made it, mode
+ * NVT_SHARED_RUNDIR_MODE (a directory, not a link): the default before
+ * NVT_DEFAULT_RUNDIR. nvtaskset --cdi makes it; CDI devices mount it into
+ * containers (at NVT_CONTAINER_RUNDIR), which /dev/shm, holding every
+ * program's shared memory, should not be.
+ */
+#define NVT_SHARED_RUNDIR "/run/nvtaskset"
+#define NVT_SHARED_RUNDIR_MODE 01777
+#define NVT_CONTAINER_RUNDIR "/run/nvtaskset"
 #define NVT_USERDIR_PREFIX "nvtaskset-"
 #define NVT_SEG_PREFIX "nvtaskset."
 #define NVT_USERDIR_MODE 0755
