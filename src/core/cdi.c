@@ -112,7 +112,7 @@ int nvt_cdi_vendor_valid(const char *vendor)
 {
 	size_t n = strlen(vendor);
 
-	if (n < 2 || n >= NVT_CDI_VENDOR_MAX || !isalpha((unsigned char)vendor[0]) ||
+	if (n < 1 || n >= NVT_CDI_VENDOR_MAX || !isalpha((unsigned char)vendor[0]) ||
 	    !isalnum((unsigned char)vendor[n - 1]))
 		return 0;
 	for (size_t i = 0; i < n; i++)

@@ -116,7 +116,7 @@ static void test_device_names(void)
 	CHECK(nvt_cdi_device_format(&d, buf, 5) == -1);
 	CHECK(nvt_cdi_vendor_valid("nvtaskset") && nvt_cdi_vendor_valid("nvtaskset-test.x_1"));
 	CHECK(!nvt_cdi_vendor_valid("1abc") && !nvt_cdi_vendor_valid("a/b") &&
-	      !nvt_cdi_vendor_valid("abc-") && !nvt_cdi_vendor_valid("a"));
+	      !nvt_cdi_vendor_valid("abc-") && !nvt_cdi_vendor_valid("") && nvt_cdi_vendor_valid("a"));
 }
 
 static void test_oci(void)
