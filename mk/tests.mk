@@ -108,6 +108,12 @@ check-slurm: all $(FAKE) $(T)/fakeapp-dlopen
 headers (libslurm-dev)" >&2; exit 1; }
 	@tests/slurm/run.sh
 
+# nvtaskset's CDI devices with real podman and runc (tests/podman/run.sh,
+# docs/containers.md): an image built offline, containers given the devices.
+# As root; skips, saying why, where podman cannot run containers. Under a minute.
+check-podman: all $(FAKE) $(T)/fakeapp-dlopen
+	@tests/podman/run.sh
+
 # The fault suite (tests/faults/run.sh, docs/faults.md): ENOSPC and EMFILE at
 # every segment operation, kill -9 of the CLI, 500 tasks of 3 users, hidepid=2,
 # full disks. As root; about 5 minutes.

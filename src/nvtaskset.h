@@ -232,7 +232,8 @@ struct nvt_topology {
  *   own from before an exec that changed its user (root's run directory),
  *   else (2) those of its nearest ancestor with a trusted, whole segment of
  *   its effective user's or root's (at most 32 parents, within its PID
- *   namespace), else (3) NVT_ENV_PARTITION (secure_getenv). Step 2 is skipped
+ *   namespace; a process whose parent is outside it looks at its PID 1),
+ *   else (3) NVT_ENV_PARTITION (secure_getenv). Step 2 is skipped
  *   in, and stops at, the process NVT_ENV_PARTITION_FOR names.
  */
 /* The byte of NVT_LOCK_NAME that guards segment PIDNS.PID (below 2^31, for any off_t). */

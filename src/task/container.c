@@ -25,17 +25,18 @@ static void env_add(struct nvt_task_env *e, const char *name, const char *value)
 	e->vars[e->n++].overwrite = 1;
 }
 
-int nvt_task_cdi_common_env(const char *shim, const char *pipe_dir, struct nvt_task_env *out,
-			    char *why, size_t len)
+void nvt_task_cdi_common_env(const char *pipe_dir, struct nvt_task_env *out)
 {
 	out->n = 0;
-	/* The container's own LD_PRELOAD is replaced (CDI sets, it cannot append). */
-	if (snprintf(out->preload, sizeof(out->preload), "%s", shim) >= (int)sizeof(out->preload))
-		return nvt_why(why, len, "the shim's path is too long");
-	env_add(out, NVT_ENV_LD_PRELOAD, out->preload);
 	env_add(out, NVT_ENV_RUNDIR, NVT_CONTAINER_RUNDIR);
 	env_add(out, NVT_ENV_MPS_PIPE_DIR, pipe_dir ? pipe_dir : "/dev/null");
-	return 0;
+}
+
+int nvt_task_cdi_preload(const char *shim, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s\n", shim);
+
+	return n > 0 && (size_t)n < len && !strpbrk(shim, " \t\n:") ? n : -1;
 }
 
 int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slot_view *parts, int n,

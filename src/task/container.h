@@ -22,13 +22,19 @@
 
 /*
  * The variables every device of the spec gives a container (the spec's own
- * edits): the shim in LD_PRELOAD (shim: its path, mounted at the same path),
- * the run directory mounted at NVT_CONTAINER_RUNDIR, and MPS's pipe
+ * edits): the run directory mounted at NVT_CONTAINER_RUNDIR, and MPS's pipe
  * directory (pipe_dir, mounted at the same path; NULL: no MPS, /dev/null as
- * with --no-mps). Returns 0, or -1 if a value does not fit (why says).
+ * with --no-mps). The shim is not among them: the spec mounts a file over
+ * the container's /etc/ld.so.preload (nvt_task_cdi_preload) that the
+ * dynamic loader reads for every process of the container, those podman
+ * exec starts too (they get none of the devices' variables), and the
+ * image's own LD_PRELOAD stays as it is.
  */
-int nvt_task_cdi_common_env(const char *shim, const char *pipe_dir, struct nvt_task_env *out,
-			    char *why, size_t len);
+void nvt_task_cdi_common_env(const char *pipe_dir, struct nvt_task_env *out);
+/* The text of that file: the shim's path (mounted at the same path in the
+ * container). Returns its length, or -1 if it does not fit or the path holds
+ * a separator the loader splits at (white space, ':'). */
+int nvt_task_cdi_preload(const char *shim, char *buf, size_t len);
 
 /*
  * The variables device d gives a container, into out: NVT_ENV_CDI naming it

@@ -62,8 +62,9 @@ for cls, names in want.items():
     mounts = {m["containerPath"]: m["hostPath"] for m in common["mounts"]}
     assert mounts["/run/nvtaskset"] == run, mounts
     assert "NVTASKSET_RUNDIR=/run/nvtaskset" in common["env"], common["env"]
-    assert [e for e in common["env"] if e.startswith("LD_PRELOAD=/") and
-            e.endswith("/libnvtaskset.so")], common["env"]
+    preload = open(mounts["/etc/ld.so.preload"]).read()
+    assert preload.startswith("/") and preload.endswith("/libnvtaskset.so\n"), preload
+    assert not [e for e in common["env"] if e.startswith("LD_PRELOAD=")], common["env"]
     [post] = common["hooks"]
     assert post["hookName"] == "poststop" and post["path"] == nvt, post
     for n, dev in have.items():
@@ -239,4 +240,20 @@ print([v for v in dev["containerEdits"]["env"] if v.startswith("NVTASKSET_PARTIT
 		"$WORK/cdi/t-gpc.json")" LD_PRELOAD="$SHIM" "$APP" launch 1 2>&1)
 	hasnt "$out" "no partition"
 	has "$out" "tpcs=$(dry_tpcs -g 0) "
+}
+
+# A process started in the container from outside it (podman exec: nsenter here, its parent
+# outside the container's PID namespace) takes the partition of the container's first process.
+t_cdi_exec_takes_first_process() {
+	local out first
+	need_pidns
+	command -v nsenter >/dev/null || skip "needs nsenter"
+	cdi_spec
+	container --pidns --pid-file "$WORK/a.pid" tpcs=8
+	start_loop a "${CONTAINER[@]}" -- "$APP"
+	wait_for 20 all_nonempty "$WORK/a.state"
+	first=$(cat "$WORK/a.pid")
+	out=$(nsenter -t "$first" -p -m -- env LD_PRELOAD="$SHIM" "$APP" launch 1 2>&1)
+	has "$out" "tpcs=$(cat "$WORK/a.state") "
+	stop_loop a "$PID"
 }

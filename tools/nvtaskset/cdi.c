@@ -35,6 +35,7 @@ struct spec {
 	char base[PATH_MAX];   /* the run directory containers mount */
 	char shim[PATH_MAX];
 	char libdir[PATH_MAX]; /* the shim's directory, mounted at the same path */
+	char preload[PATH_MAX]; /* the file mounted over the container's /etc/ld.so.preload */
 	const char *pipe_dir;  /* --with-mps: MPS's pipe directory; NULL: no MPS */
 	int n_gpus;
 	struct nvt_slot_view gpu[NVT_GPUS_MAX]; /* each GPU unpartitioned: its uuid and topology */
@@ -113,14 +114,14 @@ static void put_mount(FILE *f, const char *host, const char *container, const ch
 static void put_common(FILE *f, const struct spec *s)
 {
 	static struct nvt_task_env env;
-	char why[256];
 
-	if (nvt_task_cdi_common_env(s->shim, s->pipe_dir, &env, why, sizeof(why)))
-		cli_errx("%s", why);
+	nvt_task_cdi_common_env(s->pipe_dir, &env);
 	fputs("\"containerEdits\":{", f);
 	put_env(f, &env);
 	fputs(",\"mounts\":[", f);
 	put_mount(f, s->libdir, s->libdir, "\"ro\",\"nosuid\",\"nodev\",\"rbind\"");
+	fputc(',', f);
+	put_mount(f, s->preload, "/etc/ld.so.preload", "\"ro\",\"nosuid\",\"nodev\",\"bind\"");
 	fputc(',', f);
 	put_mount(f, s->base, NVT_CONTAINER_RUNDIR, "\"rw\",\"nosuid\",\"nodev\",\"noexec\",\"rbind\"");
 	if (s->pipe_dir) {
@@ -251,6 +252,31 @@ static void write_spec(const struct spec *s, const char *dir, int cls)
 	printf("%s: %d devices\n", path, count);
 }
 
+/* Writes DIR/VENDOR.ld.so.preload, which the spec mounts over the container's
+ * /etc/ld.so.preload (not a spec: CDI reads only *.json and *.yaml). */
+static void write_preload(struct spec *s, const char *dir)
+{
+	char text[PATH_MAX + 2], tmp[PATH_MAX];
+	int fd, n = nvt_task_cdi_preload(s->shim, text, sizeof(text));
+
+	if (n < 0)
+		cli_errx("--cdi: the shim's path (%s) holds white space or ':', which the dynamic "
+			 "loader splits at",
+			 s->shim);
+	if (snprintf(s->preload, sizeof(s->preload), "%s/%s.ld.so.preload", dir, s->vendor) >=
+		    (int)sizeof(s->preload) ||
+	    snprintf(tmp, sizeof(tmp), "%s.XXXXXX", s->preload) >= (int)sizeof(tmp))
+		cli_errx("--cdi: %s: path too long", dir);
+	fd = mkstemp(tmp);
+	if (fd < 0 || fchmod(fd, 0644) || write(fd, text, (size_t)n) != n || fsync(fd) ||
+	    close(fd) || rename(tmp, s->preload)) {
+		int saved = errno;
+		unlink(tmp);
+		errno = saved;
+		cli_err("--cdi: cannot write %s", s->preload);
+	}
+}
+
 /* The run directory containers mount: NVTASKSET_RUNDIR, or NVT_SHARED_RUNDIR, made if need be. */
 static void choose_base(struct spec *s)
 {
@@ -372,6 +398,7 @@ int nvt_cmd_cdi(int argc, char **argv)
 		s.pipe_dir = ensure_mps(0);
 	if (nvt_mkdirs(dir, 0755))
 		cli_err("--cdi: cannot make %s", dir);
+	write_preload(&s, dir);
 	for (int cls = 0; cls < NVT_CDI_CLASSES; cls++)
 		write_spec(&s, dir, cls);
 	printf("run directory mounted in containers: %s; e.g. podman run --device %s/tpcs=16 IMAGE "

@@ -15,8 +15,9 @@ it, and runs the poststop hooks. A hook that fails ends it all: the process
 is killed, the hook's message is printed, and the exit status is 126.
 
 Mounts are not made: a variable whose value is a mount's container path gets
-its host path instead (the run directory), so the process sees what it would
-see through the mount. --pidns gives the process a PID namespace and /proc of
+its host path instead (the run directory), and the file mounted over
+/etc/ld.so.preload is given in LD_PRELOAD, so the process sees what it would
+see through the mounts. --pidns gives the process a PID namespace and /proc of
 its own (it is PID 1 there, as in a container); --uid runs COMMAND as uid U
 (the image's user); --userns puts the process in a user namespace where uid
 0 is uid OUTSIDE. --pid-file gets the process's PID (as this /proc numbers it).
@@ -106,6 +107,10 @@ def container_env(edits):
     for e in edits:
         for m in e.get("mounts", []):
             mounts[m["containerPath"]] = m["hostPath"]
+    # /etc/ld.so.preload, which the loader reads in the container: LD_PRELOAD here.
+    if "/etc/ld.so.preload" in mounts:
+        with open(mounts["/etc/ld.so.preload"]) as f:
+            env["LD_PRELOAD"] = " ".join(f.read().split())
     for e in edits:
         for var in e.get("env", []):
             name, _, value = var.partition("=")
