@@ -88,6 +88,18 @@ static void read_map(pid_t pid, char *buf, size_t size)
 		cli_err("--cdi-hook: cannot read %s", path);
 }
 
+/* 1 if process pid is in the caller's user namespace. */
+static int same_user_namespace(pid_t pid)
+{
+	char path[64];
+	struct stat mine, its;
+
+	snprintf(path, sizeof(path), "/proc/%ld/ns/user", (long)pid);
+	if (stat("/proc/self/ns/user", &mine) || stat(path, &its))
+		cli_err("--cdi-hook: cannot read %s", path);
+	return mine.st_dev == its.st_dev && mine.st_ino == its.st_ino;
+}
+
 /*
  * Ends the hook unless the container's user, uid inside, is the same uid
  * outside (the uid the host's nvtaskset and its other tasks see): in a user
@@ -100,21 +112,28 @@ static void check_users(const char *device, pid_t pid, uint32_t uid, int *rootle
 	char map[MAP_MAX], own[MAP_MAX];
 	uint32_t mid, outside;
 
-	read_map(pid, map, sizeof(map));
 	read_map(0, own, sizeof(own));
 	*rootless = !nvt_uid_map_is_identity(own, strlen(own));
-	if (nvt_uid_map_outside(map, strlen(map), uid, &mid) ||
-	    (*rootless && nvt_uid_map_outside(own, strlen(own), mid, &outside)))
+	/* In our own user namespace (a rootless runtime's, without one of its own
+	 * for the container), pid's map says what ours says: its uid is ours. */
+	if (same_user_namespace(pid)) {
+		mid = uid;
+	} else {
+		read_map(pid, map, sizeof(map));
+		if (nvt_uid_map_outside(map, strlen(map), uid, &mid))
+			mid = UINT32_MAX;
+	}
+	if (mid == UINT32_MAX || (*rootless && nvt_uid_map_outside(own, strlen(own), mid, &outside)))
 		cli_errx("%s: the container's user (uid %lu) has no uid outside its user namespace",
 			 device, (unsigned long)uid);
 	if (!*rootless)
 		outside = mid;
 	if (outside != uid)
 		cli_errx("%s: the container runs in a user namespace that maps user ids (its uid %lu "
-			 "is uid %lu outside): nvtaskset cannot trust its tasks' control segments, and "
-			 "its program would run unpartitioned or unseen by other tasks. Run it without "
-			 "--userns or --uidmap (as root), or rootless with --userns=keep-id and as "
-			 "your own user",
+			 "is uid %lu outside): nvtaskset cannot trust its tasks' control segments, so "
+			 "claims would not count them, nor could nvtaskset list or move them. Run it "
+			 "without --userns or --uidmap (as root), or rootless with --userns=keep-id and "
+			 "as your own user",
 			 device, (unsigned long)uid, (unsigned long)outside);
 }
 
