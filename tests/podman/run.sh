@@ -47,11 +47,13 @@ chmod 1777 "$W/run" "$W/out"
 export LD_LIBRARY_PATH=$FAKEDIR NVTASKSET_RUNDIR=$W/run NVTASKSET_CACHE_DIR=$W/cache \
 	NVTASKSET_PROC_NVIDIA=$W/no-proc-nvidia
 unset LD_PRELOAD NVTASKSET_PARTITION CUDA_VISIBLE_DEVICES CUDA_MPS_PIPE_DIRECTORY NVTASKSET_CDI
-# podman of this run's own storage; runc (crun refuses some hybrid cgroup set-ups); a limit on
-# files and processes below the machine's (podman asks for more than some machines allow).
+# podman of this run's own storage; runc (crun refuses some hybrid cgroup set-ups); no network
+# (none is needed, and a machine may lack podman's network plugins); a limit on files and
+# processes below the machine's (podman asks for more than some machines allow).
 PODMAN=(timeout "$LIMIT" podman --root "$W/storage" --runroot "$W/runroot" --storage-driver vfs
 	--runtime runc)
-RUN=("${PODMAN[@]}" run --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 -v "$W/out:/out")
+RUN=("${PODMAN[@]}" run --network none --ulimit nofile=4096:4096 --ulimit nproc=4096:4096
+	-v "$W/out:/out")
 IMAGE=localhost/nvtaskset-check:$$
 
 cleanup() {
