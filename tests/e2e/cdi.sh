@@ -257,3 +257,23 @@ t_cdi_exec_takes_first_process() {
 	has "$out" "tpcs=$(cat "$WORK/a.state") "
 	stop_loop a "$PID"
 }
+
+# --with-mps: containers are clients of the host's MPS control daemon (started if none runs):
+# its pipe directory and the host's /dev/shm are mounted, and CUDA_MPS_PIPE_DIRECTORY names it.
+# Without it, containers run outside MPS (/dev/null, as --no-mps).
+t_cdi_with_mps() {
+	own_mps_dirs cdi
+	export PATH=$ROOT/tests/fake/bin:$PATH
+	cdi_spec
+	grep -q '"CUDA_MPS_PIPE_DIRECTORY=/dev/null"' "$WORK/cdi/t-gpc.json" || die "no /dev/null pipe directory"
+	"$NVT" --cdi --with-mps --cdi-dir "$WORK/cdi" --vendor t >"$WORK/cdi.out" 2>&1 ||
+		die "--cdi --with-mps failed: $(cat "$WORK/cdi.out")"
+	has "$(cat "$WORK/cdi.out")" "started the MPS control daemon"
+	python3 - "$WORK/cdi/t-tpcs.json" "$CUDA_MPS_PIPE_DIRECTORY" <<'PY' || die "the spec: $(head -c 2000 "$WORK/cdi/t-tpcs.json")"
+import json, sys
+common = json.load(open(sys.argv[1]))["containerEdits"]
+mounts = {m["containerPath"]: m["hostPath"] for m in common["mounts"]}
+assert mounts[sys.argv[2]] == sys.argv[2] and mounts["/dev/shm"] == "/dev/shm", mounts
+assert "CUDA_MPS_PIPE_DIRECTORY=" + sys.argv[2] in common["env"], common["env"]
+PY
+}
