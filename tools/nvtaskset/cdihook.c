@@ -226,18 +226,21 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 				 device, nvt_prio_name(prio.prio));
 		c.prio = &prio;
 	}
+	/*
+	 * A rootless runtime's hook runs in its user namespace, where other users'
+	 * run directories (and root's /run/nvtaskset) are nobody's: it can neither
+	 * claim against their tasks nor make the container's segment, and the
+	 * processes podman exec starts would find no run directory they trust.
+	 */
+	if (rootless)
+		cli_errx("%s: the container runtime runs rootless (in a user namespace that maps user "
+			 "ids): its hook cannot see other users' tasks or make the container's control "
+			 "segment, and the container's program would not be listed, moved or counted "
+			 "by other tasks. Run the container with root's podman",
+			 device);
 	/* The partition device's hook makes the segment; a priority's only alone. */
 	if (d.cls == NVT_CDI_PRIORITY && has_partition)
 		return EXIT_SUCCESS;
-	if (rootless) {
-		/* Its view of other users' run directories is no view: no claim. */
-		if (d.cls == NVT_CDI_TPCS)
-			cli_errx("%s: a rootless runtime's hook cannot see every user's tasks, so it "
-				 "cannot claim TPCs that no other task holds; use a gpc device, or a "
-				 "runtime run as root",
-				 device);
-		return EXIT_SUCCESS; /* the program's shim makes its segment from the environment */
-	}
 	if (d.cls == NVT_CDI_GPC) {
 		if (config_env(config, config_len, NVT_ENV_PARTITION, value, sizeof(value)))
 			cli_errx("%s: the container has no %s", device, NVT_ENV_PARTITION);
