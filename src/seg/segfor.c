@@ -34,6 +34,9 @@ static int userdir_for(const char *base, uid_t uid, gid_t gid, char *dir, size_t
 
 	if (uid == geteuid()) /* the caller's own (root's recovers from a squatter) */
 		return nvt_userdir_own(base, dir, dir_len, why, len);
+	/* Only root may make another user's (anyone else would make it her own). */
+	if (geteuid() != 0)
+		return nvt_why(why, len, "only root makes the segment of another user's process");
 	if (nvt_userdir_path(dir, dir_len, base, uid))
 		return nvt_why(why, len, "path too long");
 	leaf = strrchr(dir, '/') + 1;

@@ -82,6 +82,12 @@ PY
 	run_rc out rc "$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor 'a/b'
 	eq "$rc" 1 "--vendor a/b"
 	has "$out" "--vendor takes a CDI vendor name"
+	[ "$(id -u)" != 0 ] || hasnt "$(cat "$WORK/cdi.out")" "warning"
+	# A run directory that processes podman exec starts would not take (not root's mode 1777).
+	mkdir -m 755 "$WORK/run755"
+	run_rc out rc env NVTASKSET_RUNDIR="$WORK/run755" "$NVT" --cdi --cdi-dir "$WORK/cdi3"
+	eq "$rc" 0 "--cdi with a run directory of mode 755 ($out)"
+	has "$out" "is not root's with mode 1777: processes that podman exec starts"
 	run_rc out rc env NVTASKSET_RUNDIR=/dev/shm "$NVT" --cdi --cdi-dir "$WORK/cdi2"
 	eq "$rc" 1 "--cdi with /dev/shm"
 	has "$out" "would give containers all of /dev/shm"
@@ -92,6 +98,7 @@ PY
 # program started in it (as podman exec does, not below its first process) too.
 t_cdi_gpc_partition() {
 	local out rc want
+	need_pidns
 	cdi_spec
 	want=$(dry_tpcs -g 0-1)
 	container --pidns gpc=0-1
@@ -108,6 +115,7 @@ t_cdi_gpc_partition() {
 # TPCs are free again and its segment is gone.
 t_cdi_tpcs_claims_disjoint() {
 	local out rc a b a_pid b_pid list
+	need_pidns
 	cdi_spec
 	container --pidns --pid-file "$WORK/a.pid" tpcs=33
 	start_loop a "${CONTAINER[@]}" -- "$APP"

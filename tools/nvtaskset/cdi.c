@@ -281,6 +281,7 @@ static void write_preload(struct spec *s, const char *dir)
 static void choose_base(struct spec *s)
 {
 	const char *env = getenv(NVT_ENV_RUNDIR);
+	struct stat st;
 	pid_t *pids;
 	int n;
 
@@ -306,6 +307,12 @@ static void choose_base(struct spec *s)
 	}
 	if (!realpath(nvt_rundir(), s->base))
 		cli_err("--cdi: %s", nvt_rundir());
+	/* Processes that podman exec starts get no NVTASKSET_RUNDIR: they find
+	 * the mount by the default's rule (nvt_rundir). */
+	if (stat(s->base, &st) || st.st_uid != 0 || (st.st_mode & 07777) != NVT_SHARED_RUNDIR_MODE)
+		warnx("warning: %s is not root's with mode %o: processes that podman exec starts in a "
+		      "container will not use it, and run without the container's partition",
+		      s->base, NVT_SHARED_RUNDIR_MODE);
 	/* Containers must not get every program's shared memory. */
 	if (!strcmp(s->base, NVT_DEFAULT_RUNDIR))
 		cli_errx("--cdi: %s=%s would give containers all of %s: use a directory of its own "

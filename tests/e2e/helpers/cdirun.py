@@ -19,7 +19,7 @@ its host path instead (the run directory), and the file mounted over
 /etc/ld.so.preload is given in LD_PRELOAD, so the process sees what it would
 see through the mounts. --pidns gives the process a PID namespace and /proc of
 its own (it is PID 1 there, as in a container); --uid runs COMMAND as uid U
-(the image's user); --userns puts the process in a user namespace where uid
+(the image's user; default: ours); --userns puts the process in a user namespace where uid
 0 is uid OUTSIDE. --pid-file gets the process's PID (as this /proc numbers it).
 """
 import ctypes
@@ -50,7 +50,7 @@ def check(rc, what):
 
 
 def parse_args(argv):
-    opts = {"devices": [], "uid": 0, "pidns": False, "userns": None, "pid_file": None,
+    opts = {"devices": [], "uid": os.getuid(), "pidns": False, "userns": None, "pid_file": None,
             "bundle": None, "spec_dir": None}
     i = 0
     while i < len(argv) and argv[i] != "--":
@@ -156,7 +156,7 @@ def start_process(opts, env):
             os.close(ready_w)
         if not os.read(go_r, 1):
             os._exit(127)
-        if opts["uid"]:
+        if opts["uid"] != os.getuid():
             os.setgroups([])
             os.setgid(opts["uid"])
             os.setuid(opts["uid"])
