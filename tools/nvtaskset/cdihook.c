@@ -176,18 +176,71 @@ static int poststop(void)
 	return EXIT_SUCCESS;
 }
 
+/*
+ * What the container asks for, from its config.json (its variables, as the
+ * devices set them): the device named device (d; CLASS=NAME in mine) must be
+ * the one that set NVT_ENV_CDI, or, for a priority, NVT_ENV_PRIORITY; its
+ * priority into *prio (c->prio). Returns 1 if this hook makes the segment
+ * (a partition device's, or a priority's given alone), else 0.
+ */
+static int container_asks(const char *device, const struct nvt_cdi_device *d, const char *mine,
+			  const char *config, size_t len, struct nvt_task_container *c,
+			  struct nvt_slot_prio *prio)
+{
+	static char value[NVT_PARTENV_TEXT_MAX];
+	const char *slash = strchr(device, '/');
+	struct nvt_cdi_device other;
+	int has_partition;
+
+	/* Another device of ours set these too (the last given wins): refuse both. */
+	value[0] = '\0';
+	has_partition = config_env(config, len, NVT_ENV_CDI, value, sizeof(value)) == 0;
+	if (d->cls != NVT_CDI_PRIORITY && strcmp(value, mine))
+		cli_errx("%s: the container was given another partition device too (%.*s/%s): give "
+			 "one",
+			 device, (int)(slash - device), device,
+			 nvt_cdi_device_parse(value, &other) ? "?" : value);
+	c->prio = NULL;
+	if (config_env(config, len, NVT_ENV_PRIORITY, value, sizeof(value)) == 0) {
+		if (nvt_prio_env_parse(value, prio))
+			cli_errx("%s: the container's %s=%s is malformed", device, NVT_ENV_PRIORITY, value);
+		if (d->cls == NVT_CDI_PRIORITY && prio->prio != d->prio)
+			cli_errx("%s: the container was given another priority too (%s): give one",
+				 device, nvt_prio_name(prio->prio));
+		c->prio = prio;
+	}
+	return d->cls != NVT_CDI_PRIORITY || !has_partition;
+}
+
+/* The GPUs of the container's segment: a gpc device's partition (the
+ * container's variable), or the GPUs the spec gave the hook. */
+static void container_gpus(const char *device, const struct nvt_cdi_device *d, const char *config,
+			   size_t len, struct nvt_task_container *c, struct nvt_slot_view *parts)
+{
+	static char value[NVT_PARTENV_TEXT_MAX];
+
+	if (d->cls == NVT_CDI_GPC) {
+		if (config_env(config, len, NVT_ENV_PARTITION, value, sizeof(value)))
+			cli_errx("%s: the container has no %s", device, NVT_ENV_PARTITION);
+		c->n_parts = records(device, value, "the container's", parts);
+	} else {
+		c->n_parts = records(device, getenv(NVT_ENV_PARTITION), "the hook's", parts);
+	}
+	c->parts = parts;
+	c->count = d->cls == NVT_CDI_TPCS ? d->count : 0;
+}
+
 int nvt_cmd_cdi_hook(int argc, char **argv)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS], out[NVT_MAX_GPUS];
-	static char value[NVT_PARTENV_TEXT_MAX];
 	struct nvt_task_container c = {0};
-	struct nvt_cdi_device d, other;
+	struct nvt_cdi_device d;
 	struct nvt_oci_state state;
 	struct nvt_slot_prio prio;
 	char why[1024], mine[NVT_CDI_DEVICE_TEXT_MAX], *text, *config, *slash;
 	const char *device;
 	size_t len, config_len;
-	int rootless, already, rc, has_partition;
+	int rootless, already, rc;
 
 	if (argc != 2)
 		bad_usage("--cdi-hook takes VENDOR/CLASS=NAME or poststop (the CDI spec runs it)");
@@ -209,23 +262,8 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	if (nvt_oci_config_user(config, config_len, &c.uid, &c.gid, why, sizeof(why)))
 		cli_errx("%s: %s", device, why);
 	check_users(device, (pid_t)state.pid, c.uid, &rootless);
-	/* Another device of ours set these too (the last given wins): refuse both. */
-	value[0] = '\0';
-	has_partition = config_env(config, config_len, NVT_ENV_CDI, value, sizeof(value)) == 0;
-	if (d.cls != NVT_CDI_PRIORITY && strcmp(value, mine))
-		cli_errx("%s: the container was given another partition device too (%.*s/%s): give "
-			 "one",
-			 device, (int)(slash - device), device,
-			 nvt_cdi_device_parse(value, &other) ? "?" : value);
-	c.prio = NULL;
-	if (config_env(config, config_len, NVT_ENV_PRIORITY, value, sizeof(value)) == 0) {
-		if (nvt_prio_env_parse(value, &prio))
-			cli_errx("%s: the container's %s=%s is malformed", device, NVT_ENV_PRIORITY, value);
-		if (d.cls == NVT_CDI_PRIORITY && prio.prio != d.prio)
-			cli_errx("%s: the container was given another priority too (%s): give one",
-				 device, nvt_prio_name(prio.prio));
-		c.prio = &prio;
-	}
+	if (!container_asks(device, &d, mine, config, config_len, &c, &prio))
+		return EXIT_SUCCESS; /* a priority beside a partition device: that one's hook */
 	/*
 	 * A rootless runtime's hook runs in its user namespace, where other users'
 	 * run directories (and root's /run/nvtaskset) are nobody's: it can neither
@@ -238,20 +276,9 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 			 "segment, and the container's program would not be listed, moved or counted "
 			 "by other tasks. Run the container with root's podman",
 			 device);
-	/* The partition device's hook makes the segment; a priority's only alone. */
-	if (d.cls == NVT_CDI_PRIORITY && has_partition)
-		return EXIT_SUCCESS;
-	if (d.cls == NVT_CDI_GPC) {
-		if (config_env(config, config_len, NVT_ENV_PARTITION, value, sizeof(value)))
-			cli_errx("%s: the container has no %s", device, NVT_ENV_PARTITION);
-		c.n_parts = records(device, value, "the container's", parts);
-	} else {
-		c.n_parts = records(device, getenv(NVT_ENV_PARTITION), "the hook's", parts);
-	}
+	container_gpus(device, &d, config, config_len, &c, parts);
 	free(config);
 	c.pid = (pid_t)state.pid;
-	c.parts = parts;
-	c.count = d.cls == NVT_CDI_TPCS ? d.count : 0;
 	c.timeout_ms = claim_timeout_ms();
 	rc = nvt_task_prepare_container(nvt_rundir(), &c, out, &already, why, sizeof(why));
 	if (rc == NVT_TASK_ECLAIM)
