@@ -72,13 +72,14 @@ B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio shim
-CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw smcount
+CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw smcount \
+	json cdi
 OS = sysutil proc slurmproc child
 GPU = driverinfo gpu calibrate bwprobe topocache gpus
-SEG = segfile segopen segwrite segscan segown inherit
+SEG = segfile segopen segwrite segscan segown inherit segfor
 MPS = mps
 ALLOC = placement reserve
-TASK = task
+TASK = task container
 PRIO = agent agentlock agentbeat
 SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi shimsmctrlmaps shimyield shimlease shimsms
 
@@ -101,7 +102,7 @@ CMD_output = output help
 CMD_machine = machine
 CMD_partition = partition
 CMD_steps = prio pid
-CMD_commands = run tree list mpsctl topology profile profreport plot plan
+CMD_commands = run tree list mpsctl topology profile profreport plot plan cdi cdihook
 CMD_main = main
 CMD_SRC = $(foreach l,$(CMD_LAYERS),$(CMD_$(l)))
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
@@ -348,5 +349,5 @@ FORCE:
 # The headers each object and program was built from (DEPFLAGS).
 -include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d)
 
-.PHONY: all design-picture check check-private try check-faults check-gpu check-package check-slurm deb bench bench-sizes bench-smcount bench-placement bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all design-picture check check-private try check-faults check-gpu check-package check-slurm check-podman deb bench bench-sizes bench-smcount bench-placement bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

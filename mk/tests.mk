@@ -8,7 +8,7 @@
 T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
-	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_yield $(T)/test_smcount $(T)/test_slurm $(T)/test_task \
+	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_yield $(T)/test_smcount $(T)/test_slurm $(T)/test_task $(T)/test_cdi \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/prioapp $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
 	$(T)/smctrlapp $(T)/demo
 
@@ -113,6 +113,12 @@ check-slurm: all $(FAKE) $(T)/fakeapp-dlopen
 	@test -f $(SPANK) || { echo "check-slurm: the Slurm plugin was not built: it needs Slurm's \
 headers (libslurm-dev)" >&2; exit 1; }
 	@tests/slurm/run.sh
+
+# nvtaskset's CDI devices with real podman and runc (tests/podman/run.sh,
+# docs/containers.md): an image built offline, containers given the devices.
+# As root; skips, saying why, where podman cannot run containers. Under a minute.
+check-podman: all $(FAKE) $(T)/fakeapp-dlopen
+	@tests/podman/run.sh
 
 # The fault suite (tests/faults/run.sh, docs/faults.md): ENOSPC and EMFILE at
 # every segment operation, kill -9 of the CLI, 500 tasks of 3 users, hidepid=2,

@@ -67,8 +67,9 @@ extern "C" {
 /* Any non-empty value other than "0": at the end of its set-up the shim says
  * on stderr what its parts took (for the start-up benchmark and bug reports). */
 #define NVT_ENV_START_DEBUG "NVTASKSET_START_DEBUG"
-/* Directory that holds every user's run directory (default NVT_DEFAULT_RUNDIR): an
- * absolute path shorter than NVT_RUNDIR_MAX bytes (a longer one is not used). */
+/* Directory that holds every user's run directory (default NVT_SHARED_RUNDIR where
+ * it exists, else NVT_DEFAULT_RUNDIR): an absolute path shorter than NVT_RUNDIR_MAX
+ * bytes (a longer one is not used). */
 #define NVT_ENV_RUNDIR "NVTASKSET_RUNDIR"
 #define NVT_RUNDIR_MAX 200
 /* Path of the preload shim, overriding the CLI's search (tests, packagers). */
@@ -82,6 +83,14 @@ extern "C" {
 #define NVT_ENV_DRIVER_TIMEOUT "NVTASKSET_DRIVER_TIMEOUT"
 /* Seconds -n --exclude-running waits for other claimers' overlapping claims (1-3600; default 10). */
 #define NVT_ENV_CLAIM_TIMEOUT "NVTASKSET_CLAIM_TIMEOUT"
+/*
+ * The partition device of nvtaskset's CDI spec a container was started with,
+ * "CLASS=NAME" ("gpc=0-3", "tpcs=16": src/core/cdi.h), set in the container by
+ * the device. The device's hook checks that no other partition device replaced
+ * it; a shim that gets no partition in a container started with a tpcs device
+ * (a process that `podman exec` started) says so.
+ */
+#define NVT_ENV_CDI "NVTASKSET_CDI"
 /* The priority agent's options when not given (nvtaskset(1)): --poll, --hold, --guard. */
 #define NVT_ENV_AGENT_POLL_US "NVTASKSET_POLL_US"
 #define NVT_ENV_AGENT_HOLD_MS "NVTASKSET_HOLD_MS"
@@ -123,6 +132,16 @@ extern "C" {
  * effective uid when it made the segment.
  */
 #define NVT_DEFAULT_RUNDIR "/dev/shm"
+/*
+ * The directory of run directories where one exists as root made it, mode
+ * NVT_SHARED_RUNDIR_MODE (a directory, not a link): the default before
+ * NVT_DEFAULT_RUNDIR. nvtaskset --cdi makes it; CDI devices mount it into
+ * containers (at NVT_CONTAINER_RUNDIR), which /dev/shm, holding every
+ * program's shared memory, should not be.
+ */
+#define NVT_SHARED_RUNDIR "/run/nvtaskset"
+#define NVT_SHARED_RUNDIR_MODE 01777
+#define NVT_CONTAINER_RUNDIR "/run/nvtaskset"
 #define NVT_USERDIR_PREFIX "nvtaskset-"
 #define NVT_SEG_PREFIX "nvtaskset."
 #define NVT_USERDIR_MODE 0755
@@ -221,7 +240,8 @@ struct nvt_topology {
  *   own from before an exec that changed its user (root's run directory),
  *   else (2) those of its nearest ancestor with a trusted, whole segment of
  *   its effective user's or root's (at most 32 parents, within its PID
- *   namespace), else (3) NVT_ENV_PARTITION (secure_getenv). Step 2 is skipped
+ *   namespace; a process whose parent is outside it looks at its PID 1),
+ *   else (3) NVT_ENV_PARTITION (secure_getenv). Step 2 is skipped
  *   in, and stops at, the process NVT_ENV_PARTITION_FOR names.
  */
 /* The byte of NVT_LOCK_NAME that guards segment PIDNS.PID (below 2^31, for any off_t). */

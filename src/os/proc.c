@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "core/cdi.h"
 #include "core/grow.h"
 #include "sysutil.h"
 
@@ -292,6 +293,16 @@ ssize_t nvt_proc_comm(pid_t pid, char *buf, size_t len)
 
 	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
 	return nvt_read_file(path, buf, len, 0);
+}
+
+int nvt_proc_container(pid_t pid, char *id, size_t len)
+{
+	char path[64], text[8192];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cgroup", (long)pid);
+	n = nvt_read_file(path, text, sizeof(text), 0);
+	return n < 0 ? -1 : nvt_cgroup_container(text, (size_t)n, id, len);
 }
 
 int nvt_proc_maps(pid_t pid, int (*each)(const char *line, void *arg), void *arg)

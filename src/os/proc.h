@@ -81,6 +81,11 @@ ssize_t nvt_proc_cmdline(pid_t pid, char *buf, size_t len);
  * nvt_read_file. Returns the bytes read, or -1 with errno set. */
 ssize_t nvt_proc_comm(pid_t pid, char *buf, size_t len);
 
+/* The container pid runs in, as its cgroup names it (nvt_cgroup_container): the
+ * first 12 digits of its id into id (len >= NVT_CONTAINER_ID_TEXT). Returns 0,
+ * or -1 if none is named or /proc/PID/cgroup cannot be read. */
+int nvt_proc_container(pid_t pid, char *id, size_t len);
+
 /*
  * Calls each for every line of /proc/PID/maps (readable by pid's user and
  * root) until one returns 1 (a line longer than 8 KiB is skipped). Returns

@@ -130,8 +130,12 @@ int nvt_inherit_ancestor(const char *base, const struct nvt_seg_own *own,
 	roots = me == 0 ? -1 : nvt_userdir_open(base, 0);
 	if (mine < 0 && roots < 0)
 		return NVT_INHERIT_NONE; /* no directory we trust: no segment either */
-	/* A parent of 0 is outside our PID namespace (or there is none). */
+	/* A parent of 0 is outside our PID namespace (or there is none). A
+	 * process so started in a container (podman exec, kubectl exec) joined
+	 * it: its first process, PID 1 there, is the nearest it has. */
 	pid = own->proc_ppid;
+	if (pid == 0 && own->pid != 1)
+		pid = 1;
 	for (int depth = 0; depth < NVT_INHERIT_MAX_DEPTH && pid > 0 && rc == NVT_INHERIT_NONE;
 	     depth++) {
 		struct nvt_proc_id id;

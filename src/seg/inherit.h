@@ -57,7 +57,9 @@ int nvt_inherit_same_pid(const char *base, const struct nvt_seg_own *own, struct
  * root, following parent PIDs in /proc (only where /proc numbers PIDs as the
  * caller's namespace does), at most NVT_INHERIT_MAX_DEPTH of them, never
  * past PID 1 or out of the PID namespace, nor past stop (NULL: no such
- * ancestor), whose own segment is still read. own is the caller's new
+ * ancestor), whose own segment is still read. A process whose parent lies
+ * outside its PID namespace (one that podman exec started in a container)
+ * looks at the namespace's PID 1 (the container's first process). own is the caller's new
  * segment (its PID namespace; its PID and parent as nvt_seg_create read them
  * in /proc). Reads /proc/PID/status only of ancestors with a file of their
  * segment's name. Returns enum nvt_inherit_rc. Never blocks:

@@ -36,8 +36,16 @@
 const char *nvt_rundir(void)
 {
 	const char *dir = secure_getenv(NVT_ENV_RUNDIR);
+	struct stat st;
+
 	if (dir && dir[0] == '/' && strlen(dir) < NVT_RUNDIR_MAX)
 		return dir;
+	/* One that containers can mount (nvtaskset --cdi makes it): only root can
+	 * make it in /run, and every user may make a run directory in it, as in
+	 * /dev/shm. */
+	if (lstat(NVT_SHARED_RUNDIR, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+	    (st.st_mode & 07777) == NVT_SHARED_RUNDIR_MODE)
+		return NVT_SHARED_RUNDIR;
 	return NVT_DEFAULT_RUNDIR;
 }
 

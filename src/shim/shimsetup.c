@@ -372,6 +372,31 @@ static void fill_new_segment(int created, const struct nvt_slot_view *env, int n
 		nvt_slot_write(&shim.seg->gpu[g], &env[g]);
 }
 
+/*
+ * In a container started with a CDI device that claims TPCs (nvtaskset/tpcs=N),
+ * whose hook gave them to the container's first process: a process that is
+ * not its descendant (one that podman exec started) found no partition, and
+ * says so rather than run on every TPC unnoticed (docs/containers.md).
+ */
+static void warn_unclaimed_in_container(void)
+{
+	const char *device = secure_getenv(NVT_ENV_CDI);
+
+	if (!device || strncmp(device, "tpcs=", 5))
+		return;
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		uint8_t uuid[16];
+		nvt_slot_uuid(&shim.seg->gpu[g], uuid);
+		if (!nvt_uuid_is_zero(uuid))
+			return;
+	}
+	shim_warn("this process has no partition: its container's %.32s device gave TPCs to the "
+		  "container's first process and the processes it starts, and this one (started by "
+		  "podman exec, say) is none of them; it runs on every TPC. Start it from the "
+		  "container's first process, or move it: nvtaskset -p on the host",
+		  device);
+}
+
 static void init(void)
 {
 	const void *first = dlsym(RTLD_DEFAULT, "nvtaskset_shim_instance");
@@ -417,6 +442,8 @@ static void init(void)
 		fill_new_segment(rc == NVT_SEG_CREATED, env, n_env);
 	}
 	nvt_seg_unlock(&fresh); /* open to readers now, filled */
+	if (rc != NVT_SEG_ADOPTED && n_env == 0)
+		warn_unclaimed_in_container();
 	start_mark(SP_INHERIT);
 	/* Children that ended with _exit left their files: a start tidies up. */
 	if (rc == NVT_SEG_CREATED)

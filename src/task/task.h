@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "nvtaskset.h"
+#include "core/cdi.h"
 #include "core/gpusel.h"
 #include "core/prio.h"
 #include "core/ptree.h"
@@ -118,6 +119,7 @@ struct nvt_task_env {
 	char preload[NVT_TASK_ENV_PRELOAD_MAX];
 	char channels[16], sm_limit[16];
 	char owner[NVT_PROC_ID_TEXT_MAX], priority[NVT_PRIO_ENV_TEXT_MAX];
+	char cdi[NVT_CDI_DEVICE_TEXT_MAX]; /* NVT_ENV_CDI (nvt_task_cdi_device_env) */
 	int named; /* nvt_task_env_self: the process is named (NVT_ENV_PARTITION_FOR set) */
 };
 

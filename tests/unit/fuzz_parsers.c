@@ -3,8 +3,10 @@
  * and control-daemon text: TPC masks, TPC lists, topology and cache records,
  * NVTASKSET_SM_COUNT's words,
  * --profile documents and --plan bounds,
- * MPS logs and answers, /proc/PID/stat lines and process identities. Whatever a parser accepts must format and parse back
- * to the same value.
+ * MPS logs and answers, /proc/PID/stat lines and process identities, JSON
+ * texts, CDI device names, the OCI runtime's state and config.json, uid maps
+ * and cgroups. Whatever a parser accepts must format and parse back to the
+ * same value.
  *
  * Built as a libFuzzer target (clang -fsanitize=fuzzer), or with
  * -DFUZZ_STANDALONE as a program with its own seeded mutator that runs for
@@ -20,6 +22,8 @@
 #include <string.h>
 
 #include "gpu/driverinfo.h"
+#include "core/cdi.h"
+#include "core/json.h"
 #include "core/gpusel.h"
 #include "core/membw.h"
 #include "core/mpslog.h"
@@ -32,6 +36,7 @@
 #include "core/tpcset.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+static void fuzz_containers(const char *text, size_t size);
 
 static void fail(const char *what, const char *input)
 {
@@ -201,7 +206,63 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    nvt_topo_parse(again, &topo_back) || memcmp(&topo, &topo_back, sizeof(topo)))
 			fail("topology did not survive a round trip", text);
 	}
+	fuzz_containers(text, size);
 	return 0;
+}
+
+/* Walks every value of the JSON text at offset at (depth levels at most). */
+static void walk_json(const char *text, size_t size, long at, int depth)
+{
+	char buf[64];
+	uint64_t v;
+	int n = 0;
+
+	if (at < 0 || depth > NVT_JSON_DEPTH)
+		return;
+	switch (nvt_json_type(text, size, (size_t)at)) {
+	case NVT_JSON_ARRAY:
+		for (long e = nvt_json_first(text, size, (size_t)at); e >= 0 && n < 64;
+		     e = nvt_json_next(text, size, (size_t)e), n++)
+			walk_json(text, size, e, depth + 1);
+		break;
+	case NVT_JSON_OBJECT:
+		walk_json(text, size, nvt_json_member(text, size, (size_t)at, "pid"), depth + 1);
+		walk_json(text, size, nvt_json_member(text, size, (size_t)at, "env"), depth + 1);
+		break;
+	case NVT_JSON_STRING:
+		if (nvt_json_string(text, size, (size_t)at, buf, sizeof(buf)) >= (long)sizeof(buf))
+			fail("JSON string longer than its buffer", text);
+		break;
+	case NVT_JSON_NUMBER: nvt_json_uint(text, size, (size_t)at, 1000, &v); break;
+	default: break;
+	}
+}
+
+/* JSON, CDI names, the OCI runtime's texts, uid maps and cgroups. */
+static void fuzz_containers(const char *text, size_t size)
+{
+	struct nvt_cdi_device d;
+	struct nvt_oci_state state;
+	char again[NVT_CDI_DEVICE_TEXT_MAX], why[128], id[NVT_CONTAINER_ID_TEXT], value[256];
+	uint32_t uid, gid, out;
+
+	if (nvt_cdi_device_parse(text, &d) == 0 &&
+	    (nvt_cdi_device_format(&d, again, sizeof(again)) < 0 || strcmp(again, text)))
+		fail("CDI device name did not survive a round trip", text);
+	/* The readers never read past the text, valid or not. */
+	walk_json(text, size, (long)nvt_json_root(text, size), 0);
+	if (nvt_json_check(text, size) == 0)
+		walk_json(text, size, (long)nvt_json_root(text, size), 0);
+	if (nvt_oci_state_parse(text, size, &state, why, sizeof(why)) == 0 &&
+	    (state.bundle[0] != '/' || state.pid < 0))
+		fail("OCI state parser accepted no bundle or a negative pid", text);
+	nvt_oci_config_user(text, size, &uid, &gid, why, sizeof(why));
+	nvt_oci_config_env(text, size, "A", value, sizeof(value));
+	nvt_uid_map_outside(text, size, 1000, &out);
+	nvt_uid_map_is_identity(text, size);
+	if (nvt_cgroup_container(text, size, id, sizeof(id)) == 0 &&
+	    (strlen(id) != 12 || strspn(id, "0123456789abcdef") != 12))
+		fail("cgroup parser gave a container id that is not 12 hexadecimal digits", text);
 }
 
 #ifdef FUZZ_STANDALONE
@@ -230,8 +291,14 @@ static const char *const seeds[] = {
 	"nvtaskset-cache 1 uuid=GPU-1 driver=13000 sms=8 nvrm=580.1",
 	"Server not found\n",
 	"nvtaskset-memory 1 uuid=GPU-1 sms=8 gpcs=4 halves=0,1,-,1\nchecksum=bd8a416d8bedbf02\n",
+	"gpc=1:0-3", "tpcs=16", "priority=high",
+	"{\"ociVersion\":\"1.0.2\",\"id\":\"c\",\"status\":\"creating\",\"pid\":9356,\"bundle\":\"/b\"}",
+	"{\"process\":{\"user\":{\"uid\":1000,\"gid\":1},\"env\":[\"A=\\u00e9\\ud83d\\ude00\",\"B=1\"]},"
+	"\"x\":[1.5e3,-0,true,false,null,[[{}]]]}",
+	"         0       1000          1\n         1     100000      65536\n",
+	"0::/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\n",
 };
-static const char alphabet[] = "0123456789abcdefxX,-: =\n\tgpcmaptsflVnoe_.";
+static const char alphabet[] = "0123456789abcdefxX,-: =\n\tgpcmaptsflVnoe_.{}[]\"\\u/";
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static unsigned next_random(void)

@@ -67,6 +67,8 @@ int nvt_cmd_list(const struct options *o);                         /* list.c */
 int nvt_cmd_mps(const struct options *o);                          /* mpsctl.c */
 int nvt_cmd_topology(const struct options *o);                     /* topology.c */
 int nvt_cmd_agent(const struct options *o);                        /* prio.c */
+int nvt_cmd_cdi(int argc, char **argv);      /* cdi.c: --cdi, with options of its own */
+int nvt_cmd_cdi_hook(int argc, char **argv); /* cdihook.c: --cdi-hook, run by the runtime */
 /*
  * run.c: makes sure an MPS control daemon the task may join runs, starting one
  * (and saying so, with how to stop it) if none does; channels as --channels

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/cdi.h"
 #include "os/slurmproc.h"
 #include "core/prio.h"
 #include "core/yield.h"
@@ -57,6 +58,7 @@ struct row {
 	char cmd[512];
 	size_t cmd0_len; /* the length of cmd's first word, the program */
 	char slurm_step[NVT_SLURM_STEP_TEXT_MAX]; /* "JOB.STEP" of a Slurm task, else "" */
+	char container[NVT_CONTAINER_ID_TEXT]; /* the container it runs in (its id's start), else "" */
 	int overlaps; /* its TPCs overlap another task's that is neither its ancestor nor descendant */
 	pid_t overlap_pid; /* the first such task */
 	int overlap_gpu;   /* on this GPU (nvtaskset's number, -1 if not listed) */
@@ -148,6 +150,8 @@ static int read_row(const struct options *o, const struct task_tree *t, pid_t pi
 	r->cmd0_len = read_cmdline(pid, r->cmd, sizeof(r->cmd));
 	if (nvt_slurm_step_of(pid, &step) == 0)
 		nvt_slurm_step_format(&step, r->slurm_step, sizeof(r->slurm_step));
+	if (nvt_proc_container(pid, r->container, sizeof(r->container)))
+		r->container[0] = '\0';
 	nvt_seg_close(&h);
 	/* A task without a slot counts no launches: it may have launched some. */
 	return o->launched_only && launches_of(r) == 0;
@@ -245,6 +249,11 @@ static void print_json(const struct row *r, int first)
 	printf(",\"slurm_step\":");
 	if (r->slurm_step[0])
 		json_string(r->slurm_step);
+	else
+		printf("null");
+	printf(",\"container\":");
+	if (r->container[0])
+		json_string(r->container);
 	else
 		printf("null");
 	printf(",\"overlaps\":%s,\"gpus\":[", r->overlaps ? "true" : "false");
@@ -414,11 +423,21 @@ static void col_jobstep(const struct row *r, int terminal, char *buf, size_t len
 	snprintf(buf, len, "%s", r->slurm_step[0] ? r->slurm_step : "-");
 }
 
+/* The container the task runs in (the start of its id, as podman ps and docker ps
+ * show it), "-" for none. */
+static void col_container(const struct row *r, int terminal, char *buf, size_t len)
+{
+	(void)terminal;
+	snprintf(buf, len, "%s", r->container[0] ? r->container : "-");
+}
+
 /* The columns before COMMAND; width < 0: left-aligned, as printf's. A
  * column marked SLURM is shown only when a task runs in a Slurm job step,
- * one marked PRIO only when a task has a priority. */
+ * one marked PRIO only when a task has a priority, one marked CONTAINER
+ * only when a task runs in a container. */
 #define SLURM 1
 #define PRIO 2
+#define CONTAINER 3
 static const struct column {
 	const char *name;
 	int width;
@@ -428,7 +447,7 @@ static const struct column {
 	{"PID", 7, col_pid, 0},        {"PPID", 7, col_ppid, 0},         {"USER", -10, col_user, 0},
 	{"GPU", -5, col_gpu, 0},       {"LAUNCHES", 8, col_launches, 0}, {"PRIO", -6, col_prio, PRIO},
 	{"MODE", -9, col_mode, PRIO},  {"OWN", -12, col_own, PRIO},      {"TPCS", -20, col_tpcs, 0},
-	{"JOBSTEP", -12, col_jobstep, SLURM},
+	{"JOBSTEP", -12, col_jobstep, SLURM}, {"CONTAINER", -12, col_container, CONTAINER},
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 
@@ -440,11 +459,14 @@ static int widths[N_COLUMNS];
 static int slurm_columns;
 /* Show the priority columns: some task listed has a priority. */
 static int prio_columns;
+/* Show the container column: some task listed runs in a container. */
+static int container_columns;
 
 static int column_shown(size_t c)
 {
 	return !columns[c].only || (columns[c].only == SLURM && slurm_columns) ||
-	       (columns[c].only == PRIO && prio_columns);
+	       (columns[c].only == PRIO && prio_columns) ||
+	       (columns[c].only == CONTAINER && container_columns);
 }
 
 /* Marks the idle tasks whose TPCs a lower task of their GPU borrows. */
@@ -776,6 +798,7 @@ int nvt_cmd_list(const struct options *o)
 			pids[n++] = t.tasks[i]; /* ascending, as the tasks */
 	for (size_t k = 0; k < n; k++) {
 		slurm_columns |= rows[k].slurm_step[0] != '\0';
+		container_columns |= rows[k].container[0] != '\0';
 		for (int i = 0; i < rows[k].n; i++)
 			prio_columns |= rows[k].gpu[i].prio.prio != NVT_PRIO_NONE;
 	}

@@ -621,6 +621,8 @@ static const struct subcommand {
 } subcommands[] = {
 	{"--profile", nvt_cmd_profile},
 	{"--plan", nvt_cmd_plan},
+	{"--cdi", nvt_cmd_cdi},
+	{"--cdi-hook", nvt_cmd_cdi_hook},
 };
 
 /* The command line after a sub-command's word: options, their checks, and the mode they name. */

@@ -164,30 +164,35 @@ static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
-void json_string(const char *s)
+void json_string_to(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s);
 
-	putchar('"');
+	fputc('"', out);
 	while (n) {
 		uint32_t cp;
 		size_t len = utf8_char(p, n, &cp);
 
 		if (!len) {
-			fputs("\\ufffd", stdout); /* not UTF-8: the replacement character */
+			fputs("\\ufffd", out); /* not UTF-8: the replacement character */
 			p++, n--;
 			continue;
 		}
 		if (cp == '"' || cp == '\\')
-			printf("\\%c", (int)cp);
+			fprintf(out, "\\%c", (int)cp);
 		else if (cp < 0x20 || cp == 0x7f)
-			printf("\\u%04x", (unsigned)cp);
+			fprintf(out, "\\u%04x", (unsigned)cp);
 		else
-			fwrite(p, 1, len, stdout);
+			fwrite(p, 1, len, out);
 		p += len, n -= len;
 	}
-	putchar('"');
+	fputc('"', out);
+}
+
+void json_string(const char *s)
+{
+	json_string_to(stdout, s);
 }
 
 void terminal_text(const char *s, char *out, size_t len)

@@ -61,6 +61,8 @@ void json_error(pid_t pid, const char *message);
 /* Prints s as a JSON string: valid UTF-8 whatever s holds (bytes that are
  * not UTF-8 become U+FFFD), controls escaped. */
 void json_string(const char *s);
+/* The same, to out. */
+void json_string_to(FILE *out, const char *s);
 /* Prints set as a JSON array of TPC numbers, to out. */
 void json_tpc_array(FILE *out, const struct nvt_tpcset *set);
 /* Prints "partitioned","tpcs","tpc_mask","tpc_count","tpc_ids" of a partition on out (nulls

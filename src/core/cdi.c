@@ -1,0 +1,314 @@
+/*
+ * cdi.c - CDI device names, and what a hook reads from the OCI runtime (see
+ * cdi.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "cdi.h"
+#include "json.h"
+#include "nvtaskset.h"
+#include "prio.h"
+#include "text.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const class_names[NVT_CDI_CLASSES] = {"gpc", "tpcs", "priority"};
+
+const char *nvt_cdi_class_name(int cls)
+{
+	return cls >= 0 && cls < NVT_CDI_CLASSES ? class_names[cls] : NULL;
+}
+
+int nvt_cdi_name_format(const struct nvt_cdi_device *d, char *buf, size_t len)
+{
+	char gpu[16] = "";
+	int n;
+
+	if (d->gpu >= 0)
+		snprintf(gpu, sizeof(gpu), "%d:", d->gpu);
+	switch (d->cls) {
+	case NVT_CDI_GPC:
+		n = d->first == d->last ? snprintf(buf, len, "%s%u", gpu, d->first)
+					: snprintf(buf, len, "%s%u-%u", gpu, d->first, d->last);
+		break;
+	case NVT_CDI_TPCS: n = snprintf(buf, len, "%s%u", gpu, d->count); break;
+	case NVT_CDI_PRIORITY: n = snprintf(buf, len, "%s", nvt_prio_name(d->prio)); break;
+	default: return -1;
+	}
+	return n >= 0 && (size_t)n < len ? n : -1;
+}
+
+int nvt_cdi_device_format(const struct nvt_cdi_device *d, char *buf, size_t len)
+{
+	const char *cls = nvt_cdi_class_name(d->cls);
+	int n = cls ? snprintf(buf, len, "%s=", cls) : -1, name;
+
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	name = nvt_cdi_name_format(d, buf + n, len - (size_t)n);
+	return name < 0 ? -1 : n + name;
+}
+
+/* A number without leading zeros from 0 to max at p: its end, or NULL. */
+static const char *plain_number(const char *p, uint64_t max, unsigned *out)
+{
+	uint64_t v;
+	const char *end = nvt_decimal(p, max, &v);
+
+	if (!end || (p[0] == '0' && end - p > 1))
+		return NULL;
+	*out = (unsigned)v;
+	return end;
+}
+
+int nvt_cdi_device_parse(const char *text, struct nvt_cdi_device *out)
+{
+	struct nvt_cdi_device d = {.gpu = -1};
+	const char *eq = strchr(text, '='), *p, *colon;
+	char again[NVT_CDI_DEVICE_TEXT_MAX];
+	unsigned gpu;
+
+	if (!eq)
+		return -1;
+	for (d.cls = 0; d.cls < NVT_CDI_CLASSES; d.cls++)
+		if (strlen(class_names[d.cls]) == (size_t)(eq - text) &&
+		    !strncmp(text, class_names[d.cls], (size_t)(eq - text)))
+			break;
+	if (d.cls == NVT_CDI_CLASSES)
+		return -1;
+	p = eq + 1;
+	colon = strchr(p, ':');
+	if (colon && d.cls != NVT_CDI_PRIORITY) {
+		if (plain_number(p, NVT_CDI_GPU_MAX - 1, &gpu) != colon)
+			return -1;
+		d.gpu = (int)gpu;
+		p = colon + 1;
+	}
+	if (d.cls == NVT_CDI_PRIORITY) {
+		if (nvt_prio_parse(p, &d.prio) || d.prio == NVT_PRIO_NONE)
+			return -1;
+	} else if (d.cls == NVT_CDI_TPCS) {
+		p = plain_number(p, NVT_MAX_TPCS, &d.count);
+		if (!p || *p || d.count == 0)
+			return -1;
+	} else {
+		p = plain_number(p, NVT_MAX_GPCS - 1, &d.first);
+		d.last = d.first;
+		if (p && *p == '-')
+			p = plain_number(p + 1, NVT_MAX_GPCS - 1, &d.last);
+		if (!p || *p || d.last < d.first)
+			return -1;
+	}
+	/* One spelling per device: the one the spec's names use. */
+	if (nvt_cdi_device_format(&d, again, sizeof(again)) < 0 || strcmp(again, text))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+int nvt_cdi_vendor_valid(const char *vendor)
+{
+	size_t n = strlen(vendor);
+
+	if (n < 1 || n >= NVT_CDI_VENDOR_MAX || !isalpha((unsigned char)vendor[0]) ||
+	    !isalnum((unsigned char)vendor[n - 1]))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)vendor[i]) && !strchr("-_.", vendor[i]))
+			return 0;
+	return 1;
+}
+
+/* ---- The OCI runtime's state and the container's configuration ------------ */
+
+int nvt_oci_state_parse(const char *text, size_t len, struct nvt_oci_state *out, char *why,
+			size_t wlen)
+{
+	size_t root = nvt_json_root(text, len);
+	long pid = nvt_json_member(text, len, root, "pid");
+	long bundle = nvt_json_member(text, len, root, "bundle");
+	long id = nvt_json_member(text, len, root, "id");
+	uint64_t v = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (nvt_json_check(text, len) || nvt_json_type(text, len, root) != NVT_JSON_OBJECT)
+		return nvt_why(why, wlen, "the runtime's state is not a JSON object");
+	if (pid >= 0 && nvt_json_uint(text, len, (size_t)pid, 0x3fffffff, &v))
+		return nvt_why(why, wlen, "the runtime's state has a malformed pid");
+	out->pid = (long)v;
+	if (bundle < 0 || nvt_json_string(text, len, (size_t)bundle, out->bundle, sizeof(out->bundle)) < 1 ||
+	    out->bundle[0] != '/')
+		return nvt_why(why, wlen, "the runtime's state names no bundle directory (an absolute path)");
+	if (id >= 0 && nvt_json_string(text, len, (size_t)id, out->id, sizeof(out->id)) < 0)
+		return nvt_why(why, wlen, "the runtime's state has a malformed id");
+	return 0;
+}
+
+int nvt_oci_config_user(const char *text, size_t len, uint32_t *uid, uint32_t *gid, char *why,
+			size_t wlen)
+{
+	static const char *const user_path[] = {"process", "user"};
+	size_t root = nvt_json_root(text, len);
+	long user, u, g;
+	uint64_t v;
+
+	*uid = *gid = 0;
+	if (nvt_json_check(text, len) || nvt_json_type(text, len, root) != NVT_JSON_OBJECT)
+		return nvt_why(why, wlen, "the container's config.json is not a JSON object");
+	user = nvt_json_path(text, len, root, user_path, 2);
+	if (user < 0)
+		return 0;
+	u = nvt_json_member(text, len, (size_t)user, "uid");
+	g = nvt_json_member(text, len, (size_t)user, "gid");
+	if (u >= 0) {
+		if (nvt_json_uint(text, len, (size_t)u, UINT32_MAX - 1, &v))
+			return nvt_why(why, wlen, "the container's config.json has a malformed uid");
+		*uid = (uint32_t)v;
+	}
+	if (g >= 0) {
+		if (nvt_json_uint(text, len, (size_t)g, UINT32_MAX - 1, &v))
+			return nvt_why(why, wlen, "the container's config.json has a malformed gid");
+		*gid = (uint32_t)v;
+	}
+	return 0;
+}
+
+int nvt_oci_config_env(const char *text, size_t len, const char *name, char *buf, size_t size)
+{
+	static const char *const env_path[] = {"process", "env"};
+	size_t n = strlen(name);
+	long env;
+
+	if (nvt_json_check(text, len))
+		return -1;
+	env = nvt_json_path(text, len, nvt_json_root(text, len), env_path, 2);
+	if (env < 0)
+		return 1;
+	if (nvt_json_type(text, len, (size_t)env) != NVT_JSON_ARRAY)
+		return -1;
+	for (long e = nvt_json_first(text, len, (size_t)env); e >= 0;
+	     e = nvt_json_next(text, len, (size_t)e)) {
+		char var[8192];
+		long got = nvt_json_string(text, len, (size_t)e, var, sizeof(var));
+		if (got < 0) {
+			/* Another variable too long for var is no matter; ours must fit. */
+			if (nvt_json_type(text, len, (size_t)e) != NVT_JSON_STRING)
+				return -1;
+			continue;
+		}
+		if ((size_t)got > n && !strncmp(var, name, n) && var[n] == '=') {
+			if ((size_t)got - n - 1 >= size)
+				return -1;
+			memcpy(buf, var + n + 1, (size_t)got - n);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* ---- User namespaces and cgroups ------------------------------------------- */
+
+/* Reads a line "A B C" of three numbers below 2^32 from p (up to end): its
+ * end (past the newline), or NULL. */
+static const char *map_line(const char *p, const char *end, uint64_t v[3])
+{
+	for (int i = 0; i < 3; i++) {
+		char num[16];
+		size_t k = 0;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		while (p < end && isdigit((unsigned char)*p) && k + 1 < sizeof(num))
+			num[k++] = *p++;
+		num[k] = '\0';
+		if (!k || nvt_decimal(num, UINT32_MAX, &v[i]) != num + k)
+			return NULL;
+	}
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p < end && *p != '\n')
+		return NULL;
+	return p < end ? p + 1 : p;
+}
+
+int nvt_uid_map_outside(const char *text, size_t len, uint32_t id, uint32_t *out)
+{
+	const char *p = text, *end = text + len;
+	uint64_t v[3];
+
+	while (p < end) {
+		p = map_line(p, end, v);
+		if (!p)
+			return -1;
+		if (id >= v[0] && (uint64_t)id - v[0] < v[2] && v[1] + (id - v[0]) <= UINT32_MAX) {
+			*out = (uint32_t)(v[1] + (id - v[0]));
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int nvt_uid_map_is_identity(const char *text, size_t len)
+{
+	uint64_t v[3];
+	const char *p = map_line(text, text + len, v);
+
+	return p && p == text + len && v[0] == 0 && v[1] == 0 && v[2] == UINT32_MAX;
+}
+
+/* 1 if name (n bytes) is a container's cgroup: its id's start in *id. */
+static int container_component(const char *name, size_t n, const char **id)
+{
+	static const char *const prefixes[] = {"libpod-", "docker-", "cri-containerd-", "crio-", ""};
+
+	if (n > 6 && !memcmp(name + n - 6, ".scope", 6))
+		n -= 6;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t k = strlen(prefixes[i]), hex = 0;
+		if (n != k + 64 || memcmp(name, prefixes[i], k))
+			continue;
+		while (hex < 64 && isxdigit((unsigned char)name[k + hex]) &&
+		       !isupper((unsigned char)name[k + hex]))
+			hex++;
+		if (hex == 64) {
+			*id = name + k;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int nvt_cgroup_container(const char *text, size_t len, char *id, size_t size)
+{
+	const char *p = text, *end = text + len, *found = NULL;
+	size_t found_depth = 0;
+
+	if (size < NVT_CONTAINER_ID_TEXT)
+		return -1;
+	while (p < end) {
+		const char *line_end = memchr(p, '\n', (size_t)(end - p)), *path;
+		size_t depth = 0;
+		if (!line_end)
+			line_end = end;
+		/* "HIERARCHY:CONTROLLERS:PATH" */
+		path = memchr(p, ':', (size_t)(line_end - p));
+		path = path ? memchr(path + 1, ':', (size_t)(line_end - path - 1)) : NULL;
+		for (const char *c = path ? path + 1 : line_end; c < line_end;) {
+			const char *slash = memchr(c, '/', (size_t)(line_end - c)), *cid;
+			size_t n = (size_t)((slash ? slash : line_end) - c);
+			depth++;
+			if (n && container_component(c, n, &cid) && depth >= found_depth) {
+				found = cid;
+				found_depth = depth;
+			}
+			c = slash ? slash + 1 : line_end;
+		}
+		p = line_end < end ? line_end + 1 : end;
+	}
+	if (!found)
+		return -1;
+	memcpy(id, found, NVT_CONTAINER_ID_TEXT - 1);
+	id[NVT_CONTAINER_ID_TEXT - 1] = '\0';
+	return 0;
+}

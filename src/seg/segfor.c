@@ -1,0 +1,183 @@
+/*
+ * segfor.c - the control segment of another process, made for it before its
+ * program runs: a CDI hook (nvtaskset --cdi-hook, docs/containers.md) makes
+ * the segment of a container's first process while the runtime holds it
+ * before its exec, and the program's shim adopts it as its own (an exec'd
+ * program adopts its PID's segment: nvtaskset.h). Made with the public
+ * pieces of segfile.c, as nvt_seg_create makes one: the writer's lock held,
+ * mode NVT_SEG_NEW_MODE until whole. See segfile.h. Side effects: files,
+ * /proc. Returns codes; never prints.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "segfile.h"
+#include "core/segment.h"
+#include "core/text.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Opens uid's run directory under base, making it uid's (mode
+ * NVT_USERDIR_MODE) where it is missing. Returns its fd, or -1 with why. */
+static int userdir_for(const char *base, uid_t uid, gid_t gid, char *dir, size_t dir_len, char *why,
+		       size_t len)
+{
+	const char *leaf;
+	int basefd, dirfd, made;
+
+	if (uid == geteuid()) /* the caller's own (root's recovers from a squatter) */
+		return nvt_userdir_own(base, dir, dir_len, why, len);
+	/* Only root may make another user's (anyone else would make it her own). */
+	if (geteuid() != 0)
+		return nvt_why(why, len, "only root makes the segment of another user's process");
+	if (nvt_userdir_path(dir, dir_len, base, uid))
+		return nvt_why(why, len, "path too long");
+	leaf = strrchr(dir, '/') + 1;
+	basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (basefd < 0)
+		return nvt_why(why, len, "%s: %s", base, strerror(errno));
+	made = mkdirat(basefd, leaf, NVT_USERDIR_MODE) == 0;
+	if (!made && errno != EEXIST) {
+		nvt_why(why, len, "cannot make %s: %s", dir, strerror(errno));
+		close(basefd);
+		return -1;
+	}
+	dirfd = openat(basefd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(basefd);
+	if (dirfd < 0)
+		return nvt_why(why, len, "%s: %s", dir, strerror(errno));
+	/* Made here: the user's, as the user's own shim would have made it. */
+	if (made && (fchown(dirfd, uid, gid) || fchmod(dirfd, NVT_USERDIR_MODE))) {
+		nvt_why(why, len, "cannot give %s to uid %lu: %s", dir, (unsigned long)uid,
+			strerror(errno));
+		close(dirfd);
+		return -1;
+	}
+	if (nvt_userdir_check(dirfd, uid, why, len)) {
+		char inner[256];
+		snprintf(inner, sizeof(inner), "%s", why);
+		nvt_why(why, len, "%s: %s", dir, inner);
+		close(dirfd);
+		return -1;
+	}
+	return dirfd;
+}
+
+/* 1 if the file name in dirfd is already a segment that names p (a second
+ * call for the same process). */
+static int names_already(int dirfd, const char *name, const struct nvt_proc *p)
+{
+	struct nvt_segment head;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), same;
+
+	if (fd < 0)
+		return 0;
+	same = nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == p->ns_pid &&
+	       head.pidns == p->pidns && head.start_time == p->start_time;
+	close(fd);
+	return same;
+}
+
+/* Writes the whole segment seg into the new, empty file fd. Returns 0, or -1 with errno set. */
+static int write_whole(int fd, const struct nvt_segment *seg)
+{
+	const char *p = (const char *)seg;
+	size_t done = 0;
+
+	while (done < sizeof(*seg)) {
+		ssize_t w = pwrite(fd, p + done, sizeof(*seg) - done, (off_t)done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+/* Takes the writer's lock of segment pidns.pid in dirfd's lock file (waiting
+ * at most NVT_SEG_CREATE_WAIT_MS, then going on without it, as
+ * nvt_seg_create does). Returns the lock file's fd (locked) or -1. */
+static int lock_for(int dirfd, uid_t uid, uint64_t pidns, pid_t pid)
+{
+	struct timespec pause = {0, 1000000};
+	int fd = nvt_lock_open(dirfd, uid);
+
+	for (int waited = 0; fd >= 0 && waited <= NVT_SEG_CREATE_WAIT_MS; waited++) {
+		if (nvt_lock_byte(fd, pidns, pid, F_WRLCK) == 0)
+			return fd;
+		if (errno != EAGAIN && errno != EINTR)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int nvt_seg_make_for(const char *base, pid_t pid, uid_t uid, gid_t gid,
+		     const struct nvt_slot_view *views, int n, char *why, size_t len)
+{
+	static struct nvt_segment seg;
+	char dir[256], name[64];
+	struct nvt_proc p;
+	int dirfd, fd = -1, lock_fd, rc = -1;
+
+	if (n < 0 || n > NVT_MAX_GPUS)
+		return nvt_why(why, len, "%d GPUs: a control segment holds at most %d", n, NVT_MAX_GPUS);
+	if (nvt_proc_info(pid, &p) || !p.pidns || !p.ns_pid)
+		return nvt_why(why, len, "cannot read process %ld in /proc: %s", (long)pid,
+			       strerror(errno ? errno : ENOENT));
+	dirfd = userdir_for(base, uid, gid, dir, sizeof(dir), why, len);
+	if (dirfd < 0)
+		return -1;
+	nvt_seg_name(name, sizeof(name), p.pidns, p.ns_pid);
+	lock_fd = lock_for(dirfd, uid, p.pidns, p.ns_pid);
+	for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+		fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			    NVT_SEG_NEW_MODE);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+		if (names_already(dirfd, name, &p)) {
+			rc = NVT_SEG_MADE_ALREADY;
+			goto out;
+		}
+		/* A process gone left it (its PID namespace's inode is used again). */
+		if (unlinkat(dirfd, name, 0) && errno != ENOENT)
+			break;
+	}
+	if (fd < 0) {
+		nvt_why(why, len, "cannot create %s/%s: %s", dir, name, strerror(errno));
+		goto out;
+	}
+	nvt_seg_init(&seg, (int32_t)p.ns_pid, (uint32_t)uid, p.start_time);
+	seg.pidns = p.pidns;
+	for (int i = 0; i < n; i++)
+		nvt_slot_write(&seg.gpu[i], &views[i]);
+	if (fchown(fd, uid, gid) || fchmod(fd, NVT_SEG_NEW_MODE) || write_whole(fd, &seg) ||
+	    fchmod(fd, NVT_SEG_MODE)) {
+		nvt_why(why, len, "cannot write %s/%s: %s", dir, name, strerror(errno));
+		unlinkat(dirfd, name, 0);
+		goto out;
+	}
+	rc = NVT_SEG_MADE;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (lock_fd >= 0) {
+		nvt_lock_byte(lock_fd, p.pidns, p.ns_pid, F_UNLCK);
+		close(lock_fd);
+	}
+	close(dirfd);
+	return rc;
+}

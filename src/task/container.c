@@ -1,0 +1,131 @@
+/*
+ * container.c - a container's tasks through nvtaskset's CDI devices: the
+ * environment each device gives, and the segment a device's hook makes for
+ * the container's first process (see container.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "container.h"
+#include "alloc/reserve.h"
+#include "core/gpusel.h"
+#include "core/prio.h"
+#include "core/text.h"
+#include "core/yield.h"
+#include "seg/segfile.h"
+
+static void env_add(struct nvt_task_env *e, const char *name, const char *value)
+{
+	e->vars[e->n].name = name;
+	e->vars[e->n].value = value;
+	e->vars[e->n++].overwrite = 1;
+}
+
+void nvt_task_cdi_common_env(const char *pipe_dir, struct nvt_task_env *out)
+{
+	out->n = 0;
+	env_add(out, NVT_ENV_RUNDIR, NVT_CONTAINER_RUNDIR);
+	env_add(out, NVT_ENV_MPS_PIPE_DIR, pipe_dir ? pipe_dir : "/dev/null");
+}
+
+int nvt_task_cdi_preload(const char *shim, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s\n", shim);
+
+	return n > 0 && (size_t)n < len && !strpbrk(shim, " \t\n:") ? n : -1;
+}
+
+int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slot_view *parts, int n,
+			    struct nvt_task_env *out, char *why, size_t len)
+{
+	struct nvt_slot_prio prio;
+
+	out->n = 0;
+	if (d->cls == NVT_CDI_PRIORITY) {
+		/* A level alone: the default ways of yielding, as --priority LEVEL gives. */
+		if (nvt_prio_env_parse(nvt_prio_name(d->prio), &prio) ||
+		    nvt_prio_env_format(&prio, out->priority, sizeof(out->priority)) < 0)
+			return nvt_why(why, len, "internal error: cannot format the priority");
+		env_add(out, NVT_ENV_PRIORITY, out->priority);
+		if (prio.prio < NVT_PRIO_HIGH && (prio.yield & NVT_YIELD_CLIENT))
+			env_add(out, NVT_ENV_MPS_CLIENT_PRIORITY, "1");
+		return 0;
+	}
+	if (nvt_cdi_device_format(d, out->cdi, sizeof(out->cdi)) < 0)
+		return nvt_why(why, len, "internal error: cannot name the device");
+	env_add(out, NVT_ENV_CDI, out->cdi);
+	if (d->cls == NVT_CDI_GPC) {
+		if (nvt_partenv_format(parts, n, out->partition, sizeof(out->partition)) < 0)
+			return nvt_why(why, len, "internal error: cannot format the partition");
+		env_add(out, NVT_ENV_PARTITION, out->partition);
+	}
+	return 0;
+}
+
+/* Claims c->count TPCs on each GPU of c in the caller's own segment (own), into out. */
+static int claim(const char *base, const struct nvt_task_container *c, struct nvt_slot_view *out,
+		 struct nvt_seg_own *own, char *why, size_t len)
+{
+	static struct nvt_claim_gpu req[NVT_MAX_GPUS];
+	int rc;
+
+	for (int i = 0; i < c->n_parts; i++) {
+		memset(&req[i], 0, sizeof(req[i]));
+		memcpy(req[i].uuid, c->parts[i].uuid, sizeof(req[i].uuid));
+		req[i].topo = c->parts[i].topo;
+		req[i].count = c->count;
+		req[i].strategy = NVT_PACKED; /* as -n's default */
+		if (c->prio)
+			req[i].prio = *c->prio;
+	}
+	rc = nvt_claim(base, req, c->n_parts, c->timeout_ms, out, own, why, len);
+	if (rc == NVT_RESERVE_ERROR) {
+		char inner[512];
+		snprintf(inner, sizeof(inner), "%s", why);
+		nvt_why(why, len, "cannot reserve TPCs for the container: %s", inner);
+	}
+	return rc ? NVT_TASK_ECLAIM : NVT_TASK_OK;
+}
+
+int nvt_task_prepare_container(const char *base, const struct nvt_task_container *c,
+			       struct nvt_slot_view *out, int *already, char *why, size_t len)
+{
+	struct nvt_seg_own own = {0};
+	int rc, made;
+
+	*already = 0;
+	if (c->n_parts < 1 || c->n_parts > NVT_MAX_GPUS) {
+		nvt_why(why, len, "%d GPUs: a container's task has partitions on 1 to %d", c->n_parts,
+			NVT_MAX_GPUS);
+		return NVT_TASK_ESEG;
+	}
+	if (c->count) {
+		rc = claim(base, c, out, &own, why, len);
+		if (rc)
+			return rc;
+	} else {
+		for (int i = 0; i < c->n_parts; i++) {
+			out[i] = c->parts[i];
+			out[i].flags = 0;
+			memset(&out[i].prio, 0, sizeof(out[i].prio));
+			/* Its own partition is what it is given, as a start carries it. */
+			if (c->prio)
+				nvt_prio_carry(&out[i], NULL, c->prio);
+		}
+	}
+	/* The container's segment holds the pick before the caller's lets it go:
+	 * every scan meanwhile finds it in one of them, or both. */
+	made = nvt_seg_make_for(base, c->pid, c->uid, c->gid, out, c->n_parts, why, len);
+	if (own.seg) {
+		nvt_seg_remove(&own);
+		munmap(own.seg, sizeof(*own.seg));
+	}
+	if (made < 0)
+		return NVT_TASK_ESEG;
+	*already = made == NVT_SEG_MADE_ALREADY;
+	return NVT_TASK_OK;
+}

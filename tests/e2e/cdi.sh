@@ -1,0 +1,287 @@
+# Containers through CDI devices (docs/containers.md): nvtaskset --cdi's spec, and its hooks run
+# as podman and runc run them, by a stand-in runtime (tests/e2e/helpers/cdirun.py: it applies the
+# spec's variables and hooks, and holds the container's first process before its exec, in a PID
+# namespace of its own with --pidns). The same with real podman: tests/podman/ (make
+# check-podman). Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a
+# subshell under set -e with the helpers defined there (disjoint_lists: reserve.sh; need_users,
+# as_user: security.sh).
+# shellcheck shell=bash
+
+CDIRUN=$ROOT/tests/e2e/helpers/cdirun.py
+
+# cdi_spec: nvtaskset --cdi writes the spec of vendor t into $WORK/cdi.
+cdi_spec() {
+	"$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor t >"$WORK/cdi.out" 2>&1 ||
+		die "--cdi failed: $(cat "$WORK/cdi.out")"
+}
+# container [--pidns] [--uid U] [--userns OUTSIDE] [--pid-file F] DEVICE...: sets CONTAINER to
+# the command line of a stand-in container given devices t/DEVICE, to be followed by "--
+# COMMAND..." (its status: COMMAND's, 126 when a hook refused).
+container() {
+	local bundle
+	bundle=$(mktemp -d "$WORK/bundle.XXXXXX")
+	CONTAINER=(python3 "$CDIRUN" --bundle "$bundle" --spec-dir "$WORK/cdi")
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--pidns) CONTAINER+=("$1") && shift ;;
+		--*) CONTAINER+=("$1" "$2") && shift 2 ;;
+		*) CONTAINER+=(--device "t/$1") && shift ;;
+		esac
+	done
+}
+# tpc_count LIST: how many TPCs a TPC list names.
+tpc_count() {
+	python3 -c 'import sys
+n = 0
+for item in sys.argv[1].split(","):
+    a, _, b = item.partition("-")
+    n += int(b or a) - int(a) + 1
+print(n)' "$1"
+}
+# dry_tpcs ARGS...: the TPCs nvtaskset --dry-run ARGS gives on the fake GPU.
+dry_tpcs() { "$NVT" --no-mps --dry-run "$@" | sed -n 's/.*: TPCs //p'; }
+
+# The spec: a device for each range of GPCs, each count of TPCs and each priority, of every
+# GPU and of each; the shim and the run directory mounted; every device's hook is this command.
+t_cdi_spec() {
+	local out rc
+	cdi_spec
+	has "$(cat "$WORK/cdi.out")" "t-tpcs.json: 132 devices"
+	python3 - "$WORK/cdi" "$(readlink -f "$NVT")" "$(readlink -f "$NVTASKSET_RUNDIR")" <<'PY' ||
+import json, os, sys
+d, nvt, run = sys.argv[1:]
+want = {"gpc": ["0", "0-3", "11", "0-11", "0:0-3", "0:11"],
+        "tpcs": ["1", "16", "66", "0:16", "0:66"], "priority": ["high", "normal", "low"]}
+for cls, names in want.items():
+    spec = json.load(open(os.path.join(d, "t-%s.json" % cls)))
+    assert spec["cdiVersion"] == "0.5.0" and spec["kind"] == "t/" + cls, spec["kind"]
+    have = {x["name"]: x for x in spec["devices"]}
+    assert all(n in have for n in names), (cls, sorted(have))
+    assert "67" not in have and "0-12" not in have and "1:0" not in have
+    common = spec["containerEdits"]
+    mounts = {m["containerPath"]: m["hostPath"] for m in common["mounts"]}
+    assert mounts["/run/nvtaskset"] == run, mounts
+    assert "NVTASKSET_RUNDIR=/run/nvtaskset" in common["env"], common["env"]
+    preload = open(mounts["/etc/ld.so.preload"]).read()
+    assert preload.startswith("/") and preload.endswith("/libnvtaskset.so\n"), preload
+    assert not [e for e in common["env"] if e.startswith("LD_PRELOAD=")], common["env"]
+    [post] = common["hooks"]
+    assert post["hookName"] == "poststop" and post["path"] == nvt, post
+    for n, dev in have.items():
+        [hook] = dev["containerEdits"]["hooks"]
+        assert hook["hookName"] == "createRuntime" and hook["path"] == nvt, hook
+        assert hook["args"] == ["nvtaskset", "--cdi-hook", "t/%s=%s" % (cls, n)], hook["args"]
+        env = dict(v.split("=", 1) for v in dev["containerEdits"]["env"])
+        if cls == "priority":
+            assert env["NVTASKSET_PRIORITY"].startswith(n), env
+        else:
+            assert env["NVTASKSET_CDI"] == "%s=%s" % (cls, n), env
+        assert ("NVTASKSET_PARTITION" in env) == (cls == "gpc"), env
+PY
+		die "the spec is not as expected"
+	run_rc out rc "$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor 'a/b'
+	eq "$rc" 1 "--vendor a/b"
+	has "$out" "--vendor takes a CDI vendor name"
+	[ "$(id -u)" != 0 ] || hasnt "$(cat "$WORK/cdi.out")" "warning"
+	# A run directory that processes podman exec starts would not take (not root's mode 1777).
+	mkdir -m 755 "$WORK/run755"
+	run_rc out rc env NVTASKSET_RUNDIR="$WORK/run755" "$NVT" --cdi --cdi-dir "$WORK/cdi3"
+	eq "$rc" 0 "--cdi with a run directory of mode 755 ($out)"
+	has "$out" "is not root's with mode 1777: processes that podman exec starts"
+	run_rc out rc env NVTASKSET_RUNDIR=/dev/shm "$NVT" --cdi --cdi-dir "$WORK/cdi2"
+	eq "$rc" 1 "--cdi with /dev/shm"
+	has "$out" "would give containers all of /dev/shm"
+	[ ! -e "$WORK/cdi2" ] || die "--cdi wrote a spec it refused"
+}
+
+# gpc=0-1: the container's program runs on GPCs 0 and 1, as -g 0-1 gives them, and a second
+# program started in it (as podman exec does, not below its first process) too.
+t_cdi_gpc_partition() {
+	local out rc want
+	need_pidns
+	cdi_spec
+	want=$(dry_tpcs -g 0-1)
+	container --pidns gpc=0-1
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 0 "status ($out)"
+	has "$out" "tpcs=$want "
+	container gpc=0:2
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	has "$out" "tpcs=$(dry_tpcs -g 2) "
+}
+
+# Two containers started at once with tpcs=33 get disjoint halves; -l lists them with their
+# TPCs, a start on the host finds no TPC free, -p moves one live, and once one is killed its
+# TPCs are free again and its segment is gone.
+t_cdi_tpcs_claims_disjoint() {
+	local out rc a b a_pid b_pid list
+	need_pidns
+	cdi_spec
+	container --pidns --pid-file "$WORK/a.pid" tpcs=33
+	start_loop a "${CONTAINER[@]}" -- "$APP"
+	a=$PID
+	container --pidns --pid-file "$WORK/b.pid" tpcs=33
+	start_loop b "${CONTAINER[@]}" -- "$APP"
+	b=$PID
+	poll_until 20 all_nonempty "$WORK/a.state" "$WORK/b.state" ||
+		die "the containers did not launch: $(cat "$WORK/a.err" "$WORK/b.err")"
+	a_pid=$(cat "$WORK/a.pid") b_pid=$(cat "$WORK/b.pid")
+	disjoint_lists "$(cat "$WORK/a.state")" "$(cat "$WORK/b.state")"
+	eq "$(tpc_count "$(cat "$WORK/a.state")")" 33 "TPCs of a"
+	eq "$(tpc_count "$(cat "$WORK/b.state")")" 33 "TPCs of b"
+	out=$("$NVT" -l)
+	grep -Eq "$(row_re "$a_pid" root)$(cat "$WORK/a.state") " <<<"$out" || die "-l: $out"
+	grep -Eq "$(row_re "$b_pid" root)$(cat "$WORK/b.state") " <<<"$out" || die "-l: $out"
+	run_rc out rc "$NVT" --no-mps -n 1 --exclude-running "$APP" launch 1
+	eq "$rc" 1 "a host start beside them ($out)"
+	"$NVT" -p -g 0 "$a_pid" >/dev/null
+	wait_file "$WORK/a.state" "$(dry_tpcs -g 0)"
+	kill -KILL "$b_pid"
+	wait "$b" || true
+	[ ! -e "$(seg_file "$b_pid")" ] || die "the killed container's segment is left: $(seg_file "$b_pid")"
+	list=$(dry_tpcs -n 33 --exclude-running)
+	disjoint_lists "$list" "$(cat "$WORK/a.state")"
+	eq "$(tpc_count "$list")" 33 "TPCs free once b was killed"
+	stop_loop a "$a"
+}
+
+# A claim that cannot be met stops the container before its program runs, and says why.
+t_cdi_tpcs_full_fails_clearly() {
+	local out rc
+	cdi_spec
+	start_loop host "$NVT" --no-mps -n 60 --exclude-running "$APP"
+	wait_for 10 all_nonempty "$WORK/host.state"
+	container tpcs=16
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "status ($out)"
+	has "$out" "t/tpcs=16: the container does not start:"
+	has "$out" "6 TPCs"
+	hasnt "$out" "hung="
+	stop_loop host "$PID"
+}
+
+# A priority goes with the partition device's segment, or alone (every TPC).
+t_cdi_priority() {
+	local g n c
+	cdi_spec
+	container --pid-file "$WORK/g.pid" gpc=0-1 priority=high
+	start_loop g "${CONTAINER[@]}" -- "$APP"
+	g=$PID
+	container --pid-file "$WORK/n.pid" priority=low
+	start_loop n "${CONTAINER[@]}" -- "$APP"
+	n=$PID
+	container --pid-file "$WORK/c.pid" tpcs=8 priority=normal
+	start_loop c "${CONTAINER[@]}" -- "$APP"
+	c=$PID
+	wait_for 20 all_nonempty "$WORK/g.state" "$WORK/n.state" "$WORK/c.state"
+	"$NVT" -l --json >"$WORK/l.json"
+	python3 - "$WORK/l.json" "$(cat "$WORK/g.pid")" "$(cat "$WORK/n.pid")" "$(cat "$WORK/c.pid")" <<'PY' ||
+import json, sys
+tasks = {t["pid"]: t for t in json.load(open(sys.argv[1]))["tasks"]}
+g, n, c = (tasks[int(p)]["gpus"][0] for p in sys.argv[2:])
+assert g["priority"] == "high" and g["partitioned"], g
+assert n["priority"] == "low" and not n["partitioned"], n
+assert c["priority"] == "normal" and c["tpc_count"] == 8, c
+PY
+		die "-l --json: $(cat "$WORK/l.json")"
+	stop_loop g "$g"
+	stop_loop n "$n"
+	stop_loop c "$c"
+}
+
+# Two partition devices, or two priorities: the hook refuses, naming both.
+t_cdi_two_devices_refused() {
+	local out rc
+	cdi_spec
+	container gpc=0 gpc=1
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "gpc=0 gpc=1 ($out)"
+	has "$out" "t/gpc=0: the container was given another partition device too (t/gpc=1)"
+	container gpc=0 tpcs=8
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "gpc=0 tpcs=8 ($out)"
+	has "$out" "another partition device too (t/tpcs=8)"
+	container priority=high priority=low
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "two priorities ($out)"
+	has "$out" "another priority too (low)"
+	hasnt "$out" "hung="
+}
+
+# A user namespace that maps the container's uid to another: refused at start, with the reason.
+t_cdi_user_namespace_refused() {
+	local out rc
+	[ "$(id -u)" == 0 ] || skip "needs root to map a user namespace"
+	cdi_spec
+	container --userns 65534 gpc=0-1
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	[ "$rc" != 2 ] || skip "cannot make a user namespace here: $out"
+	eq "$rc" 126 "status ($out)"
+	has "$out" "maps user ids (its uid 0 is uid 65534 outside)"
+	hasnt "$out" "hung="
+}
+
+# The container's user is not root: its segment lies in its own run directory, and its
+# program adopts the claim made for it.
+t_cdi_other_user() {
+	local out rc
+	need_users
+	cdi_spec
+	container --uid 65534 tpcs=8
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 0 "status ($out)"
+	eq "$(tpc_count "$(sed -n 's/^tpcs=\([^ ]*\) .*/\1/p' <<<"$out")")" 8 "TPCs ($out)"
+	eq "$(stat -c %u "$NVTASKSET_RUNDIR/nvtaskset-65534")" 65534 "owner of its run directory"
+}
+
+# A process of a tpcs container that is not below its first process (podman exec) finds no
+# partition and says so; one of a gpc container takes the device's partition.
+t_cdi_exec_without_partition_warns() {
+	local out
+	out=$(env NVTASKSET_CDI=tpcs=16 LD_PRELOAD="$SHIM" "$APP" launch 1 2>&1)
+	has "$out" "this process has no partition: its container's tpcs=16 device"
+	cdi_spec
+	out=$(env NVTASKSET_CDI=gpc=0 NVTASKSET_PARTITION="$(python3 -c 'import json, sys
+spec = json.load(open(sys.argv[1]))
+[dev] = [d for d in spec["devices"] if d["name"] == "0"]
+print([v for v in dev["containerEdits"]["env"] if v.startswith("NVTASKSET_PARTITION=")][0][20:])' \
+		"$WORK/cdi/t-gpc.json")" LD_PRELOAD="$SHIM" "$APP" launch 1 2>&1)
+	hasnt "$out" "no partition"
+	has "$out" "tpcs=$(dry_tpcs -g 0) "
+}
+
+# A process started in the container from outside it (podman exec: nsenter here, its parent
+# outside the container's PID namespace) takes the partition of the container's first process.
+t_cdi_exec_takes_first_process() {
+	local out first
+	need_pidns
+	command -v nsenter >/dev/null || skip "needs nsenter"
+	cdi_spec
+	container --pidns --pid-file "$WORK/a.pid" tpcs=8
+	start_loop a "${CONTAINER[@]}" -- "$APP"
+	wait_for 20 all_nonempty "$WORK/a.state"
+	first=$(cat "$WORK/a.pid")
+	out=$(nsenter -t "$first" -p -m -- env LD_PRELOAD="$SHIM" "$APP" launch 1 2>&1)
+	has "$out" "tpcs=$(cat "$WORK/a.state") "
+	stop_loop a "$PID"
+}
+
+# --with-mps: containers are clients of the host's MPS control daemon (started if none runs):
+# its pipe directory and the host's /dev/shm are mounted, and CUDA_MPS_PIPE_DIRECTORY names it.
+# Without it, containers run outside MPS (/dev/null, as --no-mps).
+t_cdi_with_mps() {
+	own_mps_dirs cdi
+	export PATH=$ROOT/tests/fake/bin:$PATH
+	cdi_spec
+	grep -q '"CUDA_MPS_PIPE_DIRECTORY=/dev/null"' "$WORK/cdi/t-gpc.json" || die "no /dev/null pipe directory"
+	"$NVT" --cdi --with-mps --cdi-dir "$WORK/cdi" --vendor t >"$WORK/cdi.out" 2>&1 ||
+		die "--cdi --with-mps failed: $(cat "$WORK/cdi.out")"
+	has "$(cat "$WORK/cdi.out")" "started the MPS control daemon"
+	python3 - "$WORK/cdi/t-tpcs.json" "$CUDA_MPS_PIPE_DIRECTORY" <<'PY' || die "the spec: $(head -c 2000 "$WORK/cdi/t-tpcs.json")"
+import json, sys
+common = json.load(open(sys.argv[1]))["containerEdits"]
+mounts = {m["containerPath"]: m["hostPath"] for m in common["mounts"]}
+assert mounts[sys.argv[2]] == sys.argv[2] and mounts["/dev/shm"] == "/dev/shm", mounts
+assert "CUDA_MPS_PIPE_DIRECTORY=" + sys.argv[2] in common["env"], common["env"]
+PY
+}

@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# nvtaskset's CDI devices with real podman and runc (docs/containers.md), as root: nvtaskset
+# --cdi writes the spec (to /var/run/cdi, under a vendor name of this run's own, removed at the
+# end), an image is built offline from this machine's files (sh, sleep, the fake CUDA program
+# and the fake libcuda.so.1, with the libraries they load) and imported into a podman storage
+# of this run's own (vfs, in a temporary directory), and containers run the fake program with
+# `podman run --device VENDOR/CLASS=NAME`. Checks that the kernels run on the partition (the
+# fake driver reports what each launch ran on), that two containers started at once get
+# disjoint TPCs, that -l lists them with their container, that -p from the host moves one
+# live, that a container killed leaves nothing claimed, that a claim that cannot be met stops
+# the container with its reason, that a user namespace that maps uids is refused, and that a
+# process podman exec starts runs on the container's partition.
+#
+# Where podman cannot run containers here (not root, no podman or runc, a kernel or cgroup
+# set-up it refuses), it says why and skips (exit 0).
+#
+# Usage: tests/podman/run.sh [SCENARIO...]   (`make check-podman`; default: all)
+# Prints one line per scenario with its time, and "N passed, M failed" last.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/build
+T=$B/test
+NVT=$B/bin/nvtaskset
+APP=$T/fakeapp-dlopen
+FAKEDIR=$T/fake
+# Hang guards only (a podman run takes about a second here).
+LIMIT=${PODMAN_TEST_TIMEOUT:-120}
+
+skip_all() {
+	echo "SKIPPED: check-podman: $*"
+	exit 0
+}
+[ "$(id -u)" = 0 ] || skip_all "needs root (rootful podman runs the hooks on the host)"
+for tool in podman runc python3 timeout; do
+	command -v "$tool" >/dev/null || skip_all "needs $tool (Debian: apt-get install podman runc)"
+done
+for f in "$NVT" "$APP" "$FAKEDIR/libcuda.so.1"; do
+	[ -e "$f" ] || { echo "check-podman: $f is missing: run make check-podman" >&2; exit 1; }
+done
+
+W=$(mktemp -d /tmp/nvtaskset-podman.XXXXXX)
+chmod 755 "$W"
+VENDOR=nvtaskset-check-$$
+CDI_DIR=/var/run/cdi
+mkdir -p "$W"/{cache,out,storage,runroot,rootfs} "$W/run"
+chmod 1777 "$W/run" "$W/out"
+export LD_LIBRARY_PATH=$FAKEDIR NVTASKSET_RUNDIR=$W/run NVTASKSET_CACHE_DIR=$W/cache \
+	NVTASKSET_PROC_NVIDIA=$W/no-proc-nvidia
+unset LD_PRELOAD NVTASKSET_PARTITION CUDA_VISIBLE_DEVICES CUDA_MPS_PIPE_DIRECTORY NVTASKSET_CDI
+# podman of this run's own storage; runc (crun refuses some hybrid cgroup set-ups); no network
+# (none is needed, and a machine may lack podman's network plugins); a limit on files and
+# processes below the machine's (podman asks for more than some machines allow).
+PODMAN=(timeout "$LIMIT" podman --root "$W/storage" --runroot "$W/runroot" --storage-driver vfs
+	--runtime runc)
+RUN=("${PODMAN[@]}" run --network none --ulimit nofile=4096:4096 --ulimit nproc=4096:4096
+	-v "$W/out:/out")
+IMAGE=localhost/nvtaskset-check:$$
+
+cleanup() {
+	"${PODMAN[@]}" rm -f -a >/dev/null 2>&1
+	"${PODMAN[@]}" rmi -f -a >/dev/null 2>&1
+	rm -f "$CDI_DIR/$VENDOR"-*.json "$CDI_DIR/$VENDOR.ld.so.preload"
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+# The image: sh, sleep and cat, the fake program, the fake driver where the loader looks,
+# and every library they load, from this machine.
+make_image() {
+	local r=$W/rootfs libdir f lib
+	libdir=$(dirname "$(ldd "$APP" | awk '/libc\.so/ {print $3}')")
+	mkdir -p "$r"/{bin,usr/bin,tmp,proc,dev,sys,etc,out,run} "$r$libdir"
+	cp "$(command -v sh)" "$(command -v sleep)" "$(command -v cat)" "$r/bin/"
+	cp "$APP" "$r/usr/bin/fakeapp"
+	cp "$FAKEDIR/libcuda.so.1" "$r$libdir/"
+	for f in "$r"/bin/* "$APP" "$FAKEDIR/libcuda.so.1" "$B/lib/nvtaskset/libnvtaskset.so"; do
+		ldd "$f" | awk '/=>/ {print $3} /^[[:space:]]*\/.*ld-linux/ {print $1}'
+	done | sort -u | while read -r lib; do
+		[ -f "$lib" ] && cp -L --parents "$lib" "$r/"
+	done
+	tar -C "$r" -cf "$W/rootfs.tar" . &&
+		"${PODMAN[@]}" import "$W/rootfs.tar" "$IMAGE" >"$W/import.log" 2>&1
+}
+
+echo "check-podman: $(podman --version), $(runc --version | head -1), in $W"
+make_image || skip_all "cannot build the image: $(tail -3 "$W/import.log" 2>/dev/null)"
+"${RUN[@]}" --rm "$IMAGE" sleep 0 >"$W/probe.log" 2>&1 ||
+	skip_all "podman cannot run a container here: $(tail -3 "$W/probe.log")"
+"$NVT" --cdi --cdi-dir "$CDI_DIR" --vendor "$VENDOR" >"$W/cdi.log" 2>&1 || {
+	echo "check-podman: nvtaskset --cdi failed: $(cat "$W/cdi.log")" >&2
+	exit 1
+}
+
+PASS=0 FAIL=0 FAILED=""
+die() {
+	echo "FAILED: $*"
+	exit 1
+}
+has() { [[ "$1" == *"$2"* ]] || die "expected '$2' in: $1"; }
+# dry_tpcs ARGS...: the TPCs nvtaskset --dry-run ARGS gives on the fake GPU.
+dry_tpcs() { "$NVT" --no-mps --dry-run "$@" | sed -n 's/.*: TPCs //p'; }
+# tpcs LIST: the TPCs of a list, one per line.
+tpcs() {
+	python3 -c 'import sys
+for item in sys.argv[1].split(","):
+    a, _, b = item.partition("-")
+    print("\n".join(str(t) for t in range(int(a), int(b or a) + 1)))' "$1"
+}
+# wait_nonempty FILE...: until each exists with something in it (a hang guard of LIMIT s).
+wait_nonempty() {
+	local f deadline=$((SECONDS + LIMIT))
+	for f in "$@"; do
+		until [ -s "$f" ]; do
+			((SECONDS < deadline)) || die "timed out waiting for $f"
+			sleep 0.1
+		done
+	done
+}
+# wait_reads FILE TEXT
+wait_reads() {
+	local deadline=$((SECONDS + LIMIT))
+	until [ "$(cat "$1" 2>/dev/null)" == "$2" ]; do
+		((SECONDS < deadline)) || die "timed out waiting for $1 to read $2 (it reads $(cat "$1"))"
+		sleep 0.1
+	done
+}
+# start NAME DEVICE...: a detached container NAME running the fake program's loop (state
+# /out/NAME.state, stop /out/NAME.stop); its host PID in $W/NAME.pid.
+start() {
+	local name=$1
+	shift
+	"${RUN[@]}" -d --name "$name-$$" "${@/#/--device=$VENDOR/}" "$IMAGE" \
+		fakeapp loop "/out/$name.stop" "/out/$name.state" >"$W/$name.id" 2>"$W/$name.err" ||
+		die "podman run $name: $(cat "$W/$name.err")"
+	"${PODMAN[@]}" inspect -f '{{.State.Pid}}' "$name-$$" >"$W/$name.pid"
+}
+stop() {
+	touch "$W/out/$1.stop"
+	"${PODMAN[@]}" wait "$1-$$" >/dev/null
+	"${PODMAN[@]}" rm "$1-$$" >/dev/null
+}
+
+# The kernels run on the device's GPCs.
+s_gpc() {
+	local out
+	out=$("${RUN[@]}" --rm --device "$VENDOR/gpc=0-1" "$IMAGE" fakeapp launch 1 2>&1) ||
+		die "podman run: $out"
+	has "$out" "tpcs=$(dry_tpcs -g 0-1) "
+}
+
+# Two containers started at once with tpcs=33 get disjoint halves; -l lists them with their
+# containers; -p from the host moves one live; once it is killed its TPCs are free again and
+# nothing of it is left.
+s_tpcs() {
+	local a b b_ns free out
+	start a tpcs=33 &
+	start b tpcs=33 &
+	wait
+	wait_nonempty "$W/out/a.state" "$W/out/b.state"
+	a=$(cat "$W/out/a.state") b=$(cat "$W/out/b.state")
+	[ "$(tpcs "$a" | wc -l)" == 33 ] && [ "$(tpcs "$b" | wc -l)" == 33 ] ||
+		die "not 33 TPCs each: a $a, b $b"
+	[ -z "$(comm -12 <(tpcs "$a" | sort) <(tpcs "$b" | sort))" ] || die "a ($a) and b ($b) overlap"
+	out=$("$NVT" -l)
+	grep -Eq "^ *$(cat "$W/a.pid") .* $a +$(cut -c1-12 "$W/a.id") " <<<"$out" || die "-l: $out"
+	grep -Eq "^ *$(cat "$W/b.pid") .* $b +$(cut -c1-12 "$W/b.id") " <<<"$out" || die "-l: $out"
+	"$NVT" -p -g 0 "$(cat "$W/a.pid")" >/dev/null || die "-p failed"
+	wait_reads "$W/out/a.state" "$(dry_tpcs -g 0)"
+	b_ns=$(stat -L -c %i "/proc/$(cat "$W/b.pid")/ns/pid")
+	"${PODMAN[@]}" kill "b-$$" >/dev/null
+	"${PODMAN[@]}" wait "b-$$" >/dev/null
+	"${PODMAN[@]}" rm "b-$$" >/dev/null
+	out=$("$NVT" -l)
+	[[ "$out" != *"$(cut -c1-12 "$W/b.id")"* ]] || die "the killed container is listed: $out"
+	! ls "$W/run/nvtaskset-0/nvtaskset.$b_ns."* 2>/dev/null || die "its segment is left"
+	free=$(dry_tpcs -n 60 --exclude-running)
+	[ "$(tpcs "$free" | wc -l)" == 60 ] || die "60 TPCs not free beside a on GPC 0: $free"
+	stop a
+}
+
+# A claim that cannot be met: podman run fails with the hook's reason, and runs nothing.
+s_full() {
+	local out
+	start f tpcs=60
+	wait_nonempty "$W/out/f.state"
+	out=$("${RUN[@]}" --rm --device "$VENDOR/tpcs=16" "$IMAGE" fakeapp launch 1 2>&1) &&
+		die "a container started without its 16 TPCs: $out"
+	has "$out" "$VENDOR/tpcs=16: the container does not start: cannot pick 16 TPCs: only 6 are free"
+	[[ "$out" != *"hung="* ]] || die "the program ran: $out"
+	stop f
+}
+
+# A user namespace that maps uids: refused at start, with the reason.
+s_userns() {
+	local out
+	out=$("${RUN[@]}" --rm --uidmap 0:100000:65536 --gidmap 0:100000:65536 \
+		--device "$VENDOR/gpc=0" "$IMAGE" fakeapp launch 1 2>&1) && die "it ran: $out"
+	has "$out" "maps user ids (its uid 0 is uid 100000 outside)"
+}
+
+# podman exec in a tpcs container: the new process is no descendant of the first (its parent
+# lies outside the container) and gets none of the devices' variables; it takes the first
+# process's partition.
+s_exec() {
+	local out
+	start e tpcs=8
+	wait_nonempty "$W/out/e.state"
+	out=$("${PODMAN[@]}" exec "e-$$" fakeapp launch 1 2>&1)
+	has "$out" "tpcs=$(cat "$W/out/e.state") "
+	stop e
+}
+
+# Rootless podman (a user of this machine's, uid 1000 or more, who can reach the build tree):
+# the container's root is that user outside, and the hook refuses it with the reason.
+s_rootless() {
+	local user out before pid
+	user=$(getent passwd | awk -F: '$3 >= 1000 && $3 < 60000 { print $1; exit }')
+	[ -n "$user" ] || { echo "SKIPPED: no user with a uid from 1000 to 59999"; exit 77; }
+	su "$user" -s /bin/sh -c "test -x '$NVT' && test -r '$W/rootfs.tar'" ||
+		{ echo "SKIPPED: $user cannot reach $NVT"; exit 77; }
+	mkdir -p "$W/rootless"
+	chown "$user" "$W/rootless"
+	before=$(pgrep -u "$user" -x catatonit | sort)
+	out=$(cd / && timeout "$LIMIT" su "$user" -s /bin/sh -c "
+		P='podman --root $W/rootless/storage --runroot $W/rootless/run --storage-driver vfs'
+		\$P import '$W/rootfs.tar' localhost/nvtaskset-check:$$ >/dev/null &&
+		\$P run --rm --runtime runc --network none --ulimit nofile=4096:4096 \
+			--ulimit nproc=4096:4096 --device $VENDOR/gpc=0 localhost/nvtaskset-check:$$ \
+			fakeapp launch 1; rc=\$?; \$P rmi -a -f >/dev/null 2>&1; exit \$rc" 2>&1) &&
+		die "it ran: $out"
+	# The pause process rootless podman started for the user (it would outlive us).
+	for pid in $(comm -13 <(echo "$before") <(pgrep -u "$user" -x catatonit | sort)); do
+		kill "$pid"
+	done
+	[[ "$out" == *"runc create failed"* ]] || { echo "SKIPPED: rootless podman: $out"; exit 77; }
+	has "$out" "maps user ids (its uid 0 is uid $(id -u "$user") outside)"
+	rm -rf "$W/rootless"
+}
+
+ALL="gpc tpcs full userns exec rootless"
+for s in ${*:-$ALL}; do
+	start_s=$SECONDS
+	(s_"$s") >"$W/$s.log" 2>&1
+	rc=$?
+	if [ $rc = 77 ]; then
+		echo "SKIP $s ($(tail -1 "$W/$s.log"))"
+	elif [ $rc = 0 ]; then
+		PASS=$((PASS + 1))
+		echo "PASS $s ($((SECONDS - start_s)) s)"
+	else
+		FAIL=$((FAIL + 1))
+		FAILED="$FAILED $s"
+		echo "FAIL $s ($((SECONDS - start_s)) s)"
+		sed 's/^/    /' "$W/$s.log" | tail -20
+		"${PODMAN[@]}" rm -f -a >/dev/null 2>&1
+	fi
+done
+[ -z "$FAILED" ] || echo "failed:$FAILED"
+echo "$PASS passed, $FAIL failed"
+[ $FAIL = 0 ]

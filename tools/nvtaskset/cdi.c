@@ -1,0 +1,415 @@
+/*
+ * cdi.c - nvtaskset --cdi: write the CDI spec of the machine's GPUs, so that
+ * `podman run --device nvtaskset/gpc=0-3 IMAGE CMD` runs CMD partitioned
+ * (docs/containers.md). One file per class (a CDI spec names one kind):
+ * VENDOR-gpc.json, VENDOR-tpcs.json, VENDOR-priority.json. What each device
+ * gives a container is chosen in src/task/container.c; this file lists the
+ * devices and writes the JSON. The hooks run nvtaskset --cdi-hook (cdihook.c).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/cdi.h"
+#include "core/gpusel.h"
+#include "os/sysutil.h"
+#include "task/container.h"
+
+#define CDI_DEFAULT_DIR "/var/run/cdi"
+
+/* What every device of the spec shares. */
+struct spec {
+	const char *vendor;
+	char exe[PATH_MAX];    /* this command, which the hooks run */
+	char base[PATH_MAX];   /* the run directory containers mount */
+	char shim[PATH_MAX];
+	char libdir[PATH_MAX]; /* the shim's directory, mounted at the same path */
+	char preload[PATH_MAX]; /* the file mounted over the container's /etc/ld.so.preload */
+	const char *pipe_dir;  /* --with-mps: MPS's pipe directory; NULL: no MPS */
+	int n_gpus;
+	struct nvt_slot_view gpu[NVT_GPUS_MAX]; /* each GPU unpartitioned: its uuid and topology */
+	char timeout[16];      /* NVTASKSET_CLAIM_TIMEOUT for the hooks, "" for the default */
+};
+
+static void put_string(FILE *f, const char *s)
+{
+	json_string_to(f, s);
+}
+
+/* "NAME=VALUE" as a JSON string. */
+static void put_var(FILE *f, const char *name, const char *value)
+{
+	char *var;
+
+	if (asprintf(&var, "%s=%s", name, value) < 0)
+		cli_err("out of memory");
+	put_string(f, var);
+	free(var);
+}
+
+/* "env":[...] of the variables e sets (it unsets none). */
+static void put_env(FILE *f, const struct nvt_task_env *e)
+{
+	int first = 1;
+
+	fputs("\"env\":[", f);
+	for (int i = 0; i < e->n; i++) {
+		if (!e->vars[i].value)
+			continue;
+		fputs(first ? "" : ",", f);
+		put_var(f, e->vars[i].name, e->vars[i].value);
+		first = 0;
+	}
+	fputc(']', f);
+}
+
+/* A hook that runs nvtaskset --cdi-hook WORD; gpus (n, NULL: none) go in its
+ * NVTASKSET_PARTITION: the GPUs a claim picks on. */
+static void put_hook(FILE *f, const struct spec *s, const char *stage, const char *word,
+		     const struct nvt_slot_view *gpus, int n)
+{
+	static char record[NVT_PARTENV_TEXT_MAX];
+
+	fprintf(f, "{\"hookName\":\"%s\",\"path\":", stage);
+	put_string(f, s->exe);
+	fputs(",\"args\":[\"nvtaskset\",\"--cdi-hook\",", f);
+	put_string(f, word);
+	fputs("],\"env\":[", f);
+	put_var(f, NVT_ENV_RUNDIR, s->base);
+	if (s->timeout[0]) {
+		fputc(',', f);
+		put_var(f, NVT_ENV_CLAIM_TIMEOUT, s->timeout);
+	}
+	if (gpus) {
+		if (nvt_partenv_format(gpus, n, record, sizeof(record)) < 0)
+			cli_errx("internal error: cannot format the GPUs of %s", word);
+		fputc(',', f);
+		put_var(f, NVT_ENV_PARTITION, record);
+	}
+	fputs("]}", f);
+}
+
+/* A mount of host at container, with options. */
+static void put_mount(FILE *f, const char *host, const char *container, const char *options)
+{
+	fputs("{\"hostPath\":", f);
+	put_string(f, host);
+	fputs(",\"containerPath\":", f);
+	put_string(f, container);
+	fprintf(f, ",\"options\":[%s]}", options);
+}
+
+/* The spec's own edits: the shim, the run directory, MPS, and the poststop hook. */
+static void put_common(FILE *f, const struct spec *s)
+{
+	static struct nvt_task_env env;
+
+	nvt_task_cdi_common_env(s->pipe_dir, &env);
+	fputs("\"containerEdits\":{", f);
+	put_env(f, &env);
+	fputs(",\"mounts\":[", f);
+	put_mount(f, s->libdir, s->libdir, "\"ro\",\"nosuid\",\"nodev\",\"rbind\"");
+	fputc(',', f);
+	put_mount(f, s->preload, "/etc/ld.so.preload", "\"ro\",\"nosuid\",\"nodev\",\"bind\"");
+	fputc(',', f);
+	put_mount(f, s->base, NVT_CONTAINER_RUNDIR, "\"rw\",\"nosuid\",\"nodev\",\"noexec\",\"rbind\"");
+	if (s->pipe_dir) {
+		/* MPS's clients share the daemon's shared memory: the host's /dev/shm,
+		 * as --ipc=host gives it (docs/containers.md, "MPS"). */
+		fputc(',', f);
+		put_mount(f, s->pipe_dir, s->pipe_dir, "\"rw\",\"nosuid\",\"nodev\",\"rbind\"");
+		fputc(',', f);
+		put_mount(f, "/dev/shm", "/dev/shm", "\"rw\",\"nosuid\",\"nodev\",\"rbind\"");
+	}
+	fputs("],\"hooks\":[", f);
+	put_hook(f, s, "poststop", "poststop", NULL, 0);
+	fputs("]}", f);
+}
+
+/* One device: its name, its variables and its createRuntime hook. */
+static void put_device(FILE *f, const struct spec *s, const struct nvt_cdi_device *d,
+		       const struct nvt_slot_view *parts, int n, int *first)
+{
+	static struct nvt_task_env env;
+	char name[NVT_CDI_DEVICE_TEXT_MAX], word[NVT_CDI_VENDOR_MAX + NVT_CDI_DEVICE_TEXT_MAX + 8];
+	char device[NVT_CDI_DEVICE_TEXT_MAX], why[256];
+
+	if (nvt_cdi_name_format(d, name, sizeof(name)) < 0 ||
+	    nvt_cdi_device_format(d, device, sizeof(device)) < 0)
+		cli_errx("internal error: cannot name a device");
+	snprintf(word, sizeof(word), "%s/%s", s->vendor, device);
+	if (nvt_task_cdi_device_env(d, parts, n, &env, why, sizeof(why)))
+		cli_errx("%s", why);
+	fprintf(f, "%s\n{\"name\":\"%s\",\"containerEdits\":{", *first ? "" : ",", name);
+	put_env(f, &env);
+	fputs(",\"hooks\":[", f);
+	/* The GPUs a tpcs device claims on and a priority applies to. */
+	put_hook(f, s, "createRuntime", word, d->cls == NVT_CDI_GPC ? NULL : parts, n);
+	fputs("]}}", f);
+	*first = 0;
+}
+
+/* The GPUs a device of GPU gpu (-1: every GPU) is for, into out. Returns how many. */
+static int gpus_of(const struct spec *s, int gpu, struct nvt_slot_view *out)
+{
+	if (gpu >= 0) {
+		out[0] = s->gpu[gpu];
+		return 1;
+	}
+	memcpy(out, s->gpu, sizeof(out[0]) * (size_t)s->n_gpus);
+	return s->n_gpus;
+}
+
+/* Fewest GPCs (or TPCs, tpcs) among the GPUs of a device of GPU gpu. */
+static unsigned smallest(const struct spec *s, int gpu, int tpcs)
+{
+	unsigned least = UINT_MAX;
+
+	for (int g = 0; g < s->n_gpus; g++) {
+		unsigned v = tpcs ? s->gpu[g].topo.n_tpcs : s->gpu[g].topo.n_gpcs;
+		if ((gpu < 0 || g == gpu) && v < least)
+			least = v;
+	}
+	return least == UINT_MAX ? 0 : least;
+}
+
+/* The devices of class cls for GPU gpu (-1: every GPU). Returns how many. */
+static int put_devices(FILE *f, const struct spec *s, int cls, int gpu, int *first)
+{
+	static struct nvt_slot_view parts[NVT_GPUS_MAX];
+	struct nvt_cdi_device d = {.cls = cls, .gpu = gpu};
+	int n = gpus_of(s, gpu, parts), count = 0;
+
+	if (n > NVT_MAX_GPUS)
+		return 0; /* more GPUs than a task has partitions on: per GPU only */
+	if (cls == NVT_CDI_PRIORITY) {
+		for (d.prio = NVT_PRIO_HIGH; d.prio >= NVT_PRIO_LOW; d.prio--, count++)
+			put_device(f, s, &d, parts, n, first);
+		return count;
+	}
+	if (cls == NVT_CDI_TPCS) {
+		for (d.count = 1; d.count <= smallest(s, gpu, 1); d.count++, count++)
+			put_device(f, s, &d, parts, n, first);
+		return count;
+	}
+	for (d.first = 0; d.first < smallest(s, gpu, 0); d.first++)
+		for (d.last = d.first; d.last < smallest(s, gpu, 0); d.last++, count++) {
+			struct nvt_tpcset gpcs;
+			nvt_set_clear(&gpcs);
+			for (unsigned c = d.first; c <= d.last; c++)
+				nvt_set_add(&gpcs, c);
+			for (int i = 0; i < n; i++) {
+				parts[i].state = NVT_SLOT_SET;
+				if (nvt_topo_gpc_tpcs(&parts[i].topo, &gpcs, &parts[i].tpcs))
+					cli_errx("internal error: GPCs %u-%u", d.first, d.last);
+			}
+			put_device(f, s, &d, parts, n, first);
+		}
+	return count;
+}
+
+/* Writes class cls's spec to dir atomically (a new file renamed over the old). */
+static void write_spec(const struct spec *s, const char *dir, int cls)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	int fd, first = 1, count = 0;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/%s-%s.json", dir, s->vendor, nvt_cdi_class_name(cls)) >=
+		    (int)sizeof(path) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.%s-%s.json.XXXXXX", dir, s->vendor,
+		     nvt_cdi_class_name(cls)) >= (int)sizeof(tmp))
+		cli_errx("--cdi: %s: path too long", dir);
+	fd = mkstemp(tmp);
+	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w")))
+		cli_err("--cdi: cannot write in %s", dir);
+	fprintf(f, "{\"cdiVersion\":\"0.5.0\",\"kind\":\"%s/%s\",\n", s->vendor, nvt_cdi_class_name(cls));
+	put_common(f, s);
+	fputs(",\n\"devices\":[", f);
+	/* Every GPU's devices, then each GPU's (a priority is the task's, on every GPU). */
+	for (int gpu = -1; gpu < (cls == NVT_CDI_PRIORITY ? 0 : s->n_gpus); gpu++)
+		count += put_devices(f, s, cls, gpu, &first);
+	fputs("]}\n", f);
+	if (count == 0) /* (a priority device is always written) */
+		warnx("warning: %s has no devices: the GPUs' GPCs are not known", path);
+	if (fflush(f) || ferror(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, path)) {
+		int saved = errno;
+		unlink(tmp);
+		errno = saved;
+		cli_err("--cdi: cannot write %s", path);
+	}
+	printf("%s: %d devices\n", path, count);
+}
+
+/* Writes DIR/VENDOR.ld.so.preload, which the spec mounts over the container's
+ * /etc/ld.so.preload (not a spec: CDI reads only *.json and *.yaml). */
+static void write_preload(struct spec *s, const char *dir)
+{
+	char text[PATH_MAX + 2], tmp[PATH_MAX];
+	int fd, n = nvt_task_cdi_preload(s->shim, text, sizeof(text));
+
+	if (n < 0)
+		cli_errx("--cdi: the shim's path (%s) holds white space or ':', which the dynamic "
+			 "loader splits at",
+			 s->shim);
+	if (snprintf(s->preload, sizeof(s->preload), "%s/%s.ld.so.preload", dir, s->vendor) >=
+		    (int)sizeof(s->preload) ||
+	    snprintf(tmp, sizeof(tmp), "%s.XXXXXX", s->preload) >= (int)sizeof(tmp))
+		cli_errx("--cdi: %s: path too long", dir);
+	fd = mkstemp(tmp);
+	if (fd < 0 || fchmod(fd, 0644) || write(fd, text, (size_t)n) != n || fsync(fd) ||
+	    close(fd) || rename(tmp, s->preload)) {
+		int saved = errno;
+		unlink(tmp);
+		errno = saved;
+		cli_err("--cdi: cannot write %s", s->preload);
+	}
+}
+
+/* The run directory containers mount: NVTASKSET_RUNDIR, or NVT_SHARED_RUNDIR, made if need be. */
+static void choose_base(struct spec *s)
+{
+	const char *env = getenv(NVT_ENV_RUNDIR);
+	struct stat st;
+	pid_t *pids;
+	int n;
+
+	if (!env || !*env) {
+		if (mkdir(NVT_SHARED_RUNDIR, 0700) && errno != EEXIST)
+			cli_err("--cdi: cannot make %s (root makes it)", NVT_SHARED_RUNDIR);
+		/* (chmod: the umask may have taken bits; a directory someone else
+		 * made in /run, which only root can write, is refused below) */
+		if (chmod(NVT_SHARED_RUNDIR, NVT_SHARED_RUNDIR_MODE) && errno != EPERM)
+			cli_err("--cdi: cannot set the mode of %s", NVT_SHARED_RUNDIR);
+		if (strcmp(nvt_rundir(), NVT_SHARED_RUNDIR))
+			cli_errx("--cdi: %s must be a directory of root's with mode %o",
+				 NVT_SHARED_RUNDIR, NVT_SHARED_RUNDIR_MODE);
+		/* Tasks started before it existed keep their segments in /dev/shm. */
+		n = nvt_seg_tasks(NVT_DEFAULT_RUNDIR, 0, &pids);
+		if (n > 0)
+			warnx("warning: %d tasks started before %s existed keep their control "
+			      "segments in %s: nvtaskset -l no longer lists them, and claims do not "
+			      "count their TPCs; restart them",
+			      n, NVT_SHARED_RUNDIR, NVT_DEFAULT_RUNDIR);
+		if (n >= 0)
+			free(pids);
+	}
+	if (!realpath(nvt_rundir(), s->base))
+		cli_err("--cdi: %s", nvt_rundir());
+	/* Processes that podman exec starts get no NVTASKSET_RUNDIR: they find
+	 * the mount by the default's rule (nvt_rundir). */
+	if (stat(s->base, &st) || st.st_uid != 0 || (st.st_mode & 07777) != NVT_SHARED_RUNDIR_MODE)
+		warnx("warning: %s is not root's with mode %o: processes that podman exec starts in a "
+		      "container will not use it, and run without the container's partition",
+		      s->base, NVT_SHARED_RUNDIR_MODE);
+	/* Containers must not get every program's shared memory. */
+	if (!strcmp(s->base, NVT_DEFAULT_RUNDIR))
+		cli_errx("--cdi: %s=%s would give containers all of %s: use a directory of its own "
+			 "(unset it: %s)",
+			 NVT_ENV_RUNDIR, env, NVT_DEFAULT_RUNDIR, NVT_SHARED_RUNDIR);
+}
+
+/* The machine's GPUs, each unpartitioned with its topology (calibrated if need be). */
+static void list_gpus(struct spec *s)
+{
+	const struct nvt_gpus *gpus = machine_gpus();
+
+	s->n_gpus = gpus->n;
+	for (int g = 0; g < gpus->n; g++) {
+		struct nvt_gpu_topology t = load_gpu(g, 0);
+		memset(&s->gpu[g], 0, sizeof(s->gpu[g]));
+		s->gpu[g].state = NVT_SLOT_UNSET;
+		s->gpu[g].topo = t.topo;
+		if (nvt_uuid_parse(gpus->id[g].uuid, s->gpu[g].uuid))
+			cli_errx("GPU %d has a malformed UUID (%s)", g, gpus->id[g].uuid);
+	}
+	if (!s->n_gpus)
+		cli_errx("--cdi: this machine has no GPU");
+}
+
+static void cdi_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: nvtaskset --cdi [--cdi-dir DIR] [--vendor NAME] [--with-mps]\n\n"
+		"Write the CDI spec of this machine's GPUs to DIR (default %s), so that\n"
+		"`podman run --device nvtaskset/CLASS=NAME IMAGE CMD` runs CMD partitioned:\n"
+		"  gpc=0-3, gpc=1:0-3    GPCs 0-3 of every GPU (of GPU 1), as -g 0-3\n"
+		"  tpcs=16, tpcs=1:16    16 TPCs that no other task holds, claimed when the\n"
+		"                        container starts, as -n 16 --exclude-running\n"
+		"  priority=high         with a priority (high, normal or low), as --priority\n"
+		"--vendor names the devices NAME/CLASS=... (default nvtaskset); --with-mps\n"
+		"makes containers MPS clients of the host's daemon (they get /dev/shm).\n"
+		"Run it as root, again after --calibrate. See docs/containers.md.\n",
+		CDI_DEFAULT_DIR);
+	exit(out == stdout ? EXIT_SUCCESS : EXIT_FAILURE);
+}
+
+int nvt_cmd_cdi(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"cdi-dir", required_argument, NULL, 'd'}, {"vendor", required_argument, NULL, 'v'},
+		{"with-mps", no_argument, NULL, 'm'},      {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static struct spec s;
+	const char *dir = CDI_DEFAULT_DIR, *timeout = getenv(NVT_ENV_CLAIM_TIMEOUT);
+	int c, with_mps = 0;
+	ssize_t n;
+
+	s.vendor = NVT_CDI_VENDOR;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		if (c == 'd')
+			dir = optarg;
+		else if (c == 'v')
+			s.vendor = optarg;
+		else if (c == 'm')
+			with_mps = 1;
+		else if (c == 'h')
+			cdi_usage(stdout);
+		else
+			bad_usage("--cdi takes [--cdi-dir DIR] [--vendor NAME] [--with-mps]");
+	}
+	if (optind != argc)
+		bad_usage("--cdi takes no further arguments");
+	if (!nvt_cdi_vendor_valid(s.vendor))
+		bad_usage("--vendor takes a CDI vendor name: a letter, then letters, digits, '-', '_' "
+			  "and '.', ending in a letter or digit");
+	if (dir[0] != '/')
+		bad_usage("--cdi-dir takes an absolute path");
+	claim_timeout_ms(); /* a bad value says so now, not in every container's start */
+	if (timeout && *timeout)
+		snprintf(s.timeout, sizeof(s.timeout), "%s", timeout);
+	n = readlink("/proc/self/exe", s.exe, sizeof(s.exe) - 1);
+	if (n < 0)
+		cli_err("cannot find my own executable");
+	s.exe[n] = '\0';
+	if (find_lib_file("libnvtaskset.so", s.shim, sizeof(s.shim)) || !realpath(s.shim, s.libdir))
+		cli_errx("cannot find the nvtaskset shim in %s", s.shim);
+	snprintf(s.shim, sizeof(s.shim), "%s", s.libdir);
+	*strrchr(s.libdir, '/') = '\0';
+	choose_base(&s);
+	list_gpus(&s);
+	if (with_mps)
+		s.pipe_dir = ensure_mps(0);
+	if (nvt_mkdirs(dir, 0755))
+		cli_err("--cdi: cannot make %s", dir);
+	write_preload(&s, dir);
+	for (int cls = 0; cls < NVT_CDI_CLASSES; cls++)
+		write_spec(&s, dir, cls);
+	printf("run directory mounted in containers: %s; e.g. podman run --device %s/tpcs=16 IMAGE "
+	       "COMMAND\n",
+	       s.base, s.vendor);
+	return EXIT_SUCCESS;
+}

@@ -1,0 +1,290 @@
+/*
+ * cdihook.c - nvtaskset --cdi-hook VENDOR/CLASS=NAME | poststop: what the OCI
+ * runtime runs for a container given one of nvtaskset's CDI devices (cdi.c
+ * writes them). As a createRuntime hook (the container's first process is
+ * made and held before its exec; the hook runs beside the runtime, on the
+ * host), it checks that the container's tasks can be trusted and that no
+ * other device of ours replaced this one, and makes the control segment
+ * that the container's program adopts: the spec's GPCs, or TPCs claimed
+ * race-free (src/task/container.c). Failing, it says why on stderr and
+ * exits 1, and the runtime does not start the container. As a poststop
+ * hook, it removes the segments of processes that are gone.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/cdi.h"
+#include "core/gpusel.h"
+#include "core/prio.h"
+#include "os/sysutil.h"
+#include "task/container.h"
+
+#define STATE_MAX (1 << 20)
+#define CONFIG_MAX (16 << 20)
+#define MAP_MAX 4096
+
+/* Reads all of fd (at most max bytes) into a new string; its length in *len. */
+static char *read_all(int fd, size_t max, size_t *len, const char *what)
+{
+	char *buf = malloc(max + 1);
+	size_t n = 0;
+
+	if (!buf)
+		cli_err("out of memory");
+	for (;;) {
+		ssize_t got = read(fd, buf + n, max + 1 - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			cli_err("--cdi-hook: cannot read %s", what);
+		if (got == 0)
+			break;
+		n += (size_t)got;
+		if (n > max)
+			cli_errx("--cdi-hook: %s is larger than %zu bytes", what, max);
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* The container's config.json, in the bundle the runtime named. */
+static char *read_config(const char *bundle, size_t *len)
+{
+	char path[NVT_OCI_PATH_MAX + 16];
+	struct stat st;
+	char *text;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/config.json", bundle);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
+		cli_err("--cdi-hook: cannot read %s", path);
+	text = read_all(fd, CONFIG_MAX, len, path);
+	close(fd);
+	return text;
+}
+
+/* A uid_map (/proc/PID/uid_map; pid 0: our own) into buf. */
+static void read_map(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%ld/uid_map", (long)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/uid_map");
+	if (nvt_read_file(path, buf, size, 0) < 0)
+		cli_err("--cdi-hook: cannot read %s", path);
+}
+
+/* 1 if process pid is in the caller's user namespace. */
+static int same_user_namespace(pid_t pid)
+{
+	char path[64];
+	struct stat mine, its;
+
+	snprintf(path, sizeof(path), "/proc/%ld/ns/user", (long)pid);
+	if (stat("/proc/self/ns/user", &mine) || stat(path, &its))
+		cli_err("--cdi-hook: cannot read %s", path);
+	return mine.st_dev == its.st_dev && mine.st_ino == its.st_ino;
+}
+
+/*
+ * Ends the hook unless the container's user, uid inside, is the same uid
+ * outside (the uid the host's nvtaskset and its other tasks see): in a user
+ * namespace that maps uids its tasks' control segments would be one user's
+ * inside and another's outside, and are trusted by neither. Sets *rootless
+ * when the hook itself runs in such a namespace (a rootless runtime's).
+ */
+static void check_users(const char *device, pid_t pid, uint32_t uid, int *rootless)
+{
+	char map[MAP_MAX], own[MAP_MAX];
+	uint32_t mid, outside;
+
+	read_map(0, own, sizeof(own));
+	*rootless = !nvt_uid_map_is_identity(own, strlen(own));
+	/* In our own user namespace (a rootless runtime's, without one of its own
+	 * for the container), pid's map says what ours says: its uid is ours. */
+	if (same_user_namespace(pid)) {
+		mid = uid;
+	} else {
+		read_map(pid, map, sizeof(map));
+		if (nvt_uid_map_outside(map, strlen(map), uid, &mid))
+			mid = UINT32_MAX;
+	}
+	if (mid == UINT32_MAX || (*rootless && nvt_uid_map_outside(own, strlen(own), mid, &outside)))
+		cli_errx("%s: the container's user (uid %lu) has no uid outside its user namespace",
+			 device, (unsigned long)uid);
+	if (!*rootless)
+		outside = mid;
+	if (outside != uid)
+		cli_errx("%s: the container runs in a user namespace that maps user ids (its uid %lu "
+			 "is uid %lu outside): nvtaskset cannot trust its tasks' control segments, so "
+			 "claims would not count them, nor could nvtaskset list or move them. Run it "
+			 "without --userns or --uidmap (as root), or rootless with --userns=keep-id and "
+			 "as your own user",
+			 device, (unsigned long)uid, (unsigned long)outside);
+}
+
+/* The container's variable name (config.json's process.env) into buf; 0 if set, 1 if not. */
+static int config_env(const char *config, size_t len, const char *name, char *buf, size_t size)
+{
+	int rc = nvt_oci_config_env(config, len, name, buf, size);
+
+	if (rc < 0)
+		cli_errx("--cdi-hook: the container's %s is malformed or too long", name);
+	return rc;
+}
+
+/* A partition record (NVT_ENV_PARTITION's form) into parts. Returns how many GPUs. */
+static int records(const char *device, const char *text, const char *whose,
+		   struct nvt_slot_view *parts)
+{
+	int n = text ? nvt_partenv_parse(text, parts, NVT_MAX_GPUS) : -1;
+
+	if (n < 1)
+		cli_errx("%s: %s %s names no GPU: write the spec again (nvtaskset --cdi)", device, whose,
+			 NVT_ENV_PARTITION);
+	return n;
+}
+
+/* The poststop hook: the segments of processes gone (the container's) are removed. */
+static int poststop(void)
+{
+	char own[MAP_MAX];
+	pid_t *pids;
+	int n;
+
+	/* Only root's look may remove every user's; a rootless runtime's sees few. */
+	if (geteuid() != 0 || nvt_read_file("/proc/self/uid_map", own, sizeof(own), 0) < 0 ||
+	    !nvt_uid_map_is_identity(own, strlen(own)))
+		return EXIT_SUCCESS;
+	n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
+	if (n >= 0)
+		free(pids);
+	return EXIT_SUCCESS;
+}
+
+/*
+ * What the container asks for, from its config.json (its variables, as the
+ * devices set them): the device named device (d; CLASS=NAME in mine) must be
+ * the one that set NVT_ENV_CDI, or, for a priority, NVT_ENV_PRIORITY; its
+ * priority into *prio (c->prio). Returns 1 if this hook makes the segment
+ * (a partition device's, or a priority's given alone), else 0.
+ */
+static int container_asks(const char *device, const struct nvt_cdi_device *d, const char *mine,
+			  const char *config, size_t len, struct nvt_task_container *c,
+			  struct nvt_slot_prio *prio)
+{
+	static char value[NVT_PARTENV_TEXT_MAX];
+	const char *slash = strchr(device, '/');
+	struct nvt_cdi_device other;
+	int has_partition;
+
+	/* Another device of ours set these too (the last given wins): refuse both. */
+	value[0] = '\0';
+	has_partition = config_env(config, len, NVT_ENV_CDI, value, sizeof(value)) == 0;
+	if (d->cls != NVT_CDI_PRIORITY && strcmp(value, mine))
+		cli_errx("%s: the container was given another partition device too (%.*s/%s): give "
+			 "one",
+			 device, (int)(slash - device), device,
+			 nvt_cdi_device_parse(value, &other) ? "?" : value);
+	c->prio = NULL;
+	if (config_env(config, len, NVT_ENV_PRIORITY, value, sizeof(value)) == 0) {
+		if (nvt_prio_env_parse(value, prio))
+			cli_errx("%s: the container's %s=%s is malformed", device, NVT_ENV_PRIORITY, value);
+		if (d->cls == NVT_CDI_PRIORITY && prio->prio != d->prio)
+			cli_errx("%s: the container was given another priority too (%s): give one",
+				 device, nvt_prio_name(prio->prio));
+		c->prio = prio;
+	}
+	return d->cls != NVT_CDI_PRIORITY || !has_partition;
+}
+
+/* The GPUs of the container's segment: a gpc device's partition (the
+ * container's variable), or the GPUs the spec gave the hook. */
+static void container_gpus(const char *device, const struct nvt_cdi_device *d, const char *config,
+			   size_t len, struct nvt_task_container *c, struct nvt_slot_view *parts)
+{
+	static char value[NVT_PARTENV_TEXT_MAX];
+
+	if (d->cls == NVT_CDI_GPC) {
+		if (config_env(config, len, NVT_ENV_PARTITION, value, sizeof(value)))
+			cli_errx("%s: the container has no %s", device, NVT_ENV_PARTITION);
+		c->n_parts = records(device, value, "the container's", parts);
+	} else {
+		c->n_parts = records(device, getenv(NVT_ENV_PARTITION), "the hook's", parts);
+	}
+	c->parts = parts;
+	c->count = d->cls == NVT_CDI_TPCS ? d->count : 0;
+}
+
+int nvt_cmd_cdi_hook(int argc, char **argv)
+{
+	static struct nvt_slot_view parts[NVT_MAX_GPUS], out[NVT_MAX_GPUS];
+	struct nvt_task_container c = {0};
+	struct nvt_cdi_device d;
+	struct nvt_oci_state state;
+	struct nvt_slot_prio prio;
+	char why[1024], mine[NVT_CDI_DEVICE_TEXT_MAX], *text, *config, *slash;
+	const char *device;
+	size_t len, config_len;
+	int rootless, already, rc;
+
+	if (argc != 2)
+		bad_usage("--cdi-hook takes VENDOR/CLASS=NAME or poststop (the CDI spec runs it)");
+	device = argv[1];
+	if (!strcmp(device, "poststop"))
+		return poststop();
+	slash = strchr(device, '/');
+	if (!slash || nvt_cdi_device_parse(slash + 1, &d))
+		bad_usage("--cdi-hook takes VENDOR/CLASS=NAME or poststop (the CDI spec runs it)");
+	snprintf(mine, sizeof(mine), "%s", slash + 1);
+	text = read_all(STDIN_FILENO, STATE_MAX, &len, "the runtime's state");
+	if (nvt_oci_state_parse(text, len, &state, why, sizeof(why)))
+		cli_errx("%s: %s", device, why);
+	free(text);
+	if (state.pid <= 0)
+		cli_errx("%s: the runtime's state names no process: run this hook as createRuntime",
+			 device);
+	config = read_config(state.bundle, &config_len);
+	if (nvt_oci_config_user(config, config_len, &c.uid, &c.gid, why, sizeof(why)))
+		cli_errx("%s: %s", device, why);
+	check_users(device, (pid_t)state.pid, c.uid, &rootless);
+	if (!container_asks(device, &d, mine, config, config_len, &c, &prio))
+		return EXIT_SUCCESS; /* a priority beside a partition device: that one's hook */
+	/*
+	 * A rootless runtime's hook runs in its user namespace, where other users'
+	 * run directories (and root's /run/nvtaskset) are nobody's: it can neither
+	 * claim against their tasks nor make the container's segment, and the
+	 * processes podman exec starts would find no run directory they trust.
+	 */
+	if (rootless)
+		cli_errx("%s: the container runtime runs rootless (in a user namespace that maps user "
+			 "ids): its hook cannot see other users' tasks or make the container's control "
+			 "segment, and the container's program would not be listed, moved or counted "
+			 "by other tasks. Run the container with root's podman",
+			 device);
+	container_gpus(device, &d, config, config_len, &c, parts);
+	free(config);
+	c.pid = (pid_t)state.pid;
+	c.timeout_ms = claim_timeout_ms();
+	rc = nvt_task_prepare_container(nvt_rundir(), &c, out, &already, why, sizeof(why));
+	if (rc == NVT_TASK_ECLAIM)
+		cli_errx("%s: the container does not start: %s", device, why);
+	if (rc)
+		cli_errx("%s: cannot make the control segment of the container's process %ld: %s",
+			 device, state.pid, why);
+	return EXIT_SUCCESS;
+}
