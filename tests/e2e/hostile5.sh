@@ -1,0 +1,187 @@
+# Hostile and faulty conditions, round 5: what a lower task's shim trusts when it looks at higher
+# tasks (docs/priorities.md, "How a lower task yields"): dead tasks, reused PIDs, other PID
+# namespaces, setuid in a container. Sourced by tests/run-tests.sh (helpers in security.sh,
+# prio.sh, yield.sh).
+# shellcheck shell=bash
+
+# yield_watching PID: how many higher tasks task PID's shim follows on its first GPU (-l --json),
+# or -1 if -l does not show it yielding. Read by user 65531, whose -l tidies no other user's files
+# (root's would remove a dead task's segment, which these tests leave on purpose).
+yield_watching() {
+	timeout "$HANG" $(as_user 65531) "$NVT" -l --json | python3 -c '
+import json, sys
+t = [t for t in json.load(sys.stdin)["tasks"] if t["pid"] == int(sys.argv[1])]
+print(t[0]["gpus"][0].get("yield", {}).get("watching", -1) if t else -1)' "$1"
+}
+watching_is() { [ "$(yield_watching "$1")" == "$2" ]; }
+# borrowed_launches LOG [AFTER_NS]: a batch job's launches that ran on all 66 TPCs (entered after
+# AFTER_NS).
+borrowed_launches() { awk -v t="${2:-0}" '$1 == "launch" && $2 > t && $5 == 66' "$1" | wc -l; }
+mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
+# serve_bg TAG [PREFIX...]: a periodic root service (--priority high -c 0-8, a request of 4
+# launches every 20 ms; its log $WORK/TAG.serve) in the background, ready; sets PID.
+serve_bg() {
+	local tag=$1
+	shift
+	rm -f "$WORK/$tag.stop" "$WORK/$tag.serve.ready"
+	FAKECUDA_KERNEL_US=1000 "$@" "$NVT" --no-mps --priority high -c 0-8 "$PRIOAPP" serve "$WORK/$tag.stop" \
+		"$WORK/$tag.serve" 20000 4 2>"$WORK/$tag.serve.err" &
+	PID=$!
+	wait_for 10 test -e "$WORK/$tag.serve.ready"
+}
+# batch_bg TAG UID [PREFIX...]: user UID's batch job (--priority low -c 9-65, the default words;
+# its log $WORK/u/TAG.batch) in the background, ready; sets PID.
+batch_bg() {
+	local tag=$1 uid=$2
+	shift 2
+	rm -f "$WORK/u/$tag.stop" "$WORK/u/$tag.batch.ready"
+	FAKECUDA_KERNEL_US=500 "$@" $(as_user "$uid") "$NVT" --no-mps --priority low -c 9-65 "$PRIOAPP" batch \
+		"$WORK/u/$tag.stop" "$WORK/u/$tag.batch" 2>"$WORK/u/$tag.batch.err" &
+	PID=$!
+	wait_for 10 test -e "$WORK/u/$tag.batch.ready"
+}
+# stop_batch TAG PID: ends a batch job, which must exit 0.
+stop_batch() {
+	touch "$WORK/u/$1.stop"
+	wait "$2" || die "the batch job failed: $(cat "$WORK/u/$1.batch.err")"
+}
+
+t_hostile_dead_high_task_lends_nothing() {
+	# Root's periodic high service killed between two requests (SIGKILL: its file stays):
+	# another user's low task stops following it within a look and never borrows its TPCs
+	# again, and a third user's -n 9 --exclude-running gets them (before, the low task
+	# followed the file by its inode, read its frozen activity as "paused", and every launch
+	# borrowed 0-8 beside the new task).
+	need_users
+	local hi lo t0 seg
+	serve_bg dh
+	hi=$PID
+	batch_bg dh 65533
+	lo=$PID
+	wait_for 10 watching_is "$lo" 1
+	wait_for 10 requests_over "$WORK/dh.serve" 10 # periodic: its frozen activity would lend
+	seg=$(seg_file "$hi")
+	kill -KILL "$hi"
+	wait "$hi" 2>/dev/null || true
+	[ -e "$seg" ] || die "the killed service's segment is gone: nothing left to test"
+	poll_until 10 watching_is "$lo" 0 || die "the low task still follows the dead service"
+	t0=$(mono_ns)
+	run_rc out rc $(as_user 65532) "$NVT" --no-mps -n 9 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "a claim of the dead service's TPCs: $out"
+	has "$out" "tpcs=0-8 "
+	stop_batch dh "$lo"
+	eq "$(borrowed_launches "$WORK/u/dh.batch" "$t0")" 0 "launches on all TPCs after the claim"
+}
+
+t_hostile_reused_pid_not_high_task() {
+	# A dead root high task's file whose PID a root process of the same PID namespace now has
+	# (here a sleep, made to get that PID through ns_last_pid in a PID namespace of the
+	# test's own): a user's low task started afterwards follows nothing and borrows nothing
+	# (before, the look checked PID, namespace and effective user, not the start time).
+	need_users
+	need_pidns
+	local out
+	cat >"$WORK/reuse.sh" <<'EOF'
+set -e
+FAKECUDA_KERNEL_US=1000 "$NVT" --no-mps --priority high -c 0-8 "$PRIOAPP" serve "$WORK/pr.stop" \
+	"$WORK/pr.serve" 20000 4 2>"$WORK/pr.serve.err" &
+hi=$!
+for ((i = 0; i < 2000; i++)); do
+	[ "$(grep -c '^req ' "$WORK/pr.serve" 2>/dev/null)" -gt 10 ] && break
+	sleep 0.02
+done
+kill -KILL "$hi"
+wait "$hi" 2>/dev/null || true
+echo $((hi - 1)) >/proc/sys/kernel/ns_last_pid
+sleep 1000 &
+[ "$!" == "$hi" ] || { echo "the PID was not reused ($! for $hi)"; exit 77; }
+echo "reused $hi"
+FAKECUDA_KERNEL_US=500 setpriv --reuid=65533 --regid=65533 --clear-groups "$NVT" --no-mps \
+	--priority low -c 9-65 "$PRIOAPP" batch "$WORK/u/pr.stop" "$WORK/u/pr.batch" \
+	2>"$WORK/u/pr.batch.err" &
+lo=$!
+for ((i = 0; i < 2000; i++)); do
+	[ -e "$WORK/u/pr.batch.ready" ] && break
+	sleep 0.02
+done
+setpriv --reuid=65531 --regid=65531 --clear-groups "$NVT" -l --json >"$WORK/pr.json"
+touch "$WORK/u/pr.stop"
+wait "$lo"
+EOF
+	rm -f "$WORK"/pr.* "$WORK"/u/pr.*
+	run_rc out rc env NVT="$NVT" PRIOAPP="$PRIOAPP" WORK="$WORK" unshare --pid --fork --mount-proc \
+		bash "$WORK/reuse.sh"
+	[ "$rc" != 77 ] || skip "$out"
+	eq "$rc" 0 "the PID namespace's script: $out $(cat "$WORK/u/pr.batch.err" 2>/dev/null)"
+	python3 - "$WORK/pr.json" <<'PY' || die "the low task follows the dead task: $(cat "$WORK/pr.json")"
+import json, sys
+low = [t["gpus"][0] for t in json.load(open(sys.argv[1]))["tasks"] if t["gpus"][0].get("priority") == "low"]
+assert low and low[0]["yield"]["watching"] == 0, low
+PY
+	eq "$(borrowed_launches "$WORK/u/pr.batch")" 0 "launches on the dead task's TPCs"
+}
+
+t_hostile_other_pidns_dead_task() {
+	# A root high task in a container (a PID namespace of its own) is followed by a user's low
+	# task on the host while it lives; killed (its file stays in the shared run directory),
+	# it is dropped within a look, and stays dropped once its namespace is gone too (before,
+	# a segment of another PID namespace was trusted on its header alone: it acted as root's
+	# live high task for every user on the host).
+	need_users
+	need_pidns
+	local ns hi lo seg
+	rm -f "$WORK/cn.stop" "$WORK/cn.serve.ready"
+	FAKECUDA_KERNEL_US=1000 unshare --pid --fork --mount-proc bash -c \
+		'"$@" & exec sleep 1000' - "$NVT" --no-mps --priority high -c 0-8 "$PRIOAPP" serve "$WORK/cn.stop" \
+		"$WORK/cn.serve" 20000 4 2>"$WORK/cn.serve.err" &
+	ns=$!
+	wait_for 10 test -e "$WORK/cn.serve.ready"
+	wait_for 10 requests_over "$WORK/cn.serve" 10
+	hi=$(pgrep_here "^$PRIOAPP serve $WORK/cn.stop")
+	seg=$(seg_file "$hi")
+	batch_bg cn 65533
+	lo=$PID
+	wait_for 10 watching_is "$lo" 1
+	kill -KILL "$hi"
+	[ -e "$seg" ] || die "the container task's segment is gone: nothing left to test"
+	poll_until 10 watching_is "$lo" 0 || die "the low task still follows the dead container task"
+	kill -KILL "$(ns_init_of "$ns")"
+	wait "$ns" 2>/dev/null || true
+	[ -e "$seg" ] || die "the gone container task's segment is gone: nothing left to test"
+	stop_batch cn "$lo"
+	batch_bg cn2 65533
+	lo=$PID
+	watching_is "$lo" 0 || die "a new low task follows the gone container's task"
+	stop_batch cn2 "$lo"
+	eq "$(borrowed_launches "$WORK/u/cn2.batch")" 0 "launches on the gone container task's TPCs"
+}
+
+t_hostile_setuid_in_container_not_roots() {
+	# A task root started in a container that became user 65534 by setuid() and wrote 'high'
+	# and all TPCs through its mapping of root's segment is not root's higher task for
+	# another user's low task on the host (the effective-user check applied only in the
+	# looking task's own PID namespace). Root's honest high task in that container is.
+	need_users
+	need_pidns
+	local ns forged lo
+	rm -f "$WORK/u/sc.stop" "$WORK/u/sc.state" "$WORK/sh.stop"
+	unshare --pid --fork --mount-proc sleep 1000 &
+	ns=$(ns_init_of $!)
+	nsenter -t "$ns" -p -m "$NVT" --no-mps -c 0-8 "$APP" setuid 65534 forge-high "$WORK/u/sc.stop" \
+		"$WORK/u/sc.state" >"$WORK/sc.out" 2>&1 &
+	forged=$!
+	wait_file "$WORK/u/sc.state" "0-65"
+	batch_bg sc 65533
+	lo=$PID
+	watching_is "$lo" 0 || die "the low task follows the forged high task: $(timeout "$HANG" "$NVT" -l)"
+	rm -f "$WORK/sh.serve.ready"
+	FAKECUDA_KERNEL_US=1000 nsenter -t "$ns" -p -m "$NVT" --no-mps --priority high -c 0-8 "$PRIOAPP" \
+		serve "$WORK/sh.stop" "$WORK/sh.serve" 20000 4 2>"$WORK/sh.serve.err" &
+	wait_for 10 test -e "$WORK/sh.serve.ready"
+	wait_for 10 watching_is "$lo" 1
+	touch "$WORK/sh.stop" "$WORK/u/sc.stop"
+	wait "$forged" || die "the forging task failed: $(cat "$WORK/sc.out")"
+	stop_batch sc "$lo"
+	kill -KILL "$ns" 2>/dev/null || true
+	wait 2>/dev/null || true
+}
