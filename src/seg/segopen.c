@@ -43,21 +43,6 @@ static int rank(int rc)
 	}
 }
 
-struct nvt_seg_who nvt_seg_who_of(const char *base, const struct nvt_proc *p, uint64_t pidns)
-{
-	struct nvt_seg_who who;
-
-	memset(&who, 0, sizeof(who));
-	who.proc_pid = p->pid;
-	who.id.pidns = pidns ? pidns : p->pidns;
-	who.id.pid = p->ns_pid;
-	who.id.start_time = p->start_time;
-	who.any_start = p->hidden;
-	who.base = p->hidden ? NULL : base;
-	memcpy(who.uid, p->uid, sizeof(who.uid));
-	return who;
-}
-
 int nvt_seg_names_process(const char *base, int fd, const char *name, const struct nvt_proc *p,
 			  uint64_t pidns)
 {

@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -99,12 +100,18 @@ typedef CUresult (*ctx_get_current_fn)(void **ctx);
 struct watch {
 	const struct nvt_segment *seg; /* mapped read-only */
 	int slot;
+	uid_t owner;               /* whose run directory holds its file */
+	char name[64];             /* its file's name there */
 	dev_t dev;
 	ino_t ino;
+	pid_t pid;                 /* its process, as our /proc numbers it */
+	uint64_t start;            /* and its start time */
+	int pidfd;                 /* a pidfd of it; -1: none (its start time is read instead) */
+	dev_t pidfd_dev;           /* what that descriptor is, to tell it from one the host */
+	ino_t pidfd_ino;           /* reused after closing ours */
 	uint64_t begins, launches; /* as last seen */
 	uint64_t moved_ns;
 	uint64_t seq;              /* its slot's seq when found */
-	int seen;                  /* found again by the last look */
 };
 
 /* This process on one GPU slot. */
@@ -225,74 +232,166 @@ void shim_yield_slot_ready(int g)
 
 /* ---- Finding the higher tasks ---------------------------------------------- */
 
-static int watch_cmp_dev(const struct watch *w, const struct stat *st)
+/*
+ * A higher task is a file that the one trust rule of src/seg/ passes in its
+ * look mode (NVT_TRUST_LOOK, segfile.h): a live process of this task's own
+ * user or root's, found by its file's name (this PID namespace, or one below
+ * it), with the start time its header records, running as its file's owner
+ * now. A followed task is checked again at every look whatever the
+ * directory holds (its file, its process, its user), and before every
+ * launch that would borrow its TPCs (its pidfd): one that ended is dropped
+ * within a look, and never lends.
+ */
+
+/* 1 if w's descriptor is still the pidfd we opened (the host may have closed
+ * it, and another file got its number). */
+static int pidfd_ours(const struct watch *w)
 {
-	return w->dev == st->st_dev && w->ino == st->st_ino;
+	struct stat st;
+
+	return w->pidfd >= 0 && fstat(w->pidfd, &st) == 0 && st.st_dev == w->pidfd_dev &&
+	       st.st_ino == w->pidfd_ino;
 }
 
-/*
- * Looks at one segment file of uid's run directory dirfd: a slot for this
- * GPU with a priority above s->prio is followed (mapped), one followed
- * already is marked seen. Returns 1 if it is followed.
- */
-static int look_at(struct yslot *s, int dirfd, uid_t uid, const char *name)
+/* 1 if w's process has not ended: by its pidfd, else by its start time. */
+static int alive(const struct watch *w)
 {
-	static struct nvt_segment head; /* under y.lock */
-	struct nvt_slot_view view;
-	uint64_t pidns;
-	pid_t pid;
-	struct stat st;
-	int fd, found = -1;
-	void *map;
+	uint64_t start;
 
-	if (nvt_seg_name_parse(name, &pidns, &pid) ||
-	    (pid == shim.own.pid && pidns == shim.own.pidns))
-		return 0;
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 022) ||
-	    (size_t)st.st_size < sizeof(struct nvt_segment) || nvt_seg_pread_header(fd, &head) ||
-	    head.pid != pid || head.pidns != pidns || head.uid != uid)
-		goto out;
-	for (int i = 0; i < s->n_w; i++)
-		if (watch_cmp_dev(&s->w[i], &st)) {
-			s->w[i].seen = 1;
-			close(fd);
+	if (w->pidfd >= 0)
+		return nvt_pidfd_alive(w->pidfd) == 1;
+	return nvt_proc_start_time(w->pid, &start) == 0 && start == w->start;
+}
+
+static void forget(struct watch *w)
+{
+	munmap((void *)w->seg, sizeof(struct nvt_segment));
+	if (pidfd_ours(w))
+		close(w->pidfd);
+	w->pidfd = -1;
+}
+
+/* 1 if followed task w is still the higher task it was: its file in its run
+ * directory dirfd, its process alive and its file's owner's, its slot
+ * unchanged (a partition or priority that changed is found again if it
+ * still counts). */
+static int still_there(struct watch *w, int dirfd)
+{
+	const struct nvt_gpu_slot *slot = &w->seg->gpu[w->slot];
+	struct stat st;
+	uint64_t start;
+	uid_t euid;
+
+	if (w->pidfd >= 0 && !pidfd_ours(w))
+		w->pidfd = -1; /* not ours any more: the start time tells */
+	return dirfd >= 0 && fstatat(dirfd, w->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       st.st_dev == w->dev && st.st_ino == w->ino && alive(w) &&
+	       nvt_proc_start_time(w->pid, &start) == 0 && start == w->start &&
+	       nvt_proc_euid(w->pid, &euid) == 0 && euid == w->owner &&
+	       __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) == w->seq;
+}
+
+/* What the look wants of a file (wanted() of the trust rule): a slot for its GPU with
+ * a priority above its own. */
+struct candidate {
+	const struct yslot *s;
+	int slot;
+	struct nvt_slot_view view;
+};
+
+static int has_higher_slot(int fd, const struct nvt_segment *head, void *arg)
+{
+	struct candidate *c = arg;
+
+	(void)head;
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		if (nvt_seg_pread_slot(fd, g, &c->view, NULL) == 0 && !memcmp(c->view.uuid, c->s->uuid, 16) &&
+		    c->view.prio.prio > c->s->prio) {
+			c->slot = g;
 			return 1;
 		}
-	/* A task that was root's and became another user is no longer root's. */
-	if (pidns == shim.own.pidns) {
-		uid_t euid;
-		if (nvt_proc_euid(pid, &euid) || euid != uid)
-			goto out;
-	}
-	for (int g = 0; g < NVT_MAX_GPUS && found < 0; g++)
-		if (nvt_seg_pread_slot(fd, g, &view, NULL) == 0 && !memcmp(view.uuid, s->uuid, 16) &&
-		    view.prio.prio > s->prio)
-			found = g;
-	if (found < 0 || s->n_w >= WATCH_MAX)
-		goto out;
-	map = mmap(NULL, sizeof(struct nvt_segment), PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED)
-		goto out;
-	s->w[s->n_w++] = (struct watch){.seg = map, .slot = found, .dev = st.st_dev, .ino = st.st_ino,
-					.seq = view.seq, .seen = 1};
-	close(fd);
-	return 1;
-out:
-	close(fd);
 	return 0;
 }
 
-/* Looks at uid's run directory for higher tasks on s's GPU. */
+/* 1 if s follows the file name of uid's run directory already. */
+static int followed(const struct yslot *s, uid_t uid, const char *name)
+{
+	for (int i = 0; i < s->n_w; i++)
+		if (s->w[i].owner == uid && !strcmp(s->w[i].name, name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Looks at one segment file of uid's run directory dirfd: a higher task on
+ * s's GPU (the trust rule's look mode) is followed (mapped, with a pidfd of
+ * its process). Returns 1 if it is followed now.
+ */
+static int look_at(struct yslot *s, int dirfd, uid_t uid, const char *name)
+{
+	static struct nvt_seg_trust t; /* under y.lock: a segment is ~10 kB, the stack is the host's */
+	struct candidate c = {s, -1, {0}};
+	struct stat pst;
+	struct watch *w;
+	uint64_t pidns;
+	pid_t pid;
+	void *map;
+
+	if (nvt_seg_name_parse(name, &pidns, &pid) ||
+	    (pid == shim.own.pid && pidns == shim.own.pidns) || followed(s, uid, name))
+		return 0;
+	memset(&t, 0, sizeof(t));
+	t.owner = uid;
+	t.flags = NVT_TRUST_LOOK;
+	t.oflags = O_RDONLY;
+	t.base = shim.base;
+	/* Where /proc numbers PIDs as this process's namespace does. */
+	t.own_pidns = shim.own.proc_pid == shim.own.pid ? shim.own.pidns : 0;
+	t.wanted = has_higher_slot;
+	t.arg = &c;
+	if (nvt_seg_trust(dirfd, name, &t))
+		return 0;
+	if (s->n_w >= WATCH_MAX) {
+		close(t.fd);
+		return 0;
+	}
+	map = mmap(NULL, sizeof(struct nvt_segment), PROT_READ, MAP_SHARED, t.fd, 0);
+	close(t.fd);
+	if (map == MAP_FAILED)
+		return 0;
+	w = &s->w[s->n_w++];
+	*w = (struct watch){.seg = map, .slot = c.slot, .owner = uid, .dev = t.st.st_dev,
+			    .ino = t.st.st_ino, .pid = t.proc.pid, .start = t.proc.start_time,
+			    .seq = c.view.seq};
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	w->pidfd = nvt_proc_pidfd(w->pid, w->start);
+	if (w->pidfd >= 0 && fstat(w->pidfd, &pst) == 0) {
+		w->pidfd_dev = pst.st_dev;
+		w->pidfd_ino = pst.st_ino;
+	} else if (w->pidfd >= 0) {
+		close(w->pidfd);
+		w->pidfd = -1;
+	}
+	return 1;
+}
+
+/* Looks at uid's run directory for higher tasks on s's GPU: keeps those it
+ * follows there that are still there, then looks at new files. */
 static void scan_dir(struct yslot *s, uid_t uid, int *budget)
 {
-	int dirfd = nvt_userdir_open(shim.base, uid), fd;
+	int dirfd = nvt_userdir_open(shim.base, uid), fd, kept = 0;
 	struct dirent *e;
 	DIR *d;
 	unsigned k = 0;
 
+	for (int i = 0; i < s->n_w; i++) {
+		if (s->w[i].owner == uid && !still_there(&s->w[i], dirfd)) {
+			forget(&s->w[i]);
+			continue;
+		}
+		s->w[kept++] = s->w[i];
+	}
+	s->n_w = kept;
 	if (dirfd < 0)
 		return;
 	fd = dup(dirfd);
@@ -319,26 +418,13 @@ static void scan_dir(struct yslot *s, uid_t uid, int *budget)
 /* Finds the higher tasks on s's GPU again; forgets those gone or changed. */
 static void rescan(struct yslot *s, uint64_t now)
 {
-	int budget = FILES_PER_SCAN, kept = 0;
+	int budget = FILES_PER_SCAN;
 
 	s->next_scan_ns = now + (uint64_t)NVT_YIELD_RESCAN_MS * 1000000;
 	s->borrow_ok = 0;
-	for (int i = 0; i < s->n_w; i++)
-		s->w[i].seen = 0;
 	scan_dir(s, geteuid(), &budget);
 	if (geteuid() != 0)
 		scan_dir(s, 0, &budget);
-	for (int i = 0; i < s->n_w; i++) {
-		const struct nvt_gpu_slot *slot = &s->w[i].seg->gpu[s->w[i].slot];
-		/* Gone (its file removed), or its partition or priority changed:
-		 * the next look finds it again if it still counts. */
-		if (!s->w[i].seen || __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) != s->w[i].seq) {
-			munmap((void *)s->w[i].seg, sizeof(struct nvt_segment));
-			continue;
-		}
-		s->w[kept++] = s->w[i];
-	}
-	s->n_w = kept;
 }
 
 /* ---- Yielding --------------------------------------------------------------- */
@@ -491,6 +577,13 @@ static int may_borrow(struct yslot *s, const struct nvt_watched *w, uint64_t now
 	for (int i = 0; i < s->n_w; i++)
 		if (!nvt_act_may_lend(&w[i].act, now, ahead + s->launch_ns))
 			return 0;
+	/* A task that ended lends nothing: its TPCs may be another's by now.
+	 * The next launch looks again, and drops it. */
+	for (int i = 0; i < s->n_w; i++)
+		if (!alive(&s->w[i])) {
+			s->next_scan_ns = 0;
+			return 0;
+		}
 	return borrow_masks(s) == 0;
 }
 
