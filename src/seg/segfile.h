@@ -4,7 +4,8 @@
  * never prints.
  *
  * segfile.c holds the names, checks and reads both sides share and the
- * writers' lock files; segown.c the calling process's own segment (the
+ * writers' lock files; segtrust.c the one rule for trusting another
+ * process's segment file; segown.c the calling process's own segment (the
  * shim's, and the one the CLI makes for its COMMAND); segopen.c the CLI's
  * side (opening, reading and writing other processes' segments); segscan.c
  * listing tasks.
@@ -312,10 +313,6 @@ struct nvt_seg_handle {
 	int sys_errno;           /* with NVT_SEG_ESYS: why (errno is set too) */
 };
 
-/* 1 if the segment open as fd, named name, is the one process p uses, as
- * the segment of namespace pidns (nvt_seg_is_its). */
-int nvt_seg_names_process(const char *base, int fd, const char *name, const struct nvt_proc *p,
-			  uint64_t pidns);
 
 
 /*

@@ -44,7 +44,7 @@ static int open_failed(int err)
 	 * wait to break. Anything else, EMFILE say, is no answer.) */
 	errno = err;
 	return err == ENOENT || err == ELOOP || err == ENXIO || err == ENOTDIR ? NVT_TRUST_NONE
-	       : err == EACCES || err == EPERM				   ? NVT_TRUST_DENIED
+	       : err == EACCES						   ? NVT_TRUST_DENIED
 	       : err == EWOULDBLOCK					   ? NVT_TRUST_LEASED
 										   : NVT_TRUST_ESYS;
 }
