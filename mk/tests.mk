@@ -69,7 +69,7 @@ $(T)/smctrlapp: tests/fake/smctrlapp.c $(FAKE) $(SMCTRL) $(CORE_LIB) $(FLAGS)
 # A service and a batch job for the priority tests (tests/e2e/yield.sh).
 $(T)/prioapp: tests/fake/prioapp.c tests/fake/fakecuda.h $(FAKE) $(FLAGS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -lpthread
 
 # Tests of the fake itself: a callback subscriber that is not nvtaskset
 # (LD_PRELOADed), and the graph scenarios it drives.

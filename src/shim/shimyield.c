@@ -20,7 +20,8 @@
  * periodic one's request is due (ahead), and until its own work in flight
  * would take at most bound_us (bound: it records an event after each of its
  * launches and counts those not yet done). A yielding task's launching
- * threads take a mutex and may sleep: holding its launches back is the point.
+ * threads take a mutex to decide, and sleep without it: holding its launches
+ * back is the point, holding them back past the bound is not.
  * No launch waits longer than NVT_YIELD_MAX_HOLD_MS, and a higher task that
  * dies or stops reporting is forgotten (core/yield.c's limits): a lower task
  * is never left waiting.
@@ -171,11 +172,16 @@ static uint64_t clock_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Sleeps ns without y.lock (held before and after): a mutex is not fair, and
+ * a thread that slept under it kept the others past their bound (8 launching
+ * threads waited 400 ms). */
 static void pause_ns(uint64_t ns)
 {
 	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
 
+	pthread_mutex_unlock(&y.lock);
 	nanosleep(&ts, NULL);
+	pthread_mutex_lock(&y.lock);
 }
 
 /* ---- Activity (every task started with a priority) ------------------------- */
