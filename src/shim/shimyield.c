@@ -127,7 +127,7 @@ struct yslot {
 	struct watch w[WATCH_MAX];
 	int n_w;
 	uint64_t next_scan_ns;
-	unsigned scan_from;
+	unsigned scan_from[2];     /* where the next look begins: its user's run directory, root's */
 	CUevent ev[RING];
 	uint64_t rec_ns[RING];
 	unsigned head, tail;       /* events recorded, and done */
@@ -381,12 +381,18 @@ static int look_at(struct yslot *s, int dirfd, uid_t uid, const char *name)
 	return 1;
 }
 
-/* Looks at uid's run directory for higher tasks on s's GPU: keeps those it
- * follows there that are still there, then looks at new files. */
-static void scan_dir(struct yslot *s, uid_t uid, int *budget)
+/*
+ * Looks at uid's run directory for higher tasks on s's GPU: keeps those it
+ * follows there that are still there, then looks at FILES_PER_SCAN names
+ * from *from on (a place that moves on each look, one for each directory,
+ * so that every file is looked at within a few looks however many the
+ * directories hold, and files that cannot be read never keep the others
+ * from being found).
+ */
+static void scan_dir(struct yslot *s, uid_t uid, unsigned *from)
 {
-	int dirfd = nvt_userdir_open(shim.base, uid), fd, kept = 0;
-	struct dirent *e;
+	int dirfd = nvt_userdir_open(shim.base, uid), fd, kept = 0, budget = FILES_PER_SCAN;
+	struct dirent *e = NULL;
 	DIR *d;
 	unsigned k = 0;
 
@@ -408,15 +414,14 @@ static void scan_dir(struct yslot *s, uid_t uid, int *budget)
 		close(dirfd);
 		return;
 	}
-	/* From a place that moves on each look: files that cannot be read
-	 * never keep the others from being found. */
-	while ((e = readdir(d)) && *budget > 0) {
-		if (strncmp(e->d_name, NVT_SEG_PREFIX, strlen(NVT_SEG_PREFIX)) || k++ < s->scan_from)
+	while (budget > 0 && (e = readdir(d))) {
+		if (strncmp(e->d_name, NVT_SEG_PREFIX, strlen(NVT_SEG_PREFIX)) || k++ < *from)
 			continue;
-		(*budget)--;
+		budget--;
 		look_at(s, dirfd, uid, e->d_name);
 	}
-	s->scan_from = *budget > 0 ? 0 : s->scan_from + FILES_PER_SCAN;
+	/* The end of the directory: the next look begins again at its start. */
+	*from = e ? *from + FILES_PER_SCAN : 0;
 	closedir(d);
 	close(dirfd);
 }
@@ -424,13 +429,11 @@ static void scan_dir(struct yslot *s, uid_t uid, int *budget)
 /* Finds the higher tasks on s's GPU again; forgets those gone or changed. */
 static void rescan(struct yslot *s, uint64_t now)
 {
-	int budget = FILES_PER_SCAN;
-
 	s->next_scan_ns = now + (uint64_t)NVT_YIELD_RESCAN_MS * 1000000;
 	s->borrow_ok = 0;
-	scan_dir(s, geteuid(), &budget);
+	scan_dir(s, geteuid(), &s->scan_from[0]);
 	if (geteuid() != 0)
-		scan_dir(s, 0, &budget);
+		scan_dir(s, 0, &s->scan_from[1]);
 }
 
 /* ---- Yielding --------------------------------------------------------------- */

@@ -213,3 +213,54 @@ t_hostile_threads_wait_bounded() {
 	echo "longest launch call: 1 thread $one us, 8 threads $eight us"
 	[ "$eight" -lt $((2 * one)) ] || die "8 threads' launches waited up to $eight us, one thread's $one us"
 }
+
+t_hostile_look_beyond_64_files() {
+	# A user with many files in her run directory (here empty ones named like segments of
+	# another PID namespace: plain tasks and forked workers cost a look the same) and her own
+	# high task whose file lists between the 64th and the 128th: her low task follows both her
+	# high task and root's, look after look (the look's one cursor, shared by her directory and
+	# root's, never reached her task, and root's was followed only at every other look).
+	need_users
+	local mine roots lo
+	mkdir -m 755 "$NVTASKSET_RUNDIR/nvtaskset-65533"
+	chown 65533:65533 "$NVTASKSET_RUNDIR/nvtaskset-65533"
+	serve_bg lr
+	roots=$PID
+	rm -f "$WORK/u/lm.serve.ready"
+	FAKECUDA_KERNEL_US=1000 $(as_user 65533) "$NVT" --no-mps --priority high -c 0-8 "$PRIOAPP" serve \
+		"$WORK/u/lm.stop" "$WORK/u/lm.serve" 20000 4 2>"$WORK/u/lm.serve.err" &
+	mine=$!
+	wait_for 10 test -e "$WORK/u/lm.serve.ready"
+	# Files named like segments until hers lists at the 66th to the 126th place of those
+	# names (readdir's order: a file system's hash on ext4, newest first on tmpfs).
+	$(as_user 65533) "$(user_python)" - "$NVTASKSET_RUNDIR/nvtaskset-65533" "$(basename "$(seg_file "$mine")")" <<'PY'
+import os, sys
+d, target = sys.argv[1], sys.argv[2]
+made = []
+def place():
+    names = [n for n in os.listdir(d) if n.startswith("nvtaskset.")]
+    return names.index(target)
+n = 0
+while place() < 66:
+    for _ in range(100):
+        n += 1
+        name = "nvtaskset.12345.%d" % n
+        open(os.path.join(d, name), "w").close()
+        made.append(name)
+    assert n < 5000, "cannot place the file"
+while place() > 126:
+    names = [x for x in os.listdir(d) if x.startswith("nvtaskset.")]
+    os.unlink(os.path.join(d, next(x for x in names[:place()] if x.startswith("nvtaskset.12345."))))
+print("her high task's file lists at place %d of %d" % (place(), len([x for x in os.listdir(d) if x.startswith("nvtaskset.")])))
+PY
+	batch_bg lb 65533
+	lo=$PID
+	poll_until 10 watching_is "$lo" 2 || die "the low task follows $(yield_watching "$lo") of the 2 high tasks"
+	for _ in 1 2 3 4 5 6 7 8; do
+		watching_is "$lo" 2 || die "the low task follows $(yield_watching "$lo") of the 2 high tasks"
+	done
+	stop_batch lb "$lo"
+	touch "$WORK/u/lm.stop" "$WORK/lr.stop"
+	wait "$mine" || die "her service failed: $(cat "$WORK/u/lm.serve.err")"
+	wait "$roots" || die "root's service failed: $(cat "$WORK/lr.serve.err")"
+}
