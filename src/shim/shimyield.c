@@ -297,24 +297,56 @@ static int still_there(struct watch *w, int dirfd)
 	       __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) == w->seq;
 }
 
-/* What the look wants of a file (wanted() of the trust rule): a slot for its GPU with
- * a priority above its own. */
+/* 1 if followed task w has never launched on its GPU (nor replayed a graph). */
+static int never_launched(const struct watch *w)
+{
+	const struct nvt_gpu_slot *slot = &w->seg->gpu[w->slot];
+
+	return nvt_slot_launches(slot) == 0 && __atomic_load_n(&slot->act.begins, __ATOMIC_RELAXED) == 0;
+}
+
+/* The followed task whose place a higher task that launches may take: one that
+ * never launched (the service's idle helpers that inherited its priority).
+ * Returns its index, or -1. */
+static int idle_place(const struct yslot *s)
+{
+	for (int i = 0; i < s->n_w; i++)
+		if (never_launched(&s->w[i]))
+			return i;
+	return -1;
+}
+
+/*
+ * What the look wants of a file (wanted() of the trust rule): a slot for its
+ * GPU with a priority above its own, and room for it: a free place, or, for a
+ * task that has launched, the place of one that never did. So a service's
+ * idle children, which inherit its priority with its slot, never keep the
+ * service itself out of the WATCH_MAX places.
+ */
 struct candidate {
 	const struct yslot *s;
 	int slot;
+	int replace;               /* the place it takes; -1: a free one */
 	struct nvt_slot_view view;
 };
 
 static int has_higher_slot(int fd, const struct nvt_segment *head, void *arg)
 {
 	struct candidate *c = arg;
+	struct nvt_slot_status status;
 
 	(void)head;
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
-		if (nvt_seg_pread_slot(fd, g, &c->view, NULL) == 0 && !memcmp(c->view.uuid, c->s->uuid, 16) &&
-		    c->view.prio.prio > c->s->prio) {
+		if (nvt_seg_pread_slot(fd, g, &c->view, &status) == 0 &&
+		    !memcmp(c->view.uuid, c->s->uuid, 16) && c->view.prio.prio > c->s->prio) {
 			c->slot = g;
-			return 1;
+			c->replace = -1;
+			if (c->s->n_w < WATCH_MAX)
+				return 1;
+			if (!status.launches && !status.act.begins)
+				return 0;
+			c->replace = idle_place(c->s);
+			return c->replace >= 0;
 		}
 	return 0;
 }
@@ -336,7 +368,7 @@ static int followed(const struct yslot *s, uid_t uid, const char *name)
 static int look_at(struct yslot *s, int dirfd, uid_t uid, const char *name)
 {
 	static struct nvt_seg_trust t; /* under y.lock: a segment is ~10 kB, the stack is the host's */
-	struct candidate c = {s, -1, {0}};
+	struct candidate c = {s, -1, -1, {0}};
 	struct stat pst;
 	struct watch *w;
 	uint64_t pidns;
@@ -357,15 +389,16 @@ static int look_at(struct yslot *s, int dirfd, uid_t uid, const char *name)
 	t.arg = &c;
 	if (nvt_seg_trust(dirfd, name, &t))
 		return 0;
-	if (s->n_w >= WATCH_MAX) {
-		close(t.fd);
-		return 0;
-	}
 	map = mmap(NULL, sizeof(struct nvt_segment), PROT_READ, MAP_SHARED, t.fd, 0);
 	close(t.fd);
 	if (map == MAP_FAILED)
 		return 0;
-	w = &s->w[s->n_w++];
+	if (c.replace >= 0) {
+		w = &s->w[c.replace];
+		forget(w);
+	} else {
+		w = &s->w[s->n_w++];
+	}
 	*w = (struct watch){.seg = map, .slot = c.slot, .owner = uid, .dev = t.st.st_dev,
 			    .ino = t.st.st_ino, .pid = t.proc.pid, .start = t.proc.start_time,
 			    .seq = c.view.seq};

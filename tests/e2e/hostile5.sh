@@ -29,13 +29,15 @@ serve_bg() {
 	PID=$!
 	wait_for 10 test -e "$WORK/$tag.serve.ready"
 }
-# batch_bg TAG UID [PREFIX...]: user UID's batch job (--priority low -c 9-65, the default words;
-# its log $WORK/u/TAG.batch) in the background, ready; sets PID.
+# batch_bg TAG UID [PREFIX...]: user UID's batch job (--priority low -c 9-65, the words of
+# $YIELD_WORDS, default the default ones; its log $WORK/u/TAG.batch) in the background, ready;
+# sets PID.
 batch_bg() {
 	local tag=$1 uid=$2
 	shift 2
 	rm -f "$WORK/u/$tag.stop" "$WORK/u/$tag.batch.ready"
-	FAKECUDA_KERNEL_US=500 "$@" $(as_user "$uid") "$NVT" --no-mps --priority low -c 9-65 "$PRIOAPP" batch \
+	FAKECUDA_KERNEL_US=500 "$@" $(as_user "$uid") "$NVT" --no-mps --priority low --yield "${YIELD_WORDS:-default}" \
+		-c 9-65 "$PRIOAPP" batch \
 		"$WORK/u/$tag.stop" "$WORK/u/$tag.batch" 2>"$WORK/u/$tag.batch.err" &
 	PID=$!
 	wait_for 10 test -e "$WORK/u/$tag.batch.ready"
@@ -263,4 +265,45 @@ PY
 	touch "$WORK/u/lm.stop" "$WORK/lr.stop"
 	wait "$mine" || die "her service failed: $(cat "$WORK/u/lm.serve.err")"
 	wait "$roots" || die "root's service failed: $(cat "$WORK/lr.serve.err")"
+}
+
+# yield_holds PID: how many of task PID's launches waited (-l --json), or -1.
+yield_holds() {
+	timeout "$HANG" $(as_user 65531) "$NVT" -l --json | python3 -c '
+import json, sys
+t = [t for t in json.load(sys.stdin)["tasks"] if t["pid"] == int(sys.argv[1])]
+print(t[0]["gpus"][0].get("yield", {}).get("holds", -1) if t else -1)' "$1"
+}
+held_back() { [ "$(yield_holds "$1")" -gt 0 ]; }
+# segments_at_least UID N: user UID's run directory holds N segment files or more.
+segments_at_least() {
+	[ "$(find "$NVTASKSET_RUNDIR/nvtaskset-$1" -maxdepth 1 -name 'nvtaskset.*' 2>/dev/null | wc -l)" -ge "$2" ]
+}
+
+t_hostile_idle_children_leave_room() {
+	# A launcher script of hers started --priority high whose 9 children inherit 'high' and
+	# never launch (helpers, DataLoader workers) fills none of her low task's 8 places for good:
+	# root's busy service is followed all the same, and gates her low task (before, the
+	# idle ones, in her own run directory, looked at first, took all 8 places, and the service
+	# held it back 0 times).
+	need_users
+	local kids hi lo
+	rm -f "$WORK/u/ik.stop"
+	$(as_user 65533) "$NVT" --no-mps --priority high -c 0-8 bash -c \
+		'for i in 1 2 3 4 5 6 7 8 9; do "$0" launch-wait 0 "$1" & done; wait' "$APP" "$WORK/u/ik.stop" \
+		>"$WORK/ik.out" 2>&1 &
+	kids=$!
+	wait_for 10 segments_at_least 65533 10
+	FAKECUDA_KERNEL_US=5000 "$NVT" --no-mps --priority high -c 0-8 "$PRIOAPP" serve "$WORK/ik.stop" \
+		"$WORK/ik.serve" 20000 4 2>"$WORK/ik.serve.err" &
+	hi=$!
+	wait_for 10 test -e "$WORK/ik.serve.ready"
+	YIELD_WORDS=gate,duty=100 batch_bg ik 65533 # held back by a busy task only
+	lo=$PID
+	wait_for 10 watching_is "$lo" 8
+	poll_until 10 held_back "$lo" || die "root's service never held the low task back: $(timeout "$HANG" "$NVT" -l)"
+	stop_batch ik "$lo"
+	touch "$WORK/ik.stop" "$WORK/u/ik.stop"
+	wait "$hi" || die "the service failed: $(cat "$WORK/ik.serve.err")"
+	wait "$kids" || die "the launcher failed: $(cat "$WORK/ik.out")"
 }
