@@ -138,6 +138,8 @@ struct yslot {
 	uint32_t state;            /* enum nvt_yield_state, as published */
 	/* Borrowing: masks of its partition and the lending higher tasks' own ones. */
 	struct hw_masks borrow;
+	struct nvt_tpcset borrow_tpcs; /* the TPCs of those masks */
+	struct nvt_tpcset published;   /* the TPCs its slot says it borrows (yield.borrowed) */
 	int borrow_ok;             /* borrow holds masks for the partition of cfg_seq */
 	struct nvt_slot_view own;  /* its partition, as read at cfg_seq */
 };
@@ -499,7 +501,28 @@ static void publish(int g, struct yslot *s, uint32_t state, uint64_t now)
 		return;
 	s->state = state;
 	__atomic_store_n(&p->since_ns, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->state, state, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->state, state, __ATOMIC_RELEASE);
+}
+
+/*
+ * Says in its slot that its launches borrow s->borrow_tpcs, before the
+ * lenders are checked alive and the launch runs: a claim that reads the slot
+ * after a lender ended counts those TPCs as held. The set changes only while
+ * the state says it does not borrow (a reader never takes half of one set
+ * for the other).
+ */
+static void publish_borrowing(int g, struct yslot *s, uint64_t now)
+{
+	struct nvt_slot_yield *p = &shim.seg->gpu[g].yield;
+
+	if (memcmp(&s->published, &s->borrow_tpcs, sizeof(s->published))) {
+		publish(g, s, NVT_YS_RUNNING, now);
+		for (size_t i = 0; i < sizeof(p->borrowed.w) / 8; i++)
+			__atomic_store_n(&p->borrowed.w[i], s->borrow_tpcs.w[i], __ATOMIC_RELAXED);
+		s->published = s->borrow_tpcs;
+	}
+	publish(g, s, NVT_YS_BORROWING, now);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 /* The higher tasks as core/yield.c takes them; notes when their counters move. */
@@ -602,31 +625,36 @@ static int borrow_masks(struct yslot *s)
 	memset(&none, 0, sizeof(none));
 	if ((int)nvt_set_count(&view.tpcs) == n || shim_compute(&none, &view, &s->borrow))
 		return -1;
+	s->borrow_tpcs = view.tpcs;
 	s->borrow_ok = 1;
 	return 0;
 }
 
 /*
- * Whether this launch may run on the lending tasks' TPCs too: every higher
- * task idle, periodic, not overdue, and its next request due later than this
- * launch's work would take to drain (ahead), so that the TPCs are free again
- * in time.
+ * Whether this launch on slot g may run on the lending tasks' TPCs too: every
+ * higher task idle, periodic, not overdue, and its next request due later
+ * than this launch's work would take to drain (ahead), so that the TPCs are
+ * free again in time; and alive, checked after the slot says it borrows.
  */
-static int may_borrow(struct yslot *s, const struct nvt_watched *w, uint64_t now, uint64_t ahead)
+static int may_borrow(int g, struct yslot *s, const struct nvt_watched *w, uint64_t now, uint64_t ahead)
 {
 	if (!(s->cfg.yield & NVT_YIELD_BORROW) || !s->n_w)
 		return 0;
 	for (int i = 0; i < s->n_w; i++)
 		if (!nvt_act_may_lend(&w[i].act, now, ahead + s->launch_ns))
 			return 0;
+	if (borrow_masks(s))
+		return 0;
+	publish_borrowing(g, s, now);
 	/* A task that ended lends nothing: its TPCs may be another's by now.
 	 * The next launch looks again, and drops it. */
 	for (int i = 0; i < s->n_w; i++)
 		if (!alive(&s->w[i])) {
 			s->next_scan_ns = 0;
+			publish(g, s, NVT_YS_RUNNING, now);
 			return 0;
 		}
-	return borrow_masks(s) == 0;
+	return 1;
 }
 
 int shim_yield_borrow(int g, struct hw_masks *m)
@@ -686,7 +714,7 @@ static void before_launch(int g, void *ctx)
 	}
 	tls.record = bounded && s->head - s->tail < RING;
 	tls.borrow = verdict == NVT_YV_GO && now < limit &&
-		     may_borrow(s, w, now, s->launch_ns > s->cfg.bound_ns ? s->launch_ns : s->cfg.bound_ns);
+		     may_borrow(g, s, w, now, s->launch_ns > s->cfg.bound_ns ? s->launch_ns : s->cfg.bound_ns);
 	if (now > start) {
 		struct nvt_slot_yield *p = &shim.seg->gpu[g].yield;
 		__atomic_store_n(&p->held_ns, p->held_ns + (now - start), __ATOMIC_RELAXED);
@@ -854,5 +882,8 @@ void shim_yield_after_fork(void)
 		y.s[g].ev_ctx = NULL;
 		y.s[g].head = y.s[g].tail = 0;
 		y.s[g].cfg_seq = 0;
+		/* Its own segment says nothing yet (a new file). */
+		y.s[g].state = NVT_YS_NONE;
+		memset(&y.s[g].published, 0, sizeof(y.s[g].published));
 	}
 }

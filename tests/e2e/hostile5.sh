@@ -307,3 +307,43 @@ t_hostile_idle_children_leave_room() {
 	wait "$hi" || die "the service failed: $(cat "$WORK/ik.serve.err")"
 	wait "$kids" || die "the launcher failed: $(cat "$WORK/ik.out")"
 }
+
+t_hostile_borrowed_tpcs_not_claimed() {
+	# A low task whose launches borrow an idle service's TPCs (the default words) shows them in
+	# -l's TPCS while it borrows, and a claim never gets them while it does: paused in the
+	# middle of borrowing (its last launch ran on all 66 TPCs), the service killed -9, another
+	# user's -n 9 --exclude-running is refused; once it launches again (on its own TPCs: its
+	# lender ended) the claim gets 0-8 (before, -l showed 9-65 and the claim got 0-8 beside the
+	# borrowed launches).
+	need_users
+	local hi lo tries=0
+	serve_bg bt
+	hi=$PID
+	wait_for 10 requests_over "$WORK/bt.serve" 10 # periodic: it lends
+	rm -f "$WORK/u/bw.pause"
+	FAKEAPP_PAUSE=$WORK/u/bw.pause start_loop u/bw $(as_user 65533) "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	lo=$PID
+	# Paused right after a launch that borrowed (a loaded machine may keep the service from
+	# being periodic for a while: try again).
+	while :; do
+		wait_file "$WORK/u/bw.state" "0-65" 20
+		touch "$WORK/u/bw.pause"
+		sleep 0.05 # its loop sees the file within 0.2 ms
+		file_reads "$WORK/u/bw.state" "0-65" && break
+		rm -f "$WORK/u/bw.pause"
+		tries=$((tries + 1))
+		[ "$tries" -lt 20 ] || die "the low task never stopped on a borrowing launch"
+	done
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$lo .* low +borrowing:[0-9]+ms +9-65 +0-65 " <<<"$out" || die "the borrower's row: $out"
+	kill -KILL "$hi"
+	wait "$hi" 2>/dev/null || true
+	run_rc out rc $(as_user 65532) "$NVT" --no-mps -n 9 --exclude-running "$APP" launch 1
+	[ "$rc" != 0 ] || die "a claim got TPCs that a borrower runs on: $out"
+	rm -f "$WORK/u/bw.pause"
+	wait_file "$WORK/u/bw.state" "9-65"
+	run_rc out rc $(as_user 65532) "$NVT" --no-mps -n 9 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "a claim once the borrower is back on its own TPCs: $out"
+	has "$out" "tpcs=0-8 "
+	stop_loop u/bw "$lo"
+}
