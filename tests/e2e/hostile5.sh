@@ -347,3 +347,62 @@ t_hostile_borrowed_tpcs_not_claimed() {
 	has "$out" "tpcs=0-8 "
 	stop_loop u/bw "$lo"
 }
+
+# ended_by SIG PID: waits for background task PID, which must end by signal SIG (its status
+# 128 + the signal's number, as the shell reports it).
+ended_by() {
+	local rc
+	poll_until 5 is_gone "$2" || die "task $2 did not end on SIG$1"
+	wait "$2" && rc=0 || rc=$?
+	eq "$rc" $((128 + $(kill -l "$1"))) "task $2's status after SIG$1"
+}
+
+t_hostile_stop_signals_remove_segment() {
+	# A task stopped by SIGTERM (systemctl stop, scancel, docker stop), SIGHUP or SIGINT
+	# whose program leaves them at their default action removes its segment and still ends
+	# by the signal (before, its file stayed: a dead high task's file was followed, and lent
+	# its TPCs). A program that ignores SIGTERM keeps doing so; one with a handler of its own
+	# keeps it (Python's, here: it exits normally, and its segment goes at exit).
+	local sig seg py sigs="TERM HUP" dfl=()
+	# (A shell's background job starts with SIGINT ignored: env sets it back to the default.)
+	if env --default-signal=INT true 2>/dev/null; then
+		sigs="$sigs INT"
+		dfl=(env --default-signal=INT)
+	fi
+	for sig in $sigs; do
+		start_loop s$sig "${dfl[@]}" "$NVT" --no-mps -c 0-3 "$APP"
+		wait_file "$WORK/s$sig.state" "0-3"
+		seg=$(seg_file "$PID")
+		[ -e "$seg" ] || die "no segment for the task: $seg"
+		kill -"$sig" "$PID"
+		ended_by "$sig" "$PID"
+		[ ! -e "$seg" ] || die "SIG$sig left the segment $seg"
+	done
+	rm -f "$WORK/ig.stop" "$WORK/ig.state"
+	"$NVT" --no-mps -c 0-3 bash -c 'trap "" TERM; exec "$@"' - "$APP" loop "$WORK/ig.stop" \
+		"$WORK/ig.state" >"$WORK/ig.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/ig.state" "0-3"
+	kill -TERM "$PID"
+	sleep 0.2 # its loop would have ended by now
+	kill -0 "$PID" || die "a task that ignores SIGTERM ended by it"
+	stop_loop ig "$PID"
+	py=$(command -v python3)
+	"$NVT" --no-mps -c 0-3 "$py" -c '
+import os, signal, sys, time
+def bye(sig, frame):
+    open(sys.argv[1] + ".handled", "w").close()
+    sys.exit(0)
+signal.signal(signal.SIGTERM, bye)
+open(sys.argv[1] + ".ready", "w").close()
+while True:
+    time.sleep(0.01)' "$WORK/ph" >"$WORK/ph.out" 2>&1 &
+	PID=$!
+	wait_for 10 test -e "$WORK/ph.ready"
+	seg=$(seg_file "$PID")
+	[ -e "$seg" ] || die "no segment for the Python task: $seg"
+	kill -TERM "$PID"
+	wait "$PID" || die "the Python task's own handler did not end it normally: $(cat "$WORK/ph.out")"
+	[ -e "$WORK/ph.handled" ] || die "the Python task's own handler did not run"
+	[ ! -e "$seg" ] || die "the Python task left its segment"
+}
