@@ -406,3 +406,32 @@ while True:
 	[ -e "$WORK/ph.handled" ] || die "the Python task's own handler did not run"
 	[ ! -e "$seg" ] || die "the Python task left its segment"
 }
+
+t_hostile_shared_cache_every_user() {
+	# A calibration cache shared by users (NVTASKSET_CACHE_DIR, mode 1777): user 65533 calibrated
+	# first (an honest record of hers), and squats the GPU's record name (an empty file) and the
+	# names of 65532's own records (a FIFO, a directory). 65532 calibrates once, and then reads
+	# her own record (a name made afresh), and her libsmctrl program started without nvtaskset
+	# runs on the TPCs its mask asks for (before, another user's record was not trusted and
+	# could not be replaced: every start of hers calibrated again, and her program's masks were
+	# ignored: asked for 0-3, it ran on 0-65).
+	need_users
+	local uuid out
+	export NVTASKSET_CACHE_DIR=$WORK/shared-cache
+	mkdir -m 1777 "$NVTASKSET_CACHE_DIR"
+	uuid=$(fake_uuid)
+	run_rc out rc $(as_user 65533) "$NVT" --topology
+	eq "$rc" 0 "her --topology: $out"
+	$(as_user 65533) touch "$NVTASKSET_CACHE_DIR/$uuid.topo"
+	$(as_user 65533) mkfifo "$NVTASKSET_CACHE_DIR/$uuid.u65532.topo"
+	$(as_user 65533) mkdir "$NVTASKSET_CACHE_DIR/$uuid.u65532.mem"
+	run_rc out rc $(as_user 65532) "$NVT" --topology
+	eq "$rc" 0 "the other user's first --topology: $out"
+	has "$out" "calibrating GPU 0"
+	run_rc out rc $(as_user 65532) "$NVT" --topology
+	eq "$rc" 0 "the other user's second --topology: $out"
+	hasnt "$out" "calibrating"
+	run_rc out rc $(as_user 65532) "$SMCTRLAPP" global 0-3
+	eq "$rc" 0 "her libsmctrl program: $out"
+	eq "$out" "global tpcs=0-3" "her libsmctrl program's output"
+}
