@@ -298,7 +298,8 @@ static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 	closedir(dir);
 	free(s->nested);
 	s->nested = NULL;
-	qsort(s->v, s->n, sizeof(*s->v), by_pid);
+	if (s->n) /* (no list at all when no file: qsort's base must not be NULL) */
+		qsort(s->v, s->n, sizeof(*s->v), by_pid);
 	return 0;
 }
 

@@ -435,3 +435,35 @@ t_hostile_shared_cache_every_user() {
 	eq "$rc" 0 "her libsmctrl program: $out"
 	eq "$out" "global tpcs=0-3" "her libsmctrl program's output"
 }
+
+t_hostile_empty_listing_defined() {
+	# Listing the tasks of a run directory with no segment (what claims, -l and the agent do)
+	# runs no undefined behaviour: it called qsort(NULL, 0, ...), which UBSan reports (qsort's
+	# base is declared never null). The listing is built with -fsanitize=undefined here.
+	command -v gcc >/dev/null || skip "needs gcc"
+	local o=$B/obj out rc
+	cat >"$WORK/list.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include "seg/segfile.h"
+int main(int argc, char **argv)
+{
+	struct nvt_seg_entry *e;
+	pid_t *pids;
+	int n = nvt_seg_tasks(argv[1], 1, &pids), m = nvt_seg_list(argv[1], (uid_t)-1, &e);
+	(void)argc;
+	printf("tasks %d list %d\n", n, m);
+	free(pids);
+	free(e);
+	return n < 0 || m < 0;
+}
+C
+	gcc -std=gnu11 -I"$ROOT/include" -I"$ROOT/src" -O1 -g -fsanitize=undefined -fno-sanitize-recover=all \
+		-o "$WORK/list" "$WORK/list.c" "$ROOT/src/seg/segscan.c" "$o/seg/segfile.o" "$o/seg/segtrust.o" \
+		"$o/seg/segopen.o" "$o/seg/segwrite.o" "$o/os/proc.o" "$o/os/sysutil.o" "$B/libnvtcore.a" ||
+		skip "cannot build with -fsanitize=undefined here"
+	mkdir -p "$NVTASKSET_RUNDIR/nvtaskset-0"
+	run_rc out rc "$WORK/list" "$NVTASKSET_RUNDIR"
+	eq "$rc" 0 "the listing of an empty run directory: $out"
+	eq "$out" "tasks 0 list 0"
+}
