@@ -51,12 +51,17 @@
  *   FAKECUDA_INIT_ERROR=N     cuInit returns N
  *   FAKECUDA_INIT_HANG=1      cuInit never returns
  *   FAKECUDA_API_PARAMS_SIZE=0x68  size word of the driver-API callback block
+ *   FAKECUDA_STREAMS_FRESH=1  cuStreamCreate never gives a destroyed stream's handle
+ *                             again (4096 at most): a long run's heap, where streams
+ *                             come at many addresses
  *
  * Kernel launches: cuLaunchKernel[_ptsz] and cuLaunchKernelEx[_ptsz] invoke the
  * driver-API callbacks of their ids (307, 442, 652, 653) on entry, then the
  * launch callbacks (on the same thread: docs/hardware-facts.md, section 14),
  * then the return callbacks; the stream argument is passed along and otherwise ignored
- * (cuStreamCreate gives distinct handles; launches run at once).
+ * (launches run at once). cuStreamCreate (124) and cuStreamDestroy_v2 (326) invoke
+ * theirs too; a destroyed stream's handle is the next one made (the last destroyed
+ * first), as the real driver's allocator gives memory back.
  *
  * Driver-API callbacks (domain 6; src/gpu/cuda_driver.h; measured on an H100,
  * driver 580.159.04, 2026-11-22, tests/gpu/probes/graphs). The table's
