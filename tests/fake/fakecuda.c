@@ -330,6 +330,10 @@ INTERNAL int fake_gpc_of(int dev, int tpc)
 
 /* ---- Device queries ------------------------------------------------------ */
 
+/* Once per process, as the real driver reads its environment once: a later
+ * cuInit (any thread's, while others launch) changes nothing. */
+static pthread_once_t configured = PTHREAD_ONCE_INIT;
+
 API int cuInit(unsigned flags)
 {
 	long error = env_long("FAKECUDA_INIT_ERROR", 0);
@@ -339,8 +343,8 @@ API int cuInit(unsigned flags)
 			pause();
 	if (error)
 		return (int)error;
-	configure();
-	fake.initialised = 1;
+	pthread_once(&configured, configure);
+	__atomic_store_n(&fake.initialised, 1, __ATOMIC_RELEASE);
 	if (getenv("FAKECUDA_LOG")) {
 		/* Tests read who initialised CUDA, and whether it could reach MPS. */
 		FILE *log = fopen(getenv("FAKECUDA_LOG"), "a");

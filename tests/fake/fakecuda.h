@@ -48,7 +48,9 @@
  *   FAKECUDA_CTX_GET_DEVICE_ERROR=1  cuCtxGetDevice fails
  * Launches run on the device of the thread's current context (device 0's
  * until cuCtxSetCurrent), which the callback's word 1 names.
- *   FAKECUDA_INIT_ERROR=N     cuInit returns N
+ *   FAKECUDA_INIT_ERROR=N     cuInit returns N (the knobs are read at the first cuInit
+ *                             that succeeds, once, as the real driver reads its
+ *                             environment: later calls change nothing)
  *   FAKECUDA_INIT_HANG=1      cuInit never returns
  *   FAKECUDA_API_PARAMS_SIZE=0x68  size word of the driver-API callback block
  *   FAKECUDA_STREAMS_FRESH=1  cuStreamCreate never gives a destroyed stream's handle
