@@ -349,12 +349,19 @@ static void on_stop_signal(int sig)
  * that sets its own handler after ours replaces ours (and removes the
  * segment when it exits normally); one that blocks a signal to take it by
  * sigwait or signalfd never runs ours. Children inherit it with the
- * segment they make at fork (shim.own), and an exec resets it.
+ * segment they make at fork (shim.own), and an exec resets it. A Python
+ * interpreter gets none (below).
  */
 static void watch_stop_signals(void)
 {
 	struct sigaction now, ours;
 
+	/* Not in a Python interpreter: its signal module takes a handler it did
+	 * not set for "not Python's" (signal.getsignal() gives None), and code
+	 * that saves a handler and sets it back (signal.signal(sig, old)) fails
+	 * on that. Its own handlers end it normally, which removes the segment. */
+	if (dlsym(RTLD_DEFAULT, "Py_Initialize"))
+		return;
 	memset(&ours, 0, sizeof(ours));
 	ours.sa_handler = on_stop_signal;
 	ours.sa_flags = SA_RESTART | SA_ONSTACK;
