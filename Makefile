@@ -76,7 +76,7 @@ CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mps
 	json cdi
 OS = sysutil proc slurmproc child
 GPU = driverinfo gpu calibrate bwprobe topocache gpus
-SEG = segfile segopen segwrite segscan segown inherit segfor
+SEG = segfile segtrust segopen segwrite segscan segown inherit segfor
 MPS = mps
 ALLOC = placement reserve
 TASK = task container
@@ -89,7 +89,7 @@ CORE_OBJ = $(CORE:%=$(O)/core/%.o)
 OS_OBJ = $(OS:%=$(O)/os/%.o)
 GPU_OBJ = $(GPU:%=$(O)/gpu/%.o)
 SEG_OBJ = $(SEG:%=$(O)/seg/%.o)
-SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segown.o $(O)/seg/inherit.o \
+SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segtrust.o $(O)/seg/segown.o $(O)/seg/inherit.o \
 	$(O)/os/sysutil.o $(O)/os/proc.o $(O)/gpu/topocache.o $(O)/gpu/driverinfo.o $(O)/prio/agentbeat.o
 # What the command and the Slurm plugin link besides their own files.
 LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o) \

@@ -41,7 +41,7 @@ $(T)/test_task: tests/unit/test_task.c $(LIB_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) -ldl -lpthread
 
-$(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segopen.o $(O)/seg/segwrite.o $(O)/os/sysutil.o $(O)/os/proc.o $(CORE_LIB)
+$(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segtrust.o $(O)/seg/segopen.o $(O)/seg/segwrite.o $(O)/os/sysutil.o $(O)/os/proc.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $^
 
@@ -69,7 +69,7 @@ $(T)/smctrlapp: tests/fake/smctrlapp.c $(FAKE) $(SMCTRL) $(CORE_LIB) $(FLAGS)
 # A service and a batch job for the priority tests (tests/e2e/yield.sh).
 $(T)/prioapp: tests/fake/prioapp.c tests/fake/fakecuda.h $(FAKE) $(FLAGS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -lpthread
 
 # Tests of the fake itself: a callback subscriber that is not nvtaskset
 # (LD_PRELOADed), and the graph scenarios it drives.

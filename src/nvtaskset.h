@@ -250,7 +250,7 @@ struct nvt_topology {
 
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
 #define NVT_LAUNCH_STRIPES 8
-#define NVT_SEG_VERSION 7u
+#define NVT_SEG_VERSION 8u
 
 enum nvt_slot_state {
 	NVT_SLOT_UNSET = 0, /* no partition: launches are left untouched */
@@ -377,6 +377,11 @@ struct nvt_slot_yield {
 	uint64_t since_ns; /* when state began (CLOCK_MONOTONIC) */
 	uint64_t held_ns;  /* how long its launches waited, in all */
 	uint64_t holds;    /* launches that waited */
+	/* With state NVT_YS_BORROWING: the TPCs its launches run on, its own and
+	 * those it borrows (written before state says so, and changed only while
+	 * it does not). Claims count them as held, -l shows them: a lender that
+	 * ended may leave them to nobody else while they are borrowed. */
+	struct nvt_tpcset borrowed;
 };
 
 struct nvt_gpu_slot {

@@ -47,6 +47,7 @@ static int held_push(struct nvt_held_list *l, const struct nvt_held *h, pid_t pi
 static int scan_task(const struct nvt_seg_handle *h, pid_t pid, const uint8_t *const *uuids,
 		     int n, struct nvt_held_list *found)
 {
+	struct nvt_slot_status status;
 	struct nvt_held held;
 
 	nvt_claimer_of(&h->head, &held.who);
@@ -65,18 +66,22 @@ static int scan_task(const struct nvt_seg_handle *h, pid_t pid, const uint8_t *c
 		 * by its owner, every TPC a copy showed, like a live task's
 		 * partition: never as a claim in progress, so a segment left so
 		 * can neither stall nor fail another start. */
-		rc = nvt_seg_read(h, g, &view, NULL);
+		rc = nvt_seg_read(h, g, &view, &status);
 		if (rc == NVT_SEG_SHORT || view.state != NVT_SLOT_SET || memcmp(view.uuid, uuids[i], 16))
 			continue;
 		held.claim = rc == 0 && (view.flags & NVT_SLOTF_CLAIM);
 		/* A task with a priority holds its own partition, whatever an
 		 * agent lets it use now (guarded); a borrowing one the TPCs it
 		 * borrows too, which go back only when an agent (or, past the
-		 * lease, its own shim) says so: its lender may have ended. */
+		 * lease, its own shim) says so: its lender may have ended. So
+		 * do the TPCs a task that yields in its shim says its launches
+		 * borrow now (its lender may have ended since its last launch). */
 		if (view.prio.prio != NVT_PRIO_NONE) {
 			nvt_prio_own_of(&view, &held.tpcs);
 			if (rc || view.prio.mode == NVT_MODE_BORROWING) /* unsettled: any copy's too */
 				nvt_set_or(&held.tpcs, &held.tpcs, &view.tpcs);
+			if (status.yield.state == NVT_YS_BORROWING)
+				nvt_set_or(&held.tpcs, &held.tpcs, &status.yield.borrowed);
 		} else {
 			held.tpcs = view.tpcs;
 		}

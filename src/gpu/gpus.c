@@ -9,6 +9,7 @@
 #include "driverinfo.h"
 #include "os/sysutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -24,15 +25,54 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Saves text as dir/name atomically, readable by all. */
-static int save(const char *dir, const char *name, const char *text, char *path, size_t len)
+/* Removes the caller's records of kind ext for uuid in dir named afresh
+ * (UUID.uUID.R.EXT, topocache.h) but keep. */
+static void drop_other_records(const char *dir, const char *uuid, const char *ext, const char *keep)
 {
-	char tmp[600];
+	char prefix[96], suffix[16];
+	struct dirent *ent;
+	struct stat st;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	snprintf(prefix, sizeof(prefix), "%.47s.u%lu.", uuid, (unsigned long)geteuid());
+	snprintf(suffix, sizeof(suffix), ".%.8s", ext);
+	while ((ent = readdir(d))) {
+		size_t n = strlen(ent->d_name);
+		if (strncmp(ent->d_name, prefix, strlen(prefix)) || n <= strlen(prefix) + strlen(suffix) ||
+		    strcmp(ent->d_name + n - strlen(suffix), suffix) || !strcmp(ent->d_name, keep))
+			continue;
+		if (fstatat(fd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid())
+			unlinkat(fd, ent->d_name, 0);
+	}
+	closedir(d);
+}
+
+/*
+ * Saves text as the caller's record of kind ext for uuid in dir (the names of
+ * topocache.h), atomically, readable by all; its path into path. Returns 0,
+ * or -1 with errno set.
+ */
+static int save(const char *dir, const char *uuid, const char *ext, const char *text, char *path,
+		size_t len)
+{
+	char tmp[600], name[128];
 	size_t n = strlen(text);
-	int fd, saved;
+	int fd, saved, per_user;
 
 	if (nvt_mkdirs(dir, 0755))
 		return -1;
+	per_user = geteuid() != 0 && nvt_cache_dir_shared(dir);
+	if (per_user)
+		snprintf(name, sizeof(name), "%.47s.u%lu.%.8s", uuid, (unsigned long)geteuid(), ext);
+	else
+		snprintf(name, sizeof(name), "%.47s.%.8s", uuid, ext);
 	snprintf(path, len, "%.255s/%.200s", dir, name);
 	snprintf(tmp, sizeof(tmp), "%.255s/.%.200s.XXXXXX", dir, name);
 	fd = mkstemp(tmp);
@@ -46,13 +86,34 @@ static int save(const char *dir, const char *name, const char *text, char *path,
 		return -1;
 	}
 	close(fd);
-	if (rename(tmp, path)) {
-		saved = errno;
-		unlink(tmp);
-		errno = saved;
-		return -1;
+	if (rename(tmp, path) == 0) {
+		if (per_user)
+			drop_other_records(dir, uuid, ext, name);
+		return 0;
 	}
-	return 0;
+	saved = errno;
+	/* In a shared directory, another user made something of her name first
+	 * (a file of hers, a FIFO, a directory), which a sticky directory keeps
+	 * the caller from replacing: a name made afresh, which nobody has. */
+	for (int tries = 0; per_user && tries < 16; tries++) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(name, sizeof(name), "%.47s.u%lu.%lx%lx.%.8s", uuid, (unsigned long)geteuid(),
+			 (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 20), (unsigned long)tries,
+			 ext);
+		snprintf(path, len, "%.255s/%.200s", dir, name);
+		if (link(tmp, path) == 0) {
+			unlink(tmp);
+			drop_other_records(dir, uuid, ext, name);
+			return 0;
+		}
+		saved = errno;
+		if (saved != EEXIST)
+			break;
+	}
+	unlink(tmp);
+	errno = saved;
+	return -1;
 }
 
 /* Reads a cached record for key from the cache directories into out. Returns 0 or -1. */
@@ -126,28 +187,33 @@ static int write_dir_of(int n_dirs)
 	return (geteuid() == 0 || n_dirs == 1) ? 0 : n_dirs - 1;
 }
 
+/* What nvt_gpu_read_halves accepts: a memory halves record of out's GPU. */
+static int accept_halves(const char *text, void *arg)
+{
+	struct nvt_gpu_topology *out = arg;
+	return nvt_membw_parse(text, out->key.uuid, 2 * out->topo.n_tpcs, out->topo.n_gpcs,
+			       &out->halves) == 0;
+}
+
 void nvt_gpu_read_halves(struct nvt_gpu_topology *out)
 {
-	char dirs[2][256], path[600], text[NVT_MEMBW_TEXT_MAX + 64];
+	char dirs[2][256], text[NVT_MEMBW_TEXT_MAX + 64];
 	int n_dirs = nvt_cache_dirs(dirs);
 
 	out->halves_measured = 0;
 	memset(&out->halves, 0, sizeof(out->halves));
-	for (int d = 0; d < n_dirs; d++) {
-		snprintf(path, sizeof(path), "%.255s/%.47s.mem", dirs[d], out->key.uuid);
-		if (nvt_cache_read_trusted(path, text, sizeof(text)) == 0 &&
-		    nvt_membw_parse(text, out->key.uuid, 2 * out->topo.n_tpcs, out->topo.n_gpcs,
-				    &out->halves) == 0) {
+	for (int d = 0; d < n_dirs; d++)
+		if (nvt_cache_read_record(dirs[d], out->key.uuid, "mem", accept_halves, out, text,
+					  sizeof(text), NULL, 0) == 0) {
 			out->halves_measured = 1;
 			return;
 		}
-	}
 }
 
 int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt_bwprobe_result *res,
 			 char *err, size_t errlen)
 {
-	char dirs[2][256], name[64], path[600], text[NVT_MEMBW_TEXT_MAX];
+	char dirs[2][256], path[600], text[NVT_MEMBW_TEXT_MAX];
 	int n_dirs = nvt_cache_dirs(dirs), w = write_dir_of(n_dirs);
 	uint8_t uuid[16];
 	struct nvt_gpu_info info;
@@ -165,11 +231,10 @@ int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt
 		return -1;
 	gt->halves = res->halves;
 	gt->halves_measured = 1;
-	snprintf(name, sizeof(name), "%.47s.mem", gt->key.uuid);
 	if (nvt_membw_format(gt->key.uuid, 2 * gt->topo.n_tpcs, &res->halves, text, sizeof(text)) < 0)
 		snprintf(gt->note, sizeof(gt->note), "cannot write the memory halves of GPU %d as a "
 			 "record; they are not kept", gt->index);
-	else if (save(dirs[w], name, text, path, sizeof(path)))
+	else if (save(dirs[w], gt->key.uuid, "mem", text, path, sizeof(path)))
 		snprintf(gt->note, sizeof(gt->note),
 			 "cannot save the memory halves in %.250s (%s); they are not kept", dirs[w],
 			 strerror(errno));
@@ -182,7 +247,7 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 	const struct nvt_gpu_id *id = &gpus->id[index];
 	struct nvt_cache_key fast, found;
 	uint8_t uuid[16];
-	char dirs[2][256], path[600], text[NVT_CACHE_TEXT_MAX], why[400];
+	char dirs[2][256], text[NVT_CACHE_TEXT_MAX], why[400];
 	int n_dirs = nvt_cache_dirs(dirs), write_dir;
 	double start;
 
@@ -221,9 +286,8 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 		 * the next start can skip the driver. */
 		if (!strcmp(found.nvrm, "-") && strcmp(out->key.nvrm, "-") &&
 		    nvt_cache_format(&out->key, &out->topo, text, sizeof(text)) > 0) {
-			snprintf(path, sizeof(path), "%s.topo", out->key.uuid);
-			save(dirs[write_dir_of(n_dirs)], path, text,
-			     out->cache_path, sizeof(out->cache_path));
+			save(dirs[write_dir_of(n_dirs)], out->key.uuid, "topo", text, out->cache_path,
+			     sizeof(out->cache_path));
 		}
 		return 0;
 	}
@@ -238,9 +302,8 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 	}
 	out->seconds = now_s() - start;
 	write_dir = write_dir_of(n_dirs);
-	snprintf(path, sizeof(path), "%s.topo", out->key.uuid);
 	if (nvt_cache_format(&out->key, &out->topo, text, sizeof(text)) < 0 ||
-	    save(dirs[write_dir], path, text, out->cache_path, sizeof(out->cache_path))) {
+	    save(dirs[write_dir], out->key.uuid, "topo", text, out->cache_path, sizeof(out->cache_path))) {
 		snprintf(out->note, sizeof(out->note),
 			 "cannot save the calibration in %.250s (%s); it will be measured again next "
 			 "time",

@@ -59,20 +59,82 @@ int nvt_cache_read_trusted(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+int nvt_cache_dir_shared(const char *dir)
+{
+	struct stat st;
+
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 022);
+}
+
+/* Reads dir/name if trusted and accepted. Returns 0 (path filled) or -1. */
+static int read_named(const char *dir, const char *name, int (*accept)(const char *, void *),
+		      void *arg, char *buf, size_t len, char *path, size_t pathlen)
+{
+	char file[600];
+
+	snprintf(file, sizeof(file), "%.255s/%.300s", dir, name);
+	if (nvt_cache_read_trusted(file, buf, len) || !accept(buf, arg))
+		return -1;
+	if (path)
+		snprintf(path, pathlen, "%s", file);
+	return 0;
+}
+
+int nvt_cache_read_record(const char *dir, const char *uuid, const char *ext,
+			  int (*accept)(const char *text, void *arg), void *arg, char *buf, size_t len,
+			  char *path, size_t pathlen)
+{
+	char name[128], prefix[96], suffix[16];
+	struct dirent *ent;
+	int rc = -1;
+	DIR *d;
+
+	snprintf(name, sizeof(name), "%.47s.%.8s", uuid, ext);
+	if (read_named(dir, name, accept, arg, buf, len, path, pathlen) == 0)
+		return 0;
+	if (geteuid() == 0)
+		return -1; /* root's record has one name */
+	snprintf(name, sizeof(name), "%.47s.u%lu.%.8s", uuid, (unsigned long)geteuid(), ext);
+	if (read_named(dir, name, accept, arg, buf, len, path, pathlen) == 0)
+		return 0;
+	if (!nvt_cache_dir_shared(dir) || !(d = opendir(dir)))
+		return -1;
+	/* Where another user took that name first: her own, by a name made afresh. */
+	snprintf(prefix, sizeof(prefix), "%.47s.u%lu.", uuid, (unsigned long)geteuid());
+	snprintf(suffix, sizeof(suffix), ".%.8s", ext);
+	while (rc && (ent = readdir(d))) {
+		size_t n = strlen(ent->d_name);
+		if (!strncmp(ent->d_name, prefix, strlen(prefix)) && n > strlen(prefix) + strlen(suffix) &&
+		    !strcmp(ent->d_name + n - strlen(suffix), suffix))
+			rc = read_named(dir, ent->d_name, accept, arg, buf, len, path, pathlen);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* What nvt_cache_find accepts: a topology record of its key. */
+struct topo_want {
+	const struct nvt_cache_key *key;
+	struct nvt_topology *topo;
+	struct nvt_cache_key *found;
+};
+
+static int accept_topo(const char *text, void *arg)
+{
+	struct topo_want *w = arg;
+	return nvt_cache_parse(text, w->key, w->topo, w->found) == NVT_CACHE_OK;
+}
+
 int nvt_cache_find(char dirs[][256], int n_dirs, const struct nvt_cache_key *key,
 		   struct nvt_topology *topo, struct nvt_cache_key *found, char *path, size_t pathlen)
 {
-	char file[600], text[NVT_CACHE_TEXT_MAX];
+	char text[NVT_CACHE_TEXT_MAX];
+	struct topo_want want = {key, topo, found};
 
-	for (int d = 0; d < n_dirs; d++) {
-		snprintf(file, sizeof(file), "%.255s/%.47s.topo", dirs[d], key->uuid);
-		if (nvt_cache_read_trusted(file, text, sizeof(text)) == 0 &&
-		    nvt_cache_parse(text, key, topo, found) == NVT_CACHE_OK) {
-			if (path)
-				snprintf(path, pathlen, "%s", file);
+	for (int d = 0; d < n_dirs; d++)
+		if (nvt_cache_read_record(dirs[d], key->uuid, "topo", accept_topo, &want, text, sizeof(text),
+					  path, pathlen) == 0)
 			return 0;
-		}
-	}
 	return -1;
 }
 

@@ -35,6 +35,27 @@ int nvt_cache_dirs(char dirs[2][256]);
 int nvt_cache_read_trusted(const char *path, char *buf, size_t len);
 
 /*
+ * Record names. The record of kind ext ("topo": the TPC map, "mem": the
+ * memory halves) for GPU uuid is dir/UUID.EXT. In a directory that others may
+ * write in (a cache shared by users: mode 1777), where another user's record
+ * of that name is no record of the caller's and cannot be replaced (a sticky
+ * directory), a user other than root keeps hers as dir/UUID.uUID.EXT, or,
+ * where someone made something of that name first, as dir/UUID.uUID.R.EXT
+ * (R random, made afresh: a name nobody can take before her).
+ */
+/* 1 if dir is a directory others may write in (its records are kept per user). */
+int nvt_cache_dir_shared(const char *dir);
+/*
+ * Finds the caller's trusted record of kind ext for uuid in dir (the names
+ * above, in that order, the last ones by listing dir) that accept(text, arg)
+ * takes (returns 1). Returns 0 with text in buf (len bytes) and path (may be
+ * NULL; pathlen bytes) filled, or -1.
+ */
+int nvt_cache_read_record(const char *dir, const char *uuid, const char *ext,
+			  int (*accept)(const char *text, void *arg), void *arg, char *buf, size_t len,
+			  char *path, size_t pathlen);
+
+/*
  * Finds the trusted record for key (nvt_cache_parse's rules) in the first of
  * dirs (n_dirs) that has one. Returns 0 with topo, found (may be NULL) and
  * path (may be NULL; pathlen bytes) filled, or -1.

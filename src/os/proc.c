@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -135,6 +137,41 @@ int nvt_proc_hidden(pid_t pid)
 	/* /proc hides it (hidepid=2: another user's process), but the kernel
 	 * knows it: kill(pid, 0) finds it (EPERM, or 0 for one we may signal). */
 	return nvt_procfs_is_own() && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+int nvt_proc_pidfd(pid_t pid, uint64_t start_time)
+{
+#ifdef SYS_pidfd_open
+	uint64_t now;
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0)
+		return -1;
+	/* Opened first, checked after: the PID was this process's when it was
+	 * opened if it still is now (a PID is not given again before its
+	 * process is reaped, and a pidfd keeps its process, not its PID). */
+	if (nvt_proc_start_time(pid, &now) || now != start_time) {
+		close(fd);
+		errno = ESRCH;
+		return -1;
+	}
+	return fd;
+#else
+	(void)pid;
+	(void)start_time;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+int nvt_pidfd_alive(int fd)
+{
+	struct pollfd p = {fd, POLLIN, 0};
+	int n = poll(&p, 1, 0);
+
+	if (n < 0)
+		return -1;
+	return !(n > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)));
 }
 
 int nvt_proc_info(pid_t pid, struct nvt_proc *out)

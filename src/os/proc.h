@@ -50,6 +50,17 @@ int nvt_procfs_own(void);
  * user's process), 0 if it is gone or cannot be told. */
 int nvt_proc_hidden(pid_t pid);
 
+/*
+ * Opens a pidfd (O_CLOEXEC) for pid if its start time is start_time: the
+ * process itself, never another one that got its PID later. Returns the fd,
+ * or -1 with errno set (ESRCH: gone, a zombie, or another process; ENOSYS or
+ * EPERM: the kernel, or a seccomp filter, gives none).
+ */
+int nvt_proc_pidfd(pid_t pid, uint64_t start_time);
+/* 1 if the process of pidfd fd has not ended (a zombie has ended), 0 if it has,
+ * -1 with errno set. */
+int nvt_pidfd_alive(int fd);
+
 /* Copies the value of variable name in pid's environment (/proc/PID/environ,
  * readable by its user and root) to buf. Returns 0, or -1 if unset or unreadable. */
 int nvt_proc_env(pid_t pid, const char *name, char *buf, size_t len);

@@ -710,7 +710,8 @@ static int scan(struct agent *a, int64_t hold_ns)
 	for (int k = 0; k < n; k++)
 		if (what[k] == KNOWN)
 			known[a->n_known++] = known_of(&e[k]);
-	qsort(a->known, (size_t)a->n_known, sizeof(*a->known), by_file);
+	if (a->n_known) /* (qsort's base must not be NULL) */
+		qsort(a->known, (size_t)a->n_known, sizeof(*a->known), by_file);
 	free(what);
 	/* Notes of tasks that ended go (e is sorted by PID). */
 	for (int i = 0; i < a->n_notes; i++) {
@@ -742,7 +743,8 @@ static int scan(struct agent *a, int64_t hold_ns)
 	}
 	a->dirty |= kept != a->n || a->n != sorted;
 	a->n = kept;
-	qsort(a->tasks, (size_t)a->n, sizeof(*a->tasks), by_pid);
+	if (a->n)
+		qsort(a->tasks, (size_t)a->n, sizeof(*a->tasks), by_pid);
 	publish_notes(a);
 	return root_runs ? NVT_AGENT_ROOT_RUNS : 0;
 }

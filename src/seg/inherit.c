@@ -12,18 +12,17 @@
 #include "core/gpusel.h"
 #include "inherit.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /*
- * Reads the segment called name in dirfd, the run directory of uid, if it
- * is one the CLI would trust (nvt_seg_open): a regular file of uid's and a
- * whole segment, made by uid, that process id uses (nvt_seg_is_its, by the
- * maps of maps_pid, id's PID as our /proc numbers it; 0: by its header).
- * Returns enum
+ * Reads the segment called name in dirfd, the run directory of uid, if the
+ * one rule (nvt_seg_trust, every check) trusts it as the segment process id
+ * uses: a regular file of uid's and a whole segment, made by uid, that
+ * names id (and by the maps of maps_pid, id's PID as our /proc numbers it;
+ * 0: by its header), opened to readers. Returns enum
  * nvt_inherit_rc; with torn_ok, slots a dead writer left half-written are
  * left out instead of making it UNUSABLE, and refused ones are kept.
  *
@@ -36,37 +35,36 @@ static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt
 			pid_t maps_pid, int torn_ok, struct nvt_inherited *out)
 {
 	static struct nvt_segment copy;
-	struct nvt_seg_who who;
-	struct stat st;
-	int fd, made, rc = NVT_INHERIT_NONE;
+	static struct nvt_seg_trust t; /* ~10 kB: set-up is single-threaded */
+	int fd, rc = NVT_INHERIT_NONE;
 
 	memset(out, 0, sizeof(*out));
 	if (dirfd < 0)
 		return NVT_INHERIT_NONE;
-	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return errno == EACCES ? NVT_INHERIT_UNUSABLE : NVT_INHERIT_NONE;
-	/* Its link count does not matter (see open_in in segopen.c). */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid)
-		goto done;
-	made = (st.st_mode & 0777) == NVT_SEG_MODE;
-	if ((size_t)st.st_size != sizeof(copy) || pread(fd, &copy, sizeof(copy), 0) != sizeof(copy) ||
-	    nvt_seg_check(&copy, sizeof(copy)) != NVT_SEG_VALID) {
-		if (!made)
-			rc = NVT_INHERIT_UNUSABLE; /* its maker has not given it a header yet */
-		goto done;
-	}
 	/* A leftover of an earlier process with this PID, or a file that the
 	 * process does not use (its maps, those of maps_pid, decide where we
-	 * may read them; 0: the header decides). */
-	memset(&who, 0, sizeof(who)); /* base NULL: read the maps (few ancestors have a file) */
-	who.proc_pid = maps_pid;
-	who.id = *id;
-	if (copy.uid != uid || !nvt_seg_is_its(&copy, name, &st, &who))
+	 * may read them; 0: the header decides). base NULL: read the maps
+	 * (few ancestors have a file). */
+	memset(&t, 0, sizeof(t));
+	t.owner = uid;
+	t.oflags = O_RDONLY;
+	t.who.proc_pid = maps_pid;
+	t.who.id = *id;
+	switch (nvt_seg_trust(dirfd, name, &t)) {
+	case NVT_TRUST_OK:
+		break;
+	case NVT_TRUST_DENIED: /* mode 0600: not ours to read, so not filled in yet */
+	case NVT_TRUST_MAKING:
+		return NVT_INHERIT_UNUSABLE;
+	default:
+		return NVT_INHERIT_NONE;
+	}
+	fd = t.fd;
+	if (pread(fd, &copy, sizeof(copy), 0) != sizeof(copy))
 		goto done;
-	if (!made) {
-		rc = NVT_INHERIT_UNUSABLE; /* its shim is filling it right now */
+	/* Not open to readers yet: its shim is filling it right now. */
+	if ((t.st.st_mode & 0777) != NVT_SEG_MODE) {
+		rc = NVT_INHERIT_UNUSABLE;
 		goto done;
 	}
 	rc = NVT_INHERIT_FOUND;

@@ -43,39 +43,16 @@ static int rank(int rc)
 	}
 }
 
-struct nvt_seg_who nvt_seg_who_of(const char *base, const struct nvt_proc *p, uint64_t pidns)
-{
-	struct nvt_seg_who who;
-
-	memset(&who, 0, sizeof(who));
-	who.proc_pid = p->pid;
-	who.id.pidns = pidns ? pidns : p->pidns;
-	who.id.pid = p->ns_pid;
-	who.id.start_time = p->start_time;
-	who.any_start = p->hidden;
-	who.base = p->hidden ? NULL : base;
-	memcpy(who.uid, p->uid, sizeof(who.uid));
-	return who;
-}
-
-int nvt_seg_names_process(const char *base, int fd, const char *name, const struct nvt_proc *p,
-			  uint64_t pidns)
-{
-	struct nvt_seg_who who = nvt_seg_who_of(base, p, pidns);
-	struct nvt_segment head;
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID &&
-	       nvt_seg_is_its(&head, name, &st, &who);
-}
-
 /*
  * When p's namespace cannot be read (another user's task in a container),
- * finds its segment in dirfd by the PID and start time its header records.
- * Returns 0, -1 (none), or -2 with errno set (the directory could not be read).
+ * finds its segment in dirfd (uid's run directory) by the PID and start time
+ * its header records. Returns 0, -1 (none), or -2 with errno set (the
+ * directory or a file could not be read).
  */
-static int find_by_header(const char *base, int dirfd, const struct nvt_proc *p, char *name, size_t len)
+static int find_by_header(const char *base, int dirfd, uid_t uid, const struct nvt_proc *p, char *name,
+			  size_t len)
 {
+	struct nvt_seg_trust t;
 	struct dirent *ent;
 	DIR *dir;
 	int found = -1, copy = dup(dirfd);
@@ -87,28 +64,45 @@ static int find_by_header(const char *base, int dirfd, const struct nvt_proc *p,
 		errno = err;
 		return -2;
 	}
+	memset(&t, 0, sizeof(t));
+	t.owner = uid;
+	t.oflags = O_RDONLY;
 	while (found == -1 && (ent = readdir(dir))) {
 		uint64_t pidns;
 		pid_t ns_pid;
-		int fd;
+		int rc;
 
 		if (nvt_seg_name_parse(ent->d_name, &pidns, &ns_pid) || ns_pid != p->ns_pid)
 			continue;
-		fd = openat(dirfd, ent->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0) {
-			/* (EWOULDBLOCK: a file its user holds a lease on; not this one to us.) */
-			if (errno != ENOENT && errno != EACCES && errno != ELOOP && errno != EWOULDBLOCK)
-				found = -2;
-			continue;
-		}
-		if (nvt_seg_names_process(base, fd, ent->d_name, p, pidns)) {
+		t.who = nvt_seg_who_of(base, p, pidns);
+		rc = nvt_seg_trust(dirfd, ent->d_name, &t);
+		if (rc == NVT_TRUST_OK) {
+			close(t.fd);
 			snprintf(name, len, "%.63s", ent->d_name);
 			found = 0;
+		} else if (rc == NVT_TRUST_ESYS) {
+			found = -2; /* (a lease, or one being made: not this one to us) */
 		}
-		close(fd);
 	}
 	closedir(dir);
 	return found;
+}
+
+/* What a trust verdict means to the CLI (enum nvt_seg_err). */
+static int seg_err_of(int trust_rc)
+{
+	switch (trust_rc) {
+	case NVT_TRUST_OK: return NVT_SEG_OK;
+	case NVT_TRUST_DENIED: return NVT_SEG_EPERM;
+	case NVT_TRUST_LEASED: return NVT_SEG_ELEASED;
+	case NVT_TRUST_ESYS: return NVT_SEG_ESYS;
+	case NVT_TRUST_MAKING: return NVT_SEG_EMAKING;
+	case NVT_TRUST_VERSION: return NVT_SEG_EVERSION;
+	case NVT_TRUST_CORRUPT: return NVT_SEG_ECORRUPT;
+	/* Left by an earlier process with this PID, or one that the process
+	 * does not use (forged by the user it became), or no segment at all. */
+	default: return NVT_SEG_ENOTASK;
+	}
 }
 
 /* Tries uid's run directory for p's segment. Returns enum nvt_seg_err
@@ -117,85 +111,48 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 		   struct nvt_seg_handle *h)
 {
 	int may_write = geteuid() == 0 || geteuid() == uid;
-	struct nvt_seg_who who = nvt_seg_who_of(base, p, 0);
-	struct nvt_segment head;
+	struct nvt_seg_trust t;
 	char name[64];
-	struct stat st;
-	int dirfd, fd, rc;
+	int dirfd, rc;
 
 	dirfd = nvt_userdir_open(base, uid);
 	if (dirfd < 0)
 		return errno == EACCES ? NVT_SEG_EPERM : errno == ENOENT ? NVT_SEG_ENOTASK : NVT_SEG_ESYS;
 	rc = p->pidns ? nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid)
-		      : find_by_header(base, dirfd, p, name, sizeof(name));
+		      : find_by_header(base, dirfd, uid, p, name, sizeof(name));
 	if (rc) {
 		close(dirfd);
 		return rc == -2 ? NVT_SEG_ESYS : NVT_SEG_ENOTASK;
 	}
-	/* O_NONBLOCK: a FIFO in its place must not hang us; its type is checked next. */
-	fd = openat(dirfd, name, (writable && may_write ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK |
-				 O_CLOEXEC);
-	if (fd < 0) {
+	memset(&t, 0, sizeof(t));
+	t.owner = uid;
+	t.oflags = writable && may_write ? O_RDWR : O_RDONLY;
+	t.who = nvt_seg_who_of(base, p, 0);
+	rc = seg_err_of(nvt_seg_trust(dirfd, name, &t));
+	if (rc == NVT_SEG_EVERSION)
+		h->found_version = t.head.version;
+	if (rc == NVT_SEG_OK && writable && !may_write) {
+		close(t.fd);
+		rc = NVT_SEG_EPERM;
+	}
+	if (rc) {
 		int err = errno;
 		close(dirfd);
 		errno = err;
-		/* (EACCES: a segment still being made, or not ours to write;
-		 * ELOOP: a link, no segment; EWOULDBLOCK: its user holds a lease
-		 * on it, which O_NONBLOCK does not wait to break. Anything else,
-		 * EMFILE say, is no answer: never "no task".) */
-		return err == EACCES ? NVT_SEG_EPERM
-		       : err == ENOENT || err == ELOOP || err == ENXIO ? NVT_SEG_ENOTASK
-		       : err == EWOULDBLOCK ? NVT_SEG_ELEASED : NVT_SEG_ESYS;
-	}
-	rc = NVT_SEG_ENOTASK;
-	/* Made by the directory's user (O_NOFOLLOW: not a symbolic link);
-	 * empty while its shim is still making it. Its link count does not
-	 * matter: another user who may hard-link it (fs.protected_hardlinks=0)
-	 * adds a name elsewhere, which must not hide the task; and a file of
-	 * another user's linked here fails the owner check. */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid)
-		goto fail;
-	if (nvt_seg_being_made(fd, &st)) {
-		rc = NVT_SEG_EMAKING;
-		goto fail;
-	}
-	if (st.st_size == 0)
-		goto fail;
-	switch (nvt_seg_pread_header(fd, &head)) {
-	case NVT_SEG_VALID:
-		break;
-	case NVT_SEG_BAD_VERSION:
-		h->found_version = head.version;
-		rc = NVT_SEG_EVERSION;
-		goto fail;
-	default:
-		rc = NVT_SEG_ECORRUPT;
-		goto fail;
-	}
-	/* Left by an earlier process with this PID, or one that the process
-	 * does not use (forged by the user it became). */
-	if (head.uid != uid || !nvt_seg_is_its(&head, name, &st, &who))
-		goto fail;
-	if (writable && !may_write) {
-		rc = NVT_SEG_EPERM;
-		goto fail;
+		return rc;
 	}
 	if (writable) {
 		h->lock_fd = nvt_lock_open(dirfd, uid);
 		h->lock_errno = h->lock_fd < 0 ? errno : 0;
 	}
 	close(dirfd);
-	h->fd = fd;
+	h->fd = t.fd;
 	h->owner = uid;
 	h->writable = writable;
-	h->head = head;
-	h->dev = st.st_dev;
-	h->ino = st.st_ino;
+	h->head = t.head;
+	h->dev = t.st.st_dev;
+	h->ino = t.st.st_ino;
 	return NVT_SEG_OK;
-fail:
-	close(dirfd);
-	close(fd);
-	return rc;
 }
 
 /*
@@ -315,36 +272,34 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 
 int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 {
-	struct nvt_seg_who who;
-	struct nvt_segment head;
+	struct nvt_seg_trust t;
 	struct nvt_proc p;
-	struct stat st;
 	char name[64];
-	int dirfd, fd, found;
+	int dirfd, found;
 
 	if (nvt_proc_info(h->pid, &p) || p.uid[1] == h->owner)
 		return 0;
-	who = nvt_seg_who_of(base, &p, 0);
 	dirfd = nvt_userdir_open(base, p.uid[1]);
 	if (dirfd < 0)
 		return 0;
 	if (p.pidns ? nvt_seg_name(name, sizeof(name), p.pidns, p.ns_pid)
-		    : find_by_header(base, dirfd, &p, name, sizeof(name))) {
+		    : find_by_header(base, dirfd, p.uid[1], &p, name, sizeof(name))) {
 		close(dirfd);
 		return 0;
 	}
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	close(dirfd);
-	if (fd < 0)
-		return 0;
 	/* The task's user's file, with the header of this very process (not a
 	 * leftover of an earlier process of this PID). One without a header yet
 	 * has copied nothing so far: it will copy what we wrote. */
-	found = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == p.uid[1] &&
-		(st.st_dev != h->dev || st.st_ino != h->ino) &&
-		nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && nvt_seg_is_its(&head, name, &st, &who);
-	close(fd);
-	return found;
+	memset(&t, 0, sizeof(t));
+	t.owner = p.uid[1];
+	t.oflags = O_RDONLY;
+	t.who = nvt_seg_who_of(base, &p, 0);
+	found = nvt_seg_trust(dirfd, name, &t) == NVT_TRUST_OK;
+	close(dirfd);
+	if (!found)
+		return 0;
+	close(t.fd);
+	return t.st.st_dev != h->dev || t.st.st_ino != h->ino;
 }
 
 int nvt_seg_read(const struct nvt_seg_handle *h, int gpu, struct nvt_slot_view *view,

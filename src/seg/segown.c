@@ -126,23 +126,26 @@ static int allocate_blocks(int fd)
 	return 0;
 }
 
-/* Adopts the file fd if it is this very process's segment; returns the mapping or NULL. */
-static struct nvt_segment *adopt(int fd, const struct nvt_seg_own *own, uint64_t start)
+/* Adopts the file name of dirfd if it is this very process's segment from
+ * before an exec (its identity in *st); returns the mapping or NULL. */
+static struct nvt_segment *adopt(int dirfd, const struct nvt_seg_own *own, uint64_t start, struct stat *st)
 {
-	/* No maps to read: this process just exec'd, so it maps no segment, and
-	 * the header decides (nvt_seg_is_its). */
-	struct nvt_seg_who who = {.id = {own->pidns, own->pid, start}};
-	struct nvt_segment head;
-	struct stat st;
+	/* ~10 kB, static: set-up (and a forked child's) is single-threaded. */
+	static struct nvt_seg_trust t;
 	void *p;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (size_t)st.st_size != sizeof(struct nvt_segment))
+	/* No maps to read: this process just exec'd, so it maps no segment,
+	 * and the header decides. */
+	memset(&t, 0, sizeof(t));
+	t.owner = geteuid();
+	t.flags = NVT_TRUST_HEADER_DECIDES;
+	t.oflags = O_RDWR;
+	t.who.id = (struct nvt_proc_id){own->pidns, own->pid, start};
+	if (nvt_seg_trust(dirfd, own->name, &t))
 		return NULL;
-	if (nvt_seg_pread_header(fd, &head) != NVT_SEG_VALID ||
-	    !nvt_seg_is_its(&head, own->name, &st, &who))
-		return NULL;
-	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, t.fd, 0);
+	close(t.fd);
+	*st = t.st;
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -181,7 +184,7 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new
 	struct nvt_stat self;
 	uint64_t start;
 	struct stat st;
-	int dirfd, fd = -1, old, locked;
+	int dirfd, fd = -1, locked;
 	void *p;
 
 	memset(own, 0, sizeof(*own));
@@ -203,17 +206,12 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new
 		return -1;
 	nvt_seg_name(own->name, sizeof(own->name), own->pidns, own->pid);
 	/* This process before an exec: its segment, partitions and all. */
-	old = openat(dirfd, own->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (old >= 0) {
-		own->seg = adopt(old, own, start);
-		if (own->seg && fstat(old, &st) == 0) {
-			own->dev = st.st_dev;
-			own->ino = st.st_ino;
-			close(old);
-			close(dirfd);
-			return NVT_SEG_ADOPTED;
-		}
-		close(old);
+	own->seg = adopt(dirfd, own, start, &st);
+	if (own->seg) {
+		own->dev = st.st_dev;
+		own->ino = st.st_ino;
+		close(dirfd);
+		return NVT_SEG_ADOPTED;
 	}
 	/* A new one, made holding the writer's lock: a writer that finds it
 	 * waits until it is filled. */

@@ -80,15 +80,18 @@ static int read_nested(struct scan *s)
 	return 0;
 }
 
-/* The PID (ours) of the process a segment of another namespace names, 0 if
- * none, or -1 with errno set when the processes could not be read. */
-static pid_t resolve_nested(struct scan *s, int dirfd, const char *name, uint64_t pidns, pid_t ns_pid)
+/* The PID (ours) of the process a segment of another namespace (in uid's
+ * run directory dirfd) names, 0 if none, or -1 with errno set when the
+ * processes could not be read. */
+static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *name, uint64_t pidns,
+			    pid_t ns_pid)
 {
 	if (!s->nested_read)
 		read_nested(s);
 	for (size_t i = 0; i < s->n_nested; i++) {
 		const struct nvt_proc *p = &s->nested[i];
-		int fd, match;
+		struct nvt_seg_trust t;
+		int match;
 
 		if (p->ns_pid != ns_pid)
 			continue;
@@ -96,10 +99,13 @@ static pid_t resolve_nested(struct scan *s, int dirfd, const char *name, uint64_
 			match = p->pidns == pidns;
 		else {
 			/* Its namespace is not ours to read: trust PID and start time. */
-			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-			match = fd >= 0 && nvt_seg_names_process(NULL, fd, name, p, pidns);
-			if (fd >= 0)
-				close(fd);
+			memset(&t, 0, sizeof(t));
+			t.owner = uid;
+			t.oflags = O_RDONLY;
+			t.who = nvt_seg_who_of(NULL, p, pidns);
+			match = nvt_seg_trust(dirfd, name, &t) == NVT_TRUST_OK;
+			if (match)
+				close(t.fd);
 		}
 		if (match)
 			return p->pid;
@@ -153,7 +159,7 @@ static int scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy, i
 			}
 			e.pid = ns_pid;
 		} else {
-			e.pid = resolve_nested(s, dirfd, ent->d_name, pidns, ns_pid);
+			e.pid = resolve_nested(s, dirfd, uid, ent->d_name, pidns, ns_pid);
 			if (e.pid < 0) {
 				rc = -1;
 				break;
@@ -210,27 +216,26 @@ static int open_entry(const char *base, const struct nvt_seg_entry *e)
  * use (an earlier process's with its PID, or one forged for it). */
 static int replaced(const char *base, const struct nvt_seg_entry *e)
 {
-	struct nvt_seg_who who;
-	struct nvt_segment head;
+	struct nvt_seg_trust t;
 	struct nvt_proc p;
-	struct stat st;
 	uint64_t pidns;
 	pid_t ns_pid;
-	int fd, stale;
+	int dirfd, rc;
 
 	if (nvt_proc_info(e->pid, &p))
 		return (errno == ESRCH || errno == ENOENT) && !nvt_proc_hidden(e->pid);
-	if (nvt_seg_name_parse(e->name, &pidns, &ns_pid))
+	if (nvt_seg_name_parse(e->name, &pidns, &ns_pid) || (dirfd = nvt_userdir_open(base, e->uid)) < 0)
 		return 0;
-	fd = open_entry(base, e);
-	if (fd < 0)
-		return 0;
+	memset(&t, 0, sizeof(t));
+	t.owner = e->uid;
+	t.oflags = O_RDONLY;
 	/* Its namespace as its name says (p's may not be ours to read). */
-	who = nvt_seg_who_of(base, &p, pidns);
-	stale = fstat(fd, &st) == 0 && nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID &&
-		!nvt_seg_is_its(&head, e->name, &st, &who);
-	close(fd);
-	return stale;
+	t.who = nvt_seg_who_of(base, &p, pidns);
+	rc = nvt_seg_trust(dirfd, e->name, &t);
+	close(dirfd);
+	if (rc == NVT_TRUST_OK)
+		close(t.fd);
+	return rc == NVT_TRUST_NOT_ITS;
 }
 
 /* 1 if e is a file its maker has not filled in yet (see nvt_seg_being_made). */
@@ -293,7 +298,8 @@ static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 	closedir(dir);
 	free(s->nested);
 	s->nested = NULL;
-	qsort(s->v, s->n, sizeof(*s->v), by_pid);
+	if (s->n) /* (no list at all when no file: qsort's base must not be NULL) */
+		qsort(s->v, s->n, sizeof(*s->v), by_pid);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,10 @@ static void start_report(void)
 			      start_part_names[p], setup_time.ms[p]);
 	shim_note("%s ms)", line);
 }
+
+/* The signals a service is normally stopped with (systemctl stop, scancel,
+ * docker stop: SIGTERM; a terminal that closes: SIGHUP; Ctrl-C: SIGINT). */
+static const int stop_signals[] = {SIGTERM, SIGHUP, SIGINT};
 
 /* ---- Set-up ------------------------------------------------------------- */
 
@@ -397,6 +402,62 @@ static void warn_unclaimed_in_container(void)
 		  device);
 }
 
+/*
+ * A stop signal whose action was the default one: removes this process's
+ * segment (async-signal-safe: open, fstatat, unlinkat, close), then ends the
+ * process by the signal's default action, as it would have ended without
+ * the shim (its exit status says the signal).
+ */
+static void on_stop_signal(int sig)
+{
+	struct sigaction dfl;
+	sigset_t set;
+	int saved = errno;
+
+	if (shim.seg_shared && shim.seg_pid == getpid())
+		nvt_seg_remove(&shim.own);
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	errno = saved; /* (not reached: the default action ends the process) */
+}
+
+/*
+ * For each stop signal whose action is the default one (to end the process
+ * without running its exit handlers, which leaves the segment behind): a
+ * handler that removes the segment, then ends it by that default action.
+ * One the program ignores, handles, or sets later is left to it: a program
+ * that sets its own handler after ours replaces ours (and removes the
+ * segment when it exits normally); one that blocks a signal to take it by
+ * sigwait or signalfd never runs ours. Children inherit it with the
+ * segment they make at fork (shim.own), and an exec resets it. A Python
+ * interpreter gets none (below).
+ */
+static void watch_stop_signals(void)
+{
+	struct sigaction now, ours;
+
+	/* Not in a Python interpreter: its signal module takes a handler it did
+	 * not set for "not Python's" (signal.getsignal() gives None), and code
+	 * that saves a handler and sets it back (signal.signal(sig, old)) fails
+	 * on that. Its own handlers end it normally, which removes the segment. */
+	if (dlsym(RTLD_DEFAULT, "Py_Initialize"))
+		return;
+	memset(&ours, 0, sizeof(ours));
+	ours.sa_handler = on_stop_signal;
+	ours.sa_flags = SA_RESTART | SA_ONSTACK;
+	sigemptyset(&ours.sa_mask);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		if (sigaction(stop_signals[i], NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
+		    now.sa_handler == SIG_DFL)
+			sigaction(stop_signals[i], &ours, NULL);
+}
+
 static void init(void)
 {
 	const void *first = dlsym(RTLD_DEFAULT, "nvtaskset_shim_instance");
@@ -470,6 +531,8 @@ static void init(void)
 	}
 	if (pthread_atfork(shim_smctrl_before_fork, shim_smctrl_after_fork_in_parent, after_fork_in_child))
 		shim_warn("cannot watch fork(): children share their parent's control segment");
+	if (shim.seg_shared)
+		watch_stop_signals();
 	start_mark(SP_MASKS);
 	register_callback();
 	start_report();

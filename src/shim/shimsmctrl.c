@@ -74,7 +74,7 @@ struct mask_slot {
 };
 
 struct stream_mask {
-	void *stream; /* key (first): NULL free; published last, never removed */
+	void *stream; /* key (first): NULL free, SHIM_TABLE_GONE destroyed; published last */
 	struct mask_slot mask;
 };
 
@@ -187,6 +187,8 @@ void shim_smctrl_topology(int g, const struct nvt_topology *topo)
 /* Launch calls of the driver API (domain 6) and the runtime API (domain 7),
  * CUPTI's numbers (cupti_driver_cbid.h, cupti_runtime_cbid.h, CUDA 13.0). */
 enum {
+	CB_cuStreamDestroy = 127,
+	CB_cuStreamDestroy_v2 = 326,
 	CB_cuStreamEndCapture = 497,
 	CB_cuStreamEndCapture_ptsz = 498,
 	CB_cuGraphDestroy = 517,
@@ -202,7 +204,8 @@ enum {
 static const int driver_ids[] = {
 	NVT_CBID_cuLaunchKernel, NVT_CBID_cuLaunchKernel_ptsz, NVT_CBID_cuLaunchCooperativeKernel,
 	NVT_CBID_cuLaunchCooperativeKernel_ptsz, NVT_CBID_cuLaunchKernelEx, NVT_CBID_cuLaunchKernelEx_ptsz,
-	CB_cuStreamEndCapture, CB_cuStreamEndCapture_ptsz, CB_cuGraphDestroy,
+	CB_cuStreamEndCapture, CB_cuStreamEndCapture_ptsz, CB_cuGraphDestroy, CB_cuStreamDestroy,
+	CB_cuStreamDestroy_v2,
 };
 static const int runtime_ids[] = {
 	CB_cudaLaunchKernel, CB_cudaLaunchKernel_ptsz, CB_cudaLaunchCooperativeKernel,
@@ -309,6 +312,28 @@ static void graph_destroyed(const void *graph)
 	pthread_mutex_unlock(&sm.lock);
 }
 
+/*
+ * A stream is being destroyed: its mask goes with it. The driver gives its
+ * handle to a later stream (a new stream then started with a dead one's
+ * mask), and the table would fill with streams that are gone. The entry's
+ * mask is cleared before its key is: a new stream that takes the entry
+ * finds no mask until its own is set.
+ */
+static void stream_destroyed(const void *stream)
+{
+	static const uint64_t none[MASK_WORDS_LOGICAL];
+	struct stream_mask *s;
+
+	if (!stream)
+		return;
+	pthread_mutex_lock(&sm.lock);
+	if ((s = find_stream(stream))) {
+		nvt_seq_write(&s->mask.seq, s->mask.w, none, MASK_WORDS_LOGICAL);
+		shim_table_remove(sm.streams, STREAMS, sizeof(sm.streams[0]), s);
+	}
+	pthread_mutex_unlock(&sm.lock);
+}
+
 int shim_smctrl_graph_mask(const void *graph, uint64_t mask[2])
 {
 	struct graph_mask *e;
@@ -369,7 +394,13 @@ void shim_smctrl_api(int domain, int cbid, const void *data)
 			graph_destroyed(*(void *const *)args);
 		return;
 	}
-	/* The end of a capture. */
+	/* (At its entry: once it returned, a new stream may have its handle.) */
+	if (domain == NVT_CB_DOMAIN_API && (cbid == CB_cuStreamDestroy || cbid == CB_cuStreamDestroy_v2)) {
+		if (site == NVT_CB_API_SITE_ENTER)
+			stream_destroyed(*(void *const *)args);
+		return;
+	}
+	/* The end of a capture (the callback also gets the calls others follow). */
 	if (domain == NVT_CB_DOMAIN_API ? cbid != CB_cuStreamEndCapture && cbid != CB_cuStreamEndCapture_ptsz
 					: cbid != CB_cudaStreamEndCapture && cbid != CB_cudaStreamEndCapture_ptsz)
 		return;

@@ -209,6 +209,28 @@ static inline void *shim_table_claim(void *table, size_t n, size_t size, const v
 	return NULL;
 }
 
+/*
+ * Removes entry (of key's table) for a caller that makes every change to the
+ * table under one lock: marks it removed, then frees it and the removed ones
+ * before it if the entry after it was never used (no key's search goes past
+ * a never-used entry, so none goes through them), so that removals do not
+ * leave a table whose searches for an absent key pass every entry.
+ */
+static inline void shim_table_remove(void *table, size_t n, size_t size, void *entry)
+{
+	size_t i = (size_t)((char *)entry - (char *)table) / size;
+
+	__atomic_store_n((void **)entry, SHIM_TABLE_GONE, __ATOMIC_RELEASE);
+	if (__atomic_load_n(shim_table_at(table, size, (i + 1) & (n - 1)), __ATOMIC_ACQUIRE))
+		return;
+	for (size_t k = 0; k < n; k++, i = (i - 1) & (n - 1)) {
+		void **at = shim_table_at(table, size, i);
+		if (__atomic_load_n(at, __ATOMIC_ACQUIRE) != SHIM_TABLE_GONE)
+			break;
+		__atomic_store_n(at, NULL, __ATOMIC_RELEASE);
+	}
+}
+
 /* shim.c */
 void shim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A line on stderr even when quiet (debugging output someone asked for). */

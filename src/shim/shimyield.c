@@ -20,7 +20,8 @@
  * periodic one's request is due (ahead), and until its own work in flight
  * would take at most bound_us (bound: it records an event after each of its
  * launches and counts those not yet done). A yielding task's launching
- * threads take a mutex and may sleep: holding its launches back is the point.
+ * threads take a mutex to decide, and sleep without it: holding its launches
+ * back is the point, holding them back past the bound is not.
  * No launch waits longer than NVT_YIELD_MAX_HOLD_MS, and a higher task that
  * dies or stops reporting is forgotten (core/yield.c's limits): a lower task
  * is never left waiting.
@@ -38,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -99,12 +101,18 @@ typedef CUresult (*ctx_get_current_fn)(void **ctx);
 struct watch {
 	const struct nvt_segment *seg; /* mapped read-only */
 	int slot;
+	uid_t owner;               /* whose run directory holds its file */
+	char name[64];             /* its file's name there */
 	dev_t dev;
 	ino_t ino;
+	pid_t pid;                 /* its process, as our /proc numbers it */
+	uint64_t start;            /* and its start time */
+	int pidfd;                 /* a pidfd of it; -1: none (its start time is read instead) */
+	dev_t pidfd_dev;           /* what that descriptor is, to tell it from one the host */
+	ino_t pidfd_ino;           /* reused after closing ours */
 	uint64_t begins, launches; /* as last seen */
 	uint64_t moved_ns;
 	uint64_t seq;              /* its slot's seq when found */
-	int seen;                  /* found again by the last look */
 };
 
 /* This process on one GPU slot. */
@@ -119,7 +127,7 @@ struct yslot {
 	struct watch w[WATCH_MAX];
 	int n_w;
 	uint64_t next_scan_ns;
-	unsigned scan_from;
+	unsigned scan_from[2];     /* where the next look begins: its user's run directory, root's */
 	CUevent ev[RING];
 	uint64_t rec_ns[RING];
 	unsigned head, tail;       /* events recorded, and done */
@@ -130,6 +138,8 @@ struct yslot {
 	uint32_t state;            /* enum nvt_yield_state, as published */
 	/* Borrowing: masks of its partition and the lending higher tasks' own ones. */
 	struct hw_masks borrow;
+	struct nvt_tpcset borrow_tpcs; /* the TPCs of those masks */
+	struct nvt_tpcset published;   /* the TPCs its slot says it borrows (yield.borrowed) */
 	int borrow_ok;             /* borrow holds masks for the partition of cfg_seq */
 	struct nvt_slot_view own;  /* its partition, as read at cfg_seq */
 };
@@ -164,11 +174,16 @@ static uint64_t clock_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Sleeps ns without y.lock (held before and after): a mutex is not fair, and
+ * a thread that slept under it kept the others past their bound (8 launching
+ * threads waited 400 ms). */
 static void pause_ns(uint64_t ns)
 {
 	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
 
+	pthread_mutex_unlock(&y.lock);
 	nanosleep(&ts, NULL);
+	pthread_mutex_lock(&y.lock);
 }
 
 /* ---- Activity (every task started with a priority) ------------------------- */
@@ -225,74 +240,205 @@ void shim_yield_slot_ready(int g)
 
 /* ---- Finding the higher tasks ---------------------------------------------- */
 
-static int watch_cmp_dev(const struct watch *w, const struct stat *st)
+/*
+ * A higher task is a file that the one trust rule of src/seg/ passes in its
+ * look mode (NVT_TRUST_LOOK, segfile.h): a live process of this task's own
+ * user or root's, found by its file's name (this PID namespace, or one below
+ * it), with the start time its header records, running as its file's owner
+ * now. A followed task is checked again at every look whatever the
+ * directory holds (its file, its process, its user), and before every
+ * launch that would borrow its TPCs (its pidfd): one that ended is dropped
+ * within a look, and never lends.
+ */
+
+/* 1 if w's descriptor is still the pidfd we opened (the host may have closed
+ * it, and another file got its number). */
+static int pidfd_ours(const struct watch *w)
 {
-	return w->dev == st->st_dev && w->ino == st->st_ino;
+	struct stat st;
+
+	return w->pidfd >= 0 && fstat(w->pidfd, &st) == 0 && st.st_dev == w->pidfd_dev &&
+	       st.st_ino == w->pidfd_ino;
+}
+
+/* 1 if w's process has not ended: by its pidfd, else by its start time. */
+static int alive(const struct watch *w)
+{
+	uint64_t start;
+
+	if (w->pidfd >= 0)
+		return nvt_pidfd_alive(w->pidfd) == 1;
+	return nvt_proc_start_time(w->pid, &start) == 0 && start == w->start;
+}
+
+static void forget(struct watch *w)
+{
+	munmap((void *)w->seg, sizeof(struct nvt_segment));
+	if (pidfd_ours(w))
+		close(w->pidfd);
+	w->pidfd = -1;
+}
+
+/* 1 if followed task w is still the higher task it was: its file in its run
+ * directory dirfd, its process alive and its file's owner's, its slot
+ * unchanged (a partition or priority that changed is found again if it
+ * still counts). */
+static int still_there(struct watch *w, int dirfd)
+{
+	const struct nvt_gpu_slot *slot = &w->seg->gpu[w->slot];
+	struct stat st;
+	uint64_t start;
+	uid_t euid;
+
+	if (w->pidfd >= 0 && !pidfd_ours(w))
+		w->pidfd = -1; /* not ours any more: the start time tells */
+	return dirfd >= 0 && fstatat(dirfd, w->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       st.st_dev == w->dev && st.st_ino == w->ino && alive(w) &&
+	       nvt_proc_start_time(w->pid, &start) == 0 && start == w->start &&
+	       nvt_proc_euid(w->pid, &euid) == 0 && euid == w->owner &&
+	       __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) == w->seq;
+}
+
+/* 1 if followed task w has never launched on its GPU (nor replayed a graph). */
+static int never_launched(const struct watch *w)
+{
+	const struct nvt_gpu_slot *slot = &w->seg->gpu[w->slot];
+
+	return nvt_slot_launches(slot) == 0 && __atomic_load_n(&slot->act.begins, __ATOMIC_RELAXED) == 0;
+}
+
+/* The followed task whose place a higher task that launches may take: one that
+ * never launched (the service's idle helpers that inherited its priority).
+ * Returns its index, or -1. */
+static int idle_place(const struct yslot *s)
+{
+	for (int i = 0; i < s->n_w; i++)
+		if (never_launched(&s->w[i]))
+			return i;
+	return -1;
 }
 
 /*
- * Looks at one segment file of uid's run directory dirfd: a slot for this
- * GPU with a priority above s->prio is followed (mapped), one followed
- * already is marked seen. Returns 1 if it is followed.
+ * What the look wants of a file (wanted() of the trust rule): a slot for its
+ * GPU with a priority above its own, and room for it: a free place, or, for a
+ * task that has launched, the place of one that never did. So a service's
+ * idle children, which inherit its priority with its slot, never keep the
+ * service itself out of the WATCH_MAX places.
  */
-static int look_at(struct yslot *s, int dirfd, uid_t uid, const char *name)
-{
-	static struct nvt_segment head; /* under y.lock */
+struct candidate {
+	const struct yslot *s;
+	int slot;
+	int replace;               /* the place it takes; -1: a free one */
 	struct nvt_slot_view view;
-	uint64_t pidns;
-	pid_t pid;
-	struct stat st;
-	int fd, found = -1;
-	void *map;
+};
 
-	if (nvt_seg_name_parse(name, &pidns, &pid) ||
-	    (pid == shim.own.pid && pidns == shim.own.pidns))
-		return 0;
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 022) ||
-	    (size_t)st.st_size < sizeof(struct nvt_segment) || nvt_seg_pread_header(fd, &head) ||
-	    head.pid != pid || head.pidns != pidns || head.uid != uid)
-		goto out;
-	for (int i = 0; i < s->n_w; i++)
-		if (watch_cmp_dev(&s->w[i], &st)) {
-			s->w[i].seen = 1;
-			close(fd);
-			return 1;
+static int has_higher_slot(int fd, const struct nvt_segment *head, void *arg)
+{
+	struct candidate *c = arg;
+	struct nvt_slot_status status;
+
+	(void)head;
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		if (nvt_seg_pread_slot(fd, g, &c->view, &status) == 0 &&
+		    !memcmp(c->view.uuid, c->s->uuid, 16) && c->view.prio.prio > c->s->prio) {
+			c->slot = g;
+			c->replace = -1;
+			if (c->s->n_w < WATCH_MAX)
+				return 1;
+			if (!status.launches && !status.act.begins)
+				return 0;
+			c->replace = idle_place(c->s);
+			return c->replace >= 0;
 		}
-	/* A task that was root's and became another user is no longer root's. */
-	if (pidns == shim.own.pidns) {
-		uid_t euid;
-		if (nvt_proc_euid(pid, &euid) || euid != uid)
-			goto out;
-	}
-	for (int g = 0; g < NVT_MAX_GPUS && found < 0; g++)
-		if (nvt_seg_pread_slot(fd, g, &view, NULL) == 0 && !memcmp(view.uuid, s->uuid, 16) &&
-		    view.prio.prio > s->prio)
-			found = g;
-	if (found < 0 || s->n_w >= WATCH_MAX)
-		goto out;
-	map = mmap(NULL, sizeof(struct nvt_segment), PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED)
-		goto out;
-	s->w[s->n_w++] = (struct watch){.seg = map, .slot = found, .dev = st.st_dev, .ino = st.st_ino,
-					.seq = view.seq, .seen = 1};
-	close(fd);
-	return 1;
-out:
-	close(fd);
 	return 0;
 }
 
-/* Looks at uid's run directory for higher tasks on s's GPU. */
-static void scan_dir(struct yslot *s, uid_t uid, int *budget)
+/* 1 if s follows the file name of uid's run directory already. */
+static int followed(const struct yslot *s, uid_t uid, const char *name)
 {
-	int dirfd = nvt_userdir_open(shim.base, uid), fd;
-	struct dirent *e;
+	for (int i = 0; i < s->n_w; i++)
+		if (s->w[i].owner == uid && !strcmp(s->w[i].name, name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Looks at one segment file of uid's run directory dirfd: a higher task on
+ * s's GPU (the trust rule's look mode) is followed (mapped, with a pidfd of
+ * its process). Returns 1 if it is followed now.
+ */
+static int look_at(struct yslot *s, int dirfd, uid_t uid, const char *name)
+{
+	static struct nvt_seg_trust t; /* under y.lock: a segment is ~10 kB, the stack is the host's */
+	struct candidate c = {s, -1, -1, {0}};
+	struct stat pst;
+	struct watch *w;
+	uint64_t pidns;
+	pid_t pid;
+	void *map;
+
+	if (nvt_seg_name_parse(name, &pidns, &pid) ||
+	    (pid == shim.own.pid && pidns == shim.own.pidns) || followed(s, uid, name))
+		return 0;
+	memset(&t, 0, sizeof(t));
+	t.owner = uid;
+	t.flags = NVT_TRUST_LOOK;
+	t.oflags = O_RDONLY;
+	t.base = shim.base;
+	/* Where /proc numbers PIDs as this process's namespace does. */
+	t.own_pidns = shim.own.proc_pid == shim.own.pid ? shim.own.pidns : 0;
+	t.wanted = has_higher_slot;
+	t.arg = &c;
+	if (nvt_seg_trust(dirfd, name, &t))
+		return 0;
+	map = mmap(NULL, sizeof(struct nvt_segment), PROT_READ, MAP_SHARED, t.fd, 0);
+	close(t.fd);
+	if (map == MAP_FAILED)
+		return 0;
+	if (c.replace >= 0) {
+		w = &s->w[c.replace];
+		forget(w);
+	} else {
+		w = &s->w[s->n_w++];
+	}
+	*w = (struct watch){.seg = map, .slot = c.slot, .owner = uid, .dev = t.st.st_dev,
+			    .ino = t.st.st_ino, .pid = t.proc.pid, .start = t.proc.start_time,
+			    .seq = c.view.seq};
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	w->pidfd = nvt_proc_pidfd(w->pid, w->start);
+	if (w->pidfd >= 0 && fstat(w->pidfd, &pst) == 0) {
+		w->pidfd_dev = pst.st_dev;
+		w->pidfd_ino = pst.st_ino;
+	} else if (w->pidfd >= 0) {
+		close(w->pidfd);
+		w->pidfd = -1;
+	}
+	return 1;
+}
+
+/*
+ * Looks at uid's run directory for higher tasks on s's GPU: keeps those it
+ * follows there that are still there, then looks at FILES_PER_SCAN names
+ * from *from on (a place that moves on each look, one for each directory,
+ * so that every file is looked at within a few looks however many the
+ * directories hold, and files that cannot be read never keep the others
+ * from being found).
+ */
+static void scan_dir(struct yslot *s, uid_t uid, unsigned *from)
+{
+	int dirfd = nvt_userdir_open(shim.base, uid), fd, kept = 0, budget = FILES_PER_SCAN;
+	struct dirent *e = NULL;
 	DIR *d;
 	unsigned k = 0;
 
+	for (int i = 0; i < s->n_w; i++) {
+		if (s->w[i].owner == uid && !still_there(&s->w[i], dirfd)) {
+			forget(&s->w[i]);
+			continue;
+		}
+		s->w[kept++] = s->w[i];
+	}
+	s->n_w = kept;
 	if (dirfd < 0)
 		return;
 	fd = dup(dirfd);
@@ -303,15 +449,14 @@ static void scan_dir(struct yslot *s, uid_t uid, int *budget)
 		close(dirfd);
 		return;
 	}
-	/* From a place that moves on each look: files that cannot be read
-	 * never keep the others from being found. */
-	while ((e = readdir(d)) && *budget > 0) {
-		if (strncmp(e->d_name, NVT_SEG_PREFIX, strlen(NVT_SEG_PREFIX)) || k++ < s->scan_from)
+	while (budget > 0 && (e = readdir(d))) {
+		if (strncmp(e->d_name, NVT_SEG_PREFIX, strlen(NVT_SEG_PREFIX)) || k++ < *from)
 			continue;
-		(*budget)--;
+		budget--;
 		look_at(s, dirfd, uid, e->d_name);
 	}
-	s->scan_from = *budget > 0 ? 0 : s->scan_from + FILES_PER_SCAN;
+	/* The end of the directory: the next look begins again at its start. */
+	*from = e ? *from + FILES_PER_SCAN : 0;
 	closedir(d);
 	close(dirfd);
 }
@@ -319,26 +464,11 @@ static void scan_dir(struct yslot *s, uid_t uid, int *budget)
 /* Finds the higher tasks on s's GPU again; forgets those gone or changed. */
 static void rescan(struct yslot *s, uint64_t now)
 {
-	int budget = FILES_PER_SCAN, kept = 0;
-
 	s->next_scan_ns = now + (uint64_t)NVT_YIELD_RESCAN_MS * 1000000;
 	s->borrow_ok = 0;
-	for (int i = 0; i < s->n_w; i++)
-		s->w[i].seen = 0;
-	scan_dir(s, geteuid(), &budget);
+	scan_dir(s, geteuid(), &s->scan_from[0]);
 	if (geteuid() != 0)
-		scan_dir(s, 0, &budget);
-	for (int i = 0; i < s->n_w; i++) {
-		const struct nvt_gpu_slot *slot = &s->w[i].seg->gpu[s->w[i].slot];
-		/* Gone (its file removed), or its partition or priority changed:
-		 * the next look finds it again if it still counts. */
-		if (!s->w[i].seen || __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) != s->w[i].seq) {
-			munmap((void *)s->w[i].seg, sizeof(struct nvt_segment));
-			continue;
-		}
-		s->w[kept++] = s->w[i];
-	}
-	s->n_w = kept;
+		scan_dir(s, 0, &s->scan_from[1]);
 }
 
 /* ---- Yielding --------------------------------------------------------------- */
@@ -371,7 +501,28 @@ static void publish(int g, struct yslot *s, uint32_t state, uint64_t now)
 		return;
 	s->state = state;
 	__atomic_store_n(&p->since_ns, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->state, state, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->state, state, __ATOMIC_RELEASE);
+}
+
+/*
+ * Says in its slot that its launches borrow s->borrow_tpcs, before the
+ * lenders are checked alive and the launch runs: a claim that reads the slot
+ * after a lender ended counts those TPCs as held. The set changes only while
+ * the state says it does not borrow (a reader never takes half of one set
+ * for the other).
+ */
+static void publish_borrowing(int g, struct yslot *s, uint64_t now)
+{
+	struct nvt_slot_yield *p = &shim.seg->gpu[g].yield;
+
+	if (memcmp(&s->published, &s->borrow_tpcs, sizeof(s->published))) {
+		publish(g, s, NVT_YS_RUNNING, now);
+		for (size_t i = 0; i < sizeof(p->borrowed.w) / 8; i++)
+			__atomic_store_n(&p->borrowed.w[i], s->borrow_tpcs.w[i], __ATOMIC_RELAXED);
+		s->published = s->borrow_tpcs;
+	}
+	publish(g, s, NVT_YS_BORROWING, now);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 /* The higher tasks as core/yield.c takes them; notes when their counters move. */
@@ -474,24 +625,36 @@ static int borrow_masks(struct yslot *s)
 	memset(&none, 0, sizeof(none));
 	if ((int)nvt_set_count(&view.tpcs) == n || shim_compute(&none, &view, &s->borrow))
 		return -1;
+	s->borrow_tpcs = view.tpcs;
 	s->borrow_ok = 1;
 	return 0;
 }
 
 /*
- * Whether this launch may run on the lending tasks' TPCs too: every higher
- * task idle, periodic, not overdue, and its next request due later than this
- * launch's work would take to drain (ahead), so that the TPCs are free again
- * in time.
+ * Whether this launch on slot g may run on the lending tasks' TPCs too: every
+ * higher task idle, periodic, not overdue, and its next request due later
+ * than this launch's work would take to drain (ahead), so that the TPCs are
+ * free again in time; and alive, checked after the slot says it borrows.
  */
-static int may_borrow(struct yslot *s, const struct nvt_watched *w, uint64_t now, uint64_t ahead)
+static int may_borrow(int g, struct yslot *s, const struct nvt_watched *w, uint64_t now, uint64_t ahead)
 {
 	if (!(s->cfg.yield & NVT_YIELD_BORROW) || !s->n_w)
 		return 0;
 	for (int i = 0; i < s->n_w; i++)
 		if (!nvt_act_may_lend(&w[i].act, now, ahead + s->launch_ns))
 			return 0;
-	return borrow_masks(s) == 0;
+	if (borrow_masks(s))
+		return 0;
+	publish_borrowing(g, s, now);
+	/* A task that ended lends nothing: its TPCs may be another's by now.
+	 * The next launch looks again, and drops it. */
+	for (int i = 0; i < s->n_w; i++)
+		if (!alive(&s->w[i])) {
+			s->next_scan_ns = 0;
+			publish(g, s, NVT_YS_RUNNING, now);
+			return 0;
+		}
+	return 1;
 }
 
 int shim_yield_borrow(int g, struct hw_masks *m)
@@ -551,7 +714,7 @@ static void before_launch(int g, void *ctx)
 	}
 	tls.record = bounded && s->head - s->tail < RING;
 	tls.borrow = verdict == NVT_YV_GO && now < limit &&
-		     may_borrow(s, w, now, s->launch_ns > s->cfg.bound_ns ? s->launch_ns : s->cfg.bound_ns);
+		     may_borrow(g, s, w, now, s->launch_ns > s->cfg.bound_ns ? s->launch_ns : s->cfg.bound_ns);
 	if (now > start) {
 		struct nvt_slot_yield *p = &shim.seg->gpu[g].yield;
 		__atomic_store_n(&p->held_ns, p->held_ns + (now - start), __ATOMIC_RELAXED);
@@ -719,5 +882,8 @@ void shim_yield_after_fork(void)
 		y.s[g].ev_ctx = NULL;
 		y.s[g].head = y.s[g].tail = 0;
 		y.s[g].cfg_seq = 0;
+		/* Its own segment says nothing yet (a new file). */
+		y.s[g].state = NVT_YS_NONE;
+		memset(&y.s[g].published, 0, sizeof(y.s[g].published));
 	}
 }

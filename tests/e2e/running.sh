@@ -210,3 +210,28 @@ t_pid_shows_gpcs() {
 	eq "$out" "pid $PID's current TPC list: 2-3 (no whole GPC)"
 	stop_loop pg1 "$PID"
 }
+
+
+# launched_over PID N: -l --json counts over N launches of task PID.
+launched_over() {
+	timeout "$HANG" "$NVT" -l --json | python3 -c 'import json, sys
+t = [t for t in json.load(sys.stdin)["tasks"] if t["pid"] == int(sys.argv[1])]
+sys.exit(not (t and t[0]["launches"] > int(sys.argv[2])))' "$1" "$2"
+}
+
+t_stress_cuinit_each_thread() {
+	# 4 threads that each call cuInit before every launch (libraries initialise CUDA
+	# whoever calls first): every launch runs on the partition and none is reported hung.
+	# cuInit initialises once, as the real driver's does (the fake configured its chips again
+	# at every call, and a launch that met that half done was reported as a HANG).
+	rm -f "$WORK/ri.stop"
+	FAKEAPP_REINIT=1 "$NVT" --no-mps -c 0-31 "$APP" stress 4 "$WORK/ri.stop" ffffffff >"$WORK/ri.out" 2>&1 &
+	PID=$!
+	wait_task "$PID"
+	wait_for 30 launched_over "$PID" 20000
+	touch "$WORK/ri.stop"
+	wait "$PID" && rc=0 || rc=$?
+	cat "$WORK/ri.out"
+	eq "$rc" 0 "stress exit status"
+	has "$(cat "$WORK/ri.out")" " bad=0 hung=0"
+}

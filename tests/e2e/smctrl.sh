@@ -335,3 +335,21 @@ t_smctrl_plain_start_two_gpus_before_cuda() {
 	# The shim called no cuInit before the program did.
 	eq "$(sed -n '/^cuInit/=' "$WORK/two.log" | wc -l)" 1 "cuInit calls: $(cat "$WORK/two.log")"
 }
+
+t_smctrl_destroyed_stream_forgotten() {
+	# A destroyed stream's mask goes with it: a new stream at its handle (the driver gives
+	# a destroyed stream's handle again) starts without one, and streams made, masked and
+	# destroyed one after another at 2000 addresses never fill the table of masked streams
+	# (1024; before, its entries were never freed: a new stream inherited a dead one's mask,
+	# and after 1024 no stream mask applied, with a "table full" warning).
+	local out
+	run_rc out rc "$NVT" --no-mps -c all "$SMCTRLAPP" destroyed 1
+	eq "$rc" 0 "exit status ($out)"
+	has "$out" "unmasked tpcs=0-65"
+	has "$out" "masked tpcs=4-7"
+	run_rc out rc env FAKECUDA_STREAMS_FRESH=1 "$NVT" --no-mps -c all "$SMCTRLAPP" destroyed 2000
+	eq "$rc" 0 "exit status ($out)"
+	has "$out" "unmasked tpcs=0-65"
+	has "$out" "masked tpcs=4-7"
+	hasnt "$out" "more than 1024"
+}

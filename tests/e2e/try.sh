@@ -92,3 +92,22 @@ t_try_readme_environment() {
 	[ -d "$co/build/try-run/nvtaskset-$(id -u)" ] || die "no run directory of the task's in build/try-run"
 	[ -d "$co/build/try-mps-log" ] || die "no MPS log directory in build/try-mps-log"
 }
+
+t_try_run_dir_private() {
+	# The tour's run directory is its user's alone: another user cannot make the run directory
+	# of the tour's user there first (it was mode 1777 in a directory whose name anyone can
+	# see; with hers made by another user, the tour's tasks ran without control segments and
+	# its -p step failed).
+	need_users
+	local out rc
+	run_rc out rc env TMPDIR="$WORK" B="$B" TRY_WAIT="$HANG" "$ROOT/tests/fake/try.sh" --shell <<'EOF2'
+setpriv --reuid=65534 --regid=65534 --clear-groups mkdir "$NVTASKSET_RUNDIR/nvtaskset-$(id -u)" && echo "squatted-$((1 + 1))"
+nvtaskset -c 0-3 demo 1
+exit
+EOF2
+	echo "$out"
+	eq "$rc" 0 "the shell's exit status"
+	hasnt "$out" "squatted-2"
+	eq "$(try_demo_tpcs "$out" 1)" "0-3" "where the shell's demo ran"
+	hasnt "$out" "cannot create a control segment"
+}

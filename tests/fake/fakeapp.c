@@ -8,7 +8,8 @@
  *   fakeapp loop STOP STATE               launch until file STOP exists; write
  *                                         the TPCs of the latest launch to STATE
  *                                         whenever they change
- *   fakeapp stress THREADS STOP HEX...    THREADS threads launch until STOP;
+ *   fakeapp stress THREADS STOP HEX...    THREADS threads launch until STOP
+ *                                         (FAKEAPP_REINIT=1: each calls cuInit before each);
  *                                         every launch must run on exactly one of
  *                                         the HEX TPC masks, none may hang
  *   fakeapp fork STOP STATE               fork; both loop (STATE.parent, STATE.child)
@@ -379,6 +380,7 @@ struct stress {
 	char **allowed;
 	int n_allowed;
 	long launches, bad, hung;
+	int reinit; /* FAKEAPP_REINIT=1: each thread calls cuInit before each launch */
 };
 
 static void *stress_thread(void *arg)
@@ -390,6 +392,8 @@ static void *stress_thread(void *arg)
 	while (!(n % 64 == 0 && exists(s->stop))) {
 		struct fakecuda_launch rec;
 		int ok = 0;
+		if (s->reinit)
+			p_init(0); /* as libraries do: CUDA is initialised once, whoever calls it */
 		launch(&rec);
 		n++;
 		hung += rec.hung;
@@ -602,7 +606,9 @@ int main(int argc, char **argv)
 		return loop(argv[2], argv[3]);
 	}
 	if (!strcmp(argv[1], "stress") && argc >= 5) {
-		struct stress s = {argv[3], argv + 4, argc - 4, 0, 0, 0};
+		struct stress s = {argv[3], argv + 4, argc - 4, 0, 0, 0, 0};
+		const char *reinit = getenv("FAKEAPP_REINIT");
+		s.reinit = reinit && !strcmp(reinit, "1");
 		int threads = atoi(argv[2]);
 		pthread_t tid[64];
 		if (threads < 1 || threads > 64)

@@ -331,6 +331,10 @@ INTERNAL int fake_gpc_of(int dev, int tpc)
 
 /* ---- Device queries ------------------------------------------------------ */
 
+/* Once per process, as the real driver reads its environment once: a later
+ * cuInit (any thread's, while others launch) changes nothing. */
+static pthread_once_t configured = PTHREAD_ONCE_INIT;
+
 API int cuInit(unsigned flags)
 {
 	long error = env_long("FAKECUDA_INIT_ERROR", 0);
@@ -340,8 +344,8 @@ API int cuInit(unsigned flags)
 			pause();
 	if (error)
 		return (int)error;
-	configure();
-	fake.initialised = 1;
+	pthread_once(&configured, configure);
+	__atomic_store_n(&fake.initialised, 1, __ATOMIC_RELEASE);
 	if (getenv("FAKECUDA_LOG")) {
 		/* Tests read who initialised CUDA, and whether it could reach MPS. */
 		FILE *log = fopen(getenv("FAKECUDA_LOG"), "a");
@@ -748,23 +752,86 @@ API int cuLaunchKernelEx_ptsz(const struct fakecuda_launch_config *cfg, void *f,
 	return launch_kernel_ex(FAKE_CBID_cuLaunchKernelEx_ptsz, &a);
 }
 
-/* Streams: distinct handles, nothing behind them (launches run at once). */
+/*
+ * Streams: handles with nothing behind them (launches run at once). As the
+ * real driver's allocator does, a destroyed stream's handle is given to the
+ * next stream made (the last destroyed first): a tool keyed by the handle
+ * must forget a stream when it is destroyed.
+ */
+#define FAKE_STREAMS 4096
+static struct {
+	pthread_mutex_t lock;
+	char handle[FAKE_STREAMS];
+	int used[FAKE_STREAMS];
+	int freed[FAKE_STREAMS], n_freed;
+	unsigned next;
+} streams = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+struct stream_create_args {
+	void **stream;
+	unsigned flags;
+};
+struct stream_destroy_args {
+	void *stream;
+};
+
+static CUresult stream_create(void **stream)
+{
+	int i = -1;
+	const char *fresh = getenv("FAKECUDA_STREAMS_FRESH");
+
+	if (!stream)
+		return 1;
+	pthread_mutex_lock(&streams.lock);
+	if (streams.n_freed && !(fresh && !strcmp(fresh, "1")))
+		i = streams.freed[--streams.n_freed];
+	else if (streams.next < sizeof(streams.handle))
+		i = (int)streams.next++;
+	if (i >= 0)
+		streams.used[i] = 1;
+	pthread_mutex_unlock(&streams.lock);
+	if (i < 0)
+		return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+	*stream = &streams.handle[i];
+	return 0;
+}
+
+static CUresult stream_destroy(void *stream)
+{
+	char *h = stream;
+	CUresult rc = 400; /* CUDA_ERROR_INVALID_HANDLE */
+
+	pthread_mutex_lock(&streams.lock);
+	if (h >= streams.handle && h < streams.handle + sizeof(streams.handle) &&
+	    streams.used[h - streams.handle]) {
+		streams.used[h - streams.handle] = 0;
+		streams.freed[streams.n_freed++] = (int)(h - streams.handle);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&streams.lock);
+	return rc;
+}
+
 API int cuStreamCreate(void **stream, unsigned flags)
 {
-	static char streams[1024];
-	static unsigned next;
-	unsigned i = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+	struct stream_create_args a = {stream, flags};
+	CUresult rc = 999;
 
-	(void)flags;
-	if (!stream || i >= sizeof(streams))
-		return 1;
-	*stream = &streams[i];
-	return 0;
+	fake_api_callbacks(FAKE_CBID_cuStreamCreate, NVT_CB_API_SITE_ENTER, &rc, &a);
+	rc = stream_create(stream);
+	fake_api_callbacks(FAKE_CBID_cuStreamCreate, NVT_CB_API_SITE_EXIT, &rc, &a);
+	return rc;
 }
 
 API int cuStreamDestroy_v2(void *stream)
 {
-	return stream ? 0 : 400;
+	struct stream_destroy_args a = {stream};
+	CUresult rc = 999;
+
+	fake_api_callbacks(FAKE_CBID_cuStreamDestroy_v2, NVT_CB_API_SITE_ENTER, &rc, &a);
+	rc = stream_destroy(stream);
+	fake_api_callbacks(FAKE_CBID_cuStreamDestroy_v2, NVT_CB_API_SITE_EXIT, &rc, &a);
+	return rc;
 }
 
 /* The TMD the driver builds for a launch on device dev. */

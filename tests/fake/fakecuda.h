@@ -48,16 +48,23 @@
  *   FAKECUDA_CTX_GET_DEVICE_ERROR=1  cuCtxGetDevice fails
  * Launches run on the device of the thread's current context (device 0's
  * until cuCtxSetCurrent), which the callback's word 1 names.
- *   FAKECUDA_INIT_ERROR=N     cuInit returns N
+ *   FAKECUDA_INIT_ERROR=N     cuInit returns N (the knobs are read at the first cuInit
+ *                             that succeeds, once, as the real driver reads its
+ *                             environment: later calls change nothing)
  *   FAKECUDA_INIT_HANG=1      cuInit never returns
  *   FAKECUDA_API_PARAMS_SIZE=0x68  size word of the driver-API callback block
+ *   FAKECUDA_STREAMS_FRESH=1  cuStreamCreate never gives a destroyed stream's handle
+ *                             again (4096 at most): a long run's heap, where streams
+ *                             come at many addresses
  *
  * Kernel launches: cuLaunchKernel[_ptsz], cuLaunchCooperativeKernel[_ptsz] and
  * cuLaunchKernelEx[_ptsz] invoke the driver-API callbacks of their ids (307,
  * 442, 477, 478, 652, 653) on entry, then the launch callbacks (on the same
  * thread: docs/hardware-facts.md, section 14), then the return callbacks; the
- * stream argument is passed along and otherwise ignored (cuStreamCreate gives
- * distinct handles; launches run at once).
+ * stream argument is passed along and otherwise ignored (launches run at once).
+ * cuStreamCreate (124) and cuStreamDestroy_v2 (326) invoke theirs too; a destroyed
+ * stream's handle is the next one made (the last destroyed first), as the real
+ * driver's allocator gives memory back.
  *
  * Cooperative launches (cuLaunchCooperativeKernel, or cuLaunchKernelEx with
  * attribute 2): every block of the grid must be resident at once. The

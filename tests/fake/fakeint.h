@@ -106,6 +106,8 @@ enum fake_api_cbid {
 	FAKE_CBID_cuGraphAddNode = 712,
 	FAKE_CBID_cuGraphConditionalHandleCreate = 722,
 	FAKE_CBID_cuGraphAddNode_v2 = 723,
+	FAKE_CBID_cuStreamCreate = 124,
+	FAKE_CBID_cuStreamDestroy_v2 = 326,
 	FAKE_CBID_cuLaunchKernel = 307,
 	FAKE_CBID_cuLaunchKernel_ptsz = 442,
 	FAKE_CBID_cuLaunchKernelEx = 652,

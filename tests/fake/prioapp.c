@@ -14,6 +14,12 @@
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
  *       not yet done just after the call returned; TPCS: the count of TPCs it ran on)
+ *   prioapp threads STOP LOG THREADS LAUNCHES APART_US   THREADS threads, each making
+ *       LAUNCHES launches APART_US apart (0: back to back; 1000: a busy higher task's
+ *       next request holds each one back, not only the first), or until file STOP
+ *       exists; writes "threads THREADS
+ *       launches N max_call_us US" to LOG at the end: N launch calls made in all, US
+ *       the longest one took from its call to its return
  *
  * Times are CLOCK_MONOTONIC ns. Writes LOG.ready after its first request or
  * launch. Exit status 0, or 1 if a call failed.
@@ -23,6 +29,7 @@
 #define _GNU_SOURCE
 #include "fakecuda.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +58,61 @@ static int exists(const char *path)
 	return access(path, F_OK) == 0;
 }
 
+/* What the threads of "prioapp threads" share. */
+struct threads {
+	void *ctx;
+	const char *stop;
+	int launches;
+	long apart_us;
+	uint64_t max_ns, calls; /* atomics */
+	int failed;
+};
+
+static void *launcher(void *arg)
+{
+	struct threads *t = arg;
+	struct timespec apart = {(time_t)(t->apart_us / 1000000), (long)(t->apart_us % 1000000) * 1000};
+
+	if (cuCtxSetCurrent(t->ctx)) {
+		__atomic_store_n(&t->failed, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	for (int i = 0; i < t->launches && !exists(t->stop); i++) {
+		uint64_t enter = now_ns(), took, max;
+		if (cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL)) {
+			__atomic_store_n(&t->failed, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		took = now_ns() - enter;
+		if (t->apart_us)
+			nanosleep(&apart, NULL);
+		__atomic_add_fetch(&t->calls, 1, __ATOMIC_RELAXED);
+		max = __atomic_load_n(&t->max_ns, __ATOMIC_RELAXED);
+		while (took > max && !__atomic_compare_exchange_n(&t->max_ns, &max, took, 0, __ATOMIC_RELAXED,
+								   __ATOMIC_RELAXED))
+			;
+	}
+	return NULL;
+}
+
+/* prioapp threads: returns 0, or 1 if a call failed. */
+static int run_threads(void *ctx, const char *stop, FILE *log, int n, int launches, long apart_us)
+{
+	struct threads t = {ctx, stop, launches, apart_us, 0, 0, 0};
+	pthread_t tid[64];
+	int made = 0;
+
+	if (n < 1 || n > 64)
+		return 1;
+	while (made < n && pthread_create(&tid[made], NULL, launcher, &t) == 0)
+		made++;
+	for (int i = 0; i < made; i++)
+		pthread_join(tid[i], NULL);
+	fprintf(log, "threads %d launches %llu max_call_us %llu\n", made, (unsigned long long)t.calls,
+		(unsigned long long)(t.max_ns / 1000));
+	return made < n || t.failed;
+}
+
 static void ready(const char *log)
 {
 	char path[4096];
@@ -68,7 +130,7 @@ int main(int argc, char **argv)
 	int first = 1;
 
 	if (argc < 4 || cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx)) {
-		fprintf(stderr, "usage: prioapp serve|batch STOP LOG ...\n");
+		fprintf(stderr, "usage: prioapp serve|batch|threads STOP LOG ...\n");
 		return 2;
 	}
 	if (!(log = fopen(argv[3], "w")))
@@ -123,8 +185,12 @@ int main(int argc, char **argv)
 				ready(argv[3]);
 			}
 		}
+	} else if (!strcmp(argv[1], "threads") && argc == 7) {
+		ready(argv[3]);
+		if (run_threads(ctx, argv[2], log, atoi(argv[4]), atoi(argv[5]), atol(argv[6])))
+			return 1;
 	} else {
-		fprintf(stderr, "usage: prioapp serve|batch STOP LOG ...\n");
+		fprintf(stderr, "usage: prioapp serve|batch|threads STOP LOG ...\n");
 		return 2;
 	}
 	return fclose(log) ? 1 : 0;

@@ -20,6 +20,11 @@
  *                          enabling LIST and one more on that stream:
  *                          "cluster tpcs=L" "cluster-stream tpcs=L"
  *   smctrlapp gpcs         the GPC queries only ("gpc_info ..." lines), no launch
+ *   smctrlapp destroyed N  N times: a stream, a stream mask enabling TPCs 0-3, one
+ *                          launch on it, the stream destroyed; then a new stream
+ *                          (the driver may give it a destroyed one's handle): one
+ *                          launch without a mask ("unmasked tpcs=L"), and one after a
+ *                          mask enabling TPCs 4-7 ("masked tpcs=L")
  *
  * SPDX-License-Identifier: MIT
  */
@@ -262,6 +267,23 @@ int main(int argc, char **argv)
 		libsmctrl_set_stream_mask_ext(s, all_but(argv[2]));
 		cfg.stream = s;
 		printf("cluster-stream tpcs=%s\n", ran(cuLaunchKernelEx(&cfg, &kernel, NULL, NULL)));
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "destroyed")) {
+		long n = strtol(argv[2], NULL, 10);
+		void *s;
+		for (long i = 0; i < n; i++) {
+			if (cuStreamCreate(&s, 0))
+				return 2;
+			libsmctrl_set_stream_mask_ext(s, all_but("0-3"));
+			launch(s);
+			cuStreamDestroy_v2(s);
+		}
+		if (cuStreamCreate(&s, 0))
+			return 2;
+		printf("unmasked tpcs=%s\n", launch(s));
+		libsmctrl_set_stream_mask_ext(s, all_but("4-7"));
+		printf("masked tpcs=%s\n", launch(s));
 		return 0;
 	}
 	if (argc == 2 && !strcmp(argv[1], "gpcs")) {

@@ -29,7 +29,9 @@ done
 
 TRY=$(mktemp -d "${TMPDIR:-/tmp}/nvtaskset-try.XXXXXX")
 chmod 755 "$TRY"
-mkdir -m 1777 "$TRY/run"
+# The run directory: only this user makes hers in it (it was mode 1777, in a directory
+# whose name anyone can see: another user could make hers first).
+mkdir -m 755 "$TRY/run"
 mkdir "$TRY/mps-pipe" "$TRY/mps-log" "$TRY/cache"
 # The environment, also for the shell: the fake driver first on the library
 # path; nvtaskset, demo and the fake nvidia-cuda-mps-control first on PATH;

@@ -66,6 +66,18 @@ static void test_gres(void)
 	CHECK(nvt_slurm_gres_count("tpcx(CNT:4)", "tpc") == -1);
 	CHECK(nvt_slurm_gres_count("tpc(CNT:)", "tpc") == -1);
 	CHECK(nvt_slurm_gres_count("tpc(CNT:4", "tpc") == -1);
+	/* An opened parenthesis that never closes is no item (it counted one). */
+	CHECK(nvt_slurm_gres_count("tpc(", "tpc") == -1);
+	CHECK(nvt_slurm_gres_count("tpc:2(IDX:0-1", "tpc") == -1);
+	CHECK(nvt_slurm_gres_count("gres:tpc:2(", "tpc") == -1);
+	CHECK(nvt_slurm_gres_count("tpc:2(IDX:0-1)", "tpc") == 2);
+	/* A sum past a long's range is malformed (it overflowed: UBSan). */
+	CHECK(nvt_slurm_gres_count("gres:tpc:999999999999999999,gres:tpc:999999999999999999,"
+				   "gres:tpc:999999999999999999,gres:tpc:999999999999999999,"
+				   "gres:tpc:999999999999999999,gres:tpc:999999999999999999,"
+				   "gres:tpc:999999999999999999,gres:tpc:999999999999999999,"
+				   "gres:tpc:999999999999999999,gres:tpc:999999999999999999",
+				   "tpc") == -1);
 	/* tres_per_node */
 	CHECK(nvt_slurm_gres_count("gres:tpc:16", "tpc") == 16);
 	CHECK(nvt_slurm_gres_count("gres/tpc=16", "tpc") == 16);

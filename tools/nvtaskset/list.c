@@ -142,6 +142,9 @@ static int read_row(const struct options *o, const struct task_tree *t, pid_t pi
 		p->yield = st.yield;
 		if (view.prio.prio != NVT_PRIO_NONE)
 			nvt_prio_own_of(&view, &p->prio.own);
+		/* Its shim's launches borrow now: what they run on. */
+		if (view.prio.prio != NVT_PRIO_NONE && st.yield.state == NVT_YS_BORROWING)
+			nvt_set_or(&p->tpcs, &p->tpcs, &st.yield.borrowed);
 		r->n++;
 	}
 	r->pid = pid;
@@ -479,8 +482,9 @@ static void find_lenders(struct row *rows, size_t n)
 				for (int j = 0; j < rows[b].n; j++) {
 					const struct gpu_part *q = &rows[b].gpu[j];
 					struct nvt_tpcset both;
-					if (q->prio.mode != NVT_MODE_BORROWING || q->prio.prio == NVT_PRIO_NONE ||
-					    q->prio.prio >= p->prio.prio || memcmp(q->uuid, p->uuid, 16))
+					if ((q->prio.mode != NVT_MODE_BORROWING && q->yield.state != NVT_YS_BORROWING) ||
+					    q->prio.prio == NVT_PRIO_NONE || q->prio.prio >= p->prio.prio ||
+					    memcmp(q->uuid, p->uuid, 16))
 						continue;
 					nvt_set_and(&both, &q->tpcs, &p->prio.own);
 					p->lending |= p->prio.mode == NVT_MODE_OWN && nvt_set_count(&both) > 0;

@@ -7,6 +7,7 @@
 #include "core/text.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,9 @@ static long item_count(const char *p, const char *end)
 	int type_only;
 	long n;
 
+	/* A parenthesis closes at the item's end ("tpc(" is no item). */
+	if (paren && end[-1] != ')')
+		return -1;
 	if (paren && !strncmp(paren, "(CNT:", 5)) {
 		p = paren + 5;
 		n = digits(&p);
@@ -144,8 +148,8 @@ long nvt_slurm_gres_count(const char *text, const char *name)
 		return -1;
 	while ((item = next_item(&p, name, &end))) {
 		long n = item_count(item, end);
-		if (n < 0)
-			return -1;
+		if (n < 0 || (sum > 0 && n > LONG_MAX - sum))
+			return -1; /* malformed, or a sum past a long's range */
 		sum = (sum < 0 ? 0 : sum) + n;
 	}
 	return sum;
