@@ -30,13 +30,13 @@ serve_bg() {
 	wait_for 10 test -e "$WORK/$tag.serve.ready"
 }
 # batch_bg TAG UID [PREFIX...]: user UID's batch job (--priority low -c 9-65, the words of
-# $YIELD_WORDS, default the default ones; its log $WORK/u/TAG.batch) in the background, ready;
+# $YIELD_WORDS, default protect,borrow (they yield and borrow); its log $WORK/u/TAG.batch) in the background, ready;
 # sets PID.
 batch_bg() {
 	local tag=$1 uid=$2
 	shift 2
 	rm -f "$WORK/u/$tag.stop" "$WORK/u/$tag.batch.ready"
-	FAKECUDA_KERNEL_US=500 "$@" $(as_user "$uid") "$NVT" --no-mps --priority low --yield "${YIELD_WORDS:-default}" \
+	FAKECUDA_KERNEL_US=500 "$@" $(as_user "$uid") "$NVT" --no-mps --priority low --yield "${YIELD_WORDS:-protect,borrow}" \
 		-c 9-65 "$PRIOAPP" batch \
 		"$WORK/u/$tag.stop" "$WORK/u/$tag.batch" 2>"$WORK/u/$tag.batch.err" &
 	PID=$!
@@ -99,7 +99,7 @@ sleep 1000 &
 [ "$!" == "$hi" ] || { echo "the PID was not reused ($! for $hi)"; exit 77; }
 echo "reused $hi"
 FAKECUDA_KERNEL_US=500 setpriv --reuid=65533 --regid=65533 --clear-groups "$NVT" --no-mps \
-	--priority low -c 9-65 "$PRIOAPP" batch "$WORK/u/pr.stop" "$WORK/u/pr.batch" \
+	--priority low --yield protect,borrow -c 9-65 "$PRIOAPP" batch "$WORK/u/pr.stop" "$WORK/u/pr.batch" \
 	2>"$WORK/u/pr.batch.err" &
 lo=$!
 for ((i = 0; i < 2000; i++)); do
@@ -321,7 +321,7 @@ t_hostile_borrowed_tpcs_not_claimed() {
 	hi=$PID
 	wait_for 10 requests_over "$WORK/bt.serve" 10 # periodic: it lends
 	rm -f "$WORK/u/bw.pause"
-	FAKEAPP_PAUSE=$WORK/u/bw.pause start_loop u/bw $(as_user 65533) "$NVT" --no-mps --priority low -c 9-65 "$APP"
+	FAKEAPP_PAUSE=$WORK/u/bw.pause start_loop u/bw $(as_user 65533) "$NVT" --no-mps --priority low --yield protect,borrow -c 9-65 "$APP"
 	lo=$PID
 	# Paused right after a launch that borrowed (a loaded machine may keep the service from
 	# being periodic for a while: try again).
