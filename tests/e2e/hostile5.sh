@@ -203,7 +203,7 @@ t_hostile_threads_wait_bounded() {
 	hi=$!
 	wait_for 10 test -e "$WORK/tw.serve.ready"
 	for n in 1 8; do
-		run_rc out rc env FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority low --yield gate,duty=100 \
+		run_rc out rc env FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority low --yield gate,any,duty=100 \
 			-c 9-65 "$PRIOAPP" threads "$WORK/tw.never" "$WORK/tw.$n" "$n" $((n == 1 ? 10 : 30)) $((n == 1 ? 1000 : 0))
 		eq "$rc" 0 "$n threads: $out"
 		has "$(cat "$WORK/tw.$n")" "threads $n launches $((n == 1 ? 10 : 240)) "
@@ -298,7 +298,7 @@ t_hostile_idle_children_leave_room() {
 		"$WORK/ik.serve" 20000 4 2>"$WORK/ik.serve.err" &
 	hi=$!
 	wait_for 10 test -e "$WORK/ik.serve.ready"
-	YIELD_WORDS=gate,duty=100 batch_bg ik 65533 # held back by a busy task only
+	YIELD_WORDS=gate,any,duty=100 batch_bg ik 65533 # held back by a busy task only
 	lo=$PID
 	wait_for 10 watching_is "$lo" 8
 	poll_until 10 held_back "$lo" || die "root's service never held the low task back: $(timeout "$HANG" "$NVT" -l)"
