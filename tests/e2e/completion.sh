@@ -128,7 +128,8 @@ t_completion_command() {
 	has " $(complete_words nvtaskset -c 0-3 ls --al) " " --all "
 	has " $(complete_words nvtaskset -n 3 ls --al) " " --all "
 	eq "$(complete_words nvtaskset --mps '')" "start status stop"
-	eq "$(complete_words nvtaskset --priority '')" "high low none normal"
+	eq "$(complete_words nvtaskset --priority '')" "high low normal"
+	has " $(complete_words nvtaskset --priority low --yield '') " " protect "
 	eq "$(complete_words nvtaskset --guard '')" "" "a TPC count"
 	has " $(complete_words nvtaskset -g '') " " 0 "
 }
