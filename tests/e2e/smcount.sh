@@ -11,10 +11,11 @@
 
 # on_start TAG CMD...: starts CMD (an "-on GO" mode) in the background with its output in
 # $WORK/TAG.out; waits until it printed its first line. Sets PID. $WORK/TAG.go lets it go on.
+# The file of a run before is removed first: its lines would be read before the new run empties it.
 on_start() {
 	local tag=$1
 	shift
-	rm -f "$WORK/$tag.go"
+	rm -f "$WORK/$tag.go" "$WORK/$tag.out"
 	"$@" >"$WORK/$tag.out" 2>&1 &
 	PID=$!
 	wait_for 10 grep -q . "$WORK/$tag.out"
