@@ -364,10 +364,13 @@ t_hostile_stop_signals_remove_segment() {
 	# its TPCs). A program that ignores SIGTERM keeps doing so; one with a handler of its own
 	# keeps it (Python's, here: it exits normally, and its segment goes at exit).
 	local sig seg py sigs="TERM HUP" dfl=()
-	# (A shell's background job starts with SIGINT ignored: env sets it back to the default.)
-	if env --default-signal=INT true 2>/dev/null; then
+	# (A shell's background job starts with SIGINT ignored, and one under nohup with SIGHUP:
+	# env sets them back to the default.)
+	if env --default-signal=INT,HUP,TERM true 2>/dev/null; then
 		sigs="$sigs INT"
-		dfl=(env --default-signal=INT)
+		dfl=(env --default-signal=INT,HUP,TERM)
+	elif (($(printf '%d' "0x$(awk '$1 == "SigIgn:" {print $2}' /proc/$BASHPID/status)") & 1 << 0)); then
+		sigs=TERM # SIGHUP (bit 0) is ignored here and cannot be set back
 	fi
 	for sig in $sigs; do
 		start_loop s$sig "${dfl[@]}" "$NVT" --no-mps -c 0-3 "$APP"
