@@ -393,7 +393,7 @@ t_hostile_stop_signals_remove_segment() {
 	# A Python interpreter is left as it is: its signal module reads a handler it did not set
 	# as None, and code that restores a handler it saved (signal.signal(sig, old)) fails on it.
 	py=$(command -v python3)
-	run_rc out rc "$NVT" --no-mps -c 0-3 "$py" -c 'import signal; print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL, signal.getsignal(signal.SIGHUP) is signal.SIG_DFL)'
+	run_rc out rc "${dfl[@]}" "$NVT" --no-mps -c 0-3 "$py" -c 'import signal; print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL, signal.getsignal(signal.SIGHUP) is signal.SIG_DFL)'
 	eq "$out" "True True" "Python's SIGTERM and SIGHUP handlers under the shim"
 	"$NVT" --no-mps -c 0-3 "$py" -c '
 import os, signal, sys, time
