@@ -10,6 +10,7 @@
 # Prints one line per scenario with its time, and "N passed, M failed" last.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CHECKOUT=$ROOT # the jobs' working directory (srun's); ROOT may become a copy below
 B=$ROOT/build
 T=$B/test
 NVT=$B/bin/nvtaskset
@@ -230,7 +231,7 @@ EOF
 	# NVTASKSET_TEST_SLURMD marks slurmd's environment: the MPS daemon must not have it.
 	if [ "$1" = private ]; then
 		mkdir -p -m 1777 "$W/tmp"
-		"$ROOT/tests/e2e/helpers/in-private-tmp" "$W/tmp" "$HOLD" "$W" "$ROOT" -- \
+		"$ROOT/tests/e2e/helpers/in-private-tmp" "$W/tmp" "$HOLD" "$W" "$CHECKOUT" -- \
 			sh -c 'mount -t tmpfs -o mode=755 tmpfs /run && exec "$@"' sh \
 			env NVTASKSET_CACHE_DIR="$W/cache" NVTASKSET_DRIVER_TIMEOUT=20 NVTASKSET_TEST_SLURMD=1 \
 			slurmd -D >"$W/log/slurmd.out" 2>&1 &
