@@ -32,22 +32,13 @@ chmod 755 "$TOP"
 # user (as_user) need it. The copy is $TOP/.tree (build/'s programs and libraries, tests/),
 # owned by root, world-readable, and removed with $TOP at the end.
 RUN=$ROOT
-# reachable_by_others: true where uid 65534 may run the build's programs and the fake MPS.
-reachable_by_others() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
-		'test -x "$1/build/bin/nvtaskset" && test -r "$1/build/test/fake/libcuda.so.1" &&
-		test -r "$1/build/lib/nvtaskset/libnvtaskset.so" && test -x "$1/tests/fake/bin/nvidia-cuda-mps-control"' \
-		_ "$1" 2>/dev/null
-}
+# shellcheck source=tests/share-build.sh
+. "$ROOT/tests/share-build.sh"
 if [ "$(id -u)" == 0 ] && command -v setpriv >/dev/null && [ -x "$B/bin/nvtaskset" ] &&
-	! reachable_by_others "$ROOT"; then
+	! reachable_by 65534 "$ROOT"; then
 	RUN=$TOP/.tree
-	mkdir -p "$RUN/build" &&
-		cp -a "$B/bin" "$B/lib" "$B/test" "$B/stub" "$B/gen" "$RUN/build/" &&
-		cp -a "$ROOT/tests" "$RUN/tests" &&
-		chmod -R a+rX,go-w "$RUN" ||
-		echo "warning: copying the build for other users' tests to $RUN failed"
-	reachable_by_others "$RUN" ||
+	share_build "$ROOT" "$RUN" || echo "warning: copying the build for other users' tests to $RUN failed"
+	reachable_by 65534 "$RUN" ||
 		echo "warning: uid 65534 cannot reach $RUN: the tests of other users skip"
 	echo "The checkout is not reachable by other users: their tests run a copy, $RUN"
 fi

@@ -53,6 +53,18 @@ cleanup() {
 trap cleanup EXIT
 # Other users run the build tree's programs (the hidepid=2 and load parts);
 # where they cannot (a checkout in /root, say), those are skipped, and say so.
+# Where other users cannot reach the checkout (a clone in a private directory), the parts
+# that run programs as other users run a world-readable copy of the build: $WORK/tree.
+# shellcheck source=tests/share-build.sh
+. "$ROOT/tests/share-build.sh"
+if ! reachable_by 65534 "$ROOT"; then
+	if share_build "$ROOT" "$WORK/tree" && reachable_by 65534 "$WORK/tree"; then
+		echo "check-faults: the checkout is not reachable by other users: the suite runs a copy, $WORK/tree"
+		ROOT=$WORK/tree B=$WORK/tree/build
+		T=$B/test NVT=$B/bin/nvtaskset APP=$T/fakeapp-dlopen INJECT=$T/inject.so
+		export LD_LIBRARY_PATH=$T/fake
+	fi
+fi
 USERS_OK=1
 setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$NVT" 2>/dev/null || USERS_OK=0
 as_user() { echo "setpriv --reuid=$1 --regid=$1 --clear-groups"; }

@@ -43,19 +43,11 @@ HOLD=$(mktemp -d /var/tmp/nvtaskset-slurm-hold.XXXXXX)
 # Where another user cannot reach the checkout (a clone in a private directory, a umask of
 # 077), the jobs of the other user run a copy that they can: $W/tree (build/'s programs and
 # libraries, tests/, tools/slurm/), world-readable, removed with $W.
-reachable_by_other() {
-	setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups sh -c \
-		'test -x "$1/build/bin/nvtaskset" && test -r "$1/build/test/fake/libcuda.so.1" &&
-		test -r "$1/build/lib/nvtaskset/libnvtaskset.so" && test -x "$1/tests/slurm/task.sh"' \
-		_ "$1" 2>/dev/null
-}
-if ! reachable_by_other "$ROOT"; then
-	mkdir -p "$W/tree/build" "$W/tree/tools" &&
-		cp -a "$B/bin" "$B/lib" "$B/test" "$W/tree/build/" &&
-		for d in stub gen; do [ ! -e "$B/$d" ] || cp -a "$B/$d" "$W/tree/build/"; done &&
-		cp -a "$ROOT/tests" "$W/tree/tests" && cp -a "$ROOT/tools/slurm" "$W/tree/tools/slurm" &&
-		chmod -R a+rX,go-w "$W/tree" || fail_setup "cannot copy the build for uid $OTHER_UID to $W/tree"
-	reachable_by_other "$W/tree" || fail_setup "uid $OTHER_UID cannot reach $W/tree"
+# shellcheck source=tests/share-build.sh
+. "$ROOT/tests/share-build.sh"
+if ! reachable_by "$OTHER_UID" "$ROOT"; then
+	share_build "$ROOT" "$W/tree" || fail_setup "cannot copy the build for uid $OTHER_UID to $W/tree"
+	reachable_by "$OTHER_UID" "$W/tree" || fail_setup "uid $OTHER_UID cannot reach $W/tree"
 	echo "check-slurm: the checkout is not reachable by uid $OTHER_UID: the jobs run a copy, $W/tree"
 	ROOT=$W/tree B=$W/tree/build
 	T=$B/test NVT=$B/bin/nvtaskset SPANK=$B/lib/nvtaskset/spank_nvtaskset.so
