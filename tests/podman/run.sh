@@ -43,6 +43,15 @@ chmod 755 "$W"
 VENDOR=nvtaskset-check-$$
 CDI_DIR=/var/run/cdi
 mkdir -p "$W"/{cache,out,storage,runroot,rootfs} "$W/run"
+# Where other users cannot reach the checkout (a clone in a private directory), the CDI spec
+# names a world-readable copy of the build, $W/tree, which a rootless user's podman can run.
+# shellcheck source=tests/share-build.sh
+. "$ROOT/tests/share-build.sh"
+if ! reachable_by 65534 "$ROOT" && share_build "$ROOT" "$W/tree"; then
+	echo "check-podman: the checkout is not reachable by other users: the hooks run a copy, $W/tree"
+	ROOT=$W/tree B=$W/tree/build
+	T=$B/test NVT=$B/bin/nvtaskset APP=$T/fakeapp-dlopen FAKEDIR=$T/fake
+fi
 chmod 1777 "$W/run" "$W/out"
 export LD_LIBRARY_PATH=$FAKEDIR NVTASKSET_RUNDIR=$W/run NVTASKSET_CACHE_DIR=$W/cache \
 	NVTASKSET_PROC_NVIDIA=$W/no-proc-nvidia
