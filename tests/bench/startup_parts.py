@@ -26,7 +26,8 @@ README.md (device, date, command, the summary).
 
 Usage: startup_parts.py ROOT OUTDIR   (STARTUP_ROUNDS=9 TORCH_ROUNDS=3
        STARTUP_PROGRAMS=cuda,torch STARTUP_MODES=mps,nomps STARTUP_DEADLINE=S:
-       start no round after S seconds; STARTUP_DEBUG_RUNS=3)
+       start no round after S seconds; STARTUP_DEBUG_RUNS=3; STARTUP_CASES=plain,nvtaskset:
+       only those cases, for more rounds of PyTorch's wide spread in the same time)
 """
 import csv
 import os
@@ -51,7 +52,10 @@ PROGRAMS = os.environ.get("STARTUP_PROGRAMS", "cuda,torch").split(",")
 MODES = os.environ.get("STARTUP_MODES", "mps,nomps").split(",")
 DEADLINE = time.time() + float(os.environ.get("STARTUP_DEADLINE", "1e9"))
 DEBUG_RUNS = int(os.environ.get("STARTUP_DEBUG_RUNS", "3"))
-CASES = ("plain", "shim-bare", "shim", "shim-low", "nvtaskset", "channels8")
+ALL_CASES = ("plain", "shim-bare", "shim", "shim-low", "nvtaskset", "channels8")
+CASES = tuple(c for c in ALL_CASES if c in os.environ.get("STARTUP_CASES", ",".join(ALL_CASES)).split(","))
+if "plain" not in CASES or len(CASES) < 2:
+    sys.exit("startup_parts: STARTUP_CASES names plain and at least one of " + ", ".join(ALL_CASES[1:]))
 BASE = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=os.path.join(WORK, "mps"),
             CUDA_MPS_LOG_DIRECTORY=os.path.join(WORK, "mpslog"))
 for k in ("CUDA_DEVICE_MAX_CONNECTIONS", "LD_PRELOAD", "NVTASKSET_PARTITION", "NVTASKSET_PARTITION_FOR",
@@ -97,7 +101,7 @@ def cases(program, probe, record):
                 (mode, "shim-low", argv, dict(shim, NVTASKSET_PRIORITY="low")),
                 (mode, "nvtaskset", nvt + ["-c", "all"] + argv, env),
                 (mode, "channels8", nvt + ["--channels", "8", "-c", "all"] + argv, env)]
-    return out
+    return [c for c in out if c[1] in CASES]
 
 
 def spread(xs):
@@ -198,8 +202,8 @@ def main():
             f.write("# What each part of nvtaskset adds to start-up: %s, %s\n\n" % (
                 smi or "?", time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
             f.write("- Command: `make bench-startup-parts` (tests/bench/startup_parts.py; STARTUP_ROUNDS=%d "
-                    "TORCH_ROUNDS=%d)\n- Files: startup_parts.csv, setup_parts.csv, summary.md\n\n" % (
-                        ROUNDS["cuda"], ROUNDS["torch"]))
+                    "TORCH_ROUNDS=%d STARTUP_CASES=%s)\n- Files: startup_parts.csv, setup_parts.csv, summary.md\n\n" % (
+                        ROUNDS["cuda"], ROUNDS["torch"], ",".join(CASES)))
             f.write("\n".join(lines) + "\n")
         print("\n".join(lines))
         shutil.rmtree(WORK, ignore_errors=True)
