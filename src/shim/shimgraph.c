@@ -53,7 +53,10 @@
 #include "gpu/cuda_driver.h"
 #include "nvtaskset.h"
 #include "core/segment.h"
+#include "shimgraph.h"
+#include "shimsmctrl.h"
 #include "shimstate.h"
+#include "shimyield.h"
 
 #define GRAPH_EXECS 4096 /* a power of two */
 #define GRAPH_DEPTH 8    /* child graphs inside child graphs */
@@ -543,7 +546,8 @@ static void on_launch_or_upload(int cbid, int site, void *const *args, int resul
 			launch_done(tls.current, replay);
 		/* A replay is launched work, though no launch callback shows
 		 * it: a priority agent sees the task active. */
-		if (result == 0 && replay)
+		if (result == 0 && replay && tls.current->slot >= 0 && tls.current->slot < NVT_MAX_GPUS &&
+		    shim.seg)
 			shim_count_launch(tls.current->slot);
 		tls.current = NULL;
 	}

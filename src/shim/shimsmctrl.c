@@ -53,6 +53,9 @@
 #include "core/tmd.h"
 #include "core/gpusel.h"
 #include "core/topo.h"
+#include "shimslot.h"
+#include "shimsmctrl.h"
+#include "shimsmctrlmaps.h"
 #include "shimstate.h"
 
 /* The stream's place in the calls' argument blocks (cuda.h, CUDA 13.0). */
@@ -597,8 +600,6 @@ void shim_smctrl_after_fork(void)
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 
 	sm.lock = fresh;
-	shim_smctrl_info_after_fork();
-	shim_smctrl_maps_after_fork();
 }
 
 /* Whether launches must look at the program's masks (one load). */

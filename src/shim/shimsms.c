@@ -61,6 +61,8 @@
 #include "core/segment.h"
 #include "core/smcount.h"
 #include "core/tpcset.h"
+#include "shimslot.h"
+#include "shimsms.h"
 #include "shimstate.h"
 
 #define EXPORT __attribute__((visibility("default")))

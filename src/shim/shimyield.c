@@ -53,7 +53,10 @@
 #include "core/tpcset.h"
 #include "os/proc.h"
 #include "seg/segfile.h"
+#include "shimlease.h"
+#include "shimslot.h"
 #include "shimstate.h"
+#include "shimyield.h"
 
 #define NVT_YIELD_RESCAN_MS 250 /* looks for higher tasks at most this often */
 #define WATCH_MAX 8             /* higher tasks followed per GPU */
@@ -164,7 +167,7 @@ static __thread struct {
 	int borrow;
 } tls;
 
-int shim_yield_tracking; /* read inline by the launch path (shimstate.h) */
+int shim_yield_tracking; /* read inline by the launch path (shimyield.h) */
 
 static uint64_t clock_ns(void)
 {
