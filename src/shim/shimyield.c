@@ -126,7 +126,7 @@ struct yslot {
 	struct nvt_yield_cfg cfg;
 	uint8_t prio;
 	uint8_t uuid[16];
-	int yields;                /* has a priority below high and a way to yield */
+	int yields;                /* holds its launches back (nvt_yield_by_shim) */
 	struct watch w[WATCH_MAX];
 	int n_w;
 	uint64_t next_scan_ns;
@@ -490,8 +490,7 @@ static void configure(struct yslot *s, int g)
 	s->prio = view.prio.prio;
 	memcpy(s->uuid, view.uuid, 16);
 	nvt_yield_cfg_of(&view.prio, &s->cfg);
-	s->yields = s->prio != NVT_PRIO_NONE && s->prio < NVT_PRIO_HIGH &&
-		    (s->cfg.yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW));
+	s->yields = nvt_yield_by_shim(s->prio, s->cfg.yield);
 	s->next_scan_ns = 0;
 }
 
@@ -860,8 +859,7 @@ void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (!nvt_uuid_is_zero(shim.seg->gpu[g].uuid))
 			shim_yield_slot_ready(g);
-	if (prio >= NVT_PRIO_HIGH ||
-	    !(yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW)))
+	if (!nvt_yield_by_shim(prio, yield))
 		return;
 	y.event_create = (event_create_fn)dlsym(lib, "cuEventCreate");
 	y.event_record = (event_record_fn)dlsym(lib, "cuEventRecord");
