@@ -248,7 +248,7 @@ static void register_callback(void)
 		}
 		get_table = (nvt_cuGetExportTable_fn)dlsym(lib, "cuGetExportTable");
 	}
-	shim.ctx_get_device = (ctx_get_device_fn)dlsym(lib, "cuCtxGetDevice");
+	shim.ctx_get_device = (nvt_cuCtxGetDevice_fn)dlsym(lib, "cuCtxGetDevice");
 	shim.device_get_uuid = (nvt_cuDeviceGetUuid_fn)dlsym(lib, "cuDeviceGetUuid");
 	shim_smctrl_maps_setup(lib);
 	start_mark(SP_DRIVER);

@@ -98,13 +98,13 @@ struct gpu_key {
  * fork before it does), else by asking the driver. Returns how many. */
 static int visible_gpus(struct gpu_key *out, int max)
 {
-	static struct nvt_gpu_id ids[NVT_GPUS_MAX];
+	static struct nvt_gpu_id ids[NVT_MACHINE_GPUS];
 	static struct nvt_cache_key keys[NVT_MAX_GPUS];
-	int idx[NVT_GPUS_MAX], n, count = 0;
+	int idx[NVT_MACHINE_GPUS], n, count = 0;
 	char nvrm[32];
 
 	nvt_module_version(nvrm, sizeof(nvrm));
-	n = nvt_gpus_from_proc(ids, NVT_GPUS_MAX);
+	n = nvt_gpus_from_proc(ids, NVT_MACHINE_GPUS);
 	if (n > 0 && strcmp(nvrm, "-")) {
 		n = nvt_gpus_visible_of(ids, n, 1, idx);
 		for (int i = 0; i < n && count < max; i++) {

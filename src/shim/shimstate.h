@@ -116,9 +116,6 @@ struct ctx_entry {
 	uint64_t gen;
 };
 
-/* The driver calls that tell a context's GPU (slow path only). */
-typedef CUresult (*ctx_get_device_fn)(CUdevice *dev);
-
 struct shim_state {
 	int quiet;
 	int active; /* callback registered */
@@ -131,7 +128,8 @@ struct shim_state {
 	struct ctx_entry ctx[MAX_CONTEXTS];
 	unsigned n_ctx;
 	unsigned launch_threads; /* threads given a launch-counter stripe so far */
-	ctx_get_device_fn ctx_get_device;
+	/* The driver calls that tell a context's GPU (slow path only; one lookup each). */
+	nvt_cuCtxGetDevice_fn ctx_get_device;
 	nvt_cuDeviceGetUuid_fn device_get_uuid;
 	unsigned warned;   /* enum warn_kind bits */
 	uint64_t warned_gpus; /* GPUs (by device ordinal < 64) already warned about */

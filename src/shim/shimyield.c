@@ -65,24 +65,13 @@
 #define POLL_NS 20000           /* sleep between two looks at its own work in flight */
 #define GATE_POLL_NS 50000      /* ... at the higher tasks while they hold it back */
 
-/* Driver-API ids (CUPTI's numbering, cupti_driver_cbid.h, CUDA 13.0). */
-enum {
-	CB_cuMemcpyDtoH = 45,
-	CB_cuCtxSynchronize = 17,
-	CB_cuEventSynchronize = 121,
-	CB_cuStreamQuery = 125,
-	CB_cuStreamSynchronize = 126,
-	CB_cuMemcpyDtoH_v2 = 278,
-	CB_cuMemcpyDtoH_v2_ptds = 398,
-	CB_cuStreamQuery_ptsz = 439,
-	CB_cuStreamSynchronize_ptsz = 440,
-	CB_cuCtxSynchronize_v2 = 800,
-};
+/* The calls that end a request (their return), and the launch calls a yielding task
+ * holds back (their entry). */
 static const int sync_ids[] = {
-	CB_cuCtxSynchronize,	    CB_cuCtxSynchronize_v2, CB_cuStreamSynchronize,
-	CB_cuStreamSynchronize_ptsz, CB_cuEventSynchronize,  CB_cuStreamQuery,
-	CB_cuStreamQuery_ptsz,	    CB_cuMemcpyDtoH,	    CB_cuMemcpyDtoH_v2,
-	CB_cuMemcpyDtoH_v2_ptds,
+	NVT_CBID_cuCtxSynchronize,	 NVT_CBID_cuCtxSynchronize_v2,	NVT_CBID_cuStreamSynchronize,
+	NVT_CBID_cuStreamSynchronize_ptsz, NVT_CBID_cuEventSynchronize, NVT_CBID_cuStreamQuery,
+	NVT_CBID_cuStreamQuery_ptsz,	 NVT_CBID_cuMemcpyDtoH,		NVT_CBID_cuMemcpyDtoH_v2,
+	NVT_CBID_cuMemcpyDtoH_v2_ptds,
 };
 static const int launch_ids[] = {
 	NVT_CBID_cuLaunchKernel,	     NVT_CBID_cuLaunchKernel_ptsz, NVT_CBID_cuLaunchCooperativeKernel,
@@ -90,15 +79,6 @@ static const int launch_ids[] = {
 	NVT_CBID_cuGraphLaunch,	     NVT_CBID_cuGraphLaunch_ptsz,
 };
 #define N_IDS(a) (sizeof(a) / sizeof((a)[0]))
-#define CU_STREAM_PER_THREAD ((void *)0x2)
-#define CU_EVENT_DISABLE_TIMING 0x2
-#define CUDA_ERROR_NOT_READY 600
-
-typedef void *CUevent;
-typedef CUresult (*event_create_fn)(CUevent *ev, unsigned flags);
-typedef CUresult (*event_record_fn)(CUevent ev, void *stream);
-typedef CUresult (*event_query_fn)(CUevent ev);
-typedef CUresult (*ctx_get_current_fn)(void **ctx);
 
 /* A higher task followed on one GPU. */
 struct watch {
@@ -150,10 +130,10 @@ struct yslot {
 static struct {
 	int tracking;  /* started with a priority: publishes its activity */
 	int yielding;  /* follows its launch calls to yield */
-	event_create_fn event_create;
-	event_record_fn event_record;
-	event_query_fn event_query;
-	ctx_get_current_fn ctx_current;
+	nvt_cuEventCreate_fn event_create;
+	nvt_cuEventRecord_fn event_record;
+	nvt_cuEventQuery_fn event_query;
+	nvt_cuCtxGetCurrent_fn ctx_current;
 	pthread_mutex_t lock;
 	struct yslot s[NVT_MAX_GPUS];
 } y = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -561,7 +541,7 @@ static unsigned in_flight(struct yslot *s, int waiting, uint64_t now)
 		tls.in_shim = 1;
 		rc = y.event_query(s->ev[i]);
 		tls.in_shim = 0;
-		if (rc == CUDA_ERROR_NOT_READY)
+		if (rc == NVT_CUDA_ERROR_NOT_READY)
 			break;
 		if (!done++)
 			start = s->rec_ns[i] > s->done_ns ? s->rec_ns[i] : s->done_ns;
@@ -587,7 +567,7 @@ static int make_events(struct yslot *s, void *ctx)
 		return s->ev_ctx == ctx ? 0 : -1; /* another context: not bounded */
 	tls.in_shim = 1;
 	for (int i = 0; i < RING; i++)
-		if (y.event_create(&s->ev[i], CU_EVENT_DISABLE_TIMING)) {
+		if (y.event_create(&s->ev[i], NVT_CU_EVENT_DISABLE_TIMING)) {
 			s->ev_broken = 1;
 			break;
 		}
@@ -769,7 +749,7 @@ static void *stream_of(int cbid, void *const *args)
 	}
 	if (!stream && (cbid == NVT_CBID_cuLaunchKernel_ptsz || cbid == NVT_CBID_cuLaunchKernelEx_ptsz ||
 			cbid == NVT_CBID_cuGraphLaunch_ptsz || cbid == NVT_CBID_cuLaunchCooperativeKernel_ptsz))
-		stream = CU_STREAM_PER_THREAD;
+		stream = NVT_CU_STREAM_PER_THREAD;
 	return stream;
 }
 
@@ -792,18 +772,15 @@ static int current_slot(void **ctx)
 
 void shim_yield_api(int cbid, const void *data)
 {
-	void *const *w = data, *const *args, *ctx;
+	struct shim_api_call call;
+	void *const *args, *ctx;
 	int site, result, g;
-	uint64_t id;
 
-	if (tls.in_shim || !data || *(const uint32_t *)data < NVT_CB_API_MIN_SIZE)
+	if (tls.in_shim || shim_api_call(cbid, data, &call))
 		return;
-	id = (uint64_t)(uintptr_t)w[NVT_CB_API_ID_WORD];
-	if ((uint32_t)id != (uint32_t)cbid || !(args = w[NVT_CB_API_ARGS_WORD]) ||
-	    !w[NVT_CB_API_RESULT_WORD])
-		return;
-	site = (int)(id >> 32);
-	result = *(const int *)w[NVT_CB_API_RESULT_WORD];
+	args = call.args;
+	site = call.site;
+	result = call.result;
 	if (y.yielding && is_launch(cbid)) {
 		if (site == NVT_CB_API_SITE_ENTER) {
 			tls.slot = -1;
@@ -844,7 +821,7 @@ void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8
 
 	if (prio == NVT_PRIO_NONE)
 		return;
-	y.ctx_current = (ctx_get_current_fn)dlsym(lib, "cuCtxGetCurrent");
+	y.ctx_current = (nvt_cuCtxGetCurrent_fn)dlsym(lib, "cuCtxGetCurrent");
 	for (size_t i = 0; i < N_IDS(sync_ids); i++)
 		ok &= enable(1, handle, NVT_CB_DOMAIN_API, sync_ids[i]) == 0;
 	if (!ok || !y.ctx_current) {
@@ -861,9 +838,9 @@ void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8
 			shim_yield_slot_ready(g);
 	if (!nvt_yield_by_shim(prio, yield))
 		return;
-	y.event_create = (event_create_fn)dlsym(lib, "cuEventCreate");
-	y.event_record = (event_record_fn)dlsym(lib, "cuEventRecord");
-	y.event_query = (event_query_fn)dlsym(lib, "cuEventQuery");
+	y.event_create = (nvt_cuEventCreate_fn)dlsym(lib, "cuEventCreate");
+	y.event_record = (nvt_cuEventRecord_fn)dlsym(lib, "cuEventRecord");
+	y.event_query = (nvt_cuEventQuery_fn)dlsym(lib, "cuEventQuery");
 	for (size_t i = 0; i < N_IDS(launch_ids) && ok; i++)
 		ok &= enable(1, handle, NVT_CB_DOMAIN_API, launch_ids[i]) == 0;
 	if (!ok || !y.event_create || !y.event_record || !y.event_query) {
