@@ -81,7 +81,17 @@ MPS = mps
 ALLOC = placement reserve
 TASK = task container
 PRIO = agent agentlock agentbeat
-SHIMSRC = shim shimsetup shimgraph shimsmctrl shimsmctrlapi shimsmctrlmaps shimyield shimlease shimsms
+# The shim's files by layer, lowest first: a file calls and includes only
+# files of its own layer or of those before it, without circles
+# (tests/e2e/layers.sh checks, with tools/dev/layers.py; src/shim/shimstate.h
+# says what each layer holds). libsmctrl.so's own file (src/shim/libsmctrl.c)
+# is above them all.
+SHIM_LAYERS = state features hub setup
+SHIM_state = shimstate shimslot
+SHIM_features = shimlease shimyield shimsms shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
+SHIM_hub = shim
+SHIM_setup = shimsetup
+SHIMSRC = $(foreach l,$(SHIM_LAYERS),$(SHIM_$(l)))
 
 O = $(B)/obj
 CORE_LIB = $(B)/libnvtcore.a
@@ -349,5 +359,5 @@ FORCE:
 # The headers each object and program was built from (DEPFLAGS).
 -include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d)
 
-.PHONY: all design-picture check check-private try check-faults check-gpu check-package check-slurm check-podman deb bench bench-sizes bench-smcount bench-placement bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all design-picture check check-private try check-faults check-gpu check-package check-slurm check-podman deb bench bench-sizes bench-smcount bench-placement bench-launch bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

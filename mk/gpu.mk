@@ -28,6 +28,19 @@ bench-smcount: all
 bench-placement: all
 	@tests/bench/placement.sh $(abspath $(BENCH_OUT))/placement
 
+# The launch rate of this build against another's, case by case in one run (tests/bench/launchcost.py):
+# LAUNCH_BASE=DIR, a tree built with make (the code before a change); LAUNCH_ROUNDS, LAUNCH_CASES.
+bench-launch: all
+	@test -n "$(LAUNCH_BASE)" -a -x "$(LAUNCH_BASE)/build/bin/nvtaskset" || \
+		{ echo "bench-launch: LAUNCH_BASE=DIR, a tree built with make" >&2; exit 2; }
+	@mkdir -p $(B)/bench
+	$${NVCC:-$$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)} -O2 -arch=sm_90 -o $(B)/bench/launch \
+		tests/bench/launch.cu
+	timeout 60 $(B)/bin/nvtaskset --calibrate >/dev/null
+	timeout 60 $(LAUNCH_BASE)/build/bin/nvtaskset --calibrate >/dev/null
+	LAUNCH_BASE=$(abspath $(LAUNCH_BASE)) timeout 560 python3 tests/bench/launchcost.py $(CURDIR) \
+		$(abspath $(B))/bench $(abspath $(BENCH_OUT))/launch
+
 # Start-up as a user feels it, and what the channel count buys (issue 24).
 bench-startup: all
 	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup

@@ -165,8 +165,9 @@ extern "C" {
  * no working TPC needs them. */
 #define NVT_HW_BITS 128
 /* GPUs a control segment has room for: the most GPUs a task has partitions
- * on (the machine may have up to NVT_GPUS_MAX, src/gpu/gpu.h; the segment's
- * size is part of the layout, so the two stay apart). */
+ * on. Not NVT_MACHINE_GPUS (src/gpu/cuda_driver.h), the most GPUs of a
+ * machine nvtaskset lists: the segment's size is part of its layout, so this
+ * one stays small. */
 #define NVT_MAX_GPUS 16
 /* Largest GPC count a topology may describe. */
 #define NVT_MAX_GPCS 64

@@ -165,6 +165,12 @@ void nvt_yield_cfg_of(const struct nvt_slot_prio *p, struct nvt_yield_cfg *c)
 	c->duty_pm = (p->duty_pct ? p->duty_pct : NVT_YIELD_DUTY_PCT) * 10;
 }
 
+int nvt_yield_by_shim(unsigned prio, uint32_t yield)
+{
+	return prio != NVT_PRIO_NONE && prio < NVT_PRIO_HIGH &&
+	       (yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW)) != 0;
+}
+
 /* A moving average with weight 1/8; the first sample sets it. */
 static uint64_t average(uint64_t avg, uint64_t sample, uint64_t count)
 {

@@ -61,6 +61,13 @@ struct nvt_yield_cfg {
 	uint32_t duty_pm;
 };
 void nvt_yield_cfg_of(const struct nvt_slot_prio *p, struct nvt_yield_cfg *c);
+/*
+ * 1 if a task of priority prio (enum nvt_prio) that yields in the ways yield
+ * (NVT_YIELD_*) holds its own launches back in its shim: a priority below
+ * high, and a way that is the shim's (gate, bound, ahead, borrow: client is
+ * MPS's, guard the agent's). Its shim then follows its launch calls.
+ */
+int nvt_yield_by_shim(unsigned prio, uint32_t yield);
 
 /* A request began, or ended, at now: updates a's counts and averages. */
 void nvt_act_begin(struct nvt_slot_activity *a, uint64_t now);

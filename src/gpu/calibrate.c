@@ -176,8 +176,7 @@ static int load_driver(char *err, size_t errlen)
 			return -1;
 		}
 	}
-	nvt_cu.launch_ex = (CUresult(*)(const struct launch_config *, CUfunction, void **,
-				    void **))dlsym(lib, "cuLaunchKernelEx");
+	nvt_cu.launch_ex = (nvt_cuLaunchKernelEx_fn)dlsym(lib, "cuLaunchKernelEx");
 	return 0;
 }
 
@@ -257,21 +256,21 @@ static int cluster_pass(struct child_result *r, struct probe *p, CUfunction fn, 
 			unsigned long long spin = 200000 + (unsigned long long)rep * 5000;
 			unsigned blocks = cs * ((unsigned)p->n_sms / cs) * (unsigned)(1 + rep % 3);
 			void *params[2] = {&p->out, &spin};
-			struct launch_attribute attr;
-			struct launch_config cfg;
+			NVT_LAUNCH_ATTRIBUTE attr;
+			NVT_LAUNCH_CONFIG cfg;
 
 			if (blocks > p->max_blocks)
 				blocks = p->max_blocks / cs * cs;
 			memset(&attr, 0, sizeof(attr));
-			attr.id = LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-			attr.value.cluster_dim.x = cs;
-			attr.value.cluster_dim.y = attr.value.cluster_dim.z = 1;
+			attr.id = NVT_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+			attr.value.cluster_dim[0] = cs;
+			attr.value.cluster_dim[1] = attr.value.cluster_dim[2] = 1;
 			memset(&cfg, 0, sizeof(cfg));
-			cfg.grid_x = blocks;
-			cfg.grid_y = cfg.grid_z = 1;
-			cfg.block_x = 128;
-			cfg.block_y = cfg.block_z = 1;
-			cfg.shared_bytes = (unsigned)smem;
+			cfg.grid[0] = blocks;
+			cfg.grid[1] = cfg.grid[2] = 1;
+			cfg.block[0] = 128;
+			cfg.block[1] = cfg.block[2] = 1;
+			cfg.shared_mem = (unsigned)smem;
 			cfg.attrs = &attr;
 			cfg.num_attrs = 1;
 			memset(p->host, 0xff, blocks * sizeof(unsigned));
@@ -427,12 +426,12 @@ static int calibrate(int ordinal, struct child_result *r, int show_progress)
 
 	/* GPCs from clusters (compute capability 9.0 and newer). */
 	if (major >= 9 && nvt_cu.launch_ex) {
-		nvt_cu.attribute(&optin, DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
+		nvt_cu.attribute(&optin, NVT_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
 		/* More than half an SM's shared memory: one block per SM. */
 		optin = optin * 2 / 3;
-		CU_CHECK(nvt_cu.func_attribute(p.fn, FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin),
+		CU_CHECK(nvt_cu.func_attribute(p.fn, NVT_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin),
 			 "cuFuncSetAttribute");
-		nvt_cu.func_attribute(p.fn, FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+		nvt_cu.func_attribute(p.fn, NVT_CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
 		if (cluster_pass(r, &p, p.fn, optin, group) ||
 		    nvt_topo_set_gpcs(&r->topo, group, (unsigned)p.n_sms, r->error, sizeof(r->error)))
 			return -1;

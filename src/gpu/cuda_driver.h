@@ -1,6 +1,13 @@
 /*
- * cuda_driver.h - the few CUDA driver API declarations nvtaskset uses, so
- * that building needs no CUDA toolkit. libcuda.so.1 is loaded at run time.
+ * cuda_driver.h - the CUDA driver's interface as nvtaskset uses it, written
+ * once, so that building needs no CUDA toolkit (libcuda.so.1 is loaded at
+ * run time): its types, the function types of the entry points called, the
+ * constants (error codes, device, function and launch attributes, stream
+ * handles, flags), the callback table with its domains, callback ids and
+ * data blocks, the argument blocks read, and the most GPUs of a machine. The
+ * fake driver (tests/fake) includes it too: what the shim reads and what the
+ * fake hands it are one declaration (tests/e2e/driverapi.sh checks that no
+ * other file writes a callback id or an entry point's function type).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -15,10 +22,57 @@ typedef int CUdevice;
 typedef struct {
 	char bytes[16];
 } CUuuid;
+typedef void *CUcontext;
+typedef void *CUstream;
+typedef void *CUevent;
+typedef void *CUfunction;
+typedef void *CUkernel;
+typedef void *CUmodule;
+typedef unsigned long long CUdeviceptr;
+typedef void *CUgraph;
+typedef void *CUgraphNode;
+typedef void *CUgraphExec;
 
+/*
+ * The most GPUs of one machine that nvtaskset lists and numbers (CUDA's
+ * devices, the kernel module's). Not NVT_MAX_GPUS (src/nvtaskset.h): the
+ * GPUs a control segment has slots for, which a task has partitions on; that
+ * one is part of the segment's layout and stays small.
+ */
+#define NVT_MACHINE_GPUS 64
+
+/* CUresult values nvtaskset tells apart, and those the fake driver returns (cuda.h). */
+#define NVT_CUDA_ERROR_INVALID_VALUE 1
+#define NVT_CUDA_ERROR_OUT_OF_MEMORY 2
+#define NVT_CUDA_ERROR_NOT_INITIALIZED 3
+#define NVT_CUDA_ERROR_INSUFFICIENT_DRIVER 35
+#define NVT_CUDA_ERROR_DEVICES_UNAVAILABLE 46
+#define NVT_CUDA_ERROR_NO_DEVICE 100
+#define NVT_CUDA_ERROR_INVALID_DEVICE 101
+#define NVT_CUDA_ERROR_INVALID_CONTEXT 201
+#define NVT_CUDA_ERROR_INVALID_PTX 218
+#define NVT_CUDA_ERROR_INVALID_HANDLE 400
+#define NVT_CUDA_ERROR_NOT_FOUND 500
+#define NVT_CUDA_ERROR_NOT_READY 600
+#define NVT_CUDA_ERROR_LAUNCH_TIMEOUT 702
+#define NVT_CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE 720
+#define NVT_CUDA_ERROR_NOT_SUPPORTED 801
+#define NVT_CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE 910
+#define NVT_CUDA_ERROR_UNKNOWN 999
+
+/* CUdevice_attribute values. */
 #define NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
 #define NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
+#define NVT_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN 97
+/* CUfunction_attribute values. */
+#define NVT_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+#define NVT_CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED 14
+/* Stream handles with a meaning of their own (NULL is the legacy stream too),
+ * and cuEventCreate's flag for an event without timing. */
+#define NVT_CU_STREAM_LEGACY ((CUstream)0x1)
+#define NVT_CU_STREAM_PER_THREAD ((CUstream)0x2)
+#define NVT_CU_EVENT_DISABLE_TIMING 0x2
 
 typedef CUresult (*nvt_cuGetExportTable_fn)(const void **table, const CUuuid *id);
 typedef CUresult (*nvt_cuInit_fn)(unsigned flags);
@@ -36,6 +90,27 @@ typedef CUresult (*nvt_cuGetProcAddress_fn)(const char *symbol, void **pfn, int 
 					    uint64_t flags);
 typedef CUresult (*nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn)(int *blocks, void *f,
 								      int block_size, size_t shmem);
+typedef CUresult (*nvt_cuCtxGetDevice_fn)(CUdevice *dev);
+typedef CUresult (*nvt_cuCtxGetCurrent_fn)(CUcontext *ctx);
+typedef CUresult (*nvt_cuCtxSetCurrent_fn)(CUcontext ctx);
+typedef CUresult (*nvt_cuCtxSynchronize_fn)(void);
+typedef CUresult (*nvt_cuDevicePrimaryCtxRetain_fn)(CUcontext *ctx, CUdevice dev);
+typedef CUresult (*nvt_cuDevicePrimaryCtxRelease_fn)(CUdevice dev);
+typedef CUresult (*nvt_cuModuleLoadData_fn)(CUmodule *module, const void *image);
+typedef CUresult (*nvt_cuModuleGetFunction_fn)(CUfunction *fn, CUmodule module, const char *name);
+typedef CUresult (*nvt_cuFuncSetAttribute_fn)(CUfunction fn, int attribute, int value);
+typedef CUresult (*nvt_cuMemAlloc_fn)(CUdeviceptr *ptr, size_t bytes);
+typedef CUresult (*nvt_cuMemFree_fn)(CUdeviceptr ptr);
+typedef CUresult (*nvt_cuMemcpyDtoH_fn)(void *dst, CUdeviceptr src, size_t bytes);
+typedef CUresult (*nvt_cuMemcpyHtoD_fn)(CUdeviceptr dst, const void *src, size_t bytes);
+typedef CUresult (*nvt_cuStreamCreate_fn)(CUstream *stream, unsigned flags);
+typedef CUresult (*nvt_cuLaunchKernel_fn)(CUfunction f, unsigned grid_x, unsigned grid_y,
+					  unsigned grid_z, unsigned block_x, unsigned block_y,
+					  unsigned block_z, unsigned shared_mem, CUstream stream,
+					  void **params, void **extra);
+typedef CUresult (*nvt_cuEventCreate_fn)(CUevent *ev, unsigned flags);
+typedef CUresult (*nvt_cuEventRecord_fn)(CUevent ev, CUstream stream);
+typedef CUresult (*nvt_cuEventQuery_fn)(CUevent ev);
 
 /*
  * The private export table that offers launch callbacks (docs/hardware-facts.md,
@@ -100,16 +175,19 @@ typedef struct {
 	void *stream;
 } NVT_LAUNCH_KERNEL_ARGS;
 /* CUlaunchAttribute: an id, then (at byte 8) a 64-byte union of values;
- * CU_LAUNCH_ATTRIBUTE_COOPERATIVE's value is an int, non-zero: cooperative. */
+ * CU_LAUNCH_ATTRIBUTE_COOPERATIVE's value is an int, non-zero: cooperative;
+ * CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION's three unsigned (x, y, z). */
 typedef struct {
 	int id;
 	char pad[4];
 	union {
 		char bytes[64];
 		int cooperative;
+		unsigned cluster_dim[3];
 	} value;
 } NVT_LAUNCH_ATTRIBUTE;
 #define NVT_LAUNCH_ATTRIBUTE_COOPERATIVE 2
+#define NVT_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION 4
 typedef struct {
 	unsigned grid[3], block[3], shared_mem;
 	void *stream;
@@ -120,6 +198,8 @@ typedef struct {
 	const NVT_LAUNCH_CONFIG *config;
 	void *f; /* a CUfunction, or a CUkernel */
 } NVT_LAUNCH_KERNEL_EX_ARGS;
+typedef CUresult (*nvt_cuLaunchKernelEx_fn)(const NVT_LAUNCH_CONFIG *config, CUfunction f,
+					    void **params, void **extra);
 typedef struct {
 	const void *func;
 	unsigned grid[3], block[3];
@@ -148,19 +228,58 @@ typedef struct {
 	CUdevice dev;
 } NVT_DEVICE_ATTRIBUTE_ARGS;
 
-/* The driver-API calls nvtaskset follows (CUPTI's numbers): the SM count, kernel launches, graphs. */
+/*
+ * Driver-API callback ids (domain 6), CUPTI's numbering (cupti_driver_cbid.h,
+ * CUDA 13.0): the calls the shim follows (the SM count, kernel launches,
+ * synchronisations, streams, graphs), and the others the fake driver reports.
+ */
 enum nvt_api_cbid {
 	NVT_CBID_cuDeviceGetAttribute = 9,
+	/* Kernel launches. */
 	NVT_CBID_cuLaunchKernel = 307,
 	NVT_CBID_cuLaunchKernel_ptsz = 442,
 	NVT_CBID_cuLaunchCooperativeKernel = 477,
 	NVT_CBID_cuLaunchCooperativeKernel_ptsz = 478,
 	NVT_CBID_cuLaunchKernelEx = 652,
 	NVT_CBID_cuLaunchKernelEx_ptsz = 653,
+	/* Synchronisations and the calls that end a request (shimyield.c). */
+	NVT_CBID_cuCtxSynchronize = 17,
+	NVT_CBID_cuMemcpyDtoH = 45,
+	NVT_CBID_cuEventSynchronize = 121,
+	NVT_CBID_cuStreamQuery = 125,
+	NVT_CBID_cuStreamSynchronize = 126,
+	NVT_CBID_cuMemcpyDtoH_v2 = 278,
+	NVT_CBID_cuMemcpyDtoH_v2_ptds = 398,
+	NVT_CBID_cuStreamQuery_ptsz = 439,
+	NVT_CBID_cuStreamSynchronize_ptsz = 440,
+	NVT_CBID_cuCtxSynchronize_v2 = 800,
+	/* Events and streams. */
+	NVT_CBID_cuEventCreate = 118,
+	NVT_CBID_cuEventRecord = 119,
+	NVT_CBID_cuEventQuery = 120,
+	NVT_CBID_cuStreamCreate = 124,
+	NVT_CBID_cuStreamDestroy = 127,
+	NVT_CBID_cuEventDestroy_v2 = 285,
+	NVT_CBID_cuStreamDestroy_v2 = 326,
+	NVT_CBID_cuStreamEndCapture = 497,
+	NVT_CBID_cuStreamEndCapture_ptsz = 498,
+	/* Graphs. */
+	NVT_CBID_cuGraphCreate = 501,
+	NVT_CBID_cuGraphAddKernelNode = 502,
+	NVT_CBID_cuGraphKernelNodeGetParams = 503,
+	NVT_CBID_cuGraphNodeGetType = 509,
 	NVT_CBID_cuGraphInstantiate = 513,
 	NVT_CBID_cuGraphLaunch = 514,
 	NVT_CBID_cuGraphLaunch_ptsz = 515,
 	NVT_CBID_cuGraphExecDestroy = 516,
+	NVT_CBID_cuGraphDestroy = 517,
+	NVT_CBID_cuGraphKernelNodeSetParams = 521,
+	NVT_CBID_cuGraphClone = 523,
+	NVT_CBID_cuGraphNodeFindInClone = 524,
+	NVT_CBID_cuGraphAddChildGraphNode = 525,
+	NVT_CBID_cuGraphAddEmptyNode = 526,
+	NVT_CBID_cuGraphChildGraphNodeGetGraph = 529,
+	NVT_CBID_cuGraphGetNodes = 534,
 	NVT_CBID_cuGraphExecKernelNodeSetParams = 538,
 	NVT_CBID_cuGraphExecUpdate = 561,
 	NVT_CBID_cuGraphExecMemcpyNodeSetParams = 562,
@@ -174,32 +293,54 @@ enum nvt_api_cbid {
 	NVT_CBID_cuGraphExecEventWaitNodeSetEvent = 596,
 	NVT_CBID_cuGraphExecExternalSemaphoresSignalNodeSetParams = 624,
 	NVT_CBID_cuGraphExecExternalSemaphoresWaitNodeSetParams = 625,
+	NVT_CBID_cuGraphAddMemAllocNode = 638,
 	NVT_CBID_cuGraphInstantiateWithFlags = 643,
+	NVT_CBID_cuGraphNodeSetEnabled = 650,
+	NVT_CBID_cuGraphNodeGetEnabled = 651,
 	NVT_CBID_cuGraphInstantiateWithParams = 656,
 	NVT_CBID_cuGraphInstantiateWithParams_ptsz = 657,
 	NVT_CBID_cuGraphExecBatchMemOpNodeSetParams = 672,
+	NVT_CBID_cuGraphAddKernelNode_v2 = 689,
+	NVT_CBID_cuGraphKernelNodeGetParams_v2 = 690,
+	NVT_CBID_cuGraphKernelNodeSetParams_v2 = 691,
 	NVT_CBID_cuGraphExecKernelNodeSetParams_v2 = 692,
 	NVT_CBID_cuGraphExecUpdate_v2 = 696,
+	NVT_CBID_cuGraphAddNode = 712,
 	NVT_CBID_cuGraphExecNodeSetParams = 714,
+	NVT_CBID_cuGraphConditionalHandleCreate = 722,
+	NVT_CBID_cuGraphAddNode_v2 = 723,
+};
+
+/* Runtime-API callback ids (domain 7), CUPTI's numbering
+ * (cupti_runtime_cbid.h, CUDA 13.0): the launch, capture and graph calls
+ * whose streams libsmctrl's masks follow (shimsmctrl.c). */
+enum nvt_rt_cbid {
+	NVT_CBID_cudaLaunchKernel = 211,
+	NVT_CBID_cudaLaunchKernel_ptsz = 214,
+	NVT_CBID_cudaLaunchCooperativeKernel = 269,
+	NVT_CBID_cudaGraphDestroy = 314,
+	NVT_CBID_cudaStreamEndCapture = 319,
+	NVT_CBID_cudaStreamEndCapture_ptsz = 320,
+	NVT_CBID_cudaLaunchKernelExC = 430,
+	NVT_CBID_cudaLaunchKernelExC_ptsz = 431,
 };
 
 /* ---- Graph types and calls (cuda.h, CUDA 12/13) ---- */
-typedef void *CUgraph;
-typedef void *CUgraphNode;
-typedef void *CUgraphExec;
-typedef void *CUstream;
-typedef void *CUfunction;
-typedef void *CUkernel;
-typedef void *CUcontext;
 
 enum nvt_graph_node_type {
 	NVT_NODE_KERNEL = 0,
 	NVT_NODE_GRAPH = 4,       /* a child graph */
+	NVT_NODE_EMPTY = 5,
 	NVT_NODE_MEM_ALLOC = 10,
 	NVT_NODE_CONDITIONAL = 13,
 };
-/* cuGraphInstantiateWithFlags / WithParams flag: launched from the device. */
+/* CUgraphInstantiate_flags (cuGraphInstantiateWithFlags / WithParams): free
+ * allocations on launch, upload (WithParams only), launched from the device,
+ * use node priorities. */
+#define NVT_GRAPH_INSTANTIATE_AUTO_FREE 1
+#define NVT_GRAPH_INSTANTIATE_UPLOAD 2
 #define NVT_GRAPH_INSTANTIATE_DEVICE_LAUNCH 4
+#define NVT_GRAPH_INSTANTIATE_NODE_PRIORITY 8
 
 typedef struct {
 	CUfunction func;
@@ -224,6 +365,19 @@ typedef struct {
 	CUgraphNode errorNode;
 	CUgraphNode errorFromNode;
 } NVT_GRAPH_EXEC_UPDATE_RESULT_INFO; /* CUgraphExecUpdateResultInfo */
+
+typedef CUresult (*nvt_cuGraphClone_fn)(CUgraph *out, CUgraph g);
+typedef CUresult (*nvt_cuGraphDestroy_fn)(CUgraph g);
+typedef CUresult (*nvt_cuGraphGetNodes_fn)(CUgraph g, CUgraphNode *nodes, size_t *n);
+typedef CUresult (*nvt_cuGraphNodeGetType_fn)(CUgraphNode n, int *type);
+typedef CUresult (*nvt_cuGraphKernelNodeGetParams_fn)(CUgraphNode n, NVT_KERNEL_NODE_PARAMS *p);
+typedef CUresult (*nvt_cuGraphKernelNodeSetParams_fn)(CUgraphNode n, const NVT_KERNEL_NODE_PARAMS *p);
+typedef CUresult (*nvt_cuGraphChildGraphNodeGetGraph_fn)(CUgraphNode n, CUgraph *g);
+typedef CUresult (*nvt_cuGraphExecUpdate_fn)(CUgraphExec e, CUgraph g,
+					     NVT_GRAPH_EXEC_UPDATE_RESULT_INFO *info);
+/* A graph call that sets what one node does, (node, what): cuGraphKernelNodeSetParams,
+ * cuGraphMemcpyNodeSetParams, cuGraphEventRecordNodeSetEvent, ... */
+typedef CUresult (*nvt_cuGraphNodeSetWhat_fn)(CUgraphNode n, const void *what);
 
 typedef void (*nvt_launch_cb)(void *user, int domain, int cbid, const void *params);
 typedef int (*nvt_cb_subscribe_fn)(uint32_t *handle, nvt_launch_cb cb, void *user);

@@ -19,12 +19,12 @@
 static const char *cu_error_name(int rc)
 {
 	switch (rc) {
-	case 3: return "driver not initialised";
-	case 35: return "the driver is older than the CUDA runtime needs";
-	case 46: return "devices unavailable (busy or exclusive)";
-	case 100: return "no CUDA-capable device";
-	case 101: return "invalid device ordinal";
-	case 999: return "unknown error";
+	case NVT_CUDA_ERROR_NOT_INITIALIZED: return "driver not initialised";
+	case NVT_CUDA_ERROR_INSUFFICIENT_DRIVER: return "the driver is older than the CUDA runtime needs";
+	case NVT_CUDA_ERROR_DEVICES_UNAVAILABLE: return "devices unavailable (busy or exclusive)";
+	case NVT_CUDA_ERROR_NO_DEVICE: return "no CUDA-capable device";
+	case NVT_CUDA_ERROR_INVALID_DEVICE: return "invalid device ordinal";
+	case NVT_CUDA_ERROR_UNKNOWN: return "unknown error";
 	default: return "driver error";
 	}
 }
@@ -196,7 +196,7 @@ static void enumerate_in_child(void *ctx, void *result)
 	memset(info, 0, sizeof(*info));
 	if (open_driver(&cu, info))
 		goto fail;
-	for (int i = 0; i < info->device_count && i < NVT_GPUS_MAX; i++) {
+	for (int i = 0; i < info->device_count && i < NVT_MACHINE_GPUS; i++) {
 		CHECK_OR(cu.get_device(&dev, i), "cuDeviceGet");
 		CHECK_OR(cu.get_uuid(&uuid, dev), "cuDeviceGetUuid");
 		CHECK_OR(cu.get_name(list->gpu[i].name, (int)sizeof(list->gpu[i].name) - 1, dev),
@@ -218,7 +218,7 @@ int nvt_gpu_enumerate(int timeout_ms, struct nvt_gpu_list *out)
 	if (rc != NVT_CHILD_OK)
 		return child_failure(rc, timeout_ms, out->error, sizeof(out->error));
 	out->error[sizeof(out->error) - 1] = '\0';
-	if (out->count < 0 || out->count > NVT_GPUS_MAX) {
+	if (out->count < 0 || out->count > NVT_MACHINE_GPUS) {
 		snprintf(out->error, sizeof(out->error), "the driver query process failed");
 		return -1;
 	}

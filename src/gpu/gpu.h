@@ -8,6 +8,8 @@
 #ifndef NVT_GPU_H
 #define NVT_GPU_H
 
+#include "cuda_driver.h"
+
 struct nvt_gpu_info {
 	int ordinal; /* CUDA's device ordinal in this environment */
 	int device_count;
@@ -28,17 +30,13 @@ struct nvt_gpu_info {
 int nvt_gpu_query(const unsigned char uuid[16], int timeout_ms, struct nvt_gpu_info *info);
 #define NVT_GPU_NOT_VISIBLE "not visible to CUDA"
 
-/* The most GPUs of a machine nvtaskset lists and numbers (CUDA's, the
- * kernel module's); a task has partitions on at most NVT_MAX_GPUS of them. */
-#define NVT_GPUS_MAX 64
-
 /* The GPUs CUDA sees, in its order. */
 struct nvt_gpu_list {
 	int count;
 	struct {
 		unsigned char uuid[16];
 		char name[96];
-	} gpu[NVT_GPUS_MAX];
+	} gpu[NVT_MACHINE_GPUS];
 	char error[256];
 };
 

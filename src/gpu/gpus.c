@@ -150,7 +150,7 @@ int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen
 
 	memset(out, 0, sizeof(*out));
 	nvt_module_version(out->nvrm, sizeof(out->nvrm));
-	n = nvt_gpus_from_proc(out->id, NVT_GPUS_MAX);
+	n = nvt_gpus_from_proc(out->id, NVT_MACHINE_GPUS);
 	if (n > 0) {
 		out->n = n;
 		out->from_proc = 1;
@@ -166,7 +166,7 @@ int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen
 		snprintf(err, errlen, "CUDA sees no GPU");
 		return -1;
 	}
-	for (int g = 0; g < list.count && g < NVT_GPUS_MAX; g++) {
+	for (int g = 0; g < list.count && g < NVT_MACHINE_GPUS; g++) {
 		nvt_uuid_format(list.gpu[g].uuid, out->id[g].uuid);
 		snprintf(out->id[g].model, sizeof(out->id[g].model), "%s", list.gpu[g].name);
 		out->n = g + 1;

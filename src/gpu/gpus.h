@@ -26,7 +26,7 @@ struct nvt_gpus {
 	int n;
 	int from_proc; /* numbered from /proc/driver/nvidia (else by CUDA) */
 	char nvrm[32]; /* kernel module version, "-" if unknown */
-	struct nvt_gpu_id id[NVT_GPUS_MAX];
+	struct nvt_gpu_id id[NVT_MACHINE_GPUS];
 };
 
 /*
@@ -41,7 +41,7 @@ int nvt_gpus_find(const struct nvt_gpus *gpus, const uint8_t uuid[16]);
 
 /*
  * The GPUs a CUDA program started now would see (CUDA_VISIBLE_DEVICES,
- * CUDA_DEVICE_ORDER): fills idx (NVT_GPUS_MAX entries) with their numbers
+ * CUDA_DEVICE_ORDER): fills idx (NVT_MACHINE_GPUS entries) with their numbers
  * and returns how many. Where that cannot be told, every GPU.
  */
 int nvt_gpus_visible(const struct nvt_gpus *gpus, int *idx);

@@ -15,51 +15,24 @@
 #include "core/tmd.h"
 #include "core/text.h"
 
-typedef unsigned long long CUdeviceptr;
-typedef void *CUmodule;
-
-
-/* Layouts as in CUDA 12/13's cuda.h. */
-struct launch_attribute {
-	int id;
-	char pad[4];
-	union {
-		char bytes[64];
-		struct {
-			unsigned x, y, z;
-		} cluster_dim;
-	} value;
-};
-struct launch_config {
-	unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
-	void *stream;
-	struct launch_attribute *attrs;
-	unsigned num_attrs;
-};
-#define LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION 4
-#define FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
-#define FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED 14
-#define DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN 97
-
 struct nvt_probe_cu {
-	CUresult (*init)(unsigned);
-	CUresult (*device_get)(CUdevice *, int);
-	CUresult (*attribute)(int *, int, CUdevice);
-	CUresult (*ctx_retain)(CUcontext *, CUdevice);
-	CUresult (*ctx_release)(CUdevice);
-	CUresult (*ctx_set)(CUcontext);
-	CUresult (*sync)(void);
-	CUresult (*module_load)(CUmodule *, const void *);
-	CUresult (*module_function)(CUfunction *, CUmodule, const char *);
-	CUresult (*func_attribute)(CUfunction, int, int);
-	CUresult (*mem_alloc)(CUdeviceptr *, size_t);
-	CUresult (*mem_free)(CUdeviceptr);
-	CUresult (*copy_dtoh)(void *, CUdeviceptr, size_t);
-	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-			   unsigned, void *, void **, void **);
-	CUresult (*launch_ex)(const struct launch_config *, CUfunction, void **, void **);
-	CUresult (*stream_create)(CUstream *, unsigned);
-	CUresult (*copy_htod)(CUdeviceptr, const void *, size_t);
+	nvt_cuInit_fn init;
+	nvt_cuDeviceGet_fn device_get;
+	nvt_cuDeviceGetAttribute_fn attribute;
+	nvt_cuDevicePrimaryCtxRetain_fn ctx_retain;
+	nvt_cuDevicePrimaryCtxRelease_fn ctx_release;
+	nvt_cuCtxSetCurrent_fn ctx_set;
+	nvt_cuCtxSynchronize_fn sync;
+	nvt_cuModuleLoadData_fn module_load;
+	nvt_cuModuleGetFunction_fn module_function;
+	nvt_cuFuncSetAttribute_fn func_attribute;
+	nvt_cuMemAlloc_fn mem_alloc;
+	nvt_cuMemFree_fn mem_free;
+	nvt_cuMemcpyDtoH_fn copy_dtoh;
+	nvt_cuLaunchKernel_fn launch;
+	nvt_cuLaunchKernelEx_fn launch_ex;
+	nvt_cuStreamCreate_fn stream_create;
+	nvt_cuMemcpyHtoD_fn copy_htod;
 	nvt_cuGetExportTable_fn export_table;
 };
 

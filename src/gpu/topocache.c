@@ -161,14 +161,14 @@ static int cmp_name(const void *a, const void *b)
 int nvt_gpus_from_proc(struct nvt_gpu_id *ids, int max)
 {
 	char dir[256], path[600], text[4096];
-	static char names[NVT_GPUS_MAX][256];
-	char *sorted[NVT_GPUS_MAX];
+	static char names[NVT_MACHINE_GPUS][256];
+	char *sorted[NVT_MACHINE_GPUS];
 	struct dirent *ent;
 	int n = 0;
 	DIR *d;
 
-	if (max > NVT_GPUS_MAX)
-		max = NVT_GPUS_MAX;
+	if (max > NVT_MACHINE_GPUS)
+		max = NVT_MACHINE_GPUS;
 	snprintf(dir, sizeof(dir), "%s/gpus", nvt_proc_nvidia());
 	d = opendir(dir);
 	if (!d)

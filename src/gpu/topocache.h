@@ -12,11 +12,9 @@
 #define NVT_TOPOCACHE_H
 
 #include <stddef.h>
+#include "cuda_driver.h"
 #include "core/gpusel.h"
 #include "core/topo.h"
-
-/* GPUs of one machine, at most. */
-#define NVT_GPUS_MAX 64
 
 /* The directory root's calibrations go in, which every user's tasks read. */
 #define NVT_SYSTEM_CACHE_DIR "/var/cache/nvtaskset"

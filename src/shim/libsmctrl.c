@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "libsmctrl.h"
-#include "smctrlabi.h"
+#include "shimsmctrlapi.h"
 
 void libsmctrl_set_global_mask(uint64_t mask)
 {

@@ -53,20 +53,14 @@
 #include "gpu/cuda_driver.h"
 #include "nvtaskset.h"
 #include "core/segment.h"
+#include "shimgraph.h"
+#include "shimsmctrl.h"
 #include "shimstate.h"
+#include "shimyield.h"
 
 #define GRAPH_EXECS 4096 /* a power of two */
 #define GRAPH_DEPTH 8    /* child graphs inside child graphs */
 #define SMEM_NUDGE 16    /* bytes: any change of dynamic shared memory rebuilds the TMD */
-
-typedef CUresult (*graph_clone_fn)(CUgraph *out, CUgraph g);
-typedef CUresult (*graph_destroy_fn)(CUgraph g);
-typedef CUresult (*graph_get_nodes_fn)(CUgraph g, CUgraphNode *nodes, size_t *n);
-typedef CUresult (*node_get_type_fn)(CUgraphNode n, int *type);
-typedef CUresult (*kernel_params_fn)(CUgraphNode n, NVT_KERNEL_NODE_PARAMS *p);
-typedef CUresult (*child_graph_fn)(CUgraphNode n, CUgraph *g);
-typedef CUresult (*exec_update_fn)(CUgraphExec e, CUgraph g, NVT_GRAPH_EXEC_UPDATE_RESULT_INFO *info);
-typedef CUresult (*node_set_fn)(CUgraphNode n, const void *params);
 
 struct graph_exec {
 	void *exec;          /* key (first): NULL free, SHIM_TABLE_GONE removed; published last */
@@ -105,14 +99,15 @@ static __thread struct {
 static struct {
 	int on;
 	int debug; /* NVTASKSET_GRAPH_DEBUG: say what happens to each exec */
-	graph_clone_fn clone;
-	graph_destroy_fn destroy;
-	graph_get_nodes_fn get_nodes;
-	node_get_type_fn get_type;
-	kernel_params_fn kernel_get, kernel_set;
-	child_graph_fn child_graph;
-	exec_update_fn exec_update;
-	node_set_fn set[8]; /* mirrors of exec set-params calls, see mirror_call */
+	nvt_cuGraphClone_fn clone;
+	nvt_cuGraphDestroy_fn destroy;
+	nvt_cuGraphGetNodes_fn get_nodes;
+	nvt_cuGraphNodeGetType_fn get_type;
+	nvt_cuGraphKernelNodeGetParams_fn kernel_get;
+	nvt_cuGraphKernelNodeSetParams_fn kernel_set;
+	nvt_cuGraphChildGraphNodeGetGraph_fn child_graph;
+	nvt_cuGraphExecUpdate_fn exec_update;
+	nvt_cuGraphNodeSetWhat_fn set[8]; /* mirrors of exec set-params calls, see mirror_call */
 } drv;
 
 /* Exec set-params calls, (exec, node, what, ...), and the graph call that
@@ -543,7 +538,8 @@ static void on_launch_or_upload(int cbid, int site, void *const *args, int resul
 			launch_done(tls.current, replay);
 		/* A replay is launched work, though no launch callback shows
 		 * it: a priority agent sees the task active. */
-		if (result == 0 && replay)
+		if (result == 0 && replay && tls.current->slot >= 0 && tls.current->slot < NVT_MAX_GPUS &&
+		    shim.seg)
 			shim_count_launch(tls.current->slot);
 		tls.current = NULL;
 	}
@@ -657,16 +653,16 @@ void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 	if (off && !strcmp(off, "0"))
 		return; /* graphs keep the TPCs they were uploaded with, at no cost */
 
-	drv.clone = (graph_clone_fn)dlsym(lib, "cuGraphClone");
-	drv.destroy = (graph_destroy_fn)dlsym(lib, "cuGraphDestroy");
-	drv.get_nodes = (graph_get_nodes_fn)dlsym(lib, "cuGraphGetNodes");
-	drv.get_type = (node_get_type_fn)dlsym(lib, "cuGraphNodeGetType");
-	drv.kernel_get = (kernel_params_fn)dlsym(lib, "cuGraphKernelNodeGetParams_v2");
-	drv.kernel_set = (kernel_params_fn)dlsym(lib, "cuGraphKernelNodeSetParams_v2");
-	drv.child_graph = (child_graph_fn)dlsym(lib, "cuGraphChildGraphNodeGetGraph");
-	drv.exec_update = (exec_update_fn)dlsym(lib, "cuGraphExecUpdate_v2");
+	drv.clone = (nvt_cuGraphClone_fn)dlsym(lib, "cuGraphClone");
+	drv.destroy = (nvt_cuGraphDestroy_fn)dlsym(lib, "cuGraphDestroy");
+	drv.get_nodes = (nvt_cuGraphGetNodes_fn)dlsym(lib, "cuGraphGetNodes");
+	drv.get_type = (nvt_cuGraphNodeGetType_fn)dlsym(lib, "cuGraphNodeGetType");
+	drv.kernel_get = (nvt_cuGraphKernelNodeGetParams_fn)dlsym(lib, "cuGraphKernelNodeGetParams_v2");
+	drv.kernel_set = (nvt_cuGraphKernelNodeSetParams_fn)dlsym(lib, "cuGraphKernelNodeSetParams_v2");
+	drv.child_graph = (nvt_cuGraphChildGraphNodeGetGraph_fn)dlsym(lib, "cuGraphChildGraphNodeGetGraph");
+	drv.exec_update = (nvt_cuGraphExecUpdate_fn)dlsym(lib, "cuGraphExecUpdate_v2");
 	for (int i = 0; i < 8; i++)
-		drv.set[i] = (node_set_fn)dlsym(lib, mirror_calls[i].graph_call);
+		drv.set[i] = (nvt_cuGraphNodeSetWhat_fn)dlsym(lib, mirror_calls[i].graph_call);
 	if (!drv.clone || !drv.destroy || !drv.get_nodes || !drv.get_type || !drv.kernel_get ||
 	    !drv.kernel_set || !drv.child_graph || !drv.exec_update)
 		ok = 0;

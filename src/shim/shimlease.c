@@ -26,6 +26,7 @@
 #include "core/tpcset.h"
 #include "prio/agent.h"
 #include "seg/segfile.h"
+#include "shimlease.h"
 #include "shimstate.h"
 
 #define CHECK_MS 250 /* looks at most this often (a few system calls a look) */

@@ -1,7 +1,8 @@
 /*
  * shimsetup.c - the shim's set-up: the control segment, the partitions from
  * the environment, the driver's launch callback, forks and exit. The launch
- * path itself is in shim.c (see its comment for the whole design).
+ * path itself is in shim.c (see its comment for the whole design). The top
+ * of the shim's layers (shimstate.h): it calls every other file.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -19,7 +20,6 @@
 #include <unistd.h>
 
 #include "gpu/cuda_driver.h"
-#include "shimstate.h"
 #include "core/gpusel.h"
 #include "seg/inherit.h"
 #include "nvtaskset.h"
@@ -30,6 +30,14 @@
 #include "core/tmd.h"
 #include "core/topo.h"
 #include "core/tpcset.h"
+#include "shim.h"
+#include "shimgraph.h"
+#include "shimslot.h"
+#include "shimsmctrl.h"
+#include "shimsmctrlmaps.h"
+#include "shimsms.h"
+#include "shimstate.h"
+#include "shimyield.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -240,9 +248,9 @@ static void register_callback(void)
 		}
 		get_table = (nvt_cuGetExportTable_fn)dlsym(lib, "cuGetExportTable");
 	}
-	shim.ctx_get_device = (ctx_get_device_fn)dlsym(lib, "cuCtxGetDevice");
+	shim.ctx_get_device = (nvt_cuCtxGetDevice_fn)dlsym(lib, "cuCtxGetDevice");
 	shim.device_get_uuid = (nvt_cuDeviceGetUuid_fn)dlsym(lib, "cuDeviceGetUuid");
-	shim_smctrl_info_setup(lib);
+	shim_smctrl_maps_setup(lib);
 	start_mark(SP_DRIVER);
 	if (!get_table) {
 		shim_warn("the CUDA driver has no cuGetExportTable; running unpartitioned");
@@ -302,6 +310,7 @@ static void after_fork_in_child(void)
 	char why[256];
 
 	shim_smctrl_after_fork();
+	shim_smctrl_maps_after_fork();
 	shim_yield_after_fork();
 	if (shim.seg_shared) {
 		if (nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why)) >= 0) {

@@ -53,6 +53,9 @@
 #include "core/tmd.h"
 #include "core/gpusel.h"
 #include "core/topo.h"
+#include "shimslot.h"
+#include "shimsmctrl.h"
+#include "shimsmctrlmaps.h"
 #include "shimstate.h"
 
 /* The stream's place in the calls' argument blocks (cuda.h, CUDA 13.0). */
@@ -63,8 +66,8 @@ _Static_assert(offsetof(NVT_RT_LAUNCH_CONFIG, stream) == 32, "cudaLaunchConfig_t
 
 #define STREAMS 1024 /* streams with a mask at once; a power of two */
 #define GRAPHS 256   /* captured graphs with a mask at once */
-#define KEY_LEGACY ((const void *)1)     /* CU_STREAM_LEGACY, and NULL */
-#define KEY_PER_THREAD ((const void *)2) /* CU_STREAM_PER_THREAD */
+#define KEY_LEGACY ((const void *)NVT_CU_STREAM_LEGACY) /* and NULL */
+#define KEY_PER_THREAD ((const void *)NVT_CU_STREAM_PER_THREAD)
 #define MASK_WORDS_LOGICAL 3             /* disable bits 0-63, 64-127, and "set" */
 
 /* A mask as launches read it: w[0..1] disable TPCs 0-127, w[2] != 0: set. */
@@ -184,33 +187,18 @@ void shim_smctrl_topology(int g, const struct nvt_topology *topo)
 
 /* ---- Following launch calls ---------------------------------------------------- */
 
-/* Launch calls of the driver API (domain 6) and the runtime API (domain 7),
- * CUPTI's numbers (cupti_driver_cbid.h, cupti_runtime_cbid.h, CUDA 13.0). */
-enum {
-	CB_cuStreamDestroy = 127,
-	CB_cuStreamDestroy_v2 = 326,
-	CB_cuStreamEndCapture = 497,
-	CB_cuStreamEndCapture_ptsz = 498,
-	CB_cuGraphDestroy = 517,
-	CB_cudaLaunchKernel = 211,
-	CB_cudaLaunchKernel_ptsz = 214,
-	CB_cudaLaunchCooperativeKernel = 269,
-	CB_cudaGraphDestroy = 314,
-	CB_cudaStreamEndCapture = 319,
-	CB_cudaStreamEndCapture_ptsz = 320,
-	CB_cudaLaunchKernelExC = 430,
-	CB_cudaLaunchKernelExC_ptsz = 431,
-};
+/* The calls followed: launches of the driver API (domain 6) and the runtime API
+ * (domain 7), captures' ends, graphs' and streams' destruction. */
 static const int driver_ids[] = {
 	NVT_CBID_cuLaunchKernel, NVT_CBID_cuLaunchKernel_ptsz, NVT_CBID_cuLaunchCooperativeKernel,
 	NVT_CBID_cuLaunchCooperativeKernel_ptsz, NVT_CBID_cuLaunchKernelEx, NVT_CBID_cuLaunchKernelEx_ptsz,
-	CB_cuStreamEndCapture, CB_cuStreamEndCapture_ptsz, CB_cuGraphDestroy, CB_cuStreamDestroy,
-	CB_cuStreamDestroy_v2,
+	NVT_CBID_cuStreamEndCapture, NVT_CBID_cuStreamEndCapture_ptsz, NVT_CBID_cuGraphDestroy, NVT_CBID_cuStreamDestroy,
+	NVT_CBID_cuStreamDestroy_v2,
 };
 static const int runtime_ids[] = {
-	CB_cudaLaunchKernel, CB_cudaLaunchKernel_ptsz, CB_cudaLaunchCooperativeKernel,
-	CB_cudaLaunchKernelExC, CB_cudaLaunchKernelExC_ptsz, CB_cudaStreamEndCapture,
-	CB_cudaStreamEndCapture_ptsz, CB_cudaGraphDestroy,
+	NVT_CBID_cudaLaunchKernel, NVT_CBID_cudaLaunchKernel_ptsz, NVT_CBID_cudaLaunchCooperativeKernel,
+	NVT_CBID_cudaLaunchKernelExC, NVT_CBID_cudaLaunchKernelExC_ptsz, NVT_CBID_cudaStreamEndCapture,
+	NVT_CBID_cudaStreamEndCapture_ptsz, NVT_CBID_cudaGraphDestroy,
 };
 
 /* The stream key of a launch call's arguments; 0 if cbid is no launch. */
@@ -236,17 +224,17 @@ static int launch_stream(int domain, int cbid, const void *args, const void **ke
 		stream = c ? c->stream : NULL;
 		break;
 	}
-	case -CB_cudaLaunchKernel_ptsz:
+	case -NVT_CBID_cudaLaunchKernel_ptsz:
 		per_thread = 1;
 		/* fall through */
-	case -CB_cudaLaunchKernel:
-	case -CB_cudaLaunchCooperativeKernel:
+	case -NVT_CBID_cudaLaunchKernel:
+	case -NVT_CBID_cudaLaunchCooperativeKernel:
 		stream = ((const NVT_RT_LAUNCH_KERNEL_ARGS *)args)->stream;
 		break;
-	case -CB_cudaLaunchKernelExC_ptsz:
+	case -NVT_CBID_cudaLaunchKernelExC_ptsz:
 		per_thread = 1;
 		/* fall through */
-	case -CB_cudaLaunchKernelExC: {
+	case -NVT_CBID_cudaLaunchKernelExC: {
 		const NVT_RT_LAUNCH_CONFIG *c = ((const NVT_RT_LAUNCH_KERNEL_EX_ARGS *)args)->config;
 		stream = c ? c->stream : NULL;
 		break;
@@ -389,24 +377,24 @@ void shim_smctrl_api(int domain, int cbid, const void *data)
 		launching.domain = site == NVT_CB_API_SITE_ENTER ? domain : 0;
 		return;
 	}
-	if (domain == NVT_CB_DOMAIN_API ? cbid == CB_cuGraphDestroy : cbid == CB_cudaGraphDestroy) {
+	if (domain == NVT_CB_DOMAIN_API ? cbid == NVT_CBID_cuGraphDestroy : cbid == NVT_CBID_cudaGraphDestroy) {
 		if (site == NVT_CB_API_SITE_ENTER)
 			graph_destroyed(*(void *const *)args);
 		return;
 	}
 	/* (At its entry: once it returned, a new stream may have its handle.) */
-	if (domain == NVT_CB_DOMAIN_API && (cbid == CB_cuStreamDestroy || cbid == CB_cuStreamDestroy_v2)) {
+	if (domain == NVT_CB_DOMAIN_API && (cbid == NVT_CBID_cuStreamDestroy || cbid == NVT_CBID_cuStreamDestroy_v2)) {
 		if (site == NVT_CB_API_SITE_ENTER)
 			stream_destroyed(*(void *const *)args);
 		return;
 	}
 	/* The end of a capture (the callback also gets the calls others follow). */
-	if (domain == NVT_CB_DOMAIN_API ? cbid != CB_cuStreamEndCapture && cbid != CB_cuStreamEndCapture_ptsz
-					: cbid != CB_cudaStreamEndCapture && cbid != CB_cudaStreamEndCapture_ptsz)
+	if (domain == NVT_CB_DOMAIN_API ? cbid != NVT_CBID_cuStreamEndCapture && cbid != NVT_CBID_cuStreamEndCapture_ptsz
+					: cbid != NVT_CBID_cudaStreamEndCapture && cbid != NVT_CBID_cudaStreamEndCapture_ptsz)
 		return;
 	if (site == NVT_CB_API_SITE_EXIT && call.result == 0) {
 		const NVT_END_CAPTURE_ARGS *a = args;
-		int ptsz = cbid == CB_cuStreamEndCapture_ptsz || cbid == CB_cudaStreamEndCapture_ptsz;
+		int ptsz = cbid == NVT_CBID_cuStreamEndCapture_ptsz || cbid == NVT_CBID_cudaStreamEndCapture_ptsz;
 		if (a->graph && *a->graph)
 			captured(!a->stream && ptsz ? KEY_PER_THREAD : stream_key(a->stream), *a->graph);
 	}
@@ -597,8 +585,6 @@ void shim_smctrl_after_fork(void)
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 
 	sm.lock = fresh;
-	shim_smctrl_info_after_fork();
-	shim_smctrl_maps_after_fork();
 }
 
 /* Whether launches must look at the program's masks (one load). */

@@ -2,80 +2,26 @@
  * shimsmctrlapi.c - what the shim exports for libsmctrl.so (src/shim/libsmctrl.c):
  * the mask setters, which hand logical masks to shimsmctrl.c, and the GPC and
  * TPC queries, answered from the calibrated topology nvtaskset gave the task
- * (slow path: the driver is asked which GPU a CUDA ordinal is).
+ * (shimsmctrlmaps.c; slow path: the driver is asked which GPU a CUDA ordinal
+ * is).
  * include/libsmctrl.h states the semantics.
  *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "gpu/cuda_driver.h"
 #include "libsmctrl.h"
 #include "nvtaskset.h"
-#include "core/gpusel.h"
-#include "core/segment.h"
 #include "core/topo.h"
-#include "shimstate.h"
-#include "smctrlabi.h"
+#include "shimsmctrl.h"
+#include "shimsmctrlapi.h"
+#include "shimsmctrlmaps.h"
+#include "shimsms.h"
 
 #define EXPORT NVT_SMCTRL_EXPORT
-
-static struct {
-	nvt_cuInit_fn init;
-	nvt_cuDeviceGetCount_fn count;
-	nvt_cuDeviceGet_fn device_get;
-	nvt_cuDeviceGetAttribute_fn attribute;
-	nvt_cuDeviceGetUuid_fn uuid;
-	nvt_cuDriverGetVersion_fn version;
-} drv;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-void shim_smctrl_info_after_fork(void)
-{
-	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-
-	lock = fresh;
-}
-
-void shim_smctrl_info_setup(void *lib)
-{
-	drv.init = (nvt_cuInit_fn)dlsym(lib, "cuInit");
-	drv.count = (nvt_cuDeviceGetCount_fn)dlsym(lib, "cuDeviceGetCount");
-	drv.version = (nvt_cuDriverGetVersion_fn)dlsym(lib, "cuDriverGetVersion");
-	drv.device_get = (nvt_cuDeviceGet_fn)dlsym(lib, "cuDeviceGet");
-	drv.attribute = (nvt_cuDeviceGetAttribute_fn)dlsym(lib, "cuDeviceGetAttribute");
-	drv.uuid = (nvt_cuDeviceGetUuid_fn)dlsym(lib, "cuDeviceGetUuid");
-}
-
-int shim_smctrl_cuda_gpus(struct nvt_cache_key *keys, int max)
-{
-	int count = 0, version = 0, n = 0;
-
-	if (!drv.init || !drv.count || !drv.device_get || !drv.uuid || !drv.attribute || !drv.version ||
-	    drv.init(0) || drv.count(&count) || drv.version(&version))
-		return 0;
-	for (int i = 0; i < count && n < max; i++) {
-		CUdevice d;
-		CUuuid uuid;
-		int sms = 0;
-		/* The GPU's own count, never a partition's (shimsms.c): the cache's key. */
-		if (drv.device_get(&d, i) || drv.uuid(&uuid, d) ||
-		    shim_driver_attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d))
-			continue;
-		memset(&keys[n], 0, sizeof(keys[n]));
-		nvt_uuid_format((const uint8_t *)uuid.bytes, keys[n].uuid);
-		keys[n].driver_version = version;
-		keys[n].sms = sms;
-		snprintf(keys[n].nvrm, sizeof(keys[n].nvrm), "-");
-		n++;
-	}
-	return n;
-}
 
 /* ---- Setting masks ---------------------------------------------------------------- */
 
@@ -139,37 +85,6 @@ EXPORT void nvtaskset_smctrl_set_next_mask_ext(uint128_t mask)
 
 /* ---- Queries -------------------------------------------------------------------------- */
 
-/*
- * The calibrated topology of CUDA device ordinal dev: nvtaskset's for this
- * task, or the cache's (shim_smctrl_maps). Returns 0, EINVAL (no such
- * device), EIO (the driver failed) or ENOENT (no calibration of it could be
- * had: the program was told why).
- */
-static int device_topology(int dev, struct nvt_topology *out)
-{
-	static struct nvt_slot_view view;
-	CUdevice d;
-	CUuuid uuid;
-	int g, rc = ENOENT;
-
-	if (!drv.init || !drv.device_get || !drv.uuid || drv.init(0))
-		return EIO;
-	if (dev < 0 || drv.device_get(&d, dev))
-		return EINVAL;
-	if (drv.uuid(&uuid, d))
-		return EIO;
-	shim_smctrl_maps();
-	pthread_mutex_lock(&lock);
-	g = shim.seg ? nvt_seg_find_gpu(shim.seg, (const uint8_t *)uuid.bytes) : -1;
-	if (g >= 0 && nvt_slot_read(&shim.seg->gpu[g], &view, 100) == 0 &&
-	    (view.topo.flags & NVT_TOPO_CALIBRATED) && !nvt_topo_validate(&view.topo)) {
-		*out = view.topo;
-		rc = 0;
-	}
-	pthread_mutex_unlock(&lock);
-	return rc;
-}
-
 EXPORT int nvtaskset_smctrl_get_tpc_info_cuda(uint32_t *num_tpcs, int cuda_dev)
 {
 	static struct nvt_topology topo;
@@ -177,7 +92,7 @@ EXPORT int nvtaskset_smctrl_get_tpc_info_cuda(uint32_t *num_tpcs, int cuda_dev)
 
 	if (!num_tpcs)
 		return EINVAL;
-	rc = device_topology(cuda_dev, &topo);
+	rc = shim_smctrl_device_topology(cuda_dev, &topo);
 	if (rc == 0) {
 		*num_tpcs = topo.n_tpcs;
 		return 0;
@@ -185,8 +100,8 @@ EXPORT int nvtaskset_smctrl_get_tpc_info_cuda(uint32_t *num_tpcs, int cuda_dev)
 	if (rc != ENOENT)
 		return rc;
 	/* Without calibration: the SMs of TPCs of two (every GPU since Volta). */
-	if (!drv.attribute || shim_driver_attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cuda_dev) ||
-	    drv.attribute(&major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cuda_dev))
+	if (shim_driver_attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cuda_dev) ||
+	    shim_driver_attribute(&major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cuda_dev))
 		return EIO;
 	if (major < 7)
 		return ENOTSUP;
@@ -213,7 +128,7 @@ EXPORT int nvtaskset_smctrl_get_gpc_info_ext(uint32_t *num_enabled_gpcs, uint128
 		*num_enabled_gpcs = 0; /* as libsmctrl: callers print it whatever the result */
 	if (!num_enabled_gpcs || !tpcs_for_gpc || dev < 0 || dev >= NVT_MAX_GPUS)
 		return EINVAL;
-	if ((rc = device_topology(dev, &topo)))
+	if ((rc = shim_smctrl_device_topology(dev, &topo)))
 		return rc;
 	if (!topo.n_gpcs || topo.n_gpcs > NVT_MAX_GPCS)
 		return ENODATA; /* GPCs unknown: before Hopper, calibration cannot see them */

@@ -9,7 +9,9 @@
  * read by the command's own rules (gpu/topocache.h); where the cache has
  * none, the command calibrates the GPU once and saves it (`nvtaskset
  * --topology --gpu UUID`, ~1 s), else the program is told why, once, and its
- * masks do not apply on that GPU. Slow path only: never on a launch.
+ * masks do not apply on that GPU. Slow path only: never on a launch. It also
+ * answers libsmctrl's queries (shimsmctrlapi.c) with the map of a CUDA
+ * device ordinal.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -27,14 +29,63 @@
 #include <unistd.h>
 
 #include "install_paths.h"
+#include "gpu/cuda_driver.h"
 #include "core/gpusel.h"
 #include "core/segment.h"
 #include "core/topo.h"
 #include "gpu/topocache.h"
 #include "seg/segfile.h"
+#include "shimsmctrlmaps.h"
+#include "shimsms.h"
 #include "shimstate.h"
 
 extern char **environ;
+
+/* The driver's calls for the GPUs CUDA shows this process (cuDeviceGetUuid:
+ * shim.device_get_uuid). */
+static struct {
+	nvt_cuInit_fn init;
+	nvt_cuDeviceGetCount_fn count;
+	nvt_cuDeviceGet_fn device_get;
+	nvt_cuDriverGetVersion_fn version;
+} drv;
+/* Held while a query reads a slot's topology (shim_smctrl_device_topology). */
+static pthread_mutex_t query_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void shim_smctrl_maps_setup(void *lib)
+{
+	drv.init = (nvt_cuInit_fn)dlsym(lib, "cuInit");
+	drv.count = (nvt_cuDeviceGetCount_fn)dlsym(lib, "cuDeviceGetCount");
+	drv.version = (nvt_cuDriverGetVersion_fn)dlsym(lib, "cuDriverGetVersion");
+	drv.device_get = (nvt_cuDeviceGet_fn)dlsym(lib, "cuDeviceGet");
+}
+
+/* The GPUs CUDA shows this process (it calls cuInit), as keys of their cache
+ * records, into keys (max). Returns how many (0 when the driver fails). */
+static int cuda_gpus(struct nvt_cache_key *keys, int max)
+{
+	int count = 0, version = 0, n = 0;
+
+	if (!drv.init || !drv.count || !drv.device_get || !shim.device_get_uuid || !drv.version ||
+	    drv.init(0) || drv.count(&count) || drv.version(&version))
+		return 0;
+	for (int i = 0; i < count && n < max; i++) {
+		CUdevice d;
+		CUuuid uuid;
+		int sms = 0;
+		/* The GPU's own count, never a partition's (shimsms.c): the cache's key. */
+		if (drv.device_get(&d, i) || shim.device_get_uuid(&uuid, d) ||
+		    shim_driver_attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d))
+			continue;
+		memset(&keys[n], 0, sizeof(keys[n]));
+		nvt_uuid_format((const uint8_t *)uuid.bytes, keys[n].uuid);
+		keys[n].driver_version = version;
+		keys[n].sms = sms;
+		snprintf(keys[n].nvrm, sizeof(keys[n].nvrm), "-");
+		n++;
+	}
+	return n;
+}
 
 /* The GPUs this process can see, each with what finds its cache record. */
 struct gpu_key {
@@ -47,13 +98,13 @@ struct gpu_key {
  * fork before it does), else by asking the driver. Returns how many. */
 static int visible_gpus(struct gpu_key *out, int max)
 {
-	static struct nvt_gpu_id ids[NVT_GPUS_MAX];
+	static struct nvt_gpu_id ids[NVT_MACHINE_GPUS];
 	static struct nvt_cache_key keys[NVT_MAX_GPUS];
-	int idx[NVT_GPUS_MAX], n, count = 0;
+	int idx[NVT_MACHINE_GPUS], n, count = 0;
 	char nvrm[32];
 
 	nvt_module_version(nvrm, sizeof(nvrm));
-	n = nvt_gpus_from_proc(ids, NVT_GPUS_MAX);
+	n = nvt_gpus_from_proc(ids, NVT_MACHINE_GPUS);
 	if (n > 0 && strcmp(nvrm, "-")) {
 		n = nvt_gpus_visible_of(ids, n, 1, idx);
 		for (int i = 0; i < n && count < max; i++) {
@@ -65,7 +116,7 @@ static int visible_gpus(struct gpu_key *out, int max)
 		}
 		return count;
 	}
-	n = shim_smctrl_cuda_gpus(keys, max < NVT_MAX_GPUS ? max : NVT_MAX_GPUS);
+	n = cuda_gpus(keys, max < NVT_MAX_GPUS ? max : NVT_MAX_GPUS);
 	for (int i = 0; i < n; i++) {
 		out[count].key = keys[i];
 		count += nvt_uuid_parse(keys[i].uuid, out[count].uuid) == 0;
@@ -215,4 +266,30 @@ void shim_smctrl_maps_after_fork(void)
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 
 	maps_lock = fresh;
+	query_lock = fresh;
+}
+
+int shim_smctrl_device_topology(int dev, struct nvt_topology *out)
+{
+	static struct nvt_slot_view view;
+	CUdevice d;
+	CUuuid uuid;
+	int g, rc = ENOENT;
+
+	if (!drv.init || !drv.device_get || !shim.device_get_uuid || drv.init(0))
+		return EIO;
+	if (dev < 0 || drv.device_get(&d, dev))
+		return EINVAL;
+	if (shim.device_get_uuid(&uuid, d))
+		return EIO;
+	shim_smctrl_maps();
+	pthread_mutex_lock(&query_lock);
+	g = shim.seg ? nvt_seg_find_gpu(shim.seg, (const uint8_t *)uuid.bytes) : -1;
+	if (g >= 0 && nvt_slot_read(&shim.seg->gpu[g], &view, 100) == 0 &&
+	    (view.topo.flags & NVT_TOPO_CALIBRATED) && !nvt_topo_validate(&view.topo)) {
+		*out = view.topo;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&query_lock);
+	return rc;
 }

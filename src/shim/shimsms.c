@@ -61,11 +61,12 @@
 #include "core/segment.h"
 #include "core/smcount.h"
 #include "core/tpcset.h"
+#include "shimslot.h"
+#include "shimsms.h"
 #include "shimstate.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_ORDINALS 64 /* CUDA devices whose slot and answer are remembered */
-#define CUDA_ERROR_UNKNOWN 999
 
 _Static_assert(offsetof(NVT_LAUNCH_CONFIG, attrs) == 40, "CUlaunchConfig");
 _Static_assert(offsetof(NVT_LAUNCH_CONFIG, num_attrs) == 48, "CUlaunchConfig");
@@ -205,7 +206,7 @@ CUresult shim_driver_attribute(int *value, int attribute, CUdevice dev)
 	CUresult rc;
 
 	if (!fn)
-		return CUDA_ERROR_UNKNOWN;
+		return NVT_CUDA_ERROR_UNKNOWN;
 	asking++;
 	rc = fn(value, attribute, dev);
 	asking--;
@@ -221,7 +222,7 @@ static CUresult hook_attribute(int *value, int attribute, CUdevice dev)
 	CUresult rc;
 
 	if (!fn)
-		return CUDA_ERROR_UNKNOWN;
+		return NVT_CUDA_ERROR_UNKNOWN;
 	rc = fn(value, attribute, dev);
 	if (rc == 0 && value && attribute == NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
 		*value = told(dev, *value);
@@ -257,7 +258,7 @@ static CUresult hook_get_proc_v2(const char *symbol, void **pfn, int version, ui
 	CUresult rc;
 
 	if (!fn)
-		return CUDA_ERROR_UNKNOWN;
+		return NVT_CUDA_ERROR_UNKNOWN;
 	rc = fn(symbol, pfn, version, flags, status);
 	if (rc == 0 && symbol && pfn && *pfn)
 		*pfn = handed_out(symbol, *pfn, version);
@@ -270,7 +271,7 @@ static CUresult hook_get_proc(const char *symbol, void **pfn, int version, uint6
 	CUresult rc;
 
 	if (!fn)
-		return CUDA_ERROR_UNKNOWN;
+		return NVT_CUDA_ERROR_UNKNOWN;
 	rc = fn(symbol, pfn, version, flags);
 	if (rc == 0 && symbol && pfn && *pfn)
 		*pfn = handed_out(symbol, *pfn, version);

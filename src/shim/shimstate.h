@@ -1,8 +1,24 @@
 /*
- * shimstate.h - what the shim's files share (shim.c: the launch path;
- * shimsetup.c: set-up, fork, exit; the graphs, libsmctrl's masks, yielding):
- * its state, the API callback block as read, the tables keyed by a pointer.
- * Private to the shim.
+ * shimstate.h - the bottom of the shim (shimstate.c): the state its files
+ * share, its once-per-kind warnings, the API callback block as read, the
+ * tables keyed by a pointer. Private to the shim.
+ *
+ * The shim's files are in layers, lowest first (the Makefile's SHIM_LAYERS;
+ * tests/e2e/layers.sh checks with tools/dev/layers.py, and docs/design.md
+ * draws them): a file calls and includes only files of its own layer or of
+ * those below it, without circles. Each file's functions are declared in
+ * the header of its name.
+ *   state     shimstate (this state, the warnings), shimslot (a GPU slot's
+ *             masks and the slot of a context, which the launch path and
+ *             the features share)
+ *   features  shimlease, shimyield (priorities), shimsms (the SM count,
+ *             cooperative launches), shimsmctrlmaps, shimsmctrl,
+ *             shimsmctrlapi (libsmctrl's masks), shimgraph (CUDA graphs)
+ *   hub       shim (the driver's callback: the launch path, and the API
+ *             callbacks handed to the features)
+ *   setup     shimsetup (set-up, fork, exit: registers the hub)
+ * libsmctrl.c is libsmctrl.so's own, above them all: it calls the exports
+ * of shimsmctrlapi.h.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -13,7 +29,6 @@
 #include <sys/types.h>
 
 #include "gpu/cuda_driver.h"
-#include "libsmctrl.h"
 #include "nvtaskset.h"
 #include "seg/segfile.h"
 #include "core/segment.h"
@@ -101,9 +116,6 @@ struct ctx_entry {
 	uint64_t gen;
 };
 
-/* The driver calls that tell a context's GPU (slow path only). */
-typedef CUresult (*ctx_get_device_fn)(CUdevice *dev);
-
 struct shim_state {
 	int quiet;
 	int active; /* callback registered */
@@ -116,7 +128,8 @@ struct shim_state {
 	struct ctx_entry ctx[MAX_CONTEXTS];
 	unsigned n_ctx;
 	unsigned launch_threads; /* threads given a launch-counter stripe so far */
-	ctx_get_device_fn ctx_get_device;
+	/* The driver calls that tell a context's GPU (slow path only; one lookup each). */
+	nvt_cuCtxGetDevice_fn ctx_get_device;
 	nvt_cuDeviceGetUuid_fn device_get_uuid;
 	unsigned warned;   /* enum warn_kind bits */
 	uint64_t warned_gpus; /* GPUs (by device ordinal < 64) already warned about */
@@ -231,112 +244,11 @@ static inline void shim_table_remove(void *table, size_t n, size_t size, void *e
 	}
 }
 
-/* shim.c */
+/* Warnings: one line on stderr, unless NVTASKSET_QUIET. */
 void shim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A line on stderr even when quiet (debugging output someone asked for). */
 void shim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Returns 1 the first time it is called for kind, else 0. */
 int shim_first_time(enum warn_kind kind);
-void shim_publish(struct slot_masks *sm, const struct hw_masks *m);
-void shim_remember(struct slot_masks *sm, const struct nvt_slot_view *view);
-int shim_recall(const struct slot_masks *sm, struct nvt_slot_view *out);
-int shim_compute(const struct hw_masks *prev, const struct nvt_slot_view *view, struct hw_masks *out);
-/* Sets out's cluster fields for launches on the TPCs of enabled. */
-void shim_cluster_masks(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
-			struct hw_masks *out);
-void shim_on_launch(void *user, int domain, int cbid, const void *params);
-
-/* shimlease.c: a dead agent's lent TPCs go back (after a synchronisation, rate-limited) */
-void shim_lease_check(void);
-
-/* shimgraph.c: CUDA graphs follow partition changes */
-void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle);
-void shim_graph_api(int cbid, const void *data);
-/* shim.c: counts one launch in slot's launch counters (a graph replay: its
- * kernels' callbacks came at its upload), as the launch path does. */
-void shim_count_launch(int slot);
-/* Whether this thread is inside a graph upload (cheap: a thread-local read). */
-int shim_graph_busy(void);
-/* The launch callback built a graph kernel's TMD for slot (-1: none) with
- * the masks of slot sequence seq. */
-void shim_graph_kernel(int slot, uint64_t seq);
-
-/* shimsmctrl.c: libsmctrl's masks (include/libsmctrl.h) */
-void shim_smctrl_setup(nvt_cb_enable_fn enable, uint32_t handle);
-/* Slot g's topology, for the launch path (slow path; first call wins). */
-void shim_smctrl_topology(int g, const struct nvt_topology *topo);
-/* An API-domain callback (6: driver, 7: runtime) of a call it follows. */
-void shim_smctrl_api(int domain, int cbid, const void *data);
-/* Whether a program set a libsmctrl mask (one load: the launch path). */
-int shim_smctrl_on(void);
-/* Narrows m for this launch (slot g, -1: none) by the program's mask;
- * graph_mask: the mask of the captured graph whose kernel it is, or NULL.
- * Returns 0, or -1 when the masks cannot apply (m unchanged). */
-int shim_smctrl_launch(int g, struct hw_masks *m, const void *tmd, const uint64_t *graph_mask);
-/* The mask a graph captured from a masked stream keeps; 1 if it has one. */
-int shim_smctrl_graph_mask(const void *graph, uint64_t mask[2]);
-/* Masks of 3 words: disable bits of TPCs 0-63, 64-127, and "set". */
-void shim_smctrl_set_global(const uint64_t w[3]);
-void shim_smctrl_set_stream(const void *stream, const uint64_t w[3]);
-void shim_smctrl_set_next(const uint64_t w[3]);
-/* fork(): the forking thread holds the setters' lock across it (no mask is copied
- * mid-write); in the child (single-threaded) the locks are free again. */
-void shim_smctrl_before_fork(void);
-void shim_smctrl_after_fork_in_parent(void);
-void shim_smctrl_after_fork(void);
-/* At exit with NVTASKSET_SMCTRL_DEBUG: what it saw. */
-void shim_smctrl_report(void);
-/* shimsmctrlapi.c */
-void shim_smctrl_info_setup(void *lib);
-void shim_smctrl_info_after_fork(void);
-/* The GPUs CUDA shows this process (it calls cuInit), as keys of their cache
- * records, into keys (max). Returns how many (0 when the driver fails). */
-int shim_smctrl_cuda_gpus(struct nvt_cache_key *keys, int max);
-/* shimsmctrlmaps.c: gives each GPU this process sees that its segment has
- * no slot for one with its calibrated map and no partition (slow path; the
- * first call does it, the others wait for it). */
-void shim_smctrl_maps(void);
-void shim_smctrl_maps_after_fork(void);
-/* shimgraph.c: the libsmctrl mask of the graph this thread uploads, if any. */
-const uint64_t *shim_graph_smctrl_mask(void);
-
-/* shim.c: the slot of a context's GPU, or -1 (as the launch path finds it). */
-int shim_slot_of_ctx(const void *ctx);
-
-/* shimsms.c: the SM count a program is told, and cooperative launches */
-void shim_sms_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle);
-/* In a copy of the shim that is not in charge: its exports call those of the
- * copy in_charge (an address in it). */
-void shim_sms_passive(const void *in_charge);
-/* A driver-API callback (domain 6): cuDeviceGetAttribute's return, and the
- * cooperative launch calls' entry and return. */
-void shim_sms_api(int cbid, const void *data);
-/* The cooperative launch this thread is making (blocks 0: none), noted by
- * its launch call's entry callback; per_sm: the blocks an SM holds (0: unknown). */
-struct shim_coop {
-	uint64_t blocks;
-	unsigned per_sm;
-};
-extern __thread struct shim_coop shim_coop __attribute__((tls_model("initial-exec")));
-/* The launch path, for a cooperative launch on masks m: returns 1 (and warns
- * once) when m's SMs cannot hold its grid, which must then run on every TPC. */
-int shim_sms_coop_spills(const struct hw_masks *m);
-/* cuDeviceGetAttribute as the driver answers it, for the shim's own questions. */
-CUresult shim_driver_attribute(int *value, int attribute, CUdevice dev);
-
-/* shimyield.c: priorities (docs/priorities.md, "Yielding") */
-extern int shim_yield_tracking; /* started with a priority: follows its requests */
-/* A launch (or replay) on slot g: a request begins if the task was idle. */
-void shim_yield_launched(int g);
-/* Slot g got its GPU: it starts idle and, if tracked, says so. */
-void shim_yield_slot_ready(int g);
-/* A driver-API callback (domain 6) of a call it follows. */
-void shim_yield_api(int cbid, const void *data);
-void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio,
-		      uint32_t yield);
-void shim_yield_after_fork(void);
-/* The launch this thread makes on slot g may borrow (NVT_YIELD_BORROW): m
- * becomes its masks with the lenders' TPCs. Returns 1 if it did. */
-int shim_yield_borrow(int g, struct hw_masks *m);
 
 #endif /* NVT_SHIMSTATE_H */

@@ -53,7 +53,10 @@
 #include "core/tpcset.h"
 #include "os/proc.h"
 #include "seg/segfile.h"
+#include "shimlease.h"
+#include "shimslot.h"
 #include "shimstate.h"
+#include "shimyield.h"
 
 #define NVT_YIELD_RESCAN_MS 250 /* looks for higher tasks at most this often */
 #define WATCH_MAX 8             /* higher tasks followed per GPU */
@@ -62,24 +65,13 @@
 #define POLL_NS 20000           /* sleep between two looks at its own work in flight */
 #define GATE_POLL_NS 50000      /* ... at the higher tasks while they hold it back */
 
-/* Driver-API ids (CUPTI's numbering, cupti_driver_cbid.h, CUDA 13.0). */
-enum {
-	CB_cuMemcpyDtoH = 45,
-	CB_cuCtxSynchronize = 17,
-	CB_cuEventSynchronize = 121,
-	CB_cuStreamQuery = 125,
-	CB_cuStreamSynchronize = 126,
-	CB_cuMemcpyDtoH_v2 = 278,
-	CB_cuMemcpyDtoH_v2_ptds = 398,
-	CB_cuStreamQuery_ptsz = 439,
-	CB_cuStreamSynchronize_ptsz = 440,
-	CB_cuCtxSynchronize_v2 = 800,
-};
+/* The calls that end a request (their return), and the launch calls a yielding task
+ * holds back (their entry). */
 static const int sync_ids[] = {
-	CB_cuCtxSynchronize,	    CB_cuCtxSynchronize_v2, CB_cuStreamSynchronize,
-	CB_cuStreamSynchronize_ptsz, CB_cuEventSynchronize,  CB_cuStreamQuery,
-	CB_cuStreamQuery_ptsz,	    CB_cuMemcpyDtoH,	    CB_cuMemcpyDtoH_v2,
-	CB_cuMemcpyDtoH_v2_ptds,
+	NVT_CBID_cuCtxSynchronize,	 NVT_CBID_cuCtxSynchronize_v2,	NVT_CBID_cuStreamSynchronize,
+	NVT_CBID_cuStreamSynchronize_ptsz, NVT_CBID_cuEventSynchronize, NVT_CBID_cuStreamQuery,
+	NVT_CBID_cuStreamQuery_ptsz,	 NVT_CBID_cuMemcpyDtoH,		NVT_CBID_cuMemcpyDtoH_v2,
+	NVT_CBID_cuMemcpyDtoH_v2_ptds,
 };
 static const int launch_ids[] = {
 	NVT_CBID_cuLaunchKernel,	     NVT_CBID_cuLaunchKernel_ptsz, NVT_CBID_cuLaunchCooperativeKernel,
@@ -87,15 +79,6 @@ static const int launch_ids[] = {
 	NVT_CBID_cuGraphLaunch,	     NVT_CBID_cuGraphLaunch_ptsz,
 };
 #define N_IDS(a) (sizeof(a) / sizeof((a)[0]))
-#define CU_STREAM_PER_THREAD ((void *)0x2)
-#define CU_EVENT_DISABLE_TIMING 0x2
-#define CUDA_ERROR_NOT_READY 600
-
-typedef void *CUevent;
-typedef CUresult (*event_create_fn)(CUevent *ev, unsigned flags);
-typedef CUresult (*event_record_fn)(CUevent ev, void *stream);
-typedef CUresult (*event_query_fn)(CUevent ev);
-typedef CUresult (*ctx_get_current_fn)(void **ctx);
 
 /* A higher task followed on one GPU. */
 struct watch {
@@ -123,7 +106,7 @@ struct yslot {
 	struct nvt_yield_cfg cfg;
 	uint8_t prio;
 	uint8_t uuid[16];
-	int yields;                /* has a priority below high and a way to yield */
+	int yields;                /* holds its launches back (nvt_yield_by_shim) */
 	struct watch w[WATCH_MAX];
 	int n_w;
 	uint64_t next_scan_ns;
@@ -147,10 +130,10 @@ struct yslot {
 static struct {
 	int tracking;  /* started with a priority: publishes its activity */
 	int yielding;  /* follows its launch calls to yield */
-	event_create_fn event_create;
-	event_record_fn event_record;
-	event_query_fn event_query;
-	ctx_get_current_fn ctx_current;
+	nvt_cuEventCreate_fn event_create;
+	nvt_cuEventRecord_fn event_record;
+	nvt_cuEventQuery_fn event_query;
+	nvt_cuCtxGetCurrent_fn ctx_current;
 	pthread_mutex_t lock;
 	struct yslot s[NVT_MAX_GPUS];
 } y = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -164,7 +147,7 @@ static __thread struct {
 	int borrow;
 } tls;
 
-int shim_yield_tracking; /* read inline by the launch path (shimstate.h) */
+int shim_yield_tracking; /* read inline by the launch path (shimyield.h) */
 
 static uint64_t clock_ns(void)
 {
@@ -487,8 +470,7 @@ static void configure(struct yslot *s, int g)
 	s->prio = view.prio.prio;
 	memcpy(s->uuid, view.uuid, 16);
 	nvt_yield_cfg_of(&view.prio, &s->cfg);
-	s->yields = s->prio != NVT_PRIO_NONE && s->prio < NVT_PRIO_HIGH &&
-		    (s->cfg.yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW));
+	s->yields = nvt_yield_by_shim(s->prio, s->cfg.yield);
 	s->next_scan_ns = 0;
 }
 
@@ -559,7 +541,7 @@ static unsigned in_flight(struct yslot *s, int waiting, uint64_t now)
 		tls.in_shim = 1;
 		rc = y.event_query(s->ev[i]);
 		tls.in_shim = 0;
-		if (rc == CUDA_ERROR_NOT_READY)
+		if (rc == NVT_CUDA_ERROR_NOT_READY)
 			break;
 		if (!done++)
 			start = s->rec_ns[i] > s->done_ns ? s->rec_ns[i] : s->done_ns;
@@ -585,7 +567,7 @@ static int make_events(struct yslot *s, void *ctx)
 		return s->ev_ctx == ctx ? 0 : -1; /* another context: not bounded */
 	tls.in_shim = 1;
 	for (int i = 0; i < RING; i++)
-		if (y.event_create(&s->ev[i], CU_EVENT_DISABLE_TIMING)) {
+		if (y.event_create(&s->ev[i], NVT_CU_EVENT_DISABLE_TIMING)) {
 			s->ev_broken = 1;
 			break;
 		}
@@ -767,7 +749,7 @@ static void *stream_of(int cbid, void *const *args)
 	}
 	if (!stream && (cbid == NVT_CBID_cuLaunchKernel_ptsz || cbid == NVT_CBID_cuLaunchKernelEx_ptsz ||
 			cbid == NVT_CBID_cuGraphLaunch_ptsz || cbid == NVT_CBID_cuLaunchCooperativeKernel_ptsz))
-		stream = CU_STREAM_PER_THREAD;
+		stream = NVT_CU_STREAM_PER_THREAD;
 	return stream;
 }
 
@@ -790,18 +772,15 @@ static int current_slot(void **ctx)
 
 void shim_yield_api(int cbid, const void *data)
 {
-	void *const *w = data, *const *args, *ctx;
+	struct shim_api_call call;
+	void *const *args, *ctx;
 	int site, result, g;
-	uint64_t id;
 
-	if (tls.in_shim || !data || *(const uint32_t *)data < NVT_CB_API_MIN_SIZE)
+	if (tls.in_shim || shim_api_call(cbid, data, &call))
 		return;
-	id = (uint64_t)(uintptr_t)w[NVT_CB_API_ID_WORD];
-	if ((uint32_t)id != (uint32_t)cbid || !(args = w[NVT_CB_API_ARGS_WORD]) ||
-	    !w[NVT_CB_API_RESULT_WORD])
-		return;
-	site = (int)(id >> 32);
-	result = *(const int *)w[NVT_CB_API_RESULT_WORD];
+	args = call.args;
+	site = call.site;
+	result = call.result;
 	if (y.yielding && is_launch(cbid)) {
 		if (site == NVT_CB_API_SITE_ENTER) {
 			tls.slot = -1;
@@ -842,7 +821,7 @@ void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8
 
 	if (prio == NVT_PRIO_NONE)
 		return;
-	y.ctx_current = (ctx_get_current_fn)dlsym(lib, "cuCtxGetCurrent");
+	y.ctx_current = (nvt_cuCtxGetCurrent_fn)dlsym(lib, "cuCtxGetCurrent");
 	for (size_t i = 0; i < N_IDS(sync_ids); i++)
 		ok &= enable(1, handle, NVT_CB_DOMAIN_API, sync_ids[i]) == 0;
 	if (!ok || !y.ctx_current) {
@@ -857,12 +836,11 @@ void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (!nvt_uuid_is_zero(shim.seg->gpu[g].uuid))
 			shim_yield_slot_ready(g);
-	if (prio >= NVT_PRIO_HIGH ||
-	    !(yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW)))
+	if (!nvt_yield_by_shim(prio, yield))
 		return;
-	y.event_create = (event_create_fn)dlsym(lib, "cuEventCreate");
-	y.event_record = (event_record_fn)dlsym(lib, "cuEventRecord");
-	y.event_query = (event_query_fn)dlsym(lib, "cuEventQuery");
+	y.event_create = (nvt_cuEventCreate_fn)dlsym(lib, "cuEventCreate");
+	y.event_record = (nvt_cuEventRecord_fn)dlsym(lib, "cuEventRecord");
+	y.event_query = (nvt_cuEventQuery_fn)dlsym(lib, "cuEventQuery");
 	for (size_t i = 0; i < N_IDS(launch_ids) && ok; i++)
 		ok &= enable(1, handle, NVT_CB_DOMAIN_API, launch_ids[i]) == 0;
 	if (!ok || !y.event_create || !y.event_record || !y.event_query) {

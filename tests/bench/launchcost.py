@@ -16,8 +16,13 @@ pinned to one CPU, outside MPS, interleaved over rounds:
   priority-low   nvtaskset --priority low -n 33 with no higher task running (its shim
                  follows its launch calls, and finds nobody to yield to)
   NAME           nvtaskset -n 33 of other builds (LAUNCH_VARIANTS="NAME=ROOT,...")
+  CASE@base      with LAUNCH_BASE=ROOT: each case above that loads the shim (shim-unset to
+                 priority-low) again with the build in ROOT (a tree built with make, the
+                 code before a change, say)
 Ratios are rates: plain's time / the case's time, paired by round, with a
-bootstrap 90% interval of their median. The cases run in a different order
+bootstrap 90% interval of their median. With LAUNCH_BASE, each CASE is also
+compared with CASE@base, paired by round: base's time / this build's (above 1:
+this build launches faster). The cases run in a different order
 in each round (rotated, and reversed every other round), so that no case is
 always first after a pause.
 
@@ -28,8 +33,12 @@ rdtsc breakdown of the launch callback (timers.txt).
 LAUNCH_EX=1 launches through cudaLaunchKernelEx ("launch batches-ex"), whose
 driver calls (cuLaunchKernelEx) every task follows to find cooperative ones.
 
+LAUNCH_BATCHES=N,REPS: the probe's batches (default 1000,201).
+
 Usage: launchcost.py ROOT BIN OUTDIR   (LAUNCH_ROUNDS=15 LAUNCH_CPU=3 LAUNCH_VARIANTS=NAME=ROOT,...
-                                        LAUNCH_TIMERS=ROOT LAUNCH_CASES=plain,NAME,... LAUNCH_EX=1)
+                                        LAUNCH_TIMERS=ROOT LAUNCH_CASES=plain,NAME,... LAUNCH_EX=1
+                                        LAUNCH_BASE=ROOT LAUNCH_BATCHES=N,REPS)
+BIN holds the probe, `launch` (tests/bench/launch.cu built with nvcc).
 """
 import csv
 import os
@@ -46,18 +55,29 @@ os.makedirs(OUT, exist_ok=True)
 ENV = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY="/dev/null")
 for k in ("LD_PRELOAD", "NVTASKSET_PARTITION", "NVTASKSET_GRAPHS", "NVTASKSET_SM_COUNT"):
     ENV.pop(k, None)
-PROBE = [os.path.join(BIN, "launch"), "batches-ex" if os.environ.get("LAUNCH_EX") == "1" else "batches", "1000", "201"]
-NVT = os.path.join(ROOT, "build/bin/nvtaskset")
-CASES = [
-    ("plain", PROBE, ENV),
-    ("plain-again", PROBE, ENV),
-    ("shim-unset", PROBE, dict(ENV, LD_LIBRARY_PATH=os.path.join(ROOT, "build/lib/nvtaskset/wrapper"))),
-    ("nvtaskset", [NVT, "--no-mps", "-n", "33"] + PROBE, ENV),
-    ("no-graphs", [NVT, "--no-mps", "-n", "33"] + PROBE, dict(ENV, NVTASKSET_GRAPHS="0")),
-    ("no-api", [NVT, "--no-mps", "-n", "33"] + PROBE, dict(ENV, NVTASKSET_GRAPHS="0", NVTASKSET_SM_COUNT="gpu")),
-    ("priority-high", [NVT, "--no-mps", "--priority", "high", "-n", "33"] + PROBE, ENV),
-    ("priority-low", [NVT, "--no-mps", "--priority", "low", "-n", "33"] + PROBE, ENV),
-]
+BATCHES = os.environ.get("LAUNCH_BATCHES", "1000,201").split(",")
+PROBE = [os.path.join(BIN, "launch"), "batches-ex" if os.environ.get("LAUNCH_EX") == "1" else "batches"] + BATCHES
+BASE = os.environ.get("LAUNCH_BASE")
+
+
+def shim_cases(root, suffix=""):
+    """The cases that load the shim of the build in root."""
+    nvt = os.path.join(root, "build/bin/nvtaskset")
+    wrapper = os.path.join(root, "build/lib/nvtaskset/wrapper")
+    return [
+        ("shim-unset" + suffix, PROBE, dict(ENV, LD_LIBRARY_PATH=wrapper)),
+        ("nvtaskset" + suffix, [nvt, "--no-mps", "-n", "33"] + PROBE, ENV),
+        ("no-graphs" + suffix, [nvt, "--no-mps", "-n", "33"] + PROBE, dict(ENV, NVTASKSET_GRAPHS="0")),
+        ("no-api" + suffix, [nvt, "--no-mps", "-n", "33"] + PROBE,
+         dict(ENV, NVTASKSET_GRAPHS="0", NVTASKSET_SM_COUNT="gpu")),
+        ("priority-high" + suffix, [nvt, "--no-mps", "--priority", "high", "-n", "33"] + PROBE, ENV),
+        ("priority-low" + suffix, [nvt, "--no-mps", "--priority", "low", "-n", "33"] + PROBE, ENV),
+    ]
+
+
+CASES = [("plain", PROBE, ENV), ("plain-again", PROBE, ENV)] + shim_cases(ROOT)
+if BASE:
+    CASES += shim_cases(BASE, "@base")
 for name, root in VARIANTS:
     CASES.append((name, [os.path.join(root, "build/bin/nvtaskset"), "--no-mps", "-n", "33"] + PROBE, ENV))
 ONLY = [c for c in os.environ.get("LAUNCH_CASES", "").split(",") if c]
@@ -86,6 +106,24 @@ def interval(ratios, rng):
     return meds[100], meds[1899]
 
 
+def against_base(rows, i, rng):
+    """Each case that has a CASE@base: its rate against the base build's, paired by round."""
+    names = [c[0] for c in CASES]
+    out = []
+    for name in names:
+        if name + "@base" not in names:
+            continue
+        mine = {r[0]: r[i] for r in rows if r[1] == name}
+        base = {r[0]: r[i] for r in rows if r[1] == name + "@base"}
+        ratios = [base[k] / mine[k] for k in mine if k in base]
+        if not ratios:
+            continue
+        lo, hi = interval(ratios, rng)
+        out.append("    %-11s against %s@base: rate ratio, median of paired: %.4f (90%% interval %.4f-%.4f)"
+                   % (name, name, statistics.median(ratios), lo, hi))
+    return out
+
+
 def main():
     rows = []
     for rnd in range(ROUNDS):
@@ -103,7 +141,7 @@ def main():
     rng = random.Random(1)
     lines = ["Enqueue time per empty-kernel launch, %d interleaved rounds, CPU %s, outside MPS" % (ROUNDS, CPU)]
     for i, what in ((2, "10th percentile"), (3, "median")):
-        lines.append("%s of each process's 201 batches of 1000 launches:" % what)
+        lines.append("%s of each process's %s batches of %s launches:" % (what, BATCHES[1], BATCHES[0]))
         plain = {r[0]: r[i] for r in rows if r[1] == "plain"}
         for name, _, _ in CASES:
             mine = {r[0]: r[i] for r in rows if r[1] == name}
@@ -114,6 +152,7 @@ def main():
                          % (name, statistics.median(mine.values()), min(mine.values()), max(mine.values()),
                             statistics.median(ratios), lo, hi,
                             1000 * (statistics.median(mine.values()) - statistics.median(plain.values()))))
+        lines.extend(against_base(rows, i, rng))
     timers = os.environ.get("LAUNCH_TIMERS")
     if timers:
         nvt = os.path.join(timers, "build/bin/nvtaskset")

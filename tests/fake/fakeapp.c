@@ -5,6 +5,10 @@
  *
  *   fakeapp info                          print the SM count
  *   fakeapp launch N [VERSION]            N launches; print the last one
+ *   fakeapp batches N REPS                REPS batches of N launches, each timed (then a
+ *                                         synchronisation); print the 10th percentile and the
+ *                                         median of the time per launch, "p10_us=T median_us=T",
+ *                                         as tests/bench/launch.cu's mode of that name
  *   fakeapp loop STOP STATE               launch until file STOP exists; write
  *                                         the TPCs of the latest launch to STATE
  *                                         whenever they change
@@ -157,7 +161,7 @@ int cuDevicePrimaryCtxRetain(void **, int);
 int cuCtxSetCurrent(void *);
 int cuDeviceGetCount(int *);
 int cuDeviceGetUuid(unsigned char *, int);
-int cuLaunchKernelEx(const struct fakecuda_launch_config *, void *, void **, void **);
+int cuLaunchKernelEx(const NVT_LAUNCH_CONFIG *, void *, void **, void **);
 int cuCtxSynchronize(void);
 static void load(void)
 {
@@ -184,6 +188,36 @@ static int launch(struct fakecuda_launch *rec)
 		exit(2);
 	}
 	return rc;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* "batches N REPS": what tests/bench/launchcost.py reads, on the fake driver. */
+static int batches(long n, long reps)
+{
+	double per[1000];
+	struct timespec t0, t1;
+
+	if (n < 1 || reps < 1 || reps > 1000)
+		return 2;
+	for (long r = 0; r < reps; r++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (long i = 0; i < n; i++)
+			if (p_launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
+				return 1;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (p_sync && p_sync())
+			return 1;
+		per[r] = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3 /
+			 (double)n;
+	}
+	qsort(per, (size_t)reps, sizeof(per[0]), compare_double);
+	printf("p10_us=%.4f median_us=%.4f\n", per[reps / 10], per[reps / 2]);
+	return 0;
 }
 
 void tpcs_text(const uint64_t w[4], char *buf, size_t len)
@@ -550,15 +584,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "cluster") && argc == 3) {
-		struct fakecuda_launch_attribute attr = {.id = 4};
-		struct fakecuda_launch_config cfg = {0};
+		NVT_LAUNCH_ATTRIBUTE attr = {.id = NVT_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+		NVT_LAUNCH_CONFIG cfg = {0};
 		struct fakecuda_launch rec;
 		unsigned n = (unsigned)atoi(argv[2]);
 		int rc;
-		attr.value.dims[0] = n;
-		attr.value.dims[1] = attr.value.dims[2] = 1;
-		cfg.gx = 8 * n;
-		cfg.gy = cfg.gz = cfg.bx = cfg.by = cfg.bz = 1;
+		attr.value.cluster_dim[0] = n;
+		attr.value.cluster_dim[1] = attr.value.cluster_dim[2] = 1;
+		cfg.grid[0] = 8 * n;
+		cfg.grid[1] = cfg.grid[2] = cfg.block[0] = cfg.block[1] = cfg.block[2] = 1;
 		cfg.attrs = &attr;
 		cfg.num_attrs = 1;
 		rc = p_launch_ex(&cfg, (void *)1, NULL, NULL);
@@ -594,6 +628,8 @@ int main(int argc, char **argv)
 		print_launch(&rec);
 		return rc ? 1 : 0;
 	}
+	if (!strcmp(argv[1], "batches") && argc == 4)
+		return batches(strtol(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
 	if (!strcmp(argv[1], "loop") && argc == 4)
 		return loop(argv[2], argv[3]);
 	if (!strcmp(argv[1], "forge-high") && argc == 4) {

@@ -158,7 +158,7 @@ static int instantiate(struct app *a)
 	int rc;
 
 	if (o->params) {
-		NVT_GRAPH_INSTANTIATE_PARAMS p = {.flags = flags | 2}; /* CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD */
+		NVT_GRAPH_INSTANTIATE_PARAMS p = {.flags = flags | NVT_GRAPH_INSTANTIATE_UPLOAD};
 		if ((rc = p_cuGraphInstantiateWithParams(&a->exec, a->graph, &p)))
 			return failed("cuGraphInstantiateWithParams", rc);
 	} else if (o->v2) {
@@ -329,7 +329,7 @@ int graph_main(int argc, char **argv)
 		int skip0 = 0;
 		replays++;
 		operate(&a, replays, &skip0, &want0);
-		if ((rc = p_cuGraphLaunch(a.exec, NULL)) && rc != 702)
+		if ((rc = p_cuGraphLaunch(a.exec, NULL)) && rc != NVT_CUDA_ERROR_LAUNCH_TIMEOUT)
 			a.bad += failed("cuGraphLaunch", rc);
 		check_node0(&a, skip0, want0);
 		report(a.exec, replays, text, sizeof(text), &hung);

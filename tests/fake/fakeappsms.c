@@ -40,7 +40,7 @@
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *, void *, int, size_t))                \
 	X(cuLaunchCooperativeKernel, (void *, unsigned, unsigned, unsigned, unsigned, unsigned,     \
 				      unsigned, unsigned, void *, void **))                         \
-	X(cuLaunchKernelEx, (const struct fakecuda_launch_config *, void *, void **, void **))
+	X(cuLaunchKernelEx, (const NVT_LAUNCH_CONFIG *, void *, void **, void **))
 
 #define TYPEDEF(name, params) typedef CUresult name##_ft params;
 DRIVER_CALLS(TYPEDEF)
@@ -122,13 +122,11 @@ static int launch_grid(const struct coop_grid *g)
 	int rc;
 
 	if (g->ex) {
-		struct fakecuda_launch_attribute attr = {.id = FAKECUDA_ATTR_COOPERATIVE};
-		struct fakecuda_launch_config cfg = {0};
-		int on = 1;
-		memcpy(attr.value.bytes, &on, sizeof(on));
-		cfg.gx = (unsigned)g->blocks;
-		cfg.gy = cfg.gz = cfg.by = cfg.bz = 1;
-		cfg.bx = g->block;
+		NVT_LAUNCH_ATTRIBUTE attr = {.id = NVT_LAUNCH_ATTRIBUTE_COOPERATIVE, .value.cooperative = 1};
+		NVT_LAUNCH_CONFIG cfg = {0};
+		cfg.grid[0] = (unsigned)g->blocks;
+		cfg.grid[1] = cfg.grid[2] = cfg.block[1] = cfg.block[2] = 1;
+		cfg.block[0] = g->block;
 		cfg.attrs = &attr;
 		cfg.num_attrs = 1;
 		rc = p_cuLaunchKernelEx(&cfg, (void *)1, NULL, NULL);

@@ -108,7 +108,7 @@ API int cuGetExportTable(const void **out, const unsigned char *id)
 		return 0;
 	}
 	*out = NULL;
-	return 500; /* CUDA_ERROR_NOT_FOUND */
+	return NVT_CUDA_ERROR_NOT_FOUND;
 }
 
 INTERNAL int fake_notify_launch(int dev, uint8_t *tmd)

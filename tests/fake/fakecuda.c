@@ -355,7 +355,7 @@ API int cuInit(unsigned flags)
 			fclose(log);
 		}
 	}
-	return fake.devices > 0 ? 0 : 100;
+	return fake.devices > 0 ? 0 : NVT_CUDA_ERROR_NO_DEVICE;
 }
 
 API int cuDriverGetVersion(int *version)
@@ -367,7 +367,7 @@ API int cuDriverGetVersion(int *version)
 API int cuDeviceGetCount(int *count)
 {
 	if (!fake.initialised)
-		return 3;
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	*count = fake.devices;
 	return 0;
 }
@@ -375,9 +375,9 @@ API int cuDeviceGetCount(int *count)
 API int cuDeviceGet(int *dev, int ordinal)
 {
 	if (!fake.initialised)
-		return 3;
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (ordinal < 0 || ordinal >= fake.devices)
-		return 101;
+		return NVT_CUDA_ERROR_INVALID_DEVICE;
 	*dev = ordinal;
 	return 0;
 }
@@ -393,15 +393,17 @@ struct device_attribute_args {
 static int device_attribute(int *value, int attribute, int dev)
 {
 	if (!fake.initialised)
-		return 3;
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (dev < 0 || dev >= fake.devices)
-		return 101;
+		return NVT_CUDA_ERROR_INVALID_DEVICE;
 	switch (attribute) {
-	case 16: *value = fake.chip[dev].sms; return 0;
-	case 75: *value = fake.chip[dev].cc_major; return 0;
-	case 76: *value = fake.chip[dev].cc_minor; return 0;
-	case 97: *value = fake.chip[dev].cc_major >= 9 ? 232448 : 166912; return 0;
-	default: return 1;
+	case NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = fake.chip[dev].sms; return 0;
+	case NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = fake.chip[dev].cc_major; return 0;
+	case NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = fake.chip[dev].cc_minor; return 0;
+	case NVT_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+		*value = fake.chip[dev].cc_major >= 9 ? 232448 : 166912;
+		return 0;
+	default: return NVT_CUDA_ERROR_INVALID_VALUE;
 	}
 }
 
@@ -411,13 +413,13 @@ API int cuDeviceGetAttribute(int *value, int attribute, int dev)
 {
 	struct device_attribute_args a = {value, attribute, dev};
 	const char *cb = getenv("FAKECUDA_ATTRIBUTE_CALLBACKS");
-	CUresult rc = 999;
+	CUresult rc = NVT_CUDA_ERROR_UNKNOWN;
 
 	if (cb && !strcmp(cb, "0"))
 		return device_attribute(value, attribute, dev);
-	fake_api_callbacks(FAKE_CBID_cuDeviceGetAttribute, NVT_CB_API_SITE_ENTER, &rc, &a);
+	fake_api_callbacks(NVT_CBID_cuDeviceGetAttribute, NVT_CB_API_SITE_ENTER, &rc, &a);
 	rc = device_attribute(a.value, a.attribute, a.dev);
-	fake_api_callbacks(FAKE_CBID_cuDeviceGetAttribute, NVT_CB_API_SITE_EXIT, &rc, &a);
+	fake_api_callbacks(NVT_CBID_cuDeviceGetAttribute, NVT_CB_API_SITE_EXIT, &rc, &a);
 	return rc;
 }
 
@@ -450,12 +452,12 @@ API int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_
 
 	(void)flags;
 	if (!symbol || !pfn)
-		return 1;
+		return NVT_CUDA_ERROR_INVALID_VALUE;
 	fn = version > 0 ? own_symbol(symbol) : NULL;
 	*pfn = fn;
 	if (status)
 		*status = fn ? 0 : 1;
-	return fn ? 0 : 500;
+	return fn ? 0 : NVT_CUDA_ERROR_NOT_FOUND;
 }
 
 /* The CUDA 11.3 form, still exported under its old name. */
@@ -472,9 +474,9 @@ API int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, void *f, int bl
 
 	(void)f;
 	if (!fake.initialised)
-		return 3;
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (!blocks || block_size <= 0 || block_size > 1024)
-		return 1;
+		return NVT_CUDA_ERROR_INVALID_VALUE;
 	n = 2048 / block_size;
 	n = n > 32 ? 32 : n;
 	if (shmem && (size_t)n > 233472 / shmem)
@@ -486,9 +488,9 @@ API int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, void *f, int bl
 API int cuDeviceGetUuid(unsigned char *uuid, int dev)
 {
 	if (!fake.initialised)
-		return 3;
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (dev < 0 || dev >= fake.devices)
-		return 101;
+		return NVT_CUDA_ERROR_INVALID_DEVICE;
 	uuid_bytes(&fake.chip[dev], fake.physical[dev], uuid);
 	return 0;
 }
@@ -496,9 +498,9 @@ API int cuDeviceGetUuid(unsigned char *uuid, int dev)
 API int cuDeviceGetName(char *name, int len, int dev)
 {
 	if (!fake.initialised)
-		return 3;
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (dev < 0 || dev >= fake.devices)
-		return 101;
+		return NVT_CUDA_ERROR_INVALID_DEVICE;
 	snprintf(name, (size_t)len, "Fake GPU %d (%s)", fake.physical[dev],
 		 chip_names[fake.chip[dev].kind]);
 	return 0;
@@ -588,11 +590,11 @@ API int cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
 	long error = env_long("FAKECUDA_CTX_ERROR", 0);
 	if (!fake.initialised)
-		return 3;
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (error)
 		return (int)error;
 	if (dev < 0 || dev >= fake.devices)
-		return 101;
+		return NVT_CUDA_ERROR_INVALID_DEVICE;
 	*ctx = &fake.context[dev];
 	return 0;
 }
@@ -600,7 +602,7 @@ API int cuDevicePrimaryCtxRetain(void **ctx, int dev)
 API int cuCtxGetCurrent(void **ctx)
 {
 	if (!fake.initialised)
-		return 3;
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	*ctx = &fake.context[current_device()];
 	return 0;
 }
@@ -608,9 +610,9 @@ API int cuCtxGetCurrent(void **ctx)
 API int cuCtxGetDevice(int *dev)
 {
 	if (!fake.initialised)
-		return 3;
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (getenv("FAKECUDA_CTX_GET_DEVICE_ERROR"))
-		return 201;
+		return NVT_CUDA_ERROR_INVALID_CONTEXT;
 	*dev = current_device();
 	return 0;
 }
@@ -625,7 +627,7 @@ API int cuCtxSetCurrent(void *ctx)
 {
 	int *c = ctx;
 	if (c < fake.context || c >= fake.context + fake.devices)
-		return 201;
+		return NVT_CUDA_ERROR_INVALID_CONTEXT;
 	current_ctx = c;
 	return 0;
 }
@@ -644,7 +646,7 @@ struct launch_kernel_args {
 	void **params, **extra;
 };
 struct launch_kernel_ex_args {
-	const struct fakecuda_launch_config *cfg;
+	const NVT_LAUNCH_CONFIG *cfg;
 	void *f;
 	void **params, **extra;
 };
@@ -653,12 +655,12 @@ struct launch_kernel_ex_args {
  * callbacks run in between, on this thread), the return callbacks. */
 static int launch_kernel(int cbid, struct launch_kernel_args *a)
 {
-	CUresult rc = 999;
+	CUresult rc = NVT_CUDA_ERROR_UNKNOWN;
 
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_ENTER, &rc, a);
 	rc = launch(a->f, a->gx, 1, a->params);
 	if (rc == 0)
-		fake_stream_ran(cbid == FAKE_CBID_cuLaunchKernel_ptsz && !a->stream ? (void *)2 : a->stream);
+		fake_stream_ran(cbid == NVT_CBID_cuLaunchKernel_ptsz && !a->stream ? NVT_CU_STREAM_PER_THREAD : a->stream);
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_EXIT, &rc, a);
 	return rc;
 }
@@ -667,26 +669,26 @@ API int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 		       unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
 {
 	struct launch_kernel_args a = {f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra};
-	return launch_kernel(FAKE_CBID_cuLaunchKernel, &a);
+	return launch_kernel(NVT_CBID_cuLaunchKernel, &a);
 }
 
 API int cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 			    unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
 {
 	struct launch_kernel_args a = {f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra};
-	return launch_kernel(FAKE_CBID_cuLaunchKernel_ptsz, &a);
+	return launch_kernel(NVT_CBID_cuLaunchKernel_ptsz, &a);
 }
 
 /* cuLaunchCooperativeKernel[_ptsz]: as cuLaunchKernel, but every block of the
  * grid must be resident at once (see launch_coop). */
 static int launch_cooperative(int cbid, struct launch_kernel_args *a)
 {
-	CUresult rc = 999;
+	CUresult rc = NVT_CUDA_ERROR_UNKNOWN;
 
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_ENTER, &rc, a);
 	rc = launch_coop(a->f, (uint64_t)a->gx * a->gy * a->gz, a->bx * a->by * a->bz, a->shmem, 1, a->params);
 	if (rc == 0)
-		fake_stream_ran(cbid == FAKE_CBID_cuLaunchCooperativeKernel_ptsz && !a->stream ? (void *)2
+		fake_stream_ran(cbid == NVT_CBID_cuLaunchCooperativeKernel_ptsz && !a->stream ? NVT_CU_STREAM_PER_THREAD
 											     : a->stream);
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_EXIT, &rc, a);
 	return rc;
@@ -696,60 +698,61 @@ API int cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, unsigned gz
 				  unsigned by, unsigned bz, unsigned shmem, void *stream, void **params)
 {
 	struct launch_kernel_args a = {f, gx, gy, gz, bx, by, bz, shmem, stream, params, NULL};
-	return launch_cooperative(FAKE_CBID_cuLaunchCooperativeKernel, &a);
+	return launch_cooperative(NVT_CBID_cuLaunchCooperativeKernel, &a);
 }
 
 API int cuLaunchCooperativeKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 				       unsigned by, unsigned bz, unsigned shmem, void *stream, void **params)
 {
 	struct launch_kernel_args a = {f, gx, gy, gz, bx, by, bz, shmem, stream, params, NULL};
-	return launch_cooperative(FAKE_CBID_cuLaunchCooperativeKernel_ptsz, &a);
+	return launch_cooperative(NVT_CBID_cuLaunchCooperativeKernel_ptsz, &a);
 }
 
 static int launch_kernel_ex(int cbid, struct launch_kernel_ex_args *a)
 {
-	const struct fakecuda_launch_config *cfg;
-	CUresult rc = 999;
+	const NVT_LAUNCH_CONFIG *cfg;
+	CUresult rc = NVT_CUDA_ERROR_UNKNOWN;
 	unsigned cluster = 1;
 	int coop = 0;
 
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_ENTER, &rc, a);
 	cfg = a->cfg;
 	if (!cfg || fake.chip[current_device()].cc_major < 9) {
-		rc = 1;
+		rc = NVT_CUDA_ERROR_INVALID_VALUE;
 	} else {
 		for (unsigned i = 0; i < cfg->num_attrs; i++) {
-			if (cfg->attrs[i].id == 4)
-				cluster = cfg->attrs[i].value.dims[0];
-			if (cfg->attrs[i].id == FAKECUDA_ATTR_COOPERATIVE)
-				memcpy(&coop, cfg->attrs[i].value.bytes, sizeof(coop));
+			if (cfg->attrs[i].id == NVT_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+				cluster = cfg->attrs[i].value.cluster_dim[0];
+			if (cfg->attrs[i].id == NVT_LAUNCH_ATTRIBUTE_COOPERATIVE)
+				coop = cfg->attrs[i].value.cooperative;
 		}
-		if (cluster > 16 || (cluster && cfg->gx % cluster))
-			rc = 1;
+		if (cluster > 16 || (cluster && cfg->grid[0] % cluster))
+			rc = NVT_CUDA_ERROR_INVALID_VALUE;
 		else if (coop)
-			rc = launch_coop(a->f, (uint64_t)cfg->gx * cfg->gy * cfg->gz, cfg->bx * cfg->by * cfg->bz,
-					 cfg->shmem, cluster, a->params);
+			rc = launch_coop(a->f, (uint64_t)cfg->grid[0] * cfg->grid[1] * cfg->grid[2],
+					 cfg->block[0] * cfg->block[1] * cfg->block[2], cfg->shared_mem, cluster,
+					 a->params);
 		else
-			rc = launch(a->f, cfg->gx, cluster, a->params);
+			rc = launch(a->f, cfg->grid[0], cluster, a->params);
 		if (rc == 0)
-			fake_stream_ran(cbid == FAKE_CBID_cuLaunchKernelEx_ptsz && !cfg->stream ? (void *)2
+			fake_stream_ran(cbid == NVT_CBID_cuLaunchKernelEx_ptsz && !cfg->stream ? NVT_CU_STREAM_PER_THREAD
 												   : cfg->stream);
 	}
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_EXIT, &rc, a);
 	return rc;
 }
 
-API int cuLaunchKernelEx(const struct fakecuda_launch_config *cfg, void *f, void **params, void **extra)
+API int cuLaunchKernelEx(const NVT_LAUNCH_CONFIG *cfg, void *f, void **params, void **extra)
 {
 	struct launch_kernel_ex_args a = {cfg, f, params, extra};
-	return launch_kernel_ex(FAKE_CBID_cuLaunchKernelEx, &a);
+	return launch_kernel_ex(NVT_CBID_cuLaunchKernelEx, &a);
 }
 
-API int cuLaunchKernelEx_ptsz(const struct fakecuda_launch_config *cfg, void *f, void **params,
+API int cuLaunchKernelEx_ptsz(const NVT_LAUNCH_CONFIG *cfg, void *f, void **params,
 			      void **extra)
 {
 	struct launch_kernel_ex_args a = {cfg, f, params, extra};
-	return launch_kernel_ex(FAKE_CBID_cuLaunchKernelEx_ptsz, &a);
+	return launch_kernel_ex(NVT_CBID_cuLaunchKernelEx_ptsz, &a);
 }
 
 /*
@@ -781,7 +784,7 @@ static CUresult stream_create(void **stream)
 	const char *fresh = getenv("FAKECUDA_STREAMS_FRESH");
 
 	if (!stream)
-		return 1;
+		return NVT_CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&streams.lock);
 	if (streams.n_freed && !(fresh && !strcmp(fresh, "1")))
 		i = streams.freed[--streams.n_freed];
@@ -791,7 +794,7 @@ static CUresult stream_create(void **stream)
 		streams.used[i] = 1;
 	pthread_mutex_unlock(&streams.lock);
 	if (i < 0)
-		return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
 	*stream = &streams.handle[i];
 	return 0;
 }
@@ -799,7 +802,7 @@ static CUresult stream_create(void **stream)
 static CUresult stream_destroy(void *stream)
 {
 	char *h = stream;
-	CUresult rc = 400; /* CUDA_ERROR_INVALID_HANDLE */
+	CUresult rc = NVT_CUDA_ERROR_INVALID_HANDLE;
 
 	pthread_mutex_lock(&streams.lock);
 	if (h >= streams.handle && h < streams.handle + sizeof(streams.handle) &&
@@ -815,22 +818,22 @@ static CUresult stream_destroy(void *stream)
 API int cuStreamCreate(void **stream, unsigned flags)
 {
 	struct stream_create_args a = {stream, flags};
-	CUresult rc = 999;
+	CUresult rc = NVT_CUDA_ERROR_UNKNOWN;
 
-	fake_api_callbacks(FAKE_CBID_cuStreamCreate, NVT_CB_API_SITE_ENTER, &rc, &a);
+	fake_api_callbacks(NVT_CBID_cuStreamCreate, NVT_CB_API_SITE_ENTER, &rc, &a);
 	rc = stream_create(stream);
-	fake_api_callbacks(FAKE_CBID_cuStreamCreate, NVT_CB_API_SITE_EXIT, &rc, &a);
+	fake_api_callbacks(NVT_CBID_cuStreamCreate, NVT_CB_API_SITE_EXIT, &rc, &a);
 	return rc;
 }
 
 API int cuStreamDestroy_v2(void *stream)
 {
 	struct stream_destroy_args a = {stream};
-	CUresult rc = 999;
+	CUresult rc = NVT_CUDA_ERROR_UNKNOWN;
 
-	fake_api_callbacks(FAKE_CBID_cuStreamDestroy_v2, NVT_CB_API_SITE_ENTER, &rc, &a);
+	fake_api_callbacks(NVT_CBID_cuStreamDestroy_v2, NVT_CB_API_SITE_ENTER, &rc, &a);
 	rc = stream_destroy(stream);
-	fake_api_callbacks(FAKE_CBID_cuStreamDestroy_v2, NVT_CB_API_SITE_EXIT, &rc, &a);
+	fake_api_callbacks(NVT_CBID_cuStreamDestroy_v2, NVT_CB_API_SITE_EXIT, &rc, &a);
 	return rc;
 }
 
@@ -897,11 +900,11 @@ static int launch_coop(void *f, uint64_t blocks, unsigned block_threads, unsigne
 	int per_sm = 0, rc;
 
 	if (!fake.initialised)
-		return 3;
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, (int)block_threads, shmem))
-		return 1;
+		return NVT_CUDA_ERROR_INVALID_VALUE;
 	if (blocks > (uint64_t)per_sm * (uint64_t)fake.chip[current_device()].sms)
-		return 720;
+		return NVT_CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
 	coop_grid.blocks = blocks;
 	coop_grid.per_sm = per_sm;
 	rc = launch(f, (unsigned)blocks, cluster, params);
@@ -916,7 +919,7 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 	int dev;
 
 	if (!fake.initialised)
-		return 3;
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	dev = current_device();
 	fake_build_tmd(dev, cluster, tmd);
 	memcpy(before, tmd, sizeof(tmd));
@@ -936,14 +939,14 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 			fprintf(stderr, "fakecuda: HANG: a cooperative grid of %llu blocks (%d an SM) does not "
 				"fit on the %llu SMs its mask enables\n",
 				(unsigned long long)coop_grid.blocks, coop_grid.per_sm, (unsigned long long)sms);
-			return 702;
+			return NVT_CUDA_ERROR_LAUNCH_TIMEOUT;
 		}
 	}
 	last = rec;
 	have_last = 1;
 	if (rec.hung) {
 		fprintf(stderr, "fakecuda: HANG: the launch's mask enables no working TPC\n");
-		return 702; /* a real GPU never returns: report it loudly */
+		return NVT_CUDA_ERROR_LAUNCH_TIMEOUT; /* a real GPU never returns: report it loudly */
 	}
 	if (fake_is_probe(f))
 		return fake_run_probe(dev, &rec, blocks, cluster, params);

@@ -159,25 +159,9 @@ struct fakecuda_launch {
 	uint64_t coop_blocks;   /* a cooperative launch: its grid's blocks; 0: not one */
 };
 
-/* As in cuda.h: the cluster dimension is launch attribute 4; attribute 2,
- * an int other than 0, makes the launch cooperative. */
-#define FAKECUDA_ATTR_COOPERATIVE 2
-struct fakecuda_launch_attribute {
-	int id;
-	char pad[4];
-	union {
-		char bytes[64];
-		unsigned dims[3];
-	} value;
-};
-struct fakecuda_launch_config {
-	unsigned gx, gy, gz, bx, by, bz, shmem;
-	void *stream;
-	struct fakecuda_launch_attribute *attrs;
-	unsigned num_attrs;
-};
-typedef int (*fakecuda_launch_ex_fn)(const struct fakecuda_launch_config *cfg, void *f, void **params,
-				     void **extra);
+/* cuLaunchKernelEx's configuration and attributes: cuda_driver.h's NVT_LAUNCH_CONFIG and
+ * NVT_LAUNCH_ATTRIBUTE (the cluster dimension, cooperative). */
+typedef int (*fakecuda_launch_ex_fn)(const NVT_LAUNCH_CONFIG *cfg, void *f, void **params, void **extra);
 
 /* ---- Graphs: the cuda.h structs that src/gpu/cuda_driver.h does not declare ---- */
 

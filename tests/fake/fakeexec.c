@@ -173,7 +173,7 @@ INTERNAL CUresult exec_instantiate(CUgraphExec *out, CUgraph h, uint64_t flags)
 
 	/* cuda.h: device launch does not go with auto-free on launch. */
 	if (!out || (flags & ~(uint64_t)FLAG_KNOWN) ||
-	    ((flags & FLAG_AUTO_FREE) && (flags & NVT_GRAPH_INSTANTIATE_DEVICE_LAUNCH)))
+	    ((flags & NVT_GRAPH_INSTANTIATE_AUTO_FREE) && (flags & NVT_GRAPH_INSTANTIATE_DEVICE_LAUNCH)))
 		return E_INVALID_VALUE;
 	graph_lock();
 	if (!(g = find_graph(h)))
@@ -187,7 +187,7 @@ INTERNAL CUresult exec_instantiate(CUgraphExec *out, CUgraph h, uint64_t flags)
 		x->flags = flags;
 		x->next = execs;
 		execs = x;
-		if (flags & FLAG_UPLOAD)
+		if (flags & NVT_GRAPH_INSTANTIATE_UPLOAD)
 			upload(x, x->node, x->n);
 		*out = x;
 	}

@@ -208,7 +208,7 @@ static int add_node(struct graph *g, int type, const NVT_KERNEL_NODE_PARAMS *kp,
 	if (type == NVT_NODE_MEM_ALLOC && g->embedder)
 		return E_NOT_SUPPORTED;
 	if (type != NVT_NODE_KERNEL && type != NVT_NODE_GRAPH && type != NVT_NODE_CONDITIONAL &&
-	    type != NVT_NODE_MEM_ALLOC && type != FAKE_NODE_EMPTY)
+	    type != NVT_NODE_MEM_ALLOC && type != NVT_NODE_EMPTY)
 		return E_NOT_SUPPORTED;
 	if (!(n = calloc(1, sizeof(*n))))
 		return E_OUT_OF_MEMORY;

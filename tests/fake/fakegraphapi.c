@@ -49,13 +49,13 @@ static NVT_KERNEL_NODE_PARAMS from_v1(const struct fakecuda_kernel_node_params_v
 API CUresult cuGraphCreate(CUgraph *phGraph, unsigned flags)
 {
 	struct { CUgraph *phGraph; unsigned flags; } a = {phGraph, flags};
-	CALL(FAKE_CBID_cuGraphCreate, graph_create(a.phGraph, a.flags));
+	CALL(NVT_CBID_cuGraphCreate, graph_create(a.phGraph, a.flags));
 }
 
 API CUresult cuGraphDestroy(CUgraph hGraph)
 {
 	struct { CUgraph hGraph; } a = {hGraph};
-	CALL(FAKE_CBID_cuGraphDestroy, graph_destroy(a.hGraph));
+	CALL(NVT_CBID_cuGraphDestroy, graph_destroy(a.hGraph));
 }
 
 static CUresult add_kernel_v1(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
@@ -78,7 +78,7 @@ API CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, cons
 		size_t numDependencies;
 		const struct fakecuda_kernel_node_params_v1 *nodeParams;
 	} a = {phGraphNode, hGraph, dependencies, numDependencies, nodeParams};
-	CALL(FAKE_CBID_cuGraphAddKernelNode,
+	CALL(NVT_CBID_cuGraphAddKernelNode,
 	     add_kernel_v1(a.phGraphNode, a.hGraph, a.dependencies, a.numDependencies, a.nodeParams));
 }
 
@@ -92,7 +92,7 @@ API CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, c
 		size_t numDependencies;
 		const NVT_KERNEL_NODE_PARAMS *nodeParams;
 	} a = {phGraphNode, hGraph, dependencies, numDependencies, nodeParams};
-	CALL(FAKE_CBID_cuGraphAddKernelNode_v2,
+	CALL(NVT_CBID_cuGraphAddKernelNode_v2,
 	     deps_ok(a.dependencies, a.numDependencies)
 		     ? graph_add(a.phGraphNode, a.hGraph, NVT_NODE_KERNEL, a.nodeParams, NULL, NULL, NULL)
 		     : E_INVALID_VALUE);
@@ -113,13 +113,13 @@ static CUresult kernel_get_v1(CUgraphNode n, struct fakecuda_kernel_node_params_
 API CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, struct fakecuda_kernel_node_params_v1 *nodeParams)
 {
 	struct { CUgraphNode hNode; struct fakecuda_kernel_node_params_v1 *nodeParams; } a = {hNode, nodeParams};
-	CALL(FAKE_CBID_cuGraphKernelNodeGetParams, kernel_get_v1(a.hNode, a.nodeParams));
+	CALL(NVT_CBID_cuGraphKernelNodeGetParams, kernel_get_v1(a.hNode, a.nodeParams));
 }
 
 API CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, NVT_KERNEL_NODE_PARAMS *nodeParams)
 {
 	struct { CUgraphNode hNode; NVT_KERNEL_NODE_PARAMS *nodeParams; } a = {hNode, nodeParams};
-	CALL(FAKE_CBID_cuGraphKernelNodeGetParams_v2, node_kernel_get(a.hNode, a.nodeParams));
+	CALL(NVT_CBID_cuGraphKernelNodeGetParams_v2, node_kernel_get(a.hNode, a.nodeParams));
 }
 
 static CUresult kernel_set_v1(CUgraphNode n, const struct fakecuda_kernel_node_params_v1 *p)
@@ -134,13 +134,13 @@ static CUresult kernel_set_v1(CUgraphNode n, const struct fakecuda_kernel_node_p
 API CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const struct fakecuda_kernel_node_params_v1 *nodeParams)
 {
 	struct { CUgraphNode hNode; const struct fakecuda_kernel_node_params_v1 *nodeParams; } a = {hNode, nodeParams};
-	CALL(FAKE_CBID_cuGraphKernelNodeSetParams, kernel_set_v1(a.hNode, a.nodeParams));
+	CALL(NVT_CBID_cuGraphKernelNodeSetParams, kernel_set_v1(a.hNode, a.nodeParams));
 }
 
 API CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const NVT_KERNEL_NODE_PARAMS *nodeParams)
 {
 	struct { CUgraphNode hNode; const NVT_KERNEL_NODE_PARAMS *nodeParams; } a = {hNode, nodeParams};
-	CALL(FAKE_CBID_cuGraphKernelNodeSetParams_v2, node_kernel_set(a.hNode, a.nodeParams));
+	CALL(NVT_CBID_cuGraphKernelNodeSetParams_v2, node_kernel_set(a.hNode, a.nodeParams));
 }
 
 API CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
@@ -153,7 +153,7 @@ API CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, 
 		size_t numDependencies;
 		CUgraph childGraph;
 	} a = {phGraphNode, hGraph, dependencies, numDependencies, childGraph};
-	CALL(FAKE_CBID_cuGraphAddChildGraphNode,
+	CALL(NVT_CBID_cuGraphAddChildGraphNode,
 	     deps_ok(a.dependencies, a.numDependencies)
 		     ? graph_add(a.phGraphNode, a.hGraph, NVT_NODE_GRAPH, NULL, a.childGraph, NULL, NULL)
 		     : E_INVALID_VALUE);
@@ -162,7 +162,7 @@ API CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, 
 API CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
 {
 	struct { CUgraphNode hNode; CUgraph *phGraph; } a = {hNode, phGraph};
-	CALL(FAKE_CBID_cuGraphChildGraphNodeGetGraph, node_child_graph(a.hNode, a.phGraph));
+	CALL(NVT_CBID_cuGraphChildGraphNodeGetGraph, node_child_graph(a.hNode, a.phGraph));
 }
 
 API CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
@@ -174,9 +174,9 @@ API CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const
 		const CUgraphNode *dependencies;
 		size_t numDependencies;
 	} a = {phGraphNode, hGraph, dependencies, numDependencies};
-	CALL(FAKE_CBID_cuGraphAddEmptyNode,
+	CALL(NVT_CBID_cuGraphAddEmptyNode,
 	     deps_ok(a.dependencies, a.numDependencies)
-		     ? graph_add(a.phGraphNode, a.hGraph, FAKE_NODE_EMPTY, NULL, NULL, NULL, NULL)
+		     ? graph_add(a.phGraphNode, a.hGraph, NVT_NODE_EMPTY, NULL, NULL, NULL, NULL)
 		     : E_INVALID_VALUE);
 }
 
@@ -190,7 +190,7 @@ API CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, co
 		size_t numDependencies;
 		struct fakecuda_mem_alloc_params *nodeParams;
 	} a = {phGraphNode, hGraph, dependencies, numDependencies, nodeParams};
-	CALL(FAKE_CBID_cuGraphAddMemAllocNode,
+	CALL(NVT_CBID_cuGraphAddMemAllocNode,
 	     a.nodeParams && deps_ok(a.dependencies, a.numDependencies)
 		     ? graph_add(a.phGraphNode, a.hGraph, NVT_NODE_MEM_ALLOC, NULL, NULL, NULL, &a.nodeParams->dptr)
 		     : E_INVALID_VALUE);
@@ -208,8 +208,8 @@ static CUresult add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, s
 		return graph_add(out, g, NVT_NODE_KERNEL, &p->u.kernel, NULL, NULL, NULL);
 	case NVT_NODE_GRAPH:
 		return graph_add(out, g, NVT_NODE_GRAPH, NULL, p->u.child, NULL, NULL);
-	case FAKE_NODE_EMPTY:
-		return graph_add(out, g, FAKE_NODE_EMPTY, NULL, NULL, NULL, NULL);
+	case NVT_NODE_EMPTY:
+		return graph_add(out, g, NVT_NODE_EMPTY, NULL, NULL, NULL, NULL);
 	case NVT_NODE_CONDITIONAL:
 		if (!p->u.conditional.handle || p->u.conditional.type < 0 || p->u.conditional.type > 2 ||
 		    !p->u.conditional.size)
@@ -232,7 +232,7 @@ API CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgr
 		size_t numDependencies;
 		struct fakecuda_node_params *nodeParams;
 	} a = {phGraphNode, hGraph, dependencies, numDependencies, nodeParams};
-	CALL(FAKE_CBID_cuGraphAddNode,
+	CALL(NVT_CBID_cuGraphAddNode,
 	     add_node(a.phGraphNode, a.hGraph, a.dependencies, a.numDependencies, a.nodeParams));
 }
 
@@ -248,7 +248,7 @@ API CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const C
 		size_t numDependencies;
 		struct fakecuda_node_params *nodeParams;
 	} a = {phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams};
-	CALL(FAKE_CBID_cuGraphAddNode_v2,
+	CALL(NVT_CBID_cuGraphAddNode_v2,
 	     add_node(a.phGraphNode, a.hGraph, a.dependencies, a.numDependencies, a.nodeParams));
 }
 
@@ -262,32 +262,32 @@ API CUresult cuGraphConditionalHandleCreate(uint64_t *pHandle_out, CUgraph hGrap
 		unsigned defaultLaunchValue;
 		unsigned flags;
 	} a = {pHandle_out, hGraph, ctx, defaultLaunchValue, flags};
-	CALL(FAKE_CBID_cuGraphConditionalHandleCreate, cond_handle_create(a.pHandle_out, a.hGraph));
+	CALL(NVT_CBID_cuGraphConditionalHandleCreate, cond_handle_create(a.pHandle_out, a.hGraph));
 }
 
 API CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 {
 	struct { CUgraph *phGraphClone; CUgraph originalGraph; } a = {phGraphClone, originalGraph};
-	CALL(FAKE_CBID_cuGraphClone, graph_clone(a.phGraphClone, a.originalGraph));
+	CALL(NVT_CBID_cuGraphClone, graph_clone(a.phGraphClone, a.originalGraph));
 }
 
 API CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
 {
 	struct { CUgraph hGraph; CUgraphNode *nodes; size_t *numNodes; } a = {hGraph, nodes, numNodes};
-	CALL(FAKE_CBID_cuGraphGetNodes, graph_nodes(a.hGraph, a.nodes, a.numNodes));
+	CALL(NVT_CBID_cuGraphGetNodes, graph_nodes(a.hGraph, a.nodes, a.numNodes));
 }
 
 API CUresult cuGraphNodeGetType(CUgraphNode hNode, int *type)
 {
 	struct { CUgraphNode hNode; int *type; } a = {hNode, type};
-	CALL(FAKE_CBID_cuGraphNodeGetType, node_type(a.hNode, a.type));
+	CALL(NVT_CBID_cuGraphNodeGetType, node_type(a.hNode, a.type));
 }
 
 API CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
 {
 	struct { CUgraphNode *phNode; CUgraphNode hOriginalNode; CUgraph hClonedGraph; } a = {
 		phNode, hOriginalNode, hClonedGraph};
-	CALL(FAKE_CBID_cuGraphNodeFindInClone, node_find_in_clone(a.phNode, a.hOriginalNode, a.hClonedGraph));
+	CALL(NVT_CBID_cuGraphNodeFindInClone, node_find_in_clone(a.phNode, a.hOriginalNode, a.hClonedGraph));
 }
 
 /* ---- Executable graphs ----------------------------------------------------- */
@@ -335,7 +335,7 @@ API CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGrap
 {
 	struct { CUgraphExec *phGraphExec; CUgraph hGraph; unsigned long long flags; } a = {phGraphExec, hGraph, flags};
 	CALL(NVT_CBID_cuGraphInstantiateWithFlags,
-	     a.flags & FLAG_UPLOAD ? E_INVALID_VALUE : exec_instantiate(a.phGraphExec, a.hGraph, a.flags));
+	     a.flags & NVT_GRAPH_INSTANTIATE_UPLOAD ? E_INVALID_VALUE : exec_instantiate(a.phGraphExec, a.hGraph, a.flags));
 }
 
 /* The upload stream is not modelled: an upload is done when the call returns. */
@@ -486,11 +486,11 @@ API CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
 API CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned isEnabled)
 {
 	struct { CUgraphExec hGraphExec; CUgraphNode hNode; unsigned isEnabled; } a = {hGraphExec, hNode, isEnabled};
-	CALL(FAKE_CBID_cuGraphNodeSetEnabled, exec_enabled_set(a.hGraphExec, a.hNode, a.isEnabled));
+	CALL(NVT_CBID_cuGraphNodeSetEnabled, exec_enabled_set(a.hGraphExec, a.hNode, a.isEnabled));
 }
 
 API CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned *isEnabled)
 {
 	struct { CUgraphExec hGraphExec; CUgraphNode hNode; unsigned *isEnabled; } a = {hGraphExec, hNode, isEnabled};
-	CALL(FAKE_CBID_cuGraphNodeGetEnabled, exec_enabled_get(a.hGraphExec, a.hNode, a.isEnabled));
+	CALL(NVT_CBID_cuGraphNodeGetEnabled, exec_enabled_get(a.hGraphExec, a.hNode, a.isEnabled));
 }

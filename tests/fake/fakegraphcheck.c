@@ -362,10 +362,13 @@ static void api(void)
 	struct testsub_api a;
 	int rc;
 
-	printf("enable 6/514 rc=%d\n", sub.enable(6, 514, 1));
-	printf("enable 1/514 rc=%d\n", sub.enable(1, 514, 1));
-	printf("enable 6/807 rc=%d\n", sub.enable(6, 807, 1));
-	printf("enable 11/1 rc=%d\n", sub.enable(11, 1, 1));
+	/* Domain 1 is none the table takes; 807 is no call the fake makes. */
+	printf("enable %d/%d rc=%d\n", NVT_CB_DOMAIN_API, NVT_CBID_cuGraphLaunch,
+	       sub.enable(NVT_CB_DOMAIN_API, NVT_CBID_cuGraphLaunch, 1));
+	printf("enable 1/%d rc=%d\n", NVT_CBID_cuGraphLaunch, sub.enable(1, NVT_CBID_cuGraphLaunch, 1));
+	printf("enable %d/807 rc=%d\n", NVT_CB_DOMAIN_API, sub.enable(NVT_CB_DOMAIN_API, 807, 1));
+	printf("enable %d/%d rc=%d\n", NVT_CB_DOMAIN_LAUNCH, NVT_CB_ID_LAUNCH,
+	       sub.enable(NVT_CB_DOMAIN_LAUNCH, NVT_CB_ID_LAUNCH, 1));
 	must(cuGraphInstantiateWithFlags(&x, g, 0), "instantiate");
 	sub.last(&a);
 	printf("uninteresting calls=%d\n", a.calls);
@@ -383,13 +386,15 @@ static void api(void)
 	rc = cuGraphLaunch((CUgraphExec)&fn_a, NULL);
 	sub.last(&a);
 	printf("bad launch rc=%d result=%d,%d\n", rc, a.result[0], a.result[1]);
-	printf("enable 6/643 rc=%d\n", sub.enable(6, 643, 1));
+	printf("enable %d/%d rc=%d\n", NVT_CB_DOMAIN_API, NVT_CBID_cuGraphInstantiateWithFlags,
+	       sub.enable(NVT_CB_DOMAIN_API, NVT_CBID_cuGraphInstantiateWithFlags, 1));
 	rc = cuGraphInstantiateWithFlags(&y, g, 4);
 	sub.last(&a);
 	printf("instantiate rc=%d calls=%d cbid=%d args=%s,%s,%llu out=%s\n", rc, a.calls, a.cbid,
 	       a.args[0][0] == (uintptr_t)&y ? "&exec" : "other", a.args[0][1] == (uintptr_t)g ? "graph" : "other",
 	       (unsigned long long)a.args[0][2], a.args[1][0] == (uintptr_t)&y && y ? "set" : "unset");
-	printf("disable 6/514 rc=%d\n", sub.enable(6, 514, 0));
+	printf("disable %d/%d rc=%d\n", NVT_CB_DOMAIN_API, NVT_CBID_cuGraphLaunch,
+	       sub.enable(NVT_CB_DOMAIN_API, NVT_CBID_cuGraphLaunch, 0));
 	rc = cuGraphLaunch(x, NULL);
 	sub.last(&a);
 	printf("launch after disable rc=%d calls=%d\n", rc, a.calls);
@@ -407,7 +412,7 @@ static void swap(void)
 	sb.arg[0] = 2;
 	must(cuGraphInstantiateWithFlags(&a, build(&sa, NULL), 0), "instantiate");
 	must(cuGraphInstantiateWithFlags(&b, build(&sb, NULL), 0), "instantiate");
-	sub.enable(6, 514, 1);
+	sub.enable(NVT_CB_DOMAIN_API, NVT_CBID_cuGraphLaunch, 1);
 	sub.swap(a, b);
 	rc = cuGraphLaunch(a, NULL);
 	fakecuda_graph_last(a, 0, &ra);
@@ -420,11 +425,12 @@ static void swap(void)
 	fakecuda_graph_last(b, 0, &rb);
 	printf("not swapped rc=%d a.replays=%u b.replays=%u a.arg=%llu\n", rc, ra.replays, rb.replays,
 	       (unsigned long long)ra.arg);
-	sub.enable(6, 580, 1);
+	sub.enable(NVT_CB_DOMAIN_API, NVT_CBID_cuGraphUpload, 1);
 	sub.nested(1);
 	rc = cuGraphLaunch(a, NULL);
-	/* 514: entry and return of three launches; 580: of the nested upload. */
-	printf("nested rc=%d launch-callbacks=%u upload-callbacks=%u\n", rc, sub.count(514), sub.count(580));
+	/* cuGraphLaunch: entry and return of three launches; cuGraphUpload: of the nested upload. */
+	printf("nested rc=%d launch-callbacks=%u upload-callbacks=%u\n", rc, sub.count(NVT_CBID_cuGraphLaunch),
+	       sub.count(NVT_CBID_cuGraphUpload));
 }
 
 /* (c) Cloning; child graph copies; node lists. */

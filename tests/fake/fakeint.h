@@ -82,58 +82,18 @@ INTERNAL void fake_api_callbacks(int cbid, int site, CUresult *result, void *arg
 
 /* ---- The graph model, called by fakegraphapi.c's entry points ---- */
 
-/* Callback ids (CUPTI's cupti_driver_cbid.h, CUDA 13.0) of the calls that
- * src/gpu/cuda_driver.h does not list. */
-enum fake_api_cbid {
-	FAKE_CBID_cuGraphCreate = 501,
-	FAKE_CBID_cuGraphAddKernelNode = 502,
-	FAKE_CBID_cuGraphKernelNodeGetParams = 503,
-	FAKE_CBID_cuGraphNodeGetType = 509,
-	FAKE_CBID_cuGraphDestroy = 517,
-	FAKE_CBID_cuGraphKernelNodeSetParams = 521,
-	FAKE_CBID_cuGraphClone = 523,
-	FAKE_CBID_cuGraphNodeFindInClone = 524,
-	FAKE_CBID_cuGraphAddChildGraphNode = 525,
-	FAKE_CBID_cuGraphAddEmptyNode = 526,
-	FAKE_CBID_cuGraphChildGraphNodeGetGraph = 529,
-	FAKE_CBID_cuGraphGetNodes = 534,
-	FAKE_CBID_cuGraphAddMemAllocNode = 638,
-	FAKE_CBID_cuGraphNodeSetEnabled = 650,
-	FAKE_CBID_cuGraphNodeGetEnabled = 651,
-	FAKE_CBID_cuGraphAddKernelNode_v2 = 689,
-	FAKE_CBID_cuGraphKernelNodeGetParams_v2 = 690,
-	FAKE_CBID_cuGraphKernelNodeSetParams_v2 = 691,
-	FAKE_CBID_cuGraphAddNode = 712,
-	FAKE_CBID_cuGraphConditionalHandleCreate = 722,
-	FAKE_CBID_cuGraphAddNode_v2 = 723,
-	FAKE_CBID_cuStreamCreate = 124,
-	FAKE_CBID_cuStreamDestroy_v2 = 326,
-	FAKE_CBID_cuLaunchKernel = 307,
-	FAKE_CBID_cuLaunchKernel_ptsz = 442,
-	FAKE_CBID_cuLaunchKernelEx = 652,
-	FAKE_CBID_cuLaunchKernelEx_ptsz = 653,
-	FAKE_CBID_cuLaunchCooperativeKernel = 477,
-	FAKE_CBID_cuLaunchCooperativeKernel_ptsz = 478,
-	FAKE_CBID_cuDeviceGetAttribute = 9,
-};
-
-/* CUgraphNodeType values the model knows besides cuda_driver.h's. */
-#define FAKE_NODE_EMPTY 5
-
-/* CUresult values of the graph calls. */
+/* CUresult values of the graph calls (cuda_driver.h's). */
 enum {
-	E_INVALID_VALUE = 1,
-	E_OUT_OF_MEMORY = 2,
-	E_INVALID_HANDLE = 400,
-	E_HANG = 702, /* what the fake's launches return for a hang, too */
-	E_NOT_SUPPORTED = 801,
-	E_UPDATE_FAILURE = 910,
+	E_INVALID_VALUE = NVT_CUDA_ERROR_INVALID_VALUE,
+	E_OUT_OF_MEMORY = NVT_CUDA_ERROR_OUT_OF_MEMORY,
+	E_INVALID_HANDLE = NVT_CUDA_ERROR_INVALID_HANDLE,
+	E_HANG = NVT_CUDA_ERROR_LAUNCH_TIMEOUT, /* what the fake's launches return for a hang, too */
+	E_NOT_SUPPORTED = NVT_CUDA_ERROR_NOT_SUPPORTED,
+	E_UPDATE_FAILURE = NVT_CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
 };
-/* CUgraphInstantiate_flags (cuda.h): 1 auto-free on launch, 2 upload (only
- * through cuGraphInstantiateWithParams), 4 device launch, 8 node priority. */
-#define FLAG_AUTO_FREE 1
-#define FLAG_UPLOAD 2
-#define FLAG_KNOWN (FLAG_AUTO_FREE | FLAG_UPLOAD | NVT_GRAPH_INSTANTIATE_DEVICE_LAUNCH | 8)
+/* The instantiate flags the model knows. */
+#define FLAG_KNOWN (NVT_GRAPH_INSTANTIATE_AUTO_FREE | NVT_GRAPH_INSTANTIATE_UPLOAD | \
+		    NVT_GRAPH_INSTANTIATE_DEVICE_LAUNCH | NVT_GRAPH_INSTANTIATE_NODE_PRIORITY)
 
 struct graph;
 

@@ -38,7 +38,7 @@ INTERNAL void *fake_membw_module(void)
 INTERNAL int fake_membw_function(void *module, const char *name, void **fn)
 {
 	if (module != &membw_module || strcmp(name, "nvt_membw"))
-		return 500;
+		return NVT_CUDA_ERROR_NOT_FOUND;
 	*fn = &membw_function;
 	return 0;
 }

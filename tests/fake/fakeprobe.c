@@ -71,7 +71,7 @@ API int cuModuleLoadData(void **module, const void *image)
 	/* The bandwidth probe: a timed grid-stride copy that counts its words. */
 	if (strstr(ptx, ".entry nvt_membw(") && getenv("FAKECUDA_MEMBW") &&
 	    !strcmp(getenv("FAKECUDA_MEMBW"), "noptx"))
-		return 218; /* CUDA_ERROR_INVALID_PTX: a driver that cannot load the probe */
+		return NVT_CUDA_ERROR_INVALID_PTX; /* a driver that cannot load the probe */
 	if (strstr(ptx, ".entry nvt_membw(") && strstr(ptx, ".target sm_") &&
 	    strstr(ptx, "%globaltimer") && strstr(ptx, "atom.global.add.u64") &&
 	    strstr(ptx, "ld.global.v4.u32")) {
@@ -80,7 +80,7 @@ API int cuModuleLoadData(void **module, const void *image)
 	}
 	if (!strstr(ptx, ".entry nvt_probe_smid") || !strstr(ptx, ".target sm_") ||
 	    !strstr(ptx, "%smid"))
-		return 218; /* CUDA_ERROR_INVALID_PTX */
+		return NVT_CUDA_ERROR_INVALID_PTX;
 	*module = &probe_function;
 	return 0;
 }
@@ -94,7 +94,7 @@ API int cuModuleGetFunction(void **fn, void *module, const char *name)
 		return 0;
 	}
 	if (module != &probe_function || strcmp(name, "nvt_probe_smid"))
-		return 500;
+		return NVT_CUDA_ERROR_NOT_FOUND;
 	*fn = &probe_function;
 	return 0;
 }
@@ -109,7 +109,7 @@ API int cuMemAlloc_v2(uint64_t *ptr, size_t bytes)
 {
 	void *p = calloc(1, bytes);
 	if (!p)
-		return 2;
+		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
 	*ptr = (uint64_t)(uintptr_t)p;
 	return 0;
 }

@@ -5,14 +5,13 @@
  * returns, as before), each launch and each graph replay occupies its stream
  * for N microseconds of CLOCK_MONOTONIC after the stream's earlier work: the
  * stream is busy until then. An event recorded on a stream is done when the
- * stream's work before it is; cuEventQuery says 600 (CUDA_ERROR_NOT_READY)
+ * stream's work before it is; cuEventQuery says CUDA_ERROR_NOT_READY
  * until then, cuEventSynchronize, cuStreamSynchronize and cuCtxSynchronize
  * sleep until the work they wait for is done. Streams are per process, by
  * handle: NULL and the legacy handle (0x1) are one stream, the per-thread
  * handle (0x2) one per thread. These calls invoke the driver-API callbacks of
- * their ids (CUPTI's numbering, as on the H100: cuCtxSynchronize 17,
- * cuEventQuery 120, cuEventSynchronize 121, cuStreamQuery 125 and 439,
- * cuStreamSynchronize 126 and 440), on entry and on return.
+ * their ids (src/gpu/cuda_driver.h's, CUPTI's numbering as on the H100),
+ * on entry and on return.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -132,7 +131,7 @@ API int fakecuda_in_flight(const void *stream)
 }
 
 #define CALL(cbid, work)                                                \
-	CUresult result = 999;                                          \
+	CUresult result = NVT_CUDA_ERROR_UNKNOWN;                       \
 	fake_api_callbacks((cbid), NVT_CB_API_SITE_ENTER, &result, &a); \
 	result = fake_ready() ? (work) : 3;                             \
 	fake_api_callbacks((cbid), NVT_CB_API_SITE_EXIT, &result, &a);  \
@@ -166,7 +165,7 @@ static int event_index(const void *ev)
 API CUresult cuEventCreate(void **phEvent, unsigned Flags)
 {
 	struct { void **phEvent; unsigned Flags; } a = {phEvent, Flags};
-	CALL(118, phEvent ? event_create(phEvent) : 1);
+	CALL(NVT_CBID_cuEventCreate, phEvent ? event_create(phEvent) : NVT_CUDA_ERROR_INVALID_VALUE);
 }
 
 static CUresult event_record(void *ev, void *stream)
@@ -174,7 +173,7 @@ static CUresult event_record(void *ev, void *stream)
 	int i = event_index(ev);
 
 	if (i < 0)
-		return 400;
+		return NVT_CUDA_ERROR_INVALID_HANDLE;
 	events[i].done_at = stream_done_at(stream);
 	return 0;
 }
@@ -182,7 +181,7 @@ static CUresult event_record(void *ev, void *stream)
 API CUresult cuEventRecord(void *hEvent, void *hStream)
 {
 	struct { void *hEvent; void *hStream; } a = {hEvent, hStream};
-	CALL(119, event_record(a.hEvent, a.hStream));
+	CALL(NVT_CBID_cuEventRecord, event_record(a.hEvent, a.hStream));
 }
 
 static CUresult event_query(void *ev)
@@ -190,14 +189,14 @@ static CUresult event_query(void *ev)
 	int i = event_index(ev);
 
 	if (i < 0)
-		return 400;
-	return now_ns() >= events[i].done_at ? 0 : 600;
+		return NVT_CUDA_ERROR_INVALID_HANDLE;
+	return now_ns() >= events[i].done_at ? 0 : NVT_CUDA_ERROR_NOT_READY;
 }
 
 API CUresult cuEventQuery(void *hEvent)
 {
 	struct { void *hEvent; } a = {hEvent};
-	CALL(120, event_query(a.hEvent));
+	CALL(NVT_CBID_cuEventQuery, event_query(a.hEvent));
 }
 
 static CUresult event_sync(void *ev)
@@ -205,7 +204,7 @@ static CUresult event_sync(void *ev)
 	int i = event_index(ev);
 
 	if (i < 0)
-		return 400;
+		return NVT_CUDA_ERROR_INVALID_HANDLE;
 	sleep_until(events[i].done_at);
 	return 0;
 }
@@ -213,7 +212,7 @@ static CUresult event_sync(void *ev)
 API CUresult cuEventSynchronize(void *hEvent)
 {
 	struct { void *hEvent; } a = {hEvent};
-	CALL(121, event_sync(a.hEvent));
+	CALL(NVT_CBID_cuEventSynchronize, event_sync(a.hEvent));
 }
 
 static CUresult event_destroy(void *ev)
@@ -221,7 +220,7 @@ static CUresult event_destroy(void *ev)
 	int i = event_index(ev);
 
 	if (i < 0)
-		return 400;
+		return NVT_CUDA_ERROR_INVALID_HANDLE;
 	events[i].used = 0;
 	return 0;
 }
@@ -229,7 +228,7 @@ static CUresult event_destroy(void *ev)
 API CUresult cuEventDestroy_v2(void *hEvent)
 {
 	struct { void *hEvent; } a = {hEvent};
-	CALL(285, event_destroy(a.hEvent));
+	CALL(NVT_CBID_cuEventDestroy_v2, event_destroy(a.hEvent));
 }
 
 static CUresult stream_sync(const void *stream)
@@ -241,25 +240,25 @@ static CUresult stream_sync(const void *stream)
 API CUresult cuStreamSynchronize(void *hStream)
 {
 	struct { void *hStream; } a = {hStream};
-	CALL(126, stream_sync(a.hStream));
+	CALL(NVT_CBID_cuStreamSynchronize, stream_sync(a.hStream));
 }
 
 API CUresult cuStreamSynchronize_ptsz(void *hStream)
 {
-	struct { void *hStream; } a = {hStream ? hStream : (void *)2};
-	CALL(440, stream_sync(a.hStream));
+	struct { void *hStream; } a = {hStream ? hStream : NVT_CU_STREAM_PER_THREAD};
+	CALL(NVT_CBID_cuStreamSynchronize_ptsz, stream_sync(a.hStream));
 }
 
 API CUresult cuStreamQuery(void *hStream)
 {
 	struct { void *hStream; } a = {hStream};
-	CALL(125, now_ns() >= stream_done_at(a.hStream) ? 0 : 600);
+	CALL(NVT_CBID_cuStreamQuery, now_ns() >= stream_done_at(a.hStream) ? 0 : NVT_CUDA_ERROR_NOT_READY);
 }
 
 API CUresult cuStreamQuery_ptsz(void *hStream)
 {
-	struct { void *hStream; } a = {hStream ? hStream : (void *)2};
-	CALL(439, now_ns() >= stream_done_at(a.hStream) ? 0 : 600);
+	struct { void *hStream; } a = {hStream ? hStream : NVT_CU_STREAM_PER_THREAD};
+	CALL(NVT_CBID_cuStreamQuery_ptsz, now_ns() >= stream_done_at(a.hStream) ? 0 : NVT_CUDA_ERROR_NOT_READY);
 }
 
 static CUresult ctx_sync(void)
@@ -272,5 +271,5 @@ static CUresult ctx_sync(void)
 API CUresult cuCtxSynchronize(void)
 {
 	struct { int none; } a = {0};
-	CALL(17, ctx_sync());
+	CALL(NVT_CBID_cuCtxSynchronize, ctx_sync());
 }

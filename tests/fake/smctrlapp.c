@@ -50,7 +50,7 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 		   unsigned bz, unsigned shmem, void *stream, void **params, void **extra);
 int cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 			unsigned bz, unsigned shmem, void *stream, void **params, void **extra);
-int cuLaunchKernelEx(const struct fakecuda_launch_config *cfg, void *f, void **params, void **extra);
+int cuLaunchKernelEx(const NVT_LAUNCH_CONFIG *cfg, void *f, void **params, void **extra);
 
 static int kernel; /* any address is a function to the fake */
 
@@ -62,7 +62,7 @@ static const char *ran(int rc)
 	struct nvt_tpcset set;
 
 	if (rc || fakecuda_last_launch(&rec) || rec.hung)
-		return rc == 702 ? "HANG" : "-";
+		return rc == NVT_CUDA_ERROR_LAUNCH_TIMEOUT ? "HANG" : "-";
 	memset(&set, 0, sizeof(set));
 	memcpy(set.w, rec.ran_tpcs, sizeof(rec.ran_tpcs));
 	nvt_format_list(&set, text, sizeof(text));
@@ -135,8 +135,8 @@ static void queries(void)
 
 static void all(void)
 {
-	struct fakecuda_launch_config cfg = {264, 1, 1, 128, 1, 1, 0, NULL, NULL, 0};
-	struct fakecuda_launch_attribute attr = {.id = 4, .value.dims = {2, 1, 1}};
+	NVT_LAUNCH_CONFIG cfg = {.grid = {264, 1, 1}, .block = {128, 1, 1}};
+	NVT_LAUNCH_ATTRIBUTE attr = {.id = NVT_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, .value.cluster_dim = {2, 1, 1}};
 	void *s, *s2;
 
 	if (cuStreamCreate(&s, 0) || cuStreamCreate(&s2, 0))
@@ -253,12 +253,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 4 && !strcmp(argv[1], "cluster")) {
-		struct fakecuda_launch_attribute attr = {.id = 4};
-		struct fakecuda_launch_config cfg = {264, 1, 1, 128, 1, 1, 0, NULL, &attr, 1};
+		NVT_LAUNCH_ATTRIBUTE attr = {.id = NVT_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+		NVT_LAUNCH_CONFIG cfg = {.grid = {264, 1, 1}, .block = {128, 1, 1}, .attrs = &attr, .num_attrs = 1};
 		void *s;
-		attr.value.dims[0] = (unsigned)strtoul(argv[3], NULL, 10);
-		attr.value.dims[1] = attr.value.dims[2] = 1;
-		cfg.gx = 16 * attr.value.dims[0];
+		attr.value.cluster_dim[0] = (unsigned)strtoul(argv[3], NULL, 10);
+		attr.value.cluster_dim[1] = attr.value.cluster_dim[2] = 1;
+		cfg.grid[0] = 16 * attr.value.cluster_dim[0];
 		if (cuStreamCreate(&s, 0))
 			return 2;
 		libsmctrl_set_global_mask_ext(all_but(argv[2]));

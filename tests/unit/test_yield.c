@@ -394,6 +394,23 @@ static void test_inflight(void)
 	CHECK(nvt_yield_inflight(1000 * US, 1 * US, 63) == 63);
 }
 
+/* Which tasks hold their own launches back in their shim. */
+static void test_by_shim(void)
+{
+	CHECK(nvt_yield_by_shim(NVT_PRIO_LOW, NVT_YIELD_GATE));
+	CHECK(nvt_yield_by_shim(NVT_PRIO_NORMAL, NVT_YIELD_BOUND | NVT_YIELD_CLIENT));
+	CHECK(nvt_yield_by_shim(NVT_PRIO_LOW, NVT_YIELD_AHEAD));
+	CHECK(nvt_yield_by_shim(NVT_PRIO_LOW, NVT_YIELD_BORROW));
+	CHECK(nvt_yield_by_shim(NVT_PRIO_LOW, NVT_YIELD_PROTECT));
+	/* High yields to nobody; no priority is not managed. */
+	CHECK(!nvt_yield_by_shim(NVT_PRIO_HIGH, NVT_YIELD_PROTECT));
+	CHECK(!nvt_yield_by_shim(NVT_PRIO_NONE, NVT_YIELD_PROTECT));
+	/* MPS's client priority and the agent's guard are not the shim's ways. */
+	CHECK(!nvt_yield_by_shim(NVT_PRIO_LOW, NVT_YIELD_CLIENT | NVT_YIELD_GUARD | NVT_YIELD_ANY));
+	CHECK(!nvt_yield_by_shim(NVT_PRIO_LOW, NVT_YIELD_DEFAULT));
+	CHECK(!nvt_yield_by_shim(NVT_PRIO_LOW, 0));
+}
+
 int main(void)
 {
 	test_words();
@@ -405,5 +422,6 @@ int main(void)
 	test_may_lend();
 	test_launch_avg();
 	test_inflight();
+	test_by_shim();
 	return CHECK_DONE();
 }

@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 """layers.py - the layout of nvtaskset's code, from the code: what each folder of src/ includes,
-what each file of the command (tools/nvtaskset/) calls, and the front ends' use of src/.
+what each file of the command (tools/nvtaskset/) and of the shim (src/shim/) calls, and the
+front ends' use of src/.
 
-The layers are the Makefile's: LAYERS (src/'s folders, lowest first) and CMD_LAYERS with its
-CMD_<layer> lists (the command's files, lowest first). The rules, which tests/e2e/layers.sh
-checks with this script:
+The layers are the Makefile's: LAYERS (src/'s folders, lowest first), CMD_LAYERS with its
+CMD_<layer> lists (the command's files, lowest first) and SHIM_LAYERS with its SHIM_<layer>
+lists (the shim's files, lowest first). The rules, which tests/e2e/layers.sh checks with this
+script:
   - a file of src/FOLDER includes only its own folder's headers, those of the folders before
     it, src/nvtaskset.h (the contract) and include/libsmctrl.h;
   - a file of the command calls (its object's undefined symbols, nm) only files of its own
     layer or of those before it, and the calls within a layer form no circle;
+  - a file of the shim calls (nm) and includes only files of its own layer or of those before
+    it (a header NAME.h is NAME.c's), the calls and includes within a layer form no circle, and
+    every file of src/shim is in a layer (libsmctrl.c, libsmctrl.so's own, above them all);
   - docs/design.md's picture between its markers is what `picture` prints.
 
-Usage: layers.py check-src ROOT | check-cmd ROOT BUILD | picture ROOT BUILD
+Usage: layers.py check-src ROOT | check-cmd ROOT BUILD | check-shim ROOT BUILD | picture ROOT BUILD
        | design ROOT BUILD [--write]   (exit 1 if docs/design.md's picture is stale)
 """
 import os
@@ -136,6 +141,104 @@ def cmd_graph(root, build):
     return layers, calls, bad
 
 
+# ---- The shim's files (src/shim) ----------------------------------------------------------------
+
+SHIM_TOP = ("libsmctrl.so", ["libsmctrl"])  # libsmctrl.so's own file: it calls the shim's exports
+
+
+def shim_layers(root):
+    """The Makefile's SHIM_LAYERS with their SHIM_<layer> lists, lowest first, and libsmctrl.so's
+    file above them."""
+    v = make_vars(root)
+    return [(l, v.get("SHIM_" + l, "").split()) for l in v["SHIM_LAYERS"].split()] + [SHIM_TOP]
+
+
+def shim_files(root):
+    """The files of the shim library itself, lowest layer first (the Makefile's SHIMSRC)."""
+    return [f for _, files in shim_layers(root)[:-1] for f in files]
+
+
+def shim_graph(root, build):
+    """For each file of src/shim (by name, without .c): the other files it calls or includes (its
+    .c and its header's includes, a header NAME.h standing for NAME.c); and what breaks the
+    rules."""
+    layers = shim_layers(root)
+    layer_of = {f: i for i, (_, files) in enumerate(layers) for f in files}
+    d = os.path.join(root, "src/shim")
+    bad, uses, defs, undefs = [], {}, {}, {}
+    on_disk = sorted(os.listdir(d))
+    for n in on_disk:
+        stem, ext = os.path.splitext(n)
+        if ext == ".c" and stem not in layer_of:
+            bad.append("src/shim/%s is in no SHIM_ layer" % n)
+        elif ext == ".h" and stem not in layer_of:
+            bad.append("src/shim/%s is the header of no file of a SHIM_ layer" % n)
+    for f in layer_of:
+        if not os.path.exists(os.path.join(d, f + ".c")):
+            bad.append("src/shim/%s.c of a SHIM_ layer does not exist" % f)
+            continue
+        obj = os.path.join(build, "obj/shim", f + ".o")
+        if not os.path.exists(obj):
+            raise SystemExit("layers.py: %s is not built (make first)" % obj)
+        defs[f], undefs[f] = symbols(obj)
+        uses[f] = {}
+        for src in (f + ".c", f + ".h"):
+            if not os.path.exists(os.path.join(d, src)):
+                continue
+            for inc in includes(os.path.join(d, src)):
+                stem = os.path.splitext(inc)[0]
+                if os.path.exists(os.path.join(d, inc)) and stem in layer_of and stem != f:
+                    uses[f].setdefault(stem, "includes %s" % inc)
+    owner = {s: f for f, ds in defs.items() for s in ds}
+    for f in uses:
+        for s in sorted(undefs[f]):
+            if s in owner and owner[s] != f:
+                uses[f].setdefault(owner[s], "calls %s.c" % owner[s])
+        for t, how in sorted(uses[f].items()):
+            if layer_of[t] > layer_of[f]:
+                bad.append("src/shim/%s.c %s, a layer above it" % (f, how))
+    bad.extend("a circle: %s" % " -> ".join(c) for c in find_circles(uses))
+    return layers, {f: sorted(t, key=lambda t: (layer_of[t], t)) for f, t in uses.items()}, bad
+
+
+def find_circles(graph):
+    """The circles of graph (node -> the nodes it points to), one path for each found."""
+    state, found = {}, []
+
+    def visit(f, path):
+        state[f] = 1
+        for t in sorted(graph.get(f, ())):
+            if state.get(t) == 1:
+                found.append(path[path.index(t):] + [t])
+            elif not state.get(t):
+                visit(t, path + [t])
+        state[f] = 2
+
+    for f in sorted(graph):
+        if not state.get(f):
+            visit(f, [f])
+    return found
+
+
+def shim_picture(root, build):
+    """The lines of docs/design.md's picture for the shim's files."""
+    layers, uses, _ = shim_graph(root, build)
+    layer_of = {f: i for i, (_, files) in enumerate(layers) for f in files}
+    out = ["", "src/shim/ (the shim), lowest layer first: LAYER: its files;",
+           "  -> the files below it that they call or include; within the layer, who calls or",
+           "     includes whom"]
+    for i, (name, files) in enumerate(layers):
+        below = sorted({t for f in files for t in uses.get(f, ()) if layer_of[t] < i},
+                       key=lambda t: (layer_of[t], t))
+        out.append("  %-13s %s" % (name + ":", " ".join(files)))
+        out.append("  %-13s -> %s" % ("", " ".join(below) or "(libc and src/'s folders below)"))
+        for f in files:
+            within = [t for t in uses.get(f, ()) if layer_of[t] == i]
+            if within:
+                out.append("  %-13s    %s -> %s" % ("", f, " ".join(within)))
+    return out
+
+
 def front_end_uses(root, folder):
     """The folders of src/ that the files of a front end include."""
     used = set()
@@ -151,10 +254,11 @@ def picture(root, build):
     v = make_vars(root)
     out = ["```", "src/, lowest layer first: FOLDER: its files; -> the folders it includes"]
     for l in layers:
-        files = v.get("SHIMSRC" if l == "shim" else l.upper(), "").split()
+        files = shim_files(root) if l == "shim" else v.get(l.upper(), "").split()
         deps = " ".join(x for x in layers if x in uses[l]) or "(libc, src/nvtaskset.h)"
         out.append("  %-6s %s" % (l + ":", " ".join(files)))
         out.append("  %-6s -> %s" % ("", deps))
+    out.extend(shim_picture(root, build))
     clayers, calls, _ = cmd_graph(root, build)
     layer_of = {f: i for i, (_, files) in enumerate(clayers) for f in files}
     out.append("")
@@ -199,6 +303,8 @@ def main(argv):
         bad = src_graph(argv[1])[2]
     elif len(argv) >= 3 and argv[0] == "check-cmd":
         bad = cmd_graph(argv[1], argv[2])[2]
+    elif len(argv) >= 3 and argv[0] == "check-shim":
+        bad = shim_graph(argv[1], argv[2])[2]
     elif len(argv) >= 3 and argv[0] == "picture":
         sys.stdout.write(picture(argv[1], argv[2]))
         return 0

@@ -38,7 +38,7 @@ struct spec {
 	char preload[PATH_MAX]; /* the file mounted over the container's /etc/ld.so.preload */
 	const char *pipe_dir;  /* --with-mps: MPS's pipe directory; NULL: no MPS */
 	int n_gpus;
-	struct nvt_slot_view gpu[NVT_GPUS_MAX]; /* each GPU unpartitioned: its uuid and topology */
+	struct nvt_slot_view gpu[NVT_MACHINE_GPUS]; /* each GPU unpartitioned: its uuid and topology */
 	char timeout[16];      /* NVTASKSET_CLAIM_TIMEOUT for the hooks, "" for the default */
 };
 
@@ -187,7 +187,7 @@ static unsigned smallest(const struct spec *s, int gpu, int tpcs)
 /* The devices of class cls for GPU gpu (-1: every GPU). Returns how many. */
 static int put_devices(FILE *f, const struct spec *s, int cls, int gpu, int *first)
 {
-	static struct nvt_slot_view parts[NVT_GPUS_MAX];
+	static struct nvt_slot_view parts[NVT_MACHINE_GPUS];
 	struct nvt_cdi_device d = {.cls = cls, .gpu = gpu};
 	int n = gpus_of(s, gpu, parts), count = 0;
 

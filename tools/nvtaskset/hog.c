@@ -51,16 +51,6 @@ static const char hog_body[] =
 	"  ret;\n"
 	"}\n";
 
-typedef CUresult (*ctx_retain_fn)(CUcontext *ctx, CUdevice dev);
-typedef CUresult (*ctx_set_fn)(CUcontext ctx);
-typedef CUresult (*module_load_fn)(void **module, const void *image);
-typedef CUresult (*module_function_fn)(CUfunction *fn, void *module, const char *name);
-typedef CUresult (*mem_alloc_fn)(uint64_t *ptr, size_t bytes);
-typedef CUresult (*launch_fn)(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-			      unsigned by, unsigned bz, unsigned shared, CUstream stream,
-			      void **params, void **extra);
-typedef CUresult (*sync_fn)(void);
-
 static void *sym(void *lib, const char *name)
 {
 	void *p = dlsym(lib, name);
@@ -111,7 +101,8 @@ int main(int argc, char **argv)
 	CUdevice dev;
 	CUcontext ctx;
 	CUfunction fn;
-	uint64_t src, dst, n16 = HOG_BYTES / 16;
+	CUdeviceptr src, dst;
+	uint64_t n16 = HOG_BYTES / 16;
 	int sms = 0, major = 0;
 	char ptx[4096];
 	void *params[] = {&src, &dst, &n16};
@@ -137,18 +128,18 @@ int main(int argc, char **argv)
 	check(attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "cuDeviceGetAttribute");
 	check(attribute(&major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
 	      "cuDeviceGetAttribute");
-	check(((ctx_retain_fn)sym(lib, "cuDevicePrimaryCtxRetain"))(&ctx, dev), "cuDevicePrimaryCtxRetain");
-	check(((ctx_set_fn)sym(lib, "cuCtxSetCurrent"))(ctx), "cuCtxSetCurrent");
+	check(((nvt_cuDevicePrimaryCtxRetain_fn)sym(lib, "cuDevicePrimaryCtxRetain"))(&ctx, dev), "cuDevicePrimaryCtxRetain");
+	check(((nvt_cuCtxSetCurrent_fn)sym(lib, "cuCtxSetCurrent"))(ctx), "cuCtxSetCurrent");
 	snprintf(ptx, sizeof(ptx), ".version %s\n.target %s\n.address_size 64\n%s",
 		 major >= 9 ? "7.8" : "7.0", major >= 9 ? "sm_90" : major == 8 ? "sm_80" : "sm_70",
 		 hog_body);
-	check(((module_load_fn)sym(lib, "cuModuleLoadData"))(&module, ptx), "loading the hog kernel");
-	check(((module_function_fn)sym(lib, "cuModuleGetFunction"))(&fn, module, "nvt_hog"),
+	check(((nvt_cuModuleLoadData_fn)sym(lib, "cuModuleLoadData"))(&module, ptx), "loading the hog kernel");
+	check(((nvt_cuModuleGetFunction_fn)sym(lib, "cuModuleGetFunction"))(&fn, module, "nvt_hog"),
 	      "cuModuleGetFunction");
-	check(((mem_alloc_fn)sym(lib, "cuMemAlloc_v2"))(&src, HOG_BYTES), "cuMemAlloc");
-	check(((mem_alloc_fn)sym(lib, "cuMemAlloc_v2"))(&dst, HOG_BYTES), "cuMemAlloc");
-	launch_fn launch = (launch_fn)sym(lib, "cuLaunchKernel");
-	sync_fn sync = (sync_fn)sym(lib, "cuCtxSynchronize");
+	check(((nvt_cuMemAlloc_fn)sym(lib, "cuMemAlloc_v2"))(&src, HOG_BYTES), "cuMemAlloc");
+	check(((nvt_cuMemAlloc_fn)sym(lib, "cuMemAlloc_v2"))(&dst, HOG_BYTES), "cuMemAlloc");
+	nvt_cuLaunchKernel_fn launch = (nvt_cuLaunchKernel_fn)sym(lib, "cuLaunchKernel");
+	nvt_cuCtxSynchronize_fn sync = (nvt_cuCtxSynchronize_fn)sym(lib, "cuCtxSynchronize");
 	for (;;) {
 		/* Four blocks of 1024 threads per SM: every SM it may use streams. */
 		check(launch(fn, (unsigned)sms * 4, 1, 1, 1024, 1, 1, 0, NULL, params, NULL),

@@ -88,7 +88,7 @@ int resolve_gpu(const char *arg)
 	int g = nvt_gpu_resolve(arg, gpus->id, gpus->n);
 
 	if (g == NVT_GPU_AMBIGUOUS) {
-		char names[NVT_GPUS_MAX * 64] = "";
+		char names[NVT_MACHINE_GPUS * 64] = "";
 		size_t used = 0;
 		/* The GPUs it names: each one alone resolves it. */
 		for (int i = 0; i < gpus->n && used < sizeof(names); i++)

@@ -149,7 +149,7 @@ static int read_slots(const struct nvt_seg_handle *h, struct nvt_slot_view *view
 /* The GPUs of slots a dead writer left half-written (their topologies unknown). */
 static int torn_gpus(const struct nvt_seg_handle *h, int *task, int n_task)
 {
-	for (int g = 0; g < NVT_MAX_GPUS && n_task < NVT_GPUS_MAX; g++) {
+	for (int g = 0; g < NVT_MAX_GPUS && n_task < NVT_MACHINE_GPUS; g++) {
 		struct nvt_slot_view view;
 		uint8_t uuid[16];
 		int index;
@@ -228,9 +228,9 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 	     struct nvt_slot_view *parts, char *why, size_t len)
 {
 	static struct nvt_slot_view old[NVT_MAX_GPUS];
-	static struct nvt_topology topos[NVT_GPUS_MAX];
+	static struct nvt_topology topos[NVT_MACHINE_GPUS];
 	struct slot_status st[NVT_MAX_GPUS];
-	int task[NVT_GPUS_MAX], n_task = 0, torn, n_old = read_slots(h, old, st, &torn);
+	int task[NVT_MACHINE_GPUS], n_task = 0, torn, n_old = read_slots(h, old, st, &torn);
 	struct nvt_claimer me; /* the task: what it holds is what -p gives up */
 
 	nvt_claimer_of(&h->head, &me);
@@ -255,7 +255,7 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 	/* None yet (started without nvtaskset), or a GPU named that it has none for. */
 	if (n_task == 0 || o->part.n_gpus) {
 		const struct nvt_gpus *gpus = machine_gpus();
-		for (int g = 0; g < gpus->n && n_task < NVT_GPUS_MAX; g++) {
+		for (int g = 0; g < gpus->n && n_task < NVT_MACHINE_GPUS; g++) {
 			int known = 0;
 			for (int i = 0; i < n_task; i++)
 				known |= task[i] == g;

@@ -205,7 +205,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	int claiming = o->part.count && o->part.exclude_running && !o->dry_run;
 	struct part_args pick = o->part;
 	int positional = !o->part.count && !o->part.gpu_masks;
-	int task[NVT_GPUS_MAX], n_task, n, made, exec_errno, timeout_ms = 0;
+	int task[NVT_MACHINE_GPUS], n_task, n, made, exec_errno, timeout_ms = 0;
 	struct nvt_task_env_in in = {0};
 	struct nvt_seg_own own;
 	struct nvt_tpcset hex;

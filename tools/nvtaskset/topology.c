@@ -262,7 +262,7 @@ static void report_probe(int index, const struct nvt_gpu_topology *g,
 int nvt_cmd_topology(const struct options *o)
 {
 	const struct nvt_gpus *gpus = machine_gpus();
-	int which[NVT_GPUS_MAX], n = 0;
+	int which[NVT_MACHINE_GPUS], n = 0;
 
 	if (o->part.gpu_masks)
 		bad_usage("--topology and --calibrate take --gpu GPU without a mask");

@@ -192,10 +192,10 @@ static void check_mask_on_machine(const struct options *o, const char *mask_text
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
 	const struct nvt_gpus *gpus = machine_gpus();
-	int task[NVT_GPUS_MAX], n = 0;
+	int task[NVT_MACHINE_GPUS], n = 0;
 	char why[512];
 
-	for (int g = 0; g < gpus->n && n < NVT_GPUS_MAX; g++)
+	for (int g = 0; g < gpus->n && n < NVT_MACHINE_GPUS; g++)
 		task[n++] = g;
 	if (build_partitions(&o->part, mask_text, task, n, NULL, NULL, parts, why, sizeof(why)) < 0)
 		cli_errx("%s", why);

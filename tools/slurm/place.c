@@ -209,7 +209,7 @@ static int try_gpu(const struct nvt_place_req *req, unsigned count,
 static int claim(const struct nvt_place_req *req, unsigned count, const struct nvt_gpus *gpus,
 		 const int *idx, int n, struct nvt_place *out, char *why, size_t len)
 {
-	static struct nvt_gpu_topology topos[NVT_GPUS_MAX];
+	static struct nvt_gpu_topology topos[NVT_MACHINE_GPUS];
 	double deadline = now_s() + req->wait_ms / 1000.0;
 	char what[64], last[512] = "";
 	/* What try_gpu claims: whole GPCs of at most what Slurm granted, or count TPCs. */
@@ -283,7 +283,7 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 static int candidates(const struct nvt_place_req *req, const struct nvt_gpus *gpus, int *idx,
 		      char *why, size_t len)
 {
-	int order[NVT_GPUS_MAX], n = -1, kept = 0;
+	int order[NVT_MACHINE_GPUS], n = -1, kept = 0;
 
 	for (int b = gpus->n; b < 64; b++)
 		if (req->gpus >> b & 1) {
@@ -316,7 +316,7 @@ int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char 
 {
 	static struct nvt_gpus gpus;
 	struct holder holder;
-	int idx[NVT_GPUS_MAX], n, rc = PLACE_GONE;
+	int idx[NVT_MACHINE_GPUS], n, rc = PLACE_GONE;
 	unsigned count;
 	double start = now_s();
 

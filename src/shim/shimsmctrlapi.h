@@ -1,13 +1,13 @@
 /*
- * smctrlabi.h - the functions the shim exports for libsmctrl.so
- * (src/shim/libsmctrl.c), one per libsmctrl function of include/libsmctrl.h,
- * with its semantics. Under their own prefix: a preloaded shim never takes
+ * shimsmctrlapi.h - the functions the shim exports (shimsmctrlapi.c) for
+ * libsmctrl.so (src/shim/libsmctrl.c), one per libsmctrl function of
+ * include/libsmctrl.h, with its semantics. Under their own prefix: a preloaded shim never takes
  * the place of another libsmctrl a program may link.
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef NVT_SMCTRLABI_H
-#define NVT_SMCTRLABI_H
+#ifndef NVT_SHIMSMCTRLAPI_H
+#define NVT_SHIMSMCTRLAPI_H
 
 #include <stdint.h>
 #include "libsmctrl.h"
@@ -27,4 +27,4 @@ NVT_SMCTRL_EXPORT int nvtaskset_smctrl_get_gpc_info_ext(uint32_t *num_enabled_gp
 NVT_SMCTRL_EXPORT int nvtaskset_smctrl_get_tpc_info(uint32_t *num_tpcs, int dev);
 NVT_SMCTRL_EXPORT int nvtaskset_smctrl_get_tpc_info_cuda(uint32_t *num_tpcs, int cuda_dev);
 
-#endif /* NVT_SMCTRLABI_H */
+#endif /* NVT_SHIMSMCTRLAPI_H */

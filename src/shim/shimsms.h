@@ -1,0 +1,35 @@
+/*
+ * shimsms.h - the SM count a program is told, and cooperative launches its
+ * partition cannot hold (shimsms.c). Private to the shim.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_SHIMSMS_H
+#define NVT_SHIMSMS_H
+
+#include <stdint.h>
+
+#include "gpu/cuda_driver.h"
+#include "shimstate.h"
+
+void shim_sms_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle);
+/* In a copy of the shim that is not in charge: its exports call those of the
+ * copy in_charge (an address in it). */
+void shim_sms_passive(const void *in_charge);
+/* A driver-API callback (domain 6): cuDeviceGetAttribute's return, and the
+ * cooperative launch calls' entry and return. */
+void shim_sms_api(int cbid, const void *data);
+/* The cooperative launch this thread is making (blocks 0: none), noted by
+ * its launch call's entry callback; per_sm: the blocks an SM holds (0: unknown). */
+struct shim_coop {
+	uint64_t blocks;
+	unsigned per_sm;
+};
+extern __thread struct shim_coop shim_coop __attribute__((tls_model("initial-exec")));
+/* The launch path, for a cooperative launch on masks m: returns 1 (and warns
+ * once) when m's SMs cannot hold its grid, which must then run on every TPC. */
+int shim_sms_coop_spills(const struct hw_masks *m);
+/* cuDeviceGetAttribute as the driver answers it, for the shim's own questions. */
+CUresult shim_driver_attribute(int *value, int attribute, CUdevice dev);
+
+#endif /* NVT_SHIMSMS_H */

@@ -1,0 +1,45 @@
+/*
+ * shimyield.h - priorities in the shim (shimyield.c; docs/priorities.md,
+ * "Yielding"): the activity a task publishes, and a lower task's launches
+ * held back for higher ones. Private to the shim.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_SHIMYIELD_H
+#define NVT_SHIMYIELD_H
+
+#include <stdint.h>
+
+#include "gpu/cuda_driver.h"
+#include "core/segment.h"
+#include "shimslot.h"
+#include "shimstate.h"
+
+extern int shim_yield_tracking; /* started with a priority: follows its requests */
+/* A launch (or replay) on slot g: a request begins if the task was idle. */
+void shim_yield_launched(int g);
+/* Slot g got its GPU: it starts idle and, if tracked, says so. */
+void shim_yield_slot_ready(int g);
+/* A driver-API callback (domain 6) of a call it follows. */
+void shim_yield_api(int cbid, const void *data);
+void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio,
+		      uint32_t yield);
+void shim_yield_after_fork(void);
+/* The launch this thread makes on slot g may borrow (NVT_YIELD_BORROW): m
+ * becomes its masks with the lenders' TPCs. Returns 1 if it did. */
+int shim_yield_borrow(int g, struct hw_masks *m);
+
+/*
+ * A launch on slot g of this task's segment (the launch path), or a graph
+ * replay (its kernels' callbacks came at its upload): counted in the slot's
+ * launch counters, which a priority agent and lower tasks read, and a
+ * request begins if the task was idle.
+ */
+static inline void shim_count_launch(int g)
+{
+	nvt_slot_count_launch(&shim.seg->gpu[g], shim_launch_stripe());
+	if (__builtin_expect(shim_yield_tracking, 0))
+		shim_yield_launched(g);
+}
+
+#endif /* NVT_SHIMYIELD_H */
