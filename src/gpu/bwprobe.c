@@ -127,11 +127,17 @@ static double gbps(const struct bench *b, unsigned slot, unsigned long long dur)
 	return (double)b->words[slot] * 32.0 / (double)dur;
 }
 
-/* The median of n values (n <= REPS), and their spread (largest - smallest). */
+/* The median of n values (the first REPS of them), and their spread (largest - smallest); 0 for none. */
 static double median_spread(const double *v, unsigned n, double *spread)
 {
-	double s[REPS];
+	double s[REPS] = {0};
 
+	if (n > REPS)
+		n = REPS;
+	if (n == 0) {
+		*spread = 0;
+		return 0;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		unsigned j = i;
 		for (; j > 0 && s[j - 1] > v[i]; j--)
