@@ -147,6 +147,17 @@ int nvt_channels_parse(const char *text, int *channels)
 	return 0;
 }
 
+int nvt_mps_client_channels(const char *env_text, int channels)
+{
+	int set;
+
+	if (env_text && *env_text && nvt_channels_parse(env_text, &set) == 0 && set > 0)
+		return set;
+	if (!channels)
+		channels = NVT_CHANNELS_DEFAULT;
+	return channels > 0 ? channels : NVT_MPS_CLIENT_CHANNELS;
+}
+
 int nvt_channels_env(int channels, char *buf, size_t len)
 {
 	if (channels < 1 || channels > NVT_CHANNELS_MAX)

@@ -66,5 +66,13 @@ int nvt_channels_parse(const char *text, int *channels);
  * variable is to be left as it is.
  */
 int nvt_channels_env(int channels, char *buf, size_t len);
+/*
+ * The channels each MPS client of a start asks for, which bounds how many
+ * clients a server takes (nvt_mps_client_limit): what the environment's
+ * CUDA_DEVICE_MAX_CONNECTIONS (env_text, NULL or "" when unset) sets, else
+ * the start's channels (a count; 0: not given, NVT_CHANNELS_DEFAULT), else
+ * CUDA's own count in an MPS client.
+ */
+int nvt_mps_client_channels(const char *env_text, int channels);
 
 #endif /* NVT_MPSLOG_H */

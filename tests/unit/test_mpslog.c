@@ -55,7 +55,7 @@ int main(void)
 	CHECK(nvt_mps_client_limit(4) == 30);
 	CHECK(nvt_mps_client_limit(0) == 48);
 	{
-		/* Channels (issue 24): --channels and the Slurm plugin's channels=. */
+		/* Channels: --channels and the Slurm plugin's channels=. */
 		int ch = 0;
 		char buf[16];
 		CHECK(nvt_channels_parse("default", &ch) == 0 && ch == NVT_CHANNELS_CUDA);
@@ -77,6 +77,15 @@ int main(void)
 		CHECK(nvt_channels_env(16, buf, 2) == 0);
 		/* The measured choice: a task keeps CUDA's own count unless told. */
 		CHECK(nvt_channels_env(NVT_CHANNELS_DEFAULT, buf, sizeof(buf)) == 0);
+		/* The channels an MPS client asks for: the environment's, else the start's,
+		 * else CUDA's own count in an MPS client. */
+		CHECK(nvt_mps_client_channels(NULL, 0) == NVT_MPS_CLIENT_CHANNELS);
+		CHECK(nvt_mps_client_channels("", 8) == 8);
+		CHECK(nvt_mps_client_channels(NULL, NVT_CHANNELS_CUDA) == NVT_MPS_CLIENT_CHANNELS);
+		CHECK(nvt_mps_client_channels("4", 8) == 4);
+		CHECK(nvt_mps_client_channels("default", 8) == 8); /* not a count */
+		CHECK(nvt_mps_client_channels("x", 0) == NVT_MPS_CLIENT_CHANNELS);
+		CHECK(nvt_mps_client_channels("33", 0) == NVT_MPS_CLIENT_CHANNELS);
 	}
 	return CHECK_DONE();
 }

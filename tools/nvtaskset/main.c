@@ -427,15 +427,10 @@ static void check_options(struct options *o, int strategy_given)
 		bad_usage("--strategy, --exclude-running and --memory-half go with -n");
 	if (o->part.gpu_masks && o->part.count)
 		bad_usage("-n picks TPCs itself: give --gpu GPU without a mask");
-	if (o->sm_limit && o->part.strategy == NVT_SPREAD && o->part.count)
+	if (o->sm_limit && nvt_sm_limit_strategy(strategy_given, &o->part.strategy) && o->part.count)
 		bad_usage("--sm-limit cannot go with --strategy spread: MPS's limit on top of a "
 			  "partition that takes a few TPCs of every GPC leaves most of them idle "
 			  "(on an H100, 4 of 16 SMs)");
-	/* MPS's share holds floor(SMs / k) clusters of k SMs; packed picks of
-	 * whole GPCs of 18 SMs hold fewer, and libraries size persistent grids
-	 * for MPS's count (docs/bench/clusters-2026-11-22/). */
-	if (o->sm_limit && !strategy_given)
-		o->part.strategy = NVT_CLUSTERS;
 	if (o->sm_limit && o->no_mps)
 		bad_usage("--sm-limit works through MPS: it cannot go with --no-mps");
 	if (o->sm_limit && (o->pid_mode || viewer))

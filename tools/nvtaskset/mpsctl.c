@@ -21,7 +21,8 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 	static char log[65536];
 	struct nvt_mps_fault fault;
 	pid_t server = 0;
-	int clients = 0, limit = nvt_mps_client_limit(client_connections(0));
+	int connections = nvt_mps_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), 0);
+	int clients = 0, limit = nvt_mps_client_limit(connections);
 	int asked = pid && nvt_mps_clients(mps, geteuid(), &server, &clients, MPS_QUERY_TIMEOUT_MS) == 0;
 	int faulted = nvt_mps_read_log(mps, log, sizeof(log)) == 0 && nvt_mps_last_fault(log, &fault);
 
@@ -56,7 +57,7 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 		printf("MPS control daemon: not running (pipe directory %s)\n", mps->pipe_dir);
 	if (asked && server)
 		printf("MPS server: pid %ld, %d client%s (it takes at most %d with %d channels each)\n",
-		       (long)server, clients, clients == 1 ? "" : "s", limit, client_connections(0));
+		       (long)server, clients, clients == 1 ? "" : "s", limit, connections);
 	else if (asked)
 		printf("MPS server: no clients of yours\n");
 	if (faulted) {

@@ -43,7 +43,8 @@ const char *ensure_mps(int channels)
 {
 	static struct nvt_mps mps;
 	pid_t server;
-	int clients, limit = nvt_mps_client_limit(client_connections(channels));
+	int connections = nvt_mps_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), channels);
+	int clients, limit = nvt_mps_client_limit(connections);
 
 	if (nvt_mps_setup(&mps))
 		cli_errx("%s; run with --no-mps to run without MPS", mps.error);
@@ -57,7 +58,7 @@ const char *ensure_mps(int channels)
 			cli_errx("the MPS server (pid %ld) already has %d clients, the most it takes "
 				 "with %d channels each; this task would fail to start CUDA. Stop a task, "
 				 "or run this one with --no-mps",
-				 (long)server, clients, client_connections(channels));
+				 (long)server, clients, connections);
 		return mps.pipe_dir;
 	}
 	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
@@ -152,36 +153,15 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		cli_errx("%s", why);
 }
 
-/*
- * Whether tpcs holds as many clusters of 4, 8 and 16 SMs as an MPS share of
- * its size (all its GPCs but one hold a multiple of 16 SMs, as -n's clusters
- * picks do). Such partitions took part of two or three GPCs at 42-60 TPCs on
- * an H100 and kept every SM under MPS's limit (docs/bench/clusters-2026-11-22/).
- */
-static int cluster_aligned(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs)
-{
-	unsigned count = nvt_set_count(tpcs);
-
-	for (unsigned u = 2; u <= NVT_CLUSTER_BLOCK; u *= 2)
-		if (nvt_topo_cluster_capacity(topo, tpcs, u) != count / u)
-			return 0;
-	return 1;
-}
-
 /* --sm-limit: MPS's active thread percentage for parts, with a warning where it leaves SMs idle. */
 static int sm_limit(const struct nvt_slot_view *parts, int n)
 {
-	for (int i = 0; i < n; i++)
-		if (parts[i].state == NVT_SLOT_SET &&
-		    nvt_topo_partial_gpcs(&parts[i].topo, &parts[i].tpcs) > 1 &&
-		    !cluster_aligned(&parts[i].topo, &parts[i].tpcs)) {
-			warnx("warning: --sm-limit on a partition that takes part of several GPCs: "
-			      "MPS's limit may leave some of its SMs idle (on an H100, TPCs 0-7, one in "
-			      "each of 8 GPCs, ran on 4 of their 16 SMs); whole GPCs (-g, or -n) keep "
-			      "them all");
-			break;
-		}
-	return sm_limit_percent(parts, n);
+	if (nvt_sm_limit_leaves_idle(parts, n))
+		warnx("warning: --sm-limit on a partition that takes part of several GPCs: "
+		      "MPS's limit may leave some of its SMs idle (on an H100, TPCs 0-7, one in "
+		      "each of 8 GPCs, ran on 4 of their 16 SMs); whole GPCs (-g, or -n) keep "
+		      "them all");
+	return nvt_sm_limit_percent(parts, n);
 }
 
 /* Sets (or unsets) what nvt_task_env_build and nvt_task_env_self chose. */
