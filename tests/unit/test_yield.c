@@ -76,6 +76,14 @@ static void test_priority_text(void)
 	CHECK(nvt_prio_env_parse("low,yield=none", &p) == 0 && p.yield == 0);
 	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "low,yield=none");
+	/* A guard with words of its own: the agent's way too, as --guard N --yield gate gives
+	 * it (nvt_prio_imply_guard), and the text says so. */
+	CHECK(nvt_prio_env_parse("low,guard=9,yield=gate", &p) == 0);
+	CHECK(p.yield == (NVT_YIELD_GATE | NVT_YIELD_GUARD) && p.guard == 9);
+	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "low,guard=9,yield=gate+guard");
+	CHECK(nvt_prio_env_parse(buf, &p) == 0 && p.yield == (NVT_YIELD_GATE | NVT_YIELD_GUARD));
+	CHECK(nvt_prio_env_parse("low,guard=9,yield=none", &p) == 0 && p.yield == NVT_YIELD_GUARD);
 	/* A value alone adds no word. */
 	CHECK(nvt_prio_env_parse("normal,yield=gate,bound=300", &p) == 0);
 	CHECK(p.yield == NVT_YIELD_GATE && p.bound_us == 300);
