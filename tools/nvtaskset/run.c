@@ -176,7 +176,7 @@ static void apply_env(const struct nvt_task_env *e)
 
 /* A start, in order (85 lines: the steps share the partitions and the
  * environment being built, and each may exit with its own message). */
-int nvt_cmd_run(const struct options *o, char **argv)
+int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
 	static struct nvt_task_env env, self_env;
@@ -184,7 +184,6 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	/* -n --exclude-running picks race-free (nvt_claim), not from one look. */
 	int claiming = o->part.count && o->part.exclude_running && !o->dry_run;
 	struct part_args pick = o->part;
-	int positional = !o->part.count && !o->part.gpu_masks;
 	int task[NVT_GPUS_MAX], n_task, n, made, exec_errno, timeout_ms = 0;
 	struct nvt_task_env_in in = {0};
 	struct nvt_seg_own own;
@@ -201,7 +200,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 			 getenv(NVT_ENV_CUDA_VISIBLE) ? getenv(NVT_ENV_CUDA_VISIBLE) : "");
 	if (claiming)
 		pick.exclude_running = 0; /* the GPUs and their topologies; claim() picks */
-	n = build_partitions(&pick, positional ? argv[0] : "", task, n_task, NULL, NULL, parts, why,
+	n = build_partitions(&pick, mask_text, task, n_task, NULL, NULL, parts, why,
 			     sizeof(why));
 	if (n < 0)
 		cli_errx("%s", why);
@@ -256,8 +255,6 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	}
 	apply_env(&env);
 	apply_env(&self_env);
-	if (positional)
-		argv++;
 	execvp(argv[0], argv);
 	exec_errno = errno;
 	/* No task runs: leave no segment that names this process. */
