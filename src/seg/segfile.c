@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HEADER_BYTES offsetof(struct nvt_segment, gpu)
@@ -375,6 +376,19 @@ int nvt_lock_open(int dirfd, uid_t uid)
 	}
 	errno = EPERM;
 	return -1;
+}
+
+int nvt_lock_byte_wait(int fd, uint64_t pidns, pid_t pid)
+{
+	struct timespec pause = {0, 1000000};
+
+	for (int waited = 0;; waited++) {
+		if (nvt_lock_byte(fd, pidns, pid, F_WRLCK) == 0)
+			return 0;
+		if ((errno != EAGAIN && errno != EINTR) || waited >= NVT_SEG_CREATE_WAIT_MS)
+			return -1;
+		nanosleep(&pause, NULL);
+	}
 }
 
 int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type)

@@ -82,6 +82,13 @@ int nvt_lock_open(int dirfd, uid_t uid);
  * set (EAGAIN: another writer holds it).
  */
 int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type);
+/*
+ * Takes the writer's lock of segment pidns.pid on the lock file fd, waiting
+ * at most NVT_SEG_CREATE_WAIT_MS while another writer holds it: a segment's
+ * maker then goes on without it (nvt_seg_create). Returns 0, or -1 with
+ * errno set (EAGAIN: still held).
+ */
+int nvt_lock_byte_wait(int fd, uint64_t pidns, pid_t pid);
 
 /*
  * Copies slot gpu of the segment open as fd by pread, as a sequence-lock

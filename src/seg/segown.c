@@ -111,18 +111,10 @@ static int allocate_blocks(int fd)
 		errno = rc;
 		return -1;
 	}
-	while (done < size) {
-		size_t n = size - done < sizeof(zeros) ? size - done : sizeof(zeros);
-		ssize_t w = pwrite(fd, zeros, n, (off_t)done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = ENOSPC;
+	for (; done < size; done += sizeof(zeros))
+		if (nvt_pwrite_all(fd, zeros, size - done < sizeof(zeros) ? size - done : sizeof(zeros),
+				   (off_t)done))
 			return -1;
-		}
-		done += (size_t)w;
-	}
 	return 0;
 }
 
@@ -155,7 +147,6 @@ static struct nvt_segment *adopt(int dirfd, const struct nvt_seg_own *own, uint6
  * (the lock file cannot be used). *locked says whether the lock is held. */
 static int take_own_lock(int dirfd, const struct nvt_seg_own *own, int *locked)
 {
-	struct timespec pause = {0, 1000000};
 	int fd = nvt_lock_open(dirfd, geteuid());
 
 	*locked = 0;
@@ -166,15 +157,7 @@ static int take_own_lock(int dirfd, const struct nvt_seg_own *own, int *locked)
 	 * namespace whose byte is ours, or by an fd that a child inherited. It
 	 * is our user's or root's: wait a little, then make the segment without
 	 * it (a writer that then finds it may write beside us). */
-	for (int waited = 0; waited <= NVT_SEG_CREATE_WAIT_MS; waited++) {
-		if (nvt_lock_byte(fd, own->pidns, own->pid, F_WRLCK) == 0) {
-			*locked = 1;
-			break;
-		}
-		if (errno != EAGAIN && errno != EINTR)
-			break;
-		nanosleep(&pause, NULL);
-	}
+	*locked = nvt_lock_byte_wait(fd, own->pidns, own->pid) == 0;
 	return fd;
 }
 
