@@ -329,7 +329,7 @@ uninstall:
 DEB_SRC = $(B)/deb/nvtaskset-$(VERSION)
 deb:
 	@test "$$(sed -n '1s/^nvtaskset (\([^)]*\)).*/\1/p' debian/changelog)" = "$(VERSION)" || \
-		{ echo "debian/changelog's version is not $(VERSION) (include/nvtaskset.h)" >&2; exit 1; }
+		{ echo "debian/changelog's version is not $(VERSION) (src/nvtaskset.h)" >&2; exit 1; }
 	rm -rf $(B)/deb
 	mkdir -p $(DEB_SRC)
 	tar -c --exclude=./build --exclude=./.git --exclude=__pycache__ --exclude='./$(B)' . | \

@@ -1,4 +1,4 @@
-# 1000 segments of one user whose slots never settle (issue 23, 2, at full
+# 1000 segments of one user whose slots never settle (at full
 # scale): root's -l and another user's -n 4 --exclude-running must take at
 # most 2x what they take beside the same 1000 tasks with settled slots, and
 # the claim must pick around the 1000 tasks' TPCs (their slots count as
