@@ -432,9 +432,9 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 	return rc;
 }
 
-int nvt_claim_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req, int n,
-		   const struct nvt_slot_view *prev, int timeout_ms, struct nvt_slot_view *out,
-		   char *why, size_t len)
+int nvt_claim_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req,
+		     int n, const struct nvt_slot_view *prev, int timeout_ms,
+		     struct nvt_slot_view *out, char *why, size_t len)
 {
 	const uint8_t *uuids[NVT_MAX_GPUS];
 	struct claim_target t = {.write = write_moved, .h = h, .idle = prev};

@@ -103,8 +103,8 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
  * that is given up is then held by that process. It lasts milliseconds
  * unless other claimers keep overlapping.
  */
-int nvt_claim_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req, int n,
-		   const struct nvt_slot_view *prev, int timeout_ms, struct nvt_slot_view *out,
-		   char *why, size_t len);
+int nvt_claim_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req,
+		     int n, const struct nvt_slot_view *prev, int timeout_ms,
+		     struct nvt_slot_view *out, char *why, size_t len);
 
 #endif /* NVT_RESERVE_H */

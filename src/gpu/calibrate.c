@@ -323,8 +323,8 @@ static int choose_layout(struct child_result *r, int major, int minor, unsigned 
 		       major, minor, n ? "more than one" : "no", seen);
 }
 
-/* The probe's steps in order, each checked (over 80 lines on purpose: the
- * steps share a dozen locals that a split would pass around). */
+/* The probe's steps in order, each checked (over 80 lines: the steps share
+ * a dozen locals that a split would pass around). */
 static int calibrate(int ordinal, struct child_result *r, int show_progress)
 {
 	CUdevice dev;

@@ -174,7 +174,7 @@ static void apply_env(const struct nvt_task_env *e)
 			unsetenv(e->vars[i].name);
 }
 
-/* A start, in order (85 lines: the steps share the partitions and the
+/* A start, in order (over 80 lines: the steps share the partitions and the
  * environment being built, and each may exit with its own message). */
 int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 {
