@@ -238,12 +238,12 @@ int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio)
 			char *word, *save2 = NULL;
 			out.yield = 0;
 			for (word = strtok_r(item + 6, "+", &save2); word; word = strtok_r(NULL, "+", &save2))
-				if (nvt_yield_item(word, &out, NULL))
+				if (nvt_yield_item(word, &out, NULL, 0))
 					return -1;
 		} else if (!strncmp(item, "bound=", 6) || !strncmp(item, "ahead=", 6) ||
 			   !strncmp(item, "duty=", 5)) {
 			uint32_t keep = out.yield; /* a value alone adds no word */
-			if (nvt_yield_item(item, &out, NULL))
+			if (nvt_yield_item(item, &out, NULL, 0))
 				return -1;
 			out.yield = keep;
 		} else if (!strcmp(item, "no-lend")) {

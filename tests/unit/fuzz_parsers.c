@@ -187,7 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		     back.duty_pct != p.duty_pct))
 			abort();
 		memset(&p, 0, sizeof(p));
-		if (nvt_yield_parse(text, &p, NULL) == 0 &&
+		if (nvt_yield_parse(text, &p, NULL, 0) == 0 &&
 		    nvt_yield_format(&p, ',', again, sizeof(again)) < 0)
 			abort();
 	}

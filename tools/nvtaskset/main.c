@@ -353,10 +353,9 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		case OPT_GUARD: o->guard = prio_number("--guard", optarg, 1, NVT_MAX_TPCS); break;
 		case OPT_NO_LEND: o->no_lend = 1; break;
 		case OPT_YIELD: {
-			const char *why;
-			char message[200];
+			char why[120], message[200];
 			o->yield_given = 1;
-			if (nvt_yield_parse(optarg, &o->yield, &why)) {
+			if (nvt_yield_parse(optarg, &o->yield, why, sizeof(why))) {
 				snprintf(message, sizeof(message), "--yield '%s': %s", optarg, why);
 				bad_usage(message);
 			}
