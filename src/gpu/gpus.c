@@ -146,6 +146,7 @@ int nvt_gpus_find(const struct nvt_gpus *gpus, const uint8_t uuid[16])
 int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *why, size_t len)
 {
 	static struct nvt_gpu_list list;
+	char detail[256];
 	int n;
 
 	memset(out, 0, sizeof(*out));
@@ -158,8 +159,8 @@ int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *why, size_t len)
 		return 0;
 	}
 	memset(out->id, 0, sizeof(out->id));
-	if (nvt_gpu_enumerate(timeout_ms, &list)) {
-		snprintf(why, len, "cannot list the GPUs: %s", list.error);
+	if (nvt_gpu_enumerate(timeout_ms, &list, detail, sizeof(detail))) {
+		snprintf(why, len, "cannot list the GPUs: %s", detail);
 		return -1;
 	}
 	if (list.count == 0) {
@@ -213,7 +214,7 @@ void nvt_gpu_read_halves(struct nvt_gpu_topology *out)
 int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt_bwprobe_result *res,
 			 char *why, size_t len)
 {
-	char dirs[2][256], path[600], text[NVT_MEMBW_TEXT_MAX];
+	char dirs[2][256], path[600], text[NVT_MEMBW_TEXT_MAX], detail[256];
 	int n_dirs = nvt_cache_dirs(dirs), w = write_dir_of(n_dirs);
 	uint8_t uuid[16];
 	struct nvt_gpu_info info;
@@ -223,8 +224,8 @@ int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt
 		snprintf(why, len, "GPU %d has a malformed UUID '%s'", gt->index, gt->key.uuid);
 		return -1;
 	}
-	if (nvt_gpu_query(uuid, timeout_ms, &info)) {
-		snprintf(why, len, "cannot query GPU %d: %s", gt->index, info.error);
+	if (nvt_gpu_query(uuid, timeout_ms, &info, detail, sizeof(detail))) {
+		snprintf(why, len, "cannot query GPU %d: %s", gt->index, detail);
 		return -1;
 	}
 	if (nvt_bwprobe(info.ordinal, &gt->topo, timeout_ms, res, why, len))
@@ -269,12 +270,12 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 		memcpy(out->info.uuid, uuid, sizeof(uuid));
 		return 0;
 	}
-	if (nvt_gpu_query(uuid, timeout_ms, &out->info)) {
-		int hidden = !strncmp(out->info.error, NVT_GPU_NOT_VISIBLE, strlen(NVT_GPU_NOT_VISIBLE));
+	if (nvt_gpu_query(uuid, timeout_ms, &out->info, detail, sizeof(detail))) {
+		int hidden = !strncmp(detail, NVT_GPU_NOT_VISIBLE, strlen(NVT_GPU_NOT_VISIBLE));
 		if (hidden)
-			snprintf(why, len, "GPU %d (%s) is %s", index, id->uuid, out->info.error);
+			snprintf(why, len, "GPU %d (%s) is %s", index, id->uuid, detail);
 		else
-			snprintf(why, len, "cannot query GPU %d: %s", index, out->info.error);
+			snprintf(why, len, "cannot query GPU %d: %s", index, detail);
 		return hidden ? NVT_GPU_HIDDEN : -1;
 	}
 	snprintf(out->key.uuid, sizeof(out->key.uuid), "%s", id->uuid);

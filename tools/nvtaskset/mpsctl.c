@@ -75,10 +75,11 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 int nvt_cmd_mps(const struct options *o)
 {
 	struct nvt_mps mps;
+	char why[1024];
 	pid_t pid;
 
-	if (nvt_mps_setup(&mps))
-		cli_errx("%s", mps.error);
+	if (nvt_mps_setup(&mps, why, sizeof(why)))
+		cli_errx("%s", why);
 	pid = nvt_mps_daemon(&mps);
 	if (!strcmp(o->mps_action, "status")) {
 		mps_status(o, &mps, pid);
@@ -89,8 +90,8 @@ int nvt_cmd_mps(const struct options *o)
 			printf("MPS control daemon already running (pid %ld)\n", (long)pid);
 			return EXIT_SUCCESS;
 		}
-		if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
-			cli_errx("cannot start MPS: %s", mps.error);
+		if (nvt_mps_start(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
+			cli_errx("cannot start MPS: %s", why);
 		if (!mps.started) { /* another nvtaskset started it meanwhile */
 			printf("MPS control daemon already running (pid %ld)\n",
 			       (long)nvt_mps_daemon(&mps));
@@ -105,8 +106,8 @@ int nvt_cmd_mps(const struct options *o)
 			printf("MPS control daemon not running\n");
 			return EXIT_SUCCESS;
 		}
-		if (nvt_mps_stop(&mps, MPS_TIMEOUT_MS))
-			cli_errx("cannot stop MPS: %s", mps.error);
+		if (nvt_mps_stop(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
+			cli_errx("cannot stop MPS: %s", why);
 		printf("stopped MPS control daemon (pid %ld)\n", (long)pid);
 		return EXIT_SUCCESS;
 	}

@@ -45,9 +45,10 @@ const char *ensure_mps(int channels)
 	pid_t server;
 	int connections = nvt_mps_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), channels);
 	int clients, limit = nvt_mps_client_limit(connections);
+	char why[1024];
 
-	if (nvt_mps_setup(&mps))
-		cli_errx("%s; run with --no-mps to run without MPS", mps.error);
+	if (nvt_mps_setup(&mps, why, sizeof(why)))
+		cli_errx("%s; run with --no-mps to run without MPS", why);
 	/* The directory chosen may be this user's own: CUDA must look there too. */
 	if (nvt_mps_daemon(&mps)) {
 		/* A client past the server's channels fails in CUDA with a misleading
@@ -61,9 +62,8 @@ const char *ensure_mps(int channels)
 				 (long)server, clients, connections);
 		return mps.pipe_dir;
 	}
-	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
-		cli_errx("cannot start MPS: %s; run with --no-mps to run without it",
-			 mps.error);
+	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
+		cli_errx("cannot start MPS: %s; run with --no-mps to run without it", why);
 	if (mps.started) /* else another nvtaskset started it meanwhile */
 		warnx("started the MPS control daemon (pipe directory %s); stop it with "
 		      "'nvtaskset --mps stop'",
