@@ -6,8 +6,8 @@
 #include "cmdline.h"
 #include "tpcset.h"
 
-int nvt_start_words(const struct nvt_words_form *f, int n, char *const *words,
-		    struct nvt_words *out)
+int nvt_cmdline_start(const struct nvt_words_form *f, int n, char *const *words,
+		      struct nvt_words *out)
 {
 	int positional = !f->mask_in_options;
 
@@ -23,7 +23,7 @@ int nvt_start_words(const struct nvt_words_form *f, int n, char *const *words,
 	return NVT_WORDS_OK;
 }
 
-int nvt_pid_words(const struct nvt_words_form *f, int n, struct nvt_words *out)
+int nvt_cmdline_pid(const struct nvt_words_form *f, int n, struct nvt_words *out)
 {
 	out->mask_left_out = 0;
 	out->mask = n == 2 ? 0 : -1;

@@ -44,14 +44,14 @@ enum nvt_words_rc {
  * (nvt_mask_spelled_out: "cc -o x x.c" is a command). Returns enum
  * nvt_words_rc (*out set in every case).
  */
-int nvt_start_words(const struct nvt_words_form *f, int n, char *const *words,
-		    struct nvt_words *out);
+int nvt_cmdline_start(const struct nvt_words_form *f, int n, char *const *words,
+		      struct nvt_words *out);
 
 /*
  * -p's n words into *out: [MASK] PID, PID last; MASK only where the options do
  * not give it. Without MASK or a mask in the options, -p shows the task's
  * partitions (out->sets 0). Returns enum nvt_words_rc.
  */
-int nvt_pid_words(const struct nvt_words_form *f, int n, struct nvt_words *out);
+int nvt_cmdline_pid(const struct nvt_words_form *f, int n, struct nvt_words *out);
 
 #endif /* NVT_CMDLINE_H */

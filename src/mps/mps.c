@@ -438,7 +438,7 @@ int nvt_mps_clients(struct nvt_mps *mps, uid_t uid, pid_t *server, int *clients,
 	 * matters on every task's start. */
 	if (nvt_mps_query(mps, "ps", answer, sizeof(answer), timeout_ms))
 		return -1;
-	n = nvt_mps_parse_ps(answer, servers, counts, NVT_MPS_MAX_PIDS);
+	n = nvt_mpslog_parse_ps(answer, servers, counts, NVT_MPS_MAX_PIDS);
 	if (n < 0)
 		return -1;
 	for (int i = 0; i < n && i < NVT_MPS_MAX_PIDS; i++) {

@@ -140,7 +140,7 @@ int nvt_seg_pread_header(int fd, struct nvt_segment *head)
 		return NVT_SEG_BAD_SIZE;
 	if (pread(fd, head, HEADER_BYTES, 0) != (ssize_t)HEADER_BYTES)
 		return NVT_SEG_BAD_SIZE;
-	return nvt_seg_check(head, (size_t)st.st_size);
+	return nvt_segment_check(head, (size_t)st.st_size);
 }
 
 /* Copies the fields of a slot's copy into view and status. */

@@ -134,7 +134,7 @@ int nvt_seg_make_for(const char *base, pid_t pid, uid_t uid, gid_t gid,
 		nvt_why(why, len, "cannot create %s/%s: %s", dir, name, strerror(errno));
 		goto out;
 	}
-	nvt_seg_init(&seg, (int32_t)p.ns_pid, (uint32_t)uid, p.start_time);
+	nvt_segment_init(&seg, (int32_t)p.ns_pid, (uint32_t)uid, p.start_time);
 	seg.pidns = p.pidns;
 	for (int i = 0; i < n; i++)
 		nvt_slot_write(&seg.gpu[i], &views[i]);

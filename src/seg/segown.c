@@ -256,7 +256,7 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new
 		nvt_seg_unlock(fresh);
 		return -1;
 	}
-	nvt_seg_init(own->seg, (int32_t)own->pid, (uint32_t)geteuid(), start);
+	nvt_segment_init(own->seg, (int32_t)own->pid, (uint32_t)geteuid(), start);
 	own->seg->pidns = own->pidns;
 	fresh->fd = fd;
 	return NVT_SEG_CREATED;
@@ -306,7 +306,7 @@ int nvt_seg_own_add_gpus(const struct nvt_seg_own *own, const struct nvt_slot_vi
 		errno = lock_fd < 0 ? saved : EBUSY;
 		return -1;
 	}
-	added = nvt_seg_add_gpus(own->seg, views, n);
+	added = nvt_segment_add_gpus(own->seg, views, n);
 	nvt_lock_byte(lock_fd, own->pidns, own->pid, F_UNLCK);
 	close(lock_fd);
 	return added;

@@ -160,7 +160,7 @@ static int device_topology(int dev, struct nvt_topology *out)
 		return EIO;
 	shim_smctrl_maps();
 	pthread_mutex_lock(&lock);
-	g = shim.seg ? nvt_seg_find_gpu(shim.seg, (const uint8_t *)uuid.bytes) : -1;
+	g = shim.seg ? nvt_segment_find_gpu(shim.seg, (const uint8_t *)uuid.bytes) : -1;
 	if (g >= 0 && nvt_slot_read(&shim.seg->gpu[g], &view, 100) == 0 &&
 	    (view.topo.flags & NVT_TOPO_CALIBRATED) && !nvt_topo_validate(&view.topo)) {
 		*out = view.topo;

@@ -7,13 +7,13 @@
 #include "check.h"
 #include "core/cmdline.h"
 
-/* A start's words, as nvt_start_words reads them: rc, MASK's index, COMMAND's, left out. */
+/* A start's words, as nvt_cmdline_start reads them: rc, MASK's index, COMMAND's, left out. */
 static void start(const struct nvt_words_form *f, int n, char *const *words, int rc, int mask,
 		  int command, int left_out)
 {
 	struct nvt_words at;
 
-	CHECK(nvt_start_words(f, n, words, &at) == rc);
+	CHECK(nvt_cmdline_start(f, n, words, &at) == rc);
 	CHECK(at.mask == mask);
 	CHECK(at.command == command);
 	CHECK(at.mask_left_out == left_out);
@@ -54,7 +54,7 @@ static void pid(const struct nvt_words_form *f, int n, int rc, int mask, int at_
 {
 	struct nvt_words at;
 
-	CHECK(nvt_pid_words(f, n, &at) == rc);
+	CHECK(nvt_cmdline_pid(f, n, &at) == rc);
 	if (rc == NVT_WORDS_OK) {
 		CHECK(at.mask == mask);
 		CHECK(at.command == at_pid);

@@ -84,14 +84,14 @@ const struct nvt_gpus *machine_gpus(void)
 int resolve_gpu(const char *arg)
 {
 	const struct nvt_gpus *gpus = machine_gpus();
-	int g = nvt_gpu_resolve(arg, gpus->id, gpus->n);
+	int g = nvt_gpusel_resolve(arg, gpus->id, gpus->n);
 
 	if (g == NVT_GPU_AMBIGUOUS) {
 		char names[NVT_GPUS_MAX * 64] = "";
 		size_t used = 0;
 		/* The GPUs it names: each one alone resolves it. */
 		for (int i = 0; i < gpus->n && used < sizeof(names); i++)
-			if (nvt_gpu_resolve(arg, &gpus->id[i], 1) == 0)
+			if (nvt_gpusel_resolve(arg, &gpus->id[i], 1) == 0)
 				used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%d (%s)",
 							 used ? ", " : "", i, gpus->id[i].uuid);
 		cli_errx("GPU '%s' is ambiguous: it begins the UUIDs of GPUs %s; give more of one",

@@ -543,7 +543,7 @@ static struct nvt_words_form words_form(const struct options *o)
 	return f;
 }
 
-/* The usage error for a rc of nvt_start_words or nvt_pid_words (none for NVT_WORDS_OK). */
+/* The usage error for a rc of nvt_cmdline_start or nvt_cmdline_pid (none for NVT_WORDS_OK). */
 static void words_usage(int rc)
 {
 	static const char *const what[] = {
@@ -568,7 +568,7 @@ static int run_pid(const struct options *o, const struct words *w)
 
 	for (int i = w->first + 1; i < w->argc; i++)
 		check_misplaced(o, w->argv, w->argc, w->first, i, i == w->first + 1 ? "PID" : "an argument");
-	words_usage(nvt_pid_words(&form, w->n, &at));
+	words_usage(nvt_cmdline_pid(&form, w->n, &at));
 	/* NULL: -p shows; "": the options give the partition. */
 	mask_text = at.mask >= 0 ? w->argv[w->first + at.mask] : at.sets ? "" : NULL;
 	check_swapped_pid(w);
@@ -594,7 +594,7 @@ static int run_start(const struct options *given, const struct words *given_word
 	struct words *w = &words;
 	struct nvt_words_form form = words_form(o);
 	struct nvt_words at;
-	int rc = nvt_start_words(&form, w->n, w->argv + w->first, &at);
+	int rc = nvt_cmdline_start(&form, w->n, w->argv + w->first, &at);
 	int positional = !form.mask_in_options;
 
 	/* MASK left out (--priority): every TPC, as -c all. */

@@ -21,10 +21,10 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 	static char log[65536];
 	struct nvt_mps_fault fault;
 	pid_t server = 0;
-	int connections = nvt_mps_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), 0);
-	int clients = 0, limit = nvt_mps_client_limit(connections);
+	int connections = nvt_mpslog_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), 0);
+	int clients = 0, limit = nvt_mpslog_client_limit(connections);
 	int asked = pid && nvt_mps_clients(mps, geteuid(), &server, &clients, MPS_QUERY_TIMEOUT_MS) == 0;
-	int faulted = nvt_mps_read_log(mps, log, sizeof(log)) == 0 && nvt_mps_last_fault(log, &fault);
+	int faulted = nvt_mps_read_log(mps, log, sizeof(log)) == 0 && nvt_mpslog_last_fault(log, &fault);
 
 	if (o->json) {
 		printf("{\"version\":%d,\"running\":%s,\"pid\":%ld,\"pipe_directory\":",

@@ -267,7 +267,7 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 		}
 	}
 	/* -n --exclude-running: the GPUs and their topologies here; pid_apply
-	 * claims the pick (nvt_claim_move), race-free against other claimers. */
+	 * claims the pick (nvt_reserve_move), race-free against other claimers. */
 	if (o->part.count && o->part.exclude_running) {
 		struct part_args pick = o->part;
 		pick.exclude_running = 0;

@@ -43,8 +43,8 @@ const char *ensure_mps(int channels)
 {
 	static struct nvt_mps mps;
 	pid_t server;
-	int connections = nvt_mps_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), channels);
-	int clients, limit = nvt_mps_client_limit(connections);
+	int connections = nvt_mpslog_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), channels);
+	int clients, limit = nvt_mpslog_client_limit(connections);
 	char why[1024];
 
 	if (nvt_mps_setup(&mps, why, sizeof(why)))
@@ -146,7 +146,7 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		if (req[i].count && near_of(&o->part, &parts[i], NULL, &req[i].near, why, sizeof(why)))
 			cli_errx("%s", why);
 	}
-	rc = nvt_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why, sizeof(why));
+	rc = nvt_reserve_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why, sizeof(why));
 	if (rc == NVT_RESERVE_ERROR)
 		cli_errx("cannot reserve TPCs for the task: %s", why);
 	if (rc)
@@ -181,7 +181,7 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
 	static struct nvt_task_env env, self_env;
 	struct nvt_slot_prio given;
-	/* -n --exclude-running picks race-free (nvt_claim), not from one look. */
+	/* -n --exclude-running picks race-free (nvt_reserve_claim), not from one look. */
 	int claiming = o->part.count && o->part.exclude_running && !o->dry_run;
 	struct part_args pick = o->part;
 	int task[NVT_GPUS_MAX], n_task, n, made, exec_errno, timeout_ms = 0;
@@ -228,7 +228,7 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 		claim(o, parts, n, timeout_ms, &own);
 		made = 1;
 	} else {
-		made = nvt_seg_prepare(nvt_rundir(), parts, n, &own, why, sizeof(why)) == 0;
+		made = nvt_reserve_prepare(nvt_rundir(), parts, n, &own, why, sizeof(why)) == 0;
 	}
 	/* Say what -n chose: a person, or a scheduler's log, should know. */
 	if (o->part.count)
