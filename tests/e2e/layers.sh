@@ -2,7 +2,9 @@
 # CMD_LAYERS): each folder of src/ includes only its own folder's headers and
 # those of the folders below it, nothing in src/ includes the tools above it,
 # the command's files call only their own layer and those below, without
-# circles, and docs/design.md's picture of it is current. Sourced by
+# circles, and docs/design.md's picture of it is current; and HACKING.md's
+# conventions that a script can check (function sizes, the shape of failure
+# reasons, names that follow their room, no stale text). Sourced by
 # tests/run-tests.sh.
 # shellcheck shell=bash
 
@@ -21,4 +23,29 @@ t_cmd_layers_point_down() {
 t_design_layers_current() {
 	python3 "$ROOT/tools/dev/layers.py" design "$ROOT" "$B" ||
 		die "docs/design.md's picture of the layers is stale: run make design-picture"
+}
+
+# HACKING.md's conventions, checked by tools/dev/layers.py: each test names what breaks one.
+t_functions_short_or_say_why() {
+	local bad
+	bad=$(python3 "$ROOT/tools/dev/layers.py" check-sizes "$ROOT") || true
+	eq "$bad" "" "functions over 80 lines without '(over 80 lines: WHY)' at their head"
+}
+
+t_failure_reasons_one_shape() {
+	local bad
+	bad=$(python3 "$ROOT/tools/dev/layers.py" check-reasons "$ROOT") || true
+	eq "$bad" "" "failure reasons not in the caller's 'char *why, size_t len'"
+}
+
+t_names_follow_their_room() {
+	local bad
+	bad=$(python3 "$ROOT/tools/dev/layers.py" check-names "$ROOT") || true
+	eq "$bad" "" "functions whose prefix names another room"
+}
+
+t_no_stale_text() {
+	local bad
+	bad=$(python3 "$ROOT/tools/dev/layers.py" check-stale "$ROOT") || true
+	eq "$bad" "" "issue numbers, or paths that are not in the tree"
 }
