@@ -26,26 +26,21 @@ t_design_layers_current() {
 }
 
 # HACKING.md's conventions, checked by tools/dev/layers.py: each test names what breaks one.
-t_functions_short_or_say_why() {
+# rule_holds CHECK WHAT: layers.py CHECK finds nothing (WHAT: what it finds).
+rule_holds() {
 	local bad
-	bad=$(python3 "$ROOT/tools/dev/layers.py" check-sizes "$ROOT") || true
-	eq "$bad" "" "functions over 80 lines without '(over 80 lines: WHY)' at their head"
+	bad=$(python3 "$ROOT/tools/dev/layers.py" "$1" "$ROOT") || true
+	eq "$bad" "" "$2"
+}
+
+t_functions_short_or_say_why() {
+	rule_holds check-sizes "functions over 80 lines without '(over 80 lines: WHY)' at their head"
 }
 
 t_failure_reasons_one_shape() {
-	local bad
-	bad=$(python3 "$ROOT/tools/dev/layers.py" check-reasons "$ROOT") || true
-	eq "$bad" "" "failure reasons not in the caller's 'char *why, size_t len'"
+	rule_holds check-reasons "failure reasons not in the caller's 'char *why, size_t len'"
 }
 
-t_names_follow_their_room() {
-	local bad
-	bad=$(python3 "$ROOT/tools/dev/layers.py" check-names "$ROOT") || true
-	eq "$bad" "" "functions whose prefix names another room"
-}
+t_names_follow_their_room() { rule_holds check-names "functions whose prefix names another room"; }
 
-t_no_stale_text() {
-	local bad
-	bad=$(python3 "$ROOT/tools/dev/layers.py" check-stale "$ROOT") || true
-	eq "$bad" "" "issue numbers, or paths that are not in the tree"
-}
+t_no_stale_text() { rule_holds check-stale "issue numbers, or paths that are not in the tree"; }
