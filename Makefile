@@ -73,7 +73,7 @@ B = build
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio shim
 CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw smcount \
-	json cdi
+	json cdi cmdline
 OS = sysutil proc slurmproc child
 GPU = driverinfo gpu calibrate bwprobe topocache gpus
 SEG = segfile segtrust segopen segwrite segscan segown inherit segfor
@@ -339,7 +339,7 @@ uninstall:
 DEB_SRC = $(B)/deb/nvtaskset-$(VERSION)
 deb:
 	@test "$$(sed -n '1s/^nvtaskset (\([^)]*\)).*/\1/p' debian/changelog)" = "$(VERSION)" || \
-		{ echo "debian/changelog's version is not $(VERSION) (include/nvtaskset.h)" >&2; exit 1; }
+		{ echo "debian/changelog's version is not $(VERSION) (src/nvtaskset.h)" >&2; exit 1; }
 	rm -rf $(B)/deb
 	mkdir -p $(DEB_SRC)
 	tar -c --exclude=./build --exclude=./.git --exclude=__pycache__ --exclude='./$(B)' . | \

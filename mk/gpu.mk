@@ -13,7 +13,7 @@ BENCH_OUT ?= docs/bench
 bench: all
 	@tests/bench/bench.sh $(abspath $(BENCH_OUT))
 
-# nvtaskset against MPS's percentage at every partition size (issue 15).
+# nvtaskset against MPS's percentage at every partition size.
 bench-sizes: all
 	@timeout 590 python3 tests/bench/sizes.py $(CURDIR) $(abspath $(BENCH_OUT))/sizes
 
@@ -24,7 +24,7 @@ bench-sizes: all
 bench-smcount: all
 	@timeout 470 python3 tests/bench/smcount.py $(CURDIR) $(abspath $(BENCH_OUT))/smcount
 
-# Where a partition's SMs lie: packed, spread, MPS's share; launch batches (issue 15).
+# Where a partition's SMs lie: packed, spread, MPS's share; launch batches.
 bench-placement: all
 	@tests/bench/placement.sh $(abspath $(BENCH_OUT))/placement
 
@@ -41,7 +41,7 @@ bench-launch: all
 	LAUNCH_BASE=$(abspath $(LAUNCH_BASE)) timeout 560 python3 tests/bench/launchcost.py $(CURDIR) \
 		$(abspath $(B))/bench $(abspath $(BENCH_OUT))/launch
 
-# Start-up as a user feels it, and what the channel count buys (issue 24).
+# Start-up as a user feels it, and what the channel count buys.
 bench-startup: all
 	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
 

@@ -25,7 +25,7 @@ extern "C" {
  * record per GPU, separated by ';', each "UUID LIST TOPOLOGY" where UUID is
  * the GPU's ("GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"), LIST its TPC list or
  * "all" (not partitioned), TOPOLOGY its topology record (see below). See
- * nvt_partenv_format().
+ * nvt_gpusel_env_format().
  */
 #define NVT_ENV_PARTITION "NVTASKSET_PARTITION"
 /*

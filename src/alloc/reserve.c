@@ -44,7 +44,7 @@
  * Claimers that die (kill -9 included) are gone from every scan: nvt_seg_open
  * checks the PID and its start time.
  *
- * Moving a running task (nvt_claim_move, nvtaskset -p -n COUNT
+ * Moving a running task (nvt_reserve_move, nvtaskset -p -n COUNT
  * --exclude-running) runs the same rounds with the task as the claimer: its
  * picks go into its own slots, its segment's header orders it, and the scans
  * pass over its segment (the partitions it gives up). While it holds no
@@ -134,8 +134,8 @@ static int check_uuids(const uint8_t *const *uuids, int n, char *why, size_t len
 	return 0;
 }
 
-int nvt_seg_prepare(const char *base, const struct nvt_slot_view *views, int n,
-		    struct nvt_seg_own *own, char *why, size_t len)
+int nvt_reserve_prepare(const char *base, const struct nvt_slot_view *views, int n,
+			struct nvt_seg_own *own, char *why, size_t len)
 {
 	const uint8_t *uuids[NVT_MAX_GPUS];
 	struct nvt_seg_new fresh;
@@ -390,8 +390,8 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 	return claim_end(&r, NVT_RESERVE_OK, why, len);
 }
 
-int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
-	      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len)
+int nvt_reserve_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
+		      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len)
 {
 	static struct nvt_slot_view idle[NVT_MAX_GPUS];
 	const uint8_t *uuids[NVT_MAX_GPUS];
@@ -432,9 +432,9 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
 	return rc;
 }
 
-int nvt_claim_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req, int n,
-		   const struct nvt_slot_view *prev, int timeout_ms, struct nvt_slot_view *out,
-		   char *why, size_t len)
+int nvt_reserve_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req,
+		     int n, const struct nvt_slot_view *prev, int timeout_ms,
+		     struct nvt_slot_view *out, char *why, size_t len)
 {
 	const uint8_t *uuids[NVT_MAX_GPUS];
 	struct claim_target t = {.write = write_moved, .h = h, .idle = prev};

@@ -7,7 +7,7 @@
  * is the one the program gets, even inside another task's partition) and by
  * the Slurm plugin (in slurmstepd, for a job step's tasks); and by the
  * command's -p -n COUNT --exclude-running, which moves a running task to TPCs
- * claimed the same way (nvt_claim_move).
+ * claimed the same way (nvt_reserve_move).
  *
  * Allocation needs no lock file that another user could hold: a claimer
  * writes its pick into its own segment flagged NVT_SLOTF_CLAIM, then reads
@@ -43,7 +43,7 @@ struct nvt_claim_gpu {
 	unsigned gpcs;              /* 0, or pick this many whole GPCs that hold at
 				     * most count TPCs together (nvt_topo_pick_gpcs) */
 	enum nvt_strategy strategy; /* without gpcs: as nvt_topo_pick */
-	struct nvt_slot_prio prio;  /* a start's priority (nvt_claim; own is set to the pick) */
+	struct nvt_slot_prio prio;  /* a start's priority (nvt_reserve_claim; own is set to the pick) */
 	struct nvt_near near;       /* -n --memory-half: where to pick (mode 0: anywhere) */
 };
 
@@ -64,14 +64,14 @@ enum nvt_reserve_rc {
  * whose shim is active (the nvtaskset command, slurmstepd): that shim would
  * keep the segment it mapped. Returns 0, or NVT_RESERVE_ERROR with why.
  */
-int nvt_seg_prepare(const char *base, const struct nvt_slot_view *views, int n,
-		    struct nvt_seg_own *own, char *why, size_t len);
+int nvt_reserve_prepare(const char *base, const struct nvt_slot_view *views, int n,
+			struct nvt_seg_own *own, char *why, size_t len);
 
 /*
  * Picks req[i].count TPCs on each GPU req[i] (n GPUs) that no live task
  * holds, every user's, race-free against other callers on this node, and
  * holds them in the calling process's control segment (made or replaced as
- * by nvt_seg_prepare; slot i is GPU req[i]). out[i] gets GPU i's partition
+ * by nvt_reserve_prepare; slot i is GPU req[i]). out[i] gets GPU i's partition
  * (state NVT_SLOT_SET; NVT_SLOT_UNSET where req[i].count is 0). Other
  * claimers' overlapping claims are waited for up to timeout_ms, then counted
  * as taken; re-picks end after as long again (at least a second).
@@ -80,12 +80,12 @@ int nvt_seg_prepare(const char *base, const struct nvt_slot_view *views, int n,
  * TPCs (or whole GPCs) are free (naming the GPU by UUID when several are
  * claimed).
  */
-int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
-	      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len);
+int nvt_reserve_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
+		      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len);
 
 /*
  * Moves a running task to req[i].count TPCs on each GPU req[i] (n GPUs) that
- * no other live task holds, race-free as nvt_claim: the picks are claimed in
+ * no other live task holds, race-free as nvt_reserve_claim: the picks are claimed in
  * the task's own slots (NVT_SLOTF_CLAIM, then confirmed), the task's identity
  * (its segment's header) orders it among the claimers, and its own
  * partitions, which it gives up, do not count as taken. h: the task's
@@ -103,8 +103,8 @@ int nvt_claim(const char *base, const struct nvt_claim_gpu *req, int n, int time
  * that is given up is then held by that process. It lasts milliseconds
  * unless other claimers keep overlapping.
  */
-int nvt_claim_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req, int n,
-		   const struct nvt_slot_view *prev, int timeout_ms, struct nvt_slot_view *out,
-		   char *why, size_t len);
+int nvt_reserve_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req,
+		     int n, const struct nvt_slot_view *prev, int timeout_ms,
+		     struct nvt_slot_view *out, char *why, size_t len);
 
 #endif /* NVT_RESERVE_H */

@@ -123,53 +123,54 @@ int nvt_cdi_vendor_valid(const char *vendor)
 
 /* ---- The OCI runtime's state and the container's configuration ------------ */
 
-int nvt_oci_state_parse(const char *text, size_t len, struct nvt_oci_state *out, char *why,
-			size_t wlen)
+int nvt_oci_state_parse(const char *text, size_t text_len, struct nvt_oci_state *out,
+			char *why, size_t len)
 {
-	size_t root = nvt_json_root(text, len);
-	long pid = nvt_json_member(text, len, root, "pid");
-	long bundle = nvt_json_member(text, len, root, "bundle");
-	long id = nvt_json_member(text, len, root, "id");
+	size_t root = nvt_json_root(text, text_len);
+	long pid = nvt_json_member(text, text_len, root, "pid");
+	long bundle = nvt_json_member(text, text_len, root, "bundle");
+	long id = nvt_json_member(text, text_len, root, "id");
 	uint64_t v = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (nvt_json_check(text, len) || nvt_json_type(text, len, root) != NVT_JSON_OBJECT)
-		return nvt_why(why, wlen, "the runtime's state is not a JSON object");
-	if (pid >= 0 && nvt_json_uint(text, len, (size_t)pid, 0x3fffffff, &v))
-		return nvt_why(why, wlen, "the runtime's state has a malformed pid");
+	if (nvt_json_check(text, text_len) || nvt_json_type(text, text_len, root) != NVT_JSON_OBJECT)
+		return nvt_why(why, len, "the runtime's state is not a JSON object");
+	if (pid >= 0 && nvt_json_uint(text, text_len, (size_t)pid, 0x3fffffff, &v))
+		return nvt_why(why, len, "the runtime's state has a malformed pid");
 	out->pid = (long)v;
-	if (bundle < 0 || nvt_json_string(text, len, (size_t)bundle, out->bundle, sizeof(out->bundle)) < 1 ||
+	if (bundle < 0 ||
+	    nvt_json_string(text, text_len, (size_t)bundle, out->bundle, sizeof(out->bundle)) < 1 ||
 	    out->bundle[0] != '/')
-		return nvt_why(why, wlen, "the runtime's state names no bundle directory (an absolute path)");
-	if (id >= 0 && nvt_json_string(text, len, (size_t)id, out->id, sizeof(out->id)) < 0)
-		return nvt_why(why, wlen, "the runtime's state has a malformed id");
+		return nvt_why(why, len, "the runtime's state names no bundle directory (an absolute path)");
+	if (id >= 0 && nvt_json_string(text, text_len, (size_t)id, out->id, sizeof(out->id)) < 0)
+		return nvt_why(why, len, "the runtime's state has a malformed id");
 	return 0;
 }
 
-int nvt_oci_config_user(const char *text, size_t len, uint32_t *uid, uint32_t *gid, char *why,
-			size_t wlen)
+int nvt_oci_config_user(const char *text, size_t text_len, uint32_t *uid, uint32_t *gid,
+			char *why, size_t len)
 {
 	static const char *const user_path[] = {"process", "user"};
-	size_t root = nvt_json_root(text, len);
+	size_t root = nvt_json_root(text, text_len);
 	long user, u, g;
 	uint64_t v;
 
 	*uid = *gid = 0;
-	if (nvt_json_check(text, len) || nvt_json_type(text, len, root) != NVT_JSON_OBJECT)
-		return nvt_why(why, wlen, "the container's config.json is not a JSON object");
-	user = nvt_json_path(text, len, root, user_path, 2);
+	if (nvt_json_check(text, text_len) || nvt_json_type(text, text_len, root) != NVT_JSON_OBJECT)
+		return nvt_why(why, len, "the container's config.json is not a JSON object");
+	user = nvt_json_path(text, text_len, root, user_path, 2);
 	if (user < 0)
 		return 0;
-	u = nvt_json_member(text, len, (size_t)user, "uid");
-	g = nvt_json_member(text, len, (size_t)user, "gid");
+	u = nvt_json_member(text, text_len, (size_t)user, "uid");
+	g = nvt_json_member(text, text_len, (size_t)user, "gid");
 	if (u >= 0) {
-		if (nvt_json_uint(text, len, (size_t)u, UINT32_MAX - 1, &v))
-			return nvt_why(why, wlen, "the container's config.json has a malformed uid");
+		if (nvt_json_uint(text, text_len, (size_t)u, UINT32_MAX - 1, &v))
+			return nvt_why(why, len, "the container's config.json has a malformed uid");
 		*uid = (uint32_t)v;
 	}
 	if (g >= 0) {
-		if (nvt_json_uint(text, len, (size_t)g, UINT32_MAX - 1, &v))
-			return nvt_why(why, wlen, "the container's config.json has a malformed gid");
+		if (nvt_json_uint(text, text_len, (size_t)g, UINT32_MAX - 1, &v))
+			return nvt_why(why, len, "the container's config.json has a malformed gid");
 		*gid = (uint32_t)v;
 	}
 	return 0;

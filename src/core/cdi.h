@@ -65,14 +65,14 @@ struct nvt_oci_state {
 	char bundle[NVT_OCI_PATH_MAX]; /* the bundle directory (holds config.json) */
 	char id[128];                  /* the container's id */
 };
-/* Reads the state (text, len bytes). Returns 0, or -1 with the reason in why. */
-int nvt_oci_state_parse(const char *text, size_t len, struct nvt_oci_state *out, char *why,
-			size_t wlen);
+/* Reads the state (text, text_len bytes). Returns 0, or -1 with the reason in why. */
+int nvt_oci_state_parse(const char *text, size_t text_len, struct nvt_oci_state *out,
+			char *why, size_t len);
 /* The user the container's process runs as (process.user.uid and .gid of its
  * config.json; 0 where not given, as runtimes take it). Returns 0, or -1
  * with the reason in why. */
-int nvt_oci_config_user(const char *text, size_t len, uint32_t *uid, uint32_t *gid, char *why,
-			size_t wlen);
+int nvt_oci_config_user(const char *text, size_t text_len, uint32_t *uid, uint32_t *gid,
+			char *why, size_t len);
 /*
  * The value of variable name in the container's environment (process.env of
  * config.json; the first of several, as getenv finds it) into buf (size

@@ -72,7 +72,7 @@ static int decimal(const char *text, size_t len, int *value)
 	return 1;
 }
 
-/* Resolves the len bytes at arg (not NUL-terminated) as nvt_gpu_resolve does. */
+/* Resolves the len bytes at arg (not NUL-terminated) as nvt_gpusel_resolve does. */
 static int resolve(const char *arg, size_t len, const struct nvt_gpu_id *gpus, int n)
 {
 	int index, found = NVT_GPU_NONE;
@@ -93,7 +93,7 @@ static int resolve(const char *arg, size_t len, const struct nvt_gpu_id *gpus, i
 	return found;
 }
 
-int nvt_gpu_resolve(const char *arg, const struct nvt_gpu_id *gpus, int n)
+int nvt_gpusel_resolve(const char *arg, const struct nvt_gpu_id *gpus, int n)
 {
 	return resolve(arg, strlen(arg), gpus, n);
 }
@@ -138,7 +138,7 @@ int nvt_visible_gpus(const char *text, const struct nvt_gpu_id *gpus, int n, int
 
 /* ---- The per-GPU partition record --------------------------------------- */
 
-int nvt_partenv_format(const struct nvt_slot_view *parts, int n, char *buf, size_t len)
+int nvt_gpusel_env_format(const struct nvt_slot_view *parts, int n, char *buf, size_t len)
 {
 	size_t used = 0;
 
@@ -170,7 +170,7 @@ int nvt_partenv_format(const struct nvt_slot_view *parts, int n, char *buf, size
 	return (int)used;
 }
 
-int nvt_partenv_parse(const char *text, struct nvt_slot_view *out, int max)
+int nvt_gpusel_env_parse(const char *text, struct nvt_slot_view *out, int max)
 {
 	const char *p = text;
 	int n = 0;

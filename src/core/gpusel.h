@@ -22,7 +22,7 @@ int nvt_uuid_parse(const char *text, uint8_t uuid[16]);
 /* Returns 1 if uuid is all zero (a free slot), else 0. */
 int nvt_uuid_is_zero(const uint8_t uuid[16]);
 
-/* A GPU of the machine, as nvtaskset numbers them (see nvt_gpu_resolve). */
+/* A GPU of the machine, as nvtaskset numbers them (see nvt_gpusel_resolve). */
 struct nvt_gpu_id {
 	char uuid[48];  /* "GPU-..." */
 	char model[96]; /* "NVIDIA H100 80GB HBM3" */
@@ -36,7 +36,7 @@ enum { NVT_GPU_NONE = -1, NVT_GPU_AMBIGUOUS = -2 };
  * UUID or unique UUID prefix of at least "GPU-" and one character more (case
  * does not matter). Returns the index, NVT_GPU_NONE or NVT_GPU_AMBIGUOUS.
  */
-int nvt_gpu_resolve(const char *arg, const struct nvt_gpu_id *gpus, int n);
+int nvt_gpusel_resolve(const char *arg, const struct nvt_gpu_id *gpus, int n);
 
 /*
  * Which of the machine's n GPUs (in nvtaskset's order, which is PCI bus
@@ -59,7 +59,7 @@ int nvt_visible_gpus(const char *text, const struct nvt_gpu_id *gpus, int n, int
  * Formats n partitions (uuid, state, tpcs and topo of each view; seq is not
  * used) as the record. Returns its length, or -1 if it does not fit.
  */
-int nvt_partenv_format(const struct nvt_slot_view *parts, int n, char *buf, size_t len);
+int nvt_gpusel_env_format(const struct nvt_slot_view *parts, int n, char *buf, size_t len);
 #define NVT_PARTENV_TEXT_MAX (NVT_MAX_GPUS * (NVT_UUID_TEXT_MAX + NVT_LIST_MAX_CHARS + 2 + \
 					    64 + 8 * NVT_MAX_TPCS))
 #define NVT_LIST_MAX_CHARS (NVT_MAX_TPCS * 4)
@@ -69,6 +69,6 @@ int nvt_partenv_format(const struct nvt_slot_view *parts, int n, char *buf, size
  * its topology valid, and a list selects at least one of its TPCs. Returns
  * the number of GPUs, or -1 if the text is malformed.
  */
-int nvt_partenv_parse(const char *text, struct nvt_slot_view *out, int max);
+int nvt_gpusel_env_parse(const char *text, struct nvt_slot_view *out, int max);
 
 #endif /* NVT_GPUSEL_H */

@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "json.h"
+#include "text.h"
 
 #include <string.h>
 
@@ -18,17 +19,6 @@ static size_t skip_ws(const char *t, size_t len, size_t at)
 	return at;
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Four hex digits at t[at..]: their value, or -1. */
 static long hex4(const char *t, size_t len, size_t at)
 {
@@ -37,7 +27,7 @@ static long hex4(const char *t, size_t len, size_t at)
 	if (at + 4 > len)
 		return -1;
 	for (int i = 0; i < 4; i++) {
-		int d = hex_value(t[at + (size_t)i]);
+		int d = nvt_hex_digit(t[at + (size_t)i]);
 		if (d < 0)
 			return -1;
 		v = v * 16 + d;
@@ -345,18 +335,9 @@ long nvt_json_string(const char *text, size_t len, size_t at, char *buf, size_t 
 int nvt_json_uint(const char *text, size_t len, size_t at, uint64_t max, uint64_t *out)
 {
 	size_t end = skip_number(text, len, at);
-	uint64_t v = 0;
 
-	if (end == NONE || text[at] == '-')
+	/* Digits to the number's end: no sign, fraction or exponent. */
+	if (end == NONE || nvt_decimal_in(text + at, text + end, max, out) != text + end)
 		return -1;
-	for (size_t i = at; i < end; i++) {
-		if (text[i] < '0' || text[i] > '9')
-			return -1; /* a fraction or an exponent */
-		uint64_t digit = (uint64_t)(text[i] - '0');
-		if (digit > max || v > (max - digit) / 10)
-			return -1;
-		v = v * 10 + digit;
-	}
-	*out = v;
 	return 0;
 }

@@ -85,7 +85,7 @@ unsigned nvt_membw_split(const struct nvt_membw_probe *p, unsigned n_gpcs, int8_
 }
 
 int nvt_membw_combine(const struct nvt_membw_probe *first, const struct nvt_membw_probe *second,
-		      unsigned n_gpcs, struct nvt_membw *out, char *why, size_t whylen)
+		      unsigned n_gpcs, struct nvt_membw *out, char *why, size_t len)
 {
 	int8_t a[NVT_MAX_GPCS], b[NVT_MAX_GPCS];
 	unsigned disagree = 0, lowest = n_gpcs;
@@ -94,13 +94,13 @@ int nvt_membw_combine(const struct nvt_membw_probe *first, const struct nvt_memb
 	out->n_gpcs = n_gpcs < NVT_MAX_GPCS ? n_gpcs : NVT_MAX_GPCS;
 	memset(out->half, NVT_HALF_UNKNOWN, sizeof(out->half));
 	if (!nvt_membw_split(first, out->n_gpcs, a)) {
-		snprintf(why, whylen, "beside GPC %u, no neighbour cost clearly more than another",
+		snprintf(why, len, "beside GPC %u, no neighbour cost clearly more than another",
 			 first->ref);
 		return -1;
 	}
 	if (second->ref >= out->n_gpcs || a[second->ref] != 0 ||
 	    !nvt_membw_split(second, out->n_gpcs, b)) {
-		snprintf(why, whylen, "beside GPC %u, no neighbour cost clearly more than another",
+		snprintf(why, len, "beside GPC %u, no neighbour cost clearly more than another",
 			 second->ref);
 		return -1;
 	}
@@ -117,7 +117,7 @@ int nvt_membw_combine(const struct nvt_membw_probe *first, const struct nvt_memb
 	}
 	if (disagree > 1 || lowest == n_gpcs) {
 		memset(out->half, NVT_HALF_UNKNOWN, sizeof(out->half));
-		snprintf(why, whylen, "the probes beside GPCs %u and %u disagree on %u GPCs",
+		snprintf(why, len, "the probes beside GPCs %u and %u disagree on %u GPCs",
 			 first->ref, second->ref, disagree);
 		return -1;
 	}
@@ -126,7 +126,7 @@ int nvt_membw_combine(const struct nvt_membw_probe *first, const struct nvt_memb
 		for (unsigned g = 0; g < out->n_gpcs; g++)
 			if (out->half[g] != NVT_HALF_UNKNOWN)
 				out->half[g] = (int8_t)(1 - out->half[g]);
-	snprintf(why, whylen, "%u of %u GPCs placed; the probes disagreed on %u", nvt_membw_known(out),
+	snprintf(why, len, "%u of %u GPCs placed; the probes disagreed on %u", nvt_membw_known(out),
 		 out->n_gpcs, disagree);
 	return 0;
 }

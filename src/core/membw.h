@@ -65,7 +65,7 @@ unsigned nvt_membw_split(const struct nvt_membw_probe *p, unsigned n_gpcs, int8_
  * sentence either way.
  */
 int nvt_membw_combine(const struct nvt_membw_probe *first, const struct nvt_membw_probe *second,
-		      unsigned n_gpcs, struct nvt_membw *out, char *why, size_t whylen);
+		      unsigned n_gpcs, struct nvt_membw *out, char *why, size_t len);
 
 /* How many GPCs have a known half. */
 unsigned nvt_membw_known(const struct nvt_membw *m);

@@ -44,7 +44,7 @@ static int prefix(const char *line, struct nvt_mps_fault *f)
 	return 0;
 }
 
-int nvt_mps_last_fault(const char *log, struct nvt_mps_fault *out)
+int nvt_mpslog_last_fault(const char *log, struct nvt_mps_fault *out)
 {
 	const char *last = NULL, *p;
 	struct nvt_mps_fault f;
@@ -78,7 +78,7 @@ int nvt_mps_last_fault(const char *log, struct nvt_mps_fault *out)
 	return 1;
 }
 
-int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max)
+int nvt_mpslog_parse_ps(const char *answer, long *servers, int *counts, int max)
 {
 	const char *line = answer;
 	int n = 0;
@@ -119,7 +119,7 @@ int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max)
 	return n;
 }
 
-int nvt_mps_client_limit(int connections)
+int nvt_mpslog_client_limit(int connections)
 {
 	int limit;
 
@@ -145,6 +145,17 @@ int nvt_channels_parse(const char *text, int *channels)
 		return -1;
 	*channels = (int)v;
 	return 0;
+}
+
+int nvt_mpslog_client_channels(const char *env_text, int channels)
+{
+	int set;
+
+	if (env_text && *env_text && nvt_channels_parse(env_text, &set) == 0 && set > 0)
+		return set;
+	if (!channels)
+		channels = NVT_CHANNELS_DEFAULT;
+	return channels > 0 ? channels : NVT_MPS_CLIENT_CHANNELS;
 }
 
 int nvt_channels_env(int channels, char *buf, size_t len)

@@ -24,7 +24,7 @@ struct nvt_mps_fault {
  * Finds the last "encountered a fatal GPU error" in server.log text and the
  * clients torn down after it. Returns 1 and fills out if there is one, else 0.
  */
-int nvt_mps_last_fault(const char *log, struct nvt_mps_fault *out);
+int nvt_mpslog_last_fault(const char *log, struct nvt_mps_fault *out);
 
 /*
  * Parses the control daemon's "ps" answer (a header line, then one line per
@@ -32,7 +32,7 @@ int nvt_mps_last_fault(const char *log, struct nvt_mps_fault *out);
  * and their client counts. Returns the number of servers (at most max are
  * stored; 0 for "Server not found"), or -1 if the answer is not such a table.
  */
-int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max);
+int nvt_mpslog_parse_ps(const char *answer, long *servers, int *counts, int max);
 
 /*
  * The most clients one MPS server takes when each asks for `connections`
@@ -40,7 +40,7 @@ int nvt_mps_parse_ps(const char *answer, long *servers, int *counts, int max);
  * and MPS serves at most 48 clients ([ECRTS25] section 5.3; docs/hardware-facts.md,
  * section 6). 15 for 8, as measured on an H100.
  */
-int nvt_mps_client_limit(int connections);
+int nvt_mpslog_client_limit(int connections);
 
 /*
  * Channels: CUDA_DEVICE_MAX_CONNECTIONS, the hardware queues a CUDA context
@@ -66,5 +66,13 @@ int nvt_channels_parse(const char *text, int *channels);
  * variable is to be left as it is.
  */
 int nvt_channels_env(int channels, char *buf, size_t len);
+/*
+ * The channels each MPS client of a start asks for, which bounds how many
+ * clients a server takes (nvt_mpslog_client_limit): what the environment's
+ * CUDA_DEVICE_MAX_CONNECTIONS (env_text, NULL or "" when unset) sets, else
+ * the start's channels (a count; 0: not given, NVT_CHANNELS_DEFAULT), else
+ * CUDA's own count in an MPS client.
+ */
+int nvt_mpslog_client_channels(const char *env_text, int channels);
 
 #endif /* NVT_MPSLOG_H */

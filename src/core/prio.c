@@ -150,7 +150,7 @@ void nvt_prio_decide(const struct nvt_topology *topo, unsigned default_guard,
 	}
 	for (int i = 0; i < n; i++) {
 		struct nvt_prio_task *task = &t[i];
-		if (task->prio == NVT_PRIO_NONE || !(task->yield & NVT_YIELD_GUARD))
+		if (!nvt_prio_needs_agent(task->prio, task->yield))
 			continue;
 		higher_union(t, n, task->prio, 1, &active);
 		if (nvt_set_count(&active)) {
@@ -220,7 +220,7 @@ int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio)
 {
 	char copy[NVT_PRIO_ENV_TEXT_MAX], *item, *save = NULL;
 	struct nvt_slot_prio out = *prio;
-	int first = 1, yield_given = 0;
+	int first = 1;
 
 	if (!text || strlen(text) >= sizeof(copy))
 		return -1;
@@ -237,14 +237,13 @@ int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio)
 		} else if (!strncmp(item, "yield=", 6)) {
 			char *word, *save2 = NULL;
 			out.yield = 0;
-			yield_given = 1;
 			for (word = strtok_r(item + 6, "+", &save2); word; word = strtok_r(NULL, "+", &save2))
-				if (nvt_yield_item(word, &out, NULL))
+				if (nvt_yield_item(word, &out, NULL, 0))
 					return -1;
 		} else if (!strncmp(item, "bound=", 6) || !strncmp(item, "ahead=", 6) ||
 			   !strncmp(item, "duty=", 5)) {
 			uint32_t keep = out.yield; /* a value alone adds no word */
-			if (nvt_yield_item(item, &out, NULL))
+			if (nvt_yield_item(item, &out, NULL, 0))
 				return -1;
 			out.yield = keep;
 		} else if (!strcmp(item, "no-lend")) {
@@ -263,9 +262,7 @@ int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio)
 	}
 	if (first)
 		return -1;
-	/* A guard alone (as Slurm's --gpu-priority=low,guard=9 gives it) asks for the agent's way. */
-	if (out.guard && !yield_given)
-		out.yield |= NVT_YIELD_GUARD;
+	nvt_prio_imply_guard(&out); /* (as Slurm's --gpu-priority=low,guard=9 gives it) */
 	*prio = out;
 	return 0;
 }
@@ -319,6 +316,17 @@ void nvt_prio_carry(struct nvt_slot_view *want, const struct nvt_slot_view *old,
 	nvt_set_clear(&want->prio.own);
 	if (want->prio.prio != NVT_PRIO_NONE)
 		nvt_prio_own_of(want, &want->prio.own); /* its TPCs, or all when unpartitioned */
+}
+
+int nvt_prio_needs_agent(unsigned prio, uint32_t yield)
+{
+	return prio != NVT_PRIO_NONE && (yield & NVT_YIELD_GUARD);
+}
+
+void nvt_prio_imply_guard(struct nvt_slot_prio *p)
+{
+	if (p->guard)
+		p->yield |= NVT_YIELD_GUARD;
 }
 
 uid_t nvt_prio_owner(uid_t seg_uid, uid_t real_uid, uid_t effective_uid)

@@ -72,6 +72,20 @@ void nvt_prio_own_of(const struct nvt_slot_view *view, struct nvt_tpcset *own);
 void nvt_prio_carry(struct nvt_slot_view *want, const struct nvt_slot_view *old,
 		    const struct nvt_slot_prio *given);
 
+/*
+ * Whether a task of priority prio (enum nvt_prio) that yields in the ways yield
+ * (NVT_YIELD_*) is the priority agent's: it has a priority and yields by the
+ * agent's guard (NVT_YIELD_GUARD), the one way that needs an agent; the agent
+ * guards it or lends it TPCs, and a start or -p that gives it starts one.
+ */
+int nvt_prio_needs_agent(unsigned prio, uint32_t yield);
+/*
+ * A guard is the agent's way: a priority given a guard (p->guard, --guard N or
+ * guard=N in NVT_ENV_PRIORITY's text) yields by the agent's guard too, whatever
+ * its other words. Adds NVT_YIELD_GUARD to p->yield where p->guard is set.
+ */
+void nvt_prio_imply_guard(struct nvt_slot_prio *p);
+
 /* "high", "normal", "low" (case as given) into *prio. Returns 0, or -1. */
 int nvt_prio_parse(const char *text, uint8_t *prio);
 /* "high", "normal", "low", or "-" for NVT_PRIO_NONE and unknown values. */
@@ -92,7 +106,8 @@ uid_t nvt_prio_owner(uid_t seg_uid, uid_t real_uid, uid_t effective_uid);
 /*
  * The text of NVT_ENV_PRIORITY: "LEVEL[,guard=N][,no-lend][,yield=W+W...]
  * [,bound=US][,ahead=US][,duty=PCT]", N from 1 to NVT_MAX_TPCS, W the words
- * of --yield (core/yield.h; without yield=, the default ones). Parses text
+ * of --yield (core/yield.h; without yield=, the default ones; with guard=N,
+ * guard too: nvt_prio_imply_guard). Parses text
  * into *prio (its own partition untouched; mode NVT_MODE_OWN). Returns 0, or
  * -1 if malformed.
  */

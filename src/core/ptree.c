@@ -45,14 +45,14 @@ int nvt_stat_parse(const char *text, struct nvt_stat *out)
 	return 0;
 }
 
-int nvt_proc_id_format(const struct nvt_proc_id *id, char *buf, size_t len)
+int nvt_ptree_id_format(const struct nvt_proc_id *id, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%" PRIu64 ".%ld.%" PRIu64, id->pidns, (long)id->pid,
 			 id->start_time);
 	return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
-int nvt_proc_id_parse(const char *text, struct nvt_proc_id *out)
+int nvt_ptree_id_parse(const char *text, struct nvt_proc_id *out)
 {
 	uint64_t ns, pid, start;
 	const char *p = nvt_decimal(text, UINT64_MAX, &ns);

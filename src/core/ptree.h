@@ -36,12 +36,12 @@ struct nvt_proc_id {
 	pid_t pid;           /* as that namespace numbers it */
 	uint64_t start_time; /* field 22 of its /proc/PID/stat */
 };
-/* Longest text of nvt_proc_id_format, NUL included. */
+/* Longest text of nvt_ptree_id_format, NUL included. */
 #define NVT_PROC_ID_TEXT_MAX 64
 /* Writes "PIDNS.PID.START". Returns 0, or -1 if it does not fit. */
-int nvt_proc_id_format(const struct nvt_proc_id *id, char *buf, size_t len);
+int nvt_ptree_id_format(const struct nvt_proc_id *id, char *buf, size_t len);
 /* Parses that text (decimals, no sign, nothing else). Returns 0 or -1. */
-int nvt_proc_id_parse(const char *text, struct nvt_proc_id *out);
+int nvt_ptree_id_parse(const char *text, struct nvt_proc_id *out);
 
 /* A process and its parent, as one /proc shows them. */
 struct nvt_proc_link {

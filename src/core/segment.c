@@ -40,7 +40,7 @@ union payload_words {
 	uint64_t w[PAYLOAD_WORDS];
 };
 
-void nvt_seg_init(struct nvt_segment *seg, int32_t pid, uint32_t uid, uint64_t start_time)
+void nvt_segment_init(struct nvt_segment *seg, int32_t pid, uint32_t uid, uint64_t start_time)
 {
 	memset(seg, 0, sizeof(*seg));
 	seg->magic = NVT_SEG_MAGIC;
@@ -52,7 +52,7 @@ void nvt_seg_init(struct nvt_segment *seg, int32_t pid, uint32_t uid, uint64_t s
 	seg->start_time = start_time;
 }
 
-int nvt_seg_check(const struct nvt_segment *seg, size_t mapped_bytes)
+int nvt_segment_check(const struct nvt_segment *seg, size_t mapped_bytes)
 {
 	if (mapped_bytes < offsetof(struct nvt_segment, gpu))
 		return NVT_SEG_BAD_SIZE;
@@ -191,7 +191,7 @@ void nvt_slot_uuid(const struct nvt_gpu_slot *slot, uint8_t uuid[16])
 	memcpy(uuid, copy, 16);
 }
 
-int nvt_seg_find_gpu(const struct nvt_segment *seg, const uint8_t uuid[16])
+int nvt_segment_find_gpu(const struct nvt_segment *seg, const uint8_t uuid[16])
 {
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		uint8_t each[16];
@@ -202,7 +202,7 @@ int nvt_seg_find_gpu(const struct nvt_segment *seg, const uint8_t uuid[16])
 	return -1;
 }
 
-int nvt_seg_free_slot(const struct nvt_segment *seg)
+int nvt_segment_free_slot(const struct nvt_segment *seg)
 {
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		uint8_t each[16];
@@ -213,27 +213,27 @@ int nvt_seg_free_slot(const struct nvt_segment *seg)
 	return -1;
 }
 
-void nvt_seg_bump_gen(struct nvt_segment *seg)
+void nvt_segment_bump_gen(struct nvt_segment *seg)
 {
 	__atomic_fetch_add(&seg->slots_gen, 1, __ATOMIC_RELEASE);
 }
 
-uint64_t nvt_seg_gen(const struct nvt_segment *seg)
+uint64_t nvt_segment_gen(const struct nvt_segment *seg)
 {
 	return __atomic_load_n(&seg->slots_gen, __ATOMIC_ACQUIRE);
 }
 
-int nvt_seg_add_gpus(struct nvt_segment *seg, const struct nvt_slot_view *views, int n)
+int nvt_segment_add_gpus(struct nvt_segment *seg, const struct nvt_slot_view *views, int n)
 {
 	int added = 0, g;
 
 	for (int i = 0; i < n; i++) {
-		if (uuid_zero(views[i].uuid) || nvt_seg_find_gpu(seg, views[i].uuid) >= 0)
+		if (uuid_zero(views[i].uuid) || nvt_segment_find_gpu(seg, views[i].uuid) >= 0)
 			continue;
-		if ((g = nvt_seg_free_slot(seg)) < 0)
+		if ((g = nvt_segment_free_slot(seg)) < 0)
 			break;
 		nvt_slot_write(&seg->gpu[g], &views[i]);
-		nvt_seg_bump_gen(seg); /* after the write: a reader that sees it finds the slot */
+		nvt_segment_bump_gen(seg); /* after the write: a reader that sees it finds the slot */
 		added++;
 	}
 	return added;

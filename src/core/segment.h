@@ -22,7 +22,7 @@ struct nvt_slot_view {
 	struct nvt_slot_prio prio; /* priority, own partition (nvtaskset.h) */
 };
 
-enum nvt_seg_check {
+enum nvt_segment_check {
 	NVT_SEG_VALID = 0,
 	NVT_SEG_BAD_MAGIC = -1,   /* not a control segment */
 	NVT_SEG_BAD_VERSION = -2, /* a layout this build does not know */
@@ -30,10 +30,10 @@ enum nvt_seg_check {
 };
 
 /* Fills a fresh segment header for pid; every slot is NVT_SLOT_UNSET. */
-void nvt_seg_init(struct nvt_segment *seg, int32_t pid, uint32_t uid, uint64_t start_time);
+void nvt_segment_init(struct nvt_segment *seg, int32_t pid, uint32_t uid, uint64_t start_time);
 
-/* Checks the header of a segment of mapped_bytes bytes. Returns enum nvt_seg_check. */
-int nvt_seg_check(const struct nvt_segment *seg, size_t mapped_bytes);
+/* Checks the header of a segment of mapped_bytes bytes. Returns enum nvt_segment_check. */
+int nvt_segment_check(const struct nvt_segment *seg, size_t mapped_bytes);
 
 /*
  * The sequence lock itself, on any words: copies words 64-bit words from src
@@ -71,19 +71,19 @@ uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, const struct nvt_slot_view *v
  */
 void nvt_slot_uuid(const struct nvt_gpu_slot *slot, uint8_t uuid[16]);
 /* Returns the index of the slot that holds uuid, or -1. */
-int nvt_seg_find_gpu(const struct nvt_segment *seg, const uint8_t uuid[16]);
+int nvt_segment_find_gpu(const struct nvt_segment *seg, const uint8_t uuid[16]);
 /* Returns the index of the first free slot, or -1. */
-int nvt_seg_free_slot(const struct nvt_segment *seg);
+int nvt_segment_free_slot(const struct nvt_segment *seg);
 /* Announces that a free slot was given a GPU (see nvt_segment.slots_gen). */
-void nvt_seg_bump_gen(struct nvt_segment *seg);
-uint64_t nvt_seg_gen(const struct nvt_segment *seg);
+void nvt_segment_bump_gen(struct nvt_segment *seg);
+uint64_t nvt_segment_gen(const struct nvt_segment *seg);
 /*
  * Gives each GPU of views (n; each with its uuid) that seg has no slot for a
  * free slot holding that view, and announces it (slots_gen). The caller
  * excludes other writers (nvt_slot_write). Returns how many it added; GPUs
  * left over when the slots run out get none.
  */
-int nvt_seg_add_gpus(struct nvt_segment *seg, const struct nvt_slot_view *views, int n);
+int nvt_segment_add_gpus(struct nvt_segment *seg, const struct nvt_slot_view *views, int n);
 
 /* What the shim reports about a slot (outside the sequence lock). */
 struct nvt_slot_status {

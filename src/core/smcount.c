@@ -1,6 +1,6 @@
 /*
- * smcount.c - the SM count a partitioned program is told, and whether a
- * cooperative grid fits (smcount.h).
+ * smcount.c - the SM count a partitioned program is told, whether a
+ * cooperative grid fits, and --sm-limit's rules (smcount.h).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -60,4 +60,52 @@ int nvt_sm_count_told(int driver_sms, unsigned partition_sms)
 int nvt_coop_fits(uint64_t blocks, unsigned per_sm, unsigned sms)
 {
 	return blocks <= (uint64_t)(per_sm ? per_sm : 1) * sms;
+}
+
+int nvt_sm_limit_percent(const struct nvt_slot_view *parts, int n)
+{
+	unsigned best = 0; /* in 1/10000 */
+
+	for (int i = 0; i < n; i++) {
+		struct nvt_tpcset all, used;
+		unsigned share;
+		nvt_topo_all(&parts[i].topo, &all);
+		if (!nvt_set_count(&all))
+			continue;
+		nvt_set_and(&used, &all, &parts[i].tpcs);
+		share = parts[i].state == NVT_SLOT_SET
+				? 10000 * nvt_set_count(&used) / nvt_set_count(&all)
+				: 10000;
+		if (share > best)
+			best = share;
+	}
+	best = (best + 99) / 100;
+	return best < 1 ? 1 : best > 100 ? 100 : (int)best;
+}
+
+int nvt_cluster_aligned(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs)
+{
+	unsigned count = nvt_set_count(tpcs);
+
+	for (unsigned u = 2; u <= NVT_CLUSTER_BLOCK; u *= 2)
+		if (nvt_topo_cluster_capacity(topo, tpcs, u) != count / u)
+			return 0;
+	return 1;
+}
+
+int nvt_sm_limit_leaves_idle(const struct nvt_slot_view *parts, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (parts[i].state == NVT_SLOT_SET &&
+		    nvt_topo_partial_gpcs(&parts[i].topo, &parts[i].tpcs) > 1 &&
+		    !nvt_cluster_aligned(&parts[i].topo, &parts[i].tpcs))
+			return 1;
+	return 0;
+}
+
+int nvt_sm_limit_strategy(int given, enum nvt_strategy *strategy)
+{
+	if (!given)
+		*strategy = NVT_CLUSTERS;
+	return *strategy == NVT_SPREAD ? -1 : 0;
 }

@@ -1,7 +1,9 @@
 /*
  * smcount.h - the SM count a partitioned program is told, and whether a
  * cooperative grid fits on a partition (docs/usage.md, "The SM count a
- * program sees"). Pure code: no I/O, no allocation, no globals.
+ * program sees"); --sm-limit's rules: MPS's active thread percentage for a
+ * partition, the pick it implies, and when MPS's limit leaves SMs idle.
+ * Pure code: no I/O, no allocation, no globals.
  *
  * Terms: a task's partition holds TPCs of two SMs each (every GPU since
  * Volta); the driver's count is what cuDeviceGetAttribute answers for the
@@ -15,7 +17,9 @@
 
 #include <stdint.h>
 #include "nvtaskset.h"
+#include "segment.h"
 #include "tmd.h"
+#include "topo.h"
 
 /* SMs of a TPC on every GPU whose TPCs nvtaskset masks (Volta and later). */
 #define NVT_SMS_PER_TPC 2
@@ -61,5 +65,41 @@ int nvt_sm_count_told(int driver_sms, unsigned partition_sms);
  * grid-wide barriers, so a grid that does not fit waits forever.
  */
 int nvt_coop_fits(uint64_t blocks, unsigned per_sm, unsigned sms);
+
+/* ---- --sm-limit: MPS's active thread percentage for a partition ---- */
+
+/*
+ * The percentage for a task with partitions parts[0..n-1]: the largest share
+ * of its GPU's TPCs that one of them holds (an unpartitioned slot holds all),
+ * rounded up, from 1 to 100.
+ */
+int nvt_sm_limit_percent(const struct nvt_slot_view *parts, int n);
+
+/*
+ * Whether tpcs holds as many clusters of 4, 8 and 16 SMs as an MPS share of
+ * its size (all its GPCs but one hold a multiple of 16 SMs, as -n's clusters
+ * picks do). Such partitions took part of two or three GPCs at 42-60 TPCs on
+ * an H100 and kept every SM under MPS's limit (docs/bench/clusters-2026-11-22/).
+ */
+int nvt_cluster_aligned(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs);
+
+/*
+ * Whether MPS's limit on top of parts[0..n-1] may leave some of their SMs
+ * idle: a partition (state NVT_SLOT_SET) takes part of several GPCs and is
+ * not cluster-aligned (on an H100, TPCs 0-7, one in each of 8 GPCs, ran on 4
+ * of their 16 SMs; docs/hardware-facts.md, 12). Whole GPCs keep them all.
+ */
+int nvt_sm_limit_leaves_idle(const struct nvt_slot_view *parts, int n);
+
+/*
+ * The strategy -n picks with under --sm-limit: *strategy as given (given 1:
+ * --strategy was), else clusters: MPS's share holds floor(SMs / k) clusters
+ * of k SMs, packed picks of whole GPCs of 18 SMs hold fewer, and libraries
+ * size persistent grids for MPS's count (docs/bench/clusters-2026-11-22/).
+ * Returns 0, or -1 for spread, which --sm-limit refuses: MPS's limit on a
+ * partition of a few TPCs of every GPC leaves most of them idle (on an H100,
+ * 4 of 16 SMs).
+ */
+int nvt_sm_limit_strategy(int given, enum nvt_strategy *strategy);
 
 #endif /* NVT_SMCOUNT_H */

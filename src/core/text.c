@@ -18,17 +18,35 @@ int nvt_why(char *why, size_t len, const char *fmt, ...)
 	return -1;
 }
 
-const char *nvt_decimal(const char *p, uint64_t max, uint64_t *out)
+const char *nvt_decimal_in(const char *p, const char *end, uint64_t max, uint64_t *out)
 {
+	const char *first = p;
 	uint64_t v = 0;
 
-	if (*p < '0' || *p > '9')
-		return NULL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (max - (uint64_t)(*p - '0')) / 10)
+	for (; (!end || p < end) && *p >= '0' && *p <= '9'; p++) {
+		uint64_t digit = (uint64_t)(*p - '0');
+		if (digit > max || v > (max - digit) / 10)
 			return NULL;
-		v = v * 10 + (uint64_t)(*p - '0');
+		v = v * 10 + digit;
 	}
+	if (p == first)
+		return NULL;
 	*out = v;
 	return p;
+}
+
+const char *nvt_decimal(const char *p, uint64_t max, uint64_t *out)
+{
+	return nvt_decimal_in(p, NULL, max, out);
+}
+
+int nvt_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }

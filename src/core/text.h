@@ -2,7 +2,8 @@
  * text.h - small text helpers, each the one of its kind: the writer of a
  * failure's reason into a caller's buffer (the functions that fail "with the
  * reason in why", HACKING.md's "Conventions", end with return nvt_why(why,
- * len, "...", ...)), and the strict reader of a decimal number. Pure.
+ * len, "...", ...)), the strict reader of a decimal number, and the value of
+ * a hex digit. Pure.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -21,5 +22,10 @@ int nvt_why(char *why, size_t len, const char *fmt, ...) __attribute__((format(p
  * in *out, or NULL (no digit at p, or larger than max).
  */
 const char *nvt_decimal(const char *p, uint64_t max, uint64_t *out);
+/* As nvt_decimal, reading no further than end (a text that need not end in a NUL). */
+const char *nvt_decimal_in(const char *p, const char *end, uint64_t max, uint64_t *out);
+
+/* Returns the value of hexadecimal digit c (either case), or -1. */
+int nvt_hex_digit(char c);
 
 #endif /* NVT_TEXT_H */

@@ -151,19 +151,19 @@ struct nvt_smset {
  * while bit b alone was disabled. Each bit must remove nothing (a slot with
  * no working TPC) or exactly SMs 2t and 2t+1 of one TPC t, and every TPC must
  * be removed by exactly one bit. Returns 0 and fills topo (identity GPCs:
- * unknown), or -1 with the reason in err.
+ * unknown), or -1 with the reason in why.
  */
 int nvt_topo_from_sweep(unsigned n_sms, unsigned n_bits, const struct nvt_smset *missing,
-			struct nvt_topology *topo, char *err, size_t errlen);
+			struct nvt_topology *topo, char *why, size_t len);
 
 /*
  * Sets topo's GPCs from the groups of SMs that thread-block clusters shared:
  * group[s] labels SM s's group (equal labels = one GPC). The two SMs of a
  * TPC always share its GPC. GPCs are numbered in order of their lowest TPC.
- * Returns 0, or -1 with the reason in err.
+ * Returns 0, or -1 with the reason in why.
  */
-int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned n_sms, char *err,
-		      size_t errlen);
+int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned n_sms, char *why,
+		      size_t len);
 
 /* ---- Calibration cache record ------------------------------------------ */
 

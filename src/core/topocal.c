@@ -21,13 +21,13 @@ static int sm_has(const struct nvt_smset *s, unsigned sm)
 }
 
 int nvt_topo_from_sweep(unsigned n_sms, unsigned n_bits, const struct nvt_smset *missing,
-			struct nvt_topology *topo, char *err, size_t errlen)
+			struct nvt_topology *topo, char *why, size_t len)
 {
 	struct nvt_topology t;
 	unsigned n_tpcs = n_sms / 2;
 
 	if (n_sms < 2 || n_sms % 2 || n_tpcs > NVT_MAX_TPCS || n_bits > NVT_HW_BITS)
-		return nvt_why(err, errlen, "cannot calibrate a GPU with %u SMs and %u mask bits", n_sms,
+		return nvt_why(why, len, "cannot calibrate a GPU with %u SMs and %u mask bits", n_sms,
 			       n_bits);
 	nvt_topo_identity(&t, n_tpcs);
 	memset(t.hw_bit, NVT_NONE, sizeof(t.hw_bit));
@@ -43,30 +43,30 @@ int nvt_topo_from_sweep(unsigned n_sms, unsigned n_bits, const struct nvt_smset 
 		if (count == 0)
 			continue; /* a slot with no working TPC */
 		if (count != 2 || first % 2 || !sm_has(&missing[b], first + 1) || first >= n_sms)
-			return nvt_why(err, errlen,
+			return nvt_why(why, len,
 				       "disabling mask bit %u removed %u SMs that are not one TPC", b, count);
 		if (t.hw_bit[first / 2] != NVT_NONE)
-			return nvt_why(err, errlen, "mask bits %u and %u both remove TPC %u",
+			return nvt_why(why, len, "mask bits %u and %u both remove TPC %u",
 				       t.hw_bit[first / 2], b, first / 2);
 		t.hw_bit[first / 2] = (uint8_t)b;
 	}
 	for (unsigned tpc = 0; tpc < n_tpcs; tpc++)
 		if (t.hw_bit[tpc] == NVT_NONE)
-			return nvt_why(err, errlen, "no mask bit removes TPC %u (SMs %u-%u)", tpc, 2 * tpc,
+			return nvt_why(why, len, "no mask bit removes TPC %u (SMs %u-%u)", tpc, 2 * tpc,
 				       2 * tpc + 1);
 	t.flags = NVT_TOPO_CALIBRATED;
 	*topo = t;
 	return 0;
 }
 
-int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned n_sms, char *err,
-		      size_t errlen)
+int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned n_sms, char *why,
+		      size_t len)
 {
 	unsigned parent[NVT_MAX_TPCS], id[NVT_MAX_TPCS], n_gpcs = 0;
 	unsigned n = topo->n_tpcs;
 
 	if (n_sms != 2 * n || n > NVT_MAX_TPCS)
-		return nvt_why(err, errlen, "%u SM groups for %u TPCs", n_sms, n);
+		return nvt_why(why, len, "%u SM groups for %u TPCs", n_sms, n);
 	/* TPC-level union-find: TPCs whose SMs share a group share a GPC. */
 	for (unsigned a = 0; a < n; a++)
 		parent[a] = a;
@@ -94,7 +94,7 @@ int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned
 			r = parent[r];
 		if (id[r] == NVT_MAX_GPCS) {
 			if (n_gpcs == NVT_MAX_GPCS)
-				return nvt_why(err, errlen, "more than %d GPCs", NVT_MAX_GPCS);
+				return nvt_why(why, len, "more than %d GPCs", NVT_MAX_GPCS);
 			id[r] = n_gpcs++; /* the lowest TPC comes first: GPCs in its order */
 		}
 		topo->gpc[a] = (uint8_t)id[r];

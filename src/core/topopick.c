@@ -133,87 +133,100 @@ unsigned nvt_topo_cluster_capacity(const struct nvt_topology *topo, const struct
 	return sum;
 }
 
+/* NVT_SPREAD: one TPC of each GPC in turn. */
+static int pick_spread(const struct nvt_topology *topo, struct nvt_tpcset *avail, unsigned count,
+		       struct nvt_tpcset *out)
+{
+	unsigned taken = 0;
+
+	while (taken < count) {
+		unsigned before = taken;
+		for (unsigned g = 0; g < topo->n_gpcs && taken < count; g++)
+			taken += take_from_gpc(topo, avail, g, 1, out);
+		if (taken == before)
+			return -1;
+	}
+	return 0;
+}
+
+/* Packed's top-up from taken to count TPCs: first the GPC that alone holds the rest
+ * (the smallest such), else the fullest GPCs one after another. */
+static int top_up(const struct nvt_topology *topo, struct nvt_tpcset *avail, unsigned taken,
+		  unsigned count, struct nvt_tpcset *out)
+{
+	unsigned free_[NVT_MAX_GPCS], n_g = topo->n_gpcs;
+
+	while (taken < count) {
+		unsigned want = count - taken, pick = n_g, pick_free = 0;
+		count_free(topo, avail, free_);
+		for (unsigned g = 0; g < n_g; g++)
+			if (free_[g] >= want && (pick == n_g || free_[g] < pick_free))
+				pick = g, pick_free = free_[g];
+		if (pick == n_g)
+			for (unsigned g = 0; g < n_g; g++)
+				if (free_[g] > pick_free)
+					pick = g, pick_free = free_[g];
+		if (pick == n_g)
+			return -1;
+		taken += take_from_gpc(topo, avail, pick, want, out);
+	}
+	return 0;
+}
+
+/*
+ * NVT_PACKED: best[g][s] = fewest whole free GPCs among the first g that add
+ * up to s TPCs (0/1 knapsack; a later GPC replaces an earlier choice only if
+ * strictly better, so ties keep the lower GPCs); the largest sum up to count
+ * is taken, then topped up.
+ */
+static int pick_packed(const struct nvt_topology *topo, struct nvt_tpcset *avail, unsigned count,
+		       struct nvt_tpcset *out)
+{
+	unsigned char best[NVT_MAX_GPCS + 1][NVT_MAX_TPCS + 1]; /* 16.7 KiB */
+	unsigned size[NVT_MAX_GPCS] = {0}, free_[NVT_MAX_GPCS], n_g = topo->n_gpcs;
+	unsigned s, sum, taken = 0;
+
+	for (unsigned t = 0; t < topo->n_tpcs; t++)
+		size[topo->gpc[t]]++;
+	count_free(topo, avail, free_);
+	memset(best[0], 0xff, sizeof(best[0]));
+	best[0][0] = 0;
+	for (unsigned g = 0; g < n_g; g++) {
+		memcpy(best[g + 1], best[g], sizeof(best[g]));
+		if (free_[g] != size[g])
+			continue; /* not whole */
+		for (s = size[g]; s <= count; s++)
+			if (best[g][s - size[g]] != 0xff && best[g][s - size[g]] + 1 < best[g + 1][s])
+				best[g + 1][s] = (unsigned char)(best[g][s - size[g]] + 1);
+	}
+	for (sum = count; best[n_g][sum] == 0xff; sum--)
+		;
+	for (unsigned g = n_g, left = sum; g-- > 0 && left > 0;) {
+		if (best[g + 1][left] != best[g][left]) {
+			taken += take_from_gpc(topo, avail, g, size[g], out);
+			left -= size[g];
+		}
+	}
+	return top_up(topo, avail, taken, count, out);
+}
+
 int nvt_topo_pick(const struct nvt_topology *topo, const struct nvt_tpcset *available,
 		  unsigned count, enum nvt_strategy strategy, struct nvt_tpcset *out)
 {
 	struct nvt_tpcset avail, all;
-	unsigned size[NVT_MAX_GPCS] = {0}, free_[NVT_MAX_GPCS] = {0}, n_g = topo->n_gpcs;
 
 	nvt_topo_all(topo, &all);
 	nvt_set_and(&avail, available, &all);
 	nvt_set_clear(out);
 	if (count == 0 || nvt_set_count(&avail) < count)
 		return -1;
-	if (!n_g)
+	if (!topo->n_gpcs)
 		return pick_without_gpcs(topo, &avail, count, strategy, out);
 	if (strategy == NVT_CLUSTERS)
 		return pick_clusters(topo, &avail, count, out);
-	for (unsigned t = 0; t < topo->n_tpcs; t++) {
-		size[topo->gpc[t]]++;
-		free_[topo->gpc[t]] += (unsigned)nvt_set_has(&avail, t);
-	}
-	if (strategy == NVT_SPREAD) {
-		unsigned taken = 0;
-		while (taken < count) {
-			unsigned before = taken;
-			for (unsigned g = 0; g < n_g && taken < count; g++)
-				taken += take_from_gpc(topo, &avail, g, 1, out);
-			if (taken == before)
-				return -1;
-		}
-		return 0;
-	}
-	/*
-	 * Packed: best[g][s] = fewest whole free GPCs among the first g that add
-	 * up to s TPCs (0/1 knapsack; a later GPC replaces an earlier choice only
-	 * if strictly better, so ties keep the lower GPCs).
-	 */
-	{
-		unsigned char best[NVT_MAX_GPCS + 1][NVT_MAX_TPCS + 1]; /* 16.7 KiB */
-		unsigned s, sum, taken = 0;
-
-		memset(best[0], 0xff, sizeof(best[0]));
-		best[0][0] = 0;
-		for (unsigned g = 0; g < n_g; g++) {
-			memcpy(best[g + 1], best[g], sizeof(best[g]));
-			if (free_[g] != size[g])
-				continue; /* not whole */
-			for (s = size[g]; s <= count; s++)
-				if (best[g][s - size[g]] != 0xff &&
-				    best[g][s - size[g]] + 1 < best[g + 1][s])
-					best[g + 1][s] = (unsigned char)(best[g][s - size[g]] + 1);
-		}
-		for (sum = count; best[n_g][sum] == 0xff; sum--)
-			;
-		for (unsigned g = n_g, left = sum; g-- > 0 && left > 0;) {
-			if (best[g + 1][left] != best[g][left]) {
-				taken += take_from_gpc(topo, &avail, g, size[g], out);
-				left -= size[g];
-			}
-		}
-		/* Top up: first the GPC that alone holds the rest (the smallest such),
-		 * else the fullest GPCs one after another. */
-		while (taken < count) {
-			unsigned want = count - taken, pick = n_g, pick_free = 0;
-			for (unsigned g = 0; g < n_g; g++) {
-				unsigned f = 0;
-				for (unsigned t = 0; t < topo->n_tpcs; t++)
-					f += topo->gpc[t] == g && nvt_set_has(&avail, t);
-				free_[g] = f;
-			}
-			for (unsigned g = 0; g < n_g; g++)
-				if (free_[g] >= want && (pick == n_g || free_[g] < pick_free))
-					pick = g, pick_free = free_[g];
-			if (pick == n_g)
-				for (unsigned g = 0; g < n_g; g++)
-					if (free_[g] > pick_free)
-						pick = g, pick_free = free_[g];
-			if (pick == n_g)
-				return -1;
-			taken += take_from_gpc(topo, &avail, pick, want, out);
-		}
-	}
-	return 0;
+	if (strategy == NVT_SPREAD)
+		return pick_spread(topo, &avail, count, out);
+	return pick_packed(topo, &avail, count, out);
 }
 
 /* A GPC's size, for sorting: its TPC count and number. */

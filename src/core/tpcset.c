@@ -74,17 +74,6 @@ void nvt_set_andnot(struct nvt_tpcset *out, const struct nvt_tpcset *a, const st
 		out->w[i] = a->w[i] & ~b->w[i];
 }
 
-int nvt_hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Fails a parse with problem (and nothing more to say of it). */
 static int fail(struct nvt_parse_error *err, enum nvt_parse_problem problem)
 {

@@ -101,9 +101,6 @@ int nvt_format_list(const struct nvt_tpcset *set, char *buf, size_t len);
  */
 int nvt_mask_spelled_out(const char *word);
 
-/* Returns the value of hexadecimal digit c (either case), or -1. */
-int nvt_hex_digit(char c);
-
 /* Buffer sizes large enough for any set. */
 #define NVT_MASK_TEXT_MAX (NVT_MAX_TPCS / 4 + 1)
 #define NVT_LIST_TEXT_MAX (NVT_MAX_TPCS * 4 + 1)

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "yield.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,29 +23,22 @@ static const struct {
 #define N_WORDS (sizeof(words) / sizeof(words[0]))
 
 /* A decimal from 1 to max, the whole of text. Returns 0, or -1. */
-static int number(const char *text, unsigned long max, uint32_t *out)
+static int number(const char *text, uint64_t max, uint32_t *out)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
+	const char *end = nvt_decimal(text, max, &v);
 
-	if (*text < '0' || *text > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || *end || v < 1 || v > max)
+	if (!end || *end || v < 1)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
 }
 
-int nvt_yield_item(const char *item, struct nvt_slot_prio *p, const char **why)
+int nvt_yield_item(const char *item, struct nvt_slot_prio *p, char *why, size_t len)
 {
 	const char *eq = strchr(item, '=');
-	size_t len = eq ? (size_t)(eq - item) : strlen(item);
-	const char *dummy;
+	size_t name_len = eq ? (size_t)(eq - item) : strlen(item);
 
-	if (!why)
-		why = &dummy;
 	if (!eq && !strcmp(item, "none")) {
 		p->yield = 0;
 		return 0;
@@ -57,55 +51,42 @@ int nvt_yield_item(const char *item, struct nvt_slot_prio *p, const char **why)
 		p->yield |= NVT_YIELD_PROTECT;
 		return 0;
 	}
-	if (len == 4 && !strncmp(item, "duty", 4)) {
-		if (!eq || number(eq + 1, 100, &p->duty_pct)) {
-			*why = "duty= takes a share of time from 1 to 100 (%)";
-			return -1;
-		}
+	if (name_len == 4 && !strncmp(item, "duty", 4)) {
+		if (!eq || number(eq + 1, 100, &p->duty_pct))
+			return nvt_why(why, len, "duty= takes a share of time from 1 to 100 (%%)");
 		return 0;
 	}
 	for (size_t i = 0; i < N_WORDS; i++) {
-		if (strlen(words[i].name) != len || strncmp(item, words[i].name, len))
+		if (strlen(words[i].name) != name_len || strncmp(item, words[i].name, name_len))
 			continue;
 		if (eq && words[i].bit == NVT_YIELD_BOUND) {
-			if (number(eq + 1, NVT_YIELD_MAX_US, &p->bound_us)) {
-				*why = "bound= takes microseconds from 1 to 1000000";
-				return -1;
-			}
+			if (number(eq + 1, NVT_YIELD_MAX_US, &p->bound_us))
+				return nvt_why(why, len, "bound= takes microseconds from 1 to 1000000");
 		} else if (eq && words[i].bit == NVT_YIELD_AHEAD) {
-			if (number(eq + 1, NVT_YIELD_MAX_US, &p->ahead_us)) {
-				*why = "ahead= takes microseconds from 1 to 1000000";
-				return -1;
-			}
+			if (number(eq + 1, NVT_YIELD_MAX_US, &p->ahead_us))
+				return nvt_why(why, len, "ahead= takes microseconds from 1 to 1000000");
 		} else if (eq) {
-			*why = "only bound, ahead and duty take a value";
-			return -1;
+			return nvt_why(why, len, "only bound, ahead and duty take a value");
 		}
 		p->yield |= words[i].bit;
 		return 0;
 	}
-	*why = "the words are gate, bound[=US], ahead[=US], client, borrow, guard, any, duty=PCT, "
-	       "protect, default and none";
-	return -1;
+	return nvt_why(why, len, "the words are gate, bound[=US], ahead[=US], client, borrow, guard, "
+		       "any, duty=PCT, protect, default and none");
 }
 
-int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, const char **why)
+int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, char *why, size_t len)
 {
 	char copy[256], *item, *save = NULL;
 	struct nvt_slot_prio out = *p;
-	const char *dummy;
 
-	if (!why)
-		why = &dummy;
-	if (!list || !*list || strlen(list) >= sizeof(copy)) {
-		*why = "an empty or overlong list";
-		return -1;
-	}
+	if (!list || !*list || strlen(list) >= sizeof(copy))
+		return nvt_why(why, len, "an empty or overlong list");
 	strcpy(copy, list);
 	out.yield = 0;
 	out.bound_us = out.ahead_us = out.duty_pct = 0;
 	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save))
-		if (nvt_yield_item(item, &out, why))
+		if (nvt_yield_item(item, &out, why, len))
 			return -1;
 	*p = out;
 	return 0;

@@ -39,15 +39,15 @@
  * priority's text) into p: "gate", "bound[=US]", "ahead[=US]", "client",
  * "borrow", "guard", "duty=PCT", "none" (no way: clears every word), or
  * "default" (the default words). A word adds to p->yield; "bound=US" and
- * "ahead=US" also set the value. Returns 0, or -1 with why (if not NULL)
- * pointing to a message.
+ * "ahead=US" also set the value. Returns 0, or -1 with the reason in why
+ * (NULL, 0: none wanted).
  */
-int nvt_yield_item(const char *item, struct nvt_slot_prio *p, const char **why);
+int nvt_yield_item(const char *item, struct nvt_slot_prio *p, char *why, size_t len);
 /*
  * Parses a whole --yield list ("gate,bound=500"): the task yields in these
- * ways only. Returns 0, or -1 with *why set.
+ * ways only. Returns 0, or -1 with the reason in why (NULL, 0: none wanted).
  */
-int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, const char **why);
+int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, char *why, size_t len);
 /* Writes p's yield words ("gate,bound,ahead,client", "none"). Returns the length or -1. */
 int nvt_yield_format(const struct nvt_slot_prio *p, char sep, char *buf, size_t len);
 /* "gated", "running", ... for enum nvt_yield_state; "?" for others. */

@@ -289,7 +289,7 @@ static void bwprobe_in_child(void *ctx, void *result)
 }
 
 int nvt_bwprobe(int ordinal, const struct nvt_topology *topo, int timeout_ms,
-		struct nvt_bwprobe_result *out, char *err, size_t errlen)
+		struct nvt_bwprobe_result *out, char *why, size_t len)
 {
 	struct probe_ctx ctx = {ordinal, topo};
 	struct child_out res;
@@ -298,7 +298,7 @@ int nvt_bwprobe(int ordinal, const struct nvt_topology *topo, int timeout_ms,
 
 	memset(out, 0, sizeof(*out));
 	if (topo->n_gpcs < 3 || topo->n_gpcs > NVT_MAX_GPCS) {
-		snprintf(err, errlen, "the GPU's GPCs are not known (they are measured on compute "
+		snprintf(why, len, "the GPU's GPCs are not known (they are measured on compute "
 			 "capability 9.0 and newer)");
 		return -1;
 	}
@@ -314,11 +314,11 @@ int nvt_bwprobe(int ordinal, const struct nvt_topology *topo, int timeout_ms,
 		return 0;
 	}
 	if (rc == NVT_CHILD_TIMEOUT)
-		snprintf(err, errlen, "the bandwidth probe did not finish within %d s", timeout_ms / 1000);
+		snprintf(why, len, "the bandwidth probe did not finish within %d s", timeout_ms / 1000);
 	else if (rc == NVT_CHILD_ESYS)
-		snprintf(err, errlen, "cannot start a process: %s", strerror(errno));
+		snprintf(why, len, "cannot start a process: %s", strerror(errno));
 	else
-		snprintf(err, errlen, "%s", rc == NVT_CHILD_OK && res.error[0] ? res.error :
+		snprintf(why, len, "%s", rc == NVT_CHILD_OK && res.error[0] ? res.error :
 				      "the bandwidth probe's process failed");
 	return -1;
 }

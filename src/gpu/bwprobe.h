@@ -24,9 +24,9 @@ struct nvt_bwprobe_result {
 /*
  * Probes CUDA device ordinal, whose calibrated topology is topo (with GPCs).
  * Waits at most timeout_ms. Returns 0 with out filled (halves possibly all
- * unknown, with why), or -1 with the reason in err (the probe could not run).
+ * unknown, with why), or -1 with the reason in why (the probe could not run).
  */
 int nvt_bwprobe(int ordinal, const struct nvt_topology *topo, int timeout_ms,
-		struct nvt_bwprobe_result *out, char *err, size_t errlen);
+		struct nvt_bwprobe_result *out, char *why, size_t len);
 
 #endif /* NVT_BWPROBE_H */

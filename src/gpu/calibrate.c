@@ -139,7 +139,7 @@ void nvt_probe_mask(unsigned layout, const uint32_t disable[NVT_TMD_MASK_WORDS])
 		memcpy(probe_cb.disable, disable, sizeof(probe_cb.disable));
 }
 
-static int load_driver(char *err, size_t errlen)
+static int load_driver(char *why, size_t len)
 {
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	struct {
@@ -166,13 +166,13 @@ static int load_driver(char *err, size_t errlen)
 	};
 
 	if (!lib) {
-		snprintf(err, errlen, "cannot load the CUDA driver: %s", dlerror());
+		snprintf(why, len, "cannot load the CUDA driver: %s", dlerror());
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
 		*syms[i].slot = dlsym(lib, syms[i].name);
 		if (!*syms[i].slot) {
-			snprintf(err, errlen, "libcuda.so.1 lacks %s", syms[i].name);
+			snprintf(why, len, "libcuda.so.1 lacks %s", syms[i].name);
 			return -1;
 		}
 	}
@@ -180,7 +180,7 @@ static int load_driver(char *err, size_t errlen)
 	return 0;
 }
 
-static int subscribe(char *err, size_t errlen)
+static int subscribe(char *why, size_t len)
 {
 	static const CUuuid id = NVT_CB_TABLE_UUID;
 	const void *const *table = NULL;
@@ -188,22 +188,22 @@ static int subscribe(char *err, size_t errlen)
 
 	if (nvt_cu.export_table((const void **)&table, &id) || !table ||
 	    !table[NVT_CB_TABLE_SUBSCRIBE] || !table[NVT_CB_TABLE_ENABLE]) {
-		snprintf(err, errlen, "the CUDA driver offers no launch callback table");
+		snprintf(why, len, "the CUDA driver offers no launch callback table");
 		return -1;
 	}
 	if (((nvt_cb_subscribe_fn)table[NVT_CB_TABLE_SUBSCRIBE])(&handle, calibration_callback,
 								NULL) ||
 	    ((nvt_cb_enable_fn)table[NVT_CB_TABLE_ENABLE])(1, handle, NVT_CB_DOMAIN_LAUNCH,
 							   NVT_CB_ID_LAUNCH)) {
-		snprintf(err, errlen, "the CUDA driver refused the launch callback");
+		snprintf(why, len, "the CUDA driver refused the launch callback");
 		return -1;
 	}
 	return 0;
 }
 
-int nvt_probe_open(char *err, size_t errlen)
+int nvt_probe_open(char *why, size_t len)
 {
-	return load_driver(err, errlen) || subscribe(err, errlen) ? -1 : 0;
+	return load_driver(why, len) || subscribe(why, len) ? -1 : 0;
 }
 
 struct probe {
@@ -322,8 +322,8 @@ static int choose_layout(struct child_result *r, int major, int minor, unsigned 
 		       major, minor, n ? "more than one" : "no", seen);
 }
 
-/* The probe's steps in order, each checked (over 80 lines on purpose: the
- * steps share a dozen locals that a split would pass around). */
+/* The probe's steps in order, each checked (over 80 lines: the steps share
+ * a dozen locals that a split would pass around). */
 static int calibrate(int ordinal, struct child_result *r, int show_progress)
 {
 	CUdevice dev;
@@ -461,7 +461,7 @@ static void calibrate_in_child(void *ctx, void *result)
 }
 
 int nvt_calibrate(int ordinal, int timeout_ms, int show_progress, struct nvt_topology *topo,
-		  char *err, size_t errlen)
+		  char *why, size_t len)
 {
 	struct calibration_ctx ctx = {ordinal, show_progress};
 	struct child_result res;
@@ -484,7 +484,7 @@ int nvt_calibrate(int ordinal, int timeout_ms, int show_progress, struct nvt_top
 		*topo = res.topo;
 		return 0;
 	}
-	snprintf(err, errlen, "%s%s", res.error[0] ? res.error : "invalid result",
+	snprintf(why, len, "%s%s", res.error[0] ? res.error : "invalid result",
 		 rc == NVT_CHILD_OK && res.tmd_failed ? TMD_REPORT_HINT : "");
 	return -1;
 }

@@ -15,9 +15,9 @@
  * Calibrates CUDA device ordinal (in this environment's numbering): its
  * logical TPC -> mask bit map and, on compute capability 9.0 and newer, its
  * GPCs. Waits at most timeout_ms. Returns 0 and fills topo, or -1 with the
- * reason in err.
+ * reason in why.
  */
 int nvt_calibrate(int ordinal, int timeout_ms, int show_progress, struct nvt_topology *topo,
-		  char *err, size_t errlen);
+		  char *why, size_t len);
 
 #endif /* NVT_CALIBRATE_H */

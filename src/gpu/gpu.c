@@ -9,6 +9,7 @@
 #include "cuda_driver.h"
 #include "os/child.h"
 #include "os/sysutil.h"
+#include "core/text.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,7 +34,7 @@ static const char *cu_error_name(int rc)
 	do {                                                                      \
 		var = (type)dlsym(lib, name);                                     \
 		if (!var) {                                                       \
-			snprintf(info->error, sizeof(info->error),                \
+			snprintf(why, len,                \
 				 "libcuda.so.1 lacks %s", name);                  \
 			return -1;                                                \
 		}                                                                 \
@@ -44,7 +45,7 @@ static const char *cu_error_name(int rc)
 	do {                                                                      \
 		int rc_ = (call);                                                 \
 		if (rc_) {                                                        \
-			snprintf(info->error, sizeof(info->error), "%s failed: error %d (%s)", \
+			snprintf(why, len, "%s failed: error %d (%s)", \
 				 what, rc_, cu_error_name(rc_));                  \
 			goto fail;                                                \
 		}                                                                 \
@@ -54,7 +55,7 @@ static const char *cu_error_name(int rc)
 	do {                                                                      \
 		int rc_ = (call);                                                 \
 		if (rc_) {                                                        \
-			snprintf(info->error, sizeof(info->error), "%s failed: error %d (%s)", \
+			snprintf(why, len, "%s failed: error %d (%s)", \
 				 what, rc_, cu_error_name(rc_));                  \
 			return -1;                                                \
 		}                                                                 \
@@ -71,13 +72,13 @@ struct driver {
 	nvt_cuDriverGetVersion_fn get_version;
 };
 
-/* Runs in the child: loads and initialises the driver. */
-static int open_driver(struct driver *cu, struct nvt_gpu_info *info)
+/* Runs in the child: loads and initialises the driver. Returns 0, or -1 with the reason in why. */
+static int open_driver(struct driver *cu, struct nvt_gpu_info *info, char *why, size_t len)
 {
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 
 	if (!lib) {
-		snprintf(info->error, sizeof(info->error), "cannot load the CUDA driver: %s",
+		snprintf(why, len, "cannot load the CUDA driver: %s",
 			 dlerror());
 		return -1;
 	}
@@ -94,15 +95,15 @@ static int open_driver(struct driver *cu, struct nvt_gpu_info *info)
 	return 0;
 }
 
-/* Runs in the child. */
-static int query(const unsigned char *want, struct nvt_gpu_info *info)
+/* Runs in the child. Returns 0, or -1 with the reason in why. */
+static int query(const unsigned char *want, struct nvt_gpu_info *info, char *why, size_t len)
 {
 	struct driver cu;
 	CUdevice dev;
 	CUuuid uuid;
 	int ordinal;
 
-	if (open_driver(&cu, info))
+	if (open_driver(&cu, info, why, len))
 		return -1;
 	for (ordinal = 0; ordinal < info->device_count; ordinal++) {
 		CHECK(cu.get_device(&dev, ordinal), "cuDeviceGet");
@@ -111,7 +112,7 @@ static int query(const unsigned char *want, struct nvt_gpu_info *info)
 			break;
 	}
 	if (ordinal == info->device_count) {
-		snprintf(info->error, sizeof(info->error), NVT_GPU_NOT_VISIBLE " (%d GPU%s visible)",
+		snprintf(why, len, NVT_GPU_NOT_VISIBLE " (%d GPU%s visible)",
 			 info->device_count, info->device_count == 1 ? "" : "s");
 		return -1;
 	}
@@ -126,7 +127,7 @@ static int query(const unsigned char *want, struct nvt_gpu_info *info)
 	CHECK(cu.get_name(info->name, (int)sizeof(info->name) - 1, dev), "cuDeviceGetName");
 	info->name[sizeof(info->name) - 1] = '\0';
 	if (info->sms < 1 || info->sms > 2 * 256) {
-		snprintf(info->error, sizeof(info->error), "implausible SM count %d", info->sms);
+		snprintf(why, len, "implausible SM count %d", info->sms);
 		return -1;
 	}
 	return 0;
@@ -134,6 +135,16 @@ static int query(const unsigned char *want, struct nvt_gpu_info *info)
 
 struct query_ctx {
 	const unsigned char *uuid; /* NULL: enumerate */
+};
+
+/* What a child sends back: its answer, and why there is none ("" when there is). */
+struct query_answer {
+	struct nvt_gpu_info info;
+	char why[256];
+};
+struct enumerate_answer {
+	struct nvt_gpu_list list;
+	char why[256];
 };
 
 /* Never join (or wait for) an MPS server just to read attributes. */
@@ -145,48 +156,58 @@ static void avoid_mps(void)
 /* Runs in the child. */
 static void query_in_child(void *ctx, void *result)
 {
-	struct nvt_gpu_info *info = result;
+	struct query_answer *a = result;
 
 	avoid_mps();
-	if (query(((struct query_ctx *)ctx)->uuid, info) == 0)
-		info->error[0] = '\0';
-	else if (!info->error[0])
-		snprintf(info->error, sizeof(info->error), "query failed");
+	if (query(((struct query_ctx *)ctx)->uuid, &a->info, a->why, sizeof(a->why)) == 0)
+		a->why[0] = '\0';
+	else if (!a->why[0])
+		snprintf(a->why, sizeof(a->why), "query failed");
 }
 
-/* Words for a failed child call, in error (len bytes). Returns -1. */
-static int child_failure(int rc, int timeout_ms, char *error, size_t len)
+/* Words for a failed child call, in why (len bytes). Returns -1. */
+static int child_failure(int rc, int timeout_ms, char *why, size_t len)
 {
 	switch (rc) {
 	case NVT_CHILD_TIMEOUT:
-		snprintf(error, len, "the CUDA driver did not answer within %d s", timeout_ms / 1000);
+		snprintf(why, len, "the CUDA driver did not answer within %d s", timeout_ms / 1000);
 		break;
 	case NVT_CHILD_ESYS:
-		snprintf(error, len, "cannot start a process: %s", strerror(errno));
+		snprintf(why, len, "cannot start a process: %s", strerror(errno));
 		break;
 	default:
-		snprintf(error, len, "the driver query process failed");
+		snprintf(why, len, "the driver query process failed");
 	}
 	return -1;
 }
 
-int nvt_gpu_query(const unsigned char uuid[16], int timeout_ms, struct nvt_gpu_info *info)
+int nvt_gpu_query(const unsigned char uuid[16], int timeout_ms, struct nvt_gpu_info *info,
+		  char *why, size_t len)
 {
 	struct query_ctx ctx = {uuid};
-	int rc = nvt_child_call(query_in_child, &ctx, info, sizeof(*info), timeout_ms);
+	struct query_answer a;
+	int rc;
 
+	memset(&a, 0, sizeof(a));
+	rc = nvt_child_call(query_in_child, &ctx, &a, sizeof(a), timeout_ms);
 	if (rc != NVT_CHILD_OK)
-		return child_failure(rc, timeout_ms, info->error, sizeof(info->error));
-	info->error[sizeof(info->error) - 1] = '\0';
-	info->name[sizeof(info->name) - 1] = '\0';
-	return info->error[0] ? -1 : 0;
+		return child_failure(rc, timeout_ms, why, len);
+	a.why[sizeof(a.why) - 1] = '\0';
+	a.info.name[sizeof(a.info.name) - 1] = '\0';
+	*info = a.info;
+	if (a.why[0])
+		return nvt_why(why, len, "%s", a.why);
+	return 0;
 }
 
 /* Runs in the child. */
 static void enumerate_in_child(void *ctx, void *result)
 {
-	struct nvt_gpu_list *list = result;
+	struct enumerate_answer *a = result;
+	struct nvt_gpu_list *list = &a->list;
 	struct nvt_gpu_info info_store, *info = &info_store;
+	char *why = a->why;
+	size_t len = sizeof(a->why);
 	struct driver cu;
 	CUdevice dev;
 	CUuuid uuid;
@@ -194,7 +215,7 @@ static void enumerate_in_child(void *ctx, void *result)
 	(void)ctx;
 	avoid_mps();
 	memset(info, 0, sizeof(*info));
-	if (open_driver(&cu, info))
+	if (open_driver(&cu, info, why, len))
 		goto fail;
 	for (int i = 0; i < info->device_count && i < NVT_MACHINE_GPUS; i++) {
 		CHECK_OR(cu.get_device(&dev, i), "cuDeviceGet");
@@ -204,25 +225,30 @@ static void enumerate_in_child(void *ctx, void *result)
 		memcpy(list->gpu[i].uuid, uuid.bytes, 16);
 		list->count = i + 1;
 	}
-	list->error[0] = '\0';
+	why[0] = '\0';
 	return;
 fail:
 	list->count = 0;
-	snprintf(list->error, sizeof(list->error), "%s", info->error[0] ? info->error : "query failed");
+	if (!why[0])
+		snprintf(why, len, "query failed");
 }
 
-int nvt_gpu_enumerate(int timeout_ms, struct nvt_gpu_list *out)
+int nvt_gpu_enumerate(int timeout_ms, struct nvt_gpu_list *out, char *why, size_t len)
 {
-	int rc = nvt_child_call(enumerate_in_child, NULL, out, sizeof(*out), timeout_ms);
+	static struct enumerate_answer a; /* ~7 kB; the command enumerates from one thread */
+	int rc;
 
+	memset(&a, 0, sizeof(a));
+	rc = nvt_child_call(enumerate_in_child, NULL, &a, sizeof(a), timeout_ms);
 	if (rc != NVT_CHILD_OK)
-		return child_failure(rc, timeout_ms, out->error, sizeof(out->error));
-	out->error[sizeof(out->error) - 1] = '\0';
-	if (out->count < 0 || out->count > NVT_MACHINE_GPUS) {
-		snprintf(out->error, sizeof(out->error), "the driver query process failed");
-		return -1;
-	}
-	for (int i = 0; i < out->count; i++)
-		out->gpu[i].name[sizeof(out->gpu[i].name) - 1] = '\0';
-	return out->error[0] ? -1 : 0;
+		return child_failure(rc, timeout_ms, why, len);
+	a.why[sizeof(a.why) - 1] = '\0';
+	if (a.list.count < 0 || a.list.count > NVT_MACHINE_GPUS)
+		return nvt_why(why, len, "the driver query process failed");
+	for (int i = 0; i < a.list.count; i++)
+		a.list.gpu[i].name[sizeof(a.list.gpu[i].name) - 1] = '\0';
+	*out = a.list;
+	if (a.why[0])
+		return nvt_why(why, len, "%s", a.why);
+	return 0;
 }

@@ -9,6 +9,7 @@
 #define NVT_GPU_H
 
 #include "cuda_driver.h"
+#include <stddef.h>
 
 struct nvt_gpu_info {
 	int ordinal; /* CUDA's device ordinal in this environment */
@@ -18,16 +19,15 @@ struct nvt_gpu_info {
 	int driver_version; /* e.g. 13000 */
 	char name[128];
 	unsigned char uuid[16];
-	char error[256]; /* why the query failed */
 };
 
 /*
  * Queries the CUDA device whose UUID is uuid (among those this environment
- * makes visible). Waits at most timeout_ms. Returns 0, or -1 with
- * info->error describing the failure (NVT_GPU_NOT_VISIBLE at its start when
- * CUDA sees no such GPU).
+ * makes visible). Waits at most timeout_ms. Returns 0, or -1 with the reason
+ * in why (NVT_GPU_NOT_VISIBLE at its start when CUDA sees no such GPU).
  */
-int nvt_gpu_query(const unsigned char uuid[16], int timeout_ms, struct nvt_gpu_info *info);
+int nvt_gpu_query(const unsigned char uuid[16], int timeout_ms, struct nvt_gpu_info *info,
+		  char *why, size_t len);
 #define NVT_GPU_NOT_VISIBLE "not visible to CUDA"
 
 /* The GPUs CUDA sees, in its order. */
@@ -37,10 +37,9 @@ struct nvt_gpu_list {
 		unsigned char uuid[16];
 		char name[96];
 	} gpu[NVT_MACHINE_GPUS];
-	char error[256];
 };
 
-/* Lists the GPUs CUDA sees. Returns 0, or -1 with out->error set. */
-int nvt_gpu_enumerate(int timeout_ms, struct nvt_gpu_list *out);
+/* Lists the GPUs CUDA sees. Returns 0, or -1 with the reason in why. */
+int nvt_gpu_enumerate(int timeout_ms, struct nvt_gpu_list *out, char *why, size_t len);
 
 #endif /* NVT_GPU_H */

@@ -143,9 +143,10 @@ int nvt_gpus_find(const struct nvt_gpus *gpus, const uint8_t uuid[16])
 	return -1;
 }
 
-int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen)
+int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *why, size_t len)
 {
 	static struct nvt_gpu_list list;
+	char detail[256];
 	int n;
 
 	memset(out, 0, sizeof(*out));
@@ -158,12 +159,12 @@ int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen
 		return 0;
 	}
 	memset(out->id, 0, sizeof(out->id));
-	if (nvt_gpu_enumerate(timeout_ms, &list)) {
-		snprintf(err, errlen, "cannot list the GPUs: %s", list.error);
+	if (nvt_gpu_enumerate(timeout_ms, &list, detail, sizeof(detail))) {
+		snprintf(why, len, "cannot list the GPUs: %s", detail);
 		return -1;
 	}
 	if (list.count == 0) {
-		snprintf(err, errlen, "CUDA sees no GPU");
+		snprintf(why, len, "CUDA sees no GPU");
 		return -1;
 	}
 	for (int g = 0; g < list.count && g < NVT_MACHINE_GPUS; g++) {
@@ -211,23 +212,23 @@ void nvt_gpu_read_halves(struct nvt_gpu_topology *out)
 }
 
 int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt_bwprobe_result *res,
-			 char *err, size_t errlen)
+			 char *why, size_t len)
 {
-	char dirs[2][256], path[600], text[NVT_MEMBW_TEXT_MAX];
+	char dirs[2][256], path[600], text[NVT_MEMBW_TEXT_MAX], detail[256];
 	int n_dirs = nvt_cache_dirs(dirs), w = write_dir_of(n_dirs);
 	uint8_t uuid[16];
 	struct nvt_gpu_info info;
 
 	memset(&info, 0, sizeof(info));
 	if (nvt_uuid_parse(gt->key.uuid, uuid)) {
-		snprintf(err, errlen, "GPU %d has a malformed UUID '%s'", gt->index, gt->key.uuid);
+		snprintf(why, len, "GPU %d has a malformed UUID '%s'", gt->index, gt->key.uuid);
 		return -1;
 	}
-	if (nvt_gpu_query(uuid, timeout_ms, &info)) {
-		snprintf(err, errlen, "cannot query GPU %d: %s", gt->index, info.error);
+	if (nvt_gpu_query(uuid, timeout_ms, &info, detail, sizeof(detail))) {
+		snprintf(why, len, "cannot query GPU %d: %s", gt->index, detail);
 		return -1;
 	}
-	if (nvt_bwprobe(info.ordinal, &gt->topo, timeout_ms, res, err, errlen))
+	if (nvt_bwprobe(info.ordinal, &gt->topo, timeout_ms, res, why, len))
 		return -1;
 	gt->halves = res->halves;
 	gt->halves_measured = 1;
@@ -242,19 +243,19 @@ int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt
 }
 
 int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
-		     FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen)
+		     FILE *progress, struct nvt_gpu_topology *out, char *why, size_t len)
 {
 	const struct nvt_gpu_id *id = &gpus->id[index];
 	struct nvt_cache_key fast, found;
 	uint8_t uuid[16];
-	char dirs[2][256], text[NVT_CACHE_TEXT_MAX], why[400];
+	char dirs[2][256], text[NVT_CACHE_TEXT_MAX], detail[400];
 	int n_dirs = nvt_cache_dirs(dirs), write_dir;
 	double start;
 
 	memset(out, 0, sizeof(*out));
 	out->index = index;
 	if (nvt_uuid_is_zero(id->uuid_bytes)) {
-		snprintf(err, errlen, "GPU %d has a malformed UUID '%s'", index, id->uuid);
+		snprintf(why, len, "GPU %d has a malformed UUID '%s'", index, id->uuid);
 		return -1;
 	}
 	memcpy(uuid, id->uuid_bytes, 16);
@@ -269,12 +270,12 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 		memcpy(out->info.uuid, uuid, sizeof(uuid));
 		return 0;
 	}
-	if (nvt_gpu_query(uuid, timeout_ms, &out->info)) {
-		int hidden = !strncmp(out->info.error, NVT_GPU_NOT_VISIBLE, strlen(NVT_GPU_NOT_VISIBLE));
+	if (nvt_gpu_query(uuid, timeout_ms, &out->info, detail, sizeof(detail))) {
+		int hidden = !strncmp(detail, NVT_GPU_NOT_VISIBLE, strlen(NVT_GPU_NOT_VISIBLE));
 		if (hidden)
-			snprintf(err, errlen, "GPU %d (%s) is %s", index, id->uuid, out->info.error);
+			snprintf(why, len, "GPU %d (%s) is %s", index, id->uuid, detail);
 		else
-			snprintf(err, errlen, "cannot query GPU %d: %s", index, out->info.error);
+			snprintf(why, len, "cannot query GPU %d: %s", index, detail);
 		return hidden ? NVT_GPU_HIDDEN : -1;
 	}
 	snprintf(out->key.uuid, sizeof(out->key.uuid), "%s", id->uuid);
@@ -296,8 +297,8 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 	start = now_s();
 	/* Bit-by-bit progress is for a person at a terminal, not for logs. */
 	if (nvt_calibrate(out->info.ordinal, timeout_ms, progress && isatty(fileno(progress)),
-			  &out->topo, why, sizeof(why))) {
-		snprintf(err, errlen, "cannot calibrate GPU %d: %s", index, why);
+			  &out->topo, detail, sizeof(detail))) {
+		snprintf(why, len, "cannot calibrate GPU %d: %s", index, detail);
 		return -1;
 	}
 	out->seconds = now_s() - start;

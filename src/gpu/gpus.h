@@ -32,9 +32,9 @@ struct nvt_gpus {
 /*
  * Lists the machine's GPUs: from /proc/driver/nvidia without the CUDA
  * driver when it can be read, else by asking CUDA (waiting at most
- * timeout_ms). Returns 0, or -1 with the reason in err.
+ * timeout_ms). Returns 0, or -1 with the reason in why.
  */
-int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *err, size_t errlen);
+int nvt_gpus_list(int timeout_ms, struct nvt_gpus *out, char *why, size_t len);
 
 /* nvtaskset's number of the GPU with this UUID among gpus (NULL: none), or -1. */
 int nvt_gpus_find(const struct nvt_gpus *gpus, const uint8_t uuid[16]);
@@ -72,11 +72,11 @@ struct nvt_gpu_topology {
  */
 enum nvt_gpu_topology_rc {
 	NVT_GPU_OK = 0,
-	NVT_GPU_ERROR = -1,  /* err says why */
+	NVT_GPU_ERROR = -1,  /* the reason in why */
 	NVT_GPU_HIDDEN = -2, /* CUDA here does not see the GPU */
 };
 int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int timeout_ms,
-		     FILE *progress, struct nvt_gpu_topology *out, char *err, size_t errlen);
+		     FILE *progress, struct nvt_gpu_topology *out, char *why, size_t len);
 
 /* Reads gt's memory halves from the cache directories (halves_measured 0 when
  * there is no trusted record for this GPU and topology). */
@@ -86,9 +86,9 @@ void nvt_gpu_read_halves(struct nvt_gpu_topology *gt);
  * Runs the bandwidth probe (bwprobe.h) on the GPU of gt (loaded by
  * nvt_gpu_topology), saves its halves beside the topology's record and sets
  * gt->halves. Returns 0 (res filled; the halves may all be unknown, with
- * res->why), or -1 with the reason in err.
+ * res->why), or -1 with the reason in why.
  */
 int nvt_gpu_probe_halves(struct nvt_gpu_topology *gt, int timeout_ms, struct nvt_bwprobe_result *res,
-			 char *err, size_t errlen);
+			 char *why, size_t len);
 
 #endif /* NVT_GPUS_H */

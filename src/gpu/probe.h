@@ -48,8 +48,8 @@ extern struct nvt_probe_cu nvt_cu;
 	} while (0)
 
 /* Loads the driver into nvt_cu and subscribes the probes' launch callback.
- * Returns 0, or -1 with the reason in err. */
-int nvt_probe_open(char *err, size_t errlen);
+ * Returns 0, or -1 with the reason in why. */
+int nvt_probe_open(char *why, size_t len);
 
 /* Whether the callback saw launches and wrote every mask asked for since the
  * process began (a TMD of another layout is left alone and counted). */

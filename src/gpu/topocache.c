@@ -138,7 +138,7 @@ int nvt_cache_find(char dirs[][256], int n_dirs, const struct nvt_cache_key *key
 	return -1;
 }
 
-const char *nvt_proc_nvidia(void)
+const char *nvt_gpus_proc_dir(void)
 {
 	const char *dir = secure_getenv(NVT_ENV_PROC_NVIDIA);
 	return dir && dir[0] == '/' && strlen(dir) < 200 ? dir : "/proc/driver/nvidia";
@@ -148,7 +148,7 @@ void nvt_module_version(char *out, size_t len)
 {
 	char path[256], text[1024];
 
-	snprintf(path, sizeof(path), "%s/version", nvt_proc_nvidia());
+	snprintf(path, sizeof(path), "%s/version", nvt_gpus_proc_dir());
 	if (nvt_read_file(path, text, sizeof(text), 0) < 0 || nvt_parse_nvrm_version(text, out, len))
 		snprintf(out, len, "-");
 }
@@ -169,7 +169,7 @@ int nvt_gpus_from_proc(struct nvt_gpu_id *ids, int max)
 
 	if (max > NVT_MACHINE_GPUS)
 		max = NVT_MACHINE_GPUS;
-	snprintf(dir, sizeof(dir), "%s/gpus", nvt_proc_nvidia());
+	snprintf(dir, sizeof(dir), "%s/gpus", nvt_gpus_proc_dir());
 	d = opendir(dir);
 	if (!d)
 		return -1;

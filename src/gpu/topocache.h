@@ -63,7 +63,7 @@ int nvt_cache_find(char dirs[][256], int n_dirs, const struct nvt_cache_key *key
 
 /* Where the kernel module describes itself: $NVTASKSET_PROC_NVIDIA (tests),
  * else /proc/driver/nvidia. */
-const char *nvt_proc_nvidia(void);
+const char *nvt_gpus_proc_dir(void);
 
 /* The kernel module's version ("580.159.04") into out, or "-" if it cannot be read. */
 void nvt_module_version(char *out, size_t len);

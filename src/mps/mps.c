@@ -107,24 +107,24 @@ static int check_pipe_dir(const char *dir, uid_t *owner, char *why, size_t len)
 	return check_dir(dir, 1, owner, why, len);
 }
 
-/* Checks both directories; fills mps->error and returns -1 if one is refused. */
-static int check_dirs(struct nvt_mps *mps)
+/* Checks both directories. Returns 0, or -1 with the reason in why if one is refused. */
+static int check_dirs(struct nvt_mps *mps, char *why, size_t len)
 {
-	char why[200];
+	char detail[200];
 	uid_t log_uid;
 
-	if (check_pipe_dir(mps->pipe_dir, &mps->dir_uid, why, sizeof(why))) {
-		snprintf(mps->error, sizeof(mps->error),
+	if (check_pipe_dir(mps->pipe_dir, &mps->dir_uid, detail, sizeof(detail))) {
+		snprintf(why, len,
 			 "refusing the MPS pipe directory %s: %s (remove it, or set "
 			 "CUDA_MPS_PIPE_DIRECTORY)",
-			 mps->pipe_dir, why);
+			 mps->pipe_dir, detail);
 		return -1;
 	}
-	if (check_dir(mps->log_dir, 0, &log_uid, why, sizeof(why))) {
-		snprintf(mps->error, sizeof(mps->error),
+	if (check_dir(mps->log_dir, 0, &log_uid, detail, sizeof(detail))) {
+		snprintf(why, len,
 			 "refusing the MPS log directory %s: %s (remove it, or set "
 			 "CUDA_MPS_LOG_DIRECTORY)",
-			 mps->log_dir, why);
+			 mps->log_dir, detail);
 		return -1;
 	}
 	return 0;
@@ -142,12 +142,12 @@ static const char *runtime_dir(void)
 	return dir;
 }
 
-int nvt_mps_setup(struct nvt_mps *mps)
+int nvt_mps_setup(struct nvt_mps *mps, char *why, size_t len)
 {
 	const char *pipe = getenv(NVT_ENV_MPS_PIPE_DIR), *log = getenv(NVT_ENV_MPS_LOG_DIR);
 	const char *xdg;
 	uid_t me = geteuid();
-	char why[200];
+	char detail[200];
 
 	memset(mps, 0, sizeof(*mps));
 	find_control(mps);
@@ -156,7 +156,7 @@ int nvt_mps_setup(struct nvt_mps *mps)
 	} else {
 		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), SYSTEM_PIPE_DIR);
 		/* A user joins root's system daemon, but never starts one there. */
-		if (me != 0 && !(check_pipe_dir(SYSTEM_PIPE_DIR, &mps->dir_uid, why, sizeof(why)) == 0 &&
+		if (me != 0 && !(check_pipe_dir(SYSTEM_PIPE_DIR, &mps->dir_uid, detail, sizeof(detail)) == 0 &&
 				 mps->dir_uid == 0 && nvt_mps_daemon(mps))) {
 			mps->per_user = 1;
 			if ((xdg = runtime_dir()))
@@ -175,7 +175,7 @@ int nvt_mps_setup(struct nvt_mps *mps)
 	else
 		snprintf(mps->log_dir, sizeof(mps->log_dir), "/tmp/nvidia-mps-log-%lu",
 			 (unsigned long)me);
-	return check_dirs(mps);
+	return check_dirs(mps, why, len);
 }
 
 /* Returns 1 if pid is alive and its command name starts with "nvidia-cuda-mps". */
@@ -208,11 +208,11 @@ pid_t nvt_mps_daemon(const struct nvt_mps *mps)
 	return pid && is_mps_process(pid) && process_uid(pid) == owner ? pid : 0;
 }
 
-static int make_dir(const char *dir, mode_t mode, char *error, size_t len)
+static int make_dir(const char *dir, mode_t mode, char *why, size_t len)
 {
 	if (nvt_mkdirs(dir, mode) == 0)
 		return 0;
-	snprintf(error, len, "cannot create the MPS directory %s: %s", dir, strerror(errno));
+	snprintf(why, len, "cannot create the MPS directory %s: %s", dir, strerror(errno));
 	return -1;
 }
 
@@ -291,9 +291,9 @@ static int run_control(const struct nvt_mps *mps, const char *arg, const char *i
  * Takes the start lock: nvtaskset-start.lock in the pipe directory, a file of
  * the directory's owner that only she (and root) may open, so that nobody
  * else can hold it; waits at most until deadline. Returns its descriptor, or
- * -1 with mps->error (a lock file of another user's, or a lock not had in time).
+ * -1 with the reason in why (a lock file of another user's, or a lock not had in time).
  */
-static int lock_start(struct nvt_mps *mps, long deadline)
+static int lock_start(struct nvt_mps *mps, long deadline, char *why, size_t len)
 {
 	char path[512];
 	struct stat st;
@@ -303,7 +303,7 @@ static int lock_start(struct nvt_mps *mps, long deadline)
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 	    (st.st_uid != mps->dir_uid && st.st_uid != 0) || (st.st_mode & 077)) {
-		snprintf(mps->error, sizeof(mps->error),
+		snprintf(why, len,
 			 "refusing the MPS start lock %.400s: %s (remove it)", path,
 			 fd < 0 ? strerror(errno) : "not a file of the directory's owner's, mode 0600");
 		if (fd >= 0)
@@ -312,7 +312,7 @@ static int lock_start(struct nvt_mps *mps, long deadline)
 	}
 	while (flock(fd, LOCK_EX | LOCK_NB)) {
 		if ((errno != EWOULDBLOCK && errno != EINTR) || now_ms() >= deadline) {
-			snprintf(mps->error, sizeof(mps->error),
+			snprintf(why, len,
 				 "another nvtaskset of this user has been starting the MPS control "
 				 "daemon for too long (lock %.400s held)", path);
 			close(fd);
@@ -324,7 +324,8 @@ static int lock_start(struct nvt_mps *mps, long deadline)
 }
 
 /* With the start lock held: starts the daemon, unless one runs already. */
-static int start_locked(struct nvt_mps *mps, int timeout_ms, long deadline)
+static int start_locked(struct nvt_mps *mps, int timeout_ms, long deadline, char *why,
+			size_t len)
 {
 	int rc;
 
@@ -332,12 +333,12 @@ static int start_locked(struct nvt_mps *mps, int timeout_ms, long deadline)
 		return 0; /* another start won: use its daemon */
 	rc = run_control(mps, "-d", NULL, NULL, 0, timeout_ms);
 	if (rc == CONTROL_TIMED_OUT) {
-		snprintf(mps->error, sizeof(mps->error), "%.300s -d did not return within %d ms",
+		snprintf(why, len, "%.300s -d did not return within %d ms",
 			 mps->control, timeout_ms);
 		return -1;
 	}
 	if (rc != 0) {
-		snprintf(mps->error, sizeof(mps->error),
+		snprintf(why, len,
 			 "%.300s -d failed (exit status %d); see %.300s/control.log", mps->control, rc,
 			 mps->log_dir);
 		return -1;
@@ -349,13 +350,13 @@ static int start_locked(struct nvt_mps *mps, int timeout_ms, long deadline)
 		}
 		sleep_ms(20);
 	}
-	snprintf(mps->error, sizeof(mps->error),
+	snprintf(why, len,
 		 "the MPS control daemon did not come up within %d ms; see %s/control.log",
 		 timeout_ms, mps->log_dir);
 	return -1;
 }
 
-int nvt_mps_start(struct nvt_mps *mps, int timeout_ms)
+int nvt_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 {
 	long deadline = now_ms() + timeout_ms;
 	mode_t mode = mps->per_user ? 0700 : 0755;
@@ -363,25 +364,25 @@ int nvt_mps_start(struct nvt_mps *mps, int timeout_ms)
 
 	mps->started = 0;
 	if (!mps->control[0]) {
-		snprintf(mps->error, sizeof(mps->error),
+		snprintf(why, len,
 			 "cannot find " CONTROL " in PATH or the driver's directories");
 		return -1;
 	}
-	if (make_dir(mps->pipe_dir, mode, mps->error, sizeof(mps->error)) ||
-	    make_dir(mps->log_dir, mode, mps->error, sizeof(mps->error)))
+	if (make_dir(mps->pipe_dir, mode, why, len) ||
+	    make_dir(mps->log_dir, mode, why, len))
 		return -1;
 	/* Someone may have made them between the check and now. */
-	if (check_dirs(mps))
+	if (check_dirs(mps, why, len))
 		return -1;
-	lock = lock_start(mps, deadline);
+	lock = lock_start(mps, deadline, why, len);
 	if (lock < 0)
 		return -1;
-	rc = start_locked(mps, timeout_ms, deadline);
+	rc = start_locked(mps, timeout_ms, deadline, why, len);
 	close(lock);
 	return rc;
 }
 
-int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms)
+int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 {
 	long deadline = now_ms() + timeout_ms;
 	pid_t pid = nvt_mps_daemon(mps);
@@ -390,13 +391,13 @@ int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms)
 	if (!pid)
 		return 0;
 	if (!mps->control[0]) {
-		snprintf(mps->error, sizeof(mps->error),
+		snprintf(why, len,
 			 "cannot find " CONTROL " to stop daemon %ld", (long)pid);
 		return -1;
 	}
 	rc = run_control(mps, NULL, "quit\n", NULL, 0, timeout_ms);
 	if (rc != 0) {
-		snprintf(mps->error, sizeof(mps->error), "\"echo quit | %.300s\" %s", mps->control,
+		snprintf(why, len, "\"echo quit | %.300s\" %s", mps->control,
 			 rc == CONTROL_TIMED_OUT ? "did not return in time" : "failed");
 		return -1;
 	}
@@ -407,7 +408,7 @@ int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms)
 			return 0;
 		sleep_ms(20);
 	}
-	snprintf(mps->error, sizeof(mps->error),
+	snprintf(why, len,
 		 "the MPS control daemon (pid %ld) is still running after %d ms", (long)pid,
 		 timeout_ms);
 	return -1;
@@ -437,7 +438,7 @@ int nvt_mps_clients(struct nvt_mps *mps, uid_t uid, pid_t *server, int *clients,
 	 * matters on every task's start. */
 	if (nvt_mps_query(mps, "ps", answer, sizeof(answer), timeout_ms))
 		return -1;
-	n = nvt_mps_parse_ps(answer, servers, counts, NVT_MPS_MAX_PIDS);
+	n = nvt_mpslog_parse_ps(answer, servers, counts, NVT_MPS_MAX_PIDS);
 	if (n < 0)
 		return -1;
 	for (int i = 0; i < n && i < NVT_MPS_MAX_PIDS; i++) {

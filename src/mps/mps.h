@@ -1,6 +1,6 @@
 /*
  * mps.h - finding, starting, querying and stopping NVIDIA's MPS control
- * daemon. Side effects; returns codes and fills an error text, never prints.
+ * daemon. Side effects; returns codes and says why in the caller's buffer, never prints.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -14,7 +14,6 @@ struct nvt_mps {
 	char pipe_dir[256]; /* where the daemon listens (see nvt_mps_setup) */
 	char log_dir[256];  /* where it logs */
 	char control[512];  /* path of nvidia-cuda-mps-control, "" if not found */
-	char error[1024];
 	uid_t dir_uid;      /* owner of pipe_dir: the daemon's user */
 	int per_user;       /* pipe_dir is the caller's own, not the system's */
 	int started;        /* nvt_mps_start started it (0: it found one, started meanwhile) */
@@ -32,9 +31,9 @@ struct nvt_mps {
  * system's directory would make every user's CUDA programs its clients.
  * The pipe directory, if it exists, must be a directory of root's or the
  * caller's that nobody else may write in (or sticky); so must the log
- * directory (not sticky). Returns 0, or -1 with mps->error.
+ * directory (not sticky). Returns 0, or -1 with the reason in why.
  */
-int nvt_mps_setup(struct nvt_mps *mps);
+int nvt_mps_setup(struct nvt_mps *mps, char *why, size_t len);
 
 /* Returns the PID of the running control daemon of mps->pipe_dir, or 0. */
 pid_t nvt_mps_daemon(const struct nvt_mps *mps);
@@ -45,12 +44,13 @@ pid_t nvt_mps_daemon(const struct nvt_mps *mps);
  * owner and root may open: of two starts at once, one starts the daemon
  * (mps->started = 1) and the other uses it (mps->started = 0). The log
  * directory is checked like the pipe directory, also after it is made.
- * Returns 0 or -1.
+ * Returns 0, or -1 with the reason in why.
  */
-int nvt_mps_start(struct nvt_mps *mps, int timeout_ms);
+int nvt_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len);
 
-/* Asks the daemon to quit and waits (at most timeout_ms in all) until it has. Returns 0 or -1. */
-int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms);
+/* Asks the daemon to quit and waits (at most timeout_ms in all) until it has. Returns 0, or -1
+ * with the reason in why. */
+int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms, char *why, size_t len);
 
 /*
  * Sends one command (e.g. "get_server_list") to the daemon and stores its

@@ -36,6 +36,25 @@ int nvt_mkdirs(const char *dir, mode_t mode)
 	return 0;
 }
 
+int nvt_pwrite_all(int fd, const void *buf, size_t len, off_t at)
+{
+	const char *p = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t w = pwrite(fd, p + done, len - done, at + (off_t)done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	return 0;
+}
+
 void nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino)
 {
 	struct stat st;

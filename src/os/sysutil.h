@@ -24,6 +24,13 @@ int nvt_mkdirs(const char *dir, mode_t mode);
  */
 ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail);
 
+/*
+ * Writes len bytes of buf at offset at of fd, however many writes it takes
+ * (a write cut short, EINTR). Returns 0, or -1 with errno set (ENOSPC for a
+ * write that wrote nothing).
+ */
+int nvt_pwrite_all(int fd, const void *buf, size_t len, off_t at);
+
 /* Removes name from the directory dirfd if it is still the file dev, ino (not
  * one put in its place since, nor what a link there points to). */
 void nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino);

@@ -652,42 +652,17 @@ static struct task *find_task(struct agent *a, int n, pid_t pid)
 enum { FOLLOWED, NEW, KNOWN };
 
 /*
- * Looks at the run directories (a user's agent at its own: it manages no other's):
- * follows new tasks, forgets ended ones, reads the files it does not follow that are
- * new or changed, and some of the others again (a priority may be written through a
- * mapping, which changes no time of the file). Returns 0, or NVT_AGENT_ROOT_RUNS (a
- * user's agent, while root's runs).
+ * Reads the files e[0..n-1] that what[] marks NEW, then some of those it marks KNOWN,
+ * marking each read one FOLLOWED or KNOWN: the new and changed files first (a task
+ * that started: read at the first look however many tasks without a priority run),
+ * then the known ones in turn; each from a place that moves on each look, so that
+ * files that cannot be read now (a lease, one being made) never starve the others.
  */
-static int scan(struct agent *a, int64_t hold_ns)
+static void read_in_turn(struct agent *a, struct nvt_seg_entry *e, int n, uint8_t *what,
+			 int64_t hold_ns)
 {
-	struct nvt_seg_entry *e = NULL;
-	pid_t root_agent;
-	uid_t only = geteuid() == 0 ? (uid_t)-1 : geteuid();
-	int n = nvt_seg_list(a->o->base, only, &e), kept = 0, reads = 0, opens = 0, sorted = a->n;
-	int root_runs = geteuid() != 0 && nvt_agent_running(a->o->base, 0, &root_agent);
-	struct known *known;
-	uint8_t *what;
-	struct stat st;
+	int reads = 0, opens = 0;
 
-	known = n < 0 ? NULL : malloc(((size_t)n + 1) * sizeof(*known));
-	what = known ? calloc((size_t)n + 1, 1) : NULL;
-	if (!what) {
-		free(known);
-		free(e);
-		return root_runs ? NVT_AGENT_ROOT_RUNS : 0; /* unreadable for now: keep what we follow */
-	}
-	for (int i = 0; i < a->n; i++)
-		a->tasks[i].seen = 0;
-	for (int k = 0; k < n; k++) {
-		struct task *t = find_task(a, sorted, e[k].pid);
-		if (t)
-			t->seen = 1;
-		what[k] = t ? FOLLOWED : is_known(a, &e[k]) ? KNOWN : NEW;
-	}
-	/* The new and changed files first (a task that started: read at the first look
-	 * however many tasks without a priority run), then the known ones in turn; each
-	 * from a place that moves on each look, so that files that cannot be read now
-	 * (a lease, one being made) never starve the others. */
 	for (int pass = 0; pass < 2; pass++) {
 		int want = pass ? KNOWN : NEW;
 		int limit = pass ? reads + NVT_AGENT_REREADS_PER_SCAN : NVT_AGENT_READS_PER_SCAN;
@@ -704,16 +679,11 @@ static int scan(struct agent *a, int64_t hold_ns)
 			what[at] = read_file(a, &e[at], &opens, hold_ns) ? KNOWN : FOLLOWED;
 		}
 	}
-	free(a->known);
-	a->known = known;
-	a->n_known = 0;
-	for (int k = 0; k < n; k++)
-		if (what[k] == KNOWN)
-			known[a->n_known++] = known_of(&e[k]);
-	if (a->n_known) /* (qsort's base must not be NULL) */
-		qsort(a->known, (size_t)a->n_known, sizeof(*a->known), by_file);
-	free(what);
-	/* Notes of tasks that ended go (e is sorted by PID). */
+}
+
+/* Drops the notes of tasks that are not among e[0..n-1] (sorted by PID): they ended. */
+static void drop_ended_notes(struct agent *a, const struct nvt_seg_entry *e, int n)
+{
 	for (int i = 0; i < a->n_notes; i++) {
 		struct nvt_seg_entry key = {.pid = a->notes[i].pid};
 		if (!bsearch(&key, e, (size_t)n, sizeof(*e), by_entry_pid)) {
@@ -721,9 +691,19 @@ static int scan(struct agent *a, int64_t hold_ns)
 			a->notes_changed = 1;
 		}
 	}
-	free(e);
-	/* Forget ended tasks, and those whose file was removed (an exec to
-	 * another user, or a PID reused: the next look opens the new one). */
+}
+
+/*
+ * Forgets the tasks this look did not see, those whose file was removed (an exec
+ * to another user, or a PID reused: the next look opens the new one) and those that
+ * lost their priority (looked at in turn again); sorts the rest. sorted: how many
+ * of a->tasks were sorted by PID before this look.
+ */
+static void forget_tasks(struct agent *a, int sorted, int64_t hold_ns)
+{
+	struct stat st;
+	int kept = 0;
+
 	for (int i = 0; i < a->n; i++) {
 		struct task *t = &a->tasks[i];
 		int gone = !t->seen || t->retry ||
@@ -734,7 +714,6 @@ static int scan(struct agent *a, int64_t hold_ns)
 		}
 		if (!t->ignored)
 			update_owner(a, t);
-		/* A task that lost its priority leaves the table (looked at in turn again). */
 		if (!t->ignored && !t->managed && (read_task(t, a->now, hold_ns) || !t->managed)) {
 			drop_task(t);
 			continue;
@@ -745,6 +724,53 @@ static int scan(struct agent *a, int64_t hold_ns)
 	a->n = kept;
 	if (a->n)
 		qsort(a->tasks, (size_t)a->n, sizeof(*a->tasks), by_pid);
+}
+
+/*
+ * Looks at the run directories (a user's agent at its own: it manages no other's):
+ * follows new tasks, forgets ended ones, reads the files it does not follow that are
+ * new or changed, and some of the others again (a priority may be written through a
+ * mapping, which changes no time of the file). Returns 0, or NVT_AGENT_ROOT_RUNS (a
+ * user's agent, while root's runs).
+ */
+static int scan(struct agent *a, int64_t hold_ns)
+{
+	struct nvt_seg_entry *e = NULL;
+	pid_t root_agent;
+	uid_t only = geteuid() == 0 ? (uid_t)-1 : geteuid();
+	int n = nvt_seg_list(a->o->base, only, &e), sorted = a->n;
+	int root_runs = geteuid() != 0 && nvt_agent_running(a->o->base, 0, &root_agent);
+	struct known *known;
+	uint8_t *what;
+
+	known = n < 0 ? NULL : malloc(((size_t)n + 1) * sizeof(*known));
+	what = known ? calloc((size_t)n + 1, 1) : NULL;
+	if (!what) {
+		free(known);
+		free(e);
+		return root_runs ? NVT_AGENT_ROOT_RUNS : 0; /* unreadable for now: keep what we follow */
+	}
+	for (int i = 0; i < a->n; i++)
+		a->tasks[i].seen = 0;
+	for (int k = 0; k < n; k++) {
+		struct task *t = find_task(a, sorted, e[k].pid);
+		if (t)
+			t->seen = 1;
+		what[k] = t ? FOLLOWED : is_known(a, &e[k]) ? KNOWN : NEW;
+	}
+	read_in_turn(a, e, n, what, hold_ns);
+	free(a->known);
+	a->known = known;
+	a->n_known = 0;
+	for (int k = 0; k < n; k++)
+		if (what[k] == KNOWN)
+			known[a->n_known++] = known_of(&e[k]);
+	if (a->n_known) /* (qsort's base must not be NULL) */
+		qsort(a->known, (size_t)a->n_known, sizeof(*a->known), by_file);
+	free(what);
+	drop_ended_notes(a, e, n); /* (e is sorted by PID) */
+	free(e);
+	forget_tasks(a, sorted, hold_ns);
 	publish_notes(a);
 	return root_runs ? NVT_AGENT_ROOT_RUNS : 0;
 }

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HEADER_BYTES offsetof(struct nvt_segment, gpu)
@@ -139,7 +140,7 @@ int nvt_seg_pread_header(int fd, struct nvt_segment *head)
 		return NVT_SEG_BAD_SIZE;
 	if (pread(fd, head, HEADER_BYTES, 0) != (ssize_t)HEADER_BYTES)
 		return NVT_SEG_BAD_SIZE;
-	return nvt_seg_check(head, (size_t)st.st_size);
+	return nvt_segment_check(head, (size_t)st.st_size);
 }
 
 /* Copies the fields of a slot's copy into view and status. */
@@ -375,6 +376,19 @@ int nvt_lock_open(int dirfd, uid_t uid)
 	}
 	errno = EPERM;
 	return -1;
+}
+
+int nvt_lock_byte_wait(int fd, uint64_t pidns, pid_t pid)
+{
+	struct timespec pause = {0, 1000000};
+
+	for (int waited = 0;; waited++) {
+		if (nvt_lock_byte(fd, pidns, pid, F_WRLCK) == 0)
+			return 0;
+		if ((errno != EAGAIN && errno != EINTR) || waited >= NVT_SEG_CREATE_WAIT_MS)
+			return -1;
+		nanosleep(&pause, NULL);
+	}
 }
 
 int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type)

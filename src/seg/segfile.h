@@ -82,6 +82,13 @@ int nvt_lock_open(int dirfd, uid_t uid);
  * set (EAGAIN: another writer holds it).
  */
 int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type);
+/*
+ * Takes the writer's lock of segment pidns.pid on the lock file fd, waiting
+ * at most NVT_SEG_CREATE_WAIT_MS while another writer holds it: a segment's
+ * maker then goes on without it (nvt_seg_create). Returns 0, or -1 with
+ * errno set (EAGAIN: still held).
+ */
+int nvt_lock_byte_wait(int fd, uint64_t pidns, pid_t pid);
 
 /*
  * Copies slot gpu of the segment open as fd by pread, as a sequence-lock
@@ -104,7 +111,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
  * (nvtaskset.h, "Making a segment"). */
 int nvt_seg_being_made(int fd, const struct stat *st);
 /* Reads and checks the header of the segment open as fd. Returns enum
- * nvt_seg_check, or NVT_SEG_BAD_SIZE if it cannot be read. */
+ * nvt_segment_check, or NVT_SEG_BAD_SIZE if it cannot be read. */
 int nvt_seg_pread_header(int fd, struct nvt_segment *head);
 
 /* Who a segment should name (nvt_seg_is_its). */
@@ -275,7 +282,7 @@ void nvt_seg_publish(struct nvt_seg_new *fresh);
 void nvt_seg_unlock(struct nvt_seg_new *fresh);
 /*
  * Gives the GPUs of views (n) that own's segment has no slot for a slot each
- * (nvt_seg_add_gpus), holding the segment's writer's lock as any writer
+ * (nvt_segment_add_gpus), holding the segment's writer's lock as any writer
  * does: a program nvtaskset did not start adds the GPUs it sets libsmctrl
  * masks on. Returns how many it added, or -1 with errno set (EBUSY: another
  * writer held the lock for NVT_SEG_CREATE_WAIT_MS).
@@ -383,7 +390,7 @@ void nvt_seg_close(struct nvt_seg_handle *h);
  * directory under base, if there is one: a shim made it before this process
  * exec'd (a partitioned shell's forked child). The nvtaskset command is no
  * task: it runs without a segment until it makes the one its COMMAND adopts
- * (nvt_seg_prepare, nvt_claim), so COMMAND never gets the shell's partition.
+ * (nvt_reserve_prepare, nvt_reserve_claim), so COMMAND never gets the shell's partition.
  * Removes only a regular file of the caller's. Returns 0 (none is left), or
  * -1 with errno set.
  */

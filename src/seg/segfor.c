@@ -14,6 +14,7 @@
 #include "segfile.h"
 #include "core/segment.h"
 #include "core/text.h"
+#include "os/sysutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Opens uid's run directory under base, making it uid's (mode
@@ -85,41 +85,15 @@ static int names_already(int dirfd, const char *name, const struct nvt_proc *p)
 	return same;
 }
 
-/* Writes the whole segment seg into the new, empty file fd. Returns 0, or -1 with errno set. */
-static int write_whole(int fd, const struct nvt_segment *seg)
-{
-	const char *p = (const char *)seg;
-	size_t done = 0;
-
-	while (done < sizeof(*seg)) {
-		ssize_t w = pwrite(fd, p + done, sizeof(*seg) - done, (off_t)done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = ENOSPC;
-			return -1;
-		}
-		done += (size_t)w;
-	}
-	return 0;
-}
-
 /* Takes the writer's lock of segment pidns.pid in dirfd's lock file (waiting
  * at most NVT_SEG_CREATE_WAIT_MS, then going on without it, as
  * nvt_seg_create does). Returns the lock file's fd (locked) or -1. */
 static int lock_for(int dirfd, uid_t uid, uint64_t pidns, pid_t pid)
 {
-	struct timespec pause = {0, 1000000};
 	int fd = nvt_lock_open(dirfd, uid);
 
-	for (int waited = 0; fd >= 0 && waited <= NVT_SEG_CREATE_WAIT_MS; waited++) {
-		if (nvt_lock_byte(fd, pidns, pid, F_WRLCK) == 0)
-			return fd;
-		if (errno != EAGAIN && errno != EINTR)
-			break;
-		nanosleep(&pause, NULL);
-	}
+	if (fd >= 0 && nvt_lock_byte_wait(fd, pidns, pid) == 0)
+		return fd;
 	if (fd >= 0)
 		close(fd);
 	return -1;
@@ -160,12 +134,12 @@ int nvt_seg_make_for(const char *base, pid_t pid, uid_t uid, gid_t gid,
 		nvt_why(why, len, "cannot create %s/%s: %s", dir, name, strerror(errno));
 		goto out;
 	}
-	nvt_seg_init(&seg, (int32_t)p.ns_pid, (uint32_t)uid, p.start_time);
+	nvt_segment_init(&seg, (int32_t)p.ns_pid, (uint32_t)uid, p.start_time);
 	seg.pidns = p.pidns;
 	for (int i = 0; i < n; i++)
 		nvt_slot_write(&seg.gpu[i], &views[i]);
-	if (fchown(fd, uid, gid) || fchmod(fd, NVT_SEG_NEW_MODE) || write_whole(fd, &seg) ||
-	    fchmod(fd, NVT_SEG_MODE)) {
+	if (fchown(fd, uid, gid) || fchmod(fd, NVT_SEG_NEW_MODE) ||
+	    nvt_pwrite_all(fd, &seg, sizeof(seg), 0) || fchmod(fd, NVT_SEG_MODE)) {
 		nvt_why(why, len, "cannot write %s/%s: %s", dir, name, strerror(errno));
 		unlinkat(dirfd, name, 0);
 		goto out;

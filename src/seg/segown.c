@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "segfile.h"
 #include "core/segment.h"
+#include "core/text.h"
 #include "os/sysutil.h"
 
 #include <dirent.h>
@@ -111,18 +112,10 @@ static int allocate_blocks(int fd)
 		errno = rc;
 		return -1;
 	}
-	while (done < size) {
-		size_t n = size - done < sizeof(zeros) ? size - done : sizeof(zeros);
-		ssize_t w = pwrite(fd, zeros, n, (off_t)done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = ENOSPC;
+	for (; done < size; done += sizeof(zeros))
+		if (nvt_pwrite_all(fd, zeros, size - done < sizeof(zeros) ? size - done : sizeof(zeros),
+				   (off_t)done))
 			return -1;
-		}
-		done += (size_t)w;
-	}
 	return 0;
 }
 
@@ -155,7 +148,6 @@ static struct nvt_segment *adopt(int dirfd, const struct nvt_seg_own *own, uint6
  * (the lock file cannot be used). *locked says whether the lock is held. */
 static int take_own_lock(int dirfd, const struct nvt_seg_own *own, int *locked)
 {
-	struct timespec pause = {0, 1000000};
 	int fd = nvt_lock_open(dirfd, geteuid());
 
 	*locked = 0;
@@ -166,15 +158,47 @@ static int take_own_lock(int dirfd, const struct nvt_seg_own *own, int *locked)
 	 * namespace whose byte is ours, or by an fd that a child inherited. It
 	 * is our user's or root's: wait a little, then make the segment without
 	 * it (a writer that then finds it may write beside us). */
-	for (int waited = 0; waited <= NVT_SEG_CREATE_WAIT_MS; waited++) {
-		if (nvt_lock_byte(fd, own->pidns, own->pid, F_WRLCK) == 0) {
-			*locked = 1;
+	*locked = nvt_lock_byte_wait(fd, own->pidns, own->pid) == 0;
+	return fd;
+}
+
+/*
+ * Makes own's segment file (own->name) anew in dirfd, not open to readers
+ * yet (NVT_SEG_NEW_MODE), its blocks allocated, and maps it into own (seg,
+ * dev, ino). Returns its fd, or -1 with the reason in why (and no file of
+ * its left behind).
+ */
+static int make_file(int dirfd, struct nvt_seg_own *own, char *why, size_t len)
+{
+	struct stat st;
+	int fd = -1;
+	void *p;
+
+	for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+		fd = openat(dirfd, own->name,
+			    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, NVT_SEG_NEW_MODE);
+		if (fd >= 0 || errno != EEXIST)
 			break;
-		}
-		if (errno != EAGAIN && errno != EINTR)
-			break;
-		nanosleep(&pause, NULL);
+		/* A dead process's leftover. Never truncate it: a process may
+		 * still map it. Make it anew. */
+		if (unlinkat(dirfd, own->name, 0) && errno != ENOENT)
+			return nvt_why(why, len, "cannot replace %s: %s", own->name, strerror(errno));
 	}
+	if (fd < 0)
+		return nvt_why(why, len, "%s", strerror(errno));
+	/* Not open to readers until filled (nvt_seg_publish); the mode also
+	 * undoes a umask that left us no access. */
+	if (fchmod(fd, NVT_SEG_NEW_MODE) || allocate_blocks(fd) || fstat(fd, &st) ||
+	    (p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+		    MAP_FAILED) {
+		nvt_why(why, len, "%s", strerror(errno));
+		close(fd);
+		unlinkat(dirfd, own->name, 0);
+		return -1;
+	}
+	own->seg = p;
+	own->dev = st.st_dev;
+	own->ino = st.st_ino;
 	return fd;
 }
 
@@ -184,8 +208,7 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new
 	struct nvt_stat self;
 	uint64_t start;
 	struct stat st;
-	int dirfd, fd = -1, locked;
-	void *p;
+	int dirfd, fd, locked;
 
 	memset(own, 0, sizeof(*own));
 	memset(fresh, 0, sizeof(*fresh));
@@ -227,48 +250,16 @@ int nvt_seg_create(const char *base, struct nvt_seg_own *own, struct nvt_seg_new
 		close(fresh->lock_fd);
 		fresh->lock_fd = -1;
 	}
-	for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
-		fd = openat(dirfd, own->name,
-			    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, NVT_SEG_NEW_MODE);
-		if (fd >= 0 || errno != EEXIST)
-			break;
-		/* A dead process's leftover. Never truncate it: a process may
-		 * still map it. Make it anew. */
-		if (unlinkat(dirfd, own->name, 0) && errno != ENOENT) {
-			snprintf(why, len, "cannot replace %s: %s", own->name, strerror(errno));
-			goto fail;
-		}
-	}
+	fd = make_file(dirfd, own, why, len);
+	close(dirfd);
 	if (fd < 0) {
-		snprintf(why, len, "%s", strerror(errno));
-		goto fail;
+		nvt_seg_unlock(fresh);
+		return -1;
 	}
-	/* Not open to readers until filled (nvt_seg_publish); the mode also
-	 * undoes a umask that left us no access. */
-	if (fchmod(fd, NVT_SEG_NEW_MODE) || allocate_blocks(fd) || fstat(fd, &st)) {
-		snprintf(why, len, "%s", strerror(errno));
-		goto fail_made;
-	}
-	p = mmap(NULL, sizeof(struct nvt_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		snprintf(why, len, "%s", strerror(errno));
-		goto fail_made;
-	}
-	own->seg = p;
-	own->dev = st.st_dev;
-	own->ino = st.st_ino;
-	nvt_seg_init(own->seg, (int32_t)own->pid, (uint32_t)geteuid(), start);
+	nvt_segment_init(own->seg, (int32_t)own->pid, (uint32_t)geteuid(), start);
 	own->seg->pidns = own->pidns;
 	fresh->fd = fd;
-	close(dirfd);
 	return NVT_SEG_CREATED;
-fail_made:
-	close(fd);
-	unlinkat(dirfd, own->name, 0);
-fail:
-	close(dirfd);
-	nvt_seg_unlock(fresh);
-	return -1;
 }
 
 void nvt_seg_publish(struct nvt_seg_new *fresh)
@@ -315,7 +306,7 @@ int nvt_seg_own_add_gpus(const struct nvt_seg_own *own, const struct nvt_slot_vi
 		errno = lock_fd < 0 ? saved : EBUSY;
 		return -1;
 	}
-	added = nvt_seg_add_gpus(own->seg, views, n);
+	added = nvt_segment_add_gpus(own->seg, views, n);
 	nvt_lock_byte(lock_fd, own->pidns, own->pid, F_UNLCK);
 	close(lock_fd);
 	return added;

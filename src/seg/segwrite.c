@@ -46,7 +46,7 @@ static int check_mapped(struct nvt_seg_handle *h, const void *unused)
 	const struct nvt_segment *seg = h->seg;
 
 	(void)unused;
-	if (nvt_seg_check(seg, sizeof(*seg)) != NVT_SEG_VALID)
+	if (nvt_segment_check(seg, sizeof(*seg)) != NVT_SEG_VALID)
 		return NVT_SEG_ECORRUPT;
 	if (seg->pid != h->head.pid || seg->start_time != h->head.start_time ||
 	    seg->pidns != h->head.pidns || seg->uid != h->head.uid)
@@ -61,7 +61,7 @@ static int write_mapped(struct nvt_seg_handle *h, const void *arg)
 
 	nvt_slot_write(&h->seg->gpu[a->gpu], a->view);
 	if (a->new_gpu)
-		nvt_seg_bump_gen(h->seg); /* the shim looks again for GPUs it had no slot for */
+		nvt_segment_bump_gen(h->seg); /* the shim looks again for GPUs it had no slot for */
 	return new_prio ? NVT_SEG_NEW_PRIO : NVT_SEG_OK;
 }
 

@@ -368,7 +368,7 @@ static void refresh_if_changed(struct graph_exec *e)
 		uint64_t seq = nvt_slot_seq(&shim.seg->gpu[e->slot]);
 		if (seq == e->seq || (seq & 1))
 			return; /* unchanged, or a writer is inside: launch on what it has */
-	} else if (nvt_seg_gen(shim.seg) == e->gen) {
+	} else if (nvt_segment_gen(shim.seg) == e->gen) {
 		return; /* still no partition for its GPU */
 	}
 	DEBUG("exec %p: partition changed (slot %d, seq %llu): refreshing", e->exec, e->slot,
@@ -403,7 +403,7 @@ static void refresh_if_changed(struct graph_exec *e)
 	/* Until the callbacks show it, assume this launch builds for now. */
 	if (e->slot >= 0)
 		e->seq = nvt_slot_seq(&shim.seg->gpu[e->slot]);
-	e->gen = nvt_seg_gen(shim.seg);
+	e->gen = nvt_segment_gen(shim.seg);
 }
 
 /* After a launch or upload call of e: did the refresh rebuild anything? (A
@@ -477,13 +477,13 @@ void shim_graph_kernel(int slot, uint64_t seq)
 				count_stale(e, 1);
 		}
 		e->seq = seq;
-		e->gen = nvt_seg_gen(shim.seg);
+		e->gen = nvt_segment_gen(shim.seg);
 		e->pending = 0;
 	} else if (tls.instantiating) {
 		tls.pend_uploaded = 1;
 		tls.pend_slot = slot;
 		tls.pend_seq = seq;
-		tls.pend_gen = nvt_seg_gen(shim.seg);
+		tls.pend_gen = nvt_segment_gen(shim.seg);
 	}
 }
 

@@ -135,7 +135,7 @@ static struct nvt_segment *private_segment(void)
 	uint64_t start = 0;
 
 	nvt_proc_start_time(getpid(), &start);
-	nvt_seg_init(&private_seg, (int32_t)getpid(), (uint32_t)geteuid(), start);
+	nvt_segment_init(&private_seg, (int32_t)getpid(), (uint32_t)geteuid(), start);
 	return &private_seg;
 }
 
@@ -175,7 +175,7 @@ static int environment_partitions(struct nvt_slot_view *parts)
 
 	if (!text || !*text)
 		return 0;
-	n = nvt_partenv_parse(text, parts, NVT_MAX_GPUS);
+	n = nvt_gpusel_env_parse(text, parts, NVT_MAX_GPUS);
 	if (n < 0) {
 		shim_warn("ignoring malformed %s=\"%.64s...\"; running unpartitioned", NVT_ENV_PARTITION,
 		     text);
@@ -371,7 +371,7 @@ static void fill_new_segment(int created, const struct nvt_slot_view *env, int n
 	if (created)
 		rc = nvt_inherit_same_pid(shim.base, &shim.own, &from);
 	if (rc != NVT_INHERIT_FOUND) {
-		if (text && nvt_proc_id_parse(text, &marked) == 0)
+		if (text && nvt_ptree_id_parse(text, &marked) == 0)
 			stop = &marked;
 		if (!(stop && stop->pidns == shim.own.pidns && stop->pid == shim.own.pid &&
 		      stop->start_time == shim.seg->start_time))

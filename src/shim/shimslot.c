@@ -137,10 +137,10 @@ static int lookup_slot(const void *ctx, uint64_t gen)
 			     "GPU is unknown run unpartitioned");
 		return -1;
 	}
-	g = nvt_seg_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
+	g = nvt_segment_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
 	/* Slots fill from the first: with none in use the task is simply not
 	 * partitioned (the wrapper without nvtaskset), and nothing is amiss. */
-	if (g < 0 && nvt_seg_free_slot(shim.seg) != 0 && dev >= 0 && dev < 64 &&
+	if (g < 0 && nvt_segment_free_slot(shim.seg) != 0 && dev >= 0 && dev < 64 &&
 	    !(__atomic_fetch_or(&shim.warned_gpus, 1ull << dev, __ATOMIC_RELAXED) & (1ull << dev))) {
 		char text[NVT_UUID_TEXT_MAX];
 		nvt_uuid_format((const uint8_t *)uuid.bytes, text);
@@ -173,7 +173,7 @@ int shim_slot_lookup(const void *ctx)
 
 	/* An entry being added reads NULL until published: never match it. */
 	if (!ctx)
-		return lookup_slot(NULL, nvt_seg_gen(shim.seg));
+		return lookup_slot(NULL, nvt_segment_gen(shim.seg));
 
 	n = __atomic_load_n(&shim.n_ctx, __ATOMIC_ACQUIRE);
 
@@ -192,11 +192,11 @@ int shim_slot_lookup(const void *ctx)
 			shim_last_ctx.ctx = ctx;
 			return e->slot;
 		}
-		if (e->gen == nvt_seg_gen(shim.seg))
+		if (e->gen == nvt_segment_gen(shim.seg))
 			return -1;
 		break; /* no slot then, but a GPU was given one since: look again */
 	}
-	g = lookup_slot(ctx, nvt_seg_gen(shim.seg));
+	g = lookup_slot(ctx, nvt_segment_gen(shim.seg));
 	if (g >= 0) {
 		shim_last_ctx.slot = g;
 		shim_last_ctx.ctx = ctx;

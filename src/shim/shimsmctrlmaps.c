@@ -220,7 +220,7 @@ static void add_slots(void)
 
 	for (int i = 0; i < n; i++) {
 		struct nvt_slot_view *v = &views[n_views];
-		if (nvt_seg_find_gpu(shim.seg, gpus[i].uuid) >= 0)
+		if (nvt_segment_find_gpu(shim.seg, gpus[i].uuid) >= 0)
 			continue; /* nvtaskset gave it a partition */
 		memset(v, 0, sizeof(*v));
 		if (gpu_map(&gpus[i], &v->topo, why, sizeof(why))) {
@@ -237,7 +237,7 @@ static void add_slots(void)
 	if (!n_views)
 		return;
 	added = shim.seg_shared ? nvt_seg_own_add_gpus(&shim.own, views, n_views)
-				: nvt_seg_add_gpus(shim.seg, views, n_views);
+				: nvt_segment_add_gpus(shim.seg, views, n_views);
 	if (added < 0)
 		shim_warn("pid %ld: cannot add the GPUs' maps to this task's control segment (%s); "
 			  "libsmctrl masks do not apply",
@@ -284,7 +284,7 @@ int shim_smctrl_device_topology(int dev, struct nvt_topology *out)
 		return EIO;
 	shim_smctrl_maps();
 	pthread_mutex_lock(&query_lock);
-	g = shim.seg ? nvt_seg_find_gpu(shim.seg, (const uint8_t *)uuid.bytes) : -1;
+	g = shim.seg ? nvt_segment_find_gpu(shim.seg, (const uint8_t *)uuid.bytes) : -1;
 	if (g >= 0 && nvt_slot_read(&shim.seg->gpu[g], &view, 100) == 0 &&
 	    (view.topo.flags & NVT_TOPO_CALIBRATED) && !nvt_topo_validate(&view.topo)) {
 		*out = view.topo;

@@ -139,7 +139,7 @@ static void *driver_symbol(void **cache, const char *name)
  * and again for one without a slot after a writer gave a GPU one). */
 static int device_slot(CUdevice dev)
 {
-	uint64_t gen = nvt_seg_gen(shim.seg);
+	uint64_t gen = nvt_segment_gen(shim.seg);
 	CUuuid uuid;
 	int g;
 
@@ -152,7 +152,7 @@ static int device_slot(CUdevice dev)
 	asking++;
 	g = !shim.device_get_uuid || shim.device_get_uuid(&uuid, dev)
 		    ? -1
-		    : nvt_seg_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
+		    : nvt_segment_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
 	asking--;
 	if (dev < MAX_ORDINALS) {
 		if (g >= 0)

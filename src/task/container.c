@@ -59,7 +59,7 @@ int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slo
 		return nvt_why(why, len, "internal error: cannot name the device");
 	env_add(out, NVT_ENV_CDI, out->cdi);
 	if (d->cls == NVT_CDI_GPC) {
-		if (nvt_partenv_format(parts, n, out->partition, sizeof(out->partition)) < 0)
+		if (nvt_gpusel_env_format(parts, n, out->partition, sizeof(out->partition)) < 0)
 			return nvt_why(why, len, "internal error: cannot format the partition");
 		env_add(out, NVT_ENV_PARTITION, out->partition);
 	}
@@ -82,7 +82,7 @@ static int claim(const char *base, const struct nvt_task_container *c, struct nv
 		if (c->prio)
 			req[i].prio = *c->prio;
 	}
-	rc = nvt_claim(base, req, c->n_parts, c->timeout_ms, out, own, why, len);
+	rc = nvt_reserve_claim(base, req, c->n_parts, c->timeout_ms, out, own, why, len);
 	if (rc == NVT_RESERVE_ERROR) {
 		char inner[512];
 		snprintf(inner, sizeof(inner), "%s", why);

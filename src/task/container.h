@@ -65,7 +65,7 @@ struct nvt_task_container {
 /*
  * Makes c's process's control segment (nvt_seg_make_for) holding its
  * partitions: parts as given, or with c->count the TPCs claimed on each GPU
- * race-free against every task on the machine, every user's (nvt_claim,
+ * race-free against every task on the machine, every user's (nvt_reserve_claim,
  * held in the caller's own segment until the container's is made, then let
  * go). Each partition carries c->prio. out (n_parts entries) gets what was
  * written. The caller is root (or c->uid) and no task (the command).

@@ -138,8 +138,8 @@ static int change_one(const char *base, struct nvt_seg_handle *h, const struct n
 		/* The pick is claimed in the task's own slots, as a start claims
 		 * (src/alloc/reserve.c): moves and starts at once never share a TPC. */
 		claim_request(claim, a->want, a->from, a->old, a->had, a->n, a->req, a->prev);
-		return nvt_claim_move(base, h, a->req, a->n, a->prev, claim->timeout_ms, a->want, why,
-				      len)
+		return nvt_reserve_move(base, h, a->req, a->n, a->prev, claim->timeout_ms, a->want, why,
+					len)
 			       ? NVT_TASK_ECLAIM
 			       : NVT_TASK_OK;
 	}
@@ -253,7 +253,7 @@ int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *ou
 		       size_t len)
 {
 	out->n = 0;
-	if (nvt_partenv_format(in->parts, in->n_parts, out->partition, sizeof(out->partition)) < 0) {
+	if (nvt_gpusel_env_format(in->parts, in->n_parts, out->partition, sizeof(out->partition)) < 0) {
 		snprintf(why, len, "internal error: cannot format the partition");
 		return -1;
 	}
@@ -293,7 +293,7 @@ int nvt_task_env_self(const struct nvt_slot_prio *prio, struct nvt_task_env *out
 	/* /proc/self must number PIDs as our namespace does (the shim compares). */
 	if (self.pidns && nvt_proc_stat(0, &st) == 0 && st.pid == self.pid) {
 		self.start_time = st.start_time;
-		out->named = nvt_proc_id_format(&self, out->owner, sizeof(out->owner)) == 0;
+		out->named = nvt_ptree_id_format(&self, out->owner, sizeof(out->owner)) == 0;
 	}
 	env_add(out, NVT_ENV_PARTITION_FOR, out->named ? out->owner : NULL, 1);
 	if (!prio || prio->prio == NVT_PRIO_NONE) {

@@ -35,7 +35,7 @@ int nvt_task_open(const char *base, pid_t pid, int writable, struct nvt_seg_hand
 struct nvt_task_claim {
 	unsigned count;             /* TPCs to pick on each GPU named */
 	enum nvt_strategy strategy;
-	int timeout_ms;             /* waits for other claimers (nvt_claim_move) */
+	int timeout_ms;             /* waits for other claimers (nvt_reserve_move) */
 	const struct nvt_near *near; /* one per entry of parts, or NULL: anywhere */
 };
 
@@ -70,7 +70,7 @@ enum nvt_task_rc {
 /*
  * Writes parts (n_parts; those of state NVT_SLOT_SET) into the task open for
  * writing as h, or with claim (not NULL) picks claim->count TPCs on each of
- * their GPUs race-free (nvt_claim_move), and closes h. Each slot written keeps
+ * their GPUs race-free (nvt_reserve_move), and closes h. Each slot written keeps
  * the task's priority, or gets prio's (not NULL), and its own partition is
  * what is written (nvt_prio_carry). If an exec to another
  * user made the segment a superseded one meanwhile (nvt_seg_superseded),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the channel count buys (issue 24; paper 000's MPS Pitfall 4, Fig. 8):
+"""What the channel count buys (paper 000's MPS Pitfall 4, Fig. 8):
 with and without MPS (a daemon of our own), CUDA_DEVICE_MAX_CONNECTIONS unset
 (CUDA's own count) and 2, 4, 8:
   fig8     tests/bench/channels.cu: 8 single-block kernels of 20 ms in 4

@@ -1,5 +1,5 @@
 // gpcbw.cu - does where a partition's SMs lie (packed into few GPCs, or spread
-// over all of them) change what they can do? For issue 15's size benchmark.
+// over all of them) change what they can do? For the size benchmark.
 //   gpcbw stream MIB REPS   reads MIB MiB (float4, grid-stride, 4224 blocks of
 //                           256 threads: the same work whatever the SM count
 //                           reported) REPS times: median ms and GB/s

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a partition's SMs lie (issue 15): the same count of TPCs packed into
+"""Where a partition's SMs lie: the same count of TPCs packed into
 few GPCs (nvtaskset -n N, the default strategy), spread over every GPC
 (--strategy spread), and an MPS client limited to the same share, each running
 tests/bench/gpcbw.cu's memory stream and FMA loop (a fixed grid: the same work

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Launch cost, decomposed (issue 11's launch rate): the host time to enqueue
+"""Launch cost, decomposed (the launch rate): the host time to enqueue
 one empty kernel (tests/bench/launch.cu "batches": 1000 launches, waited for
 untimed, 201 times; the 10th percentile and the median) in fresh processes
 pinned to one CPU, outside MPS, interleaved over rounds:

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# make bench-placement: issue 15's placement probes on a Hopper GPU, under 10
+# make bench-placement: the placement probes on a Hopper GPU, under 10
 # minutes, logs in OUTDIR:
 #  1. gpcbw.py: a memory stream and an FMA loop on N TPCs packed, spread and
 #     as an MPS share (does a partition's GPC count limit it?);
 #  2. launchcost.py: empty-kernel enqueue time, plain, shim without a
 #     partition, nvtaskset, without graph following, and (LAUNCH_OLD_ROOT)
-#     another build, pinned to one CPU (issue 11's launch rate);
+#     another build, pinned to one CPU (the launch rate);
 #  3. sizes.py at the sizes where --sm-limit missed, with spread partitions.
 # PLACEMENT_ONLY=gpcbw,launch,sizes picks parts.
 set -u

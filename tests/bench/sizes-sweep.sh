@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call of the partition-size benchmark (issue 15), within ~560 s:
+# One device call of the partition-size benchmark, within ~560 s:
 #   1. SIZES_A (default 4,6,...,66): all workloads, mps and sm-limit, one round;
 #   2. SIZES_B (default 4,8,16,24,32,42,50,66): the decode GEMM alone, mps,
 #      sm-limit, spread and nvtaskset, DECODE_ROUNDS rounds (default 1).

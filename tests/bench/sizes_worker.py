@@ -24,6 +24,8 @@ import tempfile
 
 import torch
 
+import cudagraph  # noqa: E402 (tests/bench/, this script's folder)
+
 REPS = int(os.environ.get("SIZES_REPS", "10"))
 
 
@@ -74,16 +76,7 @@ def block():
 
 def graphed(fn):
     """fn captured once as a CUDA graph; the returned function replays it."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g.replay
+    return cudagraph.capture(fn)[0].replay
 
 
 def block_ops():

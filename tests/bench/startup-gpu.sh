@@ -1,5 +1,5 @@
 #!/bin/bash
-# The GPU run behind docs/bench/startup-*/ (issue 24): builds nvtaskset, then
+# The GPU run behind docs/bench/startup-*/: builds nvtaskset, then
 # runs the channel experiment (channels.py) and the start-up benchmark
 # (startup.py), each under a time limit, logs and results under OUTDIR.
 # Usage: tests/bench/startup-gpu.sh OUTDIR   (SKIP_CHANNELS=1; startup.py's variables)

@@ -1,4 +1,4 @@
-// startup.cu - what a user's small CUDA program does first (issue 24's start-up
+// startup.cu - what a user's small CUDA program does first (the start-up
 // benchmark, tests/bench/startup.py): allocate, run one kernel, copy back.
 //   startup          on the current device
 //   startup all      on every device the process sees, in turn

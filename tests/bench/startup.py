@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Start-up as a user feels it (issue 24): the wall time of fresh processes,
+"""Start-up as a user feels it: the wall time of fresh processes,
 from fork to exit, of
   cuda    tests/bench/startup.cu: allocate, one kernel, copy back (on every
           GPU the process sees, one after another)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A PyTorch program with several streams (issue 24's channel experiment,
+"""A PyTorch program with several streams (the channel experiment,
 run by channels.py): for S = 1, 2, 4 and 8 streams, the time per iteration of
   sleep  one torch.cuda._sleep kernel (a single thread spinning ~0.5 ms) per
          stream: paper 000's Fig. 8 as PyTorch launches it

@@ -155,7 +155,7 @@ t_segment_owner_checked() {
 	[ "$(id -u)" == 0 ] || skip "needs root"
 	start_loop own "$NVT" --no-mps -c 0-3 "$APP"
 	wait_file "$WORK/own.state" "0-3"
-	# Public to read (issue 9), written by its user and root.
+	# Public to read, written by its user and root.
 	[ "$(stat -c %a "$(seg_file "$PID")")" == 644 ] || die "segment mode is not 0644"
 	[ "$(stat -c %a "$(dirname "$(seg_file "$PID")")")" == 755 ] || die "run directory mode is not 0755"
 	# The writers' lock file: nobody else can open it, so nobody else can hold a lock in it.
@@ -177,7 +177,7 @@ t_permissions() {
 		>"$WORK/perm.out" 2>&1 &
 	PID=$!
 	wait_file "$WORK/perm/state" "0-3"
-	# Anyone reads a partition, as anyone reads a CPU affinity (issue 9);
+	# Anyone reads a partition, as anyone reads a CPU affinity;
 	# only its user and root change it.
 	run_rc out rc $(as 65533) "$NVT" -pc "$PID"
 	eq "$rc" 0

@@ -1,4 +1,4 @@
-# CUDA graphs follow -p (issue 12), through the fake driver's graph model
+# CUDA graphs follow -p, through the fake driver's graph model
 # (tests/fake/fakecuda.h: one TMD build per kernel node at the first upload;
 # replays run that copy). Sourced by tests/run-tests.sh.
 # shellcheck shell=bash

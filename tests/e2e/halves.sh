@@ -1,4 +1,4 @@
-# Memory halves (issue 27): the bandwidth probe of --calibrate against the
+# Memory halves: the bandwidth probe of --calibrate against the
 # fake driver's model of two halves (tests/fake/fakemembw.c), their cache
 # record, --topology, and -n --memory-half. Sourced by tests/run-tests.sh:
 # each t_NAME function is one test, run in a subshell under set -e with the

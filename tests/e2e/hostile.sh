@@ -1,4 +1,4 @@
-# Hostile conditions, round 3 (issue 23): what one user leaves in her own run
+# Hostile conditions, round 3: what one user leaves in her own run
 # directory, or makes in the shared one, must not stall, hide or stop another
 # user's tasks. Sourced by tests/run-tests.sh (helpers in security.sh).
 # shellcheck shell=bash
@@ -21,7 +21,7 @@ hostile_tasks() {
 # syscall_total FILE: the calls strace -c counted in FILE.
 syscall_total() { awk '$NF == "total" {print $4}' "$1"; }
 t_hostile_unsettled_segments() {
-	# Issue 23, 2: a user's own segments with every slot's sequence left odd
+	# A user's own segments with every slot's sequence left odd
 	# cost each reader a few tries a slot, not 1000: root's -l and another
 	# user's claim make at most NVT_SEG_READ_TRIES tries of each slot more
 	# than beside the same tasks settled, the claim never waits for them, and it
@@ -60,7 +60,7 @@ t_hostile_unsettled_segments() {
 }
 
 t_hostile_hard_link() {
-	# Issue 23, 5: where fs.protected_hardlinks=0 another user can link a
+	# Where fs.protected_hardlinks=0 another user can link a
 	# task's segment from elsewhere (here root makes the link, as such a
 	# user could): the link count 2 must not hide the task from -l, nor stop
 	# its owner's and root's -p.
@@ -83,7 +83,7 @@ t_hostile_hard_link() {
 }
 
 t_hostile_squatted_root_directory() {
-	# Issue 23, 6: a user who makes nvtaskset-0 first in the shared run
+	# A user who makes nvtaskset-0 first in the shared run
 	# directory (a directory of hers, then a link) does not stop root's
 	# -n --exclude-running: root renames her entry aside and makes its own.
 	need_users
@@ -108,7 +108,7 @@ t_hostile_squatted_root_directory() {
 }
 
 t_hostile_forged_segment() {
-	# Issue 23, 3: root starts a program that becomes uid 65534 in the same
+	# Root starts a program that becomes uid 65534 in the same
 	# process (its segment stays in root's run directory). She writes a
 	# complete, valid segment for it (same PID, start time and namespace,
 	# her uid) into her own run directory. Root's -p still moves the task

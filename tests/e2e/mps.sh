@@ -33,7 +33,7 @@ t_mps_lifecycle() {
 	eq "$rc" 0
 	has "$out" "nvtaskset: started the MPS control daemon (pipe directory $CUDA_MPS_PIPE_DIRECTORY); stop it with 'nvtaskset --mps stop'"
 	has "$out" "CUDA_MPS_PIPE_DIRECTORY=$CUDA_MPS_PIPE_DIRECTORY"
-	hasnt "$out" "CUDA_DEVICE_MAX_CONNECTIONS" # an MPS client keeps CUDA's own count (issue 24)
+	hasnt "$out" "CUDA_DEVICE_MAX_CONNECTIONS" # an MPS client keeps CUDA's own count
 	run_rc out rc env PATH="$fake:$PATH" "$NVT" --channels 8 -c 0-1 /usr/bin/env
 	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=8"
 	grep -q "args=-d pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY preload=$" \

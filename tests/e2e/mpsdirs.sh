@@ -1,5 +1,5 @@
 # MPS: the daemon's directories and its start, against other users and
-# against itself (issue 23, 4 and 7). Sourced by tests/run-tests.sh: each
+# against itself. Sourced by tests/run-tests.sh: each
 # t_NAME function is one test, run in a subshell under set -e with the helpers
 # defined there and in security.sh (as_user, need_users, make_in_tmp).
 # shellcheck shell=bash

@@ -1,4 +1,4 @@
-# Priorities on top of partitions (issue 26, docs/priorities.md): the agent guards lower tasks
+# Priorities on top of partitions (docs/priorities.md): the agent guards lower tasks
 # while a higher one launches, lends idle TPCs, restores own partitions; users and root.
 # Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e
 # with the helpers defined there.

@@ -1,4 +1,4 @@
-# Race-free -n --exclude-running (issue 11): claims in the control segment, every user's tasks,
+# Race-free -n --exclude-running: claims in the control segment, every user's tasks,
 # the segment made before the exec. Sourced by tests/run-tests.sh: each t_NAME function is one
 # test, run in a subshell under set -e with the helpers defined there (as_user: security.sh).
 # shellcheck shell=bash
@@ -35,7 +35,7 @@ all_nonempty() {
 
 # concurrent_starts OTHER: 32 tasks started at once, each asking for 2 free TPCs,
 # the odd ones with the command prefix OTHER (another user's, or none): no two
-# get the same TPC (before issue 11, most got 1,9), and -l --json shows the same.
+# get the same TPC (picks from one look gave most of them 1,9), and -l --json shows the same.
 concurrent_starts() {
 	local i other=$1 tags=() pids=() lists=() states=() out
 	mkdir -p -m 1777 "$WORK/u"
@@ -239,8 +239,8 @@ t_reserve_claim_timeout_values() {
 t_reserve_concurrent_moves() {
 	# Tasks moved at once with -p -n COUNT --exclude-running, while other tasks
 	# start with -n --exclude-running, never share a TPC: a move claims its pick
-	# in the moved task's segment, as a start does (issue 11; moves used to pick
-	# from one look and took the same TPCs).
+	# in the moved task's segment, as a start does (picks from one look
+	# took the same TPCs).
 	local i tags=() pids=() movers=() lists=() out
 	for ((i = 0; i < 16; i++)); do
 		start_loop "cm$i" "$NVT" --no-mps -c 65 "$APP"

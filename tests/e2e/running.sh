@@ -19,7 +19,7 @@ pid $PID's new TPC list: 10-20"
 pid $PID's new TPC mask: ff00000000"
 	wait_file "$WORK/live.state" "32-39"
 	run_rc out rc "$NVT" -p --json "$PID"
-	# What it printed before issue 11 is still there, in the same order.
+	# The first fields of -p --json, in their order.
 	has "$out" "\"pid\":$PID,\"gpus\":[{\"gpu\":0,\"uuid\":\"$(fake_uuid)\",\"current\":{\"partitioned\":true,\"tpcs\":\"32-39\",\"tpc_mask\":\"ff00000000\",\"tpc_count\":8,"
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); g=d["gpus"][0]; assert d["version"] == 2 and g["applied"] is True and g["refused"] is False and g["current"]["tpc_ids"]==list(range(32,40)) and g["launches"]>0 and g["graph_kernels_stale"]==0' \
 		"$out" || die "bad JSON: $out"

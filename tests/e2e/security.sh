@@ -1,4 +1,4 @@
-# Hostile users, containers and crashes (issue 9): every test first reproduced the problem it
+# Hostile users, containers and crashes: every test first reproduced the problem it
 # names, then the fix made it pass. Sourced by tests/run-tests.sh: each t_NAME function is one
 # test, run in a subshell under set -e with the helpers defined there.
 # shellcheck shell=bash

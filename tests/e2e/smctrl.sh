@@ -1,4 +1,4 @@
-# libsmctrl's interface (issue 25; include/libsmctrl.h, docs/libsmctrl.md)
+# libsmctrl's interface (include/libsmctrl.h, docs/libsmctrl.md)
 # through nvtaskset's libsmctrl.so and the fake driver: tests/fake/smctrlapp.c.
 # The fake H100's TPCs sit in permuted mask slots, so a mask written as
 # libsmctrl writes it (bit t = slot t) would land elsewhere. Sourced by

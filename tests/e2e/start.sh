@@ -98,14 +98,14 @@ t_rundir_unusable() {
 t_environment_appended() {
 	run_rc out rc env LD_PRELOAD=/lib/nothing.so "$NVT" --no-mps -c 0 /usr/bin/env
 	has "$out" "LD_PRELOAD=/lib/nothing.so:$SHIM"
-	hasnt "$out" "CUDA_DEVICE_MAX_CONNECTIONS" # CUDA's own count (issue 24)
+	hasnt "$out" "CUDA_DEVICE_MAX_CONNECTIONS" # CUDA's own count
 	has "$out" "CUDA_MPS_PIPE_DIRECTORY=/dev/null"
 	has "$out" "NVTASKSET_PARTITION=$(fake_uuid) 0 nvtaskset-topology 2 tpcs=66"
 	run_rc out rc env LD_PRELOAD="$SHIM" CUDA_DEVICE_MAX_CONNECTIONS=4 "$NVT" --no-mps -c 0 /usr/bin/env
 	has "$out" "CUDA_DEVICE_MAX_CONNECTIONS=4"
 	eq "$(grep -c "^LD_PRELOAD=$SHIM\$" <<<"$out")" 1 "LD_PRELOAD holds the shim once"
 }
-# --channels (issue 24): a count sets CUDA_DEVICE_MAX_CONNECTIONS, "default"
+# --channels: a count sets CUDA_DEVICE_MAX_CONNECTIONS, "default"
 # leaves CUDA's own, and neither overrides the user's value.
 t_channels_option() {
 	run_rc out rc "$NVT" --no-mps --channels 8 -c 0 /usr/bin/env

@@ -1,4 +1,4 @@
-# Process trees (issue 11): children start from their parent's current partition however they
+# Process trees: children start from their parent's current partition however they
 # are started; -a changes a task and its descendants; -l shows the tree. Sourced by
 # tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e with the
 # helpers defined there.

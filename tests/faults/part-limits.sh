@@ -56,7 +56,7 @@ limit_fds() {
 
 # A run directory on a full 256 KiB tmpfs (filled by another user): a start
 # runs partitioned or says why, -l, -p and claims end, a forking task keeps
-# its child (issue 23, 1: SIGBUS).
+# its child (SIGBUS).
 FULL_RUNDIR='
 	set -u
 	mnt=$1 nvt=$2 app=$3 work=$4

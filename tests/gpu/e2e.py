@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end GPU tests of nvtaskset (issue 4), run by tests/gpu/check-gpu.sh.
+"""End-to-end GPU tests of nvtaskset, run by tests/gpu/check-gpu.sh.
 
 Under the MPS daemon that nvtaskset starts: co-running tasks on disjoint
 halves, live re-partitioning and its delay, moving a task started without
@@ -289,7 +289,7 @@ def main():
     check("MPS serves new tasks after the fault", rc == 0, err.strip()[-300:])
 
     # More than 15 clients of 8 channels (--channels 8; CUDA's own count,
-    # nvtaskset's default since issue 24, leaves room for 48).
+    # nvtaskset's default, leaves room for 48).
     stop = os.path.join(WORK, "many.stop")
     many = []
     for i in range(15):

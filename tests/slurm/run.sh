@@ -668,7 +668,7 @@ s_mps_squat() {
 }
 
 # plugstack.conf's channels= gives the tasks CUDA_DEVICE_MAX_CONNECTIONS as
-# nvtaskset --channels does (issue 24); the job's own value stays.
+# nvtaskset --channels does; the job's own value stays.
 s_channels() {
 	local out
 	plugstack channels=8

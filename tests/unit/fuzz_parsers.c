@@ -116,9 +116,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct nvt_cache_key key = {"GPU-1", 13000, 8, "580.1"}, fast = {"GPU-1", 0, 0, "580.1"};
 		long servers[4];
 		int counts[4];
-		if (nvt_mps_last_fault(text, &fault) && (fault.n_torn < 0 || fault.n_torn > NVT_MPS_MAX_PIDS))
+		if (nvt_mpslog_last_fault(text, &fault) && (fault.n_torn < 0 || fault.n_torn > NVT_MPS_MAX_PIDS))
 			fail("fault parser overflowed", text);
-		if (nvt_mps_parse_ps(text, servers, counts, 4) > (int)size)
+		if (nvt_mpslog_parse_ps(text, servers, counts, 4) > (int)size)
 			fail("more servers than bytes", text);
 		char uuid[48], model[64], version[32];
 		if (nvt_parse_gpu_information(text, uuid, sizeof(uuid), model, sizeof(model)) == 0 &&
@@ -150,19 +150,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		static char record[NVT_PARTENV_TEXT_MAX];
 		struct nvt_gpu_id ids[2] = {{"GPU-7c40aaaa-0000-1111-2222-333344445555", "a"},
 					    {"GPU-7c41aaaa-0000-1111-2222-333344445555", "b"}};
-		int idx[2], n = nvt_partenv_parse(text, parts, NVT_MAX_GPUS);
+		int idx[2], n = nvt_gpusel_env_parse(text, parts, NVT_MAX_GPUS);
 		if (n > 0) {
 			for (int g = 0; g < n; g++)
 				if (nvt_topo_validate(&parts[g].topo) || nvt_uuid_is_zero(parts[g].uuid))
 					fail("partition record parser accepted an invalid GPU", text);
-			if (nvt_partenv_format(parts, n, record, sizeof(record)) < 0 ||
-			    nvt_partenv_parse(record, parts_back, NVT_MAX_GPUS) != n)
+			if (nvt_gpusel_env_format(parts, n, record, sizeof(record)) < 0 ||
+			    nvt_gpusel_env_parse(record, parts_back, NVT_MAX_GPUS) != n)
 				fail("partition record did not survive a round trip", text);
 		}
 		n = nvt_visible_gpus(text, ids, 2, 0, idx);
 		if (n > 2 || (n == 2 && idx[0] == idx[1]))
 			fail("visible-devices parser named a GPU twice", text);
-		if (nvt_gpu_resolve(text, ids, 2) >= 2)
+		if (nvt_gpusel_resolve(text, ids, 2) >= 2)
 			fail("resolved a GPU that does not exist", text);
 	}
 	{
@@ -170,9 +170,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct nvt_stat st;
 		if (nvt_stat_parse(text, &st) == 0 && (st.pid < 0 || st.ppid < 0))
 			fail("stat parser gave a negative PID", text);
-		if (nvt_proc_id_parse(text, &id) == 0 &&
-		    (id.pid <= 0 || nvt_proc_id_format(&id, again, sizeof(again)) ||
-		     nvt_proc_id_parse(again, &id_back) || id_back.pidns != id.pidns ||
+		if (nvt_ptree_id_parse(text, &id) == 0 &&
+		    (id.pid <= 0 || nvt_ptree_id_format(&id, again, sizeof(again)) ||
+		     nvt_ptree_id_parse(again, &id_back) || id_back.pidns != id.pidns ||
 		     id_back.pid != id.pid || id_back.start_time != id.start_time))
 			fail("process identity did not survive a round trip", text);
 	}
@@ -187,7 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		     back.duty_pct != p.duty_pct))
 			abort();
 		memset(&p, 0, sizeof(p));
-		if (nvt_yield_parse(text, &p, NULL) == 0 &&
+		if (nvt_yield_parse(text, &p, NULL, 0) == 0 &&
 		    nvt_yield_format(&p, ',', again, sizeof(again)) < 0)
 			abort();
 	}

@@ -10,7 +10,7 @@
  *                          died); with LIST, after it wrote TPCs LIST and nothing
  *                          more (a torn slot: new TPCs, the rest as it was)
  *   segpoke PID allodd     leave every slot's sequence odd, as a user may leave
- *                          her own segments (issue 23, 2: unsettled slots)
+ *                          her own segments (unsettled slots)
  *   segpoke PID claim      flag the partition NVT_SLOTF_CLAIM: a pick not confirmed
  *                          yet, as a claimer stopped (or killed) mid-way leaves it
  *   segpoke PID hold       take the segment's writer's lock as nvtaskset -p does,

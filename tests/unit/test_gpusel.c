@@ -36,23 +36,23 @@ static void test_uuid(void)
 
 static void test_resolve(void)
 {
-	CHECK(nvt_gpu_resolve("0", node, 3) == 0);
-	CHECK(nvt_gpu_resolve("2", node, 3) == 2);
-	CHECK(nvt_gpu_resolve("3", node, 3) == NVT_GPU_NONE);
-	CHECK(nvt_gpu_resolve("-1", node, 3) == NVT_GPU_NONE);
-	CHECK(nvt_gpu_resolve("", node, 3) == NVT_GPU_NONE);
-	CHECK(nvt_gpu_resolve(node[1].uuid, node, 3) == 1);
-	CHECK(nvt_gpu_resolve("GPU-9D00", node, 3) == 2);
-	CHECK(nvt_gpu_resolve("GPU-9", node, 3) == 2); /* any unique prefix, as CUDA's */
-	CHECK(nvt_gpu_resolve("GPU-7c4", node, 3) == NVT_GPU_AMBIGUOUS); /* 7c40 and 7c41 */
-	CHECK(nvt_gpu_resolve("GPU-", node, 3) == NVT_GPU_NONE); /* no character of the UUID */
-	CHECK(nvt_gpu_resolve("gpu-7C40", node, 3) == 0);
-	CHECK(nvt_gpu_resolve("GPU-7c40", node, 3) == 0);
-	CHECK(nvt_gpu_resolve("GPU-7c4a", node, 3) == NVT_GPU_NONE);
+	CHECK(nvt_gpusel_resolve("0", node, 3) == 0);
+	CHECK(nvt_gpusel_resolve("2", node, 3) == 2);
+	CHECK(nvt_gpusel_resolve("3", node, 3) == NVT_GPU_NONE);
+	CHECK(nvt_gpusel_resolve("-1", node, 3) == NVT_GPU_NONE);
+	CHECK(nvt_gpusel_resolve("", node, 3) == NVT_GPU_NONE);
+	CHECK(nvt_gpusel_resolve(node[1].uuid, node, 3) == 1);
+	CHECK(nvt_gpusel_resolve("GPU-9D00", node, 3) == 2);
+	CHECK(nvt_gpusel_resolve("GPU-9", node, 3) == 2); /* any unique prefix, as CUDA's */
+	CHECK(nvt_gpusel_resolve("GPU-7c4", node, 3) == NVT_GPU_AMBIGUOUS); /* 7c40 and 7c41 */
+	CHECK(nvt_gpusel_resolve("GPU-", node, 3) == NVT_GPU_NONE); /* no character of the UUID */
+	CHECK(nvt_gpusel_resolve("gpu-7C40", node, 3) == 0);
+	CHECK(nvt_gpusel_resolve("GPU-7c40", node, 3) == 0);
+	CHECK(nvt_gpusel_resolve("GPU-7c4a", node, 3) == NVT_GPU_NONE);
 	{
 		struct nvt_gpu_id twins[2] = {node[0], node[0]};
 		twins[1].uuid[40] = '6';
-		CHECK(nvt_gpu_resolve("GPU-7c40aaaa", twins, 2) == NVT_GPU_AMBIGUOUS);
+		CHECK(nvt_gpusel_resolve("GPU-7c40aaaa", twins, 2) == NVT_GPU_AMBIGUOUS);
 	}
 }
 
@@ -93,38 +93,38 @@ static void test_partenv(void)
 	in[0].state = NVT_SLOT_SET;
 	nvt_parse_list("0-3,40", NVT_MAX_TPCS, &in[0].tpcs);
 	in[1].state = NVT_SLOT_UNSET;
-	n = nvt_partenv_format(in, 2, text, sizeof(text));
+	n = nvt_gpusel_env_format(in, 2, text, sizeof(text));
 	CHECK(n > 0 && (size_t)n == strlen(text));
 	CHECK(strncmp(text, "GPU-7c40aaaa-0000-1111-2222-333344445555 0-3,40 nvtaskset-topology ", 67) == 0);
 	CHECK(strstr(text, ";GPU-9d00cccc-0000-1111-2222-333344445555 all nvtaskset-topology") != NULL);
-	CHECK(nvt_partenv_parse(text, out, NVT_MAX_GPUS) == 2);
+	CHECK(nvt_gpusel_env_parse(text, out, NVT_MAX_GPUS) == 2);
 	CHECK(!memcmp(out[0].uuid, in[0].uuid, 16) && !memcmp(out[1].uuid, in[1].uuid, 16));
 	CHECK(out[0].state == NVT_SLOT_SET && nvt_set_equal(&out[0].tpcs, &in[0].tpcs));
 	CHECK(out[1].state == NVT_SLOT_UNSET && out[1].topo.hw_bit[3] == 90 && out[1].topo.n_tpcs == 54);
 	/* Too small a buffer is refused, not cut. */
-	CHECK(nvt_partenv_format(in, 2, text, 60) == -1);
-	CHECK(nvt_partenv_parse(text, out, 1) == -1); /* more GPUs than room */
+	CHECK(nvt_gpusel_env_format(in, 2, text, 60) == -1);
+	CHECK(nvt_gpusel_env_parse(text, out, 1) == -1); /* more GPUs than room */
 	/* Malformed records. */
-	CHECK(nvt_partenv_parse("", out, 4) == -1);
-	CHECK(nvt_partenv_parse(NULL, out, 4) == -1);
-	nvt_partenv_format(in, 1, text, sizeof(text));
+	CHECK(nvt_gpusel_env_parse("", out, 4) == -1);
+	CHECK(nvt_gpusel_env_parse(NULL, out, 4) == -1);
+	nvt_gpusel_env_format(in, 1, text, sizeof(text));
 	{
 		char bad[NVT_PARTENV_TEXT_MAX + 64];
 		const char *topo = strstr(text, "nvtaskset-topology");
 		snprintf(bad, sizeof(bad), "%s;%s", text, text); /* a GPU named twice */
-		CHECK(nvt_partenv_parse(bad, out, 4) == -1);
+		CHECK(nvt_gpusel_env_parse(bad, out, 4) == -1);
 		snprintf(bad, sizeof(bad), "%s;", text);
-		CHECK(nvt_partenv_parse(bad, out, 4) == -1);
+		CHECK(nvt_gpusel_env_parse(bad, out, 4) == -1);
 		snprintf(bad, sizeof(bad), "GPU-00000000-0000-0000-0000-000000000000 1 %s", topo);
-		CHECK(nvt_partenv_parse(bad, out, 4) == -1);
+		CHECK(nvt_gpusel_env_parse(bad, out, 4) == -1);
 		snprintf(bad, sizeof(bad), "%s 70-80 %s", node[0].uuid, topo); /* no TPC it has */
-		CHECK(nvt_partenv_parse(bad, out, 4) == -1);
+		CHECK(nvt_gpusel_env_parse(bad, out, 4) == -1);
 		snprintf(bad, sizeof(bad), "%s 1 %.40s", node[0].uuid, topo);
-		CHECK(nvt_partenv_parse(bad, out, 4) == -1);
+		CHECK(nvt_gpusel_env_parse(bad, out, 4) == -1);
 		snprintf(bad, sizeof(bad), "%s 1-x %s", node[0].uuid, topo);
-		CHECK(nvt_partenv_parse(bad, out, 4) == -1);
+		CHECK(nvt_gpusel_env_parse(bad, out, 4) == -1);
 		snprintf(bad, sizeof(bad), "%s 60-70 %s", node[0].uuid, topo); /* partly there */
-		CHECK(nvt_partenv_parse(bad, out, 4) == 1);
+		CHECK(nvt_gpusel_env_parse(bad, out, 4) == 1);
 	}
 }
 

@@ -19,7 +19,7 @@ int main(void)
 	struct nvt_mps_fault f;
 	char two[2 * sizeof(server_log)];
 
-	CHECK(nvt_mps_last_fault(server_log, &f) == 1);
+	CHECK(nvt_mpslog_last_fault(server_log, &f) == 1);
 	CHECK_STR(f.when, "2026-11-21 20:01:59");
 	CHECK(f.server == 2483 && f.client == 2503);
 	CHECK(f.n_torn == 4);
@@ -27,10 +27,10 @@ int main(void)
 	/* The last of two faults counts. */
 	snprintf(two, sizeof(two), "%s%s", server_log, server_log);
 	memcpy(strstr(two + sizeof(server_log), "PID: 2503, Context: 1"), "PID: 9999", 9);
-	CHECK(nvt_mps_last_fault(two, &f) == 1 && f.client == 9999);
-	CHECK(nvt_mps_last_fault("", &f) == 0);
-	CHECK(nvt_mps_last_fault("no faults here\n", &f) == 0);
-	CHECK(nvt_mps_last_fault("garbage encountered a fatal GPU error.", &f) == 0);
+	CHECK(nvt_mpslog_last_fault(two, &f) == 1 && f.client == 9999);
+	CHECK(nvt_mpslog_last_fault("", &f) == 0);
+	CHECK(nvt_mpslog_last_fault("no faults here\n", &f) == 0);
+	CHECK(nvt_mpslog_last_fault("garbage encountered a fatal GPU error.", &f) == 0);
 
 
 	{
@@ -40,22 +40,22 @@ int main(void)
 				 "2503      2         2483           GPU-f20a73ef-5409-375b    4026531836     build/gpu/loop \n"
 				 "2504      3         2483           GPU-f20a73ef-5409-375b    4026531836     build/gpu/loop \n"
 				 "2600      1         2590           GPU-f20a73ef-5409-375b    4026531836     other \n";
-		CHECK(nvt_mps_parse_ps(ps, servers, counts, 4) == 2);
+		CHECK(nvt_mpslog_parse_ps(ps, servers, counts, 4) == 2);
 		CHECK(servers[0] == 2483 && counts[0] == 2 && servers[1] == 2590 && counts[1] == 1);
-		CHECK(nvt_mps_parse_ps("PID  ID  SERVER DEVICE NAMESPACE COMMAND\n", servers, counts, 4) == 0);
+		CHECK(nvt_mpslog_parse_ps("PID  ID  SERVER DEVICE NAMESPACE COMMAND\n", servers, counts, 4) == 0);
 		/* A server without clients: "ps" answers nothing. */
-		CHECK(nvt_mps_parse_ps("", servers, counts, 4) == 0);
-		CHECK(nvt_mps_parse_ps("\n", servers, counts, 4) == 0);
-		CHECK(nvt_mps_parse_ps("garbage\n", servers, counts, 4) == -1);
-		CHECK(nvt_mps_parse_ps("PID\nnot a row\n", servers, counts, 4) == -1);
-		CHECK(nvt_mps_parse_ps("PID\n1 2 3\n", servers, counts, 4) == 1 && servers[0] == 3);
+		CHECK(nvt_mpslog_parse_ps("", servers, counts, 4) == 0);
+		CHECK(nvt_mpslog_parse_ps("\n", servers, counts, 4) == 0);
+		CHECK(nvt_mpslog_parse_ps("garbage\n", servers, counts, 4) == -1);
+		CHECK(nvt_mpslog_parse_ps("PID\nnot a row\n", servers, counts, 4) == -1);
+		CHECK(nvt_mpslog_parse_ps("PID\n1 2 3\n", servers, counts, 4) == 1 && servers[0] == 3);
 	}
-	CHECK(nvt_mps_client_limit(8) == 15); /* docs/hardware-facts.md, section 6 */
-	CHECK(nvt_mps_client_limit(2) == 48);
-	CHECK(nvt_mps_client_limit(4) == 30);
-	CHECK(nvt_mps_client_limit(0) == 48);
+	CHECK(nvt_mpslog_client_limit(8) == 15); /* docs/hardware-facts.md, section 6 */
+	CHECK(nvt_mpslog_client_limit(2) == 48);
+	CHECK(nvt_mpslog_client_limit(4) == 30);
+	CHECK(nvt_mpslog_client_limit(0) == 48);
 	{
-		/* Channels (issue 24): --channels and the Slurm plugin's channels=. */
+		/* Channels: --channels and the Slurm plugin's channels=. */
 		int ch = 0;
 		char buf[16];
 		CHECK(nvt_channels_parse("default", &ch) == 0 && ch == NVT_CHANNELS_CUDA);
@@ -77,6 +77,15 @@ int main(void)
 		CHECK(nvt_channels_env(16, buf, 2) == 0);
 		/* The measured choice: a task keeps CUDA's own count unless told. */
 		CHECK(nvt_channels_env(NVT_CHANNELS_DEFAULT, buf, sizeof(buf)) == 0);
+		/* The channels an MPS client asks for: the environment's, else the start's,
+		 * else CUDA's own count in an MPS client. */
+		CHECK(nvt_mpslog_client_channels(NULL, 0) == NVT_MPS_CLIENT_CHANNELS);
+		CHECK(nvt_mpslog_client_channels("", 8) == 8);
+		CHECK(nvt_mpslog_client_channels(NULL, NVT_CHANNELS_CUDA) == NVT_MPS_CLIENT_CHANNELS);
+		CHECK(nvt_mpslog_client_channels("4", 8) == 4);
+		CHECK(nvt_mpslog_client_channels("default", 8) == 8); /* not a count */
+		CHECK(nvt_mpslog_client_channels("x", 0) == NVT_MPS_CLIENT_CHANNELS);
+		CHECK(nvt_mpslog_client_channels("33", 0) == NVT_MPS_CLIENT_CHANNELS);
 	}
 	return CHECK_DONE();
 }

@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "core/prio.h"
+#include "core/yield.h"
 #include "core/topo.h"
 #include "core/tpcset.h"
 
@@ -219,6 +220,26 @@ static void test_text(void)
 	CHECK_STR(text(&own), "5");
 }
 
+/* Which tasks are the agent's, and a guard asking for its way. */
+static void test_agent_rules(void)
+{
+	struct nvt_slot_prio p = {0};
+
+	CHECK(nvt_prio_needs_agent(NVT_PRIO_LOW, NVT_YIELD_GUARD));
+	CHECK(nvt_prio_needs_agent(NVT_PRIO_HIGH, NVT_YIELD_GUARD | NVT_YIELD_GATE));
+	CHECK(!nvt_prio_needs_agent(NVT_PRIO_LOW, NVT_YIELD_DEFAULT)); /* its shim's ways only */
+	CHECK(!nvt_prio_needs_agent(NVT_PRIO_NONE, NVT_YIELD_GUARD));  /* no priority */
+	CHECK(!nvt_prio_needs_agent(NVT_PRIO_LOW, 0));
+	p.prio = NVT_PRIO_LOW;
+	p.yield = NVT_YIELD_GATE;
+	nvt_prio_imply_guard(&p); /* no guard: the words as they are */
+	CHECK(p.yield == NVT_YIELD_GATE);
+	p.guard = 4;
+	nvt_prio_imply_guard(&p);
+	CHECK(p.yield == (NVT_YIELD_GATE | NVT_YIELD_GUARD) && p.guard == 4);
+	CHECK(nvt_prio_needs_agent(p.prio, p.yield));
+}
+
 static void test_owner(void)
 {
 	/* Root's task, root through and through: root's. */
@@ -243,6 +264,7 @@ int main(void)
 	test_guard_and_lend();
 	test_squeezed_and_levels();
 	test_text();
+	test_agent_rules();
 	test_owner();
 	return CHECK_DONE();
 }

@@ -32,17 +32,17 @@ static void test_proc_id(void)
 	struct nvt_proc_id id = {4026531836u, 4242, 18446744073709551615ull}, back;
 	char text[NVT_PROC_ID_TEXT_MAX];
 
-	CHECK(nvt_proc_id_format(&id, text, sizeof(text)) == 0);
+	CHECK(nvt_ptree_id_format(&id, text, sizeof(text)) == 0);
 	CHECK_STR(text, "4026531836.4242.18446744073709551615");
-	CHECK(nvt_proc_id_parse(text, &back) == 0);
+	CHECK(nvt_ptree_id_parse(text, &back) == 0);
 	CHECK(back.pidns == id.pidns && back.pid == id.pid && back.start_time == id.start_time);
-	CHECK(nvt_proc_id_format(&id, text, 10) == -1);
-	CHECK(nvt_proc_id_parse("1.2", &back) == -1);
-	CHECK(nvt_proc_id_parse("1.2.3.", &back) == -1);
-	CHECK(nvt_proc_id_parse("1.0.3", &back) == -1); /* no process has PID 0 */
-	CHECK(nvt_proc_id_parse("1.-2.3", &back) == -1);
-	CHECK(nvt_proc_id_parse("1.2.18446744073709551616", &back) == -1);
-	CHECK(nvt_proc_id_parse("", &back) == -1);
+	CHECK(nvt_ptree_id_format(&id, text, 10) == -1);
+	CHECK(nvt_ptree_id_parse("1.2", &back) == -1);
+	CHECK(nvt_ptree_id_parse("1.2.3.", &back) == -1);
+	CHECK(nvt_ptree_id_parse("1.0.3", &back) == -1); /* no process has PID 0 */
+	CHECK(nvt_ptree_id_parse("1.-2.3", &back) == -1);
+	CHECK(nvt_ptree_id_parse("1.2.18446744073709551616", &back) == -1);
+	CHECK(nvt_ptree_id_parse("", &back) == -1);
 }
 
 /*

@@ -11,25 +11,25 @@ static struct nvt_segment seg;
 
 static void test_header(void)
 {
-	nvt_seg_init(&seg, 1234, 1000, 987654321);
-	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_VALID);
+	nvt_segment_init(&seg, 1234, 1000, 987654321);
+	CHECK(nvt_segment_check(&seg, sizeof(seg)) == NVT_SEG_VALID);
 	CHECK(seg.pid == 1234 && seg.uid == 1000 && seg.start_time == 987654321);
 	CHECK(seg.gpu[0].state == NVT_SLOT_UNSET && seg.gpu[NVT_MAX_GPUS - 1].seq == 0);
-	CHECK(nvt_seg_check(&seg, sizeof(seg) - 1) == NVT_SEG_BAD_SIZE);
-	CHECK(nvt_seg_check(&seg, 8) == NVT_SEG_BAD_SIZE);
+	CHECK(nvt_segment_check(&seg, sizeof(seg) - 1) == NVT_SEG_BAD_SIZE);
+	CHECK(nvt_segment_check(&seg, 8) == NVT_SEG_BAD_SIZE);
 	seg.version = NVT_SEG_VERSION - 1;
-	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_VERSION);
+	CHECK(nvt_segment_check(&seg, sizeof(seg)) == NVT_SEG_BAD_VERSION);
 	seg.version = NVT_SEG_VERSION + 1;
-	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_VERSION);
+	CHECK(nvt_segment_check(&seg, sizeof(seg)) == NVT_SEG_BAD_VERSION);
 	seg.version = NVT_SEG_VERSION;
 	seg.size = 17;
-	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_SIZE);
+	CHECK(nvt_segment_check(&seg, sizeof(seg)) == NVT_SEG_BAD_SIZE);
 	seg.size = sizeof(seg);
 	seg.max_gpus = 4;
-	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_SIZE);
+	CHECK(nvt_segment_check(&seg, sizeof(seg)) == NVT_SEG_BAD_SIZE);
 	seg.max_gpus = NVT_MAX_GPUS;
 	seg.magic = 0;
-	CHECK(nvt_seg_check(&seg, sizeof(seg)) == NVT_SEG_BAD_MAGIC);
+	CHECK(nvt_segment_check(&seg, sizeof(seg)) == NVT_SEG_BAD_MAGIC);
 }
 
 /* Writes a SET partition of tpcs on topo into slot (no GPU named). */
@@ -53,7 +53,7 @@ static void test_write_read(void)
 	struct nvt_topology t;
 	uint64_t seq;
 
-	nvt_seg_init(&seg, 1, 0, 0);
+	nvt_segment_init(&seg, 1, 0, 0);
 	slot = &seg.gpu[0];
 	CHECK(nvt_slot_read(slot, &v, 1) == 0 && v.seq == 0 && v.state == NVT_SLOT_UNSET);
 	nvt_parse_list("3-9", NVT_MAX_TPCS, &s);
@@ -129,7 +129,7 @@ static void test_race(void)
 {
 	pthread_t w, r[3];
 
-	nvt_seg_init(&seg, 1, 0, 0);
+	nvt_segment_init(&seg, 1, 0, 0);
 	for (int i = 0; i < 3; i++)
 		pthread_create(&r[i], NULL, reader, NULL);
 	pthread_create(&w, NULL, writer, NULL);

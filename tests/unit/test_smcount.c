@@ -121,11 +121,87 @@ static void test_coop(void)
 	CHECK(!nvt_coop_fits(UINT32_MAX * 2ull + 1, UINT32_MAX, 2));
 }
 
+static struct nvt_slot_view view_of(const struct nvt_topology *topo, const char *list)
+{
+	struct nvt_slot_view v;
+
+	memset(&v, 0, sizeof(v));
+	v.topo = *topo;
+	v.state = list ? NVT_SLOT_SET : NVT_SLOT_UNSET;
+	if (list)
+		v.tpcs = set_of(list);
+	return v;
+}
+
+/* --sm-limit's percentage: the largest share of a GPU one partition holds, rounded up. */
+static void test_sm_limit_percent(void)
+{
+	struct nvt_topology t = h100(), none;
+	struct nvt_slot_view v[3];
+
+	memset(&none, 0, sizeof(none));
+	v[0] = view_of(&t, "0-32"); /* 33 of 66 */
+	CHECK(nvt_sm_limit_percent(v, 1) == 50);
+	v[0] = view_of(&t, "0-6"); /* 7 of 66: 10.6 % */
+	CHECK(nvt_sm_limit_percent(v, 1) == 11);
+	v[1] = view_of(&t, "0-32");
+	CHECK(nvt_sm_limit_percent(v, 2) == 50); /* the larger share of two GPUs */
+	v[1] = view_of(&t, NULL);                /* an unpartitioned GPU: all of it */
+	CHECK(nvt_sm_limit_percent(v, 2) == 100);
+	v[0] = view_of(&t, "0"); /* 1 of 66: 1.5 % */
+	CHECK(nvt_sm_limit_percent(v, 1) == 2);
+	v[0] = view_of(&t, "0-65,100"); /* a TPC the GPU does not have counts for nothing */
+	CHECK(nvt_sm_limit_percent(v, 1) == 100);
+	v[0] = view_of(&none, "0-3"); /* an unknown GPU is left out: at least 1 */
+	CHECK(nvt_sm_limit_percent(v, 1) == 1);
+	CHECK(nvt_sm_limit_percent(v, 0) == 1);
+}
+
+/* Whether MPS's limit leaves SMs of a partition idle, and the pick --sm-limit implies. */
+static void test_sm_limit_rules(void)
+{
+	struct nvt_topology t = h100();
+	struct nvt_slot_view v[2];
+	struct nvt_tpcset gpc1 = set_of("1,9,17,25,32,39,46,53"), spread = set_of("0-7");
+	struct nvt_tpcset block_and_rest = set_of("1,9,17,25,32,39,46,53,2,10");
+	enum nvt_strategy s;
+
+	/* A whole GPC of 8 TPCs holds 4 clusters of 4 SMs, 2 of 8, 1 of 16: as MPS's share. */
+	CHECK(nvt_cluster_aligned(&t, &gpc1));
+	/* One TPC in each of 8 GPCs holds no cluster of 4 SMs. */
+	CHECK(!nvt_cluster_aligned(&t, &spread));
+	/* A block of 8 and 2 TPCs of another GPC: 5 of 4 SMs, 2 of 8, 1 of 16 (10 / 8). */
+	CHECK(nvt_cluster_aligned(&t, &block_and_rest));
+	v[0] = view_of(&t, "0-7");
+	CHECK(nvt_sm_limit_leaves_idle(v, 1));
+	v[0] = view_of(&t, "1,9,17,25,32,39,46,53");
+	CHECK(!nvt_sm_limit_leaves_idle(v, 1)); /* whole GPCs */
+	v[0] = view_of(&t, "1,9,17,25,32,39,46,53,2,10");
+	CHECK(!nvt_sm_limit_leaves_idle(v, 1)); /* part of one GPC only */
+	v[0] = view_of(&t, "1,9,17,2,10,18");
+	CHECK(nvt_sm_limit_leaves_idle(v, 1)); /* part of two, 3 TPCs each: 2 clusters of 4 SMs, not 3 */
+	v[1] = view_of(&t, "0-7");
+	v[1].state = NVT_SLOT_UNSET; /* an unpartitioned slot's TPCs do not count */
+	v[0] = view_of(&t, "1,9,17,25,32,39,46,53");
+	CHECK(!nvt_sm_limit_leaves_idle(v, 2));
+	v[1].state = NVT_SLOT_SET;
+	CHECK(nvt_sm_limit_leaves_idle(v, 2));
+
+	s = NVT_PACKED; /* not given: clusters */
+	CHECK(nvt_sm_limit_strategy(0, &s) == 0 && s == NVT_CLUSTERS);
+	s = NVT_PACKED; /* given: kept */
+	CHECK(nvt_sm_limit_strategy(1, &s) == 0 && s == NVT_PACKED);
+	s = NVT_SPREAD;
+	CHECK(nvt_sm_limit_strategy(1, &s) == -1 && s == NVT_SPREAD);
+}
+
 int main(void)
 {
 	test_words();
 	test_partition_sms();
 	test_told();
 	test_coop();
+	test_sm_limit_percent();
+	test_sm_limit_rules();
 	return CHECK_DONE();
 }

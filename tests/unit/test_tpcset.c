@@ -1,6 +1,7 @@
 /* Unit tests: TPC set parsing and formatting. SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "core/tpcset.h"
+#include "core/text.h"
 
 #include <stdlib.h>
 
@@ -271,8 +272,33 @@ static void test_parse_errors(void)
 	CHECK(nvt_parse_mask_why("ff", 64, &s, &e) == NVT_PARSE_OK && e.problem == NVT_PARSE_NOTHING);
 }
 
+/* The one decimal reader (core/text.c), bounded or not, and the hex digit's value. */
+static void test_text_numbers(void)
+{
+	const char *text = "12345x", *end;
+	uint64_t v = 0;
+
+	CHECK((end = nvt_decimal(text, 99999, &v)) == text + 5 && v == 12345);
+	CHECK(nvt_decimal(text, 12344, &v) == NULL);
+	CHECK(nvt_decimal("x1", 9, &v) == NULL);
+	CHECK(nvt_decimal("", 9, &v) == NULL);
+	CHECK(nvt_decimal("18446744073709551615", UINT64_MAX, &v) && v == UINT64_MAX);
+	CHECK(nvt_decimal("18446744073709551616", UINT64_MAX, &v) == NULL);
+	/* A digit above a small max: refused, not wrapped around. */
+	CHECK(nvt_decimal("7", 5, &v) == NULL);
+	CHECK(nvt_decimal("5", 5, &v) && v == 5);
+	CHECK(nvt_decimal("0", 0, &v) && v == 0);
+	/* Bounded: stops at end, before a digit beyond it. */
+	CHECK((end = nvt_decimal_in(text, text + 3, 99999, &v)) == text + 3 && v == 123);
+	CHECK(nvt_decimal_in(text, text, 99999, &v) == NULL);
+	CHECK(nvt_hex_digit('0') == 0 && nvt_hex_digit('9') == 9);
+	CHECK(nvt_hex_digit('a') == 10 && nvt_hex_digit('F') == 15);
+	CHECK(nvt_hex_digit('g') == -1 && nvt_hex_digit('x') == -1 && nvt_hex_digit('\0') == -1);
+}
+
 int main(void)
 {
+	test_text_numbers();
 	test_parse_errors();
 	test_masks();
 	test_mask_spelled_out();

@@ -17,40 +17,42 @@
 static void test_words(void)
 {
 	struct nvt_slot_prio p = {0};
-	const char *why = NULL;
+	char why[120] = "";
 	char buf[128];
 
-	CHECK(nvt_yield_parse("gate,bound=500", &p, &why) == 0);
+	CHECK(nvt_yield_parse("gate,bound=500", &p, why, sizeof(why)) == 0);
 	CHECK(p.yield == (NVT_YIELD_GATE | NVT_YIELD_BOUND) && p.bound_us == 500 && !p.ahead_us);
 	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "gate,bound=500");
-	CHECK(nvt_yield_parse("default,duty=30", &p, &why) == 0);
+	CHECK(nvt_yield_parse("default,duty=30", &p, why, sizeof(why)) == 0);
 	CHECK(p.yield == NVT_YIELD_DEFAULT && p.duty_pct == 30 && !p.bound_us);
 	CHECK(nvt_yield_format(&p, '+', buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "client+duty=30");
-	CHECK(nvt_yield_parse("protect", &p, &why) == 0 && p.yield == NVT_YIELD_PROTECT);
+	CHECK(nvt_yield_parse("protect", &p, why, sizeof(why)) == 0 && p.yield == NVT_YIELD_PROTECT);
 	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "gate,bound,ahead,client");
-	CHECK(nvt_yield_parse("gate,any", &p, NULL) == 0 && p.yield == (NVT_YIELD_GATE | NVT_YIELD_ANY));
+	CHECK(nvt_yield_parse("gate,any", &p, NULL, 0) == 0 && p.yield == (NVT_YIELD_GATE | NVT_YIELD_ANY));
 	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0 && !strcmp(buf, "gate,any"));
-	CHECK(nvt_yield_parse("none", &p, &why) == 0 && p.yield == 0);
+	CHECK(nvt_yield_parse("none", &p, why, sizeof(why)) == 0 && p.yield == 0);
 	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "none");
-	CHECK(nvt_yield_parse("ahead=2000,borrow,guard,client", &p, &why) == 0);
+	CHECK(nvt_yield_parse("ahead=2000,borrow,guard,client", &p, why, sizeof(why)) == 0);
 	CHECK(p.ahead_us == 2000 && p.yield == (NVT_YIELD_AHEAD | NVT_YIELD_BORROW | NVT_YIELD_GUARD |
 						  NVT_YIELD_CLIENT));
 	/* Wrong ones say why, and change nothing. */
 	p.yield = NVT_YIELD_GATE;
-	CHECK(nvt_yield_parse("gate,fast", &p, &why) == -1 && why && strstr(why, "gate, bound"));
+	CHECK(nvt_yield_parse("gate,fast", &p, why, sizeof(why)) == -1 && strstr(why, "gate, bound"));
 	CHECK(p.yield == NVT_YIELD_GATE);
-	CHECK(nvt_yield_parse("bound=0", &p, &why) == -1 && strstr(why, "bound="));
-	CHECK(nvt_yield_parse("bound=1000001", &p, &why) == -1);
-	CHECK(nvt_yield_parse("bound=-5", &p, &why) == -1);
-	CHECK(nvt_yield_parse("bound=5x", &p, &why) == -1);
-	CHECK(nvt_yield_parse("duty=101", &p, &why) == -1);
-	CHECK(nvt_yield_parse("duty", &p, &why) == -1);
-	CHECK(nvt_yield_parse("gate=1", &p, &why) == -1 && strstr(why, "take a value"));
-	CHECK(nvt_yield_parse("", &p, &why) == -1);
+	CHECK(nvt_yield_parse("bound=0", &p, why, sizeof(why)) == -1 && strstr(why, "bound="));
+	CHECK(nvt_yield_parse("bound=1000001", &p, why, sizeof(why)) == -1);
+	CHECK(nvt_yield_parse("bound=-5", &p, why, sizeof(why)) == -1);
+	CHECK(nvt_yield_parse("bound=5x", &p, why, sizeof(why)) == -1);
+	CHECK(nvt_yield_parse("duty=101", &p, why, sizeof(why)) == -1);
+	CHECK_STR(why, "duty= takes a share of time from 1 to 100 (%)");
+	CHECK(nvt_yield_parse("duty", &p, why, sizeof(why)) == -1);
+	CHECK(nvt_yield_parse("gate=1", &p, why, sizeof(why)) == -1 && strstr(why, "take a value"));
+	CHECK(nvt_yield_parse("", &p, why, sizeof(why)) == -1);
+	CHECK(nvt_yield_parse("gate,fast", &p, why, 12) == -1 && strlen(why) == 11); /* cut to fit */
 	CHECK(nvt_yield_format(&p, ',', buf, 3) == -1);
 	CHECK_STR(nvt_yield_state_name(NVT_YS_GATED), "gated");
 	CHECK_STR(nvt_yield_state_name(99), "?");
@@ -76,6 +78,14 @@ static void test_priority_text(void)
 	CHECK(nvt_prio_env_parse("low,yield=none", &p) == 0 && p.yield == 0);
 	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "low,yield=none");
+	/* A guard with words of its own: the agent's way too, as --guard N --yield gate gives
+	 * it (nvt_prio_imply_guard), and the text says so. */
+	CHECK(nvt_prio_env_parse("low,guard=9,yield=gate", &p) == 0);
+	CHECK(p.yield == (NVT_YIELD_GATE | NVT_YIELD_GUARD) && p.guard == 9);
+	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "low,guard=9,yield=gate+guard");
+	CHECK(nvt_prio_env_parse(buf, &p) == 0 && p.yield == (NVT_YIELD_GATE | NVT_YIELD_GUARD));
+	CHECK(nvt_prio_env_parse("low,guard=9,yield=none", &p) == 0 && p.yield == NVT_YIELD_GUARD);
 	/* A value alone adds no word. */
 	CHECK(nvt_prio_env_parse("normal,yield=gate,bound=300", &p) == 0);
 	CHECK(p.yield == NVT_YIELD_GATE && p.bound_us == 300);

@@ -15,10 +15,23 @@ script:
     it (a header NAME.h is NAME.c's), the calls and includes within a layer form no circle, and
     every file of src/shim is in a layer (libsmctrl.c, libsmctrl.so's own, above them all);
   - docs/design.md's picture between its markers is what `picture` prints.
+And HACKING.md's conventions (check-rules, or one of them alone):
+  - check-sizes: no function of src/ or tools/ over 80 lines (from its name to its closing
+    brace) without "(over 80 lines: WHY)" in the comment right above it;
+  - check-reasons: a function of src/ that fails with a reason takes it as `char *why,
+    size_t len`, no other names or forms (`err, errlen`, `const char **why`), and no struct
+    of a header of src/ carries a reason field (`error`) for its functions to fill;
+  - check-names: the word after `nvt_` that names a folder of src/ or a file of one
+    prefixes functions of that folder only;
+  - check-stale: no issue numbers in comments and docs, and every path that the build
+    files, HACKING.md, README.md and the docs name is there.
 
 Usage: layers.py check-src ROOT | check-cmd ROOT BUILD | check-shim ROOT BUILD | picture ROOT BUILD
        | design ROOT BUILD [--write]   (exit 1 if docs/design.md's picture is stale)
+       | check-rules ROOT | check-sizes ROOT | check-reasons ROOT | check-names ROOT
+       | check-stale ROOT
 """
+import glob
 import os
 import re
 import subprocess
@@ -29,12 +42,14 @@ END = "<!-- End of the generated layers. -->"
 
 
 def make_vars(root):
-    """The Makefile's simple 'NAME = words' lines, with $(VAR) references expanded."""
+    """The Makefile's simple 'NAME = words' lines (continued by a backslash at the end), with
+    $(VAR) references expanded."""
     out = {}
-    for line in open(os.path.join(root, "Makefile")):
-        m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*) = (.*)$", line.rstrip("\n"))
+    text = re.sub(r"\\\n[ \t]*", " ", open(os.path.join(root, "Makefile")).read())
+    for line in text.split("\n"):
+        m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*) = (.*)$", line)
         if m:
-            out[m.group(1)] = m.group(2).strip()
+            out[m.group(1)] = " ".join(m.group(2).split())
     return out
 
 
@@ -298,6 +313,138 @@ def design(root, build, write):
     return 1
 
 
+# ---- HACKING.md's conventions, checked ------------------------------------------------
+
+FUNCTION_LINES_MAX = 80
+REASON_NAMES = r"(?:why|err|error|errbuf|errmsg|reason|msg|message)"
+
+
+def c_files(root, folders, exts=(".c",)):
+    """The files of folders (relative to root, walked in order) whose names end in exts."""
+    for folder in folders:
+        for d, dirs, names in sorted(os.walk(os.path.join(root, folder))):
+            dirs.sort()
+            for name in sorted(names):
+                if name.endswith(exts):
+                    yield os.path.relpath(os.path.join(d, name), root)
+
+
+def without_comments(text):
+    """text with its comments and string literals blanked, lines kept."""
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)
+
+
+def function_sizes(root):
+    """Functions over FUNCTION_LINES_MAX lines without the reason at their head."""
+    bad = []
+    for f in c_files(root, ("src", "tools")):
+        lines = open(os.path.join(root, f)).read().split("\n")
+        for i, line in enumerate(lines):
+            if line != "{":
+                continue
+            start = i - 1
+            while start > 0 and lines[start][:1] in ("\t", " "):
+                start -= 1
+            end = next((k for k in range(i + 1, len(lines)) if lines[k] == "}"), len(lines) - 1)
+            if end - start + 1 <= FUNCTION_LINES_MAX:
+                continue
+            head, k = [], start - 1
+            if k >= 0 and lines[k].rstrip().endswith("*/"):
+                while k >= 0:
+                    head.insert(0, lines[k].strip().lstrip("/*").rstrip("*/"))
+                    if lines[k].lstrip().startswith("/*"):
+                        break
+                    k -= 1
+            if "(over %d lines:" % FUNCTION_LINES_MAX not in " ".join(" ".join(head).split()):
+                m = re.search(r"(\w+)\s*\(", lines[start])
+                bad.append("%s:%d: %s has %d lines and no '(over %d lines: WHY)' at its head"
+                           % (f, start + 1, m.group(1) if m else "a function", end - start + 1,
+                              FUNCTION_LINES_MAX))
+    return bad
+
+
+def failure_reasons(root):
+    """Reasons of failure in another shape than HACKING's `char *why, size_t len`."""
+    bad = []
+    for f in c_files(root, ("src",), (".c", ".h")):
+        text = without_comments(open(os.path.join(root, f)).read())
+        for m in re.finditer(r"[(,]\s*((?:const\s+)?char\s*\*+\s*(%s)\b(?:\s*,\s*size_t\s+\w+)?)"
+                             % REASON_NAMES, text):
+            decl = " ".join(m.group(1).split())
+            if decl != "char *why, size_t len" and not decl.startswith("const char *" + m.group(2)):
+                bad.append("%s:%d: '%s', not 'char *why, size_t len'"
+                           % (f, text.count("\n", 0, m.start(1)) + 1, decl))
+        if f.endswith(".h"):
+            for m in re.finditer(r"^\s+char\s+(error|err|errmsg)\s*\[", text, re.M):
+                bad.append("%s:%d: a reason in a struct's field '%s', not in the caller's why"
+                           % (f, text.count("\n", 0, m.start()) + 1, m.group(1)))
+    return bad
+
+
+def room_prefixes(root):
+    """Functions of src/ whose prefix names another room: a folder of src/ or one of its files."""
+    srcdir = os.path.join(root, "src")
+    rooms = sorted(d for d in os.listdir(srcdir) if os.path.isdir(os.path.join(srcdir, d)))
+    owners = {}
+    for room in rooms:
+        for word in [room] + [n[:-2] for n in os.listdir(os.path.join(srcdir, room))
+                              if n.endswith(".c")]:
+            owners.setdefault(word, set()).add(room)
+    bad = []
+    for f in c_files(root, ("src",)):
+        room = f.split(os.sep)[1]
+        for n, line in enumerate(without_comments(open(os.path.join(root, f)).read()).split("\n")):
+            m = re.match(r"(?!static\b|extern\b|typedef\b)[A-Za-z_][\w \t*]*?\bnvt_([a-z0-9]+)\w*\(",
+                         line)
+            if not m or line.rstrip().endswith(";"):
+                continue
+            word = m.group(1)
+            if word in owners and room not in owners[word]:
+                bad.append("%s:%d: nvt_%s_... is a name of src/%s/, defined in src/%s/"
+                           % (f, n + 1, word, "/".join(sorted(owners[word])), room))
+    return bad
+
+
+def stale_text(root):
+    """Issue numbers in comments and docs; paths named in the build files and docs that are gone."""
+    bad = []
+    texts = (".c", ".h", ".py", ".sh", ".md", ".mk", ".cu", ".lua", ".bash", ".1", ".3", ".8",
+             ".map", "Makefile")
+    tops = sorted(os.listdir(root))
+    files = [n for n in tops if os.path.isfile(os.path.join(root, n)) and n.endswith(texts)]
+    files += list(c_files(root, [d for d in tops if d not in ("build", ".git")
+                            and os.path.isdir(os.path.join(root, d))], texts))
+    for f in files:
+        for n, line in enumerate(open(os.path.join(root, f), errors="replace"), 1):
+            if re.search(r"\b[Ii]ssues? ?#?[0-9]+\b", line):
+                bad.append("%s:%d: an issue number (name the subject instead)" % (f, n))
+    named = ["Makefile", "HACKING.md", "README.md"] + sorted(
+        glob.glob(os.path.join(root, "mk", "*.mk")) + glob.glob(os.path.join(root, "docs", "*.md"))
+        + glob.glob(os.path.join(root, "src", "*", "README.md")))
+    word = re.compile(r"(?<![\w/.$-])((?:src|include|tools|tests|docs|mk|man|debian)/[\w./*%-]*[\w*%])")
+    for f in named:
+        f = os.path.relpath(os.path.join(root, f), root)
+        for n, line in enumerate(open(os.path.join(root, f)), 1):
+            for m in word.finditer(line):
+                p = m.group(1)
+                if "%" in p or re.search(r"(^|/)[A-Z][A-Z_-]*(/|$)", p):
+                    continue  # a make pattern, or a placeholder (docs/bench/NAME-DATE/)
+                if not glob.glob(os.path.join(root, p)):
+                    bad.append("%s:%d: %s is not in the tree" % (f, n, p))
+    return bad
+
+
+RULES = {"check-sizes": function_sizes, "check-reasons": failure_reasons,
+         "check-names": room_prefixes, "check-stale": stale_text}
+
+
+def check_rules(root, which=None):
+    """What breaks HACKING's checked conventions (all of them, or the one which names)."""
+    return [b for name, rule in RULES.items() if which in (None, name) for b in rule(root)]
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "check-src":
         bad = src_graph(argv[1])[2]
@@ -310,6 +457,10 @@ def main(argv):
         return 0
     elif len(argv) >= 3 and argv[0] == "design":
         return design(argv[1], argv[2], "--write" in argv[3:])
+    elif len(argv) >= 2 and argv[0] == "check-rules":
+        bad = check_rules(argv[1])
+    elif len(argv) >= 2 and argv[0] in RULES:
+        bad = check_rules(argv[1], argv[0])
     else:
         sys.stderr.write(__doc__)
         return 2

@@ -92,7 +92,7 @@ static void put_hook(FILE *f, const struct spec *s, const char *stage, const cha
 		put_var(f, NVT_ENV_CLAIM_TIMEOUT, s->timeout);
 	}
 	if (gpus) {
-		if (nvt_partenv_format(gpus, n, record, sizeof(record)) < 0)
+		if (nvt_gpusel_env_format(gpus, n, record, sizeof(record)) < 0)
 			cli_errx("internal error: cannot format the GPUs of %s", word);
 		fputc(',', f);
 		put_var(f, NVT_ENV_PARTITION, record);

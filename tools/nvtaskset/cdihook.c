@@ -151,7 +151,7 @@ static int config_env(const char *config, size_t len, const char *name, char *bu
 static int records(const char *device, const char *text, const char *whose,
 		   struct nvt_slot_view *parts)
 {
-	int n = text ? nvt_partenv_parse(text, parts, NVT_MAX_GPUS) : -1;
+	int n = text ? nvt_gpusel_env_parse(text, parts, NVT_MAX_GPUS) : -1;
 
 	if (n < 1)
 		cli_errx("%s: %s %s names no GPU: write the spec again (nvtaskset --cdi)", device, whose,

@@ -61,7 +61,8 @@ struct options {
 };
 
 /* ---- The sub-commands (one file each) ---- */
-int nvt_cmd_run(const struct options *o, char **argv);             /* run.c */
+/* run.c: mask_text MASK ("": the options give it), argv COMMAND and its arguments */
+int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv);
 int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text); /* pid.c */
 int nvt_cmd_list(const struct options *o);                         /* list.c */
 int nvt_cmd_mps(const struct options *o);                          /* mpsctl.c */

@@ -531,8 +531,8 @@ static void print_agents(const struct row *rows, size_t n, int json)
 	/* Only a task that yields by the agent's guard needs an agent (docs/priorities.md). */
 	for (size_t k = 0; k < n; k++)
 		for (int i = 0; i < rows[k].n; i++)
-			guarded |= rows[k].gpu[i].prio.prio != NVT_PRIO_NONE &&
-				   (rows[k].gpu[i].prio.yield & NVT_YIELD_GUARD);
+			guarded |= nvt_prio_needs_agent(rows[k].gpu[i].prio.prio,
+							rows[k].gpu[i].prio.yield);
 	seen[n_seen++] = 0;
 	for (size_t k = 0; k < n && n_seen < 64; k++) {
 		int has = 0, known = 0;

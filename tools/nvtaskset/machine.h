@@ -45,10 +45,5 @@ void json_gpu_start(FILE *out, const uint8_t uuid[16]);
  * path in buf, or -1 and the places looked at in buf.
  */
 int find_lib_file(const char *name, char *buf, size_t len);
-/*
- * Channels each new MPS client asks for: $CUDA_DEVICE_MAX_CONNECTIONS, else
- * what channels (--channels; 0: not given, nvtaskset's default) leaves it.
- */
-int client_connections(int channels);
 
 #endif /* NVT_CLI_MACHINE_H */

@@ -23,6 +23,7 @@
 #include "core/smcount.h"
 #include "core/mpslog.h"
 #include "core/prio.h"
+#include "core/cmdline.h"
 #include "profile.h"
 
 /*
@@ -352,10 +353,9 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		case OPT_GUARD: o->guard = prio_number("--guard", optarg, 1, NVT_MAX_TPCS); break;
 		case OPT_NO_LEND: o->no_lend = 1; break;
 		case OPT_YIELD: {
-			const char *why;
-			char message[200];
+			char why[120], message[200];
 			o->yield_given = 1;
-			if (nvt_yield_parse(optarg, &o->yield, &why)) {
+			if (nvt_yield_parse(optarg, &o->yield, why, sizeof(why))) {
 				snprintf(message, sizeof(message), "--yield '%s': %s", optarg, why);
 				bad_usage(message);
 			}
@@ -427,15 +427,10 @@ static void check_options(struct options *o, int strategy_given)
 		bad_usage("--strategy, --exclude-running and --memory-half go with -n");
 	if (o->part.gpu_masks && o->part.count)
 		bad_usage("-n picks TPCs itself: give --gpu GPU without a mask");
-	if (o->sm_limit && o->part.strategy == NVT_SPREAD && o->part.count)
+	if (o->sm_limit && nvt_sm_limit_strategy(strategy_given, &o->part.strategy) && o->part.count)
 		bad_usage("--sm-limit cannot go with --strategy spread: MPS's limit on top of a "
 			  "partition that takes a few TPCs of every GPC leaves most of them idle "
 			  "(on an H100, 4 of 16 SMs)");
-	/* MPS's share holds floor(SMs / k) clusters of k SMs; packed picks of
-	 * whole GPCs of 18 SMs hold fewer, and libraries size persistent grids
-	 * for MPS's count (docs/bench/clusters-2026-11-22/). */
-	if (o->sm_limit && !strategy_given)
-		o->part.strategy = NVT_CLUSTERS;
 	if (o->sm_limit && o->no_mps)
 		bad_usage("--sm-limit works through MPS: it cannot go with --no-mps");
 	if (o->sm_limit && (o->pid_mode || viewer))
@@ -535,21 +530,49 @@ static void check_swapped_pid(const struct words *w)
 	cli_errx("invalid PID argument: '%s' (PID comes last, after MASK: %s)", what, shown);
 }
 
+/* What the options say of the words after them (core/cmdline.h). */
+static struct nvt_words_form words_form(const struct options *o)
+{
+	struct nvt_words_form f = {
+		.mask_in_options = o->part.count || o->part.gpu_masks,
+		.mask_as_list = o->part.tpc_list || o->part.gpc_list,
+		.gpus_no_mask = o->part.n_gpus && !o->part.gpu_masks,
+		.prio = o->prio_given,
+		.dry_run = o->dry_run,
+	};
+	return f;
+}
+
+/* The usage error for a rc of nvt_cmdline_start or nvt_cmdline_pid (none for NVT_WORDS_OK). */
+static void words_usage(int rc)
+{
+	static const char *const what[] = {
+		[-NVT_WORDS_NO_COMMAND] = "no command given",
+		[-NVT_WORDS_NOTHING] = "no mask and no command given",
+		[-NVT_WORDS_NO_PID] = "no PID given",
+		[-NVT_WORDS_TOO_MANY] = "too many arguments",
+		[-NVT_WORDS_GPU_NEEDS_MASK] = "--gpu GPU with -p needs a MASK",
+	};
+
+	if (rc < 0 && -rc < (int)(sizeof(what) / sizeof(what[0])))
+		bad_usage(what[-rc]);
+}
+
 /* -p [MASK] PID, and with -a its tree. */
 static int run_pid(const struct options *o, const struct words *w)
 {
+	struct nvt_words_form form = words_form(o);
+	struct nvt_words at;
 	const char *mask_text;
 	pid_t pid;
 
 	for (int i = w->first + 1; i < w->argc; i++)
 		check_misplaced(o, w->argv, w->argc, w->first, i, i == w->first + 1 ? "PID" : "an argument");
-	if (w->n < 1 || w->n > (o->part.count || o->part.gpu_masks ? 1 : 2))
-		bad_usage(w->n ? "too many arguments" : "no PID given");
-	if (w->n == 1 && o->part.n_gpus && !o->part.gpu_masks && !o->part.count)
-		bad_usage("--gpu GPU with -p needs a MASK");
-	mask_text = w->n == 2 ? w->argv[w->first] : (o->part.count || o->part.gpu_masks) ? "" : NULL;
+	words_usage(nvt_cmdline_pid(&form, w->n, &at));
+	/* NULL: -p shows; "": the options give the partition. */
+	mask_text = at.mask >= 0 ? w->argv[w->first + at.mask] : at.sets ? "" : NULL;
 	check_swapped_pid(w);
-	pid = pid_arg(w->argv[w->first + w->n - 1]);
+	pid = pid_arg(w->argv[w->first + at.command]);
 	if (o->part.count && o->part.exclude_running)
 		claim_timeout_ms(); /* a bad value says so before anything changes */
 	if (checking_only) {
@@ -569,14 +592,13 @@ static int run_start(const struct options *given, const struct words *given_word
 	struct words words = *given_words;
 	struct options *o = &start;
 	struct words *w = &words;
-	int positional = !o->part.count && !o->part.gpu_masks;
+	struct nvt_words_form form = words_form(o);
+	struct nvt_words at;
+	int rc = nvt_cmdline_start(&form, w->n, w->argv + w->first, &at);
+	int positional = !form.mask_in_options;
 
-	/* With a priority, MASK may be left out: the task's own partition is then
-	 * the whole GPU (or what the environment gives), as without nvtaskset. The
-	 * first word is the MASK only when written as no command is named
-	 * (nvt_mask_spelled_out): "cc -o x x.c" is a command. */
-	if (o->prio_given && positional && !o->part.tpc_list && !o->part.gpc_list && w->n >= 1 &&
-	    (w->n == 1 || !nvt_mask_spelled_out(w->argv[w->first]))) {
+	/* MASK left out (--priority): every TPC, as -c all. */
+	if (at.mask_left_out) {
 		static char all[] = "all";
 		w->argv[--w->first] = all; /* argv[first - 1] is an option's word: ours to reuse */
 		o->part.tpc_list = 1;
@@ -586,16 +608,13 @@ static int run_start(const struct options *given, const struct words *given_word
 	/* After MASK (given unless -n or --gpu GPU=MASK), COMMAND. */
 	if (positional && w->n > 1)
 		check_misplaced(o, w->argv, w->argc, w->first, w->first + 1, "COMMAND");
-	if (!positional && w->n < 1 && !o->dry_run)
-		bad_usage("no command given");
-	if (positional && w->n < (o->dry_run ? 1 : 2))
-		bad_usage(w->n ? "no command given" : "no mask and no command given");
+	words_usage(rc);
 	if (checking_only) {
 		if (positional)
 			check_mask_syntax(o, w->argv[w->first]);
 		return 0;
 	}
-	return nvt_cmd_run(o, w->argv + w->first);
+	return nvt_cmd_run(o, positional ? w->argv[w->first] : "", w->argv + w->first + positional);
 }
 
 static int is_agent(const struct options *o) { return o->agent; }

@@ -21,9 +21,10 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 	static char log[65536];
 	struct nvt_mps_fault fault;
 	pid_t server = 0;
-	int clients = 0, limit = nvt_mps_client_limit(client_connections(0));
+	int connections = nvt_mpslog_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), 0);
+	int clients = 0, limit = nvt_mpslog_client_limit(connections);
 	int asked = pid && nvt_mps_clients(mps, geteuid(), &server, &clients, MPS_QUERY_TIMEOUT_MS) == 0;
-	int faulted = nvt_mps_read_log(mps, log, sizeof(log)) == 0 && nvt_mps_last_fault(log, &fault);
+	int faulted = nvt_mps_read_log(mps, log, sizeof(log)) == 0 && nvt_mpslog_last_fault(log, &fault);
 
 	if (o->json) {
 		printf("{\"version\":%d,\"running\":%s,\"pid\":%ld,\"pipe_directory\":",
@@ -56,7 +57,7 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 		printf("MPS control daemon: not running (pipe directory %s)\n", mps->pipe_dir);
 	if (asked && server)
 		printf("MPS server: pid %ld, %d client%s (it takes at most %d with %d channels each)\n",
-		       (long)server, clients, clients == 1 ? "" : "s", limit, client_connections(0));
+		       (long)server, clients, clients == 1 ? "" : "s", limit, connections);
 	else if (asked)
 		printf("MPS server: no clients of yours\n");
 	if (faulted) {
@@ -74,10 +75,11 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 int nvt_cmd_mps(const struct options *o)
 {
 	struct nvt_mps mps;
+	char why[1024];
 	pid_t pid;
 
-	if (nvt_mps_setup(&mps))
-		cli_errx("%s", mps.error);
+	if (nvt_mps_setup(&mps, why, sizeof(why)))
+		cli_errx("%s", why);
 	pid = nvt_mps_daemon(&mps);
 	if (!strcmp(o->mps_action, "status")) {
 		mps_status(o, &mps, pid);
@@ -88,8 +90,8 @@ int nvt_cmd_mps(const struct options *o)
 			printf("MPS control daemon already running (pid %ld)\n", (long)pid);
 			return EXIT_SUCCESS;
 		}
-		if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
-			cli_errx("cannot start MPS: %s", mps.error);
+		if (nvt_mps_start(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
+			cli_errx("cannot start MPS: %s", why);
 		if (!mps.started) { /* another nvtaskset started it meanwhile */
 			printf("MPS control daemon already running (pid %ld)\n",
 			       (long)nvt_mps_daemon(&mps));
@@ -104,8 +106,8 @@ int nvt_cmd_mps(const struct options *o)
 			printf("MPS control daemon not running\n");
 			return EXIT_SUCCESS;
 		}
-		if (nvt_mps_stop(&mps, MPS_TIMEOUT_MS))
-			cli_errx("cannot stop MPS: %s", mps.error);
+		if (nvt_mps_stop(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
+			cli_errx("cannot stop MPS: %s", why);
 		printf("stopped MPS control daemon (pid %ld)\n", (long)pid);
 		return EXIT_SUCCESS;
 	}

@@ -315,24 +315,3 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
 	}
 	return n;
 }
-
-int sm_limit_percent(const struct nvt_slot_view *parts, int n)
-{
-	unsigned best = 0; /* in 1/10000 */
-
-	for (int i = 0; i < n; i++) {
-		struct nvt_tpcset all, used;
-		unsigned share;
-		nvt_topo_all(&parts[i].topo, &all);
-		if (!nvt_set_count(&all))
-			continue;
-		nvt_set_and(&used, &all, &parts[i].tpcs);
-		share = parts[i].state == NVT_SLOT_SET
-				? 10000 * nvt_set_count(&used) / nvt_set_count(&all)
-				: 10000;
-		if (share > best)
-			best = share;
-	}
-	best = (best + 99) / 100;
-	return best < 1 ? 1 : best > 100 ? 100 : (int)best;
-}

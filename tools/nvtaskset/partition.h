@@ -63,10 +63,4 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
 		     const struct nvt_topology *topos, const struct nvt_claimer *me,
 		     struct nvt_slot_view *out,
 		     char *why, size_t len);
-/*
- * The MPS active thread percentage that lets a task see no more SMs than the
- * largest share of its GPUs that parts give it (ceil(100 * TPCs / all)).
- */
-int sm_limit_percent(const struct nvt_slot_view *parts, int n);
-
 #endif /* NVT_CLI_PARTITION_H */

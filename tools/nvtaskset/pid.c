@@ -19,6 +19,7 @@
 #include "alloc/reserve.h"
 #include "task/task.h"
 #include "os/sysutil.h"
+#include "core/smcount.h"
 
 
 /* The GPU a slot is for, as "GPU N (UUID)" or "GPU UUID" when not on this machine's list. */
@@ -266,7 +267,7 @@ int pid_plan(const struct options *o, const char *mask_text, const struct nvt_se
 		}
 	}
 	/* -n --exclude-running: the GPUs and their topologies here; pid_apply
-	 * claims the pick (nvt_claim_move), race-free against other claimers. */
+	 * claims the pick (nvt_reserve_move), race-free against other claimers. */
 	if (o->part.count && o->part.exclude_running) {
 		struct part_args pick = o->part;
 		pick.exclude_running = 0;
@@ -282,7 +283,7 @@ static void check_sm_limit(pid_t pid, const struct nvt_slot_view *now, int n)
 	unsigned long limit;
 
 	if (nvt_proc_env(pid, NVT_ENV_MPS_THREAD_PERCENTAGE, text, sizeof(text)) == 0 &&
-	    number_arg(text, 1, 99, &limit) == 0 && sm_limit_percent(now, n) > (int)limit)
+	    number_arg(text, 1, 99, &limit) == 0 && nvt_sm_limit_percent(now, n) > (int)limit)
 		warnx("warning: pid %ld runs under MPS's limit of %lu%% of the SMs (set at its "
 		      "start, e.g. by --sm-limit): it cannot use more SMs than that, whatever "
 		      "its partition",

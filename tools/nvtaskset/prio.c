@@ -72,7 +72,7 @@ void prio_check_settings(const struct options *o)
 	struct nvt_slot_prio p;
 
 	prio_given(o, &p);
-	if (!o->prio_given || o->prio == NVT_PRIO_NONE || !(p.yield & NVT_YIELD_GUARD))
+	if (!o->prio_given || !nvt_prio_needs_agent(p.prio, p.yield))
 		return; /* no agent needed */
 	memset(&none, 0, sizeof(none));
 	agent_settings(&none, &a);
@@ -92,9 +92,7 @@ void prio_given(const struct options *o, struct nvt_slot_prio *given)
 	} else {
 		given->yield = NVT_YIELD_DEFAULT;
 	}
-	/* A guard is the agent's way: asking for one asks for it. */
-	if (o->guard)
-		given->yield |= NVT_YIELD_GUARD;
+	nvt_prio_imply_guard(given);
 }
 
 void prio_carry(const struct options *o, struct nvt_slot_view *want, const struct nvt_slot_view *old)
@@ -145,7 +143,7 @@ void prio_autostart(const struct options *o)
 
 	/* Only the guard is the agent's: every other way a task yields is its shim's. */
 	prio_given(o, &p);
-	if (!o->prio_given || o->prio == NVT_PRIO_NONE || !(p.yield & NVT_YIELD_GUARD))
+	if (!o->prio_given || !nvt_prio_needs_agent(p.prio, p.yield))
 		return;
 	if (nvt_agent_running(base, 0, &agent) || nvt_agent_running(base, geteuid(), &agent))
 		return;

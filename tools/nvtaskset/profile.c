@@ -406,8 +406,10 @@ static void prepare(struct profile_run *pr)
 	if (!pr->n_sizes)
 		bad_usage("--profile: no size to try");
 	for (unsigned i = 0; i < pr->n_sizes; i++) {
+		/* The pick of -n, --plan and Slurm, on the whole GPU. */
+		struct nvt_pick want = {.count = sizes[i], .strategy = p->strategy};
 		struct nvt_tpcset set, rest;
-		if (nvt_topo_pick(&pr->gpu.topo, &all, sizes[i], p->strategy, &set))
+		if (nvt_pick_tpcs(&pr->gpu.topo, &want, &all, &set))
 			cli_errx("--profile: cannot pick %u TPCs on GPU %d", sizes[i], index);
 		nvt_set_andnot(&rest, &all, &set);
 		nvt_format_list(&set, pr->lists[i], sizeof(pr->lists[i]));

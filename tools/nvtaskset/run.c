@@ -43,10 +43,12 @@ const char *ensure_mps(int channels)
 {
 	static struct nvt_mps mps;
 	pid_t server;
-	int clients, limit = nvt_mps_client_limit(client_connections(channels));
+	int connections = nvt_mpslog_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), channels);
+	int clients, limit = nvt_mpslog_client_limit(connections);
+	char why[1024];
 
-	if (nvt_mps_setup(&mps))
-		cli_errx("%s; run with --no-mps to run without MPS", mps.error);
+	if (nvt_mps_setup(&mps, why, sizeof(why)))
+		cli_errx("%s; run with --no-mps to run without MPS", why);
 	/* The directory chosen may be this user's own: CUDA must look there too. */
 	if (nvt_mps_daemon(&mps)) {
 		/* A client past the server's channels fails in CUDA with a misleading
@@ -57,12 +59,11 @@ const char *ensure_mps(int channels)
 			cli_errx("the MPS server (pid %ld) already has %d clients, the most it takes "
 				 "with %d channels each; this task would fail to start CUDA. Stop a task, "
 				 "or run this one with --no-mps",
-				 (long)server, clients, client_connections(channels));
+				 (long)server, clients, connections);
 		return mps.pipe_dir;
 	}
-	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS))
-		cli_errx("cannot start MPS: %s; run with --no-mps to run without it",
-			 mps.error);
+	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
+		cli_errx("cannot start MPS: %s; run with --no-mps to run without it", why);
 	if (mps.started) /* else another nvtaskset started it meanwhile */
 		warnx("started the MPS control daemon (pipe directory %s); stop it with "
 		      "'nvtaskset --mps stop'",
@@ -145,43 +146,22 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		if (req[i].count && near_of(&o->part, &parts[i], NULL, &req[i].near, why, sizeof(why)))
 			cli_errx("%s", why);
 	}
-	rc = nvt_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why, sizeof(why));
+	rc = nvt_reserve_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why, sizeof(why));
 	if (rc == NVT_RESERVE_ERROR)
 		cli_errx("cannot reserve TPCs for the task: %s", why);
 	if (rc)
 		cli_errx("%s", why);
 }
 
-/*
- * Whether tpcs holds as many clusters of 4, 8 and 16 SMs as an MPS share of
- * its size (all its GPCs but one hold a multiple of 16 SMs, as -n's clusters
- * picks do). Such partitions took part of two or three GPCs at 42-60 TPCs on
- * an H100 and kept every SM under MPS's limit (docs/bench/clusters-2026-11-22/).
- */
-static int cluster_aligned(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs)
-{
-	unsigned count = nvt_set_count(tpcs);
-
-	for (unsigned u = 2; u <= NVT_CLUSTER_BLOCK; u *= 2)
-		if (nvt_topo_cluster_capacity(topo, tpcs, u) != count / u)
-			return 0;
-	return 1;
-}
-
 /* --sm-limit: MPS's active thread percentage for parts, with a warning where it leaves SMs idle. */
 static int sm_limit(const struct nvt_slot_view *parts, int n)
 {
-	for (int i = 0; i < n; i++)
-		if (parts[i].state == NVT_SLOT_SET &&
-		    nvt_topo_partial_gpcs(&parts[i].topo, &parts[i].tpcs) > 1 &&
-		    !cluster_aligned(&parts[i].topo, &parts[i].tpcs)) {
-			warnx("warning: --sm-limit on a partition that takes part of several GPCs: "
-			      "MPS's limit may leave some of its SMs idle (on an H100, TPCs 0-7, one in "
-			      "each of 8 GPCs, ran on 4 of their 16 SMs); whole GPCs (-g, or -n) keep "
-			      "them all");
-			break;
-		}
-	return sm_limit_percent(parts, n);
+	if (nvt_sm_limit_leaves_idle(parts, n))
+		warnx("warning: --sm-limit on a partition that takes part of several GPCs: "
+		      "MPS's limit may leave some of its SMs idle (on an H100, TPCs 0-7, one in "
+		      "each of 8 GPCs, ran on 4 of their 16 SMs); whole GPCs (-g, or -n) keep "
+		      "them all");
+	return nvt_sm_limit_percent(parts, n);
 }
 
 /* Sets (or unsets) what nvt_task_env_build and nvt_task_env_self chose. */
@@ -194,17 +174,16 @@ static void apply_env(const struct nvt_task_env *e)
 			unsetenv(e->vars[i].name);
 }
 
-/* A start, in order (85 lines: the steps share the partitions and the
+/* A start, in order (over 80 lines: the steps share the partitions and the
  * environment being built, and each may exit with its own message). */
-int nvt_cmd_run(const struct options *o, char **argv)
+int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
 	static struct nvt_task_env env, self_env;
 	struct nvt_slot_prio given;
-	/* -n --exclude-running picks race-free (nvt_claim), not from one look. */
+	/* -n --exclude-running picks race-free (nvt_reserve_claim), not from one look. */
 	int claiming = o->part.count && o->part.exclude_running && !o->dry_run;
 	struct part_args pick = o->part;
-	int positional = !o->part.count && !o->part.gpu_masks;
 	int task[NVT_MACHINE_GPUS], n_task, n, made, exec_errno, timeout_ms = 0;
 	struct nvt_task_env_in in = {0};
 	struct nvt_seg_own own;
@@ -221,7 +200,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 			 getenv(NVT_ENV_CUDA_VISIBLE) ? getenv(NVT_ENV_CUDA_VISIBLE) : "");
 	if (claiming)
 		pick.exclude_running = 0; /* the GPUs and their topologies; claim() picks */
-	n = build_partitions(&pick, positional ? argv[0] : "", task, n_task, NULL, NULL, parts, why,
+	n = build_partitions(&pick, mask_text, task, n_task, NULL, NULL, parts, why,
 			     sizeof(why));
 	if (n < 0)
 		cli_errx("%s", why);
@@ -249,7 +228,7 @@ int nvt_cmd_run(const struct options *o, char **argv)
 		claim(o, parts, n, timeout_ms, &own);
 		made = 1;
 	} else {
-		made = nvt_seg_prepare(nvt_rundir(), parts, n, &own, why, sizeof(why)) == 0;
+		made = nvt_reserve_prepare(nvt_rundir(), parts, n, &own, why, sizeof(why)) == 0;
 	}
 	/* Say what -n chose: a person, or a scheduler's log, should know. */
 	if (o->part.count)
@@ -276,8 +255,6 @@ int nvt_cmd_run(const struct options *o, char **argv)
 	}
 	apply_env(&env);
 	apply_env(&self_env);
-	if (positional)
-		argv++;
 	execvp(argv[0], argv);
 	exec_errno = errno;
 	/* No task runs: leave no segment that names this process. */

@@ -72,12 +72,14 @@ int nvt_node_mps_setup(const char *pipe_dir, const char *log_dir, const char *co
 
 int nvt_node_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 {
+	char detail[1024];
+
 	if (nvt_mps_daemon(mps))
 		return 0;
 	/* nvt_mps_start serialises prologs starting at once (a lock that only
 	 * root may take): one starts the daemon, the others use it. */
-	if (nvt_mps_start(mps, timeout_ms) && !nvt_mps_daemon(mps)) {
-		snprintf(why, len, "cannot start the MPS control daemon: %s", mps->error);
+	if (nvt_mps_start(mps, timeout_ms, detail, sizeof(detail)) && !nvt_mps_daemon(mps)) {
+		snprintf(why, len, "cannot start the MPS control daemon: %s", detail);
 		return -1;
 	}
 	return mps->started ? 1 : 0;

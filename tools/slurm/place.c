@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define DRIVER_TIMEOUT_MS 60000
-/* Other claimers overlapping ours: nvt_claim gives up after this, and we try again. */
+/* Other claimers overlapping ours: nvt_reserve_claim gives up after this, and we try again. */
 #define CLAIM_TIMEOUT_MS 2000
 #define RETRY_MS 100
 /* Holders of the job's partition that let go as we join them, before we claim. */
@@ -165,7 +165,7 @@ static int share(const struct nvt_place_req *req, unsigned count, const struct h
 	out->part.tpcs = sub;
 	out->part.flags = 0;
 	/* Held by this step too: the job's TPCs stay set aside while it runs. */
-	if (nvt_seg_prepare(req->base, &out->part, 1, &out->own, why, len))
+	if (nvt_reserve_prepare(req->base, &out->part, 1, &out->own, why, len))
 		return NVT_PLACE_ERROR;
 	out->holding = 1;
 	/*
@@ -202,7 +202,7 @@ static int try_gpu(const struct nvt_place_req *req, unsigned count,
 	} else {
 		c.count = count;
 	}
-	return nvt_claim(req->base, &c, 1, CLAIM_TIMEOUT_MS, &out->part, &out->own, why, len);
+	return nvt_reserve_claim(req->base, &c, 1, CLAIM_TIMEOUT_MS, &out->part, &out->own, why, len);
 }
 
 /* Claims TPCs on one of the candidate GPUs, waiting up to req->wait_ms for them. */

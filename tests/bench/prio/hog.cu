@@ -1,4 +1,4 @@
-// hog.cu - the streaming hog H of the priorities benchmark (issue 26).
+// hog.cu - the streaming hog H of the priorities benchmark.
 //   hog MIB KERNELS STOP READY OUT_PREFIX [record]
 // Each step launches KERNELS copies of MIB MiB (1056 blocks x 1024 threads,
 // grid-stride) and synchronises once: its run-ahead is one step. Until the

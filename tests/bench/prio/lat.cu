@@ -1,4 +1,4 @@
-// lat.cu - the latency-critical task L of the priorities benchmark (issue 26).
+// lat.cu - the latency-critical task L of the priorities benchmark.
 //   lat MODE PERIOD_MS DUTIES PERIODS OUT.csv
 // MODE compute: 16 blocks of 256 threads spinning ~20 us; memory: 16 blocks of
 // 1024 threads copying 64 MB. For each duty D in DUTIES (comma list, percent;

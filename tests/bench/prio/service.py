@@ -21,24 +21,18 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 import priolib  # noqa: E402
+import cudagraph  # noqa: E402
 
 LAYERS, DIM = 16, 4096
 BATCH = {"decode": 1, "prefill": 512, "tbt": 1}
 
 
 def graphed(fn):
-    """fn captured once as a CUDA graph (after a warm-up on a side stream, as
-    sizes_worker.graphed); returns the replay and the graph's output tensor."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = fn()
+    """fn captured once as a CUDA graph (cudagraph.capture); returns the replay and the
+    graph's output tensor."""
+    g, out = cudagraph.capture(fn)
     return g.replay, out
 
 

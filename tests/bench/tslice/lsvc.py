@@ -5,6 +5,8 @@ tbt: token by token: 8 such steps, each synchronised, with a host-side sampler (
 prefill: the graph at batch 512. Latency = completion - scheduled arrival (ms)."""
 import os, random, sys, time
 import torch
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import cudagraph  # noqa: E402 (tests/bench/)
 
 def graph(batch, ws):
     x = torch.randn(batch, 4096, device="cuda", dtype=torch.bfloat16)
@@ -13,15 +15,7 @@ def graph(batch, ws):
         for w in ws:
             y = torch.nn.functional.linear(y, w)
         return y
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fwd()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = fwd()
+    g, out = cudagraph.capture(fwd)
     return g, out, x  # x: the graph reads it; keep it alive
 
 def main():

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory halves on the GPU (issue 27). 1) --calibrate three times: the
+# Memory halves on the GPU. 1) --calibrate three times: the
 # bandwidth probe's halves and what it measured (JSON). 2) A memory-bound
 # task L (tests/bench/prio/lat.cu, memory mode: 16 blocks copying 64 MB, jobs
 # back to back, each timed) alone and beside nvtaskset-hog streaming on two

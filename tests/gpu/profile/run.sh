@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --profile on the GPU (issue 27): profiles a GEMM, a memory-bound copy and a
+# --profile on the GPU: profiles a GEMM, a memory-bound copy and a
 # PyTorch inference loop under MPS, the copy also beside nvtaskset-hog, then
 # runs each at the size --profile picked and at all TPCs and checks that the
 # pick meets its 5% bound. Usage: tests/gpu/profile/run.sh OUTDIR (on the GPU

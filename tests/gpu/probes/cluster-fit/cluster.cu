@@ -1,5 +1,5 @@
 // cluster.cu - how many thread-block clusters of each size a process's SMs run
-// at once (issue 15: do a packed partition's GPCs hold fewer clusters than an
+// at once (do a packed partition's GPCs hold fewer clusters than an
 // MPS client's SMs, which lie in every GPC?). Usage: cluster [MAX], MAX the
 // largest cluster size to try (default 16).
 //

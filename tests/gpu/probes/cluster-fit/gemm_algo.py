@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The size benchmark's two workloads that trail MPS under --sm-limit (issue 15),
+"""The size benchmark's two workloads that trail MPS under --sm-limit,
 and which cuBLAS algorithm (tile, cluster shape) they got, without a profiler.
 
   gemm_algo.py

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Do a packed partition's GPCs hold fewer thread-block clusters at once than
-# an MPS client's SMs, which lie in every GPC? (issue 15: under --sm-limit the
+# an MPS client's SMs, which lie in every GPC? (under --sm-limit the
 # bf16 8192^3 GEMM was 1.11-1.14x MPS's time at 42 and 50 TPCs, the
 # transformer block 1.105x at 50; cuBLAS's kernels there run in clusters.)
 #

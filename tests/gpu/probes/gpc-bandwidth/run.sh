@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Memory bandwidth of each GPC alone and of each pair of GPCs (nvtaskset -g,
-# outside MPS), to see whether GPCs share paths to memory (issue 15: packed
+# outside MPS), to see whether GPCs share paths to memory (packed
 # partitions of 3 GPCs streamed no faster than of 2). Then which SMs a
 # kernel gets with --sm-limit on TPC lists other than a packed pick.
 # Usage: [TRIPLES=1] run.sh OUTDIR (on the GPU machine, root).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Which SMs does a kernel get when MPS's active thread percentage and
 # nvtaskset's TPC mask both apply (--sm-limit), for packed and spread
-# partitions? (issue 15: spread partitions under --sm-limit ran fp32 GEMMs 4x
+# partitions? (spread partitions under --sm-limit ran fp32 GEMMs 4x
 # slower than packed ones.) Prints, per case, the SMs smid's blocks ran on
 # and the FMA loop's time. Usage: run.sh OUTDIR (on the GPU machine, root).
 set -u
