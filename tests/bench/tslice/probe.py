@@ -149,6 +149,12 @@ CONFIGS = [
     ("ts-5-later-split32", ([], False, LBIG), ([], False, ts(5, TSGP_DELAY_MS="4000", SPLIT="32"), "split")),
     ("ts-5-later-llama", ([], False, LBIG), ([], False, ts(5, TSGP_DELAY_MS="8000"), "llama")),
     ("ts-50-llama", ([], False, LBIG), ([], False, ts(50), "llama")),
+    # Inside MPS: does splitting the GEMMs bound the wait where the MPS server, not a
+    # timeslice, shares the SMs (client priority; nvtaskset's whole-GPU priorities)?
+    ("mps-cp-split8", ([], True, {}), ([], True, {"CUDA_MPS_CLIENT_PRIORITY": "1"}, "split")),
+    ("nvt-protect", (nvt("--priority", "high"), True, {}), (nvt("--priority", "low", "--yield", "protect"), True, {}, "gemm")),
+    ("nvt-protect-split8", (nvt("--priority", "high"), True, {}),
+     (nvt("--priority", "low", "--yield", "protect"), True, {}, "split")),
 ]
 for name, L, H in CONFIGS:
     if ONLY and name not in ONLY:
