@@ -11,6 +11,8 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 chmod 700 "$dir"
 tar -C "$ROOT" -c --exclude=./build --exclude=./.git --exclude=__pycache__ . | tar -x -C "$dir"
+chmod 700 "$dir" # the archive's "." gave it the checkout's mode
+[ "$(stat -c %a "$dir")" == 700 ] || { echo "check-private: $dir is not of mode 0700" >&2; exit 1; }
 echo "check-private: make check in $dir (mode $(stat -c %a "$dir"))"
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j"$(nproc)" -C "$dir" check ${CHECK_JOBS:+CHECK_JOBS=$CHECK_JOBS} 2>&1 |
 	tee "$dir/check.log"
