@@ -62,7 +62,7 @@
  * 442, 477, 478, 652, 653) on entry, then the launch callbacks (on the same
  * thread: docs/hardware-facts.md, section 14), then the return callbacks; the
  * stream argument is passed along and otherwise ignored (launches run at once).
- * cuStreamCreate (124) and cuStreamDestroy_v2 (326) invoke theirs too; a destroyed
+ * cuStreamCreate and cuStreamDestroy_v2 invoke theirs too; a destroyed
  * stream's handle is the next one made (the last destroyed first), as the real
  * driver's allocator gives memory back.
  *
@@ -74,7 +74,7 @@
  * its TMD's mask enables hold is a hang (702 and a message), as on a GPU,
  * where its blocks wait at a grid-wide barrier for blocks that never start.
  *
- * cuDeviceGetAttribute (id 9) invokes the driver-API callbacks on entry and
+ * cuDeviceGetAttribute invokes the driver-API callbacks on entry and
  * on return (with a pointer to the value it wrote), as the callback table of
  * CUPTI numbers it; FAKECUDA_ATTRIBUTE_CALLBACKS=0 makes it invoke none (a
  * driver that would not report it). It knows attributes 16 (SMs), 75, 76
