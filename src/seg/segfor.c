@@ -70,19 +70,23 @@ static int userdir_for(const char *base, uid_t uid, gid_t gid, char *dir, size_t
 	return dirfd;
 }
 
-/* 1 if the file name in dirfd is already a segment that names p (a second
- * call for the same process). */
-static int names_already(int dirfd, const char *name, const struct nvt_proc *p)
+/* 1 if the file name in dirfd is already uid's segment of p (a second call
+ * for the same process), by the one rule (nvt_seg_trust). The header decides:
+ * p has not started its program yet, so it maps no segment to tell by. */
+static int names_already(const char *base, int dirfd, const char *name, uid_t uid,
+			 const struct nvt_proc *p)
 {
-	struct nvt_segment head;
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), same;
+	struct nvt_seg_trust t;
 
-	if (fd < 0)
+	memset(&t, 0, sizeof(t));
+	t.owner = uid;
+	t.flags = NVT_TRUST_HEADER_DECIDES;
+	t.oflags = O_RDONLY;
+	t.who = nvt_seg_who_of(base, p, p->pidns);
+	if (nvt_seg_trust(dirfd, name, &t) != NVT_TRUST_OK)
 		return 0;
-	same = nvt_seg_pread_header(fd, &head) == NVT_SEG_VALID && head.pid == p->ns_pid &&
-	       head.pidns == p->pidns && head.start_time == p->start_time;
-	close(fd);
-	return same;
+	close(t.fd);
+	return 1;
 }
 
 /* Takes the writer's lock of segment pidns.pid in dirfd's lock file (waiting
@@ -122,7 +126,7 @@ int nvt_seg_make_for(const char *base, pid_t pid, uid_t uid, gid_t gid,
 			    NVT_SEG_NEW_MODE);
 		if (fd >= 0 || errno != EEXIST)
 			break;
-		if (names_already(dirfd, name, &p)) {
+		if (names_already(base, dirfd, name, uid, &p)) {
 			rc = NVT_SEG_MADE_ALREADY;
 			goto out;
 		}
