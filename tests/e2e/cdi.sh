@@ -285,3 +285,17 @@ assert mounts[sys.argv[2]] == sys.argv[2] and mounts["/dev/shm"] == "/dev/shm", 
 assert "CUDA_MPS_PIPE_DIRECTORY=" + sys.argv[2] in common["env"], common["env"]
 PY
 }
+
+# The hook run at the wrong stage or fed what is not a runtime's state: it refuses, saying
+# what it needs, and makes nothing.
+t_cdi_hook_bad_state() {
+	local out rc
+	run_rc out rc sh -c 'echo "not json" | "$1" --cdi-hook t/gpc=0' - "$NVT"
+	eq "$rc" 1 "not JSON ($out)"
+	has "$out" "t/gpc=0: the runtime's state is not a JSON object"
+	run_rc out rc sh -c 'echo "{\"ociVersion\":\"1.0.2\",\"id\":\"x\",\"status\":\"creating\",\"pid\":0,\"bundle\":\"/nonexistent\"}" |
+		"$1" --cdi-hook t/gpc=0' - "$NVT"
+	eq "$rc" 1 "pid 0 ($out)"
+	has "$out" "t/gpc=0: the runtime's state names no process: run this hook as createRuntime"
+	eq "$(find "$NVTASKSET_RUNDIR" -name 'nvtaskset.*' | wc -l)" 0 "segments made"
+}
