@@ -22,6 +22,7 @@ share_build() {
 	for d in bin lib test stub gen; do
 		[ ! -e "$1/build/$d" ] || cp -a "$1/build/$d" "$2/build/" || return 1
 	done
-	cp -a "$1/tests" "$2/tests" && cp -a "$1/tools/slurm" "$2/tools/slurm" &&
-		chmod -R a+rX,go-w "$2"
+	cp -a "$1/tests" "$2/tests" || return 1
+	[ ! -d "$1/tools/slurm" ] || cp -a "$1/tools/slurm" "$2/tools/slurm" || return 1
+	chmod -R a+rX,go-w "$2"
 }

@@ -114,7 +114,7 @@ t_cdi_gpc_partition() {
 # TPCs, a start on the host finds no TPC free, -p moves one live, and once one is killed its
 # TPCs are free again and its segment is gone.
 t_cdi_tpcs_claims_disjoint() {
-	local out rc a b a_pid b_pid list
+	local out rc a b a_pid b_pid list seg
 	need_pidns
 	cdi_spec
 	container --pidns --pid-file "$WORK/a.pid" tpcs=33
@@ -136,9 +136,11 @@ t_cdi_tpcs_claims_disjoint() {
 	eq "$rc" 1 "a host start beside them ($out)"
 	"$NVT" -p -g 0 "$a_pid" >/dev/null
 	wait_file "$WORK/a.state" "$(dry_tpcs -g 0)"
+	seg=$(seg_file "$b_pid")
+	[ -e "$seg" ] || die "no segment of the container's process: $seg"
 	kill -KILL "$b_pid"
 	wait "$b" || true
-	[ ! -e "$(seg_file "$b_pid")" ] || die "the killed container's segment is left: $(seg_file "$b_pid")"
+	[ ! -e "$seg" ] || die "the killed container's segment is left: $seg"
 	list=$(dry_tpcs -n 33 --exclude-running)
 	disjoint_lists "$list" "$(cat "$WORK/a.state")"
 	eq "$(tpc_count "$list")" 33 "TPCs free once b was killed"

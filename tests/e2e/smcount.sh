@@ -124,6 +124,9 @@ t_sm_count_after_change() {
 sms=8 proc=8"
 	on_start shrink "$NVT" --no-mps -c 0-15 "$LINKED" sms-on "$WORK/shrink.go"
 	run_rc out rc "$NVT" -p -g 0 "$PID"
+	eq "$rc" 0 "-p -g 0 ($out)"
+	run_rc out rc "$NVT" -pc "$PID"
+	has "$out" "current TPC list: $("$NVT" --no-mps --dry-run -g 0 | sed -n 's/.*: TPCs //p')"
 	on_finish shrink
 	eq "$out" "sms=32 proc=32
 sms=32 proc=32"
