@@ -328,9 +328,10 @@ t_hostile_borrowed_tpcs_not_claimed() {
 	while :; do
 		wait_file "$WORK/u/bw.state" "0-65" 20
 		touch "$WORK/u/bw.pause"
-		sleep 0.05 # its loop sees the file within 0.2 ms
+		wait_for 10 test -e "$WORK/u/bw.pause.seen" # paused: its state is its last launch's
 		file_reads "$WORK/u/bw.state" "0-65" && break
 		rm -f "$WORK/u/bw.pause"
+		wait_for 10 test ! -e "$WORK/u/bw.pause.seen"
 		tries=$((tries + 1))
 		[ "$tries" -lt 20 ] || die "the low task never stopped on a borrowing launch"
 	done

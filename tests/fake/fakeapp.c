@@ -23,7 +23,7 @@
  *                                         (cuLaunchKernelEx); print it
  *
  * "loop" launches nothing while the file $FAKEAPP_PAUSE exists (an idle
- * task), and appends "NS LIST" to the file $FAKEAPP_STAMP whenever its TPCs
+ * task; it makes $FAKEAPP_PAUSE.seen once paused, removed when it goes on), and appends "NS LIST" to the file $FAKEAPP_STAMP whenever its TPCs
  * change and "NS resume" before its first launch after a pause, NS the
  * CLOCK_MONOTONIC time; with FAKEAPP_STAMP_LAUNCHES=1 also "NS launch" after
  * each launch (the priority agent's reaction, counted in the higher task's
@@ -94,6 +94,7 @@
 #include <grp.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,6 +335,23 @@ static void stamp(const char *text)
 	fclose(f);
 }
 
+/* Makes (on) or removes the file HOLD.seen: the loop is paused, its last state written. */
+static void touch_seen(const char *hold, int on)
+{
+	char seen[4096];
+	int fd;
+
+	if (snprintf(seen, sizeof(seen), "%s.seen", hold) >= (int)sizeof(seen))
+		return;
+	if (!on) {
+		unlink(seen);
+		return;
+	}
+	fd = open(seen, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Launches until stop exists, or go (if given) does; returns 1 on a hang. */
 static int loop_until(const char *stop, const char *go, const char *state)
 {
@@ -348,12 +366,16 @@ static int loop_until(const char *stop, const char *go, const char *state)
 	while (!exists(stop) && !(go && exists(go))) {
 		struct fakecuda_launch rec;
 		if (hold && exists(hold)) {
+			if (!paused)
+				touch_seen(hold, 1);
 			paused = 1;
 			nanosleep(&pause, NULL);
 			continue;
 		}
-		if (paused)
+		if (paused) {
 			stamp("resume");
+			touch_seen(hold, 0);
+		}
 		paused = 0;
 		launch_round(&rec, now, sizeof(now), &hung);
 		if (sync_each && p_sync)
