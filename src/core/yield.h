@@ -16,8 +16,8 @@
 #include "nvtaskset.h"
 
 /*
- * The defaults (docs/priorities.md, "`--yield protect` and borrowing, measured"): never worse than a static
- * partition for either task, on the H100's measurements. Holding back
+ * The defaults (docs/priorities.md, "`--yield protect` and borrowing,
+ * measured"): never worse than a static partition for either task, on the H100's measurements. Holding back
  * protects a periodic service but costs the lower task 20-31 % of its steps,
  * so it is a choice (protect), not a default.
  */
