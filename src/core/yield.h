@@ -17,9 +17,10 @@
 
 /*
  * The defaults (docs/priorities.md, "`--yield protect` and borrowing,
- * measured"): never worse than a static partition for either task, on the H100's measurements. Holding back
- * protects a periodic service but costs the lower task 20-31 % of its steps,
- * so it is a choice (protect), not a default.
+ * measured"): never worse than a static partition for either task, on the
+ * H100's measurements. Holding back protects a periodic service but costs
+ * the lower task 20-31 % of its steps, so it is a choice (protect), not a
+ * default.
  */
 #define NVT_YIELD_DEFAULT NVT_YIELD_CLIENT
 #define NVT_YIELD_PROTECT (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_CLIENT)
