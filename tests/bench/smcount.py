@@ -12,6 +12,8 @@ another under one MPS daemon:
   told   nvtaskset -n N: the program is told its partition's 2N SMs
   gpu    NVTASKSET_SM_COUNT=gpu nvtaskset -n N: told the whole GPU's count
          (what nvtaskset did before the count was told)
+  clusters  nvtaskset --strategy clusters -n N: told, on a pick that holds as
+         many thread-block clusters as MPS's share (docs/performance.md)
 Rounds are interleaved (every size and configuration once, then again).
 Then, with SMCOUNT_STALE=1 (the default), two tasks are moved live: started on
 STALE_BIG TPCs (66) and moved to STALE_SMALL (54) with -p -n, and the other way;
@@ -24,7 +26,7 @@ MPS's), smcount.png (ratio to MPS against the SM count), README.md (device,
 driver, date, command, the summary, the plot).
 
 Usage: smcount.py ROOT OUTDIR   (SMCOUNT_SIZES="4,8,...,66" or ranges "4-24",
-                                SMCOUNT_CONFIGS=mps,told,gpu, SMCOUNT_ROUNDS=1,
+                                SMCOUNT_CONFIGS=mps,told,gpu[,clusters], SMCOUNT_ROUNDS=1,
                                 SMCOUNT_BUDGET_S=400: start no size after that
                                 (less 60 s for the moved tasks),
                                 SMCOUNT_STALE=1, STALE_BIG=66, STALE_SMALL=54,
@@ -65,8 +67,8 @@ STALE = os.environ.get("SMCOUNT_STALE", "1") == "1"
 STALE_BIG = int(os.environ.get("STALE_BIG", "66"))
 STALE_SMALL = int(os.environ.get("STALE_SMALL", "54"))
 STALE_S = 60  # what the two moved tasks take, kept from the sizes' budget
-if CONFIGS[0] != "mps" or any(c not in ("mps", "told", "gpu") for c in CONFIGS):
-    sys.exit("SMCOUNT_CONFIGS: mps first, then told and/or gpu")
+if CONFIGS[0] != "mps" or any(c not in ("mps", "told", "gpu", "clusters") for c in CONFIGS):
+    sys.exit("SMCOUNT_CONFIGS: mps first, then told, gpu and/or clusters")
 
 
 def sizes(text):
@@ -92,7 +94,8 @@ def worker_args(config, n, total):
     if config == "mps":
         return py, dict(ENV, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=str(math.ceil(100 * n / total)))
     env = dict(ENV, NVTASKSET_SM_COUNT="gpu") if config == "gpu" else ENV
-    return [NVT, "-n", str(n)] + py, env
+    strategy = ["--strategy", "clusters"] if config == "clusters" else []
+    return [NVT] + strategy + ["-n", str(n)] + py, env
 
 
 def stale(kind, start_n, end_n, rows):
@@ -147,7 +150,9 @@ def main():
                 for config in CONFIGS:
                     args, env = worker_args(config, n, total)
                     out, err = run(args, env=env)
-                    picks.setdefault(n, [l for l in err.splitlines() if l.startswith("nvtaskset: GPU")])
+                    if config != "mps":
+                        picks.setdefault((n, "clusters" if config == "clusters" else "packed"),
+                                         [l for l in err.splitlines() if l.startswith("nvtaskset: GPU")])
                     r = json.loads(out.splitlines()[-1])
                     for name, ms in r["ms"].items():
                         rows.append((rnd, n, config, r["sms"], name, ms))
@@ -234,7 +239,7 @@ def summary(rows, stale_rows, total, picks):
                     "%.3f" % (m1 / f) if f else "-"))
     if any(picks.values()):
         lines += ["", "nvtaskset's picks (-n):", ""]
-        lines += ["- %d TPCs: %s" % (n, "; ".join(p)[:300]) for n, p in sorted(picks.items()) if p]
+        lines += ["- %d TPCs, %s: %s" % (n, how, "; ".join(p)[:300]) for (n, how), p in sorted(picks.items()) if p]
     return lines, ms, names, sizes_run
 
 
@@ -243,13 +248,15 @@ def plot(ms, names, sizes_run):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, len(names), figsize=(4.4 * len(names), 3.8), squeeze=False)
-    styles = {"told": "o-", "gpu": "s--"}
+    styles = {"told": "o-", "gpu": "s--", "clusters": "^-"}
+    labels = {"told": "nvtaskset, told the partition", "gpu": "nvtaskset, told the GPU",
+              "clusters": "nvtaskset --strategy clusters, told"}
     for ax, name in zip(axes[0], names):
         for c in CONFIGS[1:]:
             xs = [n for n in sizes_run if (n, name, c) in ms and (n, name, "mps") in ms]
             ax.plot([2 * n for n in xs], [statistics.median(ms[(n, name, c)]) / statistics.median(ms[(n, name, "mps")])
                                           for n in xs], styles.get(c, "^-"), markersize=3,
-                    label="nvtaskset, told the partition" if c == "told" else "nvtaskset, told the GPU")
+                    label=labels[c])
         ax.axhline(1.0, color="grey", lw=0.8)
         ax.axhline(1.01, color="grey", lw=0.5, ls=":")
         ax.set_title(name, fontsize=8)
