@@ -156,6 +156,34 @@ CONFIGS = [
     ("nvt-protect-split8", (nvt("--priority", "high"), True, {}),
      (nvt("--priority", "low", "--yield", "protect"), True, {}, "split")),
 ]
+# Which pick shares less with a neighbour: H on -n 46's default pick (whole GPCs first) or on
+# --strategy clusters' (which may share one GPC), L on the rest of the GPU.
+def _tpcs(text):
+    out = set()
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+
+def _pick(*args):
+    r = subprocess.run(nvt("--dry-run", *args, "true"), capture_output=True, text=True, timeout=60,
+                       env=envfor(False, {}))
+    return _tpcs(r.stdout.strip().rsplit("TPCs ", 1)[-1])
+
+def _list(tpcs):
+    return ",".join(str(t) for t in sorted(tpcs))
+
+if any(n.startswith(("pick-", "L-alone-pick-", "H-alone-pick-")) for n in ONLY):
+    _all = set(range(int(json.loads(subprocess.run(nvt("--topology", "--json", "--gpu", "0"), capture_output=True,
+                                                   text=True, timeout=60).stdout)["gpus"][0]["tpcs"])))
+    for how, extra in (("packed", []), ("clusters", ["--strategy", "clusters"])):
+        h = _pick(*(extra + ["-n", "46"]))
+        l = _all - h
+        log("pick", how, "H", _list(h), "L", _list(l))
+        CONFIGS += [("pick-" + how, (nvt("-c", _list(l)), True, {}), (nvt("-c", _list(h)), True, {}, "gemm")),
+                    ("L-alone-pick-" + how, (nvt("-c", _list(l)), True, {}), None),
+                    ("H-alone-pick-" + how, None, (nvt("-c", _list(h)), True, {}, "gemm"))]
+
 for name, L, H in CONFIGS:
     if ONLY and name not in ONLY:
         continue
