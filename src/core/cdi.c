@@ -194,8 +194,12 @@ int nvt_oci_config_env(const char *text, size_t len, const char *name, char *buf
 		char var[8192];
 		long got = nvt_json_string(text, len, (size_t)e, var, sizeof(var));
 		if (got < 0) {
-			/* Another variable too long for var is no matter; ours must fit. */
+			/* Another variable too long for var (or undecodable) is no matter;
+			 * ours must fit: one that begins "NAME=" is refused, never unset. */
 			if (nvt_json_type(text, len, (size_t)e) != NVT_JSON_STRING)
+				return -1;
+			if (n + 2 > sizeof(var) || nvt_json_string_head(text, len, (size_t)e, var, n + 2) < 0 ||
+			    (!strncmp(var, name, n) && var[n] == '='))
 				return -1;
 			continue;
 		}

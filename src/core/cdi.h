@@ -77,7 +77,8 @@ int nvt_oci_config_user(const char *text, size_t text_len, uint32_t *uid, uint32
  * The value of variable name in the container's environment (process.env of
  * config.json; the first of several, as getenv finds it) into buf (size
  * bytes). Returns 0, 1 if it is not set, or -1 if the configuration is
- * malformed or the value does not fit.
+ * malformed or the value does not fit (a variable too long to read whose
+ * name cannot be told from name's counts as name's).
  */
 int nvt_oci_config_env(const char *text, size_t len, const char *name, char *buf, size_t size);
 

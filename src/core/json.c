@@ -301,15 +301,16 @@ static long unicode_escape(const char *t, size_t len, size_t *at)
 	return 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
 }
 
-long nvt_json_string(const char *text, size_t len, size_t at, char *buf, size_t size)
+/* nvt_json_string, or with head its first bytes that fit (nvt_json_string_head). */
+static long decode_string(const char *text, size_t len, size_t at, char *buf, size_t size, int head)
 {
 	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
 	size_t end = skip_string(text, len, at);
-	long n = 0;
+	long n = 0, next;
 
 	if (end == NONE || size == 0)
 		return -1;
-	for (at++; at < end - 1; at++) {
+	for (at++; at < end - 1 && !(head && (size_t)n + 1 >= size); at++) {
 		long cp = (unsigned char)text[at];
 		if (cp == '\\') {
 			at++;
@@ -319,17 +320,31 @@ long nvt_json_string(const char *text, size_t len, size_t at, char *buf, size_t 
 				cp = to[strchr(from, text[at]) - from];
 			if (cp <= 0)
 				return -1; /* a lone surrogate, or a NUL */
-			n = put_utf8(buf, size, (size_t)n, (unsigned long)cp);
+			next = put_utf8(buf, size, (size_t)n, (unsigned long)cp);
 		} else if ((size_t)n + 1 < size) {
-			buf[n++] = (char)cp; /* a byte as it is (UTF-8 passes through) */
+			buf[n] = (char)cp; /* a byte as it is (UTF-8 passes through) */
+			next = n + 1;
 		} else {
-			n = -1;
+			next = -1;
 		}
-		if (n < 0)
+		if (next < 0 && head)
+			break; /* buf is full: what fits is the answer */
+		if (next < 0)
 			return -1;
+		n = next;
 	}
 	buf[n] = '\0';
 	return n;
+}
+
+long nvt_json_string(const char *text, size_t len, size_t at, char *buf, size_t size)
+{
+	return decode_string(text, len, at, buf, size, 0);
+}
+
+long nvt_json_string_head(const char *text, size_t len, size_t at, char *buf, size_t size)
+{
+	return decode_string(text, len, at, buf, size, 1);
 }
 
 int nvt_json_uint(const char *text, size_t len, size_t at, uint64_t max, uint64_t *out)

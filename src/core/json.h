@@ -54,6 +54,11 @@ long nvt_json_next(const char *text, size_t len, size_t at);
  * no string, does not fit, holds a NUL (\u0000) or a lone surrogate.
  */
 long nvt_json_string(const char *text, size_t len, size_t at, char *buf, size_t size);
+/* The same for a string that may not fit: as many of its first bytes as fit in buf
+ * (a character that does not fit whole is left out), NUL-terminated. Returns the
+ * bytes written, or -1 if it is no string, or holds a NUL or a lone surrogate
+ * within what fits. */
+long nvt_json_string_head(const char *text, size_t len, size_t at, char *buf, size_t size);
 /* The number at offset at, if it is a whole number from 0 to max (no
  * fraction, exponent or sign): 0 with *out; else -1. */
 int nvt_json_uint(const char *text, size_t len, size_t at, uint64_t max, uint64_t *out);

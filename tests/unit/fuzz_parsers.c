@@ -232,6 +232,11 @@ static void walk_json(const char *text, size_t size, long at, int depth)
 	case NVT_JSON_STRING:
 		if (nvt_json_string(text, size, (size_t)at, buf, sizeof(buf)) >= (long)sizeof(buf))
 			fail("JSON string longer than its buffer", text);
+		/* Its head agrees with the whole where the whole fits in 8 bytes. */
+		n = (int)nvt_json_string(text, size, (size_t)at, buf, 8);
+		if (n >= 0 && (nvt_json_string_head(text, size, (size_t)at, buf + 16, 8) != n ||
+			       memcmp(buf, buf + 16, (size_t)n + 1)))
+			fail("JSON string's head differs from the string", text);
 		break;
 	case NVT_JSON_NUMBER: nvt_json_uint(text, size, (size_t)at, 1000, &v); break;
 	default: break;

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -85,6 +86,13 @@ static void test_json_find(void)
 	CHECK(nvt_json_string(t, n, (size_t)at, buf, sizeof(buf)) == -1);
 	at = nvt_json_member(t, n, root, "nul");
 	CHECK(nvt_json_string(t, n, (size_t)at, buf, sizeof(buf)) == -1);
+	/* The head of a string: what fits, never half a character; a NUL within it fails. */
+	CHECK(nvt_json_string_head(t, n, (size_t)at, buf, 2) == 1 && !strcmp(buf, "a"));
+	CHECK(nvt_json_string_head(t, n, (size_t)at, buf, sizeof(buf)) == -1);
+	at = nvt_json_member(t, n, root, "s");
+	CHECK(nvt_json_string_head(t, n, (size_t)at, buf, 4) == 2 && !strcmp(buf, "\xc3\xa9"));
+	CHECK(nvt_json_string_head(t, n, (size_t)at, buf, sizeof(buf)) == 6);
+	CHECK(nvt_json_string_head(t, n, (size_t)nvt_json_member(t, n, root, "big"), buf, 4) == -1);
 	/* Offsets past the text, or into another type, find nothing. */
 	CHECK(nvt_json_member(t, n, n + 5, "pid") == -1);
 	CHECK(nvt_json_first(t, n, root) == -1);
@@ -119,6 +127,25 @@ static void test_device_names(void)
 	      !nvt_cdi_vendor_valid("abc-") && !nvt_cdi_vendor_valid("") && nvt_cdi_vendor_valid("a"));
 }
 
+/* A variable too long to read: another's is passed over, ours is refused, never unset. */
+static void test_oci_env_long(void)
+{
+	static char config[20000];
+	char buf[64];
+	int n;
+
+	n = snprintf(config, sizeof(config), "{\"process\":{\"env\":[\"LONG=%09000d\",\"NVTASKSET_CDI=tpcs=4\"]}}", 0);
+	CHECK(n > 9000 && nvt_oci_config_env(config, (size_t)n, "NVTASKSET_CDI", buf, sizeof(buf)) == 0 &&
+	      !strcmp(buf, "tpcs=4"));
+	n = snprintf(config, sizeof(config), "{\"process\":{\"env\":[\"NVTASKSET_CDI=%09000d\"]}}", 0);
+	CHECK(n > 9000 && nvt_oci_config_env(config, (size_t)n, "NVTASKSET_CDI", buf, sizeof(buf)) == -1);
+	/* Escaped: the name is read through the escapes. */
+	n = snprintf(config, sizeof(config), "{\"process\":{\"env\":[\"\\u004eVTASKSET_CDI=%09000d\"]}}", 0);
+	CHECK(n > 9000 && nvt_oci_config_env(config, (size_t)n, "NVTASKSET_CDI", buf, sizeof(buf)) == -1);
+	n = snprintf(config, sizeof(config), "{\"process\":{\"env\":[\"NVTASKSET_CDIX=%09000d\"]}}", 0);
+	CHECK(n > 9000 && nvt_oci_config_env(config, (size_t)n, "NVTASKSET_CDI", buf, sizeof(buf)) == 1);
+}
+
 static void test_oci(void)
 {
 	const char *state = "{\"ociVersion\":\"1.0.2-dev\",\"id\":\"265a\",\"status\":\"creating\","
@@ -148,6 +175,7 @@ static void test_oci(void)
 	CHECK(nvt_oci_config_env(config, strlen(config), "NVTASKSET", buf, sizeof(buf)) == 1);
 	CHECK(nvt_oci_config_env(config, strlen(config), "PATH", buf, 4) == -1);
 	CHECK(nvt_oci_config_env(STR("{\"process\":{\"env\":7}}"), "A", buf, sizeof(buf)) == -1);
+	test_oci_env_long();
 }
 
 static void test_uid_maps(void)
