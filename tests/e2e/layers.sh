@@ -68,9 +68,49 @@ t_shim_layers_check_catches() {
 # HACKING.md's conventions, checked by tools/dev/layers.py: each test names what breaks one.
 # rule_holds CHECK WHAT: layers.py CHECK finds nothing (WHAT: what it finds).
 rule_holds() {
-	local bad
-	bad=$(python3 "$ROOT/tools/dev/layers.py" "$1" "$ROOT") || true
+	local bad rc=0
+	bad=$(python3 "$ROOT/tools/dev/layers.py" "$1" "$ROOT") || rc=$?
 	eq "$bad" "" "$2"
+	eq "$rc" 0 "layers.py $1's exit status"
+}
+
+# Each rule's check fails where it must, on a tree made to break it once (and to keep it
+# once beside): a long function without its reason, reasons of another shape (a parameter,
+# a struct's field), a name of another room, an issue number, a path that is not there.
+t_rules_check_catches() {
+	local r=$WORK/rules bad rc i
+	mkdir -p "$r/src/core" "$r/src/alloc" "$r/docs"
+	printf 'all:\n\tcc src/core/long.c src/core/gone.c\n' >"$r/Makefile"
+	printf 'Conventions.\n' >"$r/HACKING.md"
+	printf 'See iss%s 12 and src/core/long.c.\n' ue >"$r/README.md"
+	{
+		printf 'int nvt_core_long(void)\n{\n\tint n = 0;\n'
+		for ((i = 0; i < 81; i++)); do printf '\tn++;\n'; done
+		printf '\treturn n;\n}\n\n/* Long on purpose (over 80 lines: one table). */\nint nvt_core_table(void)\n{\n'
+		for ((i = 0; i < 81; i++)); do printf '\t;\n'; done
+		printf '\treturn 0;\n}\n'
+	} >"$r/src/core/long.c"
+	printf 'int nvt_core_a(char *err, int n);\nint nvt_core_b(char *why, size_t len);\nstruct s {\n\tchar error[64];\n};\n' \
+		>"$r/src/core/reasons.h"
+	printf 'int nvt_core_lent(void)\n{\n\treturn 0;\n}\nint nvt_alloc_own(void)\n{\n\treturn 0;\n}\n' \
+		>"$r/src/alloc/pick.c"
+	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-sizes "$r") || rc=$?
+	eq "$rc" 1 "check-sizes' exit status ($bad)"
+	eq "$bad" "src/core/long.c:1: nvt_core_long has 86 lines and no '(over 80 lines: WHY)' at its head"
+	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-reasons "$r") || rc=$?
+	eq "$rc" 1 "check-reasons' exit status ($bad)"
+	eq "$bad" "src/core/reasons.h:1: 'char *err', not 'char *why, size_t len'
+src/core/reasons.h:4: a reason in a struct's field 'error', not in the caller's why"
+	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-names "$r") || rc=$?
+	eq "$rc" 1 "check-names' exit status ($bad)"
+	eq "$bad" "src/alloc/pick.c:1: nvt_core_... is a name of src/core/, defined in src/alloc/"
+	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-stale "$r") || rc=$?
+	eq "$rc" 1 "check-stale's exit status ($bad)"
+	eq "$bad" "README.md:1: an issue number (name the subject instead)
+Makefile:2: src/core/gone.c is not in the tree"
+	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-rules "$r") || rc=$?
+	eq "$rc" 1 "check-rules' exit status"
+	eq "$(grep -c . <<<"$bad")" 6 "check-rules finds the four rules' breaks ($bad)"
 }
 
 t_functions_short_or_say_why() {
