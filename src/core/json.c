@@ -8,6 +8,8 @@
 #include "json.h"
 #include "text.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NONE ((size_t)-1)
@@ -345,6 +347,19 @@ long nvt_json_string(const char *text, size_t len, size_t at, char *buf, size_t 
 long nvt_json_string_head(const char *text, size_t len, size_t at, char *buf, size_t size)
 {
 	return decode_string(text, len, at, buf, size, 1);
+}
+
+int nvt_json_number(const char *text, size_t len, size_t at, double *out)
+{
+	size_t end = skip_number(text, len, at);
+	char num[64], *stop;
+
+	if (end == NONE || end - at >= sizeof(num))
+		return -1;
+	memcpy(num, text + at, end - at);
+	num[end - at] = '\0';
+	*out = strtod(num, &stop);
+	return stop == num + (end - at) && isfinite(*out) ? 0 : -1;
 }
 
 int nvt_json_uint(const char *text, size_t len, size_t at, uint64_t max, uint64_t *out)

@@ -62,5 +62,8 @@ long nvt_json_string_head(const char *text, size_t len, size_t at, char *buf, si
 /* The number at offset at, if it is a whole number from 0 to max (no
  * fraction, exponent or sign): 0 with *out; else -1. */
 int nvt_json_uint(const char *text, size_t len, size_t at, uint64_t max, uint64_t *out);
+/* The number at offset at as a double, if it is finite and at most 63
+ * characters long: 0 with *out; else -1. */
+int nvt_json_number(const char *text, size_t len, size_t at, double *out);
 
 #endif /* NVT_JSON_H */

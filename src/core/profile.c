@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "json.h"
 
 static void sort_values(double *v, size_t n)
 {
@@ -99,192 +100,60 @@ int nvt_first_number(const char *text, double *out)
 
 /* ---- Reading --profile's JSON -------------------------------------------- */
 
-/* A cursor over JSON text; depth bounds recursion (hostile input). */
-struct json_cur {
-	const char *p;
-	int depth;
-};
-
-static void ws(struct json_cur *c)
+/* Member key of the object at at, read as a finite number into *out if it is a
+ * number: 1 if it was, 0 if it is absent or another type (null: no figure), -1
+ * if it is a number out of range. */
+static int size_number(const char *text, size_t len, size_t at, const char *key, double *out)
 {
-	while (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')
-		c->p++;
-}
+	long m = nvt_json_member(text, len, at, key);
 
-/* Skips a string; copies up to len-1 bytes of it (no escapes kept) into out if given. */
-static int json_string_at(struct json_cur *c, char *out, size_t len)
-{
-	size_t k = 0;
-
-	if (*c->p != '"')
-		return -1;
-	for (c->p++; *c->p && *c->p != '"'; c->p++) {
-		if (*c->p == '\\') {
-			if (!c->p[1])
-				return -1;
-			c->p++;
-		}
-		if (out && k + 1 < len)
-			out[k++] = *c->p;
-	}
-	if (*c->p != '"')
-		return -1;
-	c->p++;
-	if (out && len)
-		out[k] = '\0';
-	return 0;
-}
-
-static int json_skip(struct json_cur *c);
-
-static int json_skip_container(struct json_cur *c, char close)
-{
-	if (++c->depth > 32)
-		return -1;
-	c->p++;
-	ws(c);
-	if (*c->p == close) {
-		c->p++;
-		c->depth--;
+	if (m < 0 || nvt_json_type(text, len, (size_t)m) != NVT_JSON_NUMBER)
 		return 0;
-	}
-	for (;;) {
-		ws(c);
-		if (close == '}') {
-			if (json_string_at(c, NULL, 0))
-				return -1;
-			ws(c);
-			if (*c->p++ != ':')
-				return -1;
-		}
-		if (json_skip(c))
-			return -1;
-		ws(c);
-		if (*c->p == ',') {
-			c->p++;
-			continue;
-		}
-		if (*c->p++ != close)
-			return -1;
-		c->depth--;
-		return 0;
-	}
+	return nvt_json_number(text, len, (size_t)m, out) ? -1 : 1;
 }
 
-static int json_skip(struct json_cur *c)
+/* One element of a curve: an object with tpcs (1-4096) and numeric fields. */
+static int read_size(const char *text, size_t len, size_t at, struct nvt_profile_size *s)
 {
-	ws(c);
-	switch (*c->p) {
-	case '{': return json_skip_container(c, '}');
-	case '[': return json_skip_container(c, ']');
-	case '"': return json_string_at(c, NULL, 0);
-	case '\0': return -1;
-	default: {
-		const char *start = c->p;
-		while (*c->p && !strchr(",]} \t\r\n", *c->p))
-			c->p++;
-		return c->p == start ? -1 : 0;
-	}
-	}
-}
-
-/* Reads one element of a curve: an object with numeric fields. */
-static int json_size(struct json_cur *c, struct nvt_profile_size *s)
-{
-	char key[32];
+	double failed = 0;
+	uint64_t v;
+	long m;
+	int rc;
 
 	memset(s, 0, sizeof(*s));
-	ws(c);
-	if (*c->p != '{' || ++c->depth > 32)
+	if (nvt_json_type(text, len, at) != NVT_JSON_OBJECT)
 		return -1;
-	c->p++;
-	for (;;) {
-		ws(c);
-		if (*c->p == '}') {
-			c->p++;
-			c->depth--;
-			return 0;
-		}
-		if (json_string_at(c, key, sizeof(key)))
-			return -1;
-		ws(c);
-		if (*c->p++ != ':')
-			return -1;
-		ws(c);
-		if ((*c->p >= '0' && *c->p <= '9') || *c->p == '-') {
-			char *end;
-			double v = strtod(c->p, &end);
-			if (end == c->p || !isfinite(v))
-				return -1;
-			c->p = end;
-			if (!strcmp(key, "tpcs") && v >= 1 && v <= 4096 && v == (unsigned)v)
-				s->tpcs = (unsigned)v;
-			else if (!strcmp(key, "median")) {
-				s->median = v;
-				s->n = 1;
-			} else if (!strcmp(key, "max"))
-				s->max = v;
-			else if (!strcmp(key, "min"))
-				s->min = v;
-			else if (!strcmp(key, "failed") && v >= 0 && v <= 1e6)
-				s->failed = (unsigned)v;
-		} else if (json_skip(c)) {
-			return -1;
-		}
-		ws(c);
-		if (*c->p == ',')
-			c->p++;
-		else if (*c->p != '}')
-			return -1;
-	}
+	m = nvt_json_member(text, len, at, "tpcs");
+	if (m < 0 || nvt_json_uint(text, len, (size_t)m, 4096, &v) || !v)
+		return -1;
+	s->tpcs = (unsigned)v;
+	if ((rc = size_number(text, len, at, "median", &s->median)) < 0 ||
+	    size_number(text, len, at, "max", &s->max) < 0 ||
+	    size_number(text, len, at, "min", &s->min) < 0 ||
+	    size_number(text, len, at, "failed", &failed) < 0)
+		return -1;
+	s->n = rc == 1; /* a median given */
+	if (failed >= 0 && failed <= 1e6 && failed == (unsigned)failed)
+		s->failed = (unsigned)failed;
+	return 0;
 }
 
 int nvt_profile_parse_json(const char *text, const char *key, struct nvt_profile_size *sizes,
 			   size_t max)
 {
-	struct json_cur c = {text, 0};
-	char name[32];
+	size_t len = strlen(text), n = 0;
+	long arr;
 
-	ws(&c);
-	if (*c.p++ != '{')
+	if (nvt_json_check(text, len))
 		return -1;
-	for (;;) {
-		ws(&c);
-		if (*c.p == '}')
-			return -1; /* no such key */
-		if (json_string_at(&c, name, sizeof(name)))
+	arr = nvt_json_member(text, len, nvt_json_root(text, len), key);
+	if (arr < 0 || nvt_json_type(text, len, (size_t)arr) != NVT_JSON_ARRAY)
+		return -1;
+	for (long e = nvt_json_first(text, len, (size_t)arr); e >= 0 && n < max;
+	     e = nvt_json_next(text, len, (size_t)e), n++)
+		if (read_size(text, len, (size_t)e, &sizes[n]))
 			return -1;
-		ws(&c);
-		if (*c.p++ != ':')
-			return -1;
-		ws(&c);
-		if (!strcmp(name, key) && *c.p == '[')
-			break;
-		if (json_skip(&c))
-			return -1;
-		ws(&c);
-		if (*c.p == ',')
-			c.p++;
-		else
-			return -1;
-	}
-	c.p++;
-	size_t n = 0;
-	for (;;) {
-		ws(&c);
-		if (*c.p == ']')
-			return (int)n;
-		if (n == max)
-			return (int)n;
-		if (json_size(&c, &sizes[n]) || !sizes[n].tpcs)
-			return -1;
-		n++;
-		ws(&c);
-		if (*c.p == ',')
-			c.p++;
-		else if (*c.p != ']')
-			return -1;
-	}
+	return (int)n;
 }
 
 /* ---- Plans ---------------------------------------------------------------- */

@@ -103,8 +103,29 @@ static void test_parse_json(void)
 	CHECK(nvt_profile_parse_json("", "sizes", s, 4) == -1);
 	CHECK(nvt_profile_parse_json("{\"sizes\":[{\"tpcs\":0}]}", "sizes", s, 4) == -1);
 	CHECK(nvt_profile_parse_json("{\"sizes\":[{\"tpcs\":1,\"median\":1e999}]}", "sizes", s, 4) == -1);
-	CHECK(nvt_profile_parse_json("{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],"
-				     "\"sizes\":[]}", "sizes", s, 4) == -1);
+	/* Deeper than the JSON reader goes (NVT_JSON_DEPTH): refused. */
+	{
+		char deep[256];
+		int k = snprintf(deep, sizeof(deep), "{\"a\":");
+		for (int i = 0; i < 70; i++)
+			deep[k++] = '[';
+		for (int i = 0; i < 70; i++)
+			deep[k++] = ']';
+		snprintf(deep + k, sizeof(deep) - (size_t)k, ",\"sizes\":[]}");
+		CHECK(nvt_profile_parse_json(deep, "sizes", s, 4) == -1);
+		deep[5 + 60] = '\0'; /* 60 deep, closed: read */
+		k = 5 + 60;
+		for (int i = 0; i < 60; i++)
+			deep[k++] = ']';
+		snprintf(deep + k, sizeof(deep) - (size_t)k, ",\"sizes\":[]}");
+		CHECK(nvt_profile_parse_json(deep, "sizes", s, 4) == 0);
+	}
+	/* null figures (a size without a finite median) are no figures; a string is no size. */
+	CHECK(nvt_profile_parse_json("{\"sizes\":[{\"tpcs\":4,\"median\":null,\"failed\":1}]}", "sizes", s, 4) == 1 &&
+	      s[0].n == 0 && s[0].failed == 1);
+	CHECK(nvt_profile_parse_json("{\"sizes\":[\"4\"]}", "sizes", s, 4) == -1);
+	CHECK(nvt_profile_parse_json("{\"sizes\":{\"tpcs\":4}}", "sizes", s, 4) == -1);
+	CHECK(nvt_profile_parse_json("{\"sizes\":[]} trailing", "sizes", s, 4) == -1);
 	CHECK(nvt_profile_parse_json("{\"sizes\":[{\"tpcs\":4", "sizes", s, 4) == -1);
 	CHECK(nvt_profile_parse_json("{\"sizes\":[]}", "sizes", s, 4) == 0);
 }
