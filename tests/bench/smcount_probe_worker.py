@@ -6,28 +6,15 @@ trace), and how many distinct SMs a grid of 4 blocks per reported SM, each spinn
 ~200 us, ran on (CuPy, %smid): the SMs a task really gets."""
 import json
 import os
-import statistics
 import sys
 import tempfile
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from smcount_worker import timed  # noqa: E402  (the median ms of a call, after warm calls)
+
 N = 8192
-
-
-def timed(fn, reps=20, warm=3):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = []
-    for _ in range(reps):
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b))
-    return statistics.median(out)
 
 
 def kernel_of(fn):
