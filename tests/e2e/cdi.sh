@@ -110,6 +110,27 @@ t_cdi_gpc_partition() {
 	has "$out" "tpcs=$(dry_tpcs -g 2) "
 }
 
+# A container does not choose its partition: a variable of its own (podman run -e, a pod's
+# env) that names every TPC, beside a gpc device or a tpcs one, is refused with the reason,
+# and the program never runs (before, the gpc device's container ran on every TPC).
+t_cdi_container_env_refused() {
+	local out rc all dev
+	cdi_spec
+	all=$("$NVT" --no-mps -c all /usr/bin/env | sed -n 's/^NVTASKSET_PARTITION=//p')
+	for dev in gpc=0-1 tpcs=4; do
+		container --env "NVTASKSET_PARTITION=$all" "$dev"
+		run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+		eq "$rc" 126 "$dev: status ($out)"
+		has "$out" "a container does not choose its partition"
+		hasnt "$out" "hung="
+	done
+	# The device's own value, given again, is the device's: it runs on the device's GPCs.
+	container --env "NVTASKSET_PARTITION=$("$NVT" --no-mps -g 0-1 /usr/bin/env | sed -n 's/^NVTASKSET_PARTITION=//p')" gpc=0-1
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 0 "the device's own value: $out"
+	has "$out" "tpcs=$(dry_tpcs -g 0-1) "
+}
+
 # Two containers started at once with tpcs=33 get disjoint halves; -l lists them with their
 # TPCs, a start on the host finds no TPC free, -p moves one live, and once one is killed its
 # TPCs are free again and its segment is gone.

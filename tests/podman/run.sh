@@ -157,6 +157,21 @@ s_gpc() {
 	has "$out" "tpcs=$(dry_tpcs -g 0-1) "
 }
 
+# The container's own variables do not pick its partition: a user's -e NVTASKSET_PARTITION
+# (every TPC) beside a gpc device, or beside a tpcs device, is refused with the reason, and
+# nothing runs (before, the gpc container ran on every TPC).
+s_env_override() {
+	local out all dev
+	all=$("$NVT" --no-mps -c all /usr/bin/env | sed -n 's/^NVTASKSET_PARTITION=//p')
+	[ -n "$all" ] || die "no partition record from nvtaskset -c all"
+	for dev in gpc=0-1 tpcs=4; do
+		out=$("${RUN[@]}" --rm -e "NVTASKSET_PARTITION=$all" --device "$VENDOR/$dev" "$IMAGE" \
+			fakeapp launch 1 2>&1) && die "$dev: it ran: $out"
+		has "$out" "a container does not choose its partition"
+		[[ "$out" != *" hung="* ]] || die "$dev: a kernel ran: $out"
+	done
+}
+
 # Two containers started at once with tpcs=33 get disjoint halves; -l lists them with their
 # containers; -p from the host moves one live; once it is killed its TPCs are free again and
 # nothing of it is left.
@@ -246,7 +261,7 @@ s_rootless() {
 	rm -rf "$W/rootless"
 }
 
-ALL="gpc tpcs full userns exec rootless"
+ALL="gpc env_override tpcs full userns exec rootless"
 for s in ${*:-$ALL}; do
 	start_s=$SECONDS
 	(s_"$s") >"$W/$s.log" 2>&1

@@ -154,8 +154,9 @@ static void put_device(FILE *f, const struct spec *s, const struct nvt_cdi_devic
 	fprintf(f, "%s\n{\"name\":\"%s\",\"containerEdits\":{", *first ? "" : ",", name);
 	put_env(f, &env);
 	fputs(",\"hooks\":[", f);
-	/* The GPUs a tpcs device claims on and a priority applies to. */
-	put_hook(f, s, "createRuntime", word, d->cls == NVT_CDI_GPC ? NULL : parts, n);
+	/* The GPUs a tpcs device claims on and a priority applies to; a gpc device's
+	 * partition (the container's own variable is the container's to set). */
+	put_hook(f, s, "createRuntime", word, parts, n);
 	fputs("]}}", f);
 	*first = 0;
 }

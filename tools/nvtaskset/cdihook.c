@@ -212,20 +212,26 @@ static int container_asks(const char *device, const struct nvt_cdi_device *d, co
 	return d->cls != NVT_CDI_PRIORITY || !has_partition;
 }
 
-/* The GPUs of the container's segment: a gpc device's partition (the
- * container's variable), or the GPUs the spec gave the hook. */
+/* The GPUs of the container's segment, as the spec gave them to the hook (a
+ * gpc device's partition, the GPUs of the others). A container's own
+ * variables never choose them: whoever starts it may set any (-e, a pod's
+ * env), so a container whose NVT_ENV_PARTITION is not its gpc device's is
+ * refused (the program would read it), and other devices' containers may set
+ * none (the program would take it for its partition). */
 static void container_gpus(const char *device, const struct nvt_cdi_device *d, const char *config,
 			   size_t len, struct nvt_task_container *c, struct nvt_slot_view *parts)
 {
 	static char value[NVT_PARTENV_TEXT_MAX];
+	const char *given = getenv(NVT_ENV_PARTITION);
+	int set;
 
-	if (d->cls == NVT_CDI_GPC) {
-		if (config_env(config, len, NVT_ENV_PARTITION, value, sizeof(value)))
-			cli_errx("%s: the container has no %s", device, NVT_ENV_PARTITION);
-		c->n_parts = records(device, value, "the container's", parts);
-	} else {
-		c->n_parts = records(device, getenv(NVT_ENV_PARTITION), "the hook's", parts);
-	}
+	c->n_parts = records(device, given, "the hook's", parts);
+	set = config_env(config, len, NVT_ENV_PARTITION, value, sizeof(value)) == 0;
+	if (d->cls == NVT_CDI_GPC ? !set || strcmp(value, given) : set)
+		cli_errx("%s: the container's %s is %s: a container does not choose its partition "
+			 "(give no -e %s)",
+			 device, NVT_ENV_PARTITION,
+			 !set ? "not set" : d->cls == NVT_CDI_GPC ? "not its device's" : "set", NVT_ENV_PARTITION);
 	c->parts = parts;
 	c->count = d->cls == NVT_CDI_TPCS ? d->count : 0;
 }

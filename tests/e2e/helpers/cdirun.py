@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A stand-in OCI runtime that applies CDI specs, for tests/e2e/cdi.sh.
 
-    cdirun.py [--pidns] [--uid U] [--userns OUTSIDE] [--pid-file F] --bundle DIR
-              --spec-dir DIR --device VENDOR/CLASS=NAME [--device ...] -- COMMAND...
+    cdirun.py [--pidns] [--uid U] [--userns OUTSIDE] [--pid-file F] [--env NAME=VALUE]...
+              --bundle DIR --spec-dir DIR --device VENDOR/CLASS=NAME [--device ...] -- COMMAND...
 
 As podman and runc do with nvtaskset's spec (docs/containers.md): resolves
 each device in the spec files of --spec-dir, gathers the spec's and the
@@ -21,6 +21,9 @@ see through the mounts. --pidns gives the process a PID namespace and /proc of
 its own (it is PID 1 there, as in a container); --uid runs COMMAND as uid U
 (the image's user; default: ours); --userns puts the process in a user namespace where uid
 0 is uid OUTSIDE. --pid-file gets the process's PID (as this /proc numbers it).
+--env sets a variable as `podman run -e` does: first in config.json's
+process.env, before the devices' variables of the same name, and the one the
+process's getenv finds.
 """
 import ctypes
 import glob
@@ -51,7 +54,7 @@ def check(rc, what):
 
 def parse_args(argv):
     opts = {"devices": [], "uid": os.getuid(), "pidns": False, "userns": None, "pid_file": None,
-            "bundle": None, "spec_dir": None}
+            "bundle": None, "spec_dir": None, "env": []}
     i = 0
     while i < len(argv) and argv[i] != "--":
         a = argv[i]
@@ -63,11 +66,12 @@ def parse_args(argv):
             fail("option %s takes a value" % a)
         v = argv[i + 1]
         key = {"--device": "devices", "--uid": "uid", "--userns": "userns",
-               "--pid-file": "pid_file", "--bundle": "bundle", "--spec-dir": "spec_dir"}.get(a)
+               "--pid-file": "pid_file", "--bundle": "bundle", "--spec-dir": "spec_dir",
+               "--env": "env"}.get(a)
         if key is None:
             fail("unknown option " + a)
-        if key == "devices":
-            opts["devices"].append(v)
+        if key in ("devices", "env"):
+            opts[key].append(v)
         elif key in ("uid", "userns"):
             opts[key] = int(v)
         else:
@@ -183,11 +187,13 @@ def main():
     opts = parse_args(sys.argv[1:])
     edits = resolve(opts["spec_dir"], opts["devices"])
     env = container_env(edits)
+    given = [v.partition("=")[::2] for v in opts["env"]]
     os.makedirs(opts["bundle"], exist_ok=True)
     with open(os.path.join(opts["bundle"], "config.json"), "w") as f:
         json.dump({"ociVersion": "1.0.2", "process": {
             "user": {"uid": opts["uid"], "gid": opts["uid"]},
-            "env": ["%s=%s" % kv for kv in env.items()], "args": opts["command"]}}, f)
+            "env": ["%s=%s" % kv for kv in given + list(env.items())], "args": opts["command"]}}, f)
+    env.update(dict(given))
     first, go, waited = start_process(opts, env)
     if opts["pid_file"]:
         with open(opts["pid_file"], "w") as f:
