@@ -213,6 +213,31 @@ int nvt_oci_config_env(const char *text, size_t len, const char *name, char *buf
 	return 1;
 }
 
+int nvt_oci_config_has_hook(const char *text, size_t len, const char *stage, const char *arg)
+{
+	const char *const path[] = {"hooks", stage};
+	char word[NVT_CDI_VENDOR_MAX + NVT_CDI_DEVICE_TEXT_MAX + 8];
+	long hooks;
+
+	if (nvt_json_check(text, len))
+		return -1;
+	hooks = nvt_json_path(text, len, nvt_json_root(text, len), path, 2);
+	if (hooks < 0 || nvt_json_type(text, len, (size_t)hooks) != NVT_JSON_ARRAY)
+		return 0;
+	for (long h = nvt_json_first(text, len, (size_t)hooks); h >= 0;
+	     h = nvt_json_next(text, len, (size_t)h)) {
+		long args = nvt_json_member(text, len, (size_t)h, "args");
+		if (args < 0 || nvt_json_type(text, len, (size_t)args) != NVT_JSON_ARRAY)
+			continue;
+		for (long a = nvt_json_first(text, len, (size_t)args); a >= 0;
+		     a = nvt_json_next(text, len, (size_t)a))
+			if (nvt_json_string(text, len, (size_t)a, word, sizeof(word)) >= 0 &&
+			    !strcmp(word, arg))
+				return 1;
+	}
+	return 0;
+}
+
 /* ---- User namespaces and cgroups ------------------------------------------- */
 
 /* Reads a line "A B C" of three numbers below 2^32 from p (up to end): its

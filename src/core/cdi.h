@@ -81,6 +81,12 @@ int nvt_oci_config_user(const char *text, size_t text_len, uint32_t *uid, uint32
  * name cannot be told from name's counts as name's).
  */
 int nvt_oci_config_env(const char *text, size_t len, const char *name, char *buf, size_t size);
+/*
+ * Whether config.json runs a hook of stage ("createRuntime") with argument
+ * arg: what the runtime was given (a CDI device's hook), which a container's
+ * variables cannot add. Returns 1, 0, or -1 if the configuration is malformed.
+ */
+int nvt_oci_config_has_hook(const char *text, size_t len, const char *stage, const char *arg);
 
 /*
  * Maps id through a user namespace's uid_map (text, len bytes: lines "INSIDE

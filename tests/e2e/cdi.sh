@@ -124,6 +124,16 @@ t_cdi_container_env_refused() {
 		has "$out" "a container does not choose its partition"
 		hasnt "$out" "hung="
 	done
+	# Nor its priority: NVTASKSET_PRIORITY of its own beside a partition device is refused,
+	# and runs nothing; given by a priority device, it is the container's.
+	container --env NVTASKSET_PRIORITY=high tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "-e NVTASKSET_PRIORITY: status ($out)"
+	has "$out" "a container does not choose its priority"
+	hasnt "$out" "hung="
+	container tpcs=4 priority=high
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 0 "priority=high's device: $out"
 	# The device's own value, given again, is the device's: it runs on the device's GPCs.
 	container --env "NVTASKSET_PARTITION=$("$NVT" --no-mps -g 0-1 /usr/bin/env | sed -n 's/^NVTASKSET_PARTITION=//p')" gpc=0-1
 	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1

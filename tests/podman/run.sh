@@ -159,7 +159,7 @@ s_gpc() {
 
 # The container's own variables do not pick its partition: a user's -e NVTASKSET_PARTITION
 # (every TPC) beside a gpc device, or beside a tpcs device, is refused with the reason, and
-# nothing runs (before, the gpc container ran on every TPC).
+# nothing runs (before, the gpc container ran on every TPC); so is a priority of its own.
 s_env_override() {
 	local out all dev
 	all=$("$NVT" --no-mps -c all /usr/bin/env | sed -n 's/^NVTASKSET_PARTITION=//p')
@@ -170,6 +170,13 @@ s_env_override() {
 		has "$out" "a container does not choose its partition"
 		[[ "$out" != *" hung="* ]] || die "$dev: a kernel ran: $out"
 	done
+	# Nor its priority: only a priority device's (its hook is in config.json's hooks).
+	out=$("${RUN[@]}" --rm -e NVTASKSET_PRIORITY=high --device "$VENDOR/tpcs=4" "$IMAGE" \
+		fakeapp launch 1 2>&1) && die "-e NVTASKSET_PRIORITY: it ran: $out"
+	has "$out" "a container does not choose its priority"
+	out=$("${RUN[@]}" --rm --device "$VENDOR/tpcs=4" --device "$VENDOR/priority=high" "$IMAGE" \
+		fakeapp launch 1 2>&1) || die "tpcs=4 priority=high: $out"
+	has "$out" " hung=0"
 }
 
 # Two containers started at once with tpcs=33 get disjoint halves; -l lists them with their

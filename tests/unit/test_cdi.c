@@ -176,6 +176,20 @@ static void test_oci(void)
 	CHECK(nvt_oci_config_env(config, strlen(config), "PATH", buf, 4) == -1);
 	CHECK(nvt_oci_config_env(STR("{\"process\":{\"env\":7}}"), "A", buf, sizeof(buf)) == -1);
 	test_oci_env_long();
+	/* The hooks the runtime was given: an argument of a createRuntime hook, not of another stage. */
+	{
+		const char *h = "{\"hooks\":{\"createRuntime\":[{\"path\":\"/x\",\"args\":[\"nvtaskset\","
+				"\"--cdi-hook\",\"v/tpcs=4\"]},{\"path\":\"/y\"},{\"path\":\"/x\",\"args\":[\"nvtaskset\","
+				"\"--cdi-hook\",\"v/priority=high\"]}],\"poststop\":[{\"path\":\"/x\",\"args\":"
+				"[\"v/priority=low\"]}]}}";
+		CHECK(nvt_oci_config_has_hook(h, strlen(h), "createRuntime", "v/priority=high") == 1);
+		CHECK(nvt_oci_config_has_hook(h, strlen(h), "createRuntime", "v/priority=low") == 0);
+		CHECK(nvt_oci_config_has_hook(h, strlen(h), "createRuntime", "v/priority=hig") == 0);
+		CHECK(nvt_oci_config_has_hook(h, strlen(h), "poststop", "v/priority=low") == 1);
+		CHECK(nvt_oci_config_has_hook(STR("{}"), "createRuntime", "v/priority=high") == 0);
+		CHECK(nvt_oci_config_has_hook(STR("{\"hooks\":{\"createRuntime\":7}}"), "createRuntime", "x") == 0);
+		CHECK(nvt_oci_config_has_hook(STR("{\"hooks\":"), "createRuntime", "x") == -1);
+	}
 }
 
 static void test_uid_maps(void)

@@ -8,7 +8,7 @@ As podman and runc do with nvtaskset's spec (docs/containers.md): resolves
 each device in the spec files of --spec-dir, gathers the spec's and the
 device's edits (later variables over earlier ones), makes the container's
 first process and holds it before its exec, writes the bundle's config.json
-(process.user and process.env), runs each createRuntime hook with the
+(process.user, process.env and the hooks), runs each createRuntime hook with the
 runtime's state on its standard input and the hook's own environment, then
 lets the process exec COMMAND with the container's environment, waits for
 it, and runs the poststop hooks. A hook that fails ends it all: the process
@@ -192,7 +192,10 @@ def main():
     with open(os.path.join(opts["bundle"], "config.json"), "w") as f:
         json.dump({"ociVersion": "1.0.2", "process": {
             "user": {"uid": opts["uid"], "gid": opts["uid"]},
-            "env": ["%s=%s" % kv for kv in given + list(env.items())], "args": opts["command"]}}, f)
+            "env": ["%s=%s" % kv for kv in given + list(env.items())], "args": opts["command"]},
+            # The devices' hooks, as the runtime is given them (OCI's hooks, by stage).
+            "hooks": {stage: [{k: v for k, v in h.items() if k != "hookName"} for h in hooks_of(edits, stage)]
+                      for stage in ("createRuntime", "poststop")}}, f)
     env.update(dict(given))
     first, go, waited = start_process(opts, env)
     if opts["pid_file"]:
