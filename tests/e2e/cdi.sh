@@ -112,7 +112,7 @@ t_cdi_gpc_partition() {
 
 # A container does not choose its partition: a variable of its own (podman run -e, a pod's
 # env) that names every TPC, beside a gpc device or a tpcs one, is refused with the reason,
-# and the program never runs (before, the gpc device's container ran on every TPC).
+# and the program never runs.
 t_cdi_container_env_refused() {
 	local out rc all dev
 	cdi_spec
@@ -134,6 +134,32 @@ t_cdi_container_env_refused() {
 	container tpcs=4 priority=high
 	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
 	eq "$rc" 0 "priority=high's device: $out"
+	# The device's level with ways of yielding of its own (borrowing), beside a partition
+	# device or alone: refused too.
+	for dev in "tpcs=4 priority=low" priority=low; do
+		# shellcheck disable=SC2086 # the devices, one word each
+		container --env NVTASKSET_PRIORITY=low,yield=borrow $dev
+		run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+		eq "$rc" 126 "$dev, low with borrowing: status ($out)"
+		has "$out" "is low,yield=borrow, not the device"
+		hasnt "$out" "hung="
+	done
+	# A spec whose gpc hooks carry no partition of their own (written before they did) is
+	# refused at the start, saying to write it again.
+	python3 - "$WORK/cdi/t-gpc.json" <<'PY' || die "cannot edit the spec"
+import json, sys
+spec = json.load(open(sys.argv[1]))
+for d in spec["devices"]:
+    for h in d["containerEdits"].get("hooks", []):
+        h["env"] = [v for v in h.get("env", []) if not v.startswith("NVTASKSET_PARTITION=")]
+json.dump(spec, open(sys.argv[1], "w"))
+PY
+	container gpc=0-1
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "a spec without the hook's partition: status ($out)"
+	has "$out" "write the spec again (nvtaskset --cdi)"
+	hasnt "$out" "hung="
+	cdi_spec
 	# The device's own value, given again, is the device's: it runs on the device's GPCs.
 	container --env "NVTASKSET_PARTITION=$("$NVT" --no-mps -g 0-1 /usr/bin/env | sed -n 's/^NVTASKSET_PARTITION=//p')" gpc=0-1
 	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1

@@ -159,7 +159,7 @@ s_gpc() {
 
 # The container's own variables do not pick its partition: a user's -e NVTASKSET_PARTITION
 # (every TPC) beside a gpc device, or beside a tpcs device, is refused with the reason, and
-# nothing runs (before, the gpc container ran on every TPC); so is a priority of its own.
+# nothing runs; so is a priority of its own.
 s_env_override() {
 	local out all dev
 	all=$("$NVT" --no-mps -c all /usr/bin/env | sed -n 's/^NVTASKSET_PARTITION=//p')

@@ -177,22 +177,32 @@ static int poststop(void)
 }
 
 /*
- * A partition device's container with a priority: the priority must be a
- * priority device's, whose hook the runtime runs too (config.json's hooks,
- * which the container's variables cannot add). A variable the container set
- * itself (-e, a pod's env) would be its own priority, root's for a rootful
- * container's root: every user's lower tasks would yield to it.
+ * The container's priority (value, read into prio) must be a priority
+ * device's as the spec gives it, words included, and beside a partition
+ * device that priority device's hook must be among config.json's hooks (which
+ * the container's variables cannot add). A variable the container set itself
+ * (-e, a pod's env) would be its own priority and ways of yielding, root's for
+ * a rootful container's root: every user's lower tasks would yield to it.
  */
-static void priority_given(const char *device, const char *slash, const char *config, size_t len,
-			   const struct nvt_slot_prio *prio)
+static void priority_given(const char *device, const struct nvt_cdi_device *d, const char *config,
+			   size_t len, const char *value, const struct nvt_slot_prio *prio)
 {
+	static struct nvt_task_env env;
 	struct nvt_cdi_device pd = {.cls = NVT_CDI_PRIORITY, .gpu = -1, .prio = prio->prio};
 	char name[NVT_CDI_DEVICE_TEXT_MAX], arg[NVT_CDI_VENDOR_MAX + NVT_CDI_DEVICE_TEXT_MAX + 8];
+	char why[256];
+	const char *slash = strchr(device, '/');
 
-	if (nvt_cdi_device_format(&pd, name, sizeof(name)) < 0)
-		cli_errx("%s: the container's %s names no priority device", device, NVT_ENV_PRIORITY);
+	if (nvt_cdi_device_format(&pd, name, sizeof(name)) < 0 ||
+	    nvt_task_cdi_device_env(&pd, NULL, 0, &env, why, sizeof(why)))
+		cli_errx("%s: the container's %s=%s names no priority device", device, NVT_ENV_PRIORITY,
+			 value);
 	snprintf(arg, sizeof(arg), "%.*s/%s", (int)(slash - device), device, name);
-	if (nvt_oci_config_has_hook(config, len, "createRuntime", arg) != 1)
+	if (strcmp(value, env.priority))
+		cli_errx("%s: the container's %s is %s, not the device %s's (%s): a container does not "
+			 "choose its priority (give the device, not -e %s)",
+			 device, NVT_ENV_PRIORITY, value, arg, env.priority, NVT_ENV_PRIORITY);
+	if (d->cls != NVT_CDI_PRIORITY && nvt_oci_config_has_hook(config, len, "createRuntime", arg) != 1)
 		cli_errx("%s: the container's %s is %s, but it was given no device %s: a container "
 			 "does not choose its priority (give the device, not -e %s)",
 			 device, NVT_ENV_PRIORITY, nvt_prio_name(prio->prio), arg, NVT_ENV_PRIORITY);
@@ -229,8 +239,7 @@ static int container_asks(const char *device, const struct nvt_cdi_device *d, co
 		if (d->cls == NVT_CDI_PRIORITY && prio->prio != d->prio)
 			cli_errx("%s: the container was given another priority too (%s): give one",
 				 device, nvt_prio_name(prio->prio));
-		if (d->cls != NVT_CDI_PRIORITY)
-			priority_given(device, slash, config, len, prio);
+		priority_given(device, d, config, len, value, prio);
 		c->prio = prio;
 	}
 	return d->cls != NVT_CDI_PRIORITY || !has_partition;

@@ -158,20 +158,13 @@ CONFIGS = [
 ]
 # Which pick shares less with a neighbour: H on -n 46's default pick (whole GPCs first) or on
 # --strategy clusters' (which may share one GPC), L on the rest of the GPU.
-def _tpcs(text):
-    out = set()
-    for part in text.split(","):
-        a, _, b = part.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
+sys.path.insert(0, os.path.join(R, "tests/gpu"))
+from tpclists import compact as _list, expand as _tpcs  # noqa: E402
 
 def _pick(*args):
     r = subprocess.run(nvt("--dry-run", *args, "true"), capture_output=True, text=True, timeout=60,
                        env=envfor(False, {}))
     return _tpcs(r.stdout.strip().rsplit("TPCs ", 1)[-1])
-
-def _list(tpcs):
-    return ",".join(str(t) for t in sorted(tpcs))
 
 if any(n.startswith(("pick-", "L-alone-pick-", "H-alone-pick-")) for n in ONLY):
     _all = set(range(int(json.loads(subprocess.run(nvt("--topology", "--json", "--gpu", "0"), capture_output=True,
