@@ -150,6 +150,9 @@ t_tree_spawn_setuid_program() {
 	cat >"$WORK/suid.sh" <<INNER
 set -e
 mount -t tmpfs tmpfs /dev/shm
+# The default run directory is /dev/shm's: a /run/nvtaskset of root's (mode 1777, as --cdi
+# makes it) would be it instead, the host's: hidden here.
+if [ -d /run/nvtaskset ]; then mount -t tmpfs -o mode=0755 tmpfs /run/nvtaskset; fi
 unset NVTASKSET_RUNDIR
 "$NVT" --no-mps -c 0-3 $(as_user 65533) sh -c 'while [ ! -e "$WORK/suid.go" ]; do sleep 0.02; done
 	"$WORK/suidapp" launch 1; "$APP" launch 1' &
@@ -465,6 +468,9 @@ t_tree_all_tasks_other_users_task() {
 	cat >"$WORK/ou.sh" <<INNER
 set -e
 mount -t tmpfs tmpfs /dev/shm
+# The default run directory is /dev/shm's: a /run/nvtaskset of root's (mode 1777, as --cdi
+# makes it) would be it instead, the host's: hidden here.
+if [ -d /run/nvtaskset ]; then mount -t tmpfs -o mode=0755 tmpfs /run/nvtaskset; fi
 unset NVTASKSET_RUNDIR
 # (run_rc's HANG catches a hang.)
 wait_for() { until [ "\$(cat "\$1" 2>/dev/null)" == "\$2" ]; do sleep 0.02; done; }
