@@ -1,0 +1,125 @@
+/*
+ * nvrm.h - the NVIDIA kernel module's resource-manager (RM) interface as
+ * nvtaskset uses it, written once: the ioctls libcuda allocates and
+ * controls its objects with, the classes and controls of channel groups
+ * (TSGs) and channels, and their parameter blocks. The shim follows the
+ * channel groups its own process allocates through these ioctls and issues
+ * controls on them (src/shim/shimrm.c); the fake driver's RM
+ * (tests/fake/fakerm.c) answers the same ioctls, so what the shim issues and
+ * what the fake checks are one declaration.
+ *
+ * Numbers and layouts after open-gpu-kernel-modules (nv_escape.h, nvos.h,
+ * ctrla06c.h, ctrla06f/ctrla06fgpfifo.h); the controls used here carry
+ * RMCTRL_FLAGS_NON_PRIVILEGED (g_kernel_channel_group_api_nvoc.c): any
+ * process may issue them on its own objects. Measured on the H100 and H200
+ * with driver 580: docs/hardware-facts.md, "Channel groups".
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_NVRM_H
+#define NVT_NVRM_H
+
+#include <stdint.h>
+
+/* ioctl(2) requests on /dev/nvidiactl: type NVRM_IOCTL_MAGIC, number NVRM_ESC_*,
+ * size that of the parameter block (_IOWR). */
+#define NVRM_IOCTL_MAGIC 'F'
+#define NVRM_ESC_FREE 0x29    /* struct nvrm_free */
+#define NVRM_ESC_CONTROL 0x2A /* struct nvrm_control */
+#define NVRM_ESC_ALLOC 0x2B   /* struct nvrm_alloc, or struct nvrm_alloc64 */
+
+/* NVOS54_PARAMETERS: a control on object `object` of client `client`. */
+struct nvrm_control {
+	uint32_t client;
+	uint32_t object;
+	uint32_t cmd;
+	uint32_t flags;
+	uint64_t params; /* user address of the control's parameter block */
+	uint32_t params_size;
+	uint32_t status; /* NVRM_OK, or an NV_STATUS */
+};
+
+/* NVOS21_PARAMETERS: allocate `object` of class `cls` under `parent`. */
+struct nvrm_alloc {
+	uint32_t root; /* the client */
+	uint32_t parent;
+	uint32_t object;
+	uint32_t cls;
+	uint64_t alloc_params;
+	uint32_t params_size;
+	uint32_t status;
+};
+
+/* NVOS64_PARAMETERS: the same with requested rights (libcuda 580 uses this one). */
+struct nvrm_alloc64 {
+	uint32_t root;
+	uint32_t parent;
+	uint32_t object;
+	uint32_t cls;
+	uint64_t alloc_params;
+	uint64_t rights;
+	uint32_t params_size;
+	uint32_t flags;
+	uint32_t status;
+	uint32_t pad;
+};
+
+/* NVOS00_PARAMETERS: free `object` (and everything under it). */
+struct nvrm_free {
+	uint32_t root;
+	uint32_t parent;
+	uint32_t object;
+	uint32_t status;
+};
+
+#define NVRM_OK 0u
+#define NVRM_ERR_INSUFFICIENT_PERMISSIONS 0x1bu
+#define NVRM_ERR_INVALID_OBJECT_HANDLE 0x33u
+#define NVRM_ERR_NOT_SUPPORTED 0x56u
+
+/* KEPLER_CHANNEL_GROUP_A: a channel group (TSG), the unit the GPU's
+ * scheduler time-slices. */
+#define NVRM_CLASS_CHANNEL_GROUP 0xa06cu
+/* Channels (GPFIFO) of Ampere, Ada, Hopper and Blackwell: their parent is
+ * their channel group. */
+#define NVRM_CLASS_CHANNEL_AMPERE 0xc56fu
+#define NVRM_CLASS_CHANNEL_ADA 0xc76fu
+#define NVRM_CLASS_CHANNEL_HOPPER 0xc86fu
+#define NVRM_CLASS_CHANNEL_BLACKWELL 0xc96fu
+#define nvrm_is_channel_class(c)                                                                  \
+	((c) == NVRM_CLASS_CHANNEL_AMPERE || (c) == NVRM_CLASS_CHANNEL_ADA ||                      \
+	 (c) == NVRM_CLASS_CHANNEL_HOPPER || (c) == NVRM_CLASS_CHANNEL_BLACKWELL)
+
+/* Channel-group controls (ctrla06c.h). */
+#define NVRM_TSG_GPFIFO_SCHEDULE 0xa06c0101u /* struct nvrm_schedule */
+#define NVRM_TSG_BIND 0xa06c0102u
+#define NVRM_TSG_SET_TIMESLICE 0xa06c0103u /* struct nvrm_timeslice: "takes effect immediately" */
+/* What the kernel module last accepted through SET_TIMESLICE: its own record,
+ * not what the GPU's firmware schedules with. */
+#define NVRM_TSG_GET_TIMESLICE 0xa06c0104u
+#define NVRM_TSG_PREEMPT 0xa06c0105u /* struct nvrm_preempt */
+/* The same controls on a channel (ctrla06fgpfifo.h): a channel's schedule
+ * or bind (re)schedules its group. */
+#define NVRM_CHANNEL_GPFIFO_SCHEDULE 0xa06f0103u
+#define NVRM_CHANNEL_BIND 0xa06f0104u
+
+struct nvrm_timeslice {
+	uint64_t timeslice_us;
+};
+
+struct nvrm_schedule {
+	uint8_t enable; /* 1: on the runlist and enabled; 0: disabled, off the runlist */
+	uint8_t skip_submit;
+};
+
+struct nvrm_preempt {
+	uint8_t wait;
+	uint8_t manual_timeout;
+	uint8_t pad[2];
+	uint32_t timeout_us;
+};
+
+/* The timeslice the kernel module gives a new channel group (kernel_fifo_gv100.c). */
+#define NVRM_DEFAULT_TIMESLICE_US 1024u
+
+#endif /* NVT_NVRM_H */
