@@ -75,7 +75,7 @@ LAYERS = core os gpu seg mps alloc task prio shim
 CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw smcount \
 	json cdi cmdline
 OS = sysutil proc slurmproc child
-GPU = driverinfo gpu calibrate bwprobe topocache gpus
+GPU = driverinfo driver gpu calibrate bwprobe topocache gpus
 SEG = segfile segtrust segopen segwrite segscan segown inherit segfor
 MPS = mps
 ALLOC = placement reserve
@@ -87,7 +87,7 @@ PRIO = agent agentlock agentbeat
 # says what each layer holds). libsmctrl.so's own file (src/shim/libsmctrl.c)
 # is above them all.
 SHIM_LAYERS = state features hub setup
-SHIM_state = shimstate shimslot
+SHIM_state = shimstate shimdriver shimslot
 SHIM_features = shimlease shimyield shimsms shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
 SHIM_hub = shim
 SHIM_setup = shimsetup
@@ -186,10 +186,11 @@ $(SPANK): $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) tools/slurm/spank.map
 		-Wl,--version-script=tools/slurm/spank.map -ldl
 
 # --profile --beside-hog's bandwidth hog: a program of its own (the command
-# itself keeps its shim passive), installed beside the shim.
-$(HOG): tools/nvtaskset/hog.c $(CORE_LIB) $(FLAGS)
+# itself keeps its shim passive), installed beside the shim; it calls the
+# driver through the command's table of entry points (src/gpu/driver.c).
+$(HOG): tools/nvtaskset/hog.c $(O)/gpu/driver.o $(CORE_LIB) $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $< $(CORE_LIB) -ldl
+	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $< $(O)/gpu/driver.o $(CORE_LIB) -ldl
 
 # Where the command looks for its shim: LIBDIR, and LIBDIR as seen from
 # BINDIR, so that an install staged in DESTDIR or moved as a whole works too.

@@ -23,7 +23,6 @@
 #include "os/sysutil.h"
 #include "core/tmd.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,8 +68,6 @@ static const char probe_body[] =
 	"}\n";
 
 /* What the calibration callback does to each launch. */
-struct nvt_probe_cu nvt_cu;
-
 static struct {
 	unsigned layout; /* the layout being verified; NVT_TMD_NONE: leave the TMD alone */
 	unsigned bit;    /* the one bit to disable */
@@ -139,47 +136,6 @@ void nvt_probe_mask(unsigned layout, const uint32_t disable[NVT_TMD_MASK_WORDS])
 		memcpy(probe_cb.disable, disable, sizeof(probe_cb.disable));
 }
 
-static int load_driver(char *why, size_t len)
-{
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	struct {
-		void **slot;
-		const char *name;
-	} syms[] = {
-		{(void **)&nvt_cu.init, "cuInit"},
-		{(void **)&nvt_cu.device_get, "cuDeviceGet"},
-		{(void **)&nvt_cu.attribute, "cuDeviceGetAttribute"},
-		{(void **)&nvt_cu.ctx_retain, "cuDevicePrimaryCtxRetain"},
-		{(void **)&nvt_cu.ctx_release, "cuDevicePrimaryCtxRelease_v2"},
-		{(void **)&nvt_cu.ctx_set, "cuCtxSetCurrent"},
-		{(void **)&nvt_cu.sync, "cuCtxSynchronize"},
-		{(void **)&nvt_cu.module_load, "cuModuleLoadData"},
-		{(void **)&nvt_cu.module_function, "cuModuleGetFunction"},
-		{(void **)&nvt_cu.func_attribute, "cuFuncSetAttribute"},
-		{(void **)&nvt_cu.mem_alloc, "cuMemAlloc_v2"},
-		{(void **)&nvt_cu.mem_free, "cuMemFree_v2"},
-		{(void **)&nvt_cu.copy_dtoh, "cuMemcpyDtoH_v2"},
-		{(void **)&nvt_cu.launch, "cuLaunchKernel"},
-		{(void **)&nvt_cu.stream_create, "cuStreamCreate"},
-		{(void **)&nvt_cu.copy_htod, "cuMemcpyHtoD_v2"},
-		{(void **)&nvt_cu.export_table, "cuGetExportTable"},
-	};
-
-	if (!lib) {
-		snprintf(why, len, "cannot load the CUDA driver: %s", dlerror());
-		return -1;
-	}
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		*syms[i].slot = dlsym(lib, syms[i].name);
-		if (!*syms[i].slot) {
-			snprintf(why, len, "libcuda.so.1 lacks %s", syms[i].name);
-			return -1;
-		}
-	}
-	nvt_cu.launch_ex = (nvt_cuLaunchKernelEx_fn)dlsym(lib, "cuLaunchKernelEx");
-	return 0;
-}
-
 static int subscribe(char *why, size_t len)
 {
 	static const CUuuid id = NVT_CB_TABLE_UUID;
@@ -203,7 +159,7 @@ static int subscribe(char *why, size_t len)
 
 int nvt_probe_open(char *why, size_t len)
 {
-	return load_driver(why, len) || subscribe(why, len) ? -1 : 0;
+	return nvt_driver_open(why, len) || subscribe(why, len) ? -1 : 0;
 }
 
 struct probe {

@@ -6,12 +6,11 @@
 #define _GNU_SOURCE
 #include "gpu.h"
 #include "nvtaskset.h"
-#include "cuda_driver.h"
+#include "driver.h"
 #include "os/child.h"
 #include "os/sysutil.h"
 #include "core/text.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,16 +28,6 @@ static const char *cu_error_name(int rc)
 	default: return "driver error";
 	}
 }
-
-#define LOOKUP(var, type, name)                                                   \
-	do {                                                                      \
-		var = (type)dlsym(lib, name);                                     \
-		if (!var) {                                                       \
-			snprintf(why, len,                \
-				 "libcuda.so.1 lacks %s", name);                  \
-			return -1;                                                \
-		}                                                                 \
-	} while (0)
 
 /* As CHECK, for the enumeration child: records the error and jumps to fail. */
 #define CHECK_OR(call, what)                                                      \
@@ -61,53 +50,29 @@ static const char *cu_error_name(int rc)
 		}                                                                 \
 	} while (0)
 
-/* The driver entry points the queries use. */
-struct driver {
-	nvt_cuInit_fn init;
-	nvt_cuDeviceGetCount_fn get_count;
-	nvt_cuDeviceGet_fn get_device;
-	nvt_cuDeviceGetAttribute_fn get_attr;
-	nvt_cuDeviceGetUuid_fn get_uuid;
-	nvt_cuDeviceGetName_fn get_name;
-	nvt_cuDriverGetVersion_fn get_version;
-};
-
 /* Runs in the child: loads and initialises the driver. Returns 0, or -1 with the reason in why. */
-static int open_driver(struct driver *cu, struct nvt_gpu_info *info, char *why, size_t len)
+static int open_driver(struct nvt_gpu_info *info, char *why, size_t len)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-
-	if (!lib) {
-		snprintf(why, len, "cannot load the CUDA driver: %s",
-			 dlerror());
+	if (nvt_driver_open(why, len))
 		return -1;
-	}
-	LOOKUP(cu->init, nvt_cuInit_fn, "cuInit");
-	LOOKUP(cu->get_count, nvt_cuDeviceGetCount_fn, "cuDeviceGetCount");
-	LOOKUP(cu->get_device, nvt_cuDeviceGet_fn, "cuDeviceGet");
-	LOOKUP(cu->get_attr, nvt_cuDeviceGetAttribute_fn, "cuDeviceGetAttribute");
-	LOOKUP(cu->get_uuid, nvt_cuDeviceGetUuid_fn, "cuDeviceGetUuid");
-	LOOKUP(cu->get_name, nvt_cuDeviceGetName_fn, "cuDeviceGetName");
-	LOOKUP(cu->get_version, nvt_cuDriverGetVersion_fn, "cuDriverGetVersion");
-	CHECK(cu->init(0), "cuInit");
-	CHECK(cu->get_version(&info->driver_version), "cuDriverGetVersion");
-	CHECK(cu->get_count(&info->device_count), "cuDeviceGetCount");
+	CHECK(nvt_cu.init(0), "cuInit");
+	CHECK(nvt_cu.version(&info->driver_version), "cuDriverGetVersion");
+	CHECK(nvt_cu.device_count(&info->device_count), "cuDeviceGetCount");
 	return 0;
 }
 
 /* Runs in the child. Returns 0, or -1 with the reason in why. */
 static int query(const unsigned char *want, struct nvt_gpu_info *info, char *why, size_t len)
 {
-	struct driver cu;
 	CUdevice dev;
 	CUuuid uuid;
 	int ordinal;
 
-	if (open_driver(&cu, info, why, len))
+	if (open_driver(info, why, len))
 		return -1;
 	for (ordinal = 0; ordinal < info->device_count; ordinal++) {
-		CHECK(cu.get_device(&dev, ordinal), "cuDeviceGet");
-		CHECK(cu.get_uuid(&uuid, dev), "cuDeviceGetUuid");
+		CHECK(nvt_cu.device_get(&dev, ordinal), "cuDeviceGet");
+		CHECK(nvt_cu.device_uuid(&uuid, dev), "cuDeviceGetUuid");
 		if (!memcmp(uuid.bytes, want, 16))
 			break;
 	}
@@ -118,13 +83,13 @@ static int query(const unsigned char *want, struct nvt_gpu_info *info, char *why
 	}
 	info->ordinal = ordinal;
 	memcpy(info->uuid, uuid.bytes, sizeof(info->uuid));
-	CHECK(cu.get_attr(&info->sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+	CHECK(nvt_cu.attribute(&info->sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
 	      "cuDeviceGetAttribute");
-	CHECK(cu.get_attr(&info->cc_major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+	CHECK(nvt_cu.attribute(&info->cc_major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
 	      "cuDeviceGetAttribute");
-	CHECK(cu.get_attr(&info->cc_minor, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+	CHECK(nvt_cu.attribute(&info->cc_minor, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
 	      "cuDeviceGetAttribute");
-	CHECK(cu.get_name(info->name, (int)sizeof(info->name) - 1, dev), "cuDeviceGetName");
+	CHECK(nvt_cu.device_name(info->name, (int)sizeof(info->name) - 1, dev), "cuDeviceGetName");
 	info->name[sizeof(info->name) - 1] = '\0';
 	if (info->sms < 1 || info->sms > 2 * 256) {
 		snprintf(why, len, "implausible SM count %d", info->sms);
@@ -208,19 +173,18 @@ static void enumerate_in_child(void *ctx, void *result)
 	struct nvt_gpu_info info_store, *info = &info_store;
 	char *why = a->why;
 	size_t len = sizeof(a->why);
-	struct driver cu;
 	CUdevice dev;
 	CUuuid uuid;
 
 	(void)ctx;
 	avoid_mps();
 	memset(info, 0, sizeof(*info));
-	if (open_driver(&cu, info, why, len))
+	if (open_driver(info, why, len))
 		goto fail;
 	for (int i = 0; i < info->device_count && i < NVT_MACHINE_GPUS; i++) {
-		CHECK_OR(cu.get_device(&dev, i), "cuDeviceGet");
-		CHECK_OR(cu.get_uuid(&uuid, dev), "cuDeviceGetUuid");
-		CHECK_OR(cu.get_name(list->gpu[i].name, (int)sizeof(list->gpu[i].name) - 1, dev),
+		CHECK_OR(nvt_cu.device_get(&dev, i), "cuDeviceGet");
+		CHECK_OR(nvt_cu.device_uuid(&uuid, dev), "cuDeviceGetUuid");
+		CHECK_OR(nvt_cu.device_name(list->gpu[i].name, (int)sizeof(list->gpu[i].name) - 1, dev),
 			 "cuDeviceGetName");
 		memcpy(list->gpu[i].uuid, uuid.bytes, 16);
 		list->count = i + 1;

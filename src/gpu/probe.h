@@ -1,8 +1,8 @@
 /*
  * probe.h - the CUDA driver as the probes of calibrate.c (the TPC map and
- * GPCs) and membw.c (memory halves) call it, in their child process outside
- * MPS: a table of driver entry points, loaded once, and the launch callback
- * that writes each probe launch's TPC mask.
+ * GPCs) and bwprobe.c (memory halves) call it, in their child process outside
+ * MPS: the command's table of driver entry points (driver.h), and the launch
+ * callback that writes each probe launch's TPC mask.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -11,32 +11,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "cuda_driver.h"
+#include "driver.h"
 #include "core/tmd.h"
 #include "core/text.h"
-
-struct nvt_probe_cu {
-	nvt_cuInit_fn init;
-	nvt_cuDeviceGet_fn device_get;
-	nvt_cuDeviceGetAttribute_fn attribute;
-	nvt_cuDevicePrimaryCtxRetain_fn ctx_retain;
-	nvt_cuDevicePrimaryCtxRelease_fn ctx_release;
-	nvt_cuCtxSetCurrent_fn ctx_set;
-	nvt_cuCtxSynchronize_fn sync;
-	nvt_cuModuleLoadData_fn module_load;
-	nvt_cuModuleGetFunction_fn module_function;
-	nvt_cuFuncSetAttribute_fn func_attribute;
-	nvt_cuMemAlloc_fn mem_alloc;
-	nvt_cuMemFree_fn mem_free;
-	nvt_cuMemcpyDtoH_fn copy_dtoh;
-	nvt_cuLaunchKernel_fn launch;
-	nvt_cuLaunchKernelEx_fn launch_ex;
-	nvt_cuStreamCreate_fn stream_create;
-	nvt_cuMemcpyHtoD_fn copy_htod;
-	nvt_cuGetExportTable_fn export_table;
-};
-
-extern struct nvt_probe_cu nvt_cu;
 
 /* Returns -1 from the caller, the reason in r->error, when a driver call fails. */
 #define NVT_CU_CHECK(r, call, what)                                                   \

@@ -43,7 +43,6 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,6 +52,7 @@
 #include "gpu/cuda_driver.h"
 #include "nvtaskset.h"
 #include "core/segment.h"
+#include "shimdriver.h"
 #include "shimgraph.h"
 #include "shimsmctrl.h"
 #include "shimstate.h"
@@ -96,34 +96,26 @@ static __thread struct {
 	uint64_t inst_mask[2];
 } tls __attribute__((tls_model("initial-exec")));
 
+/* Whether graphs follow partition changes (the driver has the calls and callbacks). */
 static struct {
 	int on;
 	int debug; /* NVTASKSET_GRAPH_DEBUG: say what happens to each exec */
-	nvt_cuGraphClone_fn clone;
-	nvt_cuGraphDestroy_fn destroy;
-	nvt_cuGraphGetNodes_fn get_nodes;
-	nvt_cuGraphNodeGetType_fn get_type;
-	nvt_cuGraphKernelNodeGetParams_fn kernel_get;
-	nvt_cuGraphKernelNodeSetParams_fn kernel_set;
-	nvt_cuGraphChildGraphNodeGetGraph_fn child_graph;
-	nvt_cuGraphExecUpdate_fn exec_update;
-	nvt_cuGraphNodeSetWhat_fn set[8]; /* mirrors of exec set-params calls, see mirror_call */
-} drv;
+} following;
 
 /* Exec set-params calls, (exec, node, what, ...), and the graph call that
- * does the same to a node of a graph: (node, what). */
+ * does the same to a node of a graph: (node, what), shim_cu.graph_node_set[set]. */
 static const struct {
 	int cbid;
-	const char *graph_call;
-} mirror_calls[8] = {
-	{NVT_CBID_cuGraphExecKernelNodeSetParams, "cuGraphKernelNodeSetParams"},
-	{NVT_CBID_cuGraphExecKernelNodeSetParams_v2, "cuGraphKernelNodeSetParams_v2"},
-	{NVT_CBID_cuGraphExecMemcpyNodeSetParams, "cuGraphMemcpyNodeSetParams"},
-	{NVT_CBID_cuGraphExecMemsetNodeSetParams, "cuGraphMemsetNodeSetParams"},
-	{NVT_CBID_cuGraphExecHostNodeSetParams, "cuGraphHostNodeSetParams"},
-	{NVT_CBID_cuGraphExecEventRecordNodeSetEvent, "cuGraphEventRecordNodeSetEvent"},
-	{NVT_CBID_cuGraphExecEventWaitNodeSetEvent, "cuGraphEventWaitNodeSetEvent"},
-	{NVT_CBID_cuGraphExecNodeSetParams, "cuGraphNodeSetParams"},
+	enum shim_node_set set;
+} mirror_calls[SHIM_NODE_SETS] = {
+	{NVT_CBID_cuGraphExecKernelNodeSetParams, SHIM_SET_KERNEL},
+	{NVT_CBID_cuGraphExecKernelNodeSetParams_v2, SHIM_SET_KERNEL_V2},
+	{NVT_CBID_cuGraphExecMemcpyNodeSetParams, SHIM_SET_MEMCPY},
+	{NVT_CBID_cuGraphExecMemsetNodeSetParams, SHIM_SET_MEMSET},
+	{NVT_CBID_cuGraphExecHostNodeSetParams, SHIM_SET_HOST},
+	{NVT_CBID_cuGraphExecEventRecordNodeSetEvent, SHIM_SET_EVENT_RECORD},
+	{NVT_CBID_cuGraphExecEventWaitNodeSetEvent, SHIM_SET_EVENT_WAIT},
+	{NVT_CBID_cuGraphExecNodeSetParams, SHIM_SET_NODE},
 };
 /* Calls the program may make whose effect on an exec the shim cannot mirror. */
 static const int unmirrored_calls[] = {
@@ -140,7 +132,7 @@ static const int followed_calls[] = {
 	NVT_CBID_cuGraphExecDestroy, NVT_CBID_cuGraphExecUpdate, NVT_CBID_cuGraphExecUpdate_v2,
 };
 
-#define DEBUG(fmt, ...) do { if (drv.debug) shim_note("graph: " fmt, __VA_ARGS__); } while (0)
+#define DEBUG(fmt, ...) do { if (following.debug) shim_note("graph: " fmt, __VA_ARGS__); } while (0)
 
 /* ---- The table of execs ----------------------------------------------------- */
 
@@ -183,7 +175,7 @@ static void count_stale(struct graph_exec *e, int add)
 static void free_mirror(struct graph_exec *e)
 {
 	if (e->mirror)
-		drv.destroy(e->mirror);
+		shim_cu.graph_destroy(e->mirror);
 	free(e->orig);
 	free(e->copy);
 	free(e->grew);
@@ -213,10 +205,10 @@ static CUgraphNode *nodes_of(CUgraph g, size_t *n)
 	CUgraphNode *nodes;
 
 	*n = 0;
-	if (drv.get_nodes(g, NULL, n))
+	if (shim_cu.graph_nodes(g, NULL, n))
 		return NULL;
 	nodes = calloc(*n ? *n : 1, sizeof(*nodes));
-	if (nodes && drv.get_nodes(g, nodes, n)) {
+	if (nodes && shim_cu.graph_nodes(g, nodes, n)) {
 		free(nodes);
 		return NULL;
 	}
@@ -244,13 +236,13 @@ static const char *walk(CUgraph g, int nudge, uint8_t *grew, uint32_t *kernels, 
 		NVT_KERNEL_NODE_PARAMS p;
 		CUgraph child;
 		int type = -1;
-		if (drv.get_type(nodes[i], &type)) {
+		if (shim_cu.graph_node_type(nodes[i], &type)) {
 			why = "the driver does not tell a node's type";
 		} else if (type == NVT_NODE_KERNEL) {
 			uint32_t k = (*kernels)++;
 			if (!nudge)
 				continue;
-			if (drv.kernel_get(nodes[i], &p)) {
+			if (shim_cu.graph_kernel_get(nodes[i], &p)) {
 				why = "the driver does not give a kernel node's parameters";
 				continue;
 			}
@@ -260,10 +252,10 @@ static const char *walk(CUgraph g, int nudge, uint8_t *grew, uint32_t *kernels, 
 				p.sharedMemBytes += SMEM_NUDGE;
 			else
 				p.sharedMemBytes -= SMEM_NUDGE;
-			if (drv.kernel_set(nodes[i], &p))
+			if (shim_cu.graph_node_set[SHIM_SET_KERNEL_V2](nodes[i], &p))
 				why = "the driver refused a kernel node's shared memory size";
 		} else if (type == NVT_NODE_GRAPH) {
-			if (drv.child_graph(nodes[i], &child))
+			if (shim_cu.graph_child(nodes[i], &child))
 				why = "the driver does not give a child graph";
 			else
 				why = walk(child, nudge, grew, kernels, depth + 1);
@@ -286,7 +278,7 @@ static void build_mirror(struct graph_exec *e, CUgraph g)
 	why = walk(g, 0, NULL, &e->kernels, 0);
 	if (!why && !(e->grew = calloc(e->kernels ? e->kernels : 1, 1)))
 		why = "out of memory";
-	if (!why && drv.clone(&e->mirror, g)) {
+	if (!why && shim_cu.graph_clone(&e->mirror, g)) {
 		e->mirror = NULL;
 		why = "the driver cannot clone it (memory nodes?)";
 	}
@@ -382,12 +374,12 @@ static void refresh_if_changed(struct graph_exec *e)
 	if (!why && k != e->kernels)
 		why = "its mirror changed shape";
 	if (!why) {
-		if (drv.exec_update(e->exec, e->mirror, &info))
+		if (shim_cu.graph_exec_update(e->exec, e->mirror, &info))
 			why = "the driver refused to update it";
 		k = 0;
 		if (walk(e->mirror, -1, e->grew, &k, 0))
 			why = "its mirror could not be restored";
-		else if (!why && drv.exec_update(e->exec, e->mirror, &info))
+		else if (!why && shim_cu.graph_exec_update(e->exec, e->mirror, &info))
 			why = "the driver refused to update it back";
 		if (why && k)
 			shim_warn("pid %ld: a CUDA graph's kernels may keep dynamic shared memory sizes "
@@ -421,6 +413,7 @@ static void launch_done(struct graph_exec *e, int launched)
 static void mirror_call(struct graph_exec *e, int which, void *const *args)
 {
 	CUgraphNode node = args[1];
+	nvt_cuGraphNodeSetWhat_fn set;
 	size_t i;
 
 	if (!e->mirror)
@@ -428,7 +421,8 @@ static void mirror_call(struct graph_exec *e, int which, void *const *args)
 	for (i = 0; i < e->n_nodes && e->orig[i] != node; i++)
 		continue;
 	tls.in_shim = 1;
-	if (i == e->n_nodes || !drv.set[which] || drv.set[which](e->copy[i], args[2])) {
+	set = shim_cu.graph_node_set[mirror_calls[which].set];
+	if (i == e->n_nodes || !set || set(e->copy[i], args[2])) {
 		tls.in_shim = 0;
 		give_up(e, i == e->n_nodes ? "a node it was changed through is not its graph's"
 					   : "a change of one of its nodes cannot be mirrored");
@@ -548,7 +542,7 @@ static void on_launch_or_upload(int cbid, int site, void *const *args, int resul
 /* A call that changed an exec's node (on return, if it succeeded). */
 static void on_exec_change(int cbid, void *const *args)
 {
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < SHIM_NODE_SETS; i++)
 		if (mirror_calls[i].cbid == cbid) {
 			struct graph_exec *e = find_exec(args[0]);
 			if (e)
@@ -575,7 +569,7 @@ static void *const *api_args(int cbid, const void *data, int *site, int *result)
 			shim_warn("unexpected driver-API callback data (call %d); CUDA graphs keep the "
 				  "TPCs they were uploaded with",
 				  cbid);
-		drv.on = 0;
+		following.on = 0;
 		return NULL;
 	}
 	*site = call.site;
@@ -592,7 +586,7 @@ static int graph_call(int cbid)
 	for (size_t i = 0; i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
 		if (unmirrored_calls[i] == cbid)
 			return 1;
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < SHIM_NODE_SETS; i++)
 		if (mirror_calls[i].cbid == cbid)
 			return 1;
 	return 0;
@@ -603,7 +597,7 @@ void shim_graph_api(int cbid, const void *data)
 	void *const *args;
 	int site, result;
 
-	if (tls.in_shim || !drv.on || !graph_call(cbid) || !(args = api_args(cbid, data, &site, &result)))
+	if (tls.in_shim || !following.on || !graph_call(cbid) || !(args = api_args(cbid, data, &site, &result)))
 		return;
 	switch (cbid) {
 	case NVT_CBID_cuGraphInstantiate:
@@ -645,7 +639,7 @@ void shim_graph_api(int cbid, const void *data)
 
 /* ---- Set-up --------------------------------------------------------------- */
 
-void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
+void shim_graph_setup(nvt_cb_enable_fn enable, uint32_t handle)
 {
 	const char *off = secure_getenv(NVT_ENV_GRAPHS), *debug = secure_getenv(NVT_ENV_GRAPH_DEBUG);
 	int ok = 1;
@@ -653,22 +647,14 @@ void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 	if (off && !strcmp(off, "0"))
 		return; /* graphs keep the TPCs they were uploaded with, at no cost */
 
-	drv.clone = (nvt_cuGraphClone_fn)dlsym(lib, "cuGraphClone");
-	drv.destroy = (nvt_cuGraphDestroy_fn)dlsym(lib, "cuGraphDestroy");
-	drv.get_nodes = (nvt_cuGraphGetNodes_fn)dlsym(lib, "cuGraphGetNodes");
-	drv.get_type = (nvt_cuGraphNodeGetType_fn)dlsym(lib, "cuGraphNodeGetType");
-	drv.kernel_get = (nvt_cuGraphKernelNodeGetParams_fn)dlsym(lib, "cuGraphKernelNodeGetParams_v2");
-	drv.kernel_set = (nvt_cuGraphKernelNodeSetParams_fn)dlsym(lib, "cuGraphKernelNodeSetParams_v2");
-	drv.child_graph = (nvt_cuGraphChildGraphNodeGetGraph_fn)dlsym(lib, "cuGraphChildGraphNodeGetGraph");
-	drv.exec_update = (nvt_cuGraphExecUpdate_fn)dlsym(lib, "cuGraphExecUpdate_v2");
-	for (int i = 0; i < 8; i++)
-		drv.set[i] = (nvt_cuGraphNodeSetWhat_fn)dlsym(lib, mirror_calls[i].graph_call);
-	if (!drv.clone || !drv.destroy || !drv.get_nodes || !drv.get_type || !drv.kernel_get ||
-	    !drv.kernel_set || !drv.child_graph || !drv.exec_update)
+	if (!shim_cu.graph_clone || !shim_cu.graph_destroy || !shim_cu.graph_nodes ||
+	    !shim_cu.graph_node_type || !shim_cu.graph_kernel_get ||
+	    !shim_cu.graph_node_set[SHIM_SET_KERNEL_V2] || !shim_cu.graph_child ||
+	    !shim_cu.graph_exec_update)
 		ok = 0;
 	for (size_t i = 0; ok && i < sizeof(followed_calls) / sizeof(followed_calls[0]); i++)
 		ok = enable(1, handle, NVT_CB_DOMAIN_API, followed_calls[i]) == 0;
-	for (int i = 0; ok && i < 8; i++)
+	for (int i = 0; ok && i < SHIM_NODE_SETS; i++)
 		ok = enable(1, handle, NVT_CB_DOMAIN_API, mirror_calls[i].cbid) == 0;
 	for (size_t i = 0; ok && i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
 		ok = enable(1, handle, NVT_CB_DOMAIN_API, unmirrored_calls[i]) == 0;
@@ -681,7 +667,7 @@ void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 			enable(0, handle, NVT_CB_DOMAIN_API, followed_calls[i]);
 		return;
 	}
-	drv.on = 1;
-	drv.debug = debug && *debug && strcmp(debug, "0") != 0;
+	following.on = 1;
+	following.debug = debug && *debug && strcmp(debug, "0") != 0;
 	DEBUG("%s", "following CUDA graphs");
 }

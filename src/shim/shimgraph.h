@@ -11,7 +11,7 @@
 
 #include "gpu/cuda_driver.h"
 
-void shim_graph_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle);
+void shim_graph_setup(nvt_cb_enable_fn enable, uint32_t handle);
 /* A driver-API callback (domain 6) of a call it follows. */
 void shim_graph_api(int cbid, const void *data);
 /* Whether this thread is inside a graph upload (cheap: a thread-local read). */

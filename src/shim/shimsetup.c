@@ -31,6 +31,7 @@
 #include "core/topo.h"
 #include "core/tpcset.h"
 #include "shim.h"
+#include "shimdriver.h"
 #include "shimgraph.h"
 #include "shimslot.h"
 #include "shimsmctrl.h"
@@ -227,36 +228,23 @@ static void register_callback(void)
 {
 	static const CUuuid table_id = NVT_CB_TABLE_UUID;
 	const void *const *table = NULL;
-	nvt_cuGetExportTable_fn get_table;
 	nvt_cb_subscribe_fn subscribe;
 	nvt_cb_enable_fn enable;
 	struct nvt_slot_prio prio;
 	uint32_t handle = 0;
-	void *lib;
+	char why[256];
 	int rc;
 
-	/* The wrapper depends on the real driver, and a program linked against
-	 * libcuda has it loaded already: both are found after us. Otherwise load
-	 * it now, as the program would later. */
-	lib = RTLD_NEXT;
-	get_table = (nvt_cuGetExportTable_fn)dlsym(lib, "cuGetExportTable");
-	if (!get_table) {
-		lib = dlopen("libcuda.so.1", RTLD_LAZY);
-		if (!lib) {
-			shim_warn("cannot load the CUDA driver (%s); running unpartitioned", dlerror());
-			return;
-		}
-		get_table = (nvt_cuGetExportTable_fn)dlsym(lib, "cuGetExportTable");
+	if (shim_driver_load(why, sizeof(why))) {
+		shim_warn("cannot load the CUDA driver (%s); running unpartitioned", why);
+		return;
 	}
-	shim.ctx_get_device = (nvt_cuCtxGetDevice_fn)dlsym(lib, "cuCtxGetDevice");
-	shim.device_get_uuid = (nvt_cuDeviceGetUuid_fn)dlsym(lib, "cuDeviceGetUuid");
-	shim_smctrl_maps_setup(lib);
 	start_mark(SP_DRIVER);
-	if (!get_table) {
+	if (!shim_cu.get_export_table) {
 		shim_warn("the CUDA driver has no cuGetExportTable; running unpartitioned");
 		return;
 	}
-	rc = get_table((const void **)&table, &table_id);
+	rc = shim_cu.get_export_table((const void **)&table, &table_id);
 	if (rc || !table || !table[NVT_CB_TABLE_SUBSCRIBE] || !table[NVT_CB_TABLE_ENABLE]) {
 		shim_warn("the CUDA driver offers no launch callback table (error %d); running "
 		     "unpartitioned",
@@ -280,14 +268,14 @@ static void register_callback(void)
 	}
 	shim.active = 1;
 	start_mark(SP_CALLBACK);
-	shim_graph_setup(lib, enable, handle);
+	shim_graph_setup(enable, handle);
 	start_mark(SP_GRAPHS);
 	shim_smctrl_setup(enable, handle);
 	start_mark(SP_SMCTRL);
-	shim_sms_setup(lib, enable, handle);
+	shim_sms_setup(enable, handle);
 	start_mark(SP_SMS);
 	if (env_prio(&prio) == 0)
-		shim_yield_setup(lib, enable, handle, prio.prio, prio.yield);
+		shim_yield_setup(enable, handle, prio.prio, prio.yield);
 	start_mark(SP_YIELD);
 }
 
@@ -481,7 +469,7 @@ static void init(void)
 		setup_time.last = setup_time.begin;
 	}
 	if (first && first != (const void *)instance_marker) {
-		shim_sms_passive(first); /* another copy of the shim is in charge */
+		shim_driver_passive(first); /* another copy of the shim is in charge */
 		return;
 	}
 	/* The nvtaskset command itself (nested in a partitioned shell): no

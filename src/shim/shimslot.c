@@ -18,6 +18,7 @@
 #include "core/segment.h"
 #include "core/topo.h"
 #include "core/tpcset.h"
+#include "shimdriver.h"
 #include "shimstate.h"
 #include "shimslot.h"
 
@@ -130,8 +131,8 @@ static int lookup_slot(const void *ctx, uint64_t gen)
 	int g = -1;
 	unsigned i;
 
-	if (!shim.ctx_get_device || !shim.device_get_uuid || shim.ctx_get_device(&dev) ||
-	    shim.device_get_uuid(&uuid, dev)) {
+	if (!shim_cu.ctx_device || !shim_cu.device_uuid || shim_cu.ctx_device(&dev) ||
+	    shim_cu.device_uuid(&uuid, dev)) {
 		if (shim_first_time(WARN_NO_DEVICE))
 			shim_warn("cannot ask the CUDA driver which GPU a launch is for; launches whose "
 			     "GPU is unknown run unpartitioned");

@@ -35,30 +35,15 @@
 #include "core/topo.h"
 #include "gpu/topocache.h"
 #include "seg/segfile.h"
+#include "shimdriver.h"
 #include "shimsmctrlmaps.h"
 #include "shimsms.h"
 #include "shimstate.h"
 
 extern char **environ;
 
-/* The driver's calls for the GPUs CUDA shows this process (cuDeviceGetUuid:
- * shim.device_get_uuid). */
-static struct {
-	nvt_cuInit_fn init;
-	nvt_cuDeviceGetCount_fn count;
-	nvt_cuDeviceGet_fn device_get;
-	nvt_cuDriverGetVersion_fn version;
-} drv;
 /* Held while a query reads a slot's topology (shim_smctrl_device_topology). */
 static pthread_mutex_t query_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void shim_smctrl_maps_setup(void *lib)
-{
-	drv.init = (nvt_cuInit_fn)dlsym(lib, "cuInit");
-	drv.count = (nvt_cuDeviceGetCount_fn)dlsym(lib, "cuDeviceGetCount");
-	drv.version = (nvt_cuDriverGetVersion_fn)dlsym(lib, "cuDriverGetVersion");
-	drv.device_get = (nvt_cuDeviceGet_fn)dlsym(lib, "cuDeviceGet");
-}
 
 /* The GPUs CUDA shows this process (it calls cuInit), as keys of their cache
  * records, into keys (max). Returns how many (0 when the driver fails). */
@@ -66,15 +51,16 @@ static int cuda_gpus(struct nvt_cache_key *keys, int max)
 {
 	int count = 0, version = 0, n = 0;
 
-	if (!drv.init || !drv.count || !drv.device_get || !shim.device_get_uuid || !drv.version ||
-	    drv.init(0) || drv.count(&count) || drv.version(&version))
+	if (!shim_cu.init || !shim_cu.device_count || !shim_cu.device_get || !shim_cu.device_uuid ||
+	    !shim_cu.version || shim_cu.init(0) || shim_cu.device_count(&count) ||
+	    shim_cu.version(&version))
 		return 0;
 	for (int i = 0; i < count && n < max; i++) {
 		CUdevice d;
 		CUuuid uuid;
 		int sms = 0;
 		/* The GPU's own count, never a partition's (shimsms.c): the cache's key. */
-		if (drv.device_get(&d, i) || shim.device_get_uuid(&uuid, d) ||
+		if (shim_cu.device_get(&d, i) || shim_cu.device_uuid(&uuid, d) ||
 		    shim_driver_attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d))
 			continue;
 		memset(&keys[n], 0, sizeof(keys[n]));
@@ -276,11 +262,11 @@ int shim_smctrl_device_topology(int dev, struct nvt_topology *out)
 	CUuuid uuid;
 	int g, rc = ENOENT;
 
-	if (!drv.init || !drv.device_get || !shim.device_get_uuid || drv.init(0))
+	if (!shim_cu.init || !shim_cu.device_get || !shim_cu.device_uuid || shim_cu.init(0))
 		return EIO;
-	if (dev < 0 || drv.device_get(&d, dev))
+	if (dev < 0 || shim_cu.device_get(&d, dev))
 		return EINVAL;
-	if (shim.device_get_uuid(&uuid, d))
+	if (shim_cu.device_uuid(&uuid, d))
 		return EIO;
 	shim_smctrl_maps();
 	pthread_mutex_lock(&query_lock);

@@ -10,8 +10,6 @@
 
 #include "core/topo.h"
 
-/* At set-up: the driver calls it makes for itself, from lib. */
-void shim_smctrl_maps_setup(void *lib);
 /* Gives each GPU this process sees that its segment has no slot for one
  * with its calibrated map and no partition (slow path; the first call does
  * it, the others wait for it). */

@@ -50,7 +50,6 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -61,6 +60,7 @@
 #include "core/segment.h"
 #include "core/smcount.h"
 #include "core/tpcset.h"
+#include "shimdriver.h"
 #include "shimslot.h"
 #include "shimsms.h"
 #include "shimstate.h"
@@ -73,24 +73,9 @@ _Static_assert(offsetof(NVT_LAUNCH_CONFIG, num_attrs) == 48, "CUlaunchConfig");
 _Static_assert(sizeof(NVT_LAUNCH_ATTRIBUTE) == 72, "CUlaunchAttribute");
 _Static_assert(offsetof(NVT_LAUNCH_KERNEL_EX_ARGS, f) == 8, "cuLaunchKernelEx_params");
 
-/*
- * The entry points the exports call: the driver's own, through the handle
- * of the library that defines cuGetExportTable (which no copy of the shim
- * does: the handle the driver was found by may be the wrapper's, whose
- * dlsym finds the wrapper's exports first), found from lib (RTLD_NEXT, or
- * the handle set-up loaded the driver by). In a copy of the shim that is
- * not in charge (the wrapper beside the preloaded shim), in_charge is the
- * handle of the copy in charge, whose exports answer.
- */
-static struct {
-	void *lib, *driver, *in_charge;
-	void *attribute, *get_proc, *get_proc_v2;
-} real;
-
 static struct {
 	int on;   /* this copy answers: it is in charge and the mode is not gpu */
 	int mode; /* enum nvt_sm_count_mode */
-	nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn occupancy;
 	int slot[MAX_ORDINALS];        /* slot + 1 of ordinal d's GPU; 0: not known */
 	uint64_t no_slot[MAX_ORDINALS]; /* segment generation + 1 when d had none */
 	int told[MAX_ORDINALS];        /* "partition": the count told, -1 the driver's; 0 none yet */
@@ -103,37 +88,6 @@ static __thread int asking __attribute__((tls_model("initial-exec")));
 __thread struct shim_coop shim_coop __attribute__((tls_model("initial-exec")));
 
 /* ---- The count ------------------------------------------------------------- */
-
-static void *driver_handle(void)
-{
-	void *h = __atomic_load_n(&real.driver, __ATOMIC_ACQUIRE), *lib, *fn;
-	Dl_info info;
-
-	if (h)
-		return h;
-	lib = __atomic_load_n(&real.lib, __ATOMIC_ACQUIRE);
-	fn = dlsym(lib ? lib : RTLD_NEXT, "cuGetExportTable");
-	if (!fn || !dladdr(fn, &info) || !info.dli_fname ||
-	    !(h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)))
-		return NULL;
-	__atomic_store_n(&real.driver, h, __ATOMIC_RELEASE);
-	return h;
-}
-
-static void *driver_symbol(void **cache, const char *name)
-{
-	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE), *h;
-
-	if (!fn) {
-		h = __atomic_load_n(&real.in_charge, __ATOMIC_ACQUIRE);
-		if (!h)
-			h = driver_handle();
-		fn = h ? dlsym(h, name) : NULL;
-		if (fn)
-			__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
-	}
-	return fn;
-}
 
 /* The slot of CUDA device dev's GPU, or -1 (slow path: once per ordinal,
  * and again for one without a slot after a writer gave a GPU one). */
@@ -150,7 +104,7 @@ static int device_slot(CUdevice dev)
 			return -1;
 	}
 	asking++;
-	g = !shim.device_get_uuid || shim.device_get_uuid(&uuid, dev)
+	g = !shim_cu.device_uuid || shim_cu.device_uuid(&uuid, dev)
 		    ? -1
 		    : nvt_segment_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
 	asking--;
@@ -202,7 +156,7 @@ static int told(CUdevice dev, int sms)
 CUresult shim_driver_attribute(int *value, int attribute, CUdevice dev)
 {
 	nvt_cuDeviceGetAttribute_fn fn =
-		(nvt_cuDeviceGetAttribute_fn)driver_symbol(&real.attribute, "cuDeviceGetAttribute");
+		(nvt_cuDeviceGetAttribute_fn)shim_driver_own(SHIM_OWN_ATTRIBUTE);
 	CUresult rc;
 
 	if (!fn)
@@ -218,7 +172,7 @@ CUresult shim_driver_attribute(int *value, int attribute, CUdevice dev)
 static CUresult hook_attribute(int *value, int attribute, CUdevice dev)
 {
 	nvt_cuDeviceGetAttribute_fn fn =
-		(nvt_cuDeviceGetAttribute_fn)driver_symbol(&real.attribute, "cuDeviceGetAttribute");
+		(nvt_cuDeviceGetAttribute_fn)shim_driver_own(SHIM_OWN_ATTRIBUTE);
 	CUresult rc;
 
 	if (!fn)
@@ -238,12 +192,12 @@ static void *handed_out(const char *symbol, void *given, int version)
 {
 	if (sc.mode == NVT_SM_COUNT_GPU)
 		return given;
-	if (given == driver_symbol(&real.attribute, "cuDeviceGetAttribute") ||
+	if (given == shim_driver_own(SHIM_OWN_ATTRIBUTE) ||
 	    !strcmp(symbol, "cuDeviceGetAttribute"))
 		return (void *)hook_attribute;
-	if (given == driver_symbol(&real.get_proc, "cuGetProcAddress"))
+	if (given == shim_driver_own(SHIM_OWN_GET_PROC))
 		return (void *)hook_get_proc;
-	if (given == driver_symbol(&real.get_proc_v2, "cuGetProcAddress_v2"))
+	if (given == shim_driver_own(SHIM_OWN_GET_PROC_V2))
 		return (void *)hook_get_proc_v2;
 	if (!strcmp(symbol, "cuGetProcAddress"))
 		return version >= 12000 ? (void *)hook_get_proc_v2 : (void *)hook_get_proc;
@@ -254,7 +208,7 @@ static CUresult hook_get_proc_v2(const char *symbol, void **pfn, int version, ui
 				 int *status)
 {
 	nvt_cuGetProcAddress_v2_fn fn =
-		(nvt_cuGetProcAddress_v2_fn)driver_symbol(&real.get_proc_v2, "cuGetProcAddress_v2");
+		(nvt_cuGetProcAddress_v2_fn)shim_driver_own(SHIM_OWN_GET_PROC_V2);
 	CUresult rc;
 
 	if (!fn)
@@ -267,7 +221,7 @@ static CUresult hook_get_proc_v2(const char *symbol, void **pfn, int version, ui
 
 static CUresult hook_get_proc(const char *symbol, void **pfn, int version, uint64_t flags)
 {
-	nvt_cuGetProcAddress_fn fn = (nvt_cuGetProcAddress_fn)driver_symbol(&real.get_proc, "cuGetProcAddress");
+	nvt_cuGetProcAddress_fn fn = (nvt_cuGetProcAddress_fn)shim_driver_own(SHIM_OWN_GET_PROC);
 	CUresult rc;
 
 	if (!fn)
@@ -299,7 +253,7 @@ static unsigned blocks_per_sm(void *f, unsigned threads, unsigned shmem)
 	if (last.f == f && last.threads == threads && last.shmem == shmem && f)
 		return last.per_sm;
 	asking++;
-	if (!sc.occupancy || sc.occupancy(&n, f, (int)threads, shmem) || n < 0)
+	if (!shim_cu.occupancy || shim_cu.occupancy(&n, f, (int)threads, shmem) || n < 0)
 		n = 0;
 	asking--;
 	last.f = f;
@@ -392,19 +346,7 @@ void shim_sms_api(int cbid, const void *data)
 		shim_coop.blocks = 0;
 }
 
-void shim_sms_passive(const void *in_charge)
-{
-	Dl_info info;
-	void *lib;
-
-	/* The exports of the copy in charge, found through its own handle (a
-	 * handle's dlsym searches that library first). */
-	if (dladdr(in_charge, &info) && info.dli_fname &&
-	    (lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)))
-		__atomic_store_n(&real.in_charge, lib, __ATOMIC_RELEASE);
-}
-
-void shim_sms_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
+void shim_sms_setup(nvt_cb_enable_fn enable, uint32_t handle)
 {
 	static const int coop_ids[] = {
 		NVT_CBID_cuLaunchCooperativeKernel, NVT_CBID_cuLaunchCooperativeKernel_ptsz,
@@ -412,15 +354,12 @@ void shim_sms_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle)
 	};
 	const char *text = secure_getenv(NVT_ENV_SM_COUNT);
 
-	__atomic_store_n(&real.lib, lib, __ATOMIC_RELEASE);
 	if (nvt_sm_count_parse(text, &sc.mode)) {
 		shim_warn("ignoring malformed %s=\"%.64s\" (partition, follow or gpu); programs are told "
 			  "their partition's SM count",
 			  NVT_ENV_SM_COUNT, text);
 		sc.mode = NVT_SM_COUNT_PARTITION;
 	}
-	sc.occupancy = (nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn)dlsym(
-		lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
 	/* Without these callbacks cooperative launches run as any other: a driver
 	 * that refuses them is one where they were never measured. */
 	for (size_t i = 0; i < sizeof(coop_ids) / sizeof(coop_ids[0]); i++)

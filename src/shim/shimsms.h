@@ -12,10 +12,7 @@
 #include "gpu/cuda_driver.h"
 #include "shimstate.h"
 
-void shim_sms_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle);
-/* In a copy of the shim that is not in charge: its exports call those of the
- * copy in_charge (an address in it). */
-void shim_sms_passive(const void *in_charge);
+void shim_sms_setup(nvt_cb_enable_fn enable, uint32_t handle);
 /* A driver-API callback (domain 6): cuDeviceGetAttribute's return, and the
  * cooperative launch calls' entry and return. */
 void shim_sms_api(int cbid, const void *data);

@@ -8,7 +8,8 @@
  * draws them): a file calls and includes only files of its own layer or of
  * those below it, without circles. Each file's functions are declared in
  * the header of its name.
- *   state     shimstate (this state, the warnings), shimslot (a GPU slot's
+ *   state     shimstate (this state, the warnings), shimdriver (the driver's
+ *             entry points, one table), shimslot (a GPU slot's
  *             masks and the slot of a context, which the launch path and
  *             the features share)
  *   features  shimlease, shimyield (priorities), shimsms (the SM count,
@@ -128,9 +129,6 @@ struct shim_state {
 	struct ctx_entry ctx[MAX_CONTEXTS];
 	unsigned n_ctx;
 	unsigned launch_threads; /* threads given a launch-counter stripe so far */
-	/* The driver calls that tell a context's GPU (slow path only; one lookup each). */
-	nvt_cuCtxGetDevice_fn ctx_get_device;
-	nvt_cuDeviceGetUuid_fn device_get_uuid;
 	unsigned warned;   /* enum warn_kind bits */
 	uint64_t warned_gpus; /* GPUs (by device ordinal < 64) already warned about */
 };

@@ -35,7 +35,6 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -53,6 +52,7 @@
 #include "core/tpcset.h"
 #include "os/proc.h"
 #include "seg/segfile.h"
+#include "shimdriver.h"
 #include "shimlease.h"
 #include "shimslot.h"
 #include "shimstate.h"
@@ -130,10 +130,6 @@ struct yslot {
 static struct {
 	int tracking;  /* started with a priority: publishes its activity */
 	int yielding;  /* follows its launch calls to yield */
-	nvt_cuEventCreate_fn event_create;
-	nvt_cuEventRecord_fn event_record;
-	nvt_cuEventQuery_fn event_query;
-	nvt_cuCtxGetCurrent_fn ctx_current;
 	pthread_mutex_t lock;
 	struct yslot s[NVT_MAX_GPUS];
 } y = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -539,7 +535,7 @@ static unsigned in_flight(struct yslot *s, int waiting, uint64_t now)
 		unsigned i = s->tail % RING;
 		int rc;
 		tls.in_shim = 1;
-		rc = y.event_query(s->ev[i]);
+		rc = shim_cu.event_query(s->ev[i]);
 		tls.in_shim = 0;
 		if (rc == NVT_CUDA_ERROR_NOT_READY)
 			break;
@@ -567,7 +563,7 @@ static int make_events(struct yslot *s, void *ctx)
 		return s->ev_ctx == ctx ? 0 : -1; /* another context: not bounded */
 	tls.in_shim = 1;
 	for (int i = 0; i < RING; i++)
-		if (y.event_create(&s->ev[i], NVT_CU_EVENT_DISABLE_TIMING)) {
+		if (shim_cu.event_create(&s->ev[i], NVT_CU_EVENT_DISABLE_TIMING)) {
 			s->ev_broken = 1;
 			break;
 		}
@@ -717,7 +713,7 @@ static void after_launch(int g, void *stream)
 		unsigned i = s->head % RING;
 		int rc;
 		tls.in_shim = 1;
-		rc = y.event_record(s->ev[i], stream);
+		rc = shim_cu.event_record(s->ev[i], stream);
 		tls.in_shim = 0;
 		if (rc == 0) {
 			s->rec_ns[i] = clock_ns();
@@ -765,7 +761,7 @@ static int is_launch(int cbid)
 static int current_slot(void **ctx)
 {
 	*ctx = NULL;
-	if (!y.ctx_current || y.ctx_current(ctx) || !*ctx)
+	if (!shim_cu.ctx_current || shim_cu.ctx_current(ctx) || !*ctx)
 		return -1;
 	return shim_slot_of_ctx(*ctx);
 }
@@ -814,17 +810,15 @@ void shim_yield_api(int cbid, const void *data)
  * At set-up: a task started with a priority (prio: its level) publishes its
  * activity; one below high also follows its launch calls to yield.
  */
-void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio,
-		      uint32_t yield)
+void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, uint32_t yield)
 {
 	int ok = 1;
 
 	if (prio == NVT_PRIO_NONE)
 		return;
-	y.ctx_current = (nvt_cuCtxGetCurrent_fn)dlsym(lib, "cuCtxGetCurrent");
 	for (size_t i = 0; i < N_IDS(sync_ids); i++)
 		ok &= enable(1, handle, NVT_CB_DOMAIN_API, sync_ids[i]) == 0;
-	if (!ok || !y.ctx_current) {
+	if (!ok || !shim_cu.ctx_current) {
 		if (shim_first_time(WARN_YIELD))
 			shim_warn("the CUDA driver does not report synchronisations: this task's "
 				  "requests cannot be followed, and tasks of lower priority hold back "
@@ -838,12 +832,9 @@ void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8
 			shim_yield_slot_ready(g);
 	if (!nvt_yield_by_shim(prio, yield))
 		return;
-	y.event_create = (nvt_cuEventCreate_fn)dlsym(lib, "cuEventCreate");
-	y.event_record = (nvt_cuEventRecord_fn)dlsym(lib, "cuEventRecord");
-	y.event_query = (nvt_cuEventQuery_fn)dlsym(lib, "cuEventQuery");
 	for (size_t i = 0; i < N_IDS(launch_ids) && ok; i++)
 		ok &= enable(1, handle, NVT_CB_DOMAIN_API, launch_ids[i]) == 0;
-	if (!ok || !y.event_create || !y.event_record || !y.event_query) {
+	if (!ok || !shim_cu.event_create || !shim_cu.event_record || !shim_cu.event_query) {
 		if (shim_first_time(WARN_YIELD))
 			shim_warn("the CUDA driver does not report launch calls: this task does not hold "
 				  "back for tasks of higher priority");

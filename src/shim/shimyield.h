@@ -22,8 +22,7 @@ void shim_yield_launched(int g);
 void shim_yield_slot_ready(int g);
 /* A driver-API callback (domain 6) of a call it follows. */
 void shim_yield_api(int cbid, const void *data);
-void shim_yield_setup(void *lib, nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio,
-		      uint32_t yield);
+void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, uint32_t yield);
 void shim_yield_after_fork(void);
 /* The launch this thread makes on slot g may borrow (NVT_YIELD_BORROW): m
  * becomes its masks with the lenders' TPCs. Returns 1 if it did. */

@@ -1,8 +1,8 @@
 # The CUDA driver's interface has one owner, src/gpu/cuda_driver.h: no other
 # file of src/, tools/ or the fake driver (tests/fake) writes a callback id, an
 # entry point's function type or a machine's GPU limit, the fake hands its
-# callbacks named ids, and the shim looks each entry point up once. Sourced by
-# tests/run-tests.sh.
+# callbacks named ids, and each binary looks the driver's entry points up in
+# one table. Sourced by tests/run-tests.sh.
 # shellcheck shell=bash
 
 # The C files the rules cover: the shim, the command and its libraries, the
@@ -33,15 +33,50 @@ t_driver_api_one_header() {
 	eq "$bad" "" "the old name of the machine's GPU limit"
 }
 
-# Each driver entry point the shim calls is looked up once, in one file: its
-# function pointers are the shim's state (cuDeviceGetUuid was looked up twice).
-# cuGetExportTable is also how shimsms.c finds the driver's own library (its
-# address, for dladdr), and set-up looks it up again in a library it loads.
-t_driver_api_shim_looks_up_once() {
-	local dups
-	dups=$(grep -ohE 'dlsym\([^,]+,[[:space:]]*"cu[A-Za-z0-9_]+"' "$ROOT"/src/shim/*.c |
-		sed -E 's/.*"(cu[A-Za-z0-9_]+)"/\1/' | grep -vx cuGetExportTable | sort | uniq -d)
-	eq "$dups" "" "driver entry points the shim looks up more than once"
-	eq "$(grep -c '"cuDeviceGetUuid"' "$ROOT"/src/shim/*.c | grep -v ':0$')" "$ROOT/src/shim/shimsetup.c:1" \
-		"the shim's files that look cuDeviceGetUuid up"
+# One table of driver entry points per binary: every lookup of the driver's
+# entry points (dlsym, comments aside; RTLD_DEFAULT looks up the program's
+# own names, never the driver's) is in src/shim/shimdriver.c for the shim and
+# in src/gpu/driver.c for the command's code (the command, nvtaskset-hog, the
+# Slurm plugin), and each table names each entry point once. (cuInit and
+# cuGetExportTable were looked up in three files each.)
+# driver_lookups DIR...: FILE:LINE:TEXT of each dlsym or dlvsym call in the C files under DIR.
+driver_lookups() {
+	find "$@" -name '*.[ch]' -exec grep -nE '\<dlv?sym[[:space:]]*\(' {} + |
+		grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)' |
+		grep -vE 'RTLD_DEFAULT,[[:space:]]*[A-Za-z_]|RTLD_DEFAULT,[[:space:]]*"[^c]' || true
+}
+# table_names FILE: the driver entry points FILE names ("cu..." strings), one per line.
+table_names() { grep -oE '"cu[A-Z][A-Za-z0-9_]*"' "$1" | tr -d '"'; }
+t_driver_api_one_table_per_binary() {
+	local where table n
+	where=$(driver_lookups "$ROOT/src" "$ROOT/tools" | cut -d: -f1 | sort -u)
+	eq "$where" "$ROOT/src/gpu/driver.c
+$ROOT/src/shim/shimdriver.c" "the files that look the driver's entry points up"
+	for table in src/gpu/driver.c src/shim/shimdriver.c; do
+		n=$(table_names "$ROOT/$table" | wc -l)
+		[ "$n" -ge 20 ] || die "$table names $n entry points"
+		eq "$(table_names "$ROOT/$table" | sort | uniq -d)" "" "entry points $table names twice"
+		table_names "$ROOT/$table" | grep -qx cuGetExportTable ||
+			die "$table does not name cuGetExportTable"
+	done
+	# The command's binaries link its table (nvtaskset-hog is a program of its own).
+	for table in "$B/bin/nvtaskset" "$B/lib/nvtaskset/nvtaskset-hog"; do
+		nm "$table" | grep -qw nvt_driver_open || die "$table does not link src/gpu/driver.c"
+	done
+}
+
+# The rule above fails where it must: on a tree whose command looks an entry
+# point up beside its table, and whose shim's table names one twice.
+t_driver_api_one_table_check_catches() {
+	local r=$WORK/tree where
+	mkdir -p "$r/src/gpu" "$r/src/shim" "$r/tools/nvtaskset"
+	printf 'void *f(void *l) { return dlsym(l, "cuInit"); }\n' >"$r/src/gpu/driver.c"
+	printf '/* dlsym(lib, "cuInit") in a comment */\nvoid *g(void *l) { return dlsym (l, "cuInit"); }\n' \
+		>"$r/tools/nvtaskset/hog.c"
+	printf 'void *h(void) { return dlsym(RTLD_DEFAULT, "Py_Initialize"); }\n' >"$r/src/shim/shimsetup.c"
+	printf 'x = {"cuInit", "cuInit"};\n' >"$r/src/shim/shimdriver.c"
+	where=$(driver_lookups "$r/src" "$r/tools" | cut -d: -f1,2 | sort)
+	eq "$where" "$r/src/gpu/driver.c:1
+$r/tools/nvtaskset/hog.c:2" "the lookups found in the planted tree"
+	eq "$(table_names "$r/src/shim/shimdriver.c" | sort | uniq -d)" "cuInit" "a name written twice"
 }

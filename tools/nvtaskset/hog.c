@@ -9,7 +9,6 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +17,7 @@
 #include <unistd.h>
 
 #include "core/gpusel.h"
-#include "gpu/cuda_driver.h"
+#include "gpu/driver.h"
 #include "gpu/ptx.h"
 
 /* Two buffers of this size: far beyond any cache (H100: 50 MB of L2). */
@@ -51,16 +50,6 @@ static const char hog_body[] =
 	"  ret;\n"
 	"}\n";
 
-static void *sym(void *lib, const char *name)
-{
-	void *p = dlsym(lib, name);
-	if (!p) {
-		fprintf(stderr, "nvtaskset-hog: the CUDA driver has no %s\n", name);
-		exit(EXIT_FAILURE);
-	}
-	return p;
-}
-
 static void check(CUresult rc, const char *what)
 {
 	if (rc) {
@@ -70,11 +59,8 @@ static void check(CUresult rc, const char *what)
 }
 
 /* The device whose UUID is text, or exits. */
-static CUdevice find_device(void *lib, const char *text)
+static CUdevice find_device(const char *text)
 {
-	nvt_cuDeviceGetCount_fn count = (nvt_cuDeviceGetCount_fn)sym(lib, "cuDeviceGetCount");
-	nvt_cuDeviceGet_fn get = (nvt_cuDeviceGet_fn)sym(lib, "cuDeviceGet");
-	nvt_cuDeviceGetUuid_fn uuid_of = (nvt_cuDeviceGetUuid_fn)sym(lib, "cuDeviceGetUuid");
 	uint8_t want[16];
 	int n = 0;
 
@@ -82,11 +68,11 @@ static CUdevice find_device(void *lib, const char *text)
 		fprintf(stderr, "nvtaskset-hog: '%s' is not a GPU UUID\n", text);
 		exit(EXIT_FAILURE);
 	}
-	check(count(&n), "cuDeviceGetCount");
+	check(nvt_cu.device_count(&n), "cuDeviceGetCount");
 	for (int i = 0; i < n; i++) {
 		CUdevice dev;
 		CUuuid u;
-		if (!get(&dev, i) && !uuid_of(&u, dev) && !memcmp(u.bytes, want, 16))
+		if (!nvt_cu.device_get(&dev, i) && !nvt_cu.device_uuid(&u, dev) && !memcmp(u.bytes, want, 16))
 			return dev;
 	}
 	fprintf(stderr, "nvtaskset-hog: no CUDA device has UUID %s\n", text);
@@ -95,16 +81,14 @@ static CUdevice find_device(void *lib, const char *text)
 
 int main(int argc, char **argv)
 {
-	void *lib, *module;
-	nvt_cuInit_fn init;
-	nvt_cuDeviceGetAttribute_fn attribute;
+	CUmodule module;
 	CUdevice dev;
 	CUcontext ctx;
 	CUfunction fn;
 	CUdeviceptr src, dst;
 	uint64_t n16 = HOG_BYTES / 16;
 	int sms = 0, major = 0;
-	char ptx[4096];
+	char ptx[4096], why[256];
 	void *params[] = {&src, &dst, &n16};
 
 	if (argc != 2 || argv[1][0] == '-') {
@@ -116,34 +100,29 @@ int main(int argc, char **argv)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() == 1)
 		return EXIT_FAILURE;
-	lib = dlopen("libcuda.so.1", RTLD_NOW);
-	if (!lib) {
-		fprintf(stderr, "nvtaskset-hog: cannot load the CUDA driver: %s\n", dlerror());
+	if (nvt_driver_open(why, sizeof(why))) {
+		fprintf(stderr, "nvtaskset-hog: %s\n", why);
 		return EXIT_FAILURE;
 	}
-	init = (nvt_cuInit_fn)sym(lib, "cuInit");
-	attribute = (nvt_cuDeviceGetAttribute_fn)sym(lib, "cuDeviceGetAttribute");
-	check(init(0), "cuInit");
-	dev = find_device(lib, argv[1]);
-	check(attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "cuDeviceGetAttribute");
-	check(attribute(&major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+	check(nvt_cu.init(0), "cuInit");
+	dev = find_device(argv[1]);
+	check(nvt_cu.attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
 	      "cuDeviceGetAttribute");
-	check(((nvt_cuDevicePrimaryCtxRetain_fn)sym(lib, "cuDevicePrimaryCtxRetain"))(&ctx, dev), "cuDevicePrimaryCtxRetain");
-	check(((nvt_cuCtxSetCurrent_fn)sym(lib, "cuCtxSetCurrent"))(ctx), "cuCtxSetCurrent");
+	check(nvt_cu.attribute(&major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+	      "cuDeviceGetAttribute");
+	check(nvt_cu.ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+	check(nvt_cu.ctx_set(ctx), "cuCtxSetCurrent");
 	snprintf(ptx, sizeof(ptx), ".version %s\n.target %s\n.address_size 64\n%s",
 		 major >= 9 ? "7.8" : "7.0", major >= 9 ? "sm_90" : major == 8 ? "sm_80" : "sm_70",
 		 hog_body);
-	check(((nvt_cuModuleLoadData_fn)sym(lib, "cuModuleLoadData"))(&module, ptx), "loading the hog kernel");
-	check(((nvt_cuModuleGetFunction_fn)sym(lib, "cuModuleGetFunction"))(&fn, module, "nvt_hog"),
-	      "cuModuleGetFunction");
-	check(((nvt_cuMemAlloc_fn)sym(lib, "cuMemAlloc_v2"))(&src, HOG_BYTES), "cuMemAlloc");
-	check(((nvt_cuMemAlloc_fn)sym(lib, "cuMemAlloc_v2"))(&dst, HOG_BYTES), "cuMemAlloc");
-	nvt_cuLaunchKernel_fn launch = (nvt_cuLaunchKernel_fn)sym(lib, "cuLaunchKernel");
-	nvt_cuCtxSynchronize_fn sync = (nvt_cuCtxSynchronize_fn)sym(lib, "cuCtxSynchronize");
+	check(nvt_cu.module_load(&module, ptx), "loading the hog kernel");
+	check(nvt_cu.module_function(&fn, module, "nvt_hog"), "cuModuleGetFunction");
+	check(nvt_cu.mem_alloc(&src, HOG_BYTES), "cuMemAlloc");
+	check(nvt_cu.mem_alloc(&dst, HOG_BYTES), "cuMemAlloc");
 	for (;;) {
 		/* Four blocks of 1024 threads per SM: every SM it may use streams. */
-		check(launch(fn, (unsigned)sms * 4, 1, 1, 1024, 1, 1, 0, NULL, params, NULL),
+		check(nvt_cu.launch(fn, (unsigned)sms * 4, 1, 1, 1024, 1, 1, 0, NULL, params, NULL),
 		      "cuLaunchKernel");
-		check(sync(), "cuCtxSynchronize");
+		check(nvt_cu.sync(), "cuCtxSynchronize");
 	}
 }
