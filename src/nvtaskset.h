@@ -251,7 +251,7 @@ struct nvt_topology {
 
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
 #define NVT_LAUNCH_STRIPES 8
-#define NVT_SEG_VERSION 8u
+#define NVT_SEG_VERSION 9u
 
 enum nvt_slot_state {
 	NVT_SLOT_UNSET = 0, /* no partition: launches are left untouched */
@@ -313,7 +313,18 @@ enum nvt_prio_mode {
 #define NVT_YIELD_GUARD 0x20u  /* the agent narrows it to guard TPCs while a higher task launches */
 #define NVT_YIELD_ANY 0x40u    /* gate, bound, ahead and borrow for higher tasks whose requests come
 				* at random too (without it: periodic ones only) */
-#define NVT_YIELD_ALL 0x7fu
+/*
+ * Time-sliced (docs/priorities.md, "Preemption"): the task runs in a context
+ * apart from other levels' tasks (its level's MPS server, or its own), whose
+ * channel groups run at a timeslice by its level: slice_us (a task below
+ * high), or a long one (high), so that the GPU switches to a higher task's
+ * work within microseconds, inside running kernels.
+ */
+#define NVT_YIELD_SLICE 0x80u
+/* Its channel groups are taken off the GPU while a higher task's request is
+ * open, and until its next step is due (one switch a request, not a step). */
+#define NVT_YIELD_HOLD 0x100u
+#define NVT_YIELD_ALL 0x1ffu
 
 struct nvt_slot_prio {
 	struct nvt_tpcset own; /* the user's partition (prio set, state NVT_SLOT_SET) */
@@ -327,6 +338,9 @@ struct nvt_slot_prio {
 	uint32_t ahead_us;     /* how long before a due request NVT_YIELD_AHEAD holds; 0: default */
 	uint32_t duty_pct;     /* it holds back only for higher tasks busy at most this share
 				* of the time (1-100); 0: the default */
+	uint32_t slice_us;     /* its channel groups' timeslice with NVT_YIELD_SLICE below high;
+				* 0: the default */
+	uint32_t reserved2;
 };
 
 /*
@@ -357,7 +371,21 @@ struct nvt_slot_activity {
 	uint32_t shifts;       /* how many (NVT_ACT_SHIFT_UP: above period_ns) */
 	uint32_t idle_us;      /* how long it was idle before its last request began (us,
 				* at most UINT32_MAX): its latest share of time busy */
+	/* Steps: idle gaps under NVT_ACT_STEP_US between one request's end and the
+	 * next one's begin (a service that answers token by token, a step a
+	 * synchronisation). Their mean (weight 1/4) and how many were seen. */
+	uint64_t step_ns;
+	uint64_t steps;
+	/* Bursts: requests whose steps run together (gaps under NVT_ACT_STEP_US),
+	 * what a user calls one request: when the current one began, the mean
+	 * time between two begins and from a begin to its last end (weight 1/8),
+	 * and how many began. */
+	uint64_t burst_begin_ns;
+	uint64_t burst_period_ns;
+	uint64_t burst_busy_ns;
+	uint64_t bursts;
 };
+#define NVT_ACT_STEP_US 2000
 #define NVT_ACT_SHIFT 3
 #define NVT_ACT_SHIFT_UP 0x80000000u
 
@@ -370,14 +398,27 @@ enum nvt_yield_state {
 	NVT_YS_BOUND = 4,    /* waiting for its own work in flight to drain */
 	NVT_YS_BORROWING = 5, /* higher tasks idle: launching on their TPCs too */
 	NVT_YS_BESIDE = 6,   /* a higher task is busy more than duty_pct: launching beside it */
+	NVT_YS_HELD = 7,     /* its channel groups are off the GPU: a higher task's request is open
+			      * (or its next step, or a periodic one's request, is due) */
+	NVT_YS_SLICED = 8,   /* higher tasks idle: running, its channel groups time-sliced */
 };
-#define NVT_YS_STATES 7
+#define NVT_YS_STATES 9
 struct nvt_slot_yield {
 	uint32_t state;    /* enum nvt_yield_state */
 	uint32_t watching; /* higher tasks it follows on this GPU */
 	uint64_t since_ns; /* when state began (CLOCK_MONOTONIC) */
 	uint64_t held_ns;  /* how long its launches waited, in all */
 	uint64_t holds;    /* launches that waited */
+	/* Time-slicing (NVT_YIELD_SLICE, NVT_YIELD_HOLD), for this GPU: the channel
+	 * groups its process follows, the timeslice it gave them (us; 0: the
+	 * driver's own), how often and how long they were held off the GPU, and
+	 * the last status the driver answered a control with (0: all took). */
+	uint32_t groups;
+	uint32_t timeslice_us;
+	uint64_t gpu_holds;
+	uint64_t gpu_held_ns;
+	uint32_t rm_status;
+	uint32_t reserved;
 	/* With state NVT_YS_BORROWING: the TPCs its launches run on, its own and
 	 * those it borrows (written before state says so, and changed only while
 	 * it does not). Claims count them as held, -l shows them: a lender that

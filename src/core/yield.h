@@ -24,6 +24,15 @@
  */
 #define NVT_YIELD_DEFAULT NVT_YIELD_CLIENT
 #define NVT_YIELD_PROTECT (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_CLIENT)
+/* Preemption (core/preempt.h): time-sliced in a context apart, held off while a request is open. */
+#define NVT_YIELD_PREEMPT (NVT_YIELD_SLICE | NVT_YIELD_HOLD)
+/* Timeslices (us) of channel groups (docs/priorities.md, "Preemption"). A task below high with
+ * slice: slice_us, by default NVT_SLICE_LOW_US (5 us bounded a service's wait to 0.1-0.2 ms
+ * beside persistent GEMMs on the H200, docs/hardware-facts.md); a high one: NVT_SLICE_HIGH_US,
+ * so that a lower task's turn seldom interrupts a request. */
+#define NVT_SLICE_LOW_US 5
+#define NVT_SLICE_HIGH_US 20000
+#define NVT_SLICE_MAX_US 1000000
 #define NVT_YIELD_BOUND_US 1000 /* work in flight beside a higher task */
 #define NVT_YIELD_DUTY_PCT 50   /* hold back only for higher tasks busy at most half the time */
 /* Limits that keep a yielding task going whatever the higher tasks do. */
@@ -38,10 +47,11 @@
 /*
  * Parses one item of --yield (or of the '+'-separated yield= of the
  * priority's text) into p: "gate", "bound[=US]", "ahead[=US]", "client",
- * "borrow", "guard", "duty=PCT", "none" (no way: clears every word), or
- * "default" (the default words). A word adds to p->yield; "bound=US" and
- * "ahead=US" also set the value. Returns 0, or -1 with the reason in why
- * (NULL, 0: none wanted).
+ * "borrow", "guard", "any", "slice[=US]", "hold", "duty=PCT", "protect",
+ * "preempt" (slice and hold), "none" (no way: clears every word), or
+ * "default" (the default words). A word adds to p->yield; "bound=US",
+ * "ahead=US" and "slice=US" also set the value. Returns 0, or -1 with the
+ * reason in why (NULL, 0: none wanted).
  */
 int nvt_yield_item(const char *item, struct nvt_slot_prio *p, char *why, size_t len);
 /*
@@ -60,6 +70,7 @@ struct nvt_yield_cfg {
 	uint64_t bound_ns; /* 0: no bound */
 	uint64_t ahead_ns; /* 0: as long as the task's own work in flight takes */
 	uint32_t duty_pm;
+	uint32_t slice_us; /* its channel groups' timeslice with NVT_YIELD_SLICE (below high) */
 };
 void nvt_yield_cfg_of(const struct nvt_slot_prio *p, struct nvt_yield_cfg *c);
 /*
@@ -107,6 +118,54 @@ enum nvt_yield_verdict {
  */
 int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w, int n,
 		      uint64_t now, uint64_t ahead_ns, uint64_t *wake);
+
+/*
+ * Preemption (NVT_YIELD_SLICE, NVT_YIELD_HOLD): what a lower task's channel
+ * groups do while it follows the higher tasks on its GPU. Its shim's thread
+ * asks every NVT_HOLD_POLL_US.
+ *
+ * NVT_SLICE_SHARE_US: the timeslice of a lower task whose every higher task is
+ * busy more than duty (beside): it keeps a share of the GPU (about
+ * SHARE / (SHARE + the higher task's) when both are busy) instead of 5 us
+ * against a higher task's 20 ms. NVT_HOLD_AHEAD_US: how long before a periodic
+ * higher task's request is due its groups come off (a switch away from them
+ * took ~0.2-0.3 ms on the H200), so that the request finds the GPU free.
+ */
+#define NVT_SLICE_SHARE_US 2048
+#define NVT_HOLD_AHEAD_US 300
+#define NVT_HOLD_POLL_US 50
+#define NVT_HOLD_MIN_LINGER_NS 50000
+
+/*
+ * The timeslice (us) for the channel groups of a task of priority prio
+ * (enum nvt_prio) with c's words: NVT_SLICE_HIGH_US for a high task, c->slice_us
+ * below (NVT_SLICE_SHARE_US with share: every higher task busy beyond duty);
+ * 0 (the driver's own) without NVT_YIELD_SLICE or a priority.
+ */
+uint32_t nvt_preempt_timeslice(unsigned prio, const struct nvt_yield_cfg *c, int share);
+/*
+ * How long after a's last request ended its next step may still begin: twice
+ * its mean step gap and NVT_HOLD_MIN_LINGER_NS, at most NVT_ACT_STEP_US; 0 if
+ * it has shown no steps (a request of one synchronisation).
+ */
+uint64_t nvt_act_linger_ns(const struct nvt_slot_activity *a);
+
+enum nvt_hold_verdict {
+	NVT_HV_RUN = 0,    /* its groups on the GPU */
+	NVT_HV_HOLD = 1,   /* off: a higher task's request is open, or its next step may come */
+	NVT_HV_AHEAD = 2,  /* off: a periodic higher task's request is due */
+	NVT_HV_BESIDE = 3, /* on: the higher tasks are busy more than duty (or never idle) */
+};
+/*
+ * At now, with w[0..n-1] the higher tasks on its GPU: whether a lower task's
+ * channel groups come off the GPU (HOLD, AHEAD) or stay (RUN, BESIDE), and
+ * until when at the latest the answer holds (*until: look again by then; 0:
+ * at the next poll). For requests at random and periodic ones alike (a hold
+ * reacts; AHEAD only for periodic ones, from ahead_ns before the request is
+ * due). Returns enum nvt_hold_verdict.
+ */
+int nvt_preempt_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w, int n,
+			uint64_t now, uint64_t ahead_ns, uint64_t *until);
 
 /*
  * How long one of a yielding task's launches runs, after one more sample: up
