@@ -87,8 +87,8 @@ PRIO = agent agentlock agentbeat
 # says what each layer holds). libsmctrl.so's own file (src/shim/libsmctrl.c)
 # is above them all.
 SHIM_LAYERS = state features hub setup
-SHIM_state = shimstate shimdriver shimslot
-SHIM_features = shimlease shimyield shimsms shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
+SHIM_state = shimstate shimdriver shimslot shimrm
+SHIM_features = shimlease shimyield shimpreempt shimsms shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
 SHIM_hub = shim
 SHIM_setup = shimsetup
 SHIMSRC = $(foreach l,$(SHIM_LAYERS),$(SHIM_$(l)))

@@ -48,6 +48,13 @@ extern "C" {
  * NVT_YIELD_CLIENT, unless already set (docs/priorities.md). */
 #define NVT_ENV_MPS_CLIENT_PRIORITY "CUDA_MPS_CLIENT_PRIORITY"
 /* Any non-empty value other than "0" silences the shim's warnings. */
+/*
+ * Set by nvtaskset in the environment of an MPS control daemon it starts for
+ * a priority level (the level's text, as NVT_ENV_PRIORITY's): the shim in the
+ * daemon's server gives the server's channel groups, which run its clients'
+ * work, the level's timeslice and holds (docs/priorities.md, "Preemption").
+ */
+#define NVT_ENV_MPS_SERVER "NVTASKSET_MPS_SERVER"
 #define NVT_ENV_QUIET "NVTASKSET_QUIET"
 /* "0": CUDA graphs do not follow partition changes (they keep the TPCs they
  * were uploaded with), and graph launches cost nothing extra. */

@@ -77,6 +77,13 @@ struct nvrm_free {
 #define NVRM_ERR_INVALID_OBJECT_HANDLE 0x33u
 #define NVRM_ERR_NOT_SUPPORTED 0x56u
 
+/* NV01_ROOT (a client: freeing it frees all its objects), NV01_DEVICE_0 (a
+ * GPU, or an SLI group) and NV20_SUBDEVICE_0 (one GPU of a device): a
+ * channel group's parent is a device (or a subdevice). */
+#define NVRM_CLASS_ROOT 0x0000u
+#define NVRM_CLASS_DEVICE 0x0080u
+#define NVRM_CLASS_SUBDEVICE 0x2080u
+
 /* KEPLER_CHANNEL_GROUP_A: a channel group (TSG), the unit the GPU's
  * scheduler time-slices. */
 #define NVRM_CLASS_CHANNEL_GROUP 0xa06cu
@@ -107,9 +114,12 @@ struct nvrm_timeslice {
 	uint64_t timeslice_us;
 };
 
+/* Three bytes: libcuda 580 issues it so, and a block of two is refused with
+ * NV_ERR_INVALID_ARGUMENT (0x1f; H200, driver 580, 2026-11-24). */
 struct nvrm_schedule {
 	uint8_t enable; /* 1: on the runlist and enabled; 0: disabled, off the runlist */
 	uint8_t skip_submit;
+	uint8_t skip_enable;
 };
 
 struct nvrm_preempt {
@@ -119,7 +129,19 @@ struct nvrm_preempt {
 	uint32_t timeout_us;
 };
 
-/* The timeslice the kernel module gives a new channel group (kernel_fifo_gv100.c). */
+/* A subdevice's GPU UUID (ctrl2080gpu.h): flags NVRM_GID_BINARY asks for its 16 bytes. */
+#define NVRM_SUBDEVICE_GET_GID_INFO 0x2080014au
+#define NVRM_GID_BINARY 0x2u
+struct nvrm_gid_info {
+	uint32_t index;
+	uint32_t flags;
+	uint32_t length;
+	uint8_t data[256];
+};
+
+/* The timeslice the kernel module gives a new channel group (kernel_fifo_gv100.c);
+ * libcuda 580 sets its compute group's to 2048 us right after scheduling it. */
 #define NVRM_DEFAULT_TIMESLICE_US 1024u
+#define NVRM_LIBCUDA_TIMESLICE_US 2048u
 
 #endif /* NVT_NVRM_H */

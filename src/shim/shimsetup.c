@@ -33,6 +33,7 @@
 #include "shim.h"
 #include "shimdriver.h"
 #include "shimgraph.h"
+#include "shimpreempt.h"
 #include "shimslot.h"
 #include "shimsmctrl.h"
 #include "shimsmctrlmaps.h"
@@ -57,6 +58,8 @@ extern const char nvtaskset_shim_instance[sizeof(INSTANCE_TEXT)]
  * system calls each, whatever the number of the user's tasks. Leftovers
  * (children that ended with _exit) go over a few starts, or at the next -l. */
 #define SWEEP_MAX 32
+/* The process an MPS control daemon starts as its server. */
+#define MPS_SERVER_NAME "nvidia-cuda-mps-server"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -300,6 +303,7 @@ static void after_fork_in_child(void)
 	shim_smctrl_after_fork();
 	shim_smctrl_maps_after_fork();
 	shim_yield_after_fork();
+	shim_preempt_after_fork();
 	if (shim.seg_shared) {
 		if (nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why)) >= 0) {
 			child = shim.own.seg;
@@ -455,6 +459,55 @@ static void watch_stop_signals(void)
 			sigaction(stop_signals[i], &ours, NULL);
 }
 
+/*
+ * The MPS server of a control daemon nvtaskset started for a priority level
+ * (NVT_ENV_MPS_SERVER, docs/priorities.md "Preemption"): a segment of its
+ * own, for its GPUs' slots, which say the level (so -l shows it, and it finds
+ * the higher tasks as a task would), no partition and no launch callback (its
+ * clients' shims do theirs), and its channel groups, where its clients' work
+ * runs, given the level's timeslice and holds.
+ */
+static void mps_server_init(const char *level)
+{
+	struct nvt_seg_new fresh = {-1, -1, 0, 0};
+	struct nvt_slot_prio prio;
+	char why[256];
+
+	if (nvt_prio_env_parse(level, &prio) || prio.prio == NVT_PRIO_NONE) {
+		shim_warn("ignoring malformed %s=\"%.64s\"; this MPS server's clients are not "
+			  "time-sliced", NVT_ENV_MPS_SERVER, level);
+		return;
+	}
+	snprintf(shim.base, sizeof(shim.base), "%s", nvt_rundir());
+	if (nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why)) < 0) {
+		shim_warn("cannot create a control segment in %s (%s); this MPS server's clients are "
+			  "not time-sliced", shim.own.dir, why);
+		return;
+	}
+	shim.seg = shim.own.seg;
+	shim.seg_shared = 1;
+	shim.seg_pid = getpid();
+	nvt_seg_unlock(&fresh);
+	watch_stop_signals();
+	shim_preempt_server(&prio);
+}
+
+/*
+ * 1 if this process is an MPS control daemon of a priority level or its
+ * server: the server does the level's work (mps_server_init), the daemon
+ * itself (and anything else it starts) stays passive.
+ */
+static int mps_level_process(void)
+{
+	const char *level = secure_getenv(NVT_ENV_MPS_SERVER);
+
+	if (!level || !*level)
+		return 0;
+	if (!strcmp(program_invocation_short_name, MPS_SERVER_NAME))
+		mps_server_init(level);
+	return 1;
+}
+
 static void init(void)
 {
 	const void *first = dlsym(RTLD_DEFAULT, "nvtaskset_shim_instance");
@@ -475,7 +528,7 @@ static void init(void)
 	/* The nvtaskset command itself (nested in a partitioned shell): no
 	 * segment, no callback, no fork handler. It removes the segment this PID
 	 * had before its exec, and the COMMAND it execs starts afresh. */
-	if (dlsym(RTLD_DEFAULT, NVT_CLI_MARKER))
+	if (dlsym(RTLD_DEFAULT, NVT_CLI_MARKER) || mps_level_process())
 		return;
 	n_env = environment_partitions(env);
 	snprintf(shim.base, sizeof(shim.base), "%s", nvt_rundir());
@@ -487,8 +540,7 @@ static void init(void)
 		shim.seg_pid = getpid();
 	} else {
 		shim_warn("cannot create a control segment in %s (%s); this task's partition cannot "
-		     "be read or changed while it runs",
-		     shim.own.dir, why);
+			  "be read or changed while it runs", shim.own.dir, why);
 		shim.seg = private_segment();
 	}
 	start_mark(SP_SEGMENT);
@@ -531,6 +583,7 @@ static void init(void)
 	if (shim.seg_shared)
 		watch_stop_signals();
 	start_mark(SP_MASKS);
+	shim_preempt_setup();
 	register_callback();
 	start_report();
 }

@@ -79,6 +79,7 @@ enum warn_kind {
 	WARN_LEASE = 1 << 15,         /* TPCs a dead agent lent went back */
 	WARN_COOP = 1 << 16,          /* a cooperative grid ran outside the partition */
 	WARN_SMS_API = 1 << 17,       /* the SM count's and cooperative launches' callbacks unreadable */
+	WARN_PREEMPT = 1 << 18,       /* a channel-group control refused, or no thread to hold */
 };
 
 /* The partition behind published masks, which a forked child copies. */

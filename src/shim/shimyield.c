@@ -843,6 +843,30 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 	y.yielding = 1;
 }
 
+int shim_yield_higher(int g, struct nvt_watched *out, uint64_t now)
+{
+	struct yslot *s = &y.s[g];
+	int n;
+
+	pthread_mutex_lock(&y.lock);
+	configure(s, g);
+	if (now >= s->next_scan_ns)
+		rescan(s, now);
+	n = watched(s, out, now);
+	pthread_mutex_unlock(&y.lock);
+	return n;
+}
+
+void shim_yield_show(int g, uint32_t state, uint64_t now)
+{
+	struct yslot *s = &y.s[g];
+
+	pthread_mutex_lock(&y.lock);
+	if (state == NVT_YS_HELD || !s->yields || s->state == NVT_YS_HELD)
+		publish(g, s, state, now);
+	pthread_mutex_unlock(&y.lock);
+}
+
 /* In a forked child (single-threaded): its own state, no events of the parent's context. */
 void shim_yield_after_fork(void)
 {

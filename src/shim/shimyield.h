@@ -13,6 +13,7 @@
 #include "gpu/cuda_driver.h"
 #include "core/segment.h"
 #include "shimslot.h"
+#include "core/yield.h"
 #include "shimstate.h"
 
 extern int shim_yield_tracking; /* started with a priority: follows its requests */
@@ -24,6 +25,18 @@ void shim_yield_slot_ready(int g);
 void shim_yield_api(int cbid, const void *data);
 void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, uint32_t yield);
 void shim_yield_after_fork(void);
+/* Higher tasks a slot follows at most (the size of shim_yield_higher's out). */
+#define SHIM_YIELD_WATCH_MAX 8
+/*
+ * The higher tasks on slot g now, their activity copied into out (room for
+ * SHIM_YIELD_WATCH_MAX), after a look for them if one is due: for
+ * shimpreempt.c's thread, which follows them without launching. Returns how
+ * many.
+ */
+int shim_yield_higher(int g, struct nvt_watched *out, uint64_t now);
+/* Shows state (enum nvt_yield_state) in slot g's yield unless its launches yield and say
+ * their own (gated, bound, ...): NVT_YS_HELD always shows. */
+void shim_yield_show(int g, uint32_t state, uint64_t now);
 /* The launch this thread makes on slot g may borrow (NVT_YIELD_BORROW): m
  * becomes its masks with the lenders' TPCs. Returns 1 if it did. */
 int shim_yield_borrow(int g, struct hw_masks *m);

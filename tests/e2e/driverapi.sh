@@ -43,7 +43,7 @@ t_driver_api_one_header() {
 driver_lookups() {
 	find "$@" -name '*.[ch]' -exec grep -nE '\<dlv?sym[[:space:]]*\(' {} + |
 		grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)' |
-		grep -vE 'RTLD_DEFAULT,[[:space:]]*[A-Za-z_]|RTLD_DEFAULT,[[:space:]]*"[^c]' || true
+		grep -vE 'RTLD_DEFAULT,[[:space:]]*[A-Za-z_]|RTLD_(DEFAULT|NEXT),[[:space:]]*"[^c]' || true
 }
 # table_names FILE: the driver entry points FILE names ("cu..." strings), one per line.
 table_names() { grep -oE '"cu[A-Z][A-Za-z0-9_]*"' "$1" | tr -d '"'; }

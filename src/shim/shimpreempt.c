@@ -1,0 +1,313 @@
+/*
+ * shimpreempt.c - preemptive priorities in the shim (docs/priorities.md,
+ * "Preemption"): what this process's channel groups do on each GPU slot.
+ *
+ * A task started with a priority and the word slice runs in a context apart
+ * from other levels' tasks (its level's MPS server, or its own), so that the
+ * GPU's scheduler time-slices between them and switches inside running
+ * kernels (instruction-level preemption, which libcuda asks for and gets).
+ * Its groups' timeslice (shimrm.c sets it) says how soon a switch comes: a
+ * task below high 5 us, so that a higher task's request waits ~0.1-0.2 ms for
+ * the GPU beside persistent GEMMs; a high task 20 ms, so that a lower task's
+ * turn seldom interrupts a request. With hold, a thread of the lower task's
+ * own takes its groups off the GPU while a higher task's request is open,
+ * between the steps of a request answered token by token, and from shortly
+ * before a periodic one's request is due (core/yield.c's nvt_preempt_verdict):
+ * a request pays one switch, not one a step. It follows the higher tasks
+ * as the launch path's yielding does (shimyield.c: their segments, its own
+ * user's and root's), every NVT_HOLD_POLL_US while there are any. Bounds:
+ * a hold lasts at most NVT_YIELD_MAX_HOLD_MS, then the groups run at least
+ * RELEASE_MS; beside higher tasks busy over duty the groups stay on and,
+ * after SHARE_AFTER_MS of that, run at NVT_SLICE_SHARE_US, a share of the GPU.
+ * A control the driver refuses ends holding for that slot, said once.
+ *
+ * The launch path is untouched: the thread reads shared memory and issues
+ * controls on its own process's groups. In an MPS server of a level
+ * (shim_preempt_server) the server's groups are its clients'.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/gpusel.h"
+#include "core/segment.h"
+#include "core/yield.h"
+#include "gpu/nvrm.h"
+#include "seg/segfile.h"
+#include "shimpreempt.h"
+#include "shimrm.h"
+#include "shimstate.h"
+#include "shimyield.h"
+
+#define IDLE_POLL_MS 20     /* no higher task followed: look again this often */
+#define RELEASE_MS 10       /* after the longest hold: on the GPU at least this long */
+#define SHARE_AFTER_MS 100  /* beside busy higher tasks this long: take a share */
+
+/* One GPU slot of this process. */
+struct pslot {
+	uint64_t cfg_seq;        /* the slot's seq that cfg was read at; 0: never */
+	uint8_t uuid[16];
+	uint8_t prio;
+	struct nvt_yield_cfg cfg;
+	int slice, hold;         /* its words (with a priority) */
+	uint32_t asked_us;       /* the timeslice asked of shimrm; 0: none */
+	int held, broken;        /* groups off the GPU now; holding failed */
+	int share;               /* asked the share's timeslice */
+	uint64_t held_since, free_until, beside_since, calm_since;
+	uint64_t holds, held_ns; /* published */
+};
+
+static struct {
+	pthread_mutex_t lock;    /* started, new GPUs */
+	int started;
+	int server;              /* an MPS server of a level */
+	struct nvt_slot_prio server_prio;
+	uint8_t new_gpu[NVT_MAX_GPUS][16];
+	int n_new;
+	struct pslot s[NVT_MAX_GPUS];
+} pre = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Asks shimrm for slot p's timeslice now (the share's beside busy higher tasks). */
+static void ask_timeslice(struct pslot *p)
+{
+	uint32_t us = nvt_preempt_timeslice(p->prio, &p->cfg, p->share);
+
+	/* Words changed (-p) and slice went: libcuda's own again. */
+	if (!us && p->asked_us)
+		us = NVRM_LIBCUDA_TIMESLICE_US;
+	if (us == p->asked_us)
+		return;
+	p->asked_us = us;
+	if (shim_rm_timeslice(p->uuid, us) < 0 && shim_first_time(WARN_PREEMPT))
+		shim_warn("the driver refused this task's channel groups a timeslice of %u us: "
+			  "tasks of higher priority may wait for its work", (unsigned)us);
+}
+
+/* Reads slot g's priority and words again if a writer changed them. */
+static void configure(struct pslot *p, int g)
+{
+	struct nvt_slot_view view;
+	uint64_t seq = nvt_slot_seq(&shim.seg->gpu[g]);
+
+	if (seq == p->cfg_seq || (seq & 1) || nvt_slot_read(&shim.seg->gpu[g], &view, 4))
+		return;
+	p->cfg_seq = seq;
+	memcpy(p->uuid, view.uuid, 16);
+	p->prio = view.prio.prio;
+	nvt_yield_cfg_of(&view.prio, &p->cfg);
+	p->slice = p->prio != NVT_PRIO_NONE && (p->cfg.yield & NVT_YIELD_SLICE);
+	p->hold = p->prio != NVT_PRIO_NONE && p->prio < NVT_PRIO_HIGH && (p->cfg.yield & NVT_YIELD_HOLD);
+	ask_timeslice(p);
+}
+
+static void publish(int g, const struct pslot *p)
+{
+	struct nvt_slot_yield *y = &shim.seg->gpu[g].yield;
+	struct shim_rm_gpu_stats st;
+
+	shim_rm_stats(p->uuid, &st);
+	__atomic_store_n(&y->groups, st.groups, __ATOMIC_RELAXED);
+	__atomic_store_n(&y->timeslice_us, st.timeslice_us, __ATOMIC_RELAXED);
+	__atomic_store_n(&y->rm_status, st.status, __ATOMIC_RELAXED);
+	__atomic_store_n(&y->gpu_holds, p->holds, __ATOMIC_RELAXED);
+	__atomic_store_n(&y->gpu_held_ns, p->held_ns, __ATOMIC_RELAXED);
+}
+
+/* Takes slot p's groups off the GPU (on) or puts them back; counts the holds. */
+static void set_held(struct pslot *p, int on, uint64_t now)
+{
+	if (on == p->held)
+		return;
+	if (shim_rm_hold(p->uuid, on) < 0) {
+		if (shim_first_time(WARN_PREEMPT))
+			shim_warn("the driver refused to take this task's channel groups off the GPU: "
+				  "it no longer holds back while tasks of higher priority run requests");
+		p->broken = 1;
+		shim_rm_hold(p->uuid, 0);
+		on = 0;
+	}
+	if (on) {
+		p->held_since = now;
+		p->holds++;
+	} else if (p->held) {
+		p->held_ns += now - p->held_since;
+	}
+	p->held = on;
+}
+
+/* Whether slot p's groups are to be off the GPU at now, as the verdict says, within the bounds. */
+static int wants_hold(struct pslot *p, int verdict, uint64_t now)
+{
+	int want = p->hold && !p->broken && (verdict == NVT_HV_HOLD || verdict == NVT_HV_AHEAD);
+
+	if (want && p->held && now - p->held_since > (uint64_t)NVT_YIELD_MAX_HOLD_MS * 1000000) {
+		p->free_until = now + (uint64_t)RELEASE_MS * 1000000;
+		return 0;
+	}
+	return want && now >= p->free_until;
+}
+
+/* Beside higher tasks that never idle for SHARE_AFTER_MS: the share's timeslice; back once they
+ * have idled for as long. */
+static void follow_share(struct pslot *p, int beside, uint64_t now)
+{
+	if (beside) {
+		p->calm_since = 0;
+		if (!p->beside_since)
+			p->beside_since = now;
+	} else {
+		p->beside_since = 0;
+		if (!p->calm_since)
+			p->calm_since = now;
+	}
+	if (!p->share && beside && now - p->beside_since >= (uint64_t)SHARE_AFTER_MS * 1000000)
+		p->share = 1, ask_timeslice(p);
+	else if (p->share && !beside && now - p->calm_since >= (uint64_t)SHARE_AFTER_MS * 1000000)
+		p->share = 0, ask_timeslice(p);
+}
+
+/* One look at slot g. Returns how long until the next (ns). */
+static uint64_t step(int g, uint64_t now)
+{
+	struct pslot *p = &pre.s[g];
+	struct nvt_watched w[SHIM_YIELD_WATCH_MAX];
+	uint64_t until = 0;
+	int n = 0, verdict = NVT_HV_RUN;
+
+	configure(p, g);
+	if (!p->slice && !p->hold) {
+		set_held(p, 0, now);
+		return (uint64_t)IDLE_POLL_MS * 1000000;
+	}
+	if (p->prio < NVT_PRIO_HIGH) {
+		n = shim_yield_higher(g, w, now);
+		verdict = nvt_preempt_verdict(&p->cfg, w, n, now, NVT_HOLD_AHEAD_US * 1000ull, &until);
+	}
+	set_held(p, wants_hold(p, verdict, now), now);
+	if (p->slice)
+		follow_share(p, verdict == NVT_HV_BESIDE, now);
+	publish(g, p);
+	shim_yield_show(g, p->held ? NVT_YS_HELD : !n ? NVT_YS_NONE : verdict == NVT_HV_BESIDE ? NVT_YS_BESIDE
+							    : NVT_YS_SLICED,
+			now);
+	return n ? NVT_HOLD_POLL_US * 1000ull : (uint64_t)IDLE_POLL_MS * 1000000;
+}
+
+/* An MPS server: a slot for each GPU its groups appeared on. */
+static void add_server_slots(void)
+{
+	struct nvt_slot_view view;
+	int n;
+
+	pthread_mutex_lock(&pre.lock);
+	n = pre.n_new;
+	pre.n_new = 0;
+	for (int i = 0; i < n; i++) {
+		if (nvt_uuid_is_zero(pre.new_gpu[i]))
+			continue; /* its GPU is not known: its timeslice only (the default's) */
+		memset(&view, 0, sizeof(view));
+		memcpy(view.uuid, pre.new_gpu[i], 16);
+		view.state = NVT_SLOT_UNSET;
+		view.prio = pre.server_prio;
+		if (nvt_seg_own_add_gpus(&shim.own, &view, 1) < 0 && shim_first_time(WARN_PREEMPT))
+			shim_warn("cannot add a GPU to this MPS server's control segment: its clients do "
+				  "not hold back for tasks of higher priority there");
+	}
+	pthread_mutex_unlock(&pre.lock);
+}
+
+static void *run(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		uint64_t now = clock_ns(), sleep = (uint64_t)IDLE_POLL_MS * 1000000;
+		struct timespec ts;
+
+		if (pre.server)
+			add_server_slots();
+		for (int g = 0; g < NVT_MAX_GPUS; g++) {
+			uint8_t uuid[16];
+			nvt_slot_uuid(&shim.seg->gpu[g], uuid);
+			if (!nvt_uuid_is_zero(uuid)) {
+				uint64_t next = step(g, now);
+				sleep = next < sleep ? next : sleep;
+			}
+		}
+		ts.tv_sec = (time_t)(sleep / 1000000000u);
+		ts.tv_nsec = (long)(sleep % 1000000000u);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* A channel group of a GPU appeared (under shimrm's lock: only noted here). The thread starts
+ * with the first: a process that never makes one needs none. */
+static void on_new_gpu(const uint8_t uuid[16])
+{
+	pthread_t thread;
+	pthread_attr_t attr;
+
+	pthread_mutex_lock(&pre.lock);
+	if (pre.server && pre.n_new < NVT_MAX_GPUS)
+		memcpy(pre.new_gpu[pre.n_new++], uuid, 16);
+	if (!pre.started && pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pre.started = pthread_create(&thread, &attr, run, NULL) == 0;
+		pthread_attr_destroy(&attr);
+		if (!pre.started && shim_first_time(WARN_PREEMPT))
+			shim_warn("cannot start a thread: this task does not hold back for tasks of "
+				  "higher priority");
+	}
+	pthread_mutex_unlock(&pre.lock);
+}
+
+void shim_preempt_setup(void)
+{
+	int any = 0;
+
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		uint8_t uuid[16];
+		nvt_slot_uuid(&shim.seg->gpu[g], uuid);
+		if (nvt_uuid_is_zero(uuid))
+			continue;
+		configure(&pre.s[g], g);
+		any |= pre.s[g].slice || pre.s[g].hold;
+	}
+	if (any)
+		shim_rm_on_new_gpu(on_new_gpu);
+}
+
+void shim_preempt_server(const struct nvt_slot_prio *prio)
+{
+	struct nvt_yield_cfg cfg;
+
+	pre.server = 1;
+	pre.server_prio = *prio;
+	nvt_yield_cfg_of(prio, &cfg);
+	shim_rm_on_new_gpu(on_new_gpu);
+	/* Every GPU's groups, before their slot is made. */
+	shim_rm_timeslice(NULL, nvt_preempt_timeslice(prio->prio, &cfg, 0));
+}
+
+void shim_preempt_after_fork(void)
+{
+	pthread_mutex_init(&pre.lock, NULL);
+	pre.started = 0;
+	pre.n_new = 0;
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		pre.s[g].held = 0;
+		pre.s[g].cfg_seq = 0;
+	}
+	shim_rm_after_fork();
+}

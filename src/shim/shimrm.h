@@ -1,0 +1,48 @@
+/*
+ * shimrm.h - this process's channel groups (shimrm.c): followed through the
+ * kernel module's RM ioctls, given a timeslice, taken off the GPU and back.
+ * Private to the shim; state layer (no policy: shimpreempt.c decides).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_SHIMRM_H
+#define NVT_SHIMRM_H
+
+#include <stdint.h>
+
+/* What shimrm did on one GPU (by UUID): for the slot's publication. */
+struct shim_rm_gpu_stats {
+	uint32_t groups;       /* channel groups of this process on it now */
+	uint32_t timeslice_us; /* what they were given (the driver's record, read back); 0: none */
+	uint32_t status;       /* the last status a control answered that was not NVRM_OK; 0: none */
+	int held;              /* its groups are off the GPU now */
+};
+
+/*
+ * From now on, follows the channel groups this process allocates: those of
+ * GPU uuid run at timeslice_us (0: the driver's own), set at their
+ * allocation, after every schedule or bind of them or their channels, and in
+ * place of libcuda's own SET_TIMESLICE. Groups already followed are set now.
+ * uuid NULL: the groups whose GPU is not known (its subdevice did not say).
+ * Returns the groups set now, or -1 if a control on one failed.
+ */
+int shim_rm_timeslice(const uint8_t uuid[16], uint32_t timeslice_us);
+/*
+ * Takes the channel groups of GPU uuid off the GPU (hold 1: not scheduled,
+ * off its runlist) or puts them back (0; their timeslice set again after),
+ * and keeps new ones so. Returns the groups changed, or -1 if a control on
+ * one failed (its status in the stats).
+ */
+int shim_rm_hold(const uint8_t uuid[16], int hold);
+void shim_rm_stats(const uint8_t uuid[16], struct shim_rm_gpu_stats *out);
+/*
+ * From now on, follows this process's channel groups, and calls fn (once per
+ * GPU, from whatever thread allocated the group) when the first group of a
+ * GPU appears: uuid all zero if its GPU is not known. fn runs under shimrm's
+ * lock: it may note the GPU, not call shimrm.
+ */
+void shim_rm_on_new_gpu(void (*fn)(const uint8_t uuid[16]));
+/* In a forked child: the parent's RM objects are not this process's. */
+void shim_rm_after_fork(void);
+
+#endif /* NVT_SHIMRM_H */
