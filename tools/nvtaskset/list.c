@@ -194,7 +194,11 @@ static void json_yield(const struct gpu_part *p)
 	       "\"held_ms\":%.1f,\"holds\":%" PRIu64 ",\"client_priority\":",
 	       ways, nvt_yield_state_name(p->yield.state), ms_since(p->yield.since_ns),
 	       (unsigned)p->yield.watching, (double)p->yield.held_ns / 1e6, p->yield.holds);
-	printf(p->act.client_prio ? "%u}" : "null}", p->act.client_prio - 1);
+	printf(p->act.client_prio ? "%u" : "null", p->act.client_prio - 1);
+	printf(",\"channel_groups\":%u,\"timeslice_us\":", (unsigned)p->yield.groups);
+	printf(p->yield.timeslice_us ? "%u" : "null", (unsigned)p->yield.timeslice_us);
+	printf(",\"gpu_holds\":%" PRIu64 ",\"gpu_held_ms\":%.1f,\"driver_status\":%u}",
+	       p->yield.gpu_holds, (double)p->yield.gpu_held_ns / 1e6, (unsigned)p->yield.rm_status);
 }
 
 /* "requests" of a GPU: the task's requests as its shim follows them. */
@@ -394,6 +398,8 @@ static void prio_column(const struct row *r, int what, int terminal, char *buf, 
 		else if (what == 1 && p->yield.state != NVT_YS_NONE && p->prio.mode == NVT_MODE_OWN)
 			snprintf(list, sizeof(list), "%s:%.0fms", nvt_yield_state_name(p->yield.state),
 				 ms_since(p->yield.since_ns)); /* its shim holds it back, since when */
+		else if (what == 1 && p->yield.timeslice_us && p->prio.mode == NVT_MODE_OWN)
+			snprintf(list, sizeof(list), "slice:%uus", (unsigned)p->yield.timeslice_us);
 		else if (what == 1)
 			text = p->lending ? "lending" : nvt_prio_mode_name(p->prio.mode);
 		else {

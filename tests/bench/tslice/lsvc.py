@@ -28,9 +28,14 @@ def main():
     st = torch.cuda.current_stream()
     def decode():
         gd.replay(); st.synchronize()
+    steps = os.environ.get("L_FLAG_STEPS") == "1"  # the flag marks each step, not the request
     def tbt():
-        for _ in range(8):
+        for i in range(8):
+            if steps and i:
+                mark(1)
             gd.replay(); int(od.argmax().item())
+            if steps and i < 7:
+                mark(0)
     def prefill():
         gp.replay(); st.synchronize()
     # L_FLAG: a file whose first 8 bytes say a request is open (non-zero) to rmprobe.c's gate

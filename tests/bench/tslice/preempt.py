@@ -110,6 +110,7 @@ def run(name, L, H, servers=()):
             pre, pipe, ex = L
             e = env_for(pipe, ex)
             e.update({"L_READY": d + "/lready", "L_GO": d + "/lgo", "L_N": LN, "L_FLAG": flag})
+            e.update({k: v for k, v in ex.items() if k.startswith("L_")})
             lp = subprocess.Popen(["timeout", "150"] + pre + [sys.executable, os.path.join(T, "lsvc.py"),
                                                                d + "/l.csv"],
                                   env=e, stdout=open(d + "/l.log", "w"), stderr=subprocess.STDOUT,
@@ -125,6 +126,10 @@ def run(name, L, H, servers=()):
         t0 = time.monotonic_ns()
         if ok and L:
             open(d + "/lgo", "w").close()
+            time.sleep(3)
+            snap = subprocess.run([NVT, "-l", "--json"], capture_output=True, text=True, timeout=30,
+                                  env=env_for(None, {}))
+            open(d + "/list.json", "w").write(snap.stdout + snap.stderr)
             try:
                 lp.wait(100)
             except subprocess.TimeoutExpired:
@@ -164,6 +169,13 @@ def run(name, L, H, servers=()):
                     res[ph] = (round(pct(v, 0.5), 3), round(pct(v, 0.99), 3), round(max(v), 3))
         except OSError as e:
             log(name, "no L csv", e)
+    try:
+        tasks = json.load(open(d + "/list.json")).get("tasks", [])
+        res["list"] = [{"pid": t.get("pid"), "cmd": (t.get("command") or "")[:20],
+                        "gpus": [{k: g.get(k) for k in ("priority", "yield") if k in g} for g in t.get("gpus", [])]}
+                       for t in tasks]
+    except (OSError, ValueError):
+        pass
     for f in ("l.log", "h.log"):
         p = os.path.join(d, f)
         if os.path.exists(p):
@@ -194,6 +206,46 @@ def nvt(*a):
 
 
 LONG = 100000  # L's own groups: 100 ms
+GATE = {"RMP_GATE": "@D/flag"}
+STEPS = {"L_FLAG_STEPS": "1"}
+CONFIGS2 = [
+    ("L-alone", ([], None, {}), None, ()),
+    ("H-alone-gemm", None, ([], None, {}, "gemm"), ()),
+    ("static-gemm", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "gemm"), ()),
+    ("gemm-ts5", ([], None, rmp("@D", "L", LONG)), ([], None, rmp("@D", "H", 5), "gemm"), ()),
+    ("gemm-ts1", ([], None, rmp("@D", "L", LONG)), ([], None, rmp("@D", "H", 1), "gemm"), ()),
+    ("gemm-rewrite-only", ([], None, rmp("@D", "L", LONG, "rewrite")), ([], None, rmp("@D", "H", 5, "rewrite"), "gemm"), ()),
+    ("gemm-gate-req", ([], None, rmp("@D", "L", LONG)), ([], None, rmp("@D", "H", 5, **GATE), "gemm"), ()),
+    ("gemm-gate-steps", ([], None, dict(rmp("@D", "L", LONG), **STEPS)),
+     ([], None, rmp("@D", "H", 5, RMP_LINGER_US=300, **GATE), "gemm"), ()),
+    ("gemm-gate-steps-poll100", ([], None, dict(rmp("@D", "L", LONG), **STEPS)),
+     ([], None, rmp("@D", "H", 5, RMP_LINGER_US=300, RMP_POLL_US=100, **GATE), "gemm"), ()),
+    ("mps-low-gate-steps", ([], None, dict(rmp("@D", "L", LONG), **STEPS)), ([], "mpsB", {}, "gemm"),
+     (("mpsB", rmp("@D", "SB", 5, RMP_LINGER_US=300, **GATE)),)),
+    ("L-alone-2", ([], None, {}), None, ()),
+    ("H-alone-llama", None, ([], None, {}, "llama"), ()),
+    ("static-llama", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "llama"), ()),
+    ("llama-ts5", ([], None, rmp("@D", "L", LONG)), ([], None, rmp("@D", "H", 5), "llama"), ()),
+    ("llama-gate-steps", ([], None, dict(rmp("@D", "L", LONG), **STEPS)),
+     ([], None, rmp("@D", "H", 5, RMP_LINGER_US=300, **GATE), "llama"), ()),
+]
+# The product: nvtaskset's own forms (--yield slice, preempt), each task in its own context.
+HS = ["--no-mps", "--priority", "high", "--yield", "slice"]
+LS = ["--no-mps", "--priority", "low", "--yield", "slice"]
+LP = ["--no-mps", "--priority", "low", "--yield", "preempt"]
+CONFIGS3 = [
+    ("L-alone", ([], None, {}), None, ()),
+    ("H-alone-gemm", None, ([], None, {}, "gemm"), ()),
+    ("H-alone-gemm-nvt", None, (nvt(*LP), None, {}, "gemm"), ()),
+    ("static-gemm", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "gemm"), ()),
+    ("nvt-slice-gemm", (nvt(*HS), None, {}), (nvt(*LS), None, {}, "gemm"), ()),
+    ("nvt-preempt-gemm", (nvt(*HS), None, {}), (nvt(*LP), None, {}, "gemm"), ()),
+    ("H-alone-llama", None, ([], None, {}, "llama"), ()),
+    ("static-llama", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "llama"), ()),
+    ("nvt-preempt-llama", (nvt(*HS), None, {}), (nvt(*LP), None, {}, "llama"), ()),
+    ("nvt-preempt-llama20", (nvt(*HS), None, {}), (nvt(*LP), None, {"PRIO_SYNC": "20"}, "llama"), ()),
+    ("L-alone-2", ([], None, {}), None, ()),
+]
 CONFIGS = [
     ("L-alone", ([], None, {}), None, ()),
     ("H-alone-gemm", None, ([], None, {}, "gemm"), ()),
@@ -222,7 +274,8 @@ CONFIGS = [
     ("static-gemm", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "gemm"), ()),
 ]
 
-for name, L, H, servers in CONFIGS:
+SETS = {"1": CONFIGS, "2": CONFIGS2, "3": CONFIGS3}
+for name, L, H, servers in SETS[os.environ.get("PREEMPT_SET", "1")]:
     if ONLY and name not in ONLY:
         continue
     try:

@@ -14,6 +14,8 @@
 //                       task's request is open: disable scheduling of our TSGs; zero: enable
 //   RMP_GATE_MODE=M     sched (GPFIFO_SCHEDULE off/on), preempt (and PREEMPT after off)
 //   RMP_POLL_US=US      the gate's poll interval (default 20)
+//   RMP_LINGER_US=US    the gate gives the GPU back only after the flag has been zero this long
+//                       (a service's next step comes soon after its last one ended)
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -221,8 +223,9 @@ static int gate_apply(int off, int preempt)
 	for (int i = 0; i < nobj; i++) {
 		if (objs[i].cls != CLS_TSG)
 			continue;
-		uint8_t p[2] = { (uint8_t)!off, 0 };
-		uint32_t s = ctrl(objs[i].fd, objs[i].client, objs[i].handle, TSG_SCHED, p, 2);
+		/* libcuda 580 issues it with 3 bytes (bEnable, bSkipSubmit, one more); 2 gave 0x1f */
+		uint8_t p[3] = { (uint8_t)!off, 0, 0 };
+		uint32_t s = ctrl(objs[i].fd, objs[i].client, objs[i].handle, TSG_SCHED, p, 3);
 		if (s && !bad_status) {
 			bad_status = s;
 			logx("gate sched(%d) tsg=%#x status=%#x", !off, objs[i].handle, s);
@@ -259,11 +262,19 @@ static void *gate_thread(void *arg)
 	int preempt = m && !strcmp(m, "preempt");
 	const char *pu = getenv("RMP_POLL_US");
 	long poll = pu ? strtol(pu, NULL, 10) : 20;
+	const char *lg = getenv("RMP_LINGER_US");
+	uint64_t linger = lg ? strtoull(lg, NULL, 10) * 1000 : 0, closed_at = 0;
 	int off = 0;
 	uint64_t last_report = now_ns();
 	logx("gate: polling %s every %ld us mode %s", path, poll, m ? m : "sched");
 	for (;;) {
 		int open_now = *flag != 0;
+		if (open_now)
+			closed_at = 0;
+		else if (off && !closed_at)
+			closed_at = now_ns();
+		if (!open_now && off && now_ns() - closed_at < linger)
+			open_now = 1; /* lingers: the next step may come */
 		if (open_now != off) {
 			uint64_t a = now_ns();
 			int n = gate_apply(open_now, preempt);
