@@ -504,6 +504,34 @@ int nvt_preempt_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched 
 	return verdict;
 }
 
+int nvt_watched_busy(const struct nvt_watched *w, uint64_t now)
+{
+	return busy(w, now);
+}
+
+int nvt_preempt_share(struct nvt_share *s, int is_busy, uint64_t now)
+{
+	uint32_t pm;
+
+	if (!s->window_ns) {
+		s->window_ns = now;
+		s->last_pm = ~0u;
+	}
+	s->looks++;
+	s->busy += is_busy != 0;
+	if (now - s->window_ns < (uint64_t)NVT_SHARE_WINDOW_MS * 1000000)
+		return s->on;
+	pm = s->busy * 1000 / s->looks;
+	if (!s->on && pm >= NVT_SHARE_ON_PM && s->last_pm != ~0u && s->last_pm >= NVT_SHARE_ON_PM)
+		s->on = 1;
+	else if (s->on && pm < NVT_SHARE_OFF_PM)
+		s->on = 0;
+	s->last_pm = pm;
+	s->window_ns = now;
+	s->busy = s->looks = 0;
+	return s->on;
+}
+
 uint64_t nvt_yield_launch_avg(uint64_t avg, uint64_t sample)
 {
 	if (!avg)

@@ -168,6 +168,30 @@ int nvt_preempt_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched 
 			uint64_t now, uint64_t ahead_ns, uint64_t *until);
 
 /*
+ * A share for a lower task beside higher tasks that never idle (its timeslice
+ * NVT_SLICE_SHARE_US instead of 5 us, so that it keeps running): taken when in
+ * each of the last two windows of NVT_SHARE_WINDOW_MS a higher task was busy
+ * at NVT_SHARE_ON_PM or more of the looks, given back after a window under
+ * NVT_SHARE_OFF_PM. By the looks themselves, not by the averages a service
+ * publishes: a warm-up, or a request answered token by token, made those say
+ * "busy most of the time" for a few requests, and a share then let the batch
+ * task keep the GPU ~2 ms a step (H200, 2026-11-24).
+ */
+#define NVT_SHARE_WINDOW_MS 500
+#define NVT_SHARE_ON_PM 900
+#define NVT_SHARE_OFF_PM 500
+struct nvt_share {
+	uint64_t window_ns; /* when the current window began; 0: none yet */
+	uint32_t busy, looks;
+	uint32_t last_pm;   /* the window before: its busy looks per mille (-1u: none) */
+	int on;
+};
+/* One look at now (busy: a higher task busy). Returns 1 while the share is on. */
+int nvt_preempt_share(struct nvt_share *s, int busy, uint64_t now);
+/* 1 if watched task w is busy at now (its request open and its counters moving). */
+int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
+
+/*
  * How long one of a yielding task's launches runs, after one more sample: up
  * fast (halfway to a longer sample), down slowly (weight 1/8). Too short an
  * estimate lets too much work into flight and leads too little ahead of a

@@ -17,8 +17,9 @@
  * as the launch path's yielding does (shimyield.c: their segments, its own
  * user's and root's), every NVT_HOLD_POLL_US while there are any. Bounds:
  * a hold lasts at most NVT_YIELD_MAX_HOLD_MS, then the groups run at least
- * RELEASE_MS; beside higher tasks busy over duty the groups stay on and,
- * after SHARE_AFTER_MS of that, run at NVT_SLICE_SHARE_US, a share of the GPU.
+ * RELEASE_MS; beside higher tasks busy over duty the groups stay on, and
+ * beside ones that never idle (nvt_preempt_share) they run at
+ * NVT_SLICE_SHARE_US, a share of the GPU.
  * A control the driver refuses ends holding for that slot, said once.
  *
  * The launch path is untouched: the thread reads shared memory and issues
@@ -44,7 +45,6 @@
 
 #define IDLE_POLL_MS 20     /* no higher task followed: look again this often */
 #define RELEASE_MS 10       /* after the longest hold: on the GPU at least this long */
-#define SHARE_AFTER_MS 100  /* beside busy higher tasks this long: take a share */
 
 /* One GPU slot of this process. */
 struct pslot {
@@ -56,7 +56,8 @@ struct pslot {
 	uint32_t asked_us;       /* the timeslice asked of shimrm; 0: none */
 	int held, broken;        /* groups off the GPU now; holding failed */
 	int share;               /* asked the share's timeslice */
-	uint64_t held_since, free_until, beside_since, calm_since;
+	struct nvt_share looks;  /* whether higher tasks never idle */
+	uint64_t held_since, free_until;
 	uint64_t holds, held_ns; /* published */
 };
 
@@ -158,23 +159,18 @@ static int wants_hold(struct pslot *p, int verdict, uint64_t now)
 	return want && now >= p->free_until;
 }
 
-/* Beside higher tasks that never idle for SHARE_AFTER_MS: the share's timeslice; back once they
- * have idled for as long. */
-static void follow_share(struct pslot *p, int beside, uint64_t now)
+/* Beside higher tasks that never idle: the share's timeslice; back once they idle. */
+static void follow_share(struct pslot *p, const struct nvt_watched *w, int n, uint64_t now)
 {
-	if (beside) {
-		p->calm_since = 0;
-		if (!p->beside_since)
-			p->beside_since = now;
-	} else {
-		p->beside_since = 0;
-		if (!p->calm_since)
-			p->calm_since = now;
+	int busy = 0, share;
+
+	for (int i = 0; i < n && !busy; i++)
+		busy = nvt_watched_busy(&w[i], now);
+	share = nvt_preempt_share(&p->looks, busy, now);
+	if (share != p->share) {
+		p->share = share;
+		ask_timeslice(p);
 	}
-	if (!p->share && beside && now - p->beside_since >= (uint64_t)SHARE_AFTER_MS * 1000000)
-		p->share = 1, ask_timeslice(p);
-	else if (p->share && !beside && now - p->calm_since >= (uint64_t)SHARE_AFTER_MS * 1000000)
-		p->share = 0, ask_timeslice(p);
 }
 
 /* One look at slot g. Returns how long until the next (ns). */
@@ -195,8 +191,8 @@ static uint64_t step(int g, uint64_t now)
 		verdict = nvt_preempt_verdict(&p->cfg, w, n, now, NVT_HOLD_AHEAD_US * 1000ull, &until);
 	}
 	set_held(p, wants_hold(p, verdict, now), now);
-	if (p->slice)
-		follow_share(p, verdict == NVT_HV_BESIDE, now);
+	if (p->slice && p->prio < NVT_PRIO_HIGH)
+		follow_share(p, w, n, now);
 	publish(g, p);
 	shim_yield_show(g, p->held ? NVT_YS_HELD : !n ? NVT_YS_NONE : verdict == NVT_HV_BESIDE ? NVT_YS_BESIDE
 							    : NVT_YS_SLICED,

@@ -579,8 +579,38 @@ static void test_hold_verdict(void)
 	CHECK(nvt_preempt_verdict(&c, w, 1, t, 300 * US, &until) == NVT_HV_BESIDE);
 }
 
+/* A share beside higher tasks that never idle, by the looks, not the averages. */
+static void test_share(void)
+{
+	struct nvt_share s;
+	uint64_t t = 1000 * MS;
+	int on = 0;
+
+	memset(&s, 0, sizeof(s));
+	/* Busy at 95 % of the looks: on after two windows, not one. */
+	for (int i = 0; i < 40000 && !on; i++, t += 50 * US)
+		on = nvt_preempt_share(&s, i % 20 != 0, t);
+	CHECK(on && t > 1000 * MS + 2 * NVT_SHARE_WINDOW_MS * MS - MS &&
+	      t < 1000 * MS + 2 * NVT_SHARE_WINDOW_MS * MS + MS);
+	/* Busy at 70 %: stays on (over the off threshold), then 10 %: off after a window. */
+	for (int i = 0; i < 12000; i++, t += 50 * US)
+		on = nvt_preempt_share(&s, i % 10 < 7, t);
+	CHECK(on);
+	for (int i = 0; i < 12000; i++, t += 50 * US)
+		on = nvt_preempt_share(&s, i % 10 == 0, t);
+	CHECK(!on);
+	/* A service at 10 % with a warm-up of 0.3 s back to back: never on. */
+	memset(&s, 0, sizeof(s));
+	for (int i = 0; i < 6000; i++, t += 50 * US)
+		on |= nvt_preempt_share(&s, 1, t);
+	for (int i = 0; i < 60000; i++, t += 50 * US)
+		on |= nvt_preempt_share(&s, i % 200 < 20, t);
+	CHECK(!on);
+}
+
 int main(void)
 {
+	test_share();
 	test_preempt_words();
 	test_timeslice();
 	test_steps();
