@@ -29,13 +29,36 @@ def main():
     def decode():
         gd.replay(); st.synchronize()
     steps = os.environ.get("L_FLAG_STEPS") == "1"  # the flag marks each step, not the request
+    # L_KEEPALIVE_US: between two steps of a token-by-token request, a one-block kernel on a side
+    # stream keeps this context on the GPU (spins until the next step sets a host flag, at most
+    # this long), so that the batch is not switched in between the steps.
+    keep_us = int(os.environ.get("L_KEEPALIVE_US", "0"))
+    if keep_us:
+        import cupy as cp
+        import numpy as np
+        kern = cp.RawKernel(r"""
+extern "C" __global__ void linger(volatile int *flag, long long cycles) {
+  long long t0 = clock64();
+  while (*flag == 0 && clock64() - t0 < cycles) __nanosleep(500);
+}""", "linger")
+        pinned = cp.cuda.alloc_pinned_memory(64)
+        hflag = np.frombuffer(pinned, np.int32, 16)
+        side = torch.cuda.Stream()
+        cside = cp.cuda.ExternalStream(side.cuda_stream)
+        cycles = keep_us * 1980
     def tbt():
         for i in range(8):
             if steps and i:
                 mark(1)
+            if keep_us and i:
+                hflag[0] = 1
             gd.replay(); int(od.argmax().item())
             if steps and i < 7:
                 mark(0)
+            if keep_us and i < 7:
+                hflag[0] = 0
+                with cside:
+                    kern((1,), (32,), (pinned.ptr, cp.int64(cycles)))
     def prefill():
         gp.replay(); st.synchronize()
     # L_FLAG: a file whose first 8 bytes say a request is open (non-zero) to rmprobe.c's gate

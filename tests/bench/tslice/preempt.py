@@ -218,13 +218,10 @@ CONFIGS2 = [
     ("gemm-gate-req", ([], None, rmp("@D", "L", LONG)), ([], None, rmp("@D", "H", 5, **GATE), "gemm"), ()),
     ("gemm-gate-steps", ([], None, dict(rmp("@D", "L", LONG), **STEPS)),
      ([], None, rmp("@D", "H", 5, RMP_LINGER_US=300, **GATE), "gemm"), ()),
-    ("gemm-gate-steps-poll100", ([], None, dict(rmp("@D", "L", LONG), **STEPS)),
-     ([], None, rmp("@D", "H", 5, RMP_LINGER_US=300, RMP_POLL_US=100, **GATE), "gemm"), ()),
+    ("gemm-gate-req-reset", ([], None, rmp("@D", "L", LONG)),
+     ([], None, rmp("@D", "H", 5, RMP_GATE_RESET=1, **GATE), "gemm"), ()),
     ("mps-low-gate-steps", ([], None, dict(rmp("@D", "L", LONG), **STEPS)), ([], "mpsB", {}, "gemm"),
      (("mpsB", rmp("@D", "SB", 5, RMP_LINGER_US=300, **GATE)),)),
-    ("L-alone-2", ([], None, {}), None, ()),
-    ("H-alone-llama", None, ([], None, {}, "llama"), ()),
-    ("static-llama", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "llama"), ()),
     ("llama-ts5", ([], None, rmp("@D", "L", LONG)), ([], None, rmp("@D", "H", 5), "llama"), ()),
     ("llama-gate-steps", ([], None, dict(rmp("@D", "L", LONG), **STEPS)),
      ([], None, rmp("@D", "H", 5, RMP_LINGER_US=300, **GATE), "llama"), ()),
@@ -244,6 +241,20 @@ CONFIGS3 = [
     ("static-llama", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "llama"), ()),
     ("nvt-preempt-llama", (nvt(*HS), None, {}), (nvt(*LP), None, {}, "llama"), ()),
     ("nvt-preempt-llama20", (nvt(*HS), None, {}), (nvt(*LP), None, {"PRIO_SYNC": "20"}, "llama"), ()),
+    ("L-alone-2", ([], None, {}), None, ()),
+]
+KEEP = {"L_KEEPALIVE_US": "400"}
+CONFIGS4 = [
+    ("L-alone", ([], None, {}), None, ()),
+    ("L-alone-keep", ([], None, dict(KEEP)), None, ()),
+    ("H-alone-gemm", None, ([], None, {}, "gemm"), ()),
+    ("static-gemm", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "gemm"), ()),
+    ("gemm-ts5", ([], None, rmp("@D", "L", LONG)), ([], None, rmp("@D", "H", 5, "rewrite"), "gemm"), ()),
+    ("gemm-keep", ([], None, dict(rmp("@D", "L", LONG), **KEEP)), ([], None, rmp("@D", "H", 5, "rewrite"), "gemm"), ()),
+    ("llama-keep", ([], None, dict(rmp("@D", "L", LONG), **KEEP)), ([], None, rmp("@D", "H", 5, "rewrite"), "llama"), ()),
+    ("static-gemm-2", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "gemm"), ()),
+    ("gemm-ts5-2", ([], None, rmp("@D", "L", LONG)), ([], None, rmp("@D", "H", 5, "rewrite"), "gemm"), ()),
+    ("gemm-keep-2", ([], None, dict(rmp("@D", "L", LONG), **KEEP)), ([], None, rmp("@D", "H", 5, "rewrite"), "gemm"), ()),
     ("L-alone-2", ([], None, {}), None, ()),
 ]
 CONFIGS = [
@@ -274,7 +285,7 @@ CONFIGS = [
     ("static-gemm", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "gemm"), ()),
 ]
 
-SETS = {"1": CONFIGS, "2": CONFIGS2, "3": CONFIGS3}
+SETS = {"1": CONFIGS, "2": CONFIGS2, "3": CONFIGS3, "4": CONFIGS4}
 for name, L, H, servers in SETS[os.environ.get("PREEMPT_SET", "1")]:
     if ONLY and name not in ONLY:
         continue

@@ -14,6 +14,7 @@
 //                       task's request is open: disable scheduling of our TSGs; zero: enable
 //   RMP_GATE_MODE=M     sched (GPFIFO_SCHEDULE off/on), preempt (and PREEMPT after off)
 //   RMP_POLL_US=US      the gate's poll interval (default 20)
+//   RMP_GATE_RESET=1    after giving the GPU back, set the timeslice again
 //   RMP_LINGER_US=US    the gate gives the GPU back only after the flag has been zero this long
 //                       (a service's next step comes soon after its last one ended)
 #define _GNU_SOURCE
@@ -229,6 +230,12 @@ static int gate_apply(int off, int preempt)
 		if (s && !bad_status) {
 			bad_status = s;
 			logx("gate sched(%d) tsg=%#x status=%#x", !off, objs[i].handle, s);
+		}
+		if (!off && ts_us && getenv("RMP_GATE_RESET")) {
+			uint64_t v = ts_us;
+			uint32_t s2 = ctrl(objs[i].fd, objs[i].client, objs[i].handle, SET_TS, &v, 8);
+			if (s2 && !bad_status)
+				bad_status = s2;
 		}
 		if (off && preempt) {
 			struct { uint8_t wait, manual; uint8_t pad[2]; uint32_t timeout; } pp = { 0, 0, { 0 }, 0 };
