@@ -46,16 +46,26 @@ extern "C" __global__ void linger(volatile int *flag, long long cycles) {
         side = torch.cuda.Stream()
         cside = cp.cuda.ExternalStream(side.cuda_stream)
         cycles = keep_us * 1980
+    # L_KEEPALIVE_EARLY=1: the kernel is queued before the step's synchronisation (its work done,
+    # the context still has work queued), not after it returns.
+    early = os.environ.get("L_KEEPALIVE_EARLY") == "1"
     def tbt():
         for i in range(8):
             if steps and i:
                 mark(1)
             if keep_us and i:
                 hflag[0] = 1
-            gd.replay(); int(od.argmax().item())
+            gd.replay()
+            am = od.argmax()
+            if keep_us and early and i < 7:
+                hflag[0] = 0
+                side.wait_stream(torch.cuda.current_stream())
+                with cside:
+                    kern((1,), (32,), (pinned.ptr, cp.int64(cycles)))
+            int(am.item())
             if steps and i < 7:
                 mark(0)
-            if keep_us and i < 7:
+            if keep_us and not early and i < 7:
                 hflag[0] = 0
                 with cside:
                     kern((1,), (32,), (pinned.ptr, cp.int64(cycles)))

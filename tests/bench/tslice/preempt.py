@@ -257,6 +257,13 @@ CONFIGS4 = [
     ("gemm-keep-2", ([], None, dict(rmp("@D", "L", LONG), **KEEP)), ([], None, rmp("@D", "H", 5, "rewrite"), "gemm"), ()),
     ("L-alone-2", ([], None, {}), None, ()),
 ]
+KEEPE = {"L_KEEPALIVE_US": "400", "L_KEEPALIVE_EARLY": "1"}
+CONFIGS5 = [
+    ("L-alone-keepe", ([], None, dict(KEEPE)), None, ()),
+    ("gemm-ts5", ([], None, rmp("@D", "L", LONG)), ([], None, rmp("@D", "H", 5, "rewrite"), "gemm"), ()),
+    ("gemm-keepe", ([], None, dict(rmp("@D", "L", LONG), **KEEPE)), ([], None, rmp("@D", "H", 5, "rewrite"), "gemm"), ()),
+    ("llama-keepe", ([], None, dict(rmp("@D", "L", LONG), **KEEPE)), ([], None, rmp("@D", "H", 5, "rewrite"), "llama"), ()),
+]
 CONFIGS = [
     ("L-alone", ([], None, {}), None, ()),
     ("H-alone-gemm", None, ([], None, {}, "gemm"), ()),
@@ -285,7 +292,7 @@ CONFIGS = [
     ("static-gemm", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "gemm"), ()),
 ]
 
-SETS = {"1": CONFIGS, "2": CONFIGS2, "3": CONFIGS3, "4": CONFIGS4}
+SETS = {"1": CONFIGS, "2": CONFIGS2, "3": CONFIGS3, "4": CONFIGS4, "5": CONFIGS5}
 for name, L, H, servers in SETS[os.environ.get("PREEMPT_SET", "1")]:
     if ONLY and name not in ONLY:
         continue
