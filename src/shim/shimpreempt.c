@@ -148,9 +148,15 @@ static void set_held(struct pslot *p, int on, uint64_t now)
 }
 
 /* Whether slot p's groups are to be off the GPU at now, as the verdict says, within the bounds. */
-static int wants_hold(struct pslot *p, int verdict, uint64_t now)
+static int wants_hold(struct pslot *p, int g, int verdict, uint64_t now)
 {
 	int want = p->hold && !p->broken && (verdict == NVT_HV_HOLD || verdict == NVT_HV_AHEAD);
+
+	/* Not before this process has launched on the GPU: libcuda's set-up of its context waits
+	 * for work on its groups (a batch task held from its start did not start in 120 s on the
+	 * H200). */
+	if (want && !pre.server && !nvt_slot_launches(&shim.seg->gpu[g]))
+		return 0;
 
 	if (want && p->held && now - p->held_since > (uint64_t)NVT_YIELD_MAX_HOLD_MS * 1000000) {
 		p->free_until = now + (uint64_t)RELEASE_MS * 1000000;
@@ -190,7 +196,7 @@ static uint64_t step(int g, uint64_t now)
 		n = shim_yield_higher(g, w, now);
 		verdict = nvt_preempt_verdict(&p->cfg, w, n, now, NVT_HOLD_AHEAD_US * 1000ull, &until);
 	}
-	set_held(p, wants_hold(p, verdict, now), now);
+	set_held(p, wants_hold(p, g, verdict, now), now);
 	if (p->slice && p->prio < NVT_PRIO_HIGH)
 		follow_share(p, w, n, now);
 	publish(g, p);

@@ -189,16 +189,6 @@ static uint32_t set_timeslice(struct rm_obj *t)
 	return status;
 }
 
-static uint32_t schedule(struct rm_obj *t, int on)
-{
-	struct nvrm_schedule s = {(uint8_t)!!on, 0, 0};
-	uint32_t status = control(t, NVRM_TSG_GPFIFO_SCHEDULE, &s, sizeof(s));
-
-	if (status != NVRM_OK)
-		rm.gpu[t->gpu].status = status;
-	return status;
-}
-
 static void on_alloc(int fd, const void *arg, unsigned size)
 {
 	uint32_t root, parent, object, cls, status;
@@ -293,12 +283,12 @@ static int on_control(int fd, unsigned long request, struct nvrm_control *c)
 	if ((c->cmd == NVRM_TSG_GPFIFO_SCHEDULE || c->cmd == NVRM_CHANNEL_GPFIFO_SCHEDULE) &&
 	    c->params_size >= 1 && c->params)
 		enabled = *(const uint8_t *)(uintptr_t)c->params != 0;
+	/* A group libcuda (re)schedules while its GPU is held stays on: taking it off at once could
+	 * keep libcuda's own set-up waiting; the next hold takes it. */
+	(void)enabled;
 	pthread_mutex_lock(&rm.lock);
-	if ((t = group_of(c->client, c->object))) {
+	if ((t = group_of(c->client, c->object)))
 		set_timeslice(t);
-		if (enabled && rm.gpu[t->gpu].hold)
-			schedule(t, 0);
-	}
 	pthread_mutex_unlock(&rm.lock);
 	return rc;
 }
@@ -360,8 +350,12 @@ int shim_rm_timeslice(const uint8_t uuid[16], uint32_t timeslice_us)
 
 int shim_rm_hold(const uint8_t uuid[16], int hold)
 {
-	int n = 0, failed = 0, g;
+	struct rm_obj groups[RM_OBJECTS];
+	uint32_t status = NVRM_OK;
+	int n = 0, g;
 
+	/* The controls (~0.24 ms each on the H200) go out without the lock, on a copy: libcuda's own
+	 * calls on its groups never wait for them. A group freed meanwhile answers an error. */
 	pthread_mutex_lock(&rm.lock);
 	__atomic_store_n(&rm.on, 1, __ATOMIC_RELEASE);
 	if ((g = gpu_index(uuid, 1)) < 0 || rm.gpu[g].hold == !!hold) {
@@ -369,18 +363,21 @@ int shim_rm_hold(const uint8_t uuid[16], int hold)
 		return 0;
 	}
 	rm.gpu[g].hold = !!hold;
-	for (int i = 0; i < rm.n_obj; i++) {
-		struct rm_obj *t = &rm.obj[i];
-		if (t->cls != NVRM_CLASS_CHANNEL_GROUP || t->gpu != g)
-			continue;
-		failed |= schedule(t, !hold) != NVRM_OK;
-		/* Scheduled again: its timeslice again, as after libcuda's own schedule. */
-		if (!hold)
-			failed |= set_timeslice(t) != NVRM_OK;
-		n++;
-	}
+	for (int i = 0; i < rm.n_obj; i++)
+		if (rm.obj[i].cls == NVRM_CLASS_CHANNEL_GROUP && rm.obj[i].gpu == g)
+			groups[n++] = rm.obj[i];
 	pthread_mutex_unlock(&rm.lock);
-	return failed ? -1 : n;
+	for (int i = 0; i < n; i++) {
+		struct nvrm_schedule sched = {(uint8_t)!hold, 0, 0};
+		uint32_t s = control(&groups[i], NVRM_TSG_GPFIFO_SCHEDULE, &sched, sizeof(sched));
+		status = s != NVRM_OK ? s : status;
+	}
+	if (status != NVRM_OK) {
+		pthread_mutex_lock(&rm.lock);
+		rm.gpu[g].status = status;
+		pthread_mutex_unlock(&rm.lock);
+	}
+	return status != NVRM_OK ? -1 : n;
 }
 
 void shim_rm_stats(const uint8_t uuid[16], struct shim_rm_gpu_stats *out)

@@ -29,9 +29,10 @@ struct shim_rm_gpu_stats {
 int shim_rm_timeslice(const uint8_t uuid[16], uint32_t timeslice_us);
 /*
  * Takes the channel groups of GPU uuid off the GPU (hold 1: not scheduled,
- * off its runlist) or puts them back (0; their timeslice set again after),
- * and keeps new ones so. Returns the groups changed, or -1 if a control on
- * one failed (its status in the stats).
+ * off its runlist) or puts them back (0; their timeslice stays: a hold given
+ * back without setting it again showed no 2 ms waits on the H200). A group
+ * libcuda schedules meanwhile stays on until the next hold. Returns the
+ * groups changed, or -1 if a control on one failed (its status in the stats).
  */
 int shim_rm_hold(const uint8_t uuid[16], int hold);
 void shim_rm_stats(const uint8_t uuid[16], struct shim_rm_gpu_stats *out);

@@ -37,6 +37,7 @@ from fake import SERVICE_US as FAKE_SERVICE_US  # noqa: E402
 # budget stops the run before the rest. PRIO_CONFIG_FILE (JSON, a list of the same entries)
 # replaces entries of the same name and appends the others.
 HI, LO = ["--priority", "high"], ["--priority", "low"]
+SLICE = ["--yield", "slice"]
 L_PART, H_PART = ["-g", "0-1"], ["-g", "2-11"]
 MPS = "mps"
 CLIENT_PRIO = {"CUDA_MPS_CLIENT_PRIORITY": "1"}
@@ -60,6 +61,12 @@ CONFIGS = [
     {"name": "mps", "l": MPS, "h": MPS, "whole": True},
     {"name": "prio-old", "l": HI + L_PART, "h": LO + ["--yield", "guard", "--guard", "8"] + H_PART,
      "agent": []},
+    # Preemption (docs/priorities.md): each task in a context of its own, time-sliced on the whole
+    # GPU, the lower one's channel groups at 5 us; and with its groups held off while a request
+    # of the higher one is open (preempt = slice,hold).
+    {"name": "slice-whole", "l": HI + SLICE + ["--no-mps"], "h": LO + SLICE + ["--no-mps"], "whole": True},
+    {"name": "preempt-whole", "l": HI + SLICE + ["--no-mps"], "h": LO + ["--yield", "preempt", "--no-mps"],
+     "whole": True},
 ]
 BASE_L, BASE_H = "L-alone", "H-alone"  # L-alone also measures the service times
 BASE_WHOLE = ("L-alone-whole", "H-alone-whole")
@@ -80,6 +87,12 @@ SETS = {
               "PRIO_DUTIES": "10", "PRIO_ARRIVALS": "periodic,poisson",
               "PRIO_CASES": "L-alone,H-alone,static,prio,L-alone-whole,H-alone-whole,mps-cp,prio-whole",
               "PRIO_ROUNDS": "1", "PRIO_PHASE_S": "2.0", "PRIO_MIN_REQUESTS": "100", "PRIO_HALONE_S": "3"},
+    # Preemption beside what users run, against static partitions and MPS client priority.
+    "preempt": {"PRIO_L": "torch", "PRIO_H": "llama,torch", "PRIO_KINDS": "decode,prefill,tbt",
+                "PRIO_DUTIES": "10", "PRIO_ARRIVALS": "periodic,poisson",
+                "PRIO_CASES": "L-alone,H-alone,static,L-alone-whole,H-alone-whole,mps-cp,slice-whole,"
+                              "preempt-whole",
+                "PRIO_ROUNDS": "1", "PRIO_PHASE_S": "2.0", "PRIO_MIN_REQUESTS": "60", "PRIO_HALONE_S": "3"},
 }
 DEFAULTS = {"PRIO_SET": "full", "PRIO_BUDGET_S": "540", "PRIO_GAP_S": "0.15", "PRIO_HALONE_S": "4",
             "PRIO_MIN_REQUESTS": "0", "PRIO_CONFIG_FILE": "", "PRIO_DRY": "0", "PRIO_FAKE": "0",
