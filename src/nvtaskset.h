@@ -328,10 +328,7 @@ enum nvt_prio_mode {
  * work within microseconds, inside running kernels.
  */
 #define NVT_YIELD_SLICE 0x80u
-/* Its channel groups are taken off the GPU while a higher task's request is
- * open, and until its next step is due (one switch a request, not a step). */
-#define NVT_YIELD_HOLD 0x100u
-#define NVT_YIELD_ALL 0x1ffu
+#define NVT_YIELD_ALL 0xffu
 
 struct nvt_slot_prio {
 	struct nvt_tpcset own; /* the user's partition (prio set, state NVT_SLOT_SET) */
@@ -378,21 +375,7 @@ struct nvt_slot_activity {
 	uint32_t shifts;       /* how many (NVT_ACT_SHIFT_UP: above period_ns) */
 	uint32_t idle_us;      /* how long it was idle before its last request began (us,
 				* at most UINT32_MAX): its latest share of time busy */
-	/* Steps: idle gaps under NVT_ACT_STEP_US between one request's end and the
-	 * next one's begin (a service that answers token by token, a step a
-	 * synchronisation). Their mean (weight 1/4) and how many were seen. */
-	uint64_t step_ns;
-	uint64_t steps;
-	/* Bursts: requests whose steps run together (gaps under NVT_ACT_STEP_US),
-	 * what a user calls one request: when the current one began, the mean
-	 * time between two begins and from a begin to its last end (weight 1/8),
-	 * and how many began. */
-	uint64_t burst_begin_ns;
-	uint64_t burst_period_ns;
-	uint64_t burst_busy_ns;
-	uint64_t bursts;
 };
-#define NVT_ACT_STEP_US 2000
 #define NVT_ACT_SHIFT 3
 #define NVT_ACT_SHIFT_UP 0x80000000u
 
@@ -405,25 +388,21 @@ enum nvt_yield_state {
 	NVT_YS_BOUND = 4,    /* waiting for its own work in flight to drain */
 	NVT_YS_BORROWING = 5, /* higher tasks idle: launching on their TPCs too */
 	NVT_YS_BESIDE = 6,   /* a higher task is busy more than duty_pct: launching beside it */
-	NVT_YS_HELD = 7,     /* its channel groups are off the GPU: a higher task's request is open
-			      * (or its next step, or a periodic one's request, is due) */
-	NVT_YS_SLICED = 8,   /* higher tasks idle: running, its channel groups time-sliced */
+	NVT_YS_SLICED = 7,   /* its channel groups time-sliced below higher tasks' */
 };
-#define NVT_YS_STATES 9
+#define NVT_YS_STATES 8
 struct nvt_slot_yield {
 	uint32_t state;    /* enum nvt_yield_state */
 	uint32_t watching; /* higher tasks it follows on this GPU */
 	uint64_t since_ns; /* when state began (CLOCK_MONOTONIC) */
 	uint64_t held_ns;  /* how long its launches waited, in all */
 	uint64_t holds;    /* launches that waited */
-	/* Time-slicing (NVT_YIELD_SLICE, NVT_YIELD_HOLD), for this GPU: the channel
-	 * groups its process follows, the timeslice it gave them (us; 0: the
-	 * driver's own), how often and how long they were held off the GPU, and
-	 * the last status the driver answered a control with (0: all took). */
+	/* Time-slicing (NVT_YIELD_SLICE), for this GPU: the channel groups its
+	 * process follows, the timeslice it gave them (us, as the driver recorded
+	 * it; 0: the driver's own), and the last status the driver refused a
+	 * control with (0: none). */
 	uint32_t groups;
 	uint32_t timeslice_us;
-	uint64_t gpu_holds;
-	uint64_t gpu_held_ns;
 	uint32_t rm_status;
 	uint32_t reserved;
 	/* With state NVT_YS_BORROWING: the TPCs its launches run on, its own and

@@ -18,7 +18,7 @@ static const struct {
 } words[] = {
 	{"gate", NVT_YIELD_GATE},     {"bound", NVT_YIELD_BOUND},   {"ahead", NVT_YIELD_AHEAD},
 	{"client", NVT_YIELD_CLIENT}, {"borrow", NVT_YIELD_BORROW}, {"guard", NVT_YIELD_GUARD},
-	{"any", NVT_YIELD_ANY},       {"slice", NVT_YIELD_SLICE},   {"hold", NVT_YIELD_HOLD},
+	{"any", NVT_YIELD_ANY},       {"slice", NVT_YIELD_SLICE},
 };
 #define N_WORDS (sizeof(words) / sizeof(words[0]))
 
@@ -51,10 +51,6 @@ int nvt_yield_item(const char *item, struct nvt_slot_prio *p, char *why, size_t 
 		p->yield |= NVT_YIELD_PROTECT;
 		return 0;
 	}
-	if (!eq && !strcmp(item, "preempt")) {
-		p->yield |= NVT_YIELD_PREEMPT;
-		return 0;
-	}
 	if (name_len == 4 && !strncmp(item, "duty", 4)) {
 		if (!eq || number(eq + 1, 100, &p->duty_pct))
 			return nvt_why(why, len, "duty= takes a share of time from 1 to 100 (%%)");
@@ -79,7 +75,7 @@ int nvt_yield_item(const char *item, struct nvt_slot_prio *p, char *why, size_t 
 		return 0;
 	}
 	return nvt_why(why, len, "the words are gate, bound[=US], ahead[=US], client, borrow, guard, "
-		       "any, slice[=US], hold, duty=PCT, protect, preempt, default and none");
+		       "any, slice[=US], duty=PCT, protect, default and none");
 }
 
 int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, char *why, size_t len)
@@ -140,7 +136,7 @@ int nvt_yield_format(const struct nvt_slot_prio *p, char sep, char *buf, size_t 
 }
 
 static const char *const state_names[NVT_YS_STATES] = {
-	"-", "running", "gated", "ahead", "bound", "borrowing", "beside", "held", "sliced"};
+	"-", "running", "gated", "ahead", "bound", "borrowing", "beside", "sliced"};
 
 const char *nvt_yield_state_name(unsigned state)
 {
@@ -202,37 +198,11 @@ static int shifted(struct nvt_slot_activity *a, uint64_t gap, uint64_t period)
 	return 1;
 }
 
-/* A burst (a user's request: steps that run together) begins at now; the one before it ended at
- * a->end_ns. */
-static void burst_begin(struct nvt_slot_activity *a, uint64_t now)
-{
-	uint64_t n = a->bursts + 1;
-
-	if (a->bursts && now > a->burst_begin_ns) {
-		uint64_t gap = now - a->burst_begin_ns, len = 0;
-		if (a->end_ns > a->burst_begin_ns)
-			len = a->end_ns - a->burst_begin_ns;
-		if (n > 2 && a->burst_period_ns && gap > 4 * a->burst_period_ns)
-			gap = 4 * a->burst_period_ns; /* a pause is not its rate */
-		a->burst_period_ns = average(a->burst_period_ns, gap, n - 1);
-		a->burst_busy_ns = average(a->burst_busy_ns, len, n - 1);
-	}
-	a->burst_begin_ns = now;
-	a->bursts = n;
-}
-
 void nvt_act_begin(struct nvt_slot_activity *a, uint64_t now)
 {
 	uint64_t n = a->begins + 1, idle = a->ends == a->begins && now > a->end_ns ? now - a->end_ns : 0;
 
 	a->idle_us = idle / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(idle / 1000);
-	/* A step of one request: the next one began soon after the last ended. */
-	if (a->ends && a->ends == a->begins && idle < (uint64_t)NVT_ACT_STEP_US * 1000) {
-		a->step_ns = a->steps ? a->step_ns - a->step_ns / 4 + idle / 4 : idle;
-		a->steps++;
-	} else {
-		burst_begin(a, now);
-	}
 
 	if (a->begins && now > a->begin_ns) {
 		uint64_t gap = now - a->begin_ns, period = a->period_ns;
@@ -424,84 +394,6 @@ uint32_t nvt_preempt_timeslice(unsigned prio, const struct nvt_yield_cfg *c, int
 	if (prio >= NVT_PRIO_HIGH)
 		return NVT_SLICE_HIGH_US;
 	return share && c->slice_us < NVT_SLICE_SHARE_US ? NVT_SLICE_SHARE_US : c->slice_us;
-}
-
-uint64_t nvt_act_linger_ns(const struct nvt_slot_activity *a)
-{
-	uint64_t ns;
-
-	if (!a->steps)
-		return 0;
-	ns = 2 * a->step_ns + NVT_HOLD_MIN_LINGER_NS;
-	return ns > (uint64_t)NVT_ACT_STEP_US * 1000 ? (uint64_t)NVT_ACT_STEP_US * 1000 : ns;
-}
-
-/* Takes the earlier of *until and t (0: none yet). */
-static void earliest(uint64_t *until, uint64_t t)
-{
-	if (!*until || t < *until)
-		*until = t;
-}
-
-/*
- * A's share of time busy as a hold weighs it: by its bursts where it shows
- * steps (token by token: each step's own share is most of the time, the
- * request's a few percent), else as duty_now_pm.
- */
-static uint32_t hold_duty_pm(const struct nvt_slot_activity *a, uint64_t now)
-{
-	uint64_t pm;
-
-	if (!a->steps || a->bursts < NVT_YIELD_LEARN || !a->burst_period_ns)
-		return duty_now_pm(a);
-	/* A burst going on for over twice the time between two: busy all the time now. */
-	if (now > a->burst_begin_ns && now - a->burst_begin_ns > 2 * a->burst_period_ns)
-		return 1000;
-	pm = a->burst_busy_ns * 1000 / a->burst_period_ns;
-	return pm > 1000 ? 1000 : (uint32_t)pm;
-}
-
-int nvt_preempt_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w, int n,
-			uint64_t now, uint64_t ahead_ns, uint64_t *until)
-{
-	int verdict = NVT_HV_RUN, beside = 0, followed = 0;
-
-	*until = 0;
-	for (int i = 0; i < n; i++) {
-		const struct nvt_slot_activity *a = &w[i].act;
-		uint64_t linger = nvt_act_linger_ns(a), slack, due;
-
-		if (hold_duty_pm(a, now) > c->duty_pm || open_too_long(a, now)) {
-			beside |= busy(&w[i], now);
-			continue;
-		}
-		followed++;
-		if (busy(&w[i], now)) {
-			verdict = NVT_HV_HOLD;
-			continue;
-		}
-		/* Its last step ended moments ago: its next one may come. */
-		if (linger && a->ends && now >= a->end_ns && now - a->end_ns < linger) {
-			verdict = NVT_HV_HOLD;
-			earliest(until, a->end_ns + linger);
-			continue;
-		}
-		slack = a->jitter_ns * 2 > 100000 ? a->jitter_ns * 2 : 100000;
-		if (!(due = next_due(a, now, slack)))
-			continue;
-		if (ahead_ns > a->period_ns / 4)
-			ahead_ns = a->period_ns / 4;
-		if (now + ahead_ns < due) {
-			earliest(until, due - ahead_ns);
-			continue;
-		}
-		if (verdict == NVT_HV_RUN)
-			verdict = NVT_HV_AHEAD;
-		earliest(until, due + slack);
-	}
-	if (verdict == NVT_HV_RUN && (beside || (n && !followed)))
-		verdict = NVT_HV_BESIDE;
-	return verdict;
 }
 
 int nvt_watched_busy(const struct nvt_watched *w, uint64_t now)

@@ -24,8 +24,6 @@
  */
 #define NVT_YIELD_DEFAULT NVT_YIELD_CLIENT
 #define NVT_YIELD_PROTECT (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_CLIENT)
-/* Preemption (core/preempt.h): time-sliced in a context apart, held off while a request is open. */
-#define NVT_YIELD_PREEMPT (NVT_YIELD_SLICE | NVT_YIELD_HOLD)
 /* Timeslices (us) of channel groups (docs/priorities.md, "Preemption"). A task below high with
  * slice: slice_us, by default NVT_SLICE_LOW_US (5 us bounded a service's wait to 0.1-0.2 ms
  * beside persistent GEMMs on the H200, docs/hardware-facts.md); a high one: NVT_SLICE_HIGH_US,
@@ -47,9 +45,8 @@
 /*
  * Parses one item of --yield (or of the '+'-separated yield= of the
  * priority's text) into p: "gate", "bound[=US]", "ahead[=US]", "client",
- * "borrow", "guard", "any", "slice[=US]", "hold", "duty=PCT", "protect",
- * "preempt" (slice and hold), "none" (no way: clears every word), or
- * "default" (the default words). A word adds to p->yield; "bound=US",
+ * "borrow", "guard", "any", "slice[=US]", "duty=PCT", "protect", "none"
+ * (no way: clears every word), or "default" (the default words). A word adds to p->yield; "bound=US",
  * "ahead=US" and "slice=US" also set the value. Returns 0, or -1 with the
  * reason in why (NULL, 0: none wanted).
  */
@@ -120,53 +117,23 @@ int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w
 		      uint64_t now, uint64_t ahead_ns, uint64_t *wake);
 
 /*
- * Preemption (NVT_YIELD_SLICE, NVT_YIELD_HOLD): what a lower task's channel
- * groups do while it follows the higher tasks on its GPU. Its shim's thread
- * asks every NVT_HOLD_POLL_US.
- *
- * NVT_SLICE_SHARE_US: the timeslice of a lower task whose every higher task is
- * busy more than duty (beside): it keeps a share of the GPU (about
+ * NVT_SLICE_SHARE_US: the timeslice of a lower task beside higher tasks that
+ * never idle (nvt_preempt_share): it keeps a share of the GPU (about
  * SHARE / (SHARE + the higher task's) when both are busy) instead of 5 us
- * against a higher task's 20 ms. NVT_HOLD_AHEAD_US: how long before a periodic
- * higher task's request is due its groups come off (a switch away from them
- * took ~0.2-0.3 ms on the H200), so that the request finds the GPU free.
+ * against a higher task's 20 ms. Its shim's thread looks every
+ * NVT_SHARE_POLL_US while it follows higher tasks.
  */
 #define NVT_SLICE_SHARE_US 2048
-#define NVT_HOLD_AHEAD_US 300
-#define NVT_HOLD_POLL_US 50
-#define NVT_HOLD_MIN_LINGER_NS 50000
+#define NVT_SHARE_POLL_US 1000
 
 /*
  * The timeslice (us) for the channel groups of a task of priority prio
  * (enum nvt_prio) with c's words: NVT_SLICE_HIGH_US for a high task, c->slice_us
- * below (NVT_SLICE_SHARE_US with share: every higher task busy beyond duty);
- * 0 (the driver's own) without NVT_YIELD_SLICE or a priority.
+ * below (NVT_SLICE_SHARE_US with share: higher tasks that never idle, unless
+ * slice_us is longer); 0 (the driver's own) without NVT_YIELD_SLICE or a
+ * priority.
  */
 uint32_t nvt_preempt_timeslice(unsigned prio, const struct nvt_yield_cfg *c, int share);
-/*
- * How long after a's last request ended its next step may still begin: twice
- * its mean step gap and NVT_HOLD_MIN_LINGER_NS, at most NVT_ACT_STEP_US; 0 if
- * it has shown no steps (a request of one synchronisation).
- */
-uint64_t nvt_act_linger_ns(const struct nvt_slot_activity *a);
-
-enum nvt_hold_verdict {
-	NVT_HV_RUN = 0,    /* its groups on the GPU */
-	NVT_HV_HOLD = 1,   /* off: a higher task's request is open, or its next step may come */
-	NVT_HV_AHEAD = 2,  /* off: a periodic higher task's request is due */
-	NVT_HV_BESIDE = 3, /* on: the higher tasks are busy more than duty (or never idle) */
-};
-/*
- * At now, with w[0..n-1] the higher tasks on its GPU: whether a lower task's
- * channel groups come off the GPU (HOLD, AHEAD) or stay (RUN, BESIDE), and
- * until when at the latest the answer holds (*until: look again by then; 0:
- * at the next poll). For requests at random and periodic ones alike (a hold
- * reacts; AHEAD only for periodic ones, from ahead_ns before the request is
- * due). Returns enum nvt_hold_verdict.
- */
-int nvt_preempt_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w, int n,
-			uint64_t now, uint64_t ahead_ns, uint64_t *until);
-
 /*
  * A share for a lower task beside higher tasks that never idle (its timeslice
  * NVT_SLICE_SHARE_US instead of 5 us, so that it keeps running): taken when in
@@ -175,7 +142,8 @@ int nvt_preempt_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched 
  * NVT_SHARE_OFF_PM. By the looks themselves, not by the averages a service
  * publishes: a warm-up, or a request answered token by token, made those say
  * "busy most of the time" for a few requests, and a share then let the batch
- * task keep the GPU ~2 ms a step (H200, 2026-11-24).
+ * task keep the GPU ~2 ms a step (H200, 2026-11-24: token-by-token p99 34 ms
+ * against 8 ms).
  */
 #define NVT_SHARE_WINDOW_MS 500
 #define NVT_SHARE_ON_PM 900

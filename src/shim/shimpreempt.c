@@ -1,26 +1,22 @@
 /*
  * shimpreempt.c - preemptive priorities in the shim (docs/priorities.md,
- * "Preemption"): what this process's channel groups do on each GPU slot.
+ * "Preemption"): the timeslice of this process's channel groups on each GPU
+ * slot.
  *
  * A task started with a priority and the word slice runs in a context apart
  * from other levels' tasks (its level's MPS server, or its own), so that the
  * GPU's scheduler time-slices between them and switches inside running
  * kernels (instruction-level preemption, which libcuda asks for and gets).
  * Its groups' timeslice (shimrm.c sets it) says how soon a switch comes: a
- * task below high 5 us, so that a higher task's request waits ~0.1-0.2 ms for
+ * task below high 5 us, so that a higher task's request waits ~0.1-0.3 ms for
  * the GPU beside persistent GEMMs; a high task 20 ms, so that a lower task's
- * turn seldom interrupts a request. With hold, a thread of the lower task's
- * own takes its groups off the GPU while a higher task's request is open,
- * between the steps of a request answered token by token, and from shortly
- * before a periodic one's request is due (core/yield.c's nvt_preempt_verdict):
- * a request pays one switch, not one a step. It follows the higher tasks
- * as the launch path's yielding does (shimyield.c: their segments, its own
- * user's and root's), every NVT_HOLD_POLL_US while there are any. Bounds:
- * a hold lasts at most NVT_YIELD_MAX_HOLD_MS, then the groups run at least
- * RELEASE_MS; beside higher tasks busy over duty the groups stay on, and
- * beside ones that never idle (nvt_preempt_share) they run at
- * NVT_SLICE_SHARE_US, a share of the GPU.
- * A control the driver refuses ends holding for that slot, said once.
+ * turn seldom interrupts a request. A thread of the lower task's own, started
+ * with its first group, follows the higher tasks as the launch path's
+ * yielding does (shimyield.c: their segments, its own user's and root's),
+ * every NVT_SHARE_POLL_US while there are any: beside higher tasks that never
+ * idle (nvt_preempt_share) its groups run at NVT_SLICE_SHARE_US, a share of
+ * the GPU; it publishes the groups, their timeslice and the state in its slot.
+ * A control the driver refuses is said once.
  *
  * The launch path is untouched: the thread reads shared memory and issues
  * controls on its own process's groups. In an MPS server of a level
@@ -44,7 +40,6 @@
 #include "shimyield.h"
 
 #define IDLE_POLL_MS 20     /* no higher task followed: look again this often */
-#define RELEASE_MS 10       /* after the longest hold: on the GPU at least this long */
 
 /* One GPU slot of this process. */
 struct pslot {
@@ -52,13 +47,10 @@ struct pslot {
 	uint8_t uuid[16];
 	uint8_t prio;
 	struct nvt_yield_cfg cfg;
-	int slice, hold;         /* its words (with a priority) */
+	int slice;               /* its word (with a priority) */
 	uint32_t asked_us;       /* the timeslice asked of shimrm; 0: none */
-	int held, broken;        /* groups off the GPU now; holding failed */
 	int share;               /* asked the share's timeslice */
 	struct nvt_share looks;  /* whether higher tasks never idle */
-	uint64_t held_since, free_until;
-	uint64_t holds, held_ns; /* published */
 };
 
 static struct {
@@ -108,7 +100,6 @@ static void configure(struct pslot *p, int g)
 	p->prio = view.prio.prio;
 	nvt_yield_cfg_of(&view.prio, &p->cfg);
 	p->slice = p->prio != NVT_PRIO_NONE && (p->cfg.yield & NVT_YIELD_SLICE);
-	p->hold = p->prio != NVT_PRIO_NONE && p->prio < NVT_PRIO_HIGH && (p->cfg.yield & NVT_YIELD_HOLD);
 	ask_timeslice(p);
 }
 
@@ -121,48 +112,6 @@ static void publish(int g, const struct pslot *p)
 	__atomic_store_n(&y->groups, st.groups, __ATOMIC_RELAXED);
 	__atomic_store_n(&y->timeslice_us, st.timeslice_us, __ATOMIC_RELAXED);
 	__atomic_store_n(&y->rm_status, st.status, __ATOMIC_RELAXED);
-	__atomic_store_n(&y->gpu_holds, p->holds, __ATOMIC_RELAXED);
-	__atomic_store_n(&y->gpu_held_ns, p->held_ns, __ATOMIC_RELAXED);
-}
-
-/* Takes slot p's groups off the GPU (on) or puts them back; counts the holds. */
-static void set_held(struct pslot *p, int on, uint64_t now)
-{
-	if (on == p->held)
-		return;
-	if (shim_rm_hold(p->uuid, on) < 0) {
-		if (shim_first_time(WARN_PREEMPT))
-			shim_warn("the driver refused to take this task's channel groups off the GPU: "
-				  "it no longer holds back while tasks of higher priority run requests");
-		p->broken = 1;
-		shim_rm_hold(p->uuid, 0);
-		on = 0;
-	}
-	if (on) {
-		p->held_since = now;
-		p->holds++;
-	} else if (p->held) {
-		p->held_ns += now - p->held_since;
-	}
-	p->held = on;
-}
-
-/* Whether slot p's groups are to be off the GPU at now, as the verdict says, within the bounds. */
-static int wants_hold(struct pslot *p, int g, int verdict, uint64_t now)
-{
-	int want = p->hold && !p->broken && (verdict == NVT_HV_HOLD || verdict == NVT_HV_AHEAD);
-
-	/* Not before this process has launched on the GPU: libcuda's set-up of its context waits
-	 * for work on its groups (a batch task held from its start did not start in 120 s on the
-	 * H200). */
-	if (want && !pre.server && !nvt_slot_launches(&shim.seg->gpu[g]))
-		return 0;
-
-	if (want && p->held && now - p->held_since > (uint64_t)NVT_YIELD_MAX_HOLD_MS * 1000000) {
-		p->free_until = now + (uint64_t)RELEASE_MS * 1000000;
-		return 0;
-	}
-	return want && now >= p->free_until;
 }
 
 /* Beside higher tasks that never idle: the share's timeslice; back once they idle. */
@@ -184,26 +133,18 @@ static uint64_t step(int g, uint64_t now)
 {
 	struct pslot *p = &pre.s[g];
 	struct nvt_watched w[SHIM_YIELD_WATCH_MAX];
-	uint64_t until = 0;
-	int n = 0, verdict = NVT_HV_RUN;
+	int n = 0;
 
 	configure(p, g);
-	if (!p->slice && !p->hold) {
-		set_held(p, 0, now);
+	if (!p->slice)
 		return (uint64_t)IDLE_POLL_MS * 1000000;
-	}
 	if (p->prio < NVT_PRIO_HIGH) {
 		n = shim_yield_higher(g, w, now);
-		verdict = nvt_preempt_verdict(&p->cfg, w, n, now, NVT_HOLD_AHEAD_US * 1000ull, &until);
-	}
-	set_held(p, wants_hold(p, g, verdict, now), now);
-	if (p->slice && p->prio < NVT_PRIO_HIGH)
 		follow_share(p, w, n, now);
+	}
 	publish(g, p);
-	shim_yield_show(g, p->held ? NVT_YS_HELD : !n ? NVT_YS_NONE : verdict == NVT_HV_BESIDE ? NVT_YS_BESIDE
-							    : NVT_YS_SLICED,
-			now);
-	return n ? NVT_HOLD_POLL_US * 1000ull : (uint64_t)IDLE_POLL_MS * 1000000;
+	shim_yield_show(g, n ? NVT_YS_SLICED : NVT_YS_NONE, now);
+	return n ? NVT_SHARE_POLL_US * 1000ull : (uint64_t)IDLE_POLL_MS * 1000000;
 }
 
 /* An MPS server: a slot for each GPU its groups appeared on. */
@@ -223,8 +164,8 @@ static void add_server_slots(void)
 		view.state = NVT_SLOT_UNSET;
 		view.prio = pre.server_prio;
 		if (nvt_seg_own_add_gpus(&shim.own, &view, 1) < 0 && shim_first_time(WARN_PREEMPT))
-			shim_warn("cannot add a GPU to this MPS server's control segment: its clients do "
-				  "not hold back for tasks of higher priority there");
+			shim_warn("cannot add a GPU to this MPS server's control segment: its clients "
+				  "keep no share of the GPU beside tasks of higher priority that never idle");
 	}
 	pthread_mutex_unlock(&pre.lock);
 }
@@ -268,8 +209,8 @@ static void on_new_gpu(const uint8_t uuid[16])
 		pre.started = pthread_create(&thread, &attr, run, NULL) == 0;
 		pthread_attr_destroy(&attr);
 		if (!pre.started && shim_first_time(WARN_PREEMPT))
-			shim_warn("cannot start a thread: this task does not hold back for tasks of "
-				  "higher priority");
+			shim_warn("cannot start a thread: this task keeps no share of the GPU beside "
+				  "tasks of higher priority that never idle");
 	}
 	pthread_mutex_unlock(&pre.lock);
 }
@@ -284,7 +225,7 @@ void shim_preempt_setup(void)
 		if (nvt_uuid_is_zero(uuid))
 			continue;
 		configure(&pre.s[g], g);
-		any |= pre.s[g].slice || pre.s[g].hold;
+		any |= pre.s[g].slice;
 	}
 	if (any)
 		shim_rm_on_new_gpu(on_new_gpu);
@@ -307,9 +248,7 @@ void shim_preempt_after_fork(void)
 	pthread_mutex_init(&pre.lock, NULL);
 	pre.started = 0;
 	pre.n_new = 0;
-	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		pre.s[g].held = 0;
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		pre.s[g].cfg_seq = 0;
-	}
 	shim_rm_after_fork();
 }

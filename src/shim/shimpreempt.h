@@ -16,8 +16,8 @@ void shim_preempt_setup(void);
 /*
  * In an MPS server that nvtaskset started for a priority level
  * (NVT_ENV_MPS_SERVER: prio, the level's words): its clients' work runs in its
- * channel groups, which get the level's timeslice and holds; a slot of its
- * segment per GPU it makes groups on, added as they appear.
+ * channel groups, which get the level's timeslice; a slot of its segment per
+ * GPU it makes groups on, added as they appear.
  */
 void shim_preempt_server(const struct nvt_slot_prio *prio);
 /* In a forked child: no thread, no groups of its own yet. */

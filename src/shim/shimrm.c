@@ -7,18 +7,17 @@
  * subdevice they belong to with ioctls on /dev/nvidiactl, and schedules them
  * with controls. The shim exports ioctl(2): for the requests of the RM (type
  * 'F') it follows those objects of its own process, and
- *  - gives each channel group the timeslice asked for its GPU: at its
- *    allocation, after every schedule or bind of it or of its channels, and
- *    in place of libcuda's own SET_TIMESLICE, which gives the compute group
- *    2048 us right after scheduling it (a timeslice set only at allocation
- *    did not hold: H200, driver 580, docs/hardware-facts.md);
- *  - takes a GPU's groups off the GPU and back (GPFIFO_SCHEDULE), and keeps a
- *    group scheduled meanwhile off.
+ * gives each channel group the timeslice asked for its GPU: at its
+ * allocation, after every schedule or bind of it or of its channels, and in
+ * place of libcuda's own SET_TIMESLICE, which gives the compute group
+ * 2048 us right after scheduling it (a timeslice set only at allocation did
+ * not hold; rewriting libcuda's call alone was enough: H200, driver 580,
+ * docs/hardware-facts.md).
  * The controls go through the descriptor libcuda allocated the object with,
  * on handles of its own client: only this process's own objects. A group's
  * GPU is its subdevice's UUID (GET_GID_INFO). Every other ioctl goes on
- * untouched, and nothing here runs until shimpreempt.c asks for a timeslice
- * or a hold. Not the launch path: libcuda's RM calls are its slow path
+ * untouched, and nothing here runs until shimpreempt.c asks for a timeslice.
+ * Not the launch path: libcuda's RM calls are its slow path
  * (allocation, scheduling), and the lock is taken only for the calls on
  * channel groups and channels.
  *
@@ -52,7 +51,6 @@ struct rm_gpu {
 	uint8_t uuid[16];     /* all zero: groups whose GPU is not known */
 	int want;             /* a timeslice of its own was asked (else rm.default_us) */
 	uint32_t want_us;
-	int hold;
 	int seen;             /* a group of it appeared (rm.on_new_gpu was told) */
 	uint32_t applied_us;  /* the driver's record after the last set, read back */
 	uint32_t status;      /* the last failure's status */
@@ -62,7 +60,7 @@ typedef int (*ioctl_fn)(int, unsigned long, ...);
 
 static struct {
 	ioctl_fn next;
-	int on;               /* following (a timeslice or a hold was asked) */
+	int on;               /* following (a timeslice was asked, or GPUs are watched) */
 	pthread_mutex_t lock;
 	struct rm_obj obj[RM_OBJECTS];
 	int n_obj;
@@ -254,14 +252,14 @@ static int is_group_command(uint32_t cmd)
 }
 
 /* libcuda's control c on one of its groups or channels: its own SET_TIMESLICE carries the
- * timeslice asked instead; after a schedule or bind the group gets it again (and stays off the
- * GPU while its GPU is held). */
+ * timeslice asked instead; after a schedule or bind the group gets it again (on driver 580
+ * rewriting libcuda's call was enough; a schedule that resets it would be caught too). */
 static int on_control(int fd, unsigned long request, struct nvrm_control *c)
 {
 	struct nvrm_control mine;
 	struct nvrm_timeslice ts;
 	struct rm_obj *t;
-	int rc, enabled = 1;
+	int rc;
 
 	pthread_mutex_lock(&rm.lock);
 	t = group_of(c->client, c->object);
@@ -280,12 +278,6 @@ static int on_control(int fd, unsigned long request, struct nvrm_control *c)
 	rc = next_ioctl(fd, request, (unsigned long)c);
 	if (rc || c->status != NVRM_OK || c->cmd == NVRM_TSG_SET_TIMESLICE)
 		return rc;
-	if ((c->cmd == NVRM_TSG_GPFIFO_SCHEDULE || c->cmd == NVRM_CHANNEL_GPFIFO_SCHEDULE) &&
-	    c->params_size >= 1 && c->params)
-		enabled = *(const uint8_t *)(uintptr_t)c->params != 0;
-	/* A group libcuda (re)schedules while its GPU is held stays on: taking it off at once could
-	 * keep libcuda's own set-up waiting; the next hold takes it. */
-	(void)enabled;
 	pthread_mutex_lock(&rm.lock);
 	if ((t = group_of(c->client, c->object)))
 		set_timeslice(t);
@@ -348,38 +340,6 @@ int shim_rm_timeslice(const uint8_t uuid[16], uint32_t timeslice_us)
 	return failed ? -1 : n;
 }
 
-int shim_rm_hold(const uint8_t uuid[16], int hold)
-{
-	struct rm_obj groups[RM_OBJECTS];
-	uint32_t status = NVRM_OK;
-	int n = 0, g;
-
-	/* The controls (~0.24 ms each on the H200) go out without the lock, on a copy: libcuda's own
-	 * calls on its groups never wait for them. A group freed meanwhile answers an error. */
-	pthread_mutex_lock(&rm.lock);
-	__atomic_store_n(&rm.on, 1, __ATOMIC_RELEASE);
-	if ((g = gpu_index(uuid, 1)) < 0 || rm.gpu[g].hold == !!hold) {
-		pthread_mutex_unlock(&rm.lock);
-		return 0;
-	}
-	rm.gpu[g].hold = !!hold;
-	for (int i = 0; i < rm.n_obj; i++)
-		if (rm.obj[i].cls == NVRM_CLASS_CHANNEL_GROUP && rm.obj[i].gpu == g)
-			groups[n++] = rm.obj[i];
-	pthread_mutex_unlock(&rm.lock);
-	for (int i = 0; i < n; i++) {
-		struct nvrm_schedule sched = {(uint8_t)!hold, 0, 0};
-		uint32_t s = control(&groups[i], NVRM_TSG_GPFIFO_SCHEDULE, &sched, sizeof(sched));
-		status = s != NVRM_OK ? s : status;
-	}
-	if (status != NVRM_OK) {
-		pthread_mutex_lock(&rm.lock);
-		rm.gpu[g].status = status;
-		pthread_mutex_unlock(&rm.lock);
-	}
-	return status != NVRM_OK ? -1 : n;
-}
-
 void shim_rm_stats(const uint8_t uuid[16], struct shim_rm_gpu_stats *out)
 {
 	int g;
@@ -391,7 +351,6 @@ void shim_rm_stats(const uint8_t uuid[16], struct shim_rm_gpu_stats *out)
 			out->groups += rm.obj[i].cls == NVRM_CLASS_CHANNEL_GROUP && rm.obj[i].gpu == g;
 		out->timeslice_us = rm.gpu[g].applied_us;
 		out->status = rm.gpu[g].status;
-		out->held = rm.gpu[g].hold;
 	}
 	pthread_mutex_unlock(&rm.lock);
 }
@@ -409,5 +368,5 @@ void shim_rm_after_fork(void)
 	pthread_mutex_init(&rm.lock, NULL);
 	rm.n_obj = 0;
 	for (int i = 0; i < rm.n_gpu; i++)
-		rm.gpu[i].hold = rm.gpu[i].seen = 0, rm.gpu[i].applied_us = 0, rm.gpu[i].status = 0;
+		rm.gpu[i].seen = 0, rm.gpu[i].applied_us = 0, rm.gpu[i].status = 0;
 }

@@ -1,6 +1,6 @@
 /*
  * shimrm.h - this process's channel groups (shimrm.c): followed through the
- * kernel module's RM ioctls, given a timeslice, taken off the GPU and back.
+ * kernel module's RM ioctls, and given a timeslice.
  * Private to the shim; state layer (no policy: shimpreempt.c decides).
  *
  * SPDX-License-Identifier: MIT
@@ -15,7 +15,6 @@ struct shim_rm_gpu_stats {
 	uint32_t groups;       /* channel groups of this process on it now */
 	uint32_t timeslice_us; /* what they were given (the driver's record, read back); 0: none */
 	uint32_t status;       /* the last status a control answered that was not NVRM_OK; 0: none */
-	int held;              /* its groups are off the GPU now */
 };
 
 /*
@@ -27,14 +26,6 @@ struct shim_rm_gpu_stats {
  * Returns the groups set now, or -1 if a control on one failed.
  */
 int shim_rm_timeslice(const uint8_t uuid[16], uint32_t timeslice_us);
-/*
- * Takes the channel groups of GPU uuid off the GPU (hold 1: not scheduled,
- * off its runlist) or puts them back (0; their timeslice stays: a hold given
- * back without setting it again showed no 2 ms waits on the H200). A group
- * libcuda schedules meanwhile stays on until the next hold. Returns the
- * groups changed, or -1 if a control on one failed (its status in the stats).
- */
-int shim_rm_hold(const uint8_t uuid[16], int hold);
 void shim_rm_stats(const uint8_t uuid[16], struct shim_rm_gpu_stats *out);
 /*
  * From now on, follows this process's channel groups, and calls fn (once per

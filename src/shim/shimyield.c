@@ -862,7 +862,7 @@ void shim_yield_show(int g, uint32_t state, uint64_t now)
 	struct yslot *s = &y.s[g];
 
 	pthread_mutex_lock(&y.lock);
-	if (state == NVT_YS_HELD || !s->yields || s->state == NVT_YS_HELD)
+	if (!s->yields)
 		publish(g, s, state, now);
 	pthread_mutex_unlock(&y.lock);
 }

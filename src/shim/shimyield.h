@@ -35,7 +35,7 @@ void shim_yield_after_fork(void);
  */
 int shim_yield_higher(int g, struct nvt_watched *out, uint64_t now);
 /* Shows state (enum nvt_yield_state) in slot g's yield unless its launches yield and say
- * their own (gated, bound, ...): NVT_YS_HELD always shows. */
+ * their own (gated, bound, ...). */
 void shim_yield_show(int g, uint32_t state, uint64_t now);
 /* The launch this thread makes on slot g may borrow (NVT_YIELD_BORROW): m
  * becomes its masks with the lenders' TPCs. Returns 1 if it did. */

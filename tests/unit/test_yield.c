@@ -421,16 +421,16 @@ static void test_by_shim(void)
 	CHECK(!nvt_yield_by_shim(NVT_PRIO_LOW, 0));
 }
 
-/* The words of preemption: slice[=US], hold, preempt. */
+/* The word of preemption: slice[=US]. */
 static void test_preempt_words(void)
 {
 	struct nvt_slot_prio p = {0};
 	struct nvt_yield_cfg c;
 	char why[160] = "", buf[128];
 
-	CHECK(nvt_yield_parse("preempt", &p, why, sizeof(why)) == 0 && p.yield == NVT_YIELD_PREEMPT);
+	CHECK(nvt_yield_parse("slice", &p, why, sizeof(why)) == 0 && p.yield == NVT_YIELD_SLICE);
 	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0);
-	CHECK_STR(buf, "slice,hold");
+	CHECK_STR(buf, "slice");
 	CHECK(nvt_yield_parse("slice=20,client", &p, why, sizeof(why)) == 0);
 	CHECK(p.yield == (NVT_YIELD_SLICE | NVT_YIELD_CLIENT) && p.slice_us == 20);
 	CHECK(nvt_yield_format(&p, '+', buf, sizeof(buf)) > 0);
@@ -443,12 +443,11 @@ static void test_preempt_words(void)
 	CHECK(c.slice_us == NVT_SLICE_LOW_US);
 	CHECK(nvt_yield_parse("slice=0", &p, why, sizeof(why)) == -1 && strstr(why, "slice="));
 	CHECK(nvt_yield_parse("slice=1000001", &p, why, sizeof(why)) == -1);
-	CHECK(nvt_yield_parse("hold=3", &p, why, sizeof(why)) == -1 && strstr(why, "take a value"));
-	CHECK(nvt_yield_parse("hlod", &p, why, sizeof(why)) == -1 && strstr(why, "slice[=US], hold"));
-	CHECK_STR(nvt_yield_state_name(NVT_YS_HELD), "held");
+	CHECK(nvt_yield_parse("any=3", &p, why, sizeof(why)) == -1 && strstr(why, "slice and duty"));
+	CHECK(nvt_yield_parse("slcie", &p, why, sizeof(why)) == -1 && strstr(why, "slice[=US]"));
 	CHECK_STR(nvt_yield_state_name(NVT_YS_SLICED), "sliced");
-	/* Neither is a way of the launch path. */
-	CHECK(!nvt_yield_by_shim(NVT_PRIO_LOW, NVT_YIELD_PREEMPT));
+	/* Not a way of the launch path: its shim's thread and the driver do it. */
+	CHECK(!nvt_yield_by_shim(NVT_PRIO_LOW, NVT_YIELD_SLICE));
 }
 
 /* Which timeslice a task's channel groups run at. */
@@ -457,7 +456,7 @@ static void test_timeslice(void)
 	struct nvt_slot_prio p = {0};
 	struct nvt_yield_cfg c;
 
-	nvt_yield_parse("preempt", &p, NULL, 0);
+	nvt_yield_parse("slice", &p, NULL, 0);
 	nvt_yield_cfg_of(&p, &c);
 	CHECK(nvt_preempt_timeslice(NVT_PRIO_LOW, &c, 0) == NVT_SLICE_LOW_US);
 	CHECK(nvt_preempt_timeslice(NVT_PRIO_NORMAL, &c, 0) == NVT_SLICE_LOW_US);
@@ -470,113 +469,12 @@ static void test_timeslice(void)
 	nvt_yield_cfg_of(&p, &c);
 	CHECK(nvt_preempt_timeslice(NVT_PRIO_LOW, &c, 1) == 5000);
 	/* Without slice, or without a priority: the driver's own. */
-	nvt_yield_parse("hold,client", &p, NULL, 0);
+	nvt_yield_parse("gate,client", &p, NULL, 0);
 	nvt_yield_cfg_of(&p, &c);
 	CHECK(nvt_preempt_timeslice(NVT_PRIO_LOW, &c, 0) == 0);
 	nvt_yield_parse("slice", &p, NULL, 0);
 	nvt_yield_cfg_of(&p, &c);
 	CHECK(nvt_preempt_timeslice(NVT_PRIO_NONE, &c, 0) == 0);
-}
-
-/* Steps of one request (token by token) and how long a lower task lingers after one. */
-static void test_steps(void)
-{
-	struct nvt_slot_activity a;
-	uint64_t t = 1000 * MS;
-
-	memset(&a, 0, sizeof(a));
-	a.flags = NVT_ACT_TRACKED;
-	/* One-step requests 10 ms apart: no steps, no lingering. */
-	for (int i = 0; i < 10; i++, t += 10 * MS) {
-		nvt_act_begin(&a, t);
-		nvt_act_end(&a, t + MS / 2);
-	}
-	CHECK(a.steps == 0 && nvt_act_linger_ns(&a) == 0);
-	/* Requests of 8 steps, 80 us between a step's end and the next one's begin. */
-	for (int r = 0; r < 5; r++, t += 60 * MS)
-		for (int k = 0; k < 8; k++) {
-			uint64_t b = t + (uint64_t)k * (400 * US + 80 * US);
-			nvt_act_begin(&a, b);
-			nvt_act_end(&a, b + 400 * US);
-		}
-	CHECK(a.steps == 5 * 7);
-	CHECK(a.step_ns == 80 * US);
-	CHECK(nvt_act_linger_ns(&a) == 160 * US + NVT_HOLD_MIN_LINGER_NS);
-	/* Long gaps never count as steps, and lingering is at most NVT_ACT_STEP_US. */
-	a.step_ns = 1900 * US;
-	CHECK(nvt_act_linger_ns(&a) == (uint64_t)NVT_ACT_STEP_US * 1000);
-	/* A gap while a request is open (the task never ended it) is no step. */
-	memset(&a, 0, sizeof(a));
-	nvt_act_begin(&a, t);
-	nvt_act_begin(&a, t + 100 * US);
-	CHECK(a.steps == 0);
-}
-
-/* When a lower task's channel groups come off the GPU. */
-static void test_hold_verdict(void)
-{
-	struct nvt_slot_prio p = {0};
-	struct nvt_yield_cfg c;
-	struct nvt_watched w[2];
-	uint64_t until, t;
-
-	nvt_yield_parse("preempt", &p, NULL, 0);
-	nvt_yield_cfg_of(&p, &c);
-	memset(w, 0, sizeof(w));
-	/* Nobody above: run. */
-	CHECK(nvt_preempt_verdict(&c, w, 0, 5 * MS, 300 * US, &until) == NVT_HV_RUN);
-	/* A periodic service (1 ms every 10 ms), idle, its request due in 5 ms: run; from
-	 * 300 us before it is due: off (ahead); once it began: off (hold). */
-	w[0].act = periodic(1000 * MS, 10 * MS, 1 * MS, 20);
-	t = w[0].act.begin_ns + 5 * MS;
-	w[0].moved_ns = w[0].act.begin_ns;
-	CHECK(nvt_preempt_verdict(&c, w, 1, t, 300 * US, &until) == NVT_HV_RUN);
-	CHECK(until == w[0].act.begin_ns + 10 * MS - 300 * US);
-	t = w[0].act.begin_ns + 10 * MS - 200 * US;
-	CHECK(nvt_preempt_verdict(&c, w, 1, t, 300 * US, &until) == NVT_HV_AHEAD);
-	nvt_act_begin(&w[0].act, w[0].act.begin_ns + 10 * MS);
-	w[0].moved_ns = w[0].act.begin_ns;
-	t = w[0].act.begin_ns + 100 * US;
-	CHECK(nvt_preempt_verdict(&c, w, 1, t, 300 * US, &until) == NVT_HV_HOLD);
-	/* Its request ended; one-step requests: run at once. */
-	nvt_act_end(&w[0].act, t);
-	CHECK(nvt_preempt_verdict(&c, w, 1, t + 10 * US, 300 * US, &until) == NVT_HV_RUN);
-	/* A service at random, token by token (80 us between steps): off between steps. */
-	memset(&w[0], 0, sizeof(w[0]));
-	w[0].act.flags = NVT_ACT_TRACKED;
-	t = 1000 * MS;
-	for (int r = 0; r < 6; r++, t += (uint64_t)(37 + 23 * (r % 3)) * MS)
-		for (int k = 0; k < 8; k++) {
-			uint64_t b = t + (uint64_t)k * 480 * US;
-			nvt_act_begin(&w[0].act, b);
-			nvt_act_end(&w[0].act, b + 400 * US);
-		}
-	w[0].moved_ns = w[0].act.end_ns;
-	CHECK(!nvt_act_periodic(&w[0].act));
-	CHECK(nvt_preempt_verdict(&c, w, 1, w[0].act.end_ns + 100 * US, 300 * US, &until) == NVT_HV_HOLD);
-	CHECK(until == w[0].act.end_ns + nvt_act_linger_ns(&w[0].act));
-	CHECK(nvt_preempt_verdict(&c, w, 1, until + 1, 300 * US, &until) == NVT_HV_RUN);
-	/* Busy more than duty (back to back): its groups stay (beside), and take a share. */
-	w[1].act = periodic(1000 * MS, 1 * MS, 1 * MS, 20);
-	nvt_act_begin(&w[1].act, w[1].act.begin_ns + MS);
-	w[1].moved_ns = w[1].act.begin_ns;
-	t = w[1].act.begin_ns + 100 * US;
-	CHECK(nvt_preempt_verdict(&c, &w[1], 1, t, 300 * US, &until) == NVT_HV_BESIDE);
-	/* ... while another one's open request is held for. */
-	w[0].moved_ns = t;
-	nvt_act_begin(&w[0].act, t - 50 * US);
-	CHECK(nvt_preempt_verdict(&c, w, 2, t, 300 * US, &until) == NVT_HV_HOLD);
-	/* Its request stale (counters still for NVT_YIELD_STALE_MS): not held for. */
-	CHECK(nvt_preempt_verdict(&c, w, 1, t + NVT_YIELD_STALE_MS * MS + MS, 300 * US, &until) ==
-	      NVT_HV_RUN);
-	/* Token by token at a few percent of the time: held for; the same service once its
-	 * burst runs for over twice its usual gap: beside. */
-	CHECK(nvt_preempt_verdict(&c, w, 1, t, 300 * US, &until) == NVT_HV_HOLD);
-	CHECK(nvt_preempt_verdict(&c, w, 1, w[0].act.burst_begin_ns + 2 * w[0].act.burst_period_ns + MS,
-				  300 * US, &until) == NVT_HV_BESIDE);
-	/* Too few bursts to know it: its steps' own share (most of the time) counts. */
-	w[0].act.bursts = 2;
-	CHECK(nvt_preempt_verdict(&c, w, 1, t, 300 * US, &until) == NVT_HV_BESIDE);
 }
 
 /* A share beside higher tasks that never idle, by the looks, not the averages. */
@@ -613,8 +511,6 @@ int main(void)
 	test_share();
 	test_preempt_words();
 	test_timeslice();
-	test_steps();
-	test_hold_verdict();
 	test_words();
 	test_priority_text();
 	test_activity();

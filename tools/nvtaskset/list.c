@@ -197,8 +197,7 @@ static void json_yield(const struct gpu_part *p)
 	printf(p->act.client_prio ? "%u" : "null", p->act.client_prio - 1);
 	printf(",\"channel_groups\":%u,\"timeslice_us\":", (unsigned)p->yield.groups);
 	printf(p->yield.timeslice_us ? "%u" : "null", (unsigned)p->yield.timeslice_us);
-	printf(",\"gpu_holds\":%" PRIu64 ",\"gpu_held_ms\":%.1f,\"driver_status\":%u}",
-	       p->yield.gpu_holds, (double)p->yield.gpu_held_ns / 1e6, (unsigned)p->yield.rm_status);
+	printf(",\"driver_status\":%u}", (unsigned)p->yield.rm_status);
 }
 
 /* "requests" of a GPU: the task's requests as its shim follows them. */

@@ -62,11 +62,8 @@ CONFIGS = [
     {"name": "prio-old", "l": HI + L_PART, "h": LO + ["--yield", "guard", "--guard", "8"] + H_PART,
      "agent": []},
     # Preemption (docs/priorities.md): each task in a context of its own, time-sliced on the whole
-    # GPU, the lower one's channel groups at 5 us; and with its groups held off while a request
-    # of the higher one is open (preempt = slice,hold).
+    # GPU, the lower one's channel groups at 5 us, the higher one's at 20 ms.
     {"name": "slice-whole", "l": HI + SLICE + ["--no-mps"], "h": LO + SLICE + ["--no-mps"], "whole": True},
-    {"name": "preempt-whole", "l": HI + SLICE + ["--no-mps"], "h": LO + ["--yield", "preempt", "--no-mps"],
-     "whole": True},
 ]
 BASE_L, BASE_H = "L-alone", "H-alone"  # L-alone also measures the service times
 BASE_WHOLE = ("L-alone-whole", "H-alone-whole")
@@ -90,8 +87,7 @@ SETS = {
     # Preemption beside what users run, against static partitions and MPS client priority.
     "preempt": {"PRIO_L": "torch", "PRIO_H": "llama,torch", "PRIO_KINDS": "decode,prefill,tbt",
                 "PRIO_DUTIES": "10", "PRIO_ARRIVALS": "periodic,poisson",
-                "PRIO_CASES": "L-alone,H-alone,static,L-alone-whole,H-alone-whole,mps-cp,slice-whole,"
-                              "preempt-whole",
+                "PRIO_CASES": "L-alone,H-alone,static,L-alone-whole,H-alone-whole,mps-cp,slice-whole",
                 "PRIO_ROUNDS": "1", "PRIO_PHASE_S": "2.0", "PRIO_MIN_REQUESTS": "60", "PRIO_HALONE_S": "3"},
 }
 DEFAULTS = {"PRIO_SET": "full", "PRIO_BUDGET_S": "540", "PRIO_GAP_S": "0.15", "PRIO_HALONE_S": "4",
