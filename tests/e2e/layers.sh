@@ -10,16 +10,21 @@
 # tests/run-tests.sh.
 # shellcheck shell=bash
 
-t_src_layers_point_down() {
-	local bad
-	bad=$(python3 "$ROOT/tools/dev/layers.py" check-src "$ROOT") || true
-	eq "$bad" "" "includes that point up or out"
+# layers_clean WHAT CHECK ARGS...: layers.py CHECK ARGS finds nothing (WHAT: what it finds)
+# and exits 0. Its status and its error output count too: a checker that crashes, or that
+# read no file (it says so, and fails), fails the test.
+layers_clean() {
+	local what=$1 out rc=0
+	shift
+	out=$(python3 "$ROOT/tools/dev/layers.py" "$@" 2>&1) || rc=$?
+	eq "$out" "" "$what"
+	eq "$rc" 0 "layers.py $1's exit status"
 }
 
+t_src_layers_point_down() { layers_clean "includes that point up or out" check-src "$ROOT"; }
+
 t_cmd_layers_point_down() {
-	local bad
-	bad=$(python3 "$ROOT/tools/dev/layers.py" check-cmd "$ROOT" "$B") || true
-	eq "$bad" "" "the command's calls that point up, or circles"
+	layers_clean "the command's calls that point up, or circles" check-cmd "$ROOT" "$B"
 }
 
 t_design_layers_current() {
@@ -28,9 +33,75 @@ t_design_layers_current() {
 }
 
 t_shim_layers_point_down() {
-	local bad
-	bad=$(python3 "$ROOT/tools/dev/layers.py" check-shim "$ROOT" "$B") || true
-	eq "$bad" "" "the shim's calls and includes that point up, or circles"
+	layers_clean "the shim's calls and includes that point up, or circles" check-shim "$ROOT" "$B"
+}
+
+# check-src fails where it must, on a tree made for it (the Makefile's LAYERS): an include
+# that points up, one of a folder not in LAYERS, one of a header not in its folder, a
+# folder in no layer, and files directly in src/ beside the contract.
+t_src_layers_check_catches() {
+	local r=$WORK/tree bad rc=0
+	mkdir -p "$r/src/low" "$r/src/high" "$r/src/stray"
+	printf 'LAYERS = low high\n' >"$r/Makefile"
+	printf '/* contract */\n' >"$r/src/nvtaskset.h"
+	printf 'int extra;\n' >"$r/src/extra.c"
+	printf '#include "high/b.h"\n#include "missing.h"\n#include "zzz/x.h"\n#include "nvtaskset.h"\n' \
+		>"$r/src/low/a.c"
+	printf 'int a;\n' >"$r/src/low/a.h"
+	printf 'int b;\n' >"$r/src/high/b.h"
+	printf '#include "low/a.h"\n#include "b.h"\n' >"$r/src/high/b.c"
+	printf 'int s;\n' >"$r/src/stray/s.c"
+	bad=$(python3 "$ROOT/tools/dev/layers.py" check-src "$r") || rc=$?
+	eq "$rc" 1 "check-src's exit status ($bad)"
+	# What points down passes: high/b.c includes low/a.h and its own b.h.
+	eq "$bad" "src/low/a.c->high/b.h
+src/low/a.c->missing.h(not in its folder)
+src/low/a.c->zzz/x.h(unknown)
+src/stray/s.c(folder not in LAYERS)
+files directly in src/: extra.c nvtaskset.h"
+}
+
+# check-cmd fails where it must, on a tree made for it (CMD_LAYERS, files compiled here):
+# a call that points up, a circle within a layer, a file in no layer.
+t_cmd_layers_check_catches() {
+	local r=$WORK/tree bad rc=0 f
+	mkdir -p "$r/tools/nvtaskset" "$r/build/cmd"
+	printf 'CMD_LAYERS = out main\nCMD_out = a b\nCMD_main = m\n' >"$r/Makefile"
+	# a calls m (above it) and b, b calls a (a circle); m calls b (down).
+	printf 'int b_fn(int);\nint m_fn(void);\nint a_fn(int n) { return n ? b_fn(n - 1) : m_fn(); }\n' \
+		>"$r/tools/nvtaskset/a.c"
+	printf 'int a_fn(int);\nint b_fn(int n) { return n ? a_fn(n - 1) : 0; }\n' >"$r/tools/nvtaskset/b.c"
+	printf 'int b_fn(int);\nint m_fn(void) { return b_fn(0); }\n' >"$r/tools/nvtaskset/m.c"
+	printf 'int stray_fn(void) { return 0; }\n' >"$r/tools/nvtaskset/stray.c"
+	printf 'int main(void) { return 0; }\n' >"$r/tools/nvtaskset/hog.c"
+	for f in a b m; do
+		"${CC:-cc}" -c -o "$r/build/cmd/$f.o" "$r/tools/nvtaskset/$f.c" || die "cannot compile $f.c"
+	done
+	bad=$(python3 "$ROOT/tools/dev/layers.py" check-cmd "$r" "$r/build") || rc=$?
+	eq "$rc" 1 "check-cmd's exit status ($bad)"
+	eq "$bad" "tools/nvtaskset/stray.c is in no CMD_ layer
+a.c calls m.c, a layer above it
+a circle: a -> b -> a"
+}
+
+# Every check fails on a tree where it reads nothing (empty layers, no files), saying so:
+# a checker that reads nothing passes nothing.
+t_checks_fail_reading_nothing() {
+	local r=$WORK/empty out rc check
+	mkdir -p "$r/src/shim" "$r/tools/nvtaskset" "$r/build"
+	printf 'LAYERS = \nCMD_LAYERS = \nSHIM_LAYERS = \n' >"$r/Makefile"
+	printf 'Conventions.\n' >"$r/HACKING.md"
+	printf 'Read me.\n' >"$r/README.md"
+	for check in "check-src:read no layer or no file of src/" \
+		"check-cmd:CMD_LAYERS names no file of the command" \
+		"check-shim:SHIM_LAYERS names no file of the shim" \
+		"check-sizes:found no .c file in src tools" "check-reasons:found no .c .h file in src" \
+		"check-names:found no .c file in src" "check-stale:found no .c .h"; do
+		rc=0
+		out=$(python3 "$ROOT/tools/dev/layers.py" "${check%%:*}" "$r" "$r/build" 2>&1) || rc=$?
+		eq "$rc" 1 "${check%%:*}'s exit status ($out)"
+		has "$out" "${check#*:}"
+	done
 }
 
 # The shim's check fails where it must, on a tree made for it (the Makefile's
@@ -67,12 +138,7 @@ t_shim_layers_check_catches() {
 
 # HACKING.md's conventions, checked by tools/dev/layers.py: each test names what breaks one.
 # rule_holds CHECK WHAT: layers.py CHECK finds nothing (WHAT: what it finds).
-rule_holds() {
-	local bad rc=0
-	bad=$(python3 "$ROOT/tools/dev/layers.py" "$1" "$ROOT") || rc=$?
-	eq "$bad" "" "$2"
-	eq "$rc" 0 "layers.py $1's exit status"
-}
+rule_holds() { layers_clean "$2" "$1" "$ROOT"; }
 
 # Each rule's check fails where it must, on a tree made to break it once (and to keep it
 # once beside): a long function without its reason, reasons of another shape (a parameter,

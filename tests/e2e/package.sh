@@ -312,7 +312,9 @@ t_messages_plain() {
 	# What users read says what happened, not where a paper says so.
 	local f found
 	for f in "$NVT" "$SHIM" "$WRAPDIR/libcuda.so.1"; do
-		found=$(strings "$f" | grep -Ei 'paper|pitfall|section [0-9]|HARDWARE-FACTS' || true)
+		strings "$f" >"$WORK/strings" || die "cannot read the strings of $f"
+		grep -q 'nvtaskset: ' "$WORK/strings" || die "no message of nvtaskset's in $f"
+		found=$(grep -Ei 'paper|pitfall|section [0-9]|HARDWARE-FACTS' "$WORK/strings" || true)
 		[ -z "$found" ] || die "$f says: $found"
 	done
 }
