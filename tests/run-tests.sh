@@ -236,6 +236,29 @@ start_loop() {
 	"$@" loop "$WORK/$tag.stop" "$WORK/$tag.state" >"$WORK/$tag.out" 2>"$WORK/$tag.err" &
 	PID=$!
 }
+# "Nothing happened", counted: a loop started with FAKEAPP_STAMP=FILE FAKEAPP_STAMP_LAUNCHES=1
+# writes "NS launch" to FILE at each launch, after the state file of the launch before it.
+# stamped_launches FILE: how many so far.
+stamped_launches() {
+	[ -e "$1" ] || { echo 0; return; }
+	awk '$2 == "launch" {n++} END {print n + 0}' "$1"
+}
+launches_reach() { [ "$(stamped_launches "$1")" -ge "$2" ]; }
+# wait_launches FILE N: waits (poll_until 10) until N launches began after this call, their
+# states written (N + 2 more stamps than now: one may have been under way), or dies.
+wait_launches() {
+	local want=$(($(stamped_launches "$1") + $2 + 2))
+	poll_until 10 launches_reach "$1" "$want" ||
+		die "timed out waiting for $want launches in $1 (it has $(stamped_launches "$1"))"
+}
+# stamp_mark FILE: the lines FILE has now: taken before a change, for launches_unchanged.
+stamp_mark() { if [ -e "$1" ]; then wc -l <"$1"; else echo 0; fi; }
+# launches_unchanged FILE MARK N: wait_launches FILE N, and no launch since MARK ran on other
+# TPCs than the launch before it (FILE stamps no state after MARK): nothing happened.
+launches_unchanged() {
+	wait_launches "$1" "$3"
+	eq "$(tail -n +"$(($2 + 1))" "$1" | awk '$2 != "launch"')" "" "TPCs of the launches stamped in $1"
+}
 is_gone() { ! kill -0 "$1" 2>/dev/null; }
 stop_loop() { # stop_loop TAG PID: stops it (poll_until 5) and checks it exited 0
 	local rc

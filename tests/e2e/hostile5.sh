@@ -382,13 +382,15 @@ t_hostile_stop_signals_remove_segment() {
 		ended_by "$sig" "$PID"
 		[ ! -e "$seg" ] || die "SIG$sig left the segment $seg"
 	done
-	rm -f "$WORK/ig.stop" "$WORK/ig.state"
-	"$NVT" --no-mps -c 0-3 bash -c 'trap "" TERM; exec "$@"' - "$APP" loop "$WORK/ig.stop" \
+	rm -f "$WORK/ig.stop" "$WORK/ig.state" "$WORK/ig.stamps"
+	FAKEAPP_STAMP=$WORK/ig.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		"$NVT" --no-mps -c 0-3 bash -c 'trap "" TERM; exec "$@"' - "$APP" loop "$WORK/ig.stop" \
 		"$WORK/ig.state" >"$WORK/ig.out" 2>&1 &
 	PID=$!
 	wait_file "$WORK/ig.state" "0-3"
 	kill -TERM "$PID"
-	sleep 0.2 # its loop would have ended by now
+	# It launches on: 5 launches after the signal (one that ended by it would not).
+	wait_launches "$WORK/ig.stamps" 5
 	kill -0 "$PID" || die "a task that ignores SIGTERM ended by it"
 	stop_loop ig "$PID"
 	# A Python interpreter is left as it is: its signal module reads a handler it did not set
