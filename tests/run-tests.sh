@@ -114,6 +114,8 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-$((150 * WAIT_SCALE))}
 
 PASS=0 FAIL=0 SKIP=0
 FAILED=""
+# Per suite: the tests run, those skipped, and whether a skip said anything but "needs root".
+declare -A RAN_IN=() SKIPPED_IN=() SKIP_NOT_ROOT=()
 
 # Stops a fake MPS daemon a test left running (it quits when this file appears).
 stop_fake_mps() {
@@ -173,7 +175,9 @@ die() {
 	echo "FAILED: $*"
 	exit 1
 }
+# skip WHY: the test cannot run here; it says why (the runner counts skips per suite).
 skip() {
+	[ -n "$*" ] || die "a test skipped without saying why"
 	echo "SKIPPED: $*"
 	exit 77
 }
@@ -316,9 +320,15 @@ partition_env() { echo "$(fake_uuid "${3:-0}") $1 $2"; }
 
 # ---- The tests: every t_NAME function in tests/e2e/*.sh ------------------
 
+# SUITE_OF[NAME]: the file of tests/e2e that defines t_NAME (its suite).
+declare -A SUITE_OF=()
 for f in "$ROOT"/tests/e2e/*.sh; do
+	defined=$(declare -F | sed -n 's/^declare -f t_//p' | sort)
 	# shellcheck source=/dev/null
 	. "$f"
+	for name in $(comm -13 <(echo "$defined") <(declare -F | sed -n 's/^declare -f t_//p' | sort)); do
+		SUITE_OF[$name]=${f##*/}
+	done
 done
 
 # ---- Driver -------------------------------------------------------------------
@@ -373,9 +383,15 @@ run_test() {
 }
 # report NAME: one line for the test that ended, and the end of its log if it failed.
 report() {
-	local name=$1 rc log=$TOP/$1/log secs
+	local name=$1 rc log=$TOP/$1/log secs suite
 	rc=$(cat "$TOP/$name/rc" 2>/dev/null || echo 1)
 	secs=$(cat "$TOP/$name/secs" 2>/dev/null || echo "?")
+	suite=${SUITE_OF[$name]:-?}
+	RAN_IN[$suite]=$((${RAN_IN[$suite]:-0} + 1))
+	if [ "$rc" == 77 ]; then
+		SKIPPED_IN[$suite]=$((${SKIPPED_IN[$suite]:-0} + 1))
+		[[ "$(tail -1 "$log")" == "SKIPPED: needs root"* ]] || SKIP_NOT_ROOT[$suite]=1
+	fi
 	if [ "$rc" == 0 ]; then
 		PASS=$((PASS + 1))
 		echo "PASS $name ($secs s)"
@@ -408,6 +424,19 @@ while [ ${#running[@]} -gt 0 ]; do
 	wait -n -p ended "${!running[@]}"
 	report "${running[$ended]}"
 	unset "running[$ended]"
+done
+# A suite all of whose tests skipped is no pass (as in the kernel's selftests): it fails the run,
+# unless this is an ordinary user's run and every skip said it needs root.
+for suite in $(printf '%s\n' "${!SKIPPED_IN[@]}" | sort); do
+	echo "skipped in $suite: ${SKIPPED_IN[$suite]} of ${RAN_IN[$suite]}"
+	[ "${SKIPPED_IN[$suite]}" == "${RAN_IN[$suite]}" ] || continue
+	if [ "$(id -u)" != 0 ] && [ -z "${SKIP_NOT_ROOT[$suite]:-}" ]; then
+		echo "every test of $suite skipped: they need root"
+		continue
+	fi
+	echo "FAIL $suite: every test of it skipped"
+	FAIL=$((FAIL + 1))
+	FAILED="$FAILED $suite"
 done
 [ -z "$FAILED" ] || echo "failed:$FAILED"
 echo "$PASS passed, $FAIL failed, $SKIP skipped"
