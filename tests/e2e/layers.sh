@@ -190,3 +190,22 @@ t_failure_reasons_one_shape() {
 t_names_follow_their_room() { rule_holds check-names "functions whose prefix names another room"; }
 
 t_no_stale_text() { rule_holds check-stale "issue numbers, or paths that are not in the tree"; }
+
+# One reader of a segment's bytes: where a slot lies in the file (its offset, the header's
+# size) is known in src/seg/segfile.c alone, which reads segments by pread for every reader
+# (the agent, -p, inheritance); the other files of src/ and tools/ that pread read text
+# files, not segments.
+t_segment_layout_in_segfile() {
+	local out rc=0
+	out=$(grep -rnE 'offsetof\(struct nvt_segment,|sizeof\(struct nvt_gpu_slot\)|SLOT_OFFSET' \
+		"$ROOT/src" "$ROOT/tools" --include='*.[ch]' |
+		grep -v "^$ROOT/src/seg/segfile.c:" | grep -v "^$ROOT/src/core/segment.c:") || rc=$?
+	[ "$rc" != 2 ] || die "grep failed: $out"
+	eq "$out" "" "the segment's layout outside src/seg/segfile.c"
+	rc=0
+	out=$(grep -rlE '\<pread[[:space:]]*\(' "$ROOT/src" "$ROOT/tools" --include='*.[ch]' | sort) || rc=$?
+	[ "$rc" != 2 ] || die "grep failed: $out"
+	eq "$out" "$ROOT/src/os/sysutil.c
+$ROOT/src/prio/agentlock.c
+$ROOT/src/seg/segfile.c" "the files that pread"
+}
