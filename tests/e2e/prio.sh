@@ -543,23 +543,46 @@ PY
 	stop_loop ulo2 "$lo"
 }
 
+# lends_beside_replays HI_STAMPS LO_STAMPS MARK LENT GAP_MS: each time the low task was
+# stamped on LENT after MARK whose last 5 seconds saw the high task's launches (stamped) never
+# pause for GAP_MS: a lend the agent made beside a task it should have seen active. (The
+# agent lends only after a hold time without a new launch: that pause lies before the lend,
+# whenever the low task's next launch comes.)
+lends_beside_replays() {
+	awk -v mark="$3" -v lent="$4" -v gap="$(($5 * 1000000))" 'FNR == 1 {f++}
+		f == 1 && $2 == "launch" {h[++n] = $1}
+		f == 2 && FNR > mark && $2 == lent {
+			t = $1; prev = t - 5000000000; most = 0
+			if (n && h[1] > prev && h[1] <= t) prev = h[1] # (from its first replay)
+			for (i = 1; i <= n; i++)
+				if (h[i] > prev && h[i] <= t) { if (h[i] - prev > most) most = h[i] - prev; prev = h[i] }
+			if (t - prev > most) most = t - prev
+			if (most < gap) print "lent at " t " ns, the high task never paused over " gap / 1000000 " ms in the 5 s before (at most " int(most / 1000000) " ms)"
+		}' "$1" "$2"
+}
 t_prio_graph_replays_are_activity() {
 	# A high task that only replays a CUDA graph is active: each replay counts as a launch
 	# (its kernels' callbacks came at its upload), and the low task is guarded.
-	local lo hi
+	local lo hi mark
 	start_agent gr -- --hold 100 --guard 4
 	FAKEAPP_STAMP=$WORK/glo.stamps FAKEAPP_STAMP_LAUNCHES=1 \
 		start_loop glo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	wait_file "$WORK/glo.state" "9-65"
-	rm -f "$WORK/ghi.stop"
-	"$NVT" --no-mps --priority high -c 0-8 "$APP" graph 3 "$WORK/ghi.stop" "$WORK/ghi.out" \
+	rm -f "$WORK/ghi.stop" "$WORK/ghi.stamps"
+	mark=$(stamp_mark "$WORK/glo.stamps")
+	FAKEAPP_STAMP=$WORK/ghi.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		"$NVT" --no-mps --priority high -c 0-8 "$APP" graph 3 "$WORK/ghi.stop" "$WORK/ghi.out" \
 		>"$WORK/ghi.log" 2>&1 &
 	hi=$!
 	wait_for 5 guarded_to "$WORK/glo.state" 4 0-8
-	# Several hold times of replays only (3 of the agent's rounds, 1 s or more).
-	agent_left_alone "$WORK/glo.stamps" "$(stamp_mark "$WORK/glo.stamps")"
-	guarded_to "$WORK/glo.state" 4 0-8 || die "the low task is not guarded: $(cat "$WORK/glo.state")"
+	# Several hold times of replays only (3 of the agent's rounds, 1 s or more), then 5
+	# launches of the low task: it is lent the high task's TPCs only after a pause of the
+	# replays (a stall of a loaded machine), never beside steady ones (since it started).
+	agent_rounds 0 3
+	wait_launches "$WORK/glo.stamps" 5
+	eq "$(lends_beside_replays "$WORK/ghi.stamps" "$WORK/glo.stamps" "$mark" 0-65 50)" "" \
+		"the low task's lends while the high task replayed"
 	touch "$WORK/ghi.stop"
 	wait "$hi" || die "graph app failed: $(cat "$WORK/ghi.log")"
 	wait_file "$WORK/glo.state" "9-65" 5
@@ -567,6 +590,8 @@ t_prio_graph_replays_are_activity() {
 	stop_loop glo "$lo"
 }
 
+# applied_by PID: -p finds what was last written to PID's slot applied (no "not applied yet").
+applied_by() { ! timeout "$HANG" "$NVT" -p "$1" 2>&1 | grep -q "has not applied"; }
 t_prio_pid_shows_priority() {
 	# -p --priority says the priority before and after, as it does the masks; -p shows a
 	# managed task's priority, and -p --json has it for every GPU (null: none).
@@ -583,6 +608,8 @@ t_prio_pid_shows_priority() {
 pid $task's new TPC mask: ff
 pid $task's current priority: none
 pid $task's new priority: low"
+	# (-p says the slot it wrote is not applied until the task's next launch.)
+	wait_for 10 applied_by "$task"
 	run_rc out rc "$NVT" -p "$task"
 	eq "$out" "pid $task's current TPC mask: ff
 pid $task's priority: low"

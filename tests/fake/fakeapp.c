@@ -27,8 +27,8 @@
  * change and "NS resume" before its first launch after a pause, NS the
  * CLOCK_MONOTONIC time; with FAKEAPP_STAMP_LAUNCHES=1 also "NS launch" after
  * each launch (the priority agent's reaction, counted in the higher task's
- * launches; "nothing happened", counted in launches). A child that "fork" or
- * "fork-on" forks stamps to $FAKEAPP_STAMP.child.
+ * launches; "nothing happened", counted in launches), and "graph" after each
+ * replay. A child that "fork" or "fork-on" forks stamps to $FAKEAPP_STAMP.child.
  * FAKEAPP_SYNC=1 makes "loop" call cuCtxSynchronize after each launch (a
  * task whose requests end: its shim follows synchronisations).
  * FAKEAPP_DEVICE=D makes device D's context current first; FAKEAPP_ALL=1
@@ -323,7 +323,7 @@ static int launch_round(struct fakecuda_launch *rec, char *now, size_t len, long
 }
 
 /* Appends "NS TEXT" to $FAKEAPP_STAMP, if set. */
-static void stamp(const char *text)
+void stamp(const char *text)
 {
 	const char *path = getenv("FAKEAPP_STAMP");
 	struct timespec ts;
