@@ -21,8 +21,8 @@ And HACKING.md's conventions (check-rules, or one of them alone):
   - check-reasons: a function of src/ that fails with a reason takes it as `char *why,
     size_t len`, no other names or forms (`err, errlen`, `const char **why`), and no struct
     of a header of src/ carries a reason field (`error`) for its functions to fill;
-  - check-names: the word after `nvt_` that names a folder of src/ or a file of one
-    prefixes functions of that folder only;
+  - check-names: the word after `nvt_` that names a folder of src/ or tools/ or a file of
+    one prefixes functions of that folder only;
   - check-stale: no issue numbers in comments and docs, and every path that the build
     files, HACKING.md, README.md and the docs name is there.
 
@@ -403,27 +403,44 @@ def failure_reasons(root):
     return bad
 
 
+def rooms_of(root):
+    """Each room of src/ and tools/ with C files (a folder: "src/core", "tools/slurm") and the
+    words that name it: the folder's name and its .c files' names."""
+    rooms = {}
+    for top in ("src", "tools"):
+        d = os.path.join(root, top)
+        for folder in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            path = os.path.join(d, folder)
+            if not os.path.isdir(path):
+                continue
+            files = [n[:-2] for n in os.listdir(path) if n.endswith(".c")]
+            if files or top == "src":
+                rooms["%s/%s" % (top, folder)] = [folder] + files
+    return rooms
+
+
 def room_prefixes(root):
-    """Functions of src/ whose prefix names another room: a folder of src/ or one of its files."""
-    srcdir = os.path.join(root, "src")
-    rooms = sorted(d for d in os.listdir(srcdir) if os.path.isdir(os.path.join(srcdir, d)))
-    owners = {}
-    for room in rooms:
-        for word in [room] + [n[:-2] for n in os.listdir(os.path.join(srcdir, room))
-                              if n.endswith(".c")]:
-            owners.setdefault(word, set()).add(room)
-    bad = []
-    for f in read_list(root, ("src",), (".c",), bad):
-        room = f.split(os.sep)[1]
+    """Functions of src/ and tools/ whose prefix names another room: a folder of src/ or one
+    of its files, or a folder of tools/ or one of its files where that room's own functions
+    take the word (tools/slurm/place.c's nvt_place_*; the command's files use names of their
+    own, not nvt_ ones)."""
+    bad, defined = [], []
+    for f in read_list(root, ("src", "tools"), (".c",), bad):
+        room = "/".join(f.split(os.sep)[:2])
         for n, line in enumerate(without_comments(open(os.path.join(root, f)).read()).split("\n")):
             m = re.match(r"(?!static\b|extern\b|typedef\b)[A-Za-z_][\w \t*]*?\bnvt_([a-z0-9]+)\w*\(",
                          line)
-            if not m or line.rstrip().endswith(";"):
-                continue
-            word = m.group(1)
-            if word in owners and room not in owners[word]:
-                bad.append("%s:%d: nvt_%s_... is a name of src/%s/, defined in src/%s/"
-                           % (f, n + 1, word, "/".join(sorted(owners[word])), room))
+            if m and not line.rstrip().endswith(";"):
+                defined.append((f, n + 1, room, m.group(1)))
+    owners = {}
+    for room, words in rooms_of(root).items():
+        for word in words:
+            if room.startswith("src/") or any(r == room and w == word for _, _, r, w in defined):
+                owners.setdefault(word, set()).add(room)
+    for f, line, room, word in defined:
+        if word in owners and room not in owners[word]:
+            bad.append("%s:%d: nvt_%s_... is a name of %s, defined in %s/"
+                       % (f, line, word, ", ".join(r + "/" for r in sorted(owners[word])), room))
     return bad
 
 
