@@ -88,7 +88,7 @@ PRIO = agent agentlock agentbeat
 # is above them all.
 SHIM_LAYERS = state features hub setup
 SHIM_state = shimstate shimdriver shimslot
-SHIM_features = shimlease shimyield shimsms shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
+SHIM_features = shimlease shimyield shimsmcount shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
 SHIM_hub = shim
 SHIM_setup = shimsetup
 SHIMSRC = $(foreach l,$(SHIM_LAYERS),$(SHIM_$(l)))

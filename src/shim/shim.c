@@ -43,7 +43,7 @@
 #include "shimgraph.h"
 #include "shimslot.h"
 #include "shimsmctrl.h"
-#include "shimsms.h"
+#include "shimsmcount.h"
 #include "shimstate.h"
 #include "shimyield.h"
 

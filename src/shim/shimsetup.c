@@ -36,7 +36,7 @@
 #include "shimslot.h"
 #include "shimsmctrl.h"
 #include "shimsmctrlmaps.h"
-#include "shimsms.h"
+#include "shimsmcount.h"
 #include "shimstate.h"
 #include "shimyield.h"
 

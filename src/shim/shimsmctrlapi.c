@@ -19,7 +19,7 @@
 #include "shimsmctrl.h"
 #include "shimsmctrlapi.h"
 #include "shimsmctrlmaps.h"
-#include "shimsms.h"
+#include "shimsmcount.h"
 
 #define EXPORT NVT_SMCTRL_EXPORT
 

@@ -323,7 +323,7 @@ t_exports() {
 	for f in "$SHIM" "$WRAPDIR/libcuda.so.1"; do
 		# The instance marker, libsmctrl's interface under the shim's own
 		# prefix (libsmctrl.so forwards to it: include/libsmctrl.h), and the
-		# driver calls through which a program learns its SM count (shimsms.c).
+		# driver calls through which a program learns its SM count (shimsmcount.c).
 		syms=$(nm -D --defined-only "$f" | awk '{print $3}' | grep -v '^_' | grep -v '^nvtaskset_smctrl_' |
 			sort | tr '\n' ' ')
 		eq "$syms" "cuDeviceGetAttribute cuGetProcAddress cuGetProcAddress_v2 nvtaskset_shim_instance " \

@@ -1,11 +1,11 @@
 /*
- * shimsms.h - the SM count a program is told, and cooperative launches its
- * partition cannot hold (shimsms.c). Private to the shim.
+ * shimsmcount.h - the SM count a program is told, and cooperative launches its
+ * partition cannot hold (shimsmcount.c). Private to the shim.
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef NVT_SHIMSMS_H
-#define NVT_SHIMSMS_H
+#ifndef NVT_SHIMSMCOUNT_H
+#define NVT_SHIMSMCOUNT_H
 
 #include <stdint.h>
 
@@ -29,4 +29,4 @@ int shim_sms_coop_spills(const struct hw_masks *m);
 /* cuDeviceGetAttribute as the driver answers it, for the shim's own questions. */
 CUresult shim_driver_attribute(int *value, int attribute, CUdevice dev);
 
-#endif /* NVT_SHIMSMS_H */
+#endif /* NVT_SHIMSMCOUNT_H */

@@ -1,5 +1,5 @@
 /*
- * shimsms.c - the SM count a partitioned program is told, and cooperative
+ * shimsmcount.c - the SM count a partitioned program is told, and cooperative
  * launches its partition cannot hold (docs/usage.md, "The SM count a
  * program sees"; the rules are src/core/smcount.h's).
  *
@@ -62,7 +62,7 @@
 #include "core/tpcset.h"
 #include "shimdriver.h"
 #include "shimslot.h"
-#include "shimsms.h"
+#include "shimsmcount.h"
 #include "shimstate.h"
 
 #define EXPORT __attribute__((visibility("default")))
