@@ -272,7 +272,7 @@ static void register_callback(void)
 	start_mark(SP_GRAPHS);
 	shim_smctrl_setup(enable, handle);
 	start_mark(SP_SMCTRL);
-	shim_sms_setup(enable, handle);
+	shim_smcount_setup(enable, handle);
 	start_mark(SP_SMS);
 	if (env_prio(&prio) == 0)
 		shim_yield_setup(enable, handle, prio.prio, prio.yield);
