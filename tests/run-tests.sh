@@ -114,6 +114,8 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-$((150 * WAIT_SCALE))}
 
 PASS=0 FAIL=0 SKIP=0
 FAILED=""
+# Per suite: the tests run, those skipped, and whether a skip said anything but "needs root".
+declare -A RAN_IN=() SKIPPED_IN=() SKIP_NOT_ROOT=()
 
 # Stops a fake MPS daemon a test left running (it quits when this file appears).
 stop_fake_mps() {
@@ -173,7 +175,9 @@ die() {
 	echo "FAILED: $*"
 	exit 1
 }
+# skip WHY: the test cannot run here; it says why (the runner counts skips per suite).
 skip() {
+	[ -n "$*" ] || die "a test skipped without saying why"
 	echo "SKIPPED: $*"
 	exit 77
 }
@@ -236,6 +240,29 @@ start_loop() {
 	"$@" loop "$WORK/$tag.stop" "$WORK/$tag.state" >"$WORK/$tag.out" 2>"$WORK/$tag.err" &
 	PID=$!
 }
+# "Nothing happened", counted: a loop started with FAKEAPP_STAMP=FILE FAKEAPP_STAMP_LAUNCHES=1
+# writes "NS launch" to FILE at each launch, after the state file of the launch before it.
+# stamped_launches FILE: how many so far.
+stamped_launches() {
+	[ -e "$1" ] || { echo 0; return; }
+	awk '$2 == "launch" {n++} END {print n + 0}' "$1"
+}
+launches_reach() { [ "$(stamped_launches "$1")" -ge "$2" ]; }
+# wait_launches FILE N: waits (poll_until 10) until N launches began after this call, their
+# states written (N + 2 more stamps than now: one may have been under way), or dies.
+wait_launches() {
+	local want=$(($(stamped_launches "$1") + $2 + 2))
+	poll_until 10 launches_reach "$1" "$want" ||
+		die "timed out waiting for $want launches in $1 (it has $(stamped_launches "$1"))"
+}
+# stamp_mark FILE: the lines FILE has now: taken before a change, for launches_unchanged.
+stamp_mark() { if [ -e "$1" ]; then wc -l <"$1"; else echo 0; fi; }
+# launches_unchanged FILE MARK N: wait_launches FILE N, and no launch since MARK ran on other
+# TPCs than the launch before it (FILE stamps no state after MARK): nothing happened.
+launches_unchanged() {
+	wait_launches "$1" "$3"
+	eq "$(tail -n +"$(($2 + 1))" "$1" | awk '$2 != "launch"')" "" "TPCs of the launches stamped in $1"
+}
 is_gone() { ! kill -0 "$1" 2>/dev/null; }
 stop_loop() { # stop_loop TAG PID: stops it (poll_until 5) and checks it exited 0
 	local rc
@@ -293,9 +320,15 @@ partition_env() { echo "$(fake_uuid "${3:-0}") $1 $2"; }
 
 # ---- The tests: every t_NAME function in tests/e2e/*.sh ------------------
 
+# SUITE_OF[NAME]: the file of tests/e2e that defines t_NAME (its suite).
+declare -A SUITE_OF=()
 for f in "$ROOT"/tests/e2e/*.sh; do
+	defined=$(declare -F | sed -n 's/^declare -f t_//p' | sort)
 	# shellcheck source=/dev/null
 	. "$f"
+	for name in $(comm -13 <(echo "$defined") <(declare -F | sed -n 's/^declare -f t_//p' | sort)); do
+		SUITE_OF[$name]=${f##*/}
+	done
 done
 
 # ---- Driver -------------------------------------------------------------------
@@ -350,9 +383,15 @@ run_test() {
 }
 # report NAME: one line for the test that ended, and the end of its log if it failed.
 report() {
-	local name=$1 rc log=$TOP/$1/log secs
+	local name=$1 rc log=$TOP/$1/log secs suite
 	rc=$(cat "$TOP/$name/rc" 2>/dev/null || echo 1)
 	secs=$(cat "$TOP/$name/secs" 2>/dev/null || echo "?")
+	suite=${SUITE_OF[$name]:-?}
+	RAN_IN[$suite]=$((${RAN_IN[$suite]:-0} + 1))
+	if [ "$rc" == 77 ]; then
+		SKIPPED_IN[$suite]=$((${SKIPPED_IN[$suite]:-0} + 1))
+		[[ "$(tail -1 "$log")" == "SKIPPED: needs root"* ]] || SKIP_NOT_ROOT[$suite]=1
+	fi
 	if [ "$rc" == 0 ]; then
 		PASS=$((PASS + 1))
 		echo "PASS $name ($secs s)"
@@ -385,6 +424,19 @@ while [ ${#running[@]} -gt 0 ]; do
 	wait -n -p ended "${!running[@]}"
 	report "${running[$ended]}"
 	unset "running[$ended]"
+done
+# A suite all of whose tests skipped is no pass (as in the kernel's selftests): it fails the run,
+# unless this is an ordinary user's run and every skip said it needs root.
+for suite in $(printf '%s\n' "${!SKIPPED_IN[@]}" | sort); do
+	echo "skipped in $suite: ${SKIPPED_IN[$suite]} of ${RAN_IN[$suite]}"
+	[ "${SKIPPED_IN[$suite]}" == "${RAN_IN[$suite]}" ] || continue
+	if [ "$(id -u)" != 0 ] && [ -z "${SKIP_NOT_ROOT[$suite]:-}" ]; then
+		echo "every test of $suite skipped: they need root"
+		continue
+	fi
+	echo "FAIL $suite: every test of it skipped"
+	FAIL=$((FAIL + 1))
+	FAILED="$FAILED $suite"
 done
 [ -z "$FAILED" ] || echo "failed:$FAILED"
 echo "$PASS passed, $FAIL failed, $SKIP skipped"

@@ -149,8 +149,8 @@ void nvt_held_free(struct nvt_held_list *lists, int n)
 }
 
 /* What the tasks but me hold on gpu, into others. Returns 0, or -1 with why. */
-static int others_of(const char *base, const struct nvt_place_gpu *gpu, const struct nvt_claimer *me,
-		     struct nvt_tpcset *others, char *why, size_t len)
+static int others_of(const char *base, const struct nvt_placement_gpu *gpu,
+		     const struct nvt_claimer *me, struct nvt_tpcset *others, char *why, size_t len)
 {
 	struct nvt_held_list held = {0};
 	const uint8_t *uuids[1] = {gpu->uuid};
@@ -167,9 +167,9 @@ static int others_of(const char *base, const struct nvt_place_gpu *gpu, const st
 
 /* ---- The memory half -------------------------------------------------------- */
 
-int nvt_place_near(const struct nvt_place_gpu *gpu, const struct nvt_place_ask *ask,
-		   const struct nvt_tpcset *avail, const struct nvt_tpcset *others, int claiming,
-		   struct nvt_near *near, char *why, size_t len)
+int nvt_placement_near(const struct nvt_placement_gpu *gpu, const struct nvt_placement_ask *ask,
+		       const struct nvt_tpcset *avail, const struct nvt_tpcset *others,
+		       int claiming, struct nvt_near *near, char *why, size_t len)
 {
 	const struct nvt_gpu_topology *g = gpu->halves;
 	struct nvt_tpcset in;
@@ -177,7 +177,7 @@ int nvt_place_near(const struct nvt_place_gpu *gpu, const struct nvt_place_ask *
 	int h = ask->half;
 
 	memset(near, 0, sizeof(*near));
-	if (h == NVT_PLACE_ANY_HALF)
+	if (h == NVT_PLACEMENT_ANY_HALF)
 		return NVT_NEAR_CHOSEN;
 	if (!g || !g->halves_measured)
 		return nvt_why(why, len, "the memory halves of GPU %d are not known: 'nvtaskset "
@@ -202,27 +202,27 @@ int nvt_place_near(const struct nvt_place_gpu *gpu, const struct nvt_place_ask *
 	return NVT_NEAR_CHOSEN;
 }
 
-int nvt_place_near_for_claim(const char *base, const struct nvt_place_gpu *gpu,
-			     const struct nvt_place_ask *ask, const struct nvt_claimer *me,
-			     struct nvt_near *near, char *why, size_t len)
+int nvt_placement_near_for_claim(const char *base, const struct nvt_placement_gpu *gpu,
+				 const struct nvt_placement_ask *ask, const struct nvt_claimer *me,
+				 struct nvt_near *near, char *why, size_t len)
 {
 	struct nvt_tpcset avail, others;
 
 	memset(near, 0, sizeof(*near));
-	if (ask->half == NVT_PLACE_ANY_HALF)
+	if (ask->half == NVT_PLACEMENT_ANY_HALF)
 		return NVT_NEAR_CHOSEN;
 	nvt_topo_all(gpu->topo, &avail);
 	if (others_of(base, gpu, me, &others, why, len))
 		return -1;
 	nvt_set_andnot(&avail, &avail, &others);
-	return nvt_place_near(gpu, ask, &avail, &others, 1, near, why, len);
+	return nvt_placement_near(gpu, ask, &avail, &others, 1, near, why, len);
 }
 
 /* ---- -n's pick from one look ------------------------------------------------ */
 
-int nvt_place_once(const char *base, const struct nvt_place_gpu *gpu,
-		   const struct nvt_place_ask *ask, const struct nvt_claimer *me,
-		   struct nvt_tpcset *out, int *neither, char *why, size_t len)
+int nvt_placement_once(const char *base, const struct nvt_placement_gpu *gpu,
+		       const struct nvt_placement_ask *ask, const struct nvt_claimer *me,
+		       struct nvt_tpcset *out, int *neither, char *why, size_t len)
 {
 	struct nvt_pick want = {.count = ask->count, .strategy = ask->strategy};
 	struct nvt_tpcset avail, others;
@@ -238,7 +238,7 @@ int nvt_place_once(const char *base, const struct nvt_place_gpu *gpu,
 	if (ask->count > gpu->topo->n_tpcs)
 		return nvt_why(why, len, "cannot pick %u TPCs: %s has %u", ask->count, gpu->name,
 			       gpu->topo->n_tpcs);
-	rc = nvt_place_near(gpu, ask, &avail, &others, 0, &want.near, why, len);
+	rc = nvt_placement_near(gpu, ask, &avail, &others, 0, &want.near, why, len);
 	if (rc < 0)
 		return -1;
 	if (neither)

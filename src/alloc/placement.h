@@ -51,18 +51,18 @@ void nvt_held_free(struct nvt_held_list *lists, int n);
 /* ---- What to place ---- */
 
 /* Memory halves (core/membw.h): 0, 1, NVT_HALF_UNKNOWN (auto), or this: none asked. */
-#define NVT_PLACE_ANY_HALF (-2)
+#define NVT_PLACEMENT_ANY_HALF (-2)
 
 /* What a front end asks of one GPU. */
-struct nvt_place_ask {
+struct nvt_placement_ask {
 	unsigned count;             /* TPCs to pick, >= 1 */
 	enum nvt_strategy strategy; /* as nvt_topo_pick */
 	int exclude_running;        /* clear of what the other tasks hold (nvt_held_scan) */
-	int half;                   /* NVT_PLACE_ANY_HALF, 0, 1 or NVT_HALF_UNKNOWN (auto) */
+	int half;                   /* NVT_PLACEMENT_ANY_HALF, 0, 1 or NVT_HALF_UNKNOWN (auto) */
 };
 
 /* The GPU placed on. */
-struct nvt_place_gpu {
+struct nvt_placement_gpu {
 	const uint8_t *uuid;
 	const struct nvt_topology *topo;
 	/* With a half asked for: the GPU as nvt_gpu_topology loaded it, its
@@ -71,7 +71,7 @@ struct nvt_place_gpu {
 	const char *name; /* in messages: "this GPU", "GPU 1" */
 };
 
-/* nvt_place_near's outcomes besides -1 (an error, why says). */
+/* nvt_placement_near's outcomes besides -1 (an error, why says). */
 enum nvt_near_rc {
 	NVT_NEAR_CHOSEN = 0,  /* near says where to pick (mode NVT_NEAR_NONE: anywhere) */
 	NVT_NEAR_NEITHER = 1, /* auto: neither half has count TPCs free; pick from both
@@ -88,9 +88,9 @@ enum nvt_near_rc {
  * of it. Returns enum nvt_near_rc, or -1 with why (the halves were not
  * measured, none were found, or the half is too small).
  */
-int nvt_place_near(const struct nvt_place_gpu *gpu, const struct nvt_place_ask *ask,
-		   const struct nvt_tpcset *avail, const struct nvt_tpcset *others, int claiming,
-		   struct nvt_near *near, char *why, size_t len);
+int nvt_placement_near(const struct nvt_placement_gpu *gpu, const struct nvt_placement_ask *ask,
+		       const struct nvt_tpcset *avail, const struct nvt_tpcset *others,
+		       int claiming, struct nvt_near *near, char *why, size_t len);
 
 /*
  * -n's pick from one look at the other tasks, claiming nothing (--dry-run,
@@ -100,16 +100,16 @@ int nvt_place_near(const struct nvt_place_gpu *gpu, const struct nvt_place_ask *
  * is set (if not NULL) when auto found no half with room. Returns 0, or -1
  * with why.
  */
-int nvt_place_once(const char *base, const struct nvt_place_gpu *gpu,
-		   const struct nvt_place_ask *ask, const struct nvt_claimer *me,
-		   struct nvt_tpcset *out, int *neither, char *why, size_t len);
+int nvt_placement_once(const char *base, const struct nvt_placement_gpu *gpu,
+		       const struct nvt_placement_ask *ask, const struct nvt_claimer *me,
+		       struct nvt_tpcset *out, int *neither, char *why, size_t len);
 
 /*
- * Where a claim of ask on gpu (nvt_claim_gpu.near) picks: nvt_place_near
- * with avail what the tasks but me leave free now. Returns as nvt_place_near.
+ * Where a claim of ask on gpu (nvt_claim_gpu.near) picks: nvt_placement_near
+ * with avail what the tasks but me leave free now. Returns as nvt_placement_near.
  */
-int nvt_place_near_for_claim(const char *base, const struct nvt_place_gpu *gpu,
-			     const struct nvt_place_ask *ask, const struct nvt_claimer *me,
-			     struct nvt_near *near, char *why, size_t len);
+int nvt_placement_near_for_claim(const char *base, const struct nvt_placement_gpu *gpu,
+				 const struct nvt_placement_ask *ask, const struct nvt_claimer *me,
+				 struct nvt_near *near, char *why, size_t len);
 
 #endif /* NVT_PLACEMENT_H */

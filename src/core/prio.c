@@ -206,9 +206,42 @@ int nvt_prio_parse(const char *text, uint8_t *prio)
 	return -1;
 }
 
+/* The word of NVT_PRIO_NONE where it is said or given (-p, --priority none). */
+#define PRIO_NONE_WORD "none"
+
+int nvt_prio_parse_given(const char *text, uint8_t *prio)
+{
+	if (!strcasecmp(text, PRIO_NONE_WORD)) {
+		*prio = NVT_PRIO_NONE;
+		return 0;
+	}
+	return nvt_prio_parse(text, prio);
+}
+
 const char *nvt_prio_name(unsigned prio)
 {
 	return prio < NVT_PRIO_LEVELS ? prio_names[prio] : "-";
+}
+
+const char *nvt_prio_word(unsigned prio)
+{
+	return prio == NVT_PRIO_NONE ? PRIO_NONE_WORD : nvt_prio_name(prio);
+}
+
+void nvt_prio_given(uint8_t level, int no_lend, uint32_t guard, const struct nvt_slot_prio *yield,
+		    struct nvt_slot_prio *given)
+{
+	memset(given, 0, sizeof(*given));
+	if (yield)
+		*given = *yield;
+	else
+		given->yield = NVT_YIELD_DEFAULT;
+	given->prio = level;
+	given->flags = no_lend ? NVT_PRIOF_NO_LEND : 0;
+	given->guard = guard;
+	given->mode = NVT_MODE_OWN;
+	nvt_set_clear(&given->own);
+	nvt_prio_imply_guard(given);
 }
 
 const char *nvt_prio_mode_name(unsigned mode)
@@ -302,15 +335,8 @@ void nvt_prio_carry(struct nvt_slot_view *want, const struct nvt_slot_view *old,
 {
 	if (old)
 		want->prio = old->prio; /* -p MASK keeps the task's priority */
-	if (given) {
-		want->prio.prio = given->prio;
-		want->prio.flags = given->flags;
-		want->prio.guard = given->guard;
-		want->prio.yield = given->yield;
-		want->prio.bound_us = given->bound_us;
-		want->prio.ahead_us = given->ahead_us;
-		want->prio.duty_pct = given->duty_pct;
-	}
+	if (given)
+		want->prio = *given; /* its mode and own partition follow */
 	/* What a writer gives is the task's own partition; the agent starts from it. */
 	want->prio.mode = NVT_MODE_OWN;
 	nvt_set_clear(&want->prio.own);

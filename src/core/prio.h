@@ -88,8 +88,22 @@ void nvt_prio_imply_guard(struct nvt_slot_prio *p);
 
 /* "high", "normal", "low" (case as given) into *prio. Returns 0, or -1. */
 int nvt_prio_parse(const char *text, uint8_t *prio);
-/* "high", "normal", "low", or "-" for NVT_PRIO_NONE and unknown values. */
+/* What --priority takes: those, or "none" (NVT_PRIO_NONE: -p takes a task's priority
+ * away). Returns 0, or -1. */
+int nvt_prio_parse_given(const char *text, uint8_t *prio);
+/* "high", "normal", "low", or "-" for NVT_PRIO_NONE and unknown values (-l's column). */
 const char *nvt_prio_name(unsigned prio);
+/* The same in words (what -p says): "none" for NVT_PRIO_NONE. */
+const char *nvt_prio_word(unsigned prio);
+
+/*
+ * What --priority LEVEL, --no-lend, --guard N (0: none) and --yield give, into *given:
+ * yield's words and values (NULL: the default words), level, NVT_PRIOF_NO_LEND if
+ * no_lend, guard (which implies NVT_YIELD_GUARD: nvt_prio_imply_guard); mode own and no
+ * own partition yet (nvt_prio_carry gives one).
+ */
+void nvt_prio_given(uint8_t level, int no_lend, uint32_t guard, const struct nvt_slot_prio *yield,
+		    struct nvt_slot_prio *given);
 /* "own", "guarded", "borrowing", "lending", "squeezed", or "?". */
 const char *nvt_prio_mode_name(unsigned mode);
 

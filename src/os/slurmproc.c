@@ -46,7 +46,7 @@ static int set_step(const char *p, size_t n, struct nvt_slurm_step *out)
 	return 0;
 }
 
-int nvt_slurm_title_parse(const char *title, size_t len, struct nvt_slurm_step *out)
+int nvt_slurmproc_title_parse(const char *title, size_t len, struct nvt_slurm_step *out)
 {
 	static const char prefix[] = "slurmstepd: [";
 	const char *end = title + len, *p, *close;
@@ -65,7 +65,7 @@ int nvt_slurm_title_parse(const char *title, size_t len, struct nvt_slurm_step *
 	return 0;
 }
 
-int nvt_slurm_env_parse(const char *job, const char *step, struct nvt_slurm_step *out)
+int nvt_slurmproc_env_parse(const char *job, const char *step, struct nvt_slurm_step *out)
 {
 	struct nvt_slurm_step s;
 	const char *end;
@@ -81,19 +81,19 @@ int nvt_slurm_env_parse(const char *job, const char *step, struct nvt_slurm_step
 	return 0;
 }
 
-void nvt_slurm_step_format(const struct nvt_slurm_step *s, char *buf, size_t len)
+void nvt_slurmproc_step_format(const struct nvt_slurm_step *s, char *buf, size_t len)
 {
 	snprintf(buf, len, "%lu.%s", (unsigned long)s->job, s->step);
 }
 
-int nvt_slurm_stepd(pid_t pid, struct nvt_slurm_step *out)
+int nvt_slurmproc_stepd(pid_t pid, struct nvt_slurm_step *out)
 {
 	char title[128];
 	ssize_t n = nvt_proc_cmdline(pid, title, sizeof(title));
 
 	if (n <= 0)
 		return -1;
-	return nvt_slurm_title_parse(title, (size_t)n, out);
+	return nvt_slurmproc_title_parse(title, (size_t)n, out);
 }
 
 /* The parent of pid, or 0. */
@@ -104,7 +104,7 @@ static pid_t parent_of(pid_t pid)
 	return nvt_proc_stat(pid, &st) ? 0 : st.ppid;
 }
 
-int nvt_slurm_step_of(pid_t pid, struct nvt_slurm_step *out)
+int nvt_slurmproc_step_of(pid_t pid, struct nvt_slurm_step *out)
 {
 	char job[32], step[32];
 	int has_step;
@@ -112,10 +112,10 @@ int nvt_slurm_step_of(pid_t pid, struct nvt_slurm_step *out)
 	pid_t p = pid;
 
 	for (int depth = 0; p > 1 && depth < MAX_DEPTH; depth++, p = parent_of(p))
-		if (nvt_slurm_stepd(p, out) == 0)
+		if (nvt_slurmproc_stepd(p, out) == 0)
 			return 0;
 	if (nvt_proc_env(pid, NVT_ENV_SLURM_JOB_ID, job, sizeof(job)))
 		return -1;
 	has_step = nvt_proc_env(pid, NVT_ENV_SLURM_STEP_ID, step, sizeof(step)) == 0;
-	return nvt_slurm_env_parse(job, has_step ? step : NULL, out);
+	return nvt_slurmproc_env_parse(job, has_step ? step : NULL, out);
 }

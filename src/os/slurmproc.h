@@ -27,20 +27,20 @@ struct nvt_slurm_step {
  * (len bytes of /proc/PID/cmdline; what follows the ']' is ignored). Pure.
  * Returns 0, or -1 if title is not one.
  */
-int nvt_slurm_title_parse(const char *title, size_t len, struct nvt_slurm_step *out);
+int nvt_slurmproc_title_parse(const char *title, size_t len, struct nvt_slurm_step *out);
 
 /*
  * Parses a job id and a step id as Slurm's task environment gives them
  * (SLURM_JOB_ID, SLURM_STEP_ID; step NULL: a batch script's, "batch"). Pure.
  * Returns 0, or -1 if they are malformed.
  */
-int nvt_slurm_env_parse(const char *job, const char *step, struct nvt_slurm_step *out);
+int nvt_slurmproc_env_parse(const char *job, const char *step, struct nvt_slurm_step *out);
 
 /* Writes "JOB.STEP" to buf (at least NVT_SLURM_STEP_TEXT_MAX bytes). */
-void nvt_slurm_step_format(const struct nvt_slurm_step *s, char *buf, size_t len);
+void nvt_slurmproc_step_format(const struct nvt_slurm_step *s, char *buf, size_t len);
 
 /* Returns 0 and fills out if pid itself is a slurmstepd, else -1. */
-int nvt_slurm_stepd(pid_t pid, struct nvt_slurm_step *out);
+int nvt_slurmproc_stepd(pid_t pid, struct nvt_slurm_step *out);
 
 /*
  * Finds the step pid runs in: the nearest slurmstepd among pid and its
@@ -48,6 +48,6 @@ int nvt_slurm_stepd(pid_t pid, struct nvt_slurm_step *out);
  * environment (readable by its user and root: a task whose parent has gone).
  * Returns 0, or -1 if it runs in none that can be told.
  */
-int nvt_slurm_step_of(pid_t pid, struct nvt_slurm_step *out);
+int nvt_slurmproc_step_of(pid_t pid, struct nvt_slurm_step *out);
 
 #endif /* NVT_SLURMPROC_H */

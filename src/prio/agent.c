@@ -50,8 +50,6 @@
 #include "core/tpcset.h"
 #include "seg/segfile.h"
 
-#define SLOT_OFFSET(g) (offsetof(struct nvt_segment, gpu) + (size_t)(g) * sizeof(struct nvt_gpu_slot))
-
 /* One GPU slot of a task, as the agent follows it. */
 struct slot {
 	int index;               /* in the segment */
@@ -238,7 +236,7 @@ static int read_task(struct task *t, int64_t now, int64_t hold_ns)
 	struct slot old[NVT_MAX_GPUS];
 	int n_old = t->n;
 
-	if (pread(t->h.fd, &copy, sizeof(copy), 0) != (ssize_t)sizeof(copy))
+	if (nvt_seg_pread_whole(t->h.fd, &copy))
 		return -1;
 	memcpy(old, t->s, sizeof(old));
 	t->n = 0;
@@ -391,7 +389,7 @@ static void poll_slot(struct agent *a, struct task *t, struct slot *s, int64_t h
 	struct nvt_gpu_slot copy;
 	uint64_t launches;
 
-	if (pread(t->h.fd, &copy, sizeof(copy), (off_t)SLOT_OFFSET(s->index)) != sizeof(copy)) {
+	if (nvt_seg_pread_slot_raw(t->h.fd, s->index, &copy)) {
 		drop_task(t); /* its owner shrank the file */
 		return;
 	}
@@ -472,7 +470,7 @@ static int has_priority(const struct nvt_seg_handle *h)
 {
 	static struct nvt_segment copy;
 
-	if (pread(h->fd, &copy, sizeof(copy), 0) != (ssize_t)sizeof(copy))
+	if (nvt_seg_pread_whole(h->fd, &copy))
 		return -1;
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (!nvt_uuid_is_zero(copy.gpu[g].uuid) &&
@@ -581,7 +579,7 @@ static int read_file(struct agent *a, const struct nvt_seg_entry *e, int *opens,
 			return !changing(e);
 		return 0;
 	}
-	if (pread(fd, &copy, sizeof(copy), 0) == (ssize_t)sizeof(copy))
+	if (nvt_seg_pread_whole(fd, &copy) == 0)
 		for (int g = 0; g < NVT_MAX_GPUS; g++)
 			has |= !nvt_uuid_is_zero(copy.gpu[g].uuid) && copy.gpu[g].prio.prio != NVT_PRIO_NONE;
 	close(fd);

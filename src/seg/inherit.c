@@ -60,7 +60,7 @@ static int read_trusted(int dirfd, uid_t uid, const char *name, const struct nvt
 		return NVT_INHERIT_NONE;
 	}
 	fd = t.fd;
-	if (pread(fd, &copy, sizeof(copy), 0) != sizeof(copy))
+	if (nvt_seg_pread_whole(fd, &copy))
 		goto done;
 	/* Not open to readers yet: its shim is filling it right now. */
 	if ((t.st.st_mode & 0777) != NVT_SEG_MODE) {

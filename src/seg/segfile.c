@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #define HEADER_BYTES offsetof(struct nvt_segment, gpu)
+/* Where slot gpu lies in the file: the segment's layout, known here alone. */
+#define SLOT_AT(gpu) ((off_t)(HEADER_BYTES + (size_t)(gpu) * sizeof(struct nvt_gpu_slot)))
 
 const char *nvt_rundir(void)
 {
@@ -164,9 +166,21 @@ static void take_copy(const struct nvt_gpu_slot *copy, struct nvt_slot_view *vie
 	}
 }
 
+int nvt_seg_pread_whole(int fd, struct nvt_segment *copy)
+{
+	return pread(fd, copy, sizeof(*copy), 0) == (ssize_t)sizeof(*copy) ? 0 : -1;
+}
+
+int nvt_seg_pread_slot_raw(int fd, int gpu, struct nvt_gpu_slot *slot)
+{
+	if (gpu < 0 || gpu >= NVT_MAX_GPUS)
+		return -1;
+	return pread(fd, slot, sizeof(*slot), SLOT_AT(gpu)) == (ssize_t)sizeof(*slot) ? 0 : -1;
+}
+
 int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status)
 {
-	off_t at = (off_t)(HEADER_BYTES + (size_t)gpu * sizeof(struct nvt_gpu_slot));
+	off_t at = SLOT_AT(gpu);
 	struct nvt_gpu_slot copy;
 	struct nvt_tpcset seen;
 	uint64_t before, after;

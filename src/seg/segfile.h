@@ -113,6 +113,17 @@ int nvt_seg_being_made(int fd, const struct stat *st);
 /* Reads and checks the header of the segment open as fd. Returns enum
  * nvt_segment_check, or NVT_SEG_BAD_SIZE if it cannot be read. */
 int nvt_seg_pread_header(int fd, struct nvt_segment *head);
+/*
+ * A moment's look, by one pread and no sequence lock, for what a reader may
+ * take from any moment (which slots name a GPU or hold a priority, their
+ * sequence numbers and launch counts; a slot's GPU, written once): the
+ * whole segment open as fd into copy (unchecked), or slot gpu as it is into
+ * slot. This file alone knows where a slot lies (nvt_seg_pread_slot reads
+ * one sequence-locked). Return 0, or -1 if the file is shorter (or gpu is
+ * no slot).
+ */
+int nvt_seg_pread_whole(int fd, struct nvt_segment *copy);
+int nvt_seg_pread_slot_raw(int fd, int gpu, struct nvt_gpu_slot *slot);
 
 /* Who a segment should name (nvt_seg_is_its). */
 struct nvt_seg_who {

@@ -352,12 +352,13 @@ void nvt_seg_close(struct nvt_seg_handle *h)
 
 int nvt_seg_slot_gpu(const struct nvt_seg_handle *h, int gpu, uint8_t uuid[16])
 {
-	off_t at = (off_t)(offsetof(struct nvt_segment, gpu) + (size_t)gpu * sizeof(struct nvt_gpu_slot) +
-			   offsetof(struct nvt_gpu_slot, uuid));
+	struct nvt_gpu_slot slot;
 
-	if (gpu < 0 || gpu >= NVT_MAX_GPUS)
+	/* A slot's GPU is written once (nvt_slot_uuid): any moment's copy names it. */
+	if (nvt_seg_pread_slot_raw(h->fd, gpu, &slot))
 		return -1;
-	return pread(h->fd, uuid, 16, at) == 16 ? 0 : -1;
+	memcpy(uuid, slot.uuid, 16);
+	return 0;
 }
 
 int nvt_seg_find_slot(const struct nvt_seg_handle *h, const uint8_t uuid[16])

@@ -43,7 +43,7 @@
 #include "shimgraph.h"
 #include "shimslot.h"
 #include "shimsmctrl.h"
-#include "shimsms.h"
+#include "shimsmcount.h"
 #include "shimstate.h"
 #include "shimyield.h"
 
@@ -198,7 +198,7 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 		if (domain == NVT_CB_DOMAIN_API) {
 			shim_yield_api(cbid, params);
 			shim_graph_api(cbid, params);
-			shim_sms_api(cbid, params);
+			shim_smcount_api(cbid, params);
 		}
 		if (domain == NVT_CB_DOMAIN_API || domain == NVT_CB_DOMAIN_RUNTIME)
 			shim_smctrl_api(domain, cbid, params);
@@ -243,7 +243,7 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 		return;
 	}
 	/* A cooperative grid these TPCs cannot hold would wait forever: every TPC runs it. */
-	if (__builtin_expect(shim_coop.blocks != 0, 0) && shim_sms_coop_spills(&m))
+	if (__builtin_expect(shim_coop.blocks != 0, 0) && shim_smcount_coop_spills(&m))
 		return;
 	if (nvt_tmd_is(m.layout, tmd) && (cluster = nvt_tmd_cluster_size(m.layout, tmd)) > m.cluster_room) {
 		place_cluster_launch(&m, tmd, cluster);

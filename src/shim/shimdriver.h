@@ -12,7 +12,7 @@
  *    libcuda.so.1, loaded as the program would later. NULL where the
  *    driver lacks one: each feature says what it does without.
  *  - The driver's own entry points behind the shim's exports of the same
- *    name (shimsms.c: cuDeviceGetAttribute, cuGetProcAddress), found on
+ *    name (shimsmcount.c: cuDeviceGetAttribute, cuGetProcAddress), found on
  *    first use (shim_driver_own): a program may call an export before
  *    set-up, through the handle of the library that defines
  *    cuGetExportTable (the handle the driver was found by may be the
@@ -55,7 +55,7 @@ struct shim_driver {
 	nvt_cuEventCreate_fn event_create;
 	nvt_cuEventRecord_fn event_record;
 	nvt_cuEventQuery_fn event_query;
-	/* Cooperative launches (shimsms.c). */
+	/* Cooperative launches (shimsmcount.c). */
 	nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn occupancy;
 	/* CUDA graphs (shimgraph.c). */
 	nvt_cuGraphClone_fn graph_clone;

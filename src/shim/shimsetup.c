@@ -37,7 +37,7 @@
 #include "shimslot.h"
 #include "shimsmctrl.h"
 #include "shimsmctrlmaps.h"
-#include "shimsms.h"
+#include "shimsmcount.h"
 #include "shimstate.h"
 #include "shimyield.h"
 
@@ -275,7 +275,7 @@ static void register_callback(void)
 	start_mark(SP_GRAPHS);
 	shim_smctrl_setup(enable, handle);
 	start_mark(SP_SMCTRL);
-	shim_sms_setup(enable, handle);
+	shim_smcount_setup(enable, handle);
 	start_mark(SP_SMS);
 	if (env_prio(&prio) == 0)
 		shim_yield_setup(enable, handle, prio.prio, prio.yield);

@@ -19,7 +19,7 @@
 #include "shimsmctrl.h"
 #include "shimsmctrlapi.h"
 #include "shimsmctrlmaps.h"
-#include "shimsms.h"
+#include "shimsmcount.h"
 
 #define EXPORT NVT_SMCTRL_EXPORT
 
@@ -100,8 +100,10 @@ EXPORT int nvtaskset_smctrl_get_tpc_info_cuda(uint32_t *num_tpcs, int cuda_dev)
 	if (rc != ENOENT)
 		return rc;
 	/* Without calibration: the SMs of TPCs of two (every GPU since Volta). */
-	if (shim_driver_attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cuda_dev) ||
-	    shim_driver_attribute(&major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cuda_dev))
+	if (shim_smcount_driver_attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+					  cuda_dev) ||
+	    shim_smcount_driver_attribute(&major, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+					  cuda_dev))
 		return EIO;
 	if (major < 7)
 		return ENOTSUP;

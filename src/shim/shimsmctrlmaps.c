@@ -37,7 +37,7 @@
 #include "seg/segfile.h"
 #include "shimdriver.h"
 #include "shimsmctrlmaps.h"
-#include "shimsms.h"
+#include "shimsmcount.h"
 #include "shimstate.h"
 
 extern char **environ;
@@ -59,9 +59,10 @@ static int cuda_gpus(struct nvt_cache_key *keys, int max)
 		CUdevice d;
 		CUuuid uuid;
 		int sms = 0;
-		/* The GPU's own count, never a partition's (shimsms.c): the cache's key. */
+		/* The GPU's own count, never a partition's (shimsmcount.c): the cache's key. */
 		if (shim_cu.device_get(&d, i) || shim_cu.device_uuid(&uuid, d) ||
-		    shim_driver_attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d))
+		    shim_smcount_driver_attribute(&sms, NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+						  d))
 			continue;
 		memset(&keys[n], 0, sizeof(keys[n]));
 		nvt_uuid_format((const uint8_t *)uuid.bytes, keys[n].uuid);

@@ -12,7 +12,7 @@
  *             entry points, one table), shimslot (a GPU slot's
  *             masks and the slot of a context, which the launch path and
  *             the features share)
- *   features  shimlease, shimyield (priorities), shimsms (the SM count,
+ *   features  shimlease, shimyield (priorities), shimsmcount (the SM count,
  *             cooperative launches), shimsmctrlmaps, shimsmctrl,
  *             shimsmctrlapi (libsmctrl's masks), shimgraph (CUDA graphs)
  *   hub       shim (the driver's callback: the launch path, and the API

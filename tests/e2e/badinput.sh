@@ -92,23 +92,28 @@ t_bad_pids() {
 	stop_loop stale "$PID"
 }
 t_bad_segments() {
-	start_loop seg "$NVT" --no-mps -c 0-3 "$APP"
+	local stamps=$WORK/seg.stamp mark
+	FAKEAPP_STAMP=$stamps FAKEAPP_STAMP_LAUNCHES=1 start_loop seg "$NVT" --no-mps -c 0-3 "$APP"
 	wait_file "$WORK/seg.state" "0-3"
-	# Partitions that would hang every launch never reach the hardware.
+	# Partitions that would hang every launch never reach the hardware: 5 launches after
+	# each write run on what they had.
+	mark=$(stamp_mark "$stamps")
 	"$T/segpoke" "$PID" empty
-	sleep 0.2
+	launches_unchanged "$stamps" "$mark" 5
 	eq "$(cat "$WORK/seg.state")" "0-3" "partition after an empty one was written"
 	run_rc out rc "$NVT" -p -c "$PID"
 	has "$out" "refused this partition"
+	mark=$(stamp_mark "$stamps")
 	"$T/segpoke" "$PID" badtopo
-	sleep 0.2
+	launches_unchanged "$stamps" "$mark" 5
 	eq "$(cat "$WORK/seg.state")" "0-3" "partition after a malformed topology"
 	"$NVT" -p -c 9 "$PID" >/dev/null
 	wait_file "$WORK/seg.state" "9"
 	# A writer that died mid-write: launches go on with what they had.
+	mark=$(stamp_mark "$stamps")
 	"$T/segpoke" "$PID" halfwrite
-	sleep 0.1
-	eq "$(cat "$WORK/seg.state")" "9"
+	launches_unchanged "$stamps" "$mark" 5
+	eq "$(cat "$WORK/seg.state")" "9" "partition after a writer died mid-write"
 	run_rc out rc "$NVT" -p "$PID"
 	eq "$rc" 1
 	eq "$out" "nvtaskset: failed to get pid $PID's partition: a writer died while changing it; set a new partition to repair it"
@@ -122,14 +127,15 @@ t_bad_segments() {
 	eq "$rc" 1
 	eq "$out" "nvtaskset: failed to get pid $PID's partition: its control segment has version 99; this nvtaskset understands version $SEG_VERSION"
 	"$T/segpoke" "$PID" version current
+	mark=$(stamp_mark "$stamps")
 	"$T/segpoke" "$PID" garbage
 	run_rc out rc "$NVT" -p -c 1 "$PID"
 	eq "$out" "nvtaskset: failed to set pid $PID's partition: its control segment is corrupt"
 	run_rc out rc "$NVT" -l
 	has "$out" "nvtaskset: pid $PID: its control segment is corrupt"
 	# Garbage in the header is not the shim's business: launches go on.
-	sleep 0.1
-	eq "$(cat "$WORK/seg.state")" "10"
+	launches_unchanged "$stamps" "$mark" 5
+	eq "$(cat "$WORK/seg.state")" "10" "partition after garbage in the header"
 	stop_loop seg "$PID"
 }
 t_segment_busy() {

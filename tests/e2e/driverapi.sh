@@ -12,25 +12,35 @@ driver_api_files() {
 		sort
 }
 
+# found_none WHAT GREP-ARGS...: grep finds no line (WHAT: what it finds); a grep that fails
+# (a file it cannot read: status 2) fails the test, where `|| true` passed it.
+found_none() {
+	local what=$1 out rc=0
+	shift
+	out=$(grep "$@") || rc=$?
+	[ "$rc" != 2 ] || die "grep failed on $what: $out"
+	eq "$out" "" "$what"
+}
+
 t_driver_api_one_header() {
-	local files bad
+	local files
 	mapfile -t files < <(driver_api_files)
 	[ "${#files[@]}" -gt 50 ] || die "found only ${#files[@]} files"
 	# Callback ids: an enumerator or a macro named CBID or CB_cu... with a number.
-	bad=$(grep -nE '(CBID|\<CB_cu)[A-Za-z0-9_]*[[:space:]]*=[[:space:]]*[0-9]|#define[[:space:]]+[A-Za-z0-9_]*(CBID|\<CB_cu)[A-Za-z0-9_]*[[:space:]]+[0-9]' \
-		"${files[@]}") || true
-	eq "$bad" "" "callback ids written outside src/gpu/cuda_driver.h"
+	found_none "callback ids written outside src/gpu/cuda_driver.h" -nE \
+		'(CBID|\<CB_cu)[A-Za-z0-9_]*[[:space:]]*=[[:space:]]*[0-9]|#define[[:space:]]+[A-Za-z0-9_]*(CBID|\<CB_cu)[A-Za-z0-9_]*[[:space:]]+[0-9]' \
+		"${files[@]}"
 	# Function types of the driver's entry points.
-	bad=$(grep -nE 'typedef[[:space:]]+CUresult[[:space:]]*\(\*' "${files[@]}") || true
-	eq "$bad" "" "driver function types written outside src/gpu/cuda_driver.h"
+	found_none "driver function types written outside src/gpu/cuda_driver.h" -nE \
+		'typedef[[:space:]]+CUresult[[:space:]]*\(\*' "${files[@]}"
 	# The fake driver reports its calls by name (CALL and fake_api_callbacks take the id first).
-	bad=$(grep -nE '\<(CALL|fake_api_callbacks)\([[:space:]]*[0-9]' "$ROOT"/tests/fake/*.c) || true
-	eq "$bad" "" "bare callback ids in the fake driver"
+	found_none "bare callback ids in the fake driver" -nE '\<(CALL|fake_api_callbacks)\([[:space:]]*[0-9]' \
+		"$ROOT"/tests/fake/*.c
 	# One limit of a machine's GPUs, beside the segment's own (src/nvtaskset.h).
 	eq "$(grep -lE '#define[[:space:]]+NVT_MACHINE_GPUS\>' "${files[@]}" "$ROOT/src/gpu/cuda_driver.h")" \
 		"$ROOT/src/gpu/cuda_driver.h" "where NVT_MACHINE_GPUS is defined"
-	bad=$(grep -nw 'NVT_GPUS_MAX' "${files[@]}" "$ROOT"/src/gpu/cuda_driver.h "$ROOT"/docs/*.md) || true
-	eq "$bad" "" "the old name of the machine's GPU limit"
+	found_none "the old name of the machine's GPU limit" -nw 'NVT_GPUS_MAX' "${files[@]}" \
+		"$ROOT"/src/gpu/cuda_driver.h "$ROOT"/docs/*.md
 }
 
 # One table of driver entry points per binary: every lookup of the driver's

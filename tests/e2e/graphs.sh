@@ -14,6 +14,26 @@ graph_nodes_are() {
 	done
 	die "timed out waiting for $1's nodes to read '$2' (they read '$got')"
 }
+# graph_replays OUT: the replays the graph app's OUT counts (0 before its first).
+graph_replays() {
+	local n
+	n=$(sed -n 's/^replays=//p' "$1" 2>/dev/null)
+	echo "${n:-0}"
+}
+replays_reach() { [ "$(graph_replays "$1")" -ge "$2" ]; }
+# graph_replays_after OUT COUNT: waits until OUT counts COUNT replays more than now, so that
+# COUNT - 1 whole replays began after what came before this call (one may have been under way).
+graph_replays_after() {
+	local want=$(($(graph_replays "$1") + $2))
+	poll_until 10 replays_reach "$1" "$want" ||
+		die "timed out waiting for $1 to count $want replays (it counts $(graph_replays "$1"))"
+}
+# graph_nodes_stay OUT EXPECTED: after a change that must not reach the graph, its nodes still
+# read EXPECTED over 5 replays begun after it (each replay would show a change).
+graph_nodes_stay() {
+	graph_replays_after "$1" 6
+	eq "$(grep '^node' "$1")" "$2" "the graph's nodes after $(graph_replays "$1") replays"
+}
 nodes_on() { # nodes_on COUNT LIST: the expected lines for COUNT nodes on LIST
 	local i
 	for ((i = 0; i < $1; i++)); do echo "node $i tpcs=$2"; done
@@ -56,14 +76,20 @@ t_graph_follows_p() {
 }
 t_graph_program_operations_work() {
 	# The program's own set-params, exec updates, disabled nodes and
-	# re-instantiation keep working across changes (the app checks each run).
+	# re-instantiation keep working across changes (the app checks each run),
+	# and the graph follows each change through them: 14 replays after each,
+	# every operation ran twice on the new partition.
+	local list
 	start_graph go 2 setparams=3 update=4 toggle=5 reinst=7
 	graph_nodes_are "$WORK/go.out" "$(nodes_on 2 0-3)" 10
-	run_rc out rc "$NVT" -p -c 40-41 "$PID"
-	eq "$rc" 0 "-p exit status"
-	sleep 0.5
-	"$NVT" -p -c 20-23 "$PID" >/dev/null
-	sleep 0.5
+	for list in 40-41 20-23; do
+		run_rc out rc "$NVT" -p -c "$list" "$PID"
+		eq "$rc" 0 "-p exit status ($out)"
+		hasnt "$out" "cannot follow"
+		graph_nodes_are "$WORK/go.out" "$(nodes_on 2 "$list")"
+		graph_replays_after "$WORK/go.out" 14
+		graph_nodes_are "$WORK/go.out" "$(nodes_on 2 "$list")"
+	done
 	stop_graph go "$PID"
 }
 t_graph_unfollowable_counted() {
@@ -79,8 +105,7 @@ t_graph_unfollowable_counted() {
 		eq "$rc" 0 "-p exit status ($opts)"
 		has "$out" "CUDA graph kernel"
 		has "$out" "cannot follow partition changes"
-		sleep 0.3
-		eq "$(grep '^node' "$WORK/gu.out")" "$want" "$opts graph after -p"
+		graph_nodes_stay "$WORK/gu.out" "$want"
 		run_rc out rc "$NVT" -p --json "$PID"
 		has "$out" '"graph_kernels_stale":'
 		hasnt "$out" '"graph_kernels_stale":0'
@@ -93,8 +118,7 @@ t_graph_following_off() {
 	NVTASKSET_GRAPHS=0 start_graph gn 2
 	graph_nodes_are "$WORK/gn.out" "$(nodes_on 2 0-3)"
 	"$NVT" -p -c 40-41 "$PID" >/dev/null
-	sleep 0.3
-	eq "$(grep '^node' "$WORK/gn.out")" "$(nodes_on 2 0-3)" "graph with following off"
+	graph_nodes_stay "$WORK/gn.out" "$(nodes_on 2 0-3)"
 	stop_graph gn "$PID"
 }
 t_graph_unexpected_api_block() {
@@ -103,8 +127,7 @@ t_graph_unexpected_api_block() {
 	FAKECUDA_API_PARAMS_SIZE=16 start_graph gb 2
 	graph_nodes_are "$WORK/gb.out" "$(nodes_on 2 0-3)"
 	"$NVT" -p -c 40-41 "$PID" >/dev/null
-	sleep 0.3
-	eq "$(grep '^node' "$WORK/gb.out")" "$(nodes_on 2 0-3)" "graph after -p"
+	graph_nodes_stay "$WORK/gb.out" "$(nodes_on 2 0-3)"
 	stop_graph gb "$PID"
 	has "$(cat "$WORK/gb.log")" "unexpected driver-API callback data"
 	run_rc out rc env FAKECUDA_API_PARAMS_SIZE=16 "$NVT" --no-mps -c 40-41 "$APP" launch 1

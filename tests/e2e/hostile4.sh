@@ -80,11 +80,13 @@ t_hostile_setuid_task_not_roots() {
 	# root's: another user's low task keeps its own partition (no user's priority shrinks
 	# another user's task without --across-users). Root's own high task still guards it.
 	need_users
-	local lo forged rhi
+	local lo forged rhi mark
 	start_agent su -- --hold 100 --guard 4
-	start_loop u/slo $(as_user 65524) "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	FAKEAPP_STAMP=$WORK/u/slo.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		start_loop u/slo $(as_user 65524) "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	wait_file "$WORK/u/slo.state" "9-65"
+	mark=$(stamp_mark "$WORK/u/slo.stamps")
 	"$NVT" --no-mps -c 0-8 "$APP" setuid 65534 forge-high "$WORK/u/sf.stop" "$WORK/u/sf.state" \
 		>"$WORK/sf.out" 2>&1 &
 	forged=$!
@@ -93,7 +95,7 @@ t_hostile_setuid_task_not_roots() {
 		"$WORK/su.log"
 	run_rc out rc "$NVT" -l
 	grep -Eq "^ *$forged .* high " <<<"$out" || die "the forged priority is not there: $out"
-	sleep 0.3 # a poll or more: a write to the low task would show
+	agent_left_alone "$WORK/u/slo.stamps" "$mark"
 	eq "$(cat "$WORK/u/slo.state")" "9-65" "another user's low task beside the forged high one"
 	if grep -q "pid $lo " "$WORK/su.log"; then die "the agent wrote the low task: $(cat "$WORK/su.log")"; fi
 	start_loop rhi "$NVT" --no-mps --priority high -c 0-8 "$APP"

@@ -10,16 +10,21 @@
 # tests/run-tests.sh.
 # shellcheck shell=bash
 
-t_src_layers_point_down() {
-	local bad
-	bad=$(python3 "$ROOT/tools/dev/layers.py" check-src "$ROOT") || true
-	eq "$bad" "" "includes that point up or out"
+# layers_clean WHAT CHECK ARGS...: layers.py CHECK ARGS finds nothing (WHAT: what it finds)
+# and exits 0. Its status and its error output count too: a checker that crashes, or that
+# read no file (it says so, and fails), fails the test.
+layers_clean() {
+	local what=$1 out rc=0
+	shift
+	out=$(python3 "$ROOT/tools/dev/layers.py" "$@" 2>&1) || rc=$?
+	eq "$out" "" "$what"
+	eq "$rc" 0 "layers.py $1's exit status"
 }
 
+t_src_layers_point_down() { layers_clean "includes that point up or out" check-src "$ROOT"; }
+
 t_cmd_layers_point_down() {
-	local bad
-	bad=$(python3 "$ROOT/tools/dev/layers.py" check-cmd "$ROOT" "$B") || true
-	eq "$bad" "" "the command's calls that point up, or circles"
+	layers_clean "the command's calls that point up, or circles" check-cmd "$ROOT" "$B"
 }
 
 t_design_layers_current() {
@@ -28,9 +33,75 @@ t_design_layers_current() {
 }
 
 t_shim_layers_point_down() {
-	local bad
-	bad=$(python3 "$ROOT/tools/dev/layers.py" check-shim "$ROOT" "$B") || true
-	eq "$bad" "" "the shim's calls and includes that point up, or circles"
+	layers_clean "the shim's calls and includes that point up, or circles" check-shim "$ROOT" "$B"
+}
+
+# check-src fails where it must, on a tree made for it (the Makefile's LAYERS): an include
+# that points up, one of a folder not in LAYERS, one of a header not in its folder, a
+# folder in no layer, and files directly in src/ beside the contract.
+t_src_layers_check_catches() {
+	local r=$WORK/tree bad rc=0
+	mkdir -p "$r/src/low" "$r/src/high" "$r/src/stray"
+	printf 'LAYERS = low high\n' >"$r/Makefile"
+	printf '/* contract */\n' >"$r/src/nvtaskset.h"
+	printf 'int extra;\n' >"$r/src/extra.c"
+	printf '#include "high/b.h"\n#include "missing.h"\n#include "zzz/x.h"\n#include "nvtaskset.h"\n' \
+		>"$r/src/low/a.c"
+	printf 'int a;\n' >"$r/src/low/a.h"
+	printf 'int b;\n' >"$r/src/high/b.h"
+	printf '#include "low/a.h"\n#include "b.h"\n' >"$r/src/high/b.c"
+	printf 'int s;\n' >"$r/src/stray/s.c"
+	bad=$(python3 "$ROOT/tools/dev/layers.py" check-src "$r") || rc=$?
+	eq "$rc" 1 "check-src's exit status ($bad)"
+	# What points down passes: high/b.c includes low/a.h and its own b.h.
+	eq "$bad" "src/low/a.c->high/b.h
+src/low/a.c->missing.h(not in its folder)
+src/low/a.c->zzz/x.h(unknown)
+src/stray/s.c(folder not in LAYERS)
+files directly in src/: extra.c nvtaskset.h"
+}
+
+# check-cmd fails where it must, on a tree made for it (CMD_LAYERS, files compiled here):
+# a call that points up, a circle within a layer, a file in no layer.
+t_cmd_layers_check_catches() {
+	local r=$WORK/tree bad rc=0 f
+	mkdir -p "$r/tools/nvtaskset" "$r/build/cmd"
+	printf 'CMD_LAYERS = out main\nCMD_out = a b\nCMD_main = m\n' >"$r/Makefile"
+	# a calls m (above it) and b, b calls a (a circle); m calls b (down).
+	printf 'int b_fn(int);\nint m_fn(void);\nint a_fn(int n) { return n ? b_fn(n - 1) : m_fn(); }\n' \
+		>"$r/tools/nvtaskset/a.c"
+	printf 'int a_fn(int);\nint b_fn(int n) { return n ? a_fn(n - 1) : 0; }\n' >"$r/tools/nvtaskset/b.c"
+	printf 'int b_fn(int);\nint m_fn(void) { return b_fn(0); }\n' >"$r/tools/nvtaskset/m.c"
+	printf 'int stray_fn(void) { return 0; }\n' >"$r/tools/nvtaskset/stray.c"
+	printf 'int main(void) { return 0; }\n' >"$r/tools/nvtaskset/hog.c"
+	for f in a b m; do
+		"${CC:-cc}" -c -o "$r/build/cmd/$f.o" "$r/tools/nvtaskset/$f.c" || die "cannot compile $f.c"
+	done
+	bad=$(python3 "$ROOT/tools/dev/layers.py" check-cmd "$r" "$r/build") || rc=$?
+	eq "$rc" 1 "check-cmd's exit status ($bad)"
+	eq "$bad" "tools/nvtaskset/stray.c is in no CMD_ layer
+a.c calls m.c, a layer above it
+a circle: a -> b -> a"
+}
+
+# Every check fails on a tree where it reads nothing (empty layers, no files), saying so:
+# a checker that reads nothing passes nothing.
+t_checks_fail_reading_nothing() {
+	local r=$WORK/empty out rc check
+	mkdir -p "$r/src/shim" "$r/tools/nvtaskset" "$r/build"
+	printf 'LAYERS = \nCMD_LAYERS = \nSHIM_LAYERS = \n' >"$r/Makefile"
+	printf 'Conventions.\n' >"$r/HACKING.md"
+	printf 'Read me.\n' >"$r/README.md"
+	for check in "check-src:read no layer or no file of src/" \
+		"check-cmd:CMD_LAYERS names no file of the command" \
+		"check-shim:SHIM_LAYERS names no file of the shim" \
+		"check-sizes:found no .c file in src tools" "check-reasons:found no .c .h file in src" \
+		"check-names:found no .c file in src" "check-stale:found no .c .h"; do
+		rc=0
+		out=$(python3 "$ROOT/tools/dev/layers.py" "${check%%:*}" "$r" "$r/build" 2>&1) || rc=$?
+		eq "$rc" 1 "${check%%:*}'s exit status ($out)"
+		has "$out" "${check#*:}"
+	done
 }
 
 # The shim's check fails where it must, on a tree made for it (the Makefile's
@@ -67,19 +138,15 @@ t_shim_layers_check_catches() {
 
 # HACKING.md's conventions, checked by tools/dev/layers.py: each test names what breaks one.
 # rule_holds CHECK WHAT: layers.py CHECK finds nothing (WHAT: what it finds).
-rule_holds() {
-	local bad rc=0
-	bad=$(python3 "$ROOT/tools/dev/layers.py" "$1" "$ROOT") || rc=$?
-	eq "$bad" "" "$2"
-	eq "$rc" 0 "layers.py $1's exit status"
-}
+rule_holds() { layers_clean "$2" "$1" "$ROOT"; }
 
 # Each rule's check fails where it must, on a tree made to break it once (and to keep it
 # once beside): a long function without its reason, reasons of another shape (a parameter,
-# a struct's field), a name of another room, an issue number, a path that is not there.
+# a struct's field), a name of another room (of src/, and of tools/ where that room's
+# functions take it), an issue number, a path that is not there.
 t_rules_check_catches() {
 	local r=$WORK/rules bad rc i
-	mkdir -p "$r/src/core" "$r/src/alloc" "$r/docs"
+	mkdir -p "$r/src/core" "$r/src/alloc" "$r/docs" "$r/tools/slurm" "$r/tools/nvtaskset"
 	printf 'all:\n\tcc src/core/long.c src/core/gone.c\n' >"$r/Makefile"
 	printf 'Conventions.\n' >"$r/HACKING.md"
 	printf 'See iss%s 12 and src/core/long.c.\n' ue >"$r/README.md"
@@ -94,6 +161,11 @@ t_rules_check_catches() {
 		>"$r/src/core/reasons.h"
 	printf 'int nvt_core_lent(void)\n{\n\treturn 0;\n}\nint nvt_alloc_own(void)\n{\n\treturn 0;\n}\n' \
 		>"$r/src/alloc/pick.c"
+	# tools/slurm/place.c's functions take "place"; tools/nvtaskset/pick.c's take none.
+	printf 'int nvt_place_step(void)\n{\n\treturn 0;\n}\n' >"$r/tools/slurm/place.c"
+	printf 'int nvt_place_near(void)\n{\n\treturn 0;\n}\nint nvt_pick_it(void)\n{\n\treturn 0;\n}\n' \
+		>"$r/src/alloc/near.c"
+	printf 'int cmd_pick(void)\n{\n\treturn 0;\n}\n' >"$r/tools/nvtaskset/pick.c"
 	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-sizes "$r") || rc=$?
 	eq "$rc" 1 "check-sizes' exit status ($bad)"
 	eq "$bad" "src/core/long.c:1: nvt_core_long has 86 lines and no '(over 80 lines: WHY)' at its head"
@@ -103,14 +175,15 @@ t_rules_check_catches() {
 src/core/reasons.h:4: a reason in a struct's field 'error', not in the caller's why"
 	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-names "$r") || rc=$?
 	eq "$rc" 1 "check-names' exit status ($bad)"
-	eq "$bad" "src/alloc/pick.c:1: nvt_core_... is a name of src/core/, defined in src/alloc/"
+	eq "$bad" "src/alloc/near.c:1: nvt_place_... is a name of tools/slurm/, defined in src/alloc/
+src/alloc/pick.c:1: nvt_core_... is a name of src/core/, defined in src/alloc/"
 	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-stale "$r") || rc=$?
 	eq "$rc" 1 "check-stale's exit status ($bad)"
 	eq "$bad" "README.md:1: an issue number (name the subject instead)
 Makefile:2: src/core/gone.c is not in the tree"
 	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-rules "$r") || rc=$?
 	eq "$rc" 1 "check-rules' exit status"
-	eq "$(grep -c . <<<"$bad")" 6 "check-rules finds the four rules' breaks ($bad)"
+	eq "$(grep -c . <<<"$bad")" 7 "check-rules finds the four rules' breaks ($bad)"
 }
 
 t_functions_short_or_say_why() {
@@ -124,3 +197,22 @@ t_failure_reasons_one_shape() {
 t_names_follow_their_room() { rule_holds check-names "functions whose prefix names another room"; }
 
 t_no_stale_text() { rule_holds check-stale "issue numbers, or paths that are not in the tree"; }
+
+# One reader of a segment's bytes: where a slot lies in the file (its offset, the header's
+# size) is known in src/seg/segfile.c alone, which reads segments by pread for every reader
+# (the agent, -p, inheritance); the other files of src/ and tools/ that pread read text
+# files, not segments.
+t_segment_layout_in_segfile() {
+	local out rc=0
+	out=$(grep -rnE 'offsetof\(struct nvt_segment,|sizeof\(struct nvt_gpu_slot\)|SLOT_OFFSET' \
+		"$ROOT/src" "$ROOT/tools" --include='*.[ch]' |
+		grep -v "^$ROOT/src/seg/segfile.c:" | grep -v "^$ROOT/src/core/segment.c:") || rc=$?
+	[ "$rc" != 2 ] || die "grep failed: $out"
+	eq "$out" "" "the segment's layout outside src/seg/segfile.c"
+	rc=0
+	out=$(grep -rlE '\<pread[[:space:]]*\(' "$ROOT/src" "$ROOT/tools" --include='*.[ch]' | sort) || rc=$?
+	[ "$rc" != 2 ] || die "grep failed: $out"
+	eq "$out" "$ROOT/src/os/sysutil.c
+$ROOT/src/prio/agentlock.c
+$ROOT/src/seg/segfile.c" "the files that pread"
+}

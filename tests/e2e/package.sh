@@ -312,7 +312,9 @@ t_messages_plain() {
 	# What users read says what happened, not where a paper says so.
 	local f found
 	for f in "$NVT" "$SHIM" "$WRAPDIR/libcuda.so.1"; do
-		found=$(strings "$f" | grep -Ei 'paper|pitfall|section [0-9]|HARDWARE-FACTS' || true)
+		strings "$f" >"$WORK/strings" || die "cannot read the strings of $f"
+		grep -q 'nvtaskset: ' "$WORK/strings" || die "no message of nvtaskset's in $f"
+		found=$(grep -Ei 'paper|pitfall|section [0-9]|HARDWARE-FACTS' "$WORK/strings" || true)
 		[ -z "$found" ] || die "$f says: $found"
 	done
 }
@@ -321,7 +323,7 @@ t_exports() {
 	for f in "$SHIM" "$WRAPDIR/libcuda.so.1"; do
 		# The instance marker, libsmctrl's interface under the shim's own
 		# prefix (libsmctrl.so forwards to it: include/libsmctrl.h), and the
-		# driver calls through which a program learns its SM count (shimsms.c).
+		# driver calls through which a program learns its SM count (shimsmcount.c).
 		syms=$(nm -D --defined-only "$f" | awk '{print $3}' | grep -v '^_' | grep -v '^nvtaskset_smctrl_' |
 			sort | tr '\n' ' ')
 		eq "$syms" "cuDeviceGetAttribute cuGetProcAddress cuGetProcAddress_v2 nvtaskset_shim_instance " \

@@ -28,6 +28,30 @@ guarded_to() {
 	now=$(cat "$1" 2>/dev/null) || return 1
 	[ -n "$now" ] && [ "$(count_of "$now")" == "$2" ] && [ "$(overlap "$now" "$3")" == 0 ]
 }
+# The agent's rounds, counted: agent_rounds UID N waits until the agent of user UID (0: root's)
+# began N rounds of its loop after the call, seen in its heartbeat (its pid file's time,
+# touched at the start of a round at most every NVT_AGENT_HEARTBEAT_MS, 500 ms, before that
+# round's poll): its round N - 1 polled every task after the call.
+agent_rounds() {
+	local f=$NVTASKSET_RUNDIR/nvtaskset-$1/agent.pid
+	BEAT=$(stat -c %y "$f") || die "no pid file of uid $1's agent"
+	BEATS=0
+	poll_until 10 beats_reach "$f" "$2" || die "uid $1's agent began $BEATS rounds, not $2"
+}
+beats_reach() {
+	local now
+	now=$(stat -c %y "$1" 2>/dev/null) || return 1
+	[ "$now" == "$BEAT" ] || { BEAT=$now && BEATS=$((BEATS + 1)); }
+	[ "$BEATS" -ge "$2" ]
+}
+# agent_left_alone STAMPS MARK [UID]: the agent (of UID, default root's) changed nothing of
+# the loop that stamps STAMPS (FAKEAPP_STAMP_LAUNCHES=1) since MARK (stamp_mark): 3 of its
+# rounds after the call (a hold time under 500 ms has passed, and a poll after it), then 5
+# launches of the loop, none on new TPCs.
+agent_left_alone() {
+	agent_rounds "${3:-0}" 3
+	launches_unchanged "$1" "$2" 5
+}
 # start_agent TAG [PREFIX...] -- [OPTION...]: a foreground agent (its log $WORK/TAG.log); sets AGENT.
 # argv[0] names $WORK, so that the suite's clean-up finds it whatever happens.
 start_agent() {
@@ -113,7 +137,8 @@ guard_reactions() {
 t_prio_guard_lend_and_restore() {
 	local lo hi json
 	start_agent ag -- --hold 100 --poll 500 --guard 4
-	start_loop plo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	FAKEAPP_STAMP=$WORK/plo.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		start_loop plo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	wait_file "$WORK/plo.state" "9-65"
 	# A high task launching: the low one keeps 4 TPCs of its own, none of the high one's GPCs.
@@ -154,7 +179,7 @@ PY
 	eq "$rc" 0 "-p --priority: $out"
 	touch "$WORK/phi.pause"
 	wait_file "$WORK/plo.state" "9-65" 5
-	sleep 0.3
+	agent_left_alone "$WORK/plo.stamps" "$(stamp_mark "$WORK/plo.stamps")"
 	eq "$(cat "$WORK/plo.state")" "9-65" "the low task's TPCs beside a high one that does not lend"
 	# SIGTERM: every task it changed gets its own partition back.
 	rm -f "$WORK/phi.pause"
@@ -189,19 +214,20 @@ t_prio_reaction_time() {
 
 t_prio_unmanaged_untouched() {
 	# A task without --priority is never changed, and never guards a lower one.
-	local un lo hi seq0 seq1
+	local un lo hi seq0 seq1 mark
 	start_agent un -- --hold 100 --guard 4
-	start_loop pun "$NVT" --no-mps -c 0-65 "$APP"
+	FAKEAPP_STAMP=$WORK/pun.stamps FAKEAPP_STAMP_LAUNCHES=1 start_loop pun "$NVT" --no-mps -c 0-65 "$APP"
 	un=$PID
 	start_loop pl2 "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	wait_file "$WORK/pun.state" "0-65"
 	wait_file "$WORK/pl2.state" "9-65"
 	seq0=$(timeout "$HANG" "$NVT" -p --json "$un")
+	mark=$(stamp_mark "$WORK/pun.stamps")
 	start_loop ph2 "$NVT" --no-mps --priority high -c 0-8 "$APP"
 	hi=$PID
 	wait_for 5 guarded_to "$WORK/pl2.state" 4 0-8
-	sleep 0.3
+	agent_left_alone "$WORK/pun.stamps" "$mark"
 	eq "$(cat "$WORK/pun.state")" "0-65" "the unmanaged task's TPCs"
 	seq1=$(timeout "$HANG" "$NVT" -p --json "$un")
 	python3 -c 'import json,sys; a,b=(json.loads(x)["gpus"][0] for x in sys.argv[1:]); assert a["current"]==b["current"]' \
@@ -221,18 +247,21 @@ t_prio_unmanaged_untouched() {
 }
 
 t_prio_agent_killed_and_restarted() {
-	local lo hi now
+	local lo hi now mark
 	start_agent k1 -- --hold 100 --guard 4
-	start_loop klo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	FAKEAPP_STAMP=$WORK/klo.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		start_loop klo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	start_loop khi "$NVT" --no-mps --priority high --no-lend -c 0-8 "$APP"
 	hi=$PID
 	wait_for 5 guarded_to "$WORK/klo.state" 4 0-8
-	# Killed outright: every task keeps a valid partition, the guarded one its share.
+	# Killed outright: every task keeps a valid partition, the guarded one its share, over
+	# 5 launches after it died.
+	mark=$(stamp_mark "$WORK/klo.stamps")
+	now=$(cat "$WORK/klo.state")
 	kill -KILL "$AGENT"
 	wait "$AGENT" 2>/dev/null || true
-	now=$(cat "$WORK/klo.state")
-	sleep 0.3
+	launches_unchanged "$WORK/klo.stamps" "$mark" 5
 	eq "$(cat "$WORK/klo.state")" "$now" "the low task's TPCs after the agent died"
 	eq "$(cat "$WORK/khi.state")" "0-8" "the high task's TPCs after the agent died"
 	run_rc out rc "$NVT" -l
@@ -250,17 +279,19 @@ t_prio_users() {
 	# also under root's agent, unless root runs it --across-users; root's own high task guards
 	# her task; her agent stands by while root's runs, then manages again.
 	need_users
-	local lo hi uagent rootag rhi
+	local lo hi uagent rootag rhi mark
 	start_agent uag $(as_user 65534) -- --hold 100 --guard 4
 	uagent=$AGENT
-	start_loop u/ulo $(as_user 65534) "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	FAKEAPP_STAMP=$WORK/u/ulo.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		start_loop u/ulo $(as_user 65534) "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	start_loop u/uhi $(as_user 65524) "$NVT" --no-mps --priority high -c 0-8 "$APP"
 	hi=$PID
 	wait_file "$WORK/u/ulo.state" "9-65"
+	mark=$(stamp_mark "$WORK/u/ulo.stamps")
 	wait_file "$WORK/u/uhi.state" "0-8"
 	# Her agent does not guard her task for another user's high task.
-	sleep 0.5
+	agent_left_alone "$WORK/u/ulo.stamps" "$mark" 65534
 	eq "$(cat "$WORK/u/ulo.state")" "9-65" "a user's task beside another user's high one"
 	# Another user cannot give her task a priority either.
 	run_rc out rc $(as_user 65524) "$NVT" -p --priority low --yield guard "$lo"
@@ -269,10 +300,11 @@ t_prio_users() {
 	run_rc out rc $(as_user 65524) "$NVT" --agent --across-users
 	eq "$rc" 1 "a user's --across-users: $out"
 	# Root's agent: hers stands by; the other user's high task still shrinks nothing of hers ...
+	mark=$(stamp_mark "$WORK/u/ulo.stamps")
 	start_agent uroot -- --hold 100 --guard 4
 	rootag=$AGENT
 	wait_for 5 grep -q "root's agent runs: standing by" "$WORK/uag.log"
-	sleep 0.5
+	agent_left_alone "$WORK/u/ulo.stamps" "$mark"
 	eq "$(cat "$WORK/u/ulo.state")" "9-65" "her task beside another user's high one, under root's agent"
 	# ... but root's own high task does.
 	start_loop rhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
@@ -287,8 +319,9 @@ t_prio_users() {
 	wait_for 5 guarded_to "$WORK/u/ulo.state" 4 0-8
 	stop_agent "$rootag"
 	wait_file "$WORK/u/ulo.state" "9-65" 5
+	mark=$(stamp_mark "$WORK/u/ulo.stamps")
 	wait_for 5 grep -q "root's agent ended: managing again" "$WORK/uag.log"
-	sleep 0.3
+	agent_left_alone "$WORK/u/ulo.stamps" "$mark" 65534
 	eq "$(cat "$WORK/u/ulo.state")" "9-65" "her task, her agent managing again"
 	kill -0 "$uagent" || die "her agent ended"
 	stop_agent "$uagent"
@@ -296,6 +329,7 @@ t_prio_users() {
 	stop_loop u/ulo "$lo"
 }
 
+agents_running() { [ "$(pgrep_here "--agent --idle-exit" | wc -l)" == "$1" ]; }
 t_prio_autostart_one_agent() {
 	# Two starts at once start one agent between them; the command never waits for it.
 	local a b n pid
@@ -315,7 +349,10 @@ t_prio_autostart_one_agent() {
 	wait_file "$WORK/aa.state" "0-3"
 	wait_file "$WORK/ab.state" "4-7"
 	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-0/agent.pid"
-	sleep 0.5
+	# One of two started agents takes the lock, the other ends: then one runs, through 2
+	# rounds of its own.
+	poll_until 10 agents_running 1 || die "agents running: $(pgrep_here '--agent')"
+	agent_rounds 0 2
 	n=$(pgrep_here "--agent --idle-exit" | wc -l)
 	eq "$n" 1 "agents running: $(pgrep_here '--agent')"
 	pid=$(cut -d' ' -f1 "$NVTASKSET_RUNDIR/nvtaskset-0/agent.pid")
@@ -506,21 +543,46 @@ PY
 	stop_loop ulo2 "$lo"
 }
 
+# lends_beside_replays HI_STAMPS LO_STAMPS MARK LENT GAP_MS: each time the low task was
+# stamped on LENT after MARK whose last 5 seconds saw the high task's launches (stamped) never
+# pause for GAP_MS: a lend the agent made beside a task it should have seen active. (The
+# agent lends only after a hold time without a new launch: that pause lies before the lend,
+# whenever the low task's next launch comes.)
+lends_beside_replays() {
+	awk -v mark="$3" -v lent="$4" -v gap="$(($5 * 1000000))" 'FNR == 1 {f++}
+		f == 1 && $2 == "launch" {h[++n] = $1}
+		f == 2 && FNR > mark && $2 == lent {
+			t = $1; prev = t - 5000000000; most = 0
+			if (n && h[1] > prev && h[1] <= t) prev = h[1] # (from its first replay)
+			for (i = 1; i <= n; i++)
+				if (h[i] > prev && h[i] <= t) { if (h[i] - prev > most) most = h[i] - prev; prev = h[i] }
+			if (t - prev > most) most = t - prev
+			if (most < gap) print "lent at " t " ns, the high task never paused over " gap / 1000000 " ms in the 5 s before (at most " int(most / 1000000) " ms)"
+		}' "$1" "$2"
+}
 t_prio_graph_replays_are_activity() {
 	# A high task that only replays a CUDA graph is active: each replay counts as a launch
 	# (its kernels' callbacks came at its upload), and the low task is guarded.
-	local lo hi
+	local lo hi mark
 	start_agent gr -- --hold 100 --guard 4
-	start_loop glo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	FAKEAPP_STAMP=$WORK/glo.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		start_loop glo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	lo=$PID
 	wait_file "$WORK/glo.state" "9-65"
-	rm -f "$WORK/ghi.stop"
-	"$NVT" --no-mps --priority high -c 0-8 "$APP" graph 3 "$WORK/ghi.stop" "$WORK/ghi.out" \
+	rm -f "$WORK/ghi.stop" "$WORK/ghi.stamps"
+	mark=$(stamp_mark "$WORK/glo.stamps")
+	FAKEAPP_STAMP=$WORK/ghi.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		"$NVT" --no-mps --priority high -c 0-8 "$APP" graph 3 "$WORK/ghi.stop" "$WORK/ghi.out" \
 		>"$WORK/ghi.log" 2>&1 &
 	hi=$!
 	wait_for 5 guarded_to "$WORK/glo.state" 4 0-8
-	sleep 0.5 # several hold times of replays only
-	guarded_to "$WORK/glo.state" 4 0-8 || die "the low task is not guarded: $(cat "$WORK/glo.state")"
+	# Several hold times of replays only (3 of the agent's rounds, 1 s or more), then 5
+	# launches of the low task: it is lent the high task's TPCs only after a pause of the
+	# replays (a stall of a loaded machine), never beside steady ones (since it started).
+	agent_rounds 0 3
+	wait_launches "$WORK/glo.stamps" 5
+	eq "$(lends_beside_replays "$WORK/ghi.stamps" "$WORK/glo.stamps" "$mark" 0-65 50)" "" \
+		"the low task's lends while the high task replayed"
 	touch "$WORK/ghi.stop"
 	wait "$hi" || die "graph app failed: $(cat "$WORK/ghi.log")"
 	wait_file "$WORK/glo.state" "9-65" 5
@@ -528,6 +590,8 @@ t_prio_graph_replays_are_activity() {
 	stop_loop glo "$lo"
 }
 
+# applied_by PID: -p finds what was last written to PID's slot applied (no "not applied yet").
+applied_by() { ! timeout "$HANG" "$NVT" -p "$1" 2>&1 | grep -q "has not applied"; }
 t_prio_pid_shows_priority() {
 	# -p --priority says the priority before and after, as it does the masks; -p shows a
 	# managed task's priority, and -p --json has it for every GPU (null: none).
@@ -544,6 +608,8 @@ t_prio_pid_shows_priority() {
 pid $task's new TPC mask: ff
 pid $task's current priority: none
 pid $task's new priority: low"
+	# (-p says the slot it wrote is not applied until the task's next launch.)
+	wait_for 10 applied_by "$task"
 	run_rc out rc "$NVT" -p "$task"
 	eq "$out" "pid $task's current TPC mask: ff
 pid $task's priority: low"

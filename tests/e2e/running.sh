@@ -96,18 +96,21 @@ t_wrapper_and_preload_once() {
 	has "$out" "tpcs=3 hung=0 version=0x40 masked=1 callbacks=1"
 }
 t_fork_child_own_segment() {
-	local child
+	local child mark
 	rm -f "$WORK/fork.stop"
-	"$NVT" --no-mps -c 0-3 "$APP" fork "$WORK/fork.stop" "$WORK/fork" >"$WORK/fork.out" 2>&1 &
+	# (The parent stamps to fork.stamps, the child to fork.stamps.child.)
+	FAKEAPP_STAMP=$WORK/fork.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		"$NVT" --no-mps -c 0-3 "$APP" fork "$WORK/fork.stop" "$WORK/fork" >"$WORK/fork.out" 2>&1 &
 	PID=$!
 	wait_file "$WORK/fork.parent" "0-3"
 	wait_file "$WORK/fork.child" "0-3"
 	child=$(cat "$WORK/fork.childpid")
 	[ -e "$(seg_file "$child")" ] || die "forked child $child has no segment"
+	mark=$(stamp_mark "$WORK/fork.stamps")
 	run_rc out rc "$NVT" -p -c 8-9 "$child"
 	eq "$rc" 0
 	wait_file "$WORK/fork.child" "8-9"
-	sleep 0.1
+	launches_unchanged "$WORK/fork.stamps" "$mark" 5
 	eq "$(cat "$WORK/fork.parent")" "0-3" "parent's partition"
 	run_rc out rc "$NVT" -p -c 20 "$PID"
 	wait_file "$WORK/fork.parent" "20"

@@ -96,17 +96,19 @@ t_sec_pid_namespaces() {
 	# directory: neither may take the other's segment, and the host sees and
 	# moves both by their host PIDs.
 	need_pidns
-	local a b ha hb
+	local a b ha hb mark
 	rm -f "$WORK"/ca.* "$WORK"/cb.*
-	unshare --pid --fork --mount-proc "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/ca.stop" \
+	FAKEAPP_STAMP=$WORK/ca.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		unshare --pid --fork --mount-proc "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/ca.stop" \
 		"$WORK/ca.state" >"$WORK/ca.out" 2>&1 &
 	a=$!
 	wait_file "$WORK/ca.state" "0-3"
+	mark=$(stamp_mark "$WORK/ca.stamps")
 	unshare --pid --fork --mount-proc "$NVT" --no-mps -c 8-9 "$APP" loop "$WORK/cb.stop" \
 		"$WORK/cb.state" >"$WORK/cb.out" 2>&1 &
 	b=$!
 	wait_file "$WORK/cb.state" "8-9"
-	sleep 0.3
+	launches_unchanged "$WORK/ca.stamps" "$mark" 5
 	kill -0 "$a" || die "the first container's task died: $(cat "$WORK/ca.out")"
 	eq "$(cat "$WORK/ca.state")" "0-3" "first container's partition after the second started"
 	ha=$(ns_init_of "$a")
@@ -444,17 +446,19 @@ t_sec_many_names_no_cap() {
 # ---- 4. Fail closed ------------------------------------------------------------------
 
 # fork_after_poke TAG POKE: starts a task on TPCs 0-3 that forks when told;
-# pokes its slot with segpoke POKE, lets it fork, and waits for the child's
-# first partition ($WORK/TAG.child). Sets PID to the parent.
+# pokes its slot with segpoke POKE, lets it fork after 3 launches that met the
+# poke, and waits for the child's first partition ($WORK/TAG.child). Sets PID
+# to the parent.
 fork_after_poke() {
 	local tag=$1
 	rm -f "$WORK/$tag".*
-	"$NVT" --no-mps -c 0-3 "$APP" fork-on "$WORK/$tag.go" "$WORK/$tag.stop" "$WORK/$tag" \
+	FAKEAPP_STAMP=$WORK/$tag.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		"$NVT" --no-mps -c 0-3 "$APP" fork-on "$WORK/$tag.go" "$WORK/$tag.stop" "$WORK/$tag" \
 		>"$WORK/$tag.out" 2>&1 &
 	PID=$!
 	wait_file "$WORK/$tag.parent" "0-3"
 	"$T/segpoke" "$PID" "$2"
-	sleep 0.2
+	wait_launches "$WORK/$tag.stamps" 3
 	touch "$WORK/$tag.go"
 	poll_until 5 test -s "$WORK/$tag.child" || true
 }
@@ -587,9 +591,10 @@ t_sec_fork_without_segment() {
 	# it neither follows its parent's changes nor counts launches in its
 	# parent's segment, and says so.
 	command -v prlimit >/dev/null || skip "needs prlimit"
-	local child vm
+	local child vm mark
 	rm -f "$WORK"/fn.*
-	"$NVT" --no-mps -c 0-3 "$APP" fork-on "$WORK/fn.go" "$WORK/fn.stop" "$WORK/fn" >"$WORK/fn.out" 2>&1 &
+	FAKEAPP_STAMP=$WORK/fn.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		"$NVT" --no-mps -c 0-3 "$APP" fork-on "$WORK/fn.go" "$WORK/fn.stop" "$WORK/fn" >"$WORK/fn.out" 2>&1 &
 	PID=$!
 	wait_file "$WORK/fn.parent" "0-3"
 	# Two pages more than it has: a segment (three pages) cannot be mapped.
@@ -600,10 +605,12 @@ t_sec_fork_without_segment() {
 	child=$(cat "$WORK/fn.childpid")
 	prlimit --pid "$PID" --as=unlimited:
 	prlimit --pid "$child" --as=unlimited:
+	# (The child stamps to fn.stamps.child.)
+	mark=$(stamp_mark "$WORK/fn.stamps.child")
 	run_rc out rc "$NVT" -p -c 9 "$PID"
 	eq "$rc" 0
 	wait_file "$WORK/fn.parent" "9"
-	sleep 0.3
+	launches_unchanged "$WORK/fn.stamps.child" "$mark" 5
 	eq "$(cat "$WORK/fn.child")" "0-3" "the child's partition after its parent moved"
 	has "$(cat "$WORK/fn.out")" "cannot create a control segment"
 	run_rc out rc "$NVT" -p "$child"
@@ -848,12 +855,15 @@ t_sec_list_not_applied() {
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); t=[t for t in d["tasks"] if t["pid"]==int(sys.argv[2])][0]; assert t["gpus"][0]["applied"] is True' \
 		"$out" "$PID" || die "bad JSON: $out"
 	grep -Eq "$(row_re "$PID" root)0-3 +$APP loop" <<<"$(timeout "$HANG" "$NVT" -l)" || die "an applied partition is marked"
-	# A partition the task refuses (no TPC at all) is marked so, not as applied.
+	# A partition the task refuses (no TPC at all) is marked so (at its next launch), not as
+	# applied.
 	"$T/segpoke" "$PID" empty
-	sleep 0.2
-	run_rc out rc "$NVT" -l
-	grep -Eq "$(row_re "$PID" root)\(refused\) +$APP loop" <<<"$out" || die "no '(refused)' row for $PID in: $out"
+	poll_until 10 refused_row "$PID" || die "no '(refused)' row for $PID in: $(timeout "$HANG" "$NVT" -l)"
 	stop_loop ap "$PID"
+}
+# refused_row PID: -l marks task PID's partition refused.
+refused_row() {
+	timeout "$HANG" "$NVT" -l | grep -Eq "$(row_re "$1" root)\(refused\) +$APP loop"
 }
 t_sec_fuzz_regressions() {
 	# Inputs the fuzzers once failed on; with clang, also under clang's UBSan,

@@ -1,5 +1,5 @@
 # The SM count a partitioned program is told, and cooperative grids sized by
-# it (src/shim/shimsms.c, docs/usage.md "The SM count a program sees").
+# it (src/shim/shimsmcount.c, docs/usage.md "The SM count a program sees").
 # Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a
 # subshell under set -e with the helpers defined there.
 #

@@ -27,7 +27,8 @@
  * change and "NS resume" before its first launch after a pause, NS the
  * CLOCK_MONOTONIC time; with FAKEAPP_STAMP_LAUNCHES=1 also "NS launch" after
  * each launch (the priority agent's reaction, counted in the higher task's
- * launches).
+ * launches; "nothing happened", counted in launches), and "graph" after each
+ * replay. A child that "fork" or "fork-on" forks stamps to $FAKEAPP_STAMP.child.
  * FAKEAPP_SYNC=1 makes "loop" call cuCtxSynchronize after each launch (a
  * task whose requests end: its shim follows synchronisations).
  * FAKEAPP_DEVICE=D makes device D's context current first; FAKEAPP_ALL=1
@@ -322,7 +323,7 @@ static int launch_round(struct fakecuda_launch *rec, char *now, size_t len, long
 }
 
 /* Appends "NS TEXT" to $FAKEAPP_STAMP, if set. */
-static void stamp(const char *text)
+void stamp(const char *text)
 {
 	const char *path = getenv("FAKEAPP_STAMP");
 	struct timespec ts;
@@ -333,6 +334,16 @@ static void stamp(const char *text)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	fprintf(f, "%lld %s\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, text);
 	fclose(f);
+}
+
+/* In a forked child: its stamps go to FAKEAPP_STAMP.child, apart from its parent's. */
+static void stamp_apart(void)
+{
+	const char *path = getenv("FAKEAPP_STAMP");
+	char child[4096];
+
+	if (path && snprintf(child, sizeof(child), "%s.child", path) < (int)sizeof(child))
+		setenv("FAKEAPP_STAMP", child, 1);
 }
 
 /* Makes (on) or removes the file HOLD.seen: the loop is paused, its last state written. */
@@ -490,8 +501,10 @@ static int spawn_on(const char *self, const char *go, const char *stop, const ch
 		return 2;
 	} else if (!strcmp(how, "fork")) {
 		child = fork();
-		if (child == 0)
+		if (child == 0) {
+			stamp_apart();
 			exit(loop(stop, child_state));
+		}
 	} else if (!strcmp(how, "fork-exec")) {
 		child = fork();
 		if (child == 0) {
@@ -689,6 +702,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		child = fork();
 		if (child == 0) {
+			stamp_apart();
 			snprintf(path, sizeof(path), "%s.child", argv[3]);
 			exit(loop(argv[2], path));
 		}

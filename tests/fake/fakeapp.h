@@ -20,6 +20,8 @@ void tpcs_text(const uint64_t w[4], char *buf, size_t len);
 void write_state(const char *path, const char *text);
 /* path exists. */
 int exists(const char *path);
+/* Appends "NS TEXT" to $FAKEAPP_STAMP, if set (NS: CLOCK_MONOTONIC). */
+void stamp(const char *text);
 
 /* fakeapp graph NODES STOP OUT [OPTION...] and graph-once NODES [OPTION...]:
  * returns the exit status. */

@@ -309,6 +309,8 @@ int graph_main(int argc, char **argv)
 	long replays = 0, hung = 0;
 	uint64_t want0 = 1;
 	struct timespec pause = {0, 200000};
+	const char *each = getenv("FAKEAPP_STAMP_LAUNCHES");
+	int stamp_each = each && !strcmp(each, "1"); /* a stamp per replay */
 
 	memset(&a, 0, sizeof(a));
 	if (argc < first || parse_count(argv[1], MAX_NODES, &a.opt.nodes) ||
@@ -334,6 +336,8 @@ int graph_main(int argc, char **argv)
 		check_node0(&a, skip0, want0);
 		report(a.exec, replays, text, sizeof(text), &hung);
 		write_state(argv[3], text);
+		if (stamp_each)
+			stamp("launch");
 		nanosleep(&pause, NULL);
 	}
 	printf("replays=%ld hung=%ld bad=%ld\n", replays, hung, a.bad);

@@ -190,6 +190,12 @@ static void test_text(void)
 	CHECK(nvt_prio_parse("3", &level) == -1);
 	CHECK_STR(nvt_prio_name(NVT_PRIO_NONE), "-");
 	CHECK_STR(nvt_prio_name(99), "-");
+	/* --priority's words: "none" too; -p says "none". */
+	CHECK(nvt_prio_parse_given("None", &level) == 0 && level == NVT_PRIO_NONE);
+	CHECK(nvt_prio_parse_given("high", &level) == 0 && level == NVT_PRIO_HIGH);
+	CHECK(nvt_prio_parse_given("-", &level) == -1 && nvt_prio_parse_given("", &level) == -1);
+	CHECK_STR(nvt_prio_word(NVT_PRIO_NONE), "none");
+	CHECK_STR(nvt_prio_word(NVT_PRIO_NORMAL), "normal");
 	CHECK_STR(nvt_prio_mode_name(NVT_MODE_BORROWING), "borrowing");
 	CHECK_STR(nvt_prio_mode_name(99), "?");
 	CHECK(nvt_prio_env_parse("low,guard=8,no-lend", &p) == 0);
@@ -221,6 +227,37 @@ static void test_text(void)
 }
 
 /* Which tasks are the agent's, and a guard asking for its way. */
+/* What the options give, and what a writer carries into a slot: every field given. */
+static void test_given_and_carried(void)
+{
+	struct nvt_slot_prio yield = {0}, given;
+	struct nvt_slot_view want = {0}, old = {0};
+
+	nvt_prio_given(NVT_PRIO_LOW, 0, 0, NULL, &given);
+	CHECK(given.prio == NVT_PRIO_LOW && given.yield == NVT_YIELD_DEFAULT && !given.flags &&
+	      !given.guard && given.mode == NVT_MODE_OWN && !nvt_set_count(&given.own));
+	CHECK(nvt_yield_item("bound=900", &yield, NULL, 0) == 0);
+	CHECK(nvt_yield_item("ahead=700", &yield, NULL, 0) == 0);
+	CHECK(nvt_yield_item("duty=40", &yield, NULL, 0) == 0);
+	yield.mode = NVT_MODE_LENDING; /* (not --yield's: left out) */
+	nvt_prio_given(NVT_PRIO_NORMAL, 1, 6, &yield, &given);
+	CHECK(given.prio == NVT_PRIO_NORMAL && given.flags == NVT_PRIOF_NO_LEND && given.guard == 6);
+	CHECK(given.yield == (NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_GUARD));
+	CHECK(given.bound_us == 900 && given.ahead_us == 700 && given.duty_pct == 40);
+	CHECK(given.mode == NVT_MODE_OWN);
+	/* Carried whole over the slot's old priority; its own partition is its TPCs. */
+	old.prio.prio = NVT_PRIO_HIGH;
+	old.prio.duty_pct = 99;
+	want.state = NVT_SLOT_SET;
+	nvt_parse_list("4-7", NVT_MAX_TPCS, &want.tpcs);
+	nvt_prio_carry(&want, &old, &given);
+	CHECK(want.prio.prio == NVT_PRIO_NORMAL && want.prio.guard == 6 && want.prio.duty_pct == 40);
+	CHECK(want.prio.bound_us == 900 && want.prio.ahead_us == 700 && want.prio.flags == NVT_PRIOF_NO_LEND);
+	CHECK(want.prio.mode == NVT_MODE_OWN && nvt_set_count(&want.prio.own) == 4);
+	nvt_prio_carry(&want, &old, NULL); /* -p MASK: the old priority kept */
+	CHECK(want.prio.prio == NVT_PRIO_HIGH && want.prio.duty_pct == 99);
+}
+
 static void test_agent_rules(void)
 {
 	struct nvt_slot_prio p = {0};
@@ -264,6 +301,7 @@ int main(void)
 	test_guard_and_lend();
 	test_squeezed_and_levels();
 	test_text();
+	test_given_and_carried();
 	test_agent_rules();
 	test_owner();
 	return CHECK_DONE();

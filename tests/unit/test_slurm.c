@@ -218,38 +218,38 @@ static void test_titles(void)
 	struct nvt_slurm_step s;
 	char text[NVT_SLURM_STEP_TEXT_MAX];
 
-	CHECK(nvt_slurm_title_parse(batch, sizeof(batch), &s) == 0);
+	CHECK(nvt_slurmproc_title_parse(batch, sizeof(batch), &s) == 0);
 	CHECK(s.job == 5);
 	CHECK_STR(s.step, "batch");
-	CHECK(nvt_slurm_title_parse(padded, sizeof(padded) - 1, &s) == 0);
+	CHECK(nvt_slurmproc_title_parse(padded, sizeof(padded) - 1, &s) == 0);
 	CHECK(s.job == 6);
 	CHECK_STR(s.step, "0");
-	nvt_slurm_step_format(&s, text, sizeof(text));
+	nvt_slurmproc_step_format(&s, text, sizeof(text));
 	CHECK_STR(text, "6.0");
-	CHECK(nvt_slurm_title_parse("slurmstepd: [4294967295.extern]", 31, &s) == 0);
+	CHECK(nvt_slurmproc_title_parse("slurmstepd: [4294967295.extern]", 31, &s) == 0);
 	CHECK(s.job == 4294967295u);
-	CHECK(nvt_slurm_title_parse("slurmstepd: [4294967296.0]", 26, &s) == -1);
-	CHECK(nvt_slurm_title_parse("slurmstepd: [7.0+1]", 19, &s) == 0);
+	CHECK(nvt_slurmproc_title_parse("slurmstepd: [4294967296.0]", 26, &s) == -1);
+	CHECK(nvt_slurmproc_title_parse("slurmstepd: [7.0+1]", 19, &s) == 0);
 	CHECK_STR(s.step, "0+1");
-	CHECK(nvt_slurm_title_parse("slurmstepd: [7.0", 16, &s) == -1);
-	CHECK(nvt_slurm_title_parse("slurmstepd: [.0]", 16, &s) == -1);
-	CHECK(nvt_slurm_title_parse("slurmstepd: [0.0]", 17, &s) == -1);
-	CHECK(nvt_slurm_title_parse("slurmstepd: [7.]", 16, &s) == -1);
-	CHECK(nvt_slurm_title_parse("slurmstepd: [7.a b]", 19, &s) == -1);
-	CHECK(nvt_slurm_title_parse("slurmstepd: [7.aaaaaaaaaaaaaaaaaaaaaaaaaaaa]", 44, &s) == -1);
-	CHECK(nvt_slurm_title_parse("/usr/sbin/slurmstepd", 20, &s) == -1);
-	CHECK(nvt_slurm_title_parse("slurmstepd: [7.0]", 5, &s) == -1);
+	CHECK(nvt_slurmproc_title_parse("slurmstepd: [7.0", 16, &s) == -1);
+	CHECK(nvt_slurmproc_title_parse("slurmstepd: [.0]", 16, &s) == -1);
+	CHECK(nvt_slurmproc_title_parse("slurmstepd: [0.0]", 17, &s) == -1);
+	CHECK(nvt_slurmproc_title_parse("slurmstepd: [7.]", 16, &s) == -1);
+	CHECK(nvt_slurmproc_title_parse("slurmstepd: [7.a b]", 19, &s) == -1);
+	CHECK(nvt_slurmproc_title_parse("slurmstepd: [7.aaaaaaaaaaaaaaaaaaaaaaaaaaaa]", 44, &s) == -1);
+	CHECK(nvt_slurmproc_title_parse("/usr/sbin/slurmstepd", 20, &s) == -1);
+	CHECK(nvt_slurmproc_title_parse("slurmstepd: [7.0]", 5, &s) == -1);
 	/* The environment of a task (SLURM_JOB_ID, SLURM_STEP_ID). */
-	CHECK(nvt_slurm_env_parse("12", "3", &s) == 0 && s.job == 12);
+	CHECK(nvt_slurmproc_env_parse("12", "3", &s) == 0 && s.job == 12);
 	CHECK_STR(s.step, "3");
-	CHECK(nvt_slurm_env_parse("12", NULL, &s) == 0);
+	CHECK(nvt_slurmproc_env_parse("12", NULL, &s) == 0);
 	CHECK_STR(s.step, "batch");
-	CHECK(nvt_slurm_env_parse("12x", "3", &s) == -1);
-	CHECK(nvt_slurm_env_parse("", "3", &s) == -1);
-	CHECK(nvt_slurm_env_parse("12", "", &s) == -1);
-	CHECK(nvt_slurm_env_parse(NULL, "3", &s) == -1);
+	CHECK(nvt_slurmproc_env_parse("12x", "3", &s) == -1);
+	CHECK(nvt_slurmproc_env_parse("", "3", &s) == -1);
+	CHECK(nvt_slurmproc_env_parse("12", "", &s) == -1);
+	CHECK(nvt_slurmproc_env_parse(NULL, "3", &s) == -1);
 	/* This process runs in no step (the suite clears SLURM_* first). */
-	CHECK(nvt_slurm_stepd(1, &s) == -1);
+	CHECK(nvt_slurmproc_stepd(1, &s) == -1);
 }
 
 int main(void)

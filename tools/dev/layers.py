@@ -21,8 +21,8 @@ And HACKING.md's conventions (check-rules, or one of them alone):
   - check-reasons: a function of src/ that fails with a reason takes it as `char *why,
     size_t len`, no other names or forms (`err, errlen`, `const char **why`), and no struct
     of a header of src/ carries a reason field (`error`) for its functions to fill;
-  - check-names: the word after `nvt_` that names a folder of src/ or a file of one
-    prefixes functions of that folder only;
+  - check-names: the word after `nvt_` that names a folder of src/ or tools/ or a file of
+    one prefixes functions of that folder only;
   - check-stale: no issue numbers in comments and docs, and every path that the build
     files, HACKING.md, README.md and the docs name is there.
 
@@ -57,9 +57,16 @@ def includes(path):
     return re.findall(r'^#include "([^"]+)"', open(path).read(), re.M)
 
 
-def src_layers(root):
+def make_var(root, name):
+    """The words of the Makefile's variable name; exits (1) if the Makefile has no such line."""
     v = make_vars(root)
-    return v["LAYERS"].split()
+    if name not in v:
+        raise SystemExit("layers.py: the Makefile has no '%s = ...' line" % name)
+    return v[name].split()
+
+
+def src_layers(root):
+    return make_var(root, "LAYERS")
 
 
 def src_graph(root):
@@ -67,7 +74,7 @@ def src_graph(root):
     breaks the rule (as 'file->include')."""
     layers = src_layers(root)
     rank = {l: i for i, l in enumerate(layers)}
-    uses, bad = {l: set() for l in layers}, []
+    uses, bad, read = {l: set() for l in layers}, [], 0
     srcdir = os.path.join(root, "src")
     for folder in sorted(os.listdir(srcdir)):
         d = os.path.join(srcdir, folder)
@@ -77,6 +84,7 @@ def src_graph(root):
             if not name.endswith((".c", ".h")):
                 continue
             f = "src/%s/%s" % (folder, name)
+            read += 1
             if folder not in rank:
                 bad.append("%s(folder not in LAYERS)" % f)
                 continue
@@ -96,12 +104,14 @@ def src_graph(root):
     files = [f for f in os.listdir(srcdir) if os.path.isfile(os.path.join(srcdir, f))]
     if files != ["nvtaskset.h"]:
         bad.append("files directly in src/: %s" % " ".join(sorted(files)))
+    if not layers or not read:
+        bad.append("read no layer or no file of src/ (LAYERS: '%s')" % " ".join(layers))
     return layers, uses, bad
 
 
 def cmd_layers(root):
     v = make_vars(root)
-    return [(l, v.get("CMD_" + l, "").split()) for l in v["CMD_LAYERS"].split()]
+    return [(l, v.get("CMD_" + l, "").split()) for l in make_var(root, "CMD_LAYERS")]
 
 
 def symbols(obj):
@@ -120,7 +130,7 @@ def cmd_graph(root, build):
     """For each file of the command: the files it calls; and what breaks the rules."""
     layers = cmd_layers(root)
     layer_of = {f: i for i, (_, files) in enumerate(layers) for f in files}
-    bad = []
+    bad = [] if layer_of else ["CMD_LAYERS names no file of the command"]
     on_disk = {n[:-2] for n in os.listdir(os.path.join(root, "tools/nvtaskset"))
                if n.endswith(".c") and n != "hog.c"}
     for f in sorted(on_disk - set(layer_of)):
@@ -165,7 +175,7 @@ def shim_layers(root):
     """The Makefile's SHIM_LAYERS with their SHIM_<layer> lists, lowest first, and libsmctrl.so's
     file above them."""
     v = make_vars(root)
-    return [(l, v.get("SHIM_" + l, "").split()) for l in v["SHIM_LAYERS"].split()] + [SHIM_TOP]
+    return [(l, v.get("SHIM_" + l, "").split()) for l in make_var(root, "SHIM_LAYERS")] + [SHIM_TOP]
 
 
 def shim_files(root):
@@ -181,6 +191,8 @@ def shim_graph(root, build):
     layer_of = {f: i for i, (_, files) in enumerate(layers) for f in files}
     d = os.path.join(root, "src/shim")
     bad, uses, defs, undefs = [], {}, {}, {}
+    if not shim_files(root):
+        bad.append("SHIM_LAYERS names no file of the shim")
     on_disk = sorted(os.listdir(d))
     for n in on_disk:
         stem, ext = os.path.splitext(n)
@@ -329,6 +341,14 @@ def c_files(root, folders, exts=(".c",)):
                     yield os.path.relpath(os.path.join(d, name), root)
 
 
+def read_list(root, folders, exts, bad):
+    """c_files as a list; an empty one is a finding in bad (a check that reads nothing fails)."""
+    files = list(c_files(root, folders, exts))
+    if not files:
+        bad.append("found no %s file in %s" % (" ".join(exts), " ".join(folders)))
+    return files
+
+
 def without_comments(text):
     """text with its comments and string literals blanked, lines kept."""
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
@@ -339,7 +359,7 @@ def without_comments(text):
 def function_sizes(root):
     """Functions over FUNCTION_LINES_MAX lines without the reason at their head."""
     bad = []
-    for f in c_files(root, ("src", "tools")):
+    for f in read_list(root, ("src", "tools"), (".c",), bad):
         lines = open(os.path.join(root, f)).read().split("\n")
         for i, line in enumerate(lines):
             if line != "{":
@@ -368,7 +388,7 @@ def function_sizes(root):
 def failure_reasons(root):
     """Reasons of failure in another shape than HACKING's `char *why, size_t len`."""
     bad = []
-    for f in c_files(root, ("src",), (".c", ".h")):
+    for f in read_list(root, ("src",), (".c", ".h"), bad):
         text = without_comments(open(os.path.join(root, f)).read())
         for m in re.finditer(r"[(,]\s*((?:const\s+)?char\s*\*+\s*(%s)\b(?:\s*,\s*size_t\s+\w+)?)"
                              % REASON_NAMES, text):
@@ -383,27 +403,44 @@ def failure_reasons(root):
     return bad
 
 
+def rooms_of(root):
+    """Each room of src/ and tools/ with C files (a folder: "src/core", "tools/slurm") and the
+    words that name it: the folder's name and its .c files' names."""
+    rooms = {}
+    for top in ("src", "tools"):
+        d = os.path.join(root, top)
+        for folder in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            path = os.path.join(d, folder)
+            if not os.path.isdir(path):
+                continue
+            files = [n[:-2] for n in os.listdir(path) if n.endswith(".c")]
+            if files or top == "src":
+                rooms["%s/%s" % (top, folder)] = [folder] + files
+    return rooms
+
+
 def room_prefixes(root):
-    """Functions of src/ whose prefix names another room: a folder of src/ or one of its files."""
-    srcdir = os.path.join(root, "src")
-    rooms = sorted(d for d in os.listdir(srcdir) if os.path.isdir(os.path.join(srcdir, d)))
-    owners = {}
-    for room in rooms:
-        for word in [room] + [n[:-2] for n in os.listdir(os.path.join(srcdir, room))
-                              if n.endswith(".c")]:
-            owners.setdefault(word, set()).add(room)
-    bad = []
-    for f in c_files(root, ("src",)):
-        room = f.split(os.sep)[1]
+    """Functions of src/ and tools/ whose prefix names another room: a folder of src/ or one
+    of its files, or a folder of tools/ or one of its files where that room's own functions
+    take the word (tools/slurm/place.c's nvt_place_*; the command's files use names of their
+    own, not nvt_ ones)."""
+    bad, defined = [], []
+    for f in read_list(root, ("src", "tools"), (".c",), bad):
+        room = "/".join(f.split(os.sep)[:2])
         for n, line in enumerate(without_comments(open(os.path.join(root, f)).read()).split("\n")):
             m = re.match(r"(?!static\b|extern\b|typedef\b)[A-Za-z_][\w \t*]*?\bnvt_([a-z0-9]+)\w*\(",
                          line)
-            if not m or line.rstrip().endswith(";"):
-                continue
-            word = m.group(1)
-            if word in owners and room not in owners[word]:
-                bad.append("%s:%d: nvt_%s_... is a name of src/%s/, defined in src/%s/"
-                           % (f, n + 1, word, "/".join(sorted(owners[word])), room))
+            if m and not line.rstrip().endswith(";"):
+                defined.append((f, n + 1, room, m.group(1)))
+    owners = {}
+    for room, words in rooms_of(root).items():
+        for word in words:
+            if room.startswith("src/") or any(r == room and w == word for _, _, r, w in defined):
+                owners.setdefault(word, set()).add(room)
+    for f, line, room, word in defined:
+        if word in owners and room not in owners[word]:
+            bad.append("%s:%d: nvt_%s_... is a name of %s, defined in %s/"
+                       % (f, line, word, ", ".join(r + "/" for r in sorted(owners[word])), room))
     return bad
 
 
@@ -414,8 +451,8 @@ def stale_text(root):
              ".map", "Makefile")
     tops = sorted(os.listdir(root))
     files = [n for n in tops if os.path.isfile(os.path.join(root, n)) and n.endswith(texts)]
-    files += list(c_files(root, [d for d in tops if d not in ("build", ".git")
-                            and os.path.isdir(os.path.join(root, d))], texts))
+    folders = [d for d in tops if d not in ("build", ".git") and os.path.isdir(os.path.join(root, d))]
+    files += read_list(root, folders, texts, bad)
     for f in files:
         for n, line in enumerate(open(os.path.join(root, f), errors="replace"), 1):
             if re.search(r"\b[Ii]ssues? ?#?[0-9]+\b", line):

@@ -151,8 +151,8 @@ static int read_row(const struct options *o, const struct task_tree *t, pid_t pi
 	r->ppid = nvt_links_parent(t->links, t->n_links, pid);
 	r->uid = h.task_uid;
 	r->cmd0_len = read_cmdline(pid, r->cmd, sizeof(r->cmd));
-	if (nvt_slurm_step_of(pid, &step) == 0)
-		nvt_slurm_step_format(&step, r->slurm_step, sizeof(r->slurm_step));
+	if (nvt_slurmproc_step_of(pid, &step) == 0)
+		nvt_slurmproc_step_format(&step, r->slurm_step, sizeof(r->slurm_step));
 	if (nvt_proc_container(pid, r->container, sizeof(r->container)))
 		r->container[0] = '\0';
 	nvt_seg_close(&h);

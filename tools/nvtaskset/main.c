@@ -345,9 +345,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 			break;
 		case OPT_PRIORITY:
 			o->prio_given = 1;
-			if (!strcmp(optarg, "none"))
-				o->prio = NVT_PRIO_NONE;
-			else if (nvt_prio_parse(optarg, &o->prio))
+			if (nvt_prio_parse_given(optarg, &o->prio))
 				bad_usage("--priority takes high, normal, low or none");
 			break;
 		case OPT_GUARD: o->guard = prio_number("--guard", optarg, 1, NVT_MAX_TPCS); break;

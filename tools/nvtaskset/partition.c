@@ -84,13 +84,13 @@ static int list_syntax(const char *what, const char *text, const struct nvt_pars
 }
 /* What ask asks of the GPU uuid (topology topo), in placement's words. */
 static void place_of(const struct part_args *o, const uint8_t uuid[16], const struct nvt_topology *topo,
-		     const char *name, struct nvt_place_ask *ask, struct nvt_place_gpu *gpu)
+		     const char *name, struct nvt_placement_ask *ask, struct nvt_placement_gpu *gpu)
 {
 	memset(ask, 0, sizeof(*ask));
 	ask->count = o->count;
 	ask->strategy = o->strategy;
 	ask->exclude_running = o->exclude_running;
-	ask->half = o->memory_half_given ? o->memory_half : NVT_PLACE_ANY_HALF;
+	ask->half = o->memory_half_given ? o->memory_half : NVT_PLACEMENT_ANY_HALF;
 	memset(gpu, 0, sizeof(*gpu));
 	gpu->uuid = uuid;
 	gpu->topo = topo;
@@ -98,7 +98,7 @@ static void place_of(const struct part_args *o, const uint8_t uuid[16], const st
 }
 
 /* With --memory-half: gpu->halves, the GPU's halves read (g holds them). Returns 0, or -1 with why. */
-static int load_halves(const struct part_args *o, struct nvt_place_gpu *gpu,
+static int load_halves(const struct part_args *o, struct nvt_placement_gpu *gpu,
 		       struct nvt_gpu_topology *g, char *why, size_t len)
 {
 	int index = gpu_index_of(gpu->uuid);
@@ -128,8 +128,8 @@ static void warn_neither(const struct part_args *o, const struct nvt_gpu_topolog
 int near_of(const struct part_args *o, const struct nvt_slot_view *part,
 	    const struct nvt_claimer *me, struct nvt_near *near, char *why, size_t len)
 {
-	struct nvt_place_ask ask;
-	struct nvt_place_gpu gpu;
+	struct nvt_placement_ask ask;
+	struct nvt_placement_gpu gpu;
 	struct nvt_gpu_topology g;
 	int rc;
 
@@ -137,7 +137,7 @@ int near_of(const struct part_args *o, const struct nvt_slot_view *part,
 	place_of(o, part->uuid, &part->topo, "", &ask, &gpu);
 	if (load_halves(o, &gpu, &g, why, len))
 		return -1;
-	rc = nvt_place_near_for_claim(nvt_rundir(), &gpu, &ask, me, near, why, len);
+	rc = nvt_placement_near_for_claim(nvt_rundir(), &gpu, &ask, me, near, why, len);
 	if (rc == NVT_NEAR_NEITHER)
 		warn_neither(o, &g);
 	return rc < 0 ? -1 : 0;
@@ -198,14 +198,14 @@ int parse_partition(const struct part_args *o, const char *text, const struct nv
 	int rc, top, every;
 
 	if (o->count) {
-		struct nvt_place_ask ask;
-		struct nvt_place_gpu gpu;
+		struct nvt_placement_ask ask;
+		struct nvt_placement_gpu gpu;
 		struct nvt_gpu_topology g;
 		int neither = 0;
 
 		place_of(o, uuid, topo, gpu_name, &ask, &gpu);
 		if (load_halves(o, &gpu, &g, why, len) ||
-		    nvt_place_once(nvt_rundir(), &gpu, &ask, me, set, &neither, why, len))
+		    nvt_placement_once(nvt_rundir(), &gpu, &ask, me, set, &neither, why, len))
 			return -1;
 		if (neither)
 			warn_neither(o, &g);

@@ -46,7 +46,7 @@ int parse_partition(const struct part_args *o, const char *text, const struct nv
 		    const uint8_t uuid[16], const char *gpu_name, const struct nvt_claimer *me,
 		    struct nvt_tpcset *set, char *why, size_t len);
 /* Where -n --exclude-running's claim on part's GPU picks (nvt_claim_gpu.near):
- * the memory half asked for (nvt_place_near_for_claim; the tasks but me count).
+ * the memory half asked for (nvt_placement_near_for_claim; the tasks but me count).
  * Returns 0, or -1 with why. */
 int near_of(const struct part_args *o, const struct nvt_slot_view *part,
 	    const struct nvt_claimer *me, struct nvt_near *near, char *why, size_t len);

@@ -83,8 +83,7 @@ static void print_priority(pid_t pid, const char *which, const char *gpu,
 			   const struct nvt_slot_view *view)
 {
 	printf("pid %ld's %s%spriority%s%s: %s\n", (long)pid, which, *which ? " " : "",
-	       *gpu ? " on " : "", gpu, view->prio.prio == NVT_PRIO_NONE ? "none" :
-	       nvt_prio_name(view->prio.prio));
+	       *gpu ? " on " : "", gpu, nvt_prio_word(view->prio.prio));
 }
 
 /* Prints ,"priority":LEVEL or null (docs/json.md). */

@@ -17,6 +17,7 @@
 
 #include "profile.h"
 #include "core/claim.h"
+#include "core/prio.h"
 
 #define PLAN_MAX_TASKS 64
 #define PLAN_FILE_MAX (1 << 20)
@@ -26,17 +27,12 @@ struct plan_task {
 	char profile[512];
 	char bound_text[64];
 	struct nvt_bound bound;
-	int priority; /* 3 high, 2 normal, 1 low */
+	uint8_t priority; /* enum nvt_prio: NVT_PRIO_LOW, _NORMAL (the default) or _HIGH */
 	int beside_hog; /* the size came from the curve beside the hog */
 	unsigned needs;
 	struct nvt_tpcset tpcs;
 	int placed;
 };
-
-static const char *priority_name(int p)
-{
-	return p == 3 ? "high" : p == 1 ? "low" : "normal";
-}
 
 /* Reads the whole of path (at most PLAN_FILE_MAX bytes) into a new string. */
 static char *slurp(const char *path, char *why, size_t len)
@@ -94,16 +90,10 @@ static int parse_line(char *line, struct plan_task *t, char *why, size_t len)
 		snprintf(why, len, "bound '%s' is not slowdown=PCT%% or deadline=VALUE", field[2]);
 		return -1;
 	}
-	t->priority = 2;
-	if (n == 4) {
-		if (!strcmp(field[3], "high"))
-			t->priority = 3;
-		else if (!strcmp(field[3], "low"))
-			t->priority = 1;
-		else if (strcmp(field[3], "normal")) {
-			snprintf(why, len, "priority '%s' is not high, normal or low", field[3]);
-			return -1;
-		}
+	t->priority = NVT_PRIO_NORMAL;
+	if (n == 4 && nvt_prio_parse(field[3], &t->priority)) {
+		snprintf(why, len, "priority '%s' is not high, normal or low", field[3]);
+		return -1;
 	}
 	return 0;
 }
@@ -164,7 +154,7 @@ static int by_priority(const void *a, const void *b)
 {
 	const struct plan_task *x = a, *y = b;
 	if (x->priority != y->priority)
-		return y->priority - x->priority;
+		return (int)y->priority - (int)x->priority;
 	return (int)y->needs - (int)x->needs;
 }
 
@@ -182,7 +172,7 @@ static void print_plan(const struct nvt_gpu_topology *gpu, struct plan_task *t, 
 			printf("%s{\"name\":", i ? "," : "");
 			json_string(t[i].name);
 			printf(",\"priority\":\"%s\",\"needs\":%u,\"beside_hog\":%s,\"tpcs\":",
-			       priority_name(t[i].priority), t[i].needs,
+			       nvt_prio_name(t[i].priority), t[i].needs,
 			       t[i].beside_hog ? "true" : "false");
 			if (t[i].placed) {
 				nvt_format_list(&t[i].tpcs, list, sizeof(list));
@@ -203,7 +193,7 @@ static void print_plan(const struct nvt_gpu_topology *gpu, struct plan_task *t, 
 	for (int i = 0; i < n; i++) {
 		if (t[i].placed)
 			nvt_format_list(&t[i].tpcs, list, sizeof(list));
-		printf("%-16s %-8s %6u%s %s\n", t[i].name, priority_name(t[i].priority), t[i].needs,
+		printf("%-16s %-8s %6u%s %s\n", t[i].name, nvt_prio_name(t[i].priority), t[i].needs,
 		       t[i].beside_hog ? "*" : " ", t[i].placed ? list : "(no room)");
 		starred |= t[i].beside_hog;
 	}

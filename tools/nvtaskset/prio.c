@@ -80,19 +80,7 @@ void prio_check_settings(const struct options *o)
 
 void prio_given(const struct options *o, struct nvt_slot_prio *given)
 {
-	memset(given, 0, sizeof(*given));
-	given->prio = o->prio;
-	given->flags = o->no_lend ? NVT_PRIOF_NO_LEND : 0;
-	given->guard = o->guard;
-	if (o->yield_given) {
-		given->yield = o->yield.yield;
-		given->bound_us = o->yield.bound_us;
-		given->ahead_us = o->yield.ahead_us;
-		given->duty_pct = o->yield.duty_pct;
-	} else {
-		given->yield = NVT_YIELD_DEFAULT;
-	}
-	nvt_prio_imply_guard(given);
+	nvt_prio_given(o->prio, o->no_lend, o->guard, o->yield_given ? &o->yield : NULL, given);
 }
 
 void prio_carry(const struct options *o, struct nvt_slot_view *want, const struct nvt_slot_view *old)

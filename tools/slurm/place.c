@@ -70,7 +70,7 @@ static int job_partition(const char *base, uint32_t job, struct holder *out)
 
 	for (int i = 0; i < n && found < 0; i++) {
 		struct nvt_seg_handle h;
-		if (pids[i] == getpid() || nvt_slurm_stepd(pids[i], &out->step) ||
+		if (pids[i] == getpid() || nvt_slurmproc_stepd(pids[i], &out->step) ||
 		    out->step.job != job || nvt_seg_open(base, pids[i], 0, &h))
 			continue;
 		if (h.owner != 0 || h.task_uid != 0 || !same_program(pids[i])) {
@@ -146,7 +146,7 @@ static int share(const struct nvt_place_req *req, unsigned count, const struct h
 	struct nvt_tpcset sub = view->tpcs;
 
 	out->from = holder->step;
-	nvt_slurm_step_format(&out->from, from, sizeof(from));
+	nvt_slurmproc_step_format(&out->from, from, sizeof(from));
 	if (req->gpcs) {
 		if (nvt_pick_tpcs(&view->topo, &want, &view->tpcs, &sub)) {
 			snprintf(why, len, "job %lu holds %u TPCs on this node (step %s), which are not "

@@ -499,7 +499,7 @@ static int place_step(spank_t sp, uint32_t job, uint32_t step, const char *step_
 	nvt_format_list(&place.part.tpcs, list, sizeof(list));
 	if (place.shared) {
 		char from[NVT_SLURM_STEP_TEXT_MAX];
-		nvt_slurm_step_format(&place.from, from, sizeof(from));
+		nvt_slurmproc_step_format(&place.from, from, sizeof(from));
 		slurm_info(LOG "step %u.%s runs on TPCs %s of GPU %d (%s), inside step %s's", job,
 			   step_text, list, place.gpu, place.uuid, from);
 	} else {

@@ -24,6 +24,10 @@ its own (it is PID 1 there, as in a container); --uid runs COMMAND as uid U
 --env sets a variable as `podman run -e` does: first in config.json's
 process.env, before the devices' variables of the same name, and the one the
 process's getenv finds.
+
+Its own failures (usage, an unresolvable device, a runtime call) exit 2; a
+container this machine cannot make (a namespace the kernel refuses) exits
+CANNOT_HERE, 77, saying which, so that a test skips on that alone.
 """
 import ctypes
 import glob
@@ -39,6 +43,8 @@ CLONE_NEWPID = 0x20000000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 libc = ctypes.CDLL(None, use_errno=True)
+# The status of a container this machine cannot make (module docstring).
+CANNOT_HERE = 77
 
 
 def fail(msg, rc=2):
@@ -50,6 +56,16 @@ def check(rc, what):
     if rc != 0:
         err = ctypes.get_errno()
         fail("%s: %s" % (what, os.strerror(err)))
+
+
+def check_here(rc, what):
+    """In the container's process before it is ready: a namespace call the kernel refused
+    ends it with CANNOT_HERE."""
+    if rc != 0:
+        err = ctypes.get_errno()
+        print("cdirun: cannot make the container here: %s: %s" % (what, os.strerror(err)),
+              file=sys.stderr)
+        os._exit(CANNOT_HERE)
 
 
 def parse_args(argv):
@@ -143,18 +159,19 @@ def start_process(opts, env):
         os.close(ready_r)
         os.close(go_w)
         if opts["userns"] is not None:
-            check(libc.unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER)")
+            check_here(libc.unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER)")
         me = os.getpid()
         if opts["pidns"]:
-            check(libc.unshare(CLONE_NEWPID | CLONE_NEWNS), "unshare(CLONE_NEWPID)")
+            check_here(libc.unshare(CLONE_NEWPID | CLONE_NEWNS), "unshare(CLONE_NEWPID)")
             inner = os.fork()
             if inner:
                 os.write(ready_w, str(inner).encode())
                 os.close(ready_w)
                 _, status = os.waitpid(inner, 0)
                 os._exit(os.waitstatus_to_exitcode(status) & 0xff)
-            check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
-            check(libc.mount(b"proc", b"/proc", b"proc", 0, None), "mount /proc")
+            check_here(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None),
+                       "mount --make-rprivate /")
+            check_here(libc.mount(b"proc", b"/proc", b"proc", 0, None), "mount /proc")
         else:
             os.write(ready_w, str(me).encode())
             os.close(ready_w)
@@ -171,8 +188,15 @@ def start_process(opts, env):
             os._exit(127)
     os.close(ready_w)
     os.close(go_r)
-    first = int(os.read(ready_r, 32) or b"0")
+    ready = os.read(ready_r, 32)
     os.close(ready_r)
+    if not ready:
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        if code == CANNOT_HERE:
+            sys.exit(CANNOT_HERE)
+        fail("the container's process ended before it was ready (status %d)" % code)
+    first = int(ready)
     if opts["userns"] is not None:
         with open("/proc/%d/setgroups" % pid, "w") as f:
             f.write("deny")

@@ -1,5 +1,5 @@
 /*
- * shimsms.c - the SM count a partitioned program is told, and cooperative
+ * shimsmcount.c - the SM count a partitioned program is told, and cooperative
  * launches its partition cannot hold (docs/usage.md, "The SM count a
  * program sees"; the rules are src/core/smcount.h's).
  *
@@ -62,7 +62,7 @@
 #include "core/tpcset.h"
 #include "shimdriver.h"
 #include "shimslot.h"
-#include "shimsms.h"
+#include "shimsmcount.h"
 #include "shimstate.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -153,7 +153,7 @@ static int told(CUdevice dev, int sms)
 	return t;
 }
 
-CUresult shim_driver_attribute(int *value, int attribute, CUdevice dev)
+CUresult shim_smcount_driver_attribute(int *value, int attribute, CUdevice dev)
 {
 	nvt_cuDeviceGetAttribute_fn fn =
 		(nvt_cuDeviceGetAttribute_fn)shim_driver_own(SHIM_OWN_ATTRIBUTE);
@@ -301,7 +301,7 @@ static int cooperative_call(int cbid)
 	       cbid == NVT_CBID_cuLaunchKernelEx || cbid == NVT_CBID_cuLaunchKernelEx_ptsz;
 }
 
-int shim_sms_coop_spills(const struct hw_masks *m)
+int shim_smcount_coop_spills(const struct hw_masks *m)
 {
 	unsigned sms = nvt_disable_sms(m->disable);
 
@@ -319,7 +319,7 @@ int shim_sms_coop_spills(const struct hw_masks *m)
 
 /* ---- Callbacks and set-up ------------------------------------------------------------- */
 
-void shim_sms_api(int cbid, const void *data)
+void shim_smcount_api(int cbid, const void *data)
 {
 	struct shim_api_call call;
 
@@ -346,7 +346,7 @@ void shim_sms_api(int cbid, const void *data)
 		shim_coop.blocks = 0;
 }
 
-void shim_sms_setup(nvt_cb_enable_fn enable, uint32_t handle)
+void shim_smcount_setup(nvt_cb_enable_fn enable, uint32_t handle)
 {
 	static const int coop_ids[] = {
 		NVT_CBID_cuLaunchCooperativeKernel, NVT_CBID_cuLaunchCooperativeKernel_ptsz,
