@@ -10,17 +10,23 @@ FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_yield $(T)/test_smcount $(T)/test_cmdline $(T)/test_slurm $(T)/test_task $(T)/test_cdi \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/prioapp $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
-	$(T)/smctrlapp $(T)/demo
+	$(T)/smctrlapp $(T)/demo $(T)/fake/fakerm.so
 
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
 FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakemembw.c fakecb.c fakegraph.c fakeexec.c fakegraphapi.c \
-	fakestream.c)
-FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/gpu/cuda_driver.h
+	fakestream.c fakermcalls.c)
+FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/gpu/cuda_driver.h src/gpu/nvrm.h
 $(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $(FAKE_SRC) -Wl,-soname,libcuda.so.1 -ldl -lpthread
 	ln -sf libcuda.so.1 $(T)/fake/libcuda.so
+
+# The kernel side of the fake driver's RM (preloaded after the shim: tests/e2e/preempt.sh).
+FAKERM = $(T)/fake/fakerm.so
+$(FAKERM): tests/fake/fakerm.c src/gpu/nvrm.h $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -fPIC -shared $(LDFLAGS) -o $@ $< -ldl -lpthread
 
 # Unit tests link the pure core (and driverinfo's parser).
 TEST_LIBS = $(O)/gpu/driverinfo.o $(CORE_LIB)

@@ -330,6 +330,24 @@ int nvt_prio_env_format(const struct nvt_slot_prio *prio, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
+int nvt_prio_mps_level(const struct nvt_slot_view *parts, int n, char *server, size_t len)
+{
+	struct nvt_slot_prio level;
+	uint8_t prio = n > 0 ? parts[0].prio.prio : NVT_PRIO_NONE;
+
+	for (int i = 0; i < n; i++)
+		if (parts[i].prio.prio != prio || !(parts[i].prio.yield & NVT_YIELD_SLICE) ||
+		    parts[i].prio.slice_us != parts[0].prio.slice_us)
+			prio = NVT_PRIO_NONE;
+	if (prio == NVT_PRIO_NONE || !server)
+		return prio;
+	memset(&level, 0, sizeof(level));
+	level.prio = prio;
+	level.yield = NVT_YIELD_SLICE;
+	level.slice_us = parts[0].prio.slice_us;
+	return nvt_prio_env_format(&level, server, len) < 0 ? -1 : prio;
+}
+
 void nvt_prio_carry(struct nvt_slot_view *want, const struct nvt_slot_view *old,
 		    const struct nvt_slot_prio *given)
 {

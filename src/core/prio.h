@@ -130,4 +130,15 @@ int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio);
 int nvt_prio_env_format(const struct nvt_slot_prio *prio, char *buf, size_t len);
 #define NVT_PRIO_ENV_TEXT_MAX 160
 
+/*
+ * The priority level whose own MPS server a task with these partitions'
+ * priorities joins (docs/priorities.md, "Preemption"): a task time-sliced
+ * (NVT_YIELD_SLICE) must not share a context with other levels' tasks. Its
+ * level, if every one of its n GPUs gives it the same one with slice; else
+ * NVT_PRIO_NONE: the shared server. server: the text (NVT_ENV_PRIORITY's) the
+ * level's server is started with, its level and slice value (NULL, 0: not
+ * wanted). Returns the level, or -1 if server is too small.
+ */
+int nvt_prio_mps_level(const struct nvt_slot_view *parts, int n, char *server, size_t len);
+
 #endif /* NVT_PRIO_H */

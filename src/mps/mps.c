@@ -178,6 +178,43 @@ int nvt_mps_setup(struct nvt_mps *mps, char *why, size_t len)
 	return check_dirs(mps, why, len);
 }
 
+int nvt_mps_setup_level(struct nvt_mps *mps, const char *level, const char *server_env,
+			const char *shim, char *why, size_t len)
+{
+	const char *pipe = getenv(NVT_ENV_MPS_PIPE_DIR), *log = getenv(NVT_ENV_MPS_LOG_DIR);
+	const char *xdg = runtime_dir();
+	unsigned long me = (unsigned long)geteuid();
+
+	memset(mps, 0, sizeof(*mps));
+	find_control(mps);
+	if (strlen(level) >= sizeof(mps->level) || strlen(server_env) >= sizeof(mps->server_env) ||
+	    strlen(shim) >= sizeof(mps->shim) || strchr(level, '/')) {
+		snprintf(why, len, "internal error: a priority level's MPS daemon too long to name");
+		return -1;
+	}
+	snprintf(mps->level, sizeof(mps->level), "%s", level);
+	snprintf(mps->server_env, sizeof(mps->server_env), "%s", server_env);
+	snprintf(mps->shim, sizeof(mps->shim), "%s", shim);
+	mps->per_user = me != 0;
+	if (pipe && *pipe)
+		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), "%.200s-%s", pipe, level);
+	else if (me == 0)
+		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), SYSTEM_PIPE_DIR "-%s", level);
+	else if (xdg)
+		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), "%s/nvidia-mps-%s", xdg, level);
+	else
+		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), "/tmp/nvidia-mps-%s-%lu", level, me);
+	if (log && *log)
+		snprintf(mps->log_dir, sizeof(mps->log_dir), "%.200s-%s", log, level);
+	else if (me == 0)
+		snprintf(mps->log_dir, sizeof(mps->log_dir), SYSTEM_LOG_DIR "-%s", level);
+	else if (xdg)
+		snprintf(mps->log_dir, sizeof(mps->log_dir), "%s/nvidia-mps-log-%s", xdg, level);
+	else
+		snprintf(mps->log_dir, sizeof(mps->log_dir), "/tmp/nvidia-mps-log-%s-%lu", level, me);
+	return check_dirs(mps, why, len);
+}
+
 /* Returns 1 if pid is alive and its command name starts with "nvidia-cuda-mps". */
 static int is_mps_process(pid_t pid)
 {
@@ -246,16 +283,30 @@ static void exec_control(void *ctx, int out_fd)
 	(void)out_fd;
 	if (mps->clean_env) {
 		static char pipe_env[300], log_env[300], path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-		char *env[] = {path_env, pipe_env, log_env, NULL};
+		static char preload_env[600], server_env[200];
+		char *env[] = {path_env, pipe_env, log_env, NULL, NULL, NULL};
 		char *argv[] = {(char *)mps->control, (char *)arg, NULL};
 		snprintf(pipe_env, sizeof(pipe_env), "CUDA_MPS_PIPE_DIRECTORY=%s", mps->pipe_dir);
 		snprintf(log_env, sizeof(log_env), "CUDA_MPS_LOG_DIRECTORY=%s", mps->log_dir);
+		if (mps->server_env[0]) {
+			snprintf(preload_env, sizeof(preload_env), NVT_ENV_LD_PRELOAD "=%s", mps->shim);
+			snprintf(server_env, sizeof(server_env), NVT_ENV_MPS_SERVER "=%s", mps->server_env);
+			env[3] = preload_env;
+			env[4] = server_env;
+		}
 		execve(mps->control, argv, env);
 		_exit(127);
 	}
 	setenv(NVT_ENV_MPS_PIPE_DIR, mps->pipe_dir, 1);
 	setenv(NVT_ENV_MPS_LOG_DIR, mps->log_dir, 1);
-	unsetenv(NVT_ENV_LD_PRELOAD); /* the daemon needs no partition */
+	/* A plain daemon needs no shim; a level's server loads it, for its channel groups. */
+	if (mps->server_env[0]) {
+		setenv(NVT_ENV_LD_PRELOAD, mps->shim, 1);
+		setenv(NVT_ENV_MPS_SERVER, mps->server_env, 1);
+	} else {
+		unsetenv(NVT_ENV_LD_PRELOAD);
+		unsetenv(NVT_ENV_MPS_SERVER);
+	}
 	if (arg)
 		execl(mps->control, mps->control, arg, (char *)NULL);
 	else

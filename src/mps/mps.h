@@ -19,6 +19,11 @@ struct nvt_mps {
 	int started;        /* nvt_mps_start started it (0: it found one, started meanwhile) */
 	int clean_env;      /* run control with no environment but a fixed PATH and the
 			     * two directories (the Slurm plugin, as root), not the caller's */
+	/* A priority level's daemon (nvt_mps_setup_level): its server loads the shim,
+	 * told the level by NVT_ENV_MPS_SERVER; "": a plain daemon. */
+	char level[16];
+	char server_env[160];
+	char shim[512];
 };
 
 /*
@@ -34,6 +39,20 @@ struct nvt_mps {
  * directory (not sticky). Returns 0, or -1 with the reason in why.
  */
 int nvt_mps_setup(struct nvt_mps *mps, char *why, size_t len);
+
+/*
+ * The daemon of a priority level (docs/priorities.md, "Preemption"): tasks
+ * time-sliced at that level share its server, whose channel groups the shim
+ * (shim, its path), preloaded into the daemon and told server_env (the
+ * level's NVT_ENV_PRIORITY text) as NVT_ENV_MPS_SERVER, gives the level's
+ * timeslice. Its directories are the plain daemon's with "-LEVEL" after them
+ * ($CUDA_MPS_PIPE_DIRECTORY-LEVEL and $CUDA_MPS_LOG_DIRECTORY-LEVEL where
+ * those are set; root: /tmp/nvidia-mps-LEVEL and /var/log/nvidia-mps-LEVEL;
+ * another user: her own, never the system's, also beside a daemon of root's
+ * there). Returns 0, or -1 with the reason in why.
+ */
+int nvt_mps_setup_level(struct nvt_mps *mps, const char *level, const char *server_env,
+			const char *shim, char *why, size_t len);
 
 /* Returns the PID of the running control daemon of mps->pipe_dir, or 0. */
 pid_t nvt_mps_daemon(const struct nvt_mps *mps);

@@ -109,6 +109,10 @@ static void publish(int g, const struct pslot *p)
 	struct shim_rm_gpu_stats st;
 
 	shim_rm_stats(p->uuid, &st);
+	if (st.status && shim_first_time(WARN_PREEMPT))
+		shim_warn("the CUDA driver refused a control on this task's channel groups (status "
+			  "%#x): tasks of higher priority may wait up to its default timeslice for its work",
+			  (unsigned)st.status);
 	__atomic_store_n(&y->groups, st.groups, __ATOMIC_RELAXED);
 	__atomic_store_n(&y->timeslice_us, st.timeslice_us, __ATOMIC_RELAXED);
 	__atomic_store_n(&y->rm_status, st.status, __ATOMIC_RELAXED);

@@ -586,6 +586,15 @@ static int stray_bits(const struct chip *c, const uint8_t *before, const uint8_t
 
 /* ---- Contexts (modules, memory and the probe kernel: fakeprobe.c) ------- */
 
+/* Device dev's context is used (retained, or launched on): its RM objects (FAKECUDA_RM). */
+static void rm_context(int dev)
+{
+	unsigned char uuid[16];
+
+	uuid_bytes(&fake.chip[dev], fake.physical[dev], uuid);
+	fake_rm_context(dev, uuid);
+}
+
 API int cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
 	long error = env_long("FAKECUDA_CTX_ERROR", 0);
@@ -596,6 +605,7 @@ API int cuDevicePrimaryCtxRetain(void **ctx, int dev)
 	if (dev < 0 || dev >= fake.devices)
 		return NVT_CUDA_ERROR_INVALID_DEVICE;
 	*ctx = &fake.context[dev];
+	rm_context(dev);
 	return 0;
 }
 
@@ -920,6 +930,8 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 
 	if (!fake.initialised)
 		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	rm_context(fake_device());
+	fake_rm_launch(fake_device());
 	dev = current_device();
 	fake_build_tmd(dev, cluster, tmd);
 	memcpy(before, tmd, sizeof(tmd));

@@ -65,6 +65,13 @@ INTERNAL void fake_run_membw(int dev, const struct fakecuda_launch *rec, void **
 /* A synchronize: the launches before it have ended. */
 INTERNAL void fake_membw_sync(void);
 
+/* ---- fakermcalls.c: the RM calls libcuda makes (FAKECUDA_RM) ---- */
+
+/* Device dev's first context: its device, subdevice and channel groups. */
+INTERNAL void fake_rm_context(int dev, const unsigned char uuid[16]);
+/* A launch on device dev (FAKECUDA_RM_LATE: one more group at the N-th). */
+INTERNAL void fake_rm_launch(int dev);
+
 /* ---- fakestream.c ---- */
 
 /* A launch or replay on stream: it occupies the stream for FAKECUDA_KERNEL_US. */

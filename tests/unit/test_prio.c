@@ -291,8 +291,45 @@ static void test_owner(void)
 	CHECK(nvt_prio_owner(1000, 2000, 2000) == 1000);
 }
 
+/* Which MPS server a task joins: its level's own when it is time-sliced. */
+static void test_mps_level(void)
+{
+	struct nvt_slot_view parts[2];
+	struct nvt_slot_prio back;
+	char text[NVT_PRIO_ENV_TEXT_MAX];
+
+	memset(parts, 0, sizeof(parts));
+	CHECK(nvt_prio_mps_level(parts, 1, text, sizeof(text)) == NVT_PRIO_NONE);
+	parts[0].prio.prio = parts[1].prio.prio = NVT_PRIO_LOW;
+	parts[0].prio.yield = parts[1].prio.yield = NVT_YIELD_CLIENT;
+	CHECK(nvt_prio_mps_level(parts, 2, text, sizeof(text)) == NVT_PRIO_NONE);
+	parts[0].prio.yield = parts[1].prio.yield = NVT_YIELD_SLICE | NVT_YIELD_CLIENT;
+	CHECK(nvt_prio_mps_level(parts, 2, text, sizeof(text)) == NVT_PRIO_LOW);
+	CHECK_STR(text, "low,yield=slice");
+	/* The server's text reads back as its level, time-sliced. */
+	CHECK(nvt_prio_env_parse(text, &back) == 0 && back.prio == NVT_PRIO_LOW &&
+	      back.yield == NVT_YIELD_SLICE && !back.slice_us);
+	parts[0].prio.slice_us = parts[1].prio.slice_us = 20;
+	CHECK(nvt_prio_mps_level(parts, 2, text, sizeof(text)) == NVT_PRIO_LOW);
+	CHECK_STR(text, "low,yield=slice=20");
+	CHECK(nvt_prio_env_parse(text, &back) == 0 && back.slice_us == 20);
+	CHECK(nvt_prio_mps_level(parts, 2, text, 8) == -1);
+	/* GPUs that disagree (a level, or slice on one only): the shared server. */
+	parts[1].prio.prio = NVT_PRIO_HIGH;
+	CHECK(nvt_prio_mps_level(parts, 2, text, sizeof(text)) == NVT_PRIO_NONE);
+	parts[1].prio.prio = NVT_PRIO_LOW;
+	parts[1].prio.slice_us = 5;
+	CHECK(nvt_prio_mps_level(parts, 2, text, sizeof(text)) == NVT_PRIO_NONE);
+	parts[1].prio.slice_us = 20;
+	parts[1].prio.yield = NVT_YIELD_CLIENT;
+	CHECK(nvt_prio_mps_level(parts, 2, NULL, 0) == NVT_PRIO_NONE);
+	parts[0].prio.prio = NVT_PRIO_HIGH;
+	CHECK(nvt_prio_mps_level(parts, 1, NULL, 0) == NVT_PRIO_HIGH);
+}
+
 int main(void)
 {
+	test_mps_level();
 	nvt_topo_identity(&topo24, 24);
 	topo24.n_gpcs = 4;
 	for (unsigned t = 0; t < 24; t++)

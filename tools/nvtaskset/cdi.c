@@ -403,7 +403,7 @@ int nvt_cmd_cdi(int argc, char **argv)
 	choose_base(&s);
 	list_gpus(&s);
 	if (with_mps)
-		s.pipe_dir = ensure_mps(0);
+		s.pipe_dir = ensure_mps(0, NULL, 0);
 	if (nvt_mkdirs(dir, 0755))
 		cli_err("--cdi: cannot make %s", dir);
 	write_preload(&s, dir);

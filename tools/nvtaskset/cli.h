@@ -75,7 +75,7 @@ int nvt_cmd_cdi_hook(int argc, char **argv); /* cdihook.c: --cdi-hook, run by th
  * (and saying so, with how to stop it) if none does; channels as --channels
  * (0: not given). Returns its pipe directory; exits on failure.
  */
-const char *ensure_mps(int channels);
+const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n);
 
 /* ---- prio.c: priorities ---- */
 /* An option's number from min to max; exits (bad usage) otherwise. */

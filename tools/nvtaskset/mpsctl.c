@@ -14,6 +14,7 @@
 
 #include "mps/mps.h"
 #include "core/mpslog.h"
+#include "core/prio.h"
 #include "cli.h"
 
 static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
@@ -72,6 +73,45 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 	}
 }
 
+/* The priority levels that may have a daemon of their own (time-sliced tasks'). */
+static const uint8_t mps_levels[] = {NVT_PRIO_LOW, NVT_PRIO_NORMAL, NVT_PRIO_HIGH};
+
+/* Stops the daemons of priority levels that run. Returns how many it stopped. */
+static int stop_levels(void)
+{
+	struct nvt_mps mps;
+	char why[1024];
+	int stopped = 0;
+	pid_t pid;
+
+	for (size_t i = 0; i < sizeof(mps_levels); i++) {
+		const char *name = nvt_prio_name(mps_levels[i]);
+		if (nvt_mps_setup_level(&mps, name, "", "", why, sizeof(why)) || !(pid = nvt_mps_daemon(&mps)))
+			continue;
+		if (nvt_mps_stop(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
+			cli_errx("cannot stop the MPS control daemon of priority %s: %s", name, why);
+		printf("stopped MPS control daemon of priority %s (pid %ld)\n", name, (long)pid);
+		stopped++;
+	}
+	return stopped;
+}
+
+/* Says which daemons of priority levels run (text; nothing where none does). */
+static void status_levels(void)
+{
+	struct nvt_mps mps;
+	char why[1024];
+	pid_t pid;
+
+	for (size_t i = 0; i < sizeof(mps_levels); i++) {
+		const char *name = nvt_prio_name(mps_levels[i]);
+		if (nvt_mps_setup_level(&mps, name, "", "", why, sizeof(why)) == 0 &&
+		    (pid = nvt_mps_daemon(&mps)))
+			printf("MPS control daemon of priority %s: running (pid %ld), pipe directory %s\n",
+			       name, (long)pid, mps.pipe_dir);
+	}
+}
+
 int nvt_cmd_mps(const struct options *o)
 {
 	struct nvt_mps mps;
@@ -83,6 +123,8 @@ int nvt_cmd_mps(const struct options *o)
 	pid = nvt_mps_daemon(&mps);
 	if (!strcmp(o->mps_action, "status")) {
 		mps_status(o, &mps, pid);
+		if (!o->json)
+			status_levels();
 		return pid ? EXIT_SUCCESS : EXIT_MPS_NOT_RUNNING;
 	}
 	if (!strcmp(o->mps_action, "start")) {
@@ -102,8 +144,10 @@ int nvt_cmd_mps(const struct options *o)
 		return EXIT_SUCCESS;
 	}
 	if (!strcmp(o->mps_action, "stop")) {
+		int levels = stop_levels();
 		if (!pid) {
-			printf("MPS control daemon not running\n");
+			if (!levels)
+				printf("MPS control daemon not running\n");
 			return EXIT_SUCCESS;
 		}
 		if (nvt_mps_stop(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))

@@ -430,7 +430,7 @@ int nvt_cmd_profile(int argc, char **argv)
 	prepare(&pr);
 	/* The daemon the runs join, started (and said so) as a start does. */
 	if (!p.no_mps)
-		ensure_mps(0);
+		ensure_mps(0, NULL, 0);
 	measure(&pr);
 	nvt_profile_summarise(pr.sizes, pr.n_sizes, p.higher_is_better);
 	pr.pick = nvt_profile_pick(pr.sizes, pr.n_sizes, p.slowdown);

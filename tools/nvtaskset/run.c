@@ -38,17 +38,30 @@ static void find_shim(char *buf, size_t len)
 		cli_errx("cannot find the nvtaskset shim in %s", buf);
 }
 
-/* Makes sure an MPS control daemon the task may join runs; says where (its pipe directory). */
-const char *ensure_mps(int channels)
+/*
+ * Makes sure an MPS control daemon the task may join runs: the shared one, or
+ * that of the priority level it is time-sliced at (parts, n: its partitions;
+ * NULL: the shared one); says where (its pipe directory).
+ */
+const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n)
 {
 	static struct nvt_mps mps;
 	pid_t server;
 	int connections = nvt_mpslog_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), channels);
-	int clients, limit = nvt_mpslog_client_limit(connections);
-	char why[1024];
+	int clients, limit = nvt_mpslog_client_limit(connections), level;
+	char why[1024], server_env[NVT_PRIO_ENV_TEXT_MAX], shim[PATH_MAX];
 
-	if (nvt_mps_setup(&mps, why, sizeof(why)))
+	level = parts ? nvt_prio_mps_level(parts, n, server_env, sizeof(server_env)) : NVT_PRIO_NONE;
+	if (level < 0)
+		cli_errx("internal error: cannot name the MPS server of the task's priority");
+	if (level != NVT_PRIO_NONE) {
+		find_shim(shim, sizeof(shim));
+		if (nvt_mps_setup_level(&mps, nvt_prio_name((unsigned)level), server_env, shim, why,
+					sizeof(why)))
+			cli_errx("%s; run with --no-mps to run without MPS", why);
+	} else if (nvt_mps_setup(&mps, why, sizeof(why))) {
 		cli_errx("%s; run with --no-mps to run without MPS", why);
+	}
 	/* The directory chosen may be this user's own: CUDA must look there too. */
 	if (nvt_mps_daemon(&mps)) {
 		/* A client past the server's channels fails in CUDA with a misleading
@@ -64,7 +77,11 @@ const char *ensure_mps(int channels)
 	}
 	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
 		cli_errx("cannot start MPS: %s; run with --no-mps to run without it", why);
-	if (mps.started) /* else another nvtaskset started it meanwhile */
+	if (mps.started && mps.level[0]) /* else another nvtaskset started it meanwhile */
+		warnx("started the MPS control daemon of priority %s (pipe directory %s); stop it "
+		      "with 'nvtaskset --mps stop'",
+		      mps.level, mps.pipe_dir);
+	else if (mps.started)
 		warnx("started the MPS control daemon (pipe directory %s); stop it with "
 		      "'nvtaskset --mps stop'",
 		      mps.pipe_dir);
@@ -217,7 +234,7 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 	find_shim(shim, sizeof(shim));
 	check_channels(o->channels);
 	in.channels = o->channels;
-	in.pipe_dir = o->no_mps ? NULL : ensure_mps(o->channels); /* NULL: never connect */
+	in.pipe_dir = o->no_mps ? NULL : ensure_mps(o->channels, parts, n); /* NULL: never connect */
 	if (o->sm_limit && getenv(NVT_ENV_MPS_THREAD_PERCENTAGE))
 		cli_errx("--sm-limit sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, which is set "
 			 "already (%s)", getenv(NVT_ENV_MPS_THREAD_PERCENTAGE));

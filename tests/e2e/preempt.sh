@@ -1,0 +1,195 @@
+# Preemption (docs/priorities.md, "Preemption"): a time-sliced task's channel groups, followed
+# through the RM's ioctls, get its level's timeslice; the fake driver's RM (tests/fake/fakerm.c,
+# preloaded after the shim, FAKECUDA_RM=1) makes them as libcuda 580 does and logs what each
+# group holds.
+FAKERM=$FAKEDIR/fakerm.so
+
+# rm_env: the environment of a process whose RM the fake kernel side answers.
+rm_env() {
+	export LD_PRELOAD="$SHIM:$FAKERM" FAKECUDA_RM=1 FAKERM_LOG=$WORK/rm.log
+}
+# final_us PID: the final timeslices of PID's groups, one per line, in the order made.
+final_us() { awk -v p="pid=$1" '$1 == p && $2 == "final" {sub("us=", "", $4); print $4}' "$WORK/rm.log"; }
+# sets PID: the timeslices PID's groups were set to, in order.
+sets() { awk -v p="pid=$1" '$1 == p && $2 == "set-timeslice" {sub("us=", "", $4); print $4}' "$WORK/rm.log"; }
+# last_us PID GROUP: the latest timeslice set on a group of PID (its handle).
+last_us() {
+	awk -v p="pid=$1" -v g="group=$2" '$1 == p && $2 == "set-timeslice" && $3 == g {sub("us=", "", $4); v = $4} END {print v}' "$WORK/rm.log"
+}
+pid_of_log() { awk '{print $1}' "$WORK/rm.log" | sort -u | sed -n 's/^pid=//p' | head -1; }
+
+t_preempt_low_groups_get_slice() {
+	local out rc pid
+	rm_env
+	run_rc out rc "$NVT" --no-mps --priority low --yield slice "$APP" launch 3
+	eq "$rc" 0 "exit status: $out"
+	pid=$(pid_of_log)
+	# Four groups (compute and three copy), each at 5 us at the end: libcuda's own 2048 us
+	# for the compute group never held.
+	eq "$(final_us "$pid" | tr '\n' ' ')" "5 5 5 5 " "final timeslices"
+	hasnt "$(sets "$pid")" 2048
+	hasnt "$out" "nvtaskset:"
+}
+
+t_preempt_high_groups_long() {
+	local out rc
+	rm_env
+	run_rc out rc "$NVT" --no-mps --priority high --yield slice "$APP" launch 2
+	eq "$rc" 0 "exit status: $out"
+	eq "$(final_us "$(pid_of_log)" | sort -u)" 20000 "a high task's timeslice"
+}
+
+t_preempt_slice_value_and_late_group() {
+	local out rc pid
+	rm_env
+	# A group made at the 3rd launch (a library's, late) gets it too.
+	run_rc out rc env FAKECUDA_RM_LATE=3 "$NVT" --no-mps --priority low --yield slice=40 "$APP" launch 5
+	eq "$rc" 0 "exit status: $out"
+	pid=$(pid_of_log)
+	eq "$(final_us "$pid" | tr '\n' ' ')" "40 40 40 40 40 " "final timeslices, the late group's last"
+}
+
+# Without slice, a managed task's groups are the driver's: the shim issues no control.
+t_preempt_plain_priority_leaves_groups() {
+	local out rc pid
+	rm_env
+	run_rc out rc "$NVT" --no-mps --priority low --yield client "$APP" launch 2
+	eq "$rc" 0 "exit status: $out"
+	pid=$(pid_of_log)
+	eq "$(sets "$pid" | tr '\n' ' ')" "2048 " "the only set: libcuda's own"
+	eq "$(final_us "$pid" | tr '\n' ' ')" "2048 1024 1024 1024 " "final timeslices"
+}
+
+# -l shows what the shim gave its groups, as the driver recorded it.
+t_preempt_list_shows_slice() {
+	local json text
+	rm_env
+	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
+	wait_file "$WORK/lo.state" "0-65"
+	wait_for 10 eval '"$NVT" -l --json | grep -q "\"channel_groups\":4,\"timeslice_us\":5,"'
+	json=$("$NVT" -l --json)
+	has "$json" '"ways":"slice"'
+	has "$json" '"driver_status":0'
+	text=$("$NVT" -l)
+	has "$text" "slice:5us"
+	stop_loop lo "$PID"
+}
+
+# Beside a higher task that never idles, a low one takes a share (2048 us), and gives it back
+# once the higher task is gone.
+t_preempt_share_beside_busy_high() {
+	local hi lo group
+	rm_env
+	start_loop hi "$NVT" --no-mps --priority high --yield slice "$APP"
+	hi=$PID
+	wait_file "$WORK/hi.state" "0-65"
+	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
+	lo=$PID
+	wait_file "$WORK/lo.state" "0-65"
+	group=$(awk -v p="pid=$lo" '$1 == p && $2 == "alloc" && $3 == "class=0xa06c" {sub("handle=", "", $4); print $4; exit}' "$WORK/rm.log")
+	[ -n "$group" ] || die "no group of the low task in the fake RM's log"
+	wait_for 20 eval '[ "$(last_us '"$lo $group"')" == 2048 ]'
+	stop_loop hi "$hi"
+	wait_for 20 eval '[ "$(last_us '"$lo $group"')" == 5 ]'
+	stop_loop lo "$lo"
+}
+
+# A control the driver refuses is said once, and shown in -l.
+t_preempt_refused_said_once() {
+	rm_env
+	export FAKERM_REFUSE=a06c0103
+	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
+	wait_file "$WORK/lo.state" "0-65"
+	wait_for 10 eval '"$NVT" -l --json | grep -q "\"driver_status\":86"'
+	wait_for 10 grep -q "refused a control on this task's channel groups" "$WORK/lo.err"
+	stop_loop lo "$PID"
+	eq "$(grep -c "refused a control" "$WORK/lo.err")" 1 "warnings"
+}
+
+# The shim's ioctl(2) passes every other request through, results and errors alike.
+t_preempt_other_ioctls_pass() {
+	local out rc
+	rm_env
+	run_rc out rc "$NVT" --no-mps --priority low --yield slice python3 -c '
+import errno, fcntl, os, pty, struct, termios
+m, s = pty.openpty()
+fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+print(struct.unpack("HHHH", fcntl.ioctl(s, termios.TIOCGWINSZ, b"\0" * 8)))
+try:
+    fcntl.ioctl(os.open("/dev/null", os.O_RDONLY), termios.TIOCGWINSZ, b"\0" * 8)
+except OSError as e:
+    print(errno.errorcode[e.errno])'
+	eq "$rc" 0 "exit status: $out"
+	eq "$out" "(24, 80, 0, 0)
+ENOTTY"
+}
+
+# A time-sliced task under MPS joins its level's own daemon, which nvtaskset starts with the
+# shim preloaded and told the level; --mps stop stops it.
+t_preempt_level_mps_daemon() {
+	local out rc env
+	own_mps_dirs lvl
+	PATH=$FAKEBIN:$PATH
+	export FAKECUDA_LOG=$WORK/cuda.log
+	run_rc out rc "$NVT" --priority low --yield slice "$APP" launch 1
+	eq "$rc" 0 "exit status: $out"
+	has "$out" "started the MPS control daemon of priority low (pipe directory $CUDA_MPS_PIPE_DIRECTORY-low)"
+	has "$(cat "$WORK/cuda.log")" "mps=$CUDA_MPS_PIPE_DIRECTORY-low"
+	env=$(cat "$CUDA_MPS_PIPE_DIRECTORY-low/fake.env")
+	has "$env" "NVTASKSET_MPS_SERVER=low,yield=slice"
+	has "$env" "LD_PRELOAD=$SHIM"
+	# The shared daemon was not started for it; a task without slice joins that one.
+	[ ! -e "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" ] || die "the shared daemon runs"
+	run_rc out rc "$NVT" --priority low "$APP" launch 1
+	eq "$rc" 0 "exit status: $out"
+	eq "$(tail -1 "$WORK/cuda.log" | sed 's/.* mps=//')" "$CUDA_MPS_PIPE_DIRECTORY" "the plain task's daemon"
+	run_rc out rc "$NVT" --mps status
+	has "$out" "MPS control daemon of priority low: running"
+	run_rc out rc "$NVT" --mps stop
+	eq "$rc" 0 "--mps stop: $out"
+	has "$out" "stopped MPS control daemon of priority low"
+	has "$out" "stopped MPS control daemon (pid"
+}
+
+# The shim in a level's MPS server gives the server's groups (its clients' work) the level's
+# timeslice and shows it in -l; in the control daemon it stays passive (no segment).
+t_preempt_mps_server_shim() {
+	local json
+	ln -s "$APP" "$WORK/nvidia-cuda-mps-server"
+	ln -s "$APP" "$WORK/nvidia-cuda-mps-control"
+	rm_env
+	export NVTASKSET_MPS_SERVER=low,yield=slice
+	start_loop srv "$WORK/nvidia-cuda-mps-server"
+	wait_file "$WORK/srv.state" "0-65"
+	wait_for 10 eval '"$NVT" -l --json | grep -q "\"channel_groups\":4,\"timeslice_us\":5,"'
+	json=$("$NVT" -l --json)
+	has "$json" "nvidia-cuda-mps-server"
+	has "$json" '"priority":"low"'
+	eq "$(final_us "$PID")" "" "no final state while it runs"
+	stop_loop srv "$PID"
+	eq "$(final_us "$(pid_of_log)" | tr '\n' ' ')" "5 5 5 5 " "the server's groups"
+	: >"$WORK/rm.log"
+	start_loop ctl "$WORK/nvidia-cuda-mps-control"
+	wait_file "$WORK/ctl.state" "0-65"
+	has_segment "$PID" && die "the control daemon made a segment"
+	stop_loop ctl "$PID"
+	eq "$(final_us "$(pid_of_log)" | tr '\n' ' ')" "2048 1024 1024 1024 " "the control daemon's groups"
+}
+
+# A task killed leaves nothing: no segment lists it, and the next task's groups start from the
+# driver's own timeslices.
+t_preempt_dead_task_leaves_nothing() {
+	local out rc pid
+	rm_env
+	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
+	wait_file "$WORK/lo.state" "0-65"
+	kill -KILL "$PID"
+	wait "$PID" || true
+	run_rc out rc "$NVT" -l
+	hasnt "$out" " $PID "
+	: >"$WORK/rm.log"
+	run_rc out rc "$APP" launch 1
+	eq "$rc" 0 "exit status: $out"
+	pid=$(pid_of_log)
+	eq "$(final_us "$pid" | tr '\n' ' ')" "2048 1024 1024 1024 " "the next task's groups"
+}

@@ -1,0 +1,116 @@
+/*
+ * fakermcalls.c - the fake driver's RM calls (src/gpu/nvrm.h), made as
+ * libcuda 580 makes them (docs/hardware-facts.md, "Channel groups", H200):
+ * with FAKECUDA_RM=1, a device's first context allocates its device and
+ * subdevice objects, one compute channel group with two channels, schedules
+ * it and then sets its timeslice to 2048 us (libcuda's own call), and three
+ * copy groups with a channel each, scheduled. FAKECUDA_RM_LATE=N: the N-th
+ * launch on a device allocates one more group (a library's, made late). The
+ * calls go through ioctl(2) on a descriptor of /dev/null, so that the shim,
+ * preloaded before tests/fake/fakerm.c's kernel side, sees them as it sees the
+ * real ones; without that side they fail (ENOTTY) and the fake goes on.
+ * The subdevice's allocation carries its GPU's UUID after its id, for the
+ * kernel side's GET_GID_INFO (a fake's own convention).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "fakeint.h"
+#include "gpu/nvrm.h"
+
+#define FAKE_CLIENT 0xc1d00001u
+
+static struct {
+	pthread_mutex_t lock;
+	int fd;
+	uint32_t next;
+	uint32_t device[NVT_MACHINE_GPUS];
+	unsigned launches[NVT_MACHINE_GPUS];
+} rm = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .next = 0x5c000001u};
+
+/* The fake's subdevice allocation block: NV2080_ALLOC_PARAMETERS and the GPU's UUID. */
+struct fake_subdevice_params {
+	uint32_t sub_device_id;
+	uint8_t uuid[16];
+};
+
+static int enabled(void)
+{
+	const char *v = getenv("FAKECUDA_RM");
+	return v && !strcmp(v, "1");
+}
+
+static uint32_t rm_alloc(uint32_t parent, uint32_t cls, void *params, uint32_t size)
+{
+	struct nvrm_alloc64 a = {FAKE_CLIENT, parent, rm.next++, cls, (uint64_t)(uintptr_t)params, 0, size,
+				 0, 0, 0};
+
+	if (ioctl(rm.fd, _IOWR(NVRM_IOCTL_MAGIC, NVRM_ESC_ALLOC, struct nvrm_alloc64), &a) ||
+	    a.status != NVRM_OK)
+		return 0;
+	return a.object;
+}
+
+static void rm_control(uint32_t object, uint32_t cmd, void *params, uint32_t size)
+{
+	struct nvrm_control c = {FAKE_CLIENT, object, cmd, 0, (uint64_t)(uintptr_t)params, size, 0};
+
+	ioctl(rm.fd, _IOWR(NVRM_IOCTL_MAGIC, NVRM_ESC_CONTROL, struct nvrm_control), &c);
+}
+
+/* A channel group of device dev with n channels of class cls, scheduled; compute: libcuda's own
+ * timeslice after. */
+static void make_group(int dev, int channels, int compute)
+{
+	struct nvrm_schedule on = {1, 0, 0};
+	struct nvrm_timeslice ts = {NVRM_LIBCUDA_TIMESLICE_US};
+	uint32_t tsg = rm_alloc(rm.device[dev], NVRM_CLASS_CHANNEL_GROUP, NULL, 0);
+
+	if (!tsg)
+		return;
+	for (int i = 0; i < channels; i++)
+		rm_alloc(tsg, NVRM_CLASS_CHANNEL_HOPPER, NULL, 0);
+	rm_control(tsg, NVRM_TSG_GPFIFO_SCHEDULE, &on, sizeof(on));
+	if (compute)
+		rm_control(tsg, NVRM_TSG_SET_TIMESLICE, &ts, sizeof(ts));
+}
+
+INTERNAL void fake_rm_context(int dev, const unsigned char uuid[16])
+{
+	struct fake_subdevice_params sub = {0, {0}};
+	uint32_t device_id = (uint32_t)dev;
+
+	if (!enabled() || dev < 0 || dev >= NVT_MACHINE_GPUS)
+		return;
+	pthread_mutex_lock(&rm.lock);
+	if (rm.fd < 0)
+		rm.fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (rm.fd >= 0 && !rm.device[dev] &&
+	    (rm.device[dev] = rm_alloc(FAKE_CLIENT, NVRM_CLASS_DEVICE, &device_id, sizeof(device_id)))) {
+		memcpy(sub.uuid, uuid, 16);
+		rm_alloc(rm.device[dev], NVRM_CLASS_SUBDEVICE, &sub, sizeof(sub));
+		make_group(dev, 2, 1);
+		for (int i = 0; i < 3; i++)
+			make_group(dev, 1, 0);
+	}
+	pthread_mutex_unlock(&rm.lock);
+}
+
+INTERNAL void fake_rm_launch(int dev)
+{
+	const char *late = getenv("FAKECUDA_RM_LATE");
+
+	if (!late || !enabled() || dev < 0 || dev >= NVT_MACHINE_GPUS)
+		return;
+	pthread_mutex_lock(&rm.lock);
+	if (rm.device[dev] && ++rm.launches[dev] == strtoul(late, NULL, 10))
+		make_group(dev, 1, 1);
+	pthread_mutex_unlock(&rm.lock);
+}
