@@ -8,6 +8,10 @@ GPU_LOG ?= $(B)/gpu
 check-gpu: all
 	@tests/gpu/check-gpu.sh $(GPU_LOG)
 
+# Preemptive priorities on the GPU, read back and by their effect (tests/gpu/preempt.sh): ~4 min.
+check-gpu-preempt: all
+	@tests/gpu/preempt.sh $(GPU_LOG)
+
 # Benchmarks (after the ECRTS 2025 paper's evaluation): on the GPU machine, under 10 minutes.
 BENCH_OUT ?= docs/bench
 bench: all

@@ -171,7 +171,7 @@ def run(name, L, H, servers=()):
             log(name, "no L csv", e)
     try:
         tasks = json.load(open(d + "/list.json")).get("tasks", [])
-        res["list"] = [{"pid": t.get("pid"), "cmd": (t.get("command") or "")[:20],
+        res["list"] = [{"pid": t.get("pid"), "cmd": (t.get("command") or "")[-24:],
                         "gpus": [{k: g.get(k) for k in ("priority", "yield") if k in g} for g in t.get("gpus", [])]}
                        for t in tasks]
     except (OSError, ValueError):
@@ -264,6 +264,15 @@ CONFIGS5 = [
     ("gemm-keepe", ([], None, dict(rmp("@D", "L", LONG), **KEEPE)), ([], None, rmp("@D", "H", 5, "rewrite"), "gemm"), ()),
     ("llama-keepe", ([], None, dict(rmp("@D", "L", LONG), **KEEPE)), ([], None, rmp("@D", "H", 5, "rewrite"), "llama"), ()),
 ]
+# make check-gpu-preempt (tests/gpu/preempt.sh): each form of nvtaskset's beside the default
+# timeslices, the read-back in -l; the level daemons started by nvtaskset itself.
+HM = ["--priority", "high", "--yield", "slice"]
+LM = ["--priority", "low", "--yield", "slice"]
+CONFIGS6 = [
+    ("gpu-default", ([], None, {}), ([], None, {}, "gemm"), ()),
+    ("gpu-slice-own", (nvt(*HS), None, {}), (nvt(*LS), None, {}, "gemm"), ()),
+    ("gpu-slice-mps", (nvt(*HM), "mpsT", {}), (nvt(*LM), "mpsT", {}, "gemm"), ()),
+]
 CONFIGS = [
     ("L-alone", ([], None, {}), None, ()),
     ("H-alone-gemm", None, ([], None, {}, "gemm"), ()),
@@ -292,7 +301,7 @@ CONFIGS = [
     ("static-gemm", (nvt("-g", "0-1"), "mps", {}), (nvt("-g", "2-11"), "mps", {}, "gemm"), ()),
 ]
 
-SETS = {"1": CONFIGS, "2": CONFIGS2, "3": CONFIGS3, "4": CONFIGS4, "5": CONFIGS5}
+SETS = {"1": CONFIGS, "2": CONFIGS2, "3": CONFIGS3, "4": CONFIGS4, "5": CONFIGS5, "gpu": CONFIGS6}
 for name, L, H, servers in SETS[os.environ.get("PREEMPT_SET", "1")]:
     if ONLY and name not in ONLY:
         continue
