@@ -262,7 +262,7 @@ int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio)
 	out.guard = 0;
 	out.mode = NVT_MODE_OWN;
 	out.yield = NVT_YIELD_DEFAULT;
-	out.bound_us = out.ahead_us = out.duty_pct = 0;
+	out.bound_us = out.ahead_us = out.duty_pct = out.slice_us = out.reserved2 = 0;
 	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save), first = 0) {
 		if (first) {
 			if (nvt_prio_parse(item, &out.prio))

@@ -473,6 +473,7 @@ static void mps_server_init(const char *level)
 	struct nvt_slot_prio prio;
 	char why[256];
 
+	memset(&prio, 0, sizeof(prio));
 	if (nvt_prio_env_parse(level, &prio) || prio.prio == NVT_PRIO_NONE) {
 		shim_warn("ignoring malformed %s=\"%.64s\"; this MPS server's clients are not "
 			  "time-sliced", NVT_ENV_MPS_SERVER, level);
