@@ -11,8 +11,10 @@
  *   state     shimstate (this state, the warnings), shimdriver (the driver's
  *             entry points, one table), shimslot (a GPU slot's
  *             masks and the slot of a context, which the launch path and
- *             the features share)
- *   features  shimlease, shimyield (priorities), shimsmcount (the SM count,
+ *             the features share), shimrm (the process's channel groups,
+ *             through the driver's RM ioctls)
+ *   features  shimlease, shimyield (priorities), shimpreempt (time-sliced
+ *             priorities: channel groups' timeslices), shimsmcount (the SM count,
  *             cooperative launches), shimsmctrlmaps, shimsmctrl,
  *             shimsmctrlapi (libsmctrl's masks), shimgraph (CUDA graphs)
  *   hub       shim (the driver's callback: the launch path, and the API

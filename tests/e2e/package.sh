@@ -322,11 +322,12 @@ t_exports() {
 	local f syms
 	for f in "$SHIM" "$WRAPDIR/libcuda.so.1"; do
 		# The instance marker, libsmctrl's interface under the shim's own
-		# prefix (libsmctrl.so forwards to it: include/libsmctrl.h), and the
-		# driver calls through which a program learns its SM count (shimsmcount.c).
+		# prefix (libsmctrl.so forwards to it: include/libsmctrl.h), the
+		# driver calls through which a program learns its SM count (shimsmcount.c),
+		# and ioctl(2), through which it follows its channel groups (shimrm.c).
 		syms=$(nm -D --defined-only "$f" | awk '{print $3}' | grep -v '^_' | grep -v '^nvtaskset_smctrl_' |
 			sort | tr '\n' ' ')
-		eq "$syms" "cuDeviceGetAttribute cuGetProcAddress cuGetProcAddress_v2 nvtaskset_shim_instance " \
+		eq "$syms" "cuDeviceGetAttribute cuGetProcAddress cuGetProcAddress_v2 ioctl nvtaskset_shim_instance " \
 			"exported symbols of $f"
 		eq "$(nm -D --defined-only "$f" | grep -c ' T nvtaskset_smctrl_')" 10 "libsmctrl functions of $f"
 	done
