@@ -57,6 +57,7 @@ static struct {
 	pthread_mutex_t lock;    /* started, new GPUs */
 	int started;
 	int server;              /* an MPS server of a level */
+	int single;              /* one GPU slot: its timeslice also for groups of no known GPU */
 	struct nvt_slot_prio server_prio;
 	uint8_t new_gpu[NVT_MAX_GPUS][16];
 	int n_new;
@@ -82,6 +83,8 @@ static void ask_timeslice(struct pslot *p)
 	if (us == p->asked_us)
 		return;
 	p->asked_us = us;
+	if (pre.single)
+		shim_rm_timeslice(NULL, us);
 	if (shim_rm_timeslice(p->uuid, us) < 0 && shim_first_time(WARN_PREEMPT))
 		shim_warn("the driver refused this task's channel groups a timeslice of %u us: "
 			  "tasks of higher priority may wait for its work", (unsigned)us);
@@ -221,7 +224,7 @@ static void on_new_gpu(const uint8_t uuid[16])
 
 void shim_preempt_setup(void)
 {
-	int any = 0;
+	int any = 0, slots = 0, last = -1;
 
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		uint8_t uuid[16];
@@ -230,9 +233,15 @@ void shim_preempt_setup(void)
 			continue;
 		configure(&pre.s[g], g);
 		any |= pre.s[g].slice;
+		slots++;
+		last = g;
 	}
-	if (any)
-		shim_rm_on_new_gpu(on_new_gpu);
+	if (!any)
+		return;
+	/* One GPU: its groups' timeslice also where the driver does not say their GPU. */
+	if (slots == 1 && (pre.single = 1))
+		shim_rm_timeslice(NULL, pre.s[last].asked_us);
+	shim_rm_on_new_gpu(on_new_gpu);
 }
 
 void shim_preempt_server(const struct nvt_slot_prio *prio)

@@ -34,9 +34,10 @@
 
 #include "gpu/nvrm.h"
 #include "shimrm.h"
+#include "shimstate.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define RM_OBJECTS 512 /* devices, subdevices, groups and channels followed (PyTorch: ~30) */
+#define RM_OBJECTS 1024 /* devices, subdevices, groups and channels followed (PyTorch: ~30) */
 #define RM_GPUS 17     /* NVT_MAX_GPUS and one for groups whose GPU is not known */
 
 struct rm_obj {
@@ -205,6 +206,9 @@ static void on_alloc(int fd, const void *arg, unsigned size)
 				  cls != NVRM_CLASS_CHANNEL_GROUP && !nvrm_is_channel_class(cls)))
 		return;
 	pthread_mutex_lock(&rm.lock);
+	if (rm.n_obj == RM_OBJECTS && cls == NVRM_CLASS_CHANNEL_GROUP && shim_first_time(WARN_PREEMPT))
+		shim_warn("too many driver objects to follow: this task's newer channel groups keep the "
+			  "driver's timeslice");
 	if (rm.n_obj < RM_OBJECTS && !find(root, object)) {
 		o = &rm.obj[rm.n_obj++];
 		*o = (struct rm_obj){.fd = fd, .client = root, .handle = object, .parent = parent,

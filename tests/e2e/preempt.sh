@@ -94,6 +94,16 @@ t_preempt_share_beside_busy_high() {
 	stop_loop lo "$lo"
 }
 
+# A driver that does not say a group's GPU: a task on one GPU still gives its groups its slice.
+t_preempt_gpu_not_said_one_slot() {
+	local out rc
+	rm_env
+	export FAKERM_REFUSE=2080014a
+	run_rc out rc "$NVT" --no-mps --priority low --yield slice "$APP" launch 2
+	eq "$rc" 0 "exit status: $out"
+	eq "$(final_us "$(pid_of_log)" | tr '\n' ' ')" "5 5 5 5 " "final timeslices"
+}
+
 # A control the driver refuses is said once, and shown in -l.
 t_preempt_refused_said_once() {
 	rm_env

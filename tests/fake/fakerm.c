@@ -13,7 +13,8 @@
  *                       control ("pid=P set-timeslice group=H us=V status=S"),
  *                       and at exit each group's final state ("pid=P final
  *                       group=H us=V scheduled=B")
- *   FAKERM_REFUSE=CMD   controls CMD (hex) answer NV_ERR_NOT_SUPPORTED
+ *   FAKERM_REFUSE=CMD   controls CMD (hex) answer NV_ERR_NOT_SUPPORTED (2080014a:
+ *                       a subdevice that does not say its GPU's UUID)
  *
  * Other ioctls go to the C library's.
  *
