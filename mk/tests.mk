@@ -1,7 +1,7 @@
 # mk/tests.mk - the test suite's programs and the check targets, included by
 # the Makefile (whose variables it uses): the fake driver, the unit tests,
 # the fake applications, the fuzz target; make check, check-slurm,
-# check-faults, check-private, fuzz-libfuzzer.
+# check-faults, check-private, check-prometheus, fuzz-libfuzzer.
 #
 # SPDX-License-Identifier: MIT
 
@@ -120,6 +120,12 @@ headers (libslurm-dev)" >&2; exit 1; }
 # As root; skips, saying why, where podman cannot run containers. Under a minute.
 check-podman: all $(FAKE) $(T)/fakeapp-dlopen
 	@tests/podman/run.sh
+
+# The exporter scraped by a real Prometheus on this machine's loopback interface
+# (tests/prometheus/run.sh, docs/observability.md; Debian: prometheus, and
+# libmicrohttpd-dev at build time). Any user; under a minute.
+check-prometheus: all $(FAKE) $(T)/fakeapp-dlopen
+	@tests/prometheus/run.sh
 
 # The fault suite (tests/faults/run.sh, docs/faults.md): ENOSPC and EMFILE at
 # every segment operation, kill -9 of the CLI, 500 tasks of 3 users, hidepid=2,

@@ -1,9 +1,10 @@
 /*
  * viewmetrics.c - a view as Prometheus metrics (view.h), for both front ends
  * that serve them: nvtaskset --metrics and the exporter. The names follow
- * Prometheus' conventions (base units, _total for counters) and DCGM's
- * labels where dcgm-exporter has them (gpu, UUID, modelName), so that a
- * query can join the two; docs/observability.md lists every metric.
+ * Prometheus' conventions (base units, _total for counters, snake_case) and
+ * dcgm-exporter's GPU labels, gpu and UUID, so that a query can join the two
+ * (its modelName is model_name here: promtool refuses camelCase);
+ * docs/observability.md lists every metric.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -30,7 +31,7 @@ static void gpu_labels(const struct nvt_view_gpu *g, struct gpu_labels *out)
 		out->index[0] = '\0';
 	out->l[0] = (struct nvt_expo_label){"gpu", out->index};
 	out->l[1] = (struct nvt_expo_label){"UUID", g->uuid_text};
-	out->l[2] = (struct nvt_expo_label){"modelName", g->model};
+	out->l[2] = (struct nvt_expo_label){"model_name", g->model};
 }
 
 /* The labels of a task's slot: its GPU's, then pid, user, command, container, slurm_job,

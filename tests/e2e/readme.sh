@@ -300,6 +300,12 @@ t_install_uninstall builds and runs it against a staged install"
 	"apt-get install .*|installs the Debian package as root: make check-package does"
 	"srun .*|needs Slurm: make check-slurm runs srun --gpu-tpcs jobs"
 	"man .*|reads the installed man pages: make check-package checks that man finds them"
+	"nvtaskset top|a live view that runs until q, on a terminal: t_top_in_a_terminal runs it in \
+tmux, t_top_batch_frames runs top -b"
+	"nvtaskset -l --svg [^ ]+|writes the picture where the reader is: t_svg_map and \
+t_svg_renders_in_chromium write it in their own directories"
+	"nvtaskset --exporter [^ ]+|serves until it is ended: t_exporter_serves and make \
+check-prometheus run it"
 )
 # example_not_run LINE: prints why LINE is not run as shown and succeeds, if EXAMPLES_NOT_RUN
 # lists it.

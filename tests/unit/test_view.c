@@ -216,7 +216,7 @@ static void test_metrics(void)
 			     "0a0b0c0d0e84\",pid=\"200\",user=\"bob\",command=\"app\",container=\"\","
 			     "slurm_job=\"\",priority=\"\"} 16\n") != NULL);
 	CHECK(strstr(b.text, "nvtaskset_gpu_info{gpu=\"0\",UUID=\"GPU-00010203-0405-0607-0809-"
-			     "0a0b0c0d0e84\",modelName=\"Fake \\\"H100\\\"\"} 1\n") != NULL);
+			     "0a0b0c0d0e84\",model_name=\"Fake \\\"H100\\\"\"} 1\n") != NULL);
 	CHECK(strstr(b.text, "priority=\"low\"} 12345\n") != NULL);
 	CHECK(strstr(b.text, "nvtaskset_task_wait_seconds_total{") != NULL);
 	CHECK(strstr(b.text, "priority=\"low\"} 1.5\n") != NULL);

@@ -289,6 +289,14 @@ static void full_map(struct nvt_outbuf *out, int i)
 	}
 }
 
+/* The lines full_map draws for the view's GPU i. */
+static int full_lines(int i)
+{
+	const struct nvt_view_gpu *g = &top.now->gpus[i];
+
+	return 1 + (!g->map_known ? 1 : g->topo.n_gpcs ? (int)g->topo.n_gpcs : 1);
+}
+
 /* The view's GPU with nvtaskset's number index, or -1. */
 static int gpu_numbered(int index)
 {
@@ -465,12 +473,15 @@ static void frame(struct nvt_outbuf *out, struct row *rows)
 	if (top.colour)
 		nvt_outbuf_printf(out, "\033[H");
 	header(out);
-	if (shown >= 0)
+	if (shown < 0 && top.now->n_gpus == 1)
+		shown = 0;
+	/* A GPU in full where a few rows still fit below it; else every GPU on a line. */
+	if (shown >= 0 && (!top.height || full_lines(shown) + 8 <= top.height))
 		full_map(out, shown);
-	else if (top.now->n_gpus == 1)
-		full_map(out, 0);
 	else
 		compact_maps(out);
+	if (top.pick < 0 && top.now->n_gpus == 1)
+		shown = -1; /* (the rows of every GPU: tasks without a slot too) */
 	nvt_outbuf_put(out, top.colour ? "\033[K\n" : "\n", top.colour ? 4 : 1);
 	table_header(out);
 	n = make_rows(rows, shown);
