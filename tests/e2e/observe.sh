@@ -313,12 +313,26 @@ PY
 }
 
 t_svg_map() {
-	local out
+	local out odd
 	lending_pair
 	run_rc out rc "$NVT" -l --svg "$WORK/map.svg"
 	eq "$rc" 0 "$out"
 	eq "$out" "" "-l --svg's output"
 	svg_check "$WORK/map.svg" "$HI" "$LO"
+	# A command with markup and bytes that are not UTF-8 in it stays text (escaped): the
+	# picture still parses, and its legend names it.
+	ln -s "$APP" "$WORK/"$'<b a="1">&amp;\xff'
+	start_loop odd "$NVT" --no-mps -g 1 "$WORK/"$'<b a="1">&amp;\xff'
+	odd=$PID
+	wait_file "$WORK/odd.state" "1,9,17,25,32,39,46,53"
+	run_rc out rc "$NVT" -l --svg "$WORK/odd.svg"
+	eq "$rc" 0 "$out"
+	python3 - "$WORK/odd.svg" "$odd" <<'PY' || die "the SVG with markup in a command: $(grep -a "pid $odd" "$WORK/odd.svg")"
+import sys, xml.etree.ElementTree as ET
+texts = ["".join(t.itertext()) for t in ET.parse(sys.argv[1]).getroot().iter("{http://www.w3.org/2000/svg}text")]
+assert any(("pid %s " % sys.argv[2]) in t and '<b a="1">&amp;\ufffd loop' in t for t in texts), texts
+PY
+	stop_loop odd "$odd"
 	# To standard output with '-'.
 	timeout "$HANG" "$NVT" -l --svg - >"$WORK/map2.svg"
 	svg_check "$WORK/map2.svg" "$HI" "$LO"
