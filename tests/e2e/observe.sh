@@ -152,8 +152,9 @@ t_top_in_a_terminal() {
 	command -v tmux >/dev/null || skip "needs tmux (Debian: tmux) to run top in a terminal"
 	two_tasks
 	printf 'set -g remain-on-exit on\nset -g status off\n' >"$WORK/tmux.conf"
+	# After top, the terminal's settings and its screen say whether top gave them back.
 	tmux -S "$WORK/tmux.sock" -f "$WORK/tmux.conf" new-session -d -s top -x 120 -y 30 \
-		"$NVT top -d 0.3"
+		"$NVT top -d 0.3; echo top-ended=\$?; stty -a | grep -o -- '-\\?icanon\\|-\\?echo '; exec sleep 600"
 	wait_for 20 tmux_shows "nvtaskset top - "
 	# The map and the rows, as in batch mode; after a second look, rates.
 	wait_for 20 tmux_shows "sort: launches"
@@ -181,11 +182,19 @@ t_top_in_a_terminal() {
 	tmux -S "$WORK/tmux.sock" resize-window -t top -x 60 -y 7
 	wait_for 10 eval '[ "$(tmux_screen | awk "length > 60" | wc -l)" == 0 ] && tmux_screen | grep -q "^\.\.\. 2 more (s sorts"'
 	tmux_shows "  [....|AAAAAAAA|........|BBBBBBBB|BBBBBBBB|" || die "the GPU on a line: $(tmux_screen)"
-	# q ends it, status 0, and the terminal is as it was (the alternate screen left).
+	# Shorter than the frame's head: cut, not scrolled (the header stays on the first line).
+	tmux -S "$WORK/tmux.sock" resize-window -t top -x 60 -y 4
+	wait_for 10 eval '[ "$(tmux_screen | grep -c .)" == 4 ] && tmux_screen | tail -1 | grep -q "GPU: all"'
+	tmux_screen | head -1 | grep -q "^nvtaskset top - " || die "the frame scrolled: $(tmux_screen)"
+	# q ends it, status 0, and the terminal is as it was: the alternate screen left (top's frame
+	# is gone from the screen), the line discipline's canonical mode and echo back.
 	tmux -S "$WORK/tmux.sock" send-keys -t top q
-	wait_for 10 eval '[ "$(tmux -S "$WORK/tmux.sock" display -p -t top "#{pane_dead}")" == 1 ]'
-	eq "$(tmux -S "$WORK/tmux.sock" display -p -t top '#{pane_dead_status}')" 0 "top's status"
+	wait_for 10 tmux_shows "top-ended="
+	tmux_shows "top-ended=0" || die "top's status: $(tmux_screen)"
 	tmux_shows "nvtaskset top - " && die "top's frame stayed on the screen: $(tmux_screen)"
+	screen=$(tmux_screen)
+	grep -qx "icanon" <<<"$screen" && grep -qx "echo" <<<"$screen" ||
+		die "the terminal's settings were not given back: $screen"
 	tmux -S "$WORK/tmux.sock" kill-server
 	stop_loop ta "$A"
 	stop_loop tb "$B"
@@ -412,10 +421,14 @@ t_exporter_bad_requests() {
 	# Garbage, a version it does not speak, a request line of 100 KiB and 20000 headers (past
 	# its 32 KiB for a request's head), random bytes, a path that climbs, a body where none
 	# belongs, nothing at all (httpprobe.py's BAD): after each, it serves.
-	for kind in garbage version long headers binary climb body empty; do
-		timeout "$HANG" python3 "$PROBE" raw "$PORT" "$kind" >"$WORK/raw.out" ||
+	# What it answers, where it answers: the head's limit (414, 431), the version (505), the
+	# path (404), the method (405).
+	for kind in garbage version:505 long:414 headers:431 binary climb:404 body:405 empty; do
+		timeout "$HANG" python3 "$PROBE" raw "$PORT" "${kind%:*}" >"$WORK/raw.out" ||
 			die "the connection of '$kind' hung or failed: $(cat "$WORK/raw.out")"
 		hasnt "$(cat "$WORK/raw.out")" "HTTP/1.1 200"
+		[[ "$kind" != *:* ]] || [[ "$(head -1 "$WORK/raw.out")" == "HTTP/1.1 ${kind#*:} "* ]] ||
+			die "'${kind%:*}' answered: $(head -1 "$WORK/raw.out")"
 		serves
 	done
 	exporter_stop
