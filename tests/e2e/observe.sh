@@ -283,23 +283,15 @@ t_metrics_usage() {
 
 # ---- -l --svg --------------------------------------------------------------------------------
 
-# svg_check FILE HI LO: the map of lending_pair's tasks, as XML (the GPCs from --topology --json).
+# svg_check FILE HI LO: the map of lending_pair's tasks, as XML (their TPCs by prio.sh's tpcs_of).
 svg_check() {
-	timeout "$HANG" "$NVT" --topology --json >"$WORK/topology.json"
-	python3 - "$1" "$2" "$3" "$WORK/topology.json" <<'PY' || die "the SVG: $(head -c 3000 "$1")"
-import json, sys, xml.etree.ElementTree as ET
+	python3 - "$1" "$2" "$3" "$(tpcs_of 0,8,16,24 | tr '\n' ' ')" "$(tpcs_of "$GPCS_5_11" | tr '\n' ' ')" \
+		<<'PY' || die "the SVG: $(head -c 3000 "$1")"
+import sys, xml.etree.ElementTree as ET
 ns = {"s": "http://www.w3.org/2000/svg"}
 root = ET.parse(sys.argv[1]).getroot()
 hi, lo = sys.argv[2], sys.argv[3]
-def tpcs(text):
-    out = set()
-    for item in text.split(","):
-        a, _, b = item.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
-gpcs = {g["gpc"]: tpcs(g["tpcs"]) for g in json.load(open(sys.argv[4]))["gpus"][0]["gpcs"]}
-high = gpcs[0]
-low = set().union(*(gpcs[g] for g in range(5, 12)))
+high, low = set(map(int, sys.argv[4].split())), set(map(int, sys.argv[5].split()))
 texts = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
 cells = root.findall(".//s:g[@class='tpc']", ns)
 assert len(cells) == 66, len(cells)
