@@ -117,8 +117,8 @@ CMD_output = output help
 CMD_machine = machine
 CMD_partition = partition
 CMD_steps = prio pid observe
-CMD_commands = run tree list mpsctl topology profile profreport plot plan cdi cdihook top svg \
-	metrics
+CMD_commands = run tree list mpsctl topology profile profreport plot plan cdi cdihook top topframe \
+	svg metrics
 CMD_main = main
 CMD_SRC = $(foreach l,$(CMD_LAYERS),$(CMD_$(l)))
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
