@@ -8,6 +8,8 @@
 # ---- Helpers -------------------------------------------------------------------------
 
 PROBE=$HELPERS/httpprobe.py
+# The user the suite runs as, whose tasks and agent these are (top shows 9 characters of it).
+ME=$(id -un)
 
 # two_tasks: starts task A on GPC 1 (8 TPCs) and B on GPCs 3-4 (16), plain; sets A and B.
 two_tasks() {
@@ -94,8 +96,8 @@ t_top_batch_frames() {
 	grep -qE '^  GPC 0 +(\. +){4}$' <<<"$first" || die "GPC 0: $first"
 	has "$first" "66 TPCs, 42 free, 0 borrowed"
 	# A row each: letter, PID, user, GPU, TPCs; no rate before a second look.
-	grep -qE "^A +$A +root +0 +- +- +- +8 +0 +- +- +.*fakeapp" <<<"$first" || die "A's row: $first"
-	grep -qE "^B +$B +root +0 +- +- +- +16 +0 +- +- " <<<"$first" || die "B's row: $first"
+	grep -qE "^A +$A +${ME:0:9} +0 +- +- +- +8 +0 +- +- +.*fakeapp" <<<"$first" || die "A's row: $first"
+	grep -qE "^B +$B +${ME:0:9} +0 +- +- +- +16 +0 +- +- " <<<"$first" || die "B's row: $first"
 	# Then launches per second, which the loops make (over 0), and no waits (no priority).
 	grep -qE "^A +$A( +[^ ]+){7} +[0-9.]+ +- " <<<"$second" || die "A's rate: $second"
 	rows=$(grep -E "^A +$A " <<<"$second" | awk '{print $10}')
@@ -136,9 +138,9 @@ t_top_borrowing_and_lending() {
 	grep -qE '^  GPC 5 +(B +){8}$' <<<"$out" || die "GPC 5: $out"
 	grep -qE '^  GPC 2 +(\. +){8}$' <<<"$out" || die "GPC 2: $out"
 	has "$out" "66 TPCs, 32 free, 4 borrowed"
-	grep -qE "^A +$HI +root +0 +- +high +lending +4 +0 " <<<"$out" || die "the high row: $out"
-	grep -qE "^B +$LO +root +0 +- +low +borrowing +34 +4 " <<<"$out" || die "the low row: $out"
-	has "$out" "agents: root's runs"
+	grep -qE "^A +$HI +${ME:0:9} +0 +- +high +lending +4 +0 " <<<"$out" || die "the high row: $out"
+	grep -qE "^B +$LO +${ME:0:9} +0 +- +low +borrowing +34 +4 " <<<"$out" || die "the low row: $out"
+	has "$out" "$ME's runs"
 	end_lending_pair
 }
 
@@ -217,10 +219,10 @@ t_metrics_text() {
 	# Waits only for tasks with a priority; states one-hot.
 	eq "$(sample nvtaskset_task_waits_total "$A" <<<"$out")" "" "waits of a task without a priority"
 	[ -n "$(sample nvtaskset_task_waits_total "$LO" <<<"$out")" ] || die "no waits for $LO: $out"
-	has "$out" "pid=\"$LO\",user=\"root\",command=\"fakeapp-dlopen\",container=\"\",slurm_job=\"\",priority=\"low\",state=\"borrowing\"} 1"
-	has "$out" "pid=\"$HI\",user=\"root\",command=\"fakeapp-dlopen\",container=\"\",slurm_job=\"\",priority=\"high\",state=\"lending\"} 1"
+	has "$out" "pid=\"$LO\",user=\"$ME\",command=\"fakeapp-dlopen\",container=\"\",slurm_job=\"\",priority=\"low\",state=\"borrowing\"} 1"
+	has "$out" "pid=\"$HI\",user=\"$ME\",command=\"fakeapp-dlopen\",container=\"\",slurm_job=\"\",priority=\"high\",state=\"lending\"} 1"
 	eq "$(grep -c "^nvtaskset_task_state{[^}]*pid=\"$LO\".*} 1$" <<<"$out")" 1 "states at 1"
-	has "$out" 'nvtaskset_agent_up{uid="0",user="root"} 1'
+	has "$out" "nvtaskset_agent_up{uid=\"$(id -u)\",user=\"$ME\"} 1"
 	has "$out" "nvtaskset_mps_daemon_up{pipe_directory=\"$CUDA_MPS_PIPE_DIRECTORY\"} 0"
 	has "$out" 'nvtaskset_tasks 4'
 	# GPC 0 borrowed, GPCs 1 and 3-4 the plain tasks', GPCs 5-11 the low one's: GPC 2 is free.
@@ -285,7 +287,7 @@ t_metrics_usage() {
 
 # svg_check FILE HI LO: the map of lending_pair's tasks, as XML (their TPCs by prio.sh's tpcs_of).
 svg_check() {
-	python3 - "$1" "$2" "$3" "$(tpcs_of 0,8,16,24 | tr '\n' ' ')" "$(tpcs_of "$GPCS_5_11" | tr '\n' ' ')" \
+	python3 - "$1" "$2" "$3" "$(tpcs_of 0,8,16,24 | tr '\n' ' ')" "$(tpcs_of "$GPCS_5_11" | tr '\n' ' ')" "$ME" \
 		<<'PY' || die "the SVG: $(head -c 3000 "$1")"
 import sys, xml.etree.ElementTree as ET
 ns = {"s": "http://www.w3.org/2000/svg"}
@@ -298,8 +300,9 @@ assert len(cells) == 66, len(cells)
 for g in range(12):
     assert "GPC %d" % g in texts, g
 legend = [t for t in texts if " \u00b7 pid " in t]
-assert any(t.startswith("A \u00b7 pid %s \u00b7 root \u00b7 high, lending \u00b7 4 TPCs" % hi) for t in legend), legend
-assert any(t.startswith("B \u00b7 pid %s \u00b7 root \u00b7 low, borrowing \u00b7 30 TPCs, borrows 4" % lo) for t in legend), legend
+me = sys.argv[6]
+assert any(t.startswith("A \u00b7 pid %s \u00b7 %s \u00b7 high, lending \u00b7 4 TPCs" % (hi, me)) for t in legend), legend
+assert any(t.startswith("B \u00b7 pid %s \u00b7 %s \u00b7 low, borrowing \u00b7 30 TPCs, borrows 4" % (lo, me)) for t in legend), legend
 # GPC 0's TPCs are A's, hatched for B (b); GPCs 5-11 B's; the others free, nothing on them.
 for g in cells:
     tpc = int(g.get("data-tpc"))
@@ -369,7 +372,7 @@ t_svg_renders_in_chromium() {
 		--user-data-dir="$WORK/chrome" --dump-dom "file://$WORK/map.svg" >"$WORK/dom.txt" 2>/dev/null ||
 		die "chromium --dump-dom failed"
 	hasnt "$(cat "$WORK/dom.txt")" "parsererror"
-	has "$(cat "$WORK/dom.txt")" "pid $HI · root · high, lending"
+	has "$(cat "$WORK/dom.txt")" "pid $HI · $ME · high, lending"
 	has "$(cat "$WORK/dom.txt")" ">GPC 11</text>"
 }
 
