@@ -270,7 +270,8 @@ t_metrics_promtool() {
 t_metrics_usage() {
 	local out
 	for bad in "--metrics -l" "--metrics --json" "--metrics extra" "--metrics --gpu 0" \
-		"--metrics --exporter 1" "--exporter 1 -p" "--svg x" "-p --svg x 1" "-l --svg x --json"; do
+		"--metrics --exporter 1" "--exporter 1 -p" "--svg x" "-p --svg x 1" "-l --svg x --json" \
+		"-l --launched --svg x"; do
 		# shellcheck disable=SC2086 # the words
 		run_rc out rc "$NVT" $bad
 		eq "$rc" 1 "nvtaskset $bad: $out"

@@ -425,8 +425,8 @@ static void check_view_options(const struct options *o)
 		bad_usage("--metrics and --exporter exclude each other");
 	if ((o->metrics || o->exporter) && (others || o->svg_file))
 		bad_usage("--metrics and --exporter take no other option");
-	if (o->svg_file && (!o->list_mode || o->json))
-		bad_usage("--svg goes with -l (and not with --json)");
+	if (o->svg_file && (!o->list_mode || o->json || o->launched_only))
+		bad_usage("--svg goes with -l, and draws every task (no --json, no --launched)");
 }
 
 /* Refuses options that exclude each other or go with another mode. */
