@@ -82,7 +82,7 @@ sample() { grep -E "^$1\{[^}]*pid=\"$2\"" | awk '{print $NF}'; }
 t_top_batch_frames() {
 	local out first second rows
 	two_tasks
-	run_rc out rc "$NVT" top -b -n 2 -d 0.3
+	run_rc out rc "$NVT" top -b -n 2 -d 1
 	eq "$rc" 0 "top -b: $out"
 	# Two frames, one after the other, each with its header.
 	eq "$(grep -c '^nvtaskset top - ' <<<"$out")" 2 "frames"
@@ -156,7 +156,7 @@ t_top_in_a_terminal() {
 	printf 'set -g remain-on-exit on\nset -g status off\n' >"$WORK/tmux.conf"
 	# After top, the terminal's settings and its screen say whether top gave them back.
 	tmux -S "$WORK/tmux.sock" -f "$WORK/tmux.conf" new-session -d -s top -x 120 -y 30 \
-		"$NVT top -d 0.3; echo top-ended=\$?; stty -a | grep -o -- '-\\?icanon\\|-\\?echo '; exec sleep 600"
+		"$NVT top -d 0.3; echo top-ended=\$?; stty -a | grep -o -- '-\\?icanon\\|-\\?echo '; echo tty-listed; exec sleep 600"
 	wait_for 20 tmux_shows "nvtaskset top - "
 	# The map and the rows, as in batch mode; after a second look, rates.
 	wait_for 20 tmux_shows "sort: launches"
@@ -190,8 +190,11 @@ t_top_in_a_terminal() {
 	tmux_screen | head -1 | grep -q "^nvtaskset top - " || die "the frame scrolled: $(tmux_screen)"
 	# q ends it, status 0, and the terminal is as it was: the alternate screen left (top's frame
 	# is gone from the screen), the line discipline's canonical mode and echo back.
+	tmux -S "$WORK/tmux.sock" resize-window -t top -x 120 -y 30 # (room for what follows)
+	wait_for 10 eval 'tmux_screen | grep -q "^GPU 0 .*Fake GPU"'
 	tmux -S "$WORK/tmux.sock" send-keys -t top q
-	wait_for 10 tmux_shows "top-ended="
+	# (the shell's lines after top's end, all of them: the last one written last)
+	wait_for 10 tmux_shows "tty-listed"
 	tmux_shows "top-ended=0" || die "top's status: $(tmux_screen)"
 	tmux_shows "nvtaskset top - " && die "top's frame stayed on the screen: $(tmux_screen)"
 	screen=$(tmux_screen)
