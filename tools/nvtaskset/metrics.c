@@ -27,8 +27,8 @@ int nvt_cmd_metrics(const struct options *o)
 	if (nvt_view_metrics(&v, &text))
 		cli_errx("out of memory");
 	nvt_view_free(&v);
-	/* One write of the whole text: a reader of a file being written sees all or nothing
-	 * only through the rename of docs/observability.md's recipe, but never a torn line. */
+	/* The whole text, built before anything is printed: a failure prints nothing (the
+	 * textfile recipe of docs/observability.md keeps the last good file). */
 	fwrite(text.text, 1, text.len, stdout);
 	nvt_outbuf_free(&text);
 	return EXIT_SUCCESS;
