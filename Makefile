@@ -8,6 +8,7 @@
 #   make check-package        build the Debian package, install, check and purge it (root)
 #   make check-slurm          the Slurm plugin's tests with a real Slurm on this machine (root)
 #   make check-faults         the fault suite: full disks, EMFILE, kill -9, 500 tasks (root)
+#   make check-prometheus     the exporter scraped by a real Prometheus on this machine
 #   make deb                  build the Debian package into build/deb/
 #   make check-gpu            GPU tests (on a machine with an NVIDIA GPU)
 #   make install PREFIX=/usr/local DESTDIR= [LIBDIR=...]
@@ -20,6 +21,9 @@
 # flags work as given); WERROR=1 makes warnings errors, as `make check` and CI do.
 # The Slurm SPANK plugin is built where Slurm's headers are (Debian:
 # libslurm-dev); SLURM=0 never builds it, SLURM=1 fails without them.
+# The metrics exporter (nvtaskset --exporter) is built where libmicrohttpd's
+# header is (Debian: libmicrohttpd-dev); EXPORTER=0 never builds it,
+# EXPORTER=1 fails without it.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -71,9 +75,9 @@ LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
-LAYERS = core os gpu seg mps alloc task prio shim
+LAYERS = core os gpu seg mps alloc task prio view shim
 CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw smcount \
-	json cdi cmdline
+	json cdi cmdline outbuf expo listen
 OS = sysutil proc slurmproc child
 GPU = driverinfo driver gpu calibrate bwprobe topocache gpus
 SEG = segfile segtrust segopen segwrite segscan segown inherit segfor
@@ -81,6 +85,7 @@ MPS = mps
 ALLOC = placement reserve
 TASK = task container
 PRIO = agent agentlock agentbeat
+VIEW = view viewcalc viewmetrics
 # The shim's files by layer, lowest first: a file calls and includes only
 # files of its own layer or of those before it, without circles
 # (tests/e2e/layers.sh checks, with tools/dev/layers.py; src/shim/shimstate.h
@@ -103,7 +108,7 @@ SHIM_OBJ = $(SHIMSRC:%=$(O)/shim/%.o) $(O)/seg/segfile.o $(O)/seg/segtrust.o $(O
 	$(O)/os/sysutil.o $(O)/os/proc.o $(O)/gpu/topocache.o $(O)/gpu/driverinfo.o $(O)/prio/agentbeat.o
 # What the command and the Slurm plugin link besides their own files.
 LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/alloc/%.o) \
-	$(TASK:%=$(O)/task/%.o) $(PRIO:%=$(O)/prio/%.o)
+	$(TASK:%=$(O)/task/%.o) $(PRIO:%=$(O)/prio/%.o) $(VIEW:%=$(O)/view/%.o)
 # The command's files by layer, lowest first: a file calls only files of its
 # own layer or of those before it, without circles (tests/e2e/layers.sh checks,
 # with tools/dev/layers.py; docs/design.md's picture comes from them).
@@ -111,8 +116,9 @@ CMD_LAYERS = output machine partition steps commands main
 CMD_output = output help
 CMD_machine = machine
 CMD_partition = partition
-CMD_steps = prio pid
-CMD_commands = run tree list mpsctl topology profile profreport plot plan cdi cdihook
+CMD_steps = prio pid observe
+CMD_commands = run tree list mpsctl topology profile profreport plot plan cdi cdihook top topframe \
+	svg metrics
 CMD_main = main
 CMD_SRC = $(foreach l,$(CMD_LAYERS),$(CMD_$(l)))
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
@@ -147,7 +153,22 @@ endif
 
 HOG = $(B)/lib/nvtaskset/nvtaskset-hog
 
-all: $(CLI) $(SHIM) $(WRAPPER) $(SMCTRL) $(SMCTRL_PC) $(HOG) $(PLUGINS)
+# The metrics exporter: a program of its own beside the shim, which `nvtaskset
+# --exporter` runs, so that the command links no HTTP library (libmicrohttpd
+# and GnuTLS cost every start ~2 ms of loading, measured on the 2-core VM).
+EXPORTER ?= auto
+ifeq ($(EXPORTER),auto)
+HAVE_MHD := $(shell printf '\043include <stdint.h>\n\043include <sys/socket.h>\n\043include <microhttpd.h>\n' | \
+	$(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && echo 1)
+else ifeq ($(EXPORTER),1)
+HAVE_MHD := 1
+endif
+EXPORTER_BIN = $(B)/lib/nvtaskset/nvtaskset-exporter
+ifeq ($(HAVE_MHD),1)
+EXPORTERS = $(EXPORTER_BIN)
+endif
+
+all: $(CLI) $(SHIM) $(WRAPPER) $(SMCTRL) $(SMCTRL_PC) $(HOG) $(PLUGINS) $(EXPORTERS)
 
 # Everything is rebuilt when the compiler or its flags change (a packager's
 # `make CFLAGS=...` after a plain `make`); -Werror alone changes no output.
@@ -191,6 +212,11 @@ $(SPANK): $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) tools/slurm/spank.map
 $(HOG): tools/nvtaskset/hog.c $(O)/gpu/driver.o $(CORE_LIB) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $< $(O)/gpu/driver.o $(CORE_LIB) -ldl
+
+$(EXPORTER_BIN): tools/nvtaskset/exporter.c $(LIB_OBJ) $(CORE_LIB) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) \
+		-lmicrohttpd -ldl -lpthread
 
 # Where the command looks for its shim: LIBDIR, and LIBDIR as seen from
 # BINDIR, so that an install staged in DESTDIR or moved as a whole works too.
@@ -314,6 +340,9 @@ ifeq ($(HAVE_SLURM),1)
 	install -m 0644 $(SPANK) $(DESTDIR)$(LIBDIR)/spank_nvtaskset.so
 	install -m 0644 tools/slurm/cli_filter.lua $(DESTDIR)$(DATADIR)/cli_filter.lua
 endif
+ifeq ($(HAVE_MHD),1)
+	install -m 0755 $(EXPORTER_BIN) $(DESTDIR)$(LIBDIR)/nvtaskset-exporter
+endif
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/nvtaskset $(DESTDIR)$(LIBDIR)/libnvtaskset.so $(DESTDIR)$(LIBDIR)/nvtaskset-hog \
@@ -322,6 +351,7 @@ uninstall:
 		$(DESTDIR)$(MAN3DIR)/libsmctrl.3 $(DESTDIR)$(MAN8DIR)/spank_nvtaskset.8 \
 		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE \
 		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua \
+		$(DESTDIR)$(LIBDIR)/nvtaskset-exporter \
 		$(DESTDIR)$(PKGCONFIGDIR)/libsmctrl.pc $(addprefix $(DESTDIR)$(DOCDIR)/docs/,$(notdir $(DOCS)))
 	test '$(SMCTRL_TO_LIBDIR)' = . || rm -f $(DESTDIR)$(SMCTRL_LINKDIR)/libsmctrl.so
 	@# Its own directories, where nothing else is in them.
@@ -358,7 +388,7 @@ clean:
 FORCE:
 
 # The headers each object and program was built from (DEPFLAGS).
--include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d)
+-include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d $(EXPORTER_BIN).d)
 
-.PHONY: all design-picture check check-private try check-faults check-gpu check-package check-slurm check-podman deb bench bench-sizes bench-smcount bench-placement bench-launch bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all design-picture check check-private try check-faults check-gpu check-package check-slurm check-podman check-prometheus deb bench bench-sizes bench-smcount bench-placement bench-launch bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

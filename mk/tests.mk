@@ -1,7 +1,7 @@
 # mk/tests.mk - the test suite's programs and the check targets, included by
 # the Makefile (whose variables it uses): the fake driver, the unit tests,
 # the fake applications, the fuzz target; make check, check-slurm,
-# check-faults, check-private, fuzz-libfuzzer.
+# check-faults, check-private, check-prometheus, fuzz-libfuzzer.
 #
 # SPDX-License-Identifier: MIT
 
@@ -9,6 +9,7 @@ T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_yield $(T)/test_smcount $(T)/test_cmdline $(T)/test_slurm $(T)/test_task $(T)/test_cdi \
+	$(T)/test_expo $(T)/test_view \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/prioapp $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
 	$(T)/smctrlapp $(T)/demo $(T)/fake/fakerm.so
 
@@ -42,8 +43,8 @@ $(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.
 	$(CC) $(TEST_CFLAGS) -Itests/unit -Itools/slurm $(LDFLAGS) -o $@ $< tools/slurm/request.c \
 		tools/slurm/rootpath.c $(OS_OBJ) $(TEST_LIBS) -lpthread
 
-# The task layer: it links what the command links of src/.
-$(T)/test_task: tests/unit/test_task.c $(LIB_OBJ) $(CORE_LIB)
+# The task layer and the viewers' (src/view): they link what the command links of src/.
+$(T)/test_task $(T)/test_view: $(T)/test_%: tests/unit/test_%.c $(LIB_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) -ldl -lpthread
 
@@ -125,6 +126,12 @@ headers (libslurm-dev)" >&2; exit 1; }
 # As root; skips, saying why, where podman cannot run containers. Under a minute.
 check-podman: all $(FAKE) $(T)/fakeapp-dlopen
 	@tests/podman/run.sh
+
+# The exporter scraped by a real Prometheus on this machine's loopback interface
+# (tests/prometheus/run.sh, docs/observability.md; Debian: prometheus, and
+# libmicrohttpd-dev at build time). Any user; under a minute.
+check-prometheus: all $(FAKE) $(T)/fakeapp-dlopen
+	@tests/prometheus/run.sh
 
 # The fault suite (tests/faults/run.sh, docs/faults.md): ENOSPC and EMFILE at
 # every segment operation, kill -9 of the CLI, 500 tasks of 3 users, hidepid=2,

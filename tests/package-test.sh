@@ -126,6 +126,7 @@ ok "depends on no CUDA or NVIDIA package (NVIDIA's installer registers none)" \
 	bash -c '! grep -Eiq "cuda|nvidia" <<<"$1"' _ "$(field Depends) $(field Pre-Depends) $(field Recommends)"
 for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskset/wrapper/libcuda.so.1 \
 	/usr/lib/nvtaskset/nvtaskset-hog /usr/lib/nvtaskset/libsmctrl.so /usr/lib/libsmctrl.so \
+	/usr/lib/nvtaskset/nvtaskset-exporter /lib/systemd/system/nvtaskset-exporter.service \
 	/usr/lib/pkgconfig/libsmctrl.pc /usr/include/libsmctrl.h /usr/share/man/man3/libsmctrl.3.gz \
 	/usr/share/man/man1/nvtaskset.1.gz /usr/share/man/man8/spank_nvtaskset.8.gz \
 	/usr/share/bash-completion/completions/nvtaskset \
@@ -133,7 +134,8 @@ for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskse
 	/usr/share/doc/nvtaskset/README.md.gz /usr/share/doc/nvtaskset/changelog.gz; do
 	ok "ships $f" grep -qx "$f" "$WORK/contents"
 done
-ok "ships nothing outside /usr (no ld.so.conf.d entry)" bash -c '! grep -v "^/usr" "$1" | grep -v "^/\?$"' _ "$WORK/contents"
+ok "ships nothing outside /usr but the exporter's unit (no ld.so.conf.d entry)" \
+	bash -c '! grep -v "^/usr" "$1" | grep -vxE "/?|/lib(/systemd(/system(/nvtaskset-exporter.service)?)?)?"' _ "$WORK/contents"
 dpkg-deb --ctrl-tarfile "$DEB" | tar -t | sed 's|^\./||' | grep -v '^$' | sort >"$WORK/control"
 ok "no shlibs or symbols (the wrapper is named libcuda.so.1)" \
 	bash -c '! grep -Eq "^(shlibs|symbols)$" "$1"' _ "$WORK/control"
@@ -215,6 +217,22 @@ ok "a libsmctrl program builds with pkg-config" \
 	bash -c 'cc -o "$1/smctrlprog" "$1/smctrlprog.c" $(pkg-config --cflags --libs libsmctrl)' _ "$WORK"
 ok "and, started plainly, reads the GPU's GPCs from the cache" \
 	bash -c 'test "$("$1/smctrlprog")" == "rc=0 gpcs=12"' _ "$WORK"
+# The exporter: installed disabled (no link in a .wants directory), and it serves.
+ok "the exporter's unit is not enabled" \
+	bash -c '! ls /etc/systemd/system/*.wants/nvtaskset-exporter.service 2>/dev/null | grep -q .'
+ok "the exporter's unit runs the installed command on the loopback interface" \
+	grep -qx 'ExecStart=/usr/bin/nvtaskset --exporter 127.0.0.1:9433' /lib/systemd/system/nvtaskset-exporter.service
+if command -v systemd-analyze >/dev/null; then
+	ok "systemd-analyze verify takes the unit" systemd-analyze verify /lib/systemd/system/nvtaskset-exporter.service
+fi
+/usr/bin/nvtaskset --exporter 127.0.0.1:0 2>"$WORK/exporter.err" &
+exporter=$!
+for _ in $(seq 100); do grep -q "serving the metrics" "$WORK/exporter.err" && break; sleep 0.1; done
+port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$WORK/exporter.err")
+ok "the installed exporter serves the metrics" \
+	bash -c 'python3 -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(\"http://127.0.0.1:%s/metrics\" % sys.argv[1], timeout=60).read().decode())" "$1" | grep -q "^nvtaskset_tasks "' _ "$port"
+kill -TERM "$exporter"
+wait "$exporter" || true
 unset NVTASKSET_RUNDIR LD_LIBRARY_PATH
 
 # ---- Removed, purged -------------------------------------------------------------

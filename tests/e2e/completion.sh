@@ -40,7 +40,7 @@ t_completion_registered() {
 	eq "$(complete_words nvtaskset --st)" "--strategy"
 	eq "$(complete_words nvtaskset -c 0-3 --)" "" "options after MASK (they are COMMAND's)"
 	# -l, --topology: only what they take (a start's options are refused there).
-	eq "$(complete_words nvtaskset -l --)" "--help --json --launched"
+	eq "$(complete_words nvtaskset -l --)" "--help --json --launched --svg"
 	eq "$(complete_words nvtaskset --topology --)" "--gpu --help --json"
 }
 t_completion_values() {
@@ -152,4 +152,12 @@ t_completion_subcommands() {
 	: >"$WORK/plan-tasks.txt"
 	eq "$(complete_words nvtaskset --plan --json "$WORK/plan-t")" "$WORK/plan-tasks.txt"
 	eq "$(complete_words nvtaskset --plan "$WORK/plan-tasks.txt" '')" "" "--plan takes one FILE"
+	# top: its options (as its --help lists them) and their values; its name in MASK's place.
+	want=$("$NVT" top --help | sed -n '/^Options:/,/^$/p' | grep -oE -- '^ {1,5}(-[a-zA-Z], )?--[a-z-]+' |
+		grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u | tr '\n' ' ' | sed 's/ $//')
+	eq "$(complete_words nvtaskset top -)" "$want" "top's options"
+	eq "$(complete_words nvtaskset top -o '')" "gpu launches pid prio tpcs user waits"
+	eq "$(complete_words nvtaskset top -d '')" "" "seconds"
+	eq "$(complete_words nvtaskset t)" "top"
+	eq "$(complete_words nvtaskset --exporter '')" "" "a port"
 }

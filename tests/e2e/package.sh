@@ -65,6 +65,16 @@ t_install_uninstall() {
 		done
 		files=15
 	fi
+	# The metrics exporter, where this tree builds it (libmicrohttpd's header): it serves.
+	if [ -f "$B/lib/nvtaskset/nvtaskset-exporter" ]; then
+		[ -x "$dest/opt/nvt/lib/nvtaskset/nvtaskset-exporter" ] || die "missing the exporter after install"
+		files=$((${files:-13} + 1))
+		"$dest/opt/nvt/bin/nvtaskset" --exporter 127.0.0.1:0 2>"$WORK/exporter.err" &
+		local exporter=$!
+		wait_for 10 grep -q "serving the metrics on" "$WORK/exporter.err"
+		kill -TERM "$exporter"
+		wait "$exporter" || die "the installed exporter: $(cat "$WORK/exporter.err")"
+	fi
 	[ "$(find "$dest" -type f | wc -l)" == "$((${files:-13} + ndocs))" ] || die "unexpected files: $(find "$dest" -type f)"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"

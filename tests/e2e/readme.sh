@@ -162,17 +162,17 @@ t_docs_man_examples() {
 	[ "$(wc -l <<<"$cmds")" -ge 10 ] || die "too few EXAMPLES in the man page: $cmds"
 	eq "$(head -2 <<<"$cmds")" "$(readme_block 1)" "the man page's first example against README's"
 	parser=$(parser_option_list)
-	for opt in $(grep -vE '^nvtaskset --(profile|plan) ' <<<"$cmds" | grep -oE -- '(^| )--?[a-zA-Z][a-z-]*' | sort -u); do
+	for opt in $(grep -vE '^nvtaskset (--profile|--plan|top) ' <<<"$cmds" | grep -oE -- '(^| )--?[a-zA-Z][a-z-]*' | sort -u); do
 		grep -qx -- "$opt" <<<"$parser" || die "the man page's EXAMPLES use $opt, which the parser does not take"
 	done
-	# A sub-command's (--profile, --plan) options: those its --help lists.
+	# A sub-command's (--profile, --plan, top) options: those its --help lists.
 	local sub line
 	while read -r sub line; do
 		parser=$("$NVT" "$sub" --help | grep -oE -- '^ {1,5}(-[a-zA-Z], )?--[a-z-]+' | grep -oE -- '--?[a-zA-Z][a-z-]*')
 		for opt in $(grep -oE -- '(^| )--?[a-zA-Z][a-z-]*' <<<"$line" | sort -u); do
 			grep -qx -- "$opt" <<<"$parser" || die "the man page's EXAMPLES give $sub $opt, which its --help does not list"
 		done
-	done < <(sed -nE 's/^nvtaskset (--profile|--plan) /\1 /p' <<<"$cmds")
+	done < <(sed -nE 's/^nvtaskset (--profile|--plan|top) /\1 /p' <<<"$cmds")
 }
 t_docs_slurm_arguments() {
 	# The plugin's plugstack.conf arguments: what parse_args takes, spank_nvtaskset(8)'s
@@ -300,6 +300,12 @@ t_install_uninstall builds and runs it against a staged install"
 	"apt-get install .*|installs the Debian package as root: make check-package does"
 	"srun .*|needs Slurm: make check-slurm runs srun --gpu-tpcs jobs"
 	"man .*|reads the installed man pages: make check-package checks that man finds them"
+	"nvtaskset top|a live view that runs until q, on a terminal: t_top_in_a_terminal runs it in \
+tmux, t_top_batch_frames runs top -b"
+	"nvtaskset -l --svg [^ ]+|writes the picture where the reader is: t_svg_map and \
+t_svg_renders_in_chromium write it in their own directories"
+	"nvtaskset --exporter [^ ]+|serves until it is ended: t_exporter_serves and make \
+check-prometheus run it"
 )
 # example_not_run LINE: prints why LINE is not run as shown and succeeds, if EXAMPLES_NOT_RUN
 # lists it.

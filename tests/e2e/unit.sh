@@ -21,3 +21,5 @@ t_unit_cmdline() { "$T/test_cmdline"; }
 t_unit_task() { "$T/test_task"; }
 t_unit_membw() { "$T/test_membw"; }
 t_unit_cdi() { "$T/test_cdi"; }
+t_unit_expo() { "$T/test_expo"; }
+t_unit_view() { "$T/test_view"; }

@@ -5,7 +5,7 @@
  * --profile documents and --plan bounds,
  * MPS logs and answers, /proc/PID/stat lines and process identities, JSON
  * texts, CDI device names, the OCI runtime's state and config.json, uid maps
- * and cgroups. Whatever a parser accepts must format and parse back to the
+ * and cgroups, the exporter's [ADDR:]PORT and the metrics' label values. Whatever a parser accepts must format and parse back to the
  * same value.
  *
  * Built as a libFuzzer target (clang -fsanitize=fuzzer), or with
@@ -20,10 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "gpu/driverinfo.h"
 #include "core/cdi.h"
 #include "core/json.h"
+#include "core/expo.h"
+#include "core/listen.h"
 #include "core/gpusel.h"
 #include "core/membw.h"
 #include "core/mpslog.h"
@@ -206,6 +209,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    nvt_topo_parse(again, &topo_back) || memcmp(&topo, &topo_back, sizeof(topo)))
 			fail("topology did not survive a round trip", text);
 	}
+	{
+		/* [ADDR:]PORT: what it accepts names an address of its family and prints back. */
+		struct nvt_listen at, back;
+		char again[96];
+		if (nvt_listen_parse(text, &at, NULL, 0) == 0) {
+			snprintf(again, sizeof(again), "%s:%u", at.host, (unsigned)at.port);
+			if ((at.family != AF_INET && at.family != AF_INET6) || nvt_listen_parse(again, &back, NULL, 0) ||
+			    memcmp(&at, &back, sizeof(at)))
+				fail("[ADDR:]PORT did not survive a round trip", text);
+		}
+	}
+	{
+		/* Any bytes as a label value and a help text: one line each, valid UTF-8, no quote
+		 * left bare. */
+		struct nvt_outbuf b = {0};
+		struct nvt_expo_label l = {"v", text};
+		if (nvt_expo_family(&b, "f", "gauge", text) == 0 && nvt_expo_sample(&b, "f", &l, 1, 1) == 0) {
+			size_t lines = 0, k;
+			for (size_t i = 0; i < b.len; i += k) {
+				k = nvt_utf8_len(b.text + i, b.len - i);
+				if (!k)
+					fail("metrics text that is not UTF-8", text);
+				lines += b.text[i] == '\n';
+			}
+			if (lines != 3)
+				fail("a label value or help text broke the line", text);
+		}
+		nvt_outbuf_free(&b);
+	}
 	fuzz_containers(text, size);
 	return 0;
 }
@@ -302,6 +334,7 @@ static const char *const seeds[] = {
 	"{\"process\":{\"user\":{\"uid\":1000,\"gid\":1},\"env\":[\"A=\\u00e9\\ud83d\\ude00\",\"B=1\"]},"
 	"\"x\":[1.5e3,-0,true,false,null,[[{}]]]}",
 	"         0       1000          1\n         1     100000      65536\n",
+	"9433", "127.0.0.1:9433", "[::1]:0", "localhost:80", "a\"b\\c\nd\xff",
 	"0::/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\n",
 };
 static const char alphabet[] = "0123456789abcdefxX,-: =\n\tgpcmaptsflVnoe_.{}[]\"\\u/";

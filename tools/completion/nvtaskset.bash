@@ -75,6 +75,26 @@ _nvtaskset_pids()
 _nvtaskset_profile_options="--sizes --rounds --timeout --slowdown --metric --higher-is-better
 	--strategy --gpu --beside-hog --no-mps --json --plot -h --help"
 _nvtaskset_plan_options="--gpu --json -h --help"
+_nvtaskset_top_options="-b --batch -n --frames -d --delay -o --sort --gpu -h --help"
+
+# nvtaskset top ...: its options and their values (nvtaskset top --help).
+_nvtaskset_top()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+	case $prev in
+	-o | --sort)
+		mapfile -t COMPREPLY < <(compgen -W "launches waits tpcs pid user prio gpu" -- "$cur")
+		return 0
+		;;
+	--gpu)
+		mapfile -t COMPREPLY < <(compgen -W "$(_nvtaskset_gpus)" -- "$cur")
+		return 0
+		;;
+	-n | --frames | -d | --delay) return 0 ;;
+	esac
+	mapfile -t COMPREPLY < <(compgen -W "$_nvtaskset_top_options" -- "$cur")
+	return 0
+}
 
 # nvtaskset --profile ... and --plan ...: their options and values, then COMMAND (profile) or
 # FILE (plan). $1: the sub-command; $2: the nvtaskset to ask for PIDs (unused).
@@ -136,7 +156,7 @@ _nvtaskset()
 	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running --memory-half
 		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --sm-count --channels
 		--dry-run --mps --topology --calibrate --priority --yield --guard --no-lend --agent --hold --poll
-		--idle-exit --across-users -h --help -V --version"
+		--idle-exit --across-users --svg --metrics --exporter -h --help -V --version"
 	local -a words=() at=()
 	local i j word cur prev cmd=${COMP_WORDS[0]} values="" prefix=""
 	local opts_done=0 args=0 first_arg=-1 pid_mode=0 gpc_list=0 count=0 other=0 list=0 gpu=0
@@ -161,6 +181,10 @@ _nvtaskset()
 		_nvtaskset_sub "${COMP_WORDS[1]}"
 		return 0
 	fi
+	if ((COMP_CWORD > 1)) && [[ ${COMP_WORDS[1]} == top ]]; then
+		_nvtaskset_top
+		return 0
+	fi
 	((COMP_CWORD == 1)) && options+=" --profile --plan"
 
 	for ((i = 1; i < ${#words[@]} - 1; i++)); do
@@ -174,7 +198,9 @@ _nvtaskset()
 		--) opts_done=1 ;;
 		-n | --tpcs) count=1 && ((i++)) ;;
 		--tpcs=*) count=1 ;;
-		--strategy | --memory-half | --channels | --sm-count | --priority | --yield | --guard | --hold | --poll | --idle-exit) ((i++)) ;;
+		--strategy | --memory-half | --channels | --sm-count | --priority | --yield | --guard | --hold | --poll | --idle-exit | --svg) ((i++)) ;;
+		--metrics) other=1 ;;
+		--exporter) other=1 && ((i++)) ;;
 		--agent) other=1 ;;
 		--mps) other=1 && ((i++)) ;;
 		--gpu) gpu=${words[i + 1]-0} && gpu=${gpu%%=*} && ((i++)) ;;
@@ -212,7 +238,11 @@ _nvtaskset()
 		--sm-count) values="partition follow gpu" ;;
 		--priority) values="high normal low" && ((pid_mode)) && values+=" none" ;; # none: -p only
 		--yield) values="default none protect gate bound ahead borrow client guard any protect,any protect,borrow" ;;
-		--guard | --hold | --poll | --idle-exit) return 0 ;; # a number
+		--guard | --hold | --poll | --idle-exit | --exporter) return 0 ;; # a number, a port
+		--svg)
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+			return 0
+			;;
 		--yield) return 0 ;;                                # a list of words (nvtaskset(1))
 		--mps) values="status start stop" ;;
 		--gpu) values=$(_nvtaskset_gpus) ;;
@@ -223,7 +253,7 @@ _nvtaskset()
 			return 0
 		fi
 		# -l, --mps, --topology and --calibrate take none of a start's options.
-		((list)) && options="--json --launched -h --help"
+		((list)) && options="--json --launched --svg -h --help"
 		((other && !list)) && options="--gpu --json -h --help"
 		if [[ $cur == -* ]]; then
 			mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")
@@ -238,6 +268,7 @@ _nvtaskset()
 		((args <= 1 - count)) && values+=" $(_nvtaskset_pids "$cmd")"
 	elif ((args == 0 && !count)); then
 		((gpc_list)) && values=$(_nvtaskset_gpcs "$gpu")
+		((COMP_CWORD == 1)) && values="top" # the sub-command, where MASK would be
 	else
 		# COMMAND [ARG...]: complete as that command would.
 		((first_arg < 0)) && first_arg=$((${#words[@]} - 1))

@@ -31,6 +31,8 @@
 /* How often -a -p MASK looks for tasks started during the change, at most. */
 #define ALL_TASKS_ROUNDS 8
 
+struct nvt_view;
+
 struct options {
 	int pid_mode;
 	int list_mode;
@@ -58,6 +60,10 @@ struct options {
 	int agent;         /* --agent */
 	int across_users;  /* --across-users: root's agent compares users' priorities */
 	unsigned hold_ms, poll_us, idle_exit_s; /* --hold, --poll, --idle-exit (0: not given) */
+	/* What runs where (docs/observability.md) */
+	const char *svg_file;  /* -l --svg FILE: the partition map as a picture */
+	int metrics;           /* --metrics */
+	const char *exporter;  /* --exporter [ADDR:]PORT */
 };
 
 /* ---- The sub-commands (one file each) ---- */
@@ -70,6 +76,10 @@ int nvt_cmd_topology(const struct options *o);                     /* topology.c
 int nvt_cmd_agent(const struct options *o);                        /* prio.c */
 int nvt_cmd_cdi(int argc, char **argv);      /* cdi.c: --cdi, with options of its own */
 int nvt_cmd_cdi_hook(int argc, char **argv); /* cdihook.c: --cdi-hook, run by the runtime */
+int nvt_cmd_top(int argc, char **argv);      /* top.c: nvtaskset top, with options of its own */
+int nvt_cmd_svg(const struct options *o);    /* svg.c: -l --svg FILE */
+int nvt_cmd_metrics(const struct options *o); /* metrics.c: --metrics */
+int nvt_cmd_exporter(const struct options *o); /* metrics.c: --exporter, the exporter's start */
 /*
  * run.c: makes sure an MPS control daemon the task may join runs, starting one
  * (and saying so, with how to stop it) if none does; channels as --channels
@@ -98,6 +108,11 @@ void prio_autostart(const struct options *o);
  * environment holds a bad agent setting (NVTASKSET_POLL_US, _HOLD_MS, _GUARD): an
  * agent started with it would not run. */
 void prio_check_settings(const struct options *o);
+
+/* ---- observe.c: what top, --metrics and -l --svg share ---- */
+/* Reads the view of every task now (src/view), with the machine's GPUs where they can be
+ * listed; exits on failure. The caller frees it (nvt_view_free). */
+void observe_view(struct nvt_view *v);
 
 /* ---- pid.c: the steps of -p for one task, which -a repeats for each ---- */
 /*

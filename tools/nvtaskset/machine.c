@@ -72,6 +72,11 @@ static const struct nvt_gpus *try_machine_gpus(void)
 	return gpus_state > 0 ? &gpus_listed : NULL;
 }
 
+const struct nvt_gpus *machine_gpus_if_listed(void)
+{
+	return try_machine_gpus();
+}
+
 const struct nvt_gpus *machine_gpus(void)
 {
 	const struct nvt_gpus *gpus = try_machine_gpus();

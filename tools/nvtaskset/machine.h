@@ -26,6 +26,8 @@ int claim_timeout_ms(void);
 int driver_timeout_ms(void);
 /* The machine's GPUs (listed once), or exits. */
 const struct nvt_gpus *machine_gpus(void);
+/* The machine's GPUs (listed once), or NULL where they cannot be listed (no driver). */
+const struct nvt_gpus *machine_gpus_if_listed(void);
 /* The number of the GPU a --gpu argument names, or exits with the reason. */
 int resolve_gpu(const char *arg);
 /* Loads (or measures) GPU index's topology. Returns 0, or -1 or NVT_GPU_HIDDEN with why. */

@@ -56,7 +56,10 @@ enum {
 	OPT_POLL,
 	OPT_IDLE_EXIT,
 	OPT_ACROSS_USERS,
-	OPT_MEMORY_HALF
+	OPT_MEMORY_HALF,
+	OPT_SVG,
+	OPT_METRICS,
+	OPT_EXPORTER
 };
 /* "+": options end at the first word that is not one (MASK), as taskset's. */
 #define SHORT_OPTIONS "+acgpln:hV"
@@ -86,7 +89,10 @@ static const struct option long_options[] = {
 	{"hold", required_argument, NULL, OPT_HOLD},
 	{"poll", required_argument, NULL, OPT_POLL},
 	{"idle-exit", required_argument, NULL, OPT_IDLE_EXIT},
-	{"across-users", no_argument, NULL, OPT_ACROSS_USERS}, {NULL, 0, NULL, 0},
+	{"across-users", no_argument, NULL, OPT_ACROSS_USERS},
+	{"svg", required_argument, NULL, OPT_SVG},
+	{"metrics", no_argument, NULL, OPT_METRICS},
+	{"exporter", required_argument, NULL, OPT_EXPORTER}, {NULL, 0, NULL, 0},
 };
 
 /* 1 if word is one of our options (as written before MASK); *arg: it takes the next word. */
@@ -298,7 +304,8 @@ static void count_option(struct options *o, int c, const char *arg)
 	}
 }
 
-/* Reads the options into o; *strategy_given: --strategy was. Returns optind. */
+/* Reads the options into o; *strategy_given: --strategy was. Returns optind.
+ * (over 80 lines: a case for each option, as getopt_long's table lists them) */
 static int parse_options(int argc, char **argv, struct options *o, int *strategy_given)
 {
 	int c;
@@ -364,6 +371,9 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		case OPT_POLL: o->poll_us = prio_number("--poll", optarg, 50, 1000000); break;
 		case OPT_IDLE_EXIT: o->idle_exit_s = prio_number("--idle-exit", optarg, 1, 86400); break;
 		case OPT_ACROSS_USERS: o->across_users = 1; break;
+		case OPT_SVG: o->svg_file = optarg; break;
+		case OPT_METRICS: o->metrics = 1; break;
+		case OPT_EXPORTER: o->exporter = optarg; break;
 		case 'h': usage(stdout);
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
@@ -399,6 +409,22 @@ static void check_prio_options(const struct options *o)
 		bad_usage("--priority goes with -p for one task (not -a)");
 	/* Before anything starts or changes: the agent the priority needs would not run. */
 	prio_check_settings(o);
+}
+
+/* Refuses what does not go with the viewers' options (docs/observability.md). */
+static void check_view_options(const struct options *o)
+{
+	int others = o->pid_mode || o->list_mode || o->mps_action || o->calibrate || o->topology ||
+		     o->agent || o->dry_run || o->prio_given || o->part.tpc_list || o->part.gpc_list ||
+		     o->part.count || o->part.n_gpus || o->no_mps || o->sm_limit || o->json ||
+		     o->channels || o->sm_count_given || o->all_tasks || o->launched_only;
+
+	if (o->metrics + (o->exporter != NULL) > 1)
+		bad_usage("--metrics and --exporter exclude each other");
+	if ((o->metrics || o->exporter) && (others || o->svg_file))
+		bad_usage("--metrics and --exporter take no other option");
+	if (o->svg_file && (!o->list_mode || o->json || o->launched_only))
+		bad_usage("--svg goes with -l, and draws every task (no --json, no --launched)");
 }
 
 /* Refuses options that exclude each other or go with another mode. */
@@ -446,6 +472,7 @@ static void check_options(struct options *o, int strategy_given)
 	if (o->launched_only && !o->list_mode)
 		bad_usage("--launched goes with -l");
 	check_prio_options(o);
+	check_view_options(o);
 }
 
 /* ---- Dispatch ------------------------------------------------------------- */
@@ -476,7 +503,17 @@ static int run_agent(const struct options *o, const struct words *w)
 static int run_list(const struct options *o, const struct words *w)
 {
 	no_words(w, "-l takes");
-	return checking_only ? 0 : nvt_cmd_list(o);
+	if (checking_only)
+		return 0;
+	return o->svg_file ? nvt_cmd_svg(o) : nvt_cmd_list(o);
+}
+
+static int run_metrics(const struct options *o, const struct words *w)
+{
+	no_words(w, o->metrics ? "--metrics takes" : "--exporter takes");
+	if (checking_only)
+		return 0;
+	return o->metrics ? nvt_cmd_metrics(o) : nvt_cmd_exporter(o);
 }
 
 static int run_mps(const struct options *o, const struct words *w)
@@ -620,6 +657,7 @@ static int is_list(const struct options *o) { return o->list_mode; }
 static int is_mps(const struct options *o) { return o->mps_action != NULL; }
 static int is_topology(const struct options *o) { return o->calibrate || o->topology; }
 static int is_pid(const struct options *o) { return o->pid_mode; }
+static int is_metrics(const struct options *o) { return o->metrics || o->exporter; }
 static int always(const struct options *o) { (void)o; return 1; }
 
 /* The modes, in the order they are tried (check_options let at most one of the first five). */
@@ -628,7 +666,7 @@ static const struct mode {
 	int (*run)(const struct options *o, const struct words *w);
 } modes[] = {
 	{is_agent, run_agent}, {is_list, run_list}, {is_mps, run_mps}, {is_topology, run_topology},
-	{is_pid, run_pid},     {always, run_start},
+	{is_pid, run_pid},     {is_metrics, run_metrics}, {always, run_start},
 };
 
 /* Sub-commands with options of their own: nvtaskset --profile ..., --plan .... */
@@ -640,6 +678,7 @@ static const struct subcommand {
 	{"--plan", nvt_cmd_plan},
 	{"--cdi", nvt_cmd_cdi},
 	{"--cdi-hook", nvt_cmd_cdi_hook},
+	{"top", nvt_cmd_top},
 };
 
 /* The command line after a sub-command's word: options, their checks, and the mode they name. */

@@ -1,0 +1,187 @@
+/*
+ * view.h - what runs where, read at one moment, for the viewers: nvtaskset
+ * top, --metrics and the exporter, -l --svg. A view holds every task's
+ * partition slots (what -l reads), the machine's GPUs with their TPC maps,
+ * the priority agents and the MPS control daemon; from it come each GPU's map
+ * (who holds which TPC, who borrows it), the state words, and, between two
+ * views, the rates of launches and waits. Reading a view changes nothing:
+ * no file is written, tidied or locked, no task is touched, no GPU code runs
+ * (a GPU's map comes from a task's slot or the calibration cache, never
+ * from calibrating).
+ *
+ * Terms: a task's *own* TPCs are its partition (a task with a priority: the
+ * one its user gave it); its *current* TPCs are what its launches use now,
+ * which for a task that borrows are its own and those it borrows; *borrowed*
+ * are the current ones that are not its own. A GPU's *free* TPCs are those
+ * no task holds, own or borrowed, claims counted (what a claim would keep
+ * clear of).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_VIEW_H
+#define NVT_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nvtaskset.h"
+#include "core/cdi.h"
+#include "core/outbuf.h"
+#include "gpu/gpus.h"
+#include "os/slurmproc.h"
+
+/* A task's partition slot on one GPU. */
+struct nvt_view_slot {
+	size_t task;                /* its task: an index into the view's tasks */
+	int gpu;                    /* its GPU: an index into the view's gpus */
+	int partitioned;            /* state NVT_SLOT_SET (else every TPC of the GPU) */
+	int claim;                  /* a pick not confirmed yet (NVT_SLOTF_CLAIM) */
+	int applied;                /* a launch has used the partition since it was set */
+	int refused;                /* the task refused it (it enables no working TPC) */
+	struct nvt_tpcset current;  /* what its launches use (every TPC when not partitioned) */
+	struct nvt_tpcset own;      /* its own TPCs */
+	struct nvt_tpcset borrowed; /* current but not own */
+	int lending;                /* idle, and a lower task of the GPU borrows its TPCs */
+	struct nvt_slot_prio prio;
+	struct nvt_slot_yield yield;
+	struct nvt_slot_activity act;
+	uint64_t launches;          /* kernels launched on this GPU */
+	uint64_t graph_stale;
+};
+
+struct nvt_view_task {
+	pid_t pid;                  /* as this machine's /proc numbers it */
+	uint64_t start_time;        /* field 22 of /proc/PID/stat: tells a reused PID */
+	uid_t uid;                  /* its effective user */
+	char user[64];              /* that user's name, or the uid in digits */
+	char command[512];          /* its command line, words joined by spaces (raw bytes) */
+	char program[64];           /* the last part of its first word (raw bytes) */
+	char container[NVT_CONTAINER_ID_TEXT]; /* the container it runs in, "" for none */
+	char slurm_job[16];         /* its Slurm job's id, "" outside Slurm */
+	char slurm_step[24];        /* and step ("0", "batch") */
+	size_t first_slot;          /* its slots: slots[first_slot .. first_slot + n_slots - 1] */
+	int n_slots;
+};
+
+struct nvt_view_gpu {
+	int index;                  /* nvtaskset's number (nvidia-smi's); -1: not on the list */
+	uint8_t uuid[16];
+	char uuid_text[48];
+	char model[96];             /* "" when not known */
+	int map_known;              /* topo holds its TPC map (from a task's slot, or the cache) */
+	struct nvt_topology topo;
+	struct nvt_tpcset working;  /* its working TPCs (map_known) */
+	struct nvt_tpcset held;     /* TPCs some task holds, own or borrowed, claims too */
+	struct nvt_tpcset borrowed; /* TPCs some task borrows */
+	int tasks;                  /* tasks with a slot on it */
+};
+
+/* The priority agent of a user: root's always, and those of users of tasks with a priority. */
+struct nvt_view_agent {
+	uid_t uid;
+	char user[64];
+	pid_t pid; /* 0: none runs */
+};
+#define NVT_VIEW_AGENTS 64
+
+struct nvt_view {
+	uint64_t taken_ns;          /* CLOCK_MONOTONIC when it was read */
+	struct nvt_view_task *tasks; /* ascending by PID */
+	size_t n_tasks;
+	struct nvt_view_slot *slots; /* by task, each task's in slot order */
+	size_t n_slots;
+	struct nvt_view_gpu gpus[NVT_MACHINE_GPUS]; /* the machine's in its order, then others */
+	int n_gpus;
+	struct nvt_view_agent agents[NVT_VIEW_AGENTS];
+	int n_agents;
+	char mps_pipe_dir[256];     /* the MPS daemon the reader's tasks would join; "" unknown */
+	pid_t mps_pid;              /* 0: none runs */
+	int unreadable;             /* segments left out: corrupt, another version, or errors */
+};
+
+/*
+ * Reads the view of every task under base (every user's run directory; no
+ * file is tidied), the GPUs of machine (NULL: only those the tasks' slots
+ * name), the agents and the MPS daemon. A task that ends meanwhile, or that
+ * its user hides, is left out; one whose segment cannot be read is counted in
+ * unreadable. Returns 0, or -1 with the reason in why (the run directories
+ * cannot be listed, out of memory); the caller frees v (nvt_view_free) either
+ * way.
+ */
+int nvt_view_read(const char *base, const struct nvt_gpus *machine, struct nvt_view *v, char *why,
+		  size_t len);
+void nvt_view_free(struct nvt_view *v);
+
+/* ---- What a view says (viewcalc.c; pure) ---- */
+
+/*
+ * Works out what a view's slots and GPUs imply, once its slots are read (and
+ * its GPUs' maps known): each GPU's working, held and borrowed TPCs and its
+ * count of tasks, and which idle tasks lend (nvt_view_read calls it).
+ */
+void nvt_view_settle(struct nvt_view *v);
+
+/* The task with this PID, or NULL. */
+const struct nvt_view_task *nvt_view_task_of(const struct nvt_view *v, pid_t pid);
+/*
+ * What the slot's task does now, as a word: without a priority "-"; with one,
+ * the state its shim publishes (nvt_yield_state_name: "running", "gated",
+ * "borrowing", ...; any state a newer shim adds by its name) while its agent
+ * leaves it its own TPCs, else the agent's mode ("guarded", "squeezed",
+ * "borrowing"), or "lending" (idle, and a lower task borrows its TPCs); "own"
+ * for a task with no higher task on its GPU.
+ */
+const char *nvt_view_state_word(const struct nvt_view_slot *s);
+/* 1 if the state word means the task's launches wait for a higher task now. */
+int nvt_view_waiting(const struct nvt_view_slot *s);
+/* The slot's priority as a word: "high", "normal", "low", or "" for none. */
+const char *nvt_view_prio_word(const struct nvt_view_slot *s);
+
+/*
+ * Launches and waits per second of slot s of now, since the same task's slot
+ * on the same GPU in prev (same PID and start time); -1 each when prev has
+ * none (a task new since) or no time passed.
+ */
+void nvt_view_rates(const struct nvt_view *prev, const struct nvt_view *now, size_t s,
+		    double *launches_per_s, double *waits_per_s);
+
+/*
+ * A GPU's map: who holds each TPC (docs/observability.md draws it). Tasks of
+ * one partition (a launcher and the workers that copied it, say) are one
+ * holder: a holder is a partition, its letter A-Z in order of its lowest
+ * TPC ('#' past Z).
+ */
+#define NVT_VIEW_FREE (-1)    /* no task holds it */
+#define NVT_VIEW_SHARED (-2)  /* borrowed by several */
+#define NVT_VIEW_SYMBOLS 26
+#define NVT_VIEW_PARTS 512    /* holders a map tells apart; the others are '#' */
+struct nvt_view_map {
+	int gpu;                        /* the view's gpus[] index */
+	int32_t owner[NVT_MAX_TPCS];    /* the holder of TPC t (its first, by letter), or FREE */
+	uint16_t holders[NVT_MAX_TPCS]; /* how many holders hold TPC t: over 1, an overlap */
+	int32_t borrower[NVT_MAX_TPCS]; /* the holder whose task borrows TPC t, FREE, or SHARED */
+	int32_t part[NVT_VIEW_PARTS];   /* each holder's first slot (its partition), by lowest TPC */
+	int n_parts;
+	int n_everywhere;               /* slots on every TPC (not partitioned) */
+};
+/*
+ * Fills map for the view's GPU gpu: its holders (the partitions of its
+ * slots, own TPCs), each TPC's first holder and how many hold it, and who
+ * borrows it.
+ */
+void nvt_view_map(const struct nvt_view *v, int gpu, struct nvt_view_map *map);
+/* The holder of slot s (its partition) on map, or -1 (not partitioned, or past NVT_VIEW_PARTS). */
+int nvt_view_holder(const struct nvt_view *v, const struct nvt_view_map *map, size_t s);
+/* The letter of holder h: 'A' + h, '#' past Z; '.' for NVT_VIEW_FREE, '*' for NVT_VIEW_SHARED. */
+char nvt_view_symbol(int32_t h);
+
+/* ---- The metrics (viewmetrics.c) ---- */
+
+/*
+ * Appends v's metrics to b in Prometheus' text format (docs/observability.md
+ * lists them). Returns 0, or -1 when out of memory.
+ */
+int nvt_view_metrics(const struct nvt_view *v, struct nvt_outbuf *b);
+
+#endif /* NVT_VIEW_H */

@@ -1,0 +1,454 @@
+# What runs where (docs/observability.md): nvtaskset top, in batch and in a real terminal
+# (tmux), --metrics (and promtool on it), -l --svg (and headless Chromium rendering it), and
+# the exporter with polite and hostile clients. Sourced by tests/run-tests.sh: each t_NAME
+# function is one test, run in a subshell under set -e with the helpers defined there (and
+# prio.sh's start_agent, stop_agent, guarded_to).
+# shellcheck shell=bash
+
+# ---- Helpers -------------------------------------------------------------------------
+
+PROBE=$HELPERS/httpprobe.py
+# The user the suite runs as, whose tasks and agent these are (top shows 9 characters of it).
+ME=$(id -un)
+
+# two_tasks: starts task A on GPC 1 (8 TPCs) and B on GPCs 3-4 (16), plain; sets A and B.
+two_tasks() {
+	start_loop ta "$NVT" --no-mps -g 1 "$APP"
+	A=$PID
+	start_loop tb "$NVT" --no-mps -g 3-4 "$APP"
+	B=$PID
+	wait_file "$WORK/ta.state" "1,9,17,25,32,39,46,53"
+	wait_file "$WORK/tb.state" "3-4,11-12,19-20,27-28,34-35,41-42,48-49,55-56"
+}
+# The TPCs of GPCs 5-11 of the fake H100 (30), and with GPC 0's (34).
+GPCS_5_11=5-7,13-15,21-23,29-31,36-38,43-45,50-52,57-65
+GPCS_0_5_11=0,5-8,13-16,21-24,29-31,36-38,43-45,50-52,57-65
+# lending_pair: the agent (hold 100 ms, guard 4), a high task on GPC 0 that pauses and a low one
+# (--yield guard) on GPCs 5-11 that borrows GPC 0 while it does; sets HI, LO, AGENT. GPCs 1-4
+# stay free (two_tasks takes GPCs 1, 3 and 4).
+lending_pair() {
+	start_agent ag -- --hold 100 --poll 500 --guard 4
+	start_loop plo "$NVT" --no-mps --priority low --yield guard -g 5-11 "$APP"
+	LO=$PID
+	wait_file "$WORK/plo.state" "$GPCS_5_11"
+	FAKEAPP_PAUSE=$WORK/phi.pause start_loop phi "$NVT" --no-mps --priority high -g 0 "$APP"
+	HI=$PID
+	wait_file "$WORK/phi.state" "0,8,16,24"
+	touch "$WORK/phi.pause"
+	wait_file "$WORK/plo.state" "$GPCS_0_5_11" 10
+}
+end_lending_pair() {
+	stop_agent "$AGENT"
+	rm -f "$WORK/phi.pause"
+	stop_loop phi "$HI"
+	stop_loop plo "$LO"
+}
+# exporter_start [ADDR:]PORT: starts `nvtaskset --exporter` (skips where it was not built);
+# sets EXPORTER (its PID) and PORT (the port it says it serves on).
+exporter_start() {
+	[ -x "$RUN/build/lib/nvtaskset/nvtaskset-exporter" ] ||
+		skip "the exporter was not built: it needs libmicrohttpd's header at build time (Debian: libmicrohttpd-dev)"
+	"$NVT" --exporter "$1" 2>"$WORK/exporter.err" &
+	EXPORTER=$!
+	# Its command line does not name $WORK, which the suite's clean-up looks for: ended here,
+	# pass or fail.
+	trap 'kill -TERM "$EXPORTER" 2>/dev/null || :' EXIT
+	wait_for 10 grep -q "serving the metrics on" "$WORK/exporter.err"
+	PORT=$(sed -n 's|.*serving the metrics on http://[^ ]*:\([0-9]*\)/metrics$|\1|p' "$WORK/exporter.err")
+	[ -n "$PORT" ] || die "no port in: $(cat "$WORK/exporter.err")"
+}
+# exporter_stop: SIGTERM ends it, status 0.
+exporter_stop() {
+	local rc
+	kill -TERM "$EXPORTER"
+	wait "$EXPORTER" && rc=0 || rc=$?
+	eq "$rc" 0 "the exporter's status on SIGTERM ($(cat "$WORK/exporter.err"))"
+}
+# get PATH [METHOD]: the exporter's answer (status line first).
+get() { timeout "$HANG" python3 "$PROBE" get "$PORT" "$@"; }
+# serves: a GET of /metrics is a 200 with the whole document, and the exporter lives.
+serves() {
+	local out
+	kill -0 "$EXPORTER" || die "the exporter ended: $(cat "$WORK/exporter.err")"
+	out=$(get /metrics)
+	eq "$(head -1 <<<"$out")" 200 "GET /metrics"
+	has "$out" "# TYPE nvtaskset_mps_daemon_up gauge"
+}
+# sample NAME PID: the value of metric NAME of task PID in the text on stdin.
+sample() { grep -E "^$1\{[^}]*pid=\"$2\"" | awk '{print $NF}'; }
+
+# ---- top ----------------------------------------------------------------------------------
+
+t_top_batch_frames() {
+	local out first second rows
+	two_tasks
+	run_rc out rc "$NVT" top -b -n 2 -d 1
+	eq "$rc" 0 "top -b: $out"
+	# Two frames, one after the other, each with its header.
+	eq "$(grep -c '^nvtaskset top - ' <<<"$out")" 2 "frames"
+	first=$(awk '/^nvtaskset top - / { n++ } n == 1' <<<"$out")
+	second=$(awk '/^nvtaskset top - / { n++ } n == 2' <<<"$out")
+	has "$first" "tasks: 2"
+	# The map: A's letter on GPC 1's 8 TPCs, B's on GPCs 3 and 4, the rest free.
+	grep -qE '^  GPC 1 +(A +){8}$' <<<"$first" || die "GPC 1: $first"
+	grep -qE '^  GPC 3 +(B +){8}$' <<<"$first" || die "GPC 3: $first"
+	grep -qE '^  GPC 4 +(B +){8}$' <<<"$first" || die "GPC 4: $first"
+	grep -qE '^  GPC 0 +(\. +){4}$' <<<"$first" || die "GPC 0: $first"
+	has "$first" "66 TPCs, 42 free, 0 borrowed"
+	# A row each: letter, PID, user, GPU, TPCs; no rate before a second look.
+	grep -qE "^A +$A +${ME:0:9} +0 +- +- +- +8 +0 +- +- +.*fakeapp" <<<"$first" || die "A's row: $first"
+	grep -qE "^B +$B +${ME:0:9} +0 +- +- +- +16 +0 +- +- " <<<"$first" || die "B's row: $first"
+	# Then launches per second, which the loops make (over 0), and no waits (no priority).
+	grep -qE "^A +$A( +[^ ]+){7} +[0-9.]+ +- " <<<"$second" || die "A's rate: $second"
+	rows=$(grep -E "^A +$A " <<<"$second" | awk '{print $10}')
+	[ "${rows%.*}" -gt 0 ] || die "A launches 0 a second: $second"
+	# Sorted by PID on request.
+	run_rc out rc "$NVT" top -b -n 1 -o pid
+	eq "$rc" 0
+	eq "$(grep -E '^[AB] ' <<<"$out" | awk '{print $2}' | tr '\n' ' ')" "$A $B " "rows by PID"
+	stop_loop ta "$A"
+	stop_loop tb "$B"
+}
+
+t_top_usage() {
+	local out
+	run_rc out rc "$NVT" top
+	eq "$rc" 1 "top without a terminal"
+	has "$out" "top: standard input and output must be a terminal (give -b"
+	for bad in "-d 0" "-d 0.05" "-d 1.2345" "-d x" "-n 0" "-o bogus" "-b extra" "--gpu 7"; do
+		# shellcheck disable=SC2086 # the words
+		run_rc out rc "$NVT" top -b $bad
+		eq "$rc" 1 "top -b $bad: $out"
+		has "$out" "nvtaskset: "
+	done
+	run_rc out rc "$NVT" top -b -d 1.5 -n 1 -o tpcs --gpu 0
+	eq "$rc" 0 "top -b -d 1.5: $out"
+	run_rc out rc "$NVT" top --help
+	eq "$rc" 0
+	has "$out" "Usage: nvtaskset top [-b] [-n N] [-d SECS] [-o FIELD] [--gpu GPU]"
+}
+
+t_top_borrowing_and_lending() {
+	local out
+	lending_pair
+	run_rc out rc "$NVT" top -b -n 1
+	eq "$rc" 0 "$out"
+	# GPC 0 is the high task's (A), borrowed by the low one (b); GPCs 5-11 the low one's.
+	grep -qE '^  GPC 0 +(Ab +){4}$' <<<"$out" || die "GPC 0 borrowed: $out"
+	grep -qE '^  GPC 5 +(B +){8}$' <<<"$out" || die "GPC 5: $out"
+	grep -qE '^  GPC 2 +(\. +){8}$' <<<"$out" || die "GPC 2: $out"
+	has "$out" "66 TPCs, 32 free, 4 borrowed"
+	grep -qE "^A +$HI +${ME:0:9} +0 +- +high +lending +4 +0 " <<<"$out" || die "the high row: $out"
+	grep -qE "^B +$LO +${ME:0:9} +0 +- +low +borrowing +34 +4 " <<<"$out" || die "the low row: $out"
+	has "$out" "$ME's runs"
+	end_lending_pair
+}
+
+# tmux_screen: what the terminal shows now.
+tmux_screen() { tmux -S "$WORK/tmux.sock" capture-pane -p -t top; }
+# tmux_shows TEXT: the screen holds TEXT.
+tmux_shows() { tmux_screen | grep -qF -- "$1"; }
+
+t_top_in_a_terminal() {
+	local screen line
+	command -v tmux >/dev/null || skip "needs tmux (Debian: tmux) to run top in a terminal"
+	two_tasks
+	printf 'set -g remain-on-exit on\nset -g status off\n' >"$WORK/tmux.conf"
+	# After top, the terminal's settings and its screen say whether top gave them back.
+	tmux -S "$WORK/tmux.sock" -f "$WORK/tmux.conf" new-session -d -s top -x 120 -y 30 \
+		"$NVT top -d 0.3; echo top-ended=\$?; stty -a | grep -o -- '-\\?icanon\\|-\\?echo '; echo tty-listed; exec sleep 600"
+	wait_for 20 tmux_shows "nvtaskset top - "
+	# The map and the rows, as in batch mode; after a second look, rates.
+	wait_for 20 tmux_shows "sort: launches"
+	screen=$(tmux_screen)
+	grep -qE '^  GPC 1 +(A +){7}A *$' <<<"$screen" || die "GPC 1 on the screen: $screen"
+	line=$(grep -E "^A +$A " <<<"$screen") || die "no row for $A: $screen"
+	wait_for 20 eval 'tmux_screen | grep -qE "^A +$A( +[^ ]+){7} +[0-9.]+ "'
+	# In colour: A's cells on a background of their own (SGR 42; tmux gives each attribute
+	# an escape of its own).
+	tmux -S "$WORK/tmux.sock" capture-pane -p -e -t top | grep -q $'\e\\[42mA' ||
+		die "no coloured cells: $(tmux -S "$WORK/tmux.sock" capture-pane -p -e -t top | head -5 | od -c | head)"
+	# Keys: s sorts by waits, r reverses, 7 is no GPU, 0 picks GPU 0, a all again.
+	tmux -S "$WORK/tmux.sock" send-keys -t top s
+	wait_for 10 tmux_shows "sort: waits"
+	tmux -S "$WORK/tmux.sock" send-keys -t top r
+	wait_for 10 tmux_shows "sort: waits (reversed)"
+	tmux -S "$WORK/tmux.sock" send-keys -t top 7
+	wait_for 10 tmux_shows "no GPU 7"
+	tmux -S "$WORK/tmux.sock" send-keys -t top 0
+	wait_for 10 tmux_shows "GPU: 0"
+	tmux -S "$WORK/tmux.sock" send-keys -t top a
+	wait_for 10 tmux_shows "GPU: all"
+	# A narrower, shorter terminal: the frame fits it (a GPU on a line, no line wider, the rows
+	# cut and counted).
+	tmux -S "$WORK/tmux.sock" resize-window -t top -x 60 -y 7
+	wait_for 10 eval '[ "$(tmux_screen | awk "length > 60" | wc -l)" == 0 ] && tmux_screen | grep -q "^\.\.\. 2 more (s sorts"'
+	tmux_shows "  [....|AAAAAAAA|........|BBBBBBBB|BBBBBBBB|" || die "the GPU on a line: $(tmux_screen)"
+	# Shorter than the frame's head: cut, not scrolled (the header stays on the first line).
+	tmux -S "$WORK/tmux.sock" resize-window -t top -x 60 -y 4
+	wait_for 10 eval '[ "$(tmux_screen | grep -c .)" == 4 ] && tmux_screen | tail -1 | grep -q "GPU: all"'
+	tmux_screen | head -1 | grep -q "^nvtaskset top - " || die "the frame scrolled: $(tmux_screen)"
+	# q ends it, status 0, and the terminal is as it was: the alternate screen left (top's frame
+	# is gone from the screen), the line discipline's canonical mode and echo back.
+	tmux -S "$WORK/tmux.sock" resize-window -t top -x 120 -y 30 # (room for what follows)
+	wait_for 10 eval 'tmux_screen | grep -q "^GPU 0 .*Fake GPU"'
+	tmux -S "$WORK/tmux.sock" send-keys -t top q
+	# (the shell's lines after top's end, all of them: the last one written last)
+	wait_for 10 tmux_shows "tty-listed"
+	tmux_shows "top-ended=0" || die "top's status: $(tmux_screen)"
+	tmux_shows "nvtaskset top - " && die "top's frame stayed on the screen: $(tmux_screen)"
+	screen=$(tmux_screen)
+	grep -qx "icanon" <<<"$screen" && grep -qx "echo" <<<"$screen" ||
+		die "the terminal's settings were not given back: $screen"
+	tmux -S "$WORK/tmux.sock" kill-server
+	stop_loop ta "$A"
+	stop_loop tb "$B"
+}
+
+# ---- --metrics ------------------------------------------------------------------------
+
+t_metrics_text() {
+	local out dead seg
+	lending_pair
+	two_tasks
+	run_rc out rc "$NVT" --metrics
+	eq "$rc" 0 "$out"
+	eq "$(sample nvtaskset_task_tpcs "$A" <<<"$out")" 8 "A's TPCs"
+	eq "$(sample nvtaskset_task_sms "$A" <<<"$out")" 16 "A's SMs"
+	eq "$(sample nvtaskset_task_tpcs "$LO" <<<"$out")" 34 "the borrower's TPCs"
+	eq "$(sample nvtaskset_task_own_tpcs "$LO" <<<"$out")" 30 "the borrower's own TPCs"
+	eq "$(sample nvtaskset_task_borrowed_tpcs "$LO" <<<"$out")" 4 "TPCs borrowed"
+	[ "$(sample nvtaskset_task_launches_total "$A" <<<"$out")" -gt 0 ] || die "A launched nothing: $out"
+	# Waits only for tasks with a priority; states one-hot.
+	eq "$(sample nvtaskset_task_waits_total "$A" <<<"$out")" "" "waits of a task without a priority"
+	[ -n "$(sample nvtaskset_task_waits_total "$LO" <<<"$out")" ] || die "no waits for $LO: $out"
+	has "$out" "pid=\"$LO\",user=\"$ME\",command=\"fakeapp-dlopen\",container=\"\",slurm_job=\"\",priority=\"low\",state=\"borrowing\"} 1"
+	has "$out" "pid=\"$HI\",user=\"$ME\",command=\"fakeapp-dlopen\",container=\"\",slurm_job=\"\",priority=\"high\",state=\"lending\"} 1"
+	eq "$(grep -c "^nvtaskset_task_state{[^}]*pid=\"$LO\".*} 1$" <<<"$out")" 1 "states at 1"
+	has "$out" "nvtaskset_agent_up{uid=\"$(id -u)\",user=\"$ME\"} 1"
+	has "$out" "nvtaskset_mps_daemon_up{pipe_directory=\"$CUDA_MPS_PIPE_DIRECTORY\"} 0"
+	has "$out" 'nvtaskset_tasks 4'
+	# GPC 0 borrowed, GPCs 1 and 3-4 the plain tasks', GPCs 5-11 the low one's: GPC 2 is free.
+	grep -qE '^nvtaskset_gpu_free_tpcs\{gpu="0",UUID="GPU-[0-9a-f-]+"\} 8$' <<<"$out" || die "free: $out"
+	grep -qE '^nvtaskset_gpu_borrowed_tpcs\{gpu="0",UUID="GPU-[0-9a-f-]+"\} 4$' <<<"$out" || die "$out"
+	# Each family's HELP and TYPE once.
+	eq "$(grep '^# TYPE ' <<<"$out" | sort | uniq -d)" "" "families named twice"
+	end_lending_pair
+	# A dead task's segment is left as it is: the viewers tidy nothing (-l does).
+	dead=$A
+	seg=$(seg_file "$dead")
+	kill -KILL "$dead"
+	wait "$dead" 2>/dev/null || true
+	[ -e "$seg" ] || die "no segment left by the killed task"
+	run_rc out rc "$NVT" --metrics
+	eq "$rc" 0
+	[ -e "$seg" ] || die "--metrics removed a dead task's segment"
+	hasnt "$out" "pid=\"$dead\""
+	run_rc out rc "$NVT" top -b -n 1
+	[ -e "$seg" ] || die "top removed a dead task's segment"
+	run_rc out rc "$NVT" -l
+	[ -e "$seg" ] && die "-l left the dead task's segment (the check above needs it to tidy)"
+	stop_loop tb "$B"
+}
+
+t_metrics_promtool() {
+	local out prog
+	command -v promtool >/dev/null || skip "needs promtool (Debian: prometheus) to check the format"
+	# A program whose name needs escaping in a label: quote, backslash, a byte that is not UTF-8.
+	prog=$WORK/$'we"ird\\name\xff'
+	ln -s "$APP" "$prog"
+	start_loop odd "$NVT" --no-mps -g 1 "$prog"
+	wait_file "$WORK/odd.state" "1,9,17,25,32,39,46,53"
+	lending_pair
+	run_rc out rc "$NVT" --metrics
+	eq "$rc" 0
+	has "$out" 'command="we\"ird\\name'$'\xef\xbf\xbd''"'
+	printf '%s\n' "$out" >"$WORK/metrics.prom"
+	run_rc out rc promtool check metrics <"$WORK/metrics.prom"
+	eq "$rc" 0 "promtool check metrics: $out"
+	end_lending_pair
+	stop_loop odd "$PID"
+}
+
+t_metrics_usage() {
+	local out
+	for bad in "--metrics -l" "--metrics --json" "--metrics extra" "--metrics --gpu 0" \
+		"--metrics --exporter 1" "--exporter 1 -p" "--svg x" "-p --svg x 1" "-l --svg x --json" \
+		"-l --launched --svg x"; do
+		# shellcheck disable=SC2086 # the words
+		run_rc out rc "$NVT" $bad
+		eq "$rc" 1 "nvtaskset $bad: $out"
+		has "$out" "Try 'nvtaskset --help' for more information."
+	done
+	for bad in "host.example:80" "::1:80" "65536" ":80" "[::1]"; do
+		run_rc out rc "$NVT" --exporter "$bad"
+		eq "$rc" 1 "--exporter $bad: $out"
+		has "$out" "nvtaskset: --exporter: "
+	done
+}
+
+# ---- -l --svg --------------------------------------------------------------------------------
+
+# svg_check FILE HI LO: the map of lending_pair's tasks, as XML (their TPCs by prio.sh's tpcs_of).
+svg_check() {
+	python3 - "$1" "$2" "$3" "$(tpcs_of 0,8,16,24 | tr '\n' ' ')" "$(tpcs_of "$GPCS_5_11" | tr '\n' ' ')" "$ME" \
+		<<'PY' || die "the SVG: $(head -c 3000 "$1")"
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+hi, lo = sys.argv[2], sys.argv[3]
+high, low = set(map(int, sys.argv[4].split())), set(map(int, sys.argv[5].split()))
+texts = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
+cells = root.findall(".//s:g[@class='tpc']", ns)
+assert len(cells) == 66, len(cells)
+for g in range(12):
+    assert "GPC %d" % g in texts, g
+legend = [t for t in texts if " \u00b7 pid " in t]
+me = sys.argv[6]
+assert any(t.startswith("A \u00b7 pid %s \u00b7 %s \u00b7 high, lending \u00b7 4 TPCs" % (hi, me)) for t in legend), legend
+assert any(t.startswith("B \u00b7 pid %s \u00b7 %s \u00b7 low, borrowing \u00b7 30 TPCs, borrows 4" % (lo, me)) for t in legend), legend
+# GPC 0's TPCs are A's, hatched for B (b); GPCs 5-11 B's; the others free, nothing on them.
+for g in cells:
+    tpc = int(g.get("data-tpc"))
+    hatched = any(r.get("fill", "").startswith("url(#lent") for r in g.findall("s:rect", ns))
+    assert hatched == (tpc in high), (tpc, hatched)
+    words = ["".join(t.itertext()) for t in g.findall("s:text", ns)]
+    assert words[0] == str(tpc), (tpc, words)
+    want = ["A", "b"] if tpc in high else ["B"] if tpc in low else []
+    assert words[1:] == want, (tpc, words)
+assert root.get("width") and root.get("height")
+PY
+}
+
+t_svg_map() {
+	local out odd
+	lending_pair
+	run_rc out rc "$NVT" -l --svg "$WORK/map.svg"
+	eq "$rc" 0 "$out"
+	eq "$out" "" "-l --svg's output"
+	svg_check "$WORK/map.svg" "$HI" "$LO"
+	# A command with markup and bytes that are not UTF-8 in it stays text (escaped): the
+	# picture still parses, and its legend names it.
+	ln -s "$APP" "$WORK/"$'<b a="1">&amp;\xff'
+	start_loop odd "$NVT" --no-mps -g 1 "$WORK/"$'<b a="1">&amp;\xff'
+	odd=$PID
+	wait_file "$WORK/odd.state" "1,9,17,25,32,39,46,53"
+	run_rc out rc "$NVT" -l --svg "$WORK/odd.svg"
+	eq "$rc" 0 "$out"
+	python3 - "$WORK/odd.svg" "$odd" <<'PY' || die "the SVG with markup in a command: $(grep -a "pid $odd" "$WORK/odd.svg")"
+import sys, xml.etree.ElementTree as ET
+texts = ["".join(t.itertext()) for t in ET.parse(sys.argv[1]).getroot().iter("{http://www.w3.org/2000/svg}text")]
+assert any(("pid %s " % sys.argv[2]) in t and '<b a="1">&amp;\ufffd loop' in t for t in texts), texts
+PY
+	stop_loop odd "$odd"
+	# To standard output with '-'.
+	timeout "$HANG" "$NVT" -l --svg - >"$WORK/map2.svg"
+	svg_check "$WORK/map2.svg" "$HI" "$LO"
+	run_rc out rc "$NVT" -l --svg "$WORK/no/such/dir/map.svg"
+	eq "$rc" 1
+	has "$out" "nvtaskset: cannot write $WORK/no/such/dir/map.svg: No such file or directory"
+	end_lending_pair
+}
+
+t_svg_renders_in_chromium() {
+	local browser size out stat
+	browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+	[ -n "$browser" ] || skip "needs chromium (Debian: chromium) to render the map"
+	lending_pair
+	run_rc out rc "$NVT" -l --svg "$WORK/map.svg"
+	eq "$rc" 0 "$out"
+	end_lending_pair
+	size=$(sed -n 's/^<svg [^>]*width="\([0-9]*\)" height="\([0-9]*\)".*/\1,\2/p' "$WORK/map.svg")
+	[ -n "$size" ] || die "no size in the SVG"
+	mkdir -p "$WORK/home"
+	HOME=$WORK/home timeout "$HANG" "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--user-data-dir="$WORK/chrome" --window-size="$size" --screenshot="$WORK/map.png" \
+		"file://$WORK/map.svg" >"$WORK/chromium.log" 2>&1 || die "chromium: $(tail -5 "$WORK/chromium.log")"
+	# It rendered: a PNG of the SVG's size, white mostly, with both tasks' colours.
+	stat=$(python3 "$HELPERS/pngstat.py" "$WORK/map.png" '#4e79a7' '#f28e2b' '#ffffff') || die "$stat"
+	eq "$(head -1 <<<"$stat" | awk '{print $1","$2}')" "$size" "the picture's size"
+	[ "$(head -1 <<<"$stat" | awk '{print $3}')" -ge 10 ] || die "too few colours: $stat"
+	[ "$(sed -n 2p <<<"$stat" | awk '{print $2}')" -ge 500 ] || die "A's colour barely there: $stat"
+	[ "$(sed -n 3p <<<"$stat" | awk '{print $2}')" -ge 10000 ] || die "B's colour barely there: $stat"
+	[ "$(sed -n 4p <<<"$stat" | awk '{print $2}')" -ge 100000 ] || die "little white: $stat"
+	# The labels are there as the browser parsed them (no XML error page).
+	HOME=$WORK/home timeout "$HANG" "$browser" --headless --no-sandbox --disable-gpu \
+		--user-data-dir="$WORK/chrome" --dump-dom "file://$WORK/map.svg" >"$WORK/dom.txt" 2>/dev/null ||
+		die "chromium --dump-dom failed"
+	hasnt "$(cat "$WORK/dom.txt")" "parsererror"
+	has "$(cat "$WORK/dom.txt")" "pid $HI · $ME · high, lending"
+	has "$(cat "$WORK/dom.txt")" ">GPC 11</text>"
+}
+
+# ---- The exporter ---------------------------------------------------------------------------
+
+t_exporter_serves() {
+	local out text
+	two_tasks
+	exporter_start 0
+	# Loopback only, as nothing was said: its socket listens on 127.0.0.1.
+	grep -qiE "^ *[0-9]+: 0100007F:$(printf '%04X' "$PORT") 00000000:0000 0A " /proc/net/tcp ||
+		die "not listening on 127.0.0.1:$PORT alone: $(grep ' 0A ' /proc/net/tcp)"
+	out=$(get /metrics)
+	eq "$(head -1 <<<"$out")" 200 "GET /metrics"
+	has "$out" "Content-Type: text/plain; version=0.0.4; charset=utf-8"
+	text=$(sed '1,/^\r\?$/d' <<<"$out")
+	eq "$(sample nvtaskset_task_tpcs "$A" <<<"$text")" 8 "A's TPCs"
+	eq "$(sample nvtaskset_task_tpcs "$B" <<<"$text")" 16 "B's TPCs"
+	# The same families as --metrics prints.
+	eq "$(grep '^# TYPE' <<<"$text")" "$("$NVT" --metrics | grep '^# TYPE')" "the families"
+	# HEAD: the headers alone. Others: 404 and 405, nothing changed.
+	out=$(get /metrics HEAD)
+	eq "$(head -1 <<<"$out")" 200 "HEAD /metrics"
+	hasnt "$out" "# TYPE"
+	out=$(get / GET)
+	eq "$(head -1 <<<"$out")" 404 "GET /"
+	for method in POST PUT DELETE PATCH OPTIONS; do
+		out=$(get /metrics $method)
+		eq "$(head -1 <<<"$out")" 405 "$method /metrics"
+		has "$out" "Allow: GET, HEAD"
+	done
+	serves
+	exporter_stop
+	stop_loop ta "$A"
+	stop_loop tb "$B"
+}
+
+t_exporter_bad_requests() {
+	local hex
+	exporter_start 127.0.0.1:0
+	# Garbage, a version it does not speak, a request line of 100 KiB and 20000 headers (past
+	# its 32 KiB for a request's head), random bytes, a path that climbs, a body where none
+	# belongs, nothing at all (httpprobe.py's BAD): after each, it serves.
+	# What it answers, where it answers: the head's limit (414, 431), the version (505), the
+	# path (404), the method (405).
+	for kind in garbage version:505 long:414 headers:431 binary climb:404 body:405 empty; do
+		timeout "$HANG" python3 "$PROBE" raw "$PORT" "${kind%:*}" >"$WORK/raw.out" ||
+			die "the connection of '$kind' hung or failed: $(cat "$WORK/raw.out")"
+		hasnt "$(cat "$WORK/raw.out")" "HTTP/1.1 200"
+		[[ "$kind" != *:* ]] || [[ "$(head -1 "$WORK/raw.out")" == "HTTP/1.1 ${kind#*:} "* ]] ||
+			die "'${kind%:*}' answered: $(head -1 "$WORK/raw.out")"
+		serves
+	done
+	exporter_stop
+}
+
+t_exporter_slow_and_many_clients() {
+	local out
+	two_tasks
+	exporter_start 0
+	# 20 slowloris connections, each sending a byte of a header at a time: the GETs beside them
+	# are served, and they stay open meanwhile.
+	run_rc out rc python3 "$PROBE" slow "$PORT" 20
+	eq "$rc" 0 "$out"
+	eq "$out" "ok"
+	serves
+	# 100 scrapes at once: each gets a whole document.
+	run_rc out rc python3 "$PROBE" parallel "$PORT" 100
+	eq "$rc" 0 "$out"
+	eq "$out" "ok 100"
+	serves
+	exporter_stop
+	stop_loop ta "$A"
+	stop_loop tb "$B"
+}

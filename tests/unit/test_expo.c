@@ -1,0 +1,155 @@
+/*
+ * test_expo.c - the text writers of the viewers: the growing buffer and its
+ * XML escaping (src/core/outbuf.c), Prometheus' text format
+ * (src/core/expo.c), and where the exporter listens (src/core/listen.c).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+
+#include "check.h"
+#include "core/expo.h"
+#include "core/listen.h"
+#include "core/outbuf.h"
+
+static void test_outbuf(void)
+{
+	struct nvt_outbuf b = {0};
+	char big[10000];
+
+	CHECK(nvt_outbuf_printf(&b, "%s=%d", "a", 1) == 0);
+	CHECK_STR(b.text, "a=1");
+	/* Past the first allocation: the text is whole. */
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	CHECK(nvt_outbuf_printf(&b, "%s", big) == 0);
+	CHECK(b.len == 3 + sizeof(big) - 1 && strlen(b.text) == b.len);
+	nvt_outbuf_reset(&b);
+	CHECK(b.len == 0 && b.text[0] == '\0');
+	/* XML: the five characters escaped, controls as spaces, broken UTF-8 as U+FFFD. */
+	CHECK(nvt_outbuf_xml(&b, "<a href=\"x\">&'\x01\xff\xc3\xa9</a>") == 0);
+	CHECK_STR(b.text, "&lt;a href=&quot;x&quot;&gt;&amp;&apos; \xef\xbf\xbd\xc3\xa9&lt;/a&gt;");
+	nvt_outbuf_reset(&b);
+	CHECK(nvt_outbuf_xml(&b, "") == 0 && b.text && b.text[0] == '\0');
+	nvt_outbuf_free(&b);
+	CHECK(b.text == NULL && b.len == 0);
+}
+
+static void test_utf8(void)
+{
+	CHECK(nvt_utf8_len("a", 1) == 1);
+	CHECK(nvt_utf8_len("\xc3\xa9", 2) == 2);
+	CHECK(nvt_utf8_len("\xc3\xa9", 1) == 0);       /* cut short */
+	CHECK(nvt_utf8_len("\xc0\xaf", 2) == 0);       /* overlong '/' */
+	CHECK(nvt_utf8_len("\xe0\x80\xaf", 3) == 0);   /* overlong, three bytes */
+	CHECK(nvt_utf8_len("\xed\xa0\x80", 3) == 0);   /* a surrogate */
+	CHECK(nvt_utf8_len("\xf4\x90\x80\x80", 4) == 0); /* past U+10FFFF */
+	CHECK(nvt_utf8_len("\xf0\x9f\x98\x80", 4) == 4);
+	CHECK(nvt_utf8_len("\x80", 1) == 0);           /* a stray continuation byte */
+	CHECK(nvt_utf8_len("\xe2\x82", 3) == 0);       /* not continued */
+}
+
+static void test_expo(void)
+{
+	struct nvt_outbuf b = {0};
+	struct nvt_expo_label l[2] = {{"user", "a\"b\\c\nd\xff"}, {"gpu", "0"}};
+
+	CHECK(nvt_expo_name_ok("nvtaskset_task_tpcs") && nvt_expo_name_ok("a:b_c9"));
+	CHECK(!nvt_expo_name_ok("9a") && !nvt_expo_name_ok("a-b") && !nvt_expo_name_ok(""));
+	CHECK(nvt_expo_label_ok("UUID") && !nvt_expo_label_ok("__name") && !nvt_expo_label_ok("a:b"));
+	CHECK(nvt_expo_family(&b, "x_total", "counter", "Kernels\\launched\nin all.") == 0);
+	CHECK_STR(b.text, "# HELP x_total Kernels\\\\launched\\nin all.\n# TYPE x_total counter\n");
+	nvt_outbuf_reset(&b);
+	CHECK(nvt_expo_family(&b, "x", "histogram", "no") == -1); /* not a type it writes */
+	CHECK(nvt_expo_family(&b, "x-y", "gauge", "no") == -1);
+	nvt_outbuf_reset(&b);
+	/* Label values: backslash, quote and newline escaped; bytes not UTF-8 as U+FFFD. */
+	CHECK(nvt_expo_sample(&b, "x", l, 2, 3) == 0);
+	CHECK_STR(b.text, "x{user=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",gpu=\"0\"} 3\n");
+	nvt_outbuf_reset(&b);
+	CHECK(nvt_expo_sample(&b, "x", NULL, 0, 0.5) == 0);
+	CHECK_STR(b.text, "x 0.5\n");
+	nvt_outbuf_reset(&b);
+	l[0].name = "bad-name";
+	CHECK(nvt_expo_sample(&b, "x", l, 1, 1) == -1);
+	/* Values: integers exact to 2^53, others read back the same, NaN and infinities. */
+	nvt_outbuf_reset(&b);
+	nvt_expo_value(&b, 9007199254740992.0);
+	CHECK_STR(b.text, "9007199254740992");
+	nvt_outbuf_reset(&b);
+	nvt_expo_value(&b, 0.1);
+	CHECK(strtod(b.text, NULL) == 0.1 && strlen(b.text) <= 19);
+	nvt_outbuf_reset(&b);
+	nvt_expo_value(&b, 1e300);
+	CHECK(strtod(b.text, NULL) == 1e300);
+	nvt_outbuf_reset(&b);
+	nvt_expo_value(&b, NAN);
+	nvt_expo_value(&b, INFINITY);
+	nvt_expo_value(&b, -INFINITY);
+	nvt_expo_value(&b, -0.0);
+	nvt_expo_value(&b, -12);
+	CHECK_STR(b.text, "NaN+Inf-Inf0-12");
+	nvt_outbuf_free(&b);
+}
+
+static void listen_ok(const char *text, int family, const char *host, unsigned port)
+{
+	struct nvt_listen at;
+	char why[200] = "";
+
+	CHECK(nvt_listen_parse(text, &at, why, sizeof(why)) == 0);
+	CHECK(at.family == family);
+	CHECK_STR(at.host, host);
+	CHECK(at.port == port);
+}
+
+static void listen_bad(const char *text, const char *reason)
+{
+	struct nvt_listen at;
+	char why[200] = "";
+
+	CHECK(nvt_listen_parse(text, &at, why, sizeof(why)) == -1);
+	if (!strstr(why, reason))
+		fprintf(stderr, "'%s': why '%s' lacks '%s'\n", text ? text : "(null)", why, reason);
+	CHECK(strstr(why, reason) != NULL);
+}
+
+static void test_listen(void)
+{
+	struct nvt_listen at;
+	char why[200];
+
+	listen_ok("9433", AF_INET, "127.0.0.1", 9433); /* loopback unless told */
+	listen_ok("0", AF_INET, "127.0.0.1", 0);
+	listen_ok("localhost:80", AF_INET, "127.0.0.1", 80);
+	listen_ok("0.0.0.0:65535", AF_INET, "0.0.0.0", 65535);
+	listen_ok("[::1]:9433", AF_INET6, "[::1]", 9433);
+	listen_ok("[::]:1", AF_INET6, "[::]", 1);
+	nvt_listen_parse("10.1.2.3:7", &at, why, sizeof(why));
+	CHECK(at.addr[0] == 10 && at.addr[3] == 3);
+	listen_bad("", "no port");
+	listen_bad(NULL, "no port");
+	listen_bad("65536", "no port");
+	listen_bad("-1", "no port");
+	listen_bad("+80", "no port");
+	listen_bad("80 ", "no port");
+	listen_bad("host.example:80", "names are not looked up");
+	listen_bad("::1:80", "in brackets");
+	listen_bad("[::1]80", "[ADDR]:PORT");
+	listen_bad("[127.0.0.1]:80", "no IP address");
+	listen_bad(":80", "no address before");
+	listen_bad("1.2.3.4.5:80", "no IP address");
+	listen_bad("[::1]:", "no port");
+}
+
+int main(void)
+{
+	test_outbuf();
+	test_utf8();
+	test_expo();
+	test_listen();
+	return CHECK_DONE();
+}

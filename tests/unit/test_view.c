@@ -1,0 +1,248 @@
+/*
+ * test_view.c - what a view says (src/view/viewcalc.c, viewmetrics.c), on
+ * views made by hand: a GPU's map (holders by partition, borrowed TPCs,
+ * overlaps), the state words (any state a shim publishes, by its name), the
+ * rates between two views (a reused PID is another task), and the metrics
+ * (families once, labels escaped, every state of the table).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdlib.h>
+
+#include "check.h"
+#include "core/expo.h"
+#include "core/tpcset.h"
+#include "core/yield.h"
+#include "view/view.h"
+
+#define MAX 8
+
+/* A view of one GPU of 16 TPCs in 2 GPCs, with room for MAX tasks of one slot each. */
+struct fixture {
+	struct nvt_view v;
+	struct nvt_view_task tasks[MAX];
+	struct nvt_view_slot slots[MAX];
+};
+
+static void view_init(struct fixture *f)
+{
+	struct nvt_view_gpu *g = &f->v.gpus[0];
+
+	memset(f, 0, sizeof(*f));
+	f->v.tasks = f->tasks;
+	f->v.slots = f->slots;
+	f->v.n_gpus = 1;
+	g->index = 0;
+	snprintf(g->uuid_text, sizeof(g->uuid_text), "GPU-00010203-0405-0607-0809-0a0b0c0d0e84");
+	g->uuid[15] = 0x84;
+	snprintf(g->model, sizeof(g->model), "Fake \"H100\"");
+	g->map_known = 1;
+	g->topo.n_tpcs = 16;
+	g->topo.n_gpcs = 2;
+	for (unsigned t = 0; t < 16; t++)
+		g->topo.gpc[t] = (uint8_t)(t / 8);
+	f->v.taken_ns = 1000000000ull;
+}
+
+/* Adds task pid (ascending) with one slot: own TPCs list, current TPCs now ("" = own). */
+static struct nvt_view_slot *add(struct fixture *f, pid_t pid, const char *user, const char *own,
+				 const char *now, uint8_t prio)
+{
+	struct nvt_view_task *t = &f->tasks[f->v.n_tasks];
+	struct nvt_view_slot *s = &f->slots[f->v.n_slots];
+
+	t->pid = pid;
+	t->start_time = 42;
+	t->uid = 1000;
+	snprintf(t->user, sizeof(t->user), "%s", user);
+	snprintf(t->program, sizeof(t->program), "app");
+	snprintf(t->command, sizeof(t->command), "./app --x");
+	t->first_slot = f->v.n_slots;
+	t->n_slots = 1;
+	s->task = f->v.n_tasks++;
+	s->gpu = 0;
+	s->partitioned = own != NULL;
+	if (own) {
+		CHECK(nvt_parse_list(own, NVT_MAX_TPCS, &s->own) == NVT_PARSE_OK);
+		s->current = s->own;
+		if (*now)
+			CHECK(nvt_parse_list(now, NVT_MAX_TPCS, &s->current) == NVT_PARSE_OK);
+		nvt_set_andnot(&s->borrowed, &s->current, &s->own);
+	}
+	s->prio.prio = prio;
+	f->v.n_slots++;
+	return s;
+}
+
+static void test_map(void)
+{
+	struct fixture *f = malloc(sizeof(*f));
+	struct nvt_view_map *m = malloc(sizeof(*m));
+	struct nvt_view_slot *low, *high;
+
+	view_init(f);
+	add(f, 100, "alice", "0-3", "", NVT_PRIO_NONE);
+	add(f, 101, "alice", "0-3", "", NVT_PRIO_NONE); /* a worker on its launcher's partition */
+	high = add(f, 150, "root", "4-7", "", NVT_PRIO_HIGH);
+	low = add(f, 200, "bob", "8-11", "4-5,8-11", NVT_PRIO_LOW);
+	low->yield.state = NVT_YS_BORROWING;
+	add(f, 300, "carol", NULL, "", NVT_PRIO_NONE); /* on every TPC */
+	add(f, 400, "dave", "11-12", "", NVT_PRIO_NONE); /* overlaps bob's TPC 11 */
+	nvt_view_settle(&f->v);
+	nvt_view_map(&f->v, 0, m);
+	/* Holders are partitions, lettered by their lowest TPC: the worker is its launcher's. */
+	CHECK(m->n_parts == 4);
+	CHECK(nvt_view_holder(&f->v, m, 0) == 0 && nvt_view_holder(&f->v, m, 1) == 0);
+	CHECK(nvt_view_holder(&f->v, m, 2) == 1 && nvt_view_holder(&f->v, m, 3) == 2);
+	CHECK(nvt_view_holder(&f->v, m, 4) == -1); /* not partitioned */
+	CHECK(nvt_view_holder(&f->v, m, 5) == 3);
+	CHECK(m->n_everywhere == 1);
+	CHECK(nvt_view_symbol(m->owner[0]) == 'A' && nvt_view_symbol(m->owner[4]) == 'B');
+	CHECK(nvt_view_symbol(m->owner[8]) == 'C' && nvt_view_symbol(m->owner[12]) == 'D');
+	CHECK(nvt_view_symbol(m->owner[13]) == '.' && m->owner[15] == NVT_VIEW_FREE);
+	CHECK(m->holders[0] == 1 && m->holders[11] == 2 && m->holders[12] == 1); /* the overlap */
+	/* Borrowed: TPCs 4-5 by bob's partition (C); nobody borrows the rest. */
+	CHECK(m->borrower[4] == 2 && m->borrower[5] == 2 && m->borrower[6] == NVT_VIEW_FREE);
+	CHECK(nvt_view_symbol(NVT_VIEW_SHARED) == '*' && nvt_view_symbol(30) == '#');
+	/* The GPU's totals; the idle high task lends. */
+	CHECK(nvt_set_count(&f->v.gpus[0].working) == 16);
+	CHECK(nvt_set_count(&f->v.gpus[0].held) == 13);
+	CHECK(nvt_set_count(&f->v.gpus[0].borrowed) == 2);
+	CHECK(f->v.gpus[0].tasks == 6);
+	CHECK(high->lending == 1);
+	CHECK_STR(nvt_view_state_word(high), "lending");
+	CHECK_STR(nvt_view_state_word(low), "borrowing");
+	CHECK_STR(nvt_view_state_word(&f->slots[0]), "-");
+	CHECK_STR(nvt_view_prio_word(low), "low");
+	CHECK_STR(nvt_view_prio_word(&f->slots[0]), "");
+	free(f);
+	free(m);
+}
+
+static void test_states(void)
+{
+	struct fixture *f = malloc(sizeof(*f));
+	struct nvt_view_slot *s;
+
+	view_init(f);
+	s = add(f, 100, "alice", "0-3", "", NVT_PRIO_LOW);
+	CHECK_STR(nvt_view_state_word(s), "own"); /* no higher task on its GPU */
+	s->yield.state = NVT_YS_GATED;
+	CHECK_STR(nvt_view_state_word(s), "gated");
+	CHECK(nvt_view_waiting(s));
+	s->yield.state = NVT_YS_RUNNING;
+	CHECK(!nvt_view_waiting(s));
+	/* Every state the shim's table names shows by its name: a state added to the table shows
+	 * without a change here. */
+	for (unsigned st = 1; st < NVT_YS_STATES; st++) {
+		s->yield.state = st;
+		CHECK_STR(nvt_view_state_word(s), nvt_yield_state_name(st));
+	}
+	/* The agent's mode where it moved the task. */
+	s->yield.state = NVT_YS_NONE;
+	s->prio.mode = NVT_MODE_GUARDED;
+	CHECK_STR(nvt_view_state_word(s), "guarded");
+	free(f);
+}
+
+static void test_rates(void)
+{
+	struct fixture *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	double lps, wps;
+
+	view_init(a);
+	view_init(b);
+	add(a, 100, "alice", "0-3", "", NVT_PRIO_LOW)->launches = 100;
+	a->slots[0].yield.holds = 10;
+	add(a, 200, "bob", "4-7", "", NVT_PRIO_NONE)->launches = 5;
+	b->v.taken_ns = a->v.taken_ns + 2000000000ull; /* 2 s later */
+	add(b, 100, "alice", "0-3", "", NVT_PRIO_LOW)->launches = 300;
+	b->slots[0].yield.holds = 20;
+	add(b, 200, "bob", "4-7", "", NVT_PRIO_NONE)->launches = 7;
+	b->tasks[1].start_time = 43; /* PID 200 is another process now */
+	add(b, 300, "carol", "8-9", "", NVT_PRIO_NONE)->launches = 9;
+	nvt_view_rates(&a->v, &b->v, 0, &lps, &wps);
+	CHECK(lps == 100 && wps == 5);
+	nvt_view_rates(&a->v, &b->v, 1, &lps, &wps);
+	CHECK(lps == -1 && wps == -1);
+	nvt_view_rates(&a->v, &b->v, 2, &lps, &wps); /* new since */
+	CHECK(lps == -1);
+	nvt_view_rates(NULL, &b->v, 0, &lps, &wps); /* the first view */
+	CHECK(lps == -1);
+	b->slots[0].launches = 50; /* a counter that went back (never: a new process) */
+	nvt_view_rates(&a->v, &b->v, 0, &lps, &wps);
+	CHECK(lps == 0);
+	CHECK(nvt_view_task_of(&b->v, 300) == &b->tasks[2] && nvt_view_task_of(&b->v, 301) == NULL);
+	free(a);
+	free(b);
+}
+
+/* The number of lines of text that begin with prefix. */
+static int lines_with(const char *text, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		n += !strncmp(p, prefix, strlen(prefix));
+	return n;
+}
+
+static void test_metrics(void)
+{
+	struct fixture *f = malloc(sizeof(*f));
+	struct nvt_outbuf b = {0};
+	struct nvt_view_slot *s;
+	char want[400];
+
+	view_init(f);
+	s = add(f, 100, "o\"brien", "0-3", "", NVT_PRIO_LOW);
+	s->launches = 12345;
+	s->yield.holds = 7;
+	s->yield.held_ns = 1500000000ull;
+	s->yield.state = NVT_YS_STATES - 1; /* the table's last state, whatever it is */
+	add(f, 200, "bob", NULL, "", NVT_PRIO_NONE)->launches = 1;
+	f->v.agents[0] = (struct nvt_view_agent){.uid = 0, .user = "root", .pid = 77};
+	f->v.n_agents = 1;
+	snprintf(f->v.mps_pipe_dir, sizeof(f->v.mps_pipe_dir), "/tmp/nvidia-mps");
+	nvt_view_settle(&f->v);
+	CHECK(nvt_view_metrics(&f->v, &b) == 0);
+	/* Each family once, before its samples. */
+	CHECK(lines_with(b.text, "# TYPE nvtaskset_task_launches_total counter") == 1);
+	CHECK(lines_with(b.text, "# TYPE nvtaskset_task_tpcs gauge") == 1);
+	CHECK(lines_with(b.text, "nvtaskset_task_tpcs{") == 2);
+	/* The user's quote escaped; a task on every TPC counts the GPU's 16. */
+	CHECK(strstr(b.text, "pid=\"100\",user=\"o\\\"brien\",command=\"app\"") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_task_tpcs{gpu=\"0\",UUID=\"GPU-00010203-0405-0607-0809-"
+			     "0a0b0c0d0e84\",pid=\"200\",user=\"bob\",command=\"app\",container=\"\","
+			     "slurm_job=\"\",priority=\"\"} 16\n") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_gpu_info{gpu=\"0\",UUID=\"GPU-00010203-0405-0607-0809-"
+			     "0a0b0c0d0e84\",model_name=\"Fake \\\"H100\\\"\"} 1\n") != NULL);
+	CHECK(strstr(b.text, "priority=\"low\"} 12345\n") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_task_wait_seconds_total{") != NULL);
+	CHECK(strstr(b.text, "priority=\"low\"} 1.5\n") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_task_sms{") != NULL);
+	/* Waits only for a task with a priority. */
+	CHECK(lines_with(b.text, "nvtaskset_task_waits_total{") == 1);
+	/* The state: the one the shim publishes is 1, by its table's name; the others 0. */
+	snprintf(want, sizeof(want), "priority=\"low\",state=\"%s\"} 1\n",
+		 nvt_yield_state_name(NVT_YS_STATES - 1));
+	CHECK(strstr(b.text, want) != NULL);
+	CHECK(lines_with(b.text, "nvtaskset_task_state{") >= NVT_YS_STATES - 1);
+	CHECK(strstr(b.text, "state=\"gated\"} 0\n") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_gpu_free_tpcs{gpu=\"0\",UUID=\"GPU-00010203-0405-0607-0809-"
+			     "0a0b0c0d0e84\"} 12\n") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_agent_up{uid=\"0\",user=\"root\"} 1\n") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_mps_daemon_up{pipe_directory=\"/tmp/nvidia-mps\"} 0\n") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_tasks 2\n") != NULL);
+	nvt_outbuf_free(&b);
+	free(f);
+}
+
+int main(void)
+{
+	test_map();
+	test_states();
+	test_rates();
+	test_metrics();
+	return CHECK_DONE();
+}

@@ -1,0 +1,288 @@
+/*
+ * exporter.c - nvtaskset-exporter [ADDR:]PORT: serves the metrics of
+ * nvtaskset --metrics on http://ADDR:PORT/metrics for Prometheus, through
+ * GNU libmicrohttpd. A program of its own, installed beside the shim and run
+ * by `nvtaskset --exporter`, so that the command itself links no HTTP library.
+ *
+ * Read-only: GET and HEAD of /metrics, nothing else (404, 405); a scrape
+ * reads the tasks (src/view) and changes nothing. Scrapes within FRESH_MS of
+ * a read share its text, one copy in memory, so that many scrapers at once
+ * cost one read: a view of 1000 tasks takes ~0.2 s to read on a 2-core VM,
+ * and 100 scrapes at once each reading their own took 12.9 s and 9 s of CPU
+ * (docs/observability.md). libmicrohttpd is event-driven: a slow or silent
+ * client holds one of
+ * CONNECTIONS_MAX sockets until CONNECTION_TIMEOUT_S of silence, never a
+ * thread, and the others are served meanwhile; a request's headers are bounded
+ * by CONNECTION_MEMORY bytes.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <microhttpd.h>
+
+#include "core/expo.h"
+#include "core/listen.h"
+#include "core/text.h"
+#include "gpu/gpus.h"
+#include "seg/segfile.h"
+#include "view/view.h"
+
+#define CONNECTIONS_MAX 256
+#define CONNECTION_TIMEOUT_S 10
+#define CONNECTION_MEMORY (32 * 1024)
+#define THREADS 4
+#define DRIVER_TIMEOUT_S 60 /* NVTASKSET_DRIVER_TIMEOUT's default, as the command's */
+/* How old a read may be for a scrape to share it: below Prometheus' shortest usual interval. */
+#define FRESH_MS 500
+
+/* A metrics text, shared by the responses that send it and the latest slot: freed with the
+ * last reference. */
+struct text {
+	unsigned refs; /* under latest.lock */
+	size_t len;
+	char bytes[];
+};
+
+/* The latest metrics, and the lock that lets one view be read at a time. */
+static struct {
+	pthread_mutex_t lock;
+	const struct nvt_gpus *gpus; /* NULL: none listed (the tasks' slots name theirs) */
+	struct text *text;           /* the latest metrics; NULL: none, or the read failed */
+	uint64_t began_ns;           /* when the read that made them began; 0: none yet */
+	char why[300];               /* why the latest read failed ("" if it did not) */
+} latest = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Drops a reference to t (under latest.lock). */
+static void text_put_locked(struct text *t)
+{
+	if (t && !--t->refs)
+		free(t);
+}
+
+/* libmicrohttpd's: a response is done with its text. */
+static void text_done(void *arg)
+{
+	pthread_mutex_lock(&latest.lock);
+	text_put_locked(arg);
+	pthread_mutex_unlock(&latest.lock);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("nvtaskset: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void mhd_log(void *arg, const char *fmt, va_list ap)
+{
+	(void)arg;
+	fputs("nvtaskset: exporter: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+/* Reads the metrics now into latest (under latest.lock). */
+static void read_metrics_locked(void)
+{
+	struct nvt_outbuf out = {0};
+	struct nvt_view v;
+
+	latest.began_ns = now_ns();
+	latest.why[0] = '\0';
+	text_put_locked(latest.text);
+	latest.text = NULL;
+	if (nvt_view_read(nvt_rundir(), latest.gpus, &v, latest.why, sizeof(latest.why)) == 0) {
+		if (nvt_view_metrics(&v, &out) == 0 && (latest.text = malloc(sizeof(*latest.text) + out.len)))
+			*latest.text = (struct text){.refs = 1, .len = out.len};
+		if (latest.text)
+			memcpy(latest.text->bytes, out.text, out.len);
+		else
+			snprintf(latest.why, sizeof(latest.why), "out of memory");
+	}
+	nvt_view_free(&v);
+	nvt_outbuf_free(&out);
+}
+
+/* The metrics, read within FRESH_MS (now, if need be), as a response. */
+static struct MHD_Response *metrics(unsigned *status)
+{
+	struct MHD_Response *r = NULL;
+	struct text *t;
+
+	pthread_mutex_lock(&latest.lock);
+	if (!latest.began_ns || now_ns() - latest.began_ns > FRESH_MS * 1000000ull)
+		read_metrics_locked();
+	t = latest.text;
+	if (t) {
+		*status = MHD_HTTP_OK;
+		t->refs++;
+		r = MHD_create_response_from_buffer_with_free_callback_cls(t->len, t->bytes, text_done, t);
+		if (!r)
+			text_put_locked(t);
+	} else {
+		char text[400];
+		int n = snprintf(text, sizeof(text), "nvtaskset: %s\n", latest.why);
+		*status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		latest.began_ns = 0; /* (a failure is not kept: the next scrape reads again) */
+		r = MHD_create_response_from_buffer((size_t)n, text, MHD_RESPMEM_MUST_COPY);
+	}
+	pthread_mutex_unlock(&latest.lock);
+	if (r && *status == MHD_HTTP_OK)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, NVT_EXPO_CONTENT_TYPE);
+	return r;
+}
+
+static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_len, void **request)
+{
+	static const char not_found[] = "not found: the metrics are at /metrics\n";
+	static const char not_allowed[] = "method not allowed: the exporter takes GET and HEAD\n";
+	struct MHD_Response *r;
+	unsigned status;
+	enum MHD_Result rc;
+
+	(void)arg, (void)version, (void)upload, (void)upload_len, (void)request;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+		status = MHD_HTTP_METHOD_NOT_ALLOWED;
+		r = MHD_create_response_from_buffer(sizeof(not_allowed) - 1, (void *)not_allowed,
+						    MHD_RESPMEM_PERSISTENT);
+		if (r)
+			MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	} else if (strcmp(url, "/metrics")) {
+		status = MHD_HTTP_NOT_FOUND;
+		r = MHD_create_response_from_buffer(sizeof(not_found) - 1, (void *)not_found,
+						    MHD_RESPMEM_PERSISTENT);
+	} else {
+		r = metrics(&status);
+	}
+	if (!r)
+		return MHD_NO; /* out of memory: the connection is closed */
+	rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* NVTASKSET_DRIVER_TIMEOUT in ms (1-3600 s; unset or empty: the default); -1 if bad. */
+static int driver_timeout_ms(void)
+{
+	const char *text = getenv(NVT_ENV_DRIVER_TIMEOUT);
+	const char *end;
+	uint64_t v;
+
+	if (!text || !*text)
+		return DRIVER_TIMEOUT_S * 1000;
+	end = nvt_decimal(text, 3600, &v);
+	return end && !*end && v ? (int)v * 1000 : -1;
+}
+
+/* The machine's GPUs, listed once (NULL where they cannot be: the tasks' slots name theirs). */
+static const struct nvt_gpus *list_gpus(int timeout_ms)
+{
+	static struct nvt_gpus gpus;
+	char why[512];
+
+	if (nvt_gpus_list(timeout_ms, &gpus, why, sizeof(why)) == 0)
+		return &gpus;
+	say("exporter: the GPUs cannot be listed (%s): the metrics name the GPUs the tasks use", why);
+	return NULL;
+}
+
+static struct MHD_Daemon *start(const struct nvt_listen *at)
+{
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
+	const struct sockaddr *sa = (const struct sockaddr *)&in4;
+
+	memset(&in4, 0, sizeof(in4));
+	memset(&in6, 0, sizeof(in6));
+	if (at->family == AF_INET6) {
+		in6.sin6_family = AF_INET6;
+		in6.sin6_port = htons(at->port);
+		memcpy(&in6.sin6_addr, at->addr, 16);
+		sa = (const struct sockaddr *)&in6;
+	} else {
+		in4.sin_family = AF_INET;
+		in4.sin_port = htons(at->port);
+		memcpy(&in4.sin_addr, at->addr, 4);
+	}
+	return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+					(at->family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				at->port, NULL, NULL, answer, NULL,
+				/* (the logger first: options before it would log in MHD's words) */
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR, sa,
+				MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+				MHD_OPTION_END);
+}
+
+int main(int argc, char **argv)
+{
+	struct nvt_listen at;
+	struct MHD_Daemon *d;
+	const union MHD_DaemonInfo *info;
+	char why[300];
+	sigset_t stop;
+	int timeout_ms, sig;
+
+	if (argc != 2 || nvt_listen_parse(argv[1], &at, why, sizeof(why))) {
+		say("exporter: %s", argc != 2 ? "usage: nvtaskset-exporter [ADDR:]PORT (nvtaskset --exporter runs it)" : why);
+		return EXIT_FAILURE;
+	}
+	timeout_ms = driver_timeout_ms();
+	if (timeout_ms < 0) {
+		say("%s must be 1-3600 seconds, not '%s'", NVT_ENV_DRIVER_TIMEOUT,
+		    getenv(NVT_ENV_DRIVER_TIMEOUT));
+		return EXIT_FAILURE;
+	}
+	/* The signals that end it are taken by sigwait below, in no thread of libmicrohttpd's. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	latest.gpus = list_gpus(timeout_ms);
+	d = start(&at);
+	if (!d) {
+		say("exporter: cannot listen on %s:%u: %s", at.host, (unsigned)at.port,
+		    errno ? strerror(errno) : "libmicrohttpd refused");
+		return EXIT_FAILURE;
+	}
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	say("serving the metrics on http://%s:%u/metrics", at.host,
+	    info && info->port ? (unsigned)info->port : (unsigned)at.port);
+	while (sigwait(&stop, &sig) != 0)
+		;
+	MHD_stop_daemon(d);
+	pthread_mutex_lock(&latest.lock);
+	text_put_locked(latest.text);
+	pthread_mutex_unlock(&latest.lock);
+	return EXIT_SUCCESS;
+}
