@@ -194,7 +194,7 @@ static int read_task(const char *base, struct nvt_view *v, size_t *task_cap, siz
 	read_command(t);
 	if (nvt_proc_container(pid, t->container, sizeof(t->container)))
 		t->container[0] = '\0';
-	if (nvt_slurm_step_of(pid, &step) == 0) {
+	if (nvt_slurmproc_step_of(pid, &step) == 0) {
 		snprintf(t->slurm_job, sizeof(t->slurm_job), "%lu", (unsigned long)step.job);
 		snprintf(t->slurm_step, sizeof(t->slurm_step), "%s", step.step);
 	}
