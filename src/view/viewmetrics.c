@@ -109,6 +109,19 @@ static double wait_seconds(const struct nvt_view *v, const struct nvt_view_slot 
 	return s->prio.prio == NVT_PRIO_NONE ? -1 : (double)s->yield.held_ns / 1e9;
 }
 
+/* Time-sliced tasks (--yield slice) only: their channel groups' timeslice, as the driver recorded it. */
+static double timeslice_seconds(const struct nvt_view *v, const struct nvt_view_slot *s)
+{
+	(void)v;
+	return s->yield.timeslice_us ? (double)s->yield.timeslice_us / 1e6 : -1;
+}
+
+static double channel_groups(const struct nvt_view *v, const struct nvt_view_slot *s)
+{
+	(void)v;
+	return s->yield.timeslice_us || s->yield.groups ? (double)s->yield.groups : -1;
+}
+
 static const struct task_family {
 	const char *name, *type, *help;
 	slot_value value;
@@ -131,6 +144,12 @@ static const struct task_family {
 	{"nvtaskset_task_wait_seconds_total", "counter",
 	 "Time the task's launches waited for higher-priority tasks (tasks with a priority).",
 	 wait_seconds},
+	{"nvtaskset_task_timeslice_seconds", "gauge",
+	 "Timeslice of the time-sliced task's channel groups on the GPU, as the driver recorded it "
+	 "(--yield slice; an MPS server of a priority level: its clients').",
+	 timeslice_seconds},
+	{"nvtaskset_task_channel_groups", "gauge",
+	 "Channel groups of the time-sliced task's process on the GPU (--yield slice).", channel_groups},
 };
 
 static int task_family(const struct nvt_view *v, const struct task_family *f, struct nvt_outbuf *b)

@@ -75,6 +75,23 @@ t_preempt_list_shows_slice() {
 	stop_loop lo "$PID"
 }
 
+# The metrics and top show a time-sliced task's timeslice and state.
+t_preempt_metrics_and_top() {
+	local hi
+	rm_env
+	start_loop hi "$NVT" --no-mps --priority high --yield slice "$APP"
+	hi=$PID
+	wait_file "$WORK/hi.state" "0-65"
+	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
+	wait_file "$WORK/lo.state" "0-65"
+	wait_for 10 eval '"$NVT" --metrics | grep -q "^nvtaskset_task_timeslice_seconds{.*priority=\"low\"} 5e-06$"'
+	has "$("$NVT" --metrics)" 'nvtaskset_task_timeslice_seconds{'
+	has "$("$NVT" --metrics | grep '^nvtaskset_task_channel_groups{.*priority="high"}')" " 4"
+	wait_for 10 eval '"$NVT" top -b -n 1 | grep -q " sliced "'
+	stop_loop lo "$PID"
+	stop_loop hi "$hi"
+}
+
 # Beside a higher task that never idles, a low one takes a share (2048 us), and gives it back
 # once the higher task is gone.
 t_preempt_share_beside_busy_high() {
