@@ -8,6 +8,9 @@ process's rmprobe log under OUT's work directory.
 """
 import json, os, shutil, subprocess, sys, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tslib import pct, wait_file  # noqa: E402
+
 R, OUT = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[3:]
 T = os.path.join(R, "tests/bench/tslice")
@@ -32,22 +35,6 @@ def env_for(pipe, extra):
     e["CUDA_MPS_LOG_DIRECTORY"] = os.path.join(W, (pipe or "nomps") + "log")
     e.update(extra)
     return e
-
-
-def wait_file(p, t, proc=None):
-    end = time.time() + t
-    while time.time() < end:
-        if os.path.exists(p):
-            return True
-        if proc is not None and proc.poll() is not None:
-            return False
-        time.sleep(0.05)
-    return False
-
-
-def pct(v, q):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(q * len(v)))]
 
 
 def rmp(d, who, ts=None, when="alloc,sched,rewrite", **kw):

@@ -2,6 +2,9 @@
 each configuration in fresh processes. python3 probe.py ROOT OUTDIR [CONFIG...]"""
 import json, os, subprocess, sys, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tslib import pct, wait_file  # noqa: E402
+
 R, OUT = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[3:]
 T = os.path.join(R, "tests/bench/tslice")
@@ -22,20 +25,6 @@ def envfor(mps, extra, pipe="mps"):
     e["CUDA_MPS_LOG_DIRECTORY"] = os.path.join(W, pipe + "log")
     e.update(extra)
     return e
-
-def wait_file(p, t, proc=None):
-    end = time.time() + t
-    while time.time() < end:
-        if os.path.exists(p):
-            return True
-        if proc is not None and proc.poll() is not None:
-            return False
-        time.sleep(0.05)
-    return False
-
-def pct(v, q):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(q * len(v)))]
 
 def run(name, L, H):
     """L, H: None or (prefix, mps, env, [hkind])."""
