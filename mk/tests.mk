@@ -1,7 +1,7 @@
 # mk/tests.mk - the test suite's programs and the check targets, included by
 # the Makefile (whose variables it uses): the fake driver, the unit tests,
 # the fake applications, the fuzz target; make check, check-slurm,
-# check-faults, check-private, fuzz-libfuzzer.
+# check-faults, check-private, check-user, fuzz-libfuzzer.
 #
 # SPDX-License-Identifier: MIT
 
@@ -99,6 +99,12 @@ check: all $(FAKE) $(TEST_BINS)
 # a copy of the build they can reach, and none skips for want of it. CI runs it.
 check-private:
 	@tests/check-private.sh
+
+# make check as the ordinary user CHECK_USER (who must exist), started by root, in a copy of this
+# tree in a 0700 directory of that user's; fails on a test that skipped for another reason than
+# needing root (tests/check-user.sh). CI runs it.
+check-user:
+	@tests/check-user.sh $(CHECK_USER)
 
 # nvtaskset on a fake GPU, without one: a short tour of -c, -g, -n, -p and -l
 # with the demo program, then (on a terminal) a shell to try more in

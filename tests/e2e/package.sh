@@ -59,7 +59,7 @@ t_install_uninstall() {
 		[ -f "$dest/opt/nvt/share/doc/nvtaskset/$page" ] || die "the man pages name $page, which make install does not install"
 	done
 	# The Slurm plugin and its cli_filter, where this tree builds the plugin.
-	if [ -f "$B/lib/nvtaskset/spank_nvtaskset.so" ]; then
+	if [ -f "$WORK/build.dest/lib/nvtaskset/spank_nvtaskset.so" ]; then
 		for f in lib/nvtaskset/spank_nvtaskset.so share/nvtaskset/cli_filter.lua; do
 			[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 		done
