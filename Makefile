@@ -74,7 +74,7 @@ B = build
 LAYERS = core os gpu seg mps alloc task prio shim
 CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw smcount \
 	json cdi cmdline
-OS = sysutil proc slurmproc child
+OS = sysutil proc slurmproc child progpath
 GPU = driverinfo gpu calibrate bwprobe topocache gpus
 SEG = segfile segtrust segopen segwrite segscan segown inherit segfor
 MPS = mps
