@@ -177,18 +177,26 @@ static void apply_env(const struct nvt_task_env *e)
 
 /*
  * Says that COMMAND cannot run (errno err), with what the command line was likely meant to
- * say; returns the exit status, as taskset's: 127 where there is no such program, else 126.
+ * say where COMMAND reads as a MASK; returns the exit status, as taskset's: 127 where there
+ * is no such program, else 126.
  */
 static int exec_failed(const struct options *o, const char *command, int err)
 {
 	struct nvt_tpcset set;
 	char shown[PATH_MAX];
+	int as_mask = nvt_parse_list(command, NVT_MAX_TPCS, &set) == NVT_PARSE_OK ||
+		      nvt_parse_mask(command, NVT_MAX_TPCS, &set) == NVT_PARSE_OK;
 
 	terminal_text(command, shown, sizeof(shown));
 	errno = err;
 	if (err == ENOENT && o->mask_left_out && nvt_parse_mask(command, NVT_MAX_TPCS, &set) == 0)
 		warnx("failed to execute %s: %s (with --priority and no -c or -g, a MASK is "
 		      "written with 0x: 0x%s)", shown, strerror(err), shown);
+	else if (err == ENOENT && as_mask && (o->part.count || o->part.gpu_masks))
+		warnx("failed to execute %s: %s ('%s' is taken as COMMAND: %s, and no MASK "
+		      "follows the options%s)", shown, strerror(err), shown,
+		      o->part.count ? "-n picks the TPCs" : "--gpu GPU=MASK gives each GPU's MASK",
+		      o->part.count ? "" : "; another GPU's is given as --gpu N=MASK");
 	else
 		warn("failed to execute %s", shown);
 	return err == ENOENT ? 127 : 126;
