@@ -308,6 +308,26 @@ t_package_version() {
 	# The .ci/run that CI runs builds and tests the package too.
 	grep -qx 'make check-package' "$ROOT/.ci/run" || die ".ci/run does not run make check-package"
 }
+t_package_test_checks_first() {
+	# make check-package looks for what it needs before it builds or installs anything, and
+	# names every missing tool's Debian package (it failed on a machine without
+	# bash-completion with "FAIL bash-completion is installed" after the whole build).
+	local dir tool want=debhelper before
+	mkdir "$WORK/bin"
+	# Every program of the machine but debhelper's dh.
+	for dir in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
+		for tool in "$dir"/*; do
+			[ -x "$tool" ] && [ ! -e "$WORK/bin/${tool##*/}" ] && [ "${tool##*/}" != dh ] &&
+				ln -s "$tool" "$WORK/bin/${tool##*/}"
+		done
+	done
+	[ -r /usr/share/bash-completion/bash_completion ] || want+=" bash-completion"
+	before=$(ls -d /tmp/nvtaskset-package.* 2>/dev/null | wc -l)
+	run_rc out rc env PATH="$WORK/bin" "$ROOT/tests/package-test.sh"
+	eq "$rc" 1 "$out"
+	eq "$out" "package-test: needs $want to build the package and check what it installs: apt-get install $want"
+	eq "$(ls -d /tmp/nvtaskset-package.* 2>/dev/null | wc -l)" "$before" "package-test's directories"
+}
 t_messages_plain() {
 	# What users read says what happened, not where a paper says so.
 	local f found
