@@ -139,9 +139,11 @@ for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskse
 	/usr/share/man/man1/nvtaskset.1.gz /usr/share/man/man8/spank_nvtaskset.8.gz \
 	/usr/share/bash-completion/completions/nvtaskset \
 	/usr/share/doc/nvtaskset/copyright /usr/share/doc/nvtaskset/LICENSE \
-	/usr/share/doc/nvtaskset/README.md.gz /usr/share/doc/nvtaskset/changelog.gz; do
+	/usr/share/doc/nvtaskset/README.md.gz /usr/share/doc/nvtaskset/changelog.gz \
+	/usr/share/doc/nvtaskset/docs/examples/prog.c; do
 	ok "ships $f" grep -qx "$f" "$WORK/contents"
 done
+ok "ships no record of make install's directories" bash -c '! grep -q made-directories "$1"' _ "$WORK/contents"
 ok "ships nothing outside /usr (no ld.so.conf.d entry)" bash -c '! grep -v "^/usr" "$1" | grep -v "^/\?$"' _ "$WORK/contents"
 dpkg-deb --ctrl-tarfile "$DEB" | tar -t | sed 's|^\./||' | grep -v '^$' | sort >"$WORK/control"
 ok "no shlibs or symbols (the wrapper is named libcuda.so.1)" \
@@ -185,7 +187,7 @@ else
 	ok "README is the project's" bash -c 'zcat /usr/share/doc/nvtaskset/README.md.gz | cmp -s - "$1"' _ "$ROOT/README.md"
 	# The documentation pages the man pages name, as they name them (not compressed).
 	for f in $(grep -ohE 'docs/[a-z-]+\.md' "$ROOT"/man/*.[138] | sort -u) docs/priorities.md docs/json.md \
-		docs/memory-halves.md; do
+		docs/memory-halves.md docs/examples/prog.c; do
 		ok "/usr/share/doc/nvtaskset/$f is the project's" cmp -s "/usr/share/doc/nvtaskset/$f" "$ROOT/$f"
 	done
 fi
