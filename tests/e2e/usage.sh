@@ -95,3 +95,17 @@ t_usage_cdi_not_root() {
 	eq "$out" "nvtaskset: --cdi: cannot make /run/nvtaskset, which every user's tasks and the containers share: run nvtaskset --cdi as root"
 	[ ! -e "$WORK/cdi/nvtaskset-tpcs.json" ] || die "a spec was written"
 }
+
+t_usage_help_agent_line() {
+	# --help's usage line for --agent names every option --agent takes (it left out
+	# --idle-exit and --across-users), as its refusal of another option lists them.
+	local takes line opt
+	run_rc out rc "$NVT" --agent --no-mps
+	eq "$rc" 1
+	takes=$(sed -n "s/^nvtaskset: --agent takes only //p" <<<"$out" | grep -oE -- '--[a-z-]+')
+	[ "$(wc -l <<<"$takes")" -ge 5 ] || die "--agent's refusal lists: $out"
+	line=$("$NVT" --help | grep -E '^ nvtaskset --agent ')
+	for opt in $takes; do
+		has "$line" "[$opt"
+	done
+}

@@ -43,6 +43,18 @@ export NVTASKSET_RUNDIR=$TRY/run NVTASKSET_CACHE_DIR=$TRY/cache NVTASKSET_PROC_N
 export CUDA_MPS_PIPE_DIRECTORY=$TRY/mps-pipe CUDA_MPS_LOG_DIRECTORY=$TRY/mps-log
 unset LD_PRELOAD NVTASKSET_PARTITION NVTASKSET_PARTITION_FOR NVTASKSET_PRIORITY CUDA_VISIBLE_DEVICES
 EOF
+# without_dirs LIST DIR...: the colon-separated LIST without DIRs (they go first, once).
+without_dirs() {
+	local list=":$1:" dir
+	shift
+	for dir; do
+		while [[ "$list" == *":$dir:"* ]]; do list=${list//:$dir:/:}; done
+	done
+	list=${list#:}
+	echo "${list%:}"
+}
+PATH=$(without_dirs "$PATH" "$B/bin" "$B/test" "$ROOT/tests/fake/bin")
+LD_LIBRARY_PATH=$(without_dirs "${LD_LIBRARY_PATH:-}" "$B/test/fake")
 # shellcheck source=/dev/null
 . "$TRY/env"
 for v in $(env | sed -n 's/^\(FAKECUDA_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
@@ -150,8 +162,11 @@ tour() {
 
 shell() {
 	local rc=$TRY/bashrc
+	# (Its PATH and library path as they are here, where $TRY/env put the directories first
+	# already: sourced again, it would add them twice.)
 	{
-		cat "$TRY/env"
+		printf 'export PATH=%q LD_LIBRARY_PATH=%q\n' "$PATH" "$LD_LIBRARY_PATH"
+		grep -v '^export \(PATH\|LD_LIBRARY_PATH\)=' "$TRY/env"
 		echo "export NVT_TRY_SHELL=$TRY"
 		echo "PS1='(nvtaskset try) \\w\\$ '"
 	} >"$rc"

@@ -22,7 +22,7 @@ static const char help_text[] =
 	" nvtaskset --profile [options] COMMAND [ARG...]\n"
 	" nvtaskset --plan [--gpu GPU] [--json] FILE\n"
 	" nvtaskset --cdi [--cdi-dir DIR] [--vendor NAME] [--with-mps]\n"
-	" nvtaskset --agent [--hold MS] [--poll US] [--guard N]\n"
+	" nvtaskset --agent [--hold MS] [--poll US] [--guard N] [--idle-exit S] [--across-users]\n"
 	"\n"
 	"Run a CUDA program on a set of GPU TPCs (thread processing clusters, two SMs\n"
 	"each), or show or change the TPCs of a running task.\n"
