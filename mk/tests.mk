@@ -1,7 +1,7 @@
 # mk/tests.mk - the test suite's programs and the check targets, included by
 # the Makefile (whose variables it uses): the fake driver, the unit tests,
 # the fake applications, the fuzz target; make check, check-slurm,
-# check-faults, check-private, check-user, fuzz-libfuzzer.
+# check-faults, check-private, check-user, try, try-containers, fuzz-libfuzzer.
 #
 # SPDX-License-Identifier: MIT
 
@@ -111,6 +111,11 @@ check-user:
 # (README's "Try it without a GPU").
 try: all $(FAKE) $(T)/demo
 	@tests/fake/try.sh
+
+# make try's containers: nvtaskset's CDI devices given to podman containers on the fake
+# GPU, a short tour (tests/podman/try.sh; docs/containers.md). As root, with podman and runc.
+try-containers: all $(FAKE) $(T)/demo
+	@tests/podman/try.sh
 
 # The Slurm plugin with a real Slurm (slurmctld, slurmd, munged; Debian:
 # slurm-wlm, libslurm-dev, munge, lua5.1 or liblua for cli_filter/lua),
