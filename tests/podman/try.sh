@@ -65,31 +65,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-say() {
-	echo
-	printf '# %s\n' "$@"
-}
-show() {
-	printf '$ %s\n' "$*"
-	"$@"
-}
-# follow CONTAINER TEXT: waits (TRY_WAIT s at most) for a new line of the container's output
-# holding TEXT, and prints the lines up to it that were not printed yet.
-declare -A SHOWN
-follow() {
-	local lines end=$((SECONDS + ${TRY_WAIT:-30}))
-	while ((SECONDS <= end)); do
-		lines=$(podman logs "$1" 2>&1 | tail -n +"$((${SHOWN[$1]:-0} + 1))")
-		if grep -q "$2" <<<"$lines"; then
-			lines=$(sed "/$2/q" <<<"$lines")
-			printf '%s\n' "$lines"
-			SHOWN[$1]=$((${SHOWN[$1]:-0} + $(wc -l <<<"$lines")))
-			return 0
-		fi
-		sleep 0.1
-	done
-	fail "$1 printed no '$2' in ${TRY_WAIT:-30} s: $(podman logs "$1" 2>&1 | tail -5)"
-}
+# shellcheck source=tests/fake/tour.sh
+. "$ROOT/tests/fake/tour.sh"
+TRY_WAIT=${TRY_WAIT:-30}
+# follow_logs CONTAINER TEXT: follow for the container's output.
+follow_logs() { follow "$1" "$2" podman logs "$1"; }
 
 echo "try-containers: $("$PODMAN" --version), $(runc --version | head -1), in $W"
 # shellcheck source=tests/podman/image.sh
@@ -120,9 +100,9 @@ podman run -d --name try-a --device "$VENDOR/tpcs=33" "$IMAGE" demo >/dev/null &
 podman run -d --name try-b --device "$VENDOR/tpcs=33" "$IMAGE" demo >/dev/null &
 wait
 echo '$ podman logs try-a'
-follow try-a "ran on"
+follow_logs try-a "ran on"
 echo '$ podman logs try-b'
-follow try-b "ran on"
+follow_logs try-b "ran on"
 say "The host's nvtaskset sees them, with their containers (-l):"
 show nvtaskset -l
 say "Its GPCs (-p -g, its host PID), and a move to the first of them alone while it runs;" \
@@ -134,13 +114,13 @@ a_gpc=$(sed -n "s/^pid $a_pid's current GPC list: \([0-9]*\).*/\1/p" <<<"$a_gpcs
 [ -n "$a_gpc" ] || fail "no GPC of try-a's: $a_gpcs"
 show nvtaskset -p -g "$a_gpc" "$a_pid"
 echo '$ podman logs try-a'
-follow try-a "ran on"
+follow_logs try-a "ran on"
 say "Stop both (their TPCs are free again), and remove the spec:"
 show podman stop try-a try-b
 echo '$ podman logs try-a'
-follow try-a "done"
+follow_logs try-a "done"
 echo '$ podman logs try-b'
-follow try-b "done"
+follow_logs try-b "done"
 show rm "$CDI_DIR/$VENDOR-gpc.json" "$CDI_DIR/$VENDOR-tpcs.json" "$CDI_DIR/$VENDOR-priority.json" \
 	"$CDI_DIR/$VENDOR.ld.so.preload"
 say "For the devices on a machine of your own, as root: nvtaskset --cdi (docs/containers.md)."
