@@ -152,7 +152,14 @@ shell() {
 		"'nvtaskset --help', 'man $ROOT/man/nvtaskset.1'. 'exit' ends it; its demos and" \
 		"the MPS daemon end with it. Its environment, to set up one of your own:"
 	sed 's/^/#   /' "$TRY/env"
-	bash --rcfile "$rc" -i || true
+	# Commands from a pipe or a file (tests/e2e/try.sh): a shell that is not interactive. An
+	# interactive one takes the controlling terminal, where there is one, and stops until
+	# its process group is the terminal's (under make check's timeout, never).
+	if [ -t 0 ]; then
+		bash --rcfile "$rc" -i || true
+	else
+		BASH_ENV=$rc bash -s || true
+	fi
 }
 
 case "$MODE" in
