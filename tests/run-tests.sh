@@ -164,16 +164,19 @@ TMP_HOLD=$(mktemp -d /var/tmp/nvtaskset-hold.XXXXXX 2>/dev/null || mktemp -d /de
 # command line or environment (a test's programs inherit NVT_TEST_WORK; the MPS daemon,
 # started with a clean environment, keeps its directories' names), or that are in process
 # group PGID (a test's shells that fork without exec), however they detached (a new session,
-# a double fork, a parent gone); zombies are no process. PROCS_WHAT: the first few's command
-# lines. Reads /proc with builtins only: a process it started would carry the name itself.
+# a double fork, a parent gone); zombies, and processes already exiting, are none.
+# PROCS_WHAT: the first few's command lines. Reads /proc with builtins only: a process it
+# started would carry the name itself.
 procs_of() {
-	local want=$1/ group=${2:-none} dir pid stat words env
+	local want=$1/ group=${2:-none} dir pid stat flags words env
 	PROCS=() PROCS_WHAT=""
 	for dir in /proc/[0-9]*; do
 		pid=${dir#/proc/}
 		[ "$pid" != "$BASHPID" ] && read -r stat 2>/dev/null <"$dir/stat" || continue
-		stat=${stat##*) } # state, ppid, pgrp, ...
+		stat=${stat##*) } # state, ppid, pgrp, session, tty, tpgid, flags, ...
 		[ "${stat%% *}" != Z ] || continue
+		read -r _ _ _ _ _ _ flags _ <<<"$stat"
+		((!(flags & 4))) || continue # PF_EXITING: killed already, on its way out
 		words=() env=()
 		mapfile -d '' -t words 2>/dev/null <"$dir/cmdline" || continue # (ended)
 		[ ${#words[@]} -gt 0 ] || continue # a kernel thread, or a process ending

@@ -107,7 +107,10 @@ python_case() {
 	eq "$out" "pid $child's current TPC list: 8-9" "-p of the worker"
 	touch "$tag.stop"
 	wait "$PID" || die "pyspawn $how failed: $(cat "$tag.out")"
+	# multiprocessing's forkserver and resource tracker end once the program's pipes close.
+	wait_for 10 python_helpers_gone
 }
+python_helpers_gone() { [ -z "$(pgrep_here 'from multiprocessing\.')" ]; }
 
 t_tree_spawn_python_popen() { python_case popen; }
 t_tree_spawn_python_mp_spawn() { python_case spawn; }
