@@ -184,9 +184,22 @@ procs_of() {
 		mapfile -d '' -t env 2>/dev/null <"$dir/environ" || env=()
 		read -r _ _ stat _ <<<"$stat"
 		[[ "$stat" == "$group" || "${words[*]}"$'\n'"${env[*]}" == *"$want"* ]] || continue
-		PROCS+=("$pid")
+		killed "$pid" || PROCS+=("$pid")
 		((${#PROCS[@]} > 5)) || PROCS_WHAT+="    pid $pid: ${words[*]:0:6}"$'\n'
 	done
+}
+# killed PID: a SIGKILL waits for process PID (sent, it has not run since: on a loaded machine,
+# a while); it is gone at its next turn.
+killed() {
+	local key value
+	{
+		while read -r key value; do
+			case $key in
+			SigPnd: | ShdPnd:) (((16#$value >> 8) & 1)) && return 0 ;;
+			esac
+		done <"/proc/$1/status"
+	} 2>/dev/null || return 1 # (gone)
+	return 1
 }
 # reap DIR [PGID]: kills procs_of DIR [PGID], in rounds until one finds none (a loop that
 # forks); false if some are left after 100. REAPED: how many; REAPED_WHAT: the first few.
