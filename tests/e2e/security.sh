@@ -641,6 +641,9 @@ t_sec_mps_hostile_default_directory() {
 	run_rc out rc $IN_TMP "$NVT" -c 0 /usr/bin/env
 	eq "$rc" 1 "root joined another user's daemon: $out"
 	has "$out" "refusing the MPS pipe directory /tmp/nvidia-mps"
+	# Her daemon ends (it removes its pid file as it quits).
+	touch "$FAKETMP/nvidia-mps/quit"
+	wait_for 10 test ! -e "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid"
 }
 t_sec_mps_fifo_pid_file() {
 	# A FIFO as the pid file of a directory root owns does not hang either.
