@@ -78,7 +78,7 @@ B = build
 LAYERS = core os gpu seg mps alloc task prio view shim
 CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw smcount \
 	json cdi cmdline outbuf expo listen
-OS = sysutil proc slurmproc child
+OS = sysutil proc slurmproc child progpath
 GPU = driverinfo driver gpu calibrate bwprobe topocache gpus
 SEG = segfile segtrust segopen segwrite segscan segown inherit segfor
 MPS = mps
@@ -294,19 +294,33 @@ include mk/tests.mk mk/gpu.mk
 # ---- Install --------------------------------------------------------------
 
 # The documentation pages (README's list; the man pages name them), installed
-# beside README in DOCDIR/docs, where README's links find them.
+# beside README in DOCDIR/docs, where README's links find them, and the example
+# programs they point at in DOCDIR/docs/examples.
 DOCS = $(wildcard docs/*.md)
+EXAMPLES = $(wildcard docs/examples/*.c)
+
+# The directories install puts files in. It records those it makes (and their
+# parents it makes) in MADE_DIRS; uninstall removes them where they are empty
+# again, and no other: a PREFIX's bin/ that was there before, say, stays.
+INSTALL_DIRS = $(BINDIR) $(LIBDIR)/wrapper $(MANDIR) $(MAN3DIR) $(MAN8DIR) $(BASHCOMPDIR) \
+	$(DOCDIR)/docs/examples $(INCLUDEDIR) $(SMCTRL_LINKDIR) $(PKGCONFIGDIR) \
+	$(if $(filter 1,$(HAVE_SLURM)),$(DATADIR))
+MADE_DIRS = $(LIBDIR)/made-directories
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(MANDIR) \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
+	@# The directories this install makes (with those an install before made), for uninstall.
+	made=$$(for d in $(INSTALL_DIRS); do \
+		while [ "$$d" != / ] && [ "$$d" != . ] && [ ! -d '$(DESTDIR)'"$$d" ]; do \
+			echo "$$d"; d=$$(dirname "$$d"); \
+		done; \
+	done; cat '$(DESTDIR)$(MADE_DIRS)' 2>/dev/null); \
+	install -d $(addprefix $(DESTDIR),$(INSTALL_DIRS)) && \
+	printf '%s\n' $$made | sort -u | grep -v '^$$' >'$(DESTDIR)$(MADE_DIRS)'
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/nvtaskset
 	install -m 0644 $(SHIM) $(DESTDIR)$(LIBDIR)/libnvtaskset.so
 	install -m 0644 $(WRAPPER) $(DESTDIR)$(LIBDIR)/wrapper/libcuda.so.1
 	install -m 0755 $(HOG) $(DESTDIR)$(LIBDIR)/nvtaskset-hog
 	install -m 0644 $(SMCTRL) $(DESTDIR)$(LIBDIR)/libsmctrl.so
-	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MAN3DIR) $(DESTDIR)$(MAN8DIR) \
-		$(DESTDIR)$(SMCTRL_LINKDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	test '$(SMCTRL_TO_LIBDIR)' = . || ln -sfn '$(SMCTRL_TO_LIBDIR)/libsmctrl.so' $(DESTDIR)$(SMCTRL_LINKDIR)/libsmctrl.so
 	install -m 0644 $(SMCTRL_PC) $(DESTDIR)$(PKGCONFIGDIR)/libsmctrl.pc
 	install -m 0644 include/libsmctrl.h $(DESTDIR)$(INCLUDEDIR)/libsmctrl.h
@@ -315,8 +329,8 @@ install: all
 	install -m 0644 man/spank_nvtaskset.8 $(DESTDIR)$(MAN8DIR)/spank_nvtaskset.8
 	install -m 0644 tools/completion/nvtaskset.bash $(DESTDIR)$(BASHCOMPDIR)/nvtaskset
 	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)
-	install -d $(DESTDIR)$(DOCDIR)/docs
 	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/docs
+	install -m 0644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/docs/examples
 	@# The loader's cache, which find_library reads (a staged install: the package's trigger).
 	if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 	@# Where the loader or pkg-config does not look (PREFIX=$$HOME/.local), what finds libsmctrl.
@@ -336,7 +350,6 @@ install: all
 		fi; \
 	fi
 ifeq ($(HAVE_SLURM),1)
-	install -d $(DESTDIR)$(DATADIR)
 	install -m 0644 $(SPANK) $(DESTDIR)$(LIBDIR)/spank_nvtaskset.so
 	install -m 0644 tools/slurm/cli_filter.lua $(DESTDIR)$(DATADIR)/cli_filter.lua
 endif
@@ -352,12 +365,15 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/nvtaskset $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE \
 		$(DESTDIR)$(LIBDIR)/spank_nvtaskset.so $(DESTDIR)$(DATADIR)/cli_filter.lua \
 		$(DESTDIR)$(LIBDIR)/nvtaskset-exporter \
-		$(DESTDIR)$(PKGCONFIGDIR)/libsmctrl.pc $(addprefix $(DESTDIR)$(DOCDIR)/docs/,$(notdir $(DOCS)))
+		$(DESTDIR)$(PKGCONFIGDIR)/libsmctrl.pc $(addprefix $(DESTDIR)$(DOCDIR)/docs/,$(notdir $(DOCS))) \
+		$(addprefix $(DESTDIR)$(DOCDIR)/docs/examples/,$(notdir $(EXAMPLES)))
 	test '$(SMCTRL_TO_LIBDIR)' = . || rm -f $(DESTDIR)$(SMCTRL_LINKDIR)/libsmctrl.so
-	@# Its own directories, where nothing else is in them.
-	for d in $(DESTDIR)$(LIBDIR)/wrapper $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) \
-		$(DESTDIR)$(DATADIR); do \
-		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; \
+	@# Its own directories and those the install made, where nothing else is in them
+	@# (the deepest first).
+	made=$$(cat '$(DESTDIR)$(MADE_DIRS)' 2>/dev/null); rm -f '$(DESTDIR)$(MADE_DIRS)'; \
+	for d in $$(printf '%s\n' $(LIBDIR)/wrapper $(LIBDIR) $(DOCDIR)/docs/examples $(DOCDIR)/docs \
+		$(DOCDIR) $(DATADIR) $$made | sort -ru); do \
+		[ ! -d '$(DESTDIR)'"$$d" ] || rmdir --ignore-fail-on-non-empty '$(DESTDIR)'"$$d"; \
 	done
 	@# The loader's cache names libsmctrl.so until it is rebuilt.
 	if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
@@ -390,5 +406,5 @@ FORCE:
 # The headers each object and program was built from (DEPFLAGS).
 -include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d $(EXPORTER_BIN).d)
 
-.PHONY: all design-picture check check-private try check-faults check-gpu check-package check-slurm check-podman check-prometheus deb bench bench-sizes bench-smcount bench-placement bench-launch bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all design-picture check check-private check-user try try-containers check-faults check-gpu check-package check-slurm check-podman check-prometheus deb bench bench-sizes bench-smcount bench-placement bench-launch bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

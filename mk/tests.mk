@@ -1,7 +1,7 @@
 # mk/tests.mk - the test suite's programs and the check targets, included by
 # the Makefile (whose variables it uses): the fake driver, the unit tests,
 # the fake applications, the fuzz target; make check, check-slurm,
-# check-faults, check-private, check-prometheus, fuzz-libfuzzer.
+# check-faults, check-private, check-user, check-prometheus, try, try-containers, fuzz-libfuzzer.
 #
 # SPDX-License-Identifier: MIT
 
@@ -107,11 +107,22 @@ check: all $(FAKE) $(TEST_BINS)
 check-private:
 	@tests/check-private.sh
 
+# make check as the ordinary user CHECK_USER (who must exist), started by root, in a copy of this
+# tree in a 0700 directory of that user's; fails on a test that skipped for another reason than
+# needing root (tests/check-user.sh). CI runs it.
+check-user:
+	@tests/check-user.sh $(CHECK_USER)
+
 # nvtaskset on a fake GPU, without one: a short tour of -c, -g, -n, -p and -l
 # with the demo program, then (on a terminal) a shell to try more in
 # (README's "Try it without a GPU").
 try: all $(FAKE) $(T)/demo
 	@tests/fake/try.sh
+
+# make try's containers: nvtaskset's CDI devices given to podman containers on the fake
+# GPU, a short tour (tests/podman/try.sh; docs/containers.md). As root, with podman and runc.
+try-containers: all $(FAKE) $(T)/demo
+	@tests/podman/try.sh
 
 # The Slurm plugin with a real Slurm (slurmctld, slurmd, munged; Debian:
 # slurm-wlm, libslurm-dev, munge, lua5.1 or liblua for cli_filter/lua),

@@ -7,8 +7,10 @@
 # after README's quick start. Prints one line per check and "N passed, M
 # failed" last.
 #
-# Needs root, apt, dpkg-dev, debhelper, man-db and bash-completion (.ci/run
-# installs them), and a machine where nvtaskset is not installed. The package
+# Needs root, apt, dpkg-dev, debhelper, binutils, man-db, bash-completion,
+# pkg-config, gcc and python3 (.ci/run installs them; it looks for them first
+# and names the packages of those missing), and a machine where nvtaskset is
+# not installed. The package
 # build skips its own `make check` (DEB_BUILD_OPTIONS=nocheck) unless
 # DEB_BUILD_OPTIONS is set; run the suite with `make check`.
 #
@@ -19,7 +21,6 @@ cd "$ROOT"
 B=${B:-build}
 VERSION=$(sed -n 's/^#define NVT_VERSION_STRING "\(.*\)"/\1/p' src/nvtaskset.h)
 PASS=0 FAIL=0
-WORK=$(mktemp -d /tmp/nvtaskset-package.XXXXXX)
 
 ok() { # ok WHAT CMD...: one check
 	local what=$1 out
@@ -76,10 +77,18 @@ cleanup() {
 	restore_cache
 }
 
-[ "$(id -u)" == 0 ] || fatal "needs root (it installs the package)"
-for tool in dpkg-buildpackage dh apt-get dpkg-deb readelf; do
-	command -v "$tool" >/dev/null || fatal "needs $tool (dpkg-dev, debhelper, apt, binutils)"
+# What the build and the checks need, looked for first: each missing tool's Debian package,
+# all at once, before anything is built or installed.
+missing=()
+for need in dpkg-buildpackage:dpkg-dev dh:debhelper apt-get:apt dpkg-deb:dpkg readelf:binutils \
+	man:man-db pkg-config:pkg-config cc:gcc python3:python3; do
+	command -v "${need%%:*}" >/dev/null || missing+=("${need#*:}")
 done
+[ -r /usr/share/bash-completion/bash_completion ] || missing+=(bash-completion)
+[ ${#missing[@]} == 0 ] ||
+	fatal "needs ${missing[*]} to build the package and check what it installs: apt-get install ${missing[*]}"
+[ "$(id -u)" == 0 ] || fatal "needs root (it installs the package)"
+WORK=$(mktemp -d /tmp/nvtaskset-package.XXXXXX)
 ! known || fatal "nvtaskset is installed already (dpkg); remove it first"
 # Purging the package removes root's calibration cache: never someone's real one.
 restore_cache
@@ -131,9 +140,11 @@ for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskse
 	/usr/share/man/man1/nvtaskset.1.gz /usr/share/man/man8/spank_nvtaskset.8.gz \
 	/usr/share/bash-completion/completions/nvtaskset \
 	/usr/share/doc/nvtaskset/copyright /usr/share/doc/nvtaskset/LICENSE \
-	/usr/share/doc/nvtaskset/README.md.gz /usr/share/doc/nvtaskset/changelog.gz; do
+	/usr/share/doc/nvtaskset/README.md.gz /usr/share/doc/nvtaskset/changelog.gz \
+	/usr/share/doc/nvtaskset/docs/examples/prog.c; do
 	ok "ships $f" grep -qx "$f" "$WORK/contents"
 done
+ok "ships no record of make install's directories" bash -c '! grep -q made-directories "$1"' _ "$WORK/contents"
 ok "ships nothing outside /usr but the exporter's unit (no ld.so.conf.d entry)" \
 	bash -c '! grep -v "^/usr" "$1" | grep -vxE "/?|/lib(/systemd(/system(/nvtaskset-exporter.service)?)?)?"' _ "$WORK/contents"
 dpkg-deb --ctrl-tarfile "$DEB" | tar -t | sed 's|^\./||' | grep -v '^$' | sort >"$WORK/control"
@@ -178,24 +189,18 @@ else
 	ok "README is the project's" bash -c 'zcat /usr/share/doc/nvtaskset/README.md.gz | cmp -s - "$1"' _ "$ROOT/README.md"
 	# The documentation pages the man pages name, as they name them (not compressed).
 	for f in $(grep -ohE 'docs/[a-z-]+\.md' "$ROOT"/man/*.[138] | sort -u) docs/priorities.md docs/json.md \
-		docs/memory-halves.md; do
+		docs/memory-halves.md docs/examples/prog.c; do
 		ok "/usr/share/doc/nvtaskset/$f is the project's" cmp -s "/usr/share/doc/nvtaskset/$f" "$ROOT/$f"
 	done
 fi
-if [ -r /usr/share/bash-completion/bash_completion ]; then
-	ok "bash-completion loads the completion on demand" test "$(bash -c '
-		. /usr/share/bash-completion/bash_completion
-		_completion_loader nvtaskset
-		complete -p nvtaskset')" == "complete -F _nvtaskset nvtaskset"
-else
-	ok "bash-completion is installed" false
-fi
+ok "bash-completion loads the completion on demand" test "$(bash -c '
+	. /usr/share/bash-completion/bash_completion
+	_completion_loader nvtaskset
+	complete -p nvtaskset')" == "complete -F _nvtaskset nvtaskset"
 ok "nothing of /usr/lib/nvtaskset registered with ldconfig" bash -c '! /sbin/ldconfig -p | grep -q /usr/lib/nvtaskset'
 ok "libsmctrl.so in the loader's cache (/lib is /usr/lib on merged-/usr systems)" bash -c '/sbin/ldconfig -p | grep -Eq "libsmctrl.so .*=> (/usr)?/lib/libsmctrl.so$"'
-if command -v python3 >/dev/null; then
-	ok "ctypes.util.find_library finds libsmctrl" \
-		test "$(python3 -c 'import ctypes.util; print(ctypes.util.find_library("smctrl"))')" == libsmctrl.so
-fi
+ok "ctypes.util.find_library finds libsmctrl" \
+	test "$(python3 -c 'import ctypes.util; print(ctypes.util.find_library("smctrl"))')" == libsmctrl.so
 # The installed command, shim and wrapper, against the fake driver.
 export NVTASKSET_RUNDIR=$WORK/run LD_LIBRARY_PATH=$FAKEDIR
 mkdir -m 1777 "$NVTASKSET_RUNDIR"

@@ -23,6 +23,10 @@ case ${1:-} in
 esac
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "usage: tests/run-tests.sh [-jN] [NAME...]" >&2; exit 2; }
 
+# The user the suite runs as (root, or an ordinary user: only the tests of other users skip
+# for one), as -l names it and as run directories are named (nvtaskset-UID).
+ME=$(id -un 2>/dev/null || id -u)
+ME_UID=$(id -u)
 # The suite's directory; each test's $WORK is $TOP/NAME (set_work).
 TOP=$(mktemp -d /tmp/nvtaskset-test.XXXXXX)
 chmod 755 "$TOP"
@@ -78,6 +82,8 @@ set_work() {
 	# listed beside the fake libcuda's, which knows none of them. Tests that give GPUs
 	# of their own point it elsewhere.
 	export NVTASKSET_PROC_NVIDIA=$WORK/no-proc-nvidia
+	# Every program the test starts carries its directory's name (reap finds what it left).
+	export NVT_TEST_WORK=$WORK/
 }
 # Hang guards count an idle machine's seconds: a real interval counts as itself divided by the
 # load per CPU (the 1-minute load average over the CPUs, at least 1), so that a loaded machine
@@ -156,6 +162,65 @@ own_mps_dirs() {
 # private /tmp hold the real one (tests/e2e/helpers/in-private-tmp). The
 # checkout itself may lie under /tmp (CI's clones can).
 TMP_HOLD=$(mktemp -d /var/tmp/nvtaskset-hold.XXXXXX 2>/dev/null || mktemp -d /dev/shm/nvtaskset-hold.XXXXXX)
+# procs_of DIR [PGID]: sets PROCS to the processes that are DIR's: that name DIR/ in their
+# command line or environment (a test's programs inherit NVT_TEST_WORK; the MPS daemon,
+# started with a clean environment, keeps its directories' names), or that are in process
+# group PGID (a test's shells that fork without exec), however they detached (a new session,
+# a double fork, a parent gone); zombies, and processes already exiting, are none.
+# PROCS_WHAT: the first few's command lines. Reads /proc with builtins only: a process it
+# started would carry the name itself.
+procs_of() {
+	local want=$1/ group=${2:-none} dir pid stat flags words env
+	PROCS=() PROCS_WHAT=""
+	for dir in /proc/[0-9]*; do
+		pid=${dir#/proc/}
+		[ "$pid" != "$BASHPID" ] && read -r stat 2>/dev/null <"$dir/stat" || continue
+		stat=${stat##*) } # state, ppid, pgrp, session, tty, tpgid, flags, ...
+		[ "${stat%% *}" != Z ] || continue
+		read -r _ _ _ _ _ _ flags _ <<<"$stat"
+		((!(flags & 4))) || continue # PF_EXITING: killed already, on its way out
+		words=() env=()
+		mapfile -d '' -t words 2>/dev/null <"$dir/cmdline" || continue # (ended)
+		[ ${#words[@]} -gt 0 ] || continue # a kernel thread, or a process ending
+		# (Unreadable: another user's process, as an ordinary user; or ended.)
+		mapfile -d '' -t env 2>/dev/null <"$dir/environ" || env=()
+		read -r _ _ stat _ <<<"$stat"
+		[[ "$stat" == "$group" || "${words[*]}"$'\n'"${env[*]}" == *"$want"* ]] || continue
+		killed "$pid" || PROCS+=("$pid")
+		((${#PROCS[@]} > 5)) || PROCS_WHAT+="    pid $pid: ${words[*]:0:6}"$'\n'
+	done
+}
+# killed PID: a SIGKILL waits for process PID (sent, it has not run since: on a loaded machine,
+# a while); it is gone at its next turn.
+killed() {
+	local key value
+	{
+		while read -r key value; do
+			case $key in
+			SigPnd: | ShdPnd:) (((16#$value >> 8) & 1)) && return 0 ;;
+			esac
+		done <"/proc/$1/status"
+	} 2>/dev/null || return 1 # (gone)
+	return 1
+}
+# reap DIR [PGID]: kills procs_of DIR [PGID], in rounds until one finds none (a loop that
+# forks); false if some are left after 100. REAPED: how many; REAPED_WHAT: the first few.
+reap() {
+	local round pid
+	local -A killed=()
+	REAPED_WHAT=""
+	for ((round = 0; round < 100; round++)); do
+		procs_of "$@"
+		[ ${#PROCS[@]} -gt 0 ] || break
+		for pid in "${PROCS[@]}"; do
+			kill -KILL "$pid" 2>/dev/null && killed[$pid]=1
+		done
+		[ -n "$REAPED_WHAT" ] || REAPED_WHAT=$PROCS_WHAT
+		sleep 0.05 # (killed: gone from /proc, or zombies, in a moment)
+	done
+	REAPED=${#killed[@]}
+	[ ${#PROCS[@]} == 0 ]
+}
 cleanup() {
 	local dir
 	for dir in "$TOP"/*/; do
@@ -163,7 +228,7 @@ cleanup() {
 		stop_fake_mps
 		stop_agents
 	done
-	pkill -KILL -f "$TOP/" 2>/dev/null
+	reap "$TOP"
 	rm -rf "$TOP"
 	rmdir "$TMP_HOLD" 2>/dev/null
 }
@@ -330,6 +395,11 @@ for f in "$ROOT"/tests/e2e/*.sh; do
 		SUITE_OF[$name]=${f##*/}
 	done
 done
+# NVT_TEST_EXTRA=FILE: more t_NAME functions (tests/e2e/harness.sh plants tests in one).
+if [ -n "${NVT_TEST_EXTRA:-}" ]; then
+	# shellcheck source=/dev/null
+	. "$NVT_TEST_EXTRA"
+fi
 
 # ---- Driver -------------------------------------------------------------------
 
@@ -351,13 +421,15 @@ run_test() {
 	cp -a "$TOP/cache" "$NVTASKSET_CACHE_DIR" 2>/dev/null || mkdir "$NVTASKSET_CACHE_DIR"
 	load_x100 x100
 	HANG=$((HANG_S * x100 / 100))
+	# In a process group of its own (set -m), which reap ends after it with what it left.
+	set -m
 	(
 		set -e
 		"t_$name"
-	) >"$WORK/log" 2>&1 &
+	) </dev/null >>"$WORK/log" 2>&1 & # (>>: the watchdog's line is not written over)
 	test_pid=$!
 	# A test that hangs fails, and the suite goes on: nothing waits forever.
-	# (Its sleep killed, a test that ended in time: no message.)
+	# (In a process group of its own too, killed whole with its sleep: no message.)
 	(
 		spent=0 at=${EPOCHREALTIME//[!0-9]/}
 		while ((spent < TEST_TIMEOUT * 1000000)); do
@@ -365,18 +437,20 @@ run_test() {
 			idle_spent spent at
 		done
 		echo "FAILED: no end after $TEST_TIMEOUT s of an idle machine's time ($((SECONDS - start)) s)" >>"$WORK/log"
-		pkill -KILL -P "$test_pid" 2>/dev/null
-		kill -KILL "$test_pid" 2>/dev/null
+		kill -KILL -- "-$test_pid" 2>/dev/null # its process group
 	) 2>/dev/null &
 	watchdog=$!
+	set +m
 	wait "$test_pid"
 	rc=$?
-	pkill -KILL -P "$watchdog" 2>/dev/null # its sleep
-	kill -KILL "$watchdog" 2>/dev/null
+	kill -KILL -- "-$watchdog" 2>/dev/null
 	wait "$watchdog" 2>/dev/null
 	stop_fake_mps
 	stop_agents
-	pkill -KILL -f "$WORK/" 2>/dev/null
+	# Whatever else it started ends now, pass or fail (tests/e2e/harness.sh).
+	reap "$WORK" "$test_pid" || echo "FAILED: processes of the test still start after 100 rounds of kills" >>"$WORK/log"
+	[ "$REAPED" == 0 ] || printf 'the suite ended %d processes the test left, among them:\n%s' \
+		"$REAPED" "$REAPED_WHAT" >"$WORK/left"
 	wait 2>/dev/null
 	echo "$((SECONDS - start))" >"$WORK/secs"
 	echo "$rc" >"$WORK/rc"
@@ -395,6 +469,7 @@ report() {
 	if [ "$rc" == 0 ]; then
 		PASS=$((PASS + 1))
 		echo "PASS $name ($secs s)"
+		[ ! -f "$TOP/$name/left" ] || sed 's/^/    /' "$TOP/$name/left"
 	elif [ "$rc" == 77 ]; then
 		SKIP=$((SKIP + 1))
 		echo "SKIP $name ($(tail -1 "$log"))"
@@ -403,6 +478,7 @@ report() {
 		FAILED="$FAILED $name"
 		echo "FAIL $name ($secs s)"
 		sed 's/^/    /' "$log" | tail -40
+		[ ! -f "$TOP/$name/left" ] || sed 's/^/    /' "$TOP/$name/left"
 	fi
 	# What a passing test left is of no use; a failed one's log is printed above.
 	rm -rf "${TOP:?}/$name"

@@ -74,8 +74,9 @@ int nvt_yield_item(const char *item, struct nvt_slot_prio *p, char *why, size_t 
 		p->yield |= words[i].bit;
 		return 0;
 	}
-	return nvt_why(why, len, "the words are gate, bound[=US], ahead[=US], client, borrow, guard, "
-		       "any, slice[=US], duty=PCT, protect, default and none");
+	return nvt_why(why, len, "unknown word '%.*s': the words are gate, bound[=US], ahead[=US], "
+		       "client, borrow, guard, any, slice[=US], duty=PCT, protect, default and none",
+		       (int)(name_len < 40 ? name_len : 40), item);
 }
 
 int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, char *why, size_t len)

@@ -62,15 +62,15 @@ t_hostile_autostarted_agent_errors_kept() {
 	# An agent a start runs for a priority says why it could not start in its log, and -l
 	# shows it (its output went to /dev/null before).
 	local out rc
-	mkdir -m 755 "$NVTASKSET_RUNDIR/nvtaskset-0"
-	ln -s /nonexistent "$NVTASKSET_RUNDIR/nvtaskset-0/agent.lock"
+	mkdir -m 755 "$NVTASKSET_RUNDIR/nvtaskset-$ME_UID"
+	ln -s /nonexistent "$NVTASKSET_RUNDIR/nvtaskset-$ME_UID/agent.lock"
 	start_loop al "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
 	wait_file "$WORK/al.state" "9-65"
-	wait_for 5 test -s "$NVTASKSET_RUNDIR/nvtaskset-0/agent.log"
-	has "$(cat "$NVTASKSET_RUNDIR/nvtaskset-0/agent.log")" "cannot take the priority agent's lock"
+	wait_for 5 test -s "$NVTASKSET_RUNDIR/nvtaskset-$ME_UID/agent.log"
+	has "$(cat "$NVTASKSET_RUNDIR/nvtaskset-$ME_UID/agent.log")" "cannot take the priority agent's lock"
 	run_rc out rc "$NVT" -l
 	has "$out" "priority agent: none runs"
-	has "$out" "priority agent of uid 0: not running; its log ends: nvtaskset: cannot take the priority agent's lock in $NVTASKSET_RUNDIR"
+	has "$out" "priority agent of uid $ME_UID: not running; its log ends: nvtaskset: cannot take the priority agent's lock in $NVTASKSET_RUNDIR"
 	stop_loop al "$PID"
 }
 
@@ -156,7 +156,7 @@ t_hostile_agent_out_of_descriptors() {
 	prio_waiters 5 fb
 	wait_for 10 grep -q "cannot follow pid [0-9]*: it is out of file descriptors" "$WORK/fd.log"
 	run_rc out rc "$NVT" -l
-	grep -Eq "^priority agent \(uid 0\) cannot follow pid [0-9]+: it is out of file descriptors$" <<<"$out" ||
+	grep -Eq "^priority agent \(uid $ME_UID\) cannot follow pid [0-9]+: it is out of file descriptors$" <<<"$out" ||
 		die "-l does not say which tasks the agent cannot follow: $out"
 	run_rc out rc "$NVT" -l --json
 	has "$out" '"why":"files"'

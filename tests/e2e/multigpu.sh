@@ -98,7 +98,7 @@ assert d[0]["current"]["tpcs"] == "0-7" and d[1]["current"]["tpcs"] == "20"
 assert d[0]["applied"] and d[1]["applied"]
 PY
 	run_rc out rc "$NVT" -l
-	grep -Eq "$(row_re "$PID" root)0:0-7 1:20 +" <<<"$out" || die "no row for $PID in: $out"
+	grep -Eq "$(row_re "$PID" "$ME")0:0-7 1:20 +" <<<"$out" || die "no row for $PID in: $out"
 	out=$(timeout "$HANG" "$NVT" -l --json)
 	python3 - "$out" "$PID" <<'PY' || die "bad JSON: $out"
 import json, sys

@@ -22,6 +22,8 @@ uninstall_tree() {
 }
 t_install_uninstall() {
 	local dest=$WORK/dest f files
+	# A directory that was there before the install (as a PREFIX's bin/ is) stays.
+	mkdir -p "$dest/opt/nvt/bin"
 	install_tree "$dest" PREFIX=/opt/nvt
 	for f in bin/nvtaskset lib/nvtaskset/libnvtaskset.so lib/nvtaskset/wrapper/libcuda.so.1 \
 		lib/nvtaskset/nvtaskset-hog share/man/man1/nvtaskset.1 share/bash-completion/completions/nvtaskset \
@@ -45,7 +47,12 @@ t_install_uninstall() {
 	cc -o "$WORK/prog" "$ROOT/docs/examples/prog.c" $flags -L"$FAKEDIR" -lcuda -Wl,-rpath,"$dest/opt/nvt/lib" ||
 		die "README's libsmctrl program does not build against the install ($flags)"
 	run_rc out rc env LD_LIBRARY_PATH="$FAKEDIR" "$WORK/prog"
-	eq "$out" "GPU 0 has 66 TPCs; this program's kernels run on TPCs 0-3" "README's libsmctrl program"
+	eq "$out" "GPU 0 has 66 TPCs; masked to TPCs 0-3, this program's kernel ran on TPCs 0-3" \
+		"README's libsmctrl program"
+	# Under a partition, its mask applies within it: GPC 1 holds TPC 1 of 0-3.
+	run_rc out rc env LD_LIBRARY_PATH="$FAKEDIR" "$dest/opt/nvt/bin/nvtaskset" --no-mps -g 1 "$WORK/prog"
+	eq "$out" "GPU 0 has 66 TPCs; masked to TPCs 0-3, this program's kernel ran on TPCs 1" \
+		"README's libsmctrl program under -g 1"
 	ldd "$WORK/prog" | grep -q "$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so" || die "not the installed shim: $(ldd "$WORK/prog")"
 	cmp "$ROOT/tools/completion/nvtaskset.bash" "$dest/opt/nvt/share/bash-completion/completions/nvtaskset"
 	cmp "$ROOT/README.md" "$dest/opt/nvt/share/doc/nvtaskset/README.md"
@@ -58,24 +65,30 @@ t_install_uninstall() {
 	for page in $(grep -ohE 'docs/[a-z-]+\.md' "$ROOT"/man/*.[138] | sort -u); do
 		[ -f "$dest/opt/nvt/share/doc/nvtaskset/$page" ] || die "the man pages name $page, which make install does not install"
 	done
+	# The example programs the pages point at, where their links find them.
+	for page in $(grep -ohE 'docs/examples/[a-z_-]+\.c' "$ROOT"/README.md "$ROOT"/docs/*.md | sort -u); do
+		cmp "$ROOT/$page" "$dest/opt/nvt/share/doc/nvtaskset/$page"
+		ndocs=$((ndocs + 1))
+	done
 	# The Slurm plugin and its cli_filter, where this tree builds the plugin.
-	if [ -f "$B/lib/nvtaskset/spank_nvtaskset.so" ]; then
+	if [ -f "$WORK/build.dest/lib/nvtaskset/spank_nvtaskset.so" ]; then
 		for f in lib/nvtaskset/spank_nvtaskset.so share/nvtaskset/cli_filter.lua; do
 			[ -f "$dest/opt/nvt/$f" ] || die "missing $f after install"
 		done
-		files=15
+		files=16
 	fi
 	# The metrics exporter, where this tree builds it (libmicrohttpd's header): it serves.
 	if [ -f "$B/lib/nvtaskset/nvtaskset-exporter" ]; then
 		[ -x "$dest/opt/nvt/lib/nvtaskset/nvtaskset-exporter" ] || die "missing the exporter after install"
-		files=$((${files:-13} + 1))
+		files=$((${files:-14} + 1))
 		"$dest/opt/nvt/bin/nvtaskset" --exporter 127.0.0.1:0 2>"$WORK/exporter.err" &
 		local exporter=$!
 		wait_for 10 grep -q "serving the metrics on" "$WORK/exporter.err"
 		kill -TERM "$exporter"
 		wait "$exporter" || die "the installed exporter: $(cat "$WORK/exporter.err")"
 	fi
-	[ "$(find "$dest" -type f | wc -l)" == "$((${files:-13} + ndocs))" ] || die "unexpected files: $(find "$dest" -type f)"
+	# (And make uninstall's record of the directories the install made.)
+	[ "$(find "$dest" -type f | wc -l)" == "$((${files:-14} + ndocs))" ] || die "unexpected files: $(find "$dest" -type f)"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 /usr/bin/env
 	has "$out" "LD_PRELOAD=$dest/opt/nvt/lib/nvtaskset/libnvtaskset.so"
 	run_rc out rc "$dest/opt/nvt/bin/nvtaskset" --no-mps -c 2 "$APP" launch 1
@@ -85,9 +98,9 @@ t_install_uninstall() {
 	eq "$rc" 0
 	has "$out" "beside a memory-bandwidth hog"
 	uninstall_tree "$dest" PREFIX=/opt/nvt
-	for f in lib/nvtaskset share/doc/nvtaskset/docs share/doc/nvtaskset share/nvtaskset; do
-		[ ! -e "$dest/opt/nvt/$f" ] || die "$f left after uninstall"
-	done
+	# The directories the install made are gone; the one that was there before stays.
+	eq "$(cd "$dest" && find . -mindepth 1 | sort | tr '\n' ' ')" "./opt ./opt/nvt ./opt/nvt/bin " \
+		"what is left after uninstall"
 }
 t_install_libdir() {
 	# A distribution's LIBDIR: the command finds its shim there, staged or not.
@@ -317,6 +330,26 @@ t_package_version() {
 	[ -x "$ROOT/debian/rules" ] || die "debian/rules is not executable"
 	# The .ci/run that CI runs builds and tests the package too.
 	grep -qx 'make check-package' "$ROOT/.ci/run" || die ".ci/run does not run make check-package"
+}
+t_package_test_checks_first() {
+	# make check-package looks for what it needs before it builds or installs anything, and
+	# names every missing tool's Debian package (it failed on a machine without
+	# bash-completion with "FAIL bash-completion is installed" after the whole build).
+	local dir tool want=debhelper before
+	mkdir "$WORK/bin"
+	# Every program of the machine but debhelper's dh.
+	for dir in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
+		for tool in "$dir"/*; do
+			[ -x "$tool" ] && [ ! -e "$WORK/bin/${tool##*/}" ] && [ "${tool##*/}" != dh ] &&
+				ln -s "$tool" "$WORK/bin/${tool##*/}"
+		done
+	done
+	[ -r /usr/share/bash-completion/bash_completion ] || want+=" bash-completion"
+	before=$(ls -d /tmp/nvtaskset-package.* 2>/dev/null | wc -l)
+	run_rc out rc env PATH="$WORK/bin" "$ROOT/tests/package-test.sh"
+	eq "$rc" 1 "$out"
+	eq "$out" "package-test: needs $want to build the package and check what it installs: apt-get install $want"
+	eq "$(ls -d /tmp/nvtaskset-package.* 2>/dev/null | wc -l)" "$before" "package-test's directories"
 }
 t_messages_plain() {
 	# What users read says what happened, not where a paper says so.

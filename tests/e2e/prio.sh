@@ -153,9 +153,9 @@ t_prio_guard_lend_and_restore() {
 	has "$out" "PRIO    MODE       OWN"
 	grep -Eq "^ *$lo .* low +guarded +9-65 +$(cat "$WORK/plo.state") " <<<"$out" || die "low row: $out"
 	grep -Eq "^ *$hi .* high +own +0-8 +0-8 " <<<"$out" || die "high row: $out"
-	has "$out" "priority agent: pid $AGENT (uid 0)"
+	has "$out" "priority agent: pid $AGENT (uid $ME_UID)"
 	json=$(timeout "$HANG" "$NVT" -l --json)
-	python3 - "$json" "$lo" "$hi" "$AGENT" <<'PY' || die "bad JSON: $json"
+	python3 - "$json" "$lo" "$hi" "$AGENT" "$ME_UID" <<'PY' || die "bad JSON: $json"
 import json, sys
 d = json.loads(sys.argv[1])
 rows = {t["pid"]: t["gpus"][0] for t in d["tasks"]}
@@ -163,7 +163,7 @@ lo, hi = rows[int(sys.argv[2])], rows[int(sys.argv[3])]
 assert lo["priority"] == "low" and lo["own_tpcs"] == "9-65" and lo["mode"] == "guarded"
 assert lo["tpc_count"] == 4 and lo["guard"] is None and lo["lend"] is True
 assert hi["priority"] == "high" and hi["mode"] == "own" and hi["tpcs"] == "0-8"
-assert d["agents"] == [{"uid": 0, "pid": int(sys.argv[4]), "unfollowed": []}]
+assert d["agents"] == [{"uid": int(sys.argv[5]), "pid": int(sys.argv[4]), "unfollowed": []}]
 PY
 	# The high task idle for the hold time: the low one borrows its TPCs; -l says who lends.
 	touch "$WORK/phi.pause"
@@ -337,8 +337,8 @@ t_prio_autostart_one_agent() {
 	eq "$rc" 0 "$out"
 	# The command's output ended while the agent it started still runs (it ends only
 	# after 10 s without a task): the agent does not hold the command's output.
-	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-0/agent.pid"
-	pid=$(cut -d' ' -f1 "$NVTASKSET_RUNDIR/nvtaskset-0/agent.pid")
+	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-$ME_UID/agent.pid"
+	pid=$(cut -d' ' -f1 "$NVTASKSET_RUNDIR/nvtaskset-$ME_UID/agent.pid")
 	kill -0 "$pid" 2>/dev/null || die "the agent ended before the command's output did: it held it?"
 	stop_agents
 	rm -f "$WORK/aa.stop" "$WORK/ab.stop"
@@ -348,14 +348,14 @@ t_prio_autostart_one_agent() {
 	b=$!
 	wait_file "$WORK/aa.state" "0-3"
 	wait_file "$WORK/ab.state" "4-7"
-	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-0/agent.pid"
+	wait_for 5 test -f "$NVTASKSET_RUNDIR/nvtaskset-$ME_UID/agent.pid"
 	# One of two started agents takes the lock, the other ends: then one runs, through 2
 	# rounds of its own.
 	poll_until 10 agents_running 1 || die "agents running: $(pgrep_here '--agent')"
 	agent_rounds 0 2
 	n=$(pgrep_here "--agent --idle-exit" | wc -l)
 	eq "$n" 1 "agents running: $(pgrep_here '--agent')"
-	pid=$(cut -d' ' -f1 "$NVTASKSET_RUNDIR/nvtaskset-0/agent.pid")
+	pid=$(cut -d' ' -f1 "$NVTASKSET_RUNDIR/nvtaskset-$ME_UID/agent.pid")
 	kill -0 "$pid" || die "the agent of the pid file is not running"
 	stop_loop ab "$b"
 	stop_loop aa "$a"

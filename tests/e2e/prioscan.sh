@@ -23,7 +23,7 @@ segment_opens() {
 }
 
 t_prio_agent_looks_beside_plain_tasks() {
-	# Root's agent started beside 150 plain tasks and a low and a high task follows both in
+	# The agent started beside 150 plain tasks and a low and a high task follows both in
 	# its first look (it does not open every task's segment at each look, nor 48 it does not
 	# know yet in PID order, which put the low task in its fourth look; beside 1030 tasks in
 	# the fault suite, 22 looks); a priority that -p gives a plain task changes its file's
@@ -36,7 +36,7 @@ t_prio_agent_looks_beside_plain_tasks() {
 	"$NVT" --no-mps -c 0-3 bash -c 'for ((i = 0; i < $0; i++)); do sleep 600 & done; wait' "$n" \
 		>/dev/null 2>&1 &
 	plain=$!
-	wait_for 30 sh -c "[ \$(ls '$NVTASKSET_RUNDIR/nvtaskset-0' | grep -c '^nvtaskset\.') -gt $n ]"
+	wait_for 30 sh -c "[ \$(ls '$NVTASKSET_RUNDIR/nvtaskset-$ME_UID' | grep -c '^nvtaskset\.') -gt $n ]"
 	start_loop slo "$NVT" --no-mps --priority low -c 9-65 "$APP"
 	lo=$PID
 	start_loop shi "$NVT" --no-mps --priority high -c 0-8 "$APP"

@@ -80,13 +80,20 @@ t_readme_corun_disjoint_gpcs() {
 t_readme_wrapper_and_queries() {
 	# Example 3: a program started with the drop-in wrapper (the package's path, which
 	# debian/rules' PREFIX=/usr gives) is moved by -p; example 4's commands all work.
-	local block line
+	# As written, the package's wrapper directory the build's: the library path it keeps
+	# (LD_LIBRARY_PATH=/usr/lib/nvtaskset/wrapper alone lost the fake driver's directory, and
+	# the wrapper could not load libcuda.so).
+	local block line cmd
 	block=$(readme_block 3)
 	line=$(sed -n 1p <<<"$block")
-	has "$line" "LD_LIBRARY_PATH=/usr/lib/nvtaskset/wrapper ./service &"
+	# shellcheck disable=SC2016 # the line as README shows it
+	has "$line" 'LD_LIBRARY_PATH=/usr/lib/nvtaskset/wrapper${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ./service &'
 	grep -q 'PREFIX=/usr SLURM=0' "$ROOT/debian/rules" || die "debian/rules no longer installs to /usr"
-	start_loop svc env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$APP"
-	wait_file "$WORK/svc.state" "0-65"
+	cmd=${line//\/usr\/lib\/nvtaskset\/wrapper/$WRAPDIR}
+	cmd=${cmd/.\/service &/$APP loop $WORK/svc.stop $WORK/svc.state}
+	eval "$cmd >$WORK/svc.out 2>&1 &"
+	PID=$!
+	poll_until 10 file_reads "$WORK/svc.state" "0-65" || die "the service did not run: $(cat "$WORK/svc.out")"
 	line=$(sed -n 2p <<<"$block")
 	# shellcheck disable=SC2086
 	run_rc out rc $(readme_words "${line/\$!/$PID}")
@@ -350,7 +357,7 @@ example_program() {
 # fake driver's stand-ins: programs (./NAME) are the fake app, 4242 a task started (on every
 # TPC) where the block first names it, $! the last program started in the background, a UUID
 # prefix GPU 0's, the installed library directory the build's, the calibration cache the test's
-# own. A block that names GPU 1 runs on two fake GPUs. Every command must exit 0, but for those
+# own. A block that names GPU 1 (or shows only it) runs on two fake GPUs. Every command must exit 0, but for those
 # EXAMPLES_NOT_RUN lists, which it names with the reason (make's as a dry run).
 example_block() {
 	local file=$1 tag line cmd bg n=0 last="" task="" out rc pid part why
@@ -359,7 +366,7 @@ example_block() {
 	cd "$ROOT"
 	own_mps_dirs "ex-$tag"
 	export PATH=$B/bin:$B/test:$FAKEBIN:$PATH
-	if grep -qE -- '--gpu 1|[0-9]=[0-9]' "$file"; then
+	if grep -qE -- '--gpu 1|[0-9]=[0-9]|CUDA_VISIBLE_DEVICES=[1-9]' "$file"; then
 		export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/cache-examples
 	fi
 	while read -r line; do
@@ -397,7 +404,7 @@ example_block() {
 		cmd=$(example_program "$line" "$bg" "$tag.$n")
 		cmd=${cmd//4242/$task}
 		cmd=${cmd//\$!/$last}
-		cmd=$(sed -E "s|LD_LIBRARY_PATH=/usr(/local)?/lib/nvtaskset/wrapper|LD_LIBRARY_PATH=$WRAPDIR:$FAKEDIR|;
+		cmd=$(sed -E "s|/usr(/local)?/lib/nvtaskset/wrapper|$WRAPDIR|;
 			s|GPU-[0-9a-f]{8}=|$(fake_uuid 0 | cut -c1-12)=|" <<<"$cmd")
 		if [ "$bg" == 1 ]; then
 			eval "$cmd >$WORK/ex.$tag.$n.out 2>&1 &"

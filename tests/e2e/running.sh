@@ -45,8 +45,8 @@ t_list() {
 	run_rc out rc "$NVT" -l
 	eq "$rc" 0
 	has "$out" "COMMAND"
-	grep -Eq "$(row_re "$a" root)0-7 +$APP loop" <<<"$out" || die "no row for $a in: $out"
-	grep -Eq "$(row_re "$b" root)8-15 +$LINKED loop" <<<"$out" || die "no row for $b in: $out"
+	grep -Eq "$(row_re "$a" "$ME")0-7 +$APP loop" <<<"$out" || die "no row for $a in: $out"
+	grep -Eq "$(row_re "$b" "$ME")8-15 +$LINKED loop" <<<"$out" || die "no row for $b in: $out"
 	out=$(timeout "$HANG" "$NVT" -l --json)
 	python3 - "$out" "$a" "$b" <<'PY' || die "bad JSON: $out"
 import json, sys
@@ -77,7 +77,7 @@ t_wrapper_unlaunched_task() {
 		wait_file "$WORK/wrap.state" "0-65"
 		# env execs the app: the PID is the task's.
 		run_rc out rc "$NVT" -l
-		grep -Eq "$(row_re "$PID" root)all +$app" <<<"$out" || die "wrapper task not listed: $out"
+		grep -Eq "$(row_re "$PID" "$ME")all +$app" <<<"$out" || die "wrapper task not listed: $out"
 		run_rc out rc "$NVT" -p -c 5,7 "$PID"
 		eq "$rc" 0
 		has "$out" "pid $PID's current TPC list: all (not partitioned)"

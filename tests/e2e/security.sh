@@ -28,13 +28,13 @@ user_python() {
 	skip "no python3 that uid 65534 may run"
 }
 need_pidns() {
-	[ "$(id -u)" == 0 ] || skip "needs root for PID namespaces"
+	[ "$(id -u)" == 0 ] || skip "needs root for PID namespaces (a user's come only in a user namespace, which maps its uid)"
 	unshare --pid --fork --mount-proc true 2>/dev/null || skip "cannot unshare a PID namespace"
 }
 # make_in_tmp TAG: sets IN_TMP to a command prefix that runs a command (as root) with
 # /tmp = $WORK/faketmp.TAG (tests/e2e/helpers/in-private-tmp), and FAKETMP to that directory.
 make_in_tmp() {
-	[ "$(id -u)" == 0 ] || skip "needs root for a private /tmp"
+	[ "$(id -u)" == 0 ] || skip "needs root for a private /tmp (a user's mount namespace comes only in a user namespace, which maps its uid)"
 	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
 	FAKETMP=$WORK/faketmp.$1
 	mkdir -p -m 1777 "$FAKETMP"
@@ -116,8 +116,8 @@ t_sec_pid_namespaces() {
 	eq "$(awk '/^NSpid:/ {print $NF}' "/proc/$ha/status")" 1 "the task's PID in its namespace"
 	run_rc out rc "$NVT" -l
 	eq "$rc" 0
-	grep -Eq "$(row_re "$ha" root)0-3 +$APP loop" <<<"$out" || die "no row for $ha in: $out"
-	grep -Eq "$(row_re "$hb" root)8-9 +$APP loop" <<<"$out" || die "no row for $hb in: $out"
+	grep -Eq "$(row_re "$ha" "$ME")0-3 +$APP loop" <<<"$out" || die "no row for $ha in: $out"
+	grep -Eq "$(row_re "$hb" "$ME")8-9 +$APP loop" <<<"$out" || die "no row for $hb in: $out"
 	run_rc out rc "$NVT" -p -c 20 "$ha"
 	eq "$rc" 0 "-p on a container's task by its host PID"
 	wait_file "$WORK/ca.state" "20"
@@ -125,7 +125,7 @@ t_sec_pid_namespaces() {
 	eq "$out" "pid $hb's current TPC list: 8-9"
 	eq "$(cat "$WORK/cb.state")" "8-9" "the other container's partition"
 	run_rc out rc "$NVT" -l # again: the first -l removed nothing live
-	grep -Eq "$(row_re "$ha" root)20 " <<<"$out" || die "-l lost $ha: $out"
+	grep -Eq "$(row_re "$ha" "$ME")20 " <<<"$out" || die "-l lost $ha: $out"
 	touch "$WORK/ca.stop" "$WORK/cb.stop"
 	wait "$a" || die "first task failed: $(cat "$WORK/ca.out")"
 	wait "$b" || die "second task failed: $(cat "$WORK/cb.out")"
@@ -432,7 +432,7 @@ t_sec_many_names_no_cap() {
 		_ "$NVTASKSET_RUNDIR" "$ns"
 	run_rc out rc $(as_user 65533) "$NVT" -l
 	eq "$rc" 0
-	grep -Eq "$(row_re "$a" root)0-7 " <<<"$out" || die "-l by another user lost $a: $out"
+	grep -Eq "$(row_re "$a" "$ME")0-7 " <<<"$out" || die "-l by another user lost $a: $out"
 	grep -Eq "$(row_re "$b" nobody)8-15 " <<<"$out" || die "-l by another user lost $b: $out"
 	run_rc out rc $(as_user 65533) "$NVT" --no-mps -n 8 --exclude-running /usr/bin/env
 	picked_apart "$out" 0-15
@@ -648,6 +648,9 @@ t_sec_mps_hostile_default_directory() {
 	run_rc out rc $IN_TMP "$NVT" -c 0 /usr/bin/env
 	eq "$rc" 1 "root joined another user's daemon: $out"
 	has "$out" "refusing the MPS pipe directory /tmp/nvidia-mps"
+	# Her daemon ends (it removes its pid file as it quits).
+	touch "$FAKETMP/nvidia-mps/quit"
+	wait_for 10 test ! -e "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid"
 }
 t_sec_mps_fifo_pid_file() {
 	# A FIFO as the pid file of a directory root owns does not hang either.
@@ -842,10 +845,12 @@ t_sec_list_control_bytes() {
 }
 t_sec_list_not_applied() {
 	# A task whose program runs without the shim: its partition is not applied.
+	local plain
 	start_loop na "$NVT" --no-mps -c 0-3 env -u LD_PRELOAD "$APP"
+	plain=$PID
 	wait_file "$WORK/na.state" "0-65"
 	run_rc out rc "$NVT" -l
-	grep -Eq "$(row_re "$PID" root)0-3 \(not applied\) +$APP loop" <<<"$out" || die "no 'not applied' row for $PID in: $out"
+	grep -Eq "$(row_re "$PID" "$ME")0-3 \(not applied\) +$APP loop" <<<"$out" || die "no 'not applied' row for $PID in: $out"
 	run_rc out rc "$NVT" -l --json
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); t=[t for t in d["tasks"] if t["pid"]==int(sys.argv[2])][0]; assert t["gpus"][0]["applied"] is False' \
 		"$out" "$PID" || die "bad JSON: $out"
@@ -854,12 +859,13 @@ t_sec_list_not_applied() {
 	run_rc out rc "$NVT" -l --json
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); t=[t for t in d["tasks"] if t["pid"]==int(sys.argv[2])][0]; assert t["gpus"][0]["applied"] is True' \
 		"$out" "$PID" || die "bad JSON: $out"
-	grep -Eq "$(row_re "$PID" root)0-3 +$APP loop" <<<"$(timeout "$HANG" "$NVT" -l)" || die "an applied partition is marked"
+	grep -Eq "$(row_re "$PID" "$ME")0-3 +$APP loop" <<<"$(timeout "$HANG" "$NVT" -l)" || die "an applied partition is marked"
 	# A partition the task refuses (no TPC at all) is marked so (at its next launch), not as
 	# applied.
 	"$T/segpoke" "$PID" empty
 	poll_until 10 refused_row "$PID" || die "no '(refused)' row for $PID in: $(timeout "$HANG" "$NVT" -l)"
 	stop_loop ap "$PID"
+	stop_loop na "$plain"
 }
 # refused_row PID: -l marks task PID's partition refused.
 refused_row() {

@@ -134,3 +134,39 @@ t_channels_option() {
 	has "$out" "nvtaskset: --channels goes with starting a command"
 	has "$("$NVT" --help)" "--channels N|default"
 }
+# A COMMAND that cannot run is refused before anything is started for it: no MPS daemon (its
+# starts counted in the fake daemon's log), no priority agent, no segment, no calibration; 127
+# where there is no such program and 126 where it cannot be run, as taskset's.
+t_exec_missing_starts_nothing() {
+	local starts uid_dir=$NVTASKSET_RUNDIR/nvtaskset-$ME_UID
+	own_mps_dirs missing
+	export PATH="$FAKEBIN:$PATH"
+	# The count sees a start: a command that runs starts the daemon once.
+	run_rc out rc "$NVT" -c 0-3 true
+	eq "$rc" 0 "a start: $out"
+	has "$out" "started the MPS control daemon"
+	eq "$(grep -c 'args=-d' "$CUDA_MPS_PIPE_DIRECTORY/fake.log")" 1 "daemon starts"
+	"$NVT" --mps stop >/dev/null
+	starts=$(grep -c 'args=-d' "$CUDA_MPS_PIPE_DIRECTORY/fake.log")
+	rm -rf "$NVTASKSET_CACHE_DIR"
+	run_rc out rc "$NVT" -c 0-3 nvtaskset-no-such-program
+	eq "$rc" 127
+	eq "$out" "nvtaskset: failed to execute nvtaskset-no-such-program: No such file or directory"
+	run_rc out rc "$NVT" --priority low --yield guard -g 1 nvtaskset-no-such-program
+	eq "$rc" 127
+	eq "$out" "nvtaskset: failed to execute nvtaskset-no-such-program: No such file or directory"
+	printf 'not a program\n' >"$WORK/plain"
+	chmod 644 "$WORK/plain"
+	run_rc out rc "$NVT" -n 4 --exclude-running "$WORK/plain"
+	eq "$rc" 126
+	eq "$out" "nvtaskset: failed to execute $WORK/plain: Permission denied"
+	# A directory of PATH that cannot be searched is passed over, as a shell does.
+	mkdir -m 0 "$WORK/closed"
+	run_rc out rc env PATH="$WORK/closed:$PATH" "$NVT" --no-mps -c 0-3 nvtaskset-no-such-program
+	eq "$rc" 127 "$out"
+	eq "$(grep -c 'args=-d' "$CUDA_MPS_PIPE_DIRECTORY/fake.log")" "$starts" "daemon starts"
+	[ ! -e "$uid_dir/agent.pid" ] || die "an agent was started: $(cat "$uid_dir/agent.pid")"
+	eq "$(pgrep_here -- '--agent' | wc -l)" 0 "agents running"
+	eq "$(find "$NVTASKSET_RUNDIR" -name 'nvtaskset.*' | wc -l)" 0 "segments"
+	[ ! -e "$NVTASKSET_CACHE_DIR" ] || die "calibrated for a command that cannot run: $(ls "$NVTASKSET_CACHE_DIR")"
+}

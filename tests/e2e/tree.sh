@@ -107,7 +107,10 @@ python_case() {
 	eq "$out" "pid $child's current TPC list: 8-9" "-p of the worker"
 	touch "$tag.stop"
 	wait "$PID" || die "pyspawn $how failed: $(cat "$tag.out")"
+	# multiprocessing's forkserver and resource tracker end once the program's pipes close.
+	wait_for 10 python_helpers_gone
 }
+python_helpers_gone() { [ -z "$(pgrep_here 'from multiprocessing\.')" ]; }
 
 t_tree_spawn_python_popen() { python_case popen; }
 t_tree_spawn_python_mp_spawn() { python_case spawn; }
@@ -585,11 +588,11 @@ t_tree_list() {
 	eq "$rc" 0
 	eq "$(head -1 <<<"$out")" "$(printf '%7s  %7s  %-10s  %-5s  %8s  %-20s  %s' PID PPID USER GPU LAUNCHES TPCS COMMAND)"
 	row=$(grep -E "^ *$R " <<<"$out") || die "no row for R in: $out"
-	grep -Eq "^ *$R +[0-9]+ +root +0 +[0-9]+ +0-3 +$APP spawn-on" <<<"$row" || die "R's row: $row"
+	grep -Eq "^ *$R +[0-9]+ +$ME +0 +[0-9]+ +0-3 +$APP spawn-on" <<<"$row" || die "R's row: $row"
 	row=$(grep -E "^ *$G " <<<"$out") || die "no row for G in: $out"
-	grep -Eq "^ *$G +$SH +root +0 +[0-9]+ +0-3 +\\\\_ $APP fork" <<<"$row" || die "G's row: $row"
+	grep -Eq "^ *$G +$SH +$ME +0 +[0-9]+ +0-3 +\\\\_ $APP fork" <<<"$row" || die "G's row: $row"
 	row=$(grep -E "^ *$GC " <<<"$out") || die "no row for GC in: $out"
-	grep -Eq "^ *$GC +$G +root +0 +[0-9]+ +0-3 {5,}\\\\_ $APP fork" <<<"$row" || die "GC's row: $row"
+	grep -Eq "^ *$GC +$G +$ME +0 +[0-9]+ +0-3 {5,}\\\\_ $APP fork" <<<"$row" || die "GC's row: $row"
 	# In tree order: G right after R, GC right after G.
 	eq "$(awk -v r="$R" '$1 == r {getline; print $1; getline; print $1}' <<<"$out" | tr '\n' ' ')" "$G $GC "
 	run_rc out rc "$NVT" -l --json
@@ -641,8 +644,8 @@ t_tree_list_launches() {
 	# It prints its last launch once all 7 are done.
 	poll_until 10 grep -q tpcs= "$WORK/ll.a" || true
 	run_rc out rc "$NVT" -l
-	grep -Eq "^ *$a +[0-9]+ +root +0 +7 +0-3 +$APP launch-wait 7" <<<"$out" || die "no row for $a: $out"
-	grep -Eq "^ *$b +[0-9]+ +root +0 +0 +4-5 \\(not applied\\) +$APP launch-wait 0" <<<"$out" || die "no row for $b: $out"
+	grep -Eq "^ *$a +[0-9]+ +$ME +0 +7 +0-3 +$APP launch-wait 7" <<<"$out" || die "no row for $a: $out"
+	grep -Eq "^ *$b +[0-9]+ +$ME +0 +0 +4-5 \\(not applied\\) +$APP launch-wait 0" <<<"$out" || die "no row for $b: $out"
 	run_rc out rc "$NVT" -l --launched
 	grep -Eq "^ *$a +" <<<"$out" || die "--launched left out $a: $out"
 	hasnt "$out" " $b "
@@ -701,7 +704,7 @@ PY
 	python3 -c 'import json,sys; t=[x for x in json.loads(sys.argv[1])["tasks"] if x["pid"]==int(sys.argv[2])][0]; assert t["gpus"]==[] and t["launches"] is None' \
 		"$out" "$PID" || die "bad JSON: $out"
 	run_rc out rc "$NVT" -l --launched
-	grep -Eq "^ *$PID +[0-9]+ +root +- +- +all +" <<<"$out" || die "--launched left out a task it cannot count: $out"
+	grep -Eq "^ *$PID +[0-9]+ +$ME +- +- +all +" <<<"$out" || die "--launched left out a task it cannot count: $out"
 	stop_loop jw "$PID"
 }
 

@@ -57,11 +57,18 @@ t_try_shell() {
 nvtaskset -c 0-3 demo 1
 nvtaskset -c 4-5 demo &
 sleep 0.3
+echo "PATH is $PATH"
+echo "LD_LIBRARY_PATH is $LD_LIBRARY_PATH"
 exit
 EOF
 	echo "$out"
 	eq "$rc" 0 "the shell's exit status"
 	has "$out" "export LD_LIBRARY_PATH=$B/test/fake"
+	# Each of its directories once on PATH and the library path (the shell's rc file added
+	# them again to what the tour had set).
+	eq "$(sed -n 's/^PATH is //p' <<<"$out" | tr ':' '\n' | grep -cx "$B/bin")" 1 "$B/bin on the shell's PATH"
+	eq "$(sed -n 's/^LD_LIBRARY_PATH is //p' <<<"$out" | tr ':' '\n' | grep -cx "$B/test/fake")" 1 \
+		"$B/test/fake on the shell's LD_LIBRARY_PATH"
 	has "$out" "demo"
 	eq "$(try_demo_tpcs "$out" 1)" "0-3" "where the shell's demo ran"
 	eq "$(find "$WORK" -maxdepth 1 -name 'nvtaskset-try.*')" "" "the shell's directory, after it"

@@ -193,7 +193,7 @@ t_yield_client_priority_and_usage() {
 	# Bad words say what is wrong.
 	run_rc out rc "$NVT" --priority low --yield gate,fast -c 0-3 "$APP" launch 1
 	eq "$rc" 1
-	has "$out" "--yield 'gate,fast': the words are gate"
+	has "$out" "--yield 'gate,fast': unknown word 'fast': the words are gate"
 	run_rc out rc "$NVT" --yield gate -c 0-3 "$APP" launch 1
 	eq "$rc" 1
 	has "$out" "--yield goes with --priority"

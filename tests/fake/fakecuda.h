@@ -7,7 +7,9 @@
  * then "runs" the launch on a simulated chip and records which logical TPCs
  * the hardware would have used.
  *
- * It also runs nvtaskset's calibration probe (PTX entry nvt_probe_smid): each
+ * It also runs nvtaskset's calibration probe (PTX entry nvt_probe_smid), or a
+ * kernel of another name like it (one .entry that uses %smid: its first
+ * parameter is where it stores): each
  * block stores the SM it ran on, on the SMs the TMD's mask allows; cluster
  * launches keep each cluster inside one GPC. Any launch of thread-block
  * clusters runs only on the enabled TPCs of the GPCs that hold a whole

@@ -1,7 +1,8 @@
 /*
  * fakeprobe.c - the fake driver's modules, memory and the one kernel it can
  * run for real: nvtaskset's calibration probe (PTX entry nvt_probe_smid),
- * whose blocks store the SM they ran on. See fakecuda.h.
+ * whose blocks store the SM they ran on, or a kernel of another name that
+ * does the same (docs/examples/prog.c's). See fakecuda.h.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 static int probe_function; /* the address is the CUfunction of nvt_probe_smid */
+static char probe_name[64] = "nvt_probe_smid"; /* its entry's name, as its PTX gives it */
 /* nvtaskset-hog's copy kernel (PTX entry nvt_hog): each launch takes 1 ms and
  * writes the TPCs it ran on to $FAKECUDA_HOG_STATE. */
 static int hog_module, hog_function;
@@ -78,9 +80,14 @@ API int cuModuleLoadData(void **module, const void *image)
 		*module = fake_membw_module();
 		return 0;
 	}
-	if (!strstr(ptx, ".entry nvt_probe_smid") || !strstr(ptx, ".target sm_") ||
+	/* A kernel whose blocks store %smid at out[blockIdx.x]: the probe, or one like it. */
+	const char *entry = strstr(ptx, ".entry ");
+	size_t name_len = entry ? strcspn(entry + 7, "( \t\n") : 0;
+	if (!name_len || name_len >= sizeof(probe_name) || !strstr(ptx, ".target sm_") ||
 	    !strstr(ptx, "%smid"))
 		return NVT_CUDA_ERROR_INVALID_PTX;
+	memcpy(probe_name, entry + 7, name_len);
+	probe_name[name_len] = '\0';
 	*module = &probe_function;
 	return 0;
 }
@@ -93,7 +100,7 @@ API int cuModuleGetFunction(void **fn, void *module, const char *name)
 		*fn = &hog_function;
 		return 0;
 	}
-	if (module != &probe_function || strcmp(name, "nvt_probe_smid"))
+	if (module != &probe_function || strcmp(name, probe_name))
 		return NVT_CUDA_ERROR_NOT_FOUND;
 	*fn = &probe_function;
 	return 0;

@@ -43,6 +43,18 @@ export NVTASKSET_RUNDIR=$TRY/run NVTASKSET_CACHE_DIR=$TRY/cache NVTASKSET_PROC_N
 export CUDA_MPS_PIPE_DIRECTORY=$TRY/mps-pipe CUDA_MPS_LOG_DIRECTORY=$TRY/mps-log
 unset LD_PRELOAD NVTASKSET_PARTITION NVTASKSET_PARTITION_FOR NVTASKSET_PRIORITY CUDA_VISIBLE_DEVICES
 EOF
+# without_dirs LIST DIR...: the colon-separated LIST without DIRs (they go first, once).
+without_dirs() {
+	local list=":$1:" dir
+	shift
+	for dir; do
+		while [[ "$list" == *":$dir:"* ]]; do list=${list//:$dir:/:}; done
+	done
+	list=${list#:}
+	echo "${list%:}"
+}
+PATH=$(without_dirs "$PATH" "$B/bin" "$B/test" "$ROOT/tests/fake/bin")
+LD_LIBRARY_PATH=$(without_dirs "${LD_LIBRARY_PATH:-}" "$B/test/fake")
 # shellcheck source=/dev/null
 . "$TRY/env"
 for v in $(env | sed -n 's/^\(FAKECUDA_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
@@ -75,15 +87,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-say() {
-	echo
-	printf '# %s\n' "$@"
-}
-# show CMD...: prints the command as typed, then runs it.
-show() {
-	printf '$ %s\n' "$*"
-	"$@"
-}
+# shellcheck source=tests/fake/tour.sh
+. "$ROOT/tests/fake/tour.sh"
 # show_bg NAME CMD...: prints "CMD &", starts it with its output in $TRY/NAME.out, and
 # prints its first line (the demo's first kernel); the PID goes to LAST.
 show_bg() {
@@ -95,28 +100,10 @@ show_bg() {
 	LAST=$!
 	DEMOS+=("$LAST")
 	printf '[%s]\n' "$LAST"
-	follow "$name" "ran on"
+	follow_out "$name" "ran on"
 }
-# follow NAME TEXT: waits ($TRY_WAIT s at most, 10 by default; the tests give their hang guard)
-# for a new line of $TRY/NAME.out holding TEXT, and prints the lines up to it that were not
-# printed yet.
-declare -A SHOWN
-follow() {
-	local lines end=$((SECONDS + ${TRY_WAIT:-10}))
-	while ((SECONDS <= end)); do
-		lines=$(tail -n +"$((${SHOWN[$1]:-0} + 1))" "$TRY/$1.out")
-		if grep -q "$2" <<<"$lines"; then
-			lines=$(sed "/$2/q" <<<"$lines")
-			printf '%s\n' "$lines"
-			SHOWN[$1]=$((${SHOWN[$1]:-0} + $(wc -l <<<"$lines")))
-			return 0
-		fi
-		sleep 0.02
-	done
-	echo "try: $1 printed no '$2' in ${TRY_WAIT:-10} s:" >&2
-	cat "$TRY/$1.out" >&2
-	exit 1
-}
+# follow_out NAME TEXT: follow for $TRY/NAME.out.
+follow_out() { follow "$1" "$2" cat "$TRY/$1.out"; }
 
 tour() {
 	say "A fake H100 (66 TPCs in 12 GPCs), a fake MPS control daemon and 'demo', a program" \
@@ -137,12 +124,12 @@ tour() {
 	show nvtaskset -l
 	say "Move the first one to GPCs 1 and 2 while it runs (-p); its next kernel runs there:"
 	show nvtaskset -p -g 1-2 "$first"
-	follow first "ran on"
+	follow_out first "ran on"
 	say "Show its TPCs (-p without a list), end both, and stop the MPS daemon:"
 	show nvtaskset -c -p "$first"
 	show kill "$first" "$second"
-	follow first "done"
-	follow second "done"
+	follow_out first "done"
+	follow_out second "done"
 	wait "$first" "$second" || true
 	DEMOS=()
 	show nvtaskset --mps stop
@@ -150,8 +137,11 @@ tour() {
 
 shell() {
 	local rc=$TRY/bashrc
+	# (Its PATH and library path as they are here, where $TRY/env put the directories first
+	# already: sourced again, it would add them twice.)
 	{
-		cat "$TRY/env"
+		printf 'export PATH=%q LD_LIBRARY_PATH=%q\n' "$PATH" "$LD_LIBRARY_PATH"
+		grep -v '^export \(PATH\|LD_LIBRARY_PATH\)=' "$TRY/env"
 		echo "export NVT_TRY_SHELL=$TRY"
 		echo "PS1='(nvtaskset try) \\w\\$ '"
 	} >"$rc"
@@ -162,7 +152,14 @@ shell() {
 		"'nvtaskset --help', 'man $ROOT/man/nvtaskset.1'. 'exit' ends it; its demos and" \
 		"the MPS daemon end with it. Its environment, to set up one of your own:"
 	sed 's/^/#   /' "$TRY/env"
-	bash --rcfile "$rc" -i || true
+	# Commands from a pipe or a file (tests/e2e/try.sh): a shell that is not interactive. An
+	# interactive one takes the controlling terminal, where there is one, and stops until
+	# its process group is the terminal's (under make check's timeout, never).
+	if [ -t 0 ]; then
+		bash --rcfile "$rc" -i || true
+	else
+		BASH_ENV=$rc bash -s || true
+	fi
 }
 
 case "$MODE" in

@@ -74,20 +74,12 @@ cleanup() {
 trap cleanup EXIT
 
 # The image: sh, sleep and cat, the fake program, the fake driver where the loader looks,
-# and every library they load, from this machine.
+# and every library they load, from this machine (tests/podman/image.sh).
+# shellcheck source=tests/podman/image.sh
+. "$ROOT/tests/podman/image.sh"
 make_image() {
-	local r=$W/rootfs libdir f lib
-	libdir=$(dirname "$(ldd "$APP" | awk '/libc\.so/ {print $3}')")
-	mkdir -p "$r"/{bin,usr/bin,tmp,proc,dev,sys,etc,out,run} "$r$libdir"
-	cp "$(command -v sh)" "$(command -v sleep)" "$(command -v cat)" "$r/bin/"
-	cp "$APP" "$r/usr/bin/fakeapp"
-	cp "$FAKEDIR/libcuda.so.1" "$r$libdir/"
-	for f in "$r"/bin/* "$APP" "$FAKEDIR/libcuda.so.1" "$B/lib/nvtaskset/libnvtaskset.so"; do
-		ldd "$f" | awk '/=>/ {print $3} /^[[:space:]]*\/.*ld-linux/ {print $1}'
-	done | sort -u | while read -r lib; do
-		[ -f "$lib" ] && cp -L --parents "$lib" "$r/"
-	done
-	tar -C "$r" -cf "$W/rootfs.tar" . &&
+	fake_image_tar "$W/rootfs" "$W/rootfs.tar" "$FAKEDIR" "$B/lib/nvtaskset/libnvtaskset.so" \
+		"$APP=fakeapp" &&
 		"${PODMAN[@]}" import "$W/rootfs.tar" "$IMAGE" >"$W/import.log" 2>&1
 }
 
@@ -268,7 +260,26 @@ s_rootless() {
 	rm -rf "$W/rootless"
 }
 
-ALL="gpc env_override tpcs full userns exec rootless"
+# make try-containers (tests/podman/try.sh, docs/containers.md): its tour runs as it says,
+# and leaves nothing: no spec, no directory.
+s_try() {
+	local out before a b moved
+	before=$(ls -d /tmp/nvtaskset-try-containers.* 2>/dev/null | wc -l)
+	out=$(TRY_WAIT=$LIMIT "$ROOT/tests/podman/try.sh" 2>&1) || die "the tour failed: $out"
+	echo "$out"
+	ran() { sed -n 's/^demo [0-9]*: kernel [0-9]* ran on TPCs \([^ ]*\) .*/\1/p' <<<"$out" | sed -n "$1p"; }
+	[ "$(ran 1)" == "$(dry_tpcs -g 1)" ] || die "the gpc=1 container ran on $(ran 1)"
+	a=$(ran 2) b=$(ran 3)
+	[ "$(tpcs "$a" | wc -l)" == 33 ] && [ "$(tpcs "$b" | wc -l)" == 33 ] &&
+		[ -z "$(comm -12 <(tpcs "$a" | sort) <(tpcs "$b" | sort))" ] || die "the tpcs=33 pair: $a and $b"
+	moved=$(sed -n "s/^pid [0-9]*'s new TPC list: //p" <<<"$out")
+	[ -n "$moved" ] && [ "$(ran 4)" == "$moved" ] || die "moved to '$moved', ran on '$(ran 4)'"
+	[ "$(grep -c '^demo [0-9]*: [0-9]* kernels, done$' <<<"$out")" == 3 ] || die "not 3 demos done"
+	! ls /var/run/cdi/nvtaskset-try* 2>/dev/null || die "the tour's spec is left"
+	[ "$(ls -d /tmp/nvtaskset-try-containers.* 2>/dev/null | wc -l)" == "$before" ] || die "its directory is left"
+}
+
+ALL="gpc env_override tpcs full userns exec rootless try"
 for s in ${*:-$ALL}; do
 	start_s=$SECONDS
 	(s_"$s") >"$W/$s.log" 2>&1

@@ -287,8 +287,13 @@ static void choose_base(struct spec *s)
 	int n;
 
 	if (!env || !*env) {
-		if (mkdir(NVT_SHARED_RUNDIR, 0700) && errno != EEXIST)
-			cli_err("--cdi: cannot make %s (root makes it)", NVT_SHARED_RUNDIR);
+		if (mkdir(NVT_SHARED_RUNDIR, 0700) && errno != EEXIST) {
+			if (errno == EACCES || errno == EPERM)
+				cli_errx("--cdi: cannot make %s, which every user's tasks and the "
+					 "containers share: run nvtaskset --cdi as root",
+					 NVT_SHARED_RUNDIR);
+			cli_err("--cdi: cannot make %s", NVT_SHARED_RUNDIR);
+		}
 		/* (chmod: the umask may have taken bits; a directory someone else
 		 * made in /run, which only root can write, is refused below) */
 		if (chmod(NVT_SHARED_RUNDIR, NVT_SHARED_RUNDIR_MODE) && errno != EPERM)
@@ -356,13 +361,14 @@ static void cdi_usage(FILE *out)
 	exit(out == stdout ? EXIT_SUCCESS : EXIT_FAILURE);
 }
 
+const struct option nvt_cdi_options[] = {
+	{"cdi-dir", required_argument, NULL, 'd'}, {"vendor", required_argument, NULL, 'v'},
+	{"with-mps", no_argument, NULL, 'm'},      {"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
 int nvt_cmd_cdi(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"cdi-dir", required_argument, NULL, 'd'}, {"vendor", required_argument, NULL, 'v'},
-		{"with-mps", no_argument, NULL, 'm'},      {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	static struct spec s;
 	const char *dir = CDI_DEFAULT_DIR, *timeout = getenv(NVT_ENV_CLAIM_TIMEOUT);
 	int c, with_mps = 0;
@@ -370,7 +376,7 @@ int nvt_cmd_cdi(int argc, char **argv)
 
 	s.vendor = NVT_CDI_VENDOR;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+h", nvt_cdi_options, NULL)) != -1) {
 		if (c == 'd')
 			dir = optarg;
 		else if (c == 'v')

@@ -10,6 +10,7 @@
 #ifndef NVT_CLI_H
 #define NVT_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -75,6 +76,7 @@ int nvt_cmd_mps(const struct options *o);                          /* mpsctl.c *
 int nvt_cmd_topology(const struct options *o);                     /* topology.c */
 int nvt_cmd_agent(const struct options *o);                        /* prio.c */
 int nvt_cmd_cdi(int argc, char **argv);      /* cdi.c: --cdi, with options of its own */
+extern const struct option nvt_cdi_options[]; /* cdi.c: --cdi's options */
 int nvt_cmd_cdi_hook(int argc, char **argv); /* cdihook.c: --cdi-hook, run by the runtime */
 int nvt_cmd_top(int argc, char **argv);      /* top.c: nvtaskset top, with options of its own */
 int nvt_cmd_svg(const struct options *o);    /* svg.c: -l --svg FILE */

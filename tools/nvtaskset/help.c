@@ -22,7 +22,7 @@ static const char help_text[] =
 	" nvtaskset --profile [options] COMMAND [ARG...]\n"
 	" nvtaskset --plan [--gpu GPU] [--json] FILE\n"
 	" nvtaskset --cdi [--cdi-dir DIR] [--vendor NAME] [--with-mps]\n"
-	" nvtaskset --agent [--hold MS] [--poll US] [--guard N]\n"
+	" nvtaskset --agent [--hold MS] [--poll US] [--guard N] [--idle-exit S] [--across-users]\n"
 	" nvtaskset top [-b] [-n N] [-d SECS] [-o FIELD] [--gpu GPU]\n"
 	" nvtaskset --metrics | --exporter [ADDR:]PORT\n"
 	"\n"

@@ -209,7 +209,7 @@ static void check_misplaced(const struct options *o, char **argv, int argc, int 
 {
 	char line[1024] = "", what[64], why[300], moved[argc];
 	char *cand[argc + 1];
-	int arg, opt = 0, n = 0, rest, refused, mask_reads = 0;
+	int arg, opt = 0, n = 0, rest, refused, mask_reads = 0, swapped = 0;
 
 	/* Our options from word on: the run of them there (what follows is COMMAND's), or with
 	 * -p every one (no COMMAND follows a PID). */
@@ -253,6 +253,14 @@ static void check_misplaced(const struct options *o, char **argv, int argc, int 
 		swap_words(cand + rest);
 		refused = suggestion_refused(n, cand, other_why, sizeof(other_why));
 	}
+	/* COMMAND MASK-option MASK (nvtaskset demo -c 0-3) was meant as the options, MASK, then
+	 * COMMAND: the other order, where the first does not parse. */
+	if (refused && !o->pid_mode && n - rest >= 2) {
+		char other_why[300];
+		swap_words(cand + rest);
+		swapped = !suggestion_refused(n, cand, other_why, sizeof(other_why));
+		refused = !swapped;
+	}
 	if (!refused) {
 		append_word(line, sizeof(line), "nvtaskset");
 		for (int i = 1; i < n; i++)
@@ -267,6 +275,7 @@ static void check_misplaced(const struct options *o, char **argv, int argc, int 
 			 "is not one, as taskset's do); %s%s",
 			 what, argv[word - 1], taken_as,
 			 refused ? "put before, it would be refused too: " :
+			 swapped ? "options and MASK go before COMMAND: " :
 				   "to give it as an option, put it before: ", shown);
 		bad_usage(message);
 	}
@@ -304,12 +313,15 @@ static void count_option(struct options *o, int c, const char *arg)
 	}
 }
 
+static void option_error(int argc, char **argv);
+
 /* Reads the options into o; *strategy_given: --strategy was. Returns optind.
  * (over 80 lines: a case for each option, as getopt_long's table lists them) */
 static int parse_options(int argc, char **argv, struct options *o, int *strategy_given)
 {
 	int c;
 
+	opterr = 0; /* option_error says what is wrong, in our words */
 	while ((c = getopt_long(argc, argv, SHORT_OPTIONS, long_options, NULL)) != -1) {
 		switch (c) {
 		case 'a': o->all_tasks = 1; break;
@@ -358,7 +370,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		case OPT_GUARD: o->guard = prio_number("--guard", optarg, 1, NVT_MAX_TPCS); break;
 		case OPT_NO_LEND: o->no_lend = 1; break;
 		case OPT_YIELD: {
-			char why[120], message[200];
+			char why[200], message[300];
 			o->yield_given = 1;
 			if (nvt_yield_parse(optarg, &o->yield, why, sizeof(why))) {
 				snprintf(message, sizeof(message), "--yield '%s': %s", optarg, why);
@@ -378,9 +390,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
 			exit(EXIT_SUCCESS);
-		default:
-			fprintf(stderr, "Try 'nvtaskset --help' for more information.\n");
-			exit(EXIT_FAILURE);
+		default: option_error(argc, argv);
 		}
 	}
 	return optind;
@@ -673,13 +683,76 @@ static const struct mode {
 static const struct subcommand {
 	const char *word;
 	int (*run)(int argc, char **argv);
+	const struct option *options; /* those not ours too (option_error names the sub-command) */
 } subcommands[] = {
-	{"--profile", nvt_cmd_profile},
-	{"--plan", nvt_cmd_plan},
-	{"--cdi", nvt_cmd_cdi},
-	{"--cdi-hook", nvt_cmd_cdi_hook},
-	{"top", nvt_cmd_top},
+	{"--profile", nvt_cmd_profile, nvt_profile_options},
+	{"--plan", nvt_cmd_plan, NULL},
+	{"--cdi", nvt_cmd_cdi, nvt_cdi_options},
+	{"--cdi-hook", nvt_cmd_cdi_hook, NULL},
+	{"top", nvt_cmd_top, NULL},
 };
+#define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
+
+/* The long options of options whose names begin with name (len bytes): exactly (1 or 0), or
+ * (exact 0) as an abbreviation of theirs. */
+static int options_named(const struct option *options, const char *name, size_t len, int exact)
+{
+	int n = 0;
+
+	for (const struct option *l = options; l->name; l++)
+		n += exact ? strlen(l->name) == len && !strncmp(l->name, name, len) :
+			     !strncmp(l->name, name, len);
+	return n;
+}
+
+/*
+ * The usage error for the option getopt_long refused in argv (opterr is off: getopt's own
+ * message names the program's path): getopt's words, or for an option of a sub-command given
+ * without it, the command line with the sub-command's word (nvtaskset --cdi-dir X: nvtaskset
+ * --cdi --cdi-dir X).
+ */
+static void option_error(int argc, char **argv)
+{
+	const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	size_t len = strcspn(word, "=");
+	char message[1400], line[1024] = "", shown[1100], what[100];
+	int long_form = !strncmp(word, "--", 2);
+
+	terminal_text(long_form ? word : "", what, sizeof(what));
+	what[strcspn(what, "=")] = '\0';
+	if (optopt && !strchr(SHORT_OPTIONS + 1, optopt) && optopt < OPT_JSON) {
+		snprintf(message, sizeof(message), "invalid option -- '%c'", optopt);
+	} else if (optopt && !long_form) {
+		snprintf(message, sizeof(message), "option requires an argument -- '%c'", optopt);
+	} else if (optopt) {
+		snprintf(message, sizeof(message), "option '%s' %s", what,
+			 word[len] ? "doesn't allow an argument" : "requires an argument");
+	} else if (options_named(long_options, word + 2, len - 2, 0) > 1) {
+		int used = snprintf(message, sizeof(message), "option '%s' is ambiguous; possibilities:",
+				    what);
+		for (const struct option *l = long_options; l->name; l++)
+			if (!strncmp(l->name, word + 2, len - 2) && used > 0 &&
+			    (size_t)used < sizeof(message))
+				used += snprintf(message + used, sizeof(message) - (size_t)used,
+						 " '--%s'", l->name);
+	} else {
+		snprintf(message, sizeof(message), "unrecognized option '%s'", what);
+		for (size_t i = 0; long_form && i < N_SUBCOMMANDS; i++) {
+			if (!subcommands[i].options ||
+			    !options_named(subcommands[i].options, word + 2, len - 2, 1))
+				continue;
+			append_word(line, sizeof(line), "nvtaskset");
+			append_word(line, sizeof(line), subcommands[i].word);
+			for (int k = 1; k < argc; k++)
+				append_word(line, sizeof(line), argv[k]);
+			terminal_text(line, shown, sizeof(shown));
+			snprintf(message, sizeof(message), "option '%s' goes with %s: %s", what,
+				 subcommands[i].word, shown);
+			break;
+		}
+	}
+	bad_usage(message);
+}
 
 /* The command line after a sub-command's word: options, their checks, and the mode they name. */
 static int parse_command_line(int argc, char **argv)
@@ -721,9 +794,14 @@ static void check_stdout(void)
 int main(int argc, char **argv)
 {
 	atexit(check_stdout);
-	for (size_t i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		if (!strcmp(argv[1], subcommands[i].word))
+	for (size_t i = 0; argc > 1 && i < N_SUBCOMMANDS; i++)
+		if (!strcmp(argv[1], subcommands[i].word)) {
+			/* Its argv[0], which getopt's messages name: "nvtaskset --cdi". */
+			static char name[32];
+			snprintf(name, sizeof(name), "nvtaskset %s", subcommands[i].word);
+			argv[1] = name;
 			return subcommands[i].run(argc - 1, argv + 1);
+		}
 	/* A partitioned shell's forked child had a segment before it exec'd us:
 	 * the command is no task, and what it starts must not adopt that one. */
 	if (nvt_seg_discard_own(nvt_rundir()))

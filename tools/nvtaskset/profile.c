@@ -113,32 +113,33 @@ static double parse_number(const char *text, const char *what, double lo, double
 	return v;
 }
 
+enum { O_SIZES = 256, O_ROUNDS, O_TIMEOUT, O_SLOW, O_METRIC, O_HIGHER, O_STRATEGY, O_GPU,
+       O_HOG, O_NOMPS, O_JSON, O_PLOT };
+const struct option nvt_profile_options[] = {
+	{"sizes", required_argument, NULL, O_SIZES},
+	{"rounds", required_argument, NULL, O_ROUNDS},
+	{"timeout", required_argument, NULL, O_TIMEOUT},
+	{"slowdown", required_argument, NULL, O_SLOW},
+	{"metric", required_argument, NULL, O_METRIC},
+	{"higher-is-better", no_argument, NULL, O_HIGHER},
+	{"strategy", required_argument, NULL, O_STRATEGY},
+	{"gpu", required_argument, NULL, O_GPU},
+	{"beside-hog", no_argument, NULL, O_HOG},
+	{"no-mps", no_argument, NULL, O_NOMPS},
+	{"json", no_argument, NULL, O_JSON},
+	{"plot", required_argument, NULL, O_PLOT},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
 static void parse_profile_options(int argc, char **argv, struct profile_opts *p)
 {
-	enum { O_SIZES = 256, O_ROUNDS, O_TIMEOUT, O_SLOW, O_METRIC, O_HIGHER, O_STRATEGY, O_GPU,
-	       O_HOG, O_NOMPS, O_JSON, O_PLOT };
-	static const struct option longopts[] = {
-		{"sizes", required_argument, NULL, O_SIZES},
-		{"rounds", required_argument, NULL, O_ROUNDS},
-		{"timeout", required_argument, NULL, O_TIMEOUT},
-		{"slowdown", required_argument, NULL, O_SLOW},
-		{"metric", required_argument, NULL, O_METRIC},
-		{"higher-is-better", no_argument, NULL, O_HIGHER},
-		{"strategy", required_argument, NULL, O_STRATEGY},
-		{"gpu", required_argument, NULL, O_GPU},
-		{"beside-hog", no_argument, NULL, O_HOG},
-		{"no-mps", no_argument, NULL, O_NOMPS},
-		{"json", no_argument, NULL, O_JSON},
-		{"plot", required_argument, NULL, O_PLOT},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	int c;
 
 	*p = (struct profile_opts){.rounds = 3, .timeout_s = 300, .slowdown = 0.05,
 				   .strategy = NVT_PACKED, .gpu = "0"};
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+h", nvt_profile_options, NULL)) != -1) {
 		switch (c) {
 		case O_SIZES: p->sizes_text = optarg; break;
 		case O_ROUNDS:

@@ -33,8 +33,10 @@ void profile_report(const struct nvt_gpu_topology *gpu, const char *const *metri
 void profile_plot(const char *path, const struct nvt_profile_size *sizes,
 		  const struct nvt_profile_size *hog, unsigned n, int pick, const char *unit);
 
-/* nvt_cmd_profile: --profile's whole sub-command (argv[0] is "--profile"). */
+/* nvt_cmd_profile: --profile's whole sub-command (argv[0] is "nvtaskset --profile"). */
 int nvt_cmd_profile(int argc, char **argv);
+/* Its options (main.c names the sub-command of one given without it). */
+extern const struct option nvt_profile_options[];
 /* nvt_cmd_plan: --plan FILE (plan.c; argv[0] is "--plan"). */
 int nvt_cmd_plan(int argc, char **argv);
 

@@ -18,6 +18,7 @@
 #include "core/mpslog.h"
 #include "core/smcount.h"
 #include "alloc/reserve.h"
+#include "os/progpath.h"
 
 /*
  * Finds the preload shim: $NVTASKSET_SHIM; else LIBDIR as seen from our own
@@ -191,6 +192,33 @@ static void apply_env(const struct nvt_task_env *e)
 			unsetenv(e->vars[i].name);
 }
 
+/*
+ * Says that COMMAND cannot run (errno err), with what the command line was likely meant to
+ * say where COMMAND reads as a MASK; returns the exit status, as taskset's: 127 where there
+ * is no such program, else 126.
+ */
+static int exec_failed(const struct options *o, const char *command, int err)
+{
+	struct nvt_tpcset set;
+	char shown[PATH_MAX];
+	int as_mask = nvt_parse_list(command, NVT_MAX_TPCS, &set) == NVT_PARSE_OK ||
+		      nvt_parse_mask(command, NVT_MAX_TPCS, &set) == NVT_PARSE_OK;
+
+	terminal_text(command, shown, sizeof(shown));
+	errno = err;
+	if (err == ENOENT && o->mask_left_out && nvt_parse_mask(command, NVT_MAX_TPCS, &set) == 0)
+		warnx("failed to execute %s: %s (with --priority and no -c or -g, a MASK is "
+		      "written with 0x: 0x%s)", shown, strerror(err), shown);
+	else if (err == ENOENT && as_mask && (o->part.count || o->part.gpu_masks))
+		warnx("failed to execute %s: %s ('%s' is taken as COMMAND: %s, and no MASK "
+		      "follows the options%s)", shown, strerror(err), shown,
+		      o->part.count ? "-n picks the TPCs" : "--gpu GPU=MASK gives each GPU's MASK",
+		      o->part.count ? "" : "; another GPU's is given as --gpu N=MASK");
+	else
+		warn("failed to execute %s", shown);
+	return err == ENOENT ? 127 : 126;
+}
+
 /* A start, in order (over 80 lines: the steps share the partitions and the
  * environment being built, and each may exit with its own message). */
 int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
@@ -204,9 +232,12 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 	int task[NVT_MACHINE_GPUS], n_task, n, made, exec_errno, timeout_ms = 0;
 	struct nvt_task_env_in in = {0};
 	struct nvt_seg_own own;
-	struct nvt_tpcset hex;
-	char shim[PATH_MAX], why[512];
+	char shim[PATH_MAX], why[512], program[PATH_MAX];
 
+	/* A COMMAND that cannot run starts nothing: no calibration, MPS daemon, agent or
+	 * segment (what execvp would run is looked for first). */
+	if (!o->dry_run && nvt_progpath_find(argv[0], program, sizeof(program)))
+		return exec_failed(o, argv[0], errno);
 	/* A bad value says so before anything is started (MPS), or what a
 	 * start would do is told (--dry-run). */
 	if (o->part.count && o->part.exclude_running)
@@ -277,11 +308,5 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 	/* No task runs: leave no segment that names this process. */
 	if (made)
 		nvt_seg_remove(&own);
-	errno = exec_errno;
-	if (exec_errno == ENOENT && o->mask_left_out && nvt_parse_mask(argv[0], NVT_MAX_TPCS, &hex) == 0)
-		warnx("failed to execute %s: %s (with --priority and no -c or -g, a MASK is "
-		      "written with 0x: 0x%s)", argv[0], strerror(exec_errno), argv[0]);
-	else
-		warn("failed to execute %s", argv[0]);
-	return exec_errno == ENOENT ? 127 : 126;
+	return exec_failed(o, argv[0], exec_errno);
 }

@@ -1,0 +1,84 @@
+# The suite itself: a test that fails, hangs or passes ends with nothing it started left running.
+# Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e
+# with the helpers defined there.
+# shellcheck shell=bash
+
+# The planted tests (tests/run-tests.sh sources the file NVT_TEST_EXTRA names): each starts
+# programs the ways tests do, records their PIDs in $PLANT, and fails, hangs or passes.
+PLANTED_TESTS=$(
+	cat <<'EOF'
+# plant TAG: starts a partitioned shell's 20 sleeps (their command lines name nothing of the
+# test's), one in a session of its own, a shell's loop that forks without exec, and a sleep
+# whose parent is gone; records their PIDs in $PLANT/TAG.pids once all run.
+plant() {
+	"$NVT" --no-mps -c 0-3 bash -c 'for ((i = 0; i < 20; i++)); do sleep 600 & done; wait' \
+		>/dev/null 2>&1 &
+	setsid sleep 601 </dev/null >/dev/null 2>&1 &
+	(while :; do sleep 602; done) &
+	echo "$!" >"$PLANT/$1.pids"
+	bash -c 'sleep 603 </dev/null >/dev/null 2>&1 & echo "$!"' >>"$PLANT/$1.pids"
+	wait_for 30 all_planted
+	pgrep_here '^sleep 60[0-3]$' >>"$PLANT/$1.pids"
+	echo "planted $(wc -l <"$PLANT/$1.pids") processes"
+}
+all_planted() { [ "$(pgrep_here '^sleep 60[0-3]$' | wc -l)" -ge 23 ]; }
+t_planted_fails() {
+	plant fails
+	die "a planted failure"
+}
+t_planted_passes() {
+	plant passes
+}
+t_planted_hangs() {
+	plant hangs
+	sleep 600
+}
+EOF
+)
+# running PID: PID is a process (not a zombie), one of the planted sleeps or shells.
+planted_running() {
+	local stat
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+# check_planted TAG: every process test TAG planted is gone, and none of the inner suite's is left.
+check_planted() {
+	local pid n=0
+	[ -s "$PLANT/$1.pids" ] || die "planted_$1 recorded no processes"
+	while read -r pid; do
+		n=$((n + 1))
+		! planted_running "$pid" || die "pid $pid of planted_$1 still runs: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+	done <"$PLANT/$1.pids"
+	[ "$n" -ge 24 ] || die "planted_$1 recorded $n processes, not 24"
+}
+
+t_harness_ends_what_tests_left() {
+	# A test that fails or passes ends with every process it started gone, whether the
+	# process left its process group or session or lost its parent (a failed test once left
+	# 150 sleeps of a partitioned shell running); one that hangs too, after its time.
+	local out rc
+	export PLANT=$WORK/plant
+	mkdir "$PLANT"
+	printf '%s\n' "$PLANTED_TESTS" >"$PLANT/tests.sh"
+	run_rc out rc env NVT_TEST_EXTRA="$PLANT/tests.sh" "$ROOT/tests/run-tests.sh" -j2 \
+		planted_fails planted_passes
+	echo "$out"
+	eq "$rc" 1 "the suite's status"
+	has "$out" "FAIL planted_fails"
+	has "$out" "PASS planted_passes"
+	has "$out" "FAILED: a planted failure"
+	has "$out" "1 passed, 1 failed, 0 skipped"
+	check_planted fails
+	check_planted passes
+	# Hung: ended after TEST_TIMEOUT (5 s of an idle machine's time, time enough to plant).
+	run_rc out rc env NVT_TEST_EXTRA="$PLANT/tests.sh" TEST_TIMEOUT=5 "$ROOT/tests/run-tests.sh" \
+		planted_hangs
+	echo "$out"
+	eq "$rc" 1 "the suite's status"
+	has "$out" "FAIL planted_hangs"
+	has "$out" "FAILED: no end after 5 s"
+	check_planted hangs
+	procs_of "$PLANT"
+	[ ${#PROCS[@]} == 0 ] || die "the inner suites left processes:"$'\n'"$PROCS_WHAT"
+}

@@ -1,0 +1,111 @@
+# What the command says of a command line a newcomer gets wrong: the word that is wrong, and
+# the line that was meant. Sourced by tests/run-tests.sh: each t_NAME function is one test, run
+# in a subshell under set -e with the helpers defined there.
+# shellcheck shell=bash
+
+# usage_error OUT MESSAGE: OUT is the usage error MESSAGE.
+usage_error() {
+	eq "$1" "nvtaskset: $2
+Try 'nvtaskset --help' for more information."
+}
+
+t_usage_command_before_mask() {
+	# COMMAND written first (nvtaskset demo -c 0-3): the line with the options and MASK first,
+	# which parses; nothing runs.
+	run_rc out rc "$NVT" demo -c 0-3
+	eq "$rc" 1
+	usage_error "$out" "'-c' after 'demo' is taken as COMMAND (options end at the first word that is not one, as taskset's do); options and MASK go before COMMAND: nvtaskset -c 0-3 demo"
+	run_rc out rc "$NVT" ./demo -g 1 --serve
+	eq "$rc" 1
+	has "$out" "options and MASK go before COMMAND: nvtaskset -g 1 ./demo --serve"
+	# The line it suggests runs.
+	run_rc out rc "$NVT" "$APP" -c 0-3 launch 1
+	has "$out" "options and MASK go before COMMAND: nvtaskset -c 0-3 $APP launch 1"
+	run_rc out rc "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	eq "$rc" 0 "$out"
+	has "$out" "tpcs=0-3 "
+}
+
+t_usage_yield_names_word() {
+	run_rc out rc "$NVT" --no-mps --priority low --yield gate,bownd -c 0-3 true
+	eq "$rc" 1
+	usage_error "$out" "--yield 'gate,bownd': unknown word 'bownd': the words are gate, bound[=US], ahead[=US], client, borrow, guard, any, duty=PCT, protect, default and none"
+	run_rc out rc "$NVT" --no-mps --priority low --yield "bownd=5" -c 0-3 true
+	has "$out" "unknown word 'bownd':"
+}
+
+t_usage_command_reads_as_mask() {
+	# With the partitions in the options (--gpu GPU=MASK, -n), a MASK after them is COMMAND:
+	# the message says so, and nothing starts (own_mps_dirs: no daemon, counted in its log).
+	own_mps_dirs mask
+	export PATH="$FAKEBIN:$PATH"
+	run_rc out rc "$NVT" -c --gpu 0=0-3 -c 4-5 demo
+	eq "$rc" 127
+	eq "$out" "nvtaskset: failed to execute 4-5: No such file or directory ('4-5' is taken as COMMAND: --gpu GPU=MASK gives each GPU's MASK, and no MASK follows the options; another GPU's is given as --gpu N=MASK)"
+	run_rc out rc "$NVT" -n 4 0-3 demo
+	eq "$rc" 127
+	eq "$out" "nvtaskset: failed to execute 0-3: No such file or directory ('0-3' is taken as COMMAND: -n picks the TPCs, and no MASK follows the options)"
+	[ ! -e "$CUDA_MPS_PIPE_DIRECTORY/fake.log" ] || die "an MPS daemon was started: $(cat "$CUDA_MPS_PIPE_DIRECTORY/fake.log")"
+}
+
+t_usage_option_errors() {
+	# Our own words, with the program's name (not the path it was run by), and for an option
+	# of a sub-command given without it, the line with the sub-command.
+	run_rc out rc "$NVT" --cdi-dir "$WORK/cdi"
+	eq "$rc" 1
+	usage_error "$out" "option '--cdi-dir' goes with --cdi: nvtaskset --cdi --cdi-dir $WORK/cdi"
+	run_rc out rc "$NVT" --sizes 4,8 ./app
+	usage_error "$out" "option '--sizes' goes with --profile: nvtaskset --profile --sizes 4,8 ./app"
+	run_rc out rc "$NVT" --bogus
+	usage_error "$out" "unrecognized option '--bogus'"
+	run_rc out rc "$NVT" -x
+	usage_error "$out" "invalid option -- 'x'"
+	run_rc out rc "$NVT" -n
+	usage_error "$out" "option requires an argument -- 'n'"
+	run_rc out rc "$NVT" --mps
+	usage_error "$out" "option '--mps' requires an argument"
+	run_rc out rc "$NVT" --json=1 -l
+	usage_error "$out" "option '--json' doesn't allow an argument"
+	run_rc out rc "$NVT" --t
+	usage_error "$out" "option '--t' is ambiguous; possibilities: '--tpc-list' '--tpcs' '--topology'"
+	# A sub-command's getopt names it: nvtaskset --cdi, not its word alone.
+	run_rc out rc "$NVT" --cdi --bogus
+	eq "$rc" 1
+	has "$out" "nvtaskset --cdi: unrecognized option '--bogus'"
+	run_rc out rc "$NVT" --plan --bogus
+	has "$out" "nvtaskset --plan: unrecognized option '--bogus'"
+}
+
+t_usage_cdi_not_root() {
+	# --cdi by a user who cannot make the shared run directory: run it as root. Root's run
+	# is a user's (uid 65534) in a mount namespace whose /run is empty and root's; a user's
+	# needs a machine without /run/nvtaskset (where it is, a user's --cdi uses it).
+	local as=()
+	if [ "$ME_UID" == 0 ]; then
+		command -v setpriv >/dev/null || skip "needs setpriv to run --cdi as a user"
+		setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$NVT" || skip "uid 65534 cannot run $NVT"
+		as=(unshare --mount --propagation private sh -c 'mount -t tmpfs -o mode=0755 tmpfs /run && exec "$@"' _
+			setpriv --reuid=65534 --regid=65534 --clear-groups)
+		mkdir -m 1777 "$WORK/cdi"
+	else
+		[ ! -e /run/nvtaskset ] || skip "needs root to hide /run/nvtaskset, which this machine has (a user's --cdi uses it)"
+	fi
+	run_rc out rc "${as[@]}" env -u NVTASKSET_RUNDIR "$NVT" --cdi --cdi-dir "$WORK/cdi"
+	eq "$rc" 1
+	eq "$out" "nvtaskset: --cdi: cannot make /run/nvtaskset, which every user's tasks and the containers share: run nvtaskset --cdi as root"
+	[ ! -e "$WORK/cdi/nvtaskset-tpcs.json" ] || die "a spec was written"
+}
+
+t_usage_help_agent_line() {
+	# --help's usage line for --agent names every option --agent takes (it left out
+	# --idle-exit and --across-users), as its refusal of another option lists them.
+	local takes line opt
+	run_rc out rc "$NVT" --agent --no-mps
+	eq "$rc" 1
+	takes=$(sed -n "s/^nvtaskset: --agent takes only //p" <<<"$out" | grep -oE -- '--[a-z-]+')
+	[ "$(wc -l <<<"$takes")" -ge 5 ] || die "--agent's refusal lists: $out"
+	line=$("$NVT" --help | grep -E '^ nvtaskset --agent ')
+	for opt in $takes; do
+		has "$line" "[$opt"
+	done
+}
