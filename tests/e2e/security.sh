@@ -869,7 +869,7 @@ t_sec_list_not_applied() {
 }
 # refused_row PID: -l marks task PID's partition refused.
 refused_row() {
-	timeout "$HANG" "$NVT" -l | grep -Eq "$(row_re "$1" root)\(refused\) +$APP loop"
+	timeout "$HANG" "$NVT" -l | grep -Eq "$(row_re "$1" "$ME")\(refused\) +$APP loop"
 }
 t_sec_fuzz_regressions() {
 	# Inputs the fuzzers once failed on; with clang, also under clang's UBSan,
