@@ -29,7 +29,7 @@ t_usage_command_before_mask() {
 t_usage_yield_names_word() {
 	run_rc out rc "$NVT" --no-mps --priority low --yield gate,bownd -c 0-3 true
 	eq "$rc" 1
-	usage_error "$out" "--yield 'gate,bownd': unknown word 'bownd': the words are gate, bound[=US], ahead[=US], client, borrow, guard, any, duty=PCT, protect, default and none"
+	usage_error "$out" "--yield 'gate,bownd': unknown word 'bownd': the words are gate, bound[=US], ahead[=US], client, borrow, guard, any, slice[=US], duty=PCT, protect, default and none"
 	run_rc out rc "$NVT" --no-mps --priority low --yield "bownd=5" -c 0-3 true
 	has "$out" "unknown word 'bownd':"
 }
