@@ -44,12 +44,12 @@ beats_reach() {
 	[ "$now" == "$BEAT" ] || { BEAT=$now && BEATS=$((BEATS + 1)); }
 	[ "$BEATS" -ge "$2" ]
 }
-# agent_left_alone STAMPS MARK [UID]: the agent (of UID, default root's) changed nothing of
+# agent_left_alone STAMPS MARK [UID]: the agent (of UID, default the running user's) changed nothing of
 # the loop that stamps STAMPS (FAKEAPP_STAMP_LAUNCHES=1) since MARK (stamp_mark): 3 of its
 # rounds after the call (a hold time under 500 ms has passed, and a poll after it), then 5
 # launches of the loop, none on new TPCs.
 agent_left_alone() {
-	agent_rounds "${3:-0}" 3
+	agent_rounds "${3:-$ME_UID}" 3
 	launches_unchanged "$1" "$2" 5
 }
 # start_agent TAG [PREFIX...] -- [OPTION...]: a foreground agent (its log $WORK/TAG.log); sets AGENT.
@@ -352,7 +352,7 @@ t_prio_autostart_one_agent() {
 	# One of two started agents takes the lock, the other ends: then one runs, through 2
 	# rounds of its own.
 	poll_until 10 agents_running 1 || die "agents running: $(pgrep_here '--agent')"
-	agent_rounds 0 2
+	agent_rounds "$ME_UID" 2
 	n=$(pgrep_here "--agent --idle-exit" | wc -l)
 	eq "$n" 1 "agents running: $(pgrep_here '--agent')"
 	pid=$(cut -d' ' -f1 "$NVTASKSET_RUNDIR/nvtaskset-$ME_UID/agent.pid")
@@ -579,7 +579,7 @@ t_prio_graph_replays_are_activity() {
 	# Several hold times of replays only (3 of the agent's rounds, 1 s or more), then 5
 	# launches of the low task: it is lent the high task's TPCs only after a pause of the
 	# replays (a stall of a loaded machine), never beside steady ones (since it started).
-	agent_rounds 0 3
+	agent_rounds "$ME_UID" 3
 	wait_launches "$WORK/glo.stamps" 5
 	eq "$(lends_beside_replays "$WORK/ghi.stamps" "$WORK/glo.stamps" "$mark" 0-65 50)" "" \
 		"the low task's lends while the high task replayed"
