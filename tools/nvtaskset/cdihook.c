@@ -31,7 +31,7 @@
 
 #define STATE_MAX (1 << 20)
 #define CONFIG_MAX (16 << 20)
-#define MAP_MAX 4096
+#define MAP_MAX NVT_UID_MAP_MAX
 
 /* Reads all of fd (at most max bytes) into a new string; its length in *len. */
 static char *read_all(int fd, size_t max, size_t *len, const char *what)
@@ -75,17 +75,11 @@ static char *read_config(const char *bundle, size_t *len)
 	return text;
 }
 
-/* A uid_map (/proc/PID/uid_map; pid 0: our own) into buf. */
+/* A uid_map (/proc/PID/uid_map; pid 0: our own), whole, into buf. */
 static void read_map(pid_t pid, char *buf, size_t size)
 {
-	char path[64];
-
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%ld/uid_map", (long)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/uid_map");
-	if (nvt_read_file(path, buf, size, 0) < 0)
-		cli_err("--cdi-hook: cannot read %s", path);
+	if (nvt_proc_uid_map(pid, buf, size))
+		cli_err("--cdi-hook: cannot read the uid_map of %s", pid ? "the container's process" : "the hook");
 }
 
 /* 1 if process pid is in the caller's user namespace. */
@@ -167,7 +161,7 @@ static int poststop(void)
 	int n;
 
 	/* Only root's look may remove every user's; a rootless runtime's sees few. */
-	if (geteuid() != 0 || nvt_read_file("/proc/self/uid_map", own, sizeof(own), 0) < 0 ||
+	if (geteuid() != 0 || nvt_proc_uid_map(0, own, sizeof(own)) ||
 	    !nvt_uid_map_is_identity(own, strlen(own)))
 		return EXIT_SUCCESS;
 	n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
