@@ -10,6 +10,96 @@ many_groups() { seq -s, 1000000 $((1000000 + $1 - 1)); }
 # user_prefix USER: the command prefix that runs a command as USER (root: none).
 user_prefix() { [ "$1" == root ] || as_user "$1"; }
 
+# foreign_entries DIR: user 65533 (and root, for another user's) makes an entry of each kind
+# named like a run directory in the shared directory DIR: a plain file, links (to a directory,
+# to nothing), a FIFO, a socket, her directory named for another uid, one that others may
+# write in, and her own run directory with a mode that lets others read its names but not
+# look at its files (0744), which names a live process of hers. Sets FOREIGN to the names.
+foreign_entries() {
+	local dir=$1 py
+	py=$(user_python)
+	sleep 1000 &
+	FOREIGN_SLEEP=$!
+	$(as_user 65533) "$py" - "$dir" "$(stat -L -c %i /proc/self/ns/pid)" "$FOREIGN_SLEEP" <<'PY'
+import os, socket, sys
+d, ns, pid = sys.argv[1:]
+os.chdir(d)
+open("nvtaskset-4242", "w").close()
+os.symlink("/tmp", "nvtaskset-4243")
+os.symlink("nowhere", "nvtaskset-4244")
+os.mkfifo("nvtaskset-4245")
+socket.socket(socket.AF_UNIX).bind("nvtaskset-4246")
+os.mkdir("nvtaskset-4247", 0o755)
+os.mkdir("nvtaskset-65533", 0o755)
+open("nvtaskset-65533/nvtaskset.%s.%s" % (ns, pid), "w").close()
+os.chmod("nvtaskset-65533", 0o744)
+PY
+	mkdir -m 777 "$dir/nvtaskset-65531"
+	chown 65531 "$dir/nvtaskset-65531"
+	chmod 777 "$dir/nvtaskset-65531"
+	FOREIGN="4242 4243 4244 4245 4246 4247 65531 65533"
+}
+
+t_hostile_foreign_run_directories() {
+	# Entries of every type named like a run directory (nvtaskset-UID) in the shared
+	# directory, made by a user (a plain file, links, a FIFO, a socket, a directory of hers
+	# named for another uid, one others may write, her own that others may not look into):
+	# each is skipped and named in -l's warnings, and -l, claims, -a -p, root's agent and a
+	# container's tpcs claim work beside them, for root and for every other user (before,
+	# each stopped -l and every claim on the machine: "cannot list the tasks").
+	need_users
+	local a b out rc n
+	start_loop la "$NVT" --no-mps -c 0-7 "$APP"
+	a=$PID
+	start_loop u/lb $(as_user 65532) "$NVT" --no-mps -c 8-15 "$APP"
+	b=$PID
+	wait_file "$WORK/la.state" "0-7"
+	wait_file "$WORK/u/lb.state" "8-15"
+	foreign_entries "$NVTASKSET_RUNDIR"
+	for user in root 65532 65534; do
+		run_rc out rc $(user_prefix "$user") "$NVT" -l
+		eq "$rc" 0 "-l by $user: $out"
+		grep -Eq "$(row_re "$a" root)0-7 " <<<"$out" || die "-l by $user lost $a: $out"
+		grep -Eq "$(row_re "$b" 65532)8-15 " <<<"$out" || die "-l by $user lost $b: $out"
+		for n in $FOREIGN; do
+			# Her own directory is readable to root: nothing to skip there.
+			[ "$user" == root ] && [ "$n" == 65533 ] && continue
+			grep -q "^nvtaskset: warning: .*$NVTASKSET_RUNDIR/nvtaskset-$n\b" <<<"$out" ||
+				die "-l by $user does not name nvtaskset-$n: $out"
+		done
+		run_rc out rc $(user_prefix "$user") "$NVT" --no-mps -n 8 --exclude-running /usr/bin/env
+		eq "$rc" 0 "a claim by $user: $out"
+		picked_apart "$out" 0-15
+		run_rc out rc $(user_prefix "$user") "$NVT" -l --json
+		eq "$rc" 0 "-l --json by $user: $out"
+	done
+	run_rc out rc "$NVT" -a -p -c 0-3 "$a"
+	eq "$rc" 0 "-a -p: $out"
+	wait_file "$WORK/la.state" "0-3"
+	run_rc out rc $(as_user 65532) "$NVT" -a -p "$b"
+	eq "$rc" 0 "-a -p by 65532: $out"
+	# A container's tpcs=N claim (its hook, as the runtime runs it).
+	cdi_spec
+	container tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 0 "a container given tpcs=4: $out"
+	has "$out" "hung=0"
+	# Root's priority agent takes a new guarded task beside them.
+	start_agent fe -- --hold 100 --poll 500 --guard 4
+	start_loop flo "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	local lo=$PID
+	wait_file "$WORK/flo.state" "9-65"
+	start_loop fhi "$NVT" --no-mps --priority high -c 16-24 "$APP"
+	local hi=$PID
+	wait_for 10 guarded_to "$WORK/flo.state" 4 16-24
+	stop_loop fhi "$hi"
+	stop_loop flo "$lo"
+	stop_agent "$AGENT"
+	kill "$FOREIGN_SLEEP"
+	stop_loop la "$a"
+	stop_loop u/lb "$b"
+}
+
 t_hostile_many_groups_reader() {
 	# A user in 3000 supplementary groups, whose /proc/self/status is longer than 16 KiB
 	# (the Groups line comes before NSpid): her -l lists every task, and her claim passes
