@@ -4,6 +4,9 @@
  * do not use them. Split from segopen.c, whose opening and identity checks
  * it uses. Side effects: reads run directories and /proc; removes stale
  * files where the caller may. Returns codes; never prints.
+ * Over 500 lines on purpose: what passes over a shared directory's entries,
+ * tells other namespaces' files apart and tidies shares one private scan
+ * state (struct scan), which a split would have to publish.
  *
  * SPDX-License-Identifier: MIT
  */
