@@ -449,6 +449,9 @@ struct nvt_seg_entry {
 	ino_t ino;
 	struct timespec ctime; /* its status's last change (any write but through a mapping) */
 	char name[64];
+	int ambiguous;         /* its header fits several processes that the caller cannot tell
+				* apart (containers' first processes started in one clock tick):
+				* pid is one of them; never removed as another's */
 };
 /*
  * Lists the files named like a segment of a live process in the run directory

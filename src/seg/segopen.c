@@ -43,19 +43,67 @@ static int rank(int rc)
 	}
 }
 
+/* The most files find_by_header takes for one process: a user who fills her
+ * run directory with copies of one header hides her own task so, no other's
+ * (a run directory holds its own user's segments only). */
+#define FIND_MAX 16
+
+/* What alike_one counts: processes before p (by PID) that a header cannot tell from p. */
+struct alike {
+	const struct nvt_proc *p;
+	int before;
+	int err; /* why a process could not be read (EMFILE): no answer */
+};
+
+static int alike_one(pid_t pid, void *arg)
+{
+	struct alike *a = arg;
+	struct nvt_proc q;
+	uint64_t start;
+
+	if (pid >= a->p->pid)
+		return 0;
+	/* The start time first (one read): most processes differ there. */
+	if (nvt_proc_start_time(pid, &start)) {
+		if (errno != ENOENT && errno != ESRCH && !a->err)
+			a->err = errno;
+		return 0;
+	}
+	if (start != a->p->start_time)
+		return 0;
+	if (nvt_proc_info(pid, &q)) {
+		if (errno != ENOENT && errno != ESRCH && !a->err)
+			a->err = errno;
+		return 0;
+	}
+	a->before += q.nested && !q.pidns && q.ns_pid == a->p->ns_pid && q.start_time == a->p->start_time;
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
 /*
  * When p's namespace cannot be read (another user's task in a container),
  * finds its segment in dirfd (uid's run directory) by the PID and start time
- * its header records. Returns 0, -1 (none), or -2 with errno set (the
- * directory or a file could not be read).
+ * its header records. Processes of other namespaces with the same PID there
+ * and the same start time (containers started in one clock tick) cannot be
+ * told apart so: the k-th of them by PID takes the k-th such file by name,
+ * as listings count them (segscan.c), so that each file is one task's.
+ * Returns 0, -1 (none), or -2 with errno set (the directory, a file or a
+ * process could not be read).
  */
 static int find_by_header(const char *base, int dirfd, uid_t uid, const struct nvt_proc *p, char *name,
 			  size_t len)
 {
+	char found[FIND_MAX][64];
+	struct alike a = {p, 0, 0};
 	struct nvt_seg_trust t;
 	struct dirent *ent;
 	DIR *dir;
-	int found = -1, copy = dup(dirfd);
+	int n = 0, failed = 0, copy = dup(dirfd);
 
 	if (copy < 0 || !(dir = fdopendir(copy))) {
 		int err = errno;
@@ -67,7 +115,7 @@ static int find_by_header(const char *base, int dirfd, uid_t uid, const struct n
 	memset(&t, 0, sizeof(t));
 	t.owner = uid;
 	t.oflags = O_RDONLY;
-	while (found == -1 && (ent = readdir(dir))) {
+	while (!failed && n < FIND_MAX && (ent = readdir(dir))) {
 		uint64_t pidns;
 		pid_t ns_pid;
 		int rc;
@@ -78,14 +126,25 @@ static int find_by_header(const char *base, int dirfd, uid_t uid, const struct n
 		rc = nvt_seg_trust(dirfd, ent->d_name, &t);
 		if (rc == NVT_TRUST_OK) {
 			close(t.fd);
-			snprintf(name, len, "%.63s", ent->d_name);
-			found = 0;
+			snprintf(found[n++], sizeof(found[0]), "%.63s", ent->d_name);
 		} else if (rc == NVT_TRUST_ESYS) {
-			found = -2; /* (a lease, or one being made: not this one to us) */
+			failed = 1; /* (a lease, or one being made: not this one to us) */
 		}
 	}
 	closedir(dir);
-	return found;
+	if (failed)
+		return -2;
+	if (n > 1) {
+		qsort(found, (size_t)n, sizeof(found[0]), by_name);
+		if (nvt_proc_each(alike_one, &a) < 0 || a.err) {
+			errno = a.err ? a.err : errno;
+			return -2;
+		}
+	}
+	if (!n || a.before >= n)
+		return -1;
+	snprintf(name, len, "%s", found[a.before]);
+	return 0;
 }
 
 /* What a trust verdict means to the CLI (enum nvt_seg_err). */

@@ -50,6 +50,7 @@ struct scan {
 	int nested_read;
 	int nested_errno; /* why they could not be read; 0 if they were */
 	int *reads;       /* in the run directory being read: header reads, at a PID's first process */
+	char *taken;      /* in the run directory being read: nested processes given a file */
 	int see_all;      /* every process of every namespace is in sight: what none has is stale */
 	struct nvt_seg_skipped *skipped; /* NULL: not asked for */
 };
@@ -124,7 +125,8 @@ static int read_nested(struct scan *s)
 	if (s->n_nested)
 		qsort(s->nested, s->n_nested, sizeof(*s->nested), by_ns_pid);
 	s->reads = calloc(s->n_nested + 1, sizeof(*s->reads));
-	if (!s->reads && !s->nested_errno)
+	s->taken = calloc(s->n_nested + 1, 1);
+	if ((!s->reads || !s->taken) && !s->nested_errno)
 		s->nested_errno = ENOMEM;
 	return 0;
 }
@@ -146,30 +148,42 @@ static size_t first_of(const struct scan *s, pid_t ns_pid)
 
 /* Which process a header is for, among those of a PID whose namespace the caller may not read. */
 struct pick {
-	const struct scan *s;
+	struct scan *s;
 	size_t lo, hi;
 	uint64_t pidns;          /* the file's name's */
 	struct nvt_seg_trust *t; /* its who is set to the process picked */
-	pid_t found;
+	size_t found;            /* the process's index in s->nested; hi: none */
+	int alike;               /* how many processes the header fits */
 };
 
-/* A wanted() of nvt_seg_trust: the process whose start time the header records. */
+/*
+ * A wanted() of nvt_seg_trust: the process whose start time the header
+ * records. Containers started in one clock tick have PID 1 and the same start
+ * time: a header cannot tell them apart, so each file that fits goes to one of
+ * them not given one yet (which one does not matter to a count; segopen.c's
+ * find_by_header picks the same way for each process's own view), and the
+ * entry is marked ambiguous: never removed.
+ */
 static int pick_one(int fd, const struct nvt_segment *head, void *arg)
 {
 	struct pick *k = arg;
 
 	(void)fd;
+	k->found = k->hi;
+	k->alike = 0;
 	if (head->pidns != k->pidns)
 		return 0;
 	for (size_t i = k->lo; i < k->hi; i++) {
 		const struct nvt_proc *p = &k->s->nested[i];
-		if (!p->pidns && p->start_time == head->start_time) {
+		if (p->pidns || p->start_time != head->start_time)
+			continue;
+		k->alike++;
+		if (k->found == k->hi && !k->s->taken[i]) {
 			k->t->who = nvt_seg_who_of(NULL, p, k->pidns);
-			k->found = p->pid;
-			return 1;
+			k->found = i;
 		}
 	}
-	return 0;
+	return k->found != k->hi;
 }
 
 /* What resolve_nested found besides a process. */
@@ -183,10 +197,10 @@ enum { RESOLVED_NONE = 0, RESOLVED_ERROR = -1, RESOLVED_CROWDED = -2 };
  * removed), or RESOLVED_ERROR with errno set (the processes could not be read).
  */
 static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *name, uint64_t pidns,
-			    pid_t ns_pid)
+			    pid_t ns_pid, int *ambiguous)
 {
 	struct nvt_seg_trust t;
-	struct pick k = {s, 0, 0, pidns, &t, 0};
+	struct pick k = {s, 0, 0, pidns, &t, 0, 0};
 	size_t hidden = 0;
 	int rc;
 
@@ -216,12 +230,15 @@ static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *na
 	rc = nvt_seg_trust(dirfd, name, &t);
 	if (rc == NVT_TRUST_OK) {
 		close(t.fd);
-		return k.found;
+		s->taken[k.found] = 1;
+		*ambiguous = k.alike > 1;
+		return s->nested[k.found].pid;
 	}
 	if (rc == NVT_TRUST_ESYS)
 		return RESOLVED_ERROR;
-	/* A lease, one being made, or not ours to read: it may be theirs. */
-	return rc == NVT_TRUST_LEASED || rc == NVT_TRUST_MAKING || rc == NVT_TRUST_DENIED
+	/* A lease, one being made, or not ours to read: it may be theirs; so may a
+	 * file that fits processes given one each already. */
+	return rc == NVT_TRUST_LEASED || rc == NVT_TRUST_MAKING || rc == NVT_TRUST_DENIED || k.alike
 		       ? RESOLVED_CROWDED
 		       : RESOLVED_NONE;
 }
@@ -251,7 +268,7 @@ static int scan_file(struct scan *s, int dirfd, uid_t uid, int tidy, int see_own
 		}
 		e.pid = f->ns_pid;
 	} else {
-		e.pid = resolve_nested(s, dirfd, uid, f->name, f->pidns, f->ns_pid);
+		e.pid = resolve_nested(s, dirfd, uid, f->name, f->pidns, f->ns_pid, &e.ambiguous);
 		if (e.pid == RESOLVED_ERROR)
 			return -1;
 		if (e.pid == RESOLVED_CROWDED) {
@@ -351,6 +368,8 @@ static int scan_userdir(struct scan *s, int dirfd, uid_t uid, int tidy, int see_
 	}
 	if (s->reads)
 		memset(s->reads, 0, (s->n_nested + 1) * sizeof(*s->reads));
+	if (s->taken)
+		memset(s->taken, 0, s->n_nested + 1);
 	while ((ent = readdir(dir))) {
 		struct found f = {ent->d_name, 0, 0};
 
@@ -497,8 +516,10 @@ static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 	close(basefd);
 	free(s->nested);
 	free(s->reads);
+	free(s->taken);
 	s->nested = NULL;
 	s->reads = NULL;
+	s->taken = NULL;
 	if (rc) {
 		free(s->v);
 		s->v = NULL;
@@ -590,10 +611,11 @@ int nvt_seg_tasks_skipped(const char *base, int tidy, pid_t **pids, struct nvt_s
 			 * exec to another user); or left by an earlier process with the PID.
 			 * Never one its user's shim is still making (the read looked past
 			 * it, to the segment from before the exec): kept while it lives. */
-			int stale = rc == NVT_SEG_ENOPROC ||
-				    (settled && (e->dev != h.dev || e->ino != h.ino) &&
-				     !(e->uid == h.task_uid && entry_being_made(base, e))) ||
-				    (rc == NVT_SEG_ENOTASK && replaced(base, e));
+			int stale = !e->ambiguous &&
+				    (rc == NVT_SEG_ENOPROC ||
+				     (settled && (e->dev != h.dev || e->ino != h.ino) &&
+				      !(e->uid == h.task_uid && entry_being_made(base, e))) ||
+				     (rc == NVT_SEG_ENOTASK && replaced(base, e)));
 			if (stale && tidy && (me == 0 || me == e->uid))
 				remove_entry(base, e);
 		}

@@ -150,3 +150,65 @@ t_hostile_many_groups_container_task() {
 	touch "$WORK/u/mg.stop"
 	wait "$ns" || die "the task in the namespace failed: $(cat "$WORK/mg.out")"
 }
+
+# pidns_tasks N TAG: root starts N tasks, each PID 1 of a PID namespace of its own (as
+# containers' first processes are), each on TPCs 0-3; sets NS_JOBS to the unshare processes and
+# NS_TASKS to the tasks' PIDs here once each runs.
+pidns_tasks() {
+	local i pid
+	NS_JOBS="" NS_TASKS=""
+	for ((i = 0; i < $1; i++)); do
+		rm -f "$WORK/$2.$i"
+		unshare --pid --fork --mount-proc "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/$2.stop" \
+			"$WORK/$2.$i" >/dev/null 2>&1 &
+		NS_JOBS="$NS_JOBS $!"
+	done
+	for ((i = 0; i < $1; i++)); do
+		wait_file "$WORK/$2.$i" "0-3"
+	done
+	for pid in $(pgrep_here "^$APP loop $WORK/$2.stop"); do
+		NS_TASKS="$NS_TASKS $pid"
+	done
+}
+
+t_hostile_names_of_other_namespaces_cost() {
+	# 1000 empty files a user makes in her own run directory, each named for PID 1 of another
+	# PID namespace, beside 20 of root's containers (tasks that are PID 1 of namespaces another
+	# user may not read): another user's -l and claim make fewer system calls more than
+	# without them than there are such files (before, each file cost an open, fstat and
+	# pread per container: 60,000 more calls for -l, 120,000 for a claim; the red team's
+	# 60,000 files made -l take 3.5 s instead of 7 ms), and still list and count every
+	# container's task, those started in one clock tick too (whose headers cannot be told
+	# apart: before, another user's -l lost some of them).
+	need_users
+	need_pidns
+	command -v strace >/dev/null || skip "needs strace"
+	local i ns_of l0 c0 l1 c1 out rc pid
+	pidns_tasks 20 nc
+	[ "$(wc -w <<<"$NS_TASKS")" == 20 ] || die "expected 20 tasks in namespaces: $NS_TASKS"
+	run_rc out rc strace -f -c -o "$WORK/l0.st" $(as_user 65532) "$NVT" -l
+	eq "$rc" 0 "-l: $out"
+	for pid in $NS_TASKS; do
+		grep -Eq "$(row_re "$pid" root)0-3 " <<<"$out" || die "-l lost the container task $pid: $out"
+	done
+	run_rc out rc strace -f -c -o "$WORK/c0.st" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running /usr/bin/env
+	eq "$rc" 0 "the claim: $out"
+	$(as_user 65533) bash -c 'mkdir -m 755 "$1" && cd "$1" && for ((i = 1; i <= 1000; i++)); do : >"nvtaskset.$((4026540000 + i)).1"; done' \
+		_ "$NVTASKSET_RUNDIR/nvtaskset-65533"
+	run_rc out rc strace -f -c -o "$WORK/l1.st" $(as_user 65532) "$NVT" -l
+	eq "$rc" 0 "-l beside the files: $out"
+	for pid in $NS_TASKS; do
+		grep -Eq "$(row_re "$pid" root)0-3 " <<<"$out" || die "-l lost the container task $pid: $out"
+	done
+	run_rc out rc strace -f -c -o "$WORK/c1.st" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running /usr/bin/env
+	eq "$rc" 0 "the claim beside the files: $out"
+	picked_apart "$out" 0-3
+	l0=$(syscall_total "$WORK/l0.st") c0=$(syscall_total "$WORK/c0.st") l1=$(syscall_total "$WORK/l1.st") c1=$(syscall_total "$WORK/c1.st")
+	echo "system calls beside 20 containers: -l $l0, a claim $c0; with 1000 files named for their PID: -l $l1, a claim $c1"
+	[ $((l1 - l0)) -lt 1000 ] || die "-l made $((l1 - l0)) more system calls beside 1000 files"
+	[ $((c1 - c0)) -lt 1000 ] || die "the claim made $((c1 - c0)) more system calls beside 1000 files"
+	touch "$WORK/nc.stop"
+	for pid in $NS_JOBS; do
+		wait "$pid" || die "a task in a namespace failed"
+	done
+}
