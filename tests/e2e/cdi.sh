@@ -167,6 +167,28 @@ PY
 	has "$out" "tpcs=$(dry_tpcs -g 0-1) "
 }
 
+# Nor its run directory: a variable of its own (first, as podman run -e puts it, which a runtime
+# that hands the program the first of two variables would give it) beside any device is refused,
+# and the program never runs (it would make its segment where no claim looks, run on every TPC,
+# and leave the device's claim held in its name).
+t_cdi_container_rundir_refused() {
+	local out rc dev
+	cdi_spec
+	mkdir -m 1777 "$WORK/elsewhere"
+	for dev in gpc=0-1 tpcs=4 priority=high; do
+		container --env "NVTASKSET_RUNDIR=$WORK/elsewhere" "$dev"
+		run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+		eq "$rc" 126 "$dev: status ($out)"
+		has "$out" "a container does not choose its run directory"
+		hasnt "$out" "hung="
+	done
+	# The spec's own value, given again, is the spec's.
+	container --env NVTASKSET_RUNDIR=/run/nvtaskset tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 0 "the spec's own run directory: $out"
+	[ -z "$(ls -A "$WORK/elsewhere")" ] || die "a container wrote in its own run directory: $(ls -A "$WORK/elsewhere")"
+}
+
 # Two containers started at once with tpcs=33 get disjoint halves; -l lists them with their
 # TPCs, a start on the host finds no TPC free, -p moves one live, and once one is killed its
 # TPCs are free again and its segment is gone.

@@ -177,6 +177,13 @@ s_env_override() {
 	out=$("${RUN[@]}" --rm --device "$VENDOR/tpcs=4" --device "$VENDOR/priority=high" "$IMAGE" \
 		fakeapp launch 1 2>&1) || die "tpcs=4 priority=high: $out"
 	has "$out" " hung=0"
+	# Nor its run directory (podman hands the program the device's, the last; a runtime that
+	# hands it the first would have it make its segment where no claim looks).
+	for dev in gpc=0-1 tpcs=4; do
+		out=$("${RUN[@]}" --rm -e NVTASKSET_RUNDIR=/tmp --device "$VENDOR/$dev" "$IMAGE" \
+			fakeapp launch 1 2>&1) && die "$dev with -e NVTASKSET_RUNDIR: it ran: $out"
+		has "$out" "a container does not choose its run directory"
+	done
 }
 
 # Two containers started at once with tpcs=33 get disjoint halves; -l lists them with their

@@ -141,6 +141,17 @@ static int config_env(const char *config, size_t len, const char *name, char *bu
 	return rc;
 }
 
+/* 1 if the container's environment sets name to anything but value (NULL: at all), in any of
+ * its variables of that name. */
+static int config_env_other(const char *config, size_t len, const char *name, const char *value)
+{
+	int rc = nvt_oci_config_env_other(config, len, name, value);
+
+	if (rc < 0)
+		cli_errx("--cdi-hook: the container's %s is malformed or too long", name);
+	return rc;
+}
+
 /* A partition record (NVT_ENV_PARTITION's form) into parts. Returns how many GPUs. */
 static int records(const char *device, const char *text, const char *whose,
 		   struct nvt_slot_view *parts)
@@ -234,6 +245,10 @@ static int container_asks(const char *device, const struct nvt_cdi_device *d, co
 			cli_errx("%s: the container was given another priority too (%s): give one",
 				 device, nvt_prio_name(prio->prio));
 		priority_given(device, d, config, len, value, prio);
+		if (config_env_other(config, len, NVT_ENV_PRIORITY, value))
+			cli_errx("%s: the container's %s is set twice, to different values: a container "
+				 "does not choose its priority (give the device, not -e %s)",
+				 device, NVT_ENV_PRIORITY, NVT_ENV_PRIORITY);
 		c->prio = prio;
 	}
 	return d->cls != NVT_CDI_PRIORITY || !has_partition;
@@ -254,7 +269,8 @@ static void container_gpus(const char *device, const struct nvt_cdi_device *d, c
 
 	c->n_parts = records(device, given, "the hook's", parts);
 	set = config_env(config, len, NVT_ENV_PARTITION, value, sizeof(value)) == 0;
-	if (d->cls == NVT_CDI_GPC ? !set || strcmp(value, given) : set)
+	/* (every variable of the name: a runtime may hand the program any of them) */
+	if (d->cls == NVT_CDI_GPC ? !set || config_env_other(config, len, NVT_ENV_PARTITION, given) : set)
 		cli_errx("%s: the container's %s is %s: a container does not choose its partition "
 			 "(give no -e %s)",
 			 device, NVT_ENV_PARTITION,
@@ -295,6 +311,12 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	if (nvt_oci_config_user(config, config_len, &c.uid, &c.gid, why, sizeof(why)))
 		cli_errx("%s: %s", device, why);
 	check_users(device, (pid_t)state.pid, c.uid, &rootless);
+	/* The spec's run directory, or the program's segment would lie where no claim
+	 * looks: it would run on every TPC, and this device's claim would stay held. */
+	if (config_env_other(config, config_len, NVT_ENV_RUNDIR, NVT_CONTAINER_RUNDIR))
+		cli_errx("%s: the container's %s is not the spec's %s: a container does not choose its "
+			 "run directory (give no -e %s)",
+			 device, NVT_ENV_RUNDIR, NVT_CONTAINER_RUNDIR, NVT_ENV_RUNDIR);
 	if (!container_asks(device, &d, mine, config, config_len, &c, &prio))
 		return EXIT_SUCCESS; /* a priority beside a partition device: that one's hook */
 	/*
