@@ -154,6 +154,16 @@ own_mps_dirs() {
 # private /tmp hold the real one (tests/e2e/helpers/in-private-tmp). The
 # checkout itself may lie under /tmp (CI's clones can).
 TMP_HOLD=$(mktemp -d /var/tmp/nvtaskset-hold.XXXXXX 2>/dev/null || mktemp -d /dev/shm/nvtaskset-hold.XXXXXX)
+# unmount_under DIR: unmounts what a test mounted below DIR (as root, nvtaskset --cdi mounts a
+# tmpfs on the run directory it gives containers), deepest first.
+unmount_under() {
+	local m
+	[ "$(id -u)" == 0 ] || return 0
+	awk -v d="$1/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do
+		umount -l "$m" 2>/dev/null
+	done
+	return 0
+}
 cleanup() {
 	local dir
 	for dir in "$TOP"/*/; do
@@ -162,6 +172,7 @@ cleanup() {
 		stop_agents
 	done
 	pkill -KILL -f "$TOP/" 2>/dev/null
+	unmount_under "$TOP"
 	rm -rf "$TOP"
 	rmdir "$TMP_HOLD" 2>/dev/null
 }
@@ -345,6 +356,7 @@ run_test() {
 	stop_agents
 	pkill -KILL -f "$WORK/" 2>/dev/null
 	wait 2>/dev/null
+	unmount_under "$WORK"
 	echo "$((SECONDS - start))" >"$WORK/secs"
 	echo "$rc" >"$WORK/rc"
 }

@@ -49,6 +49,7 @@ t_hostile_foreign_run_directories() {
 	# each stopped -l and every claim on the machine: "cannot list the tasks").
 	need_users
 	local a b out rc n
+	cdi_spec
 	start_loop la "$NVT" --no-mps -c 0-7 "$APP"
 	a=$PID
 	start_loop u/lb $(as_user 65532) "$NVT" --no-mps -c 8-15 "$APP"
@@ -79,7 +80,6 @@ t_hostile_foreign_run_directories() {
 	run_rc out rc $(as_user 65532) "$NVT" -a -p "$b"
 	eq "$rc" 0 "-a -p by 65532: $out"
 	# A container's tpcs=N claim (its hook, as the runtime runs it).
-	cdi_spec
 	container tpcs=4
 	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
 	eq "$rc" 0 "a container given tpcs=4: $out"

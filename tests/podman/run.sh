@@ -69,6 +69,8 @@ cleanup() {
 	"${PODMAN[@]}" rm -f -a >/dev/null 2>&1
 	"${PODMAN[@]}" rmi -f -a >/dev/null 2>&1
 	rm -f "$CDI_DIR/$VENDOR"-*.json "$CDI_DIR/$VENDOR.ld.so.preload"
+	# (nvtaskset --cdi mounted a tmpfs on the run directory)
+	umount -l "$W/run" 2>/dev/null
 	rm -rf "$W"
 }
 trap cleanup EXIT
@@ -79,7 +81,8 @@ make_image() {
 	local r=$W/rootfs libdir f lib
 	libdir=$(dirname "$(ldd "$APP" | awk '/libc\.so/ {print $3}')")
 	mkdir -p "$r"/{bin,usr/bin,tmp,proc,dev,sys,etc,out,run} "$r$libdir"
-	cp "$(command -v sh)" "$(command -v sleep)" "$(command -v cat)" "$r/bin/"
+	cp "$(command -v sh)" "$(command -v sleep)" "$(command -v cat)" "$(command -v chmod)" \
+		"$(command -v dd)" "$(command -v id)" "$r/bin/"
 	cp "$APP" "$r/usr/bin/fakeapp"
 	cp "$FAKEDIR/libcuda.so.1" "$r$libdir/"
 	for f in "$r"/bin/* "$APP" "$FAKEDIR/libcuda.so.1" "$B/lib/nvtaskset/libnvtaskset.so"; do
@@ -228,6 +231,33 @@ s_full() {
 	stop f
 }
 
+# What a container writes into the run directory it is given (as root, podman's default: a
+# setuid-root program; as much as it can) stays there: the host runs none of it (the tmpfs
+# --cdi mounts is nosuid and noexec on the host too), and it fills that tmpfs (128 MiB), never
+# the file system the directory lies on (the host's /run, whose services share it).
+s_rundir() {
+	local out used rc
+	findmnt -n -M "$W/run" -o OPTIONS | grep -q 'nosuid,nodev,noexec' ||
+		die "the run directory is not a file system of its own: $(findmnt -n -T "$W/run")"
+	"${RUN[@]}" --rm --device "$VENDOR/gpc=0" "$IMAGE" sh -c \
+		'cat /bin/id >/run/nvtaskset/id && chmod 4755 /run/nvtaskset/id' || die "the container's copy failed"
+	[ "$(stat -c %u:%a "$W/run/id")" == 0:4755 ] || die "no setuid-root program: $(ls -l "$W/run")"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$W/run/id" -u 2>&1) && rc=0 || rc=$?
+	[ "$out" != 0 ] || die "another user ran the container's program as root"
+	[ "$rc" == 126 ] || die "another user ran the container's program ($rc): $out"
+	used=$(df -k --output=used "$W" | tail -1)
+	out=$("${RUN[@]}" --rm --device "$VENDOR/gpc=0" "$IMAGE" \
+		dd if=/dev/zero of=/run/nvtaskset/fill bs=1M count=160 2>&1) && die "160 MiB fit: $out"
+	has "$out" "No space left on device"
+	[ "$(stat -c %s "$W/run/fill")" -le $((128 << 20)) ] || die "the fill is larger than 128 MiB"
+	[ "$(df -k --output=used "$W" | tail -1)" -lt $((used + (64 << 10))) ] ||
+		die "the container filled the file system below the run directory"
+	rm -f "$W/run/fill" "$W/run/id"
+	out=$("${RUN[@]}" --rm --device "$VENDOR/gpc=0-1" "$IMAGE" fakeapp launch 1 2>&1) ||
+		die "a container after the fill: $out"
+	has "$out" "tpcs=$(dry_tpcs -g 0-1) "
+}
+
 # A user namespace that maps uids: refused at start, with the reason.
 s_userns() {
 	local out
@@ -275,7 +305,7 @@ s_rootless() {
 	rm -rf "$W/rootless"
 }
 
-ALL="gpc env_override tpcs full userns exec rootless"
+ALL="gpc env_override tpcs full rundir userns exec rootless"
 for s in ${*:-$ALL}; do
 	start_s=$SECONDS
 	(s_"$s") >"$W/$s.log" 2>&1

@@ -331,6 +331,9 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 			 "segment, and the container's program would not be listed, moved or counted "
 			 "by other tasks. Run the container with root's podman",
 			 device);
+	/* Root's runtime: the container's root can write root's files there. */
+	if (geteuid() == 0 && nvt_task_cdi_rundir_check(nvt_rundir(), why, sizeof(why)))
+		cli_errx("%s: %s. Run nvtaskset --cdi again (as root): it mounts one there", device, why);
 	container_gpus(device, &d, config, config_len, &c, parts);
 	free(config);
 	c.pid = (pid_t)state.pid;
