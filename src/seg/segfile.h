@@ -441,6 +441,16 @@ struct nvt_seg_skipped {
 /* nvt_seg_tasks, and what it passed over into *skipped (NULL: not asked). */
 int nvt_seg_tasks_skipped(const char *base, int tidy, pid_t **pids, struct nvt_seg_skipped *skipped);
 
+/*
+ * The file of uid's run directory that the last listing of this process
+ * (nvt_seg_tasks, nvt_seg_list) gave process pid by its header, its PID
+ * namespace not being the caller's to read, into name. Processes that a
+ * header cannot tell apart (containers' first processes started in one clock
+ * tick) get one such file each this way, as the listing counted them, where a
+ * search by header alone would give them one file. Returns 0, or -1 if none.
+ */
+int nvt_seg_listed_name(pid_t pid, uid_t uid, char *name, size_t len);
+
 /* A file named like a segment in a run directory, as a listing found it. */
 struct nvt_seg_entry {
 	pid_t pid;             /* the live process it names, as the caller's /proc numbers it */

@@ -46,7 +46,7 @@ static int rank(int rc)
 /* The most files find_by_header takes for one process: a user who fills her
  * run directory with copies of one header hides her own task so, no other's
  * (a run directory holds its own user's segments only). */
-#define FIND_MAX 16
+#define FIND_MAX 64
 
 /* What alike_one counts: processes before p (by PID) that a header cannot tell from p. */
 struct alike {
@@ -177,17 +177,24 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 	dirfd = nvt_userdir_open(base, uid);
 	if (dirfd < 0)
 		return errno == EACCES ? NVT_SEG_EPERM : errno == ENOENT ? NVT_SEG_ENOTASK : NVT_SEG_ESYS;
-	rc = p->pidns ? nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid)
-		      : find_by_header(base, dirfd, uid, p, name, sizeof(name));
-	if (rc) {
-		close(dirfd);
-		return rc == -2 ? NVT_SEG_ESYS : NVT_SEG_ENOTASK;
-	}
 	memset(&t, 0, sizeof(t));
 	t.owner = uid;
 	t.oflags = writable && may_write ? O_RDWR : O_RDONLY;
 	t.who = nvt_seg_who_of(base, p, 0);
-	rc = seg_err_of(nvt_seg_trust(dirfd, name, &t));
+	/* Where its namespace cannot be read: the file the last listing gave it, if that is
+	 * still its; else a search by header. */
+	if (p->pidns)
+		rc = nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid);
+	else if (nvt_seg_listed_name(p->pid, uid, name, sizeof(name)) == 0 &&
+		 nvt_seg_trust(dirfd, name, &t) == NVT_TRUST_OK)
+		rc = 1; /* trusted already */
+	else
+		rc = find_by_header(base, dirfd, uid, p, name, sizeof(name));
+	if (rc < 0) {
+		close(dirfd);
+		return rc == -2 ? NVT_SEG_ESYS : NVT_SEG_ENOTASK;
+	}
+	rc = rc == 1 ? NVT_SEG_OK : seg_err_of(nvt_seg_trust(dirfd, name, &t));
 	if (rc == NVT_SEG_EVERSION)
 		h->found_version = t.head.version;
 	if (rc == NVT_SEG_OK && writable && !may_write) {

@@ -51,6 +51,8 @@ struct scan {
 	int nested_errno; /* why they could not be read; 0 if they were */
 	int *reads;       /* in the run directory being read: header reads, at a PID's first process */
 	char *taken;      /* in the run directory being read: nested processes given a file */
+	struct listed *named; /* the files given by header to processes (nvt_seg_listed_name) */
+	size_t n_named, named_cap;
 	int see_all;      /* every process of every namespace is in sight: what none has is stale */
 	struct nvt_seg_skipped *skipped; /* NULL: not asked for */
 };
@@ -63,6 +65,40 @@ static int push(struct scan *s, const struct nvt_seg_entry *e)
 		return -1;
 	s->v = v;
 	s->v[s->n++] = *e;
+	return 0;
+}
+
+/* A file that a listing gave a process by its header (its namespace not the caller's to read). */
+struct listed {
+	pid_t pid;
+	uid_t uid;
+	char name[64];
+};
+/* The last listing's (collect): what nvt_seg_open takes such a process's file to be. */
+static struct listed *last_named;
+static size_t n_last_named;
+
+int nvt_seg_listed_name(pid_t pid, uid_t uid, char *name, size_t len)
+{
+	for (size_t i = 0; i < n_last_named; i++)
+		if (last_named[i].pid == pid && last_named[i].uid == uid) {
+			snprintf(name, len, "%s", last_named[i].name);
+			return 0;
+		}
+	return -1;
+}
+
+/* Notes that the file name of uid's run directory was given to pid by its header. */
+static int note_named(struct scan *s, pid_t pid, uid_t uid, const char *name)
+{
+	struct listed *v = nvt_grow(s->named, s->n_named, &s->named_cap, sizeof(*v), 16);
+
+	if (!v)
+		return -1;
+	s->named = v;
+	v[s->n_named].pid = pid;
+	v[s->n_named].uid = uid;
+	snprintf(v[s->n_named++].name, sizeof(v->name), "%.63s", name);
 	return 0;
 }
 
@@ -198,6 +234,7 @@ enum { RESOLVED_NONE = 0, RESOLVED_ERROR = -1, RESOLVED_CROWDED = -2 };
  */
 static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *name, uint64_t pidns,
 			    pid_t ns_pid, int *ambiguous)
+
 {
 	struct nvt_seg_trust t;
 	struct pick k = {s, 0, 0, pidns, &t, 0, 0};
@@ -232,6 +269,10 @@ static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *na
 		close(t.fd);
 		s->taken[k.found] = 1;
 		*ambiguous = k.alike > 1;
+		if (note_named(s, s->nested[k.found].pid, uid, name)) {
+			errno = ENOMEM;
+			return RESOLVED_ERROR;
+		}
 		return s->nested[k.found].pid;
 	}
 	if (rc == NVT_TRUST_ESYS)
@@ -522,10 +563,14 @@ static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 	s->taken = NULL;
 	if (rc) {
 		free(s->v);
+		free(s->named);
 		s->v = NULL;
 		errno = err;
 		return -1;
 	}
+	free(last_named);
+	last_named = s->named;
+	n_last_named = s->n_named;
 	if (s->n) /* (no list at all when no file: qsort's base must not be NULL) */
 		qsort(s->v, s->n, sizeof(*s->v), by_pid);
 	return 0;
