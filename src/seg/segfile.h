@@ -450,6 +450,15 @@ int nvt_seg_tasks_skipped(const char *base, int tidy, pid_t **pids, struct nvt_s
  * search by header alone would give them one file. Returns 0, or -1 if none.
  */
 int nvt_seg_listed_name(pid_t pid, uid_t uid, char *name, size_t len);
+/* A file a listing gave a process by its header. */
+struct nvt_seg_listed {
+	pid_t pid;
+	uid_t uid;
+	char name[64];
+};
+/* Keeps v (n, malloc'd; taken over) as what the last listing gave by header, in place of the
+ * one before (segscan.c calls it; segopen.c keeps it). */
+void nvt_seg_listed_keep(struct nvt_seg_listed *v, size_t n);
 
 /* A file named like a segment in a run directory, as a listing found it. */
 struct nvt_seg_entry {

@@ -48,9 +48,11 @@ static int rank(int rc)
  * (a run directory holds its own user's segments only). */
 #define FIND_MAX 64
 
-/* What alike_one counts: processes before p (by PID) that a header cannot tell from p. */
+/* What alike_one counts: processes before p (by PID) that a header cannot tell from p, and
+ * that run as uid (whose run directory holds the files). */
 struct alike {
 	const struct nvt_proc *p;
+	uid_t uid;
 	int before;
 	int err; /* why a process could not be read (EMFILE): no answer */
 };
@@ -76,7 +78,8 @@ static int alike_one(pid_t pid, void *arg)
 			a->err = errno;
 		return 0;
 	}
-	a->before += q.nested && !q.pidns && q.ns_pid == a->p->ns_pid && q.start_time == a->p->start_time;
+	a->before += q.nested && !q.pidns && q.ns_pid == a->p->ns_pid && q.start_time == a->p->start_time &&
+		     (q.uid[0] == a->uid || q.uid[1] == a->uid || q.uid[2] == a->uid || q.uid[3] == a->uid);
 	return 0;
 }
 
@@ -90,8 +93,9 @@ static int by_name(const void *a, const void *b)
  * finds its segment in dirfd (uid's run directory) by the PID and start time
  * its header records. Processes of other namespaces with the same PID there
  * and the same start time (containers started in one clock tick) cannot be
- * told apart so: the k-th of them by PID takes the k-th such file by name,
- * as listings count them (segscan.c), so that each file is one task's.
+ * told apart so: the k-th of them by PID that runs as uid takes the k-th such
+ * file by name, so that each file is one task's (a listing gives each file
+ * to one of them too: nvt_seg_listed_name, which nvt_seg_open asks first).
  * Returns 0, -1 (none), or -2 with errno set (the directory, a file or a
  * process could not be read).
  */
@@ -99,7 +103,7 @@ static int find_by_header(const char *base, int dirfd, uid_t uid, const struct n
 			  size_t len)
 {
 	char found[FIND_MAX][64];
-	struct alike a = {p, 0, 0};
+	struct alike a = {p, uid, 0, 0};
 	struct nvt_seg_trust t;
 	struct dirent *ent;
 	DIR *dir;
@@ -145,6 +149,27 @@ static int find_by_header(const char *base, int dirfd, uid_t uid, const struct n
 		return -1;
 	snprintf(name, len, "%s", found[a.before]);
 	return 0;
+}
+
+/* What the last listing gave by header (nvt_seg_listed_keep). */
+static struct nvt_seg_listed *last_named;
+static size_t n_last_named;
+
+void nvt_seg_listed_keep(struct nvt_seg_listed *v, size_t n)
+{
+	free(last_named);
+	last_named = v;
+	n_last_named = n;
+}
+
+int nvt_seg_listed_name(pid_t pid, uid_t uid, char *name, size_t len)
+{
+	for (size_t i = 0; i < n_last_named; i++)
+		if (last_named[i].pid == pid && last_named[i].uid == uid) {
+			snprintf(name, len, "%s", last_named[i].name);
+			return 0;
+		}
+	return -1;
 }
 
 /* What a trust verdict means to the CLI (enum nvt_seg_err). */

@@ -51,7 +51,7 @@ struct scan {
 	int nested_errno; /* why they could not be read; 0 if they were */
 	int *reads;       /* in the run directory being read: header reads, at a PID's first process */
 	char *taken;      /* in the run directory being read: nested processes given a file */
-	struct listed *named; /* the files given by header to processes (nvt_seg_listed_name) */
+	struct nvt_seg_listed *named; /* the files given by header to processes (nvt_seg_listed_name) */
 	size_t n_named, named_cap;
 	int see_all;      /* every process of every namespace is in sight: what none has is stale */
 	struct nvt_seg_skipped *skipped; /* NULL: not asked for */
@@ -68,30 +68,10 @@ static int push(struct scan *s, const struct nvt_seg_entry *e)
 	return 0;
 }
 
-/* A file that a listing gave a process by its header (its namespace not the caller's to read). */
-struct listed {
-	pid_t pid;
-	uid_t uid;
-	char name[64];
-};
-/* The last listing's (collect): what nvt_seg_open takes such a process's file to be. */
-static struct listed *last_named;
-static size_t n_last_named;
-
-int nvt_seg_listed_name(pid_t pid, uid_t uid, char *name, size_t len)
-{
-	for (size_t i = 0; i < n_last_named; i++)
-		if (last_named[i].pid == pid && last_named[i].uid == uid) {
-			snprintf(name, len, "%s", last_named[i].name);
-			return 0;
-		}
-	return -1;
-}
-
 /* Notes that the file name of uid's run directory was given to pid by its header. */
 static int note_named(struct scan *s, pid_t pid, uid_t uid, const char *name)
 {
-	struct listed *v = nvt_grow(s->named, s->n_named, &s->named_cap, sizeof(*v), 16);
+	struct nvt_seg_listed *v = nvt_grow(s->named, s->n_named, &s->named_cap, sizeof(*v), 16);
 
 	if (!v)
 		return -1;
@@ -568,9 +548,7 @@ static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 		errno = err;
 		return -1;
 	}
-	free(last_named);
-	last_named = s->named;
-	n_last_named = s->n_named;
+	nvt_seg_listed_keep(s->named, s->n_named);
 	if (s->n) /* (no list at all when no file: qsort's base must not be NULL) */
 		qsort(s->v, s->n, sizeof(*s->v), by_pid);
 	return 0;
