@@ -106,12 +106,17 @@ static ssize_t read_whole(const char *path, char *buf, size_t len)
 	if (fd < 0)
 		return -1;
 	do {
-		got = have < len - 1 ? read(fd, buf + have, len - 1 - have) : read(fd, &more, 1);
-		if (got > 0 && have == len - 1) {
+		size_t want = len - 1 - have;
+		got = want ? read(fd, buf + have, want) : read(fd, &more, 1);
+		if (got > 0 && !want) {
 			got = -1;
 			errno = EFBIG;
 		} else if (got > 0) {
 			have += (size_t)got;
+			/* A /proc file (seq_file) reads short only at its end: a line read
+			 * short and whole needs no second read to say so. */
+			if ((size_t)got < want && buf[have - 1] == '\n')
+				break;
 		}
 	} while (got > 0 || (got < 0 && errno == EINTR));
 	saved = errno;

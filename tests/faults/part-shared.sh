@@ -194,21 +194,23 @@ shared_entries() {
 	# Root's agent takes on a new guarded task beside them.
 	"$NVT" --agent --hold 100000 --guard 4 2>"$WORK/shared-agent.log" &
 	agent=$!
-	"$NVT" --no-mps --priority high -c 16-24 "$APP" loop "$WORK/u/shi.stop" "$WORK/u/shi.state" \
+	# (tags of their own: the scale part leaves its shi.stop and slo.stop)
+	rm -f "$WORK/u/sehi.stop" "$WORK/u/selo.stop"
+	"$NVT" --no-mps --priority high -c 16-24 "$APP" loop "$WORK/u/sehi.stop" "$WORK/u/sehi.state" \
 		>/dev/null 2>&1 &
 	hi=$!
 	SHARED_TASKS="$SHARED_TASKS $hi"
-	"$NVT" --no-mps --priority low --yield guard -c 25-65 "$APP" launch-wait 0 "$WORK/u/slo.stop" \
+	"$NVT" --no-mps --priority low --yield guard -c 25-65 "$APP" launch-wait 0 "$WORK/u/selo.stop" \
 		>/dev/null 2>&1 &
 	lo=$!
 	SHARED_TASKS="$SHARED_TASKS $lo $agent"
 	ok=0
 	for ((i = 0; i < 60 && !ok; i++)); do
-		guarded "$lo" && ok=1 || sleep 0.5
+		guarded "$lo" && ok=1 || sleep 1
 	done
-	P_RUNS=$((P_RUNS + 1))
+	judge $((1 - ok)) "entries: root's agent guards a new low task"
 	[ "$ok" == 1 ] || bad lost "entries: root's agent never guarded the low task: $(tail -3 "$WORK/shared-agent.log")"
-	touch "$WORK/u/slo.stop"
+	touch "$WORK/u/selo.stop"
 	kill -TERM "$agent" 2>/dev/null
 	shared_done
 }
@@ -291,6 +293,7 @@ shared_namespaces() {
 	local roots=${SHARED_ROOT_NS:-40} all=$((${SHARED_ROOT_NS:-40} + ${SHARED_USER_NS:-20}))
 	command -v strace >/dev/null || { echo "  skipped: namespaces: needs strace"; return; }
 	shared_dir shared-ns
+	rm -f "$WORK/u/ns.stop"
 	# Root's at once (many in one clock tick), then uid 65533's.
 	for ((i = 0; i < all; i++)); do
 		rm -f "$WORK/u/ns$i.state"
