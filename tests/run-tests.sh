@@ -221,6 +221,16 @@ reap() {
 	REAPED=${#killed[@]}
 	[ ${#PROCS[@]} == 0 ]
 }
+# unmount_under DIR: unmounts what a test mounted below DIR (as root, nvtaskset --cdi mounts a
+# tmpfs on the run directory it gives containers), deepest first.
+unmount_under() {
+	local m
+	[ "$(id -u)" == 0 ] || return 0
+	awk -v d="$1/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do
+		umount -l "$m" 2>/dev/null
+	done
+	return 0
+}
 cleanup() {
 	local dir
 	for dir in "$TOP"/*/; do
@@ -229,6 +239,7 @@ cleanup() {
 		stop_agents
 	done
 	reap "$TOP"
+	unmount_under "$TOP"
 	rm -rf "$TOP"
 	rmdir "$TMP_HOLD" 2>/dev/null
 }
@@ -452,6 +463,7 @@ run_test() {
 	[ "$REAPED" == 0 ] || printf 'the suite ended %d processes the test left, among them:\n%s' \
 		"$REAPED" "$REAPED_WHAT" >"$WORK/left"
 	wait 2>/dev/null
+	unmount_under "$WORK"
 	echo "$((SECONDS - start))" >"$WORK/secs"
 	echo "$rc" >"$WORK/rc"
 }

@@ -176,7 +176,14 @@ int nvt_oci_config_user(const char *text, size_t text_len, uint32_t *uid, uint32
 	return 0;
 }
 
-int nvt_oci_config_env(const char *text, size_t len, const char *name, char *buf, size_t size)
+/*
+ * Calls each(value, n, arg) for every variable name=value of process.env in
+ * its order until each returns non-zero. Returns that value, 0 at the end (1
+ * if there is no process.env), or -1 if the configuration is malformed or a
+ * variable that may be name's is too long to read.
+ */
+static int env_each(const char *text, size_t len, const char *name,
+		    int (*each)(const char *value, size_t n, void *arg), void *arg)
 {
 	static const char *const env_path[] = {"process", "env"};
 	size_t n = strlen(name);
@@ -193,6 +200,7 @@ int nvt_oci_config_env(const char *text, size_t len, const char *name, char *buf
 	     e = nvt_json_next(text, len, (size_t)e)) {
 		char var[8192];
 		long got = nvt_json_string(text, len, (size_t)e, var, sizeof(var));
+		int rc;
 		if (got < 0) {
 			/* Another variable too long for var (or undecodable) is no matter;
 			 * ours must fit: one that begins "NAME=" is refused, never unset. */
@@ -203,14 +211,49 @@ int nvt_oci_config_env(const char *text, size_t len, const char *name, char *buf
 				return -1;
 			continue;
 		}
-		if ((size_t)got > n && !strncmp(var, name, n) && var[n] == '=') {
-			if ((size_t)got - n - 1 >= size)
-				return -1;
-			memcpy(buf, var + n + 1, (size_t)got - n);
-			return 0;
-		}
+		if ((size_t)got > n && !strncmp(var, name, n) && var[n] == '=' &&
+		    (rc = each(var + n + 1, (size_t)got - n - 1, arg)))
+			return rc;
 	}
-	return 1;
+	return 0;
+}
+
+/* Where nvt_oci_config_env puts the first value. */
+struct env_value {
+	char *buf;
+	size_t size;
+};
+
+static int env_first(const char *value, size_t n, void *arg)
+{
+	struct env_value *v = arg;
+
+	if (n >= v->size)
+		return -1;
+	memcpy(v->buf, value, n + 1);
+	return 2;
+}
+
+int nvt_oci_config_env(const char *text, size_t len, const char *name, char *buf, size_t size)
+{
+	struct env_value v = {buf, size};
+	int rc = env_each(text, len, name, env_first, &v);
+
+	return rc == 2 ? 0 : rc == 0 ? 1 : rc;
+}
+
+static int env_not(const char *value, size_t n, void *arg)
+{
+	const char *want = arg;
+
+	return !want || strlen(want) != n || memcmp(value, want, n) ? 2 : 0;
+}
+
+int nvt_oci_config_env_other(const char *text, size_t len, const char *name, const char *value)
+{
+	int rc = env_each(text, len, name, env_not, (void *)value);
+
+	return rc == 2 ? 1 : rc == 1 ? 0 : rc;
 }
 
 int nvt_oci_config_has_hook(const char *text, size_t len, const char *stage, const char *arg)

@@ -82,6 +82,13 @@ int nvt_oci_config_user(const char *text, size_t text_len, uint32_t *uid, uint32
  */
 int nvt_oci_config_env(const char *text, size_t len, const char *name, char *buf, size_t size);
 /*
+ * Whether the container's environment sets name to anything but value (NULL:
+ * to anything at all), in any of its variables of that name: runtimes differ
+ * in which of two they hand the program. Returns 1, 0, or -1 as
+ * nvt_oci_config_env (malformed, or a variable too long to tell).
+ */
+int nvt_oci_config_env_other(const char *text, size_t len, const char *name, const char *value);
+/*
  * Whether config.json runs a hook of stage ("createRuntime") with argument
  * arg: what the runtime was given (a CDI device's hook), which a container's
  * variables cannot add. Returns 1, 0, or -1 if the configuration is malformed.

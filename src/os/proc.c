@@ -21,13 +21,201 @@
 #include "core/grow.h"
 #include "sysutil.h"
 
+/* ---- Reading /proc files whole --------------------------------------------------- */
+
+/*
+ * A /proc file is read to its end, whatever its length, never cut: a status
+ * of a process in thousands of supplementary groups (LDAP users, podman's
+ * --group-add, a pod's supplementalGroups) is longer than any buffer one
+ * would pick, and its Groups line comes before NSpid. Records (lines, or the
+ * NUL-separated strings of environ) longer than RECORD_MAX - 1 bytes are
+ * given cut, saying so; those nvtaskset reads are far shorter (an NSpid line
+ * of 32 namespaces is 360 bytes, a maps line a path of PATH_MAX and 80 bytes),
+ * and one it needs that comes cut is malformed, never taken in part.
+ */
+#define RECORD_MAX 8192
+
+/* Called for each record (NUL-terminated, without its separator); cut: it was
+ * longer, this is its start. Returns 0 to go on, anything else to stop. */
+typedef int (*record_fn)(char *record, int cut, void *arg);
+
+/* Calls each for every record of the file path, separated by sep. Returns
+ * each's value where it stopped the read, 0 at the end, or -1 with errno set
+ * (the file cannot be opened or read). */
+static int each_record(const char *path, char sep, record_fn each, void *arg)
+{
+	char buf[RECORD_MAX];
+	size_t have = 0;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), rc = 0, skipping = 0, saved;
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *rec = buf, *end;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		if (got == 0)
+			break;
+		have += (size_t)got;
+		buf[have] = '\0';
+		while ((end = memchr(rec, sep, have - (size_t)(rec - buf)))) {
+			*end = '\0';
+			rc = skipping ? 0 : each(rec, 0, arg);
+			skipping = 0;
+			if (rc)
+				goto done;
+			rec = end + 1;
+		}
+		have -= (size_t)(rec - buf);
+		memmove(buf, rec, have);
+		if (have == sizeof(buf) - 1) { /* longer than the buffer: its start, then skipped */
+			buf[have] = '\0';
+			rc = skipping ? 0 : each(buf, 1, arg);
+			if (rc)
+				goto done;
+			skipping = 1;
+			have = 0;
+		}
+	}
+	buf[have] = '\0';
+	if (have && !skipping)
+		rc = each(buf, 0, arg); /* the last, without its separator */
+done:
+	close(fd);
+	return rc;
+}
+
+/* Reads all of the file path into buf (len bytes, NUL-terminated), or fails
+ * with EFBIG where it does not fit: never a part taken for the whole. Returns
+ * its length, or -1 with errno set. */
+static ssize_t read_whole(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), saved;
+	size_t have = 0;
+	ssize_t got;
+	char more;
+
+	if (fd < 0)
+		return -1;
+	do {
+		size_t want = len - 1 - have;
+		got = want ? read(fd, buf + have, want) : read(fd, &more, 1);
+		if (got > 0 && !want) {
+			got = -1;
+			errno = EFBIG;
+		} else if (got > 0) {
+			have += (size_t)got;
+			/* A /proc file (seq_file) reads short only at its end: a line read
+			 * short and whole needs no second read to say so. */
+			if ((size_t)got < want && buf[have - 1] == '\n')
+				break;
+		}
+	} while (got > 0 || (got < 0 && errno == EINTR));
+	saved = errno;
+	close(fd);
+	if (got < 0) {
+		errno = saved;
+		return -1;
+	}
+	buf[have] = '\0';
+	return (ssize_t)have;
+}
+
+/* What nvtaskset reads of a /proc/PID/status (the lines it asks for). */
+enum { WANT_UID = 1, WANT_TGID = 2, WANT_NSPID = 4 };
+struct status {
+	unsigned want, seen; /* WANT_* */
+	int malformed;       /* a line asked for was not one */
+	unsigned long uid[4];
+	long tgid;
+	int nspid_fields;    /* how many PIDs NSpid lists (0: no NSpid, kernels before 4.1) */
+	long nspid;          /* the last: the PID in the process's own namespace */
+};
+
+/* Counts the fields of an NSpid value and keeps the last. Returns 0, or -1 if malformed. */
+static int nspid_parse(const char *p, struct status *s)
+{
+	char *end;
+
+	for (;; p = end) {
+		long v;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			return s->nspid_fields ? 0 : -1;
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (end == p || errno || v <= 0)
+			return -1;
+		s->nspid = v;
+		s->nspid_fields++;
+	}
+}
+
+static int status_line(char *line, int cut, void *arg)
+{
+	struct status *s = arg;
+	unsigned which = !strncmp(line, "Uid:", 4)     ? WANT_UID
+			 : !strncmp(line, "Tgid:", 5)  ? WANT_TGID
+			 : !strncmp(line, "NSpid:", 6) ? WANT_NSPID
+						       : 0;
+
+	if (!(which & s->want))
+		return 0;
+	s->seen |= which;
+	if (cut)
+		s->malformed = 1;
+	else if (which == WANT_UID)
+		s->malformed |= sscanf(line + 4, "%lu %lu %lu %lu", &s->uid[0], &s->uid[1], &s->uid[2],
+				       &s->uid[3]) != 4;
+	else if (which == WANT_TGID)
+		s->malformed |= sscanf(line + 5, "%ld", &s->tgid) != 1 || s->tgid <= 0;
+	else
+		s->malformed |= nspid_parse(line + 6, s) != 0;
+	return s->malformed || s->seen == s->want; /* stop: wrong, or all found */
+}
+
+/* Reads the lines of /proc/PID/status (pid 0: /proc/self/status) that s->want
+ * names, to the end of the file if need be. Returns 0, or -1 with errno set
+ * (EINVAL: a line asked for is malformed, or Uid or Tgid is missing). */
+static int status_read(pid_t pid, struct status *s)
+{
+	char path[64];
+	unsigned want = s->want;
+
+	memset(s, 0, sizeof(*s));
+	s->want = want;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	if (each_record(path, '\n', status_line, s) < 0)
+		return -1;
+	if (s->malformed || (s->seen | WANT_NSPID) != (s->want | WANT_NSPID)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- Identity -------------------------------------------------------------------- */
+
 /* Reads and parses a /proc/PID/stat file. Returns 0, or -1 with errno set
  * (ESRCH for a zombie: gone, as far as partitions go). */
 static int stat_at(const char *path, struct nvt_stat *st)
 {
-	char buf[1024];
+	/* 52 fields and a command name: about 1.2 KB at most. */
+	char buf[4096];
 
-	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
+	if (read_whole(path, buf, sizeof(buf)) < 0)
 		return -1;
 	if (nvt_stat_parse(buf, st)) {
 		errno = EINVAL;
@@ -70,42 +258,14 @@ int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
 
 int nvt_proc_euid(pid_t pid, uid_t *euid)
 {
-	char path[64], buf[2048];
-	const char *line;
-	unsigned long real, effective;
+	struct status s = {.want = WANT_UID};
 
-	/* The Uid: line comes early (after Name, Umask, State, Tgid, Ngid, Pid,
-	 * PPid, TracerPid): the start of the file holds it. */
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
+	/* The Uid line comes early (after Name, Umask, State, Tgid, Ngid, Pid,
+	 * PPid, TracerPid): the read stops there. */
+	if (status_read(pid, &s))
 		return -1;
-	line = strstr(buf, "\nUid:");
-	if (!line || sscanf(line + 5, "%lu %lu", &real, &effective) != 2) {
-		errno = EINVAL;
-		return -1;
-	}
-	*euid = (uid_t)effective;
+	*euid = (uid_t)s.uid[1];
 	return 0;
-}
-
-/* Counts the fields of the "NSpid:" line of a status text and returns the last, or 0. */
-static long nspid_of(const char *status, int *fields)
-{
-	const char *line = strstr(status, "\nNSpid:");
-	long last = 0;
-	char *end;
-
-	*fields = 0;
-	if (!line)
-		return 0;
-	for (const char *p = line + 7; *p && *p != '\n'; p = end) {
-		long v = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		last = v;
-		(*fields)++;
-	}
-	return last;
 }
 
 uint64_t nvt_own_pidns(void)
@@ -116,15 +276,13 @@ uint64_t nvt_own_pidns(void)
 
 int nvt_procfs_own(void)
 {
-	char buf[16384];
-	int fields;
+	struct status s = {.want = WANT_NSPID};
 
 	/* NSpid lists the PIDs from /proc's namespace down to ours: one field
 	 * when /proc is our namespace's (a container with its own /proc, or the host). */
-	if (nvt_read_file("/proc/self/status", buf, sizeof(buf), 0) < 0)
+	if (status_read(0, &s))
 		return errno == ENOENT ? 0 : -1; /* no /proc at all: not ours */
-	nspid_of(buf, &fields);
-	return fields == 1;
+	return s.nspid_fields == 1;
 }
 
 int nvt_procfs_is_own(void)
@@ -176,28 +334,19 @@ int nvt_pidfd_alive(int fd)
 
 int nvt_proc_info(pid_t pid, struct nvt_proc *out)
 {
-	char path[64], buf[16384];
-	const char *line;
-	unsigned long u[4];
+	struct status s = {.want = WANT_UID | WANT_NSPID};
+	char path[64];
 	struct stat st;
-	long ns_pid;
-	int fields;
 
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if (nvt_read_file(path, buf, sizeof(buf), 0) < 0)
+	if (status_read(pid, &s))
 		return -1;
-	line = strstr(buf, "\nUid:");
-	if (!line || sscanf(line + 5, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) != 4) {
-		errno = EINVAL;
-		return -1;
-	}
 	for (int i = 0; i < 4; i++)
-		out->uid[i] = (uid_t)u[i];
-	ns_pid = nspid_of(buf, &fields);
-	out->nested = fields > 1;
-	out->ns_pid = fields ? (pid_t)ns_pid : pid; /* kernels before 4.1 have no NSpid */
+		out->uid[i] = (uid_t)s.uid[i];
+	out->nested = s.nspid_fields > 1;
+	/* (kernels before 4.1 have no NSpid) */
+	out->ns_pid = s.nspid_fields ? (pid_t)s.nspid : pid;
 	if (nvt_proc_start_time(pid, &out->start_time))
 		return -1;
 	/* Reading the namespace link needs ptrace access (the task's user or root). */
@@ -208,7 +357,6 @@ int nvt_proc_info(pid_t pid, struct nvt_proc *out)
 		out->pidns = nvt_own_pidns();
 	return 0;
 }
-
 
 int nvt_proc_each(int (*each)(pid_t pid, void *arg), void *arg)
 {
@@ -241,12 +389,12 @@ struct links {
 static int link_one(pid_t pid, void *arg)
 {
 	struct links *l = arg;
-	char path[64], text[1024];
+	char path[64], text[4096];
 	struct nvt_proc_link *bigger;
 	struct nvt_stat st;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if (nvt_read_file(path, text, sizeof(text), 0) < 0)
+	if (read_whole(path, text, sizeof(text)) < 0)
 		/* Ended meanwhile: skip. Out of descriptors or memory: a list
 		 * without this process would hide it (and its tasks) from -a -p
 		 * and -l, so fail. */
@@ -282,38 +430,52 @@ int nvt_proc_links(struct nvt_proc_link **links)
 
 int nvt_proc_tgid(pid_t tid, pid_t *tgid)
 {
-	char path[64], status[4096], *line;
-	long v;
+	struct status s = {.want = WANT_TGID};
 
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)tid);
-	if (nvt_read_file(path, status, sizeof(status), 0) < 0)
+	if (status_read(tid, &s))
 		return -1;
-	line = strstr(status, "\nTgid:");
-	if (!line || sscanf(line + 6, "%ld", &v) != 1 || v <= 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	*tgid = (pid_t)v;
+	*tgid = (pid_t)s.tgid;
 	return 0;
+}
+
+/* What nvt_proc_env looks for, and where it puts the value. */
+struct env_find {
+	const char *name;
+	size_t name_len;
+	char *buf;
+	size_t len;
+};
+
+static int env_var(char *var, int cut, void *arg)
+{
+	struct env_find *f = arg;
+
+	(void)cut; /* a value longer than the read's buffer comes cut, as buf would cut it */
+	if (strncmp(var, f->name, f->name_len) || var[f->name_len] != '=')
+		return 0;
+	snprintf(f->buf, f->len, "%s", var + f->name_len + 1);
+	return 1;
 }
 
 int nvt_proc_env(pid_t pid, const char *name, char *buf, size_t len)
 {
+	struct env_find f = {name, strlen(name), buf, len};
 	char path[64];
-	static char env[65536];
-	size_t n = strlen(name);
-	ssize_t got;
 
+	/* The whole environment, however long: a variable past any buffer's end is still found. */
 	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
-	got = nvt_read_file(path, env, sizeof(env), 0);
-	if (got <= 0)
-		return -1;
-	for (char *p = env; p < env + got; p += strlen(p) + 1)
-		if (!strncmp(p, name, n) && p[n] == '=') {
-			snprintf(buf, len, "%s", p + n + 1);
-			return 0;
-		}
-	return -1;
+	return each_record(path, '\0', env_var, &f) == 1 ? 0 : -1;
+}
+
+int nvt_proc_uid_map(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%ld/uid_map", (long)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/uid_map");
+	return read_whole(path, buf, len) < 0 ? -1 : 0;
 }
 
 ssize_t nvt_proc_cmdline(pid_t pid, char *buf, size_t len)
@@ -334,54 +496,50 @@ ssize_t nvt_proc_comm(pid_t pid, char *buf, size_t len)
 
 int nvt_proc_container(pid_t pid, char *id, size_t len)
 {
-	char path[64], text[8192];
-	ssize_t n;
+	char path[64], *text = NULL;
+	size_t size = 16384;
+	ssize_t n = -1;
 
+	/* Whole: one line for each cgroup hierarchy, each up to a path long. */
 	snprintf(path, sizeof(path), "/proc/%ld/cgroup", (long)pid);
-	n = nvt_read_file(path, text, sizeof(text), 0);
-	return n < 0 ? -1 : nvt_cgroup_container(text, (size_t)n, id, len);
+	for (; size <= ((size_t)1 << 26); size *= 4) {
+		char *bigger = realloc(text, size);
+		if (!bigger)
+			break;
+		text = bigger;
+		n = read_whole(path, text, size);
+		if (n >= 0 || errno != EFBIG)
+			break;
+	}
+	n = n < 0 ? -1 : nvt_cgroup_container(text, (size_t)n, id, len);
+	free(text);
+	return (int)n;
+}
+
+/* What nvt_proc_maps gathers: each's verdicts. */
+struct maps_walk {
+	int (*each)(const char *line, void *arg);
+	void *arg;
+	int found;
+};
+
+static int maps_line(char *line, int cut, void *arg)
+{
+	struct maps_walk *w = arg;
+	int r = cut ? -1 : w->each(line, w->arg); /* a line longer than the buffer: skipped */
+
+	if (r == 0)
+		w->found = 0;
+	return r == 1;
 }
 
 int nvt_proc_maps(pid_t pid, int (*each)(const char *line, void *arg), void *arg)
 {
-	char path[64], buf[8192];
-	size_t have = 0;
-	int fd, found = -1, skip = 0;
+	struct maps_walk w = {each, arg, -1};
+	char path[64];
+	int rc;
 
 	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	for (;;) {
-		ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
-		char *line = buf, *end;
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		have += (size_t)got;
-		buf[have] = '\0';
-		while ((end = strchr(line, '\n'))) {
-			int r;
-			*end = '\0';
-			r = skip ? -1 : each(line, arg);
-			skip = 0;
-			if (r == 1) {
-				close(fd);
-				return 1;
-			}
-			if (r == 0)
-				found = 0;
-			line = end + 1;
-		}
-		have -= (size_t)(line - buf);
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1) { /* a line longer than the buffer: skipped */
-			have = 0;
-			skip = 1;
-		}
-	}
-	close(fd);
-	return found;
+	rc = each_record(path, '\n', maps_line, &w);
+	return rc < 0 ? -1 : rc == 1 ? 1 : w.found;
 }

@@ -85,6 +85,12 @@ int nvt_proc_links(struct nvt_proc_link **links);
  */
 int nvt_proc_each(int (*each)(pid_t pid, void *arg), void *arg);
 
+/* Reads pid's uid_map (pid 0: the caller's) whole into buf. Returns 0, or -1
+ * with errno set (EFBIG: longer than len - 1 bytes). */
+int nvt_proc_uid_map(pid_t pid, char *buf, size_t len);
+/* A uid_map's longest text: 340 lines (the kernel's limit) of three numbers. */
+#define NVT_UID_MAP_MAX (340 * 33 + 1)
+
 /* Reads pid's command line (NUL-separated words) into buf, as nvt_read_file.
  * Returns the bytes read, or -1 with errno set. */
 ssize_t nvt_proc_cmdline(pid_t pid, char *buf, size_t len);

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 int nvt_mkdirs(const char *dir, mode_t mode)
@@ -53,6 +55,26 @@ int nvt_pwrite_all(int fd, const void *buf, size_t len, off_t at)
 		done += (size_t)w;
 	}
 	return 0;
+}
+
+int nvt_fs_is_own(const char *dir, unsigned long st_flags)
+{
+	char parent[4096];
+	struct stat st, up;
+	struct statvfs vfs;
+
+	if (snprintf(parent, sizeof(parent), "%s/..", dir) >= (int)sizeof(parent)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (lstat(dir, &st) || stat(parent, &up) || statvfs(dir, &vfs))
+		return -1;
+	return S_ISDIR(st.st_mode) && st.st_dev != up.st_dev && (vfs.f_flag & st_flags) == st_flags;
+}
+
+int nvt_fs_mount_tmpfs(const char *dir, const char *options)
+{
+	return mount("nvtaskset", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options);
 }
 
 void nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino)

@@ -31,6 +31,17 @@ ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail);
  */
 int nvt_pwrite_all(int fd, const void *buf, size_t len, off_t at);
 
+/*
+ * Whether dir is the root of a file system of its own (not its parent's: a
+ * mount there, not a directory of the file system it lies on) mounted with
+ * every ST_* flag of st_flags (statvfs's: ST_NOSUID, ST_NODEV, ST_NOEXEC).
+ * Returns 1, 0, or -1 with errno set.
+ */
+int nvt_fs_is_own(const char *dir, unsigned long st_flags);
+/* Mounts a tmpfs on dir, nosuid, nodev and noexec, with options (mode=, size=,
+ * nr_inodes=). Returns 0, or -1 with errno set. */
+int nvt_fs_mount_tmpfs(const char *dir, const char *options);
+
 /* Removes name from the directory dirfd if it is still the file dev, ino (not
  * one put in its place since, nor what a link there points to). */
 void nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino);

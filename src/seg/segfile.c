@@ -339,6 +339,8 @@ int nvt_userdir_open(const char *base, uid_t uid)
 		return -1;
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ENOTDIR || errno == ELOOP))
+		errno = ENOENT; /* a file or link anyone may put there: no run directory */
 	if (fd >= 0 && nvt_userdir_check(fd, uid, why, sizeof(why))) {
 		close(fd);
 		errno = ENOENT; /* not a run directory we trust: as if there were none */

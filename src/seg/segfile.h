@@ -59,7 +59,8 @@ int nvt_userdir_name_parse(const char *name, uid_t *uid);
 int nvt_userdir_check(int dirfd, uid_t uid, char *why, size_t len);
 
 /* Opens uid's run directory under base (read-only) if it passes the check
- * above. Returns its fd, or -1 with errno set (ENOENT when it fails the check). */
+ * above. Returns its fd, or -1 with errno set (ENOENT when it fails the check, or is no
+ * directory: a file or link in its place). */
 int nvt_userdir_open(const char *base, uid_t uid);
 /*
  * Opens the caller's own run directory under base (its path into dir), making
@@ -419,6 +420,57 @@ int nvt_seg_discard_own(const char *base);
  */
 int nvt_seg_tasks(const char *base, int tidy, pid_t **pids);
 
+/*
+ * What a listing passes over, and why (enum nvt_seg_skip_kind): an entry of
+ * the directory of run directories named like a run directory (nvtaskset-UID)
+ * that is not one to read, and a run directory crowded with names of other
+ * PID namespaces' processes. Anyone may make such an entry in the shared
+ * directory: it never fails a listing, nor hides another user's tasks (a run
+ * directory holds its own user's segments only).
+ */
+enum nvt_seg_skip_kind {
+	NVT_SKIP_LINK,       /* a symbolic link (owner: its owner) */
+	NVT_SKIP_NOT_DIR,    /* a file of another type (mode: its type) */
+	NVT_SKIP_OWNER,      /* a directory of another user's (owner), not uid's */
+	NVT_SKIP_WRITABLE,   /* a directory others may write in (mode) */
+	NVT_SKIP_UNREADABLE, /* uid's, but the caller may not read it or look into it (mode) */
+	NVT_SKIP_CROWDED,    /* count files named for PIDs of namespaces the caller may not
+			      * read, past the processes of those PIDs in sight, were not read */
+};
+struct nvt_seg_skip {
+	uid_t uid;   /* the run directory's name's */
+	int kind;    /* enum nvt_seg_skip_kind */
+	uid_t owner; /* the entry's */
+	mode_t mode; /* the entry's (type and permissions) */
+	int count;   /* NVT_SKIP_CROWDED: files not read */
+};
+#define NVT_SEG_SKIPPED_KEPT 16
+struct nvt_seg_skipped {
+	int n; /* entries passed over, all told (v holds the first NVT_SEG_SKIPPED_KEPT) */
+	struct nvt_seg_skip v[NVT_SEG_SKIPPED_KEPT];
+};
+/* nvt_seg_tasks, and what it passed over into *skipped (NULL: not asked). */
+int nvt_seg_tasks_skipped(const char *base, int tidy, pid_t **pids, struct nvt_seg_skipped *skipped);
+
+/*
+ * The file of uid's run directory that the last listing of this process
+ * (nvt_seg_tasks, nvt_seg_list) gave process pid by its header, its PID
+ * namespace not being the caller's to read, into name. Processes that a
+ * header cannot tell apart (containers' first processes started in one clock
+ * tick) get one such file each this way, as the listing counted them, where a
+ * search by header alone would give them one file. Returns 0, or -1 if none.
+ */
+int nvt_seg_listed_name(pid_t pid, uid_t uid, char *name, size_t len);
+/* A file a listing gave a process by its header. */
+struct nvt_seg_listed {
+	pid_t pid;
+	uid_t uid;
+	char name[64];
+};
+/* Keeps v (n, malloc'd; taken over) as what the last listing gave by header, in place of the
+ * one before (segscan.c calls it; segopen.c keeps it). */
+void nvt_seg_listed_keep(struct nvt_seg_listed *v, size_t n);
+
 /* A file named like a segment in a run directory, as a listing found it. */
 struct nvt_seg_entry {
 	pid_t pid;             /* the live process it names, as the caller's /proc numbers it */
@@ -427,6 +479,9 @@ struct nvt_seg_entry {
 	ino_t ino;
 	struct timespec ctime; /* its status's last change (any write but through a mapping) */
 	char name[64];
+	int ambiguous;         /* its header fits several processes that the caller cannot tell
+				* apart (containers' first processes started in one clock tick):
+				* pid is one of them; never removed as another's */
 };
 /*
  * Lists the files named like a segment of a live process in the run directory

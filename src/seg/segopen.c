@@ -43,19 +43,71 @@ static int rank(int rc)
 	}
 }
 
+/* The most files find_by_header takes for one process: a user who fills her
+ * run directory with copies of one header hides her own task so, no other's
+ * (a run directory holds its own user's segments only). */
+#define FIND_MAX 64
+
+/* What alike_one counts: processes before p (by PID) that a header cannot tell from p, and
+ * that run as uid (whose run directory holds the files). */
+struct alike {
+	const struct nvt_proc *p;
+	uid_t uid;
+	int before;
+	int err; /* why a process could not be read (EMFILE): no answer */
+};
+
+static int alike_one(pid_t pid, void *arg)
+{
+	struct alike *a = arg;
+	struct nvt_proc q;
+	uint64_t start;
+
+	if (pid >= a->p->pid)
+		return 0;
+	/* The start time first (one read): most processes differ there. */
+	if (nvt_proc_start_time(pid, &start)) {
+		if (errno != ENOENT && errno != ESRCH && !a->err)
+			a->err = errno;
+		return 0;
+	}
+	if (start != a->p->start_time)
+		return 0;
+	if (nvt_proc_info(pid, &q)) {
+		if (errno != ENOENT && errno != ESRCH && !a->err)
+			a->err = errno;
+		return 0;
+	}
+	a->before += q.nested && !q.pidns && q.ns_pid == a->p->ns_pid && q.start_time == a->p->start_time &&
+		     (q.uid[0] == a->uid || q.uid[1] == a->uid || q.uid[2] == a->uid || q.uid[3] == a->uid);
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
 /*
  * When p's namespace cannot be read (another user's task in a container),
  * finds its segment in dirfd (uid's run directory) by the PID and start time
- * its header records. Returns 0, -1 (none), or -2 with errno set (the
- * directory or a file could not be read).
+ * its header records. Processes of other namespaces with the same PID there
+ * and the same start time (containers started in one clock tick) cannot be
+ * told apart so: the k-th of them by PID that runs as uid takes the k-th such
+ * file by name, so that each file is one task's (a listing gives each file
+ * to one of them too: nvt_seg_listed_name, which nvt_seg_open asks first).
+ * Returns 0, -1 (none), or -2 with errno set (the directory, a file or a
+ * process could not be read).
  */
 static int find_by_header(const char *base, int dirfd, uid_t uid, const struct nvt_proc *p, char *name,
 			  size_t len)
 {
+	char found[FIND_MAX][64];
+	struct alike a = {p, uid, 0, 0};
 	struct nvt_seg_trust t;
 	struct dirent *ent;
 	DIR *dir;
-	int found = -1, copy = dup(dirfd);
+	int n = 0, failed = 0, copy = dup(dirfd);
 
 	if (copy < 0 || !(dir = fdopendir(copy))) {
 		int err = errno;
@@ -67,7 +119,7 @@ static int find_by_header(const char *base, int dirfd, uid_t uid, const struct n
 	memset(&t, 0, sizeof(t));
 	t.owner = uid;
 	t.oflags = O_RDONLY;
-	while (found == -1 && (ent = readdir(dir))) {
+	while (!failed && n < FIND_MAX && (ent = readdir(dir))) {
 		uint64_t pidns;
 		pid_t ns_pid;
 		int rc;
@@ -78,14 +130,46 @@ static int find_by_header(const char *base, int dirfd, uid_t uid, const struct n
 		rc = nvt_seg_trust(dirfd, ent->d_name, &t);
 		if (rc == NVT_TRUST_OK) {
 			close(t.fd);
-			snprintf(name, len, "%.63s", ent->d_name);
-			found = 0;
+			snprintf(found[n++], sizeof(found[0]), "%.63s", ent->d_name);
 		} else if (rc == NVT_TRUST_ESYS) {
-			found = -2; /* (a lease, or one being made: not this one to us) */
+			failed = 1; /* (a lease, or one being made: not this one to us) */
 		}
 	}
 	closedir(dir);
-	return found;
+	if (failed)
+		return -2;
+	if (n > 1) {
+		qsort(found, (size_t)n, sizeof(found[0]), by_name);
+		if (nvt_proc_each(alike_one, &a) < 0 || a.err) {
+			errno = a.err ? a.err : errno;
+			return -2;
+		}
+	}
+	if (!n || a.before >= n)
+		return -1;
+	snprintf(name, len, "%s", found[a.before]);
+	return 0;
+}
+
+/* What the last listing gave by header (nvt_seg_listed_keep). */
+static struct nvt_seg_listed *last_named;
+static size_t n_last_named;
+
+void nvt_seg_listed_keep(struct nvt_seg_listed *v, size_t n)
+{
+	free(last_named);
+	last_named = v;
+	n_last_named = n;
+}
+
+int nvt_seg_listed_name(pid_t pid, uid_t uid, char *name, size_t len)
+{
+	for (size_t i = 0; i < n_last_named; i++)
+		if (last_named[i].pid == pid && last_named[i].uid == uid) {
+			snprintf(name, len, "%s", last_named[i].name);
+			return 0;
+		}
+	return -1;
 }
 
 /* What a trust verdict means to the CLI (enum nvt_seg_err). */
@@ -118,17 +202,24 @@ static int open_in(const char *base, uid_t uid, const struct nvt_proc *p, int wr
 	dirfd = nvt_userdir_open(base, uid);
 	if (dirfd < 0)
 		return errno == EACCES ? NVT_SEG_EPERM : errno == ENOENT ? NVT_SEG_ENOTASK : NVT_SEG_ESYS;
-	rc = p->pidns ? nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid)
-		      : find_by_header(base, dirfd, uid, p, name, sizeof(name));
-	if (rc) {
-		close(dirfd);
-		return rc == -2 ? NVT_SEG_ESYS : NVT_SEG_ENOTASK;
-	}
 	memset(&t, 0, sizeof(t));
 	t.owner = uid;
 	t.oflags = writable && may_write ? O_RDWR : O_RDONLY;
 	t.who = nvt_seg_who_of(base, p, 0);
-	rc = seg_err_of(nvt_seg_trust(dirfd, name, &t));
+	/* Where its namespace cannot be read: the file the last listing gave it, if that is
+	 * still its; else a search by header. */
+	if (p->pidns)
+		rc = nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid);
+	else if (nvt_seg_listed_name(p->pid, uid, name, sizeof(name)) == 0 &&
+		 nvt_seg_trust(dirfd, name, &t) == NVT_TRUST_OK)
+		rc = 1; /* trusted already */
+	else
+		rc = find_by_header(base, dirfd, uid, p, name, sizeof(name));
+	if (rc < 0) {
+		close(dirfd);
+		return rc == -2 ? NVT_SEG_ESYS : NVT_SEG_ENOTASK;
+	}
+	rc = rc == 1 ? NVT_SEG_OK : seg_err_of(nvt_seg_trust(dirfd, name, &t));
 	if (rc == NVT_SEG_EVERSION)
 		h->found_version = t.head.version;
 	if (rc == NVT_SEG_OK && writable && !may_write) {

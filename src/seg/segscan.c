@@ -4,6 +4,9 @@
  * do not use them. Split from segopen.c, whose opening and identity checks
  * it uses. Side effects: reads run directories and /proc; removes stale
  * files where the caller may. Returns codes; never prints.
+ * Over 500 lines on purpose: what passes over a shared directory's entries,
+ * tells other namespaces' files apart and tidies shares one private scan
+ * state (struct scan), which a split would have to publish.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -25,13 +28,33 @@
 
 /* ---- Listing tasks --------------------------------------------------------------- */
 
+/*
+ * Files named for another PID namespace whose processes' namespaces the
+ * caller may not read (another user's containers) are told apart by their
+ * headers: one read per file, against every such process of that PID at
+ * once. And no more files of one PID in one run directory than there are
+ * such processes, and NVT_SEG_CROWD_SLACK (leftovers of containers that
+ * ended), are read: a user who fills her run directory with names of PID 1
+ * in other namespaces costs others' listings a bounded number of reads per
+ * process, not one per file and process (she may hide her own containers'
+ * tasks so, never another user's: a run directory holds only its user's
+ * segments). The directory is named (NVT_SKIP_CROWDED).
+ */
+#define NVT_SEG_CROWD_SLACK 16
+
 struct scan {
 	struct nvt_seg_entry *v;
 	size_t n, cap;
-	struct nvt_proc *nested; /* processes in namespaces below ours, read once */
+	struct nvt_proc *nested; /* processes in namespaces below ours, read once, by ns_pid */
 	size_t n_nested, nested_cap;
 	int nested_read;
 	int nested_errno; /* why they could not be read; 0 if they were */
+	int *reads;       /* in the run directory being read: header reads, at a PID's first process */
+	char *taken;      /* in the run directory being read: nested processes given a file */
+	struct nvt_seg_listed *named; /* the files given by header to processes (nvt_seg_listed_name) */
+	size_t n_named, named_cap;
+	int see_all;      /* every process of every namespace is in sight: what none has is stale */
+	struct nvt_seg_skipped *skipped; /* NULL: not asked for */
 };
 
 static int push(struct scan *s, const struct nvt_seg_entry *e)
@@ -43,6 +66,38 @@ static int push(struct scan *s, const struct nvt_seg_entry *e)
 	s->v = v;
 	s->v[s->n++] = *e;
 	return 0;
+}
+
+/* Notes that the file name of uid's run directory was given to pid by its header. */
+static int note_named(struct scan *s, pid_t pid, uid_t uid, const char *name)
+{
+	struct nvt_seg_listed *v = nvt_grow(s->named, s->n_named, &s->named_cap, sizeof(*v), 16);
+
+	if (!v)
+		return -1;
+	s->named = v;
+	v[s->n_named].pid = pid;
+	v[s->n_named].uid = uid;
+	snprintf(v[s->n_named++].name, sizeof(v->name), "%.63s", name);
+	return 0;
+}
+
+/* Notes an entry passed over: kind (enum nvt_seg_skip_kind), its owner and mode. */
+static void skip(struct scan *s, uid_t uid, int kind, uid_t owner, mode_t mode, int count)
+{
+	struct nvt_seg_skipped *k = s->skipped;
+
+	if (!k)
+		return;
+	if (k->n < NVT_SEG_SKIPPED_KEPT) {
+		struct nvt_seg_skip *e = &k->v[k->n];
+		e->uid = uid;
+		e->kind = kind;
+		e->owner = owner;
+		e->mode = mode;
+		e->count = count;
+	}
+	k->n++;
 }
 
 /* Keeps pid if it lives in a namespace below /proc's. */
@@ -69,7 +124,13 @@ static int nested_one(pid_t pid, void *arg)
 	return 0;
 }
 
-/* Reads every process of a namespace below /proc's. Returns 0 or -1. */
+static int by_ns_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct nvt_proc *)a)->ns_pid, y = ((const struct nvt_proc *)b)->ns_pid;
+	return (x > y) - (x < y);
+}
+
+/* Reads every process of a namespace below /proc's, by ns_pid. Returns 0 or -1. */
 static int read_nested(struct scan *s)
 {
 	s->nested_read = 1;
@@ -77,120 +138,278 @@ static int read_nested(struct scan *s)
 		s->nested_errno = errno;
 		return -1;
 	}
+	if (s->n_nested)
+		qsort(s->nested, s->n_nested, sizeof(*s->nested), by_ns_pid);
+	s->reads = calloc(s->n_nested + 1, sizeof(*s->reads));
+	s->taken = calloc(s->n_nested + 1, 1);
+	if ((!s->reads || !s->taken) && !s->nested_errno)
+		s->nested_errno = ENOMEM;
 	return 0;
 }
 
-/* The PID (ours) of the process a segment of another namespace (in uid's
- * run directory dirfd) names, 0 if none, or -1 with errno set when the
- * processes could not be read. */
-static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *name, uint64_t pidns,
-			    pid_t ns_pid)
+/* The first of the nested processes whose ns_pid is ns_pid, or n_nested. */
+static size_t first_of(const struct scan *s, pid_t ns_pid)
 {
+	size_t lo = 0, hi = s->n_nested;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->nested[mid].ns_pid < ns_pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Which process a header is for, among those of a PID whose namespace the caller may not read. */
+struct pick {
+	struct scan *s;
+	size_t lo, hi;
+	uint64_t pidns;          /* the file's name's */
+	struct nvt_seg_trust *t; /* its who is set to the process picked */
+	size_t found;            /* the process's index in s->nested; hi: none */
+	int alike;               /* how many processes the header fits */
+};
+
+/*
+ * A wanted() of nvt_seg_trust: the process whose start time the header
+ * records. Containers started in one clock tick have PID 1 and the same start
+ * time: a header cannot tell them apart, so each file that fits goes to one of
+ * them not given one yet (which one does not matter to a count; segopen.c's
+ * find_by_header picks the same way for each process's own view), and the
+ * entry is marked ambiguous: never removed.
+ */
+static int pick_one(int fd, const struct nvt_segment *head, void *arg)
+{
+	struct pick *k = arg;
+
+	(void)fd;
+	k->found = k->hi;
+	k->alike = 0;
+	if (head->pidns != k->pidns)
+		return 0;
+	for (size_t i = k->lo; i < k->hi; i++) {
+		const struct nvt_proc *p = &k->s->nested[i];
+		if (p->pidns || p->start_time != head->start_time)
+			continue;
+		k->alike++;
+		if (k->found == k->hi && !k->s->taken[i]) {
+			k->t->who = nvt_seg_who_of(NULL, p, k->pidns);
+			k->found = i;
+		}
+	}
+	return k->found != k->hi;
+}
+
+/* What resolve_nested found besides a process. */
+enum { RESOLVED_NONE = 0, RESOLVED_ERROR = -1, RESOLVED_CROWDED = -2 };
+
+/*
+ * The PID (ours) of the process that a file named for another namespace
+ * (pidns, ns_pid; name in uid's run directory dirfd) is the segment of.
+ * Returns it, or RESOLVED_NONE (no live process has it: a leftover),
+ * RESOLVED_CROWDED (not read: see NVT_SEG_CROWD_SLACK; neither listed nor
+ * removed), or RESOLVED_ERROR with errno set (the processes could not be read).
+ */
+static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *name, uint64_t pidns,
+			    pid_t ns_pid, int *ambiguous)
+
+{
+	struct nvt_seg_trust t;
+	struct pick k = {s, 0, 0, pidns, &t, 0, 0};
+	size_t hidden = 0;
+	int rc;
+
 	if (!s->nested_read)
 		read_nested(s);
-	for (size_t i = 0; i < s->n_nested; i++) {
-		const struct nvt_proc *p = &s->nested[i];
-		struct nvt_seg_trust t;
-		int match;
-
-		if (p->ns_pid != ns_pid)
-			continue;
-		if (p->pidns)
-			match = p->pidns == pidns;
-		else {
-			/* Its namespace is not ours to read: trust PID and start time. */
-			memset(&t, 0, sizeof(t));
-			t.owner = uid;
-			t.oflags = O_RDONLY;
-			t.who = nvt_seg_who_of(NULL, p, pidns);
-			match = nvt_seg_trust(dirfd, name, &t) == NVT_TRUST_OK;
-			if (match)
-				close(t.fd);
-		}
-		if (match)
-			return p->pid;
-	}
 	if (s->nested_errno) {
 		errno = s->nested_errno;
+		return RESOLVED_ERROR;
+	}
+	k.lo = first_of(s, ns_pid);
+	for (k.hi = k.lo; k.hi < s->n_nested && s->nested[k.hi].ns_pid == ns_pid; k.hi++) {
+		if (s->nested[k.hi].pidns == pidns)
+			return s->nested[k.hi].pid;
+		hidden += !s->nested[k.hi].pidns;
+	}
+	if (!hidden)
+		return RESOLVED_NONE;
+	/* Processes of that PID whose namespaces are not ours to read: the header says which. */
+	if (s->reads[k.lo] >= (int)hidden + NVT_SEG_CROWD_SLACK)
+		return RESOLVED_CROWDED;
+	s->reads[k.lo]++;
+	memset(&t, 0, sizeof(t));
+	t.owner = uid;
+	t.oflags = O_RDONLY;
+	t.wanted = pick_one;
+	t.arg = &k;
+	rc = nvt_seg_trust(dirfd, name, &t);
+	if (rc == NVT_TRUST_OK) {
+		close(t.fd);
+		s->taken[k.found] = 1;
+		*ambiguous = k.alike > 1;
+		if (note_named(s, s->nested[k.found].pid, uid, name)) {
+			errno = ENOMEM;
+			return RESOLVED_ERROR;
+		}
+		return s->nested[k.found].pid;
+	}
+	if (rc == NVT_TRUST_ESYS)
+		return RESOLVED_ERROR;
+	/* A lease, one being made, or not ours to read: it may be theirs; so may a
+	 * file that fits processes given one each already. */
+	return rc == NVT_TRUST_LEASED || rc == NVT_TRUST_MAKING || rc == NVT_TRUST_DENIED || k.alike
+		       ? RESOLVED_CROWDED
+		       : RESOLVED_NONE;
+}
+
+/* One file of a run directory, as scan_userdir takes it. */
+struct found {
+	const char *name;
+	uint64_t pidns;
+	pid_t ns_pid;
+};
+
+/* Adds f (in uid's run directory dirfd) to s if it names a live process;
+ * removes it if it names none and tidy. Returns 0, or -1 with errno set
+ * (EACCES: the directory is not ours to look into). */
+static int scan_file(struct scan *s, int dirfd, uid_t uid, int tidy, int see_own, uint64_t own_ns,
+		     const struct found *f, int *crowded)
+{
+	struct nvt_seg_entry e;
+	struct stat st;
+
+	memset(&e, 0, sizeof(e));
+	if (f->pidns == own_ns && see_own) {
+		if (kill(f->ns_pid, 0) && errno == ESRCH) {
+			if (tidy)
+				unlinkat(dirfd, f->name, 0);
+			return 0;
+		}
+		e.pid = f->ns_pid;
+	} else {
+		e.pid = resolve_nested(s, dirfd, uid, f->name, f->pidns, f->ns_pid, &e.ambiguous);
+		if (e.pid == RESOLVED_ERROR)
+			return -1;
+		if (e.pid == RESOLVED_CROWDED) {
+			(*crowded)++;
+			return 0;
+		}
+		if (e.pid == RESOLVED_NONE) {
+			/* Every process in sight, and none has it (its process could be told
+			 * apart from every other: never one whose status could not be read). */
+			if (tidy && s->see_all)
+				unlinkat(dirfd, f->name, 0);
+			return 0;
+		}
+	}
+	if (fstatat(dirfd, f->name, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? 0 : -1; /* (removed meanwhile) */
+	e.uid = uid;
+	e.dev = st.st_dev;
+	e.ino = st.st_ino;
+	e.ctime = st.st_ctim;
+	snprintf(e.name, sizeof(e.name), "%.63s", f->name);
+	if (push(s, &e)) {
+		errno = ENOMEM;
 		return -1;
 	}
 	return 0;
 }
 
 /*
- * Collects the segments of uid's run directory; removes those of dead
- * processes if tidy. see_own: nvt_procfs_own(). Returns 0, or -1 with errno
- * set when a task may have been missed (EMFILE, ENOMEM: never "no task").
+ * Opens the entry name (nvtaskset-UID) of the directory of run directories
+ * basefd as uid's run directory, if it is one to read: a directory of uid's
+ * that nobody else may write in, and that the caller may read and look into.
+ * Anything else is passed over and noted in s. Returns its fd, RESOLVED_NONE
+ * (passed over, or gone), or -1 with errno set (EMFILE: no answer).
  */
-static int scan_userdir(struct scan *s, const char *base, uid_t uid, int tidy, int see_own)
+static int open_userdir(struct scan *s, int basefd, const char *name, uid_t uid)
+{
+	int fd = openat(basefd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 && errno == ENOENT)
+		return RESOLVED_NONE; /* removed meanwhile */
+	if (fd < 0 && errno != ENOTDIR && errno != ELOOP && errno != EACCES)
+		return -1;
+	if (fd < 0) {
+		/* A link, a file of another type, or a directory not ours to read. */
+		if (fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW))
+			return errno == ENOENT ? RESOLVED_NONE : -1;
+		skip(s, uid,
+		     S_ISLNK(st.st_mode)   ? NVT_SKIP_LINK
+		     : !S_ISDIR(st.st_mode) ? NVT_SKIP_NOT_DIR
+		     : st.st_uid != uid     ? NVT_SKIP_OWNER
+		     : (st.st_mode & 022)   ? NVT_SKIP_WRITABLE
+					    : NVT_SKIP_UNREADABLE,
+		     st.st_uid, st.st_mode, 0);
+		return RESOLVED_NONE;
+	}
+	if (fstat(fd, &st)) {
+		int err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	if (st.st_uid != uid || (st.st_mode & 022) || faccessat(fd, ".", X_OK, AT_EACCESS)) {
+		skip(s, uid,
+		     st.st_uid != uid	   ? NVT_SKIP_OWNER
+		     : (st.st_mode & 022) ? NVT_SKIP_WRITABLE
+					  : NVT_SKIP_UNREADABLE,
+		     st.st_uid, st.st_mode, 0);
+		close(fd);
+		return RESOLVED_NONE;
+	}
+	return fd;
+}
+
+/*
+ * Collects the segments of run directory dirfd (uid's); removes those of dead
+ * processes if tidy. see_own: nvt_procfs_own(). A directory whose files cannot
+ * be looked at (its user took that right away meanwhile) is passed over, and
+ * noted. Returns 0, or -1 with errno set when a task may have been missed
+ * (EMFILE, ENOMEM: never "no task").
+ */
+static int scan_userdir(struct scan *s, int dirfd, uid_t uid, int tidy, int see_own)
 {
 	uint64_t own_ns = nvt_own_pidns();
-	int see_all = see_own && own_ns == NVT_INIT_PIDNS, rc = 0, err;
+	size_t first = s->n;
+	int rc = 0, err, copy = dup(dirfd), crowded = 0;
 	struct dirent *ent;
-	int dirfd, copy;
 	DIR *dir;
 
-	dirfd = nvt_userdir_open(base, uid);
-	if (dirfd < 0) /* none, or not one we trust; or not ours to read */
-		return errno == ENOENT || errno == EACCES ? 0 : -1;
-	copy = dup(dirfd);
 	if (copy < 0 || !(dir = fdopendir(copy))) {
 		err = errno;
 		if (copy >= 0)
 			close(copy);
-		close(dirfd);
 		errno = err;
 		return -1;
 	}
+	if (s->reads)
+		memset(s->reads, 0, (s->n_nested + 1) * sizeof(*s->reads));
+	if (s->taken)
+		memset(s->taken, 0, s->n_nested + 1);
 	while ((ent = readdir(dir))) {
-		struct nvt_seg_entry e;
-		struct stat st;
-		uint64_t pidns;
-		pid_t ns_pid;
+		struct found f = {ent->d_name, 0, 0};
 
-		if (nvt_seg_name_parse(ent->d_name, &pidns, &ns_pid))
+		if (nvt_seg_name_parse(ent->d_name, &f.pidns, &f.ns_pid))
 			continue;
-		memset(&e, 0, sizeof(e));
-		if (pidns == own_ns && see_own) {
-			if (kill(ns_pid, 0) && errno == ESRCH) {
-				if (tidy)
-					unlinkat(dirfd, ent->d_name, 0);
-				continue;
-			}
-			e.pid = ns_pid;
-		} else {
-			e.pid = resolve_nested(s, dirfd, uid, ent->d_name, pidns, ns_pid);
-			if (e.pid < 0) {
-				rc = -1;
-				break;
-			}
-			if (!e.pid) {
-				/* From the initial namespace every process is in sight: none has it. */
-				if (tidy && see_all)
-					unlinkat(dirfd, ent->d_name, 0);
-				continue;
-			}
-		}
-		if (fstatat(dirfd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
-			if (errno == ENOENT)
-				continue; /* removed meanwhile */
-			rc = -1;
+		rc = scan_file(s, dirfd, uid, tidy, see_own, own_ns, &f, &crowded);
+		if (rc)
 			break;
-		}
-		e.uid = uid;
-		e.dev = st.st_dev;
-		e.ino = st.st_ino;
-		e.ctime = st.st_ctim;
-		snprintf(e.name, sizeof(e.name), "%.63s", ent->d_name);
-		if (push(s, &e)) {
-			errno = ENOMEM;
-			rc = -1;
-			break;
-		}
 	}
 	err = errno;
 	closedir(dir);
-	close(dirfd);
+	if (rc && err == EACCES) {
+		struct stat st;
+		s->n = first; /* not ours to look into after all: none of it */
+		skip(s, uid, NVT_SKIP_UNREADABLE, uid, fstat(dirfd, &st) ? 0 : st.st_mode, 0);
+		return 0;
+	}
+	if (!rc && crowded)
+		skip(s, uid, NVT_SKIP_CROWDED, uid, 0, crowded);
 	errno = err;
 	return rc;
 }
@@ -268,36 +487,68 @@ static int by_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* 1 if every process of every PID namespace is in sight: our /proc is the
+ * initial namespace's and hides none (hidepid=2 hides other users' from
+ * all but root; /proc/1, root's, is a test of it). */
+static int all_in_sight(int see_own)
+{
+	return see_own && nvt_own_pidns() == NVT_INIT_PIDNS && (geteuid() == 0 || !nvt_proc_hidden(1));
+}
+
 /* Collects the segment files of uid only's run directory, or of every user's
  * ((uid_t)-1), into s, ascending by PID; tidies as scan_userdir. Returns 0 or -1. */
 static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 {
 	struct dirent *ent;
 	uid_t me = geteuid();
+	int see_own, basefd, rc = 0, err;
 	DIR *dir;
-	int see_own;
 
 	see_own = nvt_procfs_own();
 	if (see_own < 0)
 		return -1;
-	dir = opendir(base);
-	if (!dir)
+	s->see_all = all_in_sight(see_own);
+	basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (basefd < 0)
 		return -1;
-	while ((ent = readdir(dir))) {
-		uid_t uid;
-		if (nvt_userdir_name_parse(ent->d_name, &uid) == 0 && (only == (uid_t)-1 || uid == only) &&
-		    scan_userdir(s, base, uid, tidy && (me == 0 || me == uid), see_own)) {
-			int err = errno;
-			closedir(dir);
-			free(s->v);
-			free(s->nested);
-			errno = err;
-			return -1;
-		}
+	if (!(dir = opendir(base))) {
+		err = errno;
+		close(basefd);
+		errno = err;
+		return -1;
 	}
+	while (!rc && (ent = readdir(dir))) {
+		uid_t uid;
+		int dirfd;
+
+		if (nvt_userdir_name_parse(ent->d_name, &uid) || (only != (uid_t)-1 && uid != only))
+			continue;
+		dirfd = open_userdir(s, basefd, ent->d_name, uid);
+		if (dirfd == RESOLVED_NONE)
+			continue;
+		rc = dirfd < 0 ? -1 : scan_userdir(s, dirfd, uid, tidy && (me == 0 || me == uid), see_own);
+		err = errno;
+		if (dirfd >= 0)
+			close(dirfd);
+		errno = err;
+	}
+	err = errno;
 	closedir(dir);
+	close(basefd);
 	free(s->nested);
+	free(s->reads);
+	free(s->taken);
 	s->nested = NULL;
+	s->reads = NULL;
+	s->taken = NULL;
+	if (rc) {
+		free(s->v);
+		free(s->named);
+		s->v = NULL;
+		errno = err;
+		return -1;
+	}
+	nvt_seg_listed_keep(s->named, s->n_named);
 	if (s->n) /* (no list at all when no file: qsort's base must not be NULL) */
 		qsort(s->v, s->n, sizeof(*s->v), by_pid);
 	return 0;
@@ -342,12 +593,20 @@ int nvt_seg_entry_open(const char *base, const struct nvt_seg_entry *e)
 
 int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
 {
+	return nvt_seg_tasks_skipped(base, tidy, pids, NULL);
+}
+
+int nvt_seg_tasks_skipped(const char *base, int tidy, pid_t **pids, struct nvt_seg_skipped *skipped)
+{
 	struct scan s = {0};
 	uid_t me = geteuid();
 	size_t n_out = 0;
 	pid_t *out;
 
 	*pids = NULL;
+	s.skipped = skipped;
+	if (skipped)
+		skipped->n = 0;
 	if (collect(&s, base, (uid_t)-1, tidy))
 		return -1;
 	out = malloc((s.n ? s.n : 1) * sizeof(*out));
@@ -375,10 +634,11 @@ int nvt_seg_tasks(const char *base, int tidy, pid_t **pids)
 			 * exec to another user); or left by an earlier process with the PID.
 			 * Never one its user's shim is still making (the read looked past
 			 * it, to the segment from before the exec): kept while it lives. */
-			int stale = rc == NVT_SEG_ENOPROC ||
-				    (settled && (e->dev != h.dev || e->ino != h.ino) &&
-				     !(e->uid == h.task_uid && entry_being_made(base, e))) ||
-				    (rc == NVT_SEG_ENOTASK && replaced(base, e));
+			int stale = !e->ambiguous &&
+				    (rc == NVT_SEG_ENOPROC ||
+				     (settled && (e->dev != h.dev || e->ino != h.ino) &&
+				      !(e->uid == h.task_uid && entry_being_made(base, e))) ||
+				     (rc == NVT_SEG_ENOTASK && replaced(base, e)));
 			if (stale && tidy && (me == 0 || me == e->uid))
 				remove_entry(base, e);
 		}

@@ -6,9 +6,11 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 
 #include "container.h"
 #include "alloc/reserve.h"
@@ -16,6 +18,7 @@
 #include "core/prio.h"
 #include "core/text.h"
 #include "core/yield.h"
+#include "os/sysutil.h"
 #include "seg/segfile.h"
 
 static void env_add(struct nvt_task_env *e, const char *name, const char *value)
@@ -64,6 +67,31 @@ int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slo
 		env_add(out, NVT_ENV_PARTITION, out->partition);
 	}
 	return 0;
+}
+
+int nvt_task_cdi_rundir_check(const char *base, char *why, size_t len)
+{
+	int own = nvt_fs_is_own(base, ST_NOSUID | ST_NODEV | ST_NOEXEC);
+
+	if (own < 0)
+		return nvt_why(why, len, "cannot look at the run directory %s: %s", base, strerror(errno));
+	if (!own)
+		return nvt_why(why, len,
+			       "the run directory %s is not a file system of its own mounted nosuid, "
+			       "nodev and noexec: a container could leave a program there that the host "
+			       "runs, or fill the file system it lies on",
+			       base);
+	return 0;
+}
+
+int nvt_task_cdi_rundir_mount(const char *base, char *why, size_t len)
+{
+	if (nvt_fs_is_own(base, ST_NOSUID | ST_NODEV | ST_NOEXEC) == 1)
+		return 0;
+	if (nvt_fs_mount_tmpfs(base, NVT_CDI_RUNDIR_OPTIONS))
+		return nvt_why(why, len, "cannot mount a tmpfs on %s (%s): %s", base,
+			       NVT_CDI_RUNDIR_OPTIONS, strerror(errno));
+	return nvt_task_cdi_rundir_check(base, why, len) ? -1 : 1;
 }
 
 /* Claims c->count TPCs on each GPU of c in the caller's own segment (own), into out. */

@@ -48,6 +48,21 @@ int nvt_task_cdi_preload(const char *shim, char *buf, size_t len);
 int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slot_view *parts, int n,
 			    struct nvt_task_env *out, char *why, size_t len);
 
+/*
+ * The run directory that CDI devices mount into containers (base, on the
+ * host) is a file system of its own, a tmpfs of NVT_CDI_RUNDIR_SIZE made by
+ * --cdi, mounted nosuid, nodev and noexec on the host: a container, which
+ * writes its tasks' segments there, can leave nothing there that the host
+ * runs (a setuid program of its root's), and can fill that file system only,
+ * never the one it lies on (/run, which the host's services share).
+ */
+#define NVT_CDI_RUNDIR_OPTIONS "mode=1777,size=128m,nr_inodes=65536"
+/* Checks base by that rule. Returns 0, or -1 with the reason in why. */
+int nvt_task_cdi_rundir_check(const char *base, char *why, size_t len);
+/* Mounts base's tmpfs (NVT_CDI_RUNDIR_OPTIONS) unless base passes the check
+ * already. Returns 0 (it passed), 1 (mounted), or -1 with the reason in why. */
+int nvt_task_cdi_rundir_mount(const char *base, char *why, size_t len);
+
 /* What a device's hook gives the container's first process. */
 struct nvt_task_container {
 	pid_t pid;          /* the process, as the caller's /proc numbers it */

@@ -84,11 +84,18 @@ PY
 	eq "$rc" 1 "--vendor a/b"
 	has "$out" "--vendor takes a CDI vendor name"
 	[ "$(id -u)" != 0 ] || hasnt "$(cat "$WORK/cdi.out")" "warning"
-	# A run directory that processes podman exec starts would not take (not root's mode 1777).
+	# A run directory that processes podman exec starts would not take (not root's mode 1777):
+	# root's --cdi mounts its tmpfs there (mode 1777); another user's warns.
 	mkdir -m 755 "$WORK/run755"
 	run_rc out rc env NVTASKSET_RUNDIR="$WORK/run755" "$NVT" --cdi --cdi-dir "$WORK/cdi3"
 	eq "$rc" 0 "--cdi with a run directory of mode 755 ($out)"
-	has "$out" "is not root's with mode 1777: processes that podman exec starts"
+	if [ "$(id -u)" == 0 ]; then
+		eq "$(stat -c %a "$WORK/run755")" 1777 "the mode of the tmpfs --cdi mounted"
+		hasnt "$out" "warning"
+	else
+		has "$out" "is not root's with mode 1777: processes that podman exec starts"
+		has "$out" "only root can mount one there"
+	fi
 	run_rc out rc env NVTASKSET_RUNDIR=/dev/shm "$NVT" --cdi --cdi-dir "$WORK/cdi2"
 	eq "$rc" 1 "--cdi with /dev/shm"
 	has "$out" "would give containers all of /dev/shm"
@@ -166,6 +173,80 @@ PY
 	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
 	eq "$rc" 0 "the device's own value: $out"
 	has "$out" "tpcs=$(dry_tpcs -g 0-1) "
+}
+
+# The run directory containers mount is a file system of its own (root's --cdi mounts a tmpfs
+# there: nosuid, nodev, noexec, 128 MiB): a setuid-root program that a container's root leaves
+# there does not run as root on the host, and a container that writes there fills that tmpfs,
+# not the file system the directory lies on (the host's /run). A container whose run directory
+# is no such mount (unmounted, or made again by hand after /run was cleared at boot) is refused
+# at start; --cdi mounts none over live tasks' segments, nor over a directory of other files.
+t_cdi_rundir_own_file_system() {
+	need_users
+	local out rc used
+	cdi_spec
+	out=$(findmnt -n -M "$NVTASKSET_RUNDIR" -o FSTYPE,OPTIONS) || die "--cdi mounted nothing on the run directory"
+	has "$out" "tmpfs"
+	for opt in nosuid nodev noexec size=131072k nr_inodes=65536; do
+		has "$out" "$opt"
+	done
+	eq "$(stat -c %a "$NVTASKSET_RUNDIR")" 1777 "the mode of the run directory's tmpfs"
+	# A container whose root copies a program there, setuid root.
+	container tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- sh -c 'cp /usr/bin/id "$NVTASKSET_RUNDIR/id" && chmod 4755 "$NVTASKSET_RUNDIR/id"'
+	eq "$rc" 0 "the container's copy: $out"
+	run_rc out rc $(as_user 65534) "$NVTASKSET_RUNDIR/id" -u
+	[ "$out" != 0 ] || die "another user ran the container's program as root"
+	eq "$rc" 126 "another user ran the container's program ($out)"
+	# A container that fills it: 128 MiB at most, and none of it in the file system below.
+	used=$(df -k --output=used "$WORK" | tail -1)
+	container tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- dd if=/dev/zero of="$NVTASKSET_RUNDIR/fill" bs=1M count=160
+	[ "$rc" != 0 ] || die "a container wrote 160 MiB into its run directory: $out"
+	has "$out" "No space left on device"
+	[ "$(stat -c %s "$NVTASKSET_RUNDIR/fill")" -le $((128 << 20)) ] || die "the fill is larger than 128 MiB"
+	[ "$(df -k --output=used "$WORK" | tail -1)" -lt $((used + (64 << 10))) ] || die "the fill went below"
+	rm -f "$NVTASKSET_RUNDIR/fill" "$NVTASKSET_RUNDIR/id"
+	# Unmounted: the hook refuses, and the program never runs.
+	umount "$NVTASKSET_RUNDIR"
+	container tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "a container beside a run directory of no file system of its own ($out)"
+	has "$out" "is not a file system of its own mounted nosuid, nodev and noexec"
+	hasnt "$out" "hung="
+	# --cdi mounts none over live tasks' segments, nor over other files.
+	start_loop host "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/host.state" "0-3"
+	run_rc out rc "$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor t
+	eq "$rc" 1 "--cdi over a task's segment ($out)"
+	has "$out" "1 tasks keep their control segments in"
+	findmnt -n -M "$NVTASKSET_RUNDIR" >/dev/null && die "--cdi mounted over a live task's segment"
+	stop_loop host "$PID"
+	run_rc out rc env NVTASKSET_RUNDIR="$WORK" "$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor t
+	eq "$rc" 1 "--cdi over a directory of other files ($out)"
+	has "$out" "holds other files than run directories"
+}
+
+# Nor its run directory: a variable of its own (first, as podman run -e puts it, which a runtime
+# that hands the program the first of two variables would give it) beside any device is refused,
+# and the program never runs (it would make its segment where no claim looks, run on every TPC,
+# and leave the device's claim held in its name).
+t_cdi_container_rundir_refused() {
+	local out rc dev
+	cdi_spec
+	mkdir -m 1777 "$WORK/elsewhere"
+	for dev in gpc=0-1 tpcs=4 priority=high; do
+		container --env "NVTASKSET_RUNDIR=$WORK/elsewhere" "$dev"
+		run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+		eq "$rc" 126 "$dev: status ($out)"
+		has "$out" "a container does not choose its run directory"
+		hasnt "$out" "hung="
+	done
+	# The spec's own value, given again, is the spec's.
+	container --env NVTASKSET_RUNDIR=/run/nvtaskset tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 0 "the spec's own run directory: $out"
+	[ -z "$(ls -A "$WORK/elsewhere")" ] || die "a container wrote in its own run directory: $(ls -A "$WORK/elsewhere")"
 }
 
 # Two containers started at once with tpcs=33 get disjoint halves; -l lists them with their

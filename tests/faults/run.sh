@@ -14,6 +14,10 @@
 #           priority agent beside 1030 plain tasks guards a low task
 #   agent   kill -9 of root's priority agent while it lends: the borrower's
 #           shim gives the lent TPCs back by itself
+#   shared  the shared directory of run directories: entries of every type in
+#           it, filled, /proc files of any length (0 to 65,536 groups), 60
+#           tasks in PID namespaces beside 2000 names of another user's
+#           (tests/faults/part-shared.sh)
 #
 # Counts, per part and in all: runs, faults injected, crashes (a process
 # ended by a signal it did not ask for), hangs (no end within its limit),
@@ -48,6 +52,9 @@ for v in $(env | sed -n 's/^\(FAKECUDA_[A-Z_]*\|FAULT_[A-Z_]*\)=.*/\1/p'); do un
 cleanup() {
 	pkill -KILL -f "$WORK/" 2>/dev/null
 	[ -n "${TASKS:-}" ] && kill -KILL $TASKS 2>/dev/null
+	# (root's --cdi mounts a tmpfs on the run directories it gives containers)
+	awk -v d="$WORK/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r |
+		while read -r m; do umount -l "$m"; done
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -224,7 +231,7 @@ done
 "$NVT" --calibrate >/dev/null 2>&1 || { echo "check-faults: calibrating the fake GPU failed" >&2; exit 1; }
 printf '%-44s %6s %6s %7s %5s %5s %6s\n' part runs faults crashes hangs lost time | tee -a "$SUMMARY"
 BEGIN=$SECONDS
-for part in ${*:-sweep limits kill load scale agent}; do
+for part in ${*:-sweep limits kill load scale agent shared}; do
 	"part_$part"
 done
 printf '%-44s %6d %6d %7d %5d %5d %5ds\n' "all" "$RUNS" "$FAULTS" "$CRASHES" "$HANGS" "$LOST" \

@@ -69,6 +69,8 @@ cleanup() {
 	"${PODMAN[@]}" rm -f -a >/dev/null 2>&1
 	"${PODMAN[@]}" rmi -f -a >/dev/null 2>&1
 	rm -f "$CDI_DIR/$VENDOR"-*.json "$CDI_DIR/$VENDOR.ld.so.preload"
+	# (nvtaskset --cdi mounted a tmpfs on the run directory)
+	umount -l "$W/run" 2>/dev/null
 	rm -rf "$W"
 }
 trap cleanup EXIT
@@ -169,6 +171,13 @@ s_env_override() {
 	out=$("${RUN[@]}" --rm --device "$VENDOR/tpcs=4" --device "$VENDOR/priority=high" "$IMAGE" \
 		fakeapp launch 1 2>&1) || die "tpcs=4 priority=high: $out"
 	has "$out" " hung=0"
+	# Nor its run directory (podman hands the program the device's, the last; a runtime that
+	# hands it the first would have it make its segment where no claim looks).
+	for dev in gpc=0-1 tpcs=4; do
+		out=$("${RUN[@]}" --rm -e NVTASKSET_RUNDIR=/tmp --device "$VENDOR/$dev" "$IMAGE" \
+			fakeapp launch 1 2>&1) && die "$dev with -e NVTASKSET_RUNDIR: it ran: $out"
+		has "$out" "a container does not choose its run directory"
+	done
 }
 
 # Two containers started at once with tpcs=33 get disjoint halves; -l lists them with their
@@ -211,6 +220,33 @@ s_full() {
 	has "$out" "$VENDOR/tpcs=16: the container does not start: cannot pick 16 TPCs: only 6 are free"
 	[[ "$out" != *"hung="* ]] || die "the program ran: $out"
 	stop f
+}
+
+# What a container writes into the run directory it is given (as root, podman's default: a
+# setuid-root program; as much as it can) stays there: the host runs none of it (the tmpfs
+# --cdi mounts is nosuid and noexec on the host too), and it fills that tmpfs (128 MiB), never
+# the file system the directory lies on (the host's /run, whose services share it).
+s_rundir() {
+	local out used rc
+	findmnt -n -M "$W/run" -o OPTIONS | grep -q 'nosuid,nodev,noexec' ||
+		die "the run directory is not a file system of its own: $(findmnt -n -T "$W/run")"
+	"${RUN[@]}" --rm --device "$VENDOR/gpc=0" "$IMAGE" sh -c \
+		'cat /bin/id >/run/nvtaskset/id && chmod 4755 /run/nvtaskset/id' || die "the container's copy failed"
+	[ "$(stat -c %u:%a "$W/run/id")" == 0:4755 ] || die "no setuid-root program: $(ls -l "$W/run")"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$W/run/id" -u 2>&1) && rc=0 || rc=$?
+	[ "$out" != 0 ] || die "another user ran the container's program as root"
+	[ "$rc" == 126 ] || die "another user ran the container's program ($rc): $out"
+	used=$(df -k --output=used "$W" | tail -1)
+	out=$("${RUN[@]}" --rm --device "$VENDOR/gpc=0" "$IMAGE" \
+		dd if=/dev/zero of=/run/nvtaskset/fill bs=1M count=160 2>&1) && die "160 MiB fit: $out"
+	has "$out" "No space left on device"
+	[ "$(stat -c %s "$W/run/fill")" -le $((128 << 20)) ] || die "the fill is larger than 128 MiB"
+	[ "$(df -k --output=used "$W" | tail -1)" -lt $((used + (64 << 10))) ] ||
+		die "the container filled the file system below the run directory"
+	rm -f "$W/run/fill" "$W/run/id"
+	out=$("${RUN[@]}" --rm --device "$VENDOR/gpc=0-1" "$IMAGE" fakeapp launch 1 2>&1) ||
+		die "a container after the fill: $out"
+	has "$out" "tpcs=$(dry_tpcs -g 0-1) "
 }
 
 # A user namespace that maps uids: refused at start, with the reason.
@@ -279,7 +315,7 @@ s_try() {
 	[ "$(ls -d /tmp/nvtaskset-try-containers.* 2>/dev/null | wc -l)" == "$before" ] || die "its directory is left"
 }
 
-ALL="gpc env_override tpcs full userns exec rootless try"
+ALL="gpc env_override tpcs full rundir userns exec rootless try"
 for s in ${*:-$ALL}; do
 	start_s=$SECONDS
 	(s_"$s") >"$W/$s.log" 2>&1

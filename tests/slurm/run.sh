@@ -762,11 +762,37 @@ PY
 	no_claims
 }
 
+s_foreign_entries() {
+	# Entries that another user makes in the shared directory of run directories, named like
+	# a run directory (nvtaskset-UID: a plain file, a link, a FIFO): every step with
+	# --gpu-tpcs still gets its TPCs, two jobs disjoint, and -l lists them (before, one such
+	# file failed every step's placement on the node).
+	local a b list
+	setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups sh -c \
+		': >"$1/nvtaskset-4242" && ln -s /tmp "$1/nvtaskset-4243" && mkfifo "$1/nvtaskset-4244"' _ "$W/run" ||
+		die "uid $OTHER_UID could not make the entries"
+	submit a -n1 --gpu-tpcs=16
+	submit b -n1 --gpu-tpcs=16
+	a=$(state a 0) b=$(state b 0)
+	echo "job a: $a; job b: $b"
+	eq "$(count "$a")" 16 "TPCs of job a"
+	eq "$(count "$b")" 16 "TPCs of job b"
+	eq "$(common "$a" "$b")" 0 "TPCs that jobs a and b share"
+	list=$(timeout 20 "$NVT" -l 2>&1) || die "-l failed: $list"
+	has "$list" "passed over $W/run/nvtaskset-4242"
+	[[ "$(awk -v p="$(envof a 0 pid)" '$1 == p' <<<"$list")" == *" $(jobof a).0 "* ]] ||
+		die "-l does not show job a's task: $list"
+	finish a
+	finish b
+	rm -f "$W/run/nvtaskset-4242" "$W/run/nvtaskset-4243" "$W/run/nvtaskset-4244"
+	no_claims
+}
+
 # ---- Driver -------------------------------------------------------------------
 
 PASS=0 FAIL=0 SKIP=0 FAILED=""
 ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user spoofed_holder requests gpcs
-	node_name mps_prolog mps_control priority"
+	node_name mps_prolog mps_control priority foreign_entries"
 PRIVATE="mps_squat"
 TWO_GPUS="two_gpus gpu_gres"
 for name in ${*:-$ONE_GPU $PRIVATE $TWO_GPUS}; do

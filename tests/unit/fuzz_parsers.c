@@ -295,6 +295,9 @@ static void fuzz_containers(const char *text, size_t size)
 		fail("OCI state parser accepted no bundle or a negative pid", text);
 	nvt_oci_config_user(text, size, &uid, &gid, why, sizeof(why));
 	nvt_oci_config_env(text, size, "A", value, sizeof(value));
+	if (nvt_oci_config_env_other(text, size, "A", NULL) == 0 &&
+	    nvt_oci_config_env(text, size, "A", value, sizeof(value)) == 0)
+		fail("a variable found is not there for nvt_oci_config_env_other", text);
 	nvt_oci_config_has_hook(text, size, "createRuntime", "A");
 	nvt_uid_map_outside(text, size, 1000, &out);
 	nvt_uid_map_is_identity(text, size);

@@ -175,6 +175,16 @@ static void test_oci(void)
 	CHECK(nvt_oci_config_env(config, strlen(config), "NVTASKSET", buf, sizeof(buf)) == 1);
 	CHECK(nvt_oci_config_env(config, strlen(config), "PATH", buf, 4) == -1);
 	CHECK(nvt_oci_config_env(STR("{\"process\":{\"env\":7}}"), "A", buf, sizeof(buf)) == -1);
+	/* Any of repeated variables that is not the one wanted: a runtime may hand any over. */
+	CHECK(nvt_oci_config_env_other(config, strlen(config), "NVTASKSET_CDI", "tpcs=16") == 1);
+	CHECK(nvt_oci_config_env_other(config, strlen(config), "NVTASKSET_CDI", "gpc=0") == 1);
+	CHECK(nvt_oci_config_env_other(config, strlen(config), "PATH", "/bin") == 0);
+	CHECK(nvt_oci_config_env_other(config, strlen(config), "PATH", "/bi") == 1);
+	CHECK(nvt_oci_config_env_other(config, strlen(config), "A", "") == 0);
+	CHECK(nvt_oci_config_env_other(config, strlen(config), "A", NULL) == 1);
+	CHECK(nvt_oci_config_env_other(config, strlen(config), "NVTASKSET", NULL) == 0);
+	CHECK(nvt_oci_config_env_other(STR("{}"), "A", NULL) == 0);
+	CHECK(nvt_oci_config_env_other(STR("{\"process\":{\"env\":7}}"), "A", NULL) == -1);
 	test_oci_env_long();
 	/* The hooks the runtime was given: an argument of a createRuntime hook, not of another stage. */
 	{

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <err.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -278,6 +279,55 @@ static void write_preload(struct spec *s, const char *dir)
 	}
 }
 
+/* 1 if directory dir holds nothing but run directories (nvtaskset-UID, and what a squatter's
+ * was renamed to), 0 if it holds anything else or cannot be read. */
+static int only_run_directories(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *ent;
+	int only = d != NULL;
+
+	while (only && (ent = readdir(d)))
+		only = !strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..") ||
+		       !strncmp(ent->d_name, NVT_USERDIR_PREFIX, strlen(NVT_USERDIR_PREFIX));
+	if (d)
+		closedir(d);
+	return only;
+}
+
+/* Makes base a file system of its own that containers cannot leave programs in for the host
+ * nor fill beyond it (nvt_task_cdi_rundir_mount): root mounts its tmpfs there, unless tasks
+ * keep their segments there (the tmpfs would hide them); another user is warned. */
+static void own_filesystem(const char *base)
+{
+	char why[512];
+	pid_t *pids;
+	int n, rc;
+
+	if (nvt_task_cdi_rundir_check(base, why, sizeof(why)) == 0)
+		return;
+	if (geteuid() != 0) {
+		warnx("warning: %s; only root can mount one there: run --cdi as root", why);
+		return;
+	}
+	if (!only_run_directories(base))
+		cli_errx("--cdi: %s holds other files than run directories: a tmpfs mounted there would "
+			 "hide them. Give containers a directory of their own (%s)",
+			 base, NVT_ENV_RUNDIR);
+	n = nvt_seg_tasks(base, 1, &pids);
+	if (n >= 0)
+		free(pids);
+	if (n > 0)
+		cli_errx("--cdi: %d tasks keep their control segments in %s, which is not a file system "
+			 "of its own: a tmpfs mounted there would hide them. Stop them, then run --cdi "
+			 "again",
+			 n, base);
+	rc = nvt_task_cdi_rundir_mount(base, why, sizeof(why));
+	if (rc < 0)
+		cli_errx("--cdi: %s", why);
+	printf("%s: a tmpfs of its own (nosuid,nodev,noexec,%s)\n", base, NVT_CDI_RUNDIR_OPTIONS);
+}
+
 /* The run directory containers mount: NVTASKSET_RUNDIR, or NVT_SHARED_RUNDIR, made if need be. */
 static void choose_base(struct spec *s)
 {
@@ -313,17 +363,18 @@ static void choose_base(struct spec *s)
 	}
 	if (!realpath(nvt_rundir(), s->base))
 		cli_err("--cdi: %s", nvt_rundir());
+	/* Containers must not get every program's shared memory. */
+	if (!strcmp(s->base, NVT_DEFAULT_RUNDIR))
+		cli_errx("--cdi: %s=%s would give containers all of %s: use a directory of its own "
+			 "(unset it: %s)",
+			 NVT_ENV_RUNDIR, env, NVT_DEFAULT_RUNDIR, NVT_SHARED_RUNDIR);
+	own_filesystem(s->base);
 	/* Processes that podman exec starts get no NVTASKSET_RUNDIR: they find
 	 * the mount by the default's rule (nvt_rundir). */
 	if (stat(s->base, &st) || st.st_uid != 0 || (st.st_mode & 07777) != NVT_SHARED_RUNDIR_MODE)
 		warnx("warning: %s is not root's with mode %o: processes that podman exec starts in a "
 		      "container will not use it, and run without the container's partition",
 		      s->base, NVT_SHARED_RUNDIR_MODE);
-	/* Containers must not get every program's shared memory. */
-	if (!strcmp(s->base, NVT_DEFAULT_RUNDIR))
-		cli_errx("--cdi: %s=%s would give containers all of %s: use a directory of its own "
-			 "(unset it: %s)",
-			 NVT_ENV_RUNDIR, env, NVT_DEFAULT_RUNDIR, NVT_SHARED_RUNDIR);
 }
 
 /* The machine's GPUs, each unpartitioned with its topology (calibrated if need be). */

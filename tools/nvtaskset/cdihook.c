@@ -31,7 +31,7 @@
 
 #define STATE_MAX (1 << 20)
 #define CONFIG_MAX (16 << 20)
-#define MAP_MAX 4096
+#define MAP_MAX NVT_UID_MAP_MAX
 
 /* Reads all of fd (at most max bytes) into a new string; its length in *len. */
 static char *read_all(int fd, size_t max, size_t *len, const char *what)
@@ -75,17 +75,11 @@ static char *read_config(const char *bundle, size_t *len)
 	return text;
 }
 
-/* A uid_map (/proc/PID/uid_map; pid 0: our own) into buf. */
+/* A uid_map (/proc/PID/uid_map; pid 0: our own), whole, into buf. */
 static void read_map(pid_t pid, char *buf, size_t size)
 {
-	char path[64];
-
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%ld/uid_map", (long)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/uid_map");
-	if (nvt_read_file(path, buf, size, 0) < 0)
-		cli_err("--cdi-hook: cannot read %s", path);
+	if (nvt_proc_uid_map(pid, buf, size))
+		cli_err("--cdi-hook: cannot read the uid_map of %s", pid ? "the container's process" : "the hook");
 }
 
 /* 1 if process pid is in the caller's user namespace. */
@@ -147,6 +141,17 @@ static int config_env(const char *config, size_t len, const char *name, char *bu
 	return rc;
 }
 
+/* 1 if the container's environment sets name to anything but value (NULL: at all), in any of
+ * its variables of that name. */
+static int config_env_other(const char *config, size_t len, const char *name, const char *value)
+{
+	int rc = nvt_oci_config_env_other(config, len, name, value);
+
+	if (rc < 0)
+		cli_errx("--cdi-hook: the container's %s is malformed or too long", name);
+	return rc;
+}
+
 /* A partition record (NVT_ENV_PARTITION's form) into parts. Returns how many GPUs. */
 static int records(const char *device, const char *text, const char *whose,
 		   struct nvt_slot_view *parts)
@@ -167,7 +172,7 @@ static int poststop(void)
 	int n;
 
 	/* Only root's look may remove every user's; a rootless runtime's sees few. */
-	if (geteuid() != 0 || nvt_read_file("/proc/self/uid_map", own, sizeof(own), 0) < 0 ||
+	if (geteuid() != 0 || nvt_proc_uid_map(0, own, sizeof(own)) ||
 	    !nvt_uid_map_is_identity(own, strlen(own)))
 		return EXIT_SUCCESS;
 	n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
@@ -240,6 +245,10 @@ static int container_asks(const char *device, const struct nvt_cdi_device *d, co
 			cli_errx("%s: the container was given another priority too (%s): give one",
 				 device, nvt_prio_name(prio->prio));
 		priority_given(device, d, config, len, value, prio);
+		if (config_env_other(config, len, NVT_ENV_PRIORITY, value))
+			cli_errx("%s: the container's %s is set twice, to different values: a container "
+				 "does not choose its priority (give the device, not -e %s)",
+				 device, NVT_ENV_PRIORITY, NVT_ENV_PRIORITY);
 		c->prio = prio;
 	}
 	return d->cls != NVT_CDI_PRIORITY || !has_partition;
@@ -260,7 +269,8 @@ static void container_gpus(const char *device, const struct nvt_cdi_device *d, c
 
 	c->n_parts = records(device, given, "the hook's", parts);
 	set = config_env(config, len, NVT_ENV_PARTITION, value, sizeof(value)) == 0;
-	if (d->cls == NVT_CDI_GPC ? !set || strcmp(value, given) : set)
+	/* (every variable of the name: a runtime may hand the program any of them) */
+	if (d->cls == NVT_CDI_GPC ? !set || config_env_other(config, len, NVT_ENV_PARTITION, given) : set)
 		cli_errx("%s: the container's %s is %s: a container does not choose its partition "
 			 "(give no -e %s)",
 			 device, NVT_ENV_PARTITION,
@@ -301,6 +311,12 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	if (nvt_oci_config_user(config, config_len, &c.uid, &c.gid, why, sizeof(why)))
 		cli_errx("%s: %s", device, why);
 	check_users(device, (pid_t)state.pid, c.uid, &rootless);
+	/* The spec's run directory, or the program's segment would lie where no claim
+	 * looks: it would run on every TPC, and this device's claim would stay held. */
+	if (config_env_other(config, config_len, NVT_ENV_RUNDIR, NVT_CONTAINER_RUNDIR))
+		cli_errx("%s: the container's %s is not the spec's %s: a container does not choose its "
+			 "run directory (give no -e %s)",
+			 device, NVT_ENV_RUNDIR, NVT_CONTAINER_RUNDIR, NVT_ENV_RUNDIR);
 	if (!container_asks(device, &d, mine, config, config_len, &c, &prio))
 		return EXIT_SUCCESS; /* a priority beside a partition device: that one's hook */
 	/*
@@ -315,6 +331,9 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 			 "segment, and the container's program would not be listed, moved or counted "
 			 "by other tasks. Run the container with root's podman",
 			 device);
+	/* Root's runtime: the container's root can write root's files there. */
+	if (geteuid() == 0 && nvt_task_cdi_rundir_check(nvt_rundir(), why, sizeof(why)))
+		cli_errx("%s: %s. Run nvtaskset --cdi again (as root): it mounts one there", device, why);
 	container_gpus(device, &d, config, config_len, &c, parts);
 	free(config);
 	c.pid = (pid_t)state.pid;

@@ -147,9 +147,12 @@ struct task_tree {
 	int n_tasks;
 	struct nvt_proc_link *links; /* every process of /proc, sorted by PID */
 	size_t n_links;
+	struct nvt_seg_skipped skipped; /* what the listing passed over */
 };
 /* Reads the tasks (removing leftovers if tidy) and /proc. Returns 0 or -1 with errno set. */
 int task_tree_read(struct task_tree *t, int tidy);
+/* Warns of each entry the listing passed over (-l). */
+void task_tree_warn_skipped(const struct task_tree *t);
 void task_tree_free(struct task_tree *t);
 /* -a: -p for the task root and each task that descends from it. */
 int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text);

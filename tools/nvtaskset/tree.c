@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "core/grow.h"
@@ -23,7 +24,7 @@ int task_tree_read(struct task_tree *t, int tidy)
 	int n;
 
 	memset(t, 0, sizeof(*t));
-	t->n_tasks = nvt_seg_tasks(nvt_rundir(), tidy, &t->tasks);
+	t->n_tasks = nvt_seg_tasks_skipped(nvt_rundir(), tidy, &t->tasks, &t->skipped);
 	if (t->n_tasks < 0)
 		return -1;
 	n = nvt_proc_links(&t->links);
@@ -34,6 +35,54 @@ int task_tree_read(struct task_tree *t, int tidy)
 	}
 	t->n_links = (size_t)n;
 	return 0;
+}
+
+/* What kind of file mode's type is ("a FIFO"). */
+static const char *file_kind(mode_t mode)
+{
+	return S_ISREG(mode)	? "a regular file"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISSOCK(mode) ? "a socket"
+	       : S_ISCHR(mode)	? "a character device"
+	       : S_ISBLK(mode)	? "a block device"
+	       : S_ISLNK(mode)	? "a symbolic link"
+				: "a file that is no directory";
+}
+
+void task_tree_warn_skipped(const struct task_tree *t)
+{
+	const char *base = nvt_rundir();
+
+	for (int i = 0; i < t->skipped.n && i < NVT_SEG_SKIPPED_KEPT; i++) {
+		const struct nvt_seg_skip *k = &t->skipped.v[i];
+		unsigned long uid = (unsigned long)k->uid, owner = (unsigned long)k->owner;
+		unsigned mode = (unsigned)(k->mode & 07777);
+
+		if (k->kind == NVT_SKIP_LINK || k->kind == NVT_SKIP_NOT_DIR)
+			warnx("warning: passed over %s/nvtaskset-%lu: %s of uid %lu, not a run directory "
+			      "(root may remove it)",
+			      base, uid, file_kind(k->mode), owner);
+		else if (k->kind == NVT_SKIP_OWNER)
+			warnx("warning: passed over %s/nvtaskset-%lu: a directory of uid %lu, not of uid "
+			      "%lu (root may remove it)",
+			      base, uid, owner, uid);
+		else if (k->kind == NVT_SKIP_WRITABLE)
+			warnx("warning: passed over %s/nvtaskset-%lu: others may write in it (mode %04o): "
+			      "uid %lu's tasks there are not trusted, listed or counted",
+			      base, uid, mode, uid);
+		else if (k->kind == NVT_SKIP_UNREADABLE)
+			warnx("warning: passed over %s/nvtaskset-%lu: uid %lu does not let you look into it "
+			      "(mode %04o): its tasks are not listed here, nor counted by your claims",
+			      base, uid, uid, mode);
+		else
+			warnx("warning: passed over %d files of %s/nvtaskset-%lu named for processes of "
+			      "other PID namespaces, more than such processes run: uid %lu's tasks in "
+			      "containers may be missing here",
+			      k->count, base, uid, uid);
+	}
+	if (t->skipped.n > NVT_SEG_SKIPPED_KEPT)
+		warnx("warning: and %d more entries of %s passed over", t->skipped.n - NVT_SEG_SKIPPED_KEPT,
+		      base);
 }
 
 void task_tree_free(struct task_tree *t)

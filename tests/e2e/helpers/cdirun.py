@@ -15,7 +15,8 @@ it, and runs the poststop hooks. A hook that fails ends it all: the process
 is killed, the hook's message is printed, and the exit status is 126.
 
 Mounts are not made: a variable whose value is a mount's container path gets
-its host path instead (the run directory), and the file mounted over
+its host path instead in the process's environment (the run directory; config.json
+holds the values as the spec gives them, as a runtime's does), and the file mounted over
 /etc/ld.so.preload is given in LD_PRELOAD, so the process sees what it would
 see through the mounts. --pidns gives the process a PID namespace and /proc of
 its own (it is PID 1 there, as in a container); --uid runs COMMAND as uid U
@@ -120,13 +121,16 @@ def resolve(spec_dir, devices):
     return edits
 
 
+def mounts_of(edits):
+    """Each mount's container path and its host path."""
+    return {m["containerPath"]: m["hostPath"] for e in edits for m in e.get("mounts", [])}
+
+
 def container_env(edits):
-    """The test's environment, then each edit's variables, values through the mounts."""
-    env = dict(os.environ)
-    mounts = {}
-    for e in edits:
-        for m in e.get("mounts", []):
-            mounts[m["containerPath"]] = m["hostPath"]
+    """The test's environment, then each edit's variables: as config.json holds them (the
+    spec's values), and as the process sees them (values through the mounts)."""
+    config, env = dict(os.environ), dict(os.environ)
+    mounts = mounts_of(edits)
     # /etc/ld.so.preload, which the loader reads in the container: LD_PRELOAD here.
     if "/etc/ld.so.preload" in mounts:
         with open(mounts["/etc/ld.so.preload"]) as f:
@@ -134,8 +138,9 @@ def container_env(edits):
     for e in edits:
         for var in e.get("env", []):
             name, _, value = var.partition("=")
+            config[name] = value
             env[name] = mounts.get(value, value)
-    return env
+    return config, env
 
 
 def hooks_of(edits, stage):
@@ -210,17 +215,18 @@ def start_process(opts, env):
 def main():
     opts = parse_args(sys.argv[1:])
     edits = resolve(opts["spec_dir"], opts["devices"])
-    env = container_env(edits)
+    config, env = container_env(edits)
     given = [v.partition("=")[::2] for v in opts["env"]]
     os.makedirs(opts["bundle"], exist_ok=True)
     with open(os.path.join(opts["bundle"], "config.json"), "w") as f:
         json.dump({"ociVersion": "1.0.2", "process": {
             "user": {"uid": opts["uid"], "gid": opts["uid"]},
-            "env": ["%s=%s" % kv for kv in given + list(env.items())], "args": opts["command"]},
+            "env": ["%s=%s" % kv for kv in given + list(config.items())], "args": opts["command"]},
             # The devices' hooks, as the runtime is given them (OCI's hooks, by stage).
             "hooks": {stage: [{k: v for k, v in h.items() if k != "hookName"} for h in hooks_of(edits, stage)]
                       for stage in ("createRuntime", "poststop")}}, f)
-    env.update(dict(given))
+    mounts = mounts_of(edits)
+    env.update({name: mounts.get(value, value) for name, value in given})
     first, go, waited = start_process(opts, env)
     if opts["pid_file"]:
         with open(opts["pid_file"], "w") as f:
