@@ -12,7 +12,9 @@ fake_image_tar() {
 	shift 4
 	libdir=$(dirname "$(ldd "$fakedir/libcuda.so.1" | awk '/libc\.so/ {print $3}')")
 	mkdir -p "$r"/{bin,usr/bin,tmp,proc,dev,sys,etc,out,run} "$r$libdir" || return 1
-	cp "$(command -v sh)" "$(command -v sleep)" "$(command -v cat)" "$r/bin/" || return 1
+	# (chmod, dd and id: check-podman's rundir scenario tries what a container may leave.)
+	cp "$(command -v sh)" "$(command -v sleep)" "$(command -v cat)" "$(command -v chmod)" \
+		"$(command -v dd)" "$(command -v id)" "$r/bin/" || return 1
 	for prog; do
 		cp "${prog%=*}" "$r/usr/bin/${prog##*=}" || return 1
 	done

@@ -60,6 +60,8 @@ cleanup() {
 	podman rm -f -a >/dev/null 2>&1 || true
 	podman rmi -f -a >/dev/null 2>&1 || true
 	rm -f "$CDI_DIR/$VENDOR"-*.json "$CDI_DIR/$VENDOR.ld.so.preload"
+	# (nvtaskset --cdi, as root, mounts a tmpfs of its own on the run directory it gives containers.)
+	umount -l "$W/run" 2>/dev/null
 	rm -rf "$W"
 }
 trap cleanup EXIT
