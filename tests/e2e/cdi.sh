@@ -249,6 +249,21 @@ t_cdi_container_rundir_refused() {
 	[ -z "$(ls -A "$WORK/elsewhere")" ] || die "a container wrote in its own run directory: $(ls -A "$WORK/elsewhere")"
 }
 
+# Nor whether its programs are a priority level's MPS server: the shim of a program given
+# NVTASKSET_MPS_SERVER makes no partition (a daemon's, or a server's), so the container's would
+# run on every TPC.
+t_cdi_container_mps_server_refused() {
+	local out rc dev
+	cdi_spec
+	for dev in gpc=0-1 tpcs=4 priority=high; do
+		container --env "NVTASKSET_MPS_SERVER=low,yield=slice" "$dev"
+		run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+		eq "$rc" 126 "$dev: status ($out)"
+		has "$out" "a container is no MPS server of nvtaskset's"
+		hasnt "$out" "hung="
+	done
+}
+
 # Two containers started at once with tpcs=33 get disjoint halves; -l lists them with their
 # TPCs, a start on the host finds no TPC free, -p moves one live, and once one is killed its
 # TPCs are free again and its segment is gone.

@@ -317,6 +317,12 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 		cli_errx("%s: the container's %s is not the spec's %s: a container does not choose its "
 			 "run directory (give no -e %s)",
 			 device, NVT_ENV_RUNDIR, NVT_CONTAINER_RUNDIR, NVT_ENV_RUNDIR);
+	/* Nor whether it is a priority level's MPS server: the shim of a program given the variable
+	 * makes no partition, and the container's would run on every TPC. */
+	if (config_env_other(config, config_len, NVT_ENV_MPS_SERVER, NULL))
+		cli_errx("%s: the container sets %s: a container is no MPS server of nvtaskset's "
+			 "(give no -e %s)",
+			 device, NVT_ENV_MPS_SERVER, NVT_ENV_MPS_SERVER);
 	if (!container_asks(device, &d, mine, config, config_len, &c, &prio))
 		return EXIT_SUCCESS; /* a priority beside a partition device: that one's hook */
 	/*
