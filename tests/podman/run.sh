@@ -178,6 +178,10 @@ s_env_override() {
 			fakeapp launch 1 2>&1) && die "$dev with -e NVTASKSET_RUNDIR: it ran: $out"
 		has "$out" "a container does not choose its run directory"
 	done
+	# Nor does it pass for a priority level's MPS server (whose shim makes no partition).
+	out=$("${RUN[@]}" --rm -e NVTASKSET_MPS_SERVER=low --device "$VENDOR/gpc=0-1" "$IMAGE" \
+		fakeapp launch 1 2>&1) && die "gpc=0-1 with -e NVTASKSET_MPS_SERVER: it ran: $out"
+	has "$out" "a container is no MPS server of nvtaskset's"
 }
 
 # Two containers started at once with tpcs=33 get disjoint halves; -l lists them with their
