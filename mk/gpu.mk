@@ -8,7 +8,7 @@ GPU_LOG ?= $(B)/gpu
 check-gpu: all
 	@tests/gpu/check-gpu.sh $(GPU_LOG)
 
-# Preemptive priorities on the GPU, read back and by their effect (tests/gpu/preempt.sh): ~4 min.
+# Preemptive priorities on the GPU, read back and by their effect (tests/gpu/preempt.sh): ~1 min.
 check-gpu-preempt: all
 	@tests/gpu/preempt.sh $(GPU_LOG)
 

@@ -121,6 +121,30 @@ t_preempt_gpu_not_said_one_slot() {
 	eq "$(final_us "$(pid_of_log)" | tr '\n' ' ')" "5 5 5 5 " "final timeslices"
 }
 
+# -p that takes slice away gives the task's groups libcuda's own timeslice back; -p cannot make a
+# task started without it time-sliced (its shim follows no groups), and says nothing false.
+t_preempt_p_changes() {
+	local out rc group
+	rm_env
+	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
+	wait_file "$WORK/lo.state" "0-65"
+	group=$(awk -v p="pid=$PID" '$1 == p && $2 == "alloc" && $3 == "class=0xa06c" {sub("handle=", "", $4); print $4; exit}' "$WORK/rm.log")
+	[ -n "$group" ] || die "no group of the task in the fake RM's log"
+	wait_for 10 eval '[ "$(last_us '"$PID $group"')" == 5 ]'
+	run_rc out rc "$NVT" -p --priority low --yield client "$PID"
+	eq "$rc" 0 "-p: $out"
+	wait_for 10 eval '[ "$(last_us '"$PID $group"')" == 2048 ]'
+	stop_loop lo "$PID"
+	start_loop pl "$NVT" --no-mps --priority low --yield client "$APP"
+	wait_file "$WORK/pl.state" "0-65"
+	run_rc out rc "$NVT" -p --priority low --yield slice "$PID"
+	eq "$rc" 0 "-p: $out"
+	run_rc out rc "$NVT" -l --json
+	hasnt "$out" '"timeslice_us":5'
+	stop_loop pl "$PID"
+	eq "$(sets "$PID" | tr '\n' ' ')" "2048 " "the second task's sets: libcuda's own only"
+}
+
 # A control the driver refuses is said once, and shown in -l.
 t_preempt_refused_said_once() {
 	rm_env
