@@ -392,6 +392,15 @@ int nvt_seg_write(struct nvt_seg_handle *h, int gpu, const struct nvt_slot_view 
 /* Copies the GPU slot gpu is for (written once, read without the sequence
  * lock: see nvt_slot_uuid). Returns 0 or -1. */
 int nvt_seg_slot_gpu(const struct nvt_seg_handle *h, int gpu, uint8_t uuid[16]);
+/*
+ * Copies slot gpu if it holds a GPU: a free one is passed over by its GPU
+ * field alone (one small read: 16 slots of a thousand segments left odd by
+ * their user cost -l twice its time when each free one took every try).
+ * Returns 0, or -1 for a free slot, one unread, or one a writer died inside
+ * (-p tells).
+ */
+int nvt_seg_read_used(const struct nvt_seg_handle *h, int gpu, struct nvt_slot_view *view,
+		      struct nvt_slot_status *status);
 /* The slot that holds uuid, or -1; the first free slot, or -1. */
 int nvt_seg_find_slot(const struct nvt_seg_handle *h, const uint8_t uuid[16]);
 int nvt_seg_free_slot_of(const struct nvt_seg_handle *h);

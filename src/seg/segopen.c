@@ -452,6 +452,16 @@ int nvt_seg_slot_gpu(const struct nvt_seg_handle *h, int gpu, uint8_t uuid[16])
 	return 0;
 }
 
+int nvt_seg_read_used(const struct nvt_seg_handle *h, int gpu, struct nvt_slot_view *view,
+		      struct nvt_slot_status *status)
+{
+	uint8_t uuid[16];
+
+	if (nvt_seg_slot_gpu(h, gpu, uuid) || nvt_uuid_is_zero(uuid))
+		return -1;
+	return nvt_seg_read(h, gpu, view, status) || nvt_uuid_is_zero(view->uuid) ? -1 : 0;
+}
+
 int nvt_seg_find_slot(const struct nvt_seg_handle *h, const uint8_t uuid[16])
 {
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {

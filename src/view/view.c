@@ -177,12 +177,8 @@ static int read_task(const char *base, struct nvt_view *v, size_t *task_cap, siz
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		struct nvt_slot_status st;
 		struct nvt_slot_view view;
-		uint8_t uuid[16];
-		/* A free slot by its GPU field alone (one small read), as -l does. */
-		if (nvt_seg_slot_gpu(&h, g, uuid) || nvt_uuid_is_zero(uuid))
+		if (nvt_seg_read_used(&h, g, &view, &st))
 			continue;
-		if (nvt_seg_read(&h, g, &view, &st) || nvt_uuid_is_zero(view.uuid))
-			continue; /* a writer died inside: -p tells */
 		if (add_slot(v, slot_cap, v->n_tasks, &view, &st)) {
 			nvt_seg_close(&h);
 			return -1;

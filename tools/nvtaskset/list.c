@@ -123,14 +123,8 @@ static int read_row(const struct options *o, const struct task_tree *t, pid_t pi
 		struct gpu_part *p = &r->gpu[r->n];
 		struct nvt_slot_status st;
 		struct nvt_slot_view view;
-		uint8_t uuid[16];
-		/* A free slot is passed over by its GPU field alone (one small
-		 * read): 16 slots of a thousand segments left odd by their user
-		 * cost -l twice its time when each free one took every try. */
-		if (nvt_seg_slot_gpu(&h, g, uuid) || nvt_uuid_is_zero(uuid))
+		if (nvt_seg_read_used(&h, g, &view, &st))
 			continue;
-		if (nvt_seg_read(&h, g, &view, &st) || nvt_uuid_is_zero(view.uuid))
-			continue; /* a writer died inside: -p tells */
 		memcpy(p->uuid, view.uuid, sizeof(p->uuid));
 		p->state = view.state;
 		p->tpcs = view.tpcs;
