@@ -586,7 +586,9 @@ t_tree_list() {
 	start_tree lt
 	run_rc out rc "$NVT" -l
 	eq "$rc" 0
-	eq "$(head -1 <<<"$out")" "$(printf '%7s  %7s  %-10s  %-5s  %8s  %-20s  %s' PID PPID USER GPU LAUNCHES TPCS COMMAND)"
+	# USER is as wide as its widest name, at least 10.
+	local uw=$(( ${#ME} > 10 ? ${#ME} : 10 ))
+	eq "$(head -1 <<<"$out")" "$(printf "%7s  %7s  %-${uw}s  %-5s  %8s  %-20s  %s" PID PPID USER GPU LAUNCHES TPCS COMMAND)"
 	row=$(grep -E "^ *$R " <<<"$out") || die "no row for R in: $out"
 	grep -Eq "^ *$R +[0-9]+ +$ME +0 +[0-9]+ +0-3 +$APP spawn-on" <<<"$row" || die "R's row: $row"
 	row=$(grep -E "^ *$G " <<<"$out") || die "no row for G in: $out"
