@@ -230,14 +230,19 @@ t_hostile_look_beyond_64_files() {
 	chown 65533:65533 "$NVTASKSET_RUNDIR/nvtaskset-65533"
 	serve_bg lr
 	roots=$PID
-	rm -f "$WORK/u/lm.serve.ready"
-	FAKECUDA_KERNEL_US=1000 $(as_user 65533) "$NVT" --no-mps --priority high -c 0-8 "$PRIOAPP" serve \
-		"$WORK/u/lm.stop" "$WORK/u/lm.serve" 20000 4 2>"$WORK/u/lm.serve.err" &
-	mine=$!
-	wait_for 10 test -e "$WORK/u/lm.serve.ready"
 	# Files named like segments until hers lists at the 66th to the 126th place of those
-	# names (readdir's order: a file system's hash on ext4, newest first on tmpfs).
-	$(as_user 65533) "$(user_python)" - "$NVTASKSET_RUNDIR/nvtaskset-65533" "$(basename "$(seg_file "$mine")")" <<'PY'
+	# names (readdir's order: a file system's hash on ext4, newest first on tmpfs). A file
+	# whose hash lists among the first few of any number of names cannot be placed: then
+	# her high task starts again, under another PID, so another name.
+	local try placed=0
+	for try in 1 2 3 4 5; do
+		rm -f "$WORK/u/lm.serve.ready" "$WORK/u/lm.stop"
+		FAKECUDA_KERNEL_US=1000 $(as_user 65533) "$NVT" --no-mps --priority high -c 0-8 "$PRIOAPP" serve \
+			"$WORK/u/lm.stop" "$WORK/u/lm.serve" 20000 4 2>"$WORK/u/lm.serve.err" &
+		mine=$!
+		wait_for 10 test -e "$WORK/u/lm.serve.ready"
+		local rc=0
+		$(as_user 65533) "$(user_python)" - "$NVTASKSET_RUNDIR/nvtaskset-65533" "$(basename "$(seg_file "$mine")")" <<'PY' || rc=$?
 import os, sys
 d, target = sys.argv[1], sys.argv[2]
 made = []
@@ -246,17 +251,27 @@ def place():
     return names.index(target)
 n = 0
 while place() < 66:
+    if n >= 5000:
+        for name in made:
+            os.unlink(os.path.join(d, name))
+        print("her high task's file lists among the first of %d names" % (n + 1))
+        sys.exit(3)
     for _ in range(100):
         n += 1
         name = "nvtaskset.12345.%d" % n
         open(os.path.join(d, name), "w").close()
         made.append(name)
-    assert n < 5000, "cannot place the file"
 while place() > 126:
     names = [x for x in os.listdir(d) if x.startswith("nvtaskset.")]
     os.unlink(os.path.join(d, next(x for x in names[:place()] if x.startswith("nvtaskset.12345."))))
 print("her high task's file lists at place %d of %d" % (place(), len([x for x in os.listdir(d) if x.startswith("nvtaskset.")])))
 PY
+		[ "$rc" = 0 ] && { placed=1; break; }
+		[ "$rc" = 3 ] || die "placing her high task's file failed ($rc)"
+		touch "$WORK/u/lm.stop"
+		wait "$mine" || die "her service failed: $(cat "$WORK/u/lm.serve.err")"
+	done
+	[ "$placed" = 1 ] || die "her high task's file could not be placed in 5 tries"
 	batch_bg lb 65533
 	lo=$PID
 	poll_until 10 watching_is "$lo" 2 || die "the low task follows $(yield_watching "$lo") of the 2 high tasks"
