@@ -135,7 +135,7 @@ headers (libslurm-dev)" >&2; exit 1; }
 # nvtaskset's CDI devices with real podman and runc (tests/podman/run.sh,
 # docs/containers.md): an image built offline, containers given the devices.
 # As root; skips, saying why, where podman cannot run containers. Under a minute.
-check-podman: all $(FAKE) $(T)/fakeapp-dlopen
+check-podman: all $(FAKE) $(T)/fakeapp-dlopen $(T)/demo
 	@tests/podman/run.sh
 
 # The exporter scraped by a real Prometheus on this machine's loopback interface
