@@ -9,7 +9,7 @@
 #include "smcount.h"
 #include "tpcset.h"
 
-static const char *const mode_names[] = {"partition", "follow", "gpu"};
+static const char *const mode_names[] = {"partition", "follow", "gpu", "fit"};
 
 int nvt_sm_count_parse(const char *text, int *mode)
 {
@@ -39,6 +39,26 @@ unsigned nvt_topo_sms(const struct nvt_topology *topo, const struct nvt_tpcset *
 	for (unsigned t = 0; t < topo->n_tpcs && t < NVT_MAX_TPCS; t++)
 		n += (unsigned)nvt_set_has(tpcs, t);
 	return n * NVT_SMS_PER_TPC;
+}
+
+unsigned nvt_sm_count_fit(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs)
+{
+	struct nvt_tpcset all, in;
+	unsigned sms = nvt_topo_sms(topo, tpcs), fit = sms;
+
+	nvt_topo_all(topo, &all);
+	nvt_set_and(&in, tpcs, &all);
+	if (!topo->n_gpcs || nvt_topo_validate(topo) || nvt_set_count(&in) == nvt_set_count(&all))
+		return sms;
+	/* Clusters of u TPCs, k = 2u SMs, up to 16 (as nvt_cluster_aligned counts):
+	 * floor(c / k) <= H while c <= k H + k - 1. */
+	for (unsigned u = 1; u <= NVT_CLUSTER_BLOCK; u *= 2) {
+		unsigned k = u * NVT_SMS_PER_TPC;
+		unsigned most = k * nvt_topo_cluster_capacity(topo, &in, u) + k - 1;
+		if (most < fit)
+			fit = most;
+	}
+	return fit;
 }
 
 unsigned nvt_disable_sms(const uint32_t disable[NVT_TMD_MASK_WORDS])

@@ -29,10 +29,11 @@ enum nvt_sm_count_mode {
 	NVT_SM_COUNT_PARTITION = 0, /* the partition's count at the first query, kept after */
 	NVT_SM_COUNT_FOLLOW = 1,    /* the partition's count at each query */
 	NVT_SM_COUNT_GPU = 2,       /* the driver's count: the shim answers nothing */
+	NVT_SM_COUNT_FIT = 3,       /* as partition, the count nvt_sm_count_fit gives */
 };
 
 /*
- * Parses NVT_ENV_SM_COUNT's value: "partition", "follow" or "gpu"; NULL or
+ * Parses NVT_ENV_SM_COUNT's value: "partition", "follow", "gpu" or "fit"; NULL or
  * "" is the default (partition). Returns 0 with *mode set, or -1 (mode
  * unchanged) for anything else.
  */
@@ -42,6 +43,19 @@ const char *nvt_sm_count_name(int mode);
 
 /* SMs of the TPCs of tpcs that the GPU of topo has. */
 unsigned nvt_topo_sms(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs);
+
+/*
+ * The count NVT_SM_COUNT_FIT tells for partition tpcs of the GPU of topo: the
+ * largest c, at most the partition's SMs, such that for every cluster size k
+ * of 2, 4, 8 and 16 SMs floor(c / k) clusters fit at once in its GPCs (a GPC
+ * holds floor(its SMs of tpcs / k); a cluster lies inside one GPC). A
+ * persistent grid of c / k clusters then runs in one wave: told 84 on 42
+ * TPCs whose GPCs hold 20 clusters of 4, it would launch 21. The
+ * partition's SMs where the GPCs are unknown or topo is malformed, and for a
+ * partition of every TPC the GPU has (the driver's count, as without
+ * nvtaskset); 0 for an empty partition.
+ */
+unsigned nvt_sm_count_fit(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs);
 
 /*
  * SMs that a TMD disable mask (set bit = slot disabled; nvt_topo_disable's

@@ -42,6 +42,7 @@ static void test_words(void)
 	CHECK(nvt_sm_count_parse("follow", &mode) == 0 && mode == NVT_SM_COUNT_FOLLOW);
 	CHECK(nvt_sm_count_parse("gpu", &mode) == 0 && mode == NVT_SM_COUNT_GPU);
 	CHECK(nvt_sm_count_parse("partition", &mode) == 0 && mode == NVT_SM_COUNT_PARTITION);
+	CHECK(nvt_sm_count_parse("fit", &mode) == 0 && mode == NVT_SM_COUNT_FIT);
 	/* Anything else is refused and changes nothing. */
 	mode = NVT_SM_COUNT_FOLLOW;
 	CHECK(nvt_sm_count_parse("GPU", &mode) == -1 && mode == NVT_SM_COUNT_FOLLOW);
@@ -49,11 +50,12 @@ static void test_words(void)
 	CHECK(nvt_sm_count_parse("108", &mode) == -1);
 	CHECK(nvt_sm_count_parse("gpu ", &mode) == -1);
 	CHECK(nvt_sm_count_parse("follo", &mode) == -1 && mode == NVT_SM_COUNT_FOLLOW);
-	for (int m = 0; m < 3; m++) {
+	CHECK(nvt_sm_count_parse("fits", &mode) == -1 && mode == NVT_SM_COUNT_FOLLOW);
+	for (int m = 0; m < 4; m++) {
 		int back = -1;
 		CHECK(nvt_sm_count_parse(nvt_sm_count_name(m), &back) == 0 && back == m);
 	}
-	CHECK_STR(nvt_sm_count_name(3), "?");
+	CHECK_STR(nvt_sm_count_name(4), "?");
 	CHECK_STR(nvt_sm_count_name(-1), "?");
 }
 
@@ -92,6 +94,108 @@ static void test_partition_sms(void)
 	/* The words above NVT_HW_BITS (V05_00's upper half) are not TPCs of the mask. */
 	disable[5] = 0;
 	CHECK(nvt_disable_sms(disable) == 132);
+}
+
+/* The GPCs gpcs (a bit each) of t. */
+static struct nvt_tpcset gpcs_of(const struct nvt_topology *t, uint64_t gpcs)
+{
+	struct nvt_tpcset s;
+
+	CHECK(nvt_topo_gpc_tpcs(t, &(struct nvt_tpcset){{gpcs}}, &s) == 0);
+	return s;
+}
+
+/* What "fit" tells, worked out by hand. */
+static void test_fit_cases(void)
+{
+	struct nvt_topology t = h100(), bad;
+	struct nvt_tpcset s;
+
+	/* GPCs of 16, 16, 16, 18 and 18 SMs (84): 42 clusters of 2, 20 of 4
+	 * (MPS's share of 84 holds 21), 10 of 8, 5 of 16: min(84, 85, 83, 87, 95). */
+	s = gpcs_of(&t, (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 6) | (1ull << 7));
+	CHECK(nvt_topo_sms(&t, &s) == 84);
+	CHECK(nvt_sm_count_fit(&t, &s) == 83);
+	/* Whole GPCs of 16 SMs leave no cluster over: their full count. */
+	s = gpcs_of(&t, 0x3eull);
+	CHECK(nvt_sm_count_fit(&t, &s) == 80);
+	s = gpcs_of(&t, 1ull << 1);
+	CHECK(nvt_sm_count_fit(&t, &s) == 16);
+	/* GPCs 6 and 7, 18 SMs each: 8 clusters of 4 (35 / 4 = 8), not 9. */
+	s = gpcs_of(&t, (1ull << 6) | (1ull << 7));
+	CHECK(nvt_sm_count_fit(&t, &s) == 35);
+	/* 3 TPCs (6 SMs) in each of two GPCs: no cluster of 8 SMs, so 7 / 8 = 0. */
+	s = set_of("1,9,17,2,10,18");
+	CHECK(nvt_sm_count_fit(&t, &s) == 7);
+	/* One TPC: no cluster of 4 anywhere, and 2 / 4 = 0. */
+	s = set_of("5");
+	CHECK(nvt_sm_count_fit(&t, &s) == 2);
+	nvt_set_clear(&s);
+	CHECK(nvt_sm_count_fit(&t, &s) == 0);
+	/* Every TPC: the GPU's own count, as without nvtaskset; TPCs it does not have are no others. */
+	s = set_of("0-65");
+	CHECK(nvt_sm_count_fit(&t, &s) == 132);
+	s = set_of("0-70");
+	CHECK(nvt_sm_count_fit(&t, &s) == 132);
+	/* GPCs unknown, or a topology that names a GPC it does not have: the partition's count. */
+	nvt_topo_identity(&bad, 66);
+	s = set_of("1,9,17,2,10,18");
+	CHECK(nvt_sm_count_fit(&bad, &s) == 12);
+	bad = t;
+	bad.gpc[9] = 200;
+	CHECK(nvt_sm_count_fit(&bad, &s) == 12);
+}
+
+static unsigned fit_seed = 12345;
+
+static unsigned fit_rand(void)
+{
+	fit_seed = fit_seed * 1103515245u + 12345u;
+	return fit_seed >> 16;
+}
+
+/*
+ * Every cluster size's bound, by brute force on random partitions of the
+ * H100 map: the count told is the largest c up to the partition's SMs for
+ * which floor(c / k) clusters of k SMs fit in its GPCs for k = 2, 4, 8, 16.
+ */
+static void test_fit_random(void)
+{
+	struct nvt_topology t = h100();
+
+	for (int round = 0; round < 4000; round++) {
+		struct nvt_tpcset s;
+		unsigned per_gpc[12] = {0}, sms = 0, want = 0, odds = 1 + fit_rand() % 100;
+		nvt_set_clear(&s);
+		for (unsigned i = 0; i < 66; i++)
+			if (fit_rand() % 100 < odds) {
+				nvt_set_add(&s, i);
+				per_gpc[h100_gpc(i)] += 2;
+				sms += 2;
+			}
+		/* Every TPC: the GPU's count; else the first c down from sms that fits (0 does). */
+		for (unsigned c = sms; sms < 132; c--) {
+			int fits = 1;
+			for (unsigned k = 2; k <= 16; k *= 2) {
+				unsigned held = 0;
+				for (unsigned g = 0; g < 12; g++)
+					held += per_gpc[g] / k;
+				fits &= c / k <= held;
+			}
+			if (fits) {
+				want = c;
+				break;
+			}
+		}
+		if (sms == 132)
+			want = 132;
+		CHECK(nvt_sm_count_fit(&t, &s) == want);
+		if (nvt_sm_count_fit(&t, &s) != want) {
+			fprintf(stderr, "round %d: %u SMs, told %u, want %u\n", round, sms,
+				nvt_sm_count_fit(&t, &s), want);
+			break;
+		}
+	}
 }
 
 static void test_told(void)
@@ -199,6 +303,8 @@ int main(void)
 {
 	test_words();
 	test_partition_sms();
+	test_fit_cases();
+	test_fit_random();
 	test_told();
 	test_coop();
 	test_sm_limit_percent();
