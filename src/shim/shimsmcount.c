@@ -29,8 +29,11 @@
  * every later one (a live -p leaves it: libraries cache it, and one that
  * sized a buffer by the first count must not meet a grid sized by a
  * larger one); "follow" tells the partition of the moment; "gpu" tells the
- * driver's count. A priority task is told its own partition (what it has
- * when not yielding). MPS's percentage, where lower, stays.
+ * driver's count; "fit" keeps, as "partition" does, the largest count up to
+ * the partition's for which a grid of clusters of 2-16 SMs sized by it runs
+ * in one wave on the partition's GPCs (src/core/smcount.h). A priority task
+ * is told its own partition (what it has when not yielding). MPS's
+ * percentage, where lower, stays.
  *
  * Cooperative launches: every block of a cooperative grid must be resident
  * at once, and a grid sized for more SMs than the partition has would wait
@@ -78,7 +81,7 @@ static struct {
 	int mode; /* enum nvt_sm_count_mode */
 	int slot[MAX_ORDINALS];        /* slot + 1 of ordinal d's GPU; 0: not known */
 	uint64_t no_slot[MAX_ORDINALS]; /* segment generation + 1 when d had none */
-	int told[MAX_ORDINALS];        /* "partition": the count told, -1 the driver's; 0 none yet */
+	int told[MAX_ORDINALS];        /* "partition", "fit": the count told, -1 the driver's; 0 none yet */
 } sc;
 
 /* Set while the shim asks the driver for itself (its cache keys, libsmctrl's
@@ -117,7 +120,8 @@ static int device_slot(CUdevice dev)
 	return g;
 }
 
-/* The SMs of slot g's partition (a priority task's own), or 0 for none. */
+/* The SMs of slot g's partition (a priority task's own), or with "fit" the
+ * count nvt_sm_count_fit gives for it; 0 for none. */
 static unsigned partition_sms(int g)
 {
 	struct nvt_slot_view view;
@@ -129,24 +133,25 @@ static unsigned partition_sms(int g)
 	if (view.state != NVT_SLOT_SET && !nvt_set_count(&view.prio.own))
 		return 0;
 	nvt_prio_own_of(&view, &own);
-	return nvt_topo_sms(&view.topo, &own);
+	return sc.mode == NVT_SM_COUNT_FIT ? nvt_sm_count_fit(&view.topo, &own)
+					   : nvt_topo_sms(&view.topo, &own);
 }
 
 /* What a program that asked for device dev's SM count is told, the driver
  * having answered sms. */
 static int told(CUdevice dev, int sms)
 {
-	int t, seen = 0;
+	int t, seen = 0, keep = sc.mode == NVT_SM_COUNT_PARTITION || sc.mode == NVT_SM_COUNT_FIT;
 
 	if (!__atomic_load_n(&sc.on, __ATOMIC_ACQUIRE) || asking || !shim.seg || dev < 0)
 		return sms;
-	if (sc.mode == NVT_SM_COUNT_PARTITION && dev < MAX_ORDINALS &&
+	if (keep && dev < MAX_ORDINALS &&
 	    (seen = __atomic_load_n(&sc.told[dev], __ATOMIC_ACQUIRE)))
 		return seen > 0 ? seen : sms;
 	t = device_slot(dev);
 	t = nvt_sm_count_told(sms, t >= 0 ? partition_sms(t) : 0);
 	/* The first answer is the one kept; a thread that lost the race tells the winner's. */
-	if (sc.mode == NVT_SM_COUNT_PARTITION && dev < MAX_ORDINALS &&
+	if (keep && dev < MAX_ORDINALS &&
 	    !__atomic_compare_exchange_n(&sc.told[dev], &seen, t != sms ? t : -1, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return seen > 0 ? seen : sms;
@@ -355,7 +360,7 @@ void shim_smcount_setup(nvt_cb_enable_fn enable, uint32_t handle)
 	const char *text = secure_getenv(NVT_ENV_SM_COUNT);
 
 	if (nvt_sm_count_parse(text, &sc.mode)) {
-		shim_warn("ignoring malformed %s=\"%.64s\" (partition, follow or gpu); programs are told "
+		shim_warn("ignoring malformed %s=\"%.64s\" (partition, follow, gpu or fit); programs are told "
 			  "their partition's SM count",
 			  NVT_ENV_SM_COUNT, text);
 		sc.mode = NVT_SM_COUNT_PARTITION;

@@ -67,9 +67,12 @@ t_sm_count_off() {
 	has "$out" "tpcs=0-3 hung=0"
 	# A value the shim does not know: said once, and the default applies.
 	run_rc out rc env NVTASKSET_SM_COUNT=108 "$NVT" --no-mps -c 0-3 "$APP" sms
-	has "$out" "nvtaskset: warning: ignoring malformed NVTASKSET_SM_COUNT=\"108\""
+	has "$out" "nvtaskset: warning: ignoring malformed NVTASKSET_SM_COUNT=\"108\" (partition, follow, gpu or fit)"
 	has "$out" "dev=0 sms=8 proc=8"
 	eq "$(grep -c warning <<<"$out")" 1
+	run_rc out rc env NVTASKSET_SM_COUNT=fits "$NVT" --no-mps -g 6,7 "$APP" sms
+	has "$out" "nvtaskset: warning: ignoring malformed NVTASKSET_SM_COUNT=\"fits\""
+	has "$out" "dev=0 sms=36 proc=36"
 	run_rc out rc env NVTASKSET_SM_COUNT=partition "$NVT" --no-mps -c 0-7 "$APP" sms
 	eq "$out" "dev=0 sms=16 proc=16"
 }
@@ -88,12 +91,85 @@ sms=16 proc=16"
 	# Words it does not know, and where it has no meaning.
 	run_rc out rc "$NVT" --no-mps --sm-count 108 -c 0-3 "$APP" sms
 	eq "$rc" 1
-	has "$out" "--sm-count takes partition, follow or gpu"
+	has "$out" "--sm-count takes partition, follow, gpu or fit"
+	run_rc out rc "$NVT" --no-mps --sm-count FIT -c 0-3 "$APP" sms
+	eq "$rc" 1
+	has "$out" "--sm-count takes partition, follow, gpu or fit"
 	run_rc out rc "$NVT" --no-mps --sm-count= -c 0-3 "$APP" sms
 	eq "$rc" 1
 	run_rc out rc "$NVT" --sm-count gpu -p 1
 	eq "$rc" 1
 	has "$out" "--sm-count goes with starting a command"
+}
+
+# fit_of PICK...: "SMS FIT" for the TPCs nvtaskset picks with PICK on GPU 0, worked out
+# here from --topology --json: FIT is the largest count up to SMS whose grid of c / k
+# clusters of k SMs (k = 2, 4, 8, 16; a cluster inside one GPC) its GPCs hold at once;
+# a pick of every TPC keeps the GPU's own count.
+fit_of() {
+	local topo pick
+	topo=$("$NVT" --topology --json) && pick=$("$NVT" --no-mps --dry-run --json "$@") ||
+		die "fit_of $*: $topo $pick"
+	python3 - "$topo" "$pick" <<'PY'
+import json, sys
+gpu = json.loads(sys.argv[1])["gpus"][0]
+pick = json.loads(sys.argv[2])
+picked = set((pick.get("picked") or pick["partition"])[0]["tpc_ids"])
+def tpcs(text):
+    out = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += range(int(lo), int(hi or lo) + 1)
+    return out
+sms_in = [2 * len(picked & set(tpcs(g["tpcs"]))) for g in gpu["gpcs"]]
+sms = 2 * len(picked)
+fit = sms if len(picked) == gpu["tpcs"] else max(
+    c for c in range(sms + 1)
+    if all(c // k <= sum(s // k for s in sms_in) for k in (2, 4, 8, 16)))
+print(sms, fit)
+PY
+}
+
+t_sm_count_fit() {
+	local app pick sms fit
+	# -n 42's packed pick, GPCs of 16, 16, 16, 18 and 18 SMs, holds 20 clusters of 4 SMs
+	# where 84 SMs would ask for 21: told 83. Other picks leave clusters over as well.
+	eq "$(fit_of -n 42)" "84 83"
+	for pick in "-n 42" "-n 46" "-n 10" "-n 50" "-c 0-3" "-c 1,9,17,2,10,18" "-g 6,7"; do
+		# shellcheck disable=SC2086 # PICK is words
+		read -r sms fit <<<"$(fit_of $pick)"
+		[ "$fit" -lt "$sms" ] || die "$pick: no cluster over ($sms $fit)"
+		for app in "$APP" "$LINKED"; do
+			# shellcheck disable=SC2086
+			run_rc out rc env NVTASKSET_SM_COUNT=fit "$NVT" --no-mps $pick "$app" sms
+			has "$out" "dev=0 sms=$fit proc=$fit"
+		done
+	done
+	run_rc out rc "$NVT" --no-mps --sm-count fit -n 42 "$LINKED" sms
+	has "$out" "
+dev=0 sms=83 proc=83"
+	# Whole GPCs of 16 SMs leave none over: their full count; so does every TPC (the GPU's own).
+	run_rc out rc env NVTASKSET_SM_COUNT=fit "$NVT" --no-mps -g 1-5 "$APP" sms
+	eq "$out" "dev=0 sms=80 proc=80"
+	run_rc out rc "$NVT" --no-mps --sm-count fit -g 1 "$LINKED" sms
+	eq "$out" "dev=0 sms=16 proc=16"
+	run_rc out rc env NVTASKSET_SM_COUNT=fit "$NVT" --no-mps -c 0-65 "$APP" sms
+	eq "$out" "dev=0 sms=132 proc=132"
+	# The count told first stays after a live change, as with partition.
+	on_start fit env NVTASKSET_SM_COUNT=fit "$NVT" --no-mps -g 1,2,3,6,7 "$APP" sms-on "$WORK/fit.go"
+	run_rc out rc "$NVT" -p -g 1 "$PID"
+	eq "$rc" 0
+	on_finish fit
+	eq "$out" "sms=83 proc=83
+sms=83 proc=83"
+	# Each GPU: its own partition's fitted count; none on GPU 0: its own count.
+	two_gpus
+	run_rc out rc "$NVT" --no-mps --sm-count fit -g --gpu 0=6,7 --gpu 1=1 "$APP" sms
+	eq "$out" "dev=0 sms=35 proc=35
+dev=1 sms=16 proc=16"
+	run_rc out rc "$NVT" --no-mps --sm-count fit --gpu 1 -g 6,7 "$LINKED" sms
+	eq "$out" "dev=0 sms=132 proc=132
+dev=1 sms=35 proc=35"
 }
 
 t_sm_count_per_gpu() {

@@ -235,7 +235,7 @@ _nvtaskset()
 		--strategy) values="packed spread clusters" ;;
 		--memory-half) values="auto 0 1" ;;
 		--channels) values="default 2 4 8" ;;
-		--sm-count) values="partition follow gpu" ;;
+		--sm-count) values="partition follow gpu fit" ;;
 		--priority) values="high normal low" && ((pid_mode)) && values+=" none" ;; # none: -p only
 		--yield) values="default none protect gate bound ahead borrow client guard any protect,any protect,borrow" ;;
 		--guard | --hold | --poll | --idle-exit | --exporter) return 0 ;; # a number, a port

@@ -359,7 +359,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 			break;
 		case OPT_SM_COUNT:
 			if (!*optarg || nvt_sm_count_parse(optarg, &o->sm_count))
-				bad_usage("--sm-count takes partition, follow or gpu");
+				bad_usage("--sm-count takes partition, follow, gpu or fit");
 			o->sm_count_given = 1;
 			break;
 		case OPT_PRIORITY:
