@@ -14,6 +14,9 @@ another under one MPS daemon:
          (what nvtaskset did before the count was told)
   clusters  nvtaskset --strategy clusters -n N: told, on a pick that holds as
          many thread-block clusters as MPS's share (docs/performance.md)
+  fit    NVTASKSET_SM_COUNT=fit nvtaskset -n N: told the largest count up to
+         2N for which grids of clusters of 2-16 SMs sized by it fit the
+         pick's GPCs in one wave (docs/usage.md)
 Rounds are interleaved (every size and configuration once, then again).
 Then, with SMCOUNT_STALE=1 (the default), two tasks are moved live: started on
 STALE_BIG TPCs (66) and moved to STALE_SMALL (54) with -p -n, and the other way;
@@ -26,7 +29,8 @@ MPS's), smcount.png (ratio to MPS against the SM count), README.md (device,
 driver, date, command, the summary, the plot).
 
 Usage: smcount.py ROOT OUTDIR   (SMCOUNT_SIZES="4,8,...,66" or ranges "4-24",
-                                SMCOUNT_CONFIGS=mps,told,gpu[,clusters], SMCOUNT_ROUNDS=1,
+                                SMCOUNT_CONFIGS=mps,told,gpu[,clusters][,fit],
+                                SMCOUNT_ROUNDS=1,
                                 SMCOUNT_BUDGET_S=400: start no size after that
                                 (less 60 s for the moved tasks),
                                 SMCOUNT_STALE=1, STALE_BIG=66, STALE_SMALL=54,
@@ -67,8 +71,8 @@ STALE = os.environ.get("SMCOUNT_STALE", "1") == "1"
 STALE_BIG = int(os.environ.get("STALE_BIG", "66"))
 STALE_SMALL = int(os.environ.get("STALE_SMALL", "54"))
 STALE_S = 60  # what the two moved tasks take, kept from the sizes' budget
-if CONFIGS[0] != "mps" or any(c not in ("mps", "told", "gpu", "clusters") for c in CONFIGS):
-    sys.exit("SMCOUNT_CONFIGS: mps first, then told, gpu and/or clusters")
+if CONFIGS[0] != "mps" or any(c not in ("mps", "told", "gpu", "clusters", "fit") for c in CONFIGS):
+    sys.exit("SMCOUNT_CONFIGS: mps first, then told, gpu, clusters and/or fit")
 
 
 def sizes(text):
@@ -93,7 +97,7 @@ def worker_args(config, n, total):
     py = [sys.executable, WORKER]
     if config == "mps":
         return py, dict(ENV, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=str(math.ceil(100 * n / total)))
-    env = dict(ENV, NVTASKSET_SM_COUNT="gpu") if config == "gpu" else ENV
+    env = dict(ENV, NVTASKSET_SM_COUNT=config) if config in ("gpu", "fit") else ENV
     strategy = ["--strategy", "clusters"] if config == "clusters" else []
     return [NVT] + strategy + ["-n", str(n)] + py, env
 
@@ -248,9 +252,9 @@ def plot(ms, names, sizes_run):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, len(names), figsize=(4.4 * len(names), 3.8), squeeze=False)
-    styles = {"told": "o-", "gpu": "s--", "clusters": "^-"}
+    styles = {"told": "o-", "gpu": "s--", "clusters": "^-", "fit": "v-"}
     labels = {"told": "nvtaskset, told the partition", "gpu": "nvtaskset, told the GPU",
-              "clusters": "nvtaskset --strategy clusters, told"}
+              "clusters": "nvtaskset --strategy clusters, told", "fit": "nvtaskset, told the count clusters fit"}
     for ax, name in zip(axes[0], names):
         for c in CONFIGS[1:]:
             xs = [n for n in sizes_run if (n, name, c) in ms and (n, name, "mps") in ms]
