@@ -111,17 +111,13 @@ fit_of() {
 	topo=$("$NVT" --topology --json) && pick=$("$NVT" --no-mps --dry-run --json "$@") ||
 		die "fit_of $*: $topo $pick"
 	python3 - "$topo" "$pick" <<'PY'
-import json, sys
+import json, re, sys
 gpu = json.loads(sys.argv[1])["gpus"][0]
 pick = json.loads(sys.argv[2])
 picked = set((pick.get("picked") or pick["partition"])[0]["tpc_ids"])
 def tpcs(text):
-    out = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out += range(int(lo), int(hi or lo) + 1)
-    return out
-sms_in = [2 * len(picked & set(tpcs(g["tpcs"]))) for g in gpu["gpcs"]]
+    return {t for a, b in re.findall(r"(\d+)(?:-(\d+))?", text) for t in range(int(a), int(b or a) + 1)}
+sms_in = [2 * len(picked & tpcs(g["tpcs"])) for g in gpu["gpcs"]]
 sms = 2 * len(picked)
 fit = sms if len(picked) == gpu["tpcs"] else max(
     c for c in range(sms + 1)

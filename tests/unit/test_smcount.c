@@ -96,47 +96,41 @@ static void test_partition_sms(void)
 	CHECK(nvt_disable_sms(disable) == 132);
 }
 
-/* The GPCs gpcs (a bit each) of t. */
-static struct nvt_tpcset gpcs_of(const struct nvt_topology *t, uint64_t gpcs)
-{
-	struct nvt_tpcset s;
-
-	CHECK(nvt_topo_gpc_tpcs(t, &(struct nvt_tpcset){{gpcs}}, &s) == 0);
-	return s;
-}
-
-/* What "fit" tells, worked out by hand. */
+/* What "fit" tells, worked out by hand: a TPC list, or GPCs (a bit each). */
 static void test_fit_cases(void)
 {
+	static const struct {
+		const char *tpcs;
+		uint64_t gpcs;
+		unsigned want;
+		const char *why;
+	} cases[] = {
+		{NULL, 0xceull, 83, "GPCs of 16, 16, 16, 18, 18 SMs (84): 42 clusters of 2, 20 of 4 "
+				     "(MPS's share of 84 holds 21), 10 of 8, 5 of 16: min(84, 85, 83, 87, 95)"},
+		{NULL, 0x3eull, 80, "whole GPCs of 16 SMs leave no cluster over: their full count"},
+		{NULL, 0x2ull, 16, "one GPC of 16 SMs"},
+		{NULL, 0xc0ull, 35, "GPCs 6 and 7, 18 SMs each: 8 clusters of 4 (35 / 4), not 9"},
+		{"1,9,17,2,10,18", 0, 7, "6 SMs in each of two GPCs: no cluster of 8 SMs (7 / 8)"},
+		{"5", 0, 2, "one TPC: 2 / 4 = 0 clusters of 4"},
+		{"", 0, 0, "no TPC"},
+		{"0-65", 0, 132, "every TPC: the GPU's own count, as without nvtaskset"},
+		{"0-70", 0, 132, "TPCs the GPU does not have are no others"},
+	};
 	struct nvt_topology t = h100(), bad;
 	struct nvt_tpcset s;
+	unsigned got;
 
-	/* GPCs of 16, 16, 16, 18 and 18 SMs (84): 42 clusters of 2, 20 of 4
-	 * (MPS's share of 84 holds 21), 10 of 8, 5 of 16: min(84, 85, 83, 87, 95). */
-	s = gpcs_of(&t, (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 6) | (1ull << 7));
-	CHECK(nvt_topo_sms(&t, &s) == 84);
-	CHECK(nvt_sm_count_fit(&t, &s) == 83);
-	/* Whole GPCs of 16 SMs leave no cluster over: their full count. */
-	s = gpcs_of(&t, 0x3eull);
-	CHECK(nvt_sm_count_fit(&t, &s) == 80);
-	s = gpcs_of(&t, 1ull << 1);
-	CHECK(nvt_sm_count_fit(&t, &s) == 16);
-	/* GPCs 6 and 7, 18 SMs each: 8 clusters of 4 (35 / 4 = 8), not 9. */
-	s = gpcs_of(&t, (1ull << 6) | (1ull << 7));
-	CHECK(nvt_sm_count_fit(&t, &s) == 35);
-	/* 3 TPCs (6 SMs) in each of two GPCs: no cluster of 8 SMs, so 7 / 8 = 0. */
-	s = set_of("1,9,17,2,10,18");
-	CHECK(nvt_sm_count_fit(&t, &s) == 7);
-	/* One TPC: no cluster of 4 anywhere, and 2 / 4 = 0. */
-	s = set_of("5");
-	CHECK(nvt_sm_count_fit(&t, &s) == 2);
-	nvt_set_clear(&s);
-	CHECK(nvt_sm_count_fit(&t, &s) == 0);
-	/* Every TPC: the GPU's own count, as without nvtaskset; TPCs it does not have are no others. */
-	s = set_of("0-65");
-	CHECK(nvt_sm_count_fit(&t, &s) == 132);
-	s = set_of("0-70");
-	CHECK(nvt_sm_count_fit(&t, &s) == 132);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		nvt_set_clear(&s);
+		if (cases[i].tpcs && *cases[i].tpcs)
+			s = set_of(cases[i].tpcs);
+		if (cases[i].gpcs)
+			CHECK(nvt_topo_gpc_tpcs(&t, &(struct nvt_tpcset){{cases[i].gpcs}}, &s) == 0);
+		got = nvt_sm_count_fit(&t, &s);
+		CHECK(got == cases[i].want);
+		if (got != cases[i].want)
+			fprintf(stderr, "  %s: told %u, want %u\n", cases[i].why, got, cases[i].want);
+	}
 	/* GPCs unknown, or a topology that names a GPC it does not have: the partition's count. */
 	nvt_topo_identity(&bad, 66);
 	s = set_of("1,9,17,2,10,18");
