@@ -62,13 +62,15 @@ static int pick_without_gpcs(const struct nvt_topology *topo, const struct nvt_t
 	return 0;
 }
 
-/* Free TPCs of each GPC in avail. */
+/* Free TPCs of each GPC in avail (a topology that is not nvt_topo_validate's counts
+ * only the TPCs and GPCs inside the arrays). */
 static void count_free(const struct nvt_topology *topo, const struct nvt_tpcset *avail,
 		       unsigned free_[NVT_MAX_GPCS])
 {
 	memset(free_, 0, NVT_MAX_GPCS * sizeof(free_[0]));
-	for (unsigned t = 0; t < topo->n_tpcs; t++)
-		free_[topo->gpc[t]] += (unsigned)nvt_set_has(avail, t);
+	for (unsigned t = 0; t < topo->n_tpcs && t < NVT_MAX_TPCS; t++)
+		if (topo->gpc[t] < NVT_MAX_GPCS)
+			free_[topo->gpc[t]] += (unsigned)nvt_set_has(avail, t);
 }
 
 /*
@@ -128,7 +130,7 @@ unsigned nvt_topo_cluster_capacity(const struct nvt_topology *topo, const struct
 	if (!topo->n_gpcs)
 		return nvt_set_count(&in) / cluster_tpcs;
 	count_free(topo, &in, per);
-	for (unsigned g = 0; g < topo->n_gpcs; g++)
+	for (unsigned g = 0; g < topo->n_gpcs && g < NVT_MAX_GPCS; g++)
 		sum += per[g] / cluster_tpcs;
 	return sum;
 }

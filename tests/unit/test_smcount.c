@@ -138,6 +138,13 @@ static void test_fit_cases(void)
 	bad = t;
 	bad.gpc[9] = 200;
 	CHECK(nvt_sm_count_fit(&bad, &s) == 12);
+	/* Counting clusters on such a topology stays inside its arrays (the unit tests run
+	 * under ASan): TPC 9, of a GPC past them, counts in none; TPCs 1 and 17 count. */
+	s = set_of("1,9,17");
+	CHECK(nvt_topo_cluster_capacity(&bad, &s, 1) == 2);
+	bad.n_tpcs = 300;
+	bad.n_gpcs = 200;
+	CHECK(nvt_topo_cluster_capacity(&bad, &s, 1) == 2);
 }
 
 static unsigned fit_seed = 12345;
