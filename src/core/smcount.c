@@ -51,12 +51,14 @@ unsigned nvt_sm_count_fit(const struct nvt_topology *topo, const struct nvt_tpcs
 	if (!topo->n_gpcs || nvt_topo_validate(topo) || nvt_set_count(&in) == nvt_set_count(&all))
 		return sms;
 	/* Clusters of u TPCs, k = 2u SMs, up to 16 (as nvt_cluster_aligned counts):
-	 * floor(c / k) <= H while c <= k H + k - 1. */
+	 * floor(c / k) <= H while c <= k H + k - 1. A size no GPC of the partition
+	 * holds once (H = 0) bounds nothing: no grid of such clusters runs inside it
+	 * whatever the count (the shim runs it on whole GPCs), and its bound, k - 1,
+	 * would take most SMs from every other kernel. */
 	for (unsigned u = 1; u <= NVT_CLUSTER_BLOCK; u *= 2) {
-		unsigned k = u * NVT_SMS_PER_TPC;
-		unsigned most = k * nvt_topo_cluster_capacity(topo, &in, u) + k - 1;
-		if (most < fit)
-			fit = most;
+		unsigned k = u * NVT_SMS_PER_TPC, held = nvt_topo_cluster_capacity(topo, &in, u);
+		if (held && k * held + k - 1 < fit)
+			fit = k * held + k - 1;
 	}
 	return fit;
 }

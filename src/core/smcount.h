@@ -47,8 +47,9 @@ unsigned nvt_topo_sms(const struct nvt_topology *topo, const struct nvt_tpcset *
 /*
  * The count NVT_SM_COUNT_FIT tells for partition tpcs of the GPU of topo: the
  * largest c, at most the partition's SMs, such that for every cluster size k
- * of 2, 4, 8 and 16 SMs floor(c / k) clusters fit at once in its GPCs (a GPC
- * holds floor(its SMs of tpcs / k); a cluster lies inside one GPC). A
+ * of 2, 4, 8 and 16 SMs that some GPC holds, floor(c / k) clusters fit at
+ * once in its GPCs (a GPC holds floor(its SMs of tpcs / k); a cluster lies
+ * inside one GPC; a size no GPC holds bounds nothing). A
  * persistent grid of c / k clusters then runs in one wave: told 84 on 42
  * TPCs whose GPCs hold 20 clusters of 4, it would launch 21. The
  * partition's SMs where the GPCs are unknown or topo is malformed, and for a
