@@ -25,8 +25,9 @@ bench-sizes: all
 # kernel) and a training step at partition sizes from one GPC to the whole GPU, against MPS's
 # percentage of the same SM count, and a stale count after -p (tests/bench/smcount.py).
 # SMCOUNT_SIZES picks the sizes (ranges too: "4-24"); each call stays under 8 minutes.
+SMCOUNT_TIMEOUT ?= 470
 bench-smcount: all
-	@timeout 470 python3 tests/bench/smcount.py $(CURDIR) $(abspath $(BENCH_OUT))/smcount
+	@timeout $(SMCOUNT_TIMEOUT) python3 tests/bench/smcount.py $(CURDIR) $(abspath $(BENCH_OUT))/smcount
 
 # Where a partition's SMs lie: packed, spread, MPS's share; launch batches.
 bench-placement: all

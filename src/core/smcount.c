@@ -63,6 +63,40 @@ unsigned nvt_sm_count_fit(const struct nvt_topology *topo, const struct nvt_tpcs
 	return fit;
 }
 
+/* Clusters of cluster CTAs, b to an SM, that GPCs of per_gpc[] TPCs hold at once. */
+static uint64_t clusters_held(const unsigned per_gpc[NVT_MAX_GPCS], unsigned n_gpcs, unsigned b,
+			      unsigned cluster)
+{
+	uint64_t held = 0;
+
+	for (unsigned g = 0; g < n_gpcs && g < NVT_MAX_GPCS; g++)
+		held += (uint64_t)per_gpc[g] * NVT_SMS_PER_TPC * b / cluster;
+	return held;
+}
+
+int nvt_cluster_count_told(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs,
+			   unsigned cluster, int driver)
+{
+	/* More CTAs to an SM than an SM ever holds (Hopper: 32) are not looked for. */
+	enum { MAX_PER_SM = 64 };
+	struct nvt_tpcset all, in;
+	unsigned whole[NVT_MAX_GPCS], part[NVT_MAX_GPCS], b = 1;
+	uint64_t held;
+
+	if (driver <= 0 || !cluster || !topo->n_gpcs || nvt_topo_validate(topo))
+		return driver;
+	nvt_topo_all(topo, &all);
+	nvt_set_and(&in, tpcs, &all);
+	if (nvt_set_count(&in) == nvt_set_count(&all))
+		return driver;
+	nvt_topo_gpc_counts(topo, &all, whole);
+	nvt_topo_gpc_counts(topo, &in, part);
+	while (b < MAX_PER_SM && clusters_held(whole, topo->n_gpcs, b, cluster) < (uint64_t)driver)
+		b++;
+	held = clusters_held(part, topo->n_gpcs, b, cluster);
+	return held >= (uint64_t)driver ? driver : (int)held;
+}
+
 unsigned nvt_disable_sms(const uint32_t disable[NVT_TMD_MASK_WORDS])
 {
 	unsigned on = 0;

@@ -59,6 +59,28 @@ unsigned nvt_topo_sms(const struct nvt_topology *topo, const struct nvt_tpcset *
 unsigned nvt_sm_count_fit(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs);
 
 /*
+ * What a program that asks how many clusters of cluster CTAs fit at once
+ * (cuOccupancyMaxActiveClusters) is told on partition tpcs of the GPU of
+ * topo, the driver having answered driver for the whole GPU (or MPS's share
+ * of it). A cluster lies inside one GPC; its CTAs, b to an SM, take
+ * ceil(cluster / b) SMs there, so a GPC of s SMs of the partition holds
+ * floor(s b / cluster). b is the fewest CTAs to an SM for which the whole
+ * GPU's GPCs hold driver clusters (1 for cuBLAS's Hopper GEMMs, whose CTA
+ * takes an SM's shared memory; an MPS share's lower answer gives a b no
+ * larger than the kernel's). Told: the partition's clusters, at most
+ * driver's; 0 for a size none of its GPCs holds, as MPS's share of 8 SMs
+ * answers for clusters of 16 (cuDNN then picks a smaller cluster; told 1,
+ * its convolutions took 2x MPS's time on 4 TPCs of an H200). Libraries
+ * size persistent grids of clusters by this answer (cuBLAS asks for every
+ * size from 1 to 30 CTAs; docs/hardware-facts.md, "What libraries ask
+ * about clusters"), as MPS's share
+ * answers for its own SMs. The driver's answer for a partition of every TPC,
+ * a malformed topology or one without GPCs, and driver <= 0 or cluster 0.
+ */
+int nvt_cluster_count_told(const struct nvt_topology *topo, const struct nvt_tpcset *tpcs,
+			   unsigned cluster, int driver);
+
+/*
  * SMs that a TMD disable mask (set bit = slot disabled; nvt_topo_disable's
  * form, where every bit below NVT_HW_BITS that names no enabled TPC is set)
  * leaves enabled.

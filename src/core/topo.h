@@ -119,6 +119,10 @@ const char *nvt_strategy_name(enum nvt_strategy s);
 int nvt_topo_pick(const struct nvt_topology *topo, const struct nvt_tpcset *available,
 		  unsigned count, enum nvt_strategy strategy, struct nvt_tpcset *out);
 
+/* The TPCs of avail in each GPC of topo (GPC numbers past NVT_MAX_GPCS count nowhere). */
+void nvt_topo_gpc_counts(const struct nvt_topology *topo, const struct nvt_tpcset *avail,
+			 unsigned per_gpc[NVT_MAX_GPCS]);
+
 /*
  * How many thread-block clusters of cluster_tpcs TPCs (2 * cluster_tpcs
  * CTAs of one SM each) tpcs holds at once: a cluster lies inside one GPC.

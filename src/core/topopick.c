@@ -64,8 +64,8 @@ static int pick_without_gpcs(const struct nvt_topology *topo, const struct nvt_t
 
 /* Free TPCs of each GPC in avail (a topology that is not nvt_topo_validate's counts
  * only the TPCs and GPCs inside the arrays). */
-static void count_free(const struct nvt_topology *topo, const struct nvt_tpcset *avail,
-		       unsigned free_[NVT_MAX_GPCS])
+void nvt_topo_gpc_counts(const struct nvt_topology *topo, const struct nvt_tpcset *avail,
+			 unsigned free_[NVT_MAX_GPCS])
 {
 	memset(free_, 0, NVT_MAX_GPCS * sizeof(free_[0]));
 	for (unsigned t = 0; t < topo->n_tpcs && t < NVT_MAX_TPCS; t++)
@@ -85,7 +85,7 @@ static int pick_clusters(const struct nvt_topology *topo, struct nvt_tpcset *ava
 
 	while (left > 0) {
 		unsigned pick = n_g, amount = 0;
-		count_free(topo, avail, free_);
+		nvt_topo_gpc_counts(topo, avail, free_);
 		if (left >= NVT_CLUSTER_BLOCK) {
 			/* A block: from the GPC that leaves the fewest TPCs over. */
 			for (unsigned g = 0; g < n_g; g++)
@@ -129,7 +129,7 @@ unsigned nvt_topo_cluster_capacity(const struct nvt_topology *topo, const struct
 	nvt_set_and(&in, tpcs, &all);
 	if (!topo->n_gpcs)
 		return nvt_set_count(&in) / cluster_tpcs;
-	count_free(topo, &in, per);
+	nvt_topo_gpc_counts(topo, &in, per);
 	for (unsigned g = 0; g < topo->n_gpcs && g < NVT_MAX_GPCS; g++)
 		sum += per[g] / cluster_tpcs;
 	return sum;
@@ -160,7 +160,7 @@ static int top_up(const struct nvt_topology *topo, struct nvt_tpcset *avail, uns
 
 	while (taken < count) {
 		unsigned want = count - taken, pick = n_g, pick_free = 0;
-		count_free(topo, avail, free_);
+		nvt_topo_gpc_counts(topo, avail, free_);
 		for (unsigned g = 0; g < n_g; g++)
 			if (free_[g] >= want && (pick == n_g || free_[g] < pick_free))
 				pick = g, pick_free = free_[g];
@@ -190,7 +190,7 @@ static int pick_packed(const struct nvt_topology *topo, struct nvt_tpcset *avail
 
 	for (unsigned t = 0; t < topo->n_tpcs; t++)
 		size[topo->gpc[t]]++;
-	count_free(topo, avail, free_);
+	nvt_topo_gpc_counts(topo, avail, free_);
 	memset(best[0], 0xff, sizeof(best[0]));
 	best[0][0] = 0;
 	for (unsigned g = 0; g < n_g; g++) {

@@ -228,6 +228,14 @@ typedef struct {
 	CUdevice dev;
 } NVT_DEVICE_ATTRIBUTE_ARGS;
 
+/* cuOccupancyMaxActiveClusters_params: where the answer goes, the function,
+ * and the launch it asks about (its cluster dimension attribute). */
+typedef struct {
+	int *clusters;
+	void *f;
+	const NVT_LAUNCH_CONFIG *config;
+} NVT_MAX_CLUSTERS_ARGS;
+
 /*
  * Driver-API callback ids (domain 6), CUPTI's numbering (cupti_driver_cbid.h,
  * CUDA 13.0): the calls the shim follows (the SM count, kernel launches,
@@ -235,6 +243,7 @@ typedef struct {
  */
 enum nvt_api_cbid {
 	NVT_CBID_cuDeviceGetAttribute = 9,
+	NVT_CBID_cuOccupancyMaxActiveClusters = 676,
 	/* Kernel launches. */
 	NVT_CBID_cuLaunchKernel = 307,
 	NVT_CBID_cuLaunchKernel_ptsz = 442,

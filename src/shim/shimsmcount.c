@@ -35,6 +35,13 @@
  * is told its own partition (what it has when not yielding). MPS's
  * percentage, where lower, stays.
  *
+ * Clusters: libraries also size persistent grids and pick kernels by what
+ * cuOccupancyMaxActiveClusters answers (cuBLAS asks for every cluster size
+ * when it starts), and the driver answers for the whole GPU. On that call's
+ * return (its driver-API callback, every mode but gpu) the shim tells the
+ * clusters the partition of the moment holds on the calling context's GPU
+ * (nvt_cluster_count_told), as MPS's share answers for its own SMs.
+ *
  * Cooperative launches: every block of a cooperative grid must be resident
  * at once, and a grid sized for more SMs than the partition has would wait
  * forever at its first grid-wide barrier (after a -p that shrank the
@@ -120,21 +127,58 @@ static int device_slot(CUdevice dev)
 	return g;
 }
 
-/* The SMs of slot g's partition (a priority task's own), or with "fit" the
- * count nvt_sm_count_fit gives for it; 0 for none. */
+/* Slot g's view and partition (a priority task's own) into *view and *own;
+ * -1 where it has none. */
+static int own_partition(int g, struct nvt_slot_view *view, struct nvt_tpcset *own)
+{
+	/* A writer inside the slot: the partition launches use now. */
+	if (nvt_slot_read(&shim.seg->gpu[g], view, 100) && shim_recall(&shim.masks[g], view))
+		return -1;
+	if (view->state != NVT_SLOT_SET && !nvt_set_count(&view->prio.own))
+		return -1;
+	nvt_prio_own_of(view, own);
+	return 0;
+}
+
+/* The SMs of slot g's partition, or with "fit" the count nvt_sm_count_fit
+ * gives for it; 0 for none. */
 static unsigned partition_sms(int g)
 {
 	struct nvt_slot_view view;
 	struct nvt_tpcset own;
 
-	/* A writer inside the slot: the partition launches use now. */
-	if (nvt_slot_read(&shim.seg->gpu[g], &view, 100) && shim_recall(&shim.masks[g], &view))
+	if (own_partition(g, &view, &own))
 		return 0;
-	if (view.state != NVT_SLOT_SET && !nvt_set_count(&view.prio.own))
-		return 0;
-	nvt_prio_own_of(&view, &own);
 	return sc.mode == NVT_SM_COUNT_FIT ? nvt_sm_count_fit(&view.topo, &own)
 					   : nvt_topo_sms(&view.topo, &own);
+}
+
+/* What a program that asked how many clusters of a launch fit at once, on
+ * its current context's GPU, is told, the driver having answered driver:
+ * its partition's clusters (nvt_cluster_count_told), as MPS's share answers
+ * for its SMs. Followed at each query, as the partition of the moment. */
+static int clusters_told(const NVT_LAUNCH_CONFIG *config, int driver)
+{
+	struct nvt_slot_view view;
+	struct nvt_tpcset own;
+	unsigned cluster = 0;
+	CUdevice dev = -1;
+	int g;
+
+	if (!__atomic_load_n(&sc.on, __ATOMIC_ACQUIRE) || asking || !shim.seg || !config || !shim_cu.ctx_device)
+		return driver;
+	for (unsigned i = 0; i < config->num_attrs && config->attrs && i < 64; i++)
+		if (config->attrs[i].id == NVT_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+			const unsigned *d = config->attrs[i].value.cluster_dim;
+			uint64_t n = (uint64_t)d[0] * d[1] * d[2];
+			cluster = n <= 1024 ? (unsigned)n : 0;
+		}
+	asking++;
+	g = shim_cu.ctx_device(&dev) ? -1 : 0;
+	asking--;
+	if (g || !cluster || (g = device_slot(dev)) < 0 || own_partition(g, &view, &own))
+		return driver;
+	return nvt_cluster_count_told(&view.topo, &own, cluster, driver);
 }
 
 /* What a program that asked for device dev's SM count is told, the driver
@@ -328,7 +372,8 @@ void shim_smcount_api(int cbid, const void *data)
 {
 	struct shim_api_call call;
 
-	if (cbid != NVT_CBID_cuDeviceGetAttribute && !cooperative_call(cbid))
+	if (cbid != NVT_CBID_cuDeviceGetAttribute && cbid != NVT_CBID_cuOccupancyMaxActiveClusters &&
+	    !cooperative_call(cbid))
 		return;
 	if (shim_api_call(cbid, data, &call)) {
 		if (shim_first_time(WARN_SMS_API))
@@ -343,6 +388,12 @@ void shim_smcount_api(int cbid, const void *data)
 		if (call.site == NVT_CB_API_SITE_EXIT && call.result == 0 && a->value &&
 		    a->attribute == NVT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
 			*a->value = told(a->dev, *a->value);
+		return;
+	}
+	if (cbid == NVT_CBID_cuOccupancyMaxActiveClusters) {
+		const NVT_MAX_CLUSTERS_ARGS *a = (const void *)call.args;
+		if (call.site == NVT_CB_API_SITE_EXIT && call.result == 0 && a->clusters)
+			*a->clusters = clusters_told(a->config, *a->clusters);
 		return;
 	}
 	if (call.site == NVT_CB_API_SITE_ENTER)
@@ -374,5 +425,6 @@ void shim_smcount_setup(nvt_cb_enable_fn enable, uint32_t handle)
 	/* A driver that does not report the query: the exports still answer
 	 * where a program reaches them (the wrapper, programs linked to libcuda). */
 	enable(1, handle, NVT_CB_DOMAIN_API, NVT_CBID_cuDeviceGetAttribute);
+	enable(1, handle, NVT_CB_DOMAIN_API, NVT_CBID_cuOccupancyMaxActiveClusters);
 	__atomic_store_n(&sc.on, 1, __ATOMIC_RELEASE);
 }

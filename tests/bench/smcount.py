@@ -14,10 +14,13 @@ another under one MPS daemon:
          (what nvtaskset did before the count was told)
   clusters  nvtaskset --strategy clusters -n N: told, on a pick that holds as
          many thread-block clusters as MPS's share (docs/performance.md)
+  base   nvtaskset -n N of another tree's build (SMCOUNT_BASE=DIR, a tree built
+         with make): the same pick, that build's answers (a change side by side)
   fit    NVTASKSET_SM_COUNT=fit nvtaskset -n N: told the largest count up to
          2N for which grids of clusters of 2-16 SMs sized by it fit the
          pick's GPCs in one wave (docs/usage.md)
-Rounds are interleaved (every size and configuration once, then again).
+Rounds are interleaved (every size and configuration once, then again), each
+round's configurations in an order rotated by one.
 Then, with SMCOUNT_STALE=1 (the default), two tasks are moved live: started on
 STALE_BIG TPCs (66) and moved to STALE_SMALL (54) with -p -n, and the other way;
 each keeps the count it was told at its start (docs/usage.md), and is timed
@@ -29,7 +32,8 @@ MPS's), smcount.png (ratio to MPS against the SM count), README.md (device,
 driver, date, command, the summary, the plot).
 
 Usage: smcount.py ROOT OUTDIR   (SMCOUNT_SIZES="4,8,...,66" or ranges "4-24",
-                                SMCOUNT_CONFIGS=mps,told,gpu[,clusters][,fit],
+                                SMCOUNT_CONFIGS=mps,told,gpu[,clusters][,fit][,base],
+                                SMCOUNT_BASE=DIR (for base),
                                 SMCOUNT_ROUNDS=1,
                                 SMCOUNT_BUDGET_S=400: start no size after that
                                 (less 60 s for the moved tasks),
@@ -71,8 +75,11 @@ STALE = os.environ.get("SMCOUNT_STALE", "1") == "1"
 STALE_BIG = int(os.environ.get("STALE_BIG", "66"))
 STALE_SMALL = int(os.environ.get("STALE_SMALL", "54"))
 STALE_S = 60  # what the two moved tasks take, kept from the sizes' budget
-if CONFIGS[0] != "mps" or any(c not in ("mps", "told", "gpu", "clusters", "fit") for c in CONFIGS):
-    sys.exit("SMCOUNT_CONFIGS: mps first, then told, gpu, clusters and/or fit")
+BASE = os.environ.get("SMCOUNT_BASE", "")
+if CONFIGS[0] != "mps" or any(c not in ("mps", "told", "gpu", "clusters", "fit", "base") for c in CONFIGS):
+    sys.exit("SMCOUNT_CONFIGS: mps first, then told, gpu, clusters, fit and/or base")
+if "base" in CONFIGS and not (REPORT or os.access(os.path.join(BASE, "build/bin/nvtaskset"), os.X_OK)):
+    sys.exit("SMCOUNT_CONFIGS=...,base: SMCOUNT_BASE=DIR, a tree built with make")
 
 
 def sizes(text):
@@ -99,7 +106,8 @@ def worker_args(config, n, total):
         return py, dict(ENV, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=str(math.ceil(100 * n / total)))
     env = dict(ENV, NVTASKSET_SM_COUNT=config) if config in ("gpu", "fit") else ENV
     strategy = ["--strategy", "clusters"] if config == "clusters" else []
-    return [NVT] + strategy + ["-n", str(n)] + py, env
+    nvt = os.path.join(os.path.abspath(BASE), "build/bin/nvtaskset") if config == "base" else NVT
+    return [nvt] + strategy + ["-n", str(n)] + py, env
 
 
 def stale(kind, start_n, end_n, rows):
@@ -151,7 +159,8 @@ def main():
                 if time.time() - start > BUDGET - (STALE_S if STALE else 0):
                     print("budget of %.0f s spent: round %d stops before %d TPCs" % (BUDGET, rnd, n), flush=True)
                     break
-                for config in CONFIGS:
+                # Each round starts with another configuration: none always runs first.
+                for config in CONFIGS[rnd % len(CONFIGS):] + CONFIGS[:rnd % len(CONFIGS)]:
                     args, env = worker_args(config, n, total)
                     out, err = run(args, env=env)
                     if config != "mps":
@@ -184,15 +193,17 @@ def main():
 
 
 def summary(rows, stale_rows, total, picks):
-    ms, sms = {}, {}
+    ms, sms, by_round = {}, {}, {}
     for rnd, n, config, s, name, t in rows:
         ms.setdefault((n, name, config), []).append(t)
+        by_round[(rnd, n, name, config)] = t
         sms[(n, config)] = s
     names = sorted({r[4] for r in rows})
     sizes_run = sorted({r[1] for r in rows})
     others = [c for c in CONFIGS if c != "mps"]
     lines = ["Median ms of fresh processes (medians of %s samples each; over rounds where more than one); "
-             "ratio = time / MPS's at the same SM count. SMs: what each was told "
+             "ratio = time / MPS's at the same SM count; where rounds are several, the range of each "
+             "round's ratio follows. SMs: what each was told "
              "(%s). %d TPCs in all." % (os.environ.get("SMCOUNT_REPS", "20"), "/".join(CONFIGS), total), ""]
     worst = {}
     for name in names:
@@ -208,7 +219,11 @@ def summary(rows, stale_rows, total, picks):
                 if c in med:
                     ratio = med[c] / med["mps"]
                     worst.setdefault((name, c), []).append((ratio, n))
-                    cells.append("%.3f (%.3f)" % (med[c], ratio))
+                    paired = [by_round[(r, n, name, c)] / by_round[(r, n, name, "mps")] for r in
+                              sorted({k[0] for k in by_round}) if (r, n, name, c) in by_round and
+                              (r, n, name, "mps") in by_round]
+                    cells.append("%.3f (%.3f%s)" % (med[c], ratio, ", %.2f-%.2f" % (min(paired), max(paired))
+                                                    if len(paired) > 1 else ""))
                 else:
                     cells.append("-")
             lines.append("| %d | %s | %.3f | %s |" % (n, "/".join(str(sms.get((n, c), "-")) for c in CONFIGS),

@@ -11,6 +11,12 @@ bf16 work whose grid follows the SM count the device reports:
   train    the priorities benchmark's training step (tests/bench/prio/train.py):
            three bf16 8192^3 GEMMs (forward and backward of a linear layer) and
            a 1 GiB memory-bound update, then a synchronisation
+  fp32     torch.matmul of two fp32 4096 x 4096 matrices, TF32 off (cuBLAS's
+           SIMT GEMM)
+  conv     a convolution net's forward and backward: four 3x3 bf16 convolutions
+           of 256 channels on 64 images of 56 x 56 (channels-last, cuDNN), ReLU
+  jax      jax.numpy's bf16 8192^3 product, jitted (XLA's GEMM through cuBLAS),
+           timed by the host around block_until_ready; JAX allocates on demand
 and prints one JSON line: {"sms": the count reported, "ms": {workload: median}}.
 The SM count is read once, at the start, as a library reads it.
 
@@ -18,7 +24,7 @@ The SM count is read once, at the start, as a library reads it.
   smcount_worker.py stale READY GO  time, write READY, wait for file GO (the
                                     driver moves the task with -p), time again:
                                     a JSON line for each
-SMCOUNT_WORK=cublas,triton,train picks workloads; SMCOUNT_REPS (20) samples.
+SMCOUNT_WORK=cublas,triton,train[,fp32,conv,jax] picks workloads; SMCOUNT_REPS (20) samples.
 """
 import json
 import os
@@ -34,7 +40,18 @@ N = 8192
 
 
 def timed(fn, reps=REPS, warm=3):
-    """Median ms of one call of fn (CUDA events, after warm calls)."""
+    """Median ms of one call of fn (CUDA events, after warm calls); fn given as
+    ("host", f) is timed by the host's clock around f, which waits for its work."""
+    if isinstance(fn, tuple):
+        f = fn[1]
+        for _ in range(warm):
+            f()
+        times = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            f()
+            times.append((time.perf_counter() - t) * 1e3)
+        return statistics.median(times)
     for _ in range(warm):
         fn()
     torch.cuda.synchronize()
@@ -130,6 +147,30 @@ def workloads(sms):
             params.add_(buf, alpha=-1e-6)
             (y[0, 0] + dw[0, 0] + dx[0, 0] + params[0]).item()
         work["train step (3 GEMMs + 1 GiB update)"] = step
+    if "fp32" in WORK:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        xf, wf = x[:N // 2, :N // 2].float(), w[:N // 2, :N // 2].float()
+        outf = torch.empty(N // 2, N // 2, device="cuda", dtype=torch.float32)
+        work["cublas fp32 4096^3"] = lambda: torch.matmul(xf, wf, out=outf)
+    if "conv" in WORK:
+        net = torch.nn.Sequential(*[m for _ in range(4) for m in (
+            torch.nn.Conv2d(256, 256, 3, padding=1, bias=False), torch.nn.ReLU())])
+        net = net.to(device="cuda", dtype=torch.bfloat16, memory_format=torch.channels_last)
+        img = torch.randn(64, 256, 56, 56, **bf).to(memory_format=torch.channels_last)
+
+        def conv():
+            net.zero_grad(set_to_none=True)
+            net(img).float().sum().backward()
+        work["conv net fwd+bwd bf16"] = conv
+    if "jax" in WORK:
+        os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+        import jax
+        import jax.numpy as jnp
+        key = jax.random.PRNGKey(0)
+        ja = jax.random.normal(key, (N, N), dtype=jnp.bfloat16)
+        jb = jax.random.normal(jax.random.PRNGKey(1), (N, N), dtype=jnp.bfloat16)
+        dot = jax.jit(jnp.matmul)
+        work["jax bf16 8192^3"] = ("host", lambda: dot(ja, jb).block_until_ready())
     return work
 
 

@@ -127,6 +127,70 @@ print(sms, fit)
 PY
 }
 
+# clusters_of BLOCK SMEM PICK...: the line "fakeapp clusters BLOCK SMEM" should print under
+# nvtaskset PICK on GPU 0, worked out here from --topology --json: clusters of K CTAs, B to
+# an SM (the fake driver's occupancy: 2048 threads, 32 blocks, 228 KiB), fit floor(s B / K)
+# times in a GPC of s SMs of the pick, at most what the whole GPU's GPCs hold (the driver's
+# answer); a pick of every TPC gets the driver's answer.
+clusters_of() {
+	local block=$1 smem=$2 topo= pick=
+	shift 2
+	topo=$("$NVT" --topology --json) && pick=$("$NVT" --no-mps --dry-run --json "$@") ||
+		die "clusters_of $*: $topo $pick"
+	python3 - "$block" "$smem" "$topo" "$pick" <<'PY'
+import json, re, sys
+block, smem = int(sys.argv[1]), int(sys.argv[2])
+gpu = json.loads(sys.argv[3])["gpus"][0]
+pick = json.loads(sys.argv[4])
+picked = set((pick.get("picked") or pick["partition"])[0]["tpc_ids"])
+def tpcs(text):
+    return {t for a, b in re.findall(r"(\d+)(?:-(\d+))?", text) for t in range(int(a), int(b or a) + 1)}
+gpcs = [tpcs(g["tpcs"]) for g in gpu["gpcs"]]
+b = min(2048 // block, 32, 233472 // smem if smem else 32)
+out = []
+for k in (1, 2, 4, 8, 16):
+    whole = sum(2 * len(g) * b // k for g in gpcs)
+    part = sum(2 * len(g & picked) * b // k for g in gpcs)
+    out.append("c%d=%d" % (k, whole if len(picked) == gpu["tpcs"] else min(part, whole)))
+print(" ".join(out))
+PY
+}
+
+t_sm_count_clusters() {
+	local app pick want
+	# The driver answers for the whole GPU; told what the partition's GPCs hold.
+	run_rc out rc "$APP" clusters 128 232448
+	eq "$out" "c1=132 c2=66 c4=30 c8=15 c16=7"
+	# -n 42's default pick, GPCs of 16, 16, 16, 18 and 18 SMs: 20 clusters of 4 CTAs of
+	# one SM each (an MPS share of 84 SMs: 21; the whole GPU: 30).
+	eq "$(clusters_of 128 232448 -n 42)" "c1=84 c2=42 c4=20 c8=10 c16=5"
+	for pick in "-n 42" "-n 10" "-c 1,2,3,4" "-g 6,7" "-c 0-3,60"; do
+		for app in "$APP" "$LINKED"; do
+			# shellcheck disable=SC2086 # PICK is words
+			want=$(clusters_of 128 232448 $pick)
+			# shellcheck disable=SC2086
+			run_rc out rc "$NVT" --no-mps $pick "$app" clusters 128 232448
+			eq "$(tail -n 1 <<<"$out")" "$want"
+			# Several CTAs to an SM (8 of 256 threads): the partition's SMs hold 8 times as many.
+			# shellcheck disable=SC2086
+			want=$(clusters_of 256 0 $pick)
+			# shellcheck disable=SC2086
+			run_rc out rc "$NVT" --no-mps $pick "$app" clusters 256 0
+			eq "$(tail -n 1 <<<"$out")" "$want"
+		done
+	done
+	# No GPC of 4 TPCs in 4 GPCs holds a cluster of 4 SMs: none, as MPS's share of 8 SMs holds
+	# none of 16 (cuDNN then takes a smaller cluster).
+	run_rc out rc "$NVT" --no-mps -c 1,2,3,4 "$APP" clusters 128 232448
+	eq "$out" "c1=8 c2=4 c4=0 c8=0 c16=0"
+	# Every TPC, or the count turned off: the driver's answer.
+	run_rc out rc "$NVT" --no-mps -c 0-65 "$APP" clusters 128 232448
+	eq "$out" "c1=132 c2=66 c4=30 c8=15 c16=7"
+	run_rc out rc "$NVT" --no-mps --sm-count gpu -n 42 "$LINKED" clusters 128 232448
+	has "$out" "
+c1=132 c2=66 c4=30 c8=15 c16=7"
+}
+
 t_sm_count_fit() {
 	local app pick sms fit
 	# -n 42's packed pick, GPCs of 16, 16, 16, 18 and 18 SMs, holds 20 clusters of 4 SMs

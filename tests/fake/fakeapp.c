@@ -56,7 +56,8 @@
  *                                         it maps (through its shim's writable mapping,
  *                                         as a program that dropped root could), then loop
  *
- * The SM count and cooperative grids (fakeappsms.c): sms, sms-on GO, coop BLOCK [ex],
+ * The SM count, cooperative grids and clusters (fakeappsms.c): sms, sms-on GO, coop BLOCK [ex],
+ * clusters BLOCK SMEM,
  * coop-on GO BLOCK [ex].
  *
  * CUDA graphs (fakeappgraph.c): a graph of NODES kernel nodes, each with one
@@ -638,6 +639,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "graph") || !strcmp(argv[1], "graph-once"))
 		return graph_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "sms") || !strcmp(argv[1], "sms-on") || !strcmp(argv[1], "coop") ||
+	    !strcmp(argv[1], "clusters") ||
 	    !strcmp(argv[1], "coop-on"))
 		return sms_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "info")) {

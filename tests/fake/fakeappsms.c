@@ -18,6 +18,11 @@
  *                                   if it failed or hung
  *   fakeapp coop-on GO BLOCK [ex]   the same, sized before file GO exists and
  *                                   launched after
+ *   fakeapp clusters BLOCK SMEM     "cK=N ..." for clusters of K = 1, 2, 4, 8 and
+ *                                   16 CTAs of BLOCK threads and SMEM bytes of
+ *                                   shared memory: the N that
+ *                                   cuOccupancyMaxActiveClusters says fit at once
+ *                                   on device 0 (-1: it failed), as cuBLAS asks
  *
  * SPDX-License-Identifier: MIT
  */
@@ -40,7 +45,8 @@
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *, void *, int, size_t))                \
 	X(cuLaunchCooperativeKernel, (void *, unsigned, unsigned, unsigned, unsigned, unsigned,     \
 				      unsigned, unsigned, void *, void **))                         \
-	X(cuLaunchKernelEx, (const NVT_LAUNCH_CONFIG *, void *, void **, void **))
+	X(cuLaunchKernelEx, (const NVT_LAUNCH_CONFIG *, void *, void **, void **))                  \
+	X(cuOccupancyMaxActiveClusters, (int *, void *, const NVT_LAUNCH_CONFIG *))
 
 #define TYPEDEF(name, params) typedef CUresult name##_ft params;
 DRIVER_CALLS(TYPEDEF)
@@ -176,6 +182,26 @@ int sms_main(int argc, char **argv)
 			wait_for(argv[1]);
 		}
 		return launch_grid(&g);
+	}
+	if (!strcmp(argv[0], "clusters") && argc == 3) {
+		for (unsigned k = 1; k <= 16; k *= 2) {
+			NVT_LAUNCH_ATTRIBUTE attr = {.id = NVT_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+			NVT_LAUNCH_CONFIG cfg = {0};
+			int n = -1;
+			attr.value.cluster_dim[0] = k;
+			attr.value.cluster_dim[1] = attr.value.cluster_dim[2] = 1;
+			cfg.grid[0] = k;
+			cfg.grid[1] = cfg.grid[2] = cfg.block[1] = cfg.block[2] = 1;
+			cfg.block[0] = (unsigned)strtoul(argv[1], NULL, 10);
+			cfg.shared_mem = (unsigned)strtoul(argv[2], NULL, 10);
+			cfg.attrs = &attr;
+			cfg.num_attrs = 1;
+			if (p_cuOccupancyMaxActiveClusters(&n, (void *)1, &cfg))
+				n = -1;
+			printf("%sc%u=%d", k > 1 ? " " : "", k, n);
+		}
+		printf("\n");
+		return 0;
 	}
 	fprintf(stderr, "fakeapp: bad arguments\n");
 	return 2;

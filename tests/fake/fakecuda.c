@@ -485,6 +485,51 @@ API int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, void *f, int bl
 	return 0;
 }
 
+/* How many clusters of the launch's cluster dimension fit at once on the
+ * current device, as the driver answers for the whole GPU: each GPC of s SMs
+ * holds floor(s b / cluster), b the blocks an SM holds; 0 for a cluster
+ * larger than 16 CTAs (the real driver's answer for sizes it cannot place). */
+static int max_active_clusters(int *clusters, void *f, const NVT_LAUNCH_CONFIG *cfg)
+{
+	const struct chip *c = &fake.chip[current_device()];
+	unsigned cluster = 0, per_gpc[256] = {0};
+	int b, held = 0;
+
+	if (!fake.initialised)
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (!clusters || !cfg || c->cc_major < 9)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < cfg->num_attrs; i++)
+		if (cfg->attrs[i].id == NVT_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+			cluster = cfg->attrs[i].value.cluster_dim[0] * cfg->attrs[i].value.cluster_dim[1] *
+				  cfg->attrs[i].value.cluster_dim[2];
+	if (!cluster || cuOccupancyMaxActiveBlocksPerMultiprocessor(&b, f, (int)(cfg->block[0] * cfg->block[1] *
+										   cfg->block[2]),
+								      cfg->shared_mem))
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	for (int t = 0; t < c->n_tpcs; t++)
+		per_gpc[c->gpc_of[t]] += 2;
+	for (int g = 0; g < 256 && cluster <= 16; g++)
+		held += (int)(per_gpc[g] * (unsigned)b / cluster);
+	*clusters = held;
+	return 0;
+}
+
+API int cuOccupancyMaxActiveClusters(int *clusters, void *f, const NVT_LAUNCH_CONFIG *cfg)
+{
+	struct {
+		int *clusters;
+		void *f;
+		const NVT_LAUNCH_CONFIG *cfg;
+	} a = {clusters, f, cfg};
+	CUresult rc = NVT_CUDA_ERROR_UNKNOWN;
+
+	fake_api_callbacks(NVT_CBID_cuOccupancyMaxActiveClusters, NVT_CB_API_SITE_ENTER, &rc, &a);
+	rc = max_active_clusters(a.clusters, a.f, a.cfg);
+	fake_api_callbacks(NVT_CBID_cuOccupancyMaxActiveClusters, NVT_CB_API_SITE_EXIT, &rc, &a);
+	return rc;
+}
+
 API int cuDeviceGetUuid(unsigned char *uuid, int dev)
 {
 	if (!fake.initialised)

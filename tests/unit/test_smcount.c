@@ -112,7 +112,7 @@ static void test_fit_cases(void)
 		{NULL, 0xc0ull, 35, "GPCs 6 and 7, 18 SMs each: 8 clusters of 4 (35 / 4), not 9"},
 		{"1,9,17,2,10,18", 0, 11, "6 SMs in each of two GPCs: 2 clusters of 4 (11 / 4); "
 					  "clusters of 8 and 16, which no GPC holds, bound nothing"},
-		{"1,9,17,25", 0, 8, "4 TPCs in 4 GPCs: clusters of 4 and more never fit; 4 of 2 do"},
+		{"1,9,17,25", 0, 8, "4 TPCs of GPC 1: 2 clusters of 4 and 1 of 8 hold all 8 SMs"},
 		{"5", 0, 2, "one TPC: only clusters of 2 SMs, and 1 of them fits"},
 		{"", 0, 0, "no TPC"},
 		{"0-65", 0, 132, "every TPC: the GPU's own count, as without nvtaskset"},
@@ -299,12 +299,106 @@ static void test_sm_limit_rules(void)
 	CHECK(nvt_sm_limit_strategy(1, &s) == -1 && s == NVT_SPREAD);
 }
 
+/* Clusters of k CTAs, b to an SM, that the TPCs of s hold at once on the H100 map. */
+static unsigned held_by(const struct nvt_tpcset *s, unsigned b, unsigned k)
+{
+	unsigned per_gpc[12] = {0}, held = 0;
+	for (unsigned i = 0; i < 66; i++)
+		per_gpc[h100_gpc(i)] += 2u * (unsigned)nvt_set_has(s, i);
+	for (unsigned g = 0; g < 12; g++)
+		held += per_gpc[g] * b / k;
+	return held;
+}
+
+static void test_clusters_told_cases(void)
+{
+	static const struct {
+		const char *tpcs;
+		uint64_t gpcs;
+		unsigned cluster;
+		int driver, want;
+		const char *why;
+	} cases[] = {
+		{NULL, 0xceull, 4, 30, 20, "GPCs of 16, 16, 16, 18, 18 SMs: 4 + 4 + 4 + 4 + 4 clusters of 4 "
+					   "CTAs of one SM (the whole GPU: 30)"},
+		{NULL, 0xceull, 2, 66, 42, "the same, clusters of 2: 8 + 8 + 8 + 9 + 9"},
+		{NULL, 0xceull, 16, 7, 5, "the same, clusters of 16: one in each GPC"},
+		{NULL, 0xceull, 4, 21, 20, "MPS's share of 84 SMs answered 21: the partition holds 20"},
+		{NULL, 0xceull, 4, 12, 12, "an answer below the partition's stays"},
+		{NULL, 0xceull, 4, 264, 168, "8 CTAs to an SM (the whole GPU's 264 clusters of 4): "
+					     "16 + 16 + 16 + 18 + 18 SMs hold 2 clusters each"},
+		{"1,2,3,4", 0, 4, 30, 0, "4 TPCs in 4 GPCs: no GPC holds a cluster of 4 SMs, as MPS's share "
+					   "of 8 SMs holds none of 16"},
+		{"1,2,3,4", 0, 2, 66, 4, "4 TPCs in 4 GPCs: 4 clusters of 2"},
+		{"1,9,17,25", 0, 4, 30, 2, "4 TPCs of GPC 1 (SM IDs stripe over GPCs): 2 clusters of 4"},
+		{"0-65", 0, 4, 30, 30, "every TPC: the driver's answer"},
+		{"0-70", 0, 4, 30, 30, "TPCs the GPU does not have are no others"},
+		{"1-3", 0, 0, 30, 30, "no cluster dimension: the driver's answer"},
+		{"1-3", 0, 4, 0, 0, "the driver said none fit"},
+		{"1-3", 0, 4, -1, -1, "nor does a negative answer change"},
+	};
+	struct nvt_topology t = h100(), bad;
+	struct nvt_tpcset s;
+	int got;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		nvt_set_clear(&s);
+		if (cases[i].tpcs && *cases[i].tpcs)
+			s = set_of(cases[i].tpcs);
+		if (cases[i].gpcs)
+			CHECK(nvt_topo_gpc_tpcs(&t, &(struct nvt_tpcset){{cases[i].gpcs}}, &s) == 0);
+		got = nvt_cluster_count_told(&t, &s, cases[i].cluster, cases[i].driver);
+		CHECK(got == cases[i].want);
+		if (got != cases[i].want)
+			fprintf(stderr, "  %s: told %d, want %d\n", cases[i].why, got, cases[i].want);
+	}
+	/* GPCs unknown, or a GPC number past the table: the driver's answer. */
+	nvt_topo_identity(&bad, 66);
+	s = set_of("1,9,17,2,10,18");
+	CHECK(nvt_cluster_count_told(&bad, &s, 4, 30) == 30);
+	bad = t;
+	bad.gpc[9] = 200;
+	CHECK(nvt_cluster_count_told(&bad, &s, 4, 30) == 30);
+}
+
+/*
+ * By brute force on random partitions of the H100 map, for clusters of 1-16
+ * CTAs and 1-16 of them to an SM: told what the partition's GPCs hold, at
+ * most what the whole GPU's hold (the driver's answer outside MPS).
+ */
+static void test_clusters_told_random(void)
+{
+	struct nvt_topology t = h100();
+	struct nvt_tpcset all;
+
+	nvt_topo_all(&t, &all);
+	for (int round = 0; round < 4000; round++) {
+		struct nvt_tpcset s;
+		unsigned odds = 1 + fit_rand() % 100, k = 1 + fit_rand() % 16, b = 1 + fit_rand() % 16;
+		int driver, want;
+		nvt_set_clear(&s);
+		for (unsigned i = 0; i < 66; i++)
+			if (fit_rand() % 100 < odds)
+				nvt_set_add(&s, i);
+		driver = (int)held_by(&all, b, k);
+		want = nvt_set_count(&s) == 66 ? driver : (int)held_by(&s, b, k);
+		CHECK(nvt_cluster_count_told(&t, &s, k, driver) == want);
+		if (nvt_cluster_count_told(&t, &s, k, driver) != want) {
+			fprintf(stderr, "round %d: %u TPCs, clusters of %u, %u to an SM: told %d, want %d\n", round,
+				nvt_set_count(&s), k, b, nvt_cluster_count_told(&t, &s, k, driver), want);
+			break;
+		}
+	}
+}
+
 int main(void)
 {
 	test_words();
 	test_partition_sms();
 	test_fit_cases();
 	test_fit_random();
+	test_clusters_told_cases();
+	test_clusters_told_random();
 	test_told();
 	test_coop();
 	test_sm_limit_percent();
