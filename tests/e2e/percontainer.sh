@@ -82,3 +82,40 @@ t_container_rundir_squatted() {
 	has "$out" "passed over $NVTASKSET_RUNDIR/containers/c2: not a directory of root's"
 	stop_loop host "$PID"
 }
+
+# A container's root writes into the run directory it is given: it sees its own run directory
+# alone, so the host's tasks' segments and another container's are out of its reach (on the
+# host's, a truncation would leave them unreadable: neither listed nor movable). What it writes
+# there goes with it (its directory is removed when it stops).
+t_container_root_cannot_touch_others() {
+	local out rc host_seg a_seg a_pid
+	need_pidns
+	cdi_spec
+	start_loop host "$NVT" --no-mps -c 0-3 "$APP"
+	local host=$PID
+	wait_file "$WORK/host.state" "0-3"
+	container --pid-file "$WORK/a.pid" tpcs=4
+	start_loop a "${CONTAINER[@]}" -- "$APP"
+	local a=$PID
+	wait_for 20 all_nonempty "$WORK/a.state" "$WORK/a.pid"
+	a_pid=$(cat "$WORK/a.pid")
+	host_seg=$(seg_file "$host") a_seg=$(seg_file "$a_pid")
+	[ -s "$host_seg" ] && [ -s "$a_seg" ] || die "no segments: $host_seg $a_seg"
+	# Container b's root truncates every segment it can reach by the names the others have, in
+	# the run directory it is given (its /run/nvtaskset: cdirun.py's $CONTAINER_RUNDIR), as the
+	# host's layout names them.
+	container tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- sh -c 'for f in "$@"; do mkdir -p "$(dirname "$f")"; : >"$f"; done' - \
+		"$CONTAINER_RUNDIR/${host_seg#"$NVTASKSET_RUNDIR"/}" "$CONTAINER_RUNDIR/${a_seg#"$NVTASKSET_RUNDIR"/}"
+	eq "$rc" 0 "container b ($out)"
+	[ -s "$host_seg" ] || die "a container emptied the host task's segment"
+	[ -s "$a_seg" ] || die "a container emptied another container's segment"
+	out=$("$NVT" -l)
+	grep -Eq "$(row_re "$host" root)0-3 " <<<"$out" || die "-l lost the host task: $out"
+	grep -Eq "$(row_re "$a_pid" root)$(cat "$WORK/a.state") " <<<"$out" || die "-l lost container a's task: $out"
+	"$NVT" -p -g 1 "$host" >/dev/null
+	wait_file "$WORK/host.state" "$(dry_tpcs -g 1)"
+	stop_loop host "$host"
+	stop_loop a "$a"
+	[ -z "$(ls -A "$NVTASKSET_RUNDIR/containers")" ] || die "left: $(ls -AR "$NVTASKSET_RUNDIR/containers")"
+}
