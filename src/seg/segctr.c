@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int nvt_container_id_valid(const char *id)
+int nvt_seg_ctr_id_valid(const char *id)
 {
 	size_t n = strlen(id);
 
@@ -35,10 +35,10 @@ int nvt_container_id_valid(const char *id)
 	return 1;
 }
 
-int nvt_container_base(char *buf, size_t len, const char *base, const char *id)
+int nvt_seg_ctr_base(char *buf, size_t len, const char *base, const char *id)
 {
 	int n = snprintf(buf, len, "%s/" NVT_CONTAINERS_DIR "/%s/" NVT_CONTAINER_RUN, base, id);
-	return (n < 0 || (size_t)n >= len || !nvt_container_id_valid(id)) ? -1 : 0;
+	return (n < 0 || (size_t)n >= len || !nvt_seg_ctr_id_valid(id)) ? -1 : 0;
 }
 
 /* 1 if fd is a directory of root's that nobody else may write in. */
@@ -61,7 +61,7 @@ static int read_pidns(int dirfd, uint64_t *pidns)
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022))
-		n = pread(fd, text, sizeof(text) - 1, 0);
+		n = read(fd, text, sizeof(text) - 1);
 	close(fd);
 	if (n <= 0)
 		return -1;
@@ -97,10 +97,10 @@ static void note_bad(int *bad, char *bad_name, size_t bad_len, const char *name)
 		snprintf(bad_name, bad_len, "%s", name);
 }
 
-int nvt_containers_read(const char *base, struct nvt_container **out, int *bad, char *bad_name,
+int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char *bad_name,
 			size_t bad_len)
 {
-	struct nvt_container *v = NULL, *grown;
+	struct nvt_seg_ctr *v = NULL, *grown;
 	size_t n = 0, cap = 0;
 	struct dirent *ent;
 	int fd = open_containers(base), err;
@@ -124,10 +124,10 @@ int nvt_containers_read(const char *base, struct nvt_container **out, int *bad, 
 		return -1;
 	}
 	while ((ent = readdir(dir)) && n < NVT_CONTAINERS_MAX) {
-		struct nvt_container c;
+		struct nvt_seg_ctr c;
 		int cfd;
 
-		if (!nvt_container_id_valid(ent->d_name))
+		if (!nvt_seg_ctr_id_valid(ent->d_name))
 			continue; /* ".", "..", and what the hook renamed aside */
 		cfd = openat(dirfd(dir), ent->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
 								   O_CLOEXEC);
@@ -180,14 +180,14 @@ static int make_dir(int dirfd, const char *name, mode_t mode)
 	return fd;
 }
 
-int nvt_container_make(const char *base, const struct nvt_container *c, char *why, size_t len)
+int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, size_t len)
 {
 	char text[32], aside[96], path[NVT_RUNDIR_MAX + 32];
 	int basefd, ctrs = -1, dir = -1, run = -1, fd, rc = -1;
 	uint64_t had;
 	struct stat st;
 
-	if (!nvt_container_id_valid(c->id))
+	if (!nvt_seg_ctr_id_valid(c->id))
 		return nvt_why(why, len, "the container's id is no name for a directory: 1 to %d of "
 				    "A-Z, a-z, 0-9, '_', '.' and '-', not starting with '.'",
 			       NVT_CONTAINER_ID_MAX);
@@ -285,12 +285,12 @@ static int empty_dir(int fd, int depth)
 	return rc;
 }
 
-int nvt_container_remove(const char *base, const char *id)
+int nvt_seg_ctr_remove(const char *base, const char *id)
 {
 	char path[NVT_RUNDIR_MAX + 32];
 	int ctrs, dir, rc;
 
-	if (!nvt_container_id_valid(id)) {
+	if (!nvt_seg_ctr_id_valid(id)) {
 		errno = EINVAL;
 		return -1;
 	}

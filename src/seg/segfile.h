@@ -451,15 +451,15 @@ int nvt_seg_discard_own(const char *base);
 /* The most containers a listing reads (only root makes them). */
 #define NVT_CONTAINERS_MAX 4096
 
-struct nvt_container {
+struct nvt_seg_ctr {
 	char id[NVT_CONTAINER_ID_MAX + 1];
 	uint64_t pidns; /* its PID namespace's inode */
 };
 /* 1 if id is a container id to make a directory for: 1 to NVT_CONTAINER_ID_MAX of
  * [A-Za-z0-9_.-], not starting with '.'. */
-int nvt_container_id_valid(const char *id);
+int nvt_seg_ctr_id_valid(const char *id);
 /* Writes base/containers/ID/run. Returns 0, or -1 if it does not fit. */
-int nvt_container_base(char *buf, size_t len, const char *base, const char *id);
+int nvt_seg_ctr_base(char *buf, size_t len, const char *base, const char *id);
 /*
  * Reads the containers of base into *out (malloc'd; the caller frees it):
  * each ID directory of base/containers that is root's and written by nobody
@@ -468,7 +468,7 @@ int nvt_container_base(char *buf, size_t len, const char *base, const char *id);
  * its entry). Returns how many, 0 where base has no containers directory, or
  * -1 with errno set.
  */
-int nvt_containers_read(const char *base, struct nvt_container **out, int *bad, char *bad_name,
+int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char *bad_name,
 			size_t bad_len);
 /*
  * Makes c's directory under base (root's, for a CDI hook): base/containers
@@ -477,14 +477,14 @@ int nvt_containers_read(const char *base, struct nvt_container **out, int *bad, 
  * there). One there already must record c->pidns. Returns 0, or -1 with the
  * reason in why.
  */
-int nvt_container_make(const char *base, const struct nvt_container *c, char *why, size_t len);
+int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, size_t len);
 /*
  * Removes container id's directory under base, and what its tasks left in
  * it: never through a link, relative to directory fds, at most
  * NVT_CONTAINER_RM_DEPTH levels deep (what lies deeper stays). Returns 0, or
  * -1 with errno set (ENOENT: none).
  */
-int nvt_container_remove(const char *base, const char *id);
+int nvt_seg_ctr_remove(const char *base, const char *id);
 #define NVT_CONTAINER_RM_DEPTH 8
 
 /* ---- Listing tasks (segscan.c) ------------------------------------------- */

@@ -55,7 +55,7 @@ struct scan {
 	size_t n_named, named_cap;
 	int see_all;      /* every process of every namespace is in sight: what none has is stale */
 	struct nvt_seg_skipped *skipped; /* NULL: not asked for */
-	const struct nvt_container *ctr; /* the container whose run directory is being read, or NULL */
+	const struct nvt_seg_ctr *ctr; /* the container whose run directory is being read, or NULL */
 	int foreign;      /* in the run directory being read: files naming no process of ctr's */
 };
 
@@ -434,7 +434,7 @@ int nvt_seg_entry_dir(const char *base, const struct nvt_seg_entry *e)
 
 	if (!e->container[0])
 		return nvt_userdir_open(base, e->uid);
-	if (nvt_container_base(dir, sizeof(dir), base, e->container)) {
+	if (nvt_seg_ctr_base(dir, sizeof(dir), base, e->container)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -559,13 +559,13 @@ static int scan_base(struct scan *s, int basefd, uid_t only, int tidy, int see_o
 	return rc;
 }
 
-/* Reads the run directories of every container of base (nvt_containers_read) into s, as
+/* Reads the run directories of every container of base (nvt_seg_ctr_list) into s, as
  * scan_base. Returns 0 or -1. */
 static int scan_containers(struct scan *s, const char *base, uid_t only, int tidy, int see_own)
 {
 	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32], bad_name[NVT_CONTAINER_ID_MAX + 1];
-	struct nvt_container *v, none = {{0}, 0};
-	int n = nvt_containers_read(base, &v, &(int){0}, bad_name, sizeof(bad_name)), rc = 0, err;
+	struct nvt_seg_ctr *v, none = {{0}, 0};
+	int n = nvt_seg_ctr_list(base, &v, &(int){0}, bad_name, sizeof(bad_name)), rc = 0, err;
 
 	if (n < 0)
 		return -1;
@@ -578,7 +578,7 @@ static int scan_containers(struct scan *s, const char *base, uid_t only, int tid
 	for (int i = 0; !rc && i < n; i++) {
 		int fd;
 
-		if (nvt_container_base(dir, sizeof(dir), base, v[i].id))
+		if (nvt_seg_ctr_base(dir, sizeof(dir), base, v[i].id))
 			continue;
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
