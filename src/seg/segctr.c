@@ -41,6 +41,19 @@ int nvt_seg_ctr_base(char *buf, size_t len, const char *base, const char *id)
 	return (n < 0 || (size_t)n >= len || !nvt_seg_ctr_id_valid(id)) ? -1 : 0;
 }
 
+int nvt_seg_ctr_userdir_open(const char *base, const char *id, uid_t uid)
+{
+	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32];
+
+	if (!id[0])
+		return nvt_userdir_open(base, uid);
+	if (nvt_seg_ctr_base(dir, sizeof(dir), base, id)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return nvt_userdir_open(dir, uid);
+}
+
 /* 1 if fd is a directory of root's that nobody else may write in. */
 static int roots_dir(int fd)
 {

@@ -460,6 +460,9 @@ struct nvt_seg_ctr {
 int nvt_seg_ctr_id_valid(const char *id);
 /* Writes base/containers/ID/run. Returns 0, or -1 if it does not fit. */
 int nvt_seg_ctr_base(char *buf, size_t len, const char *base, const char *id);
+/* Opens uid's run directory (nvt_userdir_open) under container id's run directory, or under
+ * base itself where id is "". Returns its fd, or -1 with errno set. */
+int nvt_seg_ctr_userdir_open(const char *base, const char *id, uid_t uid);
 /*
  * Reads the containers of base into *out (malloc'd; the caller frees it):
  * each ID directory of base/containers that is root's and written by nobody

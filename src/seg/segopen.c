@@ -293,15 +293,7 @@ static int open_hidden(const char *base, pid_t pid, struct nvt_seg_handle *h)
 
 int nvt_seg_handle_dir(const char *base, const struct nvt_seg_handle *h)
 {
-	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32];
-
-	if (!h->container[0])
-		return nvt_userdir_open(base, h->owner);
-	if (nvt_seg_ctr_base(dir, sizeof(dir), base, h->container)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return nvt_userdir_open(dir, h->owner);
+	return nvt_seg_ctr_userdir_open(base, h->container, h->owner);
 }
 
 /*

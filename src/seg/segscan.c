@@ -430,15 +430,7 @@ static int scan_userdir(struct scan *s, int dirfd, uid_t uid, int tidy, int see_
 
 int nvt_seg_entry_dir(const char *base, const struct nvt_seg_entry *e)
 {
-	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32];
-
-	if (!e->container[0])
-		return nvt_userdir_open(base, e->uid);
-	if (nvt_seg_ctr_base(dir, sizeof(dir), base, e->container)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return nvt_userdir_open(dir, e->uid);
+	return nvt_seg_ctr_userdir_open(base, e->container, e->uid);
 }
 
 /* Opens e's file for reading, never through a link. Returns its fd, or -1
