@@ -14,7 +14,7 @@ cdi_spec() {
 	"$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor t >"$WORK/cdi.out" 2>&1 ||
 		die "--cdi failed: $(cat "$WORK/cdi.out")"
 }
-# container [--pidns] [--uid U] [--userns OUTSIDE] [--pid-file F] DEVICE...: sets CONTAINER to
+# container [--pidns | --host-pidns] [--uid U] [--userns OUTSIDE] [--pid-file F] DEVICE...: sets CONTAINER to
 # the command line of a stand-in container given devices t/DEVICE, to be followed by "--
 # COMMAND..." (its status: COMMAND's, 126 when a hook refused; cdirun.py's own failures 2, and 77
 # where this machine cannot make the namespaces asked).
@@ -26,7 +26,7 @@ container() {
 	CONTAINER=(python3 "$CDIRUN" --bundle "$bundle" --spec-dir "$WORK/cdi")
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--pidns) CONTAINER+=("$1") && shift ;;
+		--pidns | --host-pidns) CONTAINER+=("$1") && shift ;;
 		--*) CONTAINER+=("$1" "$2") && shift 2 ;;
 		*) CONTAINER+=(--device "t/$1") && shift ;;
 		esac

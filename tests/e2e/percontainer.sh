@@ -119,3 +119,17 @@ t_container_root_cannot_touch_others() {
 	stop_loop a "$a"
 	[ -z "$(ls -A "$NVTASKSET_RUNDIR/containers")" ] || die "left: $(ls -AR "$NVTASKSET_RUNDIR/containers")"
 }
+
+# A container in the host's PID namespace (podman --pid=host) is refused by root's hook: a
+# segment in its run directory would name host processes. Nothing runs, nothing is left.
+t_container_host_pidns_refused() {
+	local out rc
+	[ "$(id -u)" == 0 ] || skip "needs root (an ordinary user's hook keeps her own run directory)"
+	cdi_spec
+	container --host-pidns tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "status ($out)"
+	has "$out" "the container shares the host's PID namespace (--pid=host)"
+	hasnt "$out" "hung="
+	[ -z "$(ls -A "$NVTASKSET_RUNDIR/containers" 2>/dev/null)" ] || die "left: $(ls -AR "$NVTASKSET_RUNDIR/containers")"
+}
