@@ -219,7 +219,7 @@ static int bind_inside(int ns, const char *rootfs, const char *dir, const struct
 int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, char *why, size_t len)
 {
 	char path[64];
-	struct stat want;
+	struct stat want, its, mine;
 	int ns, pipefd[2], status;
 	ssize_t got;
 	pid_t child;
@@ -227,6 +227,12 @@ int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, char
 	snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
 	if (stat(dir, &want))
 		return nvt_why(why, len, "%s: %s", dir, strerror(errno));
+	/* Never over the caller's own paths: a container without a mount namespace of its own
+	 * (none that runc makes) would have its "root file system" bound on the host. */
+	if (stat(path, &its) || stat("/proc/self/ns/mnt", &mine))
+		return nvt_why(why, len, "cannot read %s: %s", path, strerror(errno));
+	if (its.st_dev == mine.st_dev && its.st_ino == mine.st_ino)
+		return nvt_why(why, len, "the container has no mount namespace of its own");
 	ns = open(path, O_RDONLY | O_CLOEXEC);
 	if (ns < 0)
 		return nvt_why(why, len, "cannot open %s: %s", path, strerror(errno));
