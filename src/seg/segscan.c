@@ -599,7 +599,7 @@ static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 	if (see_own < 0)
 		return -1;
 	s->see_all = all_in_sight(see_own);
-	basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	basefd = open(base, O_RDONLY | O_NONBLOCK | O_DIRECTORY | O_CLOEXEC); /* (as opendir opens it) */
 	if (basefd < 0)
 		return -1;
 	rc = scan_base(s, basefd, only, tidy, see_own);
