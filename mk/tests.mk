@@ -48,7 +48,7 @@ $(T)/test_task $(T)/test_view: $(T)/test_%: tests/unit/test_%.c $(LIB_OBJ) $(COR
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) -ldl -lpthread
 
-$(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segtrust.o $(O)/seg/segopen.o $(O)/seg/segwrite.o $(O)/os/sysutil.o $(O)/os/proc.o $(CORE_LIB)
+$(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segtrust.o $(O)/seg/segopen.o $(O)/seg/segctr.o $(O)/seg/segwrite.o $(O)/os/sysutil.o $(O)/os/proc.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $^
 

@@ -351,12 +351,17 @@ stop_loop() { # stop_loop TAG PID: stops it (poll_until 5) and checks it exited 
 	[ "$rc" == 0 ] || die "task $2 exited $rc: $(cat "$WORK/$1.out" "$WORK/$1.err")"
 }
 # seg_file PID: the control segment of PID (nvtaskset.h): <rundir>/nvtaskset-UID/nvtaskset.PIDNS.PID,
-# PID as its own namespace numbers it; for a process that is gone, any user's file of that PID in ours.
+# PID as its own namespace numbers it (a container's task: in its container's run directory,
+# <rundir>/containers/ID/run, where that holds it); for a process that is gone, any user's file
+# of that PID in ours.
 seg_file() {
 	local uid ns nspid f
 	if uid=$(awk '/^Uid:/ {print $3}' "/proc/$1/status" 2>/dev/null) && [ -n "$uid" ] &&
 		ns=$(stat -L -c %i "/proc/$1/ns/pid" 2>/dev/null); then
 		nspid=$(awk '/^NSpid:/ {print $NF}' "/proc/$1/status")
+		for f in "$NVTASKSET_RUNDIR"/containers/*/run/nvtaskset-"$uid/nvtaskset.$ns.${nspid:-$1}"; do
+			[ -e "$f" ] && echo "$f" && return
+		done
 		echo "$NVTASKSET_RUNDIR/nvtaskset-$uid/nvtaskset.$ns.${nspid:-$1}"
 		return
 	fi

@@ -385,3 +385,19 @@ int nvt_cgroup_container(const char *text, size_t len, char *id, size_t size)
 	id[NVT_CONTAINER_ID_TEXT - 1] = '\0';
 	return 0;
 }
+
+int nvt_oci_config_root(const char *text, size_t len, const char *bundle, char *buf, size_t size)
+{
+	static const char *const root_path[] = {"root", "path"};
+	char path[NVT_OCI_PATH_MAX];
+	long at;
+	int n;
+
+	if (nvt_json_check(text, len))
+		return -1;
+	at = nvt_json_path(text, len, nvt_json_root(text, len), root_path, 2);
+	if (at < 0 || nvt_json_string(text, len, (size_t)at, path, sizeof(path)) < 1)
+		return -1;
+	n = path[0] == '/' ? snprintf(buf, size, "%s", path) : snprintf(buf, size, "%s/%s", bundle, path);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}

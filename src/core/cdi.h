@@ -89,6 +89,12 @@ int nvt_oci_config_env(const char *text, size_t len, const char *name, char *buf
  */
 int nvt_oci_config_env_other(const char *text, size_t len, const char *name, const char *value);
 /*
+ * The container's root file system (config.json's root.path: absolute, or
+ * relative to bundle) into buf. Returns 0, or -1 if it names none or does not
+ * fit.
+ */
+int nvt_oci_config_root(const char *text, size_t len, const char *bundle, char *buf, size_t size);
+/*
  * Whether config.json runs a hook of stage ("createRuntime") with argument
  * arg: what the runtime was given (a CDI device's hook), which a container's
  * variables cannot add. Returns 1, 0, or -1 if the configuration is malformed.

@@ -314,7 +314,7 @@ static void open_lock(struct agent *a, struct task *t)
 
 	if (t->h.lock_fd >= 0)
 		return;
-	dirfd = nvt_userdir_open(a->o->base, t->h.owner);
+	dirfd = nvt_seg_handle_dir(a->o->base, &t->h);
 	t->h.lock_fd = dirfd < 0 ? -1 : nvt_lock_open(dirfd, t->h.owner);
 	t->h.lock_errno = t->h.lock_fd < 0 ? errno : 0;
 	if (dirfd >= 0)

@@ -39,6 +39,13 @@ enum nvt_seg_err {
 };
 
 
+/* Containers' run directories (segctr.c, below): base/containers/ID/run. */
+#define NVT_CONTAINERS_DIR "containers"
+#define NVT_CONTAINER_PIDNS "pidns"
+#define NVT_CONTAINER_RUN "run"
+/* The longest container id taken (podman's and Docker's are 64). */
+#define NVT_CONTAINER_ID_MAX 128
+
 /* Returns the directory of run directories: $NVTASKSET_RUNDIR if it is an
  * absolute path (secure_getenv: not in a setuid program), else the default. */
 const char *nvt_rundir(void);
@@ -339,6 +346,8 @@ struct nvt_seg_handle {
 	int fd;
 	pid_t pid;          /* as the caller's /proc numbers it */
 	uid_t owner;        /* the user whose run directory holds it */
+	char container[NVT_CONTAINER_ID_MAX + 1]; /* that run directory is under
+				* base/containers/ID/run; "": under base */
 	uid_t task_uid;     /* the task's effective uid now */
 	int writable;
 	int lock_fd;        /* the run directory's lock file (writable handles); else -1 */
@@ -359,7 +368,10 @@ struct nvt_seg_handle {
  * root). Looks in the run directories of the task's effective, real and saved
  * uids and of root, checks each directory and file (type before any read:
  * never opens a FIFO blocking) and that the segment names this very process
- * (PID namespace, PID and start time). Returns enum nvt_seg_err.
+ * (PID namespace, PID and start time). A process of a namespace below the
+ * caller's that none holds is looked for in the run directories of the
+ * containers recorded with its PID namespace (segctr.c), by the same rule.
+ * Returns enum nvt_seg_err.
  */
 int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handle *h);
 /* How long nvt_seg_open, to write, waits for a segment that is being made in
@@ -405,6 +417,9 @@ int nvt_seg_read_used(const struct nvt_seg_handle *h, int gpu, struct nvt_slot_v
 int nvt_seg_find_slot(const struct nvt_seg_handle *h, const uint8_t uuid[16]);
 int nvt_seg_free_slot_of(const struct nvt_seg_handle *h);
 void nvt_seg_close(struct nvt_seg_handle *h);
+/* Opens the run directory that holds h's segment (under base, or its container's). Returns
+ * its fd, or -1 with errno set. */
+int nvt_seg_handle_dir(const char *base, const struct nvt_seg_handle *h);
 
 /*
  * Removes the calling process's own segment file from its user's run
@@ -416,6 +431,64 @@ void nvt_seg_close(struct nvt_seg_handle *h);
  * -1 with errno set.
  */
 int nvt_seg_discard_own(const char *base);
+
+/* ---- Containers' run directories (segctr.c) ------------------------------ */
+
+/*
+ * A container given a CDI device by root's runtime keeps its tasks'
+ * segments in a directory of its own, base/containers/ID/run (ID: the OCI
+ * container id), which the device's hook makes and binds at the container's
+ * /run/nvtaskset: the container sees nothing else of base. Beside it,
+ * base/containers/ID/pidns (root's, out of the container's reach) holds the
+ * inode of the container's PID namespace: a segment under run/ is trusted
+ * only for a process of that namespace (its file named for it, and the
+ * process in it where the reader may see its namespace: root always), so
+ * nothing a container writes there names a process outside it.
+ * base/containers and each ID directory are root's, written by nobody else:
+ * anything else there is passed over (a user may make base/containers first
+ * in the shared directory: the hook renames hers aside).
+ */
+/* The most containers a listing reads (only root makes them). */
+#define NVT_CONTAINERS_MAX 4096
+
+struct nvt_seg_ctr {
+	char id[NVT_CONTAINER_ID_MAX + 1];
+	uint64_t pidns; /* its PID namespace's inode */
+};
+/* 1 if id is a container id to make a directory for: 1 to NVT_CONTAINER_ID_MAX of
+ * [A-Za-z0-9_.-], not starting with '.'. */
+int nvt_seg_ctr_id_valid(const char *id);
+/* Writes base/containers/ID/run. Returns 0, or -1 if it does not fit. */
+int nvt_seg_ctr_base(char *buf, size_t len, const char *base, const char *id);
+/* Opens uid's run directory (nvt_userdir_open) under container id's run directory, or under
+ * base itself where id is "". Returns its fd, or -1 with errno set. */
+int nvt_seg_ctr_userdir_open(const char *base, const char *id, uid_t uid);
+/*
+ * Reads the containers of base into *out (malloc'd; the caller frees it):
+ * each ID directory of base/containers that is root's and written by nobody
+ * else, whose pidns file is root's too. Entries that fail the check are
+ * counted in *bad (and, the first, named in bad_name: "containers" itself, or
+ * its entry). Returns how many, 0 where base has no containers directory, or
+ * -1 with errno set.
+ */
+int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char *bad_name,
+			size_t bad_len);
+/*
+ * Makes c's directory under base (root's, for a CDI hook): base/containers
+ * (a squatter's entry renamed aside), containers/ID (0755), its pidns file,
+ * and run (mode 1777: any user of the container makes her run directory
+ * there). One there already must record c->pidns. Returns 0, or -1 with the
+ * reason in why.
+ */
+int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, size_t len);
+/*
+ * Removes container id's directory under base, and what its tasks left in
+ * it: never through a link, relative to directory fds, at most
+ * NVT_CONTAINER_RM_DEPTH levels deep (what lies deeper stays). Returns 0, or
+ * -1 with errno set (ENOENT: none).
+ */
+int nvt_seg_ctr_remove(const char *base, const char *id);
+#define NVT_CONTAINER_RM_DEPTH 8
 
 /* ---- Listing tasks (segscan.c) ------------------------------------------- */
 
@@ -445,8 +518,13 @@ enum nvt_seg_skip_kind {
 	NVT_SKIP_UNREADABLE, /* uid's, but the caller may not read it or look into it (mode) */
 	NVT_SKIP_CROWDED,    /* count files named for PIDs of namespaces the caller may not
 			      * read, past the processes of those PIDs in sight, were not read */
+	NVT_SKIP_CONTAINER,  /* base/containers (container ""), or a container's directory
+			      * in it: not root's, or written by others (uid: none) */
+	NVT_SKIP_FOREIGN,    /* count files of a container's run directory named for
+			      * processes of another PID namespace than the container's */
 };
 struct nvt_seg_skip {
+	char container[NVT_CONTAINER_ID_MAX + 1]; /* under base/containers/ID/run; "": base */
 	uid_t uid;   /* the run directory's name's */
 	int kind;    /* enum nvt_seg_skip_kind */
 	uid_t owner; /* the entry's */
@@ -484,6 +562,7 @@ void nvt_seg_listed_keep(struct nvt_seg_listed *v, size_t n);
 struct nvt_seg_entry {
 	pid_t pid;             /* the live process it names, as the caller's /proc numbers it */
 	uid_t uid;             /* whose run directory */
+	char container[NVT_CONTAINER_ID_MAX + 1]; /* under base/containers/ID/run; "": base */
 	dev_t dev;
 	ino_t ino;
 	struct timespec ctime; /* its status's last change (any write but through a mapping) */
@@ -501,6 +580,9 @@ struct nvt_seg_entry {
  * malloc'd in *out (the caller frees it). Returns the count, or -1 with errno set.
  */
 int nvt_seg_list(const char *base, uid_t only, struct nvt_seg_entry **out);
+/* Opens the run directory that holds e's file (nvt_userdir_open under base, or under its
+ * container's). Returns its fd, or -1 with errno set. */
+int nvt_seg_entry_dir(const char *base, const struct nvt_seg_entry *e);
 /*
  * Opens e's file for reading (O_NOFOLLOW, O_NONBLOCK) if it is still the one
  * listed: a regular file of e->uid's, same device and inode. Returns its fd, or

@@ -291,6 +291,60 @@ static int open_hidden(const char *base, pid_t pid, struct nvt_seg_handle *h)
 	return best;
 }
 
+int nvt_seg_handle_dir(const char *base, const struct nvt_seg_handle *h)
+{
+	return nvt_seg_ctr_userdir_open(base, h->container, h->owner);
+}
+
+/*
+ * Looks for p's segment in the run directories (of the users in order, n)
+ * of each container of base recorded with p's PID namespace (any, where the
+ * caller may not read p's: the file named for the container's). Returns enum
+ * nvt_seg_err as open_in, the most telling (rank) into *best.
+ */
+static int open_in_containers(const char *base, const struct nvt_proc *p, const uid_t *order, int n,
+			      int writable, struct nvt_seg_handle *h, int *best, uint32_t *version)
+{
+	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32], bad_name[2];
+	struct nvt_seg_ctr *v;
+	int count = nvt_seg_ctr_list(base, &v, &(int){0}, bad_name, sizeof(bad_name)), rc;
+
+	if (count < 0) {
+		h->sys_errno = errno;
+		if (rank(NVT_SEG_ESYS) > rank(*best))
+			*best = NVT_SEG_ESYS;
+		return *best;
+	}
+	for (int c = 0; c < count; c++) {
+		struct nvt_proc q = *p;
+
+		if ((p->pidns && p->pidns != v[c].pidns) || nvt_seg_ctr_base(dir, sizeof(dir), base, v[c].id))
+			continue;
+		q.pidns = v[c].pidns;
+		for (int i = 0; i < n; i++) {
+			int seen = 0;
+			for (int j = 0; j < i; j++)
+				seen |= order[j] == order[i];
+			if (seen)
+				continue;
+			rc = open_in(dir, order[i], &q, writable, h);
+			if (rc == NVT_SEG_ESYS)
+				h->sys_errno = errno;
+			if (rc == NVT_SEG_OK) {
+				snprintf(h->container, sizeof(h->container), "%s", v[c].id);
+				free(v);
+				return rc;
+			}
+			if (rank(rc) > rank(*best)) {
+				*best = rc;
+				*version = h->found_version;
+			}
+		}
+	}
+	free(v);
+	return *best;
+}
+
 int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handle *h)
 {
 	struct timespec pause = {0, 1000000};
@@ -354,6 +408,12 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 			version = h->found_version;
 		}
 	}
+	/* A container's task (a process of a namespace below ours). */
+	if (p.nested && open_in_containers(base, &p, order, 5, writable, h, &best, &version) == NVT_SEG_OK) {
+		h->pid = pid;
+		h->task_uid = p.uid[1];
+		return NVT_SEG_OK;
+	}
 	h->task_uid = p.uid[1];
 	h->found_version = version;
 	if (best == NVT_SEG_ESYS)
@@ -365,11 +425,17 @@ int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 {
 	struct nvt_seg_trust t;
 	struct nvt_proc p;
-	char name[64];
+	char name[64], dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32];
 	int dirfd, found;
 
 	if (nvt_proc_info(h->pid, &p) || p.uid[1] == h->owner)
 		return 0;
+	/* (a container's task: the run directories of its container) */
+	if (h->container[0]) {
+		if (nvt_seg_ctr_base(dir, sizeof(dir), base, h->container))
+			return 0;
+		base = dir;
+	}
 	dirfd = nvt_userdir_open(base, p.uid[1]);
 	if (dirfd < 0)
 		return 0;

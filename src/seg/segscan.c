@@ -55,6 +55,8 @@ struct scan {
 	size_t n_named, named_cap;
 	int see_all;      /* every process of every namespace is in sight: what none has is stale */
 	struct nvt_seg_skipped *skipped; /* NULL: not asked for */
+	const struct nvt_seg_ctr *ctr; /* the container whose run directory is being read, or NULL */
+	int foreign;      /* in the run directory being read: files naming no process of ctr's */
 };
 
 static int push(struct scan *s, const struct nvt_seg_entry *e)
@@ -91,6 +93,7 @@ static void skip(struct scan *s, uid_t uid, int kind, uid_t owner, mode_t mode, 
 		return;
 	if (k->n < NVT_SEG_SKIPPED_KEPT) {
 		struct nvt_seg_skip *e = &k->v[k->n];
+		snprintf(e->container, sizeof(e->container), "%s", s->ctr ? s->ctr->id : "");
 		e->uid = uid;
 		e->kind = kind;
 		e->owner = owner;
@@ -281,6 +284,14 @@ static int scan_file(struct scan *s, int dirfd, uid_t uid, int tidy, int see_own
 	struct stat st;
 
 	memset(&e, 0, sizeof(e));
+	/* A container's files name its own processes only: whatever else it writes
+	 * there names nobody (counted, never read, never removed). */
+	if (s->ctr && f->pidns != s->ctr->pidns) {
+		s->foreign++;
+		return 0;
+	}
+	if (s->ctr)
+		snprintf(e.container, sizeof(e.container), "%s", s->ctr->id);
 	if (f->pidns == own_ns && see_own) {
 		if (kill(f->ns_pid, 0) && errno == ESRCH) {
 			if (tidy)
@@ -391,6 +402,7 @@ static int scan_userdir(struct scan *s, int dirfd, uid_t uid, int tidy, int see_
 		memset(s->reads, 0, (s->n_nested + 1) * sizeof(*s->reads));
 	if (s->taken)
 		memset(s->taken, 0, s->n_nested + 1);
+	s->foreign = 0;
 	while ((ent = readdir(dir))) {
 		struct found f = {ent->d_name, 0, 0};
 
@@ -410,15 +422,22 @@ static int scan_userdir(struct scan *s, int dirfd, uid_t uid, int tidy, int see_
 	}
 	if (!rc && crowded)
 		skip(s, uid, NVT_SKIP_CROWDED, uid, 0, crowded);
+	if (!rc && s->foreign)
+		skip(s, uid, NVT_SKIP_FOREIGN, uid, 0, s->foreign);
 	errno = err;
 	return rc;
+}
+
+int nvt_seg_entry_dir(const char *base, const struct nvt_seg_entry *e)
+{
+	return nvt_seg_ctr_userdir_open(base, e->container, e->uid);
 }
 
 /* Opens e's file for reading, never through a link. Returns its fd, or -1
  * with errno set (0 if its run directory cannot be used). */
 static int open_entry(const char *base, const struct nvt_seg_entry *e)
 {
-	int dirfd = nvt_userdir_open(base, e->uid), fd, err;
+	int dirfd = nvt_seg_entry_dir(base, e), fd, err;
 
 	if (dirfd < 0) {
 		errno = 0;
@@ -443,7 +462,7 @@ static int replaced(const char *base, const struct nvt_seg_entry *e)
 
 	if (nvt_proc_info(e->pid, &p))
 		return (errno == ESRCH || errno == ENOENT) && !nvt_proc_hidden(e->pid);
-	if (nvt_seg_name_parse(e->name, &pidns, &ns_pid) || (dirfd = nvt_userdir_open(base, e->uid)) < 0)
+	if (nvt_seg_name_parse(e->name, &pidns, &ns_pid) || (dirfd = nvt_seg_entry_dir(base, e)) < 0)
 		return 0;
 	memset(&t, 0, sizeof(t));
 	t.owner = e->uid;
@@ -473,7 +492,7 @@ static int entry_being_made(const char *base, const struct nvt_seg_entry *e)
 
 static void remove_entry(const char *base, const struct nvt_seg_entry *e)
 {
-	int dirfd = nvt_userdir_open(base, e->uid);
+	int dirfd = nvt_seg_entry_dir(base, e);
 
 	if (dirfd < 0)
 		return;
@@ -495,25 +514,19 @@ static int all_in_sight(int see_own)
 	return see_own && nvt_own_pidns() == NVT_INIT_PIDNS && (geteuid() == 0 || !nvt_proc_hidden(1));
 }
 
-/* Collects the segment files of uid only's run directory, or of every user's
- * ((uid_t)-1), into s, ascending by PID; tidies as scan_userdir. Returns 0 or -1. */
-static int collect(struct scan *s, const char *base, uid_t only, int tidy)
+/* Reads the run directories of directory basefd (base, or a container's, s->ctr) into s:
+ * uid only's, or every user's ((uid_t)-1). Returns 0 or -1. */
+static int scan_base(struct scan *s, int basefd, uid_t only, int tidy, int see_own)
 {
 	struct dirent *ent;
 	uid_t me = geteuid();
-	int see_own, basefd, rc = 0, err;
+	int rc = 0, err, copy = dup(basefd);
 	DIR *dir;
 
-	see_own = nvt_procfs_own();
-	if (see_own < 0)
-		return -1;
-	s->see_all = all_in_sight(see_own);
-	basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (basefd < 0)
-		return -1;
-	if (!(dir = opendir(base))) {
+	if (copy < 0 || !(dir = fdopendir(copy))) {
 		err = errno;
-		close(basefd);
+		if (copy >= 0)
+			close(copy);
 		errno = err;
 		return -1;
 	}
@@ -534,6 +547,65 @@ static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 	}
 	err = errno;
 	closedir(dir);
+	errno = err;
+	return rc;
+}
+
+/* Reads the run directories of every container of base (nvt_seg_ctr_list) into s, as
+ * scan_base. Returns 0 or -1. */
+static int scan_containers(struct scan *s, const char *base, uid_t only, int tidy, int see_own)
+{
+	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32], bad_name[NVT_CONTAINER_ID_MAX + 1];
+	struct nvt_seg_ctr *v, none = {{0}, 0};
+	int n = nvt_seg_ctr_list(base, &v, &(int){0}, bad_name, sizeof(bad_name)), rc = 0, err;
+
+	if (n < 0)
+		return -1;
+	if (bad_name[0]) {
+		/* (named once: the first; "containers" itself when that is what fails) */
+		snprintf(none.id, sizeof(none.id), "%s", strcmp(bad_name, NVT_CONTAINERS_DIR) ? bad_name : "");
+		s->ctr = &none;
+		skip(s, (uid_t)-1, NVT_SKIP_CONTAINER, 0, 0, 0);
+	}
+	for (int i = 0; !rc && i < n; i++) {
+		int fd;
+
+		if (nvt_seg_ctr_base(dir, sizeof(dir), base, v[i].id))
+			continue;
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* removed meanwhile, or not made yet */
+		s->ctr = &v[i];
+		rc = scan_base(s, fd, only, tidy, see_own);
+		err = errno;
+		close(fd);
+		errno = err;
+	}
+	s->ctr = NULL;
+	err = errno;
+	free(v);
+	errno = err;
+	return rc;
+}
+
+/* Collects the segment files of uid only's run directory, or of every user's
+ * ((uid_t)-1), under base and its containers' (scan_containers) into s,
+ * ascending by PID; tidies as scan_userdir. Returns 0 or -1. */
+static int collect(struct scan *s, const char *base, uid_t only, int tidy)
+{
+	int see_own, basefd, rc, err;
+
+	see_own = nvt_procfs_own();
+	if (see_own < 0)
+		return -1;
+	s->see_all = all_in_sight(see_own);
+	basefd = open(base, O_RDONLY | O_NONBLOCK | O_DIRECTORY | O_CLOEXEC); /* (as opendir opens it) */
+	if (basefd < 0)
+		return -1;
+	rc = scan_base(s, basefd, only, tidy, see_own);
+	if (!rc)
+		rc = scan_containers(s, base, only, tidy, see_own);
+	err = errno;
 	close(basefd);
 	free(s->nested);
 	free(s->reads);

@@ -7,10 +7,18 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "container.h"
 #include "alloc/reserve.h"
@@ -147,7 +155,8 @@ int nvt_task_prepare_container(const char *base, const struct nvt_task_container
 	}
 	/* The container's segment holds the pick before the caller's lets it go:
 	 * every scan meanwhile finds it in one of them, or both. */
-	made = nvt_seg_make_for(base, c->pid, c->uid, c->gid, out, c->n_parts, why, len);
+	made = nvt_seg_make_for(c->seg_base ? c->seg_base : base, c->pid, c->uid, c->gid, out,
+				c->n_parts, why, len);
 	if (own.seg) {
 		nvt_seg_remove(&own);
 		munmap(own.seg, sizeof(*own.seg));
@@ -156,4 +165,105 @@ int nvt_task_prepare_container(const char *base, const struct nvt_task_container
 		return NVT_TASK_ESEG;
 	*already = made == NVT_SEG_MADE_ALREADY;
 	return NVT_TASK_OK;
+}
+
+/* Opens path inside root (links resolved as if root were /). Returns an O_PATH fd or -1. */
+static int open_in_root(int root, const char *path)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+	return (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+}
+
+/* The child's part of nvt_task_container_bind, in the container's mount namespace: returns 0,
+ * or -1 with the reason in why. By file descriptors throughout (the namespace's /proc may be
+ * another PID namespace's, where this process has no /proc/self). */
+static int bind_inside(int ns, const char *rootfs, const char *dir, const struct stat *want, char *why,
+		       size_t len)
+{
+	struct mount_attr attr;
+	struct stat st;
+	int src, root, at, tree;
+
+	if (setns(ns, CLONE_NEWNS))
+		return nvt_why(why, len, "cannot join the container's mount namespace: %s", strerror(errno));
+	src = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (src < 0 || fstat(src, &st) || st.st_dev != want->st_dev || st.st_ino != want->st_ino)
+		return nvt_why(why, len, "%s is not in sight of the container's mount namespace "
+					 "(a runtime that ran the hook after pivot_root?)",
+			       dir);
+	root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	at = root < 0 ? -1 : open_in_root(root, NVT_CONTAINER_RUNDIR);
+	if (at < 0)
+		return nvt_why(why, len, "the container has no directory %s in its root file system %s: %s",
+			       NVT_CONTAINER_RUNDIR, rootfs, strerror(errno));
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) ||
+	    move_mount(tree, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH))
+		return nvt_why(why, len, "cannot bind %s at the container's %s (nosuid, nodev, noexec): %s",
+			       dir, NVT_CONTAINER_RUNDIR, strerror(errno));
+	/* What the container's path shows now. */
+	close(at);
+	at = open_in_root(root, NVT_CONTAINER_RUNDIR);
+	if (at < 0 || fstat(at, &st) || st.st_dev != want->st_dev || st.st_ino != want->st_ino)
+		return nvt_why(why, len, "the container's %s is not its run directory once bound",
+			       NVT_CONTAINER_RUNDIR);
+	return 0;
+}
+
+int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, char *why, size_t len)
+{
+	char path[64];
+	struct stat want, its, mine;
+	int ns, pipefd[2], status;
+	ssize_t got;
+	pid_t child;
+
+	snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
+	if (stat(dir, &want))
+		return nvt_why(why, len, "%s: %s", dir, strerror(errno));
+	/* Never over the caller's own paths: a container without a mount namespace of its own
+	 * (none that runc makes) would have its "root file system" bound on the host. */
+	if (stat(path, &its) || stat("/proc/self/ns/mnt", &mine))
+		return nvt_why(why, len, "cannot read %s: %s", path, strerror(errno));
+	if (its.st_dev == mine.st_dev && its.st_ino == mine.st_ino)
+		return nvt_why(why, len, "the container has no mount namespace of its own");
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		return nvt_why(why, len, "cannot open %s: %s", path, strerror(errno));
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		close(ns);
+		return nvt_why(why, len, "pipe: %s", strerror(errno));
+	}
+	child = fork();
+	if (child == 0) {
+		close(pipefd[0]);
+		if (bind_inside(ns, rootfs, dir, &want, why, len)) {
+			ssize_t put = write(pipefd[1], why, strlen(why));
+			(void)put;
+			_exit(1);
+		}
+		_exit(0);
+	}
+	close(ns);
+	close(pipefd[1]);
+	if (child < 0) {
+		close(pipefd[0]);
+		return nvt_why(why, len, "fork: %s", strerror(errno));
+	}
+	got = read(pipefd[0], why, len > 0 ? len - 1 : 0);
+	close(pipefd[0]);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (got <= 0)
+		return nvt_why(why, len, "the process that binds %s ended (status %d)", dir, status);
+	why[got] = '\0';
+	return -1;
 }

@@ -75,6 +75,7 @@ struct nvt_task_container {
 	unsigned count;     /* > 0: claim count TPCs on each GPU of parts instead */
 	int timeout_ms;     /* how long a claim waits for other claimers */
 	const struct nvt_slot_prio *prio; /* its priority, or NULL: none */
+	const char *seg_base; /* where its segment goes (its container's run directory); NULL: base */
 };
 
 /*
@@ -91,5 +92,17 @@ struct nvt_task_container {
  */
 int nvt_task_prepare_container(const char *base, const struct nvt_task_container *c,
 			       struct nvt_slot_view *out, int *already, char *why, size_t len);
+
+/*
+ * Binds dir (the container's run directory on the host) at NVT_CONTAINER_RUNDIR
+ * of the container's root file system rootfs, nosuid, nodev and noexec, in
+ * the mount namespace of its process pid (which the runtime holds before
+ * pivot_root: runc runs createRuntime hooks there). The caller's own
+ * namespace is left as it is (a child process joins the container's). The
+ * path is resolved inside rootfs (its image's links stay in it), and dir
+ * must be the very directory the caller sees. Root's. Returns 0, or -1 with
+ * the reason in why.
+ */
+int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, char *why, size_t len);
 
 #endif /* NVT_TASK_CONTAINER_H */

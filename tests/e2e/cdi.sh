@@ -14,17 +14,19 @@ cdi_spec() {
 	"$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor t >"$WORK/cdi.out" 2>&1 ||
 		die "--cdi failed: $(cat "$WORK/cdi.out")"
 }
-# container [--pidns] [--uid U] [--userns OUTSIDE] [--pid-file F] DEVICE...: sets CONTAINER to
+# container [--pidns | --host-pidns] [--uid U] [--userns OUTSIDE] [--pid-file F] DEVICE...: sets CONTAINER to
 # the command line of a stand-in container given devices t/DEVICE, to be followed by "--
 # COMMAND..." (its status: COMMAND's, 126 when a hook refused; cdirun.py's own failures 2, and 77
 # where this machine cannot make the namespaces asked).
 container() {
 	local bundle
 	bundle=$(mktemp -d "$WORK/bundle.XXXXXX")
+	# (as root, cdirun.py binds the run directory at $bundle/rootfs/run/nvtaskset)
+	CONTAINER_RUNDIR=$bundle/rootfs/run/nvtaskset
 	CONTAINER=(python3 "$CDIRUN" --bundle "$bundle" --spec-dir "$WORK/cdi")
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--pidns) CONTAINER+=("$1") && shift ;;
+		--pidns | --host-pidns) CONTAINER+=("$1") && shift ;;
 		--*) CONTAINER+=("$1" "$2") && shift 2 ;;
 		*) CONTAINER+=(--device "t/$1") && shift ;;
 		esac
@@ -191,22 +193,29 @@ t_cdi_rundir_own_file_system() {
 		has "$out" "$opt"
 	done
 	eq "$(stat -c %a "$NVTASKSET_RUNDIR")" 1777 "the mode of the run directory's tmpfs"
-	# A container whose root copies a program there, setuid root.
+	# A container whose root copies a program into its run directory, setuid root: run on the
+	# host while the container runs (its directory goes with it).
 	container tpcs=4
-	run_rc out rc "${CONTAINER[@]}" -- sh -c 'cp /usr/bin/id "$NVTASKSET_RUNDIR/id" && chmod 4755 "$NVTASKSET_RUNDIR/id"'
-	eq "$rc" 0 "the container's copy: $out"
-	run_rc out rc $(as_user 65534) "$NVTASKSET_RUNDIR/id" -u
+	"${CONTAINER[@]}" -- sh -c 'cp /usr/bin/id "$NVTASKSET_RUNDIR/id" && chmod 4755 "$NVTASKSET_RUNDIR/id" &&
+		touch "$1/copied" && while [ ! -e "$1/ran" ]; do sleep 0.05; done' - "$WORK" >"$WORK/copy.out" 2>&1 &
+	local copier=$!
+	wait_for 20 test -e "$WORK/copied"
+	set -- "$NVTASKSET_RUNDIR"/containers/*/run/id
+	[ -e "$1" ] || die "the container's copy is not in its run directory: $(cat "$WORK/copy.out")"
+	run_rc out rc $(as_user 65534) "$1" -u
+	touch "$WORK/ran"
+	wait "$copier" || die "the container's copy: $(cat "$WORK/copy.out")"
 	[ "$out" != 0 ] || die "another user ran the container's program as root"
 	eq "$rc" 126 "another user ran the container's program ($out)"
 	# A container that fills it: 128 MiB at most, and none of it in the file system below.
 	used=$(df -k --output=used "$WORK" | tail -1)
 	container tpcs=4
-	run_rc out rc "${CONTAINER[@]}" -- dd if=/dev/zero of="$NVTASKSET_RUNDIR/fill" bs=1M count=160
-	[ "$rc" != 0 ] || die "a container wrote 160 MiB into its run directory: $out"
+	run_rc out rc "${CONTAINER[@]}" -- sh -c 'dd if=/dev/zero of="$NVTASKSET_RUNDIR/fill" bs=1M count=160;
+		echo "size=$(stat -c %s "$NVTASKSET_RUNDIR/fill")"; exit 1'
 	has "$out" "No space left on device"
-	[ "$(stat -c %s "$NVTASKSET_RUNDIR/fill")" -le $((128 << 20)) ] || die "the fill is larger than 128 MiB"
+	[ "$(sed -n 's/^size=//p' <<<"$out")" -le $((128 << 20)) ] || die "the fill is larger than 128 MiB: $out"
 	[ "$(df -k --output=used "$WORK" | tail -1)" -lt $((used + (64 << 10))) ] || die "the fill went below"
-	rm -f "$NVTASKSET_RUNDIR/fill" "$NVTASKSET_RUNDIR/id"
+	[ -z "$(ls -A "$NVTASKSET_RUNDIR/containers")" ] || die "the containers left their run directories: $(ls -A "$NVTASKSET_RUNDIR/containers")"
 	# Unmounted: the hook refuses, and the program never runs.
 	umount "$NVTASKSET_RUNDIR"
 	container tpcs=4
@@ -385,10 +394,10 @@ t_cdi_other_user() {
 	need_users
 	cdi_spec
 	container --uid 65534 tpcs=8
-	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	run_rc out rc "${CONTAINER[@]}" -- sh -c 'echo "owner=$(stat -c %u "$NVTASKSET_RUNDIR/nvtaskset-65534")"; exec "$@"' - "$APP" launch 1
 	eq "$rc" 0 "status ($out)"
 	eq "$(tpc_count "$(sed -n 's/^tpcs=\([^ ]*\) .*/\1/p' <<<"$out")")" 8 "TPCs ($out)"
-	eq "$(stat -c %u "$NVTASKSET_RUNDIR/nvtaskset-65534")" 65534 "owner of its run directory"
+	eq "$(sed -n 's/^owner=//p' <<<"$out")" 65534 "owner of its run directory"
 }
 
 # A process of a tpcs container that is not below its first process (podman exec) finds no
@@ -418,7 +427,9 @@ t_cdi_exec_takes_first_process() {
 	start_loop a "${CONTAINER[@]}" -- "$APP"
 	wait_for 20 all_nonempty "$WORK/a.state"
 	first=$(cat "$WORK/a.pid")
-	out=$(nsenter -t "$first" -p -m -- env LD_PRELOAD="$SHIM" "$APP" launch 1 2>&1)
+	# (its run directory as the container's mount namespace shows it: cdirun.py's root file
+	# system, where a process podman exec starts finds /run/nvtaskset)
+	out=$(nsenter -t "$first" -p -m -- env LD_PRELOAD="$SHIM" NVTASKSET_RUNDIR="$CONTAINER_RUNDIR" "$APP" launch 1 2>&1)
 	has "$out" "tpcs=$(cat "$WORK/a.state") "
 	stop_loop a "$PID"
 }

@@ -234,23 +234,56 @@ s_rundir() {
 	local out used rc
 	findmnt -n -M "$W/run" -o OPTIONS | grep -q 'nosuid,nodev,noexec' ||
 		die "the run directory is not a file system of its own: $(findmnt -n -T "$W/run")"
-	"${RUN[@]}" --rm --device "$VENDOR/gpc=0" "$IMAGE" sh -c \
-		'cat /bin/id >/run/nvtaskset/id && chmod 4755 /run/nvtaskset/id' || die "the container's copy failed"
-	[ "$(stat -c %u:%a "$W/run/id")" == 0:4755 ] || die "no setuid-root program: $(ls -l "$W/run")"
-	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$W/run/id" -u 2>&1) && rc=0 || rc=$?
+	# A container's root leaves a setuid-root program in its run directory: on the host (while
+	# the container runs: its directory goes with it) nobody runs it as root.
+	rm -f "$W/out/copied" "$W/out/ran"
+	"${RUN[@]}" -d --name rundir-$$ --device "$VENDOR/gpc=0" "$IMAGE" sh -c \
+		'cat /bin/id >/run/nvtaskset/id && chmod 4755 /run/nvtaskset/id && echo 1 >/out/copied &&
+		while [ ! -e /out/ran ]; do sleep 0.1; done' >/dev/null || die "the container's copy failed"
+	wait_nonempty "$W/out/copied"
+	set -- "$W"/run/containers/*/run/id
+	[ "$(stat -c %u:%a "$1")" == 0:4755 ] || die "no setuid-root program: $(ls -lR "$W/run")"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$1" -u 2>&1) && rc=0 || rc=$?
+	: >"$W/out/ran"
+	"${PODMAN[@]}" wait rundir-$$ >/dev/null
+	"${PODMAN[@]}" rm rundir-$$ >/dev/null
 	[ "$out" != 0 ] || die "another user ran the container's program as root"
 	[ "$rc" == 126 ] || die "another user ran the container's program ($rc): $out"
+	[ -z "$(ls -A "$W/run/containers")" ] || die "the container left its run directory: $(ls -AR "$W/run/containers")"
 	used=$(df -k --output=used "$W" | tail -1)
 	out=$("${RUN[@]}" --rm --device "$VENDOR/gpc=0" "$IMAGE" \
 		dd if=/dev/zero of=/run/nvtaskset/fill bs=1M count=160 2>&1) && die "160 MiB fit: $out"
+	[ "$(awk '/bytes .* copied/ {print $1}' <<<"$out")" -le $((128 << 20)) ] ||
+		die "the fill is larger than 128 MiB: $out"
 	has "$out" "No space left on device"
-	[ "$(stat -c %s "$W/run/fill")" -le $((128 << 20)) ] || die "the fill is larger than 128 MiB"
 	[ "$(df -k --output=used "$W" | tail -1)" -lt $((used + (64 << 10))) ] ||
 		die "the container filled the file system below the run directory"
-	rm -f "$W/run/fill" "$W/run/id"
 	out=$("${RUN[@]}" --rm --device "$VENDOR/gpc=0-1" "$IMAGE" fakeapp launch 1 2>&1) ||
 		die "a container after the fill: $out"
 	has "$out" "tpcs=$(dry_tpcs -g 0-1) "
+}
+
+# A container's root sees its own run directory alone (the device's hook binds it at
+# /run/nvtaskset): it cannot empty a host task's segment by the name the host's layout gives it,
+# and the host still lists the task and moves it.
+s_isolation() {
+	local out seg host
+	rm -f "$W/h.stop" "$W/h.state"
+	"$NVT" --no-mps -c 0-3 "$APP" loop "$W/h.stop" "$W/h.state" >"$W/h.out" 2>&1 &
+	host=$!
+	wait_reads "$W/h.state" 0-3
+	seg=$(find "$W/run/nvtaskset-0" -name "nvtaskset.*.$host")
+	[ -s "$seg" ] || die "no segment of the host task: $(ls -lR "$W/run")"
+	out=$("${RUN[@]}" --rm --device "$VENDOR/gpc=0" "$IMAGE" sh -c \
+		'mkdir -p "/run/nvtaskset/${1%/*}"; : >"/run/nvtaskset/$1"' - "${seg#"$W/run/"}" 2>&1) ||
+		die "the container's write: $out"
+	[ -s "$seg" ] || die "a container emptied the host task's segment"
+	out=$("$NVT" -l)
+	[[ "$out" =~ (^|$'\n')" "*$host" " ]] || die "-l lost the host task: $out"
+	"$NVT" -p -g 1 "$host" >/dev/null || die "-p on the host task"
+	wait_reads "$W/h.state" "$(dry_tpcs -g 1)"
+	touch "$W/h.stop"
+	wait "$host" || die "the host task: $(cat "$W/h.out")"
 }
 
 # A user namespace that maps uids: refused at start, with the reason.
@@ -319,7 +352,7 @@ s_try() {
 	[ "$(ls -d /tmp/nvtaskset-try-containers.* 2>/dev/null | wc -l)" == "$before" ] || die "its directory is left"
 }
 
-ALL="gpc env_override tpcs full rundir userns exec rootless try"
+ALL="gpc env_override tpcs full rundir isolation userns exec rootless try"
 for s in ${*:-$ALL}; do
 	start_s=$SECONDS
 	(s_"$s") >"$W/$s.log" 2>&1

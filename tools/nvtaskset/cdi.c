@@ -124,7 +124,10 @@ static void put_common(FILE *f, const struct spec *s)
 	fputc(',', f);
 	put_mount(f, s->preload, "/etc/ld.so.preload", "\"ro\",\"nosuid\",\"nodev\",\"bind\"");
 	fputc(',', f);
-	put_mount(f, s->base, NVT_CONTAINER_RUNDIR, "\"rw\",\"nosuid\",\"nodev\",\"noexec\",\"rbind\"");
+	/* Read-only: the runtime makes the mount point, and each device's hook binds the
+	 * container's own run directory over it (cdihook.c): the container writes nothing else of
+	 * base, nor sees it. */
+	put_mount(f, s->base, NVT_CONTAINER_RUNDIR, "\"ro\",\"nosuid\",\"nodev\",\"noexec\",\"rbind\"");
 	if (s->pipe_dir) {
 		/* MPS's clients share the daemon's shared memory: the host's /dev/shm,
 		 * as --ipc=host gives it (docs/containers.md, "MPS"). */

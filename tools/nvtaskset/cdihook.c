@@ -164,17 +164,25 @@ static int records(const char *device, const char *text, const char *whose,
 	return n;
 }
 
-/* The poststop hook: the segments of processes gone (the container's) are removed. */
+/* The poststop hook: the container's run directory goes (its processes are gone), and the
+ * segments of other processes gone are removed. */
 static int poststop(void)
 {
-	char own[MAP_MAX];
+	struct nvt_oci_state state;
+	char own[MAP_MAX], why[256], *text;
 	pid_t *pids;
+	size_t len;
 	int n;
 
 	/* Only root's look may remove every user's; a rootless runtime's sees few. */
 	if (geteuid() != 0 || nvt_proc_uid_map(0, own, sizeof(own)) ||
 	    !nvt_uid_map_is_identity(own, strlen(own)))
 		return EXIT_SUCCESS;
+	text = read_all(STDIN_FILENO, STATE_MAX, &len, "the runtime's state");
+	if (nvt_oci_state_parse(text, len, &state, why, sizeof(why)) == 0 && nvt_seg_ctr_id_valid(state.id) &&
+	    nvt_seg_ctr_remove(nvt_rundir(), state.id) && errno != ENOENT)
+		warnx("warning: cannot remove all of %s/%s/%s", nvt_rundir(), NVT_CONTAINERS_DIR, state.id);
+	free(text);
 	n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
 	if (n >= 0)
 		free(pids);
@@ -279,6 +287,83 @@ static void container_gpus(const char *device, const struct nvt_cdi_device *d, c
 	c->count = d->cls == NVT_CDI_TPCS ? d->count : 0;
 }
 
+/* The PID namespace of process pid (its inode). */
+static uint64_t pidns_of(const char *device, pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
+	if (stat(path, &st))
+		cli_err("%s: cannot read %s", device, path);
+	return (uint64_t)st.st_ino;
+}
+
+/*
+ * Root's runtime: the container's run directory of its own (segctr.c), made
+ * for container state->id with the PID namespace of its process, its path
+ * into dir. The container sees it alone (nvt_task_container_bind): what its
+ * root writes there names its own processes only, and it can write nothing
+ * else of the host's run directory.
+ */
+static void own_run_directory(const char *device, const struct nvt_oci_state *state, char *dir,
+			      size_t size)
+{
+	struct nvt_seg_ctr ctr;
+	char why[512];
+
+	memset(&ctr, 0, sizeof(ctr));
+	if (!nvt_seg_ctr_id_valid(state->id))
+		cli_errx("%s: the container's id (%.40s) is no name for a directory of its own: 1 to %d of "
+			 "A-Z, a-z, 0-9, '_', '.' and '-', not starting with '.'",
+			 device, state->id, NVT_CONTAINER_ID_MAX);
+	snprintf(ctr.id, sizeof(ctr.id), "%s", state->id);
+	ctr.pidns = pidns_of(device, (pid_t)state->pid);
+	if (ctr.pidns == pidns_of(device, getpid()))
+		cli_errx("%s: the container shares the host's PID namespace (--pid=host): its tasks' "
+			 "control segments could not be told from the host's. Run it with a PID "
+			 "namespace of its own",
+			 device);
+	if (nvt_seg_ctr_make(nvt_rundir(), &ctr, why, sizeof(why)))
+		cli_errx("%s: %s", device, why);
+	if (nvt_seg_ctr_base(dir, size, nvt_rundir(), ctr.id))
+		cli_errx("%s: %s: path too long", device, nvt_rundir());
+}
+
+/*
+ * Makes the segment of c's process (out: what it holds) and, for root's runtime (a real
+ * one's), the container's own run directory, bound at its NVT_CONTAINER_RUNDIR, which holds
+ * it. (A hook of another user's, the tests' stand-in runtime's, is that user's: her
+ * container's segments lie in her run directory, which only she writes.) Ends the hook,
+ * saying why, if it cannot.
+ */
+static void give_segment(const char *device, const struct nvt_oci_state *state, const char *config,
+			 size_t config_len, struct nvt_task_container *c, struct nvt_slot_view *out)
+{
+	static char own_dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32], rootfs[NVT_OCI_PATH_MAX];
+	char why[1024];
+	int rc, already, unbound;
+
+	if (geteuid() == 0) {
+		if (nvt_oci_config_root(config, config_len, state->bundle, rootfs, sizeof(rootfs)))
+			cli_errx("%s: the container's config.json names no root file system (root.path)",
+				 device);
+		own_run_directory(device, state, own_dir, sizeof(own_dir));
+		c->seg_base = own_dir;
+	}
+	rc = nvt_task_prepare_container(nvt_rundir(), c, out, &already, why, sizeof(why));
+	unbound = !rc && c->seg_base && nvt_task_container_bind(c->pid, rootfs, own_dir, why, sizeof(why));
+	if ((rc || unbound) && c->seg_base)
+		nvt_seg_ctr_remove(nvt_rundir(), state->id);
+	if (unbound)
+		cli_errx("%s: cannot give the container its run directory: %s", device, why);
+	if (rc == NVT_TASK_ECLAIM)
+		cli_errx("%s: the container does not start: %s", device, why);
+	if (rc)
+		cli_errx("%s: cannot make the control segment of the container's process %ld: %s",
+			 device, state->pid, why);
+}
+
 int nvt_cmd_cdi_hook(int argc, char **argv)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS], out[NVT_MAX_GPUS];
@@ -289,7 +374,7 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	char why[1024], mine[NVT_CDI_DEVICE_TEXT_MAX], *text, *config, *slash;
 	const char *device;
 	size_t len, config_len;
-	int rootless, already, rc;
+	int rootless;
 
 	if (argc != 2)
 		bad_usage("--cdi-hook takes VENDOR/CLASS=NAME or poststop (the CDI spec runs it)");
@@ -341,14 +426,9 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	if (geteuid() == 0 && nvt_task_cdi_rundir_check(nvt_rundir(), why, sizeof(why)))
 		cli_errx("%s: %s. Run nvtaskset --cdi again (as root): it mounts one there", device, why);
 	container_gpus(device, &d, config, config_len, &c, parts);
-	free(config);
 	c.pid = (pid_t)state.pid;
 	c.timeout_ms = claim_timeout_ms();
-	rc = nvt_task_prepare_container(nvt_rundir(), &c, out, &already, why, sizeof(why));
-	if (rc == NVT_TASK_ECLAIM)
-		cli_errx("%s: the container does not start: %s", device, why);
-	if (rc)
-		cli_errx("%s: cannot make the control segment of the container's process %ld: %s",
-			 device, state.pid, why);
+	give_segment(device, &state, config, config_len, &c, out);
+	free(config);
 	return EXIT_SUCCESS;
 }

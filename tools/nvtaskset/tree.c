@@ -57,8 +57,24 @@ void task_tree_warn_skipped(const struct task_tree *t)
 		const struct nvt_seg_skip *k = &t->skipped.v[i];
 		unsigned long uid = (unsigned long)k->uid, owner = (unsigned long)k->owner;
 		unsigned mode = (unsigned)(k->mode & 07777);
+		char where[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32];
 
-		if (k->kind == NVT_SKIP_LINK || k->kind == NVT_SKIP_NOT_DIR)
+		/* A container's entries lie in its run directory, under base's containers. */
+		if (k->container[0] && k->kind != NVT_SKIP_CONTAINER)
+			snprintf(where, sizeof(where), "%s/%s/%s/%s", nvt_rundir(), NVT_CONTAINERS_DIR,
+				 k->container, NVT_CONTAINER_RUN);
+		else
+			snprintf(where, sizeof(where), "%s", nvt_rundir());
+		base = where;
+		if (k->kind == NVT_SKIP_CONTAINER)
+			warnx("warning: passed over %s/%s%s%s: not a directory of root's that only root "
+			      "may write in (root may remove it)",
+			      base, NVT_CONTAINERS_DIR, k->container[0] ? "/" : "", k->container);
+		else if (k->kind == NVT_SKIP_FOREIGN)
+			warnx("warning: passed over %d files of %s/nvtaskset-%lu named for processes outside "
+			      "its container: they name nobody",
+			      k->count, base, uid);
+		else if (k->kind == NVT_SKIP_LINK || k->kind == NVT_SKIP_NOT_DIR)
 			warnx("warning: passed over %s/nvtaskset-%lu: %s of uid %lu, not a run directory "
 			      "(root may remove it)",
 			      base, uid, file_kind(k->mode), owner);
@@ -82,7 +98,7 @@ void task_tree_warn_skipped(const struct task_tree *t)
 	}
 	if (t->skipped.n > NVT_SEG_SKIPPED_KEPT)
 		warnx("warning: and %d more entries of %s passed over", t->skipped.n - NVT_SEG_SKIPPED_KEPT,
-		      base);
+		      nvt_rundir());
 }
 
 void task_tree_free(struct task_tree *t)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A stand-in OCI runtime that applies CDI specs, for tests/e2e/cdi.sh.
 
-    cdirun.py [--pidns] [--uid U] [--userns OUTSIDE] [--pid-file F] [--env NAME=VALUE]...
+    cdirun.py [--pidns | --host-pidns] [--uid U] [--userns OUTSIDE] [--pid-file F] [--env NAME=VALUE]...
               --bundle DIR --spec-dir DIR --device VENDOR/CLASS=NAME [--device ...] -- COMMAND...
 
 As podman and runc do with nvtaskset's spec (docs/containers.md): resolves
@@ -14,12 +14,16 @@ lets the process exec COMMAND with the container's environment, waits for
 it, and runs the poststop hooks. A hook that fails ends it all: the process
 is killed, the hook's message is printed, and the exit status is 126.
 
-Mounts are not made: a variable whose value is a mount's container path gets
-its host path instead in the process's environment (the run directory; config.json
-holds the values as the spec gives them, as a runtime's does), and the file mounted over
-/etc/ld.so.preload is given in LD_PRELOAD, so the process sees what it would
-see through the mounts. --pidns gives the process a PID namespace and /proc of
-its own (it is PID 1 there, as in a container); --uid runs COMMAND as uid U
+Mounts are not made, but one: a variable whose value is a mount's container path gets
+its host path instead in the process's environment (config.json holds the values as
+the spec gives them, as a runtime's does), and the file mounted over /etc/ld.so.preload
+is given in LD_PRELOAD, so the process sees what it would see through the mounts.
+--pidns gives the process a PID namespace, a mount namespace and /proc of its own (it is
+PID 1 there, as in a container); as root it is the default (a runtime's container has
+them; --host-pidns: none), and the run directory's mount (/run/nvtaskset) is made, at
+BUNDLE/rootfs/run/nvtaskset (config.json's root.path is BUNDLE/rootfs) in the process's
+mount namespace, where the hooks find it as runc leaves it before pivot_root: its
+variable names that path. --uid runs COMMAND as uid U
 (the image's user; default: ours); --userns puts the process in a user namespace where uid
 0 is uid OUTSIDE. --pid-file gets the process's PID (as this /proc numbers it).
 --env sets a variable as `podman run -e` does: first in config.json's
@@ -70,13 +74,13 @@ def check_here(rc, what):
 
 
 def parse_args(argv):
-    opts = {"devices": [], "uid": os.getuid(), "pidns": False, "userns": None, "pid_file": None,
+    opts = {"devices": [], "uid": os.getuid(), "pidns": None, "userns": None, "pid_file": None,
             "bundle": None, "spec_dir": None, "env": []}
     i = 0
     while i < len(argv) and argv[i] != "--":
         a = argv[i]
-        if a == "--pidns":
-            opts["pidns"] = True
+        if a in ("--pidns", "--host-pidns"):
+            opts["pidns"] = a == "--pidns"
             i += 1
             continue
         if i + 1 >= len(argv):
@@ -97,6 +101,8 @@ def parse_args(argv):
     if i >= len(argv) - 1 or not opts["bundle"] or not opts["spec_dir"]:
         fail("usage: cdirun.py [options] --bundle DIR --spec-dir DIR --device D... -- COMMAND...")
     opts["command"] = argv[i + 1:]
+    if opts["pidns"] is None:
+        opts["pidns"] = os.geteuid() == 0 and opts["userns"] is None
     return opts
 
 
@@ -126,11 +132,17 @@ def mounts_of(edits):
     return {m["containerPath"]: m["hostPath"] for e in edits for m in e.get("mounts", [])}
 
 
-def container_env(edits):
+# The mount made for real (with --pidns), at BUNDLE/rootfs + its container path.
+RUNDIR_MOUNT = "/run/nvtaskset"
+
+
+def container_env(edits, rootfs):
     """The test's environment, then each edit's variables: as config.json holds them (the
     spec's values), and as the process sees them (values through the mounts)."""
     config, env = dict(os.environ), dict(os.environ)
     mounts = mounts_of(edits)
+    if rootfs and RUNDIR_MOUNT in mounts:
+        mounts[RUNDIR_MOUNT] = rootfs + RUNDIR_MOUNT
     # /etc/ld.so.preload, which the loader reads in the container: LD_PRELOAD here.
     if "/etc/ld.so.preload" in mounts:
         with open(mounts["/etc/ld.so.preload"]) as f:
@@ -154,7 +166,24 @@ def run_hook(hook, state):
     return p.returncode, p.stderr.decode(errors="replace")
 
 
-def start_process(opts, env):
+def mount_rundir(opts, edits):
+    """In the process's mount namespace: the spec's mount of the run directory at
+    BUNDLE/rootfs/run/nvtaskset, read-only where the spec says so."""
+    MS_BIND, MS_RDONLY, MS_REMOUNT, MS_NOSUID, MS_NODEV, MS_NOEXEC = 4096, 1, 32, 2, 4, 8
+    for e in edits:
+        for m in e.get("mounts", []):
+            if m["containerPath"] != RUNDIR_MOUNT:
+                continue
+            target = (opts["rootfs"] + RUNDIR_MOUNT).encode()
+            check_here(libc.mount(m["hostPath"].encode(), target, None, MS_BIND | MS_REC, None),
+                       "mount --rbind " + m["hostPath"])
+            flags = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC
+            flags |= MS_RDONLY if "ro" in m.get("options", []) else 0
+            check_here(libc.mount(None, target, None, flags, None), "mount -o remount " + m["hostPath"])
+            return
+
+
+def start_process(opts, env, edits):
     """Forks the container's first process, held until a byte arrives on go.
     Returns (its PID as this /proc numbers it, the write end of go, the PID to wait for)."""
     ready_r, ready_w = os.pipe()
@@ -168,14 +197,16 @@ def start_process(opts, env):
         me = os.getpid()
         if opts["pidns"]:
             check_here(libc.unshare(CLONE_NEWPID | CLONE_NEWNS), "unshare(CLONE_NEWPID)")
+            # (the mount namespace is this process's too: mounted before the hooks run)
+            check_here(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None),
+                       "mount --make-rprivate /")
+            mount_rundir(opts, edits)
             inner = os.fork()
             if inner:
                 os.write(ready_w, str(inner).encode())
                 os.close(ready_w)
                 _, status = os.waitpid(inner, 0)
                 os._exit(os.waitstatus_to_exitcode(status) & 0xff)
-            check_here(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None),
-                       "mount --make-rprivate /")
             check_here(libc.mount(b"proc", b"/proc", b"proc", 0, None), "mount /proc")
         else:
             os.write(ready_w, str(me).encode())
@@ -215,19 +246,24 @@ def start_process(opts, env):
 def main():
     opts = parse_args(sys.argv[1:])
     edits = resolve(opts["spec_dir"], opts["devices"])
-    config, env = container_env(edits)
+    opts["rootfs"] = os.path.join(opts["bundle"], "rootfs") if opts["pidns"] else None
+    if opts["rootfs"]:
+        os.makedirs(opts["rootfs"] + RUNDIR_MOUNT, exist_ok=True)
+    config, env = container_env(edits, opts["rootfs"])
     given = [v.partition("=")[::2] for v in opts["env"]]
     os.makedirs(opts["bundle"], exist_ok=True)
+    os.chmod(opts["bundle"], 0o755)  # (its rootfs is the container's user's to reach)
     with open(os.path.join(opts["bundle"], "config.json"), "w") as f:
         json.dump({"ociVersion": "1.0.2", "process": {
             "user": {"uid": opts["uid"], "gid": opts["uid"]},
             "env": ["%s=%s" % kv for kv in given + list(config.items())], "args": opts["command"]},
+            "root": {"path": opts["rootfs"] or "/"},
             # The devices' hooks, as the runtime is given them (OCI's hooks, by stage).
             "hooks": {stage: [{k: v for k, v in h.items() if k != "hookName"} for h in hooks_of(edits, stage)]
                       for stage in ("createRuntime", "poststop")}}, f)
     mounts = mounts_of(edits)
     env.update({name: mounts.get(value, value) for name, value in given})
-    first, go, waited = start_process(opts, env)
+    first, go, waited = start_process(opts, env, edits)
     if opts["pid_file"]:
         with open(opts["pid_file"], "w") as f:
             f.write("%d\n" % first)

@@ -1,0 +1,327 @@
+/*
+ * segctr.c - containers' run directories (segfile.h, "Containers' run
+ * directories"): reading which containers base holds and the PID namespace
+ * each was recorded with, and making and removing one (a CDI hook's, as
+ * root). Side effects: files. Returns codes; never prints.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "segfile.h"
+#include "core/grow.h"
+#include "core/text.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int nvt_seg_ctr_id_valid(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n > NVT_CONTAINER_ID_MAX || id[0] == '.')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = id[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int nvt_seg_ctr_base(char *buf, size_t len, const char *base, const char *id)
+{
+	int n = snprintf(buf, len, "%s/" NVT_CONTAINERS_DIR "/%s/" NVT_CONTAINER_RUN, base, id);
+	return (n < 0 || (size_t)n >= len || !nvt_seg_ctr_id_valid(id)) ? -1 : 0;
+}
+
+int nvt_seg_ctr_userdir_open(const char *base, const char *id, uid_t uid)
+{
+	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32];
+
+	if (!id[0])
+		return nvt_userdir_open(base, uid);
+	if (nvt_seg_ctr_base(dir, sizeof(dir), base, id)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return nvt_userdir_open(dir, uid);
+}
+
+/* 1 if fd is a directory of root's that nobody else may write in. */
+static int roots_dir(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022);
+}
+
+/* The PID namespace recorded in directory dirfd's pidns file (root's regular file). Returns 0
+ * and *pidns, or -1. */
+static int read_pidns(int dirfd, uint64_t *pidns)
+{
+	int fd = openat(dirfd, NVT_CONTAINER_PIDNS, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	char text[32];
+	struct stat st;
+	ssize_t n = -1;
+	const char *end;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022))
+		n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	end = nvt_decimal(text, UINT64_MAX, pidns);
+	return end && (*end == '\n' || *end == '\0') && *pidns ? 0 : -1;
+}
+
+/* Opens base/containers if it is root's and written by nobody else. Returns its fd, -2 (none
+ * there), -3 (one that fails the check), or -1 with errno set. */
+static int open_containers(const char *base)
+{
+	char path[NVT_RUNDIR_MAX + 32];
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/" NVT_CONTAINERS_DIR, base) >= (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -2 : errno == ENOTDIR || errno == ELOOP || errno == EACCES ? -3 : -1;
+	if (!roots_dir(fd)) {
+		close(fd);
+		return -3;
+	}
+	return fd;
+}
+
+static void note_bad(int *bad, char *bad_name, size_t bad_len, const char *name)
+{
+	if (!(*bad)++)
+		snprintf(bad_name, bad_len, "%s", name);
+}
+
+int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char *bad_name,
+			size_t bad_len)
+{
+	struct nvt_seg_ctr *v = NULL, *grown;
+	size_t n = 0, cap = 0;
+	struct dirent *ent;
+	int fd = open_containers(base), err;
+	DIR *dir;
+
+	*out = NULL;
+	*bad = 0;
+	if (bad_len)
+		bad_name[0] = '\0';
+	if (fd == -2)
+		return 0;
+	if (fd == -3) {
+		note_bad(bad, bad_name, bad_len, NVT_CONTAINERS_DIR);
+		return 0;
+	}
+	if (fd < 0 || !(dir = fdopendir(fd))) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = err;
+		return -1;
+	}
+	while ((ent = readdir(dir)) && n < NVT_CONTAINERS_MAX) {
+		struct nvt_seg_ctr c;
+		int cfd;
+
+		if (!nvt_seg_ctr_id_valid(ent->d_name))
+			continue; /* ".", "..", and what the hook renamed aside */
+		cfd = openat(dirfd(dir), ent->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
+								   O_CLOEXEC);
+		memset(&c, 0, sizeof(c));
+		snprintf(c.id, sizeof(c.id), "%.128s", ent->d_name);
+		if (cfd < 0 && errno == ENOENT)
+			continue; /* removed meanwhile (a poststop hook) */
+		if (cfd < 0 || !roots_dir(cfd) || read_pidns(cfd, &c.pidns)) {
+			/* (a directory being made has no pidns file yet: not a container's yet) */
+			if (cfd < 0 || !roots_dir(cfd))
+				note_bad(bad, bad_name, bad_len, ent->d_name);
+			if (cfd >= 0)
+				close(cfd);
+			continue;
+		}
+		close(cfd);
+		grown = nvt_grow(v, n, &cap, sizeof(*v), 16);
+		if (!grown) {
+			free(v);
+			closedir(dir);
+			errno = ENOMEM;
+			return -1;
+		}
+		v = grown;
+		v[n++] = c;
+	}
+	closedir(dir);
+	*out = v;
+	return (int)n;
+}
+
+/* Makes directory name in dirfd, root's with mode, or takes the one there if it is root's
+ * (its mode set to mode). Returns its fd, or -1 with errno set. */
+static int make_dir(int dirfd, const char *name, mode_t mode)
+{
+	int fd;
+	struct stat st;
+
+	if (mkdirat(dirfd, name, 0700) && errno != EEXIST)
+		return -1;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+	    ((st.st_mode & 07777) != mode && fchmod(fd, mode))) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, size_t len)
+{
+	char text[32], aside[96], path[NVT_RUNDIR_MAX + 32];
+	int basefd, ctrs = -1, dir = -1, run = -1, fd, rc = -1;
+	uint64_t had;
+	struct stat st;
+
+	if (!nvt_seg_ctr_id_valid(c->id))
+		return nvt_why(why, len, "the container's id is no name for a directory: 1 to %d of "
+				    "A-Z, a-z, 0-9, '_', '.' and '-', not starting with '.'",
+			       NVT_CONTAINER_ID_MAX);
+	basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (basefd < 0)
+		return nvt_why(why, len, "cannot open %s: %s", base, strerror(errno));
+	/* Another user's entry in its place (the shared directory is 1777): renamed aside, as root's
+	 * run directory's squatter is. */
+	if (fstatat(basefd, NVT_CONTAINERS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (st.st_uid != 0 || !S_ISDIR(st.st_mode))) {
+		snprintf(aside, sizeof(aside), NVT_CONTAINERS_DIR ".squatted.%lu.%lu",
+			 (unsigned long)st.st_uid, (unsigned long)st.st_ino);
+		if (renameat(basefd, NVT_CONTAINERS_DIR, basefd, aside)) {
+			nvt_why(why, len, "cannot rename aside %s/%s, uid %lu's: %s", base,
+				NVT_CONTAINERS_DIR, (unsigned long)st.st_uid, strerror(errno));
+			goto out;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/" NVT_CONTAINERS_DIR, base);
+	ctrs = make_dir(basefd, NVT_CONTAINERS_DIR, 0755);
+	if (ctrs < 0 || (dir = make_dir(ctrs, c->id, 0755)) < 0) {
+		nvt_why(why, len, "cannot make %s%s%s, root's: %s", path, ctrs < 0 ? "" : "/",
+			ctrs < 0 ? "" : c->id, strerror(errno));
+		goto out;
+	}
+	snprintf(text, sizeof(text), "%llu\n", (unsigned long long)c->pidns);
+	fd = openat(dir, NVT_CONTAINER_PIDNS, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST) {
+		if (read_pidns(dir, &had) || had != c->pidns) {
+			nvt_why(why, len, "%s/%s holds another container's directory", path, c->id);
+			goto out;
+		}
+	} else if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || fchmod(fd, 0644)) {
+		nvt_why(why, len, "cannot write %s/%s/%s: %s", path, c->id, NVT_CONTAINER_PIDNS,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	if (fd >= 0)
+		close(fd);
+	run = make_dir(dir, NVT_CONTAINER_RUN, NVT_SHARED_RUNDIR_MODE);
+	if (run < 0) {
+		nvt_why(why, len, "cannot make %s/%s/%s, root's: %s", path, c->id, NVT_CONTAINER_RUN,
+			strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (run >= 0)
+		close(run);
+	if (dir >= 0)
+		close(dir);
+	if (ctrs >= 0)
+		close(ctrs);
+	close(basefd);
+	return rc;
+}
+
+/* Removes everything in directory fd, depth levels deep at most. Returns 0, or -1 (something
+ * stays). */
+static int empty_dir(int fd, int depth)
+{
+	int copy = dup(fd), rc = 0;
+	struct dirent *ent;
+	DIR *dir;
+
+	if (copy < 0 || !(dir = fdopendir(copy))) {
+		if (copy >= 0)
+			close(copy);
+		return -1;
+	}
+	while ((ent = readdir(dir))) {
+		int sub;
+		if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
+			continue;
+		if (unlinkat(fd, ent->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		/* A directory (EISDIR; EPERM on some file systems): emptied first, never
+		 * through a link (O_NOFOLLOW: a link was unlinked above). */
+		sub = depth > 1 ? openat(fd, ent->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+								   O_NONBLOCK | O_CLOEXEC)
+				: -1;
+		if (sub < 0) {
+			rc = -1;
+			continue;
+		}
+		if (empty_dir(sub, depth - 1))
+			rc = -1;
+		close(sub);
+		if (unlinkat(fd, ent->d_name, AT_REMOVEDIR) && errno != ENOENT)
+			rc = -1;
+	}
+	closedir(dir);
+	return rc;
+}
+
+int nvt_seg_ctr_remove(const char *base, const char *id)
+{
+	char path[NVT_RUNDIR_MAX + 32];
+	int ctrs, dir, rc;
+
+	if (!nvt_seg_ctr_id_valid(id)) {
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/" NVT_CONTAINERS_DIR, base);
+	ctrs = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ctrs < 0)
+		return -1;
+	dir = roots_dir(ctrs) ? openat(ctrs, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (dir < 0) {
+		if (errno != ENOENT)
+			errno = EPERM;
+		close(ctrs);
+		return -1;
+	}
+	rc = roots_dir(dir) ? empty_dir(dir, NVT_CONTAINER_RM_DEPTH) : -1;
+	close(dir);
+	if (!rc && unlinkat(ctrs, id, AT_REMOVEDIR))
+		rc = -1;
+	close(ctrs);
+	return rc;
+}

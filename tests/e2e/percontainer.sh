@@ -1,0 +1,135 @@
+# Containers' run directories (src/seg/segctr.c, docs/security.md "The run directory"): a
+# container's tasks keep their segments in $NVTASKSET_RUNDIR/containers/ID/run, whose pidns
+# file (root's, out of the container's reach) records the container's PID namespace. Host
+# readers list and change the container's tasks there, and trust nothing there that names a
+# process outside that namespace. Sourced by tests/run-tests.sh (need_pidns: security.sh).
+# shellcheck shell=bash
+
+# make_container ID PIDNS: the directory a device's hook makes for container ID (root's), its
+# PID namespace PIDNS; CTR_RUN is its run directory.
+make_container() {
+	CTR_RUN=$NVTASKSET_RUNDIR/containers/$1/run
+	mkdir -p -m 755 "$NVTASKSET_RUNDIR/containers/$1"
+	chmod 755 "$NVTASKSET_RUNDIR/containers"
+	echo "$2" >"$NVTASKSET_RUNDIR/containers/$1/pidns"
+	mkdir -p "$CTR_RUN"
+	chmod 1777 "$CTR_RUN"
+}
+
+# A task in a PID namespace of its own whose segment lies in its container's run directory is
+# listed by the host with its partition, counted by claims, and moved live by -p; a task of the
+# host's PID namespace whose segment a container wrote in its own run directory is none of the
+# host's: not listed, not counted, not moved, and -l names the file as foreign.
+t_container_rundir_read_by_host() {
+	local out rc cpid hpid ns row list
+	need_pidns
+	make_container c1 0
+	# The container's task: PID 1 of a namespace of its own, its shim told the container's
+	# run directory (as the hook's bind gives it /run/nvtaskset).
+	rm -f "$WORK/c.stop" "$WORK/c.state"
+	unshare --pid --fork --mount-proc env NVTASKSET_RUNDIR="$CTR_RUN" "$NVT" --no-mps -c 0-3 \
+		"$APP" loop "$WORK/c.stop" "$WORK/c.state" >"$WORK/c.out" 2>&1 &
+	local c=$!
+	wait_file "$WORK/c.state" "0-3"
+	cpid=$(pgrep -f "^$APP loop $WORK/c.stop")
+	[ -n "$cpid" ] || die "no container task"
+	ns=$(stat -L -c %i "/proc/$cpid/ns/pid")
+	echo "$ns" >"$NVTASKSET_RUNDIR/containers/c1/pidns"
+	# A host task whose segment the container wrote in its own run directory.
+	start_loop h env NVTASKSET_RUNDIR="$CTR_RUN" "$NVT" --no-mps -c 4-7 "$APP"
+	hpid=$PID
+	wait_file "$WORK/h.state" "4-7"
+	[ -n "$(ls "$CTR_RUN/nvtaskset-0/" | grep "^nvtaskset\.[0-9]*\.$hpid\$")" ] ||
+		die "no segment of the host task in the container's run directory: $(ls "$CTR_RUN/nvtaskset-0")"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0 "-l ($out)"
+	row=$(grep -E "^ *$cpid " <<<"$out") || die "-l does not list the container's task: $out"
+	has "$row" " 0-3 "
+	grep -Eq "^ *$hpid " <<<"$out" && die "-l lists a host task by a segment its container wrote: $out"
+	has "$out" "passed over 1 files of $CTR_RUN/nvtaskset-0 named for processes outside its container"
+	# Claims count the container's TPCs, not the host task's forged ones.
+	list=$(dry_tpcs -n 62 --exclude-running)
+	disjoint_lists "$list" "0-3"
+	eq "$(tpc_count "$list")" 62 "TPCs free beside the container's 4"
+	# -p: moves the container's task live; the host task has no segment of its own.
+	"$NVT" -p -g 1 "$cpid" >/dev/null
+	wait_file "$WORK/c.state" "$(dry_tpcs -g 1)"
+	run_rc out rc "$NVT" -p -g 0 "$hpid"
+	[ "$rc" != 0 ] || die "-p changed a host task through its container's file: $out"
+	eq "$(cat "$WORK/h.state")" "4-7" "the host task's partition"
+	touch "$WORK/c.stop"
+	wait "$c" || die "the container's task failed: $(cat "$WORK/c.out")"
+	stop_loop h "$hpid"
+}
+
+# Anything but root's directories in containers (a user's, made first in the shared directory;
+# a container directory writable by others) is passed over and named; -l still lists the rest.
+t_container_rundir_squatted() {
+	local out rc
+	need_users
+	start_loop host "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/host.state" "0-3"
+	$(as_user 65534) mkdir -m 777 "$NVTASKSET_RUNDIR/containers"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0 "-l beside a squatted containers directory ($out)"
+	grep -Eq "^ *$PID " <<<"$out" || die "-l lost the host task: $out"
+	has "$out" "passed over $NVTASKSET_RUNDIR/containers: not a directory of root's"
+	rm -rf "$NVTASKSET_RUNDIR/containers"
+	make_container c2 12345
+	chmod 777 "$NVTASKSET_RUNDIR/containers/c2"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0 "-l beside a container directory others may write in ($out)"
+	has "$out" "passed over $NVTASKSET_RUNDIR/containers/c2: not a directory of root's"
+	stop_loop host "$PID"
+}
+
+# A container's root writes into the run directory it is given: it sees its own run directory
+# alone, so the host's tasks' segments and another container's are out of its reach (on the
+# host's, a truncation would leave them unreadable: neither listed nor movable). What it writes
+# there goes with it (its directory is removed when it stops).
+t_container_root_cannot_touch_others() {
+	local out rc host_seg a_seg a_pid
+	need_pidns
+	cdi_spec
+	start_loop host "$NVT" --no-mps -c 0-3 "$APP"
+	local host=$PID
+	wait_file "$WORK/host.state" "0-3"
+	container --pid-file "$WORK/a.pid" tpcs=4
+	start_loop a "${CONTAINER[@]}" -- "$APP"
+	local a=$PID
+	wait_for 20 all_nonempty "$WORK/a.state" "$WORK/a.pid"
+	a_pid=$(cat "$WORK/a.pid")
+	host_seg=$(seg_file "$host") a_seg=$(seg_file "$a_pid")
+	[ -s "$host_seg" ] && [ -s "$a_seg" ] || die "no segments: $host_seg $a_seg"
+	# Container b's root truncates every segment it can reach by the names the others have, in
+	# the run directory it is given (its /run/nvtaskset: cdirun.py's $CONTAINER_RUNDIR), as the
+	# host's layout names them.
+	container tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- sh -c 'for f in "$@"; do mkdir -p "$(dirname "$f")"; : >"$f"; done' - \
+		"$CONTAINER_RUNDIR/${host_seg#"$NVTASKSET_RUNDIR"/}" "$CONTAINER_RUNDIR/${a_seg#"$NVTASKSET_RUNDIR"/}"
+	eq "$rc" 0 "container b ($out)"
+	[ -s "$host_seg" ] || die "a container emptied the host task's segment"
+	[ -s "$a_seg" ] || die "a container emptied another container's segment"
+	out=$("$NVT" -l)
+	grep -Eq "$(row_re "$host" root)0-3 " <<<"$out" || die "-l lost the host task: $out"
+	grep -Eq "$(row_re "$a_pid" root)$(cat "$WORK/a.state") " <<<"$out" || die "-l lost container a's task: $out"
+	"$NVT" -p -g 1 "$host" >/dev/null
+	wait_file "$WORK/host.state" "$(dry_tpcs -g 1)"
+	stop_loop host "$host"
+	stop_loop a "$a"
+	[ -z "$(ls -A "$NVTASKSET_RUNDIR/containers")" ] || die "left: $(ls -AR "$NVTASKSET_RUNDIR/containers")"
+}
+
+# A container in the host's PID namespace (podman --pid=host) is refused by root's hook: a
+# segment in its run directory would name host processes. Nothing runs, nothing is left.
+t_container_host_pidns_refused() {
+	local out rc
+	[ "$(id -u)" == 0 ] || skip "needs root (an ordinary user's hook keeps her own run directory)"
+	cdi_spec
+	container --host-pidns tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "status ($out)"
+	has "$out" "the container shares the host's PID namespace (--pid=host)"
+	hasnt "$out" "hung="
+	[ -z "$(ls -A "$NVTASKSET_RUNDIR/containers" 2>/dev/null)" ] || die "left: $(ls -AR "$NVTASKSET_RUNDIR/containers")"
+}
