@@ -522,6 +522,8 @@ enum nvt_seg_skip_kind {
 			      * in it: not root's, or written by others (uid: none) */
 	NVT_SKIP_FOREIGN,    /* count files of a container's run directory named for
 			      * processes of another PID namespace than the container's */
+	NVT_SKIP_CLOSED,     /* a container's run directory the caller may not look into
+			      * (its root may chmod it; mode: its mode, uid: none) */
 };
 struct nvt_seg_skip {
 	char container[NVT_CONTAINER_ID_MAX + 1]; /* under base/containers/ID/run; "": base */

@@ -83,6 +83,27 @@ t_container_rundir_squatted() {
 	stop_loop host "$PID"
 }
 
+# A rootful container's root may chmod the run directory it is given (its /run/nvtaskset): one
+# that others may read but not search (mode 1774) is passed over and named, and another
+# user's -l and claims still answer, with the host's tasks (they failed: the user directory
+# in it could not be looked at, which ended the whole listing).
+t_container_rundir_unsearchable() {
+	local out rc
+	need_users
+	start_loop host "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/host.state" "0-3"
+	make_container c4 12345
+	mkdir -m 755 "$CTR_RUN/nvtaskset-0"
+	chmod 1774 "$CTR_RUN"
+	run_rc out rc $(as_user 65534) "$NVT" -l
+	eq "$rc" 0 "another user's -l beside a container's unsearchable run directory ($out)"
+	grep -Eq "^ *$PID " <<<"$out" || die "-l lost the host task: $out"
+	has "$out" "passed over $NVTASKSET_RUNDIR/containers/c4/run"
+	run_rc out rc $(as_user 65534) "$NVT" --no-mps --dry-run -n 62 --exclude-running true
+	eq "$rc" 0 "another user's claim beside it ($out)"
+	stop_loop host "$PID"
+}
+
 # A container's root writes into the run directory it is given: it sees its own run directory
 # alone, so the host's tasks' segments and another container's are out of its reach (on the
 # host's, a truncation would leave them unreadable: neither listed nor movable). What it writes
