@@ -483,7 +483,8 @@ int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char 
 int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, size_t len);
 /*
  * Removes container id's directory under base, and what its tasks left in
- * it: never through a link, relative to directory fds, at most
+ * it: never through a link nor into a mount point (what it holds stays),
+ * relative to directory fds, at most
  * NVT_CONTAINER_RM_DEPTH levels deep (what lies deeper stays). Returns 0, or
  * -1 with errno set (ENOENT: none).
  */

@@ -104,6 +104,27 @@ t_container_rundir_unsearchable() {
 	stop_loop host "$PID"
 }
 
+# poststop removes the container's directory and nothing outside it: a mount point in it (one
+# that propagated from the container's mount namespace, or a host's) is left with what it
+# holds (it emptied the mounted directory before: its file was gone). The mount lives in a
+# mount namespace of the test's own, gone when it ends.
+t_container_poststop_stays_inside() {
+	local out rc
+	need_pidns
+	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
+	make_container c5 12345
+	mkdir "$CTR_RUN/x" "$WORK/outside"
+	echo keep >"$WORK/outside/keep"
+	: >"$CTR_RUN/mine"
+	run_rc out rc unshare --mount --propagation private sh -c \
+		'mount --bind "$1" "$2" && printf %s "$3" | "$4" --cdi-hook poststop' - "$WORK/outside" \
+		"$CTR_RUN/x" '{"ociVersion":"1.0.2","id":"c5","status":"stopped","bundle":"/"}' "$NVT"
+	eq "$rc" 0 "poststop ($out)"
+	[ -e "$WORK/outside/keep" ] || die "poststop removed a file of a directory mounted in the container's"
+	[ ! -e "$CTR_RUN/mine" ] || die "poststop left the container's own file"
+	has "$out" "cannot remove all of $NVTASKSET_RUNDIR/containers/c5"
+}
+
 # A container's root writes into the run directory it is given: it sees its own run directory
 # alone, so the host's tasks' segments and another container's are out of its reach (on the
 # host's, a truncation would leave them unreadable: neither listed nor movable). What it writes
