@@ -14,10 +14,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int nvt_seg_ctr_id_valid(const char *id)
@@ -260,6 +262,18 @@ out:
 	return rc;
 }
 
+/* Opens directory name of dirfd on dirfd's own mount, never through a link. Returns its fd, or
+ * -1 (EXDEV: a mount point). */
+static int open_below(int dirfd, const char *name)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH;
+	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+}
+
 /* Removes everything in directory fd, depth levels deep at most. Returns 0, or -1 (something
  * stays). */
 static int empty_dir(int fd, int depth)
@@ -280,10 +294,10 @@ static int empty_dir(int fd, int depth)
 		if (unlinkat(fd, ent->d_name, 0) == 0 || errno == ENOENT)
 			continue;
 		/* A directory (EISDIR; EPERM on some file systems): emptied first, never
-		 * through a link (O_NOFOLLOW: a link was unlinked above). */
-		sub = depth > 1 ? openat(fd, ent->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-								   O_NONBLOCK | O_CLOEXEC)
-				: -1;
+		 * through a link (a link was unlinked above), nor into a mount point (one that
+		 * propagated from the container's mount namespace, or a host's: what it holds
+		 * is no part of the container's directory). */
+		sub = depth > 1 ? open_below(fd, ent->d_name) : -1;
 		if (sub < 0) {
 			rc = -1;
 			continue;

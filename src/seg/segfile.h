@@ -483,7 +483,8 @@ int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char 
 int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, size_t len);
 /*
  * Removes container id's directory under base, and what its tasks left in
- * it: never through a link, relative to directory fds, at most
+ * it: never through a link nor into a mount point (what it holds stays),
+ * relative to directory fds, at most
  * NVT_CONTAINER_RM_DEPTH levels deep (what lies deeper stays). Returns 0, or
  * -1 with errno set (ENOENT: none).
  */
@@ -522,6 +523,8 @@ enum nvt_seg_skip_kind {
 			      * in it: not root's, or written by others (uid: none) */
 	NVT_SKIP_FOREIGN,    /* count files of a container's run directory named for
 			      * processes of another PID namespace than the container's */
+	NVT_SKIP_CLOSED,     /* a container's run directory the caller may not look into
+			      * (its root may chmod it; mode: its mode, uid: none) */
 };
 struct nvt_seg_skip {
 	char container[NVT_CONTAINER_ID_MAX + 1]; /* under base/containers/ID/run; "": base */

@@ -347,8 +347,10 @@ static int open_userdir(struct scan *s, int basefd, const char *name, uid_t uid)
 		return -1;
 	if (fd < 0) {
 		/* A link, a file of another type, or a directory not ours to read. */
+		/* (EACCES: basefd, a container's run directory, became one the caller may not
+		 * look into meanwhile: passed over, as scan_containers passes it over) */
 		if (fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW))
-			return errno == ENOENT ? RESOLVED_NONE : -1;
+			return errno == ENOENT || errno == EACCES ? RESOLVED_NONE : -1;
 		skip(s, uid,
 		     S_ISLNK(st.st_mode)   ? NVT_SKIP_LINK
 		     : !S_ISDIR(st.st_mode) ? NVT_SKIP_NOT_DIR
@@ -573,10 +575,19 @@ static int scan_containers(struct scan *s, const char *base, uid_t only, int tid
 		if (nvt_seg_ctr_base(dir, sizeof(dir), base, v[i].id))
 			continue;
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		s->ctr = &v[i];
+		/* Its root may chmod it (a rootful container's /run/nvtaskset): one the caller may
+		 * not read and look into is passed over and named, never the end of the listing. */
+		if ((fd < 0 && errno == EACCES) || (fd >= 0 && faccessat(fd, ".", R_OK | X_OK, AT_EACCESS))) {
+			struct stat st;
+			skip(s, (uid_t)-1, NVT_SKIP_CLOSED, 0,
+			     fd >= 0 ? (fstat(fd, &st) ? 0 : st.st_mode)
+				     : (stat(dir, &st) ? 0 : st.st_mode), 0);
+		} else if (fd >= 0) {
+			rc = scan_base(s, fd, only, tidy, see_own);
+		}
 		if (fd < 0)
 			continue; /* removed meanwhile, or not made yet */
-		s->ctr = &v[i];
-		rc = scan_base(s, fd, only, tidy, see_own);
 		err = errno;
 		close(fd);
 		errno = err;

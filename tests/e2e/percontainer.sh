@@ -83,6 +83,48 @@ t_container_rundir_squatted() {
 	stop_loop host "$PID"
 }
 
+# A rootful container's root may chmod the run directory it is given (its /run/nvtaskset): one
+# that others may read but not search (mode 1774) is passed over and named, and another
+# user's -l and claims still answer, with the host's tasks (they failed: the user directory
+# in it could not be looked at, which ended the whole listing).
+t_container_rundir_unsearchable() {
+	local out rc
+	need_users
+	start_loop host "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/host.state" "0-3"
+	make_container c4 12345
+	mkdir -m 755 "$CTR_RUN/nvtaskset-0"
+	chmod 1774 "$CTR_RUN"
+	run_rc out rc $(as_user 65534) "$NVT" -l
+	eq "$rc" 0 "another user's -l beside a container's unsearchable run directory ($out)"
+	grep -Eq "^ *$PID " <<<"$out" || die "-l lost the host task: $out"
+	has "$out" "passed over $NVTASKSET_RUNDIR/containers/c4/run"
+	run_rc out rc $(as_user 65534) "$NVT" --no-mps --dry-run -n 62 --exclude-running true
+	eq "$rc" 0 "another user's claim beside it ($out)"
+	stop_loop host "$PID"
+}
+
+# poststop removes the container's directory and nothing outside it: a mount point in it (one
+# that propagated from the container's mount namespace, or a host's) is left with what it
+# holds (it emptied the mounted directory before: its file was gone). The mount lives in a
+# mount namespace of the test's own, gone when it ends.
+t_container_poststop_stays_inside() {
+	local out rc
+	need_pidns
+	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
+	make_container c5 12345
+	mkdir "$CTR_RUN/x" "$WORK/outside"
+	echo keep >"$WORK/outside/keep"
+	: >"$CTR_RUN/mine"
+	run_rc out rc unshare --mount --propagation private sh -c \
+		'mount --bind "$1" "$2" && printf %s "$3" | "$4" --cdi-hook poststop' - "$WORK/outside" \
+		"$CTR_RUN/x" '{"ociVersion":"1.0.2","id":"c5","status":"stopped","bundle":"/"}' "$NVT"
+	eq "$rc" 0 "poststop ($out)"
+	[ -e "$WORK/outside/keep" ] || die "poststop removed a file of a directory mounted in the container's"
+	[ ! -e "$CTR_RUN/mine" ] || die "poststop left the container's own file"
+	has "$out" "cannot remove all of $NVTASKSET_RUNDIR/containers/c5"
+}
+
 # A container's root writes into the run directory it is given: it sees its own run directory
 # alone, so the host's tasks' segments and another container's are out of its reach (on the
 # host's, a truncation would leave them unreadable: neither listed nor movable). What it writes

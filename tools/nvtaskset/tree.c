@@ -70,6 +70,10 @@ void task_tree_warn_skipped(const struct task_tree *t)
 			warnx("warning: passed over %s/%s%s%s: not a directory of root's that only root "
 			      "may write in (root may remove it)",
 			      base, NVT_CONTAINERS_DIR, k->container[0] ? "/" : "", k->container);
+		else if (k->kind == NVT_SKIP_CLOSED)
+			warnx("warning: passed over %s: you may not look into it (mode %04o): the "
+			      "container's tasks are not listed here, nor counted by your claims",
+			      base, mode);
 		else if (k->kind == NVT_SKIP_FOREIGN)
 			warnx("warning: passed over %d files of %s/nvtaskset-%lu named for processes outside "
 			      "its container: they name nobody",
