@@ -785,29 +785,34 @@ struct gpu_set {
 };
 
 /*
- * Whether a task of owner takes part in the decision for the tasks of user
- * (members), counts in it (root's tasks, for another user's), or neither.
+ * Whether task t takes part in the decision for the tasks of first's user
+ * (members), counts in it (root's tasks, for another user's), or neither. A
+ * container's tasks decide among their container's only: its root is root
+ * there, not on the host, so its priorities count for no task outside it,
+ * while the host root's count in every set.
  */
-static int role_of(const struct agent *a, uid_t owner, uid_t user)
+static int role_of(const struct agent *a, const struct task *t, const struct task *first)
 {
-	if (a->o->across_users || owner == user)
+	int here = !strcmp(t->h.container, first->h.container);
+
+	if (here && (a->o->across_users || t->owner == first->owner))
 		return 2; /* a member */
-	return owner == 0; /* root's: counted, decided in root's own set */
+	return t->owner == 0 && (here || !t->h.container[0]); /* root's: counted, decided in root's own set */
 }
 
 /* Decides and writes the partitions of the managed slots on the GPU of slot first
- * (and, unless across users, of its user). */
+ * (of its user, or with --across-users of every user, in its container or on the host). */
 static void decide_gpu(struct agent *a, struct gpu_set *set, int first_task, int first_slot, int *done)
 {
 	const uint8_t *uuid = a->tasks[first_task].s[first_slot].view.uuid;
-	uid_t user = a->tasks[first_task].owner;
+	const struct task *first = &a->tasks[first_task];
 
 	set->n = 0;
 	set->topo = NULL;
 	memcpy(set->uuid, uuid, sizeof(set->uuid));
 	for (int i = 0; i < a->n; i++) {
 		struct task *t = &a->tasks[i];
-		int role = t->ignored ? 0 : role_of(a, t->owner, user);
+		int role = t->ignored ? 0 : role_of(a, t, first);
 		for (int k = 0; k < t->n && role; k++) {
 			struct slot *s = &t->s[k];
 			struct nvt_prio_task *p = &set->in[set->n];

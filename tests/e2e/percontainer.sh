@@ -175,3 +175,39 @@ t_container_host_pidns_refused() {
 	hasnt "$out" "hung="
 	[ -z "$(ls -A "$NVTASKSET_RUNDIR/containers" 2>/dev/null)" ] || die "left: $(ls -AR "$NVTASKSET_RUNDIR/containers")"
 }
+
+# A root container's task with --priority high is root's inside its container only: root's
+# agent does not make another user's --yield guard task on the host give way to it (it would
+# for host root's high task, which the end checks).
+t_container_root_priority_not_roots() {
+	local lo c cpid ns mark out rc
+	need_users
+	need_pidns
+	start_agent su -- --hold 100 --guard 4
+	FAKEAPP_STAMP=$WORK/u/slo.stamps FAKEAPP_STAMP_LAUNCHES=1 \
+		start_loop u/slo $(as_user 65524) "$NVT" --no-mps --priority low --yield guard -c 9-65 "$APP"
+	lo=$PID
+	wait_file "$WORK/u/slo.state" "9-65"
+	make_container c1 0
+	rm -f "$WORK/c.stop" "$WORK/c.state"
+	unshare --pid --fork --mount-proc env NVTASKSET_RUNDIR="$CTR_RUN" "$NVT" --no-mps --priority high -c 0-8 \
+		"$APP" loop "$WORK/c.stop" "$WORK/c.state" >"$WORK/c.out" 2>&1 &
+	c=$!
+	wait_file "$WORK/c.state" "0-8"
+	cpid=$(pgrep -f "^$APP loop $WORK/c.stop")
+	[ -n "$cpid" ] || die "no container task"
+	ns=$(stat -L -c %i "/proc/$cpid/ns/pid")
+	echo "$ns" >"$NVTASKSET_RUNDIR/containers/c1/pidns"
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$cpid .* high " <<<"$out" || die "-l does not show the container's high task: $out"
+	mark=$(stamp_mark "$WORK/u/slo.stamps")
+	agent_left_alone "$WORK/u/slo.stamps" "$mark"
+	eq "$(cat "$WORK/u/slo.state")" "9-65" "another user's low task beside a container's high one"
+	start_loop rhi "$NVT" --no-mps --priority high -c 0-8 "$APP"
+	wait_for 5 guarded_to "$WORK/u/slo.state" 4 0-8
+	stop_loop rhi "$PID"
+	stop_agent "$AGENT"
+	touch "$WORK/c.stop"
+	wait "$c" || die "the container's task failed: $(cat "$WORK/c.out")"
+	stop_loop u/slo "$lo"
+}
