@@ -97,6 +97,18 @@ static void test_partition_sms(void)
 }
 
 /* What "fit" tells, worked out by hand: a TPC list, or GPCs (a bit each). */
+/* A case's partition: the TPCs of list tpcs (NULL or "": none), or of the GPCs of mask gpcs. */
+static struct nvt_tpcset case_set(const struct nvt_topology *t, const char *tpcs, uint64_t gpcs)
+{
+	struct nvt_tpcset s;
+	nvt_set_clear(&s);
+	if (tpcs && *tpcs)
+		s = set_of(tpcs);
+	if (gpcs)
+		CHECK(nvt_topo_gpc_tpcs(t, &(struct nvt_tpcset){{gpcs}}, &s) == 0);
+	return s;
+}
+
 static void test_fit_cases(void)
 {
 	static const struct {
@@ -123,11 +135,7 @@ static void test_fit_cases(void)
 	unsigned got;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		nvt_set_clear(&s);
-		if (cases[i].tpcs && *cases[i].tpcs)
-			s = set_of(cases[i].tpcs);
-		if (cases[i].gpcs)
-			CHECK(nvt_topo_gpc_tpcs(&t, &(struct nvt_tpcset){{cases[i].gpcs}}, &s) == 0);
+		s = case_set(&t, cases[i].tpcs, cases[i].gpcs);
 		got = nvt_sm_count_fit(&t, &s);
 		CHECK(got == cases[i].want);
 		if (got != cases[i].want)
@@ -342,11 +350,7 @@ static void test_clusters_told_cases(void)
 	int got;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		nvt_set_clear(&s);
-		if (cases[i].tpcs && *cases[i].tpcs)
-			s = set_of(cases[i].tpcs);
-		if (cases[i].gpcs)
-			CHECK(nvt_topo_gpc_tpcs(&t, &(struct nvt_tpcset){{cases[i].gpcs}}, &s) == 0);
+		s = case_set(&t, cases[i].tpcs, cases[i].gpcs);
 		got = nvt_cluster_count_told(&t, &s, cases[i].cluster, cases[i].driver);
 		CHECK(got == cases[i].want);
 		if (got != cases[i].want)
