@@ -60,3 +60,8 @@ bench-startup-parts: all
 # PRIO_DRY=1 prints the plan and its duration.
 bench-prio: all
 	@tests/bench/prio/run.sh $(abspath $(BENCH_OUT))/prio
+
+# The GPU timeline of a service's synchronised steps beside a time-sliced batch
+# (tests/bench/timeline/README.md): ~3 min after a build. TL_PHASES: a subset of run.sh's phases.
+bench-timeline: all
+	@tests/bench/timeline/run.sh $(abspath $(BENCH_OUT))/timeline $(TL_PHASES)

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# run.sh - the GPU timeline of a service's steps beside a batch (make bench-timeline): builds tl.cu
+# and tests/bench/tslice/rmprobe.c, then runs each phase of TL_PHASES in fresh processes and
+# writes OUTDIR/PHASE.svc / .batch / .log, OUTDIR/timeline.json and timeline.txt (analyze.py).
+# Every program runs under `timeout`; the level MPS daemons it makes nvtaskset start are stopped.
+#   tests/bench/timeline/run.sh OUTDIR [PHASE...]
+set -u
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+T=$ROOT/tests/bench/timeline
+O=${1:-/tmp/tlout}; shift || true
+W=/tmp/tlw
+NVT=$ROOT/build/bin/nvtaskset
+rm -rf "$W"; mkdir -p "$W/nomps" "$O"; chmod 755 "$W"
+nvcc -O2 -arch=sm_90 -std=c++17 -o "$W/tl" "$T/tl.cu" -lcublas || exit 1
+gcc -Wall -shared -fPIC -O2 -o "$W/rmprobe.so" "$ROOT/tests/bench/tslice/rmprobe.c" -ldl -lpthread || exit 1
+[ -x "$NVT" ] || { echo "build nvtaskset first (make)"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader | tee "$O/gpu.txt"
+export CUDA_MPS_PIPE_DIRECTORY=$W/nomps CUDA_MPS_LOG_DIRECTORY=$W/nomps
+timeout 120 "$NVT" --calibrate >/dev/null 2>&1
+HI="$NVT --no-mps --priority high --yield slice"
+LO="$NVT --no-mps --priority low --yield slice"
+SMALL="STEPS=8 KERNELS=4 CTAS=1 WORK_NS=5000 PERIOD_US=8000 REQS=150"
+DEC="STEPS=8 KERNELS=16 CTAS=0 WORK_NS=10000 PERIOD_US=12000 REQS=120"
+ONE="STEPS=1 KERNELS=4 CTAS=1 WORK_NS=5000 PERIOD_US=3000 REQS=300"
+# name | batch (mode, or -) | batch's launcher and environment | service's launcher and environment
+PHASES=(
+"alone-small|-||$SMALL $HI"
+"alone-small-plain|-||$SMALL"
+"spin-small|spin|$LO|$SMALL $HI"
+"spin-one|spin|$LO|$ONE $HI"
+"spin-small-block|spin|$LO|$SMALL SYNC=block $HI"
+"spin-small-poll|spin|$LO|$SMALL SYNC=poll $HI"
+"spin-small-pin|spin|taskset -c 6 $LO|$SMALL taskset -c 2 $HI"
+"spin-small-copy|spin|$LO|$SMALL COPY=1 $HI"
+"spin-small-async|spin|$LO|$SMALL ASYNC=1 $HI"
+"spin-small-ts500|spin|$NVT --no-mps --priority low --yield slice=500|$SMALL $HI"
+"spin-small-gate|spin|LD_PRELOAD=$W/rmprobe.so RMP_GATE=$W/flag RMP_LOG=$W/gate $LO|$SMALL GATE=$W/flag $HI"
+"spin-small-mps|spin|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield slice|$SMALL CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high --yield slice"
+"spin-small-default|spin||$SMALL"
+"heavy-small|heavy|$LO|$SMALL $HI"
+"gemm-small|gemm|$LO|$SMALL $HI"
+"spin-small-tail|spin|$LO|$SMALL TAIL_US=300 $HI"
+"alone-small-tail|-||$SMALL TAIL_US=300 $HI"
+"gemm-small-tail|gemm|$LO|$SMALL TAIL_US=300 $HI"
+"alone-decode|-||$DEC $HI"
+"spin-decode|spin|$LO|$DEC $HI"
+"gemm-decode|gemm|$LO|$DEC $HI"
+"spin-decode-tail|spin|$LO|$DEC TAIL_US=300 $HI"
+"gemm-decode-tail|gemm|$LO|$DEC TAIL_US=300 $HI"
+)
+want=" $* "
+for p in "${PHASES[@]}"; do
+	IFS='|' read -r name bmode blaunch slaunch <<<"$p"
+	[ $# -gt 0 ] && [[ $want != *" $name "* ]] && continue
+	echo "== $name" | tee -a "$O/run.log"
+	rm -f "$O/$name.batch"
+	head -c 4096 /dev/zero >"$W/flag"
+	bpid=
+	if [ "$bmode" != - ]; then
+		setsid timeout 40 env $blaunch "$W/tl" batch "$bmode" 12 "$O/$name.batch" >"$O/$name.blog" 2>&1 &
+		bpid=$!
+		for _ in $(seq 100); do grep -q ready "$O/$name.blog" 2>/dev/null && break; sleep 0.1; done
+		sleep 1.5
+	fi
+	timeout 60 env $slaunch "$W/tl" svc "$O/$name.svc" >"$O/$name.log" 2>&1
+	echo "svc rc $?" >>"$O/$name.log"
+	if [ -n "$bpid" ]; then
+		kill -TERM -- -"$bpid" 2>/dev/null
+		wait "$bpid"; echo "batch rc $?" >>"$O/$name.blog"
+	fi
+	if [[ $name == *-mps ]]; then
+		for l in low high; do echo quit | CUDA_MPS_PIPE_DIRECTORY=$W/mpsT-$l timeout 10 nvidia-cuda-mps-control 2>/dev/null; done
+	fi
+	tail -2 "$O/$name.log"
+done
+python3 "$T/analyze.py" "$O" | tee "$O/timeline.txt"
+cp "$W"/gate.* "$O/" 2>/dev/null
+pgrep -a nvidia-cuda-mps && echo "MPS daemons still running"
+exit 0

@@ -1,0 +1,454 @@
+// tl.cu - the GPU timeline of a service beside a batch (make bench-timeline; README.md beside).
+//
+// Two roles, one program, so that both sides stamp the same clock (%globaltimer, ns):
+//   tl batch MODE SECS OUT      a batch task: MODE spin (528-style CTAs of 128 threads, no
+//                               shared memory), heavy (a CTA of 1024 threads and 200 KiB of shared
+//                               memory per SM), gemm (cuBLAS bf16 8192^3 in a loop, beside a
+//                               one-warp watcher kernel). Each watcher thread (thread 0 of the
+//                               first WATCH CTAs; gemm: the watcher) reads %globaltimer in a loop
+//                               and records every gap longer than GAP_NS: when its context was
+//                               off the GPU. Writes OUT (one line per gap: sm start_ns end_ns).
+//   tl svc OUT                  a service: REQS requests, PERIOD_US apart (periodic), of STEPS
+//                               steps; a step is KERNELS dependent kernels of CTAS CTAs that each
+//                               spin WORK_NS, then the host waits (SYNC: spin, block, yield, or
+//                               poll = the last kernel writes a host-mapped flag the host spins
+//                               on). ASYNC=1 queues step k+1 before waiting for step k. Each
+//                               kernel stamps its first CTA's start and last CTA's end; the host
+//                               stamps each step's submit and return (CLOCK_MONOTONIC), and a
+//                               ping kernel before and after the run maps host time to
+//                               %globaltimer (the round trip of least delay of 200). GATE=FILE:
+//                               the first 8 bytes of FILE are 1 while a request is open (a
+//                               batch's rmprobe.so holds its groups off meanwhile). Writes OUT.
+// Probe code, not product code: every run is under `timeout` in run.sh.
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CK(x)                                                                                      \
+	do {                                                                                       \
+		cudaError_t e_ = (x);                                                              \
+		if (e_ != cudaSuccess) {                                                           \
+			fprintf(stderr, "tl: %s: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__); \
+			exit(2);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+static long envl(const char *n, long d)
+{
+	const char *v = getenv(n);
+	return v && *v ? strtol(v, NULL, 10) : d;
+}
+
+static uint64_t host_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+__device__ __forceinline__ uint64_t gtime(void)
+{
+	uint64_t t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+__device__ __forceinline__ unsigned smid(void)
+{
+	unsigned s;
+	asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+	return s;
+}
+
+struct gap {
+	unsigned long long sm, start, end;
+};
+
+// Thread 0 of a watching CTA records the gaps in its own progress; every thread spins until
+// `until` (ns, %globaltimer) or *stop.
+__device__ void watch(uint64_t until, uint64_t gap_ns, gap *gaps, unsigned *ngaps, unsigned cap,
+		      int watcher, volatile int *stop)
+{
+	uint64_t prev = gtime();
+	unsigned sm = smid();
+	unsigned n = 0;
+	while (prev < until) {
+		uint64_t t = gtime();
+		if (watcher && t - prev > gap_ns) {
+			unsigned i = atomicAdd(ngaps, 1u);
+			if (i < cap)
+				gaps[i] = gap{ sm, prev, t };
+		}
+		prev = t;
+		if ((++n & 1023) == 0 && *stop)
+			break;
+	}
+}
+
+__global__ void k_spin(uint64_t cta_ns, uint64_t gap_ns, gap *gaps, unsigned *ngaps, unsigned cap,
+		       int nwatch, volatile int *stop)
+{
+	uint64_t until = gtime() + cta_ns;
+	watch(until, gap_ns, gaps, ngaps, cap, threadIdx.x == 0 && (int)blockIdx.x < nwatch, stop);
+}
+
+__global__ void k_heavy(uint64_t cta_ns, uint64_t gap_ns, gap *gaps, unsigned *ngaps, unsigned cap,
+			int nwatch, volatile int *stop)
+{
+	extern __shared__ float sh[];
+	// Touch the shared memory and keep registers live, so that a context save has state to save.
+	float acc[32];
+	for (int i = 0; i < 32; i++)
+		acc[i] = (float)(threadIdx.x + i);
+	for (int i = threadIdx.x; i < 200 * 1024 / 4; i += blockDim.x)
+		sh[i] = (float)i;
+	__syncthreads();
+	uint64_t until = gtime() + cta_ns;
+	watch(until, gap_ns, gaps, ngaps, cap, threadIdx.x == 0 && (int)blockIdx.x < nwatch, stop);
+	float s = 0;
+	for (int i = 0; i < 32; i++)
+		s += acc[i] * sh[(threadIdx.x * 7 + i) % (200 * 1024 / 4)];
+	if (s == -1.0f)
+		sh[0] = s;
+}
+
+// The service's kernel: spin work_ns, stamp the kernel's first start and last end.
+__global__ void k_step(uint64_t work_ns, unsigned long long *first, unsigned long long *last,
+		       volatile unsigned *hostflag, unsigned flagval)
+{
+	uint64_t t0 = gtime();
+	if (threadIdx.x == 0)
+		atomicMin(first, (unsigned long long)t0);
+	while (gtime() - t0 < work_ns)
+		;
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		atomicMax(last, (unsigned long long)gtime());
+		if (hostflag) {
+			__threadfence_system();
+			*hostflag = flagval;
+		}
+	}
+}
+
+// The tail: keeps the service's context busy after a step until the host has queued the next
+// step (*rel >= want) or tail_ns have passed.
+__global__ void k_tail(volatile unsigned *rel, unsigned want, uint64_t tail_ns)
+{
+	uint64_t t0 = gtime();
+	while (*rel < want && gtime() - t0 < tail_ns)
+		;
+}
+
+// Ping: spin on a host-mapped request counter; answer each with %globaltimer.
+__global__ void k_ping(volatile unsigned *req, volatile unsigned long long *resp, volatile unsigned *ack, int n)
+{
+	for (int i = 1; i <= n; i++) {
+		while (*req != (unsigned)i)
+			;
+		resp[i] = gtime();
+		__threadfence_system();
+		*ack = (unsigned)i;
+	}
+}
+
+struct calib {
+	double off; // gpu_ns - host_ns
+	double rtt;
+	uint64_t at;
+};
+
+static calib ping(int n)
+{
+	unsigned *req, *ack;
+	unsigned long long *resp;
+	CK(cudaHostAlloc(&req, 64, cudaHostAllocMapped));
+	CK(cudaHostAlloc(&ack, 64, cudaHostAllocMapped));
+	CK(cudaHostAlloc(&resp, sizeof(unsigned long long) * (n + 1), cudaHostAllocMapped));
+	*req = 0;
+	*ack = 0;
+	unsigned *dreq, *dack;
+	unsigned long long *dresp;
+	CK(cudaHostGetDevicePointer(&dreq, req, 0));
+	CK(cudaHostGetDevicePointer(&dack, ack, 0));
+	CK(cudaHostGetDevicePointer(&dresp, resp, 0));
+	cudaStream_t s;
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	k_ping<<<1, 1, 0, s>>>(dreq, dresp, dack, n);
+	calib best = { 0, 1e18, 0 };
+	for (int i = 1; i <= n; i++) {
+		uint64_t a = host_ns();
+		__atomic_store_n(req, (unsigned)i, __ATOMIC_SEQ_CST);
+		uint64_t lim = a + 1000000000ull;
+		while (__atomic_load_n((volatile unsigned *)ack, __ATOMIC_SEQ_CST) != (unsigned)i && host_ns() < lim)
+			;
+		uint64_t b = host_ns();
+		double rtt = (double)(b - a);
+		if (rtt < best.rtt) {
+			best.rtt = rtt;
+			best.off = (double)resp[i] - ((double)a + (double)b) / 2;
+			best.at = a;
+		}
+	}
+	CK(cudaStreamSynchronize(s));
+	CK(cudaStreamDestroy(s));
+	cudaFreeHost(req);
+	cudaFreeHost(ack);
+	cudaFreeHost(resp);
+	return best;
+}
+
+static volatile sig_atomic_t stop_req;
+static void on_term(int s)
+{
+	(void)s;
+	stop_req = 1;
+}
+
+static int batch(const char *mode, double secs, const char *out)
+{
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	cudaDeviceProp p;
+	CK(cudaGetDeviceProperties(&p, 0));
+	int nsm = p.multiProcessorCount;
+	uint64_t gap_ns = (uint64_t)envl("GAP_NS", 2500);
+	int nwatch = (int)envl("WATCH", 8);
+	unsigned cap = 4u << 20;
+	gap *gaps;
+	unsigned *ngaps;
+	int *stop;
+	CK(cudaMalloc(&gaps, sizeof(gap) * cap));
+	CK(cudaMalloc(&ngaps, 4));
+	CK(cudaMemset(ngaps, 0, 4));
+	CK(cudaHostAlloc(&stop, 64, cudaHostAllocMapped));
+	*stop = 0;
+	int *dstop;
+	CK(cudaHostGetDevicePointer(&dstop, stop, 0));
+	uint64_t cta_ns = (uint64_t)envl("CTA_US", 20000) * 1000;
+	cudaStream_t s, w;
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaStreamCreateWithFlags(&w, cudaStreamNonBlocking));
+	cublasHandle_t h = NULL;
+	__nv_bfloat16 *A = NULL, *B = NULL, *C = NULL;
+	int N = (int)envl("GEMM_N", 8192);
+	if (!strcmp(mode, "gemm")) {
+		if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
+			return 2;
+		cublasSetStream(h, s);
+		CK(cudaMalloc(&A, (size_t)N * N * 2));
+		CK(cudaMalloc(&B, (size_t)N * N * 2));
+		CK(cudaMalloc(&C, (size_t)N * N * 2));
+		CK(cudaMemset(A, 0, (size_t)N * N * 2));
+		CK(cudaMemset(B, 0, (size_t)N * N * 2));
+	}
+	if (!strcmp(mode, "heavy"))
+		CK(cudaFuncSetAttribute(k_heavy, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+	uint64_t t_end = host_ns() + (uint64_t)(secs * 1e9);
+	long iters = 0;
+	float one = 1.0f, zero = 0.0f;
+	if (!strcmp(mode, "gemm")) // the watcher: one warp for the whole run
+		k_spin<<<1, 32, 0, w>>>((uint64_t)(secs * 1e9) + 1000000000ull, gap_ns, gaps, ngaps, cap, 1, dstop);
+	fprintf(stderr, "tl batch %s: %d SMs, ready\n", mode, nsm);
+	cudaEvent_t inflight[3];
+	for (int i = 0; i < 3; i++)
+		CK(cudaEventCreateWithFlags(&inflight[i], cudaEventDisableTiming));
+	while (host_ns() < t_end && !stop_req) {
+		if (iters >= 2)
+			CK(cudaEventSynchronize(inflight[(iters - 2) % 3]));
+		if (!strcmp(mode, "spin"))
+			k_spin<<<nsm * 4, 128, 0, s>>>(cta_ns, gap_ns, gaps, ngaps, cap, nwatch, dstop);
+		else if (!strcmp(mode, "heavy"))
+			k_heavy<<<nsm, 1024, 200 * 1024, s>>>(cta_ns, gap_ns, gaps, ngaps, cap, nwatch, dstop);
+		else
+			cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, A, CUDA_R_16BF, N, B,
+				     CUDA_R_16BF, N, &zero, C, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
+				     CUBLAS_GEMM_DEFAULT);
+		CK(cudaEventRecord(inflight[iters % 3], s));
+		iters++;
+	}
+	*stop = 1;
+	CK(cudaDeviceSynchronize());
+	unsigned n;
+	CK(cudaMemcpy(&n, ngaps, 4, cudaMemcpyDeviceToHost));
+	if (n > cap)
+		n = cap;
+	gap *hg = (gap *)malloc(sizeof(gap) * (n ? n : 1));
+	CK(cudaMemcpy(hg, gaps, sizeof(gap) * n, cudaMemcpyDeviceToHost));
+	FILE *f = fopen(out, "w");
+	if (!f)
+		return 2;
+	fprintf(f, "# batch %s iters %ld gaps %u gap_ns %llu\n", mode, iters, n, (unsigned long long)gap_ns);
+	for (unsigned i = 0; i < n; i++)
+		fprintf(f, "%llu %llu %llu\n", hg[i].sm, hg[i].start, hg[i].end);
+	fclose(f);
+	fprintf(stderr, "tl batch %s: %ld launches, %u gaps\n", mode, iters, n);
+	return 0;
+}
+
+static int svc(const char *out)
+{
+	int reqs = (int)envl("REQS", 200), steps = (int)envl("STEPS", 8), kernels = (int)envl("KERNELS", 4);
+	int ctas = (int)envl("CTAS", 1), threads = (int)envl("THREADS", 128);
+	uint64_t work = (uint64_t)envl("WORK_NS", 5000);
+	long period = envl("PERIOD_US", 5000);
+	int async = (int)envl("ASYNC", 0);
+	int copy = (int)envl("COPY", 0);
+	uint64_t tail_ns = (uint64_t)envl("TAIL_US", 0) * 1000;
+	const char *sync = getenv("SYNC") ? getenv("SYNC") : "spin";
+	unsigned flags = !strcmp(sync, "block") ? cudaDeviceScheduleBlockingSync
+		       : !strcmp(sync, "yield") ? cudaDeviceScheduleYield
+						: cudaDeviceScheduleSpin;
+	CK(cudaSetDeviceFlags(flags | cudaDeviceMapHost));
+	int poll = !strcmp(sync, "poll");
+	volatile uint64_t *gate = NULL;
+	const char *gp = getenv("GATE");
+	if (gp && *gp) {
+		int fd = open(gp, O_RDWR);
+		if (fd >= 0)
+			gate = (volatile uint64_t *)mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (gate == MAP_FAILED)
+			gate = NULL;
+	}
+	CK(cudaFree(0));
+	calib c0 = ping(200);
+	int nst = reqs * steps;
+	unsigned long long *dfirst, *dlast;
+	size_t nk = (size_t)nst * kernels;
+	CK(cudaMalloc(&dfirst, nk * 8));
+	CK(cudaMalloc(&dlast, nk * 8));
+	CK(cudaMemset(dfirst, 0xff, nk * 8));
+	CK(cudaMemset(dlast, 0, nk * 8));
+	unsigned *hflag, *dflag = NULL;
+	CK(cudaHostAlloc(&hflag, 64, cudaHostAllocMapped));
+	*hflag = 0;
+	if (poll)
+		CK(cudaHostGetDevicePointer(&dflag, hflag, 0));
+	unsigned *hrel, *drel;
+	CK(cudaHostAlloc(&hrel, 64, cudaHostAllocMapped));
+	*hrel = 0;
+	CK(cudaHostGetDevicePointer(&drel, hrel, 0));
+	unsigned long long *hcopy;
+	CK(cudaHostAlloc(&hcopy, 64, 0));
+	if (ctas <= 0) {
+		cudaDeviceProp p;
+		CK(cudaGetDeviceProperties(&p, 0));
+		ctas = p.multiProcessorCount;
+	}
+	uint64_t *sub0 = (uint64_t *)calloc(nst, 8), *sub1 = (uint64_t *)calloc(nst, 8);
+	uint64_t *ret = (uint64_t *)calloc(nst, 8), *arr = (uint64_t *)calloc(reqs, 8);
+	cudaStream_t s;
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	cudaEvent_t *ev = (cudaEvent_t *)malloc(sizeof(cudaEvent_t) * steps);
+	for (int i = 0; i < steps; i++)
+		CK(cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming |
+							    (!strcmp(sync, "block") ? cudaEventBlockingSync : 0)));
+	// warm-up: the kernels loaded, nothing stamped
+	for (int i = 0; i < 20; i++)
+		k_step<<<ctas, threads, 0, s>>>(work, dfirst, dlast, NULL, 0);
+	CK(cudaStreamSynchronize(s));
+	CK(cudaMemset(dfirst, 0xff, nk * 8));
+	CK(cudaMemset(dlast, 0, nk * 8));
+	CK(cudaDeviceSynchronize());
+	uint64_t t0 = host_ns() + 20000000ull;
+	auto launch_step = [&](int st) {
+		sub0[st] = host_ns();
+		for (int k = 0; k < kernels; k++) {
+			size_t i = (size_t)st * kernels + k;
+			int lastk = k == kernels - 1;
+			k_step<<<ctas, threads, 0, s>>>(work, dfirst + i, dlast + i, lastk ? dflag : NULL,
+							 (unsigned)(st + 1));
+		}
+		if (copy)
+			CK(cudaMemcpyAsync(hcopy, dlast + (size_t)st * kernels, 8, cudaMemcpyDeviceToHost, s));
+		if (tail_ns) {
+			__atomic_store_n(hrel, (unsigned)st, __ATOMIC_SEQ_CST); /* the last step's tail ends */
+			CK(cudaEventRecord(ev[0], s));
+			k_tail<<<1, 32, 0, s>>>(drel, (unsigned)st + 1, tail_ns);
+		}
+		sub1[st] = host_ns();
+	};
+	auto wait_step = [&](int st, int e) {
+		if (poll) {
+			while (__atomic_load_n((volatile unsigned *)hflag, __ATOMIC_ACQUIRE) < (unsigned)(st + 1))
+				;
+		} else if (async || tail_ns) {
+			CK(cudaEventSynchronize(ev[e]));
+		} else {
+			CK(cudaStreamSynchronize(s));
+		}
+		ret[st] = host_ns();
+	};
+	for (int r = 0; r < reqs; r++) {
+		arr[r] = t0 + (uint64_t)r * (uint64_t)period * 1000ull;
+		while (host_ns() < arr[r])
+			;
+		if (gate)
+			*gate = 1;
+		int base = r * steps;
+		if (async) {
+			launch_step(base);
+			CK(cudaEventRecord(ev[0], s));
+			for (int k = 0; k < steps; k++) {
+				if (k + 1 < steps) {
+					launch_step(base + k + 1);
+					CK(cudaEventRecord(ev[k + 1], s));
+				}
+				wait_step(base + k, k);
+			}
+		} else {
+			for (int k = 0; k < steps; k++) {
+				launch_step(base + k);
+				wait_step(base + k, 0);
+			}
+		}
+		if (tail_ns)
+			__atomic_store_n(hrel, (unsigned)(base + steps), __ATOMIC_SEQ_CST);
+		if (gate)
+			*gate = 0;
+	}
+	CK(cudaDeviceSynchronize());
+	calib c1 = ping(200);
+	unsigned long long *hf = (unsigned long long *)malloc(nk * 8), *hl = (unsigned long long *)malloc(nk * 8);
+	CK(cudaMemcpy(hf, dfirst, nk * 8, cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(hl, dlast, nk * 8, cudaMemcpyDeviceToHost));
+	FILE *f = fopen(out, "w");
+	if (!f)
+		return 2;
+	fprintf(f, "# svc reqs %d steps %d kernels %d ctas %d work_ns %llu period_us %ld sync %s async %d copy %d tail_us %llu\n",
+		reqs, steps, kernels, ctas, (unsigned long long)work, period, sync, async, copy, (unsigned long long)(tail_ns / 1000));
+	fprintf(f, "# calib %.1f %.1f %llu %.1f %.1f %llu\n", c0.off, c0.rtt, (unsigned long long)c0.at, c1.off,
+		c1.rtt, (unsigned long long)c1.at);
+	// one line per step: req step arrival sub0 sub1 ret, then each kernel's first last (gpu ns)
+	for (int r = 0; r < reqs; r++)
+		for (int k = 0; k < steps; k++) {
+			int st = r * steps + k;
+			fprintf(f, "%d %d %llu %llu %llu %llu", r, k, (unsigned long long)arr[r],
+				(unsigned long long)sub0[st], (unsigned long long)sub1[st], (unsigned long long)ret[st]);
+			for (int j = 0; j < kernels; j++)
+				fprintf(f, " %llu %llu", hf[(size_t)st * kernels + j], hl[(size_t)st * kernels + j]);
+			fputc('\n', f);
+		}
+	fclose(f);
+	fprintf(stderr, "tl svc: %d requests, calib rtt %.0f/%.0f ns\n", reqs, c0.rtt, c1.rtt);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && !strcmp(argv[1], "batch"))
+		return batch(argv[2], strtod(argv[3], NULL), argv[4]);
+	if (argc == 3 && !strcmp(argv[1], "svc"))
+		return svc(argv[2]);
+	fprintf(stderr, "usage: tl batch spin|heavy|gemm SECS OUT | tl svc OUT\n");
+	return 1;
+}
