@@ -11,7 +11,7 @@ O=${1:-/tmp/tlout}; shift || true
 W=/tmp/tlw
 NVT=$ROOT/build/bin/nvtaskset
 rm -rf "$W"; mkdir -p "$W/nomps" "$O"; chmod 755 "$W"
-nvcc -O2 -arch=sm_90 -std=c++17 -o "$W/tl" "$T/tl.cu" -lcublas || exit 1
+nvcc -O2 -arch=sm_90 -std=c++17 -o "$W/tl" "$T/tl.cu" -lcublas -lcuda || exit 1
 gcc -Wall -shared -fPIC -O2 -o "$W/rmprobe.so" "$ROOT/tests/bench/tslice/rmprobe.c" -ldl -lpthread || exit 1
 [ -x "$NVT" ] || { echo "build nvtaskset first (make)"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader | tee "$O/gpu.txt"
@@ -46,6 +46,30 @@ PHASES=(
 "spin-decode|spin|$LO|$DEC $HI"
 "gemm-decode|gemm|$LO|$DEC $HI"
 "spin-decode-tail|spin|$LO|$DEC TAIL_US=300 $HI"
+"gemm-small-gate|gemm|LD_PRELOAD=$W/rmprobe.so RMP_GATE=$W/flag RMP_GATE_LOG=1 RMP_LINGER_US=1000 RMP_LOG=$W/gate $LO|$SMALL GATE=$W/flag $HI"
+"gemm-small16-gate|gemm|LD_PRELOAD=$W/rmprobe.so RMP_GATE=$W/flag RMP_GATE_LOG=1 RMP_LINGER_US=1000 RMP_LOG=$W/gate16 $LO|$SMALL STEPS=16 PERIOD_US=12000 GATE=$W/flag $HI"
+"gemm-small16-gatep|gemm|LD_PRELOAD=$W/rmprobe.so RMP_GATE=$W/flag RMP_GATE_MODE=preempt RMP_GATE_LOG=1 RMP_LINGER_US=1000 RMP_LOG=$W/gatep $LO|$SMALL STEPS=16 PERIOD_US=12000 GATE=$W/flag $HI"
+"gemm-small16|gemm|$LO|$SMALL STEPS=16 PERIOD_US=12000 $HI"
+"gemm-small-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield slice|$SMALL CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high --yield slice"
+"gemm-small-async|gemm|$LO|$SMALL ASYNC=1 $HI"
+"gemm-small-ts500|gemm|$NVT --no-mps --priority low --yield slice=500|$SMALL $HI"
+"gemm-small-default|gemm||$SMALL"
+"gemm-one|gemm|$LO|$ONE $HI"
+"gemm-small-tflag1000|gemm|$LO|$SMALL TAIL_US=1000 $HI"
+"gemm-small-tsame1000|gemm|$LO|$SMALL TAIL_US=1000 TAIL_MODE=same $HI"
+"gemm-small-tside30|gemm|$LO|$SMALL TAIL_US=30 TAIL_MODE=side $HI"
+"gemm-small-tside60|gemm|$LO|$SMALL TAIL_US=60 TAIL_MODE=side $HI"
+"gemm-small-tside120|gemm|$LO|$SMALL TAIL_US=120 TAIL_MODE=side $HI"
+"alone-small-tside60|-||$SMALL TAIL_US=60 TAIL_MODE=side $HI"
+"gemm-decode-tside60|gemm|$LO|$DEC TAIL_US=60 TAIL_MODE=side $HI"
+"spin-small-tside60|spin|$LO|$SMALL TAIL_US=60 TAIL_MODE=side $HI"
+"gemm-small-tsame60|gemm|$LO|$SMALL TAIL_US=60 TAIL_MODE=same $HI"
+"gemm-small-wait|gemm|$LO|$SMALL WAIT=1 $HI"
+"alone-small-wait|-||$SMALL WAIT=1 $HI"
+"gemm-decode-wait|gemm|$LO|$DEC WAIT=1 $HI"
+"spin-small-wait|spin|$LO|$SMALL WAIT=1 $HI"
+"heavy-small-wait|heavy|$LO|$SMALL WAIT=1 $HI"
+"gemm-small-wait-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield slice|$SMALL WAIT=1 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high --yield slice"
 "gemm-decode-tail|gemm|$LO|$DEC TAIL_US=300 $HI"
 )
 want=" $* "
@@ -74,6 +98,6 @@ for p in "${PHASES[@]}"; do
 	tail -2 "$O/$name.log"
 done
 python3 "$T/analyze.py" "$O" | tee "$O/timeline.txt"
-cp "$W"/gate.* "$O/" 2>/dev/null
+cp "$W"/gate* "$O/" 2>/dev/null
 pgrep -a nvidia-cuda-mps && echo "MPS daemons still running"
 exit 0

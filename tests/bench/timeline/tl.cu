@@ -21,6 +21,7 @@
 //                               batch's rmprobe.so holds its groups off meanwhile). Writes OUT.
 // Probe code, not product code: every run is under `timeout` in run.sh.
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <fcntl.h>
@@ -89,7 +90,9 @@ __device__ void watch(uint64_t until, uint64_t gap_ns, gap *gaps, unsigned *ngap
 				gaps[i] = gap{ sm, prev, t };
 		}
 		prev = t;
-		if ((++n & 1023) == 0 && *stop)
+		/* Only the gemm watcher looks at the host's stop flag: hundreds of CTAs reading host
+		 * memory stall for milliseconds on PCIe, and a preemption waits for them. */
+		if (stop && (++n & 4095) == 0 && *stop)
 			break;
 	}
 }
@@ -98,7 +101,14 @@ __global__ void k_spin(uint64_t cta_ns, uint64_t gap_ns, gap *gaps, unsigned *ng
 		       int nwatch, volatile int *stop)
 {
 	uint64_t until = gtime() + cta_ns;
-	watch(until, gap_ns, gaps, ngaps, cap, threadIdx.x == 0 && (int)blockIdx.x < nwatch, stop);
+	watch(until, gap_ns, gaps, ngaps, cap, threadIdx.x == 0 && (int)blockIdx.x < nwatch, NULL);
+}
+
+// The gemm batch's watcher: one warp beside cuBLAS's kernels, until *stop.
+__global__ void k_watch(uint64_t run_ns, uint64_t gap_ns, gap *gaps, unsigned *ngaps, unsigned cap,
+			volatile int *stop)
+{
+	watch(gtime() + run_ns, gap_ns, gaps, ngaps, cap, threadIdx.x == 0, stop);
 }
 
 __global__ void k_heavy(uint64_t cta_ns, uint64_t gap_ns, gap *gaps, unsigned *ngaps, unsigned cap,
@@ -113,7 +123,7 @@ __global__ void k_heavy(uint64_t cta_ns, uint64_t gap_ns, gap *gaps, unsigned *n
 		sh[i] = (float)i;
 	__syncthreads();
 	uint64_t until = gtime() + cta_ns;
-	watch(until, gap_ns, gaps, ngaps, cap, threadIdx.x == 0 && (int)blockIdx.x < nwatch, stop);
+	watch(until, gap_ns, gaps, ngaps, cap, threadIdx.x == 0 && (int)blockIdx.x < nwatch, NULL);
 	float s = 0;
 	for (int i = 0; i < 32; i++)
 		s += acc[i] * sh[(threadIdx.x * 7 + i) % (200 * 1024 / 4)];
@@ -257,7 +267,7 @@ static int batch(const char *mode, double secs, const char *out)
 	long iters = 0;
 	float one = 1.0f, zero = 0.0f;
 	if (!strcmp(mode, "gemm")) // the watcher: one warp for the whole run
-		k_spin<<<1, 32, 0, w>>>((uint64_t)(secs * 1e9) + 1000000000ull, gap_ns, gaps, ngaps, cap, 1, dstop);
+		k_watch<<<1, 32, 0, w>>>((uint64_t)(secs * 1e9) + 1000000000ull, gap_ns, gaps, ngaps, cap, dstop);
 	fprintf(stderr, "tl batch %s: %d SMs, ready\n", mode, nsm);
 	cudaEvent_t inflight[3];
 	for (int i = 0; i < 3; i++)
@@ -304,6 +314,18 @@ static int svc(const char *out)
 	int async = (int)envl("ASYNC", 0);
 	int copy = (int)envl("COPY", 0);
 	uint64_t tail_ns = (uint64_t)envl("TAIL_US", 0) * 1000;
+	/* TAIL_MODE: flag (same stream, ends when the next step is queued or at TAIL_US), same (same
+	 * stream, TAIL_US), side (a stream of its own, after the step's work, TAIL_US) */
+	const char *tail_mode = getenv("TAIL_MODE") ? getenv("TAIL_MODE") : "flag";
+	int tail_side = !strcmp(tail_mode, "side"), tail_flag = !strcmp(tail_mode, "flag");
+	/* WAIT=1: after each step its stream waits (cuStreamWaitValue32, a semaphore acquire) for the
+	 * host to queue the next step (or end the request): the channel is never empty between
+	 * steps. */
+	int waitv = (int)envl("WAIT", 0);
+	cudaStream_t side;
+	cudaEvent_t evside;
+	CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+	CK(cudaEventCreateWithFlags(&evside, cudaEventDisableTiming));
 	const char *sync = getenv("SYNC") ? getenv("SYNC") : "spin";
 	unsigned flags = !strcmp(sync, "block") ? cudaDeviceScheduleBlockingSync
 		       : !strcmp(sync, "yield") ? cudaDeviceScheduleYield
@@ -370,10 +392,22 @@ static int svc(const char *out)
 		}
 		if (copy)
 			CK(cudaMemcpyAsync(hcopy, dlast + (size_t)st * kernels, 8, cudaMemcpyDeviceToHost, s));
-		if (tail_ns) {
-			__atomic_store_n(hrel, (unsigned)st, __ATOMIC_SEQ_CST); /* the last step's tail ends */
+		if (waitv) {
+			__atomic_store_n(hrel, (unsigned)st, __ATOMIC_SEQ_CST); /* the last step's wait ends */
 			CK(cudaEventRecord(ev[0], s));
-			k_tail<<<1, 32, 0, s>>>(drel, (unsigned)st + 1, tail_ns);
+			if (cuStreamWaitValue32((CUstream)s, (CUdeviceptr)drel, (unsigned)st + 1, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
+				fprintf(stderr, "tl: cuStreamWaitValue32 failed\n");
+				exit(2);
+			}
+		} else if (tail_ns && tail_side) {
+			CK(cudaEventRecord(evside, s));
+			CK(cudaStreamWaitEvent(side, evside, 0));
+			k_tail<<<1, 32, 0, side>>>(drel, 0xffffffffu, tail_ns);
+		} else if (tail_ns) {
+			if (tail_flag)
+				__atomic_store_n(hrel, (unsigned)st, __ATOMIC_SEQ_CST); /* the last step's tail ends */
+			CK(cudaEventRecord(ev[0], s));
+			k_tail<<<1, 32, 0, s>>>(drel, tail_flag ? (unsigned)st + 1 : 0xffffffffu, tail_ns);
 		}
 		sub1[st] = host_ns();
 	};
@@ -381,7 +415,7 @@ static int svc(const char *out)
 		if (poll) {
 			while (__atomic_load_n((volatile unsigned *)hflag, __ATOMIC_ACQUIRE) < (unsigned)(st + 1))
 				;
-		} else if (async || tail_ns) {
+		} else if (async || waitv || (tail_ns && !tail_side)) {
 			CK(cudaEventSynchronize(ev[e]));
 		} else {
 			CK(cudaStreamSynchronize(s));
@@ -411,7 +445,7 @@ static int svc(const char *out)
 				wait_step(base + k, 0);
 			}
 		}
-		if (tail_ns)
+		if ((tail_ns && tail_flag) || waitv)
 			__atomic_store_n(hrel, (unsigned)(base + steps), __ATOMIC_SEQ_CST);
 		if (gate)
 			*gate = 0;
@@ -424,8 +458,8 @@ static int svc(const char *out)
 	FILE *f = fopen(out, "w");
 	if (!f)
 		return 2;
-	fprintf(f, "# svc reqs %d steps %d kernels %d ctas %d work_ns %llu period_us %ld sync %s async %d copy %d tail_us %llu\n",
-		reqs, steps, kernels, ctas, (unsigned long long)work, period, sync, async, copy, (unsigned long long)(tail_ns / 1000));
+	fprintf(f, "# svc reqs %d steps %d kernels %d ctas %d work_ns %llu period_us %ld sync %s async %d copy %d tail_us %llu tail_mode %s wait %d\n",
+		reqs, steps, kernels, ctas, (unsigned long long)work, period, sync, async, copy, (unsigned long long)(tail_ns / 1000), tail_mode, waitv);
 	fprintf(f, "# calib %.1f %.1f %llu %.1f %.1f %llu\n", c0.off, c0.rtt, (unsigned long long)c0.at, c1.off,
 		c1.rtt, (unsigned long long)c1.at);
 	// one line per step: req step arrival sub0 sub1 ret, then each kernel's first last (gpu ns)

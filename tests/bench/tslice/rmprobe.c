@@ -286,6 +286,9 @@ static void *gate_thread(void *arg)
 			uint64_t a = now_ns();
 			int n = gate_apply(open_now, preempt);
 			double us = (double)(now_ns() - a) / 1e3;
+			if (getenv("RMP_GATE_LOG")) /* absolute CLOCK_MONOTONIC ns: a timeline lines them up */
+				logx("gate-x hold=%d from_ns=%llu to_ns=%llu groups=%d", open_now,
+				     (unsigned long long)a, (unsigned long long)now_ns(), n);
 			if (n) {
 				if (open_now && n_off < 100000)
 					lat_off[n_off++] = us;
