@@ -228,14 +228,19 @@ const char *nvt_prio_word(unsigned prio)
 	return prio == NVT_PRIO_NONE ? PRIO_NONE_WORD : nvt_prio_name(prio);
 }
 
+uint32_t nvt_prio_default_yield(uint8_t level, int whole_gpu, uint32_t guard)
+{
+	return level != NVT_PRIO_NONE && whole_gpu && !guard ? NVT_YIELD_SLICE : NVT_YIELD_DEFAULT;
+}
+
 void nvt_prio_given(uint8_t level, int no_lend, uint32_t guard, const struct nvt_slot_prio *yield,
-		    struct nvt_slot_prio *given)
+		    int whole_gpu, struct nvt_slot_prio *given)
 {
 	memset(given, 0, sizeof(*given));
 	if (yield)
 		*given = *yield;
 	else
-		given->yield = NVT_YIELD_DEFAULT;
+		given->yield = nvt_prio_default_yield(level, whole_gpu, guard);
 	given->prio = level;
 	given->flags = no_lend ? NVT_PRIOF_NO_LEND : 0;
 	given->guard = guard;

@@ -98,12 +98,20 @@ const char *nvt_prio_word(unsigned prio);
 
 /*
  * What --priority LEVEL, --no-lend, --guard N (0: none) and --yield give, into *given:
- * yield's words and values (NULL: the default words), level, NVT_PRIOF_NO_LEND if
+ * yield's words and values (NULL: nvt_prio_default_yield's), level, NVT_PRIOF_NO_LEND if
  * no_lend, guard (which implies NVT_YIELD_GUARD: nvt_prio_imply_guard); mode own and no
- * own partition yet (nvt_prio_carry gives one).
+ * own partition yet (nvt_prio_carry gives one). whole_gpu: the task was given no partition.
  */
 void nvt_prio_given(uint8_t level, int no_lend, uint32_t guard, const struct nvt_slot_prio *yield,
-		    struct nvt_slot_prio *given);
+		    int whole_gpu, struct nvt_slot_prio *given);
+/*
+ * The yield words of a task started with a priority and no --yield: a task given no partition
+ * (whole_gpu) and no guard is time-sliced (NVT_YIELD_SLICE: its level's context, the GPU's
+ * scheduler between levels), the form that gave a service the whole GPU at every request shape
+ * measured (docs/priorities.md, "Which one?"); a partitioned task keeps its partition and runs
+ * at MPS client priority (NVT_YIELD_DEFAULT), never worse than static partitions.
+ */
+uint32_t nvt_prio_default_yield(uint8_t level, int whole_gpu, uint32_t guard);
 /* "own", "guarded", "borrowing", "lending", "squeezed", or "?". */
 const char *nvt_prio_mode_name(unsigned mode);
 

@@ -191,7 +191,7 @@ t_preempt_level_mps_daemon() {
 	has "$env" "LD_PRELOAD=$SHIM"
 	# The shared daemon was not started for it; a task without slice joins that one.
 	[ ! -e "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" ] || die "the shared daemon runs"
-	run_rc out rc "$NVT" --priority low "$APP" launch 1
+	run_rc out rc "$NVT" --priority low --yield client "$APP" launch 1
 	eq "$rc" 0 "exit status: $out"
 	eq "$(tail -1 "$WORK/cuda.log" | sed 's/.* mps=//')" "$CUDA_MPS_PIPE_DIRECTORY" "the plain task's daemon"
 	run_rc out rc "$NVT" --mps status
@@ -200,6 +200,29 @@ t_preempt_level_mps_daemon() {
 	eq "$rc" 0 "--mps stop: $out"
 	has "$out" "stopped MPS control daemon of priority low"
 	has "$out" "stopped MPS control daemon (pid"
+}
+
+# A priority with no partition and no --yield is time-sliced: its level's daemon, as --yield
+# slice; a partition (or a guard, or --yield) keeps the shared daemon and MPS client priority.
+t_preempt_default_whole_gpu_sliced() {
+	local out rc
+	own_mps_dirs dflt
+	PATH=$FAKEBIN:$PATH
+	export FAKECUDA_LOG=$WORK/cuda.log
+	run_rc out rc "$NVT" --priority high "$APP" launch 1
+	eq "$rc" 0 "exit status: $out"
+	has "$out" "started the MPS control daemon of priority high (pipe directory $CUDA_MPS_PIPE_DIRECTORY-high)"
+	eq "$(tail -1 "$WORK/cuda.log" | sed 's/.* mps=//')" "$CUDA_MPS_PIPE_DIRECTORY-high" "no partition"
+	has "$(cat "$CUDA_MPS_PIPE_DIRECTORY-high/fake.env")" "NVTASKSET_MPS_SERVER=high,yield=slice"
+	for form in "-g 0" "-c all" "--guard 4" "--yield client"; do
+		# shellcheck disable=SC2086 # the form's words
+		run_rc out rc "$NVT" --priority low $form "$APP" launch 1
+		eq "$rc" 0 "$form: exit status: $out"
+		eq "$(tail -1 "$WORK/cuda.log" | sed 's/.* mps=//')" "$CUDA_MPS_PIPE_DIRECTORY" "$form: the shared daemon"
+	done
+	[ ! -e "$CUDA_MPS_PIPE_DIRECTORY-low" ] || die "a partitioned task started the low level's daemon"
+	run_rc out rc "$NVT" --mps stop
+	eq "$rc" 0 "--mps stop: $out"
 }
 
 # The shim in a level's MPS server gives the server's groups (its clients' work) the level's

@@ -233,14 +233,25 @@ static void test_given_and_carried(void)
 	struct nvt_slot_prio yield = {0}, given;
 	struct nvt_slot_view want = {0}, old = {0};
 
-	nvt_prio_given(NVT_PRIO_LOW, 0, 0, NULL, &given);
+	nvt_prio_given(NVT_PRIO_LOW, 0, 0, NULL, 0, &given);
 	CHECK(given.prio == NVT_PRIO_LOW && given.yield == NVT_YIELD_DEFAULT && !given.flags &&
 	      !given.guard && given.mode == NVT_MODE_OWN && !nvt_set_count(&given.own));
+	/* No partition and no --yield: time-sliced, at every level, unless a guard asks its form. */
+	for (uint8_t level = NVT_PRIO_LOW; level <= NVT_PRIO_HIGH; level++) {
+		nvt_prio_given(level, 0, 0, NULL, 1, &given);
+		CHECK(given.yield == NVT_YIELD_SLICE && !given.slice_us);
+	}
+	nvt_prio_given(NVT_PRIO_LOW, 0, 4, NULL, 1, &given);
+	CHECK(given.yield == (NVT_YIELD_DEFAULT | NVT_YIELD_GUARD));
+	nvt_prio_given(NVT_PRIO_NONE, 0, 0, NULL, 1, &given);
+	CHECK(given.yield == NVT_YIELD_DEFAULT);
+	nvt_prio_given(NVT_PRIO_HIGH, 0, 0, &yield, 1, &given); /* --yield given: its words, none */
+	CHECK(given.yield == 0);
 	CHECK(nvt_yield_item("bound=900", &yield, NULL, 0) == 0);
 	CHECK(nvt_yield_item("ahead=700", &yield, NULL, 0) == 0);
 	CHECK(nvt_yield_item("duty=40", &yield, NULL, 0) == 0);
 	yield.mode = NVT_MODE_LENDING; /* (not --yield's: left out) */
-	nvt_prio_given(NVT_PRIO_NORMAL, 1, 6, &yield, &given);
+	nvt_prio_given(NVT_PRIO_NORMAL, 1, 6, &yield, 0, &given);
 	CHECK(given.prio == NVT_PRIO_NORMAL && given.flags == NVT_PRIOF_NO_LEND && given.guard == 6);
 	CHECK(given.yield == (NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_GUARD));
 	CHECK(given.bound_us == 900 && given.ahead_us == 700 && given.duty_pct == 40);

@@ -80,7 +80,8 @@ void prio_check_settings(const struct options *o)
 
 void prio_given(const struct options *o, struct nvt_slot_prio *given)
 {
-	nvt_prio_given(o->prio, o->no_lend, o->guard, o->yield_given ? &o->yield : NULL, given);
+	nvt_prio_given(o->prio, o->no_lend, o->guard, o->yield_given ? &o->yield : NULL, o->mask_left_out,
+		       given);
 }
 
 void prio_carry(const struct options *o, struct nvt_slot_view *want, const struct nvt_slot_view *old)
