@@ -159,6 +159,23 @@ int nvt_yield_by_shim(unsigned prio, uint32_t yield)
 	       (yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW)) != 0;
 }
 
+uint32_t nvt_yield_not_taken(const struct nvt_slot_prio *start, unsigned prio, uint32_t want)
+{
+	const uint32_t shim_ways =
+		NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW | NVT_YIELD_ANY;
+	uint32_t had = start->prio == NVT_PRIO_NONE ? 0 : start->yield, lost = 0;
+
+	if (prio == NVT_PRIO_NONE)
+		return 0;
+	if (prio < NVT_PRIO_HIGH && !nvt_yield_by_shim(start->prio, had))
+		lost |= want & shim_ways;
+	if (prio < NVT_PRIO_HIGH && (want & NVT_YIELD_CLIENT) && !(had & NVT_YIELD_CLIENT))
+		lost |= NVT_YIELD_CLIENT;
+	if ((want & NVT_YIELD_SLICE) && !(had & NVT_YIELD_SLICE))
+		lost |= NVT_YIELD_SLICE;
+	return lost;
+}
+
 /* A moving average with weight 1/8; the first sample sets it. */
 static uint64_t average(uint64_t avg, uint64_t sample, uint64_t count)
 {
