@@ -119,7 +119,7 @@ CMD_partition = partition
 CMD_steps = prio pid observe
 CMD_commands = run tree list mpsctl topology profile profreport plot plan cdi cdihook top topframe \
 	svg metrics
-CMD_main = main
+CMD_main = hint main
 CMD_SRC = $(foreach l,$(CMD_LAYERS),$(CMD_$(l)))
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 
