@@ -113,13 +113,13 @@ LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/a
 # own layer or of those before it, without circles (tests/e2e/layers.sh checks,
 # with tools/dev/layers.py; docs/design.md's picture comes from them).
 CMD_LAYERS = output machine partition steps commands main
-CMD_output = output help
+CMD_output = output help hint
 CMD_machine = machine
 CMD_partition = partition
 CMD_steps = prio pid observe
 CMD_commands = run tree list mpsctl topology profile profreport plot plan cdi cdihook top topframe \
 	svg metrics
-CMD_main = hint main
+CMD_main = main
 CMD_SRC = $(foreach l,$(CMD_LAYERS),$(CMD_$(l)))
 CLI_OBJ = $(CMD_SRC:%=$(B)/cmd/%.o)
 

@@ -74,9 +74,20 @@ int nvt_yield_item(const char *item, struct nvt_slot_prio *p, char *why, size_t 
 		p->yield |= words[i].bit;
 		return 0;
 	}
-	return nvt_why(why, len, "unknown word '%.*s': the words are gate, bound[=US], ahead[=US], "
-		       "client, borrow, guard, any, slice[=US], duty=PCT, protect, default and none",
-		       (int)(name_len < 40 ? name_len : 40), item);
+	{
+		/* What a slip was meant as (did you mean). */
+		const char *all[N_WORDS + 4] = {"duty", "protect", "default", "none"};
+		int near;
+		for (size_t i = 0; i < N_WORDS; i++)
+			all[4 + i] = words[i].name;
+		near = nvt_nearest_word(item, name_len, all, N_WORDS + 4);
+		return nvt_why(why, len, "unknown word '%.*s'%s%s%s: the words are gate, bound[=US], "
+			       "ahead[=US], client, borrow, guard, any, slice[=US], duty=PCT, protect, "
+			       "default and none",
+			       (int)(name_len < 40 ? name_len : 40), item,
+			       near < 0 ? "" : " (did you mean '", near < 0 ? "" : all[near],
+			       near < 0 ? "" : "'?)");
+	}
 }
 
 int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, char *why, size_t len)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hint.h"
 #include "core/cdi.h"
 #include "core/gpusel.h"
 #include "os/sysutil.h"
@@ -440,7 +441,8 @@ int nvt_cmd_cdi(int argc, char **argv)
 		else if (c == 'h')
 			cdi_usage(stdout);
 		else
-			bad_usage("--cdi takes [--cdi-dir DIR] [--vendor NAME] [--with-mps]");
+			hint_sub_usage("--cdi takes [--cdi-dir DIR] [--vendor NAME] [--with-mps]", argc, argv,
+				       nvt_cdi_options);
 	}
 	if (optind != argc)
 		bad_usage("--cdi takes no further arguments");

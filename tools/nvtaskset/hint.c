@@ -1,7 +1,8 @@
 /*
  * hint.c - what the command says of a command line it refuses, beyond what is wrong: an option
  * written after MASK or PID (taskset's rule ends options there), with the command line that
- * does it, checked by the command's own parser in a child before it is suggested.
+ * does it, checked by the command's own parser in a child before it is suggested; and the
+ * option or word of a list that a mistyped one was meant as ("did you mean").
  *
  * SPDX-License-Identifier: MIT
  */
@@ -16,6 +17,7 @@
 
 #include "cli.h"
 #include "hint.h"
+#include "core/text.h"
 
 static struct hint_parser parser;
 
@@ -206,3 +208,54 @@ void hint_misplaced(const struct options *o, char **argv, int argc, int first, i
 	}
 }
 
+
+void hint_bad_word(const char *message, const char *given)
+{
+	char list[256], out[400], *save = NULL, *word;
+	const char *words[12], *takes = strstr(message, " takes ");
+	size_t n = 0;
+	int near;
+
+	if (!takes || !given)
+		bad_usage(message);
+	snprintf(list, sizeof(list), "%s", takes + 7);
+	/* "a, b or c": the words between commas and " or ". */
+	for (char *or = strstr(list, " or "); or; or = strstr(or, " or "))
+		memcpy(or, ",,,", 3);
+	for (word = strtok_r(list, ", ", &save); word && n < 12; word = strtok_r(NULL, ", ", &save))
+		words[n++] = word;
+	near = nvt_nearest_word(given, strlen(given), words, n);
+	if (near < 0)
+		bad_usage(message);
+	snprintf(out, sizeof(out), "%s (did you mean '%s'?)", message, words[near]);
+	bad_usage(out);
+}
+
+const char *hint_near_option(const char *name, size_t len, const struct option *options,
+			     const char *const *extra, size_t n)
+{
+	const char *names[128];
+	size_t count = 0;
+	int near;
+
+	for (const struct option *l = options; l && l->name && count < 100; l++)
+		names[count++] = l->name;
+	for (size_t i = 0; i < n && count < 128; i++)
+		names[count++] = extra[i] + strspn(extra[i], "-");
+	near = nvt_nearest_word(name, len, names, count);
+	return near < 0 ? NULL : names[near];
+}
+
+void hint_sub_usage(const char *message, int argc, char **argv, const struct option *options)
+{
+	const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : "", *near = NULL;
+	size_t len = strcspn(word, "=");
+	char out[400];
+
+	if (!optopt && !strncmp(word, "--", 2) && len > 2)
+		near = hint_near_option(word + 2, len - 2, options, NULL, 0);
+	if (!near)
+		bad_usage(message);
+	snprintf(out, sizeof(out), "%s (did you mean '--%s'?)", message, near);
+	bad_usage(out);
+}

@@ -1,6 +1,7 @@
 /*
  * hint.h - the command's hints for a command line it refuses (hint.c): an option after MASK
- * or PID, with the command line that does it, checked by the command's own parser.
+ * or PID, with the command line that does it, checked by the command's own parser; the
+ * option or word a mistyped one was meant as.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -42,5 +43,20 @@ int hint_suggestion_refused(int argc, char **argv, char *why, size_t len);
  */
 void hint_misplaced(const struct options *o, char **argv, int argc, int first, int word,
 		    const char *taken_as);
+
+/*
+ * "did you mean": the word of the usage error message's list ("--strategy takes packed,
+ * spread or clusters") that given is a slip of (nvt_nearest_word), appended to message;
+ * then the usage error (exits 1).
+ */
+void hint_bad_word(const char *message, const char *given) __attribute__((noreturn));
+/* The long option of options (or one of extra, n words with their dashes) that the long
+ * option name (len bytes, without its dashes) is a slip of, or NULL. */
+const char *hint_near_option(const char *name, size_t len, const struct option *options,
+			     const char *const *extra, size_t n);
+/* A sub-command's usage error for the option getopt_long refused in argv (optind after it),
+ * with "did you mean '--NAME'?" where a long option is a slip of one of options. */
+void hint_sub_usage(const char *message, int argc, char **argv, const struct option *options)
+	__attribute__((noreturn));
 
 #endif

@@ -27,6 +27,7 @@
 #include "core/cmdline.h"
 #include "profile.h"
 #include "hint.h"
+#include "core/text.h"
 
 /*
  * Exported (the Makefile links with --export-dynamic-symbol=NVT_CLI_MARKER):
@@ -125,7 +126,7 @@ static void count_option(struct options *o, int c, const char *arg)
 			bad_usage("-n takes a TPC count from 1 to 256");
 		o->part.count = (unsigned)v;
 	} else if (nvt_strategy_parse(arg, &o->part.strategy)) {
-		bad_usage("--strategy takes packed, spread or clusters");
+		hint_bad_word("--strategy takes packed, spread or clusters", arg);
 	}
 }
 
@@ -175,13 +176,13 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 			break;
 		case OPT_SM_COUNT:
 			if (!*optarg || nvt_sm_count_parse(optarg, &o->sm_count))
-				bad_usage("--sm-count takes partition, follow, gpu or fit");
+				hint_bad_word("--sm-count takes partition, follow, gpu or fit", optarg);
 			o->sm_count_given = 1;
 			break;
 		case OPT_PRIORITY:
 			o->prio_given = 1;
 			if (nvt_prio_parse_given(optarg, &o->prio))
-				bad_usage("--priority takes high, normal, low or none");
+				hint_bad_word("--priority takes high, normal, low or none", optarg);
 			break;
 		case OPT_GUARD: o->guard = prio_number("--guard", optarg, 1, NVT_MAX_TPCS); break;
 		case OPT_NO_LEND: o->no_lend = 1; break;
@@ -354,16 +355,25 @@ static int run_topology(const struct options *o, const struct words *w)
 	return hint_checking_only ? 0 : nvt_cmd_topology(o);
 }
 
-/* In a check only (hint_checking_only): MASK's syntax; the GPU's TPCs are checked where it is used. */
-static void check_mask_syntax(const struct options *o, const char *text)
+/* 1 if text parses as MASK (as a list with -c or -g). */
+static int mask_parses(const struct options *o, const char *text)
 {
 	struct nvt_tpcset set;
 	int rc = o->part.tpc_list || o->part.gpc_list ? nvt_parse_list(text, NVT_MAX_TPCS, &set) :
 							 nvt_parse_mask(text, NVT_MAX_TPCS, &set);
 
-	if (rc != NVT_PARSE_OK)
+	return rc == NVT_PARSE_OK;
+}
+
+/* In a check only (hint_checking_only): MASK's syntax; the GPU's TPCs are checked where it is
+ * used. */
+static void check_mask_syntax(const struct options *o, const char *text)
+{
+	if (!mask_parses(o, text))
 		bad_usage("MASK does not parse");
 }
+
+static void check_subcommand_slip(const struct options *o, const char *word);
 
 /* -p PID MASK, meant as -p MASK PID: where PID is the first of the two words and the line
  * with them swapped parses, the error names that line. */
@@ -466,6 +476,8 @@ static int run_start(const struct options *given, const struct words *given_word
 		o->mask_left_out = 1;
 		w->n++;
 	}
+	if (positional && w->n >= 1)
+		check_subcommand_slip(o, w->argv[w->first]);
 	/* After MASK (given unless -n or --gpu GPU=MASK), COMMAND. */
 	if (positional && w->n > 1)
 		hint_misplaced(o, w->argv, w->argc, w->first, w->first + 1, "COMMAND");
@@ -509,6 +521,27 @@ static const struct subcommand {
 };
 #define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
 
+/* A MASK that does not parse and is a slip of a sub-command's word (nvtaskset tpo): says
+ * which (exits 1). */
+static void check_subcommand_slip(const struct options *o, const char *word)
+{
+	const char *words[N_SUBCOMMANDS];
+	char message[200], shown[64];
+	int near;
+
+	if (o->part.tpc_list || o->part.gpc_list || mask_parses(o, word))
+		return; /* (-c and -g say a list was meant: its parser says what is wrong) */
+	for (size_t i = 0; i < N_SUBCOMMANDS; i++)
+		words[i] = subcommands[i].word[0] == '-' ? NULL : subcommands[i].word;
+	near = nvt_nearest_word(word, strlen(word), words, N_SUBCOMMANDS);
+	if (near < 0)
+		return;
+	terminal_text(word, shown, sizeof(shown));
+	snprintf(message, sizeof(message), "'%s' is not a MASK (did you mean 'nvtaskset %s'?)", shown,
+		 words[near]);
+	bad_usage(message);
+}
+
 /* The long options of options whose names begin with name (len bytes): exactly (1 or 0), or
  * (exact 0) as an abbreviation of theirs. */
 static int options_named(const struct option *options, const char *name, size_t len, int exact)
@@ -519,6 +552,26 @@ static int options_named(const struct option *options, const char *name, size_t 
 		n += exact ? strlen(l->name) == len && !strncmp(l->name, name, len) :
 			     !strncmp(l->name, name, len);
 	return n;
+}
+
+/* Appends "; did you mean '--NAME'?" to message (len) where the long option word (its first
+ * len bytes, with its dashes) is a slip of one of ours or of a sub-command's word. */
+static void near_option(const char *word, size_t len, char *message, size_t size)
+{
+	const char *words[N_SUBCOMMANDS], *near;
+	size_t n = 0, used = strlen(message);
+	char shown[100];
+
+	if (strncmp(word, "--", 2) || len <= 2)
+		return;
+	for (size_t i = 0; i < N_SUBCOMMANDS; i++)
+		if (!strncmp(subcommands[i].word, "--", 2))
+			words[n++] = subcommands[i].word;
+	near = hint_near_option(word + 2, len - 2, long_options, words, n);
+	if (!near)
+		return;
+	terminal_text(near, shown, sizeof(shown));
+	snprintf(message + used, size - used, "; did you mean '--%s'?", shown);
 }
 
 /*
@@ -564,8 +617,9 @@ static void option_error(int argc, char **argv)
 			terminal_text(line, shown, sizeof(shown));
 			snprintf(message, sizeof(message), "option '%s' goes with %s: %s", what,
 				 subcommands[i].word, shown);
-			break;
+			bad_usage(message);
 		}
+		near_option(word, len, message, sizeof(message));
 	}
 	bad_usage(message);
 }

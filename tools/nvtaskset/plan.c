@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hint.h"
 #include "profile.h"
 #include "core/claim.h"
 #include "core/prio.h"
@@ -229,7 +230,7 @@ int nvt_cmd_plan(int argc, char **argv)
 			       "normal (default) or low. See nvtaskset(1), PROFILING.\n");
 			return EXIT_SUCCESS;
 		} else {
-			bad_usage("--plan takes [--gpu GPU] [--json] FILE");
+			hint_sub_usage("--plan takes [--gpu GPU] [--json] FILE", argc, argv, longopts);
 		}
 	}
 	set_json_errors(json);

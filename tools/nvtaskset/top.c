@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hint.h"
 #include "core/text.h"
 #include "top.h"
 
@@ -241,7 +242,8 @@ static void top_options(int argc, char **argv)
 			fputs(top_help, stdout);
 			exit(EXIT_SUCCESS);
 		} else
-			bad_usage("top takes [-b] [-n N] [-d SECS] [-o FIELD] [--gpu GPU]");
+			hint_sub_usage("top takes [-b] [-n N] [-d SECS] [-o FIELD] [--gpu GPU]", argc, argv,
+				       longopts);
 	}
 	if (optind < argc)
 		bad_usage("top takes no further arguments");
