@@ -417,7 +417,7 @@ t_prio_bad_usage() {
 	run_rc out rc env NVTASKSET_HOLD_MS=x "$NVT" --agent
 	eq "$rc" 1
 	has "$out" "NVTASKSET_HOLD_MS takes a number"
-	run_rc out rc "$NVT" --help
+	run_rc out rc "$NVT" --help-all
 	has "$out" "--priority LEVEL"
 	has "$out" "--agent"
 	# A malformed NVTASKSET_PRIORITY: the shim says so and runs without one.

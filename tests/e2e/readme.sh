@@ -258,7 +258,7 @@ PY
 # man page's EXAMPLES blocks, and --help's examples and the commands it names (one block). A
 # transcript block ("$ CMD" and what it printed) gives its commands only.
 examples_extract() {
-	"$NVT" --help >"$1.help"
+	"$NVT" --help-all >"$1.help"
 	python3 - "$ROOT" "$1" <<'PY'
 import os, re, sys
 root, out = sys.argv[1], sys.argv[2]

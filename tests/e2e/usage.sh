@@ -142,7 +142,7 @@ t_usage_help_agent_line() {
 	eq "$rc" 1
 	takes=$(sed -n "s/^nvtaskset: --agent takes only //p" <<<"$out" | grep -oE -- '--[a-z-]+')
 	[ "$(wc -l <<<"$takes")" -ge 5 ] || die "--agent's refusal lists: $out"
-	line=$("$NVT" --help | grep -E '^ nvtaskset --agent ')
+	line=$("$NVT" --help-all | grep -E '^ nvtaskset --agent ')
 	for opt in $takes; do
 		has "$line" "[$opt"
 	done

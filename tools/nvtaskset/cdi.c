@@ -430,6 +430,7 @@ int nvt_cmd_cdi(int argc, char **argv)
 	ssize_t n;
 
 	s.vendor = NVT_CDI_VENDOR;
+	usage_names("nvtaskset --cdi");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", nvt_cdi_options, NULL)) != -1) {
 		if (c == 'd')

@@ -62,7 +62,8 @@ enum {
 	OPT_MEMORY_HALF,
 	OPT_SVG,
 	OPT_METRICS,
-	OPT_EXPORTER
+	OPT_EXPORTER,
+	OPT_HELP_ALL
 };
 /* "+": options end at the first word that is not one (MASK), as taskset's. */
 #define SHORT_OPTIONS "+acgpln:hV"
@@ -95,7 +96,8 @@ static const struct option long_options[] = {
 	{"across-users", no_argument, NULL, OPT_ACROSS_USERS},
 	{"svg", required_argument, NULL, OPT_SVG},
 	{"metrics", no_argument, NULL, OPT_METRICS},
-	{"exporter", required_argument, NULL, OPT_EXPORTER}, {NULL, 0, NULL, 0},
+	{"exporter", required_argument, NULL, OPT_EXPORTER},
+	{"help-all", no_argument, NULL, OPT_HELP_ALL}, {NULL, 0, NULL, 0},
 };
 
 /* --gpu GPU or GPU=MASK into o. */
@@ -204,6 +206,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		case OPT_METRICS: o->metrics = 1; break;
 		case OPT_EXPORTER: o->exporter = optarg; break;
 		case 'h': usage(stdout);
+		case OPT_HELP_ALL: usage_all(stdout);
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
 			exit(EXIT_SUCCESS);

@@ -216,6 +216,7 @@ int nvt_cmd_plan(int argc, char **argv)
 	struct nvt_tpcset free_tpcs;
 
 	optind = 1;
+	usage_names("nvtaskset --plan");
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		if (c == 'G')
 			gpu_arg = optarg;

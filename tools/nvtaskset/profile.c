@@ -139,6 +139,7 @@ static void parse_profile_options(int argc, char **argv, struct profile_opts *p)
 
 	*p = (struct profile_opts){.rounds = 3, .timeout_s = 300, .slowdown = 0.05,
 				   .strategy = NVT_PACKED, .gpu = "0"};
+	usage_names("nvtaskset --profile");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", nvt_profile_options, NULL)) != -1) {
 		switch (c) {

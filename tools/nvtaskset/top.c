@@ -220,6 +220,7 @@ static void top_options(int argc, char **argv)
 	unsigned long frames;
 	int c, i;
 
+	usage_names("nvtaskset top");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+bn:d:o:h", longopts, NULL)) != -1) {
 		if (c == 'b')
