@@ -365,6 +365,10 @@ example_block() {
 	tag=$(basename "$file")
 	cd "$ROOT"
 	own_mps_dirs "ex-$tag"
+	# What a command makes in the temporary directory (mktemp -d, named in the prose) is the
+	# test's, and goes with it.
+	mkdir -p "$WORK/tmp"
+	export TMPDIR=$WORK/tmp
 	export PATH=$B/bin:$B/test:$FAKEBIN:$PATH
 	if grep -qE -- '--gpu 1|[0-9]=[0-9]|CUDA_VISIBLE_DEVICES=[1-9]' "$file"; then
 		export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/cache-examples
@@ -444,6 +448,13 @@ examples_run() {
 }
 # Every command README, the man page's EXAMPLES and --help give runs as shown (on the fake H100
 # and the stand-ins example_block names) and exits 0.
+t_docs_examples_keep_to_work() {
+	# A command of the docs that makes a temporary directory makes it in the test's own (each
+	# make check left two empty /tmp/tmp.* from README's inline mktemp -d).
+	printf '%s\n' "mktemp -d" "mktemp" >"$WORK/00.README-inline"
+	(example_block "$WORK/00.README-inline") || die "the block failed (above)"
+	eq "$(find "$WORK/tmp" -mindepth 1 -maxdepth 1 -name 'tmp.*' | wc -l)" 2 "what mktemp made in the test's directory"
+}
 t_docs_examples_readme() { examples_run README 25; }
 t_docs_examples_readme_inline() { examples_run README-inline 15; }
 t_docs_examples_man() { examples_run man 12; }
