@@ -329,7 +329,9 @@ t_docs_agree() {
 	# The test command README gives is the one CI runs.
 	grep -q '^make check$' "$ROOT/README.md" || die "README lacks 'make check'"
 	grep -q 'make check' "$ROOT/.ci/run" || die ".ci/run does not run make check"
-	grep -q '^make check-slurm$' "$ROOT/README.md" || die "README lacks 'make check-slurm'"
+	# The other suites: HACKING's table, which README points to.
+	grep -q '^| `make check-slurm` |' "$ROOT/HACKING.md" || die "HACKING lacks 'make check-slurm'"
+	has "$(cat "$ROOT/README.md")" "[HACKING.md](HACKING.md) gives each suite"
 	grep -q '^make check-slurm$' "$ROOT/.ci/run" || die ".ci/run does not run make check-slurm"
 	# Every page README links to exists.
 	local link
