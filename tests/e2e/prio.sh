@@ -632,7 +632,7 @@ t_prio_pid_says_what_yields() {
 	run_rc out rc "$NVT" -p --priority low --yield protect "$task"
 	eq "$rc" 1 "$out"
 	has "$out" "pid $task was started without a priority"
-	has "$out" "--yield gate,bound,ahead,client would not take effect (nothing changed)"
+	has "$out" "so its shim does not follow its launch calls, its MPS client priority stays as its start made it: --yield gate,bound,ahead would not take effect (nothing changed)"
 	has "$out" "--yield guard"
 	has "$("$NVT" -p --json "$task")" '"priority":null,'
 	"$NVT" -p --priority low "$task" >"$WORK/low.out" 2>"$WORK/low.err" || die "-p --priority low: $(cat "$WORK/low.err")"

@@ -432,16 +432,35 @@ static const char *not_a_task(pid_t pid, char *buf, size_t len)
 	return buf;
 }
 
+/* Why the ways lost (NVT_YIELD_*) of nvt_yield_not_taken would not take effect, into buf. */
+static void lost_reasons(uint32_t lost, char *buf, size_t len)
+{
+	const uint32_t shim_ways =
+		NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW | NVT_YIELD_ANY;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if ((lost & shim_ways) && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "its shim does not follow its launch calls");
+	if ((lost & NVT_YIELD_SLICE) && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%sits shim follows no channel group",
+					 used ? ", " : "");
+	if ((lost & NVT_YIELD_CLIENT) && used < len)
+		snprintf(buf + used, len - used, "%sits MPS client priority stays as its start made it",
+			 used ? ", " : "");
+}
+
 /*
  * -p --priority on a task whose start set its shim up without the ways the words name
- * (docs/priorities.md, "Which one?"): its shim follows no launch call, MPS's client priority
- * is fixed. Words given with --yield that it would not take up are refused, before anything
- * changes (exits 1); the default words are written, and what they will not do said.
+ * (docs/priorities.md, "Which one?"): its shim follows no launch call or channel group, MPS's
+ * client priority is fixed. Words of the shim's given with --yield that it would not take up
+ * are refused, before anything changes (exits 1); the rest is written, and what will not take
+ * effect said.
  */
 static void check_yield_taken(const struct options *o, pid_t pid)
 {
 	struct nvt_slot_prio start, given;
-	char text[NVT_PRIO_ENV_TEXT_MAX], had[96], lost_words[96], started[140];
+	char text[NVT_PRIO_ENV_TEXT_MAX], had[96], lost_words[96], started[140], why[200];
 	uint32_t lost, named;
 
 	if (!o->prio_given || o->prio == NVT_PRIO_NONE)
@@ -456,24 +475,30 @@ static void check_yield_taken(const struct options *o, pid_t pid)
 	if (!lost)
 		return;
 	named = o->yield_given ? o->yield.yield : 0;
-	nvt_yield_format(&(struct nvt_slot_prio){.yield = lost}, ',', lost_words, sizeof(lost_words));
+	lost_reasons(lost, why, sizeof(why));
 	if (start.prio == NVT_PRIO_NONE)
 		snprintf(started, sizeof(started), "was started without a priority");
 	else if (nvt_yield_format(&start, ',', had, sizeof(had)) >= 0)
 		snprintf(started, sizeof(started), "was started with --yield %s", had);
 	else
 		snprintf(started, sizeof(started), "was started with other --yield words");
-	if (lost & named)
-		cli_errx("failed to set pid %ld's priority: pid %ld %s, so its shim does not follow "
-			 "its launch calls or time-slice, and its MPS client priority stays as its "
-			 "start made it: --yield %s would not take effect (nothing changed). Give it "
-			 "--yield guard (the agent narrows its partition while a higher task launches), "
-			 "or start it with the priority: nvtaskset --priority LEVEL --yield WORDS COMMAND",
-			 (long)pid, (long)pid, started, lost_words);
-	warnx("warning: pid %ld %s: its new yield words %s will not take effect (its shim does not "
-	      "follow its launch calls, and its MPS client priority stays as its start made it); it "
-	      "yields to higher tasks only through the agent's guard: -p --priority %s --yield guard",
-	      (long)pid, started, lost_words, nvt_prio_name(given.prio));
+	/* MPS's client priority alone refuses nothing: -p of client takes slice away, say. */
+	if (lost & named & ~NVT_YIELD_CLIENT) {
+		nvt_yield_format(&(struct nvt_slot_prio){.yield = lost & named & ~NVT_YIELD_CLIENT}, ',',
+				 lost_words, sizeof(lost_words));
+		cli_errx("failed to set pid %ld's priority: pid %ld %s, so %s: --yield %s would not "
+			 "take effect (nothing changed). Give it --yield guard (the agent narrows its "
+			 "partition while a higher task launches), or start it with the priority: "
+			 "nvtaskset --priority LEVEL --yield WORDS COMMAND",
+			 (long)pid, (long)pid, started, why, lost_words);
+	}
+	nvt_yield_format(&(struct nvt_slot_prio){.yield = lost}, ',', lost_words, sizeof(lost_words));
+	warnx("warning: pid %ld %s: its new yield words %s will not take effect (%s)%s%s", (long)pid,
+	      started, lost_words, why,
+	      start.prio == NVT_PRIO_NONE ? "; it yields to higher tasks only through the agent's "
+					    "guard: -p --priority " : "",
+	      start.prio == NVT_PRIO_NONE ? (given.prio == NVT_PRIO_NORMAL ? "normal --yield guard" :
+					    "low --yield guard") : "");
 }
 
 int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
