@@ -113,7 +113,7 @@ LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/a
 # own layer or of those before it, without circles (tests/e2e/layers.sh checks,
 # with tools/dev/layers.py; docs/design.md's picture comes from them).
 CMD_LAYERS = output machine partition steps commands main
-CMD_output = output help
+CMD_output = output help hint
 CMD_machine = machine
 CMD_partition = partition
 CMD_steps = prio pid observe
@@ -128,6 +128,9 @@ SHIM = $(B)/lib/nvtaskset/libnvtaskset.so
 WRAPPER = $(B)/lib/nvtaskset/wrapper/libcuda.so.1
 SMCTRL = $(B)/lib/nvtaskset/libsmctrl.so
 SMCTRL_PC = $(B)/gen/libsmctrl.pc
+# The same for the build tree, without make install: PKG_CONFIG_PATH=$(B)/pkgconfig (make try's
+# shell sets it); the program finds libsmctrl.so where the build put it.
+SMCTRL_PC_BUILD = $(B)/pkgconfig/libsmctrl.pc
 # LIBDIR as seen from SMCTRL_LINKDIR: libsmctrl.so found through the link
 # there finds the shim beside its target ($$ORIGIN is the link's directory).
 SMCTRL_TO_LIBDIR := $(shell realpath -m --relative-to='$(SMCTRL_LINKDIR)' '$(LIBDIR)')
@@ -168,7 +171,7 @@ ifeq ($(HAVE_MHD),1)
 EXPORTERS = $(EXPORTER_BIN)
 endif
 
-all: $(CLI) $(SHIM) $(WRAPPER) $(SMCTRL) $(SMCTRL_PC) $(HOG) $(PLUGINS) $(EXPORTERS)
+all: $(CLI) $(SHIM) $(WRAPPER) $(SMCTRL) $(SMCTRL_PC) $(SMCTRL_PC_BUILD) $(HOG) $(PLUGINS) $(EXPORTERS)
 
 # Everything is rebuilt when the compiler or its flags change (a packager's
 # `make CFLAGS=...` after a plain `make`); -Werror alone changes no output.
@@ -281,6 +284,12 @@ $(SMCTRL_PC): FORCE
 	@printf '%s\n' 'includedir=$(INCLUDEDIR)' 'libdir=$(SMCTRL_LINKDIR)' '' 'Name: libsmctrl' \
 		"Description: libsmctrl's TPC masks for CUDA programs, through nvtaskset" \
 		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lsmctrl' >$@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+$(SMCTRL_PC_BUILD): FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' 'includedir=$(CURDIR)/include' 'libdir=$(abspath $(B))/lib/nvtaskset' '' \
+		'Name: libsmctrl' "Description: libsmctrl's TPC masks for CUDA programs, through nvtaskset (the build tree)" \
+		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lsmctrl' >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
 # docs/design.md's picture of the layers, generated from the code (tools/dev/layers.py).

@@ -116,8 +116,9 @@ check-user:
 # nvtaskset on a fake GPU, without one: a short tour of -c, -g, -n, -p and -l
 # with the demo program, then (on a terminal) a shell to try more in
 # (README's "Try it without a GPU").
+# GPUS=N: N fake GPUs (README's several-GPU examples: make try GPUS=2).
 try: all $(FAKE) $(T)/demo
-	@tests/fake/try.sh
+	@GPUS=$(or $(GPUS),1) tests/fake/try.sh
 
 # make try's containers: nvtaskset's CDI devices given to podman containers on the fake
 # GPU, a short tour (tests/podman/try.sh; docs/containers.md). As root, with podman and runc.

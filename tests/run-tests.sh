@@ -16,12 +16,13 @@ B=$ROOT/build
 # The control segment's layout version, as the header says.
 SEG_VERSION=$(sed -n 's/^#define NVT_SEG_VERSION \([0-9]*\)u$/\1/p' "$ROOT/src/nvtaskset.h")
 
-JOBS=1
+JOBS=1 LIST=0
 case ${1:-} in
 -j) JOBS=$2 && shift 2 ;;
 -j*) JOBS=${1#-j} && shift ;;
+--list) LIST=1 && shift ;; # the names of the tests the suite runs, one a line; runs none
 esac
-[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "usage: tests/run-tests.sh [-jN] [NAME...]" >&2; exit 2; }
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "usage: tests/run-tests.sh [-jN | --list] [NAME...]" >&2; exit 2; }
 
 # The user the suite runs as (root, or an ordinary user: only the tests of other users skip
 # for one), as -l names it and as run directories are named (nvtaskset-UID).
@@ -502,6 +503,10 @@ report() {
 }
 
 ALL=$(declare -F | sed -n 's/^declare -f t_//p')
+if ((LIST)); then
+	echo "$ALL"
+	exit 0
+fi
 declare -A running=()
 for name in ${*:-$ALL}; do
 	declare -F "t_$name" >/dev/null || { echo "no test named $name" >&2; FAIL=$((FAIL + 1)); continue; }

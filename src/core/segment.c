@@ -8,6 +8,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "segment.h"
+#include "tpcset.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -134,6 +135,12 @@ uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, const struct nvt_slot_view *v
 	next.p.prio = view->prio;
 	return nvt_seq_write(&slot->seq, (uint64_t *)((char *)slot + PAYLOAD_BEGIN), next.w,
 			     PAYLOAD_WORDS);
+}
+
+int nvt_slot_same_masks(const struct nvt_slot_view *a, const struct nvt_slot_view *b)
+{
+	return a->state == b->state && nvt_set_equal(&a->tpcs, &b->tpcs) &&
+	       !memcmp(&a->topo, &b->topo, sizeof(a->topo));
 }
 
 void nvt_slot_set_applied(struct nvt_gpu_slot *slot, uint64_t seq)

@@ -65,6 +65,12 @@ int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, in
 uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, const struct nvt_slot_view *view);
 
 /*
+ * 1 if a and b give a launch the same masks: the same state, TPCs and topology (what the
+ * shim's masks are made of; a priority alone changes none of them).
+ */
+int nvt_slot_same_masks(const struct nvt_slot_view *a, const struct nvt_slot_view *b);
+
+/*
  * Copies the GPU a slot is for. A slot's GPU is written once, when a writer
  * gives it a free slot, and never changes after: no sequence lock is needed,
  * and a slot that a dead writer left half-written still names its GPU.
@@ -95,7 +101,8 @@ struct nvt_slot_status {
 	struct nvt_slot_yield yield;  /* how it yields now */
 };
 
-/* Shim-side status words (relaxed, single writer: the task). */
+/* Shim-side status words (relaxed; the task writes them, and a writer that changes a slot's
+ * priority alone carries applied_seq over: nvt_seg_write). */
 void nvt_slot_set_applied(struct nvt_gpu_slot *slot, uint64_t seq);
 void nvt_slot_set_rejected(struct nvt_gpu_slot *slot, uint64_t seq);
 /*

@@ -174,7 +174,8 @@ int nvt_topo_set_gpcs(struct nvt_topology *topo, const unsigned *group, unsigned
 /* What a cached calibration belongs to: a stale or foreign record is rebuilt. */
 struct nvt_cache_key {
 	char uuid[48]; /* "GPU-xxxxxxxx-..." */
-	int driver_version; /* cuDriverGetVersion(); 0 = not asked (see nvt_cache_parse) */
+	int driver_version; /* cuDriverGetVersion(); 0 = not asked, NVT_CACHE_ANY_DRIVER: a
+			     * viewer's look (see nvt_cache_parse) */
 	int sms;
 	char nvrm[32]; /* kernel module version from /proc ("580.159.04"), "-" if unknown */
 };
@@ -191,11 +192,15 @@ int nvt_cache_format(const struct nvt_cache_key *key, const struct nvt_topology 
 		     size_t len);
 #define NVT_CACHE_TEXT_MAX (NVT_TOPO_TEXT_MAX + 256)
 
+/* A want's driver_version for a viewer (top, -l --svg, the metrics) that knows neither the
+ * driver's version nor the kernel module's: the last map measured for the UUID, whatever
+ * measured it. Shown, never enforced: a start matches on what it knows. */
+#define NVT_CACHE_ANY_DRIVER (-1)
 /*
  * Parses a record made for want. A want with driver_version 0 (the GPU was
  * identified from /proc, without the driver) matches on UUID and kernel
- * module version, which must be known; otherwise on UUID, driver version and
- * SM count. Version 1 records are read too (see nvt_topo_legacy_layout()).
+ * module version, which must be known; NVT_CACHE_ANY_DRIVER on UUID alone;
+ * otherwise on UUID, driver version and SM count. Version 1 records are read too (see nvt_topo_legacy_layout()).
  * Returns enum nvt_cache_rc; on OK fills out and, if found is not NULL, the
  * record's own key.
  */

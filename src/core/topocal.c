@@ -205,8 +205,10 @@ int nvt_cache_parse(const char *text, const struct nvt_cache_key *want, struct n
 		return NVT_CACHE_CORRUPT;
 	if (strcmp(uuid, want->uuid))
 		return NVT_CACHE_FOREIGN;
-	if (want->driver_version == 0 ? (!strcmp(nvrm, "-") || strcmp(nvrm, want->nvrm))
-				      : (driver != want->driver_version || sms != want->sms))
+	if (want->driver_version == NVT_CACHE_ANY_DRIVER)
+		; /* a viewer's look: the UUID's map */
+	else if (want->driver_version == 0 ? (!strcmp(nvrm, "-") || strcmp(nvrm, want->nvrm))
+					   : (driver != want->driver_version || sms != want->sms))
 		return NVT_CACHE_FOREIGN;
 	/* Another kernel module than the one measured under: measure again. */
 	if (want->nvrm[0] && strcmp(want->nvrm, "-") && strcmp(nvrm, "-") && strcmp(nvrm, want->nvrm))

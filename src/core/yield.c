@@ -74,9 +74,20 @@ int nvt_yield_item(const char *item, struct nvt_slot_prio *p, char *why, size_t 
 		p->yield |= words[i].bit;
 		return 0;
 	}
-	return nvt_why(why, len, "unknown word '%.*s': the words are gate, bound[=US], ahead[=US], "
-		       "client, borrow, guard, any, slice[=US], duty=PCT, protect, default and none",
-		       (int)(name_len < 40 ? name_len : 40), item);
+	{
+		/* What a slip was meant as (did you mean). */
+		const char *all[N_WORDS + 4] = {"duty", "protect", "default", "none"};
+		int near;
+		for (size_t i = 0; i < N_WORDS; i++)
+			all[4 + i] = words[i].name;
+		near = nvt_nearest_word(item, name_len, all, N_WORDS + 4);
+		return nvt_why(why, len, "unknown word '%.*s'%s%s%s: the words are gate, bound[=US], "
+			       "ahead[=US], client, borrow, guard, any, slice[=US], duty=PCT, protect, "
+			       "default and none",
+			       (int)(name_len < 40 ? name_len : 40), item,
+			       near < 0 ? "" : " (did you mean '", near < 0 ? "" : all[near],
+			       near < 0 ? "" : "'?)");
+	}
 }
 
 int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, char *why, size_t len)
@@ -157,6 +168,23 @@ int nvt_yield_by_shim(unsigned prio, uint32_t yield)
 {
 	return prio != NVT_PRIO_NONE && prio < NVT_PRIO_HIGH &&
 	       (yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW)) != 0;
+}
+
+uint32_t nvt_yield_not_taken(const struct nvt_slot_prio *start, unsigned prio, uint32_t want)
+{
+	const uint32_t shim_ways =
+		NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW | NVT_YIELD_ANY;
+	uint32_t had = start->prio == NVT_PRIO_NONE ? 0 : start->yield, lost = 0;
+
+	if (prio == NVT_PRIO_NONE)
+		return 0;
+	if (prio < NVT_PRIO_HIGH && !nvt_yield_by_shim(start->prio, had))
+		lost |= want & shim_ways;
+	if (prio < NVT_PRIO_HIGH && (want & NVT_YIELD_CLIENT) && !(had & NVT_YIELD_CLIENT))
+		lost |= NVT_YIELD_CLIENT;
+	if ((want & NVT_YIELD_SLICE) && !(had & NVT_YIELD_SLICE))
+		lost |= NVT_YIELD_SLICE;
+	return lost;
 }
 
 /* A moving average with weight 1/8; the first sample sets it. */

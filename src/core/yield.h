@@ -77,6 +77,15 @@ void nvt_yield_cfg_of(const struct nvt_slot_prio *p, struct nvt_yield_cfg *c);
  * MPS's, guard the agent's). Its shim then follows its launch calls.
  */
 int nvt_yield_by_shim(unsigned prio, uint32_t yield);
+/*
+ * The ways of want (NVT_YIELD_*) that a running task given level prio by -p would not take up,
+ * its shim having been set up by start (the priority its start gave it; prio NVT_PRIO_NONE:
+ * started without one). Gate, bound, ahead, borrow and any need a shim that follows its launch
+ * calls (nvt_yield_by_shim at its start); client is MPS's, fixed when its context was made;
+ * slice needs a task started with slice (its shim follows its channel groups). Guard is the
+ * agent's, taken up by every task. 0 for prio NVT_PRIO_NONE and for a high task's client.
+ */
+uint32_t nvt_yield_not_taken(const struct nvt_slot_prio *start, unsigned prio, uint32_t want);
 
 /* A request began, or ended, at now: updates a's counts and averages. */
 void nvt_act_begin(struct nvt_slot_activity *a, uint64_t now);

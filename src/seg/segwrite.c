@@ -57,9 +57,19 @@ static int check_mapped(struct nvt_seg_handle *h, const void *unused)
 static int write_mapped(struct nvt_seg_handle *h, const void *arg)
 {
 	const struct write_args *a = arg;
-	int new_prio = h->seg->gpu[a->gpu].prio.prio != a->view->prio.prio;
+	struct nvt_gpu_slot *slot = &h->seg->gpu[a->gpu];
+	int new_prio = slot->prio.prio != a->view->prio.prio;
+	struct nvt_slot_view old;
+	/* Launches that use the slot's partition use the new one too when the write changes
+	 * no mask (a priority alone): it is applied as written, and -p does not call it
+	 * pending until a launch of a task that may launch no more. */
+	int carry = nvt_slot_read(slot, &old, 1) == 0 && old.seq &&
+		    __atomic_load_n(&slot->applied_seq, __ATOMIC_ACQUIRE) == old.seq &&
+		    nvt_slot_same_masks(&old, a->view);
+	uint64_t seq = nvt_slot_write(slot, a->view);
 
-	nvt_slot_write(&h->seg->gpu[a->gpu], a->view);
+	if (carry)
+		nvt_slot_set_applied(slot, seq);
 	if (a->new_gpu)
 		nvt_segment_bump_gen(h->seg); /* the shim looks again for GPUs it had no slot for */
 	return new_prio ? NVT_SEG_NEW_PRIO : NVT_SEG_OK;

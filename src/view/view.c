@@ -198,13 +198,15 @@ static int read_task(const char *base, struct nvt_view *v, size_t *task_cap, siz
 	return 0;
 }
 
-/* The map from the cache (read only: never calibrated) for each GPU no task's slot gave one. */
+/* The map from the cache (read only: never calibrated) for each GPU no task's slot gave one:
+ * the kernel module's, or where its version cannot be read (make try's fake GPU, a container
+ * without /proc/driver/nvidia), the last one measured for the GPU (--topology's). */
 static void cached_maps(struct nvt_view *v, const struct nvt_gpus *machine)
 {
 	char dirs[2][256];
 	int n_dirs = -1;
 
-	for (int i = 0; i < v->n_gpus && machine && strcmp(machine->nvrm, "-"); i++) {
+	for (int i = 0; i < v->n_gpus && machine; i++) {
 		struct nvt_view_gpu *g = &v->gpus[i];
 		struct nvt_cache_key key;
 		if (g->map_known)
@@ -212,6 +214,8 @@ static void cached_maps(struct nvt_view *v, const struct nvt_gpus *machine)
 		memset(&key, 0, sizeof(key));
 		snprintf(key.uuid, sizeof(key.uuid), "%s", g->uuid_text);
 		snprintf(key.nvrm, sizeof(key.nvrm), "%s", machine->nvrm);
+		if (!strcmp(machine->nvrm, "-"))
+			key.driver_version = NVT_CACHE_ANY_DRIVER;
 		if (n_dirs < 0)
 			n_dirs = nvt_cache_dirs(dirs);
 		g->map_known = nvt_cache_find(dirs, n_dirs, &key, &g->topo, NULL, NULL, 0) == 0 &&

@@ -227,6 +227,7 @@ t_driver_failures() {
 		run_rc out rc env LD_LIBRARY_PATH=/nonexistent "$NVT" --no-mps -c 0 "$APP" launch 1
 		eq "$rc" 1
 		has "$out" "nvtaskset: cannot list the GPUs: cannot load the CUDA driver: libcuda.so.1"
+		has "$out" "Without a GPU, 'make try' in nvtaskset's source tree runs it on a fake one)"
 	fi
 	run_rc out rc env FAKECUDA_INIT_ERROR=100 "$NVT" --no-mps -c 0 "$APP" launch 1
 	eq "$out" "nvtaskset: cannot list the GPUs: cuInit failed: error 100 (no CUDA-capable device)"

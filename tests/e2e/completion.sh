@@ -130,6 +130,12 @@ t_completion_command() {
 	eq "$(complete_words nvtaskset --mps '')" "start status stop"
 	eq "$(complete_words nvtaskset --priority '')" "high low normal"
 	has " $(complete_words nvtaskset --priority low --yield '') " " protect "
+	# Every word of --yield but the values of bound=, ahead= and slice=.
+	local w yields
+	yields=" $(complete_words nvtaskset --priority low --yield '') "
+	for w in gate bound ahead client borrow guard any slice duty= protect default none; do
+		has "$yields" " $w "
+	done
 	eq "$(complete_words nvtaskset --guard '')" "" "a TPC count"
 	has " $(complete_words nvtaskset -g '') " " 0 "
 }

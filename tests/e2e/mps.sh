@@ -217,3 +217,27 @@ t_mps_status_json_version() {
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["version"]==2 and "running" in d' "$out" ||
 		die "bad JSON: $out"
 }
+
+t_mps_status_lists_live_clients() {
+	# The fake MPS daemon, as the real one, lists the processes that initialised CUDA under it
+	# while they run (make try's --mps status said "no clients" beside two demos).
+	own_mps_dirs live_clients
+	export PATH=$FAKEBIN:$PATH
+	local a b
+	start_loop a "$NVT" -c 0-7 "$APP"
+	a=$PID
+	start_loop b "$NVT" -c 8-15 "$APP"
+	b=$PID
+	wait_nonempty_state() { test -s "$WORK/$1.state"; }
+	wait_for 20 wait_nonempty_state a
+	wait_for 20 wait_nonempty_state b
+	run_rc out rc "$NVT" --mps status
+	eq "$rc" 0 "$out"
+	has "$out" "2 clients"
+	stop_loop a "$a"
+	stop_loop b "$b"
+	run_rc out rc "$NVT" --mps status
+	hasnt "$out" "2 clients"
+	hasnt "$out" "1 client"
+	"$NVT" --mps stop >/dev/null
+}

@@ -452,3 +452,19 @@ t_exporter_slow_and_many_clients() {
 	stop_loop ta "$A"
 	stop_loop tb "$B"
 }
+
+t_viewers_read_topology_cache() {
+	# Where the kernel module's version cannot be read (make try's fake GPU), top and -l --svg
+	# show the map --topology just cached (they said "no calibration cached").
+	export NVTASKSET_CACHE_DIR=$WORK/fresh-cache NVTASKSET_PROC_NVIDIA=$WORK/no-proc-nvidia
+	local out
+	out=$("$NVT" top -b -n 1)
+	has "$out" "no calibration cached"
+	"$NVT" --topology >/dev/null 2>&1 || die "--topology failed"
+	out=$("$NVT" top -b -n 1)
+	hasnt "$out" "no calibration cached"
+	has "$out" "66 TPCs, 66 free"
+	out=$("$NVT" -l --svg -)
+	hasnt "$out" "no calibration cached"
+	has "$out" "GPC 11"
+}

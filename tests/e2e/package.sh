@@ -198,9 +198,9 @@ t_build_flags() {
 }
 # ---- One truth: --help, the man page, docs/usage.md and README ----
 
-# The options --help lists in its Options section, short and long, one a line, sorted.
+# The options --help-all lists in its Options section, short and long, one a line, sorted.
 help_option_list() {
-	"$NVT" --help | sed -n '/^Options:/,/^$/p' | grep -oE -- '^ {1,5}(-[a-zA-Z], )?--[a-z-]+' |
+	"$NVT" --help-all | sed -n '/^Options:/,/^$/p' | grep -oE -- '^ {1,5}(-[a-zA-Z], )?--[a-z-]+' |
 		grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
 }
 # The options the man page's OPTIONS section describes (the line after each .TP).
@@ -222,8 +222,8 @@ parser_option_list() {
 		grep -oE '\{"[a-z-]+", *(no|required)_argument' "$main" | sed 's/{"\([a-z-]*\)".*/--\1/'
 	} | sort -u
 }
-# Usage lines: --help's, the man page's SYNOPSIS (roff stripped), docs/usage.md's code block under "## Synopsis".
-help_synopsis() { "$NVT" --help | sed -n '2,/^$/p' | sed '/^$/d; s/^ //'; }
+# Usage lines: --help-all's, the man page's SYNOPSIS (roff stripped), docs/usage.md's code block under "## Synopsis".
+help_synopsis() { "$NVT" --help-all | sed -n '2,/^$/p' | sed '/^$/d; s/^ //'; }
 man_synopsis() {
 	sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$ROOT/man/nvtaskset.1" | sed '1d;$d' |
 		sed 's/\\-/-/g; s/\\f[BIRP]//g; s/^\.B //' |
@@ -234,7 +234,8 @@ usage_synopsis() {
 }
 
 t_docs_options_agree() {
-	# --help, the man page, docs/usage.md and the parser name the same options, short and long.
+	# --help-all, the man page, docs/usage.md and the parser name the same options, short and
+	# long; --help's common options are some of them.
 	local help man usage parser
 	help=$(help_option_list)
 	man=$(man_option_list)
@@ -244,19 +245,43 @@ t_docs_options_agree() {
 	eq "$(comm -3 <(echo "$help") <(echo "$man") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in the man page"
 	eq "$(comm -3 <(echo "$help") <(echo "$usage") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in docs/usage.md"
 	eq "$(comm -3 <(echo "$help") <(echo "$parser") | tr -d '\t' | tr '\n' ' ')" "" "options only in --help or only in the parser"
+	local common
+	common=$("$NVT" --help | sed -n '/^Common options:/,/^$/p' | grep -oE -- '^ {1,5}(-[a-zA-Z], )?--[a-z-]+' |
+		grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u)
+	[ "$(wc -l <<<"$common")" -ge 10 ] || die "too few common options in --help: $common"
+	eq "$(comm -23 <(echo "$common") <(echo "$help") | tr '\n' ' ')" "" "--help's options that --help-all lacks"
+}
+t_help_first_screen() {
+	# --help is a first screen (at most 45 lines, each under 80 columns), and says where the
+	# rest is; --help-all is the whole text, and names top's options, which top's usage
+	# errors send to nvtaskset top --help.
+	local help all
+	help=$("$NVT" --help)
+	all=$("$NVT" --help-all)
+	[ "$(wc -l <<<"$help")" -le 45 ] || die "--help has $(wc -l <<<"$help") lines"
+	[ "$(awk 'length > 79' <<<"$help")" == "" ] || die "--help's long lines: $(awk 'length > 79' <<<"$help")"
+	has "$help" "Every option: nvtaskset --help-all; the rest: nvtaskset(1)."
+	[ "$(wc -l <<<"$all")" -gt 100 ] || die "--help-all has $(wc -l <<<"$all") lines"
+	for opt in --batch --frames --delay --sort; do
+		has "$all" "$opt"
+	done
+	run_rc out rc "$NVT" top -o cpu
+	eq "$rc" 1
+	has "$out" "Try 'nvtaskset top --help' for more information."
+	has "$("$NVT" top --help)" " -o, --sort FIELD"
 }
 t_docs_examples_agree() {
 	# Each example --help gives is one of the man page's EXAMPLES, and --help
 	# says where options go (after MASK they are COMMAND's).
 	local help man line n=0
-	help=$("$NVT" --help)
+	help=$("$NVT" --help; "$NVT" --help-all)
 	man=$(sed -n '/^\.SH EXAMPLES/,/^\.SH BUGS/p' "$ROOT/man/nvtaskset.1" | sed 's/\\-/-/g')
 	while read -r line; do
 		line=$(sed 's/  .*//' <<<"$line")
 		grep -qxF -- "$line" <<<"$man" || die "--help's example '$line' is not in the man page's EXAMPLES"
 		n=$((n + 1))
 	done < <(sed -n '/^Examples:/,/^$/p' <<<"$help" | grep '^ nvtaskset ')
-	[ "$n" -ge 5 ] || die "--help gives $n examples"
+	[ "$n" -ge 10 ] || die "--help and --help-all give $n examples"
 	has "$help" "Options go before MASK (or PID): what follows MASK is COMMAND."
 }
 t_docs_synopsis_agree() {
@@ -284,7 +309,7 @@ envdoc_env_list() {
 }
 t_docs_agree() {
 	local opt help man usage sources
-	help=$("$NVT" --help)
+	help=$("$NVT" --help-all)
 	man=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$ROOT/man/nvtaskset.1")
 	usage=$(sed 's/`//g' "$ROOT/docs/usage.md")
 	# What --json covers, as the issue found them disagreeing.
@@ -304,7 +329,9 @@ t_docs_agree() {
 	# The test command README gives is the one CI runs.
 	grep -q '^make check$' "$ROOT/README.md" || die "README lacks 'make check'"
 	grep -q 'make check' "$ROOT/.ci/run" || die ".ci/run does not run make check"
-	grep -q '^make check-slurm$' "$ROOT/README.md" || die "README lacks 'make check-slurm'"
+	# The other suites: HACKING's table, which README points to.
+	grep -q '^| `make check-slurm` |' "$ROOT/HACKING.md" || die "HACKING lacks 'make check-slurm'"
+	has "$(cat "$ROOT/README.md")" "[HACKING.md](HACKING.md) gives each suite"
 	grep -q '^make check-slurm$' "$ROOT/.ci/run" || die ".ci/run does not run make check-slurm"
 	# Every page README links to exists.
 	local link

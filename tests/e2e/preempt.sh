@@ -137,8 +137,10 @@ t_preempt_p_changes() {
 	stop_loop lo "$PID"
 	start_loop pl "$NVT" --no-mps --priority low --yield client "$APP"
 	wait_file "$WORK/pl.state" "0-65"
+	# (A task started without slice cannot be time-sliced: -p says so, and changes nothing.)
 	run_rc out rc "$NVT" -p --priority low --yield slice "$PID"
-	eq "$rc" 0 "-p: $out"
+	eq "$rc" 1 "-p: $out"
+	has "$out" "its shim follows no channel group: --yield slice would not take effect (nothing changed)"
 	run_rc out rc "$NVT" -l --json
 	hasnt "$out" '"timeslice_us":5'
 	stop_loop pl "$PID"

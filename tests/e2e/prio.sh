@@ -417,7 +417,7 @@ t_prio_bad_usage() {
 	run_rc out rc env NVTASKSET_HOLD_MS=x "$NVT" --agent
 	eq "$rc" 1
 	has "$out" "NVTASKSET_HOLD_MS takes a number"
-	run_rc out rc "$NVT" --help
+	run_rc out rc "$NVT" --help-all
 	has "$out" "--priority LEVEL"
 	has "$out" "--agent"
 	# A malformed NVTASKSET_PRIORITY: the shim says so and runs without one.
@@ -602,14 +602,12 @@ t_prio_pid_shows_priority() {
 	run_rc out rc "$NVT" -p "$task"
 	eq "$out" "pid $task's current TPC mask: ff"
 	has "$("$NVT" -p --json "$task")" '"priority":null,'
-	run_rc out rc "$NVT" -p --priority low "$task"
-	eq "$rc" 0 "$out"
-	eq "$out" "pid $task's current TPC mask: ff
-pid $task's new TPC mask: ff
-pid $task's current priority: none
-pid $task's new priority: low"
-	# (-p says the slot it wrote is not applied until the task's next launch.)
-	wait_for 10 applied_by "$task"
+	# A priority alone: its words before and after, not the partition that stays.
+	out=$("$NVT" -p --priority low "$task" 2>/dev/null)
+	eq "$out" "pid $task's current priority: none
+pid $task's new priority: low
+pid $task's current yield: none
+pid $task's new yield: client"
 	run_rc out rc "$NVT" -p "$task"
 	eq "$out" "pid $task's current TPC mask: ff
 pid $task's priority: low"
@@ -620,6 +618,62 @@ pid $task's priority: low"
 pid $task's new priority: none"
 	has "$("$NVT" -p --json "$task")" '"priority":null,'
 	stop_loop task "$task"
+}
+
+t_prio_pid_says_what_yields() {
+	# -p --priority on a task started without one: --yield words its shim cannot take up
+	# (it follows no launch call; MPS's client priority is fixed) are refused, nothing
+	# changed; the default words are written, and what they will not do said. A task
+	# started with protect takes borrow up.
+	local task low err
+	start_loop task "$NVT" --no-mps -c 0-7 "$APP"
+	task=$PID
+	wait_for 10 test -s "$WORK/task.state"
+	run_rc out rc "$NVT" -p --priority low --yield protect "$task"
+	eq "$rc" 1 "$out"
+	has "$out" "pid $task was started without a priority"
+	has "$out" "so its shim does not follow its launch calls, its MPS client priority stays as its start made it: --yield gate,bound,ahead would not take effect (nothing changed)"
+	has "$out" "--yield guard"
+	has "$("$NVT" -p --json "$task")" '"priority":null,'
+	"$NVT" -p --priority low "$task" >"$WORK/low.out" 2>"$WORK/low.err" || die "-p --priority low: $(cat "$WORK/low.err")"
+	err=$(cat "$WORK/low.err")
+	has "$err" "warning: pid $task was started without a priority: its new yield words client will not take effect"
+	has "$err" "only through the agent's guard"
+	has "$(cat "$WORK/low.out")" "pid $task's new yield: client"
+	has "$("$NVT" -p --json "$task")" '"priority":"low",'
+	stop_loop task "$task"
+	start_loop low "$NVT" --no-mps --priority low --yield protect -c 0-7 "$APP"
+	low=$PID
+	wait_for 10 test -s "$WORK/low.state"
+	run_rc out rc "$NVT" -p --priority low --yield protect,borrow "$low"
+	eq "$rc" 0 "$out"
+	eq "$out" "pid $low's current priority: low
+pid $low's new priority: low
+pid $low's current yield: gate,bound,ahead,client
+pid $low's new yield: gate,bound,ahead,client,borrow"
+	stop_loop low "$low"
+}
+t_prio_pid_priority_alone_applied() {
+	# A priority alone changes no mask: -p of a task that launches no more does not call the
+	# partition it runs on pending ("has not applied") after -p --priority.
+	local task
+	rm -f "$WORK/idle.stop"
+	"$NVT" --no-mps --priority low -c 0-7 "$APP" launch-wait 1 "$WORK/idle.stop" >"$WORK/idle.out" 2>&1 &
+	task=$!
+	wait_for 10 grep -q . "$WORK/idle.out"
+	wait_for 10 applied_by "$task"
+	run_rc out rc "$NVT" -p --priority normal "$task"
+	eq "$rc" 0 "$out"
+	run_rc out rc "$NVT" -p "$task"
+	eq "$out" "pid $task's current TPC mask: ff
+pid $task's priority: normal"
+	# A new partition is pending until a launch, as before.
+	run_rc out rc "$NVT" -p -c 0-3 "$task"
+	eq "$rc" 0 "$out"
+	run_rc out rc "$NVT" -p "$task"
+	has "$out" "has not applied this partition yet"
+	touch "$WORK/idle.stop"
+	wait "$task" || die "the idle task failed: $(cat "$WORK/idle.out")"
 }
 
 t_prio_agent_log_wall_clock() {

@@ -110,11 +110,14 @@ t_readme_wrapper_and_queries() {
 	stop_loop svc "$PID"
 }
 t_readme_several_gpus() {
-	# Example 5 on the fake node with two H100s: what each start would give.
+	# docs/usage.md's several GPUs (README points there) on the fake node with two H100s, as
+	# make try GPUS=2 gives it: what each start would give.
 	export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/cache-readme
 	local block line
-	block=$(readme_block 5)
-	eq "$(wc -l <<<"$block")" 2 "lines of README's fifth example"
+	has "$(cat "$ROOT/README.md")" "[docs/usage.md](docs/usage.md#several-gpus)"
+	block=$(awk '/^## / { sg = ($0 == "## Several GPUs"); next } sg && /^```/ { if (inb) exit; inb = 1; next }
+		sg && inb' "$ROOT/docs/usage.md" | grep -E -- '--gpu (0=0-32|1 )')
+	eq "$(wc -l <<<"$block")" 2 "usage.md's lines of a partition per GPU and of GPU 1 only"
 	line=$(readme_words "$(sed -n 1p <<<"$block")")
 	# shellcheck disable=SC2086
 	run_rc out rc ${line/$NVT /$NVT --dry-run }
@@ -127,7 +130,30 @@ t_readme_several_gpus() {
 	run_rc out rc ${line/$NVT /$NVT --dry-run }
 	eq "$rc" 0 "rc of '$line': $out"
 	has "$out" "GPU 1 ("
+	has "$out" "TPCs 0-15"
 	grep -q '^GPU 0 (.*): TPCs all$' <<<"$out" || die "GPU 0 is partitioned: $out"
+}
+t_readme_first_screen() {
+	# README in the order a newcomer needs it: what it is, make try, make check, install,
+	# three examples, the pages; no dated timing or load average (HACKING's and
+	# performance.md's); its recipe for the test count counts what the suite runs.
+	local heads tests n
+	heads=$(grep '^## ' "$ROOT/README.md" | tr '\n' '|')
+	eq "$heads" "## Try it without a GPU|## Tests|## Install|## Examples|## libsmctrl|## Documentation|" "README's sections"
+	eq "$(grep -cE '^\*\*[0-9]\. ' "$ROOT/README.md")" 3 "README's examples"
+	tests=$(awk '/^## Tests$/ { t = 1; next } /^## / { t = 0 } t' "$ROOT/README.md")
+	if grep -qE '20[0-9]{2}-[0-9]{2}-[0-9]{2}|load (average|[0-9])|[0-9]+ min [0-9]+ s' <<<"$tests"; then
+		die "README's Tests give timings: $tests"
+	fi
+	[ "$(wc -l <"$ROOT/README.md")" -le 250 ] || die "README has $(wc -l <"$ROOT/README.md") lines"
+	has "$(tr '\n' ' ' <"$ROOT/README.md" | tr -s ' ')" "\`tests/run-tests.sh --list\` names the end-to-end tests it runs"
+	n=$("$ROOT/tests/run-tests.sh" --list | wc -l)
+	eq "$n" "$(declare -F | grep -c '^declare -f t_')" "the tests --list names, against those this suite defines"
+	# The choice of a priority: a table at the top of priorities.md, a line in README.
+	eq "$(grep -m1 '^## ' "$ROOT/docs/priorities.md")" "## Which one?" "priorities.md's first section"
+	grep -q '^| situation | flags (the batch task.s) | what the service gets | what the batch task keeps |$' \
+		"$ROOT/docs/priorities.md" || die "no 'Which one?' table in priorities.md"
+	has "$(tr '\n' ' ' <"$ROOT/README.md" | tr -s ' ')" "Which form to use opens the page"
 }
 t_docs_plots_shown() {
 	# Every plot under docs/ is shown (an image link, ![...](path)) on some page of docs/,
@@ -258,7 +284,7 @@ PY
 # man page's EXAMPLES blocks, and --help's examples and the commands it names (one block). A
 # transcript block ("$ CMD" and what it printed) gives its commands only.
 examples_extract() {
-	"$NVT" --help >"$1.help"
+	"$NVT" --help-all >"$1.help"
 	python3 - "$ROOT" "$1" <<'PY'
 import os, re, sys
 root, out = sys.argv[1], sys.argv[2]
@@ -365,6 +391,10 @@ example_block() {
 	tag=$(basename "$file")
 	cd "$ROOT"
 	own_mps_dirs "ex-$tag"
+	# What a command makes in the temporary directory (mktemp -d, named in the prose) is the
+	# test's, and goes with it.
+	mkdir -p "$WORK/tmp"
+	export TMPDIR=$WORK/tmp
 	export PATH=$B/bin:$B/test:$FAKEBIN:$PATH
 	if grep -qE -- '--gpu 1|[0-9]=[0-9]|CUDA_VISIBLE_DEVICES=[1-9]' "$file"; then
 		export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/cache-examples
@@ -444,7 +474,14 @@ examples_run() {
 }
 # Every command README, the man page's EXAMPLES and --help give runs as shown (on the fake H100
 # and the stand-ins example_block names) and exits 0.
-t_docs_examples_readme() { examples_run README 25; }
+t_docs_examples_keep_to_work() {
+	# A command of the docs that makes a temporary directory makes it in the test's own (each
+	# make check left two empty /tmp/tmp.* from README's inline mktemp -d).
+	printf '%s\n' "mktemp -d" "mktemp" >"$WORK/00.README-inline"
+	(example_block "$WORK/00.README-inline") || die "the block failed (above)"
+	eq "$(find "$WORK/tmp" -mindepth 1 -maxdepth 1 -name 'tmp.*' | wc -l)" 2 "what mktemp made in the test's directory"
+}
+t_docs_examples_readme() { examples_run README 20; }
 t_docs_examples_readme_inline() { examples_run README-inline 15; }
 t_docs_examples_man() { examples_run man 12; }
 t_docs_examples_help() { examples_run help 8; }

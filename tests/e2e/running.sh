@@ -187,10 +187,19 @@ t_list_columns_fit() {
 	if command -v script >/dev/null; then
 		out=$(timeout "$HANG" script -qec "stty cols 140; $NVT -l" /dev/null | tr -d '\r')
 		echo "$out"
-		grep -Eq "^ *$lo .* low +[a-z]+(:[0-9]+ms)? +9-20,22,24-40...\(50\) +9-20,22,24-40...\(50\) +fakeapp" <<<"$out" ||
+		# (cut at a comma: whole numbers only)
+		grep -Eq "^ *$lo .* low +[a-z]+(:[0-9]+ms)? +9-20,22,24-40,42...\(50\) +9-20,22,24-40,42...\(50\) +fakeapp" <<<"$out" ||
 			die "low row on a terminal: $out"
 		while IFS= read -r line; do
 			[ "${#line}" -le 140 ] || die "a row wider than the terminal's 140 columns: $line"
+		done <<<"$out"
+		# A wide terminal shows the lists whole (they were cut at 20 on 200 columns).
+		out=$(timeout "$HANG" script -qec "stty cols 200; $NVT -l" /dev/null | tr -d '\r')
+		echo "$out"
+		grep -Eq "^ *$lo .* low +[a-z]+(:[0-9]+ms)? +9-20,22,24-40,42,44-60,62,64 +9-20,22,24-40,42,44-60,62,64 +fakeapp" <<<"$out" ||
+			die "low row on a 200-column terminal: $out"
+		while IFS= read -r line; do
+			[ "${#line}" -le 200 ] || die "a row wider than the terminal's 200 columns: $line"
 		done <<<"$out"
 	fi
 	stop_loop flo "$lo"

@@ -132,7 +132,7 @@ t_channels_option() {
 	run_rc out rc "$NVT" --channels 8 -l
 	eq "$rc" 1
 	has "$out" "nvtaskset: --channels goes with starting a command"
-	has "$("$NVT" --help)" "--channels N|default"
+	has "$("$NVT" --help-all)" "--channels N|default"
 }
 # A COMMAND that cannot run is refused before anything is started for it: no MPS daemon (its
 # starts counted in the fake daemon's log), no priority agent, no segment, no calibration; 127

@@ -942,6 +942,36 @@ assert g[6]["held"] == [] and g[6]["free"] == "6,14,22,30,37,44,51,58,60"' "$out
 	out=$("$NVT" --topology)
 	has "$out" "  No task holds TPCs of this GPU (nvtaskset -l lists the tasks)."
 }
+t_tree_overlap_by_design() {
+	# Tasks that share TPCs by design are no "Overlap": a high and a low task on the whole GPU
+	# (--priority without a MASK), a --yield slice pair; two tasks of one level are.
+	local hi lo n1 n2 out
+	start_loop bdh "$NVT" --no-mps --priority high "$APP"
+	hi=$PID
+	start_loop bdl "$NVT" --no-mps --priority low "$APP"
+	lo=$PID
+	wait_file "$WORK/bdh.state" "0-65"
+	wait_file "$WORK/bdl.state" "0-65"
+	out=$("$NVT" -l)
+	hasnt "$out" "Overlap:"
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert not any(t["overlaps"] for t in d["tasks"]), d' \
+		"$("$NVT" -l --json)" || die "-l --json calls the pair overlapping"
+	start_loop bdn "$NVT" --no-mps --priority low -c 0-3 "$APP"
+	n1=$PID
+	wait_file "$WORK/bdn.state" "0-3"
+	out=$("$NVT" -l)
+	has "$out" "Overlap: pids $lo and $n1 both hold TPCs 0-3 of GPU 0"
+	hasnt "$out" "pids $hi and"
+	stop_loop bdn "$n1"
+	stop_loop bdl "$lo"
+	start_loop bds "$NVT" --no-mps --priority low --yield slice -c 0-7 "$APP"
+	n2=$PID
+	wait_file "$WORK/bds.state" "0-7"
+	out=$("$NVT" -l)
+	hasnt "$out" "Overlap:"
+	stop_loop bds "$n2"
+	stop_loop bdh "$hi"
+}
 
 t_list_not_applied_names_gpu() {
 	# A task on two GPUs whose partition on one is not applied yet: -l says on which.

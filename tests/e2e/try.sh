@@ -118,3 +118,30 @@ EOF2
 	eq "$(try_demo_tpcs "$out" 1)" "0-3" "where the shell's demo ran"
 	hasnt "$out" "cannot create a control segment"
 }
+
+t_try_gpus_and_libsmctrl() {
+	# make try GPUS=2: two fake GPUs in the tour's shell, for README's examples of several
+	# GPUs; README's libsmctrl lines build and run there from the build tree, with nothing
+	# installed (pkg-config finds the build's record, -lcuda the fake driver).
+	local out rc
+	run_rc out rc env TMPDIR="$WORK" B="$B" GPUS=2 TRY_WAIT="$HANG" "$ROOT/tests/fake/try.sh" --shell <<EOF2
+cd '$ROOT'
+nvtaskset -c --gpu 0=0-32 --gpu 1=40-65 --dry-run true
+cc -o '$WORK/prog' docs/examples/prog.c \$(pkg-config --cflags --libs libsmctrl) -lcuda && echo built
+'$WORK/prog'
+nvtaskset --no-mps -g 1 '$WORK/prog'
+exit
+EOF2
+	echo "$out"
+	eq "$rc" 0 "the shell's exit status"
+	has "$out" "export FAKECUDA_CHIPS=h100,h100-alt"
+	grep -q '^GPU 0 (.*): TPCs 0-32$' <<<"$out" || die "no partition on GPU 0"
+	grep -q '^GPU 1 (.*): TPCs 40-65$' <<<"$out" || die "no partition on GPU 1"
+	has "$out" "built"
+	has "$out" "GPU 0 has 66 TPCs; masked to TPCs 0-3, this program's kernel ran on TPCs 0-3"
+	has "$out" "GPU 0 has 66 TPCs; masked to TPCs 0-3, this program's kernel ran on TPCs 1"
+	run_rc out rc env TMPDIR="$WORK" B="$B" GPUS=9 "$ROOT/tests/fake/try.sh" --shell </dev/null
+	eq "$rc" 2
+	has "$out" "try: GPUS takes a count of fake GPUs from 1 to 8, not '9'"
+	eq "$(try_left)" "" "processes the shell left"
+}

@@ -29,9 +29,47 @@ t_usage_command_before_mask() {
 t_usage_yield_names_word() {
 	run_rc out rc "$NVT" --no-mps --priority low --yield gate,bownd -c 0-3 true
 	eq "$rc" 1
-	usage_error "$out" "--yield 'gate,bownd': unknown word 'bownd': the words are gate, bound[=US], ahead[=US], client, borrow, guard, any, slice[=US], duty=PCT, protect, default and none"
+	usage_error "$out" "--yield 'gate,bownd': unknown word 'bownd' (did you mean 'bound'?): the words are gate, bound[=US], ahead[=US], client, borrow, guard, any, slice[=US], duty=PCT, protect, default and none"
 	run_rc out rc "$NVT" --no-mps --priority low --yield "bownd=5" -c 0-3 true
-	has "$out" "unknown word 'bownd':"
+	has "$out" "unknown word 'bownd' (did you mean 'bound'?):"
+	run_rc out rc "$NVT" --no-mps --priority low --yield protct -c 0-3 true
+	has "$out" "unknown word 'protct' (did you mean 'protect'?):"
+	run_rc out rc "$NVT" --no-mps --priority low --yield xyzzy -c 0-3 true
+	has "$out" "unknown word 'xyzzy': the words are"
+}
+
+t_usage_did_you_mean() {
+	# A slip of a long option, of a sub-command's option, of a word an option takes, or of a
+	# sub-command's word: the one meant, where one alone is near; nothing runs.
+	run_rc out rc "$NVT" -n 4 --exclude-runing true
+	eq "$rc" 1
+	usage_error "$out" "unrecognized option '--exclude-runing'; did you mean '--exclude-running'?"
+	run_rc out rc "$NVT" --profle true
+	usage_error "$out" "unrecognized option '--profle'; did you mean '--profile'?"
+	run_rc out rc "$NVT" --no-mps --strategy sprad -n 4 true
+	usage_error "$out" "--strategy takes packed, spread or clusters (did you mean 'spread'?)"
+	run_rc out rc "$NVT" --sm-count parition -c 0-3 true
+	usage_error "$out" "--sm-count takes partition, follow, gpu or fit (did you mean 'partition'?)"
+	run_rc out rc "$NVT" --priority hihg true
+	usage_error "$out" "--priority takes high, normal, low or none (did you mean 'high'?)"
+	run_rc out rc "$NVT" --mps stats
+	usage_error "$out" "--mps takes status, start or stop (did you mean 'status'?)"
+	run_rc out rc "$NVT" tpo
+	usage_error "$out" "'tpo' is not a MASK (did you mean 'nvtaskset top'?)"
+	run_rc out rc "$NVT" top --gpus 0
+	eq "$rc" 1
+	has "$out" "top takes [-b] [-n N] [-d SECS] [-o FIELD] [--gpu GPU] (did you mean '--gpu'?)"
+	run_rc out rc "$NVT" --cdi --vendr x
+	has "$out" "(did you mean '--vendor'?)"
+	run_rc out rc "$NVT" --plan --jsno x
+	has "$out" "(did you mean '--json'?)"
+	run_rc out rc "$NVT" --profile --stratgy x true
+	has "$out" "nvtaskset --profile: did you mean '--strategy'?"
+	# Nothing near, or a word that is right: no guess.
+	run_rc out rc "$NVT" --strategy xyzzy -n 4 true
+	usage_error "$out" "--strategy takes packed, spread or clusters"
+	run_rc out rc "$NVT" -c tpo true
+	has "$out" "failed to parse TPC list 'tpo'"
 }
 
 t_usage_command_reads_as_mask() {
@@ -104,7 +142,7 @@ t_usage_help_agent_line() {
 	eq "$rc" 1
 	takes=$(sed -n "s/^nvtaskset: --agent takes only //p" <<<"$out" | grep -oE -- '--[a-z-]+')
 	[ "$(wc -l <<<"$takes")" -ge 5 ] || die "--agent's refusal lists: $out"
-	line=$("$NVT" --help | grep -E '^ nvtaskset --agent ')
+	line=$("$NVT" --help-all | grep -E '^ nvtaskset --agent ')
 	for opt in $takes; do
 		has "$line" "[$opt"
 	done

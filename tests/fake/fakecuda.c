@@ -8,6 +8,8 @@
 #include "fakeint.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,6 +337,32 @@ INTERNAL int fake_gpc_of(int dev, int tpc)
  * cuInit (any thread's, while others launch) changes nothing. */
 static pthread_once_t configured = PTHREAD_ONCE_INIT;
 
+/*
+ * Under a running MPS control daemon (its pid file in CUDA_MPS_PIPE_DIRECTORY), a process that
+ * initialises CUDA is a client of its server, as the real driver's is: the fake daemon lists
+ * it (tests/fake/bin/nvidia-cuda-mps-control reads $pipe/fake-clients.d, each live PID a
+ * client) unless a test staged a server of its own.
+ */
+static void join_mps(void)
+{
+	const char *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
+	char path[4096];
+	int fd;
+
+	if (!pipe || !*pipe)
+		return;
+	snprintf(path, sizeof(path), "%s/nvidia-cuda-mps-control.pid", pipe);
+	if (access(path, F_OK))
+		return;
+	snprintf(path, sizeof(path), "%s/fake-clients.d", pipe);
+	mkdir(path, 0777);
+	snprintf(path, sizeof(path), "%s/fake-clients.d/%ld", pipe, (long)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	if (fd >= 0)
+		close(fd);
+}
+static pthread_once_t joined = PTHREAD_ONCE_INIT;
+
 API int cuInit(unsigned flags)
 {
 	long error = env_long("FAKECUDA_INIT_ERROR", 0);
@@ -345,6 +373,7 @@ API int cuInit(unsigned flags)
 	if (error)
 		return (int)error;
 	pthread_once(&configured, configure);
+	pthread_once(&joined, join_mps);
 	__atomic_store_n(&fake.initialised, 1, __ATOMIC_RELEASE);
 	if (getenv("FAKECUDA_LOG")) {
 		/* Tests read who initialised CUDA, and whether it could reach MPS. */

@@ -9,10 +9,16 @@
 #
 # Usage: tests/fake/try.sh [--tour|--shell]   (default: the tour, then the shell on a terminal)
 # B=DIR: the build directory (default: build/ of this checkout)
+# GPUS=N: N fake GPUs (1 to 8, default 1; make try GPUS=2), H100s floorswept two ways in turn
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=$(cd "${B:-$ROOT/build}" 2>/dev/null && pwd) || B=
 MODE=${1:-both}
+GPUS=${GPUS:-1}
+if ! [[ "$GPUS" =~ ^[1-8]$ ]]; then
+	echo "try: GPUS takes a count of fake GPUs from 1 to 8, not '$GPUS'" >&2
+	exit 2
+fi
 case "$MODE" in
 both | --tour | --shell) ;;
 *)
@@ -41,6 +47,7 @@ export LD_LIBRARY_PATH=$B/test/fake\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}
 export PATH=$B/bin:$B/test:$ROOT/tests/fake/bin:\$PATH
 export NVTASKSET_RUNDIR=$TRY/run NVTASKSET_CACHE_DIR=$TRY/cache NVTASKSET_PROC_NVIDIA=$TRY/no-proc-nvidia
 export CUDA_MPS_PIPE_DIRECTORY=$TRY/mps-pipe CUDA_MPS_LOG_DIRECTORY=$TRY/mps-log
+export PKG_CONFIG_PATH=$B/pkgconfig\${PKG_CONFIG_PATH:+:\$PKG_CONFIG_PATH} LIBRARY_PATH=$B/test/fake\${LIBRARY_PATH:+:\$LIBRARY_PATH}
 unset LD_PRELOAD NVTASKSET_PARTITION NVTASKSET_PARTITION_FOR NVTASKSET_PRIORITY CUDA_VISIBLE_DEVICES
 EOF
 # without_dirs LIST DIR...: the colon-separated LIST without DIRs (they go first, once).
@@ -58,6 +65,13 @@ LD_LIBRARY_PATH=$(without_dirs "${LD_LIBRARY_PATH:-}" "$B/test/fake")
 # shellcheck source=/dev/null
 . "$TRY/env"
 for v in $(env | sed -n 's/^\(FAKECUDA_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+# Several fake GPUs: the fake driver's knob, in the shell's environment too.
+if [ "$GPUS" -gt 1 ]; then
+	chips=h100
+	for ((i = 1; i < GPUS; i++)); do chips+=",$( ((i % 2)) && echo h100-alt || echo h100)"; done
+	echo "export FAKECUDA_CHIPS=$chips" >>"$TRY/env"
+	export FAKECUDA_CHIPS=$chips
+fi
 
 DEMOS=()
 # try_procs: this user's processes started in the shell (its demos: background jobs outlive it),
@@ -140,8 +154,9 @@ shell() {
 	# (Its PATH and library path as they are here, where $TRY/env put the directories first
 	# already: sourced again, it would add them twice.)
 	{
-		printf 'export PATH=%q LD_LIBRARY_PATH=%q\n' "$PATH" "$LD_LIBRARY_PATH"
-		grep -v '^export \(PATH\|LD_LIBRARY_PATH\)=' "$TRY/env"
+		printf 'export PATH=%q LD_LIBRARY_PATH=%q PKG_CONFIG_PATH=%q LIBRARY_PATH=%q\n' "$PATH" \
+			"$LD_LIBRARY_PATH" "$PKG_CONFIG_PATH" "$LIBRARY_PATH"
+		grep -v '^export \(PATH\|LD_LIBRARY_PATH\|PKG_CONFIG_PATH\)=' "$TRY/env"
 		echo "export NVT_TRY_SHELL=$TRY"
 		echo "PS1='(nvtaskset try) \\w\\$ '"
 	} >"$rc"

@@ -142,10 +142,34 @@ static void test_race(void)
 	CHECK(race.torn == 0);
 }
 
+/* What a launch's masks are made of: a priority alone changes none of it. */
+static void test_same_masks(void)
+{
+	struct nvt_slot_view a = {0}, b;
+
+	a.state = NVT_SLOT_SET;
+	nvt_parse_list("3-9", NVT_MAX_TPCS, &a.tpcs);
+	nvt_topo_identity(&a.topo, 66);
+	b = a;
+	b.prio.prio = NVT_PRIO_LOW;
+	b.prio.yield = NVT_YIELD_GATE | NVT_YIELD_CLIENT;
+	b.seq = 8;
+	CHECK(nvt_slot_same_masks(&a, &b));
+	nvt_parse_list("3-8", NVT_MAX_TPCS, &b.tpcs);
+	CHECK(!nvt_slot_same_masks(&a, &b));
+	b = a;
+	b.state = NVT_SLOT_UNSET;
+	CHECK(!nvt_slot_same_masks(&a, &b));
+	b = a;
+	nvt_topo_identity(&b.topo, 64);
+	CHECK(!nvt_slot_same_masks(&a, &b));
+}
+
 int main(void)
 {
 	test_header();
 	test_write_read();
 	test_race();
+	test_same_masks();
 	return CHECK_DONE();
 }

@@ -402,6 +402,12 @@ static void test_cache_record(void)
 	other = key;
 	other.driver_version = 0;
 	CHECK(n > 0 && nvt_cache_parse(text, &other, &back, NULL) == NVT_CACHE_FOREIGN);
+	/* A viewer that knows neither version takes the UUID's map; another GPU's it does not. */
+	other.driver_version = NVT_CACHE_ANY_DRIVER;
+	CHECK(nvt_cache_parse(text, &other, &back, NULL) == NVT_CACHE_OK);
+	CHECK(memcmp(&back, &t, sizeof(t)) == 0);
+	snprintf(other.uuid, sizeof(other.uuid), "GPU-other");
+	CHECK(nvt_cache_parse(text, &other, &back, NULL) == NVT_CACHE_FOREIGN);
 	snprintf(key.nvrm, sizeof(key.nvrm), "5 8");
 	CHECK(nvt_cache_format(&key, &t, text, sizeof(text)) == -1);
 	snprintf(key.uuid, sizeof(key.uuid), "bad uuid");

@@ -296,8 +296,35 @@ static void test_text_numbers(void)
 	CHECK(nvt_hex_digit('g') == -1 && nvt_hex_digit('x') == -1 && nvt_hex_digit('\0') == -1);
 }
 
+/* The word a slip was meant as (did you mean). */
+static void test_nearest_word(void)
+{
+	static const char *const options[] = {"exclude-running", "exclude", "strategy", "tpcs",
+					      "top", "tpc-list", NULL, "json"};
+	static const char *const words[] = {"packed", "spread", "clusters", "gate", "gpu"};
+
+#define NEAR(w, list) nvt_nearest_word(w, strlen(w), list, sizeof(list) / sizeof(list[0]))
+	CHECK(NEAR("exclude-runing", options) == 0);  /* a letter left out */
+	CHECK(NEAR("exclude-rnuning", options) == 0); /* two swapped, one left out */
+	CHECK(NEAR("stratgey", options) == 2);
+	CHECK(NEAR("jsno", options) == 7);
+	CHECK(NEAR("tpo", options) == 4);
+	CHECK(NEAR("sprad", words) == 1);
+	CHECK(NEAR("clustres", words) == 2);
+	/* Too far, a tie, or no slip at all: no answer. */
+	CHECK(NEAR("xyzzy", options) == -1);
+	CHECK(NEAR("tpc", options) == 3);
+	CHECK(nvt_nearest_word("tpx", 3, (const char *const[]){"tpc", "tpa"}, 2) == -1); /* a tie */
+	CHECK(NEAR("json", options) == -1);
+	CHECK(NEAR("gat", words) == 3);
+	CHECK(nvt_nearest_word("packedXX", 6, words, 5) == -1); /* only len bytes: "packed" itself */
+	CHECK(nvt_nearest_word("x", 1, words, 0) == -1);
+#undef NEAR
+}
+
 int main(void)
 {
+	test_nearest_word();
 	test_text_numbers();
 	test_parse_errors();
 	test_masks();

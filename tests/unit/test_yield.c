@@ -421,6 +421,33 @@ static void test_by_shim(void)
 	CHECK(!nvt_yield_by_shim(NVT_PRIO_LOW, 0));
 }
 
+/* What -p's words do for a task, by what its start gave its shim. */
+static void test_not_taken(void)
+{
+	struct nvt_slot_prio none = {0}, client = {.prio = NVT_PRIO_LOW, .yield = NVT_YIELD_CLIENT};
+	struct nvt_slot_prio protect = {.prio = NVT_PRIO_LOW, .yield = NVT_YIELD_PROTECT};
+	struct nvt_slot_prio slice = {.prio = NVT_PRIO_LOW, .yield = NVT_YIELD_SLICE};
+
+	/* Started without a priority: its shim follows nothing, MPS's priority is fixed; only
+	 * the agent's guard is taken up. */
+	CHECK(nvt_yield_not_taken(&none, NVT_PRIO_LOW, NVT_YIELD_PROTECT) == NVT_YIELD_PROTECT);
+	CHECK(nvt_yield_not_taken(&none, NVT_PRIO_LOW, NVT_YIELD_DEFAULT) == NVT_YIELD_CLIENT);
+	CHECK(nvt_yield_not_taken(&none, NVT_PRIO_LOW, NVT_YIELD_GUARD) == 0);
+	CHECK(nvt_yield_not_taken(&none, NVT_PRIO_LOW, NVT_YIELD_SLICE | NVT_YIELD_GUARD) ==
+	      NVT_YIELD_SLICE);
+	/* A high task holds nobody back by its words; taking the priority away loses nothing. */
+	CHECK(nvt_yield_not_taken(&none, NVT_PRIO_HIGH, NVT_YIELD_DEFAULT) == 0);
+	CHECK(nvt_yield_not_taken(&none, NVT_PRIO_NONE, NVT_YIELD_PROTECT) == 0);
+	/* Started with client alone: its shim does not follow its launch calls either. */
+	CHECK(nvt_yield_not_taken(&client, NVT_PRIO_LOW, NVT_YIELD_PROTECT) ==
+	      (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD));
+	/* Started with protect: every shim way, and client, are taken up; slice is not. */
+	CHECK(nvt_yield_not_taken(&protect, NVT_PRIO_NORMAL,
+				  NVT_YIELD_PROTECT | NVT_YIELD_BORROW | NVT_YIELD_ANY) == 0);
+	CHECK(nvt_yield_not_taken(&protect, NVT_PRIO_LOW, NVT_YIELD_SLICE) == NVT_YIELD_SLICE);
+	CHECK(nvt_yield_not_taken(&slice, NVT_PRIO_LOW, NVT_YIELD_SLICE) == 0);
+}
+
 /* The word of preemption: slice[=US]. */
 static void test_preempt_words(void)
 {
@@ -521,5 +548,6 @@ int main(void)
 	test_launch_avg();
 	test_inflight();
 	test_by_shim();
+	test_not_taken();
 	return CHECK_DONE();
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hint.h"
 #include "core/cdi.h"
 #include "core/gpusel.h"
 #include "os/sysutil.h"
@@ -429,6 +430,7 @@ int nvt_cmd_cdi(int argc, char **argv)
 	ssize_t n;
 
 	s.vendor = NVT_CDI_VENDOR;
+	usage_names("nvtaskset --cdi");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", nvt_cdi_options, NULL)) != -1) {
 		if (c == 'd')
@@ -440,7 +442,8 @@ int nvt_cmd_cdi(int argc, char **argv)
 		else if (c == 'h')
 			cdi_usage(stdout);
 		else
-			bad_usage("--cdi takes [--cdi-dir DIR] [--vendor NAME] [--with-mps]");
+			hint_sub_usage("--cdi takes [--cdi-dir DIR] [--vendor NAME] [--with-mps]", argc, argv,
+				       nvt_cdi_options);
 	}
 	if (optind != argc)
 		bad_usage("--cdi takes no further arguments");

@@ -1,5 +1,6 @@
 /*
- * help.c - nvtaskset --help: one string.
+ * help.c - nvtaskset --help (the first screen: the common options) and --help-all
+ * (every option, mode and sub-command; the man page says the rest).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -8,8 +9,8 @@
 
 #include "output.h"
 
-/* The text of --help, as it prints. */
-static const char help_text[] =
+/* The text of --help-all, as it prints. */
+static const char help_all_text[] =
 	"Usage:\n"
 	" nvtaskset [options] MASK COMMAND [ARG...]\n"
 	" nvtaskset [options] -n COUNT COMMAND [ARG...]\n"
@@ -128,7 +129,8 @@ static const char help_text[] =
 	"     --topology        show the GPUs' GPCs, TPCs, SMs and mask bits\n"
 	"     --calibrate       measure the GPUs' TPC maps and memory halves again\n"
 	"                       and cache them\n"
-	" -h, --help            display this help\n"
+	" -h, --help            display the common options\n"
+	"     --help-all        display this help: every option\n"
 	" -V, --version         display version\n"
 	"\n"
 	"MASK is hexadecimal: bit t selects TPC t, e.g. ff is TPCs 0-7. TPC t holds\n"
@@ -153,7 +155,11 @@ static const char help_text[] =
 	"nvtaskset --profile --help, nvtaskset --plan --help and nvtaskset --cdi --help.\n"
 	"So is top, which shows what runs where, live (each GPU's TPCs lettered by who\n"
 	"holds them; each task's priority, state, TPCs, launches and waits per second):\n"
-	"see nvtaskset top --help.\n"
+	"see nvtaskset top --help. Its options:\n"
+	"  -b, --batch (frames one after another, no keys), -n, --frames N (end after N),\n"
+	"  -d, --delay SECS (between frames, default 2), -o, --sort FIELD (launches, waits,\n"
+	"  tpcs, pid, user, prio, gpu), --gpu GPU (that GPU only); keys: q quit, s sort,\n"
+	"  r reverse, 0-9 and g GPUs, a all GPUs, space refresh, h keys.\n"
 	"--cdi writes the CDI spec that gives containers partitions (podman run\n"
 	"--device nvtaskset/tpcs=16 IMAGE COMMAND); the container runtime runs\n"
 	"nvtaskset --cdi-hook from it.\n"
@@ -163,8 +169,55 @@ static const char help_text[] =
 	"\n"
 	"See nvtaskset(1).\n";
 
+/* The text of --help: the first screen, about 40 lines. */
+static const char help_text[] =
+	"Usage:\n"
+	" nvtaskset [options] MASK COMMAND [ARG...]\n"
+	" nvtaskset [options] -n COUNT COMMAND [ARG...]\n"
+	" nvtaskset [options] -p [MASK] PID\n"
+	" nvtaskset -l | top | --topology\n"
+	"\n"
+	"Run a CUDA program on a set of GPU TPCs (thread processing clusters, two SMs\n"
+	"each), or show or change the TPCs of a running task.\n"
+	"\n"
+	"Common options:\n"
+	" -c, --tpc-list        MASK is a list of TPCs, e.g. 0-15,32,40-47:2, or all\n"
+	" -g, --gpc-list        MASK is a list of GPCs (see --topology), or all\n"
+	" -n, --tpcs COUNT      pick COUNT TPCs instead of taking a MASK\n"
+	"     --exclude-running with -n, only TPCs that no other task holds\n"
+	"     --gpu GPU[=MASK]  MASK on GPU only; GPU=MASK: that GPU's own MASK\n"
+	" -p, --pid             show or change the TPCs of the running task PID\n"
+	" -l, --list            list the tasks under nvtaskset, every user's\n"
+	"     --json            print what -p, -l and --topology report as JSON\n"
+	"     --priority LEVEL  high, normal or low: which to use, docs/priorities.md\n"
+	"     --yield WORDS     with --priority, how a lower task yields: client (the\n"
+	"                       default), protect, slice or guard\n"
+	"     --dry-run         print the partition a start would give; start nothing\n"
+	" -h, --help            display this help\n"
+	"     --help-all        display every option, mode and sub-command\n"
+	" -V, --version         display version\n"
+	"\n"
+	"MASK is hexadecimal: bit t selects TPC t, e.g. ff is TPCs 0-7.\n"
+	"Options go before MASK (or PID): what follows MASK is COMMAND.\n"
+	"\n"
+	"Examples:\n"
+	" nvtaskset -n 33 --exclude-running ./detector &   two tasks, each on 33\n"
+	" nvtaskset -n 33 --exclude-running ./planner &    TPCs the other does not hold\n"
+	" nvtaskset -g 0-3 ./task          run on GPCs 0-3 (--topology lists them)\n"
+	" nvtaskset -p -c 0-15 4242        move task 4242 to TPCs 0-15\n"
+	" nvtaskset -l                     list the tasks and their TPCs\n"
+	" nvtaskset top                    see what runs where, live\n"
+	"\n"
+	"Every option: nvtaskset --help-all; the rest: nvtaskset(1).\n";
+
 void usage(FILE *out)
 {
 	fputs(help_text, out);
+	exit(out == stderr ? EXIT_FAILURE : EXIT_SUCCESS);
+}
+
+void usage_all(FILE *out)
+{
+	fputs(help_all_text, out);
 	exit(out == stderr ? EXIT_FAILURE : EXIT_SUCCESS);
 }

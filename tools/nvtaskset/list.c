@@ -276,16 +276,22 @@ static void print_json(const struct row *r, int first)
 /* Writes one column of row r; terminal: keep it short (in a terminal). */
 typedef void (*column_text)(const struct row *r, int terminal, char *buf, size_t len);
 
-/* In a terminal, a list of TPCs (set, as text in list) longer than 20 columns keeps its start
- * and says how many TPCs it names, so that rows stay on one line; piped output stays whole. */
+/* The columns a TPC list may take in a terminal (list_room_for: what the terminal leaves). */
+static int list_room = 20;
+
+/* In a terminal, a list of TPCs (set, as text in list) longer than list_room columns keeps its
+ * start, up to a comma, and says how many TPCs it names, so that rows stay on one line; piped
+ * output stays whole. */
 static void shorten_list(char *list, size_t len, const struct nvt_tpcset *set, int terminal)
 {
 	char count[16];
 	int n_keep;
 
-	if (!terminal || strlen(list) <= 20)
+	if (!terminal || (int)strlen(list) <= list_room)
 		return;
-	n_keep = 20 - snprintf(count, sizeof(count), "...(%u)", nvt_set_count(set));
+	n_keep = list_room - snprintf(count, sizeof(count), "...(%u)", nvt_set_count(set));
+	while (n_keep > 1 && list[n_keep] != ',')
+		n_keep--; /* (whole items: no number cut in two) */
 	snprintf(list + n_keep, len - (size_t)n_keep, "%s", count);
 }
 
@@ -603,6 +609,25 @@ static void fit_columns(const struct row *rows, size_t n, int terminal)
 	}
 }
 
+/* list_room on a terminal of cols columns (0: piped): what the other shown columns at their
+ * default widths and 20 columns of COMMAND leave, shared by the TPC lists (TPCS, and OWN with
+ * priorities); at least 20 (a 200-column terminal shows lists of 100 and more whole). */
+static void list_room_for(int cols)
+{
+	int fixed = 20, lists = 0;
+
+	for (size_t c = 0; c < N_COLUMNS; c++) {
+		if (!column_shown(c))
+			continue;
+		if (columns[c].text == col_tpcs || columns[c].text == col_own)
+			lists++;
+		else
+			fixed += abs(columns[c].width);
+		fixed += 2;
+	}
+	list_room = cols && lists && cols - fixed > 20 * lists ? (cols - fixed) / lists : 20;
+}
+
 /* Width left for COMMAND on a terminal of cols columns, or 0: no limit (piped output). */
 static int command_width(int cols)
 {
@@ -727,6 +752,16 @@ static int tree_tops(const struct task_tree *t, const pid_t *pids, size_t n, pid
 	return 0;
 }
 
+/* 1 if slots of priorities a and b may hold the same TPCs by design: both managed, and at
+ * different levels (the lower yields) or both time-sliced (--yield slice: the GPU switches
+ * between them). */
+static int shared_by_design(const struct nvt_slot_prio *a, const struct nvt_slot_prio *b)
+{
+	if (a->prio == NVT_PRIO_NONE || b->prio == NVT_PRIO_NONE)
+		return 0;
+	return a->prio != b->prio || ((a->yield & NVT_YIELD_SLICE) && (b->yield & NVT_YIELD_SLICE));
+}
+
 /*
  * Marks the tasks whose partitions overlap on a GPU, but for tasks of one
  * tree (tops[k]: the top of task pids[k]'s, tree_tops): they copied their
@@ -747,6 +782,11 @@ static void find_overlaps(struct row *rows, const pid_t *pids, const pid_t *tops
 					struct nvt_tpcset both;
 					if (x->state != NVT_SLOT_SET || y->state != NVT_SLOT_SET ||
 					    memcmp(x->uuid, y->uuid, sizeof(x->uuid)))
+						continue;
+					/* Tasks of different priorities, or time-sliced ones,
+					 * share by design: the lower one yields (on the whole
+					 * GPU, as --priority without a MASK starts them). */
+					if (shared_by_design(&x->prio, &y->prio))
 						continue;
 					/* Managed tasks by their own partitions: a borrowed
 					 * or guarded one is the agent's, not an overlap. */
@@ -808,6 +848,7 @@ int nvt_cmd_list(const struct options *o)
 	}
 	find_lenders(rows, n);
 	cols = terminal_width();
+	list_room_for(cols);
 	fit_columns(rows, n, cols > 0);
 	width = command_width(cols);
 	/* Each task under the nearest task shown that it descends from. */

@@ -81,6 +81,10 @@ const struct nvt_gpus *machine_gpus(void)
 {
 	const struct nvt_gpus *gpus = try_machine_gpus();
 
+	if (!gpus && strstr(gpus_error, "cannot load the CUDA driver"))
+		cli_errx("%s (is the NVIDIA driver installed? Without a GPU, 'make try' in nvtaskset's "
+			 "source tree runs it on a fake one)",
+			 gpus_error);
 	if (!gpus)
 		cli_errx("%s", gpus_error);
 	return gpus;

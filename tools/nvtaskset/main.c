@@ -1,8 +1,9 @@
 /*
  * main.c - nvtaskset: run a command on, or move a running task to, a set of
- * GPU TPCs. Options and dispatch; each sub-command has a file of its own.
- * Over 600 lines on purpose: the hint for an option after MASK parses the
- * command line it suggests, with this file's options table and checks.
+ * GPU TPCs. Options and dispatch; each sub-command has a file of its own, and
+ * the hints for a command line refused (hint.c) check what they suggest with
+ * this file's parser. Over 500 lines: the options, their checks and the
+ * dispatch are one parser, which a hint's child runs whole.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -25,6 +26,8 @@
 #include "core/prio.h"
 #include "core/cmdline.h"
 #include "profile.h"
+#include "hint.h"
+#include "core/text.h"
 
 /*
  * Exported (the Makefile links with --export-dynamic-symbol=NVT_CLI_MARKER):
@@ -59,7 +62,8 @@ enum {
 	OPT_MEMORY_HALF,
 	OPT_SVG,
 	OPT_METRICS,
-	OPT_EXPORTER
+	OPT_EXPORTER,
+	OPT_HELP_ALL
 };
 /* "+": options end at the first word that is not one (MASK), as taskset's. */
 #define SHORT_OPTIONS "+acgpln:hV"
@@ -92,194 +96,9 @@ static const struct option long_options[] = {
 	{"across-users", no_argument, NULL, OPT_ACROSS_USERS},
 	{"svg", required_argument, NULL, OPT_SVG},
 	{"metrics", no_argument, NULL, OPT_METRICS},
-	{"exporter", required_argument, NULL, OPT_EXPORTER}, {NULL, 0, NULL, 0},
+	{"exporter", required_argument, NULL, OPT_EXPORTER},
+	{"help-all", no_argument, NULL, OPT_HELP_ALL}, {NULL, 0, NULL, 0},
 };
-
-/* 1 if word is one of our options (as written before MASK); *arg: it takes the next word. */
-static int our_option(const char *word, int *arg)
-{
-	size_t n;
-
-	*arg = 0;
-	if (word[0] != '-' || !word[1])
-		return 0;
-	if (word[1] == '-') {
-		n = strcspn(word + 2, "=");
-		for (const struct option *l = long_options; l->name; l++)
-			if (n && strlen(l->name) == n && !strncmp(l->name, word + 2, n)) {
-				*arg = l->has_arg == required_argument && !word[2 + n];
-				return 1;
-			}
-		return 0;
-	}
-	if (word[1] == 'n') {
-		*arg = !word[2];
-		return 1;
-	}
-	return strspn(word + 1, "acgplhV") == strlen(word + 1);
-}
-
-/* Appends word to buf (len), quoted for a shell where it needs it. */
-static void append_word(char *buf, size_t len, const char *word)
-{
-	size_t used = strlen(buf);
-	int plain = *word && strspn(word, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-					   "0123456789_-./=:,+@%") == strlen(word);
-
-	if (used < len)
-		snprintf(buf + used, len - used, plain ? "%s%s" : "%s'%s'", used ? " " : "", word);
-}
-
-/* Set in the child that checks a suggested command line (suggestion_refused): the command
- * line is checked as a start or -p would check it, and nothing runs. */
-static int checking_only;
-
-static int parse_command_line(int argc, char **argv);
-
-/*
- * Why the command line argv (argc words) is refused, into why (len), or 0 if it parses: a
- * child parses it (a usage error ends a process), its messages caught in a pipe; the command
- * never suggests a line its own parser refuses.
- */
-static int suggestion_refused(int argc, char **argv, char *why, size_t len)
-{
-	int fds[2], status = 0;
-	ssize_t got;
-	size_t used = 0;
-	pid_t pid;
-
-	snprintf(why, len, "it does not parse either");
-	fflush(NULL); /* (the child's exit must not write the parent's buffers again) */
-	if (pipe(fds))
-		return 1;
-	pid = fork();
-	if (pid == 0) {
-		close(fds[0]);
-		if (dup2(fds[1], STDOUT_FILENO) < 0 || dup2(fds[1], STDERR_FILENO) < 0)
-			_exit(125);
-		checking_only = 1;
-		exit(parse_command_line(argc, argv));
-	}
-	close(fds[1]);
-	while (pid > 0 && used + 1 < len && (got = read(fds[0], why + used, len - 1 - used)) != 0)
-		if (got > 0)
-			used += (size_t)got;
-		else if (errno != EINTR)
-			break;
-	close(fds[0]);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return 1;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	/* The first line of the child's message, without its "nvtaskset: ". */
-	if (used) {
-		why[used] = '\0';
-		why[strcspn(why, "\n")] = '\0';
-		if (!strncmp(why, "nvtaskset: ", 11))
-			memmove(why, why + 11, strlen(why + 11) + 1);
-	}
-	return 1;
-}
-
-/* 1 if word is -c or -g (alone or among short options), which say how MASK reads. */
-static int says_how_mask_reads(const char *word)
-{
-	return !strcmp(word, "--tpc-list") || !strcmp(word, "--gpc-list") ||
-	       (word[0] == '-' && word[1] != '-' && word[strcspn(word, "cg")]);
-}
-
-static void swap_words(char **pair)
-{
-	char *first = pair[0];
-
-	pair[0] = pair[1], pair[1] = first;
-}
-
-/*
- * Taskset's rule holds: options end at MASK (or -p's MASK or PID), and what
- * follows MASK is COMMAND. A COMMAND or PID that is one of our options was
- * meant as one: say so, with the command line that does it (exits 1): the
- * options put before (and, for -p, MASK before PID where only that parses),
- * or, where no such line parses, why.
- * first: argv's index of the first word after the options; word: the index
- * of the word to check; taken_as: what it is taken as.
- */
-static void check_misplaced(const struct options *o, char **argv, int argc, int first, int word,
-			    const char *taken_as)
-{
-	char line[1024] = "", what[64], why[300], moved[argc];
-	char *cand[argc + 1];
-	int arg, opt = 0, n = 0, rest, refused, mask_reads = 0, swapped = 0;
-
-	/* Our options from word on: the run of them there (what follows is COMMAND's), or with
-	 * -p every one (no COMMAND follows a PID). */
-	memset(moved, 0, sizeof(moved));
-	for (int i = word; i < argc; i += 1 + arg) {
-		if (!our_option(argv[i], &arg)) {
-			if (!o->pid_mode)
-				break;
-			continue; /* (arg is 0) */
-		}
-		/* --json meant for -p or --dry-run: its error as JSON too. */
-		if (!strcmp(argv[i], "--json") && (o->pid_mode || o->dry_run) && !checking_only)
-			set_json_errors(1);
-		mask_reads |= says_how_mask_reads(argv[i]);
-		for (int k = i; k <= i + arg && k < argc; k++)
-			moved[k] = 1;
-		opt = 1;
-	}
-	if (!opt)
-		return;
-	if (checking_only) /* a suggestion that needs one of its own is none */
-		bad_usage("an option after MASK or PID");
-	cand[n++] = argv[0];
-	for (int i = word; i < argc; i++)
-		if (moved[i])
-			cand[n++] = argv[i];
-	for (int i = 1; i < first; i++)
-		cand[n++] = argv[i];
-	rest = n;
-	for (int i = first; i < argc; i++)
-		if (!moved[i])
-			cand[n++] = argv[i];
-	cand[n] = NULL;
-	/* -p PID -c MASK was meant as -p -c MASK PID: an option that says how MASK reads comes
-	 * before it; the other order is tried where the first does not parse. */
-	if (o->pid_mode && n - rest == 2 && mask_reads)
-		swap_words(cand + rest);
-	refused = suggestion_refused(n, cand, why, sizeof(why));
-	if (refused && o->pid_mode && n - rest == 2) {
-		char other_why[300];
-		swap_words(cand + rest);
-		refused = suggestion_refused(n, cand, other_why, sizeof(other_why));
-	}
-	/* COMMAND MASK-option MASK (nvtaskset demo -c 0-3) was meant as the options, MASK, then
-	 * COMMAND: the other order, where the first does not parse. */
-	if (refused && !o->pid_mode && n - rest >= 2) {
-		char other_why[300];
-		swap_words(cand + rest);
-		swapped = !suggestion_refused(n, cand, other_why, sizeof(other_why));
-		refused = !swapped;
-	}
-	if (!refused) {
-		append_word(line, sizeof(line), "nvtaskset");
-		for (int i = 1; i < n; i++)
-			append_word(line, sizeof(line), cand[i]);
-	}
-	terminal_text(argv[word], what, sizeof(what));
-	{
-		char message[1500], shown[1100];
-		terminal_text(refused ? why : line, shown, sizeof(shown));
-		snprintf(message, sizeof(message),
-			 "'%s' after '%s' is taken as %s (options end at the first word that "
-			 "is not one, as taskset's do); %s%s",
-			 what, argv[word - 1], taken_as,
-			 refused ? "put before, it would be refused too: " :
-			 swapped ? "options and MASK go before COMMAND: " :
-				   "to give it as an option, put it before: ", shown);
-		bad_usage(message);
-	}
-}
 
 /* --gpu GPU or GPU=MASK into o. */
 static void gpu_option(struct options *o, char *arg)
@@ -309,7 +128,7 @@ static void count_option(struct options *o, int c, const char *arg)
 			bad_usage("-n takes a TPC count from 1 to 256");
 		o->part.count = (unsigned)v;
 	} else if (nvt_strategy_parse(arg, &o->part.strategy)) {
-		bad_usage("--strategy takes packed, spread or clusters");
+		hint_bad_word("--strategy takes packed, spread or clusters", arg);
 	}
 }
 
@@ -359,13 +178,13 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 			break;
 		case OPT_SM_COUNT:
 			if (!*optarg || nvt_sm_count_parse(optarg, &o->sm_count))
-				bad_usage("--sm-count takes partition, follow, gpu or fit");
+				hint_bad_word("--sm-count takes partition, follow, gpu or fit", optarg);
 			o->sm_count_given = 1;
 			break;
 		case OPT_PRIORITY:
 			o->prio_given = 1;
 			if (nvt_prio_parse_given(optarg, &o->prio))
-				bad_usage("--priority takes high, normal, low or none");
+				hint_bad_word("--priority takes high, normal, low or none", optarg);
 			break;
 		case OPT_GUARD: o->guard = prio_number("--guard", optarg, 1, NVT_MAX_TPCS); break;
 		case OPT_NO_LEND: o->no_lend = 1; break;
@@ -387,6 +206,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		case OPT_METRICS: o->metrics = 1; break;
 		case OPT_EXPORTER: o->exporter = optarg; break;
 		case 'h': usage(stdout);
+		case OPT_HELP_ALL: usage_all(stdout);
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
 			exit(EXIT_SUCCESS);
@@ -507,13 +327,13 @@ static void no_words(const struct words *w, const char *what)
 static int run_agent(const struct options *o, const struct words *w)
 {
 	no_words(w, "--agent takes");
-	return checking_only ? 0 : nvt_cmd_agent(o);
+	return hint_checking_only ? 0 : nvt_cmd_agent(o);
 }
 
 static int run_list(const struct options *o, const struct words *w)
 {
 	no_words(w, "-l takes");
-	if (checking_only)
+	if (hint_checking_only)
 		return 0;
 	return o->svg_file ? nvt_cmd_svg(o) : nvt_cmd_list(o);
 }
@@ -521,7 +341,7 @@ static int run_list(const struct options *o, const struct words *w)
 static int run_metrics(const struct options *o, const struct words *w)
 {
 	no_words(w, o->metrics ? "--metrics takes" : "--exporter takes");
-	if (checking_only)
+	if (hint_checking_only)
 		return 0;
 	return o->metrics ? nvt_cmd_metrics(o) : nvt_cmd_exporter(o);
 }
@@ -529,25 +349,34 @@ static int run_metrics(const struct options *o, const struct words *w)
 static int run_mps(const struct options *o, const struct words *w)
 {
 	no_words(w, "--mps takes");
-	return checking_only ? 0 : nvt_cmd_mps(o);
+	return hint_checking_only ? 0 : nvt_cmd_mps(o);
 }
 
 static int run_topology(const struct options *o, const struct words *w)
 {
 	no_words(w, "--topology and --calibrate take");
-	return checking_only ? 0 : nvt_cmd_topology(o);
+	return hint_checking_only ? 0 : nvt_cmd_topology(o);
 }
 
-/* In a check only (checking_only): MASK's syntax; the GPU's TPCs are checked where it is used. */
-static void check_mask_syntax(const struct options *o, const char *text)
+/* 1 if text parses as MASK (as a list with -c or -g). */
+static int mask_parses(const struct options *o, const char *text)
 {
 	struct nvt_tpcset set;
 	int rc = o->part.tpc_list || o->part.gpc_list ? nvt_parse_list(text, NVT_MAX_TPCS, &set) :
 							 nvt_parse_mask(text, NVT_MAX_TPCS, &set);
 
-	if (rc != NVT_PARSE_OK)
+	return rc == NVT_PARSE_OK;
+}
+
+/* In a check only (hint_checking_only): MASK's syntax; the GPU's TPCs are checked where it is
+ * used. */
+static void check_mask_syntax(const struct options *o, const char *text)
+{
+	if (!mask_parses(o, text))
 		bad_usage("MASK does not parse");
 }
+
+static void check_subcommand_slip(const struct options *o, const char *word);
 
 /* -p PID MASK, meant as -p MASK PID: where PID is the first of the two words and the line
  * with them swapped parses, the error names that line. */
@@ -557,7 +386,7 @@ static void check_swapped_pid(const struct words *w)
 	unsigned long v;
 	int n = 0;
 
-	if (checking_only || w->n != 2 || !number_arg(w->argv[w->first + 1], 1, INT_MAX, &v) ||
+	if (hint_checking_only || w->n != 2 || !number_arg(w->argv[w->first + 1], 1, INT_MAX, &v) ||
 	    number_arg(w->argv[w->first], 1, INT_MAX, &v))
 		return;
 	for (int i = 0; i < w->first; i++)
@@ -565,11 +394,11 @@ static void check_swapped_pid(const struct words *w)
 	cand[n++] = w->argv[w->first + 1];
 	cand[n++] = w->argv[w->first];
 	cand[n] = NULL;
-	if (suggestion_refused(n, cand, why, sizeof(why)))
+	if (hint_suggestion_refused(n, cand, why, sizeof(why)))
 		return;
-	append_word(line, sizeof(line), "nvtaskset");
+	hint_append_word(line, sizeof(line), "nvtaskset");
 	for (int i = 1; i < n; i++)
-		append_word(line, sizeof(line), cand[i]);
+		hint_append_word(line, sizeof(line), cand[i]);
 	terminal_text(line, shown, sizeof(shown));
 	terminal_text(w->argv[w->first + 1], what, sizeof(what));
 	cli_errx("invalid PID argument: '%s' (PID comes last, after MASK: %s)", what, shown);
@@ -612,7 +441,7 @@ static int run_pid(const struct options *o, const struct words *w)
 	pid_t pid;
 
 	for (int i = w->first + 1; i < w->argc; i++)
-		check_misplaced(o, w->argv, w->argc, w->first, i, i == w->first + 1 ? "PID" : "an argument");
+		hint_misplaced(o, w->argv, w->argc, w->first, i, i == w->first + 1 ? "PID" : "an argument");
 	words_usage(nvt_cmdline_pid(&form, w->n, &at));
 	/* NULL: -p shows; "": the options give the partition. */
 	mask_text = at.mask >= 0 ? w->argv[w->first + at.mask] : at.sets ? "" : NULL;
@@ -620,7 +449,7 @@ static int run_pid(const struct options *o, const struct words *w)
 	pid = pid_arg(w->argv[w->first + at.command]);
 	if (o->part.count && o->part.exclude_running)
 		claim_timeout_ms(); /* a bad value says so before anything changes */
-	if (checking_only) {
+	if (hint_checking_only) {
 		if (mask_text && *mask_text)
 			check_mask_syntax(o, mask_text);
 		return 0;
@@ -650,11 +479,13 @@ static int run_start(const struct options *given, const struct words *given_word
 		o->mask_left_out = 1;
 		w->n++;
 	}
+	if (positional && w->n >= 1)
+		check_subcommand_slip(o, w->argv[w->first]);
 	/* After MASK (given unless -n or --gpu GPU=MASK), COMMAND. */
 	if (positional && w->n > 1)
-		check_misplaced(o, w->argv, w->argc, w->first, w->first + 1, "COMMAND");
+		hint_misplaced(o, w->argv, w->argc, w->first, w->first + 1, "COMMAND");
 	words_usage(rc);
-	if (checking_only) {
+	if (hint_checking_only) {
 		if (positional)
 			check_mask_syntax(o, w->argv[w->first]);
 		return 0;
@@ -693,6 +524,27 @@ static const struct subcommand {
 };
 #define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
 
+/* A MASK that does not parse and is a slip of a sub-command's word (nvtaskset tpo): says
+ * which (exits 1). */
+static void check_subcommand_slip(const struct options *o, const char *word)
+{
+	const char *words[N_SUBCOMMANDS];
+	char message[200], shown[64];
+	int near;
+
+	if (o->part.tpc_list || o->part.gpc_list || mask_parses(o, word))
+		return; /* (-c and -g say a list was meant: its parser says what is wrong) */
+	for (size_t i = 0; i < N_SUBCOMMANDS; i++)
+		words[i] = subcommands[i].word[0] == '-' ? NULL : subcommands[i].word;
+	near = nvt_nearest_word(word, strlen(word), words, N_SUBCOMMANDS);
+	if (near < 0)
+		return;
+	terminal_text(word, shown, sizeof(shown));
+	snprintf(message, sizeof(message), "'%s' is not a MASK (did you mean 'nvtaskset %s'?)", shown,
+		 words[near]);
+	bad_usage(message);
+}
+
 /* The long options of options whose names begin with name (len bytes): exactly (1 or 0), or
  * (exact 0) as an abbreviation of theirs. */
 static int options_named(const struct option *options, const char *name, size_t len, int exact)
@@ -703,6 +555,26 @@ static int options_named(const struct option *options, const char *name, size_t 
 		n += exact ? strlen(l->name) == len && !strncmp(l->name, name, len) :
 			     !strncmp(l->name, name, len);
 	return n;
+}
+
+/* Appends "; did you mean '--NAME'?" to message (len) where the long option word (its first
+ * len bytes, with its dashes) is a slip of one of ours or of a sub-command's word. */
+static void near_option(const char *word, size_t len, char *message, size_t size)
+{
+	const char *words[N_SUBCOMMANDS], *near;
+	size_t n = 0, used = strlen(message);
+	char shown[100];
+
+	if (strncmp(word, "--", 2) || len <= 2)
+		return;
+	for (size_t i = 0; i < N_SUBCOMMANDS; i++)
+		if (!strncmp(subcommands[i].word, "--", 2))
+			words[n++] = subcommands[i].word;
+	near = hint_near_option(word + 2, len - 2, long_options, words, n);
+	if (!near)
+		return;
+	terminal_text(near, shown, sizeof(shown));
+	snprintf(message + used, size - used, "; did you mean '--%s'?", shown);
 }
 
 /*
@@ -741,15 +613,16 @@ static void option_error(int argc, char **argv)
 			if (!subcommands[i].options ||
 			    !options_named(subcommands[i].options, word + 2, len - 2, 1))
 				continue;
-			append_word(line, sizeof(line), "nvtaskset");
-			append_word(line, sizeof(line), subcommands[i].word);
+			hint_append_word(line, sizeof(line), "nvtaskset");
+			hint_append_word(line, sizeof(line), subcommands[i].word);
 			for (int k = 1; k < argc; k++)
-				append_word(line, sizeof(line), argv[k]);
+				hint_append_word(line, sizeof(line), argv[k]);
 			terminal_text(line, shown, sizeof(shown));
 			snprintf(message, sizeof(message), "option '%s' goes with %s: %s", what,
 				 subcommands[i].word, shown);
-			break;
+			bad_usage(message);
 		}
+		near_option(word, len, message, sizeof(message));
 	}
 	bad_usage(message);
 }
@@ -766,7 +639,7 @@ static int parse_command_line(int argc, char **argv)
 	w.n = argc - w.first;
 	/* What prints its JSON on stdout prints its errors there too (a start's
 	 * stdout is its COMMAND's). */
-	if (!checking_only)
+	if (!hint_checking_only)
 		set_json_errors(o.json && (o.pid_mode || o.list_mode || o.dry_run));
 	check_options(&o, strategy_given);
 	for (size_t i = 0;; i++)
@@ -793,7 +666,10 @@ static void check_stdout(void)
 
 int main(int argc, char **argv)
 {
+	static const struct hint_parser hints = {long_options, "acgplhV", parse_command_line};
+
 	atexit(check_stdout);
+	hint_setup(&hints);
 	for (size_t i = 0; argc > 1 && i < N_SUBCOMMANDS; i++)
 		if (!strcmp(argv[1], subcommands[i].word)) {
 			/* Its argv[0], which getopt's messages name: "nvtaskset --cdi". */

@@ -16,6 +16,7 @@
 #include "core/mpslog.h"
 #include "core/prio.h"
 #include "cli.h"
+#include "hint.h"
 
 static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 {
@@ -155,6 +156,6 @@ int nvt_cmd_mps(const struct options *o)
 		printf("stopped MPS control daemon (pid %ld)\n", (long)pid);
 		return EXIT_SUCCESS;
 	}
-	bad_usage("--mps takes status, start or stop");
+	hint_bad_word("--mps takes status, start or stop", o->mps_action);
 }
 

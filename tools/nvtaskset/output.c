@@ -120,10 +120,17 @@ void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *t
 	json_tpc_array(out, tpcs);
 }
 
+static const char *usage_command = "nvtaskset";
+
+void usage_names(const char *command)
+{
+	usage_command = command;
+}
+
 void bad_usage(const char *what)
 {
 	warnx("%s", what);
-	fprintf(stderr, "Try 'nvtaskset --help' for more information.\n");
+	fprintf(stderr, "Try '%s --help' for more information.\n", usage_command);
 	json_error_if_asked(what);
 	exit(EXIT_FAILURE);
 }

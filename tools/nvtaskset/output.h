@@ -29,8 +29,12 @@ void cli_errx(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2
 void cli_err(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 /* Prints "nvtaskset: WHAT" and the --help hint; exits 1. */
 void bad_usage(const char *what) __attribute__((noreturn));
-/* --help (help.c) on out; exits 0 for stdout, 1 for stderr. */
+/* --help and --help-all (help.c) on out; exit 0 for stdout, 1 for stderr. */
 void usage(FILE *out) __attribute__((noreturn));
+void usage_all(FILE *out) __attribute__((noreturn));
+/* The command whose --help a usage error names (bad_usage): "nvtaskset" unless a sub-command
+ * with a --help of its own says so ("nvtaskset top"). */
+void usage_names(const char *command);
 /*
  * The one reader of the command's numbers (options, PIDs, the environment's
  * seconds): decimal digits (nvt_decimal: no space, no sign but a leading

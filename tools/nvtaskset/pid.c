@@ -20,7 +20,8 @@
 #include "task/task.h"
 #include "os/sysutil.h"
 #include "core/smcount.h"
-
+#include "core/prio.h"
+#include "core/yield.h"
 
 /* The GPU a slot is for, as "GPU N (UUID)" or "GPU UUID" when not on this machine's list. */
 static void slot_gpu_text(const struct nvt_slot_view *view, char *buf, size_t len)
@@ -84,6 +85,17 @@ static void print_priority(pid_t pid, const char *which, const char *gpu,
 {
 	printf("pid %ld's %s%spriority%s%s: %s\n", (long)pid, which, *which ? " " : "",
 	       *gpu ? " on " : "", gpu, nvt_prio_word(view->prio.prio));
+}
+
+/* Prints "pid N's WHICH yield[ on GPU]: WORDS" (none: not managed). */
+static void print_yield(pid_t pid, const char *which, const char *gpu,
+			const struct nvt_slot_view *view)
+{
+	char words[96] = "none";
+
+	if (view->prio.prio != NVT_PRIO_NONE && nvt_yield_format(&view->prio, ',', words, sizeof(words)) < 0)
+		snprintf(words, sizeof(words), "?");
+	printf("pid %ld's %s yield%s%s: %s\n", (long)pid, which, *gpu ? " on " : "", gpu, words);
 }
 
 /* Prints ,"priority":LEVEL or null (docs/json.md). */
@@ -323,15 +335,20 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 		char gpu[96] = "";
 		if (c->n > 1 || c->n_before + c->new_slots > 1)
 			slot_gpu_text(&c->now[i], gpu, sizeof(gpu));
-		if (c->had[i])
-			print_partition(o, pid, "current", gpu, &c->before[i]);
-		else if (c->n_before == 0)
-			print_partition(o, pid, "current", gpu, &(struct nvt_slot_view){0});
-		print_partition(o, pid, "new", gpu, &c->now[i]);
+		const struct nvt_slot_view *before = c->had[i] ? &c->before[i] : &(struct nvt_slot_view){0};
+		/* A priority alone: the partition stays, and is no news. */
+		int same = c->had[i] && before->state == c->now[i].state &&
+			   nvt_set_equal(&before->tpcs, &c->now[i].tpcs);
+		if (!(o->prio_given && same)) {
+			if (c->had[i] || c->n_before == 0)
+				print_partition(o, pid, "current", gpu, before);
+			print_partition(o, pid, "new", gpu, &c->now[i]);
+		}
 		if (o->prio_given) {
-			print_priority(pid, "current", gpu,
-				       c->had[i] ? &c->before[i] : &(struct nvt_slot_view){0});
+			print_priority(pid, "current", gpu, before);
 			print_priority(pid, "new", gpu, &c->now[i]);
+			print_yield(pid, "current", gpu, before);
+			print_yield(pid, "new", gpu, &c->now[i]);
 		} else if (c->now[i].prio.prio != NVT_PRIO_NONE) {
 			print_priority(pid, "", gpu, &c->now[i]);
 		}
@@ -415,6 +432,75 @@ static const char *not_a_task(pid_t pid, char *buf, size_t len)
 	return buf;
 }
 
+/* Why the ways lost (NVT_YIELD_*) of nvt_yield_not_taken would not take effect, into buf. */
+static void lost_reasons(uint32_t lost, char *buf, size_t len)
+{
+	const uint32_t shim_ways =
+		NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW | NVT_YIELD_ANY;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if ((lost & shim_ways) && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "its shim does not follow its launch calls");
+	if ((lost & NVT_YIELD_SLICE) && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%sits shim follows no channel group",
+					 used ? ", " : "");
+	if ((lost & NVT_YIELD_CLIENT) && used < len)
+		snprintf(buf + used, len - used, "%sits MPS client priority stays as its start made it",
+			 used ? ", " : "");
+}
+
+/*
+ * -p --priority on a task whose start set its shim up without the ways the words name
+ * (docs/priorities.md, "Which one?"): its shim follows no launch call or channel group, MPS's
+ * client priority is fixed. Words of the shim's given with --yield that it would not take up
+ * are refused, before anything changes (exits 1); the rest is written, and what will not take
+ * effect said.
+ */
+static void check_yield_taken(const struct options *o, pid_t pid)
+{
+	struct nvt_slot_prio start, given;
+	char text[NVT_PRIO_ENV_TEXT_MAX], had[96], lost_words[96], started[140], why[200];
+	uint32_t lost, named;
+
+	if (!o->prio_given || o->prio == NVT_PRIO_NONE)
+		return;
+	memset(&start, 0, sizeof(start));
+	/* (-p could open the task for writing: its user's or root's, who may read its environ.) */
+	if (nvt_proc_env(pid, NVT_ENV_PRIORITY, text, sizeof(text)) == 0 &&
+	    nvt_prio_env_parse(text, &start))
+		memset(&start, 0, sizeof(start));
+	prio_given(o, &given);
+	lost = nvt_yield_not_taken(&start, given.prio, given.yield);
+	if (!lost)
+		return;
+	named = o->yield_given ? o->yield.yield : 0;
+	lost_reasons(lost, why, sizeof(why));
+	if (start.prio == NVT_PRIO_NONE)
+		snprintf(started, sizeof(started), "was started without a priority");
+	else if (nvt_yield_format(&start, ',', had, sizeof(had)) >= 0)
+		snprintf(started, sizeof(started), "was started with --yield %s", had);
+	else
+		snprintf(started, sizeof(started), "was started with other --yield words");
+	/* MPS's client priority alone refuses nothing: -p of client takes slice away, say. */
+	if (lost & named & ~NVT_YIELD_CLIENT) {
+		nvt_yield_format(&(struct nvt_slot_prio){.yield = lost & named & ~NVT_YIELD_CLIENT}, ',',
+				 lost_words, sizeof(lost_words));
+		cli_errx("failed to set pid %ld's priority: pid %ld %s, so %s: --yield %s would not "
+			 "take effect (nothing changed). Give it --yield guard (the agent narrows its "
+			 "partition while a higher task launches), or start it with the priority: "
+			 "nvtaskset --priority LEVEL --yield WORDS COMMAND",
+			 (long)pid, (long)pid, started, why, lost_words);
+	}
+	nvt_yield_format(&(struct nvt_slot_prio){.yield = lost}, ',', lost_words, sizeof(lost_words));
+	warnx("warning: pid %ld %s: its new yield words %s will not take effect (%s)%s%s", (long)pid,
+	      started, lost_words, why,
+	      start.prio == NVT_PRIO_NONE ? "; it yields to higher tasks only through the agent's "
+					    "guard: -p --priority " : "",
+	      start.prio == NVT_PRIO_NONE ? (given.prio == NVT_PRIO_NORMAL ? "normal --yield guard" :
+					    "low --yield guard") : "");
+}
+
 int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
@@ -431,6 +517,7 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 		cli_errx("failed to %s pid %ld's %s: %s", mask_text || o->prio_given ? "set" : "get",
 			 (long)pid, !mask_text && o->prio_given ? "priority" : "partition",
 			 seg_error_pid(rc, &h, pid, why, sizeof(why)));
+	check_yield_taken(o, pid);
 	if (!mask_text && o->prio_given) {
 		/* A priority alone: the task's own partitions stay. */
 		n_parts = prio_plan(o, &h, parts, why, sizeof(why));

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hint.h"
 #include "profile.h"
 #include "core/claim.h"
 #include "core/prio.h"
@@ -215,6 +216,7 @@ int nvt_cmd_plan(int argc, char **argv)
 	struct nvt_tpcset free_tpcs;
 
 	optind = 1;
+	usage_names("nvtaskset --plan");
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		if (c == 'G')
 			gpu_arg = optarg;
@@ -229,7 +231,7 @@ int nvt_cmd_plan(int argc, char **argv)
 			       "normal (default) or low. See nvtaskset(1), PROFILING.\n");
 			return EXIT_SUCCESS;
 		} else {
-			bad_usage("--plan takes [--gpu GPU] [--json] FILE");
+			hint_sub_usage("--plan takes [--gpu GPU] [--json] FILE", argc, argv, longopts);
 		}
 	}
 	set_json_errors(json);

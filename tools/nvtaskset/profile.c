@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hint.h"
 #include "core/profile.h"
 #include "os/child.h"
 #include "profile.h"
@@ -138,6 +139,7 @@ static void parse_profile_options(int argc, char **argv, struct profile_opts *p)
 
 	*p = (struct profile_opts){.rounds = 3, .timeout_s = 300, .slowdown = 0.05,
 				   .strategy = NVT_PACKED, .gpu = "0"};
+	usage_names("nvtaskset --profile");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", nvt_profile_options, NULL)) != -1) {
 		switch (c) {
@@ -157,7 +159,7 @@ static void parse_profile_options(int argc, char **argv, struct profile_opts *p)
 		case O_HIGHER: p->higher_is_better = 1; break;
 		case O_STRATEGY:
 			if (nvt_strategy_parse(optarg, &p->strategy))
-				bad_usage("--strategy takes packed, spread or clusters");
+				hint_bad_word("--strategy takes packed, spread or clusters", optarg);
 			break;
 		case O_GPU: p->gpu = optarg; break;
 		case O_HOG: p->hog = 1; break;
@@ -165,9 +167,16 @@ static void parse_profile_options(int argc, char **argv, struct profile_opts *p)
 		case O_JSON: p->json = 1; break;
 		case O_PLOT: p->plot = optarg; break;
 		case 'h': profile_usage(stdout);
-		default:
+		default: {
+			const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+			const char *near = !optopt && !strncmp(word, "--", 2) ?
+				hint_near_option(word + 2, strcspn(word + 2, "="), nvt_profile_options, NULL, 0) :
+				NULL;
+			if (near)
+				fprintf(stderr, "nvtaskset --profile: did you mean '--%s'?\n", near);
 			fprintf(stderr, "Try 'nvtaskset --profile --help' for more information.\n");
 			exit(EXIT_FAILURE);
+		}
 		}
 	}
 	if (p->higher_is_better && !p->metric)

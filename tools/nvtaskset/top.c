@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hint.h"
 #include "core/text.h"
 #include "top.h"
 
@@ -219,6 +220,7 @@ static void top_options(int argc, char **argv)
 	unsigned long frames;
 	int c, i;
 
+	usage_names("nvtaskset top");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+bn:d:o:h", longopts, NULL)) != -1) {
 		if (c == 'b')
@@ -241,7 +243,8 @@ static void top_options(int argc, char **argv)
 			fputs(top_help, stdout);
 			exit(EXIT_SUCCESS);
 		} else
-			bad_usage("top takes [-b] [-n N] [-d SECS] [-o FIELD] [--gpu GPU]");
+			hint_sub_usage("top takes [-b] [-n N] [-d SECS] [-o FIELD] [--gpu GPU]", argc, argv,
+				       longopts);
 	}
 	if (optind < argc)
 		bad_usage("top takes no further arguments");
