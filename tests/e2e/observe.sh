@@ -252,21 +252,59 @@ t_metrics_text() {
 }
 
 t_metrics_promtool() {
-	local out prog
+	local out prog odd esc
 	command -v promtool >/dev/null || skip "needs promtool (Debian: prometheus) to check the format"
-	# A program whose name needs escaping in a label: quote, backslash, a byte that is not UTF-8.
+	# A program whose name needs escaping in a label: quote, backslash, a byte that is not UTF-8;
+	# and one whose terminal escapes go out as '?'.
 	prog=$WORK/$'we"ird\\name\xff'
 	ln -s "$APP" "$prog"
 	start_loop odd "$NVT" --no-mps -g 1 "$prog"
+	odd=$PID
 	wait_file "$WORK/odd.state" "1,9,17,25,32,39,46,53"
+	ln -s "$APP" "$WORK/$ESCAPING_NAME"
+	start_loop esc "$NVT" --no-mps -g 2 "$WORK/$ESCAPING_NAME"
+	esc=$PID
+	wait_file "$WORK/esc.state" "2,10,18,26,33,40,47,54"
 	lending_pair
 	run_rc out rc "$NVT" --metrics
 	eq "$rc" 0
 	has "$out" 'command="we\"ird\\name'$'\xef\xbf\xbd''"'
+	has "$out" "$ESCAPING_LABEL"
 	printf '%s\n' "$out" >"$WORK/metrics.prom"
 	run_rc out rc promtool check metrics <"$WORK/metrics.prom"
 	eq "$rc" 0 "promtool check metrics: $out"
 	end_lending_pair
+	stop_loop esc "$esc"
+	stop_loop odd "$odd"
+}
+
+# A program named to take over a terminal: a window title (OSC 0), the clipboard (OSC 52), BEL,
+# DEL, C1's CSI as UTF-8 (clear the screen), a text-direction override.
+ESCAPING_NAME=$'t\e]0;owned\a\e]52;c;aGk=\a\x7f\xc2\x9b2J\u202ex'
+# What ESCAPING_NAME is as a label value: each of those characters a '?'.
+ESCAPING_LABEL='command="t?]0;owned??]52;c;aGk=???2J?x"'
+# no_terminal_escapes FILE: FILE holds no control but newline, no C1 (as UTF-8), no
+# text-direction override or isolate.
+no_terminal_escapes() {
+	python3 - "$1" <<'PY' || die "terminal escapes in $1"
+import re, sys
+text = open(sys.argv[1], "rb").read()
+bad = re.findall(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]", text)
+if bad:
+    sys.exit("%d escapes: %r" % (len(bad), sorted(set(bad))))
+PY
+}
+
+t_metrics_no_terminal_escapes() {
+	local out
+	ln -s "$APP" "$WORK/$ESCAPING_NAME"
+	start_loop odd "$NVT" --no-mps -g 1 "$WORK/$ESCAPING_NAME"
+	wait_file "$WORK/odd.state" "1,9,17,25,32,39,46,53"
+	run_rc out rc "$NVT" --metrics
+	eq "$rc" 0 "$out"
+	printf '%s\n' "$out" >"$WORK/metrics.prom"
+	has "$out" "pid=\"$PID\",user=\"$ME\",$ESCAPING_LABEL"
+	no_terminal_escapes "$WORK/metrics.prom"
 	stop_loop odd "$PID"
 }
 
@@ -412,6 +450,22 @@ t_exporter_serves() {
 	exporter_stop
 	stop_loop ta "$A"
 	stop_loop tb "$B"
+}
+
+t_exporter_no_terminal_escapes() {
+	local out
+	ln -s "$APP" "$WORK/$ESCAPING_NAME"
+	start_loop odd "$NVT" --no-mps -g 1 "$WORK/$ESCAPING_NAME"
+	wait_file "$WORK/odd.state" "1,9,17,25,32,39,46,53"
+	exporter_start 0
+	get /metrics >"$WORK/scrape"
+	eq "$(head -1 "$WORK/scrape")" 200 "GET /metrics"
+	has "$(cat "$WORK/scrape")" "pid=\"$PID\",user=\"$ME\",$ESCAPING_LABEL"
+	sed '1,/^\r\?$/d' "$WORK/scrape" >"$WORK/scrape.body" # (the body: the head has its CRs)
+	has "$(cat "$WORK/scrape.body")" "# TYPE nvtaskset_mps_daemon_up gauge"
+	no_terminal_escapes "$WORK/scrape.body"
+	exporter_stop
+	stop_loop odd "$PID"
 }
 
 t_exporter_bad_requests() {

@@ -52,6 +52,34 @@ static void test_utf8(void)
 	CHECK(nvt_utf8_len("\xe2\x82", 3) == 0);       /* not continued */
 }
 
+/* The one rule of what text from tasks may go out as it is (nvt_utf8_shown). */
+static void test_shown(void)
+{
+	static const struct {
+		const char *s;
+		size_t len;
+		int shown;
+	} cases[] = {
+		{"a", 1, 1},	      {" ", 1, 1},	      {"~", 1, 1},
+		{"\xc3\xa9", 2, 1},     {"\xe2\x80\xa9", 3, 1}, {"\xf0\x9f\x98\x80", 4, 1},
+		{"\x1b", 1, 0},	      {"\x07", 1, 0},	      {"\n", 1, 0},
+		{"\t", 1, 0},	      {"\x7f", 1, 0},	      {"\xc2\x80", 2, 0},
+		{"\xc2\x9b", 2, 0},     {"\xc2\x9f", 2, 0},     {"\xc2\xa0", 2, 1},
+		{"\xe2\x80\xaa", 3, 0}, {"\xe2\x80\xae", 3, 0}, {"\xe2\x81\xa6", 3, 0},
+		{"\xe2\x81\xa9", 3, 0}, {"\xe2\x81\xaa", 3, 1}, {"\x9b", 1, 0},
+		{"\xff", 1, 0},	      {"\xc3", 1, 0},
+	};
+	int shown;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t k = nvt_utf8_shown(cases[i].s, strlen(cases[i].s), &shown);
+		if (k != cases[i].len || shown != cases[i].shown)
+			fprintf(stderr, "case %zu: length %zu shown %d\n", i, k, shown);
+		CHECK(k == cases[i].len && shown == cases[i].shown);
+	}
+	CHECK(nvt_utf8_shown("", 0, &shown) == 0);
+}
+
 static void test_expo(void)
 {
 	struct nvt_outbuf b = {0};
@@ -69,6 +97,16 @@ static void test_expo(void)
 	/* Label values: backslash, quote and newline escaped; bytes not UTF-8 as U+FFFD. */
 	CHECK(nvt_expo_sample(&b, "x", l, 2, 3) == 0);
 	CHECK_STR(b.text, "x{user=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",gpu=\"0\"} 3\n");
+	nvt_outbuf_reset(&b);
+	/* What a terminal acts on goes out as '?', as -l and top show it: ESC (a window title
+	 * by OSC 0, the clipboard by OSC 52), BEL, DEL, C1 as UTF-8 (U+009B, CSI), a
+	 * text-direction override (U+202E); the help text's too. Text around them stays. */
+	l[0].value = "a\x1b]0;t\x07" "b\x1b]52;c;eA==\x07\x7f\xc2\x9b" "2J\xe2\x80\xaex\xc3\xa9\t";
+	CHECK(nvt_expo_sample(&b, "x", l, 1, 1) == 0);
+	CHECK_STR(b.text, "x{user=\"a?]0;t?b?]52;c;eA==???2J?x\xc3\xa9?\"} 1\n");
+	nvt_outbuf_reset(&b);
+	CHECK(nvt_expo_family(&b, "x", "gauge", "h\x1b[2J\xc2\x9d") == 0);
+	CHECK_STR(b.text, "# HELP x h?[2J?\n# TYPE x gauge\n");
 	nvt_outbuf_reset(&b);
 	CHECK(nvt_expo_sample(&b, "x", NULL, 0, 0.5) == 0);
 	CHECK_STR(b.text, "x 0.5\n");
@@ -149,6 +187,7 @@ int main(void)
 {
 	test_outbuf();
 	test_utf8();
+	test_shown();
 	test_expo();
 	test_listen();
 	return CHECK_DONE();
