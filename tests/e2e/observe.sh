@@ -468,6 +468,42 @@ t_exporter_no_terminal_escapes() {
 	stop_loop odd "$PID"
 }
 
+# scrape_timeout: Prometheus' 1 s for a scrape, stretched as a loaded machine stretches the work
+# (HANG is 120 s a CPU's load).
+scrape_timeout() { awk -v h="$HANG" 'BEGIN { t = h / 120; print (t < 1 ? 1 : t) }'; }
+
+# No client holds the exporter: 300 slow connections that a local user keeps open, each
+# sending a header line every 4 s, leave every scrape answered within a second; one address
+# keeps at most 16; a head whose bytes trickle is closed at its deadline.
+t_exporter_held_by_no_client() {
+	local out closed open lines
+	two_tasks
+	exporter_start 0
+	# From 20 loopback addresses, 15 each (under the per-address limit): the table (256)
+	# closes its oldest connections without a whole request for the newer ones, the scrapes'
+	# among them, for 12 s (about 3 lines on each).
+	run_rc out rc env SCRAPE_TIMEOUT="$(scrape_timeout)" python3 "$PROBE" flood "$PORT" 300 20 12
+	eq "$rc" 0 "$out"
+	closed=$(sed -n 's/^ok scrapes=[0-9]* closed=\([0-9]*\)$/\1/p' <<<"$out")
+	[ -n "$closed" ] && [ "$closed" -ge 44 ] || die "the slow connections closed for room: $out"
+	# 40 from one address: at most 16 stay open, and a GET from it is answered, and one from
+	# another address.
+	run_rc out rc env SCRAPE_TIMEOUT="$(scrape_timeout)" python3 "$PROBE" oneaddr "$PORT" 40
+	eq "$rc" 0 "$out"
+	open=${out#ok open=}
+	[ "$open" -le 16 ] || die "one address kept $open connections"
+	# A head that trickles a line every 0.25 s is closed at its deadline (5 s from its accept):
+	# long before 240 lines (60 s).
+	run_rc out rc python3 "$PROBE" trickle "$PORT" 60
+	eq "$rc" 0 "$out"
+	lines=${out#closed lines=}
+	[ "$lines" -lt 240 ] || die "the trickled head: $out"
+	serves
+	exporter_stop
+	stop_loop ta "$A"
+	stop_loop tb "$B"
+}
+
 t_exporter_bad_requests() {
 	local hex
 	exporter_start 127.0.0.1:0
@@ -492,7 +528,7 @@ t_exporter_slow_and_many_clients() {
 	two_tasks
 	exporter_start 0
 	# 20 slowloris connections, each sending a byte of a header at a time: the GETs beside them
-	# are served, and they stay open meanwhile.
+	# are served.
 	run_rc out rc python3 "$PROBE" slow "$PORT" 20
 	eq "$rc" 0 "$out"
 	eq "$out" "ok"

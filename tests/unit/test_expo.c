@@ -1,7 +1,8 @@
 /*
  * test_expo.c - the text writers of the viewers: the growing buffer and its
  * XML escaping (src/core/outbuf.c), Prometheus' text format
- * (src/core/expo.c), and where the exporter listens (src/core/listen.c).
+ * (src/core/expo.c), where the exporter listens (src/core/listen.c), and
+ * which of its connections it closes (src/core/conns.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -11,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "check.h"
+#include "core/conns.h"
 #include "core/expo.h"
 #include "core/listen.h"
 #include "core/outbuf.h"
@@ -183,6 +185,45 @@ static void test_listen(void)
 	listen_bad("[::1]:", "no port");
 }
 
+/* The exporter's connections: a head's deadline that bytes do not extend, the oldest without
+ * a whole request closed for room, per address first, never one being answered. */
+static void test_conns(void)
+{
+	static struct nvt_conns t;
+	const uint8_t a[16] = {127, 0, 0, 1}, b[16] = {10, 0, 0, 2}, b6[16] = {10, 0, 0, 2, 1};
+
+	nvt_conns_init(&t, 4, 2, 100);
+	CHECK(nvt_conns_admit(&t, AF_INET, a) == -1 && nvt_conns_add(&t, 10, AF_INET, a, 1000) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET, a) == -1 && nvt_conns_add(&t, 11, AF_INET, a, 1001) == 0);
+	/* A third from a: a's oldest (10) closes first; b and another family are others. */
+	CHECK(nvt_conns_admit(&t, AF_INET, a) == 10);
+	CHECK(nvt_conns_live(&t) == 1);
+	CHECK(nvt_conns_add(&t, 12, AF_INET, a, 1002) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET, b) == -1 && nvt_conns_add(&t, 20, AF_INET, b, 1003) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET6, b6) == -1 && nvt_conns_add(&t, 30, AF_INET6, b6, 1004) == 0);
+	nvt_conns_remove(&t, 10); /* (gone: its slot free) */
+	CHECK(t.n == 4 && nvt_conns_live(&t) == 4);
+	/* Full (4): the oldest of all without a whole request; 11 is being answered. */
+	nvt_conns_answering(&t, 11, 1, 1005);
+	CHECK(nvt_conns_admit(&t, AF_INET6, (const uint8_t[16]){1}) == 12);
+	nvt_conns_remove(&t, 12);
+	CHECK(nvt_conns_add(&t, 40, AF_INET, (const uint8_t[16]){9}, 1006) == 0);
+	/* Deadlines: heads of 100 ns from their start, bytes or not; one being answered has none,
+	 * and its next head's time begins when its response is done. */
+	CHECK(nvt_conns_expired(&t, 1100) == -1);
+	CHECK(nvt_conns_expired(&t, 1104) == 20);
+	CHECK(nvt_conns_expired(&t, 1104) == -1);
+	CHECK(nvt_conns_expired(&t, 1105) == 30);
+	nvt_conns_answering(&t, 11, 0, 2000);
+	CHECK(nvt_conns_expired(&t, 2000) == 40);
+	CHECK(nvt_conns_expired(&t, 2100) == -1 && nvt_conns_expired(&t, 2101) == 11);
+	/* Every one being answered: a newcomer is refused rather than one of them closed. */
+	nvt_conns_init(&t, 1, 1, 100);
+	CHECK(nvt_conns_add(&t, 5, AF_INET, a, 0) == 0);
+	nvt_conns_answering(&t, 5, 1, 0);
+	CHECK(nvt_conns_admit(&t, AF_INET, a) == -2 && nvt_conns_admit(&t, AF_INET, b) == -2);
+}
+
 int main(void)
 {
 	test_outbuf();
@@ -190,5 +231,6 @@ int main(void)
 	test_shown();
 	test_expo();
 	test_listen();
+	test_conns();
 	return CHECK_DONE();
 }
