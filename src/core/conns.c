@@ -46,6 +46,19 @@ int nvt_conns_live(const struct nvt_conns *t)
 	return live;
 }
 
+int nvt_conns_shared_address(int family, const uint8_t addr[16])
+{
+	static const uint8_t v6_loopback[16] = {[15] = 1};
+	static const uint8_t v4_mapped[12] = {[10] = 0xff, [11] = 0xff};
+
+	static const uint8_t v4_loopback[4] = {127, 0, 0, 1};
+
+	if (family == AF_INET)
+		return !memcmp(addr, v4_loopback, 4);
+	return family == AF_INET6 && (!memcmp(addr, v6_loopback, 16) ||
+				      (!memcmp(addr, v4_mapped, 12) && !memcmp(addr + 12, v4_loopback, 4)));
+}
+
 int nvt_conns_admit(struct nvt_conns *t, int family, const uint8_t addr[16])
 {
 	struct nvt_conn *close_first = NULL;
@@ -53,7 +66,7 @@ int nvt_conns_admit(struct nvt_conns *t, int family, const uint8_t addr[16])
 
 	for (int i = 0; i < t->n; i++)
 		from_addr += !t->v[i].closing && same_address(&t->v[i], family, addr);
-	if (from_addr >= t->per_address)
+	if (from_addr >= t->per_address && !nvt_conns_shared_address(family, addr))
 		close_first = oldest_waiting(t, family, addr);
 	else if (nvt_conns_live(t) >= t->max)
 		close_first = oldest_waiting(t, -1, addr);

@@ -5,8 +5,10 @@
  * (its accept, or the end of its last response), and whether a whole request
  * of it is being answered. A head has a deadline from that moment that bytes
  * do not extend; a new connection from an address that holds per_address
- * closes that address's oldest connection without a whole request, and one
- * that finds max held closes the oldest of all. A connection being answered
+ * closes that address's oldest connection without a whole request (but from
+ * 127.0.0.1 and ::1, which every local client shares: a local scraper and
+ * its neighbours are one address there), and one that finds max held closes
+ * the oldest of all. A connection being answered
  * is never closed. Pure: the caller closes what it is told, and says when a
  * connection is gone.
  *
@@ -36,6 +38,9 @@ struct nvt_conns {
 	struct nvt_conn v[NVT_CONNS_SLOTS];
 };
 
+/* 1 if family/addr is 127.0.0.1 or ::1 (or ::ffff:127.0.0.1), which the per-address limit
+ * leaves alone, else 0. */
+int nvt_conns_shared_address(int family, const uint8_t addr[16]);
 /* An empty table: at most max live connections (< NVT_CONNS_SLOTS), per_address from one
  * address, heads of deadline ns. */
 void nvt_conns_init(struct nvt_conns *t, int max, int per_address, uint64_t deadline);

@@ -486,8 +486,8 @@ t_exporter_held_by_no_client() {
 	eq "$rc" 0 "$out"
 	closed=$(sed -n 's/^ok scrapes=[0-9]* closed=\([0-9]*\)$/\1/p' <<<"$out")
 	[ -n "$closed" ] && [ "$closed" -ge 44 ] || die "the slow connections closed for room: $out"
-	# 40 from one address: at most 16 stay open, and a GET from it is answered, and one from
-	# another address.
+	# 40 from one address (127.0.0.2: 127.0.0.1, which every local client shares, has no such
+	# limit): at most 16 stay open, and a GET from it is answered, and one from 127.0.0.1.
 	run_rc out rc env SCRAPE_TIMEOUT="$(scrape_timeout)" python3 "$PROBE" oneaddr "$PORT" 40
 	eq "$rc" 0 "$out"
 	open=${out#ok open=}

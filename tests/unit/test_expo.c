@@ -190,7 +190,14 @@ static void test_listen(void)
 static void test_conns(void)
 {
 	static struct nvt_conns t;
-	const uint8_t a[16] = {127, 0, 0, 1}, b[16] = {10, 0, 0, 2}, b6[16] = {10, 0, 0, 2, 1};
+	const uint8_t a[16] = {127, 0, 0, 2}, b[16] = {10, 0, 0, 2}, b6[16] = {10, 0, 0, 2, 1};
+	const uint8_t lo[16] = {127, 0, 0, 1}, lo6[16] = {[15] = 1},
+		      mapped[16] = {[10] = 0xff, [11] = 0xff, 127, 0, 0, 1};
+
+	CHECK(nvt_conns_shared_address(AF_INET, lo) && nvt_conns_shared_address(AF_INET6, lo6) &&
+	      nvt_conns_shared_address(AF_INET6, mapped));
+	CHECK(!nvt_conns_shared_address(AF_INET, a) && !nvt_conns_shared_address(AF_INET6, a) &&
+	      !nvt_conns_shared_address(AF_INET, b6));
 
 	nvt_conns_init(&t, 4, 2, 100);
 	CHECK(nvt_conns_admit(&t, AF_INET, a) == -1 && nvt_conns_add(&t, 10, AF_INET, a, 1000) == 0);
@@ -222,6 +229,11 @@ static void test_conns(void)
 	CHECK(nvt_conns_add(&t, 5, AF_INET, a, 0) == 0);
 	nvt_conns_answering(&t, 5, 1, 0);
 	CHECK(nvt_conns_admit(&t, AF_INET, a) == -2 && nvt_conns_admit(&t, AF_INET, b) == -2);
+	/* 127.0.0.1 has no per-address limit: only the table's. */
+	nvt_conns_init(&t, 3, 1, 100);
+	CHECK(nvt_conns_add(&t, 5, AF_INET, lo, 0) == 0 && nvt_conns_add(&t, 6, AF_INET, lo, 1) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET, lo) == -1 && nvt_conns_add(&t, 7, AF_INET, lo, 2) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET, lo) == 5);
 }
 
 int main(void)
