@@ -52,8 +52,8 @@ $(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segtrust.o $(O)/s
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $^
 
-FAKEAPP_SRC = tests/fake/fakeapp.c tests/fake/fakeappgraph.c tests/fake/fakeappsms.c
-FAKEAPP_HDR = tests/fake/fakeapp.h tests/fake/fakecuda.h src/gpu/cuda_driver.h
+FAKEAPP_SRC = tests/fake/fakeapp.c tests/fake/fakeappgraph.c tests/fake/fakeappsms.c tests/fake/fakeappioctl.c
+FAKEAPP_HDR = tests/fake/fakeapp.h tests/fake/fakecuda.h src/gpu/cuda_driver.h src/gpu/nvrm.h
 $(T)/fakeapp-dlopen: $(FAKEAPP_SRC) $(FAKEAPP_HDR) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake -DUSE_DLOPEN $(LDFLAGS) -o $@ $(FAKEAPP_SRC) -ldl -lpthread

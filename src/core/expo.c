@@ -38,22 +38,27 @@ int nvt_expo_label_ok(const char *name)
 }
 
 /* Appends s escaped: backslash and newline, and with quote also the double quote; bytes that
- * are not UTF-8 as U+FFFD. */
+ * are not UTF-8 as U+FFFD; and what a terminal would act on (nvt_utf8_shown: other controls,
+ * C1, text-direction overrides) as '?', as -l and top show it: root's --metrics in a terminal
+ * and a curl of the exporter print other users' command names. */
 static int escaped(struct nvt_outbuf *b, const char *s, int quote)
 {
 	size_t n = strlen(s);
 
 	while (n) {
-		size_t k = nvt_utf8_len(s, n);
+		int shown;
+		size_t k = nvt_utf8_shown(s, n, &shown);
 		int rc;
-		if (!k)
-			rc = nvt_outbuf_put(b, "\xef\xbf\xbd", 3), k = 1;
+		if (!nvt_utf8_len(s, n))
+			rc = nvt_outbuf_put(b, "\xef\xbf\xbd", 3);
 		else if (*s == '\\')
 			rc = nvt_outbuf_put(b, "\\\\", 2);
 		else if (*s == '\n')
 			rc = nvt_outbuf_put(b, "\\n", 2);
 		else if (*s == '"' && quote)
 			rc = nvt_outbuf_put(b, "\\\"", 2);
+		else if (!shown)
+			rc = nvt_outbuf_put(b, "?", 1);
 		else
 			rc = nvt_outbuf_put(b, s, k);
 		if (rc)

@@ -3,8 +3,8 @@
  * through one writer so that what nvtaskset --metrics prints and the
  * exporter serves is well-formed by construction: each family's HELP and
  * TYPE once, before its samples; label values escaped (backslash, double
- * quote, newline) and valid UTF-8; names checked against the format's
- * grammar. Pure.
+ * quote, newline), valid UTF-8, and what a terminal acts on as '?'
+ * (nvt_utf8_shown); names checked against the format's grammar. Pure.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -18,7 +18,7 @@
 
 struct nvt_expo_label {
 	const char *name;  /* [a-zA-Z_][a-zA-Z0-9_]*, not beginning with "__" (reserved) */
-	const char *value; /* any bytes: escaped, and made valid UTF-8 */
+	const char *value; /* any bytes: escaped, made valid UTF-8, controls as '?' */
 };
 
 /* 1 if name is a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), else 0. */
@@ -28,7 +28,7 @@ int nvt_expo_label_ok(const char *name);
 
 /*
  * Starts the family name: "# HELP name HELP" (help escaped: backslash,
- * newline) and "# TYPE name TYPE", type one of counter, gauge, untyped.
+ * newline; controls as '?') and "# TYPE name TYPE", type one of counter, gauge, untyped.
  * Returns 0, or -1 (a bad name or type; out of memory).
  */
 int nvt_expo_family(struct nvt_outbuf *b, const char *name, const char *type, const char *help);

@@ -75,22 +75,24 @@ int nvt_outbuf_printf(struct nvt_outbuf *b, const char *fmt, ...)
 	return 0;
 }
 
-size_t nvt_utf8_len(const char *s, size_t n)
+size_t nvt_utf8_decode(const char *s, size_t n, uint32_t *cp)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t want;
-	uint32_t cp;
+	uint32_t c;
 
 	if (!n)
 		return 0;
-	if (u[0] < 0x80)
+	if (u[0] < 0x80) {
+		*cp = u[0];
 		return 1;
+	}
 	if (u[0] >= 0xc2 && u[0] <= 0xdf)
-		want = 2, cp = u[0] & 0x1fu;
+		want = 2, c = u[0] & 0x1fu;
 	else if (u[0] >= 0xe0 && u[0] <= 0xef)
-		want = 3, cp = u[0] & 0x0fu;
+		want = 3, c = u[0] & 0x0fu;
 	else if (u[0] >= 0xf0 && u[0] <= 0xf4)
-		want = 4, cp = u[0] & 0x07u;
+		want = 4, c = u[0] & 0x07u;
 	else
 		return 0; /* a continuation byte, C0/C1 (overlong two-byte forms), or past U+10FFFF */
 	if (n < want)
@@ -98,12 +100,33 @@ size_t nvt_utf8_len(const char *s, size_t n)
 	for (size_t i = 1; i < want; i++) {
 		if ((u[i] & 0xc0) != 0x80)
 			return 0;
-		cp = cp << 6 | (u[i] & 0x3fu);
+		c = c << 6 | (u[i] & 0x3fu);
 	}
-	if ((want == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (want == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+	if ((want == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (want == 4 && (c < 0x10000 || c > 0x10ffff)))
 		return 0;
+	*cp = c;
 	return want;
+}
+
+size_t nvt_utf8_len(const char *s, size_t n)
+{
+	uint32_t cp;
+
+	return nvt_utf8_decode(s, n, &cp);
+}
+
+size_t nvt_utf8_shown(const char *s, size_t n, int *shown)
+{
+	uint32_t cp = 0;
+	size_t k = nvt_utf8_decode(s, n, &cp);
+
+	/* Controls (C0, DEL, C1: an 8-bit terminal reads byte 0x9b, and some UTF-8 terminals
+	 * U+009B, as CSI), text-direction overrides and isolates, and bytes that are not
+	 * UTF-8. */
+	*shown = k && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f) &&
+		 !(cp >= 0x202a && cp <= 0x202e) && !(cp >= 0x2066 && cp <= 0x2069);
+	return k ? k : (n ? 1 : 0);
 }
 
 int nvt_outbuf_xml(struct nvt_outbuf *b, const char *s)
@@ -111,10 +134,11 @@ int nvt_outbuf_xml(struct nvt_outbuf *b, const char *s)
 	size_t n = strlen(s);
 
 	while (n) {
-		size_t k = nvt_utf8_len(s, n);
+		int shown, utf8 = nvt_utf8_len(s, n) != 0;
+		size_t k = nvt_utf8_shown(s, n, &shown);
 		const char *put = NULL;
 		unsigned char c = (unsigned char)*s;
-		if (!k)
+		if (!utf8)
 			put = "\xef\xbf\xbd"; /* U+FFFD */
 		else if (c == '&')
 			put = "&amp;";
@@ -126,11 +150,10 @@ int nvt_outbuf_xml(struct nvt_outbuf *b, const char *s)
 			put = "&quot;";
 		else if (c == '\'')
 			put = "&apos;";
-		else if (c < 0x20 || c == 0x7f)
+		else if (!shown)
 			put = " "; /* XML 1.0 has no place for most controls */
 		if (put ? nvt_outbuf_put(b, put, strlen(put)) : nvt_outbuf_put(b, s, k))
 			return -1;
-		k = k ? k : 1;
 		s += k;
 		n -= k;
 	}

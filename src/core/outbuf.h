@@ -13,6 +13,7 @@
 #define NVT_OUTBUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Zero-initialise; text is NUL-terminated whenever it is not NULL. */
 struct nvt_outbuf {
@@ -29,8 +30,9 @@ int nvt_outbuf_printf(struct nvt_outbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /*
  * Appends s as XML character data or an attribute's value: & < > " '
- * escaped, a control character (tab and newline included) as a space, and
- * a byte that does not begin a whole UTF-8 sequence as U+FFFD. Returns 0 or
+ * escaped, what nvt_utf8_shown hides as a space (a control, tab and newline
+ * included; a text-direction override), and a byte that does not begin a
+ * whole UTF-8 sequence as U+FFFD. Returns 0 or
  * -1 (failed set).
  */
 int nvt_outbuf_xml(struct nvt_outbuf *b, const char *s);
@@ -46,5 +48,16 @@ void nvt_outbuf_free(struct nvt_outbuf *b);
  * form).
  */
 size_t nvt_utf8_len(const char *s, size_t n);
+/* As nvt_utf8_len, and stores the sequence's code point in *cp. */
+size_t nvt_utf8_decode(const char *s, size_t n, uint32_t *cp);
+/*
+ * The one rule for text from tasks and users in every output (-l, top, JSON,
+ * the SVG, the metrics): whether the character at s (at most n bytes there)
+ * may go out as it is, in *shown: 0 for a control (C0, DEL, C1), a
+ * text-direction override or isolate (U+202A-202E, U+2066-2069), and a byte
+ * that does not begin a whole UTF-8 sequence; 1 for the rest. Returns the
+ * length to step over (1 for a byte that is not UTF-8; 0 only where n is 0).
+ */
+size_t nvt_utf8_shown(const char *s, size_t n, int *shown);
 
 #endif /* NVT_OUTBUF_H */

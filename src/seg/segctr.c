@@ -274,11 +274,47 @@ static int open_below(int dirfd, const char *name)
 	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
 }
 
-/* Removes everything in directory fd, depth levels deep at most. Returns 0, or -1 (something
- * stays). */
-static int empty_dir(int fd, int depth)
+/* The most times a removal starts again from the top (a directory moved away while it was in
+ * it), and the most entries it may leave (mount points) before it gives up. */
+#define RM_RESTARTS 64
+#define RM_LEFT 256
+
+/* A removal's walk: the inodes of the directories from the top down to the one it is in (the
+ * way back up, checked), and the entries it could not remove. */
+struct rm_walk {
+	ino_t *path;
+	size_t depth, cap;
+	ino_t left[RM_LEFT];
+	int n_left;
+	ino_t emptied; /* the directory the walk came back up from, emptied */
+};
+
+static int left_has(const struct rm_walk *w, ino_t ino)
 {
-	int copy = dup(fd), rc = 0;
+	for (int i = 0; i < w->n_left; i++)
+		if (w->left[i] == ino)
+			return 1;
+	return 0;
+}
+
+/* Notes ino as staying. Returns 0, or -1 (too many). */
+static int leave(struct rm_walk *w, ino_t ino)
+{
+	if (left_has(w, ino))
+		return 0;
+	if (w->n_left == RM_LEFT)
+		return -1;
+	w->left[w->n_left++] = ino;
+	return 0;
+}
+
+/* Removes what directory fd holds but its subdirectories; returns the first subdirectory
+ * that is not empty, opened (never through a link, nor into a mount point: those stay), in
+ * *sub. Returns 1 (a subdirectory in *sub), 0 (fd holds nothing more it may remove), or -1
+ * (something stays). */
+static int empty_level(int fd, struct rm_walk *w, int *sub)
+{
+	int copy = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
 	struct dirent *ent;
 	DIR *dir;
 
@@ -288,27 +324,112 @@ static int empty_dir(int fd, int depth)
 		return -1;
 	}
 	while ((ent = readdir(dir))) {
-		int sub;
 		if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
 			continue;
-		if (unlinkat(fd, ent->d_name, 0) == 0 || errno == ENOENT)
-			continue;
-		/* A directory (EISDIR; EPERM on some file systems): emptied first, never
-		 * through a link (a link was unlinked above), nor into a mount point (one that
-		 * propagated from the container's mount namespace, or a host's: what it holds
-		 * is no part of the container's directory). */
-		sub = depth > 1 ? open_below(fd, ent->d_name) : -1;
-		if (sub < 0) {
+		if (left_has(w, ent->d_ino)) {
 			rc = -1;
 			continue;
 		}
-		if (empty_dir(sub, depth - 1))
-			rc = -1;
-		close(sub);
-		if (unlinkat(fd, ent->d_name, AT_REMOVEDIR) && errno != ENOENT)
-			rc = -1;
+		if (unlinkat(fd, ent->d_name, 0) == 0 || errno == ENOENT ||
+		    unlinkat(fd, ent->d_name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+			continue;
+		/* A directory that is not empty: gone into (a link was unlinked above); a mount
+		 * point (one that propagated from the container's mount namespace, or a host's:
+		 * what it holds is no part of the container's directory) stays, and so does one
+		 * emptied that would not go. */
+		*sub = ent->d_ino == w->emptied ? -1 : open_below(fd, ent->d_name);
+		if (*sub >= 0) {
+			closedir(dir);
+			return 1;
+		}
+		if (leave(w, ent->d_ino))
+			break;
+		rc = -1;
 	}
 	closedir(dir);
+	return rc;
+}
+
+static ino_t inode_of(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) ? 0 : st.st_ino;
+}
+
+/* Goes into sub (w's path grows). Returns 0, or -1. */
+static int walk_down(struct rm_walk *w, int sub)
+{
+	if (w->depth + 1 >= w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 64;
+		ino_t *grown = realloc(w->path, cap * sizeof(*grown));
+		if (!grown)
+			return -1;
+		w->path = grown;
+		w->cap = cap;
+	}
+	w->path[++w->depth] = inode_of(sub);
+	return 0;
+}
+
+/*
+ * Removes everything in directory top, whatever its depth: without recursion
+ * (a walk down and back up through "..", each step checked against the way
+ * down: a directory moved out meanwhile sends the walk back to the top), with
+ * two descriptors at a time, never through a link nor into a mount point
+ * (RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS: those stay). Returns 0, or -1
+ * (something stays).
+ */
+static int empty_tree(int top)
+{
+	struct rm_walk w = {0};
+	int cur = -1, restarts = 0, rc = -1, step = -1, sub;
+
+	if (walk_down(&w, top)) /* (the path's first room; the top is its first step) */
+		return -1;
+	w.depth = 0;
+	w.path[0] = inode_of(top);
+	cur = dup(top);
+	while (cur >= 0) {
+		struct open_how how;
+		int up;
+		step = empty_level(cur, &w, &sub);
+		if (step == 1) {
+			if (walk_down(&w, sub)) {
+				close(sub);
+				break;
+			}
+			close(cur);
+			cur = sub;
+			continue;
+		}
+		if (w.depth == 0) {
+			rc = step;
+			break;
+		}
+		/* Done with this one: back up, by "..", to the directory it was found in. */
+		if (step && leave(&w, w.path[w.depth]))
+			break;
+		w.emptied = step ? 0 : w.path[w.depth];
+		memset(&how, 0, sizeof(how));
+		how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+		how.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+		up = (int)syscall(SYS_openat2, cur, "..", &how, sizeof(how));
+		close(cur);
+		cur = up;
+		w.depth--;
+		if (cur >= 0 && inode_of(cur) == w.path[w.depth])
+			continue;
+		/* Moved out from under the walk: from the top again. */
+		if (cur >= 0)
+			close(cur);
+		if (++restarts > RM_RESTARTS)
+			break;
+		w.depth = 0;
+		cur = dup(top);
+	}
+	if (cur >= 0)
+		close(cur);
+	free(w.path);
 	return rc;
 }
 
@@ -332,7 +453,7 @@ int nvt_seg_ctr_remove(const char *base, const char *id)
 		close(ctrs);
 		return -1;
 	}
-	rc = roots_dir(dir) ? empty_dir(dir, NVT_CONTAINER_RM_DEPTH) : -1;
+	rc = roots_dir(dir) ? empty_tree(dir) : -1;
 	close(dir);
 	if (!rc && unlinkat(ctrs, id, AT_REMOVEDIR))
 		rc = -1;

@@ -483,13 +483,11 @@ int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char 
 int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, size_t len);
 /*
  * Removes container id's directory under base, and what its tasks left in
- * it: never through a link nor into a mount point (what it holds stays),
- * relative to directory fds, at most
- * NVT_CONTAINER_RM_DEPTH levels deep (what lies deeper stays). Returns 0, or
+ * it, whatever its depth: without recursion, never through a link nor into a
+ * mount point (what it holds stays), relative to directory fds. Returns 0, or
  * -1 with errno set (ENOENT: none).
  */
 int nvt_seg_ctr_remove(const char *base, const char *id);
-#define NVT_CONTAINER_RM_DEPTH 8
 
 /* ---- Listing tasks (segscan.c) ------------------------------------------- */
 

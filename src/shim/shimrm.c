@@ -8,15 +8,22 @@
  * with controls. The shim exports ioctl(2): for the requests of the RM (type
  * 'F') it follows those objects of its own process, and
  * gives each channel group the timeslice asked for its GPU: at its
- * allocation, after every schedule or bind of it or of its channels, and in
- * place of libcuda's own SET_TIMESLICE, which gives the compute group
+ * allocation, after every schedule or bind of it or of its channels, and
+ * right after libcuda's own SET_TIMESLICE, which gives the compute group
  * 2048 us right after scheduling it (a timeslice set only at allocation did
- * not hold; rewriting libcuda's call alone was enough: H200, driver 580,
- * docs/hardware-facts.md).
+ * not hold; rewriting libcuda's call was enough: H200, driver 580,
+ * docs/hardware-facts.md; the later of two sets is the one the module keeps).
  * The controls go through the descriptor libcuda allocated the object with,
  * on handles of its own client: only this process's own objects. A group's
  * GPU is its subdevice's UUID (GET_GID_INFO). Every other ioctl goes on
  * untouched, and nothing here runs until shimpreempt.c asks for a timeslice.
+ * The hook reads nothing the kernel has not read first: each request goes to
+ * the kernel as the caller made it, and only one it answered (0: it copied the
+ * block in and out, so the block is there to read) on a descriptor it has
+ * answered an allocation on (the driver's: /dev/nvidiactl as libcuda opened
+ * it) is looked at after. An ioctl the kernel refuses (ENOTTY on another file,
+ * EFAULT for a block that is not there, EINVAL for a size that is not the
+ * structure's) fails as it would without the shim.
  * Not the launch path: libcuda's RM calls are its slow path
  * (allocation, scheduling), and the lock is taken only for the calls on
  * channel groups and channels.
@@ -25,6 +32,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
@@ -39,6 +47,7 @@
 #define EXPORT __attribute__((visibility("default")))
 #define RM_OBJECTS 1024 /* devices, subdevices, groups and channels followed (PyTorch: ~30) */
 #define RM_GPUS 17     /* NVT_MAX_GPUS and one for groups whose GPU is not known */
+#define RM_FDS 65536   /* descriptors below this one are followed (libcuda opens its early) */
 
 struct rm_obj {
 	int fd;
@@ -69,6 +78,7 @@ static struct {
 	int n_gpu;
 	uint32_t default_us;  /* for GPUs without a timeslice of their own; 0: the driver's */
 	void (*on_new_gpu)(const uint8_t uuid[16]);
+	uint64_t driver_fd[RM_FDS / 64]; /* bit fd: the driver answered an allocation on fd */
 } rm = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const uint8_t no_uuid[16];
@@ -255,72 +265,69 @@ static int is_group_command(uint32_t cmd)
 	       cmd == NVRM_CHANNEL_GPFIFO_SCHEDULE || cmd == NVRM_CHANNEL_BIND;
 }
 
-/* libcuda's control c on one of its groups or channels: its own SET_TIMESLICE carries the
- * timeslice asked instead; after a schedule or bind the group gets it again (on driver 580
- * rewriting libcuda's call was enough; a schedule that resets it would be caught too). */
-static int on_control(int fd, unsigned long request, struct nvrm_control *c)
+/* The driver answered an allocation on fd: it is the driver's. */
+static void note_driver_fd(int fd)
 {
-	struct nvrm_control mine;
-	struct nvrm_timeslice ts;
-	struct rm_obj *t;
-	int rc;
+	if (fd >= 0 && fd < RM_FDS)
+		__atomic_fetch_or(&rm.driver_fd[fd / 64], 1ull << (fd % 64), __ATOMIC_RELAXED);
+}
 
+static int is_driver_fd(int fd)
+{
+	return fd >= 0 && fd < RM_FDS &&
+	       (__atomic_load_n(&rm.driver_fd[fd / 64], __ATOMIC_RELAXED) >> (fd % 64) & 1);
+}
+
+/* libcuda's control c, answered on fd (the kernel read and wrote c): after a schedule or bind
+ * of one of its groups or channels, and after its own SET_TIMESLICE, the group gets the
+ * timeslice asked again (on driver 580, setting it after libcuda's own call was enough; a
+ * schedule that resets it is caught too). */
+static void after_control(int fd, const struct nvrm_control *c)
+{
+	struct rm_obj *t;
+
+	if (c->status != NVRM_OK || !is_group_command(c->cmd))
+		return;
 	pthread_mutex_lock(&rm.lock);
-	t = group_of(c->client, c->object);
-	if (t && c->cmd == NVRM_TSG_SET_TIMESLICE && c->params_size == sizeof(ts) &&
-	    (ts.timeslice_us = want_of(&rm.gpu[t->gpu]))) {
-		mine = *c;
-		mine.params = (uint64_t)(uintptr_t)&ts;
-		rc = next_ioctl(fd, request, (unsigned long)&mine);
-		c->status = mine.status;
-		if (!rc && mine.status == NVRM_OK)
-			rm.gpu[t->gpu].applied_us = (uint32_t)ts.timeslice_us;
-		pthread_mutex_unlock(&rm.lock);
-		return rc;
-	}
-	pthread_mutex_unlock(&rm.lock);
-	rc = next_ioctl(fd, request, (unsigned long)c);
-	if (rc || c->status != NVRM_OK || c->cmd == NVRM_TSG_SET_TIMESLICE)
-		return rc;
-	pthread_mutex_lock(&rm.lock);
-	if ((t = group_of(c->client, c->object)))
+	if ((t = group_of(c->client, c->object)) && t->fd == fd)
 		set_timeslice(t);
 	pthread_mutex_unlock(&rm.lock);
-	return rc;
 }
 
 EXPORT int ioctl(int fd, unsigned long request, ...)
 {
 	unsigned long arg;
 	va_list ap;
+	int rc, err;
 
 	va_start(ap, request);
 	arg = va_arg(ap, unsigned long);
 	va_end(ap);
-	if (!__atomic_load_n(&rm.on, __ATOMIC_ACQUIRE) || _IOC_TYPE(request) != NVRM_IOCTL_MAGIC || !arg)
-		return next_ioctl(fd, request, arg);
-	switch (_IOC_NR(request)) {
-	case NVRM_ESC_CONTROL: {
-		struct nvrm_control *c = (struct nvrm_control *)arg;
-		if (_IOC_SIZE(request) != sizeof(*c) || !is_group_command(c->cmd))
-			break;
-		return on_control(fd, request, c);
-	}
-	case NVRM_ESC_ALLOC: {
-		int rc = next_ioctl(fd, request, arg);
-		if (!rc)
-			on_alloc(fd, (const void *)arg, _IOC_SIZE(request));
+	rc = next_ioctl(fd, request, arg);
+	/* (errno is the kernel's: nothing below runs after a refusal, and what runs after an
+	 * answer keeps it) */
+	if (rc || !__atomic_load_n(&rm.on, __ATOMIC_ACQUIRE) || _IOC_TYPE(request) != NVRM_IOCTL_MAGIC ||
+	    !arg)
 		return rc;
-	}
+	err = errno;
+	switch (_IOC_NR(request)) {
+	case NVRM_ESC_CONTROL:
+		if (_IOC_SIZE(request) == sizeof(struct nvrm_control) && is_driver_fd(fd))
+			after_control(fd, (const struct nvrm_control *)arg);
+		break;
+	case NVRM_ESC_ALLOC:
+		note_driver_fd(fd);
+		on_alloc(fd, (const void *)arg, _IOC_SIZE(request));
+		break;
 	case NVRM_ESC_FREE: {
 		const struct nvrm_free *f = (const struct nvrm_free *)arg;
-		int rc = next_ioctl(fd, request, arg);
-		if (!rc && _IOC_SIZE(request) == sizeof(*f) && f->status == NVRM_OK)
+		if (_IOC_SIZE(request) == sizeof(*f) && is_driver_fd(fd) && f->status == NVRM_OK)
 			on_free(f->root, f->object);
-		return rc;
+		break;
 	}
 	}
-	return next_ioctl(fd, request, arg);
+	errno = err;
+	return rc;
 }
 
 int shim_rm_timeslice(const uint8_t uuid[16], uint32_t timeslice_us)

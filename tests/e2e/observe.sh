@@ -252,21 +252,59 @@ t_metrics_text() {
 }
 
 t_metrics_promtool() {
-	local out prog
+	local out prog odd esc
 	command -v promtool >/dev/null || skip "needs promtool (Debian: prometheus) to check the format"
-	# A program whose name needs escaping in a label: quote, backslash, a byte that is not UTF-8.
+	# A program whose name needs escaping in a label: quote, backslash, a byte that is not UTF-8;
+	# and one whose terminal escapes go out as '?'.
 	prog=$WORK/$'we"ird\\name\xff'
 	ln -s "$APP" "$prog"
 	start_loop odd "$NVT" --no-mps -g 1 "$prog"
+	odd=$PID
 	wait_file "$WORK/odd.state" "1,9,17,25,32,39,46,53"
+	ln -s "$APP" "$WORK/$ESCAPING_NAME"
+	start_loop esc "$NVT" --no-mps -g 2 "$WORK/$ESCAPING_NAME"
+	esc=$PID
+	wait_file "$WORK/esc.state" "2,10,18,26,33,40,47,54"
 	lending_pair
 	run_rc out rc "$NVT" --metrics
 	eq "$rc" 0
 	has "$out" 'command="we\"ird\\name'$'\xef\xbf\xbd''"'
+	has "$out" "$ESCAPING_LABEL"
 	printf '%s\n' "$out" >"$WORK/metrics.prom"
 	run_rc out rc promtool check metrics <"$WORK/metrics.prom"
 	eq "$rc" 0 "promtool check metrics: $out"
 	end_lending_pair
+	stop_loop esc "$esc"
+	stop_loop odd "$odd"
+}
+
+# A program named to take over a terminal: a window title (OSC 0), the clipboard (OSC 52), BEL,
+# DEL, C1's CSI as UTF-8 (clear the screen), a text-direction override.
+ESCAPING_NAME=$'t\e]0;owned\a\e]52;c;aGk=\a\x7f\xc2\x9b2J\u202ex'
+# What ESCAPING_NAME is as a label value: each of those characters a '?'.
+ESCAPING_LABEL='command="t?]0;owned??]52;c;aGk=???2J?x"'
+# no_terminal_escapes FILE: FILE holds no control but newline, no C1 (as UTF-8), no
+# text-direction override or isolate.
+no_terminal_escapes() {
+	python3 - "$1" <<'PY' || die "terminal escapes in $1"
+import re, sys
+text = open(sys.argv[1], "rb").read()
+bad = re.findall(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]", text)
+if bad:
+    sys.exit("%d escapes: %r" % (len(bad), sorted(set(bad))))
+PY
+}
+
+t_metrics_no_terminal_escapes() {
+	local out
+	ln -s "$APP" "$WORK/$ESCAPING_NAME"
+	start_loop odd "$NVT" --no-mps -g 1 "$WORK/$ESCAPING_NAME"
+	wait_file "$WORK/odd.state" "1,9,17,25,32,39,46,53"
+	run_rc out rc "$NVT" --metrics
+	eq "$rc" 0 "$out"
+	printf '%s\n' "$out" >"$WORK/metrics.prom"
+	has "$out" "pid=\"$PID\",user=\"$ME\",$ESCAPING_LABEL"
+	no_terminal_escapes "$WORK/metrics.prom"
 	stop_loop odd "$PID"
 }
 
@@ -414,6 +452,58 @@ t_exporter_serves() {
 	stop_loop tb "$B"
 }
 
+t_exporter_no_terminal_escapes() {
+	local out
+	ln -s "$APP" "$WORK/$ESCAPING_NAME"
+	start_loop odd "$NVT" --no-mps -g 1 "$WORK/$ESCAPING_NAME"
+	wait_file "$WORK/odd.state" "1,9,17,25,32,39,46,53"
+	exporter_start 0
+	get /metrics >"$WORK/scrape"
+	eq "$(head -1 "$WORK/scrape")" 200 "GET /metrics"
+	has "$(cat "$WORK/scrape")" "pid=\"$PID\",user=\"$ME\",$ESCAPING_LABEL"
+	sed '1,/^\r\?$/d' "$WORK/scrape" >"$WORK/scrape.body" # (the body: the head has its CRs)
+	has "$(cat "$WORK/scrape.body")" "# TYPE nvtaskset_mps_daemon_up gauge"
+	no_terminal_escapes "$WORK/scrape.body"
+	exporter_stop
+	stop_loop odd "$PID"
+}
+
+# scrape_timeout: Prometheus' 1 s for a scrape, stretched as a loaded machine stretches the work
+# (HANG is 120 s a CPU's load).
+scrape_timeout() { awk -v h="$HANG" 'BEGIN { t = h / 120; print (t < 1 ? 1 : t) }'; }
+
+# No client holds the exporter: 300 slow connections that a local user keeps open, each
+# sending a header line every 4 s, leave every scrape answered within a second; one address
+# keeps at most 16; a head whose bytes trickle is closed at its deadline.
+t_exporter_held_by_no_client() {
+	local out closed open lines
+	two_tasks
+	exporter_start 0
+	# From 20 loopback addresses, 15 each (under the per-address limit): the table (256)
+	# closes its oldest connections without a whole request for the newer ones, the scrapes'
+	# among them, for 12 s (about 3 lines on each).
+	run_rc out rc env SCRAPE_TIMEOUT="$(scrape_timeout)" python3 "$PROBE" flood "$PORT" 300 20 12
+	eq "$rc" 0 "$out"
+	closed=$(sed -n 's/^ok scrapes=[0-9]* closed=\([0-9]*\)$/\1/p' <<<"$out")
+	[ -n "$closed" ] && [ "$closed" -ge 44 ] || die "the slow connections closed for room: $out"
+	# 40 from one address (127.0.0.2: 127.0.0.1, which every local client shares, has no such
+	# limit): at most 16 stay open, and a GET from it is answered, and one from 127.0.0.1.
+	run_rc out rc env SCRAPE_TIMEOUT="$(scrape_timeout)" python3 "$PROBE" oneaddr "$PORT" 40
+	eq "$rc" 0 "$out"
+	open=${out#ok open=}
+	[ "$open" -le 16 ] || die "one address kept $open connections"
+	# A head that trickles a line every 0.25 s is closed at its deadline (5 s from its accept):
+	# long before 240 lines (60 s).
+	run_rc out rc python3 "$PROBE" trickle "$PORT" 60
+	eq "$rc" 0 "$out"
+	lines=${out#closed lines=}
+	[ "$lines" -lt 240 ] || die "the trickled head: $out"
+	serves
+	exporter_stop
+	stop_loop ta "$A"
+	stop_loop tb "$B"
+}
+
 t_exporter_bad_requests() {
 	local hex
 	exporter_start 127.0.0.1:0
@@ -438,7 +528,7 @@ t_exporter_slow_and_many_clients() {
 	two_tasks
 	exporter_start 0
 	# 20 slowloris connections, each sending a byte of a header at a time: the GETs beside them
-	# are served, and they stay open meanwhile.
+	# are served.
 	run_rc out rc python3 "$PROBE" slow "$PORT" 20
 	eq "$rc" 0 "$out"
 	eq "$out" "ok"

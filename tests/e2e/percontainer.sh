@@ -125,6 +125,28 @@ t_container_poststop_stays_inside() {
 	has "$out" "cannot remove all of $NVTASKSET_RUNDIR/containers/c5"
 }
 
+# poststop removes a container's tree whatever its depth (12 levels with a file filling the
+# bottom, 300 levels), never through a link (one to a directory outside, 10 levels down): the
+# container's directory is gone, what the link named stays.
+t_container_poststop_any_depth() {
+	local out rc deep
+	need_pidns
+	make_container c6 12345
+	mkdir -p "$CTR_RUN/$(printf 'd/%.0s' {1..12})" "$WORK/outside"
+	head -c 1048576 /dev/zero >"$CTR_RUN/$(printf 'd/%.0s' {1..12})fill"
+	deep=$(printf 'e/%.0s' {1..300})
+	(cd "$CTR_RUN" && mkdir -p "$deep" && : >"$deep/bottom")
+	echo keep >"$WORK/outside/keep"
+	ln -s "$WORK/outside" "$CTR_RUN/$(printf 'd/%.0s' {1..10})out"
+	run_rc out rc sh -c 'printf %s "$1" | "$2" --cdi-hook poststop' - \
+		'{"ociVersion":"1.0.2","id":"c6","status":"stopped","bundle":"/"}' "$NVT"
+	eq "$rc" 0 "poststop ($out)"
+	eq "$out" "" "poststop's words"
+	[ ! -e "$NVTASKSET_RUNDIR/containers/c6" ] ||
+		die "poststop left the container's directory: $(find "$NVTASKSET_RUNDIR/containers/c6" | head -3)"
+	eq "$(cat "$WORK/outside/keep")" keep "the file the link named"
+}
+
 # A container's root writes into the run directory it is given: it sees its own run directory
 # alone, so the host's tasks' segments and another container's are out of its reach (on the
 # host's, a truncation would leave them unreadable: neither listed nor movable). What it writes

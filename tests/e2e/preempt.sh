@@ -12,6 +12,14 @@ rm_env() {
 final_us() { awk -v p="pid=$1" '$1 == p && $2 == "final" {sub("us=", "", $4); print $4}' "$WORK/rm.log"; }
 # sets PID: the timeslices PID's groups were set to, in order.
 sets() { awk -v p="pid=$1" '$1 == p && $2 == "set-timeslice" {sub("us=", "", $4); print $4}' "$WORK/rm.log"; }
+# group_sets PID: the timeslices each group of PID was set to, in order, a group's after another's
+# ("5 5|5 5|"), groups in the order made.
+group_sets() {
+	awk -v p="pid=$1" '$1 == p && $2 == "set-timeslice" {
+		sub("us=", "", $4); if (!($3 in seen)) { seen[$3] = 1; order[n++] = $3 }
+		v[$3] = v[$3] (v[$3] == "" ? "" : " ") $4
+	} END { for (i = 0; i < n; i++) printf "%s|", v[order[i]] }' "$WORK/rm.log"
+}
 # last_us PID GROUP: the latest timeslice set on a group of PID (its handle).
 last_us() {
 	awk -v p="pid=$1" -v g="group=$2" '$1 == p && $2 == "set-timeslice" && $3 == g {sub("us=", "", $4); v = $4} END {print v}' "$WORK/rm.log"
@@ -25,9 +33,10 @@ t_preempt_low_groups_get_slice() {
 	eq "$rc" 0 "exit status: $out"
 	pid=$(pid_of_log)
 	# Four groups (compute and three copy), each at 5 us at the end: libcuda's own 2048 us
-	# for the compute group never held.
+	# for the compute group was followed by the group's own at once. Each group's sets, in
+	# order: at its allocation, after its schedule, (compute) after libcuda's own.
 	eq "$(final_us "$pid" | tr '\n' ' ')" "5 5 5 5 " "final timeslices"
-	hasnt "$(sets "$pid")" 2048
+	eq "$(group_sets "$pid")" "5 5 2048 5|5 5|5 5|5 5|" "each group's sets"
 	hasnt "$out" "nvtaskset:"
 }
 
@@ -175,6 +184,39 @@ except OSError as e:
 	eq "$rc" 0 "exit status: $out"
 	eq "$out" "(24, 80, 0, 0)
 ENOTTY"
+}
+
+# Under --yield slice, an RM request the kernel refuses fails as it would without the shim, the
+# process whole after it: an ioctl numbered like the RM's on another file (ENOTTY, whatever its
+# block), a block that is not there or only partly, or read-only (EFAULT), a size that is not
+# the structure's (EINVAL), a control whose own block is not there (the driver's status). The
+# hook reads no block the kernel did not answer on, and only on the driver's descriptor.
+t_preempt_refused_ioctls_fail_as_the_kernel_says() {
+	local form want out rc wrong=""
+	rm_env
+	# (every form tried, each in a process of its own; then what went wrong, all of it)
+	while read -r form want; do
+		run_rc out rc "$NVT" --no-mps --priority low --yield slice "$APP" rm-ioctl "$form"
+		# (after it, the group's own timeslice, or libcuda's that a read-only block still set)
+		[ "$rc" == 0 ] && [ "$(head -1 <<<"$out")" == "$form=$want" ] &&
+			grep -qxE "after=ok us=(5|2048)" <<<"$out" ||
+			wrong+="$form: status $rc (139: SIGSEGV), wanted $form=$want, got: $out"$'\n'
+	done <<'FORMS'
+null-control ENOTTY
+null-control-fault ENOTTY
+null-alloc-fault ENOTTY
+null-free-fault ENOTTY
+control-fault EFAULT
+control-cut EFAULT
+control-readonly EFAULT
+control-params-fault ok status=0x1e
+control-short EINVAL
+alloc-short EINVAL
+free-short EINVAL
+alloc-fault EFAULT
+free-fault EFAULT
+FORMS
+	eq "$wrong" "" "the refused forms"
 }
 
 # A time-sliced task under MPS joins its level's own daemon, which nvtaskset starts with the

@@ -794,7 +794,7 @@ t_sec_shim_reads_environment_securely() {
 	findmnt -no OPTIONS --target "$WORK" | grep -q nosuid && return 0
 	# A setuid program that reaches the shim through its RPATH (honoured in
 	# secure mode), run by another user who sets NVTASKSET_RUNDIR.
-	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" "$ROOT/tests/fake/fakeappsms.c" -I"$ROOT/tests/fake" \
+	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" "$ROOT/tests/fake/fakeappsms.c" "$ROOT/tests/fake/fakeappioctl.c" -I"$ROOT/tests/fake" \
 		-I"$ROOT/src" -I"$ROOT/include" -L"$FAKEDIR" -lcuda \
 		-lpthread -Wl,--disable-new-dtags,-rpath,"$WRAPDIR:$FAKEDIR"
 	chown 65534 "$WORK/suidapp"

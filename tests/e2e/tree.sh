@@ -145,7 +145,7 @@ t_tree_spawn_setuid_program() {
 	command -v gcc >/dev/null || skip "needs gcc"
 	findmnt -no OPTIONS --target "$WORK" | grep -q nosuid && skip "$WORK is mounted nosuid"
 	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
-	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" "$ROOT/tests/fake/fakeappsms.c" -I"$ROOT/tests/fake" \
+	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" "$ROOT/tests/fake/fakeappsms.c" "$ROOT/tests/fake/fakeappioctl.c" -I"$ROOT/tests/fake" \
 		-I"$ROOT/src" -I"$ROOT/include" -L"$FAKEDIR" -lcuda \
 		-lpthread -Wl,--disable-new-dtags,-rpath,"$WRAPDIR:$FAKEDIR"
 	chown 65534 "$WORK/suidapp"
@@ -463,7 +463,7 @@ t_tree_all_tasks_other_users_task() {
 	findmnt -no OPTIONS --target "$WORK" | grep -q nosuid && skip "$WORK is mounted nosuid"
 	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
 	mkdir -m 1777 "$d"
-	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" "$ROOT/tests/fake/fakeappsms.c" -I"$ROOT/tests/fake" \
+	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" "$ROOT/tests/fake/fakeappsms.c" "$ROOT/tests/fake/fakeappioctl.c" -I"$ROOT/tests/fake" \
 		-I"$ROOT/src" -I"$ROOT/include" -L"$FAKEDIR" -lcuda \
 		-lpthread -Wl,--disable-new-dtags,-rpath,"$WRAPDIR:$FAKEDIR"
 	chown 65534 "$WORK/suidapp"

@@ -56,6 +56,8 @@
  *                                         it maps (through its shim's writable mapping,
  *                                         as a program that dropped root could), then loop
  *
+ * RM ioctls the kernel refuses (fakeappioctl.c, FAKECUDA_RM=1): rm-ioctl FORM.
+ *
  * The SM count, cooperative grids and clusters (fakeappsms.c): sms, sms-on GO, coop BLOCK [ex],
  * clusters BLOCK SMEM,
  * coop-on GO BLOCK [ex].
@@ -642,6 +644,12 @@ int main(int argc, char **argv)
 	    !strcmp(argv[1], "clusters") ||
 	    !strcmp(argv[1], "coop-on"))
 		return sms_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "rm-ioctl") && argc == 3) {
+		struct fakecuda_launch rec;
+		if (launch(&rec))
+			return 2;
+		return rm_ioctl_main(argv[2]);
+	}
 	if (!strcmp(argv[1], "info")) {
 		printf("sms=%d\n", sms);
 		return 0;

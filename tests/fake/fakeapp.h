@@ -1,5 +1,6 @@
 /*
- * fakeapp.h - what fakeapp.c shares with fakeappgraph.c (its graph modes).
+ * fakeapp.h - what fakeapp.c shares with fakeappgraph.c (its graph modes),
+ * fakeappsms.c and fakeappioctl.c.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -29,5 +30,7 @@ int graph_main(int argc, char **argv);
 /* fakeapp sms, sms-on, coop, coop-on (fakeappsms.c): argv[0] is the mode;
  * returns the exit status. */
 int sms_main(int argc, char **argv);
+/* fakeapp rm-ioctl FORM (fakeappioctl.c), after a launch: returns the exit status. */
+int rm_ioctl_main(const char *form);
 
 #endif /* FAKEAPP_H */

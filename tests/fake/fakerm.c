@@ -7,7 +7,13 @@
  * made) and whether it is scheduled, a subdevice's UUID. Checks as the real
  * one does: GPFIFO_SCHEDULE's block is 3 bytes (2 is NV_ERR_INVALID_ARGUMENT,
  * as driver 580 answered), a timeslice of 0 is refused, a control on an
- * unknown object is NV_ERR_INVALID_OBJECT_HANDLE.
+ * unknown object is NV_ERR_INVALID_OBJECT_HANDLE. As the kernel module's
+ * nvidia_ioctl, it answers only on its device node (the fake's /dev/nvidiactl
+ * is /dev/zero: fakermcalls.c; on any other descriptor the kernel answers,
+ * ENOTTY for /dev/null), copies the parameter block in and out as
+ * copy_from_user and copy_to_user do (EFAULT where they would fault; a
+ * control's own block unreadable is NV_ERR_INVALID_ADDRESS in its status), and
+ * refuses a block of another size than the request's structure (EINVAL).
  *
  *   FAKERM_LOG=FILE     append a line per allocation and per timeslice
  *                       control ("pid=P set-timeslice group=H us=V status=S"),
@@ -27,13 +33,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "gpu/nvrm.h"
 
 #define OBJECTS 1024
+#define BLOCK_MAX 512 /* the largest parameter block copied (GET_GID_INFO's is 268 bytes) */
+#define NVRM_ERR_INVALID_ADDRESS 0x1eu
 
 struct object {
 	uint32_t client, handle, parent, cls;
@@ -72,6 +84,19 @@ static struct object *find(uint32_t client, uint32_t handle)
 	return NULL;
 }
 
+/* copy_from_user and copy_to_user: 0, or -1 where the process may not read (write) there. */
+static int copy_in(void *to, const void *from, size_t n)
+{
+	struct iovec local = {to, n}, remote = {(void *)from, n};
+	return syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+static int copy_out(void *to, const void *from, size_t n)
+{
+	struct iovec local = {(void *)from, n}, remote = {to, n};
+	return syscall(SYS_process_vm_writev, getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
 static uint32_t alloc(struct nvrm_alloc64 *a)
 {
 	struct object *o;
@@ -82,8 +107,9 @@ static uint32_t alloc(struct nvrm_alloc64 *a)
 	memset(o, 0, sizeof(*o));
 	o->client = a->root, o->handle = a->object, o->parent = a->parent, o->cls = a->cls;
 	o->timeslice_us = NVRM_DEFAULT_TIMESLICE_US;
-	if (a->cls == NVRM_CLASS_SUBDEVICE && a->params_size >= 20 && a->alloc_params)
-		memcpy(o->uuid, (const uint8_t *)(uintptr_t)a->alloc_params + 4, 16);
+	if (a->cls == NVRM_CLASS_SUBDEVICE && a->params_size >= 20 && a->alloc_params &&
+	    copy_in(o->uuid, (const uint8_t *)(uintptr_t)a->alloc_params + 4, 16))
+		memset(o->uuid, 0, 16);
 	say("alloc class=%#x handle=%#x parent=%#x", a->cls, a->object, a->parent);
 	return NVRM_OK;
 }
@@ -94,19 +120,11 @@ static uint32_t refused(uint32_t cmd)
 	return r && strtoul(r, NULL, 16) == cmd ? NVRM_ERR_NOT_SUPPORTED : NVRM_OK;
 }
 
-static uint32_t control(struct nvrm_control *c)
+static uint32_t control_on(struct object *o, const struct nvrm_control *c, void *p, uint32_t status)
 {
-	struct object *o = find(c->client, c->object);
-	void *p = (void *)(uintptr_t)c->params;
-	uint32_t status = refused(c->cmd);
-
-	if (!o)
-		return NVRM_ERR_INVALID_OBJECT_HANDLE;
-	if (o->cls != NVRM_CLASS_CHANNEL_GROUP && (c->cmd >> 16) == (NVRM_TSG_SET_TIMESLICE >> 16))
-		return NVRM_ERR_NOT_SUPPORTED;
 	switch (c->cmd) {
 	case NVRM_TSG_SET_TIMESLICE:
-		if (c->params_size != sizeof(struct nvrm_timeslice) || !p)
+		if (c->params_size != sizeof(struct nvrm_timeslice))
 			return 0x1f;
 		if (!((struct nvrm_timeslice *)p)->timeslice_us)
 			status = 0x1f;
@@ -116,19 +134,19 @@ static uint32_t control(struct nvrm_control *c)
 		    (unsigned long long)((struct nvrm_timeslice *)p)->timeslice_us, status);
 		return status;
 	case NVRM_TSG_GET_TIMESLICE:
-		if (c->params_size != sizeof(struct nvrm_timeslice) || !p)
+		if (c->params_size != sizeof(struct nvrm_timeslice))
 			return 0x1f;
 		((struct nvrm_timeslice *)p)->timeslice_us = o->timeslice_us;
 		return NVRM_OK;
 	case NVRM_TSG_GPFIFO_SCHEDULE:
-		if (c->params_size != sizeof(struct nvrm_schedule) || !p)
+		if (c->params_size != sizeof(struct nvrm_schedule))
 			return 0x1f;
 		if (status == NVRM_OK)
 			o->scheduled = ((struct nvrm_schedule *)p)->enable != 0;
 		return status;
 	case NVRM_SUBDEVICE_GET_GID_INFO: {
 		struct nvrm_gid_info *g = p;
-		if (o->cls != NVRM_CLASS_SUBDEVICE || c->params_size != sizeof(*g) || !g)
+		if (o->cls != NVRM_CLASS_SUBDEVICE || c->params_size != sizeof(*g))
 			return 0x1f;
 		if (status == NVRM_OK) {
 			g->length = 16;
@@ -137,6 +155,28 @@ static uint32_t control(struct nvrm_control *c)
 		return status;
 	}
 	}
+	return status;
+}
+
+/* A control: its parameter block copied in, run, and copied back, as the RM does. */
+static uint32_t control(struct nvrm_control *c)
+{
+	struct object *o = find(c->client, c->object);
+	void *user = (void *)(uintptr_t)c->params;
+	uint64_t block[BLOCK_MAX / 8];
+	uint32_t status;
+
+	if (!o)
+		return NVRM_ERR_INVALID_OBJECT_HANDLE;
+	if (o->cls != NVRM_CLASS_CHANNEL_GROUP && (c->cmd >> 16) == (NVRM_TSG_SET_TIMESLICE >> 16))
+		return NVRM_ERR_NOT_SUPPORTED;
+	if (!user || c->params_size > sizeof(block))
+		return 0x1f;
+	if (copy_in(block, user, c->params_size))
+		return NVRM_ERR_INVALID_ADDRESS;
+	status = control_on(o, c, block, refused(c->cmd));
+	if (copy_out(user, block, c->params_size))
+		return NVRM_ERR_INVALID_ADDRESS;
 	return status;
 }
 
@@ -163,38 +203,76 @@ static uint32_t release(uint32_t client, uint32_t handle)
 	return NVRM_OK;
 }
 
+/* 1 if fd is the fake's device node (/dev/zero: fakermcalls.c). */
+static int is_device(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 5);
+}
+
+/* 1 if size is that of request nr's parameter block (ALLOC: either structure), else 0. */
+static int size_ok(unsigned nr, size_t size)
+{
+	return nr == NVRM_ESC_ALLOC ? size == sizeof(struct nvrm_alloc64) || size == sizeof(struct nvrm_alloc)
+	       : nr == NVRM_ESC_CONTROL ? size == sizeof(struct nvrm_control)
+	       : nr == NVRM_ESC_FREE	? size == sizeof(struct nvrm_free)
+					: 0;
+}
+
+/* An RM request on the device: the block copied in, answered, copied out. Returns the ioctl's
+ * result. */
+static int answer(unsigned long request, void *arg)
+{
+	union {
+		struct nvrm_alloc64 a64;
+		struct nvrm_alloc a;
+		struct nvrm_control c;
+		struct nvrm_free f;
+	} in;
+	size_t size = _IOC_SIZE(request);
+
+	if (size > sizeof(in) || copy_in(&in, arg, size)) {
+		errno = size > sizeof(in) ? EINVAL : EFAULT;
+		return -1;
+	}
+	if (!size_ok(_IOC_NR(request), size)) {
+		errno = EINVAL;
+		return -1;
+	}
+	pthread_mutex_lock(&rm.lock);
+	if (_IOC_NR(request) == NVRM_ESC_ALLOC && size == sizeof(in.a)) {
+		struct nvrm_alloc64 wide = {in.a.root, in.a.parent, in.a.object, in.a.cls, in.a.alloc_params, 0,
+					    in.a.params_size, 0, 0, 0};
+		in.a.status = alloc(&wide);
+	} else if (_IOC_NR(request) == NVRM_ESC_ALLOC) {
+		in.a64.status = alloc(&in.a64);
+	} else if (_IOC_NR(request) == NVRM_ESC_CONTROL) {
+		in.c.status = control(&in.c);
+	} else {
+		in.f.status = release(in.f.root, in.f.object);
+	}
+	pthread_mutex_unlock(&rm.lock);
+	if (copy_out(arg, &in, size)) {
+		errno = EFAULT;
+		return -1;
+	}
+	return 0;
+}
+
 __attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, ...)
 {
 	static int (*next)(int, unsigned long, ...);
 	unsigned long arg;
 	va_list ap;
-	int rc = 0;
 
 	va_start(ap, request);
 	arg = va_arg(ap, unsigned long);
 	va_end(ap);
-	if (_IOC_TYPE(request) != NVRM_IOCTL_MAGIC || !arg) {
-		if (!next)
-			next = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
-		return next ? next(fd, request, arg) : (int)syscall(SYS_ioctl, fd, request, arg);
-	}
-	pthread_mutex_lock(&rm.lock);
-	switch (_IOC_NR(request)) {
-	case NVRM_ESC_ALLOC:
-		((struct nvrm_alloc64 *)arg)->status = alloc((struct nvrm_alloc64 *)arg);
-		break;
-	case NVRM_ESC_CONTROL:
-		((struct nvrm_control *)arg)->status = control((struct nvrm_control *)arg);
-		break;
-	case NVRM_ESC_FREE:
-		((struct nvrm_free *)arg)->status = release(((struct nvrm_free *)arg)->root,
-							    ((struct nvrm_free *)arg)->object);
-		break;
-	default:
-		rc = -1;
-	}
-	pthread_mutex_unlock(&rm.lock);
-	return rc;
+	if (_IOC_TYPE(request) == NVRM_IOCTL_MAGIC && is_device(fd))
+		return answer(request, (void *)arg);
+	if (!next)
+		next = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
+	return next ? next(fd, request, arg) : (int)syscall(SYS_ioctl, fd, request, arg);
 }
 
 __attribute__((destructor)) static void final_state(void)

@@ -6,9 +6,11 @@
  * it and then sets its timeslice to 2048 us (libcuda's own call), and three
  * copy groups with a channel each, scheduled. FAKECUDA_RM_LATE=N: the N-th
  * launch on a device allocates one more group (a library's, made late). The
- * calls go through ioctl(2) on a descriptor of /dev/null, so that the shim,
- * preloaded before tests/fake/fakerm.c's kernel side, sees them as it sees the
- * real ones; without that side they fail (ENOTTY) and the fake goes on.
+ * calls go through ioctl(2) on a descriptor of /dev/zero, the fake's
+ * /dev/nvidiactl (a node any process may open, on which the kernel answers
+ * ENOTTY), so that the shim, preloaded before tests/fake/fakerm.c's kernel
+ * side, sees them as it sees the real ones; without that side they fail
+ * (ENOTTY) and the fake goes on.
  * The subdevice's allocation carries its GPU's UUID after its id, for the
  * kernel side's GET_GID_INFO (a fake's own convention).
  *
@@ -91,7 +93,7 @@ INTERNAL void fake_rm_context(int dev, const unsigned char uuid[16])
 		return;
 	pthread_mutex_lock(&rm.lock);
 	if (rm.fd < 0)
-		rm.fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		rm.fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
 	if (rm.fd >= 0 && !rm.device[dev] &&
 	    (rm.device[dev] = rm_alloc(FAKE_CLIENT, NVRM_CLASS_DEVICE, &device_id, sizeof(device_id)))) {
 		memcpy(sub.uuid, uuid, 16);

@@ -5,7 +5,8 @@
 # configuration, data and port in a temporary directory) scraping it every second. Then its
 # HTTP API must say: the target is up with no scrape error; each task's TPCs and SMs as the
 # exporter serves them; its launches counted, and rising (rate() over 0); the GPU's free TPCs;
-# the priority's state. Needs no GPU and no root; fails, saying what to install, where
+# the priority's state; and every scrape answered beside one local user's 300 slow connections.
+# Needs no GPU and no root; fails, saying what to install, where
 # Prometheus or the exporter is missing (CI installs both).
 #
 # Usage: tests/prometheus/run.sh   (`make check-prometheus`)
@@ -150,4 +151,12 @@ assert target["health"] == "up" and target["lastError"] == "", target
 PY
 CHECKS=$((CHECKS + 1))
 check "no scrape has failed" is 'count_over_time(up{job="nvtaskset"}[1m]) - sum_over_time(up{job="nvtaskset"}[1m])' 0
+# One local user's 300 slow connections (from 20 loopback addresses, each sending a header line
+# every 4 s and opened again when closed) for 15 s: every scrape of Prometheus's (timeout 1 s,
+# every second) beside them is answered.
+python3 "$ROOT/tests/e2e/helpers/httpprobe.py" flood "$PORT" 300 20 15 >"$W/flood.out" 2>&1 ||
+	fail "the slow connections: $(cat "$W/flood.out")"
+grep -q "^ok scrapes=" "$W/flood.out" || fail "the slow connections: $(cat "$W/flood.out")"
+check "scrapes went on beside 300 slow connections" above 'count_over_time(up{job="nvtaskset"}[15s])' 9
+check "none failed beside them" is 'count_over_time(up{job="nvtaskset"}[15s]) - sum_over_time(up{job="nvtaskset"}[15s])' 0
 echo "check-prometheus: $CHECKS checks passed"

@@ -1,7 +1,8 @@
 /*
  * test_expo.c - the text writers of the viewers: the growing buffer and its
  * XML escaping (src/core/outbuf.c), Prometheus' text format
- * (src/core/expo.c), and where the exporter listens (src/core/listen.c).
+ * (src/core/expo.c), where the exporter listens (src/core/listen.c), and
+ * which of its connections it closes (src/core/conns.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -11,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "check.h"
+#include "core/conns.h"
 #include "core/expo.h"
 #include "core/listen.h"
 #include "core/outbuf.h"
@@ -52,6 +54,34 @@ static void test_utf8(void)
 	CHECK(nvt_utf8_len("\xe2\x82", 3) == 0);       /* not continued */
 }
 
+/* The one rule of what text from tasks may go out as it is (nvt_utf8_shown). */
+static void test_shown(void)
+{
+	static const struct {
+		const char *s;
+		size_t len;
+		int shown;
+	} cases[] = {
+		{"a", 1, 1},	      {" ", 1, 1},	      {"~", 1, 1},
+		{"\xc3\xa9", 2, 1},     {"\xe2\x80\xa9", 3, 1}, {"\xf0\x9f\x98\x80", 4, 1},
+		{"\x1b", 1, 0},	      {"\x07", 1, 0},	      {"\n", 1, 0},
+		{"\t", 1, 0},	      {"\x7f", 1, 0},	      {"\xc2\x80", 2, 0},
+		{"\xc2\x9b", 2, 0},     {"\xc2\x9f", 2, 0},     {"\xc2\xa0", 2, 1},
+		{"\xe2\x80\xaa", 3, 0}, {"\xe2\x80\xae", 3, 0}, {"\xe2\x81\xa6", 3, 0},
+		{"\xe2\x81\xa9", 3, 0}, {"\xe2\x81\xaa", 3, 1}, {"\x9b", 1, 0},
+		{"\xff", 1, 0},	      {"\xc3", 1, 0},
+	};
+	int shown;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t k = nvt_utf8_shown(cases[i].s, strlen(cases[i].s), &shown);
+		if (k != cases[i].len || shown != cases[i].shown)
+			fprintf(stderr, "case %zu: length %zu shown %d\n", i, k, shown);
+		CHECK(k == cases[i].len && shown == cases[i].shown);
+	}
+	CHECK(nvt_utf8_shown("", 0, &shown) == 0);
+}
+
 static void test_expo(void)
 {
 	struct nvt_outbuf b = {0};
@@ -69,6 +99,16 @@ static void test_expo(void)
 	/* Label values: backslash, quote and newline escaped; bytes not UTF-8 as U+FFFD. */
 	CHECK(nvt_expo_sample(&b, "x", l, 2, 3) == 0);
 	CHECK_STR(b.text, "x{user=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",gpu=\"0\"} 3\n");
+	nvt_outbuf_reset(&b);
+	/* What a terminal acts on goes out as '?', as -l and top show it: ESC (a window title
+	 * by OSC 0, the clipboard by OSC 52), BEL, DEL, C1 as UTF-8 (U+009B, CSI), a
+	 * text-direction override (U+202E); the help text's too. Text around them stays. */
+	l[0].value = "a\x1b]0;t\x07" "b\x1b]52;c;eA==\x07\x7f\xc2\x9b" "2J\xe2\x80\xaex\xc3\xa9\t";
+	CHECK(nvt_expo_sample(&b, "x", l, 1, 1) == 0);
+	CHECK_STR(b.text, "x{user=\"a?]0;t?b?]52;c;eA==???2J?x\xc3\xa9?\"} 1\n");
+	nvt_outbuf_reset(&b);
+	CHECK(nvt_expo_family(&b, "x", "gauge", "h\x1b[2J\xc2\x9d") == 0);
+	CHECK_STR(b.text, "# HELP x h?[2J?\n# TYPE x gauge\n");
 	nvt_outbuf_reset(&b);
 	CHECK(nvt_expo_sample(&b, "x", NULL, 0, 0.5) == 0);
 	CHECK_STR(b.text, "x 0.5\n");
@@ -145,11 +185,64 @@ static void test_listen(void)
 	listen_bad("[::1]:", "no port");
 }
 
+/* The exporter's connections: a head's deadline that bytes do not extend, the oldest without
+ * a whole request closed for room, per address first, never one being answered. */
+static void test_conns(void)
+{
+	static struct nvt_conns t;
+	const uint8_t a[16] = {127, 0, 0, 2}, b[16] = {10, 0, 0, 2}, b6[16] = {10, 0, 0, 2, 1};
+	const uint8_t lo[16] = {127, 0, 0, 1}, lo6[16] = {[15] = 1},
+		      mapped[16] = {[10] = 0xff, [11] = 0xff, 127, 0, 0, 1};
+
+	CHECK(nvt_conns_shared_address(AF_INET, lo) && nvt_conns_shared_address(AF_INET6, lo6) &&
+	      nvt_conns_shared_address(AF_INET6, mapped));
+	CHECK(!nvt_conns_shared_address(AF_INET, a) && !nvt_conns_shared_address(AF_INET6, a) &&
+	      !nvt_conns_shared_address(AF_INET, b6));
+
+	nvt_conns_init(&t, 4, 2, 100);
+	CHECK(nvt_conns_admit(&t, AF_INET, a) == -1 && nvt_conns_add(&t, 10, AF_INET, a, 1000) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET, a) == -1 && nvt_conns_add(&t, 11, AF_INET, a, 1001) == 0);
+	/* A third from a: a's oldest (10) closes first; b and another family are others. */
+	CHECK(nvt_conns_admit(&t, AF_INET, a) == 10);
+	CHECK(nvt_conns_live(&t) == 1);
+	CHECK(nvt_conns_add(&t, 12, AF_INET, a, 1002) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET, b) == -1 && nvt_conns_add(&t, 20, AF_INET, b, 1003) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET6, b6) == -1 && nvt_conns_add(&t, 30, AF_INET6, b6, 1004) == 0);
+	nvt_conns_remove(&t, 10); /* (gone: its slot free) */
+	CHECK(t.n == 4 && nvt_conns_live(&t) == 4);
+	/* Full (4): the oldest of all without a whole request; 11 is being answered. */
+	nvt_conns_answering(&t, 11, 1, 1005);
+	CHECK(nvt_conns_admit(&t, AF_INET6, (const uint8_t[16]){1}) == 12);
+	nvt_conns_remove(&t, 12);
+	CHECK(nvt_conns_add(&t, 40, AF_INET, (const uint8_t[16]){9}, 1006) == 0);
+	/* Deadlines: heads of 100 ns from their start, bytes or not; one being answered has none,
+	 * and its next head's time begins when its response is done. */
+	CHECK(nvt_conns_expired(&t, 1100) == -1);
+	CHECK(nvt_conns_expired(&t, 1104) == 20);
+	CHECK(nvt_conns_expired(&t, 1104) == -1);
+	CHECK(nvt_conns_expired(&t, 1105) == 30);
+	nvt_conns_answering(&t, 11, 0, 2000);
+	CHECK(nvt_conns_expired(&t, 2000) == 40);
+	CHECK(nvt_conns_expired(&t, 2100) == -1 && nvt_conns_expired(&t, 2101) == 11);
+	/* Every one being answered: a newcomer is refused rather than one of them closed. */
+	nvt_conns_init(&t, 1, 1, 100);
+	CHECK(nvt_conns_add(&t, 5, AF_INET, a, 0) == 0);
+	nvt_conns_answering(&t, 5, 1, 0);
+	CHECK(nvt_conns_admit(&t, AF_INET, a) == -2 && nvt_conns_admit(&t, AF_INET, b) == -2);
+	/* 127.0.0.1 has no per-address limit: only the table's. */
+	nvt_conns_init(&t, 3, 1, 100);
+	CHECK(nvt_conns_add(&t, 5, AF_INET, lo, 0) == 0 && nvt_conns_add(&t, 6, AF_INET, lo, 1) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET, lo) == -1 && nvt_conns_add(&t, 7, AF_INET, lo, 2) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET, lo) == 5);
+}
+
 int main(void)
 {
 	test_outbuf();
 	test_utf8();
+	test_shown();
 	test_expo();
 	test_listen();
+	test_conns();
 	return CHECK_DONE();
 }

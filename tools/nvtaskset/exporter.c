@@ -10,10 +10,17 @@
  * cost one read: a view of 1000 tasks takes ~0.2 s to read on a 2-core VM,
  * and 100 scrapes at once each reading their own took 12.9 s and 9 s of CPU
  * (docs/observability.md). libmicrohttpd is event-driven: a slow or silent
- * client holds one of
- * CONNECTIONS_MAX sockets until CONNECTION_TIMEOUT_S of silence, never a
- * thread, and the others are served meanwhile; a request's headers are bounded
- * by CONNECTION_MEMORY bytes.
+ * client holds a socket, never a thread; a request's headers are bounded by
+ * CONNECTION_MEMORY bytes. So that no client holds the exporter
+ * (src/core/conns.h decides, this file closes): a request's head must come
+ * whole within HEAD_DEADLINE_S of its accept (or of the end of the response
+ * before it), however its bytes trickle; a new connection from an address
+ * holding PER_ADDRESS connections closes that address's oldest one without a
+ * whole request, and one that finds CONNECTIONS_MAX closes the oldest of all;
+ * a connection being answered is never closed. A connection is closed by
+ * shutdown(2) of its socket, under conns.lock, which libmicrohttpd's
+ * MHD_CONNECTION_NOTIFY_CLOSED takes before the socket is closed (its number
+ * cannot be another's meanwhile).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -31,6 +38,7 @@
 #include <time.h>
 #include <microhttpd.h>
 
+#include "core/conns.h"
 #include "core/expo.h"
 #include "core/listen.h"
 #include "core/text.h"
@@ -39,7 +47,13 @@
 #include "view/view.h"
 
 #define CONNECTIONS_MAX 256
-#define CONNECTION_TIMEOUT_S 10
+#define PER_ADDRESS 16
+#define HEAD_DEADLINE_S 5
+#define HEAD_TICK_MS 250 /* how often the deadlines are looked at */
+#define CONNECTION_TIMEOUT_S 10 /* silence on a connection between requests, libmicrohttpd's */
+/* libmicrohttpd's own limit, split among its threads: above what conns.c keeps (any one thread
+ * may accept them all, and closing ones linger until it reaps them), never reached first. */
+#define MHD_CONNECTIONS (THREADS * (CONNECTIONS_MAX + 64))
 #define CONNECTION_MEMORY (32 * 1024)
 #define THREADS 4
 #define DRIVER_TIMEOUT_S 60 /* NVTASKSET_DRIVER_TIMEOUT's default, as the command's */
@@ -77,6 +91,12 @@ static void text_done(void *arg)
 	text_put_locked(arg);
 	pthread_mutex_unlock(&latest.lock);
 }
+
+/* The connections, and which to close (src/core/conns.c). */
+static struct {
+	pthread_mutex_t lock;
+	struct nvt_conns table;
+} conns = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t now_ns(void)
 {
@@ -156,6 +176,85 @@ static struct MHD_Response *metrics(unsigned *status)
 	return r;
 }
 
+/* The socket of connection c, or -1. */
+static int socket_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	return info ? (int)info->connect_fd : -1;
+}
+
+/* The family and address of sa into family, addr; -1 if it is neither IPv4 nor IPv6. */
+static int address_of(const struct sockaddr *sa, int *family, uint8_t addr[16])
+{
+	memset(addr, 0, 16);
+	*family = sa ? sa->sa_family : AF_UNSPEC;
+	if (*family == AF_INET)
+		memcpy(addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (*family == AF_INET6)
+		memcpy(addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	return *family == AF_INET || *family == AF_INET6 ? 0 : -1;
+}
+
+/* libmicrohttpd's, before it accepts a connection from sa: room made (conns.c), or refused. */
+static enum MHD_Result admit(void *arg, const struct sockaddr *sa, socklen_t len)
+{
+	uint8_t addr[16];
+	int family, fd;
+
+	(void)arg, (void)len;
+	if (address_of(sa, &family, addr))
+		return MHD_NO;
+	pthread_mutex_lock(&conns.lock);
+	fd = nvt_conns_admit(&conns.table, family, addr);
+	if (fd >= 0)
+		shutdown(fd, SHUT_RDWR);
+	pthread_mutex_unlock(&conns.lock);
+	return fd == -2 ? MHD_NO : MHD_YES;
+}
+
+/* libmicrohttpd's: a connection started or closed (before its socket is closed). */
+static void connection_event(void *arg, struct MHD_Connection *c, void **socket_context,
+			     enum MHD_ConnectionNotificationCode what)
+{
+	const union MHD_ConnectionInfo *peer = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	int fd = socket_of(c), family;
+	uint8_t addr[16];
+
+	(void)arg, (void)socket_context;
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&conns.lock);
+	if (what == MHD_CONNECTION_NOTIFY_CLOSED)
+		nvt_conns_remove(&conns.table, fd);
+	else if (!peer || address_of(peer->client_addr, &family, addr) ||
+		 nvt_conns_add(&conns.table, fd, family, addr, now_ns()))
+		shutdown(fd, SHUT_RDWR); /* (no room to follow it: not kept) */
+	pthread_mutex_unlock(&conns.lock);
+}
+
+/* libmicrohttpd's: a request was answered (or ended): the next head's time begins. */
+static void request_done(void *arg, struct MHD_Connection *c, void **request,
+			 enum MHD_RequestTerminationCode why)
+{
+	int fd = socket_of(c);
+
+	(void)arg, (void)request, (void)why;
+	pthread_mutex_lock(&conns.lock);
+	nvt_conns_answering(&conns.table, fd, 0, now_ns());
+	pthread_mutex_unlock(&conns.lock);
+}
+
+/* Closes the connections whose heads are past their deadline. */
+static void close_late_heads(void)
+{
+	int fd;
+
+	pthread_mutex_lock(&conns.lock);
+	while ((fd = nvt_conns_expired(&conns.table, now_ns())) >= 0)
+		shutdown(fd, SHUT_RDWR);
+	pthread_mutex_unlock(&conns.lock);
+}
+
 static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_len, void **request)
@@ -167,6 +266,10 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 	enum MHD_Result rc;
 
 	(void)arg, (void)version, (void)upload, (void)upload_len, (void)request;
+	/* (its head is whole: it is answered, never closed for room) */
+	pthread_mutex_lock(&conns.lock);
+	nvt_conns_answering(&conns.table, socket_of(c), 1, now_ns());
+	pthread_mutex_unlock(&conns.lock);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
 		status = MHD_HTTP_METHOD_NOT_ALLOWED;
 		r = MHD_create_response_from_buffer(sizeof(not_allowed) - 1, (void *)not_allowed,
@@ -230,13 +333,16 @@ static struct MHD_Daemon *start(const struct nvt_listen *at)
 		in4.sin_port = htons(at->port);
 		memcpy(&in4.sin_addr, at->addr, 4);
 	}
+	nvt_conns_init(&conns.table, CONNECTIONS_MAX, PER_ADDRESS, HEAD_DEADLINE_S * 1000000000ull);
 	return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 					(at->family == AF_INET6 ? MHD_USE_IPv6 : 0),
-				at->port, NULL, NULL, answer, NULL,
+				at->port, admit, NULL, answer, NULL,
 				/* (the logger first: options before it would log in MHD's words) */
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR, sa,
 				MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)MHD_CONNECTIONS,
+				MHD_OPTION_NOTIFY_CONNECTION, connection_event, NULL,
+				MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
 				MHD_OPTION_END);
@@ -278,8 +384,9 @@ int main(int argc, char **argv)
 	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	say("serving the metrics on http://%s:%u/metrics", at.host,
 	    info && info->port ? (unsigned)info->port : (unsigned)at.port);
-	while (sigwait(&stop, &sig) != 0)
-		;
+	/* Until a signal ends it, a look at the heads' deadlines every HEAD_TICK. */
+	while ((sig = sigtimedwait(&stop, NULL, &(struct timespec){0, HEAD_TICK_MS * 1000000L})) < 0)
+		close_late_heads();
 	MHD_stop_daemon(d);
 	pthread_mutex_lock(&latest.lock);
 	text_put_locked(latest.text);

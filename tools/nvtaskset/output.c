@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "core/outbuf.h"
 #include "core/text.h"
 #include "os/proc.h"
 
@@ -135,42 +136,6 @@ void bad_usage(const char *what)
 	exit(EXIT_FAILURE);
 }
 
-/*
- * Decodes the UTF-8 character at s (n bytes left). Returns its length and
- * stores its code point, or returns 0 if s does not start a well-formed one
- * (overlong forms, surrogates and code points past U+10FFFF are not).
- */
-static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	uint32_t c = s[0], min;
-	size_t len;
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2, c &= 0x1f, min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3, c &= 0x0f, min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4, c &= 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
 void json_string_to(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -179,16 +144,17 @@ void json_string_to(FILE *out, const char *s)
 	fputc('"', out);
 	while (n) {
 		uint32_t cp;
-		size_t len = utf8_char(p, n, &cp);
+		int shown;
+		size_t len = nvt_utf8_shown((const char *)p, n, &shown);
 
-		if (!len) {
+		if (!nvt_utf8_decode((const char *)p, n, &cp)) {
 			fputs("\\ufffd", out); /* not UTF-8: the replacement character */
 			p++, n--;
 			continue;
 		}
 		if (cp == '"' || cp == '\\')
 			fprintf(out, "\\%c", (int)cp);
-		else if (cp < 0x20 || cp == 0x7f)
+		else if (!shown) /* controls, C1 and text-direction overrides: escaped, never raw */
 			fprintf(out, "\\u%04x", (unsigned)cp);
 		else
 			fwrite(p, 1, len, out);
@@ -208,15 +174,11 @@ void terminal_text(const char *s, char *out, size_t len)
 	size_t n = strlen(s), at = 0;
 
 	while (n && at + 1 < len) {
-		uint32_t cp;
-		size_t c = utf8_char(p, n, &cp);
-		/* Controls (C0, DEL, C1), text-direction overrides, and bytes that
-		 * are not UTF-8 (an 8-bit terminal reads 0x9b as CSI): '?'. */
-		int shown = c && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f) &&
-			    !(cp >= 0x202a && cp <= 0x202e) && !(cp >= 0x2066 && cp <= 0x2069);
+		int shown;
+		/* What nvt_utf8_shown hides (controls, C1, text-direction overrides, bytes that
+		 * are not UTF-8): '?'. */
+		size_t c = nvt_utf8_shown((const char *)p, n, &shown);
 
-		if (!c)
-			c = 1;
 		if (shown && at + c < len) {
 			memcpy(out + at, p, c);
 			at += c;

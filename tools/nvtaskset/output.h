@@ -63,7 +63,8 @@ void json_tasks_end(const char *error);
 /* Prints {"pid":PID,"error":MESSAGE}, or {"version":N,"error":MESSAGE} for pid 0. */
 void json_error(pid_t pid, const char *message);
 /* Prints s as a JSON string: valid UTF-8 whatever s holds (bytes that are
- * not UTF-8 become U+FFFD), controls escaped. */
+ * not UTF-8 become U+FFFD), what nvt_utf8_shown hides (controls, C1,
+ * text-direction overrides) escaped as \uXXXX. */
 void json_string(const char *s);
 /* The same, to out. */
 void json_string_to(FILE *out, const char *s);
@@ -74,8 +75,9 @@ void json_tpc_array(FILE *out, const struct nvt_tpcset *set);
 void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *tpcs);
 
 /* ---- Text ---- */
-/* Copies s into out (len bytes) for a terminal: controls, C1 controls,
- * text-direction overrides and bytes that are not UTF-8 become '?'. */
+/* Copies s into out (len bytes) for a terminal: what nvt_utf8_shown hides
+ * (controls, C1 controls, text-direction overrides, bytes that are not
+ * UTF-8) becomes '?'. */
 void terminal_text(const char *s, char *out, size_t len);
 /* Fills list and mask texts of set. */
 void describe(const struct nvt_tpcset *set, char *list, char *mask);

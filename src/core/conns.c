@@ -1,0 +1,126 @@
+/*
+ * conns.c - which of a server's connections to close (conns.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+#include <sys/socket.h>
+
+#include "conns.h"
+
+void nvt_conns_init(struct nvt_conns *t, int max, int per_address, uint64_t deadline)
+{
+	memset(t, 0, sizeof(*t));
+	t->max = max < NVT_CONNS_SLOTS ? max : NVT_CONNS_SLOTS - 1;
+	t->per_address = per_address;
+	t->deadline = deadline;
+}
+
+static int same_address(const struct nvt_conn *c, int family, const uint8_t addr[16])
+{
+	return c->family == family && !memcmp(c->addr, addr, family == AF_INET ? 4 : 16);
+}
+
+/* The oldest live connection without a whole request (of family/addr unless family is -1),
+ * or NULL. */
+static struct nvt_conn *oldest_waiting(struct nvt_conns *t, int family, const uint8_t addr[16])
+{
+	struct nvt_conn *old = NULL;
+
+	for (int i = 0; i < t->n; i++) {
+		struct nvt_conn *c = &t->v[i];
+		if (c->closing || c->answering || (family != -1 && !same_address(c, family, addr)))
+			continue;
+		if (!old || c->head_since < old->head_since)
+			old = c;
+	}
+	return old;
+}
+
+int nvt_conns_live(const struct nvt_conns *t)
+{
+	int live = 0;
+
+	for (int i = 0; i < t->n; i++)
+		live += !t->v[i].closing;
+	return live;
+}
+
+int nvt_conns_shared_address(int family, const uint8_t addr[16])
+{
+	static const uint8_t v6_loopback[16] = {[15] = 1};
+	static const uint8_t v4_mapped[12] = {[10] = 0xff, [11] = 0xff};
+
+	static const uint8_t v4_loopback[4] = {127, 0, 0, 1};
+
+	if (family == AF_INET)
+		return !memcmp(addr, v4_loopback, 4);
+	return family == AF_INET6 && (!memcmp(addr, v6_loopback, 16) ||
+				      (!memcmp(addr, v4_mapped, 12) && !memcmp(addr + 12, v4_loopback, 4)));
+}
+
+int nvt_conns_admit(struct nvt_conns *t, int family, const uint8_t addr[16])
+{
+	struct nvt_conn *close_first = NULL;
+	int from_addr = 0;
+
+	for (int i = 0; i < t->n; i++)
+		from_addr += !t->v[i].closing && same_address(&t->v[i], family, addr);
+	if (from_addr >= t->per_address && !nvt_conns_shared_address(family, addr))
+		close_first = oldest_waiting(t, family, addr);
+	else if (nvt_conns_live(t) >= t->max)
+		close_first = oldest_waiting(t, -1, addr);
+	else
+		return -1;
+	if (!close_first)
+		return -2;
+	close_first->closing = 1;
+	return close_first->fd;
+}
+
+int nvt_conns_add(struct nvt_conns *t, int fd, int family, const uint8_t addr[16], uint64_t now)
+{
+	struct nvt_conn *c;
+
+	if (t->n == NVT_CONNS_SLOTS)
+		return -1;
+	c = &t->v[t->n++];
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->family = family;
+	memcpy(c->addr, addr, family == AF_INET ? 4 : 16);
+	c->head_since = now;
+	return 0;
+}
+
+void nvt_conns_remove(struct nvt_conns *t, int fd)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->v[i].fd == fd) {
+			t->v[i] = t->v[--t->n];
+			return;
+		}
+}
+
+void nvt_conns_answering(struct nvt_conns *t, int fd, int answering, uint64_t now)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->v[i].fd == fd) {
+			t->v[i].answering = answering;
+			if (!answering)
+				t->v[i].head_since = now;
+			return;
+		}
+}
+
+int nvt_conns_expired(struct nvt_conns *t, uint64_t now)
+{
+	for (int i = 0; i < t->n; i++) {
+		struct nvt_conn *c = &t->v[i];
+		if (!c->closing && !c->answering && now - c->head_since > t->deadline) {
+			c->closing = 1;
+			return c->fd;
+		}
+	}
+	return -1;
+}

@@ -1,0 +1,69 @@
+/*
+ * conns.h - which of a server's connections to close, so that no client
+ * holds it (the exporter's table, tools/nvtaskset/exporter.c): each
+ * connection's peer address, since when its request's head has been coming
+ * (its accept, or the end of its last response), and whether a whole request
+ * of it is being answered. A head has a deadline from that moment that bytes
+ * do not extend; a new connection from an address that holds per_address
+ * closes that address's oldest connection without a whole request (but from
+ * 127.0.0.1 and ::1, which every local client shares: a local scraper and
+ * its neighbours are one address there), and one that finds max held closes
+ * the oldest of all. A connection being answered
+ * is never closed. Pure: the caller closes what it is told, and says when a
+ * connection is gone.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_CONNS_H
+#define NVT_CONNS_H
+
+#include <stdint.h>
+
+/* Room for max live connections and those told to close and not yet gone. */
+#define NVT_CONNS_SLOTS 1024
+
+struct nvt_conn {
+	int fd;
+	int family;          /* AF_INET or AF_INET6 (another: never counted with another's) */
+	uint8_t addr[16];    /* the peer's address, network order (4 bytes for AF_INET) */
+	uint64_t head_since; /* ns: when its head began coming */
+	int answering;       /* a whole request of it is being answered */
+	int closing;         /* told to close: no longer counted */
+};
+
+struct nvt_conns {
+	int max, per_address;
+	uint64_t deadline; /* ns a head may take */
+	int n;             /* slots used (closing ones too) */
+	struct nvt_conn v[NVT_CONNS_SLOTS];
+};
+
+/* 1 if family/addr is 127.0.0.1 or ::1 (or ::ffff:127.0.0.1), which the per-address limit
+ * leaves alone, else 0. */
+int nvt_conns_shared_address(int family, const uint8_t addr[16]);
+/* An empty table: at most max live connections (< NVT_CONNS_SLOTS), per_address from one
+ * address, heads of deadline ns. */
+void nvt_conns_init(struct nvt_conns *t, int max, int per_address, uint64_t deadline);
+
+/*
+ * A connection from family/addr is about to be accepted. Returns the fd of
+ * the connection to close first (marked closing: the oldest without a whole
+ * request, of addr where addr holds per_address, else of all where the table
+ * holds max), -1 if none need close, or -2 to refuse it (every one it would
+ * close is being answered).
+ */
+int nvt_conns_admit(struct nvt_conns *t, int family, const uint8_t addr[16]);
+/* Notes connection fd from family/addr, its head coming since now. Returns 0, or -1 (no room:
+ * close it). */
+int nvt_conns_add(struct nvt_conns *t, int fd, int family, const uint8_t addr[16], uint64_t now);
+/* Connection fd is gone. */
+void nvt_conns_remove(struct nvt_conns *t, int fd);
+/* Connection fd's request is whole and being answered (answering 1), or its response is done
+ * (0: the next head's time begins now). */
+void nvt_conns_answering(struct nvt_conns *t, int fd, int answering, uint64_t now);
+/* A connection whose head is past its deadline at now: its fd, marked closing; -1 if none. */
+int nvt_conns_expired(struct nvt_conns *t, uint64_t now);
+/* Live connections (those not closing). */
+int nvt_conns_live(const struct nvt_conns *t);
+
+#endif /* NVT_CONNS_H */
