@@ -26,6 +26,7 @@
 #include "core/prio.h"
 #include "core/text.h"
 #include "core/yield.h"
+#include "mps/mps.h"
 #include "os/sysutil.h"
 #include "seg/segfile.h"
 
@@ -57,9 +58,13 @@ int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slo
 
 	out->n = 0;
 	if (d->cls == NVT_CDI_PRIORITY) {
-		/* A level alone: the default ways of yielding, as --priority LEVEL gives. */
-		if (nvt_prio_env_parse(nvt_prio_name(d->prio), &prio) ||
-		    nvt_prio_env_format(&prio, out->priority, sizeof(out->priority)) < 0)
+		/* A level alone: the partitioned default ways of yielding (the spec's variables are
+		 * the same beside a partition device or alone); "-slice": --yield slice. */
+		if (nvt_prio_env_parse(nvt_prio_name(d->prio), &prio))
+			return nvt_why(why, len, "internal error: cannot format the priority");
+		if (d->slice)
+			prio.yield = NVT_YIELD_SLICE;
+		if (nvt_prio_env_format(&prio, out->priority, sizeof(out->priority)) < 0)
 			return nvt_why(why, len, "internal error: cannot format the priority");
 		env_add(out, NVT_ENV_PRIORITY, out->priority);
 		if (prio.prio < NVT_PRIO_HIGH && (prio.yield & NVT_YIELD_CLIENT))
@@ -181,8 +186,8 @@ static int open_in_root(int root, const char *path)
 /* The child's part of nvt_task_container_bind, in the container's mount namespace: returns 0,
  * or -1 with the reason in why. By file descriptors throughout (the namespace's /proc may be
  * another PID namespace's, where this process has no /proc/self). */
-static int bind_inside(int ns, const char *rootfs, const char *dir, const struct stat *want, char *why,
-		       size_t len)
+static int bind_inside(int ns, const char *rootfs, const char *dir, const char *target,
+		       const struct stat *want, char *why, size_t len)
 {
 	struct mount_attr attr;
 	struct stat st;
@@ -196,27 +201,27 @@ static int bind_inside(int ns, const char *rootfs, const char *dir, const struct
 					 "(a runtime that ran the hook after pivot_root?)",
 			       dir);
 	root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	at = root < 0 ? -1 : open_in_root(root, NVT_CONTAINER_RUNDIR);
+	at = root < 0 ? -1 : open_in_root(root, target);
 	if (at < 0)
 		return nvt_why(why, len, "the container has no directory %s in its root file system %s: %s",
-			       NVT_CONTAINER_RUNDIR, rootfs, strerror(errno));
+			       target, rootfs, strerror(errno));
 	memset(&attr, 0, sizeof(attr));
 	attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
 	tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) ||
 	    move_mount(tree, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH))
 		return nvt_why(why, len, "cannot bind %s at the container's %s (nosuid, nodev, noexec): %s",
-			       dir, NVT_CONTAINER_RUNDIR, strerror(errno));
+			       dir, target, strerror(errno));
 	/* What the container's path shows now. */
 	close(at);
-	at = open_in_root(root, NVT_CONTAINER_RUNDIR);
+	at = open_in_root(root, target);
 	if (at < 0 || fstat(at, &st) || st.st_dev != want->st_dev || st.st_ino != want->st_ino)
-		return nvt_why(why, len, "the container's %s is not its run directory once bound",
-			       NVT_CONTAINER_RUNDIR);
+		return nvt_why(why, len, "the container's %s is not %s once bound", target, dir);
 	return 0;
 }
 
-int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, char *why, size_t len)
+int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, const char *target,
+			    char *why, size_t len)
 {
 	char path[64];
 	struct stat want, its, mine;
@@ -243,7 +248,7 @@ int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, char
 	child = fork();
 	if (child == 0) {
 		close(pipefd[0]);
-		if (bind_inside(ns, rootfs, dir, &want, why, len)) {
+		if (bind_inside(ns, rootfs, dir, target, &want, why, len)) {
 			ssize_t put = write(pipefd[1], why, strlen(why));
 			(void)put;
 			_exit(1);
@@ -266,4 +271,25 @@ int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, char
 		return nvt_why(why, len, "the process that binds %s ended (status %d)", dir, status);
 	why[got] = '\0';
 	return -1;
+}
+
+int nvt_task_container_mps(pid_t pid, const char *rootfs, const char *level, const char *target,
+			   char *why, size_t len)
+{
+	struct nvt_mps mps;
+	char detail[512];
+
+	if (nvt_mps_setup(&mps, detail, sizeof(detail)))
+		return nvt_why(why, len, "%s", detail);
+	if (!nvt_mps_daemon(&mps))
+		return nvt_why(why, len, "the MPS control daemon of priority %s does not run (pipe "
+					 "directory %s): run nvtaskset --cdi --with-mps again (as root), "
+					 "which starts it",
+			       level, mps.pipe_dir);
+	if (!rootfs)
+		return 0;
+	if (nvt_task_container_bind(pid, rootfs, mps.pipe_dir, target, detail, sizeof(detail)))
+		return nvt_why(why, len, "cannot give the container the MPS pipe directory of priority "
+					 "%s: %s", level, detail);
+	return 0;
 }

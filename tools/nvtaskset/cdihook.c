@@ -201,7 +201,8 @@ static void priority_given(const char *device, const struct nvt_cdi_device *d, c
 			   size_t len, const char *value, const struct nvt_slot_prio *prio)
 {
 	static struct nvt_task_env env;
-	struct nvt_cdi_device pd = {.cls = NVT_CDI_PRIORITY, .gpu = -1, .prio = prio->prio};
+	struct nvt_cdi_device pd = {.cls = NVT_CDI_PRIORITY, .gpu = -1, .prio = prio->prio,
+				    .slice = (prio->yield & NVT_YIELD_SLICE) != 0};
 	char name[NVT_CDI_DEVICE_TEXT_MAX], arg[NVT_CDI_VENDOR_MAX + NVT_CDI_DEVICE_TEXT_MAX + 8];
 	char why[256];
 	const char *slash = strchr(device, '/');
@@ -218,7 +219,7 @@ static void priority_given(const char *device, const struct nvt_cdi_device *d, c
 	if (d->cls != NVT_CDI_PRIORITY && nvt_oci_config_has_hook(config, len, "createRuntime", arg) != 1)
 		cli_errx("%s: the container's %s is %s, but it was given no device %s: a container "
 			 "does not choose its priority (give the device, not -e %s)",
-			 device, NVT_ENV_PRIORITY, nvt_prio_name(prio->prio), arg, NVT_ENV_PRIORITY);
+			 device, NVT_ENV_PRIORITY, value, arg, NVT_ENV_PRIORITY);
 }
 
 /*
@@ -249,9 +250,10 @@ static int container_asks(const char *device, const struct nvt_cdi_device *d, co
 	if (config_env(config, len, NVT_ENV_PRIORITY, value, sizeof(value)) == 0) {
 		if (nvt_prio_env_parse(value, prio))
 			cli_errx("%s: the container's %s=%s is malformed", device, NVT_ENV_PRIORITY, value);
-		if (d->cls == NVT_CDI_PRIORITY && prio->prio != d->prio)
+		if (d->cls == NVT_CDI_PRIORITY &&
+		    (prio->prio != d->prio || !(prio->yield & NVT_YIELD_SLICE) != !d->slice))
 			cli_errx("%s: the container was given another priority too (%s): give one",
-				 device, nvt_prio_name(prio->prio));
+				 device, value);
 		priority_given(device, d, config, len, value, prio);
 		if (config_env_other(config, len, NVT_ENV_PRIORITY, value))
 			cli_errx("%s: the container's %s is set twice, to different values: a container "
@@ -352,7 +354,8 @@ static void give_segment(const char *device, const struct nvt_oci_state *state, 
 		c->seg_base = own_dir;
 	}
 	rc = nvt_task_prepare_container(nvt_rundir(), c, out, &already, why, sizeof(why));
-	unbound = !rc && c->seg_base && nvt_task_container_bind(c->pid, rootfs, own_dir, why, sizeof(why));
+	unbound = !rc && c->seg_base &&
+		  nvt_task_container_bind(c->pid, rootfs, own_dir, NVT_CONTAINER_RUNDIR, why, sizeof(why));
 	if ((rc || unbound) && c->seg_base)
 		nvt_seg_ctr_remove(nvt_rundir(), state->id);
 	if (unbound)
@@ -362,6 +365,36 @@ static void give_segment(const char *device, const struct nvt_oci_state *state, 
 	if (rc)
 		cli_errx("%s: cannot make the control segment of the container's process %ld: %s",
 			 device, state->pid, why);
+}
+
+/*
+ * A time-sliced priority device of a spec with MPS (the hook's CUDA_MPS_PIPE_DIRECTORY, the
+ * level daemon's; none: the container runs outside MPS, in a context of its own): the
+ * container's programs must be clients of their level's MPS server, whose channel groups get
+ * the level's timeslice, never of the shared one. Its daemon must run (--cdi --with-mps starts
+ * it); root's hook binds its pipe directory over the container's CUDA_MPS_PIPE_DIRECTORY (the
+ * spec mounts the shared daemon's there: a variable two devices set could end either way).
+ */
+static void level_mps(const char *device, const struct nvt_cdi_device *d,
+		      const struct nvt_oci_state *state, const char *config, size_t len)
+{
+	static char target[NVT_OCI_PATH_MAX], rootfs[NVT_OCI_PATH_MAX];
+	const char *level_pipe = getenv(NVT_ENV_MPS_PIPE_DIR);
+	char why[1024];
+
+	if (!level_pipe || !*level_pipe)
+		return;
+	if (config_env(config, len, NVT_ENV_MPS_PIPE_DIR, target, sizeof(target)) ||
+	    config_env_other(config, len, NVT_ENV_MPS_PIPE_DIR, target) || target[0] != '/')
+		cli_errx("%s: the container's %s is not one absolute path: a time-sliced container "
+			 "joins its level's MPS server (give no -e %s)",
+			 device, NVT_ENV_MPS_PIPE_DIR, NVT_ENV_MPS_PIPE_DIR);
+	if (geteuid() == 0 &&
+	    nvt_oci_config_root(config, len, state->bundle, rootfs, sizeof(rootfs)))
+		cli_errx("%s: the container's config.json names no root file system (root.path)", device);
+	if (nvt_task_container_mps((pid_t)state->pid, geteuid() == 0 ? rootfs : NULL,
+				   nvt_prio_name(d->prio), target, why, sizeof(why)))
+		cli_errx("%s: %s", device, why);
 }
 
 int nvt_cmd_cdi_hook(int argc, char **argv)
@@ -374,7 +407,7 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	char why[1024], mine[NVT_CDI_DEVICE_TEXT_MAX], *text, *config, *slash;
 	const char *device;
 	size_t len, config_len;
-	int rootless;
+	int rootless, asks;
 
 	if (argc != 2)
 		bad_usage("--cdi-hook takes VENDOR/CLASS=NAME or poststop (the CDI spec runs it)");
@@ -408,7 +441,10 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 		cli_errx("%s: the container sets %s: a container is no MPS server of nvtaskset's "
 			 "(give no -e %s)",
 			 device, NVT_ENV_MPS_SERVER, NVT_ENV_MPS_SERVER);
-	if (!container_asks(device, &d, mine, config, config_len, &c, &prio))
+	asks = container_asks(device, &d, mine, config, config_len, &c, &prio);
+	if (d.cls == NVT_CDI_PRIORITY && d.slice)
+		level_mps(device, &d, &state, config, config_len);
+	if (!asks)
 		return EXIT_SUCCESS; /* a priority beside a partition device: that one's hook */
 	/*
 	 * A rootless runtime's hook runs in its user namespace, where other users'
