@@ -133,6 +133,18 @@ int nvt_cdi_vendor_valid(const char *vendor)
 	return 1;
 }
 
+int nvt_cdi_shared_pipe(const char *level_pipe, const char *level, char *out, size_t size)
+{
+	size_t n = strlen(level_pipe), m = strlen(level);
+
+	if (!m || n < m + 2 || level_pipe[n - m - 1] != '-' || strcmp(level_pipe + n - m, level) ||
+	    n - m - 1 >= size)
+		return -1;
+	memcpy(out, level_pipe, n - m - 1);
+	out[n - m - 1] = '\0';
+	return 0;
+}
+
 /* ---- The OCI runtime's state and the container's configuration ------------ */
 
 int nvt_oci_state_parse(const char *text, size_t text_len, struct nvt_oci_state *out,

@@ -56,6 +56,15 @@ int nvt_cdi_device_parse(const char *text, struct nvt_cdi_device *out);
 /* 1 if vendor may name a CDI vendor (a letter, then letters, digits, '-',
  * '_' and '.', ending in a letter or digit; shorter than NVT_CDI_VENDOR_MAX). */
 int nvt_cdi_vendor_valid(const char *vendor);
+/*
+ * The shared MPS daemon's pipe directory of a spec with MPS, from that of
+ * level's daemon (its name, "low"), which --cdi --with-mps makes the shared
+ * one's with "-LEVEL" after it: level_pipe without that ending, into out
+ * (size bytes), where a time-sliced device's hook binds level_pipe (the
+ * container's CUDA_MPS_PIPE_DIRECTORY must be it). Returns 0, or -1 if
+ * level_pipe does not end so or out is too small.
+ */
+int nvt_cdi_shared_pipe(const char *level_pipe, const char *level, char *out, size_t size);
 
 /* ---- What the OCI runtime gives a hook ------------------------------------ */
 

@@ -535,6 +535,12 @@ PY
 		[ -z "$lvl" ] || reached=$dir-$lvl
 		eq "$out" "$(cat "$reached/nvidia-cuda-mps-control.pid")" "${devs%:*}: the daemon the container reaches"
 	done
+	# A container does not choose where the level's pipe directory goes (over its run
+	# directory, its segments would lie where no claim looks).
+	container --pidns --env CUDA_MPS_PIPE_DIRECTORY=/run/nvtaskset tpcs=8 priority=low-slice
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "-e CUDA_MPS_PIPE_DIRECTORY=/run/nvtaskset ($out)"
+	has "$out" "t/priority=low-slice: the container's CUDA_MPS_PIPE_DIRECTORY is not the spec's $dir: a container does not choose its MPS pipe directory"
 	# The low level's daemon stopped: refused with the reason; the hook starts none.
 	touch "$dir-low/quit"
 	wait_for 10 eval '[ ! -e "$dir-low/nvidia-cuda-mps-control.pid" ]'

@@ -128,6 +128,15 @@ static void test_device_names(void)
 	      d.slice == 1);
 	CHECK(nvt_cdi_device_parse("priority=low", &d) == 0 && d.prio == NVT_PRIO_LOW && d.slice == 0);
 	CHECK(nvt_cdi_device_format(&d, buf, 5) == -1);
+	CHECK(nvt_cdi_shared_pipe("/tmp/nvidia-mps-low", "low", buf, sizeof(buf)) == 0 &&
+	      !strcmp(buf, "/tmp/nvidia-mps"));
+	CHECK(nvt_cdi_shared_pipe("/a-b-high", "high", buf, sizeof(buf)) == 0 && !strcmp(buf, "/a-b"));
+	CHECK(nvt_cdi_shared_pipe("/tmp/nvidia-mps-low", "high", buf, sizeof(buf)) == -1);
+	CHECK(nvt_cdi_shared_pipe("/tmp/nvidia-mpslow", "low", buf, sizeof(buf)) == -1);
+	CHECK(nvt_cdi_shared_pipe("-low", "low", buf, sizeof(buf)) == -1);
+	CHECK(nvt_cdi_shared_pipe("/x-low", "", buf, sizeof(buf)) == -1);
+	CHECK(nvt_cdi_shared_pipe("/tmp/nvidia-mps-low", "low", buf, 15) == -1);
+	CHECK(nvt_cdi_shared_pipe("/tmp/nvidia-mps-low", "low", buf, 16) == 0);
 	CHECK(nvt_cdi_vendor_valid("nvtaskset") && nvt_cdi_vendor_valid("nvtaskset-test.x_1"));
 	CHECK(!nvt_cdi_vendor_valid("1abc") && !nvt_cdi_vendor_valid("a/b") &&
 	      !nvt_cdi_vendor_valid("abc-") && !nvt_cdi_vendor_valid("") && nvt_cdi_vendor_valid("a"));
