@@ -268,6 +268,7 @@ die() {
 }
 eq() { [ "$1" == "$2" ] || die "${3:-value}: expected '$2', got '$1'"; }
 has() { [[ "$1" == *"$2"* ]] || die "expected '$2' in: $1"; }
+hasnt() { [[ "$1" != *"$2"* ]] || die "did not expect '$2' in: $1"; }
 
 # submit TAG [SRUN-OPTION...] [-- TASK-ARG]: starts a job step of task.sh TAG in the background.
 submit() {
@@ -806,17 +807,23 @@ s_priority_slice() {
 	[ ! -e "$W/mps-pipe-high/fake.parent" ] ||
 		die "a step started the MPS control daemon: $(cat "$W/mps-pipe-high/fake.parent")"
 	finish s
-	# A job's slice= value is its level daemon's.
-	out=$(timeout 30 srun --quiet --gpu-tpcs=8 --gpu-priority=high,yield=slice=300 \
+	# The level daemons serve every user's jobs at the level's timeslice: a job's slice= sets
+	# none (its prolog starts the level's daemon at its own), and its steps are refused.
+	out=$(timeout 30 srun --gpu-tpcs=8 --gpu-priority=high,yield=slice=300 true 2>&1) && rc=0 || rc=$?
+	echo "$out"
+	[ "$rc" != 0 ] || die "a step with slice=300 ran in the node's level daemon"
+	has "$out" "nvtaskset: --gpu-priority=high,yield=slice=300: slice=US is not a step's to choose in MPS"
+	has "$(cat "$W/mps-pipe-high/fake.env")" "NVTASKSET_MPS_SERVER=high,yield=slice"
+	hasnt "$(cat "$W/mps-pipe-high/fake.env")" "slice=300"
+	out=$(timeout 30 srun --quiet --gpu-tpcs=8 --gpu-priority=high,yield=slice \
 		sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY $NVTASKSET_PRIORITY"' 2>&1) || die "srun failed: $out"
-	eq "$out" "$W/mps-pipe-high high,yield=slice=300" "the high step's pipe directory and priority"
-	has "$(cat "$W/mps-pipe-high/fake.env")" "NVTASKSET_MPS_SERVER=high,yield=slice=300"
-	# mps=no: outside MPS (its own context, time-sliced by its own shim).
+	eq "$out" "$W/mps-pipe-high high,yield=slice" "the high step's pipe directory and priority"
+	# mps=no: outside MPS (its own context, time-sliced by its own shim, slice= its own).
 	plugstack mps=no
-	out=$(timeout 30 srun --quiet --gpu-tpcs=8 --gpu-priority=low,yield=slice \
+	out=$(timeout 30 srun --quiet --gpu-tpcs=8 --gpu-priority=low,yield=slice=300 \
 		sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY $NVTASKSET_PRIORITY"' 2>&1) && rc=0 || rc=$?
 	plugstack
-	eq "$out" "/dev/null low,yield=slice" "mps=no: the pipe directory and priority"
+	eq "$out" "/dev/null low,yield=slice=300" "mps=no: the pipe directory and priority"
 	no_claims
 }
 

@@ -329,8 +329,10 @@ static int node_name(char *buf, size_t len)
  * The priority level whose own MPS daemon a step of priority text (its
  * --gpu-priority; NULL or "": none) joins: one time-sliced (yield=slice),
  * as nvtaskset's start chooses it (nvt_prio_mps_level); its server's
- * NVT_ENV_MPS_SERVER text to server_env. Returns the level, or NVT_PRIO_NONE:
- * the node's shared daemon.
+ * NVT_ENV_MPS_SERVER text to server_env, at the level's own timeslice: the
+ * node's daemon serves every user's jobs, and one job's slice= must not set
+ * the others' (step_slice_refused). Returns the level, or NVT_PRIO_NONE: the
+ * node's shared daemon.
  */
 static int step_level(const char *text, char *server_env, size_t len)
 {
@@ -340,6 +342,7 @@ static int step_level(const char *text, char *server_env, size_t len)
 	memset(&part, 0, sizeof(part));
 	if (!text || !*text || nvt_prio_env_parse(text, &part.prio))
 		return NVT_PRIO_NONE;
+	part.prio.slice_us = 0;
 	level = nvt_prio_mps_level(&part, 1, server_env, len);
 	return level < 0 ? NVT_PRIO_NONE : level;
 }
@@ -458,6 +461,15 @@ static int apply_env(spank_t sp, const struct nvt_task_env *env)
 	return rc;
 }
 
+/* 1 if the step's priority is time-sliced with a timeslice of its own (slice=US). */
+static int step_slice_refused(void)
+{
+	struct nvt_slot_prio prio = {0};
+
+	return opt_priority[0] && !nvt_prio_env_parse(opt_priority, &prio) &&
+	       (prio.yield & NVT_YIELD_SLICE) && prio.slice_us;
+}
+
 /* Gives the step's tasks the shim, their partition and MPS's settings
  * (nvt_task_env_build, as the command's start). */
 static int task_environment(spank_t sp, int had_visible)
@@ -470,6 +482,11 @@ static int task_environment(spank_t sp, int had_visible)
 	if (find_shim(shim, sizeof(shim)))
 		return fail("cannot find the shim %s (give shim=/PATH in plugstack.conf)",
 			    conf.shim[0] ? conf.shim : "libnvtaskset.so beside the plugin");
+	if (!conf.no_mps && step_slice_refused())
+		return fail("--gpu-priority=%s: slice=US is not a step's to choose in MPS: the node's "
+			    "MPS daemon of its level serves every job at the level's timeslice (give "
+			    "yield=slice alone, or ask for mps=no, where a step's own context takes it)",
+			    opt_priority);
 	if (!conf.no_mps && node_mps(0, opt_priority, pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
 		return fail("%s", why);
 	in.parts = &place.part;
