@@ -404,6 +404,10 @@ static void start_mps(struct spec *s)
 
 	snprintf(s->shared_pipe, sizeof(s->shared_pipe), "%s", ensure_mps(0, NULL, 0));
 	s->pipe_dir = s->shared_pipe;
+	/* Each level's beside it, "-LEVEL" after it (root's are so anyway): a hook binds only
+	 * over the shared one's mount (nvt_cdi_shared_pipe). */
+	if (setenv(NVT_ENV_MPS_PIPE_DIR, s->shared_pipe, 1))
+		cli_err("setenv");
 	for (unsigned p = NVT_PRIO_LOW; p <= NVT_PRIO_HIGH; p++) {
 		memset(&level, 0, sizeof(level));
 		level.prio.prio = (uint8_t)p;

@@ -384,11 +384,16 @@ static void level_mps(const char *device, const struct nvt_cdi_device *d,
 
 	if (!level_pipe || !*level_pipe)
 		return;
-	if (config_env(config, len, NVT_ENV_MPS_PIPE_DIR, target, sizeof(target)) ||
-	    config_env_other(config, len, NVT_ENV_MPS_PIPE_DIR, target) || target[0] != '/')
-		cli_errx("%s: the container's %s is not one absolute path: a time-sliced container "
-			 "joins its level's MPS server (give no -e %s)",
-			 device, NVT_ENV_MPS_PIPE_DIR, NVT_ENV_MPS_PIPE_DIR);
+	/* Only over the shared daemon's mount: elsewhere (the run directory, the shim's
+	 * directory) the bind would hide what the container's tasks must find. */
+	if (nvt_cdi_shared_pipe(level_pipe, nvt_prio_name(d->prio), target, sizeof(target)))
+		cli_errx("%s: the hook's %s (%s) is not the MPS pipe directory of priority %s: write "
+			 "the spec again (nvtaskset --cdi --with-mps)",
+			 device, NVT_ENV_MPS_PIPE_DIR, level_pipe, nvt_prio_name(d->prio));
+	if (config_env_other(config, len, NVT_ENV_MPS_PIPE_DIR, target))
+		cli_errx("%s: the container's %s is not the spec's %s: a container does not choose its "
+			 "MPS pipe directory (give no -e %s)",
+			 device, NVT_ENV_MPS_PIPE_DIR, target, NVT_ENV_MPS_PIPE_DIR);
 	if (geteuid() == 0 &&
 	    nvt_oci_config_root(config, len, state->bundle, rootfs, sizeof(rootfs)))
 		cli_errx("%s: the container's config.json names no root file system (root.path)", device);
