@@ -41,8 +41,9 @@ def fake_l(argv):
     base = SERVICE_US[impl]
     requests = {k: serve(base[k]) for k in kinds.split(",")}
     service = {k: base[k] * x * 1.04 for k in requests} if argv[5:] == ["measure"] else {}
-    with open(ready, "w") as f:
+    with open(ready + ".tmp", "w") as f:  # as service.py: the orchestrator reads it once it exists
         f.write("".join("%s %.1f\n" % kv for kv in service.items()) or "ok\n")
+    os.rename(ready + ".tmp", ready)
     if os.environ.get("PRIO_FAKE_FAIL") == "1":
         sys.exit("fake L: failing as asked (PRIO_FAKE_FAIL)")
     while not os.path.exists(plan):

@@ -39,7 +39,7 @@ from fake import SERVICE_US as FAKE_SERVICE_US  # noqa: E402
 # budget stops the run before the rest. PRIO_CONFIG_FILE (JSON, a list of the same entries)
 # replaces entries of the same name and appends the others.
 HI, LO = ["--priority", "high"], ["--priority", "low"]
-# full: the configurations up to the fifth round's (every one would not fit 10 minutes)
+# full: every configuration but slice-mps, prio-nopart and L-alone-slice (all would not fit 10 minutes)
 FULL_CASES = ("L-alone,H-alone,static,prio,L-alone-whole,H-alone-whole,mps-cp,prio-whole,yield-client,yield-gate,"
               "yield-gate+bound,yield-gate+bound+ahead,yield-borrow,static-cp,mps,prio-old,slice-whole")
 ROUND5_KINDS = "decode,prefill:poisson,tbt:poisson,tbt7b:poisson,async:poisson,generate:poisson"
@@ -102,7 +102,7 @@ SETS = {
                 "PRIO_DUTIES": "10", "PRIO_ARRIVALS": "periodic,poisson",
                 "PRIO_CASES": "L-alone,H-alone,static,L-alone-whole,H-alone-whole,mps-cp,slice-whole",
                 "PRIO_ROUNDS": "1", "PRIO_PHASE_S": "2.0", "PRIO_MIN_REQUESTS": "60", "PRIO_HALONE_S": "3"},
-    # Priorities' fifth round: six services at 10 % beside GEMM training, every ratio against
+    # round5: six services at 10 % beside GEMM training, every ratio against
     # each alone on the whole GPU: alone (plain and time-sliced), static partitions, MPS client
     # priority, time-slicing in level servers, the default of a priority without a partition.
     # One device command of at most 9 minutes with the build (budget and limit from PRIO_T0).
@@ -139,7 +139,7 @@ READY_LIMIT_S = 120  # a program that is not ready by then has failed
 FAKE_X = {"L-alone": (1.0, 1.0), "H-alone": (1.0, 1.0), "static": (1.7, 1.0), "static-cp": (1.6, 1.0),
           "L-alone-whole": (0.7, 1.0), "H-alone-whole": (1.0, 0.85), "mps": (4.9, 0.81),
           "mps-cp": (1.7, 0.82), "prio": (1.15, 0.88), "prio-whole": (1.9, 2.5), "prio-old": (1.2, 3.5),
-          "L-alone-slice": (0.75, 1.0), "slice-mps": (0.8, 0.9), "prio-nopart": (0.8, 1.3)}
+          "L-alone-slice": (0.75, 1.0), "slice-mps": (0.8, 0.85), "prio-nopart": (0.8, 1.6)}
 
 
 def settings():

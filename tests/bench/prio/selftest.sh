@@ -24,23 +24,23 @@ if command -v nvcc >/dev/null; then
 fi
 for f in "$HERE"/*.py; do python3 -m py_compile "$f" || fail=1; done
 
-# 1. Everything, one round; yield-borrow's L fails.
+# 1. The full set's configurations, one round; yield-borrow's L fails.
 export PRIO_FAKE=1 PRIO_BIN=$BIN PRIO_PHASE_S=0.15 PRIO_GAP_S=0.03 PRIO_HALONE_S=0.3
 PRIO_H=torch,hog PRIO_L=torch,cuda PRIO_DUTIES=5,30,100 PRIO_ROUNDS=1 PRIO_FAKE_FAIL=yield-borrow \
 	PRIO_BUDGET_S=600 "$HERE/run.sh" "$OUT/all" >"$OUT/all.log" 2>&1
 check "run 1 exit status" "[ $? = 0 ]"
 csv=$OUT/all/prio.csv
-# rows: L-alone and L-alone-whole once and 12 configurations per H: 26 L runs x 2 L, less
+# rows: L-alone and L-alone-whole once and 13 configurations per H: 28 L runs x 2 L, less
 # yield-borrow's 2 L torch (it failed), x 2 kinds x 5 phases, and H-alone and H-alone-whole
 # per H at the start and the end.
 rows=$(($(wc -l <"$csv") - 1))
-check "prio.csv rows ($rows)" "[ $rows = $(((26 * 2 - 2) * 2 * 5 + 8)) ]"
+check "prio.csv rows ($rows)" "[ $rows = $(((28 * 2 - 2) * 2 * 5 + 8)) ]"
 check "prio.csv header" "head -1 '$csv' | grep -q '^config,h,l,kind,arrival,duty,round,requests,dropped,p50_us,p99_us.*,status,scope,l_busy,share_met\$'"
 check "L-alone's ratios are 1" "awk -F, '(\$1==\"L-alone\" || \$1==\"L-alone-whole\") && \$14!=\"1.000\"' '$csv' | grep -c . | grep -qx 0"
 check "H ratios filled" "awk -F, '\$1==\"static\" && \$17==\"\"' '$csv' | grep -c . | grep -qx 0"
 check "cuda L is service.cu on the stub" "[ ! -x '$BIN/service' ] || tar -xJOf '$OUT/all/raw.tar.xz' raw/static.torch.r1/meta.json | grep -q '\"$BIN/service\"'"
 check "summary: failure with its log" "grep -q 'FAILED yield-borrow (H torch' '$OUT/all/summary.txt' && grep -q 'failing as asked' '$OUT/all/summary.txt'"
-tables=$(grep -c '^== L ' "$OUT/all/summary.txt")
+tables=$(grep -c '^== L [a-z]*, ' "$OUT/all/summary.txt")
 check "summary: a table per L, H, kind ($tables)" "[ '$tables' = 8 ]"
 check "summary: targets" "grep -q 'not worse than static: met' '$OUT/all/summary.txt' && grep -q 'H >= 0.95 of static.s: met' '$OUT/all/summary.txt'"
 check "plot" "[ -s '$OUT/all/prio.png' ] || grep -q '</svg>' '$OUT/all/prio.svg'"
@@ -101,13 +101,13 @@ assert (r(1.2, 1.7), r(1.5, 2.5), r(3.0, 3.5), r(3.25, 4.25), r(0.5, 1.5)) == (2
 open('$OUT/one.steps', 'w').write('100\\n200\\n300\\n')
 assert round(priolib.steps_in(priolib.read_steps('$OUT/one.steps'), 100, 300), 3) == 1e7\""
 sum=$OUT/users/summary.txt
-check "users: a table per L, H, kind" "[ \$(grep -c '^== L ' '$sum') = 12 ] && grep -q '^== L cuda, tbt, beside H llama-sync20' '$sum'"
+check "users: a table per L, H, kind" "[ \$(grep -c '^== L [a-z]*, ' '$sum') = 12 ] && grep -q '^== L cuda, tbt, beside H llama-sync20' '$sum'"
 check "users: whole-GPU section and baselines" "grep -q '^-- whole GPU' '$sum' && grep -q 'H llama alone on the whole GPU' '$sum'"
 # prio-whole's H is 3x slower than mps-cp's in fake mode: every cell of it worse (W); W
 # only on the defaults.
 cells=$(grep '^prio-whole ' "$sum" | grep -o '[0-9]\.[0-9][0-9]/[0-9.]*[-+!W]*')
 check "users: W on every prio-whole cell" "[ -n '$cells' ] && ! echo '$cells' | grep -qv 'W\$' && grep -q 'prio-whole: per 10 MISS' '$sum'"
-check "users: W only on defaults" "! grep -v '^prio \\|^prio-whole ' '$sum' | grep -q '[0-9]\.[0-9][0-9]/[0-9.]*[-+!]*W'"
+check "users: W only on defaults" "! sed -n '/^== L [a-z]*, /,\$p' '$sum' | grep -v '^prio \\|^prio-whole ' | grep -q '[0-9]\.[0-9][0-9]/[0-9.]*[-+!]*W'"
 
 # 1c. The round5 preset, short (phases of 0.2 s, 5 requests): its planned lengths first (one
 # device command of 9 minutes with the build: prio.py's plan within 480 s).
@@ -159,8 +159,8 @@ for r in rows:
         bad += 1
 sys.exit(bad)
 EOF"
-check "round5: the share target missed by prio-nopart (H 0.65), met by slice-mps and mps-cp" "awk -F, '
-	\$1 == \"prio-nopart\" && \$21 != 0 || (\$1 == \"slice-mps\" || \$1 == \"mps-cp\") && \$21 != 1' '$csv' | grep -c . | grep -qx 0"
+check "round5: the share target missed by prio-nopart (H ~0.53 of alone, busy ~0.1), marked beside H" "awk -F, '
+	NR > 1 && (\$1 == \"prio-nopart\" && \$21 != 0 || \$2 != \"\" && \$4 != \"\" && \$21 !~ /^[01]\$/)' '$csv' | grep -c . | grep -qx 0"
 check "round5: static's L measured alone before H started" "python3 -c \"
 import json; m = json.load(open('$OUT/r5x/raw/static.torch.r1/meta.json'))
 assert m['l']['torch']['measure'] and m['l_alone_ns'] < m['h_ready_ns'], m\" &&
@@ -175,17 +175,17 @@ check "round5: -l snapshots beside priorities without an agent" "tar -tJf '$OUT/
 sum=$OUT/r5/summary.txt
 check "round5: overview columns in order" "grep -q '^ *L-alone-whole  *L-alone-slice  *slice-mps  *static  *mps-cp  *prio-nopart *\$' '$sum'"
 check "round5: overview rows" "[ \$(sed -n '/^== L torch beside H torch/,/^\$/p' '$sum' | grep -c '^[a-z0-9]* [a-z]* 10  *[0-9]') = 7 ]"
-# prio-nopart's H is 0.65 of alone (fake): W (worse than static and mps-cp) and - (share) in
+# prio-nopart's H is ~0.53 of alone (fake): W (worse than static and mps-cp) and - (share) in
 # every cell; no other column has W.
 cells=$(sed -n '/^== L torch beside H torch/,/^\$/p' "$sum" | grep '^[a-z0-9]* [a-z]* 10 ' | awk '{print $NF}')
-check "round5: prio-nopart -W in every overview cell" "[ \$(echo '$cells' | grep -c '/0\.6[0-9]/0\.[0-9]*-W\$') = 7 ]"
+check "round5: prio-nopart -W in every overview cell" "[ \$(echo '$cells' | awk -F/ '\$2 < 0.8 && \$3 ~ /^0\.[0-9]*-W\$/' | wc -l) = 7 ]"
 check "round5: W only on the default" "[ \$(sed -n '/^== L torch beside H torch/,/^\$/p' '$sum' | grep -o 'W' | wc -l) = 7 ]"
 check "round5: summary names the busy fraction's service times" "grep -q \"measured alone by static's L torch (its partition, before H started)\" '$sum' &&
 	grep -q 'service time of L torch alone on the whole GPU' '$sum' && grep -q 'prio-nopart: not worse than static or mps-cp' '$sum'"
 
-# 2. Three rounds of ~22 s planned each, cut by a budget of 50 s (round 1 fits while start-up
-# takes less than ~25 s, and not all three even without any); the SVG.
-PRIO_SET=quick PRIO_CASES=static PRIO_ROUNDS=3 PRIO_PHASE_S=1 PRIO_BUDGET_S=50 PRIO_NO_MPL=1 \
+# 2. Three rounds of ~18 s planned each, cut by a budget of 40 s (round 1 fits while start-up
+# takes less than ~20 s; the three take ~44 s without any: their phases); the SVG.
+PRIO_SET=quick PRIO_CASES=static PRIO_ROUNDS=3 PRIO_PHASE_S=1 PRIO_BUDGET_S=40 PRIO_NO_MPL=1 \
 	"$HERE/run.sh" "$OUT/budget" >"$OUT/budget.log" 2>&1
 check "run 2 exit status" "[ $? = 0 ]"
 check "budget skipped some" "grep -q 'not run (budget)' '$OUT/budget/summary.txt'"
