@@ -121,7 +121,8 @@ class Results:
                 for ph in phases:
                     c = self.cells.setdefault((m["name"], m["h"], impl, ph["label"]),
                                               {"lat": [], "dropped": 0, "hx": [], "hs": [], "served": 0,
-                                               "window_ns": 0})
+                                               "window_ns": 0, "rounds": set()})
+                    c["rounds"].add(m["round"])
                     c["lat"] += ph["lat"]
                     c["dropped"] += ph["dropped"]
                     c["served"] += len(ph["lat"]) - ph["dropped"]
@@ -166,7 +167,8 @@ class Results:
         st, b = stats(c["lat"]), self.base_l.get((self.whole.get(name, False), impl, lab), {})
         return dict(st, p50x=ratio(st["p50"], b.get("p50")), p99x=ratio(st["p99"], b.get("p99")),
                     maxx=ratio(st["max"], b.get("max")), hx=mean(c["hx"]), hs=mean(c["hs"]),
-                    dropped=c["dropped"], busy=self.busy(name, impl, lab, c["served"], c["window_ns"]))
+                    dropped=c["dropped"], requests=len(c["lat"]),
+                    busy=self.busy(name, impl, lab, c["served"], c["window_ns"]))
 
     def worse_than(self, name, h, c, a):
         """Whether cell c (of configuration name) is worse than cell a: L's p99 higher, or H's
@@ -357,10 +359,10 @@ def overview(res, configs, per_block=7):
     p99 in ms / H's ratio / L's busy fraction" and marks: + or - the batch's share target met
     or missed, ! requests dropped, W a default worse than an alternative."""
     cols = overview_columns(res, configs)
-    lines = ["", "Overview: cells L's p99 in ms / H's steps over H alone's%s / L's busy fraction (served requests x "
-             "its service time alone / the phase); marks: + or - %s met or missed, ! requests dropped, W a default "
-             "worse than an alternative (%s)." % (" on the whole GPU" if res.base_whole else "", SHARE_WHAT,
-                                                  alts_text(res))]
+    lines = ["", "Overview: rows a kind's phase, n= its requests (the plan's, per configuration and round); cells "
+             "L's p99 in ms / H's steps over H alone's%s / L's busy fraction (served requests x its service time "
+             "alone / the phase); marks: + or - %s met or missed, ! requests dropped, W a default worse than an "
+             "alternative (%s)." % (" on the whole GPU" if res.base_whole else "", SHARE_WHAT, alts_text(res))]
     for impl in res.impls:
         for h in res.hs:
             rows = [(kind, lab) for kind in res.kinds for lab in res.labels(impl, kind)]
@@ -371,18 +373,19 @@ def overview(res, configs, per_block=7):
                 lines += ["", "== L %s beside H %s%s" % (impl, h, " (continued)" if k else ""),
                           "%-22s" % "" + "".join("%-20s" % n for n in block)]
                 for kind, lab in rows:
-                    cells = []
+                    cells, n = [], 0
                     for name in block:
                         hh = None if name in res.lonly else h
                         c = res.cell(name, hh, impl, lab)
                         if c is None:
                             cells.append("%-20s" % "")
                             continue
+                        n = max(n, c["requests"] // len(res.cells[(name, hh, impl, lab)]["rounds"]))
                         share = res.share_met(name, c)
                         mark = {True: "+", False: "-", None: ""}[share] + ("!" if c["dropped"] else "") + (
                             "W" if res.worse(name, hh, impl, lab, c) else "")
                         cells.append("%-20s" % ("%s/%s/%s%s" % (ms(c["p99"]), fmt(c["hx"]), fmt(c["busy"]), mark)))
-                    lines.append("%-22s" % ("%s %s" % (kind, short(lab))) + "".join(cells))
+                    lines.append("%-22s" % ("%s %s n=%d" % (kind, short(lab), n)) + "".join(cells))
     return lines
 
 
