@@ -181,9 +181,9 @@ def settings():
         sys.exit("PRIO_DUTIES: a comma list of percents, 1-100 (100: back to back)")
     if out["rounds"] < 1 or out["phase_s"] <= 0 or not all(
             0 <= n <= 100000 for n in [out["min_requests"]] + list(out["kind_min_requests"].values())) or \
-            set(out["kind_min_requests"]) - set(out["kinds"]):
+            set(out["kind_min_requests"]) - set(priolib.KINDS):
         sys.exit("PRIO_ROUNDS >= 1, PRIO_PHASE_S > 0 and PRIO_MIN_REQUESTS N[,KIND=N...] (0-100000, kinds "
-                 "of PRIO_KINDS)")
+                 "of %s)" % ", ".join(priolib.KINDS))
     if len(set(out["l"])) != len(out["l"]) or len(set(out["h"])) != len(out["h"]):
         sys.exit("PRIO_L, PRIO_H: each version once")
     if 100 in out["duties"] and len(out["duties"]) == 1:

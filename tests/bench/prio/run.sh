@@ -24,7 +24,7 @@ if [ "${PRIO_FAKE:-0}" != 1 ] && [ "${PRIO_DRY:-0}" != 1 ]; then
 	if v=$(python3 -c 'import importlib.metadata as m; print(m.version("transformers"))' 2>/dev/null); then
 		echo "transformers $v"
 	else
-		echo "no transformers: the llama H will fail"
+		echo "no transformers: the llama H and the generate kind will fail"
 	fi | tee -a "$OUTDIR/driver.log"
 	progs=$(python3 "$HERE/prio.py" --programs) || exit 1 # the CUDA programs this run needs
 	for prog in $progs; do

@@ -217,8 +217,10 @@ PRIO_KINDS=decode,tbt7b:poisson+burst "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 
 check "bad arrival of a kind refused" "[ $? != 0 ] && grep -q 'PRIO_ARRIVALS of a kind: burst' '$OUT/bad.log'"
 PRIO_L=torch,cuda PRIO_KINDS=decode,async "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
 check "a kind service.cu lacks refused" "[ $? != 0 ] && grep -q 'PRIO_KINDS: async: service.cu' '$OUT/bad.log'"
-PRIO_MIN_REQUESTS=10,generate=5 "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
-check "requests of a kind not run refused" "[ $? != 0 ] && grep -q 'PRIO_MIN_REQUESTS N' '$OUT/bad.log'"
+PRIO_MIN_REQUESTS=10,generat=5 "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
+check "requests of an unknown kind refused" "[ $? != 0 ] && grep -q 'PRIO_MIN_REQUESTS N' '$OUT/bad.log'"
+check "requests of a known kind not run: no matter" "PRIO_SET=round5 PRIO_KINDS=decode PRIO_DRY=1 '$HERE/run.sh' '$OUT/dry' 2>&1 |
+	grep -q 'at least decode 100 requests'"
 PRIO_BASE=gpu "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
 check "bad PRIO_BASE refused" "[ $? != 0 ] && grep -q 'PRIO_BASE: gpu' '$OUT/bad.log'"
 # 5. service.py and train.py on faketorch/ (shapes only): their own Python, not PyTorch's.
