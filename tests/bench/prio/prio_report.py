@@ -266,7 +266,7 @@ def ms(us):
 def alts_text(res):
     """The defaults of this run and their alternatives, in words."""
     return ", ".join("%s: not worse than %s" % (n, " or ".join(a)) for n, a in ALT.items()
-                     if n in res.order) or "none ran"
+                     if n in res.order) or "no default ran"
 
 
 def summary(res):
