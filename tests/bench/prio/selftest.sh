@@ -26,7 +26,9 @@ if [ "$PART" = all ] && command -v nvcc >/dev/null; then
 	nvcc -O1 -arch=sm_90 -cudart none -o "$BIN/service" "$HERE/service.cu" "$HERE/cudart_stub.c" ||
 		{ echo "FAIL service.cu with cudart_stub.c"; fail=1; }
 fi
-for f in "$HERE"/*.py; do python3 -m py_compile "$f" || fail=1; done
+# Every script compiles (in memory: the tree may be read-only to this user)
+python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' "$HERE"/*.py "$HERE"/faketorch/*.py ||
+	{ echo "FAIL the scripts compile"; fail=1; }
 
 export PRIO_FAKE=1 PRIO_BIN=$BIN PRIO_PHASE_S=0.15 PRIO_GAP_S=0.03 PRIO_HALONE_S=0.3
 if [ "$PART" = all ]; then
