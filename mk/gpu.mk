@@ -56,7 +56,7 @@ bench-startup-parts: all
 	@timeout 470 python3 tests/bench/startup_parts.py $(CURDIR) $(abspath $(BENCH_OUT))/startup-parts
 
 # Priorities: a latency-critical service beside a training loop or a streaming hog, every
-# configuration in one run (tests/bench/prio/README.md): PRIO_SET=users or quick, PRIO_* knobs,
+# configuration in one run (tests/bench/prio/README.md): PRIO_SET=users, round5 or quick, PRIO_* knobs,
 # PRIO_DRY=1 prints the plan and its duration.
 bench-prio: all
 	@tests/bench/prio/run.sh $(abspath $(BENCH_OUT))/prio
