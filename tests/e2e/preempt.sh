@@ -16,6 +16,14 @@ sets() { awk -v p="pid=$1" '$1 == p && $2 == "set-timeslice" {sub("us=", "", $4)
 last_us() {
 	awk -v p="pid=$1" -v g="group=$2" '$1 == p && $2 == "set-timeslice" && $3 == g {sub("us=", "", $4); v = $4} END {print v}' "$WORK/rm.log"
 }
+# first_group VAR PID: sets VAR to the handle of PID's first channel group in the fake RM's log,
+# or dies.
+first_group() {
+	local g
+	g=$(awk -v p="pid=$2" '$1 == p && $2 == "alloc" && $3 == "class=0xa06c" {sub("handle=", "", $4); print $4; exit}' "$WORK/rm.log")
+	[ -n "$g" ] || die "no channel group of pid $2 in the fake RM's log"
+	printf -v "$1" '%s' "$g"
+}
 pid_of_log() { awk '{print $1}' "$WORK/rm.log" | sort -u | sed -n 's/^pid=//p' | head -1; }
 
 t_preempt_low_groups_get_slice() {
@@ -103,8 +111,7 @@ t_preempt_share_beside_busy_high() {
 	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
 	lo=$PID
 	wait_file "$WORK/lo.state" "0-65"
-	group=$(awk -v p="pid=$lo" '$1 == p && $2 == "alloc" && $3 == "class=0xa06c" {sub("handle=", "", $4); print $4; exit}' "$WORK/rm.log")
-	[ -n "$group" ] || die "no group of the low task in the fake RM's log"
+	first_group group "$lo"
 	wait_for 20 eval '[ "$(last_us '"$lo $group"')" == 2048 ]'
 	stop_loop hi "$hi"
 	wait_for 20 eval '[ "$(last_us '"$lo $group"')" == 5 ]'
@@ -128,8 +135,7 @@ t_preempt_p_changes() {
 	rm_env
 	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
 	wait_file "$WORK/lo.state" "0-65"
-	group=$(awk -v p="pid=$PID" '$1 == p && $2 == "alloc" && $3 == "class=0xa06c" {sub("handle=", "", $4); print $4; exit}' "$WORK/rm.log")
-	[ -n "$group" ] || die "no group of the task in the fake RM's log"
+	first_group group "$PID"
 	wait_for 10 eval '[ "$(last_us '"$PID $group"')" == 5 ]'
 	run_rc out rc "$NVT" -p --priority low --yield client "$PID"
 	eq "$rc" 0 "-p: $out"
