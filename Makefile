@@ -83,7 +83,7 @@ GPU = driverinfo driver gpu calibrate bwprobe topocache gpus
 SEG = segfile segtrust segopen segwrite segscan segown inherit segfor segctr
 MPS = mps
 ALLOC = placement reserve
-TASK = task container
+TASK = task container admit
 PRIO = agent agentlock agentbeat
 VIEW = view viewcalc viewmetrics
 # The shim's files by layer, lowest first: a file calls and includes only
