@@ -268,10 +268,37 @@ int nvt_proc_euid(pid_t pid, uid_t *euid)
 	return 0;
 }
 
+int nvt_proc_inode(pid_t pid, const char *what, uint64_t *dev, uint64_t *ino)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, what);
+	else
+		snprintf(path, sizeof(path), "/proc/self/%s", what);
+	if (stat(path, &st))
+		return -1;
+	if (dev)
+		*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+int nvt_proc_shares(pid_t pid, const char *what)
+{
+	uint64_t dev, ino, my_dev, my_ino;
+
+	if (nvt_proc_inode(pid, what, &dev, &ino) || nvt_proc_inode(0, what, &my_dev, &my_ino))
+		return -1;
+	return dev == my_dev && ino == my_ino;
+}
+
 uint64_t nvt_own_pidns(void)
 {
-	struct stat st;
-	return stat("/proc/self/ns/pid", &st) ? 0 : (uint64_t)st.st_ino;
+	uint64_t ino;
+
+	return nvt_proc_inode(0, "ns/pid", NULL, &ino) ? 0 : ino;
 }
 
 int nvt_procfs_own(void)

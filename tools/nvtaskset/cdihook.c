@@ -86,13 +86,11 @@ static void read_map(pid_t pid, char *buf, size_t size)
 /* 1 if process pid is in the caller's user namespace. */
 static int same_user_namespace(pid_t pid)
 {
-	char path[64];
-	struct stat mine, its;
+	int same = nvt_proc_shares(pid, "ns/user");
 
-	snprintf(path, sizeof(path), "/proc/%ld/ns/user", (long)pid);
-	if (stat("/proc/self/ns/user", &mine) || stat(path, &its))
-		cli_err("--cdi-hook: cannot read %s", path);
-	return mine.st_dev == its.st_dev && mine.st_ino == its.st_ino;
+	if (same < 0)
+		cli_err("--cdi-hook: cannot read /proc/%ld/ns/user", (long)pid);
+	return same;
 }
 
 /* Ends the hook, saying why the container may not start (rc: enum nvt_admit_rc, w its names). */
@@ -199,13 +197,11 @@ static int poststop(void)
 /* The PID namespace of process pid (its inode). */
 static uint64_t pidns_of(const char *device, pid_t pid)
 {
-	char path[64];
-	struct stat st;
+	uint64_t ino;
 
-	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
-	if (stat(path, &st))
-		cli_err("%s: cannot read %s", device, path);
-	return (uint64_t)st.st_ino;
+	if (nvt_proc_inode(pid, "ns/pid", NULL, &ino))
+		cli_err("%s: cannot read /proc/%ld/ns/pid", device, (long)pid);
+	return ino;
 }
 
 /*

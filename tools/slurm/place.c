@@ -10,6 +10,7 @@
 #include "core/tpcset.h"
 #include "core/topo.h"
 #include "core/claim.h"
+#include "os/proc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,12 +42,7 @@ static double now_s(void)
  */
 static int same_program(pid_t pid)
 {
-	char path[64];
-	struct stat mine, theirs;
-
-	snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
-	return stat("/proc/self/exe", &mine) == 0 && stat(path, &theirs) == 0 &&
-	       mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
+	return nvt_proc_shares(pid, "exe") == 1;
 }
 
 /* A partition that another step of the job holds, and who holds it. */
