@@ -49,6 +49,7 @@
 #include "core/gpusel.h"
 #include "core/tpcset.h"
 #include "seg/segfile.h"
+#include "os/clock.h"
 
 /* One GPU slot of a task, as the agent follows it. */
 struct slot {
@@ -123,13 +124,6 @@ struct agent {
 	int dirty;       /* decide at the next poll whatever the slots say (tasks came or went) */
 };
 
-static int64_t clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* The processor time this thread has used. */
 static int64_t cpu_ns(void)
@@ -377,7 +371,7 @@ static int write_slot(struct agent *a, struct task *t, struct slot *s, const str
 	}
 	s->changed = !nvt_set_equal(tpcs, &s->own) || mode != NVT_MODE_OWN;
 	s->written_seq = s->settled ? s->view.seq : 0;
-	s->written_ns = clock_ns();
+	s->written_ns = (int64_t)nvt_clock_ns();
 	nvt_format_list(tpcs, list, sizeof(list));
 	event(a, "pid %ld slot %d: TPCs %s (%s)", (long)t->pid, s->index, list, nvt_prio_mode_name(mode));
 	return 0;
@@ -928,12 +922,12 @@ static int has_own_back(struct task *t, struct slot *s)
  */
 static int restore_all(struct agent *a)
 {
-	int64_t deadline = clock_ns() + (int64_t)NVT_AGENT_RESTORE_MS * 1000000;
+	int64_t deadline = (int64_t)nvt_clock_ns() + (int64_t)NVT_AGENT_RESTORE_MS * 1000000;
 	struct timespec round = {0, (long)NVT_AGENT_RESTORE_ROUND_MS * 1000000};
 	int left;
 
 	for (;;) {
-		int last = clock_ns() >= deadline;
+		int last = (int64_t)nvt_clock_ns() >= deadline;
 		left = 0;
 		for (int i = 0; i < a->n; i++) {
 			struct task *t = &a->tasks[i];
@@ -984,18 +978,11 @@ static void enter_standby(struct agent *a, int on)
 static void count_descriptors(struct agent *a)
 {
 	struct rlimit files;
-	struct dirent *ent;
-	DIR *dir = opendir("/proc/self/fd");
+	int n = nvt_proc_fd_count(0);
 
 	a->fd_limit = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < INT32_MAX
 			      ? (int)files.rlim_cur : INT32_MAX;
-	a->fd_base = 3; /* at least stdin, stdout, stderr */
-	if (!dir)
-		return;
-	a->fd_base = -1; /* its own */
-	while ((ent = readdir(dir)))
-		a->fd_base += ent->d_name[0] != '.';
-	closedir(dir);
+	a->fd_base = n < 0 ? 3 : n; /* at least stdin, stdout, stderr */
 }
 
 int nvt_agent_run(const struct nvt_agent_opts *o)
@@ -1015,10 +1002,10 @@ int nvt_agent_run(const struct nvt_agent_opts *o)
 	a.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	a.notes_changed = 1; /* none yet: a status file of an earlier agent is replaced */
 	count_descriptors(&a);
-	a.now = clock_ns();
+	a.now = (int64_t)nvt_clock_ns();
 	a.idle_since = a.now;
 	while (!*o->stop) {
-		a.now = clock_ns();
+		a.now = (int64_t)nvt_clock_ns();
 		if (a.now >= next_beat) {
 			nvt_agent_heartbeat(o->base);
 			next_beat = a.now + (int64_t)NVT_AGENT_HEARTBEAT_MS * 1000000;
@@ -1034,7 +1021,7 @@ int nvt_agent_run(const struct nvt_agent_opts *o)
 			 * time it took, not the time it waited for a processor on a busy machine
 			 * (which spaced looks seconds apart at a load of 50). */
 			a.next_scan = a.now + (every > 10 * scan_took ? every : 10 * scan_took);
-			a.now = clock_ns();
+			a.now = (int64_t)nvt_clock_ns();
 		}
 		if (standby ? managed_tasks(&a) : poll_all(&a, hold_ns))
 			a.idle_since = a.now;

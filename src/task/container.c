@@ -258,7 +258,7 @@ int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, char
 		return nvt_why(why, len, "cannot read %s: %s", path, strerror(errno));
 	if (shares)
 		return nvt_why(why, len, "the container has no mount namespace of its own");
-	call.ns = open(path, O_RDONLY | O_CLOEXEC);
+	call.ns = nvt_proc_ns_open(pid, "ns/mnt");
 	if (call.ns < 0)
 		return nvt_why(why, len, "cannot open %s: %s", path, strerror(errno));
 	/* In a child of its own: setns(2) would move this process into the container's. */

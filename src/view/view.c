@@ -20,6 +20,7 @@
 #include "core/tpcset.h"
 #include "gpu/topocache.h"
 #include "mps/mps.h"
+#include "os/clock.h"
 #include "os/proc.h"
 #include "prio/agent.h"
 #include "seg/segfile.h"
@@ -284,15 +285,13 @@ static void read_mps(struct nvt_view *v)
 int nvt_view_read(const char *base, const struct nvt_gpus *machine, struct nvt_view *v, char *why,
 		  size_t len)
 {
-	struct timespec now;
 	struct names names = {.n = 0};
 	struct caps cap = {0, 0, 0};
 	pid_t *pids = NULL;
 	int n;
 
 	memset(v, 0, sizeof(*v));
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	v->taken_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	v->taken_ns = nvt_clock_ns();
 	for (int i = 0; machine && i < machine->n && i < NVT_MACHINE_GPUS; i++) {
 		struct nvt_view_gpu *g = &v->gpus[v->n_gpus++];
 		g->index = i;

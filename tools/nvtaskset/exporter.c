@@ -37,6 +37,7 @@
 #include "gpu/gpus.h"
 #include "seg/segfile.h"
 #include "view/view.h"
+#include "os/clock.h"
 
 #define CONNECTIONS_MAX 256
 #define CONNECTION_TIMEOUT_S 10
@@ -78,13 +79,6 @@ static void text_done(void *arg)
 	pthread_mutex_unlock(&latest.lock);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -111,7 +105,7 @@ static void read_metrics_locked(void)
 	struct nvt_outbuf out = {0};
 	struct nvt_view v;
 
-	latest.began_ns = now_ns();
+	latest.began_ns = nvt_clock_ns();
 	latest.why[0] = '\0';
 	text_put_locked(latest.text);
 	latest.text = NULL;
@@ -134,7 +128,7 @@ static struct MHD_Response *metrics(unsigned *status)
 	struct text *t;
 
 	pthread_mutex_lock(&latest.lock);
-	if (!latest.began_ns || now_ns() - latest.began_ns > FRESH_MS * 1000000ull)
+	if (!latest.began_ns || nvt_clock_ns() - latest.began_ns > FRESH_MS * 1000000ull)
 		read_metrics_locked();
 	t = latest.text;
 	if (t) {

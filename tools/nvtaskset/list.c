@@ -32,6 +32,7 @@
 #include "core/yield.h"
 #include "prio/agent.h"
 #include "view/view.h"
+#include "os/clock.h"
 
 /* What -l shows of one task: what the view read of it (src/view), and its place in the tree. */
 struct row {
@@ -104,18 +105,11 @@ static void json_pid_or_null(const char *key, pid_t pid)
 	printf(pid > 0 ? ",\"%s\":%ld" : ",\"%s\":null", key, (long)pid);
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Milliseconds from then to now (0 if then is later or unknown). */
 static double ms_since(uint64_t then)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = nvt_clock_ns();
 
 	return then && now > then ? (double)(now - then) / 1e6 : 0;
 }

@@ -173,13 +173,10 @@ int find_lib_file(const char *name, char *buf, size_t len)
 {
 	static const char *const beside[] = {NVT_LIBDIR_FROM_BINDIR, "../lib/nvtaskset"};
 	char self[PATH_MAX], path[PATH_MAX];
-	ssize_t n;
 	char *slash;
 
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
+	if (nvt_proc_exe(0, self, sizeof(self)) < 0)
 		cli_err("cannot find my own executable");
-	self[n] = '\0';
 	slash = strrchr(self, '/');
 	if (slash)
 		*slash = '\0';

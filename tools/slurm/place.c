@@ -11,6 +11,7 @@
 #include "core/topo.h"
 #include "core/claim.h"
 #include "os/proc.h"
+#include "os/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,12 +30,6 @@
 /* share(): the holder let go (alongside enum nvt_place_rc). */
 #define PLACE_GONE 2
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /*
  * Whether pid is a slurmstepd as this one is: its executable is ours. Any
@@ -206,7 +201,7 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 		 const int *idx, int n, struct nvt_place *out, char *why, size_t len)
 {
 	static struct nvt_gpu_topology topos[NVT_MACHINE_GPUS];
-	double deadline = now_s() + req->wait_ms / 1000.0;
+	double deadline = nvt_clock_s() + req->wait_ms / 1000.0;
 	char what[64], last[512] = "";
 	/* What try_gpu claims: whole GPCs of at most what Slurm granted, or count TPCs. */
 	struct nvt_pick want = {.count = req->gpcs ? max_tpcs(req) : count, .gpcs = req->gpcs,
@@ -255,7 +250,7 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 			}
 		}
 		/* Slurm granted them: the holder is a step that is ending. */
-		if (now_s() >= deadline)
+		if (nvt_clock_s() >= deadline)
 			break;
 		usleep(RETRY_MS * 1000);
 	}
@@ -314,7 +309,7 @@ int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char 
 	struct holder holder;
 	int idx[NVT_MACHINE_GPUS], n, rc = PLACE_GONE;
 	unsigned count;
-	double start = now_s();
+	double start = nvt_clock_s();
 
 	memset(out, 0, sizeof(*out));
 	out->gpu = -1;
@@ -351,7 +346,7 @@ int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char 
 		return rc;
 	out->gpu = nvt_gpus_find(&gpus, out->part.uuid);
 	nvt_uuid_format(out->part.uuid, out->uuid);
-	out->seconds = now_s() - start;
+	out->seconds = nvt_clock_s() - start;
 	return NVT_PLACE_OK;
 }
 
