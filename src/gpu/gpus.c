@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "gpus.h"
+#include "core/text.h"
 #include "calibrate.h"
 #include "driverinfo.h"
 #include "os/sysutil.h"
@@ -309,4 +310,15 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 	if (progress)
 		fprintf(progress, "nvtaskset: calibrated GPU %d in %.2f s\n", index, out->seconds);
 	return 0;
+}
+
+int nvt_gpus_timeout_ms(const char *text)
+{
+	uint64_t v;
+	const char *end;
+
+	if (!text || !*text)
+		return NVT_DRIVER_TIMEOUT_S * 1000;
+	end = nvt_decimal(text + (text[0] == '+'), 3600, &v);
+	return end && !*end && v ? (int)v * 1000 : -1;
 }

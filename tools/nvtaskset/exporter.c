@@ -43,7 +43,6 @@
 #define CONNECTION_TIMEOUT_S 10
 #define CONNECTION_MEMORY (32 * 1024)
 #define THREADS 4
-#define DRIVER_TIMEOUT_S 60 /* NVTASKSET_DRIVER_TIMEOUT's default, as the command's */
 /* How old a read may be for a scrape to share it: below Prometheus' shortest usual interval. */
 #define FRESH_MS 500
 
@@ -181,19 +180,6 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 	return rc;
 }
 
-/* NVTASKSET_DRIVER_TIMEOUT in ms (1-3600 s; unset or empty: the default); -1 if bad. */
-static int driver_timeout_ms(void)
-{
-	const char *text = getenv(NVT_ENV_DRIVER_TIMEOUT);
-	const char *end;
-	uint64_t v;
-
-	if (!text || !*text)
-		return DRIVER_TIMEOUT_S * 1000;
-	end = nvt_decimal(text, 3600, &v);
-	return end && !*end && v ? (int)v * 1000 : -1;
-}
-
 /* The machine's GPUs, listed once (NULL where they cannot be: the tasks' slots name theirs). */
 static const struct nvt_gpus *list_gpus(int timeout_ms)
 {
@@ -249,7 +235,7 @@ int main(int argc, char **argv)
 		say("exporter: %s", argc != 2 ? "usage: nvtaskset-exporter [ADDR:]PORT (nvtaskset --exporter runs it)" : why);
 		return EXIT_FAILURE;
 	}
-	timeout_ms = driver_timeout_ms();
+	timeout_ms = nvt_gpus_timeout_ms(getenv(NVT_ENV_DRIVER_TIMEOUT));
 	if (timeout_ms < 0) {
 		say("%s must be 1-3600 seconds, not '%s'", NVT_ENV_DRIVER_TIMEOUT,
 		    getenv(NVT_ENV_DRIVER_TIMEOUT));

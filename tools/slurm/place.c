@@ -21,7 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DRIVER_TIMEOUT_MS 60000
 /* Other claimers overlapping ours: nvt_reserve_claim gives up after this, and we try again. */
 #define CLAIM_TIMEOUT_MS 2000
 #define RETRY_MS 100
@@ -212,7 +211,7 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 	for (int i = 0; i < n; i++) {
 		struct nvt_tpcset all, unused;
 		char err[512];
-		if (nvt_gpu_topology(gpus, idx[i], 0, DRIVER_TIMEOUT_MS, NULL, &topos[i], err,
+		if (nvt_gpu_topology(gpus, idx[i], 0, NVT_DRIVER_TIMEOUT_S * 1000, NULL, &topos[i], err,
 				     sizeof(err))) {
 			snprintf(why, len, "%s", err);
 			return NVT_PLACE_ERROR;
@@ -328,7 +327,7 @@ int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char 
 		return NVT_PLACE_ERROR;
 	}
 	count = req->tpcs ? req->tpcs : req->gpcs ? 0 : (unsigned)req->granted;
-	if (nvt_gpus_list(DRIVER_TIMEOUT_MS, &gpus, why, len))
+	if (nvt_gpus_list(NVT_DRIVER_TIMEOUT_S * 1000, &gpus, why, len))
 		return NVT_PLACE_ERROR;
 	out->n_gpus = gpus.n;
 	n = candidates(req, &gpus, idx, why, len);
