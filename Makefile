@@ -84,7 +84,7 @@ SEG = segfile segtrust segopen segwrite segscan segown inherit segfor segctr
 MPS = mps
 ALLOC = placement reserve
 TASK = task container admit
-PRIO = agent agentlock agentbeat
+PRIO = agent agenttable agentlock agentbeat
 VIEW = view viewcalc viewmetrics
 # The shim's files by layer, lowest first: a file calls and includes only
 # files of its own layer or of those before it, without circles

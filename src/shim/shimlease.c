@@ -24,7 +24,7 @@
 
 #include "core/segment.h"
 #include "core/tpcset.h"
-#include "prio/agent.h"
+#include "prio/agentbeat.h"
 #include "seg/segfile.h"
 #include "shimlease.h"
 #include "shimstate.h"
