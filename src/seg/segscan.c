@@ -11,7 +11,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "segfile.h"
+#include "segscan.h"
 #include "core/grow.h"
 #include "core/segment.h"
 #include "os/sysutil.h"
