@@ -4,6 +4,9 @@
  * The daemon writes its PID to nvidia-cuda-mps-control.pid in its pipe
  * directory; "echo quit | nvidia-cuda-mps-control" stops it.
  *
+ * Over 500 lines on purpose: the daemon's start, query and stop share its
+ * directories' checks and the one lock of its start.
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE

@@ -1,6 +1,9 @@
 /*
  * proc.c - see proc.h.
  *
+ * Over 500 lines on purpose: the one reader of processes' /proc files, each
+ * read a few lines beside the parsers it shares (status, stat, the links).
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE

@@ -4,6 +4,9 @@
  * Over 600 lines on purpose: the hint for an option after MASK parses the
  * command line it suggests, with this file's options table and checks.
  *
+ * Over 500 lines on purpose: every option's parse and its checks against the
+ * others, and the dispatch of the modes and words.
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
