@@ -527,6 +527,7 @@ report() {
 
 ALL=$(declare -F | sed -n 's/^declare -f t_//p')
 declare -A running=()
+# shellcheck disable=SC2048 # test names split on purpose (no name holds a space)
 for name in ${*:-$ALL}; do
 	declare -F "t_$name" >/dev/null || { echo "no test named $name" >&2; FAIL=$((FAIL + 1)); continue; }
 	while [ ${#running[@]} -ge "$JOBS" ]; do

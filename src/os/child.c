@@ -231,6 +231,7 @@ static void call_in_child(void *ctx, int out_fd)
 int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
 		   size_t result_size, int timeout_ms)
 {
+	/* cppcheck-suppress ctuuninitvar ; result is only kept here, and zeroed below */
 	struct call call = {fn, ctx, result, result_size};
 	/* One byte more than the result: the runner keeps a NUL's room. */
 	char *buf = malloc(result_size + 1);

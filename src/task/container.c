@@ -58,7 +58,7 @@ int nvt_task_cdi_preload(const char *shim, char *buf, size_t len)
 int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slot_view *parts, int n,
 			    struct nvt_task_env *out, char *why, size_t len)
 {
-	struct nvt_slot_prio prio;
+	struct nvt_slot_prio prio = {0};
 
 	out->n = 0;
 	if (d->cls == NVT_CDI_PRIORITY) {

@@ -382,6 +382,7 @@ t_hostile_stop_signals_remove_segment() {
 	# env sets them back to the default.)
 	if env --default-signal=INT,HUP,TERM true 2>/dev/null; then
 		sigs="$sigs INT"
+		# shellcheck disable=SC2054 # one argument, its signals joined by commas
 		dfl=(env --default-signal=INT,HUP,TERM)
 	elif (($(printf '%d' "0x$(awk '$1 == "SigIgn:" {print $2}' /proc/$BASHPID/status)") & 1 << 0)); then
 		sigs=TERM # SIGHUP (bit 0) is ignored here and cannot be set back

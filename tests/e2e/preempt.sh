@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Preemption (docs/priorities.md, "Preemption"): a time-sliced task's channel groups, followed
 # through the RM's ioctls, get its level's timeslice; the fake driver's RM (tests/fake/fakerm.c,
 # preloaded after the shim, FAKECUDA_RM=1) makes them as libcuda 580 does and logs what each

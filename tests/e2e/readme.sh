@@ -363,7 +363,7 @@ example_block() {
 	local file=$1 tag line cmd bg n=0 last="" task="" out rc pid part why
 	local -a bgs=()
 	tag=$(basename "$file")
-	cd "$ROOT"
+	cd "$ROOT" || die "cannot enter $ROOT"
 	own_mps_dirs "ex-$tag"
 	export PATH=$B/bin:$B/test:$FAKEBIN:$PATH
 	if grep -qE -- '--gpu 1|[0-9]=[0-9]|CUDA_VISIBLE_DEVICES=[1-9]' "$file"; then

@@ -38,6 +38,7 @@ all_nonempty() {
 # get the same TPC (picks from one look gave most of them 1,9), and -l --json shows the same.
 concurrent_starts() {
 	local i other=$1 tags=() pids=() lists=() states=() out
+	# shellcheck disable=SC2174 # the mode is the last directory's (its parents are there, or the umask's)
 	mkdir -p -m 1777 "$WORK/u"
 	for ((i = 0; i < 32; i++)); do
 		tags+=("u/rc$i")

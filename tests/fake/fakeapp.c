@@ -661,7 +661,7 @@ int main(int argc, char **argv)
 		if (argc >= 4)
 			p_version((uint8_t)strtol(argv[3], NULL, 0));
 		if (all_devices()) {
-			char text[1200];
+			char text[1200] = "";
 			long hung = 0;
 			for (long i = 0; i < n; i++)
 				rc |= launch_round(&rec, text, sizeof(text), &hung);

@@ -70,7 +70,7 @@ static int config_check(const char *device, const char *env, const char *hook, s
 			int *has_prio)
 {
 	struct nvt_cdi_device d;
-	struct nvt_slot_prio prio;
+	struct nvt_slot_prio prio = {0};
 	size_t len = config_of(env, hook);
 
 	CHECK(nvt_cdi_device_parse(strchr(device, '/') + 1, &d) == 0);

@@ -275,7 +275,7 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	struct nvt_task_container c = {0};
 	struct nvt_cdi_device d;
 	struct nvt_oci_state state;
-	struct nvt_slot_prio prio;
+	struct nvt_slot_prio prio = {0};
 	struct nvt_admit_why w;
 	char why[1024], *text, *config, *slash;
 	const char *device;
