@@ -209,11 +209,11 @@ $(SPANK): $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) tools/slurm/spank.map
 # --profile --beside-hog's bandwidth hog: a program of its own (the command
 # itself keeps its shim passive), installed beside the shim; it calls the
 # driver through the command's table of entry points (src/gpu/driver.c).
-$(HOG): tools/nvtaskset/hog.c $(O)/gpu/driver.o $(CORE_LIB) $(FLAGS)
+$(HOG): tools/hog/hog.c $(O)/gpu/driver.o $(CORE_LIB) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $< $(O)/gpu/driver.o $(CORE_LIB) -ldl
 
-$(EXPORTER_BIN): tools/nvtaskset/exporter.c $(LIB_OBJ) $(CORE_LIB) $(FLAGS)
+$(EXPORTER_BIN): tools/exporter/exporter.c $(LIB_OBJ) $(CORE_LIB) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) \
 		-lmicrohttpd -ldl -lpthread

@@ -73,7 +73,6 @@ t_cmd_layers_check_catches() {
 	printf 'int a_fn(int);\nint b_fn(int n) { return n ? a_fn(n - 1) : 0; }\n' >"$r/tools/nvtaskset/b.c"
 	printf 'int b_fn(int);\nint m_fn(void) { return b_fn(0); }\n' >"$r/tools/nvtaskset/m.c"
 	printf 'int stray_fn(void) { return 0; }\n' >"$r/tools/nvtaskset/stray.c"
-	printf 'int main(void) { return 0; }\n' >"$r/tools/nvtaskset/hog.c"
 	for f in a b m; do
 		"${CC:-cc}" -c -o "$r/build/cmd/$f.o" "$r/tools/nvtaskset/$f.c" || die "cannot compile $f.c"
 	done
