@@ -57,6 +57,7 @@
 #include "shimslot.h"
 #include "shimstate.h"
 #include "shimyield.h"
+#include "os/clock.h"
 
 #define NVT_YIELD_RESCAN_MS 250 /* looks for higher tasks at most this often */
 #define WATCH_MAX 8             /* higher tasks followed per GPU */
@@ -145,13 +146,6 @@ static __thread struct {
 
 int shim_yield_tracking; /* read inline by the launch path (shimyield.h) */
 
-static uint64_t clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Sleeps ns without y.lock (held before and after): a mutex is not fair, and
  * a thread that slept under it kept the others past their bound (8 launching
@@ -175,7 +169,7 @@ static void act_update(int g, void (*fn)(struct nvt_slot_activity *, uint64_t))
 
 	for (size_t i = 0; i < sizeof(copy) / 8; i++)
 		src[i] = __atomic_load_n(&dst[i], __ATOMIC_RELAXED);
-	fn(&copy, clock_ns());
+	fn(&copy, nvt_clock_ns());
 	for (size_t i = 0; i < sizeof(copy) / 8; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 }
@@ -651,7 +645,7 @@ static void before_launch(int g, void *ctx)
 {
 	struct yslot *s = &y.s[g];
 	struct nvt_watched w[WATCH_MAX];
-	uint64_t now = clock_ns(), start = now, wake, limit;
+	uint64_t now = nvt_clock_ns(), start = now, wake, limit;
 	int verdict, bounded, waited_bound = 0;
 
 	pthread_mutex_lock(&y.lock);
@@ -688,7 +682,7 @@ static void before_launch(int g, void *ctx)
 		} else {
 			break;
 		}
-		now = clock_ns();
+		now = nvt_clock_ns();
 	}
 	tls.record = bounded && s->head - s->tail < RING;
 	tls.borrow = verdict == NVT_YV_GO && now < limit &&
@@ -716,7 +710,7 @@ static void after_launch(int g, void *stream)
 		rc = shim_cu.event_record(s->ev[i], stream);
 		tls.in_shim = 0;
 		if (rc == 0) {
-			s->rec_ns[i] = clock_ns();
+			s->rec_ns[i] = nvt_clock_ns();
 			s->head++;
 		}
 	}

@@ -18,6 +18,9 @@
  *                                         the HEX TPC masks, none may hang
  *   fakeapp fork STOP STATE               fork; both loop (STATE.parent, STATE.child)
  *   fakeapp exec STOP STATE               launch once, then exec "loop" in place
+ *   fakeapp reset STOP STATE              launch once, reset the device's primary context
+ *                                         (cuDevicePrimaryCtxReset: its driver objects
+ *                                         freed), then "loop" in a new one
  *   fakeapp uuids                         print "DEVICE UUID" for each device
  *   fakeapp cluster N                     one launch in thread-block clusters of N
  *                                         (cuLaunchKernelEx); print it
@@ -128,7 +131,9 @@ static launch_fn p_launch;
 static fakecuda_last_launch_fn p_last;
 static fakecuda_set_tmd_version_fn p_version;
 typedef int (*sync_fn)(void);
-static sync_fn p_sync; /* FAKEAPP_SYNC=1: loop synchronises after each launch */
+static sync_fn p_sync;
+typedef int (*reset_fn)(int);
+static reset_fn p_reset; /* FAKEAPP_SYNC=1: loop synchronises after each launch */
 
 #ifdef USE_DLOPEN
 #include <dlfcn.h>
@@ -152,7 +157,8 @@ static void load(void)
 	p_uuid = (uuid_fn)dlsym(lib, "cuDeviceGetUuid");
 	p_launch_ex = (fakecuda_launch_ex_fn)dlsym(lib, "cuLaunchKernelEx");
 	p_sync = (sync_fn)dlsym(lib, "cuCtxSynchronize");
-	if (!p_launch_ex || !p_retain || !p_set_current || !p_count || !p_uuid || !p_init || !p_attr || !p_launch || !p_last || !p_version) {
+	p_reset = (reset_fn)dlsym(lib, "cuDevicePrimaryCtxReset_v2");
+	if (!p_launch_ex || !p_retain || !p_reset || !p_set_current || !p_count || !p_uuid || !p_init || !p_attr || !p_launch || !p_last || !p_version) {
 		fprintf(stderr, "fakeapp: symbol missing behind the libcuda.so.1 handle\n");
 		exit(2);
 	}
@@ -168,8 +174,10 @@ int cuDeviceGetCount(int *);
 int cuDeviceGetUuid(unsigned char *, int);
 int cuLaunchKernelEx(const NVT_LAUNCH_CONFIG *, void *, void **, void **);
 int cuCtxSynchronize(void);
+int cuDevicePrimaryCtxReset_v2(int);
 static void load(void)
 {
+	p_reset = cuDevicePrimaryCtxReset_v2;
 	p_sync = cuCtxSynchronize;
 	p_launch_ex = cuLaunchKernelEx;
 	p_retain = cuDevicePrimaryCtxRetain;
@@ -661,7 +669,7 @@ int main(int argc, char **argv)
 		if (argc >= 4)
 			p_version((uint8_t)strtol(argv[3], NULL, 0));
 		if (all_devices()) {
-			char text[1200];
+			char text[1200] = "";
 			long hung = 0;
 			for (long i = 0; i < n; i++)
 				rc |= launch_round(&rec, text, sizeof(text), &hung);
@@ -723,6 +731,14 @@ int main(int argc, char **argv)
 		rc = loop(argv[2], path);
 		waitpid(child, &status, 0);
 		return rc || !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	if (!strcmp(argv[1], "reset") && argc == 4) {
+		struct fakecuda_launch rec;
+		const char *dev = getenv("FAKEAPP_DEVICE");
+		launch(&rec);
+		if (p_reset(dev ? (int)strtol(dev, NULL, 10) : 0))
+			return 1;
+		return loop(argv[2], argv[3]);
 	}
 	if ((!strcmp(argv[1], "fork-on") && argc == 5) || (!strcmp(argv[1], "spawn-on") && argc == 6))
 		return spawn_on(argv[0], argv[2], argv[3], argv[4], argc == 6 ? argv[5] : "fork");

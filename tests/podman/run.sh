@@ -353,6 +353,7 @@ s_try() {
 }
 
 ALL="gpc env_override tpcs full rundir isolation userns exec rootless try"
+# shellcheck disable=SC2048 # scenario names split on purpose (no name holds a space)
 for s in ${*:-$ALL}; do
 	start_s=$SECONDS
 	(s_"$s") >"$W/$s.log" 2>&1
