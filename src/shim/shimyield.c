@@ -100,7 +100,6 @@ struct watch {
 
 /* This process on one GPU slot. */
 struct yslot {
-	int idle;                  /* no request open (tracking) */
 	/* Yielding (under y.lock): */
 	uint64_t cfg_seq;          /* slot seq that cfg was read at; 0: never */
 	struct nvt_yield_cfg cfg;
@@ -128,8 +127,6 @@ struct yslot {
 };
 
 static struct {
-	int tracking;  /* started with a priority: publishes its activity */
-	int yielding;  /* follows its launch calls to yield */
 	pthread_mutex_t lock;
 	struct yslot s[NVT_MAX_GPUS];
 } y = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -141,9 +138,12 @@ static __thread struct {
 	int record;
 	int in_shim;
 	int borrow;
-} tls;
+} tls __attribute__((tls_model("initial-exec"))); /* as the launch path's (shimslot.h) */
 
-int shim_yield_tracking; /* read inline by the launch path (shimyield.h) */
+/* Read by the launch path (shimyield.h, shim.c). */
+int shim_yield_tracking;
+int shim_yield_following;
+int shim_yield_idle[NVT_MAX_GPUS];
 
 static uint64_t clock_ns(void)
 {
@@ -182,16 +182,15 @@ static void act_update(int g, void (*fn)(struct nvt_slot_activity *, uint64_t))
 
 void shim_yield_launched(int g)
 {
-	struct yslot *s = &y.s[g];
-
-	if (!__atomic_load_n(&s->idle, __ATOMIC_RELAXED) || !__atomic_exchange_n(&s->idle, 0, __ATOMIC_ACQ_REL))
+	/* Of threads launching at once, one begins the request. */
+	if (!__atomic_exchange_n(&shim_yield_idle[g], 0, __ATOMIC_ACQ_REL))
 		return;
 	act_update(g, nvt_act_begin);
 }
 
 static void synchronized(int g)
 {
-	if (g < 0 || g >= NVT_MAX_GPUS || __atomic_exchange_n(&y.s[g].idle, 1, __ATOMIC_ACQ_REL))
+	if (g < 0 || g >= NVT_MAX_GPUS || __atomic_exchange_n(&shim_yield_idle[g], 1, __ATOMIC_ACQ_REL))
 		return;
 	act_update(g, nvt_act_end);
 }
@@ -204,9 +203,9 @@ void shim_yield_slot_ready(int g)
 	char *end;
 	long v;
 
-	y.s[g].idle = 1;
 	if (!shim_yield_tracking)
 		return;
+	shim_yield_idle[g] = 1;
 	memset(a, 0, sizeof(*a));
 	a->flags = NVT_ACT_TRACKED;
 	if (cp && *cp) {
@@ -777,7 +776,7 @@ void shim_yield_api(int cbid, const void *data)
 	args = call.args;
 	site = call.site;
 	result = call.result;
-	if (y.yielding && is_launch(cbid)) {
+	if (shim_yield_following && is_launch(cbid)) {
 		if (site == NVT_CB_API_SITE_ENTER) {
 			tls.slot = -1;
 			tls.record = 0;
@@ -840,7 +839,7 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 				  "back for tasks of higher priority");
 		return;
 	}
-	y.yielding = 1;
+	shim_yield_following = 1;
 }
 
 int shim_yield_higher(int g, struct nvt_watched *out, uint64_t now)
