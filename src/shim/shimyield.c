@@ -748,10 +748,11 @@ static void *stream_of(int cbid, void *const *args)
 	return stream;
 }
 
-static int is_launch(int cbid)
+/* 1 if cbid is one of the n calls of ids. */
+static int one_of(const int *ids, size_t n, int cbid)
 {
-	for (size_t i = 0; i < N_IDS(launch_ids); i++)
-		if (launch_ids[i] == cbid)
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == cbid)
 			return 1;
 	return 0;
 }
@@ -776,7 +777,7 @@ void shim_yield_api(int cbid, const void *data)
 	args = call.args;
 	site = call.site;
 	result = call.result;
-	if (shim_yield_following && is_launch(cbid)) {
+	if (shim_yield_following && one_of(launch_ids, N_IDS(launch_ids), cbid)) {
 		if (site == NVT_CB_API_SITE_ENTER) {
 			tls.slot = -1;
 			tls.record = 0;
@@ -793,7 +794,10 @@ void shim_yield_api(int cbid, const void *data)
 		}
 		return;
 	}
-	if (!shim_yield_tracking || site != NVT_CB_API_SITE_EXIT || result != 0)
+	/* The callback also gets the calls others follow (cuLaunchKernelEx, graph launches):
+	 * their return ends no request. */
+	if (!shim_yield_tracking || site != NVT_CB_API_SITE_EXIT || result != 0 ||
+	    !one_of(sync_ids, N_IDS(sync_ids), cbid))
 		return;
 	/* A synchronisation returned: the task's request (on this GPU) ended. */
 	shim_lease_check(); /* (TPCs a dead agent lent: shimlease.c) */

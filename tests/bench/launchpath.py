@@ -24,10 +24,14 @@ Forms (nvtaskset --no-mps, as tests/bench/launchcost.py runs them on the GPU):
   mem           nvtaskset --mem SIZE -n 33 (LAUNCHPATH_MEM, default 1G), where nvtaskset has
                 --mem; otherwise said and left out
   plain         no shim: only with --whole (its callback count is 0)
+  FORM-ex       FORM launching through cuLaunchKernelEx (fakeapp's batches-ex, launch.cu's
+                batches-ex): the driver calls the API callbacks of a call the shim follows
+                (every task follows it, to find cooperative launches) around each launch
+--ex adds the -ex forms of unset, partitioned, high and low-yield.
 --whole also counts the whole process per launch (the fake driver's own work included: the
 fake checks every byte of every TMD, which a real driver does not; a scale, not a figure).
 
-Usage: launchpath.py [--root ROOT] [--work DIR] [--out DIR] [--cache] [--whole] [--annotate]
+Usage: launchpath.py [--root ROOT] [--work DIR] [--out DIR] [--cache] [--whole] [--ex] [--annotate]
                      [--check BASELINE] [--write-baseline FILE] [FORM...]
   ROOT: the tree whose build/ to count (default: this script's); its build/test holds the
   fake driver and fakeapp-linked (make check builds them). BASELINE: a file of "FORM IR" lines
@@ -45,6 +49,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FORMS = ["unset", "partitioned", "high", "low", "low-yield", "slice", "mem"]
+EX_FORMS = ["unset-ex", "partitioned-ex", "high-ex", "low-yield-ex"]
 BATCH = int(os.environ.get("LAUNCHPATH_BATCH", "1000"))
 REPS = int(os.environ.get("LAUNCHPATH_REPS", "1"))
 TOLERANCE = float(os.environ.get("LAUNCHPATH_TOLERANCE", "0.10"))
@@ -80,7 +85,7 @@ def base_env(build, work):
                NVTASKSET_PROC_NVIDIA=os.path.join(work, "no-proc-nvidia"), NVTASKSET_DRIVER_TIMEOUT="20",
                CUDA_MPS_PIPE_DIRECTORY=os.path.join(work, "mps-pipe"),
                CUDA_MPS_LOG_DIRECTORY=os.path.join(work, "mps-log"),
-               LD_LIBRARY_PATH=build.fake, NVTASKSET_QUIET="1", FAKEAPP_SYNC="1")
+               LD_LIBRARY_PATH=build.fake, NVTASKSET_QUIET="1")
     return env
 
 
@@ -111,14 +116,14 @@ def form_command(build, work, env, form):
 
 
 def callgrind(build, work, prefix, env, reps, toggle, cache, name):
-    """Runs the form for reps batches under callgrind. Returns {event: count}, the out file."""
+    """Runs form name for reps batches under callgrind. Returns {event: count}, the out file."""
     out = os.path.join(work, "%s.%d.%s.cg" % (name, reps, "cb" if toggle else "all"))
     args = prefix + ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
     if toggle:
         args.append("--toggle-collect=shim_on_launch")
     if cache:
         args.append("--cache-sim=yes")
-    args += [build.app, "batches", str(BATCH), str(reps)]
+    args += [build.app, "batches-ex" if name.endswith("-ex") else "batches", str(BATCH), str(reps)]
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     if p.returncode:
         raise RuntimeError("%s exited %d: %s" % (" ".join(args), p.returncode, p.stderr[-600:]))
@@ -166,12 +171,13 @@ def main():
     ap.add_argument("--cache", action="store_true")
     ap.add_argument("--whole", action="store_true")
     ap.add_argument("--annotate", action="store_true")
+    ap.add_argument("--ex", action="store_true")
     ap.add_argument("--check")
     ap.add_argument("--write-baseline")
     ap.add_argument("forms", nargs="*")
     a = ap.parse_args()
-    forms = a.forms or (["plain"] if a.whole else []) + FORMS
-    unknown = [f for f in forms if f not in FORMS + ["plain"]]
+    forms = a.forms or (["plain"] if a.whole else []) + FORMS + (EX_FORMS if a.ex else [])
+    unknown = [f for f in forms if f not in FORMS + ["plain"] + [x + "-ex" for x in FORMS + ["plain"]]]
     if unknown:
         sys.exit("launchpath: unknown form %s (forms: %s)" % (",".join(unknown), " ".join(FORMS)))
     if not shutil.which("valgrind"):
@@ -190,9 +196,9 @@ def main():
     lines.append("Instructions per launch in the shim's driver callback (callgrind, fake driver, "
                  "batches of %d launches, %d vs %d batches); build: %s; %s" % (BATCH, REPS, 2 * REPS, flags, cc))
     for form in forms:
-        cmd = form_command(build, work, env, form)
+        cmd = form_command(build, work, env, form[:-3] if form.endswith("-ex") else form)
         if cmd is None:
-            left_out.append("  %-12s not counted: this nvtaskset has no --mem" % form)
+            left_out.append("  %-15s not counted: this nvtaskset has no --mem" % form)
             continue
         prefix, fenv = cmd
         row = {"form": form}
@@ -205,10 +211,13 @@ def main():
             counts, _ = per_launch(build, work, prefix, fenv, False, False, form)
             row["whole_Ir"] = counts["Ir"]
         rows.append(row)
-    unset = next((r.get("cb_Ir") for r in rows if r["form"] == "unset"), None)
-    part = next((r.get("cb_Ir") for r in rows if r["form"] == "partitioned"), None)
+    def of(name):
+        return next((r.get("cb_Ir") for r in rows if r["form"] == name), None)
+
     for r in rows:
-        text = "  %-12s" % r["form"]
+        ex = "-ex" if r["form"].endswith("-ex") else ""
+        unset, part = of("unset" + ex), of("partitioned" + ex)
+        text = "  %-15s" % r["form"]
         if "cb_Ir" in r:
             text += " Ir %8.1f" % r["cb_Ir"]
             if unset:
