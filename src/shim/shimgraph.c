@@ -577,18 +577,27 @@ static void *const *api_args(int cbid, const void *data, int *site, int *result)
 	return call.args;
 }
 
-/* Whether this file follows call cbid (the callback also gets the calls others follow). */
+/*
+ * The calls this file follows, a bit per call id, set as set-up enables them. The callback
+ * also gets the calls others follow, among them cuLaunchKernelEx around every such launch
+ * (shimsmcount.c follows it in every task): searching the three tables for each cost ~140
+ * instructions a callback, two a launch (tests/bench/launchpath.py, the -ex forms).
+ */
+#define CALL_BITS 1024
+static uint64_t graph_calls[CALL_BITS / 64];
+
+/* Whether this file follows call cbid. */
 static int graph_call(int cbid)
 {
-	for (size_t i = 0; i < sizeof(followed_calls) / sizeof(followed_calls[0]); i++)
-		if (followed_calls[i] == cbid)
-			return 1;
-	for (size_t i = 0; i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
-		if (unmirrored_calls[i] == cbid)
-			return 1;
-	for (int i = 0; i < SHIM_NODE_SETS; i++)
-		if (mirror_calls[i].cbid == cbid)
-			return 1;
+	return cbid >= 0 && cbid < CALL_BITS && (graph_calls[cbid / 64] >> (cbid % 64) & 1);
+}
+
+/* Enables the API callback of call cbid, and marks it followed. Returns 0, or -1. */
+static int follow_call(nvt_cb_enable_fn enable, uint32_t handle, int cbid)
+{
+	if (cbid < 0 || cbid >= CALL_BITS || enable(1, handle, NVT_CB_DOMAIN_API, cbid))
+		return -1;
+	graph_calls[cbid / 64] |= 1ull << (cbid % 64);
 	return 0;
 }
 
@@ -653,11 +662,11 @@ void shim_graph_setup(nvt_cb_enable_fn enable, uint32_t handle)
 	    !shim_cu.graph_exec_update)
 		ok = 0;
 	for (size_t i = 0; ok && i < sizeof(followed_calls) / sizeof(followed_calls[0]); i++)
-		ok = enable(1, handle, NVT_CB_DOMAIN_API, followed_calls[i]) == 0;
+		ok = follow_call(enable, handle, followed_calls[i]) == 0;
 	for (int i = 0; ok && i < SHIM_NODE_SETS; i++)
-		ok = enable(1, handle, NVT_CB_DOMAIN_API, mirror_calls[i].cbid) == 0;
+		ok = follow_call(enable, handle, mirror_calls[i].cbid) == 0;
 	for (size_t i = 0; ok && i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
-		ok = enable(1, handle, NVT_CB_DOMAIN_API, unmirrored_calls[i]) == 0;
+		ok = follow_call(enable, handle, unmirrored_calls[i]) == 0;
 	if (!ok) {
 		if (debug && *debug && strcmp(debug, "0") != 0)
 			shim_warn("graph: the driver lacks a graph call or callback; graphs do not follow");
