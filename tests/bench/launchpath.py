@@ -31,12 +31,14 @@ Forms (nvtaskset --no-mps, as tests/bench/launchcost.py runs them on the GPU):
 --whole also counts the whole process per launch (the fake driver's own work included: the
 fake checks every byte of every TMD, which a real driver does not; a scale, not a figure).
 
-Usage: launchpath.py [--root ROOT] [--work DIR] [--out DIR] [--cache] [--whole] [--ex] [--annotate]
+Usage: launchpath.py [--root ROOT | --build DIR] [--work DIR] [--out DIR] [--cache] [--whole] [--ex] [--annotate]
                      [--check BASELINE] [--write-baseline FILE] [FORM...]
-  ROOT: the tree whose build/ to count (default: this script's); its build/test holds the
-  fake driver and fakeapp-linked (make check builds them). BASELINE: a file of "FORM IR" lines
-  (tests/bench/launchpath.baseline); --check exits 1 if a form's Ir per launch grew more
-  than LAUNCHPATH_TOLERANCE (default 0.10) over its line, and 3 where valgrind is missing.
+  ROOT: the tree whose build/ to count (default: this script's), or DIR the build itself
+  (make B=DIR); its test/ holds the fake driver and fakeapp-linked (make check builds them). BASELINE: a file of "FORM IR" lines
+  (tests/bench/launchpath.baseline), in a section for the build's compiler and flags;
+  --check exits 1 if a form's Ir per launch grew more than LAUNCHPATH_TOLERANCE (default
+  0.10) over its line, 3 where valgrind is missing and 4 where the file has no section for
+  this build. --write-baseline replaces this build's section of FILE (or adds it).
   LAUNCHPATH_BATCH (1000), LAUNCHPATH_REPS (1).
 """
 import argparse
@@ -56,8 +58,7 @@ TOLERANCE = float(os.environ.get("LAUNCHPATH_TOLERANCE", "0.10"))
 
 
 class Build:
-    def __init__(self, root):
-        b = os.path.join(root, "build")
+    def __init__(self, b):
         self.nvt = os.path.join(b, "bin/nvtaskset")
         self.shim = os.path.join(b, "lib/nvtaskset/libnvtaskset.so")
         self.wrapper = os.path.join(b, "lib/nvtaskset/wrapper")
@@ -153,67 +154,84 @@ def annotate(out, dest):
         f.write("\n".join(lines[:60]) + "\n")
 
 
-def read_baseline(path):
-    base = {}
+def build_key(build):
+    """What the counts depend on besides the code: the compiler and its version's major, and the
+    flags that change the code (-O, -f, -m, -D; not the prefix maps, which name the tree)."""
+    words = open(build.flags).read().split() if os.path.exists(build.flags) else ["cc"]
+    cc = words[0]
+    try:
+        text = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
+        major = subprocess.run([cc, "-dumpversion"], capture_output=True, text=True).stdout.split(".")[0].strip()
+    except OSError:
+        text, major = "", "?"
+    # (gcc run as cc names itself cc: its copyright line tells.)
+    name = "clang" if "clang" in text else "gcc" if "Free Software Foundation" in text else cc
+    kept = [w for w in words[1:] if w.startswith(("-O", "-f", "-m", "-D")) and "prefix-map" not in w]
+    return "%s %s: %s" % (name, major, " ".join(kept))
+
+
+def read_baseline(path, key):
+    """The section of path for key ("build KEY" then "FORM IR" lines): {form: Ir}, or None."""
+    base, mine = None, False
     with open(path) as f:
         for line in f:
-            words = line.split("#", 1)[0].split()
-            if len(words) == 2:
-                base[words[0]] = float(words[1])
+            text = line.split("#", 1)[0].strip()
+            if text.startswith("build "):
+                mine = text[len("build "):] == key
+                if mine:
+                    base = {}
+            elif mine and len(text.split()) == 2:
+                form, count = text.split()
+                base[form] = float(count)
     return base
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--root", default=os.path.dirname(os.path.dirname(HERE)))
-    ap.add_argument("--work")
-    ap.add_argument("--out")
-    ap.add_argument("--cache", action="store_true")
-    ap.add_argument("--whole", action="store_true")
-    ap.add_argument("--annotate", action="store_true")
-    ap.add_argument("--ex", action="store_true")
-    ap.add_argument("--check")
-    ap.add_argument("--write-baseline")
-    ap.add_argument("forms", nargs="*")
-    a = ap.parse_args()
-    forms = a.forms or (["plain"] if a.whole else []) + FORMS + (EX_FORMS if a.ex else [])
-    unknown = [f for f in forms if f not in FORMS + ["plain"] + [x + "-ex" for x in FORMS + ["plain"]]]
-    if unknown:
-        sys.exit("launchpath: unknown form %s (forms: %s)" % (",".join(unknown), " ".join(FORMS)))
-    if not shutil.which("valgrind"):
-        print("launchpath: valgrind is missing (Debian: apt-get install valgrind)")
-        return 3
-    build = Build(os.path.abspath(a.root))
-    work = a.work or tempfile.mkdtemp(prefix="nvtaskset-launchpath.")
-    os.makedirs(os.path.join(work, "run"), exist_ok=True)
-    os.chmod(os.path.join(work, "run"), 0o1777)
-    env = base_env(build, work)
-    subprocess.run([build.nvt, "--calibrate"], env=env, capture_output=True, timeout=120, check=True)
-    flags = open(build.flags).read().strip() if os.path.exists(build.flags) else "?"
-    cc = subprocess.run(["sh", "-c", "${CC:-cc} --version | head -1"], capture_output=True,
-                        text=True).stdout.strip()
-    rows, lines, left_out = [], [], []
-    lines.append("Instructions per launch in the shim's driver callback (callgrind, fake driver, "
-                 "batches of %d launches, %d vs %d batches); build: %s; %s" % (BATCH, REPS, 2 * REPS, flags, cc))
-    for form in forms:
-        cmd = form_command(build, work, env, form[:-3] if form.endswith("-ex") else form)
-        if cmd is None:
-            left_out.append("  %-15s not counted: this nvtaskset has no --mem" % form)
+def write_baseline(path, key, rows):
+    """Replaces (or adds) key's section of path with rows' counts."""
+    head = ("# Instructions per launch in the shim's driver callback, counted on the fake driver\n"
+            "# by tests/bench/launchpath.py --write-baseline FILE, a section for each compiler and\n"
+            "# its flags (\"build COMPILER MAJOR: FLAGS\"). make check fails when a form counts more\n"
+            "# than %d %% over its line (tests/e2e/launchcost.sh's launch_path_instructions).\n"
+            "# mem: a memory limit adds nothing to the launch path, so it is held to partitioned's\n"
+            "# count until it is counted on its own.\n" % round(TOLERANCE * 100))
+    sections, current = [], None
+    if os.path.exists(path):
+        for line in open(path):
+            if line.startswith("build "):
+                current = [line.rstrip("\n")]
+                sections.append(current)
+            elif current is not None and line.strip() and not line.startswith("#"):
+                current.append(line.rstrip("\n"))
+    counts = {r["form"]: r["cb_Ir"] for r in rows if "cb_Ir" in r}
+    if "mem" not in counts and "partitioned" in counts:
+        counts["mem"] = counts["partitioned"]
+    mine = ["build " + key] + ["%s %.1f" % (f, c) for f, c in counts.items()]
+    sections = [sec for sec in sections if sec[0] != mine[0]] + [mine]
+    with open(path, "w") as f:
+        f.write(head + "".join("\n" + "\n".join(sec) + "\n" for sec in sections))
+
+
+def check(rows, base):
+    """Says each form's count against its baseline. Returns 1 if one grew over the tolerance."""
+    bad = 0
+    for r in rows:
+        if "cb_Ir" not in r or r["form"] not in base:
             continue
-        prefix, fenv = cmd
-        row = {"form": form}
-        if form != "plain":
-            counts, out = per_launch(build, work, prefix, fenv, True, a.cache, form)
-            row.update(("cb_" + k, v) for k, v in counts.items())
-            if a.annotate and a.out:
-                annotate(out, os.path.join(a.out, form + ".annotate.txt"))
-        if a.whole:
-            counts, _ = per_launch(build, work, prefix, fenv, False, False, form)
-            row["whole_Ir"] = counts["Ir"]
-        rows.append(row)
+        limit = base[r["form"]] * (1 + TOLERANCE)
+        over = r["cb_Ir"] > limit
+        bad |= over
+        print("launchpath: %s: %.1f instructions a launch, %s %.1f (its baseline %.1f + %d %%)"
+              % (r["form"], r["cb_Ir"], "over" if over else "within", limit, base[r["form"]],
+                 round(TOLERANCE * 100)))
+    return bad
+
+
+def report(rows, left_out, header, out):
+    """Prints the table (and writes it, and a CSV, to out)."""
     def of(name):
         return next((r.get("cb_Ir") for r in rows if r["form"] == name), None)
 
+    lines = [header]
     for r in rows:
         ex = "-ex" if r["form"].endswith("-ex") else ""
         unset, part = of("unset" + ex), of("partitioned" + ex)
@@ -232,46 +250,84 @@ def main():
         lines.append(text)
     text = "\n".join(lines + left_out)
     print(text, flush=True)
-    if a.out:
-        os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, "launchpath.txt"), "w") as f:
-            f.write(text + "\n")
-        keys = sorted({k for r in rows for k in r if k != "form"})
-        with open(os.path.join(a.out, "launchpath.csv"), "w") as f:
-            f.write(",".join(["form"] + keys) + "\n")
-            for r in rows:
-                f.write(",".join([r["form"]] + ["%.3f" % r[k] if k in r else "" for k in keys]) + "\n")
-    if a.write_baseline:
-        with open(a.write_baseline, "w") as f:
-            f.write("# Instructions per launch in the shim's driver callback, counted by\n"
-                    "# tests/bench/launchpath.py --write-baseline (build: %s; %s).\n"
-                    "# make check fails when a form counts more than %d %% over its line\n"
-                    "# (tests/e2e/launchpath.sh).\n" % (flags, cc, round(TOLERANCE * 100)))
-            for r in rows:
-                if "cb_Ir" in r:
-                    f.write("%s %.1f\n" % (r["form"], r["cb_Ir"]))
-    if a.check:
-        base, bad = read_baseline(a.check), 0
+    if not out:
+        return
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "launchpath.txt"), "w") as f:
+        f.write(text + "\n")
+    keys = sorted({k for r in rows for k in r if k != "form"})
+    with open(os.path.join(out, "launchpath.csv"), "w") as f:
+        f.write(",".join(["form"] + keys) + "\n")
         for r in rows:
-            if "cb_Ir" not in r or r["form"] not in base:
-                continue
-            limit = base[r["form"]] * (1 + TOLERANCE)
-            if r["cb_Ir"] > limit:
-                print("launchpath: %s: %.1f instructions a launch, over %.1f (its baseline %.1f + %d %%)"
-                      % (r["form"], r["cb_Ir"], limit, base[r["form"]], round(TOLERANCE * 100)))
-                bad = 1
-            else:
-                print("launchpath: %s: %.1f instructions a launch, within %.1f (baseline %.1f)"
-                      % (r["form"], r["cb_Ir"], limit, base[r["form"]]))
-        missing = [f for f in base if f not in [r["form"] for r in rows] and f in forms]
-        if missing:
-            print("launchpath: not counted: %s" % " ".join(missing))
+            f.write(",".join([r["form"]] + ["%.3f" % r[k] if k in r else "" for k in keys]) + "\n")
+
+
+def count(a, build, work, forms):
+    """Counts each form. Returns the rows and the lines of forms left out."""
+    env = base_env(build, work)
+    subprocess.run([build.nvt, "--calibrate"], env=env, capture_output=True, timeout=120, check=True)
+    rows, left_out = [], []
+    for form in forms:
+        cmd = form_command(build, work, env, form[:-3] if form.endswith("-ex") else form)
+        if cmd is None:
+            left_out.append("  %-15s not counted: this nvtaskset has no --mem" % form)
+            continue
+        prefix, fenv = cmd
+        row = {"form": form}
+        if form != "plain":
+            counts, out = per_launch(build, work, prefix, fenv, True, a.cache, form)
+            row.update(("cb_" + k, v) for k, v in counts.items())
+            if a.annotate and a.out:
+                os.makedirs(a.out, exist_ok=True)
+                annotate(out, os.path.join(a.out, form + ".annotate.txt"))
+        if a.whole:
+            counts, _ = per_launch(build, work, prefix, fenv, False, False, form)
+            row["whole_Ir"] = counts["Ir"]
+        rows.append(row)
+    return rows, left_out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", default=os.path.dirname(os.path.dirname(HERE)))
+    ap.add_argument("--build")
+    ap.add_argument("--work")
+    ap.add_argument("--out")
+    ap.add_argument("--cache", action="store_true")
+    ap.add_argument("--whole", action="store_true")
+    ap.add_argument("--annotate", action="store_true")
+    ap.add_argument("--ex", action="store_true")
+    ap.add_argument("--check")
+    ap.add_argument("--write-baseline")
+    ap.add_argument("forms", nargs="*")
+    a = ap.parse_args()
+    forms = a.forms or (["plain"] if a.whole else []) + FORMS + (EX_FORMS if a.ex else [])
+    unknown = [f for f in forms if f not in FORMS + ["plain"] + [x + "-ex" for x in FORMS + ["plain"]]]
+    if unknown:
+        sys.exit("launchpath: unknown form %s (forms: %s)" % (",".join(unknown), " ".join(FORMS)))
+    if not shutil.which("valgrind"):
+        print("launchpath: valgrind is missing (Debian: apt-get install valgrind)")
+        return 3
+    build = Build(os.path.abspath(a.build or os.path.join(a.root, "build")))
+    key = build_key(build)
+    base = read_baseline(a.check, key) if a.check else None
+    if a.check and base is None:
+        print("launchpath: %s has no count for this build (%s): count one with --write-baseline"
+              % (a.check, key))
+        return 4
+    work = a.work or tempfile.mkdtemp(prefix="nvtaskset-launchpath.")
+    try:
+        os.makedirs(os.path.join(work, "run"), exist_ok=True)
+        os.chmod(os.path.join(work, "run"), 0o1777)
+        rows, left_out = count(a, build, work, forms)
+    finally:
         if not a.work:
             shutil.rmtree(work, ignore_errors=True)
-        return bad
-    if not a.work:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
+    report(rows, left_out, "Instructions per launch in the shim's driver callback (callgrind, fake "
+           "driver, batches of %d launches, %d vs %d batches); build %s" % (BATCH, REPS, 2 * REPS, key), a.out)
+    if a.write_baseline:
+        write_baseline(a.write_baseline, key, rows)
+    return check(rows, base) if a.check else 0
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 # against another build's (LAUNCH_BASE), case by case in one run, as the GPU
 # machine measures a change. The fake's timings mean nothing; the test checks
 # that every case ran in every round and that each comparison is printed.
+# And the launch path's instructions, counted on the fake driver (tests/bench/launchpath.py),
+# held to a committed baseline.
 # Sourced by tests/run-tests.sh.
 # shellcheck shell=bash
 
@@ -25,4 +27,49 @@ t_launchcost_against_base_build() {
 		"$RUN" "$bin" "$WORK/out2"
 	eq "$rc" 1 "exit status of an unknown case ($out)"
 	has "$out" "LAUNCH_CASES: plain@base"
+}
+
+# The launch path's instructions, counted (tests/bench/launchpath.py: callgrind on the fake
+# driver, only the shim's driver callback, between R and 2R batches of launches so that set-up
+# and exit do not count), in every form a task can take, each against its line of
+# tests/bench/launchpath.baseline for this compiler and its flags: more than 10 % over fails.
+# (A form that grows on purpose gets a new line: launchpath.py --write-baseline.)
+LAUNCH_FORMS="unset partitioned high low low-yield slice mem unset-ex partitioned-ex high-ex low-yield-ex"
+t_launch_path_instructions() {
+	local out rc
+	command -v valgrind >/dev/null || skip "needs valgrind (Debian: valgrind) to count the launch path's instructions"
+	# shellcheck disable=SC2086
+	run_rc out rc python3 "$ROOT/tests/bench/launchpath.py" --build "$B" --work "$WORK/lp" \
+		--check "$ROOT/tests/bench/launchpath.baseline" $LAUNCH_FORMS
+	[ "$rc" != 4 ] || skip "$out"
+	eq "$rc" 0 "exit status ($out)"
+	# Every form was counted (mem where nvtaskset has --mem) and held to its line.
+	eq "$(grep -c '^launchpath: .* instructions a launch, within' <<<"$out")" \
+		"$(($(wc -w <<<"$LAUNCH_FORMS") - $(grep -c 'no --mem' <<<"$out")))" "forms checked ($out)"
+}
+
+# The check fails when a count grows more than 10 % over its line: the partitioned form held to
+# lines 20 % and 5 % below what it counts (a launch path grown by 25 % and by 5 %).
+t_launch_path_check_fails_over_baseline() {
+	local out rc count key
+	command -v valgrind >/dev/null || skip "needs valgrind (Debian: valgrind) to count the launch path's instructions"
+	run_rc out rc python3 "$ROOT/tests/bench/launchpath.py" --build "$B" --work "$WORK/lp" \
+		--write-baseline "$WORK/base" partitioned
+	eq "$rc" 0 "exit status ($out)"
+	key=$(grep '^build ' "$WORK/base")
+	count=$(awk '$1 == "partitioned" {print $2}' "$WORK/base")
+	awk -v k="$key" -v c="$count" 'BEGIN {printf "%s\npartitioned %.1f\n", k, c / 1.25}' >"$WORK/lower"
+	run_rc out rc python3 "$ROOT/tests/bench/launchpath.py" --build "$B" --work "$WORK/lp" \
+		--check "$WORK/lower" partitioned
+	eq "$rc" 1 "exit status 25 % over ($out)"
+	has "$out" "launchpath: partitioned: $count instructions a launch, over"
+	awk -v k="$key" -v c="$count" 'BEGIN {printf "%s\npartitioned %.1f\n", k, c / 1.05}' >"$WORK/lower"
+	run_rc out rc python3 "$ROOT/tests/bench/launchpath.py" --build "$B" --work "$WORK/lp" \
+		--check "$WORK/lower" partitioned
+	eq "$rc" 0 "exit status 5 % over ($out)"
+	# A build the file has no line for is said, not taken for another's.
+	echo "build gcc 0: -O9" >"$WORK/other"
+	run_rc out rc python3 "$ROOT/tests/bench/launchpath.py" --build "$B" --work "$WORK/lp" \
+		--check "$WORK/other" partitioned
+	eq "$rc" 4 "exit status without a line ($out)"
 }
