@@ -9,7 +9,7 @@
 # shellcheck shell=bash
 
 t_launchcost_against_base_build() {
-	local bin=$WORK/bin out rc cases=plain,nvtaskset,nvtaskset@base,priority-low,priority-low@base
+	local bin=$WORK/bin out rc cases=plain,nvtaskset,nvtaskset@base,priority-low,priority-low@base,slice
 	mkdir -p "$bin"
 	printf '#!/bin/sh\nexec "%s" "$@"\n' "$T/fakeapp-linked" >"$bin/launch"
 	chmod +x "$bin/launch"
@@ -18,9 +18,9 @@ t_launchcost_against_base_build() {
 	eq "$rc" 0 "exit status ($out)"
 	has "$out" "nvtaskset   against nvtaskset@base: rate ratio, median of paired: "
 	has "$out" "priority-low against priority-low@base: rate ratio, median of paired: "
-	# Two rounds of five cases, each a line of the CSV.
+	# Two rounds of six cases, each a line of the CSV.
 	eq "$(tail -n +2 "$WORK/out/launchcost.csv" | cut -d, -f2 | sort | uniq -c | awk '{print $1 " " $2}' |
-		tr '\n' ' ')" "2 nvtaskset 2 nvtaskset@base 2 plain 2 priority-low 2 priority-low@base " \
+		tr '\n' ' ')" "2 nvtaskset 2 nvtaskset@base 2 plain 2 priority-low 2 priority-low@base 2 slice " \
 		"the cases of each round"
 	# A case the base build lacks a name for is refused, as any unknown case.
 	run_rc out rc env LAUNCH_CASES=plain,plain@base python3 "$ROOT/tests/bench/launchcost.py" \
