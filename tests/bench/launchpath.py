@@ -59,6 +59,7 @@ TOLERANCE = float(os.environ.get("LAUNCHPATH_TOLERANCE", "0.10"))
 
 class Build:
     def __init__(self, b):
+        self.tree = os.path.dirname(b.rstrip("/"))
         self.nvt = os.path.join(b, "bin/nvtaskset")
         self.shim = os.path.join(b, "lib/nvtaskset/libnvtaskset.so")
         self.wrapper = os.path.join(b, "lib/nvtaskset/wrapper")
@@ -147,9 +148,11 @@ def per_launch(build, work, prefix, env, toggle, cache, name):
     return {k: (many[k] - few.get(k, 0)) / float(BATCH * REPS) for k in many}, out
 
 
-def annotate(out, dest):
+def annotate(out, dest, tree):
+    """callgrind_annotate's inclusive counts of out's functions, the tree's path left out."""
     p = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], capture_output=True, text=True)
-    lines = [l for l in p.stdout.splitlines() if l.strip()]
+    lines = [l.replace(tree + "/", "") for l in p.stdout.splitlines()
+             if l.strip() and not l.startswith(("Profile data file", "Profiled target"))]
     with open(dest, "w") as f:
         f.write("\n".join(lines[:60]) + "\n")
 
@@ -279,7 +282,7 @@ def count(a, build, work, forms):
             row.update(("cb_" + k, v) for k, v in counts.items())
             if a.annotate and a.out:
                 os.makedirs(a.out, exist_ok=True)
-                annotate(out, os.path.join(a.out, form + ".annotate.txt"))
+                annotate(out, os.path.join(a.out, form + ".annotate.txt"), build.tree)
         if a.whole:
             counts, _ = per_launch(build, work, prefix, fenv, False, False, form)
             row["whole_Ir"] = counts["Ir"]
