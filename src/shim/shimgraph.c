@@ -577,36 +577,15 @@ static void *const *api_args(int cbid, const void *data, int *site, int *result)
 	return call.args;
 }
 
-/*
- * The calls this file follows, a bit per call id, set as set-up enables them. The callback
- * also gets the calls others follow, among them cuLaunchKernelEx around every such launch
- * (shimsmcount.c follows it in every task): searching the three tables for each cost ~140
- * instructions a callback, two a launch (tests/bench/launchpath.py, the -ex forms).
- */
-#define CALL_BITS 1024
-static uint64_t graph_calls[CALL_BITS / 64];
-
-/* Whether this file follows call cbid. */
-static int graph_call(int cbid)
-{
-	return cbid >= 0 && cbid < CALL_BITS && (graph_calls[cbid / 64] >> (cbid % 64) & 1);
-}
-
-/* Enables the API callback of call cbid, and marks it followed. Returns 0, or -1. */
-static int follow_call(nvt_cb_enable_fn enable, uint32_t handle, int cbid)
-{
-	if (cbid < 0 || cbid >= CALL_BITS || enable(1, handle, NVT_CB_DOMAIN_API, cbid))
-		return -1;
-	graph_calls[cbid / 64] |= 1ull << (cbid % 64);
-	return 0;
-}
+/* The calls this file follows (the callback also gets the calls others follow). */
+static struct shim_calls graph_calls;
 
 void shim_graph_api(int cbid, const void *data)
 {
 	void *const *args;
 	int site, result;
 
-	if (tls.in_shim || !following.on || !graph_call(cbid) || !(args = api_args(cbid, data, &site, &result)))
+	if (tls.in_shim || !following.on || !shim_calls_has(&graph_calls, cbid) || !(args = api_args(cbid, data, &site, &result)))
 		return;
 	switch (cbid) {
 	case NVT_CBID_cuGraphInstantiate:
@@ -662,11 +641,11 @@ void shim_graph_setup(nvt_cb_enable_fn enable, uint32_t handle)
 	    !shim_cu.graph_exec_update)
 		ok = 0;
 	for (size_t i = 0; ok && i < sizeof(followed_calls) / sizeof(followed_calls[0]); i++)
-		ok = follow_call(enable, handle, followed_calls[i]) == 0;
+		ok = shim_calls_follow(&graph_calls, enable, handle, followed_calls[i]) == 0;
 	for (int i = 0; ok && i < SHIM_NODE_SETS; i++)
-		ok = follow_call(enable, handle, mirror_calls[i].cbid) == 0;
+		ok = shim_calls_follow(&graph_calls, enable, handle, mirror_calls[i].cbid) == 0;
 	for (size_t i = 0; ok && i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
-		ok = follow_call(enable, handle, unmirrored_calls[i]) == 0;
+		ok = shim_calls_follow(&graph_calls, enable, handle, unmirrored_calls[i]) == 0;
 	if (!ok) {
 		if (debug && *debug && strcmp(debug, "0") != 0)
 			shim_warn("graph: the driver lacks a graph call or callback; graphs do not follow");

@@ -748,14 +748,8 @@ static void *stream_of(int cbid, void *const *args)
 	return stream;
 }
 
-/* 1 if cbid is one of the n calls of ids. */
-static int one_of(const int *ids, size_t n, int cbid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (ids[i] == cbid)
-			return 1;
-	return 0;
-}
+/* The calls of sync_ids and launch_ids that set-up enabled. */
+static struct shim_calls sync_calls, launch_calls;
 
 /* The slot of the calling thread's current context, or -1. */
 static int current_slot(void **ctx)
@@ -770,14 +764,20 @@ void shim_yield_api(int cbid, const void *data)
 {
 	struct shim_api_call call;
 	void *const *args, *ctx;
-	int site, result, g;
+	int site, result, g, launch_call;
 
-	if (tls.in_shim || shim_api_call(cbid, data, &call))
+	/* The callback also gets the calls others follow (cuLaunchKernelEx around every such
+	 * launch, graph launches): a task without a priority follows none here, and a tracked
+	 * one reads the block of its own calls only (tests/bench/launchpath.py, the -ex forms). */
+	if (!shim_yield_tracking || tls.in_shim)
+		return;
+	launch_call = shim_yield_following && shim_calls_has(&launch_calls, cbid);
+	if ((!launch_call && !shim_calls_has(&sync_calls, cbid)) || shim_api_call(cbid, data, &call))
 		return;
 	args = call.args;
 	site = call.site;
 	result = call.result;
-	if (shim_yield_following && one_of(launch_ids, N_IDS(launch_ids), cbid)) {
+	if (launch_call) {
 		if (site == NVT_CB_API_SITE_ENTER) {
 			tls.slot = -1;
 			tls.record = 0;
@@ -794,10 +794,7 @@ void shim_yield_api(int cbid, const void *data)
 		}
 		return;
 	}
-	/* The callback also gets the calls others follow (cuLaunchKernelEx, graph launches):
-	 * their return ends no request. */
-	if (!shim_yield_tracking || site != NVT_CB_API_SITE_EXIT || result != 0 ||
-	    !one_of(sync_ids, N_IDS(sync_ids), cbid))
+	if (site != NVT_CB_API_SITE_EXIT || result != 0)
 		return;
 	/* A synchronisation returned: the task's request (on this GPU) ended. */
 	shim_lease_check(); /* (TPCs a dead agent lent: shimlease.c) */
@@ -820,7 +817,7 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 	if (prio == NVT_PRIO_NONE)
 		return;
 	for (size_t i = 0; i < N_IDS(sync_ids); i++)
-		ok &= enable(1, handle, NVT_CB_DOMAIN_API, sync_ids[i]) == 0;
+		ok &= shim_calls_follow(&sync_calls, enable, handle, sync_ids[i]) == 0;
 	if (!ok || !shim_cu.ctx_current) {
 		if (shim_first_time(WARN_YIELD))
 			shim_warn("the CUDA driver does not report synchronisations: this task's "
@@ -836,7 +833,7 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 	if (!nvt_yield_by_shim(prio, yield))
 		return;
 	for (size_t i = 0; i < N_IDS(launch_ids) && ok; i++)
-		ok &= enable(1, handle, NVT_CB_DOMAIN_API, launch_ids[i]) == 0;
+		ok &= shim_calls_follow(&launch_calls, enable, handle, launch_ids[i]) == 0;
 	if (!ok || !shim_cu.event_create || !shim_cu.event_record || !shim_cu.event_query) {
 		if (shim_first_time(WARN_YIELD))
 			shim_warn("the CUDA driver does not report launch calls: this task does not hold "
