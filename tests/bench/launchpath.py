@@ -38,7 +38,8 @@ Usage: launchpath.py [--root ROOT | --build DIR] [--work DIR] [--out DIR] [--cac
   (tests/bench/launchpath.baseline), in a section for the build's compiler and flags;
   --check exits 1 if a form's Ir per launch grew more than LAUNCHPATH_TOLERANCE (default
   0.10) over its line, 3 where valgrind is missing and 4 where the file has no section for
-  this build. --write-baseline replaces this build's section of FILE (or adds it).
+  the build's compiler (one of another major version or flags is taken, and named, where the
+  file has none for this build). --write-baseline replaces this build's section of FILE (or adds it).
   LAUNCHPATH_BATCH (1000), LAUNCHPATH_REPS (1).
 """
 import argparse
@@ -174,19 +175,22 @@ def build_key(build):
 
 
 def read_baseline(path, key):
-    """The section of path for key ("build KEY" then "FORM IR" lines): {form: Ir}, or None."""
-    base, mine = None, False
+    """The counts of path's section for key ("build KEY" then "FORM IR" lines), else of its first
+    section of the same compiler (another major version or flags: said), else None. Returns
+    ({form: Ir}, the section's key), or (None, None)."""
+    sections, current = {}, None
     with open(path) as f:
         for line in f:
             text = line.split("#", 1)[0].strip()
             if text.startswith("build "):
-                mine = text[len("build "):] == key
-                if mine:
-                    base = {}
-            elif mine and len(text.split()) == 2:
+                current = sections.setdefault(text[len("build "):], {})
+            elif current is not None and len(text.split()) == 2:
                 form, count = text.split()
-                base[form] = float(count)
-    return base
+                current[form] = float(count)
+    if key in sections:
+        return sections[key], key
+    same = [k for k in sections if k.split()[0] == key.split()[0]]
+    return (sections[same[0]], same[0]) if same else (None, None)
 
 
 def write_baseline(path, key, rows):
@@ -313,11 +317,14 @@ def main():
         return 3
     build = Build(os.path.abspath(a.build or os.path.join(a.root, "build")))
     key = build_key(build)
-    base = read_baseline(a.check, key) if a.check else None
+    base, base_key = read_baseline(a.check, key) if a.check else (None, None)
     if a.check and base is None:
-        print("launchpath: %s has no count for this build (%s): count one with --write-baseline"
+        print("launchpath: %s has no count for this compiler (%s): count one with --write-baseline"
               % (a.check, key))
         return 4
+    if base_key and base_key != key:
+        print("launchpath: %s has no count for this build (%s): held to %s's; count one with "
+              "--write-baseline" % (a.check, key, base_key))
     work = a.work or tempfile.mkdtemp(prefix="nvtaskset-launchpath.")
     try:
         os.makedirs(os.path.join(work, "run"), exist_ok=True)
