@@ -585,7 +585,8 @@ void shim_graph_api(int cbid, const void *data)
 	void *const *args;
 	int site, result;
 
-	if (tls.in_shim || !following.on || !shim_calls_has(&graph_calls, cbid) || !(args = api_args(cbid, data, &site, &result)))
+	if (tls.in_shim || !following.on || !shim_calls_has(&graph_calls, cbid) ||
+	    !(args = api_args(cbid, data, &site, &result)))
 		return;
 	switch (cbid) {
 	case NVT_CBID_cuGraphInstantiate:
