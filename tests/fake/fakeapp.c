@@ -5,7 +5,8 @@
  *
  *   fakeapp info                          print the SM count
  *   fakeapp launch N [VERSION]            N launches; print the last one
- *   fakeapp batches N REPS                REPS batches of N launches, each timed (then a
+ *   fakeapp batches[-ex] N REPS           REPS batches of N launches (-ex: cuLaunchKernelEx
+ *                                         calls), each timed (then a
  *                                         synchronisation); print the 10th percentile and the
  *                                         median of the time per launch, "p10_us=T median_us=T",
  *                                         as tests/bench/launch.cu's mode of that name
@@ -34,6 +35,8 @@
  * replay. A child that "fork" or "fork-on" forks stamps to $FAKEAPP_STAMP.child.
  * FAKEAPP_SYNC=1 makes "loop" call cuCtxSynchronize after each launch (a
  * task whose requests end: its shim follows synchronisations).
+ * FAKEAPP_EX=1 makes "launch", "launch-wait" and "loop" launch through
+ * cuLaunchKernelEx (a call every task's shim follows, to find cooperative grids).
  * FAKEAPP_DEVICE=D makes device D's context current first; FAKEAPP_ALL=1
  * makes "launch" and "loop" launch on every device in turn (printing and
  * writing each device's result, joined by '|').
@@ -192,10 +195,17 @@ static void load(void)
 }
 #endif
 
-/* Launches once; fills rec. Returns the driver's result. */
+/* Launches once (through cuLaunchKernelEx with FAKEAPP_EX=1); fills rec. Returns the
+ * driver's result. */
 static int launch(struct fakecuda_launch *rec)
 {
-	int rc = p_launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	static const NVT_LAUNCH_CONFIG cfg = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+	static int ex = -1;
+	int rc;
+
+	if (ex < 0)
+		ex = getenv("FAKEAPP_EX") && !strcmp(getenv("FAKEAPP_EX"), "1");
+	rc = ex ? p_launch_ex(&cfg, (void *)1, NULL, NULL) : p_launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
 	if (p_last(rec)) {
 		fprintf(stderr, "fakeapp: no launch record\n");
 		exit(2);
@@ -209,9 +219,11 @@ static int compare_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* "batches N REPS": what tests/bench/launchcost.py reads, on the fake driver. */
-static int batches(long n, long reps)
+/* "batches N REPS": what tests/bench/launchcost.py reads, on the fake driver; "batches-ex"
+ * (ex): the same through cuLaunchKernelEx, as launch.cu's mode of that name. */
+static int batches(long n, long reps, int ex)
 {
+	NVT_LAUNCH_CONFIG cfg = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
 	double per[1000];
 	struct timespec t0, t1;
 
@@ -220,7 +232,8 @@ static int batches(long n, long reps)
 	for (long r = 0; r < reps; r++) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (long i = 0; i < n; i++)
-			if (p_launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
+			if (ex ? p_launch_ex(&cfg, (void *)1, NULL, NULL)
+			       : p_launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
 				return 1;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (p_sync && p_sync())
@@ -681,8 +694,8 @@ int main(int argc, char **argv)
 		print_launch(&rec);
 		return rc ? 1 : 0;
 	}
-	if (!strcmp(argv[1], "batches") && argc == 4)
-		return batches(strtol(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
+	if ((!strcmp(argv[1], "batches") || !strcmp(argv[1], "batches-ex")) && argc == 4)
+		return batches(strtol(argv[2], NULL, 10), strtol(argv[3], NULL, 10), !strcmp(argv[1], "batches-ex"));
 	if (!strcmp(argv[1], "loop") && argc == 4)
 		return loop(argv[2], argv[3]);
 	if (!strcmp(argv[1], "forge-high") && argc == 4) {
