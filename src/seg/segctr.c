@@ -7,7 +7,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "segfile.h"
+#include "segctr.h"
 #include "core/grow.h"
 #include "core/text.h"
 
@@ -85,8 +85,15 @@ static int read_pidns(int dirfd, uint64_t *pidns)
 	return end && (*end == '\n' || *end == '\0') && *pidns ? 0 : -1;
 }
 
-/* Opens base/containers if it is root's and written by nobody else. Returns its fd, -2 (none
- * there), -3 (one that fails the check), or -1 with errno set. */
+/* What open_containers answers besides a descriptor (>= 0). */
+enum nvt_seg_ctr_open_rc {
+	NVT_SEG_CTR_ESYS = -1,      /* errno says why */
+	NVT_SEG_CTR_NONE = -2,      /* base holds no containers directory */
+	NVT_SEG_CTR_UNTRUSTED = -3, /* one that is not root's alone (or no directory) */
+};
+
+/* Opens base/containers if it is root's and written by nobody else. Returns its fd, or enum
+ * nvt_seg_ctr_open_rc. */
 static int open_containers(const char *base)
 {
 	char path[NVT_RUNDIR_MAX + 32];
@@ -94,14 +101,17 @@ static int open_containers(const char *base)
 
 	if (snprintf(path, sizeof(path), "%s/" NVT_CONTAINERS_DIR, base) >= (int)sizeof(path)) {
 		errno = ENAMETOOLONG;
-		return -1;
+		return NVT_SEG_CTR_ESYS;
 	}
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return NVT_SEG_CTR_NONE;
 	if (fd < 0)
-		return errno == ENOENT ? -2 : errno == ENOTDIR || errno == ELOOP || errno == EACCES ? -3 : -1;
+		return errno == ENOTDIR || errno == ELOOP || errno == EACCES ? NVT_SEG_CTR_UNTRUSTED
+									      : NVT_SEG_CTR_ESYS;
 	if (!roots_dir(fd)) {
 		close(fd);
-		return -3;
+		return NVT_SEG_CTR_UNTRUSTED;
 	}
 	return fd;
 }
@@ -125,9 +135,9 @@ int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char 
 	*bad = 0;
 	if (bad_len)
 		bad_name[0] = '\0';
-	if (fd == -2)
+	if (fd == NVT_SEG_CTR_NONE)
 		return 0;
-	if (fd == -3) {
+	if (fd == NVT_SEG_CTR_UNTRUSTED) {
 		note_bad(bad, bad_name, bad_len, NVT_CONTAINERS_DIR);
 		return 0;
 	}

@@ -9,6 +9,7 @@
 # PID namespace PIDNS; CTR_RUN is its run directory.
 make_container() {
 	CTR_RUN=$NVTASKSET_RUNDIR/containers/$1/run
+	# shellcheck disable=SC2174 # the mode is the last directory's (its parents are there, or the umask's)
 	mkdir -p -m 755 "$NVTASKSET_RUNDIR/containers/$1"
 	chmod 755 "$NVTASKSET_RUNDIR/containers"
 	echo "$2" >"$NVTASKSET_RUNDIR/containers/$1/pidns"
@@ -39,7 +40,7 @@ t_container_rundir_read_by_host() {
 	start_loop h env NVTASKSET_RUNDIR="$CTR_RUN" "$NVT" --no-mps -c 4-7 "$APP"
 	hpid=$PID
 	wait_file "$WORK/h.state" "4-7"
-	[ -n "$(ls "$CTR_RUN/nvtaskset-0/" | grep "^nvtaskset\.[0-9]*\.$hpid\$")" ] ||
+	compgen -G "$CTR_RUN/nvtaskset-0/nvtaskset.*.$hpid" >/dev/null ||
 		die "no segment of the host task in the container's run directory: $(ls "$CTR_RUN/nvtaskset-0")"
 	run_rc out rc "$NVT" -l
 	eq "$rc" 0 "-l ($out)"

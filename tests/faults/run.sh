@@ -231,6 +231,7 @@ done
 "$NVT" --calibrate >/dev/null 2>&1 || { echo "check-faults: calibrating the fake GPU failed" >&2; exit 1; }
 printf '%-44s %6s %6s %7s %5s %5s %6s\n' part runs faults crashes hangs lost time | tee -a "$SUMMARY"
 BEGIN=$SECONDS
+# shellcheck disable=SC2048 # part names split on purpose (no name holds a space)
 for part in ${*:-sweep limits kill load scale agent shared}; do
 	"part_$part"
 done

@@ -397,6 +397,7 @@ s_slice() {
 }
 
 ALL="gpc env_override tpcs full rundir isolation userns exec rootless slice try"
+# shellcheck disable=SC2048 # scenario names split on purpose (no name holds a space)
 for s in ${*:-$ALL}; do
 	start_s=$SECONDS
 	(s_"$s") >"$W/$s.log" 2>&1

@@ -74,7 +74,7 @@ stop_all_tasks() {
 	done
 }
 
-CTLD= SLURMD= CLUSTER=
+CTLD='' SLURMD='' CLUSTER=
 # Stops slurmd and slurmctld (after every job), munged with all, and the MPS daemon.
 stop_daemons() {
 	local i pid dir all=${1:-}
@@ -98,7 +98,7 @@ stop_daemons() {
 		done
 		kill -KILL "$pid" 2>/dev/null
 	done
-	CTLD= SLURMD=
+	CTLD='' SLURMD=
 	[ -z "$all" ] && return
 	[ -s "$W/munge/pid" ] && kill "$(cat "$W/munge/pid")" 2>/dev/null
 	# The MPS control daemons the plugin started, the shared one and the priority levels'
@@ -225,6 +225,7 @@ EOF
 		fail_setup "slurmctld did not start: $(tail -5 "$W/log/slurmctld.log")"
 	# NVTASKSET_TEST_SLURMD marks slurmd's environment: the MPS daemon must not have it.
 	if [ "$1" = private ]; then
+		# shellcheck disable=SC2174 # the mode is the last directory's (its parents are there, or the umask's)
 		mkdir -p -m 1777 "$W/tmp"
 		"$ROOT/tests/e2e/helpers/in-private-tmp" "$W/tmp" "$HOLD" "$W" "$CHECKOUT" -- \
 			sh -c 'mount -t tmpfs -o mode=755 tmpfs /run && exec "$@"' sh \
@@ -580,6 +581,7 @@ s_gpcs() {
 }
 
 # stop_mps [DIR]: stops the fake MPS control daemon of pipe directory DIR.
+# shellcheck disable=SC2120 # DIR is for a caller with a daemon of its own; none passes one now
 stop_mps() {
 	local dir=${1:-$W/mps-pipe} i
 	[ -e "$dir/nvidia-cuda-mps-control.pid" ] || return 0
@@ -860,6 +862,7 @@ ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user spoofed_holder reques
 	node_name mps_prolog mps_control priority priority_slice foreign_entries"
 PRIVATE="mps_squat"
 TWO_GPUS="two_gpus gpu_gres"
+# shellcheck disable=SC2048 # test names split on purpose (no name holds a space)
 for name in ${*:-$ONE_GPU $PRIVATE $TWO_GPUS}; do
 	kind=one
 	[[ " $TWO_GPUS " == *" $name "* ]] && kind=two

@@ -5,6 +5,9 @@
  * VENDOR-gpc.json, VENDOR-tpcs.json, VENDOR-priority.json. What each device
  * gives a container is chosen in src/task/container.c; this file lists the
  * devices and writes the JSON. The hooks run nvtaskset --cdi-hook (cdihook.c).
+ * Over 500 lines on purpose: the one sub-command that sets up what every
+ * container shares (the spec's JSON, the run directory's tmpfs, the MPS
+ * daemons), in the order --cdi does it; the choices are src/task's.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -464,7 +467,6 @@ int nvt_cmd_cdi(int argc, char **argv)
 	static struct spec s;
 	const char *dir = CDI_DEFAULT_DIR, *timeout = getenv(NVT_ENV_CLAIM_TIMEOUT);
 	int c, with_mps = 0;
-	ssize_t n;
 
 	s.vendor = NVT_CDI_VENDOR;
 	usage_names("nvtaskset --cdi");
@@ -492,10 +494,8 @@ int nvt_cmd_cdi(int argc, char **argv)
 	claim_timeout_ms(); /* a bad value says so now, not in every container's start */
 	if (timeout && *timeout)
 		snprintf(s.timeout, sizeof(s.timeout), "%s", timeout);
-	n = readlink("/proc/self/exe", s.exe, sizeof(s.exe) - 1);
-	if (n < 0)
+	if (nvt_proc_exe(0, s.exe, sizeof(s.exe)) < 0)
 		cli_err("cannot find my own executable");
-	s.exe[n] = '\0';
 	if (find_lib_file("libnvtaskset.so", s.shim, sizeof(s.shim)) || !realpath(s.shim, s.libdir))
 		cli_errx("cannot find the nvtaskset shim in %s", s.shim);
 	snprintf(s.shim, sizeof(s.shim), "%s", s.libdir);

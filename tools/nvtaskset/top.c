@@ -28,6 +28,7 @@
 #include "hint.h"
 #include "core/text.h"
 #include "top.h"
+#include "os/clock.h"
 
 /* ---- The terminal ---------------------------------------------------------- */
 
@@ -128,13 +129,6 @@ static enum wait_end key(int c)
 	return REDRAW;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* Waits until the monotonic time due (ms) for keys. Returns what ended the wait. */
 static enum wait_end wait_keys(uint64_t due)
@@ -142,7 +136,7 @@ static enum wait_end wait_keys(uint64_t due)
 	struct pollfd p = {STDIN_FILENO, POLLIN, 0};
 	enum wait_end end = TIME_UP;
 	char keys[16];
-	uint64_t now = now_ms();
+	uint64_t now = (uint64_t)nvt_clock_ms();
 	int ms = due > now ? (int)(due - now) : 0;
 	ssize_t n;
 
@@ -273,7 +267,7 @@ int nvt_cmd_top(int argc, char **argv)
 	memset(views, 0, sizeof(views));
 	while (end != QUIT) {
 		struct nvt_view *v = &views[which];
-		uint64_t due = now_ms() + (uint64_t)top.delay_ms;
+		uint64_t due = (uint64_t)nvt_clock_ms() + (uint64_t)top.delay_ms;
 		struct row *more;
 		nvt_view_free(v);
 		observe_view(v);

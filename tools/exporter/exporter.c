@@ -45,6 +45,7 @@
 #include "gpu/gpus.h"
 #include "seg/segfile.h"
 #include "view/view.h"
+#include "os/clock.h"
 
 #define CONNECTIONS_MAX 256
 #define PER_ADDRESS 16
@@ -56,7 +57,6 @@
 #define MHD_CONNECTIONS (THREADS * (CONNECTIONS_MAX + 64))
 #define CONNECTION_MEMORY (32 * 1024)
 #define THREADS 4
-#define DRIVER_TIMEOUT_S 60 /* NVTASKSET_DRIVER_TIMEOUT's default, as the command's */
 /* How old a read may be for a scrape to share it: below Prometheus' shortest usual interval. */
 #define FRESH_MS 500
 
@@ -98,14 +98,6 @@ static struct {
 	struct nvt_conns table;
 } conns = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
@@ -131,7 +123,7 @@ static void read_metrics_locked(void)
 	struct nvt_outbuf out = {0};
 	struct nvt_view v;
 
-	latest.began_ns = now_ns();
+	latest.began_ns = nvt_clock_ns();
 	latest.why[0] = '\0';
 	text_put_locked(latest.text);
 	latest.text = NULL;
@@ -154,7 +146,7 @@ static struct MHD_Response *metrics(unsigned *status)
 	struct text *t;
 
 	pthread_mutex_lock(&latest.lock);
-	if (!latest.began_ns || now_ns() - latest.began_ns > FRESH_MS * 1000000ull)
+	if (!latest.began_ns || nvt_clock_ns() - latest.began_ns > FRESH_MS * 1000000ull)
 		read_metrics_locked();
 	t = latest.text;
 	if (t) {
@@ -227,7 +219,7 @@ static void connection_event(void *arg, struct MHD_Connection *c, void **socket_
 	if (what == MHD_CONNECTION_NOTIFY_CLOSED)
 		nvt_conns_remove(&conns.table, fd);
 	else if (!peer || address_of(peer->client_addr, &family, addr) ||
-		 nvt_conns_add(&conns.table, fd, family, addr, now_ns()))
+		 nvt_conns_add(&conns.table, fd, family, addr, nvt_clock_ns()))
 		shutdown(fd, SHUT_RDWR); /* (no room to follow it: not kept) */
 	pthread_mutex_unlock(&conns.lock);
 }
@@ -240,7 +232,7 @@ static void request_done(void *arg, struct MHD_Connection *c, void **request,
 
 	(void)arg, (void)request, (void)why;
 	pthread_mutex_lock(&conns.lock);
-	nvt_conns_answering(&conns.table, fd, 0, now_ns());
+	nvt_conns_answering(&conns.table, fd, 0, nvt_clock_ns());
 	pthread_mutex_unlock(&conns.lock);
 }
 
@@ -250,7 +242,7 @@ static void close_late_heads(void)
 	int fd;
 
 	pthread_mutex_lock(&conns.lock);
-	while ((fd = nvt_conns_expired(&conns.table, now_ns())) >= 0)
+	while ((fd = nvt_conns_expired(&conns.table, nvt_clock_ns())) >= 0)
 		shutdown(fd, SHUT_RDWR);
 	pthread_mutex_unlock(&conns.lock);
 }
@@ -268,7 +260,7 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 	(void)arg, (void)version, (void)upload, (void)upload_len, (void)request;
 	/* (its head is whole: it is answered, never closed for room) */
 	pthread_mutex_lock(&conns.lock);
-	nvt_conns_answering(&conns.table, socket_of(c), 1, now_ns());
+	nvt_conns_answering(&conns.table, socket_of(c), 1, nvt_clock_ns());
 	pthread_mutex_unlock(&conns.lock);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
 		status = MHD_HTTP_METHOD_NOT_ALLOWED;
@@ -288,19 +280,6 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 	rc = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return rc;
-}
-
-/* NVTASKSET_DRIVER_TIMEOUT in ms (1-3600 s; unset or empty: the default); -1 if bad. */
-static int driver_timeout_ms(void)
-{
-	const char *text = getenv(NVT_ENV_DRIVER_TIMEOUT);
-	const char *end;
-	uint64_t v;
-
-	if (!text || !*text)
-		return DRIVER_TIMEOUT_S * 1000;
-	end = nvt_decimal(text, 3600, &v);
-	return end && !*end && v ? (int)v * 1000 : -1;
 }
 
 /* The machine's GPUs, listed once (NULL where they cannot be: the tasks' slots name theirs). */
@@ -361,7 +340,7 @@ int main(int argc, char **argv)
 		say("exporter: %s", argc != 2 ? "usage: nvtaskset-exporter [ADDR:]PORT (nvtaskset --exporter runs it)" : why);
 		return EXIT_FAILURE;
 	}
-	timeout_ms = driver_timeout_ms();
+	timeout_ms = nvt_gpus_timeout_ms(getenv(NVT_ENV_DRIVER_TIMEOUT));
 	if (timeout_ms < 0) {
 		say("%s must be 1-3600 seconds, not '%s'", NVT_ENV_DRIVER_TIMEOUT,
 		    getenv(NVT_ENV_DRIVER_TIMEOUT));
