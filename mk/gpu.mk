@@ -12,6 +12,11 @@ check-gpu: all
 check-gpu-preempt: all
 	@tests/gpu/preempt.sh $(GPU_LOG)
 
+# A level's MPS server reached through its pipe directory bound at another path, as a
+# time-sliced container's (tests/gpu/mpsbind.sh; root, PyTorch).
+check-gpu-mpsbind: all
+	@tests/gpu/mpsbind.sh $(GPU_LOG)
+
 # Benchmarks (after the ECRTS 2025 paper's evaluation): on the GPU machine, under 10 minutes.
 BENCH_OUT ?= docs/bench
 bench: all
