@@ -374,8 +374,8 @@ static int level_not_running(int level, char *why, size_t len)
 		 "directory %s); the plugin's job prolog starts it for a job whose own "
 		 "--gpu-priority (salloc's, sbatch's, or that of the srun that makes the job) is "
 		 "time-sliced at that level: give the job that priority, or give this step the "
-		 "job's, or run it without yield=slice or with mps=no (slurmd's log says why a "
-		 "prolog did not start it)",
+		 "job's, or no yield=slice (slurmd's log says why a prolog did not start it; "
+		 "plugstack.conf's mps=no runs steps outside MPS, in contexts of their own)",
 		 nvt_prio_name((unsigned)level), dir);
 	return -1;
 }
@@ -485,7 +485,8 @@ static int task_environment(spank_t sp, int had_visible)
 	if (!conf.no_mps && step_slice_refused())
 		return fail("--gpu-priority=%s: slice=US is not a step's to choose in MPS: the node's "
 			    "MPS daemon of its level serves every job at the level's timeslice (give "
-			    "yield=slice alone, or ask for mps=no, where a step's own context takes it)",
+			    "yield=slice alone; plugstack.conf's mps=no runs steps outside MPS, where "
+			    "a step's own context takes it)",
 			    opt_priority);
 	if (!conf.no_mps && node_mps(0, opt_priority, pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
 		return fail("%s", why);
