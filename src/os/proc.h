@@ -41,6 +41,9 @@ int nvt_proc_euid(pid_t pid, uid_t *euid);
 int nvt_proc_info(pid_t pid, struct nvt_proc *out);
 /* Inode of the caller's PID namespace, or 0. */
 uint64_t nvt_own_pidns(void);
+/* Inode of pid's PID namespace (/proc/PID/ns/pid: its user's or root's to read), or 0 with
+ * errno set (ENOENT: gone). A zombie's is its namespace still. */
+uint64_t nvt_proc_pidns(pid_t pid);
 /* 1 if /proc shows the caller's own PID namespace (it can judge PIDs in it). */
 int nvt_procfs_is_own(void);
 /* The same: 1, 0, or -1 with errno set when /proc/self cannot be read

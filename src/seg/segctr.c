@@ -262,9 +262,7 @@ out:
 	return rc;
 }
 
-/* Opens directory name of dirfd on dirfd's own mount, never through a link. Returns its fd, or
- * -1 (EXDEV: a mount point). */
-static int open_below(int dirfd, const char *name)
+int nvt_seg_ctr_open_below(int dirfd, const char *name)
 {
 	struct open_how how;
 
@@ -337,7 +335,7 @@ static int empty_level(int fd, struct rm_walk *w, int *sub)
 		 * point (one that propagated from the container's mount namespace, or a host's:
 		 * what it holds is no part of the container's directory) stays, and so does one
 		 * emptied that would not go. */
-		*sub = ent->d_ino == w->emptied ? -1 : open_below(fd, ent->d_name);
+		*sub = ent->d_ino == w->emptied ? -1 : nvt_seg_ctr_open_below(fd, ent->d_name);
 		if (*sub >= 0) {
 			closedir(dir);
 			return 1;

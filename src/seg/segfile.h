@@ -488,6 +488,47 @@ int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, s
  * -1 with errno set (ENOENT: none).
  */
 int nvt_seg_ctr_remove(const char *base, const char *id);
+/* Opens directory name of dirfd on dirfd's own mount, never through a link. Returns its fd, or
+ * -1 with errno set (EXDEV: a mount point; ELOOP: a link). */
+int nvt_seg_ctr_open_below(int dirfd, const char *name);
+
+/*
+ * What containers leave (segleft.c). A container's life is its PID
+ * namespace's: when the namespace's init ends, the kernel ends every process
+ * in it. A directory whose recorded namespace no process lives in outlived
+ * its container: its poststop hook did not run (a runtime killed, a host
+ * that lost power, a hook that failed).
+ */
+/*
+ * Which of containers v (n, nvt_seg_ctr_list's) are gone: gone[i] is 1 where
+ * no process lives in v[i].pidns, else 0. Only a reader that sees every
+ * process can tell: root, in the initial PID namespace, with /proc its own.
+ * Returns 0, or -1 with errno set (EPERM: not such a reader; another errno: a
+ * process whose namespace could not be read, so none is judged gone).
+ */
+int nvt_seg_ctr_gone(const struct nvt_seg_ctr *v, int n, char *gone);
+/* The most entries nvt_seg_ctr_size looks at (a --cdi run directory holds 65,536 files). */
+#define NVT_CTR_SIZE_ENTRIES 131072
+struct nvt_seg_ctr_size {
+	uint64_t bytes;   /* the space its entries take: their blocks (a file of several links, its share) */
+	uint64_t entries; /* files, directories and the rest, counted */
+	int whole;        /* 1: every entry counted; 0: the walk stopped at its bound, or was turned back */
+};
+/*
+ * Counts what container id's directory under base holds into *size: a walk
+ * without recursion (two descriptors at a time, back up through "..", each
+ * step checked against the way down: a directory moved away ends the walk),
+ * never through a link nor into a mount point, at most NVT_CTR_SIZE_ENTRIES
+ * entries. Returns 0, or -1 with errno set (ENOENT: none).
+ */
+int nvt_seg_ctr_size(const char *base, const char *id, struct nvt_seg_ctr_size *size);
+/*
+ * Removes the directories of containers under base that are gone
+ * (nvt_seg_ctr_gone): a hook of root's runtime tidies what a container whose
+ * poststop hook never ran left. Returns how many it removed, or -1 with
+ * errno set (none judged).
+ */
+int nvt_seg_ctr_tidy(const char *base);
 
 /* ---- Listing tasks (segscan.c) ------------------------------------------- */
 

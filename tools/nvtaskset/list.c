@@ -829,6 +829,7 @@ int nvt_cmd_list(const struct options *o)
 	if (task_tree_read(&t, 1))
 		cli_err("cannot read %s", nvt_rundir());
 	task_tree_warn_skipped(&t);
+	task_tree_warn_leftovers();
 	rows = malloc((size_t)(t.n_tasks + 1) * sizeof(*rows));
 	pids = malloc((size_t)(t.n_tasks + 1) * sizeof(*pids));
 	up = malloc((size_t)(t.n_tasks + 1) * sizeof(*up));
