@@ -440,7 +440,8 @@ int nvt_seg_discard_own(const char *base);
  * container id), which the device's hook makes and binds at the container's
  * /run/nvtaskset: the container sees nothing else of base. Beside it,
  * base/containers/ID/pidns (root's, out of the container's reach) holds the
- * inode of the container's PID namespace: a segment under run/ is trusted
+ * inode of the container's PID namespace, and on a line of its own its first
+ * process's host PID and start time: a segment under run/ is trusted
  * only for a process of that namespace (its file named for it, and the
  * process in it where the reader may see its namespace: root always), so
  * nothing a container writes there names a process outside it.
@@ -454,6 +455,8 @@ int nvt_seg_discard_own(const char *base);
 struct nvt_seg_ctr {
 	char id[NVT_CONTAINER_ID_MAX + 1];
 	uint64_t pidns; /* its PID namespace's inode */
+	pid_t init;     /* its first process, as the host's /proc numbers it; 0: not recorded */
+	uint64_t init_start; /* that process's start time (field 22 of /proc/PID/stat) */
 };
 /* 1 if id is a container id to make a directory for: 1 to NVT_CONTAINER_ID_MAX of
  * [A-Za-z0-9_.-], not starting with '.'. */
@@ -493,18 +496,22 @@ int nvt_seg_ctr_remove(const char *base, const char *id);
 int nvt_seg_ctr_open_below(int dirfd, const char *name);
 
 /*
- * What containers leave (segleft.c). A container's life is its PID
- * namespace's: when the namespace's init ends, the kernel ends every process
- * in it. A directory whose recorded namespace no process lives in outlived
- * its container: its poststop hook did not run (a runtime killed, a host
- * that lost power, a hook that failed).
+ * What containers leave (segleft.c). A container is stopped once its first
+ * process ended (the runtime's poststop hooks run then): the init of its PID
+ * namespace, whose end ends every process in it. A directory whose recorded
+ * first process is gone outlived its container: its poststop hook did not
+ * run (a runtime killed, a host that lost power, a hook that failed). Not the
+ * namespace's inode: the kernel gives a dead namespace's inode to the next
+ * one made (measured: the next container's, within a second).
  */
 /*
  * Which of containers v (n, nvt_seg_ctr_list's) are gone: gone[i] is 1 where
- * no process lives in v[i].pidns, else 0. Only a reader that sees every
- * process can tell: root, in the initial PID namespace, with /proc its own.
- * Returns 0, or -1 with errno set (EPERM: not such a reader; another errno: a
- * process whose namespace could not be read, so none is judged gone).
+ * v[i]'s first process (PID and start time) no longer runs, else 0 (0 too
+ * where none is recorded). Only root in the initial PID namespace, with /proc
+ * its own, judges: its /proc numbers PIDs as the hooks recorded them, and
+ * shows every process. Returns 0, or -1 with errno set (EPERM: not such a
+ * reader; another errno: a process that could not be read, so none is
+ * judged gone).
  */
 int nvt_seg_ctr_gone(const struct nvt_seg_ctr *v, int n, char *gone);
 /* The most entries nvt_seg_ctr_size looks at (a --cdi run directory holds 65,536 files). */

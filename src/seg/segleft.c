@@ -1,8 +1,9 @@
 /*
  * segleft.c - what containers leave (segfile.h, "What containers leave"):
- * which containers' directories (segctr.c) outlived their container, how much
- * each holds, and their removal by a hook of root's runtime. Side effects:
- * reads /proc and the directories; removes where asked. Returns codes; never
+ * which containers' directories (segctr.c) outlived their container (its
+ * first process, recorded beside its PID namespace, ended), how much each
+ * holds, and their removal by a hook of root's runtime. Side effects: reads
+ * /proc and the directories; removes where asked. Returns codes; never
  * prints.
  *
  * SPDX-License-Identifier: MIT
@@ -23,49 +24,9 @@
 
 /* ---- Which containers are gone ------------------------------------------------ */
 
-static int by_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* The namespaces asked about (sorted), and which a process lives in. */
-struct live_ns {
-	uint64_t *ns;
-	size_t n;
-	char *lived;
-	int err; /* why a process's namespace could not be read; 0 if each was */
-};
-
-static int note_ns(pid_t pid, void *arg)
-{
-	struct live_ns *l = arg;
-	uint64_t ns = nvt_proc_pidns(pid);
-	uint64_t *hit;
-
-	if (!ns) {
-		struct nvt_proc p;
-		/* Ended meanwhile: it lives in none. One whose namespace root may not read (a
-		 * process of another user namespace that is not dumpable, an LSM's rule) but that
-		 * /proc shows in our namespace, the initial one, is no container's. Anything else
-		 * leaves its namespace unknown. */
-		if (errno == ENOENT || errno == ESRCH)
-			return 0;
-		if ((errno == EACCES || errno == EPERM) && nvt_proc_info(pid, &p) == 0 && !p.nested)
-			return 0;
-		l->err = errno == ENOENT || errno == ESRCH ? 0 : errno ? errno : EIO;
-		return l->err != 0;
-	}
-	hit = bsearch(&ns, l->ns, l->n, sizeof(*l->ns), by_u64);
-	if (hit)
-		l->lived[hit - l->ns] = 1;
-	return 0;
-}
-
 int nvt_seg_ctr_gone(const struct nvt_seg_ctr *v, int n, char *gone)
 {
-	struct live_ns l = {0};
-	int own, rc = -1;
+	int own;
 
 	if (n <= 0)
 		return 0;
@@ -73,36 +34,25 @@ int nvt_seg_ctr_gone(const struct nvt_seg_ctr *v, int n, char *gone)
 	own = nvt_procfs_own();
 	if (own < 0)
 		return -1;
-	/* Root sees every process of every namespace from the initial one, /proc its own. */
 	if (geteuid() != 0 || !own || nvt_own_pidns() != NVT_INIT_PIDNS) {
 		errno = EPERM;
 		return -1;
 	}
-	l.ns = malloc((size_t)n * sizeof(*l.ns));
-	l.lived = calloc((size_t)n, 1);
-	if (!l.ns || !l.lived) {
-		errno = ENOMEM;
-		goto out;
-	}
-	for (int i = 0; i < n; i++)
-		l.ns[i] = v[i].pidns;
-	l.n = (size_t)n;
-	qsort(l.ns, l.n, sizeof(*l.ns), by_u64);
-	if (nvt_proc_each(note_ns, &l) < 0)
-		goto out;
-	if (l.err) {
-		errno = l.err;
-		goto out;
-	}
 	for (int i = 0; i < n; i++) {
-		uint64_t *at = bsearch(&v[i].pidns, l.ns, l.n, sizeof(*l.ns), by_u64);
-		gone[i] = at && !l.lived[at - l.ns];
+		uint64_t start;
+
+		if (!v[i].init)
+			continue; /* (none recorded: not judged) */
+		if (nvt_proc_start_time(v[i].init, &start) == 0) {
+			gone[i] = start != v[i].init_start; /* its PID is another process's */
+			continue;
+		}
+		/* Ended (ESRCH: a zombie, ended too); anything else is no answer. */
+		if (errno != ENOENT && errno != ESRCH)
+			return -1;
+		gone[i] = 1;
 	}
-	rc = 0;
-out:
-	free(l.ns);
-	free(l.lived);
-	return rc;
+	return 0;
 }
 
 /* ---- How much a container's directory holds ------------------------------------- */

@@ -5,13 +5,16 @@
 # process outside that namespace. Sourced by tests/run-tests.sh (need_pidns: security.sh).
 # shellcheck shell=bash
 
-# make_container ID PIDNS: the directory a device's hook makes for container ID (root's), its
-# PID namespace PIDNS; CTR_RUN is its run directory.
+# make_container ID PIDNS [INIT]: the directory a device's hook makes for container ID (root's),
+# its PID namespace PIDNS, its first process INIT (its PID and start time); CTR_RUN is its run
+# directory.
 make_container() {
 	CTR_RUN=$NVTASKSET_RUNDIR/containers/$1/run
 	mkdir -p -m 755 "$NVTASKSET_RUNDIR/containers/$1"
 	chmod 755 "$NVTASKSET_RUNDIR/containers"
 	echo "$2" >"$NVTASKSET_RUNDIR/containers/$1/pidns"
+	[ -z "${3:-}" ] || echo "$3 $(sed 's/.*) //' "/proc/$3/stat" | cut -d' ' -f20)" \
+		>>"$NVTASKSET_RUNDIR/containers/$1/pidns"
 	mkdir -p "$CTR_RUN"
 	chmod 1777 "$CTR_RUN"
 }
@@ -158,13 +161,13 @@ ns_init() {
 }
 # outlived OUT ID: the size -l gave for container ID's directory ("2.0 MiB in 320 entries").
 outlived() {
-	sed -n "s|.*warning: $NVTASKSET_RUNDIR/containers/$2 outlived its container (no process lives in its PID namespace): \(.*\)\. Its poststop hook did not run.*|\1|p" <<<"$1"
+	sed -n "s|.*warning: $NVTASKSET_RUNDIR/containers/$2 outlived its container (its first process, pid [0-9]*, ended): \(.*\)\. Its poststop hook did not run.*|\1|p" <<<"$1"
 }
 
-# A container's directory whose container is gone (its init ended; its poststop hook never
-# ran) is named by root's -l with what it holds: a 2 MiB file 12 levels down and a 300-level
+# A container's directory whose container is gone (its first process, its namespace's init,
+# ended; its poststop hook never ran) is named by root's -l with what it holds: a 2 MiB file 12 levels down and a 300-level
 # tree are counted whole, nothing a link names nor a mount point holds (a 4 MiB file outside).
-# While the container lives, and for a user who cannot see every process, -l names nothing.
+# While the container lives, and for a user, -l names nothing; nor a namespace made since.
 # The next container's poststop hook removes it, and leaves a live container's directory.
 t_container_leftover_named() {
 	local out rc size deep dir
@@ -172,7 +175,7 @@ t_container_leftover_named() {
 	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
 	ns_init c7
 	local c7=$UNSHARE
-	make_container c7 "$INIT_NS"
+	make_container c7 "$INIT_NS" "$INIT"
 	mkdir -p "$CTR_RUN/$(printf 'd/%.0s' {1..12})" "$CTR_RUN/m" "$WORK/outside"
 	head -c 2097152 /dev/zero >"$CTR_RUN/$(printf 'd/%.0s' {1..12})fill"
 	deep=$(printf 'e/%.0s' {1..300})
@@ -182,13 +185,16 @@ t_container_leftover_named() {
 	# Another container, alive throughout.
 	ns_init c9
 	local c9=$UNSHARE
-	make_container c9 "$INIT_NS"
+	make_container c9 "$INIT_NS" "$INIT"
 	: >"$CTR_RUN/mine"
 	run_rc out rc "$NVT" -l
 	eq "$rc" 0 "-l ($out)"
 	hasnt "$out" "outlived"
 	touch "$WORK/c7.stop"
 	wait "$c7"
+	# A namespace made now (the kernel gives it the inode of c7's, which ended) is no sign of c7.
+	ns_init c10
+	local c10=$UNSHARE
 	# -l in a mount namespace where a directory of the container's holds a mount (of the
 	# directory outside).
 	run_rc out rc unshare --mount --propagation private sh -c 'mount --bind "$1" "$2" && "$3" -l' - \
@@ -212,8 +218,8 @@ $(find "$dir" -mindepth 1 | wc -l) entries" "the leftover's size"
 	eq "$(cat "$WORK/outside/big" | wc -c)" 4194304 "the file outside"
 	run_rc out rc "$NVT" -l
 	hasnt "$out" "outlived"
-	touch "$WORK/c9.stop"
-	wait "$c9"
+	touch "$WORK/c9.stop" "$WORK/c10.stop"
+	wait "$c9" "$c10"
 }
 
 # A container's root writes into the run directory it is given: it sees its own run directory

@@ -321,6 +321,11 @@ static void own_run_directory(const char *device, const struct nvt_oci_state *st
 			 device, state->id, NVT_CONTAINER_ID_MAX);
 	snprintf(ctr.id, sizeof(ctr.id), "%s", state->id);
 	ctr.pidns = pidns_of(device, (pid_t)state->pid);
+	/* Its first process: the container is stopped once it ended (nvt_seg_ctr_gone). */
+	ctr.init = (pid_t)state->pid;
+	if (nvt_proc_start_time(ctr.init, &ctr.init_start))
+		cli_err("%s: cannot read the start time of the container's process %ld", device,
+			(long)ctr.init);
 	if (ctr.pidns == pidns_of(device, getpid()))
 		cli_errx("%s: the container shares the host's PID namespace (--pid=host): its tasks' "
 			 "control segments could not be told from the host's. Run it with a PID "

@@ -115,7 +115,7 @@ void task_tree_warn_leftovers(void)
 	struct nvt_seg_ctr *v;
 	int bad, named = 0, n;
 
-	/* Only root sees whether a container's processes are all gone (nvt_seg_ctr_gone). */
+	/* Only root judges whether a container's first process ended (nvt_seg_ctr_gone). */
 	if (geteuid() != 0)
 		return;
 	n = nvt_seg_ctr_list(nvt_rundir(), &v, &bad, bad_name, sizeof(bad_name));
@@ -135,11 +135,11 @@ void task_tree_warn_leftovers(void)
 		else
 			snprintf(amount, sizeof(amount), "%llu KiB",
 				 (unsigned long long)(size.bytes + 1023) / 1024);
-		warnx("warning: %s/%s/%s outlived its container (no process lives in its PID "
-		      "namespace): %s%s in %llu entries. Its poststop hook did not run; the next "
+		warnx("warning: %s/%s/%s outlived its container (its first process, pid %ld, "
+		      "ended): %s%s in %llu entries. Its poststop hook did not run; the next "
 		      "container's hooks remove it, or root may (rm -r)",
-		      nvt_rundir(), NVT_CONTAINERS_DIR, v[i].id, size.whole ? "" : "at least ", amount,
-		      (unsigned long long)size.entries);
+		      nvt_rundir(), NVT_CONTAINERS_DIR, v[i].id, (long)v[i].init,
+		      size.whole ? "" : "at least ", amount, (unsigned long long)size.entries);
 	}
 	if (named > LEFTOVERS_NAMED)
 		warnx("warning: and %d more directories of %s/%s that outlived their containers",
