@@ -168,8 +168,8 @@ TMP_HOLD=$(mktemp -d /var/tmp/nvtaskset-hold.XXXXXX 2>/dev/null || mktemp -d /de
 # started with a clean environment, keeps its directories' names), or that are in process
 # group PGID (a test's shells that fork without exec), however they detached (a new session,
 # a double fork, a parent gone); zombies, and processes already exiting, are none.
-# PROCS_WHAT: the first few's command lines. Reads /proc with builtins only: a process it
-# started would carry the name itself.
+# PROCS_WHAT: the first few's command lines, shown (shown_text: any program may name itself
+# so). Reads /proc with builtins only: a process it started would carry the name itself.
 procs_of() {
 	local want=$1/ group=${2:-none} dir pid stat flags words env
 	PROCS=() PROCS_WHAT=""
@@ -188,8 +188,17 @@ procs_of() {
 		read -r _ _ stat _ <<<"$stat"
 		[[ "$stat" == "$group" || "${words[*]}"$'\n'"${env[*]}" == *"$want"* ]] || continue
 		killed "$pid" || PROCS+=("$pid")
-		((${#PROCS[@]} > 5)) || PROCS_WHAT+="    pid $pid: ${words[*]:0:6}"$'\n'
+		((${#PROCS[@]} > 5)) && continue
+		shown_text "${words[*]:0:6}"
+		PROCS_WHAT+="    pid $pid: $SHOWN"$'\n'
 	done
+}
+# shown_text TEXT: sets SHOWN to TEXT with each byte but printable ASCII as '?': a command line
+# that a test's program wrote (a hostile name's escapes, C0, DEL, C1 as UTF-8, text-direction
+# overrides) reaches the terminal of whoever runs the suite as plain text.
+shown_text() {
+	local LC_ALL=C # (bytes, whatever the caller's locale)
+	SHOWN=${1//[^ -~]/?}
 }
 # killed PID: a SIGKILL waits for process PID (sent, it has not run since: on a loaded machine,
 # a while); it is gone at its next turn.

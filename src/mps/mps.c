@@ -219,12 +219,16 @@ int nvt_mps_setup_level(struct nvt_mps *mps, const char *level, const char *serv
 	return check_dirs(mps, why, len);
 }
 
-/* Returns 1 if pid is alive and its command name starts with "nvidia-cuda-mps". */
+/* Returns 1 if pid is alive and its command name starts with "nvidia-cuda-mps". A zombie is
+ * not: a daemon killed whose parent has not reaped it (one that exited after starting it, its
+ * orphans left to an init that reaps late) kept its name and user, and passed for running. */
 static int is_mps_process(pid_t pid)
 {
 	char comm[64];
+	uint64_t start;
 
-	return nvt_proc_comm(pid, comm, sizeof(comm)) >= 0 && strncmp(comm, "nvidia-cuda-mps", 15) == 0;
+	return nvt_proc_comm(pid, comm, sizeof(comm)) >= 0 && strncmp(comm, "nvidia-cuda-mps", 15) == 0 &&
+	       nvt_proc_start_time(pid, &start) == 0;
 }
 
 /* Effective uid of pid, or (uid_t)-1. */

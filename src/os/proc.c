@@ -351,6 +351,15 @@ uint64_t nvt_own_pidns(void)
 	return nvt_proc_inode(0, "ns/pid", NULL, &ino) ? 0 : ino;
 }
 
+uint64_t nvt_proc_pidns(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
+	return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
+}
+
 int nvt_procfs_own(void)
 {
 	struct status s = {.want = WANT_NSPID};
@@ -412,8 +421,6 @@ int nvt_pidfd_alive(int fd)
 int nvt_proc_info(pid_t pid, struct nvt_proc *out)
 {
 	struct status s = {.want = WANT_UID | WANT_NSPID};
-	char path[64];
-	struct stat st;
 
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
@@ -427,10 +434,8 @@ int nvt_proc_info(pid_t pid, struct nvt_proc *out)
 	if (nvt_proc_start_time(pid, &out->start_time))
 		return -1;
 	/* Reading the namespace link needs ptrace access (the task's user or root). */
-	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
-	if (stat(path, &st) == 0)
-		out->pidns = (uint64_t)st.st_ino;
-	else if (!out->nested && nvt_procfs_is_own())
+	out->pidns = nvt_proc_pidns(pid);
+	if (!out->pidns && !out->nested && nvt_procfs_is_own())
 		out->pidns = nvt_own_pidns();
 	return 0;
 }

@@ -59,6 +59,9 @@ int nvt_proc_fd_count(pid_t pid);
 int nvt_proc_shares(pid_t pid, const char *what);
 /* Inode of the caller's PID namespace, or 0. */
 uint64_t nvt_own_pidns(void);
+/* Inode of pid's PID namespace (/proc/PID/ns/pid: its user's or root's to read), or 0 with
+ * errno set (ENOENT: gone). A zombie's is its namespace still. */
+uint64_t nvt_proc_pidns(pid_t pid);
 /* 1 if /proc shows the caller's own PID namespace (it can judge PIDs in it). */
 int nvt_procfs_is_own(void);
 /* The same: 1, 0, or -1 with errno set when /proc/self cannot be read

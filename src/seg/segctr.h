@@ -15,7 +15,8 @@
  * container id), which the device's hook makes and binds at the container's
  * /run/nvtaskset: the container sees nothing else of base. Beside it,
  * base/containers/ID/pidns (root's, out of the container's reach) holds the
- * inode of the container's PID namespace: a segment under run/ is trusted
+ * inode of the container's PID namespace, and on a line of its own its first
+ * process's host PID and start time: a segment under run/ is trusted
  * only for a process of that namespace (its file named for it, and the
  * process in it where the reader may see its namespace: root always), so
  * nothing a container writes there names a process outside it.
@@ -29,6 +30,8 @@
 struct nvt_seg_ctr {
 	char id[NVT_CONTAINER_ID_MAX + 1];
 	uint64_t pidns; /* its PID namespace's inode */
+	pid_t init;     /* its first process, as the host's /proc numbers it; 0: not recorded */
+	uint64_t init_start; /* that process's start time (field 22 of /proc/PID/stat) */
 };
 /* 1 if id is a container id to make a directory for: 1 to NVT_CONTAINER_ID_MAX of
  * [A-Za-z0-9_.-], not starting with '.'. */
@@ -63,5 +66,8 @@ int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, s
  * -1 with errno set (ENOENT: none).
  */
 int nvt_seg_ctr_remove(const char *base, const char *id);
+/* Opens directory name of dirfd on dirfd's own mount, never through a link. Returns its fd, or
+ * -1 with errno set (EXDEV: a mount point; ELOOP: a link). */
+int nvt_seg_ctr_open_below(int dirfd, const char *name);
 
 #endif /* NVT_SEGCTR_H */

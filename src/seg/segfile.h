@@ -163,5 +163,6 @@ int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struc
 #include "segfor.h"
 #include "segopen.h"
 #include "segctr.h"
+#include "segleft.h"
 #include "segscan.h"
 #include "segwrite.h"

@@ -558,7 +558,7 @@ static int scan_base(struct scan *s, int basefd, uid_t only, int tidy, int see_o
 static int scan_containers(struct scan *s, const char *base, uid_t only, int tidy, int see_own)
 {
 	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32], bad_name[NVT_CONTAINER_ID_MAX + 1];
-	struct nvt_seg_ctr *v, none = {{0}, 0};
+	struct nvt_seg_ctr *v, none = {0};
 	int n, rc = 0, err;
 
 	bad_name[0] = '\0';

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <microhttpd.h>
@@ -56,6 +57,9 @@
  * may accept them all, and closing ones linger until it reaps them), never reached first. */
 #define MHD_CONNECTIONS (THREADS * (CONNECTIONS_MAX + 64))
 #define CONNECTION_MEMORY (32 * 1024)
+/* Descriptors kept for what is no connection: the listening socket, the threads' (10 in all at
+ * rest, measured), the files a view reads at once (a segment, /proc's), closing connections. */
+#define FDS_KEPT 32
 #define THREADS 4
 /* How old a read may be for a scrape to share it: below Prometheus' shortest usual interval. */
 #define FRESH_MS 500
@@ -294,6 +298,29 @@ static const struct nvt_gpus *list_gpus(int timeout_ms)
 	return NULL;
 }
 
+/*
+ * How many connections the table holds: its soft descriptor limit raised as far as
+ * libmicrohttpd's table needs (to the hard limit at most), then CONNECTIONS_MAX, or fewer
+ * where the limit leaves less (nvt_conns_room): each new connection finds a descriptor, and
+ * the oldest without a whole request is closed for it.
+ */
+static int connections_room(void)
+{
+	struct rlimit lim;
+	rlim_t want = (rlim_t)MHD_CONNECTIONS + FDS_KEPT;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim))
+		return CONNECTIONS_MAX;
+	if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < want) {
+		struct rlimit raised = lim;
+		raised.rlim_cur = lim.rlim_max != RLIM_INFINITY && lim.rlim_max < want ? lim.rlim_max : want;
+		if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+			lim = raised;
+	}
+	return nvt_conns_room(lim.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)lim.rlim_cur,
+			      CONNECTIONS_MAX, FDS_KEPT);
+}
+
 static struct MHD_Daemon *start(const struct nvt_listen *at)
 {
 	struct sockaddr_in in4;
@@ -312,7 +339,7 @@ static struct MHD_Daemon *start(const struct nvt_listen *at)
 		in4.sin_port = htons(at->port);
 		memcpy(&in4.sin_addr, at->addr, 4);
 	}
-	nvt_conns_init(&conns.table, CONNECTIONS_MAX, PER_ADDRESS, HEAD_DEADLINE_S * 1000000000ull);
+	nvt_conns_init(&conns.table, connections_room(), PER_ADDRESS, HEAD_DEADLINE_S * 1000000000ull);
 	return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 					(at->family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				at->port, admit, NULL, answer, NULL,

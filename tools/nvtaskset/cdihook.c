@@ -177,8 +177,9 @@ static void check_users(const char *device, pid_t pid, uint32_t uid, int *rootle
 		refused(device, rc, &w);
 }
 
-/* The poststop hook: the container's run directory goes (its processes are gone), and the
- * segments of other processes gone are removed. */
+/* The poststop hook: the container's run directory goes (its processes are gone), and so do
+ * the directories of other containers gone whose poststop hook never ran (nvt_seg_ctr_tidy)
+ * and the segments of other processes gone. */
 static int poststop(void)
 {
 	struct nvt_oci_state state;
@@ -196,6 +197,7 @@ static int poststop(void)
 	    nvt_seg_ctr_remove(nvt_rundir(), state.id) && errno != ENOENT)
 		warnx("warning: cannot remove all of %s/%s/%s", nvt_rundir(), NVT_CONTAINERS_DIR, state.id);
 	free(text);
+	nvt_seg_ctr_tidy(nvt_rundir());
 	n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
 	if (n >= 0)
 		free(pids);
@@ -232,11 +234,19 @@ static void own_run_directory(const char *device, const struct nvt_oci_state *st
 			 device, state->id, NVT_CONTAINER_ID_MAX);
 	snprintf(ctr.id, sizeof(ctr.id), "%s", state->id);
 	ctr.pidns = pidns_of(device, (pid_t)state->pid);
+	/* Its first process: the container is stopped once it ended (nvt_seg_ctr_gone). */
+	ctr.init = (pid_t)state->pid;
+	if (nvt_proc_start_time(ctr.init, &ctr.init_start))
+		cli_err("%s: cannot read the start time of the container's process %ld", device,
+			(long)ctr.init);
 	if (ctr.pidns == pidns_of(device, getpid()))
 		cli_errx("%s: the container shares the host's PID namespace (--pid=host): its tasks' "
 			 "control segments could not be told from the host's. Run it with a PID "
 			 "namespace of its own",
 			 device);
+	/* What containers gone left (their poststop hooks never ran) goes first: a full run
+	 * directory keeps no container from starting for long. */
+	nvt_seg_ctr_tidy(nvt_rundir());
 	if (nvt_seg_ctr_make(nvt_rundir(), &ctr, why, sizeof(why)))
 		cli_errx("%s: %s", device, why);
 	if (nvt_seg_ctr_base(dir, size, nvt_rundir(), ctr.id))

@@ -738,7 +738,6 @@ int nvt_cmd_list(const struct options *o)
 	pid_t *pids, *up, *tops;
 	size_t *order, n = 0;
 	int *depth, width, cols;
-
 	char why[512];
 
 	/* First the one step that changes something: leftovers removed (and the processes read,
@@ -751,6 +750,7 @@ int nvt_cmd_list(const struct options *o)
 		cli_errx("%s", why);
 	}
 	warn_unread();
+	task_tree_warn_leftovers();
 	rows = malloc((view.n_tasks + 1) * sizeof(*rows));
 	pids = malloc((view.n_tasks + 1) * sizeof(*pids));
 	up = malloc((view.n_tasks + 1) * sizeof(*up));
