@@ -365,7 +365,8 @@ wait_launches() {
 	poll_until 10 launches_reach "$1" "$want" ||
 		die "timed out waiting for $want launches in $1 (it has $(stamped_launches "$1"))"
 }
-# stamp_mark FILE: the lines FILE has now: taken before a change, for launches_unchanged.
+# stamp_mark FILE: the lines FILE has now: taken before a change, for launches_unchanged. A loop
+# stamps new TPCs before it writes its state file: a mark taken once the state reads them counts their stamp.
 stamp_mark() { if [ -e "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 # launches_unchanged FILE MARK N: wait_launches FILE N, and no launch since MARK ran on other
 # TPCs than the launch before it (FILE stamps no state after MARK): nothing happened.

@@ -28,7 +28,7 @@
  *
  * "loop" launches nothing while the file $FAKEAPP_PAUSE exists (an idle
  * task; it makes $FAKEAPP_PAUSE.seen once paused, removed when it goes on), and appends "NS LIST" to the file $FAKEAPP_STAMP whenever its TPCs
- * change and "NS resume" before its first launch after a pause, NS the
+ * change (before it writes STATE) and "NS resume" before its first launch after a pause, NS the
  * CLOCK_MONOTONIC time; with FAKEAPP_STAMP_LAUNCHES=1 also "NS launch" after
  * each launch (the priority agent's reaction, counted in the higher task's
  * launches; "nothing happened", counted in launches), and "graph" after each
@@ -419,8 +419,10 @@ static int loop_until(const char *stop, const char *go, const char *state)
 		if (stamp_each)
 			stamp("launch");
 		if (strcmp(now, prev)) {
-			write_state(state, now);
+			/* The stamp first: a test that read the state finds its stamp (a
+			 * stamp_mark taken then counts it before the mark, not after). */
 			stamp(now);
+			write_state(state, now);
 			strcpy(prev, now);
 		}
 		nanosleep(&pause, NULL);
