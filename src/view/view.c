@@ -229,16 +229,26 @@ static void read_agents(const char *base, struct nvt_view *v, struct names *name
 	v->n_agents = 0;
 	for (size_t k = 0; k <= v->n_tasks && v->n_agents < NVT_VIEW_AGENTS; k++) {
 		uid_t uid = k ? v->tasks[k - 1].uid : 0;
-		int managed = !k, known = 0;
-		struct nvt_view_agent *a;
-		for (int i = 0; k && i < v->tasks[k - 1].n_slots; i++)
-			managed |= v->slots[v->tasks[k - 1].first_slot + (size_t)i].prio.prio != NVT_PRIO_NONE;
+		int managed = !k, wanted = 0;
+		struct nvt_view_agent *a = NULL;
+		for (int i = 0; k && i < v->tasks[k - 1].n_slots; i++) {
+			const struct nvt_slot_prio *p =
+				&v->slots[v->tasks[k - 1].first_slot + (size_t)i].prio;
+			managed |= p->prio != NVT_PRIO_NONE;
+			wanted |= nvt_prio_needs_agent(p->prio, p->yield);
+		}
 		for (int i = 0; i < v->n_agents; i++)
-			known |= v->agents[i].uid == uid;
-		if (!managed || known)
+			if (v->agents[i].uid == uid)
+				a = &v->agents[i];
+		if (a) {
+			a->wanted |= wanted;
+			continue;
+		}
+		if (!managed)
 			continue;
 		a = &v->agents[v->n_agents++];
 		a->uid = uid;
+		a->wanted = wanted;
 		user_name(names, uid, a->user, sizeof(a->user));
 		if (!nvt_agent_running(base, uid, &a->pid))
 			a->pid = 0;

@@ -81,7 +81,8 @@ struct nvt_view_gpu {
 struct nvt_view_agent {
 	uid_t uid;
 	char user[64];
-	pid_t pid; /* 0: none runs */
+	pid_t pid;  /* 0: none runs */
+	int wanted; /* a task of the user needs an agent (nvt_prio_needs_agent: --yield guard) */
 };
 #define NVT_VIEW_AGENTS 64
 
@@ -137,6 +138,21 @@ const char *nvt_view_state_word(const struct nvt_view_slot *s);
 int nvt_view_waiting(const struct nvt_view_slot *s);
 /* The slot's priority as a word: "high", "normal", "low", or "" for none. */
 const char *nvt_view_prio_word(const struct nvt_view_slot *s);
+
+/*
+ * What the viewers say of agent i of a view. An agent is wanted while a task
+ * of its user needs one (a priority that yields by the agent's guard); root's
+ * agent, which follows every user's tasks, stands in for a user's. An agent
+ * that runs is shown (RUNS); one that is wanted while neither it nor root's
+ * runs is MISSING, the one state to alert on; any other is not shown (IDLE):
+ * a node where no task needs an agent has nothing missing.
+ */
+enum nvt_view_agent_state {
+	NVT_VIEW_AGENT_IDLE = 0,
+	NVT_VIEW_AGENT_RUNS,
+	NVT_VIEW_AGENT_MISSING,
+};
+enum nvt_view_agent_state nvt_view_agent_state(const struct nvt_view *v, int i);
 
 /*
  * Launches and waits per second of slot s of now, since the same task's slot

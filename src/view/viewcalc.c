@@ -97,6 +97,18 @@ const char *nvt_view_prio_word(const struct nvt_view_slot *s)
 	return s->prio.prio == NVT_PRIO_NONE ? "" : nvt_prio_name(s->prio.prio);
 }
 
+enum nvt_view_agent_state nvt_view_agent_state(const struct nvt_view *v, int i)
+{
+	const struct nvt_view_agent *a = &v->agents[i];
+	int root_runs = 0;
+
+	if (a->pid > 0)
+		return NVT_VIEW_AGENT_RUNS;
+	for (int k = 0; k < v->n_agents; k++)
+		root_runs |= v->agents[k].uid == 0 && v->agents[k].pid > 0;
+	return a->wanted && !root_runs ? NVT_VIEW_AGENT_MISSING : NVT_VIEW_AGENT_IDLE;
+}
+
 /* Per second, from counts a and b taken seconds apart (a counter that went back: 0). */
 static double per_second(uint64_t a, uint64_t b, double seconds)
 {

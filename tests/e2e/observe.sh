@@ -251,6 +251,43 @@ t_metrics_text() {
 	stop_loop tb "$B"
 }
 
+# An agent is shown where it runs, or where a task needs one (--yield guard) and none runs:
+# never on a node where no task needs one (an alert on nvtaskset_agent_up == 0 fires there).
+t_metrics_agent_only_where_wanted() {
+	local out uid
+	uid=$(id -u)
+	run_rc out rc "$NVT" --metrics
+	eq "$rc" 0 "$out"
+	hasnt "$out" "nvtaskset_agent_up{"
+	has "$out" "# TYPE nvtaskset_agent_up gauge"
+	run_rc out rc "$NVT" top -b -n 1
+	has "$out" "agents: none  MPS:"
+	# A priority that yields by its shim (the default, client) needs no agent.
+	start_loop ph "$NVT" --no-mps --priority high -g 1 "$APP"
+	PH=$PID
+	wait_file "$WORK/ph.state" "1,9,17,25,32,39,46,53"
+	run_rc out rc "$NVT" --metrics
+	hasnt "$out" "nvtaskset_agent_up{"
+	run_rc out rc "$NVT" top -b -n 1
+	has "$out" "agents: none  MPS:"
+	# A guard task with its agent: 1; the agent gone: 0, and top says it is needed.
+	start_agent ag -- --hold 100 --poll 500
+	start_loop pg "$NVT" --no-mps --priority low --yield guard -g 5-11 "$APP"
+	PG=$PID
+	wait_file "$WORK/pg.state" "$GPCS_5_11"
+	run_rc out rc "$NVT" --metrics
+	has "$out" "nvtaskset_agent_up{uid=\"$uid\",user=\"$ME\"} 1"
+	eq "$(grep -c '^nvtaskset_agent_up{' <<<"$out")" 1 "agents shown: $out"
+	stop_agent "$AGENT"
+	run_rc out rc "$NVT" --metrics
+	has "$out" "nvtaskset_agent_up{uid=\"$uid\",user=\"$ME\"} 0"
+	eq "$(grep -c '^nvtaskset_agent_up{' <<<"$out")" 1 "agents shown: $out"
+	run_rc out rc "$NVT" top -b -n 1
+	has "$out" "agents: $ME's needed, not running  MPS:"
+	stop_loop pg "$PG"
+	stop_loop ph "$PH"
+}
+
 t_metrics_promtool() {
 	local out prog odd esc
 	command -v promtool >/dev/null || skip "needs promtool (Debian: prometheus) to check the format"

@@ -177,6 +177,48 @@ static void test_rates(void)
 	free(b);
 }
 
+/* Which agents the viewers show: those that run, and those a task needs that do not. */
+static void test_agents(void)
+{
+	struct fixture *f = malloc(sizeof(*f));
+	struct nvt_outbuf b = {0};
+
+	view_init(f);
+	f->v.agents[0] = (struct nvt_view_agent){.uid = 0, .user = "root"};
+	f->v.agents[1] = (struct nvt_view_agent){.uid = 1000, .user = "alice"};
+	f->v.n_agents = 2;
+	/* Nothing runs, nothing is needed: no agent is shown, no series. */
+	CHECK(nvt_view_agent_state(&f->v, 0) == NVT_VIEW_AGENT_IDLE);
+	CHECK(nvt_view_agent_state(&f->v, 1) == NVT_VIEW_AGENT_IDLE);
+	CHECK(nvt_view_metrics(&f->v, &b) == 0);
+	CHECK(strstr(b.text, "# TYPE nvtaskset_agent_up gauge") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_agent_up{") == NULL);
+	nvt_outbuf_free(&b);
+	/* Alice's task needs one: missing, 0. */
+	f->v.agents[1].wanted = 1;
+	CHECK(nvt_view_agent_state(&f->v, 1) == NVT_VIEW_AGENT_MISSING);
+	CHECK(nvt_view_agent_state(&f->v, 0) == NVT_VIEW_AGENT_IDLE);
+	CHECK(nvt_view_metrics(&f->v, &b) == 0);
+	CHECK(strstr(b.text, "nvtaskset_agent_up{uid=\"1000\",user=\"alice\"} 0\n") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_agent_up{uid=\"0\"") == NULL);
+	nvt_outbuf_free(&b);
+	/* Root's agent follows her tasks: nothing missing, root's shown as running. */
+	f->v.agents[0].pid = 77;
+	CHECK(nvt_view_agent_state(&f->v, 1) == NVT_VIEW_AGENT_IDLE);
+	CHECK(nvt_view_agent_state(&f->v, 0) == NVT_VIEW_AGENT_RUNS);
+	/* Her own runs: shown, wanted or not. */
+	f->v.agents[0].pid = 0;
+	f->v.agents[1].pid = 88;
+	CHECK(nvt_view_agent_state(&f->v, 1) == NVT_VIEW_AGENT_RUNS);
+	f->v.agents[1].wanted = 0;
+	CHECK(nvt_view_agent_state(&f->v, 1) == NVT_VIEW_AGENT_RUNS);
+	/* Root's own task that needs one, and no agent: root's is missing. */
+	f->v.agents[1].pid = 0;
+	f->v.agents[0].wanted = 1;
+	CHECK(nvt_view_agent_state(&f->v, 0) == NVT_VIEW_AGENT_MISSING);
+	free(f);
+}
+
 /* The number of lines of text that begin with prefix. */
 static int lines_with(const char *text, const char *prefix)
 {
@@ -244,5 +286,6 @@ int main(void)
 	test_states();
 	test_rates();
 	test_metrics();
+	test_agents();
 	return CHECK_DONE();
 }

@@ -80,9 +80,15 @@ static void header(struct nvt_outbuf *out)
 	size_t used = 0;
 
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
-	for (int i = 0; i < v->n_agents && used < sizeof(agents) - 40; i++)
-		used += (size_t)snprintf(agents + used, sizeof(agents) - used, "%s%s's %s", i ? ", " : "",
-					 v->agents[i].user, v->agents[i].pid ? "runs" : "stopped");
+	/* The agents that run, and those a task needs that do not (none: nothing to say). */
+	for (int i = 0; i < v->n_agents && used < sizeof(agents) - 40; i++) {
+		enum nvt_view_agent_state state = nvt_view_agent_state(v, i);
+		if (state != NVT_VIEW_AGENT_IDLE)
+			used += (size_t)snprintf(agents + used, sizeof(agents) - used, "%s%s's %s",
+						 used ? ", " : "", v->agents[i].user,
+						 state == NVT_VIEW_AGENT_RUNS ? "runs" :
+						 "needed, not running");
+	}
 	if (v->unreadable)
 		snprintf(unreadable, sizeof(unreadable), " (%d unreadable)", v->unreadable);
 	attr(&l, "1");
