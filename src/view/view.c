@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "view.h"
 #include "core/grow.h"
@@ -280,6 +281,10 @@ int nvt_view_read(const char *base, const struct nvt_gpus *machine, struct nvt_v
 	memset(v, 0, sizeof(*v));
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	v->taken_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	/* The clock and unit of /proc's start times, for rates since a task's start. */
+	if (clock_gettime(CLOCK_BOOTTIME, &now) == 0)
+		v->boot_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	v->ticks_per_s = sysconf(_SC_CLK_TCK);
 	for (int i = 0; machine && i < machine->n && i < NVT_MACHINE_GPUS; i++) {
 		struct nvt_view_gpu *g = &v->gpus[v->n_gpus++];
 		g->index = i;

@@ -88,6 +88,8 @@ struct nvt_view_agent {
 
 struct nvt_view {
 	uint64_t taken_ns;          /* CLOCK_MONOTONIC when it was read */
+	uint64_t boot_ns;           /* CLOCK_BOOTTIME then: the clock of a task's start_time */
+	long ticks_per_s;           /* the unit of a task's start_time (sysconf(_SC_CLK_TCK)) */
 	struct nvt_view_task *tasks; /* ascending by PID */
 	size_t n_tasks;
 	struct nvt_view_slot *slots; /* by task, each task's in slot order */
@@ -156,8 +158,10 @@ enum nvt_view_agent_state nvt_view_agent_state(const struct nvt_view *v, int i);
 
 /*
  * Launches and waits per second of slot s of now, since the same task's slot
- * on the same GPU in prev (same PID and start time); -1 each when prev has
- * none (a task new since) or no time passed.
+ * on the same GPU in prev (same PID and start time); where prev has none (the
+ * first view, prev NULL, or a task new since), since the task started, as
+ * procps' top shows a task's first %CPU (its counters count from its start);
+ * -1 each where neither is known (no time passed, no start time).
  */
 void nvt_view_rates(const struct nvt_view *prev, const struct nvt_view *now, size_t s,
 		    double *launches_per_s, double *waits_per_s);

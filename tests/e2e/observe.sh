@@ -95,9 +95,13 @@ t_top_batch_frames() {
 	grep -qE '^  GPC 4 +(B +){8}$' <<<"$first" || die "GPC 4: $first"
 	grep -qE '^  GPC 0 +(\. +){4}$' <<<"$first" || die "GPC 0: $first"
 	has "$first" "66 TPCs, 42 free, 0 borrowed"
-	# A row each: letter, PID, user, GPU, TPCs; no rate before a second look.
-	grep -qE "^A +$A +${ME:0:9} +0 +- +- +- +8 +0 +- +- +.*fakeapp" <<<"$first" || die "A's row: $first"
-	grep -qE "^B +$B +${ME:0:9} +0 +- +- +- +16 +0 +- +- " <<<"$first" || die "B's row: $first"
+	# A row each: letter, PID, user, GPU, TPCs; in the first frame, launches per second since
+	# the task started (procps' first frame), over 0 for a loop that launched; no waits (no
+	# priority).
+	grep -qE "^A +$A +${ME:0:9} +0 +- +- +- +8 +0 +[0-9.]+ +- +.*fakeapp" <<<"$first" || die "A's row: $first"
+	grep -qE "^B +$B +${ME:0:9} +0 +- +- +- +16 +0 +[0-9.]+ +- " <<<"$first" || die "B's row: $first"
+	rows=$(grep -E "^A +$A " <<<"$first" | awk '{print $10}')
+	[ "$(awk -v r="$rows" 'BEGIN { print (r > 0) }')" = 1 ] || die "A's first rate is 0: $first"
 	# Then launches per second, which the loops make (over 0), and no waits (no priority).
 	grep -qE "^A +$A( +[^ ]+){7} +[0-9.]+ +- " <<<"$second" || die "A's rate: $second"
 	rows=$(grep -E "^A +$A " <<<"$second" | awk '{print $10}')

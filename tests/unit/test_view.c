@@ -165,10 +165,26 @@ static void test_rates(void)
 	CHECK(lps == 100 && wps == 5);
 	nvt_view_rates(&a->v, &b->v, 1, &lps, &wps);
 	CHECK(lps == -1 && wps == -1);
-	nvt_view_rates(&a->v, &b->v, 2, &lps, &wps); /* new since */
+	nvt_view_rates(&a->v, &b->v, 2, &lps, &wps); /* new since, no clock of start times */
 	CHECK(lps == -1);
-	nvt_view_rates(NULL, &b->v, 0, &lps, &wps); /* the first view */
+	nvt_view_rates(NULL, &b->v, 0, &lps, &wps);
 	CHECK(lps == -1);
+	/* Since the task started, where no view before has it: 8 s after boot, at 100 ticks a
+	 * second, carol's task (started at tick 500) launched 9 in 3 s. */
+	b->v.boot_ns = 8000000000ull;
+	b->v.ticks_per_s = 100;
+	b->tasks[2].start_time = 500;
+	nvt_view_rates(&a->v, &b->v, 2, &lps, &wps);
+	CHECK(lps == 3 && wps == 0);
+	/* The first view (procps' first frame): alice's since tick 42, 300 in 7.58 s. */
+	nvt_view_rates(NULL, &b->v, 0, &lps, &wps);
+	CHECK(lps > 39.57 && lps < 39.58 && wps > 2.63 && wps < 2.64);
+	/* A task seen before keeps the rate since then; one started after the clock: none. */
+	nvt_view_rates(&a->v, &b->v, 0, &lps, &wps);
+	CHECK(lps == 100 && wps == 5);
+	b->tasks[2].start_time = 900;
+	nvt_view_rates(&a->v, &b->v, 2, &lps, &wps);
+	CHECK(lps == -1 && wps == -1);
 	b->slots[0].launches = 50; /* a counter that went back (never: a new process) */
 	nvt_view_rates(&a->v, &b->v, 0, &lps, &wps);
 	CHECK(lps == 0);
