@@ -311,7 +311,13 @@ static int daemon_families(const struct nvt_view *v, struct nvt_outbuf *b)
 
 int nvt_view_metrics(const struct nvt_view *v, struct nvt_outbuf *b)
 {
-	if (nvt_expo_family(b, "nvtaskset_tasks", "gauge", "Tasks under nvtaskset, every user's.") ||
+	/* node_exporter's convention: an info gauge of 1 whose labels say what serves them. */
+	struct nvt_expo_label version = {"version", NVT_VERSION_STRING};
+
+	if (nvt_expo_family(b, "nvtaskset_build_info", "gauge",
+			    "1, with the version of nvtaskset that reads the metrics.") ||
+	    nvt_expo_sample(b, "nvtaskset_build_info", &version, 1, 1) ||
+	    nvt_expo_family(b, "nvtaskset_tasks", "gauge", "Tasks under nvtaskset, every user's.") ||
 	    nvt_expo_sample(b, "nvtaskset_tasks", NULL, 0, (double)v->n_tasks) ||
 	    nvt_expo_family(b, "nvtaskset_tasks_unreadable", "gauge",
 			    "Control segments left out: corrupt, of another version, or unreadable.") ||

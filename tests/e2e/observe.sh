@@ -462,7 +462,9 @@ t_svg_renders_in_chromium() {
 # ---- The exporter ---------------------------------------------------------------------------
 
 t_exporter_serves() {
-	local out text
+	local out text VERSION
+	VERSION=$(sed -n 's/^#define NVT_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/src/nvtaskset.h")
+	[ -n "$VERSION" ] || die "no version in src/nvtaskset.h"
 	two_tasks
 	exporter_start 0
 	# Loopback only, as nothing was said: its socket listens on 127.0.0.1.
@@ -480,8 +482,21 @@ t_exporter_serves() {
 	out=$(get /metrics HEAD)
 	eq "$(head -1 <<<"$out")" 200 "HEAD /metrics"
 	hasnt "$out" "# TYPE"
+	# / is a landing page that links /metrics (node_exporter's habit); other paths are 404.
 	out=$(get / GET)
-	eq "$(head -1 <<<"$out")" 404 "GET /"
+	eq "$(head -1 <<<"$out")" 200 "GET /"
+	has "$out" "Content-Type: text/html; charset=utf-8"
+	has "$out" '<a href="/metrics">Metrics</a>'
+	has "$out" "nvtaskset $VERSION"
+	out=$(get / HEAD)
+	eq "$(head -1 <<<"$out")" 200 "HEAD /"
+	hasnt "$out" "<html>"
+	for path in /index.html /metricsx /metrics/ //metrics; do
+		out=$(get "$path" GET)
+		eq "$(head -1 <<<"$out")" 404 "GET $path"
+	done
+	# The version that serves them, as node_exporter's build_info.
+	has "$text" "nvtaskset_build_info{version=\"$VERSION\"} 1"
 	for method in POST PUT DELETE PATCH OPTIONS; do
 		out=$(get /metrics $method)
 		eq "$(head -1 <<<"$out")" 405 "$method /metrics"

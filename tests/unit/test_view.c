@@ -292,6 +292,7 @@ static void test_metrics(void)
 	CHECK(strstr(b.text, "nvtaskset_agent_up{uid=\"0\",user=\"root\"} 1\n") != NULL);
 	CHECK(strstr(b.text, "nvtaskset_mps_daemon_up{pipe_directory=\"/tmp/nvidia-mps\"} 0\n") != NULL);
 	CHECK(strstr(b.text, "nvtaskset_tasks 2\n") != NULL);
+	CHECK(strstr(b.text, "# TYPE nvtaskset_build_info gauge\nnvtaskset_build_info{version=\"" NVT_VERSION_STRING "\"} 1\n") != NULL);
 	nvt_outbuf_free(&b);
 	free(f);
 }
