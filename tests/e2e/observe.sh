@@ -209,6 +209,58 @@ t_top_in_a_terminal() {
 	stop_loop tb "$B"
 }
 
+# selected_row PID: top's row of PID is in reverse video (SGR 7), and no other row is.
+selected_row() {
+	local rows
+	rows=$(tmux -S "$WORK/tmux.sock" capture-pane -p -e -t top | grep -F $'\e[7m' | grep -F "fakeapp")
+	[ "$(grep -c . <<<"$rows")" == 1 ] && grep -qE "(^|[^0-9])$1 " <<<"$rows"
+}
+# In a terminal, top's keys change the selected task as nvtaskset -p does: p a TPC list, P a
+# priority; up and down (j, k) select; Esc cancels; what -p says shows in the footer.
+t_top_keys_change_task() {
+	local screen
+	command -v tmux >/dev/null || skip "needs tmux (Debian: tmux) to run top in a terminal"
+	two_tasks
+	printf 'set -g remain-on-exit on\nset -g status off\n' >"$WORK/tmux.conf"
+	tmux -S "$WORK/tmux.sock" -f "$WORK/tmux.conf" new-session -d -s top -x 160 -y 40 \
+		"$NVT top -o pid -d 0.3; echo top-ended=\$?; exec sleep 600"
+	wait_for 20 tmux_shows "sort: pid"
+	# The first row (A, the lower PID) is selected, in reverse video.
+	wait_for 10 selected_row "$A"
+	tmux -S "$WORK/tmux.sock" send-keys -t top p
+	wait_for 10 tmux_shows "TPC list for pid $A (Enter sets it, Esc cancels): _"
+	tmux -S "$WORK/tmux.sock" send-keys -t top 6 0 - 6 3 Enter
+	# A runs on them (its launches), and the footer says what -p said.
+	wait_file "$WORK/ta.state" "60-63"
+	wait_for 10 tmux_shows "pid $A's new TPC list: 60-63"
+	# A list that shares B's TPCs: -p's warning shows (and A moves all the same).
+	tmux -S "$WORK/tmux.sock" send-keys -t top p 4 1 - 4 2 Enter
+	wait_file "$WORK/ta.state" "41-42"
+	wait_for 10 tmux_shows "warning: pid $A's TPCs 41-42 of GPU 0 are pid $B's too"
+	tmux -S "$WORK/tmux.sock" send-keys -t top p 6 0 - 6 3 Enter
+	wait_file "$WORK/ta.state" "60-63"
+	# Esc cancels: nothing is given.
+	tmux -S "$WORK/tmux.sock" send-keys -t top p 0 - 3 Escape
+	wait_for 10 tmux_shows "cancelled"
+	eq "$("$NVT" -p -c "$A")" "pid $A's current TPC list: 60-63" "A after a cancelled change"
+	# Down selects B; P gives it a priority.
+	tmux -S "$WORK/tmux.sock" send-keys -t top Down
+	wait_for 10 selected_row "$B"
+	tmux -S "$WORK/tmux.sock" send-keys -t top P l o w Enter
+	# (-p's last line: B was started without a priority, which it says, as the command does)
+	wait_for 10 tmux_shows "warning: pid $B was started without a priority"
+	wait_for 10 eval 'tmux_screen | grep -qE "^[A-Z] +$B +[^ ]+ +0 +- +low "'
+	# What -p refuses shows as its reason, and changes nothing.
+	tmux -S "$WORK/tmux.sock" send-keys -t top k p 9 9 9 Enter
+	wait_for 10 tmux_shows "TPC 999 does not exist"
+	eq "$("$NVT" -p -c "$A")" "pid $A's current TPC list: 60-63" "A after a refused change"
+	tmux -S "$WORK/tmux.sock" send-keys -t top q
+	wait_for 10 tmux_shows "top-ended=0"
+	tmux -S "$WORK/tmux.sock" kill-server
+	stop_loop ta "$A"
+	stop_loop tb "$B"
+}
+
 # ---- --metrics ------------------------------------------------------------------------
 
 t_metrics_text() {
