@@ -80,11 +80,11 @@ CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mps
 	json cdi cmdline outbuf expo listen conns
 OS = sysutil proc slurmproc child progpath
 GPU = driverinfo driver gpu calibrate bwprobe topocache gpus
-SEG = segfile segtrust segopen segwrite segscan segown inherit segfor segctr segwatch
+SEG = segfile segtrust segopen segwrite segscan segown inherit segfor segctr segleft segwatch
 MPS = mps
 ALLOC = placement reserve
-TASK = task container
-PRIO = agent agentlock agentbeat
+TASK = task container admit
+PRIO = agent agenttable agentlock agentbeat
 VIEW = view viewcalc viewmetrics
 # The shim's files by layer, lowest first: a file calls and includes only
 # files of its own layer or of those before it, without circles
@@ -212,11 +212,11 @@ $(SPANK): $(SPANK_OBJ) $(LIB_OBJ) $(CORE_LIB) tools/slurm/spank.map
 # --profile --beside-hog's bandwidth hog: a program of its own (the command
 # itself keeps its shim passive), installed beside the shim; it calls the
 # driver through the command's table of entry points (src/gpu/driver.c).
-$(HOG): tools/nvtaskset/hog.c $(O)/gpu/driver.o $(CORE_LIB) $(FLAGS)
+$(HOG): tools/hog/hog.c $(O)/gpu/driver.o $(CORE_LIB) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $< $(O)/gpu/driver.o $(CORE_LIB) -ldl
 
-$(EXPORTER_BIN): tools/nvtaskset/exporter.c $(LIB_OBJ) $(CORE_LIB) $(FLAGS)
+$(EXPORTER_BIN): tools/exporter/exporter.c $(LIB_OBJ) $(CORE_LIB) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(CORE_LIB) \
 		-lmicrohttpd -ldl -lpthread

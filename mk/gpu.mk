@@ -12,6 +12,11 @@ check-gpu: all
 check-gpu-preempt: all
 	@tests/gpu/preempt.sh $(GPU_LOG)
 
+# A level's MPS server reached through its pipe directory bound at another path, as a
+# time-sliced container's (tests/gpu/mpsbind.sh; root, PyTorch).
+check-gpu-mpsbind: all
+	@tests/gpu/mpsbind.sh $(GPU_LOG)
+
 # Benchmarks (after the ECRTS 2025 paper's evaluation): on the GPU machine, under 10 minutes.
 BENCH_OUT ?= docs/bench
 bench: all
@@ -46,6 +51,23 @@ bench-launch: all
 	LAUNCH_BASE=$(abspath $(LAUNCH_BASE)) timeout 560 python3 tests/bench/launchcost.py $(CURDIR) \
 		$(abspath $(B))/bench $(abspath $(BENCH_OUT))/launch
 
+# The launch rate of every form a task can take (no partition, partitioned, high, low,
+# time-sliced, and --mem where nvtaskset has it) against a plain process's, in 30 paired
+# rounds of fresh processes (tests/bench/launchcost.py; without a GPU, the same forms'
+# instructions: tests/bench/launchpath.py). Under 4 minutes after the build; LAUNCH_EX=1
+# launches through cudaLaunchKernelEx.
+LAUNCH_FORMS ?= plain,plain-again,shim-unset,nvtaskset,priority-high,priority-low,slice
+bench-launch-forms: all
+	@mkdir -p $(B)/bench
+	timeout 120 $${NVCC:-$$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)} -O2 -arch=sm_90 \
+		-o $(B)/bench/launch tests/bench/launch.cu
+	timeout 60 $(B)/bin/nvtaskset --calibrate >/dev/null
+	cases=$(LAUNCH_FORMS); timeout 60 $(B)/bin/nvtaskset --help | grep -Eq -- '--mem([^a-z-]|$$)' && \
+		cases=$$cases,mem; LAUNCH_CASES=$$cases LAUNCH_ROUNDS=$${LAUNCH_ROUNDS:-30} \
+		LAUNCH_BATCHES=$${LAUNCH_BATCHES:-1000,101} LAUNCH_DEADLINE=$${LAUNCH_DEADLINE:-200} \
+		timeout 230 python3 tests/bench/launchcost.py $(CURDIR) $(abspath $(B))/bench \
+		$(abspath $(BENCH_OUT))/launch-forms
+
 # Start-up as a user feels it, and what the channel count buys.
 bench-startup: all
 	@tests/bench/startup-gpu.sh $(abspath $(BENCH_OUT))/startup
@@ -56,7 +78,7 @@ bench-startup-parts: all
 	@timeout 470 python3 tests/bench/startup_parts.py $(CURDIR) $(abspath $(BENCH_OUT))/startup-parts
 
 # Priorities: a latency-critical service beside a training loop or a streaming hog, every
-# configuration in one run (tests/bench/prio/README.md): PRIO_SET=users or quick, PRIO_* knobs,
+# configuration in one run (tests/bench/prio/README.md): PRIO_SET=users, round5 or quick, PRIO_* knobs,
 # PRIO_DRY=1 prints the plan and its duration.
 bench-prio: all
 	@tests/bench/prio/run.sh $(abspath $(BENCH_OUT))/prio

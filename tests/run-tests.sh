@@ -168,8 +168,8 @@ TMP_HOLD=$(mktemp -d /var/tmp/nvtaskset-hold.XXXXXX 2>/dev/null || mktemp -d /de
 # started with a clean environment, keeps its directories' names), or that are in process
 # group PGID (a test's shells that fork without exec), however they detached (a new session,
 # a double fork, a parent gone); zombies, and processes already exiting, are none.
-# PROCS_WHAT: the first few's command lines. Reads /proc with builtins only: a process it
-# started would carry the name itself.
+# PROCS_WHAT: the first few's command lines, shown (shown_text: any program may name itself
+# so). Reads /proc with builtins only: a process it started would carry the name itself.
 procs_of() {
 	local want=$1/ group=${2:-none} dir pid stat flags words env
 	PROCS=() PROCS_WHAT=""
@@ -188,8 +188,17 @@ procs_of() {
 		read -r _ _ stat _ <<<"$stat"
 		[[ "$stat" == "$group" || "${words[*]}"$'\n'"${env[*]}" == *"$want"* ]] || continue
 		killed "$pid" || PROCS+=("$pid")
-		((${#PROCS[@]} > 5)) || PROCS_WHAT+="    pid $pid: ${words[*]:0:6}"$'\n'
+		((${#PROCS[@]} > 5)) && continue
+		shown_text "${words[*]:0:6}"
+		PROCS_WHAT+="    pid $pid: $SHOWN"$'\n'
 	done
+}
+# shown_text TEXT: sets SHOWN to TEXT with each byte but printable ASCII as '?': a command line
+# that a test's program wrote (a hostile name's escapes, C0, DEL, C1 as UTF-8, text-direction
+# overrides) reaches the terminal of whoever runs the suite as plain text.
+shown_text() {
+	local LC_ALL=C # (bytes, whatever the caller's locale)
+	SHOWN=${1//[^ -~]/?}
 }
 # killed PID: a SIGKILL waits for process PID (sent, it has not run since: on a loaded machine,
 # a while); it is gone at its next turn.
@@ -298,6 +307,30 @@ file_reads() { [ "$(cat "$1" 2>/dev/null)" == "$2" ]; }
 wait_file() { # wait_file PATH CONTENT [SECONDS]: poll_until SECONDS (10) for PATH to read CONTENT
 	poll_until "${3:-10}" file_reads "$1" "$2" ||
 		die "timed out waiting for $1 to read '$2' (it reads '$(cat "$1" 2>/dev/null)')"
+}
+# export_waits: these waits for a script a test runs in a bash of its own (in a namespace of
+# its own, as another user), exported to its environment with what they read.
+export_waits() {
+	export NCPU WAIT_SCALE
+	export -f poll_until wait_for wait_file file_reads idle_spent load_x100 die is_gone
+}
+# start_tick PID: when PID started, in clock ticks since boot (/proc/PID/stat's 22nd field).
+start_tick() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $20}'; }
+# tick_passed TICK: a process started now starts in a later clock tick than TICK.
+tick_passed() { [ "$(sed 's/.*) //' /proc/self/stat | awk '{print $20}')" -gt "$1" ]; }
+# wait_later_start PID: waits until a process started now starts later than PID did (the
+# order of two start times, which clock ticks of 10 ms can make equal).
+wait_later_start() { wait_for 10 tick_passed "$(start_tick "$1")"; }
+# sleeps_of PID: how many times PID's main thread slept so far (its voluntary context
+# switches), empty once it is gone.
+sleeps_of() { awk '/^voluntary_ctxt_switches:/ {print $2}' "/proc/$1/status" 2>/dev/null || true; }
+slept_or_gone() { local n; n=$(sleeps_of "$1"); [ -z "$n" ] || [ "$n" -ge "$2" ]; }
+# wait_sleeps PID N: waits until PID slept N more times than now (the rounds of a loop that
+# waits, counted) or is gone; the caller checks which.
+wait_sleeps() {
+	local from
+	from=$(sleeps_of "$1")
+	poll_until 10 slept_or_gone "$1" $((${from:-0} + $2)) || die "$1 slept fewer than $2 times"
 }
 # pgrep_here PATTERN: the PIDs pgrep -f finds of this test's processes (their environment
 # names its run directory), one per line; other tests run at the same time.
@@ -508,6 +541,7 @@ if ((LIST)); then
 	exit 0
 fi
 declare -A running=()
+# shellcheck disable=SC2048 # test names split on purpose (no name holds a space)
 for name in ${*:-$ALL}; do
 	declare -F "t_$name" >/dev/null || { echo "no test named $name" >&2; FAIL=$((FAIL + 1)); continue; }
 	while [ ${#running[@]} -ge "$JOBS" ]; do

@@ -67,6 +67,7 @@
 #include "core/claim.h"
 #include "core/gpusel.h"
 #include "core/tpcset.h"
+#include "os/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -157,13 +158,6 @@ int nvt_reserve_prepare(const char *base, const struct nvt_slot_view *views, int
 
 /* ---- Claiming -------------------------------------------------------------- */
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Sleeps 1 ms to WAIT_MAX_US, at random: claimers that met do not meet again in step. */
 static void backoff(unsigned *seed)
@@ -350,7 +344,7 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 			size_t len)
 {
 	struct claim_run r;
-	long long start = now_ms(), deadline, end;
+	long long start = nvt_clock_ms(), deadline, end;
 	unsigned seed;
 
 	memset(&r, 0, sizeof(r));
@@ -364,9 +358,9 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 	deadline = start + timeout_ms;
 	end = deadline + (timeout_ms > 1000 ? timeout_ms : 1000);
 	for (;;) {
-		int claims_taken = now_ms() >= deadline, settled = 1, changed = 0, rc;
+		int claims_taken = nvt_clock_ms() >= deadline, settled = 1, changed = 0, rc;
 
-		if (now_ms() >= end) {
+		if (nvt_clock_ms() >= end) {
 			snprintf(why, len, "cannot pick TPCs: other starting tasks kept claiming the "
 				 "same TPCs for %g s", (double)(end - start) / 1000.0);
 			return claim_end(&r, NVT_RESERVE_TIMEOUT, why, len);

@@ -15,6 +15,8 @@
 #include <string.h>
 
 static const char *const class_names[NVT_CDI_CLASSES] = {"gpc", "tpcs", "priority"};
+/* After a priority's level: time-sliced (CDI names have no ',' or '+' for yield=slice). */
+#define CDI_SLICE "-slice"
 
 const char *nvt_cdi_class_name(int cls)
 {
@@ -34,7 +36,9 @@ int nvt_cdi_name_format(const struct nvt_cdi_device *d, char *buf, size_t len)
 					: snprintf(buf, len, "%s%u-%u", gpu, d->first, d->last);
 		break;
 	case NVT_CDI_TPCS: n = snprintf(buf, len, "%s%u", gpu, d->count); break;
-	case NVT_CDI_PRIORITY: n = snprintf(buf, len, "%s", nvt_prio_name(d->prio)); break;
+	case NVT_CDI_PRIORITY:
+		n = snprintf(buf, len, "%s%s", nvt_prio_name(d->prio), d->slice ? CDI_SLICE : "");
+		break;
 	default: return -1;
 	}
 	return n >= 0 && (size_t)n < len ? n : -1;
@@ -87,7 +91,15 @@ int nvt_cdi_device_parse(const char *text, struct nvt_cdi_device *out)
 		p = colon + 1;
 	}
 	if (d.cls == NVT_CDI_PRIORITY) {
-		if (nvt_prio_parse(p, &d.prio) || d.prio == NVT_PRIO_NONE)
+		char level[NVT_CDI_DEVICE_TEXT_MAX];
+		size_t n = strlen(p);
+		if (n >= sizeof(level))
+			return -1;
+		memcpy(level, p, n + 1);
+		d.slice = n > strlen(CDI_SLICE) && !strcmp(level + n - strlen(CDI_SLICE), CDI_SLICE);
+		if (d.slice)
+			level[n - strlen(CDI_SLICE)] = '\0';
+		if (nvt_prio_parse(level, &d.prio) || d.prio == NVT_PRIO_NONE)
 			return -1;
 	} else if (d.cls == NVT_CDI_TPCS) {
 		p = plain_number(p, NVT_MAX_TPCS, &d.count);
@@ -119,6 +131,18 @@ int nvt_cdi_vendor_valid(const char *vendor)
 		if (!isalnum((unsigned char)vendor[i]) && !strchr("-_.", vendor[i]))
 			return 0;
 	return 1;
+}
+
+int nvt_cdi_shared_pipe(const char *level_pipe, const char *level, char *out, size_t size)
+{
+	size_t n = strlen(level_pipe), m = strlen(level);
+
+	if (!m || n < m + 2 || level_pipe[n - m - 1] != '-' || strcmp(level_pipe + n - m, level) ||
+	    n - m - 1 >= size)
+		return -1;
+	memcpy(out, level_pipe, n - m - 1);
+	out[n - m - 1] = '\0';
+	return 0;
 }
 
 /* ---- The OCI runtime's state and the container's configuration ------------ */

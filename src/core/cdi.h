@@ -9,7 +9,8 @@
  * (NVT_CDI_VENDOR unless told): "gpc=0-3" (GPCs 0-3 of every GPU the
  * container uses, as -g 0-3), "gpc=1:0-3" (of GPU 1 only), "tpcs=16" (16
  * TPCs claimed race-free when the container starts, as -n 16
- * --exclude-running), "tpcs=1:16", "priority=high" (as --priority high).
+ * --exclude-running), "tpcs=1:16", "priority=high" (as --priority high),
+ * "priority=high-slice" (as --priority high --yield slice).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -22,7 +23,7 @@
 #define NVT_CDI_VENDOR "nvtaskset"
 /* The longest vendor name nvtaskset writes (CDI allows more). */
 #define NVT_CDI_VENDOR_MAX 64
-/* "priority=normal", "gpc=15:63-63", "tpcs=15:256", with room. */
+/* "priority=normal-slice", "gpc=15:63-63", "tpcs=15:256", with room. */
 #define NVT_CDI_DEVICE_TEXT_MAX 32
 /* GPU numbers a device name may carry: nvtaskset's GPUs (src/gpu/gpu.h). */
 #define NVT_CDI_GPU_MAX 64
@@ -40,6 +41,7 @@ struct nvt_cdi_device {
 	unsigned first, last; /* NVT_CDI_GPC: GPCs first to last */
 	unsigned count;       /* NVT_CDI_TPCS: TPCs to claim, 1 to NVT_MAX_TPCS */
 	uint8_t prio;         /* NVT_CDI_PRIORITY: enum nvt_prio, not NVT_PRIO_NONE */
+	uint8_t slice;        /* NVT_CDI_PRIORITY: 1: time-sliced ("-slice": --yield slice) */
 };
 
 /* "gpc", "tpcs", "priority"; NULL for another value. */
@@ -54,6 +56,15 @@ int nvt_cdi_device_parse(const char *text, struct nvt_cdi_device *out);
 /* 1 if vendor may name a CDI vendor (a letter, then letters, digits, '-',
  * '_' and '.', ending in a letter or digit; shorter than NVT_CDI_VENDOR_MAX). */
 int nvt_cdi_vendor_valid(const char *vendor);
+/*
+ * The shared MPS daemon's pipe directory of a spec with MPS, from that of
+ * level's daemon (its name, "low"), which --cdi --with-mps makes the shared
+ * one's with "-LEVEL" after it: level_pipe without that ending, into out
+ * (size bytes), where a time-sliced device's hook binds level_pipe (the
+ * container's CUDA_MPS_PIPE_DIRECTORY must be it). Returns 0, or -1 if
+ * level_pipe does not end so or out is too small.
+ */
+int nvt_cdi_shared_pipe(const char *level_pipe, const char *level, char *out, size_t size);
 
 /* ---- What the OCI runtime gives a hook ------------------------------------ */
 

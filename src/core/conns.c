@@ -16,6 +16,13 @@ void nvt_conns_init(struct nvt_conns *t, int max, int per_address, uint64_t dead
 	t->deadline = deadline;
 }
 
+int nvt_conns_room(uint64_t fd_limit, int want, int kept)
+{
+	if (fd_limit >= (uint64_t)want + (uint64_t)kept)
+		return want;
+	return fd_limit >= (uint64_t)kept + NVT_CONNS_MIN ? (int)(fd_limit - (uint64_t)kept) : NVT_CONNS_MIN;
+}
+
 static int same_address(const struct nvt_conn *c, int family, const uint8_t addr[16])
 {
 	return c->family == family && !memcmp(c->addr, addr, family == AF_INET ? 4 : 16);

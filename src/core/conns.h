@@ -45,6 +45,15 @@ int nvt_conns_shared_address(int family, const uint8_t addr[16]);
  * address, heads of deadline ns. */
 void nvt_conns_init(struct nvt_conns *t, int max, int per_address, uint64_t deadline);
 
+/* The fewest live connections nvt_conns_room gives a table. */
+#define NVT_CONNS_MIN 4
+/* How many live connections a table may hold where a process may open fd_limit descriptors
+ * and kept of them are for others (its listening socket, its threads', the files it reads):
+ * want, or fewer (at least NVT_CONNS_MIN), so that a new connection always finds a descriptor
+ * to be accepted with, and the oldest is closed for it (a table above the limit left new
+ * connections, a scrape's among them, unaccepted). */
+int nvt_conns_room(uint64_t fd_limit, int want, int kept);
+
 /*
  * A connection from family/addr is about to be accepted. Returns the fd of
  * the connection to close first (marked closing: the oldest without a whole

@@ -1,6 +1,6 @@
 /*
  * membw.h - a GPU's memory halves: which GPCs share a half of the memory
- * system, learned from a short bandwidth probe (gpu/membw.c), kept in a cache
+ * system, learned from a short bandwidth probe (gpu/bwprobe.c), kept in a cache
  * file beside the topology's, and used by -n --memory-half to place a task
  * away from its neighbours' half. Pure code: no I/O, no allocation, no
  * global state.

@@ -91,8 +91,9 @@ int nvt_prio_may_share(const struct nvt_slot_prio *a, const struct nvt_slot_prio
  * both: a_tpcs and b_tpcs are their partitions (state NVT_SLOT_SET), a and b
  * their priorities. A task with a priority counts by its own partition (what
  * an agent lends or guards now is no user's doing); none where they may share
- * (nvt_prio_may_share). Returns how many. -l's Overlap line, and the warning
- * of a start or -p whose MASK shares a live task's TPCs, both use it.
+ * (nvt_prio_may_share). Returns how many. The warning of a start or -p whose
+ * MASK shares a live task's TPCs uses it; -l's Overlap line counts the same
+ * (nvt_prio_may_share, and the view's own TPCs).
  */
 unsigned nvt_prio_clash(const struct nvt_tpcset *a_tpcs, const struct nvt_slot_prio *a,
 			const struct nvt_tpcset *b_tpcs, const struct nvt_slot_prio *b,

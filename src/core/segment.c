@@ -71,22 +71,6 @@ uint64_t nvt_slot_seq(const struct nvt_gpu_slot *slot)
 	return __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
 }
 
-int nvt_seq_read(const uint64_t *seq, const uint64_t *src, uint64_t *dst, size_t words,
-		 uint64_t *seen)
-{
-	uint64_t before = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
-
-	if (before & 1)
-		return -1;
-	for (size_t w = 0; w < words; w++)
-		dst[w] = __atomic_load_n(&src[w], __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(seq, __ATOMIC_RELAXED) != before)
-		return -1;
-	*seen = before;
-	return 0;
-}
-
 uint64_t nvt_seq_write(uint64_t *seq, uint64_t *dst, const uint64_t *src, size_t words)
 {
 	uint64_t now = __atomic_load_n(seq, __ATOMIC_RELAXED);

@@ -38,10 +38,25 @@ int nvt_segment_check(const struct nvt_segment *seg, size_t mapped_bytes);
 /*
  * The sequence lock itself, on any words: copies words 64-bit words from src
  * to dst in one try and returns 0 if *seq was even and unchanged throughout
- * (storing it in *seen), else -1.
+ * (storing it in *seen), else -1. Inline: the launch path reads its masks
+ * through it at every launch, where a call and a loop of unknown length cost
+ * ~80 instructions for 7 words (tests/bench/launchpath.py).
  */
-int nvt_seq_read(const uint64_t *seq, const uint64_t *src, uint64_t *dst, size_t words,
-		 uint64_t *seen);
+static inline int nvt_seq_read(const uint64_t *seq, const uint64_t *src, uint64_t *dst,
+			       size_t words, uint64_t *seen)
+{
+	uint64_t before = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+
+	if (before & 1)
+		return -1;
+	for (size_t w = 0; w < words; w++)
+		dst[w] = __atomic_load_n(&src[w], __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(seq, __ATOMIC_RELAXED) != before)
+		return -1;
+	*seen = before;
+	return 0;
+}
 /* Writer side (callers exclude each other): returns the new, even, seq. */
 uint64_t nvt_seq_write(uint64_t *seq, uint64_t *dst, const uint64_t *src, size_t words);
 

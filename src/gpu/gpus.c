@@ -5,9 +5,11 @@
  */
 #define _GNU_SOURCE
 #include "gpus.h"
+#include "core/text.h"
 #include "calibrate.h"
 #include "driverinfo.h"
 #include "os/sysutil.h"
+#include "os/clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,12 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Removes the caller's records of kind ext for uuid in dir named afresh
  * (UUID.uUID.R.EXT, topocache.h) but keep. */
@@ -294,14 +290,14 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 	}
 	if (progress)
 		fprintf(progress, "nvtaskset: calibrating GPU %d (%s)...\n", index, out->info.name);
-	start = now_s();
+	start = nvt_clock_s();
 	/* Bit-by-bit progress is for a person at a terminal, not for logs. */
 	if (nvt_calibrate(out->info.ordinal, timeout_ms, progress && isatty(fileno(progress)),
 			  &out->topo, detail, sizeof(detail))) {
 		snprintf(why, len, "cannot calibrate GPU %d: %s", index, detail);
 		return -1;
 	}
-	out->seconds = now_s() - start;
+	out->seconds = nvt_clock_s() - start;
 	write_dir = write_dir_of(n_dirs);
 	if (nvt_cache_format(&out->key, &out->topo, text, sizeof(text)) < 0 ||
 	    save(dirs[write_dir], out->key.uuid, "topo", text, out->cache_path, sizeof(out->cache_path))) {
@@ -314,4 +310,15 @@ int nvt_gpu_topology(const struct nvt_gpus *gpus, int index, int force, int time
 	if (progress)
 		fprintf(progress, "nvtaskset: calibrated GPU %d in %.2f s\n", index, out->seconds);
 	return 0;
+}
+
+int nvt_gpus_timeout_ms(const char *text)
+{
+	uint64_t v;
+	const char *end;
+
+	if (!text || !*text)
+		return NVT_DRIVER_TIMEOUT_S * 1000;
+	end = nvt_decimal(text + (text[0] == '+'), 3600, &v);
+	return end && !*end && v ? (int)v * 1000 : -1;
 }

@@ -22,6 +22,13 @@
 #include "bwprobe.h"
 #include "topocache.h"
 
+/* How long the driver may take to answer (listing the GPUs, calibrating) when
+ * NVTASKSET_DRIVER_TIMEOUT does not say: seconds. */
+#define NVT_DRIVER_TIMEOUT_S 60
+/* NVTASKSET_DRIVER_TIMEOUT's value (text; NULL or empty: NVT_DRIVER_TIMEOUT_S): 1-3600 seconds,
+ * a '+' before them taken as strtoul takes it, in milliseconds; -1 if it is no such value. */
+int nvt_gpus_timeout_ms(const char *text);
+
 struct nvt_gpus {
 	int n;
 	int from_proc; /* numbered from /proc/driver/nvidia (else by CUDA) */

@@ -144,4 +144,17 @@ struct nvrm_gid_info {
 #define NVRM_DEFAULT_TIMESLICE_US 1024u
 #define NVRM_LIBCUDA_TIMESLICE_US 2048u
 
+/* The driver's layouts (x86-64 and aarch64: NvP64 and NvU64 8-byte aligned), checked where they
+ * are declared: a field added or moved is a build error, not an ioctl the module refuses. */
+_Static_assert(sizeof(struct nvrm_control) == 32, "NVOS54_PARAMETERS is 32 bytes");
+_Static_assert(__builtin_offsetof(struct nvrm_control, params) == 16, "NVOS54's params at 16");
+_Static_assert(sizeof(struct nvrm_alloc) == 32, "NVOS21_PARAMETERS is 32 bytes");
+_Static_assert(sizeof(struct nvrm_alloc64) == 48, "NVOS64_PARAMETERS is 48 bytes");
+_Static_assert(__builtin_offsetof(struct nvrm_alloc64, status) == 40, "NVOS64's status at 40");
+_Static_assert(sizeof(struct nvrm_free) == 16, "NVOS00_PARAMETERS is 16 bytes");
+_Static_assert(sizeof(struct nvrm_timeslice) == 8, "NVA06C_CTRL_TIMESLICE_PARAMS is 8 bytes");
+_Static_assert(sizeof(struct nvrm_schedule) == 3, "libcuda 580's GPFIFO_SCHEDULE block is 3 bytes");
+_Static_assert(sizeof(struct nvrm_preempt) == 8, "NVA06C_CTRL_PREEMPT_PARAMS is 8 bytes");
+_Static_assert(sizeof(struct nvrm_gid_info) == 268, "NV2080_CTRL_GPU_GET_GID_INFO_PARAMS is 268 bytes");
+
 #endif /* NVT_NVRM_H */

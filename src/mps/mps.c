@@ -4,6 +4,9 @@
  * The daemon writes its PID to nvidia-cuda-mps-control.pid in its pipe
  * directory; "echo quit | nvidia-cuda-mps-control" stops it.
  *
+ * Over 500 lines on purpose: the daemon's start, query and stop share its
+ * directories' checks and the one lock of its start.
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
@@ -13,6 +16,7 @@
 #include "os/child.h"
 #include "os/proc.h"
 #include "os/sysutil.h"
+#include "os/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -215,12 +219,16 @@ int nvt_mps_setup_level(struct nvt_mps *mps, const char *level, const char *serv
 	return check_dirs(mps, why, len);
 }
 
-/* Returns 1 if pid is alive and its command name starts with "nvidia-cuda-mps". */
+/* Returns 1 if pid is alive and its command name starts with "nvidia-cuda-mps". A zombie is
+ * not: a daemon killed whose parent has not reaped it (one that exited after starting it, its
+ * orphans left to an init that reaps late) kept its name and user, and passed for running. */
 static int is_mps_process(pid_t pid)
 {
 	char comm[64];
+	uint64_t start;
 
-	return nvt_proc_comm(pid, comm, sizeof(comm)) >= 0 && strncmp(comm, "nvidia-cuda-mps", 15) == 0;
+	return nvt_proc_comm(pid, comm, sizeof(comm)) >= 0 && strncmp(comm, "nvidia-cuda-mps", 15) == 0 &&
+	       nvt_proc_start_time(pid, &start) == 0;
 }
 
 /* Effective uid of pid, or (uid_t)-1. */
@@ -259,12 +267,6 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 #define CONTROL_TIMED_OUT (-2)
 
@@ -362,7 +364,7 @@ static int lock_start(struct nvt_mps *mps, long deadline, char *why, size_t len)
 		return -1;
 	}
 	while (flock(fd, LOCK_EX | LOCK_NB)) {
-		if ((errno != EWOULDBLOCK && errno != EINTR) || now_ms() >= deadline) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) || nvt_clock_ms() >= deadline) {
 			snprintf(why, len,
 				 "another nvtaskset of this user has been starting the MPS control "
 				 "daemon for too long (lock %.400s held)", path);
@@ -394,7 +396,7 @@ static int start_locked(struct nvt_mps *mps, int timeout_ms, long deadline, char
 			 mps->log_dir);
 		return -1;
 	}
-	while (now_ms() < deadline) {
+	while (nvt_clock_ms() < deadline) {
 		if (nvt_mps_daemon(mps)) {
 			mps->started = 1;
 			return 0;
@@ -409,7 +411,7 @@ static int start_locked(struct nvt_mps *mps, int timeout_ms, long deadline, char
 
 int nvt_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 {
-	long deadline = now_ms() + timeout_ms;
+	long deadline = nvt_clock_ms() + timeout_ms;
 	mode_t mode = mps->per_user ? 0700 : 0755;
 	int lock, rc;
 
@@ -435,7 +437,7 @@ int nvt_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 
 int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 {
-	long deadline = now_ms() + timeout_ms;
+	long deadline = nvt_clock_ms() + timeout_ms;
 	pid_t pid = nvt_mps_daemon(mps);
 	int rc;
 
@@ -452,7 +454,7 @@ int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 			 rc == CONTROL_TIMED_OUT ? "did not return in time" : "failed");
 		return -1;
 	}
-	while (now_ms() < deadline) {
+	while (nvt_clock_ms() < deadline) {
 		if (kill(pid, 0) && errno == ESRCH)
 			return 0;
 		if (!is_mps_process(pid))

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "child.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void close_pair(int fds[2])
 {
@@ -125,7 +120,7 @@ int nvt_child_wait(struct nvt_child *c)
 {
 	for (;;) {
 		struct pollfd pfd[2] = {{c->out_fd, POLLIN, 0}, {c->pid_fd, POLLIN, 0}};
-		long left = c->deadline_ms - now_ms();
+		long left = c->deadline_ms - nvt_clock_ms();
 		pid_t done;
 
 		if (left < 0)
@@ -150,7 +145,7 @@ int nvt_child_wait(struct nvt_child *c)
 				c->output[c->got] = '\0';
 			return NVT_CHILD_OK;
 		}
-		if ((done < 0 && errno != EINTR) || now_ms() >= c->deadline_ms)
+		if ((done < 0 && errno != EINTR) || nvt_clock_ms() >= c->deadline_ms)
 			break;
 	}
 	nvt_child_stop(c);
@@ -169,7 +164,7 @@ int nvt_child_start(struct nvt_child *c)
 	c->status = 0;
 	c->pid = 0;
 	c->out_fd = c->pid_fd = -1;
-	c->deadline_ms = now_ms() + c->timeout_ms;
+	c->deadline_ms = nvt_clock_ms() + c->timeout_ms;
 	if (c->output && c->output_len)
 		c->output[0] = '\0';
 	if (input_len > NVT_CHILD_INPUT_MAX) {
@@ -236,6 +231,7 @@ static void call_in_child(void *ctx, int out_fd)
 int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
 		   size_t result_size, int timeout_ms)
 {
+	/* cppcheck-suppress ctuuninitvar ; result is only kept here, and zeroed below */
 	struct call call = {fn, ctx, result, result_size};
 	/* One byte more than the result: the runner keeps a NUL's room. */
 	char *buf = malloc(result_size + 1);

@@ -1,6 +1,9 @@
 /*
  * proc.c - see proc.h.
  *
+ * Over 500 lines on purpose: the one reader of processes' /proc files, each
+ * read a few lines beside the parsers it shares (status, stat, the links).
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
@@ -268,10 +271,93 @@ int nvt_proc_euid(pid_t pid, uid_t *euid)
 	return 0;
 }
 
+/* /proc/PID/WHAT, or /proc/self/WHAT for pid 0, into path (64 bytes). */
+static void self_or_pid(pid_t pid, const char *what, char path[64])
+{
+	if (pid)
+		snprintf(path, 64, "/proc/%ld/%s", (long)pid, what);
+	else
+		snprintf(path, 64, "/proc/self/%s", what);
+}
+
+int nvt_proc_inode(pid_t pid, const char *what, uint64_t *dev, uint64_t *ino)
+{
+	char path[64];
+	struct stat st;
+
+	self_or_pid(pid, what, path);
+	if (stat(path, &st))
+		return -1;
+	if (dev)
+		*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+int nvt_proc_ns_open(pid_t pid, const char *what)
+{
+	char path[64];
+
+	self_or_pid(pid, what, path);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+ssize_t nvt_proc_exe(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	self_or_pid(pid, "exe", path);
+	n = len ? readlink(path, buf, len) : -1;
+	if (n < 0)
+		return -1;
+	if ((size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+int nvt_proc_fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *ent;
+	DIR *dir;
+	int n = 0;
+
+	self_or_pid(pid, "fd", path);
+	if (!(dir = opendir(path)))
+		return -1;
+	while ((ent = readdir(dir)))
+		n += ent->d_name[0] != '.';
+	closedir(dir);
+	return pid ? n : n - 1; /* this process's: not the directory's own descriptor */
+}
+
+int nvt_proc_shares(pid_t pid, const char *what)
+{
+	uint64_t dev, ino, my_dev, my_ino;
+
+	if (nvt_proc_inode(pid, what, &dev, &ino) || nvt_proc_inode(0, what, &my_dev, &my_ino))
+		return -1;
+	return dev == my_dev && ino == my_ino;
+}
+
 uint64_t nvt_own_pidns(void)
 {
+	uint64_t ino;
+
+	return nvt_proc_inode(0, "ns/pid", NULL, &ino) ? 0 : ino;
+}
+
+uint64_t nvt_proc_pidns(pid_t pid)
+{
+	char path[64];
 	struct stat st;
-	return stat("/proc/self/ns/pid", &st) ? 0 : (uint64_t)st.st_ino;
+
+	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
+	return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
 }
 
 int nvt_procfs_own(void)
@@ -335,8 +421,6 @@ int nvt_pidfd_alive(int fd)
 int nvt_proc_info(pid_t pid, struct nvt_proc *out)
 {
 	struct status s = {.want = WANT_UID | WANT_NSPID};
-	char path[64];
-	struct stat st;
 
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
@@ -350,10 +434,8 @@ int nvt_proc_info(pid_t pid, struct nvt_proc *out)
 	if (nvt_proc_start_time(pid, &out->start_time))
 		return -1;
 	/* Reading the namespace link needs ptrace access (the task's user or root). */
-	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
-	if (stat(path, &st) == 0)
-		out->pidns = (uint64_t)st.st_ino;
-	else if (!out->nested && nvt_procfs_is_own())
+	out->pidns = nvt_proc_pidns(pid);
+	if (!out->pidns && !out->nested && nvt_procfs_is_own())
 		out->pidns = nvt_own_pidns();
 	return 0;
 }

@@ -39,8 +39,29 @@ int nvt_proc_euid(pid_t pid, uid_t *euid);
 /* Fills out for pid from /proc. Returns 0, or -1 with errno set (ENOENT or
  * ESRCH: no such process). */
 int nvt_proc_info(pid_t pid, struct nvt_proc *out);
+/*
+ * The inode of /proc/PID/WHAT (pid 0: this process's): one of its namespaces
+ * ("ns/pid", "ns/user", "ns/mnt") or its executable ("exe"), into *ino (and
+ * the file system's device into *dev, if dev is not NULL). Returns 0, or -1
+ * with errno set.
+ */
+int nvt_proc_inode(pid_t pid, const char *what, uint64_t *dev, uint64_t *ino);
+/* Opens /proc/PID/WHAT (pid 0: this process's) read-only, close-on-exec: a namespace's file for
+ * setns(2). Returns the descriptor, or -1 with errno set. */
+int nvt_proc_ns_open(pid_t pid, const char *what);
+/* The path of process pid's executable (pid 0: this process's), NUL-terminated in buf. Returns
+ * its length, or -1 with errno set (ENAMETOOLONG: it does not fit). */
+ssize_t nvt_proc_exe(pid_t pid, char *buf, size_t len);
+/* How many descriptors process pid (0: this one) has open. Returns it, or -1 with errno set. */
+int nvt_proc_fd_count(pid_t pid);
+/* Whether process pid and this one have the same WHAT (nvt_proc_inode: device and inode alike):
+ * 1 or 0, or -1 with errno set. */
+int nvt_proc_shares(pid_t pid, const char *what);
 /* Inode of the caller's PID namespace, or 0. */
 uint64_t nvt_own_pidns(void);
+/* Inode of pid's PID namespace (/proc/PID/ns/pid: its user's or root's to read), or 0 with
+ * errno set (ENOENT: gone). A zombie's is its namespace still. */
+uint64_t nvt_proc_pidns(pid_t pid);
 /* 1 if /proc shows the caller's own PID namespace (it can judge PIDs in it). */
 int nvt_procfs_is_own(void);
 /* The same: 1, 0, or -1 with errno set when /proc/self cannot be read

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agentbeat.h"
+
 /*
  * The defaults, in one place, as the H100 benchmark chose them
  * (docs/bench/prio-2026-11-23/, docs/priorities.md "Defaults"): a guard of 8
@@ -31,11 +33,6 @@
 #define NVT_AGENT_IDLE_EXIT_S 10    /* an agent started by the command ends after this long without a managed task */
 #define NVT_AGENT_RESTORE_MS 2000   /* the most an ending agent spends giving own partitions back */
 #define NVT_AGENT_RESTORE_ROUND_MS 10 /* between its rounds of tries (none waits) */
-/* An agent touches its pid file this often; a task that borrows TPCs gives them back
- * itself (its shim) once no agent that may manage it (root's, its user's) touched one
- * within NVT_AGENT_LEASE_MS: a killed agent lends nothing for good. */
-#define NVT_AGENT_HEARTBEAT_MS 500
-#define NVT_AGENT_LEASE_MS 3000
 /* Bounds on one agent's work, whatever users leave in their run directories. */
 #define NVT_AGENT_MAX_TASKS 1024    /* tasks with a priority it follows at once */
 #define NVT_AGENT_READS_PER_SCAN 1024 /* files it does not follow, new or changed, it reads per look */
@@ -47,7 +44,6 @@
 				     * run directories, a write, its status file) */
 /* Files of an agent in its user's run directory. */
 #define NVT_AGENT_LOCK_NAME "agent.lock" /* mode 0600: one agent per user */
-#define NVT_AGENT_PID_NAME "agent.pid"   /* mode 0644: "PID START_TIME\n" of the agent */
 #define NVT_AGENT_LOG_NAME "agent.log"   /* mode 0644: what an agent a command started said */
 #define NVT_AGENT_LOG_MAX 65536          /* bytes it keeps before starting it afresh */
 /* Mode 0644: the tasks with a priority the agent cannot follow, one a line,
@@ -138,13 +134,6 @@ int nvt_agent_log_open(const char *base);
  * link) into line. Returns 1 if there is one, else 0.
  */
 int nvt_agent_log_last(const char *base, uid_t uid, char *line, size_t len);
-/* Touches the caller's pid file: the agent's heartbeat (agentbeat.c). */
-void nvt_agent_heartbeat(const char *base);
-/*
- * Whether user uid's agent touched its pid file (a file of uid's, never through
- * a link) within max_ms. Returns 1 or 0.
- */
-int nvt_agent_fresh(const char *base, uid_t uid, int max_ms);
 /*
  * Writes the caller's NVT_AGENT_STATUS_NAME anew (mode 0644, by a rename) with
  * the n notes. Returns 0, or -1 with errno set.

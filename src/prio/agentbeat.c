@@ -8,7 +8,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "agent.h"
+#include "agentbeat.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

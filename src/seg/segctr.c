@@ -7,7 +7,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "segfile.h"
+#include "segctr.h"
 #include "core/grow.h"
 #include "core/text.h"
 
@@ -63,15 +63,17 @@ static int roots_dir(int fd)
 	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022);
 }
 
-/* The PID namespace recorded in directory dirfd's pidns file (root's regular file). Returns 0
- * and *pidns, or -1. */
-static int read_pidns(int dirfd, uint64_t *pidns)
+/* What directory dirfd's pidns file (root's regular file) records into c: its PID namespace,
+ * then, on a line of its own, the container's first process (its PID and start time; 0 0 where
+ * the line is missing). Returns 0, or -1. */
+static int read_pidns(int dirfd, struct nvt_seg_ctr *c)
 {
 	int fd = openat(dirfd, NVT_CONTAINER_PIDNS, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	char text[32];
+	char text[96];
 	struct stat st;
 	ssize_t n = -1;
 	const char *end;
+	uint64_t pid;
 
 	if (fd < 0)
 		return -1;
@@ -81,12 +83,30 @@ static int read_pidns(int dirfd, uint64_t *pidns)
 	if (n <= 0)
 		return -1;
 	text[n] = '\0';
-	end = nvt_decimal(text, UINT64_MAX, pidns);
-	return end && (*end == '\n' || *end == '\0') && *pidns ? 0 : -1;
+	c->init = 0;
+	c->init_start = 0;
+	end = nvt_decimal(text, UINT64_MAX, &c->pidns);
+	if (!end || (*end != '\n' && *end != '\0') || !c->pidns)
+		return -1;
+	if (*end && end[1]) {
+		end = nvt_decimal(end + 1, INT32_MAX, &pid);
+		if (!end || *end != ' ' || !(end = nvt_decimal(end + 1, UINT64_MAX, &c->init_start)) ||
+		    (*end != '\n' && *end != '\0'))
+			return -1;
+		c->init = (pid_t)pid;
+	}
+	return 0;
 }
 
-/* Opens base/containers if it is root's and written by nobody else. Returns its fd, -2 (none
- * there), -3 (one that fails the check), or -1 with errno set. */
+/* What open_containers answers besides a descriptor (>= 0). */
+enum nvt_seg_ctr_open_rc {
+	NVT_SEG_CTR_ESYS = -1,      /* errno says why */
+	NVT_SEG_CTR_NONE = -2,      /* base holds no containers directory */
+	NVT_SEG_CTR_UNTRUSTED = -3, /* one that is not root's alone (or no directory) */
+};
+
+/* Opens base/containers if it is root's and written by nobody else. Returns its fd, or enum
+ * nvt_seg_ctr_open_rc. */
 static int open_containers(const char *base)
 {
 	char path[NVT_RUNDIR_MAX + 32];
@@ -94,14 +114,17 @@ static int open_containers(const char *base)
 
 	if (snprintf(path, sizeof(path), "%s/" NVT_CONTAINERS_DIR, base) >= (int)sizeof(path)) {
 		errno = ENAMETOOLONG;
-		return -1;
+		return NVT_SEG_CTR_ESYS;
 	}
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return NVT_SEG_CTR_NONE;
 	if (fd < 0)
-		return errno == ENOENT ? -2 : errno == ENOTDIR || errno == ELOOP || errno == EACCES ? -3 : -1;
+		return errno == ENOTDIR || errno == ELOOP || errno == EACCES ? NVT_SEG_CTR_UNTRUSTED
+									      : NVT_SEG_CTR_ESYS;
 	if (!roots_dir(fd)) {
 		close(fd);
-		return -3;
+		return NVT_SEG_CTR_UNTRUSTED;
 	}
 	return fd;
 }
@@ -125,9 +148,9 @@ int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char 
 	*bad = 0;
 	if (bad_len)
 		bad_name[0] = '\0';
-	if (fd == -2)
+	if (fd == NVT_SEG_CTR_NONE)
 		return 0;
-	if (fd == -3) {
+	if (fd == NVT_SEG_CTR_UNTRUSTED) {
 		note_bad(bad, bad_name, bad_len, NVT_CONTAINERS_DIR);
 		return 0;
 	}
@@ -150,7 +173,7 @@ int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char 
 		snprintf(c.id, sizeof(c.id), "%.128s", ent->d_name);
 		if (cfd < 0 && errno == ENOENT)
 			continue; /* removed meanwhile (a poststop hook) */
-		if (cfd < 0 || !roots_dir(cfd) || read_pidns(cfd, &c.pidns)) {
+		if (cfd < 0 || !roots_dir(cfd) || read_pidns(cfd, &c)) {
 			/* (a directory being made has no pidns file yet: not a container's yet) */
 			if (cfd < 0 || !roots_dir(cfd))
 				note_bad(bad, bad_name, bad_len, ent->d_name);
@@ -197,9 +220,9 @@ static int make_dir(int dirfd, const char *name, mode_t mode)
 
 int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, size_t len)
 {
-	char text[32], aside[96], path[NVT_RUNDIR_MAX + 32];
+	char text[96], aside[96], path[NVT_RUNDIR_MAX + 32];
 	int basefd, ctrs = -1, dir = -1, run = -1, fd, rc = -1;
-	uint64_t had;
+	struct nvt_seg_ctr had;
 	struct stat st;
 
 	if (!nvt_seg_ctr_id_valid(c->id))
@@ -228,10 +251,11 @@ int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, s
 			ctrs < 0 ? "" : c->id, strerror(errno));
 		goto out;
 	}
-	snprintf(text, sizeof(text), "%llu\n", (unsigned long long)c->pidns);
+	snprintf(text, sizeof(text), "%llu\n%ld %llu\n", (unsigned long long)c->pidns, (long)c->init,
+		 (unsigned long long)c->init_start);
 	fd = openat(dir, NVT_CONTAINER_PIDNS, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 && errno == EEXIST) {
-		if (read_pidns(dir, &had) || had != c->pidns) {
+		if (read_pidns(dir, &had) || had.pidns != c->pidns) {
 			nvt_why(why, len, "%s/%s holds another container's directory", path, c->id);
 			goto out;
 		}
@@ -262,9 +286,7 @@ out:
 	return rc;
 }
 
-/* Opens directory name of dirfd on dirfd's own mount, never through a link. Returns its fd, or
- * -1 (EXDEV: a mount point). */
-static int open_below(int dirfd, const char *name)
+int nvt_seg_ctr_open_below(int dirfd, const char *name)
 {
 	struct open_how how;
 
@@ -337,7 +359,7 @@ static int empty_level(int fd, struct rm_walk *w, int *sub)
 		 * point (one that propagated from the container's mount namespace, or a host's:
 		 * what it holds is no part of the container's directory) stays, and so does one
 		 * emptied that would not go. */
-		*sub = ent->d_ino == w->emptied ? -1 : open_below(fd, ent->d_name);
+		*sub = ent->d_ino == w->emptied ? -1 : nvt_seg_ctr_open_below(fd, ent->d_name);
 		if (*sub >= 0) {
 			closedir(dir);
 			return 1;

@@ -11,7 +11,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "segfile.h"
+#include "segfor.h"
 #include "core/segment.h"
 #include "core/text.h"
 #include "os/sysutil.h"

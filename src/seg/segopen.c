@@ -7,11 +7,14 @@
  * segment's user and root, under the writer's lock in the run directory's
  * lock file (nvtaskset.h), with a fault turned into an error.
  *
+ * Over 500 lines on purpose: opening another process's segment by name, by
+ * header and after an exec shares its trust and retries.
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
 #include "core/gpusel.h"
-#include "segfile.h"
+#include "segopen.h"
 #include "core/segment.h"
 
 #include <dirent.h>

@@ -10,7 +10,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "segfile.h"
+#include "segown.h"
 #include "core/segment.h"
 #include "core/text.h"
 #include "os/sysutil.h"

@@ -11,7 +11,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "segfile.h"
+#include "segscan.h"
 #include "core/grow.h"
 #include "core/segment.h"
 #include "os/sysutil.h"
@@ -558,14 +558,17 @@ static int scan_base(struct scan *s, int basefd, uid_t only, int tidy, int see_o
 static int scan_containers(struct scan *s, const char *base, uid_t only, int tidy, int see_own)
 {
 	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32], bad_name[NVT_CONTAINER_ID_MAX + 1];
-	struct nvt_seg_ctr *v, none = {{0}, 0};
-	int n = nvt_seg_ctr_list(base, &v, &(int){0}, bad_name, sizeof(bad_name)), rc = 0, err;
+	struct nvt_seg_ctr *v, none = {0};
+	int n, rc = 0, err;
 
+	bad_name[0] = '\0';
+	n = nvt_seg_ctr_list(base, &v, &(int){0}, bad_name, sizeof(bad_name));
 	if (n < 0)
 		return -1;
 	if (bad_name[0]) {
 		/* (named once: the first; "containers" itself when that is what fails) */
 		snprintf(none.id, sizeof(none.id), "%s", strcmp(bad_name, NVT_CONTAINERS_DIR) ? bad_name : "");
+		/* cppcheck-suppress autoVariables ; s->ctr is set to NULL before this returns */
 		s->ctr = &none;
 		skip(s, (uid_t)-1, NVT_SKIP_CONTAINER, 0, 0, 0);
 	}

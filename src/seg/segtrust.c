@@ -11,7 +11,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "segfile.h"
+#include "segtrust.h"
 #include "core/segment.h"
 
 #include <errno.h>

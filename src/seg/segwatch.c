@@ -10,7 +10,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "segfile.h"
+#include "segwatch.h"
 
 #include <dirent.h>
 #include <errno.h>

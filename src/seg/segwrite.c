@@ -7,7 +7,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "segfile.h"
+#include "segwrite.h"
 #include "core/segment.h"
 
 #include <errno.h>

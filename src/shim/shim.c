@@ -226,7 +226,8 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 	shim_count_launch(g);
 	TIMER_PART(TM_COUNT);
 	current_masks(g, &m);
-	if (__builtin_expect(shim_yield_tracking, 0))
+	/* Only a task that follows its launch calls may borrow (a high task never does). */
+	if (__builtin_expect(shim_yield_following, 0))
 		shim_yield_borrow(g, &m);
 	TIMER_PART(TM_MASKS);
 	if (shim_graph_busy())

@@ -577,27 +577,16 @@ static void *const *api_args(int cbid, const void *data, int *site, int *result)
 	return call.args;
 }
 
-/* Whether this file follows call cbid (the callback also gets the calls others follow). */
-static int graph_call(int cbid)
-{
-	for (size_t i = 0; i < sizeof(followed_calls) / sizeof(followed_calls[0]); i++)
-		if (followed_calls[i] == cbid)
-			return 1;
-	for (size_t i = 0; i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
-		if (unmirrored_calls[i] == cbid)
-			return 1;
-	for (int i = 0; i < SHIM_NODE_SETS; i++)
-		if (mirror_calls[i].cbid == cbid)
-			return 1;
-	return 0;
-}
+/* The calls this file follows (the callback also gets the calls others follow). */
+static struct shim_calls graph_calls;
 
 void shim_graph_api(int cbid, const void *data)
 {
 	void *const *args;
 	int site, result;
 
-	if (tls.in_shim || !following.on || !graph_call(cbid) || !(args = api_args(cbid, data, &site, &result)))
+	if (tls.in_shim || !following.on || !shim_calls_has(&graph_calls, cbid) ||
+	    !(args = api_args(cbid, data, &site, &result)))
 		return;
 	switch (cbid) {
 	case NVT_CBID_cuGraphInstantiate:
@@ -653,11 +642,11 @@ void shim_graph_setup(nvt_cb_enable_fn enable, uint32_t handle)
 	    !shim_cu.graph_exec_update)
 		ok = 0;
 	for (size_t i = 0; ok && i < sizeof(followed_calls) / sizeof(followed_calls[0]); i++)
-		ok = enable(1, handle, NVT_CB_DOMAIN_API, followed_calls[i]) == 0;
+		ok = shim_calls_follow(&graph_calls, enable, handle, followed_calls[i]) == 0;
 	for (int i = 0; ok && i < SHIM_NODE_SETS; i++)
-		ok = enable(1, handle, NVT_CB_DOMAIN_API, mirror_calls[i].cbid) == 0;
+		ok = shim_calls_follow(&graph_calls, enable, handle, mirror_calls[i].cbid) == 0;
 	for (size_t i = 0; ok && i < sizeof(unmirrored_calls) / sizeof(unmirrored_calls[0]); i++)
-		ok = enable(1, handle, NVT_CB_DOMAIN_API, unmirrored_calls[i]) == 0;
+		ok = shim_calls_follow(&graph_calls, enable, handle, unmirrored_calls[i]) == 0;
 	if (!ok) {
 		if (debug && *debug && strcmp(debug, "0") != 0)
 			shim_warn("graph: the driver lacks a graph call or callback; graphs do not follow");

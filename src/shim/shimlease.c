@@ -24,22 +24,16 @@
 
 #include "core/segment.h"
 #include "core/tpcset.h"
-#include "prio/agent.h"
+#include "prio/agentbeat.h"
 #include "seg/segfile.h"
 #include "shimlease.h"
 #include "shimstate.h"
+#include "os/clock.h"
 
 #define CHECK_MS 250 /* looks at most this often (a few system calls a look) */
 
 static uint64_t next_check_ns;
 
-static uint64_t clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Whether slot g says it borrows (a plain read: the writer's lock decides later). */
 static int borrows(int g)
@@ -83,7 +77,7 @@ static void lapse(void)
 
 void shim_lease_check(void)
 {
-	uint64_t now = clock_ns(), next = __atomic_load_n(&next_check_ns, __ATOMIC_RELAXED);
+	uint64_t now = nvt_clock_ns(), next = __atomic_load_n(&next_check_ns, __ATOMIC_RELAXED);
 	int any = 0;
 
 	if (now < next || !shim.seg || !shim.seg_shared ||

@@ -38,6 +38,7 @@
 #include "shimrm.h"
 #include "shimstate.h"
 #include "shimyield.h"
+#include "os/clock.h"
 
 #define IDLE_POLL_MS 20     /* no higher task followed: look again this often */
 
@@ -64,13 +65,6 @@ static struct {
 	struct pslot s[NVT_MAX_GPUS];
 } pre = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static uint64_t clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Asks shimrm for slot p's timeslice now (the share's beside busy higher tasks). */
 static void ask_timeslice(struct pslot *p)
@@ -181,7 +175,7 @@ static void *run(void *unused)
 {
 	(void)unused;
 	for (;;) {
-		uint64_t now = clock_ns(), sleep = (uint64_t)IDLE_POLL_MS * 1000000;
+		uint64_t now = nvt_clock_ns(), sleep = (uint64_t)IDLE_POLL_MS * 1000000;
 		struct timespec ts;
 
 		if (pre.server)

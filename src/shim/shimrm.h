@@ -22,7 +22,8 @@ struct shim_rm_gpu_stats {
  * GPU uuid run at timeslice_us (0: the driver's own), set at their
  * allocation, after every schedule or bind of them or their channels, and in
  * place of libcuda's own SET_TIMESLICE. Groups already followed are set now.
- * uuid NULL: the groups whose GPU is not known (its subdevice did not say).
+ * uuid NULL: the default, for the groups of every GPU given no timeslice of
+ * its own (those whose GPU is not known, its subdevice not saying, among them).
  * Returns the groups set now, or -1 if a control on one failed.
  */
 int shim_rm_timeslice(const uint8_t uuid[16], uint32_t timeslice_us);

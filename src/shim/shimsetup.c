@@ -4,6 +4,9 @@
  * path itself is in shim.c (see its comment for the whole design). The top
  * of the shim's layers (shimstate.h): it calls every other file.
  *
+ * Over 500 lines on purpose: the set-up's steps run once, in this order, on
+ * state private to it (start marks, the fork handlers).
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE

@@ -360,8 +360,10 @@ void shim_smctrl_api(int domain, int cbid, const void *data)
 	const void *args, *key;
 	int site;
 
-	/* The callback also gets the calls others follow (graphs, the SM count). */
-	if (!followed_call(domain, cbid))
+	/* The callback also gets the calls others follow (graphs, the SM count: cuLaunchKernelEx
+	 * around every such launch). Until a program sets a mask none is followed here: the
+	 * calls are enabled then, and no stream or capture has a mask before (first_call). */
+	if (!__atomic_load_n(&sm.on, __ATOMIC_ACQUIRE) || !followed_call(domain, cbid))
 		return;
 	if (shim_api_call(cbid, data, &call)) {
 		if (shim_first_time(WARN_SMCTRL_API))

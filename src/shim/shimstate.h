@@ -148,6 +148,35 @@ static inline uint64_t shim_ptr_hash(const void *p)
 	return h;
 }
 
+/*
+ * A set of driver-API calls (their callback ids), a bit each: the calls a feature follows,
+ * added as its set-up enables them. The callback gets every call any feature follows
+ * (cuLaunchKernelEx around every such launch, in every task), and each feature asks whether
+ * the call is its own: one load, where searching a table of ids cost ~140 instructions a
+ * callback (tests/bench/launchpath.py, the -ex forms).
+ */
+#define SHIM_CALL_BITS 1024
+struct shim_calls {
+	uint64_t w[SHIM_CALL_BITS / 64];
+};
+
+static inline int shim_calls_has(const struct shim_calls *set, int cbid)
+{
+	return cbid >= 0 && cbid < SHIM_CALL_BITS && (set->w[cbid / 64] >> (cbid % 64) & 1);
+}
+
+/* Enables the API callback of call cbid (enable: the driver's, on the shim's subscriber
+ * handle) and adds it to set. Returns 0, or -1 (the driver refused, or the id is past
+ * SHIM_CALL_BITS: not followed). */
+static inline int shim_calls_follow(struct shim_calls *set, nvt_cb_enable_fn enable, uint32_t handle,
+				    int cbid)
+{
+	if (cbid < 0 || cbid >= SHIM_CALL_BITS || enable(1, handle, NVT_CB_DOMAIN_API, cbid))
+		return -1;
+	set->w[cbid / 64] |= 1ull << (cbid % 64);
+	return 0;
+}
+
 /* What the driver's API callback block says of a call (gpu/cuda_driver.h). */
 struct shim_api_call {
 	void *const *args; /* the call's arguments, in order */

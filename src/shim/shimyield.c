@@ -57,6 +57,7 @@
 #include "shimslot.h"
 #include "shimstate.h"
 #include "shimyield.h"
+#include "os/clock.h"
 
 #define NVT_YIELD_RESCAN_MS 250 /* looks for higher tasks at most this often */
 #define WATCH_MAX 8             /* higher tasks followed per GPU */
@@ -100,7 +101,6 @@ struct watch {
 
 /* This process on one GPU slot. */
 struct yslot {
-	int idle;                  /* no request open (tracking) */
 	/* Yielding (under y.lock): */
 	uint64_t cfg_seq;          /* slot seq that cfg was read at; 0: never */
 	struct nvt_yield_cfg cfg;
@@ -128,8 +128,6 @@ struct yslot {
 };
 
 static struct {
-	int tracking;  /* started with a priority: publishes its activity */
-	int yielding;  /* follows its launch calls to yield */
 	pthread_mutex_t lock;
 	struct yslot s[NVT_MAX_GPUS];
 } y = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -141,17 +139,13 @@ static __thread struct {
 	int record;
 	int in_shim;
 	int borrow;
-} tls;
+} tls __attribute__((tls_model("initial-exec"))); /* as the launch path's (shimslot.h) */
 
-int shim_yield_tracking; /* read inline by the launch path (shimyield.h) */
+/* Read by the launch path (shimyield.h, shim.c). */
+int shim_yield_tracking;
+int shim_yield_following;
+int shim_yield_idle[NVT_MAX_GPUS];
 
-static uint64_t clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Sleeps ns without y.lock (held before and after): a mutex is not fair, and
  * a thread that slept under it kept the others past their bound (8 launching
@@ -175,23 +169,22 @@ static void act_update(int g, void (*fn)(struct nvt_slot_activity *, uint64_t))
 
 	for (size_t i = 0; i < sizeof(copy) / 8; i++)
 		src[i] = __atomic_load_n(&dst[i], __ATOMIC_RELAXED);
-	fn(&copy, clock_ns());
+	fn(&copy, nvt_clock_ns());
 	for (size_t i = 0; i < sizeof(copy) / 8; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 }
 
 void shim_yield_launched(int g)
 {
-	struct yslot *s = &y.s[g];
-
-	if (!__atomic_load_n(&s->idle, __ATOMIC_RELAXED) || !__atomic_exchange_n(&s->idle, 0, __ATOMIC_ACQ_REL))
+	/* Of threads launching at once, one begins the request. */
+	if (!__atomic_exchange_n(&shim_yield_idle[g], 0, __ATOMIC_ACQ_REL))
 		return;
 	act_update(g, nvt_act_begin);
 }
 
 static void synchronized(int g)
 {
-	if (g < 0 || g >= NVT_MAX_GPUS || __atomic_exchange_n(&y.s[g].idle, 1, __ATOMIC_ACQ_REL))
+	if (g < 0 || g >= NVT_MAX_GPUS || __atomic_exchange_n(&shim_yield_idle[g], 1, __ATOMIC_ACQ_REL))
 		return;
 	act_update(g, nvt_act_end);
 }
@@ -204,9 +197,9 @@ void shim_yield_slot_ready(int g)
 	char *end;
 	long v;
 
-	y.s[g].idle = 1;
 	if (!shim_yield_tracking)
 		return;
+	shim_yield_idle[g] = 1;
 	memset(a, 0, sizeof(*a));
 	a->flags = NVT_ACT_TRACKED;
 	if (cp && *cp) {
@@ -651,7 +644,7 @@ static void before_launch(int g, void *ctx)
 {
 	struct yslot *s = &y.s[g];
 	struct nvt_watched w[WATCH_MAX];
-	uint64_t now = clock_ns(), start = now, wake, limit;
+	uint64_t now = nvt_clock_ns(), start = now, wake, limit;
 	int verdict, bounded, waited_bound = 0;
 
 	pthread_mutex_lock(&y.lock);
@@ -688,7 +681,7 @@ static void before_launch(int g, void *ctx)
 		} else {
 			break;
 		}
-		now = clock_ns();
+		now = nvt_clock_ns();
 	}
 	tls.record = bounded && s->head - s->tail < RING;
 	tls.borrow = verdict == NVT_YV_GO && now < limit &&
@@ -716,7 +709,7 @@ static void after_launch(int g, void *stream)
 		rc = shim_cu.event_record(s->ev[i], stream);
 		tls.in_shim = 0;
 		if (rc == 0) {
-			s->rec_ns[i] = clock_ns();
+			s->rec_ns[i] = nvt_clock_ns();
 			s->head++;
 		}
 	}
@@ -749,13 +742,8 @@ static void *stream_of(int cbid, void *const *args)
 	return stream;
 }
 
-static int is_launch(int cbid)
-{
-	for (size_t i = 0; i < N_IDS(launch_ids); i++)
-		if (launch_ids[i] == cbid)
-			return 1;
-	return 0;
-}
+/* The calls of sync_ids and launch_ids that set-up enabled. */
+static struct shim_calls sync_calls, launch_calls;
 
 /* The slot of the calling thread's current context, or -1. */
 static int current_slot(void **ctx)
@@ -770,14 +758,20 @@ void shim_yield_api(int cbid, const void *data)
 {
 	struct shim_api_call call;
 	void *const *args, *ctx;
-	int site, result, g;
+	int site, result, g, launch_call;
 
-	if (tls.in_shim || shim_api_call(cbid, data, &call))
+	/* The callback also gets the calls others follow (cuLaunchKernelEx around every such
+	 * launch, graph launches): a task without a priority follows none here, and a tracked
+	 * one reads the block of its own calls only (tests/bench/launchpath.py, the -ex forms). */
+	if (!shim_yield_tracking || tls.in_shim)
+		return;
+	launch_call = shim_yield_following && shim_calls_has(&launch_calls, cbid);
+	if ((!launch_call && !shim_calls_has(&sync_calls, cbid)) || shim_api_call(cbid, data, &call))
 		return;
 	args = call.args;
 	site = call.site;
 	result = call.result;
-	if (y.yielding && is_launch(cbid)) {
+	if (launch_call) {
 		if (site == NVT_CB_API_SITE_ENTER) {
 			tls.slot = -1;
 			tls.record = 0;
@@ -794,7 +788,7 @@ void shim_yield_api(int cbid, const void *data)
 		}
 		return;
 	}
-	if (!shim_yield_tracking || site != NVT_CB_API_SITE_EXIT || result != 0)
+	if (site != NVT_CB_API_SITE_EXIT || result != 0)
 		return;
 	/* A synchronisation returned: the task's request (on this GPU) ended. */
 	shim_lease_check(); /* (TPCs a dead agent lent: shimlease.c) */
@@ -817,7 +811,7 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 	if (prio == NVT_PRIO_NONE)
 		return;
 	for (size_t i = 0; i < N_IDS(sync_ids); i++)
-		ok &= enable(1, handle, NVT_CB_DOMAIN_API, sync_ids[i]) == 0;
+		ok &= shim_calls_follow(&sync_calls, enable, handle, sync_ids[i]) == 0;
 	if (!ok || !shim_cu.ctx_current) {
 		if (shim_first_time(WARN_YIELD))
 			shim_warn("the CUDA driver does not report synchronisations: this task's "
@@ -833,14 +827,14 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 	if (!nvt_yield_by_shim(prio, yield))
 		return;
 	for (size_t i = 0; i < N_IDS(launch_ids) && ok; i++)
-		ok &= enable(1, handle, NVT_CB_DOMAIN_API, launch_ids[i]) == 0;
+		ok &= shim_calls_follow(&launch_calls, enable, handle, launch_ids[i]) == 0;
 	if (!ok || !shim_cu.event_create || !shim_cu.event_record || !shim_cu.event_query) {
 		if (shim_first_time(WARN_YIELD))
 			shim_warn("the CUDA driver does not report launch calls: this task does not hold "
 				  "back for tasks of higher priority");
 		return;
 	}
-	y.yielding = 1;
+	shim_yield_following = 1;
 }
 
 int shim_yield_higher(int g, struct nvt_watched *out, uint64_t now)

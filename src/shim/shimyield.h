@@ -17,7 +17,17 @@
 #include "shimstate.h"
 
 extern int shim_yield_tracking; /* started with a priority: follows its requests */
-/* A launch (or replay) on slot g: a request begins if the task was idle. */
+/* Follows its launch calls to yield (a task below high whose words ask it): only such a
+ * task's launches may borrow (shim_yield_borrow). */
+extern int shim_yield_following;
+/*
+ * Per GPU slot: 1 while a tracked task has no request open, so that its next launch begins
+ * one; never 1 in a task that is not tracked. The launch path reads this one word (relaxed)
+ * and calls out only at a request's first launch: the clock read and the activity's stores
+ * are once a request, not once a launch.
+ */
+extern int shim_yield_idle[NVT_MAX_GPUS];
+/* The first launch (or replay) on slot g since it went idle: a request begins. */
 void shim_yield_launched(int g);
 /* Slot g got its GPU: it starts idle and, if tracked, says so. */
 void shim_yield_slot_ready(int g);
@@ -50,7 +60,7 @@ int shim_yield_borrow(int g, struct hw_masks *m);
 static inline void shim_count_launch(int g)
 {
 	nvt_slot_count_launch(&shim.seg->gpu[g], shim_launch_stripe());
-	if (__builtin_expect(shim_yield_tracking, 0))
+	if (__builtin_expect(__atomic_load_n(&shim_yield_idle[g], __ATOMIC_RELAXED), 0))
 		shim_yield_launched(g);
 }
 

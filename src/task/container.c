@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "container.h"
@@ -26,8 +25,15 @@
 #include "core/prio.h"
 #include "core/text.h"
 #include "core/yield.h"
+#include "mps/mps.h"
+#include "os/child.h"
+#include "os/proc.h"
 #include "os/sysutil.h"
 #include "seg/segfile.h"
+
+/* How long the child that binds a container's run directory may take: a mount in a mount
+ * namespace, milliseconds on an idle machine; a hang ends the hook rather than the runtime. */
+#define BIND_TIMEOUT_MS 10000
 
 static void env_add(struct nvt_task_env *e, const char *name, const char *value)
 {
@@ -53,13 +59,17 @@ int nvt_task_cdi_preload(const char *shim, char *buf, size_t len)
 int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slot_view *parts, int n,
 			    struct nvt_task_env *out, char *why, size_t len)
 {
-	struct nvt_slot_prio prio;
+	struct nvt_slot_prio prio = {0};
 
 	out->n = 0;
 	if (d->cls == NVT_CDI_PRIORITY) {
-		/* A level alone: the default ways of yielding, as --priority LEVEL gives. */
-		if (nvt_prio_env_parse(nvt_prio_name(d->prio), &prio) ||
-		    nvt_prio_env_format(&prio, out->priority, sizeof(out->priority)) < 0)
+		/* A level alone: the partitioned default ways of yielding (the spec's variables are
+		 * the same beside a partition device or alone); "-slice": --yield slice. */
+		if (nvt_prio_env_parse(nvt_prio_name(d->prio), &prio))
+			return nvt_why(why, len, "internal error: cannot format the priority");
+		if (d->slice)
+			prio.yield = NVT_YIELD_SLICE;
+		if (nvt_prio_env_format(&prio, out->priority, sizeof(out->priority)) < 0)
 			return nvt_why(why, len, "internal error: cannot format the priority");
 		env_add(out, NVT_ENV_PRIORITY, out->priority);
 		if (prio.prio < NVT_PRIO_HIGH && (prio.yield & NVT_YIELD_CLIENT))
@@ -181,8 +191,8 @@ static int open_in_root(int root, const char *path)
 /* The child's part of nvt_task_container_bind, in the container's mount namespace: returns 0,
  * or -1 with the reason in why. By file descriptors throughout (the namespace's /proc may be
  * another PID namespace's, where this process has no /proc/self). */
-static int bind_inside(int ns, const char *rootfs, const char *dir, const struct stat *want, char *why,
-		       size_t len)
+static int bind_inside(int ns, const char *rootfs, const char *dir, const char *target,
+		       const struct stat *want, char *why, size_t len)
 {
 	struct mount_attr attr;
 	struct stat st;
@@ -196,74 +206,99 @@ static int bind_inside(int ns, const char *rootfs, const char *dir, const struct
 					 "(a runtime that ran the hook after pivot_root?)",
 			       dir);
 	root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	at = root < 0 ? -1 : open_in_root(root, NVT_CONTAINER_RUNDIR);
+	at = root < 0 ? -1 : open_in_root(root, target);
 	if (at < 0)
 		return nvt_why(why, len, "the container has no directory %s in its root file system %s: %s",
-			       NVT_CONTAINER_RUNDIR, rootfs, strerror(errno));
+			       target, rootfs, strerror(errno));
 	memset(&attr, 0, sizeof(attr));
 	attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
 	tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) ||
 	    move_mount(tree, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH))
 		return nvt_why(why, len, "cannot bind %s at the container's %s (nosuid, nodev, noexec): %s",
-			       dir, NVT_CONTAINER_RUNDIR, strerror(errno));
+			       dir, target, strerror(errno));
 	/* What the container's path shows now. */
 	close(at);
-	at = open_in_root(root, NVT_CONTAINER_RUNDIR);
+	at = open_in_root(root, target);
 	if (at < 0 || fstat(at, &st) || st.st_dev != want->st_dev || st.st_ino != want->st_ino)
-		return nvt_why(why, len, "the container's %s is not its run directory once bound",
-			       NVT_CONTAINER_RUNDIR);
+		return nvt_why(why, len, "the container's %s is not %s once bound", target, dir);
 	return 0;
 }
 
-int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, char *why, size_t len)
+/* What the child that binds is given, and what it answers. */
+struct bind_call {
+	int ns;
+	const char *rootfs, *dir, *target;
+	struct stat want;
+};
+struct bind_answer {
+	int failed;
+	char why[512];
+};
+
+static void bind_in_child(void *ctx, void *result)
 {
+	const struct bind_call *call = ctx;
+	struct bind_answer *answer = result;
+
+	answer->failed = bind_inside(call->ns, call->rootfs, call->dir, call->target, &call->want,
+				     answer->why, sizeof(answer->why)) != 0;
+}
+
+int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, const char *target,
+			    char *why, size_t len)
+{
+	struct bind_call call = {-1, rootfs, dir, target, {0}};
+	struct bind_answer answer;
 	char path[64];
-	struct stat want, its, mine;
-	int ns, pipefd[2], status;
-	ssize_t got;
-	pid_t child;
+	int shares, rc;
 
 	snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
-	if (stat(dir, &want))
+	if (stat(dir, &call.want))
 		return nvt_why(why, len, "%s: %s", dir, strerror(errno));
 	/* Never over the caller's own paths: a container without a mount namespace of its own
 	 * (none that runc makes) would have its "root file system" bound on the host. */
-	if (stat(path, &its) || stat("/proc/self/ns/mnt", &mine))
+	shares = nvt_proc_shares(pid, "ns/mnt");
+	if (shares < 0)
 		return nvt_why(why, len, "cannot read %s: %s", path, strerror(errno));
-	if (its.st_dev == mine.st_dev && its.st_ino == mine.st_ino)
+	if (shares)
 		return nvt_why(why, len, "the container has no mount namespace of its own");
-	ns = open(path, O_RDONLY | O_CLOEXEC);
-	if (ns < 0)
+	call.ns = nvt_proc_ns_open(pid, "ns/mnt");
+	if (call.ns < 0)
 		return nvt_why(why, len, "cannot open %s: %s", path, strerror(errno));
-	if (pipe2(pipefd, O_CLOEXEC)) {
-		close(ns);
-		return nvt_why(why, len, "pipe: %s", strerror(errno));
-	}
-	child = fork();
-	if (child == 0) {
-		close(pipefd[0]);
-		if (bind_inside(ns, rootfs, dir, &want, why, len)) {
-			ssize_t put = write(pipefd[1], why, strlen(why));
-			(void)put;
-			_exit(1);
-		}
-		_exit(0);
-	}
-	close(ns);
-	close(pipefd[1]);
-	if (child < 0) {
-		close(pipefd[0]);
-		return nvt_why(why, len, "fork: %s", strerror(errno));
-	}
-	got = read(pipefd[0], why, len > 0 ? len - 1 : 0);
-	close(pipefd[0]);
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	/* In a child of its own: setns(2) would move this process into the container's. */
+	rc = nvt_child_call(bind_in_child, &call, &answer, sizeof(answer), BIND_TIMEOUT_MS);
+	close(call.ns);
+	if (rc == NVT_CHILD_OK && !answer.failed)
 		return 0;
-	if (got <= 0)
-		return nvt_why(why, len, "the process that binds %s ended (status %d)", dir, status);
-	why[got] = '\0';
-	return -1;
+	if (rc == NVT_CHILD_OK)
+		return nvt_why(why, len, "%s", answer.why);
+	if (rc == NVT_CHILD_TIMEOUT)
+		return nvt_why(why, len, "the process that binds %s did not end in %d s", dir,
+			       BIND_TIMEOUT_MS / 1000);
+	if (rc == NVT_CHILD_ESYS)
+		return nvt_why(why, len, "cannot start the process that binds %s: %s", dir,
+			       strerror(errno));
+	return nvt_why(why, len, "the process that binds %s ended without an answer", dir);
+}
+
+int nvt_task_container_mps(pid_t pid, const char *rootfs, const char *level, const char *target,
+			   char *why, size_t len)
+{
+	struct nvt_mps mps;
+	char detail[512];
+
+	if (nvt_mps_setup(&mps, detail, sizeof(detail)))
+		return nvt_why(why, len, "%s", detail);
+	if (!nvt_mps_daemon(&mps))
+		return nvt_why(why, len, "the MPS control daemon of priority %s does not run (pipe "
+					 "directory %s): run nvtaskset --cdi --with-mps again (as root), "
+					 "which starts it",
+			       level, mps.pipe_dir);
+	if (!rootfs)
+		return 0;
+	if (nvt_task_container_bind(pid, rootfs, mps.pipe_dir, target, detail, sizeof(detail)))
+		return nvt_why(why, len, "cannot give the container the MPS pipe directory of priority "
+					 "%s: %s", level, detail);
+	return 0;
 }

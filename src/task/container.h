@@ -94,8 +94,9 @@ int nvt_task_prepare_container(const char *base, const struct nvt_task_container
 			       struct nvt_slot_view *out, int *already, char *why, size_t len);
 
 /*
- * Binds dir (the container's run directory on the host) at NVT_CONTAINER_RUNDIR
- * of the container's root file system rootfs, nosuid, nodev and noexec, in
+ * Binds dir (a directory on the host: the container's run directory) at
+ * target (NVT_CONTAINER_RUNDIR, say) of the container's root file system
+ * rootfs, nosuid, nodev and noexec, in
  * the mount namespace of its process pid (which the runtime holds before
  * pivot_root: runc runs createRuntime hooks there). The caller's own
  * namespace is left as it is (a child process joins the container's). The
@@ -103,6 +104,21 @@ int nvt_task_prepare_container(const char *base, const struct nvt_task_container
  * must be the very directory the caller sees. Root's. Returns 0, or -1 with
  * the reason in why.
  */
-int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, char *why, size_t len);
+int nvt_task_container_bind(pid_t pid, const char *rootfs, const char *dir, const char *target,
+			    char *why, size_t len);
+
+/*
+ * A time-sliced priority's device (docs/containers.md, "MPS"): the MPS
+ * control daemon of priority level (its name) whose pipe directory is the
+ * caller's CUDA_MPS_PIPE_DIRECTORY (the spec gives the hook the level's)
+ * must run; its pipe directory is bound at target (the container's own
+ * CUDA_MPS_PIPE_DIRECTORY, where the spec mounts the shared daemon's) with
+ * nvt_task_container_bind, so that the container's programs are clients of
+ * the level's server; rootfs NULL: only the check (a hook that is not
+ * root's). The hook starts no daemon. Returns 0, or -1 with the reason in
+ * why.
+ */
+int nvt_task_container_mps(pid_t pid, const char *rootfs, const char *level, const char *target,
+			   char *why, size_t len);
 
 #endif /* NVT_TASK_CONTAINER_H */

@@ -21,6 +21,7 @@
 #include "core/tpcset.h"
 #include "gpu/topocache.h"
 #include "mps/mps.h"
+#include "os/clock.h"
 #include "os/proc.h"
 #include "prio/agent.h"
 #include "seg/segfile.h"
@@ -29,28 +30,34 @@
 struct names {
 	uid_t uid[64];
 	char name[64][64];
+	int named[64];
 	int n;
 };
 
-static void user_name(struct names *names, uid_t uid, char *out, size_t len)
+/* The name of uid into out (its digits when the password database does not know it). Returns 1
+ * for a name, 0 for digits. */
+static int user_name(struct names *names, uid_t uid, char *out, size_t len)
 {
 	struct passwd pw, *found = NULL;
 	char buf[1024];
-	int i;
+	int i, named;
 
 	for (i = 0; i < names->n; i++)
 		if (names->uid[i] == uid) {
 			snprintf(out, len, "%s", names->name[i]);
-			return;
+			return names->named[i];
 		}
-	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) || !found)
-		snprintf(out, len, "%lu", (unsigned long)uid);
-	else
+	named = !getpwuid_r(uid, &pw, buf, sizeof(buf), &found) && found;
+	if (named)
 		snprintf(out, len, "%s", found->pw_name);
+	else
+		snprintf(out, len, "%lu", (unsigned long)uid);
 	if (names->n < 64) {
 		names->uid[names->n] = uid;
+		names->named[names->n] = named;
 		snprintf(names->name[names->n++], sizeof(names->name[0]), "%s", out);
 	}
+	return named;
 }
 
 /* The index of the view's GPU with this UUID, added (with the slot's map, if it has one) when
@@ -99,6 +106,7 @@ static void read_command(struct nvt_view_task *t)
 		n = (ssize_t)sizeof(t->command) - 1;
 	t->command[n] = '\0';
 	first = t->command;
+	t->command_first = strlen(first);
 	slash = strrchr(first, '/');
 	snprintf(t->program, sizeof(t->program), "%.*s", (int)sizeof(t->program) - 1,
 		 slash && slash[1] ? slash + 1 : first);
@@ -147,10 +155,32 @@ static int add_slot(struct nvt_view *v, size_t *cap, size_t task, const struct n
 	return 0;
 }
 
+/* What the view's arrays have room for. */
+struct caps {
+	size_t tasks, slots, unread;
+};
+
+/* Counts task pid as unreadable (rc, from nvt_seg_open with h), and says why in v->unread.
+ * Returns 0, or -1 when out of memory. */
+static int unread(struct nvt_view *v, struct caps *cap, pid_t pid, int rc,
+		  const struct nvt_seg_handle *h)
+{
+	struct nvt_view_unread *u;
+	int saved = errno;
+
+	u = nvt_grow(v->unread, v->n_unread, &cap->unread, sizeof(*u), 8);
+	if (!u)
+		return -1;
+	v->unread = u;
+	v->unread[v->n_unread++] = (struct nvt_view_unread){pid, rc, saved, h->found_version};
+	v->unreadable++;
+	return 0;
+}
+
 /* Reads task pid into the view. Returns 0 (read, or left out: gone, hidden, unreadable), or -1
  * when out of memory. */
-static int read_task(const char *base, struct nvt_view *v, size_t *task_cap, size_t *slot_cap,
-		     struct names *names, pid_t pid)
+static int read_task(const char *base, struct nvt_view *v, struct caps *cap, struct names *names,
+		     pid_t pid)
 {
 	struct nvt_seg_handle h;
 	struct nvt_view_task *t, *tasks;
@@ -159,11 +189,9 @@ static int read_task(const char *base, struct nvt_view *v, size_t *task_cap, siz
 
 	if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK || rc == NVT_SEG_EPERM)
 		return 0; /* gone meanwhile, or hidden by its user */
-	if (rc) {
-		v->unreadable++;
-		return 0;
-	}
-	tasks = nvt_grow(v->tasks, v->n_tasks, task_cap, sizeof(*tasks), 64);
+	if (rc)
+		return unread(v, cap, pid, rc, &h);
+	tasks = nvt_grow(v->tasks, v->n_tasks, &cap->tasks, sizeof(*tasks), 64);
 	if (!tasks) {
 		nvt_seg_close(&h);
 		return -1;
@@ -180,14 +208,14 @@ static int read_task(const char *base, struct nvt_view *v, size_t *task_cap, siz
 		struct nvt_slot_view view;
 		if (nvt_seg_read_used(&h, g, &view, &st))
 			continue;
-		if (add_slot(v, slot_cap, v->n_tasks, &view, &st)) {
+		if (add_slot(v, &cap->slots, v->n_tasks, &view, &st)) {
 			nvt_seg_close(&h);
 			return -1;
 		}
 	}
 	nvt_seg_close(&h);
 	t->n_slots = (int)(v->n_slots - t->first_slot);
-	user_name(names, t->uid, t->user, sizeof(t->user));
+	t->user_named = user_name(names, t->uid, t->user, sizeof(t->user));
 	read_command(t);
 	if (nvt_proc_container(pid, t->container, sizeof(t->container)))
 		t->container[0] = '\0';
@@ -272,18 +300,17 @@ static void read_mps(struct nvt_view *v)
 int nvt_view_read(const char *base, const struct nvt_gpus *machine, struct nvt_view *v, char *why,
 		  size_t len)
 {
-	struct timespec now;
 	struct names names = {.n = 0};
-	size_t task_cap = 0, slot_cap = 0;
+	struct caps cap = {0, 0, 0};
+	struct timespec boot;
 	pid_t *pids = NULL;
 	int n;
 
 	memset(v, 0, sizeof(*v));
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	v->taken_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	v->taken_ns = nvt_clock_ns();
 	/* The clock and unit of /proc's start times, for rates since a task's start. */
-	if (clock_gettime(CLOCK_BOOTTIME, &now) == 0)
-		v->boot_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (clock_gettime(CLOCK_BOOTTIME, &boot) == 0)
+		v->boot_ns = (uint64_t)boot.tv_sec * 1000000000u + (uint64_t)boot.tv_nsec;
 	v->ticks_per_s = sysconf(_SC_CLK_TCK);
 	for (int i = 0; machine && i < machine->n && i < NVT_MACHINE_GPUS; i++) {
 		struct nvt_view_gpu *g = &v->gpus[v->n_gpus++];
@@ -298,7 +325,7 @@ int nvt_view_read(const char *base, const struct nvt_gpus *machine, struct nvt_v
 		return nvt_why(why, len, "cannot read the run directories under %s: %s", base,
 			       strerror(errno));
 	for (int i = 0; i < n; i++)
-		if (read_task(base, v, &task_cap, &slot_cap, &names, pids[i])) {
+		if (read_task(base, v, &cap, &names, pids[i])) {
 			free(pids);
 			return nvt_why(why, len, "out of memory");
 		}
@@ -314,7 +341,10 @@ void nvt_view_free(struct nvt_view *v)
 {
 	free(v->tasks);
 	free(v->slots);
+	free(v->unread);
 	v->tasks = NULL;
 	v->slots = NULL;
+	v->unread = NULL;
+	v->n_unread = 0;
 	v->n_tasks = v->n_slots = 0;
 }

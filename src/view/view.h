@@ -55,7 +55,9 @@ struct nvt_view_task {
 	uint64_t start_time;        /* field 22 of /proc/PID/stat: tells a reused PID */
 	uid_t uid;                  /* its effective user */
 	char user[64];              /* that user's name, or the uid in digits */
+	int user_named;             /* user is a name (the password database knows the uid) */
 	char command[512];          /* its command line, words joined by spaces (raw bytes) */
+	size_t command_first;       /* the length of command's first word (the program as run) */
 	char program[64];           /* the last part of its first word (raw bytes) */
 	char container[NVT_CONTAINER_ID_TEXT]; /* the container it runs in, "" for none */
 	char slurm_job[16];         /* its Slurm job's id, "" outside Slurm */
@@ -86,6 +88,14 @@ struct nvt_view_agent {
 };
 #define NVT_VIEW_AGENTS 64
 
+/* A task whose segment could not be read: why (enum nvt_seg_err, errno for NVT_SEG_ERROR). */
+struct nvt_view_unread {
+	pid_t pid;
+	int seg_err;
+	int sys_errno;
+	uint32_t found_version; /* NVT_SEG_EVERSION: the segment's */
+};
+
 struct nvt_view {
 	uint64_t taken_ns;          /* CLOCK_MONOTONIC when it was read */
 	uint64_t boot_ns;           /* CLOCK_BOOTTIME then: the clock of a task's start_time */
@@ -101,6 +111,8 @@ struct nvt_view {
 	char mps_pipe_dir[256];     /* the MPS daemon the reader's tasks would join; "" unknown */
 	pid_t mps_pid;              /* 0: none runs */
 	int unreadable;             /* segments left out: corrupt, another version, or errors */
+	struct nvt_view_unread *unread; /* each of them, ascending by PID */
+	size_t n_unread;
 };
 
 /*

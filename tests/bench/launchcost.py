@@ -14,7 +14,12 @@ pinned to one CPU, outside MPS, interleaved over rounds:
                  driver-API callbacks, only the cooperative launch calls' remain)
   priority-high  nvtaskset --priority high -n 33 (its shim counts its requests)
   priority-low   nvtaskset --priority low -n 33 with no higher task running (its shim
+                 publishes its requests as a high task's does)
+  yield-protect  nvtaskset --priority low --yield protect -n 33, no higher task (its shim
                  follows its launch calls, and finds nobody to yield to)
+  slice          nvtaskset --priority low --yield slice -n 33 (time-sliced: its channel
+                 groups' timeslice set, its thread following higher tasks)
+  mem            nvtaskset --mem SIZE -n 33 (LAUNCH_MEM, default 1G), where nvtaskset has --mem
   NAME           nvtaskset -n 33 of other builds (LAUNCH_VARIANTS="NAME=ROOT,...")
   CASE@base      with LAUNCH_BASE=ROOT: each case above that loads the shim (shim-unset to
                  priority-low) again with the build in ROOT (a tree built with make, the
@@ -35,17 +40,22 @@ driver calls (cuLaunchKernelEx) every task follows to find cooperative ones.
 
 LAUNCH_BATCHES=N,REPS: the probe's batches (default 1000,201).
 
+LAUNCH_DEADLINE=S: starts no round that would end after S seconds (judged by the round before),
+so that a run under `timeout` ends with what it measured (make bench-launch-forms).
+
 Usage: launchcost.py ROOT BIN OUTDIR   (LAUNCH_ROUNDS=15 LAUNCH_CPU=3 LAUNCH_VARIANTS=NAME=ROOT,...
                                         LAUNCH_TIMERS=ROOT LAUNCH_CASES=plain,NAME,... LAUNCH_EX=1
-                                        LAUNCH_BASE=ROOT LAUNCH_BATCHES=N,REPS)
+                                        LAUNCH_BASE=ROOT LAUNCH_BATCHES=N,REPS LAUNCH_DEADLINE=S)
 BIN holds the probe, `launch` (tests/bench/launch.cu built with nvcc).
 """
 import csv
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
+import time
 
 ROOT, BIN, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
 ROUNDS = int(os.environ.get("LAUNCH_ROUNDS", "15"))
@@ -60,19 +70,31 @@ PROBE = [os.path.join(BIN, "launch"), "batches-ex" if os.environ.get("LAUNCH_EX"
 BASE = os.environ.get("LAUNCH_BASE")
 
 
+def has_mem(nvt):
+    """Whether nvt has --mem (not --memory-half, which getopt would take --mem for)."""
+    p = subprocess.run([nvt, "--help"], capture_output=True, text=True, timeout=60)
+    return re.search(r"--mem(?![\w-])", p.stdout) is not None
+
+
 def shim_cases(root, suffix=""):
     """The cases that load the shim of the build in root."""
     nvt = os.path.join(root, "build/bin/nvtaskset")
     wrapper = os.path.join(root, "build/lib/nvtaskset/wrapper")
+    mem = [("mem" + suffix, [nvt, "--no-mps", "--mem", os.environ.get("LAUNCH_MEM", "1G"), "-n", "33"] + PROBE,
+            ENV)] if has_mem(nvt) else []
     return [
-        ("shim-unset" + suffix, PROBE, dict(ENV, LD_LIBRARY_PATH=wrapper)),
+        ("shim-unset" + suffix, PROBE, dict(ENV, LD_LIBRARY_PATH=":".join(
+            [wrapper] + ([ENV["LD_LIBRARY_PATH"]] if ENV.get("LD_LIBRARY_PATH") else [])))),
         ("nvtaskset" + suffix, [nvt, "--no-mps", "-n", "33"] + PROBE, ENV),
         ("no-graphs" + suffix, [nvt, "--no-mps", "-n", "33"] + PROBE, dict(ENV, NVTASKSET_GRAPHS="0")),
         ("no-api" + suffix, [nvt, "--no-mps", "-n", "33"] + PROBE,
          dict(ENV, NVTASKSET_GRAPHS="0", NVTASKSET_SM_COUNT="gpu")),
         ("priority-high" + suffix, [nvt, "--no-mps", "--priority", "high", "-n", "33"] + PROBE, ENV),
         ("priority-low" + suffix, [nvt, "--no-mps", "--priority", "low", "-n", "33"] + PROBE, ENV),
-    ]
+        ("yield-protect" + suffix, [nvt, "--no-mps", "--priority", "low", "--yield", "protect", "-n", "33"] + PROBE,
+         ENV),
+        ("slice" + suffix, [nvt, "--no-mps", "--priority", "low", "--yield", "slice", "-n", "33"] + PROBE, ENV),
+    ] + mem
 
 
 CASES = [("plain", PROBE, ENV), ("plain-again", PROBE, ENV)] + shim_cases(ROOT)
@@ -125,8 +147,12 @@ def against_base(rows, i, rng):
 
 
 def main():
-    rows = []
+    rows, begin, deadline, done = [], time.monotonic(), float(os.environ.get("LAUNCH_DEADLINE", "0")), 0
     for rnd in range(ROUNDS):
+        now = time.monotonic()
+        if deadline and rnd and now + (now - begin) / rnd > begin + deadline:
+            break
+        done = rnd + 1
         k = rnd % len(CASES)
         order = CASES[k:] + CASES[:k]
         if rnd % 2:
@@ -139,7 +165,8 @@ def main():
         w.writerow(["round", "case", "p10_us", "median_us"])
         w.writerows(rows)
     rng = random.Random(1)
-    lines = ["Enqueue time per empty-kernel launch, %d interleaved rounds, CPU %s, outside MPS" % (ROUNDS, CPU)]
+    lines = ["Enqueue time per empty-kernel launch, %d interleaved rounds, CPU %s, outside MPS%s"
+             % (done, CPU, " (LAUNCH_DEADLINE: %d of %d rounds)" % (done, ROUNDS) if done < ROUNDS else "")]
     for i, what in ((2, "10th percentile"), (3, "median")):
         lines.append("%s of each process's %s batches of %s launches:" % (what, BATCHES[1], BATCHES[0]))
         plain = {r[0]: r[i] for r in rows if r[1] == "plain"}

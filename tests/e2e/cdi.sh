@@ -50,11 +50,13 @@ t_cdi_spec() {
 	local out rc
 	cdi_spec
 	has "$(cat "$WORK/cdi.out")" "t-tpcs.json: 132 devices"
+	has "$(cat "$WORK/cdi.out")" "t-priority.json: 6 devices"
 	python3 - "$WORK/cdi" "$(readlink -f "$NVT")" "$(readlink -f "$NVTASKSET_RUNDIR")" <<'PY' ||
 import json, os, sys
 d, nvt, run = sys.argv[1:]
 want = {"gpc": ["0", "0-3", "11", "0-11", "0:0-3", "0:11"],
-        "tpcs": ["1", "16", "66", "0:16", "0:66"], "priority": ["high", "normal", "low"]}
+        "tpcs": ["1", "16", "66", "0:16", "0:66"],
+        "priority": ["high", "normal", "low", "high-slice", "normal-slice", "low-slice"]}
 for cls, names in want.items():
     spec = json.load(open(os.path.join(d, "t-%s.json" % cls)))
     assert spec["cdiVersion"] == "0.5.0" and spec["kind"] == "t/" + cls, spec["kind"]
@@ -76,7 +78,12 @@ for cls, names in want.items():
         assert hook["args"] == ["nvtaskset", "--cdi-hook", "t/%s=%s" % (cls, n)], hook["args"]
         env = dict(v.split("=", 1) for v in dev["containerEdits"]["env"])
         if cls == "priority":
-            assert env["NVTASKSET_PRIORITY"].startswith(n), env
+            level, _, slice = n.partition("-")
+            assert env["NVTASKSET_PRIORITY"] == level + (",yield=slice" if slice else ""), env
+            # (a time-sliced task runs in its level's context: no MPS client priority)
+            assert ("CUDA_MPS_CLIENT_PRIORITY" in env) == (level != "high" and not slice), env
+            # (without MPS, a time-sliced device's hook is told no level daemon)
+            assert not [v for v in hook["env"] if v.startswith("CUDA_MPS_PIPE_DIRECTORY=")], hook
         else:
             assert env["NVTASKSET_CDI"] == "%s=%s" % (cls, n), env
         assert ("NVTASKSET_PARTITION" in env) == (cls == "gpc"), env
@@ -354,6 +361,41 @@ PY
 	stop_loop c "$c"
 }
 
+# A time-sliced priority device (priority=LEVEL-slice): its tasks get the level and yield=slice,
+# alone (every TPC) or beside a partition device; outside MPS (the spec without --with-mps) in a
+# context of their own. The same level twice, sliced and not, is two priorities: refused.
+t_cdi_priority_slice() {
+	local n g out rc
+	cdi_spec
+	container --pid-file "$WORK/n.pid" priority=low-slice
+	start_loop n "${CONTAINER[@]}" -- sh -c 'echo "mps=$CUDA_MPS_PIPE_DIRECTORY" >"$1"; shift; exec "$@"' - "$WORK/n.mps" "$APP"
+	n=$PID
+	container --pid-file "$WORK/g.pid" gpc=0-1 priority=high-slice
+	start_loop g "${CONTAINER[@]}" -- "$APP"
+	g=$PID
+	wait_for 20 all_nonempty "$WORK/n.state" "$WORK/g.state"
+	eq "$(cat "$WORK/n.mps")" "mps=/dev/null" "the container's MPS pipe directory (no MPS)"
+	"$NVT" -l --json >"$WORK/l.json"
+	python3 - "$WORK/l.json" "$(cat "$WORK/n.pid")" "$(cat "$WORK/g.pid")" <<'PY' ||
+import json, sys
+tasks = {t["pid"]: t for t in json.load(open(sys.argv[1]))["tasks"]}
+n, g = (tasks[int(p)]["gpus"][0] for p in sys.argv[2:])
+assert n["priority"] == "low" and not n["partitioned"] and n["yield"]["ways"] == "slice", n
+assert g["priority"] == "high" and g["partitioned"] and g["yield"]["ways"] == "slice", g
+PY
+		die "-l --json: $(cat "$WORK/l.json")"
+	stop_loop n "$n"
+	stop_loop g "$g"
+	container priority=low priority=low-slice
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "priority=low priority=low-slice ($out)"
+	has "$out" "another priority too (low,yield=slice)"
+	container --env NVTASKSET_PRIORITY=low,yield=slice gpc=0
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "NVTASKSET_PRIORITY=low,yield=slice without its device ($out)"
+	has "$out" "it was given no device t/priority=low-slice: a container does not choose its priority"
+}
+
 # Two partition devices, or two priorities: the hook refuses, naming both.
 t_cdi_two_devices_refused() {
 	local out rc
@@ -452,6 +494,64 @@ mounts = {m["containerPath"]: m["hostPath"] for m in common["mounts"]}
 assert mounts[sys.argv[2]] == sys.argv[2] and mounts["/dev/shm"] == "/dev/shm", mounts
 assert "CUDA_MPS_PIPE_DIRECTORY=" + sys.argv[2] in common["env"], common["env"]
 PY
+}
+
+# --with-mps and a time-sliced priority device: --cdi starts each level's MPS control daemon
+# (its server loads the shim, told the level), the device's hook is told its level's pipe
+# directory and binds it over the container's CUDA_MPS_PIPE_DIRECTORY, where the spec mounts
+# the shared daemon's: the container's programs are clients of their level's server. A
+# container of no sliced priority keeps the shared one. A level daemon that does not run: the
+# hook refuses the container, saying what to do, and starts none.
+t_cdi_with_mps_slice() {
+	local out rc dir devs lvl reached
+	need_pidns
+	own_mps_dirs slice
+	export PATH=$ROOT/tests/fake/bin:$PATH
+	dir=$CUDA_MPS_PIPE_DIRECTORY
+	"$NVT" --cdi --with-mps --cdi-dir "$WORK/cdi" --vendor t >"$WORK/cdi.out" 2>&1 ||
+		die "--cdi --with-mps failed: $(cat "$WORK/cdi.out")"
+	for lvl in low normal high; do
+		has "$(cat "$WORK/cdi.out")" "started the MPS control daemon of priority $lvl (pipe directory $dir-$lvl)"
+		has "$(cat "$dir-$lvl/fake.env")" "NVTASKSET_MPS_SERVER=$lvl,yield=slice"
+		has "$(cat "$dir-$lvl/fake.env")" "LD_PRELOAD=$SHIM"
+	done
+	python3 - "$WORK/cdi/t-priority.json" "$dir" <<'PY' || die "the spec: $(head -c 3000 "$WORK/cdi/t-priority.json")"
+import json, sys
+spec, pipe = json.load(open(sys.argv[1])), sys.argv[2]
+for dev in spec["devices"]:
+    [hook] = dev["containerEdits"]["hooks"]
+    level, _, sliced = dev["name"].partition("-")
+    want = ["CUDA_MPS_PIPE_DIRECTORY=%s-%s" % (pipe, level)] if sliced else []
+    assert [v for v in hook["env"] if v.startswith("CUDA_MPS_PIPE_DIRECTORY=")] == want, dev
+PY
+	# (each container prints the pid file its pipe directory shows: whose daemon it reaches)
+	for devs in "priority=low-slice:low" "gpc=0-1 priority=high-slice:high" "gpc=0-1 priority=high:"; do
+		# shellcheck disable=SC2086 # the devices
+		container --pidns ${devs%:*}
+		run_rc out rc "${CONTAINER[@]}" -- sh -c 'cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"'
+		[ "$rc" != 77 ] || skip "cannot make the container's namespaces here: $out"
+		eq "$rc" 0 "${devs%:*}: status ($out)"
+		lvl=${devs##*:} reached=$dir
+		[ -z "$lvl" ] || reached=$dir-$lvl
+		eq "$out" "$(cat "$reached/nvidia-cuda-mps-control.pid")" "${devs%:*}: the daemon the container reaches"
+	done
+	# A container does not choose where the level's pipe directory goes (over its run
+	# directory, its segments would lie where no claim looks).
+	container --pidns --env CUDA_MPS_PIPE_DIRECTORY=/run/nvtaskset tpcs=8 priority=low-slice
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "-e CUDA_MPS_PIPE_DIRECTORY=/run/nvtaskset ($out)"
+	has "$out" "t/priority=low-slice: the container's CUDA_MPS_PIPE_DIRECTORY is not the spec's $dir: a container does not choose its MPS pipe directory"
+	# The low level's daemon stopped: refused with the reason; the hook starts none.
+	touch "$dir-low/quit"
+	wait_for 10 eval '[ ! -e "$dir-low/nvidia-cuda-mps-control.pid" ]'
+	rm -f "$dir-low/fake.env"
+	container --pidns priority=low-slice
+	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
+	eq "$rc" 126 "no daemon of priority low ($out)"
+	has "$out" "t/priority=low-slice: the MPS control daemon of priority low does not run (pipe directory $dir-low): run nvtaskset --cdi --with-mps again (as root), which starts it"
+	[ ! -e "$dir-low/fake.env" ] || die "the hook started the MPS control daemon"
+	run_rc out rc "$NVT" --mps stop
+	eq "$rc" 0 "--mps stop: $out"
 }
 
 # The hook run at the wrong stage or fed what is not a runtime's state: it refuses, saying

@@ -6,14 +6,10 @@
 # graph_nodes_are OUT EXPECTED [SECONDS]: waits until the per-node lines of
 # the graph app's OUT read EXPECTED (one "node I tpcs=LIST" per line).
 graph_nodes_are() {
-	local i got
-	for ((i = 0; i < ${3:-10} * 50; i++)); do
-		got=$(grep '^node' "$1" 2>/dev/null || true)
-		[ "$got" == "$2" ] && return 0
-		sleep 0.02
-	done
-	die "timed out waiting for $1's nodes to read '$2' (they read '$got')"
+	poll_until "${3:-10}" graph_nodes_read "$1" "$2" ||
+		die "timed out waiting for $1's nodes to read '$2' (they read '$(grep '^node' "$1" 2>/dev/null)')"
 }
+graph_nodes_read() { [ "$(grep '^node' "$1" 2>/dev/null)" == "$2" ]; }
 # graph_replays OUT: the replays the graph app's OUT counts (0 before its first).
 graph_replays() {
 	local n

@@ -33,6 +33,12 @@ t_planted_hangs() {
 	plant hangs
 	sleep 600
 }
+# A process that names itself with a terminal's escapes (a window title, CSI as UTF-8's C1, a
+# text-direction override), left running by a test that passes.
+t_planted_hostile_name() {
+	bash -c 'exec -a "$0" sleep 604' $'\e]0;planted\a\xc2\x9b2J\xe2\x80\xaeleft' &
+	wait_for 30 eval '[ -n "$(pgrep_here "left 604$")" ]'
+}
 EOF
 )
 # running PID: PID is a process (not a zombie), one of the planted sleeps or shells.
@@ -62,13 +68,18 @@ t_harness_ends_what_tests_left() {
 	mkdir "$PLANT"
 	printf '%s\n' "$PLANTED_TESTS" >"$PLANT/tests.sh"
 	run_rc out rc env NVT_TEST_EXTRA="$PLANT/tests.sh" "$ROOT/tests/run-tests.sh" -j2 \
-		planted_fails planted_passes
+		planted_fails planted_passes planted_hostile_name
 	echo "$out"
 	eq "$rc" 1 "the suite's status"
 	has "$out" "FAIL planted_fails"
 	has "$out" "PASS planted_passes"
 	has "$out" "FAILED: a planted failure"
-	has "$out" "1 passed, 1 failed, 0 skipped"
+	has "$out" "2 passed, 1 failed, 0 skipped"
+	# What the suite ended is named as plain text: the escapes of a program's name never
+	# reach the terminal of whoever runs the suite.
+	has "$out" ": ?]0;planted???2J???left 604"
+	[[ "$out" != *[$'\e\a']* && "$out" != *$'\xc2\x9b'* && "$out" != *$'\xe2\x80\xae'* ]] ||
+		die "the suite's output holds the name's escapes"
 	check_planted fails
 	check_planted passes
 	# Hung: ended after TEST_TIMEOUT (5 s of an idle machine's time, time enough to plant).

@@ -94,7 +94,7 @@ t_hostile_squatted_root_directory() {
 	eq "$rc" 0 "root's claim beside a squatted nvtaskset-0: $out"
 	has "$out" "hung=0"
 	eq "$(stat -c %u "$rundir/nvtaskset-0")" 0 "nvtaskset-0's owner"
-	ls "$rundir" | grep -q "^nvtaskset-0\.squatted\.65533\." || die "her directory is not set aside: $(ls "$rundir")"
+	compgen -G "$rundir/nvtaskset-0.squatted.65533.*" >/dev/null || die "her directory is not set aside: $(ls "$rundir")"
 	rm -rf "$rundir/nvtaskset-0"
 	$(as_user 65533) ln -s /tmp "$rundir/nvtaskset-0"
 	run_rc out rc env NVTASKSET_RUNDIR="$rundir" "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1

@@ -90,10 +90,7 @@ set -e
 FAKECUDA_KERNEL_US=1000 "$NVT" --no-mps --priority high -c 0-8 "$PRIOAPP" serve "$WORK/pr.stop" \
 	"$WORK/pr.serve" 20000 4 2>"$WORK/pr.serve.err" &
 hi=$!
-for ((i = 0; i < 2000; i++)); do
-	[ "$(grep -c '^req ' "$WORK/pr.serve" 2>/dev/null)" -gt 10 ] && break
-	sleep 0.02
-done
+wait_for 10 requests_over "$WORK/pr.serve" 10
 kill -KILL "$hi"
 wait "$hi" 2>/dev/null || true
 echo $((hi - 1)) >/proc/sys/kernel/ns_last_pid
@@ -104,15 +101,14 @@ FAKECUDA_KERNEL_US=500 setpriv --reuid=65533 --regid=65533 --clear-groups "$NVT"
 	--priority low --yield protect,borrow -c 9-65 "$PRIOAPP" batch "$WORK/u/pr.stop" "$WORK/u/pr.batch" \
 	2>"$WORK/u/pr.batch.err" &
 lo=$!
-for ((i = 0; i < 2000; i++)); do
-	[ -e "$WORK/u/pr.batch.ready" ] && break
-	sleep 0.02
-done
+wait_for 10 test -e "$WORK/u/pr.batch.ready"
 setpriv --reuid=65531 --regid=65531 --clear-groups "$NVT" -l --json >"$WORK/pr.json"
 touch "$WORK/u/pr.stop"
 wait "$lo"
 EOF
 	rm -f "$WORK"/pr.* "$WORK"/u/pr.*
+	export_waits
+	export -f requests requests_over
 	run_rc out rc env NVT="$NVT" PRIOAPP="$PRIOAPP" WORK="$WORK" unshare --pid --fork --mount-proc \
 		bash "$WORK/reuse.sh"
 	eq "$rc" 0 "the PID namespace's script: $out $(cat "$WORK/u/pr.batch.err" 2>/dev/null)"
@@ -386,6 +382,7 @@ t_hostile_stop_signals_remove_segment() {
 	# env sets them back to the default.)
 	if env --default-signal=INT,HUP,TERM true 2>/dev/null; then
 		sigs="$sigs INT"
+		# shellcheck disable=SC2054 # one argument, its signals joined by commas
 		dfl=(env --default-signal=INT,HUP,TERM)
 	elif (($(printf '%d' "0x$(awk '$1 == "SigIgn:" {print $2}' /proc/$BASHPID/status)") & 1 << 0)); then
 		sigs=TERM # SIGHUP (bit 0) is ignored here and cannot be set back

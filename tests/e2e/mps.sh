@@ -125,6 +125,44 @@ t_mps_daemon_wedged() {
 	has "$out" "nvtaskset: cannot ask the MPS control daemon how many clients it serves"
 	"$NVT" --mps stop >/dev/null
 }
+# A daemon killed whose parent has not reaped it (a zombie: its name and user stay) is not
+# running: --mps status says so, and a start starts another (it passed for running, and tasks
+# were sent to it).
+t_mps_killed_daemon_not_running() {
+	own_mps_dirs killed
+	export PATH="$FAKEBIN:$PATH"
+	ln -s "$(command -v sleep)" "$WORK/nvidia-cuda-mps-control"
+	# A parent that keeps its child unreaped until its stop file: the child, a "daemon", killed.
+	python3 -c 'import os, signal, sys, time
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "600"])
+open(sys.argv[2] + "/nvidia-cuda-mps-control.pid", "w").write("%d\n" % pid)
+open(sys.argv[3] + ".up", "w").close()
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.05)
+os.kill(pid, signal.SIGKILL)
+open(sys.argv[3] + ".killed", "w").close()
+while not os.path.exists(sys.argv[3] + "2"):
+    time.sleep(0.05)
+' "$WORK/nvidia-cuda-mps-control" "$CUDA_MPS_PIPE_DIRECTORY" "$WORK/daemon.stop" &
+	local parent=$!
+	wait_for 10 test -e "$WORK/daemon.stop.up"
+	run_rc out rc "$NVT" --mps status
+	eq "$rc" 0 "--mps status beside the live one: $out"
+	touch "$WORK/daemon.stop"
+	wait_for 10 test -e "$WORK/daemon.stop.killed"
+	wait_for 10 eval '[ "$(cut -d" " -f3 "/proc/$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")/stat")" == Z ]'
+	run_rc out rc "$NVT" --mps status
+	eq "$rc" 3 "--mps status beside the killed one: $out"
+	has "$out" "MPS control daemon: not running"
+	run_rc out rc "$NVT" --mps start
+	eq "$rc" 0 "--mps start: $out"
+	has "$out" "started MPS control daemon"
+	"$NVT" --mps stop >/dev/null
+	touch "$WORK/daemon.stop2"
+	wait "$parent"
+}
 t_mps_missing_or_failing() {
 	own_mps_dirs mps_missing_or_failing
 	local fake=$FAKEBIN d

@@ -10,7 +10,8 @@ t_sec_mps_log_dir_planted() {
 	# start, task and status refuse it, say why, and write nothing through it.
 	need_users
 	make_in_tmp mpslog
-	local fake=$FAKEBIN args victim="$(as_user 65534)" log=/tmp/nvidia-mps-log-65534
+	local fake=$FAKEBIN args victim log=/tmp/nvidia-mps-log-65534
+	victim=$(as_user 65534)
 	unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY XDG_RUNTIME_DIR
 	export PATH="$fake:$PATH"
 	trap 'touch "$FAKETMP"/nvidia-mps*/quit 2>/dev/null || true' EXIT

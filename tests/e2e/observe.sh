@@ -263,6 +263,64 @@ t_top_keys_change_task() {
 
 # ---- --metrics ------------------------------------------------------------------------
 
+# -l --json, top -b and --metrics read what runs through one view: task by task they name the same
+# tasks with the same user, priority, state and TPCs (current, own, borrowed), and launches that
+# only grow from one reading to the next.
+t_viewers_agree() {
+	lending_pair
+	two_tasks
+	"$NVT" -l --json >"$WORK/agree.json"
+	"$NVT" --metrics >"$WORK/agree.metrics"
+	"$NVT" top -b -n 1 >"$WORK/agree.top"
+	python3 - "$WORK/agree.json" "$WORK/agree.metrics" "$WORK/agree.top" "$HI $LO $A $B" <<'PY' ||
+import json, re, sys
+lst = {t["pid"]: t for t in json.load(open(sys.argv[1]))["tasks"]}
+met = {}
+for line in open(sys.argv[2]):
+    m = re.match(r'^(nvtaskset_task_\w+)\{(.*)\} (\S+)$', line)
+    if not m:
+        continue
+    labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+    t = met.setdefault(int(labels["pid"]), {"labels": labels})
+    if m.group(1) == "nvtaskset_task_state":
+        if m.group(3) == "1":
+            t["state"] = labels["state"]
+    else:
+        t[m.group(1)] = float(m.group(3))
+top = {}
+for line in open(sys.argv[3]):
+    f = line.split()
+    if len(f) > 9 and re.fullmatch(r'[A-Z#]', f[0]) and f[1].isdigit():
+        top[int(f[1])] = {"user": f[2], "prio": f[5], "state": f[6], "tpcs": int(f[7]), "borrowed": int(f[8])}
+want = {int(p) for p in sys.argv[4].split()}
+assert set(lst) == set(met) == set(top) == want, (sorted(lst), sorted(met), sorted(top), sorted(want))
+def count(text):
+    n = 0
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        n += int(b or a) - int(a) + 1
+    return n
+for pid in sorted(want):
+    l, m, t = lst[pid], met[pid], top[pid]
+    g = l["gpus"][0]
+    own = count(g["own_tpcs"]) if g["own_tpcs"] else g["tpc_count"]
+    assert l["user"] == m["labels"]["user"] and l["user"][:9] == t["user"], (pid, l["user"], m, t)
+    assert (g["priority"] or "") == m["labels"]["priority"] == (t["prio"] if t["prio"] != "-" else ""), (pid, g, m, t)
+    assert g["tpc_count"] == m["nvtaskset_task_tpcs"] == t["tpcs"], (pid, g["tpc_count"], m, t)
+    assert own == m["nvtaskset_task_own_tpcs"], (pid, own, m)
+    assert g["tpc_count"] - own == m["nvtaskset_task_borrowed_tpcs"] == t["borrowed"], (pid, g, m, t)
+    assert l["launches"] <= m["nvtaskset_task_launches_total"], (pid, l["launches"], m)
+    if g["priority"]:
+        assert g["mode"] == m.get("state") == t["state"], (pid, g["mode"], m.get("state"), t["state"])
+    else:
+        assert g["mode"] is None and "state" not in m and t["state"] == "-", (pid, g["mode"], m, t)
+PY
+		die "the viewers disagree: $(cat "$WORK/agree.json" "$WORK/agree.metrics" "$WORK/agree.top")"
+	end_lending_pair
+	stop_loop ta "$A"
+	stop_loop tb "$B"
+}
+
 t_metrics_text() {
 	local out dead seg
 	lending_pair

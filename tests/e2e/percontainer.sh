@@ -5,13 +5,17 @@
 # process outside that namespace. Sourced by tests/run-tests.sh (need_pidns: security.sh).
 # shellcheck shell=bash
 
-# make_container ID PIDNS: the directory a device's hook makes for container ID (root's), its
-# PID namespace PIDNS; CTR_RUN is its run directory.
+# make_container ID PIDNS [INIT]: the directory a device's hook makes for container ID (root's),
+# its PID namespace PIDNS, its first process INIT (its PID and start time); CTR_RUN is its run
+# directory.
 make_container() {
 	CTR_RUN=$NVTASKSET_RUNDIR/containers/$1/run
+	# shellcheck disable=SC2174 # the mode is the last directory's (its parents are there, or the umask's)
 	mkdir -p -m 755 "$NVTASKSET_RUNDIR/containers/$1"
 	chmod 755 "$NVTASKSET_RUNDIR/containers"
 	echo "$2" >"$NVTASKSET_RUNDIR/containers/$1/pidns"
+	[ -z "${3:-}" ] || echo "$3 $(sed 's/.*) //' "/proc/$3/stat" | cut -d' ' -f20)" \
+		>>"$NVTASKSET_RUNDIR/containers/$1/pidns"
 	mkdir -p "$CTR_RUN"
 	chmod 1777 "$CTR_RUN"
 }
@@ -39,7 +43,7 @@ t_container_rundir_read_by_host() {
 	start_loop h env NVTASKSET_RUNDIR="$CTR_RUN" "$NVT" --no-mps -c 4-7 "$APP"
 	hpid=$PID
 	wait_file "$WORK/h.state" "4-7"
-	[ -n "$(ls "$CTR_RUN/nvtaskset-0/" | grep "^nvtaskset\.[0-9]*\.$hpid\$")" ] ||
+	compgen -G "$CTR_RUN/nvtaskset-0/nvtaskset.*.$hpid" >/dev/null ||
 		die "no segment of the host task in the container's run directory: $(ls "$CTR_RUN/nvtaskset-0")"
 	run_rc out rc "$NVT" -l
 	eq "$rc" 0 "-l ($out)"
@@ -145,6 +149,78 @@ t_container_poststop_any_depth() {
 	[ ! -e "$NVTASKSET_RUNDIR/containers/c6" ] ||
 		die "poststop left the container's directory: $(find "$NVTASKSET_RUNDIR/containers/c6" | head -3)"
 	eq "$(cat "$WORK/outside/keep")" keep "the file the link named"
+}
+
+# ns_init TAG: starts a process that is PID 1 of a PID namespace of its own, as a container's
+# init (ended by its stop file); sets INIT (its host PID), INIT_NS (its namespace) and UNSHARE.
+ns_init() {
+	rm -f "$WORK/$1.stop"
+	unshare --pid --fork sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' - "$WORK/$1.stop" &
+	UNSHARE=$!
+	wait_for 10 eval 'INIT=$(pgrep -P "$UNSHARE")'
+	INIT_NS=$(stat -L -c %i "/proc/$INIT/ns/pid")
+}
+# outlived OUT ID: the size -l gave for container ID's directory ("2.0 MiB in 320 entries").
+outlived() {
+	sed -n "s|.*warning: $NVTASKSET_RUNDIR/containers/$2 outlived its container (its first process, pid [0-9]*, ended): \(.*\)\. Its poststop hook did not run.*|\1|p" <<<"$1"
+}
+
+# A container's directory whose container is gone (its first process, its namespace's init,
+# ended; its poststop hook never ran) is named by root's -l with what it holds: a 2 MiB file 12 levels down and a 300-level
+# tree are counted whole, nothing a link names nor a mount point holds (a 4 MiB file outside).
+# While the container lives, and for a user, -l names nothing; nor a namespace made since.
+# The next container's poststop hook removes it, and leaves a live container's directory.
+t_container_leftover_named() {
+	local out rc size deep dir
+	need_pidns
+	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
+	ns_init c7
+	local c7=$UNSHARE
+	make_container c7 "$INIT_NS" "$INIT"
+	mkdir -p "$CTR_RUN/$(printf 'd/%.0s' {1..12})" "$CTR_RUN/m" "$WORK/outside"
+	head -c 2097152 /dev/zero >"$CTR_RUN/$(printf 'd/%.0s' {1..12})fill"
+	deep=$(printf 'e/%.0s' {1..300})
+	(cd "$CTR_RUN" && mkdir -p "$deep" && : >"$deep/bottom")
+	head -c 4194304 /dev/zero >"$WORK/outside/big"
+	ln -s "$WORK/outside" "$CTR_RUN/$(printf 'd/%.0s' {1..10})out"
+	# Another container, alive throughout.
+	ns_init c9
+	local c9=$UNSHARE
+	make_container c9 "$INIT_NS" "$INIT"
+	: >"$CTR_RUN/mine"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0 "-l ($out)"
+	hasnt "$out" "outlived"
+	touch "$WORK/c7.stop"
+	wait "$c7"
+	# A namespace made now (the kernel gives it the inode of c7's, which ended) is no sign of c7.
+	ns_init c10
+	local c10=$UNSHARE
+	# -l in a mount namespace where a directory of the container's holds a mount (of the
+	# directory outside).
+	run_rc out rc unshare --mount --propagation private sh -c 'mount --bind "$1" "$2" && "$3" -l' - \
+		"$WORK/outside" "$NVTASKSET_RUNDIR/containers/c7/run/m" "$NVT"
+	eq "$rc" 0 "-l ($out)"
+	# What du and find count there, with no mount: the blocks of each entry below the top
+	# (the directories' own too, on the test's file system), never what the link names.
+	dir=$NVTASKSET_RUNDIR/containers/c7
+	size=$(($(du -sx -B1 "$dir" | cut -f1) - $(stat -c '%b * %B' "$dir")))
+	eq "$(outlived "$out" c7)" "$(awk -v b="$size" 'BEGIN { printf "%.1f MiB", b / 1048576 }') in \
+$(find "$dir" -mindepth 1 | wc -l) entries" "the leftover's size"
+	eq "$(outlived "$out" c9)" "" "a live container's directory"
+	run_rc out rc $(as_user 65534) "$NVT" -l
+	eq "$rc" 0 "another user's -l ($out)"
+	hasnt "$out" "outlived"
+	run_rc out rc sh -c 'printf %s "$1" | "$2" --cdi-hook poststop' - \
+		'{"ociVersion":"1.0.2","id":"c8","status":"stopped","bundle":"/"}' "$NVT"
+	eq "$rc" 0 "another container's poststop ($out)"
+	[ ! -e "$NVTASKSET_RUNDIR/containers/c7" ] || die "the leftover stayed: $(ls "$NVTASKSET_RUNDIR/containers/c7")"
+	[ -e "$NVTASKSET_RUNDIR/containers/c9/run/mine" ] || die "a poststop removed a live container's directory"
+	eq "$(cat "$WORK/outside/big" | wc -c)" 4194304 "the file outside"
+	run_rc out rc "$NVT" -l
+	hasnt "$out" "outlived"
+	touch "$WORK/c9.stop" "$WORK/c10.stop"
+	wait "$c9" "$c10"
 }
 
 # A container's root writes into the run directory it is given: it sees its own run directory

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Preemption (docs/priorities.md, "Preemption"): a time-sliced task's channel groups, followed
 # through the RM's ioctls, get its level's timeslice; the fake driver's RM (tests/fake/fakerm.c,
 # preloaded after the shim, FAKECUDA_RM=1) makes them as libcuda 580 does and logs what each
@@ -23,6 +24,14 @@ group_sets() {
 # last_us PID GROUP: the latest timeslice set on a group of PID (its handle).
 last_us() {
 	awk -v p="pid=$1" -v g="group=$2" '$1 == p && $2 == "set-timeslice" && $3 == g {sub("us=", "", $4); v = $4} END {print v}' "$WORK/rm.log"
+}
+# first_group VAR PID: sets VAR to the handle of PID's first channel group in the fake RM's log,
+# or dies.
+first_group() {
+	local g
+	g=$(awk -v p="pid=$2" '$1 == p && $2 == "alloc" && $3 == "class=0xa06c" {sub("handle=", "", $4); print $4; exit}' "$WORK/rm.log")
+	[ -n "$g" ] || die "no channel group of pid $2 in the fake RM's log"
+	printf -v "$1" '%s' "$g"
 }
 pid_of_log() { awk '{print $1}' "$WORK/rm.log" | sort -u | sed -n 's/^pid=//p' | head -1; }
 
@@ -112,8 +121,7 @@ t_preempt_share_beside_busy_high() {
 	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
 	lo=$PID
 	wait_file "$WORK/lo.state" "0-65"
-	group=$(awk -v p="pid=$lo" '$1 == p && $2 == "alloc" && $3 == "class=0xa06c" {sub("handle=", "", $4); print $4; exit}' "$WORK/rm.log")
-	[ -n "$group" ] || die "no group of the low task in the fake RM's log"
+	first_group group "$lo"
 	wait_for 20 eval '[ "$(last_us '"$lo $group"')" == 2048 ]'
 	stop_loop hi "$hi"
 	wait_for 20 eval '[ "$(last_us '"$lo $group"')" == 5 ]'
@@ -137,8 +145,7 @@ t_preempt_p_changes() {
 	rm_env
 	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
 	wait_file "$WORK/lo.state" "0-65"
-	group=$(awk -v p="pid=$PID" '$1 == p && $2 == "alloc" && $3 == "class=0xa06c" {sub("handle=", "", $4); print $4; exit}' "$WORK/rm.log")
-	[ -n "$group" ] || die "no group of the task in the fake RM's log"
+	first_group group "$PID"
 	wait_for 10 eval '[ "$(last_us '"$PID $group"')" == 5 ]'
 	run_rc out rc "$NVT" -p --priority low --yield client "$PID"
 	eq "$rc" 0 "-p: $out"
@@ -310,4 +317,49 @@ t_preempt_dead_task_leaves_nothing() {
 	eq "$rc" 0 "exit status: $out"
 	pid=$(pid_of_log)
 	eq "$(final_us "$pid" | tr '\n' ' ')" "2048 1024 1024 1024 " "the next task's groups"
+}
+
+# A context reset frees its driver objects (the fake frees the device, and with it its groups and
+# channels): the shim forgets them, so that a timeslice asked later goes to the new context's
+# groups only, never to a freed handle.
+t_preempt_reset_forgets_freed_groups() {
+	local out rc pid
+	rm_env
+	"$NVT" --no-mps --priority low --yield slice "$APP" reset "$WORK/rs.stop" "$WORK/rs.state" \
+		>"$WORK/rs.out" 2>"$WORK/rs.err" &
+	pid=$!
+	wait_file "$WORK/rs.state" "0-65"
+	eq "$(grep -c "^pid=$pid alloc class=0xa06c " "$WORK/rm.log")" 8 "groups made, 4 of them freed"
+	has "$(cat "$WORK/rm.log")" "pid=$pid free handle="
+	run_rc out rc "$NVT" -p --priority low --yield slice=40 "$pid"
+	eq "$rc" 0 "-p: $out"
+	wait_for 10 eval '[ "$(grep -c "^pid=$pid set-timeslice .* us=40 " "$WORK/rm.log")" == 4 ]'
+	hasnt "$(cat "$WORK/rm.log")" "unknown object"
+	wait_for 10 eval '"$NVT" -l --json | grep -q "\"channel_groups\":4,\"timeslice_us\":40,\"driver_status\":0"'
+	stop_loop rs "$pid"
+	eq "$(final_us "$pid" | tr '\n' ' ')" "40 40 40 40 " "final timeslices of the new context's groups"
+	hasnt "$(cat "$WORK/rs.err")" "nvtaskset:"
+}
+
+# A forked child that uses CUDA has channel groups of its own, and only those: -p on it sets them,
+# none of its parent's (which are not its own), and its parent's keep theirs.
+t_preempt_forked_child_own_groups() {
+	local out rc pid child
+	rm_env
+	"$NVT" --no-mps --priority low --yield slice "$APP" fork "$WORK/fk.stop" "$WORK/fk.state" \
+		>"$WORK/fk.out" 2>"$WORK/fk.err" &
+	pid=$!
+	wait_file "$WORK/fk.state.parent" "0-65"
+	wait_file "$WORK/fk.state.child" "0-65"
+	child=$(cat "$WORK/fk.state.childpid")
+	eq "$(grep -c "^pid=$child alloc class=0xa06c " "$WORK/rm.log")" 4 "the child's own groups"
+	run_rc out rc "$NVT" -p --priority low --yield slice=40 "$child"
+	eq "$rc" 0 "-p: $out"
+	wait_for 10 eval '[ "$(grep -c "^pid=$child set-timeslice .* us=40 " "$WORK/rm.log")" == 4 ]'
+	hasnt "$(cat "$WORK/rm.log")" "unknown object"
+	wait_for 10 eval '"$NVT" -l --json | grep -q "\"channel_groups\":4,\"timeslice_us\":40,\"driver_status\":0"'
+	stop_loop fk "$pid"
+	eq "$(final_us "$child" | tr '\n' ' ')" "40 40 40 40 " "the child's groups"
+	eq "$(final_us "$pid" | tr '\n' ' ')" "5 5 5 5 " "the parent's groups"
+	hasnt "$(cat "$WORK/fk.err")" "nvtaskset:"
 }

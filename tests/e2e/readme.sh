@@ -389,7 +389,7 @@ example_block() {
 	local file=$1 tag line cmd bg n=0 last="" task="" out rc pid part why
 	local -a bgs=()
 	tag=$(basename "$file")
-	cd "$ROOT"
+	cd "$ROOT" || die "cannot enter $ROOT"
 	own_mps_dirs "ex-$tag"
 	# What a command makes in the temporary directory (mktemp -d, named in the prose) is the
 	# test's, and goes with it.

@@ -38,6 +38,7 @@ all_nonempty() {
 # get the same TPC (picks from one look gave most of them 1,9), and -l --json shows the same.
 concurrent_starts() {
 	local i other=$1 tags=() pids=() lists=() states=() out
+	# shellcheck disable=SC2174 # the mode is the last directory's (its parents are there, or the umask's)
 	mkdir -p -m 1777 "$WORK/u"
 	for ((i = 0; i < 32; i++)); do
 		tags+=("u/rc$i")
@@ -259,19 +260,20 @@ t_reserve_waits_for_later_claim() {
 	# timeout and pick around it).
 	local p q
 	rm -f "$WORK/rw.go"
+	mkfifo "$WORK/rw.go"
 	# (It waits NVTASKSET_CLAIM_TIMEOUT for the later claim: CLAIM_WAIT, longer than the test
-	# takes however loaded the machine.)
-	sh -c "while [ ! -e \"$WORK/rw.go\" ]; do sleep 0.01; done; exec env NVTASKSET_CLAIM_TIMEOUT=$CLAIM_WAIT \"$NVT\" --no-mps -n 3 --exclude-running \"$APP\" launch 1" \
+	# takes however loaded the machine.) It starts now, and claims once the FIFO is written.
+	sh -c "read -r _ <\"$WORK/rw.go\"; exec env NVTASKSET_CLAIM_TIMEOUT=$CLAIM_WAIT \"$NVT\" --no-mps -n 3 --exclude-running \"$APP\" launch 1" \
 		>"$WORK/rw.out" 2>&1 &
 	p=$!
-	sleep 0.05 # a later start time (clock ticks are 10 ms)
+	wait_later_start "$p"
 	start_loop rq "$NVT" --no-mps -c 0-64 "$APP"
 	q=$PID
 	wait_file "$WORK/rq.state" "0-64"
 	"$T/segpoke" "$q" claim
-	touch "$WORK/rw.go"
+	echo go >"$WORK/rw.go"
 	wait_for 10 has_segment "$p" # it claims in its segment
-	sleep 0.5
+	wait_sleeps "$p" 50 # 50 rounds of its wait (1 ms or less each)
 	kill -0 "$p" 2>/dev/null || die "did not wait for the later claim: $(cat "$WORK/rw.out")"
 	kill -KILL "$q"
 	wait "$q" 2>/dev/null || true

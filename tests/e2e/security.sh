@@ -17,6 +17,7 @@ need_users() {
 	[ "$(id -u)" == 0 ] || skip "needs root to act as other users"
 	command -v setpriv >/dev/null || skip "needs setpriv"
 	$(as_user 65534) test -x "$NVT" || skip "uid 65534 cannot run $NVT (tests/run-tests.sh copies the build where it can)"
+	# shellcheck disable=SC2174 # the mode is the last directory's (its parents are there, or the umask's)
 	mkdir -p -m 1777 "$WORK/u" # for the files of other users' tasks (start_loop u/TAG)
 }
 # A python3 that other users may run (root's may be a private pyenv).
@@ -37,6 +38,7 @@ make_in_tmp() {
 	[ "$(id -u)" == 0 ] || skip "needs root for a private /tmp (a user's mount namespace comes only in a user namespace, which maps its uid)"
 	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
 	FAKETMP=$WORK/faketmp.$1
+	# shellcheck disable=SC2174 # the mode is the last directory's (its parents are there, or the umask's)
 	mkdir -p -m 1777 "$FAKETMP"
 	IN_TMP="$HELPERS/in-private-tmp $FAKETMP $TMP_HOLD $WORK $ROOT $RUN --"
 	[ "$($IN_TMP stat -c %i /tmp)" == "$(stat -c %i "$FAKETMP")" ] || die "in-private-tmp does not work"
@@ -879,6 +881,6 @@ t_sec_fuzz_regressions() {
 	command -v clang >/dev/null || return 0
 	clang -std=gnu11 -I"$ROOT/include" -I"$ROOT/src" -O1 -g -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -DFUZZ_STANDALONE -o "$WORK/fuzz_clang" \
-		$(ls "$ROOT"/src/core/*.c | grep -v '/claim\.c$') "$ROOT"/src/gpu/driverinfo.c "$ROOT/tests/unit/fuzz_parsers.c"
+		$(printf '%s\n' "$ROOT"/src/core/*.c | grep -v '/claim\.c$') "$ROOT"/src/gpu/driverinfo.c "$ROOT/tests/unit/fuzz_parsers.c"
 	"$WORK/fuzz_clang" "$dir"/*
 }

@@ -107,7 +107,7 @@ sms=16 proc=16"
 # clusters of k SMs (k = 2, 4, 8, 16; a cluster inside one GPC) its GPCs hold at once;
 # a pick of every TPC keeps the GPU's own count.
 fit_of() {
-	local topo= pick=
+	local topo='' pick=''
 	topo=$("$NVT" --topology --json) && pick=$("$NVT" --no-mps --dry-run --json "$@") ||
 		die "fit_of $*: $topo $pick"
 	python3 - "$topo" "$pick" <<'PY'
@@ -133,7 +133,7 @@ PY
 # times in a GPC of s SMs of the pick, at most what the whole GPU's GPCs hold (the driver's
 # answer); a pick of every TPC gets the driver's answer.
 clusters_of() {
-	local block=$1 smem=$2 topo= pick=
+	local block=$1 smem=$2 topo='' pick=''
 	shift 2
 	topo=$("$NVT" --topology --json) && pick=$("$NVT" --no-mps --dry-run --json "$@") ||
 		die "clusters_of $*: $topo $pick"

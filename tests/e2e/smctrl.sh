@@ -204,7 +204,8 @@ t_smctrl_plain_start_without_map() {
 	hasnt "$out" HANG
 	# A partition whose topology is not calibrated (no verified TMD layout):
 	# the shim writes no mask, the program's included; said once each.
-	local topo="nvtaskset-topology 2 tpcs=66 gpcs=0 flags=0 tmd=none cc=0.0 map=$(seq -s, 0 65)"
+	local topo
+	topo="nvtaskset-topology 2 tpcs=66 gpcs=0 flags=0 tmd=none cc=0.0 map=$(seq -s, 0 65)"
 	out=$(NVTASKSET_PARTITION="$(partition_env 0-3 "$topo")" LD_PRELOAD="$SHIM" "$SMCTRLAPP" global 0-3 2>&1)
 	has "$out" "global tpcs=0-65"
 	has "$out" "libsmctrl masks need the GPU's calibrated TPC map"

@@ -35,6 +35,32 @@ spawn_case() {
 	wait "$PID" || die "spawn-on $how failed: $(cat "$tag.out")"
 }
 
+# suid_app: $WORK/suidapp, the fake app setuid to 65534 (the users and a suid mount needed:
+# skips saying why where they are missing).
+suid_app() {
+	need_users
+	command -v gcc >/dev/null || skip "needs gcc"
+	findmnt -no OPTIONS --target "$WORK" | grep -q nosuid && skip "$WORK is mounted nosuid"
+	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
+	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" "$ROOT/tests/fake/fakeappsms.c" "$ROOT/tests/fake/fakeappioctl.c" -I"$ROOT/tests/fake" \
+		-I"$ROOT/src" -I"$ROOT/include" -L"$FAKEDIR" -lcuda \
+		-lpthread -Wl,--disable-new-dtags,-rpath,"$WRAPDIR:$FAKEDIR"
+	chown 65534 "$WORK/suidapp"
+	chmod 4755 "$WORK/suidapp"
+}
+# OWN_SHM: the head of a script run in a mount namespace of its own (unshare --mount), whose
+# default run directory is a /dev/shm of its own; the test exports the waits (export_waits).
+OWN_SHM=$(
+	cat <<'EOF'
+set -e
+mount -t tmpfs tmpfs /dev/shm
+# The default run directory is /dev/shm's: a /run/nvtaskset of root's (mode 1777, as --cdi
+# makes it) would be it instead, the host's: hidden here.
+if [ -d /run/nvtaskset ]; then mount -t tmpfs -o mode=0755 tmpfs /run/nvtaskset; fi
+unset NVTASKSET_RUNDIR
+EOF
+)
+
 t_tree_spawn_fork() { spawn_case fork; }
 t_tree_spawn_fork_exec() { spawn_case fork-exec; }
 t_tree_spawn_vfork() { spawn_case vfork; }
@@ -141,34 +167,20 @@ t_tree_spawn_setuid_program() {
 	# secure_getenv). The caller's other programs inherit as usual. In a mount
 	# namespace with a /dev/shm of its own: the setuid program's run directory
 	# is the default one.
-	need_users
-	command -v gcc >/dev/null || skip "needs gcc"
-	findmnt -no OPTIONS --target "$WORK" | grep -q nosuid && skip "$WORK is mounted nosuid"
-	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
-	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" "$ROOT/tests/fake/fakeappsms.c" "$ROOT/tests/fake/fakeappioctl.c" -I"$ROOT/tests/fake" \
-		-I"$ROOT/src" -I"$ROOT/include" -L"$FAKEDIR" -lcuda \
-		-lpthread -Wl,--disable-new-dtags,-rpath,"$WRAPDIR:$FAKEDIR"
-	chown 65534 "$WORK/suidapp"
-	chmod 4755 "$WORK/suidapp"
+	suid_app
 	cat >"$WORK/suid.sh" <<INNER
-set -e
-mount -t tmpfs tmpfs /dev/shm
-# The default run directory is /dev/shm's: a /run/nvtaskset of root's (mode 1777, as --cdi
-# makes it) would be it instead, the host's: hidden here.
-if [ -d /run/nvtaskset ]; then mount -t tmpfs -o mode=0755 tmpfs /run/nvtaskset; fi
-unset NVTASKSET_RUNDIR
+$OWN_SHM
 "$NVT" --no-mps -c 0-3 $(as_user 65533) sh -c 'while [ ! -e "$WORK/suid.go" ]; do sleep 0.02; done
 	"$WORK/suidapp" launch 1; "$APP" launch 1' &
 pid=\$!
 # Its own segment, made by its shim after the exec of sh (0644 once filled):
 # a -p before it would write the one the CLI made before the exec. (run_rc's HANG catches a hang.)
-until [ -n "\$(find /dev/shm/nvtaskset-65533 -name "*.\$pid" -perm -0044 2>/dev/null)" ]; do
-	sleep 0.02
-done
+wait_for 10 eval '[ -n "\$(find /dev/shm/nvtaskset-65533 -name "*.'\$pid'" -perm -0044 2>/dev/null)" ]'
 "$NVT" -p -c 8-9 "\$pid" >/dev/null
 touch "$WORK/suid.go"
 wait "\$pid"
 INNER
+	export_waits
 	run_rc out rc unshare --mount --propagation private bash "$WORK/suid.sh"
 	eq "$rc" 0 "exit status: $out"
 	eq "$(sed -n 's/^\(tpcs=[^ ]*\) .*/\1/p' <<<"$out" | tr '\n' ' ')" "tpcs=0-65 tpcs=8-9 "
@@ -458,42 +470,28 @@ t_tree_all_tasks_other_users_task() {
 	# setuid program's run directory is the default one (as in
 	# tree_spawn_setuid_program).
 	local d=$WORK/u/ou
-	need_users
-	command -v gcc >/dev/null || skip "needs gcc"
-	findmnt -no OPTIONS --target "$WORK" | grep -q nosuid && skip "$WORK is mounted nosuid"
-	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
+	suid_app
 	mkdir -m 1777 "$d"
-	gcc -o "$WORK/suidapp" "$ROOT/tests/fake/fakeapp.c" "$ROOT/tests/fake/fakeappgraph.c" "$ROOT/tests/fake/fakeappsms.c" "$ROOT/tests/fake/fakeappioctl.c" -I"$ROOT/tests/fake" \
-		-I"$ROOT/src" -I"$ROOT/include" -L"$FAKEDIR" -lcuda \
-		-lpthread -Wl,--disable-new-dtags,-rpath,"$WRAPDIR:$FAKEDIR"
-	chown 65534 "$WORK/suidapp"
-	chmod 4755 "$WORK/suidapp"
 	cat >"$WORK/ou.sh" <<INNER
-set -e
-mount -t tmpfs tmpfs /dev/shm
-# The default run directory is /dev/shm's: a /run/nvtaskset of root's (mode 1777, as --cdi
-# makes it) would be it instead, the host's: hidden here.
-if [ -d /run/nvtaskset ]; then mount -t tmpfs -o mode=0755 tmpfs /run/nvtaskset; fi
-unset NVTASKSET_RUNDIR
-# (run_rc's HANG catches a hang.)
-wait_for() { until [ "\$(cat "\$1" 2>/dev/null)" == "\$2" ]; do sleep 0.02; done; }
+$OWN_SHM
 "$NVT" --no-mps -c 0-3 $(as_user 65533) sh -c '"\$1" loop "\$3/stop" "\$3/s" & "\$2" loop "\$3/stop" "\$3/g" & wait' \
 	sh "$WORK/suidapp" "$APP" "$d" &
 r=\$!
-wait_for "$d/g" 0-3
-wait_for "$d/s" 0-65
+wait_file "$d/g" 0-3
+wait_file "$d/s" 0-65
 echo "\$r \$(pgrep -f "^$WORK/suidapp loop") \$(pgrep -f "^$APP loop $d")" >"$d/pids"
 $(as_user 65533) "$NVT" -a -p -c 8-9 "\$r" >"$d/user.out" 2>&1 && echo 0 >"$d/user.rc" || echo \$? >"$d/user.rc"
 $(as_user 65533) "$NVT" -a -p --json -c 8-9 "\$r" >"$d/user.json" 2>/dev/null || true
 $(as_user 65533) "$NVT" -p -c 5 "\$(pgrep -f "^$WORK/suidapp loop")" >"$d/p.out" 2>&1 || true
-wait_for "$d/g" 8-9
+wait_file "$d/g" 8-9
 cat "$d/s" >"$d/s.after-user"
 "$NVT" -a -p -c 10-11 "\$r" >"$d/root.out" 2>&1 && echo 0 >"$d/root.rc" || echo \$? >"$d/root.rc"
-wait_for "$d/s" 10-11
-wait_for "$d/g" 10-11
+wait_file "$d/s" 10-11
+wait_file "$d/g" 10-11
 touch "$d/stop"
 wait "\$r"
 INNER
+	export_waits
 	run_rc out rc unshare --mount --propagation private bash "$WORK/ou.sh"
 	eq "$rc" 0 "the tree: $out"
 	read -r R S G <"$d/pids"

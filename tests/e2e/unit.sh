@@ -19,6 +19,8 @@ t_unit_yield() { "$T/test_yield"; }
 t_unit_smcount() { "$T/test_smcount"; }
 t_unit_cmdline() { "$T/test_cmdline"; }
 t_unit_task() { "$T/test_task"; }
+t_unit_admit() { "$T/test_admit"; }
+t_unit_gpus() { "$T/test_gpus"; }
 t_unit_membw() { "$T/test_membw"; }
 t_unit_cdi() { "$T/test_cdi"; }
 t_unit_expo() { "$T/test_expo"; }

@@ -66,6 +66,34 @@ sys.exit(not (t and t[0]["gpus"][0].get("requests", {}).get("busy")))' "$1"
 # most_in_flight TAG: the largest count of the batch job's launches in flight after a launch.
 most_in_flight() { awk '$1 == "launch" && $4 > m {m = $4} END {print m + 0}' "$WORK/$1.batch"; }
 
+# requests_of PID: "LAUNCHES COUNT BUSY" of task PID's first GPU, as -l --json says.
+requests_of() {
+	timeout "$HANG" "$NVT" -l --json | python3 -c 'import json, sys
+t = [t for t in json.load(sys.stdin)["tasks"] if t["pid"] == int(sys.argv[1])]
+g = t[0]["gpus"][0] if t else {}
+r = g.get("requests", {})
+print(g.get("launches"), r.get("count"), r.get("busy"))' "$1"
+}
+
+# A tracked task's request ends at a synchronisation, and only there: the return of another
+# call its shim follows (cuLaunchKernelEx, which every task follows to find cooperative grids)
+# ends none. Five launches without a synchronisation are one request, still busy, whichever
+# call launched them.
+t_yield_request_ends_only_at_sync() {
+	local ex pid got
+	for ex in 0 1; do
+		rm -f "$WORK/stop"
+		FAKEAPP_EX=$ex "$NVT" --no-mps --priority high -c 0-32 "$APP" launch-wait 5 "$WORK/stop" \
+			>"$WORK/out.$ex" 2>&1 &
+		pid=$!
+		wait_for 10 eval '[ "$(requests_of '"$pid"' | cut -d" " -f1)" == 5 ]'
+		got=$(requests_of "$pid")
+		touch "$WORK/stop"
+		wait "$pid" || die "task exited $?: $(cat "$WORK/out.$ex")"
+		eq "$got" "5 1 True" "launches, requests and busy (FAKEAPP_EX=$ex)"
+	done
+}
+
 t_yield_gate_holds_launches() {
 	local got
 	# Without priorities, the batch job launches all through the service's requests.

@@ -5,7 +5,8 @@
  *
  *   fakeapp info                          print the SM count
  *   fakeapp launch N [VERSION]            N launches; print the last one
- *   fakeapp batches N REPS                REPS batches of N launches, each timed (then a
+ *   fakeapp batches[-ex] N REPS           REPS batches of N launches (-ex: cuLaunchKernelEx
+ *                                         calls), each timed (then a
  *                                         synchronisation); print the 10th percentile and the
  *                                         median of the time per launch, "p10_us=T median_us=T",
  *                                         as tests/bench/launch.cu's mode of that name
@@ -18,6 +19,9 @@
  *                                         the HEX TPC masks, none may hang
  *   fakeapp fork STOP STATE               fork; both loop (STATE.parent, STATE.child)
  *   fakeapp exec STOP STATE               launch once, then exec "loop" in place
+ *   fakeapp reset STOP STATE              launch once, reset the device's primary context
+ *                                         (cuDevicePrimaryCtxReset: its driver objects
+ *                                         freed), then "loop" in a new one
  *   fakeapp uuids                         print "DEVICE UUID" for each device
  *   fakeapp cluster N                     one launch in thread-block clusters of N
  *                                         (cuLaunchKernelEx); print it
@@ -31,6 +35,8 @@
  * replay. A child that "fork" or "fork-on" forks stamps to $FAKEAPP_STAMP.child.
  * FAKEAPP_SYNC=1 makes "loop" call cuCtxSynchronize after each launch (a
  * task whose requests end: its shim follows synchronisations).
+ * FAKEAPP_EX=1 makes "launch", "launch-wait" and "loop" launch through
+ * cuLaunchKernelEx (a call every task's shim follows, to find cooperative grids).
  * FAKEAPP_DEVICE=D makes device D's context current first; FAKEAPP_ALL=1
  * makes "launch" and "loop" launch on every device in turn (printing and
  * writing each device's result, joined by '|').
@@ -128,7 +134,9 @@ static launch_fn p_launch;
 static fakecuda_last_launch_fn p_last;
 static fakecuda_set_tmd_version_fn p_version;
 typedef int (*sync_fn)(void);
-static sync_fn p_sync; /* FAKEAPP_SYNC=1: loop synchronises after each launch */
+static sync_fn p_sync;
+typedef int (*reset_fn)(int);
+static reset_fn p_reset; /* FAKEAPP_SYNC=1: loop synchronises after each launch */
 
 #ifdef USE_DLOPEN
 #include <dlfcn.h>
@@ -152,7 +160,8 @@ static void load(void)
 	p_uuid = (uuid_fn)dlsym(lib, "cuDeviceGetUuid");
 	p_launch_ex = (fakecuda_launch_ex_fn)dlsym(lib, "cuLaunchKernelEx");
 	p_sync = (sync_fn)dlsym(lib, "cuCtxSynchronize");
-	if (!p_launch_ex || !p_retain || !p_set_current || !p_count || !p_uuid || !p_init || !p_attr || !p_launch || !p_last || !p_version) {
+	p_reset = (reset_fn)dlsym(lib, "cuDevicePrimaryCtxReset_v2");
+	if (!p_launch_ex || !p_retain || !p_reset || !p_set_current || !p_count || !p_uuid || !p_init || !p_attr || !p_launch || !p_last || !p_version) {
 		fprintf(stderr, "fakeapp: symbol missing behind the libcuda.so.1 handle\n");
 		exit(2);
 	}
@@ -168,8 +177,10 @@ int cuDeviceGetCount(int *);
 int cuDeviceGetUuid(unsigned char *, int);
 int cuLaunchKernelEx(const NVT_LAUNCH_CONFIG *, void *, void **, void **);
 int cuCtxSynchronize(void);
+int cuDevicePrimaryCtxReset_v2(int);
 static void load(void)
 {
+	p_reset = cuDevicePrimaryCtxReset_v2;
 	p_sync = cuCtxSynchronize;
 	p_launch_ex = cuLaunchKernelEx;
 	p_retain = cuDevicePrimaryCtxRetain;
@@ -184,10 +195,17 @@ static void load(void)
 }
 #endif
 
-/* Launches once; fills rec. Returns the driver's result. */
+/* Launches once (through cuLaunchKernelEx with FAKEAPP_EX=1); fills rec. Returns the
+ * driver's result. */
 static int launch(struct fakecuda_launch *rec)
 {
-	int rc = p_launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	static const NVT_LAUNCH_CONFIG cfg = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+	static int ex = -1;
+	int rc;
+
+	if (ex < 0)
+		ex = getenv("FAKEAPP_EX") && !strcmp(getenv("FAKEAPP_EX"), "1");
+	rc = ex ? p_launch_ex(&cfg, (void *)1, NULL, NULL) : p_launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
 	if (p_last(rec)) {
 		fprintf(stderr, "fakeapp: no launch record\n");
 		exit(2);
@@ -201,9 +219,11 @@ static int compare_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* "batches N REPS": what tests/bench/launchcost.py reads, on the fake driver. */
-static int batches(long n, long reps)
+/* "batches N REPS": what tests/bench/launchcost.py reads, on the fake driver; "batches-ex"
+ * (ex): the same through cuLaunchKernelEx, as launch.cu's mode of that name. */
+static int batches(long n, long reps, int ex)
 {
+	NVT_LAUNCH_CONFIG cfg = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
 	double per[1000];
 	struct timespec t0, t1;
 
@@ -212,7 +232,8 @@ static int batches(long n, long reps)
 	for (long r = 0; r < reps; r++) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (long i = 0; i < n; i++)
-			if (p_launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
+			if (ex ? p_launch_ex(&cfg, (void *)1, NULL, NULL)
+			       : p_launch((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
 				return 1;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (p_sync && p_sync())
@@ -661,7 +682,7 @@ int main(int argc, char **argv)
 		if (argc >= 4)
 			p_version((uint8_t)strtol(argv[3], NULL, 0));
 		if (all_devices()) {
-			char text[1200];
+			char text[1200] = "";
 			long hung = 0;
 			for (long i = 0; i < n; i++)
 				rc |= launch_round(&rec, text, sizeof(text), &hung);
@@ -673,8 +694,8 @@ int main(int argc, char **argv)
 		print_launch(&rec);
 		return rc ? 1 : 0;
 	}
-	if (!strcmp(argv[1], "batches") && argc == 4)
-		return batches(strtol(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
+	if ((!strcmp(argv[1], "batches") || !strcmp(argv[1], "batches-ex")) && argc == 4)
+		return batches(strtol(argv[2], NULL, 10), strtol(argv[3], NULL, 10), !strcmp(argv[1], "batches-ex"));
 	if (!strcmp(argv[1], "loop") && argc == 4)
 		return loop(argv[2], argv[3]);
 	if (!strcmp(argv[1], "forge-high") && argc == 4) {
@@ -723,6 +744,14 @@ int main(int argc, char **argv)
 		rc = loop(argv[2], path);
 		waitpid(child, &status, 0);
 		return rc || !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	if (!strcmp(argv[1], "reset") && argc == 4) {
+		struct fakecuda_launch rec;
+		const char *dev = getenv("FAKEAPP_DEVICE");
+		launch(&rec);
+		if (p_reset(dev ? (int)strtol(dev, NULL, 10) : 0))
+			return 1;
+		return loop(argv[2], argv[3]);
 	}
 	if ((!strcmp(argv[1], "fork-on") && argc == 5) || (!strcmp(argv[1], "spawn-on") && argc == 6))
 		return spawn_on(argv[0], argv[2], argv[3], argv[4], argc == 6 ? argv[5] : "fork");

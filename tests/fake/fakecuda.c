@@ -707,6 +707,18 @@ API int cuDevicePrimaryCtxRelease_v2(int dev)
 	return 0;
 }
 
+/* The context's objects go, as the real driver frees them (the device object, and with it its
+ * subdevice, channel groups and channels); the next use makes a new context. */
+API int cuDevicePrimaryCtxReset_v2(int dev)
+{
+	if (!fake.initialised)
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (dev < 0 || dev >= fake.devices)
+		return NVT_CUDA_ERROR_INVALID_DEVICE;
+	fake_rm_context_reset(dev);
+	return 0;
+}
+
 API int cuCtxSetCurrent(void *ctx)
 {
 	int *c = ctx;

@@ -71,6 +71,8 @@ INTERNAL void fake_membw_sync(void);
 INTERNAL void fake_rm_context(int dev, const unsigned char uuid[16]);
 /* A launch on device dev (FAKECUDA_RM_LATE: one more group at the N-th). */
 INTERNAL void fake_rm_launch(int dev);
+/* Device dev's primary context was reset: its RM objects are freed (FAKECUDA_RM). */
+INTERNAL void fake_rm_context_reset(int dev);
 
 /* ---- fakestream.c ---- */
 

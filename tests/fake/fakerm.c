@@ -13,7 +13,10 @@
  * ENOTTY for /dev/null), copies the parameter block in and out as
  * copy_from_user and copy_to_user do (EFAULT where they would fault; a
  * control's own block unreadable is NV_ERR_INVALID_ADDRESS in its status), and
- * refuses a block of another size than the request's structure (EINVAL).
+ * refuses a block of another size than the request's structure (EINVAL). An
+ * object belongs to the process that allocated it: a forked child's copy of
+ * this table answers its parent's handles as unknown (the child's own client
+ * holds none of them).
  *
  *   FAKERM_LOG=FILE     append a line per allocation and per timeslice
  *                       control ("pid=P set-timeslice group=H us=V status=S"),
@@ -49,6 +52,7 @@
 
 struct object {
 	uint32_t client, handle, parent, cls;
+	pid_t pid; /* the process that allocated it */
 	uint64_t timeslice_us;
 	int scheduled;
 	uint8_t uuid[16];
@@ -59,6 +63,17 @@ static struct {
 	struct object o[OBJECTS];
 	int n;
 } rm = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* In a forked child: another thread may have held the lock. */
+static void forked_child(void)
+{
+	pthread_mutex_init(&rm.lock, NULL);
+}
+
+__attribute__((constructor)) static void watch_fork(void)
+{
+	pthread_atfork(NULL, NULL, forked_child);
+}
 
 static void say(const char *fmt, ...)
 {
@@ -79,7 +94,7 @@ static void say(const char *fmt, ...)
 static struct object *find(uint32_t client, uint32_t handle)
 {
 	for (int i = 0; i < rm.n; i++)
-		if (rm.o[i].client == client && rm.o[i].handle == handle)
+		if (rm.o[i].client == client && rm.o[i].handle == handle && rm.o[i].pid == getpid())
 			return &rm.o[i];
 	return NULL;
 }
@@ -106,6 +121,7 @@ static uint32_t alloc(struct nvrm_alloc64 *a)
 	o = &rm.o[rm.n++];
 	memset(o, 0, sizeof(*o));
 	o->client = a->root, o->handle = a->object, o->parent = a->parent, o->cls = a->cls;
+	o->pid = getpid();
 	o->timeslice_us = NVRM_DEFAULT_TIMESLICE_US;
 	if (a->cls == NVRM_CLASS_SUBDEVICE && a->params_size >= 20 && a->alloc_params &&
 	    copy_in(o->uuid, (const uint8_t *)(uintptr_t)a->alloc_params + 4, 16))
@@ -185,8 +201,10 @@ static uint32_t release(uint32_t client, uint32_t handle)
 {
 	int changed = 1, kept = 0;
 
+	say("free handle=%#x", handle);
 	for (int i = 0; i < rm.n; i++)
-		if (rm.o[i].client == client && (rm.o[i].handle == handle || handle == client))
+		if (rm.o[i].client == client && rm.o[i].pid == getpid() &&
+		    (rm.o[i].handle == handle || handle == client))
 			rm.o[i].cls = ~0u;
 	while (changed) {
 		changed = 0;
@@ -278,7 +296,7 @@ __attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, 
 __attribute__((destructor)) static void final_state(void)
 {
 	for (int i = 0; i < rm.n; i++)
-		if (rm.o[i].cls == NVRM_CLASS_CHANNEL_GROUP)
+		if (rm.o[i].cls == NVRM_CLASS_CHANNEL_GROUP && rm.o[i].pid == getpid())
 			say("final group=%#x us=%llu scheduled=%d", rm.o[i].handle,
 			    (unsigned long long)rm.o[i].timeslice_us, rm.o[i].scheduled);
 }

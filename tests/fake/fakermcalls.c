@@ -13,6 +13,11 @@
  * (ENOTTY) and the fake goes on.
  * The subdevice's allocation carries its GPU's UUID after its id, for the
  * kernel side's GET_GID_INFO (a fake's own convention).
+ * cuDevicePrimaryCtxReset frees the device's objects (NVRM_ESC_FREE on the
+ * device: the kernel side frees what is under it), and the next launch makes
+ * them anew. A forked child is a process of its own: its first launch
+ * allocates its own objects under a client of its own, as a process's
+ * libcuda does.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -32,16 +37,31 @@
 static struct {
 	pthread_mutex_t lock;
 	int fd;
+	uint32_t client;
 	uint32_t next;
 	uint32_t device[NVT_MACHINE_GPUS];
 	unsigned launches[NVT_MACHINE_GPUS];
-} rm = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .next = 0x5c000001u};
+} rm = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .client = FAKE_CLIENT, .next = 0x5c000001u};
 
 /* The fake's subdevice allocation block: NV2080_ALLOC_PARAMETERS and the GPU's UUID. */
 struct fake_subdevice_params {
 	uint32_t sub_device_id;
 	uint8_t uuid[16];
 };
+
+/* In a forked child: none of its parent's objects are its own. */
+static void forked_child(void)
+{
+	pthread_mutex_init(&rm.lock, NULL);
+	rm.client = FAKE_CLIENT + (uint32_t)getpid();
+	memset(rm.device, 0, sizeof(rm.device));
+	memset(rm.launches, 0, sizeof(rm.launches));
+}
+
+__attribute__((constructor)) static void watch_fork(void)
+{
+	pthread_atfork(NULL, NULL, forked_child);
+}
 
 static int enabled(void)
 {
@@ -51,7 +71,7 @@ static int enabled(void)
 
 static uint32_t rm_alloc(uint32_t parent, uint32_t cls, void *params, uint32_t size)
 {
-	struct nvrm_alloc64 a = {FAKE_CLIENT, parent, rm.next++, cls, (uint64_t)(uintptr_t)params, 0, size,
+	struct nvrm_alloc64 a = {rm.client, parent, rm.next++, cls, (uint64_t)(uintptr_t)params, 0, size,
 				 0, 0, 0};
 
 	if (ioctl(rm.fd, _IOWR(NVRM_IOCTL_MAGIC, NVRM_ESC_ALLOC, struct nvrm_alloc64), &a) ||
@@ -62,7 +82,7 @@ static uint32_t rm_alloc(uint32_t parent, uint32_t cls, void *params, uint32_t s
 
 static void rm_control(uint32_t object, uint32_t cmd, void *params, uint32_t size)
 {
-	struct nvrm_control c = {FAKE_CLIENT, object, cmd, 0, (uint64_t)(uintptr_t)params, size, 0};
+	struct nvrm_control c = {rm.client, object, cmd, 0, (uint64_t)(uintptr_t)params, size, 0};
 
 	ioctl(rm.fd, _IOWR(NVRM_IOCTL_MAGIC, NVRM_ESC_CONTROL, struct nvrm_control), &c);
 }
@@ -95,7 +115,7 @@ INTERNAL void fake_rm_context(int dev, const unsigned char uuid[16])
 	if (rm.fd < 0)
 		rm.fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
 	if (rm.fd >= 0 && !rm.device[dev] &&
-	    (rm.device[dev] = rm_alloc(FAKE_CLIENT, NVRM_CLASS_DEVICE, &device_id, sizeof(device_id)))) {
+	    (rm.device[dev] = rm_alloc(rm.client, NVRM_CLASS_DEVICE, &device_id, sizeof(device_id)))) {
 		memcpy(sub.uuid, uuid, 16);
 		rm_alloc(rm.device[dev], NVRM_CLASS_SUBDEVICE, &sub, sizeof(sub));
 		make_group(dev, 2, 1);
@@ -114,5 +134,21 @@ INTERNAL void fake_rm_launch(int dev)
 	pthread_mutex_lock(&rm.lock);
 	if (rm.device[dev] && ++rm.launches[dev] == strtoul(late, NULL, 10))
 		make_group(dev, 1, 1);
+	pthread_mutex_unlock(&rm.lock);
+}
+
+INTERNAL void fake_rm_context_reset(int dev)
+{
+	struct nvrm_free f;
+
+	if (!enabled() || dev < 0 || dev >= NVT_MACHINE_GPUS)
+		return;
+	pthread_mutex_lock(&rm.lock);
+	if (rm.fd >= 0 && rm.device[dev]) {
+		f = (struct nvrm_free){rm.client, rm.client, rm.device[dev], 0};
+		ioctl(rm.fd, _IOWR(NVRM_IOCTL_MAGIC, NVRM_ESC_FREE, struct nvrm_free), &f);
+		rm.device[dev] = 0;
+		rm.launches[dev] = 0;
+	}
 	pthread_mutex_unlock(&rm.lock);
 }

@@ -178,8 +178,10 @@ int main(int argc, char **argv)
 					tpcs += __builtin_popcountll(rec.ran_tpcs[w]);
 			fprintf(log, "launch %llu %llu %d %d\n", (unsigned long long)enter,
 				(unsigned long long)ret, fakecuda_in_flight(NULL), tpcs);
-			if (every > 0 && n % every == 0 && cuStreamSynchronize(NULL))
+			if (every > 0 && n % every == 0 && cuStreamSynchronize(NULL)) {
+				fclose(log);
 				return 1;
+			}
 			if (first--> 0) {
 				fflush(log);
 				ready(argv[3]);
@@ -187,10 +189,13 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(argv[1], "threads") && argc == 7) {
 		ready(argv[3]);
-		if (run_threads(ctx, argv[2], log, atoi(argv[4]), atoi(argv[5]), atol(argv[6])))
+		if (run_threads(ctx, argv[2], log, atoi(argv[4]), atoi(argv[5]), atol(argv[6]))) {
+			fclose(log);
 			return 1;
+		}
 	} else {
 		fprintf(stderr, "usage: prioapp serve|batch|threads STOP LOG ...\n");
+		fclose(log);
 		return 2;
 	}
 	return fclose(log) ? 1 : 0;

@@ -87,7 +87,7 @@ picked() { sed -n 's/^NVTASKSET_PARTITION=[^ ]* \([^ ]*\) .*/\1/p' <<<"$1"; }
 # TPCs none of which AVOID holds.
 claim_apart() {
 	local what=$1 who=() got
-	[ "$2" == root ] || who=($(as_user "$2"))
+	[ "$2" == root ] || read -ra who <<<"$(as_user "$2")"
 	OUT=$(timeout 60 "${who[@]}" "$NVT" --no-mps -n "$3" --exclude-running /usr/bin/env 2>&1) && RC=0 || RC=$?
 	judge "$RC" "$what"
 	got=$(picked "$OUT")
@@ -164,7 +164,7 @@ shared_entries() {
 	names=$SHARED_NAMES
 	for who in root 65532 65534; do
 		local pre=()
-		[ "$who" == root ] || pre=($(as_user "$who"))
+		[ "$who" == root ] || read -ra pre <<<"$(as_user "$who")"
 		OUT=$(timeout 60 "${pre[@]}" "$NVT" -l 2>&1) && RC=0 || RC=$?
 		judge "$RC" "entries: -l by $who"
 		[ "$RC" == 0 ] || bad lost "entries: -l by $who failed: $(tail -2 <<<"$OUT")"

@@ -18,6 +18,13 @@
 #           it, filled, /proc files of any length (0 to 65,536 groups), 60
 #           tasks in PID namespaces beside 2000 names of another user's
 #           (tests/faults/part-shared.sh)
+#   exporter the exporter at its connection limit: 300 slow connections from 20
+#           addresses, at its own descriptor limit too: every scrape answers
+#   levelmps kill -9 of a level's MPS daemon (the fake's, standing for its
+#           server) under its clients: they end as they would, --mps status
+#           and stop answer, the level's next task starts a new one
+#   container a container stopped without its poststop hook: root's -l names
+#           what it left, the next container starts, a later poststop removes it
 #
 # Counts, per part and in all: runs, faults injected, crashes (a process
 # ended by a signal it did not ask for), hangs (no end within its limit),
@@ -231,7 +238,8 @@ done
 "$NVT" --calibrate >/dev/null 2>&1 || { echo "check-faults: calibrating the fake GPU failed" >&2; exit 1; }
 printf '%-44s %6s %6s %7s %5s %5s %6s\n' part runs faults crashes hangs lost time | tee -a "$SUMMARY"
 BEGIN=$SECONDS
-for part in ${*:-sweep limits kill load scale agent shared}; do
+# shellcheck disable=SC2048 # part names split on purpose (no name holds a space)
+for part in ${*:-sweep limits kill load scale agent shared exporter levelmps container}; do
 	"part_$part"
 done
 printf '%-44s %6d %6d %7d %5d %5d %5ds\n' "all" "$RUNS" "$FAULTS" "$CRASHES" "$HANGS" "$LOST" \

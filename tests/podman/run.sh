@@ -68,7 +68,12 @@ IMAGE=localhost/nvtaskset-check:$$
 cleanup() {
 	"${PODMAN[@]}" rm -f -a >/dev/null 2>&1
 	"${PODMAN[@]}" rmi -f -a >/dev/null 2>&1
-	rm -f "$CDI_DIR/$VENDOR"-*.json "$CDI_DIR/$VENDOR.ld.so.preload"
+	rm -f "$CDI_DIR/$VENDOR"-*.json "$CDI_DIR/$VENDOR.ld.so.preload" \
+		"$CDI_DIR/$VENDOR-mps"-*.json "$CDI_DIR/$VENDOR-mps.ld.so.preload"
+	# The MPS daemons s_slice started (the fake one quits on this file).
+	for dir in "$W"/mps-pipe "$W"/mps-pipe-*; do
+		[ -e "$dir/nvidia-cuda-mps-control.pid" ] && touch "$dir/quit"
+	done
 	# (nvtaskset --cdi mounted a tmpfs on the run directory)
 	umount -l "$W/run" 2>/dev/null
 	rm -rf "$W"
@@ -352,7 +357,47 @@ s_try() {
 	[ "$(ls -d /tmp/nvtaskset-try-containers.* 2>/dev/null | wc -l)" == "$before" ] || die "its directory is left"
 }
 
-ALL="gpc env_override tpcs full rundir isolation userns exec rootless try"
+# --with-mps and a time-sliced priority device: the container's programs reach their level's MPS
+# control daemon (which --cdi --with-mps starts, its server told the level), whose pipe
+# directory the device's hook binds over the container's; a container of no sliced priority
+# reaches the shared daemon; with the level's daemon stopped the container does not start, and
+# no daemon is started for it. (The spec under a vendor of its own, with MPS directories of
+# this run's own and the tests' fake MPS control daemon.)
+s_slice() {
+	local vendor=$VENDOR-mps pipe=$W/mps-pipe out lvl dev
+	export CUDA_MPS_PIPE_DIRECTORY=$pipe CUDA_MPS_LOG_DIRECTORY=$W/mps-log PATH=$ROOT/tests/fake/bin:$PATH
+	mkdir -p "$pipe"
+	"$NVT" --cdi --with-mps --cdi-dir "$CDI_DIR" --vendor "$vendor" >"$W/cdi-mps.log" 2>&1 ||
+		die "nvtaskset --cdi --with-mps: $(cat "$W/cdi-mps.log")"
+	for lvl in low high; do
+		has "$(cat "$pipe-$lvl/fake.env")" "NVTASKSET_MPS_SERVER=$lvl,yield=slice"
+	done
+	for dev in "priority=low-slice:-low" "gpc=0-1 priority=high-slice:-high" "gpc=0-1 priority=high:"; do
+		# shellcheck disable=SC2046 # the devices, one word each
+		out=$("${RUN[@]}" --rm $(printf -- "--device=$vendor/%s " ${dev%:*}) "$IMAGE" \
+			sh -c 'echo "$NVTASKSET_PRIORITY"; cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"' 2>&1) ||
+			die "${dev%:*}: $out"
+		[ "$(tail -1 <<<"$out")" == "$(cat "$pipe${dev##*:}/nvidia-cuda-mps-control.pid")" ] ||
+			die "${dev%:*}: the container reached $(tail -1 <<<"$out"), not the daemon of $pipe${dev##*:}"
+	done
+	has "$("${RUN[@]}" --rm --device "$vendor/priority=low-slice" "$IMAGE" sh -c 'echo "$NVTASKSET_PRIORITY"')" \
+		"low,yield=slice"
+	touch "$pipe-low/quit"
+	for ((lvl = 0; lvl < 100; lvl++)); do
+		[ -e "$pipe-low/nvidia-cuda-mps-control.pid" ] || break
+		sleep 0.1
+	done
+	rm -f "$pipe-low/fake.env"
+	out=$("${RUN[@]}" --rm --device "$vendor/priority=low-slice" "$IMAGE" fakeapp launch 1 2>&1) &&
+		die "it ran without the low level's daemon: $out"
+	has "$out" "the MPS control daemon of priority low does not run (pipe directory $pipe-low): run nvtaskset --cdi --with-mps again"
+	[ ! -e "$pipe-low/fake.env" ] || die "the hook started a daemon"
+	"$NVT" --mps stop >"$W/mps-stop.log" 2>&1 || die "--mps stop: $(cat "$W/mps-stop.log")"
+	rm -f "$CDI_DIR/$vendor"-*.json "$CDI_DIR/$vendor.ld.so.preload"
+}
+
+ALL="gpc env_override tpcs full rundir isolation userns exec rootless slice try"
+# shellcheck disable=SC2048 # scenario names split on purpose (no name holds a space)
 for s in ${*:-$ALL}; do
 	start_s=$SECONDS
 	(s_"$s") >"$W/$s.log" 2>&1

@@ -74,10 +74,10 @@ stop_all_tasks() {
 	done
 }
 
-CTLD= SLURMD= CLUSTER=
+CTLD='' SLURMD='' CLUSTER=
 # Stops slurmd and slurmctld (after every job), munged with all, and the MPS daemon.
 stop_daemons() {
-	local i pid all=${1:-}
+	local i pid dir all=${1:-}
 	# Let every job end: the fake programs stop when their stop file appears.
 	stop_all_tasks
 	# A fake MPS daemon in slurmd's private /run (it keeps the namespace alive).
@@ -98,11 +98,14 @@ stop_daemons() {
 		done
 		kill -KILL "$pid" 2>/dev/null
 	done
-	CTLD= SLURMD=
+	CTLD='' SLURMD=
 	[ -z "$all" ] && return
 	[ -s "$W/munge/pid" ] && kill "$(cat "$W/munge/pid")" 2>/dev/null
-	# The MPS control daemon the plugin started (the fake one quits on this file).
-	[ -e "$W/mps-pipe/nvidia-cuda-mps-control.pid" ] && touch "$W/mps-pipe/quit"
+	# The MPS control daemons the plugin started, the shared one and the priority levels'
+	# (the fake one quits on this file).
+	for dir in "$W"/mps-pipe "$W"/mps-pipe-*; do
+		[ -e "$dir/nvidia-cuda-mps-control.pid" ] && touch "$dir/quit"
+	done
 	sleep 0.2
 }
 stop_cluster() {
@@ -222,6 +225,7 @@ EOF
 		fail_setup "slurmctld did not start: $(tail -5 "$W/log/slurmctld.log")"
 	# NVTASKSET_TEST_SLURMD marks slurmd's environment: the MPS daemon must not have it.
 	if [ "$1" = private ]; then
+		# shellcheck disable=SC2174 # the mode is the last directory's (its parents are there, or the umask's)
 		mkdir -p -m 1777 "$W/tmp"
 		"$ROOT/tests/e2e/helpers/in-private-tmp" "$W/tmp" "$HOLD" "$W" "$CHECKOUT" -- \
 			sh -c 'mount -t tmpfs -o mode=755 tmpfs /run && exec "$@"' sh \
@@ -265,6 +269,7 @@ die() {
 }
 eq() { [ "$1" == "$2" ] || die "${3:-value}: expected '$2', got '$1'"; }
 has() { [[ "$1" == *"$2"* ]] || die "expected '$2' in: $1"; }
+hasnt() { [[ "$1" != *"$2"* ]] || die "did not expect '$2' in: $1"; }
 
 # submit TAG [SRUN-OPTION...] [-- TASK-ARG]: starts a job step of task.sh TAG in the background.
 submit() {
@@ -576,6 +581,7 @@ s_gpcs() {
 }
 
 # stop_mps [DIR]: stops the fake MPS control daemon of pipe directory DIR.
+# shellcheck disable=SC2120 # DIR is for a caller with a daemon of its own; none passes one now
 stop_mps() {
 	local dir=${1:-$W/mps-pipe} i
 	[ -e "$dir/nvidia-cuda-mps-control.pid" ] || return 0
@@ -762,6 +768,67 @@ PY
 	no_claims
 }
 
+# --gpu-priority=LEVEL,yield=slice: the job prolog starts the level's own MPS control daemon,
+# with the shim preloaded and told the level (NVTASKSET_MPS_SERVER) and none of slurmd's
+# environment, and the step's tasks join it; a step at a level whose daemon the prolog did not
+# start fails, saying so, and starts none; without slice, the shared daemon; mps=no: no MPS.
+s_priority_slice() {
+	local job out rc env
+	for lvl in low high; do
+		stop_mps "$W/mps-pipe-$lvl"
+		rm -rf "$W/mps-pipe-$lvl" "$W/mps-log-$lvl"
+	done
+	submit s -n1 --gpu-tpcs=16 --gpu-priority=low,yield=slice
+	state s 0 >/dev/null
+	job=$(jobof s)
+	eq "$(envof s 0 CUDA_MPS_PIPE_DIRECTORY)" "$W/mps-pipe-low" "the time-sliced step's MPS pipe directory"
+	eq "$(envof s 0 NVTASKSET_PRIORITY)" "low,yield=slice" "the task's NVTASKSET_PRIORITY"
+	[ -s "$W/mps-pipe-low/nvidia-cuda-mps-control.pid" ] || die "no MPS daemon of priority low runs"
+	env=$(cat "$W/mps-pipe-low/fake.env")
+	echo "the low level's daemon, started by: $(cat "$W/mps-pipe-low/fake.parent")"
+	has "$(cat "$W/mps-pipe-low/fake.parent")" "slurmstepd spank prolog"
+	has "$env" "NVTASKSET_MPS_SERVER=low,yield=slice"
+	has "$env" "LD_PRELOAD=$SHIM"
+	has "$env" "CUDA_MPS_PIPE_DIRECTORY=$W/mps-pipe-low"
+	has "$env" "CUDA_MPS_LOG_DIRECTORY=$W/mps-log-low"
+	eq "$(grep -c -E '^(NVTASKSET_TEST_SLURMD|LD_LIBRARY_PATH|SLURM_CONF)=' <<<"$env")" 0 \
+		"slurmd's variables in the level daemon's environment"
+	eq "$(stat -c %U:%a "$W/mps-pipe-low" "$W/mps-log-low" | sort -u)" root:755 \
+		"the level's MPS directories' owner and mode"
+	# Another step of the job without slice joins the shared daemon.
+	out=$(timeout 30 srun --quiet --jobid="$job" --overlap --gpu-priority=low \
+		sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY"' 2>&1) || die "a step without slice failed: $out"
+	eq "$out" "$W/mps-pipe" "the MPS pipe directory of a step without slice"
+	# A step at a level whose daemon the prolog did not start: it says so, and starts none.
+	out=$(timeout 30 srun --jobid="$job" --overlap --gpu-priority=high,yield=slice true 2>&1) &&
+		rc=0 || rc=$?
+	echo "$out"
+	[ "$rc" != 0 ] || die "a step of priority high,yield=slice ran without its level's daemon"
+	has "$out" "nvtaskset: the MPS control daemon of priority high does not run on this node (pipe directory $W/mps-pipe-high)"
+	has "$out" "give the job that priority"
+	[ ! -e "$W/mps-pipe-high/fake.parent" ] ||
+		die "a step started the MPS control daemon: $(cat "$W/mps-pipe-high/fake.parent")"
+	finish s
+	# The level daemons serve every user's jobs at the level's timeslice: a job's slice= sets
+	# none (its prolog starts the level's daemon at its own), and its steps are refused.
+	out=$(timeout 30 srun --gpu-tpcs=8 --gpu-priority=high,yield=slice=300 true 2>&1) && rc=0 || rc=$?
+	echo "$out"
+	[ "$rc" != 0 ] || die "a step with slice=300 ran in the node's level daemon"
+	has "$out" "nvtaskset: --gpu-priority=high,yield=slice=300: slice=US is not a step's to choose in MPS"
+	has "$(cat "$W/mps-pipe-high/fake.env")" "NVTASKSET_MPS_SERVER=high,yield=slice"
+	hasnt "$(cat "$W/mps-pipe-high/fake.env")" "slice=300"
+	out=$(timeout 30 srun --quiet --gpu-tpcs=8 --gpu-priority=high,yield=slice \
+		sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY $NVTASKSET_PRIORITY"' 2>&1) || die "srun failed: $out"
+	eq "$out" "$W/mps-pipe-high high,yield=slice" "the high step's pipe directory and priority"
+	# mps=no: outside MPS (its own context, time-sliced by its own shim, slice= its own).
+	plugstack mps=no
+	out=$(timeout 30 srun --quiet --gpu-tpcs=8 --gpu-priority=low,yield=slice=300 \
+		sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY $NVTASKSET_PRIORITY"' 2>&1) && rc=0 || rc=$?
+	plugstack
+	eq "$out" "/dev/null low,yield=slice=300" "mps=no: the pipe directory and priority"
+	no_claims
+}
+
 s_foreign_entries() {
 	# Entries that another user makes in the shared directory of run directories, named like
 	# a run directory (nvtaskset-UID: a plain file, a link, a FIFO): every step with
@@ -792,9 +859,10 @@ s_foreign_entries() {
 
 PASS=0 FAIL=0 SKIP=0 FAILED=""
 ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user spoofed_holder requests gpcs
-	node_name mps_prolog mps_control priority foreign_entries"
+	node_name mps_prolog mps_control priority priority_slice foreign_entries"
 PRIVATE="mps_squat"
 TWO_GPUS="two_gpus gpu_gres"
+# shellcheck disable=SC2048 # test names split on purpose (no name holds a space)
 for name in ${*:-$ONE_GPU $PRIVATE $TWO_GPUS}; do
 	kind=one
 	[[ " $TWO_GPUS " == *" $name "* ]] && kind=two

@@ -102,11 +102,15 @@ static void test_json_find(void)
 static void test_device_names(void)
 {
 	static const char *const good[] = {"gpc=0", "gpc=0-3", "gpc=1:0-11", "tpcs=16", "tpcs=15:256",
-					   "priority=high", "priority=low", "priority=normal"};
+					   "priority=high", "priority=low", "priority=normal",
+					   "priority=low-slice", "priority=normal-slice", "priority=high-slice"};
 	static const char *const bad[] = {"gpc=3-1", "gpc=03", "gpc=0-0", "gpc=", "gpc=64", "tpcs=0",
 					  "tpcs=257", "tpcs=01", "tpcs=1:", "priority=none", "prio=high",
 					  "priority=1:high", "tpcs=64:1", "gpc=0-3,5", "gpc", "=1",
-					  "tpcs=16 "};
+					  "tpcs=16 ", "priority=slice", "priority=-slice", "priority=low-",
+					  "priority=low-slice-slice", "priority=Low-slice", "priority=low-Slice",
+					  "priority=low,slice", "priority=1:low-slice", "priority=none-slice",
+					  "priority=lowslice", "priority=low-slic"};
 	struct nvt_cdi_device d;
 	char buf[NVT_CDI_DEVICE_TEXT_MAX];
 
@@ -120,8 +124,19 @@ static void test_device_names(void)
 	      d.first == 2 && d.last == 5);
 	CHECK(nvt_cdi_device_parse("tpcs=16", &d) == 0 && d.cls == NVT_CDI_TPCS && d.gpu == -1 &&
 	      d.count == 16);
-	CHECK(nvt_cdi_device_parse("priority=low", &d) == 0 && d.prio == NVT_PRIO_LOW);
+	CHECK(nvt_cdi_device_parse("priority=high-slice", &d) == 0 && d.prio == NVT_PRIO_HIGH &&
+	      d.slice == 1);
+	CHECK(nvt_cdi_device_parse("priority=low", &d) == 0 && d.prio == NVT_PRIO_LOW && d.slice == 0);
 	CHECK(nvt_cdi_device_format(&d, buf, 5) == -1);
+	CHECK(nvt_cdi_shared_pipe("/tmp/nvidia-mps-low", "low", buf, sizeof(buf)) == 0 &&
+	      !strcmp(buf, "/tmp/nvidia-mps"));
+	CHECK(nvt_cdi_shared_pipe("/a-b-high", "high", buf, sizeof(buf)) == 0 && !strcmp(buf, "/a-b"));
+	CHECK(nvt_cdi_shared_pipe("/tmp/nvidia-mps-low", "high", buf, sizeof(buf)) == -1);
+	CHECK(nvt_cdi_shared_pipe("/tmp/nvidia-mpslow", "low", buf, sizeof(buf)) == -1);
+	CHECK(nvt_cdi_shared_pipe("-low", "low", buf, sizeof(buf)) == -1);
+	CHECK(nvt_cdi_shared_pipe("/x-low", "", buf, sizeof(buf)) == -1);
+	CHECK(nvt_cdi_shared_pipe("/tmp/nvidia-mps-low", "low", buf, 15) == -1);
+	CHECK(nvt_cdi_shared_pipe("/tmp/nvidia-mps-low", "low", buf, 16) == 0);
 	CHECK(nvt_cdi_vendor_valid("nvtaskset") && nvt_cdi_vendor_valid("nvtaskset-test.x_1"));
 	CHECK(!nvt_cdi_vendor_valid("1abc") && !nvt_cdi_vendor_valid("a/b") &&
 	      !nvt_cdi_vendor_valid("abc-") && !nvt_cdi_vendor_valid("") && nvt_cdi_vendor_valid("a"));

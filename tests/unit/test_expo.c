@@ -234,6 +234,10 @@ static void test_conns(void)
 	CHECK(nvt_conns_add(&t, 5, AF_INET, lo, 0) == 0 && nvt_conns_add(&t, 6, AF_INET, lo, 1) == 0);
 	CHECK(nvt_conns_admit(&t, AF_INET, lo) == -1 && nvt_conns_add(&t, 7, AF_INET, lo, 2) == 0);
 	CHECK(nvt_conns_admit(&t, AF_INET, lo) == 5);
+	/* The descriptor limit: the table leaves kept descriptors and one to accept with. */
+	CHECK(nvt_conns_room(1024, 256, 32) == 256 && nvt_conns_room(288, 256, 32) == 256);
+	CHECK(nvt_conns_room(200, 256, 32) == 168 && nvt_conns_room(64, 256, 32) == 32);
+	CHECK(nvt_conns_room(20, 256, 32) == NVT_CONNS_MIN && nvt_conns_room(UINT64_MAX, 256, 32) == 256);
 }
 
 int main(void)

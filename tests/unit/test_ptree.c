@@ -139,6 +139,8 @@ static void test_grow(void)
 	for (n = 0; n < 100; n++) {
 		grown = nvt_grow(v, n, &cap, sizeof(*v), 4);
 		CHECK(grown != NULL);
+		if (!grown)
+			break;
 		v = grown;
 		v[n] = (int)n;
 		CHECK(cap > n && (cap == 4 || cap % 4 == 0));

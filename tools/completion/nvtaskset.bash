@@ -243,7 +243,6 @@ _nvtaskset()
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 			return 0
 			;;
-		--yield) return 0 ;;                                # a list of words (nvtaskset(1))
 		--mps) values="status start stop" ;;
 		--gpu) values=$(_nvtaskset_gpus) ;;
 		esac

@@ -17,7 +17,8 @@ script:
   - docs/design.md's picture between its markers is what `picture` prints.
 And HACKING.md's conventions (check-rules, or one of them alone):
   - check-sizes: no function of src/ or tools/ over 80 lines (from its name to its closing
-    brace) without "(over 80 lines: WHY)" in the comment right above it;
+    brace) without "(over 80 lines: WHY)" in the comment right above it, and no file of
+    them over 500 lines without "Over 500 lines ...: WHY" in the comment at its head;
   - check-reasons: a function of src/ that fails with a reason takes it as `char *why,
     size_t len`, no other names or forms (`err, errlen`, `const char **why`), and no struct
     of a header of src/ carries a reason field (`error`) for its functions to fill;
@@ -126,8 +127,6 @@ def symbols(obj):
     return defined, undefined
 
 
-# Programs of their own in tools/nvtaskset, beside the command: the bandwidth hog, the exporter.
-CMD_PROGRAMS = ("hog.c", "exporter.c")
 
 
 def cmd_graph(root, build):
@@ -136,7 +135,7 @@ def cmd_graph(root, build):
     layer_of = {f: i for i, (_, files) in enumerate(layers) for f in files}
     bad = [] if layer_of else ["CMD_LAYERS names no file of the command"]
     on_disk = {n[:-2] for n in os.listdir(os.path.join(root, "tools/nvtaskset"))
-               if n.endswith(".c") and n not in CMD_PROGRAMS}
+               if n.endswith(".c")}
     for f in sorted(on_disk - set(layer_of)):
         bad.append("tools/nvtaskset/%s.c is in no CMD_ layer" % f)
     defs, undefs = {}, {}
@@ -332,6 +331,7 @@ def design(root, build, write):
 # ---- HACKING.md's conventions, checked ------------------------------------------------
 
 FUNCTION_LINES_MAX = 80
+FILE_LINES_MAX = 500
 REASON_NAMES = r"(?:why|err|error|errbuf|errmsg|reason|msg|message)"
 
 
@@ -360,9 +360,29 @@ def without_comments(text):
     return re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)
 
 
-def function_sizes(root):
-    """Functions over FUNCTION_LINES_MAX lines without the reason at their head."""
+def file_head(text):
+    """The comment a file opens with, its lines joined by spaces."""
+    m = re.match(r"\s*/\*(.*?)\*/", text, re.S)
+    return " ".join(m.group(1).replace("*", " ").split()) if m else ""
+
+
+def file_sizes(root):
+    """Files over FILE_LINES_MAX lines without the reason in the comment at their head."""
     bad = []
+    for f in read_list(root, ("src", "tools"), (".c", ".h"), bad):
+        text = open(os.path.join(root, f)).read()
+        n = text.count("\n")
+        if n > FILE_LINES_MAX and not re.search(r"Over %d lines[^:]*: \S" % FILE_LINES_MAX,
+                                                file_head(text)):
+            bad.append("%s: %d lines and no 'Over %d lines ...: WHY' in the comment at its head"
+                       " (or split it)" % (f, n, FILE_LINES_MAX))
+    return bad
+
+
+def function_sizes(root):
+    """Functions over FUNCTION_LINES_MAX lines without the reason at their head, and files over
+    FILE_LINES_MAX lines without it at theirs."""
+    bad = file_sizes(root)
     for f in read_list(root, ("src", "tools"), (".c",), bad):
         lines = open(os.path.join(root, f)).read().split("\n")
         for i, line in enumerate(lines):

@@ -5,6 +5,9 @@
  * VENDOR-gpc.json, VENDOR-tpcs.json, VENDOR-priority.json. What each device
  * gives a container is chosen in src/task/container.c; this file lists the
  * devices and writes the JSON. The hooks run nvtaskset --cdi-hook (cdihook.c).
+ * Over 500 lines on purpose: the one sub-command that sets up what every
+ * container shares (the spec's JSON, the run directory's tmpfs, the MPS
+ * daemons), in the order --cdi does it; the choices are src/task's.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -38,7 +41,11 @@ struct spec {
 	char shim[PATH_MAX];
 	char libdir[PATH_MAX]; /* the shim's directory, mounted at the same path */
 	char preload[PATH_MAX]; /* the file mounted over the container's /etc/ld.so.preload */
-	const char *pipe_dir;  /* --with-mps: MPS's pipe directory; NULL: no MPS */
+	const char *pipe_dir;  /* --with-mps: MPS's pipe directory (shared_pipe); NULL: no MPS */
+	char shared_pipe[PATH_MAX];
+	/* --with-mps: each level's MPS daemon's pipe directory (a time-sliced device's hook binds
+	 * it over the container's pipe_dir) */
+	char level_pipe[NVT_PRIO_LEVELS][PATH_MAX];
 	int n_gpus;
 	struct nvt_slot_view gpu[NVT_MACHINE_GPUS]; /* each GPU unpartitioned: its uuid and topology */
 	char timeout[16];      /* NVTASKSET_CLAIM_TIMEOUT for the hooks, "" for the default */
@@ -79,7 +86,7 @@ static void put_env(FILE *f, const struct nvt_task_env *e)
 /* A hook that runs nvtaskset --cdi-hook WORD; gpus (n, NULL: none) go in its
  * NVTASKSET_PARTITION: the GPUs a claim picks on. */
 static void put_hook(FILE *f, const struct spec *s, const char *stage, const char *word,
-		     const struct nvt_slot_view *gpus, int n)
+		     const struct nvt_slot_view *gpus, int n, const char *level_pipe)
 {
 	static char record[NVT_PARTENV_TEXT_MAX];
 
@@ -92,6 +99,10 @@ static void put_hook(FILE *f, const struct spec *s, const char *stage, const cha
 	if (s->timeout[0]) {
 		fputc(',', f);
 		put_var(f, NVT_ENV_CLAIM_TIMEOUT, s->timeout);
+	}
+	if (level_pipe) {
+		fputc(',', f);
+		put_var(f, NVT_ENV_MPS_PIPE_DIR, level_pipe);
 	}
 	if (gpus) {
 		if (nvt_gpusel_env_format(gpus, n, record, sizeof(record)) < 0)
@@ -138,7 +149,7 @@ static void put_common(FILE *f, const struct spec *s)
 		put_mount(f, "/dev/shm", "/dev/shm", "\"rw\",\"nosuid\",\"nodev\",\"rbind\"");
 	}
 	fputs("],\"hooks\":[", f);
-	put_hook(f, s, "poststop", "poststop", NULL, 0);
+	put_hook(f, s, "poststop", "poststop", NULL, 0, NULL);
 	fputs("]}", f);
 }
 
@@ -161,7 +172,8 @@ static void put_device(FILE *f, const struct spec *s, const struct nvt_cdi_devic
 	fputs(",\"hooks\":[", f);
 	/* The GPUs a tpcs device claims on and a priority applies to; a gpc device's
 	 * partition (the container's own variable is the container's to set). */
-	put_hook(f, s, "createRuntime", word, parts, n);
+	put_hook(f, s, "createRuntime", word, parts, n,
+		 d->cls == NVT_CDI_PRIORITY && d->slice && s->pipe_dir ? s->level_pipe[d->prio] : NULL);
 	fputs("]}}", f);
 	*first = 0;
 }
@@ -200,8 +212,9 @@ static int put_devices(FILE *f, const struct spec *s, int cls, int gpu, int *fir
 	if (n > NVT_MAX_GPUS)
 		return 0; /* more GPUs than a task has partitions on: per GPU only */
 	if (cls == NVT_CDI_PRIORITY) {
-		for (d.prio = NVT_PRIO_HIGH; d.prio >= NVT_PRIO_LOW; d.prio--, count++)
-			put_device(f, s, &d, parts, n, first);
+		for (d.slice = 0; d.slice <= 1; d.slice++)
+			for (d.prio = NVT_PRIO_HIGH; d.prio >= NVT_PRIO_LOW; d.prio--, count++)
+				put_device(f, s, &d, parts, n, first);
 		return count;
 	}
 	if (cls == NVT_CDI_TPCS) {
@@ -381,6 +394,31 @@ static void choose_base(struct spec *s)
 		      s->base, NVT_SHARED_RUNDIR_MODE);
 }
 
+/*
+ * --with-mps: starts the host's MPS control daemon, and each priority level's (whose server
+ * loads the shim: docs/priorities.md, "Preemption"), unless they run, and names their pipe
+ * directories in s. A time-sliced device's hook finds its level's daemon running (it starts
+ * none: a daemon started there would live in the runtime's cgroup, which ends with the
+ * container).
+ */
+static void start_mps(struct spec *s)
+{
+	struct nvt_slot_view level;
+
+	snprintf(s->shared_pipe, sizeof(s->shared_pipe), "%s", ensure_mps(0, NULL, 0));
+	s->pipe_dir = s->shared_pipe;
+	/* Each level's beside it, "-LEVEL" after it (root's are so anyway): a hook binds only
+	 * over the shared one's mount (nvt_cdi_shared_pipe). */
+	if (setenv(NVT_ENV_MPS_PIPE_DIR, s->shared_pipe, 1))
+		cli_err("setenv");
+	for (unsigned p = NVT_PRIO_LOW; p <= NVT_PRIO_HIGH; p++) {
+		memset(&level, 0, sizeof(level));
+		level.prio.prio = (uint8_t)p;
+		level.prio.yield = NVT_YIELD_SLICE;
+		snprintf(s->level_pipe[p], sizeof(s->level_pipe[p]), "%s", ensure_mps(0, &level, 1));
+	}
+}
+
 /* The machine's GPUs, each unpartitioned with its topology (calibrated if need be). */
 static void list_gpus(struct spec *s)
 {
@@ -409,8 +447,10 @@ static void cdi_usage(FILE *out)
 		"  tpcs=16, tpcs=1:16    16 TPCs that no other task holds, claimed when the\n"
 		"                        container starts, as -n 16 --exclude-running\n"
 		"  priority=high         with a priority (high, normal or low), as --priority\n"
+		"  priority=high-slice   time-sliced, as --priority high --yield slice\n"
 		"--vendor names the devices NAME/CLASS=... (default nvtaskset); --with-mps\n"
-		"makes containers MPS clients of the host's daemon (they get /dev/shm).\n"
+		"makes containers MPS clients of the host's daemon (they get /dev/shm),\n"
+		"time-sliced ones of their level's, and starts the daemons.\n"
 		"Run it as root, again after --calibrate. See docs/containers.md.\n",
 		CDI_DEFAULT_DIR);
 	exit(out == stdout ? EXIT_SUCCESS : EXIT_FAILURE);
@@ -427,7 +467,6 @@ int nvt_cmd_cdi(int argc, char **argv)
 	static struct spec s;
 	const char *dir = CDI_DEFAULT_DIR, *timeout = getenv(NVT_ENV_CLAIM_TIMEOUT);
 	int c, with_mps = 0;
-	ssize_t n;
 
 	s.vendor = NVT_CDI_VENDOR;
 	usage_names("nvtaskset --cdi");
@@ -455,10 +494,8 @@ int nvt_cmd_cdi(int argc, char **argv)
 	claim_timeout_ms(); /* a bad value says so now, not in every container's start */
 	if (timeout && *timeout)
 		snprintf(s.timeout, sizeof(s.timeout), "%s", timeout);
-	n = readlink("/proc/self/exe", s.exe, sizeof(s.exe) - 1);
-	if (n < 0)
+	if (nvt_proc_exe(0, s.exe, sizeof(s.exe)) < 0)
 		cli_err("cannot find my own executable");
-	s.exe[n] = '\0';
 	if (find_lib_file("libnvtaskset.so", s.shim, sizeof(s.shim)) || !realpath(s.shim, s.libdir))
 		cli_errx("cannot find the nvtaskset shim in %s", s.shim);
 	snprintf(s.shim, sizeof(s.shim), "%s", s.libdir);
@@ -466,7 +503,7 @@ int nvt_cmd_cdi(int argc, char **argv)
 	choose_base(&s);
 	list_gpus(&s);
 	if (with_mps)
-		s.pipe_dir = ensure_mps(0, NULL, 0);
+		start_mps(&s);
 	if (nvt_mkdirs(dir, 0755))
 		cli_err("--cdi: cannot make %s", dir);
 	write_preload(&s, dir);

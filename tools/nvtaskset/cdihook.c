@@ -4,7 +4,8 @@
  * writes them). As a createRuntime hook (the container's first process is
  * made and held before its exec; the hook runs beside the runtime, on the
  * host), it checks that the container's tasks can be trusted and that no
- * other device of ours replaced this one, and makes the control segment
+ * other device of ours replaced this one (the decisions: src/task/admit.c;
+ * here the files read and the answers worded), and makes the control segment
  * that the container's program adopts: the spec's GPCs, or TPCs claimed
  * race-free (src/task/container.c). Failing, it says why on stderr and
  * exits 1, and the runtime does not start the container. As a poststop
@@ -24,9 +25,9 @@
 
 #include "cli.h"
 #include "core/cdi.h"
-#include "core/gpusel.h"
 #include "core/prio.h"
 #include "os/sysutil.h"
+#include "task/admit.h"
 #include "task/container.h"
 
 #define STATE_MAX (1 << 20)
@@ -85,87 +86,100 @@ static void read_map(pid_t pid, char *buf, size_t size)
 /* 1 if process pid is in the caller's user namespace. */
 static int same_user_namespace(pid_t pid)
 {
-	char path[64];
-	struct stat mine, its;
+	int same = nvt_proc_shares(pid, "ns/user");
 
-	snprintf(path, sizeof(path), "/proc/%ld/ns/user", (long)pid);
-	if (stat("/proc/self/ns/user", &mine) || stat(path, &its))
-		cli_err("--cdi-hook: cannot read %s", path);
-	return mine.st_dev == its.st_dev && mine.st_ino == its.st_ino;
+	if (same < 0)
+		cli_err("--cdi-hook: cannot read /proc/%ld/ns/user", (long)pid);
+	return same;
 }
 
-/*
- * Ends the hook unless the container's user, uid inside, is the same uid
- * outside (the uid the host's nvtaskset and its other tasks see): in a user
- * namespace that maps uids its tasks' control segments would be one user's
- * inside and another's outside, and are trusted by neither. Sets *rootless
- * when the hook itself runs in such a namespace (a rootless runtime's).
- */
-static void check_users(const char *device, pid_t pid, uint32_t uid, int *rootless)
+/* Ends the hook, saying why the container may not start (rc: enum nvt_admit_rc, w its names). */
+static void refused(const char *device, int rc, const struct nvt_admit_why *w)
 {
-	char map[MAP_MAX], own[MAP_MAX];
-	uint32_t mid, outside;
-
-	read_map(0, own, sizeof(own));
-	*rootless = !nvt_uid_map_is_identity(own, strlen(own));
-	/* In our own user namespace (a rootless runtime's, without one of its own
-	 * for the container), pid's map says what ours says: its uid is ours. */
-	if (same_user_namespace(pid)) {
-		mid = uid;
-	} else {
-		read_map(pid, map, sizeof(map));
-		if (nvt_uid_map_outside(map, strlen(map), uid, &mid))
-			mid = UINT32_MAX;
-	}
-	if (mid == UINT32_MAX || (*rootless && nvt_uid_map_outside(own, strlen(own), mid, &outside)))
+	switch (rc) {
+	case NVT_ADMIT_MALFORMED:
+		cli_errx("--cdi-hook: the container's %s is malformed or too long", w->name);
+	case NVT_ADMIT_UNMAPPED:
 		cli_errx("%s: the container's user (uid %lu) has no uid outside its user namespace",
-			 device, (unsigned long)uid);
-	if (!*rootless)
-		outside = mid;
-	if (outside != uid)
+			 device, (unsigned long)w->uid);
+	case NVT_ADMIT_MAPPED:
 		cli_errx("%s: the container runs in a user namespace that maps user ids (its uid %lu "
 			 "is uid %lu outside): nvtaskset cannot trust its tasks' control segments, so "
 			 "claims would not count them, nor could nvtaskset list or move them. Run it "
 			 "without --userns or --uidmap (as root), or rootless with --userns=keep-id and "
 			 "as your own user",
-			 device, (unsigned long)uid, (unsigned long)outside);
+			 device, (unsigned long)w->uid, (unsigned long)w->outside);
+	case NVT_ADMIT_RUNDIR:
+		cli_errx("%s: the container's %s is not the spec's %s: a container does not choose its "
+			 "run directory (give no -e %s)",
+			 device, NVT_ENV_RUNDIR, NVT_CONTAINER_RUNDIR, NVT_ENV_RUNDIR);
+	case NVT_ADMIT_MPS_SERVER:
+		cli_errx("%s: the container sets %s: a container is no MPS server of nvtaskset's "
+			 "(give no -e %s)",
+			 device, NVT_ENV_MPS_SERVER, NVT_ENV_MPS_SERVER);
+	case NVT_ADMIT_OTHER_PARTITION:
+		cli_errx("%s: the container was given another partition device too (%s): give one",
+			 device, w->device);
+	case NVT_ADMIT_PRIO_MALFORMED:
+		cli_errx("%s: the container's %s=%s is malformed", device, NVT_ENV_PRIORITY, w->value);
+	case NVT_ADMIT_OTHER_PRIORITY:
+		cli_errx("%s: the container was given another priority too (%s): give one", device,
+			 w->value);
+	case NVT_ADMIT_PRIO_NO_DEVICE:
+		cli_errx("%s: the container's %s=%s names no priority device", device, NVT_ENV_PRIORITY,
+			 w->value);
+	case NVT_ADMIT_PRIO_NOT_ITS:
+		cli_errx("%s: the container's %s is %s, not the device %s's (%s): a container does not "
+			 "choose its priority (give the device, not -e %s)",
+			 device, NVT_ENV_PRIORITY, w->value, w->device, w->expected, NVT_ENV_PRIORITY);
+	case NVT_ADMIT_PRIO_NO_HOOK:
+		cli_errx("%s: the container's %s is %s, but it was given no device %s: a container "
+			 "does not choose its priority (give the device, not -e %s)",
+			 device, NVT_ENV_PRIORITY, nvt_prio_name(w->prio), w->device, NVT_ENV_PRIORITY);
+	case NVT_ADMIT_PRIO_TWICE:
+		cli_errx("%s: the container's %s is set twice, to different values: a container "
+			 "does not choose its priority (give the device, not -e %s)",
+			 device, NVT_ENV_PRIORITY, NVT_ENV_PRIORITY);
+	case NVT_ADMIT_NO_GPU:
+		cli_errx("%s: the hook's %s names no GPU: write the spec again (nvtaskset --cdi)",
+			 device, NVT_ENV_PARTITION);
+	case NVT_ADMIT_PARTITION:
+		cli_errx("%s: the container's %s is %s: a container does not choose its partition "
+			 "(give no -e %s)",
+			 device, NVT_ENV_PARTITION, w->value, NVT_ENV_PARTITION);
+	case NVT_ADMIT_LEVEL_PIPE:
+		cli_errx("%s: the hook's %s (%s) is not the MPS pipe directory of the device's "
+			 "priority: write the spec again (nvtaskset --cdi --with-mps)",
+			 device, NVT_ENV_MPS_PIPE_DIR, w->value);
+	case NVT_ADMIT_MPS_PIPE:
+		cli_errx("%s: the container's %s is not the spec's %s: a container does not choose "
+			 "its MPS pipe directory (give no -e %s)",
+			 device, NVT_ENV_MPS_PIPE_DIR, w->value, NVT_ENV_MPS_PIPE_DIR);
+	}
+	cli_errx("%s: the container may not start (%d)", device, rc);
 }
 
-/* The container's variable name (config.json's process.env) into buf; 0 if set, 1 if not. */
-static int config_env(const char *config, size_t len, const char *name, char *buf, size_t size)
+/* The container's user, uid inside, must be the same uid outside (nvt_admit_users); *rootless
+ * when the hook runs in a user namespace that maps uids (a rootless runtime's). */
+static void check_users(const char *device, pid_t pid, uint32_t uid, int *rootless)
 {
-	int rc = nvt_oci_config_env(config, len, name, buf, size);
+	char map[MAP_MAX], own[MAP_MAX];
+	struct nvt_admit_why w;
+	int same, rc;
 
-	if (rc < 0)
-		cli_errx("--cdi-hook: the container's %s is malformed or too long", name);
-	return rc;
+	read_map(0, own, sizeof(own));
+	same = same_user_namespace(pid);
+	if (!same)
+		read_map(pid, map, sizeof(map));
+	rc = nvt_admit_users(own, strlen(own), same ? NULL : map, same ? 0 : strlen(map), uid,
+			     rootless, &w);
+	if (rc)
+		refused(device, rc, &w);
 }
 
-/* 1 if the container's environment sets name to anything but value (NULL: at all), in any of
- * its variables of that name. */
-static int config_env_other(const char *config, size_t len, const char *name, const char *value)
-{
-	int rc = nvt_oci_config_env_other(config, len, name, value);
-
-	if (rc < 0)
-		cli_errx("--cdi-hook: the container's %s is malformed or too long", name);
-	return rc;
-}
-
-/* A partition record (NVT_ENV_PARTITION's form) into parts. Returns how many GPUs. */
-static int records(const char *device, const char *text, const char *whose,
-		   struct nvt_slot_view *parts)
-{
-	int n = text ? nvt_gpusel_env_parse(text, parts, NVT_MAX_GPUS) : -1;
-
-	if (n < 1)
-		cli_errx("%s: %s %s names no GPU: write the spec again (nvtaskset --cdi)", device, whose,
-			 NVT_ENV_PARTITION);
-	return n;
-}
-
-/* The poststop hook: the container's run directory goes (its processes are gone), and the
- * segments of other processes gone are removed. */
+/* The poststop hook: the container's run directory goes (its processes are gone), and so do
+ * the directories of other containers gone whose poststop hook never ran (nvt_seg_ctr_tidy)
+ * and the segments of other processes gone. */
 static int poststop(void)
 {
 	struct nvt_oci_state state;
@@ -183,120 +197,21 @@ static int poststop(void)
 	    nvt_seg_ctr_remove(nvt_rundir(), state.id) && errno != ENOENT)
 		warnx("warning: cannot remove all of %s/%s/%s", nvt_rundir(), NVT_CONTAINERS_DIR, state.id);
 	free(text);
+	nvt_seg_ctr_tidy(nvt_rundir());
 	n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
 	if (n >= 0)
 		free(pids);
 	return EXIT_SUCCESS;
 }
 
-/*
- * The container's priority (value, read into prio) must be a priority
- * device's as the spec gives it, words included, and beside a partition
- * device that priority device's hook must be among config.json's hooks (which
- * the container's variables cannot add). A variable the container set itself
- * (-e, a pod's env) would be its own priority and ways of yielding, root's for
- * a rootful container's root: every user's lower tasks would yield to it.
- */
-static void priority_given(const char *device, const struct nvt_cdi_device *d, const char *config,
-			   size_t len, const char *value, const struct nvt_slot_prio *prio)
-{
-	static struct nvt_task_env env;
-	struct nvt_cdi_device pd = {.cls = NVT_CDI_PRIORITY, .gpu = -1, .prio = prio->prio};
-	char name[NVT_CDI_DEVICE_TEXT_MAX], arg[NVT_CDI_VENDOR_MAX + NVT_CDI_DEVICE_TEXT_MAX + 8];
-	char why[256];
-	const char *slash = strchr(device, '/');
-
-	if (nvt_cdi_device_format(&pd, name, sizeof(name)) < 0 ||
-	    nvt_task_cdi_device_env(&pd, NULL, 0, &env, why, sizeof(why)))
-		cli_errx("%s: the container's %s=%s names no priority device", device, NVT_ENV_PRIORITY,
-			 value);
-	snprintf(arg, sizeof(arg), "%.*s/%s", (int)(slash - device), device, name);
-	if (strcmp(value, env.priority))
-		cli_errx("%s: the container's %s is %s, not the device %s's (%s): a container does not "
-			 "choose its priority (give the device, not -e %s)",
-			 device, NVT_ENV_PRIORITY, value, arg, env.priority, NVT_ENV_PRIORITY);
-	if (d->cls != NVT_CDI_PRIORITY && nvt_oci_config_has_hook(config, len, "createRuntime", arg) != 1)
-		cli_errx("%s: the container's %s is %s, but it was given no device %s: a container "
-			 "does not choose its priority (give the device, not -e %s)",
-			 device, NVT_ENV_PRIORITY, nvt_prio_name(prio->prio), arg, NVT_ENV_PRIORITY);
-}
-
-/*
- * What the container asks for, from its config.json (its variables, as the
- * devices set them): the device named device (d; CLASS=NAME in mine) must be
- * the one that set NVT_ENV_CDI, or, for a priority, NVT_ENV_PRIORITY; its
- * priority into *prio (c->prio). Returns 1 if this hook makes the segment
- * (a partition device's, or a priority's given alone), else 0.
- */
-static int container_asks(const char *device, const struct nvt_cdi_device *d, const char *mine,
-			  const char *config, size_t len, struct nvt_task_container *c,
-			  struct nvt_slot_prio *prio)
-{
-	static char value[NVT_PARTENV_TEXT_MAX];
-	const char *slash = strchr(device, '/');
-	struct nvt_cdi_device other;
-	int has_partition;
-
-	/* Another device of ours set these too (the last given wins): refuse both. */
-	value[0] = '\0';
-	has_partition = config_env(config, len, NVT_ENV_CDI, value, sizeof(value)) == 0;
-	if (d->cls != NVT_CDI_PRIORITY && strcmp(value, mine))
-		cli_errx("%s: the container was given another partition device too (%.*s/%s): give "
-			 "one",
-			 device, (int)(slash - device), device,
-			 nvt_cdi_device_parse(value, &other) ? "?" : value);
-	c->prio = NULL;
-	if (config_env(config, len, NVT_ENV_PRIORITY, value, sizeof(value)) == 0) {
-		if (nvt_prio_env_parse(value, prio))
-			cli_errx("%s: the container's %s=%s is malformed", device, NVT_ENV_PRIORITY, value);
-		if (d->cls == NVT_CDI_PRIORITY && prio->prio != d->prio)
-			cli_errx("%s: the container was given another priority too (%s): give one",
-				 device, nvt_prio_name(prio->prio));
-		priority_given(device, d, config, len, value, prio);
-		if (config_env_other(config, len, NVT_ENV_PRIORITY, value))
-			cli_errx("%s: the container's %s is set twice, to different values: a container "
-				 "does not choose its priority (give the device, not -e %s)",
-				 device, NVT_ENV_PRIORITY, NVT_ENV_PRIORITY);
-		c->prio = prio;
-	}
-	return d->cls != NVT_CDI_PRIORITY || !has_partition;
-}
-
-/* The GPUs of the container's segment, as the spec gave them to the hook (a
- * gpc device's partition, the GPUs of the others). A container's own
- * variables never choose them: whoever starts it may set any (-e, a pod's
- * env), so a container whose NVT_ENV_PARTITION is not its gpc device's is
- * refused (the program would read it), and other devices' containers may set
- * none (the program would take it for its partition). */
-static void container_gpus(const char *device, const struct nvt_cdi_device *d, const char *config,
-			   size_t len, struct nvt_task_container *c, struct nvt_slot_view *parts)
-{
-	static char value[NVT_PARTENV_TEXT_MAX];
-	const char *given = getenv(NVT_ENV_PARTITION);
-	int set;
-
-	c->n_parts = records(device, given, "the hook's", parts);
-	set = config_env(config, len, NVT_ENV_PARTITION, value, sizeof(value)) == 0;
-	/* (every variable of the name: a runtime may hand the program any of them) */
-	if (d->cls == NVT_CDI_GPC ? !set || config_env_other(config, len, NVT_ENV_PARTITION, given) : set)
-		cli_errx("%s: the container's %s is %s: a container does not choose its partition "
-			 "(give no -e %s)",
-			 device, NVT_ENV_PARTITION,
-			 !set ? "not set" : d->cls == NVT_CDI_GPC ? "not its device's" : "set", NVT_ENV_PARTITION);
-	c->parts = parts;
-	c->count = d->cls == NVT_CDI_TPCS ? d->count : 0;
-}
-
 /* The PID namespace of process pid (its inode). */
 static uint64_t pidns_of(const char *device, pid_t pid)
 {
-	char path[64];
-	struct stat st;
+	uint64_t ino;
 
-	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
-	if (stat(path, &st))
-		cli_err("%s: cannot read %s", device, path);
-	return (uint64_t)st.st_ino;
+	if (nvt_proc_inode(pid, "ns/pid", NULL, &ino))
+		cli_err("%s: cannot read /proc/%ld/ns/pid", device, (long)pid);
+	return ino;
 }
 
 /*
@@ -319,11 +234,19 @@ static void own_run_directory(const char *device, const struct nvt_oci_state *st
 			 device, state->id, NVT_CONTAINER_ID_MAX);
 	snprintf(ctr.id, sizeof(ctr.id), "%s", state->id);
 	ctr.pidns = pidns_of(device, (pid_t)state->pid);
+	/* Its first process: the container is stopped once it ended (nvt_seg_ctr_gone). */
+	ctr.init = (pid_t)state->pid;
+	if (nvt_proc_start_time(ctr.init, &ctr.init_start))
+		cli_err("%s: cannot read the start time of the container's process %ld", device,
+			(long)ctr.init);
 	if (ctr.pidns == pidns_of(device, getpid()))
 		cli_errx("%s: the container shares the host's PID namespace (--pid=host): its tasks' "
 			 "control segments could not be told from the host's. Run it with a PID "
 			 "namespace of its own",
 			 device);
+	/* What containers gone left (their poststop hooks never ran) goes first: a full run
+	 * directory keeps no container from starting for long. */
+	nvt_seg_ctr_tidy(nvt_rundir());
 	if (nvt_seg_ctr_make(nvt_rundir(), &ctr, why, sizeof(why)))
 		cli_errx("%s: %s", device, why);
 	if (nvt_seg_ctr_base(dir, size, nvt_rundir(), ctr.id))
@@ -352,7 +275,8 @@ static void give_segment(const char *device, const struct nvt_oci_state *state, 
 		c->seg_base = own_dir;
 	}
 	rc = nvt_task_prepare_container(nvt_rundir(), c, out, &already, why, sizeof(why));
-	unbound = !rc && c->seg_base && nvt_task_container_bind(c->pid, rootfs, own_dir, why, sizeof(why));
+	unbound = !rc && c->seg_base &&
+		  nvt_task_container_bind(c->pid, rootfs, own_dir, NVT_CONTAINER_RUNDIR, why, sizeof(why));
 	if ((rc || unbound) && c->seg_base)
 		nvt_seg_ctr_remove(nvt_rundir(), state->id);
 	if (unbound)
@@ -364,17 +288,48 @@ static void give_segment(const char *device, const struct nvt_oci_state *state, 
 			 device, state->pid, why);
 }
 
+/*
+ * A time-sliced priority device of a spec with MPS (the hook's CUDA_MPS_PIPE_DIRECTORY, the
+ * level daemon's; none: the container runs outside MPS, in a context of its own): the
+ * container's programs must be clients of their level's MPS server, whose channel groups get
+ * the level's timeslice, never of the shared one. Its daemon must run (--cdi --with-mps starts
+ * it); root's hook binds its pipe directory over the container's CUDA_MPS_PIPE_DIRECTORY, the
+ * spec's shared one (nvt_admit_mps; a variable two devices set could end either way).
+ */
+static void level_mps(const char *device, const struct nvt_cdi_device *d,
+		      const struct nvt_oci_state *state, const char *config, size_t len)
+{
+	static char target[NVT_OCI_PATH_MAX], rootfs[NVT_OCI_PATH_MAX];
+	const char *level_pipe = getenv(NVT_ENV_MPS_PIPE_DIR);
+	struct nvt_admit_why w;
+	char why[1024];
+	int rc;
+
+	if (!level_pipe || !*level_pipe)
+		return;
+	rc = nvt_admit_mps(config, len, level_pipe, nvt_prio_name(d->prio), target, sizeof(target), &w);
+	if (rc)
+		refused(device, rc, &w);
+	if (geteuid() == 0 &&
+	    nvt_oci_config_root(config, len, state->bundle, rootfs, sizeof(rootfs)))
+		cli_errx("%s: the container's config.json names no root file system (root.path)", device);
+	if (nvt_task_container_mps((pid_t)state->pid, geteuid() == 0 ? rootfs : NULL,
+				   nvt_prio_name(d->prio), target, why, sizeof(why)))
+		cli_errx("%s: %s", device, why);
+}
+
 int nvt_cmd_cdi_hook(int argc, char **argv)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS], out[NVT_MAX_GPUS];
 	struct nvt_task_container c = {0};
 	struct nvt_cdi_device d;
 	struct nvt_oci_state state;
-	struct nvt_slot_prio prio;
-	char why[1024], mine[NVT_CDI_DEVICE_TEXT_MAX], *text, *config, *slash;
+	struct nvt_slot_prio prio = {0};
+	struct nvt_admit_why w;
+	char why[1024], *text, *config, *slash;
 	const char *device;
 	size_t len, config_len;
-	int rootless;
+	int rootless, has_prio, rc;
 
 	if (argc != 2)
 		bad_usage("--cdi-hook takes VENDOR/CLASS=NAME or poststop (the CDI spec runs it)");
@@ -384,7 +339,6 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	slash = strchr(device, '/');
 	if (!slash || nvt_cdi_device_parse(slash + 1, &d))
 		bad_usage("--cdi-hook takes VENDOR/CLASS=NAME or poststop (the CDI spec runs it)");
-	snprintf(mine, sizeof(mine), "%s", slash + 1);
 	text = read_all(STDIN_FILENO, STATE_MAX, &len, "the runtime's state");
 	if (nvt_oci_state_parse(text, len, &state, why, sizeof(why)))
 		cli_errx("%s: %s", device, why);
@@ -396,19 +350,13 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	if (nvt_oci_config_user(config, config_len, &c.uid, &c.gid, why, sizeof(why)))
 		cli_errx("%s: %s", device, why);
 	check_users(device, (pid_t)state.pid, c.uid, &rootless);
-	/* The spec's run directory, or the program's segment would lie where no claim
-	 * looks: it would run on every TPC, and this device's claim would stay held. */
-	if (config_env_other(config, config_len, NVT_ENV_RUNDIR, NVT_CONTAINER_RUNDIR))
-		cli_errx("%s: the container's %s is not the spec's %s: a container does not choose its "
-			 "run directory (give no -e %s)",
-			 device, NVT_ENV_RUNDIR, NVT_CONTAINER_RUNDIR, NVT_ENV_RUNDIR);
-	/* Nor whether it is a priority level's MPS server: the shim of a program given the variable
-	 * makes no partition, and the container's would run on every TPC. */
-	if (config_env_other(config, config_len, NVT_ENV_MPS_SERVER, NULL))
-		cli_errx("%s: the container sets %s: a container is no MPS server of nvtaskset's "
-			 "(give no -e %s)",
-			 device, NVT_ENV_MPS_SERVER, NVT_ENV_MPS_SERVER);
-	if (!container_asks(device, &d, mine, config, config_len, &c, &prio))
+	rc = nvt_admit_config(config, config_len, device, &d, &prio, &has_prio, &w);
+	if (rc < 0)
+		refused(device, rc, &w);
+	c.prio = has_prio ? &prio : NULL;
+	if (d.cls == NVT_CDI_PRIORITY && d.slice)
+		level_mps(device, &d, &state, config, config_len);
+	if (rc == NVT_ADMIT_BESIDE)
 		return EXIT_SUCCESS; /* a priority beside a partition device: that one's hook */
 	/*
 	 * A rootless runtime's hook runs in its user namespace, where other users'
@@ -425,7 +373,12 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	/* Root's runtime: the container's root can write root's files there. */
 	if (geteuid() == 0 && nvt_task_cdi_rundir_check(nvt_rundir(), why, sizeof(why)))
 		cli_errx("%s: %s. Run nvtaskset --cdi again (as root): it mounts one there", device, why);
-	container_gpus(device, &d, config, config_len, &c, parts);
+	rc = nvt_admit_partition(config, config_len, &d, getenv(NVT_ENV_PARTITION), parts, &c.n_parts,
+				 &w);
+	if (rc)
+		refused(device, rc, &w);
+	c.parts = parts;
+	c.count = d.cls == NVT_CDI_TPCS ? d.count : 0;
 	c.pid = (pid_t)state.pid;
 	c.timeout_ms = claim_timeout_ms();
 	give_segment(device, &state, config, config_len, &c, out);

@@ -155,6 +155,8 @@ struct task_tree {
 int task_tree_read(struct task_tree *t, int tidy);
 /* Warns of each entry the listing passed over (-l). */
 void task_tree_warn_skipped(const struct task_tree *t);
+/* Root's -l: names each container's directory that outlived its container, with its size. */
+void task_tree_warn_leftovers(void);
 void task_tree_free(struct task_tree *t);
 /* -a: -p for the task root and each task that descends from it. */
 int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text);

@@ -2,13 +2,15 @@
  * list.c - nvtaskset -l: list the tasks that run under nvtaskset, every user's
  * (partitions are public to read, as CPU affinity is), as a tree: each task
  * under the nearest task it descends from, through processes that are no
- * tasks too (a shell without the shim, say).
+ * tasks too (a shell without the shim, say). It tidies the run directories
+ * (leftovers removed), then reads what runs through src/view, as top,
+ * --metrics and the exporter read it, and prints it.
  * Over 500 lines on purpose: the rows, the tree, the overlaps and the two
  * outputs (text, JSON) of one sub-command share its private row type.
  *
- * To show one more thing about a task: a field in struct row (filled in
- * read_row), an entry in columns[] for the text, and a field in print_json
- * (and docs/json.md).
+ * To show one more thing about a task: a field of the view's task or slot
+ * (src/view/view.h, read in view.c), an entry in columns[] for the text, and
+ * a field in print_json (and docs/json.md).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -21,49 +23,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pwd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "core/cdi.h"
 #include "os/slurmproc.h"
 #include "core/prio.h"
 #include "core/yield.h"
 #include "prio/agent.h"
+#include "view/view.h"
+#include "os/clock.h"
 
-/* One GPU's partition of a task. */
-struct gpu_part {
-	uint8_t uuid[16];
-	uint32_t state;        /* enum nvt_slot_state */
-	struct nvt_tpcset tpcs;
-	int applied;           /* a launch used it: the task launched on this GPU since it was set */
-	int refused;           /* the task refused it and runs on its previous one */
-	uint64_t launches;     /* kernels the task launched on this GPU */
-	struct nvt_slot_prio prio; /* its priority; prio.own its own partition (set_own) */
-	int lending;           /* idle, and a lower task borrows its TPCs (find_lenders) */
-	struct nvt_slot_activity act; /* its requests (a task started with a priority) */
-	struct nvt_slot_yield yield;  /* how it yields now, as its shim says */
-};
-
-/* What -l shows of one task: a partition per GPU it has a slot for. */
+/* What -l shows of one task: what the view read of it (src/view), and its place in the tree. */
 struct row {
+	const struct nvt_view_task *task;
+	const struct nvt_view_slot *slot; /* its partition slots, slot[0 .. n - 1] */
+	int n;
 	pid_t pid;
 	pid_t ppid;   /* its parent process, 0 when unknown */
 	pid_t parent; /* the nearest task shown that it descends from, 0 when none */
 	int depth;    /* tasks shown above it */
-	uid_t uid;
-	int n;
-	struct gpu_part gpu[NVT_MAX_GPUS];
-	char cmd[512];
-	size_t cmd0_len; /* the length of cmd's first word, the program */
 	char slurm_step[NVT_SLURM_STEP_TEXT_MAX]; /* "JOB.STEP" of a Slurm task, else "" */
-	char container[NVT_CONTAINER_ID_TEXT]; /* the container it runs in (its id's start), else "" */
 	int overlaps; /* its TPCs overlap another task's that is neither its ancestor nor descendant */
 	pid_t overlap_pid; /* the first such task */
 	int overlap_gpu;   /* on this GPU (nvtaskset's number, -1 if not listed) */
 	struct nvt_tpcset overlap_tpcs; /* these TPCs */
 };
+
+/* The view the rows point into. */
+static struct nvt_view view;
+
+/* The UUID of slot p's GPU. */
+static const uint8_t *uuid_of(const struct nvt_view_slot *p)
+{
+	return view.gpus[p->gpu].uuid;
+}
 
 /* The kernels a task launched on all its GPUs; -1 when it has no slot to count them in. */
 static long long launches_of(const struct row *r)
@@ -71,87 +65,37 @@ static long long launches_of(const struct row *r)
 	uint64_t sum = 0;
 
 	for (int i = 0; i < r->n; i++)
-		sum += r->gpu[i].launches;
+		sum += r->slot[i].launches;
 	return r->n ? (long long)(sum > LLONG_MAX ? LLONG_MAX : sum) : -1;
 }
 
-/* The command line of pid, arguments joined by spaces; raw bytes (see
- * terminal_text). Returns the length of its first argument. */
-static size_t read_cmdline(pid_t pid, char *buf, size_t len)
+/* The row of the view's task k (t: the processes, for its parent). */
+static void row_of(const struct task_tree *t, size_t k, struct row *r)
 {
-	char path[64];
-	FILE *f;
-	size_t n, first;
+	const struct nvt_view_task *task = &view.tasks[k];
 
-	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
-	buf[0] = '\0';
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	first = strlen(buf);
-	while (n && buf[n - 1] == '\0')
-		n--;
-	for (size_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	return first;
+	memset(r, 0, sizeof(*r));
+	r->task = task;
+	r->slot = &view.slots[task->first_slot];
+	r->n = task->n_slots;
+	r->pid = task->pid;
+	r->ppid = nvt_links_parent(t->links, t->n_links, task->pid);
+	if (task->slurm_job[0])
+		snprintf(r->slurm_step, sizeof(r->slurm_step), "%s.%s", task->slurm_job, task->slurm_step);
 }
 
-/*
- * Fills r for the task pid. Returns 0; 1 when the task is to be left out
- * (gone meanwhile, hidden by its user, or, with --launched, it launched no
- * kernel).
- */
-static int read_row(const struct options *o, const struct task_tree *t, pid_t pid, struct row *r)
+/* Says why each task whose segment the view could not read is left out. */
+static void warn_unread(void)
 {
-	struct nvt_seg_handle h;
-	struct nvt_slurm_step step;
-	char why[160];
-	int rc = nvt_seg_open(nvt_rundir(), pid, 0, &h);
-
-	if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK || rc == NVT_SEG_EPERM)
-		return 1; /* gone meanwhile, or hidden by its user */
-	if (rc) {
-		warnx("pid %ld: %s", (long)pid, seg_error(rc, &h, why, sizeof(why)));
-		return 1;
+	for (size_t i = 0; i < view.n_unread; i++) {
+		const struct nvt_view_unread *u = &view.unread[i];
+		struct nvt_seg_handle h;
+		char why[160];
+		memset(&h, 0, sizeof(h));
+		h.found_version = u->found_version;
+		errno = u->sys_errno;
+		warnx("pid %ld: %s", (long)u->pid, seg_error(u->seg_err, &h, why, sizeof(why)));
 	}
-	memset(r, 0, sizeof(*r));
-	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		struct gpu_part *p = &r->gpu[r->n];
-		struct nvt_slot_status st;
-		struct nvt_slot_view view;
-		if (nvt_seg_read_used(&h, g, &view, &st))
-			continue;
-		memcpy(p->uuid, view.uuid, sizeof(p->uuid));
-		p->state = view.state;
-		p->tpcs = view.tpcs;
-		p->applied = st.applied == view.seq;
-		p->refused = view.seq && st.rejected == view.seq;
-		p->launches = st.launches;
-		p->prio = view.prio;
-		p->act = st.act;
-		p->yield = st.yield;
-		if (view.prio.prio != NVT_PRIO_NONE)
-			nvt_prio_own_of(&view, &p->prio.own);
-		/* Its shim's launches borrow now: what they run on. */
-		if (view.prio.prio != NVT_PRIO_NONE && st.yield.state == NVT_YS_BORROWING)
-			nvt_set_or(&p->tpcs, &p->tpcs, &st.yield.borrowed);
-		r->n++;
-	}
-	r->pid = pid;
-	r->ppid = nvt_links_parent(t->links, t->n_links, pid);
-	r->uid = h.task_uid;
-	r->cmd0_len = read_cmdline(pid, r->cmd, sizeof(r->cmd));
-	if (nvt_slurmproc_step_of(pid, &step) == 0)
-		nvt_slurmproc_step_format(&step, r->slurm_step, sizeof(r->slurm_step));
-	if (nvt_proc_container(pid, r->container, sizeof(r->container)))
-		r->container[0] = '\0';
-	nvt_seg_close(&h);
-	/* A task without a slot counts no launches: it may have launched some. */
-	return o->launched_only && launches_of(r) == 0;
 }
 
 /* ---- JSON (docs/json.md) --------------------------------------------------- */
@@ -161,24 +105,17 @@ static void json_pid_or_null(const char *key, pid_t pid)
 	printf(pid > 0 ? ",\"%s\":%ld" : ",\"%s\":null", key, (long)pid);
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Milliseconds from then to now (0 if then is later or unknown). */
 static double ms_since(uint64_t then)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = nvt_clock_ns();
 
 	return then && now > then ? (double)(now - then) / 1e6 : 0;
 }
 
 /* "yield" of a GPU: how the task yields to higher ones, and what it does now. */
-static void json_yield(const struct gpu_part *p)
+static void json_yield(const struct nvt_view_slot *p)
 {
 	char ways[96];
 
@@ -195,7 +132,7 @@ static void json_yield(const struct gpu_part *p)
 }
 
 /* "requests" of a GPU: the task's requests as its shim follows them. */
-static void json_requests(const struct gpu_part *p)
+static void json_requests(const struct nvt_view_slot *p)
 {
 	const struct nvt_slot_activity *a = &p->act;
 
@@ -209,7 +146,7 @@ static void json_requests(const struct gpu_part *p)
 
 /* "priority", "own_tpcs", "mode", "guard", "lend", "yield", "requests" of a GPU
  * (docs/json.md): nulls without a priority. */
-static void json_prio_fields(const struct gpu_part *p)
+static void json_prio_fields(const struct nvt_view_slot *p)
 {
 	char list[NVT_LIST_TEXT_MAX];
 
@@ -218,7 +155,7 @@ static void json_prio_fields(const struct gpu_part *p)
 		       "\"yield\":null,\"requests\":null");
 		return;
 	}
-	nvt_format_list(&p->prio.own, list, sizeof(list));
+	nvt_format_list(&p->own, list, sizeof(list));
 	printf(",\"priority\":\"%s\",\"own_tpcs\":\"%s\",\"mode\":\"%s\",", nvt_prio_name(p->prio.prio),
 	       list, p->lending ? "lending" : nvt_prio_mode_name(p->prio.mode));
 	printf(p->prio.guard ? "\"guard\":%u" : "\"guard\":null", (unsigned)p->prio.guard);
@@ -229,20 +166,19 @@ static void json_prio_fields(const struct gpu_part *p)
 
 static void print_json(const struct row *r, int first)
 {
-	struct passwd *pw = getpwuid(r->uid);
 	long long launches = launches_of(r);
 
 	printf("%s{\"pid\":%ld", first ? "" : ",", (long)r->pid);
 	json_pid_or_null("ppid", r->ppid);
 	json_pid_or_null("parent", r->parent);
-	printf(",\"depth\":%d,\"uid\":%lu,\"user\":", r->depth, (unsigned long)r->uid);
-	if (pw)
-		json_string(pw->pw_name);
+	printf(",\"depth\":%d,\"uid\":%lu,\"user\":", r->depth, (unsigned long)r->task->uid);
+	if (r->task->user_named)
+		json_string(r->task->user);
 	else
 		printf("null");
 	printf(",\"command\":");
-	if (r->cmd[0])
-		json_string(r->cmd);
+	if (r->task->command[0])
+		json_string(r->task->command);
 	else
 		printf("null");
 	printf(launches >= 0 ? ",\"launches\":%lld" : ",\"launches\":null", launches);
@@ -252,17 +188,17 @@ static void print_json(const struct row *r, int first)
 	else
 		printf("null");
 	printf(",\"container\":");
-	if (r->container[0])
-		json_string(r->container);
+	if (r->task->container[0])
+		json_string(r->task->container);
 	else
 		printf("null");
 	printf(",\"overlaps\":%s,\"gpus\":[", r->overlaps ? "true" : "false");
 	for (int i = 0; i < r->n; i++) {
-		const struct gpu_part *p = &r->gpu[i];
+		const struct nvt_view_slot *p = &r->slot[i];
 		printf(i ? "," : "");
-		json_gpu_start(stdout, p->uuid);
+		json_gpu_start(stdout, uuid_of(p));
 		putchar(',');
-		json_partition_fields(stdout, p->state, &p->tpcs);
+		json_partition_fields(stdout, p->partitioned ? NVT_SLOT_SET : NVT_SLOT_UNSET, &p->current);
 		printf(",\"applied\":%s,\"refused\":%s,\"launches\":%" PRIu64,
 		       p->applied ? "true" : "false", p->refused ? "true" : "false", p->launches);
 		json_prio_fields(p);
@@ -312,13 +248,11 @@ static void col_ppid(const struct row *r, int terminal, char *buf, size_t len)
 
 static void col_user(const struct row *r, int terminal, char *buf, size_t len)
 {
-	struct passwd *pw = getpwuid(r->uid);
-
 	(void)terminal;
-	if (pw)
-		terminal_text(pw->pw_name, buf, len);
+	if (r->task->user_named)
+		terminal_text(r->task->user, buf, len);
 	else
-		snprintf(buf, len, "%lu", (unsigned long)r->uid);
+		snprintf(buf, len, "%lu", (unsigned long)r->task->uid);
 }
 
 /* The GPUs' numbers ("0", "0,1"; "?" for one not on this machine's list), "-" for none. */
@@ -329,7 +263,7 @@ static void col_gpu(const struct row *r, int terminal, char *buf, size_t len)
 	(void)terminal;
 	snprintf(buf, len, "-");
 	for (int i = 0; i < r->n && used + 8 < len; i++) {
-		int index = gpu_index_of(r->gpu[i].uuid);
+		int index = gpu_index_of(uuid_of(&r->slot[i]));
 		used += (size_t)snprintf(buf + used, len - used, index >= 0 ? "%s%d" : "%s?",
 					 i ? "," : "", index);
 	}
@@ -354,19 +288,19 @@ static void col_tpcs(const struct row *r, int terminal, char *buf, size_t len)
 
 	snprintf(buf, len, "all");
 	for (int i = 0; i < r->n && used + NVT_LIST_TEXT_MAX + 40 < len; i++) {
-		const struct gpu_part *p = &r->gpu[i];
+		const struct nvt_view_slot *p = &r->slot[i];
 		char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
-		int index = r->n > 1 ? gpu_index_of(p->uuid) : -1;
+		int index = r->n > 1 ? gpu_index_of(uuid_of(p)) : -1;
 
 		if (r->n > 1)
 			used += (size_t)snprintf(buf + used, len - used, index >= 0 ? "%s%d:" : "%s?:",
 						 i ? " " : "", index);
-		if (p->state != NVT_SLOT_SET) {
+		if (!p->partitioned) {
 			used += (size_t)snprintf(buf + used, len - used, "all");
 			continue;
 		}
-		describe(&p->tpcs, list, mask);
-		shorten_list(list, sizeof(list), &p->tpcs, terminal);
+		describe(&p->current, list, mask);
+		shorten_list(list, sizeof(list), &p->current, terminal);
 		/* Not yet used by a launch, or the program runs without the shim;
 		 * with several GPUs, on which. */
 		used += (size_t)snprintf(buf + used, len - used, "%s", list);
@@ -387,7 +321,7 @@ static void prio_column(const struct row *r, int what, int terminal, char *buf, 
 
 	snprintf(buf, len, "-");
 	for (int i = 0; i < r->n && used + NVT_LIST_TEXT_MAX + 16 < len; i++) {
-		const struct gpu_part *p = &r->gpu[i];
+		const struct nvt_view_slot *p = &r->slot[i];
 		char list[NVT_LIST_TEXT_MAX];
 		const char *text = list;
 		if (p->prio.prio == NVT_PRIO_NONE)
@@ -402,8 +336,8 @@ static void prio_column(const struct row *r, int what, int terminal, char *buf, 
 		else if (what == 1)
 			text = p->lending ? "lending" : nvt_prio_mode_name(p->prio.mode);
 		else {
-			nvt_format_list(&p->prio.own, list, sizeof(list));
-			shorten_list(list, sizeof(list), &p->prio.own, terminal);
+			nvt_format_list(&p->own, list, sizeof(list));
+			shorten_list(list, sizeof(list), &p->own, terminal);
 		}
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "", text);
 	}
@@ -436,7 +370,7 @@ static void col_jobstep(const struct row *r, int terminal, char *buf, size_t len
 static void col_container(const struct row *r, int terminal, char *buf, size_t len)
 {
 	(void)terminal;
-	snprintf(buf, len, "%s", r->container[0] ? r->container : "-");
+	snprintf(buf, len, "%s", r->task->container[0] ? r->task->container : "-");
 }
 
 /* The columns before COMMAND; width < 0: left-aligned, as printf's. A
@@ -475,26 +409,6 @@ static int column_shown(size_t c)
 	return !columns[c].only || (columns[c].only == SLURM && slurm_columns) ||
 	       (columns[c].only == PRIO && prio_columns) ||
 	       (columns[c].only == CONTAINER && container_columns);
-}
-
-/* Marks the idle tasks whose TPCs a lower task of their GPU borrows. */
-static void find_lenders(struct row *rows, size_t n)
-{
-	for (size_t a = 0; a < n; a++)
-		for (int i = 0; i < rows[a].n; i++) {
-			struct gpu_part *p = &rows[a].gpu[i];
-			for (size_t b = 0; b < n && p->prio.prio != NVT_PRIO_NONE; b++)
-				for (int j = 0; j < rows[b].n; j++) {
-					const struct gpu_part *q = &rows[b].gpu[j];
-					struct nvt_tpcset both;
-					if ((q->prio.mode != NVT_MODE_BORROWING && q->yield.state != NVT_YS_BORROWING) ||
-					    q->prio.prio == NVT_PRIO_NONE || q->prio.prio >= p->prio.prio ||
-					    memcmp(q->uuid, p->uuid, 16))
-						continue;
-					nvt_set_and(&both, &q->tpcs, &p->prio.own);
-					p->lending |= p->prio.mode == NVT_MODE_OWN && nvt_set_count(&both) > 0;
-				}
-		}
 }
 
 /* For users of seen whose agent does not run: the last line its log holds (an agent a
@@ -536,17 +450,17 @@ static void print_agents(const struct row *rows, size_t n, int json)
 	/* Only a task that yields by the agent's guard needs an agent (docs/priorities.md). */
 	for (size_t k = 0; k < n; k++)
 		for (int i = 0; i < rows[k].n; i++)
-			guarded |= nvt_prio_needs_agent(rows[k].gpu[i].prio.prio,
-							rows[k].gpu[i].prio.yield);
+			guarded |= nvt_prio_needs_agent(rows[k].slot[i].prio.prio,
+							rows[k].slot[i].prio.yield);
 	seen[n_seen++] = 0;
 	for (size_t k = 0; k < n && n_seen < 64; k++) {
 		int has = 0, known = 0;
 		for (int i = 0; i < rows[k].n; i++)
-			has |= rows[k].gpu[i].prio.prio != NVT_PRIO_NONE;
+			has |= rows[k].slot[i].prio.prio != NVT_PRIO_NONE;
 		for (size_t s = 0; s < n_seen; s++)
-			known |= seen[s] == rows[k].uid;
+			known |= seen[s] == rows[k].task->uid;
 		if (has && !known)
-			seen[n_seen++] = rows[k].uid;
+			seen[n_seen++] = rows[k].task->uid;
 	}
 	if (json)
 		printf(",\"agents\":[");
@@ -669,7 +583,7 @@ static void shorten_command(char *cmd, size_t cmd0_len, int room)
 static void print_text(const struct row *r, int width)
 {
 	static char text[NVT_MAX_GPUS * (NVT_LIST_TEXT_MAX + 40)];
-	char raw[sizeof(r->cmd)], cmd[sizeof(r->cmd)], indent[64] = "";
+	char raw[sizeof(r->task->command)], cmd[sizeof(r->task->command)], indent[64] = "";
 	int room = width;
 
 	for (size_t c = 0; c < N_COLUMNS; c++) {
@@ -682,11 +596,11 @@ static void print_text(const struct row *r, int width)
 	if (r->depth > 0)
 		snprintf(indent, sizeof(indent), "%*s\\_ ", 4 * (r->depth > 14 ? 14 : r->depth) - 3, "");
 	room -= (int)strlen(indent);
-	snprintf(raw, sizeof(raw), "%s", r->cmd);
+	snprintf(raw, sizeof(raw), "%s", r->task->command);
 	if (width && room < 10)
 		room = 10;
 	if (width && (int)strlen(raw) > room)
-		shorten_command(raw, r->cmd0_len, room);
+		shorten_command(raw, r->task->command_first, room);
 	terminal_text(raw, cmd, sizeof(cmd));
 	printf("%s%s\n", indent, cmd);
 }
@@ -768,19 +682,23 @@ static void find_overlaps(struct row *rows, const pid_t *pids, const pid_t *tops
 				continue;
 			for (int i = 0; i < rows[a].n; i++)
 				for (int j = 0; j < rows[b].n; j++) {
-					const struct gpu_part *x = &rows[a].gpu[i], *y = &rows[b].gpu[j];
+					const struct nvt_view_slot *x = &rows[a].slot[i], *y = &rows[b].slot[j];
 					struct nvt_tpcset both;
-					if (x->state != NVT_SLOT_SET || y->state != NVT_SLOT_SET ||
-					    memcmp(x->uuid, y->uuid, sizeof(x->uuid)))
+					if (!x->partitioned || !y->partitioned || x->gpu != y->gpu)
 						continue;
 					/* Tasks of different priorities, or time-sliced ones,
-					 * share by design (the lower one yields, on the whole
-					 * GPU as --priority without a MASK starts them);
-					 * managed tasks count by their own partitions. */
-					if (!nvt_prio_clash(&x->tpcs, &x->prio, &y->tpcs, &y->prio, &both))
+					 * share by design: the lower one yields (on the whole
+					 * GPU, as --priority without a MASK starts them). */
+					if (nvt_prio_may_share(&x->prio, &y->prio))
 						continue;
-					mark_overlap(&rows[a], pids[b], x->uuid, &both);
-					mark_overlap(&rows[b], pids[a], x->uuid, &both);
+					/* Managed tasks by their own partitions: a borrowed
+					 * or guarded one is the agent's, not an overlap (a
+					 * task without a priority: own is current). */
+					nvt_set_and(&both, &x->own, &y->own);
+					if (!nvt_set_count(&both))
+						continue;
+					mark_overlap(&rows[a], pids[b], uuid_of(x), &both);
+					mark_overlap(&rows[b], pids[a], uuid_of(x), &both);
 				}
 		}
 }
@@ -810,28 +728,41 @@ int nvt_cmd_list(const struct options *o)
 	pid_t *pids, *up, *tops;
 	size_t *order, n = 0;
 	int *depth, width, cols;
+	char why[512];
 
+	/* First the one step that changes something: leftovers removed (and the processes read,
+	 * for the tree); then what runs, read through the view, as the other viewers read it. */
 	if (task_tree_read(&t, 1))
 		cli_err("cannot read %s", nvt_rundir());
 	task_tree_warn_skipped(&t);
-	rows = malloc((size_t)(t.n_tasks + 1) * sizeof(*rows));
-	pids = malloc((size_t)(t.n_tasks + 1) * sizeof(*pids));
-	up = malloc((size_t)(t.n_tasks + 1) * sizeof(*up));
-	order = malloc((size_t)(t.n_tasks + 1) * sizeof(*order));
-	depth = malloc((size_t)(t.n_tasks + 1) * sizeof(*depth));
-	tops = malloc((size_t)(t.n_tasks + 1) * sizeof(*tops));
+	if (nvt_view_read(nvt_rundir(), NULL, &view, why, sizeof(why))) {
+		nvt_view_free(&view);
+		cli_errx("%s", why);
+	}
+	warn_unread();
+	task_tree_warn_leftovers();
+	rows = malloc((view.n_tasks + 1) * sizeof(*rows));
+	pids = malloc((view.n_tasks + 1) * sizeof(*pids));
+	up = malloc((view.n_tasks + 1) * sizeof(*up));
+	order = malloc((view.n_tasks + 1) * sizeof(*order));
+	depth = malloc((view.n_tasks + 1) * sizeof(*depth));
+	tops = malloc((view.n_tasks + 1) * sizeof(*tops));
 	if (!rows || !pids || !up || !order || !depth || !tops)
 		cli_errx("out of memory");
-	for (int i = 0; i < t.n_tasks; i++)
-		if (read_row(o, &t, t.tasks[i], &rows[n]) == 0)
-			pids[n++] = t.tasks[i]; /* ascending, as the tasks */
+	for (size_t k = 0; k < view.n_tasks; k++) {
+		row_of(&t, k, &rows[n]);
+		/* A task without a slot counts no launches: it may have launched some. */
+		if (o->launched_only && launches_of(&rows[n]) == 0)
+			continue;
+		pids[n] = rows[n].pid; /* ascending, as the view's tasks */
+		n++;
+	}
 	for (size_t k = 0; k < n; k++) {
 		slurm_columns |= rows[k].slurm_step[0] != '\0';
-		container_columns |= rows[k].container[0] != '\0';
+		container_columns |= rows[k].task->container[0] != '\0';
 		for (int i = 0; i < rows[k].n; i++)
-			prio_columns |= rows[k].gpu[i].prio.prio != NVT_PRIO_NONE;
+			prio_columns |= rows[k].slot[i].prio.prio != NVT_PRIO_NONE;
 	}
-	find_lenders(rows, n);
 	cols = terminal_width();
 	list_room_for(cols);
 	fit_columns(rows, n, cols > 0);
@@ -866,6 +797,7 @@ int nvt_cmd_list(const struct options *o)
 			print_agents(rows, n, 0);
 	}
 	free(rows), free(pids), free(up), free(order), free(depth), free(tops);
+	nvt_view_free(&view);
 	task_tree_free(&t);
 	return EXIT_SUCCESS;
 }

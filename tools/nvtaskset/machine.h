@@ -16,7 +16,6 @@
 
 #include "gpu/gpus.h"
 
-#define GPU_QUERY_TIMEOUT_S 60
 #define CLAIM_TIMEOUT_S 10 /* default of NVTASKSET_CLAIM_TIMEOUT */
 
 /* Milliseconds -n --exclude-running waits for other claimers' overlapping claims:

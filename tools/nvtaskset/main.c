@@ -5,6 +5,9 @@
  * this file's parser. Over 500 lines: the options, their checks and the
  * dispatch are one parser, which a hint's child runs whole.
  *
+ * Over 500 lines on purpose: every option's parse and its checks against the
+ * others, and the dispatch of the modes and words.
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE

@@ -2,6 +2,11 @@
  * pid.c - nvtaskset -p: show or change the partition of a running task.
  * -a (tree.c) takes the same steps for each task of a tree.
  *
+ * Over 500 lines: -p's steps belong together (read the task's slots, plan
+ * the partition and the priority, say what a task without a priority can and
+ * cannot take up, write or claim, and print before and after); tree.c calls
+ * them one by one.
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE

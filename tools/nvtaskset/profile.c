@@ -26,6 +26,7 @@
 #include "core/profile.h"
 #include "os/child.h"
 #include "profile.h"
+#include "os/clock.h"
 
 #define MAX_SIZES 64
 #define OUT_KEEP 65536 /* the tail of a run's output that is kept */
@@ -54,12 +55,6 @@ struct run_result {
 	char why[200];
 };
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void __attribute__((noreturn)) profile_usage(FILE *out)
 {
@@ -290,13 +285,13 @@ static void run_once(const struct profile_opts *p, const char *list, struct run_
 			      .flags = NVT_CHILD_GROUP | NVT_CHILD_REAP | NVT_CHILD_STDOUT |
 				       NVT_CHILD_STDERR_OUT | NVT_CHILD_TAIL,
 			      .timeout_ms = (int)(p->timeout_s * 1000)};
-	double t0 = now_s(), t1;
+	double t0 = nvt_clock_s(), t1;
 	size_t len;
 	int rc, status;
 
 	memset(r, 0, sizeof(*r));
 	rc = nvt_child_run(&c);
-	t1 = now_s();
+	t1 = nvt_clock_s();
 	free(argv);
 	if (rc == NVT_CHILD_ESYS)
 		cli_err("cannot start a run");

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -19,7 +18,8 @@
 #include "core/mpslog.h"
 #include "core/smcount.h"
 #include "alloc/reserve.h"
-#include "seg/segfile.h"
+#include "seg/segwatch.h"
+#include "os/clock.h"
 #include "os/progpath.h"
 
 /*
@@ -152,14 +152,6 @@ static void report(const struct options *o, FILE *out, const char *what,
  */
 #define WAIT_LOOK_MS 1000
 
-static uint64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* 1 if -n's pick fits on every GPU of parts now, from one look (changing nothing: a look
  * makes no event that would wake another waiting claim). */
 static int room_now(const struct options *o, const struct nvt_slot_view *parts, int n)
@@ -193,7 +185,7 @@ static void wait_for_room(const struct options *o, const struct nvt_slot_view *p
 	 * (Without one, a wait is a sleep of WAIT_LOOK_MS.) */
 	nvt_seg_watch_open(nvt_rundir(), &watch);
 	for (int looked = 0; !looked || !room_now(o, parts, n); looked = 1) {
-		uint64_t now = monotonic_ms();
+		uint64_t now = (uint64_t)nvt_clock_ms();
 		int wait_ms = WAIT_LOOK_MS;
 		if (o->wait_s && now >= end) {
 			nvt_seg_watch_close(&watch);
@@ -233,7 +225,7 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 				       sizeof(why))) == NVT_RESERVE_FULL &&
 	       o->wait_given) {
 		if (!since_ms) {
-			since_ms = monotonic_ms();
+			since_ms = (uint64_t)nvt_clock_ms();
 			if (o->wait_s)
 				warnx("%s; waiting up to %u s for a task to free them (--wait=%u)", why,
 				      o->wait_s, o->wait_s);
@@ -243,7 +235,7 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		wait_for_room(o, parts, n, since_ms, why);
 	}
 	if (since_ms && rc == NVT_RESERVE_OK)
-		warnx("the TPCs are free after %.0f s of waiting", (monotonic_ms() - since_ms) / 1000.0);
+		warnx("the TPCs are free after %.0f s of waiting", ((uint64_t)nvt_clock_ms() - since_ms) / 1000.0);
 	if (rc == NVT_RESERVE_ERROR)
 		cli_errx("cannot reserve TPCs for the task: %s", why);
 	if (rc)

@@ -31,6 +31,7 @@
 #include "hint.h"
 #include "core/text.h"
 #include "top.h"
+#include "os/clock.h"
 
 /* ---- The terminal ---------------------------------------------------------- */
 
@@ -104,26 +105,18 @@ enum wait_end { TIME_UP, QUIT, REDRAW };
 /* How long a change (nvtaskset -p) may take before top gives up on it and ends it. */
 #define CHANGE_TIMEOUT_MS 30000
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* The output of a child, read from fd until it closes or CHANGE_TIMEOUT_MS pass, into out
  * (its first len - 1 bytes; the rest is read and dropped). Returns 0, or -1 when the time
  * ran out. */
 static int read_child(int fd, char *out, size_t len)
 {
-	uint64_t end = now_ms() + CHANGE_TIMEOUT_MS;
+	uint64_t end = (uint64_t)nvt_clock_ms() + CHANGE_TIMEOUT_MS;
 	size_t used = 0;
 	char chunk[512];
 
 	for (;;) {
 		struct pollfd p = {fd, POLLIN, 0};
-		uint64_t now = now_ms();
+		uint64_t now = (uint64_t)nvt_clock_ms();
 		ssize_t n;
 		if (now >= end || poll(&p, 1, (int)(end - now)) == 0)
 			return -1;
@@ -263,7 +256,7 @@ static enum wait_end wait_keys(uint64_t due)
 	struct pollfd p = {STDIN_FILENO, POLLIN, 0};
 	enum wait_end end = TIME_UP;
 	char keys[16];
-	uint64_t now = now_ms();
+	uint64_t now = (uint64_t)nvt_clock_ms();
 	int ms = due > now ? (int)(due - now) : 0;
 	ssize_t n;
 
@@ -404,7 +397,7 @@ int nvt_cmd_top(int argc, char **argv)
 	memset(views, 0, sizeof(views));
 	while (end != QUIT) {
 		struct nvt_view *v = &views[which];
-		uint64_t due = now_ms() + (uint64_t)top.delay_ms;
+		uint64_t due = (uint64_t)nvt_clock_ms() + (uint64_t)top.delay_ms;
 		struct row *more;
 		nvt_view_free(v);
 		observe_view(v);

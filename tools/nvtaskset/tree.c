@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "core/grow.h"
@@ -103,6 +104,48 @@ void task_tree_warn_skipped(const struct task_tree *t)
 	if (t->skipped.n > NVT_SEG_SKIPPED_KEPT)
 		warnx("warning: and %d more entries of %s passed over", t->skipped.n - NVT_SEG_SKIPPED_KEPT,
 		      nvt_rundir());
+}
+
+/* At most this many leftover containers' directories are named (then a count). */
+#define LEFTOVERS_NAMED 16
+
+void task_tree_warn_leftovers(void)
+{
+	char bad_name[NVT_CONTAINER_ID_MAX + 1], *gone, amount[64];
+	struct nvt_seg_ctr *v;
+	int bad, named = 0, n;
+
+	/* Only root judges whether a container's first process ended (nvt_seg_ctr_gone). */
+	if (geteuid() != 0)
+		return;
+	n = nvt_seg_ctr_list(nvt_rundir(), &v, &bad, bad_name, sizeof(bad_name));
+	gone = n > 0 ? calloc((size_t)n, 1) : NULL;
+	if (!gone || nvt_seg_ctr_gone(v, n, gone)) {
+		free(gone);
+		free(v);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		struct nvt_seg_ctr_size size;
+		if (!gone[i] || named++ >= LEFTOVERS_NAMED ||
+		    nvt_seg_ctr_size(nvt_rundir(), v[i].id, &size))
+			continue;
+		if (size.bytes >= 1024 * 1024)
+			snprintf(amount, sizeof(amount), "%.1f MiB", (double)size.bytes / (1024 * 1024));
+		else
+			snprintf(amount, sizeof(amount), "%llu KiB",
+				 (unsigned long long)(size.bytes + 1023) / 1024);
+		warnx("warning: %s/%s/%s outlived its container (its first process, pid %ld, "
+		      "ended): %s%s in %llu entries. Its poststop hook did not run; the next "
+		      "container's hooks remove it, or root may (rm -r)",
+		      nvt_rundir(), NVT_CONTAINERS_DIR, v[i].id, (long)v[i].init,
+		      size.whole ? "" : "at least ", amount, (unsigned long long)size.entries);
+	}
+	if (named > LEFTOVERS_NAMED)
+		warnx("warning: and %d more directories of %s/%s that outlived their containers",
+		      named - LEFTOVERS_NAMED, nvt_rundir(), NVT_CONTAINERS_DIR);
+	free(gone);
+	free(v);
 }
 
 void task_tree_free(struct task_tree *t)

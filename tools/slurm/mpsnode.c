@@ -70,6 +70,32 @@ int nvt_node_mps_setup(const char *pipe_dir, const char *log_dir, const char *co
 	return find_control(control, mps->control, sizeof(mps->control), why, len);
 }
 
+int nvt_node_mps_setup_level(const char *pipe_dir, const char *log_dir, const char *control,
+			     int make, const char *level, const char *server_env, const char *shim,
+			     struct nvt_mps *mps, char *why, size_t len)
+{
+	char pipe[sizeof(mps->pipe_dir)], log[sizeof(mps->log_dir)];
+	int n, m;
+
+	n = snprintf(pipe, sizeof(pipe), "%s-%s", pipe_dir && *pipe_dir ? pipe_dir : NVT_NODE_MPS_PIPE,
+		     level);
+	m = snprintf(log, sizeof(log), "%s-%s", log_dir && *log_dir ? log_dir : NVT_NODE_MPS_LOG,
+		     level);
+	if (n < 0 || m < 0 || (size_t)n >= sizeof(pipe) || (size_t)m >= sizeof(log) ||
+	    strchr(level, '/') || strlen(level) >= sizeof(mps->level) ||
+	    strlen(server_env) >= sizeof(mps->server_env) || strlen(shim) >= sizeof(mps->shim)) {
+		snprintf(why, len, "the MPS directories of priority %.20s are too long to name", level);
+		return -1;
+	}
+	if (nvt_node_mps_setup(pipe, log, control, make, mps, why, len))
+		return -1;
+	/* Its server loads the shim, told the level (nvt_mps_setup_level's, as root's). */
+	snprintf(mps->level, sizeof(mps->level), "%s", level);
+	snprintf(mps->server_env, sizeof(mps->server_env), "%s", server_env);
+	snprintf(mps->shim, sizeof(mps->shim), "%s", shim);
+	return 0;
+}
+
 int nvt_node_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 {
 	char detail[1024];

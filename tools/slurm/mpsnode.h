@@ -35,6 +35,19 @@ int nvt_node_mps_setup(const char *pipe_dir, const char *log_dir, const char *co
 		       struct nvt_mps *mps, char *why, size_t len);
 
 /*
+ * The same for the daemon of a priority level (docs/priorities.md,
+ * "Preemption"): its directories are the node daemon's with "-LEVEL" after
+ * them (default /run/nvidia-mps-LEVEL, /run/nvidia-mps-log-LEVEL), and its
+ * server loads the shim (shim, its path), told server_env (the level's
+ * NVT_ENV_PRIORITY text, nvt_prio_mps_level's) as NVT_ENV_MPS_SERVER, so
+ * that the channel groups of the level's tasks get the level's timeslice.
+ * Returns 0, or -1 with why.
+ */
+int nvt_node_mps_setup_level(const char *pipe_dir, const char *log_dir, const char *control,
+			     int make, const char *level, const char *server_env, const char *shim,
+			     struct nvt_mps *mps, char *why, size_t len);
+
+/*
  * Starts the daemon unless it runs, locked against other prologs of the
  * node. Returns 1 if it started it, 0 if it ran, or -1 with why.
  */

@@ -10,6 +10,8 @@
 #include "core/tpcset.h"
 #include "core/topo.h"
 #include "core/claim.h"
+#include "os/proc.h"
+#include "os/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DRIVER_TIMEOUT_MS 60000
 /* Other claimers overlapping ours: nvt_reserve_claim gives up after this, and we try again. */
 #define CLAIM_TIMEOUT_MS 2000
 #define RETRY_MS 100
@@ -28,12 +29,6 @@
 /* share(): the holder let go (alongside enum nvt_place_rc). */
 #define PLACE_GONE 2
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /*
  * Whether pid is a slurmstepd as this one is: its executable is ours. Any
@@ -41,12 +36,7 @@ static double now_s(void)
  */
 static int same_program(pid_t pid)
 {
-	char path[64];
-	struct stat mine, theirs;
-
-	snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
-	return stat("/proc/self/exe", &mine) == 0 && stat(path, &theirs) == 0 &&
-	       mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
+	return nvt_proc_shares(pid, "exe") == 1;
 }
 
 /* A partition that another step of the job holds, and who holds it. */
@@ -210,7 +200,7 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 		 const int *idx, int n, struct nvt_place *out, char *why, size_t len)
 {
 	static struct nvt_gpu_topology topos[NVT_MACHINE_GPUS];
-	double deadline = now_s() + req->wait_ms / 1000.0;
+	double deadline = nvt_clock_s() + req->wait_ms / 1000.0;
 	char what[64], last[512] = "";
 	/* What try_gpu claims: whole GPCs of at most what Slurm granted, or count TPCs. */
 	struct nvt_pick want = {.count = req->gpcs ? max_tpcs(req) : count, .gpcs = req->gpcs,
@@ -221,7 +211,7 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 	for (int i = 0; i < n; i++) {
 		struct nvt_tpcset all, unused;
 		char err[512];
-		if (nvt_gpu_topology(gpus, idx[i], 0, DRIVER_TIMEOUT_MS, NULL, &topos[i], err,
+		if (nvt_gpu_topology(gpus, idx[i], 0, NVT_DRIVER_TIMEOUT_S * 1000, NULL, &topos[i], err,
 				     sizeof(err))) {
 			snprintf(why, len, "%s", err);
 			return NVT_PLACE_ERROR;
@@ -259,7 +249,7 @@ static int claim(const struct nvt_place_req *req, unsigned count, const struct n
 			}
 		}
 		/* Slurm granted them: the holder is a step that is ending. */
-		if (now_s() >= deadline)
+		if (nvt_clock_s() >= deadline)
 			break;
 		usleep(RETRY_MS * 1000);
 	}
@@ -318,7 +308,7 @@ int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char 
 	struct holder holder;
 	int idx[NVT_MACHINE_GPUS], n, rc = PLACE_GONE;
 	unsigned count;
-	double start = now_s();
+	double start = nvt_clock_s();
 
 	memset(out, 0, sizeof(*out));
 	out->gpu = -1;
@@ -337,7 +327,7 @@ int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char 
 		return NVT_PLACE_ERROR;
 	}
 	count = req->tpcs ? req->tpcs : req->gpcs ? 0 : (unsigned)req->granted;
-	if (nvt_gpus_list(DRIVER_TIMEOUT_MS, &gpus, why, len))
+	if (nvt_gpus_list(NVT_DRIVER_TIMEOUT_S * 1000, &gpus, why, len))
 		return NVT_PLACE_ERROR;
 	out->n_gpus = gpus.n;
 	n = candidates(req, &gpus, idx, why, len);
@@ -355,7 +345,7 @@ int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char 
 		return rc;
 	out->gpu = nvt_gpus_find(&gpus, out->part.uuid);
 	nvt_uuid_format(out->part.uuid, out->uuid);
-	out->seconds = now_s() - start;
+	out->seconds = nvt_clock_s() - start;
 	return NVT_PLACE_OK;
 }
 

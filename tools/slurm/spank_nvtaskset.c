@@ -108,9 +108,10 @@ static struct spank_option options[] = {
 	 "Run the step's tasks on each node in N whole GPCs of a GPU that no other job uses "
 	 "(nvtaskset)",
 	 1, OPT_GPCS, opt_count},
-	{"gpu-priority", "LEVEL[,guard=N][,no-lend]",
-	 "Give the step's tasks a priority (high, normal or low) among the tasks on their GPU: "
-	 "while a higher one launches, a lower one keeps at most N TPCs (nvtaskset --priority)",
+	{"gpu-priority", "LEVEL[,guard=N][,no-lend][,yield=W+W...]",
+	 "Give the step's tasks a priority (high, normal or low) among the tasks on their GPU, "
+	 "yielding as nvtaskset --priority --yield W does (yield=slice: time-sliced, in the "
+	 "level's MPS server)",
 	 1, OPT_PRIORITY, opt_prio},
 	SPANK_OPTIONS_TABLE_END,
 };
@@ -122,8 +123,9 @@ static int opt_prio(int val, const char *optarg, int remote)
 
 	(void)val, (void)remote;
 	if (!optarg || nvt_prio_env_parse(optarg, &prio)) {
-		slurm_error(LOG "--gpu-priority takes LEVEL[,guard=N][,no-lend] (LEVEL high, normal or "
-			    "low; N from 1 to %d), not '%s'", NVT_MAX_TPCS, optarg ? optarg : "");
+		slurm_error(LOG "--gpu-priority takes LEVEL[,guard=N][,no-lend][,yield=W+W...] (LEVEL "
+			    "high, normal or low; N from 1 to %d; W --yield's words), not '%s'",
+			    NVT_MAX_TPCS, optarg ? optarg : "");
 		return -1;
 	}
 	snprintf(opt_priority, sizeof(opt_priority), "%s", optarg);
@@ -324,22 +326,96 @@ static int node_name(char *buf, size_t len)
 }
 
 /*
- * Runs the node's MPS control daemon (make: the job prolog) or finds it
- * running (a job step), and copies its pipe directory to pipe_dir. Returns
- * 0, or -1 with the reason in why.
+ * The priority level whose own MPS daemon a step of priority text (its
+ * --gpu-priority; NULL or "": none) joins: one time-sliced (yield=slice),
+ * as nvtaskset's start chooses it (nvt_prio_mps_level); its server's
+ * NVT_ENV_MPS_SERVER text to server_env, at the level's own timeslice: the
+ * node's daemon serves every user's jobs, and one job's slice= must not set
+ * the others' (step_slice_refused). Returns the level, or NVT_PRIO_NONE: the
+ * node's shared daemon.
  */
-static int node_mps(int make, char *pipe_dir, size_t len, char *why, size_t why_len)
+static int step_level(const char *text, char *server_env, size_t len)
+{
+	struct nvt_slot_view part;
+	int level;
+
+	memset(&part, 0, sizeof(part));
+	if (!text || !*text || nvt_prio_env_parse(text, &part.prio))
+		return NVT_PRIO_NONE;
+	part.prio.slice_us = 0;
+	level = nvt_prio_mps_level(&part, 1, server_env, len);
+	return level < 0 ? NVT_PRIO_NONE : level;
+}
+
+/* The pipe directory of a level's node daemon (nvt_node_mps_setup_level's), to dir. */
+static void level_pipe_dir(int level, char *dir, size_t len)
+{
+	snprintf(dir, len, "%.240s-%s", conf.mps_pipe[0] ? conf.mps_pipe : NVT_NODE_MPS_PIPE,
+		 nvt_prio_name((unsigned)level));
+}
+
+/* 1 if no level's pipe directory exists: no prolog made it (a refused one says why). */
+static int level_dir_missing(int level)
+{
+	char dir[300];
+
+	level_pipe_dir(level, dir, sizeof(dir));
+	return access(dir, F_OK) != 0;
+}
+
+/* Says why a step time-sliced at level cannot start: its daemon does not run. Returns -1. */
+static int level_not_running(int level, char *why, size_t len)
+{
+	char dir[300];
+
+	/* Only a job's own priority tells the prolog which level's daemon to start. */
+	level_pipe_dir(level, dir, sizeof(dir));
+	snprintf(why, len, "the MPS control daemon of priority %s does not run on this node (pipe "
+		 "directory %s); the plugin's job prolog starts it for a job whose own "
+		 "--gpu-priority (salloc's, sbatch's, or that of the srun that makes the job) is "
+		 "time-sliced at that level: give the job that priority, or give this step the "
+		 "job's, or no yield=slice (slurmd's log says why a prolog did not start it; "
+		 "plugstack.conf's mps=no runs steps outside MPS, in contexts of their own)",
+		 nvt_prio_name((unsigned)level), dir);
+	return -1;
+}
+
+/*
+ * Runs the node's MPS control daemon (make: the job prolog) or finds it
+ * running (a job step), and copies its pipe directory to pipe_dir: the
+ * shared one, or that of the priority level a step of priority text is
+ * time-sliced at (step_level). Returns 0, or -1 with the reason in why.
+ */
+static int node_mps(int make, const char *priority, char *pipe_dir, size_t len, char *why,
+		    size_t why_len)
 {
 	static const char prolog[] = "the plugin's job prolog makes the MPS directories and "
 				     "starts the daemon: slurmd's log says why it did not (restart "
 				     "slurmd if it has not run the prolog since plugstack.conf named "
 				     "the plugin, or give mps=no)";
 	static struct nvt_mps mps;
+	char server_env[NVT_PRIO_ENV_TEXT_MAX], shim[PATH_MAX], of_level[64] = "";
+	int level = step_level(priority, server_env, sizeof(server_env)), rc;
 	size_t n;
-	int rc;
 
-	if (nvt_node_mps_setup(conf.mps_pipe, conf.mps_log, conf.mps_control, make, &mps, why,
-			       why_len)) {
+	if (level != NVT_PRIO_NONE) {
+		snprintf(of_level, sizeof(of_level), " of priority %s", nvt_prio_name((unsigned)level));
+		if (find_shim(shim, sizeof(shim))) {
+			snprintf(why, why_len, "cannot find the shim %.600s for the MPS server%s (give "
+				 "shim=/PATH in plugstack.conf)",
+				 conf.shim[0] ? conf.shim : "libnvtaskset.so beside the plugin", of_level);
+			return -1;
+		}
+		rc = nvt_node_mps_setup_level(conf.mps_pipe, conf.mps_log, conf.mps_control, make,
+					      nvt_prio_name((unsigned)level), server_env, shim, &mps,
+					      why, why_len);
+	} else {
+		rc = nvt_node_mps_setup(conf.mps_pipe, conf.mps_log, conf.mps_control, make, &mps,
+					why, why_len);
+	}
+	if (!make && level != NVT_PRIO_NONE && (rc ? level_dir_missing(level) : !nvt_mps_daemon(&mps)))
+		return level_not_running(level, why, why_len);
+	if (rc) {
 		n = strlen(why);
 		if (!make && n + 3 < why_len)
 			snprintf(why + n, why_len - n, "; %s", prolog);
@@ -357,8 +433,8 @@ static int node_mps(int make, char *pipe_dir, size_t len, char *why, size_t why_
 	}
 	rc = nvt_node_mps_start(&mps, MPS_TIMEOUT_MS, why, why_len);
 	if (rc == 1)
-		slurm_info(LOG "started the MPS control daemon %s (pipe directory %s)", mps.control,
-			   mps.pipe_dir);
+		slurm_info(LOG "started the MPS control daemon%s %s (pipe directory %s)", of_level,
+			   mps.control, mps.pipe_dir);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -385,6 +461,15 @@ static int apply_env(spank_t sp, const struct nvt_task_env *env)
 	return rc;
 }
 
+/* 1 if the step's priority is time-sliced with a timeslice of its own (slice=US). */
+static int step_slice_refused(void)
+{
+	struct nvt_slot_prio prio = {0};
+
+	return opt_priority[0] && !nvt_prio_env_parse(opt_priority, &prio) &&
+	       (prio.yield & NVT_YIELD_SLICE) && prio.slice_us;
+}
+
 /* Gives the step's tasks the shim, their partition and MPS's settings
  * (nvt_task_env_build, as the command's start). */
 static int task_environment(spank_t sp, int had_visible)
@@ -397,7 +482,13 @@ static int task_environment(spank_t sp, int had_visible)
 	if (find_shim(shim, sizeof(shim)))
 		return fail("cannot find the shim %s (give shim=/PATH in plugstack.conf)",
 			    conf.shim[0] ? conf.shim : "libnvtaskset.so beside the plugin");
-	if (!conf.no_mps && node_mps(0, pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
+	if (!conf.no_mps && step_slice_refused())
+		return fail("--gpu-priority=%s: slice=US is not a step's to choose in MPS: the node's "
+			    "MPS daemon of its level serves every job at the level's timeslice (give "
+			    "yield=slice alone; plugstack.conf's mps=no runs steps outside MPS, where "
+			    "a step's own context takes it)",
+			    opt_priority);
+	if (!conf.no_mps && node_mps(0, opt_priority, pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
 		return fail("%s", why);
 	in.parts = &place.part;
 	in.n_parts = 1;
@@ -611,19 +702,26 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
  * by), outside any step: a daemon that a step started would belong to that
  * step's processes, which proctrack/cgroup kills when the step ends, and
  * steps only check that it runs. The daemon's pipe directory is not CUDA's
- * default, so only the plugin's tasks connect to it. A failure is logged,
- * not returned: a failed prolog drains the node, and the job's steps say
- * what is wrong. Only the job callbacks run here: slurm_spank_init does
- * not, so the arguments are read again.
+ * default, so only the plugin's tasks connect to it. A job whose own
+ * --gpu-priority is time-sliced (yield=slice) also gets its level's daemon
+ * (step_level), whose server loads the shim. A failure is logged, not
+ * returned: a failed prolog drains the node, and the job's steps say what
+ * is wrong. Only the job callbacks run here: slurm_spank_init does not, so
+ * the arguments are read again; the job's options come from its
+ * environment (spank_option_getopt).
  */
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
-	char pipe_dir[256], why[1100];
+	char pipe_dir[256], why[1100], *priority = NULL;
 
-	(void)sp;
 	if (parse_args(ac, av) || conf.no_mps)
 		return 0;
-	if (node_mps(1, pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
+	if (node_mps(1, NULL, pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
+		slurm_error(LOG "job prolog: %s", why);
+	if (spank_option_getopt(sp, &options[OPT_PRIORITY - 1], &priority) != ESPANK_SUCCESS ||
+	    step_level(priority, why, sizeof(why)) == NVT_PRIO_NONE)
+		return 0;
+	if (node_mps(1, priority, pipe_dir, sizeof(pipe_dir), why, sizeof(why)))
 		slurm_error(LOG "job prolog: %s", why);
 	return 0;
 }

@@ -7,8 +7,8 @@ and prio_report.py run end to end anywhere.
                                                          "NS 20" every 20 steps)
     fake.py nvtaskset ARGS...                            --mps, --agent, -l --json, or
                                                          options then COMMAND (exec'd)
-PRIO_FAKE_X (prio.py sets it per configuration): L's latency / H's step time multiplier;
-PRIO_FAKE_FAIL=1: L fails after its warm-up.
+PRIO_FAKE_X (prio.py sets it per configuration): L's latency (its measured service times too) /
+H's step time multiplier; PRIO_FAKE_FAIL=1: L fails after its warm-up.
 """
 import os
 import random
@@ -19,7 +19,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import priolib  # noqa: E402
 
-SERVICE_US = {"torch": {"decode": 600.0, "prefill": 2300.0, "tbt": 5200.0},
+SERVICE_US = {"torch": {"decode": 600.0, "prefill": 2300.0, "tbt": 5200.0, "tbt7b": 16000.0, "async": 1700.0,
+                        "generate": 40000.0},
               "cuda": {"decode": 550.0, "prefill": 3100.0, "tbt": 4400.0}}
 STEP_US = {"torch": 9000.0, "hog": 1500.0, "llama": 12000.0, "llama-sync20": 12000.0}
 # nvtaskset options that take a value (the rest are flags).
@@ -39,9 +40,10 @@ def fake_l(argv):
         return request
     base = SERVICE_US[impl]
     requests = {k: serve(base[k]) for k in kinds.split(",")}
-    service = {k: base[k] * 1.04 for k in requests} if argv[5:] == ["measure"] else {}
-    with open(ready, "w") as f:
+    service = {k: base[k] * x * 1.04 for k in requests} if argv[5:] == ["measure"] else {}
+    with open(ready + ".tmp", "w") as f:  # as service.py: the orchestrator reads it once it exists
         f.write("".join("%s %.1f\n" % kv for kv in service.items()) or "ok\n")
+    os.rename(ready + ".tmp", ready)
     if os.environ.get("PRIO_FAKE_FAIL") == "1":
         sys.exit("fake L: failing as asked (PRIO_FAKE_FAIL)")
     while not os.path.exists(plan):

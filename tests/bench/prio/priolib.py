@@ -7,7 +7,9 @@ Plan file (prio.py writes it, service.py / service.cu / fake.py read it; text):
     phase LABEL KIND ARRIVAL DUTY DURATION_NS COUNT
     OFFSET_NS            (COUNT lines: each request's arrival after the phase's start)
     ...
-KIND is decode, prefill or tbt (token by token: TBT_STEPS decode steps, each synchronised).
+KIND is one of KINDS: decode, prefill, tbt (token by token: TBT_STEPS decode steps, each
+synchronised), tbt7b (the same, steps of a 7B-sized decode), async (TBT_STEPS steps, each
+queued before the previous token is read), generate (a Hugging Face generate()).
 ARRIVAL is periodic, poisson or closed (back to back for DURATION_NS, COUNT 0).
 
 L's output (l-IMPL.csv):
@@ -27,8 +29,8 @@ import random
 import time
 import zlib
 
-KINDS = ("decode", "prefill", "tbt")
-TBT_STEPS = 8  # a token-by-token request: this many decode steps, each synchronised
+KINDS = ("decode", "prefill", "tbt", "tbt7b", "async", "generate")
+TBT_STEPS = 8  # a token-by-token request (tbt, tbt7b, async; generate's new tokens): this many steps
 ARRIVALS = ("periodic", "poisson")
 
 
@@ -36,26 +38,35 @@ def label(kind, arrival, duty):
     return "%s-%s-%d" % (kind, arrival, duty)
 
 
+def per_kind(value, kind, default):
+    """value: one for every kind, or a dict kind -> value (default where a kind is missing)."""
+    return value.get(kind, default) if isinstance(value, dict) else value
+
+
 def make_plan(kinds, arrivals, duties, service_us, phase_s, seed=1, min_requests=0):
     """Phases per kind: the open-loop ones (periodic, then poisson, duties ascending), then the
     closed loop (duty 100) once. Mean period = service time / duty. Poisson gaps come from a
-    generator seeded by the phase's label, so every configuration sees the same arrivals. An
-    open-loop phase lasts phase_s, or min_requests mean periods where that is longer."""
+    generator seeded by the phase's name, so every configuration sees the same arrivals. An
+    open-loop phase lasts phase_s, or min_requests mean periods where that is longer, and
+    holds at least min_requests requests (Poisson: it lasts until the last of them arrives).
+    arrivals and min_requests: one for every kind, or a dict per kind (missing: none, 0)."""
     phases = []
     for kind in kinds:
         svc_ns = service_us[kind] * 1e3
-        for arrival in arrivals:
+        least = per_kind(min_requests, kind, 0)
+        for arrival in per_kind(arrivals, kind, ()):
             for duty in sorted(d for d in duties if d < 100):
                 period = svc_ns * 100.0 / duty
-                dur = max(int(phase_s * 1e9), int(math.ceil(min_requests * period)))
+                dur = max(int(phase_s * 1e9), int(math.ceil(least * period)))
                 if arrival == "periodic":
                     offs = [int(k * period) for k in range(int(math.ceil(dur / period)))]
                 else:
                     rng = random.Random(zlib.crc32(label(kind, arrival, duty).encode()) ^ seed)
                     offs, t = [], rng.expovariate(1.0 / period)
-                    while t < dur:
+                    while t < dur or len(offs) < least:
                         offs.append(int(t))
                         t += rng.expovariate(1.0 / period)
+                    dur = max(dur, offs[-1] + 1 if offs else 0)
                 phases.append((label(kind, arrival, duty), kind, arrival, duty, dur, offs))
         if 100 in duties:
             phases.append((label(kind, "closed", 100), kind, "closed", 100, int(phase_s * 1e9), []))

@@ -24,7 +24,7 @@ if [ "${PRIO_FAKE:-0}" != 1 ] && [ "${PRIO_DRY:-0}" != 1 ]; then
 	if v=$(python3 -c 'import importlib.metadata as m; print(m.version("transformers"))' 2>/dev/null); then
 		echo "transformers $v"
 	else
-		echo "no transformers: the llama H will fail"
+		echo "no transformers: the llama H and the generate kind will fail"
 	fi | tee -a "$OUTDIR/driver.log"
 	progs=$(python3 "$HERE/prio.py" --programs) || exit 1 # the CUDA programs this run needs
 	for prog in $progs; do
@@ -39,8 +39,10 @@ if [ "${PRIO_FAKE:-0}" != 1 ] && [ "${PRIO_DRY:-0}" != 1 ]; then
 	timeout 60 "$ROOT/build/bin/nvtaskset" --calibrate >/dev/null || exit 1
 fi
 rc=0
-# prio.py ends by PRIO_TIMEOUT_S (575) from the start, leaving the report and tar time in 10 min.
-left=$(python3 -c "import time; print(max(10, int(${PRIO_TIMEOUT_S:-575} - (time.time() - $PRIO_T0))))")
+# prio.py ends by PRIO_TIMEOUT_S (575; the preset's) from the start, leaving the report and tar
+# time in 10 min.
+limit=$(python3 "$HERE/prio.py" --timeout) || exit 1
+left=$(python3 -c "import time; print(max(10, int($limit - (time.time() - $PRIO_T0))))")
 timeout -k 20 "$left" python3 "$HERE/prio.py" "$ROOT" "$B" "$OUTDIR" || rc=1
 if [ -f "$OUTDIR/.cleanup" ]; then # prio.py was killed before its own clean-up: do it here
 	echo "prio.py did not clean up: killing what it started" | tee -a "$OUTDIR/driver.log"

@@ -7,9 +7,18 @@ torch.cuda.CUDAGraph: decode = batch 1 (memory-bound), prefill = batch 512
 (compute-bound). A request is graph.replay() then a synchronise of the stream.
 tbt (token by token) = the decode graph replayed priolib.TBT_STEPS (8) times, each
 step synchronised by a host-side sampler (the output's argmax, read by .item()).
+tbt7b = the same with steps of a 7B-sized decode: 56 bf16 8192x8192 layers at batch 1
+(7 GiB of weights, made only where the kind runs).
+async = 8 steps of the 16-layer decode, each step's graph also looking up its input row
+by the previous token and writing its own (argmax) on the GPU; the host queues step k+1
+before it reads step k's token from pinned memory (copied non_blocking, then an event),
+as vLLM's async scheduling and SGLang's overlap scheduler do.
+generate = a Hugging Face transformers LlamaForCausalLM (random weights, hidden 2048,
+8 layers; bf16, eager) answering with generate(): 8 new tokens, greedy, from a prompt of
+PROMPT tokens: host-bound (Python and kernel launches between small kernels).
 After a warm-up it writes READY (with "measure": first each kind's service
-time, the median of back-to-back requests for 0.5 s, as "KIND US" lines), then
-waits for the file PLAN (priolib.py) and runs its phases, printing
+time, the median of back-to-back requests for 0.5 s and at least 10, as "KIND US"
+lines), then waits for the file PLAN (priolib.py) and runs its phases, printing
 "phase LABEL BEGIN_NS" as each starts; writes OUT.csv (priolib.write_l).
 """
 import gc
@@ -26,7 +35,9 @@ import priolib  # noqa: E402
 import cudagraph  # noqa: E402
 
 LAYERS, DIM = 16, 4096
+LAYERS_7B, DIM_7B = 56, 8192  # a 7B model's decode: 7 GiB of bf16 weights read per step
 BATCH = {"decode": 1, "prefill": 512, "tbt": 1}
+PROMPT = 32  # generate's prompt, in tokens
 
 
 def graphed(fn):
@@ -36,9 +47,9 @@ def graphed(fn):
     return g.replay, out
 
 
-def model(kind, weights):
-    """The graph of one kind and its request function."""
-    x = torch.randn(BATCH[kind], DIM, device="cuda", dtype=torch.bfloat16)
+def linears(batch, dim, weights):
+    """A graph of the linear layers at this batch: its replay, input and output."""
+    x = torch.randn(batch, dim, device="cuda", dtype=torch.bfloat16)
 
     def forward():
         y = x
@@ -46,13 +57,16 @@ def model(kind, weights):
             y = torch.nn.functional.linear(y, w)
         return y
 
-    (replay, out), stream = graphed(forward), torch.cuda.current_stream()
+    replay, out = graphed(forward)
+    return replay, x, out
 
+
+def model(kind, weights):
+    """The graph of decode, prefill or tbt and its request function."""
+    replay, x, out = linears(BATCH[kind], DIM, weights)
+    stream = torch.cuda.current_stream()
     if kind == "tbt":
-        def request():
-            for _ in range(priolib.TBT_STEPS):
-                replay()
-                int(out.argmax().item())  # the sampler: the next step waits for it
+        request = token_by_token(replay, out)
     else:
         def request():
             replay()
@@ -61,9 +75,98 @@ def model(kind, weights):
     return request
 
 
-def measure(request, seconds=0.5):
+def token_by_token(replay, out):
+    """TBT_STEPS replays, each followed by the host-side sampler (the output's argmax read
+    by .item()): the next step is launched after the host has the token."""
+    def request():
+        for _ in range(priolib.TBT_STEPS):
+            replay()
+            int(out.argmax().item())
+    return request
+
+
+def model_7b():
+    """tbt7b: steps of 56 bf16 8192x8192 layers at batch 1 (weights made here, 7 GiB)."""
+    g = torch.Generator(device="cuda").manual_seed(1)
+    weights = [torch.randn(DIM_7B, DIM_7B, device="cuda", dtype=torch.bfloat16, generator=g).mul_(DIM_7B ** -0.5)
+               for _ in range(LAYERS_7B)]
+    replay, x, out = linears(1, DIM_7B, weights)
+    request = token_by_token(replay, out)
+    request.keep = (weights, x, out)
+    return request
+
+
+def model_async(weights):
+    """async: each step's graph takes its input row by the previous step's token (a table
+    of DIM rows) and writes its own token (the argmax) on the GPU, so step k+1 needs no
+    host in between. The host queues step k+1, then waits for step k's token: its copy to
+    pinned memory (non_blocking, on the stream) and an event recorded after it."""
+    table = torch.randn(DIM, DIM, device="cuda", dtype=torch.bfloat16)
+    tok = torch.zeros(1, device="cuda", dtype=torch.int64)
+
+    def forward():
+        y = table.index_select(0, tok)
+        for w in weights:
+            y = torch.nn.functional.linear(y, w)
+        tok.copy_(y.argmax(dim=-1))
+        return tok
+
+    replay, _ = graphed(forward)
+    host = torch.zeros(priolib.TBT_STEPS, dtype=torch.int64, pin_memory=True)
+    copied = [torch.cuda.Event() for _ in range(priolib.TBT_STEPS)]
+
+    def step(k):
+        replay()
+        host[k:k + 1].copy_(tok, non_blocking=True)
+        copied[k].record()
+
+    def request():
+        step(0)
+        for k in range(priolib.TBT_STEPS):
+            if k + 1 < priolib.TBT_STEPS:
+                step(k + 1)  # queued before step k's token is read
+            copied[k].synchronize()
+            int(host[k])
+    request.keep = (table, tok, host)
+    return request
+
+
+def model_generate():
+    """generate: a small Llama (random weights, made on the GPU: a start of seconds), eager
+    Hugging Face generate(): greedy, 8 new tokens (min_new_tokens: an end-of-sequence token
+    does not cut it short)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    cfg = LlamaConfig(hidden_size=2048, intermediate_size=5632, num_hidden_layers=8, num_attention_heads=16,
+                      num_key_value_heads=16, vocab_size=32000, max_position_embeddings=1024)
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        lm = LlamaForCausalLM(cfg)
+    lm = lm.to("cuda", dtype=torch.bfloat16).eval()
+    ids = torch.randint(0, cfg.vocab_size, (1, PROMPT), device="cuda")
+    mask = torch.ones_like(ids)
+
+    def request():
+        with torch.inference_mode():
+            out = lm.generate(input_ids=ids, attention_mask=mask, max_new_tokens=priolib.TBT_STEPS,
+                              min_new_tokens=priolib.TBT_STEPS, do_sample=False, pad_token_id=0)
+        int(out[0, -1].item())
+    request.keep = (lm, ids, mask)
+    return request
+
+
+def make(kind, weights):
+    if kind == "tbt7b":
+        return model_7b()
+    if kind == "async":
+        return model_async(weights)
+    if kind == "generate":
+        return model_generate()
+    return model(kind, weights)
+
+
+def measure(request, seconds=0.5, least=10):
     lat, end = [], time.monotonic_ns() + int(seconds * 1e9)
-    while time.monotonic_ns() < end or len(lat) < 20:
+    while time.monotonic_ns() < end or len(lat) < least:
         a = time.monotonic_ns()
         request()
         lat.append((time.monotonic_ns() - a) / 1e3)
@@ -85,10 +188,12 @@ def main():
     torch.manual_seed(0)
     weights = [torch.randn(DIM, DIM, device="cuda", dtype=torch.bfloat16) * DIM ** -0.5
                for _ in range(LAYERS)]
-    requests = {k: model(k, weights) for k in kinds}
-    for r in requests.values():
-        for _ in range(30):
+    requests = {k: make(k, weights) for k in kinds}
+    for r in requests.values():  # warm-up: 30 requests, or 1 s of them (at least 3)
+        end, n = time.monotonic_ns() + 1000000000, 0
+        while n < 3 or (n < 30 and time.monotonic_ns() < end):
             r()
+            n += 1
     service = {}
     if len(sys.argv) == 6:
         service = {k: measure(requests[k]) for k in kinds}

@@ -9,13 +9,16 @@ Per step (us, medians and p90 over the phase's steps):
   submit->run  first CTA start - the host's submit (host time mapped to %globaltimer)
   run          the step on the GPU: last kernel's last CTA end - first CTA start
   end->return  the host's return from its wait - the last CTA's end
-  step         the host's return - its submit
+  step         the host's return - its submit (step_first: a request's first step; step_later: the
+               others, whose submit follows the step before by the host's turnaround)
 and, beside a batch whose gaps were recorded:
   submit->off  the batch stops (start of the gap that holds the step's first CTA) - the submit
   off->run     the service's first CTA - the batch stopping (the switch in)
   end->on      the batch running again - the service's last CTA end (the switch back)
   busy@submit  fraction of steps submitted while the batch was on the GPU
-  off_spread   the spread of the batch's stop times over its watching SMs
+  off_spread   the spread of the batch's stop times over its watching SMs (timeline.json)
+Where the batch ran less than GAP_NS between two steps its gaps merge into one: submit->off, off->run
+and end->on describe single-step requests (or a request's first step) exactly, later steps not.
 A request's latency = its last step's return - its arrival: p50, p99.
 """
 import glob, json, os, sys
@@ -88,7 +91,7 @@ def analyze(svcp):
     def on_at(t):  # batch running at gpu time t (not inside a gap), within the batch's recorded span
         return holding(t) is None
     comp = {k: [] for k in ("submit_run", "run", "end_return", "step", "submit_off", "off_run", "end_on",
-                            "off_spread")}
+                            "off_spread", "step_first", "step_later")}
     busy_at_submit = []
     req_lat = {}
     nk = int(hdr.get("kernels", 1))
@@ -102,6 +105,7 @@ def analyze(svcp):
         comp["run"].append((last - first) / 1e3)
         comp["end_return"].append((gret - last) / 1e3)
         comp["step"].append((ret - s0) / 1e3)
+        comp["step_first" if k == 0 else "step_later"].append((ret - s0) / 1e3)
         req_lat[req] = max(req_lat.get(req, 0), (ret - arr) / 1e3)
         if iv and span[0] < g0 < span[1]:
             h = holding(first)
@@ -138,7 +142,8 @@ def main():
         except Exception as e:  # a phase that failed is named, the rest still reported
             out[name] = {"error": repr(e)}
     json.dump(out, open(os.path.join(d, "timeline.json"), "w"), indent=1)
-    cols = ["submit_run", "run", "end_return", "step", "submit_off", "off_run", "end_on", "off_spread"]
+    cols = ["step_first", "step_later", "submit_run", "run", "end_return", "step", "submit_off", "off_run",
+            "end_on"]
     print("%-22s %9s %9s " % ("phase", "req_p50", "req_p99") + " ".join("%11s" % c for c in cols) + "  busy@sub")
     for n, r in out.items():
         if "error" in r:

@@ -23,7 +23,8 @@ PID 1 there, as in a container); as root it is the default (a runtime's containe
 them; --host-pidns: none), and the run directory's mount (/run/nvtaskset) is made, at
 BUNDLE/rootfs/run/nvtaskset (config.json's root.path is BUNDLE/rootfs) in the process's
 mount namespace, where the hooks find it as runc leaves it before pivot_root: its
-variable names that path. --uid runs COMMAND as uid U
+variable names that path. So is the MPS pipe directory's (--with-mps), at BUNDLE/rootfs
+and its path. --uid runs COMMAND as uid U
 (the image's user; default: ours); --userns puts the process in a user namespace where uid
 0 is uid OUTSIDE. --pid-file gets the process's PID (as this /proc numbers it).
 --env sets a variable as `podman run -e` does: first in config.json's
@@ -132,8 +133,17 @@ def mounts_of(edits):
     return {m["containerPath"]: m["hostPath"] for e in edits for m in e.get("mounts", [])}
 
 
-# The mount made for real (with --pidns), at BUNDLE/rootfs + its container path.
+# The mounts made for real (with --pidns), at BUNDLE/rootfs + their container paths: the run
+# directory's, and the MPS pipe directory's (--with-mps), over which a hook may bind another.
 RUNDIR_MOUNT = "/run/nvtaskset"
+
+
+def real_mounts(edits):
+    """The container paths of the mounts made for real."""
+    mounts = mounts_of(edits)
+    pipe = [v.partition("=")[2] for e in edits for v in e.get("env", [])
+            if v.startswith("CUDA_MPS_PIPE_DIRECTORY=")]
+    return [p for p in [RUNDIR_MOUNT] + pipe[-1:] if p in mounts]
 
 
 def container_env(edits, rootfs):
@@ -141,8 +151,8 @@ def container_env(edits, rootfs):
     spec's values), and as the process sees them (values through the mounts)."""
     config, env = dict(os.environ), dict(os.environ)
     mounts = mounts_of(edits)
-    if rootfs and RUNDIR_MOUNT in mounts:
-        mounts[RUNDIR_MOUNT] = rootfs + RUNDIR_MOUNT
+    for path in real_mounts(edits) if rootfs else []:
+        mounts[path] = rootfs + path
     # /etc/ld.so.preload, which the loader reads in the container: LD_PRELOAD here.
     if "/etc/ld.so.preload" in mounts:
         with open(mounts["/etc/ld.so.preload"]) as f:
@@ -167,20 +177,22 @@ def run_hook(hook, state):
 
 
 def mount_rundir(opts, edits):
-    """In the process's mount namespace: the spec's mount of the run directory at
-    BUNDLE/rootfs/run/nvtaskset, read-only where the spec says so."""
+    """In the process's mount namespace: the spec's mounts made for real (real_mounts) at
+    BUNDLE/rootfs + their container paths, read-only where the spec says so."""
     MS_BIND, MS_RDONLY, MS_REMOUNT, MS_NOSUID, MS_NODEV, MS_NOEXEC = 4096, 1, 32, 2, 4, 8
+    done = set()
     for e in edits:
         for m in e.get("mounts", []):
-            if m["containerPath"] != RUNDIR_MOUNT:
+            path = m["containerPath"]
+            if path not in real_mounts(edits) or path in done:
                 continue
-            target = (opts["rootfs"] + RUNDIR_MOUNT).encode()
+            done.add(path)
+            target = (opts["rootfs"] + path).encode()
             check_here(libc.mount(m["hostPath"].encode(), target, None, MS_BIND | MS_REC, None),
                        "mount --rbind " + m["hostPath"])
             flags = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC
             flags |= MS_RDONLY if "ro" in m.get("options", []) else 0
             check_here(libc.mount(None, target, None, flags, None), "mount -o remount " + m["hostPath"])
-            return
 
 
 def start_process(opts, env, edits):
@@ -247,8 +259,8 @@ def main():
     opts = parse_args(sys.argv[1:])
     edits = resolve(opts["spec_dir"], opts["devices"])
     opts["rootfs"] = os.path.join(opts["bundle"], "rootfs") if opts["pidns"] else None
-    if opts["rootfs"]:
-        os.makedirs(opts["rootfs"] + RUNDIR_MOUNT, exist_ok=True)
+    for path in real_mounts(edits) if opts["rootfs"] else []:
+        os.makedirs(opts["rootfs"] + path, exist_ok=True)
     config, env = container_env(edits, opts["rootfs"])
     given = [v.partition("=")[::2] for v in opts["env"]]
     os.makedirs(opts["bundle"], exist_ok=True)

@@ -1,10 +1,20 @@
 """A stand-in for the few PyTorch calls of service.py and train.py (selftest.sh runs them with
 this directory first on PYTHONPATH; transformers.py beside it for train.py's llama): tensors are
 shapes only, and the shapes are checked; a synchronise sleeps a little. It finds Python
-mistakes, not PyTorch ones."""
+mistakes, not PyTorch ones. FAKETORCH_TRACE=FILE: the calls that order work (graph replays,
+.item(), synchronisations, generate()) are written there, one a line, as the process ends."""
+import atexit
+import os
 import time
 
 bfloat16, float32, int64 = "bfloat16", "float32", "int64"
+TRACE = []
+if os.environ.get("FAKETORCH_TRACE"):
+    atexit.register(lambda: open(os.environ["FAKETORCH_TRACE"], "w").write("".join(x + "\n" for x in TRACE)))
+
+
+def trace(what):
+    TRACE.append(what)
 
 
 class Tensor:
@@ -27,9 +37,25 @@ class Tensor:
         return Tensor(*self.shape, dtype=float32 if float32 in (self.dtype, other.dtype) else self.dtype)
 
     def __getitem__(self, index):
-        n = len(index) if isinstance(index, tuple) else 1
-        assert n <= len(self.shape)
-        return Tensor(*self.shape[n:], dtype=self.dtype)
+        index = index if isinstance(index, tuple) else (index,)
+        assert len(index) <= len(self.shape)
+        kept = [len(range(*i.indices(n))) for i, n in zip(index, self.shape) if isinstance(i, slice)]
+        for i, n in zip(index, self.shape):
+            if isinstance(i, int):
+                assert -n <= i < n, (index, self.shape)
+        return Tensor(*(kept + list(self.shape[len(index):])), dtype=self.dtype)
+
+    def __int__(self):
+        assert self.shape in ((), (1,)), self.shape
+        return 0
+
+    def copy_(self, src, non_blocking=False):
+        assert self.shape == src.shape, (self.shape, src.shape)
+        return self
+
+    def index_select(self, dim, index):
+        assert dim == 0 and len(index.shape) == 1 and index.dtype == int64, (dim, index.shape)
+        return Tensor(index.shape[0], *self.shape[1:], dtype=self.dtype)
 
     def mul_(self, x):
         return self
@@ -40,11 +66,15 @@ class Tensor:
 
     def item(self):
         assert self.shape == ()
+        trace("item")
         time.sleep(0.002)
         return 0 if self.dtype == int64 else 0.0
 
-    def argmax(self):
-        return Tensor(dtype=int64)
+    def argmax(self, dim=None):
+        if dim is None:
+            return Tensor(dtype=int64)
+        assert dim in (-1, len(self.shape) - 1), dim
+        return Tensor(*self.shape[:-1], dtype=int64)
 
     def backward(self):
         assert self.shape == (), "backward of a scalar loss"
@@ -62,6 +92,14 @@ def randint(low, high, size, device=None):
 
 def zeros_like(t):
     return Tensor(*t.shape, dtype=t.dtype)
+
+
+ones_like = zeros_like
+
+
+def zeros(*shape, device=None, dtype=float32, pin_memory=False):
+    assert device in (None, "cuda") and not (pin_memory and device == "cuda")
+    return Tensor(*shape, dtype=dtype)
 
 
 def manual_seed(seed):
@@ -102,6 +140,20 @@ class _Stream:
         assert isinstance(other, _Stream)
 
     def synchronize(self):
+        trace("stream sync")
+        time.sleep(0.0005)
+
+
+class _Event:
+    def __init__(self):
+        self.recorded = False
+
+    def record(self):
+        self.recorded = True
+
+    def synchronize(self):
+        assert self.recorded, "an event synchronised before it was recorded"
+        trace("event sync")
         time.sleep(0.0005)
 
 
@@ -119,8 +171,17 @@ class _Context:
 _CURRENT = _Stream()
 
 
+class device(_Context):
+    """torch.device("cuda") as a context: the default device of new tensors."""
+
+
+def inference_mode():
+    return _Context(None)
+
+
 class cuda:
     Stream = _Stream
+    Event = _Event
 
     @staticmethod
     def current_stream():
@@ -131,4 +192,4 @@ class cuda:
 
     class CUDAGraph:
         def replay(self):
-            pass
+            trace("replay")

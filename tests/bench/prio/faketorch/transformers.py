@@ -1,5 +1,7 @@
 """A stand-in for the Hugging Face transformers calls of train.py's llama loop (selftest.sh):
 shapes only, checked, like torch.py beside it."""
+import time
+
 import torch
 
 
@@ -25,6 +27,18 @@ class LlamaForCausalLM:
     def to(self, device, dtype=None):
         assert device == "cuda" and dtype == torch.bfloat16
         return self
+
+    def eval(self):
+        return self
+
+    def generate(self, input_ids, attention_mask, max_new_tokens, min_new_tokens, do_sample, pad_token_id):
+        """Greedy decoding, host-bound: a little time per new token."""
+        assert input_ids.shape == attention_mask.shape and input_ids.shape[0] == 1 and not do_sample
+        assert 0 < min_new_tokens <= max_new_tokens
+        assert input_ids.shape[1] + max_new_tokens <= self.cfg.max_position_embeddings
+        torch.trace("generate")
+        time.sleep(0.002 * max_new_tokens)
+        return torch.Tensor(1, input_ids.shape[1] + max_new_tokens, dtype=torch.int64)
 
     def parameters(self):
         c = self.cfg

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <microhttpd.h>
@@ -46,6 +47,7 @@
 #include "gpu/gpus.h"
 #include "seg/segfile.h"
 #include "view/view.h"
+#include "os/clock.h"
 
 #define CONNECTIONS_MAX 256
 #define PER_ADDRESS 16
@@ -56,8 +58,10 @@
  * may accept them all, and closing ones linger until it reaps them), never reached first. */
 #define MHD_CONNECTIONS (THREADS * (CONNECTIONS_MAX + 64))
 #define CONNECTION_MEMORY (32 * 1024)
+/* Descriptors kept for what is no connection: the listening socket, the threads' (10 in all at
+ * rest, measured), the files a view reads at once (a segment, /proc's), closing connections. */
+#define FDS_KEPT 32
 #define THREADS 4
-#define DRIVER_TIMEOUT_S 60 /* NVTASKSET_DRIVER_TIMEOUT's default, as the command's */
 /* How old a read may be for a scrape to share it: below Prometheus' shortest usual interval. */
 #define FRESH_MS 500
 
@@ -99,14 +103,6 @@ static struct {
 	struct nvt_conns table;
 } conns = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
@@ -132,7 +128,7 @@ static void read_metrics_locked(void)
 	struct nvt_outbuf out = {0};
 	struct nvt_view v;
 
-	latest.began_ns = now_ns();
+	latest.began_ns = nvt_clock_ns();
 	latest.why[0] = '\0';
 	text_put_locked(latest.text);
 	latest.text = NULL;
@@ -155,7 +151,7 @@ static struct MHD_Response *metrics(unsigned *status)
 	struct text *t;
 
 	pthread_mutex_lock(&latest.lock);
-	if (!latest.began_ns || now_ns() - latest.began_ns > FRESH_MS * 1000000ull)
+	if (!latest.began_ns || nvt_clock_ns() - latest.began_ns > FRESH_MS * 1000000ull)
 		read_metrics_locked();
 	t = latest.text;
 	if (t) {
@@ -228,7 +224,7 @@ static void connection_event(void *arg, struct MHD_Connection *c, void **socket_
 	if (what == MHD_CONNECTION_NOTIFY_CLOSED)
 		nvt_conns_remove(&conns.table, fd);
 	else if (!peer || address_of(peer->client_addr, &family, addr) ||
-		 nvt_conns_add(&conns.table, fd, family, addr, now_ns()))
+		 nvt_conns_add(&conns.table, fd, family, addr, nvt_clock_ns()))
 		shutdown(fd, SHUT_RDWR); /* (no room to follow it: not kept) */
 	pthread_mutex_unlock(&conns.lock);
 }
@@ -241,7 +237,7 @@ static void request_done(void *arg, struct MHD_Connection *c, void **request,
 
 	(void)arg, (void)request, (void)why;
 	pthread_mutex_lock(&conns.lock);
-	nvt_conns_answering(&conns.table, fd, 0, now_ns());
+	nvt_conns_answering(&conns.table, fd, 0, nvt_clock_ns());
 	pthread_mutex_unlock(&conns.lock);
 }
 
@@ -251,7 +247,7 @@ static void close_late_heads(void)
 	int fd;
 
 	pthread_mutex_lock(&conns.lock);
-	while ((fd = nvt_conns_expired(&conns.table, now_ns())) >= 0)
+	while ((fd = nvt_conns_expired(&conns.table, nvt_clock_ns())) >= 0)
 		shutdown(fd, SHUT_RDWR);
 	pthread_mutex_unlock(&conns.lock);
 }
@@ -274,7 +270,7 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 	(void)arg, (void)version, (void)upload, (void)upload_len, (void)request;
 	/* (its head is whole: it is answered, never closed for room) */
 	pthread_mutex_lock(&conns.lock);
-	nvt_conns_answering(&conns.table, socket_of(c), 1, now_ns());
+	nvt_conns_answering(&conns.table, socket_of(c), 1, nvt_clock_ns());
 	pthread_mutex_unlock(&conns.lock);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
 		status = MHD_HTTP_METHOD_NOT_ALLOWED;
@@ -303,19 +299,6 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 	return rc;
 }
 
-/* NVTASKSET_DRIVER_TIMEOUT in ms (1-3600 s; unset or empty: the default); -1 if bad. */
-static int driver_timeout_ms(void)
-{
-	const char *text = getenv(NVT_ENV_DRIVER_TIMEOUT);
-	const char *end;
-	uint64_t v;
-
-	if (!text || !*text)
-		return DRIVER_TIMEOUT_S * 1000;
-	end = nvt_decimal(text, 3600, &v);
-	return end && !*end && v ? (int)v * 1000 : -1;
-}
-
 /* The machine's GPUs, listed once (NULL where they cannot be: the tasks' slots name theirs). */
 static const struct nvt_gpus *list_gpus(int timeout_ms)
 {
@@ -326,6 +309,29 @@ static const struct nvt_gpus *list_gpus(int timeout_ms)
 		return &gpus;
 	say("exporter: the GPUs cannot be listed (%s): the metrics name the GPUs the tasks use", why);
 	return NULL;
+}
+
+/*
+ * How many connections the table holds: its soft descriptor limit raised as far as
+ * libmicrohttpd's table needs (to the hard limit at most), then CONNECTIONS_MAX, or fewer
+ * where the limit leaves less (nvt_conns_room): each new connection finds a descriptor, and
+ * the oldest without a whole request is closed for it.
+ */
+static int connections_room(void)
+{
+	struct rlimit lim;
+	rlim_t want = (rlim_t)MHD_CONNECTIONS + FDS_KEPT;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim))
+		return CONNECTIONS_MAX;
+	if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < want) {
+		struct rlimit raised = lim;
+		raised.rlim_cur = lim.rlim_max != RLIM_INFINITY && lim.rlim_max < want ? lim.rlim_max : want;
+		if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+			lim = raised;
+	}
+	return nvt_conns_room(lim.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)lim.rlim_cur,
+			      CONNECTIONS_MAX, FDS_KEPT);
 }
 
 static struct MHD_Daemon *start(const struct nvt_listen *at)
@@ -346,7 +352,7 @@ static struct MHD_Daemon *start(const struct nvt_listen *at)
 		in4.sin_port = htons(at->port);
 		memcpy(&in4.sin_addr, at->addr, 4);
 	}
-	nvt_conns_init(&conns.table, CONNECTIONS_MAX, PER_ADDRESS, HEAD_DEADLINE_S * 1000000000ull);
+	nvt_conns_init(&conns.table, connections_room(), PER_ADDRESS, HEAD_DEADLINE_S * 1000000000ull);
 	return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 					(at->family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				at->port, admit, NULL, answer, NULL,
@@ -374,7 +380,7 @@ int main(int argc, char **argv)
 		say("exporter: %s", argc != 2 ? "usage: nvtaskset-exporter [ADDR:]PORT (nvtaskset --exporter runs it)" : why);
 		return EXIT_FAILURE;
 	}
-	timeout_ms = driver_timeout_ms();
+	timeout_ms = nvt_gpus_timeout_ms(getenv(NVT_ENV_DRIVER_TIMEOUT));
 	if (timeout_ms < 0) {
 		say("%s must be 1-3600 seconds, not '%s'", NVT_ENV_DRIVER_TIMEOUT,
 		    getenv(NVT_ENV_DRIVER_TIMEOUT));

@@ -1,0 +1,207 @@
+/*
+ * test_admit.c - whether a container given one of nvtaskset's CDI devices
+ * may start (src/task/admit.c): on uid_map and config.json buffers, each
+ * answer of enum nvt_admit_rc and what it names.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/tpcset.h"
+#include "task/admit.h"
+#include "task/task.h"
+#include "task/container.h"
+
+#define STR(s) s, strlen(s)
+#define IDENTITY "         0          0 4294967295\n"
+#define ROOTLESS "         0       1000          1\n         1     100000      65536\n"
+
+static char config[8192];
+
+/* config.json with env (a JSON array's items, "" for none) and a createRuntime hook of arg
+ * (NULL: none). */
+static size_t config_of(const char *env, const char *hook_arg)
+{
+	int n = snprintf(config, sizeof(config), "{\"process\":{\"env\":[%s]},\"hooks\":{\"createRuntime\":[%s%s%s]}}",
+			 env, hook_arg ? "{\"path\":\"/x\",\"args\":[\"nvtaskset\",\"--cdi-hook\",\"" : "",
+			 hook_arg ? hook_arg : "", hook_arg ? "\"]}" : "");
+	return (size_t)n;
+}
+
+static void test_users(void)
+{
+	struct nvt_admit_why w;
+	int rootless = -1;
+	const char *mapped = "         0     100000      65536\n";
+
+	/* Rootful, no user namespace of its own: admitted. */
+	CHECK(nvt_admit_users(STR(IDENTITY), NULL, 0, 1000, &rootless, &w) == NVT_ADMIT_OK && !rootless);
+	CHECK(nvt_admit_users(STR(IDENTITY), STR(IDENTITY), 0, &rootless, &w) == NVT_ADMIT_OK);
+	/* A namespace that maps its root to 100000: refused, saying both uids. */
+	CHECK(nvt_admit_users(STR(IDENTITY), STR(mapped), 0, &rootless, &w) == NVT_ADMIT_MAPPED &&
+	      w.uid == 0 && w.outside == 100000);
+	CHECK(nvt_admit_users(STR(IDENTITY), STR(mapped), 70000, &rootless, &w) == NVT_ADMIT_UNMAPPED &&
+	      w.uid == 70000);
+	/* Rootless, keep-id (the container's 1000 is the hook's 0, which is 1000 outside). */
+	CHECK(nvt_admit_users(STR(ROOTLESS), STR("         0          1       1000\n      1000          0          1\n"),
+			      1000, &rootless, &w) == NVT_ADMIT_OK && rootless);
+	/* Rootless in the hook's own namespace: its uid 0 is 1000 outside. */
+	CHECK(nvt_admit_users(STR(ROOTLESS), NULL, 0, 0, &rootless, &w) == NVT_ADMIT_MAPPED &&
+	      w.outside == 1000 && rootless);
+	CHECK(nvt_admit_users(STR(ROOTLESS), NULL, 0, 200000, &rootless, &w) == NVT_ADMIT_UNMAPPED);
+	/* A malformed map maps nothing. */
+	CHECK(nvt_admit_users(STR(IDENTITY), STR("0 x 1\n"), 0, &rootless, &w) == NVT_ADMIT_UNMAPPED);
+}
+
+/* The container's NVTASKSET_PRIORITY as the device priority=NAME gives it. */
+static const char *prio_value(uint8_t prio)
+{
+	static struct nvt_task_env env;
+	struct nvt_cdi_device pd = {.cls = NVT_CDI_PRIORITY, .gpu = -1, .prio = prio};
+	char why[256];
+
+	CHECK(nvt_task_cdi_device_env(&pd, NULL, 0, &env, why, sizeof(why)) == 0);
+	return env.priority;
+}
+
+static int config_check(const char *device, const char *env, const char *hook, struct nvt_admit_why *w,
+			int *has_prio)
+{
+	struct nvt_cdi_device d;
+	struct nvt_slot_prio prio = {0};
+	size_t len = config_of(env, hook);
+
+	CHECK(nvt_cdi_device_parse(strchr(device, '/') + 1, &d) == 0);
+	return nvt_admit_config(config, len, device, &d, &prio, has_prio, w);
+}
+
+static void test_config(void)
+{
+	struct nvt_admit_why w;
+	char env[2048], low[NVT_PRIO_ENV_TEXT_MAX];
+	int has = -1;
+
+	snprintf(low, sizeof(low), "%s", prio_value(NVT_PRIO_LOW));
+	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=tpcs=4\"", NULL, &w, &has) == NVT_ADMIT_OK && !has);
+	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_RUNDIR=/tmp\"", NULL, &w, &has) == NVT_ADMIT_RUNDIR);
+	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_RUNDIR=/run/nvtaskset\"", NULL, &w,
+			   &has) == NVT_ADMIT_OK);
+	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_MPS_SERVER=low\"", NULL, &w, &has) == NVT_ADMIT_MPS_SERVER);
+	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=gpc=0-1\"", NULL, &w, &has) == NVT_ADMIT_OTHER_PARTITION &&
+	      !strcmp(w.device, "v/gpc=0-1"));
+	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=bogus\"", NULL, &w, &has) == NVT_ADMIT_OTHER_PARTITION &&
+	      !strcmp(w.device, "v/?"));
+	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_PRIORITY=nonsense\"", NULL, &w, &has) ==
+		      NVT_ADMIT_PRIO_MALFORMED &&
+	      !strcmp(w.value, "nonsense"));
+	/* A priority device alone: its value, its hook. */
+	snprintf(env, sizeof(env), "\"NVTASKSET_PRIORITY=%s\"", low);
+	CHECK(config_check("v/priority=low", env, "v/priority=low", &w, &has) == NVT_ADMIT_OK && has);
+	CHECK(config_check("v/priority=high", env, NULL, &w, &has) == NVT_ADMIT_OTHER_PRIORITY &&
+	      w.prio == NVT_PRIO_LOW);
+	/* Beside a partition device: that one's hook makes the segment; the partition device's hook
+	 * needs the priority device among config.json's hooks. */
+	snprintf(env, sizeof(env), "\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_PRIORITY=%s\"", low);
+	CHECK(config_check("v/priority=low", env, "v/priority=low", &w, &has) == NVT_ADMIT_BESIDE);
+	CHECK(config_check("v/tpcs=4", env, "v/priority=low", &w, &has) == NVT_ADMIT_OK && has);
+	CHECK(config_check("v/tpcs=4", env, NULL, &w, &has) == NVT_ADMIT_PRIO_NO_HOOK &&
+	      !strcmp(w.device, "v/priority=low") && w.prio == NVT_PRIO_LOW);
+	/* A value of the container's own (-e): not the device's. */
+	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_PRIORITY=low,yield=borrow\"",
+			   "v/priority=low", &w, &has) == NVT_ADMIT_PRIO_NOT_ITS &&
+	      !strcmp(w.value, "low,yield=borrow") && !strcmp(w.expected, low) &&
+	      !strcmp(w.device, "v/priority=low"));
+	/* The device's value first (the one read), another after it: set twice. */
+	snprintf(env, sizeof(env), "\"NVTASKSET_PRIORITY=%s\",\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_PRIORITY=high\"",
+		 low);
+	CHECK(config_check("v/tpcs=4", env, "v/priority=low", &w, &has) == NVT_ADMIT_PRIO_TWICE);
+	/* Malformed: the variable named. */
+	CHECK(config_check("v/tpcs=4", "7", NULL, &w, &has) == NVT_ADMIT_MALFORMED && w.name);
+	/* Time-sliced: priority=low-slice's value; low and low-slice are two priorities. */
+	CHECK(config_check("v/priority=low-slice", "\"NVTASKSET_PRIORITY=low,yield=slice\"",
+			   "v/priority=low-slice", &w, &has) == NVT_ADMIT_OK && has);
+	CHECK(config_check("v/priority=low", "\"NVTASKSET_PRIORITY=low,yield=slice\"", "v/priority=low",
+			   &w, &has) == NVT_ADMIT_OTHER_PRIORITY && !strcmp(w.value, "low,yield=slice"));
+	snprintf(env, sizeof(env), "\"NVTASKSET_PRIORITY=%s\"", low);
+	CHECK(config_check("v/priority=low-slice", env, "v/priority=low-slice", &w, &has) ==
+	      NVT_ADMIT_OTHER_PRIORITY);
+	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_PRIORITY=low,yield=slice\"",
+			   "v/priority=low", &w, &has) == NVT_ADMIT_PRIO_NO_HOOK &&
+	      !strcmp(w.device, "v/priority=low-slice"));
+	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_PRIORITY=low,yield=slice\"",
+			   "v/priority=low-slice", &w, &has) == NVT_ADMIT_OK && has);
+}
+
+/* A time-sliced device's MPS: the level's pipe directory beside the spec's, which the
+ * container's variable must be. */
+static void test_mps(void)
+{
+	struct nvt_admit_why w;
+	char target[256];
+	size_t len;
+
+	len = config_of("\"CUDA_MPS_PIPE_DIRECTORY=/tmp/mps\"", NULL);
+	CHECK(nvt_admit_mps(config, len, "/tmp/mps-low", "low", target, sizeof(target), &w) ==
+		      NVT_ADMIT_OK &&
+	      !strcmp(target, "/tmp/mps"));
+	CHECK(nvt_admit_mps(config, len, "/tmp/mps-low", "high", target, sizeof(target), &w) ==
+		      NVT_ADMIT_LEVEL_PIPE &&
+	      !strcmp(w.value, "/tmp/mps-low"));
+	len = config_of("\"CUDA_MPS_PIPE_DIRECTORY=/run/nvtaskset\",\"CUDA_MPS_PIPE_DIRECTORY=/tmp/mps\"", NULL);
+	CHECK(nvt_admit_mps(config, len, "/tmp/mps-low", "low", target, sizeof(target), &w) ==
+		      NVT_ADMIT_MPS_PIPE &&
+	      !strcmp(w.value, "/tmp/mps"));
+	len = config_of("\"CUDA_MPS_PIPE_DIRECTORY=/tmp/mps\"", NULL);
+	CHECK(nvt_admit_mps(config, len, "/tmp/mps-low", "low", target, 4, &w) == NVT_ADMIT_LEVEL_PIPE);
+	len = config_of("7", NULL);
+	CHECK(nvt_admit_mps(config, len, "/tmp/mps-low", "low", target, sizeof(target), &w) ==
+		      NVT_ADMIT_MALFORMED);
+}
+
+static void test_partition(void)
+{
+	static struct nvt_slot_view part, parts[NVT_MAX_GPUS];
+	struct nvt_admit_why w;
+	struct nvt_cdi_device gpc, tpcs;
+	char given[NVT_PARTENV_TEXT_MAX], env[NVT_PARTENV_TEXT_MAX + 64];
+	size_t len;
+	int n = -1;
+
+	memset(&part, 0, sizeof(part));
+	part.state = NVT_SLOT_SET;
+	memset(part.uuid, 0x11, sizeof(part.uuid));
+	nvt_topo_identity(&part.topo, 66);
+	nvt_set_fill(&part.tpcs, 8);
+	CHECK(nvt_gpusel_env_format(&part, 1, given, sizeof(given)) > 0);
+	CHECK(nvt_cdi_device_parse("gpc=0-1", &gpc) == 0 && nvt_cdi_device_parse("tpcs=4", &tpcs) == 0);
+	snprintf(env, sizeof(env), "\"NVTASKSET_PARTITION=%s\"", given);
+	len = config_of(env, NULL);
+	CHECK(nvt_admit_partition(config, len, &gpc, given, parts, &n, &w) == NVT_ADMIT_OK && n == 1 &&
+	      nvt_set_count(&parts[0].tpcs) == 8);
+	CHECK(nvt_admit_partition(config, len, &tpcs, given, parts, &n, &w) == NVT_ADMIT_PARTITION &&
+	      !strcmp(w.value, "set"));
+	CHECK(nvt_admit_partition(config, len, &gpc, NULL, parts, &n, &w) == NVT_ADMIT_NO_GPU);
+	CHECK(nvt_admit_partition(config, len, &gpc, "nonsense", parts, &n, &w) == NVT_ADMIT_NO_GPU);
+	len = config_of("", NULL);
+	CHECK(nvt_admit_partition(config, len, &gpc, given, parts, &n, &w) == NVT_ADMIT_PARTITION &&
+	      !strcmp(w.value, "not set"));
+	CHECK(nvt_admit_partition(config, len, &tpcs, given, parts, &n, &w) == NVT_ADMIT_OK);
+	snprintf(env, sizeof(env), "\"NVTASKSET_PARTITION=%s\",\"NVTASKSET_PARTITION=x\"", given);
+	len = config_of(env, NULL);
+	CHECK(nvt_admit_partition(config, len, &gpc, given, parts, &n, &w) == NVT_ADMIT_PARTITION &&
+	      !strcmp(w.value, "not its device's"));
+	len = config_of("7", NULL);
+	CHECK(nvt_admit_partition(config, len, &tpcs, given, parts, &n, &w) == NVT_ADMIT_MALFORMED &&
+	      !strcmp(w.name, "NVTASKSET_PARTITION"));
+}
+
+int main(void)
+{
+	test_users();
+	test_config();
+	test_partition();
+	test_mps();
+	return CHECK_DONE();
+}
