@@ -13,6 +13,8 @@
 #include "core/gpusel.h"
 #include "core/tpcset.h"
 #include "seg/segfile.h"
+#include "os/proc.h"
+#include "core/ptree.h"
 #include "core/text.h"
 #include "core/grow.h"
 
@@ -70,6 +72,7 @@ static int scan_task(const struct nvt_seg_handle *h, pid_t pid, const uint8_t *c
 		if (rc == NVT_SEG_SHORT || view.state != NVT_SLOT_SET || memcmp(view.uuid, uuids[i], 16))
 			continue;
 		held.claim = rc == 0 && (view.flags & NVT_SLOTF_CLAIM);
+		held.prio = view.prio;
 		/* A task with a priority holds its own partition, whatever an
 		 * agent lets it use now (guarded); a borrowing one the TPCs it
 		 * borrows too, which go back only when an agent (or, past the
@@ -146,6 +149,100 @@ void nvt_held_free(struct nvt_held_list *lists, int n)
 		free(lists[i].pids);
 		memset(&lists[i], 0, sizeof(lists[i]));
 	}
+}
+
+static int pid_order(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The index in set (sorted, n) of the top of set[i]'s tree: its farthest ancestor in set
+ * (up: each one's nearest, nvt_links_nearest), or i. */
+static size_t tree_top(const pid_t *set, const pid_t *up, size_t n, size_t i)
+{
+	for (int depth = 0; up[i] && depth < NVT_TREE_MAX_DEPTH; depth++) {
+		const pid_t *at = bsearch(&up[i], set, n, sizeof(*set), pid_order);
+		if (!at)
+			break;
+		i = (size_t)(at - set);
+	}
+	return i;
+}
+
+/* Drops from out (n) the tasks of tree's tree (those found, tree among them), as -l tells
+ * trees apart. Returns how many stay, or -1 with errno set. */
+static int drop_own_tree(pid_t tree, const struct nvt_held_list *found, int n_found,
+			 struct nvt_clash *out, int n)
+{
+	struct nvt_proc_link *links = NULL;
+	size_t n_set = 1;
+	pid_t *set, *up;
+	int n_links = nvt_proc_links(&links), kept = 0;
+
+	if (n_links < 0)
+		return -1;
+	nvt_links_sort(links, (size_t)n_links);
+	for (int i = 0; i < n_found; i++)
+		n_set += (size_t)found[i].n;
+	set = malloc(2 * n_set * sizeof(*set));
+	if (!set) {
+		free(links);
+		return -1;
+	}
+	up = set + n_set;
+	n_set = 0;
+	set[n_set++] = tree;
+	for (int i = 0; i < n_found; i++)
+		for (int k = 0; k < found[i].n; k++)
+			set[n_set++] = found[i].pids[k];
+	qsort(set, n_set, sizeof(*set), pid_order);
+	nvt_links_nearest(links, (size_t)n_links, set, n_set, up);
+	for (int k = 0; k < n; k++) {
+		const pid_t *a = bsearch(&tree, set, n_set, sizeof(*set), pid_order);
+		const pid_t *b = bsearch(&out[k].pid, set, n_set, sizeof(*set), pid_order);
+		if (!a || !b || tree_top(set, up, n_set, (size_t)(a - set)) !=
+					tree_top(set, up, n_set, (size_t)(b - set)))
+			out[kept++] = out[k];
+	}
+	free(set);
+	free(links);
+	return kept;
+}
+
+int nvt_placement_clashes(const char *base, pid_t tree, const struct nvt_slot_view *parts, int n,
+			  struct nvt_clash *out)
+{
+	static struct nvt_clash found_clashes[NVT_MAX_GPUS * NVT_CLASHES_MAX];
+	struct nvt_held_list found[NVT_MAX_GPUS];
+	const uint8_t *uuids[NVT_MAX_GPUS] = {0};
+	int n_clashes = 0, kept;
+
+	memset(found, 0, sizeof(found));
+	for (int i = 0; i < n && i < NVT_MAX_GPUS; i++)
+		uuids[i] = parts[i].uuid;
+	if (nvt_held_scan(base, NULL, uuids, n, found)) {
+		nvt_held_free(found, n);
+		return -1;
+	}
+	for (int i = 0; i < n && i < NVT_MAX_GPUS; i++)
+		for (int k = 0; k < found[i].n && parts[i].state == NVT_SLOT_SET; k++) {
+			struct nvt_clash *c = &found_clashes[n_clashes];
+			const struct nvt_held *h = &found[i].v[k];
+			if (h->claim || found[i].pids[k] == tree ||
+			    n_clashes == (int)(sizeof(found_clashes) / sizeof(found_clashes[0])) ||
+			    !nvt_prio_clash(&parts[i].tpcs, &parts[i].prio, &h->tpcs, &h->prio, &c->both))
+				continue;
+			c->pid = found[i].pids[k];
+			c->part = i;
+			n_clashes++;
+		}
+	kept = n_clashes ? drop_own_tree(tree, found, n, found_clashes, n_clashes) : 0;
+	nvt_held_free(found, n);
+	for (int k = 0; k < kept && k < NVT_CLASHES_MAX; k++)
+		out[k] = found_clashes[k];
+	return kept;
 }
 
 /* What the tasks but me hold on gpu, into others. Returns 0, or -1 with why. */

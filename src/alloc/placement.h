@@ -43,6 +43,26 @@ struct nvt_held_list {
  */
 int nvt_held_scan(const char *base, const struct nvt_claimer *me, const uint8_t *const *uuids,
 		  int n, struct nvt_held_list *found);
+/* A live task whose partition shares TPCs with one being given (nvt_placement_clashes). */
+struct nvt_clash {
+	pid_t pid;              /* as the caller's /proc numbers it */
+	int part;               /* the index of the partition given that it shares with */
+	struct nvt_tpcset both; /* the TPCs they share */
+};
+#define NVT_CLASHES_MAX 8
+/*
+ * The live tasks, every user's, whose partitions share TPCs with the n
+ * partitions given, parts (one task's: uuid, state, tpcs, prio), against the
+ * design (nvt_prio_clash: not tasks of different priority levels, nor two
+ * time-sliced ones); claims not confirmed yet and the tasks of tree's tree
+ * (tree itself: a start's own process, -p's task; and the tasks of the tree
+ * of processes it is in, which copy a partition from the task above them)
+ * do not count. The first NVT_CLASHES_MAX into out. Returns how many were
+ * found, or -1 with errno set.
+ */
+int nvt_placement_clashes(const char *base, pid_t tree, const struct nvt_slot_view *parts, int n,
+			  struct nvt_clash *out);
+
 /* The TPCs of every entry of l, claims too. */
 void nvt_held_union(const struct nvt_held_list *l, struct nvt_tpcset *out);
 /* Frees the n lists' entries (the lists themselves are the caller's). */

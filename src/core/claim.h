@@ -36,6 +36,7 @@ struct nvt_held {
 	struct nvt_claimer who;
 	int claim;               /* NVT_SLOTF_CLAIM: a pick not confirmed yet */
 	struct nvt_tpcset tpcs;  /* its TPCs (a slot in state NVT_SLOT_SET) */
+	struct nvt_slot_prio prio; /* the slot's priority (its own partition in prio.own) */
 };
 
 /* What one round does on one GPU. */

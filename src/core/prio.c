@@ -372,6 +372,25 @@ int nvt_prio_needs_agent(unsigned prio, uint32_t yield)
 	return prio != NVT_PRIO_NONE && (yield & NVT_YIELD_GUARD);
 }
 
+int nvt_prio_may_share(const struct nvt_slot_prio *a, const struct nvt_slot_prio *b)
+{
+	if (a->prio == NVT_PRIO_NONE || b->prio == NVT_PRIO_NONE)
+		return 0;
+	return a->prio != b->prio || ((a->yield & NVT_YIELD_SLICE) && (b->yield & NVT_YIELD_SLICE));
+}
+
+unsigned nvt_prio_clash(const struct nvt_tpcset *a_tpcs, const struct nvt_slot_prio *a,
+			const struct nvt_tpcset *b_tpcs, const struct nvt_slot_prio *b,
+			struct nvt_tpcset *both)
+{
+	nvt_set_clear(both);
+	if (nvt_prio_may_share(a, b))
+		return 0;
+	nvt_set_and(both, a->prio != NVT_PRIO_NONE ? &a->own : a_tpcs,
+		    b->prio != NVT_PRIO_NONE ? &b->own : b_tpcs);
+	return nvt_set_count(both);
+}
+
 void nvt_prio_imply_guard(struct nvt_slot_prio *p)
 {
 	if (p->guard)

@@ -79,6 +79,25 @@ void nvt_prio_carry(struct nvt_slot_view *want, const struct nvt_slot_view *old,
  * guards it or lends it TPCs, and a start or -p that gives it starts one.
  */
 int nvt_prio_needs_agent(unsigned prio, uint32_t yield);
+
+/*
+ * 1 if slots of priorities a and b may hold the same TPCs by design: both have
+ * a priority, and at different levels (the lower yields) or both time-sliced
+ * (--yield slice: the GPU switches between them); 0 otherwise.
+ */
+int nvt_prio_may_share(const struct nvt_slot_prio *a, const struct nvt_slot_prio *b);
+/*
+ * The TPCs two tasks' partitions on one GPU share against the design, into
+ * both: a_tpcs and b_tpcs are their partitions (state NVT_SLOT_SET), a and b
+ * their priorities. A task with a priority counts by its own partition (what
+ * an agent lends or guards now is no user's doing); none where they may share
+ * (nvt_prio_may_share). Returns how many. The warning of a start or -p whose
+ * MASK shares a live task's TPCs uses it; -l's Overlap line counts the same
+ * (nvt_prio_may_share, and the view's own TPCs).
+ */
+unsigned nvt_prio_clash(const struct nvt_tpcset *a_tpcs, const struct nvt_slot_prio *a,
+			const struct nvt_tpcset *b_tpcs, const struct nvt_slot_prio *b,
+			struct nvt_tpcset *both);
 /*
  * A guard is the agent's way: a priority given a guard (p->guard, --guard N or
  * guard=N in NVT_ENV_PRIORITY's text) yields by the agent's guard too, whatever

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "view.h"
 #include "core/grow.h"
@@ -257,16 +258,26 @@ static void read_agents(const char *base, struct nvt_view *v, struct names *name
 	v->n_agents = 0;
 	for (size_t k = 0; k <= v->n_tasks && v->n_agents < NVT_VIEW_AGENTS; k++) {
 		uid_t uid = k ? v->tasks[k - 1].uid : 0;
-		int managed = !k, known = 0;
-		struct nvt_view_agent *a;
-		for (int i = 0; k && i < v->tasks[k - 1].n_slots; i++)
-			managed |= v->slots[v->tasks[k - 1].first_slot + (size_t)i].prio.prio != NVT_PRIO_NONE;
+		int managed = !k, wanted = 0;
+		struct nvt_view_agent *a = NULL;
+		for (int i = 0; k && i < v->tasks[k - 1].n_slots; i++) {
+			const struct nvt_slot_prio *p =
+				&v->slots[v->tasks[k - 1].first_slot + (size_t)i].prio;
+			managed |= p->prio != NVT_PRIO_NONE;
+			wanted |= nvt_prio_needs_agent(p->prio, p->yield);
+		}
 		for (int i = 0; i < v->n_agents; i++)
-			known |= v->agents[i].uid == uid;
-		if (!managed || known)
+			if (v->agents[i].uid == uid)
+				a = &v->agents[i];
+		if (a) {
+			a->wanted |= wanted;
+			continue;
+		}
+		if (!managed)
 			continue;
 		a = &v->agents[v->n_agents++];
 		a->uid = uid;
+		a->wanted = wanted;
 		user_name(names, uid, a->user, sizeof(a->user));
 		if (!nvt_agent_running(base, uid, &a->pid))
 			a->pid = 0;
@@ -291,11 +302,16 @@ int nvt_view_read(const char *base, const struct nvt_gpus *machine, struct nvt_v
 {
 	struct names names = {.n = 0};
 	struct caps cap = {0, 0, 0};
+	struct timespec boot;
 	pid_t *pids = NULL;
 	int n;
 
 	memset(v, 0, sizeof(*v));
 	v->taken_ns = nvt_clock_ns();
+	/* The clock and unit of /proc's start times, for rates since a task's start. */
+	if (clock_gettime(CLOCK_BOOTTIME, &boot) == 0)
+		v->boot_ns = (uint64_t)boot.tv_sec * 1000000000u + (uint64_t)boot.tv_nsec;
+	v->ticks_per_s = sysconf(_SC_CLK_TCK);
 	for (int i = 0; machine && i < machine->n && i < NVT_MACHINE_GPUS; i++) {
 		struct nvt_view_gpu *g = &v->gpus[v->n_gpus++];
 		g->index = i;

@@ -83,7 +83,8 @@ struct nvt_view_gpu {
 struct nvt_view_agent {
 	uid_t uid;
 	char user[64];
-	pid_t pid; /* 0: none runs */
+	pid_t pid;  /* 0: none runs */
+	int wanted; /* a task of the user needs an agent (nvt_prio_needs_agent: --yield guard) */
 };
 #define NVT_VIEW_AGENTS 64
 
@@ -97,6 +98,8 @@ struct nvt_view_unread {
 
 struct nvt_view {
 	uint64_t taken_ns;          /* CLOCK_MONOTONIC when it was read */
+	uint64_t boot_ns;           /* CLOCK_BOOTTIME then: the clock of a task's start_time */
+	long ticks_per_s;           /* the unit of a task's start_time (sysconf(_SC_CLK_TCK)) */
 	struct nvt_view_task *tasks; /* ascending by PID */
 	size_t n_tasks;
 	struct nvt_view_slot *slots; /* by task, each task's in slot order */
@@ -151,9 +154,26 @@ int nvt_view_waiting(const struct nvt_view_slot *s);
 const char *nvt_view_prio_word(const struct nvt_view_slot *s);
 
 /*
+ * What the viewers say of agent i of a view. An agent is wanted while a task
+ * of its user needs one (a priority that yields by the agent's guard); root's
+ * agent, which follows every user's tasks, stands in for a user's. An agent
+ * that runs is shown (RUNS); one that is wanted while neither it nor root's
+ * runs is MISSING, the one state to alert on; any other is not shown (IDLE):
+ * a node where no task needs an agent has nothing missing.
+ */
+enum nvt_view_agent_state {
+	NVT_VIEW_AGENT_IDLE = 0,
+	NVT_VIEW_AGENT_RUNS,
+	NVT_VIEW_AGENT_MISSING,
+};
+enum nvt_view_agent_state nvt_view_agent_state(const struct nvt_view *v, int i);
+
+/*
  * Launches and waits per second of slot s of now, since the same task's slot
- * on the same GPU in prev (same PID and start time); -1 each when prev has
- * none (a task new since) or no time passed.
+ * on the same GPU in prev (same PID and start time); where prev has none (the
+ * first view, prev NULL, or a task new since), since the task started, as
+ * procps' top shows a task's first %CPU (its counters count from its start);
+ * -1 each where neither is known (no time passed, no start time).
  */
 void nvt_view_rates(const struct nvt_view *prev, const struct nvt_view *now, size_t s,
 		    double *launches_per_s, double *waits_per_s);

@@ -97,6 +97,18 @@ const char *nvt_view_prio_word(const struct nvt_view_slot *s)
 	return s->prio.prio == NVT_PRIO_NONE ? "" : nvt_prio_name(s->prio.prio);
 }
 
+enum nvt_view_agent_state nvt_view_agent_state(const struct nvt_view *v, int i)
+{
+	const struct nvt_view_agent *a = &v->agents[i];
+	int root_runs = 0;
+
+	if (a->pid > 0)
+		return NVT_VIEW_AGENT_RUNS;
+	for (int k = 0; k < v->n_agents; k++)
+		root_runs |= v->agents[k].uid == 0 && v->agents[k].pid > 0;
+	return a->wanted && !root_runs ? NVT_VIEW_AGENT_MISSING : NVT_VIEW_AGENT_IDLE;
+}
+
 /* Per second, from counts a and b taken seconds apart (a counter that went back: 0). */
 static double per_second(uint64_t a, uint64_t b, double seconds)
 {
@@ -111,20 +123,25 @@ void nvt_view_rates(const struct nvt_view *prev, const struct nvt_view *now, siz
 	double seconds;
 
 	*launches_per_s = *waits_per_s = -1;
-	if (!prev || now->taken_ns <= prev->taken_ns)
-		return;
-	seconds = (double)(now->taken_ns - prev->taken_ns) / 1e9;
-	was = nvt_view_task_of(prev, t->pid);
-	if (!was || was->start_time != t->start_time)
-		return; /* new since, or its PID another process's now */
-	for (int i = 0; i < was->n_slots; i++) {
+	was = prev && now->taken_ns > prev->taken_ns ? nvt_view_task_of(prev, t->pid) : NULL;
+	/* (a PID another process's now is a task new since) */
+	for (int i = 0; was && was->start_time == t->start_time && i < was->n_slots; i++) {
 		const struct nvt_view_slot *old = &prev->slots[was->first_slot + (size_t)i];
 		if (memcmp(prev->gpus[old->gpu].uuid, now->gpus[slot->gpu].uuid, 16))
 			continue;
+		seconds = (double)(now->taken_ns - prev->taken_ns) / 1e9;
 		*launches_per_s = per_second(old->launches, slot->launches, seconds);
 		*waits_per_s = per_second(old->yield.holds, slot->yield.holds, seconds);
 		return;
 	}
+	/* The task's first view: since it started (its counters' zero). */
+	if (!t->start_time || now->ticks_per_s <= 0)
+		return;
+	seconds = (double)now->boot_ns / 1e9 - (double)t->start_time / (double)now->ticks_per_s;
+	if (seconds <= 0)
+		return;
+	*launches_per_s = per_second(0, slot->launches, seconds);
+	*waits_per_s = per_second(0, slot->yield.holds, seconds);
 }
 
 int nvt_view_holder(const struct nvt_view *v, const struct nvt_view_map *map, size_t s)

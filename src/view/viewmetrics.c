@@ -283,14 +283,18 @@ static int gpu_families(const struct nvt_view *v, struct nvt_outbuf *b)
 static int daemon_families(const struct nvt_view *v, struct nvt_outbuf *b)
 {
 	if (nvt_expo_family(b, "nvtaskset_agent_up", "gauge",
-			    "1 if the user's priority agent runs (root's, and the users' of tasks "
-			    "with a priority), else 0."))
+			    "1 for each priority agent that runs; 0 for a user whose tasks need one "
+			    "(a priority that yields by the agent's guard) while neither the user's "
+			    "agent nor root's runs. No series where no agent runs or is needed."))
 		return -1;
 	for (int i = 0; i < v->n_agents; i++) {
+		enum nvt_view_agent_state state = nvt_view_agent_state(v, i);
 		char uid[16];
 		struct nvt_expo_label l[2] = {{"uid", uid}, {"user", v->agents[i].user}};
+		if (state == NVT_VIEW_AGENT_IDLE)
+			continue;
 		snprintf(uid, sizeof(uid), "%lu", (unsigned long)v->agents[i].uid);
-		if (nvt_expo_sample(b, "nvtaskset_agent_up", l, 2, v->agents[i].pid > 0))
+		if (nvt_expo_sample(b, "nvtaskset_agent_up", l, 2, state == NVT_VIEW_AGENT_RUNS))
 			return -1;
 	}
 	if (nvt_expo_family(b, "nvtaskset_mps_daemon_up", "gauge",
@@ -307,7 +311,13 @@ static int daemon_families(const struct nvt_view *v, struct nvt_outbuf *b)
 
 int nvt_view_metrics(const struct nvt_view *v, struct nvt_outbuf *b)
 {
-	if (nvt_expo_family(b, "nvtaskset_tasks", "gauge", "Tasks under nvtaskset, every user's.") ||
+	/* node_exporter's convention: an info gauge of 1 whose labels say what serves them. */
+	struct nvt_expo_label version = {"version", NVT_VERSION_STRING};
+
+	if (nvt_expo_family(b, "nvtaskset_build_info", "gauge",
+			    "1, with the version of nvtaskset that reads the metrics.") ||
+	    nvt_expo_sample(b, "nvtaskset_build_info", &version, 1, 1) ||
+	    nvt_expo_family(b, "nvtaskset_tasks", "gauge", "Tasks under nvtaskset, every user's.") ||
 	    nvt_expo_sample(b, "nvtaskset_tasks", NULL, 0, (double)v->n_tasks) ||
 	    nvt_expo_family(b, "nvtaskset_tasks_unreadable", "gauge",
 			    "Control segments left out: corrupt, of another version, or unreadable.") ||

@@ -95,9 +95,13 @@ t_top_batch_frames() {
 	grep -qE '^  GPC 4 +(B +){8}$' <<<"$first" || die "GPC 4: $first"
 	grep -qE '^  GPC 0 +(\. +){4}$' <<<"$first" || die "GPC 0: $first"
 	has "$first" "66 TPCs, 42 free, 0 borrowed"
-	# A row each: letter, PID, user, GPU, TPCs; no rate before a second look.
-	grep -qE "^A +$A +${ME:0:9} +0 +- +- +- +8 +0 +- +- +.*fakeapp" <<<"$first" || die "A's row: $first"
-	grep -qE "^B +$B +${ME:0:9} +0 +- +- +- +16 +0 +- +- " <<<"$first" || die "B's row: $first"
+	# A row each: letter, PID, user, GPU, TPCs; in the first frame, launches per second since
+	# the task started (procps' first frame), over 0 for a loop that launched; no waits (no
+	# priority).
+	grep -qE "^A +$A +${ME:0:9} +0 +- +- +- +8 +0 +[0-9.]+ +- +.*fakeapp" <<<"$first" || die "A's row: $first"
+	grep -qE "^B +$B +${ME:0:9} +0 +- +- +- +16 +0 +[0-9.]+ +- " <<<"$first" || die "B's row: $first"
+	rows=$(grep -E "^A +$A " <<<"$first" | awk '{print $10}')
+	[ "$(awk -v r="$rows" 'BEGIN { print (r > 0) }')" = 1 ] || die "A's first rate is 0: $first"
 	# Then launches per second, which the loops make (over 0), and no waits (no priority).
 	grep -qE "^A +$A( +[^ ]+){7} +[0-9.]+ +- " <<<"$second" || die "A's rate: $second"
 	rows=$(grep -E "^A +$A " <<<"$second" | awk '{print $10}')
@@ -205,6 +209,58 @@ t_top_in_a_terminal() {
 	stop_loop tb "$B"
 }
 
+# selected_row PID: top's row of PID is in reverse video (SGR 7), and no other row is.
+selected_row() {
+	local rows
+	rows=$(tmux -S "$WORK/tmux.sock" capture-pane -p -e -t top | grep -F $'\e[7m' | grep -F "fakeapp")
+	[ "$(grep -c . <<<"$rows")" == 1 ] && grep -qE "(^|[^0-9])$1 " <<<"$rows"
+}
+# In a terminal, top's keys change the selected task as nvtaskset -p does: p a TPC list, P a
+# priority; up and down (j, k) select; Esc cancels; what -p says shows in the footer.
+t_top_keys_change_task() {
+	local screen
+	command -v tmux >/dev/null || skip "needs tmux (Debian: tmux) to run top in a terminal"
+	two_tasks
+	printf 'set -g remain-on-exit on\nset -g status off\n' >"$WORK/tmux.conf"
+	tmux -S "$WORK/tmux.sock" -f "$WORK/tmux.conf" new-session -d -s top -x 160 -y 40 \
+		"$NVT top -o pid -d 0.3; echo top-ended=\$?; exec sleep 600"
+	wait_for 20 tmux_shows "sort: pid"
+	# The first row (A, the lower PID) is selected, in reverse video.
+	wait_for 10 selected_row "$A"
+	tmux -S "$WORK/tmux.sock" send-keys -t top p
+	wait_for 10 tmux_shows "TPC list for pid $A (Enter sets it, Esc cancels): _"
+	tmux -S "$WORK/tmux.sock" send-keys -t top 6 0 - 6 3 Enter
+	# A runs on them (its launches), and the footer says what -p said.
+	wait_file "$WORK/ta.state" "60-63"
+	wait_for 10 tmux_shows "pid $A's new TPC list: 60-63"
+	# A list that shares B's TPCs: -p's warning shows (and A moves all the same).
+	tmux -S "$WORK/tmux.sock" send-keys -t top p 4 1 - 4 2 Enter
+	wait_file "$WORK/ta.state" "41-42"
+	wait_for 10 tmux_shows "warning: pid $A's TPCs 41-42 of GPU 0 are pid $B's too"
+	tmux -S "$WORK/tmux.sock" send-keys -t top p 6 0 - 6 3 Enter
+	wait_file "$WORK/ta.state" "60-63"
+	# Esc cancels: nothing is given.
+	tmux -S "$WORK/tmux.sock" send-keys -t top p 0 - 3 Escape
+	wait_for 10 tmux_shows "cancelled"
+	eq "$("$NVT" -p -c "$A")" "pid $A's current TPC list: 60-63" "A after a cancelled change"
+	# Down selects B; P gives it a priority.
+	tmux -S "$WORK/tmux.sock" send-keys -t top Down
+	wait_for 10 selected_row "$B"
+	tmux -S "$WORK/tmux.sock" send-keys -t top P l o w Enter
+	# (-p's last line: B was started without a priority, which it says, as the command does)
+	wait_for 10 tmux_shows "warning: pid $B was started without a priority"
+	wait_for 10 eval 'tmux_screen | grep -qE "^[A-Z] +$B +[^ ]+ +0 +- +low "'
+	# What -p refuses shows as its reason, and changes nothing.
+	tmux -S "$WORK/tmux.sock" send-keys -t top k p 9 9 9 Enter
+	wait_for 10 tmux_shows "TPC 999 does not exist"
+	eq "$("$NVT" -p -c "$A")" "pid $A's current TPC list: 60-63" "A after a refused change"
+	tmux -S "$WORK/tmux.sock" send-keys -t top q
+	wait_for 10 tmux_shows "top-ended=0"
+	tmux -S "$WORK/tmux.sock" kill-server
+	stop_loop ta "$A"
+	stop_loop tb "$B"
+}
+
 # ---- --metrics ------------------------------------------------------------------------
 
 # -l --json, top -b and --metrics read what runs through one view: task by task they name the same
@@ -307,6 +363,43 @@ t_metrics_text() {
 	run_rc out rc "$NVT" -l
 	[ -e "$seg" ] && die "-l left the dead task's segment (the check above needs it to tidy)"
 	stop_loop tb "$B"
+}
+
+# An agent is shown where it runs, or where a task needs one (--yield guard) and none runs:
+# never on a node where no task needs one (an alert on nvtaskset_agent_up == 0 fires there).
+t_metrics_agent_only_where_wanted() {
+	local out uid
+	uid=$(id -u)
+	run_rc out rc "$NVT" --metrics
+	eq "$rc" 0 "$out"
+	hasnt "$out" "nvtaskset_agent_up{"
+	has "$out" "# TYPE nvtaskset_agent_up gauge"
+	run_rc out rc "$NVT" top -b -n 1
+	has "$out" "agents: none  MPS:"
+	# A priority that yields by its shim (the default, client) needs no agent.
+	start_loop ph "$NVT" --no-mps --priority high -g 1 "$APP"
+	PH=$PID
+	wait_file "$WORK/ph.state" "1,9,17,25,32,39,46,53"
+	run_rc out rc "$NVT" --metrics
+	hasnt "$out" "nvtaskset_agent_up{"
+	run_rc out rc "$NVT" top -b -n 1
+	has "$out" "agents: none  MPS:"
+	# A guard task with its agent: 1; the agent gone: 0, and top says it is needed.
+	start_agent ag -- --hold 100 --poll 500
+	start_loop pg "$NVT" --no-mps --priority low --yield guard -g 5-11 "$APP"
+	PG=$PID
+	wait_file "$WORK/pg.state" "$GPCS_5_11"
+	run_rc out rc "$NVT" --metrics
+	has "$out" "nvtaskset_agent_up{uid=\"$uid\",user=\"$ME\"} 1"
+	eq "$(grep -c '^nvtaskset_agent_up{' <<<"$out")" 1 "agents shown: $out"
+	stop_agent "$AGENT"
+	run_rc out rc "$NVT" --metrics
+	has "$out" "nvtaskset_agent_up{uid=\"$uid\",user=\"$ME\"} 0"
+	eq "$(grep -c '^nvtaskset_agent_up{' <<<"$out")" 1 "agents shown: $out"
+	run_rc out rc "$NVT" top -b -n 1
+	has "$out" "agents: $ME's needed, not running  MPS:"
+	stop_loop pg "$PG"
+	stop_loop ph "$PH"
 }
 
 t_metrics_promtool() {
@@ -479,7 +572,9 @@ t_svg_renders_in_chromium() {
 # ---- The exporter ---------------------------------------------------------------------------
 
 t_exporter_serves() {
-	local out text
+	local out text VERSION
+	VERSION=$(sed -n 's/^#define NVT_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/src/nvtaskset.h")
+	[ -n "$VERSION" ] || die "no version in src/nvtaskset.h"
 	two_tasks
 	exporter_start 0
 	# Loopback only, as nothing was said: its socket listens on 127.0.0.1.
@@ -497,8 +592,21 @@ t_exporter_serves() {
 	out=$(get /metrics HEAD)
 	eq "$(head -1 <<<"$out")" 200 "HEAD /metrics"
 	hasnt "$out" "# TYPE"
+	# / is a landing page that links /metrics (node_exporter's habit); other paths are 404.
 	out=$(get / GET)
-	eq "$(head -1 <<<"$out")" 404 "GET /"
+	eq "$(head -1 <<<"$out")" 200 "GET /"
+	has "$out" "Content-Type: text/html; charset=utf-8"
+	has "$out" '<a href="/metrics">Metrics</a>'
+	has "$out" "nvtaskset $VERSION"
+	out=$(get / HEAD)
+	eq "$(head -1 <<<"$out")" 200 "HEAD /"
+	hasnt "$out" "<html>"
+	for path in /index.html /metricsx /metrics/ //metrics; do
+		out=$(get "$path" GET)
+		eq "$(head -1 <<<"$out")" 404 "GET $path"
+	done
+	# The version that serves them, as node_exporter's build_info.
+	has "$text" "nvtaskset_build_info{version=\"$VERSION\"} 1"
 	for method in POST PUT DELETE PATCH OPTIONS; do
 		out=$(get /metrics $method)
 		eq "$(head -1 <<<"$out")" 405 "$method /metrics"

@@ -219,7 +219,7 @@ parser_option_list() {
 	local main=$ROOT/tools/nvtaskset/main.c
 	{
 		sed -n 's/^#define SHORT_OPTIONS "+\([^"]*\)".*/\1/p' "$main" | tr -d ':' | grep -o . | sed 's/^/-/'
-		grep -oE '\{"[a-z-]+", *(no|required)_argument' "$main" | sed 's/{"\([a-z-]*\)".*/--\1/'
+		grep -oE '\{"[a-z-]+", *(no|required|optional)_argument' "$main" | sed 's/{"\([a-z-]*\)".*/--\1/'
 	} | sort -u
 }
 # Usage lines: --help-all's, the man page's SYNOPSIS (roff stripped), docs/usage.md's code block under "## Synopsis".

@@ -108,6 +108,128 @@ t_reserve_killed_task_freed() {
 	eq "$rc" 0 "exit status after the kill: $out"
 	has "$out" "tpcs=0,8,16,24 hung=0" # TPC 0 was the killed task's
 }
+# tpc_count LIST: how many TPCs a TPC list names.
+tpc_count() {
+	python3 -c 'import sys
+n = 0
+for item in sys.argv[1].split(","):
+    a, _, b = item.partition("-")
+    n += int(b or a) - int(a) + 1
+print(n)' "$1"
+}
+
+# --wait: a claim that finds the GPU full waits, and starts once a task that ends (its shim
+# removes its segment: an event) or is killed (its segment stays: a later look) frees its TPCs.
+t_reserve_wait_for_room() {
+	local h1 h2 w w2 state
+	start_loop h1 "$NVT" --no-mps -c 0-59 "$APP"
+	h1=$PID
+	start_loop h2 "$NVT" --no-mps -c 60-63 "$APP"
+	h2=$PID
+	wait_file "$WORK/h1.state" "0-59"
+	wait_file "$WORK/h2.state" "60-63"
+	start_loop w "$NVT" --no-mps -n 4 --exclude-running --wait "$APP"
+	w=$PID
+	wait_for 10 grep -qx "nvtaskset: cannot pick 4 TPCs: only 2 are free of other tasks; waiting for a task to free them (--wait)" "$WORK/w.err"
+	# It waits: alive, no launch, no segment of its own (a waiting claim holds nothing).
+	kill -0 "$w" || die "the waiting claim ended: $(cat "$WORK/w.err")"
+	[ ! -s "$WORK/w.state" ] || die "it launched on a full GPU: $(cat "$WORK/w.state")"
+	[ -z "$(seg_file "$w")" ] || [ ! -e "$(seg_file "$w")" ] || die "it holds a segment while it waits"
+	# The task on 60-63 ends: the claim takes 4 of the 6 free TPCs, clear of 0-59.
+	stop_loop h2 "$h2"
+	wait_for 20 test -s "$WORK/w.state"
+	state=$(cat "$WORK/w.state")
+	disjoint_lists 0-59 "$state"
+	eq "$(tpc_count "$state")" 4 "the waiting claim's TPCs ($state)"
+	has "$(cat "$WORK/w.err")" "nvtaskset: the TPCs are free after"
+	has "$(cat "$WORK/w.err")" "nvtaskset: GPU 0 ("
+	# A task killed outright leaves its segment (no event): a later look finds its TPCs free.
+	start_loop w2 "$NVT" --no-mps -n 3 --exclude-running --wait=3600 "$APP"
+	w2=$PID
+	wait_for 10 grep -qx "nvtaskset: cannot pick 3 TPCs: only 2 are free of other tasks; waiting up to 3600 s for a task to free them (--wait=3600)" "$WORK/w2.err"
+	[ ! -s "$WORK/w2.state" ] || die "it launched on a full GPU: $(cat "$WORK/w2.state")"
+	kill -KILL "$w"
+	wait "$w" 2>/dev/null || true
+	wait_for 20 test -s "$WORK/w2.state"
+	disjoint_lists 0-59 "$(cat "$WORK/w2.state")"
+	eq "$(tpc_count "$(cat "$WORK/w2.state")")" 3 "the second claim's TPCs"
+	stop_loop w2 "$w2"
+	stop_loop h1 "$h1"
+}
+
+# --wait=TIMEOUT ends with the reason once TIMEOUT passed; --wait goes with -n N --exclude-running.
+t_reserve_wait_timeout() {
+	local h started
+	start_loop h "$NVT" --no-mps -c 0-63 "$APP"
+	h=$PID
+	wait_file "$WORK/h.state" "0-63"
+	started=$(date +%s%N)
+	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --wait=1 "$APP" launch 1
+	eq "$rc" 1 "exit status: $out"
+	eq "$out" "nvtaskset: cannot pick 4 TPCs: only 2 are free of other tasks; waiting up to 1 s for a task to free them (--wait=1)
+nvtaskset: gave up waiting after 1 s (--wait=1): cannot pick 4 TPCs: only 2 are free of other tasks"
+	[ $(($(date +%s%N) - started)) -ge 1000000000 ] || die "gave up before the timeout"
+	# What fits starts at once, waiting for nothing.
+	run_rc out rc "$NVT" --no-mps -n 2 --exclude-running --wait=1 "$APP" launch 1
+	eq "$rc" 0 "$out"
+	hasnt "$out" "waiting"
+	has "$out" "tpcs=64-65 hung=0"
+	for bad in "--wait -n 4" "--wait=0 -n 4 --exclude-running" "--wait=x -n 4 --exclude-running" \
+		"--wait=31622401 -n 4 --exclude-running" "--wait -c 0-3" "--wait --dry-run -n 4 --exclude-running"; do
+		# shellcheck disable=SC2086 # the words
+		run_rc out rc "$NVT" --no-mps $bad "$APP" launch 1
+		eq "$rc" 1 "$bad: $out"
+		has "$out" "--wait"
+		has "$out" "Try 'nvtaskset --help' for more information."
+	done
+	run_rc out rc "$NVT" -p -n 4 --exclude-running --wait "$h"
+	eq "$rc" 1 "-p --wait: $out"
+	has "$out" "nvtaskset: --wait goes with starting a command with -n N --exclude-running"
+	stop_loop h "$h"
+}
+
+# A waiting claim looks again on an event of the run directories (a task's segment removed)
+# or once a second without one: a task that ends wakes its wait (the wait returns an event,
+# counted under strace) even where what it frees is not enough, and its waits stay within the
+# seconds it waited and the events it got (never a busy loop).
+t_reserve_wait_no_busy_loop() {
+	local h h2 w started elapsed_ms waits events
+	command -v strace >/dev/null || skip "needs strace to count a waiting claim's waits"
+	start_loop h "$NVT" --no-mps -c 0-59 "$APP"
+	h=$PID
+	start_loop h2 "$NVT" --no-mps -c 60 "$APP"
+	h2=$PID
+	wait_file "$WORK/h.state" "0-59"
+	wait_file "$WORK/h2.state" "60"
+	started=$(date +%s%N)
+	start_loop w strace -f -o "$WORK/w.strace" -e trace=poll,ppoll \
+		"$NVT" --no-mps -n 7 --exclude-running --wait "$APP"
+	w=$PID
+	wait_for 20 grep -q "only 5 are free of other tasks; waiting for a task to free them (--wait)" "$WORK/w.err"
+	# A wait without an event (a second), then the task on TPC 60 ends: an event, and 6 TPCs
+	# free are not 7: it waits on, claiming nothing.
+	wait_for 20 eval '[ "$(waits_ending "= 0 (Timeout)")" -ge 1 ]'
+	eq "$(waits_ending "= 1 ")" 0 "events before the task's end"
+	stop_loop h2 "$h2"
+	wait_for 20 eval '[ "$(waits_ending "= 1 ")" -ge 1 ]'
+	kill -0 "$w" && [ ! -s "$WORK/w.state" ] || die "the claim did not wait on: $(cat "$WORK/w.err")"
+	# The task on 0-59 ends: it starts.
+	stop_loop h "$h"
+	wait_for 20 test -s "$WORK/w.state"
+	elapsed_ms=$((($(date +%s%N) - started) / 1000000))
+	waits=$(waits_ending "= ")
+	events=$(waits_ending "= 1 ")
+	echo "waits=$waits events=$events in ${elapsed_ms} ms"
+	[ "$waits" -le $((elapsed_ms / 1000 + events + 2)) ] || die "$waits waits in $elapsed_ms ms with $events events"
+	eq "$(tpc_count "$(cat "$WORK/w.state")")" 7 "its TPCs"
+	stop_loop w "$w"
+}
+# waits_ending TEXT: the waiting claim's waits (polls of its one watch, in w.strace) whose
+# result begins with TEXT.
+waits_ending() {
+	grep -c "poll(\[{fd=[0-9]*, events=POLLIN}\], 1, [0-9]*) *$1" "$WORK/w.strace" || :
+}
+
 t_reserve_claim_respected() {
 	# A claim that a claimer left (stopped mid-way; segpoke makes one) holds its
 	# TPCs: a start that fits beside it runs, one that needs them waits for it,

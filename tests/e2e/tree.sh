@@ -971,6 +971,58 @@ t_tree_overlap_by_design() {
 	stop_loop bdh "$hi"
 }
 
+# warned PID LIST: the warning a start gives whose partition shares TPCs LIST with task PID.
+shares_warning() {
+	echo "nvtaskset: warning: ${3:-}TPCs $2 of GPU 0 are pid $1's too: the two tasks share them (-n N --exclude-running picks TPCs no task holds)"
+}
+t_tree_overlap_warns_at_once() {
+	# A MASK at start, or -p, that shares a live task's TPCs says so at once, a line naming
+	# the task and the TPCs; not where they share by design (the -l rule: tasks of other
+	# levels, a --yield slice pair, the tasks of one tree).
+	local a c hi sl out
+	start_loop wa "$NVT" --no-mps -c 0-7 "$APP"
+	a=$PID
+	wait_file "$WORK/wa.state" "0-7"
+	run_rc out rc "$NVT" --no-mps -c 4-11 "$APP" launch 1
+	eq "$rc" 0 "$out"
+	eq "$(grep '^nvtaskset:' <<<"$out")" "$(shares_warning "$a" 4-7)" "the start's warning"
+	has "$out" "tpcs=4-11 hung=0"
+	run_rc out rc "$NVT" --no-mps -c 40-47 "$APP" launch 1
+	eq "$(grep -c '^nvtaskset:' <<<"$out")" 0 "a start beside it: $out"
+	# A start inside a task's tree (a shell's child: it narrows the shell's partition): by
+	# design. (The shell forks it, and lives on beside it.)
+	run_rc out rc "$NVT" --no-mps -c 40-47 bash -c "\"\$1\" --no-mps -c 40-43 \"\$2\" launch 1 & wait \$!" - "$NVT" "$APP"
+	eq "$(grep -c '^nvtaskset:' <<<"$out")" 0 "a start inside a tree: $out"
+	has "$out" "tpcs=40-43 hung=0"
+	# -p: the task's new TPCs that are another's.
+	start_loop wc "$NVT" --no-mps -c 20-23 "$APP"
+	c=$PID
+	wait_file "$WORK/wc.state" "20-23"
+	run_rc out rc "$NVT" -p -c 6-21 "$c"
+	eq "$rc" 0 "$out"
+	eq "$(grep '^nvtaskset:' <<<"$out")" "$(shares_warning "$a" 6-7 "pid $c's ")" "-p's warning"
+	run_rc out rc "$NVT" -p -c 30-33 "$c"
+	eq "$(grep -c '^nvtaskset:' <<<"$out")" 0 "-p clear of it: $out"
+	stop_loop wc "$c"
+	stop_loop wa "$a"
+	# Priorities: a high task on the whole GPU shares with a low one by design, with another
+	# high one not; a --yield slice pair by design.
+	start_loop wh "$NVT" --no-mps --priority high "$APP"
+	hi=$PID
+	wait_file "$WORK/wh.state" "0-65"
+	run_rc out rc "$NVT" --no-mps --priority low -c 0-3 "$APP" launch 1
+	eq "$(grep -c '^nvtaskset:' <<<"$out")" 0 "a low task beside a high one: $out"
+	run_rc out rc "$NVT" --no-mps --priority high -c 0-3 "$APP" launch 1
+	eq "$(grep '^nvtaskset:' <<<"$out")" "$(shares_warning "$hi" 0-3)" "two high tasks"
+	start_loop ws "$NVT" --no-mps --priority low --yield slice -c 0-7 "$APP"
+	sl=$PID
+	wait_file "$WORK/ws.state" "0-7"
+	run_rc out rc "$NVT" --no-mps --priority low --yield slice -c 4-7 "$APP" launch 1
+	eq "$(grep -c '^nvtaskset:' <<<"$out")" 0 "a --yield slice pair: $out"
+	stop_loop ws "$sl"
+	stop_loop wh "$hi"
+}
+
 t_list_not_applied_names_gpu() {
 	# A task on two GPUs whose partition on one is not applied yet: -l says on which.
 	export FAKECUDA_CHIPS=h100,h100 NVTASKSET_CACHE_DIR=$WORK/cache-na

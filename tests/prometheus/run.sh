@@ -141,6 +141,8 @@ check "task A's launches rising" above "rate(nvtaskset_task_launches_total{pid=\
 check "the GPU's free TPCs" is 'nvtaskset_gpu_free_tpcs{gpu="0"}' 42
 check "B's state: no higher task" is "nvtaskset_task_state{pid=\"$B2\",state=\"own\"}" 1
 check "B's waits counted" is "nvtaskset_task_waits_total{pid=\"$B2\"}" 0
+VERSION=$(sed -n 's/^#define NVT_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/src/nvtaskset.h")
+check "the build's version" is "nvtaskset_build_info{version=\"$VERSION\"}" 1
 check "the GPU's model" is 'count(nvtaskset_gpu_info{model_name=~"Fake GPU 0.*"})' 1
 # No scrape failed: the target's last error is empty, and every sample was taken.
 python3 - "$PROM" <<'PY' || fail "the target's health"

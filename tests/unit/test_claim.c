@@ -36,6 +36,7 @@ static struct nvt_claimer who(uint64_t start, uint64_t ns, int32_t pid)
 static struct nvt_held held(struct nvt_claimer w, int claim, const char *tpcs)
 {
 	struct nvt_held h;
+	memset(&h, 0, sizeof(h));
 	h.who = w;
 	h.claim = claim;
 	h.tpcs = list(tpcs);
@@ -63,7 +64,7 @@ static void test_steps(void)
 {
 	struct nvt_claimer me = who(1000, 7, 50), early = who(999, 7, 60), late = who(1000, 7, 51);
 	struct nvt_tpcset mine, next;
-	struct nvt_held h[4] = {{{0, 0, 0}, 0, {{0}}}};
+	struct nvt_held h[4] = {0};
 	unsigned free_tpcs = 99;
 
 	/* Nothing held: the first pick (identity topology, packed: the lowest TPCs). */
@@ -161,7 +162,7 @@ static void test_gpc_steps(void)
 			      two_gpcs = {.count = 2, .gpcs = 2, .strategy = NVT_PACKED},
 			      four = {.count = 4, .strategy = NVT_PACKED};
 	struct nvt_tpcset mine, next;
-	struct nvt_held h[2] = {{{0, 0, 0}, 0, {{0}}}};
+	struct nvt_held h[2] = {0};
 	unsigned free_units = 99;
 
 	/* The largest GPC that fits: 0-3; two of at most 2 TPCs: the lone ones. */
@@ -337,7 +338,7 @@ static void test_near(void)
 	struct nvt_claimer me = who(1000, 7, 50), other = who(999, 7, 60);
 	struct nvt_pick want = {.count = 2, .strategy = NVT_PACKED};
 	struct nvt_tpcset next;
-	struct nvt_held h[1] = {{{0, 0, 0}, 0, {{0}}}};
+	struct nvt_held h[1] = {0};
 	unsigned free_units = 99;
 
 	/* Only in GPCs 4-5 and 6 (TPCs 4-6): the pick lies there. */

@@ -340,6 +340,34 @@ static void test_mps_level(void)
 	CHECK(nvt_prio_mps_level(parts, 1, NULL, 0) == NVT_PRIO_HIGH);
 }
 
+/* Which partitions share TPCs against the design: -l's Overlap and the warning of a start or -p. */
+static void test_clash(void)
+{
+	struct nvt_slot_prio none = {0}, hi = {0}, lo = {0}, lo2 = {0}, sl = {0}, sl2 = {0};
+	struct nvt_tpcset a, b, both;
+
+	CHECK(nvt_parse_list("0-7", NVT_MAX_TPCS, &a) == 0);
+	CHECK(nvt_parse_list("4-11", NVT_MAX_TPCS, &b) == 0);
+	hi.prio = NVT_PRIO_HIGH;
+	lo.prio = lo2.prio = sl.prio = sl2.prio = NVT_PRIO_LOW;
+	sl.yield = sl2.yield = NVT_YIELD_SLICE;
+	/* Plain tasks: what their TPCs share. */
+	CHECK(nvt_prio_clash(&a, &none, &b, &none, &both) == 4);
+	CHECK(nvt_set_has(&both, 4) && nvt_set_has(&both, 7) && !nvt_set_has(&both, 8));
+	/* Other levels, a slice pair: by design. */
+	CHECK(nvt_prio_may_share(&hi, &lo) && nvt_prio_may_share(&sl, &sl2));
+	CHECK(!nvt_prio_may_share(&lo, &lo2) && !nvt_prio_may_share(&none, &hi));
+	CHECK(!nvt_prio_may_share(&sl, &lo2)); /* one of the pair not time-sliced */
+	hi.own = a;
+	lo.own = b;
+	CHECK(nvt_prio_clash(&a, &hi, &b, &lo, &both) == 0 && nvt_set_count(&both) == 0);
+	/* One level: by their own partitions, not what an agent lends them now. */
+	lo2.own = a;
+	CHECK(nvt_prio_clash(&b, &lo2, &b, &lo, &both) == 4);
+	/* A plain task beside one with a priority: a clash. */
+	CHECK(nvt_prio_clash(&a, &none, &b, &hi, &both) == 8);
+}
+
 int main(void)
 {
 	test_mps_level();
@@ -354,5 +382,6 @@ int main(void)
 	test_given_and_carried();
 	test_agent_rules();
 	test_owner();
+	test_clash();
 	return CHECK_DONE();
 }

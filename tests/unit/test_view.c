@@ -165,16 +165,74 @@ static void test_rates(void)
 	CHECK(lps == 100 && wps == 5);
 	nvt_view_rates(&a->v, &b->v, 1, &lps, &wps);
 	CHECK(lps == -1 && wps == -1);
-	nvt_view_rates(&a->v, &b->v, 2, &lps, &wps); /* new since */
+	nvt_view_rates(&a->v, &b->v, 2, &lps, &wps); /* new since, no clock of start times */
 	CHECK(lps == -1);
-	nvt_view_rates(NULL, &b->v, 0, &lps, &wps); /* the first view */
+	nvt_view_rates(NULL, &b->v, 0, &lps, &wps);
 	CHECK(lps == -1);
+	/* Since the task started, where no view before has it: 8 s after boot, at 100 ticks a
+	 * second, carol's task (started at tick 500) launched 9 in 3 s. */
+	b->v.boot_ns = 8000000000ull;
+	b->v.ticks_per_s = 100;
+	b->tasks[2].start_time = 500;
+	nvt_view_rates(&a->v, &b->v, 2, &lps, &wps);
+	CHECK(lps == 3 && wps == 0);
+	/* The first view (procps' first frame): alice's since tick 42, 300 in 7.58 s. */
+	nvt_view_rates(NULL, &b->v, 0, &lps, &wps);
+	CHECK(lps > 39.57 && lps < 39.58 && wps > 2.63 && wps < 2.64);
+	/* A task seen before keeps the rate since then; one started after the clock: none. */
+	nvt_view_rates(&a->v, &b->v, 0, &lps, &wps);
+	CHECK(lps == 100 && wps == 5);
+	b->tasks[2].start_time = 900;
+	nvt_view_rates(&a->v, &b->v, 2, &lps, &wps);
+	CHECK(lps == -1 && wps == -1);
 	b->slots[0].launches = 50; /* a counter that went back (never: a new process) */
 	nvt_view_rates(&a->v, &b->v, 0, &lps, &wps);
 	CHECK(lps == 0);
 	CHECK(nvt_view_task_of(&b->v, 300) == &b->tasks[2] && nvt_view_task_of(&b->v, 301) == NULL);
 	free(a);
 	free(b);
+}
+
+/* Which agents the viewers show: those that run, and those a task needs that do not. */
+static void test_agents(void)
+{
+	struct fixture *f = malloc(sizeof(*f));
+	struct nvt_outbuf b = {0};
+
+	view_init(f);
+	f->v.agents[0] = (struct nvt_view_agent){.uid = 0, .user = "root"};
+	f->v.agents[1] = (struct nvt_view_agent){.uid = 1000, .user = "alice"};
+	f->v.n_agents = 2;
+	/* Nothing runs, nothing is needed: no agent is shown, no series. */
+	CHECK(nvt_view_agent_state(&f->v, 0) == NVT_VIEW_AGENT_IDLE);
+	CHECK(nvt_view_agent_state(&f->v, 1) == NVT_VIEW_AGENT_IDLE);
+	CHECK(nvt_view_metrics(&f->v, &b) == 0);
+	CHECK(strstr(b.text, "# TYPE nvtaskset_agent_up gauge") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_agent_up{") == NULL);
+	nvt_outbuf_free(&b);
+	/* Alice's task needs one: missing, 0. */
+	f->v.agents[1].wanted = 1;
+	CHECK(nvt_view_agent_state(&f->v, 1) == NVT_VIEW_AGENT_MISSING);
+	CHECK(nvt_view_agent_state(&f->v, 0) == NVT_VIEW_AGENT_IDLE);
+	CHECK(nvt_view_metrics(&f->v, &b) == 0);
+	CHECK(strstr(b.text, "nvtaskset_agent_up{uid=\"1000\",user=\"alice\"} 0\n") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_agent_up{uid=\"0\"") == NULL);
+	nvt_outbuf_free(&b);
+	/* Root's agent follows her tasks: nothing missing, root's shown as running. */
+	f->v.agents[0].pid = 77;
+	CHECK(nvt_view_agent_state(&f->v, 1) == NVT_VIEW_AGENT_IDLE);
+	CHECK(nvt_view_agent_state(&f->v, 0) == NVT_VIEW_AGENT_RUNS);
+	/* Her own runs: shown, wanted or not. */
+	f->v.agents[0].pid = 0;
+	f->v.agents[1].pid = 88;
+	CHECK(nvt_view_agent_state(&f->v, 1) == NVT_VIEW_AGENT_RUNS);
+	f->v.agents[1].wanted = 0;
+	CHECK(nvt_view_agent_state(&f->v, 1) == NVT_VIEW_AGENT_RUNS);
+	/* Root's own task that needs one, and no agent: root's is missing. */
+	f->v.agents[1].pid = 0;
+	f->v.agents[0].wanted = 1;
+	CHECK(nvt_view_agent_state(&f->v, 0) == NVT_VIEW_AGENT_MISSING);
+	free(f);
 }
 
 /* The number of lines of text that begin with prefix. */
@@ -234,6 +292,7 @@ static void test_metrics(void)
 	CHECK(strstr(b.text, "nvtaskset_agent_up{uid=\"0\",user=\"root\"} 1\n") != NULL);
 	CHECK(strstr(b.text, "nvtaskset_mps_daemon_up{pipe_directory=\"/tmp/nvidia-mps\"} 0\n") != NULL);
 	CHECK(strstr(b.text, "nvtaskset_tasks 2\n") != NULL);
+	CHECK(strstr(b.text, "# TYPE nvtaskset_build_info gauge\nnvtaskset_build_info{version=\"" NVT_VERSION_STRING "\"} 1\n") != NULL);
 	nvt_outbuf_free(&b);
 	free(f);
 }
@@ -244,5 +303,6 @@ int main(void)
 	test_states();
 	test_rates();
 	test_metrics();
+	test_agents();
 	return CHECK_DONE();
 }

@@ -153,7 +153,7 @@ _nvtaskset_sub()
 
 _nvtaskset()
 {
-	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running --memory-half
+	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running --wait --memory-half
 		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --sm-count --channels
 		--dry-run --mps --topology --calibrate --priority --yield --guard --no-lend --agent --hold --poll
 		--idle-exit --across-users --svg --metrics --exporter -h --help --help-all -V --version"

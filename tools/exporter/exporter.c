@@ -4,7 +4,8 @@
  * GNU libmicrohttpd. A program of its own, installed beside the shim and run
  * by `nvtaskset --exporter`, so that the command itself links no HTTP library.
  *
- * Read-only: GET and HEAD of /metrics, nothing else (404, 405); a scrape
+ * Read-only: GET and HEAD of /metrics, and of / (a landing page that links
+ * /metrics, as node_exporter's), nothing else (404, 405); a scrape
  * reads the tasks (src/view) and changes nothing. Scrapes within FRESH_MS of
  * a read share its text, one copy in memory, so that many scrapers at once
  * cost one read: a view of 1000 tasks takes ~0.2 s to read on a 2-core VM,
@@ -256,6 +257,11 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 			      size_t *upload_len, void **request)
 {
 	static const char not_found[] = "not found: the metrics are at /metrics\n";
+	static const char landing[] =
+		"<html>\n<head><title>nvtaskset exporter</title></head>\n<body>\n"
+		"<h1>nvtaskset exporter</h1>\n<p>nvtaskset " NVT_VERSION_STRING
+		": which tasks run on which TPCs of this machine's GPUs.</p>\n"
+		"<p><a href=\"/metrics\">Metrics</a></p>\n</body>\n</html>\n";
 	static const char not_allowed[] = "method not allowed: the exporter takes GET and HEAD\n";
 	struct MHD_Response *r;
 	unsigned status;
@@ -272,6 +278,13 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 						    MHD_RESPMEM_PERSISTENT);
 		if (r)
 			MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	} else if (!strcmp(url, "/")) {
+		status = MHD_HTTP_OK;
+		r = MHD_create_response_from_buffer(sizeof(landing) - 1, (void *)landing,
+						    MHD_RESPMEM_PERSISTENT);
+		if (r)
+			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+						"text/html; charset=utf-8");
 	} else if (strcmp(url, "/metrics")) {
 		status = MHD_HTTP_NOT_FOUND;
 		r = MHD_create_response_from_buffer(sizeof(not_found) - 1, (void *)not_found,

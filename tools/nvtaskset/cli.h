@@ -61,6 +61,8 @@ struct options {
 	int agent;         /* --agent */
 	int across_users;  /* --across-users: root's agent compares users' priorities */
 	unsigned hold_ms, poll_us, idle_exit_s; /* --hold, --poll, --idle-exit (0: not given) */
+	int wait_given;    /* --wait[=TIMEOUT]: a claim that finds the GPU full waits */
+	unsigned wait_s;   /* its TIMEOUT in seconds; 0: none */
 	/* What runs where (docs/observability.md) */
 	const char *svg_file;  /* -l --svg FILE: the partition map as a picture */
 	int metrics;           /* --metrics */

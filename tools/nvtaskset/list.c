@@ -666,16 +666,6 @@ static int tree_tops(const struct task_tree *t, const pid_t *pids, size_t n, pid
 	return 0;
 }
 
-/* 1 if slots of priorities a and b may hold the same TPCs by design: both managed, and at
- * different levels (the lower yields) or both time-sliced (--yield slice: the GPU switches
- * between them). */
-static int shared_by_design(const struct nvt_slot_prio *a, const struct nvt_slot_prio *b)
-{
-	if (a->prio == NVT_PRIO_NONE || b->prio == NVT_PRIO_NONE)
-		return 0;
-	return a->prio != b->prio || ((a->yield & NVT_YIELD_SLICE) && (b->yield & NVT_YIELD_SLICE));
-}
-
 /*
  * Marks the tasks whose partitions overlap on a GPU, but for tasks of one
  * tree (tops[k]: the top of task pids[k]'s, tree_tops): they copied their
@@ -699,7 +689,7 @@ static void find_overlaps(struct row *rows, const pid_t *pids, const pid_t *tops
 					/* Tasks of different priorities, or time-sliced ones,
 					 * share by design: the lower one yields (on the whole
 					 * GPU, as --priority without a MASK starts them). */
-					if (shared_by_design(&x->prio, &y->prio))
+					if (nvt_prio_may_share(&x->prio, &y->prio))
 						continue;
 					/* Managed tasks by their own partitions: a borrowed
 					 * or guarded one is the agent's, not an overlap (a

@@ -66,7 +66,8 @@ enum {
 	OPT_SVG,
 	OPT_METRICS,
 	OPT_EXPORTER,
-	OPT_HELP_ALL
+	OPT_HELP_ALL,
+	OPT_WAIT
 };
 /* "+": options end at the first word that is not one (MASK), as taskset's. */
 #define SHORT_OPTIONS "+acgpln:hV"
@@ -78,6 +79,7 @@ static const struct option long_options[] = {
 	{"version", no_argument, NULL, 'V'},  {"tpcs", required_argument, NULL, 'n'},
 	{"strategy", required_argument, NULL, OPT_STRATEGY},
 	{"exclude-running", no_argument, NULL, OPT_EXCLUDE},
+	{"wait", optional_argument, NULL, OPT_WAIT},
 	{"memory-half", required_argument, NULL, OPT_MEMORY_HALF},
 	{"gpu", required_argument, NULL, OPT_GPU},
 	{"calibrate", no_argument, NULL, OPT_CALIBRATE},
@@ -135,6 +137,18 @@ static void count_option(struct options *o, int c, const char *arg)
 	}
 }
 
+/* --wait[=TIMEOUT] into o: TIMEOUT seconds, 1 to a year; none: no end. */
+static void wait_option(struct options *o, const char *arg)
+{
+	unsigned long v = 0;
+
+	if (arg && number_arg(arg, 1, 366ul * 86400, &v))
+		bad_usage("--wait=TIMEOUT takes seconds from 1 to 31622400 (--wait alone waits with "
+			  "no end)");
+	o->wait_given = 1;
+	o->wait_s = (unsigned)v;
+}
+
 static void option_error(int argc, char **argv);
 
 /* Reads the options into o; *strategy_given: --strategy was. Returns optind.
@@ -161,6 +175,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 			*strategy_given = 1;
 			break;
 		case OPT_EXCLUDE: o->part.exclude_running = 1; break;
+		case OPT_WAIT: wait_option(o, optarg); break;
 		case OPT_MEMORY_HALF:
 			o->part.memory_half_given = 1;
 			if (!strcmp(optarg, "auto"))
@@ -282,6 +297,9 @@ static void check_options(struct options *o, int strategy_given)
 	}
 	if ((strategy_given || o->part.exclude_running || o->part.memory_half_given) && !o->part.count)
 		bad_usage("--strategy, --exclude-running and --memory-half go with -n");
+	if (o->wait_given && (!o->part.count || !o->part.exclude_running || o->pid_mode || viewer ||
+			      o->dry_run))
+		bad_usage("--wait goes with starting a command with -n N --exclude-running");
 	if (o->part.gpu_masks && o->part.count)
 		bad_usage("-n picks TPCs itself: give --gpu GPU without a mask");
 	if (o->sm_limit && nvt_sm_limit_strategy(strategy_given, &o->part.strategy) && o->part.count)

@@ -315,3 +315,22 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
 	}
 	return n;
 }
+
+void warn_shared_tpcs(pid_t tree, const struct nvt_slot_view *parts, int n, const char *who)
+{
+	struct nvt_clash clashes[NVT_CLASHES_MAX];
+	int found = nvt_placement_clashes(nvt_rundir(), tree, parts, n, clashes);
+
+	for (int k = 0; k < found && k < NVT_CLASHES_MAX; k++) {
+		char list[NVT_LIST_TEXT_MAX];
+		nvt_format_list(&clashes[k].both, list, sizeof(list));
+		warnx("warning: %sTPC%s %s of GPU %d %s pid %ld's too: the two tasks share them "
+		      "(-n N --exclude-running picks TPCs no task holds)", who,
+		      nvt_set_count(&clashes[k].both) > 1 ? "s" : "", list,
+		      gpu_index_of(parts[clashes[k].part].uuid),
+		      nvt_set_count(&clashes[k].both) > 1 ? "are" : "is", (long)clashes[k].pid);
+	}
+	if (found > NVT_CLASHES_MAX)
+		warnx("warning: and %d more tasks share %sTPCs (nvtaskset -l shows them)",
+		      found - NVT_CLASHES_MAX, who);
+}

@@ -63,4 +63,11 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
 		     const struct nvt_topology *topos, const struct nvt_claimer *me,
 		     struct nvt_slot_view *out,
 		     char *why, size_t len);
+/*
+ * Warns, a line each on standard error, of the live tasks whose partitions share TPCs with
+ * parts (n; what a start or -p gives) against the design (nvt_placement_clashes: not tasks of
+ * other priority levels, two time-sliced ones, nor tasks of tree's own tree). who: "" for a
+ * start, else the task's words ("pid 42's "). A scan that fails says nothing.
+ */
+void warn_shared_tpcs(pid_t tree, const struct nvt_slot_view *parts, int n, const char *who);
 #endif /* NVT_CLI_PARTITION_H */

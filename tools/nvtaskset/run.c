@@ -18,6 +18,8 @@
 #include "core/mpslog.h"
 #include "core/smcount.h"
 #include "alloc/reserve.h"
+#include "seg/segwatch.h"
+#include "os/clock.h"
 #include "os/progpath.h"
 
 /*
@@ -144,14 +146,69 @@ static void report(const struct options *o, FILE *out, const char *what,
 }
 
 /*
+ * --wait: how long a waiting claim waits for an event before it looks again. A task that
+ * ends removes its segment (an event); one killed leaves it, and -p moves a task through
+ * its mapping, which no event tells.
+ */
+#define WAIT_LOOK_MS 1000
+
+/* 1 if -n's pick fits on every GPU of parts now, from one look (changing nothing: a look
+ * makes no event that would wake another waiting claim). */
+static int room_now(const struct options *o, const struct nvt_slot_view *parts, int n)
+{
+	struct part_args look = o->part;
+	struct nvt_tpcset set;
+	char why[512];
+
+	look.exclude_running = 1;
+	for (int i = 0; i < n; i++)
+		if (parts[i].state == NVT_SLOT_SET &&
+		    parse_partition(&look, "", &parts[i].topo, parts[i].uuid, "the GPU", NULL, &set,
+				    why, sizeof(why)))
+			return 0;
+	return 1;
+}
+
+/*
+ * --wait: waits until a look finds room for the pick (a task left, or moved), or ends the
+ * command once o->wait_s seconds have passed since since_ms (0: no end). Each look follows
+ * an event of the run directories or WAIT_LOOK_MS without one: never a busy loop, and the
+ * claim that follows was looked for. why: what the last claim said.
+ */
+static void wait_for_room(const struct options *o, const struct nvt_slot_view *parts, int n,
+			  uint64_t since_ms, const char *why)
+{
+	uint64_t end = since_ms + (uint64_t)o->wait_s * 1000u;
+	struct nvt_seg_watch watch;
+
+	/* One watch for every look: a task that leaves while a look reads wakes the next wait.
+	 * (Without one, a wait is a sleep of WAIT_LOOK_MS.) */
+	nvt_seg_watch_open(nvt_rundir(), &watch);
+	for (int looked = 0; !looked || !room_now(o, parts, n); looked = 1) {
+		uint64_t now = (uint64_t)nvt_clock_ms();
+		int wait_ms = WAIT_LOOK_MS;
+		if (o->wait_s && now >= end) {
+			nvt_seg_watch_close(&watch);
+			cli_errx("gave up waiting after %u s (--wait=%u): %s", o->wait_s, o->wait_s, why);
+		}
+		if (o->wait_s && end - now < WAIT_LOOK_MS)
+			wait_ms = (int)(end - now);
+		nvt_seg_watch_wait(&watch, wait_ms);
+	}
+	nvt_seg_watch_close(&watch);
+}
+
+/*
  * Picks o->part.count TPCs on each GPU of parts that -n partitions, clear of every
  * live task's, and holds them in this process's control segment (own), which
- * COMMAND adopts. parts gets the picks. Exits on failure.
+ * COMMAND adopts. parts gets the picks. With --wait, a GPU too full waits for room.
+ * Exits on failure.
  */
 static void claim(const struct options *o, struct nvt_slot_view *parts, int n, int timeout_ms,
 		  struct nvt_seg_own *own)
 {
 	static struct nvt_claim_gpu req[NVT_MAX_GPUS];
+	uint64_t since_ms = 0;
 	char why[512];
 	int rc;
 
@@ -164,7 +221,21 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		if (req[i].count && near_of(&o->part, &parts[i], NULL, &req[i].near, why, sizeof(why)))
 			cli_errx("%s", why);
 	}
-	rc = nvt_reserve_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why, sizeof(why));
+	while ((rc = nvt_reserve_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why,
+				       sizeof(why))) == NVT_RESERVE_FULL &&
+	       o->wait_given) {
+		if (!since_ms) {
+			since_ms = (uint64_t)nvt_clock_ms();
+			if (o->wait_s)
+				warnx("%s; waiting up to %u s for a task to free them (--wait=%u)", why,
+				      o->wait_s, o->wait_s);
+			else
+				warnx("%s; waiting for a task to free them (--wait)", why);
+		}
+		wait_for_room(o, parts, n, since_ms, why);
+	}
+	if (since_ms && rc == NVT_RESERVE_OK)
+		warnx("the TPCs are free after %.0f s of waiting", ((uint64_t)nvt_clock_ms() - since_ms) / 1000.0);
 	if (rc == NVT_RESERVE_ERROR)
 		cli_errx("cannot reserve TPCs for the task: %s", why);
 	if (rc)
@@ -276,6 +347,8 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 		claim(o, parts, n, timeout_ms, &own);
 		made = 1;
 	} else {
+		/* A MASK (or -n's pick from TPC 0) may take a live task's TPCs: say so now. */
+		warn_shared_tpcs(getpid(), parts, n, "");
 		made = nvt_reserve_prepare(nvt_rundir(), parts, n, &own, why, sizeof(why)) == 0;
 	}
 	/* Say what -n chose: a person, or a scheduler's log, should know. */

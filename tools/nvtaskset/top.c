@@ -3,9 +3,10 @@
  * nvtop. Each GPU's TPCs as a map lettered by the partition that holds them
  * (lower-case letters: borrowed TPCs, by the borrower's letter), and a row per
  * task and GPU: its PID, user, Slurm job or container, priority and state,
- * TPCs, launches and waits per second. Keys sort, pick a GPU and quit; -b
- * prints frames for scripts. Reads what -l reads (src/view) each frame and
- * changes nothing. Plain ANSI escapes (no curses: a frame is built whole,
+ * TPCs, launches and waits per second. Keys sort, pick a GPU, select a task
+ * and give it a TPC list or a priority (by running nvtaskset -p: its code,
+ * checks and rights), and quit; -b prints frames for scripts. Reads what -l
+ * reads (src/view) each frame, and changes nothing by itself. Plain ANSI escapes (no curses: a frame is built whole,
  * topframe.c, and written at once, which a test in tmux reads back). This
  * file: the terminal, the keys, the options and the loop.
  *
@@ -13,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,6 +24,7 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -99,10 +102,128 @@ static void tty_size(void)
 /* What ended a wait for keys. */
 enum wait_end { TIME_UP, QUIT, REDRAW };
 
+/* How long a change (nvtaskset -p) may take before top gives up on it and ends it. */
+#define CHANGE_TIMEOUT_MS 30000
+
+/* The output of a child, read from fd until it closes or CHANGE_TIMEOUT_MS pass, into out
+ * (its first len - 1 bytes; the rest is read and dropped). Returns 0, or -1 when the time
+ * ran out. */
+static int read_child(int fd, char *out, size_t len)
+{
+	uint64_t end = (uint64_t)nvt_clock_ms() + CHANGE_TIMEOUT_MS;
+	size_t used = 0;
+	char chunk[512];
+
+	for (;;) {
+		struct pollfd p = {fd, POLLIN, 0};
+		uint64_t now = (uint64_t)nvt_clock_ms();
+		ssize_t n;
+		if (now >= end || poll(&p, 1, (int)(end - now)) == 0)
+			return -1;
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n && used + 1 < len; i++)
+			out[used++] = chunk[i];
+	}
+	out[used] = '\0';
+	return 0;
+}
+
+/*
+ * Gives the selected task what was typed (p: a TPC list, P: a priority) through nvtaskset -p
+ * itself: this program run again (the same code, checks and messages as the command line's,
+ * and the owner's rights: changing a task is for its user and root), its output shown as the
+ * note (its last line, terminal escapes neutralised).
+ */
+static void apply_typed(void)
+{
+	char pid[24], out[2048] = "", *last, *argv[8];
+	int fds[2], status = 0, argc = 0, late;
+	pid_t child;
+
+	snprintf(pid, sizeof(pid), "%ld", top.selected);
+	argv[argc++] = "nvtaskset";
+	argv[argc++] = "-p";
+	argv[argc++] = top.prompt == 'p' ? "-c" : "--priority";
+	argv[argc++] = top.input;
+	argv[argc++] = pid;
+	argv[argc] = NULL;
+	if (pipe2(fds, O_CLOEXEC) || (child = fork()) < 0) {
+		snprintf(top.note, sizeof(top.note), "cannot run nvtaskset -p: %s", strerror(errno));
+		return;
+	}
+	if (child == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(fds[1], STDOUT_FILENO) < 0 ||
+		    dup2(fds[1], STDERR_FILENO) < 0)
+			_exit(127);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	late = read_child(fds[0], out, sizeof(out));
+	close(fds[0]);
+	if (late)
+		kill(child, SIGTERM);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	/* What it warned of or why it refused (its first line of standard error, which comes
+	 * before what it buffered for standard output), else its last line: the new list or
+	 * priority. */
+	while (*out && out[strlen(out) - 1] == '\n')
+		out[strlen(out) - 1] = '\0';
+	last = strrchr(out, '\n') ? strrchr(out, '\n') + 1 : out;
+	for (char *line = out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (!strncmp(line, "nvtaskset: ", 11)) {
+			last = line + 11;
+			last[strcspn(last, "\n")] = '\0';
+			break;
+		}
+	terminal_text(late ? "nvtaskset -p took too long: ended" : last, top.note, sizeof(top.note));
+}
+
+/* A key while words are typed (top.prompt): Enter applies them, Esc cancels. */
+static void typed_key(int c)
+{
+	size_t len = strlen(top.input);
+
+	if (c == '\r' || c == '\n') {
+		if (len)
+			apply_typed();
+		top.prompt = 0;
+	} else if (c == 27) {
+		top.prompt = 0;
+		snprintf(top.note, sizeof(top.note), "cancelled");
+	} else if ((c == 127 || c == 8) && len) {
+		top.input[len - 1] = '\0';
+	} else if (c > ' ' && c < 127 && len + 1 < sizeof(top.input)) {
+		top.input[len] = (char)c;
+		top.input[len + 1] = '\0';
+	}
+}
+
 /* Acts on key c. Returns what the frame does next. */
 static enum wait_end key(int c)
 {
+	if (top.prompt) {
+		typed_key(c);
+		return REDRAW;
+	}
 	top.note[0] = '\0';
+	if (c == 'p' || c == 'P') {
+		if (!top.selected)
+			snprintf(top.note, sizeof(top.note), "no task to change");
+		top.prompt = top.selected ? c : 0;
+		top.input[0] = '\0';
+		return REDRAW;
+	}
+	if (c == 'j' || c == 'k') {
+		top.move += c == 'j' ? 1 : -1;
+		return REDRAW;
+	}
 	if (c == 'q' || c == 'Q')
 		return QUIT;
 	if (c == ' ')
@@ -129,7 +250,6 @@ static enum wait_end key(int c)
 	return REDRAW;
 }
 
-
 /* Waits until the monotonic time due (ms) for keys. Returns what ended the wait. */
 static enum wait_end wait_keys(uint64_t due)
 {
@@ -152,7 +272,14 @@ static enum wait_end wait_keys(uint64_t due)
 	if (n == 0)
 		return QUIT; /* the terminal is gone */
 	for (ssize_t i = 0; i < n && end != QUIT; i++) {
-		enum wait_end e = key((unsigned char)keys[i]);
+		enum wait_end e;
+		/* The up and down arrows (ESC [ A, ESC [ B) move the selection, as k and j. */
+		if (keys[i] == 27 && i + 2 < n && keys[i + 1] == '[' &&
+		    (keys[i + 2] == 'A' || keys[i + 2] == 'B')) {
+			keys[i + 2] = keys[i + 2] == 'A' ? 'k' : 'j';
+			i += 2;
+		}
+		e = key((unsigned char)keys[i]);
 		end = e == QUIT || end == TIME_UP ? e : end;
 	}
 	return ended ? QUIT : end;
@@ -168,7 +295,8 @@ static const char top_help[] =
 	"by partitions that overlap; '.': free), and a row per task and GPU: ID (its\n"
 	"letter), PID, user, Slurm job or container, priority, state (gated, ahead and\n"
 	"bound wait for a higher task; running, borrowing, ...), TPCs, borrowed TPCs,\n"
-	"launches and waits per second, command. Reads what -l reads; changes nothing.\n"
+	"launches and waits per second, command. Reads what -l reads; changes only what\n"
+	"the keys p and P give the selected task, through nvtaskset -p.\n"
 	"\n"
 	"Options:\n"
 	" -b, --batch       print frames one after another, for scripts (no keys)\n"
@@ -179,7 +307,9 @@ static const char top_help[] =
 	" -h, --help        display this help\n"
 	"\n"
 	"Keys: q quit, s next sort field, r reverse, 0-9 show GPU N, g next GPU,\n"
-	"a all GPUs, space refresh now, h keys. See docs/observability.md.\n";
+	"a all GPUs, space refresh now, h keys; up and down (or k, j) select a task,\n"
+	"p gives it a TPC list, P a priority (as nvtaskset -p does). See\n"
+	"docs/observability.md.\n";
 
 /* -d's seconds, "2" or "0.5", in ms; exits on a bad value. */
 static int delay_arg(const char *text)

@@ -42,6 +42,12 @@ struct top {
 	int colour;
 	int width, height; /* the terminal's; 0: no limit (batch) */
 	char note[120];    /* a line for the last key's answer */
+	/* The selected task (keys p and P act on it): its PID, 0 for the first row; move: rows
+	 * to move it by at the next frame (up and down arrows, k and j). */
+	long selected;
+	int move;
+	int prompt;        /* 0, or the key whose words are being typed ('p': MASK, 'P': LEVEL) */
+	char input[64];    /* what was typed */
 	const struct nvt_view *now, *prev;
 	struct nvt_view_map *maps; /* one per GPU of now */
 };

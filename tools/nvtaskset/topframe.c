@@ -80,9 +80,15 @@ static void header(struct nvt_outbuf *out)
 	size_t used = 0;
 
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
-	for (int i = 0; i < v->n_agents && used < sizeof(agents) - 40; i++)
-		used += (size_t)snprintf(agents + used, sizeof(agents) - used, "%s%s's %s", i ? ", " : "",
-					 v->agents[i].user, v->agents[i].pid ? "runs" : "stopped");
+	/* The agents that run, and those a task needs that do not (none: nothing to say). */
+	for (int i = 0; i < v->n_agents && used < sizeof(agents) - 40; i++) {
+		enum nvt_view_agent_state state = nvt_view_agent_state(v, i);
+		if (state != NVT_VIEW_AGENT_IDLE)
+			used += (size_t)snprintf(agents + used, sizeof(agents) - used, "%s%s's %s",
+						 used ? ", " : "", v->agents[i].user,
+						 state == NVT_VIEW_AGENT_RUNS ? "runs" :
+						 "needed, not running");
+	}
 	if (v->unreadable)
 		snprintf(unreadable, sizeof(unreadable), " (%d unreadable)", v->unreadable);
 	attr(&l, "1");
@@ -318,6 +324,9 @@ static void table_row(struct nvt_outbuf *out, const struct row *r)
 		attr(&l, holder_sgr[r->holder % HOLDER_COLOURS]);
 	putf(&l, "%-2c", r->holder >= 0 ? nvt_view_symbol(r->holder) : s && !s->partitioned ? '*' : '-');
 	attr(&l, "0");
+	/* The selected task's row, on a terminal: in reverse video, as htop's. */
+	if (top.height && t->pid == top.selected)
+		attr(&l, "7");
 	putf(&l, " %7ld %-9.9s %-3s %-12.12s %-6s %-9.9s %4s %4u %9s %7s  %s", (long)t->pid, user, gpu,
 	     job, s && s->prio.prio ? nvt_view_prio_word(s) : "-", s ? nvt_view_state_word(s) : "-",
 	     tpcs, s ? nvt_set_count(&s->borrowed) : 0, lps, wps, cmd);
@@ -329,9 +338,15 @@ static void footer(struct nvt_outbuf *out)
 	struct line l = {out, 0};
 
 	attr(&l, "7");
-	if (top.help)
+	if (top.prompt) {
+		char typed[sizeof(top.input)];
+		terminal_text(top.input, typed, sizeof(typed));
+		putf(&l, "%s for pid %ld (Enter sets it, Esc cancels): %s_",
+		     top.prompt == 'p' ? "TPC list" : "priority (high, normal, low, none)",
+		     top.selected, typed);
+	} else if (top.help)
 		putf(&l, "q quit  s sort (%s)  r reverse  0-9 GPU N  g next GPU  a all GPUs  space "
-			 "refresh  h keys", top_sort_names[top.sort]);
+			 "refresh  up/down select  p TPCs  P priority  h keys", top_sort_names[top.sort]);
 	else if (top.pick >= 0)
 		putf(&l, "%s%ssort: %s%s  GPU: %d  every %.1f s  h: keys", top.note,
 		     top.note[0] ? "  " : "", top_sort_names[top.sort], top.reverse ? " (reversed)" : "",
@@ -347,6 +362,26 @@ static void footer(struct nvt_outbuf *out)
 }
 
 /* ---- A frame --------------------------------------------------------------------- */
+
+/* The selected row: the one of top.selected's task, moved by top.move, kept in the table. */
+static void select_row(const struct row *rows, size_t n)
+{
+	long at = 0;
+
+	if (!n) {
+		top.selected = 0;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (top.now->tasks[rows[i].task].pid == top.selected) {
+			at = (long)i;
+			break;
+		}
+	at += top.move;
+	at = at < 0 ? 0 : at >= (long)n ? (long)n - 1 : at;
+	top.move = 0;
+	top.selected = top.now->tasks[rows[at].task].pid;
+}
 
 /* Cuts out after its first lines lines (a terminal's frame must not scroll). */
 static void cut_lines(struct nvt_outbuf *out, size_t lines)
@@ -382,6 +417,7 @@ void top_frame(struct nvt_outbuf *out, struct row *rows)
 	nvt_outbuf_put(out, top.colour ? "\033[K\n" : "\n", top.colour ? 4 : 1);
 	table_header(out);
 	n = make_rows(rows, shown);
+	select_row(rows, n);
 	for (size_t i = 0; i < out->len; i++)
 		before += out->text[i] == '\n';
 	/* On a terminal: the rows that fit above the footer and the line that counts the rest. */
