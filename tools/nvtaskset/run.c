@@ -347,8 +347,11 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 		claim(o, parts, n, timeout_ms, &own);
 		made = 1;
 	} else {
-		/* A MASK (or -n's pick from TPC 0) may take a live task's TPCs: say so now. */
-		warn_shared_tpcs(getpid(), parts, n, "");
+		/* A MASK (or -n's pick from TPC 0) may take a live task's TPCs: say so now (not
+		 * under --json, whose document is what standard error carries: -l --json's
+		 * "overlaps" says it). */
+		if (!o->json)
+			warn_shared_tpcs(getpid(), parts, n, "");
 		made = nvt_reserve_prepare(nvt_rundir(), parts, n, &own, why, sizeof(why)) == 0;
 	}
 	/* Say what -n chose: a person, or a scheduler's log, should know. */
