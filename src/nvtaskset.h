@@ -258,7 +258,7 @@ struct nvt_topology {
 
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
 #define NVT_LAUNCH_STRIPES 8
-#define NVT_SEG_VERSION 9u
+#define NVT_SEG_VERSION 10u
 
 enum nvt_slot_state {
 	NVT_SLOT_UNSET = 0, /* no partition: launches are left untouched */
@@ -420,6 +420,12 @@ struct nvt_gpu_slot {
 	struct nvt_tpcset tpcs; /* enabled logical TPCs (with a priority: the current ones) */
 	struct nvt_topology topo;
 	struct nvt_slot_prio prio; /* priority and own partition, see above */
+	/* GPU memory the task may hold on this GPU, in bytes (0: no limit): its
+	 * shim refuses an allocation that would take it past this with
+	 * CUDA_ERROR_OUT_OF_MEMORY and tells the program this as the GPU's memory
+	 * (docs/usage.md, "GPU memory"). Written with the partition, under the
+	 * sequence lock; one word, so the shim reads it alone with one load. */
+	uint64_t mem_limit;
 	/* Written by the shim, read by the CLI (no sequence lock): */
 	uint64_t applied_seq;  /* seq of the partition launches now use; 0 until a launch used one */
 	uint64_t rejected_seq; /* last seq refused: it enabled no working TPC */
@@ -431,6 +437,11 @@ struct nvt_gpu_slot {
 	 * driver's own stores, which a locked instruction must wait for. */
 	uint64_t launches[NVT_LAUNCH_STRIPES];
 	uint64_t graph_stale;  /* graph kernels that still run on an earlier partition */
+	/* GPU memory the process holds on this GPU, as its shim counts it (bytes;
+	 * relaxed stores on the allocation path, never the launch path), and the
+	 * allocations it refused for mem_limit. */
+	uint64_t mem_used;
+	uint64_t mem_refused;
 	struct nvt_slot_activity act; /* see above */
 	struct nvt_slot_yield yield;
 };

@@ -417,6 +417,7 @@ int nvt_reserve_claim(const char *base, const struct nvt_claim_gpu *req, int n, 
 		idle[i].topo = req[i].topo;
 		idle[i].state = NVT_SLOT_UNSET;
 		idle[i].prio = req[i].prio;
+		idle[i].mem_limit = req[i].mem_limit;
 		out[i] = idle[i];
 		write_own(&t, i, &out[i], why, len);
 	}

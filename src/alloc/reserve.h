@@ -45,6 +45,7 @@ struct nvt_claim_gpu {
 	enum nvt_strategy strategy; /* without gpcs: as nvt_topo_pick */
 	struct nvt_slot_prio prio;  /* a start's priority (nvt_reserve_claim; own is set to the pick) */
 	struct nvt_near near;       /* -n --memory-half: where to pick (mode 0: anywhere) */
+	uint64_t mem_limit;         /* a start's GPU memory limit (bytes; 0: none) */
 };
 
 enum nvt_reserve_rc {

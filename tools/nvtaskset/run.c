@@ -161,6 +161,7 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		req[i].count = parts[i].state == NVT_SLOT_SET ? o->part.count : 0;
 		req[i].strategy = o->part.strategy;
 		req[i].prio = parts[i].prio;
+		req[i].mem_limit = parts[i].mem_limit;
 		if (req[i].count && near_of(&o->part, &parts[i], NULL, &req[i].near, why, sizeof(why)))
 			cli_errx("%s", why);
 	}
