@@ -33,6 +33,7 @@
 #include "shim.h"
 #include "shimdriver.h"
 #include "shimgraph.h"
+#include "shimmem.h"
 #include "shimpreempt.h"
 #include "shimslot.h"
 #include "shimsmctrl.h"
@@ -276,6 +277,7 @@ static void register_callback(void)
 	shim_smctrl_setup(enable, handle);
 	start_mark(SP_SMCTRL);
 	shim_smcount_setup(enable, handle);
+	shim_mem_setup(enable, handle);
 	start_mark(SP_SMS);
 	if (env_prio(&prio) == 0)
 		shim_yield_setup(enable, handle, prio.prio, prio.yield);
@@ -344,6 +346,7 @@ static void after_fork_in_child(void)
 			memset(&shim.masks[g], 0, sizeof(shim.masks[g]));
 		}
 	}
+	shim_mem_after_fork();
 }
 
 /*

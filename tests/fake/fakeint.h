@@ -72,6 +72,11 @@ INTERNAL void fake_rm_context(int dev, const unsigned char uuid[16]);
 /* A launch on device dev (FAKECUDA_RM_LATE: one more group at the N-th). */
 INTERNAL void fake_rm_launch(int dev);
 
+/* ---- fakemem.c: GPU memory per device ---- */
+
+/* Device dev's memory in bytes (FAKECUDA_MEM_MB; default 80 GiB). */
+INTERNAL uint64_t fake_mem_total(int dev);
+
 /* ---- fakestream.c ---- */
 
 /* A launch or replay on stream: it occupies the stream for FAKECUDA_KERNEL_US. */

@@ -59,7 +59,8 @@ enum {
 	OPT_MEMORY_HALF,
 	OPT_SVG,
 	OPT_METRICS,
-	OPT_EXPORTER
+	OPT_EXPORTER,
+	OPT_MEM
 };
 /* "+": options end at the first word that is not one (MASK), as taskset's. */
 #define SHORT_OPTIONS "+acgpln:hV"
@@ -92,7 +93,8 @@ static const struct option long_options[] = {
 	{"across-users", no_argument, NULL, OPT_ACROSS_USERS},
 	{"svg", required_argument, NULL, OPT_SVG},
 	{"metrics", no_argument, NULL, OPT_METRICS},
-	{"exporter", required_argument, NULL, OPT_EXPORTER}, {NULL, 0, NULL, 0},
+	{"exporter", required_argument, NULL, OPT_EXPORTER},
+	{"mem", required_argument, NULL, OPT_MEM}, {NULL, 0, NULL, 0},
 };
 
 /* 1 if word is one of our options (as written before MASK); *arg: it takes the next word. */
@@ -299,6 +301,22 @@ static void gpu_option(struct options *o, char *arg)
 	o->part.gpus[o->part.n_gpus++].mask = eq ? eq + 1 : NULL;
 }
 
+/* --mem SIZE or GPU=SIZE into o (SIZE is read against each GPU's memory later). */
+static void mem_option(struct options *o, char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (o->mem.n == NVT_MAX_GPUS)
+		bad_usage("too many --mem options");
+	if (!*arg || eq == arg || (eq && !eq[1]))
+		bad_usage("--mem takes SIZE or GPU=SIZE (SIZE: bytes with K, M, G or T, or a share "
+			  "of the GPU such as 50%)");
+	if (eq)
+		*eq = '\0';
+	o->mem.arg[o->mem.n].gpu = eq ? arg : NULL;
+	o->mem.arg[o->mem.n++].size = eq ? eq + 1 : arg;
+}
+
 /* -n COUNT and --strategy S into o. */
 static void count_option(struct options *o, int c, const char *arg)
 {
@@ -349,6 +367,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 				bad_usage("--memory-half takes 0, 1 or auto");
 			break;
 		case OPT_GPU: gpu_option(o, optarg); break;
+		case OPT_MEM: mem_option(o, optarg); break;
 		case OPT_CALIBRATE: o->calibrate = 1; break;
 		case OPT_TOPOLOGY: o->topology = 1; break;
 		case OPT_SM_LIMIT: o->sm_limit = 1; break;
@@ -475,6 +494,8 @@ static void check_options(struct options *o, int strategy_given)
 		bad_usage("--sm-count goes with starting a command: a running program keeps what it was told");
 	if (o->dry_run && (o->pid_mode || viewer))
 		bad_usage("--dry-run goes with starting a command");
+	if (o->mem.n && viewer)
+		bad_usage("--mem goes with starting a command or with -p");
 	if ((o->list_mode || o->mps_action) && o->part.n_gpus)
 		bad_usage("-l and --mps take no --gpu");
 	if (o->all_tasks && !o->pid_mode)
@@ -582,7 +603,7 @@ static struct nvt_words_form words_form(const struct options *o)
 		.mask_in_options = o->part.count || o->part.gpu_masks,
 		.mask_as_list = o->part.tpc_list || o->part.gpc_list,
 		.gpus_no_mask = o->part.n_gpus && !o->part.gpu_masks,
-		.prio = o->prio_given,
+		.prio = o->prio_given || o->mem.n,
 		.dry_run = o->dry_run,
 	};
 	return f;

@@ -63,4 +63,22 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
 		     const struct nvt_topology *topos, const struct nvt_claimer *me,
 		     struct nvt_slot_view *out,
 		     char *why, size_t len);
+
+/* --mem SIZE (each GPU of the task) and --mem GPU=SIZE (that GPU), in the order given. */
+struct mem_args {
+	int n;
+	struct mem_arg {
+		const char *gpu;  /* index or UUID as the user wrote it; NULL: every GPU */
+		const char *size; /* SIZE (core/memlimit.h) */
+	} arg[NVT_MAX_GPUS];
+};
+
+/*
+ * Sets the GPU memory limit (mem_limit) of each of parts (n GPUs of a task)
+ * that --mem names, SIZE read against the GPU's memory (asked of the driver,
+ * once per GPU); a later --mem of the same GPU wins. Returns 0, or -1 with the
+ * reason in why (bad SIZE, naming the GPU and its memory; a --mem GPU that is
+ * none of the task's).
+ */
+int mem_limits(const struct mem_args *m, struct nvt_slot_view *parts, int n, char *why, size_t len);
 #endif /* NVT_CLI_PARTITION_H */

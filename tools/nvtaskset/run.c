@@ -257,6 +257,8 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 		cli_errx("no GPU that the task can use could be partitioned");
 	for (int i = 0; i < n; i++)
 		prio_carry(o, &parts[i], NULL);
+	if (mem_limits(&o->mem, parts, n, why, sizeof(why)))
+		cli_errx("%s", why);
 	if (o->dry_run) {
 		report(o, stdout, o->part.count ? "picked" : "partition", parts, n);
 		return EXIT_SUCCESS;
