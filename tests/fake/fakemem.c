@@ -144,7 +144,7 @@ API int cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
 API int cuMemFree_v2(CUdeviceptr dptr)
 {
 	NVT_MEM_FREE_ARGS a = {dptr};
-	CALL(NVT_CBID_cuMemFree_v2, a, give(a.dptr, 1u << A_PTR));
+	CALL(NVT_CBID_cuMemFree_v2, a, give(a.dptr, 1u << A_PTR | 1u << A_MANAGED));
 }
 
 static int alloc_pitch(NVT_MEM_ALLOC_PITCH_ARGS *a)

@@ -1,0 +1,124 @@
+# GPU memory per task (src/shim/shimmem.c, docs/usage.md "GPU memory"): --mem,
+# every allocation path held to the limit, frees, what the program is told.
+# Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a
+# subshell under set -e with the helpers defined there.
+#
+# memapp (tests/fake/memapp.c) takes memory by one path a step and prints
+# "STEP rc=N" for each; the fake GPU has 80 GiB.
+# shellcheck shell=bash
+
+MEMAPP=$T/memapp
+MIB=1048576
+
+# The steps that take 48 MiB and then 32 MiB by one path, and what the
+# second one returns past a 64 MiB limit (the fake's answer to the size or
+# the dimensions the shim gives it: 2 out of memory, 1 invalid value).
+mem_path_steps() {
+	case $1 in
+	pitch) echo "pitch:4096:12288 pitch:4096:8192 2" ;;
+	array) echo "array:4096:3072 array:4096:2048 1" ;;
+	array3d) echo "array3d:256:256:192 array3d:256:256:128 1" ;;
+	*) echo "$1:48M $1:32M 2" ;;
+	esac
+}
+
+t_mem_every_path_held() {
+	local path via first second refused
+	for via in proc dlsym; do
+		for path in alloc pitch managed async pool create array array3d; do
+			read -r first second refused <<<"$(mem_path_steps "$path")"
+			run_rc out rc env MEMAPP_VIA=$via "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" \
+				"$first" "$second" info
+			eq "$rc" 0 "$path ($via)"
+			# Refused as on a full GPU; what the program holds is unchanged.
+			eq "$out" "${first%%:*} rc=0
+${second%%:*} rc=$refused
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "$path ($via)"
+		done
+	done
+}
+
+t_mem_frees_give_back() {
+	local path first second refused
+	for path in alloc pitch managed async pool create array array3d; do
+		read -r first second refused <<<"$(mem_path_steps "$path")"
+		run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" "$first" free:0 "$first" info
+		eq "$out" "${first%%:*} rc=0
+free rc=0
+${first%%:*} rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "$path"
+	done
+	# A free the driver refuses (a pointer it never gave) gives nothing back.
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:48M free:5 alloc:32M
+	eq "$out" "alloc rc=0
+free rc=-1
+alloc rc=2"
+}
+
+t_mem_fill_stops_at_limit() {
+	# 1 MiB at a time: exactly the limit, then out of memory.
+	run_rc out rc "$NVT" --no-mps --mem 100M -c 0-3 "$MEMAPP" fill info
+	eq "$out" "fill rc=2 got=$((100 * MIB))
+info rc=0 free=0 total=$((100 * MIB))"
+	# Without a limit the GPU's own answer (and the program's share of the fake's 4096 entries).
+	run_rc out rc "$NVT" --no-mps -c 0-3 "$MEMAPP" total info
+	eq "$out" "total rc=0 bytes=$((80 * 1024 * MIB))
+info rc=0 free=$((80 * 1024 * MIB)) total=$((80 * 1024 * MIB))"
+}
+
+t_mem_told_share() {
+	# 25 % of 80 GiB, as cuDeviceTotalMem and cuMemGetInfo answer.
+	run_rc out rc "$NVT" --no-mps --mem 25% -c 0-3 "$MEMAPP" total alloc:1G info
+	eq "$out" "total rc=0 bytes=$((20 * 1024 * MIB))
+alloc rc=0
+info rc=0 free=$((19 * 1024 * MIB)) total=$((20 * 1024 * MIB))"
+	# No MASK: every TPC, with the limit.
+	run_rc out rc "$NVT" --no-mps --mem 2G "$MEMAPP" total
+	eq "$out" "total rc=0 bytes=$((2 * 1024 * MIB))"
+}
+
+t_mem_context_reset_frees() {
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:48M create:8M reset alloc:48M info
+	eq "$out" "alloc rc=0
+create rc=0
+reset rc=0
+alloc rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
+}
+
+t_mem_ipc_is_the_exporters() {
+	local pid
+	# The exporter holds 1 GiB (no limit) until told to end.
+	"$NVT" --no-mps -c 4-7 "$MEMAPP" alloc:1G "export:$WORK/handle" "wait:$WORK/go" >"$WORK/exp.out" 2>&1 &
+	pid=$!
+	wait_file "$WORK/go.ready" ready
+	# Opened beside a 64 MiB limit: the memory is the exporter's, not counted here.
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" "import:$WORK/handle" alloc:48M info
+	touch "$WORK/go"
+	wait "$pid"
+	eq "$out" "import rc=0
+alloc rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
+}
+
+t_mem_bad_input() {
+	local size
+	for size in 0 -1G lots 8X 100G 101% 512K; do
+		run_rc out rc "$NVT" --no-mps --mem "$size" -c 0-3 "$MEMAPP" info
+		eq "$rc" 1 "--mem $size"
+		has "$out" "nvtaskset: --mem on GPU 0 (GPU-"
+		has "$out" "(the GPU has 80G, 85899345920 bytes)"
+		hasnt "$out" "info rc="
+	done
+	run_rc out rc "$NVT" --no-mps --mem 100G -c 0-3 "$MEMAPP" info
+	has "$out" "'100G' is more memory than the GPU has"
+	run_rc out rc "$NVT" --no-mps --mem 8X -c 0-3 "$MEMAPP" info
+	has "$out" "unknown unit 'X'"
+	run_rc out rc "$NVT" --no-mps --mem 7=1G -c 0-3 "$MEMAPP" info
+	eq "$rc" 1
+	has "$out" "--mem 7=1G: no GPU '7'"
+	run_rc out rc "$NVT" --no-mps --mem= -c 0-3 "$MEMAPP" info
+	has "$out" "--mem takes SIZE or GPU=SIZE"
+	run_rc out rc "$NVT" -l --mem 1G
+	has "$out" "--mem goes with starting a command or with -p"
+}
