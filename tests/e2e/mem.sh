@@ -122,3 +122,106 @@ t_mem_bad_input() {
 	run_rc out rc "$NVT" -l --mem 1G
 	has "$out" "--mem goes with starting a command or with -p"
 }
+
+# memapp started under --mem, holding what its first steps took, waiting at
+# "wait:$WORK/TAG" (its PID in PID); mem_resume TAG lets it go on and waits for it.
+mem_start_waiting() {
+	local tag=$1
+	shift
+	"$NVT" --no-mps "$@" wait:"$WORK/$tag" alloc:32M info >"$WORK/$tag.out" 2>&1 &
+	PID=$!
+	wait_file "$WORK/$tag.ready" ready
+}
+mem_resume() {
+	touch "$WORK/$1"
+	wait "$PID"
+}
+
+t_mem_pid_raises_live() {
+	mem_start_waiting app --mem 64M -c 0-3 "$MEMAPP" alloc:48M
+	run_rc out rc "$NVT" -p --mem 128M "$PID"
+	eq "$rc" 0 "$out"
+	eq "$out" "pid $PID's current memory limit: 64M
+pid $PID's new memory limit: 128M (holds 48M)"
+	# The partition is the one it had.
+	run_rc out rc "$NVT" -p -c "$PID"
+	has "$out" "pid $PID's current TPC list: 0-3"
+	has "$out" "pid $PID's memory limit: 128M (holds 48M)"
+	mem_resume app
+	eq "$(cat "$WORK/app.out")" "alloc rc=0
+wait rc=0
+alloc rc=0
+info rc=0 free=$((48 * MIB)) total=$((128 * MIB))"
+}
+
+t_mem_pid_lowers_for_new_allocations() {
+	mem_start_waiting app --mem 64M -c 0-3 "$MEMAPP" alloc:48M
+	run_rc out rc "$NVT" -p --mem 32M "$PID"
+	eq "$rc" 0 "$out"
+	# Lowered below what it holds: it keeps it, and is told so.
+	has "$out" "pid $PID's new memory limit: 32M (holds 48M)"
+	has "$out" "nvtaskset: warning: pid $PID holds 48M of GPU memory, more than its limit of 32M"
+	mem_resume app
+	eq "$(cat "$WORK/app.out")" "alloc rc=0
+wait rc=0
+alloc rc=2
+info rc=0 free=0 total=$((32 * MIB))"
+}
+
+t_mem_pid_none_and_json() {
+	mem_start_waiting app --mem 64M -c 0-3 "$MEMAPP" alloc:48M
+	run_rc out rc "$NVT" -p --json "$PID"
+	has "$out" '"memory_bytes":'$((48 * MIB))',"memory_limit_bytes":'$((64 * MIB))'}'
+	run_rc out rc "$NVT" -p --json --mem none "$PID"
+	eq "$rc" 0 "$out"
+	has "$out" '"memory_limit_bytes":null}'
+	mem_resume app
+	has "$(cat "$WORK/app.out")" "alloc rc=0
+info rc=0 free=$((80 * 1024 * MIB - 80 * MIB)) total=$((80 * 1024 * MIB))"
+}
+
+t_mem_pid_with_mask_keeps_or_sets() {
+	mem_start_waiting app --mem 64M -c 0-3 "$MEMAPP" alloc:48M
+	# A new partition alone keeps the limit.
+	run_rc out rc "$NVT" -p -c 4-7 "$PID"
+	eq "$rc" 0 "$out"
+	has "$out" "pid $PID's memory limit: 64M (holds 48M)"
+	# Both at once.
+	run_rc out rc "$NVT" -p --mem 100M -c 8-11 "$PID"
+	eq "$rc" 0 "$out"
+	has "$out" "pid $PID's new TPC list: 8-11"
+	has "$out" "pid $PID's new memory limit: 100M (holds 48M)"
+	mem_resume app
+	has "$(cat "$WORK/app.out")" "info rc=0 free=$((20 * MIB)) total=$((100 * MIB))"
+}
+
+t_mem_pid_bad_input() {
+	mem_start_waiting app --mem 64M -c 0-3 "$MEMAPP" alloc:48M
+	run_rc out rc "$NVT" -p --mem 100G "$PID"
+	eq "$rc" 1
+	has "$out" "(the GPU has 80G, 85899345920 bytes)"
+	run_rc out rc "$NVT" -p --mem 5=1G "$PID"
+	eq "$rc" 1
+	has "$out" "no GPU '5'"
+	# Nothing changed.
+	run_rc out rc "$NVT" -p "$PID"
+	has "$out" "pid $PID's memory limit: 64M (holds 48M)"
+	mem_resume app
+}
+
+t_mem_all_tasks_of_a_tree() {
+	local shell
+	# A shell under --mem 64M, and two programs below it that hold 48M each.
+	"$NVT" --no-mps --mem 64M -c 0-3 bash -c "\"$MEMAPP\" alloc:48M wait:$WORK/a alloc:32M info >$WORK/a.out &
+		\"$MEMAPP\" alloc:48M wait:$WORK/b alloc:32M info >$WORK/b.out & wait" &
+	shell=$!
+	wait_file "$WORK/a.ready" ready
+	wait_file "$WORK/b.ready" ready
+	run_rc out rc "$NVT" -a -p --mem 128M "$shell"
+	eq "$rc" 0 "$out"
+	eq "$(grep -c "new memory limit: 128M" <<<"$out")" 3 "$out"
+	touch "$WORK/a" "$WORK/b"
+	wait "$shell"
+	has "$(cat "$WORK/a.out")" "info rc=0 free=$((48 * MIB)) total=$((128 * MIB))"
+	has "$(cat "$WORK/b.out")" "info rc=0 free=$((48 * MIB)) total=$((128 * MIB))"
+}

@@ -341,6 +341,13 @@ static uint64_t gpu_memory(const uint8_t uuid[16], char *why, size_t len)
 	return info.total_mem;
 }
 
+int mem_names_gpu(const struct mem_arg *arg, const uint8_t uuid[16])
+{
+	int index = arg->gpu ? nvt_gpusel_resolve(arg->gpu, machine_gpus()->id, machine_gpus()->n) : -1;
+
+	return !arg->gpu || (index >= 0 && gpu_index_of(uuid) == index);
+}
+
 int mem_limits(const struct mem_args *m, struct nvt_slot_view *parts, int n, char *why, size_t len)
 {
 	const struct nvt_gpus *gpus = m->n ? machine_gpus() : NULL;
@@ -361,6 +368,10 @@ int mem_limits(const struct mem_args *m, struct nvt_slot_view *parts, int n, cha
 			if (index >= 0 && number != index)
 				continue;
 			found = 1;
+			if (!strcmp(m->arg[a].size, "none")) {
+				parts[i].mem_limit = 0; /* no limit (a running task's taken away) */
+				continue;
+			}
 			asked[0] = '\0';
 			total = gpu_memory(parts[i].uuid, asked, sizeof(asked));
 			if (!nvt_memlimit_parse(m->arg[a].size, total, &parts[i].mem_limit, bad, sizeof(bad)))

@@ -73,10 +73,13 @@ struct mem_args {
 	} arg[NVT_MAX_GPUS];
 };
 
+/* Whether arg names the GPU uuid (an arg without GPU names every GPU). */
+int mem_names_gpu(const struct mem_arg *arg, const uint8_t uuid[16]);
+
 /*
  * Sets the GPU memory limit (mem_limit) of each of parts (n GPUs of a task)
  * that --mem names, SIZE read against the GPU's memory (asked of the driver,
- * once per GPU); a later --mem of the same GPU wins. Returns 0, or -1 with the
+ * once per GPU; "none": no limit); a later --mem of the same GPU wins. Returns 0, or -1 with the
  * reason in why (bad SIZE, naming the GPU and its memory; a --mem GPU that is
  * none of the task's).
  */
