@@ -175,3 +175,22 @@ int nvt_memlimit_fits(uint64_t limit, uint64_t used, uint64_t bytes)
 {
 	return !limit || (used <= limit && bytes <= limit - used);
 }
+
+char *nvt_memlimit_usage(uint64_t used, uint64_t limit, char *buf, size_t len)
+{
+	char held[NVT_MEM_TEXT_MAX], most[NVT_MEM_TEXT_MAX];
+
+	if (!used && !limit)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s/%s", nvt_memlimit_format(used, held, sizeof(held)),
+			 limit ? nvt_memlimit_format(limit, most, sizeof(most)) : "-");
+	return buf;
+}
+
+int nvt_memlimit_has_room(uint64_t gpu_bytes, uint64_t given, uint64_t want)
+{
+	if (!want)
+		return given == 0;
+	return given <= gpu_bytes && want <= gpu_bytes - given;
+}

@@ -34,6 +34,14 @@ int nvt_memlimit_parse(const char *text, uint64_t gpu_bytes, uint64_t *bytes, ch
  * whole ("80G", "1.5G", "512M", "4095"); returns buf. len >= NVT_MEM_TEXT_MAX. */
 char *nvt_memlimit_format(uint64_t bytes, char *buf, size_t len);
 
+/* The longest text nvt_memlimit_usage writes, with its NUL. */
+#define NVT_MEM_USAGE_TEXT_MAX (2 * NVT_MEM_TEXT_MAX)
+
+/* What a task holds and may hold on a GPU, as the viewers show it: "1.2G/4G",
+ * "1.2G/-" without a limit, "-" for a task that holds nothing and has no limit;
+ * returns buf. len >= NVT_MEM_USAGE_TEXT_MAX. */
+char *nvt_memlimit_usage(uint64_t used, uint64_t limit, char *buf, size_t len);
+
 /* The smallest limit: a CUDA context takes more than this before a program allocates. */
 #define NVT_MEM_LIMIT_MIN (1024u * 1024u)
 
@@ -47,5 +55,13 @@ void nvt_memlimit_told(uint64_t limit, uint64_t used, uint64_t *free_bytes, uint
 
 /* Whether an allocation of bytes on top of used stays within limit (0: none). */
 int nvt_memlimit_fits(uint64_t limit, uint64_t used, uint64_t bytes);
+
+/*
+ * Whether a limit of want bytes fits on a GPU of gpu_bytes beside the limits
+ * other tasks hold there already (given, their sum): a claim's rule
+ * (--mem-exclusive). Returns 1 or 0 (want 0, no limit, never fits beside
+ * another's: it may take the whole GPU).
+ */
+int nvt_memlimit_has_room(uint64_t gpu_bytes, uint64_t given, uint64_t want);
 
 #endif /* NVT_MEMLIMIT_H */

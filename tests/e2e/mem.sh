@@ -225,3 +225,51 @@ t_mem_all_tasks_of_a_tree() {
 	has "$(cat "$WORK/a.out")" "info rc=0 free=$((48 * MIB)) total=$((128 * MIB))"
 	has "$(cat "$WORK/b.out")" "info rc=0 free=$((48 * MIB)) total=$((128 * MIB))"
 }
+
+# Every viewer tells what a task holds and its limit, read through src/view (top, --metrics,
+# the exporter, --svg) or the segment (-l): the same figures. sample, get and
+# exporter_start are tests/e2e/observe.sh's.
+t_mem_shown_everywhere() {
+	local limited free text
+	mem_start_waiting a --mem 64M -c 0-3 "$MEMAPP" alloc:48M
+	limited=$PID
+	mem_start_waiting b -c 4-7 "$MEMAPP" alloc:1G
+	free=$PID
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0 "$out"
+	grep -qE "^ *PID +PPID +USER +GPU +LAUNCHES +MEM +TPCS" <<<"$out" || die "no MEM column: $out"
+	grep -qE "^ *$limited .* 48M/64M +0-3" <<<"$out" || die "the limited task's row: $out"
+	grep -qE "^ *$free .* 1G/- +4-7" <<<"$out" || die "the other's row: $out"
+	run_rc out rc "$NVT" -l --json
+	python3 -c 'import json,sys
+d = {t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}
+a, b = d[int(sys.argv[2])], d[int(sys.argv[3])]
+assert (a["memory_bytes"], a["memory_limit_bytes"]) == (48 << 20, 64 << 20), a
+assert (b["memory_bytes"], b["memory_limit_bytes"]) == (1 << 30, None), b' \
+		"$out" "$limited" "$free" || die "-l --json: $out"
+	run_rc out rc "$NVT" top -b -n 1
+	eq "$rc" 0 "$out"
+	has "$out" " MEM  COMMAND"
+	grep -qE "^[A-Z*-] +$limited .* 48M/64M  .*memapp" <<<"$out" || die "top: $out"
+	grep -qE "^[A-Z*-] +$free .* 1G/-  .*memapp" <<<"$out" || die "top: $out"
+	run_rc text rc "$NVT" --metrics
+	eq "$(sample nvtaskset_task_memory_bytes "$limited" <<<"$text")" $((48 * MIB))
+	eq "$(sample nvtaskset_task_memory_limit_bytes "$limited" <<<"$text")" $((64 * MIB))
+	eq "$(sample nvtaskset_task_memory_bytes "$free" <<<"$text")" $((1024 * MIB))
+	eq "$(sample nvtaskset_task_memory_limit_bytes "$free" <<<"$text")" ""
+	has "$text" "nvtaskset_task_memory_limit_bytes{gpu=\"0\",UUID=\"GPU-"
+	has "$text" "pid=\"$limited\",user=\"$ME\",command=\"memapp\",container=\"\",slurm_job=\"\",priority=\"\"} $((64 * MIB))"
+	run_rc out rc "$NVT" -l --svg "$WORK/map.svg"
+	eq "$rc" 0 "$out"
+	has "$(cat "$WORK/map.svg")" ">pid $limited · $ME · GPU memory 48M/64M</text>"
+	has "$(cat "$WORK/map.svg")" ">pid $free · $ME · GPU memory 1G/-</text>"
+	if [ -x "$RUN/build/lib/nvtaskset/nvtaskset-exporter" ]; then
+		exporter_start 0
+		text=$(get /metrics | sed '1,/^\r\?$/d')
+		eq "$(sample nvtaskset_task_memory_limit_bytes "$limited" <<<"$text")" $((64 * MIB)) "exporter"
+		exporter_stop
+	fi
+	touch "$WORK/a"
+	mem_resume b
+	wait "$limited"
+}

@@ -95,6 +95,32 @@ static void shown(void)
 	CHECK(strlen(nvt_memlimit_format(UINT64_MAX - 1, buf, sizeof(buf))) < NVT_MEM_TEXT_MAX);
 }
 
+static void usage_shown(void)
+{
+	char buf[NVT_MEM_USAGE_TEXT_MAX];
+
+	CHECK_STR(nvt_memlimit_usage(GIB * 6 / 5, 4 * GIB, buf, sizeof(buf)), "1.1G/4G");
+	CHECK_STR(nvt_memlimit_usage(48 * MIB, 0, buf, sizeof(buf)), "48M/-");
+	CHECK_STR(nvt_memlimit_usage(0, 64 * MIB, buf, sizeof(buf)), "0/64M");
+	CHECK_STR(nvt_memlimit_usage(0, 0, buf, sizeof(buf)), "-");
+	CHECK(strlen(nvt_memlimit_usage(UINT64_MAX - 1, UINT64_MAX - 1, buf, sizeof(buf))) <
+	      NVT_MEM_USAGE_TEXT_MAX);
+}
+
+static void room(void)
+{
+	/* 80G: 30G and 50G given leave nothing; 30G and 40G leave 10G. */
+	CHECK(nvt_memlimit_has_room(80 * GIB, 30 * GIB, 50 * GIB));
+	CHECK(!nvt_memlimit_has_room(80 * GIB, 30 * GIB, 50 * GIB + 1));
+	CHECK(nvt_memlimit_has_room(80 * GIB, 0, 80 * GIB));
+	/* No limit: the whole GPU, beside nobody's. */
+	CHECK(nvt_memlimit_has_room(80 * GIB, 0, 0));
+	CHECK(!nvt_memlimit_has_room(80 * GIB, 1, 0));
+	/* Limits given past the GPU already (before this rule): nothing fits. */
+	CHECK(!nvt_memlimit_has_room(80 * GIB, 90 * GIB, 1));
+	CHECK(!nvt_memlimit_has_room(80 * GIB, UINT64_MAX, UINT64_MAX));
+}
+
 static void told(void)
 {
 	uint64_t free_bytes = 70 * GIB, total = 80 * GIB;
@@ -130,6 +156,8 @@ int main(void)
 	sizes();
 	bad_input();
 	shown();
+	usage_shown();
+	room();
 	told();
 	return CHECK_DONE();
 }

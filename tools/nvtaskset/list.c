@@ -31,6 +31,7 @@
 #include "core/prio.h"
 #include "core/yield.h"
 #include "prio/agent.h"
+#include "core/memlimit.h"
 
 /* One GPU's partition of a task. */
 struct gpu_part {
@@ -44,6 +45,8 @@ struct gpu_part {
 	int lending;           /* idle, and a lower task borrows its TPCs (find_lenders) */
 	struct nvt_slot_activity act; /* its requests (a task started with a priority) */
 	struct nvt_slot_yield yield;  /* how it yields now, as its shim says */
+	uint64_t mem_used;     /* GPU memory its shim counts it holding */
+	uint64_t mem_limit;    /* the most it may hold (--mem); 0: no limit */
 };
 
 /* What -l shows of one task: a partition per GPU it has a slot for. */
@@ -131,6 +134,8 @@ static int read_row(const struct options *o, const struct task_tree *t, pid_t pi
 		p->applied = st.applied == view.seq;
 		p->refused = view.seq && st.rejected == view.seq;
 		p->launches = st.launches;
+		p->mem_used = st.mem_used;
+		p->mem_limit = view.mem_limit;
 		p->prio = view.prio;
 		p->act = st.act;
 		p->yield = st.yield;
@@ -263,8 +268,13 @@ static void print_json(const struct row *r, int first)
 		json_gpu_start(stdout, p->uuid);
 		putchar(',');
 		json_partition_fields(stdout, p->state, &p->tpcs);
-		printf(",\"applied\":%s,\"refused\":%s,\"launches\":%" PRIu64,
-		       p->applied ? "true" : "false", p->refused ? "true" : "false", p->launches);
+		printf(",\"applied\":%s,\"refused\":%s,\"launches\":%" PRIu64 ",\"memory_bytes\":%" PRIu64,
+		       p->applied ? "true" : "false", p->refused ? "true" : "false", p->launches,
+		       p->mem_used);
+		if (p->mem_limit)
+			printf(",\"memory_limit_bytes\":%" PRIu64, p->mem_limit);
+		else
+			printf(",\"memory_limit_bytes\":null");
 		json_prio_fields(p);
 		putchar('}');
 	}
@@ -418,6 +428,21 @@ static void col_own(const struct row *r, int terminal, char *buf, size_t len)
 	prio_column(r, 2, terminal, buf, len);
 }
 
+/* What the task holds of GPU memory and its limit, on each GPU as col_gpu lists them
+ * ("1.2G/4G", "48M/-" without a limit, "-": nothing and no limit). */
+static void col_mem(const struct row *r, int terminal, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	(void)terminal;
+	snprintf(buf, len, "-");
+	for (int i = 0; i < r->n && used + NVT_MEM_USAGE_TEXT_MAX + 1 < len; i++) {
+		char text[NVT_MEM_USAGE_TEXT_MAX];
+		nvt_memlimit_usage(r->gpu[i].mem_used, r->gpu[i].mem_limit, text, sizeof(text));
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "", text);
+	}
+}
+
 /* The Slurm job step the task runs in (src/os/slurmproc.h), "-" for none. */
 static void col_jobstep(const struct row *r, int terminal, char *buf, size_t len)
 {
@@ -436,10 +461,12 @@ static void col_container(const struct row *r, int terminal, char *buf, size_t l
 /* The columns before COMMAND; width < 0: left-aligned, as printf's. A
  * column marked SLURM is shown only when a task runs in a Slurm job step,
  * one marked PRIO only when a task has a priority, one marked CONTAINER
- * only when a task runs in a container. */
+ * only when a task runs in a container, one marked MEM only when a task
+ * holds GPU memory or has a limit. */
 #define SLURM 1
 #define PRIO 2
 #define CONTAINER 3
+#define MEM 4
 static const struct column {
 	const char *name;
 	int width;
@@ -447,7 +474,8 @@ static const struct column {
 	int only;
 } columns[] = {
 	{"PID", 7, col_pid, 0},        {"PPID", 7, col_ppid, 0},         {"USER", -10, col_user, 0},
-	{"GPU", -5, col_gpu, 0},       {"LAUNCHES", 8, col_launches, 0}, {"PRIO", -6, col_prio, PRIO},
+	{"GPU", -5, col_gpu, 0},       {"LAUNCHES", 8, col_launches, 0}, {"MEM", -9, col_mem, MEM},
+	{"PRIO", -6, col_prio, PRIO},
 	{"MODE", -9, col_mode, PRIO},  {"OWN", -12, col_own, PRIO},      {"TPCS", -20, col_tpcs, 0},
 	{"JOBSTEP", -12, col_jobstep, SLURM}, {"CONTAINER", -12, col_container, CONTAINER},
 };
@@ -463,12 +491,15 @@ static int slurm_columns;
 static int prio_columns;
 /* Show the container column: some task listed runs in a container. */
 static int container_columns;
+/* Show the memory column: some task listed holds GPU memory or has a limit. */
+static int mem_columns;
 
 static int column_shown(size_t c)
 {
 	return !columns[c].only || (columns[c].only == SLURM && slurm_columns) ||
 	       (columns[c].only == PRIO && prio_columns) ||
-	       (columns[c].only == CONTAINER && container_columns);
+	       (columns[c].only == CONTAINER && container_columns) ||
+	       (columns[c].only == MEM && mem_columns);
 }
 
 /* Marks the idle tasks whose TPCs a lower task of their GPU borrows. */
@@ -803,8 +834,10 @@ int nvt_cmd_list(const struct options *o)
 	for (size_t k = 0; k < n; k++) {
 		slurm_columns |= rows[k].slurm_step[0] != '\0';
 		container_columns |= rows[k].container[0] != '\0';
-		for (int i = 0; i < rows[k].n; i++)
+		for (int i = 0; i < rows[k].n; i++) {
 			prio_columns |= rows[k].gpu[i].prio.prio != NVT_PRIO_NONE;
+			mem_columns |= rows[k].gpu[i].mem_used || rows[k].gpu[i].mem_limit;
+		}
 	}
 	find_lenders(rows, n);
 	cols = terminal_width();
