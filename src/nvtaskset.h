@@ -43,6 +43,13 @@ extern "C" {
  * come from the environment).
  */
 #define NVT_ENV_PRIORITY "NVTASKSET_PRIORITY"
+/*
+ * A new task's GPU memory limit on each GPU of NVT_ENV_PARTITION, in bytes
+ * (decimal digits; docs/usage.md "GPU memory"): set by the CLI (--mem), the
+ * Slurm plugin (--gpu-mem) and CDI memory devices beside NVT_ENV_PARTITION,
+ * and taken with it (only where the partitions come from the environment).
+ */
+#define NVT_ENV_MEM "NVTASKSET_MEM"
 /* MPS's client priority (driver 580: 0 normal, 1 below normal), read by the
  * MPS client at its start: set to 1 for a task that yields with
  * NVT_YIELD_CLIENT, unless already set (docs/priorities.md). */

@@ -194,3 +194,20 @@ int nvt_memlimit_has_room(uint64_t gpu_bytes, uint64_t given, uint64_t want)
 		return given == 0;
 	return given <= gpu_bytes && want <= gpu_bytes - given;
 }
+
+int nvt_memlimit_env_parse(const char *text, uint64_t *bytes)
+{
+	uint64_t v = 0;
+
+	if (!text || !*text || strlen(text) > 20)
+		return -1;
+	for (const char *p = text; *p; p++) {
+		if (*p < '0' || *p > '9' || v > NVT_MEM_LIMIT_MAX)
+			return -1;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (v < NVT_MEM_LIMIT_MIN || v > NVT_MEM_LIMIT_MAX)
+		return -1;
+	*bytes = v;
+	return 0;
+}

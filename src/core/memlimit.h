@@ -44,6 +44,14 @@ char *nvt_memlimit_usage(uint64_t used, uint64_t limit, char *buf, size_t len);
 
 /* The smallest limit: a CUDA context takes more than this before a program allocates. */
 #define NVT_MEM_LIMIT_MIN (1024u * 1024u)
+/* The largest: 1 PiB, more than any GPU holds (the shim refuses with 4 PiB). */
+#define NVT_MEM_LIMIT_MAX (1ull << 50)
+
+/*
+ * NVT_ENV_MEM's text: decimal bytes only (no sign, unit or space), from
+ * NVT_MEM_LIMIT_MIN to NVT_MEM_LIMIT_MAX. Returns 0 with *bytes, or -1.
+ */
+int nvt_memlimit_env_parse(const char *text, uint64_t *bytes);
 
 /*
  * What a program that asks for its GPU's memory is told, the driver having

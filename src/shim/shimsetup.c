@@ -27,6 +27,7 @@
 #include "seg/segfile.h"
 #include "core/segment.h"
 #include "core/prio.h"
+#include "core/memlimit.h"
 #include "core/tmd.h"
 #include "core/topo.h"
 #include "core/tpcset.h"
@@ -186,6 +187,13 @@ static int environment_partitions(struct nvt_slot_view *parts)
 		     text);
 		return 0;
 	}
+	/* Its GPU memory limit, if it has one (docs/usage.md, "GPU memory"). */
+	text = secure_getenv(NVT_ENV_MEM);
+	if (text && *text && nvt_memlimit_env_parse(text, &parts[0].mem_limit))
+		shim_warn("ignoring malformed %s=\"%.64s\"; running without a GPU memory limit",
+			  NVT_ENV_MEM, text);
+	for (int i = 1; i < n; i++)
+		parts[i].mem_limit = parts[0].mem_limit;
 	/* Its priority, if it has one (docs/priorities.md): own = the partition given. */
 	if (env_prio(&prio) == 0) {
 		for (int i = 0; i < n; i++) {

@@ -326,6 +326,20 @@ static void env_add(struct nvt_task_env *e, const char *name, const char *value,
 	e->vars[e->n++].overwrite = overwrite;
 }
 
+/* NVT_ENV_MEM's value for parts (n) into buf: their limit where they share one, else NULL
+ * (the environment's record holds one limit for every GPU: a process that starts from it
+ * gets none rather than another GPU's). */
+static const char *mem_env(const struct nvt_slot_view *parts, int n, char *buf, size_t len)
+{
+	for (int i = 1; i < n; i++)
+		if (parts[i].mem_limit != parts[0].mem_limit)
+			return NULL;
+	if (n < 1 || !parts[0].mem_limit)
+		return NULL;
+	snprintf(buf, len, "%llu", (unsigned long long)parts[0].mem_limit);
+	return buf;
+}
+
 int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *out, char *why,
 		       size_t len)
 {
@@ -339,6 +353,7 @@ int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *ou
 		return -1;
 	}
 	env_add(out, NVT_ENV_PARTITION, out->partition, 1);
+	env_add(out, NVT_ENV_MEM, mem_env(in->parts, in->n_parts, out->mem, sizeof(out->mem)), 1);
 	env_add(out, NVT_ENV_LD_PRELOAD, out->preload, 1);
 	/* Channels (docs/bench/startup-2026-11-23/): CUDA's own count unless told; never over the
 	 * task's own CUDA_DEVICE_MAX_CONNECTIONS. */

@@ -136,7 +136,7 @@ struct nvt_task_env {
 	} vars[NVT_TASK_ENV_MAX];
 	char partition[NVT_PARTENV_TEXT_MAX];
 	char preload[NVT_TASK_ENV_PRELOAD_MAX];
-	char channels[16], sm_limit[16];
+	char channels[16], sm_limit[16], mem[24];
 	char owner[NVT_PROC_ID_TEXT_MAX], priority[NVT_PRIO_ENV_TEXT_MAX];
 	char cdi[NVT_CDI_DEVICE_TEXT_MAX]; /* NVT_ENV_CDI (nvt_task_cdi_device_env) */
 	int named; /* nvt_task_env_self: the process is named (NVT_ENV_PARTITION_FOR set) */
@@ -144,8 +144,9 @@ struct nvt_task_env {
 
 /*
  * Fills out with the variables a task needs: its partition (NVT_ENV_PARTITION),
- * the shim in LD_PRELOAD (appended, once), MPS's settings and the others of
- * in. Pure. Returns 0, or -1 if a value does not fit (why says which).
+ * its GPU memory limit (NVT_ENV_MEM: the parts' limit where each has the same
+ * one, else unset), the shim in LD_PRELOAD (appended, once), MPS's settings and
+ * the others of in. Pure. Returns 0, or -1 if a value does not fit (why says which).
  */
 int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *out, char *why,
 		       size_t len);

@@ -273,3 +273,24 @@ assert (b["memory_bytes"], b["memory_limit_bytes"]) == (1 << 30, None), b' \
 	mem_resume b
 	wait "$limited"
 }
+
+t_mem_from_environment() {
+	local part
+	part=$(partition_env 0-3 "$(topo_verified)")
+	# As the Slurm plugin and CDI devices give it: the limit beside the partition.
+	run_rc out rc env LD_PRELOAD="$SHIM" NVTASKSET_PARTITION="$part" NVTASKSET_MEM=$((64 * MIB)) \
+		"$MEMAPP" alloc:48M alloc:32M info
+	eq "$out" "alloc rc=0
+alloc rc=2
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
+	# A malformed one is said and ignored.
+	run_rc out rc env LD_PRELOAD="$SHIM" NVTASKSET_PARTITION="$part" NVTASKSET_MEM=64M \
+		"$MEMAPP" total
+	has "$out" 'nvtaskset: warning: ignoring malformed NVTASKSET_MEM="64M"; running without a GPU memory limit'
+	has "$out" "total rc=0 bytes=$((80 * 1024 * MIB))"
+	# nvtaskset's start sets it too, and a nested start without --mem unsets it.
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 sh -c 'echo "mem=$NVTASKSET_MEM"'
+	eq "$out" "mem=$((64 * MIB))"
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$NVT" --no-mps -c 4-7 sh -c 'echo "mem=${NVTASKSET_MEM-unset}"'
+	eq "$out" "mem=unset"
+}

@@ -107,6 +107,26 @@ static void usage_shown(void)
 	      NVT_MEM_USAGE_TEXT_MAX);
 }
 
+static void from_environment(void)
+{
+	uint64_t bytes = 7;
+
+	CHECK(nvt_memlimit_env_parse("67108864", &bytes) == 0 && bytes == 64 * MIB);
+	CHECK(nvt_memlimit_env_parse("1048576", &bytes) == 0 && bytes == MIB);
+	CHECK(nvt_memlimit_env_parse("1125899906842624", &bytes) == 0 && bytes == 1ull << 50);
+	bytes = 7;
+	CHECK(nvt_memlimit_env_parse("1048575", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("1125899906842625", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("99999999999999999999", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("18446744073709551617", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("4G", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("-67108864", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse(" 67108864", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse(NULL, &bytes) == -1);
+	CHECK(bytes == 7);
+}
+
 static void room(void)
 {
 	/* 80G: 30G and 50G given leave nothing; 30G and 40G leave 10G. */
@@ -157,6 +177,7 @@ int main(void)
 	bad_input();
 	shown();
 	usage_shown();
+	from_environment();
 	room();
 	told();
 	return CHECK_DONE();
