@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const class_names[NVT_CDI_CLASSES] = {"gpc", "tpcs", "priority"};
+static const char *const class_names[NVT_CDI_CLASSES] = {"gpc", "tpcs", "priority", "mem"};
 
 const char *nvt_cdi_class_name(int cls)
 {
@@ -35,6 +35,7 @@ int nvt_cdi_name_format(const struct nvt_cdi_device *d, char *buf, size_t len)
 		break;
 	case NVT_CDI_TPCS: n = snprintf(buf, len, "%s%u", gpu, d->count); break;
 	case NVT_CDI_PRIORITY: n = snprintf(buf, len, "%s", nvt_prio_name(d->prio)); break;
+	case NVT_CDI_MEM: n = snprintf(buf, len, "%uG", d->mem_gib); break;
 	default: return -1;
 	}
 	return n >= 0 && (size_t)n < len ? n : -1;
@@ -80,7 +81,7 @@ int nvt_cdi_device_parse(const char *text, struct nvt_cdi_device *out)
 		return -1;
 	p = eq + 1;
 	colon = strchr(p, ':');
-	if (colon && d.cls != NVT_CDI_PRIORITY) {
+	if (colon && d.cls != NVT_CDI_PRIORITY && d.cls != NVT_CDI_MEM) {
 		if (plain_number(p, NVT_CDI_GPU_MAX - 1, &gpu) != colon)
 			return -1;
 		d.gpu = (int)gpu;
@@ -88,6 +89,10 @@ int nvt_cdi_device_parse(const char *text, struct nvt_cdi_device *out)
 	}
 	if (d.cls == NVT_CDI_PRIORITY) {
 		if (nvt_prio_parse(p, &d.prio) || d.prio == NVT_PRIO_NONE)
+			return -1;
+	} else if (d.cls == NVT_CDI_MEM) {
+		p = plain_number(p, NVT_CDI_MEM_GIB_MAX, &d.mem_gib);
+		if (!p || strcmp(p, "G") || d.mem_gib == 0)
 			return -1;
 	} else if (d.cls == NVT_CDI_TPCS) {
 		p = plain_number(p, NVT_MAX_TPCS, &d.count);

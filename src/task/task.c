@@ -81,6 +81,9 @@ static void claim_request(const struct nvt_task_claim *claim, const struct nvt_s
 		req[i].count = claim->count;
 		req[i].gpcs = 0;
 		req[i].strategy = claim->strategy;
+		req[i].mem_limit = want[i].mem_limit; /* written with the pick */
+		req[i].mem_exclusive = claim->mem_exclusive;
+		req[i].gpu_mem = claim->gpu_mem ? claim->gpu_mem[from[i]] : 0;
 		if (claim->near)
 			req[i].near = claim->near[from[i]];
 		else
@@ -94,7 +97,6 @@ static void claim_request(const struct nvt_task_claim *claim, const struct nvt_s
 		}
 		prev[i].flags = 0;
 		prev[i].prio = want[i].prio; /* the claim sets its own partition */
-		prev[i].mem_limit = want[i].mem_limit; /* and the memory limit the move gives */
 	}
 }
 

@@ -37,6 +37,8 @@ struct nvt_task_claim {
 	enum nvt_strategy strategy;
 	int timeout_ms;             /* waits for other claimers (nvt_reserve_move) */
 	const struct nvt_near *near; /* one per entry of parts, or NULL: anywhere */
+	int mem_exclusive;           /* --mem-exclusive (struct nvt_claim_gpu) */
+	const uint64_t *gpu_mem;     /* with it: each entry of parts' GPU memory, bytes */
 };
 
 /* --mem with -p: the GPU memory limits to give the task's GPUs, each by its

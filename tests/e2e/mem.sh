@@ -294,3 +294,61 @@ info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
 	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$NVT" --no-mps -c 4-7 sh -c 'echo "mem=${NVTASKSET_MEM-unset}"'
 	eq "$out" "mem=unset"
 }
+
+# mem_settled I: claimer I (tests of --mem-exclusive) holds its limit (waits) or has ended.
+mem_settled() { [ -e "$WORK/c$1.ready" ] || [ -s "$WORK/c$1.rc" ]; }
+
+t_mem_exclusive_claims() {
+	local a b out rc ready i
+	# 50G given to a task on TPCs 0-3, 20G to one on every TPC; a task without a limit
+	# counts nothing.
+	mem_start_waiting a --mem 50G -c 0-3 "$MEMAPP" total
+	a=$PID
+	mem_start_waiting b --mem 20G "$MEMAPP" total
+	b=$PID
+	mem_start_waiting n -c 4-7 "$MEMAPP" total
+	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP" total
+	eq "$rc" 1 "$out"
+	has "$out" "nvtaskset: cannot give a GPU memory limit of 20G beside the limits other tasks hold there (70G of its 80G; --mem-exclusive)"
+	hasnt "$out" "total rc="
+	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 10G --mem-exclusive "$MEMAPP" total
+	eq "$rc" 0 "$out"
+	has "$out" "total rc=0 bytes=$((10 * 1024 * MIB))"
+	# Without it, limits are not checked against each other.
+	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 40G "$MEMAPP" total
+	eq "$rc" 0 "$out"
+	# A move: its own limit counts no more; refused, it keeps its TPCs and limit.
+	run_rc out rc "$NVT" -p -n 4 --exclude-running --mem 40G --mem-exclusive "$b"
+	eq "$rc" 1 "$out"
+	has "$out" "cannot give a GPU memory limit of 40G beside the limits other tasks hold there (50G of its 80G"
+	run_rc out rc "$NVT" -p "$b"
+	has "$out" "pid $b's current TPC mask: all (not partitioned)"
+	has "$out" "pid $b's memory limit: 20G"
+	run_rc out rc "$NVT" -p -n 4 --exclude-running --mem 30G --mem-exclusive "$b"
+	eq "$rc" 0 "$out"
+	has "$out" "pid $b's new memory limit: 30G"
+	run_rc out rc "$NVT" --no-mps --mem 1G --mem-exclusive -c 0-3 "$MEMAPP" total
+	eq "$rc" 1
+	has "$out" "--mem-exclusive goes with --mem and -n COUNT --exclude-running"
+	touch "$WORK/a" "$WORK/b" "$WORK/n"
+	wait "$a" "$b"
+	mem_resume n
+	# 16 claimers at once, 10G each of the GPU's 80G: at most eight hold their limits.
+	for i in $(seq 10 25); do
+		(
+			rc=0
+			"$NVT" --no-mps -n 2 --exclude-running --mem 10G --mem-exclusive "$MEMAPP" \
+				"wait:$WORK/c$i" >"$WORK/c$i.out" 2>&1 || rc=$?
+			echo "$rc" >"$WORK/c$i.rc"
+		) &
+	done
+	for i in $(seq 10 25); do wait_for 20 mem_settled "$i"; done
+	ready=$(find "$WORK" -maxdepth 1 -name 'c??.ready' | wc -l)
+	[ "$ready" -ge 1 ] && [ "$ready" -le 8 ] ||
+		die "$ready of 16 claimers of 10G hold it: $(cat "$WORK"/c??.out)"
+	for i in $(seq 10 25); do
+		[ -e "$WORK/c$i.ready" ] || has "$(cat "$WORK/c$i.out")" "--mem-exclusive"
+		touch "$WORK/c$i"
+	done
+	wait
+}

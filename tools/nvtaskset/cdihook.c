@@ -26,6 +26,7 @@
 #include "core/cdi.h"
 #include "core/gpusel.h"
 #include "core/prio.h"
+#include "core/memlimit.h"
 #include "os/sysutil.h"
 #include "task/container.h"
 
@@ -222,11 +223,50 @@ static void priority_given(const char *device, const struct nvt_cdi_device *d, c
 }
 
 /*
+ * The container's GPU memory limit (NVT_ENV_MEM's value, bytes) must be a memory device's,
+ * and that device's hook among config.json's hooks (the container's variables cannot add
+ * one), as for a priority: a variable the container set itself (-e) is refused. Returns the
+ * limit.
+ */
+static uint64_t memory_given(const char *device, const struct nvt_cdi_device *d,
+			     const char *config, size_t len, const char *value)
+{
+	struct nvt_cdi_device md = {.cls = NVT_CDI_MEM, .gpu = -1};
+	char name[NVT_CDI_DEVICE_TEXT_MAX], arg[NVT_CDI_VENDOR_MAX + NVT_CDI_DEVICE_TEXT_MAX + 8];
+	const char *slash = strchr(device, '/');
+	uint64_t bytes;
+
+	if (nvt_memlimit_env_parse(value, &bytes) || bytes % (1ull << 30) ||
+	    (bytes >> 30) > NVT_CDI_MEM_GIB_MAX)
+		cli_errx("%s: the container's %s=%.40s names no memory device: a container does not "
+			 "choose its memory limit (give the device, not -e %s)",
+			 device, NVT_ENV_MEM, value, NVT_ENV_MEM);
+	md.mem_gib = (unsigned)(bytes >> 30);
+	if (d->cls == NVT_CDI_MEM && md.mem_gib != d->mem_gib)
+		cli_errx("%s: the container was given another memory limit too (%s=%s): give one",
+			 device, NVT_ENV_MEM, value);
+	if (nvt_cdi_device_format(&md, name, sizeof(name)) < 0)
+		cli_errx("%s: internal error: cannot name a memory device", device);
+	snprintf(arg, sizeof(arg), "%.*s/%s", (int)(slash - device), device, name);
+	if (d->cls != NVT_CDI_MEM && nvt_oci_config_has_hook(config, len, "createRuntime", arg) != 1)
+		cli_errx("%s: the container's %s is %s, but it was given no device %s: a container "
+			 "does not choose its memory limit (give the device, not -e %s)",
+			 device, NVT_ENV_MEM, value, arg, NVT_ENV_MEM);
+	if (config_env_other(config, len, NVT_ENV_MEM, value))
+		cli_errx("%s: the container's %s is set twice, to different values: a container does "
+			 "not choose its memory limit (give the device, not -e %s)",
+			 device, NVT_ENV_MEM, NVT_ENV_MEM);
+	return bytes;
+}
+
+/*
  * What the container asks for, from its config.json (its variables, as the
  * devices set them): the device named device (d; CLASS=NAME in mine) must be
- * the one that set NVT_ENV_CDI, or, for a priority, NVT_ENV_PRIORITY; its
- * priority into *prio (c->prio). Returns 1 if this hook makes the segment
- * (a partition device's, or a priority's given alone), else 0.
+ * the one that set NVT_ENV_CDI, or, for a priority, NVT_ENV_PRIORITY, for a
+ * memory limit NVT_ENV_MEM; its priority into *prio (c->prio), its memory
+ * limit into c->mem_limit. Returns 1 if this hook makes the segment (a
+ * partition device's, or a priority's or memory limit's given without one),
+ * else 0.
  */
 static int container_asks(const char *device, const struct nvt_cdi_device *d, const char *mine,
 			  const char *config, size_t len, struct nvt_task_container *c,
@@ -240,7 +280,7 @@ static int container_asks(const char *device, const struct nvt_cdi_device *d, co
 	/* Another device of ours set these too (the last given wins): refuse both. */
 	value[0] = '\0';
 	has_partition = config_env(config, len, NVT_ENV_CDI, value, sizeof(value)) == 0;
-	if (d->cls != NVT_CDI_PRIORITY && strcmp(value, mine))
+	if (d->cls != NVT_CDI_PRIORITY && d->cls != NVT_CDI_MEM && strcmp(value, mine))
 		cli_errx("%s: the container was given another partition device too (%.*s/%s): give "
 			 "one",
 			 device, (int)(slash - device), device,
@@ -259,7 +299,10 @@ static int container_asks(const char *device, const struct nvt_cdi_device *d, co
 				 device, NVT_ENV_PRIORITY, NVT_ENV_PRIORITY);
 		c->prio = prio;
 	}
-	return d->cls != NVT_CDI_PRIORITY || !has_partition;
+	c->mem_limit = 0;
+	if (config_env(config, len, NVT_ENV_MEM, value, sizeof(value)) == 0)
+		c->mem_limit = memory_given(device, d, config, len, value);
+	return (d->cls != NVT_CDI_PRIORITY && d->cls != NVT_CDI_MEM) || !has_partition;
 }
 
 /* The GPUs of the container's segment, as the spec gave them to the hook (a

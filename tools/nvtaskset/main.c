@@ -60,7 +60,8 @@ enum {
 	OPT_SVG,
 	OPT_METRICS,
 	OPT_EXPORTER,
-	OPT_MEM
+	OPT_MEM,
+	OPT_MEM_EXCLUSIVE
 };
 /* "+": options end at the first word that is not one (MASK), as taskset's. */
 #define SHORT_OPTIONS "+acgpln:hV"
@@ -94,7 +95,8 @@ static const struct option long_options[] = {
 	{"svg", required_argument, NULL, OPT_SVG},
 	{"metrics", no_argument, NULL, OPT_METRICS},
 	{"exporter", required_argument, NULL, OPT_EXPORTER},
-	{"mem", required_argument, NULL, OPT_MEM}, {NULL, 0, NULL, 0},
+	{"mem", required_argument, NULL, OPT_MEM},
+	{"mem-exclusive", no_argument, NULL, OPT_MEM_EXCLUSIVE}, {NULL, 0, NULL, 0},
 };
 
 /* 1 if word is one of our options (as written before MASK); *arg: it takes the next word. */
@@ -368,6 +370,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 			break;
 		case OPT_GPU: gpu_option(o, optarg); break;
 		case OPT_MEM: mem_option(o, optarg); break;
+		case OPT_MEM_EXCLUSIVE: o->mem.exclusive = 1; break;
 		case OPT_CALIBRATE: o->calibrate = 1; break;
 		case OPT_TOPOLOGY: o->topology = 1; break;
 		case OPT_SM_LIMIT: o->sm_limit = 1; break;
@@ -496,6 +499,9 @@ static void check_options(struct options *o, int strategy_given)
 		bad_usage("--dry-run goes with starting a command");
 	if (o->mem.n && viewer)
 		bad_usage("--mem goes with starting a command or with -p");
+	if (o->mem.exclusive && (!o->mem.n || !o->part.count || !o->part.exclude_running))
+		bad_usage("--mem-exclusive goes with --mem and -n COUNT --exclude-running: the claim "
+			  "it checks");
 	if ((o->list_mode || o->mps_action) && o->part.n_gpus)
 		bad_usage("-l and --mps take no --gpu");
 	if (o->all_tasks && !o->pid_mode)

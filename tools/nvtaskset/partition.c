@@ -319,8 +319,7 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
 	return n;
 }
 
-/* GPU part's memory in bytes, asked of the driver once per GPU; 0 where it cannot say. */
-static uint64_t gpu_memory(const uint8_t uuid[16], char *why, size_t len)
+uint64_t gpu_memory(const uint8_t uuid[16], char *why, size_t len)
 {
 	static struct {
 		uint8_t uuid[16];

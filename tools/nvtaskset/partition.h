@@ -64,9 +64,14 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
 		     struct nvt_slot_view *out,
 		     char *why, size_t len);
 
+/* The memory of GPU uuid in bytes, asked of the driver once per GPU; 0 where it cannot
+ * say (why says why). */
+uint64_t gpu_memory(const uint8_t uuid[16], char *why, size_t len);
+
 /* --mem SIZE (each GPU of the task) and --mem GPU=SIZE (that GPU), in the order given. */
 struct mem_args {
 	int n;
+	int exclusive; /* --mem-exclusive: a claim's limit must fit beside the others' */
 	struct mem_arg {
 		const char *gpu;  /* index or UUID as the user wrote it; NULL: every GPU */
 		const char *size; /* SIZE (core/memlimit.h) */

@@ -448,7 +448,9 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	static struct nvt_task_change c;
 	static struct nvt_task_mem mem;
 	static struct nvt_near near[NVT_MAX_GPUS];
-	struct nvt_task_claim claim = {o->part.count, o->part.strategy, 0, near};
+	static uint64_t gpu_mem[NVT_MAX_GPUS];
+	struct nvt_task_claim claim = {o->part.count, o->part.strategy, 0, near, o->mem.exclusive,
+				       gpu_mem};
 	pid_t pid = h->pid;
 	struct nvt_claimer me;
 	int rc;
@@ -461,6 +463,10 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 			/* Only the GPUs the change names: the others keep what they have. */
 			if (parts[i].state == NVT_SLOT_SET &&
 			    near_of(&o->part, &parts[i], &me, &near[i], why, len))
+				return -1;
+			gpu_mem[i] = 0;
+			if (o->mem.exclusive && parts[i].state == NVT_SLOT_SET &&
+			    !(gpu_mem[i] = gpu_memory(parts[i].uuid, why, len)))
 				return -1;
 		}
 	}

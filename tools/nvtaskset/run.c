@@ -162,6 +162,9 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		req[i].strategy = o->part.strategy;
 		req[i].prio = parts[i].prio;
 		req[i].mem_limit = parts[i].mem_limit;
+		req[i].mem_exclusive = o->mem.exclusive;
+		if (o->mem.exclusive && !(req[i].gpu_mem = gpu_memory(parts[i].uuid, why, sizeof(why))))
+			cli_errx("--mem-exclusive: the GPU's memory is not known: %s", why);
 		if (req[i].count && near_of(&o->part, &parts[i], NULL, &req[i].near, why, sizeof(why)))
 			cli_errx("%s", why);
 	}
@@ -255,8 +258,13 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 		cli_errx("%s", why);
 	if (n == 0)
 		cli_errx("no GPU that the task can use could be partitioned");
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		/* --mem with MASK left out: every TPC, unpartitioned, holding none for
+		 * -n --exclude-running (a priority's own partition is every TPC). */
+		if (o->mask_left_out && !o->prio_given)
+			parts[i].state = NVT_SLOT_UNSET;
 		prio_carry(o, &parts[i], NULL);
+	}
 	if (mem_limits(&o->mem, parts, n, why, sizeof(why)))
 		cli_errx("%s", why);
 	if (o->dry_run) {
