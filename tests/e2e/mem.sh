@@ -352,3 +352,35 @@ t_mem_exclusive_claims() {
 	done
 	wait
 }
+
+# A process killed outright takes its count with it: what it held is no task's (the viewers
+# and claims pass over its segment, -l removes it), and the next program starts at zero.
+t_mem_death_frees() {
+	local shell child seg out rc
+	"$NVT" --no-mps --mem 64G -c 0-3 bash -c "\"$MEMAPP\" alloc:48G wait:$WORK/never >$WORK/child.out &
+		echo \$! >$WORK/child
+		wait
+		\"$MEMAPP\" alloc:48G info" >"$WORK/shell.out" 2>&1 &
+	shell=$!
+	wait_file "$WORK/never.ready" ready
+	child=$(cat "$WORK/child")
+	seg=$(seg_file "$child")
+	[ -e "$seg" ] || die "no segment for the child $child"
+	run_rc out rc "$NVT" --metrics
+	eq "$(sample nvtaskset_task_memory_bytes "$child" <<<"$out")" $((48 * 1024 * MIB)) "before"
+	# 48G held beside another 48G claim: --mem-exclusive counts the child's 64G limit.
+	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP" total
+	eq "$rc" 1 "$out"
+	kill -KILL "$child"
+	wait "$shell"
+	# The next program of the same task takes 48G again: the dead one's count went with it.
+	eq "$(grep ' rc=' "$WORK/shell.out")" "alloc rc=0
+info rc=0 free=$((16 * 1024 * MIB)) total=$((64 * 1024 * MIB))"
+	run_rc out rc "$NVT" --metrics
+	hasnt "$out" "pid=\"$child\""
+	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP" total
+	eq "$rc" 0 "$out"
+	has "$out" "total rc=0 bytes=$((20 * 1024 * MIB))"
+	run_rc out rc "$NVT" -l
+	[ ! -e "$seg" ] || die "-l left the killed process's segment"
+}
