@@ -2,7 +2,8 @@
 # GPU memory limits on a GPU (docs/usage.md, "GPU memory"): PyTorch allocating
 # in a loop stops at --mem within 2 MiB with its default allocator, with
 # expandable_segments:True (cuMemCreate) and with cudaMallocAsync (pools);
-# torch.cuda.mem_get_info and the device's total_memory say the limit; cudart's
+# torch.cuda.mem_get_info and the device's total_memory say the limit; -p --mem
+# raises a running program's limit and it allocates up to the new one; cudart's
 # own cudaMalloc (through cuGetProcAddress) stops at it; a neighbour's memory is
 # untouched; the cost of counting on many small cudaMalloc/cudaFree
 # (PYTORCH_NO_CUDA_MEMORY_CACHING=1) against no limit, side by side in
@@ -47,6 +48,24 @@ fill() {
 fill default
 fill expandable PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 fill async PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+
+# -p --mem on a running program: filled to 2G, raised to 4G, filled again up to 4G.
+rm -f "$W/go" "$W/go.ready"
+T "$NVT" --no-mps --mem 2G -c 0-65 "${PY[@]}" refill 2 "$W/go" >"$LOG/mem-pid.txt" 2>&1 &
+RP=$!
+for _ in $(seq 1200); do [ -s "$W/go.ready" ] && break; sleep 0.1; done
+T "$NVT" -p --mem 4G "$RP" >>"$LOG/mem-pid.txt" 2>&1
+touch "$W/go"
+wait "$RP"
+out=$(grep '^first=' "$LOG/mem-pid.txt")
+first=$(field first "$out") second=$(field second "$out")
+if [ -n "$first" ] && [ -n "$second" ] && [ "$(field total "$out")" == "$LIM" ] &&
+	[ "$first" -le $((LIM / 2)) ] && [ $((LIM / 2 - first)) -le $((22 * MIB)) ] &&
+	[ $((first + second)) -le "$LIM" ] && [ $((LIM - first - second)) -le $((22 * MIB)) ]; then
+	pass "-p --mem 4G raised a running program's 2G: it filled $first then $((first + second)) bytes"
+else
+	fail "-p --mem" "$(cat "$LOG/mem-pid.txt")"
+fi
 
 out=$(T "$NVT" --no-mps --mem 25% -c 0-65 "${PY[@]}" info 2>&1 | tail -1)
 echo "mem: 25% told $out" | tee "$LOG/mem-info.txt"

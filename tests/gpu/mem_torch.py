@@ -7,12 +7,28 @@
   churn N SIZE_KIB   N rounds of cudaMalloc/cudaFree of SIZE_KIB (run with
                      PYTORCH_NO_CUDA_MEMORY_CACHING=1); "seconds=S"
   raw                cudart: cudaMalloc 1 MiB at a time through ctypes; "got=BYTES rc=RC"
+  refill STEP_MIB FILE  fill, write "ready" to FILE.ready, wait until FILE exists (nvtaskset -p
+                     --mem changes the limit meanwhile), fill again;
+                     "first=BYTES second=BYTES total=T" (mem_get_info's total after the wait)
 """
 import ctypes
+import os
 import sys
 import time
 
 import torch
+
+
+def fill(step, held):
+    """Allocates step-byte tensors into held until out of memory; returns the bytes taken."""
+    got = 0
+    try:
+        while True:
+            held.append(torch.empty(step, dtype=torch.uint8, device="cuda"))
+            got += step
+    except torch.OutOfMemoryError:
+        pass
+    return got
 
 
 def main():
@@ -40,6 +56,15 @@ def main():
             pass
         got = sum(t.numel() for t in held)
         print(f"got={got} limit={total} free={free} total={total}")
+    elif mode == "refill":
+        step, path, held = int(sys.argv[2]) << 20, sys.argv[3], []
+        first = fill(step, held)
+        with open(path + ".ready", "w") as f:
+            f.write("ready\n")
+        while not os.path.exists(path):
+            time.sleep(0.05)
+        second = fill(step, held)
+        print(f"first={first} second={second} total={torch.cuda.mem_get_info()[1]}")
     elif mode == "hold":
         t = torch.ones(int(sys.argv[2]) << 20, dtype=torch.uint8, device="cuda")
         torch.cuda.synchronize()
