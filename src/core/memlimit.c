@@ -199,7 +199,7 @@ int nvt_memlimit_env_parse(const char *text, uint64_t *bytes)
 {
 	uint64_t v = 0;
 
-	if (!text || !*text || strlen(text) > 20)
+	if (!text || !*text || strlen(text) > 20 || text[0] == '0')
 		return -1;
 	for (const char *p = text; *p; p++) {
 		if (*p < '0' || *p > '9' || v > NVT_MEM_LIMIT_MAX)

@@ -48,7 +48,8 @@ char *nvt_memlimit_usage(uint64_t used, uint64_t limit, char *buf, size_t len);
 #define NVT_MEM_LIMIT_MAX (1ull << 50)
 
 /*
- * NVT_ENV_MEM's text: decimal bytes only (no sign, unit or space), from
+ * NVT_ENV_MEM's text: decimal bytes only, as nvtaskset writes them (no sign,
+ * unit, space or leading zero), from
  * NVT_MEM_LIMIT_MIN to NVT_MEM_LIMIT_MAX. Returns 0 with *bytes, or -1.
  */
 int nvt_memlimit_env_parse(const char *text, uint64_t *bytes);

@@ -120,6 +120,7 @@ static void from_environment(void)
 	CHECK(nvt_memlimit_env_parse("99999999999999999999", &bytes) == -1);
 	CHECK(nvt_memlimit_env_parse("18446744073709551617", &bytes) == -1);
 	CHECK(nvt_memlimit_env_parse("4G", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("067108864", &bytes) == -1);
 	CHECK(nvt_memlimit_env_parse("-67108864", &bytes) == -1);
 	CHECK(nvt_memlimit_env_parse(" 67108864", &bytes) == -1);
 	CHECK(nvt_memlimit_env_parse("", &bytes) == -1);
