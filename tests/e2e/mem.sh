@@ -384,3 +384,13 @@ info rc=0 free=$((16 * 1024 * MIB)) total=$((64 * 1024 * MIB))"
 	run_rc out rc "$NVT" -l
 	[ ! -e "$seg" ] || die "-l left the killed process's segment"
 }
+
+t_mem_dry_run() {
+	run_rc out rc "$NVT" --no-mps --dry-run --mem 4G -c 0-3 "$MEMAPP"
+	eq "$rc" 0 "$out"
+	eq "$out" "GPU 0 ($(fake_uuid)): TPCs 0-3, GPU memory at most 4G"
+	run_rc out rc "$NVT" --no-mps --json --dry-run -n 4 --mem 25% "$MEMAPP"
+	has "$out" '"tpc_count":4,"tpc_ids":[0,8,16,24],"memory_limit_bytes":'$((20 * 1024 * MIB))'}]}'
+	run_rc out rc "$NVT" --no-mps --json --dry-run -c 0-3 "$MEMAPP"
+	has "$out" '"memory_limit_bytes":null}]}'
+}

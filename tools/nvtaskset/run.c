@@ -17,6 +17,7 @@
 #include "mps/mps.h"
 #include "core/mpslog.h"
 #include "core/smcount.h"
+#include "core/memlimit.h"
 #include "alloc/reserve.h"
 #include "os/progpath.h"
 
@@ -123,23 +124,30 @@ static void report(const struct options *o, FILE *out, const char *what,
 			json_gpu_start(out, parts[i].uuid);
 			fputc(',', out);
 			json_partition_fields(out, parts[i].state, &parts[i].tpcs);
-			fputc('}', out);
+			if (parts[i].mem_limit)
+				fprintf(out, ",\"memory_limit_bytes\":%llu}",
+					(unsigned long long)parts[i].mem_limit);
+			else
+				fputs(",\"memory_limit_bytes\":null}", out);
 		}
 		fprintf(out, "]}\n");
 		return;
 	}
 	for (int i = 0; i < n; i++) {
 		int index = gpu_index_of(parts[i].uuid);
-		char number[16] = "?";
+		char number[16] = "?", limit[NVT_MEM_TEXT_MAX], mem[NVT_MEM_TEXT_MAX + 32] = "";
 		nvt_uuid_format(parts[i].uuid, uuid);
+		if (parts[i].mem_limit)
+			snprintf(mem, sizeof(mem), ", GPU memory at most %s",
+				 nvt_memlimit_format(parts[i].mem_limit, limit, sizeof(limit)));
 		if (parts[i].state == NVT_SLOT_SET)
 			nvt_format_list(&parts[i].tpcs, list, sizeof(list));
 		else
 			snprintf(list, sizeof(list), "all");
 		if (index >= 0)
 			snprintf(number, sizeof(number), "%d", index);
-		fprintf(out, "%sGPU %s (%s): TPCs %s\n", out == stderr ? "nvtaskset: " : "", number,
-			uuid, list);
+		fprintf(out, "%sGPU %s (%s): TPCs %s%s\n", out == stderr ? "nvtaskset: " : "", number,
+			uuid, list, mem);
 	}
 }
 
