@@ -803,7 +803,7 @@ got = [show["gpus"][0]["current"],
 for g in got:
     assert {k: g[k] for k in keys} == want, g
 p = pick["picked"][0]
-assert set(p) == {"gpu", "uuid"} | set(keys) and p["tpc_count"] == 5 and len(p["tpc_ids"]) == 5, p
+assert set(p) == {"gpu", "uuid", "memory_limit_bytes"} | set(keys) and p["tpc_count"] == 5 and len(p["tpc_ids"]) == 5, p
 assert "tpc_list" not in json.dumps([show, lst, dry, pick])
 PY
 	stop_loop oc "$PID"
