@@ -76,7 +76,7 @@ B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio view shim
-CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw smcount \
+CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw smcount memlimit \
 	json cdi cmdline outbuf expo listen conns
 OS = sysutil proc slurmproc child progpath
 GPU = driverinfo driver gpu calibrate bwprobe topocache gpus
@@ -93,7 +93,7 @@ VIEW = view viewcalc viewmetrics
 # is above them all.
 SHIM_LAYERS = state features hub setup
 SHIM_state = shimstate shimdriver shimslot shimrm
-SHIM_features = shimlease shimyield shimpreempt shimsmcount shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
+SHIM_features = shimlease shimyield shimpreempt shimmem shimsmcount shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
 SHIM_hub = shim
 SHIM_setup = shimsetup
 SHIMSRC = $(foreach l,$(SHIM_LAYERS),$(SHIM_$(l)))

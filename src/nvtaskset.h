@@ -43,6 +43,13 @@ extern "C" {
  * come from the environment).
  */
 #define NVT_ENV_PRIORITY "NVTASKSET_PRIORITY"
+/*
+ * A new task's GPU memory limit on each GPU of NVT_ENV_PARTITION, in bytes
+ * (decimal digits; docs/usage.md "GPU memory"): set by the CLI (--mem), the
+ * Slurm plugin (--gpu-mem) and CDI memory devices beside NVT_ENV_PARTITION,
+ * and taken with it (only where the partitions come from the environment).
+ */
+#define NVT_ENV_MEM "NVTASKSET_MEM"
 /* MPS's client priority (driver 580: 0 normal, 1 below normal), read by the
  * MPS client at its start: set to 1 for a task that yields with
  * NVT_YIELD_CLIENT, unless already set (docs/priorities.md). */
@@ -258,7 +265,7 @@ struct nvt_topology {
 
 #define NVT_SEG_MAGIC 0x5354564eu /* "NVTS" */
 #define NVT_LAUNCH_STRIPES 8
-#define NVT_SEG_VERSION 9u
+#define NVT_SEG_VERSION 10u
 
 enum nvt_slot_state {
 	NVT_SLOT_UNSET = 0, /* no partition: launches are left untouched */
@@ -420,6 +427,12 @@ struct nvt_gpu_slot {
 	struct nvt_tpcset tpcs; /* enabled logical TPCs (with a priority: the current ones) */
 	struct nvt_topology topo;
 	struct nvt_slot_prio prio; /* priority and own partition, see above */
+	/* GPU memory the task may hold on this GPU, in bytes (0: no limit): its
+	 * shim refuses an allocation that would take it past this with
+	 * CUDA_ERROR_OUT_OF_MEMORY and tells the program this as the GPU's memory
+	 * (docs/usage.md, "GPU memory"). Written with the partition, under the
+	 * sequence lock; one word, so the shim reads it alone with one load. */
+	uint64_t mem_limit;
 	/* Written by the shim, read by the CLI (no sequence lock): */
 	uint64_t applied_seq;  /* seq of the partition launches now use; 0 until a launch used one */
 	uint64_t rejected_seq; /* last seq refused: it enabled no working TPC */
@@ -431,6 +444,11 @@ struct nvt_gpu_slot {
 	 * driver's own stores, which a locked instruction must wait for. */
 	uint64_t launches[NVT_LAUNCH_STRIPES];
 	uint64_t graph_stale;  /* graph kernels that still run on an earlier partition */
+	/* GPU memory the process holds on this GPU, as its shim counts it (bytes;
+	 * relaxed stores on the allocation path, never the launch path), and the
+	 * allocations it refused for mem_limit. */
+	uint64_t mem_used;
+	uint64_t mem_refused;
 	struct nvt_slot_activity act; /* see above */
 	struct nvt_slot_yield yield;
 };

@@ -45,7 +45,8 @@ static int held_push(struct nvt_held_list *l, const struct nvt_held *h, pid_t pi
 }
 
 /* Collects the SET slots that handle h's task (pid) has on the GPUs of
- * uuids into found. Returns 0, or -1 (ENOMEM). */
+ * uuids into found, and those on every TPC that hold a GPU memory limit (no
+ * TPCs: for --mem-exclusive's sum). Returns 0, or -1 (ENOMEM). */
 static int scan_task(const struct nvt_seg_handle *h, pid_t pid, const uint8_t *const *uuids,
 		     int n, struct nvt_held_list *found)
 {
@@ -69,10 +70,19 @@ static int scan_task(const struct nvt_seg_handle *h, pid_t pid, const uint8_t *c
 		 * partition: never as a claim in progress, so a segment left so
 		 * can neither stall nor fail another start. */
 		rc = nvt_seg_read(h, g, &view, &status);
-		if (rc == NVT_SEG_SHORT || view.state != NVT_SLOT_SET || memcmp(view.uuid, uuids[i], 16))
+		if (rc == NVT_SEG_SHORT || memcmp(view.uuid, uuids[i], 16) ||
+		    (view.state != NVT_SLOT_SET && !view.mem_limit))
 			continue;
+		held.mem_limit = view.mem_limit;
 		held.claim = rc == 0 && (view.flags & NVT_SLOTF_CLAIM);
 		held.prio = view.prio;
+		if (view.state != NVT_SLOT_SET) {
+			nvt_set_clear(&held.tpcs);
+			held.claim = 0;
+			if (held_push(&found[i], &held, pid))
+				return -1;
+			continue;
+		}
 		/* A task with a priority holds its own partition, whatever an
 		 * agent lets it use now (guarded); a borrowing one the TPCs it
 		 * borrows too, which go back only when an agent (or, past the

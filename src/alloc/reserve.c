@@ -65,6 +65,7 @@
 #include "placement.h"
 #include "core/prio.h"
 #include "core/claim.h"
+#include "core/memlimit.h"
 #include "core/gpusel.h"
 #include "core/tpcset.h"
 #include "os/clock.h"
@@ -246,6 +247,30 @@ struct claim_run {
 	int claimed[NVT_MAX_GPUS];
 };
 
+/* --mem-exclusive, once GPU i's TPCs are settled (*step NVT_STEP_CONFIRM): the memory
+ * limit's own step (nvt_claim_mem_step) into *step, and why it is refused. */
+static void memory_step(const struct claim_run *r, int i, int claims_taken, int *step, char *why,
+			size_t len)
+{
+	const struct nvt_claim_gpu *req = &r->req[i];
+	char want[NVT_MEM_TEXT_MAX], given[NVT_MEM_TEXT_MAX], gpu[NVT_MEM_TEXT_MAX];
+	char where[64];
+	uint64_t held;
+
+	if (!req->mem_exclusive || *step != NVT_STEP_CONFIRM)
+		return;
+	*step = nvt_claim_mem_step(req->gpu_mem, req->mem_limit, r->me, r->found[i].v, r->found[i].n,
+				   claims_taken, &held);
+	if (*step != NVT_STEP_FULL)
+		return;
+	gpu_words(r->req, r->n, i, where, sizeof(where));
+	snprintf(why, len, "cannot give a GPU memory limit of %s%s beside the limits other tasks hold "
+		 "there (%s of its %s; --mem-exclusive)", nvt_memlimit_format(req->mem_limit, want,
+		 sizeof(want)), where, nvt_memlimit_format(held, given, sizeof(given)),
+		 nvt_memlimit_format(req->gpu_mem, gpu, sizeof(gpu)));
+	*step = -1; /* said: not the TPCs' message */
+}
+
 /*
  * A round's step for GPU i (nvt_claim_step): confirm, wait, claim a pick or
  * withdraw it, or give up. Clears *settled while the claim is not settled,
@@ -267,6 +292,9 @@ static int gpu_step(struct claim_run *r, int i, int claims_taken, int *settled, 
 
 	step = nvt_claim_step(&req->topo, &want, r->me, r->claimed[i] ? &out->tpcs : NULL,
 			      r->found[i].v, r->found[i].n, claims_taken, &next, &free_units);
+	memory_step(r, i, claims_taken, &step, why, len);
+	if (step < 0)
+		return NVT_RESERVE_FULL;
 	gpu_words(r->req, r->n, i, where, sizeof(where));
 	asked(req, what, sizeof(what));
 	/* "only 2 are free", "only 1 whole GPC is free" */
@@ -283,6 +311,7 @@ static int gpu_step(struct claim_run *r, int i, int claims_taken, int *settled, 
 		out->flags = NVT_SLOTF_CLAIM;
 		out->tpcs = next;
 		out->topo = req->topo;
+		out->mem_limit = req->mem_limit; /* claimed with the pick, and counted as a claim */
 		if (out->prio.prio != NVT_PRIO_NONE) {
 			out->prio.own = next; /* the task's own partition now */
 			out->prio.mode = NVT_MODE_OWN;
@@ -411,6 +440,8 @@ int nvt_reserve_claim(const char *base, const struct nvt_claim_gpu *req, int n, 
 		idle[i].topo = req[i].topo;
 		idle[i].state = NVT_SLOT_UNSET;
 		idle[i].prio = req[i].prio;
+		/* A GPU claimed on gets its limit with the claim, never before it. */
+		idle[i].mem_limit = req[i].count ? 0 : req[i].mem_limit;
 		out[i] = idle[i];
 		write_own(&t, i, &out[i], why, len);
 	}

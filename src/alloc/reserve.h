@@ -45,12 +45,18 @@ struct nvt_claim_gpu {
 	enum nvt_strategy strategy; /* without gpcs: as nvt_topo_pick */
 	struct nvt_slot_prio prio;  /* a start's priority (nvt_reserve_claim; own is set to the pick) */
 	struct nvt_near near;       /* -n --memory-half: where to pick (mode 0: anywhere) */
+	uint64_t mem_limit;         /* the GPU memory limit the claim gives (bytes; 0: none) */
+	/* --mem-exclusive: mem_limit must fit in gpu_mem beside the limits other tasks
+	 * hold on the GPU (nvt_claim_mem_step), or the claim fails (NVT_RESERVE_FULL) */
+	int mem_exclusive;
+	uint64_t gpu_mem;           /* the GPU's memory, bytes */
 };
 
 enum nvt_reserve_rc {
 	NVT_RESERVE_OK = 0,
 	NVT_RESERVE_ERROR = -1, /* the segment cannot be made or read; why says */
-	NVT_RESERVE_FULL = -2,  /* fewer TPCs than asked are free on a GPU; why says which and how many */
+	NVT_RESERVE_FULL = -2,  /* fewer TPCs than asked are free on a GPU, or (mem_exclusive) its
+				 * memory is given; why says which and how many */
 	NVT_RESERVE_TIMEOUT = -3, /* other claimers kept overlapping for timeout_ms */
 };
 

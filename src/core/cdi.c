@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const class_names[NVT_CDI_CLASSES] = {"gpc", "tpcs", "priority"};
+static const char *const class_names[NVT_CDI_CLASSES] = {"gpc", "tpcs", "priority", "mem"};
 /* After a priority's level: time-sliced (CDI names have no ',' or '+' for yield=slice). */
 #define CDI_SLICE "-slice"
 
@@ -39,6 +39,7 @@ int nvt_cdi_name_format(const struct nvt_cdi_device *d, char *buf, size_t len)
 	case NVT_CDI_PRIORITY:
 		n = snprintf(buf, len, "%s%s", nvt_prio_name(d->prio), d->slice ? CDI_SLICE : "");
 		break;
+	case NVT_CDI_MEM: n = snprintf(buf, len, "%uG", d->mem_gib); break;
 	default: return -1;
 	}
 	return n >= 0 && (size_t)n < len ? n : -1;
@@ -84,7 +85,7 @@ int nvt_cdi_device_parse(const char *text, struct nvt_cdi_device *out)
 		return -1;
 	p = eq + 1;
 	colon = strchr(p, ':');
-	if (colon && d.cls != NVT_CDI_PRIORITY) {
+	if (colon && d.cls != NVT_CDI_PRIORITY && d.cls != NVT_CDI_MEM) {
 		if (plain_number(p, NVT_CDI_GPU_MAX - 1, &gpu) != colon)
 			return -1;
 		d.gpu = (int)gpu;
@@ -100,6 +101,10 @@ int nvt_cdi_device_parse(const char *text, struct nvt_cdi_device *out)
 		if (d.slice)
 			level[n - strlen(CDI_SLICE)] = '\0';
 		if (nvt_prio_parse(level, &d.prio) || d.prio == NVT_PRIO_NONE)
+			return -1;
+	} else if (d.cls == NVT_CDI_MEM) {
+		p = plain_number(p, NVT_CDI_MEM_GIB_MAX, &d.mem_gib);
+		if (!p || strcmp(p, "G") || d.mem_gib == 0)
 			return -1;
 	} else if (d.cls == NVT_CDI_TPCS) {
 		p = plain_number(p, NVT_MAX_TPCS, &d.count);

@@ -10,7 +10,8 @@
  * container uses, as -g 0-3), "gpc=1:0-3" (of GPU 1 only), "tpcs=16" (16
  * TPCs claimed race-free when the container starts, as -n 16
  * --exclude-running), "tpcs=1:16", "priority=high" (as --priority high),
- * "priority=high-slice" (as --priority high --yield slice).
+ * "priority=high-slice" (as --priority high --yield slice), "mem=16G" (a GPU
+ * memory limit of 16 GiB on each GPU, as --mem 16G).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -32,8 +33,11 @@ enum nvt_cdi_class {
 	NVT_CDI_GPC = 0,      /* whole GPCs by index: a partition fixed in the spec */
 	NVT_CDI_TPCS = 1,     /* a count of TPCs, claimed race-free by the hook */
 	NVT_CDI_PRIORITY = 2, /* a priority, with or without a partition device */
+	NVT_CDI_MEM = 3,      /* a GPU memory limit, with or without a partition device */
 };
-#define NVT_CDI_CLASSES 3
+#define NVT_CDI_CLASSES 4
+/* The largest memory device, in GiB (more than any GPU holds). */
+#define NVT_CDI_MEM_GIB_MAX 4096
 
 struct nvt_cdi_device {
 	int cls;              /* enum nvt_cdi_class */
@@ -42,9 +46,10 @@ struct nvt_cdi_device {
 	unsigned count;       /* NVT_CDI_TPCS: TPCs to claim, 1 to NVT_MAX_TPCS */
 	uint8_t prio;         /* NVT_CDI_PRIORITY: enum nvt_prio, not NVT_PRIO_NONE */
 	uint8_t slice;        /* NVT_CDI_PRIORITY: 1: time-sliced ("-slice": --yield slice) */
+	unsigned mem_gib;     /* NVT_CDI_MEM: the limit in GiB, 1 to NVT_CDI_MEM_GIB_MAX */
 };
 
-/* "gpc", "tpcs", "priority"; NULL for another value. */
+/* "gpc", "tpcs", "priority", "mem"; NULL for another value. */
 const char *nvt_cdi_class_name(int cls);
 /* Writes d's NAME (what follows CLASS=). Returns its length, or -1 if it does not fit. */
 int nvt_cdi_name_format(const struct nvt_cdi_device *d, char *buf, size_t len);

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "claim.h"
+#include "memlimit.h"
 #include "tpcset.h"
 
 void nvt_claimer_of(const struct nvt_segment *seg, struct nvt_claimer *out)
@@ -149,4 +150,32 @@ int nvt_claim_step(const struct nvt_topology *topo, const struct nvt_pick *want,
 	    nvt_pick_tpcs(topo, want, &avail, next) == 0)
 		return NVT_STEP_CLAIM;
 	return NVT_STEP_WITHDRAW;
+}
+
+/* a + b, at most UINT64_MAX. */
+static uint64_t add_capped(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+int nvt_claim_mem_step(uint64_t gpu_bytes, uint64_t want, const struct nvt_claimer *me,
+		       const struct nvt_held *held, int n, int claims_taken, uint64_t *given_out)
+{
+	uint64_t firm = 0, later = 0;
+
+	for (int i = 0; i < n; i++) {
+		int order = nvt_claimer_cmp(&held[i].who, me);
+		if (order == 0)
+			continue; /* the caller's own segment */
+		if (!held[i].claim || claims_taken || order < 0)
+			firm = add_capped(firm, held[i].mem_limit);
+		else
+			later = add_capped(later, held[i].mem_limit);
+	}
+	if (given_out)
+		*given_out = firm;
+	if (!nvt_memlimit_has_room(gpu_bytes, firm, want))
+		return NVT_STEP_FULL;
+	return nvt_memlimit_has_room(gpu_bytes, add_capped(firm, later), want) ? NVT_STEP_CONFIRM
+									       : NVT_STEP_WAIT;
 }

@@ -35,8 +35,10 @@ int nvt_claimer_cmp(const struct nvt_claimer *a, const struct nvt_claimer *b);
 struct nvt_held {
 	struct nvt_claimer who;
 	int claim;               /* NVT_SLOTF_CLAIM: a pick not confirmed yet */
-	struct nvt_tpcset tpcs;  /* its TPCs (a slot in state NVT_SLOT_SET) */
+	struct nvt_tpcset tpcs;  /* its TPCs (a slot in state NVT_SLOT_SET; none for a
+				  * slot on every TPC, found for its memory limit) */
 	struct nvt_slot_prio prio; /* the slot's priority (its own partition in prio.own) */
+	uint64_t mem_limit;      /* its GPU memory limit there (bytes; 0: none given) */
 };
 
 /* What one round does on one GPU. */
@@ -101,5 +103,21 @@ int nvt_claim_step(const struct nvt_topology *topo, const struct nvt_pick *want,
 		   const struct nvt_claimer *me, const struct nvt_tpcset *mine,
 		   const struct nvt_held *held, int n, int claims_taken, struct nvt_tpcset *next,
 		   unsigned *free_out);
+
+/*
+ * Decides whether a claimer's GPU memory limit (want bytes, on a GPU of
+ * gpu_bytes) fits beside the limits other live tasks hold there (held, n),
+ * by the rule of nvt_memlimit_has_room (--mem-exclusive), once its TPCs are
+ * settled (NVT_STEP_CONFIRM). Confirmed limits and earlier claimers' claims
+ * count (with claims_taken, every claim): what does not fit beside them is
+ * NVT_STEP_FULL; what fits beside them but not beside later claimers' claims
+ * as well is NVT_STEP_WAIT (those see this one's claim, and yield); else
+ * NVT_STEP_CONFIRM. So two claimers never both confirm limits that together
+ * exceed the GPU (the argument of src/alloc/reserve.c). A task given no limit
+ * is not counted: it may take any memory. given_out, if not NULL, gets the
+ * sum that counted (saturating). Returns enum nvt_claim_step.
+ */
+int nvt_claim_mem_step(uint64_t gpu_bytes, uint64_t want, const struct nvt_claimer *me,
+		       const struct nvt_held *held, int n, int claims_taken, uint64_t *given_out);
 
 #endif /* NVT_CLAIM_H */

@@ -14,7 +14,7 @@ struct nvt_words_form {
 	int mask_in_options; /* -n COUNT, or --gpu GPU=MASK: no MASK among the words */
 	int mask_as_list;    /* -c or -g: MASK is written as a list */
 	int gpus_no_mask;    /* --gpu GPU (without =MASK) */
-	int prio;            /* --priority: a start's MASK may be left out */
+	int prio;            /* --priority or --mem: a start's MASK may be left out */
 	int dry_run;         /* --dry-run: a start needs no COMMAND */
 };
 

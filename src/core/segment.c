@@ -32,6 +32,7 @@ struct payload {
 	struct nvt_tpcset tpcs;
 	struct nvt_topology topo;
 	struct nvt_slot_prio prio;
+	uint64_t mem_limit;
 };
 _Static_assert(sizeof(struct payload) == PAYLOAD_END - PAYLOAD_BEGIN, "payload matches the slot");
 
@@ -101,6 +102,7 @@ int nvt_slot_read(const struct nvt_gpu_slot *slot, struct nvt_slot_view *out, in
 		out->tpcs = copy.p.tpcs;
 		out->topo = copy.p.topo;
 		out->prio = copy.p.prio;
+		out->mem_limit = copy.p.mem_limit;
 		return 0;
 	}
 	return -1;
@@ -117,6 +119,7 @@ uint64_t nvt_slot_write(struct nvt_gpu_slot *slot, const struct nvt_slot_view *v
 	next.p.tpcs = view->tpcs;
 	next.p.topo = view->topo;
 	next.p.prio = view->prio;
+	next.p.mem_limit = view->mem_limit;
 	return nvt_seq_write(&slot->seq, (uint64_t *)((char *)slot + PAYLOAD_BEGIN), next.w,
 			     PAYLOAD_WORDS);
 }
@@ -162,6 +165,11 @@ uint64_t nvt_slot_launches(const struct nvt_gpu_slot *slot)
 void nvt_slot_set_graph_stale(struct nvt_gpu_slot *slot, uint64_t kernels)
 {
 	__atomic_store_n(&slot->graph_stale, kernels, __ATOMIC_RELAXED);
+}
+
+uint64_t nvt_slot_mem_limit(const struct nvt_gpu_slot *slot)
+{
+	return __atomic_load_n(&slot->mem_limit, __ATOMIC_RELAXED);
 }
 
 static int uuid_zero(const uint8_t *u)

@@ -20,6 +20,7 @@ struct nvt_slot_view {
 	struct nvt_tpcset tpcs;
 	struct nvt_topology topo;
 	struct nvt_slot_prio prio; /* priority, own partition (nvtaskset.h) */
+	uint64_t mem_limit; /* GPU memory limit in bytes; 0: none (nvtaskset.h) */
 };
 
 enum nvt_segment_check {
@@ -112,6 +113,8 @@ struct nvt_slot_status {
 	uint64_t rejected;    /* rejected_seq */
 	uint64_t launches;    /* kernel launches counted */
 	uint64_t graph_stale; /* graph kernels on an earlier partition */
+	uint64_t mem_used;    /* GPU memory its shim counts (bytes) */
+	uint64_t mem_refused; /* allocations refused for its limit */
 	struct nvt_slot_activity act; /* its requests, as its shim reports them */
 	struct nvt_slot_yield yield;  /* how it yields now */
 };
@@ -130,5 +133,8 @@ void nvt_slot_count_launch(struct nvt_gpu_slot *slot, unsigned stripe);
 /* The launches counted in a slot (or a copy of one): the sum of its stripes. */
 uint64_t nvt_slot_launches(const struct nvt_gpu_slot *slot);
 void nvt_slot_set_graph_stale(struct nvt_gpu_slot *slot, uint64_t kernels);
+/* The GPU memory limit the slot holds (one relaxed load: a single word needs
+ * no sequence lock); 0: none. */
+uint64_t nvt_slot_mem_limit(const struct nvt_gpu_slot *slot);
 
 #endif /* NVT_SEGMENT_H */

@@ -9,6 +9,9 @@
  * fake hands it are one declaration (tests/e2e/driverapi.sh checks that no
  * other file writes a callback id or an entry point's function type).
  *
+ * Over 500 lines on purpose: the driver's interface written once, in one
+ * place, so that the shim and the fake driver read one declaration.
+ *
  * SPDX-License-Identifier: MIT
  */
 #ifndef NVT_CUDA_DRIVER_H
@@ -273,6 +276,36 @@ enum nvt_api_cbid {
 	NVT_CBID_cuStreamEndCapture = 497,
 	NVT_CBID_cuStreamEndCapture_ptsz = 498,
 	/* Graphs. */
+	/* GPU memory (src/shim/shimmem.c): what takes it, frees it, and tells it. */
+	NVT_CBID_cuDeviceTotalMem_v2 = 259,
+	NVT_CBID_cuMemGetInfo_v2 = 242,
+	NVT_CBID_cuMemAlloc_v2 = 243,
+	NVT_CBID_cuMemAllocPitch_v2 = 244,
+	NVT_CBID_cuMemFree_v2 = 245,
+	NVT_CBID_cuMemAllocManaged = 371,
+	NVT_CBID_cuMemAllocAsync = 598,
+	NVT_CBID_cuMemAllocAsync_ptsz = 599,
+	NVT_CBID_cuMemFreeAsync = 600,
+	NVT_CBID_cuMemFreeAsync_ptsz = 601,
+	NVT_CBID_cuMemAllocFromPoolAsync = 611,
+	NVT_CBID_cuMemAllocFromPoolAsync_ptsz = 612,
+	NVT_CBID_cuMemCreate = 549,
+	NVT_CBID_cuMemRelease = 550,
+	NVT_CBID_cuMemRetainAllocationHandle = 565,
+	NVT_CBID_cuMemImportFromShareableHandle = 555,
+	NVT_CBID_cuArrayCreate_v2 = 272,
+	NVT_CBID_cuArray3DCreate_v2 = 274,
+	NVT_CBID_cuArrayDestroy = 89,
+	NVT_CBID_cuMipmappedArrayCreate = 347,
+	NVT_CBID_cuMipmappedArrayDestroy = 349,
+	NVT_CBID_cuIpcOpenMemHandle_v2 = 567,
+	NVT_CBID_cuIpcCloseMemHandle = 330,
+	NVT_CBID_cuCtxCreate_v2 = 235,
+	NVT_CBID_cuCtxCreate_v3 = 645,
+	NVT_CBID_cuCtxCreate_v4 = 757,
+	NVT_CBID_cuCtxDestroy_v2 = 322,
+	NVT_CBID_cuDevicePrimaryCtxReset_v2 = 545,
+	/* CUDA graphs */
 	NVT_CBID_cuGraphCreate = 501,
 	NVT_CBID_cuGraphAddKernelNode = 502,
 	NVT_CBID_cuGraphKernelNodeGetParams = 503,
@@ -387,6 +420,89 @@ typedef CUresult (*nvt_cuGraphExecUpdate_fn)(CUgraphExec e, CUgraph g,
 /* A graph call that sets what one node does, (node, what): cuGraphKernelNodeSetParams,
  * cuGraphMemcpyNodeSetParams, cuGraphEventRecordNodeSetEvent, ... */
 typedef CUresult (*nvt_cuGraphNodeSetWhat_fn)(CUgraphNode n, const void *what);
+
+/*
+ * GPU memory: the arguments of the calls that take and free it as their API
+ * callbacks point at them (CUPTI's generated_cuda_meta.h, CUDA 13.0), and
+ * the structures they name (cuda.h). One struct serves calls of the same
+ * leading arguments: cuMemAlloc_v2, cuMemAllocManaged (flags after),
+ * cuMemAllocAsync[_ptsz] (stream after), cuMemAllocFromPoolAsync[_ptsz]
+ * (pool, stream after) begin (CUdeviceptr *, size_t).
+ */
+typedef struct {
+	CUdeviceptr *dptr;
+	size_t bytes;
+} NVT_MEM_ALLOC_ARGS;
+typedef struct {
+	CUdeviceptr *dptr;
+	size_t *pitch;
+	size_t width;
+	size_t height;
+	unsigned element;
+} NVT_MEM_ALLOC_PITCH_ARGS;
+/* cuMemFree_v2, cuMemFreeAsync[_ptsz], cuIpcCloseMemHandle: the pointer first. */
+typedef struct {
+	CUdeviceptr dptr;
+} NVT_MEM_FREE_ARGS;
+/* CUmemAllocationProp's start: the location's id is the device ordinal
+ * (location type 1, CU_MEM_LOCATION_TYPE_DEVICE). */
+typedef struct {
+	int type, handle_types, location_type, location_id;
+} NVT_MEM_ALLOC_PROP;
+#define NVT_MEM_LOCATION_DEVICE 1
+typedef struct {
+	uint64_t *handle;
+	size_t size;
+	const NVT_MEM_ALLOC_PROP *prop;
+	unsigned long long flags;
+} NVT_MEM_CREATE_ARGS;
+/* cuMemRelease; cuMemRetainAllocationHandle is (uint64_t *handle, void *addr). */
+typedef struct {
+	uint64_t handle;
+} NVT_MEM_RELEASE_ARGS;
+typedef struct {
+	uint64_t *handle;
+	void *addr;
+} NVT_MEM_RETAIN_ARGS;
+typedef struct {
+	size_t width, height;
+	int format;
+	unsigned channels;
+} NVT_ARRAY_DESCRIPTOR; /* CUDA_ARRAY_DESCRIPTOR */
+typedef struct {
+	size_t width, height, depth;
+	int format;
+	unsigned channels, flags;
+} NVT_ARRAY3D_DESCRIPTOR; /* CUDA_ARRAY3D_DESCRIPTOR */
+/* cuArrayCreate_v2 (NVT_ARRAY_DESCRIPTOR), cuArray3DCreate_v2 and
+ * cuMipmappedArrayCreate (NVT_ARRAY3D_DESCRIPTOR, then the level count). */
+typedef struct {
+	void **handle;
+	const void *desc;
+	unsigned levels;
+} NVT_ARRAY_CREATE_ARGS;
+/* cuArrayDestroy, cuMipmappedArrayDestroy, cuCtxDestroy_v2: one handle. */
+typedef struct {
+	void *handle;
+} NVT_HANDLE_ARGS;
+/* cuCtxCreate_v2, _v3, _v4: the new context's address first. */
+typedef struct {
+	CUcontext *ctx;
+} NVT_CTX_CREATE_ARGS;
+/* cuDevicePrimaryCtxReset_v2: the device. */
+typedef struct {
+	CUdevice dev;
+} NVT_DEVICE_ARGS;
+typedef struct {
+	size_t *free_bytes;
+	size_t *total;
+} NVT_MEM_GET_INFO_ARGS;
+typedef struct {
+	size_t *bytes;
+	CUdevice dev;
+} NVT_DEVICE_TOTAL_MEM_ARGS;
+typedef CUresult (*nvt_cuDeviceTotalMem_fn)(size_t *bytes, CUdevice dev);
+typedef CUresult (*nvt_cuMemGetInfo_fn)(size_t *free_bytes, size_t *total);
 
 typedef void (*nvt_launch_cb)(void *user, int domain, int cbid, const void *params);
 typedef int (*nvt_cb_subscribe_fn)(uint32_t *handle, nvt_launch_cb cb, void *user);

@@ -27,6 +27,7 @@ static const struct {
 	ENTRY(device_uuid, "cuDeviceGetUuid", 1),
 	ENTRY(device_name, "cuDeviceGetName", 1),
 	ENTRY(attribute, "cuDeviceGetAttribute", 1),
+	ENTRY(total_mem, "cuDeviceTotalMem_v2", 1),
 	ENTRY(ctx_retain, "cuDevicePrimaryCtxRetain", 1),
 	ENTRY(ctx_release, "cuDevicePrimaryCtxRelease_v2", 1),
 	ENTRY(ctx_set, "cuCtxSetCurrent", 1),

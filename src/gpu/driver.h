@@ -23,6 +23,7 @@ struct nvt_driver {
 	nvt_cuDeviceGetUuid_fn device_uuid;
 	nvt_cuDeviceGetName_fn device_name;
 	nvt_cuDeviceGetAttribute_fn attribute;
+	nvt_cuDeviceTotalMem_fn total_mem;
 	nvt_cuDevicePrimaryCtxRetain_fn ctx_retain;
 	nvt_cuDevicePrimaryCtxRelease_fn ctx_release;
 	nvt_cuCtxSetCurrent_fn ctx_set;

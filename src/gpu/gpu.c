@@ -90,6 +90,11 @@ static int query(const unsigned char *want, struct nvt_gpu_info *info, char *why
 	CHECK(nvt_cu.attribute(&info->cc_minor, NVT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
 	      "cuDeviceGetAttribute");
 	CHECK(nvt_cu.device_name(info->name, (int)sizeof(info->name) - 1, dev), "cuDeviceGetName");
+	{
+		size_t total = 0;
+		CHECK(nvt_cu.total_mem(&total, dev), "cuDeviceTotalMem");
+		info->total_mem = total;
+	}
 	info->name[sizeof(info->name) - 1] = '\0';
 	if (info->sms < 1 || info->sms > 2 * 256) {
 		snprintf(why, len, "implausible SM count %d", info->sms);

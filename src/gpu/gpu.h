@@ -10,6 +10,7 @@
 
 #include "cuda_driver.h"
 #include <stddef.h>
+#include <stdint.h>
 
 struct nvt_gpu_info {
 	int ordinal; /* CUDA's device ordinal in this environment */
@@ -17,6 +18,7 @@ struct nvt_gpu_info {
 	int sms;
 	int cc_major, cc_minor;
 	int driver_version; /* e.g. 13000 */
+	uint64_t total_mem; /* bytes of memory (cuDeviceTotalMem) */
 	char name[128];
 	unsigned char uuid[16];
 };

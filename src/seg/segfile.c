@@ -156,11 +156,14 @@ static void take_copy(const struct nvt_gpu_slot *copy, struct nvt_slot_view *vie
 	view->tpcs = copy->tpcs;
 	view->topo = copy->topo;
 	view->prio = copy->prio;
+	view->mem_limit = copy->mem_limit;
 	if (status) {
 		status->applied = copy->applied_seq;
 		status->rejected = copy->rejected_seq;
 		status->launches = nvt_slot_launches(copy);
 		status->graph_stale = copy->graph_stale;
+		status->mem_used = copy->mem_used;
+		status->mem_refused = copy->mem_refused;
 		status->act = copy->act;
 		status->yield = copy->yield;
 	}

@@ -41,6 +41,7 @@
 #include "core/tmd.h"
 #include "shim.h"
 #include "shimgraph.h"
+#include "shimmem.h"
 #include "shimslot.h"
 #include "shimsmctrl.h"
 #include "shimsmcount.h"
@@ -199,6 +200,8 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 			shim_yield_api(cbid, params);
 			shim_graph_api(cbid, params);
 			shim_smcount_api(cbid, params);
+			if (shim_mem_follows(cbid))
+				shim_mem_api(cbid, params);
 		}
 		if (domain == NVT_CB_DOMAIN_API || domain == NVT_CB_DOMAIN_RUNTIME)
 			shim_smctrl_api(domain, cbid, params);

@@ -30,12 +30,14 @@
 #include "seg/segfile.h"
 #include "core/segment.h"
 #include "core/prio.h"
+#include "core/memlimit.h"
 #include "core/tmd.h"
 #include "core/topo.h"
 #include "core/tpcset.h"
 #include "shim.h"
 #include "shimdriver.h"
 #include "shimgraph.h"
+#include "shimmem.h"
 #include "shimpreempt.h"
 #include "shimslot.h"
 #include "shimsmctrl.h"
@@ -188,6 +190,13 @@ static int environment_partitions(struct nvt_slot_view *parts)
 		     text);
 		return 0;
 	}
+	/* Its GPU memory limit, if it has one (docs/usage.md, "GPU memory"). */
+	text = secure_getenv(NVT_ENV_MEM);
+	if (text && *text && nvt_memlimit_env_parse(text, &parts[0].mem_limit))
+		shim_warn("ignoring malformed %s=\"%.64s\"; running without a GPU memory limit",
+			  NVT_ENV_MEM, text);
+	for (int i = 1; i < n; i++)
+		parts[i].mem_limit = parts[0].mem_limit;
 	/* Its priority, if it has one (docs/priorities.md): own = the partition given. */
 	if (env_prio(&prio) == 0) {
 		for (int i = 0; i < n; i++) {
@@ -279,6 +288,7 @@ static void register_callback(void)
 	shim_smctrl_setup(enable, handle);
 	start_mark(SP_SMCTRL);
 	shim_smcount_setup(enable, handle);
+	shim_mem_setup(enable, handle);
 	start_mark(SP_SMS);
 	if (env_prio(&prio) == 0)
 		shim_yield_setup(enable, handle, prio.prio, prio.yield);
@@ -347,6 +357,7 @@ static void after_fork_in_child(void)
 			memset(&shim.masks[g], 0, sizeof(shim.masks[g]));
 		}
 	}
+	shim_mem_after_fork();
 }
 
 /*

@@ -14,7 +14,8 @@
  *             the features share), shimrm (the process's channel groups,
  *             through the driver's RM ioctls)
  *   features  shimlease, shimyield (priorities), shimpreempt (time-sliced
- *             priorities: channel groups' timeslices), shimsmcount (the SM count,
+ *             priorities: channel groups' timeslices), shimmem (GPU memory
+ *             per task), shimsmcount (the SM count,
  *             cooperative launches), shimsmctrlmaps, shimsmctrl,
  *             shimsmctrlapi (libsmctrl's masks), shimgraph (CUDA graphs)
  *   hub       shim (the driver's callback: the launch path, and the API
@@ -82,6 +83,7 @@ enum warn_kind {
 	WARN_COOP = 1 << 16,          /* a cooperative grid ran outside the partition */
 	WARN_SMS_API = 1 << 17,       /* the SM count's and cooperative launches' callbacks unreadable */
 	WARN_PREEMPT = 1 << 18,       /* a channel-group control refused, or no thread to hold */
+	WARN_MEM = 1 << 19,           /* GPU memory cannot be counted as it should */
 };
 
 /* The partition behind published masks, which a forked child copies. */

@@ -5,7 +5,7 @@
  * values it found in struct nvt_admit_why; the hook words them.
  *
  * A container's own variables (-e, a pod's env) are whoever starts it's to
- * choose: they may not name its partition, priority, run directory or an MPS
+ * choose: they may not name its partition, priority, memory limit, run directory or an MPS
  * server of ours, which only the devices' spec gives.
  *
  * SPDX-License-Identifier: MIT
@@ -16,6 +16,7 @@
 #include "admit.h"
 #include "container.h"
 #include "task.h"
+#include "core/memlimit.h"
 #include "core/yield.h"
 
 int nvt_admit_users(const char *own, size_t own_len, const char *ctr, size_t ctr_len, uint32_t uid,
@@ -148,7 +149,7 @@ int nvt_admit_config(const char *config, size_t len, const char *device,
 	has_partition = env_of(config, len, NVT_ENV_CDI, w->value, sizeof(w->value), &rc, w) == 0;
 	if (rc)
 		return rc;
-	if (d->cls != NVT_CDI_PRIORITY && strcmp(w->value, mine)) {
+	if (d->cls != NVT_CDI_PRIORITY && d->cls != NVT_CDI_MEM && strcmp(w->value, mine)) {
 		/* (a device's name that parses fits NVT_CDI_DEVICE_TEXT_MAX) */
 		snprintf(w->device, sizeof(w->device), "%.*s/%.*s", slash ? (int)(slash - device) : 0,
 			 device, NVT_CDI_DEVICE_TEXT_MAX,
@@ -157,7 +158,42 @@ int nvt_admit_config(const char *config, size_t len, const char *device,
 	}
 	if ((rc = priority_asked(config, len, device, d, prio, has_prio, w)))
 		return rc;
-	return d->cls != NVT_CDI_PRIORITY || !has_partition ? NVT_ADMIT_OK : NVT_ADMIT_BESIDE;
+	return (d->cls != NVT_CDI_PRIORITY && d->cls != NVT_CDI_MEM) || !has_partition
+		       ? NVT_ADMIT_OK
+		       : NVT_ADMIT_BESIDE;
+}
+
+int nvt_admit_memory(const char *config, size_t len, const char *device,
+		     const struct nvt_cdi_device *d, uint64_t *limit, struct nvt_admit_why *w)
+{
+	struct nvt_cdi_device md = {.cls = NVT_CDI_MEM, .gpu = -1};
+	char name[NVT_CDI_DEVICE_TEXT_MAX];
+	const char *slash = strchr(device, '/');
+	int rc = NVT_ADMIT_OK, set;
+	uint64_t bytes;
+
+	memset(w, 0, sizeof(*w));
+	*limit = 0;
+	set = env_of(config, len, NVT_ENV_MEM, w->value, sizeof(w->value), &rc, w);
+	if (rc || set)
+		return rc;
+	if (nvt_memlimit_env_parse(w->value, &bytes) || bytes % (1ull << 30) ||
+	    (bytes >> 30) > NVT_CDI_MEM_GIB_MAX)
+		return NVT_ADMIT_MEM_NO_DEVICE;
+	md.mem_gib = (unsigned)(bytes >> 30);
+	if (d->cls == NVT_CDI_MEM && md.mem_gib != d->mem_gib)
+		return NVT_ADMIT_OTHER_MEM;
+	if (nvt_cdi_device_format(&md, name, sizeof(name)) < 0)
+		return NVT_ADMIT_MEM_NO_DEVICE;
+	snprintf(w->device, sizeof(w->device), "%.*s/%s", slash ? (int)(slash - device) : 0, device,
+		 name);
+	if (d->cls != NVT_CDI_MEM &&
+	    nvt_oci_config_has_hook(config, len, "createRuntime", w->device) != 1)
+		return NVT_ADMIT_MEM_NO_HOOK;
+	if (env_other(config, len, NVT_ENV_MEM, w->value, &rc, w))
+		return rc ? rc : NVT_ADMIT_MEM_TWICE;
+	*limit = bytes;
+	return NVT_ADMIT_OK;
 }
 
 int nvt_admit_partition(const char *config, size_t len, const struct nvt_cdi_device *d,

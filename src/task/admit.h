@@ -40,6 +40,10 @@ enum nvt_admit_rc {
 					 * device's" or "set") */
 	NVT_ADMIT_LEVEL_PIPE = -15,     /* the hook's NVT_ENV_MPS_PIPE_DIR (`value`) is not a level's */
 	NVT_ADMIT_MPS_PIPE = -16,       /* its NVT_ENV_MPS_PIPE_DIR is not the spec's (`value`) */
+	NVT_ADMIT_MEM_NO_DEVICE = -17,  /* its NVT_ENV_MEM (`value`) names no memory device */
+	NVT_ADMIT_OTHER_MEM = -18,      /* another memory device too (`value`) */
+	NVT_ADMIT_MEM_NO_HOOK = -19,    /* limit `value`, but no device `device` was given */
+	NVT_ADMIT_MEM_TWICE = -20,      /* NVT_ENV_MEM set twice, to different values */
 };
 
 /* What an answer names, for its words. */
@@ -66,14 +70,25 @@ int nvt_admit_users(const char *own, size_t own_len, const char *ctr, size_t ctr
  * What the container asks for in config.json (its variables, as the devices
  * set them), for the hook of device (VENDOR/CLASS=NAME, d parsed from its
  * CLASS=NAME): the spec's run directory and no MPS server of ours;
- * d must be the one that set NVT_ENV_CDI, or for a priority NVT_ENV_PRIORITY,
- * and a priority must be its device's, given as a device. Its priority into
+ * d must be the one that set NVT_ENV_CDI, or for a priority NVT_ENV_PRIORITY
+ * (for a memory limit NVT_ENV_MEM: nvt_admit_memory), and a priority must be
+ * its device's, given as a device. Its priority into
  * *prio, *has_prio 1 if it has one. Returns enum nvt_admit_rc (OK: this hook
  * makes the segment; BESIDE; or why not).
  */
 int nvt_admit_config(const char *config, size_t len, const char *device,
 		     const struct nvt_cdi_device *d, struct nvt_slot_prio *prio, int *has_prio,
 		     struct nvt_admit_why *w);
+
+/*
+ * The container's GPU memory limit (NVT_ENV_MEM, bytes) into *limit (0: none)
+ * must be a memory device's, that device's hook among config.json's hooks
+ * (the container's variables cannot add one), once, as for a priority: a
+ * variable the container set itself is refused. Returns enum nvt_admit_rc
+ * (MEM_NO_DEVICE, OTHER_MEM, MEM_NO_HOOK, MEM_TWICE, MALFORMED).
+ */
+int nvt_admit_memory(const char *config, size_t len, const char *device,
+		     const struct nvt_cdi_device *d, uint64_t *limit, struct nvt_admit_why *w);
 
 /*
  * The GPUs of the container's segment, as the spec gave them to the hook

@@ -76,6 +76,12 @@ int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slo
 			env_add(out, NVT_ENV_MPS_CLIENT_PRIORITY, "1");
 		return 0;
 	}
+	if (d->cls == NVT_CDI_MEM) {
+		/* Taken where the partition comes from the environment (podman exec's processes). */
+		snprintf(out->mem, sizeof(out->mem), "%llu", (unsigned long long)d->mem_gib << 30);
+		env_add(out, NVT_ENV_MEM, out->mem);
+		return 0;
+	}
 	if (nvt_cdi_device_format(d, out->cdi, sizeof(out->cdi)) < 0)
 		return nvt_why(why, len, "internal error: cannot name the device");
 	env_add(out, NVT_ENV_CDI, out->cdi);
@@ -127,6 +133,7 @@ static int claim(const char *base, const struct nvt_task_container *c, struct nv
 		req[i].strategy = NVT_PACKED; /* as -n's default */
 		if (c->prio)
 			req[i].prio = *c->prio;
+		req[i].mem_limit = c->mem_limit;
 	}
 	rc = nvt_reserve_claim(base, req, c->n_parts, c->timeout_ms, out, own, why, len);
 	if (rc == NVT_RESERVE_ERROR) {
@@ -161,6 +168,7 @@ int nvt_task_prepare_container(const char *base, const struct nvt_task_container
 			/* Its own partition is what it is given, as a start carries it. */
 			if (c->prio)
 				nvt_prio_carry(&out[i], NULL, c->prio);
+			out[i].mem_limit = c->mem_limit;
 		}
 	}
 	/* The container's segment holds the pick before the caller's lets it go:

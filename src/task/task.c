@@ -81,6 +81,9 @@ static void claim_request(const struct nvt_task_claim *claim, const struct nvt_s
 		req[i].count = claim->count;
 		req[i].gpcs = 0;
 		req[i].strategy = claim->strategy;
+		req[i].mem_limit = want[i].mem_limit; /* written with the pick */
+		req[i].mem_exclusive = claim->mem_exclusive;
+		req[i].gpu_mem = claim->gpu_mem ? claim->gpu_mem[from[i]] : 0;
 		if (claim->near)
 			req[i].near = claim->near[from[i]];
 		else
@@ -103,14 +106,70 @@ struct attempt {
 	struct nvt_claim_gpu req[NVT_MAX_GPUS];
 	int had[NVT_MAX_GPUS], n, n_used, new_slots;
 	int from[NVT_MAX_GPUS]; /* want[k] is parts[from[k]] */
+	/* GPUs given a memory limit alone: their slots, and what they hold with it */
+	struct nvt_slot_view limited[NVT_MAX_GPUS], limited_old[NVT_MAX_GPUS];
+	int limited_slot[NVT_MAX_GPUS], n_limited;
 };
+
+/* mem's limit for GPU uuid into *limit. Returns 1 if mem names the GPU, else 0. */
+static int mem_given(const struct nvt_task_mem *mem, const uint8_t uuid[16], uint64_t *limit)
+{
+	for (int i = 0; mem && i < mem->n; i++)
+		if (!memcmp(mem->gpu[i].uuid, uuid, 16)) {
+			*limit = mem->gpu[i].limit;
+			return 1;
+		}
+	return 0;
+}
+
+/*
+ * The slots of mem's GPUs that a is not writing a partition for, read (under
+ * the lock) into a->limited with mem's limit. Returns enum nvt_task_rc.
+ */
+static int plan_limits(struct nvt_seg_handle *h, const struct nvt_task_mem *mem, struct attempt *a,
+		       int *seg_err, char *why, size_t len)
+{
+	a->n_limited = 0;
+	for (int i = 0; mem && i < mem->n; i++) {
+		int written = 0, g = nvt_seg_find_slot(h, mem->gpu[i].uuid);
+		char uuid[NVT_UUID_TEXT_MAX];
+		for (int k = 0; k < a->n; k++)
+			written |= !memcmp(a->want[k].uuid, mem->gpu[i].uuid, 16);
+		if (written)
+			continue;
+		if (g < 0) {
+			nvt_uuid_format(mem->gpu[i].uuid, uuid);
+			snprintf(why, len, "it has no partition on GPU %s to give a memory limit to: "
+				 "give a MASK too", uuid);
+			return NVT_TASK_ENOSLOT;
+		}
+		if (nvt_seg_read(h, g, &a->limited_old[a->n_limited], NULL)) {
+			*seg_err = NVT_SEG_ECORRUPT;
+			return NVT_TASK_ESEG;
+		}
+		a->limited[a->n_limited] = a->limited_old[a->n_limited];
+		a->limited[a->n_limited].mem_limit = mem->gpu[i].limit;
+		a->limited_slot[a->n_limited++] = g;
+	}
+	return NVT_TASK_OK;
+}
+
+/* Writes the limits plan_limits read. Returns enum nvt_task_rc. */
+static int write_limits(struct nvt_seg_handle *h, struct attempt *a, int *seg_err)
+{
+	for (int i = 0; i < a->n_limited; i++)
+		if ((*seg_err = nvt_seg_write(h, a->limited_slot[i], &a->limited[i], 0)))
+			return NVT_TASK_ESEG;
+	return NVT_TASK_OK;
+}
 
 /* Locks h and writes (or claims) parts in it. Returns enum nvt_task_rc. */
 static int change_one(const char *base, struct nvt_seg_handle *h, const struct nvt_slot_view *parts,
 		      int n_parts, const struct nvt_task_claim *claim, const struct nvt_slot_prio *prio,
-		      struct attempt *a, int *seg_err, char *why, size_t len)
+		      const struct nvt_task_mem *mem, struct attempt *a, int *seg_err, char *why,
+		      size_t len)
 {
-	int free_slots;
+	int free_slots, rc;
 
 	a->n = a->new_slots = 0;
 	if ((*seg_err = nvt_seg_lock(h, SEG_LOCK_TIMEOUT_MS)))
@@ -127,6 +186,9 @@ static int change_one(const char *base, struct nvt_seg_handle *h, const struct n
 		a->want[a->n] = parts[i];
 		a->from[a->n] = i;
 		nvt_prio_carry(&a->want[a->n], a->had[a->n] ? &a->old[a->n] : NULL, prio);
+		/* The memory limit the slot holds stays, unless mem gives one. */
+		if (!mem_given(mem, parts[i].uuid, &a->want[a->n].mem_limit))
+			a->want[a->n].mem_limit = a->had[a->n] ? a->old[a->n].mem_limit : 0;
 		a->n++;
 	}
 	if (a->new_slots > free_slots) {
@@ -134,14 +196,16 @@ static int change_one(const char *base, struct nvt_seg_handle *h, const struct n
 			 NVT_MAX_GPUS);
 		return NVT_TASK_EFULL;
 	}
+	if ((rc = plan_limits(h, mem, a, seg_err, why, len)))
+		return rc;
 	if (claim) {
 		/* The pick is claimed in the task's own slots, as a start claims
 		 * (src/alloc/reserve.c): moves and starts at once never share a TPC. */
 		claim_request(claim, a->want, a->from, a->old, a->had, a->n, a->req, a->prev);
-		return nvt_reserve_move(base, h, a->req, a->n, a->prev, claim->timeout_ms, a->want, why,
-					len)
-			       ? NVT_TASK_ECLAIM
-			       : NVT_TASK_OK;
+		if (nvt_reserve_move(base, h, a->req, a->n, a->prev, claim->timeout_ms, a->want, why,
+				     len))
+			return NVT_TASK_ECLAIM;
+		return write_limits(h, a, seg_err);
 	}
 	for (int i = 0; i < a->n; i++) {
 		int g = nvt_seg_find_slot(h, a->want[i].uuid), fresh = g < 0;
@@ -150,7 +214,7 @@ static int change_one(const char *base, struct nvt_seg_handle *h, const struct n
 		if ((*seg_err = nvt_seg_write(h, g, &a->want[i], fresh)))
 			return NVT_TASK_ESEG;
 	}
-	return NVT_TASK_OK;
+	return write_limits(h, a, seg_err);
 }
 
 /* Gives a superseded segment's slots back what a claim found there: the pick
@@ -172,9 +236,18 @@ static int read_result(struct nvt_seg_handle *h, const struct attempt *a,
 	for (int i = 0; i < a->n; i++) {
 		int g = nvt_seg_find_slot(h, a->want[i].uuid);
 		if (!out->had[i] || out->before[i].state != a->want[i].state ||
-		    !nvt_set_equal(&out->before[i].tpcs, &a->want[i].tpcs))
+		    !nvt_set_equal(&out->before[i].tpcs, &a->want[i].tpcs) ||
+		    out->before[i].mem_limit != a->want[i].mem_limit)
 			out->changed = 1;
 		if (g < 0 || nvt_seg_read(h, g, &out->now[i], &out->status[i])) {
+			out->seg_err = NVT_SEG_ECORRUPT;
+			return NVT_TASK_ESEG;
+		}
+	}
+	out->n_limited = a->n_limited;
+	for (int i = 0; i < a->n_limited; i++, out->n++) {
+		out->changed |= a->limited_old[i].mem_limit != a->limited[i].mem_limit;
+		if (nvt_seg_read(h, a->limited_slot[i], &out->now[out->n], &out->status[out->n])) {
 			out->seg_err = NVT_SEG_ECORRUPT;
 			return NVT_TASK_ESEG;
 		}
@@ -185,7 +258,8 @@ static int read_result(struct nvt_seg_handle *h, const struct attempt *a,
 int nvt_task_set_partition(const char *base, struct nvt_seg_handle *h,
 			   const struct nvt_slot_view *parts, int n_parts,
 			   const struct nvt_task_claim *claim, const struct nvt_slot_prio *prio,
-			   struct nvt_task_change *out, char *why, size_t len)
+			   const struct nvt_task_mem *mem, struct nvt_task_change *out, char *why,
+			   size_t len)
 {
 	static struct attempt a;
 	struct nvt_seg_handle own;
@@ -193,7 +267,8 @@ int nvt_task_set_partition(const char *base, struct nvt_seg_handle *h,
 
 	memset(out, 0, sizeof(*out));
 	for (int attempt = 0;; attempt++) {
-		rc = change_one(base, h, parts, n_parts, claim, prio, &a, &out->seg_err, why, len);
+		rc = change_one(base, h, parts, n_parts, claim, prio, mem, &a, &out->seg_err, why,
+				len);
 		if (rc)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &out->written);
@@ -203,6 +278,10 @@ int nvt_task_set_partition(const char *base, struct nvt_seg_handle *h,
 			out->new_slots = a.new_slots;
 			memcpy(out->before, a.old, sizeof(out->before));
 			memcpy(out->had, a.had, sizeof(out->had));
+			for (int i = 0; i < a.n_limited && a.n + i < NVT_MAX_GPUS; i++) {
+				out->before[a.n + i] = a.limited_old[i];
+				out->had[a.n + i] = 1;
+			}
 		}
 		/* Written into the segment the task had before an exec to another
 		 * user, while that user's shim made its own from it, maybe before
@@ -249,6 +328,20 @@ static void env_add(struct nvt_task_env *e, const char *name, const char *value,
 	e->vars[e->n++].overwrite = overwrite;
 }
 
+/* NVT_ENV_MEM's value for parts (n) into buf: their limit where they share one, else NULL
+ * (the environment's record holds one limit for every GPU: a process that starts from it
+ * gets none rather than another GPU's). */
+static const char *mem_env(const struct nvt_slot_view *parts, int n, char *buf, size_t len)
+{
+	for (int i = 1; i < n; i++)
+		if (parts[i].mem_limit != parts[0].mem_limit)
+			return NULL;
+	if (n < 1 || !parts[0].mem_limit)
+		return NULL;
+	snprintf(buf, len, "%llu", (unsigned long long)parts[0].mem_limit);
+	return buf;
+}
+
 int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *out, char *why,
 		       size_t len)
 {
@@ -262,6 +355,7 @@ int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *ou
 		return -1;
 	}
 	env_add(out, NVT_ENV_PARTITION, out->partition, 1);
+	env_add(out, NVT_ENV_MEM, mem_env(in->parts, in->n_parts, out->mem, sizeof(out->mem)), 1);
 	env_add(out, NVT_ENV_LD_PRELOAD, out->preload, 1);
 	/* Channels (docs/bench/startup-2026-11-23/): CUDA's own count unless told; never over the
 	 * task's own CUDA_DEVICE_MAX_CONNECTIONS. */

@@ -37,13 +37,27 @@ struct nvt_task_claim {
 	enum nvt_strategy strategy;
 	int timeout_ms;             /* waits for other claimers (nvt_reserve_move) */
 	const struct nvt_near *near; /* one per entry of parts, or NULL: anywhere */
+	int mem_exclusive;           /* --mem-exclusive (struct nvt_claim_gpu) */
+	const uint64_t *gpu_mem;     /* with it: each entry of parts' GPU memory, bytes */
+};
+
+/* --mem with -p: the GPU memory limits to give the task's GPUs, each by its
+ * UUID (limit 0: none); a GPU not named keeps the limit its slot holds. */
+struct nvt_task_mem {
+	int n;
+	struct nvt_task_mem_gpu {
+		uint8_t uuid[16];
+		uint64_t limit;
+	} gpu[NVT_MAX_GPUS];
 };
 
 /* What nvt_task_set_partition did, for the caller to report. */
 struct nvt_task_change {
-	int n;          /* GPUs written: the entries below */
+	int n;          /* GPUs written: the entries below (those whose partition was
+			 * written first, then those given only a memory limit) */
 	int n_before;   /* GPUs the task had slots for before */
 	int new_slots;  /* GPUs written that the task had no slot for */
+	int n_limited;  /* the last of the n entries: GPUs given a memory limit alone */
 	int changed;    /* a partition written differs from the one the task had */
 	int had[NVT_MAX_GPUS]; /* before[i] holds what GPU i had */
 	struct nvt_slot_view before[NVT_MAX_GPUS];
@@ -65,6 +79,7 @@ enum nvt_task_rc {
 	NVT_TASK_ESEG = -1,   /* the segment could not be locked, written or read: seg_err */
 	NVT_TASK_EFULL = -2,  /* the task has partitions on NVT_MAX_GPUS GPUs already */
 	NVT_TASK_ECLAIM = -3, /* -n --exclude-running could not claim: why says */
+	NVT_TASK_ENOSLOT = -4, /* a memory limit for a GPU the task has no slot for: why says */
 };
 
 /*
@@ -72,7 +87,12 @@ enum nvt_task_rc {
  * writing as h, or with claim (not NULL) picks claim->count TPCs on each of
  * their GPUs race-free (nvt_reserve_move), and closes h. Each slot written keeps
  * the task's priority, or gets prio's (not NULL), and its own partition is
- * what is written (nvt_prio_carry). If an exec to another
+ * what is written (nvt_prio_carry). Each slot written keeps its GPU memory
+ * limit, or gets mem's (not NULL) for its GPU; a GPU of mem that parts does
+ * not write gets its limit alone, its partition untouched (the task must have
+ * a slot for it: else NVT_TASK_ENOSLOT, nothing written). A limit below what
+ * the task holds takes nothing back: its shim refuses allocations until it has
+ * freed enough. If an exec to another
  * user made the segment a superseded one meanwhile (nvt_seg_superseded),
  * the change is made again in the task's own segment: a claim is withdrawn
  * from the superseded segment before it is made in the new one, so no pick
@@ -82,7 +102,8 @@ enum nvt_task_rc {
 int nvt_task_set_partition(const char *base, struct nvt_seg_handle *h,
 			   const struct nvt_slot_view *parts, int n_parts,
 			   const struct nvt_task_claim *claim, const struct nvt_slot_prio *prio,
-			   struct nvt_task_change *out, char *why, size_t len);
+			   const struct nvt_task_mem *mem, struct nvt_task_change *out, char *why,
+			   size_t len);
 
 /* ---- The environment a task starts with (nvtaskset's start, the Slurm plugin) ----
  * Every variable a front end sets for a task is chosen here: the front ends
@@ -117,7 +138,7 @@ struct nvt_task_env {
 	} vars[NVT_TASK_ENV_MAX];
 	char partition[NVT_PARTENV_TEXT_MAX];
 	char preload[NVT_TASK_ENV_PRELOAD_MAX];
-	char channels[16], sm_limit[16];
+	char channels[16], sm_limit[16], mem[24];
 	char owner[NVT_PROC_ID_TEXT_MAX], priority[NVT_PRIO_ENV_TEXT_MAX];
 	char cdi[NVT_CDI_DEVICE_TEXT_MAX]; /* NVT_ENV_CDI (nvt_task_cdi_device_env) */
 	int named; /* nvt_task_env_self: the process is named (NVT_ENV_PARTITION_FOR set) */
@@ -125,8 +146,9 @@ struct nvt_task_env {
 
 /*
  * Fills out with the variables a task needs: its partition (NVT_ENV_PARTITION),
- * the shim in LD_PRELOAD (appended, once), MPS's settings and the others of
- * in. Pure. Returns 0, or -1 if a value does not fit (why says which).
+ * its GPU memory limit (NVT_ENV_MEM: the parts' limit where each has the same
+ * one, else unset), the shim in LD_PRELOAD (appended, once), MPS's settings and
+ * the others of in. Pure. Returns 0, or -1 if a value does not fit (why says which).
  */
 int nvt_task_env_build(const struct nvt_task_env_in *in, struct nvt_task_env *out, char *why,
 		       size_t len);

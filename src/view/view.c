@@ -143,6 +143,9 @@ static int add_slot(struct nvt_view *v, size_t *cap, size_t task, const struct n
 	s->act = st->act;
 	s->launches = st->launches;
 	s->graph_stale = st->graph_stale;
+	s->mem_used = st->mem_used;
+	s->mem_limit = view->mem_limit;
+	s->mem_refused = st->mem_refused;
 	s->current = view->tpcs;
 	/* A shim's launches that borrow run on its own TPCs and those it borrows (nvtaskset.h). */
 	if (view->prio.prio != NVT_PRIO_NONE && st->yield.state == NVT_YS_BORROWING)

@@ -48,6 +48,9 @@ struct nvt_view_slot {
 	struct nvt_slot_activity act;
 	uint64_t launches;          /* kernels launched on this GPU */
 	uint64_t graph_stale;
+	uint64_t mem_used;          /* GPU memory its shim counts it holding (bytes) */
+	uint64_t mem_limit;         /* the most it may hold (--mem); 0: no limit */
+	uint64_t mem_refused;       /* allocations refused for the limit */
 };
 
 struct nvt_view_task {

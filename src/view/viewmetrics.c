@@ -122,6 +122,26 @@ static double channel_groups(const struct nvt_view *v, const struct nvt_view_slo
 	return s->yield.timeslice_us || s->yield.groups ? (double)s->yield.groups : -1;
 }
 
+/* Every task's shim counts what it holds (a program without the shim: 0). */
+static double memory_bytes(const struct nvt_view *v, const struct nvt_view_slot *s)
+{
+	(void)v;
+	return (double)s->mem_used;
+}
+
+/* Tasks with a limit only. */
+static double memory_limit_bytes(const struct nvt_view *v, const struct nvt_view_slot *s)
+{
+	(void)v;
+	return s->mem_limit ? (double)s->mem_limit : -1;
+}
+
+static double memory_refused(const struct nvt_view *v, const struct nvt_view_slot *s)
+{
+	(void)v;
+	return s->mem_limit || s->mem_refused ? (double)s->mem_refused : -1;
+}
+
 static const struct task_family {
 	const char *name, *type, *help;
 	slot_value value;
@@ -150,6 +170,15 @@ static const struct task_family {
 	 timeslice_seconds},
 	{"nvtaskset_task_channel_groups", "gauge",
 	 "Channel groups of the time-sliced task's process on the GPU (--yield slice).", channel_groups},
+	{"nvtaskset_task_memory_bytes", "gauge",
+	 "GPU memory the task's process holds on the GPU, as its shim counts its allocations.",
+	 memory_bytes},
+	{"nvtaskset_task_memory_limit_bytes", "gauge",
+	 "The most GPU memory the task's process may hold on the GPU (--mem; tasks with a limit).",
+	 memory_limit_bytes},
+	{"nvtaskset_task_memory_refused_total", "counter",
+	 "Allocations of the task on the GPU refused for its memory limit (tasks with a limit).",
+	 memory_refused},
 };
 
 static int task_family(const struct nvt_view *v, const struct task_family *f, struct nvt_outbuf *b)

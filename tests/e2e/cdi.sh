@@ -567,3 +567,45 @@ t_cdi_hook_bad_state() {
 	has "$out" "t/gpc=0: the runtime's state names no process: run this hook as createRuntime"
 	eq "$(find "$NVTASKSET_RUNDIR" -name 'nvtaskset.*' | wc -l)" 0 "segments made"
 }
+
+# mem=SIZE: a GPU memory limit of SIZE GiB on each GPU, beside a partition device or alone (the
+# whole GPU), with a priority too; the container's own NVTASKSET_MEM is refused, as two limits.
+t_cdi_memory() {
+	local out rc dev mib=1048576 memapp=$T/memapp
+	cdi_spec
+	has "$(cat "$WORK/cdi.out")" "t-mem.json: 80 devices"
+	python3 - "$WORK/cdi/t-mem.json" <<'PY' || die "the memory devices are not as expected"
+import json, sys
+spec = json.load(open(sys.argv[1]))
+assert spec["kind"] == "t/mem", spec["kind"]
+have = {x["name"]: x for x in spec["devices"]}
+assert sorted(have, key=lambda n: int(n[:-1])) == ["%dG" % g for g in range(1, 81)], sorted(have)
+env = dict(v.split("=", 1) for v in have["16G"]["containerEdits"]["env"])
+assert env == {"NVTASKSET_MEM": str(16 << 30)}, env
+[hook] = have["16G"]["containerEdits"]["hooks"]
+assert hook["args"] == ["nvtaskset", "--cdi-hook", "t/mem=16G"], hook["args"]
+PY
+	for dev in "gpc=0-1 mem=1G" "tpcs=4 mem=1G" mem=1G "priority=high mem=1G" "mem=1G priority=low"; do
+		# shellcheck disable=SC2086 # the devices, one word each
+		container $dev
+		run_rc out rc "${CONTAINER[@]}" -- "$memapp" alloc:768M alloc:512M info
+		eq "$rc" 0 "$dev: $out"
+		eq "$(grep ' rc=' <<<"$out")" "alloc rc=0
+alloc rc=2
+info rc=0 free=$((256 * mib)) total=$((1024 * mib))" "$dev"
+	done
+	container --env NVTASKSET_MEM=$((1 << 30)) tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- "$memapp" info
+	eq "$rc" 126 "-e NVTASKSET_MEM: status ($out)"
+	has "$out" "but it was given no device t/mem=1G: a container does not choose its memory limit"
+	hasnt "$out" "info rc="
+	container --env NVTASKSET_MEM=$((3 << 30)) tpcs=4 mem=1G
+	run_rc out rc "${CONTAINER[@]}" -- "$memapp" info
+	eq "$rc" 126 "-e NVTASKSET_MEM beside mem=1G: status ($out)"
+	hasnt "$out" "info rc="
+	container mem=1G mem=2G
+	run_rc out rc "${CONTAINER[@]}" -- "$memapp" info
+	eq "$rc" 126 "two memory devices: status ($out)"
+	has "$out" "the container was given another memory limit too"
+	hasnt "$out" "info rc="
+}

@@ -210,7 +210,8 @@ p = d["picked"]
 assert len(p) == 1 and p[0]["gpu"] == 0 and p[0]["uuid"] == sys.argv[2]
 # JSON version 2: the partition object's fields, as -p and -l name them.
 assert p[0] == {"gpu": 0, "uuid": sys.argv[2], "partitioned": True, "tpcs": "0,8,16,24",
-                "tpc_mask": "1010101", "tpc_count": 4, "tpc_ids": [0, 8, 16, 24]}, p
+                "tpc_mask": "1010101", "tpc_count": 4, "tpc_ids": [0, 8, 16, 24],
+                "memory_limit_bytes": None}, p
 PY
 	# A MASK is no pick: nothing said.
 	run_rc out rc "$NVT" --no-mps -c 3 "$APP" launch 1

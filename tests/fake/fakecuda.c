@@ -301,6 +301,11 @@ INTERNAL int fake_ready(void)
 	return fake.initialised;
 }
 
+INTERNAL int fake_devices(void)
+{
+	return fake.devices;
+}
+
 INTERNAL int fake_device(void)
 {
 	return current_device();
@@ -704,18 +709,6 @@ API int cuCtxGetDevice(int *dev)
 API int cuDevicePrimaryCtxRelease_v2(int dev)
 {
 	(void)dev;
-	return 0;
-}
-
-/* The context's objects go, as the real driver frees them (the device object, and with it its
- * subdevice, channel groups and channels); the next use makes a new context. */
-API int cuDevicePrimaryCtxReset_v2(int dev)
-{
-	if (!fake.initialised)
-		return NVT_CUDA_ERROR_NOT_INITIALIZED;
-	if (dev < 0 || dev >= fake.devices)
-		return NVT_CUDA_ERROR_INVALID_DEVICE;
-	fake_rm_context_reset(dev);
 	return 0;
 }
 

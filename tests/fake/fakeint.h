@@ -29,6 +29,7 @@
 INTERNAL int fake_ready(void);
 /* The device of the calling thread's current context. */
 INTERNAL int fake_device(void);
+INTERNAL int fake_devices(void); /* FAKECUDA_DEVICES */
 /* Device dev's CUcontext. */
 INTERNAL void *fake_context_of(int dev);
 /* The size word of the launch callback's block (FAKECUDA_PARAMS_SIZE). */
@@ -73,6 +74,11 @@ INTERNAL void fake_rm_context(int dev, const unsigned char uuid[16]);
 INTERNAL void fake_rm_launch(int dev);
 /* Device dev's primary context was reset: its RM objects are freed (FAKECUDA_RM). */
 INTERNAL void fake_rm_context_reset(int dev);
+
+/* ---- fakemem.c: GPU memory per device ---- */
+
+/* Device dev's memory in bytes (FAKECUDA_MEM_MB; default 80 GiB). */
+INTERNAL uint64_t fake_mem_total(int dev);
 
 /* ---- fakestream.c ---- */
 

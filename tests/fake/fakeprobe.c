@@ -112,21 +112,6 @@ API int cuFuncSetAttribute(void *fn, int attribute, int value)
 	return fn == &probe_function ? 0 : 400;
 }
 
-API int cuMemAlloc_v2(uint64_t *ptr, size_t bytes)
-{
-	void *p = calloc(1, bytes);
-	if (!p)
-		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
-	*ptr = (uint64_t)(uintptr_t)p;
-	return 0;
-}
-
-API int cuMemFree_v2(uint64_t ptr)
-{
-	free((void *)(uintptr_t)ptr);
-	return 0;
-}
-
 API int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)
 {
 	memcpy((void *)(uintptr_t)dst, src, bytes);

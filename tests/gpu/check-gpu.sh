@@ -12,7 +12,7 @@
 # and runs them, which is skipped, and said so, without it).
 # ONLY_E2E=1 runs only the end-to-end part; SKIP_E2E=1 skips it; SKIP_GRAPHS=1
 # skips the CUDA graph part (tests/gpu/graphs.sh); SKIP_SMCOUNT=1 the SM count's
-# (tests/gpu/smcount.sh).
+# (tests/gpu/smcount.sh); SKIP_MEM=1 the GPU memory limits' (tests/gpu/mem.sh).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 NVT=$ROOT/build/bin/nvtaskset
@@ -265,6 +265,14 @@ if [ -z "${SKIP_SMCOUNT:-}" ]; then
 	PASS=$((PASS + $(grep -c '^PASS' "$LOG/smcount-run.txt")))
 	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/smcount-run.txt")))
 	grep -q '^smcount: [0-9]* passed' "$LOG/smcount-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL smcount.sh did not finish"; }
+fi
+
+# ---- GPU memory limits (tests/gpu/mem.sh) ------------------------------------------
+if [ -z "${SKIP_MEM:-}" ]; then
+	LIMIT=600 T bash "$ROOT/tests/gpu/mem.sh" "$LOG" | tee "$LOG/mem-run.txt"
+	PASS=$((PASS + $(grep -c '^PASS' "$LOG/mem-run.txt")))
+	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/mem-run.txt")))
+	grep -q '^mem: [0-9]* passed' "$LOG/mem-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL mem.sh did not finish"; }
 fi
 
 # ---- libsmctrl's interface (tests/gpu/smctrl.sh) --------------------------------

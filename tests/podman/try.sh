@@ -124,5 +124,6 @@ follow_logs try-a "done"
 echo '$ podman logs try-b'
 follow_logs try-b "done"
 show rm "$CDI_DIR/$VENDOR-gpc.json" "$CDI_DIR/$VENDOR-tpcs.json" "$CDI_DIR/$VENDOR-priority.json" \
+	"$CDI_DIR/$VENDOR-mem.json" \
 	"$CDI_DIR/$VENDOR.ld.so.preload"
 say "For the devices on a machine of your own, as root: nvtaskset --cdi (docs/containers.md)."

@@ -829,6 +829,40 @@ s_priority_slice() {
 	no_claims
 }
 
+s_memory() {
+	# --gpu-mem: each task's GPU memory limit, in its environment (NVTASKSET_MEM) and in the
+	# partition it starts from (slurmstepd's segment): -l shows it; a share of the GPU reads
+	# the placed GPU's memory; bad values are refused before the job runs, a limit past the
+	# GPU's memory and one without TPCs when the step starts.
+	local m json out rc
+	submit m -n1 --gpu-tpcs=8 --gpu-mem=4G
+	m=$(state m 0)
+	eq "$(count "$m")" 8 "TPCs of job m"
+	eq "$(envof m 0 NVTASKSET_MEM)" $((4 << 30)) "the task's NVTASKSET_MEM"
+	json=$(timeout 20 "$NVT" -l --json)
+	python3 - "$json" "$(envof m 0 pid)" <<'PY' || die "bad JSON: $json"
+import json, sys
+rows = {t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}
+g = rows[int(sys.argv[2])]
+assert g["memory_limit_bytes"] == 4 << 30, g
+PY
+	finish m
+	submit q -n1 --gpu-tpcs=8 --gpu-mem=25%
+	state q 0 >/dev/null
+	eq "$(envof q 0 NVTASKSET_MEM)" $((20 << 30)) "25% of the fake GPU's 80G"
+	finish q
+	out=$(timeout 60 srun -n1 --gpu-tpcs=4 --gpu-mem=lots true 2>&1) && rc=0 || rc=$?
+	[ "$rc" != 0 ] || die "srun --gpu-mem=lots succeeded: $out"
+	has "$out" "--gpu-mem takes SIZE"
+	out=$(timeout 60 srun -n1 --gpu-tpcs=4 --gpu-mem=100G true 2>&1) && rc=0 || rc=$?
+	[ "$rc" != 0 ] || die "srun --gpu-mem=100G succeeded: $out"
+	has "$out" "is more memory than the GPU has (the GPU has 80G, 85899345920 bytes)"
+	out=$(timeout 60 srun -n1 --gpu-mem=4G true 2>&1) && rc=0 || rc=$?
+	[ "$rc" != 0 ] || die "srun --gpu-mem alone succeeded: $out"
+	has "$out" "--gpu-mem goes with TPCs"
+	no_claims
+}
+
 s_foreign_entries() {
 	# Entries that another user makes in the shared directory of run directories, named like
 	# a run directory (nvtaskset-UID: a plain file, a link, a FIFO): every step with
@@ -859,7 +893,7 @@ s_foreign_entries() {
 
 PASS=0 FAIL=0 SKIP=0 FAILED=""
 ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user spoofed_holder requests gpcs
-	node_name mps_prolog mps_control priority priority_slice foreign_entries"
+	node_name mps_prolog mps_control priority priority_slice memory foreign_entries"
 PRIVATE="mps_squat"
 TWO_GPUS="two_gpus gpu_gres"
 # shellcheck disable=SC2048 # test names split on purpose (no name holds a space)

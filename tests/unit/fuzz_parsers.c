@@ -29,6 +29,7 @@
 #include "core/listen.h"
 #include "core/gpusel.h"
 #include "core/membw.h"
+#include "core/memlimit.h"
 #include "core/mpslog.h"
 #include "core/profile.h"
 #include "core/prio.h"
@@ -40,6 +41,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void fuzz_containers(const char *text, size_t size);
+static void fuzz_memory(const char *text);
 
 static void fail(const char *what, const char *input)
 {
@@ -239,6 +241,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nvt_outbuf_free(&b);
 	}
 	fuzz_containers(text, size);
+	fuzz_memory(text);
 	return 0;
 }
 
@@ -272,6 +275,30 @@ static void walk_json(const char *text, size_t size, long at, int depth)
 		break;
 	case NVT_JSON_NUMBER: nvt_json_uint(text, size, (size_t)at, 1000, &v); break;
 	default: break;
+	}
+}
+
+/* --mem's SIZE against GPUs of several sizes (none known among them), and NVTASKSET_MEM. */
+static void fuzz_memory(const char *text)
+{
+	static const uint64_t gpus[] = {0, 80ull << 30, 1ull << 20, UINT64_MAX};
+	char why[256], shown[NVT_MEM_TEXT_MAX], digits[32];
+	uint64_t bytes, back;
+
+	for (size_t i = 0; i < sizeof(gpus) / sizeof(gpus[0]); i++) {
+		if (nvt_memlimit_parse(text, gpus[i], &bytes, why, sizeof(why)))
+			continue;
+		if (bytes < NVT_MEM_LIMIT_MIN || (gpus[i] && bytes > gpus[i]))
+			fail("--mem's SIZE accepted a limit out of its range", text);
+		/* What is shown reads back as no more than the limit (shown rounded down). */
+		nvt_memlimit_format(bytes, shown, sizeof(shown));
+		if (!nvt_memlimit_parse(shown, 0, &back, why, sizeof(why)) && back > bytes)
+			fail("a limit as shown reads back above itself", text);
+	}
+	if (nvt_memlimit_env_parse(text, &bytes) == 0) {
+		snprintf(digits, sizeof(digits), "%llu", (unsigned long long)bytes);
+		if (strcmp(digits, text) || bytes < NVT_MEM_LIMIT_MIN || bytes > NVT_MEM_LIMIT_MAX)
+			fail("NVTASKSET_MEM's reader accepted other than its digits in range", text);
 	}
 }
 
@@ -332,7 +359,8 @@ static const char *const seeds[] = {
 	"nvtaskset-cache 1 uuid=GPU-1 driver=13000 sms=8 nvrm=580.1",
 	"Server not found\n",
 	"nvtaskset-memory 1 uuid=GPU-1 sms=8 gpcs=4 halves=0,1,-,1\nchecksum=bd8a416d8bedbf02\n",
-	"gpc=1:0-3", "tpcs=16", "priority=high",
+	"gpc=1:0-3", "tpcs=16", "priority=high", "mem=16G",
+	"16G", "1.5g", "12.5%", "100%", "512KiB", "67108864", "1125899906842624",
 	"{\"ociVersion\":\"1.0.2\",\"id\":\"c\",\"status\":\"creating\",\"pid\":9356,\"bundle\":\"/b\"}",
 	"{\"process\":{\"user\":{\"uid\":1000,\"gid\":1},\"env\":[\"A=\\u00e9\\ud83d\\ude00\",\"B=1\"]},"
 	"\"x\":[1.5e3,-0,true,false,null,[[{}]]]}",

@@ -40,7 +40,57 @@ static struct nvt_held held(struct nvt_claimer w, int claim, const char *tpcs)
 	h.who = w;
 	h.claim = claim;
 	h.tpcs = list(tpcs);
+	h.mem_limit = 0;
 	return h;
+}
+
+/* A slot holding a memory limit of gib GiB (and no TPCs: on every TPC). */
+static struct nvt_held held_mem(struct nvt_claimer w, int claim, uint64_t gib)
+{
+	struct nvt_held h = {0};
+	h.who = w;
+	h.claim = claim;
+	nvt_set_clear(&h.tpcs);
+	h.mem_limit = gib << 30;
+	return h;
+}
+
+/* --mem-exclusive's rule, one round at a time. */
+static void test_mem_steps(void)
+{
+	struct nvt_claimer me = who(1000, 7, 50), early = who(999, 7, 60), late = who(1000, 7, 51);
+	const uint64_t gpu = 80ull << 30, g16 = 16ull << 30;
+	struct nvt_held h[4] = {0};
+	uint64_t given = 7;
+
+	/* Nothing given: it fits, and nothing counted. */
+	CHECK(nvt_claim_mem_step(gpu, g16, &me, h, 0, 0, &given) == NVT_STEP_CONFIRM && given == 0);
+	/* 64G confirmed and 16G asked: exactly the GPU. */
+	h[0] = held_mem(early, 0, 64);
+	CHECK(nvt_claim_mem_step(gpu, g16, &me, h, 1, 0, &given) == NVT_STEP_CONFIRM &&
+	      given == 64ull << 30);
+	CHECK(nvt_claim_mem_step(gpu, g16 + 1, &me, h, 1, 0, NULL) == NVT_STEP_FULL);
+	/* A confirmed limit of a later task counts as much as an earlier one's. */
+	h[0] = held_mem(late, 0, 70);
+	CHECK(nvt_claim_mem_step(gpu, g16, &me, h, 1, 0, NULL) == NVT_STEP_FULL);
+	/* An earlier claimer's claim counts; a later one's makes it wait, unless taken. */
+	h[0] = held_mem(early, 1, 70);
+	CHECK(nvt_claim_mem_step(gpu, g16, &me, h, 1, 0, NULL) == NVT_STEP_FULL);
+	h[0] = held_mem(late, 1, 70);
+	CHECK(nvt_claim_mem_step(gpu, g16, &me, h, 1, 0, &given) == NVT_STEP_WAIT && given == 0);
+	CHECK(nvt_claim_mem_step(gpu, g16, &me, h, 1, 1, NULL) == NVT_STEP_FULL);
+	/* Tasks without a limit are not counted; the caller's own slot neither. */
+	h[0] = held_mem(early, 0, 0);
+	h[1] = held_mem(me, 0, 80);
+	h[2] = held_mem(late, 0, 32);
+	h[3] = held(early, 0, "0-3");
+	CHECK(nvt_claim_mem_step(gpu, 48ull << 30, &me, h, 4, 0, &given) == NVT_STEP_CONFIRM &&
+	      given == 32ull << 30);
+	/* Sums past 64 bits saturate: never fit. */
+	h[0] = held_mem(early, 0, 0);
+	h[0].mem_limit = UINT64_MAX;
+	h[1] = held_mem(late, 0, 1);
+	CHECK(nvt_claim_mem_step(gpu, 1, &me, h, 2, 0, &given) == NVT_STEP_FULL && given == UINT64_MAX);
 }
 
 static void test_order(void)
@@ -378,6 +428,7 @@ int main(void)
 		gpcs8.gpc[t] = t < 4 ? 0 : t < 6 ? 1 : t - 4;
 	test_order();
 	test_steps();
+	test_mem_steps();
 	test_gpc_steps();
 	test_near();
 	test_simulated();

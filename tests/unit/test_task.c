@@ -49,6 +49,29 @@ int main(void)
 	CHECK(!value_of(&env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", NULL));
 	CHECK(!value_of(&env, "CUDA_VISIBLE_DEVICES", NULL));
 	CHECK(!value_of(&env, NVT_ENV_RUNDIR, NULL));
+	/* No memory limit: one an outer task's environment gave is unset. */
+	ow = -1;
+	CHECK(!value_of(&env, NVT_ENV_MEM, &ow) && ow == 1);
+
+	/* A memory limit, in bytes; GPUs of different limits give none (one record for all). */
+	{
+		struct nvt_slot_view two[2] = {part, part};
+		part.mem_limit = 64ull << 20;
+		CHECK(nvt_task_env_build(&in, &env, why, sizeof(why)) == 0);
+		CHECK_STR(value_of(&env, NVT_ENV_MEM, NULL), "67108864");
+		two[0].mem_limit = two[1].mem_limit = 8ull << 30;
+		memset(two[1].uuid, 0x22, sizeof(two[1].uuid));
+		in.parts = two;
+		in.n_parts = 2;
+		CHECK(nvt_task_env_build(&in, &env, why, sizeof(why)) == 0);
+		CHECK_STR(value_of(&env, NVT_ENV_MEM, NULL), "8589934592");
+		two[1].mem_limit = 4ull << 30;
+		CHECK(nvt_task_env_build(&in, &env, why, sizeof(why)) == 0);
+		CHECK(!value_of(&env, NVT_ENV_MEM, NULL));
+		in.parts = &part;
+		in.n_parts = 1;
+		part.mem_limit = 0;
+	}
 
 	/* The shim is appended once, as a whole word of LD_PRELOAD. */
 	in.old_preload = "/a/libx.so";

@@ -258,7 +258,12 @@ static void test_metrics(void)
 	s->yield.holds = 7;
 	s->yield.held_ns = 1500000000ull;
 	s->yield.state = NVT_YS_STATES - 1; /* the table's last state, whatever it is */
-	add(f, 200, "bob", NULL, "", NVT_PRIO_NONE)->launches = 1;
+	s->mem_used = 48ull << 20;
+	s->mem_limit = 64ull << 20;
+	s->mem_refused = 3;
+	s = add(f, 200, "bob", NULL, "", NVT_PRIO_NONE);
+	s->launches = 1;
+	s->mem_used = 4096;
 	f->v.agents[0] = (struct nvt_view_agent){.uid = 0, .user = "root", .pid = 77};
 	f->v.n_agents = 1;
 	snprintf(f->v.mps_pipe_dir, sizeof(f->v.mps_pipe_dir), "/tmp/nvidia-mps");
@@ -293,6 +298,15 @@ static void test_metrics(void)
 	CHECK(strstr(b.text, "nvtaskset_mps_daemon_up{pipe_directory=\"/tmp/nvidia-mps\"} 0\n") != NULL);
 	CHECK(strstr(b.text, "nvtaskset_tasks 2\n") != NULL);
 	CHECK(strstr(b.text, "# TYPE nvtaskset_build_info gauge\nnvtaskset_build_info{version=\"" NVT_VERSION_STRING "\"} 1\n") != NULL);
+	/* Memory: what each task holds; the limit and refusals only where there is a limit. */
+	CHECK(lines_with(b.text, "# TYPE nvtaskset_task_memory_bytes gauge") == 1);
+	CHECK(lines_with(b.text, "nvtaskset_task_memory_bytes{") == 2);
+	CHECK(strstr(b.text, "slurm_job=\"\",priority=\"\"} 4096\n") != NULL);
+	CHECK(lines_with(b.text, "nvtaskset_task_memory_limit_bytes{") == 1);
+	CHECK(strstr(b.text, "priority=\"low\"} 67108864\n") != NULL);
+	CHECK(strstr(b.text, "priority=\"low\"} 50331648\n") != NULL);
+	CHECK(lines_with(b.text, "# TYPE nvtaskset_task_memory_refused_total counter") == 1);
+	CHECK(lines_with(b.text, "nvtaskset_task_memory_refused_total{") == 1);
 	nvt_outbuf_free(&b);
 	free(f);
 }

@@ -156,7 +156,7 @@ _nvtaskset()
 	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running --wait --memory-half
 		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --sm-count --channels
 		--dry-run --mps --topology --calibrate --priority --yield --guard --no-lend --agent --hold --poll
-		--idle-exit --across-users --svg --metrics --exporter -h --help --help-all -V --version"
+		--idle-exit --across-users --svg --metrics --exporter --mem --mem-exclusive -h --help --help-all -V --version"
 	local -a words=() at=()
 	local i j word cur prev cmd=${COMP_WORDS[0]} values="" prefix=""
 	local opts_done=0 args=0 first_arg=-1 pid_mode=0 gpc_list=0 count=0 other=0 list=0 gpu=0
@@ -198,7 +198,7 @@ _nvtaskset()
 		--) opts_done=1 ;;
 		-n | --tpcs) count=1 && ((i++)) ;;
 		--tpcs=*) count=1 ;;
-		--strategy | --memory-half | --channels | --sm-count | --priority | --yield | --guard | --hold | --poll | --idle-exit | --svg) ((i++)) ;;
+		--strategy | --memory-half | --channels | --sm-count | --priority | --yield | --guard | --hold | --poll | --idle-exit | --svg | --mem) ((i++)) ;;
 		--metrics) other=1 ;;
 		--exporter) other=1 && ((i++)) ;;
 		--agent) other=1 ;;
@@ -238,7 +238,7 @@ _nvtaskset()
 		--sm-count) values="partition follow gpu fit" ;;
 		--priority) values="high normal low" && ((pid_mode)) && values+=" none" ;; # none: -p only
 		--yield) values="default none protect gate bound ahead borrow client guard any slice duty= protect,any protect,borrow" ;;
-		--guard | --hold | --poll | --idle-exit | --exporter) return 0 ;; # a number, a port
+		--guard | --hold | --poll | --idle-exit | --exporter | --mem) return 0 ;; # a number, a port
 		--svg)
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 			return 0

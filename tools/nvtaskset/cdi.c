@@ -48,6 +48,7 @@ struct spec {
 	char level_pipe[NVT_PRIO_LEVELS][PATH_MAX];
 	int n_gpus;
 	struct nvt_slot_view gpu[NVT_MACHINE_GPUS]; /* each GPU unpartitioned: its uuid and topology */
+	uint64_t least_mem;    /* the memory of the GPU that has least, bytes (0: not known) */
 	char timeout[16];      /* NVTASKSET_CLAIM_TIMEOUT for the hooks, "" for the default */
 };
 
@@ -222,6 +223,13 @@ static int put_devices(FILE *f, const struct spec *s, int cls, int gpu, int *fir
 			put_device(f, s, &d, parts, n, first);
 		return count;
 	}
+	if (cls == NVT_CDI_MEM) {
+		/* Whole GiB, up to what every GPU has (a limit is per GPU, on each of the task's). */
+		for (d.mem_gib = 1; d.mem_gib <= s->least_mem >> 30 && d.mem_gib <= NVT_CDI_MEM_GIB_MAX;
+		     d.mem_gib++, count++)
+			put_device(f, s, &d, parts, n, first);
+		return count;
+	}
 	for (d.first = 0; d.first < smallest(s, gpu, 0); d.first++)
 		for (d.last = d.first; d.last < smallest(s, gpu, 0); d.last++, count++) {
 			struct nvt_tpcset gpcs;
@@ -256,12 +264,15 @@ static void write_spec(const struct spec *s, const char *dir, int cls)
 	fprintf(f, "{\"cdiVersion\":\"0.5.0\",\"kind\":\"%s/%s\",\n", s->vendor, nvt_cdi_class_name(cls));
 	put_common(f, s);
 	fputs(",\n\"devices\":[", f);
-	/* Every GPU's devices, then each GPU's (a priority is the task's, on every GPU). */
-	for (int gpu = -1; gpu < (cls == NVT_CDI_PRIORITY ? 0 : s->n_gpus); gpu++)
+	/* Every GPU's devices, then each GPU's (a priority and a memory limit are the task's,
+	 * on every GPU). */
+	for (int gpu = -1; gpu < (cls == NVT_CDI_PRIORITY || cls == NVT_CDI_MEM ? 0 : s->n_gpus);
+	     gpu++)
 		count += put_devices(f, s, cls, gpu, &first);
 	fputs("]}\n", f);
 	if (count == 0) /* (a priority device is always written) */
-		warnx("warning: %s has no devices: the GPUs' GPCs are not known", path);
+		warnx("warning: %s has no devices: %s", path,
+		      cls == NVT_CDI_MEM ? "the GPUs' memory is not known" : "the GPUs' GPCs are not known");
 	if (fflush(f) || ferror(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, path)) {
 		int saved = errno;
 		unlink(tmp);
@@ -425,13 +436,20 @@ static void list_gpus(struct spec *s)
 	const struct nvt_gpus *gpus = machine_gpus();
 
 	s->n_gpus = gpus->n;
+	s->least_mem = UINT64_MAX;
 	for (int g = 0; g < gpus->n; g++) {
 		struct nvt_gpu_topology t = load_gpu(g, 0);
+		char why[256];
+		uint64_t mem;
 		memset(&s->gpu[g], 0, sizeof(s->gpu[g]));
 		s->gpu[g].state = NVT_SLOT_UNSET;
 		s->gpu[g].topo = t.topo;
 		if (nvt_uuid_parse(gpus->id[g].uuid, s->gpu[g].uuid))
 			cli_errx("GPU %d has a malformed UUID (%s)", g, gpus->id[g].uuid);
+		mem = gpu_memory(s->gpu[g].uuid, why, sizeof(why));
+		if (!mem)
+			warnx("warning: GPU %d's memory is not known (%s): no memory devices", g, why);
+		s->least_mem = mem < s->least_mem ? mem : s->least_mem;
 	}
 	if (!s->n_gpus)
 		cli_errx("--cdi: this machine has no GPU");
@@ -448,6 +466,7 @@ static void cdi_usage(FILE *out)
 		"                        container starts, as -n 16 --exclude-running\n"
 		"  priority=high         with a priority (high, normal or low), as --priority\n"
 		"  priority=high-slice   time-sliced, as --priority high --yield slice\n"
+		"  mem=16G               at most 16 GiB of GPU memory on each GPU, as --mem 16G\n"
 		"--vendor names the devices NAME/CLASS=... (default nvtaskset); --with-mps\n"
 		"makes containers MPS clients of the host's daemon (they get /dev/shm),\n"
 		"time-sliced ones of their level's, and starts the daemons.\n"

@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "core/cdi.h"
 #include "core/prio.h"
+#include "core/memlimit.h"
 #include "os/sysutil.h"
 #include "task/admit.h"
 #include "task/container.h"
@@ -151,6 +152,21 @@ static void refused(const char *device, int rc, const struct nvt_admit_why *w)
 		cli_errx("%s: the hook's %s (%s) is not the MPS pipe directory of the device's "
 			 "priority: write the spec again (nvtaskset --cdi --with-mps)",
 			 device, NVT_ENV_MPS_PIPE_DIR, w->value);
+	case NVT_ADMIT_MEM_NO_DEVICE:
+		cli_errx("%s: the container's %s=%.40s names no memory device: a container does not "
+			 "choose its memory limit (give the device, not -e %s)",
+			 device, NVT_ENV_MEM, w->value, NVT_ENV_MEM);
+	case NVT_ADMIT_OTHER_MEM:
+		cli_errx("%s: the container was given another memory limit too (%s=%s): give one",
+			 device, NVT_ENV_MEM, w->value);
+	case NVT_ADMIT_MEM_NO_HOOK:
+		cli_errx("%s: the container's %s is %s, but it was given no device %s: a container "
+			 "does not choose its memory limit (give the device, not -e %s)",
+			 device, NVT_ENV_MEM, w->value, w->device, NVT_ENV_MEM);
+	case NVT_ADMIT_MEM_TWICE:
+		cli_errx("%s: the container's %s is set twice, to different values: a container does "
+			 "not choose its memory limit (give the device, not -e %s)",
+			 device, NVT_ENV_MEM, NVT_ENV_MEM);
 	case NVT_ADMIT_MPS_PIPE:
 		cli_errx("%s: the container's %s is not the spec's %s: a container does not choose "
 			 "its MPS pipe directory (give no -e %s)",
@@ -329,7 +345,7 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	char why[1024], *text, *config, *slash;
 	const char *device;
 	size_t len, config_len;
-	int rootless, has_prio, rc;
+	int rootless, has_prio, rc, rc2;
 
 	if (argc != 2)
 		bad_usage("--cdi-hook takes VENDOR/CLASS=NAME or poststop (the CDI spec runs it)");
@@ -354,6 +370,8 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	if (rc < 0)
 		refused(device, rc, &w);
 	c.prio = has_prio ? &prio : NULL;
+	if ((rc2 = nvt_admit_memory(config, config_len, device, &d, &c.mem_limit, &w)))
+		refused(device, rc2, &w);
 	if (d.cls == NVT_CDI_PRIORITY && d.slice)
 		level_mps(device, &d, &state, config, config_len);
 	if (rc == NVT_ADMIT_BESIDE)

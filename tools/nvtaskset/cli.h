@@ -38,6 +38,7 @@ struct options {
 	int pid_mode;
 	int list_mode;
 	struct part_args part; /* MASK's form, --gpu, -n and its pick (partition.h) */
+	struct mem_args mem;   /* --mem (partition.h) */
 	int json;
 	int no_mps;
 	const char *mps_action;

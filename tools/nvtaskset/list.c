@@ -33,6 +33,7 @@
 #include "prio/agent.h"
 #include "view/view.h"
 #include "os/clock.h"
+#include "core/memlimit.h"
 
 /* What -l shows of one task: what the view read of it (src/view), and its place in the tree. */
 struct row {
@@ -199,8 +200,13 @@ static void print_json(const struct row *r, int first)
 		json_gpu_start(stdout, uuid_of(p));
 		putchar(',');
 		json_partition_fields(stdout, p->partitioned ? NVT_SLOT_SET : NVT_SLOT_UNSET, &p->current);
-		printf(",\"applied\":%s,\"refused\":%s,\"launches\":%" PRIu64,
-		       p->applied ? "true" : "false", p->refused ? "true" : "false", p->launches);
+		printf(",\"applied\":%s,\"refused\":%s,\"launches\":%" PRIu64 ",\"memory_bytes\":%" PRIu64,
+		       p->applied ? "true" : "false", p->refused ? "true" : "false", p->launches,
+		       p->mem_used);
+		if (p->mem_limit)
+			printf(",\"memory_limit_bytes\":%" PRIu64, p->mem_limit);
+		else
+			printf(",\"memory_limit_bytes\":null");
 		json_prio_fields(p);
 		putchar('}');
 	}
@@ -358,6 +364,21 @@ static void col_own(const struct row *r, int terminal, char *buf, size_t len)
 	prio_column(r, 2, terminal, buf, len);
 }
 
+/* What the task holds of GPU memory and its limit, on each GPU as col_gpu lists them
+ * ("1.2G/4G", "48M/-" without a limit, "-": nothing and no limit). */
+static void col_mem(const struct row *r, int terminal, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	(void)terminal;
+	snprintf(buf, len, "-");
+	for (int i = 0; i < r->n && used + NVT_MEM_USAGE_TEXT_MAX + 1 < len; i++) {
+		char text[NVT_MEM_USAGE_TEXT_MAX];
+		nvt_memlimit_usage(r->slot[i].mem_used, r->slot[i].mem_limit, text, sizeof(text));
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "", text);
+	}
+}
+
 /* The Slurm job step the task runs in (src/os/slurmproc.h), "-" for none. */
 static void col_jobstep(const struct row *r, int terminal, char *buf, size_t len)
 {
@@ -376,10 +397,12 @@ static void col_container(const struct row *r, int terminal, char *buf, size_t l
 /* The columns before COMMAND; width < 0: left-aligned, as printf's. A
  * column marked SLURM is shown only when a task runs in a Slurm job step,
  * one marked PRIO only when a task has a priority, one marked CONTAINER
- * only when a task runs in a container. */
+ * only when a task runs in a container, one marked MEM only when a task
+ * holds GPU memory or has a limit. */
 #define SLURM 1
 #define PRIO 2
 #define CONTAINER 3
+#define MEM 4
 static const struct column {
 	const char *name;
 	int width;
@@ -387,7 +410,8 @@ static const struct column {
 	int only;
 } columns[] = {
 	{"PID", 7, col_pid, 0},        {"PPID", 7, col_ppid, 0},         {"USER", -10, col_user, 0},
-	{"GPU", -5, col_gpu, 0},       {"LAUNCHES", 8, col_launches, 0}, {"PRIO", -6, col_prio, PRIO},
+	{"GPU", -5, col_gpu, 0},       {"LAUNCHES", 8, col_launches, 0}, {"MEM", -9, col_mem, MEM},
+	{"PRIO", -6, col_prio, PRIO},
 	{"MODE", -9, col_mode, PRIO},  {"OWN", -12, col_own, PRIO},      {"TPCS", -20, col_tpcs, 0},
 	{"JOBSTEP", -12, col_jobstep, SLURM}, {"CONTAINER", -12, col_container, CONTAINER},
 };
@@ -403,12 +427,15 @@ static int slurm_columns;
 static int prio_columns;
 /* Show the container column: some task listed runs in a container. */
 static int container_columns;
+/* Show the memory column: some task listed holds GPU memory or has a limit. */
+static int mem_columns;
 
 static int column_shown(size_t c)
 {
 	return !columns[c].only || (columns[c].only == SLURM && slurm_columns) ||
 	       (columns[c].only == PRIO && prio_columns) ||
-	       (columns[c].only == CONTAINER && container_columns);
+	       (columns[c].only == CONTAINER && container_columns) ||
+	       (columns[c].only == MEM && mem_columns);
 }
 
 /* For users of seen whose agent does not run: the last line its log holds (an agent a
@@ -721,6 +748,19 @@ static void print_overlaps(const struct row *rows, const pid_t *pids, size_t n)
 	}
 }
 
+/* The columns shown only for some tasks: shown when a task of rows (n) has one. */
+static void choose_columns(const struct row *rows, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		slurm_columns |= rows[k].slurm_step[0] != '\0';
+		container_columns |= rows[k].task->container[0] != '\0';
+		for (int i = 0; i < rows[k].n; i++) {
+			prio_columns |= rows[k].slot[i].prio.prio != NVT_PRIO_NONE;
+			mem_columns |= rows[k].slot[i].mem_used || rows[k].slot[i].mem_limit;
+		}
+	}
+}
+
 int nvt_cmd_list(const struct options *o)
 {
 	struct task_tree t;
@@ -757,12 +797,7 @@ int nvt_cmd_list(const struct options *o)
 		pids[n] = rows[n].pid; /* ascending, as the view's tasks */
 		n++;
 	}
-	for (size_t k = 0; k < n; k++) {
-		slurm_columns |= rows[k].slurm_step[0] != '\0';
-		container_columns |= rows[k].task->container[0] != '\0';
-		for (int i = 0; i < rows[k].n; i++)
-			prio_columns |= rows[k].slot[i].prio.prio != NVT_PRIO_NONE;
-	}
+	choose_columns(rows, n);
 	cols = terminal_width();
 	list_room_for(cols);
 	fit_columns(rows, n, cols > 0);

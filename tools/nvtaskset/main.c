@@ -67,7 +67,9 @@ enum {
 	OPT_METRICS,
 	OPT_EXPORTER,
 	OPT_HELP_ALL,
-	OPT_WAIT
+	OPT_WAIT,
+	OPT_MEM,
+	OPT_MEM_EXCLUSIVE
 };
 /* "+": options end at the first word that is not one (MASK), as taskset's. */
 #define SHORT_OPTIONS "+acgpln:hV"
@@ -102,7 +104,9 @@ static const struct option long_options[] = {
 	{"svg", required_argument, NULL, OPT_SVG},
 	{"metrics", no_argument, NULL, OPT_METRICS},
 	{"exporter", required_argument, NULL, OPT_EXPORTER},
-	{"help-all", no_argument, NULL, OPT_HELP_ALL}, {NULL, 0, NULL, 0},
+	{"help-all", no_argument, NULL, OPT_HELP_ALL},
+	{"mem", required_argument, NULL, OPT_MEM},
+	{"mem-exclusive", no_argument, NULL, OPT_MEM_EXCLUSIVE}, {NULL, 0, NULL, 0},
 };
 
 /* --gpu GPU or GPU=MASK into o. */
@@ -121,6 +125,22 @@ static void gpu_option(struct options *o, char *arg)
 		*eq = '\0';
 	o->part.gpus[o->part.n_gpus].gpu = arg;
 	o->part.gpus[o->part.n_gpus++].mask = eq ? eq + 1 : NULL;
+}
+
+/* --mem SIZE or GPU=SIZE into o (SIZE is read against each GPU's memory later). */
+static void mem_option(struct options *o, char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (o->mem.n == NVT_MAX_GPUS)
+		bad_usage("too many --mem options");
+	if (!*arg || eq == arg || (eq && !eq[1]))
+		bad_usage("--mem takes SIZE or GPU=SIZE (SIZE: bytes with K, M, G or T, or a share "
+			  "of the GPU such as 50%)");
+	if (eq)
+		*eq = '\0';
+	o->mem.arg[o->mem.n].gpu = eq ? arg : NULL;
+	o->mem.arg[o->mem.n++].size = eq ? eq + 1 : arg;
 }
 
 /* -n COUNT and --strategy S into o. */
@@ -186,6 +206,8 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 				bad_usage("--memory-half takes 0, 1 or auto");
 			break;
 		case OPT_GPU: gpu_option(o, optarg); break;
+		case OPT_MEM: mem_option(o, optarg); break;
+		case OPT_MEM_EXCLUSIVE: o->mem.exclusive = 1; break;
 		case OPT_CALIBRATE: o->calibrate = 1; break;
 		case OPT_TOPOLOGY: o->topology = 1; break;
 		case OPT_SM_LIMIT: o->sm_limit = 1; break;
@@ -316,6 +338,11 @@ static void check_options(struct options *o, int strategy_given)
 		bad_usage("--sm-count goes with starting a command: a running program keeps what it was told");
 	if (o->dry_run && (o->pid_mode || viewer))
 		bad_usage("--dry-run goes with starting a command");
+	if (o->mem.n && viewer)
+		bad_usage("--mem goes with starting a command or with -p");
+	if (o->mem.exclusive && (!o->mem.n || !o->part.count || !o->part.exclude_running))
+		bad_usage("--mem-exclusive goes with --mem and -n COUNT --exclude-running: the claim "
+			  "it checks");
 	if ((o->list_mode || o->mps_action) && o->part.n_gpus)
 		bad_usage("-l and --mps take no --gpu");
 	if (o->all_tasks && !o->pid_mode)
@@ -432,7 +459,7 @@ static struct nvt_words_form words_form(const struct options *o)
 		.mask_in_options = o->part.count || o->part.gpu_masks,
 		.mask_as_list = o->part.tpc_list || o->part.gpc_list,
 		.gpus_no_mask = o->part.n_gpus && !o->part.gpu_masks,
-		.prio = o->prio_given,
+		.prio = o->prio_given || o->mem.n,
 		.dry_run = o->dry_run,
 	};
 	return f;

@@ -23,6 +23,9 @@
 #include "core/membw.h"
 #include "seg/segfile.h"
 #include "core/text.h"
+#include "core/memlimit.h"
+#include "core/gpusel.h"
+#include "gpu/gpu.h"
 
 /* A -c or -g list (what names it) that does not parse (err: where): the slip, and the list
  * tidied of it where that parses (nvt_list_tidied), else how a list is written. */
@@ -333,4 +336,71 @@ void warn_shared_tpcs(pid_t tree, const struct nvt_slot_view *parts, int n, cons
 	if (found > NVT_CLASHES_MAX)
 		warnx("warning: and %d more tasks share %sTPCs (nvtaskset -l shows them)",
 		      found - NVT_CLASHES_MAX, who);
+}
+
+uint64_t gpu_memory(const uint8_t uuid[16], char *why, size_t len)
+{
+	static struct {
+		uint8_t uuid[16];
+		uint64_t bytes;
+	} known[NVT_MAX_GPUS];
+	static int n_known;
+	struct nvt_gpu_info info;
+
+	for (int i = 0; i < n_known; i++)
+		if (!memcmp(known[i].uuid, uuid, 16))
+			return known[i].bytes;
+	if (nvt_gpu_query(uuid, driver_timeout_ms(), &info, why, len))
+		return 0;
+	if (n_known < NVT_MAX_GPUS) {
+		memcpy(known[n_known].uuid, uuid, 16);
+		known[n_known++].bytes = info.total_mem;
+	}
+	return info.total_mem;
+}
+
+int mem_names_gpu(const struct mem_arg *arg, const uint8_t uuid[16])
+{
+	int index = arg->gpu ? nvt_gpusel_resolve(arg->gpu, machine_gpus()->id, machine_gpus()->n) : -1;
+
+	return !arg->gpu || (index >= 0 && gpu_index_of(uuid) == index);
+}
+
+int mem_limits(const struct mem_args *m, struct nvt_slot_view *parts, int n, char *why, size_t len)
+{
+	const struct nvt_gpus *gpus = m->n ? machine_gpus() : NULL;
+
+	for (int a = 0; a < m->n; a++) {
+		int index = -1, found = 0;
+		if (m->arg[a].gpu) {
+			index = nvt_gpusel_resolve(m->arg[a].gpu, gpus->id, gpus->n);
+			if (index < 0)
+				return nvt_why(why, len, "--mem %s=%s: %s GPU '%s'", m->arg[a].gpu,
+					       m->arg[a].size, index == NVT_GPU_AMBIGUOUS ? "ambiguous" : "no",
+					       m->arg[a].gpu);
+		}
+		for (int i = 0; i < n; i++) {
+			char asked[256], bad[512], uuid[NVT_UUID_TEXT_MAX];
+			uint64_t total;
+			int number = gpu_index_of(parts[i].uuid);
+			if (index >= 0 && number != index)
+				continue;
+			found = 1;
+			if (!strcmp(m->arg[a].size, "none")) {
+				parts[i].mem_limit = 0; /* no limit (a running task's taken away) */
+				continue;
+			}
+			asked[0] = '\0';
+			total = gpu_memory(parts[i].uuid, asked, sizeof(asked));
+			if (!nvt_memlimit_parse(m->arg[a].size, total, &parts[i].mem_limit, bad, sizeof(bad)))
+				continue;
+			nvt_uuid_format(parts[i].uuid, uuid);
+			return nvt_why(why, len, "--mem on GPU %d (%s): %s%s%s", number, uuid, bad,
+				       asked[0] ? "; the driver could not say: " : "", asked);
+		}
+		if (!found)
+			return nvt_why(why, len, "--mem %s=%s: GPU %s is not one the task uses",
+				       m->arg[a].gpu, m->arg[a].size, m->arg[a].gpu);
+	}
+	return 0;
 }

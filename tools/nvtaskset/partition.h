@@ -70,4 +70,30 @@ int build_partitions(const struct part_args *o, const char *mask, const int *tas
  * start, else the task's words ("pid 42's "). A scan that fails says nothing.
  */
 void warn_shared_tpcs(pid_t tree, const struct nvt_slot_view *parts, int n, const char *who);
+
+/* The memory of GPU uuid in bytes, asked of the driver once per GPU; 0 where it cannot
+ * say (why says why). */
+uint64_t gpu_memory(const uint8_t uuid[16], char *why, size_t len);
+
+/* --mem SIZE (each GPU of the task) and --mem GPU=SIZE (that GPU), in the order given. */
+struct mem_args {
+	int n;
+	int exclusive; /* --mem-exclusive: a claim's limit must fit beside the others' */
+	struct mem_arg {
+		const char *gpu;  /* index or UUID as the user wrote it; NULL: every GPU */
+		const char *size; /* SIZE (core/memlimit.h) */
+	} arg[NVT_MAX_GPUS];
+};
+
+/* Whether arg names the GPU uuid (an arg without GPU names every GPU). */
+int mem_names_gpu(const struct mem_arg *arg, const uint8_t uuid[16]);
+
+/*
+ * Sets the GPU memory limit (mem_limit) of each of parts (n GPUs of a task)
+ * that --mem names, SIZE read against the GPU's memory (asked of the driver,
+ * once per GPU; "none": no limit); a later --mem of the same GPU wins. Returns 0, or -1 with the
+ * reason in why (bad SIZE, naming the GPU and its memory; a --mem GPU that is
+ * none of the task's).
+ */
+int mem_limits(const struct mem_args *m, struct nvt_slot_view *parts, int n, char *why, size_t len);
 #endif /* NVT_CLI_PARTITION_H */

@@ -27,6 +27,8 @@
 #include "core/smcount.h"
 #include "core/prio.h"
 #include "core/yield.h"
+#include "core/text.h"
+#include "core/memlimit.h"
 
 /* The GPU a slot is for, as "GPU N (UUID)" or "GPU UUID" when not on this machine's list. */
 static void slot_gpu_text(const struct nvt_slot_view *view, char *buf, size_t len)
@@ -101,6 +103,45 @@ static void print_yield(pid_t pid, const char *which, const char *gpu,
 	if (view->prio.prio != NVT_PRIO_NONE && nvt_yield_format(&view->prio, ',', words, sizeof(words)) < 0)
 		snprintf(words, sizeof(words), "?");
 	printf("pid %ld's %s yield%s%s: %s\n", (long)pid, which, *gpu ? " on " : "", gpu, words);
+}
+
+/* Prints "pid N's WHICH memory limit[ on GPU]: LIMIT" ("none" without one), and what the
+ * task holds where status is known. */
+static void print_memory(pid_t pid, const char *which, const char *gpu,
+			 const struct nvt_slot_view *view, const struct nvt_slot_status *status)
+{
+	char limit[NVT_MEM_TEXT_MAX], used[NVT_MEM_TEXT_MAX];
+
+	printf("pid %ld's %s%smemory limit%s%s: %s", (long)pid, which, *which ? " " : "",
+	       *gpu ? " on " : "", gpu,
+	       view->mem_limit ? nvt_memlimit_format(view->mem_limit, limit, sizeof(limit)) : "none");
+	if (status)
+		printf(" (holds %s)", nvt_memlimit_format(status->mem_used, used, sizeof(used)));
+	putchar('\n');
+}
+
+/* Prints ,"memory_bytes":USED,"memory_limit_bytes":LIMIT or null (docs/json.md). */
+static void json_memory(const struct nvt_slot_view *view, const struct nvt_slot_status *status)
+{
+	printf(",\"memory_bytes\":%llu", (unsigned long long)status->mem_used);
+	if (view->mem_limit)
+		printf(",\"memory_limit_bytes\":%llu", (unsigned long long)view->mem_limit);
+	else
+		printf(",\"memory_limit_bytes\":null");
+}
+
+/* A limit below what the task holds takes nothing back: say so. */
+static void warn_over_limit(pid_t pid, const char *gpu, const struct nvt_slot_view *view,
+			    const struct nvt_slot_status *status)
+{
+	char limit[NVT_MEM_TEXT_MAX], used[NVT_MEM_TEXT_MAX];
+
+	if (!view->mem_limit || status->mem_used <= view->mem_limit)
+		return;
+	warnx("warning: pid %ld holds %s of GPU memory%s%s, more than its limit of %s: it keeps "
+	      "what it holds, and its allocations fail until it has freed enough",
+	      (long)pid, nvt_memlimit_format(status->mem_used, used, sizeof(used)), *gpu ? " on " : "",
+	      gpu, nvt_memlimit_format(view->mem_limit, limit, sizeof(limit)));
 }
 
 /* Prints ,"priority":LEVEL or null (docs/json.md). */
@@ -207,9 +248,11 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 			putchar(',');
 			json_partition("current", &views[i]);
 			json_priority(&views[i]);
-			printf(",\"applied\":%s,\"refused\":%s,\"launches\":%llu,\"graph_kernels_stale\":%llu}",
+			printf(",\"applied\":%s,\"refused\":%s,\"launches\":%llu,\"graph_kernels_stale\":%llu",
 			       st[i].s.applied == views[i].seq ? "true" : "false", refused ? "true" : "false",
 			       (unsigned long long)st[i].s.launches, (unsigned long long)st[i].s.graph_stale);
+			json_memory(&views[i], &st[i].s);
+			putchar('}');
 		}
 		printf(top ? "]}\n" : "]}");
 	} else if (n == 0) {
@@ -226,6 +269,8 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 			print_partition(o, pid, "current", gpu, &views[i]);
 		if (views[i].prio.prio != NVT_PRIO_NONE)
 			print_priority(pid, "", gpu, &views[i]);
+		if (views[i].mem_limit)
+			print_memory(pid, "", gpu, &views[i], &st[i].s);
 	}
 	for (int i = 0; i < n; i++)
 		warn_graph_stale(pid, st[i].s.graph_stale);
@@ -311,8 +356,14 @@ static void check_sm_limit(pid_t pid, const struct nvt_slot_view *now, int n)
 static void print_change(const struct options *o, pid_t pid, const struct nvt_task_change *c,
 			 int top)
 {
-	for (int i = 0; i < c->n; i++)
+	for (int i = 0; i < c->n; i++) {
+		char gpu[96] = "";
+		if (c->n > 1)
+			slot_gpu_text(&c->now[i], gpu, sizeof(gpu));
 		warn_graph_stale(pid, c->status[i].graph_stale);
+		if (o->mem.n)
+			warn_over_limit(pid, gpu, &c->now[i], &c->status[i]);
+	}
 	check_sm_limit(pid, c->now, c->n);
 	if (o->json) {
 		/* When the change was made, for measuring how soon launches follow. */
@@ -330,8 +381,10 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 			putchar(',');
 			json_partition("current", &c->now[i]);
 			json_priority(&c->now[i]);
-			printf(",\"graph_kernels_stale\":%llu}",
+			printf(",\"graph_kernels_stale\":%llu",
 			       (unsigned long long)c->status[i].graph_stale);
+			json_memory(&c->now[i], &c->status[i]);
+			putchar('}');
 		}
 		printf(top ? "]}\n" : "]}");
 		return;
@@ -344,7 +397,8 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 		/* A priority alone: the partition stays, and is no news. */
 		int same = c->had[i] && before->state == c->now[i].state &&
 			   nvt_set_equal(&before->tpcs, &c->now[i].tpcs);
-		if (!(o->prio_given && same)) {
+		/* The last c->n_limited were given a memory limit alone: no partition written. */
+		if (!(o->prio_given && same) && i < c->n - c->n_limited) {
 			if (c->had[i] || c->n_before == 0)
 				print_partition(o, pid, "current", gpu, before);
 			print_partition(o, pid, "new", gpu, &c->now[i]);
@@ -357,15 +411,68 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 		} else if (c->now[i].prio.prio != NVT_PRIO_NONE) {
 			print_priority(pid, "", gpu, &c->now[i]);
 		}
+		if (o->mem.n) {
+			print_memory(pid, "current", gpu, before, NULL);
+			print_memory(pid, "new", gpu, &c->now[i], &c->status[i]);
+		} else if (c->now[i].mem_limit) {
+			print_memory(pid, "", gpu, &c->now[i], &c->status[i]);
+		}
 	}
+}
+
+/*
+ * --mem with -p: the limits for the task open as h, on the GPUs of parts
+ * that are written (state NVT_SLOT_SET) and those it has slots for, into
+ * out; "none" takes a limit away. Returns 0, or -1 with the reason in why.
+ */
+static int mem_plan(const struct options *o, const struct nvt_seg_handle *h,
+		    const struct nvt_slot_view *parts, int n_parts, struct nvt_task_mem *out,
+		    char *why, size_t len)
+{
+	static struct nvt_slot_view gpus[NVT_MAX_GPUS], slots[NVT_MAX_GPUS];
+	struct slot_status st[NVT_MAX_GPUS];
+	int torn, n = 0, n_slots = read_slots(h, slots, st, &torn);
+
+	for (int i = 0; i < n_parts && n < NVT_MAX_GPUS; i++)
+		if (parts[i].state == NVT_SLOT_SET)
+			gpus[n++] = parts[i];
+	for (int i = 0; i < n_slots && n < NVT_MAX_GPUS; i++) {
+		int known = 0;
+		for (int k = 0; k < n; k++)
+			known |= !memcmp(gpus[k].uuid, slots[i].uuid, 16);
+		if (!known)
+			gpus[n++] = slots[i];
+	}
+	if (!n)
+		return nvt_why(why, len, "it has no partition to give a memory limit to yet: give a "
+			       "MASK too");
+	for (int i = 0; i < n; i++)
+		gpus[i].mem_limit = 0;
+	if (mem_limits(&o->mem, gpus, n, why, len))
+		return -1;
+	out->n = 0;
+	for (int i = 0; i < n; i++) {
+		int named = 0;
+		/* Only the GPUs --mem names: --mem GPU=SIZE leaves the others' limits. */
+		for (int a = 0; a < o->mem.n; a++)
+			named |= !o->mem.arg[a].gpu || mem_names_gpu(&o->mem.arg[a], gpus[i].uuid);
+		if (!named)
+			continue;
+		memcpy(out->gpu[out->n].uuid, gpus[i].uuid, 16);
+		out->gpu[out->n++].limit = gpus[i].mem_limit;
+	}
+	return 0;
 }
 
 int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nvt_slot_view *parts,
 	      int n_parts, int top, int *changed, char *why, size_t len)
 {
 	static struct nvt_task_change c;
+	static struct nvt_task_mem mem;
 	static struct nvt_near near[NVT_MAX_GPUS];
-	struct nvt_task_claim claim = {o->part.count, o->part.strategy, 0, near};
+	static uint64_t gpu_mem[NVT_MAX_GPUS];
+	struct nvt_task_claim claim = {o->part.count, o->part.strategy, 0, near, o->mem.exclusive,
+				       gpu_mem};
 	pid_t pid = h->pid;
 	struct nvt_claimer me;
 	int rc;
@@ -379,14 +486,23 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 			if (parts[i].state == NVT_SLOT_SET &&
 			    near_of(&o->part, &parts[i], &me, &near[i], why, len))
 				return -1;
+			gpu_mem[i] = 0;
+			if (o->mem.exclusive && parts[i].state == NVT_SLOT_SET &&
+			    !(gpu_mem[i] = gpu_memory(parts[i].uuid, why, len)))
+				return -1;
 		}
 	}
 	struct nvt_slot_prio given;
 
 	prio_given(o, &given);
+	if (o->mem.n && mem_plan(o, h, parts, n_parts, &mem, why, len)) {
+		nvt_seg_close(h);
+		return -1;
+	}
 	rc = nvt_task_set_partition(nvt_rundir(), h, parts, n_parts,
 				    o->part.count && o->part.exclude_running ? &claim : NULL,
-				    o->prio_given ? &given : NULL, &c, why, len);
+				    o->prio_given ? &given : NULL, o->mem.n ? &mem : NULL, &c, why,
+				    len);
 	if (rc == NVT_TASK_ESEG) {
 		char text[160];
 		snprintf(why, len, "%s", seg_error_pid(c.seg_err, h, pid, text, sizeof(text)));
@@ -519,16 +635,24 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 	char why[512];
 	int rc, n_parts;
 
-	rc = nvt_task_open(nvt_rundir(), pid, mask_text != NULL || o->prio_given, &h);
+	int change = mask_text != NULL || o->prio_given || o->mem.n;
+	const char *what = mask_text ? "partition" : o->prio_given ? "priority" :
+			   o->mem.n ? "memory limit" : "partition";
+
+	rc = nvt_task_open(nvt_rundir(), pid, change, &h);
 	if (rc == NVT_SEG_ENOTASK)
-		cli_errx("failed to %s pid %ld's %s: %s", mask_text || o->prio_given ? "set" : "get",
-			 (long)pid, !mask_text && o->prio_given ? "priority" : "partition",
+		cli_errx("failed to %s pid %ld's %s: %s", change ? "set" : "get", (long)pid, what,
 			 not_a_task(pid, why, sizeof(why)));
 	if (rc)
-		cli_errx("failed to %s pid %ld's %s: %s", mask_text || o->prio_given ? "set" : "get",
-			 (long)pid, !mask_text && o->prio_given ? "priority" : "partition",
+		cli_errx("failed to %s pid %ld's %s: %s", change ? "set" : "get", (long)pid, what,
 			 seg_error_pid(rc, &h, pid, why, sizeof(why)));
 	check_yield_taken(o, pid);
+	if (!mask_text && !o->prio_given && o->mem.n) {
+		/* A memory limit alone: the task's partitions stay as they are. */
+		if (pid_apply(o, &h, NULL, 0, 1, NULL, why, sizeof(why)))
+			cli_errx("failed to set pid %ld's memory limit: %s", (long)pid, why);
+		return EXIT_SUCCESS;
+	}
 	if (!mask_text && o->prio_given) {
 		/* A priority alone: the task's own partitions stay. */
 		n_parts = prio_plan(o, &h, parts, why, sizeof(why));

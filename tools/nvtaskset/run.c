@@ -17,6 +17,7 @@
 #include "mps/mps.h"
 #include "core/mpslog.h"
 #include "core/smcount.h"
+#include "core/memlimit.h"
 #include "alloc/reserve.h"
 #include "seg/segwatch.h"
 #include "os/clock.h"
@@ -125,23 +126,30 @@ static void report(const struct options *o, FILE *out, const char *what,
 			json_gpu_start(out, parts[i].uuid);
 			fputc(',', out);
 			json_partition_fields(out, parts[i].state, &parts[i].tpcs);
-			fputc('}', out);
+			if (parts[i].mem_limit)
+				fprintf(out, ",\"memory_limit_bytes\":%llu}",
+					(unsigned long long)parts[i].mem_limit);
+			else
+				fputs(",\"memory_limit_bytes\":null}", out);
 		}
 		fprintf(out, "]}\n");
 		return;
 	}
 	for (int i = 0; i < n; i++) {
 		int index = gpu_index_of(parts[i].uuid);
-		char number[16] = "?";
+		char number[16] = "?", limit[NVT_MEM_TEXT_MAX], mem[NVT_MEM_TEXT_MAX + 32] = "";
 		nvt_uuid_format(parts[i].uuid, uuid);
+		if (parts[i].mem_limit)
+			snprintf(mem, sizeof(mem), ", GPU memory at most %s",
+				 nvt_memlimit_format(parts[i].mem_limit, limit, sizeof(limit)));
 		if (parts[i].state == NVT_SLOT_SET)
 			nvt_format_list(&parts[i].tpcs, list, sizeof(list));
 		else
 			snprintf(list, sizeof(list), "all");
 		if (index >= 0)
 			snprintf(number, sizeof(number), "%d", index);
-		fprintf(out, "%sGPU %s (%s): TPCs %s\n", out == stderr ? "nvtaskset: " : "", number,
-			uuid, list);
+		fprintf(out, "%sGPU %s (%s): TPCs %s%s\n", out == stderr ? "nvtaskset: " : "", number,
+			uuid, list, mem);
 	}
 }
 
@@ -218,6 +226,10 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		req[i].count = parts[i].state == NVT_SLOT_SET ? o->part.count : 0;
 		req[i].strategy = o->part.strategy;
 		req[i].prio = parts[i].prio;
+		req[i].mem_limit = parts[i].mem_limit;
+		req[i].mem_exclusive = o->mem.exclusive;
+		if (o->mem.exclusive && !(req[i].gpu_mem = gpu_memory(parts[i].uuid, why, sizeof(why))))
+			cli_errx("--mem-exclusive: the GPU's memory is not known: %s", why);
 		if (req[i].count && near_of(&o->part, &parts[i], NULL, &req[i].near, why, sizeof(why)))
 			cli_errx("%s", why);
 	}
@@ -325,8 +337,15 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 		cli_errx("%s", why);
 	if (n == 0)
 		cli_errx("no GPU that the task can use could be partitioned");
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		/* --mem with MASK left out: every TPC, unpartitioned, holding none for
+		 * -n --exclude-running (a priority's own partition is every TPC). */
+		if (o->mask_left_out && !o->prio_given)
+			parts[i].state = NVT_SLOT_UNSET;
 		prio_carry(o, &parts[i], NULL);
+	}
+	if (mem_limits(&o->mem, parts, n, why, sizeof(why)))
+		cli_errx("%s", why);
 	if (o->dry_run) {
 		report(o, stdout, o->part.count ? "picked" : "partition", parts, n);
 		return EXIT_SUCCESS;

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "core/tpcset.h"
+#include "core/memlimit.h"
 #include "view/view.h"
 
 #define CELL 30       /* a TPC's square, px */
@@ -138,6 +139,24 @@ static void holder_text(const struct nvt_view *v, const struct nvt_view_map *map
 		 t->command[0] ? t->command : t->program, strlen(t->command) > COMMAND_MAX ? "..." : "");
 }
 
+/* A line per task that holds GPU memory on the GPU or has a limit there: what it holds of
+ * what it may hold ("memory 1.2G/4G"), from y on. Returns the y below them. */
+static int memory_lines(struct nvt_outbuf *b, const struct nvt_view *v, int gpu, int y)
+{
+	for (size_t s = 0; s < v->n_slots; s++) {
+		const struct nvt_view_slot *slot = &v->slots[s];
+		const struct nvt_view_task *t = &v->tasks[slot->task];
+		char line[300], mem[NVT_MEM_USAGE_TEXT_MAX];
+		if (slot->gpu != gpu || (!slot->mem_used && !slot->mem_limit))
+			continue;
+		nvt_memlimit_usage(slot->mem_used, slot->mem_limit, mem, sizeof(mem));
+		snprintf(line, sizeof(line), "pid %ld \xc2\xb7 %s \xc2\xb7 GPU memory %s%s", (long)t->pid,
+			 t->user, mem, slot->mem_refused ? ", allocations refused" : "");
+		text_at(b, MARGIN + 22, y += LINE + 2, 12, " class=\"memory\"", line);
+	}
+	return y;
+}
+
 /* One GPU's panel from y on. Returns the y below it. */
 static int gpu_panel(struct nvt_outbuf *b, const struct nvt_view *v, int gpu, int y)
 {
@@ -189,6 +208,7 @@ static int gpu_panel(struct nvt_outbuf *b, const struct nvt_view *v, int gpu, in
 			 COMMAND_MAX, t->command[0] ? t->command : t->program);
 		text_at(b, MARGIN + 22, y += LINE + 2, 12, " class=\"legend\"", line);
 	}
+	y = memory_lines(b, v, gpu, y);
 	free(map);
 	return y + 2 * LINE;
 }

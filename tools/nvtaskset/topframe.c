@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "core/tpcset.h"
+#include "core/memlimit.h"
 #include "top.h"
 
 const char *const top_sort_names[SORT_KEYS] = {"launches", "waits", "tpcs", "pid",
@@ -276,9 +277,9 @@ static void table_header(struct nvt_outbuf *out)
 	struct line l = {out, 0};
 
 	attr(&l, "7");
-	putf(&l, "%-2s %7s %-9s %-3s %-12s %-6s %-9s %4s %4s %9s %7s  %-*s", "ID", "PID", "USER", "GPU",
-	     "JOB/CONT", "PRIO", "STATE", "TPCS", "BRW", "LAUNCH/s", "WAIT/s",
-	     top.width > 90 ? top.width - 90 : 7, "COMMAND");
+	putf(&l, "%-2s %7s %-9s %-3s %-12s %-6s %-9s %4s %4s %9s %7s %11s  %-*s", "ID", "PID", "USER",
+	     "GPU", "JOB/CONT", "PRIO", "STATE", "TPCS", "BRW", "LAUNCH/s", "WAIT/s", "MEM",
+	     top.width > 102 ? top.width - 102 : 7, "COMMAND");
 	end_line(&l);
 }
 
@@ -297,6 +298,7 @@ static void table_row(struct nvt_outbuf *out, const struct row *r)
 	const struct nvt_view_task *t = &v->tasks[r->task];
 	const struct nvt_view_slot *s = r->slot >= 0 ? &v->slots[r->slot] : NULL;
 	char user[64], job[40], cmd[sizeof(t->command)], lps[24], wps[24], tpcs[16], gpu[16];
+	char mem[NVT_MEM_USAGE_TEXT_MAX];
 	struct line l = {out, 0};
 
 	terminal_text(t->user, user, sizeof(user));
@@ -309,6 +311,7 @@ static void table_row(struct nvt_outbuf *out, const struct row *r)
 	rate_text(s && s->prio.prio ? r->wps : -1, wps, sizeof(wps));
 	snprintf(tpcs, sizeof(tpcs), "-");
 	snprintf(gpu, sizeof(gpu), "-");
+	nvt_memlimit_usage(s ? s->mem_used : 0, s ? s->mem_limit : 0, mem, sizeof(mem));
 	if (s) {
 		const struct nvt_view_gpu *g = &v->gpus[s->gpu];
 		snprintf(tpcs, sizeof(tpcs), "%u",
@@ -327,9 +330,10 @@ static void table_row(struct nvt_outbuf *out, const struct row *r)
 	/* The selected task's row, on a terminal: in reverse video, as htop's. */
 	if (top.height && t->pid == top.selected)
 		attr(&l, "7");
-	putf(&l, " %7ld %-9.9s %-3s %-12.12s %-6s %-9.9s %4s %4u %9s %7s  %s", (long)t->pid, user, gpu,
-	     job, s && s->prio.prio ? nvt_view_prio_word(s) : "-", s ? nvt_view_state_word(s) : "-",
-	     tpcs, s ? nvt_set_count(&s->borrowed) : 0, lps, wps, cmd);
+	putf(&l, " %7ld %-9.9s %-3s %-12.12s %-6s %-9.9s %4s %4u %9s %7s %11s  %s", (long)t->pid, user,
+	     gpu, job, s && s->prio.prio ? nvt_view_prio_word(s) : "-",
+	     s ? nvt_view_state_word(s) : "-", tpcs, s ? nvt_set_count(&s->borrowed) : 0, lps, wps,
+	     mem, cmd);
 	end_line(&l);
 }
 

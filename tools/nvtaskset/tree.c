@@ -216,7 +216,8 @@ static size_t descendants(const struct task_tree *t, pid_t root, const struct pi
 /* What -a has done so far. */
 struct tree_run {
 	const struct options *o;
-	const char *mask_text; /* NULL: show */
+	const char *mask_text; /* NULL: show, or (--mem) give a memory limit alone */
+	int change;            /* a MASK or --mem: write */
 	int objects;           /* JSON task objects printed */
 	int tasks, failed;     /* tasks shown or changed, and those of them that failed */
 };
@@ -235,7 +236,7 @@ static void report_failure(struct tree_run *run, pid_t pid, const char *why, int
 	char message[768];
 
 	snprintf(message, sizeof(message), "failed to %s pid %ld's partition: %s",
-		 run->mask_text ? "set" : "get", (long)pid, why);
+		 run->change ? "set" : "get", (long)pid, why);
 	warnx("%s", message);
 	if (!started)
 		next_object(run);
@@ -257,7 +258,7 @@ static int one_task(struct tree_run *run, pid_t pid, struct nvt_seg_handle *h, i
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
 	const struct options *o = run->o;
-	int change = run->mask_text != NULL;
+	int change = run->change;
 	struct nvt_seg_handle opened;
 	char why[512], text[160];
 	int rc, started = 0, n_parts = 0;
@@ -281,7 +282,8 @@ static int one_task(struct tree_run *run, pid_t pid, struct nvt_seg_handle *h, i
 		rc = pid_show(o, h, 0, why, sizeof(why));
 		nvt_seg_close(h);
 		started = 1;
-	} else if ((n_parts = pid_plan(o, run->mask_text, h, parts, why, sizeof(why))) < 0) {
+	} else if (run->mask_text &&
+		   (n_parts = pid_plan(o, run->mask_text, h, parts, why, sizeof(why))) < 0) {
 		nvt_seg_close(h);
 		rc = -1;
 	} else {
@@ -320,7 +322,7 @@ static void root_step(struct tree_run *run, pid_t root, int *root_task)
 	const struct options *o = run->o;
 	const char *mask_text = run->mask_text;
 	struct nvt_seg_handle h;
-	int change = mask_text != NULL, rc, changed = 0;
+	int change = run->change, rc, changed = 0;
 	char why[512];
 
 	/* PID may be any process (a job's shell started without nvtaskset): the
@@ -337,11 +339,11 @@ static void root_step(struct tree_run *run, pid_t root, int *root_task)
 		for (int a = 0; a < o->part.n_gpus; a++)
 			resolve_gpu(o->part.gpus[a].gpu);
 		/* MASK that does not fit PID's own GPUs is bad input: nothing is changed. */
-		if (rc == 0 && pid_plan(o, mask_text, &h, parts, why, sizeof(why)) < 0) {
+		if (rc == 0 && mask_text && pid_plan(o, mask_text, &h, parts, why, sizeof(why)) < 0) {
 			nvt_seg_close(&h);
 			cli_errx("%s", why);
 		}
-		if (!*root_task)
+		if (!*root_task && mask_text)
 			check_mask_on_machine(o, mask_text);
 	}
 	if (o->json)
@@ -364,9 +366,9 @@ static void root_step(struct tree_run *run, pid_t root, int *root_task)
 
 int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text)
 {
-	struct tree_run run = {o, mask_text, 0, 0, 0};
+	struct tree_run run = {o, mask_text, mask_text != NULL || o->mem.n, 0, 0, 0};
 	struct pid_set done = {0};
-	int change = mask_text != NULL, stable = 0, root_task;
+	int change = run.change, stable = 0, root_task;
 	char error[768] = "";
 
 	root_step(&run, root, &root_task);

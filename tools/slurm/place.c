@@ -349,6 +349,20 @@ int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char 
 	return NVT_PLACE_OK;
 }
 
+int nvt_place_limit_memory(struct nvt_place *p, uint64_t limit, char *why, size_t len)
+{
+	if (!p->holding) {
+		snprintf(why, len, "the step holds no partition to give a memory limit to");
+		return -1;
+	}
+	if (p->part.mem_limit == limit)
+		return 0;
+	p->part.mem_limit = limit;
+	/* The only writer of this process's own segment: nvt_reserve_* put the pick in slot 0. */
+	nvt_slot_write(&p->own.seg->gpu[0], &p->part);
+	return 0;
+}
+
 void nvt_place_release(struct nvt_place *p)
 {
 	if (!p->holding)

@@ -57,6 +57,13 @@ enum nvt_place_rc {
 /* Places the step. Returns enum nvt_place_rc. */
 int nvt_place_step(const struct nvt_place_req *req, struct nvt_place *out, char *why, size_t len);
 
+/*
+ * Gives the step's tasks a GPU memory limit of limit bytes (0: none) on the
+ * placed GPU: out->part's, and the slot of this process's segment that the
+ * tasks start from. Returns 0, or -1 with the reason in why.
+ */
+int nvt_place_limit_memory(struct nvt_place *p, uint64_t limit, char *why, size_t len);
+
 /* Gives the partition back (removes the segment); safe to call twice. */
 void nvt_place_release(struct nvt_place *p);
 

@@ -67,6 +67,8 @@
 #include "core/tpcset.h"
 #include "core/prio.h"
 #include "core/ptree.h"
+#include "core/memlimit.h"
+#include "gpu/gpu.h"
 
 /* What the plugin exports (plugin_*, slurm_spank_*) spank.map says. */
 SPANK_PLUGIN(nvtaskset, 1)
@@ -75,11 +77,14 @@ SPANK_PLUGIN(nvtaskset, 1)
 #define DEFAULT_WAIT_S 10
 #define LOG "nvtaskset: "
 
-enum { OPT_TPCS = 1, OPT_GPCS = 2, OPT_PRIORITY = 3 };
+enum { OPT_TPCS = 1, OPT_GPCS = 2, OPT_PRIORITY = 3, OPT_MEM = 4 };
 
 static unsigned opt_tpcs, opt_gpcs; /* what the user asked; 0: not given */
 /* --gpu-priority: the tasks' priority (docs/priorities.md), "" when not given */
 static char opt_priority[NVT_PRIO_ENV_TEXT_MAX];
+/* --gpu-mem: the tasks' GPU memory limit as given (read against the GPU's memory once the
+ * step is placed), "" when not given */
+static char opt_mem[32];
 
 /* plugstack.conf's arguments */
 static struct {
@@ -98,6 +103,7 @@ static char failure[1200];
 
 static int opt_count(int val, const char *optarg, int remote);
 static int opt_prio(int val, const char *optarg, int remote);
+static int opt_memory(int val, const char *optarg, int remote);
 
 /* Registered in slurm_spank_init: Slurm reads no static table in sbatch and salloc. */
 static struct spank_option options[] = {
@@ -113,6 +119,10 @@ static struct spank_option options[] = {
 	 "yielding as nvtaskset --priority --yield W does (yield=slice: time-sliced, in the "
 	 "level's MPS server)",
 	 1, OPT_PRIORITY, opt_prio},
+	{"gpu-mem", "SIZE",
+	 "Let each task of the step hold at most SIZE of GPU memory (K, M, G or T, powers of 1024, "
+	 "or a share of the GPU such as 25%) (nvtaskset --mem)",
+	 1, OPT_MEM, opt_memory},
 	SPANK_OPTIONS_TABLE_END,
 };
 
@@ -129,6 +139,28 @@ static int opt_prio(int val, const char *optarg, int remote)
 		return -1;
 	}
 	snprintf(opt_priority, sizeof(opt_priority), "%s", optarg);
+	return 0;
+}
+
+/* Checks --gpu-mem's value, in every context: its words here, its size against the GPU's
+ * memory once the step is placed (memory_limit). */
+static int opt_memory(int val, const char *optarg, int remote)
+{
+	char why[256];
+	uint64_t bytes;
+	size_t n = optarg ? strlen(optarg) : 0;
+
+	(void)val, (void)remote;
+	/* A share needs some GPU's memory: any, here (the placed GPU's decides). */
+	if (n >= sizeof(opt_mem) ||
+	    nvt_memlimit_parse(optarg ? optarg : "", n && optarg[n - 1] == '%' ? UINT64_MAX : 0,
+			       &bytes, why, sizeof(why))) {
+		slurm_error(LOG "--gpu-mem takes SIZE (bytes with K, M, G or T, or a share of the GPU "
+			    "such as 25%%), not '%.40s'%s%s", optarg ? optarg : "",
+			    n < sizeof(opt_mem) ? ": " : "", n < sizeof(opt_mem) ? why : "");
+		return -1;
+	}
+	snprintf(opt_mem, sizeof(opt_mem), "%s", optarg);
 	return 0;
 }
 
@@ -551,6 +583,27 @@ static int step_gpus(spank_t sp, uint32_t step, const struct granted *g,
 	return 0;
 }
 
+/* --gpu-mem read against the placed GPU's memory, given to the step's tasks (none
+ * without it: a step inside another's partition has its own). Returns 0, or -1 with
+ * failure set. */
+static int memory_limit(void)
+{
+	struct nvt_gpu_info info;
+	char why[512];
+	uint64_t limit = 0;
+
+	if (opt_mem[0]) {
+		if (nvt_gpu_query(place.part.uuid, MPS_TIMEOUT_MS, &info, why, sizeof(why)))
+			return fail("--gpu-mem: cannot ask the driver GPU %d's memory: %s", place.gpu,
+				    why);
+		if (nvt_memlimit_parse(opt_mem, info.total_mem, &limit, why, sizeof(why)))
+			return fail("--gpu-mem on GPU %d (%s): %s", place.gpu, place.uuid, why);
+	}
+	if (nvt_place_limit_memory(&place, limit, why, sizeof(why)))
+		return fail("--gpu-mem: %s", why);
+	return 0;
+}
+
 /* Places a step and sets its tasks' environment. Returns 0, or -1 with failure set. */
 static int place_step(spank_t sp, uint32_t job, uint32_t step, const char *step_text)
 {
@@ -576,6 +629,8 @@ static int place_step(spank_t sp, uint32_t job, uint32_t step, const char *step_
 		return 0;
 	}
 	req.granted = granted.tpcs;
+	if (req.granted <= 0 && !opt_tpcs && !opt_gpcs && opt_mem[0])
+		return fail("--gpu-mem goes with TPCs: give --gpu-tpcs or --gpu-gpcs too");
 	if (req.granted <= 0 && !opt_tpcs && !opt_gpcs)
 		return 0; /* no TPCs asked or granted: the step runs as without the plugin */
 	if (step_gpus(sp, step, &granted, &req, visible, sizeof(visible)))
@@ -597,7 +652,8 @@ static int place_step(spank_t sp, uint32_t job, uint32_t step, const char *step_
 		slurm_info(LOG "step %u.%s runs on TPCs %s of GPU %d (%s), placed in %.3f s", job,
 			   step_text, list, place.gpu, place.uuid, place.seconds);
 	}
-	if (task_environment(sp, job_env(sp, NVT_ENV_CUDA_VISIBLE, visible, sizeof(visible)) !=
+	if (memory_limit() ||
+	    task_environment(sp, job_env(sp, NVT_ENV_CUDA_VISIBLE, visible, sizeof(visible)) !=
 				     NULL)) {
 		nvt_place_release(&place);
 		return -1;

@@ -1,0 +1,659 @@
+/*
+ * shimmem.c - GPU memory per task (docs/usage.md, "GPU memory"): what the
+ * process holds on each GPU, counted from every call that takes or frees it,
+ * held to the limit in its slot (mem_limit), published in the slot
+ * (mem_used) and told to the program as its GPU's memory.
+ *
+ * One way in for every caller: the driver-API callbacks (domain 6) of the
+ * calls, which fire inside the driver whichever way a program reached the
+ * call (linked, dlsym, the entry points cuGetProcAddress hands out to cudart
+ * and PyTorch: docs/hardware-facts.md, section 7), for the preloaded shim
+ * and the drop-in wrapper alike. An argument changed on entry is the one the
+ * call uses (measured, section 7): an allocation past the limit has its size
+ * made larger than any GPU holds (POISON_BYTES), so the driver itself fails
+ * it with CUDA_ERROR_OUT_OF_MEMORY, as on a full GPU, and nothing is taken.
+ *
+ * What is counted, by the size asked (a pitched allocation by its pitch):
+ *  - cuMemAlloc, cuMemAllocPitch; cuMemAllocManaged (it may live on the GPU
+ *    whole: a limit that let it pass would bound nothing);
+ *  - cuMemAllocAsync and cuMemAllocFromPoolAsync, freed by cuMemFreeAsync
+ *    (what a pool keeps cached after a free is not counted: the pool took it
+ *    under the limit, and only the pool reuses it);
+ *  - cuMemCreate (the virtual memory API: PyTorch's expandable segments,
+ *    NCCL), freed by the last cuMemRelease (cuMemRetainAllocationHandle adds one);
+ *  - arrays and mipmapped arrays, by their dimensions (a refused one fails
+ *    with the driver's answer to dimensions beyond any GPU's);
+ *  - frees by cuCtxDestroy and cuDevicePrimaryCtxReset: what the context held.
+ * Not counted: cuIpcOpenMemHandle and cuMemImportFromShareableHandle, whose
+ * memory is the exporter's, counted where it was allocated; pinned host memory.
+ *
+ * The count lives in the slot's mem_used itself (atomic adds; a fresh
+ * program and a forked child start at 0); a reservation is one
+ * compare-and-swap against the limit, taken on entry and given back on a
+ * failed return, so threads allocating at once never pass it together. Each
+ * allocation is remembered (key, bytes, slot, context) in a table under a
+ * mutex, for its free: the allocation calls only, never the launch path.
+ *
+ * Over 500 lines on purpose: every call that takes or frees GPU memory has
+ * its callback here beside the one table they count in, so that no path
+ * counts apart from the others.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu/cuda_driver.h"
+#include "nvtaskset.h"
+#include "core/memlimit.h"
+#include "core/segment.h"
+#include "shimdriver.h"
+#include "shimmem.h"
+#include "shimslot.h"
+#include "shimstate.h"
+
+/* More than any GPU holds, a multiple of every allocation granularity: the
+ * driver answers CUDA_ERROR_OUT_OF_MEMORY. */
+#define POISON_BYTES ((size_t)1 << 52)
+/* Array dimensions past every GPU's maximum (2D 131072 x 65536, 3D 16384^3 on Hopper). */
+#define POISON_DIM ((size_t)1 << 40)
+#define MAX_ORDINALS 64
+#define MAX_CREATED 64 /* contexts of cuCtxCreate remembered (the rest count as primary) */
+#define PENDING 4      /* nested calls on one thread */
+
+enum kind { K_PTR = 1, K_HANDLE = 2, K_ARRAY = 3 };
+
+/* One allocation the process holds. */
+struct alloc {
+	uint64_t key; /* its pointer, handle or array; 0: an empty entry */
+	uint64_t bytes;
+	const void *ctx;
+	uint8_t kind;
+	uint8_t slot;
+	uint16_t refs; /* cuMemCreate's handle: its references */
+};
+
+/* A call between its entry and its return, on this thread. */
+struct pending {
+	int cbid;
+	int slot;          /* -1: nothing counted */
+	uint64_t bytes;    /* reserved on entry */
+	const void *ctx;
+	int refused;
+	struct alloc freed; /* a free: the allocation taken out on entry (key 0: none) */
+};
+
+static struct {
+	int on;
+	pthread_mutex_t lock; /* the table */
+	struct alloc *table;
+	size_t cap, n;        /* cap a power of two, or 0 */
+	int dev_slot[MAX_ORDINALS];      /* slot + 1 of ordinal d's GPU; 0: not known */
+	uint64_t dev_gen[MAX_ORDINALS];  /* segment generation + 1 when d had none */
+	const void *created[MAX_CREATED]; /* contexts cuCtxCreate made */
+	unsigned n_created;
+} mem = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static __thread struct pending pend[PENDING] __attribute__((tls_model("initial-exec")));
+static __thread int depth __attribute__((tls_model("initial-exec")));
+static __thread NVT_ARRAY3D_DESCRIPTOR poisoned_desc __attribute__((tls_model("initial-exec")));
+
+/* ---- The count --------------------------------------------------------------- */
+
+/* Takes bytes of slot g's limit. Returns 0, or -1 (nothing taken) past it. */
+static int reserve(int g, uint64_t bytes)
+{
+	struct nvt_gpu_slot *slot = &shim.seg->gpu[g];
+	uint64_t limit = nvt_slot_mem_limit(slot);
+	uint64_t used = __atomic_load_n(&slot->mem_used, __ATOMIC_RELAXED);
+
+	do {
+		if (!nvt_memlimit_fits(limit, used, bytes)) {
+			__atomic_fetch_add(&slot->mem_refused, 1, __ATOMIC_RELAXED);
+			return -1;
+		}
+	} while (!__atomic_compare_exchange_n(&slot->mem_used, &used, used + bytes, 1,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return 0;
+}
+
+static void give_back(int g, uint64_t bytes)
+{
+	uint64_t *used = &shim.seg->gpu[g].mem_used;
+	uint64_t now = __atomic_load_n(used, __ATOMIC_RELAXED);
+
+	/* Never below 0, whatever a driver reports. */
+	while (!__atomic_compare_exchange_n(used, &now, now > bytes ? now - bytes : 0, 1,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* ---- The table of allocations (under mem.lock) -------------------------------- */
+
+static size_t home_of(uint64_t key, uint8_t kind, size_t cap)
+{
+	return (size_t)shim_ptr_hash((const void *)(uintptr_t)(key ^ ((uint64_t)kind << 58))) &
+	       (cap - 1);
+}
+
+static struct alloc *find(uint64_t key, uint8_t kind)
+{
+	for (size_t k = 0, i = mem.cap ? home_of(key, kind, mem.cap) : 0; k < mem.cap;
+	     k++, i = (i + 1) & (mem.cap - 1)) {
+		if (!mem.table[i].key)
+			return NULL;
+		if (mem.table[i].key == key && mem.table[i].kind == kind)
+			return &mem.table[i];
+	}
+	return NULL;
+}
+
+static void place(struct alloc *table, size_t cap, const struct alloc *a)
+{
+	size_t i = home_of(a->key, a->kind, cap);
+
+	while (table[i].key)
+		i = (i + 1) & (cap - 1);
+	table[i] = *a;
+}
+
+/* Remembers a. Returns 0, or -1 when there is no memory for it. */
+static int insert(const struct alloc *a)
+{
+	if ((mem.n + 1) * 4 > mem.cap * 3) {
+		size_t cap = mem.cap ? mem.cap * 2 : 1024;
+		struct alloc *table = calloc(cap, sizeof(*table));
+		if (!table)
+			return -1;
+		for (size_t i = 0; i < mem.cap; i++)
+			if (mem.table[i].key)
+				place(table, cap, &mem.table[i]);
+		free(mem.table);
+		mem.table = table;
+		mem.cap = cap;
+	}
+	place(mem.table, mem.cap, a);
+	mem.n++;
+	return 0;
+}
+
+/* Removes entry e, moving back the entries after it that its place let
+ * pass (linear probing without tombstones). */
+static void erase(struct alloc *e)
+{
+	size_t hole = (size_t)(e - mem.table), i = hole;
+
+	mem.table[hole].key = 0;
+	mem.n--;
+	for (;;) {
+		i = (i + 1) & (mem.cap - 1);
+		if (!mem.table[i].key)
+			return;
+		size_t home = home_of(mem.table[i].key, mem.table[i].kind, mem.cap);
+		/* Entry i may move to the hole if its home is not in (hole, i]. */
+		if (((i - home) & (mem.cap - 1)) >= ((i - hole) & (mem.cap - 1))) {
+			mem.table[hole] = mem.table[i];
+			mem.table[i].key = 0;
+			hole = i;
+		}
+	}
+}
+
+/* Takes out the allocation (key, kind), into *out. Returns 0, or -1 if unknown. */
+static int take_out(uint64_t key, uint8_t kind, struct alloc *out)
+{
+	struct alloc *e;
+	int rc = -1;
+
+	pthread_mutex_lock(&mem.lock);
+	if (key && (e = find(key, kind))) {
+		*out = *e;
+		if (kind == K_HANDLE && e->refs > 1) {
+			e->refs--;       /* a retained handle: not freed yet */
+			out->bytes = 0;
+		} else {
+			erase(e);
+		}
+		rc = 0;
+	}
+	pthread_mutex_unlock(&mem.lock);
+	return rc;
+}
+
+static void put_back(const struct alloc *a)
+{
+	struct alloc *e;
+
+	pthread_mutex_lock(&mem.lock);
+	if (a->bytes == 0 && (e = find(a->key, a->kind)))
+		e->refs++;
+	else if (insert(a) && shim_first_time(WARN_MEM))
+		shim_warn("pid %ld: out of memory to follow GPU allocations; their frees are not "
+			  "counted", (long)getpid());
+	pthread_mutex_unlock(&mem.lock);
+}
+
+/* Frees what a context held: every allocation of ctx, or (primary, on slot
+ * g) of every context on g that cuCtxCreate did not make. */
+static void free_context(const void *ctx, int primary_slot)
+{
+	pthread_mutex_lock(&mem.lock);
+	for (size_t i = 0; i < mem.cap; i++) {
+		struct alloc *e = &mem.table[i];
+		int created = 0;
+		if (!e->key)
+			continue;
+		for (unsigned c = 0; primary_slot >= 0 && c < mem.n_created && c < MAX_CREATED; c++)
+			created |= mem.created[c] == e->ctx;
+		if (primary_slot >= 0 ? e->slot != primary_slot || created : e->ctx != ctx)
+			continue;
+		give_back(e->slot, e->bytes);
+		erase(e);
+		i--; /* an entry may have moved into i */
+	}
+	pthread_mutex_unlock(&mem.lock);
+}
+
+/* ---- Which GPU -------------------------------------------------------------------- */
+
+/* The slot of the calling thread's current context, and the context; -1 without. */
+static int current_slot(const void **ctx_out)
+{
+	CUcontext ctx = NULL;
+
+	if (!shim_cu.ctx_current || shim_cu.ctx_current(&ctx) || !ctx)
+		return -1;
+	*ctx_out = ctx;
+	return shim_slot_of(ctx);
+}
+
+/* The slot of CUDA device dev's GPU, or -1 (asks the driver once per ordinal). */
+static int device_slot(CUdevice dev)
+{
+	uint64_t gen = nvt_segment_gen(shim.seg);
+	CUuuid uuid;
+	int g;
+
+	if (dev < 0)
+		return -1;
+	if (dev < MAX_ORDINALS) {
+		if ((g = __atomic_load_n(&mem.dev_slot[dev], __ATOMIC_ACQUIRE)) > 0)
+			return g - 1;
+		if (__atomic_load_n(&mem.dev_gen[dev], __ATOMIC_ACQUIRE) == gen + 1)
+			return -1;
+	}
+	g = !shim_cu.device_uuid || shim_cu.device_uuid(&uuid, dev)
+		    ? -1
+		    : nvt_segment_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
+	if (dev < MAX_ORDINALS) {
+		if (g >= 0)
+			__atomic_store_n(&mem.dev_slot[dev], g + 1, __ATOMIC_RELEASE);
+		else
+			__atomic_store_n(&mem.dev_gen[dev], gen + 1, __ATOMIC_RELEASE);
+	}
+	return g;
+}
+
+/* ---- What each call takes ------------------------------------------------------------- */
+
+/* Bytes of one element of an array format's channel (cuda.h's CUarray_format). */
+static uint64_t format_bytes(int format)
+{
+	switch (format) {
+	case 0x01: case 0x08: return 1;                 /* 8-bit integers */
+	case 0x02: case 0x09: case 0x10: return 2;      /* 16-bit integers, half */
+	default: return 4;                              /* 32-bit, and every other format */
+	}
+}
+
+/* Bytes of an array of w x h x d (0 counts as 1), or UINT64_MAX past any size. */
+static uint64_t array_bytes(size_t w, size_t h, size_t d, int format, unsigned channels,
+			    unsigned levels)
+{
+	unsigned __int128 b = (unsigned __int128)(w ? w : 1) * (h ? h : 1) * (d ? d : 1) *
+			      format_bytes(format) * (channels ? channels : 1);
+
+	/* A full chain of mipmap levels adds at most a third (2D) or a seventh. */
+	if (levels > 1)
+		b += b / 3;
+	return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
+}
+
+/* The GPU memory call cbid asks for, from its arguments a, into p (slot -1: none). */
+static void asked(int cbid, void *a, struct pending *p)
+{
+	p->slot = -1;
+	switch (cbid) {
+	case NVT_CBID_cuMemAlloc_v2: case NVT_CBID_cuMemAllocManaged:
+	case NVT_CBID_cuMemAllocAsync: case NVT_CBID_cuMemAllocAsync_ptsz:
+	case NVT_CBID_cuMemAllocFromPoolAsync: case NVT_CBID_cuMemAllocFromPoolAsync_ptsz:
+		p->bytes = ((NVT_MEM_ALLOC_ARGS *)a)->bytes;
+		break;
+	case NVT_CBID_cuMemAllocPitch_v2: {
+		NVT_MEM_ALLOC_PITCH_ARGS *pa = a;
+		/* The pitch is known on return; a row's bytes now, its pitch then. */
+		p->bytes = (uint64_t)pa->width * pa->height;
+		break;
+	}
+	case NVT_CBID_cuMemCreate: {
+		NVT_MEM_CREATE_ARGS *c = a;
+		p->bytes = c->size;
+		if (c->prop && c->prop->location_type == NVT_MEM_LOCATION_DEVICE) {
+			p->ctx = NULL;
+			p->slot = device_slot(c->prop->location_id);
+		}
+		return;
+	}
+	case NVT_CBID_cuArrayCreate_v2: {
+		const NVT_ARRAY_DESCRIPTOR *d = ((NVT_ARRAY_CREATE_ARGS *)a)->desc;
+		if (!d)
+			return;
+		p->bytes = array_bytes(d->width, d->height, 1, d->format, d->channels, 1);
+		break;
+	}
+	case NVT_CBID_cuArray3DCreate_v2: case NVT_CBID_cuMipmappedArrayCreate: {
+		NVT_ARRAY_CREATE_ARGS *c = a;
+		const NVT_ARRAY3D_DESCRIPTOR *d = c->desc;
+		if (!d)
+			return;
+		p->bytes = array_bytes(d->width, d->height, d->depth, d->format, d->channels,
+				       cbid == NVT_CBID_cuMipmappedArrayCreate ? c->levels : 1);
+		break;
+	}
+	default:
+		return;
+	}
+	p->slot = current_slot(&p->ctx);
+}
+
+/* Makes call cbid (arguments a) fail as on a full GPU: a size no GPU holds. */
+static void poison(int cbid, void *a)
+{
+	switch (cbid) {
+	case NVT_CBID_cuMemAllocPitch_v2: {
+		NVT_MEM_ALLOC_PITCH_ARGS *pa = a;
+		pa->height = POISON_BYTES / (pa->width ? pa->width : 1) + 1;
+		break;
+	}
+	case NVT_CBID_cuMemCreate: ((NVT_MEM_CREATE_ARGS *)a)->size = POISON_BYTES; break;
+	case NVT_CBID_cuArrayCreate_v2:
+		memcpy(&poisoned_desc, ((NVT_ARRAY_CREATE_ARGS *)a)->desc, sizeof(NVT_ARRAY_DESCRIPTOR));
+		poisoned_desc.width = poisoned_desc.height = POISON_DIM;
+		((NVT_ARRAY_CREATE_ARGS *)a)->desc = &poisoned_desc;
+		break;
+	case NVT_CBID_cuArray3DCreate_v2: case NVT_CBID_cuMipmappedArrayCreate:
+		poisoned_desc = *(const NVT_ARRAY3D_DESCRIPTOR *)((NVT_ARRAY_CREATE_ARGS *)a)->desc;
+		poisoned_desc.width = poisoned_desc.height = poisoned_desc.depth = POISON_DIM;
+		((NVT_ARRAY_CREATE_ARGS *)a)->desc = &poisoned_desc;
+		break;
+	default: ((NVT_MEM_ALLOC_ARGS *)a)->bytes = POISON_BYTES; break;
+	}
+}
+
+/* The key of what call cbid (arguments a) made, on its successful return; 0: none. */
+static uint64_t made(int cbid, void *a, uint8_t *kind)
+{
+	*kind = K_PTR;
+	switch (cbid) {
+	case NVT_CBID_cuMemAllocPitch_v2:
+		return ((NVT_MEM_ALLOC_PITCH_ARGS *)a)->dptr ? *((NVT_MEM_ALLOC_PITCH_ARGS *)a)->dptr : 0;
+	case NVT_CBID_cuMemCreate:
+		*kind = K_HANDLE;
+		return ((NVT_MEM_CREATE_ARGS *)a)->handle ? *((NVT_MEM_CREATE_ARGS *)a)->handle : 0;
+	case NVT_CBID_cuArrayCreate_v2: case NVT_CBID_cuArray3DCreate_v2:
+	case NVT_CBID_cuMipmappedArrayCreate:
+		*kind = K_ARRAY;
+		return ((NVT_ARRAY_CREATE_ARGS *)a)->handle
+			       ? (uint64_t)(uintptr_t) * ((NVT_ARRAY_CREATE_ARGS *)a)->handle
+			       : 0;
+	default:
+		return ((NVT_MEM_ALLOC_ARGS *)a)->dptr ? *((NVT_MEM_ALLOC_ARGS *)a)->dptr : 0;
+	}
+}
+
+/* The allocation a free call (cbid, arguments a) gives back: its key and kind; 0: none. */
+static uint64_t freed_key(int cbid, void *a, uint8_t *kind)
+{
+	switch (cbid) {
+	case NVT_CBID_cuMemFree_v2: case NVT_CBID_cuMemFreeAsync: case NVT_CBID_cuMemFreeAsync_ptsz:
+		*kind = K_PTR;
+		return ((NVT_MEM_FREE_ARGS *)a)->dptr;
+	case NVT_CBID_cuMemRelease:
+		*kind = K_HANDLE;
+		return ((NVT_MEM_RELEASE_ARGS *)a)->handle;
+	case NVT_CBID_cuArrayDestroy: case NVT_CBID_cuMipmappedArrayDestroy:
+		*kind = K_ARRAY;
+		return (uint64_t)(uintptr_t)((NVT_HANDLE_ARGS *)a)->handle;
+	default:
+		return 0;
+	}
+}
+
+/* ---- Entry and return ---------------------------------------------------------------- */
+
+static void on_entry(int cbid, void *a)
+{
+	struct pending *p;
+	uint8_t kind;
+	uint64_t key;
+
+	if (depth >= PENDING)
+		return;
+	p = &pend[depth++];
+	memset(p, 0, sizeof(*p));
+	p->cbid = cbid;
+	p->slot = -1;
+	if ((key = freed_key(cbid, a, &kind))) {
+		/* Out of the table before the driver can hand the address out again. */
+		if (take_out(key, kind, &p->freed))
+			p->freed.key = 0;
+		return;
+	}
+	asked(cbid, a, p);
+	if (p->slot < 0)
+		return;
+	if (reserve(p->slot, p->bytes)) {
+		p->refused = 1;
+		p->slot = -1;
+		poison(cbid, a);
+	}
+}
+
+/* What a successful allocation's return records. */
+static void allocated(int cbid, void *a, struct pending *p)
+{
+	struct alloc e = {.bytes = p->bytes, .ctx = p->ctx, .slot = (uint8_t)p->slot, .refs = 1};
+
+	if (cbid == NVT_CBID_cuMemAllocPitch_v2) {
+		NVT_MEM_ALLOC_PITCH_ARGS *pa = a;
+		uint64_t pitched = pa->pitch ? (uint64_t)*pa->pitch * pa->height : p->bytes;
+		if (pitched > p->bytes)
+			__atomic_fetch_add(&shim.seg->gpu[p->slot].mem_used, pitched - p->bytes,
+					   __ATOMIC_RELAXED);
+		e.bytes = pitched > p->bytes ? pitched : p->bytes;
+	}
+	e.key = made(cbid, a, &e.kind);
+	if (!e.key) {
+		give_back(p->slot, p->bytes);
+		return;
+	}
+	put_back(&e);
+}
+
+static void on_return(int cbid, void *a, int result)
+{
+	struct pending *p;
+
+	if (!depth || pend[depth - 1].cbid != cbid)
+		return; /* its entry was not followed (too deep) */
+	p = &pend[--depth];
+	if (p->freed.key) {
+		if (result == 0)
+			give_back(p->freed.slot, p->freed.bytes);
+		else
+			put_back(&p->freed); /* not freed: still held */
+		return;
+	}
+	if (p->refused) {
+		if (result == 0 && shim_first_time(WARN_MEM))
+			shim_warn("pid %ld: the driver took an allocation made larger than any GPU; "
+				  "GPU memory limits may not hold with this driver", (long)getpid());
+		return;
+	}
+	if (p->slot < 0)
+		return;
+	if (result == 0)
+		allocated(cbid, a, p);
+	else
+		give_back(p->slot, p->bytes);
+}
+
+/* A handle retained again (cuMemRetainAllocationHandle), freed by one more release. */
+static void retained(const NVT_MEM_RETAIN_ARGS *a)
+{
+	struct alloc *e;
+
+	pthread_mutex_lock(&mem.lock);
+	if (a->handle && (e = find(*a->handle, K_HANDLE)) && e->refs < UINT16_MAX)
+		e->refs++;
+	pthread_mutex_unlock(&mem.lock);
+}
+
+/* cuMemGetInfo's and cuDeviceTotalMem's answers, on return: the task's limit. */
+static void tell(int cbid, void *a)
+{
+	const void *ctx;
+	uint64_t free_bytes, total;
+	int g;
+
+	if (cbid == NVT_CBID_cuMemGetInfo_v2) {
+		NVT_MEM_GET_INFO_ARGS *m = a;
+		if (!m->free_bytes || !m->total || (g = current_slot(&ctx)) < 0)
+			return;
+		free_bytes = *m->free_bytes;
+		total = *m->total;
+		nvt_memlimit_told(nvt_slot_mem_limit(&shim.seg->gpu[g]),
+				  __atomic_load_n(&shim.seg->gpu[g].mem_used, __ATOMIC_RELAXED),
+				  &free_bytes, &total);
+		*m->free_bytes = (size_t)free_bytes;
+		*m->total = (size_t)total;
+	} else {
+		NVT_DEVICE_TOTAL_MEM_ARGS *t = a;
+		if (!t->bytes || (g = device_slot(t->dev)) < 0)
+			return;
+		total = *t->bytes;
+		nvt_memlimit_told(nvt_slot_mem_limit(&shim.seg->gpu[g]), 0, NULL, &total);
+		*t->bytes = (size_t)total;
+	}
+}
+
+/* ---- The callbacks ---------------------------------------------------------------------- */
+
+/* The ids followed (shim_mem_setup enables them). */
+static const int ids[] = {
+	NVT_CBID_cuMemAlloc_v2, NVT_CBID_cuMemAllocPitch_v2, NVT_CBID_cuMemFree_v2,
+	NVT_CBID_cuMemAllocManaged, NVT_CBID_cuMemAllocAsync, NVT_CBID_cuMemAllocAsync_ptsz,
+	NVT_CBID_cuMemFreeAsync, NVT_CBID_cuMemFreeAsync_ptsz, NVT_CBID_cuMemAllocFromPoolAsync,
+	NVT_CBID_cuMemAllocFromPoolAsync_ptsz, NVT_CBID_cuMemCreate, NVT_CBID_cuMemRelease,
+	NVT_CBID_cuMemRetainAllocationHandle, NVT_CBID_cuArrayCreate_v2, NVT_CBID_cuArray3DCreate_v2,
+	NVT_CBID_cuArrayDestroy, NVT_CBID_cuMipmappedArrayCreate, NVT_CBID_cuMipmappedArrayDestroy,
+	NVT_CBID_cuCtxCreate_v2, NVT_CBID_cuCtxCreate_v3, NVT_CBID_cuCtxCreate_v4,
+	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuMemGetInfo_v2,
+	NVT_CBID_cuDeviceTotalMem_v2,
+};
+
+uint64_t shim_mem_ids[SHIM_MEM_ID_WORDS];
+
+/* A context's life: made (remembered), destroyed or reset (what it held is freed). */
+static void context_call(int cbid, void *a, int result)
+{
+	if (result)
+		return;
+	if (cbid == NVT_CBID_cuCtxDestroy_v2) {
+		free_context(((NVT_HANDLE_ARGS *)a)->handle, -1);
+	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxReset_v2) {
+		int g = device_slot(((NVT_DEVICE_ARGS *)a)->dev);
+		if (g >= 0)
+			free_context(NULL, g);
+	} else if (((NVT_CTX_CREATE_ARGS *)a)->ctx) {
+		unsigned i = __atomic_fetch_add(&mem.n_created, 1, __ATOMIC_RELAXED);
+		if (i < MAX_CREATED)
+			mem.created[i] = *((NVT_CTX_CREATE_ARGS *)a)->ctx;
+	}
+}
+
+void shim_mem_api(int cbid, const void *data)
+{
+	struct shim_api_call call;
+
+	if (!__atomic_load_n(&mem.on, __ATOMIC_ACQUIRE) || !shim.seg)
+		return;
+	if (shim_api_call(cbid, data, &call)) {
+		if (shim_first_time(WARN_MEM))
+			shim_warn("unexpected driver-API callback data (call %d): GPU memory is not "
+				  "counted, and memory limits do not hold", cbid);
+		return;
+	}
+	switch (cbid) {
+	case NVT_CBID_cuMemGetInfo_v2: case NVT_CBID_cuDeviceTotalMem_v2:
+		if (call.site == NVT_CB_API_SITE_EXIT && call.result == 0)
+			tell(cbid, (void *)call.args);
+		return;
+	case NVT_CBID_cuCtxCreate_v2: case NVT_CBID_cuCtxCreate_v3: case NVT_CBID_cuCtxCreate_v4:
+	case NVT_CBID_cuCtxDestroy_v2: case NVT_CBID_cuDevicePrimaryCtxReset_v2:
+		if (call.site == NVT_CB_API_SITE_EXIT)
+			context_call(cbid, (void *)call.args, call.result);
+		return;
+	case NVT_CBID_cuMemRetainAllocationHandle:
+		if (call.site == NVT_CB_API_SITE_EXIT && call.result == 0)
+			retained((const NVT_MEM_RETAIN_ARGS *)call.args);
+		return;
+	default:
+		if (call.site == NVT_CB_API_SITE_ENTER)
+			on_entry(cbid, (void *)call.args);
+		else
+			on_return(cbid, (void *)call.args, call.result);
+	}
+}
+
+/* A fresh count: a new program, or a forked child, holds no GPU memory. */
+static void count_afresh(void)
+{
+	for (int g = 0; shim.seg && g < NVT_MAX_GPUS; g++) {
+		__atomic_store_n(&shim.seg->gpu[g].mem_used, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&shim.seg->gpu[g].mem_refused, 0, __ATOMIC_RELAXED);
+	}
+}
+
+void shim_mem_after_fork(void)
+{
+	/* The parent's allocations are not the child's (CUDA does not follow a fork). */
+	pthread_mutex_init(&mem.lock, NULL);
+	free(mem.table);
+	mem.table = NULL;
+	mem.cap = mem.n = 0;
+	mem.n_created = 0;
+	depth = 0;
+	count_afresh();
+}
+
+void shim_mem_setup(nvt_cb_enable_fn enable, uint32_t handle)
+{
+	int refused = 0;
+
+	count_afresh();
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		if (enable(1, handle, NVT_CB_DOMAIN_API, ids[i]))
+			refused++;
+		else
+			shim_mem_ids[ids[i] / 64] |= 1ull << (ids[i] % 64);
+	}
+	if (refused)
+		shim_warn("the CUDA driver refused %d of the GPU memory calls' callbacks: GPU memory "
+			  "limits may not hold",
+			  refused);
+	__atomic_store_n(&mem.on, 1, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,265 @@
+/*
+ * memapp.c - a program that takes and frees GPU memory by every path the
+ * shim follows, for tests/e2e/mem.sh. It opens libcuda.so.1 as the CUDA
+ * runtime does and takes each entry point from cuGetProcAddress_v2 (as
+ * cudart and PyTorch do), or with MEMAPP_VIA=dlsym from the library's own
+ * handle. Each word of its command line is one step, run in order; each step
+ * prints one line, "STEP rc=N" and what it found:
+ *
+ *   alloc:B managed:B async:B pool:B create:B   take B bytes (K, M, G suffixes)
+ *   pitch:W:H  array:W:H  array3d:W:H:D         W x H (x D) of 4-byte float elements
+ *   free:N      free the N-th allocation taken (0 the first), by its own call
+ *   info        "info rc=0 free=F total=T" (cuMemGetInfo)
+ *   total       "total rc=0 bytes=T" (cuDeviceTotalMem of device 0)
+ *   reset       cuDevicePrimaryCtxReset of device 0
+ *   export:FILE write the last allocation's IPC handle to FILE
+ *   import:FILE open the IPC handle in FILE (cuIpcOpenMemHandle)
+ *   fill        cuMemAlloc 1 MiB at a time until it fails: "fill rc=R got=BYTES"
+ *   wait:FILE   write "ready" to FILE.ready, then wait until FILE exists
+ *
+ * Exit status: 0, or 2 when the driver cannot be used.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpu/cuda_driver.h"
+
+typedef struct {
+	char reserved[64];
+} ipc_handle;
+
+#define CALLS(X)                                                                   \
+	X(cuInit, (unsigned))                                                      \
+	X(cuDevicePrimaryCtxRetain, (void **, int))                                \
+	X(cuCtxSetCurrent, (void *))                                               \
+	X(cuMemAlloc, (CUdeviceptr *, size_t))                                     \
+	X(cuMemAllocPitch, (CUdeviceptr *, size_t *, size_t, size_t, unsigned))    \
+	X(cuMemFree, (CUdeviceptr))                                                \
+	X(cuMemAllocManaged, (CUdeviceptr *, size_t, unsigned))                    \
+	X(cuMemAllocAsync, (CUdeviceptr *, size_t, void *))                        \
+	X(cuMemFreeAsync, (CUdeviceptr, void *))                                   \
+	X(cuMemPoolCreate, (void **, const void *))                                \
+	X(cuMemAllocFromPoolAsync, (CUdeviceptr *, size_t, void *, void *))        \
+	X(cuMemCreate, (uint64_t *, size_t, const NVT_MEM_ALLOC_PROP *, unsigned long long)) \
+	X(cuMemRelease, (uint64_t))                                                \
+	X(cuArrayCreate, (void **, const NVT_ARRAY_DESCRIPTOR *))                  \
+	X(cuArray3DCreate, (void **, const NVT_ARRAY3D_DESCRIPTOR *))              \
+	X(cuArrayDestroy, (void *))                                                \
+	X(cuIpcGetMemHandle, (ipc_handle *, CUdeviceptr))                          \
+	X(cuIpcOpenMemHandle, (CUdeviceptr *, ipc_handle, unsigned))               \
+	X(cuMemGetInfo, (size_t *, size_t *))                                      \
+	X(cuDeviceTotalMem, (size_t *, int))                                       \
+	X(cuDevicePrimaryCtxReset, (int))
+
+#define TYPEDEF(name, params) typedef CUresult name##_ft params;
+CALLS(TYPEDEF)
+#define POINTER(name, params) static name##_ft *p_##name;
+CALLS(POINTER)
+
+/* What each allocation was taken by, to free it by its own call. */
+static struct {
+	char kind[16];
+	uint64_t key;
+} taken[256];
+static int n_taken;
+
+static void load(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+	const char *via = getenv("MEMAPP_VIA");
+	nvt_cuGetProcAddress_v2_fn get = lib ? (nvt_cuGetProcAddress_v2_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
+	int by_dlsym = via && !strcmp(via, "dlsym");
+
+	if (!get) {
+		fprintf(stderr, "memapp: no libcuda.so.1 with cuGetProcAddress_v2\n");
+		exit(2);
+	}
+	/* The names as cuda.h spells them: cuGetProcAddress finds their versions. */
+#define LOAD(name, params)                                                                    \
+	if (by_dlsym) {                                                                       \
+		p_##name = (name##_ft *)dlsym(lib, #name "_v2");                              \
+		if (!p_##name)                                                                \
+			p_##name = (name##_ft *)dlsym(lib, #name);                            \
+	} else if (get(#name, (void **)&p_##name, 13000, 0, NULL)) {                          \
+		p_##name = NULL;                                                              \
+	}                                                                                     \
+	if (!p_##name) {                                                                      \
+		fprintf(stderr, "memapp: no %s\n", #name);                                    \
+		exit(2);                                                                      \
+	}
+	CALLS(LOAD)
+}
+
+static uint64_t size_of(const char *text)
+{
+	char *end;
+	uint64_t n = strtoull(text, &end, 10);
+
+	switch (*end) {
+	case 'K': return n << 10;
+	case 'M': return n << 20;
+	case 'G': return n << 30;
+	default: return n;
+	}
+}
+
+static void remember(const char *kind, uint64_t key)
+{
+	if (n_taken < 256) {
+		snprintf(taken[n_taken].kind, sizeof(taken[n_taken].kind), "%s", kind);
+		taken[n_taken++].key = key;
+	}
+}
+
+/* Takes memory as step word says (kind:args). Returns the CUresult. */
+static int take(const char *kind, const char *args)
+{
+	CUdeviceptr p = 0;
+	int rc;
+
+	if (!strcmp(kind, "alloc"))
+		rc = p_cuMemAlloc(&p, size_of(args));
+	else if (!strcmp(kind, "managed"))
+		rc = p_cuMemAllocManaged(&p, size_of(args), 1);
+	else if (!strcmp(kind, "async"))
+		rc = p_cuMemAllocAsync(&p, size_of(args), NULL);
+	else if (!strcmp(kind, "pool")) {
+		static void *pool;
+		static const char props[88] = {1, 0, 0, 0, 0, 0, 0, 0, 1};
+		if (!pool && (rc = p_cuMemPoolCreate(&pool, props)))
+			return rc;
+		rc = p_cuMemAllocFromPoolAsync(&p, size_of(args), pool, NULL);
+	} else if (!strcmp(kind, "create")) {
+		NVT_MEM_ALLOC_PROP prop = {1, 0, NVT_MEM_LOCATION_DEVICE, 0};
+		uint64_t h = 0;
+		rc = p_cuMemCreate(&h, size_of(args), &prop, 0);
+		p = h;
+	} else if (!strcmp(kind, "pitch")) {
+		size_t pitch = 0, w = 0, h = 0;
+		sscanf(args, "%zu:%zu", &w, &h);
+		rc = p_cuMemAllocPitch(&p, &pitch, w, h, 4);
+	} else if (!strcmp(kind, "array")) {
+		NVT_ARRAY_DESCRIPTOR d = {0, 0, 0x20, 1};
+		void *a = NULL;
+		sscanf(args, "%zu:%zu", &d.width, &d.height);
+		rc = p_cuArrayCreate(&a, &d);
+		p = (uint64_t)(uintptr_t)a;
+	} else {
+		NVT_ARRAY3D_DESCRIPTOR d = {0, 0, 0, 0x20, 1, 0};
+		void *a = NULL;
+		sscanf(args, "%zu:%zu:%zu", &d.width, &d.height, &d.depth);
+		rc = p_cuArray3DCreate(&a, &d);
+		p = (uint64_t)(uintptr_t)a;
+	}
+	if (rc == 0)
+		remember(kind, p);
+	return rc;
+}
+
+static int give(int n)
+{
+	const char *k;
+	uint64_t key;
+
+	if (n < 0 || n >= n_taken)
+		return -1;
+	k = taken[n].kind;
+	key = taken[n].key;
+	if (!strcmp(k, "create"))
+		return p_cuMemRelease(key);
+	if (!strncmp(k, "array", 5))
+		return p_cuArrayDestroy((void *)(uintptr_t)key);
+	if (!strcmp(k, "async") || !strcmp(k, "pool"))
+		return p_cuMemFreeAsync(key, NULL);
+	return p_cuMemFree(key);
+}
+
+static void wait_for(const char *file)
+{
+	char ready[512];
+	FILE *f;
+	struct timespec ms = {0, 1000000};
+
+	snprintf(ready, sizeof(ready), "%s.ready", file);
+	if ((f = fopen(ready, "w"))) {
+		fputs("ready\n", f);
+		fclose(f);
+	}
+	/* The test makes FILE; it ends this program if it never does. */
+	while (access(file, F_OK))
+		nanosleep(&ms, NULL);
+}
+
+/* Runs one step of the command line. */
+static void step(char *word)
+{
+	char *args = strchr(word, ':');
+	size_t free_bytes = 0, total = 0;
+	int rc;
+
+	if (args)
+		*args++ = '\0';
+	if (!strcmp(word, "free")) {
+		printf("free rc=%d\n", give(atoi(args)));
+	} else if (!strcmp(word, "info")) {
+		rc = p_cuMemGetInfo(&free_bytes, &total);
+		printf("info rc=%d free=%zu total=%zu\n", rc, free_bytes, total);
+	} else if (!strcmp(word, "total")) {
+		rc = p_cuDeviceTotalMem(&total, 0);
+		printf("total rc=%d bytes=%zu\n", rc, total);
+	} else if (!strcmp(word, "reset")) {
+		printf("reset rc=%d\n", p_cuDevicePrimaryCtxReset(0));
+		n_taken = 0;
+	} else if (!strcmp(word, "export")) {
+		ipc_handle h;
+		FILE *f;
+		rc = n_taken ? p_cuIpcGetMemHandle(&h, taken[n_taken - 1].key) : -1;
+		if (rc == 0 && (f = fopen(args, "w"))) {
+			fwrite(&h, sizeof(h), 1, f);
+			fclose(f);
+		}
+		printf("export rc=%d\n", rc);
+	} else if (!strcmp(word, "import")) {
+		ipc_handle h;
+		CUdeviceptr p = 0;
+		FILE *f = fopen(args, "r");
+		rc = f && fread(&h, sizeof(h), 1, f) == 1 ? p_cuIpcOpenMemHandle(&p, h, 1) : -1;
+		if (f)
+			fclose(f);
+		printf("import rc=%d\n", rc);
+	} else if (!strcmp(word, "fill")) {
+		CUdeviceptr p;
+		uint64_t got = 0;
+		while ((rc = p_cuMemAlloc(&p, 1 << 20)) == 0)
+			got += 1 << 20;
+		printf("fill rc=%d got=%llu\n", rc, (unsigned long long)got);
+	} else if (!strcmp(word, "wait")) {
+		wait_for(args);
+		printf("wait rc=0\n");
+	} else {
+		printf("%s rc=%d\n", word, take(word, args ? args : "0"));
+	}
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	void *ctx;
+
+	load();
+	if (p_cuInit(0) || p_cuDevicePrimaryCtxRetain(&ctx, 0) || p_cuCtxSetCurrent(ctx)) {
+		fprintf(stderr, "memapp: cannot start CUDA\n");
+		return 2;
+	}
+	for (int i = 1; i < argc; i++)
+		step(argv[i]);
+	return 0;
+}

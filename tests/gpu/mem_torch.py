@@ -1,0 +1,87 @@
+"""GPU memory limits on a real GPU (tests/gpu/mem.sh): one mode per run, one line of results.
+
+  fill STEP_MIB      allocate STEP_MIB tensors until out of memory; "got=BYTES limit=L free=F total=T"
+                     (mem_get_info before the first allocation)
+  info               "free=F total=T props=P" (mem_get_info, get_device_properties().total_memory)
+  hold MIB FILE      allocate MIB, write "held" to FILE, then sleep until killed
+  churn N SIZE_KIB   N rounds of cudaMalloc/cudaFree of SIZE_KIB (run with
+                     PYTORCH_NO_CUDA_MEMORY_CACHING=1); "seconds=S"
+  raw                cudart: cudaMalloc 1 MiB at a time through ctypes; "got=BYTES rc=RC"
+  refill STEP_MIB FILE  fill, write "ready" to FILE.ready, wait until FILE exists (nvtaskset -p
+                     --mem changes the limit meanwhile), fill again;
+                     "first=BYTES second=BYTES total=T" (mem_get_info's total after the wait)
+"""
+import ctypes
+import os
+import sys
+import time
+
+import torch
+
+
+def fill(step, held):
+    """Allocates step-byte tensors into held until out of memory; returns the bytes taken."""
+    got = 0
+    try:
+        while True:
+            held.append(torch.empty(step, dtype=torch.uint8, device="cuda"))
+            got += step
+    except torch.OutOfMemoryError:
+        pass
+    return got
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "raw":
+        rt = ctypes.CDLL("libcudart.so")
+        p = ctypes.c_void_p()
+        got, rc = 0, 0
+        while rc == 0:
+            rc = rt.cudaMalloc(ctypes.byref(p), 1 << 20)
+            got += (1 << 20) if rc == 0 else 0
+        print(f"got={got} rc={rc}")
+        return
+    torch.cuda.init()
+    free, total = torch.cuda.mem_get_info()
+    if mode == "info":
+        print(f"free={free} total={total} props={torch.cuda.get_device_properties(0).total_memory}")
+    elif mode == "fill":
+        step = int(sys.argv[2]) << 20
+        held = []
+        try:
+            while True:
+                held.append(torch.empty(step, dtype=torch.uint8, device="cuda"))
+        except torch.OutOfMemoryError:
+            pass
+        got = sum(t.numel() for t in held)
+        print(f"got={got} limit={total} free={free} total={total}")
+    elif mode == "refill":
+        step, path, held = int(sys.argv[2]) << 20, sys.argv[3], []
+        first = fill(step, held)
+        with open(path + ".ready", "w") as f:
+            f.write("ready\n")
+        while not os.path.exists(path):
+            time.sleep(0.05)
+        second = fill(step, held)
+        print(f"first={first} second={second} total={torch.cuda.mem_get_info()[1]}")
+    elif mode == "hold":
+        t = torch.ones(int(sys.argv[2]) << 20, dtype=torch.uint8, device="cuda")
+        torch.cuda.synchronize()
+        with open(sys.argv[3], "w") as f:
+            f.write("held\n")
+        while t is not None:
+            time.sleep(1)
+    elif mode == "churn":
+        n, size = int(sys.argv[2]), int(sys.argv[3]) << 10
+        torch.empty(size, dtype=torch.uint8, device="cuda")
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            x = torch.empty(size, dtype=torch.uint8, device="cuda")
+            del x
+        torch.cuda.synchronize()
+        print(f"seconds={time.perf_counter() - t0:.6f}")
+
+
+main()

@@ -1,0 +1,185 @@
+/*
+ * test_memlimit.c - --mem's SIZE, the words a limit is shown in, and what a
+ * program that asks for its GPU's memory is told (src/core/memlimit.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/memlimit.h"
+
+#define GIB (1024ull * 1024 * 1024)
+#define MIB (1024ull * 1024)
+/* An H100 80GB HBM3 as driver 580 reports it. */
+#define H100 85030961152ull
+
+static uint64_t parsed(const char *text, uint64_t gpu)
+{
+	char why[256];
+	uint64_t bytes = 12345;
+
+	return nvt_memlimit_parse(text, gpu, &bytes, why, sizeof(why)) ? 0 : bytes;
+}
+
+/* The reason text gives, "" when it parses. */
+static const char *reason(const char *text, uint64_t gpu)
+{
+	static char why[256];
+	uint64_t bytes;
+
+	if (!nvt_memlimit_parse(text, gpu, &bytes, why, sizeof(why)))
+		return "";
+	return why;
+}
+
+static void sizes(void)
+{
+	CHECK(parsed("8G", H100) == 8 * GIB);
+	CHECK(parsed("8g", H100) == 8 * GIB);
+	CHECK(parsed("8GiB", H100) == 8 * GIB);
+	CHECK(parsed("8GB", H100) == 8 * GIB);
+	CHECK(parsed("1.5G", H100) == 3 * GIB / 2);
+	CHECK(parsed("512M", H100) == 512 * MIB);
+	CHECK(parsed("1048576", H100) == MIB);
+	CHECK(parsed("2048K", H100) == 2 * MIB);
+	CHECK(parsed("0.25T", 0) == 256 * GIB);
+	CHECK(parsed("50%", H100) == H100 / 2);
+	CHECK(parsed("100%", H100) == H100);
+	CHECK(parsed("12.5%", 80 * GIB) == 10 * GIB);
+	/* Exactly the GPU's memory is allowed; a byte more is not. */
+	CHECK(parsed("85030961152", H100) == H100);
+	CHECK(parsed("85030961153", H100) == 0);
+	/* Unknown GPU memory: bytes work, a share cannot. */
+	CHECK(parsed("64G", 0) == 64 * GIB);
+	CHECK(parsed("50%", 0) == 0);
+}
+
+static void bad_input(void)
+{
+	/* Each names what is wrong and the GPU's memory. */
+	CHECK(strstr(reason("0", H100), "no memory at all"));
+	CHECK(strstr(reason("0", H100), "the GPU has 79.1G, 85030961152 bytes"));
+	CHECK(strstr(reason("0G", H100), "no memory at all"));
+	CHECK(strstr(reason("-1G", H100), "negative"));
+	CHECK(strstr(reason("-1G", H100), "85030961152 bytes"));
+	CHECK(strstr(reason("lots", H100), "is not a memory size"));
+	CHECK(strstr(reason("", H100), "empty"));
+	CHECK(strstr(reason("G", H100), "is not a memory size"));
+	CHECK(strstr(reason("8X", H100), "unknown unit 'X'"));
+	CHECK(strstr(reason("8Gb!", H100), "unknown unit"));
+	CHECK(strstr(reason("8 G", H100), "unknown unit"));
+	CHECK(strstr(reason("100G", H100), "more memory than the GPU has"));
+	CHECK(strstr(reason("100G", H100), "the GPU has 79.1G"));
+	CHECK(strstr(reason("101%", H100), "at most 100%"));
+	CHECK(strstr(reason("0%", H100), "above 0%"));
+	CHECK(strstr(reason("50%", 0), "not known"));
+	CHECK(strstr(reason("99999999999999999999", H100), "not a memory size"));
+	CHECK(strstr(reason("20000000T", 0), "more memory than any GPU"));
+	CHECK(strstr(reason("512K", H100), "less than 1M"));
+	CHECK(strcmp(reason("1M", H100), "") == 0);
+}
+
+static void shown(void)
+{
+	char buf[NVT_MEM_TEXT_MAX];
+
+	CHECK_STR(nvt_memlimit_format(80 * GIB, buf, sizeof(buf)), "80G");
+	CHECK_STR(nvt_memlimit_format(3 * GIB / 2, buf, sizeof(buf)), "1.5G");
+	CHECK_STR(nvt_memlimit_format(512 * MIB, buf, sizeof(buf)), "512M");
+	CHECK_STR(nvt_memlimit_format(1023, buf, sizeof(buf)), "1023");
+	CHECK_STR(nvt_memlimit_format(0, buf, sizeof(buf)), "0");
+	CHECK_STR(nvt_memlimit_format(H100, buf, sizeof(buf)), "79.1G");
+	CHECK_STR(nvt_memlimit_format(UINT64_MAX, buf, sizeof(buf)), "15.9E");
+	CHECK(strlen(nvt_memlimit_format(UINT64_MAX - 1, buf, sizeof(buf))) < NVT_MEM_TEXT_MAX);
+}
+
+static void usage_shown(void)
+{
+	char buf[NVT_MEM_USAGE_TEXT_MAX];
+
+	CHECK_STR(nvt_memlimit_usage(GIB * 6 / 5, 4 * GIB, buf, sizeof(buf)), "1.1G/4G");
+	CHECK_STR(nvt_memlimit_usage(48 * MIB, 0, buf, sizeof(buf)), "48M/-");
+	CHECK_STR(nvt_memlimit_usage(0, 64 * MIB, buf, sizeof(buf)), "0/64M");
+	CHECK_STR(nvt_memlimit_usage(0, 0, buf, sizeof(buf)), "-");
+	CHECK(strlen(nvt_memlimit_usage(UINT64_MAX - 1, UINT64_MAX - 1, buf, sizeof(buf))) <
+	      NVT_MEM_USAGE_TEXT_MAX);
+}
+
+static void from_environment(void)
+{
+	uint64_t bytes = 7;
+
+	CHECK(nvt_memlimit_env_parse("67108864", &bytes) == 0 && bytes == 64 * MIB);
+	CHECK(nvt_memlimit_env_parse("1048576", &bytes) == 0 && bytes == MIB);
+	CHECK(nvt_memlimit_env_parse("1125899906842624", &bytes) == 0 && bytes == 1ull << 50);
+	bytes = 7;
+	CHECK(nvt_memlimit_env_parse("1048575", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("1125899906842625", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("99999999999999999999", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("18446744073709551617", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("4G", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("067108864", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("-67108864", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse(" 67108864", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse("", &bytes) == -1);
+	CHECK(nvt_memlimit_env_parse(NULL, &bytes) == -1);
+	CHECK(bytes == 7);
+}
+
+static void room(void)
+{
+	/* 80G: 30G and 50G given leave nothing; 30G and 40G leave 10G. */
+	CHECK(nvt_memlimit_has_room(80 * GIB, 30 * GIB, 50 * GIB));
+	CHECK(!nvt_memlimit_has_room(80 * GIB, 30 * GIB, 50 * GIB + 1));
+	CHECK(nvt_memlimit_has_room(80 * GIB, 0, 80 * GIB));
+	/* No limit: the whole GPU, beside nobody's. */
+	CHECK(nvt_memlimit_has_room(80 * GIB, 0, 0));
+	CHECK(!nvt_memlimit_has_room(80 * GIB, 1, 0));
+	/* Limits given past the GPU already (before this rule): nothing fits. */
+	CHECK(!nvt_memlimit_has_room(80 * GIB, 90 * GIB, 1));
+	CHECK(!nvt_memlimit_has_room(80 * GIB, UINT64_MAX, UINT64_MAX));
+}
+
+static void told(void)
+{
+	uint64_t free_bytes = 70 * GIB, total = 80 * GIB;
+
+	/* No limit: the driver's answer. */
+	nvt_memlimit_told(0, 5 * GIB, &free_bytes, &total);
+	CHECK(free_bytes == 70 * GIB && total == 80 * GIB);
+	/* The limit, and what is left of it. */
+	nvt_memlimit_told(8 * GIB, 3 * GIB, &free_bytes, &total);
+	CHECK(free_bytes == 5 * GIB && total == 8 * GIB);
+	/* Never more free than the GPU has. */
+	free_bytes = GIB, total = 80 * GIB;
+	nvt_memlimit_told(8 * GIB, 3 * GIB, &free_bytes, &total);
+	CHECK(free_bytes == GIB && total == 8 * GIB);
+	/* Past the limit (lowered below what it holds): nothing left. */
+	free_bytes = 70 * GIB;
+	nvt_memlimit_told(2 * GIB, 3 * GIB, &free_bytes, &total);
+	CHECK(free_bytes == 0 && total == 2 * GIB);
+	/* cuDeviceTotalMem: total alone. */
+	total = 80 * GIB;
+	nvt_memlimit_told(8 * GIB, 0, NULL, &total);
+	CHECK(total == 8 * GIB);
+
+	CHECK(nvt_memlimit_fits(0, UINT64_MAX, UINT64_MAX));
+	CHECK(nvt_memlimit_fits(8 * GIB, 6 * GIB, 2 * GIB));
+	CHECK(!nvt_memlimit_fits(8 * GIB, 6 * GIB, 2 * GIB + 1));
+	CHECK(!nvt_memlimit_fits(8 * GIB, 9 * GIB, 0));
+	CHECK(!nvt_memlimit_fits(8 * GIB, 1, UINT64_MAX));
+}
+
+int main(void)
+{
+	sizes();
+	bad_input();
+	shown();
+	usage_shown();
+	from_environment();
+	room();
+	told();
+	return CHECK_DONE();
+}
