@@ -54,7 +54,8 @@ rm -f "$W/go" "$W/go.ready"
 T "$NVT" --no-mps --mem 2G -c 0-65 "${PY[@]}" refill 2 "$W/go" >"$LOG/mem-pid.txt" 2>&1 &
 RP=$!
 for _ in $(seq 1200); do [ -s "$W/go.ready" ] && break; sleep 0.1; done
-T "$NVT" -p --mem 4G "$RP" >>"$LOG/mem-pid.txt" 2>&1
+# $! is timeout's: the program is its child (nvtaskset execs it).
+T "$NVT" -p --mem 4G "$(pgrep -P "$RP" | head -1)" >>"$LOG/mem-pid.txt" 2>&1
 touch "$W/go"
 wait "$RP"
 out=$(grep '^first=' "$LOG/mem-pid.txt")
@@ -83,9 +84,11 @@ rm -f "$W/held"
 T "$NVT" --no-mps -c 0-31 "${PY[@]}" hold 8192 "$W/held" >"$LOG/mem-neighbour.txt" 2>&1 &
 NB=$!
 for _ in $(seq 600); do [ -s "$W/held" ] && break; sleep 0.1; done
-before=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits | awk -v p=$NB -F', ' '$1 == p {print $2}')
+NBP=$(pgrep -P "$NB" | head -1) # the program, timeout's child
+nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits >>"$LOG/mem-neighbour.txt" 2>&1
+before=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits | awk -v p="$NBP" -F', ' '$1 == p {print $2}')
 T "$NVT" --no-mps --mem 4G -c 32-65 "${PY[@]}" fill 64 >>"$LOG/mem-neighbour.txt" 2>&1
-after=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits | awk -v p=$NB -F', ' '$1 == p {print $2}')
+after=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits | awk -v p="$NBP" -F', ' '$1 == p {print $2}')
 kill "$NB" 2>/dev/null; wait "$NB" 2>/dev/null
 [ -n "$before" ] && [ "$before" == "$after" ] && pass "a neighbour's memory untouched ($before MiB)" ||
 	fail "neighbour" "before '$before' after '$after' MiB"
