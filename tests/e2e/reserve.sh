@@ -202,7 +202,9 @@ t_reserve_wait_no_busy_loop() {
 	wait_file "$WORK/h.state" "0-59"
 	wait_file "$WORK/h2.state" "60"
 	started=$(date +%s%N)
-	start_loop w strace -f -o "$WORK/w.strace" -e trace=poll,ppoll \
+	# (its own process only, no -f: a child's line between a call and its end would cut
+	# the call's line in two)
+	start_loop w strace -o "$WORK/w.strace" -e trace=poll,ppoll,openat \
 		"$NVT" --no-mps -n 7 --exclude-running --wait "$APP"
 	w=$PID
 	wait_for 20 grep -q "only 5 are free of other tasks; waiting for a task to free them (--wait)" "$WORK/w.err"
@@ -221,13 +223,17 @@ t_reserve_wait_no_busy_loop() {
 	events=$(waits_ending "= 1 ")
 	echo "waits=$waits events=$events in ${elapsed_ms} ms"
 	[ "$waits" -le $((elapsed_ms / 1000 + events + 2)) ] || die "$waits waits in $elapsed_ms ms with $events events"
+	# It claimed twice, making its segment each time: when it found the GPU full, and once
+	# a look found room. Its looks while it waited made nothing (that would wake the
+	# others that wait).
+	eq "$(grep -c 'openat([^"]*"nvtaskset\.[0-9]*\.[0-9]*", [^)]*O_CREAT' "$WORK/w.strace")" 2 \
+		"the claims it made: $(grep O_CREAT "$WORK/w.strace")"
 	eq "$(tpc_count "$(cat "$WORK/w.state")")" 7 "its TPCs"
 	stop_loop w "$w"
 }
 # waits_ending TEXT: the waiting claim's waits (polls of its one watch, in w.strace) whose
-# result begins with TEXT. strace -f splits a call that another traced process's call
-# interrupts into "poll(... <unfinished ...>" and "<... poll resumed>) = RESULT" (seen on a
-# loaded machine): the resumed half counts too.
+# result begins with TEXT. strace splits a call that another traced call interrupts into
+# "poll(... <unfinished ...>" and "<... poll resumed>) = RESULT": the resumed half counts too.
 waits_ending() {
 	grep -c "poll(\[{fd=[0-9]*, events=POLLIN}\], 1, [0-9]*) *$1\|<\.\.\. poll resumed>) *$1" \
 		"$WORK/w.strace" || :

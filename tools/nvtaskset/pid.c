@@ -523,7 +523,7 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	}
 	print_change(o, pid, &c, top);
 	/* A MASK (or a priority) that makes it share a live task's TPCs: say so now. */
-	if (c.changed && !o->json && !(o->part.count && o->part.exclude_running)) {
+	if (c.changed && !o->json && !o->part.count) {
 		char who[48];
 		snprintf(who, sizeof(who), "pid %ld's ", (long)pid);
 		warn_shared_tpcs(pid, c.now, c.n, who);

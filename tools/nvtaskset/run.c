@@ -160,9 +160,9 @@ static void report(const struct options *o, FILE *out, const char *what,
  */
 #define WAIT_LOOK_MS 1000
 
-/* 1 if -n's pick fits on every GPU of parts now, from one look (changing nothing: a look
+/* 1 if the claim req (n GPUs) fits on every GPU now, from one look (changing nothing: a look
  * makes no event that would wake another waiting claim). */
-static int room_now(const struct options *o, const struct nvt_slot_view *parts, int n)
+static int room_now(const struct options *o, const struct nvt_claim_gpu *req, int n)
 {
 	struct part_args look = o->part;
 	struct nvt_tpcset set;
@@ -170,20 +170,19 @@ static int room_now(const struct options *o, const struct nvt_slot_view *parts, 
 
 	look.exclude_running = 1;
 	for (int i = 0; i < n; i++)
-		if (parts[i].state == NVT_SLOT_SET &&
-		    parse_partition(&look, "", &parts[i].topo, parts[i].uuid, "the GPU", NULL, &set,
-				    why, sizeof(why)))
+		if (req[i].count && parse_partition(&look, "", &req[i].topo, req[i].uuid, "the GPU",
+						    NULL, &set, why, sizeof(why)))
 			return 0;
 	return 1;
 }
 
 /*
- * --wait: waits until a look finds room for the pick (a task left, or moved), or ends the
+ * --wait: waits until a look finds room for the claim req (a task left, or moved), or ends the
  * command once o->wait_s seconds have passed since since_ms (0: no end). Each look follows
  * an event of the run directories or WAIT_LOOK_MS without one: never a busy loop, and the
  * claim that follows was looked for. why: what the last claim said.
  */
-static void wait_for_room(const struct options *o, const struct nvt_slot_view *parts, int n,
+static void wait_for_room(const struct options *o, const struct nvt_claim_gpu *req, int n,
 			  uint64_t since_ms, const char *why)
 {
 	uint64_t end = since_ms + (uint64_t)o->wait_s * 1000u;
@@ -192,7 +191,7 @@ static void wait_for_room(const struct options *o, const struct nvt_slot_view *p
 	/* One watch for every look: a task that leaves while a look reads wakes the next wait.
 	 * (Without one, a wait is a sleep of WAIT_LOOK_MS.) */
 	nvt_seg_watch_open(nvt_rundir(), &watch);
-	for (int looked = 0; !looked || !room_now(o, parts, n); looked = 1) {
+	for (int looked = 0; !looked || !room_now(o, req, n); looked = 1) {
 		uint64_t now = (uint64_t)nvt_clock_ms();
 		int wait_ms = WAIT_LOOK_MS;
 		if (o->wait_s && now >= end) {
@@ -244,7 +243,7 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 			else
 				warnx("%s; waiting for a task to free them (--wait)", why);
 		}
-		wait_for_room(o, parts, n, since_ms, why);
+		wait_for_room(o, req, n, since_ms, why);
 	}
 	if (since_ms && rc == NVT_RESERVE_OK)
 		warnx("the TPCs are free after %.0f s of waiting", ((uint64_t)nvt_clock_ms() - since_ms) / 1000.0);
@@ -366,10 +365,11 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 		claim(o, parts, n, timeout_ms, &own);
 		made = 1;
 	} else {
-		/* A MASK (or -n's pick from TPC 0) may take a live task's TPCs: say so now (not
-		 * under --json, whose document is what standard error carries: -l --json's
-		 * "overlaps" says it). */
-		if (!o->json)
+		/* A MASK may take a live task's TPCs: say so now (not under --json, whose
+		 * documents are what standard error carries: -l --json's "overlaps" says it).
+		 * -n without --exclude-running picks as if no task ran, by request: its report
+		 * says what it took. */
+		if (!o->part.count && !o->json)
 			warn_shared_tpcs(getpid(), parts, n, "");
 		made = nvt_reserve_prepare(nvt_rundir(), parts, n, &own, why, sizeof(why)) == 0;
 	}
