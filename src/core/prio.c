@@ -233,6 +233,17 @@ uint32_t nvt_prio_default_yield(uint8_t level, int whole_gpu, uint32_t guard)
 	return level != NVT_PRIO_NONE && whole_gpu && !guard ? NVT_YIELD_SLICE : NVT_YIELD_DEFAULT;
 }
 
+void nvt_prio_keep_slice(struct nvt_slot_prio *given, const struct nvt_slot_prio *old)
+{
+	if (old->prio == NVT_PRIO_NONE || !(old->yield & NVT_YIELD_SLICE))
+		return;
+	given->yield = old->yield;
+	given->bound_us = old->bound_us;
+	given->ahead_us = old->ahead_us;
+	given->duty_pct = old->duty_pct;
+	given->slice_us = old->slice_us;
+}
+
 void nvt_prio_given(uint8_t level, int no_lend, uint32_t guard, const struct nvt_slot_prio *yield,
 		    int whole_gpu, struct nvt_slot_prio *given)
 {

@@ -65,6 +65,13 @@ unsigned nvt_prio_pack(const struct nvt_topology *topo, const struct nvt_tpcset 
 void nvt_prio_own_of(const struct nvt_slot_view *view, struct nvt_tpcset *own);
 
 /*
+ * -p --priority without --yield on a time-sliced task: given (what the options give) keeps
+ * old's yield words and values where old is time-sliced, since -p cannot make a task
+ * time-sliced again once slice is taken away (its shim follows channel groups only from its
+ * start); --yield client takes it away on purpose.
+ */
+void nvt_prio_keep_slice(struct nvt_slot_prio *given, const struct nvt_slot_prio *old);
+/*
  * What a writer (a start, -p) gives a slot: want's priority part, from old
  * (the slot's part before, NULL: none) unless given (NULL: keep it) names one;
  * its mode own and its own partition want's TPCs (all when unpartitioned).

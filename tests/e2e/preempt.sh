@@ -163,6 +163,26 @@ t_preempt_p_changes() {
 	eq "$(sets "$PID" | tr '\n' ' ')" "2048 " "the second task's sets: libcuda's own only"
 }
 
+# -p --priority without --yield keeps a time-sliced task time-sliced (started so by default:
+# a priority and no partition), its groups at its level's timeslice; --yield client ends it.
+t_preempt_p_priority_keeps_slice() {
+	local out rc group
+	rm_env
+	start_loop ks "$NVT" --no-mps --priority low "$APP"
+	wait_file "$WORK/ks.state" "0-65"
+	first_group group "$PID"
+	wait_for 10 eval '[ "$(last_us '"$PID $group"')" == 5 ]'
+	run_rc out rc "$NVT" -p --priority normal "$PID"
+	eq "$rc" 0 "-p: $out"
+	run_rc out rc "$NVT" -l --json
+	has "$out" '"priority":"normal"'
+	has "$out" '"yield":{"ways":"slice"'
+	run_rc out rc "$NVT" -p --priority low --yield client "$PID"
+	eq "$rc" 0 "-p --yield client: $out"
+	wait_for 10 eval '[ "$(last_us '"$PID $group"')" == 2048 ]'
+	stop_loop ks "$PID"
+}
+
 # A control the driver refuses is said once, and shown in -l.
 t_preempt_refused_said_once() {
 	rm_env

@@ -265,6 +265,20 @@ static void test_given_and_carried(void)
 	CHECK(want.prio.prio == NVT_PRIO_NORMAL && want.prio.guard == 6 && want.prio.duty_pct == 40);
 	CHECK(want.prio.bound_us == 900 && want.prio.ahead_us == 700 && want.prio.flags == NVT_PRIOF_NO_LEND);
 	CHECK(want.prio.mode == NVT_MODE_OWN && nvt_set_count(&want.prio.own) == 4);
+	/* -p --priority without --yield keeps a time-sliced task's words, no other task's. */
+	{
+		struct nvt_slot_prio sliced = {0}, g;
+		sliced.prio = NVT_PRIO_LOW;
+		sliced.yield = NVT_YIELD_SLICE;
+		sliced.slice_us = 50;
+		nvt_prio_given(NVT_PRIO_HIGH, 0, 0, NULL, 0, &g);
+		nvt_prio_keep_slice(&g, &sliced);
+		CHECK(g.prio == NVT_PRIO_HIGH && g.yield == NVT_YIELD_SLICE && g.slice_us == 50);
+		sliced.yield = NVT_YIELD_CLIENT;
+		nvt_prio_given(NVT_PRIO_HIGH, 0, 0, NULL, 0, &g);
+		nvt_prio_keep_slice(&g, &sliced);
+		CHECK(g.yield == NVT_YIELD_DEFAULT);
+	}
 	nvt_prio_carry(&want, &old, NULL); /* -p MASK: the old priority kept */
 	CHECK(want.prio.prio == NVT_PRIO_HIGH && want.prio.duty_pct == 99);
 }

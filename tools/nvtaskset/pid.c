@@ -420,6 +420,23 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 	}
 }
 
+
+/* Without --yield, a time-sliced task stays time-sliced (nvt_prio_keep_slice): its words are
+ * read from its first GPU's slot. */
+static void keep_slice(const struct options *o, const struct nvt_seg_handle *h,
+		       struct nvt_slot_prio *given)
+{
+	struct nvt_slot_view v;
+
+	if (!o->prio_given || o->yield_given)
+		return;
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		if (nvt_seg_read(h, g, &v, NULL) == 0 && !nvt_uuid_is_zero(v.uuid)) {
+			nvt_prio_keep_slice(given, &v.prio);
+			return;
+		}
+}
+
 /*
  * --mem with -p: the limits for the task open as h, on the GPUs of parts
  * that are written (state NVT_SLOT_SET) and those it has slots for, into
@@ -495,6 +512,7 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	struct nvt_slot_prio given;
 
 	prio_given(o, &given);
+	keep_slice(o, h, &given);
 	if (o->mem.n && mem_plan(o, h, parts, n_parts, &mem, why, len)) {
 		nvt_seg_close(h);
 		return -1;

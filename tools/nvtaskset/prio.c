@@ -89,6 +89,8 @@ void prio_carry(const struct options *o, struct nvt_slot_view *want, const struc
 	struct nvt_slot_prio given;
 
 	prio_given(o, &given);
+	if (!o->yield_given && old)
+		nvt_prio_keep_slice(&given, &old->prio); /* (tree.c's -a -p) */
 	nvt_prio_carry(want, old, o->prio_given ? &given : NULL);
 }
 
