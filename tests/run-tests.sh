@@ -39,7 +39,8 @@ chmod 755 "$TOP"
 RUN=$ROOT
 # shellcheck source=tests/share-build.sh
 . "$ROOT/tests/share-build.sh"
-if [ "$(id -u)" == 0 ] && command -v setpriv >/dev/null && [ -x "$B/bin/nvtaskset" ] &&
+# (Not for --list: its output is the names alone.)
+if ((!LIST)) && [ "$(id -u)" == 0 ] && command -v setpriv >/dev/null && [ -x "$B/bin/nvtaskset" ] &&
 	! reachable_by 65534 "$ROOT"; then
 	RUN=$TOP/.tree
 	share_build "$ROOT" "$RUN" || echo "warning: copying the build for other users' tests to $RUN failed"
