@@ -80,7 +80,7 @@ CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mps
 	json cdi cmdline outbuf expo listen conns
 OS = sysutil proc slurmproc child progpath
 GPU = driverinfo driver gpu calibrate bwprobe topocache gpus
-SEG = segfile segtrust segopen segwrite segscan segown inherit segfor segctr segleft segwatch
+SEG = segfile segtrust segopen segwrite segscan segown inherit segfor segctr segleft segwalk segwatch
 MPS = mps
 ALLOC = placement reserve
 TASK = task container admit

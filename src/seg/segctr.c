@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "segctr.h"
+#include "segwalk.h"
 #include "core/grow.h"
 #include "core/text.h"
 
@@ -304,8 +305,7 @@ int nvt_seg_ctr_open_below(int dirfd, const char *name)
 /* A removal's walk: the inodes of the directories from the top down to the one it is in (the
  * way back up, checked), and the entries it could not remove. */
 struct rm_walk {
-	ino_t *path;
-	size_t depth, cap;
+	struct nvt_seg_walk way;
 	ino_t left[RM_LEFT];
 	int n_left;
 	ino_t emptied; /* the directory the walk came back up from, emptied */
@@ -372,27 +372,6 @@ static int empty_level(int fd, struct rm_walk *w, int *sub)
 	return rc;
 }
 
-static ino_t inode_of(int fd)
-{
-	struct stat st;
-	return fstat(fd, &st) ? 0 : st.st_ino;
-}
-
-/* Goes into sub (w's path grows). Returns 0, or -1. */
-static int walk_down(struct rm_walk *w, int sub)
-{
-	if (w->depth + 1 >= w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 64;
-		ino_t *grown = realloc(w->path, cap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		w->path = grown;
-		w->cap = cap;
-	}
-	w->path[++w->depth] = inode_of(sub);
-	return 0;
-}
-
 /*
  * Removes everything in directory top, whatever its depth: without recursion
  * (a walk down and back up through "..", each step checked against the way
@@ -406,17 +385,15 @@ static int empty_tree(int top)
 	struct rm_walk w = {0};
 	int cur = -1, restarts = 0, rc = -1, step = -1, sub;
 
-	if (walk_down(&w, top)) /* (the path's first room; the top is its first step) */
+	if (nvt_seg_walk_start(&w.way, top)) {
+		nvt_seg_walk_free(&w.way);
 		return -1;
-	w.depth = 0;
-	w.path[0] = inode_of(top);
+	}
 	cur = dup(top);
 	while (cur >= 0) {
-		struct open_how how;
-		int up;
 		step = empty_level(cur, &w, &sub);
 		if (step == 1) {
-			if (walk_down(&w, sub)) {
+			if (nvt_seg_walk_down(&w.way, sub)) {
 				close(sub);
 				break;
 			}
@@ -424,34 +401,26 @@ static int empty_tree(int top)
 			cur = sub;
 			continue;
 		}
-		if (w.depth == 0) {
+		if (w.way.depth == 0) {
 			rc = step;
 			break;
 		}
 		/* Done with this one: back up, by "..", to the directory it was found in. */
-		if (step && leave(&w, w.path[w.depth]))
+		if (step && leave(&w, w.way.ino[w.way.depth]))
 			break;
-		w.emptied = step ? 0 : w.path[w.depth];
-		memset(&how, 0, sizeof(how));
-		how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-		how.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-		up = (int)syscall(SYS_openat2, cur, "..", &how, sizeof(how));
-		close(cur);
-		cur = up;
-		w.depth--;
-		if (cur >= 0 && inode_of(cur) == w.path[w.depth])
+		w.emptied = step ? 0 : w.way.ino[w.way.depth];
+		cur = nvt_seg_walk_up(&w.way, cur);
+		if (cur >= 0)
 			continue;
 		/* Moved out from under the walk: from the top again. */
-		if (cur >= 0)
-			close(cur);
 		if (++restarts > RM_RESTARTS)
 			break;
-		w.depth = 0;
+		w.way.depth = 0;
 		cur = dup(top);
 	}
 	if (cur >= 0)
 		close(cur);
-	free(w.path);
+	nvt_seg_walk_free(&w.way);
 	return rc;
 }
 

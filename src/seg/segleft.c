@@ -10,16 +10,15 @@
  */
 #define _GNU_SOURCE
 #include "segfile.h"
+#include "segwalk.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* ---- Which containers are gone ------------------------------------------------ */
@@ -57,50 +56,13 @@ int nvt_seg_ctr_gone(const struct nvt_seg_ctr *v, int n, char *gone)
 
 /* ---- How much a container's directory holds ------------------------------------- */
 
-/* A size walk's way down: the inode of each directory from the top to the one it is in, and
- * where its reading of each goes on (telldir; -1: from the start). */
-struct size_walk {
-	ino_t *ino;
-	long *pos;
-	size_t depth, cap;
-};
-
-static ino_t inode_of(int fd)
-{
-	struct stat st;
-	return fstat(fd, &st) ? 0 : st.st_ino;
-}
-
-/* Goes one down, into the directory of inode ino. Returns 0, or -1 (out of memory). */
-static int size_down(struct size_walk *w, ino_t ino)
-{
-	if (w->depth + 1 >= w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 64;
-		ino_t *inos = realloc(w->ino, cap * sizeof(*inos));
-		long *pos;
-
-		if (!inos)
-			return -1;
-		w->ino = inos;
-		pos = realloc(w->pos, cap * sizeof(*pos));
-		if (!pos)
-			return -1;
-		w->pos = pos;
-		w->cap = cap;
-	}
-	w->depth++;
-	w->ino[w->depth] = ino;
-	w->pos[w->depth] = -1;
-	return 0;
-}
-
 /*
  * Counts the entries of directory fd (on device dev: a mount point is none of the
  * container's) into size, from where w's reading of it stopped; stops at a subdirectory it may
  * go into, opened in *sub, its place kept. Returns 1 (a subdirectory in *sub), 0 (fd is
  * counted), or -1 (the bound, or fd cannot be read).
  */
-static int size_level(int fd, dev_t dev, struct size_walk *w, struct nvt_seg_ctr_size *size, int *sub)
+static int size_level(int fd, dev_t dev, struct nvt_seg_walk *w, struct nvt_seg_ctr_size *size, int *sub)
 {
 	int copy = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
 	struct dirent *ent;
@@ -139,16 +101,6 @@ static int size_level(int fd, dev_t dev, struct size_walk *w, struct nvt_seg_ctr
 }
 
 /* Opens directory fd's parent, never through a link nor across a mount. Returns its fd, or -1. */
-static int open_up(int fd)
-{
-	struct open_how how;
-
-	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	how.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	return (int)syscall(SYS_openat2, fd, "..", &how, sizeof(how));
-}
-
 /* Opens base/containers/ID, root's and written by nobody else. Returns its fd, or -1. */
 static int open_ctr(const char *base, const char *id)
 {
@@ -172,29 +124,24 @@ static int open_ctr(const char *base, const char *id)
 
 int nvt_seg_ctr_size(const char *base, const char *id, struct nvt_seg_ctr_size *size)
 {
-	struct size_walk w = {0};
+	struct nvt_seg_walk w = {0};
 	struct stat top;
 	int cur = open_ctr(base, id), sub = -1, step;
 
 	memset(size, 0, sizeof(*size));
 	if (cur < 0)
 		return -1;
-	if (fstat(cur, &top) || size_down(&w, top.st_ino)) {
+	if (fstat(cur, &top) || nvt_seg_walk_start(&w, cur)) {
 		close(cur);
-		free(w.ino);
-		free(w.pos);
+		nvt_seg_walk_free(&w);
 		return -1;
 	}
-	w.depth = 0; /* (the top: the way's first step) */
-	w.ino[0] = top.st_ino;
-	w.pos[0] = -1;
 	while (cur >= 0) {
 		step = size_level(cur, top.st_dev, &w, size, &sub);
 		if (step == 1) {
-			ino_t ino = inode_of(sub);
 			close(cur);
 			cur = sub;
-			if (size_down(&w, ino))
+			if (nvt_seg_walk_down(&w, sub))
 				break;
 			continue;
 		}
@@ -205,17 +152,11 @@ int nvt_seg_ctr_size(const char *base, const char *id, struct nvt_seg_ctr_size *
 			break;
 		}
 		/* Counted: back up to where it was found, unless it was moved meanwhile. */
-		sub = open_up(cur);
-		close(cur);
-		cur = sub;
-		w.depth--;
-		if (cur >= 0 && inode_of(cur) != w.ino[w.depth])
-			break;
+		cur = nvt_seg_walk_up(&w, cur);
 	}
 	if (cur >= 0)
 		close(cur);
-	free(w.ino);
-	free(w.pos);
+	nvt_seg_walk_free(&w);
 	return 0;
 }
 
