@@ -77,10 +77,10 @@ B = build
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio view shim
 CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield membw smcount memlimit \
-	json cdi cmdline outbuf expo listen conns
+	json cdi cmdline outbuf promtext listen conns
 OS = sysutil proc slurmproc child progpath
 GPU = driverinfo driver gpu calibrate bwprobe topocache gpus
-SEG = segfile segtrust segopen segwrite segscan segown inherit segfor segctr segleft segwalk segwatch
+SEG = segfile segtrust segopen segwrite segscan segown inherit segfor segcontainer segleft segwalk segwatch
 MPS = mps
 ALLOC = placement reserve
 TASK = task container admit
@@ -92,7 +92,7 @@ VIEW = view viewcalc viewmetrics
 # says what each layer holds). libsmctrl.so's own file (src/shim/libsmctrl.c)
 # is above them all.
 SHIM_LAYERS = state features hub setup
-SHIM_state = shimstate shimdriver shimslot shimrm
+SHIM_state = shimstate shimdriver shimslot shimchan
 SHIM_features = shimlease shimyield shimpreempt shimmem shimsmcount shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
 SHIM_hub = shim
 SHIM_setup = shimsetup

@@ -4,7 +4,7 @@
  * controls its objects with, the classes and controls of channel groups
  * (TSGs) and channels, and their parameter blocks. The shim follows the
  * channel groups its own process allocates through these ioctls and issues
- * controls on them (src/shim/shimrm.c); the fake driver's RM
+ * controls on them (src/shim/shimchan.c); the fake driver's RM
  * (tests/fake/fakerm.c) answers the same ioctls, so what the shim issues and
  * what the fake checks are one declaration.
  *

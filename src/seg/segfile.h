@@ -6,7 +6,7 @@
  segfile.c's: the names, checks and reads both sides share, the identity
  * check (nvt_seg_is_its) and the writers' lock files. Each other file of
  * src/seg has a header of its own (segtrust.h, segown.h, segfor.h,
- * segopen.h, segwrite.h, segctr.h, segscan.h; inherit.h), which this one
+ * segopen.h, segwrite.h, segcontainer.h, segscan.h; inherit.h), which this one
  * includes after its own part, for callers that use several.
  *
  * SPDX-License-Identifier: MIT
@@ -38,7 +38,7 @@ enum nvt_seg_err {
 };
 
 
-/* Containers' run directories (segctr.c, below): base/containers/ID/run. */
+/* Containers' run directories (segcontainer.c, below): base/containers/ID/run. */
 #define NVT_CONTAINERS_DIR "containers"
 #define NVT_CONTAINER_PIDNS "pidns"
 #define NVT_CONTAINER_RUN "run"
@@ -155,14 +155,14 @@ int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struc
 		   const struct nvt_seg_who *who);
 
 /* The other files' headers (one a file: segtrust.h, segown.h, segfor.h, segopen.h, segwrite.h,
- * segctr.h, segscan.h), for the callers that include this one for them all. */
+ * segcontainer.h, segscan.h), for the callers that include this one for them all. */
 #endif /* NVT_SEGFILE_H */
 
 #include "segtrust.h"
 #include "segown.h"
 #include "segfor.h"
 #include "segopen.h"
-#include "segctr.h"
+#include "segcontainer.h"
 #include "segleft.h"
 #include "segscan.h"
 #include "segwrite.h"

@@ -1,6 +1,6 @@
 /*
  * segleft.c - what containers leave (segfile.h, "What containers leave"):
- * which containers' directories (segctr.c) outlived their container (its
+ * which containers' directories (segcontainer.c) outlived their container (its
  * first process, recorded beside its PID namespace, ended), how much each
  * holds, and their removal by a hook of root's runtime. Side effects: reads
  * /proc and the directories; removes where asked. Returns codes; never

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-struct nvt_seg_ctr; /* segctr.h */
+struct nvt_seg_ctr; /* segcontainer.h */
 
 /*
  * Which of containers v (n, nvt_seg_ctr_list's) are gone: gone[i] is 1 where

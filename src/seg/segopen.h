@@ -40,7 +40,7 @@ struct nvt_seg_handle {
  * never opens a FIFO blocking) and that the segment names this very process
  * (PID namespace, PID and start time). A process of a namespace below the
  * caller's that none holds is looked for in the run directories of the
- * containers recorded with its PID namespace (segctr.c), by the same rule.
+ * containers recorded with its PID namespace (segcontainer.c), by the same rule.
  * Returns enum nvt_seg_err.
  */
 int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handle *h);

@@ -2,7 +2,7 @@
  * segwalk.h - a walk down a directory tree without recursion (segwalk.c):
  * the way it came, one inode per directory from the top, and where its
  * reading of each goes on; steps down, and back up through "..", checked
- * against the way down. The removal of a container's directory (segctr.c)
+ * against the way down. The removal of a container's directory (segcontainer.c)
  * and the count of what it holds (segleft.c) walk this way, so that no depth
  * runs a stack out and a directory moved out from under a walk is noticed.
  *

@@ -7,7 +7,7 @@
  * from other levels' tasks (its level's MPS server, or its own), so that the
  * GPU's scheduler time-slices between them and switches inside running
  * kernels (instruction-level preemption, which libcuda asks for and gets).
- * Its groups' timeslice (shimrm.c sets it) says how soon a switch comes: a
+ * Its groups' timeslice (shimchan.c sets it) says how soon a switch comes: a
  * task below high 5 us, so that a higher task's request waits ~0.1-0.3 ms for
  * the GPU beside persistent GEMMs; a high task 20 ms, so that a lower task's
  * turn seldom interrupts a request. A thread of the lower task's own, started
@@ -35,7 +35,7 @@
 #include "gpu/nvrm.h"
 #include "seg/segfile.h"
 #include "shimpreempt.h"
-#include "shimrm.h"
+#include "shimchan.h"
 #include "shimstate.h"
 #include "shimyield.h"
 #include "os/clock.h"
@@ -49,7 +49,7 @@ struct pslot {
 	uint8_t prio;
 	struct nvt_yield_cfg cfg;
 	int slice;               /* its word (with a priority) */
-	uint32_t asked_us;       /* the timeslice asked of shimrm; 0: none */
+	uint32_t asked_us;       /* the timeslice asked of shimchan; 0: none */
 	int share;               /* asked the share's timeslice */
 	struct nvt_share looks;  /* whether higher tasks never idle */
 };
@@ -66,7 +66,7 @@ static struct {
 } pre = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 
-/* Asks shimrm for slot p's timeslice now (the share's beside busy higher tasks). */
+/* Asks shimchan for slot p's timeslice now (the share's beside busy higher tasks). */
 static void ask_timeslice(struct pslot *p)
 {
 	uint32_t us = nvt_preempt_timeslice(p->prio, &p->cfg, p->share);
@@ -195,7 +195,7 @@ static void *run(void *unused)
 	return NULL;
 }
 
-/* A channel group of a GPU appeared (under shimrm's lock: only noted here). The thread starts
+/* A channel group of a GPU appeared (under shimchan's lock: only noted here). The thread starts
  * with the first: a process that never makes one needs none. */
 static void on_new_gpu(const uint8_t uuid[16])
 {

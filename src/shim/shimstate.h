@@ -11,7 +11,7 @@
  *   state     shimstate (this state, the warnings), shimdriver (the driver's
  *             entry points, one table), shimslot (a GPU slot's
  *             masks and the slot of a context, which the launch path and
- *             the features share), shimrm (the process's channel groups,
+ *             the features share), shimchan (the process's channel groups,
  *             through the driver's RM ioctls)
  *   features  shimlease, shimyield (priorities), shimpreempt (time-sliced
  *             priorities: channel groups' timeslices), shimmem (GPU memory

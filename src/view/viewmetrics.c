@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "view.h"
-#include "core/expo.h"
+#include "core/promtext.h"
 #include "core/prio.h"
 #include "core/tpcset.h"
 #include "core/yield.h"

@@ -490,7 +490,7 @@ C
 		skip "cannot build with -fsanitize=undefined here"
 	gcc -std=gnu11 -I"$ROOT/include" -I"$ROOT/src" -O1 -g -fsanitize=undefined -fno-sanitize-recover=all \
 		-o "$WORK/list" "$WORK/list.c" "$ROOT/src/seg/segscan.c" "$o/seg/segfile.o" "$o/seg/segtrust.o" \
-		"$o/seg/segopen.o" "$o/seg/segwrite.o" "$o/seg/segctr.o" "$o/os/proc.o" "$o/os/sysutil.o" "$B/libnvtcore.a" ||
+		"$o/seg/segopen.o" "$o/seg/segwrite.o" "$o/seg/segcontainer.o" "$o/seg/segwalk.o" "$o/os/proc.o" "$o/os/sysutil.o" "$B/libnvtcore.a" ||
 		die "the listing does not build with -fsanitize=undefined (its objects above)"
 	mkdir -p "$NVTASKSET_RUNDIR/nvtaskset-0"
 	run_rc out rc "$WORK/list" "$NVTASKSET_RUNDIR"

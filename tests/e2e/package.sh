@@ -394,7 +394,7 @@ t_exports() {
 		# The instance marker, libsmctrl's interface under the shim's own
 		# prefix (libsmctrl.so forwards to it: include/libsmctrl.h), the
 		# driver calls through which a program learns its SM count (shimsmcount.c),
-		# and ioctl(2), through which it follows its channel groups (shimrm.c).
+		# and ioctl(2), through which it follows its channel groups (shimchan.c).
 		syms=$(nm -D --defined-only "$f" | awk '{print $3}' | grep -v '^_' | grep -v '^nvtaskset_smctrl_' |
 			sort | tr '\n' ' ')
 		eq "$syms" "cuDeviceGetAttribute cuGetProcAddress cuGetProcAddress_v2 ioctl nvtaskset_shim_instance " \

@@ -1,4 +1,4 @@
-# Containers' run directories (src/seg/segctr.c, docs/security.md "The run directory"): a
+# Containers' run directories (src/seg/segcontainer.c, docs/security.md "The run directory"): a
 # container's tasks keep their segments in $NVTASKSET_RUNDIR/containers/ID/run, whose pidns
 # file (root's, out of the container's reach) records the container's PID namespace. Host
 # readers list and change the container's tasks there, and trust nothing there that names a

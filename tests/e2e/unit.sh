@@ -24,5 +24,5 @@ t_unit_admit() { "$T/test_admit"; }
 t_unit_gpus() { "$T/test_gpus"; }
 t_unit_membw() { "$T/test_membw"; }
 t_unit_cdi() { "$T/test_cdi"; }
-t_unit_expo() { "$T/test_expo"; }
+t_unit_promtext() { "$T/test_promtext"; }
 t_unit_view() { "$T/test_view"; }

@@ -25,7 +25,7 @@
 #include "gpu/driverinfo.h"
 #include "core/cdi.h"
 #include "core/json.h"
-#include "core/expo.h"
+#include "core/promtext.h"
 #include "core/listen.h"
 #include "core/gpusel.h"
 #include "core/membw.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "core/expo.h"
+#include "core/promtext.h"
 #include "core/tpcset.h"
 #include "core/yield.h"
 #include "view/view.h"

@@ -41,7 +41,7 @@
 #include <microhttpd.h>
 
 #include "core/conns.h"
-#include "core/expo.h"
+#include "core/promtext.h"
 #include "core/listen.h"
 #include "core/text.h"
 #include "gpu/gpus.h"

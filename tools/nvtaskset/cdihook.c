@@ -231,7 +231,7 @@ static uint64_t pidns_of(const char *device, pid_t pid)
 }
 
 /*
- * Root's runtime: the container's run directory of its own (segctr.c), made
+ * Root's runtime: the container's run directory of its own (segcontainer.c), made
  * for container state->id with the PID namespace of its process, its path
  * into dir. The container sees it alone (nvt_task_container_bind): what its
  * root writes there names its own processes only, and it can write nothing

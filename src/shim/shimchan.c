@@ -1,5 +1,5 @@
 /*
- * shimrm.c - this process's channel groups, through the kernel module's RM
+ * shimchan.c - this process's channel groups, through the kernel module's RM
  * interface (src/gpu/nvrm.h; docs/priorities.md, "Preemption").
  *
  * libcuda allocates its channel groups (TSGs: the unit the GPU's scheduler
@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "gpu/nvrm.h"
-#include "shimrm.h"
+#include "shimchan.h"
 #include "shimstate.h"
 
 #define EXPORT __attribute__((visibility("default")))

@@ -1,7 +1,7 @@
 /*
- * test_expo.c - the text writers of the viewers: the growing buffer and its
+ * test_promtext.c - the text writers of the viewers: the growing buffer and its
  * XML escaping (src/core/outbuf.c), Prometheus' text format
- * (src/core/expo.c), where the exporter listens (src/core/listen.c), and
+ * (src/core/promtext.c), where the exporter listens (src/core/listen.c), and
  * which of its connections it closes (src/core/conns.c).
  *
  * SPDX-License-Identifier: MIT
@@ -13,7 +13,7 @@
 
 #include "check.h"
 #include "core/conns.h"
-#include "core/expo.h"
+#include "core/promtext.h"
 #include "core/listen.h"
 #include "core/outbuf.h"
 
@@ -82,7 +82,7 @@ static void test_shown(void)
 	CHECK(nvt_utf8_shown("", 0, &shown) == 0);
 }
 
-static void test_expo(void)
+static void test_promtext(void)
 {
 	struct nvt_outbuf b = {0};
 	struct nvt_expo_label l[2] = {{"user", "a\"b\\c\nd\xff"}, {"gpu", "0"}};
@@ -245,7 +245,7 @@ int main(void)
 	test_outbuf();
 	test_utf8();
 	test_shown();
-	test_expo();
+	test_promtext();
 	test_listen();
 	test_conns();
 	return CHECK_DONE();

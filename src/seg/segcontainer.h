@@ -1,11 +1,11 @@
 /*
- * segctr.h - containers' run directories (segctr.c). Side effects: files.
+ * segcontainer.h - containers' run directories (segcontainer.c). Side effects: files.
  * Returns codes; never prints.
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef NVT_SEGCTR_H
-#define NVT_SEGCTR_H
+#ifndef NVT_SEGCONTAINER_H
+#define NVT_SEGCONTAINER_H
 
 #include "segfile.h"
 
@@ -70,4 +70,4 @@ int nvt_seg_ctr_remove(const char *base, const char *id);
  * -1 with errno set (EXDEV: a mount point; ELOOP: a link). */
 int nvt_seg_ctr_open_below(int dirfd, const char *name);
 
-#endif /* NVT_SEGCTR_H */
+#endif /* NVT_SEGCONTAINER_H */

@@ -1,5 +1,5 @@
 /*
- * expo.c - Prometheus' text exposition format (expo.h).
+ * promtext.c - Prometheus' text exposition format (promtext.h).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expo.h"
+#include "promtext.h"
 
 static int name_char(char c, int first, int colon)
 {

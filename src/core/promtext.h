@@ -1,5 +1,5 @@
 /*
- * expo.h - Prometheus' text exposition format (version 0.0.4), written
+ * promtext.h - Prometheus' text exposition format (version 0.0.4), written
  * through one writer so that what nvtaskset --metrics prints and the
  * exporter serves is well-formed by construction: each family's HELP and
  * TYPE once, before its samples; label values escaped (backslash, double
@@ -8,8 +8,8 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef NVT_EXPO_H
-#define NVT_EXPO_H
+#ifndef NVT_PROMTEXT_H
+#define NVT_PROMTEXT_H
 
 #include "outbuf.h"
 
@@ -45,4 +45,4 @@ int nvt_expo_sample(struct nvt_outbuf *b, const char *name, const struct nvt_exp
 /* Appends v as the format writes a value (above). Returns 0 or -1. */
 int nvt_expo_value(struct nvt_outbuf *b, double v);
 
-#endif /* NVT_EXPO_H */
+#endif /* NVT_PROMTEXT_H */

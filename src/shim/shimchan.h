@@ -1,16 +1,16 @@
 /*
- * shimrm.h - this process's channel groups (shimrm.c): followed through the
+ * shimchan.h - this process's channel groups (shimchan.c): followed through the
  * kernel module's RM ioctls, and given a timeslice.
  * Private to the shim; state layer (no policy: shimpreempt.c decides).
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef NVT_SHIMRM_H
-#define NVT_SHIMRM_H
+#ifndef NVT_SHIMCHAN_H
+#define NVT_SHIMCHAN_H
 
 #include <stdint.h>
 
-/* What shimrm did on one GPU (by UUID): for the slot's publication. */
+/* What shimchan did on one GPU (by UUID): for the slot's publication. */
 struct shim_rm_gpu_stats {
 	uint32_t groups;       /* channel groups of this process on it now */
 	uint32_t timeslice_us; /* what they were given (the driver's record, read back); 0: none */
@@ -31,11 +31,11 @@ void shim_rm_stats(const uint8_t uuid[16], struct shim_rm_gpu_stats *out);
 /*
  * From now on, follows this process's channel groups, and calls fn (once per
  * GPU, from whatever thread allocated the group) when the first group of a
- * GPU appears: uuid all zero if its GPU is not known. fn runs under shimrm's
- * lock: it may note the GPU, not call shimrm.
+ * GPU appears: uuid all zero if its GPU is not known. fn runs under shimchan's
+ * lock: it may note the GPU, not call shimchan.
  */
 void shim_rm_on_new_gpu(void (*fn)(const uint8_t uuid[16]));
 /* In a forked child: the parent's RM objects are not this process's. */
 void shim_rm_after_fork(void);
 
-#endif /* NVT_SHIMRM_H */
+#endif /* NVT_SHIMCHAN_H */

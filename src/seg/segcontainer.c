@@ -1,5 +1,5 @@
 /*
- * segctr.c - containers' run directories (segfile.h, "Containers' run
+ * segcontainer.c - containers' run directories (segfile.h, "Containers' run
  * directories"): reading which containers base holds and the PID namespace
  * each was recorded with, and making and removing one (a CDI hook's, as
  * root). Side effects: files. Returns codes; never prints.
@@ -7,7 +7,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "segctr.h"
+#include "segcontainer.h"
 #include "segwalk.h"
 #include "core/grow.h"
 #include "core/text.h"
