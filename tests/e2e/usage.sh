@@ -147,3 +147,53 @@ t_usage_help_agent_line() {
 		has "$line" "[$opt"
 	done
 }
+
+# The words of main.c's table of every way the command is used (cmds[]), one a line, sorted.
+command_table_words() {
+	sed -n '/^static const struct cmd cmds\[\] = {$/,/^};$/p' "$ROOT/tools/nvtaskset/main.c" |
+		grep -oE '\.word = "[^"]*"' | sed 's/^\.word = "\(.*\)"$/\1/' | sort
+}
+
+t_usage_every_command_runs() {
+	# Every entry of the command's table (main.c's cmds[]: the first words, and the modes the
+	# options select) is one of these, runs its own code (it gives an answer only that code
+	# gives), and is named in --help-all and in the man page: on a usage line, or in the text
+	# as "nvtaskset WORD". A word added to the table, left out of it or changed fails here.
+	local word args rc_want want table help man doc tried=""
+	own_mps_dirs every_command
+	table=$(command_table_words)
+	[ "$(wc -l <<<"$table")" -ge 10 ] || die "too few words found in main.c's cmds[]: $table"
+	help=$("$NVT" --help-all)
+	man=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$ROOT/man/nvtaskset.1")
+	while IFS='|' read -r word args rc_want want; do
+		tried+="$word"$'\n'
+		# shellcheck disable=SC2086 # its words
+		run_rc out rc "$NVT" $args
+		eq "$rc" "$rc_want" "exit status of nvtaskset $args: $out"
+		has "$out" "$want"
+		for doc in help man; do
+			if ! "${doc}_synopsis" | tr ' []|' '\n' | grep -qxF -- "$word" &&
+				! tr -s ' \n' ' ' <<<"${!doc}" | grep -qF -- "nvtaskset $word "; then
+				die "$([ "$doc" == help ] && echo "--help-all" || echo "the man page") names no $word (on a usage line, or as nvtaskset $word)"
+			fi
+		done
+	done <<'EOF2'
+top|top -b -n 1 --gpu 0|0|tasks: 0  agents:
+--profile|--profile --help|0|nvtaskset --profile [options] COMMAND
+--plan|--plan --help|0|Usage: nvtaskset --plan [--gpu GPU]
+--cdi|--cdi --help|0|Usage: nvtaskset --cdi [--cdi-dir DIR]
+--cdi-hook|--cdi-hook|1|nvtaskset: --cdi-hook takes VENDOR/CLASS=NAME or poststop
+--agent|--agent --idle-exit 1|0|no managed task: ending
+-l|-l|0|PPID  USER
+--svg|-l --svg -|0|<svg
+--mps|--mps status|3|MPS control daemon: not running
+--topology|--topology|0|GPC  TPCs
+--calibrate|--calibrate|0|calibrated GPU 0 in
+--metrics|--metrics|0|# TYPE nvtaskset_tasks gauge
+--exporter|--exporter 65536|1|nvtaskset: --exporter: '65536' is no port
+-p|-p 1|1|failed to get pid 1's partition: not running under nvtaskset
+MASK|--dry-run -c 0-3|0|: TPCs 0-3
+EOF2
+	eq "$(sort <<<"${tried%$'\n'}" | tr '\n' ' ')" "$(tr '\n' ' ' <<<"$table")" \
+		"the ways of use this test runs against main.c's cmds[]"
+}

@@ -1,14 +1,17 @@
 /*
  * hint.c - what the command says of a command line it refuses, beyond what is wrong: an option
  * written after MASK or PID (taskset's rule ends options there), with the command line that
- * does it, checked by the command's own parser in a child before it is suggested; and the
- * option or word of a list that a mistyped one was meant as ("did you mean").
+ * does it, checked by the command's own parser in a child before it is suggested; PID and
+ * MASK given the other way round; the option or word of a list that a mistyped one was meant
+ * as ("did you mean"), a sub-command's word too; and getopt's refusals in the command's own
+ * words, which name the sub-command an option given without it goes with.
  *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +23,24 @@
 #include "core/text.h"
 
 static struct hint_parser parser;
+/* The short options of parser.short_options that take no value, as one word ("acgplhV"). */
+static char short_flags[64];
 
 void hint_setup(const struct hint_parser *p)
 {
+	size_t n = 0;
+
 	parser = *p;
+	for (const char *c = p->short_options; *c && n + 1 < sizeof(short_flags); c++)
+		if (*c != '+' && *c != ':' && c[1] != ':')
+			short_flags[n++] = *c;
+	short_flags[n] = '\0';
 }
 
 /* 1 if word is one of our options (as written before MASK); *arg: it takes the next word. */
 static int our_option(const char *word, int *arg)
 {
+	const char *takes;
 	size_t n;
 
 	*arg = 0;
@@ -43,11 +55,13 @@ static int our_option(const char *word, int *arg)
 			}
 		return 0;
 	}
-	if (word[1] == 'n') {
+	/* One that takes a value (-n COUNT): the rest of the word, or the next one. */
+	if (word[1] != ':' && word[1] != '+' && (takes = strchr(parser.short_options, word[1])) &&
+	    takes[1] == ':') {
 		*arg = !word[2];
 		return 1;
 	}
-	return strspn(word + 1, parser.short_flags) == strlen(word + 1);
+	return strspn(word + 1, short_flags) == strlen(word + 1);
 }
 
 /* Appends word to buf (len), quoted for a shell where it needs it. */
@@ -258,4 +272,137 @@ void hint_sub_usage(const char *message, int argc, char **argv, const struct opt
 		bad_usage(message);
 	snprintf(out, sizeof(out), "%s (did you mean '--%s'?)", message, near);
 	bad_usage(out);
+}
+
+void hint_swapped_pid(int argc, char **argv, int first)
+{
+	char *cand[argc + 1], line[1024] = "", shown[1100], what[64], why[300];
+	unsigned long v;
+	int n = 0;
+
+	if (hint_checking_only || argc - first != 2 || !number_arg(argv[first + 1], 1, INT_MAX, &v) ||
+	    number_arg(argv[first], 1, INT_MAX, &v))
+		return;
+	for (int i = 0; i < first; i++)
+		cand[n++] = argv[i];
+	cand[n++] = argv[first + 1];
+	cand[n++] = argv[first];
+	cand[n] = NULL;
+	if (hint_suggestion_refused(n, cand, why, sizeof(why)))
+		return;
+	hint_append_word(line, sizeof(line), "nvtaskset");
+	for (int i = 1; i < n; i++)
+		hint_append_word(line, sizeof(line), cand[i]);
+	terminal_text(line, shown, sizeof(shown));
+	terminal_text(argv[first + 1], what, sizeof(what));
+	cli_errx("invalid PID argument: '%s' (PID comes last, after MASK: %s)", what, shown);
+}
+
+void hint_first_word(const char *word)
+{
+	const char *words[parser.n_words + 1];
+	char message[200], shown[64];
+	int near;
+
+	for (size_t i = 0; i < parser.n_words; i++)
+		words[i] = parser.words[i].word[0] == '-' ? NULL : parser.words[i].word;
+	near = nvt_nearest_word(word, strlen(word), words, parser.n_words);
+	if (near < 0)
+		return;
+	terminal_text(word, shown, sizeof(shown));
+	snprintf(message, sizeof(message), "'%s' is not a MASK (did you mean 'nvtaskset %s'?)", shown,
+		 words[near]);
+	bad_usage(message);
+}
+
+/* The long options of options whose names begin with name (len bytes): exactly (1 or 0), or
+ * (exact 0) as an abbreviation of theirs. */
+static int options_named(const struct option *options, const char *name, size_t len, int exact)
+{
+	int n = 0;
+
+	for (const struct option *l = options; l->name; l++)
+		n += exact ? strlen(l->name) == len && !strncmp(l->name, name, len) :
+			     !strncmp(l->name, name, len);
+	return n;
+}
+
+/* Appends "; did you mean '--NAME'?" to message (len) where the long option word (its first
+ * len bytes, with its dashes) is a slip of one of ours or of a first word that is an option
+ * (--profile). */
+static void near_option(const char *word, size_t len, char *message, size_t size)
+{
+	const char *words[parser.n_words + 1], *near;
+	size_t n = 0, used = strlen(message);
+	char shown[100];
+
+	if (strncmp(word, "--", 2) || len <= 2)
+		return;
+	for (size_t i = 0; i < parser.n_words; i++)
+		if (!strncmp(parser.words[i].word, "--", 2))
+			words[n++] = parser.words[i].word;
+	near = hint_near_option(word + 2, len - 2, parser.options, words, n);
+	if (!near)
+		return;
+	terminal_text(near, shown, sizeof(shown));
+	snprintf(message + used, size - used, "; did you mean '--%s'?", shown);
+}
+
+/* For the long option word (len bytes before any "="), shown as what, that is none of ours:
+ * where a first word takes it (--cdi-dir), the usage error with the command line that puts
+ * that word first (exits 1); else returns. */
+static void option_of_first_word(int argc, char **argv, const char *word, size_t len,
+				 const char *what)
+{
+	char message[1400], line[1024] = "", shown[1100];
+
+	for (size_t i = 0; i < parser.n_words; i++) {
+		if (!parser.words[i].options ||
+		    !options_named(parser.words[i].options, word + 2, len - 2, 1))
+			continue;
+		hint_append_word(line, sizeof(line), "nvtaskset");
+		hint_append_word(line, sizeof(line), parser.words[i].word);
+		for (int k = 1; k < argc; k++)
+			hint_append_word(line, sizeof(line), argv[k]);
+		terminal_text(line, shown, sizeof(shown));
+		snprintf(message, sizeof(message), "option '%s' goes with %s: %s", what,
+			 parser.words[i].word, shown);
+		bad_usage(message);
+	}
+}
+
+void hint_option_error(int argc, char **argv)
+{
+	const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	const char *short_options = parser.short_options + (parser.short_options[0] == '+');
+	size_t len = strcspn(word, "=");
+	char message[1400], what[100];
+	int long_form = !strncmp(word, "--", 2);
+
+	terminal_text(long_form ? word : "", what, sizeof(what));
+	what[strcspn(what, "=")] = '\0';
+	/* (optopt: the character of a short option, or a long option's value, which is one of
+	 * the short options' or 256 or more) */
+	if (optopt && !strchr(short_options, optopt) && optopt < 256) {
+		snprintf(message, sizeof(message), "invalid option -- '%c'", optopt);
+	} else if (optopt && !long_form) {
+		snprintf(message, sizeof(message), "option requires an argument -- '%c'", optopt);
+	} else if (optopt) {
+		snprintf(message, sizeof(message), "option '%s' %s", what,
+			 word[len] ? "doesn't allow an argument" : "requires an argument");
+	} else if (options_named(parser.options, word + 2, len - 2, 0) > 1) {
+		int used = snprintf(message, sizeof(message), "option '%s' is ambiguous; possibilities:",
+				    what);
+		for (const struct option *l = parser.options; l->name; l++)
+			if (!strncmp(l->name, word + 2, len - 2) && used > 0 &&
+			    (size_t)used < sizeof(message))
+				used += snprintf(message + used, sizeof(message) - (size_t)used,
+						 " '--%s'", l->name);
+	} else {
+		snprintf(message, sizeof(message), "unrecognized option '%s'", what);
+		if (long_form)
+			option_of_first_word(argc, argv, word, len, what);
+		near_option(word, len, message, sizeof(message));
+	}
+	bad_usage(message);
 }

@@ -1,7 +1,8 @@
 /*
  * hint.h - the command's hints for a command line it refuses (hint.c): an option after MASK
- * or PID, with the command line that does it, checked by the command's own parser; the
- * option or word a mistyped one was meant as.
+ * or PID, with the command line that does it, checked by the command's own parser; PID and
+ * MASK the other way round; the option or word a mistyped one was meant as; getopt's
+ * refusals in the command's words.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -13,10 +14,19 @@
 
 #include "cli.h"
 
+/* A first word with a parser of its own (nvtaskset top ..., --cdi ...): main.c's table. */
+struct hint_word {
+	const char *word;
+	const struct option *options; /* its long options, which the command's parser refuses
+					 (hint_option_error names the word); NULL: none */
+};
+
 /* What the hints know of the command (main.c gives it, hint_setup). */
 struct hint_parser {
 	const struct option *options; /* its long options */
-	const char *short_flags;      /* its short options that take no value, as one word */
+	const char *short_options;    /* its short options, getopt_long's string ("+acgpln:hV") */
+	const struct hint_word *words; /* its first words (n_words) */
+	size_t n_words;
 	/* Its parser of a whole command line: returns its mode's exit status, or ends the
 	 * process with a usage error (with hint_checking_only set, nothing runs). */
 	int (*parse)(int argc, char **argv);
@@ -58,5 +68,23 @@ const char *hint_near_option(const char *name, size_t len, const struct option *
  * with "did you mean '--NAME'?" where a long option is a slip of one of options. */
 void hint_sub_usage(const char *message, int argc, char **argv, const struct option *options)
 	__attribute__((noreturn));
+
+/*
+ * -p PID MASK, meant as -p MASK PID: where the command line argv (argc words) has two words
+ * from first on, PID first, and the line with them swapped parses, the usage error names
+ * that line (exits 1); else returns.
+ */
+void hint_swapped_pid(int argc, char **argv, int first);
+/* A MASK that does not parse and is a slip of a first word (nvtaskset tpo): the usage error
+ * names the word (exits 1); else returns. */
+void hint_first_word(const char *word);
+/*
+ * The usage error for the option getopt_long refused in argv (optind after it; opterr off,
+ * as getopt's own message names the program's path): getopt's words, with "did you mean"
+ * where a long option is a slip of one of ours or of a first word's; for an option of a
+ * first word given without it, the command line with the word (nvtaskset --cdi-dir X:
+ * nvtaskset --cdi --cdi-dir X).
+ */
+void hint_option_error(int argc, char **argv) __attribute__((noreturn));
 
 #endif

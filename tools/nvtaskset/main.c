@@ -1,12 +1,12 @@
 /*
  * main.c - nvtaskset: run a command on, or move a running task to, a set of
- * GPU TPCs. Options and dispatch; each sub-command has a file of its own, and
+ * GPU TPCs. Options, the words after them, and dispatch from one table of every
+ * way the command is used (cmds[]); each sub-command has a file of its own, and
  * the hints for a command line refused (hint.c) check what they suggest with
- * this file's parser. Over 500 lines: the options, their checks and the
- * dispatch are one parser, which a hint's child runs whole.
+ * this file's parser.
  *
- * Over 500 lines on purpose: every option's parse and its checks against the
- * others, and the dispatch of the modes and words.
+ * Over 500 lines on purpose: the options, their checks against each other and
+ * the dispatch are one parser, which a hint's child runs whole.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -14,11 +14,9 @@
 #include <err.h>
 #include <getopt.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -30,7 +28,6 @@
 #include "core/cmdline.h"
 #include "profile.h"
 #include "hint.h"
-#include "core/text.h"
 
 /*
  * Exported (the Makefile links with --export-dynamic-symbol=NVT_CLI_MARKER):
@@ -169,15 +166,13 @@ static void wait_option(struct options *o, const char *arg)
 	o->wait_s = (unsigned)v;
 }
 
-static void option_error(int argc, char **argv);
-
 /* Reads the options into o; *strategy_given: --strategy was. Returns optind.
  * (over 80 lines: a case for each option, as getopt_long's table lists them) */
 static int parse_options(int argc, char **argv, struct options *o, int *strategy_given)
 {
 	int c;
 
-	opterr = 0; /* option_error says what is wrong, in our words */
+	opterr = 0; /* hint_option_error says what is wrong, in our words */
 	while ((c = getopt_long(argc, argv, SHORT_OPTIONS, long_options, NULL)) != -1) {
 		switch (c) {
 		case 'a': o->all_tasks = 1; break;
@@ -250,7 +245,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		case 'V':
 			printf("nvtaskset " NVT_VERSION_STRING "\n");
 			exit(EXIT_SUCCESS);
-		default: option_error(argc, argv);
+		default: hint_option_error(argc, argv);
 		}
 	}
 	return optind;
@@ -353,58 +348,13 @@ static void check_options(struct options *o, int strategy_given)
 	check_view_options(o);
 }
 
-/* ---- Dispatch ------------------------------------------------------------- */
+/* ---- The words after the options: -p's and a start's ------------------------ */
 
 /* The command line after the options: the words from first on (n of them). */
 struct words {
 	int argc, first, n;
 	char **argv;
 };
-
-/* A mode that takes no words after its options. */
-static void no_words(const struct words *w, const char *what)
-{
-	char message[96];
-
-	if (w->n) {
-		snprintf(message, sizeof(message), "%s no further arguments", what);
-		bad_usage(message);
-	}
-}
-
-static int run_agent(const struct options *o, const struct words *w)
-{
-	no_words(w, "--agent takes");
-	return hint_checking_only ? 0 : nvt_cmd_agent(o);
-}
-
-static int run_list(const struct options *o, const struct words *w)
-{
-	no_words(w, "-l takes");
-	if (hint_checking_only)
-		return 0;
-	return o->svg_file ? nvt_cmd_svg(o) : nvt_cmd_list(o);
-}
-
-static int run_metrics(const struct options *o, const struct words *w)
-{
-	no_words(w, o->metrics ? "--metrics takes" : "--exporter takes");
-	if (hint_checking_only)
-		return 0;
-	return o->metrics ? nvt_cmd_metrics(o) : nvt_cmd_exporter(o);
-}
-
-static int run_mps(const struct options *o, const struct words *w)
-{
-	no_words(w, "--mps takes");
-	return hint_checking_only ? 0 : nvt_cmd_mps(o);
-}
-
-static int run_topology(const struct options *o, const struct words *w)
-{
-	no_words(w, "--topology and --calibrate take");
-	return hint_checking_only ? 0 : nvt_cmd_topology(o);
-}
 
 /* 1 if text parses as MASK (as a list with -c or -g). */
 static int mask_parses(const struct options *o, const char *text)
@@ -422,34 +372,6 @@ static void check_mask_syntax(const struct options *o, const char *text)
 {
 	if (!mask_parses(o, text))
 		bad_usage("MASK does not parse");
-}
-
-static void check_subcommand_slip(const struct options *o, const char *word);
-
-/* -p PID MASK, meant as -p MASK PID: where PID is the first of the two words and the line
- * with them swapped parses, the error names that line. */
-static void check_swapped_pid(const struct words *w)
-{
-	char *cand[w->argc + 1], line[1024] = "", shown[1100], what[64], why[300];
-	unsigned long v;
-	int n = 0;
-
-	if (hint_checking_only || w->n != 2 || !number_arg(w->argv[w->first + 1], 1, INT_MAX, &v) ||
-	    number_arg(w->argv[w->first], 1, INT_MAX, &v))
-		return;
-	for (int i = 0; i < w->first; i++)
-		cand[n++] = w->argv[i];
-	cand[n++] = w->argv[w->first + 1];
-	cand[n++] = w->argv[w->first];
-	cand[n] = NULL;
-	if (hint_suggestion_refused(n, cand, why, sizeof(why)))
-		return;
-	hint_append_word(line, sizeof(line), "nvtaskset");
-	for (int i = 1; i < n; i++)
-		hint_append_word(line, sizeof(line), cand[i]);
-	terminal_text(line, shown, sizeof(shown));
-	terminal_text(w->argv[w->first + 1], what, sizeof(what));
-	cli_errx("invalid PID argument: '%s' (PID comes last, after MASK: %s)", what, shown);
 }
 
 /* What the options say of the words after them (core/cmdline.h). */
@@ -493,7 +415,7 @@ static int run_pid(const struct options *o, const struct words *w)
 	words_usage(nvt_cmdline_pid(&form, w->n, &at));
 	/* NULL: -p shows; "": the options give the partition. */
 	mask_text = at.mask >= 0 ? w->argv[w->first + at.mask] : at.sets ? "" : NULL;
-	check_swapped_pid(w);
+	hint_swapped_pid(w->argc, w->argv, w->first);
 	pid = pid_arg(w->argv[w->first + at.command]);
 	if (o->part.count && o->part.exclude_running)
 		claim_timeout_ms(); /* a bad value says so before anything changes */
@@ -527,8 +449,11 @@ static int run_start(const struct options *given, const struct words *given_word
 		o->mask_left_out = 1;
 		w->n++;
 	}
-	if (positional && w->n >= 1)
-		check_subcommand_slip(o, w->argv[w->first]);
+	/* A MASK that does not parse may be a slip of a first word (-c and -g say a list was
+	 * meant: its parser says what is wrong). */
+	if (positional && w->n >= 1 && !o->part.tpc_list && !o->part.gpc_list &&
+	    !mask_parses(o, w->argv[w->first]))
+		hint_first_word(w->argv[w->first]);
 	/* After MASK (given unless -n or --gpu GPU=MASK), COMMAND. */
 	if (positional && w->n > 1)
 		hint_misplaced(o, w->argv, w->argc, w->first, w->first + 1, "COMMAND");
@@ -541,141 +466,81 @@ static int run_start(const struct options *given, const struct words *given_word
 	return nvt_cmd_run(o, positional ? w->argv[w->first] : "", w->argv + w->first + positional);
 }
 
+/* ---- Every way the command is used ------------------------------------------ */
+
 static int is_agent(const struct options *o) { return o->agent; }
-static int is_list(const struct options *o) { return o->list_mode; }
+static int is_list(const struct options *o) { return o->list_mode && !o->svg_file; }
+static int is_svg(const struct options *o) { return o->list_mode && o->svg_file; }
 static int is_mps(const struct options *o) { return o->mps_action != NULL; }
-static int is_topology(const struct options *o) { return o->calibrate || o->topology; }
+static int is_topology(const struct options *o) { return o->topology; }
+static int is_calibrate(const struct options *o) { return o->calibrate; }
+static int is_metrics(const struct options *o) { return o->metrics; }
+static int is_exporter(const struct options *o) { return o->exporter != NULL; }
 static int is_pid(const struct options *o) { return o->pid_mode; }
-static int is_metrics(const struct options *o) { return o->metrics || o->exporter; }
-static int always(const struct options *o) { (void)o; return 1; }
-
-/* The modes, in the order they are tried (check_options let at most one of the first five). */
-static const struct mode {
-	int (*applies)(const struct options *o);
-	int (*run)(const struct options *o, const struct words *w);
-} modes[] = {
-	{is_agent, run_agent}, {is_list, run_list}, {is_mps, run_mps}, {is_topology, run_topology},
-	{is_pid, run_pid},     {is_metrics, run_metrics}, {always, run_start},
-};
-
-/* Sub-commands with options of their own: nvtaskset --profile ..., --plan .... */
-static const struct subcommand {
-	const char *word;
-	int (*run)(int argc, char **argv);
-	const struct option *options; /* those not ours too (option_error names the sub-command) */
-} subcommands[] = {
-	{"--profile", nvt_cmd_profile, nvt_profile_options},
-	{"--plan", nvt_cmd_plan, NULL},
-	{"--cdi", nvt_cmd_cdi, nvt_cdi_options},
-	{"--cdi-hook", nvt_cmd_cdi_hook, NULL},
-	{"top", nvt_cmd_top, NULL},
-};
-#define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
-
-/* A MASK that does not parse and is a slip of a sub-command's word (nvtaskset tpo): says
- * which (exits 1). */
-static void check_subcommand_slip(const struct options *o, const char *word)
-{
-	const char *words[N_SUBCOMMANDS];
-	char message[200], shown[64];
-	int near;
-
-	if (o->part.tpc_list || o->part.gpc_list || mask_parses(o, word))
-		return; /* (-c and -g say a list was meant: its parser says what is wrong) */
-	for (size_t i = 0; i < N_SUBCOMMANDS; i++)
-		words[i] = subcommands[i].word[0] == '-' ? NULL : subcommands[i].word;
-	near = nvt_nearest_word(word, strlen(word), words, N_SUBCOMMANDS);
-	if (near < 0)
-		return;
-	terminal_text(word, shown, sizeof(shown));
-	snprintf(message, sizeof(message), "'%s' is not a MASK (did you mean 'nvtaskset %s'?)", shown,
-		 words[near]);
-	bad_usage(message);
-}
-
-/* The long options of options whose names begin with name (len bytes): exactly (1 or 0), or
- * (exact 0) as an abbreviation of theirs. */
-static int options_named(const struct option *options, const char *name, size_t len, int exact)
-{
-	int n = 0;
-
-	for (const struct option *l = options; l->name; l++)
-		n += exact ? strlen(l->name) == len && !strncmp(l->name, name, len) :
-			     !strncmp(l->name, name, len);
-	return n;
-}
-
-/* Appends "; did you mean '--NAME'?" to message (len) where the long option word (its first
- * len bytes, with its dashes) is a slip of one of ours or of a sub-command's word. */
-static void near_option(const char *word, size_t len, char *message, size_t size)
-{
-	const char *words[N_SUBCOMMANDS], *near;
-	size_t n = 0, used = strlen(message);
-	char shown[100];
-
-	if (strncmp(word, "--", 2) || len <= 2)
-		return;
-	for (size_t i = 0; i < N_SUBCOMMANDS; i++)
-		if (!strncmp(subcommands[i].word, "--", 2))
-			words[n++] = subcommands[i].word;
-	near = hint_near_option(word + 2, len - 2, long_options, words, n);
-	if (!near)
-		return;
-	terminal_text(near, shown, sizeof(shown));
-	snprintf(message + used, size - used, "; did you mean '--%s'?", shown);
-}
 
 /*
- * The usage error for the option getopt_long refused in argv (opterr is off: getopt's own
- * message names the program's path): getopt's words, or for an option of a sub-command given
- * without it, the command line with the sub-command's word (nvtaskset --cdi-dir X: nvtaskset
- * --cdi --cdi-dir X).
+ * One entry for each way the command is used (bpftool's cmds[]): a first word with a parser
+ * of its own (nvtaskset top ..., --cdi ...), which main runs on the rest of the line; or a
+ * mode that the options select once they are read and checked (check_options lets one be
+ * selected, or --topology with --calibrate, which run alike). The man page and --help-all
+ * name every word (tests/e2e/usage.sh's usage_every_command_runs reads the table).
  */
-static void option_error(int argc, char **argv)
-{
-	const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : "";
-	size_t len = strcspn(word, "=");
-	char message[1400], line[1024] = "", shown[1100], what[100];
-	int long_form = !strncmp(word, "--", 2);
+struct cmd {
+	const char *word; /* the first word, or the option that selects the mode (a start: MASK) */
+	/* A first word's: parses and runs its line (argv[0]: "nvtaskset WORD", as getopt's
+	 * messages name it); options: its long options, which ours are not (hint.h) */
+	int (*main)(int argc, char **argv);
+	const struct option *options;
+	/* A mode's: 1 if the options select it (NULL: the start, where none does); its run, of
+	 * the options alone (takes: the subject of its refusal of any word after them), or of
+	 * the options and the words after them (run_words). */
+	int (*selected)(const struct options *o);
+	int (*run)(const struct options *o);
+	const char *takes;
+	int (*run_words)(const struct options *o, const struct words *w);
+};
 
-	terminal_text(long_form ? word : "", what, sizeof(what));
-	what[strcspn(what, "=")] = '\0';
-	if (optopt && !strchr(SHORT_OPTIONS + 1, optopt) && optopt < OPT_JSON) {
-		snprintf(message, sizeof(message), "invalid option -- '%c'", optopt);
-	} else if (optopt && !long_form) {
-		snprintf(message, sizeof(message), "option requires an argument -- '%c'", optopt);
-	} else if (optopt) {
-		snprintf(message, sizeof(message), "option '%s' %s", what,
-			 word[len] ? "doesn't allow an argument" : "requires an argument");
-	} else if (options_named(long_options, word + 2, len - 2, 0) > 1) {
-		int used = snprintf(message, sizeof(message), "option '%s' is ambiguous; possibilities:",
-				    what);
-		for (const struct option *l = long_options; l->name; l++)
-			if (!strncmp(l->name, word + 2, len - 2) && used > 0 &&
-			    (size_t)used < sizeof(message))
-				used += snprintf(message + used, sizeof(message) - (size_t)used,
-						 " '--%s'", l->name);
-	} else {
-		snprintf(message, sizeof(message), "unrecognized option '%s'", what);
-		for (size_t i = 0; long_form && i < N_SUBCOMMANDS; i++) {
-			if (!subcommands[i].options ||
-			    !options_named(subcommands[i].options, word + 2, len - 2, 1))
-				continue;
-			hint_append_word(line, sizeof(line), "nvtaskset");
-			hint_append_word(line, sizeof(line), subcommands[i].word);
-			for (int k = 1; k < argc; k++)
-				hint_append_word(line, sizeof(line), argv[k]);
-			terminal_text(line, shown, sizeof(shown));
-			snprintf(message, sizeof(message), "option '%s' goes with %s: %s", what,
-				 subcommands[i].word, shown);
-			bad_usage(message);
-		}
-		near_option(word, len, message, sizeof(message));
+/* The first words, then the modes in the order they are tried, the start last. */
+static const struct cmd cmds[] = {
+	{.word = "top", .main = nvt_cmd_top},
+	{.word = "--profile", .main = nvt_cmd_profile, .options = nvt_profile_options},
+	{.word = "--plan", .main = nvt_cmd_plan},
+	{.word = "--cdi", .main = nvt_cmd_cdi, .options = nvt_cdi_options},
+	{.word = "--cdi-hook", .main = nvt_cmd_cdi_hook},
+	{.word = "--agent", .selected = is_agent, .run = nvt_cmd_agent, .takes = "--agent takes"},
+	{.word = "-l", .selected = is_list, .run = nvt_cmd_list, .takes = "-l takes"},
+	{.word = "--svg", .selected = is_svg, .run = nvt_cmd_svg, .takes = "-l takes"},
+	{.word = "--mps", .selected = is_mps, .run = nvt_cmd_mps, .takes = "--mps takes"},
+	{.word = "--topology", .selected = is_topology, .run = nvt_cmd_topology,
+	 .takes = "--topology and --calibrate take"},
+	{.word = "--calibrate", .selected = is_calibrate, .run = nvt_cmd_topology,
+	 .takes = "--topology and --calibrate take"},
+	{.word = "--metrics", .selected = is_metrics, .run = nvt_cmd_metrics, .takes = "--metrics takes"},
+	{.word = "--exporter", .selected = is_exporter, .run = nvt_cmd_exporter,
+	 .takes = "--exporter takes"},
+	{.word = "-p", .selected = is_pid, .run_words = run_pid},
+	{.word = "MASK", .run_words = run_start},
+};
+#define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+/* Runs the mode the options o select, with the words w after them. */
+static int run_mode(const struct options *o, const struct words *w)
+{
+	const struct cmd *c = cmds;
+	char message[96];
+
+	while (c->main || (c->selected && !c->selected(o)))
+		c++;
+	if (c->run_words)
+		return c->run_words(o, w);
+	if (w->n) {
+		snprintf(message, sizeof(message), "%s no further arguments", c->takes);
+		bad_usage(message);
 	}
-	bad_usage(message);
+	return hint_checking_only ? 0 : c->run(o);
 }
 
-/* The command line after a sub-command's word: options, their checks, and the mode they name. */
+/* The command line after a first word: options, their checks, and the mode they select. */
 static int parse_command_line(int argc, char **argv)
 {
 	struct options o = {.part.strategy = NVT_PACKED};
@@ -690,9 +555,7 @@ static int parse_command_line(int argc, char **argv)
 	if (!hint_checking_only)
 		set_json_errors(o.json && (o.pid_mode || o.list_mode || o.dry_run));
 	check_options(&o, strategy_given);
-	for (size_t i = 0;; i++)
-		if (modes[i].applies(&o))
-			return modes[i].run(&o, &w);
+	return run_mode(&o, &w);
 }
 
 /*
@@ -712,19 +575,24 @@ static void check_stdout(void)
 	_exit(EXIT_FAILURE);
 }
 
+
 int main(int argc, char **argv)
 {
-	static const struct hint_parser hints = {long_options, "acgplhV", parse_command_line};
+	static struct hint_word first_words[N_CMDS];
+	struct hint_parser hints = {long_options, SHORT_OPTIONS, first_words, 0, parse_command_line};
 
 	atexit(check_stdout);
+	for (size_t i = 0; i < N_CMDS; i++)
+		if (cmds[i].main)
+			first_words[hints.n_words++] = (struct hint_word){cmds[i].word, cmds[i].options};
 	hint_setup(&hints);
-	for (size_t i = 0; argc > 1 && i < N_SUBCOMMANDS; i++)
-		if (!strcmp(argv[1], subcommands[i].word)) {
+	for (size_t i = 0; argc > 1 && i < N_CMDS; i++)
+		if (cmds[i].main && !strcmp(argv[1], cmds[i].word)) {
 			/* Its argv[0], which getopt's messages name: "nvtaskset --cdi". */
 			static char name[32];
-			snprintf(name, sizeof(name), "nvtaskset %s", subcommands[i].word);
+			snprintf(name, sizeof(name), "nvtaskset %s", cmds[i].word);
 			argv[1] = name;
-			return subcommands[i].run(argc - 1, argv + 1);
+			return cmds[i].main(argc - 1, argv + 1);
 		}
 	/* A partitioned shell's forked child had a segment before it exec'd us:
 	 * the command is no task, and what it starts must not adopt that one. */
