@@ -390,7 +390,7 @@ void hint_option_error(int argc, char **argv)
 	} else if (optopt) {
 		snprintf(message, sizeof(message), "option '%s' %s", what,
 			 word[len] ? "doesn't allow an argument" : "requires an argument");
-	} else if (options_named(parser.options, word + 2, len - 2, 0) > 1) {
+	} else if (long_form && options_named(parser.options, word + 2, len - 2, 0) > 1) {
 		int used = snprintf(message, sizeof(message), "option '%s' is ambiguous; possibilities:",
 				    what);
 		for (const struct option *l = parser.options; l->name; l++)
