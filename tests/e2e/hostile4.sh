@@ -127,8 +127,6 @@ prio_waiters() {
 	done
 	WAITERS="${WAITERS:-}$new"
 }
-# has_segment PID: the task has its segment (its user's run directory, once it runs as that user).
-has_segment() { test -e "$(seg_file "$1")"; }
 # guarded_all PID...: each task's mode is guarded (-l --json).
 guarded_all() {
 	python3 -c '
