@@ -138,6 +138,20 @@ pidns_tasks() {
 		NS_TASKS="$NS_TASKS $pid"
 	done
 }
+# traced_reads N WHAT: user 65532's -l and claim (-n 4 --exclude-running) under strace -c, their
+# counts in $WORK/lN.st and $WORK/cN.st: -l lists each task of NS_TASKS and the claim succeeds
+# (WHAT: words for their failure messages, e.g. " beside the files"). Sets out to the claim's
+# output.
+traced_reads() {
+	local pid
+	run_rc out rc strace -f -c -o "$WORK/l$1.st" $(as_user 65532) "$NVT" -l
+	eq "$rc" 0 "-l$2: $out"
+	for pid in $NS_TASKS; do
+		grep -Eq "$(row_re "$pid" root)0-3 " <<<"$out" || die "-l lost the container task $pid: $out"
+	done
+	run_rc out rc strace -f -c -o "$WORK/c$1.st" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running /usr/bin/env
+	eq "$rc" 0 "the claim$2: $out"
+}
 
 t_hostile_names_of_other_namespaces_cost() {
 	# 1000 empty files a user makes in her own run directory, each named for PID 1 of another
@@ -151,25 +165,13 @@ t_hostile_names_of_other_namespaces_cost() {
 	need_users
 	need_pidns
 	command -v strace >/dev/null || skip "needs strace"
-	local i ns_of l0 c0 l1 c1 out rc pid
+	local l0 c0 l1 c1 pid
 	pidns_tasks 20 nc
 	[ "$(wc -w <<<"$NS_TASKS")" == 20 ] || die "expected 20 tasks in namespaces: $NS_TASKS"
-	run_rc out rc strace -f -c -o "$WORK/l0.st" $(as_user 65532) "$NVT" -l
-	eq "$rc" 0 "-l: $out"
-	for pid in $NS_TASKS; do
-		grep -Eq "$(row_re "$pid" root)0-3 " <<<"$out" || die "-l lost the container task $pid: $out"
-	done
-	run_rc out rc strace -f -c -o "$WORK/c0.st" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running /usr/bin/env
-	eq "$rc" 0 "the claim: $out"
+	traced_reads 0 ""
 	$(as_user 65533) bash -c 'mkdir -m 755 "$1" && cd "$1" && for ((i = 1; i <= 1000; i++)); do : >"nvtaskset.$((4026540000 + i)).1"; done' \
 		_ "$NVTASKSET_RUNDIR/nvtaskset-65533"
-	run_rc out rc strace -f -c -o "$WORK/l1.st" $(as_user 65532) "$NVT" -l
-	eq "$rc" 0 "-l beside the files: $out"
-	for pid in $NS_TASKS; do
-		grep -Eq "$(row_re "$pid" root)0-3 " <<<"$out" || die "-l lost the container task $pid: $out"
-	done
-	run_rc out rc strace -f -c -o "$WORK/c1.st" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running /usr/bin/env
-	eq "$rc" 0 "the claim beside the files: $out"
+	traced_reads 1 " beside the files"
 	picked_apart "$out" 0-3
 	l0=$(syscall_total "$WORK/l0.st") c0=$(syscall_total "$WORK/c0.st") l1=$(syscall_total "$WORK/l1.st") c1=$(syscall_total "$WORK/c1.st")
 	echo "system calls beside 20 containers: -l $l0, a claim $c0; with 1000 files named for their PID: -l $l1, a claim $c1"
