@@ -434,6 +434,33 @@ row_re() { echo "^ *$1 +[0-9-]+ +$2 +[-0-9?,]+ +[-0-9]+ +"; }
 fake_uuid() { "$APP" uuids | awk -v d="${1:-0}" '$1 == d {print $2}'; }
 # partition_env LIST TOPOLOGY [DEVICE]: an NVTASKSET_PARTITION record for one fake GPU.
 partition_env() { echo "$(fake_uuid "${3:-0}") $1 $2"; }
+# tpc_count LIST: how many TPCs a TPC list names.
+tpc_count() {
+	python3 -c 'import sys
+n = 0
+for item in sys.argv[1].split(","):
+    a, _, b = item.partition("-")
+    n += int(b or a) - int(a) + 1
+print(n)' "$1"
+}
+# disjoint_lists LIST...: dies unless the TPC lists share no TPC, each of them non-empty.
+disjoint_lists() {
+	python3 - "$@" <<'PY' || die "TPC lists overlap: $*"
+import sys
+def tpcs(text):
+    out = set()
+    for item in text.split(","):
+        a, _, b = item.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+seen = set()
+for text in sys.argv[1:]:
+    t = tpcs(text)
+    if not t or seen & t:
+        sys.exit(1)
+    seen |= t
+PY
+}
 
 # ---- The tests: every t_NAME function in tests/e2e/*.sh ------------------
 

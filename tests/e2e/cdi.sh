@@ -3,8 +3,7 @@
 # spec's variables and hooks, and holds the container's first process before its exec, in a PID
 # namespace of its own with --pidns). The same with real podman: tests/podman/ (make
 # check-podman). Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a
-# subshell under set -e with the helpers defined there (disjoint_lists: reserve.sh; need_users,
-# as_user: security.sh).
+# subshell under set -e with the helpers defined there (need_users, as_user: security.sh).
 # shellcheck shell=bash
 
 CDIRUN=$ROOT/tests/e2e/helpers/cdirun.py
@@ -31,15 +30,6 @@ container() {
 		*) CONTAINER+=(--device "t/$1") && shift ;;
 		esac
 	done
-}
-# tpc_count LIST: how many TPCs a TPC list names.
-tpc_count() {
-	python3 -c 'import sys
-n = 0
-for item in sys.argv[1].split(","):
-    a, _, b = item.partition("-")
-    n += int(b or a) - int(a) + 1
-print(n)' "$1"
 }
 # dry_tpcs ARGS...: the TPCs nvtaskset --dry-run ARGS gives on the fake GPU.
 dry_tpcs() { "$NVT" --no-mps --dry-run "$@" | sed -n 's/.*: TPCs //p'; }

@@ -34,13 +34,40 @@ first_group() {
 	printf -v "$1" '%s' "$g"
 }
 pid_of_log() { awk '{print $1}' "$WORK/rm.log" | sort -u | sed -n 's/^pid=//p' | head -1; }
+# rm_run OUT PID CMD...: runs CMD with the fake RM (rm_env), which must exit 0; sets OUT to what
+# it printed and PID to the process the fake RM's log names.
+rm_run() {
+	local rm_out rm_rc
+	rm_env
+	run_rc rm_out rm_rc "${@:3}"
+	eq "$rm_rc" 0 "exit status: $rm_out"
+	printf -v "$1" '%s' "$rm_out"
+	printf -v "$2" '%s' "$(pid_of_log)"
+}
+# start_rm_loop TAG ARGS...: start_loop TAG nvtaskset --no-mps ARGS fakeapp with the fake RM
+# (rm_env), once it launched (on every TPC); sets PID.
+start_rm_loop() {
+	local tag=$1
+	shift
+	rm_env
+	start_loop "$tag" "$NVT" --no-mps "$@" "$APP"
+	wait_file "$WORK/$tag.state" "0-65"
+}
+# last_us_is PID GROUP US: the latest timeslice set on PID's group GROUP is US.
+last_us_is() { [ "$(last_us "$1" "$2")" == "$3" ]; }
+# sets_reach PID US N: N of PID's timeslice sets were to US microseconds.
+sets_reach() { [ "$(grep -c "^pid=$1 set-timeslice .* us=$2 " "$WORK/rm.log")" == "$3" ]; }
+# groups_listed US [STATUS]: -l --json shows a task with 4 channel groups at a timeslice of US
+# microseconds (and the driver's STATUS of its last control, where given).
+groups_listed() {
+	local want="\"channel_groups\":4,\"timeslice_us\":$1,"
+	[ -z "${2:-}" ] || want+="\"driver_status\":$2"
+	"$NVT" -l --json | grep -qF "$want"
+}
 
 t_preempt_low_groups_get_slice() {
-	local out rc pid
-	rm_env
-	run_rc out rc "$NVT" --no-mps --priority low --yield slice "$APP" launch 3
-	eq "$rc" 0 "exit status: $out"
-	pid=$(pid_of_log)
+	local out pid
+	rm_run out pid "$NVT" --no-mps --priority low --yield slice "$APP" launch 3
 	# Four groups (compute and three copy), each at 5 us at the end: libcuda's own 2048 us
 	# for the compute group was followed by the group's own at once. Each group's sets, in
 	# order: at its allocation, after its schedule, (compute) after libcuda's own.
@@ -50,30 +77,22 @@ t_preempt_low_groups_get_slice() {
 }
 
 t_preempt_high_groups_long() {
-	local out rc
-	rm_env
-	run_rc out rc "$NVT" --no-mps --priority high --yield slice "$APP" launch 2
-	eq "$rc" 0 "exit status: $out"
-	eq "$(final_us "$(pid_of_log)" | sort -u)" 20000 "a high task's timeslice"
+	local out pid
+	rm_run out pid "$NVT" --no-mps --priority high --yield slice "$APP" launch 2
+	eq "$(final_us "$pid" | sort -u)" 20000 "a high task's timeslice"
 }
 
 t_preempt_slice_value_and_late_group() {
-	local out rc pid
-	rm_env
+	local out pid
 	# A group made at the 3rd launch (a library's, late) gets it too.
-	run_rc out rc env FAKECUDA_RM_LATE=3 "$NVT" --no-mps --priority low --yield slice=40 "$APP" launch 5
-	eq "$rc" 0 "exit status: $out"
-	pid=$(pid_of_log)
+	rm_run out pid env FAKECUDA_RM_LATE=3 "$NVT" --no-mps --priority low --yield slice=40 "$APP" launch 5
 	eq "$(final_us "$pid" | tr '\n' ' ')" "40 40 40 40 40 " "final timeslices, the late group's last"
 }
 
 # Without slice, a managed task's groups are the driver's: the shim issues no control.
 t_preempt_plain_priority_leaves_groups() {
-	local out rc pid
-	rm_env
-	run_rc out rc "$NVT" --no-mps --priority low --yield client "$APP" launch 2
-	eq "$rc" 0 "exit status: $out"
-	pid=$(pid_of_log)
+	local out pid
+	rm_run out pid "$NVT" --no-mps --priority low --yield client "$APP" launch 2
 	eq "$(sets "$pid" | tr '\n' ' ')" "2048 " "the only set: libcuda's own"
 	eq "$(final_us "$pid" | tr '\n' ' ')" "2048 1024 1024 1024 " "final timeslices"
 }
@@ -81,10 +100,8 @@ t_preempt_plain_priority_leaves_groups() {
 # -l shows what the shim gave its groups, as the driver recorded it.
 t_preempt_list_shows_slice() {
 	local json text
-	rm_env
-	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
-	wait_file "$WORK/lo.state" "0-65"
-	wait_for 10 eval '"$NVT" -l --json | grep -q "\"channel_groups\":4,\"timeslice_us\":5,"'
+	start_rm_loop lo --priority low --yield slice
+	wait_for 10 groups_listed 5
 	json=$("$NVT" -l --json)
 	has "$json" '"ways":"slice"'
 	has "$json" '"driver_status":0'
@@ -96,12 +113,9 @@ t_preempt_list_shows_slice() {
 # The metrics and top show a time-sliced task's timeslice and state.
 t_preempt_metrics_and_top() {
 	local hi
-	rm_env
-	start_loop hi "$NVT" --no-mps --priority high --yield slice "$APP"
+	start_rm_loop hi --priority high --yield slice
 	hi=$PID
-	wait_file "$WORK/hi.state" "0-65"
-	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
-	wait_file "$WORK/lo.state" "0-65"
+	start_rm_loop lo --priority low --yield slice
 	wait_for 10 eval '"$NVT" --metrics | grep -q "^nvtaskset_task_timeslice_seconds{.*priority=\"low\"} 5e-06$"'
 	has "$("$NVT" --metrics)" 'nvtaskset_task_timeslice_seconds{'
 	has "$("$NVT" --metrics | grep '^nvtaskset_task_channel_groups{.*priority="high"}')" " 4"
@@ -114,45 +128,37 @@ t_preempt_metrics_and_top() {
 # once the higher task is gone.
 t_preempt_share_beside_busy_high() {
 	local hi lo group
-	rm_env
-	start_loop hi "$NVT" --no-mps --priority high --yield slice "$APP"
+	start_rm_loop hi --priority high --yield slice
 	hi=$PID
-	wait_file "$WORK/hi.state" "0-65"
-	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
+	start_rm_loop lo --priority low --yield slice
 	lo=$PID
-	wait_file "$WORK/lo.state" "0-65"
 	first_group group "$lo"
-	wait_for 20 eval '[ "$(last_us '"$lo $group"')" == 2048 ]'
+	wait_for 20 last_us_is "$lo" "$group" 2048
 	stop_loop hi "$hi"
-	wait_for 20 eval '[ "$(last_us '"$lo $group"')" == 5 ]'
+	wait_for 20 last_us_is "$lo" "$group" 5
 	stop_loop lo "$lo"
 }
 
 # A driver that does not say a group's GPU: a task on one GPU still gives its groups its slice.
 t_preempt_gpu_not_said_one_slot() {
-	local out rc
-	rm_env
+	local out pid
 	export FAKERM_REFUSE=2080014a
-	run_rc out rc "$NVT" --no-mps --priority low --yield slice "$APP" launch 2
-	eq "$rc" 0 "exit status: $out"
-	eq "$(final_us "$(pid_of_log)" | tr '\n' ' ')" "5 5 5 5 " "final timeslices"
+	rm_run out pid "$NVT" --no-mps --priority low --yield slice "$APP" launch 2
+	eq "$(final_us "$pid" | tr '\n' ' ')" "5 5 5 5 " "final timeslices"
 }
 
 # -p that takes slice away gives the task's groups libcuda's own timeslice back; -p cannot make a
 # task started without it time-sliced (its shim follows no groups), and says nothing false.
 t_preempt_p_changes() {
 	local out rc group
-	rm_env
-	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
-	wait_file "$WORK/lo.state" "0-65"
+	start_rm_loop lo --priority low --yield slice
 	first_group group "$PID"
-	wait_for 10 eval '[ "$(last_us '"$PID $group"')" == 5 ]'
+	wait_for 10 last_us_is "$PID" "$group" 5
 	run_rc out rc "$NVT" -p --priority low --yield client "$PID"
 	eq "$rc" 0 "-p: $out"
-	wait_for 10 eval '[ "$(last_us '"$PID $group"')" == 2048 ]'
+	wait_for 10 last_us_is "$PID" "$group" 2048
 	stop_loop lo "$PID"
-	start_loop pl "$NVT" --no-mps --priority low --yield client "$APP"
-	wait_file "$WORK/pl.state" "0-65"
+	start_rm_loop pl --priority low --yield client
 	# (A task started without slice cannot be time-sliced: -p says so, and changes nothing.)
 	run_rc out rc "$NVT" -p --priority low --yield slice "$PID"
 	eq "$rc" 1 "-p: $out"
@@ -167,11 +173,9 @@ t_preempt_p_changes() {
 # a priority and no partition), its groups at its level's timeslice; --yield client ends it.
 t_preempt_p_priority_keeps_slice() {
 	local out rc group
-	rm_env
-	start_loop ks "$NVT" --no-mps --priority low "$APP"
-	wait_file "$WORK/ks.state" "0-65"
+	start_rm_loop ks --priority low
 	first_group group "$PID"
-	wait_for 10 eval '[ "$(last_us '"$PID $group"')" == 5 ]'
+	wait_for 10 last_us_is "$PID" "$group" 5
 	run_rc out rc "$NVT" -p --priority normal "$PID"
 	eq "$rc" 0 "-p: $out"
 	run_rc out rc "$NVT" -l --json
@@ -179,16 +183,14 @@ t_preempt_p_priority_keeps_slice() {
 	has "$out" '"yield":{"ways":"slice"'
 	run_rc out rc "$NVT" -p --priority low --yield client "$PID"
 	eq "$rc" 0 "-p --yield client: $out"
-	wait_for 10 eval '[ "$(last_us '"$PID $group"')" == 2048 ]'
+	wait_for 10 last_us_is "$PID" "$group" 2048
 	stop_loop ks "$PID"
 }
 
 # A control the driver refuses is said once, and shown in -l.
 t_preempt_refused_said_once() {
-	rm_env
 	export FAKERM_REFUSE=a06c0103
-	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
-	wait_file "$WORK/lo.state" "0-65"
+	start_rm_loop lo --priority low --yield slice
 	wait_for 10 eval '"$NVT" -l --json | grep -q "\"driver_status\":86"'
 	wait_for 10 grep -q "refused a control on this task's channel groups" "$WORK/lo.err"
 	stop_loop lo "$PID"
@@ -306,7 +308,7 @@ t_preempt_mps_server_shim() {
 	export NVTASKSET_MPS_SERVER=low,yield=slice
 	start_loop srv "$WORK/nvidia-cuda-mps-server"
 	wait_file "$WORK/srv.state" "0-65"
-	wait_for 10 eval '"$NVT" -l --json | grep -q "\"channel_groups\":4,\"timeslice_us\":5,"'
+	wait_for 10 groups_listed 5
 	json=$("$NVT" -l --json)
 	has "$json" "nvidia-cuda-mps-server"
 	has "$json" '"priority":"low"'
@@ -325,17 +327,13 @@ t_preempt_mps_server_shim() {
 # driver's own timeslices.
 t_preempt_dead_task_leaves_nothing() {
 	local out rc pid
-	rm_env
-	start_loop lo "$NVT" --no-mps --priority low --yield slice "$APP"
-	wait_file "$WORK/lo.state" "0-65"
+	start_rm_loop lo --priority low --yield slice
 	kill -KILL "$PID"
 	wait "$PID" || true
 	run_rc out rc "$NVT" -l
 	hasnt "$out" " $PID "
 	: >"$WORK/rm.log"
-	run_rc out rc "$APP" launch 1
-	eq "$rc" 0 "exit status: $out"
-	pid=$(pid_of_log)
+	rm_run out pid "$APP" launch 1
 	eq "$(final_us "$pid" | tr '\n' ' ')" "2048 1024 1024 1024 " "the next task's groups"
 }
 
@@ -353,9 +351,9 @@ t_preempt_reset_forgets_freed_groups() {
 	has "$(cat "$WORK/rm.log")" "pid=$pid free handle="
 	run_rc out rc "$NVT" -p --priority low --yield slice=40 "$pid"
 	eq "$rc" 0 "-p: $out"
-	wait_for 10 eval '[ "$(grep -c "^pid=$pid set-timeslice .* us=40 " "$WORK/rm.log")" == 4 ]'
+	wait_for 10 sets_reach "$pid" 40 4
 	hasnt "$(cat "$WORK/rm.log")" "unknown object"
-	wait_for 10 eval '"$NVT" -l --json | grep -q "\"channel_groups\":4,\"timeslice_us\":40,\"driver_status\":0"'
+	wait_for 10 groups_listed 40 0
 	stop_loop rs "$pid"
 	eq "$(final_us "$pid" | tr '\n' ' ')" "40 40 40 40 " "final timeslices of the new context's groups"
 	hasnt "$(cat "$WORK/rs.err")" "nvtaskset:"
@@ -375,9 +373,9 @@ t_preempt_forked_child_own_groups() {
 	eq "$(grep -c "^pid=$child alloc class=0xa06c " "$WORK/rm.log")" 4 "the child's own groups"
 	run_rc out rc "$NVT" -p --priority low --yield slice=40 "$child"
 	eq "$rc" 0 "-p: $out"
-	wait_for 10 eval '[ "$(grep -c "^pid=$child set-timeslice .* us=40 " "$WORK/rm.log")" == 4 ]'
+	wait_for 10 sets_reach "$child" 40 4
 	hasnt "$(cat "$WORK/rm.log")" "unknown object"
-	wait_for 10 eval '"$NVT" -l --json | grep -q "\"channel_groups\":4,\"timeslice_us\":40,\"driver_status\":0"'
+	wait_for 10 groups_listed 40 0
 	stop_loop fk "$pid"
 	eq "$(final_us "$child" | tr '\n' ' ')" "40 40 40 40 " "the child's groups"
 	eq "$(final_us "$pid" | tr '\n' ' ')" "5 5 5 5 " "the parent's groups"

@@ -3,25 +3,6 @@
 # test, run in a subshell under set -e with the helpers defined there (as_user: security.sh).
 # shellcheck shell=bash
 
-# disjoint_lists LIST...: dies unless the TPC lists share no TPC, each of them non-empty.
-disjoint_lists() {
-	python3 - "$@" <<'PY' || die "TPC lists overlap: $*"
-import sys
-def tpcs(text):
-    out = set()
-    for item in text.split(","):
-        a, _, b = item.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
-seen = set()
-for text in sys.argv[1:]:
-    t = tpcs(text)
-    if not t or seen & t:
-        sys.exit(1)
-    seen |= t
-PY
-}
-
 # CLAIM_WAIT: NVTASKSET_CLAIM_TIMEOUT for claimers that meet only each other: the most it takes.
 # No claimer here stops mid-way, so the timeout never passes on a machine that runs them; a
 # loaded machine took longer than 40 s to bring 32 of them through, and that is no failure.
@@ -107,15 +88,6 @@ t_reserve_killed_task_freed() {
 	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
 	eq "$rc" 0 "exit status after the kill: $out"
 	has "$out" "tpcs=0,8,16,24 hung=0" # TPC 0 was the killed task's
-}
-# tpc_count LIST: how many TPCs a TPC list names.
-tpc_count() {
-	python3 -c 'import sys
-n = 0
-for item in sys.argv[1].split(","):
-    a, _, b = item.partition("-")
-    n += int(b or a) - int(a) + 1
-print(n)' "$1"
 }
 
 # --wait: a claim that finds the GPU full waits, and starts once a task that ends (its shim

@@ -1,5 +1,6 @@
-# Calibration, topology, GPCs, -n. Sourced by tests/run-tests.sh: each t_NAME function is one test,
-# run in a subshell under set -e with the helpers defined there.
+# Calibration, topology, GPCs, -n; the calibration cache, also shared by users (need_users,
+# as_user: security.sh). Sourced by tests/run-tests.sh: each t_NAME function is one test, run in
+# a subshell under set -e with the helpers defined there.
 # shellcheck shell=bash
 
 H100_MAP="0,9,18,27,36,45,54,63,1,10,19,28,37,46,55,64,2,11,20,29,38,47,56,65,3,12,21,30,39,48,57,66,13,22,31,40,49,58,67,14,23,32,41,50,59,68,15,24,33,42,51,60,69,16,25,34,43,52,61,70,62,71,75,78,81,83"
@@ -258,4 +259,52 @@ t_cache_fifo_never_blocks() {
 	run_rc out rc "$T/smctrlapp" gpcs
 	eq "$rc" 0 "exit status ($out)"
 	has "$out" "gpc_info_ext rc=0 gpcs=12"
+}
+
+t_hostile_fifo_in_shared_cache() {
+	# A calibration cache shared by users (a 1777 directory): another user's FIFO named like
+	# its records neither hangs nor is read; the command calibrates as if none were there.
+	need_users
+	local uuid
+	export NVTASKSET_CACHE_DIR=$WORK/shared-cache
+	mkdir -m 1777 "$NVTASKSET_CACHE_DIR"
+	uuid=$(fake_uuid)
+	$(as_user 65533) mkfifo "$NVTASKSET_CACHE_DIR/$uuid.topo" "$NVTASKSET_CACHE_DIR/$uuid.mem"
+	run_rc out rc $(as_user 65532) env HOME="$WORK/u" "$NVT" --topology
+	eq "$rc" 0 "--topology beside a FIFO (124: it hung): $out"
+	has "$out" "66 TPCs"
+	run_rc out rc "$NVT" --no-mps -c 0-3 "$APP" launch 1
+	eq "$rc" 0 "a start beside a FIFO (124: it hung): $out"
+	has "$out" "tpcs=0-3 hung=0"
+}
+
+t_hostile_shared_cache_every_user() {
+	# A calibration cache shared by users (NVTASKSET_CACHE_DIR, mode 1777): user 65533 calibrated
+	# first (an honest record of hers), and squats the GPU's record name (an empty file) and the
+	# names of 65532's own records (a FIFO, a directory). 65532 calibrates once, and then reads
+	# her own record (a name made afresh), and her libsmctrl program started without nvtaskset
+	# runs on the TPCs its mask asks for (before, another user's record was not trusted and
+	# could not be replaced: every start of hers calibrated again, and her program's masks were
+	# ignored: asked for 0-3, it ran on 0-65).
+	need_users
+	local uuid out
+	export NVTASKSET_CACHE_DIR=$WORK/shared-cache
+	mkdir -m 1777 "$NVTASKSET_CACHE_DIR"
+	uuid=$(fake_uuid)
+	run_rc out rc $(as_user 65533) "$NVT" --topology
+	eq "$rc" 0 "her --topology: $out"
+	$(as_user 65533) touch "$NVTASKSET_CACHE_DIR/$uuid.topo"
+	$(as_user 65533) mkfifo "$NVTASKSET_CACHE_DIR/$uuid.u65532.topo"
+	$(as_user 65533) mkdir "$NVTASKSET_CACHE_DIR/$uuid.u65532.mem"
+	run_rc out rc $(as_user 65532) "$NVT" --topology
+	eq "$rc" 0 "the other user's first --topology: $out"
+	has "$out" "calibrating GPU 0"
+	run_rc out rc $(as_user 65532) "$NVT" --topology
+	eq "$rc" 0 "the other user's second --topology: $out"
+	hasnt "$out" "calibrating"
+	# (Its libsmctrl.so from the build the tests run, which is a copy in a private clone: the
+	# program's rpath names the clone's.)
+	run_rc out rc $(as_user 65532) env LD_LIBRARY_PATH="$RUN/build/lib/nvtaskset:$FAKEDIR" "$SMCTRLAPP" global 0-3
+	eq "$rc" 0 "her libsmctrl program: $out"
+	eq "$out" "global tpcs=0-3" "her libsmctrl program's output"
 }

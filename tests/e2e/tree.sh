@@ -14,17 +14,37 @@ has_open() { readlink /proc/"$1"/fd/* 2>/dev/null | grep -qxF "$2"; }
 has_mode() { [ "$(stat -c %a "$1" 2>/dev/null)" == "$2" ]; }
 # launches_after T FILE N: FILE (fakeapp launch-at lines, "at=NS tpcs=...") has N launches after T.
 launches_after() { [ "$(awk -v t="$1" '{ at = $1; sub("at=", "", at) } at + 0 > t + 0' "$2" | wc -l)" -ge "$3" ]; }
-# spawn_case HOW: a launcher started on TPCs 0-3 and moved to 8-9 starts a child by HOW
-# (fakeapp spawn-on); the child runs on 8-9, and -p says so.
-spawn_case() {
-	local how=$1 tag=$WORK/sp_$1 child
+# start_moved TAG CMD...: CMD started under nvtaskset --no-mps -c 0-3 in the background (TAG's
+# files removed first, its output in TAG.out; sets PID), moved to TPCs 8-9 by -p, which must
+# succeed, once it runs under nvtaskset.
+start_moved() {
+	local tag=$1
+	shift
 	rm -f "$tag".*
-	"$NVT" --no-mps -c 0-3 "$APP" spawn-on "$tag.go" "$tag.stop" "$tag" "$how" >"$tag.out" 2>&1 &
+	"$NVT" --no-mps -c 0-3 "$@" >"$tag.out" 2>&1 &
+	PID=$!
+	wait_task "$PID"
+	run_rc out rc "$NVT" -p -c 8-9 "$PID"
+	eq "$rc" 0 "-p exit status: $out"
+}
+# start_spawner TAG HOW: a launcher (fakeapp spawn-on: it starts a child by HOW once TAG.go
+# exists, and ends once TAG.stop does) started on TPCs 0-3, moved to 8-9 once it launched there,
+# and launching on 8-9; sets PID.
+start_spawner() {
+	local tag=$1
+	rm -f "$tag".*
+	"$NVT" --no-mps -c 0-3 "$APP" spawn-on "$tag.go" "$tag.stop" "$tag" "$2" >"$tag.out" 2>&1 &
 	PID=$!
 	wait_file "$tag.parent" "0-3"
 	run_rc out rc "$NVT" -p -c 8-9 "$PID"
 	eq "$rc" 0 "-p exit status: $out"
 	wait_file "$tag.parent" "8-9"
+}
+# spawn_case HOW: a launcher started on TPCs 0-3 and moved to 8-9 starts a child by HOW
+# (fakeapp spawn-on); the child runs on 8-9, and -p says so.
+spawn_case() {
+	local how=$1 tag=$WORK/sp_$1 child
+	start_spawner "$tag" "$how"
 	touch "$tag.go"
 	wait_file "$tag.child" "8-9"
 	child=$PID # exec: the same process
@@ -72,13 +92,8 @@ t_tree_spawn_shell() {
 	# handler runs) moved before it starts a command: the command runs where the
 	# shell runs now, and a command the shell execs too.
 	local tag=$WORK/shell
-	rm -f "$tag".*
-	"$NVT" --no-mps -c 0-3 sh -c 'while [ ! -e "$1" ]; do sleep 0.02; done; "$2" launch 1; "$2" launch 1' \
-		sh "$tag.go" "$APP" >"$tag.out" 2>&1 &
-	PID=$!
-	wait_task "$PID"
-	run_rc out rc "$NVT" -p -c 8-9 "$PID"
-	eq "$rc" 0
+	start_moved "$tag" sh -c 'while [ ! -e "$1" ]; do sleep 0.02; done; "$2" launch 1; "$2" launch 1' \
+		sh "$tag.go" "$APP"
 	touch "$tag.go"
 	wait "$PID" || die "the shell failed: $(cat "$tag.out")"
 	eq "$(sed -n 's/^\(tpcs=[^ ]*\) .*/\1/p' "$tag.out" | tr '\n' ' ')" "tpcs=8-9 tpcs=8-9 "
@@ -91,13 +106,7 @@ t_tree_spawn_posix_spawn_torn_parent() {
 	# (README: a segment with a slot half-written is not used), and the parent
 	# keeps launching on the partition it had.
 	local tag=$WORK/sp_torn child
-	rm -f "$tag".*
-	"$NVT" --no-mps -c 0-3 "$APP" spawn-on "$tag.go" "$tag.stop" "$tag" posix_spawn >"$tag.out" 2>&1 &
-	PID=$!
-	wait_file "$tag.parent" "0-3"
-	run_rc out rc "$NVT" -p -c 8-9 "$PID"
-	eq "$rc" 0 "-p exit status: $out"
-	wait_file "$tag.parent" "8-9"
+	start_spawner "$tag" posix_spawn
 	"$T/segpoke" "$PID" halfwrite 40-41
 	run_rc out rc "$NVT" -p "$PID"
 	has "$out" "a writer died while changing it"
@@ -119,13 +128,7 @@ t_tree_spawn_posix_spawn_torn_parent() {
 python_case() {
 	local how=$1 tag=$WORK/py_$1 child
 	command -v python3 >/dev/null || skip "needs python3"
-	rm -f "$tag".*
-	"$NVT" --no-mps -c 0-3 python3 "$HELPERS/pyspawn.py" "$how" "$tag.go" "$tag.stop" \
-		"$tag" "$APP" >"$tag.out" 2>&1 &
-	PID=$!
-	wait_task "$PID"
-	run_rc out rc "$NVT" -p -c 8-9 "$PID"
-	eq "$rc" 0 "-p exit status: $out"
+	start_moved "$tag" python3 "$HELPERS/pyspawn.py" "$how" "$tag.go" "$tag.stop" "$tag" "$APP"
 	touch "$tag.go"
 	wait_file "$tag.child" "8-9"
 	child=$(cat "$tag.childpid")
@@ -147,13 +150,9 @@ t_tree_spawn_inner_nvtaskset_wins() {
 	# gives its COMMAND the partition of its own command line, and that
 	# COMMAND's children inherit that one.
 	local tag=$WORK/inner
-	rm -f "$tag".*
-	"$NVT" --no-mps -c 0-3 sh -c 'while [ ! -e "$1" ]; do sleep 0.02; done
+	start_moved "$tag" sh -c 'while [ ! -e "$1" ]; do sleep 0.02; done
 		"$2" --no-mps -c 40-47 "$3" spawn-on "$1" "$1.stop" "$1" posix_spawn; true' \
-		sh "$tag.go" "$NVT" "$APP" >"$tag.out" 2>&1 &
-	PID=$!
-	wait_task "$PID"
-	run_rc out rc "$NVT" -p -c 8-9 "$PID"
+		sh "$tag.go" "$NVT" "$APP"
 	touch "$tag.go"
 	wait_file "$tag.go.child" "40-47"
 	eq "$(cat "$tag.go.parent")" "40-47"
@@ -193,28 +192,9 @@ t_tree_move_during_exec_to_user() {
 	# own segment, not only the one it reads no more. Deterministic: segpoke
 	# holds the lock until the new segment is made.
 	need_users
-	local tag=$WORK/u/mx root_seg own hold pp i
-	rm -f "$tag".*
-	"$NVT" --no-mps -c 0-3 sh -c 'while [ ! -e "$1.go" ]; do sleep 0.02; done
-		exec '"$(as_user 65533)"' sh -c '\''while [ ! -e "$1.go2" ]; do sleep 0.02; done
-			"$2" launch 1'\'' sh "$1" "$2"' sh "$tag" "$APP" >"$tag.out" 2>&1 &
-	PID=$!
-	wait_task "$PID"
-	root_seg=$(seg_file "$PID")
-	has "$root_seg" "/nvtaskset-0/"
-	"$T/segpoke" "$PID" hold >"$tag.hold" &
-	hold=$!
-	wait_file "$tag.hold" held
-	"$NVT" -p -c 8-9 "$PID" >"$tag.p" 2>&1 &
-	pp=$!
-	poll_until 10 has_open "$pp" "$root_seg" || die "-p never opened $root_seg"
-	touch "$tag.go"
-	# The task's own segment, made and filled (mode 0644) by its shim as 65533.
-	own=${root_seg/nvtaskset-0/nvtaskset-65533}
-	poll_until 10 has_mode "$own" 644 || die "no segment $own was made"
-	kill "$hold"
-	wait "$pp" && rc=0 || rc=$?
-	eq "$rc" 0 "-p exit status: $(cat "$tag.p")"
+	local tag=$WORK/u/mx
+	start_exec_to_user mx 0 -c 8-9
+	release_move mx
 	eq "$("$NVT" -pc "$PID" 2>/dev/null)" "pid $PID's current TPC list: 8-9"
 	touch "$tag.go2"
 	wait "$PID" || die "the task failed: $(cat "$tag.out")"
@@ -844,8 +824,15 @@ start_exec_to_user() {
 	PP=$!
 	poll_until 10 has_open "$PP" "$FIRST_SEG" || die "-p never opened $FIRST_SEG"
 	touch "$tag.go"
+	# The task's own segment, made and filled (mode 0644) by its shim as 65533.
 	OWN_SEG=${FIRST_SEG/nvtaskset-$uid/nvtaskset-65533}
 	poll_until 10 has_mode "$OWN_SEG" 644 || die "no segment $OWN_SEG was made"
+}
+# release_move TAG: lets start_exec_to_user's -p go on (ends HOLD); it must exit 0.
+release_move() {
+	kill "$HOLD"
+	wait "$PP" && rc=0 || rc=$?
+	eq "$rc" 0 "-p exit status: $(cat "$WORK/u/$1.p")"
 }
 
 t_tree_move_exec_reopen_fails() {
@@ -856,9 +843,7 @@ t_tree_move_exec_reopen_fails() {
 	need_users
 	local tag=$WORK/u/rf
 	start_exec_to_user rf 65534 -c 8-9
-	kill "$HOLD"
-	wait "$PP" && rc=0 || rc=$?
-	eq "$rc" 0 "-p exit status: $(cat "$tag.p")"
+	release_move rf
 	has "$(cat "$tag.p")" "pid $PID's new TPC list: 8-9"
 	has "$(cat "$tag.p")" "its new control segment cannot be opened (Permission denied)"
 	touch "$tag.go2"
@@ -875,9 +860,7 @@ t_tree_claim_during_exec_to_user() {
 	start_exec_to_user cx 0 -n 2 --exclude-running
 	# Not opened to readers: tidying (the claim's scan) keeps the first one.
 	chmod 600 "$OWN_SEG"
-	kill "$HOLD"
-	wait "$PP" && rc=0 || rc=$?
-	eq "$rc" 0 "-p exit status: $(cat "$tag.p")"
+	release_move cx
 	has "$(cat "$tag.p")" "pid $PID's new TPC mask"
 	eq "$("$T/segpoke" "$PID" show "$FIRST_SEG")" "0-3"
 	chmod 644 "$OWN_SEG"

@@ -1,7 +1,10 @@
-# Hostile and faulty conditions, round 5: what a lower task's shim trusts when it looks at higher
-# tasks (docs/priorities.md, "How a lower task yields"): dead tasks, reused PIDs, other PID
-# namespaces, setuid in a container. Sourced by tests/run-tests.sh (helpers in security.sh,
-# prio.sh, yield.sh).
+# What a lower task's shim trusts when it looks at higher tasks (docs/priorities.md, "How a lower
+# task yields"): dead high tasks, reused PIDs, other PID namespaces, setuid in a container, a
+# run directory of many files, idle children that inherit 'high', TPCs borrowed when a claim
+# comes, and many threads waiting at once. Sourced by tests/run-tests.sh: each t_NAME function
+# is one test, run in a subshell under set -e with the helpers defined there (need_users,
+# need_pidns, as_user, user_python, ns_init_of: security.sh; requests, requests_over, PRIOAPP:
+# yield.sh).
 # shellcheck shell=bash
 
 # yield_watching PID: how many higher tasks task PID's shim follows on its first GPU (-l --json),
@@ -13,11 +16,15 @@ import json, sys
 t = [t for t in json.load(sys.stdin)["tasks"] if t["pid"] == int(sys.argv[1])]
 print(t[0]["gpus"][0].get("yield", {}).get("watching", -1) if t else -1)' "$1"
 }
+
 watching_is() { [ "$(yield_watching "$1")" == "$2" ]; }
+
 # borrowed_launches LOG [AFTER_NS]: a batch job's launches that ran on all 66 TPCs (entered after
 # AFTER_NS).
 borrowed_launches() { awk -v t="${2:-0}" '$1 == "launch" && $2 > t && $5 == 66' "$1" | wc -l; }
+
 mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
+
 # serve_bg TAG [PREFIX...]: a periodic root service (--priority high -c 0-8, a request of 4
 # launches every 20 ms; its log $WORK/TAG.serve) in the background, ready; sets PID.
 serve_bg() {
@@ -29,6 +36,7 @@ serve_bg() {
 	PID=$!
 	wait_for 10 test -e "$WORK/$tag.serve.ready"
 }
+
 # batch_bg TAG UID [PREFIX...]: user UID's batch job (--priority low -c 9-65, the words of
 # $YIELD_WORDS, default protect,borrow (they yield and borrow); its log $WORK/u/TAG.batch) in the background, ready;
 # sets PID.
@@ -42,6 +50,7 @@ batch_bg() {
 	PID=$!
 	wait_for 10 test -e "$WORK/u/$tag.batch.ready"
 }
+
 # stop_batch TAG PID: ends a batch job, which must exit 0.
 stop_batch() {
 	touch "$WORK/u/$1.stop"
@@ -287,7 +296,9 @@ import json, sys
 t = [t for t in json.load(sys.stdin)["tasks"] if t["pid"] == int(sys.argv[1])]
 print(t[0]["gpus"][0].get("yield", {}).get("holds", -1) if t else -1)' "$1"
 }
+
 held_back() { [ "$(yield_holds "$1")" -gt 0 ]; }
+
 # segments_at_least UID N: user UID's run directory holds N segment files or more.
 segments_at_least() {
 	[ "$(find "$NVTASKSET_RUNDIR/nvtaskset-$1" -maxdepth 1 -name 'nvtaskset.*' 2>/dev/null | wc -l)" -ge "$2" ]
@@ -360,140 +371,4 @@ t_hostile_borrowed_tpcs_not_claimed() {
 	eq "$rc" 0 "a claim once the borrower is back on its own TPCs: $out"
 	has "$out" "tpcs=0-8 "
 	stop_loop u/bw "$lo"
-}
-
-# ended_by SIG PID: waits for background task PID, which must end by signal SIG (its status
-# 128 + the signal's number, as the shell reports it).
-ended_by() {
-	local rc
-	poll_until 5 is_gone "$2" || die "task $2 did not end on SIG$1"
-	wait "$2" && rc=0 || rc=$?
-	eq "$rc" $((128 + $(kill -l "$1"))) "task $2's status after SIG$1"
-}
-
-t_hostile_stop_signals_remove_segment() {
-	# A task stopped by SIGTERM (systemctl stop, scancel, docker stop), SIGHUP or SIGINT
-	# whose program leaves them at their default action removes its segment and still ends
-	# by the signal (before, its file stayed: a dead high task's file was followed, and lent
-	# its TPCs). A program that ignores SIGTERM keeps doing so; one with a handler of its own
-	# keeps it (Python's, here: it exits normally, and its segment goes at exit).
-	local sig seg py sigs="TERM HUP" dfl=()
-	# (A shell's background job starts with SIGINT ignored, and one under nohup with SIGHUP:
-	# env sets them back to the default.)
-	if env --default-signal=INT,HUP,TERM true 2>/dev/null; then
-		sigs="$sigs INT"
-		# shellcheck disable=SC2054 # one argument, its signals joined by commas
-		dfl=(env --default-signal=INT,HUP,TERM)
-	elif (($(printf '%d' "0x$(awk '$1 == "SigIgn:" {print $2}' /proc/$BASHPID/status)") & 1 << 0)); then
-		sigs=TERM # SIGHUP (bit 0) is ignored here and cannot be set back
-	fi
-	for sig in $sigs; do
-		start_loop s$sig "${dfl[@]}" "$NVT" --no-mps -c 0-3 "$APP"
-		wait_file "$WORK/s$sig.state" "0-3"
-		seg=$(seg_file "$PID")
-		[ -e "$seg" ] || die "no segment for the task: $seg"
-		kill -"$sig" "$PID"
-		ended_by "$sig" "$PID"
-		[ ! -e "$seg" ] || die "SIG$sig left the segment $seg"
-	done
-	rm -f "$WORK/ig.stop" "$WORK/ig.state" "$WORK/ig.stamps"
-	FAKEAPP_STAMP=$WORK/ig.stamps FAKEAPP_STAMP_LAUNCHES=1 \
-		"$NVT" --no-mps -c 0-3 bash -c 'trap "" TERM; exec "$@"' - "$APP" loop "$WORK/ig.stop" \
-		"$WORK/ig.state" >"$WORK/ig.out" 2>&1 &
-	PID=$!
-	wait_file "$WORK/ig.state" "0-3"
-	kill -TERM "$PID"
-	# It launches on: 5 launches after the signal (one that ended by it would not).
-	wait_launches "$WORK/ig.stamps" 5
-	kill -0 "$PID" || die "a task that ignores SIGTERM ended by it"
-	stop_loop ig "$PID"
-	# A Python interpreter is left as it is: its signal module reads a handler it did not set
-	# as None, and code that restores a handler it saved (signal.signal(sig, old)) fails on it.
-	py=$(command -v python3)
-	run_rc out rc "${dfl[@]}" "$NVT" --no-mps -c 0-3 "$py" -c 'import signal; print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL, signal.getsignal(signal.SIGHUP) is signal.SIG_DFL)'
-	eq "$out" "True True" "Python's SIGTERM and SIGHUP handlers under the shim"
-	"$NVT" --no-mps -c 0-3 "$py" -c '
-import os, signal, sys, time
-def bye(sig, frame):
-    open(sys.argv[1] + ".handled", "w").close()
-    sys.exit(0)
-signal.signal(signal.SIGTERM, bye)
-open(sys.argv[1] + ".ready", "w").close()
-while True:
-    time.sleep(0.01)' "$WORK/ph" >"$WORK/ph.out" 2>&1 &
-	PID=$!
-	wait_for 10 test -e "$WORK/ph.ready"
-	seg=$(seg_file "$PID")
-	[ -e "$seg" ] || die "no segment for the Python task: $seg"
-	kill -TERM "$PID"
-	wait "$PID" || die "the Python task's own handler did not end it normally: $(cat "$WORK/ph.out")"
-	[ -e "$WORK/ph.handled" ] || die "the Python task's own handler did not run"
-	[ ! -e "$seg" ] || die "the Python task left its segment"
-}
-
-t_hostile_shared_cache_every_user() {
-	# A calibration cache shared by users (NVTASKSET_CACHE_DIR, mode 1777): user 65533 calibrated
-	# first (an honest record of hers), and squats the GPU's record name (an empty file) and the
-	# names of 65532's own records (a FIFO, a directory). 65532 calibrates once, and then reads
-	# her own record (a name made afresh), and her libsmctrl program started without nvtaskset
-	# runs on the TPCs its mask asks for (before, another user's record was not trusted and
-	# could not be replaced: every start of hers calibrated again, and her program's masks were
-	# ignored: asked for 0-3, it ran on 0-65).
-	need_users
-	local uuid out
-	export NVTASKSET_CACHE_DIR=$WORK/shared-cache
-	mkdir -m 1777 "$NVTASKSET_CACHE_DIR"
-	uuid=$(fake_uuid)
-	run_rc out rc $(as_user 65533) "$NVT" --topology
-	eq "$rc" 0 "her --topology: $out"
-	$(as_user 65533) touch "$NVTASKSET_CACHE_DIR/$uuid.topo"
-	$(as_user 65533) mkfifo "$NVTASKSET_CACHE_DIR/$uuid.u65532.topo"
-	$(as_user 65533) mkdir "$NVTASKSET_CACHE_DIR/$uuid.u65532.mem"
-	run_rc out rc $(as_user 65532) "$NVT" --topology
-	eq "$rc" 0 "the other user's first --topology: $out"
-	has "$out" "calibrating GPU 0"
-	run_rc out rc $(as_user 65532) "$NVT" --topology
-	eq "$rc" 0 "the other user's second --topology: $out"
-	hasnt "$out" "calibrating"
-	# (Its libsmctrl.so from the build the tests run, which is a copy in a private clone: the
-	# program's rpath names the clone's.)
-	run_rc out rc $(as_user 65532) env LD_LIBRARY_PATH="$RUN/build/lib/nvtaskset:$FAKEDIR" "$SMCTRLAPP" global 0-3
-	eq "$rc" 0 "her libsmctrl program: $out"
-	eq "$out" "global tpcs=0-3" "her libsmctrl program's output"
-}
-
-t_hostile_empty_listing_defined() {
-	# Listing the tasks of a run directory with no segment (what claims, -l and the agent do)
-	# runs no undefined behaviour: it called qsort(NULL, 0, ...), which UBSan reports (qsort's
-	# base is declared never null). The listing is built with -fsanitize=undefined here.
-	command -v gcc >/dev/null || skip "needs gcc"
-	local o=$B/obj out rc
-	cat >"$WORK/list.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include "seg/segfile.h"
-int main(int argc, char **argv)
-{
-	struct nvt_seg_entry *e;
-	pid_t *pids;
-	int n = nvt_seg_tasks(argv[1], 1, &pids), m = nvt_seg_list(argv[1], (uid_t)-1, &e);
-	(void)argc;
-	printf("tasks %d list %d\n", n, m);
-	free(pids);
-	free(e);
-	return n < 0 || m < 0;
-}
-C
-	# Only a compiler without UBSan skips; the listing failing to build is a failure.
-	echo 'int main(void) { return 0; }' >"$WORK/ub.c"
-	gcc -fsanitize=undefined -o "$WORK/ub" "$WORK/ub.c" 2>/dev/null ||
-		skip "cannot build with -fsanitize=undefined here"
-	gcc -std=gnu11 -I"$ROOT/include" -I"$ROOT/src" -O1 -g -fsanitize=undefined -fno-sanitize-recover=all \
-		-o "$WORK/list" "$WORK/list.c" "$ROOT/src/seg/segscan.c" "$o/seg/segfile.o" "$o/seg/segtrust.o" \
-		"$o/seg/segopen.o" "$o/seg/segwrite.o" "$o/seg/segcontainer.o" "$o/seg/segwalk.o" "$o/os/proc.o" "$o/os/sysutil.o" "$B/libnvtcore.a" ||
-		die "the listing does not build with -fsanitize=undefined (its objects above)"
-	mkdir -p "$NVTASKSET_RUNDIR/nvtaskset-0"
-	run_rc out rc "$WORK/list" "$NVTASKSET_RUNDIR"
-	eq "$rc" 0 "the listing of an empty run directory: $out"
-	eq "$out" "tasks 0 list 0"
 }

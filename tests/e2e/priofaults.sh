@@ -1,25 +1,12 @@
-# Hostile and faulty conditions, round 4: what a local user can do to others' claims, to root's
-# priority agent and to shared directories (leases, setuid, FIFOs, the agent's limits). Sourced
-# by tests/run-tests.sh (helpers in security.sh, prio.sh); what needs /dev/shm or a kill -9 of
-# the agent is in tests/faults/.
+# Root's priority agent under faults and other users (docs/priorities.md, "The agent's security
+# model"): its run directory made first by another user, bad settings, an agent a start runs
+# that cannot start, a task root started that drops to a user and writes 'high', the agent out
+# of file descriptors, a user holding her writer's lock while the agent ends, and kill -9 of the
+# agent while it lends. Sourced by tests/run-tests.sh: each t_NAME function is one test, run in
+# a subshell under set -e with the helpers defined there (need_users, as_user, user_python:
+# security.sh; start_agent, stop_agent, guarded_to, agent_left_alone: prio.sh); what needs
+# /dev/shm is in tests/faults/.
 # shellcheck shell=bash
-
-t_hostile_fifo_in_shared_cache() {
-	# A calibration cache shared by users (a 1777 directory): another user's FIFO named like
-	# its records neither hangs nor is read; the command calibrates as if none were there.
-	need_users
-	local uuid
-	export NVTASKSET_CACHE_DIR=$WORK/shared-cache
-	mkdir -m 1777 "$NVTASKSET_CACHE_DIR"
-	uuid=$(fake_uuid)
-	$(as_user 65533) mkfifo "$NVTASKSET_CACHE_DIR/$uuid.topo" "$NVTASKSET_CACHE_DIR/$uuid.mem"
-	run_rc out rc $(as_user 65532) env HOME="$WORK/u" "$NVT" --topology
-	eq "$rc" 0 "--topology beside a FIFO (124: it hung): $out"
-	has "$out" "66 TPCs"
-	run_rc out rc "$NVT" --no-mps -c 0-3 "$APP" launch 1
-	eq "$rc" 0 "a start beside a FIFO (124: it hung): $out"
-	has "$out" "tpcs=0-3 hung=0"
-}
 
 t_hostile_squatted_root_dir_agent() {
 	# Another user made root's run directory first: root's agent recovers it as root's start
@@ -127,8 +114,7 @@ prio_waiters() {
 	done
 	WAITERS="${WAITERS:-}$new"
 }
-# has_segment PID: the task has its segment (its user's run directory, once it runs as that user).
-has_segment() { test -e "$(seg_file "$1")"; }
+
 # guarded_all PID...: each task's mode is guarded (-l --json).
 guarded_all() {
 	python3 -c '
@@ -164,56 +150,6 @@ t_hostile_agent_out_of_descriptors() {
 	stop_loop fhi "$hi"
 	touch "$WORK/fa.stop" "$WORK/fb.stop"
 	wait
-}
-
-t_hostile_leased_segment_file() {
-	# Another user's file named like a segment of hers, on which she holds a write lease (taken
-	# again if broken; SIGIO ignored, so a break waits the kernel's 45 s): an open with
-	# O_NONBLOCK returns EWOULDBLOCK, which failed every claim on the node and -l ("cannot list
-	# the tasks: Resource temporarily unavailable"). Her file holds nothing: claims, -p -n
-	# --exclude-running and -l go on; -l names it.
-	need_users
-	local py holder
-	py=$(user_python)
-	$(as_user 65533) "$py" - "$NVTASKSET_RUNDIR/nvtaskset-65533" "$WORK/u/lease" <<'PY' &
-import fcntl, os, signal, sys, time
-rundir, tag = sys.argv[1], sys.argv[2]
-signal.signal(signal.SIGIO, signal.SIG_IGN)
-os.makedirs(rundir, 0o755, exist_ok=True)
-name = "nvtaskset.%d.%d" % (os.stat("/proc/self/ns/pid").st_ino, os.getpid())
-fd = os.open(os.path.join(rundir, name), os.O_RDONLY | os.O_CREAT, 0o644)
-def take():
-    try:
-        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
-        return True
-    except OSError:
-        return False
-if not take():
-    open(tag + ".nolease", "w").close()
-    sys.exit(0)
-open(tag + ".ready", "w").close()
-while not os.path.exists(tag + ".stop"):
-    if fcntl.fcntl(fd, fcntl.F_GETLEASE) != fcntl.F_WRLCK:
-        take()
-    time.sleep(0.01)
-PY
-	holder=$!
-	wait_for 10 test -e "$WORK/u/lease.ready" -o -e "$WORK/u/lease.nolease"
-	[ -e "$WORK/u/lease.ready" ] || { wait "$holder"; skip "no file lease can be taken here"; }
-	run_rc out rc "$NVT" --no-mps -n 8 --exclude-running "$APP" launch 1
-	eq "$rc" 0 "a claim beside a leased file: $out"
-	has "$out" "hung=0"
-	start_loop lo "$NVT" --no-mps -c 20-27 "$APP"
-	wait_file "$WORK/lo.state" "20-27"
-	run_rc out rc "$NVT" -p -n 4 --exclude-running "$PID"
-	eq "$rc" 0 "-p -n --exclude-running beside a leased file: $out"
-	run_rc out rc "$NVT" -l
-	has "$out" "$PID"
-	has "$out" "holds a lease on its control segment"
-	hasnt "$out" "cannot list the tasks"
-	stop_loop lo "$PID"
-	touch "$WORK/u/lease.stop"
-	wait "$holder"
 }
 
 t_hostile_locked_segments_keep_no_restore() {

@@ -1,0 +1,220 @@
+# Every task listed and counted by -l and by claims beside what other users make, and what that
+# costs a reader (counted in system calls under strace, never timed): another user's segments
+# with every slot left mid-write, a reader or a container's task in thousands of groups (a
+# /proc/PID/status past 16 KiB), a thousand names of other PID namespaces beside containers'
+# tasks, and a run directory with no segment. Sourced by tests/run-tests.sh: each t_NAME
+# function is one test, run in a subshell under set -e with the helpers defined there
+# (need_users, need_pidns, as_user, picked_apart: security.sh).
+# shellcheck shell=bash
+
+# hostile_tasks N TAG: uid 65533 starts N idle tasks under nvtaskset -c 0-3, each with its
+# segment and partition; sets HOSTILE to their PIDs once every one runs on it.
+hostile_tasks() {
+	local i
+	HOSTILE=""
+	for ((i = 0; i < $1; i++)); do
+		$(as_user 65533) "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/u/$2.stop" "$WORK/u/$2.$i" \
+			>/dev/null 2>&1 &
+		HOSTILE="$HOSTILE $!"
+	done
+	for ((i = 0; i < $1; i++)); do
+		wait_file "$WORK/u/$2.$i" "0-3"
+	done
+}
+
+# syscall_total FILE: the calls strace -c counted in FILE.
+syscall_total() { awk '$NF == "total" {print $4}' "$1"; }
+
+t_hostile_unsettled_segments() {
+	# A user's own segments with every slot's sequence left odd
+	# cost each reader a few tries a slot, not 1000: root's -l and another
+	# user's claim make at most NVT_SEG_READ_TRIES tries of each slot more
+	# than beside the same tasks settled, the claim never waits for them, and it
+	# counts their slots as held (it picks around their 0-3).
+	need_users
+	local pid calls_l0 calls_c0 calls_l calls_c
+	# A run directory of its own: other tests squat some users' directories.
+	export NVTASKSET_RUNDIR=$WORK/us-run
+	mkdir -m 1777 "$NVTASKSET_RUNDIR"
+	hostile_tasks 12 us
+	command -v strace >/dev/null || skip "needs strace"
+	# The reads of segments counted (pread64 calls and sched_yields, under strace), not
+	# times: a loaded machine changes times, not counts.
+	run_rc out rc strace -f -c -o "$WORK/l0.st" -e trace=pread64,sched_yield "$NVT" -l
+	run_rc out rc strace -f -c -o "$WORK/c0.st" -e trace=pread64,sched_yield \
+		$(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running env
+	eq "$rc" 0 "the claim beside settled segments: $out"
+	for pid in $HOSTILE; do
+		"$T/segpoke" "$pid" allodd || die "segpoke $pid allodd"
+	done
+	run_rc out rc strace -f -c -o "$WORK/l.st" -e trace=pread64,sched_yield "$NVT" -l
+	eq "$rc" 0 "-l: $out"
+	run_rc out rc strace -f -c -o "$WORK/c.st" -e trace=pread64,sched_yield \
+		$(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running env
+	eq "$rc" 0 "the claim: $out"
+	picked_apart "$out" 0-3
+	calls_l0=$(syscall_total "$WORK/l0.st") calls_c0=$(syscall_total "$WORK/c0.st")
+	calls_l=$(syscall_total "$WORK/l.st") calls_c=$(syscall_total "$WORK/c.st")
+	echo "12 tasks, reads: -l $calls_l0, a claim $calls_c0; their slots left odd: -l $calls_l, a claim $calls_c"
+	# Each of the 12 tasks' NVT_MAX_GPUS (16) slots costs a reader NVT_SEG_READ_TRIES (8)
+	# tries of 3 reads and a yield, no more.
+	[ "$calls_l" -le $((calls_l0 + 12 * 16 * 8 * 4)) ] || die "-l made $calls_l reads, $calls_l0 with settled slots"
+	[ "$calls_c" -le $((calls_c0 + 12 * 16 * 8 * 4)) ] || die "the claim made $calls_c reads, $calls_c0 with settled slots"
+	touch "$WORK/u/us.stop"
+	wait
+}
+
+# many_groups N: a --groups list of N supplementary groups for setpriv (gids 1000000 on: each
+# costs its process's /proc/PID/status 8 bytes, before its NSpid line).
+many_groups() { seq -s, 1000000 $((1000000 + $1 - 1)); }
+
+t_hostile_many_groups_reader() {
+	# A user in 3000 supplementary groups, whose /proc/self/status is longer than 16 KiB
+	# (the Groups line comes before NSpid): her -l lists every task, and her claim passes
+	# over their TPCs (before, her own status read in part said "no NSpid": -l listed
+	# nothing, and a claim was given TPCs another user's live task held).
+	need_users
+	local a out rc user
+	start_loop la "$NVT" --no-mps -c 0-7 "$APP"
+	a=$PID
+	wait_file "$WORK/la.state" "0-7"
+	user="setpriv --reuid=65532 --regid=65532 --groups=$(many_groups 3000)"
+	[ "$($user cat /proc/self/status | wc -c)" -gt 16384 ] || die "a status of 3000 groups is short"
+	run_rc out rc $user "$NVT" -l
+	eq "$rc" 0 "-l: $out"
+	grep -Eq "$(row_re "$a" root)0-7 " <<<"$out" || die "-l in 3000 groups lost $a: $out"
+	run_rc out rc $user "$NVT" --no-mps -n 8 --exclude-running /usr/bin/env
+	eq "$rc" 0 "the claim: $out"
+	picked_apart "$out" 0-7
+	stop_loop la "$a"
+}
+
+t_hostile_many_groups_container_task() {
+	# A task in a PID namespace of its own (a container's) in 3000 supplementary groups
+	# (podman's --group-add, a pod's supplementalGroups): root's -l lists it and keeps its
+	# segment, and another user's claim passes over its TPCs (before, its status read in
+	# part hid its namespace: root's -l deleted the live task's segment, and its TPCs were
+	# given to the next claim while it ran on them).
+	need_users
+	need_pidns
+	local ns task seg out rc
+	rm -f "$WORK/u/mg.stop" "$WORK/u/mg.state"
+	unshare --pid --fork --mount-proc setpriv --groups="$(many_groups 3000)" \
+		"$NVT" --no-mps -c 0-7 "$APP" loop "$WORK/u/mg.stop" "$WORK/u/mg.state" >"$WORK/mg.out" 2>&1 &
+	ns=$!
+	wait_file "$WORK/u/mg.state" "0-7"
+	task=$(pgrep_here "^$APP loop $WORK/u/mg.stop")
+	[ -n "$task" ] || die "no task in the namespace"
+	[ "$(wc -c <"/proc/$task/status")" -gt 16384 ] || die "its status is short"
+	seg=$(seg_file "$task")
+	[ -e "$seg" ] || die "no segment $seg"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0 "root's -l: $out"
+	[ -e "$seg" ] || die "root's -l removed the live task's segment"
+	grep -Eq "$(row_re "$task" root)0-7 " <<<"$out" || die "root's -l lost $task: $out"
+	run_rc out rc $(as_user 65532) "$NVT" --no-mps -n 8 --exclude-running /usr/bin/env
+	eq "$rc" 0 "the claim: $out"
+	picked_apart "$out" 0-7
+	touch "$WORK/u/mg.stop"
+	wait "$ns" || die "the task in the namespace failed: $(cat "$WORK/mg.out")"
+}
+
+# pidns_tasks N TAG: root starts N tasks, each PID 1 of a PID namespace of its own (as
+# containers' first processes are), each on TPCs 0-3; sets NS_JOBS to the unshare processes and
+# NS_TASKS to the tasks' PIDs here once each runs.
+pidns_tasks() {
+	local i pid
+	NS_JOBS="" NS_TASKS=""
+	for ((i = 0; i < $1; i++)); do
+		rm -f "$WORK/$2.$i"
+		unshare --pid --fork --mount-proc "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/$2.stop" \
+			"$WORK/$2.$i" >/dev/null 2>&1 &
+		NS_JOBS="$NS_JOBS $!"
+	done
+	for ((i = 0; i < $1; i++)); do
+		wait_file "$WORK/$2.$i" "0-3"
+	done
+	for pid in $(pgrep_here "^$APP loop $WORK/$2.stop"); do
+		NS_TASKS="$NS_TASKS $pid"
+	done
+}
+# traced_reads N WHAT: user 65532's -l and claim (-n 4 --exclude-running) under strace -c, their
+# counts in $WORK/lN.st and $WORK/cN.st: -l lists each task of NS_TASKS and the claim succeeds
+# (WHAT: words for their failure messages, e.g. " beside the files"). Sets out to the claim's
+# output.
+traced_reads() {
+	local pid
+	run_rc out rc strace -f -c -o "$WORK/l$1.st" $(as_user 65532) "$NVT" -l
+	eq "$rc" 0 "-l$2: $out"
+	for pid in $NS_TASKS; do
+		grep -Eq "$(row_re "$pid" root)0-3 " <<<"$out" || die "-l lost the container task $pid: $out"
+	done
+	run_rc out rc strace -f -c -o "$WORK/c$1.st" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running /usr/bin/env
+	eq "$rc" 0 "the claim$2: $out"
+}
+
+t_hostile_names_of_other_namespaces_cost() {
+	# 1000 empty files a user makes in her own run directory, each named for PID 1 of another
+	# PID namespace, beside 20 of root's containers (tasks that are PID 1 of namespaces another
+	# user may not read): another user's -l and claim make fewer system calls more than
+	# without them than there are such files (before, each file cost an open, fstat and
+	# pread per container: 60,000 more calls for -l, 120,000 for a claim; the red team's
+	# 60,000 files made -l take 3.5 s instead of 7 ms), and still list and count every
+	# container's task, those started in one clock tick too (whose headers cannot be told
+	# apart: before, another user's -l lost some of them).
+	need_users
+	need_pidns
+	command -v strace >/dev/null || skip "needs strace"
+	local l0 c0 l1 c1 pid
+	pidns_tasks 20 nc
+	[ "$(wc -w <<<"$NS_TASKS")" == 20 ] || die "expected 20 tasks in namespaces: $NS_TASKS"
+	traced_reads 0 ""
+	$(as_user 65533) bash -c 'mkdir -m 755 "$1" && cd "$1" && for ((i = 1; i <= 1000; i++)); do : >"nvtaskset.$((4026540000 + i)).1"; done' \
+		_ "$NVTASKSET_RUNDIR/nvtaskset-65533"
+	traced_reads 1 " beside the files"
+	picked_apart "$out" 0-3
+	l0=$(syscall_total "$WORK/l0.st") c0=$(syscall_total "$WORK/c0.st") l1=$(syscall_total "$WORK/l1.st") c1=$(syscall_total "$WORK/c1.st")
+	echo "system calls beside 20 containers: -l $l0, a claim $c0; with 1000 files named for their PID: -l $l1, a claim $c1"
+	[ $((l1 - l0)) -lt 1000 ] || die "-l made $((l1 - l0)) more system calls beside 1000 files"
+	[ $((c1 - c0)) -lt 1000 ] || die "the claim made $((c1 - c0)) more system calls beside 1000 files"
+	touch "$WORK/nc.stop"
+	for pid in $NS_JOBS; do
+		wait "$pid" || die "a task in a namespace failed"
+	done
+}
+
+t_hostile_empty_listing_defined() {
+	# Listing the tasks of a run directory with no segment (what claims, -l and the agent do)
+	# runs no undefined behaviour: it called qsort(NULL, 0, ...), which UBSan reports (qsort's
+	# base is declared never null). The listing is built with -fsanitize=undefined here.
+	command -v gcc >/dev/null || skip "needs gcc"
+	local o=$B/obj out rc
+	cat >"$WORK/list.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include "seg/segfile.h"
+int main(int argc, char **argv)
+{
+	struct nvt_seg_entry *e;
+	pid_t *pids;
+	int n = nvt_seg_tasks(argv[1], 1, &pids), m = nvt_seg_list(argv[1], (uid_t)-1, &e);
+	(void)argc;
+	printf("tasks %d list %d\n", n, m);
+	free(pids);
+	free(e);
+	return n < 0 || m < 0;
+}
+C
+	# Only a compiler without UBSan skips; the listing failing to build is a failure.
+	echo 'int main(void) { return 0; }' >"$WORK/ub.c"
+	gcc -fsanitize=undefined -o "$WORK/ub" "$WORK/ub.c" 2>/dev/null ||
+		skip "cannot build with -fsanitize=undefined here"
+	gcc -std=gnu11 -I"$ROOT/include" -I"$ROOT/src" -O1 -g -fsanitize=undefined -fno-sanitize-recover=all \
+		-o "$WORK/list" "$WORK/list.c" "$ROOT/src/seg/segscan.c" "$o/seg/segfile.o" "$o/seg/segtrust.o" \
+		"$o/seg/segopen.o" "$o/seg/segwrite.o" "$o/seg/segcontainer.o" "$o/seg/segwalk.o" "$o/os/proc.o" "$o/os/sysutil.o" "$B/libnvtcore.a" ||
+		die "the listing does not build with -fsanitize=undefined (its objects above)"
+	mkdir -p "$NVTASKSET_RUNDIR/nvtaskset-0"
+	run_rc out rc "$WORK/list" "$NVTASKSET_RUNDIR"
+	eq "$rc" 0 "the listing of an empty run directory: $out"
+	eq "$out" "tasks 0 list 0"
+}
