@@ -50,7 +50,7 @@ $(T)/test_task $(T)/test_admit $(T)/test_gpus $(T)/test_view: $(T)/test_%: tests
 
 $(T)/segpoke: tests/unit/segpoke.c $(O)/seg/segfile.o $(O)/seg/segtrust.o $(O)/seg/segopen.o $(O)/seg/segcontainer.o $(O)/seg/segwalk.o $(O)/seg/segwrite.o $(O)/os/sysutil.o $(O)/os/proc.o $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $^
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d $(LDFLAGS) -o $@ $(filter-out %.h,$^)
 
 FAKEAPP_SRC = tests/fake/fakeapp.c tests/fake/fakeappgraph.c tests/fake/fakeappsms.c tests/fake/fakeappioctl.c
 FAKEAPP_HDR = tests/fake/fakeapp.h tests/fake/fakecuda.h src/gpu/cuda_driver.h src/gpu/nvrm.h
