@@ -16,6 +16,10 @@
  *   import:FILE open the IPC handle in FILE (cuIpcOpenMemHandle)
  *   fill        cuMemAlloc 1 MiB at a time until it fails: "fill rc=R got=BYTES"
  *   wait:FILE   write "ready" to FILE.ready, then wait until FILE exists
+ *   fork:FILE   fork a child that takes nothing and waits as wait:FILE does,
+ *               then ends: "fork rc=0 pid=CHILD"
+ *   exec        run this program again (the same process, what it holds left
+ *               behind as at its death) with the words after it as its steps
  *
  * Exit status: 0, or 2 when the driver cannot be used.
  *
@@ -244,6 +248,13 @@ static void step(char *word)
 	} else if (!strcmp(word, "wait")) {
 		wait_for(args);
 		printf("wait rc=0\n");
+	} else if (!strcmp(word, "fork")) {
+		pid_t child = fork();
+		if (child == 0) {
+			wait_for(args);
+			_exit(0);
+		}
+		printf("fork rc=%d pid=%ld\n", child > 0 ? 0 : -1, (long)child);
 	} else {
 		printf("%s rc=%d\n", word, take(word, args ? args : "0"));
 	}
@@ -259,7 +270,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memapp: cannot start CUDA\n");
 		return 2;
 	}
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "exec")) {
+			argv[i] = argv[0];
+			execv("/proc/self/exe", argv + i);
+			printf("exec rc=-1\n");
+			return 2;
+		}
 		step(argv[i]);
+	}
 	return 0;
 }
