@@ -311,6 +311,16 @@ t_mem_exclusive_claims() {
 	eq "$rc" 1 "$out"
 	has "$out" "nvtaskset: cannot give a GPU memory limit of 20G beside the limits other tasks hold there (70G of its 80G; --mem-exclusive)"
 	hasnt "$out" "total rc="
+	# --dry-run says the same refusal, and with room the pick a start would make.
+	run_rc out rc "$NVT" --no-mps --dry-run -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP"
+	eq "$rc" 1 "$out"
+	eq "$out" "nvtaskset: cannot give a GPU memory limit of 20G beside the limits other tasks hold there (70G of its 80G; --mem-exclusive)"
+	run_rc out rc "$NVT" --no-mps --json --dry-run -n 4 --exclude-running --mem 20G --mem-exclusive
+	eq "$rc" 1 "$out"
+	has "$out" '"error":"cannot give a GPU memory limit of 20G beside the limits other tasks hold there (70G of its 80G; --mem-exclusive)"'
+	run_rc out rc "$NVT" --no-mps --dry-run -n 4 --exclude-running --mem 10G --mem-exclusive "$MEMAPP"
+	eq "$rc" 0 "$out"
+	[[ $out == "GPU 0 ($(fake_uuid)): TPCs "*", GPU memory at most 10G" ]] || die "dry run: $out"
 	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 10G --mem-exclusive "$MEMAPP" total
 	eq "$rc" 0 "$out"
 	has "$out" "total rc=0 bytes=$((10 * 1024 * MIB))"
