@@ -417,3 +417,27 @@ t_mem_dry_run() {
 	run_rc out rc "$NVT" --no-mps --json --dry-run -c 0-3 "$MEMAPP"
 	has "$out" '"memory_limit_bytes":null}]}'
 }
+
+# The cost of counting, in the shim's instructions a cuMemAlloc+cuMemFree pair on the fake
+# driver (tests/bench/allocpath.py: callgrind), with a limit and without: each form held to its
+# line of tests/bench/allocpath.baseline, and the check fails on a count 20 % over its line.
+t_mem_alloc_path_instructions() {
+	local out rc key count
+	command -v valgrind >/dev/null ||
+		skip "needs valgrind (Debian: valgrind) to count the allocation path's instructions"
+	run_rc out rc python3 "$ROOT/tests/bench/allocpath.py" --build "$B" --work "$WORK/ap" \
+		--check "$ROOT/tests/bench/allocpath.baseline"
+	[ "$rc" != 4 ] || skip "no instruction counts for this compiler: $out"
+	eq "$rc" 0 "exit status ($out)"
+	eq "$(grep -c '^allocpath: .* instructions a pair, within' <<<"$out")" 6 "forms checked ($out)"
+	run_rc out rc python3 "$ROOT/tests/bench/allocpath.py" --build "$B" --work "$WORK/ap" \
+		--write-baseline "$WORK/base" limit
+	eq "$rc" 0 "exit status ($out)"
+	key=$(grep '^build ' "$WORK/base")
+	count=$(awk '$1 == "limit-mem" {print $2}' "$WORK/base")
+	awk -v k="$key" -v c="$count" 'BEGIN {printf "%s\nlimit-mem %.1f\n", k, c / 1.2}' >"$WORK/lower"
+	run_rc out rc python3 "$ROOT/tests/bench/allocpath.py" --build "$B" --work "$WORK/ap" \
+		--check "$WORK/lower" limit
+	eq "$rc" 1 "exit status 20 % over ($out)"
+	has "$out" "allocpath: limit-mem: $count instructions a pair, over"
+}

@@ -15,6 +15,8 @@
  *   export:FILE write the last allocation's IPC handle to FILE
  *   import:FILE open the IPC handle in FILE (cuIpcOpenMemHandle)
  *   fill        cuMemAlloc 1 MiB at a time until it fails: "fill rc=R got=BYTES"
+ *   churn:N:B   N times cuMemAlloc of B bytes then its cuMemFree: "churn rc=R pairs=DONE"
+ *               (tests/bench/allocpath.py counts the shim's instructions a pair)
  *   wait:FILE   write "ready" to FILE.ready, then wait until FILE exists
  *   fork:FILE   fork a child that takes nothing and waits as wait:FILE does,
  *               then ends: "fork rc=0 pid=CHILD"
@@ -245,6 +247,15 @@ static void step(char *word)
 		while ((rc = p_cuMemAlloc(&p, 1 << 20)) == 0)
 			got += 1 << 20;
 		printf("fill rc=%d got=%llu\n", rc, (unsigned long long)got);
+	} else if (!strcmp(word, "churn")) {
+		char *bytes = args ? strchr(args, ':') : NULL;
+		long pairs = args ? strtol(args, NULL, 10) : 0, done = 0;
+		uint64_t size = bytes ? size_of(bytes + 1) : 0;
+		CUdeviceptr p;
+		rc = 0;
+		while (done < pairs && !(rc = p_cuMemAlloc(&p, size)) && !(rc = p_cuMemFree(p)))
+			done++;
+		printf("churn rc=%d pairs=%ld\n", rc, done);
 	} else if (!strcmp(word, "wait")) {
 		wait_for(args);
 		printf("wait rc=0\n");
