@@ -58,6 +58,10 @@
  * partition, never as a claim. So it costs a scan a few reads, never a
  * round, and nobody's segments can stall or fail another user's start.
  *
+ * Over 500 lines on purpose: the rounds of a start and of a move, and
+ * --dry-run's one look at the memory rule (nvt_reserve_mem_look), share
+ * the steps and their words; this comment is the protocol's proof.
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
