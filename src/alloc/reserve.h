@@ -90,6 +90,16 @@ int nvt_reserve_claim(const char *base, const struct nvt_claim_gpu *req, int n, 
 		      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len);
 
 /*
+ * --mem-exclusive's rule from one look, as --dry-run tells it: whether the
+ * memory limit of each GPU req[i] (n GPUs) that -n claims on (count > 0, where
+ * mem_exclusive) fits beside the limits every live task holds there, claims
+ * in progress too. Returns enum nvt_reserve_rc: OK, FULL with why in the
+ * words nvt_reserve_claim refuses with, or ERROR.
+ */
+int nvt_reserve_mem_look(const char *base, const struct nvt_claim_gpu *req, int n, char *why,
+			 size_t len);
+
+/*
  * Moves a running task to req[i].count TPCs on each GPU req[i] (n GPUs) that
  * no other live task holds, race-free as nvt_reserve_claim: the picks are claimed in
  * the task's own slots (NVT_SLOTF_CLAIM, then confirmed), the task's identity

@@ -154,6 +154,9 @@ t_completion_subcommands() {
 	eq "$(complete_words nvtaskset --profile --sizes '')" "" "a list of sizes"
 	eq "$(complete_words nvtaskset --profile --rounds 3 --metric x --beside-hog --)" \
 		"$(complete_words nvtaskset --profile --)"
+	# --mem's value is a size, and the word after it is no COMMAND.
+	eq "$(complete_words nvtaskset --profile --mem '')" "" "a size"
+	eq "$(complete_words nvtaskset --profile --mem 16G --)" "$(complete_words nvtaskset --profile --)"
 	has " $(complete_words nvtaskset --profile --rounds 3 ech) " " echo "
 	: >"$WORK/plan-tasks.txt"
 	eq "$(complete_words nvtaskset --plan --json "$WORK/plan-t")" "$WORK/plan-tasks.txt"

@@ -311,6 +311,16 @@ t_mem_exclusive_claims() {
 	eq "$rc" 1 "$out"
 	has "$out" "nvtaskset: cannot give a GPU memory limit of 20G beside the limits other tasks hold there (70G of its 80G; --mem-exclusive)"
 	hasnt "$out" "total rc="
+	# --dry-run says the same refusal, and with room the pick a start would make.
+	run_rc out rc "$NVT" --no-mps --dry-run -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP"
+	eq "$rc" 1 "$out"
+	eq "$out" "nvtaskset: cannot give a GPU memory limit of 20G beside the limits other tasks hold there (70G of its 80G; --mem-exclusive)"
+	run_rc out rc "$NVT" --no-mps --json --dry-run -n 4 --exclude-running --mem 20G --mem-exclusive
+	eq "$rc" 1 "$out"
+	has "$out" '"error":"cannot give a GPU memory limit of 20G beside the limits other tasks hold there (70G of its 80G; --mem-exclusive)"'
+	run_rc out rc "$NVT" --no-mps --dry-run -n 4 --exclude-running --mem 10G --mem-exclusive "$MEMAPP"
+	eq "$rc" 0 "$out"
+	[[ $out == "GPU 0 ($(fake_uuid)): TPCs "*", GPU memory at most 10G" ]] || die "dry run: $out"
 	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 10G --mem-exclusive "$MEMAPP" total
 	eq "$rc" 0 "$out"
 	has "$out" "total rc=0 bytes=$((10 * 1024 * MIB))"
@@ -356,33 +366,46 @@ t_mem_exclusive_claims() {
 # A process killed outright takes its count with it: what it held is no task's (the viewers
 # and claims pass over its segment, -l removes it), and the next program starts at zero.
 t_mem_death_frees() {
-	local shell child seg out rc
-	"$NVT" --no-mps --mem 64G -c 0-3 bash -c "\"$MEMAPP\" alloc:48G wait:$WORK/never >$WORK/child.out &
-		echo \$! >$WORK/child
-		wait
-		\"$MEMAPP\" alloc:48G info" >"$WORK/shell.out" 2>&1 &
-	shell=$!
+	local holder child seg out rc
+	# An exec ends a program's hold on the GPU as its death does (the driver frees its
+	# context): the program it becomes, in the same process and segment, counts from 0.
+	run_rc out rc "$NVT" --no-mps --mem 64G -c 0-3 "$MEMAPP" alloc:48G exec alloc:48G info
+	eq "$out" "alloc rc=0
+alloc rc=0
+info rc=0 free=$((16 * 1024 * MIB)) total=$((64 * 1024 * MIB))"
+	# A forked child holds none of its parent's memory (CUDA does not follow a fork).
+	"$NVT" --no-mps --mem 64G -c 0-3 "$MEMAPP" alloc:48G fork:"$WORK/child" \
+		wait:"$WORK/never" >"$WORK/holder.out" 2>&1 &
+	holder=$! # (nvtaskset execs its COMMAND)
 	wait_file "$WORK/never.ready" ready
-	child=$(cat "$WORK/child")
-	seg=$(seg_file "$child")
-	[ -e "$seg" ] || die "no segment for the child $child"
+	wait_file "$WORK/child.ready" ready
+	child=$(sed -n 's/^fork rc=0 pid=//p' "$WORK/holder.out")
+	[ -n "$holder" ] && [ -n "$child" ] || die "no holder ($holder) or child ($child)"
+	seg=$(seg_file "$holder")
+	[ -e "$seg" ] || die "no segment for the holder $holder"
 	run_rc out rc "$NVT" --metrics
-	eq "$(sample nvtaskset_task_memory_bytes "$child" <<<"$out")" $((48 * 1024 * MIB)) "before"
-	# 48G held beside another 48G claim: --mem-exclusive counts the child's 64G limit.
+	eq "$(sample nvtaskset_task_memory_bytes "$holder" <<<"$out")" $((48 * 1024 * MIB)) "holder"
+	eq "$(sample nvtaskset_task_memory_bytes "$child" <<<"$out")" 0 "child"
+	# The holder's 64G limit and the child's: no room for 20G more.
 	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP" total
 	eq "$rc" 1 "$out"
-	kill -KILL "$child"
-	wait "$shell"
-	# The next program of the same task takes 48G again: the dead one's count went with it.
-	eq "$(grep ' rc=' "$WORK/shell.out")" "alloc rc=0
-info rc=0 free=$((16 * 1024 * MIB)) total=$((64 * 1024 * MIB))"
+	# Killed, the holder's count goes with it: -l, --metrics and claims read it no more,
+	# and -l tidies its segment away.
+	kill -KILL "$holder"
+	wait "$holder" && rc=0 || rc=$?
+	eq "$rc" 137 "the holder's end"
+	[ -e "$seg" ] || die "the killed holder's segment went before any reader tidied it"
+	run_rc out rc "$NVT" -l
+	hasnt "$out" " $holder "
+	[ ! -e "$seg" ] || die "-l left the killed holder's segment"
 	run_rc out rc "$NVT" --metrics
-	hasnt "$out" "pid=\"$child\""
+	hasnt "$out" "pid=\"$holder\""
+	eq "$(sample nvtaskset_task_memory_bytes "$child" <<<"$out")" 0 "child after"
+	touch "$WORK/child"
+	wait_for 10 is_gone "$child"
 	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP" total
 	eq "$rc" 0 "$out"
 	has "$out" "total rc=0 bytes=$((20 * 1024 * MIB))"
-	run_rc out rc "$NVT" -l
-	[ ! -e "$seg" ] || die "-l left the killed process's segment"
 }
 
 t_mem_dry_run() {
@@ -393,4 +416,28 @@ t_mem_dry_run() {
 	has "$out" '"tpc_count":4,"tpc_ids":[0,8,16,24],"memory_limit_bytes":'$((20 * 1024 * MIB))'}]}'
 	run_rc out rc "$NVT" --no-mps --json --dry-run -c 0-3 "$MEMAPP"
 	has "$out" '"memory_limit_bytes":null}]}'
+}
+
+# The cost of counting, in the shim's instructions a cuMemAlloc+cuMemFree pair on the fake
+# driver (tests/bench/allocpath.py: callgrind), with a limit and without: each form held to its
+# line of tests/bench/allocpath.baseline, and the check fails on a count 20 % over its line.
+t_mem_alloc_path_instructions() {
+	local out rc key count
+	command -v valgrind >/dev/null ||
+		skip "needs valgrind (Debian: valgrind) to count the allocation path's instructions"
+	run_rc out rc python3 "$ROOT/tests/bench/allocpath.py" --build "$B" --work "$WORK/ap" \
+		--check "$ROOT/tests/bench/allocpath.baseline"
+	[ "$rc" != 4 ] || skip "no instruction counts for this compiler: $out"
+	eq "$rc" 0 "exit status ($out)"
+	eq "$(grep -c '^allocpath: .* instructions a pair, within' <<<"$out")" 6 "forms checked ($out)"
+	run_rc out rc python3 "$ROOT/tests/bench/allocpath.py" --build "$B" --work "$WORK/ap" \
+		--write-baseline "$WORK/base" limit
+	eq "$rc" 0 "exit status ($out)"
+	key=$(grep '^build ' "$WORK/base")
+	count=$(awk '$1 == "limit-mem" {print $2}' "$WORK/base")
+	awk -v k="$key" -v c="$count" 'BEGIN {printf "%s\nlimit-mem %.1f\n", k, c / 1.2}' >"$WORK/lower"
+	run_rc out rc python3 "$ROOT/tests/bench/allocpath.py" --build "$B" --work "$WORK/ap" \
+		--check "$WORK/lower" limit
+	eq "$rc" 1 "exit status 20 % over ($out)"
+	has "$out" "allocpath: limit-mem: $count instructions a pair, over"
 }

@@ -223,3 +223,92 @@ detector         high         33"
 	run_rc out rc "$NVT" --plan "$WORK/plan"
 	has "$out" "line 3: bound 'fast' is not"
 }
+
+# --profile --mem: every step runs under the limit (memapp reads it back as the GPU's memory);
+# a SIZE the GPU cannot give is refused before any run; the JSON carries the limit, --plan
+# takes it as the task's.
+t_profile_under_mem() {
+	local out rc
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 9,33 --mem 64M \
+		--metric 'total=([0-9]+)' "$T/memapp" info
+	eq "$rc" 0 "$out"
+	has "$out" "GPU 0 (66 TPCs), 1 round, the program's metric (lower is better), without MPS, GPU memory at most 64M"
+	# Both sizes told 64 MiB, every run under the limit.
+	"$NVT" --profile --no-mps --rounds 2 --sizes 9,33 --mem 64M --json --metric 'total=([0-9]+)' \
+		"$T/memapp" info >"$WORK/told.json" 2>"$WORK/told.err" || die "profile: $(cat "$WORK/told.err")"
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+# (values keep 6 digits: 64 MiB reads 6.71089e+07)
+assert [[round(v / 2**20) for v in s["values"]] for s in d["sizes"]] == [[64] * 2] * 2, d["sizes"]' \
+		"$WORK/told.json" ||
+		die "runs not told 64M: $(cat "$WORK/told.json")"
+	# A step that needs more than the limit fails, and no size is picked.
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 9 --mem 64M --timeout 60 \
+		sh -c '"$1" alloc:80M | grep -q "alloc rc=0"' - "$T/memapp"
+	eq "$rc" 1 "$out"
+	has "$out" "a run on 9 TPCs failed: exit status 1"
+	run_rc out rc "$NVT" --profile --no-mps --rounds 1 --sizes 9 --mem 100G "$T/memapp" info
+	eq "$rc" 1 "$out"
+	has "$out" "nvtaskset: --profile: --mem on GPU 0 ($(fake_uuid)): '100G' is more memory than the GPU has (the GPU has 80G"
+	hasnt "$out" "round 1"
+	"$NVT" --profile --no-mps --rounds 1 --sizes 9,33 --mem 25% --json --metric 'total=([0-9]+)' \
+		"$T/memapp" info >"$WORK/mem.json" 2>"$WORK/mem.err" || die "profile: $(cat "$WORK/mem.err")"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["memory_limit_bytes"] == 20 << 30, d' \
+		"$WORK/mem.json" || die "--profile --json: $(cat "$WORK/mem.json")"
+	knee_json
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["memory_limit_bytes"] is None, d' \
+		"$WORK/knee.json" || die "--profile --json without --mem: $(cat "$WORK/knee.json")"
+	# --plan: the profile's 20G, and mem=SIZE over it.
+	printf 'a %s slowdown=5%%\nb %s slowdown=5%% low mem=50G\n' "$WORK/mem.json" "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	eq "$rc" 0 "$out"
+	has "$out" "the tasks fit, 24 TPCs spare, 10G of its 80G memory spare"
+	has "$out" "TASK             PRIO      NEEDS  MEM     PARTITION (-c)"
+	has "$out" "a                normal        9  20G     "
+	has "$out" "b                low          33  50G     "
+}
+
+# --plan with memory limits that add up to more than the GPU's: the later task (lower priority)
+# gets "(no memory)", exit 1, as --mem-exclusive would refuse its start; shares and bad sizes.
+t_plan_memory_sums() {
+	local out rc
+	knee_json
+	printf 'serve %s slowdown=5%% high mem=50G\ntrain %s deadline=40 mem=40G\n' \
+		"$WORK/knee.json" "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	eq "$rc" 1 "$out"
+	has "$out" "the tasks do NOT fit"
+	has "$out" "serve            high         33  50G     "
+	has "$out" "train            normal       25  40G     (no memory)"
+	run_rc out rc "$NVT" --plan --json "$WORK/plan"
+	eq "$rc" 1 "$out"
+	python3 -c 'import json,sys
+d = json.loads(sys.argv[1])
+assert d["fits"] is False and d["gpu_memory_bytes"] == 80 << 30 and d["memory_given_bytes"] == 50 << 30, d
+t = {x["name"]: x for x in d["tasks"]}
+assert t["serve"]["memory_limit_bytes"] == 50 << 30 and t["serve"]["tpcs"], t
+assert t["train"]["memory_limit_bytes"] == 40 << 30 and t["train"]["tpcs"] is None, t' "$out" ||
+		die "plan JSON: $out"
+	# A share of the GPU: 50% (40G) and 40G fill its 80G.
+	printf 'serve %s slowdown=5%% high mem=50%%\ntrain %s deadline=40 mem=40G\n' \
+		"$WORK/knee.json" "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	eq "$rc" 0 "$out"
+	has "$out" "0 of its 80G memory spare"
+	# Without limits the plan says nothing of memory.
+	printf 'serve %s slowdown=5%% high\n' "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	eq "$rc" 0 "$out"
+	hasnt "$out" "MEM"
+	hasnt "$out" "memory"
+	printf 'serve %s slowdown=5%% mem=100G\n' "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	eq "$rc" 1 "$out"
+	has "$out" "--plan: task serve: mem=100G: '100G' is more memory than the GPU has (the GPU has 80G"
+	printf 'serve %s slowdown=5%% mem=\n' "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	has "$out" "line 1: 'mem=' is no memory size"
+	printf 'serve %s slowdown=5%% mem=1G high\n' "$WORK/knee.json" >"$WORK/plan"
+	run_rc out rc "$NVT" --plan "$WORK/plan"
+	has "$out" "line 1: a task is 'NAME PROFILE.json BOUND [PRIORITY] [mem=SIZE]'"
+}

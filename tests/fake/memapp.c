@@ -15,7 +15,13 @@
  *   export:FILE write the last allocation's IPC handle to FILE
  *   import:FILE open the IPC handle in FILE (cuIpcOpenMemHandle)
  *   fill        cuMemAlloc 1 MiB at a time until it fails: "fill rc=R got=BYTES"
+ *   churn:N:B   N times cuMemAlloc of B bytes then its cuMemFree: "churn rc=R pairs=DONE"
+ *               (tests/bench/allocpath.py counts the shim's instructions a pair)
  *   wait:FILE   write "ready" to FILE.ready, then wait until FILE exists
+ *   fork:FILE   fork a child that takes nothing and waits as wait:FILE does,
+ *               then ends: "fork rc=0 pid=CHILD"
+ *   exec        run this program again (the same process, what it holds left
+ *               behind as at its death) with the words after it as its steps
  *
  * Exit status: 0, or 2 when the driver cannot be used.
  *
@@ -241,9 +247,25 @@ static void step(char *word)
 		while ((rc = p_cuMemAlloc(&p, 1 << 20)) == 0)
 			got += 1 << 20;
 		printf("fill rc=%d got=%llu\n", rc, (unsigned long long)got);
+	} else if (!strcmp(word, "churn")) {
+		char *bytes = args ? strchr(args, ':') : NULL;
+		long pairs = args ? strtol(args, NULL, 10) : 0, done = 0;
+		uint64_t size = bytes ? size_of(bytes + 1) : 0;
+		CUdeviceptr p;
+		rc = 0;
+		while (done < pairs && !(rc = p_cuMemAlloc(&p, size)) && !(rc = p_cuMemFree(p)))
+			done++;
+		printf("churn rc=%d pairs=%ld\n", rc, done);
 	} else if (!strcmp(word, "wait")) {
 		wait_for(args);
 		printf("wait rc=0\n");
+	} else if (!strcmp(word, "fork")) {
+		pid_t child = fork();
+		if (child == 0) {
+			wait_for(args);
+			_exit(0);
+		}
+		printf("fork rc=%d pid=%ld\n", child > 0 ? 0 : -1, (long)child);
 	} else {
 		printf("%s rc=%d\n", word, take(word, args ? args : "0"));
 	}
@@ -259,7 +281,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memapp: cannot start CUDA\n");
 		return 2;
 	}
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "exec")) {
+			argv[i] = argv[0];
+			execv("/proc/self/exe", argv + i);
+			printf("exec rc=-1\n");
+			return 2;
+		}
 		step(argv[i]);
+	}
 	return 0;
 }

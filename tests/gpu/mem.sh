@@ -22,6 +22,10 @@ PASS=0 FAIL=0
 pass() { PASS=$((PASS + 1)); echo "PASS mem: $1"; }
 fail() { FAIL=$((FAIL + 1)); echo "FAIL mem: $1: $2"; }
 T() { timeout "${LIMIT:-120}" "$@"; }
+# A program started in the background runs under timeout itself, not T: a function run with &
+# is a subshell of its own, whose child is timeout. program_of PID: timeout PID's child, the
+# program (nvtaskset execs it), once it has started.
+program_of() { pgrep -P "$1" | head -1; }
 PY=(python3 "$ROOT/tests/gpu/mem_torch.py")
 MIB=1048576
 LIM=$((4096 * MIB))
@@ -51,11 +55,16 @@ fill async PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
 
 # -p --mem on a running program: filled to 2G, raised to 4G, filled again up to 4G.
 rm -f "$W/go" "$W/go.ready"
-T "$NVT" --no-mps --mem 2G -c 0-65 "${PY[@]}" refill 2 "$W/go" >"$LOG/mem-pid.txt" 2>&1 &
+# (appended to, by the program and by -p alike: one writing at its own offset would overwrite
+# the other's lines)
+: >"$LOG/mem-pid.txt"
+timeout "${LIMIT:-120}" "$NVT" --no-mps --mem 2G -c 0-65 "${PY[@]}" refill 2 "$W/go" \
+	>>"$LOG/mem-pid.txt" 2>&1 &
 RP=$!
 for _ in $(seq 1200); do [ -s "$W/go.ready" ] && break; sleep 0.1; done
-# $! is timeout's: the program is its child (nvtaskset execs it).
-T "$NVT" -p --mem 4G "$(pgrep -P "$RP" | head -1)" >>"$LOG/mem-pid.txt" 2>&1
+PROG=$(program_of "$RP")
+echo "mem: -p --mem 4G on pid ${PROG:-none} (timeout's $RP)" >>"$LOG/mem-pid.txt"
+[ -n "$PROG" ] && T "$NVT" -p --mem 4G "$PROG" >>"$LOG/mem-pid.txt" 2>&1
 touch "$W/go"
 wait "$RP"
 out=$(grep '^first=' "$LOG/mem-pid.txt")
@@ -81,15 +90,20 @@ got=$(field got "$out")
 
 # A neighbour: holds 8 GiB without a limit while a limited task fills its 4 GiB.
 rm -f "$W/held"
-T "$NVT" --no-mps -c 0-31 "${PY[@]}" hold 8192 "$W/held" >"$LOG/mem-neighbour.txt" 2>&1 &
+: >"$LOG/mem-neighbour.txt"
+timeout "${LIMIT:-120}" "$NVT" --no-mps -c 0-31 "${PY[@]}" hold 8192 "$W/held" \
+	>>"$LOG/mem-neighbour.txt" 2>&1 &
 NB=$!
 for _ in $(seq 600); do [ -s "$W/held" ] && break; sleep 0.1; done
-NBP=$(pgrep -P "$NB" | head -1) # the program, timeout's child
+NBP=$(program_of "$NB")
+echo "mem: the neighbour is pid ${NBP:-none} (timeout's $NB)" >>"$LOG/mem-neighbour.txt"
 nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits >>"$LOG/mem-neighbour.txt" 2>&1
 before=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits | awk -v p="$NBP" -F', ' '$1 == p {print $2}')
 T "$NVT" --no-mps --mem 4G -c 32-65 "${PY[@]}" fill 64 >>"$LOG/mem-neighbour.txt" 2>&1
 after=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits | awk -v p="$NBP" -F', ' '$1 == p {print $2}')
-kill "$NB" 2>/dev/null; wait "$NB" 2>/dev/null
+# The program itself: timeout passes a TERM on, but ending the program ends it now.
+[ -n "$NBP" ] && kill "$NBP" 2>/dev/null
+wait "$NB" 2>/dev/null
 [ -n "$before" ] && [ "$before" == "$after" ] && pass "a neighbour's memory untouched ($before MiB)" ||
 	fail "neighbour" "before '$before' after '$after' MiB"
 

@@ -197,11 +197,96 @@ static void test_partition(void)
 	      !strcmp(w.name, "NVTASKSET_PARTITION"));
 }
 
+/* nvt_admit_memory for the hook of device (VENDOR/CLASS=NAME), config.json with env and a
+ * createRuntime hook of hook (NULL: none). */
+static int memory_check(const char *device, const char *env, const char *hook, uint64_t *limit,
+			struct nvt_admit_why *w)
+{
+	struct nvt_cdi_device d;
+	size_t len = config_of(env, hook);
+
+	CHECK(nvt_cdi_device_parse(strchr(device, '/') + 1, &d) == 0);
+	*limit = 12345;
+	return nvt_admit_memory(config, len, device, &d, limit, w);
+}
+
+/* A container's GPU memory limit: a memory device's variable (decimal bytes of whole GiB), with
+ * that device's hook, once; anything else is refused with what it names. */
+static void test_memory(void)
+{
+	struct nvt_admit_why w;
+	char env[512];
+	uint64_t limit;
+
+	/* None: no limit, for any device. */
+	CHECK(memory_check("v/tpcs=4", "\"NVTASKSET_CDI=tpcs=4\"", NULL, &limit, &w) == NVT_ADMIT_OK &&
+	      limit == 0);
+	CHECK(memory_check("v/priority=low", "", NULL, &limit, &w) == NVT_ADMIT_OK && limit == 0);
+	/* The memory device's own hook: its value is the limit. */
+	CHECK(memory_check("v/mem=16G", "\"NVTASKSET_MEM=17179869184\"", "v/mem=16G", &limit, &w) ==
+		      NVT_ADMIT_OK &&
+	      limit == 16ull << 30 && !strcmp(w.device, "v/mem=16G"));
+	/* ... and it needs not see itself among the hooks (its hook is the one running). */
+	CHECK(memory_check("v/mem=16G", "\"NVTASKSET_MEM=17179869184\"", NULL, &limit, &w) ==
+		      NVT_ADMIT_OK &&
+	      limit == 16ull << 30);
+	/* The largest device (NVT_CDI_MEM_GIB_MAX GiB), and one past it. */
+	snprintf(env, sizeof(env), "\"NVTASKSET_MEM=%llu\"", (unsigned long long)NVT_CDI_MEM_GIB_MAX << 30);
+	CHECK(memory_check("v/tpcs=4", env, "v/mem=4096G", &limit, &w) == NVT_ADMIT_OK &&
+	      limit == (uint64_t)NVT_CDI_MEM_GIB_MAX << 30);
+	snprintf(env, sizeof(env), "\"NVTASKSET_MEM=%llu\"",
+		 (unsigned long long)(NVT_CDI_MEM_GIB_MAX + 1) << 30);
+	CHECK(memory_check("v/tpcs=4", env, "v/mem=4097G", &limit, &w) == NVT_ADMIT_MEM_NO_DEVICE &&
+	      limit == 0);
+	/* Beside a partition or priority device: the memory device's hook must be in config.json
+	 * (a container's -e cannot add one), named in the answer. */
+	CHECK(memory_check("v/gpc=0-1", "\"NVTASKSET_CDI=gpc=0-1\",\"NVTASKSET_MEM=1073741824\"",
+			   "v/mem=1G", &limit, &w) == NVT_ADMIT_OK &&
+	      limit == 1ull << 30);
+	CHECK(memory_check("v/gpc=0-1", "\"NVTASKSET_CDI=gpc=0-1\",\"NVTASKSET_MEM=1073741824\"", NULL,
+			   &limit, &w) == NVT_ADMIT_MEM_NO_HOOK &&
+	      limit == 0 && !strcmp(w.device, "v/mem=1G") && !strcmp(w.value, "1073741824"));
+	CHECK(memory_check("v/priority=high", "\"NVTASKSET_MEM=1073741824\"", "v/mem=2G", &limit, &w) ==
+	      NVT_ADMIT_MEM_NO_HOOK);
+	CHECK(memory_check("v/priority=high", "\"NVTASKSET_MEM=1073741824\"", "v/mem=1G", &limit, &w) ==
+		      NVT_ADMIT_OK &&
+	      limit == 1ull << 30);
+	/* Another memory device's value to a memory device's hook: two limits. */
+	CHECK(memory_check("v/mem=1G", "\"NVTASKSET_MEM=2147483648\"", "v/mem=2G", &limit, &w) ==
+		      NVT_ADMIT_OTHER_MEM &&
+	      limit == 0 && !strcmp(w.value, "2147483648"));
+	/* What no device writes: a size in words, a share of the GPU, a part of a GiB, below
+	 * the smallest limit, zero, a sign, a leading zero, more digits than 64 bits hold. */
+	static const char *const not_devices[] = {
+		"16G", "50%", "1610612736", "1048575", "0", "-1073741824", "+1073741824",
+		"01073741824", "99999999999999999999999", "1073741824 ", "",
+	};
+	for (size_t i = 0; i < sizeof(not_devices) / sizeof(not_devices[0]); i++) {
+		snprintf(env, sizeof(env), "\"NVTASKSET_MEM=%s\"", not_devices[i]);
+		CHECK(memory_check("v/tpcs=4", env, "v/mem=1G", &limit, &w) == NVT_ADMIT_MEM_NO_DEVICE &&
+		      limit == 0 && !strcmp(w.value, not_devices[i]));
+	}
+	/* Set twice (the device's and the container's own): refused, whichever comes first. */
+	CHECK(memory_check("v/mem=1G", "\"NVTASKSET_MEM=1073741824\",\"NVTASKSET_MEM=3221225472\"",
+			   "v/mem=1G", &limit, &w) == NVT_ADMIT_MEM_TWICE &&
+	      limit == 0);
+	CHECK(memory_check("v/tpcs=4", "\"NVTASKSET_MEM=1073741824\",\"NVTASKSET_MEM=3221225472\"",
+			   "v/mem=1G", &limit, &w) == NVT_ADMIT_MEM_TWICE);
+	/* The same value twice is one limit. */
+	CHECK(memory_check("v/tpcs=4", "\"NVTASKSET_MEM=1073741824\",\"NVTASKSET_MEM=1073741824\"",
+			   "v/mem=1G", &limit, &w) == NVT_ADMIT_OK &&
+	      limit == 1ull << 30);
+	/* Malformed: the variable named, no limit. */
+	CHECK(memory_check("v/tpcs=4", "7", NULL, &limit, &w) == NVT_ADMIT_MALFORMED && limit == 0 &&
+	      !strcmp(w.name, "NVTASKSET_MEM"));
+}
+
 int main(void)
 {
 	test_users();
 	test_config();
 	test_partition();
 	test_mps();
+	test_memory();
 	return CHECK_DONE();
 }

@@ -73,7 +73,7 @@ _nvtaskset_pids()
 
 # The options of the sub-commands (nvtaskset --profile --help, --plan --help).
 _nvtaskset_profile_options="--sizes --rounds --timeout --slowdown --metric --higher-is-better
-	--strategy --gpu --beside-hog --no-mps --json --plot -h --help"
+	--strategy --gpu --beside-hog --mem --no-mps --json --plot -h --help"
 _nvtaskset_plan_options="--gpu --json -h --help"
 _nvtaskset_top_options="-b --batch -n --frames -d --delay -o --sort --gpu -h --help"
 
@@ -107,7 +107,7 @@ _nvtaskset_sub()
 	for ((i = 2; i < COMP_CWORD; i++)); do
 		word=${COMP_WORDS[i]}
 		case $word in
-		--sizes | --rounds | --timeout | --slowdown | --metric | --strategy | --gpu | --plot) ((i++)) ;;
+		--sizes | --rounds | --timeout | --slowdown | --metric | --strategy | --gpu | --plot | --mem) ((i++)) ;;
 		-*) ;;
 		*)
 			first=$i
@@ -129,7 +129,7 @@ _nvtaskset_sub()
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 			return 0
 			;;
-		--sizes | --rounds | --timeout | --slowdown | --metric) return 0 ;;
+		--sizes | --rounds | --timeout | --slowdown | --metric | --mem) return 0 ;;
 		esac
 		if [[ $cur == -* ]]; then
 			mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")

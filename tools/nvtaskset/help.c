@@ -167,6 +167,8 @@ static const char help_all_text[] =
 	"\n"
 	"--profile, --plan and --cdi are sub-commands with options of their own: see\n"
 	"nvtaskset --profile --help, nvtaskset --plan --help and nvtaskset --cdi --help.\n"
+	"With GPU memory: --profile --mem SIZE runs each step under that limit, and a\n"
+	"task of --plan's FILE takes one (mem=SIZE), the limits summed against the GPU's.\n"
 	"So is top, which shows what runs where, live (each GPU's TPCs lettered by who\n"
 	"holds them; each task's priority, state, TPCs, launches and waits per second):\n"
 	"see nvtaskset top --help. Its options:\n"

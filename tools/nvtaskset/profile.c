@@ -3,8 +3,9 @@
  * sizes, in fresh processes and interleaved rounds, and reports its time (or
  * a number it prints) against the TPC count, and the smallest size within a
  * slowdown bound. Each run is this very command started as
- * `nvtaskset [--no-mps] --gpu G -c LIST COMMAND...`, so it meets exactly what
- * a user's start meets (MPS, the shim, the channels).
+ * `nvtaskset [--no-mps] [--mem BYTES] --gpu G -c LIST COMMAND...`, so it meets
+ * exactly what a user's start meets (MPS, the shim, the channels, a GPU
+ * memory limit).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -23,6 +24,7 @@
 
 #include "cli.h"
 #include "hint.h"
+#include "core/memlimit.h"
 #include "core/profile.h"
 #include "os/child.h"
 #include "profile.h"
@@ -45,6 +47,9 @@ struct profile_opts {
 	int hog;
 	const char *plot;
 	const char *sizes_text;
+	const char *mem_text;  /* --mem SIZE, or NULL */
+	char mem_bytes[24];    /* its bytes on the GPU, as each run's --mem */
+	uint64_t mem_limit;    /* the same, 0 without --mem */
 	char **command;
 };
 
@@ -78,6 +83,8 @@ static void __attribute__((noreturn)) profile_usage(FILE *out)
 	      "     --strategy S      how each size's TPCs are picked: packed (default),\n"
 	      "                       spread or clusters (as -n)\n"
 	      "     --gpu GPU         the GPU to profile on (default 0)\n"
+	      "     --mem SIZE        run each step under a GPU memory limit of SIZE (as a\n"
+	      "                       start's --mem: K, M, G, T or 50% of the GPU)\n"
 	      "     --beside-hog      also run each size beside a memory-bandwidth hog on\n"
 	      "                       every other TPC of the GPU, and report the slowdown\n"
 	      "     --no-mps          run outside MPS\n"
@@ -110,7 +117,7 @@ static double parse_number(const char *text, const char *what, double lo, double
 }
 
 enum { O_SIZES = 256, O_ROUNDS, O_TIMEOUT, O_SLOW, O_METRIC, O_HIGHER, O_STRATEGY, O_GPU,
-       O_HOG, O_NOMPS, O_JSON, O_PLOT };
+       O_HOG, O_NOMPS, O_JSON, O_PLOT, O_MEM };
 const struct option nvt_profile_options[] = {
 	{"sizes", required_argument, NULL, O_SIZES},
 	{"rounds", required_argument, NULL, O_ROUNDS},
@@ -124,6 +131,7 @@ const struct option nvt_profile_options[] = {
 	{"no-mps", no_argument, NULL, O_NOMPS},
 	{"json", no_argument, NULL, O_JSON},
 	{"plot", required_argument, NULL, O_PLOT},
+	{"mem", required_argument, NULL, O_MEM},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -161,6 +169,7 @@ static void parse_profile_options(int argc, char **argv, struct profile_opts *p)
 		case O_NOMPS: p->no_mps = 1; break;
 		case O_JSON: p->json = 1; break;
 		case O_PLOT: p->plot = optarg; break;
+		case O_MEM: p->mem_text = optarg; break;
 		case 'h': profile_usage(stdout);
 		default: {
 			const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : "";
@@ -244,7 +253,7 @@ static int metric_value(const struct profile_opts *p, const char *out, double *v
 	return nvt_first_number(text, value);
 }
 
-/* argv for one run: nvtaskset [--no-mps] --gpu G -c LIST COMMAND... */
+/* argv for one run: nvtaskset [--no-mps] [--mem BYTES] --gpu G -c LIST COMMAND... */
 static char **run_argv(const struct profile_opts *p, const char *list, char **command, char *self)
 {
 	size_t n = 0, k = 0;
@@ -252,12 +261,16 @@ static char **run_argv(const struct profile_opts *p, const char *list, char **co
 
 	while (command[n])
 		n++;
-	argv = calloc(n + 8, sizeof(*argv));
+	argv = calloc(n + 10, sizeof(*argv));
 	if (!argv)
 		cli_err("out of memory");
 	argv[k++] = self;
 	if (p->no_mps)
 		argv[k++] = "--no-mps";
+	if (p->mem_limit && command == p->command) { /* (the hog, a neighbour, has none) */
+		argv[k++] = "--mem";
+		argv[k++] = (char *)p->mem_bytes;
+	}
 	argv[k++] = "--gpu";
 	argv[k++] = (char *)p->gpu;
 	argv[k++] = "-c";
@@ -347,7 +360,7 @@ static void start_hog(const struct profile_opts *p, const char *list, const char
 }
 
 struct profile_run {
-	const struct profile_opts *p;
+	struct profile_opts *p;
 	struct nvt_gpu_topology gpu;
 	unsigned n_sizes;
 	struct nvt_profile_size sizes[MAX_SIZES];
@@ -396,9 +409,24 @@ static void measure(struct profile_run *pr)
 	}
 }
 
+/* --mem SIZE on the profiled GPU: said wrong before any run, as a start says it. */
+static void profile_mem(struct profile_run *pr)
+{
+	struct profile_opts *p = pr->p;
+	uint8_t uuid[16];
+	char why[512], bad[400];
+	uint64_t total = 0;
+
+	if (!nvt_uuid_parse(pr->uuid, uuid))
+		total = gpu_memory(uuid, why, sizeof(why));
+	if (nvt_memlimit_parse(p->mem_text, total, &p->mem_limit, bad, sizeof(bad)))
+		cli_errx("--profile: --mem on GPU %d (%s): %s", pr->gpu.index, pr->uuid, bad);
+	snprintf(p->mem_bytes, sizeof(p->mem_bytes), "%llu", (unsigned long long)p->mem_limit);
+}
+
 static void prepare(struct profile_run *pr)
 {
-	const struct profile_opts *p = pr->p;
+	struct profile_opts *p = pr->p;
 	unsigned sizes[MAX_SIZES];
 	struct nvt_tpcset all;
 	int index = resolve_gpu(p->gpu);
@@ -406,6 +434,8 @@ static void prepare(struct profile_run *pr)
 	pr->gpu = load_gpu(index, 0);
 	nvt_gpu_read_halves(&pr->gpu);
 	snprintf(pr->uuid, sizeof(pr->uuid), "%s", machine_gpus()->id[index].uuid);
+	if (p->mem_text)
+		profile_mem(pr);
 	nvt_topo_all(&pr->gpu.topo, &all);
 	pr->n_sizes = profile_sizes(p, pr->gpu.topo.n_tpcs, sizes);
 	if (!pr->n_sizes)
@@ -457,7 +487,7 @@ int nvt_cmd_profile(int argc, char **argv)
 		       pr.pick, pr.hog_pick, &(struct profile_report_opts){
 				.json = p.json, .slowdown = p.slowdown, .rounds = p.rounds,
 				.higher_is_better = p.higher_is_better, .command = p.command,
-				.strategy = p.strategy, .no_mps = p.no_mps});
+				.strategy = p.strategy, .no_mps = p.no_mps, .mem_limit = p.mem_limit});
 	if (p.plot)
 		profile_plot(p.plot, pr.sizes, p.hog ? pr.hog : NULL, pr.n_sizes, pr.pick,
 			     p.metric ? "value" : "ms");

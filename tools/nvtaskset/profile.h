@@ -18,6 +18,7 @@ struct profile_report_opts {
 	char **command;
 	enum nvt_strategy strategy;
 	int no_mps;
+	uint64_t mem_limit; /* the runs' GPU memory limit (--mem), bytes; 0: none */
 };
 
 /* Prints the curve as a table (or JSON): sizes alone, hog (NULL: not

@@ -8,6 +8,7 @@
 
 #include "profile.h"
 #include "core/membw.h"
+#include "core/memlimit.h"
 
 /* The memory half the TPC list sits in: 0, 1, 2 (both), or
  * NVT_HALF_UNKNOWN (halves not measured, none found, or a TPC not placed). */
@@ -103,6 +104,10 @@ static void print_json(const struct nvt_gpu_topology *gpu, const char *metric,
 	       o->higher_is_better ? "true" : "false", o->rounds, nvt_strategy_name(o->strategy),
 	       o->no_mps ? "false" : "true");
 	json_number(o->slowdown);
+	if (o->mem_limit)
+		printf(",\"memory_limit_bytes\":%llu", (unsigned long long)o->mem_limit);
+	else
+		printf(",\"memory_limit_bytes\":null");
 	printf(",\"sizes\":");
 	json_sizes(sizes, lists, n);
 	printf(",\"pick\":");
@@ -144,11 +149,16 @@ void profile_report(const struct nvt_gpu_topology *gpu, const char *const *metri
 		print_json(gpu, *metric, sizes, hog, lists, n, pick, hog_pick, o);
 		return;
 	}
-	printf("GPU %d (%u TPCs), %u round%s, %s (%s)%s\n", gpu->index, gpu->topo.n_tpcs, o->rounds,
-	       o->rounds == 1 ? "" : "s",
+	char limit[NVT_MEM_TEXT_MAX], mem[NVT_MEM_TEXT_MAX + 32] = "";
+
+	if (o->mem_limit)
+		snprintf(mem, sizeof(mem), ", GPU memory at most %s",
+			 nvt_memlimit_format(o->mem_limit, limit, sizeof(limit)));
+	printf("GPU %d (%u TPCs), %u round%s, %s (%s)%s%s\n", gpu->index, gpu->topo.n_tpcs,
+	       o->rounds, o->rounds == 1 ? "" : "s",
 	       *metric ? "the program's metric" : "wall-clock ms",
 	       o->higher_is_better ? "higher is better" : "lower is better",
-	       o->no_mps ? ", without MPS" : "");
+	       o->no_mps ? ", without MPS" : "", mem);
 	printf("%6s  %10s %10s %10s %7s %5s\n", "TPCS", "MEDIAN", "MIN", "MAX", "xBEST", "FAIL");
 	for (unsigned i = 0; i < n; i++)
 		print_row(&sizes[i], (int)i == pick);

@@ -205,6 +205,42 @@ static void wait_for_room(const struct options *o, const struct nvt_claim_gpu *r
 	nvt_seg_watch_close(&watch);
 }
 
+/* What a claim of -n (o) asks on each GPU of parts (n) into req, but where to pick (near). */
+static void claim_requests(const struct options *o, const struct nvt_slot_view *parts, int n,
+			   struct nvt_claim_gpu *req)
+{
+	char why[512];
+
+	for (int i = 0; i < n; i++) {
+		memset(&req[i], 0, sizeof(req[i]));
+		memcpy(req[i].uuid, parts[i].uuid, sizeof(req[i].uuid));
+		req[i].topo = parts[i].topo;
+		req[i].count = parts[i].state == NVT_SLOT_SET ? o->part.count : 0;
+		req[i].strategy = o->part.strategy;
+		req[i].prio = parts[i].prio;
+		req[i].mem_limit = parts[i].mem_limit;
+		req[i].mem_exclusive = o->mem.exclusive;
+		if (o->mem.exclusive && !(req[i].gpu_mem = gpu_memory(parts[i].uuid, why, sizeof(why))))
+			cli_errx("--mem-exclusive: the GPU's memory is not known: %s", why);
+	}
+}
+
+/* --dry-run of a claim with --mem-exclusive: the refusal a start would give now (one look:
+ * the TPCs -n picks were looked for by build_partitions). Exits with it. */
+static void dry_mem_look(const struct options *o, const struct nvt_slot_view *parts, int n)
+{
+	static struct nvt_claim_gpu req[NVT_MAX_GPUS];
+	char why[512];
+	int rc;
+
+	claim_requests(o, parts, n, req);
+	rc = nvt_reserve_mem_look(nvt_rundir(), req, n, why, sizeof(why));
+	if (rc == NVT_RESERVE_ERROR)
+		cli_errx("cannot reserve TPCs for the task: %s", why);
+	if (rc)
+		cli_errx("%s", why);
+}
+
 /*
  * Picks o->part.count TPCs on each GPU of parts that -n partitions, clear of every
  * live task's, and holds them in this process's control segment (own), which
@@ -219,19 +255,10 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 	char why[512];
 	int rc;
 
-	for (int i = 0; i < n; i++) {
-		memcpy(req[i].uuid, parts[i].uuid, sizeof(req[i].uuid));
-		req[i].topo = parts[i].topo;
-		req[i].count = parts[i].state == NVT_SLOT_SET ? o->part.count : 0;
-		req[i].strategy = o->part.strategy;
-		req[i].prio = parts[i].prio;
-		req[i].mem_limit = parts[i].mem_limit;
-		req[i].mem_exclusive = o->mem.exclusive;
-		if (o->mem.exclusive && !(req[i].gpu_mem = gpu_memory(parts[i].uuid, why, sizeof(why))))
-			cli_errx("--mem-exclusive: the GPU's memory is not known: %s", why);
+	claim_requests(o, parts, n, req);
+	for (int i = 0; i < n; i++)
 		if (req[i].count && near_of(&o->part, &parts[i], NULL, &req[i].near, why, sizeof(why)))
 			cli_errx("%s", why);
-	}
 	while ((rc = nvt_reserve_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why,
 				       sizeof(why))) == NVT_RESERVE_FULL &&
 	       o->wait_given) {
@@ -346,6 +373,8 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 	if (mem_limits(&o->mem, parts, n, why, sizeof(why)))
 		cli_errx("%s", why);
 	if (o->dry_run) {
+		if (o->mem.exclusive)
+			dry_mem_look(o, parts, n);
 		report(o, stdout, o->part.count ? "picked" : "partition", parts, n);
 		return EXIT_SUCCESS;
 	}
