@@ -363,6 +363,30 @@ t_mem_exclusive_claims() {
 	wait
 }
 
+# --wait with --mem-exclusive waits for memory as for TPCs: refused for memory (its TPCs are
+# free), it looks again on each event of the run directories or each second, claiming
+# nothing till a look finds its limit fits; then it starts.
+t_mem_exclusive_wait_no_busy_loop() {
+	local a w out
+	command -v strace >/dev/null || skip "needs strace to count a waiting claim's claims"
+	mem_start_waiting a --mem 70G -c 0-3 "$MEMAPP" total
+	a=$PID
+	strace -o "$WORK/w.strace" -e trace=poll,ppoll,openat "$NVT" --no-mps -n 4 --exclude-running \
+		--mem 20G --mem-exclusive --wait "$MEMAPP" info >"$WORK/w.out" 2>&1 &
+	w=$!
+	wait_for 20 grep -q "beside the limits other tasks hold there (70G of its 80G; --mem-exclusive); waiting for a task" "$WORK/w.out"
+	# Two waits without an event (a second each): its looks claim nothing.
+	wait_for 20 eval '[ "$(waits_ending "= 0 (Timeout)")" -ge 2 ]'
+	kill -0 "$w" || die "the claim did not wait: $(cat "$WORK/w.out")"
+	mem_resume a
+	wait "$w" || die "the waiting claim failed: $(cat "$WORK/w.out")"
+	out=$(cat "$WORK/w.out")
+	has "$out" "info rc=0 free=$((20 * 1024 * MIB)) total=$((20 * 1024 * MIB))"
+	# Its segment made twice: the claim refused, and the one that started it.
+	eq "$(grep -c 'openat([^"]*"nvtaskset\.[0-9]*\.[0-9]*", [^)]*O_CREAT' "$WORK/w.strace")" 2 \
+		"the claims it made: $(grep O_CREAT "$WORK/w.strace")"
+}
+
 # A process killed outright takes its count with it: what it held is no task's (the viewers
 # and claims pass over its segment, -l removes it), and the next program starts at zero.
 t_mem_death_frees() {

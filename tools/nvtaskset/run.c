@@ -160,8 +160,9 @@ static void report(const struct options *o, FILE *out, const char *what,
  */
 #define WAIT_LOOK_MS 1000
 
-/* 1 if the claim req (n GPUs) fits on every GPU now, from one look (changing nothing: a look
- * makes no event that would wake another waiting claim). */
+/* 1 if the claim req (n GPUs) fits on every GPU now, its TPCs and (--mem-exclusive) its
+ * memory limit, from one look (changing nothing: a look makes no event that would wake
+ * another waiting claim). */
 static int room_now(const struct options *o, const struct nvt_claim_gpu *req, int n)
 {
 	struct part_args look = o->part;
@@ -173,7 +174,8 @@ static int room_now(const struct options *o, const struct nvt_claim_gpu *req, in
 		if (req[i].count && parse_partition(&look, "", &req[i].topo, req[i].uuid, "the GPU",
 						    NULL, &set, why, sizeof(why)))
 			return 0;
-	return 1;
+	return !o->mem.exclusive ||
+	       nvt_reserve_mem_look(nvt_rundir(), req, n, why, sizeof(why)) == NVT_RESERVE_OK;
 }
 
 /*
