@@ -159,6 +159,32 @@ static int by_priority(const void *a, const void *b)
 	return (int)y->needs - (int)x->needs;
 }
 
+/* --plan --json: whether the tasks (t, n) fit, with how many TPCs spare, and where each goes. */
+static void print_plan_json(const struct nvt_gpu_topology *gpu, const struct plan_task *t, int n,
+			    int fits, unsigned spare)
+{
+	char list[NVT_LIST_TEXT_MAX];
+	struct json_object *doc = jsonout_document(), *tasks = jsonout_array();
+
+	jsonout_add_int(doc, "gpu", gpu->index);
+	jsonout_add_uint(doc, "gpu_tpcs", gpu->topo.n_tpcs);
+	jsonout_add_bool(doc, "fits", fits);
+	jsonout_add_uint(doc, "spare_tpcs", spare);
+	jsonout_add(doc, "tasks", tasks);
+	for (int i = 0; i < n; i++) {
+		struct json_object *task = jsonout_object();
+		jsonout_append(tasks, task);
+		jsonout_add_text(task, "name", t[i].name);
+		jsonout_add_text(task, "priority", nvt_prio_name(t[i].priority));
+		jsonout_add_uint(task, "needs", t[i].needs);
+		jsonout_add_bool(task, "beside_hog", t[i].beside_hog);
+		if (t[i].placed)
+			nvt_format_list(&t[i].tpcs, list, sizeof(list));
+		jsonout_add_text(task, "tpcs", t[i].placed ? list : NULL);
+	}
+	jsonout_print(stdout, doc);
+}
+
 static void print_plan(const struct nvt_gpu_topology *gpu, struct plan_task *t, int n, int fits,
 		       unsigned spare, int json)
 {
@@ -166,24 +192,7 @@ static void print_plan(const struct nvt_gpu_topology *gpu, struct plan_task *t, 
 	int starred = 0;
 
 	if (json) {
-		printf("{\"version\":%d,\"gpu\":%d,\"gpu_tpcs\":%u,\"fits\":%s,\"spare_tpcs\":%u,"
-		       "\"tasks\":[",
-		       NVT_JSON_VERSION, gpu->index, gpu->topo.n_tpcs, fits ? "true" : "false", spare);
-		for (int i = 0; i < n; i++) {
-			printf("%s{\"name\":", i ? "," : "");
-			json_string(t[i].name);
-			printf(",\"priority\":\"%s\",\"needs\":%u,\"beside_hog\":%s,\"tpcs\":",
-			       nvt_prio_name(t[i].priority), t[i].needs,
-			       t[i].beside_hog ? "true" : "false");
-			if (t[i].placed) {
-				nvt_format_list(&t[i].tpcs, list, sizeof(list));
-				json_string(list);
-			} else {
-				printf("null");
-			}
-			printf("}");
-		}
-		printf("]}\n");
+		print_plan_json(gpu, t, n, fits, spare);
 		return;
 	}
 	printf("GPU %d (%u TPCs): %s", gpu->index, gpu->topo.n_tpcs,
