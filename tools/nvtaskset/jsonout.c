@@ -188,16 +188,17 @@ void jsonout_print(FILE *out, struct json_object *obj)
 
 	if (!text)
 		no_memory();
-	/* json-c's text is UTF-8 (every string went in through jsonout_text) whose characters
-	 * outside strings are ASCII and none of these: what a terminal would act on can only
-	 * stand inside a string, where its escape is the same character. */
+	/* json-c's text is UTF-8 (every string went in through jsonout_text: no other file makes
+	 * one, layers.py check-json) whose characters outside strings are ASCII and none of
+	 * these: what a terminal would act on can only stand inside a string, where its escape
+	 * is the same character. */
 	n = strlen(text);
 	while (n) {
 		const char *run = text;
 		uint32_t cp = 0xfffd;
 		int shown = 1;
 		size_t k = 0;
-		while (n && (k = nvt_utf8_shown(text, n, &shown)) && shown)
+		while (n && (k = nvt_utf8_shown(text, n, &shown)) && (shown || !nvt_utf8_len(text, n)))
 			text += k, n -= k;
 		fwrite(run, 1, (size_t)(text - run), out);
 		if (!n)
