@@ -1,4 +1,4 @@
-# nvtaskset - build with gcc, make and glibc only; no CUDA toolkit needed.
+# nvtaskset - build with gcc, make, glibc and json-c (libjson-c-dev); no CUDA toolkit needed.
 #
 #   make                      build into build/
 #   make check                run the test suite (no GPU needed; turns on -Werror;
@@ -113,7 +113,7 @@ LIB_OBJ = $(OS_OBJ) $(GPU_OBJ) $(SEG_OBJ) $(MPS:%=$(O)/mps/%.o) $(ALLOC:%=$(O)/a
 # own layer or of those before it, without circles (tests/e2e/layers.sh checks,
 # with tools/dev/layers.py; docs/design.md's picture comes from them).
 CMD_LAYERS = output machine partition steps commands main
-CMD_output = output help hint
+CMD_output = jsonout output help hint
 CMD_machine = machine
 CMD_partition = partition
 CMD_steps = prio pid observe
@@ -156,6 +156,11 @@ endif
 
 HOG = $(B)/lib/nvtaskset/nvtaskset-hog
 
+# The command writes its JSON (every --json) with json-c (Debian: libjson-c-dev).
+PKG_CONFIG ?= pkg-config
+JSONC_CFLAGS := $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null)
+JSONC_LIBS := $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null || echo -ljson-c)
+
 # The metrics exporter: a program of its own beside the shim, which `nvtaskset
 # --exporter` runs, so that the command links no HTTP library (libmicrohttpd
 # and GnuTLS cost every start ~2 ms of loading, measured on the 2-core VM).
@@ -194,7 +199,7 @@ $(CORE_LIB): $(CORE_OBJ)
 
 $(B)/cmd/%.o: tools/nvtaskset/%.c $(FLAGS)
 	@mkdir -p $(@D)
-	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) -Itools/nvtaskset -I$(B)/gen -c -o $@ $<
+	$(CC) $(DEPFLAGS) $(ALL_CFLAGS) $(JSONC_CFLAGS) -Itools/nvtaskset -I$(B)/gen -c -o $@ $<
 
 # Default visibility here: spank.map exports the plugin's own symbols, which
 # hidden ones could not be.
@@ -244,7 +249,7 @@ $(O)/shim/shimsmctrlmaps.o: src/shim/shimsmctrlmaps.c $(PATHS_H) $(FLAGS)
 $(CLI): $(CLI_OBJ) $(LIB_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB_OBJ) $(CORE_LIB) \
-		-Wl,--export-dynamic-symbol=$(CLI_MARKER) -ldl
+		-Wl,--export-dynamic-symbol=$(CLI_MARKER) $(JSONC_LIBS) -ldl
 
 $(SHIM): $(SHIM_OBJ) $(CORE_LIB) src/shim/shim.map
 	@mkdir -p $(@D)

@@ -131,6 +131,7 @@ field() { dpkg-deb -f "$DEB" "$1"; }
 dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|; s|/$||' | grep -v '^$' | sort >"$WORK/contents"
 ok "package version is the command's ($VERSION)" test "$(field Version)" == "$VERSION"
 ok "depends on libc" grep -q 'libc6' <<<"$(field Depends)"
+ok "depends on json-c's library (the command's JSON writer)" grep -Eq 'libjson-c[0-9]' <<<"$(field Depends)"
 ok "depends on no CUDA or NVIDIA package (NVIDIA's installer registers none)" \
 	bash -c '! grep -Eiq "cuda|nvidia" <<<"$1"' _ "$(field Depends) $(field Pre-Depends) $(field Recommends)"
 for f in /usr/bin/nvtaskset /usr/lib/nvtaskset/libnvtaskset.so /usr/lib/nvtaskset/wrapper/libcuda.so.1 \

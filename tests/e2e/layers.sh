@@ -95,7 +95,8 @@ t_checks_fail_reading_nothing() {
 		"check-cmd:CMD_LAYERS names no file of the command" \
 		"check-shim:SHIM_LAYERS names no file of the shim" \
 		"check-sizes:found no .c file in src tools" "check-reasons:found no .c .h file in src" \
-		"check-names:found no .c file in src" "check-stale:found no .c .h"; do
+		"check-names:found no .c file in src" "check-stale:found no .c .h" \
+		"check-json:found no .c file in src tools"; do
 		rc=0
 		out=$(python3 "$ROOT/tools/dev/layers.py" "${check%%:*}" "$r" "$r/build" 2>&1) || rc=$?
 		eq "$rc" 1 "${check%%:*}'s exit status ($out)"
@@ -142,7 +143,9 @@ rule_holds() { layers_clean "$2" "$1" "$ROOT"; }
 # Each rule's check fails where it must, on a tree made to break it once (and to keep it
 # once beside): a long function without its reason, reasons of another shape (a parameter,
 # a struct's field), a name of another room (of src/, and of tools/ where that room's
-# functions take it), an issue number, a path that is not there.
+# functions take it), an issue number, a path that is not there, JSON written by hand (a
+# member and an array; an XML attribute, a quote in a comment and a character literal are
+# no JSON) and a JSON string made past the writer's neutraliser.
 t_rules_check_catches() {
 	local r=$WORK/rules bad rc i
 	mkdir -p "$r/src/core" "$r/src/alloc" "$r/docs" "$r/tools/slurm" "$r/tools/nvtaskset"
@@ -170,6 +173,16 @@ t_rules_check_catches() {
 	printf 'int nvt_place_near(void)\n{\n\treturn 0;\n}\nint nvt_pick_it(void)\n{\n\treturn 0;\n}\n' \
 		>"$r/src/alloc/near.c"
 	printf 'int cmd_pick(void)\n{\n\treturn 0;\n}\n' >"$r/tools/nvtaskset/pick.c"
+	cat >"$r/tools/nvtaskset/show.c" <<'C'
+/* Prints {"pid":N}: '"' */
+void show(int pid, char c)
+{
+	printf("<g class=\"%s\">", c == '"' ? "q" : "p");
+	printf("{\"pid\":%d,", pid);
+	printf("\"args\":[\"%c\"]}\n", c);
+	json_object_new_string("x"); /* json_object_new_string_len() */
+}
+C
 	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-sizes "$r") || rc=$?
 	eq "$rc" 1 "check-sizes' exit status ($bad)"
 	eq "$bad" "src/core/big.h: 503 lines and no 'Over 500 lines ...: WHY' in the comment at its head (or split it)
@@ -186,9 +199,15 @@ src/alloc/pick.c:1: nvt_core_... is a name of src/core/, defined in src/alloc/"
 	eq "$rc" 1 "check-stale's exit status ($bad)"
 	eq "$bad" "README.md:1: an issue number (name the subject instead)
 Makefile:2: src/core/gone.c is not in the tree"
+	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-json "$r") || rc=$?
+	eq "$rc" 1 "check-json's exit status ($bad)"
+	eq "$bad" "$(printf '%s\n' \
+		"tools/nvtaskset/show.c:5: JSON written by hand (\"{\\\"pid\\\":%d,\"): build it with jsonout.h's writer" \
+		"tools/nvtaskset/show.c:6: JSON written by hand (\"\\\"args\\\":[\\\"%c\\\"]}\\n\"): build it with jsonout.h's writer" \
+		"tools/nvtaskset/show.c:7: a JSON string made past jsonout_text (which neutralises it)")"
 	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-rules "$r") || rc=$?
 	eq "$rc" 1 "check-rules' exit status"
-	eq "$(grep -c . <<<"$bad")" 8 "check-rules finds the four rules' breaks ($bad)"
+	eq "$(grep -c . <<<"$bad")" 11 "check-rules finds the five rules' breaks ($bad)"
 }
 
 t_functions_short_or_say_why() {
@@ -202,6 +221,9 @@ t_failure_reasons_one_shape() {
 t_names_follow_their_room() { rule_holds check-names "functions whose prefix names another room"; }
 
 t_no_stale_text() { rule_holds check-stale "issue numbers, or paths that are not in the tree"; }
+
+# Every --json goes through one writer (tools/nvtaskset/jsonout.c, on json-c): no JSON by hand.
+t_json_one_writer() { rule_holds check-json "JSON written by hand outside jsonout.h's writer"; }
 
 # One reader of a segment's bytes: where a slot lies in the file (its offset, the header's
 # size) is known in src/seg/segfile.c alone, which reads segments by pread for every reader

@@ -831,6 +831,87 @@ t_sec_json_escapes() {
 	kill "$other"
 	stop_loop js "$PID"
 }
+# Text no JSON string may carry as it is: a quote, a backslash, a tab, a newline, an OSC
+# title with BEL, DEL, C1's CSI (as UTF-8), a text-direction override, bytes that are not
+# UTF-8 (a stray byte, two more, a cut sequence).
+HOSTILE_TEXT=$'a"b\\c\t\nd\e]0;x\a \x7f \xc2\x9b \u202e \xff\xfe\xc3 \xe2\x82 e'
+# json_neutral FILE [TEXT]: FILE is one JSON document (a line): UTF-8, parsed whole, with no
+# byte a terminal acts on (controls but its last newline, DEL, C1, text-direction overrides
+# and isolates); TEXT, where given, is one of its strings, each byte that is not UTF-8 as
+# U+FFFD.
+json_neutral() {
+	python3 - "$@" <<'PY' || die "not neutral JSON: $(cat -v "$1")"
+import json, re, sys
+raw = open(sys.argv[1], "rb").read()
+assert raw.endswith(b"\n") and raw.count(b"\n") == 1, "not one line: %r" % raw
+bad = re.findall(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]", raw[:-1])
+assert not bad, "terminal escapes: %r" % sorted(set(bad))
+doc = json.loads(raw.decode("utf-8"))
+def strings(v):
+    if isinstance(v, str):
+        yield v
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            yield k
+            yield from strings(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from strings(x)
+if len(sys.argv) > 2:
+    b = sys.argv[2].encode("utf-8", "surrogateescape")
+    want, i = "", 0
+    while i < len(b):  # each byte that does not begin a whole UTF-8 sequence: U+FFFD
+        n = 1 if b[i] < 0x80 else 2 if 0xc2 <= b[i] <= 0xdf else 3 if 0xe0 <= b[i] <= 0xef \
+            else 4 if 0xf0 <= b[i] <= 0xf4 else 0
+        try:
+            want += b[i:i + n].decode("utf-8") if n else "\ufffd"
+            i += n if n else 1
+        except UnicodeDecodeError:
+            want, i = want + "\ufffd", i + 1
+    assert any(want in s for s in strings(doc)), "no string holds %r: %r" % (want, doc)
+PY
+}
+
+# Every --json document is valid, neutral JSON whatever text from tasks and users it
+# carries: a command line (-l), a MASK or PID given (-p, -a -p and --dry-run's errors), a
+# cache directory (--topology), MPS's pipe directory (--mps status), a profiled command
+# (--profile), a plan's task name (--plan); and the documents that carry none (-p and -a -p
+# of the task, --dry-run's pick).
+t_sec_json_hostile_text() {
+	local task name=$'q"b\\c\e]0;x\a\x7f\xc2\x9b\u202e\xff\xc3'
+	"$NVT" --no-mps -c 1 python3 -c 'import time; time.sleep(1000)' "$HOSTILE_TEXT" &
+	task=$!
+	wait_for 10 runs_program "$task" python3 # (not the command before its exec)
+	"$NVT" -l --json >"$WORK/l.json"
+	json_neutral "$WORK/l.json" "python3 -c import time; time.sleep(1000) $HOSTILE_TEXT"
+	"$NVT" -p --json "$task" >"$WORK/p.json"
+	json_neutral "$WORK/p.json"
+	"$NVT" -a -p --json "$task" >"$WORK/a.json"
+	json_neutral "$WORK/a.json"
+	"$NVT" -a -p --json -c 1-2 "$task" >"$WORK/a-change.json"
+	json_neutral "$WORK/a-change.json"
+	"$NVT" --no-mps --dry-run --json -c 0-3 true "$HOSTILE_TEXT" >"$WORK/dry.json"
+	json_neutral "$WORK/dry.json"
+	"$NVT" -p --json "$HOSTILE_TEXT" >"$WORK/p-error.json" 2>/dev/null && die "-p took $HOSTILE_TEXT"
+	json_neutral "$WORK/p-error.json" "invalid PID argument: '$HOSTILE_TEXT'"
+	"$NVT" -a -p --json "$HOSTILE_TEXT" >"$WORK/a-error.json" 2>/dev/null && die "-a -p took $HOSTILE_TEXT"
+	json_neutral "$WORK/a-error.json" "invalid PID argument: '$HOSTILE_TEXT'"
+	"$NVT" --no-mps --dry-run --json -c "$HOSTILE_TEXT" true >"$WORK/dry-error.json" 2>/dev/null &&
+		die "--dry-run took $HOSTILE_TEXT"
+	json_neutral "$WORK/dry-error.json" "failed to parse TPC list '$HOSTILE_TEXT'"
+	cp -r "$NVTASKSET_CACHE_DIR" "$WORK/$HOSTILE_TEXT"
+	NVTASKSET_CACHE_DIR="$WORK/$HOSTILE_TEXT" "$NVT" --topology --json >"$WORK/topology.json"
+	json_neutral "$WORK/topology.json" "$WORK/$HOSTILE_TEXT/$(fake_uuid).topo"
+	CUDA_MPS_PIPE_DIRECTORY="$WORK/$HOSTILE_TEXT.pipe" "$NVT" --mps status --json \
+		>"$WORK/mps.json" || true # (3: no daemon)
+	json_neutral "$WORK/mps.json" "$WORK/$HOSTILE_TEXT.pipe"
+	"$NVT" --profile --no-mps --rounds 1 --sizes 66 --json true "$HOSTILE_TEXT" >"$WORK/profile.json" 2>/dev/null
+	json_neutral "$WORK/profile.json" "$HOSTILE_TEXT"
+	printf '%s %s slowdown=5%%\n' "$name" "$WORK/profile.json" >"$WORK/plan"
+	"$NVT" --plan --json "$WORK/plan" >"$WORK/plan.json"
+	json_neutral "$WORK/plan.json" "$name"
+	kill "$task"
+}
 t_sec_list_control_bytes() {
 	# -l prints no terminal control bytes of a task's command line.
 	"$NVT" --no-mps -c 1 python3 -c 'import time; time.sleep(1000)' "$WORK/cb" \

@@ -25,12 +25,16 @@ And HACKING.md's conventions (check-rules, or one of them alone):
   - check-names: the word after `nvt_` that names a folder of src/ or tools/ or a file of
     one prefixes functions of that folder only;
   - check-stale: no issue numbers in comments and docs, and every path that the build
-    files, HACKING.md, README.md and the docs name is there.
+    files, HACKING.md, README.md and the docs name is there;
+  - check-json: no JSON written by hand in src/ or tools/: no string literal holds a member's
+    name (\"NAME\":) or opens an object or an array of strings ({\" [\"); the command's JSON
+    goes through its one writer, tools/nvtaskset/jsonout.c (json-c), whose jsonout_text alone
+    makes strings (it neutralises them: no other file calls json_object_new_string).
 
 Usage: layers.py check-src ROOT | check-cmd ROOT BUILD | check-shim ROOT BUILD | picture ROOT BUILD
        | design ROOT BUILD [--write]   (exit 1 if docs/design.md's picture is stale)
        | check-rules ROOT | check-sizes ROOT | check-reasons ROOT | check-names ROOT
-       | check-stale ROOT
+       | check-stale ROOT | check-json ROOT
 """
 import glob
 import os
@@ -497,8 +501,33 @@ def stale_text(root):
     return bad
 
 
+JSON_WRITER = os.path.join("tools", "nvtaskset", "jsonout.c")
+
+
+def json_by_hand(root):
+    """String literals of src/ and tools/ that write JSON themselves: a member's name (\"NAME\":),
+    or the start of an object or of an array of strings ({\" [\"), as a printf of JSON has; and
+    JSON strings made past the writer's neutraliser (json_object_new_string outside it)."""
+    bad = []
+    token = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'(?:[^\'\\\n]|\\.)*\'|/\*.*?\*/|//[^\n]*', re.S)
+    for f in read_list(root, ("src", "tools"), (".c",), bad):
+        text = open(os.path.join(root, f)).read()
+        # String literals (group 1), past character literals and comments.
+        for m in token.finditer(text):
+            if m.group(1) is not None and re.search(r'\\":|[{\[]\\"', m.group(1)):
+                bad.append("%s:%d: JSON written by hand (%s): build it with jsonout.h's writer"
+                           % (f, text.count("\n", 0, m.start()) + 1, m.group(0)))
+        if f == JSON_WRITER:
+            continue
+        code = without_comments(text)
+        for m in re.finditer(r"\bjson_object_new_string\w*\s*\(", code):
+            bad.append("%s:%d: a JSON string made past jsonout_text (which neutralises it)"
+                       % (f, code.count("\n", 0, m.start()) + 1))
+    return bad
+
+
 RULES = {"check-sizes": function_sizes, "check-reasons": failure_reasons,
-         "check-names": room_prefixes, "check-stale": stale_text}
+         "check-names": room_prefixes, "check-stale": stale_text, "check-json": json_by_hand}
 
 
 def check_rules(root, which=None):

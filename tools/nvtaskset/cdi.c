@@ -6,7 +6,7 @@
  * gives a container is chosen in src/task/container.c; this file lists the
  * devices and writes the JSON. The hooks run nvtaskset --cdi-hook (cdihook.c).
  * Over 500 lines on purpose: the one sub-command that sets up what every
- * container shares (the spec's JSON, the run directory's tmpfs, the MPS
+ * container shares (the spec, the run directory's tmpfs, the MPS
  * daemons), in the order --cdi does it; the choices are src/task's.
  *
  * SPDX-License-Identifier: MIT
@@ -52,115 +52,110 @@ struct spec {
 	char timeout[16];      /* NVTASKSET_CLAIM_TIMEOUT for the hooks, "" for the default */
 };
 
-static void put_string(FILE *f, const char *s)
-{
-	json_string_to(f, s);
-}
-
 /* "NAME=VALUE" as a JSON string. */
-static void put_var(FILE *f, const char *name, const char *value)
+static struct json_object *json_var(const char *name, const char *value)
 {
+	struct json_object *v;
 	char *var;
 
 	if (asprintf(&var, "%s=%s", name, value) < 0)
 		cli_err("out of memory");
-	put_string(f, var);
+	v = jsonout_text(var);
 	free(var);
+	return v;
 }
 
-/* "env":[...] of the variables e sets (it unsets none). */
-static void put_env(FILE *f, const struct nvt_task_env *e)
+/* "env":[...] of the variables e sets (it unsets none), added to edits. */
+static void add_env(struct json_object *edits, const struct nvt_task_env *e)
 {
-	int first = 1;
+	struct json_object *env = jsonout_array();
 
-	fputs("\"env\":[", f);
-	for (int i = 0; i < e->n; i++) {
-		if (!e->vars[i].value)
-			continue;
-		fputs(first ? "" : ",", f);
-		put_var(f, e->vars[i].name, e->vars[i].value);
-		first = 0;
-	}
-	fputc(']', f);
+	jsonout_add(edits, "env", env);
+	for (int i = 0; i < e->n; i++)
+		if (e->vars[i].value)
+			jsonout_append(env, json_var(e->vars[i].name, e->vars[i].value));
 }
 
 /* A hook that runs nvtaskset --cdi-hook WORD; gpus (n, NULL: none) go in its
  * NVTASKSET_PARTITION: the GPUs a claim picks on. */
-static void put_hook(FILE *f, const struct spec *s, const char *stage, const char *word,
-		     const struct nvt_slot_view *gpus, int n, const char *level_pipe)
+static struct json_object *json_hook(const struct spec *s, const char *stage, const char *word,
+				     const struct nvt_slot_view *gpus, int n, const char *level_pipe)
 {
 	static char record[NVT_PARTENV_TEXT_MAX];
+	struct json_object *hook = jsonout_object(), *args = jsonout_array(), *env = jsonout_array();
 
-	fprintf(f, "{\"hookName\":\"%s\",\"path\":", stage);
-	put_string(f, s->exe);
-	fputs(",\"args\":[\"nvtaskset\",\"--cdi-hook\",", f);
-	put_string(f, word);
-	fputs("],\"env\":[", f);
-	put_var(f, NVT_ENV_RUNDIR, s->base);
-	if (s->timeout[0]) {
-		fputc(',', f);
-		put_var(f, NVT_ENV_CLAIM_TIMEOUT, s->timeout);
-	}
-	if (level_pipe) {
-		fputc(',', f);
-		put_var(f, NVT_ENV_MPS_PIPE_DIR, level_pipe);
-	}
+	jsonout_add_text(hook, "hookName", stage);
+	jsonout_add_text(hook, "path", s->exe);
+	jsonout_add(hook, "args", args);
+	jsonout_append(args, jsonout_text("nvtaskset"));
+	jsonout_append(args, jsonout_text("--cdi-hook"));
+	jsonout_append(args, jsonout_text(word));
+	jsonout_add(hook, "env", env);
+	jsonout_append(env, json_var(NVT_ENV_RUNDIR, s->base));
+	if (s->timeout[0])
+		jsonout_append(env, json_var(NVT_ENV_CLAIM_TIMEOUT, s->timeout));
+	if (level_pipe)
+		jsonout_append(env, json_var(NVT_ENV_MPS_PIPE_DIR, level_pipe));
 	if (gpus) {
 		if (nvt_gpusel_env_format(gpus, n, record, sizeof(record)) < 0)
 			cli_errx("internal error: cannot format the GPUs of %s", word);
-		fputc(',', f);
-		put_var(f, NVT_ENV_PARTITION, record);
+		jsonout_append(env, json_var(NVT_ENV_PARTITION, record));
 	}
-	fputs("]}", f);
+	return hook;
 }
 
-/* A mount of host at container, with options. */
-static void put_mount(FILE *f, const char *host, const char *container, const char *options)
+/* A mount of host at container, with options ("ro,nosuid": its words, comma-separated),
+ * appended to mounts. */
+static void add_mount(struct json_object *mounts, const char *host, const char *container,
+		      const char *options)
 {
-	fputs("{\"hostPath\":", f);
-	put_string(f, host);
-	fputs(",\"containerPath\":", f);
-	put_string(f, container);
-	fprintf(f, ",\"options\":[%s]}", options);
+	struct json_object *mount = jsonout_object(), *words = jsonout_array();
+	char list[64], *word, *next = list;
+
+	jsonout_append(mounts, mount);
+	jsonout_add_text(mount, "hostPath", host);
+	jsonout_add_text(mount, "containerPath", container);
+	jsonout_add(mount, "options", words);
+	snprintf(list, sizeof(list), "%s", options);
+	while ((word = strsep(&next, ",")))
+		jsonout_append(words, jsonout_text(word));
 }
 
 /* The spec's own edits: the shim, the run directory, MPS, and the poststop hook. */
-static void put_common(FILE *f, const struct spec *s)
+static struct json_object *json_common(const struct spec *s)
 {
 	static struct nvt_task_env env;
+	struct json_object *edits = jsonout_object(), *mounts = jsonout_array(), *hooks;
 
 	nvt_task_cdi_common_env(s->pipe_dir, &env);
-	fputs("\"containerEdits\":{", f);
-	put_env(f, &env);
-	fputs(",\"mounts\":[", f);
-	put_mount(f, s->libdir, s->libdir, "\"ro\",\"nosuid\",\"nodev\",\"rbind\"");
-	fputc(',', f);
-	put_mount(f, s->preload, "/etc/ld.so.preload", "\"ro\",\"nosuid\",\"nodev\",\"bind\"");
-	fputc(',', f);
+	add_env(edits, &env);
+	jsonout_add(edits, "mounts", mounts);
+	add_mount(mounts, s->libdir, s->libdir, "ro,nosuid,nodev,rbind");
+	add_mount(mounts, s->preload, "/etc/ld.so.preload", "ro,nosuid,nodev,bind");
 	/* Read-only: the runtime makes the mount point, and each device's hook binds the
 	 * container's own run directory over it (cdihook.c): the container writes nothing else of
 	 * base, nor sees it. */
-	put_mount(f, s->base, NVT_CONTAINER_RUNDIR, "\"ro\",\"nosuid\",\"nodev\",\"noexec\",\"rbind\"");
+	add_mount(mounts, s->base, NVT_CONTAINER_RUNDIR, "ro,nosuid,nodev,noexec,rbind");
 	if (s->pipe_dir) {
 		/* MPS's clients share the daemon's shared memory: the host's /dev/shm,
 		 * as --ipc=host gives it (docs/containers.md, "MPS"). */
-		fputc(',', f);
-		put_mount(f, s->pipe_dir, s->pipe_dir, "\"rw\",\"nosuid\",\"nodev\",\"rbind\"");
-		fputc(',', f);
-		put_mount(f, "/dev/shm", "/dev/shm", "\"rw\",\"nosuid\",\"nodev\",\"rbind\"");
+		add_mount(mounts, s->pipe_dir, s->pipe_dir, "rw,nosuid,nodev,rbind");
+		add_mount(mounts, "/dev/shm", "/dev/shm", "rw,nosuid,nodev,rbind");
 	}
-	fputs("],\"hooks\":[", f);
-	put_hook(f, s, "poststop", "poststop", NULL, 0, NULL);
-	fputs("]}", f);
+	hooks = jsonout_array();
+	jsonout_add(edits, "hooks", hooks);
+	jsonout_append(hooks, json_hook(s, "poststop", "poststop", NULL, 0, NULL));
+	return edits;
 }
 
-/* One device: its name, its variables and its createRuntime hook. */
-static void put_device(FILE *f, const struct spec *s, const struct nvt_cdi_device *d,
-		       const struct nvt_slot_view *parts, int n, int *first)
+/* One device, appended to devices: its name, its variables and its createRuntime hook. */
+static void add_device(struct json_object *devices, const struct spec *s,
+		       const struct nvt_cdi_device *d, const struct nvt_slot_view *parts, int n)
 {
 	static struct nvt_task_env env;
 	char name[NVT_CDI_DEVICE_TEXT_MAX], word[NVT_CDI_VENDOR_MAX + NVT_CDI_DEVICE_TEXT_MAX + 8];
 	char device[NVT_CDI_DEVICE_TEXT_MAX], why[256];
+	struct json_object *dev = jsonout_object(), *edits = jsonout_object(), *hooks = jsonout_array();
 
 	if (nvt_cdi_name_format(d, name, sizeof(name)) < 0 ||
 	    nvt_cdi_device_format(d, device, sizeof(device)) < 0)
@@ -168,15 +163,17 @@ static void put_device(FILE *f, const struct spec *s, const struct nvt_cdi_devic
 	snprintf(word, sizeof(word), "%s/%s", s->vendor, device);
 	if (nvt_task_cdi_device_env(d, parts, n, &env, why, sizeof(why)))
 		cli_errx("%s", why);
-	fprintf(f, "%s\n{\"name\":\"%s\",\"containerEdits\":{", *first ? "" : ",", name);
-	put_env(f, &env);
-	fputs(",\"hooks\":[", f);
+	jsonout_append(devices, dev);
+	jsonout_add_text(dev, "name", name);
+	jsonout_add(dev, "containerEdits", edits);
+	add_env(edits, &env);
+	jsonout_add(edits, "hooks", hooks);
 	/* The GPUs a tpcs device claims on and a priority applies to; a gpc device's
 	 * partition (the container's own variable is the container's to set). */
-	put_hook(f, s, "createRuntime", word, parts, n,
-		 d->cls == NVT_CDI_PRIORITY && d->slice && s->pipe_dir ? s->level_pipe[d->prio] : NULL);
-	fputs("]}}", f);
-	*first = 0;
+	jsonout_append(hooks, json_hook(s, "createRuntime", word, parts, n,
+					d->cls == NVT_CDI_PRIORITY && d->slice && s->pipe_dir
+						? s->level_pipe[d->prio]
+						: NULL));
 }
 
 /* The GPUs a device of GPU gpu (-1: every GPU) is for, into out. Returns how many. */
@@ -204,7 +201,7 @@ static unsigned smallest(const struct spec *s, int gpu, int tpcs)
 }
 
 /* The devices of class cls for GPU gpu (-1: every GPU). Returns how many. */
-static int put_devices(FILE *f, const struct spec *s, int cls, int gpu, int *first)
+static int add_devices(struct json_object *devices, const struct spec *s, int cls, int gpu)
 {
 	static struct nvt_slot_view parts[NVT_MACHINE_GPUS];
 	struct nvt_cdi_device d = {.cls = cls, .gpu = gpu};
@@ -215,19 +212,19 @@ static int put_devices(FILE *f, const struct spec *s, int cls, int gpu, int *fir
 	if (cls == NVT_CDI_PRIORITY) {
 		for (d.slice = 0; d.slice <= 1; d.slice++)
 			for (d.prio = NVT_PRIO_HIGH; d.prio >= NVT_PRIO_LOW; d.prio--, count++)
-				put_device(f, s, &d, parts, n, first);
+				add_device(devices, s, &d, parts, n);
 		return count;
 	}
 	if (cls == NVT_CDI_TPCS) {
 		for (d.count = 1; d.count <= smallest(s, gpu, 1); d.count++, count++)
-			put_device(f, s, &d, parts, n, first);
+			add_device(devices, s, &d, parts, n);
 		return count;
 	}
 	if (cls == NVT_CDI_MEM) {
 		/* Whole GiB, up to what every GPU has (a limit is per GPU, on each of the task's). */
 		for (d.mem_gib = 1; d.mem_gib <= s->least_mem >> 30 && d.mem_gib <= NVT_CDI_MEM_GIB_MAX;
 		     d.mem_gib++, count++)
-			put_device(f, s, &d, parts, n, first);
+			add_device(devices, s, &d, parts, n);
 		return count;
 	}
 	for (d.first = 0; d.first < smallest(s, gpu, 0); d.first++)
@@ -241,7 +238,7 @@ static int put_devices(FILE *f, const struct spec *s, int cls, int gpu, int *fir
 				if (nvt_topo_gpc_tpcs(&parts[i].topo, &gpcs, &parts[i].tpcs))
 					cli_errx("internal error: GPCs %u-%u", d.first, d.last);
 			}
-			put_device(f, s, &d, parts, n, first);
+			add_device(devices, s, &d, parts, n);
 		}
 	return count;
 }
@@ -249,8 +246,9 @@ static int put_devices(FILE *f, const struct spec *s, int cls, int gpu, int *fir
 /* Writes class cls's spec to dir atomically (a new file renamed over the old). */
 static void write_spec(const struct spec *s, const char *dir, int cls)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
-	int fd, first = 1, count = 0;
+	char path[PATH_MAX], tmp[PATH_MAX], kind[NVT_CDI_VENDOR_MAX + 16];
+	struct json_object *spec, *devices;
+	int fd, count = 0;
 	FILE *f;
 
 	if (snprintf(path, sizeof(path), "%s/%s-%s.json", dir, s->vendor, nvt_cdi_class_name(cls)) >=
@@ -261,15 +259,19 @@ static void write_spec(const struct spec *s, const char *dir, int cls)
 	fd = mkstemp(tmp);
 	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w")))
 		cli_err("--cdi: cannot write in %s", dir);
-	fprintf(f, "{\"cdiVersion\":\"0.5.0\",\"kind\":\"%s/%s\",\n", s->vendor, nvt_cdi_class_name(cls));
-	put_common(f, s);
-	fputs(",\n\"devices\":[", f);
+	spec = jsonout_object();
+	snprintf(kind, sizeof(kind), "%s/%s", s->vendor, nvt_cdi_class_name(cls));
+	jsonout_add_text(spec, "cdiVersion", "0.5.0");
+	jsonout_add_text(spec, "kind", kind);
+	jsonout_add(spec, "containerEdits", json_common(s));
+	devices = jsonout_array();
+	jsonout_add(spec, "devices", devices);
 	/* Every GPU's devices, then each GPU's (a priority and a memory limit are the task's,
 	 * on every GPU). */
 	for (int gpu = -1; gpu < (cls == NVT_CDI_PRIORITY || cls == NVT_CDI_MEM ? 0 : s->n_gpus);
 	     gpu++)
-		count += put_devices(f, s, cls, gpu, &first);
-	fputs("]}\n", f);
+		count += add_devices(devices, s, cls, gpu);
+	jsonout_print(f, spec);
 	if (count == 0) /* (a priority device is always written) */
 		warnx("warning: %s has no devices: %s", path,
 		      cls == NVT_CDI_MEM ? "the GPUs' memory is not known" : "the GPUs' GPCs are not known");

@@ -10,7 +10,7 @@
  *
  * To show one more thing about a task: a field of the view's task or slot
  * (src/view/view.h, read in view.c), an entry in columns[] for the text, and
- * a field in print_json (and docs/json.md).
+ * a member in json_row (and docs/json.md).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -101,12 +101,6 @@ static void warn_unread(void)
 
 /* ---- JSON (docs/json.md) --------------------------------------------------- */
 
-static void json_pid_or_null(const char *key, pid_t pid)
-{
-	printf(pid > 0 ? ",\"%s\":%ld" : ",\"%s\":null", key, (long)pid);
-}
-
-
 /* Milliseconds from then to now (0 if then is later or unknown). */
 static double ms_since(uint64_t then)
 {
@@ -116,101 +110,97 @@ static double ms_since(uint64_t then)
 }
 
 /* "yield" of a GPU: how the task yields to higher ones, and what it does now. */
-static void json_yield(const struct nvt_view_slot *p)
+static struct json_object *json_yield(const struct nvt_view_slot *p)
 {
+	struct json_object *y = jsonout_object();
 	char ways[96];
 
 	if (nvt_yield_format(&p->prio, ',', ways, sizeof(ways)) < 0)
 		snprintf(ways, sizeof(ways), "?");
-	printf(",\"yield\":{\"ways\":\"%s\",\"state\":\"%s\",\"since_ms\":%.1f,\"watching\":%u,"
-	       "\"held_ms\":%.1f,\"holds\":%" PRIu64 ",\"client_priority\":",
-	       ways, nvt_yield_state_name(p->yield.state), ms_since(p->yield.since_ns),
-	       (unsigned)p->yield.watching, (double)p->yield.held_ns / 1e6, p->yield.holds);
-	printf(p->act.client_prio ? "%u" : "null", p->act.client_prio - 1);
-	printf(",\"channel_groups\":%u,\"timeslice_us\":", (unsigned)p->yield.groups);
-	printf(p->yield.timeslice_us ? "%u" : "null", (unsigned)p->yield.timeslice_us);
-	printf(",\"driver_status\":%u}", (unsigned)p->yield.rm_status);
+	jsonout_add_text(y, "ways", ways);
+	jsonout_add_text(y, "state", nvt_yield_state_name(p->yield.state));
+	jsonout_add_number(y, "since_ms", "%.1f", ms_since(p->yield.since_ns));
+	jsonout_add_uint(y, "watching", p->yield.watching);
+	jsonout_add_number(y, "held_ms", "%.1f", (double)p->yield.held_ns / 1e6);
+	jsonout_add_uint(y, "holds", p->yield.holds);
+	jsonout_add(y, "client_priority",
+		    p->act.client_prio ? jsonout_uint(p->act.client_prio - 1u) : NULL);
+	jsonout_add_uint(y, "channel_groups", p->yield.groups);
+	jsonout_add_uint_or_null(y, "timeslice_us", p->yield.timeslice_us);
+	jsonout_add_uint(y, "driver_status", p->yield.rm_status);
+	return y;
 }
 
 /* "requests" of a GPU: the task's requests as its shim follows them. */
-static void json_requests(const struct nvt_view_slot *p)
+static struct json_object *json_requests(const struct nvt_view_slot *p)
 {
 	const struct nvt_slot_activity *a = &p->act;
+	struct json_object *r = jsonout_object();
 
-	printf(",\"requests\":{\"tracked\":%s,\"count\":%" PRIu64 ",\"busy\":%s,\"period_ms\":%.3f,"
-	       "\"busy_ms\":%.3f,\"duty\":%.3f,\"periodic\":%s}",
-	       a->flags & NVT_ACT_TRACKED ? "true" : "false", a->begins,
-	       a->begins != a->ends ? "true" : "false", (double)a->period_ns / 1e6,
-	       (double)a->busy_ns / 1e6, nvt_act_duty_pm(a) / 1000.0,
-	       nvt_act_periodic(a) ? "true" : "false");
+	jsonout_add_bool(r, "tracked", a->flags & NVT_ACT_TRACKED);
+	jsonout_add_uint(r, "count", a->begins);
+	jsonout_add_bool(r, "busy", a->begins != a->ends);
+	jsonout_add_number(r, "period_ms", "%.3f", (double)a->period_ns / 1e6);
+	jsonout_add_number(r, "busy_ms", "%.3f", (double)a->busy_ns / 1e6);
+	jsonout_add_number(r, "duty", "%.3f", nvt_act_duty_pm(a) / 1000.0);
+	jsonout_add_bool(r, "periodic", nvt_act_periodic(a));
+	return r;
 }
 
 /* "priority", "own_tpcs", "mode", "guard", "lend", "yield", "requests" of a GPU
  * (docs/json.md): nulls without a priority. */
-static void json_prio_fields(const struct nvt_view_slot *p)
+static void json_prio_fields(struct json_object *gpu, const struct nvt_view_slot *p)
 {
+	static const char *const keys[] = {"priority", "own_tpcs", "mode", "guard",
+					   "lend",     "yield",    "requests"};
 	char list[NVT_LIST_TEXT_MAX];
 
 	if (p->prio.prio == NVT_PRIO_NONE) {
-		printf(",\"priority\":null,\"own_tpcs\":null,\"mode\":null,\"guard\":null,\"lend\":null,"
-		       "\"yield\":null,\"requests\":null");
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			jsonout_add(gpu, keys[k], NULL);
 		return;
 	}
 	nvt_format_list(&p->own, list, sizeof(list));
-	printf(",\"priority\":\"%s\",\"own_tpcs\":\"%s\",\"mode\":\"%s\",", nvt_prio_name(p->prio.prio),
-	       list, p->lending ? "lending" : nvt_prio_mode_name(p->prio.mode));
-	printf(p->prio.guard ? "\"guard\":%u" : "\"guard\":null", (unsigned)p->prio.guard);
-	printf(",\"lend\":%s", p->prio.flags & NVT_PRIOF_NO_LEND ? "false" : "true");
-	json_yield(p);
-	json_requests(p);
+	jsonout_add_text(gpu, "priority", nvt_prio_name(p->prio.prio));
+	jsonout_add_text(gpu, "own_tpcs", list);
+	jsonout_add_text(gpu, "mode", p->lending ? "lending" : nvt_prio_mode_name(p->prio.mode));
+	jsonout_add_uint_or_null(gpu, "guard", p->prio.guard);
+	jsonout_add_bool(gpu, "lend", !(p->prio.flags & NVT_PRIOF_NO_LEND));
+	jsonout_add(gpu, "yield", json_yield(p));
+	jsonout_add(gpu, "requests", json_requests(p));
 }
 
-static void print_json(const struct row *r, int first)
+/* Task r's object in -l's "tasks". */
+static struct json_object *json_row(const struct row *r)
 {
 	long long launches = launches_of(r);
+	struct json_object *task = jsonout_object(), *gpus = jsonout_array();
 
-	printf("%s{\"pid\":%ld", first ? "" : ",", (long)r->pid);
-	json_pid_or_null("ppid", r->ppid);
-	json_pid_or_null("parent", r->parent);
-	printf(",\"depth\":%d,\"uid\":%lu,\"user\":", r->depth, (unsigned long)r->task->uid);
-	if (r->task->user_named)
-		json_string(r->task->user);
-	else
-		printf("null");
-	printf(",\"command\":");
-	if (r->task->command[0])
-		json_string(r->task->command);
-	else
-		printf("null");
-	printf(launches >= 0 ? ",\"launches\":%lld" : ",\"launches\":null", launches);
-	printf(",\"slurm_step\":");
-	if (r->slurm_step[0])
-		json_string(r->slurm_step);
-	else
-		printf("null");
-	printf(",\"container\":");
-	if (r->task->container[0])
-		json_string(r->task->container);
-	else
-		printf("null");
-	printf(",\"overlaps\":%s,\"gpus\":[", r->overlaps ? "true" : "false");
+	jsonout_add_int(task, "pid", r->pid);
+	jsonout_add_pid(task, "ppid", r->ppid);
+	jsonout_add_pid(task, "parent", r->parent);
+	jsonout_add_int(task, "depth", r->depth);
+	jsonout_add_uint(task, "uid", r->task->uid);
+	jsonout_add_text(task, "user", r->task->user_named ? r->task->user : NULL);
+	jsonout_add_text(task, "command", r->task->command[0] ? r->task->command : NULL);
+	jsonout_add(task, "launches", launches >= 0 ? jsonout_int(launches) : NULL);
+	jsonout_add_text(task, "slurm_step", r->slurm_step[0] ? r->slurm_step : NULL);
+	jsonout_add_text(task, "container", r->task->container[0] ? r->task->container : NULL);
+	jsonout_add_bool(task, "overlaps", r->overlaps);
+	jsonout_add(task, "gpus", gpus);
 	for (int i = 0; i < r->n; i++) {
 		const struct nvt_view_slot *p = &r->slot[i];
-		printf(i ? "," : "");
-		json_gpu_start(stdout, uuid_of(p));
-		putchar(',');
-		json_partition_fields(stdout, p->partitioned ? NVT_SLOT_SET : NVT_SLOT_UNSET, &p->current);
-		printf(",\"applied\":%s,\"refused\":%s,\"launches\":%" PRIu64 ",\"memory_bytes\":%" PRIu64,
-		       p->applied ? "true" : "false", p->refused ? "true" : "false", p->launches,
-		       p->mem_used);
-		if (p->mem_limit)
-			printf(",\"memory_limit_bytes\":%" PRIu64, p->mem_limit);
-		else
-			printf(",\"memory_limit_bytes\":null");
-		json_prio_fields(p);
-		putchar('}');
+		struct json_object *gpu = json_gpu_object(uuid_of(p));
+		jsonout_append(gpus, gpu);
+		jsonout_add_partition(gpu, p->partitioned, &p->current);
+		jsonout_add_bool(gpu, "applied", p->applied);
+		jsonout_add_bool(gpu, "refused", p->refused);
+		jsonout_add_uint(gpu, "launches", p->launches);
+		jsonout_add_uint(gpu, "memory_bytes", p->mem_used);
+		jsonout_add_uint_or_null(gpu, "memory_limit_bytes", p->mem_limit);
+		json_prio_fields(gpu, p);
 	}
-	printf("]}");
+	return task;
 }
 
 /* ---- Text: one row per task, its columns, then COMMAND --------------------- */
@@ -439,46 +429,39 @@ static int column_shown(size_t c)
 }
 
 /* For users of seen whose agent does not run: the last line its log holds (an agent a
- * command started says there why it ended or could not start). */
-static void print_agent_logs(const uid_t *seen, size_t n_seen, int json)
+ * command started says there why it ended or could not start); with doc, as its
+ * "agent_logs". */
+static void print_agent_logs(const uid_t *seen, size_t n_seen, struct json_object *doc)
 {
 	char line[512], text[512];
-	int printed = 0;
+	struct json_object *logs = doc ? jsonout_array() : NULL;
 	pid_t pid;
 
-	if (json)
-		printf(",\"agent_logs\":[");
+	if (doc)
+		jsonout_add(doc, "agent_logs", logs);
 	for (size_t s = 0; s < n_seen; s++) {
 		if (nvt_agent_running(nvt_rundir(), seen[s], &pid) ||
 		    !nvt_agent_log_last(nvt_rundir(), seen[s], line, sizeof(line)))
 			continue;
-		if (json) {
-			printf("%s{\"uid\":%lu,\"last\":", printed ? "," : "", (unsigned long)seen[s]);
-			json_string(line);
-			printf("}");
+		if (doc) {
+			struct json_object *log = jsonout_object();
+			jsonout_append(logs, log);
+			jsonout_add_uint(log, "uid", seen[s]);
+			jsonout_add_text(log, "last", line);
 		} else {
 			terminal_text(line, text, sizeof(text));
 			printf("priority agent of uid %lu: not running; its log ends: %s\n",
 			       (unsigned long)seen[s], text);
 		}
-		printed = 1;
 	}
-	if (json)
-		printf("]");
 }
 
-/* The priority agents that run: root's, and those of the users of tasks with a priority. */
-static void print_agents(const struct row *rows, size_t n, int json)
+/* The users whose agents -l names, into seen (at most 64): root, and those of tasks with a
+ * priority. Returns how many. */
+static size_t agent_users(const struct row *rows, size_t n, uid_t *seen)
 {
-	uid_t seen[64];
 	size_t n_seen = 0;
-	int printed = 0, guarded = 0;
 
-	/* Only a task that yields by the agent's guard needs an agent (docs/priorities.md). */
-	for (size_t k = 0; k < n; k++)
-		for (int i = 0; i < rows[k].n; i++)
-			guarded |= nvt_prio_needs_agent(rows[k].slot[i].prio.prio,
-							rows[k].slot[i].prio.yield);
 	seen[n_seen++] = 0;
 	for (size_t k = 0; k < n && n_seen < 64; k++) {
 		int has = 0, known = 0;
@@ -489,8 +472,43 @@ static void print_agents(const struct row *rows, size_t n, int json)
 		if (has && !known)
 			seen[n_seen++] = rows[k].task->uid;
 	}
-	if (json)
-		printf(",\"agents\":[");
+	return n_seen;
+}
+
+/* Agent uid (pid) as an object of "agents", with the tasks it says it cannot follow. */
+static struct json_object *json_agent(uid_t uid, pid_t pid, const struct nvt_agent_note *notes,
+				      int n_notes)
+{
+	struct json_object *agent = jsonout_object(), *unfollowed = jsonout_array();
+
+	jsonout_add_uint(agent, "uid", uid);
+	jsonout_add_int(agent, "pid", pid);
+	jsonout_add(agent, "unfollowed", unfollowed);
+	for (int i = 0; i < n_notes; i++) {
+		struct json_object *note = jsonout_object();
+		jsonout_append(unfollowed, note);
+		jsonout_add_int(note, "pid", notes[i].pid);
+		jsonout_add_text(note, "why", nvt_agent_why_word(notes[i].why));
+	}
+	return agent;
+}
+
+/* The priority agents that run: root's, and those of the users of tasks with a priority;
+ * with doc, as its "agents" (and "agent_logs"). */
+static void print_agents(const struct row *rows, size_t n, struct json_object *doc)
+{
+	uid_t seen[64];
+	size_t n_seen = agent_users(rows, n, seen);
+	struct json_object *agents = doc ? jsonout_array() : NULL;
+	int printed = 0, guarded = 0;
+
+	/* Only a task that yields by the agent's guard needs an agent (docs/priorities.md). */
+	for (size_t k = 0; k < n; k++)
+		for (int i = 0; i < rows[k].n; i++)
+			guarded |= nvt_prio_needs_agent(rows[k].slot[i].prio.prio,
+							rows[k].slot[i].prio.yield);
+	if (doc)
+		jsonout_add(doc, "agents", agents);
 	for (size_t s = 0; s < n_seen; s++) {
 		static struct nvt_agent_note notes[NVT_AGENT_MAX_NOTES];
 		pid_t pid;
@@ -499,13 +517,8 @@ static void print_agents(const struct row *rows, size_t n, int json)
 			continue;
 		/* The tasks with a priority it says it cannot follow or change. */
 		n_notes = nvt_agent_status_read(nvt_rundir(), seen[s], notes, NVT_AGENT_MAX_NOTES);
-		if (json) {
-			printf("%s{\"uid\":%lu,\"pid\":%ld,\"unfollowed\":[", printed ? "," : "",
-			       (unsigned long)seen[s], (long)pid);
-			for (int i = 0; i < n_notes; i++)
-				printf("%s{\"pid\":%ld,\"why\":\"%s\"}", i ? "," : "", (long)notes[i].pid,
-				       nvt_agent_why_word(notes[i].why));
-			printf("]}");
+		if (doc) {
+			jsonout_append(agents, json_agent(seen[s], pid, notes, n_notes));
 		} else {
 			printf("priority agent: pid %ld (uid %lu)\n", (long)pid, (unsigned long)seen[s]);
 			for (int i = 0; i < n_notes; i++)
@@ -515,12 +528,10 @@ static void print_agents(const struct row *rows, size_t n, int json)
 		}
 		printed = 1;
 	}
-	if (json)
-		printf("]");
-	else if (!printed && guarded)
+	if (!doc && !printed && guarded)
 		printf("priority agent: none runs; tasks started with --yield guard keep the "
 		       "partitions they have\n");
-	print_agent_logs(seen, n_seen, json);
+	print_agent_logs(seen, n_seen, doc);
 }
 
 /* The terminal's width, or 0: not a terminal (piped output, no limit). */
@@ -769,6 +780,7 @@ int nvt_cmd_list(const struct options *o)
 	size_t *order, n = 0;
 	int *depth, width, cols;
 	char why[512];
+	struct json_object *doc = NULL, *list = NULL;
 
 	/* First the one step that changes something: leftovers removed (and the processes read,
 	 * for the tree); then what runs, read through the view, as the other viewers read it. */
@@ -809,27 +821,29 @@ int nvt_cmd_list(const struct options *o)
 	if (tree_tops(&t, pids, n, tops))
 		cli_errx("out of memory");
 	find_overlaps(rows, pids, tops, n);
-	if (o->json)
-		printf("{\"version\":%d,\"tasks\":[", NVT_JSON_VERSION);
-	else
+	if (o->json) {
+		doc = jsonout_document();
+		list = jsonout_array();
+		jsonout_add(doc, "tasks", list);
+	} else {
 		print_header();
+	}
 	for (size_t k = 0; k < n; k++) {
 		struct row *r = &rows[order[k]];
 		r->parent = up[order[k]];
 		r->depth = depth[order[k]];
 		if (o->json)
-			print_json(r, k == 0);
+			jsonout_append(list, json_row(r));
 		else
 			print_text(r, width);
 	}
 	if (o->json) {
-		printf("]");
-		print_agents(rows, n, 1);
-		printf("}\n");
+		print_agents(rows, n, doc);
+		jsonout_print(stdout, doc);
 	} else {
 		print_overlaps(rows, pids, n);
 		if (prio_columns)
-			print_agents(rows, n, 0);
+			print_agents(rows, n, NULL);
 	}
 	free(rows), free(pids), free(up), free(order), free(depth), free(tops);
 	nvt_view_free(&view);

@@ -155,17 +155,18 @@ void gpu_name(int index, int n_task, char *buf, size_t len)
 		snprintf(buf, len, "GPU %d", index);
 }
 
-void json_gpu_start(FILE *out, const uint8_t uuid[16])
+struct json_object *json_gpu_object(const uint8_t uuid[16])
 {
 	char text[NVT_UUID_TEXT_MAX];
 	int index = gpu_index_of(uuid);
+	struct json_object *gpu = jsonout_object();
 
 	nvt_uuid_format(uuid, text);
-	if (index >= 0)
-		fprintf(out, "{\"gpu\":%d,\"uuid\":\"%s\"", index, text);
-	else
-		fprintf(out, "{\"gpu\":null,\"uuid\":\"%s\"", text);
+	jsonout_add(gpu, "gpu", index >= 0 ? jsonout_int(index) : NULL);
+	jsonout_add_text(gpu, "uuid", text);
+	return gpu;
 }
+
 /* Copies path's canonical form to buf if it names a readable file; returns 1 if so. */
 static int readable_file(const char *path, char *buf, size_t len)
 {

@@ -16,6 +16,8 @@
 
 #include "gpu/gpus.h"
 
+struct json_object;
+
 #define CLAIM_TIMEOUT_S 10 /* default of NVTASKSET_CLAIM_TIMEOUT */
 
 /* Milliseconds -n --exclude-running waits for other claimers' overlapping claims:
@@ -37,9 +39,9 @@ struct nvt_gpu_topology load_gpu(int index, int force);
 int gpu_index_of(const uint8_t uuid[16]);
 /* "this GPU" when the task has one GPU, else "GPU N". */
 void gpu_name(int index, int n_task, char *buf, size_t len);
-/* Starts a GPU's JSON object on out: {"gpu":N,"uuid":"..." (gpu null when not on this
- * machine's list). */
-void json_gpu_start(FILE *out, const uint8_t uuid[16]);
+/* A GPU's JSON object, its first members: {"gpu":N,"uuid":"..."} (gpu null when not on this
+ * machine's list); the caller adds the rest. */
+struct json_object *json_gpu_object(const uint8_t uuid[16]);
 /*
  * Finds file name of nvtaskset's library directory (LIBDIR as seen from the
  * command's directory, the build tree's lib/nvtaskset, LIBDIR): 0 and its

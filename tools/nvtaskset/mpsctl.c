@@ -18,6 +18,37 @@
 #include "cli.h"
 #include "hint.h"
 
+/* --mps status --json: the daemon (pid, 0: not running); what it answered (server NULL: it was
+ * not asked or did not answer); the last fatal GPU error its log shows (fault NULL: none). */
+static void print_status_json(const struct nvt_mps *mps, pid_t pid, const pid_t *server,
+			      int clients, int limit, const struct nvt_mps_fault *fault)
+{
+	struct json_object *doc = jsonout_document();
+
+	jsonout_add_bool(doc, "running", pid != 0);
+	jsonout_add_int(doc, "pid", pid);
+	jsonout_add_text(doc, "pipe_directory", mps->pipe_dir);
+	jsonout_add_text(doc, "log_directory", mps->log_dir);
+	jsonout_add_text(doc, "control", mps->control);
+	if (server) {
+		jsonout_add_int(doc, "server", *server);
+		jsonout_add_int(doc, "clients", clients);
+		jsonout_add_int(doc, "client_limit", limit);
+	}
+	if (fault) {
+		struct json_object *last = jsonout_object(), *torn = jsonout_array();
+		jsonout_add(doc, "last_fault", last);
+		/* The time comes from the log, as written: neutralised as any text. */
+		jsonout_add_text(last, "time", fault->when);
+		jsonout_add_int(last, "server", fault->server);
+		jsonout_add_int(last, "blamed_client", fault->client);
+		jsonout_add(last, "torn_down", torn);
+		for (int i = 0; i < fault->n_torn; i++)
+			jsonout_append(torn, jsonout_int(fault->torn[i]));
+	}
+	jsonout_print(stdout, doc);
+}
+
 static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 {
 	static char log[65536];
@@ -29,27 +60,8 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 	int faulted = nvt_mps_read_log(mps, log, sizeof(log)) == 0 && nvt_mpslog_last_fault(log, &fault);
 
 	if (o->json) {
-		printf("{\"version\":%d,\"running\":%s,\"pid\":%ld,\"pipe_directory\":",
-		       NVT_JSON_VERSION, pid ? "true" : "false", (long)pid);
-		json_string(mps->pipe_dir);
-		printf(",\"log_directory\":");
-		json_string(mps->log_dir);
-		printf(",\"control\":");
-		json_string(mps->control);
-		if (asked)
-			printf(",\"server\":%ld,\"clients\":%d,\"client_limit\":%d", (long)server,
-			       clients, limit);
-		if (faulted) {
-			/* The time comes from the log, as written: escape it. */
-			printf(",\"last_fault\":{\"time\":");
-			json_string(fault.when);
-			printf(",\"server\":%ld,\"blamed_client\":%ld,\"torn_down\":[", fault.server,
-			       fault.client);
-			for (int i = 0; i < fault.n_torn; i++)
-				printf(i ? ",%ld" : "%ld", fault.torn[i]);
-			printf("]}");
-		}
-		printf("}\n");
+		print_status_json(mps, pid, asked ? &server : NULL, clients, limit,
+				  faulted ? &fault : NULL);
 		return;
 	}
 	if (pid)

@@ -1,7 +1,7 @@
 /*
  * output.c - what -p and -l print besides their text lines: errors (on
- * stderr, and with --json as a JSON object on stdout) and the JSON fields
- * of a GPU slot. docs/json.md describes every field.
+ * stderr, and with --json as a JSON document on stdout, through jsonout.c),
+ * and -a's document, made task by task. docs/json.md describes every field.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -21,8 +21,8 @@
 #include "os/proc.h"
 
 static int json_errors;
-/* -a's {"version":N,"tasks":[ is printed and not closed yet. */
-static int tasks_open;
+/* -a's document, {"version":N,"tasks":[...]}, while it is made (NULL before and after). */
+static struct json_object *tasks_doc, *tasks_list;
 
 void set_json_errors(int on)
 {
@@ -31,45 +31,51 @@ void set_json_errors(int on)
 
 void json_tasks_begin(void)
 {
-	printf("{\"version\":%d,\"tasks\":[", NVT_JSON_VERSION);
-	tasks_open = 1;
+	tasks_doc = jsonout_document();
+	tasks_list = jsonout_array();
+	jsonout_add(tasks_doc, "tasks", tasks_list);
+}
+
+void json_tasks_add(struct json_object *task)
+{
+	jsonout_append(tasks_list, task);
+}
+
+void json_tasks_add_error(pid_t pid, const char *message)
+{
+	struct json_object *task = jsonout_object();
+
+	jsonout_add_int(task, "pid", pid);
+	jsonout_add_text(task, "error", message);
+	json_tasks_add(task);
 }
 
 void json_tasks_end(const char *error)
 {
-	if (!tasks_open)
-		return;
-	tasks_open = 0;
-	if (error) {
-		printf("],\"error\":");
-		json_string(error);
-		printf("}\n");
-	} else {
-		printf("]}\n");
-	}
-}
+	struct json_object *doc = tasks_doc;
 
-void json_error(pid_t pid, const char *message)
-{
-	if (pid > 0)
-		printf("{\"pid\":%ld,\"error\":", (long)pid);
-	else
-		printf("{\"version\":%d,\"error\":", NVT_JSON_VERSION);
-	json_string(message);
-	putchar('}');
+	if (!doc)
+		return;
+	tasks_doc = tasks_list = NULL;
+	if (error)
+		jsonout_add_text(doc, "error", error);
+	jsonout_print(stdout, doc);
 }
 
 void json_error_if_asked(const char *message)
 {
+	struct json_object *doc;
+
 	if (!json_errors)
 		return;
-	/* An error in the middle of -a's document ends it, well-formed. */
-	if (tasks_open) {
+	/* An error in the middle of -a's document ends it, with what it holds. */
+	if (tasks_doc) {
 		json_tasks_end(message);
 		return;
 	}
-	json_error(0, message);
-	putchar('\n');
+	doc = jsonout_document();
+	jsonout_add_text(doc, "error", message);
+	jsonout_print(stdout, doc);
 }
 
 /* Prints message as the command's last word, and exits 1. */
@@ -106,21 +112,6 @@ void cli_err(const char *fmt, ...)
 	fail(message);
 }
 
-void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *tpcs)
-{
-	char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
-
-	if (state != NVT_SLOT_SET) {
-		fprintf(out, "\"partitioned\":false,\"tpcs\":null,\"tpc_mask\":null,"
-			"\"tpc_count\":null,\"tpc_ids\":null");
-		return;
-	}
-	describe(tpcs, list, mask);
-	fprintf(out, "\"partitioned\":true,\"tpcs\":\"%s\",\"tpc_mask\":\"%s\",\"tpc_count\":%u,"
-		"\"tpc_ids\":", list, mask, nvt_set_count(tpcs));
-	json_tpc_array(out, tpcs);
-}
-
 static const char *usage_command = "nvtaskset";
 
 void usage_names(const char *command)
@@ -134,38 +125,6 @@ void bad_usage(const char *what)
 	fprintf(stderr, "Try '%s --help' for more information.\n", usage_command);
 	json_error_if_asked(what);
 	exit(EXIT_FAILURE);
-}
-
-void json_string_to(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
-
-	fputc('"', out);
-	while (n) {
-		uint32_t cp;
-		int shown;
-		size_t len = nvt_utf8_shown((const char *)p, n, &shown);
-
-		if (!nvt_utf8_decode((const char *)p, n, &cp)) {
-			fputs("\\ufffd", out); /* not UTF-8: the replacement character */
-			p++, n--;
-			continue;
-		}
-		if (cp == '"' || cp == '\\')
-			fprintf(out, "\\%c", (int)cp);
-		else if (!shown) /* controls, C1 and text-direction overrides: escaped, never raw */
-			fprintf(out, "\\u%04x", (unsigned)cp);
-		else
-			fwrite(p, 1, len, out);
-		p += len, n -= len;
-	}
-	fputc('"', out);
-}
-
-void json_string(const char *s)
-{
-	json_string_to(stdout, s);
 }
 
 void terminal_text(const char *s, char *out, size_t len)
@@ -199,19 +158,6 @@ void describe(const struct nvt_tpcset *set, char *list, char *mask)
 	nvt_format_mask(set, mask, NVT_MASK_TEXT_MAX);
 }
 
-
-void json_tpc_array(FILE *out, const struct nvt_tpcset *set)
-{
-	int first = 1;
-
-	fputc('[', out);
-	for (unsigned t = 0; t < NVT_MAX_TPCS; t++)
-		if (nvt_set_has(set, t)) {
-			fprintf(out, first ? "%u" : ",%u", t);
-			first = 0;
-		}
-	fputc(']', out);
-}
 
 const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t len)
 {

@@ -1,7 +1,8 @@
 /*
- * output.h - the bottom of the command (tools/nvtaskset/): its messages and
- * usage errors, and the text it prints (JSON strings, text safe for a
- * terminal, TPC sets). Calls nothing of the command above it.
+ * output.h - the bottom of the command (tools/nvtaskset/), above its JSON
+ * writer (jsonout.h): its messages and
+ * usage errors, and the text it prints (JSON errors and -a's document, text
+ * safe for a terminal, TPC sets). Calls nothing of the command above it.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -15,10 +16,7 @@
 #include "nvtaskset.h"
 #include "core/tpcset.h"
 #include "seg/segfile.h"
-
-/* The "version" of what -p, -a, -l and --dry-run (and -n's pick) print as JSON
- * (docs/json.md, which lists what each version changed). */
-#define NVT_JSON_VERSION 2
+#include "jsonout.h"
 
 /* ---- Messages ---- */
 /* With --json, errors are also printed as JSON objects on stdout (from now on). */
@@ -49,30 +47,21 @@ const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t 
  * who may change it. */
 const char *seg_error_pid(int rc, const struct nvt_seg_handle *h, pid_t pid, char *buf, size_t len);
 
-/* ---- JSON (docs/json.md) ---- */
+/* ---- JSON (docs/json.md; written by jsonout.h) ---- */
 /* With --json asked for (set_json_errors), prints {"version":N,"error":MESSAGE} and a newline. */
 void json_error_if_asked(const char *message);
 /*
- * -a's document: json_tasks_begin prints {"version":N,"tasks":[ and
- * json_tasks_end closes it, with "error":MESSAGE at the top level unless error
- * is NULL. An error that ends the command (cli_errx) in between closes it so
+ * -a's document: json_tasks_begin starts {"version":N,"tasks":[...]},
+ * json_tasks_add appends a task's object (json_tasks_add_error: one that
+ * could not be shown or changed, {"pid":PID,"error":MESSAGE}), and
+ * json_tasks_end prints it, with "error":MESSAGE at the top level unless error
+ * is NULL. An error that ends the command (cli_errx) in between prints it so
  * too: every failure leaves a well-formed document with an "error".
  */
 void json_tasks_begin(void);
+void json_tasks_add(struct json_object *task);
+void json_tasks_add_error(pid_t pid, const char *message);
 void json_tasks_end(const char *error);
-/* Prints {"pid":PID,"error":MESSAGE}, or {"version":N,"error":MESSAGE} for pid 0. */
-void json_error(pid_t pid, const char *message);
-/* Prints s as a JSON string: valid UTF-8 whatever s holds (bytes that are
- * not UTF-8 become U+FFFD), what nvt_utf8_shown hides (controls, C1,
- * text-direction overrides) escaped as \uXXXX. */
-void json_string(const char *s);
-/* The same, to out. */
-void json_string_to(FILE *out, const char *s);
-/* Prints set as a JSON array of TPC numbers, to out. */
-void json_tpc_array(FILE *out, const struct nvt_tpcset *set);
-/* Prints "partitioned","tpcs","tpc_mask","tpc_count","tpc_ids" of a partition on out (nulls
- * when state is not NVT_SLOT_SET): the partition object of docs/json.md. */
-void json_partition_fields(FILE *out, uint32_t state, const struct nvt_tpcset *tpcs);
 
 /* ---- Text ---- */
 /* Copies s into out (len bytes) for a terminal: what nvt_utf8_shown hides

@@ -120,14 +120,12 @@ static void print_memory(pid_t pid, const char *which, const char *gpu,
 	putchar('\n');
 }
 
-/* Prints ,"memory_bytes":USED,"memory_limit_bytes":LIMIT or null (docs/json.md). */
-static void json_memory(const struct nvt_slot_view *view, const struct nvt_slot_status *status)
+/* Adds "memory_bytes":USED,"memory_limit_bytes":LIMIT or null (docs/json.md). */
+static void json_memory(struct json_object *gpu, const struct nvt_slot_view *view,
+			const struct nvt_slot_status *status)
 {
-	printf(",\"memory_bytes\":%llu", (unsigned long long)status->mem_used);
-	if (view->mem_limit)
-		printf(",\"memory_limit_bytes\":%llu", (unsigned long long)view->mem_limit);
-	else
-		printf(",\"memory_limit_bytes\":null");
+	jsonout_add_uint(gpu, "memory_bytes", status->mem_used);
+	jsonout_add_uint_or_null(gpu, "memory_limit_bytes", view->mem_limit);
 }
 
 /* A limit below what the task holds takes nothing back: say so. */
@@ -144,26 +142,42 @@ static void warn_over_limit(pid_t pid, const char *gpu, const struct nvt_slot_vi
 	      gpu, nvt_memlimit_format(view->mem_limit, limit, sizeof(limit)));
 }
 
-/* Prints ,"priority":LEVEL or null (docs/json.md). */
-static void json_priority(const struct nvt_slot_view *view)
+/* Adds "priority":LEVEL or null (docs/json.md). */
+static void json_priority(struct json_object *gpu, const struct nvt_slot_view *view)
 {
-	if (view->prio.prio == NVT_PRIO_NONE)
-		printf(",\"priority\":null");
-	else
-		printf(",\"priority\":\"%s\"", nvt_prio_name(view->prio.prio));
+	jsonout_add_text(gpu, "priority",
+			 view->prio.prio == NVT_PRIO_NONE ? NULL : nvt_prio_name(view->prio.prio));
 }
 
-/* Prints "key":{partition} (null for none). */
-static void json_partition(const char *key, const struct nvt_slot_view *view)
+/* Adds "key":{partition} (null for none). */
+static void json_partition(struct json_object *gpu, const char *key, const struct nvt_slot_view *view)
 {
-	printf("\"%s\":", key);
-	if (!view) {
-		printf("null");
-		return;
+	struct json_object *part = NULL;
+
+	if (view) {
+		part = jsonout_object();
+		jsonout_add_partition(part, view->state == NVT_SLOT_SET, &view->tpcs);
 	}
-	putchar('{');
-	json_partition_fields(stdout, view->state, &view->tpcs);
-	putchar('}');
+	jsonout_add(gpu, key, part);
+}
+
+/* A task's object: the whole document when top (with "version" first), else one of -a's
+ * tasks (json_task_done adds it there). */
+static struct json_object *json_task(int top, pid_t pid)
+{
+	struct json_object *task = top ? jsonout_document() : jsonout_object();
+
+	jsonout_add_int(task, "pid", pid);
+	return task;
+}
+
+/* Prints task (json_task's), or adds it to -a's document. */
+static void json_task_done(int top, struct json_object *task)
+{
+	if (top)
+		jsonout_print(stdout, task);
+	else
+		json_tasks_add(task);
 }
 
 /* Graph kernels that keep the partition they were uploaded with (docs/cuda-graphs.md). */
@@ -236,25 +250,21 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 		      "partition to repair them",
 		      (long)pid, torn);
 	if (o->json) {
-		if (top)
-			printf("{\"version\":%d,", NVT_JSON_VERSION);
-		else
-			putchar('{');
-		printf("\"pid\":%ld,\"gpus\":[", (long)pid);
+		struct json_object *task = json_task(top, pid), *gpus = jsonout_array();
+		jsonout_add(task, "gpus", gpus);
 		for (int i = 0; i < n; i++) {
 			int refused = views[i].seq && st[i].s.rejected == views[i].seq;
-			printf(i ? "," : "");
-			json_gpu_start(stdout, views[i].uuid);
-			putchar(',');
-			json_partition("current", &views[i]);
-			json_priority(&views[i]);
-			printf(",\"applied\":%s,\"refused\":%s,\"launches\":%llu,\"graph_kernels_stale\":%llu",
-			       st[i].s.applied == views[i].seq ? "true" : "false", refused ? "true" : "false",
-			       (unsigned long long)st[i].s.launches, (unsigned long long)st[i].s.graph_stale);
-			json_memory(&views[i], &st[i].s);
-			putchar('}');
+			struct json_object *gpu = json_gpu_object(views[i].uuid);
+			jsonout_append(gpus, gpu);
+			json_partition(gpu, "current", &views[i]);
+			json_priority(gpu, &views[i]);
+			jsonout_add_bool(gpu, "applied", st[i].s.applied == views[i].seq);
+			jsonout_add_bool(gpu, "refused", refused);
+			jsonout_add_uint(gpu, "launches", st[i].s.launches);
+			jsonout_add_uint(gpu, "graph_kernels_stale", st[i].s.graph_stale);
+			json_memory(gpu, &views[i], &st[i].s);
 		}
-		printf(top ? "]}\n" : "]}");
+		json_task_done(top, task);
 	} else if (n == 0) {
 		struct nvt_slot_view none = {0};
 		print_partition(o, pid, "current", "", &none);
@@ -366,27 +376,21 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 	}
 	check_sm_limit(pid, c->now, c->n);
 	if (o->json) {
+		struct json_object *task = json_task(top, pid), *gpus = jsonout_array();
 		/* When the change was made, for measuring how soon launches follow. */
-		if (top)
-			printf("{\"version\":%d,", NVT_JSON_VERSION);
-		else
-			putchar('{');
-		printf("\"pid\":%ld,\"written_monotonic_ns\":%lld,\"gpus\":[", (long)pid,
-		       (long long)c->written.tv_sec * 1000000000LL + c->written.tv_nsec);
+		jsonout_add_int(task, "written_monotonic_ns",
+				(long long)c->written.tv_sec * 1000000000LL + c->written.tv_nsec);
+		jsonout_add(task, "gpus", gpus);
 		for (int i = 0; i < c->n; i++) {
-			printf(i ? "," : "");
-			json_gpu_start(stdout, c->now[i].uuid);
-			putchar(',');
-			json_partition("previous", c->had[i] ? &c->before[i] : NULL);
-			putchar(',');
-			json_partition("current", &c->now[i]);
-			json_priority(&c->now[i]);
-			printf(",\"graph_kernels_stale\":%llu",
-			       (unsigned long long)c->status[i].graph_stale);
-			json_memory(&c->now[i], &c->status[i]);
-			putchar('}');
+			struct json_object *gpu = json_gpu_object(c->now[i].uuid);
+			jsonout_append(gpus, gpu);
+			json_partition(gpu, "previous", c->had[i] ? &c->before[i] : NULL);
+			json_partition(gpu, "current", &c->now[i]);
+			json_priority(gpu, &c->now[i]);
+			jsonout_add_uint(gpu, "graph_kernels_stale", c->status[i].graph_stale);
+			json_memory(gpu, &c->now[i], &c->status[i]);
 		}
-		printf(top ? "]}\n" : "]}");
+		json_task_done(top, task);
 		return;
 	}
 	for (int i = 0; i < c->n; i++) {

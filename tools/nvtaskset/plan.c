@@ -209,15 +209,6 @@ static int by_priority(const void *a, const void *b)
 	return (int)y->needs - (int)x->needs;
 }
 
-/* bytes as JSON: a number, or null for 0 (none, or not known). */
-static void json_bytes(const char *key, uint64_t bytes)
-{
-	if (bytes)
-		printf(",\"%s\":%llu", key, (unsigned long long)bytes);
-	else
-		printf(",\"%s\":null", key);
-}
-
 /* The GPU's line: "GPU 0 (66 TPCs): the tasks fit, 8 TPCs spare[, 16G of its 80G memory spare]". */
 static void print_head(const struct plan_gpu *pg, int fits, unsigned spare)
 {
@@ -234,36 +225,44 @@ static void print_head(const struct plan_gpu *pg, int fits, unsigned spare)
 	putchar('\n');
 }
 
+/* --plan --json: whether the tasks (t, n) fit, with how many TPCs spare, and where each goes. */
+static void print_plan_json(const struct plan_gpu *pg, const struct plan_task *t, int n, int fits,
+			    unsigned spare)
+{
+	const struct nvt_gpu_topology *gpu = pg->gpu;
+	char list[NVT_LIST_TEXT_MAX];
+	struct json_object *doc = jsonout_document(), *tasks = jsonout_array();
+
+	jsonout_add_int(doc, "gpu", gpu->index);
+	jsonout_add_uint(doc, "gpu_tpcs", gpu->topo.n_tpcs);
+	jsonout_add_bool(doc, "fits", fits);
+	jsonout_add_uint(doc, "spare_tpcs", spare);
+	jsonout_add_uint_or_null(doc, "gpu_memory_bytes", pg->memory);
+	jsonout_add_uint_or_null(doc, "memory_given_bytes", pg->memory_given);
+	jsonout_add(doc, "tasks", tasks);
+	for (int i = 0; i < n; i++) {
+		struct json_object *task = jsonout_object();
+		jsonout_append(tasks, task);
+		jsonout_add_text(task, "name", t[i].name);
+		jsonout_add_text(task, "priority", nvt_prio_name(t[i].priority));
+		jsonout_add_uint(task, "needs", t[i].needs);
+		jsonout_add_bool(task, "beside_hog", t[i].beside_hog);
+		jsonout_add_uint_or_null(task, "memory_limit_bytes", t[i].mem_limit);
+		if (t[i].placed)
+			nvt_format_list(&t[i].tpcs, list, sizeof(list));
+		jsonout_add_text(task, "tpcs", t[i].placed ? list : NULL);
+	}
+	jsonout_print(stdout, doc);
+}
+
 static void print_plan(const struct plan_gpu *pg, struct plan_task *t, int n, int fits,
 		       unsigned spare, int json)
 {
-	const struct nvt_gpu_topology *gpu = pg->gpu;
 	char list[NVT_LIST_TEXT_MAX], mem[NVT_MEM_TEXT_MAX];
 	int starred = 0;
 
 	if (json) {
-		printf("{\"version\":%d,\"gpu\":%d,\"gpu_tpcs\":%u,\"fits\":%s,\"spare_tpcs\":%u",
-		       NVT_JSON_VERSION, gpu->index, gpu->topo.n_tpcs, fits ? "true" : "false", spare);
-		json_bytes("gpu_memory_bytes", pg->memory);
-		json_bytes("memory_given_bytes", pg->memory_given);
-		printf(",\"tasks\":[");
-		for (int i = 0; i < n; i++) {
-			printf("%s{\"name\":", i ? "," : "");
-			json_string(t[i].name);
-			printf(",\"priority\":\"%s\",\"needs\":%u,\"beside_hog\":%s",
-			       nvt_prio_name(t[i].priority), t[i].needs,
-			       t[i].beside_hog ? "true" : "false");
-			json_bytes("memory_limit_bytes", t[i].mem_limit);
-			printf(",\"tpcs\":");
-			if (t[i].placed) {
-				nvt_format_list(&t[i].tpcs, list, sizeof(list));
-				json_string(list);
-			} else {
-				printf("null");
-			}
-			printf("}");
-		}
-		printf("]}\n");
+		print_plan_json(pg, t, n, fits, spare);
 		return;
 	}
 	print_head(pg, fits, spare);

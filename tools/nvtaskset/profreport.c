@@ -3,7 +3,6 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include <math.h>
 #include <stdio.h>
 
 #include "profile.h"
@@ -39,48 +38,51 @@ static void print_half(const struct nvt_gpu_topology *gpu, const char *list)
 }
 
 /* The TPCs of the size picked, or null. */
-static void json_pick(const struct nvt_profile_size *s, int pick)
+static struct json_object *json_pick(const struct nvt_profile_size *s, int pick)
 {
-	if (pick >= 0)
-		printf("%u", s[pick].tpcs);
-	else
-		printf("null");
+	return pick >= 0 ? jsonout_uint(s[pick].tpcs) : NULL;
 }
 
-static void json_number(double v)
+/* A measurement: as printf's %.6g (null when not finite). */
+static struct json_object *json_number(double v)
 {
-	if (isfinite(v))
-		printf("%.6g", v);
-	else
-		printf("null");
+	return jsonout_number("%.6g", v);
 }
 
-static void json_sizes(const struct nvt_profile_size *s, const char (*lists)[NVT_LIST_TEXT_MAX],
-		       unsigned n)
+static struct json_object *json_sizes(const struct nvt_profile_size *s,
+				      const char (*lists)[NVT_LIST_TEXT_MAX], unsigned n)
 {
-	printf("[");
+	struct json_object *sizes = jsonout_array();
+
 	for (unsigned i = 0; i < n; i++) {
-		printf("%s{\"tpcs\":%u,\"tpc_list\":", i ? "," : "", s[i].tpcs);
-		json_string(lists[i]);
-		printf(",\"values\":[");
-		for (unsigned k = 0; k < s[i].n; k++) {
-			printf(k ? "," : "");
-			json_number(s[i].value[k]);
-		}
-		printf("],\"failed\":%u", s[i].failed);
+		struct json_object *size = jsonout_object(), *values = jsonout_array();
+		jsonout_append(sizes, size);
+		jsonout_add_uint(size, "tpcs", s[i].tpcs);
+		jsonout_add_text(size, "tpc_list", lists[i]);
+		jsonout_add(size, "values", values);
+		for (unsigned k = 0; k < s[i].n; k++)
+			jsonout_append(values, json_number(s[i].value[k]));
+		jsonout_add_uint(size, "failed", s[i].failed);
 		if (s[i].n) {
-			printf(",\"median\":");
-			json_number(s[i].median);
-			printf(",\"min\":");
-			json_number(s[i].min);
-			printf(",\"max\":");
-			json_number(s[i].max);
-			printf(",\"ratio\":");
-			json_number(s[i].ratio);
+			jsonout_add(size, "median", json_number(s[i].median));
+			jsonout_add(size, "min", json_number(s[i].min));
+			jsonout_add(size, "max", json_number(s[i].max));
+			jsonout_add(size, "ratio", json_number(s[i].ratio));
 		}
-		printf("}");
 	}
-	printf("]");
+	return sizes;
+}
+
+/* The memory half of the pick: 0, 1, "both", or null (docs/memory-halves.md). */
+static struct json_object *json_pick_half(const struct nvt_gpu_topology *gpu,
+					  const char (*lists)[NVT_LIST_TEXT_MAX], int pick)
+{
+	switch (pick >= 0 ? half_of_list(gpu, lists[pick]) : NVT_HALF_UNKNOWN) {
+	case 0: return jsonout_int(0);
+	case 1: return jsonout_int(1);
+	case 2: return jsonout_text("both");
+	default: return NULL;
+	}
 }
 
 static void print_json(const struct nvt_gpu_topology *gpu, const char *metric,
@@ -88,45 +90,28 @@ static void print_json(const struct nvt_gpu_topology *gpu, const char *metric,
 		       const char (*lists)[NVT_LIST_TEXT_MAX], unsigned n, int pick, int hog_pick,
 		       const struct profile_report_opts *o)
 {
-	printf("{\"version\":%d,\"gpu\":%d,\"gpu_tpcs\":%u,\"command\":[", NVT_JSON_VERSION,
-	       gpu->index, gpu->topo.n_tpcs);
-	for (unsigned i = 0; o->command[i]; i++) {
-		printf(i ? "," : "");
-		json_string(o->command[i]);
-	}
-	printf("],\"metric\":");
-	if (metric)
-		json_string(metric);
-	else
-		printf("\"wall_ms\"");
-	printf(",\"higher_is_better\":%s,\"rounds\":%u,\"strategy\":\"%s\",\"mps\":%s,"
-	       "\"slowdown\":",
-	       o->higher_is_better ? "true" : "false", o->rounds, nvt_strategy_name(o->strategy),
-	       o->no_mps ? "false" : "true");
-	json_number(o->slowdown);
-	if (o->mem_limit)
-		printf(",\"memory_limit_bytes\":%llu", (unsigned long long)o->mem_limit);
-	else
-		printf(",\"memory_limit_bytes\":null");
-	printf(",\"sizes\":");
-	json_sizes(sizes, lists, n);
-	printf(",\"pick\":");
-	json_pick(sizes, pick);
-	/* 0, 1, "both", or null (docs/memory-halves.md). */
-	printf(",\"pick_memory_half\":");
-	switch (pick >= 0 ? half_of_list(gpu, lists[pick]) : NVT_HALF_UNKNOWN) {
-	case 0: printf("0"); break;
-	case 1: printf("1"); break;
-	case 2: printf("\"both\""); break;
-	default: printf("null");
-	}
+	struct json_object *doc = jsonout_document(), *command = jsonout_array();
+
+	jsonout_add_int(doc, "gpu", gpu->index);
+	jsonout_add_uint(doc, "gpu_tpcs", gpu->topo.n_tpcs);
+	jsonout_add(doc, "command", command);
+	for (unsigned i = 0; o->command[i]; i++)
+		jsonout_append(command, jsonout_text(o->command[i]));
+	jsonout_add_text(doc, "metric", metric ? metric : "wall_ms");
+	jsonout_add_bool(doc, "higher_is_better", o->higher_is_better);
+	jsonout_add_uint(doc, "rounds", o->rounds);
+	jsonout_add_text(doc, "strategy", nvt_strategy_name(o->strategy));
+	jsonout_add_bool(doc, "mps", !o->no_mps);
+	jsonout_add(doc, "slowdown", json_number(o->slowdown));
+	jsonout_add_uint_or_null(doc, "memory_limit_bytes", o->mem_limit);
+	jsonout_add(doc, "sizes", json_sizes(sizes, lists, n));
+	jsonout_add(doc, "pick", json_pick(sizes, pick));
+	jsonout_add(doc, "pick_memory_half", json_pick_half(gpu, lists, pick));
 	if (hog) {
-		printf(",\"beside_hog\":");
-		json_sizes(hog, lists, n);
-		printf(",\"pick_beside_hog\":");
-		json_pick(hog, hog_pick);
+		jsonout_add(doc, "beside_hog", json_sizes(hog, lists, n));
+		jsonout_add(doc, "pick_beside_hog", json_pick(hog, hog_pick));
 	}
-	printf("}\n");
+	jsonout_print(stdout, doc);
 }
 
 static void print_row(const struct nvt_profile_size *s, int mark)

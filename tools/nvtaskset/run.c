@@ -120,19 +120,15 @@ static void report(const struct options *o, FILE *out, const char *what,
 	char uuid[NVT_UUID_TEXT_MAX], list[NVT_LIST_TEXT_MAX];
 
 	if (o->json) {
-		fprintf(out, "{\"version\":%d,\"%s\":[", NVT_JSON_VERSION, what);
+		struct json_object *doc = jsonout_document(), *gpus = jsonout_array();
+		jsonout_add(doc, what, gpus);
 		for (int i = 0; i < n; i++) {
-			fputs(i ? "," : "", out);
-			json_gpu_start(out, parts[i].uuid);
-			fputc(',', out);
-			json_partition_fields(out, parts[i].state, &parts[i].tpcs);
-			if (parts[i].mem_limit)
-				fprintf(out, ",\"memory_limit_bytes\":%llu}",
-					(unsigned long long)parts[i].mem_limit);
-			else
-				fputs(",\"memory_limit_bytes\":null}", out);
+			struct json_object *gpu = json_gpu_object(parts[i].uuid);
+			jsonout_append(gpus, gpu);
+			jsonout_add_partition(gpu, parts[i].state == NVT_SLOT_SET, &parts[i].tpcs);
+			jsonout_add_uint_or_null(gpu, "memory_limit_bytes", parts[i].mem_limit);
 		}
-		fprintf(out, "]}\n");
+		jsonout_print(out, doc);
 		return;
 	}
 	for (int i = 0; i < n; i++) {

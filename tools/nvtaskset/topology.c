@@ -54,31 +54,47 @@ static void free_of(const struct nvt_tpcset *tpcs, const struct nvt_held_list *h
 		nvt_format_list(&left, buf, len);
 }
 
-/* Free and held TPCs of one GPC: a row of the text, or its JSON fields. */
-static void print_use(const struct options *o, const char *name, const struct nvt_tpcset *tpcs,
-		      const struct nvt_held_list *h)
+/* Free and held TPCs of one GPC: a row of the text. */
+static void print_use(const char *name, const struct nvt_tpcset *tpcs, const struct nvt_held_list *h)
 {
 	char list[NVT_LIST_TEXT_MAX];
 	int shown = 0;
 
 	free_of(tpcs, h, list, sizeof(list));
-	if (o->json)
-		printf(",\"free\":\"%s\",\"held\":[", list);
-	else
-		printf("  %-4s %-27s ", name, list[0] ? list : "-");
+	printf("  %-4s %-27s ", name, list[0] ? list : "-");
 	for (int i = 0; i < h->n; i++) {
 		struct nvt_tpcset part;
 		nvt_set_and(&part, tpcs, &h->v[i].tpcs);
 		if (!nvt_set_count(&part))
 			continue;
 		nvt_format_list(&part, list, sizeof(list));
-		if (o->json)
-			printf("%s{\"pid\":%ld,\"tpcs\":\"%s\"}", shown++ ? "," : "", (long)h->pids[i],
-			       list);
-		else
-			printf("%s%s by %ld", shown++ ? "; " : "", list, (long)h->pids[i]);
+		printf("%s%s by %ld", shown++ ? "; " : "", list, (long)h->pids[i]);
 	}
-	printf(o->json ? "]" : shown ? "\n" : "-\n");
+	printf(shown ? "\n" : "-\n");
+}
+
+/* Free and held TPCs of one GPC: its "free" and "held" members. */
+static void json_use(struct json_object *gpc, const struct nvt_tpcset *tpcs,
+		     const struct nvt_held_list *h)
+{
+	char list[NVT_LIST_TEXT_MAX];
+	struct json_object *held = jsonout_array();
+
+	free_of(tpcs, h, list, sizeof(list));
+	jsonout_add_text(gpc, "free", list);
+	jsonout_add(gpc, "held", held);
+	for (int i = 0; i < h->n; i++) {
+		struct nvt_tpcset part;
+		struct json_object *holder;
+		nvt_set_and(&part, tpcs, &h->v[i].tpcs);
+		if (!nvt_set_count(&part))
+			continue;
+		nvt_format_list(&part, list, sizeof(list));
+		holder = jsonout_object();
+		jsonout_append(held, holder);
+		jsonout_add_int(holder, "pid", h->pids[i]);
+		jsonout_add_text(holder, "tpcs", list);
+	}
 }
 
 /* GPC gpc's TPCs and their mask bits (every TPC when GPCs are unknown). */
@@ -94,20 +110,10 @@ static void gpc_tpcs(const struct nvt_topology *t, unsigned gpc, struct nvt_tpcs
 		}
 }
 
-static void print_header(const struct options *o, const struct nvt_gpu_topology *g, int first)
+static void print_header(const struct nvt_gpu_topology *g)
 {
 	const struct nvt_topology *t = &g->topo;
 
-	if (o->json) {
-		printf("%s{\"gpu\":%d,\"name\":", first ? "" : ",", g->index);
-		json_string(g->info.name);
-		printf(",\"uuid\":\"%s\",\"sms\":%d,\"tpcs\":%u,\"gpcs_known\":%s,\"cache\":",
-		       g->key.uuid, g->info.sms, t->n_tpcs, t->n_gpcs ? "true" : "false");
-		json_string(g->cache_path);
-		printf(",\"tmd_layout\":\"%s\",\"compute_capability\":\"%u.%u\",\"gpcs\":[",
-		       nvt_tmd_layout_name(t->tmd_layout), t->cc_major, t->cc_minor);
-		return;
-	}
 	printf("GPU %d: %s (%s)\n  %u TPCs, %d SMs, %u GPCs%s; %s\n", g->index, g->info.name,
 	       g->key.uuid, t->n_tpcs, g->info.sms, t->n_gpcs,
 	       t->n_gpcs ? "" : " (unknown: needs thread-block clusters)",
@@ -142,33 +148,85 @@ static void print_halves(const struct nvt_gpu_topology *g)
 	       unplaced[0] ? "; not placed: GPCs " : "", unplaced);
 }
 
-/* What the bandwidth probe measured, as JSON fields. */
-static void print_probe_json(const struct nvt_bwprobe_result *r)
+/* What the bandwidth probe measured: a GPU's "memory_probe". */
+static struct json_object *json_probe(const struct nvt_bwprobe_result *r)
 {
-	printf(",\"memory_probe\":{\"seconds\":%.3f,\"why\":", r->seconds);
-	json_string(r->why);
-	printf(",\"probes\":[");
+	struct json_object *probe = jsonout_object(), *probes = jsonout_array();
+
+	jsonout_add_number(probe, "seconds", "%.3f", r->seconds);
+	jsonout_add_text(probe, "why", r->why);
+	jsonout_add(probe, "probes", probes);
 	for (unsigned i = 0; i < r->n_probes && i < 2; i++) {
 		const struct nvt_membw_probe *p = &r->probe[i];
-		printf("%s{\"reference_gpc\":%u,\"alone_gbps\":%.1f,\"beside\":[", i ? "," : "",
-		       p->ref, p->base);
-		for (unsigned g = 0, first = 1; g < r->halves.n_gpcs; g++) {
+		struct json_object *ref = jsonout_object(), *beside = jsonout_array();
+		jsonout_append(probes, ref);
+		jsonout_add_uint(ref, "reference_gpc", p->ref);
+		jsonout_add_number(ref, "alone_gbps", "%.1f", p->base);
+		jsonout_add(ref, "beside", beside);
+		for (unsigned g = 0; g < r->halves.n_gpcs; g++) {
+			struct json_object *gpc;
 			if (g == p->ref)
 				continue;
-			printf("%s{\"gpc\":%u,\"gbps\":%.1f,\"spread_gbps\":%.1f,"
-			       "\"neighbour_gbps\":%.1f,\"cost\":%.4f}",
-			       first ? "" : ",", g, p->beside[g], p->spread[g], p->hog[g],
-			       nvt_membw_cost(p, g));
-			first = 0;
+			gpc = jsonout_object();
+			jsonout_append(beside, gpc);
+			jsonout_add_uint(gpc, "gpc", g);
+			jsonout_add_number(gpc, "gbps", "%.1f", p->beside[g]);
+			jsonout_add_number(gpc, "spread_gbps", "%.1f", p->spread[g]);
+			jsonout_add_number(gpc, "neighbour_gbps", "%.1f", p->hog[g]);
+			jsonout_add_number(gpc, "cost", "%.4f", nvt_membw_cost(p, g));
 		}
-		printf("]}");
 	}
-	printf("]}");
+	return probe;
 }
 
-/* A GPU's GPCs, and which TPCs of each the tasks hold (text: a table of its own). */
-static void print_topology(const struct options *o, const struct nvt_gpu_topology *g, int first,
-			   const struct nvt_bwprobe_result *probe)
+/* A GPU's object of --topology --json: its GPCs, and which TPCs of each the tasks hold. */
+static struct json_object *json_topology(const struct nvt_gpu_topology *g,
+					 const struct nvt_bwprobe_result *probe)
+{
+	const struct nvt_topology *t = &g->topo;
+	char list[NVT_LIST_TEXT_MAX], sms[NVT_LIST_TEXT_MAX], bit_list[NVT_LIST_TEXT_MAX], cc[24];
+	unsigned n_groups = t->n_gpcs ? t->n_gpcs : 1;
+	struct json_object *gpu = jsonout_object(), *gpcs = jsonout_array();
+	struct nvt_tpcset tpcs, bits;
+	struct nvt_held_list held;
+
+	holders_of(g, &held);
+	snprintf(cc, sizeof(cc), "%u.%u", t->cc_major, t->cc_minor);
+	jsonout_add_int(gpu, "gpu", g->index);
+	jsonout_add_text(gpu, "name", g->info.name);
+	jsonout_add_text(gpu, "uuid", g->key.uuid);
+	jsonout_add_int(gpu, "sms", g->info.sms);
+	jsonout_add_uint(gpu, "tpcs", t->n_tpcs);
+	jsonout_add_bool(gpu, "gpcs_known", t->n_gpcs);
+	jsonout_add_text(gpu, "cache", g->cache_path);
+	jsonout_add_text(gpu, "tmd_layout", nvt_tmd_layout_name(t->tmd_layout));
+	jsonout_add_text(gpu, "compute_capability", cc);
+	jsonout_add(gpu, "gpcs", gpcs);
+	for (unsigned gpc = 0; gpc < n_groups; gpc++) {
+		int half = g->halves_measured && gpc < g->halves.n_gpcs ? g->halves.half[gpc] : -1;
+		struct json_object *o = jsonout_object();
+		gpc_tpcs(t, gpc, &tpcs, &bits);
+		nvt_format_list(&tpcs, list, sizeof(list));
+		nvt_format_list(&bits, bit_list, sizeof(bit_list));
+		sm_list(&tpcs, sms, sizeof(sms));
+		jsonout_append(gpcs, o);
+		jsonout_add_int(o, "gpc", t->n_gpcs ? (int)gpc : -1);
+		jsonout_add_text(o, "tpcs", list);
+		jsonout_add_text(o, "sms", sms);
+		jsonout_add_text(o, "mask_bits", bit_list);
+		jsonout_add_bool(o, "own_cluster_domain", nvt_set_count(&tpcs) == 1 && t->n_gpcs);
+		jsonout_add(o, "memory_half", half == 0 || half == 1 ? jsonout_int(half) : NULL);
+		json_use(o, &tpcs, &held);
+	}
+	jsonout_add_bool(gpu, "memory_halves_measured", g->halves_measured);
+	if (probe)
+		jsonout_add(gpu, "memory_probe", json_probe(probe));
+	nvt_held_free(&held, 1);
+	return gpu;
+}
+
+/* A GPU's GPCs, and which TPCs of each the tasks hold (a table of its own). */
+static void print_topology(const struct nvt_gpu_topology *g)
 {
 	const struct nvt_topology *t = &g->topo;
 	char list[NVT_LIST_TEXT_MAX], sms[NVT_LIST_TEXT_MAX], bit_list[NVT_LIST_TEXT_MAX], name[8];
@@ -177,40 +235,16 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 	struct nvt_held_list held;
 
 	holders_of(g, &held);
-
-	print_header(o, g, first);
+	print_header(g);
 	for (unsigned gpc = 0; gpc < n_groups; gpc++) {
 		gpc_tpcs(t, gpc, &tpcs, &bits);
 		nvt_format_list(&tpcs, list, sizeof(list));
 		nvt_format_list(&bits, bit_list, sizeof(bit_list));
 		sm_list(&tpcs, sms, sizeof(sms));
 		snprintf(name, sizeof(name), t->n_gpcs ? "%u" : "-", gpc);
-		if (o->json) {
-			int half = g->halves_measured && gpc < g->halves.n_gpcs ? g->halves.half[gpc] : -1;
-			printf("%s{\"gpc\":%d,\"tpcs\":\"%s\",\"sms\":\"%s\",\"mask_bits\":\"%s\","
-			       "\"own_cluster_domain\":%s",
-			       gpc ? "," : "", t->n_gpcs ? (int)gpc : -1, list, sms, bit_list,
-			       nvt_set_count(&tpcs) == 1 && t->n_gpcs ? "true" : "false");
-			if (half == 0 || half == 1)
-				printf(",\"memory_half\":%d", half);
-			else
-				printf(",\"memory_half\":null");
-			print_use(o, name, &tpcs, &held);
-			putchar('}');
-		} else {
-			printf("  %-4s %-27s %-22s %s%s\n", name, list, bit_list, sms,
-			       nvt_set_count(&tpcs) == 1 && t->n_gpcs
-				       ? "  (shares no cluster with another TPC)"
-				       : "");
-		}
-	}
-	if (o->json) {
-		printf("],\"memory_halves_measured\":%s", g->halves_measured ? "true" : "false");
-		if (probe)
-			print_probe_json(probe);
-		printf("}");
-		nvt_held_free(&held, 1);
-		return;
+		printf("  %-4s %-27s %-22s %s%s\n", name, list, bit_list, sms,
+		       nvt_set_count(&tpcs) == 1 && t->n_gpcs ? "  (shares no cluster with another TPC)"
+							      : "");
 	}
 	print_halves(g);
 	if (!held.n) {
@@ -221,7 +255,7 @@ static void print_topology(const struct options *o, const struct nvt_gpu_topolog
 		for (unsigned gpc = 0; gpc < n_groups; gpc++) {
 			gpc_tpcs(t, gpc, &tpcs, &bits);
 			snprintf(name, sizeof(name), t->n_gpcs ? "%u" : "-", gpc);
-			print_use(o, name, &tpcs, &held);
+			print_use(name, &tpcs, &held);
 		}
 	}
 	nvt_held_free(&held, 1);
@@ -263,6 +297,7 @@ int nvt_cmd_topology(const struct options *o)
 {
 	const struct nvt_gpus *gpus = machine_gpus();
 	int which[NVT_MACHINE_GPUS], n = 0;
+	struct json_object *doc = NULL, *list = NULL;
 
 	if (o->part.gpu_masks)
 		bad_usage("--topology and --calibrate take --gpu GPU without a mask");
@@ -271,14 +306,19 @@ int nvt_cmd_topology(const struct options *o)
 	if (!o->part.n_gpus)
 		for (int g = 0; g < gpus->n; g++)
 			which[n++] = g;
-	if (o->json)
-		printf("{\"version\":%d,\"gpus\":[", NVT_JSON_VERSION);
+	if (o->json) {
+		doc = jsonout_document();
+		list = jsonout_array();
+		jsonout_add(doc, "gpus", list);
+	}
 	for (int i = 0; i < n; i++) {
 		struct nvt_gpu_topology g = load_gpu(which[i], o->calibrate);
 		nvt_gpu_read_halves(&g);
 		static struct nvt_bwprobe_result probe;
 		int probed = o->calibrate && probe_halves(&g, &probe) == 0;
-		if (o->calibrate && !o->json && !o->topology) {
+		if (o->json) {
+			jsonout_append(list, json_topology(&g, probed ? &probe : NULL));
+		} else if (o->calibrate && !o->topology) {
 			printf("GPU %d: %s (%s): %u TPCs, %u GPCs, calibrated in %.2f s, TMD layout %s "
 			       "verified%s%s\n",
 			       which[i], g.info.name, g.key.uuid, g.topo.n_tpcs, g.topo.n_gpcs, g.seconds,
@@ -286,11 +326,11 @@ int nvt_cmd_topology(const struct options *o)
 			       g.cache_path[0] ? "; saved in " : "", g.cache_path);
 			if (probed)
 				report_probe(which[i], &g, &probe);
-			continue;
+		} else {
+			print_topology(&g);
 		}
-		print_topology(o, &g, i == 0, probed ? &probe : NULL);
 	}
 	if (o->json)
-		printf("]}\n");
+		jsonout_print(stdout, doc);
 	return EXIT_SUCCESS;
 }

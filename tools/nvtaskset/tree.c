@@ -218,30 +218,19 @@ struct tree_run {
 	const struct options *o;
 	const char *mask_text; /* NULL: show, or (--mem) give a memory limit alone */
 	int change;            /* a MASK or --mem: write */
-	int objects;           /* JSON task objects printed */
 	int tasks, failed;     /* tasks shown or changed, and those of them that failed */
 };
 
-/* Starts a task's JSON object: after a comma unless it is the first. */
-static void next_object(struct tree_run *run)
-{
-	if (run->o->json && run->objects++)
-		putchar(',');
-}
-
-/* Reports that -p failed for pid: on stderr, and as its JSON object (started:
- * next_object was called for it already). */
-static void report_failure(struct tree_run *run, pid_t pid, const char *why, int started)
+/* Reports that -p failed for pid: on stderr, and as its object in -a's document. */
+static void report_failure(struct tree_run *run, pid_t pid, const char *why)
 {
 	char message[768];
 
 	snprintf(message, sizeof(message), "failed to %s pid %ld's partition: %s",
 		 run->change ? "set" : "get", (long)pid, why);
 	warnx("%s", message);
-	if (!started)
-		next_object(run);
 	if (run->o->json)
-		json_error(pid, message);
+		json_tasks_add_error(pid, message);
 	run->failed++;
 }
 
@@ -261,7 +250,7 @@ static int one_task(struct tree_run *run, pid_t pid, struct nvt_seg_handle *h, i
 	int change = run->change;
 	struct nvt_seg_handle opened;
 	char why[512], text[160];
-	int rc, started = 0, n_parts = 0;
+	int rc, n_parts = 0;
 
 	if (!h) {
 		rc = nvt_task_open(nvt_rundir(), pid, change, &opened);
@@ -269,7 +258,7 @@ static int one_task(struct tree_run *run, pid_t pid, struct nvt_seg_handle *h, i
 			return -1; /* ended since the scan, or exec'd a program without the shim */
 		run->tasks++;
 		if (rc) {
-			report_failure(run, pid, seg_error_pid(rc, &opened, pid, text, sizeof(text)), 0);
+			report_failure(run, pid, seg_error_pid(rc, &opened, pid, text, sizeof(text)));
 			*changed = 1; /* it may hold the old partition: look again */
 			return 1;
 		}
@@ -278,23 +267,19 @@ static int one_task(struct tree_run *run, pid_t pid, struct nvt_seg_handle *h, i
 		run->tasks++;
 	}
 	if (!change) {
-		next_object(run);
 		rc = pid_show(o, h, 0, why, sizeof(why));
 		nvt_seg_close(h);
-		started = 1;
 	} else if (run->mask_text &&
 		   (n_parts = pid_plan(o, run->mask_text, h, parts, why, sizeof(why))) < 0) {
 		nvt_seg_close(h);
 		rc = -1;
 	} else {
-		next_object(run);
 		rc = pid_apply(o, h, parts, n_parts, 0, changed, why, sizeof(why));
-		started = 1;
 	}
 	if (rc) {
-		/* pid_show and pid_apply print nothing when they fail: the error
+		/* pid_show and pid_apply add no object when they fail: the error
 		 * object takes the place of the task's. */
-		report_failure(run, pid, why, started);
+		report_failure(run, pid, why);
 		*changed = 1;
 		return 1;
 	}
@@ -358,7 +343,7 @@ static void root_step(struct tree_run *run, pid_t root, int *root_task)
 		return;
 	if (rc) {
 		run->tasks++;
-		report_failure(run, root, seg_error_pid(rc, &h, root, why, sizeof(why)), 0);
+		report_failure(run, root, seg_error_pid(rc, &h, root, why, sizeof(why)));
 	} else {
 		one_task(run, root, &h, &changed);
 	}
@@ -366,7 +351,7 @@ static void root_step(struct tree_run *run, pid_t root, int *root_task)
 
 int nvt_cmd_all_tasks(const struct options *o, pid_t root, const char *mask_text)
 {
-	struct tree_run run = {o, mask_text, mask_text != NULL || o->mem.n, 0, 0, 0};
+	struct tree_run run = {o, mask_text, mask_text != NULL || o->mem.n, 0, 0};
 	struct pid_set done = {0};
 	int change = run.change, stable = 0, root_task;
 	char error[768] = "";
