@@ -163,6 +163,10 @@ static void refused(const char *device, int rc, const struct nvt_admit_why *w)
 		cli_errx("%s: the container's %s is %s, but it was given no device %s: a container "
 			 "does not choose its memory limit (give the device, not -e %s)",
 			 device, NVT_ENV_MEM, w->value, w->device, NVT_ENV_MEM);
+	case NVT_ADMIT_MEM_OTHER_GPU:
+		cli_errx("%s: the container's memory limit %s=%s is on a GPU this device does not give "
+			 "it: give a memory device of one of its GPUs, or mem=SIZE for each",
+			 device, NVT_ENV_MEM, w->value);
 	case NVT_ADMIT_MEM_TWICE:
 		cli_errx("%s: the container's %s is set twice, to different values: a container does "
 			 "not choose its memory limit (give the device, not -e %s)",
@@ -345,7 +349,7 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	char why[1024], *text, *config, *slash;
 	const char *device;
 	size_t len, config_len;
-	int rootless, has_prio, rc, rc2;
+	int rootless, has_prio, rc, rc2, n_gpus;
 
 	if (argc != 2)
 		bad_usage("--cdi-hook takes VENDOR/CLASS=NAME or poststop (the CDI spec runs it)");
@@ -370,7 +374,12 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	if (rc < 0)
 		refused(device, rc, &w);
 	c.prio = has_prio ? &prio : NULL;
-	if ((rc2 = nvt_admit_memory(config, config_len, device, &d, &c.mem_limit, &w)))
+	/* (the device's GPUs, for a limit on one of them; nvt_admit_partition checks them) */
+	n_gpus = getenv(NVT_ENV_PARTITION)
+			 ? nvt_gpusel_env_parse(getenv(NVT_ENV_PARTITION), parts, NVT_MAX_GPUS)
+			 : 0;
+	if ((rc2 = nvt_admit_memory(config, config_len, device, &d, parts, n_gpus > 0 ? n_gpus : 0,
+				    &c.mem, &w)))
 		refused(device, rc2, &w);
 	if (d.cls == NVT_CDI_PRIORITY && d.slice)
 		level_mps(device, &d, &state, config, config_len);
