@@ -76,7 +76,8 @@ int nvt_admit_users(const char *own, size_t own_len, const char *ctr, size_t ctr
  * (for a memory limit NVT_ENV_MEM: nvt_admit_memory), and a priority must be
  * its device's, given as a device. Its priority into
  * *prio, *has_prio 1 if it has one. Returns enum nvt_admit_rc (OK: this hook
- * makes the segment; BESIDE; or why not).
+ * makes the segment; BESIDE: another device's does, a partition device's,
+ * or a priority device's beside a memory device; or why not).
  */
 int nvt_admit_config(const char *config, size_t len, const char *device,
 		     const struct nvt_cdi_device *d, struct nvt_slot_prio *prio, int *has_prio,

@@ -662,6 +662,27 @@ PY
 	has "$out" "256M/1G"
 	touch "$WORK/go"
 	wait "$pid" || die "the container's memapp: $(cat "$WORK/m.out")"
+	# Beside a priority device, either first: the priority on both GPUs, the limit on GPU 1.
+	for dev in "mem=1:1G priority=low" "priority=low mem=1:1G"; do
+		rm -f "$WORK/go" "$WORK/go.ready"
+		# shellcheck disable=SC2086 # the devices, one word each
+		container --pid-file "$WORK/m.pid" $dev
+		"${CONTAINER[@]}" -- "$memapp" wait:"$WORK/go" >"$WORK/m.out" 2>&1 &
+		pid=$!
+		wait_file "$WORK/go.ready" ready
+		"$NVT" -l --json >"$WORK/l.json"
+		python3 - "$WORK/l.json" "$(cat "$WORK/m.pid")" "$uuid0" "$uuid1" <<'PY' ||
+import json, sys
+tasks = {t["pid"]: t for t in json.load(open(sys.argv[1]))["tasks"]}
+gpus = {g["uuid"]: g for g in tasks[int(sys.argv[2])]["gpus"]}
+assert gpus[sys.argv[4]]["memory_limit_bytes"] == 1 << 30, gpus
+assert gpus[sys.argv[3]]["memory_limit_bytes"] is None, gpus
+assert gpus[sys.argv[3]]["priority"] == gpus[sys.argv[4]]["priority"] == "low", gpus
+PY
+			die "$dev: -l --json: $(cat "$WORK/l.json")"
+		touch "$WORK/go"
+		wait "$pid" || die "$dev: the container's memapp: $(cat "$WORK/m.out")"
+	done
 	# Beside a partition device of GPU 0 alone: refused, the program never runs.
 	container gpc=0:0-1 mem=1:1G
 	run_rc out rc "${CONTAINER[@]}" -- "$memapp" info

@@ -108,6 +108,13 @@ static void test_config(void)
 	CHECK(config_check("v/tpcs=4", env, "v/priority=low", &w, &has) == NVT_ADMIT_OK && has);
 	CHECK(config_check("v/tpcs=4", env, NULL, &w, &has) == NVT_ADMIT_PRIO_NO_HOOK &&
 	      !strcmp(w.device, "v/priority=low") && w.prio == NVT_PRIO_LOW);
+	/* A memory device beside a priority device: the priority's hook makes the segment (on
+	 * every GPU, where a memory device of one GPU would make it on that GPU alone). */
+	snprintf(env, sizeof(env), "\"NVTASKSET_PRIORITY=%s\"", low);
+	CHECK(config_check("v/mem=1:16G", env, "v/priority=low", &w, &has) == NVT_ADMIT_BESIDE && has);
+	CHECK(config_check("v/mem=16G", env, "v/priority=low", &w, &has) == NVT_ADMIT_BESIDE);
+	CHECK(config_check("v/priority=low", env, "v/priority=low", &w, &has) == NVT_ADMIT_OK);
+	CHECK(config_check("v/mem=1:16G", "", NULL, &w, &has) == NVT_ADMIT_OK && !has);
 	/* A value of the container's own (-e): not the device's. */
 	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_PRIORITY=low,yield=borrow\"",
 			   "v/priority=low", &w, &has) == NVT_ADMIT_PRIO_NOT_ITS &&
