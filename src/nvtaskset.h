@@ -45,7 +45,8 @@ extern "C" {
 #define NVT_ENV_PRIORITY "NVTASKSET_PRIORITY"
 /*
  * A new task's GPU memory limit on each GPU of NVT_ENV_PARTITION, in bytes
- * (decimal digits; docs/usage.md "GPU memory"): set by the CLI (--mem), the
+ * (decimal digits; docs/usage.md "GPU memory"), or GPU-UUID=BYTES on that GPU
+ * alone (a CDI device mem=GPU:SIZE; src/core/memlimit.h): set by the CLI (--mem), the
  * Slurm plugin (--gpu-mem) and CDI memory devices beside NVT_ENV_PARTITION,
  * and taken with it (only where the partitions come from the environment).
  */

@@ -39,7 +39,7 @@ int nvt_cdi_name_format(const struct nvt_cdi_device *d, char *buf, size_t len)
 	case NVT_CDI_PRIORITY:
 		n = snprintf(buf, len, "%s%s", nvt_prio_name(d->prio), d->slice ? CDI_SLICE : "");
 		break;
-	case NVT_CDI_MEM: n = snprintf(buf, len, "%uG", d->mem_gib); break;
+	case NVT_CDI_MEM: n = snprintf(buf, len, "%s%uG", gpu, d->mem_gib); break;
 	default: return -1;
 	}
 	return n >= 0 && (size_t)n < len ? n : -1;
@@ -85,7 +85,7 @@ int nvt_cdi_device_parse(const char *text, struct nvt_cdi_device *out)
 		return -1;
 	p = eq + 1;
 	colon = strchr(p, ':');
-	if (colon && d.cls != NVT_CDI_PRIORITY && d.cls != NVT_CDI_MEM) {
+	if (colon && d.cls != NVT_CDI_PRIORITY) {
 		if (plain_number(p, NVT_CDI_GPU_MAX - 1, &gpu) != colon)
 			return -1;
 		d.gpu = (int)gpu;

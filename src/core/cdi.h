@@ -11,7 +11,8 @@
  * TPCs claimed race-free when the container starts, as -n 16
  * --exclude-running), "tpcs=1:16", "priority=high" (as --priority high),
  * "priority=high-slice" (as --priority high --yield slice), "mem=16G" (a GPU
- * memory limit of 16 GiB on each GPU, as --mem 16G).
+ * memory limit of 16 GiB on each GPU, as --mem 16G), "mem=1:16G" (on GPU 1
+ * only).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -24,7 +25,7 @@
 #define NVT_CDI_VENDOR "nvtaskset"
 /* The longest vendor name nvtaskset writes (CDI allows more). */
 #define NVT_CDI_VENDOR_MAX 64
-/* "priority=normal-slice", "gpc=15:63-63", "tpcs=15:256", with room. */
+/* "priority=normal-slice", "gpc=15:63-63", "tpcs=15:256", "mem=63:4096G", with room. */
 #define NVT_CDI_DEVICE_TEXT_MAX 32
 /* GPU numbers a device name may carry: nvtaskset's GPUs (src/gpu/gpu.h). */
 #define NVT_CDI_GPU_MAX 64

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpusel.h"
 #include "text.h"
 
 /* The power of 1024 a unit's letter names, or -1. */
@@ -210,4 +211,48 @@ int nvt_memlimit_env_parse(const char *text, uint64_t *bytes)
 		return -1;
 	*bytes = v;
 	return 0;
+}
+
+int nvt_memlimit_env_read(const char *text, struct nvt_mem_env *out)
+{
+	char given[NVT_UUID_TEXT_MAX], again[NVT_UUID_TEXT_MAX];
+	const char *eq = text ? strchr(text, '=') : NULL;
+	struct nvt_mem_env m = {0};
+
+	if (!text)
+		return -1;
+	if (eq) {
+		if ((size_t)(eq - text) != sizeof(given) - 1)
+			return -1;
+		memcpy(given, text, sizeof(given) - 1);
+		given[sizeof(given) - 1] = '\0';
+		/* One spelling, nvt_uuid_format's: a UUID that reads back as written. */
+		if (nvt_uuid_parse(given, m.uuid))
+			return -1;
+		nvt_uuid_format(m.uuid, again);
+		if (strcmp(again, given))
+			return -1;
+		m.one_gpu = 1;
+		text = eq + 1;
+	}
+	if (nvt_memlimit_env_parse(text, &m.bytes))
+		return -1;
+	*out = m;
+	return 0;
+}
+
+int nvt_memlimit_env_write(const struct nvt_mem_env *m, char *buf, size_t len)
+{
+	char uuid[NVT_UUID_TEXT_MAX] = "";
+	int n;
+
+	if (m->one_gpu)
+		nvt_uuid_format(m->uuid, uuid);
+	n = snprintf(buf, len, "%s%s%llu", uuid, m->one_gpu ? "=" : "", (unsigned long long)m->bytes);
+	return n >= 0 && (size_t)n < len ? n : -1;
+}
+
+uint64_t nvt_memlimit_env_on(const struct nvt_mem_env *m, const uint8_t uuid[16])
+{
+	return !m->one_gpu || !memcmp(m->uuid, uuid, sizeof(m->uuid)) ? m->bytes : 0;
 }

@@ -55,6 +55,26 @@ char *nvt_memlimit_usage(uint64_t used, uint64_t limit, char *buf, size_t len);
 int nvt_memlimit_env_parse(const char *text, uint64_t *bytes);
 
 /*
+ * NVT_ENV_MEM's whole text: BYTES (nvt_memlimit_env_parse), a limit on every
+ * GPU of the task's partitions, or GPU-UUID=BYTES, a limit on that GPU alone
+ * (a CDI device mem=GPU:SIZE: inside a container GPU numbers may differ, its
+ * UUID does not), the UUID as nvt_uuid_format writes it. The longest such
+ * text, with its NUL: NVT_MEM_ENV_TEXT_MAX.
+ */
+#define NVT_MEM_ENV_TEXT_MAX 64
+struct nvt_mem_env {
+	uint64_t bytes;   /* the limit */
+	int one_gpu;      /* 1: on the GPU of uuid alone; 0: on each GPU */
+	uint8_t uuid[16]; /* one_gpu: that GPU */
+};
+/* Reads text into *out. Returns 0, or -1 if it is neither form. */
+int nvt_memlimit_env_read(const char *text, struct nvt_mem_env *out);
+/* Writes m's text into buf (len >= NVT_MEM_ENV_TEXT_MAX). Returns its length, or -1. */
+int nvt_memlimit_env_write(const struct nvt_mem_env *m, char *buf, size_t len);
+/* The limit m gives the GPU of uuid: m->bytes, or 0 (none) on another GPU. */
+uint64_t nvt_memlimit_env_on(const struct nvt_mem_env *m, const uint8_t uuid[16]);
+
+/*
  * What a program that asks for its GPU's memory is told, the driver having
  * answered *free and *total (cuMemGetInfo; total alone: cuDeviceTotalMem):
  * with a limit, total is the limit and free what the task has left of it,

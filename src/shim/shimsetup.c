@@ -179,6 +179,7 @@ static int env_prio(struct nvt_slot_prio *out)
 static int environment_partitions(struct nvt_slot_view *parts)
 {
 	const char *text = secure_getenv(NVT_ENV_PARTITION);
+	struct nvt_mem_env mem = {0};
 	struct nvt_slot_prio prio;
 	int n;
 
@@ -190,13 +191,14 @@ static int environment_partitions(struct nvt_slot_view *parts)
 		     text);
 		return 0;
 	}
-	/* Its GPU memory limit, if it has one (docs/usage.md, "GPU memory"). */
+	/* Its GPU memory limit, if it has one (docs/usage.md, "GPU memory"): on each GPU, or on
+	 * the one its UUID names (a CDI device of one GPU). */
 	text = secure_getenv(NVT_ENV_MEM);
-	if (text && *text && nvt_memlimit_env_parse(text, &parts[0].mem_limit))
+	if (text && *text && nvt_memlimit_env_read(text, &mem))
 		shim_warn("ignoring malformed %s=\"%.64s\"; running without a GPU memory limit",
 			  NVT_ENV_MEM, text);
-	for (int i = 1; i < n; i++)
-		parts[i].mem_limit = parts[0].mem_limit;
+	for (int i = 0; i < n; i++)
+		parts[i].mem_limit = nvt_memlimit_env_on(&mem, parts[i].uuid);
 	/* Its priority, if it has one (docs/priorities.md): own = the partition given. */
 	if (env_prio(&prio) == 0) {
 		for (int i = 0; i < n; i++) {

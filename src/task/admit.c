@@ -158,30 +158,52 @@ int nvt_admit_config(const char *config, size_t len, const char *device,
 	}
 	if ((rc = priority_asked(config, len, device, d, prio, has_prio, w)))
 		return rc;
+	/* A memory device beside a priority device: that one's hook makes the segment, on every
+	 * GPU (a memory device of one GPU's would hold that GPU alone, and the priority with it). */
+	if (d->cls == NVT_CDI_MEM && *has_prio)
+		return NVT_ADMIT_BESIDE;
 	return (d->cls != NVT_CDI_PRIORITY && d->cls != NVT_CDI_MEM) || !has_partition
 		       ? NVT_ADMIT_OK
 		       : NVT_ADMIT_BESIDE;
 }
 
+/* The index among gpus (n) of the GPU of uuid, or -1. */
+static int gpu_index(const struct nvt_slot_view *gpus, int n, const uint8_t uuid[16])
+{
+	for (int i = 0; i < n; i++)
+		if (!memcmp(gpus[i].uuid, uuid, sizeof(gpus[i].uuid)))
+			return i;
+	return -1;
+}
+
 int nvt_admit_memory(const char *config, size_t len, const char *device,
-		     const struct nvt_cdi_device *d, uint64_t *limit, struct nvt_admit_why *w)
+		     const struct nvt_cdi_device *d, const struct nvt_slot_view *gpus, int n_gpus,
+		     struct nvt_mem_env *limit, struct nvt_admit_why *w)
 {
 	struct nvt_cdi_device md = {.cls = NVT_CDI_MEM, .gpu = -1};
+	struct nvt_mem_env m;
 	char name[NVT_CDI_DEVICE_TEXT_MAX];
 	const char *slash = strchr(device, '/');
-	int rc = NVT_ADMIT_OK, set;
-	uint64_t bytes;
+	int rc = NVT_ADMIT_OK, set, i;
 
 	memset(w, 0, sizeof(*w));
-	*limit = 0;
+	memset(limit, 0, sizeof(*limit));
 	set = env_of(config, len, NVT_ENV_MEM, w->value, sizeof(w->value), &rc, w);
 	if (rc || set)
 		return rc;
-	if (nvt_memlimit_env_parse(w->value, &bytes) || bytes % (1ull << 30) ||
-	    (bytes >> 30) > NVT_CDI_MEM_GIB_MAX)
+	if (nvt_memlimit_env_read(w->value, &m) || m.bytes % (1ull << 30) ||
+	    (m.bytes >> 30) > NVT_CDI_MEM_GIB_MAX)
 		return NVT_ADMIT_MEM_NO_DEVICE;
-	md.mem_gib = (unsigned)(bytes >> 30);
-	if (d->cls == NVT_CDI_MEM && md.mem_gib != d->mem_gib)
+	md.mem_gib = (unsigned)(m.bytes >> 30);
+	if (m.one_gpu) {
+		/* The device's GPU, as the host numbers it: the hook's GPUs are its device's, every
+		 * GPU in the host's order or GPU d->gpu alone. The segment holds those GPUs only. */
+		i = gpu_index(gpus, n_gpus, m.uuid);
+		if (i < 0)
+			return d->cls == NVT_CDI_MEM ? NVT_ADMIT_OTHER_MEM : NVT_ADMIT_MEM_OTHER_GPU;
+		md.gpu = d->gpu >= 0 ? d->gpu : i;
+	}
+	if (d->cls == NVT_CDI_MEM && (md.mem_gib != d->mem_gib || md.gpu != d->gpu))
 		return NVT_ADMIT_OTHER_MEM;
 	if (nvt_cdi_device_format(&md, name, sizeof(name)) < 0)
 		return NVT_ADMIT_MEM_NO_DEVICE;
@@ -192,7 +214,7 @@ int nvt_admit_memory(const char *config, size_t len, const char *device,
 		return NVT_ADMIT_MEM_NO_HOOK;
 	if (env_other(config, len, NVT_ENV_MEM, w->value, &rc, w))
 		return rc ? rc : NVT_ADMIT_MEM_TWICE;
-	*limit = bytes;
+	*limit = m;
 	return NVT_ADMIT_OK;
 }
 

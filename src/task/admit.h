@@ -16,6 +16,7 @@
 #include "nvtaskset.h"
 #include "core/cdi.h"
 #include "core/gpusel.h"
+#include "core/memlimit.h"
 #include "core/prio.h"
 
 /* Why a container may not start. Success is 0; NVT_ADMIT_BESIDE: a priority device beside a
@@ -44,6 +45,7 @@ enum nvt_admit_rc {
 	NVT_ADMIT_OTHER_MEM = -18,      /* another memory device too (`value`) */
 	NVT_ADMIT_MEM_NO_HOOK = -19,    /* limit `value`, but no device `device` was given */
 	NVT_ADMIT_MEM_TWICE = -20,      /* NVT_ENV_MEM set twice, to different values */
+	NVT_ADMIT_MEM_OTHER_GPU = -21,  /* its limit (`value`) is on a GPU the device does not use */
 };
 
 /* What an answer names, for its words. */
@@ -74,21 +76,27 @@ int nvt_admit_users(const char *own, size_t own_len, const char *ctr, size_t ctr
  * (for a memory limit NVT_ENV_MEM: nvt_admit_memory), and a priority must be
  * its device's, given as a device. Its priority into
  * *prio, *has_prio 1 if it has one. Returns enum nvt_admit_rc (OK: this hook
- * makes the segment; BESIDE; or why not).
+ * makes the segment; BESIDE: another device's does, a partition device's,
+ * or a priority device's beside a memory device; or why not).
  */
 int nvt_admit_config(const char *config, size_t len, const char *device,
 		     const struct nvt_cdi_device *d, struct nvt_slot_prio *prio, int *has_prio,
 		     struct nvt_admit_why *w);
 
 /*
- * The container's GPU memory limit (NVT_ENV_MEM, bytes) into *limit (0: none)
+ * The container's GPU memory limit (NVT_ENV_MEM) into *limit (bytes 0: none)
  * must be a memory device's, that device's hook among config.json's hooks
  * (the container's variables cannot add one), once, as for a priority: a
- * variable the container set itself is refused. Returns enum nvt_admit_rc
- * (MEM_NO_DEVICE, OTHER_MEM, MEM_NO_HOOK, MEM_TWICE, MALFORMED).
+ * variable the container set itself is refused. gpus (n_gpus; the hook's
+ * NVT_ENV_PARTITION) are the GPUs of device d: every GPU in the host's order
+ * (d->gpu -1), or GPU d->gpu alone. A limit on one GPU (GPU-UUID=BYTES,
+ * mem=N:SIZE) must be on one of them, and names the memory device of the GPU
+ * the host numbers so. Returns enum nvt_admit_rc (MEM_NO_DEVICE, OTHER_MEM,
+ * MEM_OTHER_GPU, MEM_NO_HOOK, MEM_TWICE, MALFORMED).
  */
 int nvt_admit_memory(const char *config, size_t len, const char *device,
-		     const struct nvt_cdi_device *d, uint64_t *limit, struct nvt_admit_why *w);
+		     const struct nvt_cdi_device *d, const struct nvt_slot_view *gpus, int n_gpus,
+		     struct nvt_mem_env *limit, struct nvt_admit_why *w);
 
 /*
  * The GPUs of the container's segment, as the spec gave them to the hook

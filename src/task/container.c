@@ -77,8 +77,16 @@ int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slo
 		return 0;
 	}
 	if (d->cls == NVT_CDI_MEM) {
-		/* Taken where the partition comes from the environment (podman exec's processes). */
-		snprintf(out->mem, sizeof(out->mem), "%llu", (unsigned long long)d->mem_gib << 30);
+		/* Taken where the partition comes from the environment (podman exec's processes).
+		 * A device of one GPU names it by UUID: the container may number its GPUs otherwise. */
+		struct nvt_mem_env mem = {.bytes = (uint64_t)d->mem_gib << 30, .one_gpu = d->gpu >= 0};
+		if (mem.one_gpu && n != 1)
+			return nvt_why(why, len, "internal error: a memory device of GPU %d has %d GPUs",
+				       d->gpu, n);
+		if (mem.one_gpu)
+			memcpy(mem.uuid, parts[0].uuid, sizeof(mem.uuid));
+		if (nvt_memlimit_env_write(&mem, out->mem, sizeof(out->mem)) < 0)
+			return nvt_why(why, len, "internal error: cannot format the memory limit");
 		env_add(out, NVT_ENV_MEM, out->mem);
 		return 0;
 	}
@@ -133,7 +141,7 @@ static int claim(const char *base, const struct nvt_task_container *c, struct nv
 		req[i].strategy = NVT_PACKED; /* as -n's default */
 		if (c->prio)
 			req[i].prio = *c->prio;
-		req[i].mem_limit = c->mem_limit;
+		req[i].mem_limit = nvt_memlimit_env_on(&c->mem, c->parts[i].uuid);
 	}
 	rc = nvt_reserve_claim(base, req, c->n_parts, c->timeout_ms, out, own, why, len);
 	if (rc == NVT_RESERVE_ERROR) {
@@ -168,7 +176,7 @@ int nvt_task_prepare_container(const char *base, const struct nvt_task_container
 			/* Its own partition is what it is given, as a start carries it. */
 			if (c->prio)
 				nvt_prio_carry(&out[i], NULL, c->prio);
-			out[i].mem_limit = c->mem_limit;
+			out[i].mem_limit = nvt_memlimit_env_on(&c->mem, c->parts[i].uuid);
 		}
 	}
 	/* The container's segment holds the pick before the caller's lets it go:

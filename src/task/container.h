@@ -17,6 +17,7 @@
 
 #include "nvtaskset.h"
 #include "core/cdi.h"
+#include "core/memlimit.h"
 #include "core/segment.h"
 #include "task.h"
 
@@ -43,7 +44,8 @@ int nvt_task_cdi_preload(const char *shim, char *buf, size_t len);
  * that `podman exec` starts take); for a priority, NVT_ENV_PRIORITY with the
  * default ways of yielding, and MPS's client priority below normal for a
  * lower task, as a start gives them (nvt_task_env_self); for a memory
- * device, NVT_ENV_MEM with its limit in bytes. Returns 0, or -1
+ * device, NVT_ENV_MEM with its limit in bytes, on the GPU of parts (n 1)
+ * alone for a device of one GPU (GPU-UUID=BYTES). Returns 0, or -1
  * if a value does not fit (why says).
  */
 int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slot_view *parts, int n,
@@ -76,7 +78,7 @@ struct nvt_task_container {
 	unsigned count;     /* > 0: claim count TPCs on each GPU of parts instead */
 	int timeout_ms;     /* how long a claim waits for other claimers */
 	const struct nvt_slot_prio *prio; /* its priority, or NULL: none */
-	uint64_t mem_limit;  /* its GPU memory limit on each GPU, bytes; 0: none */
+	struct nvt_mem_env mem; /* its GPU memory limit (on each GPU, or one); bytes 0: none */
 	const char *seg_base; /* where its segment goes (its container's run directory); NULL: base */
 };
 
@@ -85,7 +87,7 @@ struct nvt_task_container {
  * partitions: parts as given, or with c->count the TPCs claimed on each GPU
  * race-free against every task on the machine, every user's (nvt_reserve_claim,
  * held in the caller's own segment until the container's is made, then let
- * go). Each partition carries c->prio and c->mem_limit. out (n_parts entries) gets what was
+ * go). Each partition carries c->prio and its GPU's limit of c->mem. out (n_parts entries) gets what was
  * written. The caller is root (or c->uid) and no task (the command).
  * Returns enum nvt_task_rc: NVT_TASK_ECLAIM when no claim could be made
  * (why says how many TPCs are free), NVT_TASK_ESEG when the segment could

@@ -18,6 +18,7 @@
 #include "nvtaskset.h"
 #include "core/cdi.h"
 #include "core/gpusel.h"
+#include "core/memlimit.h"
 #include "core/prio.h"
 #include "core/ptree.h"
 #include "core/segment.h"
@@ -138,7 +139,7 @@ struct nvt_task_env {
 	} vars[NVT_TASK_ENV_MAX];
 	char partition[NVT_PARTENV_TEXT_MAX];
 	char preload[NVT_TASK_ENV_PRELOAD_MAX];
-	char channels[16], sm_limit[16], mem[24];
+	char channels[16], sm_limit[16], mem[NVT_MEM_ENV_TEXT_MAX];
 	char owner[NVT_PROC_ID_TEXT_MAX], priority[NVT_PRIO_ENV_TEXT_MAX];
 	char cdi[NVT_CDI_DEVICE_TEXT_MAX]; /* NVT_ENV_CDI (nvt_task_cdi_device_env) */
 	int named; /* nvt_task_env_self: the process is named (NVT_ENV_PARTITION_FOR set) */

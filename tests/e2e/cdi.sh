@@ -560,16 +560,19 @@ t_cdi_hook_bad_state() {
 
 # mem=SIZE: a GPU memory limit of SIZE GiB on each GPU, beside a partition device or alone (the
 # whole GPU), with a priority too; the container's own NVTASKSET_MEM is refused, as two limits.
+# (mem=GPU:SIZE, the limit on one GPU: t_cdi_memory_one_gpu)
 t_cdi_memory() {
 	local out rc dev mib=1048576 memapp=$T/memapp
 	cdi_spec
-	has "$(cat "$WORK/cdi.out")" "t-mem.json: 80 devices"
+	# (80 for every GPU, 80 for GPU 0)
+	has "$(cat "$WORK/cdi.out")" "t-mem.json: 160 devices"
 	python3 - "$WORK/cdi/t-mem.json" <<'PY' || die "the memory devices are not as expected"
 import json, sys
 spec = json.load(open(sys.argv[1]))
 assert spec["kind"] == "t/mem", spec["kind"]
 have = {x["name"]: x for x in spec["devices"]}
-assert sorted(have, key=lambda n: int(n[:-1])) == ["%dG" % g for g in range(1, 81)], sorted(have)
+assert sorted(n for n in have if ":" not in n) == sorted("%dG" % g for g in range(1, 81)), sorted(have)
+assert sorted(n for n in have if ":" in n) == sorted("0:%dG" % g for g in range(1, 81)), sorted(have)
 env = dict(v.split("=", 1) for v in have["16G"]["containerEdits"]["env"])
 assert env == {"NVTASKSET_MEM": str(16 << 30)}, env
 [hook] = have["16G"]["containerEdits"]["hooks"]
@@ -598,4 +601,120 @@ info rc=0 free=$((256 * mib)) total=$((1024 * mib))" "$dev"
 	eq "$rc" 126 "two memory devices: status ($out)"
 	has "$out" "the container was given another memory limit too"
 	hasnt "$out" "info rc="
+}
+
+# mem=GPU:SIZE: the limit on that GPU (as the host numbers it) alone, named in the container's
+# NVTASKSET_MEM by its UUID; GPU 0 of two is not limited. Alone, beside a partition device of
+# every GPU or of that GPU; -l shows it on that GPU; beside a partition device of the other GPU
+# (whose segment would not hold it), or forged with the other GPU's UUID, refused.
+t_cdi_memory_one_gpu() {
+	local out rc dev mib=1048576 memapp=$T/memapp uuid0 uuid1 pid part
+	two_gpus
+	uuid0=$(fake_uuid 0)
+	uuid1=$(fake_uuid 1)
+	cdi_spec
+	# (80 for every GPU, 80 for each of the two)
+	has "$(cat "$WORK/cdi.out")" "t-mem.json: 240 devices"
+	python3 - "$WORK/cdi/t-mem.json" "$uuid1" <<'PY' || die "the memory devices of GPU 1 are not as expected"
+import json, sys
+spec = json.load(open(sys.argv[1]))
+have = {x["name"]: x for x in spec["devices"]}
+assert "1:80G" in have and "1:81G" not in have and "2:1G" not in have, sorted(have)
+env = dict(v.split("=", 1) for v in have["1:16G"]["containerEdits"]["env"])
+assert env == {"NVTASKSET_MEM": "%s=%d" % (sys.argv[2], 16 << 30)}, env
+[hook] = have["1:16G"]["containerEdits"]["hooks"]
+assert hook["args"] == ["nvtaskset", "--cdi-hook", "t/mem=1:16G"], hook["args"]
+[part] = [v for v in hook["env"] if v.startswith("NVTASKSET_PARTITION=")]
+assert part.split("=", 1)[1].startswith(sys.argv[2] + " ") and ";" not in part, part
+PY
+	for dev in mem=1:1G "tpcs=4 mem=1:1G" "gpc=1:0-1 mem=1:1G" "priority=low mem=1:1G"; do
+		# shellcheck disable=SC2086 # the devices, one word each
+		container $dev
+		# GPU 1 (the program's device 0 where only GPU 1 is visible): at most 1G.
+		run_rc out rc "${CONTAINER[@]}" -- env CUDA_VISIBLE_DEVICES=1 "$memapp" alloc:768M alloc:512M info
+		eq "$rc" 0 "$dev, GPU 1: $out"
+		eq "$(grep ' rc=' <<<"$out")" "alloc rc=0
+alloc rc=2
+info rc=0 free=$((256 * mib)) total=$((1024 * mib))" "$dev, GPU 1"
+		# GPU 0: no limit.
+		run_rc out rc "${CONTAINER[@]}" -- "$memapp" alloc:768M alloc:512M info
+		eq "$rc" 0 "$dev, GPU 0: $out"
+		eq "$(grep ' rc=' <<<"$out")" "alloc rc=0
+alloc rc=0
+info rc=0 free=$(((80 * 1024 - 1280) * mib)) total=$((80 * 1024 * mib))" "$dev, GPU 0"
+	done
+	# -l: the limit on GPU 1, none on GPU 0.
+	container --pid-file "$WORK/m.pid" tpcs=4 mem=1:1G
+	"${CONTAINER[@]}" -- env CUDA_VISIBLE_DEVICES=1 "$memapp" alloc:256M wait:"$WORK/go" >"$WORK/m.out" 2>&1 &
+	pid=$!
+	wait_file "$WORK/go.ready" ready
+	"$NVT" -l --json >"$WORK/l.json"
+	python3 - "$WORK/l.json" "$(cat "$WORK/m.pid")" "$uuid0" "$uuid1" <<'PY' ||
+import json, sys
+tasks = {t["pid"]: t for t in json.load(open(sys.argv[1]))["tasks"]}
+gpus = {g["uuid"]: g for g in tasks[int(sys.argv[2])]["gpus"]}
+assert gpus[sys.argv[4]]["memory_limit_bytes"] == 1 << 30, gpus
+assert gpus[sys.argv[4]]["memory_bytes"] == 256 << 20, gpus
+assert gpus[sys.argv[3]]["memory_limit_bytes"] is None, gpus
+PY
+		die "-l --json: $(cat "$WORK/l.json")"
+	out=$("$NVT" -l)
+	has "$out" "256M/1G"
+	touch "$WORK/go"
+	wait "$pid" || die "the container's memapp: $(cat "$WORK/m.out")"
+	# Beside a priority device, either first: the priority on both GPUs, the limit on GPU 1.
+	for dev in "mem=1:1G priority=low" "priority=low mem=1:1G"; do
+		rm -f "$WORK/go" "$WORK/go.ready"
+		# shellcheck disable=SC2086 # the devices, one word each
+		container --pid-file "$WORK/m.pid" $dev
+		"${CONTAINER[@]}" -- "$memapp" wait:"$WORK/go" >"$WORK/m.out" 2>&1 &
+		pid=$!
+		wait_file "$WORK/go.ready" ready
+		"$NVT" -l --json >"$WORK/l.json"
+		python3 - "$WORK/l.json" "$(cat "$WORK/m.pid")" "$uuid0" "$uuid1" <<'PY' ||
+import json, sys
+tasks = {t["pid"]: t for t in json.load(open(sys.argv[1]))["tasks"]}
+gpus = {g["uuid"]: g for g in tasks[int(sys.argv[2])]["gpus"]}
+assert gpus[sys.argv[4]]["memory_limit_bytes"] == 1 << 30, gpus
+assert gpus[sys.argv[3]]["memory_limit_bytes"] is None, gpus
+assert gpus[sys.argv[3]]["priority"] == gpus[sys.argv[4]]["priority"] == "low", gpus
+PY
+			die "$dev: -l --json: $(cat "$WORK/l.json")"
+		touch "$WORK/go"
+		wait "$pid" || die "$dev: the container's memapp: $(cat "$WORK/m.out")"
+	done
+	# Beside a partition device of GPU 0 alone: refused, the program never runs.
+	container gpc=0:0-1 mem=1:1G
+	run_rc out rc "${CONTAINER[@]}" -- "$memapp" info
+	eq "$rc" 126 "gpc=0:0-1 mem=1:1G: status ($out)"
+	has "$out" "t/gpc=0:0-1: the container's memory limit NVTASKSET_MEM=$uuid1=$((1 << 30)) is on a GPU this device does not give it"
+	hasnt "$out" "info rc="
+	# Forged: GPU 0's UUID beside GPU 1's device, or GPU 1's without the device.
+	container --env NVTASKSET_MEM="$uuid0=$((1 << 30))" tpcs=4 mem=1:1G
+	run_rc out rc "${CONTAINER[@]}" -- "$memapp" info
+	eq "$rc" 126 "-e NVTASKSET_MEM=GPU 0's beside mem=1:1G: status ($out)"
+	hasnt "$out" "info rc="
+	container --env NVTASKSET_MEM="$uuid1=$((1 << 30))" tpcs=4
+	run_rc out rc "${CONTAINER[@]}" -- "$memapp" info
+	eq "$rc" 126 "-e NVTASKSET_MEM=GPU 1's: status ($out)"
+	has "$out" "but it was given no device t/mem=1:1G: a container does not choose its memory limit"
+	hasnt "$out" "info rc="
+	# Two memory devices, of each GPU and of one: one limit a container.
+	container mem=1G mem=1:1G
+	run_rc out rc "${CONTAINER[@]}" -- "$memapp" info
+	eq "$rc" 126 "mem=1G mem=1:1G: status ($out)"
+	has "$out" "the container was given another memory limit too"
+	# A process that starts from the environment (podman exec's, no segment): the shim holds
+	# GPU 1 to the limit its UUID names, GPU 0 not.
+	part=$("$NVT" --no-mps -c 0-3 sh -c 'echo "$NVTASKSET_PARTITION"')
+	has "$part" "$uuid1 "
+	out=$(env NVTASKSET_PARTITION="$part" NVTASKSET_MEM="$uuid1=$((1 << 30))" LD_PRELOAD="$SHIM" \
+		CUDA_VISIBLE_DEVICES=1 "$memapp" alloc:768M alloc:512M info 2>&1)
+	eq "$(grep ' rc=' <<<"$out")" "alloc rc=0
+alloc rc=2
+info rc=0 free=$((256 * mib)) total=$((1024 * mib))" "from the environment, GPU 1"
+	out=$(env NVTASKSET_PARTITION="$part" NVTASKSET_MEM="$uuid1=$((1 << 30))" LD_PRELOAD="$SHIM" \
+		"$memapp" alloc:768M alloc:512M 2>&1)
+	eq "$(grep ' rc=' <<<"$out")" "alloc rc=0
+alloc rc=0" "from the environment, GPU 0"
 }

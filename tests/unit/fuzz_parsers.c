@@ -282,7 +282,8 @@ static void walk_json(const char *text, size_t size, long at, int depth)
 static void fuzz_memory(const char *text)
 {
 	static const uint64_t gpus[] = {0, 80ull << 30, 1ull << 20, UINT64_MAX};
-	char why[256], shown[NVT_MEM_TEXT_MAX], digits[32];
+	char why[256], shown[NVT_MEM_TEXT_MAX], digits[32], digits_gpu[NVT_MEM_ENV_TEXT_MAX];
+	struct nvt_mem_env env;
 	uint64_t bytes, back;
 
 	for (size_t i = 0; i < sizeof(gpus) / sizeof(gpus[0]); i++) {
@@ -299,6 +300,12 @@ static void fuzz_memory(const char *text)
 		snprintf(digits, sizeof(digits), "%llu", (unsigned long long)bytes);
 		if (strcmp(digits, text) || bytes < NVT_MEM_LIMIT_MIN || bytes > NVT_MEM_LIMIT_MAX)
 			fail("NVTASKSET_MEM's reader accepted other than its digits in range", text);
+	}
+	if (nvt_memlimit_env_read(text, &env) == 0) {
+		/* One spelling: what it read writes back as the text. */
+		if (nvt_memlimit_env_write(&env, digits_gpu, sizeof(digits_gpu)) < 0 ||
+		    strcmp(digits_gpu, text))
+			fail("NVTASKSET_MEM's reader accepted a text it does not write", text);
 	}
 }
 

@@ -108,6 +108,13 @@ static void test_config(void)
 	CHECK(config_check("v/tpcs=4", env, "v/priority=low", &w, &has) == NVT_ADMIT_OK && has);
 	CHECK(config_check("v/tpcs=4", env, NULL, &w, &has) == NVT_ADMIT_PRIO_NO_HOOK &&
 	      !strcmp(w.device, "v/priority=low") && w.prio == NVT_PRIO_LOW);
+	/* A memory device beside a priority device: the priority's hook makes the segment (on
+	 * every GPU, where a memory device of one GPU would make it on that GPU alone). */
+	snprintf(env, sizeof(env), "\"NVTASKSET_PRIORITY=%s\"", low);
+	CHECK(config_check("v/mem=1:16G", env, "v/priority=low", &w, &has) == NVT_ADMIT_BESIDE && has);
+	CHECK(config_check("v/mem=16G", env, "v/priority=low", &w, &has) == NVT_ADMIT_BESIDE);
+	CHECK(config_check("v/priority=low", env, "v/priority=low", &w, &has) == NVT_ADMIT_OK);
+	CHECK(config_check("v/mem=1:16G", "", NULL, &w, &has) == NVT_ADMIT_OK && !has);
 	/* A value of the container's own (-e): not the device's. */
 	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_PRIORITY=low,yield=borrow\"",
 			   "v/priority=low", &w, &has) == NVT_ADMIT_PRIO_NOT_ITS &&
@@ -197,17 +204,27 @@ static void test_partition(void)
 	      !strcmp(w.name, "NVTASKSET_PARTITION"));
 }
 
-/* nvt_admit_memory for the hook of device (VENDOR/CLASS=NAME), config.json with env and a
- * createRuntime hook of hook (NULL: none). */
+/* Two GPUs, as the host numbers them, and their UUIDs' text. */
+static struct nvt_slot_view mem_gpus[2];
+static char mem_uuid[2][NVT_UUID_TEXT_MAX];
+/* What the last memory_check read. */
+static struct nvt_mem_env mem_got;
+
+/* nvt_admit_memory for the hook of device (VENDOR/CLASS=NAME) on the two GPUs (or the one it
+ * names), config.json with env and a createRuntime hook of hook (NULL: none). */
 static int memory_check(const char *device, const char *env, const char *hook, uint64_t *limit,
 			struct nvt_admit_why *w)
 {
 	struct nvt_cdi_device d;
 	size_t len = config_of(env, hook);
+	int rc;
 
 	CHECK(nvt_cdi_device_parse(strchr(device, '/') + 1, &d) == 0);
-	*limit = 12345;
-	return nvt_admit_memory(config, len, device, &d, limit, w);
+	memset(&mem_got, 0x5a, sizeof(mem_got));
+	rc = nvt_admit_memory(config, len, device, &d, d.gpu >= 0 ? &mem_gpus[d.gpu] : mem_gpus,
+			      d.gpu >= 0 ? 1 : 2, &mem_got, w);
+	*limit = mem_got.bytes;
+	return rc;
 }
 
 /* A container's GPU memory limit: a memory device's variable (decimal bytes of whole GiB), with
@@ -279,6 +296,67 @@ static void test_memory(void)
 	/* Malformed: the variable named, no limit. */
 	CHECK(memory_check("v/tpcs=4", "7", NULL, &limit, &w) == NVT_ADMIT_MALFORMED && limit == 0 &&
 	      !strcmp(w.name, "NVTASKSET_MEM"));
+	CHECK(!mem_got.one_gpu);
+}
+
+/* A limit on one GPU (mem=1:16G: GPU-UUID=BYTES of the host's GPU 1): the device of that GPU,
+ * beside a partition device that uses it, and nothing else. */
+static void test_memory_one_gpu(void)
+{
+	struct nvt_admit_why w;
+	char env[512], twice[1024];
+	uint64_t limit;
+
+	for (int g = 0; g < 2; g++) {
+		mem_gpus[g].uuid[0] = (uint8_t)(0xa0 + g);
+		mem_gpus[g].uuid[15] = 7;
+		nvt_uuid_format(mem_gpus[g].uuid, mem_uuid[g]);
+	}
+	snprintf(env, sizeof(env), "\"NVTASKSET_MEM=%s=17179869184\"", mem_uuid[1]);
+	/* Its own hook: the limit on GPU 1 alone. */
+	CHECK(memory_check("v/mem=1:16G", env, NULL, &limit, &w) == NVT_ADMIT_OK &&
+	      limit == 16ull << 30 && mem_got.one_gpu && !memcmp(mem_got.uuid, mem_gpus[1].uuid, 16) &&
+	      !strcmp(w.device, "v/mem=1:16G"));
+	CHECK(nvt_memlimit_env_on(&mem_got, mem_gpus[0].uuid) == 0);
+	/* Beside a partition device of every GPU, or of GPU 1: its device's hook named by the
+	 * host's number of the GPU. */
+	CHECK(memory_check("v/tpcs=4", env, "v/mem=1:16G", &limit, &w) == NVT_ADMIT_OK &&
+	      limit == 16ull << 30 && mem_got.one_gpu);
+	CHECK(memory_check("v/gpc=1:0-3", env, "v/mem=1:16G", &limit, &w) == NVT_ADMIT_OK &&
+	      limit == 16ull << 30);
+	CHECK(memory_check("v/priority=high", env, "v/mem=1:16G", &limit, &w) == NVT_ADMIT_OK);
+	/* Without that hook (another GPU's, the whole form's, none): the container's own. */
+	CHECK(memory_check("v/tpcs=4", env, "v/mem=0:16G", &limit, &w) == NVT_ADMIT_MEM_NO_HOOK &&
+	      limit == 0 && !strcmp(w.device, "v/mem=1:16G"));
+	CHECK(memory_check("v/tpcs=4", env, "v/mem=16G", &limit, &w) == NVT_ADMIT_MEM_NO_HOOK);
+	CHECK(memory_check("v/tpcs=4", env, NULL, &limit, &w) == NVT_ADMIT_MEM_NO_HOOK);
+	/* A partition device of GPU 0 alone: its segment has no GPU 1 to hold the limit. */
+	CHECK(memory_check("v/gpc=0:0-3", env, "v/mem=1:16G", &limit, &w) ==
+		      NVT_ADMIT_MEM_OTHER_GPU &&
+	      limit == 0 && strstr(w.value, mem_uuid[1]));
+	/* The device of another GPU, another size, or of each GPU, given GPU 1's value: two. */
+	CHECK(memory_check("v/mem=0:16G", env, NULL, &limit, &w) == NVT_ADMIT_OTHER_MEM && limit == 0);
+	CHECK(memory_check("v/mem=1:8G", env, NULL, &limit, &w) == NVT_ADMIT_OTHER_MEM);
+	CHECK(memory_check("v/mem=16G", env, NULL, &limit, &w) == NVT_ADMIT_OTHER_MEM);
+	CHECK(memory_check("v/mem=1:16G", "\"NVTASKSET_MEM=17179869184\"", NULL, &limit, &w) ==
+	      NVT_ADMIT_OTHER_MEM);
+	/* A GPU the host does not have, and a UUID not as nvtaskset writes it. */
+	CHECK(memory_check("v/tpcs=4",
+			   "\"NVTASKSET_MEM=GPU-00000000-0000-0000-0000-000000000000=17179869184\"",
+			   "v/mem=1:16G", &limit, &w) == NVT_ADMIT_MEM_OTHER_GPU);
+	snprintf(env, sizeof(env), "\"NVTASKSET_MEM=%s=17179869184\"", mem_uuid[1]);
+	env[19] = 'A'; /* (GPU-a1... as GPU-A1...) */
+	CHECK(memory_check("v/tpcs=4", env, "v/mem=1:16G", &limit, &w) == NVT_ADMIT_MEM_NO_DEVICE);
+	/* Forged beside the device: GPU 0's value too, either first. */
+	snprintf(twice, sizeof(twice), "\"NVTASKSET_MEM=%s=17179869184\",\"NVTASKSET_MEM=%s=17179869184\"",
+		 mem_uuid[1], mem_uuid[0]);
+	CHECK(memory_check("v/tpcs=4", twice, "v/mem=1:16G", &limit, &w) == NVT_ADMIT_MEM_TWICE &&
+	      limit == 0);
+	CHECK(memory_check("v/mem=1:16G", twice, NULL, &limit, &w) == NVT_ADMIT_MEM_TWICE);
+	snprintf(twice, sizeof(twice), "\"NVTASKSET_MEM=%s=17179869184\",\"NVTASKSET_MEM=%s=17179869184\"",
+		 mem_uuid[0], mem_uuid[1]);
+	CHECK(memory_check("v/tpcs=4", twice, "v/mem=1:16G", &limit, &w) == NVT_ADMIT_MEM_NO_HOOK);
+	CHECK(memory_check("v/mem=1:16G", twice, NULL, &limit, &w) == NVT_ADMIT_OTHER_MEM);
 }
 
 int main(void)
@@ -288,5 +366,6 @@ int main(void)
 	test_partition();
 	test_mps();
 	test_memory();
+	test_memory_one_gpu();
 	return CHECK_DONE();
 }

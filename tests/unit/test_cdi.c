@@ -104,7 +104,7 @@ static void test_device_names(void)
 	static const char *const good[] = {"gpc=0", "gpc=0-3", "gpc=1:0-11", "tpcs=16", "tpcs=15:256",
 					   "priority=high", "priority=low", "priority=normal",
 					   "priority=low-slice", "priority=normal-slice", "priority=high-slice",
-					   "mem=1G", "mem=4096G"};
+					   "mem=1G", "mem=4096G", "mem=1:16G", "mem=63:4096G"};
 	static const char *const bad[] = {"gpc=3-1", "gpc=03", "gpc=0-0", "gpc=", "gpc=64", "tpcs=0",
 					  "tpcs=257", "tpcs=01", "tpcs=1:", "priority=none", "prio=high",
 					  "priority=1:high", "tpcs=64:1", "gpc=0-3,5", "gpc", "=1",
@@ -112,7 +112,7 @@ static void test_device_names(void)
 					  "priority=low-slice-slice", "priority=Low-slice", "priority=low-Slice",
 					  "priority=low,slice", "priority=1:low-slice", "priority=none-slice",
 					  "priority=lowslice", "priority=low-slic", "mem=0G", "mem=16", "mem=16g",
-					  "mem=16M", "mem=1:16G", "mem=016G", "mem=4097G", "mem=16GG", "mem=G"};
+					  "mem=16M", "mem=01:16G", "mem=64:16G", "mem=1:", "mem=:16G", "mem=1:0G", "mem=016G", "mem=4097G", "mem=16GG", "mem=G"};
 	struct nvt_cdi_device d;
 	char buf[NVT_CDI_DEVICE_TEXT_MAX];
 
@@ -130,6 +130,8 @@ static void test_device_names(void)
 	      d.slice == 1);
 	CHECK(nvt_cdi_device_parse("priority=low", &d) == 0 && d.prio == NVT_PRIO_LOW && d.slice == 0);
 	CHECK(nvt_cdi_device_parse("mem=16G", &d) == 0 && d.cls == NVT_CDI_MEM && d.gpu == -1 &&
+	      d.mem_gib == 16);
+	CHECK(nvt_cdi_device_parse("mem=1:16G", &d) == 0 && d.cls == NVT_CDI_MEM && d.gpu == 1 &&
 	      d.mem_gib == 16);
 	CHECK(nvt_cdi_device_format(&d, buf, 5) == -1);
 	CHECK(nvt_cdi_shared_pipe("/tmp/nvidia-mps-low", "low", buf, sizeof(buf)) == 0 &&

@@ -5,9 +5,11 @@
  * SPDX-License-Identifier: MIT
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
+#include "core/gpusel.h"
 #include "core/memlimit.h"
 
 #define GIB (1024ull * 1024 * 1024)
@@ -128,6 +130,59 @@ static void from_environment(void)
 	CHECK(bytes == 7);
 }
 
+/* NVTASKSET_MEM's form for one GPU (a CDI device mem=GPU:SIZE): GPU-UUID=BYTES. */
+static void from_environment_one_gpu(void)
+{
+	static const char uuid_text[] = "GPU-0123abcd-0000-1111-2222-456789abcdef";
+	uint8_t gpu[16], other[16] = {1};
+	struct nvt_mem_env m = {.bytes = 7};
+	char buf[NVT_MEM_ENV_TEXT_MAX], text[128];
+
+	CHECK(nvt_uuid_parse(uuid_text, gpu) == 0);
+	snprintf(text, sizeof(text), "%s=17179869184", uuid_text);
+	CHECK(nvt_memlimit_env_read(text, &m) == 0 && m.one_gpu && m.bytes == 16 * GIB &&
+	      !memcmp(m.uuid, gpu, 16));
+	CHECK(nvt_memlimit_env_on(&m, gpu) == 16 * GIB);
+	CHECK(nvt_memlimit_env_on(&m, other) == 0);
+	CHECK(nvt_memlimit_env_write(&m, buf, sizeof(buf)) == (int)strlen(text));
+	CHECK_STR(buf, text);
+	/* The plain form: every GPU. */
+	CHECK(nvt_memlimit_env_read("67108864", &m) == 0 && !m.one_gpu && m.bytes == 64 * MIB);
+	CHECK(nvt_memlimit_env_on(&m, gpu) == 64 * MIB && nvt_memlimit_env_on(&m, other) == 64 * MIB);
+	CHECK(nvt_memlimit_env_write(&m, buf, sizeof(buf)) == 8);
+	CHECK_STR(buf, "67108864");
+	/* The longest fits its buffer; a short one is refused. */
+	m.one_gpu = 1;
+	m.bytes = NVT_MEM_LIMIT_MAX;
+	CHECK(nvt_memlimit_env_write(&m, buf, sizeof(buf)) > 0);
+	CHECK(nvt_memlimit_env_write(&m, buf, 20) == -1);
+	/* Malformed: nothing read. */
+	m.bytes = 7;
+	m.one_gpu = 0;
+	static const char *const bad[] = {
+		"GPU-0123abcd-0000-1111-2222-456789abcdef=",
+		"GPU-0123abcd-0000-1111-2222-456789abcdef=4G",
+		"GPU-0123abcd-0000-1111-2222-456789abcdef=1048575",
+		"GPU-0123abcd-0000-1111-2222-456789abcdef=017179869184",
+		"GPU-0123ABCD-0000-1111-2222-456789abcdef=17179869184",
+		"GPU-0123abcd-0000-1111-2222-456789abcde=17179869184",
+		"GPU-0123abcd-0000-1111-2222-456789abcdef0=17179869184",
+		"GPU-0123abcd-0000-1111-2222-456789abcdeg=17179869184",
+		"GPU-0123abcd00000-1111-2222-456789abcdef=17179869184",
+		"0123abcd-0000-1111-2222-456789abcdef=17179869184",
+		"GPU-0123abcd-0000-1111-2222-456789abcdef=17179869184=1",
+		"GPU-0123abcd-0000-1111-2222-456789abcdef =17179869184",
+		"1=17179869184",
+		"=17179869184",
+		"=",
+		"",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(nvt_memlimit_env_read(bad[i], &m) == -1);
+	CHECK(nvt_memlimit_env_read(NULL, &m) == -1);
+	CHECK(m.bytes == 7 && !m.one_gpu);
+}
+
 static void room(void)
 {
 	/* 80G: 30G and 50G given leave nothing; 30G and 40G leave 10G. */
@@ -179,6 +234,7 @@ int main(void)
 	shown();
 	usage_shown();
 	from_environment();
+	from_environment_one_gpu();
 	room();
 	told();
 	return CHECK_DONE();

@@ -49,6 +49,7 @@ struct spec {
 	int n_gpus;
 	struct nvt_slot_view gpu[NVT_MACHINE_GPUS]; /* each GPU unpartitioned: its uuid and topology */
 	uint64_t least_mem;    /* the memory of the GPU that has least, bytes (0: not known) */
+	uint64_t mem[NVT_MACHINE_GPUS]; /* each GPU's memory, bytes (0: not known) */
 	char timeout[16];      /* NVTASKSET_CLAIM_TIMEOUT for the hooks, "" for the default */
 };
 
@@ -221,8 +222,10 @@ static int add_devices(struct json_object *devices, const struct spec *s, int cl
 		return count;
 	}
 	if (cls == NVT_CDI_MEM) {
-		/* Whole GiB, up to what every GPU has (a limit is per GPU, on each of the task's). */
-		for (d.mem_gib = 1; d.mem_gib <= s->least_mem >> 30 && d.mem_gib <= NVT_CDI_MEM_GIB_MAX;
+		/* Whole GiB, up to what every GPU has (a limit is per GPU, on each of the task's),
+		 * or a GPU's own. */
+		uint64_t most = gpu >= 0 ? s->mem[gpu] : s->least_mem;
+		for (d.mem_gib = 1; d.mem_gib <= most >> 30 && d.mem_gib <= NVT_CDI_MEM_GIB_MAX;
 		     d.mem_gib++, count++)
 			add_device(devices, s, &d, parts, n);
 		return count;
@@ -266,10 +269,8 @@ static void write_spec(const struct spec *s, const char *dir, int cls)
 	jsonout_add(spec, "containerEdits", json_common(s));
 	devices = jsonout_array();
 	jsonout_add(spec, "devices", devices);
-	/* Every GPU's devices, then each GPU's (a priority and a memory limit are the task's,
-	 * on every GPU). */
-	for (int gpu = -1; gpu < (cls == NVT_CDI_PRIORITY || cls == NVT_CDI_MEM ? 0 : s->n_gpus);
-	     gpu++)
+	/* Every GPU's devices, then each GPU's (a priority is the task's, on every GPU). */
+	for (int gpu = -1; gpu < (cls == NVT_CDI_PRIORITY ? 0 : s->n_gpus); gpu++)
 		count += add_devices(devices, s, cls, gpu);
 	jsonout_print(f, spec);
 	if (count == 0) /* (a priority device is always written) */
@@ -451,6 +452,7 @@ static void list_gpus(struct spec *s)
 		mem = gpu_memory(s->gpu[g].uuid, why, sizeof(why));
 		if (!mem)
 			warnx("warning: GPU %d's memory is not known (%s): no memory devices", g, why);
+		s->mem[g] = mem;
 		s->least_mem = mem < s->least_mem ? mem : s->least_mem;
 	}
 	if (!s->n_gpus)
@@ -468,7 +470,8 @@ static void cdi_usage(FILE *out)
 		"                        container starts, as -n 16 --exclude-running\n"
 		"  priority=high         with a priority (high, normal or low), as --priority\n"
 		"  priority=high-slice   time-sliced, as --priority high --yield slice\n"
-		"  mem=16G               at most 16 GiB of GPU memory on each GPU, as --mem 16G\n"
+		"  mem=16G, mem=1:16G    at most 16 GiB of GPU memory on each GPU (on GPU 1\n"
+		"                        only), as --mem 16G\n"
 		"--vendor names the devices NAME/CLASS=... (default nvtaskset); --with-mps\n"
 		"makes containers MPS clients of the host's daemon (they get /dev/shm),\n"
 		"time-sliced ones of their level's, and starts the daemons.\n"

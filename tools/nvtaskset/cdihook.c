@@ -94,9 +94,36 @@ static int same_user_namespace(pid_t pid)
 	return same;
 }
 
+/* Ends the hook if rc is a refusal of the container's memory limit, saying why. */
+static void refused_memory(const char *device, int rc, const struct nvt_admit_why *w)
+{
+	switch (rc) {
+	case NVT_ADMIT_MEM_NO_DEVICE:
+		cli_errx("%s: the container's %s=%.40s names no memory device: a container does not "
+			 "choose its memory limit (give the device, not -e %s)",
+			 device, NVT_ENV_MEM, w->value, NVT_ENV_MEM);
+	case NVT_ADMIT_OTHER_MEM:
+		cli_errx("%s: the container was given another memory limit too (%s=%s): give one",
+			 device, NVT_ENV_MEM, w->value);
+	case NVT_ADMIT_MEM_NO_HOOK:
+		cli_errx("%s: the container's %s is %s, but it was given no device %s: a container "
+			 "does not choose its memory limit (give the device, not -e %s)",
+			 device, NVT_ENV_MEM, w->value, w->device, NVT_ENV_MEM);
+	case NVT_ADMIT_MEM_OTHER_GPU:
+		cli_errx("%s: the container's memory limit %s=%s is on a GPU this device does not give "
+			 "it: give a memory device of one of its GPUs, or mem=SIZE for each",
+			 device, NVT_ENV_MEM, w->value);
+	case NVT_ADMIT_MEM_TWICE:
+		cli_errx("%s: the container's %s is set twice, to different values: a container does "
+			 "not choose its memory limit (give the device, not -e %s)",
+			 device, NVT_ENV_MEM, NVT_ENV_MEM);
+	}
+}
+
 /* Ends the hook, saying why the container may not start (rc: enum nvt_admit_rc, w its names). */
 static void refused(const char *device, int rc, const struct nvt_admit_why *w)
 {
+	refused_memory(device, rc, w);
 	switch (rc) {
 	case NVT_ADMIT_MALFORMED:
 		cli_errx("--cdi-hook: the container's %s is malformed or too long", w->name);
@@ -152,21 +179,6 @@ static void refused(const char *device, int rc, const struct nvt_admit_why *w)
 		cli_errx("%s: the hook's %s (%s) is not the MPS pipe directory of the device's "
 			 "priority: write the spec again (nvtaskset --cdi --with-mps)",
 			 device, NVT_ENV_MPS_PIPE_DIR, w->value);
-	case NVT_ADMIT_MEM_NO_DEVICE:
-		cli_errx("%s: the container's %s=%.40s names no memory device: a container does not "
-			 "choose its memory limit (give the device, not -e %s)",
-			 device, NVT_ENV_MEM, w->value, NVT_ENV_MEM);
-	case NVT_ADMIT_OTHER_MEM:
-		cli_errx("%s: the container was given another memory limit too (%s=%s): give one",
-			 device, NVT_ENV_MEM, w->value);
-	case NVT_ADMIT_MEM_NO_HOOK:
-		cli_errx("%s: the container's %s is %s, but it was given no device %s: a container "
-			 "does not choose its memory limit (give the device, not -e %s)",
-			 device, NVT_ENV_MEM, w->value, w->device, NVT_ENV_MEM);
-	case NVT_ADMIT_MEM_TWICE:
-		cli_errx("%s: the container's %s is set twice, to different values: a container does "
-			 "not choose its memory limit (give the device, not -e %s)",
-			 device, NVT_ENV_MEM, NVT_ENV_MEM);
 	case NVT_ADMIT_MPS_PIPE:
 		cli_errx("%s: the container's %s is not the spec's %s: a container does not choose "
 			 "its MPS pipe directory (give no -e %s)",
@@ -345,7 +357,7 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	char why[1024], *text, *config, *slash;
 	const char *device;
 	size_t len, config_len;
-	int rootless, has_prio, rc, rc2;
+	int rootless, has_prio, rc, rc2, n_gpus;
 
 	if (argc != 2)
 		bad_usage("--cdi-hook takes VENDOR/CLASS=NAME or poststop (the CDI spec runs it)");
@@ -370,7 +382,12 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	if (rc < 0)
 		refused(device, rc, &w);
 	c.prio = has_prio ? &prio : NULL;
-	if ((rc2 = nvt_admit_memory(config, config_len, device, &d, &c.mem_limit, &w)))
+	/* (the device's GPUs, for a limit on one of them; nvt_admit_partition checks them) */
+	n_gpus = getenv(NVT_ENV_PARTITION)
+			 ? nvt_gpusel_env_parse(getenv(NVT_ENV_PARTITION), parts, NVT_MAX_GPUS)
+			 : 0;
+	if ((rc2 = nvt_admit_memory(config, config_len, device, &d, parts, n_gpus > 0 ? n_gpus : 0,
+				    &c.mem, &w)))
 		refused(device, rc2, &w);
 	if (d.cls == NVT_CDI_PRIORITY && d.slice)
 		level_mps(device, &d, &state, config, config_len);
