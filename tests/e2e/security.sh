@@ -877,6 +877,20 @@ PY
 # cache directory (--topology), MPS's pipe directory (--mps status), a profiled command
 # (--profile), a plan's task name (--plan); and the documents that carry none (-p and -a -p
 # of the task, --dry-run's pick).
+# The words a message quotes of the user's (a PID argument, a TPC list, a MASK) reach the
+# terminal shown: their controls and text-direction overrides as '?', as task text is.
+t_sec_terminal_words_shown() {
+	local bad=$'x\e]0;owned\a\xe2\x80\xae' out rc args
+	for args in "-p $bad" "-c $bad true" "--dry-run -g $bad" "--mem $bad -c 0 true"; do
+		# shellcheck disable=SC2086 # the words
+		IFS=' ' run_rc out rc "$NVT" --no-mps $args
+		eq "$rc" 1 "nvtaskset $args: $out"
+		has "$out" "?]0;owned??"
+		if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]\|\xe2\x80\xae' <<<"$out"; then
+			die "nvtaskset $args printed raw controls: $(od -c <<<"$out" | head -5)"
+		fi
+	done
+}
 t_sec_json_hostile_text() {
 	local task name=$'q"b\\c\e]0;x\a\x7f\xc2\x9b\u202e\xff\xc3'
 	"$NVT" --no-mps -c 1 python3 -c 'import time; time.sleep(1000)' "$HOSTILE_TEXT" &

@@ -78,10 +78,15 @@ void json_error_if_asked(const char *message)
 	jsonout_print(stdout, doc);
 }
 
-/* Prints message as the command's last word, and exits 1. */
+/* Prints message as the command's last word, and exits 1. On the terminal, what a message
+ * quotes of a user's words or a task's (a MASK, a PID argument, a list) is shown, its
+ * controls and text-direction overrides as '?' (the JSON error escapes them). */
 static void __attribute__((noreturn)) fail(const char *message)
 {
-	fprintf(stderr, "%s: %s\n", program_invocation_short_name, message);
+	char shown[1024];
+
+	terminal_text(message, shown, sizeof(shown));
+	fprintf(stderr, "%s: %s\n", program_invocation_short_name, shown);
 	json_error_if_asked(message);
 	exit(EXIT_FAILURE);
 }
@@ -121,7 +126,10 @@ void usage_names(const char *command)
 
 void bad_usage(const char *what)
 {
-	warnx("%s", what);
+	char shown[1400];
+
+	terminal_text(what, shown, sizeof(shown)); /* (as fail's) */
+	warnx("%s", shown);
 	fprintf(stderr, "Try '%s --help' for more information.\n", usage_command);
 	json_error_if_asked(what);
 	exit(EXIT_FAILURE);
