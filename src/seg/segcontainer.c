@@ -336,15 +336,12 @@ static int leave(struct rm_walk *w, ino_t ino)
  * (something stays). */
 static int empty_level(int fd, struct rm_walk *w, int *sub)
 {
-	int copy = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+	DIR *dir = nvt_seg_walk_opendir(fd);
 	struct dirent *ent;
-	DIR *dir;
+	int rc = 0;
 
-	if (copy < 0 || !(dir = fdopendir(copy))) {
-		if (copy >= 0)
-			close(copy);
+	if (!dir)
 		return -1;
-	}
 	while ((ent = readdir(dir))) {
 		if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
 			continue;

@@ -64,15 +64,12 @@ int nvt_seg_ctr_gone(const struct nvt_seg_ctr *v, int n, char *gone)
  */
 static int size_level(int fd, dev_t dev, struct nvt_seg_walk *w, struct nvt_seg_ctr_size *size, int *sub)
 {
-	int copy = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+	DIR *dir = nvt_seg_walk_opendir(fd);
 	struct dirent *ent;
-	DIR *dir;
+	int rc = 0;
 
-	if (copy < 0 || !(dir = fdopendir(copy))) {
-		if (copy >= 0)
-			close(copy);
+	if (!dir)
 		return -1;
-	}
 	if (w->pos[w->depth] >= 0)
 		seekdir(dir, w->pos[w->depth]);
 	while ((ent = readdir(dir))) {

@@ -84,18 +84,7 @@ def write_baseline(path, key, counts):
             "# each compiler and its flags (\"build COMPILER MAJOR: FLAGS\"). make check fails when a\n"
             "# form counts more than %d %% over its line (tests/e2e/mem.sh's\n"
             "# mem_alloc_path_instructions).\n" % round(TOLERANCE * 100))
-    sections, current = [], None
-    if os.path.exists(path):
-        for line in open(path):
-            if line.startswith("build "):
-                current = [line.rstrip("\n")]
-                sections.append(current)
-            elif current is not None and line.strip() and not line.startswith("#"):
-                current.append(line.rstrip("\n"))
-    mine = ["build " + key] + ["%s %.1f" % (f, c) for f, c in counts.items()]
-    sections = [sec for sec in sections if sec[0] != mine[0]] + [mine]
-    with open(path, "w") as f:
-        f.write(head + "".join("\n" + "\n".join(sec) + "\n" for sec in sections))
+    launchpath.write_sections(path, key, head, counts)
 
 
 def main():

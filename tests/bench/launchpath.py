@@ -193,14 +193,9 @@ def read_baseline(path, key):
     return (sections[same[0]], same[0]) if same else (None, None)
 
 
-def write_baseline(path, key, rows):
-    """Replaces (or adds) key's section of path with rows' counts."""
-    head = ("# Instructions per launch in the shim's driver callback, counted on the fake driver\n"
-            "# by tests/bench/launchpath.py --write-baseline FILE, a section for each compiler and\n"
-            "# its flags (\"build COMPILER MAJOR: FLAGS\"). make check fails when a form counts more\n"
-            "# than %d %% over its line (tests/e2e/launchcost.sh's launch_path_instructions).\n"
-            "# mem: a memory limit adds nothing to the launch path, so it is held to partitioned's\n"
-            "# count until it is counted on its own.\n" % round(TOLERANCE * 100))
+def write_sections(path, key, head, counts):
+    """Replaces (or adds) key's section ("build KEY" then "FORM IR" lines) of baseline file
+    path with counts ({form: Ir}), path's other sections kept, head (comment lines) first."""
     sections, current = [], None
     if os.path.exists(path):
         for line in open(path):
@@ -209,13 +204,24 @@ def write_baseline(path, key, rows):
                 sections.append(current)
             elif current is not None and line.strip() and not line.startswith("#"):
                 current.append(line.rstrip("\n"))
-    counts = {r["form"]: r["cb_Ir"] for r in rows if "cb_Ir" in r}
-    if "mem" not in counts and "partitioned" in counts:
-        counts["mem"] = counts["partitioned"]
     mine = ["build " + key] + ["%s %.1f" % (f, c) for f, c in counts.items()]
     sections = [sec for sec in sections if sec[0] != mine[0]] + [mine]
     with open(path, "w") as f:
         f.write(head + "".join("\n" + "\n".join(sec) + "\n" for sec in sections))
+
+
+def write_baseline(path, key, rows):
+    """Replaces (or adds) key's section of path with rows' counts."""
+    head = ("# Instructions per launch in the shim's driver callback, counted on the fake driver\n"
+            "# by tests/bench/launchpath.py --write-baseline FILE, a section for each compiler and\n"
+            "# its flags (\"build COMPILER MAJOR: FLAGS\"). make check fails when a form counts more\n"
+            "# than %d %% over its line (tests/e2e/launchcost.sh's launch_path_instructions).\n"
+            "# mem: a memory limit adds nothing to the launch path, so it is held to partitioned's\n"
+            "# count until it is counted on its own.\n" % round(TOLERANCE * 100))
+    counts = {r["form"]: r["cb_Ir"] for r in rows if "cb_Ir" in r}
+    if "mem" not in counts and "partitioned" in counts:
+        counts["mem"] = counts["partitioned"]
+    write_sections(path, key, head, counts)
 
 
 def check(rows, base):
