@@ -165,11 +165,18 @@ static size_t first_of(const struct scan *s, pid_t ns_pid)
 	return lo;
 }
 
+/* Whether p runs as uid: any of its four uids (as segopen.c's alike_one counts). */
+static int runs_as(const struct nvt_proc *p, uid_t uid)
+{
+	return p->uid[0] == uid || p->uid[1] == uid || p->uid[2] == uid || p->uid[3] == uid;
+}
+
 /* Which process a header is for, among those of a PID whose namespace the caller may not read. */
 struct pick {
 	struct scan *s;
 	size_t lo, hi;
 	uint64_t pidns;          /* the file's name's */
+	uid_t uid;               /* whose run directory holds the file */
 	struct nvt_seg_trust *t; /* its who is set to the process picked */
 	size_t found;            /* the process's index in s->nested; hi: none */
 	int alike;               /* how many processes the header fits */
@@ -177,15 +184,20 @@ struct pick {
 
 /*
  * A wanted() of nvt_seg_trust: the process whose start time the header
- * records. Containers started in one clock tick have PID 1 and the same start
- * time: a header cannot tell them apart, so each file that fits goes to one of
- * them not given one yet (which one does not matter to a count; segopen.c's
- * find_by_header picks the same way for each process's own view), and the
- * entry is marked ambiguous: never removed.
+ * records. One that runs as the run directory's user (runs_as) is taken
+ * first: another user's container started in the same clock tick is not given
+ * the file while one of the user's own fits (any fitting process is taken
+ * when none does: a process that gave up the uid it made its segment as).
+ * A user's own containers started in one clock tick have PID 1 and the same
+ * start time: a header cannot tell them apart, so each file that fits goes to
+ * one of them not given one yet (which one does not matter to a count;
+ * segopen.c's find_by_header picks the same way for each process's own
+ * view), and the entry is marked ambiguous: never removed.
  */
 static int pick_one(int fd, const struct nvt_segment *head, void *arg)
 {
 	struct pick *k = arg;
+	size_t other = k->hi; /* the first fitting process not given a file, of another user's */
 
 	(void)fd;
 	k->found = k->hi;
@@ -197,12 +209,21 @@ static int pick_one(int fd, const struct nvt_segment *head, void *arg)
 		if (p->pidns || p->start_time != head->start_time)
 			continue;
 		k->alike++;
-		if (k->found == k->hi && !k->s->taken[i]) {
-			k->t->who = nvt_seg_who_of(NULL, p, k->pidns);
-			k->found = i;
+		if (k->s->taken[i])
+			continue;
+		if (runs_as(p, k->uid)) {
+			if (k->found == k->hi)
+				k->found = i;
+		} else if (other == k->hi) {
+			other = i;
 		}
 	}
-	return k->found != k->hi;
+	if (k->found == k->hi)
+		k->found = other;
+	if (k->found == k->hi)
+		return 0;
+	k->t->who = nvt_seg_who_of(NULL, &k->s->nested[k->found], k->pidns);
+	return 1;
 }
 
 /* What resolve_nested found besides a process. */
@@ -220,7 +241,7 @@ static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *na
 
 {
 	struct nvt_seg_trust t;
-	struct pick k = {s, 0, 0, pidns, &t, 0, 0};
+	struct pick k = {s, 0, 0, pidns, uid, &t, 0, 0};
 	size_t hidden = 0;
 	int rc;
 

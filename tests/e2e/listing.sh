@@ -138,19 +138,84 @@ pidns_tasks() {
 		NS_TASKS="$NS_TASKS $pid"
 	done
 }
+# start_tick PID: field 22 of /proc/PID/stat (its start time, in clock ticks).
+start_tick() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $20}'; }
+# euid_of PID: its effective uid.
+euid_of() { awk '/^Uid:/ {print $3}' "/proc/$1/status"; }
+# listed_tasks OUT: every task of NS_TASKS has its row (TPCs 0-3) in the listing OUT, or one
+# process that its header cannot tell from it has: PID 1 of another namespace that the reader
+# may not look into, started in the same clock tick, as the same user (another test's container
+# of root's: the listing gives the file to one of them). Any other loss fails.
+listed_tasks() {
+	local pid row twin used=" " st
+	for pid in $NS_TASKS; do
+		grep -Eq "$(row_re "$pid" root)0-3 " <<<"$1" && continue
+		st=$(start_tick "$pid") twin=""
+		for row in $(awk 'NR > 1 {print $1}' <<<"$1"); do
+			[[ " $NS_TASKS $used" == *" $row "* ]] && continue
+			[ -r "/proc/$row/stat" ] && [ "$(start_tick "$row")" == "$st" ] &&
+				[ "$(euid_of "$row")" == "$(euid_of "$pid")" ] &&
+				[ "$(awk '/^NSpid:/ {print $NF}' "/proc/$row/status")" == 1 ] &&
+				grep -Eq "$(row_re "$row" root)0-3 " <<<"$1" && twin=$row && break
+		done
+		[ -n "$twin" ] || die "-l lost the container task $pid: $1"
+		echo "task $pid is listed as $twin: PID 1 of another namespace, started in the same tick, as the same user"
+		used="$used$twin "
+	done
+}
 # traced_reads N WHAT: user 65532's -l and claim (-n 4 --exclude-running) under strace -c, their
-# counts in $WORK/lN.st and $WORK/cN.st: -l lists each task of NS_TASKS and the claim succeeds
-# (WHAT: words for their failure messages, e.g. " beside the files"). Sets out to the claim's
-# output.
+# counts in $WORK/lN.st and $WORK/cN.st: -l lists each task of NS_TASKS (listed_tasks) and the
+# claim succeeds (WHAT: words for their failure messages, e.g. " beside the files"). Sets out to
+# the claim's output.
 traced_reads() {
-	local pid
 	run_rc out rc strace -f -c -o "$WORK/l$1.st" $(as_user 65532) "$NVT" -l
 	eq "$rc" 0 "-l$2: $out"
-	for pid in $NS_TASKS; do
-		grep -Eq "$(row_re "$pid" root)0-3 " <<<"$out" || die "-l lost the container task $pid: $out"
-	done
+	listed_tasks "$out"
 	run_rc out rc strace -f -c -o "$WORK/c$1.st" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running /usr/bin/env
 	eq "$rc" 0 "the claim$2: $out"
+}
+
+t_hostile_other_users_containers_same_tick() {
+	# Root's containers' tasks (PID 1 of their namespaces), each started right after a
+	# container of user 65534's (PID 1 too, and often in the same clock tick): another user,
+	# who may look into neither's namespace, lists every task by its own PID. The file of a
+	# task goes only to a process of its run directory's user; before, it went to the first
+	# process of that PID and start time, and -l showed the other user's sleep holding TPCs.
+	need_users
+	need_pidns
+	local i pid alien aliens="" same=0 out rc
+	NS_JOBS="" NS_TASKS=""
+	for ((i = 0; i < 30 && same < 3; i++)); do
+		rm -f "$WORK/ot.$i"
+		unshare --pid --fork --mount-proc $(as_user 65534) sleep 1000 >/dev/null 2>&1 &
+		aliens="$aliens $!"
+		unshare --pid --fork --mount-proc "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/ot.stop" \
+			"$WORK/ot.$i" >/dev/null 2>&1 &
+		NS_JOBS="$NS_JOBS $!"
+		wait_file "$WORK/ot.$i" "0-3"
+		alien=$(ns_init_of "${aliens##* }")
+		pid=$(ns_init_of "${NS_JOBS##* }")
+		NS_TASKS="$NS_TASKS $pid"
+		[ "$(start_tick "$alien")" != "$(start_tick "$pid")" ] || same=$((same + 1))
+	done
+	echo "$i containers of each user; $same of root's started in the clock tick of the other user's before it"
+	[ "$same" -gt 0 ] || die "no two containers started in one clock tick in $i tries"
+	run_rc out rc $(as_user 65532) "$NVT" -l
+	eq "$rc" 0 "-l: $out"
+	listed_tasks "$out"
+	for alien in $aliens; do
+		pid=$(ns_init_of "$alien")
+		! grep -Eq "^ *$pid " <<<"$out" || die "-l gave a task's file to user 65534's sleep $pid: $out"
+	done
+	touch "$WORK/ot.stop"
+	for pid in $NS_JOBS; do
+		wait "$pid" || die "a task in a namespace failed"
+	done
+	for pid in $aliens; do
+		kill -KILL "$(ns_init_of "$pid")" # (PID 1 of a namespace takes SIGKILL from outside)
+		wait "$pid" 2>/dev/null && die "user 65534's sleep $pid outlived SIGKILL"
+	done
+	return 0
 }
 
 t_hostile_names_of_other_namespaces_cost() {
