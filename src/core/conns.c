@@ -66,16 +66,26 @@ int nvt_conns_shared_address(int family, const uint8_t addr[16])
 				      (!memcmp(addr, v4_mapped, 12) && !memcmp(addr + 12, v4_loopback, 4)));
 }
 
-int nvt_conns_admit(struct nvt_conns *t, int family, const uint8_t addr[16])
+/* How many live connections of family/addr t holds. */
+static int from_address(const struct nvt_conns *t, int family, const uint8_t addr[16])
 {
-	struct nvt_conn *close_first = NULL;
-	int from_addr = 0;
+	int n = 0;
 
 	for (int i = 0; i < t->n; i++)
-		from_addr += !t->v[i].closing && same_address(&t->v[i], family, addr);
-	if (from_addr >= t->per_address && !nvt_conns_shared_address(family, addr))
+		n += !t->v[i].closing && same_address(&t->v[i], family, addr);
+	return n;
+}
+
+/* The connection to close so that one more (more: 1) or none (0) from family/addr fits in t:
+ * marked closing, its fd; -1 if none need close; -2 if every one it would close is being
+ * answered. */
+static int make_room(struct nvt_conns *t, int family, const uint8_t addr[16], int more)
+{
+	struct nvt_conn *close_first = NULL;
+
+	if (from_address(t, family, addr) + more > t->per_address && !nvt_conns_shared_address(family, addr))
 		close_first = oldest_waiting(t, family, addr);
-	else if (nvt_conns_live(t) >= t->max)
+	else if (nvt_conns_live(t) + more > t->max)
 		close_first = oldest_waiting(t, -1, addr);
 	else
 		return -1;
@@ -83,6 +93,18 @@ int nvt_conns_admit(struct nvt_conns *t, int family, const uint8_t addr[16])
 		return -2;
 	close_first->closing = 1;
 	return close_first->fd;
+}
+
+int nvt_conns_admit(struct nvt_conns *t, int family, const uint8_t addr[16])
+{
+	return make_room(t, family, addr, 1);
+}
+
+int nvt_conns_over(struct nvt_conns *t, int family, const uint8_t addr[16])
+{
+	int fd = make_room(t, family, addr, 0);
+
+	return fd >= 0 ? fd : -1;
 }
 
 int nvt_conns_add(struct nvt_conns *t, int fd, int family, const uint8_t addr[16], uint64_t now)

@@ -65,6 +65,14 @@ int nvt_conns_admit(struct nvt_conns *t, int family, const uint8_t addr[16]);
 /* Notes connection fd from family/addr, its head coming since now. Returns 0, or -1 (no room:
  * close it). */
 int nvt_conns_add(struct nvt_conns *t, int fd, int family, const uint8_t addr[16], uint64_t now);
+/*
+ * After nvt_conns_add of a connection from family/addr: the fd of one to
+ * close (marked closing) if the table holds more than per_address from addr or
+ * more than max, else -1. Connections admitted at once (by several threads,
+ * each before the others' were added) fit no limit until each is added; the
+ * caller asks again until -1.
+ */
+int nvt_conns_over(struct nvt_conns *t, int family, const uint8_t addr[16]);
 /* Connection fd is gone. */
 void nvt_conns_remove(struct nvt_conns *t, int fd);
 /* Connection fd's request is whole and being answered (answering 1), or its response is done

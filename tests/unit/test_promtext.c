@@ -234,6 +234,23 @@ static void test_conns(void)
 	CHECK(nvt_conns_add(&t, 5, AF_INET, lo, 0) == 0 && nvt_conns_add(&t, 6, AF_INET, lo, 1) == 0);
 	CHECK(nvt_conns_admit(&t, AF_INET, lo) == -1 && nvt_conns_add(&t, 7, AF_INET, lo, 2) == 0);
 	CHECK(nvt_conns_admit(&t, AF_INET, lo) == 5);
+	/* Admitted at once (two threads, each before the other's was added): both fit a's
+	 * limit of 2 when admitted; once both are added, a's oldest closes, then none. */
+	nvt_conns_init(&t, 8, 2, 100);
+	CHECK(nvt_conns_add(&t, 10, AF_INET, a, 0) == 0 && nvt_conns_add(&t, 11, AF_INET, a, 1) == 0);
+	CHECK(nvt_conns_over(&t, AF_INET, a) == -1);
+	CHECK(nvt_conns_admit(&t, AF_INET, a) == 10 && nvt_conns_admit(&t, AF_INET, a) == -1);
+	CHECK(nvt_conns_add(&t, 12, AF_INET, a, 2) == 0 && nvt_conns_add(&t, 13, AF_INET, a, 3) == 0);
+	CHECK(nvt_conns_over(&t, AF_INET, a) == 11 && nvt_conns_over(&t, AF_INET, a) == -1);
+	CHECK(nvt_conns_live(&t) == 2);
+	/* So for the table's own limit (3), and never one being answered; 127.0.0.1 has no
+	 * per-address limit. */
+	nvt_conns_init(&t, 3, 1, 100);
+	CHECK(nvt_conns_add(&t, 5, AF_INET, lo, 0) == 0 && nvt_conns_add(&t, 6, AF_INET, lo, 1) == 0);
+	nvt_conns_answering(&t, 5, 1, 1);
+	CHECK(nvt_conns_add(&t, 7, AF_INET, lo, 2) == 0 && nvt_conns_add(&t, 8, AF_INET, b, 3) == 0);
+	CHECK(nvt_conns_over(&t, AF_INET, lo) == 6 && nvt_conns_over(&t, AF_INET, lo) == -1);
+	CHECK(nvt_conns_live(&t) == 3);
 	/* The descriptor limit: the table leaves kept descriptors and one to accept with. */
 	CHECK(nvt_conns_room(1024, 256, 32) == 256 && nvt_conns_room(288, 256, 32) == 256);
 	CHECK(nvt_conns_room(200, 256, 32) == 168 && nvt_conns_room(64, 256, 32) == 32);

@@ -214,7 +214,7 @@ static void connection_event(void *arg, struct MHD_Connection *c, void **socket_
 			     enum MHD_ConnectionNotificationCode what)
 {
 	const union MHD_ConnectionInfo *peer = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	int fd = socket_of(c), family;
+	int fd = socket_of(c), family, over;
 	uint8_t addr[16];
 
 	(void)arg, (void)socket_context;
@@ -226,6 +226,9 @@ static void connection_event(void *arg, struct MHD_Connection *c, void **socket_
 	else if (!peer || address_of(peer->client_addr, &family, addr) ||
 		 nvt_conns_add(&conns.table, fd, family, addr, nvt_clock_ns()))
 		shutdown(fd, SHUT_RDWR); /* (no room to follow it: not kept) */
+	else /* (others admitted beside it, by other threads, counted now) */
+		while ((over = nvt_conns_over(&conns.table, family, addr)) >= 0)
+			shutdown(over, SHUT_RDWR);
 	pthread_mutex_unlock(&conns.lock);
 }
 
