@@ -27,12 +27,12 @@ static int name_of(const char *name, int colon)
 	return 1;
 }
 
-int nvt_expo_name_ok(const char *name)
+int nvt_prom_name_ok(const char *name)
 {
 	return name_of(name, 1);
 }
 
-int nvt_expo_label_ok(const char *name)
+int nvt_prom_label_ok(const char *name)
 {
 	return name_of(name, 0) && strncmp(name, "__", 2) != 0;
 }
@@ -69,9 +69,9 @@ static int escaped(struct nvt_outbuf *b, const char *s, int quote)
 	return 0;
 }
 
-int nvt_expo_family(struct nvt_outbuf *b, const char *name, const char *type, const char *help)
+int nvt_prom_family(struct nvt_outbuf *b, const char *name, const char *type, const char *help)
 {
-	if (!nvt_expo_name_ok(name) ||
+	if (!nvt_prom_name_ok(name) ||
 	    (strcmp(type, "counter") && strcmp(type, "gauge") && strcmp(type, "untyped")))
 		return -1;
 	if (nvt_outbuf_printf(b, "# HELP %s ", name) || escaped(b, help, 0))
@@ -79,7 +79,7 @@ int nvt_expo_family(struct nvt_outbuf *b, const char *name, const char *type, co
 	return nvt_outbuf_printf(b, "\n# TYPE %s %s\n", name, type);
 }
 
-int nvt_expo_value(struct nvt_outbuf *b, double v)
+int nvt_prom_value(struct nvt_outbuf *b, double v)
 {
 	char text[40];
 
@@ -99,18 +99,18 @@ int nvt_expo_value(struct nvt_outbuf *b, double v)
 	return nvt_outbuf_printf(b, "%s", text);
 }
 
-int nvt_expo_sample(struct nvt_outbuf *b, const char *name, const struct nvt_expo_label *labels,
+int nvt_prom_sample(struct nvt_outbuf *b, const char *name, const struct nvt_prom_label *labels,
 		    int n, double value)
 {
-	if (!nvt_expo_name_ok(name) || nvt_outbuf_printf(b, "%s", name))
+	if (!nvt_prom_name_ok(name) || nvt_outbuf_printf(b, "%s", name))
 		return -1;
 	for (int i = 0; i < n; i++) {
-		if (!nvt_expo_label_ok(labels[i].name) ||
+		if (!nvt_prom_label_ok(labels[i].name) ||
 		    nvt_outbuf_printf(b, "%s%s=\"", i ? "," : "{", labels[i].name) ||
 		    escaped(b, labels[i].value ? labels[i].value : "", 1) || nvt_outbuf_put(b, "\"", 1))
 			return -1;
 	}
-	if (nvt_outbuf_printf(b, "%s ", n ? "}" : "") || nvt_expo_value(b, value))
+	if (nvt_outbuf_printf(b, "%s ", n ? "}" : "") || nvt_prom_value(b, value))
 		return -1;
 	return nvt_outbuf_put(b, "\n", 1);
 }

@@ -14,24 +14,24 @@
 #include "outbuf.h"
 
 /* The content type of the text format, as an HTTP response names it. */
-#define NVT_EXPO_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define NVT_PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-struct nvt_expo_label {
+struct nvt_prom_label {
 	const char *name;  /* [a-zA-Z_][a-zA-Z0-9_]*, not beginning with "__" (reserved) */
 	const char *value; /* any bytes: escaped, made valid UTF-8, controls as '?' */
 };
 
 /* 1 if name is a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), else 0. */
-int nvt_expo_name_ok(const char *name);
+int nvt_prom_name_ok(const char *name);
 /* 1 if name is a label name that a user may give, else 0. */
-int nvt_expo_label_ok(const char *name);
+int nvt_prom_label_ok(const char *name);
 
 /*
  * Starts the family name: "# HELP name HELP" (help escaped: backslash,
  * newline; controls as '?') and "# TYPE name TYPE", type one of counter, gauge, untyped.
  * Returns 0, or -1 (a bad name or type; out of memory).
  */
-int nvt_expo_family(struct nvt_outbuf *b, const char *name, const char *type, const char *help);
+int nvt_prom_family(struct nvt_outbuf *b, const char *name, const char *type, const char *help);
 
 /*
  * Writes a sample of name with labels (n of them) and value: integers
@@ -39,10 +39,10 @@ int nvt_expo_family(struct nvt_outbuf *b, const char *name, const char *type, co
  * same, NaN, +Inf, -Inf. Returns 0, or -1 (a bad metric or label name; out
  * of memory).
  */
-int nvt_expo_sample(struct nvt_outbuf *b, const char *name, const struct nvt_expo_label *labels,
+int nvt_prom_sample(struct nvt_outbuf *b, const char *name, const struct nvt_prom_label *labels,
 		    int n, double value);
 
 /* Appends v as the format writes a value (above). Returns 0 or -1. */
-int nvt_expo_value(struct nvt_outbuf *b, double v);
+int nvt_prom_value(struct nvt_outbuf *b, double v);
 
 #endif /* NVT_PROMTEXT_H */

@@ -23,7 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int nvt_seg_ctr_id_valid(const char *id)
+int nvt_seg_container_id_valid(const char *id)
 {
 	size_t n = strlen(id);
 
@@ -38,19 +38,19 @@ int nvt_seg_ctr_id_valid(const char *id)
 	return 1;
 }
 
-int nvt_seg_ctr_base(char *buf, size_t len, const char *base, const char *id)
+int nvt_seg_container_base(char *buf, size_t len, const char *base, const char *id)
 {
 	int n = snprintf(buf, len, "%s/" NVT_CONTAINERS_DIR "/%s/" NVT_CONTAINER_RUN, base, id);
-	return (n < 0 || (size_t)n >= len || !nvt_seg_ctr_id_valid(id)) ? -1 : 0;
+	return (n < 0 || (size_t)n >= len || !nvt_seg_container_id_valid(id)) ? -1 : 0;
 }
 
-int nvt_seg_ctr_userdir_open(const char *base, const char *id, uid_t uid)
+int nvt_seg_container_userdir_open(const char *base, const char *id, uid_t uid)
 {
 	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32];
 
 	if (!id[0])
 		return nvt_userdir_open(base, uid);
-	if (nvt_seg_ctr_base(dir, sizeof(dir), base, id)) {
+	if (nvt_seg_container_base(dir, sizeof(dir), base, id)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -67,7 +67,7 @@ static int roots_dir(int fd)
 /* What directory dirfd's pidns file (root's regular file) records into c: its PID namespace,
  * then, on a line of its own, the container's first process (its PID and start time; 0 0 where
  * the line is missing). Returns 0, or -1. */
-static int read_pidns(int dirfd, struct nvt_seg_ctr *c)
+static int read_pidns(int dirfd, struct nvt_seg_container *c)
 {
 	int fd = openat(dirfd, NVT_CONTAINER_PIDNS, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	char text[96];
@@ -100,14 +100,14 @@ static int read_pidns(int dirfd, struct nvt_seg_ctr *c)
 }
 
 /* What open_containers answers besides a descriptor (>= 0). */
-enum nvt_seg_ctr_open_rc {
-	NVT_SEG_CTR_ESYS = -1,      /* errno says why */
-	NVT_SEG_CTR_NONE = -2,      /* base holds no containers directory */
-	NVT_SEG_CTR_UNTRUSTED = -3, /* one that is not root's alone (or no directory) */
+enum nvt_seg_container_open_rc {
+	NVT_SEG_CONTAINER_ESYS = -1,      /* errno says why */
+	NVT_SEG_CONTAINER_NONE = -2,      /* base holds no containers directory */
+	NVT_SEG_CONTAINER_UNTRUSTED = -3, /* one that is not root's alone (or no directory) */
 };
 
 /* Opens base/containers if it is root's and written by nobody else. Returns its fd, or enum
- * nvt_seg_ctr_open_rc. */
+ * nvt_seg_container_open_rc. */
 static int open_containers(const char *base)
 {
 	char path[NVT_RUNDIR_MAX + 32];
@@ -115,17 +115,17 @@ static int open_containers(const char *base)
 
 	if (snprintf(path, sizeof(path), "%s/" NVT_CONTAINERS_DIR, base) >= (int)sizeof(path)) {
 		errno = ENAMETOOLONG;
-		return NVT_SEG_CTR_ESYS;
+		return NVT_SEG_CONTAINER_ESYS;
 	}
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
-		return NVT_SEG_CTR_NONE;
+		return NVT_SEG_CONTAINER_NONE;
 	if (fd < 0)
-		return errno == ENOTDIR || errno == ELOOP || errno == EACCES ? NVT_SEG_CTR_UNTRUSTED
-									      : NVT_SEG_CTR_ESYS;
+		return errno == ENOTDIR || errno == ELOOP || errno == EACCES ? NVT_SEG_CONTAINER_UNTRUSTED
+									      : NVT_SEG_CONTAINER_ESYS;
 	if (!roots_dir(fd)) {
 		close(fd);
-		return NVT_SEG_CTR_UNTRUSTED;
+		return NVT_SEG_CONTAINER_UNTRUSTED;
 	}
 	return fd;
 }
@@ -136,10 +136,10 @@ static void note_bad(int *bad, char *bad_name, size_t bad_len, const char *name)
 		snprintf(bad_name, bad_len, "%s", name);
 }
 
-int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char *bad_name,
+int nvt_seg_container_list(const char *base, struct nvt_seg_container **out, int *bad, char *bad_name,
 			size_t bad_len)
 {
-	struct nvt_seg_ctr *v = NULL, *grown;
+	struct nvt_seg_container *v = NULL, *grown;
 	size_t n = 0, cap = 0;
 	struct dirent *ent;
 	int fd = open_containers(base), err;
@@ -149,9 +149,9 @@ int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char 
 	*bad = 0;
 	if (bad_len)
 		bad_name[0] = '\0';
-	if (fd == NVT_SEG_CTR_NONE)
+	if (fd == NVT_SEG_CONTAINER_NONE)
 		return 0;
-	if (fd == NVT_SEG_CTR_UNTRUSTED) {
+	if (fd == NVT_SEG_CONTAINER_UNTRUSTED) {
 		note_bad(bad, bad_name, bad_len, NVT_CONTAINERS_DIR);
 		return 0;
 	}
@@ -163,10 +163,10 @@ int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char 
 		return -1;
 	}
 	while ((ent = readdir(dir)) && n < NVT_CONTAINERS_MAX) {
-		struct nvt_seg_ctr c;
+		struct nvt_seg_container c;
 		int cfd;
 
-		if (!nvt_seg_ctr_id_valid(ent->d_name))
+		if (!nvt_seg_container_id_valid(ent->d_name))
 			continue; /* ".", "..", and what the hook renamed aside */
 		cfd = openat(dirfd(dir), ent->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
 								   O_CLOEXEC);
@@ -219,14 +219,14 @@ static int make_dir(int dirfd, const char *name, mode_t mode)
 	return fd;
 }
 
-int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, size_t len)
+int nvt_seg_container_make(const char *base, const struct nvt_seg_container *c, char *why, size_t len)
 {
 	char text[96], aside[96], path[NVT_RUNDIR_MAX + 32];
 	int basefd, ctrs = -1, dir = -1, run = -1, fd, rc = -1;
-	struct nvt_seg_ctr had;
+	struct nvt_seg_container had;
 	struct stat st;
 
-	if (!nvt_seg_ctr_id_valid(c->id))
+	if (!nvt_seg_container_id_valid(c->id))
 		return nvt_why(why, len, "the container's id is no name for a directory: 1 to %d of "
 				    "A-Z, a-z, 0-9, '_', '.' and '-', not starting with '.'",
 			       NVT_CONTAINER_ID_MAX);
@@ -287,7 +287,7 @@ out:
 	return rc;
 }
 
-int nvt_seg_ctr_open_below(int dirfd, const char *name)
+int nvt_seg_container_open_below(int dirfd, const char *name)
 {
 	struct open_how how;
 
@@ -356,7 +356,7 @@ static int empty_level(int fd, struct rm_walk *w, int *sub)
 		 * point (one that propagated from the container's mount namespace, or a host's:
 		 * what it holds is no part of the container's directory) stays, and so does one
 		 * emptied that would not go. */
-		*sub = ent->d_ino == w->emptied ? -1 : nvt_seg_ctr_open_below(fd, ent->d_name);
+		*sub = ent->d_ino == w->emptied ? -1 : nvt_seg_container_open_below(fd, ent->d_name);
 		if (*sub >= 0) {
 			closedir(dir);
 			return 1;
@@ -421,12 +421,12 @@ static int empty_tree(int top)
 	return rc;
 }
 
-int nvt_seg_ctr_remove(const char *base, const char *id)
+int nvt_seg_container_remove(const char *base, const char *id)
 {
 	char path[NVT_RUNDIR_MAX + 32];
 	int ctrs, dir, rc;
 
-	if (!nvt_seg_ctr_id_valid(id)) {
+	if (!nvt_seg_container_id_valid(id)) {
 		errno = EINVAL;
 		return -1;
 	}

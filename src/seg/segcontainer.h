@@ -27,7 +27,7 @@
 /* The most containers a listing reads (only root makes them). */
 #define NVT_CONTAINERS_MAX 4096
 
-struct nvt_seg_ctr {
+struct nvt_seg_container {
 	char id[NVT_CONTAINER_ID_MAX + 1];
 	uint64_t pidns; /* its PID namespace's inode */
 	pid_t init;     /* its first process, as the host's /proc numbers it; 0: not recorded */
@@ -35,12 +35,12 @@ struct nvt_seg_ctr {
 };
 /* 1 if id is a container id to make a directory for: 1 to NVT_CONTAINER_ID_MAX of
  * [A-Za-z0-9_.-], not starting with '.'. */
-int nvt_seg_ctr_id_valid(const char *id);
+int nvt_seg_container_id_valid(const char *id);
 /* Writes base/containers/ID/run. Returns 0, or -1 if it does not fit. */
-int nvt_seg_ctr_base(char *buf, size_t len, const char *base, const char *id);
+int nvt_seg_container_base(char *buf, size_t len, const char *base, const char *id);
 /* Opens uid's run directory (nvt_userdir_open) under container id's run directory, or under
  * base itself where id is "". Returns its fd, or -1 with errno set. */
-int nvt_seg_ctr_userdir_open(const char *base, const char *id, uid_t uid);
+int nvt_seg_container_userdir_open(const char *base, const char *id, uid_t uid);
 /*
  * Reads the containers of base into *out (malloc'd; the caller frees it):
  * each ID directory of base/containers that is root's and written by nobody
@@ -49,7 +49,7 @@ int nvt_seg_ctr_userdir_open(const char *base, const char *id, uid_t uid);
  * its entry). Returns how many, 0 where base has no containers directory, or
  * -1 with errno set.
  */
-int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char *bad_name,
+int nvt_seg_container_list(const char *base, struct nvt_seg_container **out, int *bad, char *bad_name,
 			size_t bad_len);
 /*
  * Makes c's directory under base (root's, for a CDI hook): base/containers
@@ -58,16 +58,16 @@ int nvt_seg_ctr_list(const char *base, struct nvt_seg_ctr **out, int *bad, char 
  * there). One there already must record c->pidns. Returns 0, or -1 with the
  * reason in why.
  */
-int nvt_seg_ctr_make(const char *base, const struct nvt_seg_ctr *c, char *why, size_t len);
+int nvt_seg_container_make(const char *base, const struct nvt_seg_container *c, char *why, size_t len);
 /*
  * Removes container id's directory under base, and what its tasks left in
  * it, whatever its depth: without recursion, never through a link nor into a
  * mount point (what it holds stays), relative to directory fds. Returns 0, or
  * -1 with errno set (ENOENT: none).
  */
-int nvt_seg_ctr_remove(const char *base, const char *id);
+int nvt_seg_container_remove(const char *base, const char *id);
 /* Opens directory name of dirfd on dirfd's own mount, never through a link. Returns its fd, or
  * -1 with errno set (EXDEV: a mount point; ELOOP: a link). */
-int nvt_seg_ctr_open_below(int dirfd, const char *name);
+int nvt_seg_container_open_below(int dirfd, const char *name);
 
 #endif /* NVT_SEGCONTAINER_H */

@@ -23,7 +23,7 @@
 
 /* ---- Which containers are gone ------------------------------------------------ */
 
-int nvt_seg_ctr_gone(const struct nvt_seg_ctr *v, int n, char *gone)
+int nvt_seg_container_gone(const struct nvt_seg_container *v, int n, char *gone)
 {
 	int own;
 
@@ -62,7 +62,7 @@ int nvt_seg_ctr_gone(const struct nvt_seg_ctr *v, int n, char *gone)
  * go into, opened in *sub, its place kept. Returns 1 (a subdirectory in *sub), 0 (fd is
  * counted), or -1 (the bound, or fd cannot be read).
  */
-static int size_level(int fd, dev_t dev, struct nvt_seg_walk *w, struct nvt_seg_ctr_size *size, int *sub)
+static int size_level(int fd, dev_t dev, struct nvt_seg_walk *w, struct nvt_seg_container_size *size, int *sub)
 {
 	DIR *dir = nvt_seg_walk_opendir(fd);
 	struct dirent *ent;
@@ -87,7 +87,7 @@ static int size_level(int fd, dev_t dev, struct nvt_seg_walk *w, struct nvt_seg_
 		/* A file of several links takes its share: links within the directory add up to it. */
 		size->bytes += (uint64_t)st.st_blocks * 512 /
 			       (S_ISDIR(st.st_mode) || st.st_nlink < 1 ? 1 : st.st_nlink);
-		if (S_ISDIR(st.st_mode) && (*sub = nvt_seg_ctr_open_below(fd, ent->d_name)) >= 0) {
+		if (S_ISDIR(st.st_mode) && (*sub = nvt_seg_container_open_below(fd, ent->d_name)) >= 0) {
 			w->pos[w->depth] = telldir(dir);
 			rc = 1;
 			break;
@@ -105,7 +105,7 @@ static int open_ctr(const char *base, const char *id)
 	struct stat st;
 	int fd;
 
-	if (!nvt_seg_ctr_id_valid(id) ||
+	if (!nvt_seg_container_id_valid(id) ||
 	    snprintf(path, sizeof(path), "%s/" NVT_CONTAINERS_DIR "/%s", base, id) >= (int)sizeof(path)) {
 		errno = EINVAL;
 		return -1;
@@ -119,7 +119,7 @@ static int open_ctr(const char *base, const char *id)
 	return fd;
 }
 
-int nvt_seg_ctr_size(const char *base, const char *id, struct nvt_seg_ctr_size *size)
+int nvt_seg_container_size(const char *base, const char *id, struct nvt_seg_container_size *size)
 {
 	struct nvt_seg_walk w = {0};
 	struct stat top;
@@ -159,18 +159,18 @@ int nvt_seg_ctr_size(const char *base, const char *id, struct nvt_seg_ctr_size *
 
 /* ---- Removing what gone containers left ----------------------------------------- */
 
-int nvt_seg_ctr_tidy(const char *base)
+int nvt_seg_container_tidy(const char *base)
 {
 	char bad_name[NVT_CONTAINER_ID_MAX + 1], *gone;
-	struct nvt_seg_ctr *v;
-	int bad, n = nvt_seg_ctr_list(base, &v, &bad, bad_name, sizeof(bad_name)), removed = 0, err;
+	struct nvt_seg_container *v;
+	int bad, n = nvt_seg_container_list(base, &v, &bad, bad_name, sizeof(bad_name)), removed = 0, err;
 
 	if (n <= 0) {
 		free(v);
 		return n;
 	}
 	gone = calloc((size_t)n, 1);
-	if (!gone || nvt_seg_ctr_gone(v, n, gone)) {
+	if (!gone || nvt_seg_container_gone(v, n, gone)) {
 		err = gone ? errno : ENOMEM;
 		free(gone);
 		free(v);
@@ -178,7 +178,7 @@ int nvt_seg_ctr_tidy(const char *base)
 		return -1;
 	}
 	for (int i = 0; i < n; i++)
-		if (gone[i] && nvt_seg_ctr_remove(base, v[i].id) == 0)
+		if (gone[i] && nvt_seg_container_remove(base, v[i].id) == 0)
 			removed++;
 	free(gone);
 	free(v);

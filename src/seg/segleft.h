@@ -16,10 +16,10 @@
 
 #include <stdint.h>
 
-struct nvt_seg_ctr; /* segcontainer.h */
+struct nvt_seg_container; /* segcontainer.h */
 
 /*
- * Which of containers v (n, nvt_seg_ctr_list's) are gone: gone[i] is 1 where
+ * Which of containers v (n, nvt_seg_container_list's) are gone: gone[i] is 1 where
  * v[i]'s first process (PID and start time) no longer runs, else 0 (0 too
  * where none is recorded). Only root in the initial PID namespace, with /proc
  * its own, judges: its /proc numbers PIDs as the hooks recorded them, and
@@ -27,10 +27,10 @@ struct nvt_seg_ctr; /* segcontainer.h */
  * reader; another errno: a process that could not be read, so none is
  * judged gone).
  */
-int nvt_seg_ctr_gone(const struct nvt_seg_ctr *v, int n, char *gone);
-/* The most entries nvt_seg_ctr_size looks at (a --cdi run directory holds 65,536 files). */
+int nvt_seg_container_gone(const struct nvt_seg_container *v, int n, char *gone);
+/* The most entries nvt_seg_container_size looks at (a --cdi run directory holds 65,536 files). */
 #define NVT_CTR_SIZE_ENTRIES 131072
-struct nvt_seg_ctr_size {
+struct nvt_seg_container_size {
 	uint64_t bytes;   /* the space its entries take: their blocks (a file of several links, its share) */
 	uint64_t entries; /* files, directories and the rest, counted */
 	int whole;        /* 1: every entry counted; 0: the walk stopped at its bound, or was turned back */
@@ -42,13 +42,13 @@ struct nvt_seg_ctr_size {
  * never through a link nor into a mount point, at most NVT_CTR_SIZE_ENTRIES
  * entries. Returns 0, or -1 with errno set (ENOENT: none).
  */
-int nvt_seg_ctr_size(const char *base, const char *id, struct nvt_seg_ctr_size *size);
+int nvt_seg_container_size(const char *base, const char *id, struct nvt_seg_container_size *size);
 /*
  * Removes the directories of containers under base that are gone
- * (nvt_seg_ctr_gone): a hook of root's runtime tidies what a container whose
+ * (nvt_seg_container_gone): a hook of root's runtime tidies what a container whose
  * poststop hook never ran left. Returns how many it removed, or -1 with
  * errno set (none judged).
  */
-int nvt_seg_ctr_tidy(const char *base);
+int nvt_seg_container_tidy(const char *base);
 
 #endif /* NVT_SEGLEFT_H */

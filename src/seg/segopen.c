@@ -296,7 +296,7 @@ static int open_hidden(const char *base, pid_t pid, struct nvt_seg_handle *h)
 
 int nvt_seg_handle_dir(const char *base, const struct nvt_seg_handle *h)
 {
-	return nvt_seg_ctr_userdir_open(base, h->container, h->owner);
+	return nvt_seg_container_userdir_open(base, h->container, h->owner);
 }
 
 /*
@@ -309,8 +309,8 @@ static int open_in_containers(const char *base, const struct nvt_proc *p, const 
 			      int writable, struct nvt_seg_handle *h, int *best, uint32_t *version)
 {
 	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32], bad_name[2];
-	struct nvt_seg_ctr *v;
-	int count = nvt_seg_ctr_list(base, &v, &(int){0}, bad_name, sizeof(bad_name)), rc;
+	struct nvt_seg_container *v;
+	int count = nvt_seg_container_list(base, &v, &(int){0}, bad_name, sizeof(bad_name)), rc;
 
 	if (count < 0) {
 		h->sys_errno = errno;
@@ -321,7 +321,7 @@ static int open_in_containers(const char *base, const struct nvt_proc *p, const 
 	for (int c = 0; c < count; c++) {
 		struct nvt_proc q = *p;
 
-		if ((p->pidns && p->pidns != v[c].pidns) || nvt_seg_ctr_base(dir, sizeof(dir), base, v[c].id))
+		if ((p->pidns && p->pidns != v[c].pidns) || nvt_seg_container_base(dir, sizeof(dir), base, v[c].id))
 			continue;
 		q.pidns = v[c].pidns;
 		for (int i = 0; i < n; i++) {
@@ -435,7 +435,7 @@ int nvt_seg_superseded(const char *base, const struct nvt_seg_handle *h)
 		return 0;
 	/* (a container's task: the run directories of its container) */
 	if (h->container[0]) {
-		if (nvt_seg_ctr_base(dir, sizeof(dir), base, h->container))
+		if (nvt_seg_container_base(dir, sizeof(dir), base, h->container))
 			return 0;
 		base = dir;
 	}

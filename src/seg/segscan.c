@@ -55,7 +55,7 @@ struct scan {
 	size_t n_named, named_cap;
 	int see_all;      /* every process of every namespace is in sight: what none has is stale */
 	struct nvt_seg_skipped *skipped; /* NULL: not asked for */
-	const struct nvt_seg_ctr *ctr; /* the container whose run directory is being read, or NULL */
+	const struct nvt_seg_container *ctr; /* the container whose run directory is being read, or NULL */
 	int foreign;      /* in the run directory being read: files naming no process of ctr's */
 };
 
@@ -453,7 +453,7 @@ static int scan_userdir(struct scan *s, int dirfd, uid_t uid, int tidy, int see_
 
 int nvt_seg_entry_dir(const char *base, const struct nvt_seg_entry *e)
 {
-	return nvt_seg_ctr_userdir_open(base, e->container, e->uid);
+	return nvt_seg_container_userdir_open(base, e->container, e->uid);
 }
 
 /* Opens e's file for reading, never through a link. Returns its fd, or -1
@@ -574,16 +574,16 @@ static int scan_base(struct scan *s, int basefd, uid_t only, int tidy, int see_o
 	return rc;
 }
 
-/* Reads the run directories of every container of base (nvt_seg_ctr_list) into s, as
+/* Reads the run directories of every container of base (nvt_seg_container_list) into s, as
  * scan_base. Returns 0 or -1. */
 static int scan_containers(struct scan *s, const char *base, uid_t only, int tidy, int see_own)
 {
 	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32], bad_name[NVT_CONTAINER_ID_MAX + 1];
-	struct nvt_seg_ctr *v, none = {0};
+	struct nvt_seg_container *v, none = {0};
 	int n, rc = 0, err;
 
 	bad_name[0] = '\0';
-	n = nvt_seg_ctr_list(base, &v, &(int){0}, bad_name, sizeof(bad_name));
+	n = nvt_seg_container_list(base, &v, &(int){0}, bad_name, sizeof(bad_name));
 	if (n < 0)
 		return -1;
 	if (bad_name[0]) {
@@ -596,7 +596,7 @@ static int scan_containers(struct scan *s, const char *base, uid_t only, int tid
 	for (int i = 0; !rc && i < n; i++) {
 		int fd;
 
-		if (nvt_seg_ctr_base(dir, sizeof(dir), base, v[i].id))
+		if (nvt_seg_container_base(dir, sizeof(dir), base, v[i].id))
 			continue;
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		s->ctr = &v[i];

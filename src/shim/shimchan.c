@@ -330,7 +330,7 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 	return rc;
 }
 
-int shim_rm_timeslice(const uint8_t uuid[16], uint32_t timeslice_us)
+int shim_chan_timeslice(const uint8_t uuid[16], uint32_t timeslice_us)
 {
 	int n = 0, failed = 0, g = -1;
 
@@ -351,7 +351,7 @@ int shim_rm_timeslice(const uint8_t uuid[16], uint32_t timeslice_us)
 	return failed ? -1 : n;
 }
 
-void shim_rm_stats(const uint8_t uuid[16], struct shim_rm_gpu_stats *out)
+void shim_chan_stats(const uint8_t uuid[16], struct shim_chan_gpu_stats *out)
 {
 	int g;
 
@@ -366,7 +366,7 @@ void shim_rm_stats(const uint8_t uuid[16], struct shim_rm_gpu_stats *out)
 	pthread_mutex_unlock(&rm.lock);
 }
 
-void shim_rm_on_new_gpu(void (*fn)(const uint8_t uuid[16]))
+void shim_chan_on_new_gpu(void (*fn)(const uint8_t uuid[16]))
 {
 	pthread_mutex_lock(&rm.lock);
 	rm.on_new_gpu = fn;
@@ -374,7 +374,7 @@ void shim_rm_on_new_gpu(void (*fn)(const uint8_t uuid[16]))
 	pthread_mutex_unlock(&rm.lock);
 }
 
-void shim_rm_after_fork(void)
+void shim_chan_after_fork(void)
 {
 	pthread_mutex_init(&rm.lock, NULL);
 	rm.n_obj = 0;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /* What shimchan did on one GPU (by UUID): for the slot's publication. */
-struct shim_rm_gpu_stats {
+struct shim_chan_gpu_stats {
 	uint32_t groups;       /* channel groups of this process on it now */
 	uint32_t timeslice_us; /* what they were given (the driver's record, read back); 0: none */
 	uint32_t status;       /* the last status a control answered that was not NVRM_OK; 0: none */
@@ -26,16 +26,16 @@ struct shim_rm_gpu_stats {
  * its own (those whose GPU is not known, its subdevice not saying, among them).
  * Returns the groups set now, or -1 if a control on one failed.
  */
-int shim_rm_timeslice(const uint8_t uuid[16], uint32_t timeslice_us);
-void shim_rm_stats(const uint8_t uuid[16], struct shim_rm_gpu_stats *out);
+int shim_chan_timeslice(const uint8_t uuid[16], uint32_t timeslice_us);
+void shim_chan_stats(const uint8_t uuid[16], struct shim_chan_gpu_stats *out);
 /*
  * From now on, follows this process's channel groups, and calls fn (once per
  * GPU, from whatever thread allocated the group) when the first group of a
  * GPU appears: uuid all zero if its GPU is not known. fn runs under shimchan's
  * lock: it may note the GPU, not call shimchan.
  */
-void shim_rm_on_new_gpu(void (*fn)(const uint8_t uuid[16]));
+void shim_chan_on_new_gpu(void (*fn)(const uint8_t uuid[16]));
 /* In a forked child: the parent's RM objects are not this process's. */
-void shim_rm_after_fork(void);
+void shim_chan_after_fork(void);
 
 #endif /* NVT_SHIMCHAN_H */

@@ -78,8 +78,8 @@ static void ask_timeslice(struct pslot *p)
 		return;
 	p->asked_us = us;
 	if (pre.single)
-		shim_rm_timeslice(NULL, us);
-	if (shim_rm_timeslice(p->uuid, us) < 0 && shim_first_time(WARN_PREEMPT))
+		shim_chan_timeslice(NULL, us);
+	if (shim_chan_timeslice(p->uuid, us) < 0 && shim_first_time(WARN_PREEMPT))
 		shim_warn("the driver refused this task's channel groups a timeslice of %u us: "
 			  "tasks of higher priority may wait for its work", (unsigned)us);
 }
@@ -103,9 +103,9 @@ static void configure(struct pslot *p, int g)
 static void publish(int g, const struct pslot *p)
 {
 	struct nvt_slot_yield *y = &shim.seg->gpu[g].yield;
-	struct shim_rm_gpu_stats st;
+	struct shim_chan_gpu_stats st;
 
-	shim_rm_stats(p->uuid, &st);
+	shim_chan_stats(p->uuid, &st);
 	if (st.status && shim_first_time(WARN_PREEMPT))
 		shim_warn("the CUDA driver refused a control on this task's channel groups (status "
 			  "%#x): tasks of higher priority may wait up to its default timeslice for its work",
@@ -234,8 +234,8 @@ void shim_preempt_setup(void)
 		return;
 	/* One GPU: its groups' timeslice also where the driver does not say their GPU. */
 	if (slots == 1 && (pre.single = 1))
-		shim_rm_timeslice(NULL, pre.s[last].asked_us);
-	shim_rm_on_new_gpu(on_new_gpu);
+		shim_chan_timeslice(NULL, pre.s[last].asked_us);
+	shim_chan_on_new_gpu(on_new_gpu);
 }
 
 void shim_preempt_server(const struct nvt_slot_prio *prio)
@@ -245,9 +245,9 @@ void shim_preempt_server(const struct nvt_slot_prio *prio)
 	pre.server = 1;
 	pre.server_prio = *prio;
 	nvt_yield_cfg_of(prio, &cfg);
-	shim_rm_on_new_gpu(on_new_gpu);
+	shim_chan_on_new_gpu(on_new_gpu);
 	/* Every GPU's groups, before their slot is made. */
-	shim_rm_timeslice(NULL, nvt_preempt_timeslice(prio->prio, &cfg, 0));
+	shim_chan_timeslice(NULL, nvt_preempt_timeslice(prio->prio, &cfg, 0));
 }
 
 void shim_preempt_after_fork(void)
@@ -257,5 +257,5 @@ void shim_preempt_after_fork(void)
 	pre.n_new = 0;
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		pre.s[g].cfg_seq = 0;
-	shim_rm_after_fork();
+	shim_chan_after_fork();
 }

@@ -20,7 +20,7 @@
 /* The labels of a GPU: gpu (its number, "" when not on the machine's list) and UUID. */
 struct gpu_labels {
 	char index[16];
-	struct nvt_expo_label l[3];
+	struct nvt_prom_label l[3];
 };
 
 static void gpu_labels(const struct nvt_view_gpu *g, struct gpu_labels *out)
@@ -29,9 +29,9 @@ static void gpu_labels(const struct nvt_view_gpu *g, struct gpu_labels *out)
 		snprintf(out->index, sizeof(out->index), "%d", g->index);
 	else
 		out->index[0] = '\0';
-	out->l[0] = (struct nvt_expo_label){"gpu", out->index};
-	out->l[1] = (struct nvt_expo_label){"UUID", g->uuid_text};
-	out->l[2] = (struct nvt_expo_label){"model_name", g->model};
+	out->l[0] = (struct nvt_prom_label){"gpu", out->index};
+	out->l[1] = (struct nvt_prom_label){"UUID", g->uuid_text};
+	out->l[2] = (struct nvt_prom_label){"model_name", g->model};
 }
 
 /* The labels of a task's slot: its GPU's, then pid, user, command, container, slurm_job,
@@ -40,7 +40,7 @@ static void gpu_labels(const struct nvt_view_gpu *g, struct gpu_labels *out)
 struct task_labels {
 	struct gpu_labels gpu;
 	char pid[16];
-	struct nvt_expo_label l[TASK_LABELS + 1];
+	struct nvt_prom_label l[TASK_LABELS + 1];
 };
 
 static void task_labels(const struct nvt_view *v, const struct nvt_view_slot *s,
@@ -52,12 +52,12 @@ static void task_labels(const struct nvt_view *v, const struct nvt_view_slot *s,
 	snprintf(out->pid, sizeof(out->pid), "%ld", (long)t->pid);
 	out->l[0] = out->gpu.l[0];
 	out->l[1] = out->gpu.l[1];
-	out->l[2] = (struct nvt_expo_label){"pid", out->pid};
-	out->l[3] = (struct nvt_expo_label){"user", t->user};
-	out->l[4] = (struct nvt_expo_label){"command", t->program};
-	out->l[5] = (struct nvt_expo_label){"container", t->container};
-	out->l[6] = (struct nvt_expo_label){"slurm_job", t->slurm_job};
-	out->l[7] = (struct nvt_expo_label){"priority", nvt_view_prio_word(s)};
+	out->l[2] = (struct nvt_prom_label){"pid", out->pid};
+	out->l[3] = (struct nvt_prom_label){"user", t->user};
+	out->l[4] = (struct nvt_prom_label){"command", t->program};
+	out->l[5] = (struct nvt_prom_label){"container", t->container};
+	out->l[6] = (struct nvt_prom_label){"slurm_job", t->slurm_job};
+	out->l[7] = (struct nvt_prom_label){"priority", nvt_view_prio_word(s)};
 }
 
 /* What a task's family measures of one slot; < 0: no sample (not known, or not its kind). */
@@ -183,7 +183,7 @@ static const struct task_family {
 
 static int task_family(const struct nvt_view *v, const struct task_family *f, struct nvt_outbuf *b)
 {
-	if (nvt_expo_family(b, f->name, f->type, f->help))
+	if (nvt_prom_family(b, f->name, f->type, f->help))
 		return -1;
 	for (size_t s = 0; s < v->n_slots; s++) {
 		struct task_labels l;
@@ -191,7 +191,7 @@ static int task_family(const struct nvt_view *v, const struct task_family *f, st
 		if (value < 0)
 			continue;
 		task_labels(v, &v->slots[s], &l);
-		if (nvt_expo_sample(b, f->name, l.l, TASK_LABELS, value))
+		if (nvt_prom_sample(b, f->name, l.l, TASK_LABELS, value))
 			return -1;
 	}
 	return 0;
@@ -227,7 +227,7 @@ static int state_family(const struct nvt_view *v, struct nvt_outbuf *b)
 	const char *words[NVT_YS_STATES + NVT_PRIO_MODES + 1];
 	int n_words = state_words(words, (int)(sizeof(words) / sizeof(words[0])));
 
-	if (nvt_expo_family(b, name, "gauge",
+	if (nvt_prom_family(b, name, "gauge",
 			    "1 for what the task does now, 0 for the other states (tasks with a "
 			    "priority): the state its shim publishes (running, gated, ahead and bound "
 			    "wait for a higher task, borrowing, beside, ...), or the agent's mode "
@@ -241,8 +241,8 @@ static int state_family(const struct nvt_view *v, struct nvt_outbuf *b)
 			continue;
 		task_labels(v, slot, &l);
 		for (int w = 0; w < n_words; w++) {
-			l.l[TASK_LABELS] = (struct nvt_expo_label){"state", words[w]};
-			if (nvt_expo_sample(b, name, l.l, TASK_LABELS + 1, !strcmp(now, words[w])))
+			l.l[TASK_LABELS] = (struct nvt_prom_label){"state", words[w]};
+			if (nvt_prom_sample(b, name, l.l, TASK_LABELS + 1, !strcmp(now, words[w])))
 				return -1;
 		}
 	}
@@ -253,7 +253,7 @@ static int state_family(const struct nvt_view *v, struct nvt_outbuf *b)
 static int gpu_family(const struct nvt_view *v, const char *name, const char *help, int info,
 		      double (*value)(const struct nvt_view_gpu *g), struct nvt_outbuf *b)
 {
-	if (nvt_expo_family(b, name, "gauge", help))
+	if (nvt_prom_family(b, name, "gauge", help))
 		return -1;
 	for (int i = 0; i < v->n_gpus; i++) {
 		struct gpu_labels l;
@@ -261,7 +261,7 @@ static int gpu_family(const struct nvt_view *v, const char *name, const char *he
 		if (x < 0)
 			continue;
 		gpu_labels(&v->gpus[i], &l);
-		if (nvt_expo_sample(b, name, l.l, info ? 3 : 2, x))
+		if (nvt_prom_sample(b, name, l.l, info ? 3 : 2, x))
 			return -1;
 	}
 	return 0;
@@ -311,7 +311,7 @@ static int gpu_families(const struct nvt_view *v, struct nvt_outbuf *b)
 
 static int daemon_families(const struct nvt_view *v, struct nvt_outbuf *b)
 {
-	if (nvt_expo_family(b, "nvtaskset_agent_up", "gauge",
+	if (nvt_prom_family(b, "nvtaskset_agent_up", "gauge",
 			    "1 for each priority agent that runs; 0 for a user whose tasks need one "
 			    "(a priority that yields by the agent's guard) while neither the user's "
 			    "agent nor root's runs. No series where no agent runs or is needed."))
@@ -319,20 +319,20 @@ static int daemon_families(const struct nvt_view *v, struct nvt_outbuf *b)
 	for (int i = 0; i < v->n_agents; i++) {
 		enum nvt_view_agent_state state = nvt_view_agent_state(v, i);
 		char uid[16];
-		struct nvt_expo_label l[2] = {{"uid", uid}, {"user", v->agents[i].user}};
+		struct nvt_prom_label l[2] = {{"uid", uid}, {"user", v->agents[i].user}};
 		if (state == NVT_VIEW_AGENT_IDLE)
 			continue;
 		snprintf(uid, sizeof(uid), "%lu", (unsigned long)v->agents[i].uid);
-		if (nvt_expo_sample(b, "nvtaskset_agent_up", l, 2, state == NVT_VIEW_AGENT_RUNS))
+		if (nvt_prom_sample(b, "nvtaskset_agent_up", l, 2, state == NVT_VIEW_AGENT_RUNS))
 			return -1;
 	}
-	if (nvt_expo_family(b, "nvtaskset_mps_daemon_up", "gauge",
+	if (nvt_prom_family(b, "nvtaskset_mps_daemon_up", "gauge",
 			    "1 if the MPS control daemon of the pipe directory runs (the daemon "
 			    "the reader's tasks would join), else 0."))
 		return -1;
 	if (v->mps_pipe_dir[0]) {
-		struct nvt_expo_label l = {"pipe_directory", v->mps_pipe_dir};
-		if (nvt_expo_sample(b, "nvtaskset_mps_daemon_up", &l, 1, v->mps_pid > 0))
+		struct nvt_prom_label l = {"pipe_directory", v->mps_pipe_dir};
+		if (nvt_prom_sample(b, "nvtaskset_mps_daemon_up", &l, 1, v->mps_pid > 0))
 			return -1;
 	}
 	return 0;
@@ -341,16 +341,16 @@ static int daemon_families(const struct nvt_view *v, struct nvt_outbuf *b)
 int nvt_view_metrics(const struct nvt_view *v, struct nvt_outbuf *b)
 {
 	/* node_exporter's convention: an info gauge of 1 whose labels say what serves them. */
-	struct nvt_expo_label version = {"version", NVT_VERSION_STRING};
+	struct nvt_prom_label version = {"version", NVT_VERSION_STRING};
 
-	if (nvt_expo_family(b, "nvtaskset_build_info", "gauge",
+	if (nvt_prom_family(b, "nvtaskset_build_info", "gauge",
 			    "1, with the version of nvtaskset that reads the metrics.") ||
-	    nvt_expo_sample(b, "nvtaskset_build_info", &version, 1, 1) ||
-	    nvt_expo_family(b, "nvtaskset_tasks", "gauge", "Tasks under nvtaskset, every user's.") ||
-	    nvt_expo_sample(b, "nvtaskset_tasks", NULL, 0, (double)v->n_tasks) ||
-	    nvt_expo_family(b, "nvtaskset_tasks_unreadable", "gauge",
+	    nvt_prom_sample(b, "nvtaskset_build_info", &version, 1, 1) ||
+	    nvt_prom_family(b, "nvtaskset_tasks", "gauge", "Tasks under nvtaskset, every user's.") ||
+	    nvt_prom_sample(b, "nvtaskset_tasks", NULL, 0, (double)v->n_tasks) ||
+	    nvt_prom_family(b, "nvtaskset_tasks_unreadable", "gauge",
 			    "Control segments left out: corrupt, of another version, or unreadable.") ||
-	    nvt_expo_sample(b, "nvtaskset_tasks_unreadable", NULL, 0, v->unreadable) ||
+	    nvt_prom_sample(b, "nvtaskset_tasks_unreadable", NULL, 0, v->unreadable) ||
 	    gpu_families(v, b))
 		return -1;
 	for (size_t f = 0; f < sizeof(task_families) / sizeof(task_families[0]); f++)

@@ -226,8 +226,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Any bytes as a label value and a help text: one line each, valid UTF-8, no quote
 		 * left bare. */
 		struct nvt_outbuf b = {0};
-		struct nvt_expo_label l = {"v", text};
-		if (nvt_expo_family(&b, "f", "gauge", text) == 0 && nvt_expo_sample(&b, "f", &l, 1, 1) == 0) {
+		struct nvt_prom_label l = {"v", text};
+		if (nvt_prom_family(&b, "f", "gauge", text) == 0 && nvt_prom_sample(&b, "f", &l, 1, 1) == 0) {
 			size_t lines = 0, k;
 			for (size_t i = 0; i < b.len; i += k) {
 				k = nvt_utf8_len(b.text + i, b.len - i);

@@ -85,52 +85,52 @@ static void test_shown(void)
 static void test_promtext(void)
 {
 	struct nvt_outbuf b = {0};
-	struct nvt_expo_label l[2] = {{"user", "a\"b\\c\nd\xff"}, {"gpu", "0"}};
+	struct nvt_prom_label l[2] = {{"user", "a\"b\\c\nd\xff"}, {"gpu", "0"}};
 
-	CHECK(nvt_expo_name_ok("nvtaskset_task_tpcs") && nvt_expo_name_ok("a:b_c9"));
-	CHECK(!nvt_expo_name_ok("9a") && !nvt_expo_name_ok("a-b") && !nvt_expo_name_ok(""));
-	CHECK(nvt_expo_label_ok("UUID") && !nvt_expo_label_ok("__name") && !nvt_expo_label_ok("a:b"));
-	CHECK(nvt_expo_family(&b, "x_total", "counter", "Kernels\\launched\nin all.") == 0);
+	CHECK(nvt_prom_name_ok("nvtaskset_task_tpcs") && nvt_prom_name_ok("a:b_c9"));
+	CHECK(!nvt_prom_name_ok("9a") && !nvt_prom_name_ok("a-b") && !nvt_prom_name_ok(""));
+	CHECK(nvt_prom_label_ok("UUID") && !nvt_prom_label_ok("__name") && !nvt_prom_label_ok("a:b"));
+	CHECK(nvt_prom_family(&b, "x_total", "counter", "Kernels\\launched\nin all.") == 0);
 	CHECK_STR(b.text, "# HELP x_total Kernels\\\\launched\\nin all.\n# TYPE x_total counter\n");
 	nvt_outbuf_reset(&b);
-	CHECK(nvt_expo_family(&b, "x", "histogram", "no") == -1); /* not a type it writes */
-	CHECK(nvt_expo_family(&b, "x-y", "gauge", "no") == -1);
+	CHECK(nvt_prom_family(&b, "x", "histogram", "no") == -1); /* not a type it writes */
+	CHECK(nvt_prom_family(&b, "x-y", "gauge", "no") == -1);
 	nvt_outbuf_reset(&b);
 	/* Label values: backslash, quote and newline escaped; bytes not UTF-8 as U+FFFD. */
-	CHECK(nvt_expo_sample(&b, "x", l, 2, 3) == 0);
+	CHECK(nvt_prom_sample(&b, "x", l, 2, 3) == 0);
 	CHECK_STR(b.text, "x{user=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",gpu=\"0\"} 3\n");
 	nvt_outbuf_reset(&b);
 	/* What a terminal acts on goes out as '?', as -l and top show it: ESC (a window title
 	 * by OSC 0, the clipboard by OSC 52), BEL, DEL, C1 as UTF-8 (U+009B, CSI), a
 	 * text-direction override (U+202E); the help text's too. Text around them stays. */
 	l[0].value = "a\x1b]0;t\x07" "b\x1b]52;c;eA==\x07\x7f\xc2\x9b" "2J\xe2\x80\xaex\xc3\xa9\t";
-	CHECK(nvt_expo_sample(&b, "x", l, 1, 1) == 0);
+	CHECK(nvt_prom_sample(&b, "x", l, 1, 1) == 0);
 	CHECK_STR(b.text, "x{user=\"a?]0;t?b?]52;c;eA==???2J?x\xc3\xa9?\"} 1\n");
 	nvt_outbuf_reset(&b);
-	CHECK(nvt_expo_family(&b, "x", "gauge", "h\x1b[2J\xc2\x9d") == 0);
+	CHECK(nvt_prom_family(&b, "x", "gauge", "h\x1b[2J\xc2\x9d") == 0);
 	CHECK_STR(b.text, "# HELP x h?[2J?\n# TYPE x gauge\n");
 	nvt_outbuf_reset(&b);
-	CHECK(nvt_expo_sample(&b, "x", NULL, 0, 0.5) == 0);
+	CHECK(nvt_prom_sample(&b, "x", NULL, 0, 0.5) == 0);
 	CHECK_STR(b.text, "x 0.5\n");
 	nvt_outbuf_reset(&b);
 	l[0].name = "bad-name";
-	CHECK(nvt_expo_sample(&b, "x", l, 1, 1) == -1);
+	CHECK(nvt_prom_sample(&b, "x", l, 1, 1) == -1);
 	/* Values: integers exact to 2^53, others read back the same, NaN and infinities. */
 	nvt_outbuf_reset(&b);
-	nvt_expo_value(&b, 9007199254740992.0);
+	nvt_prom_value(&b, 9007199254740992.0);
 	CHECK_STR(b.text, "9007199254740992");
 	nvt_outbuf_reset(&b);
-	nvt_expo_value(&b, 0.1);
+	nvt_prom_value(&b, 0.1);
 	CHECK(strtod(b.text, NULL) == 0.1 && strlen(b.text) <= 19);
 	nvt_outbuf_reset(&b);
-	nvt_expo_value(&b, 1e300);
+	nvt_prom_value(&b, 1e300);
 	CHECK(strtod(b.text, NULL) == 1e300);
 	nvt_outbuf_reset(&b);
-	nvt_expo_value(&b, NAN);
-	nvt_expo_value(&b, INFINITY);
-	nvt_expo_value(&b, -INFINITY);
-	nvt_expo_value(&b, -0.0);
-	nvt_expo_value(&b, -12);
+	nvt_prom_value(&b, NAN);
+	nvt_prom_value(&b, INFINITY);
+	nvt_prom_value(&b, -INFINITY);
+	nvt_prom_value(&b, -0.0);
+	nvt_prom_value(&b, -12);
 	CHECK_STR(b.text, "NaN+Inf-Inf0-12");
 	nvt_outbuf_free(&b);
 }

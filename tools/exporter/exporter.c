@@ -169,7 +169,7 @@ static struct MHD_Response *metrics(unsigned *status)
 	}
 	pthread_mutex_unlock(&latest.lock);
 	if (r && *status == MHD_HTTP_OK)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, NVT_EXPO_CONTENT_TYPE);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, NVT_PROM_CONTENT_TYPE);
 	return r;
 }
 

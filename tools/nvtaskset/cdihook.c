@@ -206,7 +206,7 @@ static void check_users(const char *device, pid_t pid, uint32_t uid, int *rootle
 }
 
 /* The poststop hook: the container's run directory goes (its processes are gone), and so do
- * the directories of other containers gone whose poststop hook never ran (nvt_seg_ctr_tidy)
+ * the directories of other containers gone whose poststop hook never ran (nvt_seg_container_tidy)
  * and the segments of other processes gone. */
 static int poststop(void)
 {
@@ -221,11 +221,11 @@ static int poststop(void)
 	    !nvt_uid_map_is_identity(own, strlen(own)))
 		return EXIT_SUCCESS;
 	text = read_all(STDIN_FILENO, STATE_MAX, &len, "the runtime's state");
-	if (nvt_oci_state_parse(text, len, &state, why, sizeof(why)) == 0 && nvt_seg_ctr_id_valid(state.id) &&
-	    nvt_seg_ctr_remove(nvt_rundir(), state.id) && errno != ENOENT)
+	if (nvt_oci_state_parse(text, len, &state, why, sizeof(why)) == 0 && nvt_seg_container_id_valid(state.id) &&
+	    nvt_seg_container_remove(nvt_rundir(), state.id) && errno != ENOENT)
 		warnx("warning: cannot remove all of %s/%s/%s", nvt_rundir(), NVT_CONTAINERS_DIR, state.id);
 	free(text);
-	nvt_seg_ctr_tidy(nvt_rundir());
+	nvt_seg_container_tidy(nvt_rundir());
 	n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
 	if (n >= 0)
 		free(pids);
@@ -252,17 +252,17 @@ static uint64_t pidns_of(const char *device, pid_t pid)
 static void own_run_directory(const char *device, const struct nvt_oci_state *state, char *dir,
 			      size_t size)
 {
-	struct nvt_seg_ctr ctr;
+	struct nvt_seg_container ctr;
 	char why[512];
 
 	memset(&ctr, 0, sizeof(ctr));
-	if (!nvt_seg_ctr_id_valid(state->id))
+	if (!nvt_seg_container_id_valid(state->id))
 		cli_errx("%s: the container's id (%.40s) is no name for a directory of its own: 1 to %d of "
 			 "A-Z, a-z, 0-9, '_', '.' and '-', not starting with '.'",
 			 device, state->id, NVT_CONTAINER_ID_MAX);
 	snprintf(ctr.id, sizeof(ctr.id), "%s", state->id);
 	ctr.pidns = pidns_of(device, (pid_t)state->pid);
-	/* Its first process: the container is stopped once it ended (nvt_seg_ctr_gone). */
+	/* Its first process: the container is stopped once it ended (nvt_seg_container_gone). */
 	ctr.init = (pid_t)state->pid;
 	if (nvt_proc_start_time(ctr.init, &ctr.init_start))
 		cli_err("%s: cannot read the start time of the container's process %ld", device,
@@ -274,10 +274,10 @@ static void own_run_directory(const char *device, const struct nvt_oci_state *st
 			 device);
 	/* What containers gone left (their poststop hooks never ran) goes first: a full run
 	 * directory keeps no container from starting for long. */
-	nvt_seg_ctr_tidy(nvt_rundir());
-	if (nvt_seg_ctr_make(nvt_rundir(), &ctr, why, sizeof(why)))
+	nvt_seg_container_tidy(nvt_rundir());
+	if (nvt_seg_container_make(nvt_rundir(), &ctr, why, sizeof(why)))
 		cli_errx("%s: %s", device, why);
-	if (nvt_seg_ctr_base(dir, size, nvt_rundir(), ctr.id))
+	if (nvt_seg_container_base(dir, size, nvt_rundir(), ctr.id))
 		cli_errx("%s: %s: path too long", device, nvt_rundir());
 }
 
@@ -306,7 +306,7 @@ static void give_segment(const char *device, const struct nvt_oci_state *state, 
 	unbound = !rc && c->seg_base &&
 		  nvt_task_container_bind(c->pid, rootfs, own_dir, NVT_CONTAINER_RUNDIR, why, sizeof(why));
 	if ((rc || unbound) && c->seg_base)
-		nvt_seg_ctr_remove(nvt_rundir(), state->id);
+		nvt_seg_container_remove(nvt_rundir(), state->id);
 	if (unbound)
 		cli_errx("%s: cannot give the container its run directory: %s", device, why);
 	if (rc == NVT_TASK_ECLAIM)

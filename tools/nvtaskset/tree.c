@@ -112,23 +112,23 @@ void task_tree_warn_skipped(const struct task_tree *t)
 void task_tree_warn_leftovers(void)
 {
 	char bad_name[NVT_CONTAINER_ID_MAX + 1], *gone, amount[64];
-	struct nvt_seg_ctr *v;
+	struct nvt_seg_container *v;
 	int bad, named = 0, n;
 
-	/* Only root judges whether a container's first process ended (nvt_seg_ctr_gone). */
+	/* Only root judges whether a container's first process ended (nvt_seg_container_gone). */
 	if (geteuid() != 0)
 		return;
-	n = nvt_seg_ctr_list(nvt_rundir(), &v, &bad, bad_name, sizeof(bad_name));
+	n = nvt_seg_container_list(nvt_rundir(), &v, &bad, bad_name, sizeof(bad_name));
 	gone = n > 0 ? calloc((size_t)n, 1) : NULL;
-	if (!gone || nvt_seg_ctr_gone(v, n, gone)) {
+	if (!gone || nvt_seg_container_gone(v, n, gone)) {
 		free(gone);
 		free(v);
 		return;
 	}
 	for (int i = 0; i < n; i++) {
-		struct nvt_seg_ctr_size size;
+		struct nvt_seg_container_size size;
 		if (!gone[i] || named++ >= LEFTOVERS_NAMED ||
-		    nvt_seg_ctr_size(nvt_rundir(), v[i].id, &size))
+		    nvt_seg_container_size(nvt_rundir(), v[i].id, &size))
 			continue;
 		if (size.bytes >= 1024 * 1024)
 			snprintf(amount, sizeof(amount), "%.1f MiB", (double)size.bytes / (1024 * 1024));
