@@ -1018,3 +1018,37 @@ t_list_not_applied_names_gpu() {
 	grep -Eq "^ *$PID .* 0:0-3 1:0-3 \(GPU 1 not applied\) " <<<"$out" || die "no row for $PID: $out"
 	stop_loop na "$PID"
 }
+
+t_tree_json_list_keys_documented() {
+	# Every key of -l --json (the document's, a task's, its GPUs', their yield, requests and
+	# memory, the agents') is named in docs/json.md's section on -l, or the partition object's
+	# that it refers to: a key added without its words fails.
+	local out rc
+	start_loop lk "$NVT" --no-mps --priority low --mem 64M -c 0-3 "$APP"
+	wait_file "$WORK/lk.state" "0-3"
+	run_rc out rc "$NVT" -l --json
+	eq "$rc" 0 "-l --json: $out"
+	python3 - "$out" "$ROOT/docs/json.md" <<'PY' || die "keys of -l --json missing in docs/json.md"
+import json, re, sys
+doc = open(sys.argv[2]).read()
+part = re.search(r"^## The partition object\n.*?(?=^## )", doc, re.S | re.M).group(0)
+sect = re.search(r"^## `-l`\n.*?(?=^## )", doc, re.S | re.M).group(0) + part
+keys = set()
+def walk(v):
+    if isinstance(v, dict):
+        for k, w in v.items():
+            keys.add(k)
+            walk(w)
+    elif isinstance(v, list):
+        for w in v:
+            walk(w)
+d = json.loads(sys.argv[1])
+walk(d)
+assert {"tasks", "agents", "agent_logs", "yield", "requests"} <= keys, sorted(keys)
+named = set(re.findall(r"`(?:[\w\[\]]+\.)*(\w+)`", sect)) | set(re.findall(r'"(\w+)"', sect))
+missing = sorted(keys - named)
+print("keys:", len(keys))
+assert not missing, missing
+PY
+	stop_loop lk "$PID"
+}
