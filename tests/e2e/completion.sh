@@ -29,12 +29,20 @@ own_calibration() {
 # seq_line FIRST LAST: "FIRST ... LAST", sorted as text.
 seq_line() { seq "$1" "$2" | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 
+# first_words: the sub-commands that --help-all's usage gives a first word of their own
+# (nvtaskset WORD [...], WORD not an option the option list has), one a line.
+first_words() {
+	"$NVT" --help-all | sed -n '/^Usage:/,/^$/s/^ nvtaskset \([-a-z][-a-z]*\).*/\1/p' | grep -vxF -f <(help_option_list) | sort -u
+}
+
 t_completion_registered() {
 	eq "$(bash -c '. "$1"; complete -p nvtaskset' _ "$COMPLETION")" "complete -F _nvtaskset nvtaskset"
 	# Every option --help lists (help_option_list: package.sh), and no other; first, the
 	# sub-commands too.
-	eq "$(complete_words nvtaskset -)" "$( (help_option_list && printf '%s\n' --plan --profile) | sort -u | tr '\n' ' ' |
+	eq "$(complete_words nvtaskset -)" "$( (help_option_list && first_words | grep -- '^-') | sort -u | tr '\n' ' ' |
 		sed 's/ $//')" "options offered for '-'"
+	eq "$(complete_words nvtaskset '')" "$(first_words | grep -v -- '^-' | sort -u | tr '\n' ' ' | sed 's/ $//')" \
+		"sub-commands offered for ''"
 	eq "$(complete_words nvtaskset --pro)" "--profile"
 	eq "$(complete_words nvtaskset --no-mps --pro)" "" "--profile after an option"
 	eq "$(complete_words nvtaskset --st)" "--strategy"
@@ -140,8 +148,8 @@ t_completion_command() {
 	has " $(complete_words nvtaskset -g '') " " 0 "
 }
 t_completion_subcommands() {
-	# --profile and --plan: their own options (as their --help lists them), values, then
-	# COMMAND or FILE.
+	# --profile, --plan and --cdi: their own options (as their --help lists them), values,
+	# then COMMAND or FILE.
 	local want
 	want=$("$NVT" --profile --help | sed -n '/^Options:/,/^$/p' | grep -oE -- '^ {1,5}(-[a-zA-Z], )?--[a-z-]+' |
 		grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u | tr '\n' ' ' | sed 's/ $//')
@@ -150,6 +158,13 @@ t_completion_subcommands() {
 	eq "$(complete_words nvtaskset --plan -)" "$(printf '%s\n' --gpu --json -h --help | sort | tr '\n' ' ' | sed 's/ $//')" \
 		"--plan's options"
 	has "$("$NVT" --plan --help)" "Usage: nvtaskset --plan [--gpu GPU] [--json] FILE"
+	# --cdi: the options its usage line gives, a directory for --cdi-dir, nothing for a vendor.
+	eq "$(complete_words nvtaskset --cdi --)" "$("$NVT" --cdi --help | sed -n 's/^Usage: nvtaskset --cdi //p' |
+		grep -oE -- '--[a-z-]+' | (cat && echo --help) | sort -u | tr '\n' ' ' | sed 's/ $//')" "--cdi's options"
+	mkdir -p "$WORK/cdi-specs"
+	: >"$WORK/cdi-file"
+	eq "$(complete_words nvtaskset --cdi --cdi-dir "$WORK/cdi-")" "$WORK/cdi-specs"
+	eq "$(complete_words nvtaskset --cdi --vendor '')" "" "a vendor's name"
 	eq "$(complete_words nvtaskset --profile --strategy '')" "clusters packed spread"
 	eq "$(complete_words nvtaskset --profile --sizes '')" "" "a list of sizes"
 	eq "$(complete_words nvtaskset --profile --rounds 3 --metric x --beside-hog --)" \

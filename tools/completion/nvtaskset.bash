@@ -76,6 +76,22 @@ _nvtaskset_profile_options="--sizes --rounds --timeout --slowdown --metric --hig
 	--strategy --gpu --beside-hog --mem --no-mps --json --plot -h --help"
 _nvtaskset_plan_options="--gpu --json -h --help"
 _nvtaskset_top_options="-b --batch -n --frames -d --delay -o --sort --gpu -h --help"
+_nvtaskset_cdi_options="--cdi-dir --vendor --with-mps -h --help"
+
+# nvtaskset --cdi ...: its options, a directory for --cdi-dir (nvtaskset --cdi --help).
+_nvtaskset_cdi()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+	case $prev in
+	--cdi-dir)
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		return 0
+		;;
+	--vendor) return 0 ;;
+	esac
+	[[ $cur == -* ]] && mapfile -t COMPREPLY < <(compgen -W "$_nvtaskset_cdi_options" -- "$cur")
+	return 0
+}
 
 # nvtaskset top ...: its options and their values (nvtaskset top --help).
 _nvtaskset_top()
@@ -185,7 +201,11 @@ _nvtaskset()
 		_nvtaskset_top
 		return 0
 	fi
-	((COMP_CWORD == 1)) && options+=" --profile --plan"
+	if ((COMP_CWORD > 1)) && [[ ${COMP_WORDS[1]} == --cdi ]]; then
+		_nvtaskset_cdi
+		return 0
+	fi
+	((COMP_CWORD == 1)) && options+=" --profile --plan --cdi"
 
 	for ((i = 1; i < ${#words[@]} - 1; i++)); do
 		word=${words[i]}
