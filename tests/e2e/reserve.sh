@@ -47,17 +47,11 @@ concurrent_starts() {
 	python3 - "$out" "${pids[@]}" <<'PY' || die "-l --json: $out"
 import json, sys
 rows = {t["pid"]: t for t in json.loads(sys.argv[1])["tasks"]}
-def tpcs(text):
-    out = set()
-    for item in text.split(","):
-        a, _, b = item.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
 seen = set()
 for pid in map(int, sys.argv[2:]):
     g = rows[pid]["gpus"]
     assert len(g) == 1 and g[0]["tpc_count"] == 2, g
-    t = tpcs(g[0]["tpcs"])
+    t = set(g[0]["tpc_ids"])
     assert len(t) == 2 and not seen & t, (g, seen)
     seen |= t
 PY
