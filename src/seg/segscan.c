@@ -33,12 +33,13 @@
  * caller may not read (another user's containers) are told apart by their
  * headers: one read per file, against every such process of that PID at
  * once. And no more files of one PID in one run directory than there are
- * such processes, and NVT_SEG_CROWD_SLACK (leftovers of containers that
- * ended), are read: a user who fills her run directory with names of PID 1
- * in other namespaces costs others' listings a bounded number of reads per
- * process, not one per file and process (she may hide her own containers'
- * tasks so, never another user's: a run directory holds only its user's
- * segments). The directory is named (NVT_SKIP_CROWDED).
+ * such processes running as its user, and NVT_SEG_CROWD_SLACK (leftovers of
+ * containers that ended), are read: a user who fills her run directory with
+ * names of PID 1 in other namespaces costs others' listings a bounded number
+ * of reads per process of hers, not one per file and process, and none for
+ * other users' processes (she may hide her own containers' tasks so, never
+ * another user's: a run directory holds only its user's segments). The
+ * directory is named (NVT_SKIP_CROWDED).
  */
 #define NVT_SEG_CROWD_SLACK 16
 
@@ -242,7 +243,7 @@ static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *na
 {
 	struct nvt_seg_trust t;
 	struct pick k = {s, 0, 0, pidns, uid, &t, 0, 0};
-	size_t hidden = 0;
+	size_t hidden = 0, hers = 0; /* processes of that PID in namespaces not ours to read; uid's */
 	int rc;
 
 	if (!s->nested_read)
@@ -256,11 +257,12 @@ static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *na
 		if (s->nested[k.hi].pidns == pidns)
 			return s->nested[k.hi].pid;
 		hidden += !s->nested[k.hi].pidns;
+		hers += !s->nested[k.hi].pidns && runs_as(&s->nested[k.hi], uid);
 	}
 	if (!hidden)
 		return RESOLVED_NONE;
 	/* Processes of that PID whose namespaces are not ours to read: the header says which. */
-	if (s->reads[k.lo] >= (int)hidden + NVT_SEG_CROWD_SLACK)
+	if (s->reads[k.lo] >= (int)hers + NVT_SEG_CROWD_SLACK)
 		return RESOLVED_CROWDED;
 	s->reads[k.lo]++;
 	memset(&t, 0, sizeof(t));
