@@ -186,23 +186,43 @@ t_hostile_other_users_containers_same_tick() {
 	# process of that PID and start time, and -l showed the other user's sleep holding TPCs.
 	need_users
 	need_pidns
-	local i pid alien aliens="" same=0 out rc
+	local i j pid alien aliens="" burst same=0 out rc who
 	NS_JOBS="" NS_TASKS=""
+	who=$(as_user 65534)
+	# Each of root's containers starts amid a burst of the other user's, three before it and
+	# three after, started back to back: on a loaded machine two starts in a row were more than
+	# a clock tick apart in every one of 30 tries, a burst keeps one of them in its tick.
 	for ((i = 0; i < 30 && same < 3; i++)); do
 		rm -f "$WORK/ot.$i"
-		unshare --pid --fork --mount-proc $(as_user 65534) sleep 1000 >/dev/null 2>&1 &
-		aliens="$aliens $!"
+		burst=""
+		for j in 1 2 3; do
+			unshare --pid --fork --mount-proc $who sleep 1000 >/dev/null 2>&1 &
+			burst="$burst $!"
+		done
 		unshare --pid --fork --mount-proc "$NVT" --no-mps -c 0-3 "$APP" loop "$WORK/ot.stop" \
 			"$WORK/ot.$i" >/dev/null 2>&1 &
 		NS_JOBS="$NS_JOBS $!"
+		for j in 1 2 3; do
+			unshare --pid --fork --mount-proc $who sleep 1000 >/dev/null 2>&1 &
+			burst="$burst $!"
+		done
+		aliens="$aliens$burst"
 		wait_file "$WORK/ot.$i" "0-3"
-		alien=$(ns_init_of "${aliens##* }")
 		pid=$(ns_init_of "${NS_JOBS##* }")
 		NS_TASKS="$NS_TASKS $pid"
-		[ "$(start_tick "$alien")" != "$(start_tick "$pid")" ] || same=$((same + 1))
+		for alien in $burst; do
+			if [ "$(start_tick "$(ns_init_of "$alien")")" == "$(start_tick "$pid")" ]; then
+				same=$((same + 1))
+				break
+			fi
+		done
 	done
-	echo "$i containers of each user; $same of root's started in the clock tick of the other user's before it"
-	[ "$same" -gt 0 ] || die "no two containers started in one clock tick in $i tries"
+	echo "$i containers of root's, each amid 6 of the other user's; $same started in the clock tick of one of them"
+	if [ "$same" == 0 ]; then
+		touch "$WORK/ot.stop"
+		for alien in $aliens; do kill -KILL "$(ns_init_of "$alien")"; done
+		skip "no two containers started in one clock tick in $i tries (a machine too loaded)"
+	fi
 	run_rc out rc $(as_user 65532) "$NVT" -l
 	eq "$rc" 0 "-l: $out"
 	listed_tasks "$out"
