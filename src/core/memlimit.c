@@ -172,6 +172,15 @@ void nvt_memlimit_told(uint64_t limit, uint64_t used, uint64_t *free_bytes, uint
 		*total = limit;
 }
 
+uint64_t nvt_memlimit_pitched(uint64_t width, uint64_t height)
+{
+	unsigned __int128 row = ((unsigned __int128)width + NVT_MEM_PITCH_ALIGN - 1) /
+				NVT_MEM_PITCH_ALIGN * NVT_MEM_PITCH_ALIGN;
+	unsigned __int128 b = row * height;
+
+	return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
+}
+
 int nvt_memlimit_fits(uint64_t limit, uint64_t used, uint64_t bytes)
 {
 	return !limit || (used <= limit && bytes <= limit - used);

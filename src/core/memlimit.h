@@ -82,6 +82,15 @@ uint64_t nvt_memlimit_env_on(const struct nvt_mem_env *m, const uint8_t uuid[16]
  */
 void nvt_memlimit_told(uint64_t limit, uint64_t used, uint64_t *free_bytes, uint64_t *total);
 
+/*
+ * The most a pitched allocation of width x height bytes takes (cuMemAllocPitch):
+ * each row padded to NVT_MEM_PITCH_ALIGN, the alignment of the pitch libcuda
+ * gives; UINT64_MAX past any size. The limit is checked against it before the
+ * call, when the pitch is not yet known.
+ */
+#define NVT_MEM_PITCH_ALIGN 512u
+uint64_t nvt_memlimit_pitched(uint64_t width, uint64_t height);
+
 /* Whether an allocation of bytes on top of used stays within limit (0: none). */
 int nvt_memlimit_fits(uint64_t limit, uint64_t used, uint64_t bytes);
 

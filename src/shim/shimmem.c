@@ -334,8 +334,8 @@ static void asked(int cbid, void *a, struct pending *p)
 		break;
 	case NVT_CBID_cuMemAllocPitch_v2: {
 		NVT_MEM_ALLOC_PITCH_ARGS *pa = a;
-		/* The pitch is known on return; a row's bytes now, its pitch then. */
-		p->bytes = (uint64_t)pa->width * pa->height;
+		/* The pitch is known on return: the most it can take now, what it took then. */
+		p->bytes = nvt_memlimit_pitched(pa->width, pa->height);
 		break;
 	}
 	case NVT_CBID_cuMemCreate: {
@@ -467,18 +467,22 @@ static void allocated(int cbid, void *a, struct pending *p)
 {
 	struct alloc e = {.bytes = p->bytes, .ctx = p->ctx, .slot = (uint8_t)p->slot, .refs = 1};
 
-	if (cbid == NVT_CBID_cuMemAllocPitch_v2) {
-		NVT_MEM_ALLOC_PITCH_ARGS *pa = a;
-		uint64_t pitched = pa->pitch ? (uint64_t)*pa->pitch * pa->height : p->bytes;
-		if (pitched > p->bytes)
-			__atomic_fetch_add(&shim.seg->gpu[p->slot].mem_used, pitched - p->bytes,
-					   __ATOMIC_RELAXED);
-		e.bytes = pitched > p->bytes ? pitched : p->bytes;
-	}
 	e.key = made(cbid, a, &e.kind);
 	if (!e.key) {
 		give_back(p->slot, p->bytes);
 		return;
+	}
+	if (cbid == NVT_CBID_cuMemAllocPitch_v2) {
+		/* What the pitch took, in place of the bound reserved for it (a pitch
+		 * past the bound, which libcuda does not give, is counted all the same). */
+		NVT_MEM_ALLOC_PITCH_ARGS *pa = a;
+		uint64_t took = pa->pitch ? (uint64_t)*pa->pitch * pa->height : p->bytes;
+		if (took > p->bytes)
+			__atomic_fetch_add(&shim.seg->gpu[p->slot].mem_used, took - p->bytes,
+					   __ATOMIC_RELAXED);
+		else
+			give_back(p->slot, p->bytes - took);
+		e.bytes = took;
 	}
 	put_back(&e);
 }

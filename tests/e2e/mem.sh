@@ -38,6 +38,20 @@ info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "$path ($via)"
 	done
 }
 
+t_mem_pitch_padding_held() {
+	# A pitched allocation takes its rows padded to the pitch (the fake's 512 bytes, as
+	# libcuda's): 16,000,000 rows of 4 bytes take 7.6 GiB, which a 64 MiB limit refuses
+	# before the call, when the pitch is not yet known; a narrow one that fits is counted
+	# by its pitch, and gives all of it back.
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" pitch:4:16000000 pitch:4:65536 \
+		info free:0 info
+	eq "$out" "pitch rc=2
+pitch rc=0
+info rc=0 free=$((32 * MIB)) total=$((64 * MIB))
+free rc=0
+info rc=0 free=$((64 * MIB)) total=$((64 * MIB))"
+}
+
 t_mem_frees_give_back() {
 	local path first second refused
 	for path in alloc pitch managed async pool create array array3d; do

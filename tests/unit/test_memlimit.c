@@ -227,6 +227,19 @@ static void told(void)
 	CHECK(!nvt_memlimit_fits(8 * GIB, 1, UINT64_MAX));
 }
 
+static void pitched(void)
+{
+	/* Each row padded to the pitch's alignment: a 4-byte row takes 512. */
+	CHECK(nvt_memlimit_pitched(4, 16000000) == 512ull * 16000000);
+	CHECK(nvt_memlimit_pitched(512, 3) == 1536);
+	CHECK(nvt_memlimit_pitched(513, 2) == 2048);
+	CHECK(nvt_memlimit_pitched(0, 7) == 0);
+	CHECK(nvt_memlimit_pitched(4096, 0) == 0);
+	/* Past any size: the most there is, not a wrapped small count. */
+	CHECK(nvt_memlimit_pitched(UINT64_MAX, 1) == UINT64_MAX);
+	CHECK(nvt_memlimit_pitched(1ull << 40, 1ull << 40) == UINT64_MAX);
+}
+
 int main(void)
 {
 	sizes();
@@ -237,5 +250,6 @@ int main(void)
 	from_environment_one_gpu();
 	room();
 	told();
+	pitched();
 	return CHECK_DONE();
 }
