@@ -219,7 +219,8 @@ ENOTTY"
 # process whole after it: an ioctl numbered like the RM's on another file (ENOTTY, whatever its
 # block), a block that is not there or only partly, or read-only (EFAULT), a size that is not
 # the structure's (EINVAL), a control whose own block is not there (the driver's status). The
-# hook reads no block the kernel did not answer on, and only on the driver's descriptor.
+# hook reads no block the kernel did not answer on (the fake kernel, as the real one, answers RM
+# requests only on its node, so no test here tells a descriptor the driver answered from another).
 t_preempt_refused_ioctls_fail_as_the_kernel_says() {
 	local form want out rc wrong=""
 	rm_env
