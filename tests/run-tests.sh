@@ -486,8 +486,9 @@ fi
 # calibrated once, and copied into each test's cache.
 # (Under the tests' module description, none: a machine's own kernel module would be part
 # of the record, and each test would calibrate again.)
-NVTASKSET_CACHE_DIR=$TOP/cache NVTASKSET_PROC_NVIDIA=$TOP/no-proc-nvidia "$NVT" --calibrate \
-	>/dev/null 2>&1 || echo "warning: calibrating the fake GPU failed"
+# (--list runs no test: it calibrates nothing)
+((LIST)) || NVTASKSET_CACHE_DIR=$TOP/cache NVTASKSET_PROC_NVIDIA=$TOP/no-proc-nvidia "$NVT" --calibrate \
+	>/dev/null 2>&1 || echo "warning: calibrating the fake GPU failed" >&2
 
 # run_test NAME: runs t_NAME in a directory of its own, within TEST_TIMEOUT, then
 # ends what it left behind (MPS daemons, agents, processes naming its directory).

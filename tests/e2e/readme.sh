@@ -156,6 +156,8 @@ t_readme_first_screen() {
 	grep -q '^| situation | flags (the batch task.s) | what the service gets | what the batch task keeps |$' \
 		"$ROOT/docs/priorities.md" || die "no 'Which one?' table in priorities.md"
 	has "$(tr '\n' ' ' <"$ROOT/README.md" | tr -s ' ')" "Which form to use opens the page"
+	# README's words, not its measurements: those are in the pages it links, with their runs.
+	! grep -nP '(?<![-/\w])20[0-9]{2}-[01][0-9]-[0-3][0-9]' "$ROOT/README.md" || die "README carries a dated measurement (above)"
 }
 t_docs_plots_shown() {
 	# Every plot under docs/ is shown (an image link, ![...](path)) on some page of docs/,
