@@ -72,8 +72,10 @@ BASE = os.environ.get("LAUNCH_BASE")
 
 def has_mem(nvt):
     """Whether nvt has --mem (not --memory-half, which getopt would take --mem for)."""
-    p = subprocess.run([nvt, "--help"], capture_output=True, text=True, timeout=60)
-    return re.search(r"--mem(?![\w-])", p.stdout) is not None
+    # (--help-all lists every option; a build older than it, --help)
+    text = "".join(subprocess.run([nvt, h], capture_output=True, text=True, timeout=60).stdout
+                   for h in ("--help-all", "--help"))
+    return re.search(r"--mem(?![\w-])", text) is not None
 
 
 def shim_cases(root, suffix=""):

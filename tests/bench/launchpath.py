@@ -74,9 +74,11 @@ class Build:
                          "programs: make build/test/fakeapp-linked build/test/fake/fakerm.so)" % path)
 
     def has_mem(self):
-        p = subprocess.run([self.nvt, "--help"], capture_output=True, text=True, timeout=60)
-        # (--memory-half is another option: getopt would take --mem for it.)
-        return re.search(r"--mem(?![\w-])", p.stdout) is not None
+        # (--help-all lists every option; a build older than it, --help. --memory-half is
+        # another option: getopt would take --mem for it.)
+        text = "".join(subprocess.run([self.nvt, h], capture_output=True, text=True, timeout=60).stdout
+                       for h in ("--help-all", "--help"))
+        return re.search(r"--mem(?![\w-])", text) is not None
 
 
 def base_env(build, work):
