@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gpusel.h"
 #include "text.h"
@@ -114,8 +115,9 @@ int nvt_memlimit_parse(const char *text, uint64_t gpu_bytes, uint64_t *bytes, ch
 	} else {
 		if (*w.rest) {
 			power = unit_power(*w.rest);
-			if (power < 0 || (strcmp(w.rest + 1, "") && strcmp(w.rest + 1, "B") &&
-					  strcmp(w.rest + 1, "iB")))
+			/* (the unit in either case, as its letter: 8g, 8GB, 8gib) */
+			if (power < 0 || (strcmp(w.rest + 1, "") && strcasecmp(w.rest + 1, "B") &&
+					  strcasecmp(w.rest + 1, "iB")))
 				return nvt_why(why, len, "'%s': unknown unit '%s' (K, M, G or T, powers of "
 					       "1024; or %% of the GPU)%s", text, w.rest, has);
 		}

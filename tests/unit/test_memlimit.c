@@ -42,6 +42,8 @@ static void sizes(void)
 	CHECK(parsed("8g", H100) == 8 * GIB);
 	CHECK(parsed("8GiB", H100) == 8 * GIB);
 	CHECK(parsed("8GB", H100) == 8 * GIB);
+	CHECK(parsed("8gib", H100) == 8 * GIB);
+	CHECK(parsed("512mb", H100) == 512 * MIB);
 	CHECK(parsed("1.5G", H100) == 3 * GIB / 2);
 	CHECK(parsed("512M", H100) == 512 * MIB);
 	CHECK(parsed("1048576", H100) == MIB);
