@@ -62,7 +62,7 @@ bench-launch-forms: all
 	timeout 120 $${NVCC:-$$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)} -O2 -arch=sm_90 \
 		-o $(B)/bench/launch tests/bench/launch.cu
 	timeout 60 $(B)/bin/nvtaskset --calibrate >/dev/null
-	cases=$(LAUNCH_FORMS); timeout 60 $(B)/bin/nvtaskset --help | grep -Eq -- '--mem([^a-z-]|$$)' && \
+	cases=$(LAUNCH_FORMS); timeout 60 $(B)/bin/nvtaskset --help-all | grep -Eq -- '--mem([^a-z-]|$$)' && \
 		cases=$$cases,mem; LAUNCH_CASES=$$cases LAUNCH_ROUNDS=$${LAUNCH_ROUNDS:-30} \
 		LAUNCH_BATCHES=$${LAUNCH_BATCHES:-1000,101} LAUNCH_DEADLINE=$${LAUNCH_DEADLINE:-200} \
 		timeout 230 python3 tests/bench/launchcost.py $(CURDIR) $(abspath $(B))/bench \

@@ -36,7 +36,12 @@
  * stop the others. A claimer stopped mid-way keeps its claim: later
  * claimers pick around it at once, and those that can only fit on its TPCs
  * (or that started earlier and claimed over it) wait up to timeout_ms; after
- * that every claim counts as taken, and they pick around it or fail.
+ * that every claim counts as taken, and they pick around it or fail. They
+ * give up re-picking timeout_ms later (at least 1 s), and only once they have
+ * run NVT_CLAIM_LATE_ROUNDS rounds past the deadline: a claimer that a loaded
+ * host (hundreds of busy processes on two cores) lets scan only once in that
+ * time is not failed for rounds it never ran; alone past the deadline it
+ * confirms in two (a claim, then its confirmation).
  *
  * Progress: the earliest claimer still at work yields to nobody's claim, and
  * may claim over later claimers' picks (they yield within a round), so it
@@ -87,6 +92,9 @@
 #define SWEEP_MAX 256
 /* Sleep between scans while waiting for other claimers: 1 ms to this, at random. */
 #define WAIT_MAX_US 4000
+/* Rounds a claimer runs past its deadline before it may give up (see the top of this file):
+ * two confirm a claimer alone; the rest let claimers that met there move apart. */
+#define NVT_CLAIM_LATE_ROUNDS 4
 
 /* ---- The caller's own segment -------------------------------------------- */
 
@@ -378,6 +386,7 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 {
 	struct claim_run r;
 	long long start = nvt_clock_ms(), deadline, end;
+	int late = 0; /* rounds begun past the deadline */
 	unsigned seed;
 
 	memset(&r, 0, sizeof(r));
@@ -393,11 +402,12 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 	for (;;) {
 		int claims_taken = nvt_clock_ms() >= deadline, settled = 1, changed = 0, rc;
 
-		if (nvt_clock_ms() >= end) {
+		if (nvt_clock_ms() >= end && late >= NVT_CLAIM_LATE_ROUNDS) {
 			snprintf(why, len, "cannot pick TPCs: other starting tasks kept claiming the "
 				 "same TPCs for %g s", (double)(end - start) / 1000.0);
 			return claim_end(&r, NVT_RESERVE_TIMEOUT, why, len);
 		}
+		late += claims_taken;
 		if (nvt_held_scan(base, me, r.uuids, n, r.found)) {
 			snprintf(why, len, "cannot list the tasks in %s: %s", base, strerror(errno));
 			return claim_end(&r, NVT_RESERVE_ERROR, why, len);

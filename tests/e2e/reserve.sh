@@ -229,6 +229,17 @@ t_reserve_claim_respected() {
 	eq "$rc" 0 "exit status after the claimer died: $out"
 	has "$out" "tpcs=62-63 hung=0"
 }
+t_reserve_slow_scans_not_failed() {
+	# A claimer that nobody contends, whose first scans a loaded host stretches past its
+	# timeout and the re-picks after it (strace holds its first directory reads 1.2 s
+	# each, timeout 1 s: the first round ends past 2 s), still confirms: it gives up only
+	# after rounds it ran past the deadline, not for time it was kept from running.
+	run_rc out rc env NVTASKSET_CLAIM_TIMEOUT=1 timeout "$HANG" strace -f -o /dev/null \
+		-e trace=getdents64 -e inject=getdents64:delay_enter=1200000:when=1..3 \
+		"$NVT" --no-mps -n 2 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "exit status after slow scans: $out"
+	has "$out" "tpcs=62-63 hung=0"
+}
 t_reserve_waits_for_later_claim() {
 	# A claimer started earlier than another claims over the later one's claim,
 	# and waits for it to go before it confirms (it would otherwise wait for the
