@@ -255,7 +255,23 @@ static void cached_maps(struct nvt_view *v, const struct nvt_gpus *machine)
 	}
 }
 
-/* Root's agent, and those of the users of tasks with a priority. */
+/* The tasks running agent a says it cannot follow or change (none where they cannot be read). */
+static void read_notes(const char *base, struct nvt_view_agent *a)
+{
+	struct nvt_agent_note *v = malloc(NVT_AGENT_MAX_NOTES * sizeof(*v)), *fit;
+	int n = v ? nvt_agent_status_read(base, a->uid, v, NVT_AGENT_MAX_NOTES) : 0;
+
+	if (n <= 0) {
+		free(v);
+		return;
+	}
+	fit = realloc(v, (size_t)n * sizeof(*v));
+	a->notes = fit ? fit : v;
+	a->n_notes = n;
+}
+
+/* Root's agent, and those of the users of tasks with a priority: each one's notes, or its
+ * log's last line where none runs. */
 static void read_agents(const char *base, struct nvt_view *v, struct names *names)
 {
 	v->n_agents = 0;
@@ -284,6 +300,10 @@ static void read_agents(const char *base, struct nvt_view *v, struct names *name
 		user_name(names, uid, a->user, sizeof(a->user));
 		if (!nvt_agent_running(base, uid, &a->pid))
 			a->pid = 0;
+		if (a->pid)
+			read_notes(base, a);
+		else if (!nvt_agent_log_last(base, uid, a->log_last, sizeof(a->log_last)))
+			a->log_last[0] = 0;
 	}
 }
 
@@ -342,6 +362,12 @@ int nvt_view_read(const char *base, const struct nvt_gpus *machine, struct nvt_v
 
 void nvt_view_free(struct nvt_view *v)
 {
+	for (int i = 0; i < v->n_agents; i++) {
+		free(v->agents[i].notes);
+		v->agents[i].notes = NULL;
+		v->agents[i].n_notes = 0;
+	}
+	v->n_agents = 0;
 	free(v->tasks);
 	free(v->slots);
 	free(v->unread);

@@ -83,11 +83,15 @@ struct nvt_view_gpu {
 };
 
 /* The priority agent of a user: root's always, and those of users of tasks with a priority. */
+struct nvt_agent_note;
 struct nvt_view_agent {
 	uid_t uid;
 	char user[64];
 	pid_t pid;  /* 0: none runs */
 	int wanted; /* a task of the user needs an agent (nvt_prio_needs_agent: --yield guard) */
+	struct nvt_agent_note *notes; /* while it runs: the tasks it says it cannot follow */
+	int n_notes;
+	char log_last[512]; /* while none runs: the last line of its log ("": none) */
 };
 #define NVT_VIEW_AGENTS 64
 

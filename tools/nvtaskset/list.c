@@ -428,110 +428,81 @@ static int column_shown(size_t c)
 	       (columns[c].only == MEM && mem_columns);
 }
 
-/* For users of seen whose agent does not run: the last line its log holds (an agent a
- * command started says there why it ended or could not start); with doc, as its
- * "agent_logs". */
-static void print_agent_logs(const uid_t *seen, size_t n_seen, struct json_object *doc)
+/* For each user whose agent does not run (root, and users of tasks with a priority): the
+ * last line its log holds (an agent a command started says there why it ended or could not
+ * start); with doc, as its "agent_logs". */
+static void print_agent_logs(struct json_object *doc)
 {
-	char line[512], text[512];
 	struct json_object *logs = doc ? jsonout_array() : NULL;
-	pid_t pid;
+	char text[sizeof(view.agents[0].log_last)];
 
 	if (doc)
 		jsonout_add(doc, "agent_logs", logs);
-	for (size_t s = 0; s < n_seen; s++) {
-		if (nvt_agent_running(nvt_rundir(), seen[s], &pid) ||
-		    !nvt_agent_log_last(nvt_rundir(), seen[s], line, sizeof(line)))
+	for (int i = 0; i < view.n_agents; i++) {
+		const struct nvt_view_agent *a = &view.agents[i];
+		if (a->pid || !a->log_last[0])
 			continue;
 		if (doc) {
 			struct json_object *log = jsonout_object();
 			jsonout_append(logs, log);
-			jsonout_add_uint(log, "uid", seen[s]);
-			jsonout_add_text(log, "last", line);
+			jsonout_add_uint(log, "uid", a->uid);
+			jsonout_add_text(log, "last", a->log_last);
 		} else {
-			terminal_text(line, text, sizeof(text));
+			terminal_text(a->log_last, text, sizeof(text));
 			printf("priority agent of uid %lu: not running; its log ends: %s\n",
-			       (unsigned long)seen[s], text);
+			       (unsigned long)a->uid, text);
 		}
 	}
 }
 
-/* The users whose agents -l names, into seen (at most 64): root, and those of tasks with a
- * priority. Returns how many. */
-static size_t agent_users(const struct row *rows, size_t n, uid_t *seen)
-{
-	size_t n_seen = 0;
-
-	seen[n_seen++] = 0;
-	for (size_t k = 0; k < n && n_seen < 64; k++) {
-		int has = 0, known = 0;
-		for (int i = 0; i < rows[k].n; i++)
-			has |= rows[k].slot[i].prio.prio != NVT_PRIO_NONE;
-		for (size_t s = 0; s < n_seen; s++)
-			known |= seen[s] == rows[k].task->uid;
-		if (has && !known)
-			seen[n_seen++] = rows[k].task->uid;
-	}
-	return n_seen;
-}
-
-/* Agent uid (pid) as an object of "agents", with the tasks it says it cannot follow. */
-static struct json_object *json_agent(uid_t uid, pid_t pid, const struct nvt_agent_note *notes,
-				      int n_notes)
+/* Agent a as an object of "agents", with the tasks it says it cannot follow. */
+static struct json_object *json_agent(const struct nvt_view_agent *a)
 {
 	struct json_object *agent = jsonout_object(), *unfollowed = jsonout_array();
 
-	jsonout_add_uint(agent, "uid", uid);
-	jsonout_add_int(agent, "pid", pid);
+	jsonout_add_uint(agent, "uid", a->uid);
+	jsonout_add_int(agent, "pid", a->pid);
 	jsonout_add(agent, "unfollowed", unfollowed);
-	for (int i = 0; i < n_notes; i++) {
+	for (int i = 0; i < a->n_notes; i++) {
 		struct json_object *note = jsonout_object();
 		jsonout_append(unfollowed, note);
-		jsonout_add_int(note, "pid", notes[i].pid);
-		jsonout_add_text(note, "why", nvt_agent_why_word(notes[i].why));
+		jsonout_add_int(note, "pid", a->notes[i].pid);
+		jsonout_add_text(note, "why", nvt_agent_why_word(a->notes[i].why));
 	}
 	return agent;
 }
 
-/* The priority agents that run: root's, and those of the users of tasks with a priority;
- * with doc, as its "agents" (and "agent_logs"). */
-static void print_agents(const struct row *rows, size_t n, struct json_object *doc)
+/* The priority agents that run (the view's: root's, and those of the users of tasks with a
+ * priority); with doc, as its "agents" (and "agent_logs"). */
+static void print_agents(struct json_object *doc)
 {
-	uid_t seen[64];
-	size_t n_seen = agent_users(rows, n, seen);
 	struct json_object *agents = doc ? jsonout_array() : NULL;
-	int printed = 0, guarded = 0;
+	int printed = 0, wanted = 0;
 
-	/* Only a task that yields by the agent's guard needs an agent (docs/priorities.md). */
-	for (size_t k = 0; k < n; k++)
-		for (int i = 0; i < rows[k].n; i++)
-			guarded |= nvt_prio_needs_agent(rows[k].slot[i].prio.prio,
-							rows[k].slot[i].prio.yield);
 	if (doc)
 		jsonout_add(doc, "agents", agents);
-	for (size_t s = 0; s < n_seen; s++) {
-		static struct nvt_agent_note notes[NVT_AGENT_MAX_NOTES];
-		pid_t pid;
-		int n_notes;
-		if (!nvt_agent_running(nvt_rundir(), seen[s], &pid))
+	for (int i = 0; i < view.n_agents; i++) {
+		const struct nvt_view_agent *a = &view.agents[i];
+		/* Only a task that yields by the agent's guard needs one (docs/priorities.md). */
+		wanted |= a->wanted;
+		if (!a->pid)
 			continue;
-		/* The tasks with a priority it says it cannot follow or change. */
-		n_notes = nvt_agent_status_read(nvt_rundir(), seen[s], notes, NVT_AGENT_MAX_NOTES);
 		if (doc) {
-			jsonout_append(agents, json_agent(seen[s], pid, notes, n_notes));
+			jsonout_append(agents, json_agent(a));
 		} else {
-			printf("priority agent: pid %ld (uid %lu)\n", (long)pid, (unsigned long)seen[s]);
-			for (int i = 0; i < n_notes; i++)
+			printf("priority agent: pid %ld (uid %lu)\n", (long)a->pid, (unsigned long)a->uid);
+			/* The tasks with a priority it says it cannot follow or change. */
+			for (int k = 0; k < a->n_notes; k++)
 				printf("priority agent (uid %lu) cannot follow pid %ld: %s\n",
-				       (unsigned long)seen[s], (long)notes[i].pid,
-				       nvt_agent_why_text(notes[i].why));
+				       (unsigned long)a->uid, (long)a->notes[k].pid,
+				       nvt_agent_why_text(a->notes[k].why));
 		}
 		printed = 1;
 	}
-	if (!doc && !printed && guarded)
+	if (!doc && !printed && wanted)
 		printf("priority agent: none runs; tasks started with --yield guard keep the "
 		       "partitions they have\n");
-	print_agent_logs(seen, n_seen, doc);
+	print_agent_logs(doc);
 }
 
 /* The terminal's width, or 0: not a terminal (piped output, no limit). */
@@ -838,12 +809,12 @@ int nvt_cmd_list(const struct options *o)
 			print_text(r, width);
 	}
 	if (o->json) {
-		print_agents(rows, n, doc);
+		print_agents(doc);
 		jsonout_print(stdout, doc);
 	} else {
 		print_overlaps(rows, pids, n);
 		if (prio_columns)
-			print_agents(rows, n, NULL);
+			print_agents(NULL);
 	}
 	free(rows), free(pids), free(up), free(order), free(depth), free(tops);
 	nvt_view_free(&view);
