@@ -14,7 +14,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -24,7 +23,6 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -32,6 +30,7 @@
 #include "core/text.h"
 #include "top.h"
 #include "os/clock.h"
+#include "os/child.h"
 
 /* ---- The terminal ---------------------------------------------------------- */
 
@@ -105,31 +104,12 @@ enum wait_end { TIME_UP, QUIT, REDRAW };
 /* How long a change (nvtaskset -p) may take before top gives up on it and ends it. */
 #define CHANGE_TIMEOUT_MS 30000
 
-/* The output of a child, read from fd until it closes or CHANGE_TIMEOUT_MS pass, into out
- * (its first len - 1 bytes; the rest is read and dropped). Returns 0, or -1 when the time
- * ran out. */
-static int read_child(int fd, char *out, size_t len)
+/* Runs in the child: nvtaskset -p with the words typed (argv), this program again. */
+static void exec_change(void *ctx, int out_fd)
 {
-	uint64_t end = (uint64_t)nvt_clock_ms() + CHANGE_TIMEOUT_MS;
-	size_t used = 0;
-	char chunk[512];
-
-	for (;;) {
-		struct pollfd p = {fd, POLLIN, 0};
-		uint64_t now = (uint64_t)nvt_clock_ms();
-		ssize_t n;
-		if (now >= end || poll(&p, 1, (int)(end - now)) == 0)
-			return -1;
-		n = read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		for (ssize_t i = 0; i < n && used + 1 < len; i++)
-			out[used++] = chunk[i];
-	}
-	out[used] = '\0';
-	return 0;
+	(void)out_fd;
+	execv("/proc/self/exe", ctx);
+	_exit(127);
 }
 
 /*
@@ -141,8 +121,8 @@ static int read_child(int fd, char *out, size_t len)
 static void apply_typed(void)
 {
 	char pid[24], out[2048] = "", *last, *argv[8];
-	int fds[2], status = 0, argc = 0, late;
-	pid_t child;
+	struct nvt_child c;
+	int argc = 0, late, rc;
 
 	snprintf(pid, sizeof(pid), "%ld", top.selected);
 	argv[argc++] = "nvtaskset";
@@ -151,28 +131,21 @@ static void apply_typed(void)
 	argv[argc++] = top.input;
 	argv[argc++] = pid;
 	argv[argc] = NULL;
-	if (pipe2(fds, O_CLOEXEC) || (child = fork()) < 0) {
+	/* Its output and its errors in one pipe; killed (SIGKILL: a change that outlived its time
+	 * may ignore SIGTERM) after CHANGE_TIMEOUT_MS. A -p killed at any point leaves every
+	 * segment whole, as the fault suite's kills of the command show. */
+	c.fn = exec_change;
+	c.ctx = argv;
+	c.output = out;
+	c.output_len = sizeof(out);
+	c.flags = NVT_CHILD_STDOUT | NVT_CHILD_STDERR_OUT;
+	c.timeout_ms = CHANGE_TIMEOUT_MS;
+	rc = nvt_child_run(&c);
+	if (rc == NVT_CHILD_ESYS) {
 		snprintf(top.note, sizeof(top.note), "cannot run nvtaskset -p: %s", strerror(errno));
 		return;
 	}
-	if (child == 0) {
-		int null = open("/dev/null", O_RDONLY);
-		if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(fds[1], STDOUT_FILENO) < 0 ||
-		    dup2(fds[1], STDERR_FILENO) < 0)
-			_exit(127);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	late = read_child(fds[0], out, sizeof(out));
-	close(fds[0]);
-	/* (SIGKILL: a change that outlived its time may ignore SIGTERM, and the wait below has no
-	 * limit; a -p killed at any point leaves every segment whole, as the fault suite's kills
-	 * of the command show) */
-	if (late)
-		kill(child, SIGKILL);
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
+	late = rc == NVT_CHILD_TIMEOUT;
 	/* What it warned of or why it refused (its first line of standard error, which comes
 	 * before what it buffered for standard output), else its last line: the new list or
 	 * priority. */
