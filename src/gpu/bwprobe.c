@@ -19,6 +19,7 @@
 #include "bwprobe.h"
 #include "core/tpcset.h"
 #include "os/child.h"
+#include "os/clock.h"
 #include "probe.h"
 #include "ptx.h"
 
@@ -26,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define BUF_BYTES (128u << 20)      /* per buffer: beyond any L2 (H100: 50 MB) */
 #define MEASURE_NS 4000000ull       /* the reference streams 4 ms */
@@ -293,7 +293,7 @@ int nvt_bwprobe(int ordinal, const struct nvt_topology *topo, int timeout_ms,
 {
 	struct probe_ctx ctx = {ordinal, topo};
 	struct child_out res;
-	struct timespec t0, t1;
+	uint64_t t0_ns, t1_ns;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -302,15 +302,15 @@ int nvt_bwprobe(int ordinal, const struct nvt_topology *topo, int timeout_ms,
 			 "capability 9.0 and newer)");
 		return -1;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0_ns = nvt_clock_ns();
 	rc = nvt_child_call(bwprobe_in_child, &ctx, &res, sizeof(res), timeout_ms);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	t1_ns = nvt_clock_ns();
 	res.error[sizeof(res.error) - 1] = '\0';
 	res.res.why[sizeof(res.res.why) - 1] = '\0';
 	if (rc == NVT_CHILD_OK && res.ok) {
 		*out = res.res;
 		out->halves.n_gpcs = topo->n_gpcs;
-		out->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+		out->seconds = (double)(t1_ns - t0_ns) * 1e-9;
 		return 0;
 	}
 	if (rc == NVT_CHILD_TIMEOUT)

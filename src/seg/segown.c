@@ -13,6 +13,7 @@
 #include "segown.h"
 #include "core/segment.h"
 #include "core/text.h"
+#include "os/clock.h"
 #include "os/sysutil.h"
 
 #include <dirent.h>
@@ -23,7 +24,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Attempts root makes at its run directory when another user made it first. */
@@ -357,7 +357,7 @@ static int sweep_candidate(const struct nvt_seg_own *own, const char *name, pid_
 void nvt_seg_sweep(const struct nvt_seg_own *own, int max_judged)
 {
 	struct dirent *ent;
-	struct timespec now;
+	uint64_t now_nsec;
 	long n = 0, first, index = 0, judged = 0;
 	DIR *dir;
 	int dirfd;
@@ -385,8 +385,8 @@ void nvt_seg_sweep(const struct nvt_seg_own *own, int max_judged)
 		closedir(dir);
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	first = (long)(((unsigned long)now.tv_nsec ^ ((unsigned long)own->pid * 2654435761ul)) % (unsigned long)n);
+	now_nsec = nvt_clock_ns() % 1000000000u; /* within its second: differs each time */
+	first = (long)(((unsigned long)now_nsec ^ ((unsigned long)own->pid * 2654435761ul)) % (unsigned long)n);
 	for (int pass = 0; pass < 2 && judged < max_judged && judged < n; pass++) {
 		rewinddir(dir);
 		index = 0;

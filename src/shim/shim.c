@@ -128,31 +128,27 @@ static void current_masks(int g, struct hw_masks *m)
  * that is shipped.
  */
 #ifdef NVT_SHIM_TIMERS
-#include <time.h>
 #include <x86intrin.h>
+#include "os/clock.h"
 enum { TM_SLOT, TM_COUNT, TM_MASKS, TM_GRAPH, TM_CLUSTER, TM_WRITE, TM_PARTS };
 static const char *const timer_names[TM_PARTS] = {"find slot", "count", "masks", "graph check",
 						  "cluster check", "write mask"};
-static uint64_t timer_sum[TM_PARTS], timer_launches, timer_tsc0;
-static struct timespec timer_t0;
+static uint64_t timer_sum[TM_PARTS], timer_launches, timer_tsc0, timer_ns0;
 #define TIMER_START() uint64_t timer_prev = __rdtsc()
 #define TIMER_PART(p) do { uint64_t t_ = __rdtsc(); timer_sum[p] += t_ - timer_prev; timer_prev = t_; } while (0)
 #define TIMER_LAUNCH() (timer_launches++)
 
 __attribute__((constructor)) static void timers_start(void)
 {
-	clock_gettime(CLOCK_MONOTONIC, &timer_t0);
+	timer_ns0 = nvt_clock_ns();
 	timer_tsc0 = __rdtsc();
 }
 
 __attribute__((destructor)) static void timers_report(void)
 {
-	struct timespec t1;
-	double ns, per_cycle;
+	double ns = (double)(nvt_clock_ns() - timer_ns0);
+	double per_cycle = ns / (double)(__rdtsc() - timer_tsc0);
 
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ns = (double)(t1.tv_sec - timer_t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - timer_t0.tv_nsec);
-	per_cycle = ns / (double)(__rdtsc() - timer_tsc0);
 	if (!timer_launches)
 		return;
 	shim_note("timers: %llu launches; ns per launch:", (unsigned long long)timer_launches);

@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gpu/cuda_driver.h"
 #include "core/gpusel.h"
 #include "seg/inherit.h"
+#include "os/clock.h"
 #include "nvtaskset.h"
 #include "core/ptree.h"
 #include "seg/segfile.h"
@@ -73,8 +73,8 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 /*
  * Each part's wall time, said in one line at the end of set-up when
  * NVT_ENV_START_DEBUG asks (the start-up benchmark reads it:
- * tests/bench/startup.py). A part ends at the next mark; clock_gettime is
- * the vDSO's, no system call.
+ * tests/bench/startup.py). A part ends at the next mark; the clock
+ * (os/clock.h) is the vDSO's, no system call.
  */
 enum start_part {
 	SP_ENV, SP_SEGMENT, SP_INHERIT, SP_SWEEP, SP_MASKS, SP_DRIVER, SP_CALLBACK, SP_GRAPHS,
@@ -85,25 +85,25 @@ static const char *const start_part_names[SP_PARTS] = {
 	"graphs", "smctrl", "sms", "yield"};
 static struct {
 	int on;
-	struct timespec begin, last;
+	uint64_t begin_ns, last_ns; /* nvt_clock_ns */
 	double ms[SP_PARTS];
 } setup_time;
 
-static double ms_between(const struct timespec *a, const struct timespec *b)
+static double ms_between(uint64_t a_ns, uint64_t b_ns)
 {
-	return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+	return (double)(b_ns - a_ns) / 1e6;
 }
 
 /* The time since the last mark goes to part. */
 static void start_mark(enum start_part part)
 {
-	struct timespec now;
+	uint64_t now_ns;
 
 	if (!setup_time.on)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	setup_time.ms[part] += ms_between(&setup_time.last, &now);
-	setup_time.last = now;
+	now_ns = nvt_clock_ns();
+	setup_time.ms[part] += ms_between(setup_time.last_ns, now_ns);
+	setup_time.last_ns = now_ns;
 }
 
 static void start_report(void)
@@ -114,7 +114,7 @@ static void start_report(void)
 	if (!setup_time.on)
 		return;
 	n = snprintf(line, sizeof(line), "start-up of pid %ld: %.3f ms in all (", (long)getpid(),
-		     ms_between(&setup_time.begin, &setup_time.last));
+		     ms_between(setup_time.begin_ns, setup_time.last_ns));
 	for (int p = 0; p < SP_PARTS && n > 0 && n < (int)sizeof(line); p++)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s %.3f", p ? ", " : "",
 			      start_part_names[p], setup_time.ms[p]);
@@ -535,8 +535,8 @@ static void init(void)
 
 	shim.quiet = env_flag(NVT_ENV_QUIET);
 	if ((setup_time.on = env_flag(NVT_ENV_START_DEBUG))) {
-		clock_gettime(CLOCK_MONOTONIC, &setup_time.begin);
-		setup_time.last = setup_time.begin;
+		setup_time.begin_ns = nvt_clock_ns();
+		setup_time.last_ns = setup_time.begin_ns;
 	}
 	if (first && first != (const void *)instance_marker) {
 		shim_driver_passive(first); /* another copy of the shim is in charge */

@@ -7,11 +7,11 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/prio.h"
 #include "core/yield.h"
+#include "os/clock.h"
 #include "os/proc.h"
 #include "task.h"
 #include "alloc/reserve.h"
@@ -271,7 +271,7 @@ int nvt_task_set_partition(const char *base, struct nvt_seg_handle *h,
 				len);
 		if (rc)
 			break;
-		clock_gettime(CLOCK_MONOTONIC, &out->written);
+		out->written_ns = nvt_clock_ns();
 		if (attempt == 0) {
 			/* What the task had: the segment it used when the change began. */
 			out->n_before = a.n_used;

@@ -13,7 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <time.h>
 
 #include "nvtaskset.h"
 #include "core/cdi.h"
@@ -64,7 +63,7 @@ struct nvt_task_change {
 	struct nvt_slot_view before[NVT_MAX_GPUS];
 	struct nvt_slot_view now[NVT_MAX_GPUS];
 	struct nvt_slot_status status[NVT_MAX_GPUS];
-	struct timespec written; /* CLOCK_MONOTONIC, when the change was made */
+	uint64_t written_ns; /* nvt_clock_ns (CLOCK_MONOTONIC), when the change was made */
 	/*
 	 * 0, or (enum nvt_seg_err) why the task's own segment could not be
 	 * opened after an exec to another user made the one written here a

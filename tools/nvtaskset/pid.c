@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -378,8 +377,7 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 	if (o->json) {
 		struct json_object *task = json_task(top, pid), *gpus = jsonout_array();
 		/* When the change was made, for measuring how soon launches follow. */
-		jsonout_add_int(task, "written_monotonic_ns",
-				(long long)c->written.tv_sec * 1000000000LL + c->written.tv_nsec);
+		jsonout_add_int(task, "written_monotonic_ns", (long long)c->written_ns);
 		jsonout_add(task, "gpus", gpus);
 		for (int i = 0; i < c->n; i++) {
 			struct json_object *gpu = json_gpu_object(c->now[i].uuid);
