@@ -12,11 +12,11 @@ if [ "${PROBE_A:-1}" = 1 ]; then
 echo "== root, TS 100, level 2, rt"
 CUDA_MPS_PIPE_DIRECTORY=$W/nomps LD_PRELOAD=$W/tsg.so TSGP_LOG=1 TSGP_TS_US=100 TSGP_LEVEL=2 TSGP_RT=1 timeout 60 python3 -c "$PY" 2>&1 | tail -12
 echo "== nobody, TS 100, level 2, rt"
-cd /tmp; CUDA_MPS_PIPE_DIRECTORY=$W/nomps HOME=/tmp LD_PRELOAD=$W/tsg.so TSGP_LOG=1 TSGP_TS_US=100 TSGP_LEVEL=2 TSGP_RT=1 timeout 60 setpriv --reuid 65534 --regid 65534 --clear-groups $(command -v python3) -c "$PY" 2>&1 | tail -12
+cd /tmp || exit 1; CUDA_MPS_PIPE_DIRECTORY=$W/nomps HOME=/tmp LD_PRELOAD=$W/tsg.so TSGP_LOG=1 TSGP_TS_US=100 TSGP_LEVEL=2 TSGP_RT=1 timeout 60 setpriv --reuid 65534 --regid 65534 --clear-groups $(command -v python3) -c "$PY" 2>&1 | tail -12
 echo "== nobody, TS 1, TS 100000"
 for v in 1 100000; do CUDA_MPS_PIPE_DIRECTORY=$W/nomps HOME=/tmp LD_PRELOAD=$W/tsg.so TSGP_LOG=1 TSGP_TS_US=$v timeout 60 setpriv --reuid 65534 --regid 65534 --clear-groups $(command -v python3) -c "$PY" 2>&1 | grep tsgprobe | head -2; done
 fi
-cd $R
+cd "$R" || exit 1
 export CUDA_MPS_PIPE_DIRECTORY=$W/mps CUDA_MPS_LOG_DIRECTORY=$W/mpslog
 timeout 60 $NVT --calibrate >/dev/null 2>&1
 timeout 30 $NVT --mps start

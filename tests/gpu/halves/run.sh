@@ -19,7 +19,9 @@ OUT=${1:?OUTDIR}
 ROUNDS=${ROUNDS:-3}
 mkdir -p "$OUT/l"
 export NVTASKSET_CACHE_DIR=$OUT/cache
-export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d /tmp/nvt-halves-pipe.XXXX) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d /tmp/nvt-halves-log.XXXX)
+CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d /tmp/nvt-halves-pipe.XXXX) || exit 1
+CUDA_MPS_LOG_DIRECTORY=$(mktemp -d /tmp/nvt-halves-log.XXXX) || exit 1
+export CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 HOGPID=
 stop_hog() {
 	[ -n "$HOGPID" ] && kill "$HOGPID" 2>/dev/null && wait "$HOGPID" 2>/dev/null
@@ -143,4 +145,4 @@ for name in sorted(rows):
 PY
 pgrep -f nvtaskset-hog && echo "FAIL a hog was left running"
 (cd "$OUT" && tar -czf halves-results.tgz --remove-files l calibrate*.json calibrate*.err topology.txt hog.err 2>/dev/null)
-echo done
+echo "done"

@@ -10,7 +10,9 @@ NVT=$ROOT/build/bin/nvtaskset
 OUT=${1:?OUTDIR}
 W=$ROOT/tests/gpu/profile/work.py
 mkdir -p "$OUT"
-export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d /tmp/nvt-prof-pipe.XXXX) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d /tmp/nvt-prof-log.XXXX)
+CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d /tmp/nvt-prof-pipe.XXXX) || exit 1
+CUDA_MPS_LOG_DIRECTORY=$(mktemp -d /tmp/nvt-prof-log.XXXX) || exit 1
+export CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 trap 'timeout 20 "$NVT" --mps stop >/dev/null 2>&1' EXIT
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 timeout 60 "$NVT" --topology >/dev/null || exit 1

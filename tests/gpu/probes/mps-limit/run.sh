@@ -21,7 +21,7 @@ for n in 8 24 42; do
 	pct=$(( (100 * n + 65) / 66 ))
 	for c in mps packed-limit spread-limit spread packed; do
 		case $c in
-		mps) pre=(env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct) ;;
+		mps) pre=(env "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct") ;;
 		packed-limit) pre=("$NVT" --sm-limit -n "$n") ;;
 		spread-limit) pre=("$NVT" --sm-limit --strategy spread -n "$n") ;;
 		spread) pre=("$NVT" --strategy spread -n "$n") ;;
