@@ -77,6 +77,24 @@ int nvt_fs_mount_tmpfs(const char *dir, const char *options)
 	return mount("nvtaskset", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options);
 }
 
+DIR *nvt_opendir_fd(int dirfd)
+{
+	int copy = fcntl(dirfd, F_DUPFD_CLOEXEC, 0), err;
+	DIR *dir;
+
+	if (copy < 0)
+		return NULL;
+	dir = fdopendir(copy);
+	if (!dir) {
+		err = errno;
+		close(copy);
+		errno = err;
+		return NULL;
+	}
+	rewinddir(dir);
+	return dir;
+}
+
 void nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino)
 {
 	struct stat st;

@@ -1,6 +1,7 @@
 /*
  * sysutil.h - small system helpers shared by the CLI's modules: creating
- * directories, reading small files and PID files (children: child.h).
+ * directories and reading them, reading small files and PID files
+ * (children: child.h).
  * Side effects; return codes, never print.
  *
  * SPDX-License-Identifier: MIT
@@ -8,6 +9,7 @@
 #ifndef NVT_SYSUTIL_H
 #define NVT_SYSUTIL_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -41,6 +43,15 @@ int nvt_fs_is_own(const char *dir, unsigned long st_flags);
 /* Mounts a tmpfs on dir, nosuid, nodev and noexec, with options (mode=, size=,
  * nr_inodes=). Returns 0, or -1 with errno set. */
 int nvt_fs_mount_tmpfs(const char *dir, const char *options);
+
+/*
+ * The directory open on dirfd, for readdir from its start, through a copy of
+ * dirfd (dup, close-on-exec): dirfd stays open for the caller's *at calls,
+ * and closedir closes the copy alone. The copy shares dirfd's reading
+ * position, which this rewinds. dirfd must be open for reading (not O_PATH).
+ * Returns the DIR, or NULL with errno set.
+ */
+DIR *nvt_opendir_fd(int dirfd);
 
 /* Removes name from the directory dirfd if it is still the file dev, ino (not
  * one put in its place since, nor what a link there points to). */

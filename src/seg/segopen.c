@@ -16,6 +16,7 @@
 #include "core/gpusel.h"
 #include "segopen.h"
 #include "core/segment.h"
+#include "os/sysutil.h"
 
 #include <dirent.h>
 #include <stddef.h>
@@ -109,16 +110,11 @@ static int find_by_header(const char *base, int dirfd, uid_t uid, const struct n
 	struct alike a = {p, uid, 0, 0};
 	struct nvt_seg_trust t;
 	struct dirent *ent;
-	DIR *dir;
-	int n = 0, failed = 0, copy = dup(dirfd);
+	DIR *dir = nvt_opendir_fd(dirfd);
+	int n = 0, failed = 0;
 
-	if (copy < 0 || !(dir = fdopendir(copy))) {
-		int err = errno;
-		if (copy >= 0)
-			close(copy);
-		errno = err;
+	if (!dir)
 		return -2;
-	}
 	memset(&t, 0, sizeof(t));
 	t.owner = uid;
 	t.oflags = O_RDONLY;

@@ -412,17 +412,12 @@ static int scan_userdir(struct scan *s, int dirfd, uid_t uid, int tidy, int see_
 {
 	uint64_t own_ns = nvt_own_pidns();
 	size_t first = s->n;
-	int rc = 0, err, copy = dup(dirfd), crowded = 0;
+	int rc = 0, err, crowded = 0;
 	struct dirent *ent;
-	DIR *dir;
+	DIR *dir = nvt_opendir_fd(dirfd);
 
-	if (copy < 0 || !(dir = fdopendir(copy))) {
-		err = errno;
-		if (copy >= 0)
-			close(copy);
-		errno = err;
+	if (!dir)
 		return -1;
-	}
 	if (s->reads)
 		memset(s->reads, 0, (s->n_nested + 1) * sizeof(*s->reads));
 	if (s->taken)
@@ -545,16 +540,11 @@ static int scan_base(struct scan *s, int basefd, uid_t only, int tidy, int see_o
 {
 	struct dirent *ent;
 	uid_t me = geteuid();
-	int rc = 0, err, copy = dup(basefd);
-	DIR *dir;
+	int rc = 0, err;
+	DIR *dir = nvt_opendir_fd(basefd);
 
-	if (copy < 0 || !(dir = fdopendir(copy))) {
-		err = errno;
-		if (copy >= 0)
-			close(copy);
-		errno = err;
+	if (!dir)
 		return -1;
-	}
 	while (!rc && (ent = readdir(dir))) {
 		uid_t uid;
 		int dirfd;
