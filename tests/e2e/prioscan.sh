@@ -15,11 +15,24 @@ looks_before() {
 		index($0, base) { looks++ }
 		$0 ~ pat { print looks + 0; exit }' "$1"
 }
-# segment_opens FILE: for each complete look in strace's FILE, the segment files it opened.
+# strace's FILE is written with -ttt: each line holds the time of its call, in seconds since
+# the epoch (the first field of the form S.U), which awk's at() reads.
+AT_AWK='function at(  i) { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+$/) return $i + 0 }'
+# segment_opens FILE [SINCE]: for each complete look in strace's FILE (that began at SINCE, in
+# seconds since the epoch, or later), the segment files it opened.
 segment_opens() {
-	awk -v base="$(look_re)" '
-		index($0, base) { if (looks++) print n; n = 0 }
-		/openat\([0-9]+, "nvtaskset\.[0-9]+\.[0-9]+", / { n++ }' "$1"
+	awk -v base="$(look_re)" -v since="${2:-0}" "$AT_AWK"'
+		index($0, base) && at() >= since { if (looks++) print n; n = 0 }
+		looks && /openat\([0-9]+, "nvtaskset\.[0-9]+\.[0-9]+", / { n++ }' "$1"
+}
+# looks_reach FILE SINCE N: N looks in strace's FILE began at SINCE or later.
+looks_reach() {
+	[ "$(awk -v base="$(look_re)" -v since="$2" "$AT_AWK"'
+		index($0, base) && at() >= since { n++ } END { print n + 0 }' "$1")" -ge "$3" ]
+}
+# newest_change DIR: the second in which the newest of DIR's segment files changed (ctime).
+newest_change() {
+	stat -c %Z "$1"/nvtaskset.[0-9]*.[0-9]* | sort -n | tail -n 1
 }
 
 t_prio_agent_looks_beside_plain_tasks() {
@@ -31,7 +44,7 @@ t_prio_agent_looks_beside_plain_tasks() {
 	# seconds old a look opens at most 64 + 8 of the 150 files, not all 150. (No --yield
 	# guard: a task with it would start an agent of its own before this one.)
 	command -v strace >/dev/null || skip "needs strace"
-	local n=150 plain pid lo hi agent tracer name looks opens first out rc i ctime
+	local n=150 plain pid lo hi agent tracer name looks opens first out rc i ctime since
 	# The plain tasks: sleeps of a partitioned shell, each with a segment its shim made.
 	"$NVT" --no-mps -c 0-3 bash -c 'for ((i = 0; i < $0; i++)); do sleep 600 & done; wait' "$n" \
 		>/dev/null 2>&1 &
@@ -43,7 +56,7 @@ t_prio_agent_looks_beside_plain_tasks() {
 	hi=$PID
 	wait_file "$WORK/slo.state" "9-65"
 	wait_file "$WORK/shi.state" "0-8"
-	strace -f -o "$WORK/agent.st" -e trace=openat bash -c 'exec -a "$0" "$@"' "$WORK/agent.scan" \
+	strace -f -ttt -o "$WORK/agent.st" -e trace=openat bash -c 'exec -a "$0" "$@"' "$WORK/agent.scan" \
 		"$NVT" --agent --hold 1000 --guard 4 2>"$WORK/scan.log" &
 	tracer=$!
 	wait_for 10 grep -q "poll" "$WORK/scan.log"
@@ -73,13 +86,15 @@ t_prio_agent_looks_beside_plain_tasks() {
 	fi
 	echo "a plain task given a priority by -p followed after $looks looks from -p's return"
 	[ "$looks" -le 2 ] || die "the agent followed a task -p gave a priority only after $looks looks"
-	# Once every file is older than the second in which it changed, a look reads 64 it knows
-	# again in turn (and whatever changed): a bounded number, whatever the number of tasks.
-	sleep 3
-	first=$(wc -l <"$WORK/agent.st")
-	wait_for 60 sh -c "[ \$(tail -n +$((first + 1)) '$WORK/agent.st' | grep -cF '$(look_re)') -ge 4 ]"
-	opens=$(tail -n +$((first + 1)) "$WORK/agent.st" | segment_opens /dev/stdin | tail -n 3)
-	echo "segment files opened in the last 3 looks:" $opens
+	# A look that begins two seconds after the second in which the newest file changed
+	# (the agent keeps what it read of a file only once its ctime is over a second old)
+	# reads 64 files it knows again in turn (and whatever changed): a bounded number,
+	# whatever the number of tasks. Counted in the first 3 such looks, by strace's clock.
+	since=$(($(newest_change "$NVTASKSET_RUNDIR/nvtaskset-$ME_UID") + 2))
+	wait_for 60 looks_reach "$WORK/agent.st" "$since" 4
+	opens=$(segment_opens "$WORK/agent.st" "$since" | head -n 3)
+	echo "segment files opened in the first 3 looks from $since:" $opens
+	eq "$(wc -w <<<"$opens")" 3 "looks counted"
 	for i in $opens; do
 		[ "$i" -le 72 ] || die "a look beside $n plain tasks opened $i segment files:" $opens
 	done

@@ -246,8 +246,10 @@ t_tree_move_waits_while_segment_made() {
 	"$T/segpoke" "$PID" making
 	"$NVT" -p -c 8-9 "$PID" >"$WORK/mk.p" 2>&1 &
 	pp=$!
-	sleep 0.2
-	kill -0 "$pp" 2>/dev/null || die "-p did not wait: $(cat "$WORK/mk.p")"
+	# It waits: 20 of its pauses counted (of up to NVT_SEG_MAKING_WAIT_MS), and it is running.
+	wait_sleeps "$pp" 20
+	[ "$(awk '/^State:/ {print $2}' "/proc/$pp/status" 2>/dev/null)" != Z ] &&
+		kill -0 "$pp" 2>/dev/null || die "-p did not wait: $(cat "$WORK/mk.p")"
 	"$T/segpoke" "$PID" made
 	wait "$pp" && rc=0 || rc=$?
 	eq "$rc" 0 "-p exit status: $(cat "$WORK/mk.p")"
