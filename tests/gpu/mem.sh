@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # GPU memory limits on a GPU (docs/usage.md, "GPU memory"): PyTorch allocating
-# in a loop stops at --mem within 2 MiB with its default allocator, with
-# expandable_segments:True (cuMemCreate) and with cudaMallocAsync (pools);
+# 1 MiB tensors in a loop stops at --mem within 2 MiB with its default allocator,
+# with expandable_segments:True (cuMemCreate) and with cudaMallocAsync (pools),
+# and 2 MiB tensors within the caching allocator's 20 MiB segment (22 MiB);
 # torch.cuda.mem_get_info and the device's total_memory say the limit; -p --mem
 # raises a running program's limit and it allocates up to the new one; cudart's
 # own cudaMalloc (through cuGetProcAddress) stops at it; a neighbour's memory is
 # untouched; the cost of counting on many small cudaMalloc/cudaFree
-# (PYTORCH_NO_CUDA_MEMORY_CACHING=1) against no limit, side by side in
-# interleaved rounds. Also says whether the driver hands back a result word the
-# shim rewrote (arrays). Needs an NVIDIA GPU, python3 with PyTorch. Called by
+# (PYTORCH_NO_CUDA_MEMORY_CACHING=1), three arms in fresh processes in
+# interleaved rounds (no nvtaskset, nvtaskset without --mem, with --mem); a
+# limit under MPS (a daemon of the script's own, on its temp directory, stopped
+# on every exit). Needs an NVIDIA GPU with MPS, python3 with PyTorch. Called by
 # check-gpu.sh (SKIP_MEM=1 skips it); prints PASS/FAIL lines and a "mem:" summary.
 #
-# Usage: tests/gpu/mem.sh LOGDIR
+# Usage: [ROUNDS=9] tests/gpu/mem.sh LOGDIR
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 NVT=$ROOT/build/bin/nvtaskset
@@ -29,31 +31,60 @@ program_of() { pgrep -P "$1" | head -1; }
 PY=(python3 "$ROOT/tests/gpu/mem_torch.py")
 MIB=1048576
 LIM=$((4096 * MIB))
+# The MPS check's daemon lives in W (nvtaskset uses these directories as they are, and starts
+# its daemon there); every other step runs with --no-mps.
 export CUDA_MPS_PIPE_DIRECTORY=$W/mps CUDA_MPS_LOG_DIRECTORY=$W/mpslog
+# mps_down: stops the daemon the MPS check started, if one runs there: nvtaskset's own stop,
+# then the control's quit if that left one answering. Runs on every exit, a failure's too.
+MPS_UP=
+mps_down() {
+	[ -n "$MPS_UP" ] || return 0
+	MPS_UP=
+	timeout 60 "$NVT" --mps stop >>"$LOG/mem-mps.txt" 2>&1
+	if echo get_server_list | timeout 10 nvidia-cuda-mps-control >/dev/null 2>&1; then
+		echo "mem: the daemon still answered after nvtaskset --mps stop; quit" >>"$LOG/mem-mps.txt"
+		echo quit | timeout 30 nvidia-cuda-mps-control >>"$LOG/mem-mps.txt" 2>&1
+	fi
+}
+trap 'mps_down; rm -rf "$W"' EXIT
+# A stamp per step in mem-times.txt: how long each took.
+stamp() { echo "$(date -u +%H:%M:%S) $1" >>"$LOG/mem-times.txt"; }
+: >"$LOG/mem-times.txt"
+{
+	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+	python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+} >"$LOG/mem-env.txt" 2>&1
 field() { sed -n "s/.*\\b$1=\\([0-9.-]*\\).*/\\1/p" <<<"$2" | head -1; }
 
-# fill NAME ENV...: PyTorch (with ENV) allocates 64 MiB at a time under --mem 4G: stops within
-# 2 MiB of the limit beyond the allocator's last segment (PyTorch asks for 20 MiB segments for
-# 2 MiB tensors: up to 20 MiB can be left that no segment fits), and is told the limit.
+# fill NAME STEP_MIB SLACK_MIB ENV...: PyTorch (with ENV) allocates STEP_MIB tensors under
+# --mem 4G until out of memory, and must stop at most SLACK_MIB short of the limit and be told
+# it. 1 MiB tensors come from the caching allocator's small pool, 2 MiB segments: within 2 MiB.
+# 2 MiB tensors from its large pool, which asks for 20 MiB segments: up to 20 MiB can be left
+# that no segment fits, plus 2 MiB (22 MiB; 4 GiB holds 204 such segments, 16 MiB short).
 fill() {
-	local name=$1 out got total
-	shift
-	out=$(T env "$@" "$NVT" --no-mps --mem 4G -c 0-65 "${PY[@]}" fill 2 2>&1 | tee "$LOG/mem-fill-$name.txt" | tail -1)
+	local name=$1 step=$2 slack=$3 out got total
+	shift 3
+	stamp "fill $name"
+	out=$(T env "$@" "$NVT" --no-mps --mem 4G -c 0-65 "${PY[@]}" fill "$step" 2>&1 | tee "$LOG/mem-fill-$name.txt" | tail -1)
 	got=$(field got "$out")
 	total=$(field total "$out")
 	[ "$total" == "$LIM" ] && pass "$name: mem_get_info total is the limit" ||
 		fail "$name" "mem_get_info total $total, not $LIM ($out)"
-	if [ -n "$got" ] && [ "$got" -le "$LIM" ] && [ $((LIM - got)) -le $((22 * MIB)) ]; then
-		pass "$name: stopped at $got bytes of $LIM ($(((LIM - got) / MIB)) MiB short)"
+	if [ -n "$got" ] && [ "$got" -le "$LIM" ] && [ $((LIM - got)) -le $((slack * MIB)) ]; then
+		pass "$name: ${step} MiB tensors stopped at $got bytes of $LIM ($(((LIM - got) / MIB)) MiB short, at most $slack)"
 	else
-		fail "$name" "got '$got' bytes of $LIM ($out)"
+		fail "$name" "${step} MiB tensors: got '$got' bytes of $LIM, more than $slack MiB short or over ($out)"
 	fi
 }
-fill default
-fill expandable PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-fill async PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+fill default 2 22
+fill expandable 2 22 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+fill async 2 22 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+fill default-1m 1 2
+fill expandable-1m 1 2 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+fill async-1m 1 2 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
 
 # -p --mem on a running program: filled to 2G, raised to 4G, filled again up to 4G.
+stamp "-p --mem"
 rm -f "$W/go" "$W/go.ready"
 # (appended to, by the program and by -p alike: one writing at its own offset would overwrite
 # the other's lines)
@@ -77,6 +108,7 @@ else
 	fail "-p --mem" "$(cat "$LOG/mem-pid.txt")"
 fi
 
+stamp "info, raw"
 out=$(T "$NVT" --no-mps --mem 25% -c 0-65 "${PY[@]}" info 2>&1 | tail -1)
 echo "mem: 25% told $out" | tee "$LOG/mem-info.txt"
 [ "$(field total "$out")" == "$(field props "$out")" ] && pass "total_memory is mem_get_info's total" ||
@@ -89,6 +121,7 @@ got=$(field got "$out")
 	pass "cudaMalloc stops at the limit with cudaErrorMemoryAllocation ($got bytes)" || fail "cudart raw" "$out"
 
 # A neighbour: holds 8 GiB without a limit while a limited task fills its 4 GiB.
+stamp "neighbour"
 rm -f "$W/held"
 : >"$LOG/mem-neighbour.txt"
 timeout "${LIMIT:-120}" "$NVT" --no-mps -c 0-31 "${PY[@]}" hold 8192 "$W/held" \
@@ -107,31 +140,84 @@ wait "$NB" 2>/dev/null
 [ -n "$before" ] && [ "$before" == "$after" ] && pass "a neighbour's memory untouched ($before MiB)" ||
 	fail "neighbour" "before '$before' after '$after' MiB"
 
-# The cost of counting: 20000 cudaMalloc/cudaFree of 64 KiB, without and with a limit, 5 interleaved rounds.
-for r in 1 2 3 4 5; do
-	for how in none limit; do
-		args=(--no-mps -c 0-65)
-		[ "$how" == limit ] && args=(--no-mps --mem 40G -c 0-65)
-		out=$(T env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$NVT" "${args[@]}" "${PY[@]}" churn 20000 64 2>&1 | tail -1)
-		echo "round=$r $how $(field seconds "$out")" >>"$LOG/mem-churn.txt"
+# The cost of counting: PyTorch with its cache off (every tensor a cudaMalloc and a cudaFree),
+# 9 timed loops of 4000 allocations of 64 KiB after a warm-up, in each of three arms: plain (no
+# nvtaskset), none (nvtaskset, no --mem), limit (--mem 40G). Fresh processes, ROUNDS rounds,
+# the arms' order turned by one each round. Each process reports its loops' median (and the
+# loops); the rounds give paired ratios (limit/none, limit/plain, none/plain), whose median is
+# read: of the processes' medians (the pass line), and of their fastest loops.
+stamp "churn"
+: >"$LOG/mem-churn.txt"
+ARMS=(plain none limit)
+for r in $(seq "${ROUNDS:-9}"); do
+	for i in 0 1 2; do
+		how=${ARMS[$(((r + i) % 3))]}
+		case $how in
+		plain) cmd=("${PY[@]}") ;;
+		none) cmd=("$NVT" --no-mps -c 0-65 "${PY[@]}") ;;
+		limit) cmd=("$NVT" --no-mps --mem 40G -c 0-65 "${PY[@]}") ;;
+		esac
+		out=$(T env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "${cmd[@]}" churn 4000 64 9 2>&1 | tail -1)
+		echo "round=$r $how $(field seconds "$out") $(sed -n 's/.*loops=\([0-9.,]*\).*/\1/p' <<<"$out")" >>"$LOG/mem-churn.txt"
 	done
 done
 python3 - "$LOG/mem-churn.txt" <<'PY' | tee -a "$LOG/mem-churn.txt"
 import statistics, sys
-t = {"none": [], "limit": []}
+t, loops = {}, {}
 for line in open(sys.argv[1]):
     w = line.split()
-    if len(w) == 3 and w[1] in t and w[2]:
-        t[w[1]].append(float(w[2]))
-if t["none"] and t["limit"]:
-    n, l = statistics.median(t["none"]), statistics.median(t["limit"])
-    print(f"mem: churn median none={n:.4f}s limit={l:.4f}s ratio={l / n:.4f} "
-          f"(spread none {min(t['none']):.4f}-{max(t['none']):.4f}, limit {min(t['limit']):.4f}-{max(t['limit']):.4f})")
+    if len(w) >= 3 and w[0].startswith("round=") and w[1] in ("plain", "none", "limit"):
+        try:
+            t.setdefault(int(w[0][6:]), {})[w[1]] = float(w[2])
+            loops.setdefault(int(w[0][6:]), {})[w[1]] = min(float(x) for x in w[3].split(","))
+        except (ValueError, IndexError):
+            pass
+full = [r for r in sorted(t) if len(t[r]) == 3]
+if full:
+    for arm in ("plain", "none", "limit"):
+        v = [t[r][arm] for r in full]
+        print(f"mem: churn {arm} median={statistics.median(v):.4f}s spread {min(v):.4f}-{max(v):.4f}s")
+    for what, d in (("", t), ("fastest loops ", loops)):
+        for a, b in (("limit", "none"), ("limit", "plain"), ("none", "plain")):
+            v = sorted(d[r][a] / d[r][b] for r in full if a in d[r] and b in d[r])
+            if v:
+                q = statistics.quantiles(v, n=4) if len(v) > 1 else [v[0]] * 3
+                print(f"mem: churn {what}paired {a}/{b} median={statistics.median(v):.4f} "
+                      f"spread {v[0]:.4f}-{v[-1]:.4f} middle half {q[0]:.4f}-{q[2]:.4f} rounds={len(v)}")
 PY
-ratio=$(sed -n 's/.*ratio=\([0-9.]*\).*/\1/p' "$LOG/mem-churn.txt" | tail -1)
+ratio=$(sed -n 's/^mem: churn paired limit\/none median=\([0-9.]*\).*/\1/p' "$LOG/mem-churn.txt" | tail -1)
 python3 -c "import sys; sys.exit(0 if float('${ratio:-9}') <= 1.01 else 1)" &&
-	pass "counting costs at most 1 % (ratio $ratio)" || fail "cost" "ratio '${ratio:-none}' (target <= 1.01)"
+	pass "counting costs at most 1 % (limit / none, median of paired ratios $ratio)" ||
+	fail "cost" "limit / none median of paired ratios '${ratio:-none}' (target <= 1.01)"
 
-rm -rf "$W"
+# A limit under MPS: nvtaskset (without --no-mps) starts the MPS control daemon on W's pipe
+# directory and runs the fill as its client; the fill must stop within 2 MiB of --mem 4G and be
+# told it, and the daemon must have served it (its control.log says NEW CLIENT). mps_down stops the daemon here and on any exit.
+stamp "mps"
+: >"$LOG/mem-mps.txt"
+MPS_UP=1
+out=$(T "$NVT" --mem 4G -c 0-65 "${PY[@]}" fill 1 2>&1 | tee -a "$LOG/mem-mps.txt" | tail -1)
+status=$(timeout 60 "$NVT" --mps status 2>&1)
+echo "$status" >>"$LOG/mem-mps.txt"
+cat "$W/mpslog/control.log" >"$LOG/mem-mps-control.log" 2>&1
+cat "$W/mpslog/server.log" >"$LOG/mem-mps-server.log" 2>&1
+mps_down
+echo "mem: after the stop: $(echo get_server_list | timeout 10 nvidia-cuda-mps-control 2>&1 || echo no daemon answers)" >>"$LOG/mem-mps.txt"
+got=$(field got "$out")
+total=$(field total "$out")
+if grep -q 'NEW CLIENT' "$LOG/mem-mps-control.log"; then
+	pass "MPS: the fill ran as a client of the daemon started on $W/mps ($(grep -c 'NEW CLIENT' "$LOG/mem-mps-control.log") NEW CLIENT lines in its control.log)"
+else
+	fail "MPS" "the daemon's control.log names no client ($status)"
+fi
+[ "$total" == "$LIM" ] && pass "MPS: mem_get_info total is the limit" ||
+	fail "MPS" "mem_get_info total '$total', not $LIM ($out)"
+if [ -n "$got" ] && [ "$got" -le "$LIM" ] && [ $((LIM - got)) -le $((2 * MIB)) ]; then
+	pass "MPS: 1 MiB tensors stopped at $got bytes of $LIM ($(((LIM - got) / MIB)) MiB short, at most 2)"
+else
+	fail "MPS" "1 MiB tensors: got '$got' bytes of $LIM ($out)"
+fi
+
+stamp "end"
 echo "mem: $PASS passed, $FAIL failed"
 [ "$FAIL" == 0 ]

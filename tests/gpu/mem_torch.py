@@ -4,8 +4,10 @@
                      (mem_get_info before the first allocation)
   info               "free=F total=T props=P" (mem_get_info, get_device_properties().total_memory)
   hold MIB FILE      allocate MIB, write "held" to FILE, then sleep until killed
-  churn N SIZE_KIB   N rounds of cudaMalloc/cudaFree of SIZE_KIB (run with
-                     PYTORCH_NO_CUDA_MEMORY_CACHING=1); "seconds=S"
+  churn N SIZE_KIB [REPS]  REPS loops (1 if left out) of N cudaMalloc/cudaFree of SIZE_KIB each
+                     (run with PYTORCH_NO_CUDA_MEMORY_CACHING=1), after a warm-up loop of N/4
+                     that is not timed; "seconds=S loops=S1,S2,..." (S: the loops' median; only
+                     the loops are timed, not Python's or CUDA's start)
   raw                cudart: cudaMalloc 1 MiB at a time through ctypes; "got=BYTES rc=RC"
   refill STEP_MIB FILE  fill, write "ready" to FILE.ready, wait until FILE exists (nvtaskset -p
                      --mem changes the limit meanwhile), fill again;
@@ -13,6 +15,7 @@
 """
 import ctypes
 import os
+import statistics
 import sys
 import time
 
@@ -74,14 +77,21 @@ def main():
             time.sleep(1)
     elif mode == "churn":
         n, size = int(sys.argv[2]), int(sys.argv[3]) << 10
-        torch.empty(size, dtype=torch.uint8, device="cuda")
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(n):
-            x = torch.empty(size, dtype=torch.uint8, device="cuda")
-            del x
-        torch.cuda.synchronize()
-        print(f"seconds={time.perf_counter() - t0:.6f}")
+        reps = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+
+        def loop(k):
+            for _ in range(k):
+                x = torch.empty(size, dtype=torch.uint8, device="cuda")
+                del x
+            torch.cuda.synchronize()
+
+        loop(max(n // 4, 1))
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            loop(n)
+            times.append(time.perf_counter() - t0)
+        print(f"seconds={statistics.median(times):.6f} loops={','.join(f'{t:.6f}' for t in times)}")
 
 
 main()
