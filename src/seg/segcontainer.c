@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "segcontainer.h"
 #include "segwalk.h"
+#include "os/sysutil.h"
 #include "core/grow.h"
 #include "core/text.h"
 
@@ -336,7 +337,7 @@ static int leave(struct rm_walk *w, ino_t ino)
  * (something stays). */
 static int empty_level(int fd, struct rm_walk *w, int *sub)
 {
-	DIR *dir = nvt_seg_walk_opendir(fd);
+	DIR *dir = nvt_opendir_fd(fd);
 	struct dirent *ent;
 	int rc = 0;
 

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "segfile.h"
 #include "segwalk.h"
+#include "os/sysutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -64,7 +65,7 @@ int nvt_seg_container_gone(const struct nvt_seg_container *v, int n, char *gone)
  */
 static int size_level(int fd, dev_t dev, struct nvt_seg_walk *w, struct nvt_seg_container_size *size, int *sub)
 {
-	DIR *dir = nvt_seg_walk_opendir(fd);
+	DIR *dir = nvt_opendir_fd(fd);
 	struct dirent *ent;
 	int rc = 0;
 

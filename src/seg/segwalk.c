@@ -86,19 +86,6 @@ int nvt_seg_walk_up(struct nvt_seg_walk *w, int cur)
 	return -1;
 }
 
-DIR *nvt_seg_walk_opendir(int fd)
-{
-	int copy = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir;
-
-	if (copy < 0)
-		return NULL;
-	dir = fdopendir(copy);
-	if (!dir)
-		close(copy);
-	return dir;
-}
-
 void nvt_seg_walk_free(struct nvt_seg_walk *w)
 {
 	free(w->ino);

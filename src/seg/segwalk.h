@@ -11,7 +11,6 @@
 #ifndef NVT_SEGWALK_H
 #define NVT_SEGWALK_H
 
-#include <dirent.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -36,9 +35,6 @@ int nvt_seg_walk_down(struct nvt_seg_walk *w, int sub);
  * not be opened, or it is not the one the walk came down from (moved meanwhile).
  */
 int nvt_seg_walk_up(struct nvt_seg_walk *w, int cur);
-/* The directory open on fd read from its start, through a descriptor of its own (fd stays
- * open and is not moved), or NULL. */
-DIR *nvt_seg_walk_opendir(int fd);
 /* Frees w's way (w may be walked again after nvt_seg_walk_start). */
 void nvt_seg_walk_free(struct nvt_seg_walk *w);
 
