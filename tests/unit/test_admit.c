@@ -141,6 +141,38 @@ static void test_config(void)
 			   "v/priority=low-slice", &w, &has) == NVT_ADMIT_OK && has);
 }
 
+/*
+ * Every priority a container can carry (each level, time-sliced or not: what
+ * nvt_prio_env_parse takes) names a device of the spec's (--cdi makes each):
+ * that device's value is admitted by its own hook and by a partition device's
+ * beside it, never answered NVT_ADMIT_PRIO_NO_DEVICE, which is left for a
+ * priority no device can be named or given for.
+ */
+static void test_every_priority_has_device(void)
+{
+	for (uint8_t p = NVT_PRIO_LOW; p <= NVT_PRIO_HIGH; p++)
+		for (int slice = 0; slice <= 1; slice++) {
+			static struct nvt_task_env given;
+			struct nvt_cdi_device pd = {.cls = NVT_CDI_PRIORITY, .gpu = -1, .prio = p, .slice = slice};
+			struct nvt_admit_why w;
+			char name[NVT_CDI_DEVICE_TEXT_MAX], device[NVT_CDI_DEVICE_TEXT_MAX + 2], env[512], why[256];
+			int has = -1, alone, beside;
+
+			CHECK(nvt_cdi_device_format(&pd, name, sizeof(name)) > 0);
+			snprintf(device, sizeof(device), "v/%s", name);
+			CHECK(nvt_task_cdi_device_env(&pd, NULL, 0, &given, why, sizeof(why)) == 0);
+			snprintf(env, sizeof(env), "\"NVTASKSET_PRIORITY=%s\"", given.priority);
+			alone = config_check(device, env, device, &w, &has);
+			CHECK(alone == NVT_ADMIT_OK && has == 1 && w.prio == p);
+			snprintf(env, sizeof(env), "\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_PRIORITY=%s\"", given.priority);
+			beside = config_check("v/tpcs=4", env, device, &w, &has);
+			CHECK(beside == NVT_ADMIT_OK && has == 1 && !strcmp(w.device, device));
+			if (alone || beside)
+				fprintf(stderr, "%s (%s): answered %d alone, %d beside a partition device\n",
+					device, given.priority, alone, beside);
+		}
+}
+
 /* A time-sliced device's MPS: the level's pipe directory beside the spec's, which the
  * container's variable must be. */
 static void test_mps(void)
@@ -363,6 +395,7 @@ int main(void)
 {
 	test_users();
 	test_config();
+	test_every_priority_has_device();
 	test_partition();
 	test_mps();
 	test_memory();
