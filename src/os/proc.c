@@ -383,6 +383,11 @@ int nvt_proc_hidden(pid_t pid)
 	return nvt_procfs_is_own() && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
+int nvt_procfs_shows_all(int own)
+{
+	return own == 1 && nvt_own_pidns() == NVT_INIT_PIDNS && (geteuid() == 0 || !nvt_proc_hidden(1));
+}
+
 int nvt_proc_pidfd(pid_t pid, uint64_t start_time)
 {
 #ifdef SYS_pidfd_open

@@ -70,6 +70,14 @@ int nvt_procfs_own(void);
 /* 1 if pid lives although /proc does not show it (mounted hidepid=2: another
  * user's process), 0 if it is gone or cannot be told. */
 int nvt_proc_hidden(pid_t pid);
+/*
+ * 1 if every process of every PID namespace is in the caller's sight, else 0: /proc is its
+ * own (own: what nvt_procfs_own answered), its PID namespace is the initial one, and /proc
+ * hides no process from it (hidepid=2 hides other users' from all but root; /proc/1, root's,
+ * is the test of it). The scans of the run directories and the judging of containers that
+ * are gone (seg/) ask it.
+ */
+int nvt_procfs_shows_all(int own);
 
 /*
  * Opens a pidfd (O_CLOEXEC) for pid if its start time is start_time: the

@@ -526,14 +526,6 @@ static int by_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* 1 if every process of every PID namespace is in sight: our /proc is the
- * initial namespace's and hides none (hidepid=2 hides other users' from
- * all but root; /proc/1, root's, is a test of it). */
-static int all_in_sight(int see_own)
-{
-	return see_own && nvt_own_pidns() == NVT_INIT_PIDNS && (geteuid() == 0 || !nvt_proc_hidden(1));
-}
-
 /* Reads the run directories of directory basefd (base, or a container's, s->ctr) into s:
  * uid only's, or every user's ((uid_t)-1). Returns 0 or -1. */
 static int scan_base(struct scan *s, int basefd, uid_t only, int tidy, int see_own)
@@ -625,7 +617,7 @@ static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 	see_own = nvt_procfs_own();
 	if (see_own < 0)
 		return -1;
-	s->see_all = all_in_sight(see_own);
+	s->see_all = nvt_procfs_shows_all(see_own);
 	basefd = open(base, O_RDONLY | O_NONBLOCK | O_DIRECTORY | O_CLOEXEC); /* (as opendir opens it) */
 	if (basefd < 0)
 		return -1;
