@@ -58,6 +58,15 @@ int nvt_mps_setup_level(struct nvt_mps *mps, const char *level, const char *serv
 pid_t nvt_mps_daemon(const struct nvt_mps *mps);
 
 /*
+ * How long nvtaskset waits for the MPS control daemon, in milliseconds: to
+ * start it or stop it (nvt_mps_start, nvt_mps_stop, the Slurm plugin's
+ * nvt_node_mps_start) and to answer (nvt_mps_clients). The one value the
+ * command and the Slurm plugin use (docs/security.md: "10 s for the MPS
+ * daemon"); the driver's is NVT_DRIVER_TIMEOUT_S (gpu/gpus.h).
+ */
+#define NVT_MPS_TIMEOUT_MS 10000
+
+/*
  * Starts the daemon and waits (at most timeout_ms in all) until it is up.
  * Starts are serialised by a lock file in the pipe directory that only its
  * owner and root may open: of two starts at once, one starts the daemon

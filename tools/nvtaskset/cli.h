@@ -26,8 +26,6 @@
 #include "machine.h"
 #include "partition.h"
 
-#define MPS_TIMEOUT_MS 10000
-#define MPS_QUERY_TIMEOUT_MS 10000
 #define EXIT_MPS_NOT_RUNNING 3
 /* How often -a -p MASK looks for tasks started during the change, at most. */
 #define ALL_TASKS_ROUNDS 8

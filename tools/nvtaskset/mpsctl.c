@@ -56,7 +56,7 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 	pid_t server = 0;
 	int connections = nvt_mpslog_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), 0);
 	int clients = 0, limit = nvt_mpslog_client_limit(connections);
-	int asked = pid && nvt_mps_clients(mps, geteuid(), &server, &clients, MPS_QUERY_TIMEOUT_MS) == 0;
+	int asked = pid && nvt_mps_clients(mps, geteuid(), &server, &clients, NVT_MPS_TIMEOUT_MS) == 0;
 	int faulted = nvt_mps_read_log(mps, log, sizeof(log)) == 0 && nvt_mpslog_last_fault(log, &fault);
 
 	if (o->json) {
@@ -101,7 +101,7 @@ static int stop_levels(void)
 		const char *name = nvt_prio_name(mps_levels[i]);
 		if (nvt_mps_setup_level(&mps, name, "", "", why, sizeof(why)) || !(pid = nvt_mps_daemon(&mps)))
 			continue;
-		if (nvt_mps_stop(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
+		if (nvt_mps_stop(&mps, NVT_MPS_TIMEOUT_MS, why, sizeof(why)))
 			cli_errx("cannot stop the MPS control daemon of priority %s: %s", name, why);
 		printf("stopped MPS control daemon of priority %s (pid %ld)\n", name, (long)pid);
 		stopped++;
@@ -145,7 +145,7 @@ int nvt_cmd_mps(const struct options *o)
 			printf("MPS control daemon already running (pid %ld)\n", (long)pid);
 			return EXIT_SUCCESS;
 		}
-		if (nvt_mps_start(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
+		if (nvt_mps_start(&mps, NVT_MPS_TIMEOUT_MS, why, sizeof(why)))
 			cli_errx("cannot start MPS: %s", why);
 		if (!mps.started) { /* another nvtaskset started it meanwhile */
 			printf("MPS control daemon already running (pid %ld)\n",
@@ -163,7 +163,7 @@ int nvt_cmd_mps(const struct options *o)
 				printf("MPS control daemon not running\n");
 			return EXIT_SUCCESS;
 		}
-		if (nvt_mps_stop(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
+		if (nvt_mps_stop(&mps, NVT_MPS_TIMEOUT_MS, why, sizeof(why)))
 			cli_errx("cannot stop MPS: %s", why);
 		printf("stopped MPS control daemon (pid %ld)\n", (long)pid);
 		return EXIT_SUCCESS;

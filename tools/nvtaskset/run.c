@@ -70,7 +70,7 @@ const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n)
 	if (nvt_mps_daemon(&mps)) {
 		/* A client past the server's channels fails in CUDA with a misleading
 		 * "out of memory" (seen on an H100 with the 16th client): say why now. */
-		if (nvt_mps_clients(&mps, geteuid(), &server, &clients, MPS_QUERY_TIMEOUT_MS))
+		if (nvt_mps_clients(&mps, geteuid(), &server, &clients, NVT_MPS_TIMEOUT_MS))
 			warnx("cannot ask the MPS control daemon how many clients it serves");
 		else if (server && clients >= limit)
 			cli_errx("the MPS server (pid %ld) already has %d clients, the most it takes "
@@ -79,7 +79,7 @@ const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n)
 				 (long)server, clients, connections);
 		return mps.pipe_dir;
 	}
-	if (nvt_mps_start(&mps, MPS_TIMEOUT_MS, why, sizeof(why)))
+	if (nvt_mps_start(&mps, NVT_MPS_TIMEOUT_MS, why, sizeof(why)))
 		cli_errx("cannot start MPS: %s; run with --no-mps to run without it", why);
 	if (mps.started && mps.level[0]) /* else another nvtaskset started it meanwhile */
 		warnx("started the MPS control daemon of priority %s (pipe directory %s); stop it "

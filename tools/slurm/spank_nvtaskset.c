@@ -73,7 +73,6 @@
 /* What the plugin exports (plugin_*, slurm_spank_*) spank.map says. */
 SPANK_PLUGIN(nvtaskset, 1)
 
-#define MPS_TIMEOUT_MS 10000
 #define DEFAULT_WAIT_S 10
 #define LOG "nvtaskset: "
 
@@ -463,7 +462,7 @@ static int node_mps(int make, const char *priority, char *pipe_dir, size_t len, 
 			 "directory %s); %s", mps.pipe_dir, prolog);
 		return -1;
 	}
-	rc = nvt_node_mps_start(&mps, MPS_TIMEOUT_MS, why, why_len);
+	rc = nvt_node_mps_start(&mps, NVT_MPS_TIMEOUT_MS, why, why_len);
 	if (rc == 1)
 		slurm_info(LOG "started the MPS control daemon%s %s (pipe directory %s)", of_level,
 			   mps.control, mps.pipe_dir);
@@ -593,7 +592,7 @@ static int memory_limit(void)
 	uint64_t limit = 0;
 
 	if (opt_mem[0]) {
-		if (nvt_gpu_query(place.part.uuid, MPS_TIMEOUT_MS, &info, why, sizeof(why)))
+		if (nvt_gpu_query(place.part.uuid, NVT_MPS_TIMEOUT_MS, &info, why, sizeof(why)))
 			return fail("--gpu-mem: cannot ask the driver GPU %d's memory: %s", place.gpu,
 				    why);
 		if (nvt_memlimit_parse(opt_mem, info.total_mem, &limit, why, sizeof(why)))
