@@ -22,8 +22,10 @@
 #include "bwprobe.h"
 #include "topocache.h"
 
-/* How long the driver may take to answer (listing the GPUs, calibrating) when
- * NVTASKSET_DRIVER_TIMEOUT does not say: seconds. */
+/* How long the driver may take to answer (listing the GPUs, asking one GPU,
+ * calibrating) when NVTASKSET_DRIVER_TIMEOUT does not say: seconds. The one
+ * default: the command and the exporter (nvt_gpus_timeout_ms), and the Slurm
+ * plugin, which reads no such variable and always waits this long. */
 #define NVT_DRIVER_TIMEOUT_S 60
 /* NVTASKSET_DRIVER_TIMEOUT's value (text; NULL or empty: NVT_DRIVER_TIMEOUT_S): 1-3600 seconds,
  * a '+' before them taken as strtoul takes it, in milliseconds; -1 if it is no such value. */

@@ -592,7 +592,7 @@ static int memory_limit(void)
 	uint64_t limit = 0;
 
 	if (opt_mem[0]) {
-		if (nvt_gpu_query(place.part.uuid, NVT_MPS_TIMEOUT_MS, &info, why, sizeof(why)))
+		if (nvt_gpu_query(place.part.uuid, NVT_DRIVER_TIMEOUT_S * 1000, &info, why, sizeof(why)))
 			return fail("--gpu-mem: cannot ask the driver GPU %d's memory: %s", place.gpu,
 				    why);
 		if (nvt_memlimit_parse(opt_mem, info.total_mem, &limit, why, sizeof(why)))
