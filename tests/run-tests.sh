@@ -9,6 +9,8 @@
 #
 # Each test runs in a directory of its own ($WORK: its run directory, MPS pipe
 # and log directories and calibration cache), so that -jN runs N at once.
+# Over 500 lines on purpose: the helpers every test calls and the runner that reaps what they
+# start are one shell, the one the suites are sourced into.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # The build tree: what the build made (layers.sh, package.sh and try.sh read it).

@@ -4,6 +4,8 @@
 # namespace of its own with --pidns). The same with real podman: tests/podman/ (make
 # check-podman). Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a
 # subshell under set -e with the helpers defined there (need_users, as_user: security.sh).
+# Over 500 lines on purpose: one subject, the spec and the hooks it names, whose tests share
+# the stand-in runtime and the helpers that write and apply the spec.
 # shellcheck shell=bash
 
 CDIRUN=$ROOT/tests/e2e/helpers/cdirun.py

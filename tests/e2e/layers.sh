@@ -94,7 +94,8 @@ t_checks_fail_reading_nothing() {
 	for check in "check-src:read no layer or no file of src/" \
 		"check-cmd:CMD_LAYERS names no file of the command" \
 		"check-shim:SHIM_LAYERS names no file of the shim" \
-		"check-sizes:found no .c file in src tools" "check-reasons:found no .c .h file in src" \
+		"check-sizes:found no .c file in src tools" "check-sizes:found no C file or shell script in tests" \
+		"check-reasons:found no .c .h file in src" \
 		"check-names:found no .c file in src" "check-stale:found no .c .h" \
 		"check-json:found no .c file in src tools"; do
 		rc=0
@@ -141,7 +142,8 @@ t_shim_layers_check_catches() {
 rule_holds() { layers_clean "$2" "$1" "$ROOT"; }
 
 # Each rule's check fails where it must, on a tree made to break it once (and to keep it
-# once beside): a long function without its reason, reasons of another shape (a parameter,
+# once beside): a long function without its reason, long files without theirs (C files of
+# src/ and tests/, scripts of tests/ by name or #! line), reasons of another shape (a parameter,
 # a struct's field), a name of another room (of src/, and of tools/ where that room's
 # functions take it), an issue number, a path that is not there, JSON written by hand (a
 # member and an array; an XML attribute, a quote in a comment and a character literal are
@@ -164,6 +166,17 @@ t_rules_check_catches() {
 		>"$r/src/core/big.h"
 	{ printf '/*\n * table.h - a table.\n * Over 500 lines on purpose: one table, read whole.\n */\n'
 		for ((i = 0; i < 500; i++)); do printf '#define X%d 1\n' "$i"; done; } >"$r/src/core/table.h"
+	# And in tests/: C files and shell scripts (by name or by their #! line), not other files;
+	# a script's head is its first comment lines.
+	mkdir -p "$r/tests/unit" "$r/tests/e2e" "$r/tests/fake/bin"
+	{ printf '/*\n * test_big.c - cases.\n */\n'; for ((i = 0; i < 500; i++)); do printf ';\n'; done; } \
+		>"$r/tests/unit/test_big.c"
+	{ printf '# A suite.\n'; for ((i = 0; i < 501; i++)); do printf 'true\n'; done; } >"$r/tests/e2e/bare.sh"
+	{ printf '# A suite.\n# Over 500 lines on purpose: one subject.\n# shellcheck shell=bash\n'
+		for ((i = 0; i < 501; i++)); do printf 'true\n'; done; } >"$r/tests/e2e/said.sh"
+	{ printf '#!/bin/sh\n# A tool.\n'; for ((i = 0; i < 500; i++)); do printf 'true\n'; done
+		printf '# Over 500 lines on purpose: too late, not at its head.\n'; } >"$r/tests/fake/bin/tool"
+	for ((i = 0; i < 600; i++)); do printf 'data\n'; done >"$r/tests/e2e/data.txt"
 	printf 'int nvt_core_a(char *err, int n);\nint nvt_core_b(char *why, size_t len);\nstruct s {\n\tchar error[64];\n};\n' \
 		>"$r/src/core/reasons.h"
 	printf 'int nvt_core_lent(void)\n{\n\treturn 0;\n}\nint nvt_alloc_own(void)\n{\n\treturn 0;\n}\n' \
@@ -186,6 +199,9 @@ C
 	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-sizes "$r") || rc=$?
 	eq "$rc" 1 "check-sizes' exit status ($bad)"
 	eq "$bad" "src/core/big.h: 503 lines and no 'Over 500 lines ...: WHY' in the comment at its head (or split it)
+tests/e2e/bare.sh: 502 lines and no 'Over 500 lines ...: WHY' in the comment at its head (or split it)
+tests/fake/bin/tool: 503 lines and no 'Over 500 lines ...: WHY' in the comment at its head (or split it)
+tests/unit/test_big.c: 503 lines and no 'Over 500 lines ...: WHY' in the comment at its head (or split it)
 src/core/long.c:1: nvt_core_long has 86 lines and no '(over 80 lines: WHY)' at its head"
 	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-reasons "$r") || rc=$?
 	eq "$rc" 1 "check-reasons' exit status ($bad)"
@@ -207,7 +223,7 @@ Makefile:2: src/core/gone.c is not in the tree"
 		"tools/nvtaskset/show.c:7: a JSON string made past jsonout_text (which neutralises it)")"
 	rc=0; bad=$(python3 "$ROOT/tools/dev/layers.py" check-rules "$r") || rc=$?
 	eq "$rc" 1 "check-rules' exit status"
-	eq "$(grep -c . <<<"$bad")" 11 "check-rules finds the five rules' breaks ($bad)"
+	eq "$(grep -c . <<<"$bad")" 14 "check-rules finds the five rules' breaks ($bad)"
 }
 
 t_functions_short_or_say_why() {

@@ -3,6 +3,9 @@
 # the exporter with polite and hostile clients. Sourced by tests/run-tests.sh: each t_NAME
 # function is one test, run in a subshell under set -e with the helpers defined there (and
 # prio.sh's start_agent, stop_agent, guarded_to).
+# Over 500 lines on purpose: the viewers read one view (src/view) of the tasks these helpers
+# start; split by viewer, the suites of --metrics or --svg would skip whole where promtool or
+# Chromium is missing, which fails the run.
 # shellcheck shell=bash
 
 # ---- Helpers -------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 # while a higher one launches, lends idle TPCs, restores own partitions; users and root.
 # Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e
 # with the helpers defined there.
+# Over 500 lines on purpose: the agent's guarding, lending and restoring are one loop
+# (src/prio/agent.c), tested through the helpers here that other suites use too (start_agent,
+# agent_left_alone, guarded_to).
 # shellcheck shell=bash
 
 # Other users here are uids 65534, 65524 and 65525: the security tests make run directories of

@@ -1,6 +1,9 @@
 # Hostile users, containers and crashes: every test first reproduced the problem it
 # names, then the fix made it pass. Sourced by tests/run-tests.sh: each t_NAME function is one
 # test, run in a subshell under set -e with the helpers defined there.
+# Over 500 lines on purpose: one subject, what hostile users, containers and crashes can do
+# (the numbered sections below), on the helpers that act as other users (as_user, denied,
+# need_users), which other suites use too.
 # shellcheck shell=bash
 
 # ---- Helpers -----------------------------------------------------------------

@@ -2,6 +2,9 @@
 # are started; -a changes a task and its descendants; -l shows the tree. Sourced by
 # tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e with the
 # helpers defined there.
+# Over 500 lines on purpose: one subject, a task's process tree, both how children inherit
+# (the first part) and how -a and -l follow the tree (the second), on helpers both parts use
+# (wait_task, start_moved).
 # shellcheck shell=bash
 
 # wait_task PID: waits (poll_until 10) until PID runs under nvtaskset (has a segment -p reads).

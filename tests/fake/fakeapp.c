@@ -2,6 +2,9 @@
  * fakeapp.c - a "CUDA program" for the fake driver. Built twice: one copy
  * dlopen()s libcuda.so.1 and looks its entry points up through that handle,
  * as static cudart does (-DUSE_DLOPEN); the other is linked against it.
+ * Over 500 lines on purpose: the modes below share its entry points and
+ * launch helpers (fakeapp.h); modes of a subject of their own are in
+ * fakeapp*.c.
  *
  *   fakeapp info                          print the SM count
  *   fakeapp launch N [VERSION]            N launches; print the last one

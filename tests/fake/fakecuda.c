@@ -1,6 +1,9 @@
 /*
  * fakecuda.c - a fake libcuda.so.1 for nvtaskset's GPU-free tests.
  * See fakecuda.h. Test code: simple and explicit, not fast.
+ * Over 500 lines on purpose: the simulated chips, the device queries, the
+ * launches and the contexts read one private state of devices and contexts;
+ * the other parts of the fake see what they need of it through fakeint.h.
  *
  * SPDX-License-Identifier: MIT
  */

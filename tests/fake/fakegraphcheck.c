@@ -4,6 +4,8 @@
  * with the test subscriber (testsub.c) LD_PRELOADed and the fake's identity
  * chip. Each prints what it saw, one fact a line; tests/e2e/fakegraph.sh
  * holds what they must print.
+ * Over 500 lines on purpose: one program of scenarios, a function each, on
+ * the graph-building and printing helpers they share.
  *
  *   fakegraphcheck mask|rebuild|enable|instantiate|api|swap|clone|hang
  *

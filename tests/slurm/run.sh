@@ -8,6 +8,8 @@
 #
 # Usage: tests/slurm/run.sh [SCENARIO...]   (`make check-slurm`; default: all)
 # Prints one line per scenario with its time, and "N passed, M failed" last.
+# Over 500 lines on purpose: the scenarios run against the daemons this script starts and
+# stops, on the configuration and helpers it writes for them.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CHECKOUT=$ROOT # the jobs' working directory (srun's); ROOT may become a copy below

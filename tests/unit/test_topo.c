@@ -1,4 +1,11 @@
-/* Unit tests: topology maths and its text record. SPDX-License-Identifier: MIT */
+/*
+ * test_topo.c - unit tests: topology maths and its text record.
+ * Over 500 lines on purpose: the tests of the topology (src/core/topo.c and
+ * topocal.c: its maths, picks, text and cache records), on the one H100
+ * fixture they share.
+ *
+ * SPDX-License-Identifier: MIT
+ */
 #include "check.h"
 #include "h100_fixture.h"
 #include "core/topo.h"

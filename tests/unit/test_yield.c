@@ -1,6 +1,8 @@
 /*
  * test_yield.c - how a lower task yields (src/core/yield.c): the words of
  * --yield, the activity a shim publishes, and the verdict before a launch.
+ * Over 500 lines on purpose: one subject, src/core/yield.c, whose cases
+ * share their fixtures (periodic activity).
  *
  * SPDX-License-Identifier: MIT
  */

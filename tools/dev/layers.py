@@ -17,8 +17,9 @@ script:
   - docs/design.md's picture between its markers is what `picture` prints.
 And HACKING.md's conventions (check-rules, or one of them alone):
   - check-sizes: no function of src/ or tools/ over 80 lines (from its name to its closing
-    brace) without "(over 80 lines: WHY)" in the comment right above it, and no file of
-    them over 500 lines without "Over 500 lines ...: WHY" in the comment at its head;
+    brace) without "(over 80 lines: WHY)" in the comment right above it, and no C file of
+    them nor C file or shell script of tests/ over 500 lines without "Over 500 lines ...:
+    WHY" in the comment at its head;
   - check-reasons: a function of src/ that fails with a reason takes it as `char *why,
     size_t len`, no other names or forms (`err, errlen`, `const char **why`), and no struct
     of a header of src/ carries a reason field (`error`) for its functions to fill;
@@ -370,14 +371,49 @@ def file_head(text):
     return " ".join(m.group(1).replace("*", " ").split()) if m else ""
 
 
+def is_shell(root, f):
+    """Whether f is a shell script: named .sh or .bash, or its first line runs sh, bash or
+    dash (as tests/e2e/static.sh finds the scripts shellcheck reads)."""
+    if f.endswith((".sh", ".bash")):
+        return True
+    with open(os.path.join(root, f), "rb") as fh:
+        first = fh.readline(200)
+    return re.match(rb"#! *[^ ]*/(env +)?(ba|da)?sh( |$)", first.rstrip(b"\n")) is not None
+
+
+def shell_head(text):
+    """The comment a shell script opens with (its # lines after the #! line), joined by
+    spaces."""
+    lines = text.split("\n")
+    if lines[0].startswith("#!"):
+        lines = lines[1:]
+    head = []
+    for line in lines:
+        if not line.startswith("#"):
+            break
+        head.append(line[1:])
+    return " ".join(" ".join(head).split())
+
+
+def test_files(root, bad):
+    """tests/' C files and shell scripts; none is a finding in bad."""
+    files = [f for f in c_files(root, ("tests",), ("",))
+             if f.endswith((".c", ".h")) or is_shell(root, f)]
+    if not files:
+        bad.append("found no C file or shell script in tests")
+    return files
+
+
 def file_sizes(root):
-    """Files over FILE_LINES_MAX lines without the reason in the comment at their head."""
+    """Files over FILE_LINES_MAX lines without the reason in the comment at their head: the C
+    files of src/ and tools/, and the C files and shell scripts of tests/."""
     bad = []
-    for f in read_list(root, ("src", "tools"), (".c", ".h"), bad):
-        text = open(os.path.join(root, f)).read()
+    for f in read_list(root, ("src", "tools"), (".c", ".h"), bad) + test_files(root, bad):
+        text = open(os.path.join(root, f), encoding="utf-8", errors="replace").read()
         n = text.count("\n")
+        head = file_head(text) if f.endswith((".c", ".h")) else shell_head(text)
         if n > FILE_LINES_MAX and not re.search(r"Over %d lines[^:]*: \S" % FILE_LINES_MAX,
-                                                file_head(text)):
+                                                head):
             bad.append("%s: %d lines and no 'Over %d lines ...: WHY' in the comment at its head"
                        " (or split it)" % (f, n, FILE_LINES_MAX))
     return bad
