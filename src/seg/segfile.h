@@ -3,11 +3,11 @@
  * facts that validate them. Side effects: files, mmap, /proc. Returns codes;
  * never prints.
  *
- segfile.c's: the names, checks and reads both sides share, the identity
+ * segfile.c's: the names, checks and reads both sides share, the identity
  * check (nvt_seg_is_its) and the writers' lock files. Each other file of
- * src/seg has a header of its own (segtrust.h, segown.h, segfor.h,
- * segopen.h, segwrite.h, segcontainer.h, segscan.h; inherit.h), which this one
- * includes after its own part, for callers that use several.
+ * src/seg has a header of its own; eight of them (segtrust.h, segown.h,
+ * segfor.h, segopen.h, segcontainer.h, segleft.h, segscan.h, segwrite.h)
+ * this one includes after its own part, for callers that use several.
  *
  * SPDX-License-Identifier: MIT
  */
