@@ -58,6 +58,7 @@ typedef void *CUgraphExec;
 #define NVT_CUDA_ERROR_NOT_FOUND 500
 #define NVT_CUDA_ERROR_NOT_READY 600
 #define NVT_CUDA_ERROR_LAUNCH_TIMEOUT 702
+#define NVT_CUDA_ERROR_CONTEXT_IS_DESTROYED 709
 #define NVT_CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE 720
 #define NVT_CUDA_ERROR_NOT_SUPPORTED 801
 #define NVT_CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE 910
@@ -91,6 +92,8 @@ typedef CUresult (*nvt_cuGetProcAddress_v2_fn)(const char *symbol, void **pfn, i
 					       uint64_t flags, int *symbol_status);
 typedef CUresult (*nvt_cuGetProcAddress_fn)(const char *symbol, void **pfn, int cuda_version,
 					    uint64_t flags);
+/* Its flag CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: the calls' _ptsz and _ptds forms. */
+#define NVT_GET_PROC_ADDRESS_PER_THREAD 0x2
 typedef CUresult (*nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn)(int *blocks, void *f,
 								      int block_size, size_t shmem);
 typedef CUresult (*nvt_cuCtxGetDevice_fn)(CUdevice *dev);
@@ -474,6 +477,7 @@ typedef struct {
 	int format;
 	unsigned channels, flags;
 } NVT_ARRAY3D_DESCRIPTOR; /* CUDA_ARRAY3D_DESCRIPTOR */
+#define NVT_ARRAY3D_LAYERED 0x01 /* CUDA_ARRAY3D_LAYERED: the depth counts layers */
 /* cuArrayCreate_v2 (NVT_ARRAY_DESCRIPTOR), cuArray3DCreate_v2 and
  * cuMipmappedArrayCreate (NVT_ARRAY3D_DESCRIPTOR, then the level count). */
 typedef struct {

@@ -27,6 +27,14 @@ static const uint8_t h100_map[66] = {
 };
 
 #define MAX_DEVICES 8
+#define MAX_CREATED 64 /* contexts cuCtxCreate makes, never reused: then out of memory */
+#define CTX_STACK 16   /* a thread's context stack (cuCtxCreate pushes, cuCtxDestroy pops) */
+
+/* A context cuCtxCreate made. */
+struct made_ctx {
+	int dev;
+	int live; /* 0 once cuCtxDestroy destroyed it */
+};
 
 /* One simulated GPU. */
 struct chip {
@@ -48,7 +56,9 @@ static struct {
 	struct chip chip[MAX_DEVICES]; /* by CUDA ordinal (after CUDA_VISIBLE_DEVICES) */
 	int physical[MAX_DEVICES];     /* ordinal -> the GPU's place on the bus */
 	int poke_at, poke_value;       /* FAKECUDA_TMD_POKE, or -1 */
-	int context[MAX_DEVICES]; /* the address of context[d] is device d's CUcontext */
+	int context[MAX_DEVICES]; /* the address of context[d] is device d's primary CUcontext */
+	struct made_ctx created[MAX_CREATED]; /* the address of each is a CUcontext cuCtxCreate made */
+	unsigned n_created;
 } fake;
 
 enum {
@@ -120,7 +130,10 @@ static uint8_t h100_gpc(int t)
 static __thread struct fakecuda_launch last;
 static __thread int have_last;
 static __thread uint8_t thread_version;
-static __thread int *current_ctx; /* NULL: device 0's, as after cudart's first call */
+/* The calling thread's context stack, its top the current context; empty: device 0's primary, as
+ * after cudart's first call. cuCtxSetCurrent replaces the top, cuCtxCreate pushes. */
+static __thread const void *ctx_stack[CTX_STACK];
+static __thread int ctx_depth;
 
 static long env_long(const char *name, long fallback)
 {
@@ -291,10 +304,45 @@ static void configure(void)
 	}
 }
 
+/* ctx is a device's primary context. */
+static int is_primary(const void *ctx)
+{
+	const int *primary = ctx;
+
+	return primary >= fake.context && primary < fake.context + MAX_DEVICES;
+}
+
+/* The device of context ctx, a primary one or one cuCtxCreate made (destroyed or not). */
+static int device_of(const void *ctx)
+{
+	if (is_primary(ctx))
+		return (int)((const int *)ctx - fake.context);
+	return ((const struct made_ctx *)ctx)->dev;
+}
+
+/* ctx is a context of this process the calling thread may use. */
+static int ctx_valid(const void *ctx)
+{
+	const int *primary = ctx;
+	const struct made_ctx *made = ctx;
+
+	if (primary >= fake.context && primary < fake.context + fake.devices)
+		return 1;
+	return made >= fake.created && made < fake.created + MAX_CREATED &&
+	       made < fake.created + __atomic_load_n(&fake.n_created, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&made->live, __ATOMIC_ACQUIRE);
+}
+
+/* The calling thread's current context. */
+static const void *current_context(void)
+{
+	return ctx_depth ? ctx_stack[ctx_depth - 1] : &fake.context[0];
+}
+
 /* The device of the calling thread's current context. */
 static int current_device(void)
 {
-	return current_ctx ? (int)(current_ctx - fake.context) : 0;
+	return device_of(current_context());
 }
 
 /* ---- What the other parts of the fake use (fakeint.h) ----------------- */
@@ -315,6 +363,18 @@ INTERNAL int fake_device(void)
 }
 
 INTERNAL void *fake_context_of(int dev)
+{
+	const void *ctx = current_context();
+
+	return (void *)(device_of(ctx) == dev ? ctx : &fake.context[dev]);
+}
+
+INTERNAL const void *fake_current_context(void)
+{
+	return current_context();
+}
+
+INTERNAL const void *fake_primary_context(int dev)
 {
 	return &fake.context[dev];
 }
@@ -460,11 +520,26 @@ API int cuDeviceGetAttribute(int *value, int attribute, int dev)
 	return rc;
 }
 
+/* Calls whose form cuGetProcAddress picks by the CUDA version asked, newest first: measured on
+ * an H100, driver 580.159.04 (cuCtxCreate gives _v2 below 11040, _v3 below 12050, then _v4). */
+static const struct {
+	const char *name;
+	int from; /* CUDA version */
+	const char *symbol;
+} by_version[] = {
+	{"cuCtxCreate", 12050, "cuCtxCreate_v4"},
+	{"cuCtxCreate", 11040, "cuCtxCreate_v3"},
+};
+
 /* One of this library's own entry points (never an interposer's: a handle's
  * dlsym searches this library first), as the real driver's cuGetProcAddress
- * hands out its own functions whatever is preloaded; name, else name_v2. */
-static void *own_symbol(const char *name)
+ * hands out its own functions whatever is preloaded: the form of by_version[] for
+ * version; with per_thread (CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) a
+ * call's _ptsz or _ptds form, as the real driver gives cuMemAllocAsync_ptsz
+ * (measured as above); else name, else name_v2. */
+static void *own_symbol(const char *name, int version, int per_thread)
 {
+	static const char *const suffixes[] = {"_ptsz", "_v2_ptsz", "_ptds", "_v2_ptds", "", "_v2"};
 	static void *self;
 	char versioned[128];
 	void *fn;
@@ -474,11 +549,16 @@ static void *own_symbol(const char *name)
 		self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 	if (!self || !name)
 		return NULL;
-	if ((fn = dlsym(self, name)))
-		return fn;
-	if (snprintf(versioned, sizeof(versioned), "%s_v2", name) >= (int)sizeof(versioned))
-		return NULL;
-	return dlsym(self, versioned);
+	for (unsigned i = 0; i < sizeof(by_version) / sizeof(by_version[0]); i++)
+		if (!strcmp(name, by_version[i].name) && version >= by_version[i].from)
+			return dlsym(self, by_version[i].symbol);
+	for (unsigned i = per_thread ? 0 : 4; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		if (snprintf(versioned, sizeof(versioned), "%s%s", name, suffixes[i]) >= (int)sizeof(versioned))
+			return NULL;
+		if ((fn = dlsym(self, versioned)))
+			return fn;
+	}
+	return NULL;
 }
 
 /* cuda.h, CUDA 12 and 13: cuGetProcAddress_v2 (what cuda.h calls
@@ -487,10 +567,9 @@ API int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_
 {
 	void *fn;
 
-	(void)flags;
 	if (!symbol || !pfn)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
-	fn = version > 0 ? own_symbol(symbol) : NULL;
+	fn = version > 0 ? own_symbol(symbol, version, !!(flags & NVT_GET_PROC_ADDRESS_PER_THREAD)) : NULL;
 	*pfn = fn;
 	if (status)
 		*status = fn ? 0 : 1;
@@ -695,7 +774,7 @@ API int cuCtxGetCurrent(void **ctx)
 {
 	if (!fake.initialised)
 		return NVT_CUDA_ERROR_NOT_INITIALIZED;
-	*ctx = &fake.context[current_device()];
+	*ctx = (void *)current_context();
 	return 0;
 }
 
@@ -717,11 +796,96 @@ API int cuDevicePrimaryCtxRelease_v2(int dev)
 
 API int cuCtxSetCurrent(void *ctx)
 {
-	int *c = ctx;
-	if (c < fake.context || c >= fake.context + fake.devices)
+	if (!ctx_valid(ctx))
 		return NVT_CUDA_ERROR_INVALID_CONTEXT;
-	current_ctx = c;
+	if (!ctx_depth)
+		ctx_depth = 1;
+	ctx_stack[ctx_depth - 1] = ctx;
 	return 0;
+}
+
+/* cuCtxCreate, every form: a new context on dev, pushed on the calling thread's stack (cuda.h:
+ * "If a context is already current to the thread, it is supplanted by the newly created context
+ * and may be restored by a subsequent call to cuCtxPopCurrent()"). What the forms add (execution
+ * affinity, cuCtxCreate_v4's parameters) the fake takes and ignores. */
+static int ctx_create(void **pctx, int dev)
+{
+	unsigned i;
+
+	if (!fake.initialised)
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (!pctx)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	if (dev < 0 || dev >= fake.devices)
+		return NVT_CUDA_ERROR_INVALID_DEVICE;
+	if (ctx_depth >= CTX_STACK || (i = __atomic_fetch_add(&fake.n_created, 1, __ATOMIC_ACQ_REL)) >= MAX_CREATED)
+		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
+	fake.created[i].dev = dev;
+	__atomic_store_n(&fake.created[i].live, 1, __ATOMIC_RELEASE);
+	*pctx = &fake.created[i];
+	ctx_stack[ctx_depth++] = *pctx;
+	return 0;
+}
+
+/* A context call's model between its driver-API callbacks (cuda_driver.h's ids). */
+#define CTX_CALL(cbid, args, model)                                             \
+	do {                                                                    \
+		CUresult rc_ = NVT_CUDA_ERROR_UNKNOWN;                          \
+		fake_api_callbacks(cbid, NVT_CB_API_SITE_ENTER, &rc_, &(args)); \
+		rc_ = (model);                                                  \
+		fake_api_callbacks(cbid, NVT_CB_API_SITE_EXIT, &rc_, &(args));  \
+		return rc_;                                                     \
+	} while (0)
+
+API int cuCtxCreate_v2(void **pctx, unsigned flags, int dev)
+{
+	struct { void **pctx; unsigned flags; int dev; } a = {pctx, flags, dev};
+	CTX_CALL(NVT_CBID_cuCtxCreate_v2, a, ctx_create(a.pctx, a.dev));
+}
+
+API int cuCtxCreate_v3(void **pctx, void *affinity, int n_affinity, unsigned flags, int dev)
+{
+	struct { void **pctx; void *affinity; int n_affinity; unsigned flags; int dev; } a = {
+		pctx, affinity, n_affinity, flags, dev};
+	CTX_CALL(NVT_CBID_cuCtxCreate_v3, a,
+		 n_affinity < 0 || (n_affinity && !affinity) ? NVT_CUDA_ERROR_INVALID_VALUE
+							     : ctx_create(a.pctx, a.dev));
+}
+
+API int cuCtxCreate_v4(void **pctx, void *params, unsigned flags, int dev)
+{
+	struct { void **pctx; void *params; unsigned flags; int dev; } a = {pctx, params, flags, dev};
+	CTX_CALL(NVT_CBID_cuCtxCreate_v4, a, ctx_create(a.pctx, a.dev));
+}
+
+/* cuCtxDestroy: a context cuCtxCreate made, with what it holds (fake_mem_context_destroyed);
+ * popped from the calling thread's stack where it is current there. */
+static int ctx_destroy(void *ctx)
+{
+	struct made_ctx *made = ctx;
+
+	if (!fake.initialised)
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (!ctx)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	/* As the driver answers (H100, driver 580.159.04): 201 for a primary context, 709 for
+	 * one destroyed before. */
+	if (is_primary(ctx) || (const struct made_ctx *)ctx < fake.created ||
+	    (const struct made_ctx *)ctx >= fake.created + MAX_CREATED)
+		return NVT_CUDA_ERROR_INVALID_CONTEXT;
+	if (!ctx_valid(ctx))
+		return NVT_CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	__atomic_store_n(&made->live, 0, __ATOMIC_RELEASE);
+	fake_mem_context_destroyed(ctx);
+	if (ctx_depth && ctx_stack[ctx_depth - 1] == ctx)
+		ctx_depth--;
+	return 0;
+}
+
+API int cuCtxDestroy_v2(void *ctx)
+{
+	struct { void *ctx; } a = {ctx};
+	CTX_CALL(NVT_CBID_cuCtxDestroy_v2, a, ctx_destroy(a.ctx));
 }
 
 

@@ -30,8 +30,13 @@ INTERNAL int fake_ready(void);
 /* The device of the calling thread's current context. */
 INTERNAL int fake_device(void);
 INTERNAL int fake_devices(void); /* FAKECUDA_DEVICES */
-/* Device dev's CUcontext. */
+/* The context a launch on device dev runs in: the calling thread's current one if it is dev's,
+ * else dev's primary context. */
 INTERNAL void *fake_context_of(int dev);
+/* The calling thread's current context (a primary one, or one cuCtxCreate made). */
+INTERNAL const void *fake_current_context(void);
+/* Device dev's primary context. */
+INTERNAL const void *fake_primary_context(int dev);
 /* The size word of the launch callback's block (FAKECUDA_PARAMS_SIZE). */
 INTERNAL uint32_t fake_launch_block_size(void);
 /* Fills tmd (TMD_BYTES) as the driver builds a launch's TMD for device dev. */
@@ -79,6 +84,8 @@ INTERNAL void fake_rm_context_reset(int dev);
 
 /* Device dev's memory in bytes (FAKECUDA_MEM_MB; default 80 GiB). */
 INTERNAL uint64_t fake_mem_total(int dev);
+/* Context ctx was destroyed: what was allocated in it is freed. */
+INTERNAL void fake_mem_context_destroyed(const void *ctx);
 
 /* ---- fakestream.c ---- */
 

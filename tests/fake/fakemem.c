@@ -16,7 +16,14 @@
  * past it, CUDA_ERROR_OUT_OF_MEMORY. Allocations are real, untouched pages
  * (MAP_NORESERVE) below FAKE_REAL, so that the probes can use theirs; above
  * it, addresses only. IPC handles carry (exporter pid, address, bytes); a
- * process other than the exporter opens one without taking memory of its own.
+ * process other than the exporter opens one without taking memory of its own;
+ * shareable handles (cuMemExportToShareableHandle) are file descriptors.
+ *
+ * Each allocation lives in the context that was current when it was made, and
+ * cuCtxDestroy or the primary context's reset frees it with that context; those
+ * of cuMemCreate, cuMemAllocAsync and cuMemAllocFromPoolAsync live in none, and
+ * outlive both (cuda.h, and measured on an H100, driver 580.159.04). How much a
+ * device has free is the device's, whichever context asks.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -25,7 +32,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fakeint.h"
@@ -37,20 +47,36 @@
 #define MAX_ALLOCS 4096
 #define PITCH_ALIGN 512
 
-enum kind { A_PTR = 1, A_MANAGED, A_HANDLE, A_ARRAY, A_IPC };
+enum kind { A_PTR = 1, A_MANAGED, A_HANDLE, A_ARRAY, A_IPC, A_STREAM_ORDERED, A_MIPMAP, A_IMPORT };
+/* Allocations no context holds: cuda.h's cuCtxDestroy "will not destroy memory allocations by
+ * cuMemCreate(), cuMemAllocAsync() and cuMemAllocFromPoolAsync()". */
+#define FREE_KINDS (1u << A_HANDLE | 1u << A_STREAM_ORDERED | 1u << A_IMPORT)
+/* Allocations that take none of the device's memory. */
+#define NO_MEMORY_KINDS (1u << A_MANAGED | 1u << A_IPC | 1u << A_IMPORT)
+/* Handles: numbers, not addresses. */
+#define HANDLE_KINDS (1u << A_HANDLE | 1u << A_ARRAY | 1u << A_MIPMAP | 1u << A_IMPORT)
+#define HANDLE_TYPE_POSIX_FD 1 /* CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR */
 
 static struct {
 	pthread_mutex_t lock;
 	uint64_t used[8];      /* bytes taken on each device */
 	uint64_t next_address; /* addresses without pages */
 	uint64_t next_handle;
+	int kept; /* allocations only an open shareable descriptor keeps */
 	struct {
 		uint64_t key;
 		uint64_t bytes;
 		int dev, kind;
-		void *pages; /* real pages (munmap at free), or NULL */
+		const void *ctx; /* the context it lives in, freed with it; NULL: none (FREE_KINDS) */
+		void *pages;     /* real pages (munmap at free), or NULL */
+		unsigned handle_types; /* A_HANDLE: the shareable handles cuMemCreate was asked for */
+		int refs;        /* A_HANDLE: its handle and this process's imports of it */
+		int released;    /* A_HANDLE: its handle released, an import or descriptor keeps it */
+		dev_t share_dev; /* A_HANDLE: its shareable descriptors' file (0: never exported) */
+		ino_t share_ino;
+		uint64_t of;     /* A_IMPORT: the A_HANDLE it imported (0: another process's) */
 	} a[MAX_ALLOCS];
-} mem = {PTHREAD_MUTEX_INITIALIZER, {0}, 0x7e0000000000ull, 0x1000, {{0}}};
+} mem = {PTHREAD_MUTEX_INITIALIZER, {0}, 0x7e0000000000ull, 0x1000, 0, {{0}}};
 
 uint64_t fake_mem_total(int dev)
 {
@@ -58,6 +84,8 @@ uint64_t fake_mem_total(int dev)
 	(void)dev;
 	return mb && *mb ? strtoull(mb, NULL, 10) << 20 : 80 * GIB;
 }
+
+static void reclaim(void);
 
 /* Takes bytes of device dev's memory for a new allocation of kind; its key to
  * *key. Returns a CUresult. Called under mem.lock. */
@@ -70,14 +98,16 @@ static int take(int dev, uint64_t bytes, int kind, uint64_t *key)
 		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (bytes == 0)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
-	if (kind == A_MANAGED ? bytes > FAKE_VA : bytes > fake_mem_total(dev) - mem.used[dev])
+	reclaim();
+	if (kind == A_MANAGED ? bytes > FAKE_VA
+			      : !(NO_MEMORY_KINDS & (1u << kind)) && bytes > fake_mem_total(dev) - mem.used[dev])
 		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
 	for (int i = 0; i < MAX_ALLOCS && free_entry < 0; i++)
 		if (!mem.a[i].key)
 			free_entry = i;
 	if (free_entry < 0)
 		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
-	if (kind == A_HANDLE || kind == A_ARRAY) {
+	if (HANDLE_KINDS & (1u << kind)) {
 		*key = mem.next_handle++;
 	} else if (bytes <= FAKE_REAL &&
 		   (pages = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
@@ -92,26 +122,98 @@ static int take(int dev, uint64_t bytes, int kind, uint64_t *key)
 	mem.a[free_entry].bytes = bytes;
 	mem.a[free_entry].dev = dev;
 	mem.a[free_entry].kind = kind;
+	mem.a[free_entry].ctx = FREE_KINDS & (1u << kind) ? NULL : fake_current_context();
 	mem.a[free_entry].pages = pages;
-	if (kind != A_MANAGED && kind != A_IPC)
+	mem.a[free_entry].refs = 1;
+	if (!(NO_MEMORY_KINDS & (1u << kind)))
 		mem.used[dev] += bytes;
 	return 0;
 }
 
-/* Frees the allocation of key (of one of the kinds, a bitmask of 1 << kind). Under mem.lock. */
+/* The live entry of key among kinds (a released handle is not), or NULL. Under mem.lock. */
+static int entry_of(uint64_t key, unsigned kinds)
+{
+	for (int i = 0; key && i < MAX_ALLOCS; i++)
+		if (mem.a[i].key == key && (kinds & (1u << mem.a[i].kind)) && !mem.a[i].released)
+			return i;
+	return -1;
+}
+
+/* Entry i is freed: its memory given back. Under mem.lock. */
+static void free_entry(int i)
+{
+	if (!(NO_MEMORY_KINDS & (1u << mem.a[i].kind)))
+		mem.used[mem.a[i].dev] -= mem.a[i].bytes;
+	if (mem.a[i].pages)
+		munmap(mem.a[i].pages, mem.a[i].bytes);
+	memset(&mem.a[i], 0, sizeof(mem.a[i]));
+}
+
+/* A descriptor of this process open on cuMemCreate's allocation i's shareable file, or -1. */
+static int shared_fd(int i)
+{
+	DIR *dir;
+	struct dirent *e;
+	struct stat st;
+	int found = -1;
+
+	if (!mem.a[i].share_ino || !(dir = opendir("/proc/self/fd")))
+		return -1;
+	while (found < 0 && (e = readdir(dir))) {
+		int fd = (int)strtol(e->d_name, NULL, 10);
+		if (e->d_name[0] != '.' && fd != dirfd(dir) && !fstat(fd, &st) &&
+		    st.st_dev == mem.a[i].share_dev && st.st_ino == mem.a[i].share_ino)
+			found = fd;
+	}
+	closedir(dir);
+	return found;
+}
+
+/* One reference of cuMemCreate's allocation i is gone; the last frees it, unless a shareable
+ * descriptor of it is still open (measured on an H100, driver 580.159.04: exported, its handle
+ * and every import released, it stays until the descriptor is closed). Under mem.lock. */
+static void unref(int i)
+{
+	if (--mem.a[i].refs > 0)
+		return;
+	if (shared_fd(i) < 0)
+		free_entry(i);
+	else
+		mem.kept++;
+}
+
+/* Frees what only descriptors since closed kept: checked where memory is taken or asked about. */
+static void reclaim(void)
+{
+	for (int i = 0; mem.kept && i < MAX_ALLOCS; i++)
+		if (mem.a[i].key && mem.a[i].kind == A_HANDLE && mem.a[i].refs <= 0 && shared_fd(i) < 0) {
+			free_entry(i);
+			mem.kept--;
+		}
+}
+
+/* Frees the allocation of key (of one of the kinds, a bitmask of 1 << kind): cuMemCreate's once
+ * its handle and every import of it in this process are released. Under mem.lock. */
 static int give(uint64_t key, unsigned kinds)
 {
-	for (int i = 0; key && i < MAX_ALLOCS; i++) {
-		if (mem.a[i].key != key || !(kinds & (1u << mem.a[i].kind)))
-			continue;
-		if (mem.a[i].kind != A_MANAGED && mem.a[i].kind != A_IPC)
-			mem.used[mem.a[i].dev] -= mem.a[i].bytes;
-		if (mem.a[i].pages)
-			munmap(mem.a[i].pages, mem.a[i].bytes);
-		memset(&mem.a[i], 0, sizeof(mem.a[i]));
-		return 0;
+	int i = entry_of(key, kinds);
+	uint64_t of;
+
+	if (i < 0)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	if (mem.a[i].kind == A_HANDLE) {
+		mem.a[i].released = 1;
+		unref(i);
+	} else if (mem.a[i].kind == A_IMPORT && mem.a[i].of) {
+		of = mem.a[i].of;
+		free_entry(i);
+		for (i = 0; i < MAX_ALLOCS; i++)
+			if (mem.a[i].key == of && mem.a[i].kind == A_HANDLE)
+				unref(i);
+	} else {
+		free_entry(i);
 	}
-	return NVT_CUDA_ERROR_INVALID_VALUE;
+	return 0;
 }
 
 /* A call's model between its callbacks: entry, the model (under the lock), return. */
@@ -147,7 +249,7 @@ API int cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
 API int cuMemFree_v2(CUdeviceptr dptr)
 {
 	NVT_MEM_FREE_ARGS a = {dptr};
-	CALL(NVT_CBID_cuMemFree_v2, a, give(a.dptr, 1u << A_PTR | 1u << A_MANAGED));
+	CALL(NVT_CBID_cuMemFree_v2, a, give(a.dptr, 1u << A_PTR | 1u << A_MANAGED | 1u << A_STREAM_ORDERED));
 }
 
 static int alloc_pitch(NVT_MEM_ALLOC_PITCH_ARGS *a)
@@ -183,23 +285,35 @@ API int cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned flags)
 					: alloc_ptr((NVT_MEM_ALLOC_ARGS *)&a, A_MANAGED));
 }
 
-/* Stream-ordered: the fake's pools release at once (release threshold 0). */
+/* Stream-ordered: the fake's pools release at once (release threshold 0). The _ptsz forms are
+ * what cuGetProcAddress hands out for CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (cudart
+ * built with per-thread default streams): the same calls, callbacks of their own. */
+typedef struct { CUdeviceptr *dptr; size_t bytes; CUstream stream; } async_args;
+typedef struct { CUdeviceptr dptr; CUstream stream; } free_async_args;
+typedef struct { CUdeviceptr *dptr; size_t bytes; void *pool; CUstream stream; } pool_args;
+
 API int cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream stream)
 {
-	struct { CUdeviceptr *dptr; size_t bytes; CUstream stream; } a = {dptr, bytes, stream};
-	CALL(NVT_CBID_cuMemAllocAsync, a, alloc_ptr((NVT_MEM_ALLOC_ARGS *)&a, A_PTR));
+	async_args a = {dptr, bytes, stream};
+	CALL(NVT_CBID_cuMemAllocAsync, a, alloc_ptr((NVT_MEM_ALLOC_ARGS *)&a, A_STREAM_ORDERED));
 }
 
 API int cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream stream)
 {
-	struct { CUdeviceptr *dptr; size_t bytes; CUstream stream; } a = {dptr, bytes, stream};
-	CALL(NVT_CBID_cuMemAllocAsync_ptsz, a, alloc_ptr((NVT_MEM_ALLOC_ARGS *)&a, A_PTR));
+	async_args a = {dptr, bytes, stream};
+	CALL(NVT_CBID_cuMemAllocAsync_ptsz, a, alloc_ptr((NVT_MEM_ALLOC_ARGS *)&a, A_STREAM_ORDERED));
 }
 
 API int cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
-	struct { CUdeviceptr dptr; CUstream stream; } a = {dptr, stream};
-	CALL(NVT_CBID_cuMemFreeAsync, a, give(a.dptr, 1u << A_PTR));
+	free_async_args a = {dptr, stream};
+	CALL(NVT_CBID_cuMemFreeAsync, a, give(a.dptr, 1u << A_STREAM_ORDERED | 1u << A_PTR));
+}
+
+API int cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
+{
+	free_async_args a = {dptr, stream};
+	CALL(NVT_CBID_cuMemFreeAsync_ptsz, a, give(a.dptr, 1u << A_STREAM_ORDERED | 1u << A_PTR));
 }
 
 /* A pool of the current device: any handle cuMemPoolCreate gave. */
@@ -212,13 +326,25 @@ API int cuMemPoolCreate(void **pool, const void *props)
 	return 0;
 }
 
+static int alloc_from_pool(pool_args *a)
+{
+	uintptr_t p = (uintptr_t)a->pool;
+
+	if (p <= 0x9000 || p > 0x9000 + (uintptr_t)pools)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	return alloc_ptr((NVT_MEM_ALLOC_ARGS *)a, A_STREAM_ORDERED);
+}
+
 API int cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, void *pool, CUstream stream)
 {
-	struct { CUdeviceptr *dptr; size_t bytes; void *pool; CUstream stream; } a = {dptr, bytes, pool, stream};
-	uintptr_t p = (uintptr_t)pool;
-	CALL(NVT_CBID_cuMemAllocFromPoolAsync, a,
-	     (p <= 0x9000 || p > 0x9000 + (uintptr_t)pools) ? NVT_CUDA_ERROR_INVALID_VALUE
-							 : alloc_ptr((NVT_MEM_ALLOC_ARGS *)&a, A_PTR));
+	pool_args a = {dptr, bytes, pool, stream};
+	CALL(NVT_CBID_cuMemAllocFromPoolAsync, a, alloc_from_pool(&a));
+}
+
+API int cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes, void *pool, CUstream stream)
+{
+	pool_args a = {dptr, bytes, pool, stream};
+	CALL(NVT_CBID_cuMemAllocFromPoolAsync_ptsz, a, alloc_from_pool(&a));
 }
 
 static int create(NVT_MEM_CREATE_ARGS *a)
@@ -229,8 +355,10 @@ static int create(NVT_MEM_CREATE_ARGS *a)
 	if (!a->handle || !a->prop || a->prop->location_type != NVT_MEM_LOCATION_DEVICE ||
 	    a->prop->location_id < 0 || a->size % GRANULARITY)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
-	if ((rc = take(a->prop->location_id, a->size, A_HANDLE, &key)) == 0)
+	if ((rc = take(a->prop->location_id, a->size, A_HANDLE, &key)) == 0) {
+		mem.a[entry_of(key, 1u << A_HANDLE)].handle_types = (unsigned)a->prop->handle_types;
 		*a->handle = key;
+	}
 	return rc;
 }
 
@@ -244,7 +372,97 @@ API int cuMemCreate(uint64_t *handle, size_t size, const NVT_MEM_ALLOC_PROP *pro
 API int cuMemRelease(uint64_t handle)
 {
 	NVT_MEM_RELEASE_ARGS a = {handle};
-	CALL(NVT_CBID_cuMemRelease, a, give(a.handle, 1u << A_HANDLE));
+	CALL(NVT_CBID_cuMemRelease, a, give(a.handle, 1u << A_HANDLE | 1u << A_IMPORT));
+}
+
+/* Shareable handles, POSIX file descriptors alone (measured on an H100, driver 580.159.04): an
+ * export needs the type among those cuMemCreate was asked for (else 1), and gives a new descriptor
+ * each time, close-on-exec; an import gives a new handle each time, in the exporting process too,
+ * and the allocation lives until its handle, every import and every descriptor are gone
+ * (cuMemRelease: "all outstanding references to the handle (including it's shareable
+ * counterparts)"); an import in another process takes none of its memory, as an IPC handle's
+ * opening does not. A descriptor here is a memfd holding the words (SHARE_MAGIC, exporter pid,
+ * handle, bytes); the descriptors of one allocation are one file, so that an open one is found. */
+#define SHARE_MAGIC 0x66616b6573686172ull
+static int share_export(int *fd, uint64_t handle, int type, unsigned long long flags)
+{
+	int i = entry_of(handle, 1u << A_HANDLE), open_fd;
+	uint64_t words[4];
+	struct stat st;
+
+	if (!fake_ready())
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (!fd || i < 0 || flags || type != HANDLE_TYPE_POSIX_FD ||
+	    !(mem.a[i].handle_types & HANDLE_TYPE_POSIX_FD))
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	if ((open_fd = shared_fd(i)) >= 0)
+		return (*fd = fcntl(open_fd, F_DUPFD_CLOEXEC, 0)) < 0 ? NVT_CUDA_ERROR_OUT_OF_MEMORY : 0;
+	words[0] = SHARE_MAGIC;
+	words[1] = (uint64_t)getpid();
+	words[2] = handle;
+	words[3] = mem.a[i].bytes;
+	if ((*fd = memfd_create("fakecuda-shareable", MFD_CLOEXEC)) < 0)
+		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
+	if (write(*fd, words, sizeof(words)) != (ssize_t)sizeof(words) || fstat(*fd, &st)) {
+		close(*fd);
+		*fd = -1;
+		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	mem.a[i].share_dev = st.st_dev;
+	mem.a[i].share_ino = st.st_ino;
+	return 0;
+}
+
+API int cuMemExportToShareableHandle(void *shareable, uint64_t handle, int type,
+				     unsigned long long flags)
+{
+	int rc;
+
+	pthread_mutex_lock(&mem.lock);
+	rc = share_export(shareable, handle, type, flags);
+	pthread_mutex_unlock(&mem.lock);
+	return rc;
+}
+
+/* The driver's answers (as measured above): 999 for a descriptor it cannot read (closed, a
+ * pipe), 1 for one that is not an exported allocation's. */
+static int share_import(uint64_t *handle, void *os_handle, int type)
+{
+	uint64_t words[4], key;
+	ssize_t got;
+	int of = -1, rc;
+
+	if (!fake_ready())
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (!handle || type != HANDLE_TYPE_POSIX_FD)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	if ((got = pread((int)(intptr_t)os_handle, words, sizeof(words), 0)) < 0)
+		return NVT_CUDA_ERROR_UNKNOWN;
+	if (got != (ssize_t)sizeof(words) || words[0] != SHARE_MAGIC)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	if (words[1] == (uint64_t)getpid()) {
+		/* Its own: a handle released before may live on through the descriptor. */
+		for (int i = 0; of < 0 && i < MAX_ALLOCS; i++)
+			if (mem.a[i].key == words[2] && mem.a[i].kind == A_HANDLE)
+				of = i;
+		if (of < 0)
+			return NVT_CUDA_ERROR_INVALID_VALUE;
+	}
+	if ((rc = take(fake_device(), words[3], A_IMPORT, &key)))
+		return rc;
+	if (of >= 0) {
+		if (mem.a[of].refs++ <= 0)
+			mem.kept--;
+		mem.a[entry_of(key, 1u << A_IMPORT)].of = words[2];
+	}
+	*handle = key;
+	return 0;
+}
+
+API int cuMemImportFromShareableHandle(uint64_t *handle, void *os_handle, int type)
+{
+	struct { uint64_t *handle; void *os_handle; int type; } a = {handle, os_handle, type};
+	CALL(NVT_CBID_cuMemImportFromShareableHandle, a, share_import(a.handle, a.os_handle, a.type));
 }
 
 /* Arrays: at most 131072 x 65536 (2D) and 16384^3 (3D), as on Hopper. */
@@ -288,6 +506,75 @@ API int cuArrayDestroy(void *handle)
 {
 	NVT_HANDLE_ARGS a = {handle};
 	CALL(NVT_CBID_cuArrayDestroy, a, give((uint64_t)(uintptr_t)a.handle, 1u << A_ARRAY));
+}
+
+/* Bytes of one channel of an element of format (cuda.h's CUarray_format: 8-, 16- and 32-bit
+ * integers, half, float; 4 for any other). */
+static uint64_t format_bytes(int format)
+{
+	switch (format) {
+	case 0x01: case 0x08: return 1;
+	case 0x02: case 0x09: case 0x10: return 2;
+	default: return 4;
+	}
+}
+
+/* An extent of a mipmap's level: halved level times, at least 1 (0, an extent the array does not
+ * have, counts as 1). */
+static uint64_t level_extent(size_t extent, unsigned level)
+{
+	return extent >> level ? extent >> level : 1;
+}
+
+/* Mipmapped arrays (cuda.h's cuMipmappedArrayCreate): a 3D descriptor whose height and depth are 0
+ * for 1D, whose depth is 0 for 2D, or with CUDA_ARRAY3D_LAYERED whose depth counts layers. The
+ * level count is clamped to [1, 1 + floor(log2(max(width, height, depth)))]; level i has each
+ * extent halved i times (at least 1), its layers all, and takes what its elements take by their
+ * format, as the driver takes them (measured on an H100, driver 580.159.04: 8192 x 8192 floats
+ * take 256 MiB with one level, 320 with two, 342 with all; 2048 layers of 16384 float4 take 4 GiB
+ * with one level, 8 GiB with all; a half takes half a float's). At most 32768 x 32768 (1D and 2D,
+ * layered with up to 2048 layers) and 16384^3 (3D), as the H100 answers; a width of 0, 3
+ * channels or more than the most: 1. */
+static int mipmap(NVT_ARRAY_CREATE_ARGS *a)
+{
+	const NVT_ARRAY3D_DESCRIPTOR *d = a->desc;
+	uint64_t bytes = 0, key;
+	size_t widest;
+	unsigned levels, most = 1;
+	int layered, rc;
+
+	if (!a->handle || !d)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	layered = d->flags & NVT_ARRAY3D_LAYERED;
+	if (!d->width || (d->channels != 1 && d->channels != 2 && d->channels != 4) ||
+	    (layered ? !d->depth || d->depth > 2048 : !d->height && d->depth) ||
+	    d->width > 32768 || d->height > 32768 ||
+	    (!layered && d->depth && (d->width > 16384 || d->height > 16384 || d->depth > 16384)))
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	widest = d->width > d->height ? d->width : d->height;
+	if (!layered && d->depth > widest)
+		widest = d->depth;
+	while (widest >> most)
+		most++;
+	levels = a->levels < 1 ? 1 : a->levels > most ? most : a->levels;
+	for (unsigned i = 0; i < levels; i++)
+		bytes += level_extent(d->width, i) * level_extent(d->height, i) *
+			 (layered ? d->depth : level_extent(d->depth, i));
+	if ((rc = take(fake_device(), bytes * d->channels * format_bytes(d->format), A_MIPMAP, &key)) == 0)
+		*a->handle = (void *)(uintptr_t)key;
+	return rc;
+}
+
+API int cuMipmappedArrayCreate(void **handle, const NVT_ARRAY3D_DESCRIPTOR *desc, unsigned levels)
+{
+	NVT_ARRAY_CREATE_ARGS a = {handle, desc, levels};
+	CALL(NVT_CBID_cuMipmappedArrayCreate, a, mipmap(&a));
+}
+
+API int cuMipmappedArrayDestroy(void *handle)
+{
+	NVT_HANDLE_ARGS a = {handle};
+	CALL(NVT_CBID_cuMipmappedArrayDestroy, a, give((uint64_t)(uintptr_t)a.handle, 1u << A_MIPMAP));
 }
 
 /* IPC: a handle is (exporter pid, address, bytes) in its first 24 bytes. */
@@ -343,9 +630,11 @@ API int cuIpcCloseMemHandle(CUdeviceptr dptr)
 	CALL(NVT_CBID_cuIpcCloseMemHandle, a, give(a.dptr, 1u << A_IPC));
 }
 
-/* The primary context's reset frees everything on its device: the memory the shim counts, and
- * the context's RM objects, as the real driver frees them (the device object, and with it its
- * subdevice, channel groups and channels); the next use makes a new context. */
+/* The primary context's reset frees what that context holds, as cuCtxDestroy frees a created
+ * one's (neither frees cuMemCreate's, cuMemAllocAsync's or cuMemAllocFromPoolAsync's memory:
+ * measured on an H100, driver 580.159.04), and the context's RM objects, as the real driver frees
+ * them (the device object, and with it its subdevice, channel groups and channels); the next use
+ * makes a new context. */
 static int reset(int dev)
 {
 	if (!fake_ready())
@@ -353,10 +642,21 @@ static int reset(int dev)
 	if (dev < 0 || dev >= fake_devices())
 		return NVT_CUDA_ERROR_INVALID_DEVICE;
 	for (int i = 0; i < MAX_ALLOCS; i++)
-		if (mem.a[i].key && mem.a[i].dev == dev)
+		if (mem.a[i].key && mem.a[i].ctx == fake_primary_context(dev))
 			give(mem.a[i].key, 1u << mem.a[i].kind);
 	fake_rm_context_reset(dev);
 	return 0;
+}
+
+/* cuCtxDestroy: "Destroys and cleans up all resources associated with the context" (cuda.h), but
+ * for FREE_KINDS. */
+INTERNAL void fake_mem_context_destroyed(const void *ctx)
+{
+	pthread_mutex_lock(&mem.lock);
+	for (int i = 0; ctx && i < MAX_ALLOCS; i++)
+		if (mem.a[i].key && mem.a[i].ctx == ctx)
+			give(mem.a[i].key, 1u << mem.a[i].kind);
+	pthread_mutex_unlock(&mem.lock);
 }
 
 API int cuDevicePrimaryCtxReset_v2(int dev)
@@ -373,6 +673,7 @@ static int info(NVT_MEM_GET_INFO_ARGS *a)
 		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (!a->free_bytes || !a->total)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
+	reclaim();
 	*a->total = fake_mem_total(dev);
 	*a->free_bytes = fake_mem_total(dev) - mem.used[dev];
 	return 0;
