@@ -7,13 +7,25 @@
  * prints one line, "STEP rc=N" and what it found:
  *
  *   alloc:B managed:B async:B pool:B create:B   take B bytes (K, M, G suffixes)
+ *   asyncptsz:B poolptsz:B                      take B bytes by the calls' _ptsz forms
+ *               (cuGetProcAddress with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
  *   pitch:W:H  array:W:H  array3d:W:H:D         W x H (x D) of 4-byte float elements
+ *   mipmap:W:H:LEVELS  mipmap:W:H:D:LEVELS      a mipmapped array of such elements (2D, 3D)
+ *   layered:W:H:LAYERS:LEVELS                   a layered one (H 0: layers of 1D arrays)
  *   free:N      free the N-th allocation taken (0 the first), by its own call
+ *   freeptsz:N  free it by cuMemFreeAsync_ptsz
+ *   ctx[:V]     create a context on device 0 (cuCtxCreate_vV, V 2, 3 or 4; 2 unless said):
+ *               it becomes current, and what the steps after it take lives in it
+ *   ctxdestroy  destroy the newest context ctx created (the one before it is current again)
  *   info        "info rc=0 free=F total=T" (cuMemGetInfo)
  *   total       "total rc=0 bytes=T" (cuDeviceTotalMem of device 0)
  *   reset       cuDevicePrimaryCtxReset of device 0
  *   export:FILE write the last allocation's IPC handle to FILE
  *   import:FILE open the IPC handle in FILE (cuIpcOpenMemHandle)
+ *   shexport:FILE  export the last allocation (a create:B, made with POSIX file descriptors
+ *               among its handle types) to a file descriptor, and write "PID FD" to FILE
+ *   shimport:FILE  import the descriptor FILE names (opened through /proc/PID/fd/FD) by
+ *               cuMemImportFromShareableHandle; the handle is an allocation free:N releases
  *   fill        cuMemAlloc 1 MiB at a time until it fails: "fill rc=R got=BYTES"
  *   churn:N:B   N times cuMemAlloc of B bytes then its cuMemFree: "churn rc=R pairs=DONE"
  *               (tests/bench/allocpath.py counts the shim's instructions a pair)
@@ -29,6 +41,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +72,11 @@ typedef struct {
 	X(cuArrayCreate, (void **, const NVT_ARRAY_DESCRIPTOR *))                  \
 	X(cuArray3DCreate, (void **, const NVT_ARRAY3D_DESCRIPTOR *))              \
 	X(cuArrayDestroy, (void *))                                                \
+	X(cuMipmappedArrayCreate, (void **, const NVT_ARRAY3D_DESCRIPTOR *, unsigned)) \
+	X(cuMipmappedArrayDestroy, (void *))                                       \
+	X(cuCtxDestroy, (void *))                                                  \
+	X(cuMemExportToShareableHandle, (void *, uint64_t, int, unsigned long long)) \
+	X(cuMemImportFromShareableHandle, (uint64_t *, void *, int))               \
 	X(cuIpcGetMemHandle, (ipc_handle *, CUdeviceptr))                          \
 	X(cuIpcOpenMemHandle, (CUdeviceptr *, ipc_handle, unsigned))               \
 	X(cuMemGetInfo, (size_t *, size_t *))                                      \
@@ -69,6 +87,21 @@ typedef struct {
 CALLS(TYPEDEF)
 #define POINTER(name, params) static name##_ft *p_##name;
 CALLS(POINTER)
+
+/* The _ptsz forms, and cuCtxCreate's three (what cuGetProcAddress gives for "cuCtxCreate" at
+ * CUDA 4.0, 11.4 and 12.5). */
+static cuMemAllocAsync_ft *p_alloc_async_ptsz;
+static cuMemFreeAsync_ft *p_free_async_ptsz;
+static cuMemAllocFromPoolAsync_ft *p_alloc_pool_ptsz;
+static CUresult (*p_ctx_create_v2)(void **, unsigned, int);
+static CUresult (*p_ctx_create_v3)(void **, void *, int, unsigned, int);
+static CUresult (*p_ctx_create_v4)(void **, void *, unsigned, int);
+
+/* The contexts ctx created, newest last. */
+static void *contexts[16];
+static int n_contexts;
+
+#define HANDLE_TYPE_POSIX_FD 1 /* CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR */
 
 /* What each allocation was taken by, to free it by its own call. */
 static struct {
@@ -102,6 +135,26 @@ static void load(void)
 		exit(2);                                                                      \
 	}
 	CALLS(LOAD)
+	/* The entry point cuGetProcAddress gives for name (version, flags), or the export. */
+#define FIND(ptr, name, version, flags, exported)                                             \
+	if (by_dlsym) {                                                                       \
+		*(void **)&(ptr) = dlsym(lib, exported);                                      \
+	} else if (get(name, (void **)&(ptr), version, flags, NULL)) {                        \
+		(ptr) = NULL;                                                                 \
+	}                                                                                     \
+	if (!(ptr)) {                                                                         \
+		fprintf(stderr, "memapp: no %s\n", exported);                                 \
+		exit(2);                                                                      \
+	}
+	FIND(p_alloc_async_ptsz, "cuMemAllocAsync", 13000, NVT_GET_PROC_ADDRESS_PER_THREAD,
+	     "cuMemAllocAsync_ptsz")
+	FIND(p_free_async_ptsz, "cuMemFreeAsync", 13000, NVT_GET_PROC_ADDRESS_PER_THREAD,
+	     "cuMemFreeAsync_ptsz")
+	FIND(p_alloc_pool_ptsz, "cuMemAllocFromPoolAsync", 13000, NVT_GET_PROC_ADDRESS_PER_THREAD,
+	     "cuMemAllocFromPoolAsync_ptsz")
+	FIND(p_ctx_create_v2, "cuCtxCreate", 4000, 0, "cuCtxCreate_v2")
+	FIND(p_ctx_create_v3, "cuCtxCreate", 11040, 0, "cuCtxCreate_v3")
+	FIND(p_ctx_create_v4, "cuCtxCreate", 12050, 0, "cuCtxCreate_v4")
 }
 
 static uint64_t size_of(const char *text)
@@ -137,14 +190,28 @@ static int take(const char *kind, const char *args)
 		rc = p_cuMemAllocManaged(&p, size_of(args), 1);
 	else if (!strcmp(kind, "async"))
 		rc = p_cuMemAllocAsync(&p, size_of(args), NULL);
-	else if (!strcmp(kind, "pool")) {
+	else if (!strcmp(kind, "asyncptsz"))
+		rc = p_alloc_async_ptsz(&p, size_of(args), NULL);
+	else if (!strcmp(kind, "pool") || !strcmp(kind, "poolptsz")) {
 		static void *pool;
 		static const char props[88] = {1, 0, 0, 0, 0, 0, 0, 0, 1};
 		if (!pool && (rc = p_cuMemPoolCreate(&pool, props)))
 			return rc;
-		rc = p_cuMemAllocFromPoolAsync(&p, size_of(args), pool, NULL);
+		rc = (kind[4] ? p_alloc_pool_ptsz : p_cuMemAllocFromPoolAsync)(&p, size_of(args), pool, NULL);
+	} else if (!strcmp(kind, "mipmap") || !strcmp(kind, "layered")) {
+		NVT_ARRAY3D_DESCRIPTOR d = {0, 0, 0, 0x20, 1, kind[0] == 'l' ? NVT_ARRAY3D_LAYERED : 0};
+		size_t n[4] = {0};
+		unsigned levels;
+		void *a = NULL;
+		int got = sscanf(args, "%zu:%zu:%zu:%zu", &n[0], &n[1], &n[2], &n[3]);
+		d.width = n[0];
+		d.height = n[1];
+		d.depth = got == 4 ? n[2] : 0;
+		levels = (unsigned)n[got == 4 ? 3 : 2];
+		rc = p_cuMipmappedArrayCreate(&a, &d, levels);
+		p = (uint64_t)(uintptr_t)a;
 	} else if (!strcmp(kind, "create")) {
-		NVT_MEM_ALLOC_PROP prop = {1, 0, NVT_MEM_LOCATION_DEVICE, 0};
+		NVT_MEM_ALLOC_PROP prop = {1, HANDLE_TYPE_POSIX_FD, NVT_MEM_LOCATION_DEVICE, 0};
 		uint64_t h = 0;
 		rc = p_cuMemCreate(&h, size_of(args), &prop, 0);
 		p = h;
@@ -158,12 +225,14 @@ static int take(const char *kind, const char *args)
 		sscanf(args, "%zu:%zu", &d.width, &d.height);
 		rc = p_cuArrayCreate(&a, &d);
 		p = (uint64_t)(uintptr_t)a;
-	} else {
+	} else if (!strcmp(kind, "array3d")) {
 		NVT_ARRAY3D_DESCRIPTOR d = {0, 0, 0, 0x20, 1, 0};
 		void *a = NULL;
 		sscanf(args, "%zu:%zu:%zu", &d.width, &d.height, &d.depth);
 		rc = p_cuArray3DCreate(&a, &d);
 		p = (uint64_t)(uintptr_t)a;
+	} else {
+		return -1; /* no such step */
 	}
 	if (rc == 0)
 		remember(kind, p);
@@ -179,13 +248,77 @@ static int give(int n)
 		return -1;
 	k = taken[n].kind;
 	key = taken[n].key;
-	if (!strcmp(k, "create"))
+	if (!strcmp(k, "create") || !strcmp(k, "shimport"))
 		return p_cuMemRelease(key);
 	if (!strncmp(k, "array", 5))
 		return p_cuArrayDestroy((void *)(uintptr_t)key);
-	if (!strcmp(k, "async") || !strcmp(k, "pool"))
+	if (!strcmp(k, "mipmap") || !strcmp(k, "layered"))
+		return p_cuMipmappedArrayDestroy((void *)(uintptr_t)key);
+	if (!strncmp(k, "async", 5) || !strncmp(k, "pool", 4))
 		return p_cuMemFreeAsync(key, NULL);
 	return p_cuMemFree(key);
+}
+
+/* Creates a context by cuCtxCreate's form version (2, 3 or 4). Returns the CUresult. */
+static int ctx_create(long version)
+{
+	void *ctx = NULL;
+	int rc;
+
+	if (n_contexts >= (int)(sizeof(contexts) / sizeof(contexts[0])))
+		return -1;
+	if (version == 2)
+		rc = p_ctx_create_v2(&ctx, 0, 0);
+	else if (version == 3)
+		rc = p_ctx_create_v3(&ctx, NULL, 0, 0, 0);
+	else if (version == 4)
+		rc = p_ctx_create_v4(&ctx, NULL, 0, 0);
+	else
+		return -1;
+	if (rc == 0)
+		contexts[n_contexts++] = ctx;
+	return rc;
+}
+
+/* Exports the last allocation to a file descriptor, and writes "PID FD" to file. */
+static int share_export(const char *file)
+{
+	int fd = -1, rc;
+	FILE *f;
+
+	if (!n_taken)
+		return -1;
+	if ((rc = p_cuMemExportToShareableHandle(&fd, taken[n_taken - 1].key, HANDLE_TYPE_POSIX_FD, 0)))
+		return rc;
+	if (!(f = fopen(file, "w")))
+		return -1;
+	fprintf(f, "%ld %d\n", (long)getpid(), fd);
+	return fclose(f) ? -1 : 0;
+}
+
+/* Imports the descriptor file names ("PID FD"), opened again through /proc. */
+static int share_import(const char *file)
+{
+	char path[64];
+	long pid = 0;
+	int fd = -1, own, rc;
+	uint64_t h = 0;
+	FILE *f = fopen(file, "r");
+
+	if (!f || fscanf(f, "%ld %d", &pid, &fd) != 2) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%ld/fd/%d", pid, fd);
+	if ((own = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	rc = p_cuMemImportFromShareableHandle(&h, (void *)(uintptr_t)own, HANDLE_TYPE_POSIX_FD);
+	close(own);
+	if (rc == 0)
+		remember("shimport", h);
+	return rc;
 }
 
 static void wait_for(const char *file)
@@ -215,6 +348,21 @@ static void step(char *word)
 		*args++ = '\0';
 	if (!strcmp(word, "free")) {
 		printf("free rc=%d\n", give(atoi(args)));
+	} else if (!strcmp(word, "freeptsz")) {
+		long n = args ? strtol(args, NULL, 10) : -1;
+		rc = n >= 0 && n < n_taken ? p_free_async_ptsz(taken[n].key, NULL) : -1;
+		printf("freeptsz rc=%d\n", rc);
+	} else if (!strcmp(word, "ctx")) {
+		printf("ctx rc=%d\n", ctx_create(args ? strtol(args, NULL, 10) : 2));
+	} else if (!strcmp(word, "ctxdestroy")) {
+		rc = n_contexts ? p_cuCtxDestroy(contexts[n_contexts - 1]) : -1;
+		if (rc == 0)
+			n_contexts--;
+		printf("ctxdestroy rc=%d\n", rc);
+	} else if (!strcmp(word, "shexport")) {
+		printf("shexport rc=%d\n", share_export(args));
+	} else if (!strcmp(word, "shimport")) {
+		printf("shimport rc=%d\n", share_import(args));
 	} else if (!strcmp(word, "info")) {
 		rc = p_cuMemGetInfo(&free_bytes, &total);
 		printf("info rc=%d free=%zu total=%zu\n", rc, free_bytes, total);
