@@ -46,9 +46,10 @@ int nvt_fs_mount_tmpfs(const char *dir, const char *options);
 
 /*
  * The directory open on dirfd, for readdir from its start, through a copy of
- * dirfd (dup, close-on-exec): dirfd stays open for the caller's *at calls,
- * and closedir closes the copy alone. The copy shares dirfd's reading
- * position, which this rewinds. dirfd must be open for reading (not O_PATH).
+ * dirfd (dup; fdopendir makes it close-on-exec): dirfd stays open for the
+ * caller's *at calls, and closedir closes the copy alone. The copy shares
+ * dirfd's reading position, which this rewinds. dirfd must be open for
+ * reading (not O_PATH).
  * Returns the DIR, or NULL with errno set.
  */
 DIR *nvt_opendir_fd(int dirfd);
