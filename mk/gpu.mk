@@ -17,6 +17,11 @@ check-gpu-preempt: all
 check-gpu-mpsbind: all
 	@tests/gpu/mpsbind.sh $(GPU_LOG)
 
+# What the driver frees with a context, and what mipmapped arrays, the _ptsz forms and shareable
+# handles take, as the fake driver does them (tests/gpu/memdriver.sh; memapp alone, no nvtaskset).
+check-gpu-memdriver:
+	@tests/gpu/memdriver.sh $(GPU_LOG)
+
 # Benchmarks (after the ECRTS 2025 paper's evaluation): on the GPU machine, under 10 minutes.
 BENCH_OUT ?= docs/bench
 bench: all

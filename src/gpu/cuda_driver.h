@@ -447,10 +447,15 @@ typedef struct {
 typedef struct {
 	CUdeviceptr dptr;
 } NVT_MEM_FREE_ARGS;
-/* CUmemAllocationProp's start: the location's id is the device ordinal
- * (location type 1, CU_MEM_LOCATION_TYPE_DEVICE). */
+/* CUmemAllocationProp, whole (32 bytes: a caller's copy shorter than that
+ * gives the driver what lies beyond it, and cuMemCreate answers
+ * CUDA_ERROR_INVALID_VALUE): the location's id is the device ordinal
+ * (location type 1, CU_MEM_LOCATION_TYPE_DEVICE); allocFlags' compression
+ * type, GPUDirect RDMA capability, usage and reserved bytes, zero here. */
 typedef struct {
 	int type, handle_types, location_type, location_id;
+	void *win32_handle_meta;
+	unsigned char alloc_flags[8];
 } NVT_MEM_ALLOC_PROP;
 #define NVT_MEM_LOCATION_DEVICE 1
 typedef struct {

@@ -23,7 +23,8 @@
  *    NCCL), freed by the last cuMemRelease (cuMemRetainAllocationHandle adds one);
  *  - arrays and mipmapped arrays, by their dimensions (a refused one fails
  *    with the driver's answer to dimensions beyond any GPU's);
- *  - frees by cuCtxDestroy and cuDevicePrimaryCtxReset: what the context held.
+ *  - frees by cuCtxDestroy and cuDevicePrimaryCtxReset: what the context held
+ *    (not cuMemCreate's memory or a pool's allocations, which live in none).
  * Not counted: cuIpcOpenMemHandle and cuMemImportFromShareableHandle, whose
  * memory is the exporter's, counted where it was allocated; pinned host memory.
  *
@@ -236,15 +237,31 @@ static void put_back(const struct alloc *a)
 	pthread_mutex_unlock(&mem.lock);
 }
 
+/* Whether what call cbid makes lives in no context: cuMemCreate's memory and the stream-ordered
+ * allocations of a pool (cuda.h; on an H100 each outlived the primary context's reset:
+ * docs/bench/mem-driver-2026-11-25). */
+static int lives_in_no_context(int cbid)
+{
+	switch (cbid) {
+	case NVT_CBID_cuMemCreate:
+	case NVT_CBID_cuMemAllocAsync: case NVT_CBID_cuMemAllocAsync_ptsz:
+	case NVT_CBID_cuMemAllocFromPoolAsync: case NVT_CBID_cuMemAllocFromPoolAsync_ptsz:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* Frees what a context held: every allocation of ctx, or (primary, on slot
- * g) of every context on g that cuCtxCreate did not make. */
+ * g) of every context on g that cuCtxCreate did not make; never what lives in
+ * no context (ctx NULL). */
 static void free_context(const void *ctx, int primary_slot)
 {
 	pthread_mutex_lock(&mem.lock);
 	for (size_t i = 0; i < mem.cap; i++) {
 		struct alloc *e = &mem.table[i];
 		int created = 0;
-		if (!e->key)
+		if (!e->key || !e->ctx)
 			continue;
 		for (unsigned c = 0; primary_slot >= 0 && c < mem.n_created && c < MAX_CREATED; c++)
 			created |= mem.created[c] == e->ctx;
@@ -468,6 +485,8 @@ static void allocated(int cbid, void *a, struct pending *p)
 	struct alloc e = {.bytes = p->bytes, .ctx = p->ctx, .slot = (uint8_t)p->slot, .refs = 1};
 
 	e.key = made(cbid, a, &e.kind);
+	if (lives_in_no_context(cbid))
+		e.ctx = NULL;
 	if (!e.key) {
 		give_back(p->slot, p->bytes);
 		return;

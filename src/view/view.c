@@ -266,7 +266,9 @@ static void read_notes(const char *base, struct nvt_view_agent *a)
 		return;
 	}
 	fit = realloc(v, (size_t)n * sizeof(*v));
-	a->notes = fit ? fit : v;
+	if (fit)
+		v = fit;
+	a->notes = v;
 	a->n_notes = n;
 }
 

@@ -9,15 +9,19 @@
 
 MEMAPP=$T/memapp
 MIB=1048576
+# Every path memapp takes memory by (each with the steps mem_path_steps gives).
+MEM_PATHS="alloc pitch managed async asyncptsz pool poolptsz create array array3d mipmap"
 
-# The steps that take 48 MiB and then 32 MiB by one path, and what the
-# second one returns past a 64 MiB limit (the fake's answer to the size or
-# the dimensions the shim gives it: 2 out of memory, 1 invalid value).
+# The steps that take 48 MiB and then 32 MiB by one path (a mipmapped array's
+# second 40 MiB: two levels), and what the second one returns past a 64 MiB
+# limit (the fake's answer to the size or the dimensions the shim gives it: 2
+# out of memory, 1 invalid value).
 mem_path_steps() {
 	case $1 in
 	pitch) echo "pitch:4096:12288 pitch:4096:8192 2" ;;
 	array) echo "array:4096:3072 array:4096:2048 1" ;;
 	array3d) echo "array3d:256:256:192 array3d:256:256:128 1" ;;
+	mipmap) echo "mipmap:4096:3072:1 mipmap:4096:2048:2 1" ;;
 	*) echo "$1:48M $1:32M 2" ;;
 	esac
 }
@@ -25,7 +29,7 @@ mem_path_steps() {
 t_mem_every_path_held() {
 	local path via first second refused
 	for via in proc dlsym; do
-		for path in alloc pitch managed async pool create array array3d; do
+		for path in $MEM_PATHS; do
 			read -r first second refused <<<"$(mem_path_steps "$path")"
 			run_rc out rc env MEMAPP_VIA=$via "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" \
 				"$first" "$second" info
@@ -52,23 +56,6 @@ free rc=0
 info rc=0 free=$((64 * MIB)) total=$((64 * MIB))"
 }
 
-t_mem_frees_give_back() {
-	local path first second refused
-	for path in alloc pitch managed async pool create array array3d; do
-		read -r first second refused <<<"$(mem_path_steps "$path")"
-		run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" "$first" free:0 "$first" info
-		eq "$out" "${first%%:*} rc=0
-free rc=0
-${first%%:*} rc=0
-info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "$path"
-	done
-	# A free the driver refuses (a pointer it never gave) gives nothing back.
-	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:48M free:5 alloc:32M
-	eq "$out" "alloc rc=0
-free rc=-1
-alloc rc=2"
-}
-
 t_mem_fill_stops_at_limit() {
 	# 1 MiB at a time: exactly the limit, then out of memory.
 	run_rc out rc "$NVT" --no-mps --mem 100M -c 0-3 "$MEMAPP" fill info
@@ -89,30 +76,6 @@ info rc=0 free=$((19 * 1024 * MIB)) total=$((20 * 1024 * MIB))"
 	# No MASK: every TPC, with the limit.
 	run_rc out rc "$NVT" --no-mps --mem 2G "$MEMAPP" total
 	eq "$out" "total rc=0 bytes=$((2 * 1024 * MIB))"
-}
-
-t_mem_context_reset_frees() {
-	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:48M create:8M reset alloc:48M info
-	eq "$out" "alloc rc=0
-create rc=0
-reset rc=0
-alloc rc=0
-info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
-}
-
-t_mem_ipc_is_the_exporters() {
-	local pid
-	# The exporter holds 1 GiB (no limit) until told to end.
-	"$NVT" --no-mps -c 4-7 "$MEMAPP" alloc:1G "export:$WORK/handle" "wait:$WORK/go" >"$WORK/exp.out" 2>&1 &
-	pid=$!
-	wait_file "$WORK/go.ready" ready
-	# Opened beside a 64 MiB limit: the memory is the exporter's, not counted here.
-	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" "import:$WORK/handle" alloc:48M info
-	touch "$WORK/go"
-	wait "$pid"
-	eq "$out" "import rc=0
-alloc rc=0
-info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
 }
 
 t_mem_bad_input() {
@@ -399,51 +362,6 @@ t_mem_exclusive_wait_no_busy_loop() {
 	# Its segment made twice: the claim refused, and the one that started it.
 	eq "$(grep -c 'openat([^"]*"nvtaskset\.[0-9]*\.[0-9]*", [^)]*O_CREAT' "$WORK/w.strace")" 2 \
 		"the claims it made: $(grep O_CREAT "$WORK/w.strace")"
-}
-
-# A process killed outright takes its count with it: what it held is no task's (the viewers
-# and claims pass over its segment, -l removes it), and the next program starts at zero.
-t_mem_death_frees() {
-	local holder child seg out rc
-	# An exec ends a program's hold on the GPU as its death does (the driver frees its
-	# context): the program it becomes, in the same process and segment, counts from 0.
-	run_rc out rc "$NVT" --no-mps --mem 64G -c 0-3 "$MEMAPP" alloc:48G exec alloc:48G info
-	eq "$out" "alloc rc=0
-alloc rc=0
-info rc=0 free=$((16 * 1024 * MIB)) total=$((64 * 1024 * MIB))"
-	# A forked child holds none of its parent's memory (CUDA does not follow a fork).
-	"$NVT" --no-mps --mem 64G -c 0-3 "$MEMAPP" alloc:48G fork:"$WORK/child" \
-		wait:"$WORK/never" >"$WORK/holder.out" 2>&1 &
-	holder=$! # (nvtaskset execs its COMMAND)
-	wait_file "$WORK/never.ready" ready
-	wait_file "$WORK/child.ready" ready
-	child=$(sed -n 's/^fork rc=0 pid=//p' "$WORK/holder.out")
-	[ -n "$holder" ] && [ -n "$child" ] || die "no holder ($holder) or child ($child)"
-	seg=$(seg_file "$holder")
-	[ -e "$seg" ] || die "no segment for the holder $holder"
-	run_rc out rc "$NVT" --metrics
-	eq "$(sample nvtaskset_task_memory_bytes "$holder" <<<"$out")" $((48 * 1024 * MIB)) "holder"
-	eq "$(sample nvtaskset_task_memory_bytes "$child" <<<"$out")" 0 "child"
-	# The holder's 64G limit and the child's: no room for 20G more.
-	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP" total
-	eq "$rc" 1 "$out"
-	# Killed, the holder's count goes with it: -l, --metrics and claims read it no more,
-	# and -l tidies its segment away.
-	kill -KILL "$holder"
-	wait "$holder" && rc=0 || rc=$?
-	eq "$rc" 137 "the holder's end"
-	[ -e "$seg" ] || die "the killed holder's segment went before any reader tidied it"
-	run_rc out rc "$NVT" -l
-	hasnt "$out" " $holder "
-	[ ! -e "$seg" ] || die "-l left the killed holder's segment"
-	run_rc out rc "$NVT" --metrics
-	hasnt "$out" "pid=\"$holder\""
-	eq "$(sample nvtaskset_task_memory_bytes "$child" <<<"$out")" 0 "child after"
-	touch "$WORK/child"
-	wait_for 10 is_gone "$child"
-	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP" total
-	eq "$rc" 0 "$out"
-	has "$out" "total rc=0 bytes=$((20 * 1024 * MIB))"
 }
 
 t_mem_dry_run() {

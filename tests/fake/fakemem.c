@@ -22,8 +22,9 @@
  * Each allocation lives in the context that was current when it was made, and
  * cuCtxDestroy or the primary context's reset frees it with that context; those
  * of cuMemCreate, cuMemAllocAsync and cuMemAllocFromPoolAsync live in none, and
- * outlive both (cuda.h, and measured on an H100, driver 580.159.04). How much a
- * device has free is the device's, whichever context asks.
+ * outlive both (cuda.h, and measured on an H100, driver 580.159.04, by
+ * tests/gpu/memdriver.sh: docs/bench/mem-driver-2026-11-25). How much a device
+ * has free is the device's, whichever context asks.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -375,14 +376,16 @@ API int cuMemRelease(uint64_t handle)
 	CALL(NVT_CBID_cuMemRelease, a, give(a.handle, 1u << A_HANDLE | 1u << A_IMPORT));
 }
 
-/* Shareable handles, POSIX file descriptors alone (measured on an H100, driver 580.159.04): an
- * export needs the type among those cuMemCreate was asked for (else 1), and gives a new descriptor
- * each time, close-on-exec; an import gives a new handle each time, in the exporting process too,
- * and the allocation lives until its handle, every import and every descriptor are gone
- * (cuMemRelease: "all outstanding references to the handle (including it's shareable
- * counterparts)"); an import in another process takes none of its memory, as an IPC handle's
- * opening does not. A descriptor here is a memfd holding the words (SHARE_MAGIC, exporter pid,
- * handle, bytes); the descriptors of one allocation are one file, so that an open one is found. */
+/* Shareable handles, POSIX file descriptors alone: an export needs the type among those
+ * cuMemCreate was asked for (else 1), and gives a new descriptor each time, close-on-exec; an
+ * import gives a new handle each time, in the exporting process too, and the allocation lives
+ * until its handle, every import and every descriptor are gone (cuMemRelease: "all outstanding
+ * references to the handle (including it's shareable counterparts)"); an import in another
+ * process takes none of its memory, as an IPC handle's opening does not (tests/gpu/memdriver.sh
+ * measured the import's cost and the exporter's release on an H100, driver 580.159.04:
+ * docs/bench/mem-driver-2026-11-25). A descriptor here is a memfd holding the words
+ * (SHARE_MAGIC, exporter pid, handle, bytes); the descriptors of one allocation are one file, so
+ * that an open one is found. */
 #define SHARE_MAGIC 0x66616b6573686172ull
 static int share_export(int *fd, uint64_t handle, int type, unsigned long long flags)
 {
@@ -424,8 +427,10 @@ API int cuMemExportToShareableHandle(void *shareable, uint64_t handle, int type,
 	return rc;
 }
 
-/* The driver's answers (as measured above): 999 for a descriptor it cannot read (closed, a
- * pipe), 1 for one that is not an exported allocation's. */
+/* The answers: 999 for a descriptor it cannot read (closed, a pipe; on an H100 the driver
+ * answered 999 to an exported descriptor opened again through /proc, which is not the same open
+ * file), 1 for one that is not an exported allocation's (the driver's for these two is not
+ * measured here). */
 static int share_import(uint64_t *handle, void *os_handle, int type)
 {
 	uint64_t words[4], key;

@@ -24,7 +24,7 @@
  *   import:FILE open the IPC handle in FILE (cuIpcOpenMemHandle)
  *   shexport:FILE  export the last allocation (a create:B, made with POSIX file descriptors
  *               among its handle types) to a file descriptor, and write "PID FD" to FILE
- *   shimport:FILE  import the descriptor FILE names (opened through /proc/PID/fd/FD) by
+ *   shimport:FILE  import the descriptor FILE names (pidfd_getfd's copy, or /proc/PID/fd/FD) by
  *               cuMemImportFromShareableHandle; the handle is an allocation free:N releases
  *   fill        cuMemAlloc 1 MiB at a time until it fails: "fill rc=R got=BYTES"
  *   churn:N:B   N times cuMemAlloc of B bytes then its cuMemFree: "churn rc=R pairs=DONE"
@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -211,7 +212,8 @@ static int take(const char *kind, const char *args)
 		rc = p_cuMipmappedArrayCreate(&a, &d, levels);
 		p = (uint64_t)(uintptr_t)a;
 	} else if (!strcmp(kind, "create")) {
-		NVT_MEM_ALLOC_PROP prop = {1, HANDLE_TYPE_POSIX_FD, NVT_MEM_LOCATION_DEVICE, 0};
+		NVT_MEM_ALLOC_PROP prop = {.type = 1, .handle_types = HANDLE_TYPE_POSIX_FD,
+					   .location_type = NVT_MEM_LOCATION_DEVICE};
 		uint64_t h = 0;
 		rc = p_cuMemCreate(&h, size_of(args), &prop, 0);
 		p = h;
@@ -296,10 +298,27 @@ static int share_export(const char *file)
 	return fclose(f) ? -1 : 0;
 }
 
-/* Imports the descriptor file names ("PID FD"), opened again through /proc. */
-static int share_import(const char *file)
+/* A copy of process pid's descriptor fd: pidfd_getfd's (the same open file, as the driver needs:
+ * its answer to a descriptor opened again is 999), or where that is refused (a kernel before
+ * 5.6, ptrace rules) the file opened again through /proc (the fake's memfd is the same file). */
+static int copy_fd(long pid, int fd)
 {
 	char path[64];
+	long pidfd = syscall(SYS_pidfd_open, (pid_t)pid, 0), own = -1;
+
+	if (pidfd >= 0) {
+		own = syscall(SYS_pidfd_getfd, (int)pidfd, fd, 0);
+		close((int)pidfd);
+	}
+	if (own >= 0)
+		return (int)own;
+	snprintf(path, sizeof(path), "/proc/%ld/fd/%d", pid, fd);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Imports the descriptor file names ("PID FD"), copied from that process. */
+static int share_import(const char *file)
+{
 	long pid = 0;
 	int fd = -1, own, rc;
 	uint64_t h = 0;
@@ -311,8 +330,7 @@ static int share_import(const char *file)
 		return -1;
 	}
 	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%ld/fd/%d", pid, fd);
-	if ((own = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((own = copy_fd(pid, fd)) < 0)
 		return -1;
 	rc = p_cuMemImportFromShareableHandle(&h, (void *)(uintptr_t)own, HANDLE_TYPE_POSIX_FD);
 	close(own);

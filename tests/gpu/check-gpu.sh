@@ -12,7 +12,8 @@
 # and runs them, which is skipped, and said so, without it).
 # ONLY_E2E=1 runs only the end-to-end part; SKIP_E2E=1 skips it; SKIP_GRAPHS=1
 # skips the CUDA graph part (tests/gpu/graphs.sh); SKIP_SMCOUNT=1 the SM count's
-# (tests/gpu/smcount.sh); SKIP_MEM=1 the GPU memory limits' (tests/gpu/mem.sh).
+# (tests/gpu/smcount.sh); SKIP_MEM=1 the GPU memory limits' (tests/gpu/mem.sh,
+# tests/gpu/memdriver.sh).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 NVT=$ROOT/build/bin/nvtaskset
@@ -273,6 +274,15 @@ if [ -z "${SKIP_MEM:-}" ]; then
 	PASS=$((PASS + $(grep -c '^PASS' "$LOG/mem-run.txt")))
 	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/mem-run.txt")))
 	grep -q '^mem: [0-9]* passed' "$LOG/mem-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL mem.sh did not finish"; }
+fi
+
+# ---- What the driver frees with a context, as the fake does (tests/gpu/memdriver.sh) ------
+if [ -z "${SKIP_MEM:-}" ]; then
+	LIMIT=120 T bash "$ROOT/tests/gpu/memdriver.sh" "$LOG" | tee "$LOG/memdriver-run.txt"
+	PASS=$((PASS + $(grep -c '^PASS' "$LOG/memdriver-run.txt")))
+	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/memdriver-run.txt")))
+	grep -q '^memdriver: [0-9]* passed' "$LOG/memdriver-run.txt" ||
+		{ FAIL=$((FAIL + 1)); echo "FAIL memdriver.sh did not finish"; }
 fi
 
 # ---- libsmctrl's interface (tests/gpu/smctrl.sh) --------------------------------

@@ -121,7 +121,7 @@ static void exec_change(void *ctx, int out_fd)
 static void apply_typed(void)
 {
 	char pid[24], out[2048] = "", *last, *argv[8];
-	struct nvt_child c;
+	struct nvt_child c = {0};
 	int argc = 0, late, rc;
 
 	snprintf(pid, sizeof(pid), "%ld", top.selected);

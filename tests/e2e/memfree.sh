@@ -1,0 +1,190 @@
+# GPU memory per task, its frees (src/shim/shimmem.c, docs/usage.md "GPU
+# memory"): each path's free, the per-thread default stream's forms, a
+# context's destruction and the primary context's reset (what each frees, as
+# the driver does: docs/bench/mem-driver-2026-11-25), memory another process
+# exported (IPC and shareable handles: the exporter's), and a process's death
+# or exec. Sourced by tests/run-tests.sh beside tests/e2e/mem.sh, whose
+# MEMAPP, MIB, MEM_PATHS and mem_path_steps these use; each t_NAME function is
+# one test, run in a subshell under set -e with the helpers defined there.
+# shellcheck shell=bash
+
+t_mem_frees_give_back() {
+	local path first second refused
+	for path in $MEM_PATHS; do
+		read -r first second refused <<<"$(mem_path_steps "$path")"
+		run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" "$first" free:0 "$first" info
+		eq "$out" "${first%%:*} rc=0
+free rc=0
+${first%%:*} rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "$path"
+	done
+	# A free the driver refuses (a pointer it never gave) gives nothing back.
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:48M free:5 alloc:32M
+	eq "$out" "alloc rc=0
+free rc=-1
+alloc rc=2"
+}
+
+# The per-thread default stream's forms (cuGetProcAddress with
+# CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, or their exports): cuMemFreeAsync_ptsz gives back
+# what either form took.
+t_mem_ptsz_frees_give_back() {
+	local via path
+	for via in proc dlsym; do
+		for path in async asyncptsz pool poolptsz; do
+			run_rc out rc env MEMAPP_VIA=$via "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" \
+				"$path:48M" freeptsz:0 "$path:48M" info
+			eq "$out" "$path rc=0
+freeptsz rc=0
+$path rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "$path ($via)"
+		done
+	done
+}
+
+# The primary context's reset frees what was allocated in it, not cuMemCreate's memory or a
+# pool's allocations, which live in no context (on an H100 each outlived the reset:
+# docs/bench/mem-driver-2026-11-25): their 8M stays counted.
+t_mem_context_reset_frees() {
+	local kind
+	for kind in create async pool; do
+		run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:48M "$kind:8M" reset \
+			alloc:48M alloc:16M info
+		eq "$out" "alloc rc=0
+$kind rc=0
+reset rc=0
+alloc rc=0
+alloc rc=2
+info rc=0 free=$((8 * MIB)) total=$((64 * MIB))" "$kind"
+	done
+}
+
+# cuCtxDestroy frees what was allocated in the context it destroys (cuda.h: cuMemAlloc's,
+# cuMemAllocPitch's, arrays and mipmapped arrays: 28M here), and only that: the primary context's
+# 16M stays counted. Each form of cuCtxCreate, reached either way.
+t_mem_context_destroy_frees_its_own() {
+	local via form
+	for via in proc dlsym; do
+		for form in 2 3 4; do
+			run_rc out rc env MEMAPP_VIA=$via "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:16M \
+				"ctx:$form" alloc:8M pitch:4096:2048 array:1024:2048 mipmap:1024:1024:1 info \
+				ctxdestroy info alloc:48M alloc:1M info
+			eq "$out" "alloc rc=0
+ctx rc=0
+alloc rc=0
+pitch rc=0
+array rc=0
+mipmap rc=0
+info rc=0 free=$((20 * MIB)) total=$((64 * MIB))
+ctxdestroy rc=0
+info rc=0 free=$((48 * MIB)) total=$((64 * MIB))
+alloc rc=0
+alloc rc=2
+info rc=0 free=0 total=$((64 * MIB))" "cuCtxCreate_v$form ($via)"
+		done
+	done
+}
+
+# The primary context's reset frees what that context held, not what a context cuCtxCreate made
+# holds (measured on an H100: its 1 GiB stayed); each form of cuCtxCreate is followed.
+t_mem_context_reset_leaves_created() {
+	local via form
+	for via in proc dlsym; do
+		for form in 2 3 4; do
+			run_rc out rc env MEMAPP_VIA=$via "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:8M \
+				"ctx:$form" alloc:32M reset info
+			eq "$out" "alloc rc=0
+ctx rc=0
+alloc rc=0
+reset rc=0
+info rc=0 free=$((32 * MIB)) total=$((64 * MIB))" "cuCtxCreate_v$form ($via)"
+		done
+	done
+}
+
+t_mem_ipc_is_the_exporters() {
+	local pid
+	# The exporter holds 1 GiB (no limit) until told to end.
+	"$NVT" --no-mps -c 4-7 "$MEMAPP" alloc:1G "export:$WORK/handle" "wait:$WORK/go" >"$WORK/exp.out" 2>&1 &
+	pid=$!
+	wait_file "$WORK/go.ready" ready
+	# Opened beside a 64 MiB limit: the memory is the exporter's, not counted here.
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" "import:$WORK/handle" alloc:48M info
+	touch "$WORK/go"
+	wait "$pid"
+	eq "$out" "import rc=0
+alloc rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
+}
+
+# cuMemImportFromShareableHandle gives a handle to memory another process allocated: it stays
+# the exporter's (cuda.h; on an H100 the importer's free memory did not move), so the importer
+# under a limit is not charged for it, and releasing it gives back nothing. The exporter's count
+# holds its 48M while the import lives.
+t_mem_shareable_import_is_the_exporters() {
+	local pid
+	"$NVT" --no-mps --mem 64M -c 4-7 "$MEMAPP" create:48M "shexport:$WORK/handle" \
+		"wait:$WORK/go" info >"$WORK/exp.out" 2>&1 &
+	pid=$!
+	wait_file "$WORK/go.ready" ready
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" "shimport:$WORK/handle" alloc:48M \
+		info free:0 info alloc:16M info
+	touch "$WORK/go"
+	wait "$pid"
+	eq "$out" "shimport rc=0
+alloc rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))
+free rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))
+alloc rc=0
+info rc=0 free=0 total=$((64 * MIB))"
+	eq "$(cat "$WORK/exp.out")" "create rc=0
+shexport rc=0
+wait rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
+}
+
+# A process killed outright takes its count with it: what it held is no task's (the viewers
+# and claims pass over its segment, -l removes it), and the next program starts at zero.
+t_mem_death_frees() {
+	local holder child seg out rc
+	# An exec ends a program's hold on the GPU as its death does (the driver frees its
+	# context): the program it becomes, in the same process and segment, counts from 0.
+	run_rc out rc "$NVT" --no-mps --mem 64G -c 0-3 "$MEMAPP" alloc:48G exec alloc:48G info
+	eq "$out" "alloc rc=0
+alloc rc=0
+info rc=0 free=$((16 * 1024 * MIB)) total=$((64 * 1024 * MIB))"
+	# A forked child holds none of its parent's memory (CUDA does not follow a fork).
+	"$NVT" --no-mps --mem 64G -c 0-3 "$MEMAPP" alloc:48G fork:"$WORK/child" \
+		wait:"$WORK/never" >"$WORK/holder.out" 2>&1 &
+	holder=$! # (nvtaskset execs its COMMAND)
+	wait_file "$WORK/never.ready" ready
+	wait_file "$WORK/child.ready" ready
+	child=$(sed -n 's/^fork rc=0 pid=//p' "$WORK/holder.out")
+	[ -n "$holder" ] && [ -n "$child" ] || die "no holder ($holder) or child ($child)"
+	seg=$(seg_file "$holder")
+	[ -e "$seg" ] || die "no segment for the holder $holder"
+	run_rc out rc "$NVT" --metrics
+	eq "$(sample nvtaskset_task_memory_bytes "$holder" <<<"$out")" $((48 * 1024 * MIB)) "holder"
+	eq "$(sample nvtaskset_task_memory_bytes "$child" <<<"$out")" 0 "child"
+	# The holder's 64G limit and the child's: no room for 20G more.
+	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP" total
+	eq "$rc" 1 "$out"
+	# Killed, the holder's count goes with it: -l, --metrics and claims read it no more,
+	# and -l tidies its segment away.
+	kill -KILL "$holder"
+	wait "$holder" && rc=0 || rc=$?
+	eq "$rc" 137 "the holder's end"
+	[ -e "$seg" ] || die "the killed holder's segment went before any reader tidied it"
+	run_rc out rc "$NVT" -l
+	hasnt "$out" " $holder "
+	[ ! -e "$seg" ] || die "-l left the killed holder's segment"
+	run_rc out rc "$NVT" --metrics
+	hasnt "$out" "pid=\"$holder\""
+	eq "$(sample nvtaskset_task_memory_bytes "$child" <<<"$out")" 0 "child after"
+	touch "$WORK/child"
+	wait_for 10 is_gone "$child"
+	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP" total
+	eq "$rc" 0 "$out"
+	has "$out" "total rc=0 bytes=$((20 * 1024 * MIB))"
+}

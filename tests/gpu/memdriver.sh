@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# What the fake driver (tests/fake/fakemem.c) does with contexts, mipmapped arrays, the _ptsz
+# forms and shareable handles, checked on the real driver: tests/fake/memapp.c, with no
+# nvtaskset, runs each sequence tests/e2e/mem.sh gives the fake, and the device's free memory
+# (cuMemGetInfo, the whole GPU's: nothing else may run on it) moves as the fake says:
+#  - cuCtxDestroy (each of cuCtxCreate_v2, _v3, _v4) gives back what was allocated in it;
+#  - cuDevicePrimaryCtxReset gives back the primary context's memory, not a created context's;
+#  - cuMemCreate's, cuMemAllocAsync's and a pool's memory outlive the primary context's reset;
+#  - a mipmapped array takes its levels (each extent halved), a layered one its layers;
+#  - cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz and cuMemFreeAsync_ptsz are given by
+#    cuGetProcAddress with the per-thread default stream's flag, and work;
+#  - cuMemImportFromShareableHandle takes no memory, and the memory stays while an import
+#    lives after the exporter released its handle.
+# Prints PASS/FAIL lines and every memapp line to LOGDIR/memdriver.txt.
+#
+# Usage: tests/gpu/memdriver.sh LOGDIR   (memapp is built into LOGDIR)
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+LOG=${1:-$ROOT/build/gpu}
+W=$(mktemp -d /tmp/nvt-memdrv.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$LOG"
+APP=$LOG/memapp
+cc -std=gnu11 -O2 -I"$ROOT/include" -I"$ROOT/src" -o "$APP" "$ROOT/tests/fake/memapp.c" -ldl || exit 1
+PASS=0 FAIL=0
+MIB=1048576
+pass() { PASS=$((PASS + 1)); echo "PASS memdriver: $1"; }
+fail() { FAIL=$((FAIL + 1)); echo "FAIL memdriver: $1: $2"; }
+# run NAME STEPS...: memapp's lines, kept in the log under NAME.
+run() {
+	local name=$1
+	shift
+	echo "== $name: $*" >>"$LOG/memdriver.txt"
+	timeout 60 "$APP" "$@" 2>&1 | tee -a "$LOG/memdriver.txt"
+}
+# frees OUT: the free= values of OUT's info lines, one a line, in MiB.
+frees() { sed -n 's/^info rc=0 free=\([0-9]*\).*/\1/p' <<<"$1" | awk '{ print int($1 / 1048576) }'; }
+# nth OUT N: the N-th (1-based) free value in MiB.
+nth() { frees "$1" | sed -n "${2}p"; }
+all_ok() { ! grep -qv 'rc=0' <<<"$1"; }
+# near GOT WANT SLACK: |GOT - WANT| <= SLACK (MiB).
+near() { [ -n "$1" ] && [ $(($1 - $2)) -le "$3" ] && [ $(($2 - $1)) -le "$3" ]; }
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$LOG/memdriver-env.txt" 2>&1
+: >"$LOG/memdriver.txt"
+
+for v in 2 3 4; do
+	out=$(run "ctx_v$v" "ctx:$v" alloc:512M pitch:4096:32768 array:4096:16384 mipmap:4096:4096:1 info ctxdestroy info)
+	a=$(nth "$out" 1) b=$(nth "$out" 2)
+	# 512 + 128 + 256 + 64 MiB were taken in the context.
+	if all_ok "$out" && [ -n "$a" ] && [ -n "$b" ] && [ $((b - a)) -ge 960 ]; then
+		pass "cuCtxCreate_v$v: cuCtxDestroy gave back $((b - a)) MiB (960 taken in it)"
+	else
+		fail "cuCtxCreate_v$v" "destroy gave back $((${b:-0} - ${a:-0})) MiB, not >= 960"
+	fi
+done
+
+out=$(run reset_created alloc:256M ctx alloc:2G info reset info)
+a=$(nth "$out" 1) b=$(nth "$out" 2)
+if all_ok "$out" && [ -n "$b" ] && [ $((b - a)) -ge 256 ] && [ $((b - a)) -lt 2048 ]; then
+	pass "the primary context's reset gave back $((b - a)) MiB (256 of its own; the created context's 2048 kept)"
+else
+	fail "reset beside a created context" "gave back $((${b:-0} - ${a:-0})) MiB, not 256 to 2047"
+fi
+
+# The primary context's overhead alone, then with 1 GiB of cuMemCreate's, cuMemAllocAsync's
+# and cuMemAllocFromPoolAsync's memory taken in it: a reset that gives back 1 GiB more than the
+# overhead freed that memory.
+out=$(run reset_bare ctx info reset info)
+a=$(nth "$out" 1) b=$(nth "$out" 2)
+bare=$((${b:-0} - ${a:-0}))
+echo "memdriver: the primary context's reset alone gave back $bare MiB"
+for kind in create async pool; do
+	out=$(run "reset_$kind" "$kind:1G" ctx info reset info)
+	a=$(nth "$out" 1) b=$(nth "$out" 2)
+	if all_ok "$out" && [ -n "$b" ] && [ $((b - a - bare)) -lt 512 ]; then
+		pass "$kind's 1024 MiB outlived the primary context's reset (it gave back $((b - a)) MiB)"
+	else
+		fail "$kind over a reset" "the reset gave back $((${b:-0} - ${a:-0})) MiB ($bare alone)"
+	fi
+done
+
+# Levels: 64 MiB at level 0 (4096 x 4096 x 4 bytes), 16 at level 1, 4 at level 2, ...
+out=$(run mipmap info mipmap:4096:4096:1 info mipmap:4096:4096:2 info mipmap:4096:4096:13 info \
+	layered:4096:4096:4:1 info)
+f0=$(nth "$out" 1) f1=$(nth "$out" 2) f2=$(nth "$out" 3) f3=$(nth "$out" 4) f4=$(nth "$out" 5)
+if all_ok "$out" && near $((f0 - f1)) 64 4 && near $((f1 - f2)) 80 4 && near $((f2 - f3)) 85 4 &&
+	near $((f3 - f4)) 256 8; then
+	pass "mipmapped arrays take their levels: 1, 2, 13 levels $((f0 - f1)), $((f1 - f2)), $((f2 - f3)) MiB; 4 layers $((f3 - f4)) MiB"
+else
+	fail "mipmapped arrays" "1, 2, 13 levels, 4 layers took $((${f0:-0} - ${f1:-0})), $((${f1:-0} - ${f2:-0})), $((${f2:-0} - ${f3:-0})), $((${f3:-0} - ${f4:-0})) MiB (want ~64, 80, 85, 256)"
+fi
+
+for via in proc dlsym; do
+	out=$(MEMAPP_VIA=$via run "ptsz_$via" asyncptsz:64M poolptsz:64M freeptsz:0 freeptsz:1 info)
+	if all_ok "$out" && [ "$(grep -c 'rc=0' <<<"$out")" = 5 ]; then
+		pass "the _ptsz forms ($via) take and free"
+	else
+		fail "the _ptsz forms ($via)" "$(tr '\n' ' ' <<<"$out")"
+	fi
+done
+
+# The exporter takes 1 GiB and exports it; the importer imports (its free memory must not move
+# by the import), the exporter releases its handle (the memory stays: the import holds it), then
+# the importer releases its import.
+timeout 60 "$APP" create:1G "shexport:$W/h" "wait:$W/g1" free:0 info "wait:$W/g2" >"$W/exp.out" 2>&1 &
+exp=$!
+for _ in $(seq 300); do [ -s "$W/g1.ready" ] && break; sleep 0.1; done
+timeout 60 "$APP" info "shimport:$W/h" info "wait:$W/b1" free:0 info >"$W/imp.out" 2>&1 &
+imp=$!
+for _ in $(seq 300); do [ -s "$W/b1.ready" ] && break; sleep 0.1; done
+touch "$W/g1"
+for _ in $(seq 300); do [ -s "$W/g2.ready" ] && break; sleep 0.1; done
+touch "$W/b1"
+wait "$imp"
+touch "$W/g2"
+wait "$exp"
+eo=$(cat "$W/exp.out") io=$(cat "$W/imp.out")
+printf '== exporter\n%s\n== importer\n%s\n' "$eo" "$io" >>"$LOG/memdriver.txt"
+i0=$(nth "$io" 1) i1=$(nth "$io" 2) i2=$(nth "$io" 3) e1=$(nth "$eo" 1)
+if all_ok "$eo" && all_ok "$io" && near $((i0 - i1)) 0 4 && near $((i1 - e1)) 0 4; then
+	pass "an import took $((i0 - i1)) MiB; the exporter's release left the memory held ($((e1 - i1)) MiB back); the import's release gave back $((i2 - e1)) MiB"
+else
+	fail "shareable handles" "import took $((${i0:-0} - ${i1:-0})) MiB, exporter's release gave back $((${e1:-0} - ${i1:-0})) MiB"
+fi
+
+echo "memdriver: $PASS passed, $FAIL failed"
+[ "$FAIL" = 0 ]
