@@ -56,7 +56,8 @@ t_try_shell() {
 	run_rc out rc env TMPDIR="$WORK" B="$B" TRY_WAIT="$HANG" "$ROOT/tests/fake/try.sh" --shell <<'EOF'
 nvtaskset -c 0-3 demo 1
 nvtaskset -c 4-5 demo &
-sleep 0.3
+for _ in $(seq 200); do [ "$(cat /proc/$!/comm 2>/dev/null)" = demo ] && break; sleep 0.05; done
+echo "background: $(cat /proc/$!/comm)"
 echo "PATH is $PATH"
 echo "LD_LIBRARY_PATH is $LD_LIBRARY_PATH"
 exit
@@ -70,6 +71,8 @@ EOF
 	eq "$(sed -n 's/^LD_LIBRARY_PATH is //p' <<<"$out" | tr ':' '\n' | grep -cx "$B/test/fake")" 1 \
 		"$B/test/fake on the shell's LD_LIBRARY_PATH"
 	has "$out" "demo"
+	# The background demo was running (nvtaskset had become it) when the shell ended.
+	has "$out" "background: demo"
 	eq "$(try_demo_tpcs "$out" 1)" "0-3" "where the shell's demo ran"
 	eq "$(find "$WORK" -maxdepth 1 -name 'nvtaskset-try.*')" "" "the shell's directory, after it"
 	eq "$(try_left)" "" "processes the shell left"
