@@ -26,6 +26,17 @@ PASS=0 FAIL=0
 pass() { PASS=$((PASS + 1)); echo "PASS $1"; }
 fail() { FAIL=$((FAIL + 1)); echo "FAIL $1: $2"; }
 T() { timeout "${LIMIT:-120}" "$@"; }
+# suite NAME LIMIT SCRIPT ARGS...: the suite SCRIPT (bash, under LIMIT seconds), its lines kept
+# in LOG/NAME-run.txt, its PASS and FAIL lines counted; one FAIL more when it did not reach its
+# summary line ("NAME: N passed, ...").
+suite() {
+	local name=$1 limit=$2
+	shift 2
+	LIMIT=$limit T bash "$@" | tee "$LOG/$name-run.txt"
+	PASS=$((PASS + $(grep -c '^PASS' "$LOG/$name-run.txt")))
+	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/$name-run.txt")))
+	grep -q "^$name: [0-9]* passed" "$LOG/$name-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL ${1##*/} did not finish"; }
+}
 
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader 2>/dev/null)"
 
@@ -254,44 +265,25 @@ fi
 
 # ---- CUDA graphs follow -p (tests/gpu/graphs.sh) ------------------------------
 if [ -z "${SKIP_GRAPHS:-}" ]; then
-	LIMIT=580 T bash "$ROOT/tests/gpu/graphs.sh" "$LOG" | tee "$LOG/graphs-run.txt"
-	PASS=$((PASS + $(grep -c '^PASS' "$LOG/graphs-run.txt")))
-	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/graphs-run.txt")))
-	grep -q '^graphs: ' "$LOG/graphs-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL graphs.sh did not finish"; }
+	suite graphs 580 "$ROOT/tests/gpu/graphs.sh" "$LOG"
 fi
 
 # ---- The SM count a program is told, cooperative grids (tests/gpu/smcount.sh) -------
 if [ -z "${SKIP_SMCOUNT:-}" ]; then
-	LIMIT=400 T bash "$ROOT/tests/gpu/smcount.sh" "$LOG" | tee "$LOG/smcount-run.txt"
-	PASS=$((PASS + $(grep -c '^PASS' "$LOG/smcount-run.txt")))
-	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/smcount-run.txt")))
-	grep -q '^smcount: [0-9]* passed' "$LOG/smcount-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL smcount.sh did not finish"; }
+	suite smcount 400 "$ROOT/tests/gpu/smcount.sh" "$LOG"
 fi
 
-# ---- GPU memory limits (tests/gpu/mem.sh) ------------------------------------------
+# ---- GPU memory limits (tests/gpu/mem.sh, tests/gpu/memdriver.sh) --------------------
 if [ -z "${SKIP_MEM:-}" ]; then
-	LIMIT=600 T bash "$ROOT/tests/gpu/mem.sh" "$LOG" | tee "$LOG/mem-run.txt"
-	PASS=$((PASS + $(grep -c '^PASS' "$LOG/mem-run.txt")))
-	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/mem-run.txt")))
-	grep -q '^mem: [0-9]* passed' "$LOG/mem-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL mem.sh did not finish"; }
-fi
-
-# ---- What the driver frees with a context, as the fake does (tests/gpu/memdriver.sh) ------
-if [ -z "${SKIP_MEM:-}" ]; then
-	LIMIT=120 T bash "$ROOT/tests/gpu/memdriver.sh" "$LOG" | tee "$LOG/memdriver-run.txt"
-	PASS=$((PASS + $(grep -c '^PASS' "$LOG/memdriver-run.txt")))
-	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/memdriver-run.txt")))
-	grep -q '^memdriver: [0-9]* passed' "$LOG/memdriver-run.txt" ||
-		{ FAIL=$((FAIL + 1)); echo "FAIL memdriver.sh did not finish"; }
+	suite mem 600 "$ROOT/tests/gpu/mem.sh" "$LOG"
+	# What the driver frees with a context, as the fake driver does (tests/gpu/memdriver.sh).
+	suite memdriver 120 "$ROOT/tests/gpu/memdriver.sh" "$LOG"
 fi
 
 # ---- libsmctrl's interface (tests/gpu/smctrl.sh) --------------------------------
 # LIBSMCTRL_SRC: a libsmctrl checkout, whose own tests run against the installed library.
 if [ -z "${SKIP_SMCTRL:-}" ]; then
-	LIMIT=480 T bash "$ROOT/tests/gpu/smctrl.sh" "$LOG" "${LIBSMCTRL_SRC:-}" | tee "$LOG/smctrl-run.txt"
-	PASS=$((PASS + $(grep -c '^PASS' "$LOG/smctrl-run.txt")))
-	FAIL=$((FAIL + $(grep -c '^FAIL' "$LOG/smctrl-run.txt")))
-	grep -q '^smctrl: [0-9]* passed' "$LOG/smctrl-run.txt" || { FAIL=$((FAIL + 1)); echo "FAIL smctrl.sh did not finish"; }
+	suite smctrl 480 "$ROOT/tests/gpu/smctrl.sh" "$LOG" "${LIBSMCTRL_SRC:-}"
 fi
 
 echo "$PASS passed, $FAIL failed"
