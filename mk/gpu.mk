@@ -22,6 +22,11 @@ check-gpu-mpsbind: all
 check-gpu-memdriver:
 	@tests/gpu/memdriver.sh $(GPU_LOG)
 
+# The driver and runtime callback ids the shim follows against the toolkit's CUPTI headers
+# (tests/gpu/cbid.sh; the headers only, no GPU).
+check-gpu-cbid:
+	@tests/gpu/cbid.sh
+
 # Benchmarks (after the ECRTS 2025 paper's evaluation): on the GPU machine, under 10 minutes.
 BENCH_OUT ?= docs/bench
 bench: all

@@ -246,6 +246,7 @@ typedef struct {
  * Driver-API callback ids (domain 6), CUPTI's numbering (cupti_driver_cbid.h,
  * CUDA 13.0): the calls the shim follows (the SM count, kernel launches,
  * synchronisations, streams, graphs), and the others the fake driver reports.
+ * tests/gpu/cbid.sh (make check-gpu-cbid) checks each against the toolkit's headers.
  */
 enum nvt_api_cbid {
 	NVT_CBID_cuDeviceGetAttribute = 9,
@@ -274,7 +275,7 @@ enum nvt_api_cbid {
 	NVT_CBID_cuEventQuery = 120,
 	NVT_CBID_cuStreamCreate = 124,
 	NVT_CBID_cuStreamDestroy = 127,
-	NVT_CBID_cuEventDestroy_v2 = 285,
+	NVT_CBID_cuEventDestroy_v2 = 325,
 	NVT_CBID_cuStreamDestroy_v2 = 326,
 	NVT_CBID_cuStreamEndCapture = 497,
 	NVT_CBID_cuStreamEndCapture_ptsz = 498,

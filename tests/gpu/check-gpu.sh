@@ -40,6 +40,9 @@ suite() {
 
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader 2>/dev/null)"
 
+# ---- The callback ids the shim follows, against the toolkit's CUPTI headers (tests/gpu/cbid.sh)
+suite cbid 30 "$ROOT/tests/gpu/cbid.sh"
+
 # ---- Build the test programs ------------------------------------------------
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 T "$NVCC" -O2 -arch=sm_90 -o "$G/smid" "$ROOT/tests/gpu/smid.cu" || { echo "nvcc failed"; exit 1; }
