@@ -65,16 +65,7 @@ def callgrind(build, work, prefix, env, pairs, form, toggle):
     if p.returncode or "churn rc=0 pairs=%d" % pairs not in p.stdout:
         raise RuntimeError("%s exited %d: %s %s" % (" ".join(args), p.returncode, p.stdout[-300:],
                                                     p.stderr[-600:]))
-    events, totals = None, None
-    with open(out) as f:
-        for line in f:
-            if line.startswith("events:"):
-                events = line.split()[1:]
-            elif line.startswith(("totals:", "summary:")) and totals is None:
-                totals = [int(x) for x in line.split()[1:]]
-    if not events or totals is None:
-        raise RuntimeError("%s: no events or totals" % out)
-    return dict(zip(events, totals))["Ir"]
+    return launchpath.callgrind_counts(out)["Ir"]
 
 
 def write_baseline(path, key, counts):

@@ -132,6 +132,11 @@ def callgrind(build, work, prefix, env, reps, toggle, cache, name):
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     if p.returncode:
         raise RuntimeError("%s exited %d: %s" % (" ".join(args), p.returncode, p.stderr[-600:]))
+    return callgrind_counts(out), out
+
+
+def callgrind_counts(out):
+    """callgrind's out file's totals: {event: count} (an event its totals leave out: 0)."""
     events, totals = None, None
     with open(out) as f:
         for line in f:
@@ -141,7 +146,7 @@ def callgrind(build, work, prefix, env, reps, toggle, cache, name):
                 totals = [int(x) for x in line.split()[1:]]
     if not events or totals is None:
         raise RuntimeError("%s: no events or totals" % out)
-    return dict(zip(events, totals + [0] * (len(events) - len(totals)))), out
+    return dict(zip(events, totals + [0] * (len(events) - len(totals))))
 
 
 def per_launch(build, work, prefix, env, toggle, cache, name):
