@@ -179,8 +179,9 @@ SCRAPE_TIMEOUT=$((LIMIT * 2)) python3 "$ROOT/tests/e2e/helpers/httpprobe.py" flo
 	$((LIMIT * 2)) >"$W/flood2.out" 2>&1 &
 FLOOD=$!
 PIDS+=("$FLOOD")
-# held: the exporter holds 250 connections or more.
-held() { [ "$(ls "/proc/$EXPORTER/fd" | wc -l)" -ge 250 ]; }
+# held: the exporter holds 200 connections or more (its table keeps 256 of the 300: some are
+# being opened again at any moment).
+held() { [ "$(ls "/proc/$EXPORTER/fd" | wc -l)" -ge 200 ]; }
 until_ok 60 held || fail "the slow connections were not held: $(ls "/proc/$EXPORTER/fd" | wc -l) descriptors"
 prometheus_up 2
 check "a Prometheus started beside 300 slow connections: no scrape failed" \
@@ -189,6 +190,6 @@ check "its scrapes go on beside them" above 'count_over_time(up{job="nvtaskset"}
 check "none failed since it started" \
 	is 'count_over_time(up{job="nvtaskset"}[10m]) - sum_over_time(up{job="nvtaskset"}[10m])' 0
 kill -0 "$FLOOD" 2>/dev/null || fail "the slow connections ended early: $(cat "$W/flood2.out")"
-held || fail "the slow connections were not held to the end: $(ls "/proc/$EXPORTER/fd" | wc -l) descriptors"
+until_ok 10 held || fail "the slow connections were not held to the end: $(ls "/proc/$EXPORTER/fd" | wc -l) descriptors"
 kill -TERM "$FLOOD"
 echo "check-prometheus: $CHECKS checks passed"
