@@ -49,9 +49,10 @@ t_prio_agent_looks_beside_plain_tasks() {
 	"$NVT" --no-mps -c 0-3 bash -c 'for ((i = 0; i < $0; i++)); do sleep 600 & done; wait' "$n" \
 		>/dev/null 2>&1 &
 	plain=$!
-	# ended here, pass or fail: the sleeps and their shell, the loops, then the agent
+	# Ended here if the test fails: the sleeps and their shell, the agent once started, the
+	# loops (the harness ends strace's).
 	# shellcheck disable=SC2064 # (the PIDs as they are now)
-	trap "pkill -TERM -P $plain || :; kill -TERM $plain 2>/dev/null || :; touch '$WORK/slo.stop' '$WORK/shi.stop'" EXIT
+	trap "pkill -TERM -P $plain || :; kill -TERM $plain 2>/dev/null || :; touch '$WORK/slo.stop' '$WORK/shi.stop' || :" EXIT
 	wait_for 30 sh -c "[ \$(ls '$NVTASKSET_RUNDIR/nvtaskset-$ME_UID' | grep -c '^nvtaskset\.') -gt $n ]"
 	start_loop slo "$NVT" --no-mps --priority low -c 9-65 "$APP"
 	lo=$PID
@@ -65,7 +66,7 @@ t_prio_agent_looks_beside_plain_tasks() {
 	wait_for 10 grep -q "poll" "$WORK/scan.log"
 	agent=$(pgrep -f "^$WORK/agent.scan")
 	# shellcheck disable=SC2064 # (the PIDs as they are now)
-	trap "pkill -TERM -P $plain || :; kill -TERM $plain $agent 2>/dev/null || :; touch '$WORK/slo.stop' '$WORK/shi.stop'" EXIT
+	trap "pkill -TERM -P $plain || :; kill -TERM $plain $agent 2>/dev/null || :; touch '$WORK/slo.stop' '$WORK/shi.stop' || :" EXIT
 	name=$(basename "$(seg_file "$lo")")
 	wait_for 30 grep -q "\"$name\", O_RDWR" "$WORK/agent.st"
 	looks=$(looks_before "$WORK/agent.st" "\"$name\", O_RDWR")
@@ -106,6 +107,7 @@ t_prio_agent_looks_beside_plain_tasks() {
 	for i in $opens; do
 		[ "$i" -le 72 ] || die "a look beside $n plain tasks opened $i segment files:" $opens
 	done
+	trap - EXIT
 	kill -TERM "$agent"
 	wait "$tracer" || true
 	stop_loop shi "$hi"

@@ -12,21 +12,25 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HDR=${1:-$ROOT/src/gpu/cuda_driver.h}
-find_hdr() {
-	local d
-	for d in ${CUPTI_INCLUDE:-} /usr/local/cuda/extras/CUPTI/include /usr/local/cuda/include \
-		/usr/local/cuda/targets/x86_64-linux/include /usr/include; do
-		[ -r "$d/$1" ] && { echo "$d/$1"; return 0; }
-	done
-	return 1
-}
-DRV=$(find_hdr cupti_driver_cbid.h) || { echo "FAIL cbid: no cupti_driver_cbid.h (set CUPTI_INCLUDE)"; echo "cbid: 0 passed, 1 failed"; exit 1; }
-RT=$(find_hdr cupti_runtime_cbid.h) || { echo "FAIL cbid: no cupti_runtime_cbid.h (set CUPTI_INCLUDE)"; echo "cbid: 0 passed, 1 failed"; exit 1; }
+# The directory that holds both headers (one toolkit's): CUPTI_INCLUDE, else the first found.
+INC=
+for d in "${CUPTI_INCLUDE:-}" /usr/local/cuda/extras/CUPTI/include /usr/local/cuda/include \
+	/usr/local/cuda/targets/x86_64-linux/include /usr/include; do
+	[ -n "$d" ] && [ -r "$d/cupti_driver_cbid.h" ] && [ -r "$d/cupti_runtime_cbid.h" ] && { INC=$d; break; }
+done
+[ -n "$INC" ] || { echo "FAIL cbid: no cupti_driver_cbid.h and cupti_runtime_cbid.h (set CUPTI_INCLUDE)"; echo "cbid: 0 passed, 1 failed"; exit 1; }
+DRV=$INC/cupti_driver_cbid.h RT=$INC/cupti_runtime_cbid.h
 PASS=0 FAIL=0
 # ids FILE PREFIX: "NAME VALUE" for each "PREFIXNAME = VALUE," in FILE.
 ids() { sed -n "s/^[[:space:]]*$2\([A-Za-z0-9_]*\)[[:space:]]*=[[:space:]]*\([0-9][0-9]*\),.*/\1 \2/p" "$1"; }
 ours=$(ids "$HDR" NVT_CBID_)
-[ -n "$ours" ] || { echo "FAIL cbid: no NVT_CBID_ ids in $HDR"; echo "cbid: 0 passed, 1 failed"; exit 1; }
+# Every id of the enum read: one written otherwise (hex, an expression, no comma) is not skipped.
+lines=$(grep -c '^[[:space:]]*NVT_CBID_' "$HDR")
+if [ -z "$ours" ] || [ "$(wc -l <<<"$ours")" != "$lines" ]; then
+	echo "FAIL cbid: $lines NVT_CBID_ lines in $HDR, $(grep -c . <<<"$ours") read as NAME = DECIMAL,"
+	echo "cbid: 0 passed, 1 failed"
+	exit 1
+fi
 drv=$(ids "$DRV" CUPTI_DRIVER_TRACE_CBID_)
 rt=$(ids "$RT" CUPTI_RUNTIME_TRACE_CBID_)
 while read -r name val; do
@@ -44,5 +48,5 @@ while read -r name val; do
 done <<<"$ours"
 echo "cbid: $DRV, $RT"
 [ $FAIL = 0 ] && echo "PASS cbid: $PASS ids agree with CUPTI's"
-echo "cbid: $((FAIL == 0)) passed, $FAIL failed ($PASS ids checked)"
+echo "cbid: $((FAIL == 0)) passed, $FAIL failed ($((PASS + FAIL)) ids checked)"
 [ $FAIL = 0 ]
