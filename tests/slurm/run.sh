@@ -122,12 +122,27 @@ stop_cluster() {
 trap stop_cluster EXIT
 trap 'exit 1' INT TERM HUP
 
-# Two free TCP ports for slurmctld and slurmd.
+# Two free TCP ports for slurmctld and slurmd, below the ephemeral range where the machine has
+# room there: a port of that range, free when looked at, may be any outgoing connection's (the
+# suite's scontrol and sinfo make many) before the daemon binds it.
 free_ports() {
-	python3 -c 'import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))'
+	python3 -c 'import random, socket
+try:
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    low = 0
+held = []
+for _ in range(1000):
+    if len(held) == 2:
+        break
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", random.randint(10000, low - 1) if low > 11000 else 0))
+    except OSError:
+        s.close()
+        continue
+    held.append(s)
+print(" ".join(str(x.getsockname()[1]) for x in held))'
 }
 
 # Whether this machine lets root make mount namespaces (containers may not).
@@ -147,6 +162,7 @@ start_cluster() {
 	export FAKECUDA_DEVICES=$gpus
 	host=$(hostname -s)
 	read -r -a ports <<<"$(free_ports)"
+	[ "${#ports[@]}" = 2 ] || fail_setup "no two free TCP ports on 127.0.0.1: ${ports[*]}"
 	# The fake GPUs, calibrated by root into the cache the plugin reads.
 	env NVTASKSET_CACHE_DIR="$W/cache" "$NVT" --calibrate >"$W/log/calibrate" 2>&1 ||
 		fail_setup "cannot calibrate the fake GPU: $(cat "$W/log/calibrate")"
