@@ -172,10 +172,10 @@ echo "ok: scrapes on connections of their own beside 300 slow connections"
 # And a Prometheus that comes while they keep the table full: its first connection, and every
 # scrape on it, made beside them (the Prometheus above, connected before them, scrapes on a
 # keep-alive connection whose next head comes within a second, never the oldest without a
-# request: its scrapes beside them pass against an exporter without limits too). The flood's own scrapes must
-# answer within 10 s (a flood that waits on one neither sends lines nor opens connections
-# again); the exporter's descriptors are counted every 0.2 s from Prometheus's start to the
-# end, and none of those counts may fall under 200 (its table keeps 256 of the 300).
+# request: its scrapes beside them pass against an exporter without limits too). The flood's
+# own scrapes must answer within 10 s (a flood that waits on one neither sends lines nor opens
+# connections again); the exporter's descriptors are counted every 0.2 s from Prometheus's start to the
+# end, and 9 in 10 of those counts must be 200 or more (its table keeps 256 of the 300).
 kill -TERM "$PROM_PID"
 wait "$PROM_PID" 2>/dev/null
 SCRAPE_TIMEOUT=10 python3 "$ROOT/tests/e2e/helpers/httpprobe.py" flood "$PORT" 300 20 600 \
@@ -194,10 +194,13 @@ check "a Prometheus started beside 300 slow connections: its scrapes answered" \
 kill -0 "$FLOOD" 2>/dev/null || fail "the slow connections ended early: $(cat "$W/flood2.out")"
 kill -TERM "$SAMPLER"
 wait "$SAMPLER" 2>/dev/null
-least=$(sort -n "$W/held.txt" | head -1)
-[ -n "$least" ] && [ "$least" -ge 200 ] ||
-	fail "the slow connections were not held while Prometheus scraped: ${least:-no} descriptors at the least"
-check "none of its scrapes failed beside them (the exporter's descriptors: $least at the least)" \
+# (9 of 10 counts: a flood a loaded machine leaves waiting a second or two for a processor
+# opens again late what the deadline closed)
+read -r held_n all_n least < <(awk '$1 >= 200 { h++ } NR == 1 || $1 < m { m = $1 }
+	END { print h + 0, NR, m + 0 }' "$W/held.txt")
+[ "$all_n" -gt 0 ] && [ $((held_n * 10)) -ge $((all_n * 9)) ] ||
+	fail "the slow connections were not held while Prometheus scraped: $held_n of $all_n counts of the exporter's descriptors at 200 or more"
+check "none of its scrapes failed beside them (the exporter's descriptors: 200 or more in $held_n of $all_n counts, $least at the least)" \
 	is 'count_over_time(up{job="nvtaskset"}[10m]) - sum_over_time(up{job="nvtaskset"}[10m])' 0
 kill -TERM "$FLOOD"
 echo "check-prometheus: $CHECKS checks passed"
