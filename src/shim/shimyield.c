@@ -125,6 +125,12 @@ struct yslot {
 	struct nvt_tpcset published;   /* the TPCs its slot says it borrows (yield.borrowed) */
 	int borrow_ok;             /* borrow holds masks for the partition of cfg_seq */
 	struct nvt_slot_view own;  /* its partition, as read at cfg_seq */
+	/* Pausing (NVT_YIELD_PAUSE): the word its launches' streams wait on (0: go), in
+	 * pinned host memory the GPU reads, kept by shimpreempt's thread. */
+	volatile uint32_t *pause_word;
+	CUdeviceptr pause_dptr;
+	int pause_broken;
+	int paused;                /* the word's value as last set */
 };
 
 static struct {
@@ -639,8 +645,83 @@ int shim_yield_borrow(int g, struct hw_masks *m)
 	return 1;
 }
 
+/* Pausing: the word slot s's launches wait on, made once (portable: every context of the
+ * process's reads it). Returns 0, or -1 (said once). */
+static int pause_word(struct yslot *s)
+{
+	void *p = NULL;
+	CUdeviceptr d = 0;
+	int rc;
+
+	if (s->pause_word)
+		return 0;
+	if (s->pause_broken)
+		return -1;
+	rc = !shim_cu.host_alloc || !shim_cu.host_dptr || !shim_cu.stream_wait32;
+	tls.in_shim = 1;
+	if (!rc)
+		rc = shim_cu.host_alloc(&p, 4096, NVT_CU_MEMHOSTALLOC_PORTABLE | NVT_CU_MEMHOSTALLOC_DEVICEMAP) ||
+		     !p || shim_cu.host_dptr(&d, p, 0) || !d;
+	tls.in_shim = 0;
+	if (rc) {
+		s->pause_broken = 1;
+		if (shim_first_time(WARN_YIELD))
+			shim_warn("cannot make the word this task's streams would wait on: it does not "
+				  "pause while tasks of higher priority run a request");
+		return -1;
+	}
+	*(volatile uint32_t *)p = 0;
+	s->pause_dptr = d;
+	__atomic_store_n(&s->pause_word, (volatile uint32_t *)p, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Pausing: the launch's stream waits on the GPU, before the launch, while the word says a
+ * higher task's request is open. Not in a stream being captured (a graph would keep it). */
+static void pause_stream(int g, struct yslot *s, void *stream)
+{
+	int status = NVT_CU_STREAM_CAPTURE_STATUS_NONE, rc;
+	struct nvt_slot_yield *p = &shim.seg->gpu[g].yield;
+
+	if (pause_word(s))
+		return;
+	tls.in_shim = 1;
+	rc = shim_cu.stream_capturing ? shim_cu.stream_capturing(stream, &status) : 0;
+	if (rc || status != NVT_CU_STREAM_CAPTURE_STATUS_NONE) {
+		tls.in_shim = 0;
+		return; /* captured, or not known: this launch does not wait */
+	}
+	rc = shim_cu.stream_wait32(stream, s->pause_dptr, 0, NVT_CU_STREAM_WAIT_VALUE_EQ);
+	tls.in_shim = 0;
+	if (rc == 0) {
+		__atomic_store_n(&p->gpu_waits, p->gpu_waits + 1, __ATOMIC_RELAXED);
+		return;
+	}
+	/* The driver refuses waits on memory: none again (the word stays, and nothing waits on it). */
+	s->pause_broken = 1;
+	__atomic_store_n(&s->pause_word, NULL, __ATOMIC_RELEASE);
+	s->paused = 0;
+	if (shim_first_time(WARN_YIELD))
+		shim_warn("the CUDA driver refused a wait on memory (error %d): this task does not pause "
+			  "while tasks of higher priority run a request", rc);
+}
+
+void shim_yield_pause_set(int g, int on, uint64_t now)
+{
+	struct yslot *s = &y.s[g];
+
+	pthread_mutex_lock(&y.lock);
+	if (s->pause_word && on != s->paused) {
+		__atomic_store_n(s->pause_word, (uint32_t)(on != 0), __ATOMIC_RELEASE);
+		s->paused = on;
+	}
+	if (s->yields && s->n_w)
+		publish(g, s, on ? NVT_YS_PAUSED : NVT_YS_SLICED, now);
+	pthread_mutex_unlock(&y.lock);
+}
+
 /* Entry of a launch call on slot g: wait as the higher tasks' activity says. */
-static void before_launch(int g, void *ctx)
+static void before_launch(int g, void *ctx, void *stream)
 {
 	struct yslot *s = &y.s[g];
 	struct nvt_watched w[WATCH_MAX];
@@ -691,7 +772,10 @@ static void before_launch(int g, void *ctx)
 		__atomic_store_n(&p->held_ns, p->held_ns + (now - start), __ATOMIC_RELAXED);
 		__atomic_store_n(&p->holds, p->holds + 1, __ATOMIC_RELAXED);
 	}
-	publish(g, s, !s->n_w ? NVT_YS_NONE : verdict == NVT_YV_BESIDE ? NVT_YS_BESIDE :
+	if ((s->cfg.yield & NVT_YIELD_PAUSE) && (s->cfg.yield & NVT_YIELD_SLICE) && s->n_w)
+		pause_stream(g, s, stream);
+	publish(g, s, !s->n_w ? NVT_YS_NONE : s->paused ? NVT_YS_PAUSED :
+			     verdict == NVT_YV_BESIDE ? NVT_YS_BESIDE :
 			     tls.borrow ? NVT_YS_BORROWING : NVT_YS_RUNNING, now);
 	pthread_mutex_unlock(&y.lock);
 }
@@ -779,7 +863,7 @@ void shim_yield_api(int cbid, const void *data)
 			if ((g = current_slot(&ctx)) < 0)
 				return;
 			tls.slot = g;
-			before_launch(g, ctx);
+			before_launch(g, ctx, stream_of(cbid, args));
 		} else {
 			if (tls.slot >= 0 && tls.record && result == 0)
 				after_launch(tls.slot, stream_of(cbid, args));
@@ -872,5 +956,9 @@ void shim_yield_after_fork(void)
 		/* Its own segment says nothing yet (a new file). */
 		y.s[g].state = NVT_YS_NONE;
 		memset(&y.s[g].published, 0, sizeof(y.s[g].published));
+		/* The parent's word is of the parent's contexts. */
+		y.s[g].pause_word = NULL;
+		y.s[g].pause_dptr = 0;
+		y.s[g].paused = 0;
 	}
 }

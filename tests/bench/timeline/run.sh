@@ -19,6 +19,10 @@ export CUDA_MPS_PIPE_DIRECTORY=$W/nomps CUDA_MPS_LOG_DIRECTORY=$W/nomps
 timeout 120 "$NVT" --calibrate >/dev/null 2>&1
 HI="$NVT --no-mps --priority high --yield slice"
 LO="$NVT --no-mps --priority low --yield slice"
+LO200="$NVT --no-mps --priority low --yield slice=200"
+# The batch's stream gate (SGATE) is a page the GPU reads: on tmpfs, so that it can be pinned.
+F=/dev/shm/tlflag.$$
+trap 'rm -f "$F"' EXIT
 SMALL="STEPS=8 KERNELS=4 CTAS=1 WORK_NS=5000 PERIOD_US=8000 REQS=150"
 DEC="STEPS=8 KERNELS=16 CTAS=0 WORK_NS=10000 PERIOD_US=12000 REQS=120"
 ONE="STEPS=1 KERNELS=4 CTAS=1 WORK_NS=5000 PERIOD_US=3000 REQS=300"
@@ -71,6 +75,19 @@ PHASES=(
 "heavy-small-wait|heavy|$LO|$SMALL WAIT=1 $HI"
 "gemm-small-wait-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield slice|$SMALL WAIT=1 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high --yield slice"
 "gemm-decode-tail|gemm|$LO|$DEC TAIL_US=300 $HI"
+"gemm-small-blocked|gemm|BLOCK_MS=800 $LO|$SMALL $HI"
+"gemm-small-async-copy|gemm|$LO|$SMALL ASYNC=1 COPY=1 $HI"
+"gemm-small-async-copyside|gemm|$LO|$SMALL ASYNC=1 COPY=2 $HI"
+"gemm2k-small|gemm|GEMM_N=2048 $LO|$SMALL $HI"
+"gemm2k-small-ts200|gemm|GEMM_N=2048 $LO200|$SMALL $HI"
+"gemm2k-small-sgate|gemm|GEMM_N=2048 SGATE=$F $LO|$SMALL GATE=$F $HI"
+"gemm2k-small-sgate-ts200|gemm|GEMM_N=2048 SGATE=$F $LO200|$SMALL GATE=$F $HI"
+"gemm2k-one|gemm|GEMM_N=2048 $LO|$ONE $HI"
+"gemm2k-one-sgate-ts200|gemm|GEMM_N=2048 SGATE=$F $LO200|$ONE GATE=$F $HI"
+"gemm-small-sgate-ts200|gemm|SGATE=$F $LO200|$SMALL GATE=$F $HI"
+"gemm-small-pause|gemm|WATCH_OFF=1 $NVT --no-mps --priority low --yield pause|$SMALL $HI"
+"gemm-small-pause-mps|gemm|WATCH_OFF=1 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield pause|$SMALL CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high --yield slice"
+"gemm-small-nowatch|gemm|WATCH_OFF=1 $LO|$SMALL $HI"
 )
 want=" $* "
 for p in "${PHASES[@]}"; do
@@ -79,6 +96,7 @@ for p in "${PHASES[@]}"; do
 	echo "== $name" | tee -a "$O/run.log"
 	rm -f "$O/$name.batch"
 	head -c 4096 /dev/zero >"$W/flag"
+	head -c 4096 /dev/zero >"$F"
 	bpid=
 	if [ "$bmode" != - ]; then
 		setsid timeout 40 env $blaunch "$W/tl" batch "$bmode" 12 "$O/$name.batch" >"$O/$name.blog" 2>&1 &

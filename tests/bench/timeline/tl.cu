@@ -4,7 +4,10 @@
 //   tl batch MODE SECS OUT      a batch task: MODE spin (528-style CTAs of 128 threads, no
 //                               shared memory), heavy (a CTA of 1024 threads and 200 KiB of shared
 //                               memory per SM), gemm (cuBLAS bf16 8192^3 in a loop, beside a
-//                               one-warp watcher kernel). Each watcher thread (thread 0 of the
+//                               one-warp watcher kernel; GEMM_N its size). SGATE=FILE: its stream
+//                               waits before each kernel while FILE's first word is 1 (the
+//                               service's GATE); BLOCK_MS=N: blocked on a semaphore after N ms;
+//                               WATCH_OFF=1: no watcher. Each watcher thread (thread 0 of the
 //                               first WATCH CTAs; gemm: the watcher) reads %globaltimer in a loop
 //                               and records every gap longer than GAP_NS: when its context was
 //                               off the GPU. Writes OUT (one line per gap: sm start_ns end_ns).
@@ -12,7 +15,8 @@
 //                               steps; a step is KERNELS dependent kernels of CTAS CTAs that each
 //                               spin WORK_NS, then the host waits (SYNC: spin, block, yield, or
 //                               poll = the last kernel writes a host-mapped flag the host spins
-//                               on). ASYNC=1 queues step k+1 before waiting for step k. Each
+//                               on). COPY=1: each step copies 8 bytes to the host on its
+//                               stream; COPY=2 on a stream of its own after the step. ASYNC=1 queues step k+1 before waiting for step k. Each
 //                               kernel stamps its first CTA's start and last CTA's end; the host
 //                               stamps each step's submit and return (CLOCK_MONOTONIC), and a
 //                               ping kernel before and after the run maps host time to
@@ -266,13 +270,64 @@ static int batch(const char *mode, double secs, const char *out)
 	uint64_t t_end = host_ns() + (uint64_t)(secs * 1e9);
 	long iters = 0;
 	float one = 1.0f, zero = 0.0f;
-	if (!strcmp(mode, "gemm")) // the watcher: one warp for the whole run
-		k_watch<<<1, 32, 0, w>>>((uint64_t)(secs * 1e9) + 1000000000ull, gap_ns, gaps, ngaps, cap, dstop);
+	/* SGATE=FILE: before each of its kernels the batch's stream waits (cuStreamWaitValue32, EQ 0)
+	 * on the first word of FILE, which the service sets to 1 while a request is open (its GATE):
+	 * a batch held in its own stream. BLOCK_MS=N: after N ms the stream waits on a word released
+	 * only at the end (a batch blocked on a semaphore, nothing else to run). WATCH_OFF=1: no
+	 * watcher kernel (a running watcher keeps the batch runnable). */
+	long block_ms = envl("BLOCK_MS", 0);
+	int watch_off = (int)envl("WATCH_OFF", 0) || getenv("SGATE");
+	CUdeviceptr dsgate = 0, dblock = 0;
+	unsigned *blockw = NULL;
+	const char *sg = getenv("SGATE");
+	if (sg && *sg) {
+		int fd = open(sg, O_RDWR);
+		void *m = fd >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+		if (m == MAP_FAILED) {
+			fprintf(stderr, "tl: SGATE %s: cannot map\n", sg);
+			return 2;
+		}
+		CK(cudaHostRegister(m, 4096, cudaHostRegisterMapped));
+		void *dp;
+		CK(cudaHostGetDevicePointer(&dp, m, 0));
+		dsgate = (CUdeviceptr)dp;
+	}
+	if (block_ms) {
+		CK(cudaHostAlloc(&blockw, 64, cudaHostAllocMapped));
+		*blockw = 0;
+		void *dp;
+		CK(cudaHostGetDevicePointer(&dp, blockw, 0));
+		dblock = (CUdeviceptr)dp;
+	}
+	if (!strcmp(mode, "gemm") && !watch_off) // the watcher: one warp for the whole run
+		k_watch<<<1, 32, 0, w>>>(block_ms ? (uint64_t)block_ms * 1000000ull : (uint64_t)(secs * 1e9) + 1000000000ull,
+					 gap_ns, gaps, ngaps, cap, dstop);
+	uint64_t t_block = block_ms ? host_ns() + (uint64_t)block_ms * 1000000ull : 0;
 	fprintf(stderr, "tl batch %s: %d SMs, ready\n", mode, nsm);
 	cudaEvent_t inflight[3];
 	for (int i = 0; i < 3; i++)
 		CK(cudaEventCreateWithFlags(&inflight[i], cudaEventDisableTiming));
 	while (host_ns() < t_end && !stop_req) {
+		if (t_block && host_ns() >= t_block) {
+			/* Blocked: the stream waits on a word set only at the end, two GEMMs behind it. */
+			if (cuStreamWaitValue32((CUstream)s, dblock, 1, CU_STREAM_WAIT_VALUE_EQ) != CUDA_SUCCESS) {
+				fprintf(stderr, "tl: cuStreamWaitValue32 failed\n");
+				return 2;
+			}
+			for (int i = 0; i < 2 && h; i++)
+				cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, A, CUDA_R_16BF, N, B,
+					     CUDA_R_16BF, N, &zero, C, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
+					     CUBLAS_GEMM_DEFAULT);
+			fprintf(stderr, "tl batch: blocked after %ld launches\n", iters);
+			while (host_ns() < t_end && !stop_req)
+				usleep(1000);
+			*blockw = 1;
+			break;
+		}
+		if (dsgate && cuStreamWaitValue32((CUstream)s, dsgate, 0, CU_STREAM_WAIT_VALUE_EQ) != CUDA_SUCCESS) {
+			fprintf(stderr, "tl: cuStreamWaitValue32 (SGATE) failed\n");
+			return 2;
+		}
 		if (iters >= 2)
 			CK(cudaEventSynchronize(inflight[(iters - 2) % 3]));
 		if (!strcmp(mode, "spin"))
@@ -390,7 +445,11 @@ static int svc(const char *out)
 			k_step<<<ctas, threads, 0, s>>>(work, dfirst + i, dlast + i, lastk ? dflag : NULL,
 							 (unsigned)(st + 1));
 		}
-		if (copy)
+		if (copy == 2) { /* on a stream of its own, after the step: the next step need not wait for it */
+			CK(cudaEventRecord(evside, s));
+			CK(cudaStreamWaitEvent(side, evside, 0));
+			CK(cudaMemcpyAsync(hcopy, dlast + (size_t)st * kernels, 8, cudaMemcpyDeviceToHost, side));
+		} else if (copy)
 			CK(cudaMemcpyAsync(hcopy, dlast + (size_t)st * kernels, 8, cudaMemcpyDeviceToHost, s));
 		if (waitv) {
 			__atomic_store_n(hrel, (unsigned)st, __ATOMIC_SEQ_CST); /* the last step's wait ends */
