@@ -645,8 +645,15 @@ int shim_yield_borrow(int g, struct hw_masks *m)
 	return 1;
 }
 
+/*
+ * Pausing takes no y.lock around the driver's calls: a launch call whose stream waits on the
+ * GPU can block in the driver (its queue full) until the word says go, and the thread that
+ * keeps the word must never wait for that launch. pz.lock makes the word, once per slot.
+ */
+static pthread_mutex_t pz_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Pausing: the word slot s's launches wait on, made once (portable: every context of the
- * process's reads it). Returns 0, or -1 (said once). */
+ * process's reads it). Returns 0, or -1 (said once). Under pz_lock. */
 static int pause_word(struct yslot *s)
 {
 	void *p = NULL;
@@ -683,7 +690,13 @@ static void pause_stream(int g, struct yslot *s, void *stream)
 	int status = NVT_CU_STREAM_CAPTURE_STATUS_NONE, rc;
 	struct nvt_slot_yield *p = &shim.seg->gpu[g].yield;
 
-	if (pause_word(s))
+	CUdeviceptr d;
+
+	pthread_mutex_lock(&pz_lock);
+	rc = pause_word(s);
+	d = s->pause_dptr;
+	pthread_mutex_unlock(&pz_lock);
+	if (rc)
 		return;
 	tls.in_shim = 1;
 	rc = shim_cu.stream_capturing ? shim_cu.stream_capturing(stream, &status) : 0;
@@ -691,16 +704,17 @@ static void pause_stream(int g, struct yslot *s, void *stream)
 		tls.in_shim = 0;
 		return; /* captured, or not known: this launch does not wait */
 	}
-	rc = shim_cu.stream_wait32(stream, s->pause_dptr, 0, NVT_CU_STREAM_WAIT_VALUE_EQ);
+	rc = shim_cu.stream_wait32(stream, d, 0, NVT_CU_STREAM_WAIT_VALUE_EQ);
 	tls.in_shim = 0;
 	if (rc == 0) {
-		__atomic_store_n(&p->gpu_waits, p->gpu_waits + 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&p->gpu_waits, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	/* The driver refuses waits on memory: none again (the word stays, and nothing waits on it). */
+	/* The driver refuses waits on memory: none again (the word stays; nothing waits on it). */
+	pthread_mutex_lock(&pz_lock);
 	s->pause_broken = 1;
 	__atomic_store_n(&s->pause_word, NULL, __ATOMIC_RELEASE);
-	s->paused = 0;
+	pthread_mutex_unlock(&pz_lock);
 	if (shim_first_time(WARN_YIELD))
 		shim_warn("the CUDA driver refused a wait on memory (error %d): this task does not pause "
 			  "while tasks of higher priority run a request", rc);
@@ -709,12 +723,14 @@ static void pause_stream(int g, struct yslot *s, void *stream)
 void shim_yield_pause_set(int g, int on, uint64_t now)
 {
 	struct yslot *s = &y.s[g];
+	volatile uint32_t *word = __atomic_load_n(&s->pause_word, __ATOMIC_ACQUIRE);
 
+	on = on && word;
+	if (word && (uint32_t)on != *word)
+		__atomic_store_n(word, (uint32_t)on, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->paused, on, __ATOMIC_RELAXED);
+	/* The state only: y.lock is never held across a driver call. */
 	pthread_mutex_lock(&y.lock);
-	if (s->pause_word && on != s->paused) {
-		__atomic_store_n(s->pause_word, (uint32_t)(on != 0), __ATOMIC_RELEASE);
-		s->paused = on;
-	}
 	if (s->yields && s->n_w)
 		publish(g, s, on ? NVT_YS_PAUSED : NVT_YS_SLICED, now);
 	pthread_mutex_unlock(&y.lock);
@@ -726,7 +742,7 @@ static void before_launch(int g, void *ctx, void *stream)
 	struct yslot *s = &y.s[g];
 	struct nvt_watched w[WATCH_MAX];
 	uint64_t now = nvt_clock_ns(), start = now, wake, limit;
-	int verdict, bounded, waited_bound = 0;
+	int verdict, bounded, waited_bound = 0, pause;
 
 	pthread_mutex_lock(&y.lock);
 	configure(s, g);
@@ -744,8 +760,10 @@ static void before_launch(int g, void *ctx, void *stream)
 		uint64_t ahead = s->launch_ns > s->cfg.bound_ns ? s->launch_ns : s->cfg.bound_ns;
 		int n = watched(s, w, now);
 		verdict = nvt_yield_verdict(&s->cfg, w, n, now, ahead, &wake);
+		/* A pausing task's launches wait on the GPU: no bound (its events could block
+		 * in the driver under y.lock while the GPU holds its stream). */
 		bounded = n && verdict != NVT_YV_BESIDE && (s->cfg.yield & NVT_YIELD_BOUND) &&
-			  make_events(s, ctx) == 0;
+			  !(s->cfg.yield & NVT_YIELD_PAUSE) && make_events(s, ctx) == 0;
 		if (now >= limit)
 			break;
 		if (verdict == NVT_YV_GATE || verdict == NVT_YV_AHEAD) {
@@ -772,12 +790,13 @@ static void before_launch(int g, void *ctx, void *stream)
 		__atomic_store_n(&p->held_ns, p->held_ns + (now - start), __ATOMIC_RELAXED);
 		__atomic_store_n(&p->holds, p->holds + 1, __ATOMIC_RELAXED);
 	}
-	if ((s->cfg.yield & NVT_YIELD_PAUSE) && (s->cfg.yield & NVT_YIELD_SLICE) && s->n_w)
-		pause_stream(g, s, stream);
-	publish(g, s, !s->n_w ? NVT_YS_NONE : s->paused ? NVT_YS_PAUSED :
+	pause = (s->cfg.yield & NVT_YIELD_PAUSE) && (s->cfg.yield & NVT_YIELD_SLICE) && s->n_w;
+	publish(g, s, !s->n_w ? NVT_YS_NONE : __atomic_load_n(&s->paused, __ATOMIC_RELAXED) ? NVT_YS_PAUSED :
 			     verdict == NVT_YV_BESIDE ? NVT_YS_BESIDE :
 			     tls.borrow ? NVT_YS_BORROWING : NVT_YS_RUNNING, now);
 	pthread_mutex_unlock(&y.lock);
+	if (pause)
+		pause_stream(g, s, stream);
 }
 
 /* Return of a launch call that was allowed: record its end on its stream. */
@@ -961,4 +980,5 @@ void shim_yield_after_fork(void)
 		y.s[g].pause_dptr = 0;
 		y.s[g].paused = 0;
 	}
+	pthread_mutex_init(&pz_lock, NULL);
 }

@@ -15,7 +15,8 @@ requests_over() { [ "$(requests "$1")" -gt "$2" ]; }
 # $PERIOD_US, default 20 ms) and a batch job beside it, lets them run for as many requests
 # after the batch's first launch as an idle machine runs in 1 s (50 at 20 ms, at least 20), stops
 # both; their logs in $WORK/TAG.serve and $WORK/TAG.batch (BATCH_SYNC: the batch synchronises
-# every BATCH_SYNC launches, default 8). HELD: -l --json while they ran,
+# every BATCH_SYNC launches, default 8; SERVE_US: a service's launch's time, default 1000 us;
+# BATCH_ENV: more of the batch's environment). HELD: -l --json while they ran,
 # HELD_AFTER: CLOCK_MONOTONIC ns after it returned.
 serve_and_batch() {
 	local tag=$1 hi lo high=() low=() first want
@@ -24,11 +25,11 @@ serve_and_batch() {
 	shift
 	low=("$@")
 	rm -f "$WORK/$tag.stop"
-	FAKECUDA_KERNEL_US=1000 ${HI_PFX:-} "$NVT" --no-mps "${high[@]}" "$PRIOAPP" serve "$WORK/$tag.stop" \
+	FAKECUDA_KERNEL_US=${SERVE_US:-1000} ${HI_PFX:-} "$NVT" --no-mps "${high[@]}" "$PRIOAPP" serve "$WORK/$tag.stop" \
 		"$WORK/$tag.serve" "${PERIOD_US:-20000}" 4 2>"$WORK/$tag.serve.err" &
 	hi=$!
 	wait_for 10 test -e "$WORK/$tag.serve.ready"
-	FAKECUDA_KERNEL_US=500 "$NVT" --no-mps "${low[@]}" "$PRIOAPP" batch "$WORK/$tag.stop" \
+	env FAKECUDA_KERNEL_US=500 ${BATCH_ENV:-} timeout -k 5 120 "$NVT" --no-mps "${low[@]}" "$PRIOAPP" batch "$WORK/$tag.stop" \
 		"$WORK/$tag.batch" ${BATCH_SYNC:+"$BATCH_SYNC"} 2>"$WORK/$tag.batch.err" &
 	lo=$!
 	wait_for 10 test -e "$WORK/$tag.batch.ready"
@@ -381,4 +382,16 @@ t_yield_pause_without_waits() {
 	grep -q "refused a wait on memory" "$WORK/nw.batch.err" || die "not said: $(cat "$WORK/nw.batch.err")"
 	eq "$(grep -c "refused a wait" "$WORK/nw.batch.err")" 1 "times said"
 	[ "$(grep -c '^sync' "$WORK/nw.batch")" -ge 20 ] || die "the batch hardly ran"
+}
+
+# The thread that keeps the word never waits for a launch call: with the driver's queue full
+# behind a wait (FAKECUDA_QUEUE=4: the 5th launch call blocks until the wait is met), the
+# launch call blocks inside the driver, and the word still goes back to 0 when the request
+# ends. Requests of 40 ms every 60 ms hold the batch's stream for most of each.
+t_yield_pause_queue_full() {
+	PERIOD_US=60000 SERVE_US=10000 BATCH_ENV="FAKECUDA_QUEUE=4" BATCH_SYNC=64 \
+		serve_and_batch full --priority high -- --priority low --yield pause
+	[ "$(grep -c '^launch' "$WORK/full.batch")" -ge 200 ] ||
+		die "the batch hardly ran: $(grep -c '^launch' "$WORK/full.batch") launches"
+	[ "$(grep -c '^sync' "$WORK/full.batch")" -ge 3 ] || die "its synchronisations did not return"
 }

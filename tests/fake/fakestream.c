@@ -117,11 +117,42 @@ static int waiting(struct sstate *st, uint64_t now)
 	return 0;
 }
 
+/* FAKECUDA_QUEUE=N: at most N launches queue behind a wait not met; the next launch call, or
+ * wait, blocks until it is met, as the driver's calls block when a channel's queue is full
+ * (default: no limit). */
+static uint64_t queue_max(void)
+{
+	static long n = -1;
+	if (n < 0) {
+		const char *v = getenv("FAKECUDA_QUEUE");
+		n = v && *v ? strtol(v, NULL, 10) : 0;
+		if (n < 0)
+			n = 0;
+	}
+	return (uint64_t)n;
+}
+
+/* Blocks while the stream's queue behind a wait not met is full (FAKECUDA_QUEUE). */
+static void queue_room(const void *stream)
+{
+	uint64_t max = queue_max() * kernel_ns();
+
+	for (int full = 1; max && full;) {
+		pthread_mutex_lock(&lock);
+		full = waiting(state_of(stream), now_ns()) && state_of(stream)->pending_ns >= max;
+		pthread_mutex_unlock(&lock);
+		if (full)
+			nap();
+	}
+}
+
 INTERNAL void fake_stream_ran(const void *stream)
 {
 	struct sstate *st;
-	uint64_t now = now_ns();
+	uint64_t now;
 
+	queue_room(stream);
+	now = now_ns();
 	pthread_mutex_lock(&lock);
 	st = state_of(stream);
 	if (waiting(st, now))
@@ -461,6 +492,7 @@ API CUresult cuStreamWaitValue32_v2(void *hStream, CUdeviceptr addr, uint32_t va
 		return NVT_CUDA_ERROR_INVALID_VALUE;
 	if (!fake_ready())
 		return 3;
+	queue_room(hStream); /* a wait is queued as a launch is */
 	__atomic_add_fetch(&n_waits, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&lock);
 	struct sstate *st = state_of(hStream);
