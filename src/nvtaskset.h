@@ -336,14 +336,7 @@ enum nvt_prio_mode {
  * work within microseconds, inside running kernels.
  */
 #define NVT_YIELD_SLICE 0x80u
-/*
- * With slice, below high: while a higher task it follows has a request open,
- * its own streams wait on the GPU (a semaphore before each of its launches,
- * on a word its shim keeps), so that its context has nothing the GPU can run
- * and a service's later synchronised steps pay no context switch.
- */
-#define NVT_YIELD_PAUSE 0x100u
-#define NVT_YIELD_ALL 0x1ffu
+#define NVT_YIELD_ALL 0xffu
 
 struct nvt_slot_prio {
 	struct nvt_tpcset own; /* the user's partition (prio set, state NVT_SLOT_SET) */
@@ -404,10 +397,8 @@ enum nvt_yield_state {
 	NVT_YS_BORROWING = 5, /* higher tasks idle: launching on their TPCs too */
 	NVT_YS_BESIDE = 6,   /* a higher task is busy more than duty_pct: launching beside it */
 	NVT_YS_SLICED = 7,   /* its channel groups time-sliced below higher tasks' */
-	NVT_YS_PAUSED = 8,   /* time-sliced, its streams waiting on the GPU: a higher task's
-			      * request is open (NVT_YIELD_PAUSE) */
 };
-#define NVT_YS_STATES 9
+#define NVT_YS_STATES 8
 struct nvt_slot_yield {
 	uint32_t state;    /* enum nvt_yield_state */
 	uint32_t watching; /* higher tasks it follows on this GPU */
@@ -421,7 +412,7 @@ struct nvt_slot_yield {
 	uint32_t groups;
 	uint32_t timeslice_us;
 	uint32_t rm_status;
-	uint32_t gpu_waits; /* NVT_YIELD_PAUSE: launches its shim made wait on the GPU (wraps) */
+	uint32_t reserved;
 	/* With state NVT_YS_BORROWING: the TPCs its launches run on, its own and
 	 * those it borrows (written before state says so, and changed only while
 	 * it does not). Claims count them as held, -l shows them: a lender that

@@ -18,7 +18,7 @@ static const struct {
 } words[] = {
 	{"gate", NVT_YIELD_GATE},     {"bound", NVT_YIELD_BOUND},   {"ahead", NVT_YIELD_AHEAD},
 	{"client", NVT_YIELD_CLIENT}, {"borrow", NVT_YIELD_BORROW}, {"guard", NVT_YIELD_GUARD},
-	{"any", NVT_YIELD_ANY},       {"slice", NVT_YIELD_SLICE},   {"pause", NVT_YIELD_PAUSE},
+	{"any", NVT_YIELD_ANY},       {"slice", NVT_YIELD_SLICE},
 };
 #define N_WORDS (sizeof(words) / sizeof(words[0]))
 
@@ -72,8 +72,6 @@ int nvt_yield_item(const char *item, struct nvt_slot_prio *p, char *why, size_t 
 			return nvt_why(why, len, "only bound, ahead, slice and duty take a value");
 		}
 		p->yield |= words[i].bit;
-		if (words[i].bit == NVT_YIELD_PAUSE)
-			p->yield |= NVT_YIELD_SLICE; /* pausing is for a time-sliced task */
 		return 0;
 	}
 	{
@@ -84,8 +82,8 @@ int nvt_yield_item(const char *item, struct nvt_slot_prio *p, char *why, size_t 
 			all[4 + i] = words[i].name;
 		near = nvt_nearest_word(item, name_len, all, N_WORDS + 4);
 		return nvt_why(why, len, "unknown word '%.*s'%s%s%s: the words are gate, bound[=US], "
-			       "ahead[=US], client, borrow, guard, any, slice[=US], pause, duty=PCT, "
-			       "protect, default and none",
+			       "ahead[=US], client, borrow, guard, any, slice[=US], duty=PCT, protect, "
+			       "default and none",
 			       (int)(name_len < 40 ? name_len : 40), item,
 			       near < 0 ? "" : " (did you mean '", near < 0 ? "" : all[near],
 			       near < 0 ? "" : "'?)");
@@ -150,7 +148,7 @@ int nvt_yield_format(const struct nvt_slot_prio *p, char sep, char *buf, size_t 
 }
 
 static const char *const state_names[NVT_YS_STATES] = {
-	"-", "running", "gated", "ahead", "bound", "borrowing", "beside", "sliced", "paused"};
+	"-", "running", "gated", "ahead", "bound", "borrowing", "beside", "sliced"};
 
 const char *nvt_yield_state_name(unsigned state)
 {
@@ -169,14 +167,13 @@ void nvt_yield_cfg_of(const struct nvt_slot_prio *p, struct nvt_yield_cfg *c)
 int nvt_yield_by_shim(unsigned prio, uint32_t yield)
 {
 	return prio != NVT_PRIO_NONE && prio < NVT_PRIO_HIGH &&
-	       (yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW |
-			 NVT_YIELD_PAUSE)) != 0;
+	       (yield & (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW)) != 0;
 }
 
 uint32_t nvt_yield_not_taken(const struct nvt_slot_prio *start, unsigned prio, uint32_t want)
 {
-	const uint32_t shim_ways = NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD |
-				   NVT_YIELD_BORROW | NVT_YIELD_ANY | NVT_YIELD_PAUSE;
+	const uint32_t shim_ways =
+		NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD | NVT_YIELD_BORROW | NVT_YIELD_ANY;
 	uint32_t had = start->prio == NVT_PRIO_NONE ? 0 : start->yield, lost = 0;
 
 	if (prio == NVT_PRIO_NONE)
@@ -417,17 +414,6 @@ int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w
 		verdict = NVT_YV_BESIDE;
 	*wake = until;
 	return verdict;
-}
-
-int nvt_yield_pause(const struct nvt_yield_cfg *c, const struct nvt_watched *w, int n, uint64_t now)
-{
-	if ((c->yield & (NVT_YIELD_PAUSE | NVT_YIELD_SLICE)) != (NVT_YIELD_PAUSE | NVT_YIELD_SLICE))
-		return 0;
-	for (int i = 0; i < n; i++)
-		if (busy(&w[i], now) && (w[i].act.flags & NVT_ACT_TRACKED) &&
-		    duty_now_pm(&w[i].act) <= c->duty_pm && !open_too_long(&w[i].act, now))
-			return 1;
-	return 0;
 }
 
 uint32_t nvt_preempt_timeslice(unsigned prio, const struct nvt_yield_cfg *c, int share)

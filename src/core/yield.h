@@ -45,7 +45,7 @@
 /*
  * Parses one item of --yield (or of the '+'-separated yield= of the
  * priority's text) into p: "gate", "bound[=US]", "ahead[=US]", "client",
- * "borrow", "guard", "any", "slice[=US]", "pause" (adds slice), "duty=PCT", "protect", "none"
+ * "borrow", "guard", "any", "slice[=US]", "duty=PCT", "protect", "none"
  * (no way: clears every word), or "default" (the default words). A word adds to p->yield; "bound=US",
  * "ahead=US" and "slice=US" also set the value. Returns 0, or -1 with the
  * reason in why (NULL, 0: none wanted).
@@ -124,19 +124,6 @@ enum nvt_yield_verdict {
  */
 int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w, int n,
 		      uint64_t now, uint64_t ahead_ns, uint64_t *wake);
-
-/*
- * Pausing (NVT_YIELD_PAUSE, with slice): 1 if a lower task's streams are to
- * wait on the GPU at now, given the higher tasks w[0..n-1] it follows: one
- * of them tracked (its shim says when its requests end), with a request open
- * and its counters moving, busy at most c->duty_pm of the time and its
- * request open under NVT_YIELD_OPEN_MS. Requests at random count too: the
- * pause follows a request as it happens, and foresees nothing. An untracked
- * task never pauses it (nothing says when its request ends). Its shim keeps
- * the word its launches wait on, looking every NVT_PAUSE_POLL_US.
- */
-#define NVT_PAUSE_POLL_US 20
-int nvt_yield_pause(const struct nvt_yield_cfg *c, const struct nvt_watched *w, int n, uint64_t now);
 
 /*
  * NVT_SLICE_SHARE_US: the timeslice of a lower task beside higher tasks that

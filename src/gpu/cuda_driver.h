@@ -117,15 +117,6 @@ typedef CUresult (*nvt_cuLaunchKernel_fn)(CUfunction f, unsigned grid_x, unsigne
 typedef CUresult (*nvt_cuEventCreate_fn)(CUevent *ev, unsigned flags);
 typedef CUresult (*nvt_cuEventRecord_fn)(CUevent ev, CUstream stream);
 typedef CUresult (*nvt_cuEventQuery_fn)(CUevent ev);
-typedef CUresult (*nvt_cuMemHostAlloc_fn)(void **pp, size_t bytes, unsigned flags);
-typedef CUresult (*nvt_cuMemHostGetDevicePointer_fn)(CUdeviceptr *dptr, void *p, unsigned flags);
-typedef CUresult (*nvt_cuStreamWaitValue32_fn)(CUstream stream, CUdeviceptr addr, uint32_t value,
-					       unsigned flags);
-typedef CUresult (*nvt_cuStreamIsCapturing_fn)(CUstream stream, int *status);
-#define NVT_CU_MEMHOSTALLOC_PORTABLE 0x01u
-#define NVT_CU_MEMHOSTALLOC_DEVICEMAP 0x02u
-#define NVT_CU_STREAM_WAIT_VALUE_EQ 0x1u
-#define NVT_CU_STREAM_CAPTURE_STATUS_NONE 0
 
 /*
  * The private export table that offers launch callbacks (docs/hardware-facts.md,

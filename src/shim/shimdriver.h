@@ -55,11 +55,6 @@ struct shim_driver {
 	nvt_cuEventCreate_fn event_create;
 	nvt_cuEventRecord_fn event_record;
 	nvt_cuEventQuery_fn event_query;
-	/* Pausing a time-sliced task's streams on the GPU (shimyield.c). */
-	nvt_cuMemHostAlloc_fn host_alloc;
-	nvt_cuMemHostGetDevicePointer_fn host_dptr;
-	nvt_cuStreamWaitValue32_fn stream_wait32;
-	nvt_cuStreamIsCapturing_fn stream_capturing;
 	/* Cooperative launches (shimsmcount.c). */
 	nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn occupancy;
 	/* CUDA graphs (shimgraph.c). */

@@ -15,9 +15,7 @@
  * yielding does (shimyield.c: their segments, its own user's and root's),
  * every NVT_SHARE_POLL_US while there are any: beside higher tasks that never
  * idle (nvt_preempt_share) its groups run at NVT_SLICE_SHARE_US, a share of
- * the GPU; with pause (NVT_YIELD_PAUSE) it keeps the word the task's streams wait on
- * (shimyield.c), looking every NVT_PAUSE_POLL_US while it follows higher tasks; it
- * publishes the groups, their timeslice and the state in its slot.
+ * the GPU; it publishes the groups, their timeslice and the state in its slot.
  * A control the driver refuses is said once.
  *
  * The launch path is untouched: the thread reads shared memory and issues
@@ -29,7 +27,6 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <time.h>
 
 #include "core/gpusel.h"
@@ -147,12 +144,6 @@ static uint64_t step(int g, uint64_t now)
 		follow_share(p, w, n, now);
 	}
 	publish(g, p);
-	if (p->prio < NVT_PRIO_HIGH && (p->cfg.yield & NVT_YIELD_PAUSE)) {
-		/* The word its streams wait on follows the higher tasks' requests closely. */
-		shim_yield_pause_set(g, nvt_yield_pause(&p->cfg, w, n, now), now);
-		if (n)
-			return NVT_PAUSE_POLL_US * 1000ull;
-	}
 	shim_yield_show(g, n ? NVT_YS_SLICED : NVT_YS_NONE, now);
 	return n ? NVT_SHARE_POLL_US * 1000ull : (uint64_t)IDLE_POLL_MS * 1000000;
 }
@@ -183,8 +174,6 @@ static void add_server_slots(void)
 static void *run(void *unused)
 {
 	(void)unused;
-	/* Its short sleeps while it pauses (NVT_PAUSE_POLL_US) end on time. */
-	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	for (;;) {
 		uint64_t now = nvt_clock_ns(), sleep = (uint64_t)IDLE_POLL_MS * 1000000;
 		struct timespec ts;
@@ -206,36 +195,30 @@ static void *run(void *unused)
 	return NULL;
 }
 
-/* Starts the thread once (under pre.lock). */
-static void start_thread(void)
+/* A channel group of a GPU appeared (under shimchan's lock: only noted here). The thread starts
+ * with the first: a process that never makes one needs none. */
+static void on_new_gpu(const uint8_t uuid[16])
 {
 	pthread_t thread;
 	pthread_attr_t attr;
 
+	pthread_mutex_lock(&pre.lock);
+	if (pre.server && pre.n_new < NVT_MAX_GPUS)
+		memcpy(pre.new_gpu[pre.n_new++], uuid, 16);
 	if (!pre.started && pthread_attr_init(&attr) == 0) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		pre.started = pthread_create(&thread, &attr, run, NULL) == 0;
 		pthread_attr_destroy(&attr);
 		if (!pre.started && shim_first_time(WARN_PREEMPT))
 			shim_warn("cannot start a thread: this task keeps no share of the GPU beside "
-				  "tasks of higher priority that never idle, and does not pause for them");
+				  "tasks of higher priority that never idle");
 	}
-}
-
-/* A channel group of a GPU appeared (under shimchan's lock: only noted here). The thread starts
- * with the first: a process that never makes one needs none, unless it pauses. */
-static void on_new_gpu(const uint8_t uuid[16])
-{
-	pthread_mutex_lock(&pre.lock);
-	if (pre.server && pre.n_new < NVT_MAX_GPUS)
-		memcpy(pre.new_gpu[pre.n_new++], uuid, 16);
-	start_thread();
 	pthread_mutex_unlock(&pre.lock);
 }
 
 void shim_preempt_setup(void)
 {
-	int any = 0, slots = 0, last = -1, pause = 0;
+	int any = 0, slots = 0, last = -1;
 
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		uint8_t uuid[16];
@@ -244,8 +227,6 @@ void shim_preempt_setup(void)
 			continue;
 		configure(&pre.s[g], g);
 		any |= pre.s[g].slice;
-		pause |= pre.s[g].slice && pre.s[g].prio < NVT_PRIO_HIGH &&
-			 (pre.s[g].cfg.yield & NVT_YIELD_PAUSE);
 		slots++;
 		last = g;
 	}
@@ -255,13 +236,6 @@ void shim_preempt_setup(void)
 	if (slots == 1 && (pre.single = 1))
 		shim_chan_timeslice(NULL, pre.s[last].asked_us);
 	shim_chan_on_new_gpu(on_new_gpu);
-	/* An MPS client makes no channel group of its own: the word its streams wait on
-	 * needs the thread all the same. */
-	if (pause) {
-		pthread_mutex_lock(&pre.lock);
-		start_thread();
-		pthread_mutex_unlock(&pre.lock);
-	}
 }
 
 void shim_preempt_server(const struct nvt_slot_prio *prio)

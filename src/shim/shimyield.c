@@ -125,12 +125,6 @@ struct yslot {
 	struct nvt_tpcset published;   /* the TPCs its slot says it borrows (yield.borrowed) */
 	int borrow_ok;             /* borrow holds masks for the partition of cfg_seq */
 	struct nvt_slot_view own;  /* its partition, as read at cfg_seq */
-	/* Pausing (NVT_YIELD_PAUSE): the word its launches' streams wait on (0: go), in
-	 * pinned host memory the GPU reads, kept by shimpreempt's thread. */
-	volatile uint32_t *pause_word;
-	CUdeviceptr pause_dptr;
-	int pause_broken;
-	int paused;                /* the word's value as last set */
 };
 
 static struct {
@@ -645,104 +639,13 @@ int shim_yield_borrow(int g, struct hw_masks *m)
 	return 1;
 }
 
-/*
- * Pausing takes no y.lock around the driver's calls: a launch call whose stream waits on the
- * GPU can block in the driver (its queue full) until the word says go, and the thread that
- * keeps the word must never wait for that launch. pz.lock makes the word, once per slot.
- */
-static pthread_mutex_t pz_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Pausing: the word slot s's launches wait on, made once (portable: every context of the
- * process's reads it). Returns 0, or -1 (said once). Under pz_lock. */
-static int pause_word(struct yslot *s)
-{
-	void *p = NULL;
-	CUdeviceptr d = 0;
-	int rc;
-
-	if (s->pause_word)
-		return 0;
-	if (s->pause_broken)
-		return -1;
-	rc = !shim_cu.host_alloc || !shim_cu.host_dptr || !shim_cu.stream_wait32;
-	tls.in_shim = 1;
-	if (!rc)
-		rc = shim_cu.host_alloc(&p, 4096, NVT_CU_MEMHOSTALLOC_PORTABLE | NVT_CU_MEMHOSTALLOC_DEVICEMAP) ||
-		     !p || shim_cu.host_dptr(&d, p, 0) || !d;
-	tls.in_shim = 0;
-	if (rc) {
-		s->pause_broken = 1;
-		if (shim_first_time(WARN_YIELD))
-			shim_warn("cannot make the word this task's streams would wait on: it does not "
-				  "pause while tasks of higher priority run a request");
-		return -1;
-	}
-	*(volatile uint32_t *)p = 0;
-	s->pause_dptr = d;
-	__atomic_store_n(&s->pause_word, (volatile uint32_t *)p, __ATOMIC_RELEASE);
-	return 0;
-}
-
-/* Pausing: the launch's stream waits on the GPU, before the launch, while the word says a
- * higher task's request is open. Not in a stream being captured (a graph would keep it). */
-static void pause_stream(int g, struct yslot *s, void *stream)
-{
-	int status = NVT_CU_STREAM_CAPTURE_STATUS_NONE, rc;
-	struct nvt_slot_yield *p = &shim.seg->gpu[g].yield;
-
-	CUdeviceptr d;
-
-	pthread_mutex_lock(&pz_lock);
-	rc = pause_word(s);
-	d = s->pause_dptr;
-	pthread_mutex_unlock(&pz_lock);
-	if (rc)
-		return;
-	tls.in_shim = 1;
-	rc = shim_cu.stream_capturing ? shim_cu.stream_capturing(stream, &status) : 0;
-	if (rc || status != NVT_CU_STREAM_CAPTURE_STATUS_NONE) {
-		tls.in_shim = 0;
-		return; /* captured, or not known: this launch does not wait */
-	}
-	rc = shim_cu.stream_wait32(stream, d, 0, NVT_CU_STREAM_WAIT_VALUE_EQ);
-	tls.in_shim = 0;
-	if (rc == 0) {
-		__atomic_add_fetch(&p->gpu_waits, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	/* The driver refuses waits on memory: none again (the word stays; nothing waits on it). */
-	pthread_mutex_lock(&pz_lock);
-	s->pause_broken = 1;
-	__atomic_store_n(&s->pause_word, NULL, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&pz_lock);
-	if (shim_first_time(WARN_YIELD))
-		shim_warn("the CUDA driver refused a wait on memory (error %d): this task does not pause "
-			  "while tasks of higher priority run a request", rc);
-}
-
-void shim_yield_pause_set(int g, int on, uint64_t now)
-{
-	struct yslot *s = &y.s[g];
-	volatile uint32_t *word = __atomic_load_n(&s->pause_word, __ATOMIC_ACQUIRE);
-
-	on = on && word;
-	if (word && (uint32_t)on != *word)
-		__atomic_store_n(word, (uint32_t)on, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->paused, on, __ATOMIC_RELAXED);
-	/* The state only: y.lock is never held across a driver call. */
-	pthread_mutex_lock(&y.lock);
-	if (s->yields && s->n_w)
-		publish(g, s, on ? NVT_YS_PAUSED : NVT_YS_SLICED, now);
-	pthread_mutex_unlock(&y.lock);
-}
-
 /* Entry of a launch call on slot g: wait as the higher tasks' activity says. */
-static void before_launch(int g, void *ctx, void *stream)
+static void before_launch(int g, void *ctx)
 {
 	struct yslot *s = &y.s[g];
 	struct nvt_watched w[WATCH_MAX];
 	uint64_t now = nvt_clock_ns(), start = now, wake, limit;
-	int verdict, bounded, waited_bound = 0, pause;
+	int verdict, bounded, waited_bound = 0;
 
 	pthread_mutex_lock(&y.lock);
 	configure(s, g);
@@ -760,10 +663,8 @@ static void before_launch(int g, void *ctx, void *stream)
 		uint64_t ahead = s->launch_ns > s->cfg.bound_ns ? s->launch_ns : s->cfg.bound_ns;
 		int n = watched(s, w, now);
 		verdict = nvt_yield_verdict(&s->cfg, w, n, now, ahead, &wake);
-		/* A pausing task's launches wait on the GPU: no bound (its events could block
-		 * in the driver under y.lock while the GPU holds its stream). */
 		bounded = n && verdict != NVT_YV_BESIDE && (s->cfg.yield & NVT_YIELD_BOUND) &&
-			  !(s->cfg.yield & NVT_YIELD_PAUSE) && make_events(s, ctx) == 0;
+			  make_events(s, ctx) == 0;
 		if (now >= limit)
 			break;
 		if (verdict == NVT_YV_GATE || verdict == NVT_YV_AHEAD) {
@@ -790,13 +691,9 @@ static void before_launch(int g, void *ctx, void *stream)
 		__atomic_store_n(&p->held_ns, p->held_ns + (now - start), __ATOMIC_RELAXED);
 		__atomic_store_n(&p->holds, p->holds + 1, __ATOMIC_RELAXED);
 	}
-	pause = (s->cfg.yield & NVT_YIELD_PAUSE) && (s->cfg.yield & NVT_YIELD_SLICE) && s->n_w;
-	publish(g, s, !s->n_w ? NVT_YS_NONE : __atomic_load_n(&s->paused, __ATOMIC_RELAXED) ? NVT_YS_PAUSED :
-			     verdict == NVT_YV_BESIDE ? NVT_YS_BESIDE :
+	publish(g, s, !s->n_w ? NVT_YS_NONE : verdict == NVT_YV_BESIDE ? NVT_YS_BESIDE :
 			     tls.borrow ? NVT_YS_BORROWING : NVT_YS_RUNNING, now);
 	pthread_mutex_unlock(&y.lock);
-	if (pause)
-		pause_stream(g, s, stream);
 }
 
 /* Return of a launch call that was allowed: record its end on its stream. */
@@ -882,7 +779,7 @@ void shim_yield_api(int cbid, const void *data)
 			if ((g = current_slot(&ctx)) < 0)
 				return;
 			tls.slot = g;
-			before_launch(g, ctx, stream_of(cbid, args));
+			before_launch(g, ctx);
 		} else {
 			if (tls.slot >= 0 && tls.record && result == 0)
 				after_launch(tls.slot, stream_of(cbid, args));
@@ -975,10 +872,5 @@ void shim_yield_after_fork(void)
 		/* Its own segment says nothing yet (a new file). */
 		y.s[g].state = NVT_YS_NONE;
 		memset(&y.s[g].published, 0, sizeof(y.s[g].published));
-		/* The parent's word is of the parent's contexts. */
-		y.s[g].pause_word = NULL;
-		y.s[g].pause_dptr = 0;
-		y.s[g].paused = 0;
 	}
-	pthread_mutex_init(&pz_lock, NULL);
 }

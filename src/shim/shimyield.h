@@ -47,9 +47,6 @@ int shim_yield_higher(int g, struct nvt_watched *out, uint64_t now);
 /* Shows state (enum nvt_yield_state) in slot g's yield unless its launches yield and say
  * their own (gated, bound, ...). */
 void shim_yield_show(int g, uint32_t state, uint64_t now);
-/* Pausing (NVT_YIELD_PAUSE): sets the word slot g's launches wait on (on: a higher task's
- * request is open) and shows the state. shimpreempt's thread calls it. */
-void shim_yield_pause_set(int g, int on, uint64_t now);
 /* The launch this thread makes on slot g may borrow (NVT_YIELD_BORROW): m
  * becomes its masks with the lenders' TPCs. Returns 1 if it did. */
 int shim_yield_borrow(int g, struct hw_masks *m);

@@ -14,9 +14,7 @@ requests_over() { [ "$(requests "$1")" -gt "$2" ]; }
 # serve_and_batch TAG HIGH_ARGS -- LOW_ARGS: starts a service (a request of 4 launches every
 # $PERIOD_US, default 20 ms) and a batch job beside it, lets them run for as many requests
 # after the batch's first launch as an idle machine runs in 1 s (50 at 20 ms, at least 20), stops
-# both; their logs in $WORK/TAG.serve and $WORK/TAG.batch (BATCH_SYNC: the batch synchronises
-# every BATCH_SYNC launches, default 8; SERVE_US: a service's launch's time, default 1000 us;
-# BATCH_ENV: more of the batch's environment). HELD: -l --json while they ran,
+# both; their logs in $WORK/TAG.serve and $WORK/TAG.batch. HELD: -l --json while they ran,
 # HELD_AFTER: CLOCK_MONOTONIC ns after it returned.
 serve_and_batch() {
 	local tag=$1 hi lo high=() low=() first want
@@ -25,12 +23,12 @@ serve_and_batch() {
 	shift
 	low=("$@")
 	rm -f "$WORK/$tag.stop"
-	FAKECUDA_KERNEL_US=${SERVE_US:-1000} ${HI_PFX:-} "$NVT" --no-mps "${high[@]}" "$PRIOAPP" serve "$WORK/$tag.stop" \
+	FAKECUDA_KERNEL_US=1000 ${HI_PFX:-} "$NVT" --no-mps "${high[@]}" "$PRIOAPP" serve "$WORK/$tag.stop" \
 		"$WORK/$tag.serve" "${PERIOD_US:-20000}" 4 2>"$WORK/$tag.serve.err" &
 	hi=$!
 	wait_for 10 test -e "$WORK/$tag.serve.ready"
-	env FAKECUDA_KERNEL_US=500 ${BATCH_ENV:-} timeout -k 5 120 "$NVT" --no-mps "${low[@]}" "$PRIOAPP" batch "$WORK/$tag.stop" \
-		"$WORK/$tag.batch" ${BATCH_SYNC:+"$BATCH_SYNC"} 2>"$WORK/$tag.batch.err" &
+	FAKECUDA_KERNEL_US=500 "$NVT" --no-mps "${low[@]}" "$PRIOAPP" batch "$WORK/$tag.stop" \
+		"$WORK/$tag.batch" 2>"$WORK/$tag.batch.err" &
 	lo=$!
 	wait_for 10 test -e "$WORK/$tag.batch.ready"
 	first=$(requests "$WORK/$tag.serve")
@@ -291,107 +289,4 @@ t_yield_demo_service_and_one_that_never_syncs() {
 		die "the low task is not beside a high task that never synchronises: $("$NVT" -l)"
 	kill -TERM "$hi" "$lo"
 	wait "$hi" "$lo" 2>/dev/null || true
-}
-
-# paused_early TAG: "V of N": of the batch job's launches that entered inside a service's
-# request (from 0.3 ms after its first launch to 0.6 ms before its end: a launch's 0.5 ms of
-# work would be done inside), those whose next synchronisation returned before the request
-# ended (their work did not wait for it).
-paused_early() {
-	python3 - "$WORK/$1.serve" "$WORK/$1.batch" <<'PY'
-import bisect, sys
-reqs = [tuple(map(int, l.split()[1:4])) for l in open(sys.argv[1]) if l.startswith("req ")]
-lines = [l.split() for l in open(sys.argv[2])]
-syncs = [int(l[1]) for l in lines if l[0] == "sync"]
-launches = [int(l[1]) for l in lines if l[0] == "launch"]
-n = early = 0
-for begin, _, end in reqs:
-    for e in launches:
-        if begin + 300000 <= e <= end - 600000:
-            k = bisect.bisect_left(syncs, e)
-            if k == len(syncs):
-                continue
-            n += 1
-            early += syncs[k] < end
-print("%d of %d" % (early, n))
-PY
-}
-
-# With pause (time-sliced, below high), a lower task's launches wait on the GPU while a higher
-# task's request is open: each launch its shim sees while it follows the service is preceded by
-# a wait on memory (cuStreamWaitValue32), and the work of a launch made inside a request is
-# done only after the request ends. Plain slice makes no wait, and its work runs inside.
-t_yield_pause_holds_work_on_gpu() {
-	local got plain launches waits
-	BATCH_SYNC=1 serve_and_batch plain --priority high -- --priority low --yield slice
-	plain=$(paused_early plain)
-	eq "$(awk '$1 == "launch" {w = $6} END {print w + 0}' "$WORK/plain.batch")" 0 "waits without pause"
-	[ "${plain##* of }" -ge 5 ] && [ "${plain%% of *}" -ge $(( ${plain##* of } / 2 )) ] ||
-		die "without pause, the batch's work should finish inside requests: $plain"
-	BATCH_SYNC=1 serve_and_batch pause --priority high -- --priority low --yield pause
-	got=$(paused_early pause)
-	[ "${got##* of }" -ge 5 ] || die "too few launches inside requests: $got"
-	# Its thread looks every 20 us; a loaded machine may leave it late now and then.
-	[ $(( ${got%% of *} * 10 )) -le "${got##* of }" ] ||
-		die "launches inside requests whose work did not wait: $got (without pause: $plain)"
-	launches=$(grep -c '^launch' "$WORK/pause.batch")
-	waits=$(awk '$1 == "launch" {w = $6} END {print w + 0}' "$WORK/pause.batch")
-	# Every launch once the service is followed (the first look finds it within ~50 launches).
-	[ "$waits" -le "$launches" ] && [ "$waits" -ge $((launches - 50)) ] ||
-		die "$waits waits for $launches launches"
-	[ "$(grep -c '^sync' "$WORK/pause.batch")" -ge 100 ] || die "the batch hardly ran"
-	python3 - "$HELD" <<'PY' || die "bad JSON: $HELD"
-import json, sys
-d = json.loads(sys.argv[1])
-low = [t["gpus"][0] for t in d["tasks"] if t["gpus"][0].get("priority") == "low"][0]
-y = low["yield"]
-assert y["ways"] == "slice,pause", y
-assert y["watching"] == 1 and y["gpu_waits"] > 0, y
-assert y["state"] in ("paused", "sliced"), y
-PY
-}
-
-# A higher task killed inside a request, or one whose request stays open without its counters
-# moving (stale): the pausing task's work goes on, and its synchronisations return.
-t_yield_pause_lets_go() {
-	local hi lo
-	rm -f "$WORK/pg.stop"
-	FAKECUDA_KERNEL_US=400000 "$NVT" --no-mps --priority high "$PRIOAPP" serve \
-		"$WORK/pg.stop" "$WORK/pg.serve" 100000 1 2>/dev/null &
-	hi=$!
-	wait_for 10 in_request "$hi"
-	FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority low --yield pause "$PRIOAPP" batch \
-		"$WORK/pg.stop" "$WORK/pg.batch" 2>"$WORK/pg.err" &
-	lo=$!
-	wait_for 10 test -e "$WORK/pg.batch.ready"
-	poll_until 10 launches_over "$WORK/pg.batch" 100 || die "the batch hardly ran beside a stale request"
-	kill -KILL "$hi"
-	wait "$hi" 2>/dev/null || :
-	local seen
-	seen=$(grep -c '^launch' "$WORK/pg.batch")
-	poll_until 10 launches_over "$WORK/pg.batch" $((seen + 100)) ||
-		die "the batch stopped after the service was killed"
-	touch "$WORK/pg.stop"
-	wait "$lo" || die "the batch job failed: $(cat "$WORK/pg.err")"
-	[ "$(grep -c '^sync' "$WORK/pg.batch")" -ge 10 ] || die "its synchronisations did not return"
-}
-
-# A driver that refuses waits on memory: the task says so once and runs on, waiting for nothing.
-t_yield_pause_without_waits() {
-	FAKECUDA_WAIT_FAILS=1 serve_and_batch nw --priority high -- --priority low --yield pause
-	grep -q "refused a wait on memory" "$WORK/nw.batch.err" || die "not said: $(cat "$WORK/nw.batch.err")"
-	eq "$(grep -c "refused a wait" "$WORK/nw.batch.err")" 1 "times said"
-	[ "$(grep -c '^sync' "$WORK/nw.batch")" -ge 20 ] || die "the batch hardly ran"
-}
-
-# The thread that keeps the word never waits for a launch call: with the driver's queue full
-# behind a wait (FAKECUDA_QUEUE=4: the 5th launch call blocks until the wait is met), the
-# launch call blocks inside the driver, and the word still goes back to 0 when the request
-# ends. Requests of 40 ms every 60 ms hold the batch's stream for most of each.
-t_yield_pause_queue_full() {
-	PERIOD_US=60000 SERVE_US=10000 BATCH_ENV="FAKECUDA_QUEUE=4" BATCH_SYNC=64 \
-		serve_and_batch full --priority high -- --priority low --yield pause
-	[ "$(grep -c '^launch' "$WORK/full.batch")" -ge 200 ] ||
-		die "the batch hardly ran: $(grep -c '^launch' "$WORK/full.batch") launches"
-	[ "$(grep -c '^sync' "$WORK/full.batch")" -ge 3 ] || die "its synchronisations did not return"
 }

@@ -12,10 +12,8 @@
  *       launch call was made), each line as the request ends
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
- *       "launch ENTER RETURN INFLIGHT TPCS WAITS" per launch to LOG (INFLIGHT: its launches
- *       not yet done just after the call returned; TPCS: the count of TPCs it ran on;
- *       WAITS: cuStreamWaitValue32 calls so far, its shim's) and "sync RETURN" after each
- *       synchronisation
+ *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
+ *       not yet done just after the call returned; TPCS: the count of TPCs it ran on)
  *   prioapp threads STOP LOG THREADS LAUNCHES APART_US   THREADS threads, each making
  *       LAUNCHES launches APART_US apart (0: back to back; 1000: a busy higher task's
  *       next request holds each one back, not only the first), or until file STOP
@@ -47,7 +45,6 @@ int cuStreamSynchronize(void *);
 int fakecuda_in_flight(const void *stream);
 int fakecuda_last_launch(struct fakecuda_launch *out);
 uint64_t fakecuda_done_at(const void *stream);
-uint64_t fakecuda_waits(void);
 
 static uint64_t now_ns(void)
 {
@@ -179,15 +176,11 @@ int main(int argc, char **argv)
 			if (fakecuda_last_launch(&rec) == 0)
 				for (int w = 0; w < 4; w++)
 					tpcs += __builtin_popcountll(rec.ran_tpcs[w]);
-			fprintf(log, "launch %llu %llu %d %d %llu\n", (unsigned long long)enter,
-				(unsigned long long)ret, fakecuda_in_flight(NULL), tpcs,
-				(unsigned long long)fakecuda_waits());
-			if (every > 0 && n % every == 0) {
-				if (cuStreamSynchronize(NULL)) {
-					fclose(log);
-					return 1;
-				}
-				fprintf(log, "sync %llu\n", (unsigned long long)now_ns());
+			fprintf(log, "launch %llu %llu %d %d\n", (unsigned long long)enter,
+				(unsigned long long)ret, fakecuda_in_flight(NULL), tpcs);
+			if (every > 0 && n % every == 0 && cuStreamSynchronize(NULL)) {
+				fclose(log);
+				return 1;
 			}
 			if (first--> 0) {
 				fflush(log);

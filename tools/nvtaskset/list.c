@@ -128,7 +128,6 @@ static struct json_object *json_yield(const struct nvt_view_slot *p)
 	jsonout_add_uint(y, "channel_groups", p->yield.groups);
 	jsonout_add_uint_or_null(y, "timeslice_us", p->yield.timeslice_us);
 	jsonout_add_uint(y, "driver_status", p->yield.rm_status);
-	jsonout_add_uint(y, "gpu_waits", p->yield.gpu_waits);
 	return y;
 }
 

@@ -85,11 +85,8 @@ PHASES=(
 "gemm2k-one|gemm|GEMM_N=2048 $LO|$ONE $HI"
 "gemm2k-one-sgate-ts200|gemm|GEMM_N=2048 SGATE=$F $LO200|$ONE GATE=$F $HI"
 "gemm-small-sgate-ts200|gemm|SGATE=$F $LO200|$SMALL GATE=$F $HI"
-"gemm-small-pause|gemm|WATCH_OFF=1 $NVT --no-mps --priority low --yield pause|$SMALL $HI"
-"gemm-small-pause-mps|gemm|WATCH_OFF=1 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield pause|$SMALL CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high --yield slice"
 "gemm-small-nowatch|gemm|WATCH_OFF=1 $LO|$SMALL $HI"
 "gemm-small-sgate|gemm|SGATE=$F $LO|$SMALL GATE=$F $HI"
-"gemm2k-small-pause|gemm|GEMM_N=2048 WATCH_OFF=1 $NVT --no-mps --priority low --yield pause|$SMALL $HI"
 )
 want=" $* "
 for p in "${PHASES[@]}"; do
@@ -106,8 +103,6 @@ for p in "${PHASES[@]}"; do
 		for _ in $(seq 100); do grep -q ready "$O/$name.blog" 2>/dev/null && break; sleep 0.1; done
 		sleep 1.5
 	fi
-	# Pausing phases: what -l says while the service runs (the batch's state, its waits).
-	[[ $name == *pause* ]] && (sleep 1.5; timeout 10 "$NVT" -l --json >"$O/$name.list" 2>&1) &
 	timeout 60 env $slaunch "$W/tl" svc "$O/$name.svc" >"$O/$name.log" 2>&1
 	echo "svc rc $?" >>"$O/$name.log"
 	if [ -n "$bpid" ]; then
