@@ -29,7 +29,7 @@ import random
 import time
 import zlib
 
-KINDS = ("decode", "prefill", "tbt", "tbt7b", "async", "generate")
+KINDS = ("decode", "prefill", "tbt", "tbt7b", "async", "asyncside", "generate")
 TBT_STEPS = 8  # a token-by-token request (tbt, tbt7b, async; generate's new tokens): this many steps
 ARRIVALS = ("periodic", "poisson")
 

@@ -11,8 +11,10 @@ tbt7b = the same with steps of a 7B-sized decode: 56 bf16 8192x8192 layers at ba
 (7 GiB of weights, made only where the kind runs).
 async = 8 steps of the 16-layer decode, each step's graph also looking up its input row
 by the previous token and writing its own (argmax) on the GPU; the host queues step k+1
-before it reads step k's token from pinned memory (copied non_blocking, then an event),
-as vLLM's async scheduling and SGLang's overlap scheduler do.
+before it reads step k's token from pinned memory (copied non_blocking on the step's
+stream, then an event), as SGLang's overlap scheduler and vLLM's async scheduling do.
+asyncside = the same with each token copied on a stream of its own (after an event),
+as vLLM's async scheduling does (its copy stream).
 generate = a Hugging Face transformers LlamaForCausalLM (random weights, hidden 2048,
 8 layers; bf16, eager) answering with generate(): 8 new tokens, greedy, from a prompt of
 PROMPT tokens: host-bound (Python and kernel launches between small kernels).
@@ -96,11 +98,13 @@ def model_7b():
     return request
 
 
-def model_async(weights):
+def model_async(weights, side=False):
     """async: each step's graph takes its input row by the previous step's token (a table
     of DIM rows) and writes its own token (the argmax) on the GPU, so step k+1 needs no
     host in between. The host queues step k+1, then waits for step k's token: its copy to
-    pinned memory (non_blocking, on the stream) and an event recorded after it."""
+    pinned memory (non_blocking, on the stream) and an event recorded after it. side
+    (asyncside): the copy on a stream of its own, from a slot the step's stream fills,
+    as vLLM's async scheduling copies its sampled tokens."""
     table = torch.randn(DIM, DIM, device="cuda", dtype=torch.bfloat16)
     tok = torch.zeros(1, device="cuda", dtype=torch.int64)
 
@@ -114,11 +118,24 @@ def model_async(weights):
     replay, _ = graphed(forward)
     host = torch.zeros(priolib.TBT_STEPS, dtype=torch.int64, pin_memory=True)
     copied = [torch.cuda.Event() for _ in range(priolib.TBT_STEPS)]
+    slots = torch.zeros(priolib.TBT_STEPS, dtype=torch.int64, device="cuda")
+    done = [torch.cuda.Event() for _ in range(priolib.TBT_STEPS)]
+    copier = torch.cuda.Stream() if side else None
 
     def step(k):
         replay()
-        host[k:k + 1].copy_(tok, non_blocking=True)
-        copied[k].record()
+        if not side:
+            host[k:k + 1].copy_(tok, non_blocking=True)
+            copied[k].record()
+            return
+        # As vLLM's async output: the token kept in a slot of its own (a kernel on the
+        # step's stream), copied to the host on a stream of its own after an event.
+        torch.add(tok, 0, out=slots[k:k + 1])
+        done[k].record()
+        copier.wait_event(done[k])
+        with torch.cuda.stream(copier):
+            host[k:k + 1].copy_(slots[k:k + 1], non_blocking=True)
+            copied[k].record(copier)
 
     def request():
         step(0)
@@ -159,6 +176,8 @@ def make(kind, weights):
         return model_7b()
     if kind == "async":
         return model_async(weights)
+    if kind == "asyncside":
+        return model_async(weights, side=True)
     if kind == "generate":
         return model_generate()
     return model(kind, weights)
