@@ -9,7 +9,8 @@ Plan file (prio.py writes it, service.py / service.cu / fake.py read it; text):
     ...
 KIND is one of KINDS: decode, prefill, tbt (token by token: TBT_STEPS decode steps, each
 synchronised), tbt7b (the same, steps of a 7B-sized decode), async (TBT_STEPS steps, each
-queued before the previous token is read), generate (a Hugging Face generate()).
+queued before the previous token is read), asyncside (async, its copies on a stream of their
+own), generate (a Hugging Face generate()).
 ARRIVAL is periodic, poisson or closed (back to back for DURATION_NS, COUNT 0).
 
 L's output (l-IMPL.csv):
@@ -30,7 +31,7 @@ import time
 import zlib
 
 KINDS = ("decode", "prefill", "tbt", "tbt7b", "async", "asyncside", "generate")
-TBT_STEPS = 8  # a token-by-token request (tbt, tbt7b, async; generate's new tokens): this many steps
+TBT_STEPS = 8  # a token-by-token request (tbt, tbt7b, async, asyncside; generate's new tokens): this many steps
 ARRIVALS = ("periodic", "poisson")
 
 

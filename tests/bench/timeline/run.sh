@@ -98,7 +98,7 @@ for p in "${PHASES[@]}"; do
 	head -c 4096 /dev/zero >"$F"
 	bpid=
 	if [ "$bmode" != - ]; then
-		setsid timeout 40 env $blaunch "$W/tl" batch "$bmode" 12 "$O/$name.batch" >"$O/$name.blog" 2>&1 &
+		setsid timeout -k 5 40 env $blaunch "$W/tl" batch "$bmode" 12 "$O/$name.batch" >"$O/$name.blog" 2>&1 &
 		bpid=$!
 		for _ in $(seq 100); do grep -q ready "$O/$name.blog" 2>/dev/null && break; sleep 0.1; done
 		sleep 1.5

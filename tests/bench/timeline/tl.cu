@@ -6,8 +6,9 @@
 //                               memory per SM), gemm (cuBLAS bf16 8192^3 in a loop, beside a
 //                               one-warp watcher kernel; GEMM_N its size). SGATE=FILE: its stream
 //                               waits before each kernel while FILE's first word is 1 (the
-//                               service's GATE); BLOCK_MS=N: blocked on a semaphore after N ms;
-//                               WATCH_OFF=1: no watcher. Each watcher thread (thread 0 of the
+//                               service's GATE; it implies WATCH_OFF, and the batch opens it at
+//                               its end); BLOCK_MS=N: blocked on a semaphore after N ms, until its
+//                               end; WATCH_OFF=1: no watcher. Each watcher thread (thread 0 of the
 //                               first WATCH CTAs; gemm: the watcher) reads %globaltimer in a loop
 //                               and records every gap longer than GAP_NS: when its context was
 //                               off the GPU. Writes OUT (one line per gap: sm start_ns end_ns).
@@ -276,13 +277,16 @@ static int batch(const char *mode, double secs, const char *out)
 	 * only at the end (a batch blocked on a semaphore, nothing else to run). WATCH_OFF=1: no
 	 * watcher kernel (a running watcher keeps the batch runnable). */
 	long block_ms = envl("BLOCK_MS", 0);
-	int watch_off = (int)envl("WATCH_OFF", 0) || getenv("SGATE");
+	int watch_off = (int)envl("WATCH_OFF", 0) || (getenv("SGATE") && *getenv("SGATE"));
 	CUdeviceptr dsgate = 0, dblock = 0;
 	unsigned *blockw = NULL;
+	volatile unsigned *sgate = NULL;
 	const char *sg = getenv("SGATE");
 	if (sg && *sg) {
 		int fd = open(sg, O_RDWR);
 		void *m = fd >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+		if (fd >= 0)
+			close(fd);
 		if (m == MAP_FAILED) {
 			fprintf(stderr, "tl: SGATE %s: cannot map\n", sg);
 			return 2;
@@ -291,6 +295,7 @@ static int batch(const char *mode, double secs, const char *out)
 		void *dp;
 		CK(cudaHostGetDevicePointer(&dp, m, 0));
 		dsgate = (CUdeviceptr)dp;
+		sgate = (volatile unsigned *)m;
 	}
 	if (block_ms) {
 		CK(cudaHostAlloc(&blockw, 64, cudaHostAllocMapped));
@@ -342,6 +347,8 @@ static int batch(const char *mode, double secs, const char *out)
 		iters++;
 	}
 	*stop = 1;
+	if (sgate) /* a service that ended inside a request left the gate closed: open it */
+		*sgate = 0;
 	CK(cudaDeviceSynchronize());
 	unsigned n;
 	CK(cudaMemcpy(&n, ngaps, 4, cudaMemcpyDeviceToHost));
