@@ -255,6 +255,21 @@ check "service.py: async queues step k+1 before it reads step k's token" "python
 t = open('$d/async.trace').read().split('\\n')[:-1]
 one = ['replay', 'replay'] + ['event sync', 'replay'] * 6 + ['event sync', 'event sync']
 assert len(t) >= 3 * len(one) and t == one * (len(t) // len(one)), t[:40]\""
+# asyncside: the same order, each step's token copied on a stream of its own: the copier waits
+# for the step's event, and the event the host waits on is recorded there.
+rm -f "$d/go" "$d/ready"
+PYTHONPATH=$HERE/faketorch FAKETORCH_TRACE=$d/side.trace python3 "$HERE/service.py" asyncside "$d/ready" "$d/go" \
+	"$d/side.csv" >"$d/side.log" 2>&1 &
+pid=$!
+for _ in $(seq 300); do [ -e "$d/ready" ] && break; sleep 0.1; done
+python3 -c "import sys; sys.path.insert(0, '$HERE'); import priolib as p
+p.write_plan('$d/go', p.make_plan(['asyncside'], ['poisson'], [10], {'asyncside': 5000}, 0.1, min_requests=3), 0.05)"
+wait $pid
+check "service.py: asyncside copies on a stream of its own, in async's order" "python3 -c \"
+t = open('$d/side.trace').read().split('\\n')[:-1]
+step = ['replay', 'wait event', 'record on a side stream']
+one = step * 2 + (['event sync'] + step) * 6 + ['event sync', 'event sync']
+assert len(t) >= 3 * len(one) and t == one * (len(t) // len(one)), t[:40]\""
 rm -f "$d/stop"
 PYTHONPATH=$HERE/faketorch timeout 60 python3 "$HERE/train.py" "$d/stop" "$d/hready" "$d/h" >"$d/h.log" 2>&1 &
 pid=$!

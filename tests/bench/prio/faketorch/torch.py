@@ -102,6 +102,11 @@ def zeros(*shape, device=None, dtype=float32, pin_memory=False):
     return Tensor(*shape, dtype=dtype)
 
 
+def add(a, b, out=None):
+    assert out is None or out.shape == a.shape, (a.shape, out.shape)
+    return out if out is not None else Tensor(*a.shape, dtype=a.dtype)
+
+
 def manual_seed(seed):
     pass
 
@@ -139,6 +144,10 @@ class _Stream:
     def wait_stream(self, other):
         assert isinstance(other, _Stream)
 
+    def wait_event(self, event):
+        assert isinstance(event, _Event) and event.recorded, "a stream waits for an event not recorded"
+        trace("wait event")
+
     def synchronize(self):
         trace("stream sync")
         time.sleep(0.0005)
@@ -148,8 +157,11 @@ class _Event:
     def __init__(self):
         self.recorded = False
 
-    def record(self):
+    def record(self, stream=None):
+        assert stream is None or isinstance(stream, _Stream), stream
         self.recorded = True
+        if stream is not None and stream is not _CURRENT:
+            trace("record on a side stream")
 
     def synchronize(self):
         assert self.recorded, "an event synchronised before it was recorded"
