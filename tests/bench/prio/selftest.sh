@@ -240,36 +240,25 @@ wait $pid
 # generate() 2 ms a new token.
 check "service.py: measured, ran its plan" "[ \$(grep -c '^[a-z0-9]* [0-9.]*\$' '$d/ready') = 6 ] && grep -q '^# phase generate-closed-100 ' '$d/l.csv' && [ \$(grep -c '^phase ' '$d/l.log') = 12 ]"
 check "service.py: tbt, tbt7b: 8 synchronised steps; generate: 8 tokens" "awk '\$1 ~ /^(tbt|tbt7b|generate)\$/ && \$2 >= 16000 {n++} END {exit n != 3}' '$d/ready'"
-# async alone, its calls traced: each request queues two steps, then per step waits for the
-# token of the step before the last queued (an event) and queues the next; no .item(), no
-# synchronise of the stream.
-rm -f "$d/go" "$d/ready"
-PYTHONPATH=$HERE/faketorch FAKETORCH_TRACE=$d/async.trace python3 "$HERE/service.py" async "$d/ready" "$d/go" \
-	"$d/async.csv" >"$d/async.log" 2>&1 &
-pid=$!
-for _ in $(seq 300); do [ -e "$d/ready" ] && break; sleep 0.1; done
-python3 -c "import sys; sys.path.insert(0, '$HERE'); import priolib as p
-p.write_plan('$d/go', p.make_plan(['async'], ['poisson'], [10], {'async': 5000}, 0.1, min_requests=3), 0.05)"
-wait $pid
-check "service.py: async queues step k+1 before it reads step k's token" "python3 -c \"
-t = open('$d/async.trace').read().split('\\n')[:-1]
-one = ['replay', 'replay'] + ['event sync', 'replay'] * 6 + ['event sync', 'event sync']
-assert len(t) >= 3 * len(one) and t == one * (len(t) // len(one)), t[:40]\""
-# asyncside: the same order, each step's token copied on a stream of its own: the copier waits
-# for the step's event, and the event the host waits on is recorded there.
-rm -f "$d/go" "$d/ready"
-PYTHONPATH=$HERE/faketorch FAKETORCH_TRACE=$d/side.trace python3 "$HERE/service.py" asyncside "$d/ready" "$d/go" \
-	"$d/side.csv" >"$d/side.log" 2>&1 &
-pid=$!
-for _ in $(seq 300); do [ -e "$d/ready" ] && break; sleep 0.1; done
-python3 -c "import sys; sys.path.insert(0, '$HERE'); import priolib as p
-p.write_plan('$d/go', p.make_plan(['asyncside'], ['poisson'], [10], {'asyncside': 5000}, 0.1, min_requests=3), 0.05)"
-wait $pid
-check "service.py: asyncside copies on a stream of its own, in async's order" "python3 -c \"
-t = open('$d/side.trace').read().split('\\n')[:-1]
-step = ['replay', 'wait event', 'record on a side stream']
+# async and asyncside alone, their calls traced: each request queues two steps, then per step
+# waits for the token of the step before the last queued (an event) and queues the next; no
+# .item(), no synchronise of the stream. asyncside copies each token on a stream of its own:
+# the copier waits for the step's event, and the event the host waits on is recorded there.
+for kind in async asyncside; do
+	rm -f "$d/go" "$d/ready"
+	PYTHONPATH=$HERE/faketorch FAKETORCH_TRACE=$d/$kind.trace python3 "$HERE/service.py" $kind "$d/ready" \
+		"$d/go" "$d/$kind.csv" >"$d/$kind.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 300); do [ -e "$d/ready" ] && break; sleep 0.1; done
+	python3 -c "import sys; sys.path.insert(0, '$HERE'); import priolib as p
+p.write_plan('$d/go', p.make_plan(['$kind'], ['poisson'], [10], {'$kind': 5000}, 0.1, min_requests=3), 0.05)"
+	wait $pid
+	check "service.py: $kind queues step k+1 before it reads step k's token" "python3 -c \"
+t = open('$d/$kind.trace').read().split('\\n')[:-1]
+step = ['replay'] + (['wait event', 'record on a side stream'] if '$kind' == 'asyncside' else [])
 one = step * 2 + (['event sync'] + step) * 6 + ['event sync', 'event sync']
 assert len(t) >= 3 * len(one) and t == one * (len(t) // len(one)), t[:40]\""
+done
 rm -f "$d/stop"
 PYTHONPATH=$HERE/faketorch timeout 60 python3 "$HERE/train.py" "$d/stop" "$d/hready" "$d/h" >"$d/h.log" 2>&1 &
 pid=$!
