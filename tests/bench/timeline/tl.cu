@@ -17,7 +17,9 @@
 //                               spin WORK_NS, then the host waits (SYNC: spin, block, yield, or
 //                               poll = the last kernel writes a host-mapped flag the host spins
 //                               on). COPY=1: each step copies 8 bytes to the host on its
-//                               stream; COPY=2 on a stream of its own after the step. ASYNC=1 queues step k+1 before waiting for step k. Each
+//                               stream; COPY=2 on a stream of its own after the step (the host
+//                               does not wait for it). ASYNC=1 queues step k+1 before waiting
+//                               for step k. Each
 //                               kernel stamps its first CTA's start and last CTA's end; the host
 //                               stamps each step's submit and return (CLOCK_MONOTONIC), and a
 //                               ping kernel before and after the run maps host time to
@@ -323,9 +325,16 @@ static int batch(const char *mode, double secs, const char *out)
 				cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, A, CUDA_R_16BF, N, B,
 					     CUDA_R_16BF, N, &zero, C, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
 					     CUBLAS_GEMM_DEFAULT);
+			/* Read back: the event after the two GEMMs is not done while the wait holds. */
+			cudaEvent_t behind;
+			CK(cudaEventCreateWithFlags(&behind, cudaEventDisableTiming));
+			CK(cudaEventRecord(behind, s));
 			fprintf(stderr, "tl batch: blocked after %ld launches\n", iters);
 			while (host_ns() < t_end && !stop_req)
 				usleep(1000);
+			cudaError_t q = cudaEventQuery(behind);
+			fprintf(stderr, "tl batch: the work behind the wait %s at the end\n",
+				q == cudaErrorNotReady ? "had not run (the wait held)" : "had run (the wait did not hold)");
 			*blockw = 1;
 			break;
 		}
