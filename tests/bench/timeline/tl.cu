@@ -166,6 +166,37 @@ __global__ void k_tail(volatile unsigned *rel, unsigned want, uint64_t tail_ns)
 		;
 }
 
+// Queued behind a tail (TAIL_MODE=flag2, side2): work the service's context has pending while
+// the tail runs.
+__global__ void k_nop(void) {}
+
+// The bridge (TAIL_MODE=bridge): queued on a stream of its own, with nothing before it, when the
+// host begins to wait for step seq (an empty kernel queued behind it). Runs until the host has
+// queued the next step (w[1] >= seq, then margin_ns more), or linger_ns after the host's wait
+// returned (w[0] >= seq), or cap_ns after it began.
+__global__ void k_bridge(volatile unsigned *w, unsigned seq, uint64_t cap_ns, uint64_t linger_ns,
+			 uint64_t margin_ns)
+{
+	uint64_t t0 = gtime(), tret = 0, trel = 0;
+	for (;;) {
+		uint64_t t = gtime();
+		if (t - t0 > cap_ns)
+			break;
+		if ((int)(w[1] - seq) >= 0) {
+			if (!trel)
+				trel = t;
+			if (t - trel >= margin_ns)
+				break;
+		} else if ((int)(w[0] - seq) >= 0) {
+			if (!tret)
+				tret = t;
+			if (t - tret >= linger_ns)
+				break;
+		}
+		__nanosleep(500);
+	}
+}
+
 // Ping: spin on a host-mapped request counter; answer each with %globaltimer.
 __global__ void k_ping(volatile unsigned *req, volatile unsigned long long *resp, volatile unsigned *ack, int n)
 {
@@ -386,9 +417,20 @@ static int svc(const char *out)
 	int copy = (int)envl("COPY", 0);
 	uint64_t tail_ns = (uint64_t)envl("TAIL_US", 0) * 1000;
 	/* TAIL_MODE: flag (same stream, ends when the next step is queued or at TAIL_US), same (same
-	 * stream, TAIL_US), side (a stream of its own, after the step's work, TAIL_US) */
+	 * stream, TAIL_US), side (a stream of its own, after the step's work, TAIL_US); flag2 (flag
+	 * with an empty kernel queued behind the tail, so that the context has work pending while
+	 * the tail runs), side2 (the same on a stream of its own, after the step's work); flag2 and
+	 * side2 end when the next step is queued or at TAIL_US, and the host does not end the
+	 * request's last one (its timeout does) */
 	const char *tail_mode = getenv("TAIL_MODE") ? getenv("TAIL_MODE") : "flag";
-	int tail_side = !strcmp(tail_mode, "side"), tail_flag = !strcmp(tail_mode, "flag");
+	int tail_side2 = !strcmp(tail_mode, "side2"), tail_flag2 = !strcmp(tail_mode, "flag2");
+	int tail_side = !strcmp(tail_mode, "side") || tail_side2, tail_flag = !strcmp(tail_mode, "flag") || tail_flag2;
+	int tail_rel = tail_flag || tail_side2; /* ended by the host at the next step */
+	/* bridge: k_bridge and an empty kernel on a stream of their own at each wait's start,
+	 * TAIL_US its linger after the wait returned (0 allowed), BRIDGE_MARGIN_US (20) */
+	int bridge = !strcmp(tail_mode, "bridge");
+	uint64_t margin_ns = (uint64_t)envl("BRIDGE_MARGIN_US", 20) * 1000;
+	unsigned bseq = 0;
 	/* WAIT=1: after each step its stream waits (cuStreamWaitValue32, a semaphore acquire) for the
 	 * host to queue the next step (or end the request): the channel is never empty between
 	 * steps. */
@@ -428,7 +470,7 @@ static int svc(const char *out)
 		CK(cudaHostGetDevicePointer(&dflag, hflag, 0));
 	unsigned *hrel, *drel;
 	CK(cudaHostAlloc(&hrel, 64, cudaHostAllocMapped));
-	*hrel = 0;
+	memset(hrel, 0, 64);
 	CK(cudaHostGetDevicePointer(&drel, hrel, 0));
 	unsigned long long *hcopy;
 	CK(cudaHostAlloc(&hcopy, 64, 0));
@@ -455,6 +497,8 @@ static int svc(const char *out)
 	uint64_t t0 = host_ns() + 20000000ull;
 	auto launch_step = [&](int st) {
 		sub0[st] = host_ns();
+		if (bridge && bseq)
+			__atomic_store_n(&hrel[1], bseq, __ATOMIC_SEQ_CST); /* the last bridge ends */
 		for (int k = 0; k < kernels; k++) {
 			size_t i = (size_t)st * kernels + k;
 			int lastk = k == kernels - 1;
@@ -474,27 +518,41 @@ static int svc(const char *out)
 				fprintf(stderr, "tl: cuStreamWaitValue32 failed\n");
 				exit(2);
 			}
+		} else if (bridge) {
 		} else if (tail_ns && tail_side) {
+			if (tail_rel)
+				__atomic_store_n(hrel, (unsigned)st, __ATOMIC_SEQ_CST); /* the last step's tail ends */
 			CK(cudaEventRecord(evside, s));
 			CK(cudaStreamWaitEvent(side, evside, 0));
-			k_tail<<<1, 32, 0, side>>>(drel, 0xffffffffu, tail_ns);
+			k_tail<<<1, 32, 0, side>>>(drel, tail_rel ? (unsigned)st + 1 : 0xffffffffu, tail_ns);
+			if (tail_side2)
+				k_nop<<<1, 32, 0, side>>>();
 		} else if (tail_ns) {
 			if (tail_flag)
 				__atomic_store_n(hrel, (unsigned)st, __ATOMIC_SEQ_CST); /* the last step's tail ends */
 			CK(cudaEventRecord(ev[0], s));
 			k_tail<<<1, 32, 0, s>>>(drel, tail_flag ? (unsigned)st + 1 : 0xffffffffu, tail_ns);
+			if (tail_flag2)
+				k_nop<<<1, 32, 0, s>>>();
 		}
 		sub1[st] = host_ns();
 	};
 	auto wait_step = [&](int st, int e) {
+		if (bridge) {
+			bseq++;
+			k_bridge<<<1, 1, 0, side>>>(drel, bseq, 50000000ull, tail_ns, margin_ns);
+			k_nop<<<1, 1, 0, side>>>();
+		}
 		if (poll) {
 			while (__atomic_load_n((volatile unsigned *)hflag, __ATOMIC_ACQUIRE) < (unsigned)(st + 1))
 				;
-		} else if (async || waitv || (tail_ns && !tail_side)) {
+		} else if (async || waitv || (tail_ns && !tail_side && !bridge)) {
 			CK(cudaEventSynchronize(ev[e]));
 		} else {
 			CK(cudaStreamSynchronize(s));
 		}
+		if (bridge)
+			__atomic_store_n(&hrel[0], bseq, __ATOMIC_SEQ_CST);
 		ret[st] = host_ns();
 	};
 	for (int r = 0; r < reqs; r++) {
@@ -520,7 +578,7 @@ static int svc(const char *out)
 				wait_step(base + k, 0);
 			}
 		}
-		if ((tail_ns && tail_flag) || waitv)
+		if ((tail_ns && tail_flag && !tail_flag2) || waitv)
 			__atomic_store_n(hrel, (unsigned)(base + steps), __ATOMIC_SEQ_CST);
 		if (gate)
 			*gate = 0;
