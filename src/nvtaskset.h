@@ -55,6 +55,10 @@ extern "C" {
  * MPS client at its start: set to 1 for a task that yields with
  * NVT_YIELD_CLIENT, unless already set (docs/priorities.md). */
 #define NVT_ENV_MPS_CLIENT_PRIORITY "CUDA_MPS_CLIENT_PRIORITY"
+/* A high time-sliced task's steps are bridged (docs/priorities.md, "Preemption"): 0 turns it
+ * off; the bridge needs the process's streams on one hardware queue
+ * (NVT_ENV_CUDA_CONNECTIONS 1), which nvtaskset sets unless told otherwise. */
+#define NVT_ENV_BRIDGE "NVTASKSET_BRIDGE"
 /* Any non-empty value other than "0" silences the shim's warnings. */
 /*
  * Set by nvtaskset in the environment of an MPS control daemon it starts for

@@ -169,6 +169,51 @@ int nvt_preempt_share(struct nvt_share *s, int busy, uint64_t now);
 int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
 
 /*
+ * The bridge between a high time-sliced task's synchronised steps
+ * (docs/priorities.md, "Preemption"; docs/hardware-facts.md): the GPU switches
+ * to a runnable lower context as soon as the high one's work runs dry, and
+ * the next step, queued on a channel with nothing pending, waits for the
+ * switch back (~0.3 ms on an H100). A one-thread kernel with an empty one
+ * queued behind it, on a stream of the task's own, keeps work pending while
+ * the host reads a step's result and queues the next: it runs from the
+ * wait's start until NVT_BRIDGE_MARGIN_US after the next step's first launch
+ * (then that step is queued behind it: with one hardware queue,
+ * CUDA_DEVICE_MAX_CONNECTIONS=1, it is on the same channel), or
+ * NVT_BRIDGE_LINGER_US after the wait returned, or NVT_BRIDGE_CAP_MS at
+ * most. A wait is bridged while at least NVT_BRIDGE_ON_PM of the task's
+ * recent waits were followed by a launch within the linger: a service that
+ * answers one step a request does not keep the GPU from the lower task.
+ */
+#define NVT_BRIDGE_LINGER_US 300 /* two switches (~290 us): a longer gap costs the lower task more */
+#define NVT_BRIDGE_MARGIN_US 20  /* 2 and 10 us let the channel run dry before the step came */
+#define NVT_BRIDGE_CAP_MS 50
+#define NVT_BRIDGE_ON_PM 500
+enum nvt_bridge_why {
+	NVT_BRIDGE_ON = 0,
+	NVT_BRIDGE_NOT_SLICED = 1,  /* not a high task with slice: nothing to bridge */
+	NVT_BRIDGE_TURNED_OFF = 2,  /* NVTASKSET_BRIDGE=0 */
+	NVT_BRIDGE_CONNECTIONS = 3, /* CUDA_DEVICE_MAX_CONNECTIONS is not 1 */
+	NVT_BRIDGE_BAD_WORD = 4,    /* NVTASKSET_BRIDGE is neither 0 nor 1: bridged */
+};
+/*
+ * Whether a task of priority prio with c's words bridges its waits, given the
+ * environment's CUDA_DEVICE_MAX_CONNECTIONS (connections) and NVTASKSET_BRIDGE
+ * (word), either NULL when unset. Returns enum nvt_bridge_why: ON and
+ * BAD_WORD bridge.
+ */
+int nvt_bridge_wanted(unsigned prio, const struct nvt_yield_cfg *c, const char *connections,
+		      const char *word);
+/* The waits of a task, as the bridge learns them: how many were followed soon (per mille). */
+struct nvt_bridge_learn {
+	uint32_t soon_pm; /* moving average (weight 1/8) of "the next launch came within the linger" */
+	uint32_t waits;   /* learnt from; 0: none yet (bridged: the first waits teach) */
+};
+/* A launch came gap_ns after a wait returned. */
+void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns);
+/* 1 if the next wait is bridged. */
+int nvt_bridge_arm(const struct nvt_bridge_learn *l);
+
+/*
  * How long one of a yielding task's launches runs, after one more sample: up
  * fast (halfway to a longer sample), down slowly (weight 1/8). Too short an
  * estimate lets too much work into flight and leads too little ahead of a

@@ -117,6 +117,13 @@ typedef CUresult (*nvt_cuLaunchKernel_fn)(CUfunction f, unsigned grid_x, unsigne
 typedef CUresult (*nvt_cuEventCreate_fn)(CUevent *ev, unsigned flags);
 typedef CUresult (*nvt_cuEventRecord_fn)(CUevent ev, CUstream stream);
 typedef CUresult (*nvt_cuEventQuery_fn)(CUevent ev);
+typedef CUresult (*nvt_cuMemHostAlloc_fn)(void **host, size_t bytes, unsigned flags);
+typedef CUresult (*nvt_cuMemHostGetDevicePointer_fn)(CUdeviceptr *dev, void *host, unsigned flags);
+/* cuMemHostAlloc's flags: pinned memory the GPU reads and writes (portable to every context). */
+#define NVT_CU_MEMHOSTALLOC_PORTABLE 0x01
+#define NVT_CU_MEMHOSTALLOC_DEVICEMAP 0x02
+/* cuStreamCreate's flag: no implicit synchronisation with the legacy default stream. */
+#define NVT_CU_STREAM_NON_BLOCKING 0x1
 
 /*
  * The private export table that offers launch callbacks (docs/hardware-facts.md,

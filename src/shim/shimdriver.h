@@ -55,6 +55,13 @@ struct shim_driver {
 	nvt_cuEventCreate_fn event_create;
 	nvt_cuEventRecord_fn event_record;
 	nvt_cuEventQuery_fn event_query;
+	/* The bridge between a time-sliced task's steps (shimbridge.c). */
+	nvt_cuModuleLoadData_fn module_load;
+	nvt_cuModuleGetFunction_fn module_function;
+	nvt_cuStreamCreate_fn stream_create;
+	nvt_cuLaunchKernel_fn launch_kernel;
+	nvt_cuMemHostAlloc_fn host_alloc;
+	nvt_cuMemHostGetDevicePointer_fn host_device_ptr;
 	/* Cooperative launches (shimsmcount.c). */
 	nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn occupancy;
 	/* CUDA graphs (shimgraph.c). */

@@ -84,6 +84,7 @@ enum warn_kind {
 	WARN_SMS_API = 1 << 17,       /* the SM count's and cooperative launches' callbacks unreadable */
 	WARN_PREEMPT = 1 << 18,       /* a channel-group control refused, or no thread to hold */
 	WARN_MEM = 1 << 19,           /* GPU memory cannot be counted as it should */
+	WARN_BRIDGE = 1 << 20,        /* a time-sliced task's steps cannot be bridged */
 };
 
 /* The partition behind published masks, which a forked child copies. */

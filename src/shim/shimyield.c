@@ -52,6 +52,7 @@
 #include "core/tpcset.h"
 #include "os/proc.h"
 #include "seg/segfile.h"
+#include "shimbridge.h"
 #include "shimdriver.h"
 #include "shimlease.h"
 #include "shimslot.h"
@@ -176,10 +177,14 @@ static void act_update(int g, void (*fn)(struct nvt_slot_activity *, uint64_t))
 
 void shim_yield_launched(int g)
 {
+	/* A bridge's kernels (shimbridge.c) are not the program's: they begin nothing. */
+	if (shim_bridge_launching())
+		return;
 	/* Of threads launching at once, one begins the request. */
 	if (!__atomic_exchange_n(&shim_yield_idle[g], 0, __ATOMIC_ACQ_REL))
 		return;
 	act_update(g, nvt_act_begin);
+	shim_bridge_launched(g);
 }
 
 static void synchronized(int g)
@@ -788,6 +793,17 @@ void shim_yield_api(int cbid, const void *data)
 		}
 		return;
 	}
+	if (cbid == NVT_CBID_cuStreamQuery || cbid == NVT_CBID_cuStreamQuery_ptsz) {
+		/* A query neither waits nor is bridged. */
+	} else if (site == NVT_CB_API_SITE_ENTER) {
+		if (cbid == NVT_CBID_cuCtxSynchronize || cbid == NVT_CBID_cuCtxSynchronize_v2)
+			shim_bridge_release_all(); /* it waits for the bridges' stream too */
+		else if ((g = current_slot(&ctx)) >= 0)
+			shim_bridge_wait(g, ctx);
+		return;
+	} else {
+		shim_bridge_returned(current_slot(&ctx));
+	}
 	if (site != NVT_CB_API_SITE_EXIT || result != 0)
 		return;
 	/* A synchronisation returned: the task's request (on this GPU) ended. */
@@ -821,6 +837,7 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 		return;
 	}
 	shim_yield_tracking = 1;
+	shim_bridge_setup(prio, yield);
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (!nvt_uuid_is_zero(shim.seg->gpu[g].uuid))
 			shim_yield_slot_ready(g);
@@ -865,6 +882,7 @@ void shim_yield_show(int g, uint32_t state, uint64_t now)
 void shim_yield_after_fork(void)
 {
 	pthread_mutex_init(&y.lock, NULL);
+	shim_bridge_after_fork();
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		y.s[g].ev_ctx = NULL;
 		y.s[g].head = y.s[g].tail = 0;

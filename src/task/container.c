@@ -74,6 +74,10 @@ int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slo
 		env_add(out, NVT_ENV_PRIORITY, out->priority);
 		if (prio.prio < NVT_PRIO_HIGH && (prio.yield & NVT_YIELD_CLIENT))
 			env_add(out, NVT_ENV_MPS_CLIENT_PRIORITY, "1");
+		/* The bridge of a high time-sliced task (nvt_task_env_self). */
+		if (nvt_bridge_wanted(prio.prio, &(struct nvt_yield_cfg){.yield = prio.yield}, "1", NULL) ==
+		    NVT_BRIDGE_ON)
+			env_add(out, NVT_ENV_CUDA_CONNECTIONS, "1");
 		return 0;
 	}
 	if (d->cls == NVT_CDI_MEM) {

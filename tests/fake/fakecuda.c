@@ -1210,6 +1210,8 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 		return fake_run_probe(dev, &rec, blocks, cluster, params);
 	if (fake_is_hog(f))
 		fake_run_hog(&rec);
+	if (fake_is_bridge(f))
+		fake_run_bridge(f, params);
 	if (fake_is_membw(f))
 		fake_run_membw(dev, &rec, params);
 	return 0;

@@ -19,6 +19,9 @@ static char probe_name[64] = "nvt_probe_smid"; /* its entry's name, as its PTX g
 /* nvtaskset-hog's copy kernel (PTX entry nvt_hog): each launch takes 1 ms and
  * writes the TPCs it ran on to $FAKECUDA_HOG_STATE. */
 static int hog_module, hog_function;
+/* The bridge between a high time-sliced task's steps (PTX entries nvt_bridge, nvt_bridge_nop):
+ * each launch appends a line to $FAKECUDA_BRIDGE_LOG, with the words the host wrote so far. */
+static int bridge_module, bridge_function, bridge_nop;
 
 INTERNAL int fake_is_probe(const void *f)
 {
@@ -28,6 +31,31 @@ INTERNAL int fake_is_probe(const void *f)
 INTERNAL int fake_is_hog(const void *f)
 {
 	return f == &hog_function;
+}
+
+INTERNAL int fake_is_bridge(const void *f)
+{
+	return f == &bridge_function || f == &bridge_nop;
+}
+
+INTERNAL void fake_run_bridge(const void *f, void **params)
+{
+	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
+	FILE *log;
+
+	if (!path || !(log = fopen(path, "a")))
+		return;
+	if (f == &bridge_nop) {
+		fprintf(log, "nop pid=%ld\n", (long)getpid());
+	} else {
+		/* (w, seq, cap, linger, margin): the words as the host wrote them until now. */
+		const volatile uint32_t *w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
+		fprintf(log, "bridge pid=%ld seq=%u cap_ns=%llu linger_ns=%llu margin_ns=%llu returned=%u released=%u\n",
+			(long)getpid(), *(uint32_t *)params[1], (unsigned long long)*(uint64_t *)params[2],
+			(unsigned long long)*(uint64_t *)params[3], (unsigned long long)*(uint64_t *)params[4],
+			w[0], w[1]);
+	}
+	fclose(log);
 }
 
 INTERNAL void fake_run_hog(const struct fakecuda_launch *rec)
@@ -64,6 +92,16 @@ API int cuModuleLoadData(void **module, const void *image)
 		}
 	}
 	const char *ptx = image;
+	/* The bridge: a one-thread wait on two host words, bounded by %globaltimer, and an empty
+	 * kernel. FAKECUDA_BRIDGE=noptx: a driver that cannot load it. */
+	if (strstr(ptx, ".entry nvt_bridge(") && strstr(ptx, ".entry nvt_bridge_nop(")) {
+		const char *b = getenv("FAKECUDA_BRIDGE");
+		if ((b && !strcmp(b, "noptx")) || !strstr(ptx, ".target sm_") || !strstr(ptx, "%globaltimer") ||
+		    !strstr(ptx, "ld.volatile.global.u32") || !strstr(ptx, "nanosleep"))
+			return NVT_CUDA_ERROR_INVALID_PTX;
+		*module = &bridge_module;
+		return 0;
+	}
 	/* The hog: a grid-stride copy of 16-byte words. */
 	if (strstr(ptx, ".entry nvt_hog(") && strstr(ptx, ".target sm_") &&
 	    strstr(ptx, "ld.global.v4.u32") && strstr(ptx, "st.global.v4.u32")) {
@@ -100,6 +138,10 @@ API int cuModuleGetFunction(void **fn, void *module, const char *name)
 		*fn = &hog_function;
 		return 0;
 	}
+	if (module == &bridge_module && (!strcmp(name, "nvt_bridge") || !strcmp(name, "nvt_bridge_nop"))) {
+		*fn = !strcmp(name, "nvt_bridge") ? (void *)&bridge_function : (void *)&bridge_nop;
+		return 0;
+	}
 	if (module != &probe_function || strcmp(name, probe_name))
 		return NVT_CUDA_ERROR_NOT_FOUND;
 	*fn = &probe_function;
@@ -110,6 +152,23 @@ API int cuFuncSetAttribute(void *fn, int attribute, int value)
 {
 	(void)attribute, (void)value;
 	return fn == &probe_function ? 0 : 400;
+}
+
+/* Pinned host memory the GPU maps: the fake GPU's addresses are the host's. */
+API int cuMemHostAlloc(void **host, size_t bytes, unsigned flags)
+{
+	(void)flags;
+	if (!host || !bytes)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	return (*host = calloc(1, bytes)) ? 0 : 2 /* CUDA_ERROR_OUT_OF_MEMORY */;
+}
+
+API int cuMemHostGetDevicePointer_v2(uint64_t *dev, void *host, unsigned flags)
+{
+	if (!dev || !host || flags)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	*dev = (uint64_t)(uintptr_t)host;
+	return 0;
 }
 
 API int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)

@@ -506,6 +506,51 @@ static void test_timeslice(void)
 	CHECK(nvt_preempt_timeslice(NVT_PRIO_NONE, &c, 0) == 0);
 }
 
+/* Which tasks bridge their steps, and when a wait is bridged. */
+static void test_bridge(void)
+{
+	struct nvt_slot_prio p = {0};
+	struct nvt_yield_cfg c;
+	struct nvt_bridge_learn l = {0};
+
+	nvt_yield_parse("slice", &p, NULL, 0);
+	nvt_yield_cfg_of(&p, &c);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "1", NULL) == NVT_BRIDGE_ON);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "1", "1") == NVT_BRIDGE_ON);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_NORMAL, &c, "1", NULL) == NVT_BRIDGE_NOT_SLICED);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_LOW, &c, "1", NULL) == NVT_BRIDGE_NOT_SLICED);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "1", "0") == NVT_BRIDGE_TURNED_OFF);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, NULL, NULL) == NVT_BRIDGE_CONNECTIONS);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "2", NULL) == NVT_BRIDGE_CONNECTIONS);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "01", NULL) == NVT_BRIDGE_CONNECTIONS);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "1", "on") == NVT_BRIDGE_BAD_WORD);
+	nvt_yield_parse("client", &p, NULL, 0);
+	nvt_yield_cfg_of(&p, &c);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "1", NULL) == NVT_BRIDGE_NOT_SLICED);
+	/* The first wait is bridged; then as the gaps say: one long gap turns it off, steps that
+	 * follow at once turn it back on within a few waits. */
+	CHECK(nvt_bridge_arm(&l));
+	nvt_bridge_gap(&l, 5 * MS);
+	CHECK(!nvt_bridge_arm(&l) && l.soon_pm == 0);
+	int n = 0;
+	while (!nvt_bridge_arm(&l) && n < 100) {
+		nvt_bridge_gap(&l, 20 * US);
+		n++;
+	}
+	CHECK(n >= 4 && n <= 8);
+	/* Token by token: 7 of 8 waits followed at once, the 8th by the next request's arrival. */
+	for (int i = 0; i < 800; i++)
+		nvt_bridge_gap(&l, i % 8 == 7 ? 10 * MS : 30 * US);
+	CHECK(nvt_bridge_arm(&l) && l.soon_pm > 700);
+	/* The linger is the limit: a gap of it is soon, a longer one is not. */
+	for (int i = 0; i < 100; i++)
+		nvt_bridge_gap(&l, (uint64_t)NVT_BRIDGE_LINGER_US * US + 1);
+	CHECK(!nvt_bridge_arm(&l));
+	for (int i = 0; i < 100; i++)
+		nvt_bridge_gap(&l, (uint64_t)NVT_BRIDGE_LINGER_US * US);
+	CHECK(nvt_bridge_arm(&l) && l.waits == 801 + n + 200);
+}
+
 /* A share beside higher tasks that never idle, by the looks, not the averages. */
 static void test_share(void)
 {
@@ -540,6 +585,7 @@ int main(void)
 	test_share();
 	test_preempt_words();
 	test_timeslice();
+	test_bridge();
 	test_words();
 	test_priority_text();
 	test_activity();

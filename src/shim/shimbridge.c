@@ -1,0 +1,291 @@
+/*
+ * shimbridge.c - the bridge between a high time-sliced task's synchronised
+ * steps (docs/priorities.md, "Preemption"; core/yield.h says why and when).
+ *
+ * When a thread of the task begins to wait for its work (a stream's or an
+ * event's synchronisation, a synchronous copy to the host) and its recent
+ * waits were followed soon by a launch, the shim queues on a stream of its
+ * own a one-thread kernel (nvt_bridge) and an empty one behind it. The kernel
+ * runs until the host's next launch on this GPU plus a margin, or the linger
+ * after the wait returned, or the cap: the task's context keeps work pending
+ * between its steps, so the GPU does not switch to a lower context there, and
+ * the next step (on the same hardware queue: CUDA_DEVICE_MAX_CONNECTIONS=1,
+ * which nvtaskset sets for such a task) is queued behind it. The host talks to
+ * it through two words of pinned memory the GPU reads: the last wait that
+ * returned, the last wait whose bridge may end. A context synchronisation ends
+ * every bridge first (it waits for this stream too).
+ *
+ * Everything is made in the waiting thread's context at its first bridged
+ * wait, and never freed (its process's own objects). The launch path only
+ * stores the release word, in the slow path it already takes after a wait
+ * (shim_yield_launched); the kernels this file launches are not taken for
+ * the program's (tls). Anything that fails turns the bridge off for the
+ * process, said once: the program runs as without it.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/yield.h"
+#include "os/clock.h"
+#include "shimbridge.h"
+#include "shimdriver.h"
+#include "shimslot.h"
+#include "shimstate.h"
+
+/* The kernels (PTX, compiled by the driver: sm_70 and later have nanosleep). */
+static const char bridge_ptx[] =
+	".version 7.0\n"
+	".target sm_70\n"
+	".address_size 64\n"
+	".visible .entry nvt_bridge(.param .u64 w, .param .u32 seq, .param .u64 cap,\n"
+	"                           .param .u64 linger, .param .u64 margin)\n"
+	"{\n"
+	"  .reg .pred %p<4>;\n"
+	"  .reg .b32 %r<8>;\n"
+	"  .reg .b64 %rd<16>;\n"
+	"  ld.param.u64 %rd1, [w];\n"
+	"  ld.param.u32 %r1, [seq];\n"
+	"  ld.param.u64 %rd2, [cap];\n"
+	"  ld.param.u64 %rd3, [linger];\n"
+	"  ld.param.u64 %rd4, [margin];\n"
+	"  cvta.to.global.u64 %rd1, %rd1;\n"
+	"  mov.u64 %rd5, %globaltimer;\n"
+	"  mov.u64 %rd6, 0;\n"
+	"  mov.u64 %rd7, 0;\n"
+	"LOOP:\n"
+	"  mov.u64 %rd8, %globaltimer;\n"
+	"  sub.u64 %rd9, %rd8, %rd5;\n"
+	"  setp.gt.u64 %p1, %rd9, %rd2;\n"
+	"  @%p1 bra DONE;\n"
+	"  ld.volatile.global.u32 %r2, [%rd1+4];\n"
+	"  sub.s32 %r3, %r2, %r1;\n"
+	"  setp.lt.s32 %p1, %r3, 0;\n"
+	"  @%p1 bra WAITING;\n"
+	"  setp.eq.u64 %p2, %rd7, 0;\n"
+	"  @%p2 mov.u64 %rd7, %rd8;\n"
+	"  sub.u64 %rd10, %rd8, %rd7;\n"
+	"  setp.ge.u64 %p3, %rd10, %rd4;\n"
+	"  @%p3 bra DONE;\n"
+	"  bra.uni SLEEP;\n"
+	"WAITING:\n"
+	"  ld.volatile.global.u32 %r4, [%rd1];\n"
+	"  sub.s32 %r5, %r4, %r1;\n"
+	"  setp.lt.s32 %p1, %r5, 0;\n"
+	"  @%p1 bra SLEEP;\n"
+	"  setp.eq.u64 %p2, %rd6, 0;\n"
+	"  @%p2 mov.u64 %rd6, %rd8;\n"
+	"  sub.u64 %rd11, %rd8, %rd6;\n"
+	"  setp.ge.u64 %p3, %rd11, %rd3;\n"
+	"  @%p3 bra DONE;\n"
+	"SLEEP:\n"
+	"  nanosleep.u32 500;\n"
+	"  bra.uni LOOP;\n"
+	"DONE:\n"
+	"  ret;\n"
+	"}\n"
+	".visible .entry nvt_bridge_nop()\n"
+	"{\n"
+	"  ret;\n"
+	"}\n";
+
+/* The bridge of one GPU slot, made in one context. */
+struct bslot {
+	void *ctx;           /* NULL: not made yet */
+	CUfunction fn, nop;
+	CUstream stream;
+	volatile uint32_t *w; /* [0]: the last wait that returned, [1]: released up to */
+	CUdeviceptr dw;
+	uint32_t seq;        /* the last wait bridged */
+	uint64_t ret_ns;     /* when a wait last returned; 0: none since the last launch */
+	uint32_t soon_pm, waits; /* struct nvt_bridge_learn, read and written whole by one thread at
+				  * a time (the one that took ret_ns), atomically word by word */
+};
+
+static struct {
+	pthread_mutex_t lock; /* making a slot's objects, launching its bridges */
+	int on;               /* the process bridges (set-up) */
+	int broken;           /* something failed: off for good */
+	struct bslot s[NVT_MAX_GPUS];
+} b = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The wait this thread bridged (its seq, 0: none), and whether it launches the bridge. */
+static __thread struct {
+	uint32_t seq;
+	int slot;
+	int launching;
+} tls __attribute__((tls_model("initial-exec")));
+
+static void turn_off(const char *what, int rc)
+{
+	b.broken = 1;
+	if (shim_first_time(WARN_BRIDGE))
+		shim_warn("%s failed (error %d): this task's synchronised steps are not bridged, and "
+			  "each pays the GPU's switches to lower tasks and back",
+			  what, rc);
+}
+
+/* The slot's objects in ctx (under b.lock). Returns 0 if it can bridge there. */
+static int made(struct bslot *s, void *ctx)
+{
+	CUmodule module;
+	void *host = NULL;
+	int rc;
+
+	if (s->ctx)
+		return s->ctx == ctx ? 0 : -1; /* one context a GPU: a second one waits unbridged */
+	if (!shim_cu.module_load || !shim_cu.module_function || !shim_cu.stream_create ||
+	    !shim_cu.launch_kernel || !shim_cu.host_alloc || !shim_cu.host_device_ptr) {
+		turn_off("finding the driver's module and launch calls", -1);
+		return -1;
+	}
+	if ((rc = shim_cu.module_load(&module, bridge_ptx))) {
+		turn_off("loading the bridge kernel", rc);
+		return -1;
+	}
+	if ((rc = shim_cu.module_function(&s->fn, module, "nvt_bridge")) ||
+	    (rc = shim_cu.module_function(&s->nop, module, "nvt_bridge_nop"))) {
+		turn_off("finding the bridge kernel", rc);
+		return -1;
+	}
+	if ((rc = shim_cu.stream_create(&s->stream, NVT_CU_STREAM_NON_BLOCKING))) {
+		turn_off("making the bridge's stream", rc);
+		return -1;
+	}
+	if ((rc = shim_cu.host_alloc(&host, 64, NVT_CU_MEMHOSTALLOC_PORTABLE | NVT_CU_MEMHOSTALLOC_DEVICEMAP)) ||
+	    (rc = shim_cu.host_device_ptr(&s->dw, host, 0))) {
+		turn_off("mapping the bridge's words", rc);
+		return -1;
+	}
+	memset(host, 0, 64);
+	__atomic_store_n(&s->w, (volatile uint32_t *)host, __ATOMIC_RELEASE);
+	s->ctx = ctx;
+	return 0;
+}
+
+void shim_bridge_setup(uint8_t prio, uint32_t yield)
+{
+	struct nvt_slot_prio p = {.prio = prio, .yield = yield};
+	struct nvt_yield_cfg c;
+	int why;
+
+	nvt_yield_cfg_of(&p, &c);
+	why = nvt_bridge_wanted(prio, &c, secure_getenv(NVT_ENV_CUDA_CONNECTIONS),
+				secure_getenv(NVT_ENV_BRIDGE));
+	if (why == NVT_BRIDGE_BAD_WORD && shim_first_time(WARN_BRIDGE))
+		shim_warn("%s is neither 0 nor 1: its steps are bridged", NVT_ENV_BRIDGE);
+	b.on = why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;
+}
+
+void shim_bridge_wait(int g, void *ctx)
+{
+	struct bslot *s;
+	uint32_t seq;
+	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger = (uint64_t)NVT_BRIDGE_LINGER_US * 1000,
+		 margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000;
+	void *args[5];
+
+	tls.seq = 0;
+	if (!b.on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching)
+		return;
+	s = &b.s[g];
+	pthread_mutex_lock(&b.lock);
+	struct nvt_bridge_learn l = {__atomic_load_n(&s->soon_pm, __ATOMIC_RELAXED),
+				     __atomic_load_n(&s->waits, __ATOMIC_RELAXED)};
+	if (!nvt_bridge_arm(&l) || b.broken || made(s, ctx)) {
+		pthread_mutex_unlock(&b.lock);
+		return;
+	}
+	seq = s->seq + 1;
+	if (!seq)
+		seq = 1;
+	args[0] = &s->dw;
+	args[1] = &seq;
+	args[2] = &cap;
+	args[3] = &linger;
+	args[4] = &margin;
+	tls.launching = 1;
+	if (shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL) == 0) {
+		/* Without the empty kernel behind it the bridge alone is switched out. */
+		int rc = shim_cu.launch_kernel(s->nop, 1, 1, 1, 1, 1, 1, 0, s->stream, NULL, NULL);
+		__atomic_store_n(&s->seq, seq, __ATOMIC_RELAXED);
+		tls.seq = seq;
+		tls.slot = g;
+		if (rc)
+			turn_off("launching the bridge", rc);
+	} else {
+		turn_off("launching the bridge", -1);
+	}
+	tls.launching = 0;
+	pthread_mutex_unlock(&b.lock);
+}
+
+void shim_bridge_returned(int g)
+{
+	struct bslot *s;
+
+	if (g >= 0 && g < NVT_MAX_GPUS && b.on)
+		__atomic_store_n(&b.s[g].ret_ns, nvt_clock_ns(), __ATOMIC_RELAXED);
+	uint32_t cur;
+
+	if (!tls.seq)
+		return;
+	s = &b.s[tls.slot];
+	/* The latest wait that returned (another thread's may have returned after it). */
+	cur = __atomic_load_n(&s->w[0], __ATOMIC_RELAXED);
+	while ((int32_t)(tls.seq - cur) > 0 &&
+	       !__atomic_compare_exchange_n(&s->w[0], &cur, tls.seq, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+	tls.seq = 0;
+}
+
+void shim_bridge_launched(int g)
+{
+	struct bslot *s;
+	uint64_t ret;
+
+	if (!b.on || tls.launching || g < 0 || g >= NVT_MAX_GPUS)
+		return;
+	s = &b.s[g];
+	/* What the waits teach: was this launch soon after the last one returned? */
+	ret = __atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED);
+	if (ret) {
+		uint64_t now = nvt_clock_ns();
+		struct nvt_bridge_learn l = {__atomic_load_n(&s->soon_pm, __ATOMIC_RELAXED),
+					     __atomic_load_n(&s->waits, __ATOMIC_RELAXED)};
+		nvt_bridge_gap(&l, now > ret ? now - ret : 0);
+		__atomic_store_n(&s->soon_pm, l.soon_pm, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->waits, l.waits, __ATOMIC_RELAXED);
+	}
+	volatile uint32_t *w = __atomic_load_n(&s->w, __ATOMIC_ACQUIRE);
+	if (w)
+		__atomic_store_n(&w[1], __atomic_load_n(&s->seq, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+}
+
+void shim_bridge_release_all(void)
+{
+	if (!b.on)
+		return;
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
+		if (w)
+			__atomic_store_n(&w[1], __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+	}
+}
+
+int shim_bridge_launching(void)
+{
+	return tls.launching;
+}
+
+void shim_bridge_after_fork(void)
+{
+	/* The parent's context, stream and words are not the child's. */
+	pthread_mutex_init(&b.lock, NULL);
+	memset(b.s, 0, sizeof(b.s));
+	tls.seq = 0;
+	tls.launching = 0;
+}

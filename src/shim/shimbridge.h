@@ -1,0 +1,30 @@
+/*
+ * shimbridge.h - the bridge between a high time-sliced task's synchronised
+ * steps (shimbridge.c). Called by shimyield.c, which follows the task's
+ * waits and launches.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef NVT_SHIMBRIDGE_H
+#define NVT_SHIMBRIDGE_H
+
+#include <stdint.h>
+
+/* At set-up of a task with priority prio and yield words yield: whether it bridges. */
+void shim_bridge_setup(uint8_t prio, uint32_t yield);
+/* A thread begins to wait (a stream's or an event's synchronisation, a synchronous copy to
+ * the host) in context ctx on GPU slot g: bridge the wait if its waits are followed soon. */
+void shim_bridge_wait(int g, void *ctx);
+/* That wait returned (slot g, or -1: not known). */
+void shim_bridge_returned(int g);
+/* The first launch on slot g after a wait (the launch path's slow path, lock-free): the last
+ * bridge may end, once the launch is queued. */
+void shim_bridge_launched(int g);
+/* A context synchronisation begins: every bridge may end (it waits for them too). */
+void shim_bridge_release_all(void);
+/* 1 while this thread launches a bridge (its launches are not the program's). */
+int shim_bridge_launching(void);
+/* In a forked child. */
+void shim_bridge_after_fork(void);
+
+#endif /* NVT_SHIMBRIDGE_H */

@@ -1,0 +1,99 @@
+# The bridge between a high time-sliced task's synchronised steps (docs/priorities.md,
+# "Preemption"; src/shim/shimbridge.c): at each wait that its recent waits say will be followed
+# soon, the shim queues its bridge kernel and an empty one on a stream of its own, tells the
+# kernel when the wait returned and, at the next launch, that it may end. The fake driver logs
+# each bridge launch with the two words as the host had written them (FAKECUDA_BRIDGE_LOG).
+# Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e.
+# shellcheck shell=bash
+
+PRIOAPP=$T/prioapp
+
+# bridges: the bridge kernels launched so far.
+bridges() { if [ -e "$WORK/bridge.log" ]; then grep -c '^bridge ' "$WORK/bridge.log" || true; else echo 0; fi; }
+bridges_over() { [ "$(bridges)" -gt "$1" ]; }
+# steps_app TAG NVT_ARGS...: a job of back-to-back steps (2 launches, one wait each) under
+# nvtaskset --no-mps NVT_ARGS, until it made more than 20 bridges or 2 s passed; stopped.
+steps_app() {
+	local tag=$1 pid
+	shift
+	rm -f "$WORK/$tag.stop"
+	FAKECUDA_KERNEL_US=200 FAKECUDA_BRIDGE_LOG=$WORK/bridge.log "$NVT" --no-mps "$@" \
+		"$PRIOAPP" batch "$WORK/$tag.stop" "$WORK/$tag.log" 2 2>"$WORK/$tag.err" &
+	pid=$!
+	wait_for 10 test -e "$WORK/$tag.log.ready"
+	wait_for 2 launches_made "$WORK/$tag.log" 200 || true
+	touch "$WORK/$tag.stop"
+	wait "$pid" || die "the job failed: $(cat "$WORK/$tag.err")"
+}
+launches_made() { [ "$(grep -c '^launch' "$1")" -gt "$2" ]; }
+
+t_bridge_steps_bridged_and_released() {
+	local n bad
+	steps_app steps --priority high
+	n=$(bridges)
+	[ "$n" -gt 50 ] || die "only $n bridges for $(grep -c '^launch' "$WORK/steps.log") launches: $(head -3 "$WORK/bridge.log")"
+	# Every bridge after the first: the wait before it had returned and its bridge was released
+	# at the launch in between; the seq counts the waits; the bounds are the shim's.
+	bad=$(awk '$1 == "bridge" {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (v["cap_ns"] != 50000000 || v["linger_ns"] != 300000 || v["margin_ns"] != 20000) print "bounds: " $0
+		if (n && (v["seq"] != last + 1 || v["returned"] != last || v["released"] != last)) print "words: " $0
+		last = v["seq"]; n++ }' "$WORK/bridge.log")
+	eq "$bad" "" "bridge lines"
+	# An empty kernel behind each bridge.
+	eq "$(grep -c '^nop ' "$WORK/bridge.log")" "$n" "empty kernels"
+	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
+}
+
+# Requests 20 ms apart, one wait each: the first wait teaches that nothing follows soon.
+t_bridge_spaced_requests_not_bridged() {
+	local pid
+	rm -f "$WORK/srv.stop"
+	FAKECUDA_KERNEL_US=200 FAKECUDA_BRIDGE_LOG=$WORK/bridge.log "$NVT" --no-mps --priority high \
+		"$PRIOAPP" serve "$WORK/srv.stop" "$WORK/srv.log" 20000 2 2>"$WORK/srv.err" &
+	pid=$!
+	wait_for 10 test -e "$WORK/srv.log.ready"
+	wait_for 10 requests_over_n "$WORK/srv.log" 8
+	touch "$WORK/srv.stop"
+	wait "$pid" || die "the service failed: $(cat "$WORK/srv.err")"
+	eq "$(bridges)" 1 "bridges over $(grep -c '^req ' "$WORK/srv.log") requests"
+}
+requests_over_n() { [ "$(grep -c '^req ' "$1")" -gt "$2" ]; }
+
+t_bridge_only_high_sliced_and_asked() {
+	# A low task, a partitioned high one (MPS client priority), NVTASKSET_BRIDGE=0, and a
+	# task whose CUDA_DEVICE_MAX_CONNECTIONS says other streams have queues of their own.
+	steps_app low --priority low
+	steps_app part --priority high -c 0-7
+	NVTASKSET_BRIDGE=0 steps_app off --priority high
+	CUDA_DEVICE_MAX_CONNECTIONS=4 steps_app conn --priority high
+	eq "$(bridges)" 0 "bridges"
+	NVTASKSET_BRIDGE=yes steps_app bad --priority high
+	bridges_over 10 || die "NVTASKSET_BRIDGE=yes: $(bridges) bridges"
+	has "$(cat "$WORK/bad.err")" "NVTASKSET_BRIDGE is neither 0 nor 1: its steps are bridged"
+}
+
+t_bridge_connections_set() {
+	local out rc
+	run_rc out rc "$NVT" --no-mps --priority high sh -c 'echo "conn=${CUDA_DEVICE_MAX_CONNECTIONS-unset}"'
+	eq "$rc" 0 "exit status: $out"
+	has "$out" "conn=1"
+	for form in "--priority low" "--priority high -c 0-7" "--priority high --yield client" "-c 0-7"; do
+		# shellcheck disable=SC2086 # the form's words
+		run_rc out rc "$NVT" --no-mps $form sh -c 'echo "conn=${CUDA_DEVICE_MAX_CONNECTIONS-unset}"'
+		eq "$rc" 0 "$form: exit status: $out"
+		has "$out" "conn=unset"
+	done
+	# The user's count, and --channels, win.
+	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=3 "$NVT" --no-mps --priority high sh -c 'echo "conn=$CUDA_DEVICE_MAX_CONNECTIONS"'
+	has "$out" "conn=3"
+	run_rc out rc "$NVT" --no-mps --channels 4 --priority high sh -c 'echo "conn=$CUDA_DEVICE_MAX_CONNECTIONS"'
+	has "$out" "conn=4"
+}
+
+# A driver that cannot load the bridge: said once, and the program runs as without it.
+t_bridge_unloadable_said_once() {
+	FAKECUDA_BRIDGE=noptx steps_app noptx --priority high
+	eq "$(bridges)" 0 "bridges"
+	eq "$(grep -c "loading the bridge kernel failed" "$WORK/noptx.err")" 1 "said once: $(cat "$WORK/noptx.err")"
+}
