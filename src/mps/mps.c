@@ -13,6 +13,8 @@
 #include "mps.h"
 #include "nvtaskset.h"
 #include "core/mpslog.h"
+#include "core/prio.h"
+#include "core/yield.h"
 #include "os/child.h"
 #include "os/proc.h"
 #include "os/sysutil.h"
@@ -275,6 +277,19 @@ struct control_call {
 	const char *arg;
 };
 
+/* 1 if the clients of mps's level server bridge their steps (core/yield.h): the server's
+ * work queues are its clients', so it gets their one hardware queue each. */
+static int bridged_level(const struct nvt_mps *mps)
+{
+	struct nvt_slot_prio p = {0};
+	struct nvt_yield_cfg c;
+
+	if (!mps->server_env[0] || nvt_prio_env_parse(mps->server_env, &p))
+		return 0;
+	nvt_yield_cfg_of(&p, &c);
+	return nvt_bridge_wanted(p.prio, &c, "1", NULL) == NVT_BRIDGE_ON;
+}
+
 /* In a child: runs the control binary with arg (or none), as mps->clean_env says. */
 static void exec_control(void *ctx, int out_fd)
 {
@@ -285,8 +300,8 @@ static void exec_control(void *ctx, int out_fd)
 	(void)out_fd;
 	if (mps->clean_env) {
 		static char pipe_env[300], log_env[300], path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-		static char preload_env[600], server_env[200];
-		char *env[] = {path_env, pipe_env, log_env, NULL, NULL, NULL};
+		static char preload_env[600], server_env[200], conn_env[] = NVT_ENV_CUDA_CONNECTIONS "=1";
+		char *env[] = {path_env, pipe_env, log_env, NULL, NULL, NULL, NULL};
 		char *argv[] = {(char *)mps->control, (char *)arg, NULL};
 		snprintf(pipe_env, sizeof(pipe_env), "CUDA_MPS_PIPE_DIRECTORY=%s", mps->pipe_dir);
 		snprintf(log_env, sizeof(log_env), "CUDA_MPS_LOG_DIRECTORY=%s", mps->log_dir);
@@ -295,6 +310,8 @@ static void exec_control(void *ctx, int out_fd)
 			snprintf(server_env, sizeof(server_env), NVT_ENV_MPS_SERVER "=%s", mps->server_env);
 			env[3] = preload_env;
 			env[4] = server_env;
+			if (bridged_level(mps))
+				env[5] = conn_env;
 		}
 		execve(mps->control, argv, env);
 		_exit(127);
@@ -305,6 +322,8 @@ static void exec_control(void *ctx, int out_fd)
 	if (mps->server_env[0]) {
 		setenv(NVT_ENV_LD_PRELOAD, mps->shim, 1);
 		setenv(NVT_ENV_MPS_SERVER, mps->server_env, 1);
+		if (bridged_level(mps))
+			setenv(NVT_ENV_CUDA_CONNECTIONS, "1", 0); /* the caller's own count wins */
 	} else {
 		unsetenv(NVT_ENV_LD_PRELOAD);
 		unsetenv(NVT_ENV_MPS_SERVER);
