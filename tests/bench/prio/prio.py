@@ -355,8 +355,10 @@ class Run:
             self.h_prog = {h: fake + ["h", h] for h in H_IMPLS}
         self.env = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=os.path.join(self.work, "mps"),
                         CUDA_MPS_LOG_DIRECTORY=os.path.join(self.work, "mpslog"),
-                        CUDA_DEVICE_MAX_CONNECTIONS="8", NVTASKSET_QUIET="1", PYTHONUNBUFFERED="1")
-        for k in ("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_CLIENT_PRIORITY", "NVTASKSET_PARTITION",
+                        NVTASKSET_QUIET="1", PYTHONUNBUFFERED="1")
+        # CUDA's own hardware queues, as users run (nvtaskset gives a high time-sliced task one).
+        for k in ("CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_CLIENT_PRIORITY",
+                  "NVTASKSET_PARTITION",
                   "NVTASKSET_PARTITION_FOR", "NVTASKSET_PRIORITY"):
             self.env.pop(k, None)
         for k in ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY"):
