@@ -177,6 +177,11 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 				secure_getenv(NVT_ENV_BRIDGE));
 	if (why == NVT_BRIDGE_BAD_WORD && shim_first_time(WARN_BRIDGE))
 		shim_warn("%s is neither 0 nor 1: its steps are bridged", NVT_ENV_BRIDGE);
+	if (why == NVT_BRIDGE_CONNECTIONS && shim_first_time(WARN_BRIDGE))
+		shim_warn("%s=%s: this task's synchronised steps are not bridged (that needs 1), so each "
+			  "pays the GPU's switches to lower tasks and back; %s=0 says this is wanted",
+			  NVT_ENV_CUDA_CONNECTIONS, secure_getenv(NVT_ENV_CUDA_CONNECTIONS) ?: "(unset)",
+			  NVT_ENV_BRIDGE);
 	b.on = why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;
 }
 

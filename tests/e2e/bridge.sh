@@ -68,6 +68,8 @@ t_bridge_only_high_sliced_and_asked() {
 	NVTASKSET_BRIDGE=0 steps_app off --priority high
 	CUDA_DEVICE_MAX_CONNECTIONS=4 steps_app conn --priority high
 	eq "$(bridges)" 0 "bridges"
+	has "$(cat "$WORK/conn.err")" "CUDA_DEVICE_MAX_CONNECTIONS=4: this task's synchronised steps are not bridged"
+	hasnt "$(cat "$WORK/off.err" "$WORK/low.err" "$WORK/part.err")" "bridged"
 	NVTASKSET_BRIDGE=yes steps_app bad --priority high
 	bridges_over 10 || die "NVTASKSET_BRIDGE=yes: $(bridges) bridges"
 	has "$(cat "$WORK/bad.err")" "NVTASKSET_BRIDGE is neither 0 nor 1: its steps are bridged"
@@ -96,4 +98,25 @@ t_bridge_unloadable_said_once() {
 	FAKECUDA_BRIDGE=noptx steps_app noptx --priority high
 	eq "$(bridges)" 0 "bridges"
 	eq "$(grep -c "loading the bridge kernel failed" "$WORK/noptx.err")" 1 "said once: $(cat "$WORK/noptx.err")"
+}
+
+# The high level's MPS daemon (its server makes its clients' hardware queues) gets one queue a
+# client; the low level's keeps CUDA's own; a count the starter set wins.
+t_bridge_level_daemon_one_queue() {
+	local out rc
+	own_mps_dirs bridge
+	PATH=$FAKEBIN:$PATH
+	run_rc out rc "$NVT" --priority high "$APP" launch 1
+	eq "$rc" 0 "exit status: $out"
+	has "$(cat "$CUDA_MPS_PIPE_DIRECTORY-high/fake.env")" "CUDA_DEVICE_MAX_CONNECTIONS=1"
+	run_rc out rc "$NVT" --priority low "$APP" launch 1
+	eq "$rc" 0 "exit status: $out"
+	hasnt "$(cat "$CUDA_MPS_PIPE_DIRECTORY-low/fake.env")" "CUDA_DEVICE_MAX_CONNECTIONS"
+	run_rc out rc "$NVT" --mps stop
+	eq "$rc" 0 "--mps stop: $out"
+	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=6 "$NVT" --priority high "$APP" launch 1
+	eq "$rc" 0 "exit status: $out"
+	has "$(cat "$CUDA_MPS_PIPE_DIRECTORY-high/fake.env")" "CUDA_DEVICE_MAX_CONNECTIONS=6"
+	run_rc out rc "$NVT" --mps stop
+	eq "$rc" 0 "--mps stop: $out"
 }
