@@ -7,6 +7,9 @@
 # shellcheck shell=bash
 
 PRIOAPP=$T/prioapp
+# What a task's shell says of its hardware queues.
+# shellcheck disable=SC2016 # the task's shell expands it
+CONN_SH='echo "conn=${CUDA_DEVICE_MAX_CONNECTIONS-unset}"'
 
 # bridges: the bridge kernels launched so far.
 bridges() { if [ -e "$WORK/bridge.log" ]; then grep -c '^bridge ' "$WORK/bridge.log" || true; else echo 0; fi; }
@@ -77,19 +80,19 @@ t_bridge_only_high_sliced_and_asked() {
 
 t_bridge_connections_set() {
 	local out rc
-	run_rc out rc "$NVT" --no-mps --priority high sh -c 'echo "conn=${CUDA_DEVICE_MAX_CONNECTIONS-unset}"'
+	run_rc out rc "$NVT" --no-mps --priority high sh -c "$CONN_SH"
 	eq "$rc" 0 "exit status: $out"
 	has "$out" "conn=1"
 	for form in "--priority low" "--priority high -c 0-7" "--priority high --yield client" "-c 0-7"; do
 		# shellcheck disable=SC2086 # the form's words
-		run_rc out rc "$NVT" --no-mps $form sh -c 'echo "conn=${CUDA_DEVICE_MAX_CONNECTIONS-unset}"'
+		run_rc out rc "$NVT" --no-mps $form sh -c "$CONN_SH"
 		eq "$rc" 0 "$form: exit status: $out"
 		has "$out" "conn=unset"
 	done
 	# The user's count, and --channels, win.
-	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=3 "$NVT" --no-mps --priority high sh -c 'echo "conn=$CUDA_DEVICE_MAX_CONNECTIONS"'
+	run_rc out rc env CUDA_DEVICE_MAX_CONNECTIONS=3 "$NVT" --no-mps --priority high sh -c "$CONN_SH"
 	has "$out" "conn=3"
-	run_rc out rc "$NVT" --no-mps --channels 4 --priority high sh -c 'echo "conn=$CUDA_DEVICE_MAX_CONNECTIONS"'
+	run_rc out rc "$NVT" --no-mps --channels 4 --priority high sh -c "$CONN_SH"
 	has "$out" "conn=4"
 }
 

@@ -548,7 +548,7 @@ static void test_bridge(void)
 	CHECK(!nvt_bridge_arm(&l));
 	for (int i = 0; i < 100; i++)
 		nvt_bridge_gap(&l, (uint64_t)NVT_BRIDGE_LINGER_US * US);
-	CHECK(nvt_bridge_arm(&l) && l.waits == 801 + n + 200);
+	CHECK(nvt_bridge_arm(&l) && l.waits == (uint32_t)(801 + n + 200));
 }
 
 /* A share beside higher tasks that never idle, by the looks, not the averages. */
