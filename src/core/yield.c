@@ -473,32 +473,3 @@ unsigned nvt_yield_inflight(uint64_t bound_ns, uint64_t launch_ns, unsigned max)
 		k = 1;
 	return k > max ? max : (unsigned)k;
 }
-
-int nvt_bridge_wanted(unsigned prio, const struct nvt_yield_cfg *c, const char *connections,
-		      const char *word)
-{
-	if (prio != NVT_PRIO_HIGH || !(c->yield & NVT_YIELD_SLICE))
-		return NVT_BRIDGE_NOT_SLICED;
-	if (word && !strcmp(word, "0"))
-		return NVT_BRIDGE_TURNED_OFF;
-	if (!connections || strcmp(connections, "1"))
-		return NVT_BRIDGE_CONNECTIONS;
-	return word && strcmp(word, "1") ? NVT_BRIDGE_BAD_WORD : NVT_BRIDGE_ON;
-}
-
-void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns)
-{
-	uint32_t soon = gap_ns <= (uint64_t)NVT_BRIDGE_LINGER_US * 1000 ? 1000 : 0;
-
-	if (!l->waits)
-		l->soon_pm = soon;
-	else
-		l->soon_pm = l->soon_pm - l->soon_pm / 8 + soon / 8;
-	if (l->waits < UINT32_MAX)
-		l->waits++;
-}
-
-int nvt_bridge_arm(const struct nvt_bridge_learn *l)
-{
-	return !l->waits || l->soon_pm >= NVT_BRIDGE_ON_PM;
-}
