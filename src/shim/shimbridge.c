@@ -15,11 +15,16 @@
  * returned, the last wait whose bridge may end. A context synchronisation ends
  * every bridge first (it waits for this stream too).
  *
- * Everything is made in the waiting thread's context at its first bridged
- * wait, and never freed (its process's own objects). The launch path only
- * stores the release word, in the slow path it already takes after a wait
- * (shim_yield_launched); the kernels this file launches are not taken for
- * the program's (tls). Anything that fails turns the bridge off for the
+ * Every launch releases the bridge (one store: with one hardware queue,
+ * whatever the program queues waits behind it, so another thread's kernels
+ * must not wait for this thread's next step), and so does every wait's start
+ * (an event recorded behind the bridge may be what the wait is for). Work
+ * queued behind it that is not a launch and not waited for (an event only
+ * polled) waits at most the linger. Everything is made in the waiting
+ * thread's context at its first bridged wait, and never freed (its process's
+ * own objects). What the waits teach is learnt in the slow path the launch
+ * path takes after a wait (shim_yield_launched); the kernels this file
+ * launches are not taken for the program's (tls). Anything that fails turns the bridge off for the
  * process, said once: the program runs as without it.
  *
  * SPDX-License-Identifier: MIT
@@ -105,6 +110,9 @@ struct bslot {
 				  * a time (the one that took ret_ns), atomically word by word */
 };
 
+/* Read by the launch path (shimbridge.h). */
+int shim_bridge_on;
+
 static struct {
 	pthread_mutex_t lock; /* making a slot's objects, launching its bridges */
 	int on;               /* the process bridges (set-up) */
@@ -183,6 +191,15 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 			  NVT_ENV_CUDA_CONNECTIONS, secure_getenv(NVT_ENV_CUDA_CONNECTIONS) ?: "(unset)",
 			  NVT_ENV_BRIDGE);
 	b.on = why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;
+	shim_bridge_on = b.on;
+}
+
+void shim_bridge_release(int g)
+{
+	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
+
+	if (w)
+		__atomic_store_n(&w[1], __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
 }
 
 void shim_bridge_wait(int g, void *ctx)
@@ -196,6 +213,8 @@ void shim_bridge_wait(int g, void *ctx)
 	tls.seq = 0;
 	if (!b.on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching)
 		return;
+	/* What was queued behind the last bridge may be what this wait waits for. */
+	shim_bridge_release(g);
 	s = &b.s[g];
 	pthread_mutex_lock(&b.lock);
 	struct nvt_bridge_learn l = {__atomic_load_n(&s->soon_pm, __ATOMIC_RELAXED),
@@ -265,20 +284,14 @@ void shim_bridge_launched(int g)
 		__atomic_store_n(&s->soon_pm, l.soon_pm, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->waits, l.waits, __ATOMIC_RELAXED);
 	}
-	volatile uint32_t *w = __atomic_load_n(&s->w, __ATOMIC_ACQUIRE);
-	if (w)
-		__atomic_store_n(&w[1], __atomic_load_n(&s->seq, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
 }
 
 void shim_bridge_release_all(void)
 {
 	if (!b.on)
 		return;
-	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
-		if (w)
-			__atomic_store_n(&w[1], __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
-	}
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		shim_bridge_release(g);
 }
 
 int shim_bridge_launching(void)

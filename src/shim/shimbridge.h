@@ -17,9 +17,14 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield);
 void shim_bridge_wait(int g, void *ctx);
 /* That wait returned (slot g, or -1: not known). */
 void shim_bridge_returned(int g);
-/* The first launch on slot g after a wait (the launch path's slow path, lock-free): the last
- * bridge may end, once the launch is queued. */
+/* The first launch on slot g after a wait (the launch path's slow path, lock-free): what the
+ * waits teach. */
 void shim_bridge_launched(int g);
+/* The process bridges its waits (set-up): the launch path then releases at every launch. */
+extern int shim_bridge_on;
+/* A launch on slot g (the launch path: one store), or a wait's start: the last bridge may end,
+ * once what is queued now is queued. */
+void shim_bridge_release(int g);
 /* A context synchronisation begins: every bridge may end (it waits for them too). */
 void shim_bridge_release_all(void);
 /* 1 while this thread launches a bridge (its launches are not the program's). */

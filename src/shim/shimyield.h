@@ -14,6 +14,7 @@
 #include "core/segment.h"
 #include "shimslot.h"
 #include "core/yield.h"
+#include "shimbridge.h"
 #include "shimstate.h"
 
 extern int shim_yield_tracking; /* started with a priority: follows its requests */
@@ -60,6 +61,8 @@ int shim_yield_borrow(int g, struct hw_masks *m);
 static inline void shim_count_launch(int g)
 {
 	nvt_slot_count_launch(&shim.seg->gpu[g], shim_launch_stripe());
+	if (__builtin_expect(shim_bridge_on, 0))
+		shim_bridge_release(g);
 	if (__builtin_expect(__atomic_load_n(&shim_yield_idle[g], __ATOMIC_RELAXED), 0))
 		shim_yield_launched(g);
 }

@@ -48,6 +48,19 @@ t_bridge_steps_bridged_and_released() {
 	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
 }
 
+# Two waits in a row, no launch between: the second's start releases the first's bridge (what
+# it waits for may be queued behind it).
+t_bridge_wait_releases_the_last() {
+	local bad
+	PRIOAPP_SYNC_TWICE=1 steps_app twice --priority high
+	bridges_over 20 || die "$(bridges) bridges"
+	bad=$(awk '$1 == "bridge" {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (n && v["released"] != last) print "not released: " $0
+		last = v["seq"]; n++ }' "$WORK/bridge.log")
+	eq "$bad" "" "bridge lines"
+}
+
 # Requests 20 ms apart, one wait each: the first wait teaches that nothing follows soon.
 t_bridge_spaced_requests_not_bridged() {
 	local pid

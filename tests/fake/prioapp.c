@@ -13,7 +13,8 @@
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
- *       not yet done just after the call returned; TPCS: the count of TPCs it ran on)
+ *       not yet done just after the call returned; TPCS: the count of TPCs it ran on);
+ *       PRIOAPP_SYNC_TWICE=1: two synchronisations in a row each time
  *   prioapp threads STOP LOG THREADS LAUNCHES APART_US   THREADS threads, each making
  *       LAUNCHES launches APART_US apart (0: back to back; 1000: a busy higher task's
  *       next request holds each one back, not only the first), or until file STOP
@@ -178,7 +179,8 @@ int main(int argc, char **argv)
 					tpcs += __builtin_popcountll(rec.ran_tpcs[w]);
 			fprintf(log, "launch %llu %llu %d %d\n", (unsigned long long)enter,
 				(unsigned long long)ret, fakecuda_in_flight(NULL), tpcs);
-			if (every > 0 && n % every == 0 && cuStreamSynchronize(NULL)) {
+			if (every > 0 && n % every == 0 &&
+			    (cuStreamSynchronize(NULL) || (getenv("PRIOAPP_SYNC_TWICE") && cuStreamSynchronize(NULL)))) {
 				fclose(log);
 				return 1;
 			}
