@@ -117,11 +117,14 @@ typedef CUresult (*nvt_cuLaunchKernel_fn)(CUfunction f, unsigned grid_x, unsigne
 typedef CUresult (*nvt_cuEventCreate_fn)(CUevent *ev, unsigned flags);
 typedef CUresult (*nvt_cuEventRecord_fn)(CUevent ev, CUstream stream);
 typedef CUresult (*nvt_cuEventQuery_fn)(CUevent ev);
-typedef CUresult (*nvt_cuMemHostAlloc_fn)(void **host, size_t bytes, unsigned flags);
+typedef CUresult (*nvt_cuMemHostRegister_fn)(void *host, size_t bytes, unsigned flags);
 typedef CUresult (*nvt_cuMemHostGetDevicePointer_fn)(CUdeviceptr *dev, void *host, unsigned flags);
-/* cuMemHostAlloc's flags: pinned memory the GPU reads and writes (portable to every context). */
-#define NVT_CU_MEMHOSTALLOC_PORTABLE 0x01
-#define NVT_CU_MEMHOSTALLOC_DEVICEMAP 0x02
+/* cuMemHostRegister's flags: pinned memory the GPU reads and writes (portable to every context). */
+#define NVT_CU_MEMHOSTREGISTER_PORTABLE 0x01
+#define NVT_CU_MEMHOSTREGISTER_DEVICEMAP 0x02
+/* cuThreadExchangeStreamCaptureMode: the calling thread's mode (CUstreamCaptureMode). */
+typedef CUresult (*nvt_cuThreadExchangeStreamCaptureMode_fn)(int *mode);
+#define NVT_CU_STREAM_CAPTURE_MODE_RELAXED 2
 /* cuStreamCreate's flag: no implicit synchronisation with the legacy default stream. */
 #define NVT_CU_STREAM_NON_BLOCKING 0x1
 

@@ -3,29 +3,34 @@
  * steps (docs/priorities.md, "Preemption"; core/yield.h says why and when).
  *
  * When a thread of the task begins to wait for its work (a stream's or an
- * event's synchronisation, a synchronous copy to the host) and its recent
- * waits were followed soon by a launch, the shim queues on a stream of its
- * own a one-thread kernel (nvt_bridge) and an empty one behind it. The kernel
- * runs until the host's next launch on this GPU plus a margin, or the linger
- * after the wait returned, or the cap: the task's context keeps work pending
- * between its steps, so the GPU does not switch to a lower context there, and
- * the next step (on the same hardware queue: CUDA_DEVICE_MAX_CONNECTIONS=1,
- * which nvtaskset sets for such a task) is queued behind it. The host talks to
- * it through two words of pinned memory the GPU reads: the last wait that
- * returned, the last wait whose bridge may end. A context synchronisation ends
- * every bridge first (it waits for this stream too).
+ * event's synchronisation) and its recent waits were followed soon by a
+ * launch, the shim queues on a stream of its own a one-thread kernel
+ * (nvt_bridge) and an empty one behind it. The kernel runs until the host's
+ * next launch on this GPU plus a margin, or the linger after the wait
+ * returned, or the cap: the task's context keeps work pending between its
+ * steps, so the GPU does not switch to a lower context there, and the next
+ * step (on the same hardware queue: CUDA_DEVICE_MAX_CONNECTIONS=1, which
+ * nvtaskset sets for such a task) is queued behind it. The host talks to it
+ * through two words of a page of its own that the GPU reads: the last wait
+ * that returned, the last wait whose bridge may end (once released, a bridge
+ * stays released).
  *
- * Every launch releases the bridge (one store: with one hardware queue,
- * whatever the program queues waits behind it, so another thread's kernels
- * must not wait for this thread's next step), and so does every wait's start
- * (an event recorded behind the bridge may be what the wait is for). Work
- * queued behind it that is not a launch and not waited for (an event only
- * polled) waits at most the linger. Everything is made in the waiting
- * thread's context at its first bridged wait, and never freed (its process's
- * own objects). What the waits teach is learnt in the slow path the launch
- * path takes after a wait (shim_yield_launched); the kernels this file
- * launches are not taken for the program's (tls). Anything that fails turns the bridge off for the
- * process, said once: the program runs as without it.
+ * Every launch and graph replay releases the bridge (one store: with one
+ * hardware queue, whatever the program queues waits behind it, so another
+ * thread's kernels must not wait for this thread's next step), and so does
+ * every wait's start and every copy to the host that waits (what it waits for
+ * may be queued behind the bridge); a context synchronisation releases every
+ * bridge first (it waits for this stream too). Work queued behind it that is
+ * not a launch and not waited for (an event only polled) waits at most the
+ * linger. The kernels and the stream are made in the waiting thread's context
+ * at its first bridged wait (its stream capture relaxed meanwhile), again
+ * after that context is destroyed or reset; the page is never unmapped, so the
+ * host's stores stay harmless whatever the contexts do. What the waits teach
+ * is learnt in the slow path the launch path takes after a wait
+ * (shim_yield_launched) and at a wait that follows a wait; the kernels this
+ * file launches are not taken for the program's (tls). Anything that fails
+ * turns the bridge off for the process, said once: the program runs as
+ * without it.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -33,6 +38,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/yield.h"
 #include "os/clock.h"
@@ -40,6 +46,8 @@
 #include "shimdriver.h"
 #include "shimslot.h"
 #include "shimstate.h"
+
+#define PAGE 4096
 
 /* The kernels (PTX, compiled by the driver: sm_70 and later have nanosleep). */
 static const char bridge_ptx[] =
@@ -66,12 +74,14 @@ static const char bridge_ptx[] =
 	"  sub.u64 %rd9, %rd8, %rd5;\n"
 	"  setp.gt.u64 %p1, %rd9, %rd2;\n"
 	"  @%p1 bra DONE;\n"
+	"  setp.ne.u64 %p2, %rd7, 0;\n"
+	"  @%p2 bra RELEASED;\n"
 	"  ld.volatile.global.u32 %r2, [%rd1+4];\n"
 	"  sub.s32 %r3, %r2, %r1;\n"
 	"  setp.lt.s32 %p1, %r3, 0;\n"
 	"  @%p1 bra WAITING;\n"
-	"  setp.eq.u64 %p2, %rd7, 0;\n"
-	"  @%p2 mov.u64 %rd7, %rd8;\n"
+	"  mov.u64 %rd7, %rd8;\n"
+	"RELEASED:\n"
 	"  sub.u64 %rd10, %rd8, %rd7;\n"
 	"  setp.ge.u64 %p3, %rd10, %rd4;\n"
 	"  @%p3 bra DONE;\n"
@@ -99,10 +109,13 @@ static const char bridge_ptx[] =
 
 /* The bridge of one GPU slot, made in one context. */
 struct bslot {
-	void *ctx;           /* NULL: not made yet */
+	void *ctx;           /* NULL: not made (yet, or since its context went) */
 	CUfunction fn, nop;
 	CUstream stream;
-	volatile uint32_t *w; /* [0]: the last wait that returned, [1]: released up to */
+	/* [0]: the last wait that returned, [1]: released up to. A page of the shim's own, never
+	 * unmapped, registered with each context the bridge is made in: the host's stores stay
+	 * harmless once a context is gone. */
+	volatile uint32_t *w;
 	CUdeviceptr dw;
 	uint32_t seq;        /* the last wait bridged */
 	uint64_t ret_ns;     /* when a wait last returned; 0: none since the last launch */
@@ -115,7 +128,6 @@ int shim_bridge_on;
 
 static struct {
 	pthread_mutex_t lock; /* making a slot's objects, launching its bridges */
-	int on;               /* the process bridges (set-up) */
 	int broken;           /* something failed: off for good */
 	struct bslot s[NVT_MAX_GPUS];
 } b = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -140,13 +152,13 @@ static void turn_off(const char *what, int rc)
 static int made(struct bslot *s, void *ctx)
 {
 	CUmodule module;
-	void *host = NULL;
+	void *host;
 	int rc;
 
 	if (s->ctx)
 		return s->ctx == ctx ? 0 : -1; /* one context a GPU: a second one waits unbridged */
 	if (!shim_cu.module_load || !shim_cu.module_function || !shim_cu.stream_create ||
-	    !shim_cu.launch_kernel || !shim_cu.host_alloc || !shim_cu.host_device_ptr) {
+	    !shim_cu.launch_kernel || !shim_cu.host_register || !shim_cu.host_device_ptr) {
 		turn_off("finding the driver's module and launch calls", -1);
 		return -1;
 	}
@@ -163,15 +175,36 @@ static int made(struct bslot *s, void *ctx)
 		turn_off("making the bridge's stream", rc);
 		return -1;
 	}
-	if ((rc = shim_cu.host_alloc(&host, 64, NVT_CU_MEMHOSTALLOC_PORTABLE | NVT_CU_MEMHOSTALLOC_DEVICEMAP)) ||
+	host = (void *)s->w;
+	if (!host) {
+		host = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (host == MAP_FAILED) {
+			turn_off("mapping the bridge's words", -1);
+			return -1;
+		}
+	}
+	__atomic_store_n(&s->w, (volatile uint32_t *)host, __ATOMIC_RELEASE);
+	if ((rc = shim_cu.host_register(host, PAGE, NVT_CU_MEMHOSTREGISTER_PORTABLE |
+							NVT_CU_MEMHOSTREGISTER_DEVICEMAP)) ||
 	    (rc = shim_cu.host_device_ptr(&s->dw, host, 0))) {
 		turn_off("mapping the bridge's words", rc);
 		return -1;
 	}
-	memset(host, 0, 64);
-	__atomic_store_n(&s->w, (volatile uint32_t *)host, __ATOMIC_RELEASE);
 	s->ctx = ctx;
 	return 0;
+}
+
+/* Runs made() with this thread's stream capture relaxed: another thread capturing a graph in
+ * the global mode is not disturbed by the module load and registration. */
+static int made_relaxed(struct bslot *s, void *ctx)
+{
+	int mode = NVT_CU_STREAM_CAPTURE_MODE_RELAXED, rc;
+
+	if (s->ctx || !shim_cu.capture_mode || shim_cu.capture_mode(&mode))
+		return made(s, ctx);
+	rc = made(s, ctx);
+	shim_cu.capture_mode(&mode);
+	return rc;
 }
 
 void shim_bridge_setup(uint8_t prio, uint32_t yield)
@@ -190,19 +223,40 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 			  "pays the GPU's switches to lower tasks and back; %s=0 says this is wanted",
 			  NVT_ENV_CUDA_CONNECTIONS, secure_getenv(NVT_ENV_CUDA_CONNECTIONS) ?: "(unset)",
 			  NVT_ENV_BRIDGE);
-	b.on = why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;
-	shim_bridge_on = b.on;
+	shim_bridge_on = why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;
+}
+
+/* Stores v in *word unless it holds a later one already (seq order, wrapping). */
+static void store_max(volatile uint32_t *word, uint32_t v)
+{
+	uint32_t cur = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	while ((int32_t)(v - cur) > 0 &&
+	       !__atomic_compare_exchange_n(word, &cur, v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 }
 
 void shim_bridge_release(int g)
 {
 	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
 
-	if (w)
-		__atomic_store_n(&w[1], __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+	/* A bridge's own kernels do not release it. */
+	if (w && !tls.launching)
+		store_max(&w[1], __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE));
 }
 
-void shim_bridge_wait(int g, void *ctx)
+/* A launch (or a wait) came gap_ns after a wait returned. */
+static void learn(struct bslot *s, uint64_t gap_ns)
+{
+	struct nvt_bridge_learn l = {__atomic_load_n(&s->soon_pm, __ATOMIC_RELAXED),
+				     __atomic_load_n(&s->waits, __ATOMIC_RELAXED)};
+
+	nvt_bridge_gap(&l, gap_ns);
+	__atomic_store_n(&s->soon_pm, l.soon_pm, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->waits, l.waits, __ATOMIC_RELAXED);
+}
+
+void shim_bridge_wait(int g, void *ctx, int still_bridged)
 {
 	struct bslot *s;
 	uint32_t seq;
@@ -211,21 +265,29 @@ void shim_bridge_wait(int g, void *ctx)
 	void *args[5];
 
 	tls.seq = 0;
-	if (!b.on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching)
+	if (!shim_bridge_on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching)
 		return;
 	/* What was queued behind the last bridge may be what this wait waits for. */
 	shim_bridge_release(g);
 	s = &b.s[g];
+	/* A wait after a wait, no launch between: not followed soon. */
+	if (__atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED))
+		learn(s, UINT64_MAX);
+	if (!still_bridged)
+		return;
 	pthread_mutex_lock(&b.lock);
 	struct nvt_bridge_learn l = {__atomic_load_n(&s->soon_pm, __ATOMIC_RELAXED),
 				     __atomic_load_n(&s->waits, __ATOMIC_RELAXED)};
-	if (!nvt_bridge_arm(&l) || b.broken || made(s, ctx)) {
+	if (!nvt_bridge_arm(&l) || b.broken || made_relaxed(s, ctx)) {
 		pthread_mutex_unlock(&b.lock);
 		return;
 	}
 	seq = s->seq + 1;
 	if (!seq)
 		seq = 1;
+	/* Published before the kernels are queued: a launch of another thread meanwhile then
+	 * releases this bridge too early (it runs the margin), never leaves it unreleased. */
+	__atomic_store_n(&s->seq, seq, __ATOMIC_RELEASE);
 	args[0] = &s->dw;
 	args[1] = &seq;
 	args[2] = &cap;
@@ -235,7 +297,6 @@ void shim_bridge_wait(int g, void *ctx)
 	if (shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL) == 0) {
 		/* Without the empty kernel behind it the bridge alone is switched out. */
 		int rc = shim_cu.launch_kernel(s->nop, 1, 1, 1, 1, 1, 1, 0, s->stream, NULL, NULL);
-		__atomic_store_n(&s->seq, seq, __ATOMIC_RELAXED);
 		tls.seq = seq;
 		tls.slot = g;
 		if (rc)
@@ -251,18 +312,13 @@ void shim_bridge_returned(int g)
 {
 	struct bslot *s;
 
-	if (g >= 0 && g < NVT_MAX_GPUS && b.on)
+	if (g >= 0 && g < NVT_MAX_GPUS && shim_bridge_on)
 		__atomic_store_n(&b.s[g].ret_ns, nvt_clock_ns(), __ATOMIC_RELAXED);
-	uint32_t cur;
-
 	if (!tls.seq)
 		return;
 	s = &b.s[tls.slot];
 	/* The latest wait that returned (another thread's may have returned after it). */
-	cur = __atomic_load_n(&s->w[0], __ATOMIC_RELAXED);
-	while ((int32_t)(tls.seq - cur) > 0 &&
-	       !__atomic_compare_exchange_n(&s->w[0], &cur, tls.seq, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
+	store_max(&s->w[0], tls.seq);
 	tls.seq = 0;
 }
 
@@ -271,27 +327,37 @@ void shim_bridge_launched(int g)
 	struct bslot *s;
 	uint64_t ret;
 
-	if (!b.on || tls.launching || g < 0 || g >= NVT_MAX_GPUS)
+	if (!shim_bridge_on || tls.launching || g < 0 || g >= NVT_MAX_GPUS)
 		return;
 	s = &b.s[g];
 	/* What the waits teach: was this launch soon after the last one returned? */
 	ret = __atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED);
 	if (ret) {
 		uint64_t now = nvt_clock_ns();
-		struct nvt_bridge_learn l = {__atomic_load_n(&s->soon_pm, __ATOMIC_RELAXED),
-					     __atomic_load_n(&s->waits, __ATOMIC_RELAXED)};
-		nvt_bridge_gap(&l, now > ret ? now - ret : 0);
-		__atomic_store_n(&s->soon_pm, l.soon_pm, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->waits, l.waits, __ATOMIC_RELAXED);
+		learn(s, now > ret ? now - ret : 0);
 	}
 }
 
 void shim_bridge_release_all(void)
 {
-	if (!b.on)
+	if (!shim_bridge_on)
 		return;
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		shim_bridge_release(g);
+}
+
+void shim_bridge_context_gone(void *ctx)
+{
+	if (!shim_bridge_on)
+		return;
+	pthread_mutex_lock(&b.lock);
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		if (b.s[g].ctx && (!ctx || b.s[g].ctx == ctx)) {
+			/* Its kernels end with it; made() starts again in the next one. */
+			shim_bridge_release(g);
+			b.s[g].ctx = NULL;
+		}
+	pthread_mutex_unlock(&b.lock);
 }
 
 int shim_bridge_launching(void)
@@ -301,9 +367,17 @@ int shim_bridge_launching(void)
 
 void shim_bridge_after_fork(void)
 {
-	/* The parent's context, stream and words are not the child's. */
+	/* The parent's context, stream and registration are not the child's (its pages are
+	 * copies, registered again). */
 	pthread_mutex_init(&b.lock, NULL);
-	memset(b.s, 0, sizeof(b.s));
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		volatile uint32_t *w = b.s[g].w;
+		memset(&b.s[g], 0, sizeof(b.s[g]));
+		if (w) {
+			w[0] = w[1] = 0; /* its seqs start again */
+			b.s[g].w = w;
+		}
+	}
 	tls.seq = 0;
 	tls.launching = 0;
 }

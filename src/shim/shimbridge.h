@@ -12,9 +12,10 @@
 
 /* At set-up of a task with priority prio and yield words yield: whether it bridges. */
 void shim_bridge_setup(uint8_t prio, uint32_t yield);
-/* A thread begins to wait (a stream's or an event's synchronisation, a synchronous copy to
- * the host) in context ctx on GPU slot g: bridge the wait if its waits are followed soon. */
-void shim_bridge_wait(int g, void *ctx);
+/* A thread begins to wait (a stream's or an event's synchronisation) in context ctx on GPU
+ * slot g: the last bridge may end; bridge this wait if the task still is high and time-sliced
+ * (still_bridged: -p may have changed that) and its waits are followed soon. */
+void shim_bridge_wait(int g, void *ctx, int still_bridged);
 /* That wait returned (slot g, or -1: not known). */
 void shim_bridge_returned(int g);
 /* The first launch on slot g after a wait (the launch path's slow path, lock-free): what the
@@ -27,6 +28,9 @@ extern int shim_bridge_on;
 void shim_bridge_release(int g);
 /* A context synchronisation begins: every bridge may end (it waits for them too). */
 void shim_bridge_release_all(void);
+/* A context is destroyed (ctx), or a device's primary one reset (NULL: any): the bridges made
+ * in it are made again in the next. */
+void shim_bridge_context_gone(void *ctx);
 /* 1 while this thread launches a bridge (its launches are not the program's). */
 int shim_bridge_launching(void);
 /* In a forked child. */

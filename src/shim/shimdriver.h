@@ -60,8 +60,9 @@ struct shim_driver {
 	nvt_cuModuleGetFunction_fn module_function;
 	nvt_cuStreamCreate_fn stream_create;
 	nvt_cuLaunchKernel_fn launch_kernel;
-	nvt_cuMemHostAlloc_fn host_alloc;
+	nvt_cuMemHostRegister_fn host_register;
 	nvt_cuMemHostGetDevicePointer_fn host_device_ptr;
+	nvt_cuThreadExchangeStreamCaptureMode_fn capture_mode;
 	/* Cooperative launches (shimsmcount.c). */
 	nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn occupancy;
 	/* CUDA graphs (shimgraph.c). */

@@ -80,6 +80,11 @@ static const int launch_ids[] = {
 	NVT_CBID_cuLaunchCooperativeKernel_ptsz, NVT_CBID_cuLaunchKernelEx,    NVT_CBID_cuLaunchKernelEx_ptsz,
 	NVT_CBID_cuGraphLaunch,	     NVT_CBID_cuGraphLaunch_ptsz,
 };
+/* A bridging task's (shimbridge.c): contexts that go, graph replays. */
+static const int bridge_ids[] = {
+	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuGraphLaunch,
+	NVT_CBID_cuGraphLaunch_ptsz,
+};
 #define N_IDS(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A higher task followed on one GPU. */
@@ -747,8 +752,8 @@ static void *stream_of(int cbid, void *const *args)
 	return stream;
 }
 
-/* The calls of sync_ids and launch_ids that set-up enabled. */
-static struct shim_calls sync_calls, launch_calls;
+/* The calls of sync_ids and launch_ids that set-up enabled, and bridge_ids. */
+static struct shim_calls sync_calls, launch_calls, bridge_calls;
 
 /* The slot of the calling thread's current context, or -1. */
 static int current_slot(void **ctx)
@@ -757,6 +762,38 @@ static int current_slot(void **ctx)
 	if (!shim_cu.ctx_current || shim_cu.ctx_current(ctx) || !*ctx)
 		return -1;
 	return shim_slot_of_ctx(*ctx);
+}
+
+/* 1 if slot g's task is still one whose waits are bridged (-p may have changed its words). */
+static int still_bridged(int g)
+{
+	struct yslot *s = &y.s[g];
+	int yes;
+
+	pthread_mutex_lock(&y.lock);
+	configure(s, g);
+	yes = nvt_bridge_wanted(s->prio, &s->cfg, "1", NULL) == NVT_BRIDGE_ON;
+	pthread_mutex_unlock(&y.lock);
+	return yes;
+}
+
+/* The calls a bridging task follows besides its waits: a context that goes takes its bridges
+ * with it; a graph replay, once queued, releases the last one (its kernels come to the launch
+ * path only where shimgraph follows the graph). */
+static void bridge_api(int cbid, const void *data)
+{
+	struct shim_api_call call;
+	void *ctx;
+	int g;
+
+	if (shim_api_call(cbid, data, &call))
+		return;
+	if (cbid == NVT_CBID_cuGraphLaunch || cbid == NVT_CBID_cuGraphLaunch_ptsz) {
+		if (call.site == NVT_CB_API_SITE_EXIT && (g = current_slot(&ctx)) >= 0)
+			shim_bridge_release(g);
+	} else if (call.site == NVT_CB_API_SITE_ENTER) {
+		shim_bridge_context_gone(cbid == NVT_CBID_cuCtxDestroy_v2 ? call.args[0] : NULL);
+	}
 }
 
 void shim_yield_api(int cbid, const void *data)
@@ -770,6 +807,10 @@ void shim_yield_api(int cbid, const void *data)
 	 * one reads the block of its own calls only (tests/bench/launchpath.py, the -ex forms). */
 	if (!shim_yield_tracking || tls.in_shim)
 		return;
+	if (shim_bridge_on && shim_calls_has(&bridge_calls, cbid)) {
+		bridge_api(cbid, data);
+		return;
+	}
 	launch_call = shim_yield_following && shim_calls_has(&launch_calls, cbid);
 	if ((!launch_call && !shim_calls_has(&sync_calls, cbid)) || shim_api_call(cbid, data, &call))
 		return;
@@ -796,12 +837,19 @@ void shim_yield_api(int cbid, const void *data)
 	if (cbid == NVT_CBID_cuStreamQuery || cbid == NVT_CBID_cuStreamQuery_ptsz) {
 		/* A query neither waits nor is bridged. */
 	} else if (site == NVT_CB_API_SITE_ENTER) {
+		if (!shim_bridge_on)
+			return;
 		if (cbid == NVT_CBID_cuCtxSynchronize || cbid == NVT_CBID_cuCtxSynchronize_v2)
 			shim_bridge_release_all(); /* it waits for the bridges' stream too */
-		else if ((g = current_slot(&ctx)) >= 0)
-			shim_bridge_wait(g, ctx);
+		else if ((g = current_slot(&ctx)) < 0)
+			return;
+		else if (cbid == NVT_CBID_cuStreamSynchronize || cbid == NVT_CBID_cuStreamSynchronize_ptsz ||
+			 cbid == NVT_CBID_cuEventSynchronize)
+			shim_bridge_wait(g, ctx, still_bridged(g));
+		else
+			shim_bridge_release(g); /* a copy: queued now, it must not wait behind a bridge */
 		return;
-	} else {
+	} else if (shim_bridge_on) {
 		shim_bridge_returned(current_slot(&ctx));
 	}
 	if (site != NVT_CB_API_SITE_EXIT || result != 0)
@@ -838,6 +886,15 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 	}
 	shim_yield_tracking = 1;
 	shim_bridge_setup(prio, yield);
+	for (size_t i = 0; i < N_IDS(bridge_ids) && shim_bridge_on; i++)
+		if (shim_calls_follow(&bridge_calls, enable, handle, bridge_ids[i])) {
+			/* Without them a graph replay waits out the linger, a context that goes leaves
+			 * its bridge behind: no bridge. */
+			shim_bridge_on = 0;
+			if (shim_first_time(WARN_BRIDGE))
+				shim_warn("the CUDA driver does not report the calls the bridge follows: this "
+					  "task's synchronised steps are not bridged");
+		}
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (!nvt_uuid_is_zero(shim.seg->gpu[g].uuid))
 			shim_yield_slot_ready(g);

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -404,9 +405,11 @@ int nvt_task_env_self(const struct nvt_slot_prio *prio, struct nvt_task_env *out
 	if (prio->prio < NVT_PRIO_HIGH && (prio->yield & NVT_YIELD_CLIENT))
 		env_add(out, NVT_ENV_MPS_CLIENT_PRIORITY, "1", 0);
 	/* A high time-sliced task's bridge needs its streams on one hardware queue, unless the
-	 * user chose (--channels, or the variable set already: then its steps are not bridged). */
-	if (nvt_bridge_wanted(prio->prio, &(struct nvt_yield_cfg){.yield = prio->yield}, "1", NULL) ==
-	    NVT_BRIDGE_ON)
+	 * user chose (--channels, or the variable set already: then its steps are not bridged;
+	 * NVTASKSET_BRIDGE=0: no bridge). */
+	int bridge = nvt_bridge_wanted(prio->prio, &(struct nvt_yield_cfg){.yield = prio->yield}, "1",
+				       getenv(NVT_ENV_BRIDGE));
+	if (bridge == NVT_BRIDGE_ON || bridge == NVT_BRIDGE_BAD_WORD)
 		env_add(out, NVT_ENV_CUDA_CONNECTIONS, "1", 0);
 	return 0;
 }

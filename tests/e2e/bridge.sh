@@ -45,6 +45,9 @@ t_bridge_steps_bridged_and_released() {
 	eq "$bad" "" "bridge lines"
 	# An empty kernel behind each bridge.
 	eq "$(grep -c '^nop ' "$WORK/bridge.log")" "$n" "empty kernels"
+	# Each of the program's launches released the last bridge before it was queued.
+	bad=$(awk '$1 == "app" { split($3, a, "="); split($4, r, "="); if (a[2] != r[2]) print }' "$WORK/bridge.log")
+	eq "$bad" "" "launches that left the bridge unreleased"
 	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
 }
 
@@ -59,6 +62,18 @@ t_bridge_wait_releases_the_last() {
 		if (n && v["released"] != last) print "not released: " $0
 		last = v["seq"]; n++ }' "$WORK/bridge.log")
 	eq "$bad" "" "bridge lines"
+}
+
+# The device's primary context reset: the bridge is made again in the new one (its module
+# loaded again), and goes on.
+t_bridge_context_reset_made_again() {
+	local before
+	export FAKECUDA_LOG=$WORK/cuda.log
+	PRIOAPP_RESET_AT=100 steps_app reset --priority high
+	eq "$(grep -c '^module ' "$WORK/cuda.log")" 2 "bridge modules loaded"
+	before=$(awk '$1 == "bridge" {n++} END {print n + 0}' "$WORK/bridge.log")
+	[ "$before" -gt 60 ] || die "$before bridges"
+	hasnt "$(cat "$WORK/reset.err")" "nvtaskset:"
 }
 
 # Requests 20 ms apart, one wait each: the first wait teaches that nothing follows soon.
@@ -96,6 +111,8 @@ t_bridge_connections_set() {
 	run_rc out rc "$NVT" --no-mps --priority high sh -c "$CONN_SH"
 	eq "$rc" 0 "exit status: $out"
 	has "$out" "conn=1"
+	run_rc out rc env NVTASKSET_BRIDGE=0 "$NVT" --no-mps --priority high sh -c "$CONN_SH"
+	has "$out" "conn=unset"
 	for form in "--priority low" "--priority high -c 0-7" "--priority high --yield client" "-c 0-7"; do
 		# shellcheck disable=SC2086 # the form's words
 		run_rc out rc "$NVT" --no-mps $form sh -c "$CONN_SH"

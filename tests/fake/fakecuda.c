@@ -1212,6 +1212,8 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 		fake_run_hog(&rec);
 	if (fake_is_bridge(f))
 		fake_run_bridge(f, params);
+	else
+		fake_bridge_app_launch();
 	if (fake_is_membw(f))
 		fake_run_membw(dev, &rec, params);
 	return 0;

@@ -38,6 +38,22 @@ INTERNAL int fake_is_bridge(const void *f)
 	return f == &bridge_function || f == &bridge_nop;
 }
 
+/* The words of the last bridge launched, and its seq: each other launch logs them after its
+ * callbacks ("app"), as the host had written them by then. */
+static const volatile uint32_t *bridge_words;
+static uint32_t bridge_seq;
+
+INTERNAL void fake_bridge_app_launch(void)
+{
+	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
+	FILE *log;
+
+	if (!bridge_words || !path || !(log = fopen(path, "a")))
+		return;
+	fprintf(log, "app pid=%ld seq=%u released=%u\n", (long)getpid(), bridge_seq, bridge_words[1]);
+	fclose(log);
+}
+
 INTERNAL void fake_run_bridge(const void *f, void **params)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
@@ -50,6 +66,8 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 	} else {
 		/* (w, seq, cap, linger, margin): the words as the host wrote them until now. */
 		const volatile uint32_t *w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
+		bridge_words = w;
+		bridge_seq = *(uint32_t *)params[1];
 		fprintf(log, "bridge pid=%ld seq=%u cap_ns=%llu linger_ns=%llu margin_ns=%llu returned=%u released=%u\n",
 			(long)getpid(), *(uint32_t *)params[1], (unsigned long long)*(uint64_t *)params[2],
 			(unsigned long long)*(uint64_t *)params[3], (unsigned long long)*(uint64_t *)params[4],
@@ -154,13 +172,25 @@ API int cuFuncSetAttribute(void *fn, int attribute, int value)
 	return fn == &probe_function ? 0 : 400;
 }
 
-/* Pinned host memory the GPU maps: the fake GPU's addresses are the host's. */
-API int cuMemHostAlloc(void **host, size_t bytes, unsigned flags)
+/* Host memory the GPU maps: the fake GPU's addresses are the host's. */
+API int cuMemHostRegister_v2(void *host, size_t bytes, unsigned flags)
 {
-	(void)flags;
-	if (!host || !bytes)
+	if (!host || !bytes || (flags & ~7u))
 		return NVT_CUDA_ERROR_INVALID_VALUE;
-	return (*host = calloc(1, bytes)) ? 0 : 2 /* CUDA_ERROR_OUT_OF_MEMORY */;
+	return 0;
+}
+
+/* The calling thread's stream capture mode (it captures nothing here). */
+API int cuThreadExchangeStreamCaptureMode(int *mode)
+{
+	static __thread int mine; /* CU_STREAM_CAPTURE_MODE_GLOBAL */
+	int was = mine;
+
+	if (!mode || *mode < 0 || *mode > 2)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	mine = *mode;
+	*mode = was;
+	return 0;
 }
 
 API int cuMemHostGetDevicePointer_v2(uint64_t *dev, void *host, unsigned flags)

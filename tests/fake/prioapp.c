@@ -14,7 +14,8 @@
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
  *       not yet done just after the call returned; TPCS: the count of TPCs it ran on);
- *       PRIOAPP_SYNC_TWICE=1: two synchronisations in a row each time
+ *       PRIOAPP_SYNC_TWICE=1: two synchronisations in a row each time; PRIOAPP_RESET_AT=N:
+ *       the device's primary context reset before the Nth launch, and made again
  *   prioapp threads STOP LOG THREADS LAUNCHES APART_US   THREADS threads, each making
  *       LAUNCHES launches APART_US apart (0: back to back; 1000: a busy higher task's
  *       next request holds each one back, not only the first), or until file STOP
@@ -40,6 +41,7 @@
 int cuInit(unsigned);
 int cuDevicePrimaryCtxRetain(void **, int);
 int cuCtxSetCurrent(void *);
+int cuDevicePrimaryCtxReset_v2(int);
 int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 		   void *, void **, void **);
 int cuStreamSynchronize(void *);
@@ -167,7 +169,13 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(argv[1], "batch") && (argc == 4 || argc == 5)) {
 		int every = argc == 5 ? atoi(argv[4]) : 8;
+		long reset_at = getenv("PRIOAPP_RESET_AT") ? atol(getenv("PRIOAPP_RESET_AT")) : 0;
 		for (long n = 1; !exists(argv[2]); n++) {
+			if (n == reset_at && (cuDevicePrimaryCtxReset_v2(0) || cuDevicePrimaryCtxRetain(&ctx, 0) ||
+					      cuCtxSetCurrent(ctx))) {
+				fclose(log);
+				return 1;
+			}
 			uint64_t enter = now_ns(), ret;
 			struct fakecuda_launch rec;
 			int tpcs = 0;
