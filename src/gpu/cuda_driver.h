@@ -122,6 +122,7 @@ typedef CUresult (*nvt_cuMemHostGetDevicePointer_fn)(CUdeviceptr *dev, void *hos
 /* cuMemHostRegister's flags: pinned memory the GPU reads and writes (portable to every context). */
 #define NVT_CU_MEMHOSTREGISTER_PORTABLE 0x01
 #define NVT_CU_MEMHOSTREGISTER_DEVICEMAP 0x02
+#define NVT_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED 712
 /* cuThreadExchangeStreamCaptureMode: the calling thread's mode (CUstreamCaptureMode). */
 typedef CUresult (*nvt_cuThreadExchangeStreamCaptureMode_fn)(int *mode);
 #define NVT_CU_STREAM_CAPTURE_MODE_RELAXED 2

@@ -184,8 +184,10 @@ static int made(struct bslot *s, void *ctx)
 		}
 	}
 	__atomic_store_n(&s->w, (volatile uint32_t *)host, __ATOMIC_RELEASE);
-	if ((rc = shim_cu.host_register(host, PAGE, NVT_CU_MEMHOSTREGISTER_PORTABLE |
-							NVT_CU_MEMHOSTREGISTER_DEVICEMAP)) ||
+	/* Registered already: by a context of this process that is still there (portable), after
+	 * a reset of another GPU's. */
+	rc = shim_cu.host_register(host, PAGE, NVT_CU_MEMHOSTREGISTER_PORTABLE | NVT_CU_MEMHOSTREGISTER_DEVICEMAP);
+	if ((rc && rc != NVT_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) ||
 	    (rc = shim_cu.host_device_ptr(&s->dw, host, 0))) {
 		turn_off("mapping the bridge's words", rc);
 		return -1;
