@@ -12,6 +12,11 @@ check-gpu: all
 check-gpu-preempt: all
 	@tests/gpu/preempt.sh $(GPU_LOG)
 
+# The bridge between a high time-sliced task's steps, by its effect on the GPU's timeline
+# (tests/gpu/bridge.sh; nvcc, cuBLAS): ~1 min.
+check-gpu-bridge: all
+	@tests/gpu/bridge.sh $(GPU_LOG)
+
 # A level's MPS server reached through its pipe directory bound at another path, as a
 # time-sliced container's (tests/gpu/mpsbind.sh; root, PyTorch).
 check-gpu-mpsbind: all
