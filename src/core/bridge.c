@@ -9,10 +9,9 @@
 
 #include <string.h>
 
-int nvt_bridge_wanted(unsigned prio, const struct nvt_yield_cfg *c, const char *connections,
-		      const char *word)
+int nvt_bridge_wanted(unsigned prio, uint32_t yield, const char *connections, const char *word)
 {
-	if (prio != NVT_PRIO_HIGH || !(c->yield & NVT_YIELD_SLICE))
+	if (prio != NVT_PRIO_HIGH || !(yield & NVT_YIELD_SLICE))
 		return NVT_BRIDGE_NOT_SLICED;
 	if (word && !strcmp(word, "0"))
 		return NVT_BRIDGE_TURNED_OFF;
@@ -36,4 +35,9 @@ void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns)
 int nvt_bridge_arm(const struct nvt_bridge_learn *l)
 {
 	return !l->waits || l->soon_pm >= NVT_BRIDGE_ON_PM;
+}
+
+int nvt_bridge_on(int why)
+{
+	return why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;
 }

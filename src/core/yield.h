@@ -196,13 +196,14 @@ enum nvt_bridge_why {
 	NVT_BRIDGE_BAD_WORD = 4,    /* NVTASKSET_BRIDGE is neither 0 nor 1: bridged */
 };
 /*
- * Whether a task of priority prio with c's words bridges its waits, given the
- * environment's CUDA_DEVICE_MAX_CONNECTIONS (connections) and NVTASKSET_BRIDGE
- * (word), either NULL when unset. Returns enum nvt_bridge_why: ON and
- * BAD_WORD bridge.
+ * Whether a task of priority prio with yield words yield (NVT_YIELD_*) bridges
+ * its waits, given the environment's CUDA_DEVICE_MAX_CONNECTIONS (connections)
+ * and NVTASKSET_BRIDGE (word), either NULL when unset. Returns enum
+ * nvt_bridge_why; nvt_bridge_on says whether that bridges.
  */
-int nvt_bridge_wanted(unsigned prio, const struct nvt_yield_cfg *c, const char *connections,
-		      const char *word);
+int nvt_bridge_wanted(unsigned prio, uint32_t yield, const char *connections, const char *word);
+/* 1 if why (nvt_bridge_wanted's) bridges: ON, and BAD_WORD (said, and bridged). */
+int nvt_bridge_on(int why);
 /* The waits of a task, as the bridge learns them: how many were followed soon (per mille). */
 struct nvt_bridge_learn {
 	uint32_t soon_pm; /* moving average (weight 1/8) of "the next launch came within the linger" */

@@ -282,14 +282,11 @@ struct control_call {
 static int bridged_level(const struct nvt_mps *mps)
 {
 	struct nvt_slot_prio p = {0};
-	struct nvt_yield_cfg c;
 
 	if (!mps->server_env[0] || nvt_prio_env_parse(mps->server_env, &p))
 		return 0;
-	nvt_yield_cfg_of(&p, &c);
 	/* The starter's NVTASKSET_BRIDGE=0: no bridge, CUDA's own queues. */
-	int why = nvt_bridge_wanted(p.prio, &c, "1", getenv(NVT_ENV_BRIDGE));
-	return why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;
+	return nvt_bridge_on(nvt_bridge_wanted(p.prio, p.yield, "1", getenv(NVT_ENV_BRIDGE)));
 }
 
 /* In a child: runs the control binary with arg (or none), as mps->clean_env says. */

@@ -211,13 +211,8 @@ static int made_relaxed(struct bslot *s, void *ctx)
 
 void shim_bridge_setup(uint8_t prio, uint32_t yield)
 {
-	struct nvt_slot_prio p = {.prio = prio, .yield = yield};
-	struct nvt_yield_cfg c;
-	int why;
-
-	nvt_yield_cfg_of(&p, &c);
-	why = nvt_bridge_wanted(prio, &c, secure_getenv(NVT_ENV_CUDA_CONNECTIONS),
-				secure_getenv(NVT_ENV_BRIDGE));
+	int why = nvt_bridge_wanted(prio, yield, secure_getenv(NVT_ENV_CUDA_CONNECTIONS),
+				    secure_getenv(NVT_ENV_BRIDGE));
 	if (why == NVT_BRIDGE_BAD_WORD && shim_first_time(WARN_BRIDGE))
 		shim_warn("%s is neither 0 nor 1: its steps are bridged", NVT_ENV_BRIDGE);
 	if (why == NVT_BRIDGE_CONNECTIONS && shim_first_time(WARN_BRIDGE))
@@ -225,7 +220,7 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 			  "pays the GPU's switches to lower tasks and back; %s=0 says this is wanted",
 			  NVT_ENV_CUDA_CONNECTIONS, secure_getenv(NVT_ENV_CUDA_CONNECTIONS) ?: "(unset)",
 			  NVT_ENV_BRIDGE);
-	shim_bridge_on = why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;
+	shim_bridge_on = nvt_bridge_on(why);
 }
 
 /* Stores v in *word unless it holds a later one already (seq order, wrapping). */

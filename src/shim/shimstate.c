@@ -25,6 +25,10 @@ static void say(const char *prefix, const char *fmt, va_list ap)
 	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
+	/* One line, whatever a value from the environment or a task holds. */
+	for (int i = 0; i < n; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = '?';
 	line[n++] = '\n';
 	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
 		/* nothing sensible to do */

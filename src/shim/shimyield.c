@@ -772,7 +772,7 @@ static int still_bridged(int g)
 
 	pthread_mutex_lock(&y.lock);
 	configure(s, g);
-	yes = nvt_bridge_wanted(s->prio, &s->cfg, "1", NULL) == NVT_BRIDGE_ON;
+	yes = nvt_bridge_on(nvt_bridge_wanted(s->prio, s->cfg.yield, "1", NULL));
 	pthread_mutex_unlock(&y.lock);
 	return yes;
 }

@@ -75,8 +75,7 @@ int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slo
 		if (prio.prio < NVT_PRIO_HIGH && (prio.yield & NVT_YIELD_CLIENT))
 			env_add(out, NVT_ENV_MPS_CLIENT_PRIORITY, "1");
 		/* The bridge of a high time-sliced task (nvt_task_env_self). */
-		if (nvt_bridge_wanted(prio.prio, &(struct nvt_yield_cfg){.yield = prio.yield}, "1", NULL) ==
-		    NVT_BRIDGE_ON)
+		if (nvt_bridge_on(nvt_bridge_wanted(prio.prio, prio.yield, "1", NULL)))
 			env_add(out, NVT_ENV_CUDA_CONNECTIONS, "1");
 		return 0;
 	}

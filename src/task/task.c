@@ -407,9 +407,7 @@ int nvt_task_env_self(const struct nvt_slot_prio *prio, struct nvt_task_env *out
 	/* A high time-sliced task's bridge needs its streams on one hardware queue, unless the
 	 * user chose (--channels, or the variable set already: then its steps are not bridged;
 	 * NVTASKSET_BRIDGE=0: no bridge). */
-	int bridge = nvt_bridge_wanted(prio->prio, &(struct nvt_yield_cfg){.yield = prio->yield}, "1",
-				       getenv(NVT_ENV_BRIDGE));
-	if (bridge == NVT_BRIDGE_ON || bridge == NVT_BRIDGE_BAD_WORD)
+	if (nvt_bridge_on(nvt_bridge_wanted(prio->prio, prio->yield, "1", getenv(NVT_ENV_BRIDGE))))
 		env_add(out, NVT_ENV_CUDA_CONNECTIONS, "1", 0);
 	return 0;
 }

@@ -12,10 +12,10 @@ PRIOAPP=$T/prioapp
 CONN_SH='echo "conn=${CUDA_DEVICE_MAX_CONNECTIONS-unset}"'
 
 # bridges: the bridge kernels launched so far.
-bridges() { if [ -e "$WORK/bridge.log" ]; then grep -c '^bridge ' "$WORK/bridge.log" || true; else echo 0; fi; }
+bridges() { awk '$1 == "bridge" {n++} END {print n + 0}' "$WORK/bridge.log" 2>/dev/null || echo 0; }
 bridges_over() { [ "$(bridges)" -gt "$1" ]; }
 # steps_app TAG NVT_ARGS...: a job of back-to-back steps (2 launches, one wait each) under
-# nvtaskset --no-mps NVT_ARGS, until it made more than 20 bridges or 2 s passed; stopped.
+# nvtaskset --no-mps NVT_ARGS, until it made more than 200 launches; stopped.
 steps_app() {
 	local tag=$1 pid
 	shift
@@ -24,7 +24,7 @@ steps_app() {
 		"$PRIOAPP" batch "$WORK/$tag.stop" "$WORK/$tag.log" 2 2>"$WORK/$tag.err" &
 	pid=$!
 	wait_for 10 test -e "$WORK/$tag.log.ready"
-	wait_for 2 launches_made "$WORK/$tag.log" 200 || true
+	wait_for 10 launches_made "$WORK/$tag.log" 200
 	touch "$WORK/$tag.stop"
 	wait "$pid" || die "the job failed: $(cat "$WORK/$tag.err")"
 }
@@ -152,4 +152,33 @@ t_bridge_level_daemon_one_queue() {
 	has "$(cat "$CUDA_MPS_PIPE_DIRECTORY-high/fake.env")" "CUDA_DEVICE_MAX_CONNECTIONS=6"
 	run_rc out rc "$NVT" --mps stop
 	eq "$rc" 0 "--mps stop: $out"
+}
+
+# A task that -p makes low stops bridging at its next wait: the bridges counted after -p
+# returned stop growing while the task goes on launching.
+t_bridge_p_low_stops() {
+	local pid n n1 n2 out rc
+	rm -f "$WORK/pl.stop"
+	FAKECUDA_KERNEL_US=200 FAKECUDA_BRIDGE_LOG=$WORK/bridge.log "$NVT" --no-mps --priority high \
+		"$PRIOAPP" batch "$WORK/pl.stop" "$WORK/pl.log" 2 2>"$WORK/pl.err" &
+	pid=$!
+	wait_for 10 test -e "$WORK/pl.log.ready"
+	wait_for 10 bridges_over 20
+	run_rc out rc "$NVT" -p --priority low "$pid"
+	eq "$rc" 0 "-p: $out"
+	n1=$(bridges)
+	n=$(grep -c '^launch' "$WORK/pl.log")
+	wait_for 10 launches_made "$WORK/pl.log" $((n + 200))
+	n2=$(bridges)
+	touch "$WORK/pl.stop"
+	wait "$pid" || die "the job failed: $(cat "$WORK/pl.err")"
+	# One wait may have begun before -p's write.
+	[ $((n2 - n1)) -le 1 ] || die "$((n2 - n1)) bridges after -p made the task low"
+}
+
+# The shim's warning neutralises what the environment holds.
+t_bridge_warning_neutralised() {
+	CUDA_DEVICE_MAX_CONNECTIONS=$'4\e[2J' steps_app esc --priority high
+	has "$(cat "$WORK/esc.err")" "CUDA_DEVICE_MAX_CONNECTIONS=4?[2J: this task's"
+	if grep -q $'\e' "$WORK/esc.err"; then die "an escape reached stderr"; fi
 }

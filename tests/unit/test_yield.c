@@ -510,23 +510,25 @@ static void test_timeslice(void)
 static void test_bridge(void)
 {
 	struct nvt_slot_prio p = {0};
-	struct nvt_yield_cfg c;
 	struct nvt_bridge_learn l = {0};
+	uint32_t c;
 
 	nvt_yield_parse("slice", &p, NULL, 0);
-	nvt_yield_cfg_of(&p, &c);
-	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "1", NULL) == NVT_BRIDGE_ON);
-	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "1", "1") == NVT_BRIDGE_ON);
-	CHECK(nvt_bridge_wanted(NVT_PRIO_NORMAL, &c, "1", NULL) == NVT_BRIDGE_NOT_SLICED);
-	CHECK(nvt_bridge_wanted(NVT_PRIO_LOW, &c, "1", NULL) == NVT_BRIDGE_NOT_SLICED);
-	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "1", "0") == NVT_BRIDGE_TURNED_OFF);
-	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, NULL, NULL) == NVT_BRIDGE_CONNECTIONS);
-	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "2", NULL) == NVT_BRIDGE_CONNECTIONS);
-	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "01", NULL) == NVT_BRIDGE_CONNECTIONS);
-	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "1", "on") == NVT_BRIDGE_BAD_WORD);
+	c = p.yield;
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, c, "1", NULL) == NVT_BRIDGE_ON);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, c, "1", "1") == NVT_BRIDGE_ON);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_NORMAL, c, "1", NULL) == NVT_BRIDGE_NOT_SLICED);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_LOW, c, "1", NULL) == NVT_BRIDGE_NOT_SLICED);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, c, "1", "0") == NVT_BRIDGE_TURNED_OFF);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, c, NULL, NULL) == NVT_BRIDGE_CONNECTIONS);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, c, "2", NULL) == NVT_BRIDGE_CONNECTIONS);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, c, "01", NULL) == NVT_BRIDGE_CONNECTIONS);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, c, "1", "on") == NVT_BRIDGE_BAD_WORD);
+	CHECK(nvt_bridge_on(NVT_BRIDGE_ON) && nvt_bridge_on(NVT_BRIDGE_BAD_WORD));
+	CHECK(!nvt_bridge_on(NVT_BRIDGE_TURNED_OFF) && !nvt_bridge_on(NVT_BRIDGE_CONNECTIONS) &&
+	      !nvt_bridge_on(NVT_BRIDGE_NOT_SLICED));
 	nvt_yield_parse("client", &p, NULL, 0);
-	nvt_yield_cfg_of(&p, &c);
-	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, &c, "1", NULL) == NVT_BRIDGE_NOT_SLICED);
+	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, p.yield, "1", NULL) == NVT_BRIDGE_NOT_SLICED);
 	/* The first wait is bridged; then as the gaps say: one long gap turns it off, steps that
 	 * follow at once turn it back on within a few waits. */
 	CHECK(nvt_bridge_arm(&l));
