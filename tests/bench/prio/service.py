@@ -77,13 +77,26 @@ def model(kind, weights):
     return request
 
 
-def token_by_token(replay, out):
+# PRIO_STEP_TRACE=DIR: token-by-token requests record each step's time (ns) once the phases
+# run; main writes DIR/steps-OUT.txt (one request a line: its kind, then its steps).
+TRACE = {"on": False, "rows": []}
+
+
+def token_by_token(replay, out, kind="tbt"):
     """TBT_STEPS replays, each followed by the host-side sampler (the output's argmax read
     by .item()): the next step is launched after the host has the token."""
     def request():
+        if not TRACE["on"]:
+            for _ in range(priolib.TBT_STEPS):
+                replay()
+                int(out.argmax().item())
+            return
+        t = [time.monotonic_ns()]
         for _ in range(priolib.TBT_STEPS):
             replay()
             int(out.argmax().item())
+            t.append(time.monotonic_ns())
+        TRACE["rows"].append((kind, [b - a for a, b in zip(t, t[1:])]))
     return request
 
 
@@ -93,7 +106,7 @@ def model_7b():
     weights = [torch.randn(DIM_7B, DIM_7B, device="cuda", dtype=torch.bfloat16, generator=g).mul_(DIM_7B ** -0.5)
                for _ in range(LAYERS_7B)]
     replay, x, out = linears(1, DIM_7B, weights)
-    request = token_by_token(replay, out)
+    request = token_by_token(replay, out, "tbt7b")
     request.keep = (weights, x, out)
     return request
 
@@ -223,9 +236,13 @@ def main():
     gap, phases = priolib.read_plan(plan)
     gc.collect()
     gc.disable()
+    TRACE["on"] = bool(os.environ.get("PRIO_STEP_TRACE"))
     res = priolib.run_phases(gap, phases, requests,
                              lambda lab, b: print("phase %s %d" % (lab, b), flush=True))
     priolib.write_l(out, "torch", service, bool(service), res)
+    if TRACE["on"]:
+        with open(os.path.join(os.environ["PRIO_STEP_TRACE"], "steps-%s.txt" % os.path.basename(out)), "w") as f:
+            f.writelines("%s %s\n" % (k, " ".join(map(str, steps))) for k, steps in TRACE["rows"])
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@
 //                               poll = the last kernel writes a host-mapped flag the host spins
 //                               on). COPY=1: each step copies 8 bytes to the host on its
 //                               stream; COPY=2 on a stream of its own after the step (the host
-//                               does not wait for it). ASYNC=1 queues step k+1 before waiting
+//                               does not wait for it); COPY=3 by a kernel on its stream (to
+//                               pinned memory the GPU maps); COPY=4 the same, then a copy of 0
+//                               bytes (cuMemcpyDtoHAsync) on its stream. ASYNC=1 queues step k+1 before waiting
 //                               for step k. Each
 //                               kernel stamps its first CTA's start and last CTA's end; the host
 //                               stamps each step's submit and return (CLOCK_MONOTONIC), and a
@@ -169,6 +171,13 @@ __global__ void k_tail(volatile unsigned *rel, unsigned want, uint64_t tail_ns)
 // Queued behind a tail (TAIL_MODE=flag2, side2): work the service's context has pending while
 // the tail runs.
 __global__ void k_nop(void) {}
+
+/* COPY=3/4: the step's 8 bytes copied to the host by a kernel (host memory the GPU maps). */
+__global__ void k_copy8(unsigned long long *dst, const unsigned long long *src)
+{
+	*(volatile unsigned long long *)dst = *src;
+	__threadfence_system();
+}
 
 // The bridge (TAIL_MODE=bridge): queued on a stream of its own, with nothing before it, when the
 // host begins to wait for step seq (an empty kernel queued behind it). Runs until the host has
@@ -509,6 +518,12 @@ static int svc(const char *out)
 			CK(cudaEventRecord(evside, s));
 			CK(cudaStreamWaitEvent(side, evside, 0));
 			CK(cudaMemcpyAsync(hcopy, dlast + (size_t)st * kernels, 8, cudaMemcpyDeviceToHost, side));
+		} else if (copy == 3 || copy == 4) { /* by a kernel; 4: then a copy of 0 bytes */
+			k_copy8<<<1, 1, 0, s>>>(hcopy, dlast + (size_t)st * kernels);
+			if (copy == 4 && cuMemcpyDtoHAsync(hcopy, (CUdeviceptr)(dlast + (size_t)st * kernels), 0, (CUstream)s) != CUDA_SUCCESS) {
+				fprintf(stderr, "tl: a copy of 0 bytes failed\n");
+				exit(2);
+			}
 		} else if (copy)
 			CK(cudaMemcpyAsync(hcopy, dlast + (size_t)st * kernels, 8, cudaMemcpyDeviceToHost, s));
 		if (waitv) {
