@@ -41,3 +41,16 @@ int nvt_bridge_on(int why)
 {
 	return why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;
 }
+
+int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)
+{
+	enum { HOST = 1, DEVICE = 2 }; /* CUmemorytype */
+
+	if (!c->bytes || c->bytes > NVT_BRIDGE_COPY_MAX || c->capturing)
+		return 0;
+	for (int i = 0; i < 2; i++)
+		if (c->dst_type[i] != HOST || c->src_type[i] != DEVICE || c->src_ordinal[i] != c->ordinal)
+			return 0;
+	/* One mapping from the first byte to the last (a copy the driver could do whole). */
+	return c->dst_dev[1] >= c->dst_dev[0] && c->dst_dev[1] - c->dst_dev[0] == c->bytes - 1;
+}

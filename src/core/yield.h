@@ -213,6 +213,29 @@ struct nvt_bridge_learn {
 void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns);
 /* 1 if the next wait is bridged. */
 int nvt_bridge_arm(const struct nvt_bridge_learn *l);
+/*
+ * A bridged task's copy to the host on a stream (a step's token, read by the
+ * host after an event or a synchronisation) is done by a kernel, on the
+ * compute engine, where a copy engine would do it: the step's stream then
+ * waits for no copy engine, which leaves the channel blocked on a semaphore
+ * with nothing runnable on the compute engine, and the GPU switches to the
+ * lower context until the copy ends (docs/hardware-facts.md). Only a copy of
+ * at most NVT_BRIDGE_COPY_MAX bytes, from this GPU's memory whole to pinned
+ * host memory that the GPU maps whole, on a stream that captures no graph;
+ * every other copy is the driver's.
+ */
+#define NVT_BRIDGE_COPY_MAX 4096
+/* What the shim found of a copy (each side's first and last byte, through the driver). */
+struct nvt_bridge_copy {
+	uint64_t bytes;
+	int capturing;              /* the stream captures (or cannot be asked): 1 */
+	unsigned dst_type[2];       /* CUmemorytype; 0: not known to the driver (pageable) */
+	uint64_t dst_dev[2];        /* where the GPU reaches them */
+	unsigned src_type[2];
+	int src_ordinal[2], ordinal; /* the GPUs src's bytes are on, and the context's */
+};
+/* 1 if a kernel does the copy c. */
+int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c);
 
 /*
  * How long one of a yielding task's launches runs, after one more sample: up

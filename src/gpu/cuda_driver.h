@@ -123,6 +123,24 @@ typedef CUresult (*nvt_cuMemHostGetDevicePointer_fn)(CUdeviceptr *dev, void *hos
 #define NVT_CU_MEMHOSTREGISTER_PORTABLE 0x01
 #define NVT_CU_MEMHOSTREGISTER_DEVICEMAP 0x02
 #define NVT_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED 712
+#define NVT_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED 713
+/* cuStreamIsCapturing: *status 0 (CU_STREAM_CAPTURE_STATUS_NONE) while the stream captures nothing. */
+typedef CUresult (*nvt_cuStreamIsCapturing_fn)(CUstream stream, int *status);
+/* cuPointerGetAttribute (CUpointer_attribute): what ptr is. */
+typedef CUresult (*nvt_cuPointerGetAttribute_fn)(void *data, int attribute, CUdeviceptr ptr);
+#define NVT_CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2    /* unsigned: CUmemorytype */
+#define NVT_CU_POINTER_ATTRIBUTE_DEVICE_POINTER 3 /* CUdeviceptr: where a kernel reaches it */
+#define NVT_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9 /* int */
+#define NVT_CU_MEMORYTYPE_HOST 1
+#define NVT_CU_MEMORYTYPE_DEVICE 2
+/* cuMemcpyDtoHAsync_v2[_ptsz] (void *dst, CUdeviceptr src, ...) and cuMemcpyAsync[_ptsz]
+ * (CUdeviceptr dst, ...): their arguments as the API callbacks see them. */
+typedef struct {
+	CUdeviceptr dst;
+	CUdeviceptr src;
+	size_t bytes;
+	CUstream stream;
+} NVT_MEMCPY_ASYNC_ARGS;
 /* cuThreadExchangeStreamCaptureMode: the calling thread's mode (CUstreamCaptureMode). */
 typedef CUresult (*nvt_cuThreadExchangeStreamCaptureMode_fn)(int *mode);
 #define NVT_CU_STREAM_CAPTURE_MODE_RELAXED 2
@@ -280,6 +298,11 @@ enum nvt_api_cbid {
 	NVT_CBID_cuStreamQuery_ptsz = 439,
 	NVT_CBID_cuStreamSynchronize_ptsz = 440,
 	NVT_CBID_cuCtxSynchronize_v2 = 800,
+	/* Copies to the host on a stream (a bridged task's: shimbridge.c). */
+	NVT_CBID_cuMemcpyDtoHAsync_v2 = 279,
+	NVT_CBID_cuMemcpyAsync = 306,
+	NVT_CBID_cuMemcpyAsync_ptsz = 418,
+	NVT_CBID_cuMemcpyDtoHAsync_v2_ptsz = 422,
 	/* Events and streams. */
 	NVT_CBID_cuEventCreate = 118,
 	NVT_CBID_cuEventRecord = 119,

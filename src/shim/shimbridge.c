@@ -28,7 +28,15 @@
  * host's stores stay harmless whatever the contexts do. What the waits teach
  * is learnt in the slow path the launch path takes after a wait
  * (shim_yield_launched) and at a wait that follows a wait; the kernels this
- * file launches are not taken for the program's (tls). Anything that fails
+ * file launches are not taken for the program's (tls).
+ *
+ * A small copy to the host on a stream (core/yield.h, NVT_BRIDGE_COPY_MAX)
+ * is done by a kernel of the same module (nvt_copy), launched on the copy's
+ * stream at the copy's entry as the program's own launch, and the driver's
+ * copy is then made one of 0 bytes (an argument changed on entry is the one
+ * the call uses): on the H100 a copy engine's copy between two steps let the
+ * GPU switch to the lower context until it ended, the kernel's does not
+ * (docs/hardware-facts.md). Anything that fails
  * turns the bridge off for the process, said once: the program runs as
  * without it.
  *
@@ -105,12 +113,41 @@ static const char bridge_ptx[] =
 	".visible .entry nvt_bridge_nop()\n"
 	"{\n"
 	"  ret;\n"
+	"}\n"
+	/* A copy of n bytes from src (this GPU's memory) to dst (host memory the GPU maps), by
+	 * the threads of one block, then a fence: the host reads it after a wait. */
+	".visible .entry nvt_copy(.param .u64 dst, .param .u64 src, .param .u64 n)\n"
+	"{\n"
+	"  .reg .pred %p<2>;\n"
+	"  .reg .b32 %r<4>;\n"
+	"  .reg .b64 %rd<10>;\n"
+	"  ld.param.u64 %rd1, [dst];\n"
+	"  ld.param.u64 %rd2, [src];\n"
+	"  ld.param.u64 %rd3, [n];\n"
+	"  cvta.to.global.u64 %rd1, %rd1;\n"
+	"  cvta.to.global.u64 %rd2, %rd2;\n"
+	"  mov.u32 %r1, %tid.x;\n"
+	"  cvt.u64.u32 %rd4, %r1;\n"
+	"  mov.u32 %r2, %ntid.x;\n"
+	"  cvt.u64.u32 %rd5, %r2;\n"
+	"COPY:\n"
+	"  setp.ge.u64 %p1, %rd4, %rd3;\n"
+	"  @%p1 bra COPIED;\n"
+	"  add.u64 %rd6, %rd2, %rd4;\n"
+	"  ld.global.u8 %r3, [%rd6];\n"
+	"  add.u64 %rd7, %rd1, %rd4;\n"
+	"  st.global.u8 [%rd7], %r3;\n"
+	"  add.u64 %rd4, %rd4, %rd5;\n"
+	"  bra.uni COPY;\n"
+	"COPIED:\n"
+	"  membar.sys;\n"
+	"  ret;\n"
 	"}\n";
 
 /* The bridge of one GPU slot, made in one context. */
 struct bslot {
 	void *ctx;           /* NULL: not made (yet, or since its context went) */
-	CUfunction fn, nop;
+	CUfunction fn, nop, copy;
 	CUstream stream;
 	/* [0]: the last wait that returned, [1]: released up to. A page of the shim's own, never
 	 * unmapped, registered with each context the bridge is made in: the host's stores stay
@@ -167,7 +204,8 @@ static int made(struct bslot *s, void *ctx)
 		return -1;
 	}
 	if ((rc = shim_cu.module_function(&s->fn, module, "nvt_bridge")) ||
-	    (rc = shim_cu.module_function(&s->nop, module, "nvt_bridge_nop"))) {
+	    (rc = shim_cu.module_function(&s->nop, module, "nvt_bridge_nop")) ||
+	    (rc = shim_cu.module_function(&s->copy, module, "nvt_copy"))) {
 		turn_off("finding the bridge kernel", rc);
 		return -1;
 	}
@@ -355,6 +393,58 @@ void shim_bridge_context_gone(void *ctx)
 			b.s[g].ctx = NULL;
 		}
 	pthread_mutex_unlock(&b.lock);
+}
+
+/* What the driver says of the byte at ptr: its memory type, where the GPU reaches it, and its
+ * GPU (each left 0 where the driver does not know it: pageable memory). */
+static void pointer_facts(CUdeviceptr ptr, unsigned *type, uint64_t *dev, int *ordinal)
+{
+	CUdeviceptr d = 0;
+
+	shim_cu.pointer_attribute(type, NVT_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
+	if (dev && !shim_cu.pointer_attribute(&d, NVT_CU_POINTER_ATTRIBUTE_DEVICE_POINTER, ptr))
+		*dev = d;
+	if (ordinal)
+		shim_cu.pointer_attribute(ordinal, NVT_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr);
+}
+
+void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz)
+{
+	struct nvt_bridge_copy c = {0};
+	CUstream stream;
+	int status = 1, rc;
+	void *args[3];
+	uint64_t bytes;
+
+	if (!shim_bridge_on || b.broken || tls.launching || g < 0 || g >= NVT_MAX_GPUS || !a->bytes ||
+	    a->bytes > NVT_BRIDGE_COPY_MAX || !shim_cu.pointer_attribute || !shim_cu.stream_capturing ||
+	    !shim_cu.ctx_device)
+		return;
+	c.bytes = bytes = a->bytes;
+	stream = ptsz && !a->stream ? NVT_CU_STREAM_PER_THREAD : a->stream;
+	c.capturing = shim_cu.stream_capturing(stream, &status) || status;
+	c.ordinal = -1;
+	if (shim_cu.ctx_device(&c.ordinal))
+		return;
+	for (int i = 0; i < 2; i++) {
+		c.src_ordinal[i] = -2;
+		pointer_facts(a->dst + (i ? bytes - 1 : 0), &c.dst_type[i], &c.dst_dev[i], NULL);
+		pointer_facts(a->src + (i ? bytes - 1 : 0), &c.src_type[i], NULL, &c.src_ordinal[i]);
+	}
+	if (!nvt_bridge_copy_by_kernel(&c))
+		return;
+	pthread_mutex_lock(&b.lock);
+	rc = b.broken || made_relaxed(&b.s[g], ctx);
+	pthread_mutex_unlock(&b.lock);
+	if (rc)
+		return;
+	args[0] = &c.dst_dev[0];
+	args[1] = &a->src;
+	args[2] = &bytes;
+	/* The program's work on its stream, launched as its own: the launch path gives it the
+	 * task's partition and releases the last bridge. */
+	if (shim_cu.launch_kernel(b.s[g].copy, 1, 1, 1, 128, 1, 1, 0, stream, args, NULL) == 0)
+		a->bytes = 0; /* the driver's copy of nothing: queued after the kernel, it waits for no engine */
 }
 
 int shim_bridge_launching(void)

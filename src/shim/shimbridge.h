@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "gpu/cuda_driver.h"
+
 /* At set-up of a task with priority prio and yield words yield: whether it bridges. */
 void shim_bridge_setup(uint8_t prio, uint32_t yield);
 /* A thread begins to wait (a stream's or an event's synchronisation) in context ctx on GPU
@@ -31,6 +33,10 @@ void shim_bridge_release_all(void);
 /* A context is destroyed (ctx), or a device's primary one reset (NULL: any): the bridges made
  * in it are made again in the next. */
 void shim_bridge_context_gone(void *ctx);
+/* A copy to the host on a stream (entry of cuMemcpyDtoHAsync_v2, cuMemcpyAsync, or their _ptsz
+ * forms: ptsz) in context ctx on slot g, arguments a: done by a kernel where core/yield.h says
+ * so, a's bytes then set to 0. */
+void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz);
 /* 1 while this thread launches a bridge (its launches are not the program's). */
 int shim_bridge_launching(void);
 /* In a forked child. */

@@ -38,6 +38,8 @@ static const struct {
 	ENTRY(host_register, "cuMemHostRegister_v2"),
 	ENTRY(host_device_ptr, "cuMemHostGetDevicePointer_v2"),
 	ENTRY(capture_mode, "cuThreadExchangeStreamCaptureMode"),
+	ENTRY(stream_capturing, "cuStreamIsCapturing"),
+	ENTRY(pointer_attribute, "cuPointerGetAttribute"),
 	ENTRY(occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
 	ENTRY(graph_clone, "cuGraphClone"),
 	ENTRY(graph_destroy, "cuGraphDestroy"),

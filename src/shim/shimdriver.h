@@ -63,6 +63,8 @@ struct shim_driver {
 	nvt_cuMemHostRegister_fn host_register;
 	nvt_cuMemHostGetDevicePointer_fn host_device_ptr;
 	nvt_cuThreadExchangeStreamCaptureMode_fn capture_mode;
+	nvt_cuStreamIsCapturing_fn stream_capturing;
+	nvt_cuPointerGetAttribute_fn pointer_attribute;
 	/* Cooperative launches (shimsmcount.c). */
 	nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn occupancy;
 	/* CUDA graphs (shimgraph.c). */

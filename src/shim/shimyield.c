@@ -85,6 +85,11 @@ static const int bridge_ids[] = {
 	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuGraphLaunch,
 	NVT_CBID_cuGraphLaunch_ptsz,
 };
+/* ... and its copies to the host on a stream (a kernel may do them: shimbridge.c). */
+static const int copy_ids[] = {
+	NVT_CBID_cuMemcpyDtoHAsync_v2, NVT_CBID_cuMemcpyDtoHAsync_v2_ptsz, NVT_CBID_cuMemcpyAsync,
+	NVT_CBID_cuMemcpyAsync_ptsz,
+};
 #define N_IDS(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A higher task followed on one GPU. */
@@ -753,7 +758,7 @@ static void *stream_of(int cbid, void *const *args)
 }
 
 /* The calls of sync_ids and launch_ids that set-up enabled, and bridge_ids. */
-static struct shim_calls sync_calls, launch_calls, bridge_calls;
+static struct shim_calls sync_calls, launch_calls, bridge_calls, copy_calls;
 
 /* The slot of the calling thread's current context, or -1. */
 static int current_slot(void **ctx)
@@ -791,6 +796,13 @@ static void bridge_api(int cbid, const void *data)
 	if (cbid == NVT_CBID_cuGraphLaunch || cbid == NVT_CBID_cuGraphLaunch_ptsz) {
 		if (call.site == NVT_CB_API_SITE_EXIT && (g = current_slot(&ctx)) >= 0)
 			shim_bridge_release(g);
+	} else if (shim_calls_has(&copy_calls, cbid)) {
+		/* Queued now (or, to pageable memory, waited for): not behind a bridge. */
+		if (call.site == NVT_CB_API_SITE_ENTER && (g = current_slot(&ctx)) >= 0) {
+			shim_bridge_release(g);
+			shim_bridge_copy(g, ctx, (NVT_MEMCPY_ASYNC_ARGS *)(uintptr_t)call.args,
+					 cbid == NVT_CBID_cuMemcpyDtoHAsync_v2_ptsz || cbid == NVT_CBID_cuMemcpyAsync_ptsz);
+		}
 	} else if (call.site == NVT_CB_API_SITE_ENTER) {
 		shim_bridge_context_gone(cbid == NVT_CBID_cuCtxDestroy_v2 ? call.args[0] : NULL);
 	}
@@ -807,7 +819,7 @@ void shim_yield_api(int cbid, const void *data)
 	 * one reads the block of its own calls only (tests/bench/launchpath.py, the -ex forms). */
 	if (!shim_yield_tracking || tls.in_shim)
 		return;
-	if (shim_bridge_on && shim_calls_has(&bridge_calls, cbid)) {
+	if (shim_bridge_on && (shim_calls_has(&bridge_calls, cbid) || shim_calls_has(&copy_calls, cbid))) {
 		bridge_api(cbid, data);
 		return;
 	}
@@ -895,6 +907,9 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 				shim_warn("the CUDA driver does not report the calls the bridge follows: this "
 					  "task's synchronised steps are not bridged");
 		}
+	/* Without them its copies are the driver's (each may let the GPU switch away). */
+	for (size_t i = 0; i < N_IDS(copy_ids) && shim_bridge_on; i++)
+		shim_calls_follow(&copy_calls, enable, handle, copy_ids[i]);
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (!nvt_uuid_is_zero(shim.seg->gpu[g].uuid))
 			shim_yield_slot_ready(g);

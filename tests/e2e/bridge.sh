@@ -182,3 +182,53 @@ t_bridge_warning_neutralised() {
 	has "$(cat "$WORK/esc.err")" "CUDA_DEVICE_MAX_CONNECTIONS=4?[2J: this task's"
 	if grep -q $'\e' "$WORK/esc.err"; then die "an escape reached stderr"; fi
 }
+
+# copy_app TAG BYTES TO NVT_ARGS...: a service of requests 2 ms apart, each copying BYTES to the
+# host (PRIOAPP_COPY_TO=TO) before its wait and checking them after it, under nvtaskset --no-mps
+# NVT_ARGS, until it served more than 10; stopped. The service fails on a wrong byte.
+copy_app() {
+	local tag=$1 bytes=$2 to=$3 pid
+	shift 3
+	rm -f "$WORK/$tag.stop"
+	PRIOAPP_COPY=$bytes PRIOAPP_COPY_TO=$to FAKECUDA_KERNEL_US=100 FAKECUDA_BRIDGE_LOG=$WORK/$tag.bridge \
+		"$NVT" --no-mps "$@" "$PRIOAPP" serve "$WORK/$tag.stop" "$WORK/$tag.log" 2000 2 2>"$WORK/$tag.err" &
+	pid=$!
+	wait_for 10 test -e "$WORK/$tag.log.ready"
+	wait_for 10 requests_over_n "$WORK/$tag.log" 10
+	touch "$WORK/$tag.stop"
+	wait "$pid" || die "$tag: the service failed: $(cat "$WORK/$tag.err")"
+	hasnt "$(cat "$WORK/$tag.err")" "nvtaskset:"
+}
+# copies TAG WHO: how many copies WHO (copy: the shim's kernel, memcpy: the driver) made.
+copies() { awk -v who="$2" '$1 == who {n++} END {print n + 0}' "$WORK/$1.bridge" 2>/dev/null || echo 0; }
+
+# A bridged task's small copies to pinned host memory on a stream, by every call that makes
+# them: a kernel copies the bytes (they arrive, the request checks them), the driver none.
+t_bridge_small_copies_by_kernel() {
+	local to n
+	for to in pinned generic ptsz offset; do
+		copy_app "$to" 8 "$to" --priority high
+		n=$(grep -c '^req ' "$WORK/$to.log")
+		eq "$(copies "$to" copy)" "$n" "$to: kernel copies for $n requests"
+		eq "$(copies "$to" memcpy)" 0 "$to: the driver's copies"
+	done
+	copy_app big 4096 pinned --priority high
+	eq "$(copies big memcpy)" 0 "4096 bytes: the driver's copies"
+	has "$(head -1 "$WORK/big.bridge")" "copy pid="
+}
+
+# What a kernel does not copy: to pageable memory, past NVT_BRIDGE_COPY_MAX, on a stream that
+# captures a graph; and nothing of a task that does not bridge. The driver copies each right.
+t_bridge_copies_left_to_the_driver() {
+	local tag
+	copy_app pageable 8 pageable --priority high
+	copy_app large 4097 pinned --priority high
+	FAKECUDA_CAPTURING=1 copy_app capturing 8 pinned --priority high
+	NVTASKSET_BRIDGE=0 copy_app off 8 pinned --priority high
+	copy_app low 8 pinned --priority low
+	copy_app plain 8 pinned -c 0-7
+	for tag in pageable large capturing off low plain; do
+		eq "$(copies "$tag" copy)" 0 "$tag: kernel copies"
+		[ "$(copies "$tag" memcpy)" -gt 10 ] || die "$tag: $(copies "$tag" memcpy) copies by the driver"
+	done
+}

@@ -705,3 +705,124 @@ API int cuDeviceTotalMem_v2(size_t *bytes, int dev)
 	NVT_DEVICE_TOTAL_MEM_ARGS a = {bytes, dev};
 	CALL(NVT_CBID_cuDeviceTotalMem_v2, a, total_mem(&a));
 }
+
+/* ---- Pinned host memory, and what a pointer is ---------------------------------------------- */
+
+#define MAX_HOST 256
+
+/* Host memory the GPU maps (cuMemAllocHost, cuMemHostAlloc, cuMemHostRegister): the fake
+ * GPU's addresses are the host's. */
+static struct {
+	uintptr_t start;
+	size_t bytes;
+	int ours; /* allocated here (freed by cuMemFreeHost) */
+} host[MAX_HOST];
+
+static int host_add(void *p, size_t bytes, int ours)
+{
+	pthread_mutex_lock(&mem.lock);
+	for (int i = 0; i < MAX_HOST; i++) {
+		if (host[i].start == (uintptr_t)p && host[i].bytes) {
+			pthread_mutex_unlock(&mem.lock);
+			return NVT_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+		}
+	}
+	for (int i = 0; i < MAX_HOST; i++)
+		if (!host[i].bytes) {
+			host[i].start = (uintptr_t)p;
+			host[i].bytes = bytes;
+			host[i].ours = ours;
+			pthread_mutex_unlock(&mem.lock);
+			return 0;
+		}
+	pthread_mutex_unlock(&mem.lock);
+	return NVT_CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* Forgets the range that starts at p (ours: one allocated here). Returns 0, or -1. */
+static int host_remove(void *p, int ours)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&mem.lock);
+	for (int i = 0; i < MAX_HOST; i++)
+		if (host[i].bytes && host[i].start == (uintptr_t)p && host[i].ours == ours) {
+			host[i].bytes = 0;
+			rc = 0;
+		}
+	pthread_mutex_unlock(&mem.lock);
+	return rc;
+}
+
+API int cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags)
+{
+	if (!p || !bytes || (flags & ~7u))
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	return host_add(p, bytes, 0);
+}
+
+API int cuMemHostUnregister(void *p)
+{
+	return host_remove(p, 0) ? NVT_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED : 0;
+}
+
+API int cuMemHostAlloc(void **pp, size_t bytes, unsigned flags)
+{
+	void *p;
+	int rc;
+
+	if (!pp || !bytes || (flags & ~15u))
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	if (!(p = calloc(1, bytes)))
+		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
+	if ((rc = host_add(p, bytes, 1))) {
+		free(p);
+		return rc;
+	}
+	*pp = p;
+	return 0;
+}
+
+API int cuMemAllocHost_v2(void **pp, size_t bytes)
+{
+	return cuMemHostAlloc(pp, bytes, 0);
+}
+
+API int cuMemFreeHost(void *p)
+{
+	if (host_remove(p, 1))
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	free(p);
+	return 0;
+}
+
+/* CUpointer_attribute's MEMORY_TYPE (2: CUmemorytype), DEVICE_POINTER (3) and DEVICE_ORDINAL (9)
+ * of the GPU's allocations with pages and of pinned host memory; other memory is unknown to
+ * the driver (CUDA_ERROR_INVALID_VALUE, as for pageable memory). */
+API int cuPointerGetAttribute(void *data, int attribute, CUdeviceptr ptr)
+{
+	unsigned type = 0;
+	int dev = -1;
+
+	if (!data)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&mem.lock);
+	for (int i = 0; i < MAX_ALLOCS && !type; i++)
+		if (mem.a[i].key && !(HANDLE_KINDS & (1u << mem.a[i].kind)) && ptr >= mem.a[i].key &&
+		    ptr - mem.a[i].key < mem.a[i].bytes) {
+			type = 2;
+			dev = mem.a[i].dev;
+		}
+	for (int i = 0; i < MAX_HOST && !type; i++)
+		if (host[i].bytes && ptr >= host[i].start && ptr - host[i].start < host[i].bytes)
+			type = 1;
+	pthread_mutex_unlock(&mem.lock);
+	if (!type)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	switch (attribute) {
+	case 2: *(unsigned *)data = type; return 0;
+	case 3: *(CUdeviceptr *)data = ptr; return 0;
+	case 9: *(int *)data = type == 2 ? dev : 0; return 0;
+	default: return NVT_CUDA_ERROR_INVALID_VALUE;
+	}
+}

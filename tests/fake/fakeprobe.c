@@ -22,6 +22,8 @@ static int hog_module, hog_function;
 /* The bridge between a high time-sliced task's steps (PTX entries nvt_bridge, nvt_bridge_nop):
  * each launch appends a line to $FAKECUDA_BRIDGE_LOG, with the words the host wrote so far. */
 static int bridge_module, bridge_function, bridge_nop;
+/* ... and its copy to the host (PTX entry nvt_copy): done here (a memcpy) and logged. */
+static int bridge_copy;
 
 INTERNAL int fake_is_probe(const void *f)
 {
@@ -35,7 +37,7 @@ INTERNAL int fake_is_hog(const void *f)
 
 INTERNAL int fake_is_bridge(const void *f)
 {
-	return f == &bridge_function || f == &bridge_nop;
+	return f == &bridge_function || f == &bridge_nop || f == &bridge_copy;
 }
 
 /* The words of the last bridge launched, and its seq: each other launch logs them after its
@@ -61,7 +63,12 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 
 	if (!path || !(log = fopen(path, "a")))
 		return;
-	if (f == &bridge_nop) {
+	if (f == &bridge_copy) {
+		/* (dst, src, n): the bytes as the GPU copies them, from its memory to mapped host memory. */
+		uint64_t n = *(uint64_t *)params[2];
+		memcpy((void *)(uintptr_t)*(uint64_t *)params[0], (const void *)(uintptr_t)*(uint64_t *)params[1], n);
+		fprintf(log, "copy pid=%ld bytes=%llu\n", (long)getpid(), (unsigned long long)n);
+	} else if (f == &bridge_nop) {
 		fprintf(log, "nop pid=%ld\n", (long)getpid());
 	} else {
 		/* (w, seq, cap, linger, margin): the words as the host wrote them until now. */
@@ -115,7 +122,8 @@ API int cuModuleLoadData(void **module, const void *image)
 	if (strstr(ptx, ".entry nvt_bridge(") && strstr(ptx, ".entry nvt_bridge_nop(")) {
 		const char *b = getenv("FAKECUDA_BRIDGE");
 		if ((b && !strcmp(b, "noptx")) || !strstr(ptx, ".target sm_") || !strstr(ptx, "%globaltimer") ||
-		    !strstr(ptx, "ld.volatile.global.u32") || !strstr(ptx, "nanosleep"))
+		    !strstr(ptx, "ld.volatile.global.u32") || !strstr(ptx, "nanosleep") ||
+		    !strstr(ptx, ".entry nvt_copy(") || !strstr(ptx, "st.global.u8") || !strstr(ptx, "membar.sys"))
 			return NVT_CUDA_ERROR_INVALID_PTX;
 		*module = &bridge_module;
 		return 0;
@@ -156,8 +164,11 @@ API int cuModuleGetFunction(void **fn, void *module, const char *name)
 		*fn = &hog_function;
 		return 0;
 	}
-	if (module == &bridge_module && (!strcmp(name, "nvt_bridge") || !strcmp(name, "nvt_bridge_nop"))) {
-		*fn = !strcmp(name, "nvt_bridge") ? (void *)&bridge_function : (void *)&bridge_nop;
+	if (module == &bridge_module && (!strcmp(name, "nvt_bridge") || !strcmp(name, "nvt_bridge_nop") ||
+					 !strcmp(name, "nvt_copy"))) {
+		*fn = !strcmp(name, "nvt_bridge") ? (void *)&bridge_function
+		      : !strcmp(name, "nvt_copy") ? (void *)&bridge_copy
+						  : (void *)&bridge_nop;
 		return 0;
 	}
 	if (module != &probe_function || strcmp(name, probe_name))
@@ -170,14 +181,6 @@ API int cuFuncSetAttribute(void *fn, int attribute, int value)
 {
 	(void)attribute, (void)value;
 	return fn == &probe_function ? 0 : 400;
-}
-
-/* Host memory the GPU maps: the fake GPU's addresses are the host's. */
-API int cuMemHostRegister_v2(void *host, size_t bytes, unsigned flags)
-{
-	if (!host || !bytes || (flags & ~7u))
-		return NVT_CUDA_ERROR_INVALID_VALUE;
-	return 0;
 }
 
 /* The calling thread's stream capture mode (it captures nothing here). */

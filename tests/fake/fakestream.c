@@ -22,7 +22,10 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define STREAMS 64
 #define EVENTS 4096
@@ -272,4 +275,62 @@ API CUresult cuCtxSynchronize(void)
 {
 	struct { int none; } a = {0};
 	CALL(NVT_CBID_cuCtxSynchronize, ctx_sync());
+}
+
+/* ---- Copies to the host on a stream ---------------------------------------------------------- */
+
+/* The copy (after the entry callbacks, with the arguments as they left them): done at once
+ * (the fake GPU's memory is the host's), logged to $FAKECUDA_BRIDGE_LOG as the driver's. */
+static CUresult copy_async(NVT_MEMCPY_ASYNC_ARGS *a)
+{
+	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
+	FILE *log;
+
+	if (!a->bytes)
+		return 0; /* as the driver: nothing queued */
+	if (!a->dst || !a->src)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	memcpy((void *)(uintptr_t)a->dst, (const void *)(uintptr_t)a->src, a->bytes);
+	if (path && (log = fopen(path, "a"))) {
+		fprintf(log, "memcpy pid=%ld bytes=%zu\n", (long)getpid(), a->bytes);
+		fclose(log);
+	}
+	fake_stream_ran(a->stream);
+	return 0;
+}
+
+API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, void *hStream)
+{
+	NVT_MEMCPY_ASYNC_ARGS a = {(CUdeviceptr)(uintptr_t)dst, src, bytes, hStream};
+	CALL(NVT_CBID_cuMemcpyDtoHAsync_v2, copy_async(&a));
+}
+
+API CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t bytes, void *hStream)
+{
+	NVT_MEMCPY_ASYNC_ARGS a = {(CUdeviceptr)(uintptr_t)dst, src, bytes, hStream ? hStream : NVT_CU_STREAM_PER_THREAD};
+	CALL(NVT_CBID_cuMemcpyDtoHAsync_v2_ptsz, copy_async(&a));
+}
+
+API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, void *hStream)
+{
+	NVT_MEMCPY_ASYNC_ARGS a = {dst, src, bytes, hStream};
+	CALL(NVT_CBID_cuMemcpyAsync, copy_async(&a));
+}
+
+API CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t bytes, void *hStream)
+{
+	NVT_MEMCPY_ASYNC_ARGS a = {dst, src, bytes, hStream ? hStream : NVT_CU_STREAM_PER_THREAD};
+	CALL(NVT_CBID_cuMemcpyAsync_ptsz, copy_async(&a));
+}
+
+/* Nothing captures here, unless FAKECUDA_CAPTURING=1: every stream then captures. */
+API CUresult cuStreamIsCapturing(void *hStream, int *status)
+{
+	const char *c = getenv("FAKECUDA_CAPTURING");
+
+	(void)hStream;
+	if (!status)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	*status = c && !strcmp(c, "1");
+	return 0;
 }

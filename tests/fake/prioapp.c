@@ -9,7 +9,13 @@
  *       cuStreamSynchronize; appends "req BEGIN DONE END ENTER" per request to LOG
  *       (BEGIN: when its first launch call returned, DONE: when its work on the fake
  *       GPU is done, END: when its synchronisation returned, ENTER: when its first
- *       launch call was made), each line as the request ends
+ *       launch call was made), each line as the request ends; PRIOAPP_COPY=BYTES: each
+ *       request then copies BYTES (a pattern of its own, written to the GPU's memory
+ *       before it) to the host on its stream, before its synchronisation, and checks
+ *       them after it (a wrong byte: exit 1); PRIOAPP_COPY_TO: pinned (cuMemAllocHost,
+ *       cuMemcpyDtoHAsync_v2: the default), pageable (malloc), generic (pinned,
+ *       cuMemcpyAsync), ptsz (pinned, cuMemcpyDtoHAsync_v2_ptsz), offset (pinned, the
+ *       copy ending at the last byte of an allocation of BYTES + 5)
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
@@ -45,6 +51,12 @@ int cuDevicePrimaryCtxReset_v2(int);
 int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 		   void *, void **, void **);
 int cuStreamSynchronize(void *);
+int cuMemAlloc_v2(unsigned long long *, size_t);
+int cuMemAllocHost_v2(void **, size_t);
+int cuMemcpyHtoD_v2(unsigned long long, const void *, size_t);
+int cuMemcpyDtoHAsync_v2(void *, unsigned long long, size_t, void *);
+int cuMemcpyDtoHAsync_v2_ptsz(void *, unsigned long long, size_t, void *);
+int cuMemcpyAsync(unsigned long long, unsigned long long, size_t, void *);
 int fakecuda_in_flight(const void *stream);
 int fakecuda_last_launch(struct fakecuda_launch *out);
 uint64_t fakecuda_done_at(const void *stream);
@@ -116,6 +128,50 @@ static int run_threads(void *ctx, const char *stop, FILE *log, int n, int launch
 	return made < n || t.failed;
 }
 
+/* PRIOAPP_COPY: a request's copy to the host, before its synchronisation. */
+struct copy {
+	size_t bytes;
+	const char *to;
+	unsigned long long dev;
+	unsigned char *host, *pattern;
+};
+
+static int copy_setup(struct copy *c)
+{
+	const char *b = getenv("PRIOAPP_COPY");
+	void *h;
+
+	c->bytes = b ? strtoul(b, NULL, 10) : 0;
+	c->to = getenv("PRIOAPP_COPY_TO") ? getenv("PRIOAPP_COPY_TO") : "pinned";
+	if (!c->bytes)
+		return 0;
+	if (cuMemAlloc_v2(&c->dev, c->bytes) || !(c->pattern = malloc(c->bytes)))
+		return -1;
+	if (!strcmp(c->to, "pageable"))
+		return (c->host = malloc(c->bytes)) ? 0 : -1;
+	if (cuMemAllocHost_v2(&h, c->bytes + 5))
+		return -1;
+	c->host = (unsigned char *)h + (!strcmp(c->to, "offset") ? 5 : 0);
+	return 0;
+}
+
+/* Request n's pattern to the GPU, its copy to the host queued. */
+static int copy_queue(struct copy *c, unsigned n)
+{
+	if (!c->bytes)
+		return 0;
+	for (size_t i = 0; i < c->bytes; i++)
+		c->pattern[i] = (unsigned char)(n * 31 + i);
+	memset(c->host, 0, c->bytes);
+	if (cuMemcpyHtoD_v2(c->dev, c->pattern, c->bytes))
+		return -1;
+	if (!strcmp(c->to, "generic"))
+		return cuMemcpyAsync((unsigned long long)(uintptr_t)c->host, c->dev, c->bytes, NULL);
+	if (!strcmp(c->to, "ptsz"))
+		return cuMemcpyDtoHAsync_v2_ptsz(c->host, c->dev, c->bytes, NULL);
+	return cuMemcpyDtoHAsync_v2(c->host, c->dev, c->bytes, NULL);
+}
+
 static void ready(const char *log)
 {
 	char path[4096];
@@ -142,6 +198,12 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "serve") && argc == 6) {
 		uint64_t period = strtoull(argv[4], NULL, 10) * 1000, next = now_ns();
 		int launches = atoi(argv[5]);
+		struct copy copy = {0};
+		unsigned n = 0;
+		if (copy_setup(&copy)) {
+			fclose(log);
+			return 1;
+		}
 		while (!exists(argv[2])) {
 			struct timespec at = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
 			uint64_t begin, done, end, enter;
@@ -154,10 +216,17 @@ int main(int argc, char **argv)
 				if (!begin)
 					begin = now_ns(); /* its shim has seen the request begin */
 			}
+			if (copy_queue(&copy, ++n))
+				return 1;
 			done = fakecuda_done_at(NULL);
 			if (cuStreamSynchronize(NULL))
 				return 1;
 			end = now_ns();
+			if (copy.bytes && memcmp(copy.host, copy.pattern, copy.bytes)) {
+				fprintf(stderr, "prioapp: request %u: the copy to the host is wrong\n", n);
+				fclose(log);
+				return 1;
+			}
 			fprintf(log, "req %llu %llu %llu %llu\n", (unsigned long long)begin,
 				(unsigned long long)done, (unsigned long long)end, (unsigned long long)enter);
 			fflush(log); /* the test counts requests as they end */

@@ -553,6 +553,48 @@ static void test_bridge(void)
 	CHECK(nvt_bridge_arm(&l) && l.waits == (uint32_t)(801 + n + 200));
 }
 
+/* Which copies to the host a kernel does. */
+static void test_bridge_copy(void)
+{
+	struct nvt_bridge_copy ok = {.bytes = 8, .dst_type = {1, 1}, .dst_dev = {0x1000, 0x1007},
+				     .src_type = {2, 2}, .src_ordinal = {3, 3}, .ordinal = 3}, c;
+
+	CHECK(nvt_bridge_copy_by_kernel(&ok));
+	c = ok;
+	c.bytes = 0;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	c = ok;
+	c.bytes = NVT_BRIDGE_COPY_MAX;
+	c.dst_dev[1] = c.dst_dev[0] + NVT_BRIDGE_COPY_MAX - 1;
+	CHECK(nvt_bridge_copy_by_kernel(&c));
+	c.bytes++;
+	c.dst_dev[1]++;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	c = ok;
+	c.capturing = 1;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	/* Pageable (unknown to the driver) or device memory at either end of dst. */
+	for (int i = 0; i < 2; i++) {
+		c = ok;
+		c.dst_type[i] = 0;
+		CHECK(!nvt_bridge_copy_by_kernel(&c));
+		c.dst_type[i] = 2;
+		CHECK(!nvt_bridge_copy_by_kernel(&c));
+		c = ok;
+		c.src_type[i] = 1;
+		CHECK(!nvt_bridge_copy_by_kernel(&c));
+		c = ok;
+		c.src_ordinal[i] = 2; /* another GPU's */
+		CHECK(!nvt_bridge_copy_by_kernel(&c));
+	}
+	/* The host side's two ends in two mappings. */
+	c = ok;
+	c.dst_dev[1] = 0x9007;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	c.dst_dev[1] = 0x0fff;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+}
+
 /* A share beside higher tasks that never idle, by the looks, not the averages. */
 static void test_share(void)
 {
@@ -588,6 +630,7 @@ int main(void)
 	test_preempt_words();
 	test_timeslice();
 	test_bridge();
+	test_bridge_copy();
 	test_words();
 	test_priority_text();
 	test_activity();
