@@ -6,8 +6,12 @@
 # servers. Checks: without the bridge a later step waits for two context switches (p50 over
 # 250 us); with it, outside and inside MPS, it does not (p50 under 120 us: 56 us on an H100,
 # docs/bench/timeline-2026-11-25 runs 11-12), and alone the bridge costs a later step at most
-# 40 us. Every program has a time limit; the level daemons are stopped (run.sh). Needs an NVIDIA
-# Hopper GPU, nvcc, cuBLAS, nvtaskset built (make all).
+# 40 us; a step whose token is copied to the host on its stream (ASYNC=1 COPY=1: the next step
+# queued behind the copy) pays no switch at its 90th percentile either (the shim's kernel
+# copies it: p90 under 300 us against ~480 with a copy engine, docs/bench/prio-bridge-2026-11-25);
+# and copies to the host of every size and kind arrive whole under the bridge, outside and inside
+# MPS (tests/gpu/copyapp.cu). Every program has a time limit; the level daemons are stopped
+# (run.sh). Needs an NVIDIA Hopper GPU, nvcc, cuBLAS, nvtaskset built (make all).
 #
 # Usage: tests/gpu/bridge.sh [LOGDIR]   (default: build/gpu)
 set -u
@@ -17,7 +21,30 @@ OUT=$LOG/bridge
 rm -rf "$OUT"
 mkdir -p "$OUT"
 timeout 300 "$ROOT/tests/bench/timeline/run.sh" "$OUT" alone-small alone-small-product gemm-small \
-	gemm-small-product gemm-small-product-mps >"$LOG/bridge.out" 2>&1
+	gemm-small-product gemm-small-product-mps gemm-small-async-copy-product >"$LOG/bridge.out" 2>&1
+NVT=$ROOT/build/bin/nvtaskset
+copies=0
+if nvcc -O2 -arch=sm_90 -o "$OUT/copyapp" "$ROOT/tests/gpu/copyapp.cu" >>"$LOG/bridge.out" 2>&1; then
+	W=$(mktemp -d /tmp/nvt-bridge.XXXXXX)
+	for how in "--no-mps --priority high" "--priority high"; do
+		# shellcheck disable=SC2086 # the form's words
+		if CUDA_MPS_PIPE_DIRECTORY=$W/mps CUDA_MPS_LOG_DIRECTORY=$W/mpslog timeout 120 "$NVT" $how \
+			"$OUT/copyapp" >>"$LOG/bridge.out" 2>&1; then
+			echo "PASS copies to the host arrive whole: nvtaskset $how"
+		else
+			echo "FAIL copies to the host arrive whole: nvtaskset $how ($LOG/bridge.out)"
+			copies=1
+		fi
+	done
+	for l in low high; do
+		echo quit | CUDA_MPS_PIPE_DIRECTORY=$W/mps-$l timeout 10 nvidia-cuda-mps-control >/dev/null 2>&1
+	done
+	echo quit | CUDA_MPS_PIPE_DIRECTORY=$W/mps timeout 10 nvidia-cuda-mps-control >/dev/null 2>&1
+	rm -rf "$W"
+else
+	echo "FAIL copyapp.cu did not build ($LOG/bridge.out)"
+	copies=1
+fi
 python3 - "$OUT/timeline.json" <<'PY'
 import json, sys
 try:
@@ -36,9 +63,16 @@ check(raw is not None and raw > 250, "without the bridge a later step pays the s
 for name in ("gemm-small-product", "gemm-small-product-mps"):
     v = later(name)
     check(v is not None and v < 120, "%s: a later step does not: p50 %s us" % (name, v))
+def p90(name):
+    return ((res.get(name) or {}).get("step_later") or {}).get("p90")
+v = p90("gemm-small-async-copy-product")
+check(v is not None and v < 300, "gemm-small-async-copy-product: a step queued behind its copy does not: p90 %s us" % v)
 check(alone is not None and alone_b is not None and alone_b - alone <= 40,
       "alone the bridge costs a later step %s us (%s against %s)" %
       (None if alone is None or alone_b is None else round(alone_b - alone, 1), alone_b, alone))
 print("bridge: %d failed" % fails)
 sys.exit(1 if fails else 0)
 PY
+rc=$?
+[ "$copies" = 0 ] && exit $rc
+exit 1

@@ -241,7 +241,7 @@ def main():
                              lambda lab, b: print("phase %s %d" % (lab, b), flush=True))
     priolib.write_l(out, "torch", service, bool(service), res)
     if TRACE["on"]:
-        with open(os.path.join(os.environ["PRIO_STEP_TRACE"], "steps-%s.txt" % os.path.basename(out)), "w") as f:
+        with open(os.path.join(os.environ["PRIO_STEP_TRACE"], "steps-%s.txt" % os.path.basename(os.path.dirname(os.path.abspath(out)))), "w") as f:
             f.writelines("%s %s\n" % (k, " ".join(map(str, steps))) for k, steps in TRACE["rows"])
 
 

@@ -100,6 +100,8 @@ PHASES=(
 "gemm-small-async-kcopy-product|gemm|$LO|$SMALL ASYNC=1 COPY=3 $HIB"
 "gemm-small-async-kcopy0-product|gemm|$LO|$SMALL ASYNC=1 COPY=4 $HIB"
 "gemm-small-copy-product|gemm|$LO|$SMALL COPY=1 $HIB"
+"gemm-small-async-copy-product-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low|$SMALL ASYNC=1 COPY=1 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high"
+"alone-small-async-copy-product|-||$SMALL ASYNC=1 COPY=1 $HIB"
 "gemm-decode-async-copy-product|gemm|$LO|$DEC ASYNC=1 COPY=1 $HIB"
 "gemm-decode-async-kcopy0-product|gemm|$LO|$DEC ASYNC=1 COPY=4 $HIB"
 "gemm2k-small|gemm|GEMM_N=2048 $LO|$SMALL $HI"
