@@ -78,6 +78,11 @@ extern "C" {
  * it saw while libsmctrl masks were in use and for how many it knew the
  * stream (include/libsmctrl.h; for bug reports and the GPU tests). */
 #define NVT_ENV_SMCTRL_DEBUG "NVTASKSET_SMCTRL_DEBUG"
+/* Any non-empty value other than "0": at exit, the shim says how many of its
+ * waits it bridged, how many its learning left unbridged (by the task's share
+ * of waits followed soon), and how long the host took from a wait's return to
+ * the next launch (docs/priorities.md, "Preemption"; for bug reports). */
+#define NVT_ENV_BRIDGE_DEBUG "NVTASKSET_BRIDGE_DEBUG"
 /* What a program that asks for its GPU's SM count is told (src/core/smcount.h):
  * "partition" (the default: its partition's count at its first query of that
  * GPU, kept after), "follow" (the partition's count at each query) or "gpu"

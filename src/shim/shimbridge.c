@@ -163,6 +163,22 @@ struct bslot {
 /* Read by the launch path (shimbridge.h). */
 int shim_bridge_on;
 
+/* NVTASKSET_BRIDGE_DEBUG: what the waits did, said at exit (relaxed counters, the wait path's). */
+#define GAP_BUCKETS 6
+static const uint64_t gap_us[GAP_BUCKETS - 1] = {50, 100, 300, 1000, 10000};
+static struct {
+	int on;
+	uint64_t waits, bridged, unarmed, by_kernel;
+	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
+	uint64_t after_wait;        /* a wait after a wait */
+} dbg;
+
+static void count(uint64_t *c)
+{
+	if (dbg.on)
+		__atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
+}
+
 static struct {
 	pthread_mutex_t lock; /* making a slot's objects, launching its bridges */
 	int broken;           /* something failed: off for good */
@@ -259,6 +275,8 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 			  NVT_ENV_CUDA_CONNECTIONS, secure_getenv(NVT_ENV_CUDA_CONNECTIONS) ?: "(unset)",
 			  NVT_ENV_BRIDGE);
 	shim_bridge_on = nvt_bridge_on(why);
+	const char *debug = secure_getenv(NVT_ENV_BRIDGE_DEBUG);
+	dbg.on = debug && *debug && strcmp(debug, "0") != 0;
 }
 
 /* Stores v in *word unless it holds a later one already (seq order, wrapping). */
@@ -287,6 +305,16 @@ static void learn(struct bslot *s, uint64_t gap_ns)
 				     __atomic_load_n(&s->waits, __ATOMIC_RELAXED)};
 
 	nvt_bridge_gap(&l, gap_ns);
+	if (dbg.on) {
+		int i = 0;
+		if (gap_ns == UINT64_MAX)
+			count(&dbg.after_wait);
+		else {
+			while (i < GAP_BUCKETS - 1 && gap_ns >= gap_us[i] * 1000)
+				i++;
+			count(&dbg.gaps[i]);
+		}
+	}
 	__atomic_store_n(&s->soon_pm, l.soon_pm, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->waits, l.waits, __ATOMIC_RELAXED);
 }
@@ -313,6 +341,9 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	pthread_mutex_lock(&b.lock);
 	struct nvt_bridge_learn l = {__atomic_load_n(&s->soon_pm, __ATOMIC_RELAXED),
 				     __atomic_load_n(&s->waits, __ATOMIC_RELAXED)};
+	count(&dbg.waits);
+	if (!nvt_bridge_arm(&l))
+		count(&dbg.unarmed);
 	if (!nvt_bridge_arm(&l) || b.broken || made_relaxed(s, ctx)) {
 		pthread_mutex_unlock(&b.lock);
 		return;
@@ -334,6 +365,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 		int rc = shim_cu.launch_kernel(s->nop, 1, 1, 1, 1, 1, 1, 0, s->stream, NULL, NULL);
 		tls.seq = seq;
 		tls.slot = g;
+		count(&dbg.bridged);
 		if (rc)
 			turn_off("launching the bridge", rc);
 	} else {
@@ -443,8 +475,25 @@ void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz)
 	args[2] = &bytes;
 	/* The program's work on its stream, launched as its own: the launch path gives it the
 	 * task's partition and releases the last bridge. */
-	if (shim_cu.launch_kernel(b.s[g].copy, 1, 1, 1, 128, 1, 1, 0, stream, args, NULL) == 0)
+	if (shim_cu.launch_kernel(b.s[g].copy, 1, 1, 1, 128, 1, 1, 0, stream, args, NULL) == 0) {
 		a->bytes = 0; /* the driver's copy of nothing: queued after the kernel, it waits for no engine */
+		count(&dbg.by_kernel);
+	}
+}
+
+void shim_bridge_report(void)
+{
+	if (!dbg.on || !shim_bridge_on)
+		return;
+	shim_note("bridge: %llu waits, %llu bridged, %llu not (its waits seldom followed soon); %llu "
+		  "copies by its kernel; the next launch after a wait came within 50/100/300/1000/10000 "
+		  "us: %llu/%llu/%llu/%llu/%llu, later: %llu, never (a wait came first): %llu",
+		  (unsigned long long)dbg.waits, (unsigned long long)dbg.bridged,
+		  (unsigned long long)dbg.unarmed, (unsigned long long)dbg.by_kernel,
+		  (unsigned long long)dbg.gaps[0], (unsigned long long)dbg.gaps[1],
+		  (unsigned long long)dbg.gaps[2], (unsigned long long)dbg.gaps[3],
+		  (unsigned long long)dbg.gaps[4], (unsigned long long)dbg.gaps[5],
+		  (unsigned long long)dbg.after_wait);
 }
 
 int shim_bridge_launching(void)

@@ -39,6 +39,8 @@ void shim_bridge_context_gone(void *ctx);
 void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz);
 /* 1 while this thread launches a bridge (its launches are not the program's). */
 int shim_bridge_launching(void);
+/* At exit: what the waits did (NVTASKSET_BRIDGE_DEBUG). */
+void shim_bridge_report(void);
 /* In a forked child. */
 void shim_bridge_after_fork(void);
 

@@ -35,6 +35,7 @@
 #include "core/topo.h"
 #include "core/tpcset.h"
 #include "shim.h"
+#include "shimbridge.h"
 #include "shimdriver.h"
 #include "shimgraph.h"
 #include "shimmem.h"
@@ -613,6 +614,7 @@ __attribute__((constructor)) static void shim_load(void)
 __attribute__((destructor)) static void shim_unload(void)
 {
 	shim_smctrl_report();
+	shim_bridge_report();
 	/* Remove the file but keep the mapping: other threads may still launch. */
 	if (shim.seg_shared && shim.seg_pid == getpid())
 		nvt_seg_remove(&shim.own);
