@@ -21,7 +21,8 @@
 //                               does not wait for it); COPY=3 by a kernel on its stream (to
 //                               pinned memory the GPU maps); COPY=4 the same, then a copy of 0
 //                               bytes (cuMemcpyDtoHAsync) on its stream. ASYNC=1 queues step k+1 before waiting
-//                               for step k. Each
+//                               for step k. LEGACY=1: the steps on the legacy default
+//                               stream (PyTorch's current stream). Each
 //                               kernel stamps its first CTA's start and last CTA's end; the host
 //                               stamps each step's submit and return (CLOCK_MONOTONIC), and a
 //                               ping kernel before and after the run maps host time to
@@ -490,8 +491,9 @@ static int svc(const char *out)
 	}
 	uint64_t *sub0 = (uint64_t *)calloc(nst, 8), *sub1 = (uint64_t *)calloc(nst, 8);
 	uint64_t *ret = (uint64_t *)calloc(nst, 8), *arr = (uint64_t *)calloc(reqs, 8);
-	cudaStream_t s;
-	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	cudaStream_t s = 0; /* LEGACY=1: the steps on the legacy default stream (PyTorch's) */
+	if (!envl("LEGACY", 0))
+		CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	cudaEvent_t *ev = (cudaEvent_t *)malloc(sizeof(cudaEvent_t) * steps);
 	for (int i = 0; i < steps; i++)
 		CK(cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming |
