@@ -207,6 +207,31 @@ __global__ void k_bridge(volatile unsigned *w, unsigned seq, uint64_t cap_ns, ui
 	}
 }
 
+// BRIDGE_GRAPH=1: the same, launched as a graph captured once; its seq read from *seqp.
+__global__ void k_bridge_mem(volatile unsigned *w, const volatile unsigned *seqp, uint64_t cap_ns,
+			     uint64_t linger_ns, uint64_t margin_ns)
+{
+	unsigned seq = *seqp;
+	uint64_t t0 = gtime(), tret = 0, trel = 0;
+	for (;;) {
+		uint64_t t = gtime();
+		if (t - t0 > cap_ns)
+			break;
+		if ((int)(w[1] - seq) >= 0) {
+			if (!trel)
+				trel = t;
+			if (t - trel >= margin_ns)
+				break;
+		} else if ((int)(w[0] - seq) >= 0) {
+			if (!tret)
+				tret = t;
+			if (t - tret >= linger_ns)
+				break;
+		}
+		__nanosleep(500);
+	}
+}
+
 // Ping: spin on a host-mapped request counter; answer each with %globaltimer.
 __global__ void k_ping(volatile unsigned *req, volatile unsigned long long *resp, volatile unsigned *ack, int n)
 {
@@ -505,17 +530,50 @@ static int svc(const char *out)
 	CK(cudaMemset(dfirst, 0xff, nk * 8));
 	CK(cudaMemset(dlast, 0, nk * 8));
 	CK(cudaDeviceSynchronize());
+	/* GRAPH=1: each step's kernels captured as a graph of its own (PyTorch's replays), launched
+	 * as one; BRIDGE_GRAPH=1: the bridge and its empty kernel as a graph too. */
+	int graph = (int)envl("GRAPH", 0), bridge_graph = (int)envl("BRIDGE_GRAPH", 0);
+	cudaGraphExec_t *gx = NULL, bgx = NULL;
+	if (graph) {
+		cudaStream_t cs;
+		CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+		gx = (cudaGraphExec_t *)calloc(nst, sizeof(*gx));
+		for (int st = 0; st < nst; st++) {
+			cudaGraph_t g;
+			CK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+			for (int k = 0; k < kernels; k++) {
+				size_t i = (size_t)st * kernels + k;
+				k_step<<<ctas, threads, 0, cs>>>(work, dfirst + i, dlast + i, NULL, 0);
+			}
+			CK(cudaStreamEndCapture(cs, &g));
+			CK(cudaGraphInstantiate(&gx[st], g, 0));
+			CK(cudaGraphUpload(gx[st], s));
+		}
+		CK(cudaStreamSynchronize(s));
+	}
+	if (bridge_graph) {
+		cudaGraph_t g;
+		CK(cudaStreamBeginCapture(side, cudaStreamCaptureModeThreadLocal));
+		k_bridge_mem<<<1, 1, 0, side>>>(drel, drel + 2, 50000000ull, tail_ns, margin_ns);
+		k_nop<<<1, 1, 0, side>>>();
+		CK(cudaStreamEndCapture(side, &g));
+		CK(cudaGraphInstantiate(&bgx, g, 0));
+		CK(cudaGraphUpload(bgx, side));
+		CK(cudaStreamSynchronize(side));
+	}
 	uint64_t t0 = host_ns() + 20000000ull;
 	auto launch_step = [&](int st) {
 		sub0[st] = host_ns();
 		if (bridge && bseq)
 			__atomic_store_n(&hrel[1], bseq, __ATOMIC_SEQ_CST); /* the last bridge ends */
-		for (int k = 0; k < kernels; k++) {
+		for (int k = 0; k < kernels && !graph; k++) {
 			size_t i = (size_t)st * kernels + k;
 			int lastk = k == kernels - 1;
 			k_step<<<ctas, threads, 0, s>>>(work, dfirst + i, dlast + i, lastk ? dflag : NULL,
 							 (unsigned)(st + 1));
 		}
+		if (graph)
+			CK(cudaGraphLaunch(gx[st], s));
 		if (copy == 2) { /* on a stream of its own, after the step: the next step need not wait for it */
 			CK(cudaEventRecord(evside, s));
 			CK(cudaStreamWaitEvent(side, evside, 0));
@@ -557,8 +615,13 @@ static int svc(const char *out)
 	auto wait_step = [&](int st, int e) {
 		if (bridge) {
 			bseq++;
-			k_bridge<<<1, 1, 0, side>>>(drel, bseq, 50000000ull, tail_ns, margin_ns);
-			k_nop<<<1, 1, 0, side>>>();
+			if (bridge_graph) {
+				__atomic_store_n(&hrel[2], bseq, __ATOMIC_SEQ_CST);
+				CK(cudaGraphLaunch(bgx, side));
+			} else {
+				k_bridge<<<1, 1, 0, side>>>(drel, bseq, 50000000ull, tail_ns, margin_ns);
+				k_nop<<<1, 1, 0, side>>>();
+			}
 		}
 		if (poll) {
 			while (__atomic_load_n((volatile unsigned *)hflag, __ATOMIC_ACQUIRE) < (unsigned)(st + 1))
