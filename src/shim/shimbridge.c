@@ -1,6 +1,9 @@
 /*
  * shimbridge.c - the bridge between a high time-sliced task's synchronised
  * steps (docs/priorities.md, "Preemption"; core/yield.h says why and when).
+ * Over 500 lines on purpose: the bridge's kernels, its copies by a kernel and
+ * its report share one module per context and one lock, made and torn down
+ * together.
  *
  * When a thread of the task begins to wait for its work (a stream's or an
  * event's synchronisation) and its recent waits were followed soon by a

@@ -12,7 +12,8 @@ grep -v "^==\|rc 0\|calib\|Killed" $OUT/tl.out | tail -12
 grep -h "step_later\|gemm-small-async" /tmp/g/bridge/timeline.txt
 cat /tmp/g/bridge/timeline.txt
 mkdir -p /tmp/trace
-export PRIO_T0=$(date +%s.%N)
+PRIO_T0=$(date +%s.%N)
+export PRIO_T0
 PRIO_MIN_REQUESTS=200 PRIO_STEP_TRACE=/tmp/trace PRIO_H=llama PRIO_CONFIG_FILE=tests/bench/prio/bridge.json PRIO_KINDS=decode:poisson,tbt:poisson,async:poisson,asyncside:poisson PRIO_CASES=L-alone-whole,static,prio-nopart,prio-nobridge,prio-c1 timeout 360 make "JSONC_CFLAGS=-I$J/include -I$J/include/json-c" JSONC_LIBS=$J/lib/libjson-c.a bench-prio PRIO_SET=round5-llama BENCH_OUT=/tmp/b > $OUT/bench.out 2>&1
 echo "bench rc $? $(date +%T)"
 tail -3 $OUT/bench.out

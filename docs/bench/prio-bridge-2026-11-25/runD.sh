@@ -7,7 +7,8 @@ timeout 120 tests/bench/timeline/run.sh /tmp/tl gemm-small-product gemm-small-pr
 echo "timeline rc $? $(date +%T)"
 grep -v "^==\|rc 0\|calib\|Killed" $OUT/tl.out | tail -8
 mkdir -p /tmp/trace
-export PRIO_T0=$(date +%s.%N)
+PRIO_T0=$(date +%s.%N)
+export PRIO_T0
 PRIO_MIN_REQUESTS=200 PRIO_STEP_TRACE=/tmp/trace PRIO_H=torch PRIO_CONFIG_FILE=tests/bench/prio/bridge.json PRIO_KINDS=tbt:poisson PRIO_CASES=prio-debug timeout 200 make "JSONC_CFLAGS=-I$J/include -I$J/include/json-c" JSONC_LIBS=$J/lib/libjson-c.a bench-prio PRIO_SET=round5-llama BENCH_OUT=/tmp/b > $OUT/bench.out 2>&1
 echo "bench rc $? $(date +%T)"
 sed -n '/== L torch beside/,/^Cells/p' /tmp/b/prio/summary.txt
