@@ -44,13 +44,16 @@ int nvt_bridge_on(int why)
 
 int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)
 {
-	enum { HOST = 1, DEVICE = 2 }; /* CUmemorytype */
+	enum { HOST = 1, DEVICE = 2 }; /* CUmemorytype (gpu/cuda_driver.h's NVT_CU_MEMORYTYPE_*) */
 
-	if (!c->bytes || c->bytes > NVT_BRIDGE_COPY_MAX || c->capturing)
+	if (!c->bytes || c->bytes > NVT_BRIDGE_COPY_MAX || c->capturing || c->dst_managed || c->src_managed)
 		return 0;
-	for (int i = 0; i < 2; i++)
-		if (c->dst_type[i] != HOST || c->src_type[i] != DEVICE || c->src_ordinal[i] != c->ordinal)
-			return 0;
-	/* One mapping from the first byte to the last (a copy the driver could do whole). */
+	/* The source whole inside one allocation of this GPU that this context reads. */
+	if (c->src_type != DEVICE || c->src_ordinal != c->ordinal || !c->src_ours || c->src < c->src_start ||
+	    c->src - c->src_start > c->src_size || c->src_size - (c->src - c->src_start) < c->bytes)
+		return 0;
+	/* The destination pinned host memory, one mapping from its first byte to its last. */
+	if (c->dst_type[0] != HOST || c->dst_type[1] != HOST || !c->dst_dev[0])
+		return 0;
 	return c->dst_dev[1] >= c->dst_dev[0] && c->dst_dev[1] - c->dst_dev[0] == c->bytes - 1;
 }

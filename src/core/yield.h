@@ -225,14 +225,21 @@ int nvt_bridge_arm(const struct nvt_bridge_learn *l);
  * every other copy is the driver's.
  */
 #define NVT_BRIDGE_COPY_MAX 4096
-/* What the shim found of a copy (each side's first and last byte, through the driver). */
+/* What the shim found of a copy, through the driver (each left 0 where the driver does not say:
+ * pageable memory, a query that failed). */
 struct nvt_bridge_copy {
 	uint64_t bytes;
-	int capturing;              /* the stream captures (or cannot be asked): 1 */
-	unsigned dst_type[2];       /* CUmemorytype; 0: not known to the driver (pageable) */
-	uint64_t dst_dev[2];        /* where the GPU reaches them */
-	unsigned src_type[2];
-	int src_ordinal[2], ordinal; /* the GPUs src's bytes are on, and the context's */
+	int capturing;               /* the stream captures (or cannot be asked): 1 */
+	unsigned dst_type[2];        /* CUmemorytype of dst's first and last byte */
+	uint64_t dst_dev[2];         /* where a kernel of this context reaches them */
+	int dst_managed;             /* either is managed memory */
+	unsigned src_type;           /* CUmemorytype of src */
+	int src_ordinal, ordinal;    /* the GPU src is on, and the context's */
+	int src_ours;                /* src's context is this one, or (no context: the virtual
+				      * memory API's, a pool's) this context may read it */
+	int src_managed;
+	uint64_t src_start, src_size; /* src's allocation */
+	uint64_t src;
 };
 /* 1 if a kernel does the copy c. */
 int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c);

@@ -128,9 +128,17 @@ typedef CUresult (*nvt_cuMemHostGetDevicePointer_fn)(CUdeviceptr *dev, void *hos
 typedef CUresult (*nvt_cuStreamIsCapturing_fn)(CUstream stream, int *status);
 /* cuPointerGetAttribute (CUpointer_attribute): what ptr is. */
 typedef CUresult (*nvt_cuPointerGetAttribute_fn)(void *data, int attribute, CUdeviceptr ptr);
+/* cuPointerGetAttributes: each of n attributes of ptr into data[i]; a pointer unknown to the
+ * driver gets 0 in each, and CUDA_SUCCESS. */
+typedef CUresult (*nvt_cuPointerGetAttributes_fn)(unsigned n, int *attributes, void **data, CUdeviceptr ptr);
+#define NVT_CU_POINTER_ATTRIBUTE_CONTEXT 1        /* CUcontext its memory lives in; NULL: none */
 #define NVT_CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2    /* unsigned: CUmemorytype */
 #define NVT_CU_POINTER_ATTRIBUTE_DEVICE_POINTER 3 /* CUdeviceptr: where a kernel reaches it */
+#define NVT_CU_POINTER_ATTRIBUTE_IS_MANAGED 8     /* unsigned */
 #define NVT_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9 /* int */
+#define NVT_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR 11 /* CUdeviceptr: its allocation's start */
+#define NVT_CU_POINTER_ATTRIBUTE_RANGE_SIZE 12    /* size_t: and size */
+#define NVT_CU_POINTER_ATTRIBUTE_ACCESS_FLAGS 16  /* int: what this context may do (1: read) */
 #define NVT_CU_MEMORYTYPE_HOST 1
 #define NVT_CU_MEMORYTYPE_DEVICE 2
 /* cuMemcpyDtoHAsync_v2[_ptsz] (void *dst, CUdeviceptr src, ...) and cuMemcpyAsync[_ptsz]
@@ -141,6 +149,9 @@ typedef struct {
 	size_t bytes;
 	CUstream stream;
 } NVT_MEMCPY_ASYNC_ARGS;
+_Static_assert(sizeof(NVT_MEMCPY_ASYNC_ARGS) == 32 && __builtin_offsetof(NVT_MEMCPY_ASYNC_ARGS, bytes) == 16 &&
+		       __builtin_offsetof(NVT_MEMCPY_ASYNC_ARGS, stream) == 24,
+	       "cuMemcpyDtoHAsync_v2_params and cuMemcpyAsync_params (CUPTI)");
 /* cuThreadExchangeStreamCaptureMode: the calling thread's mode (CUstreamCaptureMode). */
 typedef CUresult (*nvt_cuThreadExchangeStreamCaptureMode_fn)(int *mode);
 #define NVT_CU_STREAM_CAPTURE_MODE_RELAXED 2

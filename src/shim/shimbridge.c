@@ -345,9 +345,10 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	struct nvt_bridge_learn l = {__atomic_load_n(&s->soon_pm, __ATOMIC_RELAXED),
 				     __atomic_load_n(&s->waits, __ATOMIC_RELAXED)};
 	count(&dbg.waits);
-	if (!nvt_bridge_arm(&l))
+	int arm = nvt_bridge_arm(&l);
+	if (!arm)
 		count(&dbg.unarmed);
-	if (!nvt_bridge_arm(&l) || b.broken || made_relaxed(s, ctx)) {
+	if (!arm || b.broken || made_relaxed(s, ctx)) {
 		pthread_mutex_unlock(&b.lock);
 		return;
 	}
@@ -430,46 +431,77 @@ void shim_bridge_context_gone(void *ctx)
 	pthread_mutex_unlock(&b.lock);
 }
 
-/* What the driver says of the byte at ptr: its memory type, where the GPU reaches it, and its
- * GPU (each left 0 where the driver does not know it: pageable memory). */
-static void pointer_facts(CUdeviceptr ptr, unsigned *type, uint64_t *dev, int *ordinal)
+/* What the driver says of the host memory at ptr: its type, where this context's kernels reach
+ * it, whether it is managed (each 0 where the driver does not say). */
+static void dst_facts(CUdeviceptr ptr, unsigned *type, uint64_t *dev, int *managed)
 {
+	int attr[3] = {NVT_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, NVT_CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+		       NVT_CU_POINTER_ATTRIBUTE_IS_MANAGED};
+	unsigned t = 0, m = 0;
 	CUdeviceptr d = 0;
+	void *data[3] = {&t, &d, &m};
 
-	shim_cu.pointer_attribute(type, NVT_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
-	if (dev && !shim_cu.pointer_attribute(&d, NVT_CU_POINTER_ATTRIBUTE_DEVICE_POINTER, ptr))
-		*dev = d;
-	if (ordinal)
-		shim_cu.pointer_attribute(ordinal, NVT_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr);
+	if (shim_cu.pointer_attributes(3, attr, data, ptr))
+		return;
+	*type = t;
+	*dev = d;
+	*managed |= m != 0;
 }
 
-void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz)
+/* ... and of the GPU memory at src, in context ctx (struct nvt_bridge_copy's). */
+static void src_facts(struct nvt_bridge_copy *c, CUdeviceptr src, void *ctx)
+{
+	int attr[6] = {NVT_CU_POINTER_ATTRIBUTE_CONTEXT,	  NVT_CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+		       NVT_CU_POINTER_ATTRIBUTE_IS_MANAGED,	  NVT_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+		       NVT_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, NVT_CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+	void *owner = NULL;
+	unsigned type = 0, managed = 0;
+	int ordinal = -2, flags = 0;
+	CUdeviceptr start = 0;
+	size_t size = 0;
+	void *data[6] = {&owner, &type, &managed, &ordinal, &start, &size};
+
+	c->src = src;
+	if (shim_cu.pointer_attributes(6, attr, data, src))
+		return;
+	c->src_type = type;
+	c->src_managed = managed != 0;
+	c->src_ordinal = ordinal;
+	c->src_start = start;
+	c->src_size = size;
+	/* Memory of no context (the virtual memory API's, a pool's): as this context may read it. */
+	c->src_ours = owner ? owner == ctx
+			    : !shim_cu.pointer_attribute(&flags, NVT_CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, src) &&
+				      (flags & 1);
+}
+
+void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int still_bridged)
 {
 	struct nvt_bridge_copy c = {0};
 	CUstream stream;
+	CUfunction fn;
 	int status = 1, rc;
 	void *args[3];
 	uint64_t bytes;
 
 	if (!shim_bridge_on || b.broken || tls.launching || g < 0 || g >= NVT_MAX_GPUS || !a->bytes ||
-	    a->bytes > NVT_BRIDGE_COPY_MAX || !shim_cu.pointer_attribute || !shim_cu.stream_capturing ||
-	    !shim_cu.ctx_device)
+	    a->bytes > NVT_BRIDGE_COPY_MAX || !shim_cu.pointer_attribute || !shim_cu.pointer_attributes ||
+	    !shim_cu.stream_capturing || !shim_cu.ctx_device || !still_bridged)
 		return;
 	c.bytes = bytes = a->bytes;
 	stream = ptsz && !a->stream ? NVT_CU_STREAM_PER_THREAD : a->stream;
 	c.capturing = shim_cu.stream_capturing(stream, &status) || status;
 	c.ordinal = -1;
-	if (shim_cu.ctx_device(&c.ordinal))
+	if (c.capturing || shim_cu.ctx_device(&c.ordinal))
 		return;
-	for (int i = 0; i < 2; i++) {
-		c.src_ordinal[i] = -2;
-		pointer_facts(a->dst + (i ? bytes - 1 : 0), &c.dst_type[i], &c.dst_dev[i], NULL);
-		pointer_facts(a->src + (i ? bytes - 1 : 0), &c.src_type[i], NULL, &c.src_ordinal[i]);
-	}
+	dst_facts(a->dst, &c.dst_type[0], &c.dst_dev[0], &c.dst_managed);
+	dst_facts(a->dst + bytes - 1, &c.dst_type[1], &c.dst_dev[1], &c.dst_managed);
+	src_facts(&c, a->src, ctx);
 	if (!nvt_bridge_copy_by_kernel(&c))
 		return;
 	pthread_mutex_lock(&b.lock);
 	rc = b.broken || made_relaxed(&b.s[g], ctx);
+	fn = b.s[g].copy;
 	pthread_mutex_unlock(&b.lock);
 	if (rc)
 		return;
@@ -478,7 +510,7 @@ void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz)
 	args[2] = &bytes;
 	/* The program's work on its stream, launched as its own: the launch path gives it the
 	 * task's partition and releases the last bridge. */
-	if (shim_cu.launch_kernel(b.s[g].copy, 1, 1, 1, 128, 1, 1, 0, stream, args, NULL) == 0) {
+	if (shim_cu.launch_kernel(fn, 1, 1, 1, 128, 1, 1, 0, stream, args, NULL) == 0) {
 		a->bytes = 0; /* the driver's copy of nothing: queued after the kernel, it waits for no engine */
 		count(&dbg.by_kernel);
 	}
@@ -519,4 +551,7 @@ void shim_bridge_after_fork(void)
 	}
 	tls.seq = 0;
 	tls.launching = 0;
+	int on = dbg.on; /* the child reports its own */
+	memset(&dbg, 0, sizeof(dbg));
+	dbg.on = on;
 }

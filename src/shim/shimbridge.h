@@ -34,9 +34,10 @@ void shim_bridge_release_all(void);
  * in it are made again in the next. */
 void shim_bridge_context_gone(void *ctx);
 /* A copy to the host on a stream (entry of cuMemcpyDtoHAsync_v2, cuMemcpyAsync, or their _ptsz
- * forms: ptsz) in context ctx on slot g, arguments a: done by a kernel where core/yield.h says
- * so, a's bytes then set to 0. */
-void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz);
+ * forms: ptsz) in context ctx on slot g, arguments a, by a task that still bridges
+ * (still_bridged: -p may have changed that): done by a kernel where core/yield.h says so, a's
+ * bytes then set to 0. */
+void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int still_bridged);
 /* 1 while this thread launches a bridge (its launches are not the program's). */
 int shim_bridge_launching(void);
 /* At exit: what the waits did (NVTASKSET_BRIDGE_DEBUG). */

@@ -40,6 +40,7 @@ static const struct {
 	ENTRY(capture_mode, "cuThreadExchangeStreamCaptureMode"),
 	ENTRY(stream_capturing, "cuStreamIsCapturing"),
 	ENTRY(pointer_attribute, "cuPointerGetAttribute"),
+	ENTRY(pointer_attributes, "cuPointerGetAttributes"),
 	ENTRY(occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
 	ENTRY(graph_clone, "cuGraphClone"),
 	ENTRY(graph_destroy, "cuGraphDestroy"),

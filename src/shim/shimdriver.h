@@ -65,6 +65,7 @@ struct shim_driver {
 	nvt_cuThreadExchangeStreamCaptureMode_fn capture_mode;
 	nvt_cuStreamIsCapturing_fn stream_capturing;
 	nvt_cuPointerGetAttribute_fn pointer_attribute;
+	nvt_cuPointerGetAttributes_fn pointer_attributes;
 	/* Cooperative launches (shimsmcount.c). */
 	nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn occupancy;
 	/* CUDA graphs (shimgraph.c). */

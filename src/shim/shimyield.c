@@ -757,7 +757,7 @@ static void *stream_of(int cbid, void *const *args)
 	return stream;
 }
 
-/* The calls of sync_ids and launch_ids that set-up enabled, and bridge_ids. */
+/* The calls of sync_ids and launch_ids that set-up enabled, bridge_ids and copy_ids. */
 static struct shim_calls sync_calls, launch_calls, bridge_calls, copy_calls;
 
 /* The slot of the calling thread's current context, or -1. */
@@ -800,8 +800,12 @@ static void bridge_api(int cbid, const void *data)
 		/* Queued now (or, to pageable memory, waited for): not behind a bridge. */
 		if (call.site == NVT_CB_API_SITE_ENTER && (g = current_slot(&ctx)) >= 0) {
 			shim_bridge_release(g);
-			shim_bridge_copy(g, ctx, (NVT_MEMCPY_ASYNC_ARGS *)(uintptr_t)call.args,
-					 cbid == NVT_CBID_cuMemcpyDtoHAsync_v2_ptsz || cbid == NVT_CBID_cuMemcpyAsync_ptsz);
+			NVT_MEMCPY_ASYNC_ARGS *a = (NVT_MEMCPY_ASYNC_ARGS *)(uintptr_t)call.args;
+			if (a->bytes && a->bytes <= NVT_BRIDGE_COPY_MAX) /* (the lock of still_bridged) */
+				shim_bridge_copy(g, ctx, a,
+						 cbid == NVT_CBID_cuMemcpyDtoHAsync_v2_ptsz ||
+							 cbid == NVT_CBID_cuMemcpyAsync_ptsz,
+						 still_bridged(g));
 		}
 	} else if (call.site == NVT_CB_API_SITE_ENTER) {
 		shim_bridge_context_gone(cbid == NVT_CBID_cuCtxDestroy_v2 ? call.args[0] : NULL);

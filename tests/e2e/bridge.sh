@@ -203,14 +203,18 @@ copy_app() {
 copies() { awk -v who="$2" '$1 == who {n++} END {print n + 0}' "$WORK/$1.bridge" 2>/dev/null || echo 0; }
 
 # A bridged task's small copies to pinned host memory on a stream, by every call that makes
-# them: a kernel copies the bytes (they arrive, the request checks them), the driver none.
+# them: a kernel copies the bytes (they arrive, the request checks them) on the copy's own stream
+# (the legacy one, or for the _ptsz form this thread's: 0x2), the driver none.
 t_bridge_small_copies_by_kernel() {
-	local to n
+	local to n want
 	for to in pinned generic ptsz offset; do
 		copy_app "$to" 8 "$to" --priority high
 		n=$(grep -c '^req ' "$WORK/$to.log")
 		eq "$(copies "$to" copy)" "$n" "$to: kernel copies for $n requests"
 		eq "$(copies "$to" memcpy)" 0 "$to: the driver's copies"
+		want='(nil)'
+		[ "$to" = ptsz ] && want=0x2
+		eq "$(awk '$1 == "copy" {print $4}' "$WORK/$to.bridge" | sort -u)" "stream=$want" "$to: the kernel's stream"
 	done
 	copy_app big 4096 pinned --priority high
 	eq "$(copies big memcpy)" 0 "4096 bytes: the driver's copies"
@@ -218,16 +222,19 @@ t_bridge_small_copies_by_kernel() {
 }
 
 # What a kernel does not copy: to pageable memory, past NVT_BRIDGE_COPY_MAX, on a stream that
-# captures a graph; and nothing of a task that does not bridge. The driver copies each right.
+# captures a graph, from managed memory or another context's; and nothing of a task that does not
+# bridge. The driver copies each right.
 t_bridge_copies_left_to_the_driver() {
 	local tag
 	copy_app pageable 8 pageable --priority high
 	copy_app large 4097 pinned --priority high
 	FAKECUDA_CAPTURING=1 copy_app capturing 8 pinned --priority high
+	copy_app managed 8 managed --priority high
+	copy_app otherctx 8 otherctx --priority high
 	NVTASKSET_BRIDGE=0 copy_app off 8 pinned --priority high
 	copy_app low 8 pinned --priority low
 	copy_app plain 8 pinned -c 0-7
-	for tag in pageable large capturing off low plain; do
+	for tag in pageable large capturing managed otherctx off low plain; do
 		eq "$(copies "$tag" copy)" 0 "$tag: kernel copies"
 		[ "$(copies "$tag" memcpy)" -gt 10 ] || die "$tag: $(copies "$tag" memcpy) copies by the driver"
 	done
@@ -243,7 +250,7 @@ t_bridge_debug_report() {
 	eq "$bridged" "$(bridges)" "bridged waits said: $line"
 	[ "$waits" -ge "$bridged" ] && [ "$waits" -gt 50 ] || die "$line"
 	NVTASKSET_BRIDGE_DEBUG=1 copy_app dbgcopy 8 pinned --priority high
-	has "$(cat "$WORK/dbgcopy.err")" "$(copies dbgcopy copy) copies by its kernel"
+	has "$(cat "$WORK/dbgcopy.err")" "; $(copies dbgcopy copy) copies by its kernel"
 	steps_app quiet --priority high
 	hasnt "$(cat "$WORK/quiet.err")" "bridge: "
 }

@@ -374,6 +374,13 @@ INTERNAL const void *fake_current_context(void)
 	return current_context();
 }
 
+static __thread const void *launch_stream;
+
+INTERNAL const void *fake_launch_stream(void)
+{
+	return launch_stream;
+}
+
 INTERNAL const void *fake_primary_context(int dev)
 {
 	return &fake.context[dev];
@@ -914,7 +921,9 @@ static int launch_kernel(int cbid, struct launch_kernel_args *a)
 	CUresult rc = NVT_CUDA_ERROR_UNKNOWN;
 
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_ENTER, &rc, a);
+	launch_stream = a->stream;
 	rc = launch(a->f, a->gx, 1, a->params);
+	launch_stream = NULL;
 	if (rc == 0)
 		fake_stream_ran(cbid == NVT_CBID_cuLaunchKernel_ptsz && !a->stream ? NVT_CU_STREAM_PER_THREAD : a->stream);
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_EXIT, &rc, a);

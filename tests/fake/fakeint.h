@@ -35,6 +35,8 @@ INTERNAL int fake_devices(void); /* FAKECUDA_DEVICES */
 INTERNAL void *fake_context_of(int dev);
 /* The calling thread's current context (a primary one, or one cuCtxCreate made). */
 INTERNAL const void *fake_current_context(void);
+/* The stream of the cuLaunchKernel[_ptsz] call this thread is in (as the call named it). */
+INTERNAL const void *fake_launch_stream(void);
 /* Device dev's primary context. */
 INTERNAL const void *fake_primary_context(int dev);
 /* The size word of the launch callback's block (FAKECUDA_PARAMS_SIZE). */

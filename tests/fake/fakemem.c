@@ -796,13 +796,16 @@ API int cuMemFreeHost(void *p)
 	return 0;
 }
 
-/* CUpointer_attribute's MEMORY_TYPE (2: CUmemorytype), DEVICE_POINTER (3) and DEVICE_ORDINAL (9)
- * of the GPU's allocations with pages and of pinned host memory; other memory is unknown to
- * the driver (CUDA_ERROR_INVALID_VALUE, as for pageable memory). */
+/* CUpointer_attribute's CONTEXT (1), MEMORY_TYPE (2: CUmemorytype), DEVICE_POINTER (3),
+ * IS_MANAGED (8), DEVICE_ORDINAL (9), RANGE_START_ADDR (11), RANGE_SIZE (12) and ACCESS_FLAGS
+ * (16: read and write) of the GPU's allocations with an address and of pinned host memory;
+ * other memory is unknown to the driver (CUDA_ERROR_INVALID_VALUE, as for pageable memory). */
 API int cuPointerGetAttribute(void *data, int attribute, CUdeviceptr ptr)
 {
-	unsigned type = 0;
+	unsigned type = 0, managed = 0;
 	int dev = -1;
+	uint64_t start = 0, bytes = 0;
+	const void *ctx = NULL;
 
 	if (!data)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
@@ -812,17 +815,52 @@ API int cuPointerGetAttribute(void *data, int attribute, CUdeviceptr ptr)
 		    ptr - mem.a[i].key < mem.a[i].bytes) {
 			type = 2;
 			dev = mem.a[i].dev;
+			managed = mem.a[i].kind == A_MANAGED;
+			start = mem.a[i].key;
+			bytes = mem.a[i].bytes;
+			ctx = mem.a[i].ctx;
 		}
 	for (int i = 0; i < MAX_HOST && !type; i++)
-		if (host[i].bytes && ptr >= host[i].start && ptr - host[i].start < host[i].bytes)
+		if (host[i].bytes && ptr >= host[i].start && ptr - host[i].start < host[i].bytes) {
 			type = 1;
+			start = host[i].start;
+			bytes = host[i].bytes;
+		}
 	pthread_mutex_unlock(&mem.lock);
 	if (!type)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
 	switch (attribute) {
+	case 1: *(const void **)data = ctx; return 0;
 	case 2: *(unsigned *)data = type; return 0;
 	case 3: *(CUdeviceptr *)data = ptr; return 0;
+	case 8: *(unsigned *)data = managed; return 0;
 	case 9: *(int *)data = type == 2 ? dev : 0; return 0;
+	case 11: *(CUdeviceptr *)data = start; return 0;
+	case 12: *(size_t *)data = bytes; return 0;
+	case 16: *(int *)data = 3; return 0;
 	default: return NVT_CUDA_ERROR_INVALID_VALUE;
 	}
+}
+
+/* Each attribute as cuPointerGetAttribute says it; a pointer unknown to the driver gets 0 in
+ * each (CUDA_SUCCESS), an attribute not modelled fails the call. */
+API int cuPointerGetAttributes(unsigned n, int *attributes, void **data, CUdeviceptr ptr)
+{
+	if (!attributes || !data)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < n; i++) {
+		int rc = cuPointerGetAttribute(data[i], attributes[i], ptr);
+		if (rc == NVT_CUDA_ERROR_INVALID_VALUE && data[i]) {
+			unsigned char zero[8] = {0};
+			if (cuPointerGetAttribute(zero, 2, ptr) == 0)
+				return rc; /* known memory, an attribute not modelled */
+			memset(data[i], 0, attributes[i] == 2 || attributes[i] == 8 || attributes[i] == 9 ||
+							   attributes[i] == 16
+						   ? 4
+						   : 8);
+		} else if (rc) {
+			return rc;
+		}
+	}
+	return 0;
 }

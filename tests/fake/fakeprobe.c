@@ -67,7 +67,8 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 		/* (dst, src, n): the bytes as the GPU copies them, from its memory to mapped host memory. */
 		uint64_t n = *(uint64_t *)params[2];
 		memcpy((void *)(uintptr_t)*(uint64_t *)params[0], (const void *)(uintptr_t)*(uint64_t *)params[1], n);
-		fprintf(log, "copy pid=%ld bytes=%llu\n", (long)getpid(), (unsigned long long)n);
+		fprintf(log, "copy pid=%ld bytes=%llu stream=%p\n", (long)getpid(), (unsigned long long)n,
+			fake_launch_stream());
 	} else if (f == &bridge_nop) {
 		fprintf(log, "nop pid=%ld\n", (long)getpid());
 	} else {

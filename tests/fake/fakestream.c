@@ -292,7 +292,7 @@ static CUresult copy_async(NVT_MEMCPY_ASYNC_ARGS *a)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
 	memcpy((void *)(uintptr_t)a->dst, (const void *)(uintptr_t)a->src, a->bytes);
 	if (path && (log = fopen(path, "a"))) {
-		fprintf(log, "memcpy pid=%ld bytes=%zu\n", (long)getpid(), a->bytes);
+		fprintf(log, "memcpy pid=%ld bytes=%zu stream=%p\n", (long)getpid(), a->bytes, (void *)a->stream);
 		fclose(log);
 	}
 	fake_stream_ran(a->stream);
@@ -307,7 +307,8 @@ API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, void
 
 API CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t bytes, void *hStream)
 {
-	NVT_MEMCPY_ASYNC_ARGS a = {(CUdeviceptr)(uintptr_t)dst, src, bytes, hStream ? hStream : NVT_CU_STREAM_PER_THREAD};
+	/* The callbacks see the stream as the call named it (0: this thread's default stream). */
+	NVT_MEMCPY_ASYNC_ARGS a = {(CUdeviceptr)(uintptr_t)dst, src, bytes, hStream};
 	CALL(NVT_CBID_cuMemcpyDtoHAsync_v2_ptsz, copy_async(&a));
 }
 
@@ -319,7 +320,7 @@ API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, void 
 
 API CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t bytes, void *hStream)
 {
-	NVT_MEMCPY_ASYNC_ARGS a = {dst, src, bytes, hStream ? hStream : NVT_CU_STREAM_PER_THREAD};
+	NVT_MEMCPY_ASYNC_ARGS a = {dst, src, bytes, hStream};
 	CALL(NVT_CBID_cuMemcpyAsync_ptsz, copy_async(&a));
 }
 

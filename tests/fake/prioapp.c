@@ -15,7 +15,8 @@
  *       them after it (a wrong byte: exit 1); PRIOAPP_COPY_TO: pinned (cuMemAllocHost,
  *       cuMemcpyDtoHAsync_v2: the default), pageable (malloc), generic (pinned,
  *       cuMemcpyAsync), ptsz (pinned, cuMemcpyDtoHAsync_v2_ptsz), offset (pinned, the
- *       copy ending at the last byte of an allocation of BYTES + 5)
+ *       copy ending at the last byte of an allocation of BYTES + 5), managed (pinned, from
+ *       managed memory), otherctx (pinned, from memory of a context of its own)
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
@@ -52,6 +53,9 @@ int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, uns
 		   void *, void **, void **);
 int cuStreamSynchronize(void *);
 int cuMemAlloc_v2(unsigned long long *, size_t);
+int cuMemAllocManaged(unsigned long long *, size_t, unsigned);
+int cuCtxCreate_v2(void **, unsigned, int);
+
 int cuMemAllocHost_v2(void **, size_t);
 int cuMemcpyHtoD_v2(unsigned long long, const void *, size_t);
 int cuMemcpyDtoHAsync_v2(void *, unsigned long long, size_t, void *);
@@ -136,7 +140,7 @@ struct copy {
 	unsigned char *host, *pattern;
 };
 
-static int copy_setup(struct copy *c)
+static int copy_setup(struct copy *c, void *primary)
 {
 	const char *b = getenv("PRIOAPP_COPY");
 	void *h;
@@ -145,7 +149,15 @@ static int copy_setup(struct copy *c)
 	c->to = getenv("PRIOAPP_COPY_TO") ? getenv("PRIOAPP_COPY_TO") : "pinned";
 	if (!c->bytes)
 		return 0;
-	if (cuMemAlloc_v2(&c->dev, c->bytes) || !(c->pattern = malloc(c->bytes)))
+	if (!strcmp(c->to, "otherctx")) {
+		void *other;
+		if (cuCtxCreate_v2(&other, 0, 0) || cuMemAlloc_v2(&c->dev, c->bytes) || cuCtxSetCurrent(primary))
+			return -1;
+	} else if (!strcmp(c->to, "managed") ? cuMemAllocManaged(&c->dev, c->bytes, 1)
+					     : cuMemAlloc_v2(&c->dev, c->bytes)) {
+		return -1;
+	}
+	if (!(c->pattern = malloc(c->bytes)))
 		return -1;
 	if (!strcmp(c->to, "pageable"))
 		return (c->host = malloc(c->bytes)) ? 0 : -1;
@@ -200,7 +212,7 @@ int main(int argc, char **argv)
 		int launches = atoi(argv[5]);
 		struct copy copy = {0};
 		unsigned n = 0;
-		if (copy_setup(&copy)) {
+		if (copy_setup(&copy, ctx)) {
 			fclose(log);
 			return 1;
 		}

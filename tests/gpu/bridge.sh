@@ -28,11 +28,20 @@ if nvcc -O2 -arch=sm_90 -o "$OUT/copyapp" "$ROOT/tests/gpu/copyapp.cu" >>"$LOG/b
 	W=$(mktemp -d /tmp/nvt-bridge.XXXXXX)
 	for how in "--no-mps --priority high" "--priority high"; do
 		# shellcheck disable=SC2086 # the form's words
-		if CUDA_MPS_PIPE_DIRECTORY=$W/mps CUDA_MPS_LOG_DIRECTORY=$W/mpslog timeout 120 "$NVT" $how \
-			"$OUT/copyapp" >>"$LOG/bridge.out" 2>&1; then
+		if CUDA_MPS_PIPE_DIRECTORY=$W/mps CUDA_MPS_LOG_DIRECTORY=$W/mpslog NVTASKSET_BRIDGE_DEBUG=1 \
+			timeout 120 "$NVT" $how "$OUT/copyapp" >"$W/copyapp.out" 2>&1; then
 			echo "PASS copies to the host arrive whole: nvtaskset $how"
 		else
 			echo "FAIL copies to the host arrive whole: nvtaskset $how ($LOG/bridge.out)"
+			copies=1
+		fi
+		cat "$W/copyapp.out" >>"$LOG/bridge.out"
+		# The shim's report at exit: its kernel did the small copies to cudaHostAlloc's memory.
+		n=$(sed -n 's/.*; \([0-9]*\) copies by its kernel.*/\1/p' "$W/copyapp.out")
+		if [ "${n:-0}" -ge 1680 ]; then
+			echo "PASS the bridge's kernel did $n of them: nvtaskset $how"
+		else
+			echo "FAIL the bridge's kernel did ${n:-none} of them, not 1680 or more: nvtaskset $how"
 			copies=1
 		fi
 	done

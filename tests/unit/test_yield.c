@@ -557,7 +557,8 @@ static void test_bridge(void)
 static void test_bridge_copy(void)
 {
 	struct nvt_bridge_copy ok = {.bytes = 8, .dst_type = {1, 1}, .dst_dev = {0x1000, 0x1007},
-				     .src_type = {2, 2}, .src_ordinal = {3, 3}, .ordinal = 3}, c;
+				     .src_type = 2, .src_ordinal = 3, .ordinal = 3, .src_ours = 1,
+				     .src_start = 0x7000, .src_size = 0x100, .src = 0x7010}, c;
 
 	CHECK(nvt_bridge_copy_by_kernel(&ok));
 	c = ok;
@@ -566,6 +567,7 @@ static void test_bridge_copy(void)
 	c = ok;
 	c.bytes = NVT_BRIDGE_COPY_MAX;
 	c.dst_dev[1] = c.dst_dev[0] + NVT_BRIDGE_COPY_MAX - 1;
+	c.src_size = 0x2000;
 	CHECK(nvt_bridge_copy_by_kernel(&c));
 	c.bytes++;
 	c.dst_dev[1]++;
@@ -573,21 +575,47 @@ static void test_bridge_copy(void)
 	c = ok;
 	c.capturing = 1;
 	CHECK(!nvt_bridge_copy_by_kernel(&c));
-	/* Pageable (unknown to the driver) or device memory at either end of dst. */
+	/* Pageable (unknown to the driver) or device memory at either end of dst; managed memory. */
 	for (int i = 0; i < 2; i++) {
 		c = ok;
 		c.dst_type[i] = 0;
 		CHECK(!nvt_bridge_copy_by_kernel(&c));
 		c.dst_type[i] = 2;
 		CHECK(!nvt_bridge_copy_by_kernel(&c));
-		c = ok;
-		c.src_type[i] = 1;
-		CHECK(!nvt_bridge_copy_by_kernel(&c));
-		c = ok;
-		c.src_ordinal[i] = 2; /* another GPU's */
-		CHECK(!nvt_bridge_copy_by_kernel(&c));
 	}
-	/* The host side's two ends in two mappings. */
+	c = ok;
+	c.dst_managed = 1;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	c = ok;
+	c.src_managed = 1;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	/* A source on the host, another GPU's, another context's that this one may not read. */
+	c = ok;
+	c.src_type = 1;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	c = ok;
+	c.src_ordinal = 2;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	c = ok;
+	c.src_ours = 0;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	/* A source that runs past its allocation (the driver refuses it), or starts before it. */
+	c = ok;
+	c.src = c.src_start + c.src_size - 8;
+	CHECK(nvt_bridge_copy_by_kernel(&c));
+	c.src++;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	c.src = c.src_start - 1;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	c = ok;
+	c.src_size = 0;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	/* A destination the driver did not map for this context (no device address), even of one
+	 * byte; or its two ends in two mappings. */
+	c = ok;
+	c.bytes = 1;
+	c.dst_dev[0] = c.dst_dev[1] = 0;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
 	c = ok;
 	c.dst_dev[1] = 0x9007;
 	CHECK(!nvt_bridge_copy_by_kernel(&c));
