@@ -184,8 +184,8 @@ __global__ void k_copy8(unsigned long long *dst, const unsigned long long *src)
 // host begins to wait for step seq (an empty kernel queued behind it). Runs until the host has
 // queued the next step (w[1] >= seq, then margin_ns more), or linger_ns after the host's wait
 // returned (w[0] >= seq), or cap_ns after it began.
-__global__ void k_bridge(volatile unsigned *w, unsigned seq, uint64_t cap_ns, uint64_t linger_ns,
-			 uint64_t margin_ns)
+__device__ void bridge_loop(volatile unsigned *w, unsigned seq, uint64_t cap_ns, uint64_t linger_ns,
+			    uint64_t margin_ns)
 {
 	uint64_t t0 = gtime(), tret = 0, trel = 0;
 	for (;;) {
@@ -207,29 +207,17 @@ __global__ void k_bridge(volatile unsigned *w, unsigned seq, uint64_t cap_ns, ui
 	}
 }
 
+__global__ void k_bridge(volatile unsigned *w, unsigned seq, uint64_t cap_ns, uint64_t linger_ns,
+			 uint64_t margin_ns)
+{
+	bridge_loop(w, seq, cap_ns, linger_ns, margin_ns);
+}
+
 // BRIDGE_GRAPH=1: the same, launched as a graph captured once; its seq read from *seqp.
 __global__ void k_bridge_mem(volatile unsigned *w, const volatile unsigned *seqp, uint64_t cap_ns,
 			     uint64_t linger_ns, uint64_t margin_ns)
 {
-	unsigned seq = *seqp;
-	uint64_t t0 = gtime(), tret = 0, trel = 0;
-	for (;;) {
-		uint64_t t = gtime();
-		if (t - t0 > cap_ns)
-			break;
-		if ((int)(w[1] - seq) >= 0) {
-			if (!trel)
-				trel = t;
-			if (t - trel >= margin_ns)
-				break;
-		} else if ((int)(w[0] - seq) >= 0) {
-			if (!tret)
-				tret = t;
-			if (t - tret >= linger_ns)
-				break;
-		}
-		__nanosleep(500);
-	}
+	bridge_loop(w, *seqp, cap_ns, linger_ns, margin_ns);
 }
 
 // Ping: spin on a host-mapped request counter; answer each with %globaltimer.
