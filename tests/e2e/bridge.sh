@@ -254,3 +254,27 @@ t_bridge_debug_report() {
 	steps_app quiet --priority high
 	hasnt "$(cat "$WORK/quiet.err")" "bridge: "
 }
+
+# A child forked after its parent bridged: it makes its own bridge (its module loaded in it, its
+# seqs from 1, each released by its own launches), and the parent's goes on.
+t_bridge_forked_child_its_own() {
+	local parent child bad
+	export FAKECUDA_LOG=$WORK/cuda.log
+	PRIOAPP_FORK_AT=100 steps_app fork --priority high
+	parent=$(awk '$1 == "bridge" {sub("pid=", "", $2); print $2; exit}' "$WORK/bridge.log")
+	child=$(awk -v p="pid=$parent" '$1 == "bridge" && $2 != p {sub("pid=", "", $2); print $2; exit}' "$WORK/bridge.log")
+	[ -n "$child" ] || die "no bridge in the child: $(grep -c . "$WORK/bridge.log") lines"
+	eq "$(grep -c "^module pid=$child\$" "$WORK/cuda.log")" 1 "modules the child loaded"
+	bad=$(awk -v p="pid=$child" '$1 == "bridge" && $2 == p {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (v["seq"] != n + 1 || (n && v["released"] != n)) print; n++ }
+		END { if (n < 10) print "only " n " bridges" }' "$WORK/bridge.log")
+	eq "$bad" "" "the child's bridges"
+	# The parent bridged after the child ended, its seqs going on from its own.
+	bad=$(awk -v p="pid=$parent" '$1 == "bridge" && $2 == p {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (v["seq"] != n + 1) print; n++ }
+		END { if (n < 60) print "only " n " bridges" }' "$WORK/bridge.log")
+	eq "$bad" "" "the parent's bridges"
+	hasnt "$(cat "$WORK/fork.err")" "nvtaskset:"
+}

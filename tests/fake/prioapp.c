@@ -22,7 +22,10 @@
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
  *       not yet done just after the call returned; TPCS: the count of TPCs it ran on);
  *       PRIOAPP_SYNC_TWICE=1: two synchronisations in a row each time; PRIOAPP_RESET_AT=N:
- *       the device's primary context reset before the Nth launch, and made again
+ *       the device's primary context reset before the Nth launch, and made again;
+ *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
+ *       own (a synchronisation after every 2) and exits, and goes on when the child ended
+ *       well (else exit 1)
  *   prioapp threads STOP LOG THREADS LAUNCHES APART_US   THREADS threads, each making
  *       LAUNCHES launches APART_US apart (0: back to back; 1000: a busy higher task's
  *       next request holds each one back, not only the first), or until file STOP
@@ -39,6 +42,7 @@
 #include "fakecuda.h"
 
 #include <pthread.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,11 +255,30 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "batch") && (argc == 4 || argc == 5)) {
 		int every = argc == 5 ? atoi(argv[4]) : 8;
 		long reset_at = getenv("PRIOAPP_RESET_AT") ? atol(getenv("PRIOAPP_RESET_AT")) : 0;
+		long fork_at = getenv("PRIOAPP_FORK_AT") ? atol(getenv("PRIOAPP_FORK_AT")) : 0;
 		for (long n = 1; !exists(argv[2]); n++) {
 			if (n == reset_at && (cuDevicePrimaryCtxReset_v2(0) || cuDevicePrimaryCtxRetain(&ctx, 0) ||
 					      cuCtxSetCurrent(ctx))) {
 				fclose(log);
 				return 1;
+			}
+			if (n == fork_at) {
+				int status;
+				pid_t child;
+				fflush(log);
+				if ((child = fork()) < 0)
+					return 1;
+				if (child == 0) {
+					for (int i = 1; i <= 60; i++)
+						if (cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) ||
+						    (i % 2 == 0 && cuStreamSynchronize(NULL)))
+							_exit(1);
+					_exit(0);
+				}
+				if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status)) {
+					fclose(log);
+					return 1;
+				}
 			}
 			uint64_t enter = now_ns(), ret;
 			struct fakecuda_launch rec;
