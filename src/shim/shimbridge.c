@@ -46,10 +46,14 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/yield.h"
 #include "os/clock.h"
@@ -60,13 +64,37 @@
 
 #define PAGE 4096
 
+/* NVTASKSET_BRIDGE_TRACE: each bridge's record (the kernel writes it as it ends) and each copy
+ * by a kernel's start on the GPU, in the words' mapping after its first page, the last
+ * TRACE_N of each; the host's times beside them (struct trace); written at exit. */
+#define TRACE_N 16384
+struct trace_rec {
+	uint32_t seq, reason;        /* written last; reason: enum trace_reason */
+	uint64_t start, saw_ret, saw_rel, end; /* %globaltimer (ns); saw_*: 0 if never */
+	uint64_t pad[3];
+};
+enum trace_reason { TR_RELEASED = 1, TR_LINGER = 2, TR_CAP = 3 };
+#define TRACE_REC_OFF PAGE
+#define TRACE_COPY_OFF (TRACE_REC_OFF + TRACE_N * sizeof(struct trace_rec))
+#define TRACE_BYTES (TRACE_COPY_OFF + TRACE_N * sizeof(uint64_t))
+/* The host's side (CLOCK_MONOTONIC ns, 0: not yet), by seq and by copy, modulo TRACE_N. */
+struct trace {
+	struct {
+		uint32_t seq;
+		uint64_t wait, ret, rel; /* the wait began (the bridge queued), returned, first release */
+	} b[TRACE_N];
+	uint64_t copy[TRACE_N]; /* each copy by a kernel queued */
+	uint64_t copies;
+};
+
 /* The kernels (PTX, compiled by the driver: sm_70 and later have nanosleep). */
 static const char bridge_ptx[] =
 	".version 7.0\n"
 	".target sm_70\n"
 	".address_size 64\n"
+	/* trace (0: none): where it writes its record as it ends (struct trace_rec). */
 	".visible .entry nvt_bridge(.param .u64 w, .param .u32 seq, .param .u64 cap,\n"
-	"                           .param .u64 linger, .param .u64 margin)\n"
+	"                           .param .u64 linger, .param .u64 margin, .param .u64 trace)\n"
 	"{\n"
 	"  .reg .pred %p<4>;\n"
 	"  .reg .b32 %r<8>;\n"
@@ -76,10 +104,12 @@ static const char bridge_ptx[] =
 	"  ld.param.u64 %rd2, [cap];\n"
 	"  ld.param.u64 %rd3, [linger];\n"
 	"  ld.param.u64 %rd4, [margin];\n"
+	"  ld.param.u64 %rd12, [trace];\n"
 	"  cvta.to.global.u64 %rd1, %rd1;\n"
 	"  mov.u64 %rd5, %globaltimer;\n"
 	"  mov.u64 %rd6, 0;\n"
 	"  mov.u64 %rd7, 0;\n"
+	"  mov.u32 %r6, 3;\n"
 	"LOOP:\n"
 	"  mov.u64 %rd8, %globaltimer;\n"
 	"  sub.u64 %rd9, %rd8, %rd5;\n"
@@ -93,6 +123,7 @@ static const char bridge_ptx[] =
 	"  @%p1 bra WAITING;\n"
 	"  mov.u64 %rd7, %rd8;\n"
 	"RELEASED:\n"
+	"  mov.u32 %r6, 1;\n"
 	"  sub.u64 %rd10, %rd8, %rd7;\n"
 	"  setp.ge.u64 %p3, %rd10, %rd4;\n"
 	"  @%p3 bra DONE;\n"
@@ -106,11 +137,25 @@ static const char bridge_ptx[] =
 	"  @%p2 mov.u64 %rd6, %rd8;\n"
 	"  sub.u64 %rd11, %rd8, %rd6;\n"
 	"  setp.ge.u64 %p3, %rd11, %rd3;\n"
+	"  @%p3 mov.u32 %r6, 2;\n"
 	"  @%p3 bra DONE;\n"
 	"SLEEP:\n"
 	"  nanosleep.u32 500;\n"
 	"  bra.uni LOOP;\n"
 	"DONE:\n"
+	"  setp.eq.u64 %p1, %rd12, 0;\n"
+	"  @%p1 bra END;\n"
+	"  cvta.to.global.u64 %rd12, %rd12;\n"
+	"  mov.u64 %rd13, %globaltimer;\n"
+	"  st.global.u64 [%rd12+8], %rd5;\n"
+	"  st.global.u64 [%rd12+16], %rd6;\n"
+	"  st.global.u64 [%rd12+24], %rd7;\n"
+	"  st.global.u64 [%rd12+32], %rd13;\n"
+	"  st.global.u32 [%rd12+4], %r6;\n"
+	"  membar.sys;\n"
+	"  st.global.u32 [%rd12], %r1;\n"
+	"  membar.sys;\n"
+	"END:\n"
 	"  ret;\n"
 	"}\n"
 	".visible .entry nvt_bridge_nop()\n"
@@ -119,7 +164,8 @@ static const char bridge_ptx[] =
 	"}\n"
 	/* A copy of n bytes from src (this GPU's memory) to dst (host memory the GPU maps), by
 	 * the threads of one block, then a fence: the host reads it after a wait. */
-	".visible .entry nvt_copy(.param .u64 dst, .param .u64 src, .param .u64 n)\n"
+	".visible .entry nvt_copy(.param .u64 dst, .param .u64 src, .param .u64 n,\n"
+	"                         .param .u64 stamp)\n"
 	"{\n"
 	"  .reg .pred %p<2>;\n"
 	"  .reg .b32 %r<4>;\n"
@@ -127,9 +173,18 @@ static const char bridge_ptx[] =
 	"  ld.param.u64 %rd1, [dst];\n"
 	"  ld.param.u64 %rd2, [src];\n"
 	"  ld.param.u64 %rd3, [n];\n"
+	"  ld.param.u64 %rd8, [stamp];\n"
 	"  cvta.to.global.u64 %rd1, %rd1;\n"
 	"  cvta.to.global.u64 %rd2, %rd2;\n"
 	"  mov.u32 %r1, %tid.x;\n"
+	/* stamp (0: none): the thread 0 writes when the copy began there (trace). */
+	"  setp.ne.u64 %p1, %rd8, 0;\n"
+	"  setp.eq.and.u32 %p1, %r1, 0, %p1;\n"
+	"  @!%p1 bra STAMPED;\n"
+	"  cvta.to.global.u64 %rd8, %rd8;\n"
+	"  mov.u64 %rd9, %globaltimer;\n"
+	"  st.global.u64 [%rd8], %rd9;\n"
+	"STAMPED:\n"
 	"  cvt.u64.u32 %rd4, %r1;\n"
 	"  mov.u32 %r2, %ntid.x;\n"
 	"  cvt.u64.u32 %rd5, %r2;\n"
@@ -152,6 +207,7 @@ struct bslot {
 	void *ctx;           /* NULL: not made (yet, or since its context went) */
 	CUfunction fn, nop, copy;
 	CUstream stream;
+	struct trace *tr;    /* NVTASKSET_BRIDGE_TRACE's host side; NULL: not traced */
 	/* [0]: the last wait that returned, [1]: released up to. A page of the shim's own, never
 	 * unmapped, registered with each context the bridge is made in: the host's stores stay
 	 * harmless once a context is gone. */
@@ -171,6 +227,7 @@ int shim_bridge_on;
 static const uint64_t gap_us[GAP_BUCKETS - 1] = {50, 100, 300, 1000, 10000};
 static struct {
 	int on;
+	const char *trace;          /* NVTASKSET_BRIDGE_TRACE's path; NULL: none */
 	uint64_t waits, bridged, unarmed, by_kernel;
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
@@ -204,6 +261,12 @@ static void turn_off(const char *what, int rc)
 			  what, rc);
 }
 
+/* The words' mapping: a page, or with the trace the records' room after it. */
+static size_t map_bytes(void)
+{
+	return dbg.trace ? TRACE_BYTES : PAGE;
+}
+
 /* The slot's objects in ctx (under b.lock). Returns 0 if it can bridge there. */
 static int made(struct bslot *s, void *ctx)
 {
@@ -232,9 +295,13 @@ static int made(struct bslot *s, void *ctx)
 		turn_off("making the bridge's stream", rc);
 		return -1;
 	}
+	if (dbg.trace && !s->tr && !(s->tr = calloc(1, sizeof(*s->tr)))) {
+		turn_off("making the bridge's trace", -1);
+		return -1;
+	}
 	host = (void *)s->w;
 	if (!host) {
-		host = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		host = mmap(NULL, map_bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (host == MAP_FAILED) {
 			turn_off("mapping the bridge's words", -1);
 			return -1;
@@ -243,7 +310,7 @@ static int made(struct bslot *s, void *ctx)
 	__atomic_store_n(&s->w, (volatile uint32_t *)host, __ATOMIC_RELEASE);
 	/* Registered already: by a context of this process that is still there (portable), after
 	 * a reset of another GPU's. */
-	rc = shim_cu.host_register(host, PAGE, NVT_CU_MEMHOSTREGISTER_PORTABLE | NVT_CU_MEMHOSTREGISTER_DEVICEMAP);
+	rc = shim_cu.host_register(host, map_bytes(), NVT_CU_MEMHOSTREGISTER_PORTABLE | NVT_CU_MEMHOSTREGISTER_DEVICEMAP);
 	if ((rc && rc != NVT_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) ||
 	    (rc = shim_cu.host_device_ptr(&s->dw, host, 0))) {
 		turn_off("mapping the bridge's words", rc);
@@ -280,6 +347,8 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 	shim_bridge_on = nvt_bridge_on(why);
 	const char *debug = secure_getenv(NVT_ENV_BRIDGE_DEBUG);
 	dbg.on = debug && *debug && strcmp(debug, "0") != 0;
+	const char *trace = secure_getenv(NVT_ENV_BRIDGE_TRACE);
+	dbg.trace = trace && *trace ? trace : NULL;
 }
 
 /* Stores v in *word unless it holds a later one already (seq order, wrapping). */
@@ -292,13 +361,29 @@ static void store_max(volatile uint32_t *word, uint32_t v)
 		;
 }
 
+/* The trace's time t for the host's side of seq (its first: 0 until then), if it is seq's. */
+static void trace_time(struct trace *tr, uint32_t seq, size_t field)
+{
+	uint64_t zero = 0, *t;
+
+	if (!tr || !seq || __atomic_load_n(&tr->b[seq % TRACE_N].seq, __ATOMIC_RELAXED) != seq)
+		return;
+	t = field == 0 ? &tr->b[seq % TRACE_N].ret : &tr->b[seq % TRACE_N].rel;
+	__atomic_compare_exchange_n(t, &zero, nvt_clock_ns(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 void shim_bridge_release(int g)
 {
 	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
+	uint32_t seq;
 
 	/* A bridge's own kernels do not release it. */
-	if (w && !tls.launching)
-		store_max(&w[1], __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE));
+	if (w && !tls.launching) {
+		seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
+		store_max(&w[1], seq);
+		if (__builtin_expect(dbg.trace != NULL, 0))
+			trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 1);
+	}
 }
 
 /* A launch (or a wait) came gap_ns after a wait returned. */
@@ -328,7 +413,8 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	uint32_t seq;
 	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger = (uint64_t)NVT_BRIDGE_LINGER_US * 1000,
 		 margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000;
-	void *args[5];
+	void *args[6];
+	CUdeviceptr rec = 0;
 
 	tls.seq = 0;
 	if (!shim_bridge_on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching)
@@ -363,6 +449,15 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	args[2] = &cap;
 	args[3] = &linger;
 	args[4] = &margin;
+	if (s->tr) {
+		struct trace_rec *r = (struct trace_rec *)((char *)s->w + TRACE_REC_OFF) + seq % TRACE_N;
+		r->seq = 0;
+		__atomic_store_n(&s->tr->b[seq % TRACE_N].seq, seq, __ATOMIC_RELAXED);
+		s->tr->b[seq % TRACE_N].wait = nvt_clock_ns();
+		s->tr->b[seq % TRACE_N].ret = s->tr->b[seq % TRACE_N].rel = 0;
+		rec = s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
+	}
+	args[5] = &rec;
 	tls.launching = 1;
 	if (shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL) == 0) {
 		/* Without the empty kernel behind it the bridge alone is switched out. */
@@ -390,6 +485,7 @@ void shim_bridge_returned(int g)
 	s = &b.s[tls.slot];
 	/* The latest wait that returned (another thread's may have returned after it). */
 	store_max(&s->w[0], tls.seq);
+	trace_time(s->tr, tls.seq, 0);
 	tls.seq = 0;
 }
 
@@ -481,8 +577,9 @@ void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int 
 	CUstream stream;
 	CUfunction fn;
 	int status = 1, rc;
-	void *args[3];
+	void *args[4];
 	uint64_t bytes;
+	CUdeviceptr stamp = 0;
 
 	if (!shim_bridge_on || b.broken || tls.launching || g < 0 || g >= NVT_MAX_GPUS || !a->bytes ||
 	    a->bytes > NVT_BRIDGE_COPY_MAX || !shim_cu.pointer_attribute || !shim_cu.pointer_attributes ||
@@ -502,12 +599,19 @@ void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int 
 	pthread_mutex_lock(&b.lock);
 	rc = b.broken || made_relaxed(&b.s[g], ctx);
 	fn = b.s[g].copy;
+	if (!rc && b.s[g].tr) {
+		uint64_t i = b.s[g].tr->copies++ % TRACE_N;
+		b.s[g].tr->copy[i] = nvt_clock_ns();
+		stamp = b.s[g].dw + TRACE_COPY_OFF + i * sizeof(uint64_t);
+		((uint64_t *)((char *)b.s[g].w + TRACE_COPY_OFF))[i] = 0;
+	}
 	pthread_mutex_unlock(&b.lock);
 	if (rc)
 		return;
 	args[0] = &c.dst_dev[0];
 	args[1] = &a->src;
 	args[2] = &bytes;
+	args[3] = &stamp;
 	/* The program's work on its stream, launched as its own: the launch path gives it the
 	 * task's partition and releases the last bridge. */
 	if (shim_cu.launch_kernel(fn, 1, 1, 1, 128, 1, 1, 0, stream, args, NULL) == 0) {
@@ -516,8 +620,79 @@ void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int 
 	}
 }
 
+/* The trace of slot g's bridges and copies to f; counts what ended how (enum trace_reason's
+ * index; [0]: no record from the GPU yet). */
+static void trace_write(FILE *f, int g, uint64_t ends[4])
+{
+	const struct bslot *s = &b.s[g];
+	const struct trace_rec *r = (const struct trace_rec *)((const char *)s->w + TRACE_REC_OFF);
+	const volatile uint64_t *gpu = (const volatile uint64_t *)((const char *)s->w + TRACE_COPY_OFF);
+	static const char *const why[4] = {"none", "released", "linger", "cap"};
+
+	for (uint32_t i = 0; i < TRACE_N; i++) {
+		uint32_t seq = s->tr->b[i].seq, reason = 0;
+		if (!seq)
+			continue;
+		struct trace_rec rec = {0};
+		if (__atomic_load_n(&r[i].seq, __ATOMIC_ACQUIRE) == seq) {
+			rec = r[i];
+			reason = rec.reason >= TR_RELEASED && rec.reason <= TR_CAP ? rec.reason : 0;
+		}
+		ends[reason]++;
+		fprintf(f, "bridge gpu=%d seq=%u wait=%llu ret=%llu rel=%llu end=%s start=%llu saw_ret=%llu "
+			   "saw_rel=%llu stop=%llu\n",
+			g, seq, (unsigned long long)s->tr->b[i].wait, (unsigned long long)s->tr->b[i].ret,
+			(unsigned long long)s->tr->b[i].rel, why[reason], (unsigned long long)rec.start,
+			(unsigned long long)rec.saw_ret, (unsigned long long)rec.saw_rel,
+			(unsigned long long)rec.end);
+	}
+	for (uint64_t i = 0; i < TRACE_N && i < s->tr->copies; i++)
+		fprintf(f, "copy gpu=%d queued=%llu start=%llu\n", g, (unsigned long long)s->tr->copy[i],
+			(unsigned long long)gpu[i]);
+}
+
+/* NVTASKSET_BRIDGE_TRACE: the trace to PATH.PID (a new file), and a line that says where. */
+static void trace_report(void)
+{
+	char path[4096];
+	uint64_t ends[4] = {0};
+	int fd;
+	FILE *f;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s.%ld", dbg.trace, (long)getpid()) >= sizeof(path)) {
+		shim_warn("%s is too long: no trace", NVT_ENV_BRIDGE_TRACE);
+		return;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		shim_warn("cannot write the bridge's trace to %s (a new file): %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	fprintf(f, "# nvtaskset bridge trace pid=%ld: host times CLOCK_MONOTONIC ns (wait: the bridge "
+		   "queued, ret: the wait returned, rel: its first release), GPU times %%globaltimer ns\n",
+		(long)getpid());
+	pthread_mutex_lock(&b.lock);
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		if (b.s[g].tr && b.s[g].w)
+			trace_write(f, g, ends);
+	pthread_mutex_unlock(&b.lock);
+	if (fclose(f)) {
+		shim_warn("cannot write the bridge's trace to %s: %s", path, strerror(errno));
+		return;
+	}
+	shim_note("bridge trace: of %llu bridges, %llu ended released, %llu at the linger, %llu at the "
+		  "cap, %llu not yet (no record); in %s",
+		  (unsigned long long)(ends[0] + ends[TR_RELEASED] + ends[TR_LINGER] + ends[TR_CAP]),
+		  (unsigned long long)ends[TR_RELEASED], (unsigned long long)ends[TR_LINGER],
+		  (unsigned long long)ends[TR_CAP], (unsigned long long)ends[0], path);
+}
+
 void shim_bridge_report(void)
 {
+	if (dbg.trace && shim_bridge_on)
+		trace_report();
 	if (!dbg.on || !shim_bridge_on)
 		return;
 	shim_note("bridge: %llu waits, %llu bridged, %llu not (its waits seldom followed soon); %llu "

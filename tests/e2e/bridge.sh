@@ -197,7 +197,7 @@ copy_app() {
 	wait_for 10 requests_over_n "$WORK/$tag.log" 10
 	touch "$WORK/$tag.stop"
 	wait "$pid" || die "$tag: the service failed: $(cat "$WORK/$tag.err")"
-	hasnt "$(grep -v 'nvtaskset: bridge: ' "$WORK/$tag.err")" "nvtaskset:"
+	hasnt "$(grep -v 'nvtaskset: bridge: \|nvtaskset: bridge trace: ' "$WORK/$tag.err")" "nvtaskset:"
 }
 # copies TAG WHO: how many copies WHO (copy: the shim's kernel, memcpy: the driver) made.
 copies() { awk -v who="$2" '$1 == who {n++} END {print n + 0}' "$WORK/$1.bridge" 2>/dev/null || echo 0; }
@@ -256,6 +256,43 @@ t_bridge_debug_report() {
 	has "$(cat "$WORK/dbgcopy.err")" "; $(copies dbgcopy copy) copies by its kernel"
 	steps_app quiet --priority high
 	hasnt "$(cat "$WORK/quiet.err")" "bridge: "
+}
+
+# NVTASKSET_BRIDGE_TRACE=PATH: at exit the shim writes PATH.PID, a new file: each bridge with the
+# host's times in order and the record its kernel wrote as it ended (the fake driver writes it at
+# the first launch after the release), and each copy by its kernel with its start; the report
+# says how they ended. A trace it cannot write is said, and the task runs on.
+t_bridge_trace() {
+	local f n bad line
+	NVTASKSET_BRIDGE_TRACE=$WORK/tr steps_app trace --priority high
+	f=$(find "$WORK" -maxdepth 1 -name 'tr.*')
+	[ "$(wc -l <<<"$f")" = 1 ] && [ -s "$f" ] || die "trace files: $f"
+	n=$(grep -c '^bridge ' "$f")
+	eq "$n" "$(bridges)" "bridges traced"
+	# Each bridge: queued, returned, released in that order, and (but the last) ended released
+	# by its kernel's record, which saw the release.
+	bad=$(awk '$1 == "bridge" {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (!(v["wait"] > 0 && v["ret"] >= v["wait"])) print "host: " $0
+		if (v["rel"] < v["ret"]) { if (v["rel"] || unreleased++) print "release: " $0 }
+		if (v["seq"] != last + 1) print "seq: " $0
+		if (v["end"] == "released" && !(v["saw_rel"] > 0 && v["stop"] > v["saw_rel"] && v["start"] > 0)) print "gpu: " $0
+		if (v["end"] != "released") unended++
+		last = v["seq"] }
+		END { if (unended > 1) print unended " not ended" }' "$f")
+	eq "$bad" "" "trace lines"
+	line=$(grep 'bridge trace: ' "$WORK/trace.err") || die "no report: $(cat "$WORK/trace.err")"
+	has "$line" "bridge trace: of $n bridges, $(grep -c 'end=released' "$f") ended released, 0 at the linger, 0 at the cap"
+	has "$line" "in $f"
+	# Copies by the kernel: each queued and started, as many as the fake driver ran.
+	NVTASKSET_BRIDGE_TRACE=$WORK/trc copy_app trcopy 8 pinned --priority high
+	f=$(find "$WORK" -maxdepth 1 -name 'trc.*')
+	eq "$(grep -c '^copy ' "$f")" "$(copies trcopy copy)" "copies traced"
+	[ "$(copies trcopy copy)" -gt 10 ] || die "$(copies trcopy copy) copies"
+	bad=$(awk '$1 == "copy" { split($3, q, "="); split($4, s, "="); if (!(q[2] > 0 && s[2] >= q[2])) print }' "$f")
+	eq "$bad" "" "copy lines"
+	NVTASKSET_BRIDGE_TRACE=$WORK/none/tr steps_app notrace --priority high
+	has "$(cat "$WORK/notrace.err")" "cannot write the bridge's trace to $WORK/none/tr."
 }
 
 # A child forked after its parent bridged: it makes its own bridge (its module loaded in it, its

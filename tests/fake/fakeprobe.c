@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int probe_function; /* the address is the CUfunction of nvt_probe_smid */
@@ -44,12 +45,38 @@ INTERNAL int fake_is_bridge(const void *f)
  * callbacks ("app"), as the host had written them by then. */
 static const volatile uint32_t *bridge_words;
 static uint32_t bridge_seq;
+/* Its record (the shim's NVTASKSET_BRIDGE_TRACE; NULL: none): written, as the GPU would as the
+ * bridge ends, at the first launch after the host released it (CLOCK_MONOTONIC for
+ * %globaltimer). */
+static struct {
+	uint32_t seq, reason;
+	uint64_t start, saw_ret, saw_rel, end;
+} *bridge_rec;
+static uint64_t bridge_start;
+
+static uint64_t fake_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 INTERNAL void fake_bridge_app_launch(void)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
 	FILE *log;
 
+	if (bridge_rec && bridge_words && (int32_t)(bridge_words[1] - bridge_seq) >= 0) {
+		uint64_t now = fake_ns();
+		bridge_rec->start = bridge_start;
+		bridge_rec->saw_ret = (int32_t)(bridge_words[0] - bridge_seq) >= 0 ? now : 0;
+		bridge_rec->saw_rel = now;
+		bridge_rec->end = now + 20000;
+		bridge_rec->reason = 1;
+		__atomic_store_n(&bridge_rec->seq, bridge_seq, __ATOMIC_RELEASE);
+		bridge_rec = NULL;
+	}
 	if (!bridge_words || !path || !(log = fopen(path, "a")))
 		return;
 	fprintf(log, "app pid=%ld seq=%u released=%u\n", (long)getpid(), bridge_seq, bridge_words[1]);
@@ -61,6 +88,12 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
 	FILE *log;
 
+	if (f == &bridge_copy && params[3] && *(uint64_t *)params[3]) /* (..., stamp) */
+		*(volatile uint64_t *)(uintptr_t)*(uint64_t *)params[3] = fake_ns();
+	if (f == &bridge_function) { /* (..., trace) */
+		bridge_rec = params[5] ? (void *)(uintptr_t)*(uint64_t *)params[5] : NULL;
+		bridge_start = fake_ns();
+	}
 	if (!path || !(log = fopen(path, "a")))
 		return;
 	if (f == &bridge_copy) {
