@@ -17,6 +17,8 @@ and, beside a batch whose gaps were recorded:
   end->on      the batch running again - the service's last CTA end (the switch back)
   busy@submit  fraction of steps submitted while the batch was on the GPU
   off_spread   the spread of the batch's stop times over its watching SMs (timeline.json)
+  ran@in       fraction of a request's later steps inside which the batch ran (its context
+               switched in between the step's first CTA and its last)
 Where the batch ran less than GAP_NS between two steps its gaps merge into one: submit->off, off->run
 and end->on describe single-step requests (or a request's first step) exactly, later steps not.
 A request's latency = its last step's return - its arrival: p50, p99.
@@ -92,7 +94,7 @@ def analyze(svcp):
         return holding(t) is None
     comp = {k: [] for k in ("submit_run", "run", "end_return", "step", "submit_off", "off_run", "end_on",
                             "off_spread", "step_first", "step_later")}
-    busy_at_submit = []
+    busy_at_submit, ran_inside = [], []
     req_lat = {}
     nk = int(hdr.get("kernels", 1))
     span = (iv[0][0], iv[-1][1]) if iv else None
@@ -110,6 +112,8 @@ def analyze(svcp):
         if iv and span[0] < g0 < span[1]:
             h = holding(first)
             busy_at_submit.append(0 if holding(g0) else 1)
+            if k > 0:
+                ran_inside.append(0 if h and h[1] >= last else 1)
             if h:
                 comp["submit_off"].append((h[0] - g0) / 1e3)
                 comp["off_run"].append((first - h[0]) / 1e3)
@@ -122,6 +126,8 @@ def analyze(svcp):
             res[k] = {"p50": round(pct(v, 0.5), 1), "p90": round(pct(v, 0.9), 1), "n": len(v)}
     if busy_at_submit:
         res["busy_at_submit"] = round(sum(busy_at_submit) / len(busy_at_submit), 3)
+    if ran_inside:
+        res["ran_inside_later"] = round(sum(ran_inside) / len(ran_inside), 3)
     lat = list(req_lat.values())
     res["req_p50_us"] = round(pct(lat, 0.5), 1)
     res["req_p99_us"] = round(pct(lat, 0.99), 1)
@@ -144,7 +150,7 @@ def main():
     json.dump(out, open(os.path.join(d, "timeline.json"), "w"), indent=1)
     cols = ["step_first", "step_later", "submit_run", "run", "end_return", "step", "submit_off", "off_run",
             "end_on"]
-    print("%-22s %9s %9s " % ("phase", "req_p50", "req_p99") + " ".join("%11s" % c for c in cols) + "  busy@sub")
+    print("%-22s %9s %9s " % ("phase", "req_p50", "req_p99") + " ".join("%11s" % c for c in cols) + "  busy@sub ran@in")
     for n, r in out.items():
         if "error" in r:
             print("%-22s %s" % (n, r["error"]))
@@ -154,7 +160,7 @@ def main():
             v = r.get(c)
             cells.append("%5.0f/%-5.0f" % (v["p50"], v["p90"]) if v else "%11s" % "-")
         print("%-22s %9.0f %9.0f " % (n, r["req_p50_us"], r["req_p99_us"]) + " ".join(cells) +
-              "  %s" % r.get("busy_at_submit", "-"))
+              "  %s %s" % (r.get("busy_at_submit", "-"), r.get("ran_inside_later", "-")))
 
 
 if __name__ == "__main__":

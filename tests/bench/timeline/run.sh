@@ -30,6 +30,8 @@ SMALL="STEPS=8 KERNELS=4 CTAS=1 WORK_NS=5000 PERIOD_US=8000 REQS=150"
 DEC="STEPS=8 KERNELS=16 CTAS=0 WORK_NS=10000 PERIOD_US=12000 REQS=120"
 ONE="STEPS=1 KERNELS=4 CTAS=1 WORK_NS=5000 PERIOD_US=3000 REQS=300"
 LONG="STEPS=1 KERNELS=1 CTAS=1 WORK_NS=300000 PERIOD_US=4000 REQS=200"
+# Steps as long as a 7B-sized decode's (56 kernels on every SM, ~2.7 ms a step)
+LONG8="STEPS=8 KERNELS=56 CTAS=0 WORK_NS=47000 PERIOD_US=40000 REQS=40"
 # name | batch (mode, or -) | batch's launcher and environment | service's launcher and environment
 PHASES=(
 "alone-small|-||$SMALL $HI"
@@ -136,6 +138,10 @@ PHASES=(
 "gemm-decode-bridge300|gemm|$LO|$DEC TAIL_US=300 TAIL_MODE=bridge $HI"
 "gemm-decode-bridge0|gemm|$LO|$DEC TAIL_US=0 TAIL_MODE=bridge $HI"
 "alone-long|-||$LONG $HI"
+"alone-long8-product|-||$LONG8 $HIB"
+"gemm-long8|gemm|$LO|$LONG8 $HI"
+"gemm-long8-product|gemm|$LO|$LONG8 $HIB"
+"gemm-long8-product-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low|$LONG8 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high"
 "gemm-long|gemm|$LO|$LONG $HI"
 "gemm-long-bridge0|gemm|$LO|$LONG TAIL_US=0 TAIL_MODE=bridge $HI"
 "gemm-small-bridge300-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield slice|$SMALL TAIL_US=300 TAIL_MODE=bridge CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog NVTASKSET_BRIDGE=0 $NVT --priority high --yield slice"
