@@ -176,16 +176,21 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
  * switch back (~0.3 ms on an H100). A one-thread kernel with an empty one
  * queued behind it, on a stream of the task's own, keeps work pending while
  * the host reads a step's result and queues the next: it runs from the
- * wait's start until NVT_BRIDGE_MARGIN_US after the next step's first launch
- * (then that step is queued behind it: with one hardware queue,
- * CUDA_DEVICE_MAX_CONNECTIONS=1, it is on the same channel), or
- * NVT_BRIDGE_LINGER_US after the wait returned, or NVT_BRIDGE_CAP_MS at
- * most. A wait is bridged while at least NVT_BRIDGE_ON_PM of the task's
+ * wait's start until NVT_BRIDGE_MARGIN_US after the next step's launches
+ * stop coming (then that step is queued behind it: with one hardware queue,
+ * CUDA_DEVICE_MAX_CONNECTIONS=1, it is on the same channel), but at most
+ * NVT_BRIDGE_SPAN_US after the first of them, or NVT_BRIDGE_LINGER_US after
+ * the wait returned, or NVT_BRIDGE_CAP_MS at most. A step whose small first
+ * kernels come before its bulk (PyTorch's graph replay fills the generator's
+ * seed and offset, then launches the graph) would otherwise run them and let
+ * the channel run dry before the bulk arrives; what waits behind the bridge
+ * meanwhile could not have started much earlier, as it was still being queued. A wait is bridged while at least NVT_BRIDGE_ON_PM of the task's
  * recent waits were followed by a launch within the linger: a service that
  * answers one step a request does not keep the GPU from the lower task.
  */
 #define NVT_BRIDGE_LINGER_US 300 /* two switches (~290 us): a longer gap costs the lower task more */
 #define NVT_BRIDGE_MARGIN_US 20  /* 2 and 10 us let the channel run dry before the step came */
+#define NVT_BRIDGE_SPAN_US 150   /* what the first kernels of a step may wait behind the bridge */
 #define NVT_BRIDGE_CAP_MS 50
 #define NVT_BRIDGE_ON_PM 500
 enum nvt_bridge_why {

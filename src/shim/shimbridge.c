@@ -71,7 +71,8 @@
 struct trace_rec {
 	uint32_t seq, reason;        /* written last; reason: enum trace_reason */
 	uint64_t start, saw_ret, saw_rel, end; /* %globaltimer (ns); saw_*: 0 if never */
-	uint64_t pad[3];
+	uint64_t last;               /* the last launch it saw (the first: saw_rel); 0 if never */
+	uint64_t pad[2];
 };
 enum trace_reason { TR_RELEASED = 1, TR_LINGER = 2, TR_CAP = 3 };
 #define TRACE_REC_OFF PAGE
@@ -92,9 +93,12 @@ static const char bridge_ptx[] =
 	".version 7.0\n"
 	".target sm_70\n"
 	".address_size 64\n"
-	/* trace (0: none): where it writes its record as it ends (struct trace_rec). */
+	/* w: the words (struct bslot); released at w[1] >= seq, it runs until margin after the
+	 * launch count w[2] last moved, but at most span after the release; trace (0: none):
+	 * where it writes its record as it ends (struct trace_rec). */
 	".visible .entry nvt_bridge(.param .u64 w, .param .u32 seq, .param .u64 cap,\n"
-	"                           .param .u64 linger, .param .u64 margin, .param .u64 trace)\n"
+	"                           .param .u64 linger, .param .u64 margin, .param .u64 span,\n"
+	"                           .param .u64 trace)\n"
 	"{\n"
 	"  .reg .pred %p<4>;\n"
 	"  .reg .b32 %r<8>;\n"
@@ -105,10 +109,12 @@ static const char bridge_ptx[] =
 	"  ld.param.u64 %rd3, [linger];\n"
 	"  ld.param.u64 %rd4, [margin];\n"
 	"  ld.param.u64 %rd12, [trace];\n"
+	"  ld.param.u64 %rd15, [span];\n"
 	"  cvta.to.global.u64 %rd1, %rd1;\n"
 	"  mov.u64 %rd5, %globaltimer;\n"
 	"  mov.u64 %rd6, 0;\n"
 	"  mov.u64 %rd7, 0;\n"
+	"  mov.u64 %rd14, 0;\n"
 	"  mov.u32 %r6, 3;\n"
 	"LOOP:\n"
 	"  mov.u64 %rd8, %globaltimer;\n"
@@ -122,10 +128,19 @@ static const char bridge_ptx[] =
 	"  setp.lt.s32 %p1, %r3, 0;\n"
 	"  @%p1 bra WAITING;\n"
 	"  mov.u64 %rd7, %rd8;\n"
+	"  mov.u64 %rd14, %rd8;\n"
+	"  ld.volatile.global.u32 %r7, [%rd1+8];\n"
 	"RELEASED:\n"
 	"  mov.u32 %r6, 1;\n"
-	"  sub.u64 %rd10, %rd8, %rd7;\n"
+	"  ld.volatile.global.u32 %r2, [%rd1+8];\n"
+	"  setp.ne.u32 %p2, %r2, %r7;\n"
+	"  @%p2 mov.u64 %rd14, %rd8;\n"
+	"  mov.u32 %r7, %r2;\n"
+	"  sub.u64 %rd10, %rd8, %rd14;\n"
 	"  setp.ge.u64 %p3, %rd10, %rd4;\n"
+	"  @%p3 bra DONE;\n"
+	"  sub.u64 %rd10, %rd8, %rd7;\n"
+	"  setp.ge.u64 %p3, %rd10, %rd15;\n"
 	"  @%p3 bra DONE;\n"
 	"  bra.uni SLEEP;\n"
 	"WAITING:\n"
@@ -151,6 +166,7 @@ static const char bridge_ptx[] =
 	"  st.global.u64 [%rd12+16], %rd6;\n"
 	"  st.global.u64 [%rd12+24], %rd7;\n"
 	"  st.global.u64 [%rd12+32], %rd13;\n"
+	"  st.global.u64 [%rd12+40], %rd14;\n"
 	"  st.global.u32 [%rd12+4], %r6;\n"
 	"  membar.sys;\n"
 	"  st.global.u32 [%rd12], %r1;\n"
@@ -208,7 +224,8 @@ struct bslot {
 	CUfunction fn, nop, copy;
 	CUstream stream;
 	struct trace *tr;    /* NVTASKSET_BRIDGE_TRACE's host side; NULL: not traced */
-	/* [0]: the last wait that returned, [1]: released up to. A page of the shim's own, never
+	/* [0]: the last wait that returned, [1]: released up to, [2]: the launches (each moves
+	 * it, the kernel's margin runs from the last). A page of the shim's own, never
 	 * unmapped, registered with each context the bridge is made in: the host's stores stay
 	 * harmless once a context is gone. */
 	volatile uint32_t *w;
@@ -372,7 +389,8 @@ static void trace_time(struct trace *tr, uint32_t seq, size_t field)
 	__atomic_compare_exchange_n(t, &zero, nvt_clock_ns(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-void shim_bridge_release(int g)
+/* Releases slot g's bridge; a launch (launch) also moves the launch count. */
+static void release(int g, int launch)
 {
 	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
 	uint32_t seq;
@@ -381,9 +399,16 @@ void shim_bridge_release(int g)
 	if (w && !tls.launching) {
 		seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
 		store_max(&w[1], seq);
+		if (launch)
+			__atomic_add_fetch(&w[2], 1, __ATOMIC_RELEASE);
 		if (__builtin_expect(dbg.trace != NULL, 0))
 			trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 1);
 	}
+}
+
+void shim_bridge_release(int g)
+{
+	release(g, 1);
 }
 
 /* A launch (or a wait) came gap_ns after a wait returned. */
@@ -412,15 +437,15 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	struct bslot *s;
 	uint32_t seq;
 	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger = (uint64_t)NVT_BRIDGE_LINGER_US * 1000,
-		 margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000;
-	void *args[6];
+		 margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000, span = (uint64_t)NVT_BRIDGE_SPAN_US * 1000;
+	void *args[7];
 	CUdeviceptr rec = 0;
 
 	tls.seq = 0;
 	if (!shim_bridge_on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching)
 		return;
 	/* What was queued behind the last bridge may be what this wait waits for. */
-	shim_bridge_release(g);
+	release(g, 0);
 	s = &b.s[g];
 	/* A wait after a wait, no launch between: not followed soon. */
 	if (__atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED))
@@ -457,7 +482,8 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 		s->tr->b[seq % TRACE_N].ret = s->tr->b[seq % TRACE_N].rel = 0;
 		rec = s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
 	}
-	args[5] = &rec;
+	args[5] = &span;
+	args[6] = &rec;
 	tls.launching = 1;
 	if (shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL) == 0) {
 		/* Without the empty kernel behind it the bridge alone is switched out. */
@@ -510,7 +536,7 @@ void shim_bridge_release_all(void)
 	if (!shim_bridge_on)
 		return;
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
-		shim_bridge_release(g);
+		release(g, 0);
 }
 
 void shim_bridge_context_gone(void *ctx)
@@ -521,7 +547,7 @@ void shim_bridge_context_gone(void *ctx)
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (b.s[g].ctx && (!ctx || b.s[g].ctx == ctx)) {
 			/* Its kernels end with it; made() starts again in the next one. */
-			shim_bridge_release(g);
+			release(g, 0);
 			b.s[g].ctx = NULL;
 		}
 	pthread_mutex_unlock(&b.lock);

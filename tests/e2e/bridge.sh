@@ -39,7 +39,7 @@ t_bridge_steps_bridged_and_released() {
 	# at the launch in between; the seq counts the waits; the bounds are the shim's.
 	bad=$(awk '$1 == "bridge" {
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		if (v["cap_ns"] != 50000000 || v["linger_ns"] != 300000 || v["margin_ns"] != 20000) print "bounds: " $0
+		if (v["cap_ns"] != 50000000 || v["linger_ns"] != 300000 || v["margin_ns"] != 20000 || v["span_ns"] != 150000) print "bounds: " $0
 		if (n && (v["seq"] != last + 1 || v["returned"] != last || v["released"] != last)) print "words: " $0
 		last = v["seq"]; n++ }' "$WORK/bridge.log")
 	eq "$bad" "" "bridge lines"
@@ -48,6 +48,13 @@ t_bridge_steps_bridged_and_released() {
 	# Each of the program's launches released the last bridge before it was queued.
 	bad=$(awk '$1 == "app" { split($3, a, "="); split($4, r, "="); if (a[2] != r[2]) print }' "$WORK/bridge.log")
 	eq "$bad" "" "launches that left the bridge unreleased"
+	# ... and moved the launch count (the bridge's margin runs from the last); a wait's start
+	# does not (the count a bridge is queued with is the last launch's).
+	bad=$(awk '$1 == "app" || $1 == "bridge" { split($NF, l, "="); n = l[2] + 0
+		if (seen && $1 == "app" && n != last + 1) print "launch: " $0
+		if (seen && $1 == "bridge" && n != last) print "wait: " $0
+		last = n; seen = 1 }' "$WORK/bridge.log")
+	eq "$bad" "" "the launch count"
 	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
 }
 

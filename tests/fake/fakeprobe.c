@@ -50,7 +50,7 @@ static uint32_t bridge_seq;
  * %globaltimer). */
 static struct {
 	uint32_t seq, reason;
-	uint64_t start, saw_ret, saw_rel, end;
+	uint64_t start, saw_ret, saw_rel, end, last;
 } *bridge_rec;
 static uint64_t bridge_start;
 
@@ -73,13 +73,15 @@ INTERNAL void fake_bridge_app_launch(void)
 		bridge_rec->saw_ret = (int32_t)(bridge_words[0] - bridge_seq) >= 0 ? now : 0;
 		bridge_rec->saw_rel = now;
 		bridge_rec->end = now + 20000;
+		bridge_rec->last = now;
 		bridge_rec->reason = 1;
 		__atomic_store_n(&bridge_rec->seq, bridge_seq, __ATOMIC_RELEASE);
 		bridge_rec = NULL;
 	}
 	if (!bridge_words || !path || !(log = fopen(path, "a")))
 		return;
-	fprintf(log, "app pid=%ld seq=%u released=%u\n", (long)getpid(), bridge_seq, bridge_words[1]);
+	fprintf(log, "app pid=%ld seq=%u released=%u launches=%u\n", (long)getpid(), bridge_seq, bridge_words[1],
+		bridge_words[2]);
 	fclose(log);
 }
 
@@ -91,7 +93,7 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 	if (f == &bridge_copy && params[3] && *(uint64_t *)params[3]) /* (..., stamp) */
 		*(volatile uint64_t *)(uintptr_t)*(uint64_t *)params[3] = fake_ns();
 	if (f == &bridge_function) { /* (..., trace) */
-		bridge_rec = params[5] ? (void *)(uintptr_t)*(uint64_t *)params[5] : NULL;
+		bridge_rec = params[6] ? (void *)(uintptr_t)*(uint64_t *)params[6] : NULL;
 		bridge_start = fake_ns();
 	}
 	if (!path || !(log = fopen(path, "a")))
@@ -105,14 +107,15 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 	} else if (f == &bridge_nop) {
 		fprintf(log, "nop pid=%ld\n", (long)getpid());
 	} else {
-		/* (w, seq, cap, linger, margin): the words as the host wrote them until now. */
+		/* (w, seq, cap, linger, margin, span, trace): the words as the host wrote them until now. */
 		const volatile uint32_t *w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
 		bridge_words = w;
 		bridge_seq = *(uint32_t *)params[1];
-		fprintf(log, "bridge pid=%ld seq=%u cap_ns=%llu linger_ns=%llu margin_ns=%llu returned=%u released=%u\n",
+		fprintf(log, "bridge pid=%ld seq=%u cap_ns=%llu linger_ns=%llu margin_ns=%llu span_ns=%llu returned=%u "
+			     "released=%u launches=%u\n",
 			(long)getpid(), *(uint32_t *)params[1], (unsigned long long)*(uint64_t *)params[2],
 			(unsigned long long)*(uint64_t *)params[3], (unsigned long long)*(uint64_t *)params[4],
-			w[0], w[1]);
+			(unsigned long long)*(uint64_t *)params[5], w[0], w[1], w[2]);
 	}
 	fclose(log);
 }

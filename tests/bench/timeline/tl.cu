@@ -458,6 +458,10 @@ static int svc(const char *out)
 	 * host to queue the next step (or end the request): the channel is never empty between
 	 * steps. */
 	int waitv = (int)envl("WAIT", 0);
+	/* PRE_US: each step begins with an empty kernel, then the host takes PRE_US before it
+	 * queues the step's own work (as PyTorch's graph replay fills the generator's seed and
+	 * offset, then launches the graph). */
+	uint64_t pre_ns = (uint64_t)envl("PRE_US", 0) * 1000;
 	cudaStream_t side;
 	cudaEvent_t evside;
 	CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
@@ -554,6 +558,11 @@ static int svc(const char *out)
 		sub0[st] = host_ns();
 		if (bridge && bseq)
 			__atomic_store_n(&hrel[1], bseq, __ATOMIC_SEQ_CST); /* the last bridge ends */
+		if (pre_ns) {
+			k_nop<<<1, 32, 0, s>>>();
+			while (host_ns() < sub0[st] + pre_ns)
+				;
+		}
 		for (int k = 0; k < kernels && !graph; k++) {
 			size_t i = (size_t)st * kernels + k;
 			int lastk = k == kernels - 1;
