@@ -94,7 +94,8 @@ static const char bridge_ptx[] =
 	".target sm_70\n"
 	".address_size 64\n"
 	/* w: the words (struct bslot); released at w[1] >= seq, it runs until margin after the
-	 * launch count w[2] last moved, but at most span after the release; trace (0: none):
+	 * launch count w[2] last moved or a replay was being queued (w[3]), but at most span
+	 * after the release; trace (0: none):
 	 * where it writes its record as it ends (struct trace_rec). */
 	".visible .entry nvt_bridge(.param .u64 w, .param .u32 seq, .param .u64 cap,\n"
 	"                           .param .u64 linger, .param .u64 margin, .param .u64 span,\n"
@@ -133,7 +134,9 @@ static const char bridge_ptx[] =
 	"RELEASED:\n"
 	"  mov.u32 %r6, 1;\n"
 	"  ld.volatile.global.u32 %r2, [%rd1+8];\n"
+	"  ld.volatile.global.u32 %r3, [%rd1+12];\n"
 	"  setp.ne.u32 %p2, %r2, %r7;\n"
+	"  setp.ne.or.u32 %p2, %r3, 0, %p2;\n"
 	"  @%p2 mov.u64 %rd14, %rd8;\n"
 	"  mov.u32 %r7, %r2;\n"
 	"  sub.u64 %rd10, %rd8, %rd14;\n"
@@ -225,7 +228,8 @@ struct bslot {
 	CUstream stream;
 	struct trace *tr;    /* NVTASKSET_BRIDGE_TRACE's host side; NULL: not traced */
 	/* [0]: the last wait that returned, [1]: released up to, [2]: the launches (each moves
-	 * it, the kernel's margin runs from the last). A page of the shim's own, never
+	 * it, the kernel's margin runs from the last), [3]: graph replays being queued (the
+	 * kernel goes on while there are any). A page of the shim's own, never
 	 * unmapped, registered with each context the bridge is made in: the host's stores stay
 	 * harmless once a context is gone. */
 	volatile uint32_t *w;
@@ -408,6 +412,23 @@ static void release(int g, int launch)
 
 void shim_bridge_release(int g)
 {
+	release(g, 1);
+}
+
+void shim_bridge_graph_launch(int g, int enter)
+{
+	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
+
+	if (!w || tls.launching)
+		return;
+	if (enter) {
+		__atomic_add_fetch(&w[3], 1, __ATOMIC_RELEASE);
+		return;
+	}
+	/* (never below 0: a replay that began before the words existed) */
+	uint32_t cur = __atomic_load_n(&w[3], __ATOMIC_RELAXED);
+	while (cur && !__atomic_compare_exchange_n(&w[3], &cur, cur - 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 	release(g, 1);
 }
 
@@ -746,7 +767,7 @@ void shim_bridge_after_fork(void)
 		volatile uint32_t *w = b.s[g].w;
 		memset(&b.s[g], 0, sizeof(b.s[g]));
 		if (w) {
-			w[0] = w[1] = 0; /* its seqs start again */
+			w[0] = w[1] = w[2] = w[3] = 0; /* its seqs start again */
 			b.s[g].w = w;
 		}
 	}

@@ -28,6 +28,9 @@ extern int shim_bridge_on;
 /* A launch on slot g (the launch path: one store), or a wait's start: the last bridge may end,
  * once what is queued now is queued. */
 void shim_bridge_release(int g);
+/* A graph replay on slot g begins (enter) or ends: while one is being queued the released
+ * bridge goes on (it may be the step's bulk, after small kernels); queued, it is a launch. */
+void shim_bridge_graph_launch(int g, int enter);
 /* A context synchronisation begins: every bridge may end (it waits for them too). */
 void shim_bridge_release_all(void);
 /* A context is destroyed (ctx), or a device's primary one reset (NULL: any): the bridges made

@@ -783,8 +783,8 @@ static int still_bridged(int g)
 }
 
 /* The calls a bridging task follows besides its waits: a context that goes takes its bridges
- * with it; a graph replay, once queued, releases the last one (its kernels come to the launch
- * path only where shimgraph follows the graph). */
+ * with it; a graph replay holds the last one while it is queued and releases it once queued
+ * (its kernels come to the launch path only where shimgraph follows the graph). */
 static void bridge_api(int cbid, const void *data)
 {
 	struct shim_api_call call;
@@ -794,8 +794,8 @@ static void bridge_api(int cbid, const void *data)
 	if (shim_api_call(cbid, data, &call))
 		return;
 	if (cbid == NVT_CBID_cuGraphLaunch || cbid == NVT_CBID_cuGraphLaunch_ptsz) {
-		if (call.site == NVT_CB_API_SITE_EXIT && (g = current_slot(&ctx)) >= 0)
-			shim_bridge_release(g);
+		if ((g = current_slot(&ctx)) >= 0)
+			shim_bridge_graph_launch(g, call.site == NVT_CB_API_SITE_ENTER);
 	} else if (shim_calls_has(&copy_calls, cbid)) {
 		/* Queued now (or, to pageable memory, waited for): not behind a bridge. */
 		if (call.site == NVT_CB_API_SITE_ENTER && (g = current_slot(&ctx)) >= 0) {

@@ -58,6 +58,24 @@ t_bridge_steps_bridged_and_released() {
 	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
 }
 
+# A step of a kernel then a graph replay (PyTorch's replay fills the generator's state first):
+# while the replay is being queued the bridge the kernel released goes on (the replays in
+# flight, a word it reads), and the replay, once queued, moves the launch count.
+t_bridge_graph_replay_holds_the_bridge() {
+	local n bad
+	PRIOAPP_GRAPH=1 steps_app graph --priority high
+	n=$(grep -c '^replay ' "$WORK/bridge.log")
+	[ "$n" -gt 50 ] || die "$n replays seen by the fake driver: $(head -3 "$WORK/bridge.log")"
+	bad=$(awk '$1 == "replay" { split($NF, f, "="); if (f[2] != 1) print }' "$WORK/bridge.log")
+	eq "$bad" "" "replays queued without the word that holds the bridge"
+	bad=$(awk '$1 == "replay" || $1 == "app" { split($5, l, "="); n = l[2] + 0
+		if ($1 == "app" && prev == "replay" && n <= last) print "after a replay: " $0
+		split($3, q, "="); split($4, r, "="); if ($1 == "replay" && r[2] != q[2]) print "unreleased: " $0
+		prev = $1; last = n }' "$WORK/bridge.log")
+	eq "$bad" "" "the launch count"
+	hasnt "$(cat "$WORK/graph.err")" "nvtaskset:"
+}
+
 # Two waits in a row, no launch between: the second's start releases the first's bridge (what
 # it waits for may be queued behind it).
 t_bridge_wait_releases_the_last() {

@@ -373,6 +373,7 @@ static CUresult replay(CUgraphExec x, CUstream stream)
 {
 	CUresult rc = exec_launch(x);
 
+	fake_bridge_replay();
 	if (rc == 0)
 		fake_stream_ran(stream);
 	return rc;

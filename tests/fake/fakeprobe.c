@@ -85,6 +85,19 @@ INTERNAL void fake_bridge_app_launch(void)
 	fclose(log);
 }
 
+/* A graph replay, between its API callbacks: the words as the host wrote them by then. */
+INTERNAL void fake_bridge_replay(void)
+{
+	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
+	FILE *log;
+
+	if (!bridge_words || !path || !(log = fopen(path, "a")))
+		return;
+	fprintf(log, "replay pid=%ld seq=%u released=%u launches=%u inflight=%u\n", (long)getpid(), bridge_seq,
+		bridge_words[1], bridge_words[2], bridge_words[3]);
+	fclose(log);
+}
+
 INTERNAL void fake_run_bridge(const void *f, void **params)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");

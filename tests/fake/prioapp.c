@@ -56,6 +56,10 @@ int cuDevicePrimaryCtxReset_v2(int);
 int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 		   void *, void **, void **);
 int cuStreamSynchronize(void *);
+int cuGraphCreate(CUgraph *, unsigned);
+int cuGraphAddKernelNode_v2(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const NVT_KERNEL_NODE_PARAMS *);
+int cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
+int cuGraphLaunch(CUgraphExec, CUstream);
 int cuMemAlloc_v2(unsigned long long *, size_t);
 int cuMemAllocManaged(unsigned long long *, size_t, unsigned);
 int cuCtxCreate_v2(void **, unsigned, int);
@@ -256,6 +260,20 @@ int main(int argc, char **argv)
 		int every = argc == 5 ? atoi(argv[4]) : 8;
 		long reset_at = getenv("PRIOAPP_RESET_AT") ? atol(getenv("PRIOAPP_RESET_AT")) : 0;
 		long fork_at = getenv("PRIOAPP_FORK_AT") ? atol(getenv("PRIOAPP_FORK_AT")) : 0;
+		/* PRIOAPP_GRAPH=1: each launch a kernel then a replay of a graph of one kernel (as
+		 * PyTorch's replay fills the generator's state first). */
+		CUgraphExec exec = NULL;
+		if (getenv("PRIOAPP_GRAPH")) {
+			NVT_KERNEL_NODE_PARAMS kp = {.func = (void *)1, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+						     .blockDimX = 1, .blockDimY = 1, .blockDimZ = 1};
+			CUgraph g;
+			CUgraphNode node;
+			if (cuGraphCreate(&g, 0) || cuGraphAddKernelNode_v2(&node, g, NULL, 0, &kp) ||
+			    cuGraphInstantiate_v2(&exec, g, NULL, NULL, 0)) {
+				fclose(log);
+				return 1;
+			}
+		}
 		for (long n = 1; !exists(argv[2]); n++) {
 			if (n == reset_at && (cuDevicePrimaryCtxReset_v2(0) || cuDevicePrimaryCtxRetain(&ctx, 0) ||
 					      cuCtxSetCurrent(ctx))) {
@@ -283,7 +301,8 @@ int main(int argc, char **argv)
 			uint64_t enter = now_ns(), ret;
 			struct fakecuda_launch rec;
 			int tpcs = 0;
-			if (cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
+			if (cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) ||
+			    (exec && cuGraphLaunch(exec, NULL)))
 				return 1;
 			ret = now_ns();
 			if (fakecuda_last_launch(&rec) == 0)

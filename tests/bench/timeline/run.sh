@@ -30,6 +30,8 @@ SMALL="STEPS=8 KERNELS=4 CTAS=1 WORK_NS=5000 PERIOD_US=8000 REQS=150"
 DEC="STEPS=8 KERNELS=16 CTAS=0 WORK_NS=10000 PERIOD_US=12000 REQS=120"
 ONE="STEPS=1 KERNELS=4 CTAS=1 WORK_NS=5000 PERIOD_US=3000 REQS=300"
 LONG="STEPS=1 KERNELS=1 CTAS=1 WORK_NS=300000 PERIOD_US=4000 REQS=200"
+# PyTorch's replays: an empty kernel (the generator's state), then a graph of 56 short kernels
+G56="STEPS=8 KERNELS=56 CTAS=1 WORK_NS=500 PERIOD_US=8000 REQS=150 GRAPH=1 PRE_US=1"
 # Steps as long as a 7B-sized decode's (56 kernels on every SM, ~2.7 ms a step)
 LONG8="STEPS=8 KERNELS=56 CTAS=0 WORK_NS=47000 PERIOD_US=40000 REQS=40"
 # name | batch (mode, or -) | batch's launcher and environment | service's launcher and environment
@@ -145,6 +147,9 @@ PHASES=(
 "gemm-small-pre40-product|gemm|$LO|$SMALL PRE_US=40 $HIB"
 "gemm-small-pre100-product|gemm|$LO|$SMALL PRE_US=100 $HIB"
 "gemm-small-graph-pre40-product|gemm|$LO|$SMALL GRAPH=1 PRE_US=40 $HIB"
+"alone-graph56-pre-product|-||$G56 $HIB"
+"gemm-graph56-pre-product|gemm|$LO|$G56 $HIB"
+"gemm-graph56-pre-bridge300-c1|gemm|$LO|$G56 TAIL_US=300 TAIL_MODE=bridge CUDA_DEVICE_MAX_CONNECTIONS=1 $HI"
 "gemm-small-pre40-product-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low|$SMALL PRE_US=40 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high"
 "gemm-small-pre40-bridge300-c1|gemm|$LO|$SMALL PRE_US=40 TAIL_US=300 TAIL_MODE=bridge CUDA_DEVICE_MAX_CONNECTIONS=1 $HI"
 "gemm-long8-product-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low|$LONG8 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high"
