@@ -32,6 +32,14 @@ void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns)
 		l->waits++;
 }
 
+int nvt_bridge_replays(uint32_t *pm, int replayed)
+{
+	uint32_t v = replayed ? 1000 : 0;
+
+	*pm = *pm - *pm / 8 + v / 8;
+	return *pm >= NVT_BRIDGE_REPLAY_PM;
+}
+
 int nvt_bridge_arm(const struct nvt_bridge_learn *l)
 {
 	return !l->waits || l->soon_pm >= NVT_BRIDGE_ON_PM;

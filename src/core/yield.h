@@ -176,21 +176,23 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
  * switch back (~0.3 ms on an H100). A one-thread kernel with an empty one
  * queued behind it, on a stream of the task's own, keeps work pending while
  * the host reads a step's result and queues the next: it runs from the
- * wait's start until NVT_BRIDGE_MARGIN_US after the next step's launches
- * stop coming (then that step is queued behind it: with one hardware queue,
- * CUDA_DEVICE_MAX_CONNECTIONS=1, it is on the same channel), but at most
- * NVT_BRIDGE_SPAN_US after the first of them, or NVT_BRIDGE_LINGER_US after
- * the wait returned, or NVT_BRIDGE_CAP_MS at most. A step whose small first
- * kernels come before its bulk (PyTorch's graph replay fills the generator's
- * seed and offset, then launches the graph) would otherwise run them and let
- * the channel run dry before the bulk arrives; what waits behind the bridge
- * meanwhile could not have started much earlier, as it was still being queued. A wait is bridged while at least NVT_BRIDGE_ON_PM of the task's
+ * wait's start until NVT_BRIDGE_MARGIN_US after the next step's first launch
+ * (then that step is queued behind it: with one hardware queue,
+ * CUDA_DEVICE_MAX_CONNECTIONS=1, it is on the same channel), or
+ * NVT_BRIDGE_LINGER_US after the wait returned, or NVT_BRIDGE_CAP_MS at most.
+ * It goes on while a graph replay is being queued, and in a task whose steps
+ * replay a graph (NVT_BRIDGE_REPLAY_PM of its recent waits were followed by
+ * one) until that step's replay is queued, but at most NVT_BRIDGE_SPAN_US
+ * after the first launch: PyTorch's replay fills the generator's seed and
+ * offset first, and with a slow host the channel ran those kernels dry before
+ * the graph arrived (H100, 2026-11-25: 0.6 against 0.3 ms a step). A wait is bridged while at least NVT_BRIDGE_ON_PM of the task's
  * recent waits were followed by a launch within the linger: a service that
  * answers one step a request does not keep the GPU from the lower task.
  */
 #define NVT_BRIDGE_LINGER_US 300 /* two switches (~290 us): a longer gap costs the lower task more */
 #define NVT_BRIDGE_MARGIN_US 20  /* 2 and 10 us let the channel run dry before the step came */
 #define NVT_BRIDGE_SPAN_US 150   /* what the first kernels of a step may wait behind the bridge */
+#define NVT_BRIDGE_REPLAY_PM 500
 #define NVT_BRIDGE_CAP_MS 50
 #define NVT_BRIDGE_ON_PM 500
 enum nvt_bridge_why {
@@ -214,6 +216,10 @@ struct nvt_bridge_learn {
 	uint32_t soon_pm; /* moving average (weight 1/8) of "the next launch came within the linger" */
 	uint32_t waits;   /* learnt from; 0: none yet (bridged: the first waits teach) */
 };
+/* A wait began; replayed: a graph replay was queued since the wait before. *pm: the moving
+ * average (weight 1/8, per mille) of that. Returns 1 if the next bridge waits for the step's
+ * replay (*pm >= NVT_BRIDGE_REPLAY_PM). */
+int nvt_bridge_replays(uint32_t *pm, int replayed);
 /* A launch came gap_ns after a wait returned. */
 void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns);
 /* 1 if the next wait is bridged. */

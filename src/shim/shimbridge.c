@@ -71,7 +71,7 @@
 struct trace_rec {
 	uint32_t seq, reason;        /* written last; reason: enum trace_reason */
 	uint64_t start, saw_ret, saw_rel, end; /* %globaltimer (ns); saw_*: 0 if never */
-	uint64_t last;               /* the last launch it saw (the first: saw_rel); 0 if never */
+	uint64_t last;               /* from when its margin ran (saw_rel, or a replay seen later) */
 	uint64_t pad[2];
 };
 enum trace_reason { TR_RELEASED = 1, TR_LINGER = 2, TR_CAP = 3 };
@@ -94,15 +94,16 @@ static const char bridge_ptx[] =
 	".target sm_70\n"
 	".address_size 64\n"
 	/* w: the words (struct bslot); released at w[1] >= seq, it runs until margin after the
-	 * launch count w[2] last moved or a replay was being queued (w[3]), but at most span
-	 * after the release; trace (0: none):
+	 * release, after a replay was last seen being queued (w[3]) or after this step's replay
+	 * was queued (w[4] >= seq); with replay, not before that replay (but at most span after
+	 * the release); trace (0: none):
 	 * where it writes its record as it ends (struct trace_rec). */
 	".visible .entry nvt_bridge(.param .u64 w, .param .u32 seq, .param .u64 cap,\n"
 	"                           .param .u64 linger, .param .u64 margin, .param .u64 span,\n"
-	"                           .param .u64 trace)\n"
+	"                           .param .u32 replay, .param .u64 trace)\n"
 	"{\n"
 	"  .reg .pred %p<4>;\n"
-	"  .reg .b32 %r<8>;\n"
+	"  .reg .b32 %r<10>;\n"
 	"  .reg .b64 %rd<16>;\n"
 	"  ld.param.u64 %rd1, [w];\n"
 	"  ld.param.u32 %r1, [seq];\n"
@@ -111,6 +112,7 @@ static const char bridge_ptx[] =
 	"  ld.param.u64 %rd4, [margin];\n"
 	"  ld.param.u64 %rd12, [trace];\n"
 	"  ld.param.u64 %rd15, [span];\n"
+	"  ld.param.u32 %r8, [replay];\n"
 	"  cvta.to.global.u64 %rd1, %rd1;\n"
 	"  mov.u64 %rd5, %globaltimer;\n"
 	"  mov.u64 %rd6, 0;\n"
@@ -130,15 +132,26 @@ static const char bridge_ptx[] =
 	"  @%p1 bra WAITING;\n"
 	"  mov.u64 %rd7, %rd8;\n"
 	"  mov.u64 %rd14, %rd8;\n"
-	"  ld.volatile.global.u32 %r7, [%rd1+8];\n"
+	"  mov.u32 %r7, 0;\n"
 	"RELEASED:\n"
 	"  mov.u32 %r6, 1;\n"
-	"  ld.volatile.global.u32 %r2, [%rd1+8];\n"
 	"  ld.volatile.global.u32 %r3, [%rd1+12];\n"
-	"  setp.ne.u32 %p2, %r2, %r7;\n"
-	"  setp.ne.or.u32 %p2, %r3, 0, %p2;\n"
+	"  setp.ne.u32 %p2, %r3, 0;\n"
 	"  @%p2 mov.u64 %rd14, %rd8;\n"
-	"  mov.u32 %r7, %r2;\n"
+	"  setp.ne.u32 %p2, %r7, 0;\n"
+	"  @%p2 bra HELD;\n"
+	"  ld.volatile.global.u32 %r2, [%rd1+16];\n"
+	"  sub.s32 %r3, %r2, %r1;\n"
+	"  setp.ge.s32 %p2, %r3, 0;\n"
+	"  @%p2 mov.u32 %r7, 1;\n"
+	"  @%p2 mov.u64 %rd14, %rd8;\n"
+	"  @%p2 bra HELD;\n"
+	"  setp.eq.u32 %p2, %r8, 0;\n"
+	"  @%p2 bra HELD;\n"
+	"  sub.u64 %rd10, %rd8, %rd7;\n"
+	"  setp.lt.u64 %p3, %rd10, %rd15;\n"
+	"  @%p3 bra SLEEP;\n"
+	"HELD:\n"
 	"  sub.u64 %rd10, %rd8, %rd14;\n"
 	"  setp.ge.u64 %p3, %rd10, %rd4;\n"
 	"  @%p3 bra DONE;\n"
@@ -227,9 +240,9 @@ struct bslot {
 	CUfunction fn, nop, copy;
 	CUstream stream;
 	struct trace *tr;    /* NVTASKSET_BRIDGE_TRACE's host side; NULL: not traced */
-	/* [0]: the last wait that returned, [1]: released up to, [2]: the launches (each moves
-	 * it, the kernel's margin runs from the last), [3]: graph replays being queued (the
-	 * kernel goes on while there are any). A page of the shim's own, never
+	/* [0]: the last wait that returned, [1]: released up to, [3]: graph replays being queued
+	 * (the kernel goes on while there are any), [4]: the last wait whose step's replay was
+	 * queued. A page of the shim's own, never
 	 * unmapped, registered with each context the bridge is made in: the host's stores stay
 	 * harmless once a context is gone. */
 	volatile uint32_t *w;
@@ -238,6 +251,8 @@ struct bslot {
 	uint64_t ret_ns;     /* when a wait last returned; 0: none since the last launch */
 	uint32_t soon_pm, waits; /* struct nvt_bridge_learn, read and written whole by one thread at
 				  * a time (the one that took ret_ns), atomically word by word */
+	uint32_t replayed;   /* a replay was queued since the last wait */
+	uint32_t replay_pm;  /* nvt_bridge_replays' average (under b.lock) */
 };
 
 /* Read by the launch path (shimbridge.h). */
@@ -393,8 +408,8 @@ static void trace_time(struct trace *tr, uint32_t seq, size_t field)
 	__atomic_compare_exchange_n(t, &zero, nvt_clock_ns(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-/* Releases slot g's bridge; a launch (launch) also moves the launch count. */
-static void release(int g, int launch)
+/* Releases slot g's bridge; a queued replay (replay) also says so. */
+static void release(int g, int replay)
 {
 	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
 	uint32_t seq;
@@ -403,8 +418,8 @@ static void release(int g, int launch)
 	if (w && !tls.launching) {
 		seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
 		store_max(&w[1], seq);
-		if (launch)
-			__atomic_add_fetch(&w[2], 1, __ATOMIC_RELEASE);
+		if (replay)
+			store_max(&w[4], seq);
 		if (__builtin_expect(dbg.trace != NULL, 0))
 			trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 1);
 	}
@@ -412,7 +427,7 @@ static void release(int g, int launch)
 
 void shim_bridge_release(int g)
 {
-	release(g, 1);
+	release(g, 0);
 }
 
 void shim_bridge_graph_launch(int g, int enter)
@@ -429,6 +444,7 @@ void shim_bridge_graph_launch(int g, int enter)
 	uint32_t cur = __atomic_load_n(&w[3], __ATOMIC_RELAXED);
 	while (cur && !__atomic_compare_exchange_n(&w[3], &cur, cur - 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
+	__atomic_store_n(&b.s[g].replayed, 1, __ATOMIC_RELAXED);
 	release(g, 1);
 }
 
@@ -459,8 +475,9 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	uint32_t seq;
 	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger = (uint64_t)NVT_BRIDGE_LINGER_US * 1000,
 		 margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000, span = (uint64_t)NVT_BRIDGE_SPAN_US * 1000;
-	void *args[7];
+	void *args[8];
 	CUdeviceptr rec = 0;
+	uint32_t replay;
 
 	tls.seq = 0;
 	if (!shim_bridge_on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching)
@@ -478,6 +495,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 				     __atomic_load_n(&s->waits, __ATOMIC_RELAXED)};
 	count(&dbg.waits);
 	int arm = nvt_bridge_arm(&l);
+	replay = (uint32_t)nvt_bridge_replays(&s->replay_pm, __atomic_exchange_n(&s->replayed, 0, __ATOMIC_RELAXED));
 	if (!arm)
 		count(&dbg.unarmed);
 	if (!arm || b.broken || made_relaxed(s, ctx)) {
@@ -504,7 +522,8 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 		rec = s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
 	}
 	args[5] = &span;
-	args[6] = &rec;
+	args[6] = &replay;
+	args[7] = &rec;
 	tls.launching = 1;
 	if (shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL) == 0) {
 		/* Without the empty kernel behind it the bridge alone is switched out. */
@@ -687,11 +706,11 @@ static void trace_write(FILE *f, int g, uint64_t ends[4])
 		}
 		ends[reason]++;
 		fprintf(f, "bridge gpu=%d seq=%u wait=%llu ret=%llu rel=%llu end=%s start=%llu saw_ret=%llu "
-			   "saw_rel=%llu stop=%llu\n",
+			   "saw_rel=%llu held=%llu stop=%llu\n",
 			g, seq, (unsigned long long)s->tr->b[i].wait, (unsigned long long)s->tr->b[i].ret,
 			(unsigned long long)s->tr->b[i].rel, why[reason], (unsigned long long)rec.start,
 			(unsigned long long)rec.saw_ret, (unsigned long long)rec.saw_rel,
-			(unsigned long long)rec.end);
+			(unsigned long long)rec.last, (unsigned long long)rec.end);
 	}
 	for (uint64_t i = 0; i < TRACE_N && i < s->tr->copies; i++)
 		fprintf(f, "copy gpu=%d queued=%llu start=%llu\n", g, (unsigned long long)s->tr->copy[i],
@@ -767,7 +786,7 @@ void shim_bridge_after_fork(void)
 		volatile uint32_t *w = b.s[g].w;
 		memset(&b.s[g], 0, sizeof(b.s[g]));
 		if (w) {
-			w[0] = w[1] = w[2] = w[3] = 0; /* its seqs start again */
+			w[0] = w[1] = w[3] = w[4] = 0; /* its seqs start again */
 			b.s[g].w = w;
 		}
 	}

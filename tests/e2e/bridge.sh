@@ -40,6 +40,7 @@ t_bridge_steps_bridged_and_released() {
 	bad=$(awk '$1 == "bridge" {
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		if (v["cap_ns"] != 50000000 || v["linger_ns"] != 300000 || v["margin_ns"] != 20000 || v["span_ns"] != 150000) print "bounds: " $0
+		if (v["replay"] != 0) print "waits for a replay: " $0
 		if (n && (v["seq"] != last + 1 || v["returned"] != last || v["released"] != last)) print "words: " $0
 		last = v["seq"]; n++ }' "$WORK/bridge.log")
 	eq "$bad" "" "bridge lines"
@@ -48,19 +49,13 @@ t_bridge_steps_bridged_and_released() {
 	# Each of the program's launches released the last bridge before it was queued.
 	bad=$(awk '$1 == "app" { split($3, a, "="); split($4, r, "="); if (a[2] != r[2]) print }' "$WORK/bridge.log")
 	eq "$bad" "" "launches that left the bridge unreleased"
-	# ... and moved the launch count (the bridge's margin runs from the last); a wait's start
-	# does not (the count a bridge is queued with is the last launch's).
-	bad=$(awk '$1 == "app" || $1 == "bridge" { split($NF, l, "="); n = l[2] + 0
-		if (seen && $1 == "app" && n != last + 1) print "launch: " $0
-		if (seen && $1 == "bridge" && n != last) print "wait: " $0
-		last = n; seen = 1 }' "$WORK/bridge.log")
-	eq "$bad" "" "the launch count"
 	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
 }
 
 # A step of a kernel then a graph replay (PyTorch's replay fills the generator's state first):
 # while the replay is being queued the bridge the kernel released goes on (the replays in
-# flight, a word it reads), and the replay, once queued, moves the launch count.
+# flight, a word it reads); once queued, the replay says so (the step's bridge may end); and
+# once most waits were followed by a replay, each bridge waits for its step's (replay=1).
 t_bridge_graph_replay_holds_the_bridge() {
 	local n bad
 	PRIOAPP_GRAPH=1 steps_app graph --priority high
@@ -68,11 +63,13 @@ t_bridge_graph_replay_holds_the_bridge() {
 	[ "$n" -gt 50 ] || die "$n replays seen by the fake driver: $(head -3 "$WORK/bridge.log")"
 	bad=$(awk '$1 == "replay" { split($NF, f, "="); if (f[2] != 1) print }' "$WORK/bridge.log")
 	eq "$bad" "" "replays queued without the word that holds the bridge"
-	bad=$(awk '$1 == "replay" || $1 == "app" { split($5, l, "="); n = l[2] + 0
-		if ($1 == "app" && prev == "replay" && n <= last) print "after a replay: " $0
-		split($3, q, "="); split($4, r, "="); if ($1 == "replay" && r[2] != q[2]) print "unreleased: " $0
-		prev = $1; last = n }' "$WORK/bridge.log")
-	eq "$bad" "" "the launch count"
+	bad=$(awk '{ split($3, q, "="); split($4, r, "="); split($5, p, "=")
+		if ($1 == "replay" && r[2] != q[2]) print "replay: " $0
+		if ($1 == "app" && prev == "replay" && p[2] != q[2]) print "after a replay: " $0
+		prev = $1 }' "$WORK/bridge.log")
+	eq "$bad" "" "the replays' words"
+	bad=$(awk '$1 == "bridge" { n++; split($8, r, "="); if (n > 8 && r[2] != 1) print }' "$WORK/bridge.log")
+	eq "$bad" "" "bridges that do not wait for their step's replay"
 	hasnt "$(cat "$WORK/graph.err")" "nvtaskset:"
 }
 

@@ -80,8 +80,8 @@ INTERNAL void fake_bridge_app_launch(void)
 	}
 	if (!bridge_words || !path || !(log = fopen(path, "a")))
 		return;
-	fprintf(log, "app pid=%ld seq=%u released=%u launches=%u\n", (long)getpid(), bridge_seq, bridge_words[1],
-		bridge_words[2]);
+	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u\n", (long)getpid(), bridge_seq, bridge_words[1],
+		bridge_words[4]);
 	fclose(log);
 }
 
@@ -93,8 +93,8 @@ INTERNAL void fake_bridge_replay(void)
 
 	if (!bridge_words || !path || !(log = fopen(path, "a")))
 		return;
-	fprintf(log, "replay pid=%ld seq=%u released=%u launches=%u inflight=%u\n", (long)getpid(), bridge_seq,
-		bridge_words[1], bridge_words[2], bridge_words[3]);
+	fprintf(log, "replay pid=%ld seq=%u released=%u replayed=%u inflight=%u\n", (long)getpid(), bridge_seq,
+		bridge_words[1], bridge_words[4], bridge_words[3]);
 	fclose(log);
 }
 
@@ -106,7 +106,7 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 	if (f == &bridge_copy && params[3] && *(uint64_t *)params[3]) /* (..., stamp) */
 		*(volatile uint64_t *)(uintptr_t)*(uint64_t *)params[3] = fake_ns();
 	if (f == &bridge_function) { /* (..., trace) */
-		bridge_rec = params[6] ? (void *)(uintptr_t)*(uint64_t *)params[6] : NULL;
+		bridge_rec = params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL;
 		bridge_start = fake_ns();
 	}
 	if (!path || !(log = fopen(path, "a")))
@@ -120,15 +120,15 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 	} else if (f == &bridge_nop) {
 		fprintf(log, "nop pid=%ld\n", (long)getpid());
 	} else {
-		/* (w, seq, cap, linger, margin, span, trace): the words as the host wrote them until now. */
+		/* (w, seq, cap, linger, margin, span, replay, trace): the words as the host wrote them until now. */
 		const volatile uint32_t *w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
 		bridge_words = w;
 		bridge_seq = *(uint32_t *)params[1];
-		fprintf(log, "bridge pid=%ld seq=%u cap_ns=%llu linger_ns=%llu margin_ns=%llu span_ns=%llu returned=%u "
-			     "released=%u launches=%u\n",
+		fprintf(log, "bridge pid=%ld seq=%u cap_ns=%llu linger_ns=%llu margin_ns=%llu span_ns=%llu replay=%u "
+			     "returned=%u released=%u\n",
 			(long)getpid(), *(uint32_t *)params[1], (unsigned long long)*(uint64_t *)params[2],
 			(unsigned long long)*(uint64_t *)params[3], (unsigned long long)*(uint64_t *)params[4],
-			(unsigned long long)*(uint64_t *)params[5], w[0], w[1], w[2]);
+			(unsigned long long)*(uint64_t *)params[5], *(uint32_t *)params[6], w[0], w[1]);
 	}
 	fclose(log);
 }

@@ -553,6 +553,32 @@ static void test_bridge(void)
 	CHECK(nvt_bridge_arm(&l) && l.waits == (uint32_t)(801 + n + 200));
 }
 
+/* Whether a bridge waits for its step's graph replay: by the waits replays followed. */
+static void test_bridge_replays(void)
+{
+	uint32_t pm = 0;
+	int n = 0;
+
+	/* Steps that replay a graph: a few waits teach it (the first five do not yet). */
+	while (!nvt_bridge_replays(&pm, 1))
+		n++;
+	CHECK(n == 5 && pm >= NVT_BRIDGE_REPLAY_PM && pm < 600);
+	for (int i = 0; i < 100; i++)
+		CHECK(nvt_bridge_replays(&pm, 1));
+	CHECK(pm > 980 && pm <= 1000);
+	/* Token by token, the 8th wait of each request followed by nothing: still waits. */
+	for (int i = 0; i < 800; i++)
+		nvt_bridge_replays(&pm, i % 8 != 7);
+	CHECK(nvt_bridge_replays(&pm, 1));
+	/* Plain launches: it stops waiting within a few waits. */
+	for (n = 0; nvt_bridge_replays(&pm, 0); n++)
+		;
+	CHECK(n >= 3 && n <= 6 && pm < NVT_BRIDGE_REPLAY_PM);
+	for (int i = 0; i < 100; i++)
+		CHECK(!nvt_bridge_replays(&pm, 0));
+	CHECK(pm < 10);
+}
+
 /* Which copies to the host a kernel does. */
 static void test_bridge_copy(void)
 {
@@ -658,6 +684,7 @@ int main(void)
 	test_preempt_words();
 	test_timeslice();
 	test_bridge();
+	test_bridge_replays();
 	test_bridge_copy();
 	test_words();
 	test_priority_text();

@@ -147,6 +147,8 @@ PHASES=(
 "gemm-small-pre40-product|gemm|$LO|$SMALL PRE_US=40 $HIB"
 "gemm-small-pre100-product|gemm|$LO|$SMALL PRE_US=100 $HIB"
 "gemm-small-graph-pre40-product|gemm|$LO|$SMALL GRAPH=1 PRE_US=40 $HIB"
+"alone-small-graph-pre40-product|-||$SMALL GRAPH=1 PRE_US=40 $HIB"
+"gemm-small-graph-pre40-bridge300-c1|gemm|$LO|$SMALL GRAPH=1 PRE_US=40 TAIL_US=300 TAIL_MODE=bridge CUDA_DEVICE_MAX_CONNECTIONS=1 $HI"
 "alone-graph56-pre-product|-||$G56 $HIB"
 "gemm-graph56-pre-product|gemm|$LO|$G56 $HIB"
 "gemm-graph56-pre-bridge300-c1|gemm|$LO|$G56 TAIL_US=300 TAIL_MODE=bridge CUDA_DEVICE_MAX_CONNECTIONS=1 $HI"
