@@ -264,7 +264,7 @@ static const uint64_t gap_us[GAP_BUCKETS - 1] = {50, 100, 300, 1000, 10000};
 static struct {
 	int on;
 	const char *trace;          /* NVTASKSET_BRIDGE_TRACE's path; NULL: none */
-	uint64_t waits, bridged, unarmed, by_kernel;
+	uint64_t waits, bridged, unarmed, by_kernel, replays;
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
 } dbg;
@@ -445,6 +445,7 @@ void shim_bridge_graph_launch(int g, int enter)
 	while (cur && !__atomic_compare_exchange_n(&w[3], &cur, cur - 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
 	__atomic_store_n(&b.s[g].replayed, 1, __ATOMIC_RELAXED);
+	count(&dbg.replays);
 	release(g, 1);
 }
 
@@ -762,10 +763,12 @@ void shim_bridge_report(void)
 	if (!dbg.on || !shim_bridge_on)
 		return;
 	shim_note("bridge: %llu waits, %llu bridged, %llu not (its waits seldom followed soon); %llu "
-		  "copies by its kernel; the next launch after a wait came within 50/100/300/1000/10000 "
-		  "us: %llu/%llu/%llu/%llu/%llu, later: %llu, never (a wait came first): %llu",
+		  "copies by its kernel; %llu graph replays seen; the next launch after a wait came within "
+		  "50/100/300/1000/10000 us: %llu/%llu/%llu/%llu/%llu, later: %llu, never (a wait came "
+		  "first): %llu",
 		  (unsigned long long)dbg.waits, (unsigned long long)dbg.bridged,
 		  (unsigned long long)dbg.unarmed, (unsigned long long)dbg.by_kernel,
+		  (unsigned long long)dbg.replays,
 		  (unsigned long long)dbg.gaps[0], (unsigned long long)dbg.gaps[1],
 		  (unsigned long long)dbg.gaps[2], (unsigned long long)dbg.gaps[3],
 		  (unsigned long long)dbg.gaps[4], (unsigned long long)dbg.gaps[5],

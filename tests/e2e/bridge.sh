@@ -71,6 +71,9 @@ t_bridge_graph_replay_holds_the_bridge() {
 	bad=$(awk '$1 == "bridge" { n++; split($8, r, "="); if (n > 8 && r[2] != 1) print }' "$WORK/bridge.log")
 	eq "$bad" "" "bridges that do not wait for their step's replay"
 	hasnt "$(cat "$WORK/graph.err")" "nvtaskset:"
+	# The debug report counts the replays the shim saw.
+	NVTASKSET_BRIDGE_DEBUG=1 PRIOAPP_GRAPH=1 steps_app graphdbg --priority high
+	has "$(cat "$WORK/graphdbg.err")" "copies by its kernel; $(grep -c '^replay .*pid=' "$WORK/bridge.log" | awk -v n="$n" '{print $1 - n}') graph replays seen"
 }
 
 # Two waits in a row, no launch between: the second's start releases the first's bridge (what
