@@ -81,7 +81,8 @@ extern "C" {
 /* Any non-empty value other than "0": at exit, the shim says how many of its
  * waits it bridged, how many its learning left unbridged (by the task's share
  * of waits followed soon), how many copies to the host its kernel did and graph
- * replays it saw, and how long the host took from a wait's return to the next launch (docs/priorities.md, "Preemption"; for bug reports). */
+ * replays it saw, and how long the host took from a wait's return to the next
+ * launch (docs/priorities.md, "Preemption"; for bug reports). */
 #define NVT_ENV_BRIDGE_DEBUG "NVTASKSET_BRIDGE_DEBUG"
 /* A path: at exit, a high time-sliced task's shim writes PATH.PID (a new file):
  * each of its last 16384 bridges with the host's times (queued, its wait's return,
