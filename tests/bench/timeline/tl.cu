@@ -462,6 +462,10 @@ static int svc(const char *out)
 	 * queues the step's own work (as PyTorch's graph replay fills the generator's seed and
 	 * offset, then launches the graph). */
 	uint64_t pre_ns = (uint64_t)envl("PRE_US", 0) * 1000;
+	/* POST_US: the host takes POST_US after it queued the step's work, before it waits (as
+	 * PyTorch's host between a replay and its next call): whether the work queued is on the
+	 * GPU before the next call into the driver. */
+	uint64_t post_ns = (uint64_t)envl("POST_US", 0) * 1000;
 	cudaStream_t side;
 	cudaEvent_t evside;
 	CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
@@ -608,6 +612,8 @@ static int svc(const char *out)
 				k_nop<<<1, 32, 0, s>>>();
 		}
 		sub1[st] = host_ns();
+		while (post_ns && host_ns() < sub1[st] + post_ns)
+			;
 	};
 	auto wait_step = [&](int st, int e) {
 		if (bridge) {
