@@ -11,7 +11,7 @@ TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/
 	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_yield $(T)/test_smcount $(T)/test_memlimit $(T)/test_cmdline $(T)/test_slurm $(T)/test_task $(T)/test_admit $(T)/test_gpus $(T)/test_cdi \
 	$(T)/test_promtext $(T)/test_view \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/prioapp $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
-	$(T)/smctrlapp $(T)/demo $(T)/fake/fakerm.so $(T)/memapp
+	$(T)/smctrlapp $(T)/demo $(T)/fake/fakerm.so $(T)/memapp $(FAKE_NOATTR)
 
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
@@ -22,6 +22,12 @@ $(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $(FAKE_SRC) -Wl,-soname,libcuda.so.1 -ldl -lpthread
 	ln -sf libcuda.so.1 $(T)/fake/libcuda.so
+# ... and one without cuPointerGetAttributes (a driver older than the call).
+FAKE_NOATTR = $(T)/fake-noattr/libcuda.so.1
+$(FAKE_NOATTR): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -DFAKECUDA_NO_POINTER_ATTRIBUTES -Itests/fake -fPIC -shared $(LDFLAGS) -o $@ $(FAKE_SRC) \
+		-Wl,-soname,libcuda.so.1 -ldl -lpthread
 
 # The kernel side of the fake driver's RM (preloaded after the shim: tests/e2e/preempt.sh).
 FAKERM = $(T)/fake/fakerm.so

@@ -268,6 +268,20 @@ t_bridge_copies_left_to_the_driver() {
 	done
 }
 
+# A driver without cuPointerGetAttributes (older than the call): the shim cannot tell where a
+# copy's bytes lie, so the driver does every copy, and they arrive whole (the service checks
+# each), with nothing said.
+t_bridge_copies_without_pointer_attributes() {
+	[ -e "$T/fake-noattr/libcuda.so.1" ] || die "no fake driver without cuPointerGetAttributes (make)"
+	LD_LIBRARY_PATH=$T/fake-noattr copy_app noattr 8 pinned --priority high
+	eq "$(copies noattr copy)" 0 "kernel copies"
+	[ "$(copies noattr memcpy)" -gt 10 ] || die "$(copies noattr memcpy) copies by the driver"
+	[ "$(grep -c '^req ' "$WORK/noattr.log")" -gt 10 ] || die "$(grep -c '^req ' "$WORK/noattr.log") requests"
+	# With the call, the same service's copies are the kernel's.
+	copy_app attr 8 pinned --priority high
+	[ "$(copies attr copy)" -gt 10 ] || die "$(copies attr copy) kernel copies with the call"
+}
+
 # NVTASKSET_BRIDGE_DEBUG=1: at exit the shim says what its waits did, as the fake driver saw it.
 t_bridge_debug_report() {
 	local line waits bridged

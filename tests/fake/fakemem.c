@@ -843,7 +843,9 @@ API int cuPointerGetAttribute(void *data, int attribute, CUdeviceptr ptr)
 }
 
 /* Each attribute as cuPointerGetAttribute says it; a pointer unknown to the driver gets 0 in
- * each (CUDA_SUCCESS), an attribute not modelled fails the call. */
+ * each (CUDA_SUCCESS), an attribute not modelled fails the call. Built without it
+ * (FAKECUDA_NO_POINTER_ATTRIBUTES): a driver older than the call. */
+#ifndef FAKECUDA_NO_POINTER_ATTRIBUTES
 API int cuPointerGetAttributes(unsigned n, int *attributes, void **data, CUdeviceptr ptr)
 {
 	if (!attributes || !data)
@@ -864,3 +866,4 @@ API int cuPointerGetAttributes(unsigned n, int *attributes, void **data, CUdevic
 	}
 	return 0;
 }
+#endif
