@@ -84,11 +84,8 @@ extern "C" {
  * replays it saw, and how long the host took from a wait's return to the next
  * launch (docs/priorities.md, "Preemption"; for bug reports). */
 #define NVT_ENV_BRIDGE_DEBUG "NVTASKSET_BRIDGE_DEBUG"
-/* A path: at exit, a high time-sliced task's shim writes PATH.PID (a new file):
- * each of its last 16384 bridges with the host's times (queued, its wait's return,
- * its release) and the kernel's (started, saw the return, saw the release,
- * ended, and why), and its copies by a kernel's start on the GPU; and says how
- * its bridges ended (docs/priorities.md, "Preemption"; for bug reports). */
+/* A path: at exit, a high time-sliced task's shim writes its bridges' and copies'
+ * times to PATH.PID, a new file (docs/environment.md; for bug reports). */
 #define NVT_ENV_BRIDGE_TRACE "NVTASKSET_BRIDGE_TRACE"
 /* What a program that asks for its GPU's SM count is told (src/core/smcount.h):
  * "partition" (the default: its partition's count at its first query of that
