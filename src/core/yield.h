@@ -192,7 +192,7 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
 #define NVT_BRIDGE_LINGER_US 300 /* two switches (~290 us): a longer gap costs the lower task more */
 #define NVT_BRIDGE_MARGIN_US 20  /* 2 and 10 us let the channel run dry before the step came */
 #define NVT_BRIDGE_SPAN_US 150   /* what the first kernels of a step may wait behind the bridge */
-#define NVT_BRIDGE_REPLAY_PM 500
+#define NVT_BRIDGE_REPLAY_PM 750 /* steps that alternate a replay and none never reach it */
 #define NVT_BRIDGE_CAP_MS 50
 #define NVT_BRIDGE_ON_PM 500
 enum nvt_bridge_why {

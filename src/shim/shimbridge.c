@@ -49,6 +49,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,12 @@ struct trace_rec {
 	uint64_t pad[2];
 };
 enum trace_reason { TR_RELEASED = 1, TR_LINGER = 2, TR_CAP = 3 };
+/* The kernel's stores (bridge_ptx) name these offsets. */
+_Static_assert(sizeof(struct trace_rec) == 64 && offsetof(struct trace_rec, reason) == 4 &&
+		       offsetof(struct trace_rec, start) == 8 && offsetof(struct trace_rec, saw_ret) == 16 &&
+		       offsetof(struct trace_rec, saw_rel) == 24 && offsetof(struct trace_rec, end) == 32 &&
+		       offsetof(struct trace_rec, last) == 40,
+	       "struct trace_rec is the layout nvt_bridge writes");
 #define TRACE_REC_OFF PAGE
 #define TRACE_COPY_OFF (TRACE_REC_OFF + TRACE_N * sizeof(struct trace_rec))
 #define TRACE_BYTES (TRACE_COPY_OFF + TRACE_N * sizeof(uint64_t))
@@ -263,7 +270,7 @@ int shim_bridge_on;
 static const uint64_t gap_us[GAP_BUCKETS - 1] = {50, 100, 300, 1000, 10000};
 static struct {
 	int on;
-	const char *trace;          /* NVTASKSET_BRIDGE_TRACE's path; NULL: none */
+	const char *trace;          /* NVTASKSET_BRIDGE_TRACE's path (trace_path); NULL: none */
 	uint64_t waits, bridged, unarmed, by_kernel, replays;
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
@@ -274,6 +281,8 @@ static void count(uint64_t *c)
 	if (dbg.on)
 		__atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
 }
+
+static char trace_path[4096];
 
 static struct {
 	pthread_mutex_t lock; /* making a slot's objects, launching its bridges */
@@ -384,7 +393,14 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 	const char *debug = secure_getenv(NVT_ENV_BRIDGE_DEBUG);
 	dbg.on = debug && *debug && strcmp(debug, "0") != 0;
 	const char *trace = secure_getenv(NVT_ENV_BRIDGE_TRACE);
-	dbg.trace = trace && *trace ? trace : NULL;
+	dbg.trace = NULL;
+	if (trace && *trace) {
+		/* A copy: the program may change its environment before the trace is written. */
+		if (strlen(trace) + 24 > sizeof(trace_path))
+			shim_warn("%s is too long: no trace", NVT_ENV_BRIDGE_TRACE);
+		else
+			dbg.trace = strcpy(trace_path, trace);
+	}
 }
 
 /* Stores v in *word unless it holds a later one already (seq order, wrapping). */
@@ -405,11 +421,13 @@ static void trace_time(struct trace *tr, uint32_t seq, size_t field)
 	if (!tr || !seq || __atomic_load_n(&tr->b[seq % TRACE_N].seq, __ATOMIC_RELAXED) != seq)
 		return;
 	t = field == 0 ? &tr->b[seq % TRACE_N].ret : &tr->b[seq % TRACE_N].rel;
-	__atomic_compare_exchange_n(t, &zero, nvt_clock_ns(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(t, __ATOMIC_RELAXED))
+		__atomic_compare_exchange_n(t, &zero, nvt_clock_ns(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-/* Releases slot g's bridge; a queued replay (replay) also says so. */
-static void release(int g, int replay)
+/* Releases slot g's bridge; now: it may end without waiting for its step's replay (a replay
+ * was queued, or what comes next must not wait behind it). */
+static void release(int g, int now)
 {
 	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
 	uint32_t seq;
@@ -418,7 +436,7 @@ static void release(int g, int replay)
 	if (w && !tls.launching) {
 		seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
 		store_max(&w[1], seq);
-		if (replay)
+		if (now)
 			store_max(&w[4], seq);
 		if (__builtin_expect(dbg.trace != NULL, 0))
 			trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 1);
@@ -430,7 +448,12 @@ void shim_bridge_release(int g)
 	release(g, 0);
 }
 
-void shim_bridge_graph_launch(int g, int enter)
+void shim_bridge_release_now(int g)
+{
+	release(g, 1);
+}
+
+void shim_bridge_graph_launch(int g, int enter, int queued)
 {
 	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
 
@@ -444,8 +467,10 @@ void shim_bridge_graph_launch(int g, int enter)
 	uint32_t cur = __atomic_load_n(&w[3], __ATOMIC_RELAXED);
 	while (cur && !__atomic_compare_exchange_n(&w[3], &cur, cur - 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
-	__atomic_store_n(&b.s[g].replayed, 1, __ATOMIC_RELAXED);
-	count(&dbg.replays);
+	if (queued) {
+		__atomic_store_n(&b.s[g].replayed, 1, __ATOMIC_RELAXED);
+		count(&dbg.replays);
+	}
 	release(g, 1);
 }
 
@@ -484,7 +509,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	if (!shim_bridge_on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching)
 		return;
 	/* What was queued behind the last bridge may be what this wait waits for. */
-	release(g, 0);
+	release(g, 1);
 	s = &b.s[g];
 	/* A wait after a wait, no launch between: not followed soon. */
 	if (__atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED))
@@ -506,6 +531,14 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	seq = s->seq + 1;
 	if (!seq)
 		seq = 1;
+	if (s->tr) { /* the trace's slot ready before the seq is published (a release fills it) */
+		struct trace_rec *r = (struct trace_rec *)((char *)s->w + TRACE_REC_OFF) + seq % TRACE_N;
+		r->seq = 0;
+		s->tr->b[seq % TRACE_N].ret = s->tr->b[seq % TRACE_N].rel = 0;
+		s->tr->b[seq % TRACE_N].wait = nvt_clock_ns();
+		__atomic_store_n(&s->tr->b[seq % TRACE_N].seq, seq, __ATOMIC_RELEASE);
+		rec = s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
+	}
 	/* Published before the kernels are queued: a launch of another thread meanwhile then
 	 * releases this bridge too early (it runs the margin), never leaves it unreleased. */
 	__atomic_store_n(&s->seq, seq, __ATOMIC_RELEASE);
@@ -514,14 +547,6 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	args[2] = &cap;
 	args[3] = &linger;
 	args[4] = &margin;
-	if (s->tr) {
-		struct trace_rec *r = (struct trace_rec *)((char *)s->w + TRACE_REC_OFF) + seq % TRACE_N;
-		r->seq = 0;
-		__atomic_store_n(&s->tr->b[seq % TRACE_N].seq, seq, __ATOMIC_RELAXED);
-		s->tr->b[seq % TRACE_N].wait = nvt_clock_ns();
-		s->tr->b[seq % TRACE_N].ret = s->tr->b[seq % TRACE_N].rel = 0;
-		rec = s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
-	}
 	args[5] = &span;
 	args[6] = &replay;
 	args[7] = &rec;
@@ -577,7 +602,7 @@ void shim_bridge_release_all(void)
 	if (!shim_bridge_on)
 		return;
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
-		release(g, 0);
+		release(g, 1);
 }
 
 void shim_bridge_context_gone(void *ctx)
@@ -588,7 +613,7 @@ void shim_bridge_context_gone(void *ctx)
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (b.s[g].ctx && (!ctx || b.s[g].ctx == ctx)) {
 			/* Its kernels end with it; made() starts again in the next one. */
-			release(g, 0);
+			release(g, 1);
 			b.s[g].ctx = NULL;
 		}
 	pthread_mutex_unlock(&b.lock);
@@ -740,11 +765,11 @@ static void trace_report(void)
 	fprintf(f, "# nvtaskset bridge trace pid=%ld: host times CLOCK_MONOTONIC ns (wait: the bridge "
 		   "queued, ret: the wait returned, rel: its first release), GPU times %%globaltimer ns\n",
 		(long)getpid());
-	pthread_mutex_lock(&b.lock);
+	/* No lock: at exit a thread may hold it inside the driver for good. Only made() sets the
+	 * pointers read here, once, and never frees what they point to. */
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
-		if (b.s[g].tr && b.s[g].w)
+		if (__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE) && __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE))
 			trace_write(f, g, ends);
-	pthread_mutex_unlock(&b.lock);
 	if (fclose(f)) {
 		shim_warn("cannot write the bridge's trace to %s: %s", path, strerror(errno));
 		return;
@@ -795,7 +820,9 @@ void shim_bridge_after_fork(void)
 	}
 	tls.seq = 0;
 	tls.launching = 0;
-	int on = dbg.on; /* the child reports its own */
+	int on = dbg.on; /* the child reports (and traces) its own */
+	const char *trace = dbg.trace;
 	memset(&dbg, 0, sizeof(dbg));
 	dbg.on = on;
+	dbg.trace = trace;
 }

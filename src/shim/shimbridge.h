@@ -28,9 +28,13 @@ extern int shim_bridge_on;
 /* A launch on slot g (the launch path: one store), or a wait's start: the last bridge may end,
  * once what is queued now is queued. */
 void shim_bridge_release(int g);
-/* A graph replay on slot g begins (enter) or ends: while one is being queued the released
- * bridge goes on (it may be the step's bulk, after small kernels); queued, it is a launch. */
-void shim_bridge_graph_launch(int g, int enter);
+/* A graph replay on slot g begins (enter) or ends (queued: it succeeded): while one is being
+ * queued the released bridge goes on (it may be the step's bulk, after small kernels); once
+ * it ends, the bridge may end. */
+void shim_bridge_graph_launch(int g, int enter, int queued);
+/* As shim_bridge_release, and the bridge ends without waiting for its step's replay: a wait's
+ * start, a copy, a context synchronisation (what comes next must not wait behind it). */
+void shim_bridge_release_now(int g);
 /* A context synchronisation begins: every bridge may end (it waits for them too). */
 void shim_bridge_release_all(void);
 /* A context is destroyed (ctx), or a device's primary one reset (NULL: any): the bridges made

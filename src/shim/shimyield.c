@@ -795,11 +795,11 @@ static void bridge_api(int cbid, const void *data)
 		return;
 	if (cbid == NVT_CBID_cuGraphLaunch || cbid == NVT_CBID_cuGraphLaunch_ptsz) {
 		if ((g = current_slot(&ctx)) >= 0)
-			shim_bridge_graph_launch(g, call.site == NVT_CB_API_SITE_ENTER);
+			shim_bridge_graph_launch(g, call.site == NVT_CB_API_SITE_ENTER, call.result == 0);
 	} else if (shim_calls_has(&copy_calls, cbid)) {
 		/* Queued now (or, to pageable memory, waited for): not behind a bridge. */
 		if (call.site == NVT_CB_API_SITE_ENTER && (g = current_slot(&ctx)) >= 0) {
-			shim_bridge_release(g);
+			shim_bridge_release_now(g);
 			NVT_MEMCPY_ASYNC_ARGS *a = (NVT_MEMCPY_ASYNC_ARGS *)(uintptr_t)call.args;
 			if (a->bytes && a->bytes <= NVT_BRIDGE_COPY_MAX) /* (the lock of still_bridged) */
 				shim_bridge_copy(g, ctx, a,
@@ -863,7 +863,7 @@ void shim_yield_api(int cbid, const void *data)
 			 cbid == NVT_CBID_cuEventSynchronize)
 			shim_bridge_wait(g, ctx, still_bridged(g));
 		else
-			shim_bridge_release(g); /* a copy: queued now, it must not wait behind a bridge */
+			shim_bridge_release_now(g); /* a copy: queued now, it must not wait behind a bridge */
 		return;
 	} else if (shim_bridge_on) {
 		shim_bridge_returned(current_slot(&ctx));

@@ -49,6 +49,10 @@ t_bridge_steps_bridged_and_released() {
 	# Each of the program's launches released the last bridge before it was queued.
 	bad=$(awk '$1 == "app" { split($3, a, "="); split($4, r, "="); if (a[2] != r[2]) print }' "$WORK/bridge.log")
 	eq "$bad" "" "launches that left the bridge unreleased"
+	# A wait's start lets the last bridge end without waiting for a replay (the word of the
+	# last step whose replay was queued); a launch does not.
+	bad=$(awk '$1 == "app" { split($3, a, "="); split($5, p, "="); if (p[2] != a[2] - 1) print }' "$WORK/bridge.log")
+	eq "$bad" "" "the word a wait's start moves"
 	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
 }
 
@@ -68,7 +72,7 @@ t_bridge_graph_replay_holds_the_bridge() {
 		if ($1 == "app" && prev == "replay" && p[2] != q[2]) print "after a replay: " $0
 		prev = $1 }' "$WORK/bridge.log")
 	eq "$bad" "" "the replays' words"
-	bad=$(awk '$1 == "bridge" { n++; split($8, r, "="); if (n > 8 && r[2] != 1) print }' "$WORK/bridge.log")
+	bad=$(awk '$1 == "bridge" { n++; split($8, r, "="); if (n > 12 && r[2] != 1) print }' "$WORK/bridge.log")
 	eq "$bad" "" "bridges that do not wait for their step's replay"
 	hasnt "$(cat "$WORK/graph.err")" "nvtaskset:"
 	# The debug report counts the replays the shim saw.
@@ -356,4 +360,12 @@ t_bridge_forked_child_its_own() {
 		END { if (n < 60) print "only " n " bridges" }' "$WORK/bridge.log")
 	eq "$bad" "" "the parent's bridges"
 	hasnt "$(cat "$WORK/fork.err")" "nvtaskset:"
+	# Traced, each writes its own (the child's bridges in the child's file; it exits by exit()).
+	rm -f "$WORK/bridge.log"
+	NVTASKSET_BRIDGE_TRACE=$WORK/ftr PRIOAPP_FORK_EXIT=1 PRIOAPP_FORK_AT=100 steps_app ftrace --priority high
+	parent=$(awk '$1 == "bridge" {print $2; exit}' "$WORK/bridge.log")
+	child=$(awk -v p="$parent" '$1 == "bridge" && $2 != p {sub("pid=", "", $2); print $2; exit}' "$WORK/bridge.log")
+	[ -n "$child" ] && [ -s "$WORK/ftr.$child" ] && [ -s "$WORK/ftr.${parent#pid=}" ] ||
+		die "traces of the parent $parent and the child $child: $(ls "$WORK")"
+	eq "$(grep -c '^bridge ' "$WORK/ftr.$child")" "$(grep -c "^bridge pid=$child " "$WORK/bridge.log")" "the child's bridges traced"
 }
