@@ -183,9 +183,11 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
  * It goes on while a graph replay is being queued, and in a task whose steps
  * replay a graph (NVT_BRIDGE_REPLAY_PM of its recent waits were followed by
  * one) until that step's replay is queued, but at most NVT_BRIDGE_SPAN_US
- * after the first launch: PyTorch's replay fills the generator's seed and
- * offset first, and with a slow host the channel ran those kernels dry before
- * the graph arrived (H100, 2026-11-25: 0.6 against 0.3 ms a step). A wait is bridged while at least NVT_BRIDGE_ON_PM of the task's
+ * after the first launch: a step that queues small work (its inputs' copies, a
+ * kernel) before its replay, with host time between, otherwise runs that work
+ * dry before the graph arrives (the timeline on an H100, 2026-11-25: 344
+ * against 98 us a step, 99 alone). A wait is bridged while at least
+ * NVT_BRIDGE_ON_PM of the task's
  * recent waits were followed by a launch within the linger: a service that
  * answers one step a request does not keep the GPU from the lower task.
  */

@@ -103,8 +103,8 @@ static const char bridge_ptx[] =
 	/* w: the words (struct bslot); released at w[1] >= seq, it runs until margin after the
 	 * release, after a replay was last seen being queued (w[3]) or after this step's replay
 	 * was queued (w[4] >= seq); with replay, not before that replay (but at most span after
-	 * the release); trace (0: none):
-	 * where it writes its record as it ends (struct trace_rec). */
+	 * the release); trace (0: none): where it writes its record as it ends (struct
+	 * trace_rec). */
 	".visible .entry nvt_bridge(.param .u64 w, .param .u32 seq, .param .u64 cap,\n"
 	"                           .param .u64 linger, .param .u64 margin, .param .u64 span,\n"
 	"                           .param .u32 replay, .param .u64 trace)\n"

@@ -56,7 +56,7 @@ t_bridge_steps_bridged_and_released() {
 	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
 }
 
-# A step of a kernel then a graph replay (PyTorch's replay fills the generator's state first):
+# A step of a kernel then a graph replay (small work queued before the replay):
 # while the replay is being queued the bridge the kernel released goes on (the replays in
 # flight, a word it reads); once queued, the replay says so (the step's bridge may end); and
 # once most waits were followed by a replay, each bridge waits for its step's (replay=1).
@@ -336,6 +336,10 @@ t_bridge_trace() {
 	eq "$bad" "" "copy lines"
 	NVTASKSET_BRIDGE_TRACE=$WORK/none/tr steps_app notrace --priority high
 	has "$(cat "$WORK/notrace.err")" "cannot write the bridge's trace to $WORK/none/tr."
+	# A path longer than the shim keeps: said at start, no trace, the task runs on.
+	NVTASKSET_BRIDGE_TRACE=$WORK/$(printf 'x%.0s' $(seq 4100)) steps_app longtrace --priority high
+	has "$(cat "$WORK/longtrace.err")" "NVTASKSET_BRIDGE_TRACE is too long: no trace"
+	hasnt "$(cat "$WORK/longtrace.err")" "bridge trace: "
 }
 
 # A child forked after its parent bridged: it makes its own bridge (its module loaded in it, its

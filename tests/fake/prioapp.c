@@ -260,8 +260,8 @@ int main(int argc, char **argv)
 		int every = argc == 5 ? atoi(argv[4]) : 8;
 		long reset_at = getenv("PRIOAPP_RESET_AT") ? atol(getenv("PRIOAPP_RESET_AT")) : 0;
 		long fork_at = getenv("PRIOAPP_FORK_AT") ? atol(getenv("PRIOAPP_FORK_AT")) : 0;
-		/* PRIOAPP_GRAPH=1: each launch a kernel then a replay of a graph of one kernel (as
-		 * PyTorch's replay fills the generator's state first). */
+		/* PRIOAPP_GRAPH=1: each launch a kernel then a replay of a graph of one kernel (small
+		 * work queued before a replay). */
 		CUgraphExec exec = NULL;
 		if (getenv("PRIOAPP_GRAPH")) {
 			NVT_KERNEL_NODE_PARAMS kp = {.func = (void *)1, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,

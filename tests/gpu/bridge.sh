@@ -9,9 +9,8 @@
 # 40 us; a step whose token is copied to the host on its stream (ASYNC=1 COPY=1: the next step
 # queued behind the copy) pays no switch at its 90th percentile either (the shim's kernel
 # copies it: p90 under 300 us against ~480 with a copy engine, docs/bench/prio-bridge-2026-11-25);
-# a step of an empty kernel, 40 us of the host, then a graph replay (as PyTorch's graph replays
-# fill the generator's state first, with a slow host) does not pay either (p50 within 80 us of
-# alone's);
+# a step of an empty kernel, 40 us of the host, then a graph replay (small work queued before
+# a replay, a slow host between) does not pay either (p50 within 80 us of alone's);
 # and copies to the host of every size and kind arrive whole under the bridge, outside and inside
 # MPS (tests/gpu/copyapp.cu). Every program has a time limit; the level daemons are stopped
 # (run.sh). Needs an NVIDIA Hopper GPU, nvcc, cuBLAS, nvtaskset built (make all).

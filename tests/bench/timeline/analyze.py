@@ -119,7 +119,11 @@ def analyze(svcp):
                 comp["off_run"].append((first - h[0]) / 1e3)
                 comp["end_on"].append((h[1] - last) / 1e3)
                 comp["off_spread"].append((h[3] - h[0]) / 1e3)
+    # A phase with a batch (its log there) whose stamps are missing: the batch did not end in
+    # time to write them (run.sh kills it 5 s after its stop); its columns say so, not "-".
+    lost = gaps is None and os.path.exists(svcp[:-4] + ".blog")
     res = {"svc": hdr, "batch": ghead, "steps": len(rows), "requests": len(req_lat),
+           "batch_lost": lost,
            "calib_drift_us": round((off1 - off0) / 1e3, 2), "calib_rtt_ns": [cal[1], cal[4]]}
     for k, v in comp.items():
         if v:
@@ -160,7 +164,8 @@ def main():
             v = r.get(c)
             cells.append("%5.0f/%-5.0f" % (v["p50"], v["p90"]) if v else "%11s" % "-")
         print("%-22s %9.0f %9.0f " % (n, r["req_p50_us"], r["req_p99_us"]) + " ".join(cells) +
-              "  %s %s" % (r.get("busy_at_submit", "-"), r.get("ran_inside_later", "-")))
+              "  %s %s" % (r.get("busy_at_submit", "-"), r.get("ran_inside_later", "-")) +
+              ("  (the batch's stamps were lost: it did not end in time)" if r.get("batch_lost") else ""))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ SMALL="STEPS=8 KERNELS=4 CTAS=1 WORK_NS=5000 PERIOD_US=8000 REQS=150"
 DEC="STEPS=8 KERNELS=16 CTAS=0 WORK_NS=10000 PERIOD_US=12000 REQS=120"
 ONE="STEPS=1 KERNELS=4 CTAS=1 WORK_NS=5000 PERIOD_US=3000 REQS=300"
 LONG="STEPS=1 KERNELS=1 CTAS=1 WORK_NS=300000 PERIOD_US=4000 REQS=200"
-# PyTorch's replays: an empty kernel (the generator's state), then a graph of 56 short kernels
+# An empty kernel, then a graph of 56 short kernels (small work before a replay)
 G56="STEPS=8 KERNELS=56 CTAS=1 WORK_NS=500 PERIOD_US=8000 REQS=150 GRAPH=1 PRE_US=1"
 # Steps as long as a 7B-sized decode's (56 kernels on every SM, ~2.7 ms a step)
 LONG8="STEPS=8 KERNELS=56 CTAS=0 WORK_NS=47000 PERIOD_US=40000 REQS=40"

@@ -459,8 +459,8 @@ static int svc(const char *out)
 	 * steps. */
 	int waitv = (int)envl("WAIT", 0);
 	/* PRE_US: each step begins with an empty kernel, then the host takes PRE_US before it
-	 * queues the step's own work (as PyTorch's graph replay fills the generator's seed and
-	 * offset, then launches the graph). */
+	 * queues the step's own work (small work queued before a step's bulk, a slow host
+	 * between). */
 	uint64_t pre_ns = (uint64_t)envl("PRE_US", 0) * 1000;
 	/* POST_US: the host takes POST_US after it queued the step's work, before it waits (as
 	 * PyTorch's host between a replay and its next call): whether the work queued is on the
