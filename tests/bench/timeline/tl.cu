@@ -360,6 +360,13 @@ static int batch(const char *mode, double secs, const char *out)
 		CK(cudaHostGetDevicePointer(&dp, blockw, 0));
 		dblock = (CUdeviceptr)dp;
 	}
+	/* Two GEMMs first: their modules are loaded lazily at the first launch, and that load waited for
+	 * the running watcher (13 s: the batch then ran no GEMM at all). */
+	for (int i = 0; i < 2 && h; i++) {
+		cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, A, CUDA_R_16BF, N, B, CUDA_R_16BF, N,
+			     &zero, C, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+		CK(cudaStreamSynchronize(s));
+	}
 	if (!strcmp(mode, "gemm") && !watch_off) // the watcher: one warp for the whole run
 		k_watch<<<1, 32, 0, w>>>(block_ms ? (uint64_t)block_ms * 1000000ull : (uint64_t)(secs * 1e9) + 1000000000ull,
 					 gap_ns, gaps, ngaps, cap, dstop);
@@ -409,6 +416,8 @@ static int batch(const char *mode, double secs, const char *out)
 		CK(cudaEventRecord(inflight[iters % 3], s));
 		iters++;
 	}
+	uint64_t t_stop = host_ns();
+	fprintf(stderr, "tl batch: stopping after %ld launches\n", iters);
 	*stop = 1;
 	if (sgate) /* a service that ended inside a request left the gate closed: open it */
 		*sgate = 0;
@@ -419,14 +428,26 @@ static int batch(const char *mode, double secs, const char *out)
 		n = cap;
 	gap *hg = (gap *)malloc(sizeof(gap) * (n ? n : 1));
 	CK(cudaMemcpy(hg, gaps, sizeof(gap) * n, cudaMemcpyDeviceToHost));
+	fprintf(stderr, "tl batch: synchronised %.3f s after the stop, %u gaps\n", (host_ns() - t_stop) / 1e9, n);
+	/* GAP_KEEP_NS: only gaps this long are written (a switch takes ~140 us; millions of short
+	 * ones took longer to write than run.sh waits). */
+	uint64_t keep_ns = (uint64_t)envl("GAP_KEEP_NS", 10000);
 	FILE *f = fopen(out, "w");
 	if (!f)
 		return 2;
-	fprintf(f, "# batch %s iters %ld gaps %u gap_ns %llu\n", mode, iters, n, (unsigned long long)gap_ns);
+	static char fbuf[1 << 20];
+	setvbuf(f, fbuf, _IOFBF, sizeof(fbuf));
+	unsigned kept = 0;
 	for (unsigned i = 0; i < n; i++)
-		fprintf(f, "%llu %llu %llu\n", hg[i].sm, hg[i].start, hg[i].end);
+		kept += hg[i].end - hg[i].start >= keep_ns;
+	fprintf(f, "# batch %s iters %ld gaps %u gap_ns %llu keep_ns %llu\n", mode, iters, kept,
+		(unsigned long long)gap_ns, (unsigned long long)keep_ns);
+	for (unsigned i = 0; i < n; i++)
+		if (hg[i].end - hg[i].start >= keep_ns)
+			fprintf(f, "%llu %llu %llu\n", hg[i].sm, hg[i].start, hg[i].end);
 	fclose(f);
-	fprintf(stderr, "tl batch %s: %ld launches, %u gaps\n", mode, iters, n);
+	fprintf(stderr, "tl batch %s: %ld launches, %u gaps (%u of %llu ns or more written), %.3f s after the stop\n",
+		mode, iters, n, kept, (unsigned long long)keep_ns, (host_ns() - t_stop) / 1e9);
 	return 0;
 }
 
@@ -528,6 +549,7 @@ static int svc(const char *out)
 	CK(cudaDeviceSynchronize());
 	/* GRAPH=1: each step's kernels captured as a graph of its own (PyTorch's replays), launched
 	 * as one; BRIDGE_GRAPH=1: the bridge and its empty kernel as a graph too. */
+	int flush = (int)envl("FLUSH", 0);
 	int graph = (int)envl("GRAPH", 0), bridge_graph = (int)envl("BRIDGE_GRAPH", 0);
 	cudaGraphExec_t *gx = NULL, bgx = NULL;
 	if (graph) {
@@ -611,6 +633,8 @@ static int svc(const char *out)
 			if (tail_flag2)
 				k_nop<<<1, 32, 0, s>>>();
 		}
+		if (flush) /* FLUSH=1: a query of the stream right after the step is queued */
+			(void)cudaStreamQuery(s);
 		sub1[st] = host_ns();
 		while (post_ns && host_ns() < sub1[st] + post_ns)
 			;
