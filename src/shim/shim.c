@@ -222,7 +222,7 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 		return;
 	}
 	TIMER_LAUNCH();
-	shim_count_launch(g);
+	shim_count_launch(g, 0);
 	TIMER_PART(TM_COUNT);
 	current_masks(g, &m);
 	/* Only a task that follows its launch calls may borrow (a high task never does). */

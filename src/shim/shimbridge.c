@@ -23,7 +23,10 @@
  * thread's kernels must not wait for this thread's next step), and so does
  * every wait's start and every copy to the host that waits (what it waits for
  * may be queued behind the bridge); a context synchronisation releases every
- * bridge first (it waits for this stream too). Work queued behind it that is
+ * bridge first (it waits for this stream too). After a graph replay returns
+ * the bridge goes on until the host's next call (a launch, a copy, a wait, a
+ * replay) plus the margin, within NVT_BRIDGE_SPAN_US: a replay's work may reach
+ * the GPU only at that call (core/yield.h). Work queued behind it that is
  * not a launch and not waited for (an event only polled) waits at most the
  * linger. The kernels and the stream are made in the waiting thread's context
  * at its first bridged wait (its stream capture relaxed meanwhile), again
@@ -90,6 +93,7 @@ struct trace {
 	struct {
 		uint32_t seq;
 		uint64_t wait, ret, rel; /* the wait began (the bridge queued), returned, first release */
+		uint64_t call;           /* the first call after a replay that returned */
 	} b[TRACE_N];
 	uint64_t copy[TRACE_N]; /* each copy by a kernel queued */
 	uint64_t copies;
@@ -101,10 +105,10 @@ static const char bridge_ptx[] =
 	".target sm_70\n"
 	".address_size 64\n"
 	/* w: the words (struct bslot); released at w[1] >= seq, it runs until margin after the
-	 * release, after a replay was last seen being queued (w[3]) or after this step's replay
-	 * was queued (w[4] >= seq); with replay, not before that replay (but at most span after
-	 * the release); trace (0: none): where it writes its record as it ends (struct
-	 * trace_rec). */
+	 * release, after a replay was last seen being queued (w[3]) or waiting for the host's
+	 * next call (w[5]), or after this step's replay was queued (w[4] >= seq); with replay,
+	 * not before that replay; at most span after the release; trace (0: none): where it
+	 * writes its record as it ends (struct trace_rec). */
 	".visible .entry nvt_bridge(.param .u64 w, .param .u32 seq, .param .u64 cap,\n"
 	"                           .param .u64 linger, .param .u64 margin, .param .u64 span,\n"
 	"                           .param .u32 replay, .param .u64 trace)\n"
@@ -143,6 +147,9 @@ static const char bridge_ptx[] =
 	"RELEASED:\n"
 	"  mov.u32 %r6, 1;\n"
 	"  ld.volatile.global.u32 %r3, [%rd1+12];\n"
+	"  setp.ne.u32 %p2, %r3, 0;\n"
+	"  @%p2 mov.u64 %rd14, %rd8;\n"
+	"  ld.volatile.global.u32 %r3, [%rd1+20];\n"
 	"  setp.ne.u32 %p2, %r3, 0;\n"
 	"  @%p2 mov.u64 %rd14, %rd8;\n"
 	"  setp.ne.u32 %p2, %r7, 0;\n"
@@ -249,7 +256,8 @@ struct bslot {
 	struct trace *tr;    /* NVTASKSET_BRIDGE_TRACE's host side; NULL: not traced */
 	/* [0]: the last wait that returned, [1]: released up to, [3]: graph replays being queued
 	 * (the kernel goes on while there are any), [4]: the last wait whose step's replay was
-	 * queued. A page of the shim's own, never
+	 * queued, [5]: 1 from a replay's return to the host's next call (a replay's work may reach
+	 * the GPU only then). A page of the shim's own, never
 	 * unmapped, registered with each context the bridge is made in: the host's stores stay
 	 * harmless once a context is gone. */
 	volatile uint32_t *w;
@@ -420,13 +428,16 @@ static void trace_time(struct trace *tr, uint32_t seq, size_t field)
 
 	if (!tr || !seq || __atomic_load_n(&tr->b[seq % TRACE_N].seq, __ATOMIC_RELAXED) != seq)
 		return;
-	t = field == 0 ? &tr->b[seq % TRACE_N].ret : &tr->b[seq % TRACE_N].rel;
+	t = field == 0	 ? &tr->b[seq % TRACE_N].ret
+	    : field == 1 ? &tr->b[seq % TRACE_N].rel
+			 : &tr->b[seq % TRACE_N].call;
 	if (!__atomic_load_n(t, __ATOMIC_RELAXED))
 		__atomic_compare_exchange_n(t, &zero, nvt_clock_ns(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-/* Releases slot g's bridge; now: it may end without waiting for its step's replay (a replay
- * was queued, or what comes next must not wait behind it). */
+/* Releases slot g's bridge (a call of the host's: a replay's work waits no longer for one);
+ * now: it may end without waiting for its step's replay (a replay was queued, or what comes
+ * next must not wait behind it). */
 static void release(int g, int now)
 {
 	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
@@ -435,6 +446,9 @@ static void release(int g, int now)
 	/* A bridge's own kernels do not release it. */
 	if (w && !tls.launching) {
 		seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&w[5], __ATOMIC_RELAXED) &&
+		    __atomic_exchange_n(&w[5], 0, __ATOMIC_RELEASE) && __builtin_expect(dbg.trace != NULL, 0))
+			trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 2);
 		store_max(&w[1], seq);
 		if (now)
 			store_max(&w[4], seq);
@@ -461,6 +475,8 @@ void shim_bridge_graph_launch(int g, int enter, int queued)
 		return;
 	if (enter) {
 		__atomic_add_fetch(&w[3], 1, __ATOMIC_RELEASE);
+		if (__atomic_load_n(&w[5], __ATOMIC_RELAXED)) /* a call: the last replay's work is handed over */
+			release(g, 0);
 		return;
 	}
 	/* (never below 0: a replay that began before the words existed) */
@@ -472,6 +488,11 @@ void shim_bridge_graph_launch(int g, int enter, int queued)
 		count(&dbg.replays);
 	}
 	release(g, 1);
+	/* Its work may reach the GPU only at the host's next call (PyTorch's replays, H200,
+	 * docs/hardware-facts.md): the bridge goes on until then (a margin after it), at most
+	 * NVT_BRIDGE_SPAN_US after its release. Set after the release, which would clear it. */
+	if (queued)
+		__atomic_store_n(&w[5], 1, __ATOMIC_RELEASE);
 }
 
 /* A launch (or a wait) came gap_ns after a wait returned. */
@@ -534,7 +555,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	if (s->tr) { /* the trace's slot ready before the seq is published (a release fills it) */
 		struct trace_rec *r = (struct trace_rec *)((char *)s->w + TRACE_REC_OFF) + seq % TRACE_N;
 		r->seq = 0;
-		s->tr->b[seq % TRACE_N].ret = s->tr->b[seq % TRACE_N].rel = 0;
+		s->tr->b[seq % TRACE_N].ret = s->tr->b[seq % TRACE_N].rel = s->tr->b[seq % TRACE_N].call = 0;
 		s->tr->b[seq % TRACE_N].wait = nvt_clock_ns();
 		__atomic_store_n(&s->tr->b[seq % TRACE_N].seq, seq, __ATOMIC_RELEASE);
 		rec = s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
@@ -731,10 +752,11 @@ static void trace_write(FILE *f, int g, uint64_t ends[4])
 			reason = rec.reason >= TR_RELEASED && rec.reason <= TR_CAP ? rec.reason : 0;
 		}
 		ends[reason]++;
-		fprintf(f, "bridge gpu=%d seq=%u wait=%llu ret=%llu rel=%llu end=%s start=%llu saw_ret=%llu "
-			   "saw_rel=%llu held=%llu stop=%llu\n",
+		fprintf(f, "bridge gpu=%d seq=%u wait=%llu ret=%llu rel=%llu call=%llu end=%s start=%llu "
+			   "saw_ret=%llu saw_rel=%llu held=%llu stop=%llu\n",
 			g, seq, (unsigned long long)s->tr->b[i].wait, (unsigned long long)s->tr->b[i].ret,
-			(unsigned long long)s->tr->b[i].rel, why[reason], (unsigned long long)rec.start,
+			(unsigned long long)s->tr->b[i].rel, (unsigned long long)s->tr->b[i].call, why[reason],
+			(unsigned long long)rec.start,
 			(unsigned long long)rec.saw_ret, (unsigned long long)rec.saw_rel,
 			(unsigned long long)rec.last, (unsigned long long)rec.end);
 	}
@@ -763,7 +785,8 @@ static void trace_report(void)
 		return;
 	}
 	fprintf(f, "# nvtaskset bridge trace pid=%ld: host times CLOCK_MONOTONIC ns (wait: the bridge "
-		   "queued, ret: the wait returned, rel: its first release), GPU times %%globaltimer ns\n",
+		   "queued, ret: the wait returned, rel: its first release, call: the first call after a "
+		   "replay), GPU times %%globaltimer ns\n",
 		(long)getpid());
 	/* No lock: at exit a thread may hold it inside the driver for good. Only made() sets the
 	 * pointers read here, once, and never frees what they point to. */
@@ -814,7 +837,7 @@ void shim_bridge_after_fork(void)
 		volatile uint32_t *w = b.s[g].w;
 		memset(&b.s[g], 0, sizeof(b.s[g]));
 		if (w) {
-			w[0] = w[1] = w[3] = w[4] = 0; /* its seqs start again */
+			w[0] = w[1] = w[3] = w[4] = w[5] = 0; /* its seqs start again */
 			b.s[g].w = w;
 		}
 	}

@@ -534,7 +534,7 @@ static void on_launch_or_upload(int cbid, int site, void *const *args, int resul
 		 * it: a priority agent sees the task active. */
 		if (result == 0 && replay && tls.current->slot >= 0 && tls.current->slot < NVT_MAX_GPUS &&
 		    shim.seg)
-			shim_count_launch(tls.current->slot);
+			shim_count_launch(tls.current->slot, 1);
 		tls.current = NULL;
 	}
 }

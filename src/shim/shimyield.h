@@ -58,10 +58,11 @@ int shim_yield_borrow(int g, struct hw_masks *m);
  * launch counters, which a priority agent and lower tasks read, and a
  * request begins if the task was idle.
  */
-static inline void shim_count_launch(int g)
+static inline void shim_count_launch(int g, int replay)
 {
 	nvt_slot_count_launch(&shim.seg->gpu[g], shim_launch_stripe());
-	if (__builtin_expect(shim_bridge_on, 0))
+	/* (a replay's own callbacks release the bridge: shimbridge.c) */
+	if (__builtin_expect(shim_bridge_on, 0) && !replay)
 		shim_bridge_release(g);
 	if (__builtin_expect(__atomic_load_n(&shim_yield_idle[g], __ATOMIC_RELAXED), 0))
 		shim_yield_launched(g);

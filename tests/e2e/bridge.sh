@@ -58,8 +58,9 @@ t_bridge_steps_bridged_and_released() {
 
 # A step of a kernel then a graph replay (small work queued before the replay):
 # while the replay is being queued the bridge the kernel released goes on (the replays in
-# flight, a word it reads); once queued, the replay says so (the step's bridge may end); and
-# once most waits were followed by a replay, each bridge waits for its step's (replay=1).
+# flight, a word it reads); once queued, the replay says so (the step's bridge may end, a margin
+# after the host's next call); and once most waits were followed by a replay, each bridge waits
+# for its step's (replay=1).
 t_bridge_graph_replay_holds_the_bridge() {
 	local n bad
 	PRIOAPP_GRAPH=1 steps_app graph --priority high
@@ -74,6 +75,13 @@ t_bridge_graph_replay_holds_the_bridge() {
 	eq "$bad" "" "the replays' words"
 	bad=$(awk '$1 == "bridge" { n++; split($8, r, "="); if (n > 12 && r[2] != 1) print }' "$WORK/bridge.log")
 	eq "$bad" "" "bridges that do not wait for their step's replay"
+	# A replay's work may reach the GPU only at the host's next call: once every callback of a
+	# replay has run, the bridge goes on (the word pending), and the next launch ends that.
+	bad=$(awk '$1 == "bridge" { b = 1 } b && $1 == "replayed" && $NF != "pending=1"' "$WORK/bridge.log")
+	eq "$bad" "" "replays after which the bridge does not wait for the next call"
+	[ "$(grep -c '^replayed .*pending=1' "$WORK/bridge.log")" -gt 50 ] || die "too few replays logged"
+	bad=$(awk '$1 == "app" && $NF != "pending=0"' "$WORK/bridge.log")
+	eq "$bad" "" "launches after which the bridge still waits for a call"
 	hasnt "$(cat "$WORK/graph.err")" "nvtaskset:"
 	# The debug report counts the replays the shim saw.
 	NVTASKSET_BRIDGE_DEBUG=1 PRIOAPP_GRAPH=1 steps_app graphdbg --priority high

@@ -63,6 +63,7 @@ INTERNAL int fake_is_bridge(const void *f);
 INTERNAL void fake_run_bridge(const void *f, void **params);
 INTERNAL void fake_bridge_app_launch(void);
 INTERNAL void fake_bridge_replay(void);
+INTERNAL void fake_bridge_replayed(void);
 INTERNAL void fake_run_hog(const struct fakecuda_launch *rec);
 /* Runs the probe on device dev as its launch record allows: block b stores
  * the SM it ran on; clusters stay in one GPC. Returns a CUresult. */

@@ -80,8 +80,8 @@ INTERNAL void fake_bridge_app_launch(void)
 	}
 	if (!bridge_words || !path || !(log = fopen(path, "a")))
 		return;
-	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u\n", (long)getpid(), bridge_seq, bridge_words[1],
-		bridge_words[4]);
+	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u pending=%u\n", (long)getpid(), bridge_seq,
+		bridge_words[1], bridge_words[4], bridge_words[5]);
 	fclose(log);
 }
 
@@ -95,6 +95,19 @@ INTERNAL void fake_bridge_replay(void)
 		return;
 	fprintf(log, "replay pid=%ld seq=%u released=%u replayed=%u inflight=%u\n", (long)getpid(), bridge_seq,
 		bridge_words[1], bridge_words[4], bridge_words[3]);
+	fclose(log);
+}
+
+/* A graph replay after all its callbacks: the words as the host left them until its next call. */
+INTERNAL void fake_bridge_replayed(void)
+{
+	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
+	FILE *log;
+
+	if (!bridge_words || !path || !(log = fopen(path, "a")))
+		return;
+	fprintf(log, "replayed pid=%ld seq=%u released=%u replayed=%u pending=%u\n", (long)getpid(), bridge_seq,
+		bridge_words[1], bridge_words[4], bridge_words[5]);
 	fclose(log);
 }
 
