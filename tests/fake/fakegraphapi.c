@@ -379,25 +379,16 @@ static CUresult replay(CUgraphExec x, CUstream stream)
 	return rc;
 }
 
-/* As CALL, and the bridge's words logged once every callback of the replay has run. */
-#define REPLAY_CALL(cbid, work)                                          \
-	CUresult result = 999;                                           \
-	fake_api_callbacks((cbid), NVT_CB_API_SITE_ENTER, &result, &a);  \
-	result = fake_ready() ? (work) : 3;                              \
-	fake_api_callbacks((cbid), NVT_CB_API_SITE_EXIT, &result, &a);   \
-	fake_bridge_replayed();                                          \
-	return result
-
 API CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
 	struct { CUgraphExec hGraphExec; CUstream hStream; } a = {hGraphExec, hStream};
-	REPLAY_CALL(NVT_CBID_cuGraphLaunch, replay(a.hGraphExec, a.hStream));
+	CALL(NVT_CBID_cuGraphLaunch, replay(a.hGraphExec, a.hStream));
 }
 
 API CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
 	struct { CUgraphExec hGraphExec; CUstream hStream; } a = {hGraphExec, hStream};
-	REPLAY_CALL(NVT_CBID_cuGraphLaunch_ptsz, replay(a.hGraphExec, a.hStream ? a.hStream : (CUstream)2));
+	CALL(NVT_CBID_cuGraphLaunch_ptsz, replay(a.hGraphExec, a.hStream ? a.hStream : (CUstream)2));
 }
 
 API CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
