@@ -11,7 +11,8 @@
 //                               end; WATCH_OFF=1: no watcher. Each watcher thread (thread 0 of the
 //                               first WATCH CTAs; gemm: the watcher) reads %globaltimer in a loop
 //                               and records every gap longer than GAP_NS: when its context was
-//                               off the GPU. Writes OUT (one line per gap: sm start_ns end_ns).
+//                               off the GPU. Writes OUT (one line per gap of GAP_KEEP_NS or
+//                               more, default 10000: sm start_ns end_ns).
 //   tl svc OUT                  a service: REQS requests, PERIOD_US apart (periodic), of STEPS
 //                               steps; a step is KERNELS dependent kernels of CTAS CTAs that each
 //                               spin WORK_NS, then the host waits (SYNC: spin, block, yield, or
@@ -22,7 +23,8 @@
 //                               pinned memory the GPU maps); COPY=4 the same, then a copy of 0
 //                               bytes (cuMemcpyDtoHAsync) on its stream. ASYNC=1 queues step k+1 before waiting
 //                               for step k. LEGACY=1: the steps on the legacy default
-//                               stream (PyTorch's current stream). Each
+//                               stream (PyTorch's current stream). FLUSH=1: a query of the
+//                               stream right after each step is queued. Each
 //                               kernel stamps its first CTA's start and last CTA's end; the host
 //                               stamps each step's submit and return (CLOCK_MONOTONIC), and a
 //                               ping kernel before and after the run maps host time to
