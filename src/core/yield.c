@@ -421,7 +421,7 @@ uint32_t nvt_preempt_timeslice(unsigned prio, const struct nvt_yield_cfg *c, int
 	if (prio == NVT_PRIO_NONE || !(c->yield & NVT_YIELD_SLICE))
 		return 0;
 	if (prio >= NVT_PRIO_HIGH)
-		return NVT_SLICE_HIGH_US;
+		return c->slice_us > NVT_SLICE_HIGH_US ? c->slice_us : NVT_SLICE_HIGH_US;
 	return share && c->slice_us < NVT_SLICE_SHARE_US ? NVT_SLICE_SHARE_US : c->slice_us;
 }
 

@@ -137,7 +137,8 @@ int nvt_yield_verdict(const struct nvt_yield_cfg *c, const struct nvt_watched *w
 
 /*
  * The timeslice (us) for the channel groups of a task of priority prio
- * (enum nvt_prio) with c's words: NVT_SLICE_HIGH_US for a high task, c->slice_us
+ * (enum nvt_prio) with c's words: NVT_SLICE_HIGH_US for a high task (c->slice_us
+ * where longer: a request held longer than 20 ms is switched inside), c->slice_us
  * below (NVT_SLICE_SHARE_US with share: higher tasks that never idle, unless
  * slice_us is longer); 0 (the driver's own) without NVT_YIELD_SLICE or a
  * priority.

@@ -493,6 +493,11 @@ static void test_timeslice(void)
 	/* Beside higher tasks that never idle: a share. */
 	CHECK(nvt_preempt_timeslice(NVT_PRIO_LOW, &c, 1) == NVT_SLICE_SHARE_US);
 	CHECK(nvt_preempt_timeslice(NVT_PRIO_HIGH, &c, 1) == NVT_SLICE_HIGH_US);
+	/* A high task's slice=US lengthens its timeslice, never shortens it. */
+	c.slice_us = 100000;
+	CHECK(nvt_preempt_timeslice(NVT_PRIO_HIGH, &c, 0) == 100000);
+	c.slice_us = 50;
+	CHECK(nvt_preempt_timeslice(NVT_PRIO_HIGH, &c, 0) == NVT_SLICE_HIGH_US);
 	/* Its own slice= above the share stays. */
 	p.slice_us = 5000;
 	nvt_yield_cfg_of(&p, &c);

@@ -154,6 +154,8 @@ PHASES=(
 "gemm-small-graph-post40-flush-product|gemm|$LO|$SMALL GRAPH=1 POST_US=40 FLUSH=1 $HIB"
 "gemm-small-graph-post40-nobridge|gemm|$LO|$SMALL GRAPH=1 POST_US=40 $HI"
 "gemm-long6-product|gemm|$LO|$LONG8 STEPS=6 $HIB"
+"gemm-long8-product-ts100|gemm|$LO|$LONG8 $HIB --yield slice=100000"
+"gemm-long12-product-ts100|gemm|$LO|$LONG8 STEPS=12 PERIOD_US=60000 REQS=30 $HIB --yield slice=100000"
 "alone-small-graph-post40|-||$SMALL GRAPH=1 POST_US=40 $HI"
 "alone-small-graph-legacy-post40|-||$SMALL GRAPH=1 LEGACY=1 POST_US=40 $HI"
 "alone-graph56-legacy-post40|-||$G56 PRE_US=0 LEGACY=1 POST_US=40 $HI"
