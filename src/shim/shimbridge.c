@@ -26,7 +26,8 @@
  * bridge first (it waits for this stream too). After a graph replay returns
  * the bridge goes on until the host's next call (a launch, a copy, a wait, a
  * replay) plus the margin, within NVT_BRIDGE_SPAN_US: a replay's work may reach
- * the GPU only at that call (core/yield.h). Work queued behind it that is
+ * the GPU tens of us after the replay returns, later when the host is slow
+ * (core/yield.h). Work queued behind it that is
  * not a launch and not waited for (an event only polled) waits at most the
  * linger. The kernels and the stream are made in the waiting thread's context
  * at its first bridged wait (its stream capture relaxed meanwhile), again
@@ -257,7 +258,7 @@ struct bslot {
 	/* [0]: the last wait that returned, [1]: released up to, [3]: graph replays being queued
 	 * (the kernel goes on while there are any), [4]: the last wait whose step's replay was
 	 * queued, [5]: 1 from a replay's return to the host's next call (a replay's work may reach
-	 * the GPU only then). A page of the shim's own, never
+	 * the GPU late). A page of the shim's own, never
 	 * unmapped, registered with each context the bridge is made in: the host's stores stay
 	 * harmless once a context is gone. */
 	volatile uint32_t *w;
@@ -488,9 +489,10 @@ void shim_bridge_graph_launch(int g, int enter, int queued)
 		count(&dbg.replays);
 	}
 	release(g, 1);
-	/* Its work may reach the GPU only at the host's next call (PyTorch's replays, H200,
-	 * docs/hardware-facts.md): the bridge goes on until then (a margin after it), at most
-	 * NVT_BRIDGE_SPAN_US after its release. Set after the release, which would clear it. */
+	/* Its work may reach the GPU tens of us later, later when the host is slow (PyTorch's
+	 * replays, H200, docs/hardware-facts.md): the bridge goes on until the host's next call
+	 * (a margin after it), at most NVT_BRIDGE_SPAN_US after its release. Set after the
+	 * release, which would clear it. */
 	if (queued)
 		__atomic_store_n(&w[5], 1, __ATOMIC_RELEASE);
 }
