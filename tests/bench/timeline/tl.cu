@@ -23,7 +23,9 @@
 //                               pinned memory the GPU maps); COPY=4 the same, then a copy of 0
 //                               bytes (cuMemcpyDtoHAsync) on its stream. ASYNC=1 queues step k+1 before waiting
 //                               for step k. LEGACY=1: the steps on the legacy default
-//                               stream (PyTorch's current stream). FLUSH=1: a query of the
+//                               stream (PyTorch's current stream). GRAPH=1: each step a
+//                               graph (BLAS=N: N cuBLAS bf16 4096 layers at batch 1 after its
+//                               first kernel). FLUSH=1: a query of the
 //                               stream right after each step is queued. Each
 //                               kernel stamps its first CTA's start and last CTA's end; the host
 //                               stamps each step's submit and return (CLOCK_MONOTONIC), and a
@@ -554,15 +556,40 @@ static int svc(const char *out)
 	int flush = (int)envl("FLUSH", 0);
 	int graph = (int)envl("GRAPH", 0), bridge_graph = (int)envl("BRIDGE_GRAPH", 0);
 	cudaGraphExec_t *gx = NULL, bgx = NULL;
+	/* BLAS=N (with GRAPH=1): N cuBLAS bf16 layers of 4096 at batch 1 (PyTorch's decode, each
+	 * a weight of its own) in each step's graph after its first kernel. */
+	int blas = (int)envl("BLAS", 0);
+	cublasHandle_t bh = NULL;
+	__nv_bfloat16 *bw = NULL, *bx = NULL;
+	const int BD = 4096;
+	if (graph && blas > 0) {
+		void *ws;
+		if (cublasCreate(&bh) != CUBLAS_STATUS_SUCCESS)
+			return 2;
+		CK(cudaMalloc(&ws, 32 << 20));
+		cublasSetWorkspace(bh, ws, 32 << 20);
+		CK(cudaMalloc(&bw, (size_t)blas * BD * BD * 2));
+		CK(cudaMemset(bw, 0, (size_t)blas * BD * BD * 2));
+		CK(cudaMalloc(&bx, 2 * BD * 2));
+		CK(cudaMemset(bx, 0, 2 * BD * 2));
+	}
 	if (graph) {
 		cudaStream_t cs;
 		CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+		if (bh)
+			cublasSetStream(bh, cs);
 		gx = (cudaGraphExec_t *)calloc(nst, sizeof(*gx));
 		for (int st = 0; st < nst; st++) {
 			cudaGraph_t g;
 			CK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
 			for (int k = 0; k < kernels; k++) {
 				size_t i = (size_t)st * kernels + k;
+				float one = 1.0f, zero = 0.0f;
+				for (int l = 0; k == 1 && l < blas; l++)
+					cublasGemmEx(bh, CUBLAS_OP_N, CUBLAS_OP_N, BD, 1, BD, &one, bw + (size_t)l * BD * BD,
+						     CUDA_R_16BF, BD, bx + (l % 2) * BD, CUDA_R_16BF, BD, &zero,
+						     bx + ((l + 1) % 2) * BD, CUDA_R_16BF, BD, CUBLAS_COMPUTE_32F,
+						     CUBLAS_GEMM_DEFAULT);
 				k_step<<<ctas, threads, 0, cs>>>(work, dfirst + i, dlast + i, NULL, 0);
 			}
 			CK(cudaStreamEndCapture(cs, &g));
