@@ -10,7 +10,9 @@
 # queued behind the copy) pays no switch at its 90th percentile either (the shim's kernel
 # copies it: p90 under 300 us against ~480 with a copy engine, docs/bench/prio-bridge-2026-11-25);
 # a step of an empty kernel, 40 us of the host, then a graph replay (small work queued before
-# a replay, a slow host between) does not pay either (p50 within 80 us of alone's);
+# a replay, a slow host between) does not pay either (p50 within 80 us of alone's), nor does one
+# whose host is busy 40 us after its replay, before its wait (p90 under 200 us: 96 on an H200,
+# 414 with a bridge that ends at the replay);
 # and copies to the host of every size and kind arrive whole under the bridge, outside and inside
 # MPS (tests/gpu/copyapp.cu). Every program has a time limit; the level daemons are stopped
 # (run.sh). Needs an NVIDIA Hopper GPU, nvcc, cuBLAS, nvtaskset built (make all).
@@ -24,7 +26,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 timeout 300 "$ROOT/tests/bench/timeline/run.sh" "$OUT" alone-small alone-small-product gemm-small \
 	gemm-small-product gemm-small-product-mps gemm-small-async-copy-product alone-small-graph-pre40-product \
-	gemm-small-graph-pre40-product >"$LOG/bridge.out" 2>&1
+	gemm-small-graph-pre40-product gemm-small-graph-post40-product >"$LOG/bridge.out" 2>&1
 NVT=$ROOT/build/bin/nvtaskset
 copies=0
 if nvcc -O2 -arch=sm_90 -o "$OUT/copyapp" "$ROOT/tests/gpu/copyapp.cu" >>"$LOG/bridge.out" 2>&1; then
@@ -82,6 +84,10 @@ check(v is not None and a is not None and v - a < 80,
       "gemm-small-graph-pre40-product: a later step does not pay either: p50 %s us (alone %s)" % (v, a))
 def p90(name):
     return ((res.get(name) or {}).get("step_later") or {}).get("p90")
+# A replay, then 40 us of the host before its wait: the bridge goes on until the host's next
+# call after the replay, so the step has not run dry when the wait queues the next bridge.
+v = p90("gemm-small-graph-post40-product")
+check(v is not None and v < 200, "gemm-small-graph-post40-product: a host busy after its replay does not pay: p90 %s us" % v)
 v = p90("gemm-small-async-copy-product")
 check(v is not None and v < 300, "gemm-small-async-copy-product: a step queued behind its copy does not: p90 %s us" % v)
 check(alone is not None and alone_b is not None and alone_b - alone <= 40,
