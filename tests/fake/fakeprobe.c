@@ -85,30 +85,30 @@ INTERNAL void fake_bridge_app_launch(void)
 	fclose(log);
 }
 
-/* A graph replay, between its API callbacks: the words as the host wrote them by then. */
-INTERNAL void fake_bridge_replay(void)
+/* A graph replay: between its API callbacks (after 0: the words as the host wrote them by then,
+ * with the replays in flight), or after all of them (after 1: as the host left them until its
+ * next call, with the word that holds the bridge until then). */
+static void replay_log(int after)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
 	FILE *log;
 
 	if (!bridge_words || !path || !(log = fopen(path, "a")))
 		return;
-	fprintf(log, "replay pid=%ld seq=%u released=%u replayed=%u inflight=%u\n", (long)getpid(), bridge_seq,
-		bridge_words[1], bridge_words[4], bridge_words[3]);
+	fprintf(log, "%s pid=%ld seq=%u released=%u replayed=%u %s=%u\n", after ? "replayed" : "replay",
+		(long)getpid(), bridge_seq, bridge_words[1], bridge_words[4], after ? "pending" : "inflight",
+		bridge_words[after ? 5 : 3]);
 	fclose(log);
 }
 
-/* A graph replay after all its callbacks: the words as the host left them until its next call. */
+INTERNAL void fake_bridge_replay(void)
+{
+	replay_log(0);
+}
+
 INTERNAL void fake_bridge_replayed(void)
 {
-	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
-	FILE *log;
-
-	if (!bridge_words || !path || !(log = fopen(path, "a")))
-		return;
-	fprintf(log, "replayed pid=%ld seq=%u released=%u replayed=%u pending=%u\n", (long)getpid(), bridge_seq,
-		bridge_words[1], bridge_words[4], bridge_words[5]);
-	fclose(log);
+	replay_log(1);
 }
 
 INTERNAL void fake_run_bridge(const void *f, void **params)
