@@ -345,8 +345,8 @@ enum nvt_prio_mode {
  * Time-sliced (docs/priorities.md, "Preemption"): the task runs in a context
  * apart from other levels' tasks (its level's MPS server, or its own), whose
  * channel groups run at a timeslice by its level: slice_us (a task below
- * high), or a long one (high), so that the GPU switches to a higher task's
- * work within microseconds, inside running kernels.
+ * high), or 20 ms or slice_us where longer (high), so that the GPU switches
+ * to a higher task's work within microseconds, inside running kernels.
  */
 #define NVT_YIELD_SLICE 0x80u
 #define NVT_YIELD_ALL 0xffu
@@ -363,8 +363,8 @@ struct nvt_slot_prio {
 	uint32_t ahead_us;     /* how long before a due request NVT_YIELD_AHEAD holds; 0: default */
 	uint32_t duty_pct;     /* it holds back only for higher tasks busy at most this share
 				* of the time (1-100); 0: the default */
-	uint32_t slice_us;     /* its channel groups' timeslice with NVT_YIELD_SLICE below high;
-				* 0: the default */
+	uint32_t slice_us;     /* its channel groups' timeslice with NVT_YIELD_SLICE (high: at
+				* least 20 ms); 0: the default */
 	uint32_t reserved2;
 };
 

@@ -188,7 +188,7 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
  * kernel) before its replay, with host time between, otherwise runs that work
  * dry before the graph arrives (the timeline on an H100, 2026-11-25: 344
  * against 98 us a step, 99 alone). After a replay it goes on until the
- * host's next call (a margin after it, within the span): a PyTorch replay's
+ * host's next call (a margin after it), at most NVT_BRIDGE_LATE_US: a PyTorch replay's
  * work reached the GPU up to ~60 us after the replay returned, late where the
  * host was slow, and a step whose next call came 30 us or more after its
  * replay paid the switches (H200, 2026-11-26: 70 of 2100 later steps; 1 with
@@ -200,6 +200,7 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
 #define NVT_BRIDGE_LINGER_US 300 /* two switches (~290 us): a longer gap costs the lower task more */
 #define NVT_BRIDGE_MARGIN_US 20  /* 2 and 10 us let the channel run dry before the step came */
 #define NVT_BRIDGE_SPAN_US 150   /* what the first kernels of a step may wait behind the bridge */
+#define NVT_BRIDGE_LATE_US 60    /* how late a replay's work came (a host that only polls waits it) */
 #define NVT_BRIDGE_REPLAY_PM 750 /* steps that alternate a replay and none never reach it */
 #define NVT_BRIDGE_CAP_MS 50
 #define NVT_BRIDGE_ON_PM 500

@@ -25,7 +25,7 @@
  * may be queued behind the bridge); a context synchronisation releases every
  * bridge first (it waits for this stream too). After a graph replay returns
  * the bridge goes on until the host's next call (a launch, a copy, a wait, a
- * replay) plus the margin, within NVT_BRIDGE_SPAN_US: a replay's work may reach
+ * replay) plus the margin, at most NVT_BRIDGE_LATE_US: a replay's work may reach
  * the GPU tens of us after the replay returns, later when the host is slow
  * (core/yield.h). Work queued behind it that is
  * not a launch and not waited for (an event only polled) waits at most the
@@ -107,16 +107,16 @@ static const char bridge_ptx[] =
 	".address_size 64\n"
 	/* w: the words (struct bslot); released at w[1] >= seq, it runs until margin after the
 	 * release, after a replay was last seen being queued (w[3]) or waiting for the host's
-	 * next call (w[5]), or after this step's replay was queued (w[4] >= seq); with replay,
-	 * not before that replay; at most span after the release; trace (0: none): where it
-	 * writes its record as it ends (struct trace_rec). */
+	 * next call (w[5], at most late after it was first seen), or after this step's replay was
+	 * queued (w[4] >= seq); with replay, not before that replay; at most span after the
+	 * release; trace (0: none): where it writes its record as it ends (struct trace_rec). */
 	".visible .entry nvt_bridge(.param .u64 w, .param .u32 seq, .param .u64 cap,\n"
 	"                           .param .u64 linger, .param .u64 margin, .param .u64 span,\n"
-	"                           .param .u32 replay, .param .u64 trace)\n"
+	"                           .param .u32 replay, .param .u64 trace, .param .u64 late)\n"
 	"{\n"
 	"  .reg .pred %p<4>;\n"
 	"  .reg .b32 %r<10>;\n"
-	"  .reg .b64 %rd<16>;\n"
+	"  .reg .b64 %rd<18>;\n"
 	"  ld.param.u64 %rd1, [w];\n"
 	"  ld.param.u32 %r1, [seq];\n"
 	"  ld.param.u64 %rd2, [cap];\n"
@@ -125,11 +125,13 @@ static const char bridge_ptx[] =
 	"  ld.param.u64 %rd12, [trace];\n"
 	"  ld.param.u64 %rd15, [span];\n"
 	"  ld.param.u32 %r8, [replay];\n"
+	"  ld.param.u64 %rd17, [late];\n"
 	"  cvta.to.global.u64 %rd1, %rd1;\n"
 	"  mov.u64 %rd5, %globaltimer;\n"
 	"  mov.u64 %rd6, 0;\n"
 	"  mov.u64 %rd7, 0;\n"
 	"  mov.u64 %rd14, 0;\n"
+	"  mov.u64 %rd16, 0;\n"
 	"  mov.u32 %r6, 3;\n"
 	"LOOP:\n"
 	"  mov.u64 %rd8, %globaltimer;\n"
@@ -151,8 +153,14 @@ static const char bridge_ptx[] =
 	"  setp.ne.u32 %p2, %r3, 0;\n"
 	"  @%p2 mov.u64 %rd14, %rd8;\n"
 	"  ld.volatile.global.u32 %r3, [%rd1+20];\n"
-	"  setp.ne.u32 %p2, %r3, 0;\n"
-	"  @%p2 mov.u64 %rd14, %rd8;\n"
+	"  setp.eq.u32 %p2, %r3, 0;\n"
+	"  @%p2 bra ONTIME;\n"
+	"  setp.eq.u64 %p3, %rd16, 0;\n"
+	"  @%p3 mov.u64 %rd16, %rd8;\n"
+	"  sub.u64 %rd10, %rd8, %rd16;\n"
+	"  setp.lt.u64 %p3, %rd10, %rd17;\n"
+	"  @%p3 mov.u64 %rd14, %rd8;\n"
+	"ONTIME:\n"
 	"  setp.ne.u32 %p2, %r7, 0;\n"
 	"  @%p2 bra HELD;\n"
 	"  ld.volatile.global.u32 %r2, [%rd1+16];\n"
@@ -436,10 +444,12 @@ static void trace_time(struct trace *tr, uint32_t seq, size_t field)
 		__atomic_compare_exchange_n(t, &zero, nvt_clock_ns(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-/* Releases slot g's bridge (a call of the host's: a replay's work waits no longer for one);
- * now: it may end without waiting for its step's replay (a replay was queued, or what comes
- * next must not wait behind it). */
-static void release(int g, int now)
+/* Releases slot g's bridge; how: REL_NOW, it may end without waiting for its step's replay (a
+ * replay was queued, or what comes next must not wait behind it); unless REL_KEEP, a call of
+ * the host's (a replay's work waits no longer for one: w[5], this slot's). */
+#define REL_NOW 1
+#define REL_KEEP 2
+static void release(int g, int how)
 {
 	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
 	uint32_t seq;
@@ -447,11 +457,11 @@ static void release(int g, int now)
 	/* A bridge's own kernels do not release it. */
 	if (w && !tls.launching) {
 		seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&w[5], __ATOMIC_RELAXED) &&
+		if (!(how & REL_KEEP) && __atomic_load_n(&w[5], __ATOMIC_RELAXED) &&
 		    __atomic_exchange_n(&w[5], 0, __ATOMIC_RELEASE) && __builtin_expect(dbg.trace != NULL, 0))
 			trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 2);
 		store_max(&w[1], seq);
-		if (now)
+		if (how & REL_NOW)
 			store_max(&w[4], seq);
 		if (__builtin_expect(dbg.trace != NULL, 0))
 			trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 1);
@@ -465,7 +475,7 @@ void shim_bridge_release(int g)
 
 void shim_bridge_release_now(int g)
 {
-	release(g, 1);
+	release(g, REL_NOW);
 }
 
 void shim_bridge_graph_launch(int g, int enter, int queued)
@@ -480,6 +490,12 @@ void shim_bridge_graph_launch(int g, int enter, int queued)
 			release(g, 0);
 		return;
 	}
+	/* Its work may reach the GPU tens of us later, later when the host is slow (PyTorch's
+	 * replays, H200, docs/hardware-facts.md): the bridge goes on until the host's next call
+	 * (a margin after it), at most NVT_BRIDGE_LATE_US after the kernel sees this. Set before
+	 * the replays in flight go down, so that the kernel never sees neither. */
+	if (queued)
+		__atomic_store_n(&w[5], 1, __ATOMIC_RELEASE);
 	/* (never below 0: a replay that began before the words existed) */
 	uint32_t cur = __atomic_load_n(&w[3], __ATOMIC_RELAXED);
 	while (cur && !__atomic_compare_exchange_n(&w[3], &cur, cur - 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
@@ -488,13 +504,7 @@ void shim_bridge_graph_launch(int g, int enter, int queued)
 		__atomic_store_n(&b.s[g].replayed, 1, __ATOMIC_RELAXED);
 		count(&dbg.replays);
 	}
-	release(g, 1);
-	/* Its work may reach the GPU tens of us later, later when the host is slow (PyTorch's
-	 * replays, H200, docs/hardware-facts.md): the bridge goes on until the host's next call
-	 * (a margin after it), at most NVT_BRIDGE_SPAN_US after its release. Set after the
-	 * release, which would clear it. */
-	if (queued)
-		__atomic_store_n(&w[5], 1, __ATOMIC_RELEASE);
+	release(g, REL_NOW | (queued ? REL_KEEP : 0));
 }
 
 /* A launch (or a wait) came gap_ns after a wait returned. */
@@ -523,8 +533,9 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	struct bslot *s;
 	uint32_t seq;
 	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger = (uint64_t)NVT_BRIDGE_LINGER_US * 1000,
-		 margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000, span = (uint64_t)NVT_BRIDGE_SPAN_US * 1000;
-	void *args[8];
+		 margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000, span = (uint64_t)NVT_BRIDGE_SPAN_US * 1000,
+		 late = (uint64_t)NVT_BRIDGE_LATE_US * 1000;
+	void *args[9];
 	CUdeviceptr rec = 0;
 	uint32_t replay;
 
@@ -532,7 +543,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	if (!shim_bridge_on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching)
 		return;
 	/* What was queued behind the last bridge may be what this wait waits for. */
-	release(g, 1);
+	release(g, REL_NOW);
 	s = &b.s[g];
 	/* A wait after a wait, no launch between: not followed soon. */
 	if (__atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED))
@@ -573,6 +584,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	args[5] = &span;
 	args[6] = &replay;
 	args[7] = &rec;
+	args[8] = &late;
 	tls.launching = 1;
 	if (shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL) == 0) {
 		/* Without the empty kernel behind it the bridge alone is switched out. */
@@ -625,7 +637,7 @@ void shim_bridge_release_all(void)
 	if (!shim_bridge_on)
 		return;
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
-		release(g, 1);
+		release(g, REL_NOW);
 }
 
 void shim_bridge_context_gone(void *ctx)
@@ -636,7 +648,7 @@ void shim_bridge_context_gone(void *ctx)
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (b.s[g].ctx && (!ctx || b.s[g].ctx == ctx)) {
 			/* Its kernels end with it; made() starts again in the next one. */
-			release(g, 1);
+			release(g, REL_NOW);
 			b.s[g].ctx = NULL;
 		}
 	pthread_mutex_unlock(&b.lock);

@@ -39,7 +39,7 @@ t_bridge_steps_bridged_and_released() {
 	# at the launch in between; the seq counts the waits; the bounds are the shim's.
 	bad=$(awk '$1 == "bridge" {
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		if (v["cap_ns"] != 50000000 || v["linger_ns"] != 300000 || v["margin_ns"] != 20000 || v["span_ns"] != 150000) print "bounds: " $0
+		if (v["cap_ns"] != 50000000 || v["linger_ns"] != 300000 || v["margin_ns"] != 20000 || v["span_ns"] != 150000 || v["late_ns"] != 60000) print "bounds: " $0
 		if (v["replay"] != 0) print "waits for a replay: " $0
 		if (n && (v["seq"] != last + 1 || v["returned"] != last || v["released"] != last)) print "words: " $0
 		last = v["seq"]; n++ }' "$WORK/bridge.log")
@@ -82,6 +82,9 @@ t_bridge_graph_replay_holds_the_bridge() {
 	[ "$(grep -c '^replayed .*pending=1' "$WORK/bridge.log")" -gt 50 ] || die "too few replays logged"
 	bad=$(awk '$1 == "app" && $NF != "pending=0"' "$WORK/bridge.log")
 	eq "$bad" "" "launches after which the bridge still waits for a call"
+	# A wait's start is a call: each bridge is queued with nothing pending.
+	bad=$(awk '$1 == "bridge" && $NF != "pending=0"' "$WORK/bridge.log")
+	eq "$bad" "" "bridges queued while the last replay's word was set"
 	hasnt "$(cat "$WORK/graph.err")" "nvtaskset:"
 	# The debug report counts the replays the shim saw.
 	NVTASKSET_BRIDGE_DEBUG=1 PRIOAPP_GRAPH=1 steps_app graphdbg --priority high
@@ -335,6 +338,18 @@ t_bridge_trace() {
 	line=$(grep 'bridge trace: ' "$WORK/trace.err") || die "no report: $(cat "$WORK/trace.err")"
 	has "$line" "bridge trace: of $n bridges, $(grep -c 'end=released' "$f") ended released, 0 at the linger, 0 at the cap"
 	has "$line" "in $f"
+	# Steps that replay a graph: the host's first call after a replay is traced, after the
+	# release (the replay's own) and at most as late as the next wait.
+	NVTASKSET_BRIDGE_TRACE=$WORK/trg PRIOAPP_GRAPH=1 steps_app trgraph --priority high
+	f=$(find "$WORK" -maxdepth 1 -name 'trg.*')
+	bad=$(awk '$1 == "bridge" {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		s = v["seq"]; call[s] = v["call"]; rel[s] = v["rel"]; wait[s] = v["wait"]; if (s > n) n = s }
+		END { for (s = 1; s <= n; s++) if (call[s] > 0) {
+			called++
+			if (call[s] < rel[s] || (s < n && call[s] > wait[s + 1])) print "call: seq " s " " call[s] " rel " rel[s] " next wait " wait[s + 1] }
+		if (called < 20) print called + 0 " calls traced" }' "$f")
+	eq "$bad" "" "calls after a replay in the trace"
 	# Copies by the kernel: each queued and started, as many as the fake driver ran.
 	NVTASKSET_BRIDGE_TRACE=$WORK/trc copy_app trcopy 8 pinned --priority high
 	f=$(find "$WORK" -maxdepth 1 -name 'trc.*')
