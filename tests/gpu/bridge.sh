@@ -14,7 +14,9 @@
 # whose host is busy 40 us after its replay, before its wait (p90 under 200 us: 96 on an H200,
 # 414 with a bridge that ends at the replay);
 # and copies to the host of every size and kind arrive whole under the bridge, outside and inside
-# MPS (tests/gpu/copyapp.cu). Every program has a time limit; the level daemons are stopped
+# MPS (tests/gpu/copyapp.cu); and the bridge's kernel itself, driven by its words, ends a margin
+# after its release, waits for the host's next call after a replay at most the late bound, and
+# ends a margin after that call (tests/gpu/bridgeword.c). Every program has a time limit; the level daemons are stopped
 # (run.sh). Needs an NVIDIA Hopper GPU, nvcc, cuBLAS, nvtaskset built (make all).
 #
 # Usage: tests/gpu/bridge.sh [LOGDIR]   (default: build/gpu)
@@ -28,6 +30,13 @@ timeout 300 "$ROOT/tests/bench/timeline/run.sh" "$OUT" alone-small alone-small-p
 	gemm-small-product gemm-small-product-mps gemm-small-async-copy-product alone-small-graph-pre40-product \
 	gemm-small-graph-pre40-product gemm-small-graph-post40-product >"$LOG/bridge.out" 2>&1
 NVT=$ROOT/build/bin/nvtaskset
+words=0
+if nvcc -O2 -I"$ROOT/src" -o "$OUT/bridgeword" "$ROOT/tests/gpu/bridgeword.c" -lcuda >>"$LOG/bridge.out" 2>&1; then
+	timeout 60 "$OUT/bridgeword" || words=1
+else
+	echo "FAIL bridgeword.c did not build ($LOG/bridge.out)"
+	words=1
+fi
 copies=0
 if nvcc -O2 -arch=sm_90 -o "$OUT/copyapp" "$ROOT/tests/gpu/copyapp.cu" >>"$LOG/bridge.out" 2>&1; then
 	W=$(mktemp -d /tmp/nvt-bridge.XXXXXX)
@@ -97,5 +106,5 @@ print("bridge: %d failed" % fails)
 sys.exit(1 if fails else 0)
 PY
 rc=$?
-[ "$copies" = 0 ] && exit $rc
+[ "$copies" = 0 ] && [ "$words" = 0 ] && exit $rc
 exit 1

@@ -1,0 +1,151 @@
+/*
+ * bridgeword.c - the shim's bridge kernel (src/shim/shimbridgeptx.h) on a GPU,
+ * driven by its words as the shim drives them, read back by the record the
+ * kernel writes as it ends (make check-gpu-bridge, tests/gpu/bridge.sh).
+ *
+ * Each case queues nvt_bridge and its empty kernel, says the wait returned,
+ * then releases it as a replay's exit does (the step's replay queued); the
+ * word of a replay that waits for the host's next call (w[5]) is left clear,
+ * set and never cleared, or set and cleared 30 us later. The bridge must end
+ * the margin after the release, the late bound plus the margin after it, and
+ * the margin after the clearing call: each case's median hold (release seen
+ * to end) inside its bounds, over ROUNDS bridges.
+ *
+ *   bridgeword    (CUDA_DEVICE_MAX_CONNECTIONS=1 is set here, as for a bridged task)
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "shim/shimbridgeptx.h"
+
+#define ROUNDS 30
+#define MARGIN_US 20 /* core/yield.h's NVT_BRIDGE_MARGIN_US, NVT_BRIDGE_SPAN_US, NVT_BRIDGE_LATE_US */
+#define SPAN_US 150
+#define LATE_US 60
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void spin_us(unsigned us)
+{
+	uint64_t end = now_ns() + us * 1000ull;
+
+	while (now_ns() < end)
+		;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define CK(call)                                                              \
+	do {                                                                  \
+		CUresult rc_ = (call);                                        \
+		if (rc_) {                                                    \
+			fprintf(stderr, "bridgeword: %s: error %d\n", #call, rc_); \
+			return 2;                                             \
+		}                                                             \
+	} while (0)
+
+int main(void)
+{
+	/* pending: w[5] at the release; clear_us: when the next call clears it (-1: never);
+	 * the median hold's bounds (us). */
+	static const struct {
+		const char *what;
+		int pending, clear_us;
+		double lo, hi;
+	} cases[] = {
+		{"released, no replay waiting", 0, -1, MARGIN_US - 5, MARGIN_US + 25},
+		{"a replay waiting, no call", 1, -1, LATE_US + MARGIN_US - 10, LATE_US + MARGIN_US + 30},
+		{"a replay waiting, a call 30 us later", 1, 30, 30 + MARGIN_US - 5, 30 + MARGIN_US + 25},
+	};
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	CUfunction fn, nop;
+	CUstream st;
+	void *host;
+	CUdeviceptr dw;
+	uint32_t seq = 0;
+	int fails = 0;
+
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 1);
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuModuleLoadData(&mod, bridge_ptx));
+	CK(cuModuleGetFunction(&fn, mod, "nvt_bridge"));
+	CK(cuModuleGetFunction(&nop, mod, "nvt_bridge_nop"));
+	CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+	CK(cuMemHostAlloc(&host, 8192, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+	CK(cuMemHostGetDevicePointer(&dw, host, 0));
+	volatile uint32_t *w = host;
+	volatile struct trace_rec *rec = (volatile struct trace_rec *)((char *)host + 4096);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		double hold[ROUNDS];
+		int n = 0;
+		for (int r = 0; r < ROUNDS; r++) {
+			uint64_t cap = 50000000, linger = 300000, margin = MARGIN_US * 1000ull,
+				 span = SPAN_US * 1000ull, late = LATE_US * 1000ull;
+			uint32_t replay = 1;
+			CUdeviceptr drec = dw + 4096;
+			void *args[9] = {&dw, &seq, &cap, &linger, &margin, &span, &replay, &drec, &late};
+			seq++;
+			w[5] = 0;
+			rec->seq = 0;
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			CK(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, st, args, NULL));
+			CK(cuLaunchKernel(nop, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL));
+			spin_us(200); /* the kernel runs: the host waits */
+			__atomic_store_n(&w[0], seq, __ATOMIC_SEQ_CST); /* the wait returned */
+			spin_us(20);
+			/* A replay's exit: its word first, then the release (the step's replay queued). */
+			if (cases[c].pending)
+				__atomic_store_n(&w[5], 1, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&w[4], seq, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&w[1], seq, __ATOMIC_SEQ_CST);
+			if (cases[c].clear_us >= 0) {
+				spin_us((unsigned)cases[c].clear_us);
+				__atomic_store_n(&w[5], 0, __ATOMIC_SEQ_CST); /* the host's next call */
+			}
+			CK(cuStreamSynchronize(st));
+			w[5] = 0;
+			if (rec->seq != seq || rec->reason != TR_RELEASED || !rec->saw_rel) {
+				fprintf(stderr, "bridgeword: bridge %u: record seq %u reason %u\n", seq, rec->seq,
+					rec->reason);
+				continue;
+			}
+			hold[n++] = (double)(rec->end - rec->saw_rel) / 1e3;
+		}
+		if (n < ROUNDS / 2) {
+			printf("FAIL %s: %d of %d bridges ended released\n", cases[c].what, n, ROUNDS);
+			fails++;
+			continue;
+		}
+		qsort(hold, (size_t)n, sizeof(hold[0]), cmp);
+		double med = hold[n / 2];
+		int ok = med >= cases[c].lo && med <= cases[c].hi;
+		printf("%s bridge kernel, %s: held %.1f us after its release (median of %d; %.1f-%.1f; "
+		       "bounds %.0f-%.0f)\n",
+		       ok ? "PASS" : "FAIL", cases[c].what, med, n, hold[0], hold[n - 1], cases[c].lo, cases[c].hi);
+		fails += !ok;
+	}
+	cuDevicePrimaryCtxRelease(dev);
+	return fails ? 1 : 0;
+}
