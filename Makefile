@@ -93,7 +93,7 @@ VIEW = view viewcalc viewmetrics
 # is above them all.
 SHIM_LAYERS = state features hub setup
 SHIM_state = shimstate shimdriver shimslot shimchan
-SHIM_features = shimlease shimbridge shimyield shimpreempt shimmem shimsmcount shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
+SHIM_features = shimlease shimbridgeptx shimbridge shimyield shimpreempt shimmem shimsmcount shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
 SHIM_hub = shim
 SHIM_setup = shimsetup
 SHIMSRC = $(foreach l,$(SHIM_LAYERS),$(SHIM_$(l)))

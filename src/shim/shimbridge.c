@@ -175,7 +175,7 @@ static int made(struct bslot *s, void *ctx)
 		turn_off("finding the driver's module and launch calls", -1);
 		return -1;
 	}
-	if ((rc = shim_cu.module_load(&module, bridge_ptx))) {
+	if ((rc = shim_cu.module_load(&module, nvt_bridge_ptx))) {
 		turn_off("loading the bridge kernel", rc);
 		return -1;
 	}

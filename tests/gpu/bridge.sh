@@ -31,7 +31,8 @@ timeout 300 "$ROOT/tests/bench/timeline/run.sh" "$OUT" alone-small alone-small-p
 	gemm-small-graph-pre40-product gemm-small-graph-post40-product >"$LOG/bridge.out" 2>&1
 NVT=$ROOT/build/bin/nvtaskset
 words=0
-if nvcc -O2 -I"$ROOT/src" -o "$OUT/bridgeword" "$ROOT/tests/gpu/bridgeword.c" -lcuda >>"$LOG/bridge.out" 2>&1; then
+if nvcc -O2 -I"$ROOT/src" -o "$OUT/bridgeword" "$ROOT/tests/gpu/bridgeword.c" "$ROOT/src/shim/shimbridgeptx.c" \
+	-lcuda >>"$LOG/bridge.out" 2>&1; then
 	timeout 60 "$OUT/bridgeword" || words=1
 else
 	echo "FAIL bridgeword.c did not build ($LOG/bridge.out)"

@@ -1,5 +1,5 @@
 /*
- * bridgeword.c - the shim's bridge kernel (src/shim/shimbridgeptx.h) on a GPU,
+ * bridgeword.c - the shim's bridge kernel (src/shim/shimbridgeptx.c) on a GPU,
  * driven by its words as the shim drives them, read back by the record the
  * kernel writes as it ends (make check-gpu-bridge, tests/gpu/bridge.sh).
  *
@@ -89,7 +89,7 @@ int main(void)
 	CK(cuDeviceGet(&dev, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CK(cuCtxSetCurrent(ctx));
-	CK(cuModuleLoadData(&mod, bridge_ptx));
+	CK(cuModuleLoadData(&mod, nvt_bridge_ptx));
 	CK(cuModuleGetFunction(&fn, mod, "nvt_bridge"));
 	CK(cuModuleGetFunction(&nop, mod, "nvt_bridge_nop"));
 	CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
