@@ -188,12 +188,12 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
  * kernel) before its replay, with host time between, otherwise runs that work
  * dry before the graph arrives (the timeline on an H100, 2026-11-25: 344
  * against 98 us a step, 99 alone). After a replay it goes on until the
- * host's next call (a margin after it), at most NVT_BRIDGE_LATE_US: a PyTorch replay's
- * work reached the GPU up to ~60 us after the replay returned, late where the
- * host was slow, and a step whose next call came 30 us or more after its
- * replay paid the switches (H200, 2026-11-26: 70 of 2100 later steps; 1 with
- * the wait for the next call). A wait is bridged while at least
- * NVT_BRIDGE_ON_PM of the task's
+ * host's next call (a margin after it), at most NVT_BRIDGE_LATE_US: a PyTorch
+ * replay's work reached the GPU up to ~60 us after the replay returned, late
+ * where the host was slow, and a step whose next call came 30 us or more
+ * after its replay paid the switches (H200, 2026-11-26: 70 of 2100 later
+ * steps; 0-1 with the wait for the next call). A wait is bridged while at
+ * least NVT_BRIDGE_ON_PM of the task's
  * recent waits were followed by a launch within the linger: a service that
  * answers one step a request does not keep the GPU from the lower task.
  */

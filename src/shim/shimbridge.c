@@ -88,7 +88,6 @@ struct trace {
 	uint64_t copies;
 };
 
-
 /* The bridge of one GPU slot, made in one context. */
 struct bslot {
 	void *ctx;           /* NULL: not made (yet, or since its context went) */

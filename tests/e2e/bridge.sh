@@ -75,8 +75,8 @@ t_bridge_graph_replay_holds_the_bridge() {
 	eq "$bad" "" "the replays' words"
 	bad=$(awk '$1 == "bridge" { n++; split($8, r, "="); if (n > 12 && r[2] != 1) print }' "$WORK/bridge.log")
 	eq "$bad" "" "bridges that do not wait for their step's replay"
-	# A replay's work may reach the GPU only at the host's next call: once every callback of a
-	# replay has run, the bridge goes on (the word pending), and the next launch ends that.
+	# A replay's work may reach the GPU late: once every callback of a replay has run, the
+	# bridge goes on (the word pending) until the host's next call, and the next launch ends that.
 	bad=$(awk '$1 == "bridge" { b = 1 } b && $1 == "replayed" && $NF != "pending=1"' "$WORK/bridge.log")
 	eq "$bad" "" "replays after which the bridge does not wait for the next call"
 	[ "$(grep -c '^replayed .*pending=1' "$WORK/bridge.log")" -gt 50 ] || die "too few replays logged"
