@@ -436,7 +436,7 @@ t_metrics_promtool() {
 
 # A program named to take over a terminal: a window title (OSC 0), the clipboard (OSC 52), BEL,
 # DEL, C1's CSI as UTF-8 (clear the screen), a text-direction override.
-ESCAPING_NAME=$'t\e]0;owned\a\e]52;c;aGk=\a\x7f\xc2\x9b2J\u202ex'
+ESCAPING_NAME=$'t\e]0;owned\a\e]52;c;aGk=\a\x7f\xc2\x9b2J\xe2\x80\xaex'
 # What ESCAPING_NAME is as a label value: each of those characters a '?'.
 ESCAPING_LABEL='command="t?]0;owned??]52;c;aGk=???2J?x"'
 # no_terminal_escapes FILE: FILE holds no control but newline, no C1 (as UTF-8), no

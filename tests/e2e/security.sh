@@ -837,7 +837,7 @@ t_sec_json_escapes() {
 # Text no JSON string may carry as it is: a quote, a backslash, a tab, a newline, an OSC
 # title with BEL, DEL, C1's CSI (as UTF-8), a text-direction override, bytes that are not
 # UTF-8 (a stray byte, two more, a cut sequence).
-HOSTILE_TEXT=$'a"b\\c\t\nd\e]0;x\a \x7f \xc2\x9b \u202e \xff\xfe\xc3 \xe2\x82 e'
+HOSTILE_TEXT=$'a"b\\c\t\nd\e]0;x\a \x7f \xc2\x9b \xe2\x80\xae \xff\xfe\xc3 \xe2\x82 e'
 # json_neutral FILE [TEXT]: FILE is one JSON document (a line): UTF-8, parsed whole, with no
 # byte a terminal acts on (controls but its last newline, DEL, C1, text-direction overrides
 # and isolates); TEXT, where given, is one of its strings, each byte that is not UTF-8 as
@@ -895,7 +895,7 @@ t_sec_terminal_words_shown() {
 	done
 }
 t_sec_json_hostile_text() {
-	local task name=$'q"b\\c\e]0;x\a\x7f\xc2\x9b\u202e\xff\xc3'
+	local task name=$'q"b\\c\e]0;x\a\x7f\xc2\x9b\xe2\x80\xae\xff\xc3'
 	"$NVT" --no-mps -c 1 python3 -c 'import time; time.sleep(1000)' "$HOSTILE_TEXT" &
 	task=$!
 	wait_for 10 runs_program "$task" python3 # (not the command before its exec)
