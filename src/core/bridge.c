@@ -20,16 +20,44 @@ int nvt_bridge_wanted(unsigned prio, uint32_t yield, const char *connections, co
 	return word && strcmp(word, "1") ? NVT_BRIDGE_BAD_WORD : NVT_BRIDGE_ON;
 }
 
+/* The upper bound of each range of gaps but the last (longer), in us: the lingers a bridge may have. */
+static const uint32_t gap_bound_us[NVT_BRIDGE_GAPS - 1] = {25, 50, 100, 200, NVT_BRIDGE_LINGER_US};
+
 void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns)
 {
-	uint32_t soon = gap_ns <= (uint64_t)NVT_BRIDGE_LINGER_US * 1000 ? 1000 : 0;
+	int r = 0;
 
-	if (!l->waits)
-		l->soon_pm = soon;
-	else
-		l->soon_pm = l->soon_pm - l->soon_pm / 8 + soon / 8;
+	while (r < NVT_BRIDGE_GAPS - 1 && gap_ns > (uint64_t)gap_bound_us[r] * 1000)
+		r++;
+	for (int i = 0; i < NVT_BRIDGE_GAPS; i++) {
+		uint32_t in = i == r ? NVT_BRIDGE_ONE : 0;
+		l->share[i] = l->waits ? l->share[i] - l->share[i] / 16 + in / 16 : in;
+	}
 	if (l->waits < UINT32_MAX)
 		l->waits++;
+}
+
+uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l)
+{
+	uint64_t total = 0, caught = 0, caught_cost = 0;
+	uint32_t best = 0;
+
+	if (!l->waits)
+		return NVT_BRIDGE_LINGER_US;
+	for (int i = 0; i < NVT_BRIDGE_GAPS; i++)
+		total += l->share[i];
+	/* Costs to the lower task in share x us: a gap the linger catches costs it at most its
+	 * range's bound and the margin, one it does not the linger and the two switches; a wait
+	 * not bridged costs it the two switches. */
+	for (int i = 0; i < NVT_BRIDGE_GAPS - 1; i++) {
+		uint64_t linger = gap_bound_us[i];
+		caught += l->share[i];
+		caught_cost += (uint64_t)l->share[i] * (linger + NVT_BRIDGE_MARGIN_US);
+		if (caught && caught_cost + (total - caught) * (linger + NVT_BRIDGE_SWITCHES_US) <=
+				      total * NVT_BRIDGE_SWITCHES_US)
+			best = (uint32_t)linger;
+	}
+	return best;
 }
 
 int nvt_bridge_replays(uint32_t *pm, int replayed)
@@ -38,11 +66,6 @@ int nvt_bridge_replays(uint32_t *pm, int replayed)
 
 	*pm = *pm - *pm / 8 + v / 8;
 	return *pm >= NVT_BRIDGE_REPLAY_PM;
-}
-
-int nvt_bridge_arm(const struct nvt_bridge_learn *l)
-{
-	return !l->waits || l->soon_pm >= NVT_BRIDGE_ON_PM;
 }
 
 int nvt_bridge_on(int why)

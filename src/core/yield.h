@@ -192,18 +192,30 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
  * replay's work reached the GPU up to ~60 us after the replay returned, late
  * where the host was slow, and a step whose next call came 30 us or more
  * after its replay paid the switches (H200, 2026-11-26: 70 of 2100 later
- * steps; 0-1 with the wait for the next call). A wait is bridged while at
- * least NVT_BRIDGE_ON_PM of the task's
- * recent waits were followed by a launch within the linger: a service that
- * answers one step a request does not keep the GPU from the lower task.
+ * steps; 0-1 with the wait for the next call). How long a bridge waits for
+ * the next launch after its wait returned (its linger) is learnt from the
+ * task's recent gaps between a wait's return and the next launch: the
+ * longest of NVT_BRIDGE_LINGER_US and the shorter steps below it whose
+ * expected cost to the lower task (a caught gap and the margin; an uncaught
+ * one the linger and the two switches) is no more than the two switches that
+ * an unbridged wait costs it; none such: not bridged. Steps that follow at
+ * once get the whole linger; a service of one step a request whose requests
+ * queue (the next one starts at once after a short host gap) a short one
+ * (H200, 2026-11-26: a queued one-step request paid the two switches, 586
+ * against 437 us a fresh one); one whose next launch comes milliseconds later
+ * none (it does not keep the GPU from the lower task).
  */
 #define NVT_BRIDGE_LINGER_US 300 /* two switches (~290 us): a longer gap costs the lower task more */
+#define NVT_BRIDGE_SWITCHES_US 300 /* what a step that idles costs the lower task (H100 ~290) */
 #define NVT_BRIDGE_MARGIN_US 20  /* 2 and 10 us let the channel run dry before the step came */
 #define NVT_BRIDGE_SPAN_US 150   /* what the first kernels of a step may wait behind the bridge */
 #define NVT_BRIDGE_LATE_US 60    /* how late a replay's work came (a host that only polls waits it) */
 #define NVT_BRIDGE_REPLAY_PM 750 /* steps that alternate a replay and none never reach it */
 #define NVT_BRIDGE_CAP_MS 50
-#define NVT_BRIDGE_ON_PM 500
+/* The gaps learnt: up to 25, 50, 100, 200 and NVT_BRIDGE_LINGER_US us (the lingers a bridge
+ * may have), and longer. */
+#define NVT_BRIDGE_GAPS 6
+#define NVT_BRIDGE_ONE (1u << 16) /* a share of all the gaps, in 1/65536 */
 enum nvt_bridge_why {
 	NVT_BRIDGE_ON = 0,
 	NVT_BRIDGE_NOT_SLICED = 1,  /* not a high task with slice: nothing to bridge */
@@ -220,19 +232,21 @@ enum nvt_bridge_why {
 int nvt_bridge_wanted(unsigned prio, uint32_t yield, const char *connections, const char *word);
 /* 1 if why (nvt_bridge_wanted's) bridges: ON, and BAD_WORD (said, and bridged). */
 int nvt_bridge_on(int why);
-/* The waits of a task, as the bridge learns them: how many were followed soon (per mille). */
+/* The waits of a task, as the bridge learns them: how soon the next launch followed. */
 struct nvt_bridge_learn {
-	uint32_t soon_pm; /* moving average (weight 1/8) of "the next launch came within the linger" */
-	uint32_t waits;   /* learnt from; 0: none yet (bridged: the first waits teach) */
+	uint32_t share[NVT_BRIDGE_GAPS]; /* moving averages (weight 1/16, in NVT_BRIDGE_ONE) of the
+					  * gaps in each range */
+	uint32_t waits;                  /* learnt from; 0: none yet (the first waits teach) */
 };
 /* A wait began; replayed: a graph replay was queued since the wait before. *pm: the moving
  * average (weight 1/8, per mille) of that. Returns 1 if the next bridge waits for the step's
  * replay (*pm >= NVT_BRIDGE_REPLAY_PM). */
 int nvt_bridge_replays(uint32_t *pm, int replayed);
-/* A launch came gap_ns after a wait returned. */
+/* A launch came gap_ns after a wait returned (UINT64_MAX: a wait came first). */
 void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns);
-/* 1 if the next wait is bridged. */
-int nvt_bridge_arm(const struct nvt_bridge_learn *l);
+/* The next wait's linger in us (NVT_BRIDGE_LINGER_US before anything was learnt); 0: the next
+ * wait is not bridged. */
+uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
 /*
  * A bridged task's copy to the host on a stream (a step's token, read by the
  * host after an event or a synchronisation) is done by a kernel, on the

@@ -104,8 +104,9 @@ struct bslot {
 	CUdeviceptr dw;
 	uint32_t seq;        /* the last wait bridged */
 	uint64_t ret_ns;     /* when a wait last returned; 0: none since the last launch */
-	uint32_t soon_pm, waits; /* struct nvt_bridge_learn, read and written whole by one thread at
-				  * a time (the one that took ret_ns), atomically word by word */
+	uint32_t share[NVT_BRIDGE_GAPS], waits; /* struct nvt_bridge_learn, read and written whole
+						 * by one thread at a time (the one that took ret_ns),
+						 * atomically word by word */
 	uint32_t replayed;   /* a replay was queued since the last wait */
 	uint32_t replay_pm;  /* nvt_bridge_replays' average (under b.lock) */
 };
@@ -119,7 +120,7 @@ static const uint64_t gap_us[GAP_BUCKETS - 1] = {50, 100, 300, 1000, 10000};
 static struct {
 	int on;
 	const char *trace;          /* NVTASKSET_BRIDGE_TRACE's path (trace_path); NULL: none */
-	uint64_t waits, bridged, unarmed, by_kernel, replays;
+	uint64_t waits, bridged, unarmed, short_linger, by_kernel, replays;
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
 } dbg;
@@ -338,11 +339,21 @@ void shim_bridge_graph_launch(int g, int enter, int queued)
 	release(g, REL_NOW | (queued ? REL_KEEP : 0));
 }
 
+/* What the waits of slot s taught so far. */
+static struct nvt_bridge_learn learnt(const struct bslot *s)
+{
+	struct nvt_bridge_learn l;
+
+	for (int i = 0; i < NVT_BRIDGE_GAPS; i++)
+		l.share[i] = __atomic_load_n(&s->share[i], __ATOMIC_RELAXED);
+	l.waits = __atomic_load_n(&s->waits, __ATOMIC_RELAXED);
+	return l;
+}
+
 /* A launch (or a wait) came gap_ns after a wait returned. */
 static void learn(struct bslot *s, uint64_t gap_ns)
 {
-	struct nvt_bridge_learn l = {__atomic_load_n(&s->soon_pm, __ATOMIC_RELAXED),
-				     __atomic_load_n(&s->waits, __ATOMIC_RELAXED)};
+	struct nvt_bridge_learn l = learnt(s);
 
 	nvt_bridge_gap(&l, gap_ns);
 	if (dbg.on) {
@@ -355,7 +366,8 @@ static void learn(struct bslot *s, uint64_t gap_ns)
 			count(&dbg.gaps[i]);
 		}
 	}
-	__atomic_store_n(&s->soon_pm, l.soon_pm, __ATOMIC_RELAXED);
+	for (int i = 0; i < NVT_BRIDGE_GAPS; i++)
+		__atomic_store_n(&s->share[i], l.share[i], __ATOMIC_RELAXED);
 	__atomic_store_n(&s->waits, l.waits, __ATOMIC_RELAXED);
 }
 
@@ -363,7 +375,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 {
 	struct bslot *s;
 	uint32_t seq;
-	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger = (uint64_t)NVT_BRIDGE_LINGER_US * 1000,
+	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger,
 		 margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000, span = (uint64_t)NVT_BRIDGE_SPAN_US * 1000,
 		 late = (uint64_t)NVT_BRIDGE_LATE_US * 1000;
 	void *args[9];
@@ -382,10 +394,12 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	if (!still_bridged)
 		return;
 	pthread_mutex_lock(&b.lock);
-	struct nvt_bridge_learn l = {__atomic_load_n(&s->soon_pm, __ATOMIC_RELAXED),
-				     __atomic_load_n(&s->waits, __ATOMIC_RELAXED)};
+	struct nvt_bridge_learn l = learnt(s);
 	count(&dbg.waits);
-	int arm = nvt_bridge_arm(&l);
+	linger = (uint64_t)nvt_bridge_linger_us(&l) * 1000;
+	int arm = linger != 0;
+	if (arm && linger < (uint64_t)NVT_BRIDGE_LINGER_US * 1000)
+		count(&dbg.short_linger);
 	replay = (uint32_t)nvt_bridge_replays(&s->replay_pm, __atomic_exchange_n(&s->replayed, 0, __ATOMIC_RELAXED));
 	if (!arm)
 		count(&dbg.unarmed);
@@ -655,12 +669,13 @@ void shim_bridge_report(void)
 		trace_report();
 	if (!dbg.on || !shim_bridge_on)
 		return;
-	shim_note("bridge: %llu waits, %llu bridged, %llu not (its waits seldom followed soon); %llu "
+	shim_note("bridge: %llu waits, %llu bridged (%llu with a linger below %d us), %llu not (its waits "
+		  "seldom followed soon); %llu "
 		  "copies by its kernel; %llu graph replays seen; the next launch after a wait came within "
 		  "50/100/300/1000/10000 us: %llu/%llu/%llu/%llu/%llu, later: %llu, never (a wait came "
 		  "first): %llu",
 		  (unsigned long long)dbg.waits, (unsigned long long)dbg.bridged,
-		  (unsigned long long)dbg.unarmed, (unsigned long long)dbg.by_kernel,
+		  (unsigned long long)dbg.short_linger, NVT_BRIDGE_LINGER_US, (unsigned long long)dbg.unarmed, (unsigned long long)dbg.by_kernel,
 		  (unsigned long long)dbg.replays,
 		  (unsigned long long)dbg.gaps[0], (unsigned long long)dbg.gaps[1],
 		  (unsigned long long)dbg.gaps[2], (unsigned long long)dbg.gaps[3],

@@ -534,28 +534,59 @@ static void test_bridge(void)
 	      !nvt_bridge_on(NVT_BRIDGE_NOT_SLICED));
 	nvt_yield_parse("client", &p, NULL, 0);
 	CHECK(nvt_bridge_wanted(NVT_PRIO_HIGH, p.yield, "1", NULL) == NVT_BRIDGE_NOT_SLICED);
-	/* The first wait is bridged; then as the gaps say: one long gap turns it off, steps that
-	 * follow at once turn it back on within a few waits. */
-	CHECK(nvt_bridge_arm(&l));
+	/* The first wait is bridged, with the whole linger; then as the gaps say: one long gap turns
+	 * it off, steps that follow at once turn it back on within a few waits. */
+	CHECK(nvt_bridge_linger_us(&l) == NVT_BRIDGE_LINGER_US);
 	nvt_bridge_gap(&l, 5 * MS);
-	CHECK(!nvt_bridge_arm(&l) && l.soon_pm == 0);
+	CHECK(nvt_bridge_linger_us(&l) == 0 && l.share[NVT_BRIDGE_GAPS - 1] == NVT_BRIDGE_ONE);
 	int n = 0;
-	while (!nvt_bridge_arm(&l) && n < 100) {
+	while (nvt_bridge_linger_us(&l) < NVT_BRIDGE_LINGER_US && n < 100) {
 		nvt_bridge_gap(&l, 20 * US);
 		n++;
+		CHECK(n >= 2 || nvt_bridge_linger_us(&l) == 0);
 	}
-	CHECK(n >= 4 && n <= 8);
-	/* Token by token: 7 of 8 waits followed at once, the 8th by the next request's arrival. */
-	for (int i = 0; i < 800; i++)
-		nvt_bridge_gap(&l, i % 8 == 7 ? 10 * MS : 30 * US);
-	CHECK(nvt_bridge_arm(&l) && l.soon_pm > 700);
-	/* The linger is the limit: a gap of it is soon, a longer one is not. */
-	for (int i = 0; i < 100; i++)
-		nvt_bridge_gap(&l, (uint64_t)NVT_BRIDGE_LINGER_US * US + 1);
-	CHECK(!nvt_bridge_arm(&l));
+	CHECK(n >= 8 && n <= 20);
+	/* Token by token: 7 of 8 waits followed at once (or after a slow host's 80 us), the 8th by
+	 * the next request's arrival: the whole linger at every wait. */
+	for (int i = 0; i < 800; i++) {
+		nvt_bridge_gap(&l, i % 8 == 7 ? 10 * MS : (i / 400 ? 80 : 30) * US);
+		if (i % 400 >= 100)
+			CHECK(nvt_bridge_linger_us(&l) == NVT_BRIDGE_LINGER_US);
+	}
+	/* One step a request: a fifth of the requests queued (the next launch 20 us after the
+	 * wait), the rest arriving 2 ms later: a short linger catches the queued ones at no more
+	 * than the switches cost the lower task; a tenth queued: at most 25 us; a twentieth, or
+	 * requests that never queue (periodic), and the queued ones 60 us apart: none. */
+	int lingers[4][2] = {{5, 50}, {10, 25}, {20, 0}, {1000, 0}};
+	for (int k = 0; k < 4; k++)
+		for (int i = 0; i < 400; i++) {
+			nvt_bridge_gap(&l, i % lingers[k][0] ? 2 * MS : 20 * US);
+			if (i >= 100 && lingers[k][1] != 25)
+				CHECK(nvt_bridge_linger_us(&l) == (uint32_t)lingers[k][1]);
+			if (i >= 100 && lingers[k][1] == 25)
+				CHECK(nvt_bridge_linger_us(&l) <= 25);
+		}
+	for (int i = 0; i < 400; i++)
+		nvt_bridge_gap(&l, i % 5 ? 2 * MS : 60 * US);
+	CHECK(nvt_bridge_linger_us(&l) == 0);
+	/* Each gap counts in the range up to its bound; a gap longer than the linger in the last. */
+	CHECK(l.waits == (uint32_t)(801 + n + 2000));
+	uint64_t bounds[] = {25, 50, 100, 200, NVT_BRIDGE_LINGER_US};
+	for (int r = 0; r < NVT_BRIDGE_GAPS - 1; r++) {
+		struct nvt_bridge_learn one = {{0}, 0};
+		nvt_bridge_gap(&one, bounds[r] * US);
+		CHECK(one.share[r] == NVT_BRIDGE_ONE && one.waits == 1);
+		nvt_bridge_gap(&one, bounds[r] * US + 1);
+		CHECK(one.share[r + 1] == NVT_BRIDGE_ONE / 16 && one.share[r] == NVT_BRIDGE_ONE - NVT_BRIDGE_ONE / 16);
+	}
+	/* Gaps as long as the linger cost the lower task more than the switches: not bridged. */
 	for (int i = 0; i < 100; i++)
 		nvt_bridge_gap(&l, (uint64_t)NVT_BRIDGE_LINGER_US * US);
-	CHECK(nvt_bridge_arm(&l) && l.waits == (uint32_t)(801 + n + 200));
+	CHECK(nvt_bridge_linger_us(&l) == 0);
+	/* A wait after a wait (no launch between) is a long gap. */
+	for (int i = 0; i < 100; i++)
+		nvt_bridge_gap(&l, UINT64_MAX);
+	CHECK(nvt_bridge_linger_us(&l) == 0 && l.share[NVT_BRIDGE_GAPS - 1] > NVT_BRIDGE_ONE - 256);
 }
 
 /* Whether a bridge waits for its step's graph replay: by the waits replays followed. */

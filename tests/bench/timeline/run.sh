@@ -181,6 +181,18 @@ PHASES=(
 "gemm-decode-product|gemm|$LO|$DEC $HIB"
 "alone-small-product|-||$SMALL $HIB"
 "gemm-small-product-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low|$SMALL CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high"
+"spin30-small|spin|CTA_US=30 $LO|$SMALL $HI"
+"spin30-small-cta|spin|CTA_US=30 LD_PRELOAD=$W/rmprobe.so RMP_CILP=1 RMP_LOG=$W/pm-spin30-cta $LO|$SMALL $HI"
+"spin30-small-wfi|spin|CTA_US=30 LD_PRELOAD=$W/rmprobe.so RMP_CILP=0 RMP_LOG=$W/pm-spin30-wfi $LO|$SMALL $HI"
+"spin30-one|spin|CTA_US=30 $LO|$ONE $HI"
+"spin30-one-cta|spin|CTA_US=30 LD_PRELOAD=$W/rmprobe.so RMP_CILP=1 RMP_LOG=$W/pm-spin30-one-cta $LO|$ONE $HI"
+"spin2ms-small|spin|CTA_US=2000 $LO|$SMALL $HI"
+"spin2ms-small-cta|spin|CTA_US=2000 LD_PRELOAD=$W/rmprobe.so RMP_CILP=1 RMP_LOG=$W/pm-spin2ms-cta $LO|$SMALL $HI"
+"heavy30-small|heavy|CTA_US=30 $LO|$SMALL $HI"
+"heavy30-small-cta|heavy|CTA_US=30 LD_PRELOAD=$W/rmprobe.so RMP_CILP=1 RMP_LOG=$W/pm-heavy30-cta $LO|$SMALL $HI"
+"gemm2k-small-nowatch|gemm|GEMM_N=2048 WATCH_OFF=1 $LO|$SMALL $HI"
+"gemm2k-small-nowatch-cta|gemm|GEMM_N=2048 WATCH_OFF=1 LD_PRELOAD=$W/rmprobe.so RMP_CILP=1 RMP_LOG=$W/pm-gemm2k-cta $LO|$SMALL $HI"
+"gemm-small-nowatch-cta|gemm|WATCH_OFF=1 LD_PRELOAD=$W/rmprobe.so RMP_CILP=1 RMP_LOG=$W/pm-gemm-cta $LO|$SMALL $HI"
 "gemm-small-tside2-300-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield slice|$SMALL TAIL_US=300 TAIL_MODE=side2 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog NVTASKSET_BRIDGE=0 $NVT --priority high --yield slice"
 )
 want=" $* "
@@ -210,6 +222,6 @@ for p in "${PHASES[@]}"; do
 	tail -2 "$O/$name.log"
 done
 python3 "$T/analyze.py" "$O" | tee "$O/timeline.txt"
-cp "$W"/gate* "$O/" 2>/dev/null
+cp "$W"/gate* "$W"/pm-* "$O/" 2>/dev/null
 pgrep -a nvidia-cuda-mps && echo "MPS daemons still running"
 exit 0

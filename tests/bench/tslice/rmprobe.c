@@ -17,6 +17,8 @@
 //   RMP_GATE_RESET=1    after giving the GPU back, set the timeslice again
 //   RMP_LINGER_US=US    the gate gives the GPU back only after the flag has been zero this long
 //                       (a service's next step comes soon after its last one ended)
+//   RMP_CILP=N          libcuda's GR_SET_CTXSW_PREEMPTION_MODE carries compute preemption mode N
+//                       (0 wait for idle, 1 CTA, 2 instruction level: libcuda's own) instead
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -44,6 +46,7 @@
 #define TSG_PREEMPT 0xa06c0105u
 #define CH_SCHED 0xa06f0103u
 #define CH_BIND 0xa06f0104u
+#define SET_PMODE 0x20801210u /* NV2080_CTRL_CMD_GR_SET_CTXSW_PREEMPTION_MODE, 32 bytes */
 
 struct os54 { uint32_t client, object, cmd, flags; uint64_t params; uint32_t size, status; };
 struct obj { int fd; uint32_t client, handle, parent, cls; };
@@ -55,6 +58,7 @@ static int nobj;
 static FILE *logf;
 static uint64_t t_start;
 static uint64_t ts_us;
+static int cilp_mode = -1;
 static int when_alloc, when_sched, when_rewrite, late_ms = -1;
 static __thread int inside;
 static atomic_int ntsg_seen;
@@ -359,6 +363,16 @@ int ioctl(int fd, unsigned long req, ...)
 		struct os54 mine;
 		uint64_t v;
 		int rewrote = 0;
+		uint32_t pm[8];
+		if (cilp_mode >= 0 && c->cmd == SET_PMODE && c->size == sizeof pm) {
+			memcpy(pm, (void *)(uintptr_t)c->params, sizeof pm);
+			logx("rewrite libcuda SET_CTXSW_PREEMPTION_MODE flags=%u ch=%#x gfxp=%u cilp %u -> %d",
+			     pm[0], pm[1], pm[2], pm[3], cilp_mode);
+			pm[3] = (uint32_t)cilp_mode;
+			mine = *c;
+			mine.params = (uint64_t)(uintptr_t)pm;
+			rewrote = 1;
+		}
 		if (ts_us && when_rewrite && c->cmd == SET_TS && c->size == 8) {
 			pthread_mutex_lock(&mu);
 			struct obj *o = find(c->client, c->object);
@@ -378,6 +392,8 @@ int ioctl(int fd, unsigned long req, ...)
 		uint64_t took = now_ns() - a;
 		if (rewrote)
 			c->status = mine.status;
+		if (rewrote && c->cmd == SET_PMODE)
+			logx("SET_CTXSW_PREEMPTION_MODE rc=%d status=%#x", rc, c->status);
 		if (rc == 0) {
 			inside = 1;
 			pthread_mutex_lock(&mu);
@@ -411,6 +427,9 @@ __attribute__((constructor)) static void start(void)
 	const char *ts = getenv("RMP_TS");
 	if (ts)
 		ts_us = strtoull(ts, NULL, 10);
+	const char *cm = getenv("RMP_CILP");
+	if (cm && *cm)
+		cilp_mode = (int)strtol(cm, NULL, 10);
 	const char *w = getenv("RMP_WHEN");
 	if (w) {
 		when_alloc = strstr(w, "alloc") != NULL;
