@@ -675,7 +675,8 @@ void shim_bridge_report(void)
 		  "50/100/300/1000/10000 us: %llu/%llu/%llu/%llu/%llu, later: %llu, never (a wait came "
 		  "first): %llu",
 		  (unsigned long long)dbg.waits, (unsigned long long)dbg.bridged,
-		  (unsigned long long)dbg.short_linger, NVT_BRIDGE_LINGER_US, (unsigned long long)dbg.unarmed, (unsigned long long)dbg.by_kernel,
+		  (unsigned long long)dbg.short_linger, NVT_BRIDGE_LINGER_US, (unsigned long long)dbg.unarmed,
+		  (unsigned long long)dbg.by_kernel,
 		  (unsigned long long)dbg.replays,
 		  (unsigned long long)dbg.gaps[0], (unsigned long long)dbg.gaps[1],
 		  (unsigned long long)dbg.gaps[2], (unsigned long long)dbg.gaps[3],
