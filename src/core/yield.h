@@ -194,13 +194,14 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
  * after its replay paid the switches (H200, 2026-11-26: 70 of 2100 later
  * steps; 0-1 with the wait for the next call). How long a bridge waits for
  * the next launch after its wait returned (its linger) is learnt from the
- * task's recent gaps between a wait's return and the next launch: the
- * longest of NVT_BRIDGE_LINGER_US and the shorter steps below it whose
- * expected cost to the lower task (a caught gap and the margin; an uncaught
- * one the linger and the two switches) is no more than the two switches that
- * an unbridged wait costs it; none such: not bridged. Steps that follow at
- * once get the whole linger; a service of one step a request whose requests
- * queue (the next one starts at once after a short host gap) a short one
+ * task's recent gaps between a wait's return and the next launch: all of
+ * NVT_BRIDGE_LINGER_US while half of them or more were within it (a
+ * service's steps, whose host may be slow for a while); else the longest of
+ * the shorter ranges' bounds whose expected cost to the lower task (a caught
+ * gap and the margin; an uncaught one the linger and the two switches) is no
+ * more than the two switches that an unbridged wait costs it; none such: not
+ * bridged. A service of one step a request whose requests sometimes queue
+ * (the next one starts at once after a short host gap) gets a short linger
  * (H200, 2026-11-26: a queued one-step request paid the two switches, 586
  * against 437 us a fresh one); one whose next launch comes milliseconds later
  * none (it does not keep the GPU from the lower task).
