@@ -48,7 +48,7 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l)
 		total += l->share[i];
 	/* Half the gaps or more within the whole linger: all of it (a service's steps, whose host
 	 * may be slow for a while: a shorter linger would miss those gaps). */
-	if (2 * (total - l->share[NVT_BRIDGE_GAPS - 1]) >= total)
+	if (total && 2 * (total - l->share[NVT_BRIDGE_GAPS - 1]) >= total)
 		return NVT_BRIDGE_LINGER_US;
 	/* Costs to the lower task in share x us: a gap the linger catches costs it at most its
 	 * range's bound and the margin, one it does not the linger and the two switches; a wait

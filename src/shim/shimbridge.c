@@ -104,9 +104,10 @@ struct bslot {
 	CUdeviceptr dw;
 	uint32_t seq;        /* the last wait bridged */
 	uint64_t ret_ns;     /* when a wait last returned; 0: none since the last launch */
-	uint32_t share[NVT_BRIDGE_GAPS], waits; /* struct nvt_bridge_learn, read and written whole
-						 * by one thread at a time (the one that took ret_ns),
-						 * atomically word by word */
+	uint32_t share[NVT_BRIDGE_GAPS], waits; /* struct nvt_bridge_learn, word by word (relaxed):
+						 * two threads that each took a ret_ns may learn at
+						 * once and a wait read it meanwhile; a mixed copy
+						 * is still a linger of the ranges' bounds, or 0 */
 	uint32_t replayed;   /* a replay was queued since the last wait */
 	uint32_t replay_pm;  /* nvt_bridge_replays' average (under b.lock) */
 };
@@ -398,8 +399,6 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	count(&dbg.waits);
 	linger = (uint64_t)nvt_bridge_linger_us(&l) * 1000;
 	int arm = linger != 0;
-	if (arm && linger < (uint64_t)NVT_BRIDGE_LINGER_US * 1000)
-		count(&dbg.short_linger);
 	replay = (uint32_t)nvt_bridge_replays(&s->replay_pm, __atomic_exchange_n(&s->replayed, 0, __ATOMIC_RELAXED));
 	if (!arm)
 		count(&dbg.unarmed);
@@ -437,6 +436,8 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 		tls.seq = seq;
 		tls.slot = g;
 		count(&dbg.bridged);
+		if (linger < (uint64_t)NVT_BRIDGE_LINGER_US * 1000)
+			count(&dbg.short_linger);
 		if (rc)
 			turn_off("launching the bridge", rc);
 	} else {
@@ -669,8 +670,8 @@ void shim_bridge_report(void)
 		trace_report();
 	if (!dbg.on || !shim_bridge_on)
 		return;
-	shim_note("bridge: %llu waits, %llu bridged (%llu with a linger below %d us), %llu not (its waits "
-		  "seldom followed soon); %llu "
+	shim_note("bridge: %llu waits, %llu bridged (%llu with a linger below %d us), %llu not (the "
+		  "launches after its waits came too late to pay for one); %llu "
 		  "copies by its kernel; %llu graph replays seen; the next launch after a wait came within "
 		  "50/100/300/1000/10000 us: %llu/%llu/%llu/%llu/%llu, later: %llu, never (a wait came "
 		  "first): %llu",

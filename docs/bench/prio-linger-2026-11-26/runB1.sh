@@ -1,5 +1,5 @@
 #!/bin/bash
-# Run B1: the learnt linger (br-learn) against the rule before it (br-oldarm), static and L alone:
+# Run B1 (and B4, B5 on an H100): the learnt linger (br-learn) against the half-soon rule (br-oldarm), static and L alone:
 # Poisson and periodic decode (one step a request) and tbt, beside GEMM training (H torch).
 set -u
 PRIO_T0=$(date +%s.%N)

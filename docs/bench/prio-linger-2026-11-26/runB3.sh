@@ -1,5 +1,5 @@
 #!/bin/bash
-# Run B3: the shipped default with the learnt linger (commit as built, no experiment patch):
+# Run B3 (and B6 on an H100): the default with the learnt linger (the commit as built, no experiment patch):
 # make check-gpu-bridge, then bench-prio round5 (beside GEMM training, or SET=round5-llama):
 # L alone, static, MPS client priority, prio-nopart (the default).
 set -u
