@@ -33,6 +33,8 @@ void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns)
 		uint32_t in = i == r ? NVT_BRIDGE_ONE : 0;
 		l->share[i] = l->waits ? l->share[i] - l->share[i] / 16 + in / 16 : in;
 	}
+	uint32_t soon = r < NVT_BRIDGE_GAPS - 1 ? 1000 : 0;
+	l->soon_pm = l->waits ? l->soon_pm - l->soon_pm / 8 + soon / 8 : soon;
 	if (l->waits < UINT32_MAX)
 		l->waits++;
 }
@@ -46,9 +48,9 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l)
 		return NVT_BRIDGE_LINGER_US;
 	for (int i = 0; i < NVT_BRIDGE_GAPS; i++)
 		total += l->share[i];
-	/* Half the gaps or more within the whole linger: all of it (a service's steps, whose host
-	 * may be slow for a while: a shorter linger would miss those gaps). */
-	if (total && 2 * (total - l->share[NVT_BRIDGE_GAPS - 1]) >= total)
+	/* Half the recent gaps or more within the whole linger: all of it (a service's steps,
+	 * whose host may be slow for a while: a shorter linger would miss those gaps). */
+	if (l->soon_pm >= NVT_BRIDGE_ON_PM)
 		return NVT_BRIDGE_LINGER_US;
 	/* Costs to the lower task in share x us: a gap the linger catches costs it at most its
 	 * range's bound and the margin, one it does not the linger and the two switches; a wait

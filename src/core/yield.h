@@ -196,7 +196,8 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
  * the next launch after its wait returned (its linger) is learnt from the
  * task's recent gaps between a wait's return and the next launch: all of
  * NVT_BRIDGE_LINGER_US while half of them or more were within it (a
- * service's steps, whose host may be slow for a while); else the longest of
+ * service's steps, whose host may be slow for a while; an average of the
+ * last few waits, NVT_BRIDGE_ON_PM); else the longest of
  * the shorter ranges' bounds whose expected cost to the lower task (a caught
  * gap and the margin; an uncaught one the linger and the two switches) is no
  * more than the two switches that an unbridged wait costs it; none such: not
@@ -213,6 +214,7 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
 #define NVT_BRIDGE_LATE_US 60    /* how late a replay's work came (a host that only polls waits it) */
 #define NVT_BRIDGE_REPLAY_PM 750 /* steps that alternate a replay and none never reach it */
 #define NVT_BRIDGE_CAP_MS 50
+#define NVT_BRIDGE_ON_PM 500
 /* The gaps learnt: up to 25, 50, 100, 200 and NVT_BRIDGE_LINGER_US us (the lingers a bridge
  * may have), and longer. */
 #define NVT_BRIDGE_GAPS 6
@@ -237,6 +239,8 @@ int nvt_bridge_on(int why);
 struct nvt_bridge_learn {
 	uint32_t share[NVT_BRIDGE_GAPS]; /* moving averages (weight 1/16, in NVT_BRIDGE_ONE) of the
 					  * gaps in each range */
+	uint32_t soon_pm;                /* moving average (weight 1/8, per mille) of "within the
+					  * whole linger": quicker to come back after a slow spell */
 	uint32_t waits;                  /* learnt from; 0: none yet (the first waits teach) */
 };
 /* A wait began; replayed: a graph replay was queued since the wait before. *pm: the moving

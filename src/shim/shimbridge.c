@@ -104,10 +104,10 @@ struct bslot {
 	CUdeviceptr dw;
 	uint32_t seq;        /* the last wait bridged */
 	uint64_t ret_ns;     /* when a wait last returned; 0: none since the last launch */
-	uint32_t share[NVT_BRIDGE_GAPS], waits; /* struct nvt_bridge_learn, word by word (relaxed):
-						 * two threads that each took a ret_ns may learn at
-						 * once and a wait read it meanwhile; a mixed copy
-						 * is still a linger of the ranges' bounds, or 0 */
+	/* struct nvt_bridge_learn, word by word (relaxed): two threads that each took a ret_ns may
+	 * learn at once and a wait read it meanwhile; a mixed copy still gives a linger of the
+	 * ranges' bounds, or 0. */
+	uint32_t share[NVT_BRIDGE_GAPS], soon_pm, waits;
 	uint32_t replayed;   /* a replay was queued since the last wait */
 	uint32_t replay_pm;  /* nvt_bridge_replays' average (under b.lock) */
 };
@@ -347,6 +347,7 @@ static struct nvt_bridge_learn learnt(const struct bslot *s)
 
 	for (int i = 0; i < NVT_BRIDGE_GAPS; i++)
 		l.share[i] = __atomic_load_n(&s->share[i], __ATOMIC_RELAXED);
+	l.soon_pm = __atomic_load_n(&s->soon_pm, __ATOMIC_RELAXED);
 	l.waits = __atomic_load_n(&s->waits, __ATOMIC_RELAXED);
 	return l;
 }
@@ -369,6 +370,7 @@ static void learn(struct bslot *s, uint64_t gap_ns)
 	}
 	for (int i = 0; i < NVT_BRIDGE_GAPS; i++)
 		__atomic_store_n(&s->share[i], l.share[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&s->soon_pm, l.soon_pm, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->waits, l.waits, __ATOMIC_RELAXED);
 }
 

@@ -1,6 +1,7 @@
-# Experiment build only: runB1.sh applies it to the device's copy of the tree before building, and
-# nvtaskset itself reads no such variable. NVTASKSET_DEV_OLDARM=1 gives the bridge the rule of
-# commit a6b84ec (bridged with the whole linger while half the recent gaps were within it, else not).
+# Experiment build only (runs B1, B4, B5): runB1.sh applies it to the device's copy of the tree
+# before building, and nvtaskset itself reads no such variable. NVTASKSET_DEV_OLDARM=1 gives the
+# bridge a half-soon rule: the whole linger while half the gaps of the learnt shares (weight 1/16)
+# were within it, else none (commit a6b84ec's rule, whose average had weight 1/8: oldarm-soon.py).
 p = "src/shim/shimbridge.c"
 s = open(p).read()
 a = "\tlinger = (uint64_t)nvt_bridge_linger_us(&l) * 1000;\n"

@@ -5,7 +5,7 @@ set -u
 PRIO_T0=$(date +%s.%N)
 export PRIO_T0
 J=build/.jsonc
-python3 docs/bench/prio-linger-2026-11-26/oldarm.py || exit 1
+python3 ${OLDARM:-docs/bench/prio-linger-2026-11-26/oldarm.py} || exit 1
 make -j16 "JSONC_CFLAGS=-I$J/include -I$J/include/json-c" JSONC_LIBS=$J/lib/libjson-c.a all >$OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
 echo "built $(date +%T)"
 mkdir -p /tmp/trace
