@@ -21,7 +21,8 @@ int nvt_bridge_wanted(unsigned prio, uint32_t yield, const char *connections, co
 }
 
 /* The upper bound of each range of gaps but the last (longer), in us: the lingers a bridge may have. */
-static const uint32_t gap_bound_us[NVT_BRIDGE_GAPS - 1] = {25, 50, 100, 200, NVT_BRIDGE_LINGER_US};
+static const uint32_t gap_bound_us[NVT_BRIDGE_GAPS - 1] = {20, 30, 40, 50, 70, 100, 150, 200,
+								   NVT_BRIDGE_LINGER_US};
 
 void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns)
 {

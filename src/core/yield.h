@@ -215,9 +215,9 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
 #define NVT_BRIDGE_REPLAY_PM 750 /* steps that alternate a replay and none never reach it */
 #define NVT_BRIDGE_CAP_MS 50
 #define NVT_BRIDGE_ON_PM 500
-/* The gaps learnt: up to 25, 50, 100, 200 and NVT_BRIDGE_LINGER_US us (the lingers a bridge
- * may have), and longer. */
-#define NVT_BRIDGE_GAPS 6
+/* The gaps learnt: up to 20, 30, 40, 50, 70, 100, 150, 200 and NVT_BRIDGE_LINGER_US us (the
+ * lingers a bridge may have: close above the gaps a host shows), and longer. */
+#define NVT_BRIDGE_GAPS 10
 #define NVT_BRIDGE_ONE (1u << 16) /* a share of all the gaps, in 1/65536 */
 enum nvt_bridge_why {
 	NVT_BRIDGE_ON = 0,
