@@ -45,14 +45,13 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l)
 	uint64_t total = 0, caught = 0, caught_cost = 0;
 	uint32_t best = 0;
 
-	if (!l->waits)
+	/* Nothing learnt yet, or half the recent gaps or more within the whole linger: all of it
+	 * (a service's steps, whose host may be slow for a while: a shorter linger would miss
+	 * those gaps). */
+	if (!l->waits || l->soon_pm >= NVT_BRIDGE_ON_PM)
 		return NVT_BRIDGE_LINGER_US;
 	for (int i = 0; i < NVT_BRIDGE_GAPS; i++)
 		total += l->share[i];
-	/* Half the recent gaps or more within the whole linger: all of it (a service's steps,
-	 * whose host may be slow for a while: a shorter linger would miss those gaps). */
-	if (l->soon_pm >= NVT_BRIDGE_ON_PM)
-		return NVT_BRIDGE_LINGER_US;
 	/* Costs to the lower task in share x us: a gap the linger catches costs it at most its
 	 * range's bound and the margin, one it does not the linger and the two switches; a wait
 	 * not bridged costs it the two switches. */
