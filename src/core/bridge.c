@@ -32,7 +32,7 @@ void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns)
 		r++;
 	for (int i = 0; i < NVT_BRIDGE_GAPS; i++) {
 		uint32_t in = i == r ? NVT_BRIDGE_ONE : 0;
-		l->share[i] = l->waits ? l->share[i] - l->share[i] / 32 + in / 32 : in;
+		l->share[i] = l->waits ? l->share[i] - l->share[i] / 16 + in / 16 : in;
 	}
 	uint32_t soon = r < NVT_BRIDGE_GAPS - 1 ? 1000 : 0;
 	l->soon_pm = l->waits ? l->soon_pm - l->soon_pm / 8 + soon / 8 : soon;
@@ -54,15 +54,13 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l)
 		total += l->share[i];
 	/* Costs to the lower task in share x us: a gap the linger catches costs it at most its
 	 * range's bound and the margin, one it does not the linger and the two switches; a wait
-	 * not bridged costs it the two switches. A linger may cost it a quarter of the switches the
-	 * service is spared on the gaps it catches more (x NVT_BRIDGE_SLACK_DIV on both sides). */
+	 * not bridged costs it the two switches. */
 	for (int i = 0; i < NVT_BRIDGE_GAPS - 1; i++) {
 		uint64_t linger = gap_bound_us[i];
 		caught += l->share[i];
 		caught_cost += (uint64_t)l->share[i] * (linger + NVT_BRIDGE_MARGIN_US);
-		uint64_t cost = caught_cost + (total - caught) * (linger + NVT_BRIDGE_SWITCHES_US);
-		if (caught && NVT_BRIDGE_SLACK_DIV * cost <=
-				      (NVT_BRIDGE_SLACK_DIV * total + caught) * NVT_BRIDGE_SWITCHES_US)
+		if (caught && caught_cost + (total - caught) * (linger + NVT_BRIDGE_SWITCHES_US) <=
+				      total * NVT_BRIDGE_SWITCHES_US)
 			best = (uint32_t)linger;
 	}
 	return best;

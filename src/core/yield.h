@@ -200,9 +200,8 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
  * last few waits, NVT_BRIDGE_ON_PM); else the longest of
  * the shorter ranges' bounds whose expected cost to the lower task (a caught
  * gap and the margin; an uncaught one the linger and the two switches) is no
- * more than the two switches that an unbridged wait costs it and a quarter
- * of the switches the service's steps it catches are spared
- * (NVT_BRIDGE_SLACK_DIV); none such: not bridged. A service of one step a request whose requests sometimes queue
+ * more than the two switches that an unbridged wait costs it; none such: not
+ * bridged. A service of one step a request whose requests sometimes queue
  * (the next one starts at once after a short host gap) gets a short linger
  * (H200, 2026-11-26: a queued one-step request paid the two switches, 586
  * against 437 us a fresh one); one whose next launch comes milliseconds later
@@ -210,7 +209,6 @@ int nvt_watched_busy(const struct nvt_watched *w, uint64_t now);
  */
 #define NVT_BRIDGE_LINGER_US 300 /* two switches (~290 us): a longer gap costs the lower task more */
 #define NVT_BRIDGE_SWITCHES_US 300 /* what a step that idles costs the lower task (H100 ~290) */
-#define NVT_BRIDGE_SLACK_DIV 4     /* a linger may cost the lower task 1/4 of what it spares the service */
 #define NVT_BRIDGE_MARGIN_US 20  /* 2 and 10 us let the channel run dry before the step came */
 #define NVT_BRIDGE_SPAN_US 150   /* what the first kernels of a step may wait behind the bridge */
 #define NVT_BRIDGE_LATE_US 60    /* how late a replay's work came (a host that only polls waits it) */
@@ -239,8 +237,8 @@ int nvt_bridge_wanted(unsigned prio, uint32_t yield, const char *connections, co
 int nvt_bridge_on(int why);
 /* The waits of a task, as the bridge learns them: how soon the next launch followed. */
 struct nvt_bridge_learn {
-	uint32_t share[NVT_BRIDGE_GAPS]; /* moving averages (weight 1/32, in NVT_BRIDGE_ONE) of the
-					  * gaps in each range: steady at a few queued requests in ten */
+	uint32_t share[NVT_BRIDGE_GAPS]; /* moving averages (weight 1/16, in NVT_BRIDGE_ONE) of the
+					  * gaps in each range */
 	uint32_t soon_pm;                /* moving average (weight 1/8, per mille) of "within the
 					  * whole linger": quicker to come back after a slow spell */
 	uint32_t waits;                  /* learnt from; 0: none yet (the first waits teach) */
