@@ -7,8 +7,8 @@
  *
  * When a thread of the task begins to wait for its work (a stream's or an
  * event's synchronisation) and its recent waits teach a linger (core/yield.h:
- * how soon a launch followed them), the shim queues on a stream of its own a one-thread kernel
- * (nvt_bridge) and an empty one behind it. The kernel runs until the host's
+ * how soon a launch followed them), the shim queues on a stream of its own a
+ * one-thread kernel (nvt_bridge) and an empty one behind it. The kernel runs until the host's
  * next launch on this GPU plus a margin, or the linger after the wait
  * returned, or the cap: the task's context keeps work pending between its
  * steps, so the GPU does not switch to a lower context there, and the next
