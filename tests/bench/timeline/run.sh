@@ -34,6 +34,8 @@ LONG="STEPS=1 KERNELS=1 CTAS=1 WORK_NS=300000 PERIOD_US=4000 REQS=200"
 G56="STEPS=8 KERNELS=56 CTAS=1 WORK_NS=500 PERIOD_US=8000 REQS=150 GRAPH=1 PRE_US=1"
 # Steps as long as a 7B-sized decode's (56 kernels on every SM, ~2.7 ms a step)
 LONG8="STEPS=8 KERNELS=56 CTAS=0 WORK_NS=47000 PERIOD_US=40000 REQS=40"
+# An eager, host-bound step: 16 short kernels, the host busy LGAP_US between its launches
+EAGER="STEPS=8 KERNELS=16 CTAS=1 WORK_NS=2000 PERIOD_US=10000 REQS=100"
 # name | batch (mode, or -) | batch's launcher and environment | service's launcher and environment
 PHASES=(
 "alone-small|-||$SMALL $HI"
@@ -193,6 +195,18 @@ PHASES=(
 "gemm2k-small-nowatch|gemm|GEMM_N=2048 WATCH_OFF=1 $LO|$SMALL $HI"
 "gemm2k-small-nowatch-cta|gemm|GEMM_N=2048 WATCH_OFF=1 LD_PRELOAD=$W/rmprobe.so RMP_CILP=1 RMP_LOG=$W/pm-gemm2k-cta $LO|$SMALL $HI"
 "gemm-small-nowatch-cta|gemm|WATCH_OFF=1 LD_PRELOAD=$W/rmprobe.so RMP_CILP=1 RMP_LOG=$W/pm-gemm-cta $LO|$SMALL $HI"
+"alone-eager-g0-product|-||$EAGER LGAP_US=0 $HIB"
+"gemm-eager-g0-product|gemm|$LO|$EAGER LGAP_US=0 $HIB"
+"alone-eager-g5-product|-||$EAGER LGAP_US=5 $HIB"
+"gemm-eager-g5-product|gemm|$LO|$EAGER LGAP_US=5 $HIB"
+"alone-eager-g10-product|-||$EAGER LGAP_US=10 $HIB"
+"gemm-eager-g10-product|gemm|$LO|$EAGER LGAP_US=10 $HIB"
+"alone-eager-g20-product|-||$EAGER LGAP_US=20 $HIB"
+"gemm-eager-g20-product|gemm|$LO|$EAGER LGAP_US=20 $HIB"
+"alone-eager-g40-product|-||$EAGER LGAP_US=40 $HIB"
+"gemm-eager-g40-product|gemm|$LO|$EAGER LGAP_US=40 $HIB"
+"gemm-eager-g10|gemm|$LO|$EAGER LGAP_US=10 $HI"
+"gemm-eager-g40|gemm|$LO|$EAGER LGAP_US=40 $HI"
 "gemm-small-tside2-300-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield slice|$SMALL TAIL_US=300 TAIL_MODE=side2 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog NVTASKSET_BRIDGE=0 $NVT --priority high --yield slice"
 )
 want=" $* "

@@ -25,7 +25,8 @@
 //                               for step k. LEGACY=1: the steps on the legacy default
 //                               stream (PyTorch's current stream). GRAPH=1: each step a
 //                               graph (BLAS=N: N cuBLAS bf16 4096 layers at batch 1 after its
-//                               first kernel). FLUSH=1: a query of the
+//                               first kernel). LGAP_US=N: the host takes N us between a
+//                               step's launches. FLUSH=1: a query of the
 //                               stream right after each step is queued. Each
 //                               kernel stamps its first CTA's start and last CTA's end; the host
 //                               stamps each step's submit and return (CLOCK_MONOTONIC), and a
@@ -491,6 +492,9 @@ static int svc(const char *out)
 	 * PyTorch's host between a replay and its next call): whether the work queued is on the
 	 * GPU before the next call into the driver. */
 	uint64_t post_ns = (uint64_t)envl("POST_US", 0) * 1000;
+	/* LGAP_US: the host takes LGAP_US between a step's launches (an eager, host-bound step:
+	 * the GPU may run dry between its kernels). */
+	uint64_t lgap_ns = (uint64_t)envl("LGAP_US", 0) * 1000;
 	cudaStream_t side;
 	cudaEvent_t evside;
 	CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
@@ -621,6 +625,8 @@ static int svc(const char *out)
 		for (int k = 0; k < kernels && !graph; k++) {
 			size_t i = (size_t)st * kernels + k;
 			int lastk = k == kernels - 1;
+			for (uint64_t t1 = host_ns() + lgap_ns; k && lgap_ns && host_ns() < t1;)
+				;
 			k_step<<<ctas, threads, 0, s>>>(work, dfirst + i, dlast + i, lastk ? dflag : NULL,
 							 (unsigned)(st + 1));
 		}
