@@ -74,13 +74,6 @@ int nvt_bridge_replays(uint32_t *pm, int replayed)
 	return *pm >= NVT_BRIDGE_REPLAY_PM;
 }
 
-int nvt_bridge_tail_due(uint32_t replay_pm, uint64_t last_ns, uint64_t now_ns)
-{
-	if (replay_pm >= NVT_BRIDGE_REPLAY_PM)
-		return 0;
-	return !last_ns || now_ns < last_ns || now_ns - last_ns >= (uint64_t)NVT_BRIDGE_TAIL_US * 1000;
-}
-
 int nvt_bridge_on(int why)
 {
 	return why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;

@@ -253,27 +253,6 @@ void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns);
  * wait is not bridged. */
 uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
 /*
- * Tails: a step of plain launches (no graph replay) whose host is slower than
- * its kernels lets the channel run dry between two launches, and the GPU
- * switches to a lower context and back there (an eager, host-bound step: 451
- * against 134 us alone with 5 us of the host between 16 short kernels, H200,
- * docs/hardware-facts.md). So a bridged task whose waits are not followed by
- * replays queues the bridge's kernel (a tail) behind its launches, at the
- * first plain launch after a wait and then once NVT_BRIDGE_TAIL_US of the
- * host's time have passed since the last tail; a tail holds what is queued
- * behind it until the next tail is queued (it then ends at once if it had not
- * started, else NVT_BRIDGE_MARGIN_US later), a wait or a copy begins, or the
- * linger passed with no release. The channel always ends in a bridge while
- * the host queues a step: the step's kernels wait at most about a tail's
- * period, and a task whose host is faster than its kernels finds each tail
- * released before it starts.
- */
-#define NVT_BRIDGE_TAIL_US 100
-/* 1 if a launch at now_ns (not a replay) queues a tail: the task's waits are not followed by
- * replays (replay_pm, nvt_bridge_replays's, below NVT_BRIDGE_REPLAY_PM) and its last tail was
- * queued at last_ns (0: none since its last wait) at least NVT_BRIDGE_TAIL_US before. */
-int nvt_bridge_tail_due(uint32_t replay_pm, uint64_t last_ns, uint64_t now_ns);
-/*
  * A bridged task's copy to the host on a stream (a step's token, read by the
  * host after an event or a synchronisation) is done by a kernel, on the
  * compute engine, where a copy engine would do it: the step's stream then

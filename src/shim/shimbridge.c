@@ -102,9 +102,7 @@ struct bslot {
 	 * harmless once a context is gone. */
 	volatile uint32_t *w;
 	CUdeviceptr dw;
-	uint32_t seq;        /* the last bridge (a wait's or a tail) */
-	uint32_t lseq;       /* the last bridge a launch releases (a tail: the one before it) */
-	uint64_t tail_ns;    /* when the last tail was queued; 0: none since the last wait */
+	uint32_t seq;        /* the last wait bridged */
 	uint64_t ret_ns;     /* when a wait last returned; 0: none since the last launch */
 	/* struct nvt_bridge_learn, word by word (relaxed): two threads that each took a ret_ns may
 	 * learn at once and a wait read it meanwhile; a mixed copy still gives a linger of the
@@ -123,7 +121,7 @@ static const uint64_t gap_us[GAP_BUCKETS - 1] = {50, 100, 300, 1000, 10000};
 static struct {
 	int on;
 	const char *trace;          /* NVTASKSET_BRIDGE_TRACE's path (trace_path); NULL: none */
-	uint64_t waits, bridged, unarmed, short_linger, by_kernel, replays, tails;
+	uint64_t waits, bridged, unarmed, short_linger, by_kernel, replays;
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
 } dbg;
@@ -279,7 +277,7 @@ static void trace_time(struct trace *tr, uint32_t seq, size_t field)
 		__atomic_compare_exchange_n(t, &zero, nvt_clock_ns(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-/* Releases slot g's bridge (a launch, how 0: all but the last tail); how: REL_NOW, it may end without waiting for its step's replay (a
+/* Releases slot g's bridge; how: REL_NOW, it may end without waiting for its step's replay (a
  * replay was queued, or what comes next must not wait behind it); unless REL_KEEP, a call of
  * the host's (a replay's work waits no longer for one: w[5], this slot's). */
 #define REL_NOW 1
@@ -291,8 +289,7 @@ static void release(int g, int how)
 
 	/* A bridge's own kernels do not release it. */
 	if (w && !tls.launching) {
-		/* A launch releases every bridge but a tail queued behind a launch of its step. */
-		seq = __atomic_load_n(how ? &b.s[g].seq : &b.s[g].lseq, __ATOMIC_ACQUIRE);
+		seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
 		if (!(how & REL_KEEP) && __atomic_load_n(&w[5], __ATOMIC_RELAXED) &&
 		    __atomic_exchange_n(&w[5], 0, __ATOMIC_RELEASE) && __builtin_expect(dbg.trace != NULL, 0))
 			trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 2);
@@ -384,7 +381,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger,
 		 margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000, span = (uint64_t)NVT_BRIDGE_SPAN_US * 1000,
 		 late = (uint64_t)NVT_BRIDGE_LATE_US * 1000;
-	void *args[10];
+	void *args[9];
 	CUdeviceptr rec = 0;
 	uint32_t replay;
 
@@ -394,7 +391,6 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	/* What was queued behind the last bridge may be what this wait waits for. */
 	release(g, REL_NOW);
 	s = &b.s[g];
-	__atomic_store_n(&s->tail_ns, 0, __ATOMIC_RELAXED); /* the next plain launch queues a tail */
 	/* A wait after a wait, no launch between: not followed soon. */
 	if (__atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED))
 		learn(s, UINT64_MAX);
@@ -426,7 +422,6 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	/* Published before the kernels are queued: a launch of another thread meanwhile then
 	 * releases this bridge too early (it runs the margin), never leaves it unreleased. */
 	__atomic_store_n(&s->seq, seq, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->lseq, seq, __ATOMIC_RELEASE);
 	args[0] = &s->dw;
 	args[1] = &seq;
 	args[2] = &cap;
@@ -436,7 +431,6 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	args[6] = &replay;
 	args[7] = &rec;
 	args[8] = &late;
-	args[9] = &margin; /* (released before it started: the margin all the same) */
 	tls.launching = 1;
 	if (shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL) == 0) {
 		/* Without the empty kernel behind it the bridge alone is switched out. */
@@ -484,78 +478,6 @@ void shim_bridge_launched(int g)
 		uint64_t now = nvt_clock_ns();
 		learn(s, now > ret ? now - ret : 0);
 	}
-}
-
-int shim_bridge_tail_due(int g)
-{
-	const struct bslot *s;
-
-	if (!shim_bridge_on || b.broken || tls.launching || g < 0 || g >= NVT_MAX_GPUS)
-		return 0;
-	s = &b.s[g];
-	return nvt_bridge_tail_due(__atomic_load_n(&s->replay_pm, __ATOMIC_RELAXED),
-				   __atomic_load_n(&s->tail_ns, __ATOMIC_RELAXED), nvt_clock_ns());
-}
-
-void shim_bridge_tail(int g, void *ctx)
-{
-	struct bslot *s;
-	uint64_t now, cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger = (uint64_t)NVT_BRIDGE_LINGER_US * 1000,
-		      margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000, span = (uint64_t)NVT_BRIDGE_SPAN_US * 1000,
-		      late = (uint64_t)NVT_BRIDGE_LATE_US * 1000, early = 0;
-	uint32_t seq, replay = 0;
-	CUdeviceptr rec = 0;
-	void *args[10];
-	int rc;
-
-	if (!shim_bridge_on || b.broken || tls.launching || g < 0 || g >= NVT_MAX_GPUS)
-		return;
-	s = &b.s[g];
-	now = nvt_clock_ns();
-	if (!nvt_bridge_tail_due(__atomic_load_n(&s->replay_pm, __ATOMIC_RELAXED),
-				 __atomic_load_n(&s->tail_ns, __ATOMIC_RELAXED), now))
-		return;
-	/* Another thread queuing a bridge: its bridge is the channel's tail. */
-	if (pthread_mutex_trylock(&b.lock))
-		return;
-	if (!nvt_bridge_tail_due(s->replay_pm, __atomic_load_n(&s->tail_ns, __ATOMIC_RELAXED), now) ||
-	    b.broken || made_relaxed(s, ctx)) {
-		pthread_mutex_unlock(&b.lock);
-		return;
-	}
-	seq = s->seq + 1;
-	if (!seq)
-		seq = 1;
-	/* Its linger runs from its first look (the words say the wait before it returned), and a
-	 * wait or a copy meanwhile releases it (published before it is queued). */
-	store_max(&s->w[0], seq);
-	__atomic_store_n(&s->seq, seq, __ATOMIC_RELEASE);
-	args[0] = &s->dw;
-	args[1] = &seq;
-	args[2] = &cap;
-	args[3] = &linger;
-	args[4] = &margin;
-	args[5] = &span;
-	args[6] = &replay;
-	args[7] = &rec;
-	args[8] = &late;
-	args[9] = &early; /* released before it started: what is behind it was queued first */
-	tls.launching = 1;
-	rc = shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL);
-	if (!rc)
-		rc = shim_cu.launch_kernel(s->nop, 1, 1, 1, 1, 1, 1, 0, s->stream, NULL, NULL);
-	tls.launching = 0;
-	if (rc) {
-		turn_off("launching the bridge", rc);
-		store_max(&s->w[1], seq);
-	} else {
-		/* Queued behind the launches since the last one: that one may end. */
-		__atomic_store_n(&s->lseq, seq - 1 ? seq - 1 : UINT32_MAX, __ATOMIC_RELEASE);
-		store_max(&s->w[1], seq - 1 ? seq - 1 : UINT32_MAX);
-		__atomic_store_n(&s->tail_ns, now ? now : 1, __ATOMIC_RELAXED);
-		count(&dbg.tails);
-	}
-	pthread_mutex_unlock(&b.lock);
 }
 
 void shim_bridge_release_all(void)
@@ -751,13 +673,13 @@ void shim_bridge_report(void)
 	if (!dbg.on || !shim_bridge_on)
 		return;
 	shim_note("bridge: %llu waits, %llu bridged (%llu with a linger below %d us), %llu not (the "
-		  "launches after its waits came too late to pay for one); %llu tails behind its "
-		  "launches; %llu copies by its kernel; %llu graph replays seen; the next launch after a wait came within "
+		  "launches after its waits came too late to pay for one); %llu "
+		  "copies by its kernel; %llu graph replays seen; the next launch after a wait came within "
 		  "50/100/300/1000/10000 us: %llu/%llu/%llu/%llu/%llu, later: %llu, never (a wait came "
 		  "first): %llu",
 		  (unsigned long long)dbg.waits, (unsigned long long)dbg.bridged,
 		  (unsigned long long)dbg.short_linger, NVT_BRIDGE_LINGER_US, (unsigned long long)dbg.unarmed,
-		  (unsigned long long)dbg.tails, (unsigned long long)dbg.by_kernel,
+		  (unsigned long long)dbg.by_kernel,
 		  (unsigned long long)dbg.replays,
 		  (unsigned long long)dbg.gaps[0], (unsigned long long)dbg.gaps[1],
 		  (unsigned long long)dbg.gaps[2], (unsigned long long)dbg.gaps[3],

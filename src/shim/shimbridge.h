@@ -23,8 +23,6 @@ void shim_bridge_returned(int g);
 /* The first launch on slot g after a wait (the launch path's slow path, lock-free): what the
  * waits teach. */
 void shim_bridge_launched(int g);
-int shim_bridge_tail_due(int g);
-void shim_bridge_tail(int g, void *ctx);
 /* The process bridges its waits (set-up): the launch path then releases at every launch. */
 extern int shim_bridge_on;
 /* A launch on slot g (the launch path: one store), or a wait's start: the last bridge may end,

@@ -16,16 +16,14 @@ const char nvt_bridge_ptx[] =
 	 * next call (w[5], at most late after it was seen set since it was last seen clear), or
 	 * after this step's replay was queued (w[4] >= seq); with replay, not before that
 	 * replay; at most span after the release; trace (0: none): where it writes its record
-	 * as it ends (struct trace_rec); early: the margin instead of margin where it is released
-	 * at its first look (a tail: the work behind it was queued before it was released). */
+	 * as it ends (struct trace_rec). */
 	".visible .entry nvt_bridge(.param .u64 w, .param .u32 seq, .param .u64 cap,\n"
 	"                           .param .u64 linger, .param .u64 margin, .param .u64 span,\n"
-	"                           .param .u32 replay, .param .u64 trace, .param .u64 late,\n"
-	"                           .param .u64 early)\n"
+	"                           .param .u32 replay, .param .u64 trace, .param .u64 late)\n"
 	"{\n"
 	"  .reg .pred %p<4>;\n"
-	"  .reg .b32 %r<11>;\n"
-	"  .reg .b64 %rd<20>;\n"
+	"  .reg .b32 %r<10>;\n"
+	"  .reg .b64 %rd<18>;\n"
 	"  ld.param.u64 %rd1, [w];\n"
 	"  ld.param.u32 %r1, [seq];\n"
 	"  ld.param.u64 %rd2, [cap];\n"
@@ -35,7 +33,6 @@ const char nvt_bridge_ptx[] =
 	"  ld.param.u64 %rd15, [span];\n"
 	"  ld.param.u32 %r8, [replay];\n"
 	"  ld.param.u64 %rd17, [late];\n"
-	"  ld.param.u64 %rd19, [early];\n"
 	"  cvta.to.global.u64 %rd1, %rd1;\n"
 	"  mov.u64 %rd5, %globaltimer;\n"
 	"  mov.u64 %rd6, 0;\n"
@@ -43,7 +40,6 @@ const char nvt_bridge_ptx[] =
 	"  mov.u64 %rd14, 0;\n"
 	"  mov.u64 %rd16, 0;\n"
 	"  mov.u32 %r6, 3;\n"
-	"  mov.u32 %r9, 1;\n"
 	"LOOP:\n"
 	"  mov.u64 %rd8, %globaltimer;\n"
 	"  sub.u64 %rd9, %rd8, %rd5;\n"
@@ -58,9 +54,6 @@ const char nvt_bridge_ptx[] =
 	"  mov.u64 %rd7, %rd8;\n"
 	"  mov.u64 %rd14, %rd8;\n"
 	"  mov.u32 %r7, 0;\n"
-	"  setp.ne.u32 %p2, %r9, 0;\n"
-	"  @%p2 sub.u64 %rd14, %rd8, %rd4;\n"
-	"  @%p2 add.u64 %rd14, %rd14, %rd19;\n"
 	"RELEASED:\n"
 	"  mov.u32 %r6, 1;\n"
 	"  ld.volatile.global.u32 %r3, [%rd1+12];\n"
@@ -109,7 +102,6 @@ const char nvt_bridge_ptx[] =
 	"  @%p3 mov.u32 %r6, 2;\n"
 	"  @%p3 bra DONE;\n"
 	"SLEEP:\n"
-	"  mov.u32 %r9, 0;\n"
 	"  nanosleep.u32 500;\n"
 	"  bra.uni LOOP;\n"
 	"DONE:\n"

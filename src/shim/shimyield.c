@@ -85,11 +85,6 @@ static const int bridge_ids[] = {
 	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuGraphLaunch,
 	NVT_CBID_cuGraphLaunch_ptsz,
 };
-/* ... its plain launches (a tail may follow them: shimbridge.c) ... */
-static const int tail_ids[] = {
-	NVT_CBID_cuLaunchKernel,	     NVT_CBID_cuLaunchKernel_ptsz, NVT_CBID_cuLaunchCooperativeKernel,
-	NVT_CBID_cuLaunchCooperativeKernel_ptsz, NVT_CBID_cuLaunchKernelEx,    NVT_CBID_cuLaunchKernelEx_ptsz,
-};
 /* ... and its copies to the host on a stream (a kernel may do them: shimbridge.c). */
 static const int copy_ids[] = {
 	NVT_CBID_cuMemcpyDtoHAsync_v2, NVT_CBID_cuMemcpyDtoHAsync_v2_ptsz, NVT_CBID_cuMemcpyAsync,
@@ -763,7 +758,7 @@ static void *stream_of(int cbid, void *const *args)
 }
 
 /* The calls of sync_ids and launch_ids that set-up enabled, bridge_ids and copy_ids. */
-static struct shim_calls sync_calls, launch_calls, bridge_calls, copy_calls, tail_calls;
+static struct shim_calls sync_calls, launch_calls, bridge_calls, copy_calls;
 
 /* The slot of the calling thread's current context, or -1. */
 static int current_slot(void **ctx)
@@ -832,11 +827,6 @@ void shim_yield_api(int cbid, const void *data)
 		bridge_api(cbid, data);
 		return;
 	}
-	/* A plain launch queued: a tail may follow it (not once -p made the task low). */
-	if (shim_bridge_on && shim_calls_has(&tail_calls, cbid) && !shim_api_call(cbid, data, &call) &&
-	    call.site == NVT_CB_API_SITE_EXIT && call.result == 0 && (g = current_slot(&ctx)) >= 0 &&
-	    shim_bridge_tail_due(g) && still_bridged(g))
-		shim_bridge_tail(g, ctx);
 	launch_call = shim_yield_following && shim_calls_has(&launch_calls, cbid);
 	if ((!launch_call && !shim_calls_has(&sync_calls, cbid)) || shim_api_call(cbid, data, &call))
 		return;
@@ -924,9 +914,6 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 	/* Without them its copies are the driver's (each may let the GPU switch away). */
 	for (size_t i = 0; i < N_IDS(copy_ids) && shim_bridge_on; i++)
 		shim_calls_follow(&copy_calls, enable, handle, copy_ids[i]);
-	/* Without them no tails: an eager step's host gaps may let the GPU switch away. */
-	for (size_t i = 0; i < N_IDS(tail_ids) && shim_bridge_on; i++)
-		shim_calls_follow(&tail_calls, enable, handle, tail_ids[i]);
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (!nvt_uuid_is_zero(shim.seg->gpu[g].uuid))
 			shim_yield_slot_ready(g);

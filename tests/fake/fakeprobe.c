@@ -45,8 +45,6 @@ INTERNAL int fake_is_bridge(const void *f)
  * callbacks ("app"), as the host had written them by then. */
 static const volatile uint32_t *bridge_words;
 static uint32_t bridge_seq;
-/* The last tail (a bridge launched with early 0: queued behind the program's launches). */
-static uint32_t tail_seq;
 /* Its record (the shim's NVTASKSET_BRIDGE_TRACE; NULL: none): written, as the GPU would as the
  * bridge ends, at the first launch after the host released it (CLOCK_MONOTONIC for
  * %globaltimer). */
@@ -82,8 +80,8 @@ INTERNAL void fake_bridge_app_launch(void)
 	}
 	if (!bridge_words || !path || !(log = fopen(path, "a")))
 		return;
-	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u pending=%u tail=%u\n", (long)getpid(),
-		bridge_seq, bridge_words[1], bridge_words[4], bridge_words[5], tail_seq);
+	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u pending=%u\n", (long)getpid(), bridge_seq,
+		bridge_words[1], bridge_words[4], bridge_words[5]);
 	fclose(log);
 }
 
@@ -120,9 +118,7 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 
 	if (f == &bridge_copy && params[3] && *(uint64_t *)params[3]) /* (..., stamp) */
 		*(volatile uint64_t *)(uintptr_t)*(uint64_t *)params[3] = fake_ns();
-	/* (..., trace, late, early): a tail (early 0) is logged apart; the record is a wait's. */
-	int tail = f == &bridge_function && !*(uint64_t *)params[9];
-	if (f == &bridge_function && !tail) {
+	if (f == &bridge_function) { /* (..., trace) */
 		bridge_rec = params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL;
 		bridge_start = fake_ns();
 	}
@@ -136,16 +132,9 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 			fake_launch_stream());
 	} else if (f == &bridge_nop) {
 		fprintf(log, "nop pid=%ld\n", (long)getpid());
-	} else if (tail) {
-		const volatile uint32_t *w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
-		bridge_words = w;
-		tail_seq = *(uint32_t *)params[1];
-		fprintf(log, "tail pid=%ld seq=%u returned=%u released=%u linger_ns=%llu margin_ns=%llu replay=%u\n",
-			(long)getpid(), tail_seq, w[0], w[1], (unsigned long long)*(uint64_t *)params[3],
-			(unsigned long long)*(uint64_t *)params[4], *(uint32_t *)params[6]);
 	} else {
-		/* (w, seq, cap, linger, margin, span, replay, trace, late, early): the words as the host
-		 * wrote them until now. */
+		/* (w, seq, cap, linger, margin, span, replay, trace, late): the words as the host wrote
+		 * them until now. */
 		const volatile uint32_t *w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
 		bridge_words = w;
 		bridge_seq = *(uint32_t *)params[1];

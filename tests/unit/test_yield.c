@@ -652,24 +652,6 @@ static void test_bridge_replays(void)
 	CHECK(pm < 10);
 }
 
-/* When a plain launch queues a tail (core/yield.h, "Tails"). */
-static void test_bridge_tail(void)
-{
-	const uint64_t t = 5000000000ull, period = (uint64_t)NVT_BRIDGE_TAIL_US * 1000;
-
-	/* The first plain launch after a wait, and one a period after the last tail. */
-	CHECK(nvt_bridge_tail_due(0, 0, t));
-	CHECK(!nvt_bridge_tail_due(0, t, t));
-	CHECK(!nvt_bridge_tail_due(0, t, t + period - 1));
-	CHECK(nvt_bridge_tail_due(0, t, t + period));
-	CHECK(nvt_bridge_tail_due(NVT_BRIDGE_REPLAY_PM - 1, t, t + 3 * period));
-	/* A clock that went back (another thread's stamp, read late): due, not a tail never. */
-	CHECK(nvt_bridge_tail_due(0, t, t - 1));
-	/* A task whose waits are followed by replays: never (the bridge waits for the replay). */
-	CHECK(!nvt_bridge_tail_due(NVT_BRIDGE_REPLAY_PM, 0, t));
-	CHECK(!nvt_bridge_tail_due(1000, t, t + 10 * period));
-}
-
 /* Which copies to the host a kernel does. */
 static void test_bridge_copy(void)
 {
@@ -776,7 +758,6 @@ int main(void)
 	test_timeslice();
 	test_bridge();
 	test_bridge_replays();
-	test_bridge_tail();
 	test_bridge_copy();
 	test_words();
 	test_priority_text();
