@@ -12,7 +12,9 @@
 # a step of an empty kernel, 40 us of the host, then a graph replay (small work queued before
 # a replay, a slow host between) does not pay either (p50 within 80 us of alone's), nor does one
 # whose host is busy 40 us after its replay, before its wait (p90 under 200 us: 96 on an H200,
-# 414 with a bridge that ends at the replay);
+# 414 with a bridge that ends at the replay); steps of plain launches whose host leaves gaps
+# (an empty kernel, 40 us, the step; or 16 short kernels 10 us apart) pay the two switches once
+# at most (p50 under 700 us: 420-454 on an H200);
 # and copies to the host of every size and kind arrive whole under the bridge, outside and inside
 # MPS (tests/gpu/copyapp.cu); and the bridge's kernel itself, driven by its words, ends a margin
 # after its release, waits for the host's next call after a replay at most the late bound, and
@@ -28,7 +30,8 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 timeout 300 "$ROOT/tests/bench/timeline/run.sh" "$OUT" alone-small alone-small-product gemm-small \
 	gemm-small-product gemm-small-product-mps gemm-small-async-copy-product alone-small-graph-pre40-product \
-	gemm-small-graph-pre40-product gemm-small-graph-post40-product >"$LOG/bridge.out" 2>&1
+	gemm-small-graph-pre40-product gemm-small-graph-post40-product gemm-small-pre40-product \
+	gemm-eager-g10-product >"$LOG/bridge.out" 2>&1
 NVT=$ROOT/build/bin/nvtaskset
 words=0
 if nvcc -O2 -I"$ROOT/src" -o "$OUT/bridgeword" "$ROOT/tests/gpu/bridgeword.c" "$ROOT/src/shim/shimbridgeptx.c" \
@@ -92,6 +95,12 @@ for name in ("gemm-small-product", "gemm-small-product-mps"):
 v, a = later("gemm-small-graph-pre40-product"), later("alone-small-graph-pre40-product")
 check(v is not None and a is not None and v - a < 80,
       "gemm-small-graph-pre40-product: a later step does not pay either: p50 %s us (alone %s)" % (v, a))
+# Plain launches with the host busy between them: the channel runs dry once and the step pays
+# the two switches (420-454 us on the H200, docs/hardware-facts.md), never the milliseconds of a
+# context left waiting for its next turn (20.8 ms a step in a build that broke it).
+for name in ("gemm-small-pre40-product", "gemm-eager-g10-product"):
+    v = later(name)
+    check(v is not None and v < 700, "%s: a step whose host leaves gaps pays the switches once at most: p50 %s us" % (name, v))
 def p90(name):
     return ((res.get(name) or {}).get("step_later") or {}).get("p90")
 # A replay, then 40 us of the host before its wait: the bridge goes on until the host's next
