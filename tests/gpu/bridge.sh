@@ -97,7 +97,7 @@ check(v is not None and a is not None and v - a < 80,
       "gemm-small-graph-pre40-product: a later step does not pay either: p50 %s us (alone %s)" % (v, a))
 # Plain launches with the host busy between them: the channel runs dry once and the step pays
 # the two switches (420-454 us on the H200, docs/hardware-facts.md), never the milliseconds of a
-# context left waiting for its next turn (20.8 ms a step in a build that broke it).
+# context left waiting for its next turn (20.8 ms a step: docs/bench/eager-2026-11-26).
 for name in ("gemm-small-pre40-product", "gemm-eager-g10-product"):
     v = later(name)
     check(v is not None and v < 700, "%s: a step whose host leaves gaps pays the switches once at most: p50 %s us" % (name, v))
