@@ -87,6 +87,10 @@ extern "C" {
 /* A path: at exit, a high time-sliced task's shim writes its bridges' and copies'
  * times to PATH.PID, a new file (docs/environment.md; for bug reports). */
 #define NVT_ENV_BRIDGE_TRACE "NVTASKSET_BRIDGE_TRACE"
+/* How a bridged task's steps treat their bridge (core/yield.h, "Held steps"): unset, learnt
+ * from the task's waits; "0", a step's launches release it (never held); "1", the waiting
+ * thread's next launches queue behind it until its next wait (always held; for measuring). */
+#define NVT_ENV_BRIDGE_HOLD "NVTASKSET_BRIDGE_HOLD"
 /* What a program that asks for its GPU's SM count is told (src/core/smcount.h):
  * "partition" (the default: its partition's count at its first query of that
  * GPU, kept after), "follow" (the partition's count at each query) or "gpu"

@@ -79,6 +79,70 @@ int nvt_bridge_on(int why)
 	return why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;
 }
 
+int nvt_bridge_hold_mode(const char *word)
+{
+	if (!word)
+		return NVT_BRIDGE_HOLD_LEARN;
+	if (!strcmp(word, "0"))
+		return NVT_BRIDGE_HOLD_NEVER;
+	if (!strcmp(word, "1"))
+		return NVT_BRIDGE_HOLD_ALWAYS;
+	return -1;
+}
+
+void nvt_bridge_hold_learn(struct nvt_bridge_hold *h, int held, uint64_t wait_ns)
+{
+	uint64_t us = wait_ns / 1000;
+	int i = held ? 1 : 0;
+
+	h->wait_us[i][h->n[i] % NVT_BRIDGE_HOLD_LAST] =
+		(uint32_t)(us > NVT_BRIDGE_HOLD_MAX_US ? NVT_BRIDGE_HOLD_MAX_US : us);
+	/* (wraps back onto a multiple of the ring's length) */
+	h->n[i] = h->n[i] + 1 == 2 * NVT_BRIDGE_HOLD_LAST ? NVT_BRIDGE_HOLD_LAST : h->n[i] + 1;
+}
+
+uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held)
+{
+	uint32_t v[NVT_BRIDGE_HOLD_LAST], k = h->n[held ? 1 : 0];
+
+	if (k > NVT_BRIDGE_HOLD_LAST)
+		k = NVT_BRIDGE_HOLD_LAST;
+	if (!k)
+		return 0;
+	memcpy(v, h->wait_us[held ? 1 : 0], sizeof(v));
+	for (uint32_t a = 1; a < k; a++)
+		for (uint32_t b = a; b > 0 && v[b - 1] > v[b]; b--) {
+			uint32_t t = v[b];
+			v[b] = v[b - 1];
+			v[b - 1] = t;
+		}
+	return v[k / 2];
+}
+
+/* 1 if the held way is the better by the medians (each way measured 3 times or more). */
+static int held_better(const struct nvt_bridge_hold *h)
+{
+	uint64_t rel = nvt_bridge_hold_median(h, 0), held = nvt_bridge_hold_median(h, 1);
+
+	return h->n[0] >= 3 && h->n[1] >= 3 && held + NVT_BRIDGE_HOLD_GAIN_US < rel && held * 8 < rel * 7;
+}
+
+int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode)
+{
+	uint32_t period = NVT_BRIDGE_HOLD_TRY, tick = h->bridges++;
+	int best, other;
+
+	if (mode == NVT_BRIDGE_HOLD_NEVER || mode == NVT_BRIDGE_HOLD_ALWAYS)
+		return mode == NVT_BRIDGE_HOLD_ALWAYS;
+	best = held_better(h);
+	other = !best;
+	/* The other way, once measured, far worse: tried less often. */
+	if (h->n[other] >= 3 &&
+	    nvt_bridge_hold_median(h, other) > (uint64_t)nvt_bridge_hold_median(h, best) + NVT_BRIDGE_HOLD_FAR_US)
+		period = NVT_BRIDGE_HOLD_TRY_SLOW;
+	return tick % period == period / 2 ? other : best;
+}
+
 int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)
 {
 	enum { HOST = 1, DEVICE = 2 }; /* CUmemorytype (gpu/cuda_driver.h's NVT_CU_MEMORYTYPE_*) */

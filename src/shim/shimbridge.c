@@ -83,6 +83,7 @@ struct trace {
 		uint32_t seq;
 		uint64_t wait, ret, rel; /* the wait began (the bridge queued), returned, first release */
 		uint64_t call;           /* the first call after a replay that returned */
+		uint32_t held;           /* 1: held (core/yield.h, "Held steps") */
 	} b[TRACE_N];
 	uint64_t copy[TRACE_N]; /* each copy by a kernel queued */
 	uint64_t copies;
@@ -110,6 +111,13 @@ struct bslot {
 	uint32_t share[NVT_BRIDGE_GAPS], soon_pm, waits;
 	uint32_t replayed;   /* a replay was queued since the last wait */
 	uint32_t replay_pm;  /* nvt_bridge_replays' average (under b.lock) */
+	/* Held steps (core/yield.h): held, the seq of the last bridge if it is held (0: not);
+	 * linger_ns, that bridge's linger; measured, the seq of the last bridge whose step's first
+	 * launch came while it was on (that step is measured); hold, what measured steps taught
+	 * (under b.lock). */
+	uint32_t held, measured;
+	uint64_t linger_ns;
+	struct nvt_bridge_hold hold;
 };
 
 /* Read by the launch path (shimbridge.h). */
@@ -121,7 +129,8 @@ static const uint64_t gap_us[GAP_BUCKETS - 1] = {50, 100, 300, 1000, 10000};
 static struct {
 	int on;
 	const char *trace;          /* NVTASKSET_BRIDGE_TRACE's path (trace_path); NULL: none */
-	uint64_t waits, bridged, unarmed, short_linger, by_kernel, replays;
+	uint64_t waits, bridged, unarmed, short_linger, by_kernel, replays, held;
+	uint64_t measured[2];       /* measured steps' waits: released, held */
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
 } dbg;
@@ -137,14 +146,20 @@ static char trace_path[4096];
 static struct {
 	pthread_mutex_t lock; /* making a slot's objects, launching its bridges */
 	int broken;           /* something failed: off for good */
+	int hold_mode;        /* enum nvt_bridge_hold_mode (NVTASKSET_BRIDGE_HOLD) */
 	struct bslot s[NVT_MAX_GPUS];
 } b = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The wait this thread bridged (its seq, 0: none), and whether it launches the bridge. */
+/* The wait this thread bridged (its seq, 0: none), and whether it launches the bridge; owns:
+ * the last bridge this thread's wait queued (its own launches do not release it while it is
+ * held); measuring: the wait now in progress ends a measured step (held: 2, released: 1, not
+ * measured: 0), begun at wait_ns. */
 static __thread struct {
-	uint32_t seq;
+	uint32_t seq, owns;
 	int slot;
 	int launching;
+	int measuring, measure_slot;
+	uint64_t wait_ns;
 } tls __attribute__((tls_model("initial-exec")));
 
 static void turn_off(const char *what, int rc)
@@ -240,6 +255,14 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 			  NVT_ENV_CUDA_CONNECTIONS, secure_getenv(NVT_ENV_CUDA_CONNECTIONS) ?: "(unset)",
 			  NVT_ENV_BRIDGE);
 	shim_bridge_on = nvt_bridge_on(why);
+	const char *hold = secure_getenv(NVT_ENV_BRIDGE_HOLD);
+	b.hold_mode = nvt_bridge_hold_mode(hold);
+	if (b.hold_mode < 0) {
+		if (shim_bridge_on)
+			shim_warn("%s is neither 0 nor 1: whether its steps hold their bridge is learnt",
+				  NVT_ENV_BRIDGE_HOLD);
+		b.hold_mode = NVT_BRIDGE_HOLD_LEARN;
+	}
 	const char *debug = secure_getenv(NVT_ENV_BRIDGE_DEBUG);
 	dbg.on = debug && *debug && strcmp(debug, "0") != 0;
 	const char *trace = secure_getenv(NVT_ENV_BRIDGE_TRACE);
@@ -303,6 +326,11 @@ static void release(int g, int how)
 
 void shim_bridge_release(int g)
 {
+	/* A held bridge goes on through its own thread's step (core/yield.h, "Held steps"). */
+	uint32_t held = __atomic_load_n(&b.s[g].held, __ATOMIC_RELAXED);
+
+	if (held && held == tls.owns && held == __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED))
+		return;
 	release(g, 0);
 }
 
@@ -386,11 +414,20 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	uint32_t replay;
 
 	tls.seq = 0;
+	tls.measuring = 0;
 	if (!shim_bridge_on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching)
 		return;
 	/* What was queued behind the last bridge may be what this wait waits for. */
 	release(g, REL_NOW);
 	s = &b.s[g];
+	/* This wait ends a measured step if its thread queued the last bridge and the step began
+	 * while that bridge was on. */
+	uint32_t last = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	if (last && tls.owns == last && __atomic_load_n(&s->measured, __ATOMIC_RELAXED) == last) {
+		tls.measuring = __atomic_load_n(&s->held, __ATOMIC_RELAXED) == last ? 2 : 1;
+		tls.measure_slot = g;
+		tls.wait_ns = nvt_clock_ns();
+	}
 	/* A wait after a wait, no launch between: not followed soon. */
 	if (__atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED))
 		learn(s, UINT64_MAX);
@@ -411,11 +448,15 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	seq = s->seq + 1;
 	if (!seq)
 		seq = 1;
+	int held = nvt_bridge_hold_next(&s->hold, b.hold_mode);
+	__atomic_store_n(&s->held, held ? seq : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->linger_ns, linger, __ATOMIC_RELAXED);
 	if (s->tr) { /* the trace's slot ready before the seq is published (a release fills it) */
 		struct trace_rec *r = (struct trace_rec *)((char *)s->w + TRACE_REC_OFF) + seq % TRACE_N;
 		r->seq = 0;
 		s->tr->b[seq % TRACE_N].ret = s->tr->b[seq % TRACE_N].rel = s->tr->b[seq % TRACE_N].call = 0;
 		s->tr->b[seq % TRACE_N].wait = nvt_clock_ns();
+		s->tr->b[seq % TRACE_N].held = (uint32_t)held;
 		__atomic_store_n(&s->tr->b[seq % TRACE_N].seq, seq, __ATOMIC_RELEASE);
 		rec = s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
 	}
@@ -436,8 +477,11 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 		/* Without the empty kernel behind it the bridge alone is switched out. */
 		int rc = shim_cu.launch_kernel(s->nop, 1, 1, 1, 1, 1, 1, 0, s->stream, NULL, NULL);
 		tls.seq = seq;
+		tls.owns = seq;
 		tls.slot = g;
 		count(&dbg.bridged);
+		if (held)
+			count(&dbg.held);
 		if (linger < (uint64_t)NVT_BRIDGE_LINGER_US * 1000)
 			count(&dbg.short_linger);
 		if (rc)
@@ -455,6 +499,15 @@ void shim_bridge_returned(int g)
 
 	if (g >= 0 && g < NVT_MAX_GPUS && shim_bridge_on)
 		__atomic_store_n(&b.s[g].ret_ns, nvt_clock_ns(), __ATOMIC_RELAXED);
+	if (tls.measuring) {
+		uint64_t now = nvt_clock_ns();
+		int held = tls.measuring == 2;
+		pthread_mutex_lock(&b.lock);
+		nvt_bridge_hold_learn(&b.s[tls.measure_slot].hold, held, now > tls.wait_ns ? now - tls.wait_ns : 0);
+		pthread_mutex_unlock(&b.lock);
+		count(&dbg.measured[held]);
+		tls.measuring = 0;
+	}
 	if (!tls.seq)
 		return;
 	s = &b.s[tls.slot];
@@ -475,8 +528,12 @@ void shim_bridge_launched(int g)
 	/* What the waits teach: was this launch soon after the last one returned? */
 	ret = __atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED);
 	if (ret) {
-		uint64_t now = nvt_clock_ns();
-		learn(s, now > ret ? now - ret : 0);
+		uint64_t now = nvt_clock_ns(), gap = now > ret ? now - ret : 0;
+		uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		/* This step began while the last bridge was on: its wait is measured (held steps). */
+		if (seq && gap < __atomic_load_n(&s->linger_ns, __ATOMIC_RELAXED))
+			__atomic_store_n(&s->measured, seq, __ATOMIC_RELAXED);
+		learn(s, gap);
 	}
 }
 
@@ -615,12 +672,12 @@ static void trace_write(FILE *f, int g, uint64_t ends[4])
 		}
 		ends[reason]++;
 		fprintf(f, "bridge gpu=%d seq=%u wait=%llu ret=%llu rel=%llu call=%llu end=%s start=%llu "
-			   "saw_ret=%llu saw_rel=%llu held=%llu stop=%llu\n",
+			   "saw_ret=%llu saw_rel=%llu held=%llu stop=%llu hold=%u\n",
 			g, seq, (unsigned long long)s->tr->b[i].wait, (unsigned long long)s->tr->b[i].ret,
 			(unsigned long long)s->tr->b[i].rel, (unsigned long long)s->tr->b[i].call, why[reason],
 			(unsigned long long)rec.start,
 			(unsigned long long)rec.saw_ret, (unsigned long long)rec.saw_rel,
-			(unsigned long long)rec.last, (unsigned long long)rec.end);
+			(unsigned long long)rec.last, (unsigned long long)rec.end, s->tr->b[i].held);
 	}
 	for (uint64_t i = 0; i < TRACE_N && i < s->tr->copies; i++)
 		fprintf(f, "copy gpu=%d queued=%llu start=%llu\n", g, (unsigned long long)s->tr->copy[i],
@@ -685,6 +742,16 @@ void shim_bridge_report(void)
 		  (unsigned long long)dbg.gaps[2], (unsigned long long)dbg.gaps[3],
 		  (unsigned long long)dbg.gaps[4], (unsigned long long)dbg.gaps[5],
 		  (unsigned long long)dbg.after_wait);
+	/* (no lock, as trace_report: a racing average is still an average) */
+	for (int g = 0; g < NVT_MAX_GPUS; g++) {
+		const struct nvt_bridge_hold *h = &b.s[g].hold;
+		if (h->n[0] || h->n[1])
+			shim_note("bridge: GPU slot %d: %llu bridges held; steps measured (the median of "
+				  "their last waits): %llu released (%u us), %llu held (%u us)",
+				  g, (unsigned long long)dbg.held, (unsigned long long)dbg.measured[0],
+				  nvt_bridge_hold_median(h, 0), (unsigned long long)dbg.measured[1],
+				  nvt_bridge_hold_median(h, 1));
+	}
 }
 
 int shim_bridge_launching(void)
@@ -705,8 +772,8 @@ void shim_bridge_after_fork(void)
 			b.s[g].w = w;
 		}
 	}
-	tls.seq = 0;
-	tls.launching = 0;
+	tls.seq = tls.owns = 0;
+	tls.launching = tls.measuring = 0;
 	int on = dbg.on; /* the child reports (and traces) its own */
 	const char *trace = dbg.trace;
 	memset(&dbg, 0, sizeof(dbg));

@@ -32,7 +32,7 @@ launches_made() { [ "$(grep -c '^launch' "$1")" -gt "$2" ]; }
 
 t_bridge_steps_bridged_and_released() {
 	local n bad
-	steps_app steps --priority high
+	NVTASKSET_BRIDGE_HOLD=0 steps_app steps --priority high
 	n=$(bridges)
 	[ "$n" -gt 50 ] || die "only $n bridges for $(grep -c '^launch' "$WORK/steps.log") launches: $(head -3 "$WORK/bridge.log")"
 	# Every bridge after the first: the wait before it had returned and its bridge was released
@@ -59,6 +59,53 @@ t_bridge_steps_bridged_and_released() {
 	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
 }
 
+# Held steps (core/yield.h): a held bridge is not released by its own thread's launches, so the
+# step queues behind it; the step's wait releases it. With NVTASKSET_BRIDGE_HOLD=1 every bridge
+# is held.
+t_bridge_held_steps() {
+	local bad
+	NVTASKSET_BRIDGE_HOLD=1 steps_app held --priority high
+	[ "$(bridges)" -gt 50 ] || die "only $(bridges) bridges"
+	# Every launch after the first bridge leaves it unreleased (released is the seq before)...
+	bad=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
+		if (r[2] != a[2] - 1) print }' "$WORK/bridge.log")
+	eq "$bad" "" "launches that released a held bridge"
+	# ... and each wait releases it before the next bridge is queued.
+	bad=$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (n && v["released"] != last) print; last = v["seq"]; n++ }' "$WORK/bridge.log")
+	eq "$bad" "" "bridges queued before the last was released"
+	hasnt "$(cat "$WORK/held.err")" "nvtaskset:"
+}
+
+# By default whether a bridge is held is learnt from the steps' waits: where released steps
+# pay (the fake's FAKECUDA_DRY_US: a step whose first launch finds its bridge released waits 2
+# ms more, as a step whose context runs dry beside a batch) most bridges end up held; where held
+# steps pay (FAKECUDA_HELD_US), only the tries (one bridge in 16) are; the debug report counts
+# both.
+t_bridge_hold_learnt() {
+	local n held rep
+	FAKECUDA_DRY_US=2000 NVTASKSET_BRIDGE_DEBUG=1 steps_app dry --priority high
+	n=$(bridges)
+	held=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
+		if (r[2] != a[2]) h[a[2]] = 1 } END { print length(h) }' "$WORK/bridge.log")
+	rep=$(grep "bridges held" "$WORK/dry.err") || die "no report of held bridges: $(cat "$WORK/dry.err")"
+	[ "$held" -gt $((n / 2)) ] || die "$held of $n bridges held where released steps paid 2 ms: $rep"
+	# (the last bridge held has no launch after it)
+	[[ $rep == *" $held bridges held"* || $rep == *" $((held + 1)) bridges held"* ]] ||
+		die "the report's held bridges, $held launched behind: $rep"
+	rm -f "$WORK/bridge.log"
+	FAKECUDA_HELD_US=2000 NVTASKSET_BRIDGE_DEBUG=1 steps_app even --priority high
+	n=$(bridges)
+	held=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
+		if (r[2] != a[2]) h[a[2]] = 1 } END { print length(h) }' "$WORK/bridge.log")
+	rep=$(grep "bridges held" "$WORK/even.err") || die "no report of held bridges: $(cat "$WORK/even.err")"
+	[ "$held" -ge 1 ] && [ "$held" -le $((n / 16 + 1)) ] || die "$held of $n bridges held where held steps paid 2 ms: $rep"
+	# An unknown word is said, and learnt.
+	rm -f "$WORK/bridge.log"
+	NVTASKSET_BRIDGE_HOLD=yes steps_app word --priority high
+	has "$(cat "$WORK/word.err")" "NVTASKSET_BRIDGE_HOLD is neither 0 nor 1"
+}
+
 # A step of a kernel then a graph replay (small work queued before the replay):
 # while the replay is being queued the bridge the kernel released goes on (the replays in
 # flight, a word it reads); once queued, the replay says so (the step's bridge may end, a margin
@@ -66,7 +113,7 @@ t_bridge_steps_bridged_and_released() {
 # for its step's (replay=1).
 t_bridge_graph_replay_holds_the_bridge() {
 	local n bad
-	PRIOAPP_GRAPH=1 steps_app graph --priority high
+	NVTASKSET_BRIDGE_HOLD=0 PRIOAPP_GRAPH=1 steps_app graph --priority high
 	n=$(grep -c '^replay ' "$WORK/bridge.log")
 	[ "$n" -gt 50 ] || die "$n replays seen by the fake driver: $(head -3 "$WORK/bridge.log")"
 	bad=$(awk '$1 == "replay" { split($NF, f, "="); if (f[2] != 1) print }' "$WORK/bridge.log")

@@ -99,6 +99,8 @@ INTERNAL void fake_mem_context_destroyed(const void *ctx);
 
 /* A launch or replay on stream: it occupies the stream for FAKECUDA_KERNEL_US. */
 INTERNAL void fake_stream_ran(const void *stream);
+/* The next launch's stream is busy ns longer (FAKECUDA_DRY_US: fakeprobe.c). */
+INTERNAL void fake_stream_dry(uint64_t ns);
 
 /* ---- fakecb.c ---- */
 

@@ -62,11 +62,10 @@ static uint64_t fake_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-INTERNAL void fake_bridge_app_launch(void)
+/* The last bridge's record, if the host released it: it ended (at the next launch, the
+ * program's or the next bridge: a held bridge is released by the wait before the next). */
+static void bridge_end_if_released(void)
 {
-	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
-	FILE *log;
-
 	if (bridge_rec && bridge_words && (int32_t)(bridge_words[1] - bridge_seq) >= 0) {
 		uint64_t now = fake_ns();
 		bridge_rec->start = bridge_start;
@@ -77,6 +76,26 @@ INTERNAL void fake_bridge_app_launch(void)
 		bridge_rec->reason = 1;
 		__atomic_store_n(&bridge_rec->seq, bridge_seq, __ATOMIC_RELEASE);
 		bridge_rec = NULL;
+	}
+}
+
+INTERNAL void fake_bridge_app_launch(void)
+{
+	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
+	FILE *log;
+
+	bridge_end_if_released();
+	/* FAKECUDA_DRY_US=N: the first launch of a step that finds its bridge released makes its
+	 * stream N us later, as the GPU's switches to a lower task and back do where the host is
+	 * slower than its kernels; FAKECUDA_HELD_US=N the same for one that finds it held (a step
+	 * whose kernels wait for its host). */
+	static uint32_t dry_seq;
+	if (bridge_words && bridge_seq != dry_seq) {
+		const char *extra = getenv((int32_t)(bridge_words[1] - bridge_seq) >= 0 ? "FAKECUDA_DRY_US"
+										       : "FAKECUDA_HELD_US");
+		dry_seq = bridge_seq;
+		if (extra && *extra)
+			fake_stream_dry((uint64_t)strtoul(extra, NULL, 10) * 1000);
 	}
 	if (!bridge_words || !path || !(log = fopen(path, "a")))
 		return;
@@ -119,6 +138,7 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 	if (f == &bridge_copy && params[3] && *(uint64_t *)params[3]) /* (..., stamp) */
 		*(volatile uint64_t *)(uintptr_t)*(uint64_t *)params[3] = fake_ns();
 	if (f == &bridge_function) { /* (..., trace) */
+		bridge_end_if_released();
 		bridge_rec = params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL;
 		bridge_start = fake_ns();
 	}

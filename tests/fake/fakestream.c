@@ -86,13 +86,23 @@ static uint64_t *busy_of(const void *stream)
 	return &streams[n_streams++].busy_until;
 }
 
+static uint64_t dry_ns; /* fake_stream_dry's, for the next launch (under lock) */
+
+INTERNAL void fake_stream_dry(uint64_t ns)
+{
+	pthread_mutex_lock(&lock);
+	dry_ns += ns;
+	pthread_mutex_unlock(&lock);
+}
+
 INTERNAL void fake_stream_ran(const void *stream)
 {
 	uint64_t *busy, now = now_ns();
 
 	pthread_mutex_lock(&lock);
 	busy = busy_of(stream);
-	*busy = (*busy > now ? *busy : now) + kernel_ns();
+	*busy = (*busy > now ? *busy : now) + kernel_ns() + dry_ns;
+	dry_ns = 0;
 	pthread_mutex_unlock(&lock);
 }
 

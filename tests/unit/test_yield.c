@@ -616,6 +616,69 @@ static void test_bridge(void)
 	CHECK(nvt_bridge_linger_us(&l) == 0 && l.share[NVT_BRIDGE_GAPS - 1] > NVT_BRIDGE_ONE - 256);
 }
 
+/* Held steps: each way measured, the better (by the medians) taken, the other tried. Runs
+ * steps of waits rel_us released and held_us held (plus spike_us on every 29th step) from h,
+ * n bridges; returns how many were held. */
+static int hold_run(struct nvt_bridge_hold *h, int n, uint32_t rel_us, uint32_t held_us, uint32_t spike_us)
+{
+	int held = 0;
+
+	for (int i = 0; i < n; i++) {
+		int way = nvt_bridge_hold_next(h, NVT_BRIDGE_HOLD_LEARN);
+		held += way;
+		nvt_bridge_hold_learn(h, way, ((uint64_t)(way ? held_us : rel_us) + (i % 29 == 28 ? spike_us : 0)) * US);
+	}
+	return held;
+}
+
+static void test_bridge_hold(void)
+{
+	struct nvt_bridge_hold h = {{{0}}, {0}, 0}, f = h;
+	int held;
+
+	CHECK(nvt_bridge_hold_mode(NULL) == NVT_BRIDGE_HOLD_LEARN);
+	CHECK(nvt_bridge_hold_mode("0") == NVT_BRIDGE_HOLD_NEVER && nvt_bridge_hold_mode("1") == NVT_BRIDGE_HOLD_ALWAYS);
+	CHECK(nvt_bridge_hold_mode("") == -1 && nvt_bridge_hold_mode("yes") == -1 && nvt_bridge_hold_mode("01") == -1);
+	/* Fixed ways do not learn or try. */
+	for (int i = 0; i < 100; i++)
+		CHECK(!nvt_bridge_hold_next(&f, NVT_BRIDGE_HOLD_NEVER) && nvt_bridge_hold_next(&f, NVT_BRIDGE_HOLD_ALWAYS));
+	/* Nothing learnt: released, the held way tried once in NVT_BRIDGE_HOLD_TRY. */
+	CHECK(hold_run(&h, 64, 100, 100, 0) == 64 / NVT_BRIDGE_HOLD_TRY);
+	/* Alone, a held step waits for its kernels after its host (70 us) where a released one
+	 * waits for its last kernel (5 us): released, the held way tried once in NVT_BRIDGE_HOLD_TRY
+	 * (65 us more is not NVT_BRIDGE_HOLD_FAR_US more). */
+	held = hold_run(&h, 160, 5, 70, 0);
+	CHECK(held == 160 / NVT_BRIDGE_HOLD_TRY);
+	/* Beside a batch a released step pays the switches (450 us), a held one not (70): held
+	 * within a few tries, the released way tried once in NVT_BRIDGE_HOLD_TRY_SLOW. */
+	held = hold_run(&h, 64, 450, 70, 0);
+	CHECK(held >= 64 - 2 * NVT_BRIDGE_HOLD_TRY && held < 64);
+	held = hold_run(&h, 640, 450, 70, 0);
+	CHECK(held == 640 - 640 / NVT_BRIDGE_HOLD_TRY_SLOW);
+	CHECK(nvt_bridge_hold_median(&h, 1) == 70 && nvt_bridge_hold_median(&h, 0) == 450);
+	/* The batch gone: a held step again waits longer than a released one (the tries measure
+	 * it): back to released within a few tries. */
+	held = hold_run(&h, 1024, 5, 70, 0);
+	CHECK(held > 0 && held < 1024 / 4);
+	held = hold_run(&h, 320, 5, 70, 0);
+	CHECK(held == 320 / NVT_BRIDGE_HOLD_TRY);
+	/* Gains under NVT_BRIDGE_HOLD_GAIN_US or an eighth do not turn the way; spikes (one step
+	 * in 29 slow by 2 ms, either way) neither. */
+	struct nvt_bridge_hold g1 = {{{0}}, {0}, 0}, g2 = g1, g3 = g1;
+	CHECK(hold_run(&g1, 320, 100, 85, 2000) == 320 / NVT_BRIDGE_HOLD_TRY);
+	CHECK(hold_run(&g2, 320, 300, 270, 2000) == 320 / NVT_BRIDGE_HOLD_TRY);
+	/* ... where a gain of both turns it. */
+	CHECK(hold_run(&g3, 320, 300, 250, 2000) > 320 * 3 / 4);
+	/* Waits count up to NVT_BRIDGE_HOLD_MAX_US; the ring keeps the last NVT_BRIDGE_HOLD_LAST. */
+	struct nvt_bridge_hold r = {{{0}}, {0}, 0};
+	CHECK(nvt_bridge_hold_median(&r, 0) == 0);
+	for (uint32_t i = 1; i <= 3 * NVT_BRIDGE_HOLD_LAST; i++)
+		nvt_bridge_hold_learn(&r, 0, (uint64_t)i * US);
+	CHECK(nvt_bridge_hold_median(&r, 0) == 2 * NVT_BRIDGE_HOLD_LAST + 1 + NVT_BRIDGE_HOLD_LAST / 2);
+	nvt_bridge_hold_learn(&r, 1, UINT64_MAX);
+	CHECK(nvt_bridge_hold_median(&r, 1) == NVT_BRIDGE_HOLD_MAX_US && r.n[1] == 1);
+}
+
 /* Whether a bridge waits for its step's graph replay: by the waits replays followed. */
 static void test_bridge_replays(void)
 {
@@ -758,6 +821,7 @@ int main(void)
 	test_timeslice();
 	test_bridge();
 	test_bridge_replays();
+	test_bridge_hold();
 	test_bridge_copy();
 	test_words();
 	test_priority_text();

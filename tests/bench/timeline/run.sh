@@ -23,6 +23,11 @@ HI="NVTASKSET_BRIDGE=0 $NVT --no-mps --priority high --yield slice"
 HIB="$NVT --no-mps --priority high"
 LO="$NVT --no-mps --priority low --yield slice"
 LO200="$NVT --no-mps --priority low --yield slice=200"
+# Static partitions under one MPS daemon (the service on GPCs 0-1, the batch on 2-11, no priority:
+# neither is time-sliced), as bench-prio's static configuration.
+STMPS="CUDA_MPS_PIPE_DIRECTORY=$W/mpsS CUDA_MPS_LOG_DIRECTORY=$W/mpsSlog"
+STS="$STMPS $NVT -g 0-1"
+STB="$STMPS $NVT -g 2-11"
 # The batch's stream gate (SGATE) is a page the GPU reads: on tmpfs, so that it can be pinned.
 F=/dev/shm/tlflag.$$
 trap 'rm -f "$F"' EXIT
@@ -207,6 +212,25 @@ PHASES=(
 "gemm-eager-g40-product|gemm|$LO|$EAGER LGAP_US=40 $HIB"
 "gemm-eager-g10|gemm|$LO|$EAGER LGAP_US=10 $HI"
 "gemm-eager-g40|gemm|$LO|$EAGER LGAP_US=40 $HI"
+"gemm-eager-g5-hold1|gemm|$LO|$EAGER LGAP_US=5 NVTASKSET_BRIDGE_HOLD=1 $HIB"
+"gemm-eager-g10-hold1|gemm|$LO|$EAGER LGAP_US=10 NVTASKSET_BRIDGE_HOLD=1 $HIB"
+"gemm-eager-g20-hold1|gemm|$LO|$EAGER LGAP_US=20 NVTASKSET_BRIDGE_HOLD=1 $HIB"
+"gemm-eager-g10-hold0|gemm|$LO|$EAGER LGAP_US=10 NVTASKSET_BRIDGE_HOLD=0 $HIB"
+"alone-eager-g10-hold1|-||$EAGER LGAP_US=10 NVTASKSET_BRIDGE_HOLD=1 $HIB"
+"alone-eager-g10-hold0|-||$EAGER LGAP_US=10 NVTASKSET_BRIDGE_HOLD=0 $HIB"
+"alone-small-pre40-hold1|-||$SMALL PRE_US=40 NVTASKSET_BRIDGE_HOLD=1 $HIB"
+"gemm-small-pre40-hold1|gemm|$LO|$SMALL PRE_US=40 NVTASKSET_BRIDGE_HOLD=1 $HIB"
+"gemm-long8-hold1|gemm|$LO|$LONG8 NVTASKSET_BRIDGE_HOLD=1 $HIB"
+"static-eager-g0|gemm|$STB|$EAGER LGAP_US=0 $STS"
+"static-eager-g5|gemm|$STB|$EAGER LGAP_US=5 $STS"
+"static-eager-g10|gemm|$STB|$EAGER LGAP_US=10 $STS"
+"static-eager-g20|gemm|$STB|$EAGER LGAP_US=20 $STS"
+"static-eager-g40|gemm|$STB|$EAGER LGAP_US=40 $STS"
+"static-alone-eager-g5|-||$EAGER LGAP_US=5 $STS"
+"static-alone-eager-g10|-||$EAGER LGAP_US=10 $STS"
+"static-alone-eager-g20|-||$EAGER LGAP_US=20 $STS"
+"static-small|gemm|$STB|$SMALL $STS"
+"static-alone-small|-||$SMALL $STS"
 "gemm-small-tside2-300-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield slice|$SMALL TAIL_US=300 TAIL_MODE=side2 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog NVTASKSET_BRIDGE=0 $NVT --priority high --yield slice"
 )
 want=" $* "
@@ -229,6 +253,9 @@ for p in "${PHASES[@]}"; do
 	if [ -n "$bpid" ]; then
 		kill -TERM -- -"$bpid" 2>/dev/null
 		wait "$bpid"; echo "batch rc $?" >>"$O/$name.blog"
+	fi
+	if [[ $name == static-* ]]; then
+		echo quit | CUDA_MPS_PIPE_DIRECTORY=$W/mpsS timeout 10 nvidia-cuda-mps-control 2>/dev/null
 	fi
 	if [[ $name == *-mps ]]; then
 		for l in low high; do echo quit | CUDA_MPS_PIPE_DIRECTORY=$W/mpsT-$l timeout 10 nvidia-cuda-mps-control 2>/dev/null; done
