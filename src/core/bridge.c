@@ -119,12 +119,12 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held)
 	return v[k / 2];
 }
 
-/* 1 if the held way is the better by the medians (each way measured 3 times or more). */
+/* 1 if the held way is the better by the medians. */
 static int held_better(const struct nvt_bridge_hold *h)
 {
 	uint64_t rel = nvt_bridge_hold_median(h, 0), held = nvt_bridge_hold_median(h, 1);
 
-	return h->n[0] >= 3 && h->n[1] >= 3 && held + NVT_BRIDGE_HOLD_GAIN_US < rel && held * 8 < rel * 7;
+	return held + NVT_BRIDGE_HOLD_GAIN_US < rel && held * 8 < rel * 7;
 }
 
 int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode)
@@ -134,11 +134,13 @@ int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode)
 
 	if (mode == NVT_BRIDGE_HOLD_NEVER || mode == NVT_BRIDGE_HOLD_ALWAYS)
 		return mode == NVT_BRIDGE_HOLD_ALWAYS;
+	/* Learning: the way measured less, until each was measured NVT_BRIDGE_HOLD_FIRST times. */
+	if (h->n[0] < NVT_BRIDGE_HOLD_FIRST || h->n[1] < NVT_BRIDGE_HOLD_FIRST)
+		return h->n[1] < h->n[0];
 	best = held_better(h);
 	other = !best;
 	/* The other way, once measured, far worse: tried less often. */
-	if (h->n[other] >= 3 &&
-	    nvt_bridge_hold_median(h, other) > (uint64_t)nvt_bridge_hold_median(h, best) + NVT_BRIDGE_HOLD_FAR_US)
+	if (nvt_bridge_hold_median(h, other) > (uint64_t)nvt_bridge_hold_median(h, best) + NVT_BRIDGE_HOLD_FAR_US)
 		period = NVT_BRIDGE_HOLD_TRY_SLOW;
 	return tick % period == period / 2 ? other : best;
 }

@@ -642,7 +642,18 @@ static void test_bridge_hold(void)
 	/* Fixed ways do not learn or try. */
 	for (int i = 0; i < 100; i++)
 		CHECK(!nvt_bridge_hold_next(&f, NVT_BRIDGE_HOLD_NEVER) && nvt_bridge_hold_next(&f, NVT_BRIDGE_HOLD_ALWAYS));
-	/* Nothing learnt: released, the held way tried once in NVT_BRIDGE_HOLD_TRY. */
+	/* Nothing learnt: the ways alternate until each was measured NVT_BRIDGE_HOLD_FIRST times,
+	 * each step measured or not (then the less measured goes on)... */
+	for (int i = 0; i < 2 * NVT_BRIDGE_HOLD_FIRST; i++) {
+		CHECK(nvt_bridge_hold_next(&h, NVT_BRIDGE_HOLD_LEARN) == (i & 1));
+		nvt_bridge_hold_learn(&h, i & 1, 100 * US);
+	}
+	struct nvt_bridge_hold unmeasured = {{{0}}, {0}, 0};
+	for (int i = 0; i < 5; i++)
+		CHECK(nvt_bridge_hold_next(&unmeasured, NVT_BRIDGE_HOLD_LEARN) == 0);
+	nvt_bridge_hold_learn(&unmeasured, 0, 100 * US);
+	CHECK(nvt_bridge_hold_next(&unmeasured, NVT_BRIDGE_HOLD_LEARN) == 1);
+	/* ... then the better, equal ones released, the other tried once in NVT_BRIDGE_HOLD_TRY. */
 	CHECK(hold_run(&h, 64, 100, 100, 0) == 64 / NVT_BRIDGE_HOLD_TRY);
 	/* Alone, a held step waits for its kernels after its host (70 us) where a released one
 	 * waits for its last kernel (5 us): released, the held way tried once in NVT_BRIDGE_HOLD_TRY
@@ -653,6 +664,9 @@ static void test_bridge_hold(void)
 	 * within a few tries, the released way tried once in NVT_BRIDGE_HOLD_TRY_SLOW. */
 	held = hold_run(&h, 64, 450, 70, 0);
 	CHECK(held >= 64 - 2 * NVT_BRIDGE_HOLD_TRY && held < 64);
+	/* Learnt from the first, such a task holds from its seventh bridge. */
+	struct nvt_bridge_hold fresh = {{{0}}, {0}, 0};
+	CHECK(hold_run(&fresh, 64, 450, 70, 0) == 64 - NVT_BRIDGE_HOLD_FIRST - 64 / NVT_BRIDGE_HOLD_TRY_SLOW);
 	held = hold_run(&h, 640, 450, 70, 0);
 	CHECK(held == 640 - 640 / NVT_BRIDGE_HOLD_TRY_SLOW);
 	CHECK(nvt_bridge_hold_median(&h, 1) == 70 && nvt_bridge_hold_median(&h, 0) == 450);
@@ -663,10 +677,10 @@ static void test_bridge_hold(void)
 	held = hold_run(&h, 320, 5, 70, 0);
 	CHECK(held == 320 / NVT_BRIDGE_HOLD_TRY);
 	/* Gains under NVT_BRIDGE_HOLD_GAIN_US or an eighth do not turn the way; spikes (one step
-	 * in 29 slow by 2 ms, either way) neither. */
+	 * in 29 slow by 2 ms, either way) neither (after the first bridges' alternation). */
 	struct nvt_bridge_hold g1 = {{{0}}, {0}, 0}, g2 = g1, g3 = g1;
-	CHECK(hold_run(&g1, 320, 100, 85, 2000) == 320 / NVT_BRIDGE_HOLD_TRY);
-	CHECK(hold_run(&g2, 320, 300, 270, 2000) == 320 / NVT_BRIDGE_HOLD_TRY);
+	CHECK(hold_run(&g1, 320, 100, 85, 2000) == NVT_BRIDGE_HOLD_FIRST + 320 / NVT_BRIDGE_HOLD_TRY);
+	CHECK(hold_run(&g2, 320, 300, 270, 2000) == NVT_BRIDGE_HOLD_FIRST + 320 / NVT_BRIDGE_HOLD_TRY);
 	/* ... where a gain of both turns it. */
 	CHECK(hold_run(&g3, 320, 300, 250, 2000) > 320 * 3 / 4);
 	/* Waits count up to NVT_BRIDGE_HOLD_MAX_US; the ring keeps the last NVT_BRIDGE_HOLD_LAST. */
