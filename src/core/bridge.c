@@ -95,6 +95,8 @@ void nvt_bridge_hold_learn(struct nvt_bridge_hold *h, int held, uint64_t wait_ns
 	uint64_t us = wait_ns / 1000;
 	int i = held ? 1 : 0;
 
+	if (h->bridges <= NVT_BRIDGE_HOLD_SKIP) /* a step of the task's first bridges */
+		return;
 	h->wait_us[i][h->n[i] % NVT_BRIDGE_HOLD_LAST] =
 		(uint32_t)(us > NVT_BRIDGE_HOLD_MAX_US ? NVT_BRIDGE_HOLD_MAX_US : us);
 	/* (wraps back onto a multiple of the ring's length) */
@@ -134,7 +136,10 @@ int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode)
 
 	if (mode == NVT_BRIDGE_HOLD_NEVER || mode == NVT_BRIDGE_HOLD_ALWAYS)
 		return mode == NVT_BRIDGE_HOLD_ALWAYS;
-	/* Learning: the way measured less, until each was measured NVT_BRIDGE_HOLD_FIRST times. */
+	/* Learning: released first, then the way measured less until each was measured
+	 * NVT_BRIDGE_HOLD_FIRST times. */
+	if (tick < NVT_BRIDGE_HOLD_SKIP)
+		return 0;
 	if (h->n[0] < NVT_BRIDGE_HOLD_FIRST || h->n[1] < NVT_BRIDGE_HOLD_FIRST)
 		return h->n[1] < h->n[0];
 	best = held_better(h);

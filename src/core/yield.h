@@ -267,9 +267,11 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * is the same either way), and the next bridge is held while the median of
  * the last NVT_BRIDGE_HOLD_LAST held steps' waits is below the released ones'
  * by NVT_BRIDGE_HOLD_GAIN_US and by an eighth (a median: one step that a busy
- * host or a batch's long kernel made slow does not turn the way); the first
- * bridges alternate until each way was measured NVT_BRIDGE_HOLD_FIRST times
- * (a task's first requests are not left to the tries); one bridge in NVT_BRIDGE_HOLD_TRY goes the other way, one in
+ * host or a batch's long kernel made slow does not turn the way); the task's
+ * first NVT_BRIDGE_HOLD_SKIP bridges are released and not learnt from (its
+ * first steps were slow either way: H100, 2026-11-26, a held service's first
+ * five), then the bridges alternate until each way was measured
+ * NVT_BRIDGE_HOLD_FIRST times (not left to the tries); one bridge in NVT_BRIDGE_HOLD_TRY goes the other way, one in
  * NVT_BRIDGE_HOLD_TRY_SLOW while the other way waited NVT_BRIDGE_HOLD_FAR_US
  * longer. NVT_ENV_BRIDGE_HOLD fixes the way (for measuring).
  */
@@ -279,6 +281,7 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
 #define NVT_BRIDGE_HOLD_FAR_US 100
 #define NVT_BRIDGE_HOLD_LAST 5
 #define NVT_BRIDGE_HOLD_FIRST 3
+#define NVT_BRIDGE_HOLD_SKIP 8
 #define NVT_BRIDGE_HOLD_MAX_US 1000000 /* a measured wait counts at most this */
 enum nvt_bridge_hold_mode { NVT_BRIDGE_HOLD_LEARN, NVT_BRIDGE_HOLD_NEVER, NVT_BRIDGE_HOLD_ALWAYS };
 struct nvt_bridge_hold {

@@ -80,7 +80,7 @@ t_bridge_held_steps() {
 # By default whether a bridge is held is learnt from the steps' waits: where released steps
 # pay (the fake's FAKECUDA_DRY_US: a step whose first launch finds its bridge released waits 2
 # ms more, as a step whose context runs dry beside a batch) most bridges end up held; where held
-# steps pay (FAKECUDA_HELD_US), only the first three and the tries (one bridge in 16 or 32) are;
+# steps pay (FAKECUDA_HELD_US), only three of the first and the tries (one bridge in 16 or 32) are;
 # the debug report counts both.
 t_bridge_hold_learnt() {
 	local n held rep
@@ -99,7 +99,7 @@ t_bridge_hold_learnt() {
 	held=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
 		if (r[2] != a[2]) h[a[2]] = 1 } END { print length(h) }' "$WORK/bridge.log")
 	rep=$(grep "bridges held" "$WORK/even.err") || die "no report of held bridges: $(cat "$WORK/even.err")"
-	# (the first 3 held, alternating, then the tries)
+	# (after the first 8, three held, alternating, then the tries)
 	[ "$held" -ge 3 ] && [ "$held" -le $((n / 16 + 4)) ] || die "$held of $n bridges held where held steps paid 2 ms: $rep"
 	# An unknown word is said, and learnt.
 	rm -f "$WORK/bridge.log"

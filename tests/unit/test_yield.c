@@ -642,14 +642,20 @@ static void test_bridge_hold(void)
 	/* Fixed ways do not learn or try. */
 	for (int i = 0; i < 100; i++)
 		CHECK(!nvt_bridge_hold_next(&f, NVT_BRIDGE_HOLD_NEVER) && nvt_bridge_hold_next(&f, NVT_BRIDGE_HOLD_ALWAYS));
-	/* Nothing learnt: the ways alternate until each was measured NVT_BRIDGE_HOLD_FIRST times,
-	 * each step measured or not (then the less measured goes on)... */
+	/* Nothing learnt: the first NVT_BRIDGE_HOLD_SKIP bridges released, their steps not learnt
+	 * from; then the ways alternate until each was measured NVT_BRIDGE_HOLD_FIRST times, each
+	 * step measured or not (then the less measured goes on)... */
+	for (int i = 0; i < NVT_BRIDGE_HOLD_SKIP; i++) {
+		CHECK(nvt_bridge_hold_next(&h, NVT_BRIDGE_HOLD_LEARN) == 0);
+		nvt_bridge_hold_learn(&h, 0, 100 * US);
+	}
+	CHECK(h.n[0] == 0 && h.n[1] == 0);
 	for (int i = 0; i < 2 * NVT_BRIDGE_HOLD_FIRST; i++) {
 		CHECK(nvt_bridge_hold_next(&h, NVT_BRIDGE_HOLD_LEARN) == (i & 1));
 		nvt_bridge_hold_learn(&h, i & 1, 100 * US);
 	}
 	struct nvt_bridge_hold unmeasured = {{{0}}, {0}, 0};
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < NVT_BRIDGE_HOLD_SKIP + 5; i++)
 		CHECK(nvt_bridge_hold_next(&unmeasured, NVT_BRIDGE_HOLD_LEARN) == 0);
 	nvt_bridge_hold_learn(&unmeasured, 0, 100 * US);
 	CHECK(nvt_bridge_hold_next(&unmeasured, NVT_BRIDGE_HOLD_LEARN) == 1);
@@ -664,9 +670,10 @@ static void test_bridge_hold(void)
 	 * within a few tries, the released way tried once in NVT_BRIDGE_HOLD_TRY_SLOW. */
 	held = hold_run(&h, 64, 450, 70, 0);
 	CHECK(held >= 64 - 2 * NVT_BRIDGE_HOLD_TRY && held < 64);
-	/* Learnt from the first, such a task holds from its seventh bridge. */
+	/* Learnt from its start, such a task holds from its fifteenth bridge. */
 	struct nvt_bridge_hold fresh = {{{0}}, {0}, 0};
-	CHECK(hold_run(&fresh, 64, 450, 70, 0) == 64 - NVT_BRIDGE_HOLD_FIRST - 64 / NVT_BRIDGE_HOLD_TRY_SLOW);
+	CHECK(hold_run(&fresh, 64, 450, 70, 0) ==
+	      64 - NVT_BRIDGE_HOLD_SKIP - NVT_BRIDGE_HOLD_FIRST - 64 / NVT_BRIDGE_HOLD_TRY_SLOW);
 	held = hold_run(&h, 640, 450, 70, 0);
 	CHECK(held == 640 - 640 / NVT_BRIDGE_HOLD_TRY_SLOW);
 	CHECK(nvt_bridge_hold_median(&h, 1) == 70 && nvt_bridge_hold_median(&h, 0) == 450);
@@ -679,13 +686,19 @@ static void test_bridge_hold(void)
 	/* Gains under NVT_BRIDGE_HOLD_GAIN_US or an eighth do not turn the way; spikes (one step
 	 * in 29 slow by 2 ms, either way) neither (after the first bridges' alternation). */
 	struct nvt_bridge_hold g1 = {{{0}}, {0}, 0}, g2 = g1, g3 = g1;
-	CHECK(hold_run(&g1, 320, 100, 85, 2000) == NVT_BRIDGE_HOLD_FIRST + 320 / NVT_BRIDGE_HOLD_TRY);
-	CHECK(hold_run(&g2, 320, 300, 270, 2000) == NVT_BRIDGE_HOLD_FIRST + 320 / NVT_BRIDGE_HOLD_TRY);
+	/* (the tries from the end of the alternation on) */
+	int tries = 0;
+	for (int t = NVT_BRIDGE_HOLD_SKIP + 2 * NVT_BRIDGE_HOLD_FIRST; t < 320; t++)
+		tries += t % NVT_BRIDGE_HOLD_TRY == NVT_BRIDGE_HOLD_TRY / 2;
+	CHECK(hold_run(&g1, 320, 100, 85, 2000) == NVT_BRIDGE_HOLD_FIRST + tries);
+	CHECK(hold_run(&g2, 320, 300, 270, 2000) == NVT_BRIDGE_HOLD_FIRST + tries);
 	/* ... where a gain of both turns it. */
 	CHECK(hold_run(&g3, 320, 300, 250, 2000) > 320 * 3 / 4);
 	/* Waits count up to NVT_BRIDGE_HOLD_MAX_US; the ring keeps the last NVT_BRIDGE_HOLD_LAST. */
-	struct nvt_bridge_hold r = {{{0}}, {0}, 0};
-	CHECK(nvt_bridge_hold_median(&r, 0) == 0);
+	struct nvt_bridge_hold r = {{{0}}, {0}, NVT_BRIDGE_HOLD_SKIP};
+	nvt_bridge_hold_learn(&r, 0, 5 * US); /* the step of the last bridge skipped */
+	CHECK(nvt_bridge_hold_median(&r, 0) == 0 && r.n[0] == 0);
+	r.bridges++;
 	for (uint32_t i = 1; i <= 3 * NVT_BRIDGE_HOLD_LAST; i++)
 		nvt_bridge_hold_learn(&r, 0, (uint64_t)i * US);
 	CHECK(nvt_bridge_hold_median(&r, 0) == 2 * NVT_BRIDGE_HOLD_LAST + 1 + NVT_BRIDGE_HOLD_LAST / 2);
