@@ -81,8 +81,9 @@ extern "C" {
 /* Any non-empty value other than "0": at exit, the shim says how many of its
  * waits it bridged, how many its learning left unbridged (by the task's share
  * of waits followed soon), how many copies to the host its kernel did and graph
- * replays it saw, and how long the host took from a wait's return to the next
- * launch (docs/priorities.md, "Preemption"; for bug reports). */
+ * replays it saw, how long the host took from a wait's return to the next
+ * launch, and how many bridges it held (docs/priorities.md, "Preemption"; for
+ * bug reports). */
 #define NVT_ENV_BRIDGE_DEBUG "NVTASKSET_BRIDGE_DEBUG"
 /* A path: at exit, a high time-sliced task's shim writes its bridges' and copies'
  * times to PATH.PID, a new file (docs/environment.md; for bug reports). */

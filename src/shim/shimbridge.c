@@ -18,7 +18,8 @@
  * that returned, the last wait whose bridge may end (once released, a bridge
  * stays released).
  *
- * Every launch and graph replay releases the bridge (one store: with one
+ * Every launch (but those of a held bridge's thread) and graph replay
+ * releases the bridge (one store: with one
  * hardware queue, whatever the program queues waits behind it, so another
  * thread's kernels must not wait for this thread's next step), and so does
  * every wait's start and every copy to the host that waits (what it waits for
@@ -36,6 +37,12 @@
  * is learnt in the slow path the launch path takes after a wait
  * (shim_yield_launched) and at a wait that follows a wait; the kernels this
  * file launches are not taken for the program's (tls).
+ *
+ * A bridge may be held (core/yield.h, "Held steps"): then the launches of the
+ * thread whose wait queued it do not release it, and that thread's next step
+ * queues behind it until the step's wait (or the linger ends). Whether the
+ * next bridge is held is learnt from the waits of the steps that began while
+ * their bridge was on, timed here (the wait's start to its return).
  *
  * A small copy to the host on a stream (core/yield.h, NVT_BRIDGE_COPY_MAX)
  * is done by a kernel of the same module (nvt_copy), launched on the copy's

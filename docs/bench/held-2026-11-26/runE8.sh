@@ -1,0 +1,18 @@
+#!/bin/bash
+# Run E8: the host-bound generate() service beside Llama training, 60 requests a case: L alone,
+# static, the default (held steps learnt; bridge debug report), the default without held steps.
+set -u
+PRIO_T0=$(date +%s.%N)
+export PRIO_T0
+J=build/.jsonc
+make -j16 "JSONC_CFLAGS=-I$J/include -I$J/include/json-c" JSONC_LIBS=$J/lib/libjson-c.a all >$OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
+echo "built $(date +%T)"
+PRIO_MIN_REQUESTS=generate=60 PRIO_L=torch PRIO_H=llama PRIO_CONFIG_FILE=tests/bench/prio/bridge.json PRIO_KINDS=generate:poisson PRIO_CASES=L-alone-whole,static,prio-debug,prio-hold0 timeout 560 make "JSONC_CFLAGS=-I$J/include -I$J/include/json-c" JSONC_LIBS=$J/lib/libjson-c.a bench-prio PRIO_SET=round5-llama PRIO_BUDGET_S=520 PRIO_TIMEOUT_S=545 BENCH_OUT=/tmp/b > $OUT/bench.out 2>&1
+echo "bench rc $? $(date +%T)"
+tail -3 $OUT/bench.out
+sed -n '/== L /,/^Cells/p' /tmp/b/prio/summary.txt
+sed -n '/^   L.s p50/,/^   targets/p' /tmp/b/prio/summary.txt | head -8
+mkdir -p /tmp/x && tar -C /tmp/x -xJf /tmp/b/prio/raw.tar.xz && grep -H "bridge" /tmp/x/raw/*/l-*.log | cut -c1-400
+cp /tmp/b/prio/summary.txt $OUT/ 2>/dev/null
+tar -C /tmp -cJf $OUT/raw.tar.xz b/prio/raw.tar.xz 2>/dev/null
+pgrep -a nvidia-cuda-mps | grep -v defunct && echo "MPS daemons still running"
