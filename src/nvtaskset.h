@@ -59,6 +59,7 @@ extern "C" {
  * off; the bridge needs the process's streams on one hardware queue
  * (NVT_ENV_CUDA_CONNECTIONS 1), which nvtaskset sets unless told otherwise. */
 #define NVT_ENV_BRIDGE "NVTASKSET_BRIDGE"
+#define NVT_ENV_BRIDGE_HOLD "NVTASKSET_BRIDGE_HOLD" /* "0"/"1": never/always held (core/yield.h) */
 /* Any non-empty value other than "0" silences the shim's warnings. */
 /*
  * Set by nvtaskset in the environment of an MPS control daemon it starts for
@@ -82,16 +83,11 @@ extern "C" {
  * waits it bridged, how many its learning left unbridged (by the task's share
  * of waits followed soon), how many copies to the host its kernel did and graph
  * replays it saw, how long the host took from a wait's return to the next
- * launch, and how many bridges it held (docs/priorities.md, "Preemption"; for
- * bug reports). */
+ * launch, and how many it held (docs/priorities.md, "Preemption"; for bugs). */
 #define NVT_ENV_BRIDGE_DEBUG "NVTASKSET_BRIDGE_DEBUG"
 /* A path: at exit, a high time-sliced task's shim writes its bridges' and copies'
  * times to PATH.PID, a new file (docs/environment.md; for bug reports). */
 #define NVT_ENV_BRIDGE_TRACE "NVTASKSET_BRIDGE_TRACE"
-/* How a bridged task's steps treat their bridge (core/yield.h, "Held steps"): unset, learnt
- * from the task's waits; "0", a step's launches release it (never held); "1", the waiting
- * thread's next launches queue behind it until its next wait (always held; for measuring). */
-#define NVT_ENV_BRIDGE_HOLD "NVTASKSET_BRIDGE_HOLD"
 /* What a program that asks for its GPU's SM count is told (src/core/smcount.h):
  * "partition" (the default: its partition's count at its first query of that
  * GPU, kept after), "follow" (the partition's count at each query) or "gpu"

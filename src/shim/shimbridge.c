@@ -409,6 +409,35 @@ static void learn(struct bslot *s, uint64_t gap_ns)
 	__atomic_store_n(&s->waits, l.waits, __ATOMIC_RELAXED);
 }
 
+/* A wait begins on slot g (its last bridge released): it ends a measured step (core/yield.h,
+ * "Held steps") if this thread queued the last bridge and the step began while that bridge was
+ * on; then the wait is timed from now. */
+static void measure_begin(struct bslot *s, int g)
+{
+	uint32_t last = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+
+	tls.measuring = 0;
+	if (last && tls.owns == last && __atomic_load_n(&s->measured, __ATOMIC_RELAXED) == last) {
+		tls.measuring = __atomic_load_n(&s->held, __ATOMIC_RELAXED) == last ? 2 : 1;
+		tls.measure_slot = g;
+		tls.wait_ns = nvt_clock_ns();
+	}
+}
+
+/* The trace's slot of bridge seq (held or not) ready before the seq is published (a release
+ * fills it); returns where the kernel writes its record. Under b.lock. */
+static CUdeviceptr trace_begin(struct bslot *s, uint32_t seq, int held)
+{
+	struct trace_rec *r = (struct trace_rec *)((char *)s->w + TRACE_REC_OFF) + seq % TRACE_N;
+
+	r->seq = 0;
+	s->tr->b[seq % TRACE_N].ret = s->tr->b[seq % TRACE_N].rel = s->tr->b[seq % TRACE_N].call = 0;
+	s->tr->b[seq % TRACE_N].wait = nvt_clock_ns();
+	s->tr->b[seq % TRACE_N].held = (uint32_t)held;
+	__atomic_store_n(&s->tr->b[seq % TRACE_N].seq, seq, __ATOMIC_RELEASE);
+	return s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
+}
+
 void shim_bridge_wait(int g, void *ctx, int still_bridged)
 {
 	struct bslot *s;
@@ -427,14 +456,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	/* What was queued behind the last bridge may be what this wait waits for. */
 	release(g, REL_NOW);
 	s = &b.s[g];
-	/* This wait ends a measured step if its thread queued the last bridge and the step began
-	 * while that bridge was on. */
-	uint32_t last = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-	if (last && tls.owns == last && __atomic_load_n(&s->measured, __ATOMIC_RELAXED) == last) {
-		tls.measuring = __atomic_load_n(&s->held, __ATOMIC_RELAXED) == last ? 2 : 1;
-		tls.measure_slot = g;
-		tls.wait_ns = nvt_clock_ns();
-	}
+	measure_begin(s, g);
 	/* A wait after a wait, no launch between: not followed soon. */
 	if (__atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED))
 		learn(s, UINT64_MAX);
@@ -458,15 +480,8 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	int held = nvt_bridge_hold_next(&s->hold, b.hold_mode);
 	__atomic_store_n(&s->held, held ? seq : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->linger_ns, linger, __ATOMIC_RELAXED);
-	if (s->tr) { /* the trace's slot ready before the seq is published (a release fills it) */
-		struct trace_rec *r = (struct trace_rec *)((char *)s->w + TRACE_REC_OFF) + seq % TRACE_N;
-		r->seq = 0;
-		s->tr->b[seq % TRACE_N].ret = s->tr->b[seq % TRACE_N].rel = s->tr->b[seq % TRACE_N].call = 0;
-		s->tr->b[seq % TRACE_N].wait = nvt_clock_ns();
-		s->tr->b[seq % TRACE_N].held = (uint32_t)held;
-		__atomic_store_n(&s->tr->b[seq % TRACE_N].seq, seq, __ATOMIC_RELEASE);
-		rec = s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
-	}
+	if (s->tr)
+		rec = trace_begin(s, seq, held);
 	/* Published before the kernels are queued: a launch of another thread meanwhile then
 	 * releases this bridge too early (it runs the margin), never leaves it unreleased. */
 	__atomic_store_n(&s->seq, seq, __ATOMIC_RELEASE);
