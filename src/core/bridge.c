@@ -90,19 +90,6 @@ int nvt_bridge_hold_mode(const char *word)
 	return -1;
 }
 
-void nvt_bridge_hold_learn(struct nvt_bridge_hold *h, int held, uint64_t wait_ns)
-{
-	uint64_t us = wait_ns / 1000;
-	int i = held ? 1 : 0;
-
-	if (h->bridges <= NVT_BRIDGE_HOLD_SKIP) /* a step of the task's first bridges */
-		return;
-	h->wait_us[i][h->n[i] % NVT_BRIDGE_HOLD_LAST] =
-		(uint32_t)(us > NVT_BRIDGE_HOLD_MAX_US ? NVT_BRIDGE_HOLD_MAX_US : us);
-	/* (wraps back onto a multiple of the ring's length) */
-	h->n[i] = h->n[i] + 1 == 2 * NVT_BRIDGE_HOLD_LAST ? NVT_BRIDGE_HOLD_LAST : h->n[i] + 1;
-}
-
 uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held)
 {
 	uint32_t v[NVT_BRIDGE_HOLD_LAST], k = h->n[held ? 1 : 0];
@@ -111,7 +98,7 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held)
 		k = NVT_BRIDGE_HOLD_LAST;
 	if (!k)
 		return 0;
-	memcpy(v, h->wait_us[held ? 1 : 0], sizeof(v));
+	memcpy(v, h->step_us[held ? 1 : 0], sizeof(v));
 	for (uint32_t a = 1; a < k; a++)
 		for (uint32_t b = a; b > 0 && v[b - 1] > v[b]; b--) {
 			uint32_t t = v[b];
@@ -121,30 +108,58 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held)
 	return v[k / 2];
 }
 
+/* 1 if steps of held_us held beat steps of rel_us released. */
+static int held_beats(uint64_t held_us, uint64_t rel_us)
+{
+	return held_us + NVT_BRIDGE_HOLD_GAIN_US < rel_us && held_us * 8 < rel_us * 7;
+}
+
 /* 1 if the held way is the better by the medians. */
 static int held_better(const struct nvt_bridge_hold *h)
 {
-	uint64_t rel = nvt_bridge_hold_median(h, 0), held = nvt_bridge_hold_median(h, 1);
-
-	return held + NVT_BRIDGE_HOLD_GAIN_US < rel && held * 8 < rel * 7;
+	return held_beats(nvt_bridge_hold_median(h, 1), nvt_bridge_hold_median(h, 0));
 }
 
-int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode)
+void nvt_bridge_hold_learn(struct nvt_bridge_hold *h, int held, uint64_t step_ns)
+{
+	uint64_t us = step_ns / 1000;
+	int i = held ? 1 : 0, learnt = h->n[0] >= NVT_BRIDGE_HOLD_FIRST && h->n[1] >= NVT_BRIDGE_HOLD_FIRST;
+
+	if (us > NVT_BRIDGE_HOLD_MAX_US)
+		us = NVT_BRIDGE_HOLD_MAX_US;
+	/* A try that would have turned the way as a median: the next bridge tries again (a changed
+	 * task or neighbour is learnt in a few steps, not a few tries apart). */
+	if (learnt && i != held_better(h) &&
+	    (i ? held_beats(us, nvt_bridge_hold_median(h, 0)) : !held_beats(nvt_bridge_hold_median(h, 1), us)))
+		h->again = 1;
+	h->step_us[i][h->n[i] % NVT_BRIDGE_HOLD_LAST] = (uint32_t)us;
+	/* (wraps back onto a multiple of the ring's length) */
+	h->n[i] = h->n[i] + 1 == 2 * NVT_BRIDGE_HOLD_LAST ? NVT_BRIDGE_HOLD_LAST : h->n[i] + 1;
+}
+
+int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode, int *learn)
 {
 	uint32_t period = NVT_BRIDGE_HOLD_TRY, tick = h->bridges++;
 	int best, other;
 
+	*learn = mode == NVT_BRIDGE_HOLD_LEARN && tick >= NVT_BRIDGE_HOLD_SKIP;
 	if (mode == NVT_BRIDGE_HOLD_NEVER || mode == NVT_BRIDGE_HOLD_ALWAYS)
 		return mode == NVT_BRIDGE_HOLD_ALWAYS;
-	/* Learning: released first, then the way measured less until each was measured
-	 * NVT_BRIDGE_HOLD_FIRST times. */
+	/* Learning: released first (not learnt from), then alternating, then the way measured
+	 * less until each was measured NVT_BRIDGE_HOLD_FIRST times. */
 	if (tick < NVT_BRIDGE_HOLD_SKIP)
 		return 0;
+	if (tick < NVT_BRIDGE_HOLD_SKIP + 2 * NVT_BRIDGE_HOLD_FIRST)
+		return (int)((tick - NVT_BRIDGE_HOLD_SKIP) & 1);
 	if (h->n[0] < NVT_BRIDGE_HOLD_FIRST || h->n[1] < NVT_BRIDGE_HOLD_FIRST)
 		return h->n[1] < h->n[0];
 	best = held_better(h);
 	other = !best;
-	/* The other way, once measured, far worse: tried less often. */
+	if (h->again) {
+		h->again = 0;
+		return other;
+	}
+	/* The other way far worse: tried less often. */
 	if (nvt_bridge_hold_median(h, other) > (uint64_t)nvt_bridge_hold_median(h, best) + NVT_BRIDGE_HOLD_FAR_US)
 		period = NVT_BRIDGE_HOLD_TRY_SLOW;
 	return tick % period == period / 2 ? other : best;

@@ -259,21 +259,24 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * step (H200, 2026-11-26: 451-454 us a step of 16 short kernels 5-20 us apart
  * beside a batch, against 134-364 alone). A held bridge is not released by the
  * launches of the thread whose wait queued it: that thread's next step queues
- * behind it until the step's wait begins (or the linger ends), then runs at
- * once, after its host instead of beside it. Which is faster depends on the
- * step and on whether a lower task is runnable, so each is measured: a step
- * whose first launch came while its bridge was on is timed from its wait's
- * start to that wait's return (what the bridge changes; the host's launching
- * is the same either way), and the next bridge is held while the median of
- * the last NVT_BRIDGE_HOLD_LAST held steps' waits is below the released ones'
- * by NVT_BRIDGE_HOLD_GAIN_US and by an eighth (a median: one step that a busy
- * host or a batch's long kernel made slow does not turn the way); the task's
+ * behind it until something else releases it (the step's wait, a copy to the
+ * host, a graph replay, a context synchronisation, another thread's launch or
+ * wait) or its linger ends, then runs at once, after its host instead of
+ * beside it. Which is faster depends on the step and on whether a lower task
+ * is runnable, so each way is measured: a step whose first launch came while
+ * its bridge was on is timed from the wait before it returned to its own
+ * wait's return (the whole step: a call that waited behind a held bridge
+ * counts), and the next bridge is held while the median of the last
+ * NVT_BRIDGE_HOLD_LAST held steps is below the released ones' by
+ * NVT_BRIDGE_HOLD_GAIN_US and by an eighth (a median: one step that a busy
+ * host or a batch's long kernel made slow does not turn the way). A task's
  * first NVT_BRIDGE_HOLD_SKIP bridges are released and not learnt from (its
  * first steps were slow either way: H100, 2026-11-26, a held service's first
- * five), then the bridges alternate until each way was measured
- * NVT_BRIDGE_HOLD_FIRST times (not left to the tries); one bridge in NVT_BRIDGE_HOLD_TRY goes the other way, one in
- * NVT_BRIDGE_HOLD_TRY_SLOW while the other way waited NVT_BRIDGE_HOLD_FAR_US
- * longer. NVT_ENV_BRIDGE_HOLD fixes the way (for measuring).
+ * five), the next 2 x NVT_BRIDGE_HOLD_FIRST alternate. Then one bridge in
+ * NVT_BRIDGE_HOLD_TRY goes the other way, one in NVT_BRIDGE_HOLD_TRY_SLOW
+ * while the other way took NVT_BRIDGE_HOLD_FAR_US longer, and a try that beat
+ * the better way's median is tried again at once. NVT_ENV_BRIDGE_HOLD fixes
+ * the way (for measuring).
  */
 #define NVT_BRIDGE_HOLD_TRY 16
 #define NVT_BRIDGE_HOLD_TRY_SLOW 32
@@ -282,23 +285,24 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
 #define NVT_BRIDGE_HOLD_LAST 5
 #define NVT_BRIDGE_HOLD_FIRST 3
 #define NVT_BRIDGE_HOLD_SKIP 8
-#define NVT_BRIDGE_HOLD_MAX_US 1000000 /* a measured wait counts at most this */
+#define NVT_BRIDGE_HOLD_MAX_US 1000000 /* a measured step counts at most this */
 enum nvt_bridge_hold_mode { NVT_BRIDGE_HOLD_LEARN, NVT_BRIDGE_HOLD_NEVER, NVT_BRIDGE_HOLD_ALWAYS };
 struct nvt_bridge_hold {
-	/* [0] released by launches, [1] held: the last measured waits (a ring, n[i] in all) */
-	uint32_t wait_us[2][NVT_BRIDGE_HOLD_LAST];
+	/* [0] released by launches, [1] held: the last measured steps (a ring, n[i] in all) */
+	uint32_t step_us[2][NVT_BRIDGE_HOLD_LAST];
 	uint32_t n[2];
 	uint32_t bridges; /* bridges decided (the tries' clock) */
+	uint32_t again;   /* 1: the last try beat the better way; the next bridge tries again */
 };
 /* NVT_ENV_BRIDGE_HOLD's word (NULL: unset) as enum nvt_bridge_hold_mode; -1 if neither "0" nor
  * "1" (then learnt, said). */
 int nvt_bridge_hold_mode(const char *word);
-/* A measured step, held (1) or not (0), whose wait took wait_ns. */
-void nvt_bridge_hold_learn(struct nvt_bridge_hold *h, int held, uint64_t wait_ns);
-/* Whether the next bridge is held (mode: enum nvt_bridge_hold_mode); advances the tries'
- * clock. */
-int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode);
-/* The median of way held's (1) or released's (0) last measured waits, in us (0: none). */
+/* A measured step, held (1) or not (0), that took step_ns. */
+void nvt_bridge_hold_learn(struct nvt_bridge_hold *h, int held, uint64_t step_ns);
+/* Whether the next bridge is held (mode: enum nvt_bridge_hold_mode); *learn: whether its step
+ * may be learnt from. Advances the tries' clock. */
+int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode, int *learn);
+/* The median of way held's (1) or released's (0) last measured steps, in us (0: none). */
 uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
 /*
  * A bridged task's copy to the host on a stream (a step's token, read by the

@@ -39,10 +39,11 @@
  * file launches are not taken for the program's (tls).
  *
  * A bridge may be held (core/yield.h, "Held steps"): then the launches of the
- * thread whose wait queued it do not release it, and that thread's next step
- * queues behind it until the step's wait (or the linger ends). Whether the
- * next bridge is held is learnt from the waits of the steps that began while
- * their bridge was on, timed here (the wait's start to its return).
+ * thread whose wait queued it (on that GPU slot) do not release it, and that
+ * thread's next step queues behind it until its wait or another release (or
+ * the linger ends). Whether the next bridge is held is learnt from the steps
+ * that began while their bridge was on, timed here from the return of the
+ * wait before each to its own wait's return.
  *
  * A small copy to the host on a stream (core/yield.h, NVT_BRIDGE_COPY_MAX)
  * is done by a kernel of the same module (nvt_copy), launched on the copy's
@@ -119,10 +120,10 @@ struct bslot {
 	uint32_t replayed;   /* a replay was queued since the last wait */
 	uint32_t replay_pm;  /* nvt_bridge_replays' average (under b.lock) */
 	/* Held steps (core/yield.h): held, the seq of the last bridge if it is held (0: not);
-	 * linger_ns, that bridge's linger; measured, the seq of the last bridge whose step's first
-	 * launch came while it was on (that step is measured); hold, what measured steps taught
-	 * (under b.lock). */
-	uint32_t held, measured;
+	 * learns, that seq if its step may be learnt from; linger_ns, that bridge's linger;
+	 * measured, the seq of the last bridge whose step's first launch came while it was on
+	 * (that step is measured); hold, what measured steps taught (under b.lock). */
+	uint32_t held, learns, measured;
 	uint64_t linger_ns;
 	struct nvt_bridge_hold hold;
 };
@@ -157,16 +158,17 @@ static struct {
 	struct bslot s[NVT_MAX_GPUS];
 } b = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The wait this thread bridged (its seq, 0: none), and whether it launches the bridge; owns:
- * the last bridge this thread's wait queued (its own launches do not release it while it is
- * held); measuring: the wait now in progress ends a measured step (held: 2, released: 1, not
- * measured: 0), begun at wait_ns. */
+/* The wait this thread bridged (its seq, 0: none), and whether it launches the bridge; owns,
+ * on slot owns_slot: the bridge this thread's last wait queued (0: none; its own launches do not
+ * release it while it is held); ret_ns: when its last wait returned; measuring: the wait now in
+ * progress ends a measured step (held: 2, released: 1, not measured: 0) on slot measure_slot,
+ * which began at step_ns. */
 static __thread struct {
 	uint32_t seq, owns;
-	int slot;
+	int slot, owns_slot;
 	int launching;
 	int measuring, measure_slot;
-	uint64_t wait_ns;
+	uint64_t ret_ns, step_ns;
 } tls __attribute__((tls_model("initial-exec")));
 
 static void turn_off(const char *what, int rc)
@@ -309,9 +311,11 @@ static void trace_time(struct trace *tr, uint32_t seq, size_t field)
 
 /* Releases slot g's bridge; how: REL_NOW, it may end without waiting for its step's replay (a
  * replay was queued, or what comes next must not wait behind it); unless REL_KEEP, a call of
- * the host's (a replay's work waits no longer for one: w[5], this slot's). */
+ * the host's (a replay's work waits no longer for one: w[5], this slot's); REL_CALL, only that
+ * (a launch of a held bridge's own thread). */
 #define REL_NOW 1
 #define REL_KEEP 2
+#define REL_CALL 4
 static void release(int g, int how)
 {
 	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
@@ -323,6 +327,8 @@ static void release(int g, int how)
 		if (!(how & REL_KEEP) && __atomic_load_n(&w[5], __ATOMIC_RELAXED) &&
 		    __atomic_exchange_n(&w[5], 0, __ATOMIC_RELEASE) && __builtin_expect(dbg.trace != NULL, 0))
 			trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 2);
+		if (how & REL_CALL)
+			return;
 		store_max(&w[1], seq);
 		if (how & REL_NOW)
 			store_max(&w[4], seq);
@@ -336,9 +342,10 @@ void shim_bridge_release(int g)
 	/* A held bridge goes on through its own thread's step (core/yield.h, "Held steps"). */
 	uint32_t held = __atomic_load_n(&b.s[g].held, __ATOMIC_RELAXED);
 
-	if (held && held == tls.owns && held == __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED))
-		return;
-	release(g, 0);
+	if (held && held == tls.owns && tls.owns_slot == g && held == __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED))
+		release(g, REL_CALL);
+	else
+		release(g, 0);
 }
 
 void shim_bridge_release_now(int g)
@@ -410,18 +417,22 @@ static void learn(struct bslot *s, uint64_t gap_ns)
 }
 
 /* A wait begins on slot g (its last bridge released): it ends a measured step (core/yield.h,
- * "Held steps") if this thread queued the last bridge and the step began while that bridge was
- * on; then the wait is timed from now. */
+ * "Held steps") if this thread's last wait queued the last bridge, may learn from it, and the
+ * step began while that bridge was on; the step is timed from that wait's return. */
 static void measure_begin(struct bslot *s, int g)
 {
 	uint32_t last = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 
 	tls.measuring = 0;
-	if (last && tls.owns == last && __atomic_load_n(&s->measured, __ATOMIC_RELAXED) == last) {
+	if (last && tls.owns == last && tls.owns_slot == g && tls.ret_ns &&
+	    __atomic_load_n(&s->measured, __ATOMIC_RELAXED) == last &&
+	    __atomic_load_n(&s->learns, __ATOMIC_RELAXED) == last) {
 		tls.measuring = __atomic_load_n(&s->held, __ATOMIC_RELAXED) == last ? 2 : 1;
 		tls.measure_slot = g;
-		tls.wait_ns = nvt_clock_ns();
+		tls.step_ns = tls.ret_ns;
 	}
+	/* This thread owns a bridge again only if this wait queues one. */
+	tls.owns = 0;
 }
 
 /* The trace's slot of bridge seq (held or not) ready before the seq is published (a release
@@ -477,8 +488,9 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	seq = s->seq + 1;
 	if (!seq)
 		seq = 1;
-	int held = nvt_bridge_hold_next(&s->hold, b.hold_mode);
+	int learns, held = nvt_bridge_hold_next(&s->hold, b.hold_mode, &learns);
 	__atomic_store_n(&s->held, held ? seq : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->learns, learns ? seq : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->linger_ns, linger, __ATOMIC_RELAXED);
 	if (s->tr)
 		rec = trace_begin(s, seq, held);
@@ -500,7 +512,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 		int rc = shim_cu.launch_kernel(s->nop, 1, 1, 1, 1, 1, 1, 0, s->stream, NULL, NULL);
 		tls.seq = seq;
 		tls.owns = seq;
-		tls.slot = g;
+		tls.owns_slot = tls.slot = g;
 		count(&dbg.bridged);
 		if (held)
 			count(&dbg.held);
@@ -518,18 +530,21 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 void shim_bridge_returned(int g)
 {
 	struct bslot *s;
+	uint64_t now = nvt_clock_ns();
 
 	if (g >= 0 && g < NVT_MAX_GPUS && shim_bridge_on)
-		__atomic_store_n(&b.s[g].ret_ns, nvt_clock_ns(), __ATOMIC_RELAXED);
+		__atomic_store_n(&b.s[g].ret_ns, now, __ATOMIC_RELAXED);
 	if (tls.measuring) {
-		uint64_t now = nvt_clock_ns();
 		int held = tls.measuring == 2;
-		pthread_mutex_lock(&b.lock);
-		nvt_bridge_hold_learn(&b.s[tls.measure_slot].hold, held, now > tls.wait_ns ? now - tls.wait_ns : 0);
-		pthread_mutex_unlock(&b.lock);
-		count(&dbg.measured[held]);
+		/* Only statistics: dropped while another thread holds the lock (making a bridge). */
+		if (pthread_mutex_trylock(&b.lock) == 0) {
+			nvt_bridge_hold_learn(&b.s[tls.measure_slot].hold, held, now > tls.step_ns ? now - tls.step_ns : 0);
+			pthread_mutex_unlock(&b.lock);
+			count(&dbg.measured[held]);
+		}
 		tls.measuring = 0;
 	}
+	tls.ret_ns = now;
 	if (!tls.seq)
 		return;
 	s = &b.s[tls.slot];
@@ -694,12 +709,13 @@ static void trace_write(FILE *f, int g, uint64_t ends[4])
 		}
 		ends[reason]++;
 		fprintf(f, "bridge gpu=%d seq=%u wait=%llu ret=%llu rel=%llu call=%llu end=%s start=%llu "
-			   "saw_ret=%llu saw_rel=%llu held=%llu stop=%llu hold=%u\n",
+			   "saw_ret=%llu saw_rel=%llu held=%llu stop=%llu way=%s\n",
 			g, seq, (unsigned long long)s->tr->b[i].wait, (unsigned long long)s->tr->b[i].ret,
 			(unsigned long long)s->tr->b[i].rel, (unsigned long long)s->tr->b[i].call, why[reason],
 			(unsigned long long)rec.start,
 			(unsigned long long)rec.saw_ret, (unsigned long long)rec.saw_rel,
-			(unsigned long long)rec.last, (unsigned long long)rec.end, s->tr->b[i].held);
+			(unsigned long long)rec.last, (unsigned long long)rec.end,
+			s->tr->b[i].held ? "held" : "released");
 	}
 	for (uint64_t i = 0; i < TRACE_N && i < s->tr->copies; i++)
 		fprintf(f, "copy gpu=%d queued=%llu start=%llu\n", g, (unsigned long long)s->tr->copy[i],
@@ -764,15 +780,18 @@ void shim_bridge_report(void)
 		  (unsigned long long)dbg.gaps[2], (unsigned long long)dbg.gaps[3],
 		  (unsigned long long)dbg.gaps[4], (unsigned long long)dbg.gaps[5],
 		  (unsigned long long)dbg.after_wait);
-	/* (no lock, as trace_report: a racing average is still an average) */
+	if (!dbg.held && !dbg.measured[0] && !dbg.measured[1])
+		return;
+	shim_note("bridge: %llu bridges held; steps measured: %llu released, %llu held",
+		  (unsigned long long)dbg.held, (unsigned long long)dbg.measured[0],
+		  (unsigned long long)dbg.measured[1]);
+	/* (no lock, as trace_report: a racing copy still gives medians of what was measured) */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		const struct nvt_bridge_hold *h = &b.s[g].hold;
 		if (h->n[0] || h->n[1])
-			shim_note("bridge: GPU slot %d: %llu bridges held; steps measured (the median of "
-				  "their last waits): %llu released (%u us), %llu held (%u us)",
-				  g, (unsigned long long)dbg.held, (unsigned long long)dbg.measured[0],
-				  nvt_bridge_hold_median(h, 0), (unsigned long long)dbg.measured[1],
-				  nvt_bridge_hold_median(h, 1));
+			shim_note("bridge: GPU slot %d: the median of its last measured steps %u us released, "
+				  "%u us held",
+				  g, nvt_bridge_hold_median(h, 0), nvt_bridge_hold_median(h, 1));
 	}
 }
 
@@ -796,6 +815,7 @@ void shim_bridge_after_fork(void)
 	}
 	tls.seq = tls.owns = 0;
 	tls.launching = tls.measuring = 0;
+	tls.ret_ns = 0;
 	int on = dbg.on; /* the child reports (and traces) its own */
 	const char *trace = dbg.trace;
 	memset(&dbg, 0, sizeof(dbg));

@@ -1191,6 +1191,7 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 	fake_build_tmd(dev, cluster, tmd);
 	memcpy(before, tmd, sizeof(tmd));
 	memset(&rec, 0, sizeof(rec));
+	fake_bridge_app_enter();
 	rec.callbacks = fake_notify_launch(dev, tmd);
 	execute(&fake.chip[dev], tmd, fake_is_probe(f) ? 1 : cluster, &rec);
 	rec.stray_bits = stray_bits(&fake.chip[dev], before, tmd);

@@ -10,6 +10,7 @@
 #include "fakeint.h"
 
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -79,6 +80,15 @@ static void bridge_end_if_released(void)
 	}
 }
 
+/* The last bridge launched when this thread's launch began: its log line names that one (a
+ * bridge another thread launches meanwhile is not the one this launch's callbacks saw). */
+static __thread uint32_t app_seq;
+
+INTERNAL void fake_bridge_app_enter(void)
+{
+	app_seq = bridge_seq;
+}
+
 INTERNAL void fake_bridge_app_launch(void)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
@@ -93,14 +103,16 @@ INTERNAL void fake_bridge_app_launch(void)
 	if (bridge_words && bridge_seq != dry_seq) {
 		const char *extra = getenv((int32_t)(bridge_words[1] - bridge_seq) >= 0 ? "FAKECUDA_DRY_US"
 										       : "FAKECUDA_HELD_US");
+		char *end;
+		unsigned long us = extra ? strtoul(extra, &end, 10) : 0;
 		dry_seq = bridge_seq;
-		if (extra && *extra)
-			fake_stream_dry((uint64_t)strtoul(extra, NULL, 10) * 1000);
+		if (extra && *extra && !*end && us <= 10000000)
+			fake_stream_dry((uint64_t)us * 1000);
 	}
 	if (!bridge_words || !path || !(log = fopen(path, "a")))
 		return;
-	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u pending=%u\n", (long)getpid(), bridge_seq,
-		bridge_words[1], bridge_words[4], bridge_words[5]);
+	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u tid=%ld pending=%u\n", (long)getpid(),
+		app_seq, bridge_words[1], bridge_words[4], (long)syscall(SYS_gettid), bridge_words[5]);
 	fclose(log);
 }
 

@@ -25,7 +25,8 @@
  *       the device's primary context reset before the Nth launch, and made again;
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
- *       well (else exit 1)
+ *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
+ *       (never waiting) until STOP exists
  *   prioapp threads STOP LOG THREADS LAUNCHES APART_US   THREADS threads, each making
  *       LAUNCHES launches APART_US apart (0: back to back; 1000: a busy higher task's
  *       next request holds each one back, not only the first), or until file STOP
@@ -41,6 +42,7 @@
 #define _GNU_SOURCE
 #include "fakecuda.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <stdio.h>
@@ -274,6 +276,13 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
+		pthread_t side;
+		struct threads st = {ctx, argv[2], INT_MAX, getenv("PRIOAPP_SIDE_US") ? atol(getenv("PRIOAPP_SIDE_US")) : 0,
+				     0, 0, 0};
+		if (st.apart_us > 0 && pthread_create(&side, NULL, launcher, &st)) {
+			fclose(log);
+			return 1;
+		}
 		for (long n = 1; !exists(argv[2]); n++) {
 			if (n == reset_at && (cuDevicePrimaryCtxReset_v2(0) || cuDevicePrimaryCtxRetain(&ctx, 0) ||
 					      cuCtxSetCurrent(ctx))) {
@@ -321,6 +330,10 @@ int main(int argc, char **argv)
 				fflush(log);
 				ready(argv[3]);
 			}
+		}
+		if (st.apart_us > 0 && (pthread_join(side, NULL) || st.failed)) {
+			fclose(log);
+			return 1;
 		}
 	} else if (!strcmp(argv[1], "threads") && argc == 7) {
 		ready(argv[3]);

@@ -616,89 +616,96 @@ static void test_bridge(void)
 	CHECK(nvt_bridge_linger_us(&l) == 0 && l.share[NVT_BRIDGE_GAPS - 1] > NVT_BRIDGE_ONE - 256);
 }
 
-/* Held steps: each way measured, the better (by the medians) taken, the other tried. Runs
- * steps of waits rel_us released and held_us held (plus spike_us on every 29th step) from h,
- * n bridges; returns how many were held. */
-static int hold_run(struct nvt_bridge_hold *h, int n, uint32_t rel_us, uint32_t held_us, uint32_t spike_us)
+/* Held steps: each way measured, the better (by the medians) taken, the other tried. Runs n
+ * bridges from h, each step taking rel_us released and held_us held (plus spike_us on every 29th
+ * step); each step is learnt from, as in the shim, once the next bridge was decided (the step
+ * ends at the wait that queues the next bridge). Returns how many were held. */
+struct hold_pending {
+	int on, way;
+	uint64_t ns;
+};
+
+static int hold_run(struct nvt_bridge_hold *h, struct hold_pending *p, int n, uint32_t rel_us, uint32_t held_us,
+		    uint32_t spike_us)
 {
-	int held = 0;
+	int held = 0, learn;
 
 	for (int i = 0; i < n; i++) {
-		int way = nvt_bridge_hold_next(h, NVT_BRIDGE_HOLD_LEARN);
+		int way = nvt_bridge_hold_next(h, NVT_BRIDGE_HOLD_LEARN, &learn);
+		if (p->on)
+			nvt_bridge_hold_learn(h, p->way, p->ns);
 		held += way;
-		nvt_bridge_hold_learn(h, way, ((uint64_t)(way ? held_us : rel_us) + (i % 29 == 28 ? spike_us : 0)) * US);
+		p->on = learn;
+		p->way = way;
+		p->ns = ((uint64_t)(way ? held_us : rel_us) + (i % 29 == 28 ? spike_us : 0)) * US;
 	}
 	return held;
 }
 
 static void test_bridge_hold(void)
 {
-	struct nvt_bridge_hold h = {{{0}}, {0}, 0}, f = h;
-	int held;
+	struct nvt_bridge_hold h = {{{0}}, {0}, 0, 0}, f = h;
+	struct hold_pending p = {0, 0, 0};
+	int held, learn;
 
 	CHECK(nvt_bridge_hold_mode(NULL) == NVT_BRIDGE_HOLD_LEARN);
 	CHECK(nvt_bridge_hold_mode("0") == NVT_BRIDGE_HOLD_NEVER && nvt_bridge_hold_mode("1") == NVT_BRIDGE_HOLD_ALWAYS);
 	CHECK(nvt_bridge_hold_mode("") == -1 && nvt_bridge_hold_mode("yes") == -1 && nvt_bridge_hold_mode("01") == -1);
 	/* Fixed ways do not learn or try. */
-	for (int i = 0; i < 100; i++)
-		CHECK(!nvt_bridge_hold_next(&f, NVT_BRIDGE_HOLD_NEVER) && nvt_bridge_hold_next(&f, NVT_BRIDGE_HOLD_ALWAYS));
+	for (int i = 0; i < 100; i++) {
+		CHECK(!nvt_bridge_hold_next(&f, NVT_BRIDGE_HOLD_NEVER, &learn) && !learn);
+		CHECK(nvt_bridge_hold_next(&f, NVT_BRIDGE_HOLD_ALWAYS, &learn) && !learn);
+	}
 	/* Nothing learnt: the first NVT_BRIDGE_HOLD_SKIP bridges released, their steps not learnt
-	 * from; then the ways alternate until each was measured NVT_BRIDGE_HOLD_FIRST times, each
-	 * step measured or not (then the less measured goes on)... */
-	for (int i = 0; i < NVT_BRIDGE_HOLD_SKIP; i++) {
-		CHECK(nvt_bridge_hold_next(&h, NVT_BRIDGE_HOLD_LEARN) == 0);
+	 * from; then the ways alternate, whatever was measured... */
+	for (int i = 0; i < NVT_BRIDGE_HOLD_SKIP; i++)
+		CHECK(nvt_bridge_hold_next(&h, NVT_BRIDGE_HOLD_LEARN, &learn) == 0 && !learn);
+	for (int i = 0; i < 2 * NVT_BRIDGE_HOLD_FIRST; i++)
+		CHECK(nvt_bridge_hold_next(&h, NVT_BRIDGE_HOLD_LEARN, &learn) == (i & 1) && learn);
+	/* ... then, while a way was measured fewer than NVT_BRIDGE_HOLD_FIRST times, that one. */
+	CHECK(nvt_bridge_hold_next(&h, NVT_BRIDGE_HOLD_LEARN, &learn) == 0);
+	for (int i = 0; i < NVT_BRIDGE_HOLD_FIRST; i++)
+		nvt_bridge_hold_learn(&h, 1, 100 * US);
+	CHECK(nvt_bridge_hold_next(&h, NVT_BRIDGE_HOLD_LEARN, &learn) == 0);
+	for (int i = 0; i < NVT_BRIDGE_HOLD_FIRST; i++)
 		nvt_bridge_hold_learn(&h, 0, 100 * US);
-	}
-	CHECK(h.n[0] == 0 && h.n[1] == 0);
-	for (int i = 0; i < 2 * NVT_BRIDGE_HOLD_FIRST; i++) {
-		CHECK(nvt_bridge_hold_next(&h, NVT_BRIDGE_HOLD_LEARN) == (i & 1));
-		nvt_bridge_hold_learn(&h, i & 1, 100 * US);
-	}
-	struct nvt_bridge_hold unmeasured = {{{0}}, {0}, 0};
-	for (int i = 0; i < NVT_BRIDGE_HOLD_SKIP + 5; i++)
-		CHECK(nvt_bridge_hold_next(&unmeasured, NVT_BRIDGE_HOLD_LEARN) == 0);
-	nvt_bridge_hold_learn(&unmeasured, 0, 100 * US);
-	CHECK(nvt_bridge_hold_next(&unmeasured, NVT_BRIDGE_HOLD_LEARN) == 1);
-	/* ... then the better, equal ones released, the other tried once in NVT_BRIDGE_HOLD_TRY. */
-	CHECK(hold_run(&h, 64, 100, 100, 0) == 64 / NVT_BRIDGE_HOLD_TRY);
-	/* Alone, a held step waits for its kernels after its host (70 us) where a released one
-	 * waits for its last kernel (5 us): released, the held way tried once in NVT_BRIDGE_HOLD_TRY
-	 * (65 us more is not NVT_BRIDGE_HOLD_FAR_US more). */
-	held = hold_run(&h, 160, 5, 70, 0);
+	/* Then the better, equal ones released, the other tried once in NVT_BRIDGE_HOLD_TRY. */
+	h.bridges = NVT_BRIDGE_HOLD_SKIP + 2 * NVT_BRIDGE_HOLD_FIRST + 2;
+	held = hold_run(&h, &p, 64, 100, 100, 0);
+	CHECK(held >= 64 / NVT_BRIDGE_HOLD_TRY - 1 && held <= 64 / NVT_BRIDGE_HOLD_TRY + 1);
+	/* Alone, a held step costs its kernels after its host (70 us more than released, not
+	 * NVT_BRIDGE_HOLD_FAR_US): released, the held way tried once in NVT_BRIDGE_HOLD_TRY. */
+	held = hold_run(&h, &p, 160, 100, 170, 0);
 	CHECK(held == 160 / NVT_BRIDGE_HOLD_TRY);
-	/* Beside a batch a released step pays the switches (450 us), a held one not (70): held
-	 * within a few tries, the released way tried once in NVT_BRIDGE_HOLD_TRY_SLOW. */
-	held = hold_run(&h, 64, 450, 70, 0);
-	CHECK(held >= 64 - 2 * NVT_BRIDGE_HOLD_TRY && held < 64);
-	/* Learnt from its start, such a task holds from its fifteenth bridge. */
-	struct nvt_bridge_hold fresh = {{{0}}, {0}, 0};
-	CHECK(hold_run(&fresh, 64, 450, 70, 0) ==
-	      64 - NVT_BRIDGE_HOLD_SKIP - NVT_BRIDGE_HOLD_FIRST - 64 / NVT_BRIDGE_HOLD_TRY_SLOW);
-	held = hold_run(&h, 640, 450, 70, 0);
+	/* Beside a batch a released step pays the switches (550 us), a held one not (170): a try
+	 * that beats the released median is tried again at once, so held within a few bridges;
+	 * then the released way tried once in NVT_BRIDGE_HOLD_TRY_SLOW. */
+	held = hold_run(&h, &p, 16, 550, 170, 0);
+	CHECK(held >= 16 - 8 && held < 16);
+	held = hold_run(&h, &p, 640, 550, 170, 0);
 	CHECK(held == 640 - 640 / NVT_BRIDGE_HOLD_TRY_SLOW);
-	CHECK(nvt_bridge_hold_median(&h, 1) == 70 && nvt_bridge_hold_median(&h, 0) == 450);
-	/* The batch gone: a held step again waits longer than a released one (the tries measure
-	 * it): back to released within a few tries. */
-	held = hold_run(&h, 1024, 5, 70, 0);
-	CHECK(held > 0 && held < 1024 / 4);
-	held = hold_run(&h, 320, 5, 70, 0);
+	CHECK(nvt_bridge_hold_median(&h, 1) == 170 && nvt_bridge_hold_median(&h, 0) == 550);
+	/* The batch gone: the first released try beats the held median and is tried again: back
+	 * to released within one slow try's period and a few bridges. */
+	held = hold_run(&h, &p, 64, 100, 170, 0);
+	CHECK(held >= 2 * NVT_BRIDGE_HOLD_FIRST && held <= NVT_BRIDGE_HOLD_TRY_SLOW + 2 * NVT_BRIDGE_HOLD_FIRST + 2);
+	held = hold_run(&h, &p, 320, 100, 170, 0);
 	CHECK(held == 320 / NVT_BRIDGE_HOLD_TRY);
+	/* Learnt from its start, such a task holds from its fourteenth bridge or so. */
+	struct nvt_bridge_hold fresh = {{{0}}, {0}, 0, 0};
+	struct hold_pending fp = {0, 0, 0};
+	held = hold_run(&fresh, &fp, 64, 550, 170, 0);
+	CHECK(held >= 64 - NVT_BRIDGE_HOLD_SKIP - 2 * NVT_BRIDGE_HOLD_FIRST - 2 && held <= 64 - NVT_BRIDGE_HOLD_SKIP);
 	/* Gains under NVT_BRIDGE_HOLD_GAIN_US or an eighth do not turn the way; spikes (one step
-	 * in 29 slow by 2 ms, either way) neither (after the first bridges' alternation). */
-	struct nvt_bridge_hold g1 = {{{0}}, {0}, 0}, g2 = g1, g3 = g1;
-	/* (the tries from the end of the alternation on) */
-	int tries = 0;
-	for (int t = NVT_BRIDGE_HOLD_SKIP + 2 * NVT_BRIDGE_HOLD_FIRST; t < 320; t++)
-		tries += t % NVT_BRIDGE_HOLD_TRY == NVT_BRIDGE_HOLD_TRY / 2;
-	CHECK(hold_run(&g1, 320, 100, 85, 2000) == NVT_BRIDGE_HOLD_FIRST + tries);
-	CHECK(hold_run(&g2, 320, 300, 270, 2000) == NVT_BRIDGE_HOLD_FIRST + tries);
-	/* ... where a gain of both turns it. */
-	CHECK(hold_run(&g3, 320, 300, 250, 2000) > 320 * 3 / 4);
-	/* Waits count up to NVT_BRIDGE_HOLD_MAX_US; the ring keeps the last NVT_BRIDGE_HOLD_LAST. */
-	struct nvt_bridge_hold r = {{{0}}, {0}, NVT_BRIDGE_HOLD_SKIP};
-	nvt_bridge_hold_learn(&r, 0, 5 * US); /* the step of the last bridge skipped */
-	CHECK(nvt_bridge_hold_median(&r, 0) == 0 && r.n[0] == 0);
-	r.bridges++;
+	 * in 29 slow by 2 ms, either way) neither; a gain of both does. */
+	struct nvt_bridge_hold g1 = {{{0}}, {0}, 0, 0}, g2 = g1, g3 = g1;
+	struct hold_pending p1 = {0, 0, 0}, p2 = p1, p3 = p1;
+	CHECK(hold_run(&g1, &p1, 320, 100, 85, 2000) <= NVT_BRIDGE_HOLD_FIRST + 1 + 320 / NVT_BRIDGE_HOLD_TRY);
+	CHECK(hold_run(&g2, &p2, 320, 300, 270, 2000) <= NVT_BRIDGE_HOLD_FIRST + 1 + 320 / NVT_BRIDGE_HOLD_TRY);
+	CHECK(hold_run(&g3, &p3, 320, 300, 250, 2000) > 320 * 3 / 4);
+	/* Steps count up to NVT_BRIDGE_HOLD_MAX_US; the ring keeps the last NVT_BRIDGE_HOLD_LAST. */
+	struct nvt_bridge_hold r = {{{0}}, {0}, 0, 0};
+	CHECK(nvt_bridge_hold_median(&r, 0) == 0);
 	for (uint32_t i = 1; i <= 3 * NVT_BRIDGE_HOLD_LAST; i++)
 		nvt_bridge_hold_learn(&r, 0, (uint64_t)i * US);
 	CHECK(nvt_bridge_hold_median(&r, 0) == 2 * NVT_BRIDGE_HOLD_LAST + 1 + NVT_BRIDGE_HOLD_LAST / 2);
