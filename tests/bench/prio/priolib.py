@@ -10,7 +10,8 @@ Plan file (prio.py writes it, service.py / service.cu / fake.py read it; text):
 KIND is one of KINDS: decode, prefill, tbt (token by token: TBT_STEPS decode steps, each
 synchronised), tbt7b (the same, steps of a 7B-sized decode), async (TBT_STEPS steps, each
 queued before the previous token is read), asyncside (async, its copies on a stream of their
-own), generate (a Hugging Face generate()).
+own), generate (a Hugging Face generate()), eager (TBT_STEPS steps of a small model launched
+op by op, each synchronised: a host-bound policy).
 ARRIVAL is periodic, poisson or closed (back to back for DURATION_NS, COUNT 0).
 
 L's output (l-IMPL.csv):
@@ -30,8 +31,8 @@ import random
 import time
 import zlib
 
-KINDS = ("decode", "prefill", "tbt", "tbt7b", "async", "asyncside", "generate")
-TBT_STEPS = 8  # a token-by-token request (tbt, tbt7b, async, asyncside; generate's new tokens): this many steps
+KINDS = ("decode", "prefill", "tbt", "tbt7b", "async", "asyncside", "generate", "eager")
+TBT_STEPS = 8  # a token-by-token request (tbt, tbt7b, async, asyncside, eager; generate's new tokens): this many steps
 ARRIVALS = ("periodic", "poisson")
 
 

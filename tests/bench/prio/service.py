@@ -18,6 +18,9 @@ as vLLM's async scheduling does (its copy stream).
 generate = a Hugging Face transformers LlamaForCausalLM (random weights, hidden 2048,
 8 layers; bf16, eager) answering with generate(): 8 new tokens, greedy, from a prompt of
 PROMPT tokens: host-bound (Python and kernel launches between small kernels).
+eager = priolib.TBT_STEPS steps of EAGER_LAYERS bf16 EAGER_DIM-wide linear layers at batch 1
+launched op by op (no graph), each step's argmax read by .item(): a small policy (a robot's)
+whose host launches slower than its kernels run.
 After a warm-up it writes READY (with "measure": first each kind's service
 time, the median of back-to-back requests for 0.5 s and at least 10, as "KIND US"
 lines), then waits for the file PLAN (priolib.py) and runs its phases, printing
@@ -40,6 +43,7 @@ LAYERS, DIM = 16, 4096
 LAYERS_7B, DIM_7B = 56, 8192  # a 7B model's decode: 7 GiB of bf16 weights read per step
 BATCH = {"decode": 1, "prefill": 512, "tbt": 1}
 PROMPT = 32  # generate's prompt, in tokens
+EAGER_LAYERS, EAGER_DIM = 16, 1024
 
 
 def graphed(fn):
@@ -184,6 +188,24 @@ def model_generate():
     return request
 
 
+def model_eager():
+    """eager: steps of small layers launched op by op, each read by the host."""
+    g = torch.Generator(device="cuda").manual_seed(2)
+    ws = [torch.randn(EAGER_DIM, EAGER_DIM, device="cuda", dtype=torch.bfloat16, generator=g).mul_(EAGER_DIM ** -0.5)
+          for _ in range(EAGER_LAYERS)]
+    x = torch.randn(1, EAGER_DIM, device="cuda", dtype=torch.bfloat16)
+
+    def request():
+        with torch.inference_mode():
+            for _ in range(priolib.TBT_STEPS):
+                y = x
+                for w in ws:
+                    y = torch.nn.functional.linear(y, w)
+                int(y.argmax().item())
+    request.keep = (ws, x)
+    return request
+
+
 def make(kind, weights):
     if kind == "tbt7b":
         return model_7b()
@@ -193,6 +215,8 @@ def make(kind, weights):
         return model_async(weights, side=True)
     if kind == "generate":
         return model_generate()
+    if kind == "eager":
+        return model_eager()
     return model(kind, weights)
 
 
