@@ -81,7 +81,7 @@ def model(kind, weights):
     return request
 
 
-# PRIO_STEP_TRACE=DIR: token-by-token requests record each step's time (ns) once the phases
+# PRIO_STEP_TRACE=DIR: token-by-token and eager requests record each step's time (ns) once the phases
 # run; main writes DIR/steps-OUT.txt (one request a line: its kind, then its steps).
 TRACE = {"on": False, "rows": []}
 
@@ -195,13 +195,23 @@ def model_eager():
           for _ in range(EAGER_LAYERS)]
     x = torch.randn(1, EAGER_DIM, device="cuda", dtype=torch.bfloat16)
 
+    def step():
+        y = x
+        for w in ws:
+            y = torch.nn.functional.linear(y, w)
+        int(y.argmax().item())
+
     def request():
         with torch.inference_mode():
+            if not TRACE["on"]:
+                for _ in range(priolib.TBT_STEPS):
+                    step()
+                return
+            t = [time.monotonic_ns()]
             for _ in range(priolib.TBT_STEPS):
-                y = x
-                for w in ws:
-                    y = torch.nn.functional.linear(y, w)
-                int(y.argmax().item())
+                step()
+                t.append(time.monotonic_ns())
+            TRACE["rows"].append(("eager", [b - a for a, b in zip(t, t[1:])]))
     request.keep = (ws, x)
     return request
 
