@@ -138,7 +138,7 @@ static struct {
 	int on;
 	const char *trace;          /* NVTASKSET_BRIDGE_TRACE's path (trace_path); NULL: none */
 	uint64_t waits, bridged, unarmed, short_linger, by_kernel, replays, held;
-	uint64_t measured[2];       /* measured steps' waits: released, held */
+	uint64_t measured[2];       /* measured steps: released, held */
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
 } dbg;
