@@ -261,22 +261,26 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * launches of the thread whose wait queued it: that thread's next step queues
  * behind it until something else releases it (the step's wait, a copy to the
  * host, a graph replay, a context synchronisation, another thread's launch or
- * wait) or its linger ends, then runs at once, after its host instead of
- * beside it. Which is faster depends on the step and on whether a lower task
- * is runnable, so each way is measured: a step whose first launch came while
- * its bridge was on is timed from the wait before it returned to its own
- * wait's return (the whole step: a call that waited behind a held bridge
- * counts), and the next bridge is held while the median of the last
- * NVT_BRIDGE_HOLD_LAST held steps is below the released ones' by
- * NVT_BRIDGE_HOLD_GAIN_US and by an eighth (a median: one step that a busy
- * host or a batch's long kernel made slow does not turn the way). A task's
+ * wait) or its linger ends, then runs at once, after its host instead of beside
+ * it. Each of that thread's launches starts the held bridge's linger again, up
+ * to NVT_BRIDGE_HELD_SPAN_US after the wait returned: a step whose host
+ * outlasts the linger, its launches closer together than the linger, stays held
+ * (a gap that long costs the lower task less than the two switches), and one
+ * whose host is slower still is not held all through. Which is faster depends
+ * on the step and on whether a lower task is runnable, so each way is measured:
+ * a step whose first launch came while its bridge was on is timed from the wait
+ * before it returned to its own wait's return (the whole step: a call that
+ * waited behind a held bridge counts), and the next bridge is held while the
+ * median of the last NVT_BRIDGE_HOLD_LAST held steps is below the released
+ * ones' by NVT_BRIDGE_HOLD_GAIN_US and by an eighth (a median: one step that a
+ * busy host or a batch's long kernel made slow does not turn the way). A task's
  * first NVT_BRIDGE_HOLD_SKIP bridges are released and not learnt from (its
  * first steps were slow either way: H100, 2026-11-26, a held service's first
  * five), the next 2 x NVT_BRIDGE_HOLD_FIRST alternate. Then one bridge in
- * NVT_BRIDGE_HOLD_TRY goes the other way, one in NVT_BRIDGE_HOLD_TRY_SLOW
- * while the other way took NVT_BRIDGE_HOLD_FAR_US longer, and a try that beat
- * the better way's median is tried again at once. NVT_ENV_BRIDGE_HOLD fixes
- * the way (for measuring).
+ * NVT_BRIDGE_HOLD_TRY goes the other way, one in NVT_BRIDGE_HOLD_TRY_SLOW while
+ * the other way took NVT_BRIDGE_HOLD_FAR_US longer, and a try that beat the
+ * better way's median is tried again at once. NVT_ENV_BRIDGE_HOLD fixes the way
+ * (for measuring).
  */
 #define NVT_BRIDGE_HOLD_TRY 16
 #define NVT_BRIDGE_HOLD_TRY_SLOW 32
@@ -286,6 +290,7 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
 #define NVT_BRIDGE_HOLD_FIRST 3
 #define NVT_BRIDGE_HOLD_SKIP 8
 #define NVT_BRIDGE_HOLD_MAX_US 1000000 /* a measured step counts at most this */
+#define NVT_BRIDGE_HELD_SPAN_US 1000     /* three of NVT_BRIDGE_SWITCHES_US: a held step's host */
 enum nvt_bridge_hold_mode { NVT_BRIDGE_HOLD_LEARN, NVT_BRIDGE_HOLD_NEVER, NVT_BRIDGE_HOLD_ALWAYS };
 struct nvt_bridge_hold {
 	/* [0] released by launches, [1] held: the last measured steps (a ring, n[i] in all) */

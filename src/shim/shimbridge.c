@@ -106,7 +106,8 @@ struct bslot {
 	/* [0]: the last wait that returned, [1]: released up to, [3]: graph replays being queued
 	 * (the kernel goes on while there are any), [4]: the last wait whose step's replay was
 	 * queued, [5]: 1 from a replay's return to the host's next call (a replay's work may reach
-	 * the GPU late). A page of the shim's own, never
+	 * the GPU late), [6]: the launches of held bridges' threads (each restarts the held
+	 * bridge's linger). A page of the shim's own, never
 	 * unmapped, registered with each context the bridge is made in: the host's stores stay
 	 * harmless once a context is gone. */
 	volatile uint32_t *w;
@@ -342,9 +343,13 @@ void shim_bridge_release(int g)
 	/* A held bridge goes on through its own thread's step (core/yield.h, "Held steps"). */
 	uint32_t held = __atomic_load_n(&b.s[g].held, __ATOMIC_RELAXED);
 
-	if (held && held == tls.owns && tls.owns_slot == g && held == __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED))
+	if (held && held == tls.owns && tls.owns_slot == g && held == __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED)) {
+		/* Its step goes on: its linger starts again (the kernel looks for a change). */
+		volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
+		if (w && !tls.launching)
+			__atomic_add_fetch(&w[6], 1, __ATOMIC_RELEASE);
 		release(g, REL_CALL);
-	else
+	} else
 		release(g, 0);
 }
 
@@ -455,8 +460,8 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	uint32_t seq;
 	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger,
 		 margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000, span = (uint64_t)NVT_BRIDGE_SPAN_US * 1000,
-		 late = (uint64_t)NVT_BRIDGE_LATE_US * 1000;
-	void *args[9];
+		 late = (uint64_t)NVT_BRIDGE_LATE_US * 1000, hspan;
+	void *args[10];
 	CUdeviceptr rec = 0;
 	uint32_t replay;
 
@@ -506,6 +511,10 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	args[6] = &replay;
 	args[7] = &rec;
 	args[8] = &late;
+	/* A held step's launches restart its linger, up to NVT_BRIDGE_HELD_SPAN_US (no launch
+	 * restarts another's: only the cap bounds it). */
+	hspan = held ? (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000 : cap;
+	args[9] = &hspan;
 	tls.launching = 1;
 	if (shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL) == 0) {
 		/* Without the empty kernel behind it the bridge alone is switched out. */

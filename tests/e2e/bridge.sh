@@ -41,7 +41,8 @@ t_bridge_steps_bridged_and_released() {
 	# ranges' bounds, core/bridge.c; a busy machine's slow gaps may teach a shorter one).
 	bad=$(awk '$1 == "bridge" {
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		if (v["cap_ns"] != 50000000 || v["margin_ns"] != 20000 || v["span_ns"] != 150000 || v["late_ns"] != 60000) print "bounds: " $0
+		if (v["cap_ns"] != 50000000 || v["margin_ns"] != 20000 || v["span_ns"] != 150000 || v["late_ns"] != 60000 ||
+		    v["hspan_ns"] != 50000000 || v["calls"] != 0) print "bounds: " $0
 		if (n ? v["linger_ns"] !~ /^(20|30|40|50|70|100|150|200|300)000$/ : v["linger_ns"] != 300000) print "linger: " $0
 		if (v["replay"] != 0) print "waits for a replay: " $0
 		if (n && (v["seq"] != last + 1 || v["returned"] != last || v["released"] != last)) print "words: " $0
@@ -74,6 +75,13 @@ t_bridge_held_steps() {
 	bad=$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		if (n && v["released"] != last) print; last = v["seq"]; n++ }' "$WORK/bridge.log")
 	eq "$bad" "" "bridges queued before the last was released"
+	# Each of those launches starts the held bridge's linger again (the word the kernel
+	# watches moves by one at each), up to 1 ms after the wait returned.
+	bad=$(awk '$1 == "bridge" { b = 1; for (i = 2; i <= NF; i++) if ($i !~ /^hspan_ns=/) continue
+			else if ($i != "hspan_ns=1000000") print }
+		b && $1 == "app" { split($8, c, "="); if (n && c[2] != last + 1) print; last = c[2]; n++ }
+		END { if (n < 100) print n + 0 " launches" }' "$WORK/bridge.log")
+	eq "$bad" "" "held launches that did not restart the linger"
 	hasnt "$(cat "$WORK/held.err")" "nvtaskset:"
 }
 
@@ -91,6 +99,11 @@ t_bridge_held_released_by_other_threads() {
 		split($4, r, "="); split($6, t, "="); if (t[2] != owner) { n++; if (r[2] < a[2]) print } }
 		END { if (n < 10) print n + 0 " launches of the side thread" }' "$WORK/bridge.log")
 	eq "$bad" "" "the side thread's launches that left a held bridge unreleased"
+	# Only the owner's launches restart the held bridge's linger.
+	bad=$(awk -v owner="$owner" '$1 == "bridge" { b = 1 } b && $1 == "app" { split($6, t, "=")
+		split($8, c, "="); if (t[2] == owner) n++; if (c[2] > max) max = c[2] }
+		END { if (max != n) print max + 0 " restarts for " n + 0 " launches of the owner" }' "$WORK/bridge.log")
+	eq "$bad" "" "restarts of the held bridge's linger"
 	hasnt "$(cat "$WORK/side.err")" "nvtaskset:"
 }
 

@@ -111,8 +111,9 @@ INTERNAL void fake_bridge_app_launch(void)
 	}
 	if (!bridge_words || !path || !(log = fopen(path, "a")))
 		return;
-	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u tid=%ld pending=%u\n", (long)getpid(),
-		app_seq, bridge_words[1], bridge_words[4], (long)syscall(SYS_gettid), bridge_words[5]);
+	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u tid=%ld pending=%u calls=%u\n", (long)getpid(),
+		app_seq, bridge_words[1], bridge_words[4], (long)syscall(SYS_gettid), bridge_words[5],
+		bridge_words[6]);
 	fclose(log);
 }
 
@@ -165,17 +166,18 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 	} else if (f == &bridge_nop) {
 		fprintf(log, "nop pid=%ld\n", (long)getpid());
 	} else {
-		/* (w, seq, cap, linger, margin, span, replay, trace, late): the words as the host wrote
-		 * them until now. */
+		/* (w, seq, cap, linger, margin, span, replay, trace, late, hspan): the words as the
+		 * host wrote them until now. */
 		const volatile uint32_t *w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
 		bridge_words = w;
 		bridge_seq = *(uint32_t *)params[1];
 		fprintf(log, "bridge pid=%ld seq=%u cap_ns=%llu linger_ns=%llu margin_ns=%llu span_ns=%llu replay=%u "
-			     "returned=%u released=%u late_ns=%llu pending=%u\n",
+			     "returned=%u released=%u late_ns=%llu pending=%u hspan_ns=%llu calls=%u\n",
 			(long)getpid(), *(uint32_t *)params[1], (unsigned long long)*(uint64_t *)params[2],
 			(unsigned long long)*(uint64_t *)params[3], (unsigned long long)*(uint64_t *)params[4],
 			(unsigned long long)*(uint64_t *)params[5], *(uint32_t *)params[6], w[0], w[1],
-			(unsigned long long)*(uint64_t *)params[8], w[5]);
+			(unsigned long long)*(uint64_t *)params[8], w[5], (unsigned long long)*(uint64_t *)params[9],
+			w[6]);
 	}
 	fclose(log);
 }
