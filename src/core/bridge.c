@@ -111,7 +111,7 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held)
 /* 1 if steps of held_us held beat steps of rel_us released. */
 static int held_beats(uint64_t held_us, uint64_t rel_us)
 {
-	return held_us + NVT_BRIDGE_HOLD_GAIN_US < rel_us && held_us * 8 < rel_us * 7;
+	return held_us + NVT_BRIDGE_HOLD_GAIN_US < rel_us && held_us * 16 < rel_us * 15;
 }
 
 /* 1 if the held way is the better by the medians. */

@@ -272,7 +272,7 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * before it returned to its own wait's return (the whole step: a call that
  * waited behind a held bridge counts), and the next bridge is held while the
  * median of the last NVT_BRIDGE_HOLD_LAST held steps is below the released
- * ones' by NVT_BRIDGE_HOLD_GAIN_US and by an eighth (a median: one step that a
+ * ones' by NVT_BRIDGE_HOLD_GAIN_US and by a sixteenth (a median: one step that a
  * busy host or a batch's long kernel made slow does not turn the way). A task's
  * first NVT_BRIDGE_HOLD_SKIP bridges are released and not learnt from (its
  * first steps were slow either way: H100, 2026-11-26, a held service's first

@@ -696,13 +696,15 @@ static void test_bridge_hold(void)
 	struct hold_pending fp = {0, 0, 0};
 	held = hold_run(&fresh, &fp, 64, 550, 170, 0);
 	CHECK(held >= 64 - NVT_BRIDGE_HOLD_SKIP - 2 * NVT_BRIDGE_HOLD_FIRST - 2 && held <= 64 - NVT_BRIDGE_HOLD_SKIP);
-	/* Gains under NVT_BRIDGE_HOLD_GAIN_US or an eighth do not turn the way; spikes (one step
-	 * in 29 slow by 2 ms, either way) neither; a gain of both does. */
-	struct nvt_bridge_hold g1 = {{{0}}, {0}, 0, 0}, g2 = g1, g3 = g1;
-	struct hold_pending p1 = {0, 0, 0}, p2 = p1, p3 = p1;
+	/* Gains under NVT_BRIDGE_HOLD_GAIN_US or a sixteenth do not turn the way; spikes (one step
+	 * in 29 slow by 2 ms, either way) neither; a gain of both does (an eager step whose host
+	 * outlasts the linger: 752 us held against 829 released, H100). */
+	struct nvt_bridge_hold g1 = {{{0}}, {0}, 0, 0}, g2 = g1, g3 = g1, g4 = g1;
+	struct hold_pending p1 = {0, 0, 0}, p2 = p1, p3 = p1, p4 = p1;
 	CHECK(hold_run(&g1, &p1, 320, 100, 85, 2000) <= NVT_BRIDGE_HOLD_FIRST + 1 + 320 / NVT_BRIDGE_HOLD_TRY);
-	CHECK(hold_run(&g2, &p2, 320, 300, 270, 2000) <= NVT_BRIDGE_HOLD_FIRST + 1 + 320 / NVT_BRIDGE_HOLD_TRY);
+	CHECK(hold_run(&g2, &p2, 320, 1000, 945, 2000) <= NVT_BRIDGE_HOLD_FIRST + 1 + 320 / NVT_BRIDGE_HOLD_TRY);
 	CHECK(hold_run(&g3, &p3, 320, 300, 250, 2000) > 320 * 3 / 4);
+	CHECK(hold_run(&g4, &p4, 320, 829, 752, 2000) > 320 * 3 / 4);
 	/* Steps count up to NVT_BRIDGE_HOLD_MAX_US; the ring keeps the last NVT_BRIDGE_HOLD_LAST. */
 	struct nvt_bridge_hold r = {{{0}}, {0}, 0, 0};
 	CHECK(nvt_bridge_hold_median(&r, 0) == 0);
