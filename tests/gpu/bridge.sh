@@ -17,8 +17,9 @@
 # at most (p50 under 700 us: 420-454 on an H200);
 # and copies to the host of every size and kind arrive whole under the bridge, outside and inside
 # MPS (tests/gpu/copyapp.cu); and the bridge's kernel itself, driven by its words, ends a margin
-# after its release, waits for the host's next call after a replay at most the late bound, and
-# ends a margin after that call (tests/gpu/bridgeword.c). Every program has a time limit; the
+# after its release, waits for the host's next call after a replay at most the late bound, ends
+# a margin after that call, and unreleased ends its linger after the wait returned or after a
+# held step's last launch, at most the held bound (tests/gpu/bridgeword.c). Every program has a time limit; the
 # level daemons are stopped (run.sh). Needs an NVIDIA Hopper GPU, nvcc, cuBLAS, nvtaskset built (make all).
 #
 # Usage: tests/gpu/bridge.sh [LOGDIR]   (default: build/gpu)

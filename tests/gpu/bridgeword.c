@@ -9,7 +9,10 @@
  * set and never cleared, or set and cleared 30 us later. The bridge must end
  * the margin after the release, the late bound plus the margin after it, and
  * the margin after the clearing call: each case's median hold (release seen
- * to end) inside its bounds, over ROUNDS bridges.
+ * to end) inside its bounds, over ROUNDS bridges. A bridge left unreleased
+ * ends its linger after the wait returned, or, held, its linger after the
+ * last of its thread's launches (w[6] moved), at most the held bound after the
+ * wait returned: those cases' hold is from the return seen to the end.
  *
  *   bridgeword    (CUDA_DEVICE_MAX_CONNECTIONS=1 is set here, as for a bridged task)
  *
@@ -28,6 +31,8 @@
 #define MARGIN_US 20 /* core/yield.h's NVT_BRIDGE_MARGIN_US, NVT_BRIDGE_SPAN_US, NVT_BRIDGE_LATE_US */
 #define SPAN_US 150
 #define LATE_US 60
+#define LINGER_US 300  /* NVT_BRIDGE_LINGER_US, NVT_BRIDGE_HELD_SPAN_US */
+#define HSPAN_US 1000
 
 static uint64_t now_ns(void)
 {
@@ -64,15 +69,20 @@ static int cmp(const void *a, const void *b)
 int main(void)
 {
 	/* pending: w[5] at the release; clear_us: when the next call clears it (-1: never);
-	 * the median hold's bounds (us). */
+	 * launches: 0, released 20 us after the wait returned; else never released, its thread's
+	 * launches (w[6]) 100 us apart from 100 us after the return, launches - 1 of them; held:
+	 * the held bound (else only the cap); the median hold's bounds (us). */
 	static const struct {
 		const char *what;
-		int pending, clear_us;
+		int pending, clear_us, launches, held;
 		double lo, hi;
 	} cases[] = {
-		{"released, no replay waiting", 0, -1, MARGIN_US - 5, MARGIN_US + 25},
-		{"a replay waiting, no call", 1, -1, LATE_US + MARGIN_US - 10, LATE_US + MARGIN_US + 30},
-		{"a replay waiting, a call 30 us later", 1, 30, 30 + MARGIN_US - 5, 30 + MARGIN_US + 25},
+		{"released, no replay waiting", 0, -1, 0, 0, MARGIN_US - 5, MARGIN_US + 25},
+		{"a replay waiting, no call", 1, -1, 0, 0, LATE_US + MARGIN_US - 10, LATE_US + MARGIN_US + 30},
+		{"a replay waiting, a call 30 us later", 1, 30, 0, 0, 30 + MARGIN_US - 5, 30 + MARGIN_US + 25},
+		{"not released, no launch", 0, -1, 1, 0, LINGER_US - 5, LINGER_US + 30},
+		{"held, 5 launches 100 us apart", 0, -1, 6, 1, 500 + LINGER_US - 5, 500 + LINGER_US + 30},
+		{"held, launches 100 us apart past its bound", 0, -1, 16, 1, HSPAN_US - 5, HSPAN_US + 30},
 	};
 	CUdevice dev;
 	CUcontext ctx;
@@ -101,11 +111,12 @@ int main(void)
 		double hold[ROUNDS];
 		int n = 0;
 		for (int r = 0; r < ROUNDS; r++) {
-			uint64_t cap = 50000000, linger = 300000, margin = MARGIN_US * 1000ull,
-				 span = SPAN_US * 1000ull, late = LATE_US * 1000ull;
+			uint64_t cap = 50000000, linger = LINGER_US * 1000ull, margin = MARGIN_US * 1000ull,
+				 span = SPAN_US * 1000ull, late = LATE_US * 1000ull,
+				 hspan = cases[c].held ? HSPAN_US * 1000ull : cap;
 			uint32_t replay = 1;
 			CUdeviceptr drec = dw + 4096;
-			void *args[9] = {&dw, &seq, &cap, &linger, &margin, &span, &replay, &drec, &late};
+			void *args[10] = {&dw, &seq, &cap, &linger, &margin, &span, &replay, &drec, &late, &hspan};
 			seq++;
 			w[5] = 0;
 			rec->seq = 0;
@@ -114,6 +125,22 @@ int main(void)
 			CK(cuLaunchKernel(nop, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL));
 			spin_us(200); /* the kernel runs: the host waits */
 			__atomic_store_n(&w[0], seq, __ATOMIC_SEQ_CST); /* the wait returned */
+			if (cases[c].launches) {
+				/* A held step's launches: each moves the word (none released it). */
+				for (int l = 1; l < cases[c].launches; l++) {
+					spin_us(100);
+					__atomic_add_fetch(&w[6], 1, __ATOMIC_SEQ_CST);
+				}
+				CK(cuStreamSynchronize(st));
+				if (rec->seq != seq || rec->reason != TR_LINGER || !rec->saw_ret) {
+					fprintf(stderr, "bridgeword: bridge %u: record seq %u reason %u\n", seq,
+						rec->seq, rec->reason);
+					continue;
+				}
+				hold[n++] = (double)(rec->end - rec->saw_ret) / 1e3;
+				__atomic_store_n(&w[1], seq, __ATOMIC_SEQ_CST);
+				continue;
+			}
 			spin_us(20);
 			/* A replay's exit: its word first, then the release (the step's replay queued). */
 			if (cases[c].pending)
@@ -141,9 +168,10 @@ int main(void)
 		qsort(hold, (size_t)n, sizeof(hold[0]), cmp);
 		double med = hold[n / 2];
 		int ok = med >= cases[c].lo && med <= cases[c].hi;
-		printf("%s bridge kernel, %s: held %.1f us after its release (median of %d; %.1f-%.1f; "
+		printf("%s bridge kernel, %s: held %.1f us after its %s (median of %d; %.1f-%.1f; "
 		       "bounds %.0f-%.0f)\n",
-		       ok ? "PASS" : "FAIL", cases[c].what, med, n, hold[0], hold[n - 1], cases[c].lo, cases[c].hi);
+		       ok ? "PASS" : "FAIL", cases[c].what, med, cases[c].launches ? "wait returned" : "release", n,
+		       hold[0], hold[n - 1], cases[c].lo, cases[c].hi);
 		fails += !ok;
 	}
 	cuDevicePrimaryCtxRelease(dev);
