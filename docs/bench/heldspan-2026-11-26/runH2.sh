@@ -1,0 +1,22 @@
+#!/bin/bash
+# Run H2: the shipped learner (held steps' launches restart the linger; a sixteenth) on the
+# timeline's phases, never held beside it where it should differ; then make check-gpu-bridge.
+set -u
+J=build/.jsonc
+make -j16 "JSONC_CFLAGS=-I$J/include -I$J/include/json-c" JSONC_LIBS=$J/lib/libjson-c.a all >$OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
+echo "built $(date +%T)"
+P=""
+for ph in eager-g5 eager-g10 eager-g20 eager-g40 small-pre40 small decode long8; do
+	P="$P gemm-$ph-product"
+done
+P="$P gemm-eager-g20-hold0 gemm-eager-g40-hold0 alone-eager-g10-product alone-eager-g40-product"
+mkdir -p /tmp/h2tr
+NVTASKSET_BRIDGE_TRACE=/tmp/h2tr/tr NVTASKSET_BRIDGE_DEBUG=1 timeout 250 tests/bench/timeline/run.sh $OUT/tl $P > $OUT/run.txt 2>&1
+echo "rc $? $(date +%T)"
+cat $OUT/tl/timeline.txt
+for f in $OUT/tl/*.log; do echo "== $(basename $f .log): $(grep -h 'bridges held\|bridge trace:\|median' $f | cut -c1-200 | tr '\n' ' ')"; done
+grep -h "rc" $OUT/tl/*.log $OUT/tl/*.blog 2>/dev/null | sort | uniq -c | head
+cd $OUT && tar czf tl.tgz tl && rm -rf tl && cd - >/dev/null || exit 1
+timeout 280 make check-gpu-bridge GPU_LOG=$OUT/gpu > $OUT/check-gpu-bridge.txt 2>&1; echo "check-gpu-bridge rc $? $(date +%T)"
+grep -E "PASS|FAIL|failed|passed" $OUT/check-gpu-bridge.txt | tail -30
+pgrep -a nvidia-cuda-mps | grep -v defunct; nvidia-smi --query-gpu=name --format=csv,noheader
