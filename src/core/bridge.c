@@ -139,7 +139,7 @@ void nvt_bridge_hold_learn(struct nvt_bridge_hold *h, int held, uint64_t step_ns
 
 int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode, int *learn)
 {
-	uint32_t period = NVT_BRIDGE_HOLD_TRY, tick = h->bridges++;
+	uint32_t period = NVT_BRIDGE_HOLD_TRY, tick = h->bridges < UINT32_MAX ? h->bridges++ : h->bridges;
 	int best, other;
 
 	*learn = mode == NVT_BRIDGE_HOLD_LEARN && tick >= NVT_BRIDGE_HOLD_SKIP;
@@ -159,10 +159,29 @@ int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode, int *learn)
 		h->again = 0;
 		return other;
 	}
-	/* The other way far worse: tried less often. */
-	if (nvt_bridge_hold_median(h, other) > (uint64_t)nvt_bridge_hold_median(h, best) + NVT_BRIDGE_HOLD_FAR_US)
-		period = NVT_BRIDGE_HOLD_TRY_SLOW;
-	return tick % period == period / 2 ? other : best;
+	/* The tries start again where the way turned or the better way's median moved by an
+	 * eighth since the last try (a batch came or went, the steps changed); the other way far
+	 * worse, tried half as often. */
+	uint32_t cur = nvt_bridge_hold_median(h, best);
+	if (!h->period || (uint32_t)best != h->best || (uint64_t)cur * 8 < (uint64_t)h->base_us * 7 ||
+	    (uint64_t)cur * 7 > (uint64_t)h->base_us * 8) {
+		if (nvt_bridge_hold_median(h, other) > (uint64_t)cur + NVT_BRIDGE_HOLD_FAR_US)
+			period = NVT_BRIDGE_HOLD_TRY_SLOW;
+		h->period = period;
+		h->left = period / 2;
+		h->best = (uint32_t)best;
+		h->base_us = cur;
+	}
+	if (h->left) {
+		h->left--;
+		return best;
+	}
+	/* A try; each one that does not turn the way makes the next twice as far. */
+	if (h->period < NVT_BRIDGE_HOLD_TRY_MAX)
+		h->period *= 2;
+	h->left = h->period - 1;
+	h->base_us = cur;
+	return other;
 }
 
 int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)

@@ -272,18 +272,23 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * before it returned to its own wait's return (the whole step: a call that
  * waited behind a held bridge counts), and the next bridge is held while the
  * median of the last NVT_BRIDGE_HOLD_LAST held steps is below the released
- * ones' by NVT_BRIDGE_HOLD_GAIN_US and by a sixteenth (a median: one step that a
- * busy host or a batch's long kernel made slow does not turn the way). A task's
- * first NVT_BRIDGE_HOLD_SKIP bridges are released and not learnt from (its
- * first steps were slow either way: H100, 2026-11-26, a held service's first
- * five), the next 2 x NVT_BRIDGE_HOLD_FIRST alternate. Then one bridge in
- * NVT_BRIDGE_HOLD_TRY goes the other way, one in NVT_BRIDGE_HOLD_TRY_SLOW while
- * the other way took NVT_BRIDGE_HOLD_FAR_US longer, and a try that beat the
- * better way's median is tried again at once. NVT_ENV_BRIDGE_HOLD fixes the way
- * (for measuring).
+ * ones' by NVT_BRIDGE_HOLD_GAIN_US and by a sixteenth (a median: one step that
+ * a busy host or a batch's long kernel made slow does not turn the way). A
+ * task's first NVT_BRIDGE_HOLD_SKIP bridges are released and not learnt from
+ * (its first steps were slow either way: H100, 2026-11-26, a held service's
+ * first five), the next 2 x NVT_BRIDGE_HOLD_FIRST alternate. Then the other way
+ * is tried after NVT_BRIDGE_HOLD_TRY / 2 bridges (NVT_BRIDGE_HOLD_TRY_SLOW / 2
+ * while it took NVT_BRIDGE_HOLD_FAR_US longer), and each try that does not turn
+ * the way puts the next twice as far, up to NVT_BRIDGE_HOLD_TRY_MAX (a try
+ * costs its step the worse way's time); a try that beat the better way's median
+ * is tried again at once, and the tries start again where the way turns or the
+ * better way's median moved by an eighth since the last try (a batch that comes
+ * shows in released steps at once; one that goes, while steps are held, at the
+ * next try). NVT_ENV_BRIDGE_HOLD fixes the way (for measuring).
  */
 #define NVT_BRIDGE_HOLD_TRY 16
 #define NVT_BRIDGE_HOLD_TRY_SLOW 32
+#define NVT_BRIDGE_HOLD_TRY_MAX 1024 /* a try in under 1 % of requests of 8 steps */
 #define NVT_BRIDGE_HOLD_GAIN_US 20
 #define NVT_BRIDGE_HOLD_FAR_US 100
 #define NVT_BRIDGE_HOLD_LAST 5
@@ -296,8 +301,12 @@ struct nvt_bridge_hold {
 	/* [0] released by launches, [1] held: the last measured steps (a ring, n[i] in all) */
 	uint32_t step_us[2][NVT_BRIDGE_HOLD_LAST];
 	uint32_t n[2];
-	uint32_t bridges; /* bridges decided (the tries' clock) */
+	uint32_t bridges; /* bridges decided (up to UINT32_MAX) */
 	uint32_t again;   /* 1: the last try beat the better way; the next bridge tries again */
+	uint32_t period;  /* bridges from one try to the next (0: none yet) */
+	uint32_t left;    /* bridges of the better way before the next try */
+	uint32_t best;    /* the better way (1: held) and its median at the last try */
+	uint32_t base_us;
 };
 /* NVT_ENV_BRIDGE_HOLD's word (NULL: unset) as enum nvt_bridge_hold_mode; -1 if neither "0" nor
  * "1" (then learnt, said). */

@@ -644,7 +644,7 @@ static int hold_run(struct nvt_bridge_hold *h, struct hold_pending *p, int n, ui
 
 static void test_bridge_hold(void)
 {
-	struct nvt_bridge_hold h = {{{0}}, {0}, 0, 0}, f = h;
+	struct nvt_bridge_hold h = {{{0}}, {0}, 0, 0, 0, 0, 0, 0}, f = h;
 	struct hold_pending p = {0, 0, 0};
 	int held, learn;
 
@@ -669,44 +669,60 @@ static void test_bridge_hold(void)
 	CHECK(nvt_bridge_hold_next(&h, NVT_BRIDGE_HOLD_LEARN, &learn) == 0);
 	for (int i = 0; i < NVT_BRIDGE_HOLD_FIRST; i++)
 		nvt_bridge_hold_learn(&h, 0, 100 * US);
-	/* Then the better, equal ones released, the other tried once in NVT_BRIDGE_HOLD_TRY. */
+	/* Then the better, equal ones released, the other tried after NVT_BRIDGE_HOLD_TRY / 2
+	 * bridges, then twice as far: 64 bridges, tries at the 9th and the 41st. */
 	h.bridges = NVT_BRIDGE_HOLD_SKIP + 2 * NVT_BRIDGE_HOLD_FIRST + 2;
 	held = hold_run(&h, &p, 64, 100, 100, 0);
-	CHECK(held >= 64 / NVT_BRIDGE_HOLD_TRY - 1 && held <= 64 / NVT_BRIDGE_HOLD_TRY + 1);
+	CHECK(held == 2 && h.period == 4 * NVT_BRIDGE_HOLD_TRY);
 	/* Alone, a held step costs its kernels after its host (70 us more than released, not
-	 * NVT_BRIDGE_HOLD_FAR_US): released, the held way tried once in NVT_BRIDGE_HOLD_TRY. */
-	held = hold_run(&h, &p, 160, 100, 170, 0);
-	CHECK(held == 160 / NVT_BRIDGE_HOLD_TRY);
-	/* Beside a batch a released step pays the switches (550 us), a held one not (170): a try
-	 * that beats the released median is tried again at once, so held within a few bridges;
-	 * then the released way tried once in NVT_BRIDGE_HOLD_TRY_SLOW. */
+	 * NVT_BRIDGE_HOLD_FAR_US): released, the tries ever further apart, up to
+	 * NVT_BRIDGE_HOLD_TRY_MAX (64 to 1024: 5 more in 2000 bridges). */
+	held = hold_run(&h, &p, 2000, 100, 170, 0);
+	CHECK(held == 5 && h.period == NVT_BRIDGE_HOLD_TRY_MAX);
+	/* A steady released way: no try for hundreds of bridges; steps that change (their median
+	 * moves by an eighth) start the tries again within a few bridges. */
+	if (h.left < 100)
+		hold_run(&h, &p, (int)h.left + 1, 100, 170, 0);
+	CHECK(h.left >= 100 && hold_run(&h, &p, 60, 100, 170, 0) == 0);
+	CHECK(hold_run(&h, &p, 20, 130, 170, 0) == 1 && h.period == 2 * NVT_BRIDGE_HOLD_TRY);
+	/* Beside a batch a released step pays the switches (550 us), a held one not (170): the
+	 * released median shows it at once, so held within a few bridges (no try needed); then
+	 * the released way tried from NVT_BRIDGE_HOLD_TRY_SLOW / 2 bridges on, ever further. */
 	held = hold_run(&h, &p, 16, 550, 170, 0);
-	CHECK(held >= 16 - 8 && held < 16);
-	held = hold_run(&h, &p, 640, 550, 170, 0);
-	CHECK(held == 640 - 640 / NVT_BRIDGE_HOLD_TRY_SLOW);
+	CHECK(held >= 16 - 4 && held < 16);
+	held = hold_run(&h, &p, 2000, 550, 170, 0);
+	CHECK(held >= 2000 - 7 && held <= 2000 - 5);
 	CHECK(nvt_bridge_hold_median(&h, 1) == 170 && nvt_bridge_hold_median(&h, 0) == 550);
-	/* The batch gone: the first released try beats the held median and is tried again: back
-	 * to released within one slow try's period and a few bridges. */
-	held = hold_run(&h, &p, 64, 100, 170, 0);
-	CHECK(held >= 2 * NVT_BRIDGE_HOLD_FIRST && held <= NVT_BRIDGE_HOLD_TRY_SLOW + 2 * NVT_BRIDGE_HOLD_FIRST + 2);
-	held = hold_run(&h, &p, 320, 100, 170, 0);
-	CHECK(held == 320 / NVT_BRIDGE_HOLD_TRY);
+	/* The batch gone: held steps take what they took, so only the next try shows it (at most
+	 * NVT_BRIDGE_HOLD_TRY_MAX bridges on); it beats the held median and is tried again: back
+	 * to released, then tried from NVT_BRIDGE_HOLD_TRY / 2 bridges on again. */
+	held = hold_run(&h, &p, NVT_BRIDGE_HOLD_TRY_MAX + 8, 100, 170, 0);
+	CHECK(held >= 8 && held <= NVT_BRIDGE_HOLD_TRY_MAX);
+	CHECK(!h.best && hold_run(&h, &p, 64, 100, 170, 0) <= 2);
+	/* Turned between close medians (held 930 against 1000: by a sixteenth, not an eighth), the
+	 * tries start again too: the released way tried within NVT_BRIDGE_HOLD_TRY bridges. */
+	struct nvt_bridge_hold c = {{{0}}, {0}, 0, 0, 0, 0, 0, 0};
+	struct hold_pending pc = {0, 0, 0};
+	hold_run(&c, &pc, 2000, 1000, 1100, 0);
+	CHECK(!c.best && c.period == NVT_BRIDGE_HOLD_TRY_MAX);
+	hold_run(&c, &pc, NVT_BRIDGE_HOLD_TRY_MAX + 8, 1000, 930, 0);
+	CHECK(c.best == 1 && hold_run(&c, &pc, NVT_BRIDGE_HOLD_TRY, 1000, 930, 0) == NVT_BRIDGE_HOLD_TRY - 1);
 	/* Learnt from its start, such a task holds from its fourteenth bridge or so. */
-	struct nvt_bridge_hold fresh = {{{0}}, {0}, 0, 0};
+	struct nvt_bridge_hold fresh = {{{0}}, {0}, 0, 0, 0, 0, 0, 0};
 	struct hold_pending fp = {0, 0, 0};
 	held = hold_run(&fresh, &fp, 64, 550, 170, 0);
 	CHECK(held >= 64 - NVT_BRIDGE_HOLD_SKIP - 2 * NVT_BRIDGE_HOLD_FIRST - 2 && held <= 64 - NVT_BRIDGE_HOLD_SKIP);
 	/* Gains under NVT_BRIDGE_HOLD_GAIN_US or a sixteenth do not turn the way; spikes (one step
 	 * in 29 slow by 2 ms, either way) neither; a gain of both does (an eager step whose host
 	 * outlasts the linger: 752 us held against 829 released, H100). */
-	struct nvt_bridge_hold g1 = {{{0}}, {0}, 0, 0}, g2 = g1, g3 = g1, g4 = g1;
+	struct nvt_bridge_hold g1 = {{{0}}, {0}, 0, 0, 0, 0, 0, 0}, g2 = g1, g3 = g1, g4 = g1;
 	struct hold_pending p1 = {0, 0, 0}, p2 = p1, p3 = p1, p4 = p1;
 	CHECK(hold_run(&g1, &p1, 320, 100, 85, 2000) <= NVT_BRIDGE_HOLD_FIRST + 1 + 320 / NVT_BRIDGE_HOLD_TRY);
 	CHECK(hold_run(&g2, &p2, 320, 1000, 945, 2000) <= NVT_BRIDGE_HOLD_FIRST + 1 + 320 / NVT_BRIDGE_HOLD_TRY);
 	CHECK(hold_run(&g3, &p3, 320, 300, 250, 2000) > 320 * 3 / 4);
 	CHECK(hold_run(&g4, &p4, 320, 829, 752, 2000) > 320 * 3 / 4);
 	/* Steps count up to NVT_BRIDGE_HOLD_MAX_US; the ring keeps the last NVT_BRIDGE_HOLD_LAST. */
-	struct nvt_bridge_hold r = {{{0}}, {0}, 0, 0};
+	struct nvt_bridge_hold r = {{{0}}, {0}, 0, 0, 0, 0, 0, 0};
 	CHECK(nvt_bridge_hold_median(&r, 0) == 0);
 	for (uint32_t i = 1; i <= 3 * NVT_BRIDGE_HOLD_LAST; i++)
 		nvt_bridge_hold_learn(&r, 0, (uint64_t)i * US);
