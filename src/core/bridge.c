@@ -108,16 +108,19 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held)
 	return v[k / 2];
 }
 
-/* 1 if steps of held_us held beat steps of rel_us released. */
-static int held_beats(uint64_t held_us, uint64_t rel_us)
+/* 1 if steps of a_us beat steps of b_us (the other way's). */
+static int beats(uint64_t a_us, uint64_t b_us)
 {
-	return held_us + NVT_BRIDGE_HOLD_GAIN_US < rel_us && held_us * 16 < rel_us * 15;
+	return a_us + NVT_BRIDGE_HOLD_GAIN_US < b_us && a_us * 16 < b_us * 15;
 }
 
-/* 1 if the held way is the better by the medians. */
-static int held_better(const struct nvt_bridge_hold *h)
+/* The better way by the medians (1: held): the way taken stays until the other beats it (a
+ * noisy host's steps do not turn it back and forth); released before any was taken. */
+static int better_way(const struct nvt_bridge_hold *h)
 {
-	return held_beats(nvt_bridge_hold_median(h, 1), nvt_bridge_hold_median(h, 0));
+	uint32_t rel = nvt_bridge_hold_median(h, 0), held = nvt_bridge_hold_median(h, 1);
+
+	return h->period && h->best ? !beats(rel, held) : beats(held, rel);
 }
 
 void nvt_bridge_hold_learn(struct nvt_bridge_hold *h, int held, uint64_t step_ns)
@@ -127,11 +130,13 @@ void nvt_bridge_hold_learn(struct nvt_bridge_hold *h, int held, uint64_t step_ns
 
 	if (us > NVT_BRIDGE_HOLD_MAX_US)
 		us = NVT_BRIDGE_HOLD_MAX_US;
-	/* A try that would have turned the way as a median: the next bridge tries again (a changed
-	 * task or neighbour is learnt in a few steps, not a few tries apart). */
-	if (learnt && i != held_better(h) &&
-	    (i ? held_beats(us, nvt_bridge_hold_median(h, 0)) : !held_beats(nvt_bridge_hold_median(h, 1), us)))
-		h->again = 1;
+	/* A try that beat the better way's median: the next bridge tries again (a changed task or
+	 * neighbour is learnt in a few steps, not a few tries apart). */
+	if (learnt) {
+		int best = better_way(h);
+		if (i != best && beats(us, nvt_bridge_hold_median(h, best)))
+			h->again = 1;
+	}
 	h->step_us[i][h->n[i] % NVT_BRIDGE_HOLD_LAST] = (uint32_t)us;
 	/* (wraps back onto a multiple of the ring's length) */
 	h->n[i] = h->n[i] + 1 == 2 * NVT_BRIDGE_HOLD_LAST ? NVT_BRIDGE_HOLD_LAST : h->n[i] + 1;
@@ -153,7 +158,7 @@ int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode, int *learn)
 		return (int)((tick - NVT_BRIDGE_HOLD_SKIP) & 1);
 	if (h->n[0] < NVT_BRIDGE_HOLD_FIRST || h->n[1] < NVT_BRIDGE_HOLD_FIRST)
 		return h->n[1] < h->n[0];
-	best = held_better(h);
+	best = better_way(h);
 	other = !best;
 	if (h->again) {
 		h->again = 0;

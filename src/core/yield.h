@@ -270,11 +270,12 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * on the step and on whether a lower task is runnable, so each way is measured:
  * a step whose first launch came while its bridge was on is timed from the wait
  * before it returned to its own wait's return (the whole step: a call that
- * waited behind a held bridge counts), and the next bridge is held while the
- * median of the last NVT_BRIDGE_HOLD_LAST held steps is below the released
- * ones' by NVT_BRIDGE_HOLD_GAIN_US and by a sixteenth (a median: one step that
- * a busy host or a batch's long kernel made slow does not turn the way). A
- * task's first NVT_BRIDGE_HOLD_SKIP bridges are released and not learnt from
+ * waited behind a held bridge counts), and the way taken (released at first)
+ * turns where the median of the other way's last NVT_BRIDGE_HOLD_LAST steps
+ * beats its own by NVT_BRIDGE_HOLD_GAIN_US and by a sixteenth (a median: one
+ * step that a busy host or a batch's long kernel made slow does not turn the
+ * way; a margin both ways: a noisy host's steps do not turn it back and forth).
+ * A task's first NVT_BRIDGE_HOLD_SKIP bridges are released and not learnt from
  * (its first steps were slow either way: H100, 2026-11-26, a held service's
  * first five), the next 2 x NVT_BRIDGE_HOLD_FIRST alternate. Then the other way
  * is tried after NVT_BRIDGE_HOLD_TRY / 2 bridges (NVT_BRIDGE_HOLD_TRY_SLOW / 2
