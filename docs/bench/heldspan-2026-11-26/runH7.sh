@@ -1,0 +1,32 @@
+#!/bin/bash
+# Run H7: the shipped learner (a margin both ways) on the eager PyTorch service beside GEMM
+# training (L alone, the default, never held, always held; one round; the learner's report kept),
+# then the timeline's phases and make check-gpu-bridge.
+set -u
+PRIO_T0=$(date +%s.%N)
+export PRIO_T0
+J=build/.jsonc
+make -j16 "JSONC_CFLAGS=-I$J/include -I$J/include/json-c" JSONC_LIBS=$J/lib/libjson-c.a all >$OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
+echo "built $(date +%T)"
+mkdir -p /tmp/steps
+PRIO_STEP_TRACE=/tmp/steps PRIO_MIN_REQUESTS=eager=300 PRIO_ROUNDS=1 PRIO_L=torch PRIO_H=torch PRIO_CONFIG_FILE=tests/bench/prio/bridge.json PRIO_KINDS=eager PRIO_CASES=L-alone-whole,prio-debug,prio-hold0,prio-hold1 timeout 250 make "JSONC_CFLAGS=-I$J/include -I$J/include/json-c" JSONC_LIBS=$J/lib/libjson-c.a bench-prio PRIO_SET=round5 PRIO_BUDGET_S=200 PRIO_TIMEOUT_S=240 BENCH_OUT=/tmp/b > $OUT/bench.out 2>&1
+echo "bench rc $? $(date +%T)"
+sed -n '/== L /,/^Cells/p' /tmp/b/prio/summary.txt
+sed -n '/^   L.s p50/,/^   targets/p' /tmp/b/prio/summary.txt | head -12
+mkdir -p /tmp/x && tar -C /tmp/x -xJf /tmp/b/prio/raw.tar.xz && grep -H "bridge" /tmp/x/raw/*/l-*.log | cut -c1-400
+cp /tmp/b/prio/summary.txt $OUT/ 2>/dev/null
+tar -C /tmp -czf $OUT/steps.tgz steps
+pgrep -a nvidia-cuda-mps | grep -v defunct && echo "MPS daemons still running"
+P=""
+for ph in eager-g5 eager-g10 eager-g40 small-pre40 small decode long8; do P="$P gemm-$ph-product"; done
+P="$P alone-eager-g10-product"
+NVTASKSET_BRIDGE_DEBUG=1 timeout 200 tests/bench/timeline/run.sh $OUT/tl $P > $OUT/run.txt 2>&1
+echo "timeline rc $? $(date +%T)"
+cat $OUT/tl/timeline.txt
+for f in $OUT/tl/*.log; do echo "== $(basename $f .log): $(grep -h 'bridges held\|median' $f | cut -c1-200 | tr '\n' ' ')"; done
+cd $OUT && tar czf tl.tgz tl && rm -rf tl && cd - >/dev/null || exit 1
+timeout 200 make check-gpu-bridge GPU_LOG=/tmp/gpu > $OUT/check-gpu-bridge.txt 2>&1; echo "check-gpu-bridge rc $? $(date +%T)"
+grep -E "PASS|FAIL|failed|Error" $OUT/check-gpu-bridge.txt | tail -30
+pgrep -a nvidia-cuda-mps | grep -v defunct
+nvidia-smi --query-gpu=name --format=csv,noheader
+exit 0
