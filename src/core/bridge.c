@@ -164,16 +164,20 @@ int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode, int *learn)
 		h->again = 0;
 		return other;
 	}
-	/* The tries start again where the way turned or the better way's median moved by an
-	 * eighth since the last try (a batch came or went, the steps changed); the other way far
-	 * worse, tried half as often. */
+	/* The tries start again where the way turned or the better way's median moved by more
+	 * than an eighth since the last try (a batch came or went, the steps changed): the next
+	 * within a period (half of one at first), never later than it was due (a median that
+	 * keeps moving must not put the tries off for good); the other way far worse, a period
+	 * twice as long. */
 	uint32_t cur = nvt_bridge_hold_median(h, best);
 	if (!h->period || (uint32_t)best != h->best || (uint64_t)cur * 8 < (uint64_t)h->base_us * 7 ||
-	    (uint64_t)cur * 7 > (uint64_t)h->base_us * 8) {
+	    (uint64_t)cur * 8 > (uint64_t)h->base_us * 9) {
 		if (nvt_bridge_hold_median(h, other) > (uint64_t)cur + NVT_BRIDGE_HOLD_FAR_US)
 			period = NVT_BRIDGE_HOLD_TRY_SLOW;
+		uint32_t first = h->period ? period : period / 2;
+		if (!h->period || h->left > first)
+			h->left = first;
 		h->period = period;
-		h->left = period / 2;
 		h->best = (uint32_t)best;
 		h->base_us = cur;
 	}
@@ -181,7 +185,7 @@ int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode, int *learn)
 		h->left--;
 		return best;
 	}
-	/* A try; each one that does not turn the way makes the next twice as far. */
+	/* A try; each one that does not turn the way puts the next a period twice as long on. */
 	if (h->period < NVT_BRIDGE_HOLD_TRY_MAX)
 		h->period *= 2;
 	h->left = h->period - 1;

@@ -278,14 +278,17 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * A task's first NVT_BRIDGE_HOLD_SKIP bridges are released and not learnt from
  * (its first steps were slow either way: H100, 2026-11-26, a held service's
  * first five), the next 2 x NVT_BRIDGE_HOLD_FIRST alternate. Then the other way
- * is tried after NVT_BRIDGE_HOLD_TRY / 2 bridges (NVT_BRIDGE_HOLD_TRY_SLOW / 2
- * while it took NVT_BRIDGE_HOLD_FAR_US longer), and each try that does not turn
- * the way puts the next twice as far, up to NVT_BRIDGE_HOLD_TRY_MAX (a try
- * costs its step the worse way's time); a try that beat the better way's median
- * is tried again at once, and the tries start again where the way turns or the
- * better way's median moved by an eighth since the last try (a batch that comes
- * shows in released steps at once; one that goes, while steps are held, at the
- * next try). NVT_ENV_BRIDGE_HOLD fixes the way (for measuring).
+ * is tried after NVT_BRIDGE_HOLD_TRY / 2 bridges, and each try that does not
+ * turn the way puts the next a period twice as long on (NVT_BRIDGE_HOLD_TRY,
+ * then 2, 4... times it, up to NVT_BRIDGE_HOLD_TRY_MAX: a try costs its step
+ * the worse way's time); a try that beat the better way's median is tried again
+ * at once. Where the way turns or the better way's median moved by more than an
+ * eighth since the last try (a batch that comes shows in released steps at
+ * once; one that goes, while steps are held, at the next try), the period
+ * starts again at NVT_BRIDGE_HOLD_TRY (NVT_BRIDGE_HOLD_TRY_SLOW while the other
+ * way took NVT_BRIDGE_HOLD_FAR_US longer) and the next try comes within it,
+ * never later than it was due (a median that keeps moving does not put the
+ * tries off). NVT_ENV_BRIDGE_HOLD fixes the way (for measuring).
  */
 #define NVT_BRIDGE_HOLD_TRY 16
 #define NVT_BRIDGE_HOLD_TRY_SLOW 32

@@ -511,7 +511,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	args[6] = &replay;
 	args[7] = &rec;
 	args[8] = &late;
-	/* (a held step's launches restart its linger; none restarts another's) */
+	/* (a held step's launches restart its linger; another's once at most, in a race) */
 	hspan = held ? (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000 : cap;
 	args[9] = &hspan;
 	tls.launching = 1;

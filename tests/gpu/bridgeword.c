@@ -161,7 +161,8 @@ int main(void)
 			hold[n++] = (double)(rec->end - rec->saw_rel) / 1e3;
 		}
 		if (n < ROUNDS / 2) {
-			printf("FAIL %s: %d of %d bridges ended released\n", cases[c].what, n, ROUNDS);
+			printf("FAIL %s: %d of %d bridges ended %s\n", cases[c].what, n, ROUNDS,
+			       cases[c].launches ? "at their linger" : "released");
 			fails++;
 			continue;
 		}
