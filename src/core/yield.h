@@ -299,7 +299,7 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
 #define NVT_BRIDGE_HOLD_FIRST 3
 #define NVT_BRIDGE_HOLD_SKIP 8
 #define NVT_BRIDGE_HOLD_MAX_US 1000000 /* a measured step counts at most this */
-#define NVT_BRIDGE_HELD_SPAN_US 1000     /* three of NVT_BRIDGE_SWITCHES_US: a held step's host */
+#define NVT_BRIDGE_HELD_SPAN_US 1000     /* a held step's host: about three of NVT_BRIDGE_SWITCHES_US */
 enum nvt_bridge_hold_mode { NVT_BRIDGE_HOLD_LEARN, NVT_BRIDGE_HOLD_NEVER, NVT_BRIDGE_HOLD_ALWAYS };
 struct nvt_bridge_hold {
 	/* [0] released by launches, [1] held: the last measured steps (a ring, n[i] in all) */

@@ -115,7 +115,7 @@ t_bridge_held_released_by_other_threads() {
 # By default whether a bridge is held is learnt from the steps: where released steps pay (the
 # fake's FAKECUDA_DRY_US: a step whose first launch finds its bridge released waits 10 ms more,
 # as a step whose context runs dry beside a batch) most bridges end up held; where held steps
-# pay (FAKECUDA_HELD_US), only three of the first and the tries (one bridge in 16 or 32) are; the
+# pay (FAKECUDA_HELD_US), only three of the first and the tries (ever further apart) are; the
 # debug report counts both. (10 ms: far above a busy machine's scheduling delays.)
 t_bridge_hold_learnt() {
 	local n held rep

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Run E11 (E7 again on the reviewed learner: steps timed whole, a try that would turn the way tried again): the previous default (NVTASKSET_BRIDGE_HOLD=0) beside the learnt one on the same
+# Run E11 (E7 again on the learner whose steps are timed whole, a try that would turn the way tried again): the previous default (NVTASKSET_BRIDGE_HOLD=0) beside the learnt one on the same
 # phases, then make check-gpu-bridge.
 set -u
 J=build/.jsonc

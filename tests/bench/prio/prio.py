@@ -125,7 +125,7 @@ L_IMPLS, H_IMPLS = ("torch", "cuda"), ("torch", "hog", "llama", "llama-sync20")
 CUDA_KINDS = ("decode", "prefill", "tbt")  # service.cu's; the others are service.py's only
 # L's service times (us) before L-alone measures them: the plan's length where
 # PRIO_MIN_REQUESTS stretches a phase, in the estimates only. On GPCs 0-1 (H100, 2026-11-23;
-# tbt7b, async and generate guessed), and on the whole GPU (PRIO_BASE=whole: H100 guesses from
+# tbt7b, async, generate and eager guessed), and on the whole GPU (PRIO_BASE=whole: H100 guesses from
 # the H200's of 2026-11-25, its memory ~1.4x slower; generate host-bound).
 SERVICE_EST_US = {"torch": {"decode": 600.0, "prefill": 2100.0, "tbt": 5000.0, "tbt7b": 45000.0,
                             "async": 5000.0, "asyncside": 5000.0, "generate": 130000.0, "eager": 3000.0},
