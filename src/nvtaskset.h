@@ -3,7 +3,8 @@
  *
  * Everything that both sides must agree on lives here and only here:
  * environment variable names, the control segment's layout and version,
- * the topology record, and the text formats of masks and lists.
+ * the topology record, and the text formats of masks and lists. Over 500
+ * lines on purpose: one contract, read by both sides whole.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -60,6 +61,7 @@ extern "C" {
  * (NVT_ENV_CUDA_CONNECTIONS 1), which nvtaskset sets unless told otherwise. */
 #define NVT_ENV_BRIDGE "NVTASKSET_BRIDGE"
 #define NVT_ENV_BRIDGE_HOLD "NVTASKSET_BRIDGE_HOLD" /* "0"/"1": never/always held (core/yield.h) */
+#define NVT_ENV_BRIDGE_REARM "NVTASKSET_BRIDGE_REARM" /* "1": held steps chained (core/yield.h) */
 /* Any non-empty value other than "0" silences the shim's warnings. */
 /*
  * Set by nvtaskset in the environment of an MPS control daemon it starts for

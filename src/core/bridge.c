@@ -193,6 +193,22 @@ int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode, int *learn)
 	return other;
 }
 
+uint64_t nvt_bridge_rearm(uint64_t ret_ns, uint64_t armed_ns, uint64_t last_ns, uint64_t now)
+{
+	const uint64_t span = (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000, every = (uint64_t)NVT_BRIDGE_REARM_US * 1000;
+
+	if (now < ret_ns || now < armed_ns)
+		return 0;
+	/* Within the step's span: a new bridge once every NVT_BRIDGE_REARM_US, while that much of
+	 * the span is left. */
+	if (now - ret_ns < span)
+		return now - armed_ns >= every && span - (now - ret_ns) >= every ? span - (now - ret_ns) : 0;
+	/* Past it (every bridge of the chain has ended): the first launch after the wait (a
+	 * request's first step, its wait long returned) starts one; a step whose host is slower
+	 * than the span goes on unheld. */
+	return !last_ns || last_ns < ret_ns ? span : 0;
+}
+
 int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)
 {
 	enum { HOST = 1, DEVICE = 2 }; /* CUmemorytype (gpu/cuda_driver.h's NVT_CU_MEMORYTYPE_*) */

@@ -300,6 +300,47 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
 #define NVT_BRIDGE_HOLD_SKIP 8
 #define NVT_BRIDGE_HOLD_MAX_US 1000000 /* a measured step counts at most this */
 #define NVT_BRIDGE_HELD_SPAN_US 1000     /* a held step's host: about three of NVT_BRIDGE_SWITCHES_US */
+/*
+ * Held steps chained (NVT_ENV_BRIDGE_REARM "1"; not by default). Held to its
+ * wait, a step's kernels run after its host, not beside it: an eager PyTorch
+ * step took 429 us held against 264 on a static partition (H100, 2026-11-26,
+ * docs/bench/shipped-2026-11-26, run V3). Chained, at a launch of the held
+ * step's thread once NVT_BRIDGE_REARM_US passed since its bridge was queued (or
+ * its wait returned), the shim queues a new held bridge behind that launch and
+ * releases the old one: the kernels queued so far run while the host goes on,
+ * and the context keeps work pending. The chain keeps the held span: each new
+ * bridge ends at most NVT_BRIDGE_HELD_SPAN_US after the step's wait returned,
+ * and none is queued with less than NVT_BRIDGE_REARM_US of it left. A step whose
+ * first launch comes after its chain is over (a request's first step,
+ * NVT_BRIDGE_HELD_SPAN_US or more after the wait before it returned), where held
+ * steps are the way learnt, starts a chain the same way behind that launch; a
+ * host slower than the span goes on unheld; that chain is first chained again
+ * NVT_BRIDGE_CHAIN_FIRST_US + NVT_BRIDGE_REARM_US after it began. Each new
+ * bridge costs the host two launches and may add its margin to the step: every
+ * 50 us, steps of 16 kernels 40 us apart took 786 against 764 us unchained, and
+ * steps whose 4 kernels came 40 us after their first 142 against 117. Chains
+ * need the task's kernel launch calls followed, which costs every launch: a
+ * PyTorch token-by-token service (no chain: its replay releases the held
+ * bridge) took 3 % longer a request at p50 and more at p99 (H100, 2026-11-26,
+ * docs/bench/chained-2026-11-26, run V12), where an eager one's p50 fell by
+ * 4-30 % in eight of ten cells (runs V8, V9, V11) - hence not the default.
+ */
+#define NVT_BRIDGE_REARM_US 100
+/* A request's chain counts as queued this long after it began (so it is chained again
+ * NVT_BRIDGE_REARM_US later): until its context is back on the GPU (the switch-in, ~150-200 us)
+ * nothing runs, and each bridge chained meanwhile adds its margin to the step (H100,
+ * 2026-11-26, docs/bench/chained-2026-11-26: a first step of 16 kernels 5 us apart 330 us
+ * chained every 50 us from the start against 267 unchained). */
+#define NVT_BRIDGE_CHAIN_FIRST_US 150
+/*
+ * At a launch at now of the thread of a held chain whose step began (its wait
+ * returned, or the chain started) at ret_ns and whose last bridge was queued at
+ * armed_ns, after that thread's launch before at last_ns (0: none): the held
+ * span, in ns, of a bridge to queue behind it now, or 0 for none. Past the span
+ * (the chain over), a new chain at the first launch after the wait (last_ns
+ * before ret_ns: a request's first launch, its wait long returned).
+ */
+uint64_t nvt_bridge_rearm(uint64_t ret_ns, uint64_t armed_ns, uint64_t last_ns, uint64_t now);
 enum nvt_bridge_hold_mode { NVT_BRIDGE_HOLD_LEARN, NVT_BRIDGE_HOLD_NEVER, NVT_BRIDGE_HOLD_ALWAYS };
 struct nvt_bridge_hold {
 	/* [0] released by launches, [1] held: the last measured steps (a ring, n[i] in all) */

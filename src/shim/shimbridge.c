@@ -43,7 +43,11 @@
  * thread's next step queues behind it until its wait or another release (or
  * the linger ends). Whether the next bridge is held is learnt from the steps
  * that began while their bridge was on, timed here from the return of the
- * wait before each to its own wait's return.
+ * wait before each to its own wait's return. With NVTASKSET_BRIDGE_REARM=1 a
+ * held step's bridges are chained (core/yield.h, "Held steps chained"): at the
+ * return of a kernel launch call of the held thread (the API callback, where
+ * launching is allowed), a new held bridge is queued behind it and the last
+ * released.
  *
  * A small copy to the host on a stream (core/yield.h, NVT_BRIDGE_COPY_MAX)
  * is done by a kernel of the same module (nvt_copy), launched on the copy's
@@ -127,6 +131,12 @@ struct bslot {
 	uint32_t held, learns, measured;
 	uint64_t linger_ns;
 	struct nvt_bridge_hold hold;
+	/* Held steps chained (core/yield.h): chain, the seq of the bridge whose wait began the
+	 * chain (its thread's tls.owns; every bridge a wait queues begins one); chain_ret_ns,
+	 * when that wait returned (or the chain began at a request's first launch); armed_ns,
+	 * when its last bridge was queued or its wait returned. Written by the chain's thread. */
+	uint32_t chain;
+	uint64_t chain_ret_ns, armed_ns;
 };
 
 /* Read by the launch path (shimbridge.h). */
@@ -139,6 +149,7 @@ static struct {
 	int on;
 	const char *trace;          /* NVTASKSET_BRIDGE_TRACE's path (trace_path); NULL: none */
 	uint64_t waits, bridged, unarmed, short_linger, by_kernel, replays, held;
+	uint64_t rearmed, chains;   /* held bridges queued behind a launch: in a step, at a request's start */
 	uint64_t measured[2];       /* measured steps: released, held */
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
@@ -156,20 +167,22 @@ static struct {
 	pthread_mutex_t lock; /* making a slot's objects, launching its bridges */
 	int broken;           /* something failed: off for good */
 	int hold_mode;        /* enum nvt_bridge_hold_mode (NVTASKSET_BRIDGE_HOLD) */
+	int chains;           /* held steps chained (NVTASKSET_BRIDGE_REARM=1) */
 	struct bslot s[NVT_MAX_GPUS];
 } b = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The wait this thread bridged (its seq, 0: none), and whether it launches the bridge; owns,
  * on slot owns_slot: the bridge this thread's last wait queued (0: none; its own launches do not
- * release it while it is held); ret_ns: when its last wait returned; measuring: the wait now in
- * progress ends a measured step (held: 2, released: 1, not measured: 0) on slot measure_slot,
- * which began at step_ns. */
+ * release it, or the bridges chained after it, while they are held); ret_ns: when its last wait
+ * returned; measuring: the wait now in progress ends a measured step (held: 2, released: 1, not
+ * measured: 0) on slot measure_slot, which began at step_ns; last_ns: its last launch call of
+ * a held chain (shim_bridge_launch_done). */
 static __thread struct {
 	uint32_t seq, owns;
 	int slot, owns_slot;
 	int launching;
 	int measuring, measure_slot;
-	uint64_t ret_ns, step_ns;
+	uint64_t ret_ns, step_ns, last_ns;
 } tls __attribute__((tls_model("initial-exec")));
 
 static void turn_off(const char *what, int rc)
@@ -273,6 +286,10 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 				  NVT_ENV_BRIDGE_HOLD);
 		b.hold_mode = NVT_BRIDGE_HOLD_LEARN;
 	}
+	const char *rearm = secure_getenv(NVT_ENV_BRIDGE_REARM);
+	b.chains = rearm && !strcmp(rearm, "1");
+	if (rearm && strcmp(rearm, "0") && !b.chains && shim_bridge_on)
+		shim_warn("%s is neither 0 nor 1: held steps are not chained", NVT_ENV_BRIDGE_REARM);
 	const char *debug = secure_getenv(NVT_ENV_BRIDGE_DEBUG);
 	dbg.on = debug && *debug && strcmp(debug, "0") != 0;
 	const char *trace = secure_getenv(NVT_ENV_BRIDGE_TRACE);
@@ -343,7 +360,8 @@ void shim_bridge_release(int g)
 	/* A held bridge goes on through its own thread's step (core/yield.h, "Held steps"). */
 	uint32_t held = __atomic_load_n(&b.s[g].held, __ATOMIC_RELAXED);
 
-	if (held && held == tls.owns && tls.owns_slot == g && held == __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED)) {
+	if (held && tls.owns && tls.owns == __atomic_load_n(&b.s[g].chain, __ATOMIC_RELAXED) && tls.owns_slot == g &&
+	    held == __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED)) {
 		/* Its step goes on: its linger starts again (the kernel looks for a change). */
 		volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
 		if (w && !tls.launching)
@@ -429,7 +447,8 @@ static void measure_begin(struct bslot *s, int g)
 	uint32_t last = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 
 	tls.measuring = 0;
-	if (last && tls.owns == last && tls.owns_slot == g && tls.ret_ns &&
+	if (last && tls.owns && tls.owns == __atomic_load_n(&s->chain, __ATOMIC_RELAXED) && tls.owns_slot == g &&
+	    tls.ret_ns &&
 	    __atomic_load_n(&s->measured, __ATOMIC_RELAXED) == last &&
 	    __atomic_load_n(&s->learns, __ATOMIC_RELAXED) == last) {
 		tls.measuring = __atomic_load_n(&s->held, __ATOMIC_RELAXED) == last ? 2 : 1;
@@ -454,14 +473,36 @@ static CUdeviceptr trace_begin(struct bslot *s, uint32_t seq, int held)
 	return s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
 }
 
+/* Queues bridge seq of slot s and the empty kernel behind it (under b.lock; tls.launching set):
+ * ends linger after its wait returned (or the held thread's launches last moved w[6]), at most
+ * hspan after it saw the return; replay: it waits for its step's replay; rec: its trace record
+ * (0: none). Returns 0; 1 if only the bridge was queued, -1 if not even it (the bridge then
+ * turned off). */
+static int launch_bridge(struct bslot *s, uint32_t seq, uint64_t linger, uint64_t hspan, uint32_t replay,
+			 CUdeviceptr rec)
+{
+	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000,
+		 span = (uint64_t)NVT_BRIDGE_SPAN_US * 1000, late = (uint64_t)NVT_BRIDGE_LATE_US * 1000;
+	void *args[10] = {&s->dw, &seq, &cap, &linger, &margin, &span, &replay, &rec, &late, &hspan};
+	int rc = shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL);
+
+	if (rc) {
+		turn_off("launching the bridge", rc);
+		return -1;
+	}
+	/* Without the empty kernel behind it the bridge alone is switched out. */
+	if ((rc = shim_cu.launch_kernel(s->nop, 1, 1, 1, 1, 1, 1, 0, s->stream, NULL, NULL))) {
+		turn_off("launching the bridge", rc);
+		return 1;
+	}
+	return 0;
+}
+
 void shim_bridge_wait(int g, void *ctx, int still_bridged)
 {
 	struct bslot *s;
 	uint32_t seq;
-	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger,
-		 margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000, span = (uint64_t)NVT_BRIDGE_SPAN_US * 1000,
-		 late = (uint64_t)NVT_BRIDGE_LATE_US * 1000, hspan;
-	void *args[10];
+	uint64_t linger, hspan;
 	CUdeviceptr rec = 0;
 	uint32_t replay;
 
@@ -501,23 +542,13 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 		rec = trace_begin(s, seq, held);
 	/* Published before the kernels are queued: a launch of another thread meanwhile then
 	 * releases this bridge too early (it runs the margin), never leaves it unreleased. */
+	__atomic_store_n(&s->chain, seq, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq, seq, __ATOMIC_RELEASE);
-	args[0] = &s->dw;
-	args[1] = &seq;
-	args[2] = &cap;
-	args[3] = &linger;
-	args[4] = &margin;
-	args[5] = &span;
-	args[6] = &replay;
-	args[7] = &rec;
-	args[8] = &late;
 	/* (a held step's launches restart its linger; another's once at most, in a race) */
-	hspan = held ? (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000 : cap;
-	args[9] = &hspan;
+	hspan = held ? (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000 : (uint64_t)NVT_BRIDGE_CAP_MS * 1000000;
 	tls.launching = 1;
-	if (shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL) == 0) {
-		/* Without the empty kernel behind it the bridge alone is switched out. */
-		int rc = shim_cu.launch_kernel(s->nop, 1, 1, 1, 1, 1, 1, 0, s->stream, NULL, NULL);
+	/* (queued where only the empty kernel failed: the wait is its bridge's) */
+	if (launch_bridge(s, seq, linger, hspan, replay, rec) >= 0) {
 		tls.seq = seq;
 		tls.owns = seq;
 		tls.owns_slot = tls.slot = g;
@@ -526,10 +557,6 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 			count(&dbg.held);
 		if (linger < (uint64_t)NVT_BRIDGE_LINGER_US * 1000)
 			count(&dbg.short_linger);
-		if (rc)
-			turn_off("launching the bridge", rc);
-	} else {
-		turn_off("launching the bridge", -1);
 	}
 	tls.launching = 0;
 	pthread_mutex_unlock(&b.lock);
@@ -556,6 +583,11 @@ void shim_bridge_returned(int g)
 	if (!tls.seq)
 		return;
 	s = &b.s[tls.slot];
+	/* A held chain's step begins (core/yield.h, "Held steps chained"). */
+	if (tls.seq == __atomic_load_n(&s->chain, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&s->chain_ret_ns, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->armed_ns, now, __ATOMIC_RELAXED);
+	}
 	/* The latest wait that returned (another thread's may have returned after it). */
 	store_max(&s->w[0], tls.seq);
 	trace_time(s->tr, tls.seq, 0);
@@ -580,6 +612,83 @@ void shim_bridge_launched(int g)
 			__atomic_store_n(&s->measured, seq, __ATOMIC_RELAXED);
 		learn(s, gap);
 	}
+}
+
+int shim_bridge_chains(void)
+{
+	return shim_bridge_on && b.chains;
+}
+
+int shim_bridge_owner(void)
+{
+	return tls.owns != 0 && !tls.launching;
+}
+
+/* Queues held bridge seq + 1 of slot s behind this thread's launch, its held span hspan (under
+ * b.lock, in the bridge's context), and releases bridge seq: what was queued behind it runs
+ * while the host goes on. fresh: a request's first launch begins the chain at now (its step is
+ * not learnt from); else the step goes on and so does what measures it. */
+static void chain_bridge(struct bslot *s, uint32_t seq, uint64_t hspan, uint64_t now, int fresh)
+{
+	volatile uint32_t *w = s->w;
+	uint32_t next = seq + 1 ? seq + 1 : 1;
+	CUdeviceptr rec = s->tr ? trace_begin(s, next, 1) : 0;
+
+	store_max(&w[1], seq);
+	if (fresh) {
+		__atomic_store_n(&s->chain_ret_ns, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->learns, 0, __ATOMIC_RELAXED);
+	} else {
+		uint32_t cur = seq;
+		__atomic_compare_exchange_n(&s->learns, &cur, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		cur = seq;
+		__atomic_compare_exchange_n(&s->measured, &cur, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
+	/* (a request's chain: not again before its context is back, core/yield.h) */
+	__atomic_store_n(&s->armed_ns, now + (fresh ? (uint64_t)NVT_BRIDGE_CHAIN_FIRST_US * 1000 : 0), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->held, next, __ATOMIC_RELAXED);
+	/* Its wait has returned: the kernel lingers from its start. Published before the kernels
+	 * are queued (as a wait's bridge). */
+	store_max(&w[0], next);
+	__atomic_store_n(&s->seq, next, __ATOMIC_RELEASE);
+	tls.launching = 1;
+	if (launch_bridge(s, next, __atomic_load_n(&s->linger_ns, __ATOMIC_RELAXED), hspan, 0, rec) >= 0)
+		count(fresh ? &dbg.chains : &dbg.rearmed);
+	tls.launching = 0;
+}
+
+void shim_bridge_launch_done(int g, void *ctx)
+{
+	struct bslot *s;
+	volatile uint32_t *w;
+	uint32_t seq;
+	uint64_t now, last, hspan;
+
+	if (!shim_bridge_on || !b.chains || b.broken || tls.launching || !tls.owns || g < 0 || g >= NVT_MAX_GPUS ||
+	    tls.owns_slot != g)
+		return;
+	s = &b.s[g];
+	seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	/* Only the thread of a held chain, its bridge queued in this context. */
+	if (!seq || tls.owns != __atomic_load_n(&s->chain, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&s->held, __ATOMIC_RELAXED) != seq || !(w = __atomic_load_n(&s->w, __ATOMIC_ACQUIRE)))
+		return;
+	now = nvt_clock_ns();
+	last = tls.last_ns;
+	tls.last_ns = now;
+	/* Released (a wait, a copy, a replay, another thread), or its wait not returned: none. */
+	if ((int32_t)(__atomic_load_n(&w[1], __ATOMIC_RELAXED) - seq) >= 0 ||
+	    (int32_t)(__atomic_load_n(&w[0], __ATOMIC_RELAXED) - seq) < 0)
+		return;
+	uint64_t ret = __atomic_load_n(&s->chain_ret_ns, __ATOMIC_RELAXED);
+	hspan = nvt_bridge_rearm(ret, __atomic_load_n(&s->armed_ns, __ATOMIC_RELAXED), last, now);
+	/* (the lock only makes objects and queues bridges: a busy one skips this launch) */
+	if (!hspan || pthread_mutex_trylock(&b.lock))
+		return;
+	if (s->ctx == ctx && !b.broken && __atomic_load_n(&s->seq, __ATOMIC_RELAXED) == seq &&
+	    (int32_t)(__atomic_load_n(&w[1], __ATOMIC_RELAXED) - seq) < 0)
+		chain_bridge(s, seq, hspan, now, hspan == (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000 && now - ret >= hspan);
+	pthread_mutex_unlock(&b.lock);
 }
 
 void shim_bridge_release_all(void)
@@ -790,9 +899,11 @@ void shim_bridge_report(void)
 		  (unsigned long long)dbg.after_wait);
 	if (!dbg.held && !dbg.measured[0] && !dbg.measured[1])
 		return;
-	shim_note("bridge: %llu bridges held; steps measured: %llu released, %llu held",
+	shim_note("bridge: %llu bridges held; steps measured: %llu released, %llu held; held bridges "
+		  "chained behind a launch: %llu in a step, %llu at a request's start",
 		  (unsigned long long)dbg.held, (unsigned long long)dbg.measured[0],
-		  (unsigned long long)dbg.measured[1]);
+		  (unsigned long long)dbg.measured[1], (unsigned long long)dbg.rearmed,
+		  (unsigned long long)dbg.chains);
 	/* (no lock, as trace_report: a racing copy still gives medians of what was measured) */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		const struct nvt_bridge_hold *h = &b.s[g].hold;
@@ -823,7 +934,7 @@ void shim_bridge_after_fork(void)
 	}
 	tls.seq = tls.owns = 0;
 	tls.launching = tls.measuring = 0;
-	tls.ret_ns = 0;
+	tls.ret_ns = tls.last_ns = 0;
 	int on = dbg.on; /* the child reports (and traces) its own */
 	const char *trace = dbg.trace;
 	memset(&dbg, 0, sizeof(dbg));

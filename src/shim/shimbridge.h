@@ -45,6 +45,14 @@ void shim_bridge_context_gone(void *ctx);
  * (still_bridged: -p may have changed that): done by a kernel where core/yield.h says so, a's
  * bytes then set to 0. */
 void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int still_bridged);
+/* Held steps are chained (core/yield.h): the set-up follows the launch calls for
+ * shim_bridge_launch_done. */
+int shim_bridge_chains(void);
+/* 1 if this thread's last wait queued a bridge (a launch call of it may chain one). */
+int shim_bridge_owner(void);
+/* A kernel launch call of this thread on slot g, in context ctx, returned: behind a held step's
+ * launch, a new held bridge where one is due (core/yield.h, "Held steps chained"). */
+void shim_bridge_launch_done(int g, void *ctx);
 /* 1 while this thread launches a bridge (its launches are not the program's). */
 int shim_bridge_launching(void);
 /* At exit: what the waits did (NVTASKSET_BRIDGE_DEBUG). */

@@ -85,6 +85,11 @@ static const int bridge_ids[] = {
 	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuGraphLaunch,
 	NVT_CBID_cuGraphLaunch_ptsz,
 };
+/* ... its kernel launch calls, where its held steps are chained (shimbridge.c) ... */
+static const int chain_ids[] = {
+	NVT_CBID_cuLaunchKernel,		 NVT_CBID_cuLaunchKernel_ptsz, NVT_CBID_cuLaunchCooperativeKernel,
+	NVT_CBID_cuLaunchCooperativeKernel_ptsz, NVT_CBID_cuLaunchKernelEx,    NVT_CBID_cuLaunchKernelEx_ptsz,
+};
 /* ... and its copies to the host on a stream (a kernel may do them: shimbridge.c). */
 static const int copy_ids[] = {
 	NVT_CBID_cuMemcpyDtoHAsync_v2, NVT_CBID_cuMemcpyDtoHAsync_v2_ptsz, NVT_CBID_cuMemcpyAsync,
@@ -757,8 +762,8 @@ static void *stream_of(int cbid, void *const *args)
 	return stream;
 }
 
-/* The calls of sync_ids and launch_ids that set-up enabled, bridge_ids and copy_ids. */
-static struct shim_calls sync_calls, launch_calls, bridge_calls, copy_calls;
+/* The calls of sync_ids and launch_ids that set-up enabled, bridge_ids, chain_ids and copy_ids. */
+static struct shim_calls sync_calls, launch_calls, bridge_calls, chain_calls, copy_calls;
 
 /* The slot of the calling thread's current context, or -1. */
 static int current_slot(void **ctx)
@@ -793,7 +798,12 @@ static void bridge_api(int cbid, const void *data)
 
 	if (shim_api_call(cbid, data, &call))
 		return;
-	if (cbid == NVT_CBID_cuGraphLaunch || cbid == NVT_CBID_cuGraphLaunch_ptsz) {
+	if (shim_calls_has(&chain_calls, cbid)) {
+		/* Behind a held step's launch, a new held bridge where one is due. */
+		if (call.site == NVT_CB_API_SITE_EXIT && call.result == 0 && shim_bridge_owner() &&
+		    (g = current_slot(&ctx)) >= 0)
+			shim_bridge_launch_done(g, ctx);
+	} else if (cbid == NVT_CBID_cuGraphLaunch || cbid == NVT_CBID_cuGraphLaunch_ptsz) {
 		if ((g = current_slot(&ctx)) >= 0)
 			shim_bridge_graph_launch(g, call.site == NVT_CB_API_SITE_ENTER, call.result == 0);
 	} else if (shim_calls_has(&copy_calls, cbid)) {
@@ -823,7 +833,8 @@ void shim_yield_api(int cbid, const void *data)
 	 * one reads the block of its own calls only (tests/bench/launchpath.py, the -ex forms). */
 	if (!shim_yield_tracking || tls.in_shim)
 		return;
-	if (shim_bridge_on && (shim_calls_has(&bridge_calls, cbid) || shim_calls_has(&copy_calls, cbid))) {
+	if (shim_bridge_on && (shim_calls_has(&bridge_calls, cbid) || shim_calls_has(&copy_calls, cbid) ||
+			       shim_calls_has(&chain_calls, cbid))) {
 		bridge_api(cbid, data);
 		return;
 	}
@@ -911,6 +922,10 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 				shim_warn("the CUDA driver does not report the calls the bridge follows: this "
 					  "task's synchronised steps are not bridged");
 		}
+	/* Its kernel launch calls, where its held steps are chained (NVTASKSET_BRIDGE_REARM=1:
+	 * following them costs each launch, core/yield.h). */
+	for (size_t i = 0; i < N_IDS(chain_ids) && shim_bridge_chains(); i++)
+		shim_calls_follow(&chain_calls, enable, handle, chain_ids[i]);
 	/* Without them its copies are the driver's (each may let the GPU switch away). */
 	for (size_t i = 0; i < N_IDS(copy_ids) && shim_bridge_on; i++)
 		shim_calls_follow(&copy_calls, enable, handle, copy_ids[i]);

@@ -19,6 +19,9 @@ pinned to one CPU, outside MPS, interleaved over rounds:
                  follows its launch calls, and finds nobody to yield to)
   slice          nvtaskset --priority low --yield slice -n 33 (time-sliced: its channel
                  groups' timeslice set, its thread following higher tasks)
+  bridged        nvtaskset --priority high, no partition (time-sliced; its waits bridged)
+  bridged-chained  the same with NVTASKSET_BRIDGE_REARM=1 (its kernel launch calls followed for
+                 held steps' chains)
   mem            nvtaskset --mem SIZE -n 33 (LAUNCH_MEM, default 1G), where nvtaskset has --mem
   NAME           nvtaskset -n 33 of other builds (LAUNCH_VARIANTS="NAME=ROOT,...")
   CASE@base      with LAUNCH_BASE=ROOT: each case above that loads the shim (shim-unset to
@@ -96,6 +99,9 @@ def shim_cases(root, suffix=""):
         ("yield-protect" + suffix, [nvt, "--no-mps", "--priority", "low", "--yield", "protect", "-n", "33"] + PROBE,
          ENV),
         ("slice" + suffix, [nvt, "--no-mps", "--priority", "low", "--yield", "slice", "-n", "33"] + PROBE, ENV),
+        ("bridged" + suffix, [nvt, "--no-mps", "--priority", "high"] + PROBE, ENV),
+        ("bridged-chained" + suffix, [nvt, "--no-mps", "--priority", "high"] + PROBE,
+         dict(ENV, NVTASKSET_BRIDGE_REARM="1")),
     ] + mem
 
 

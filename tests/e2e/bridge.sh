@@ -14,17 +14,18 @@ CONN_SH='echo "conn=${CUDA_DEVICE_MAX_CONNECTIONS-unset}"'
 # bridges: the bridge kernels launched so far.
 bridges() { awk '$1 == "bridge" {n++} END {print n + 0}' "$WORK/bridge.log" 2>/dev/null || echo 0; }
 bridges_over() { [ "$(bridges)" -gt "$1" ]; }
-# steps_app TAG NVT_ARGS...: a job of back-to-back steps (2 launches, one wait each) under
-# nvtaskset --no-mps NVT_ARGS, until it made more than 200 launches; stopped.
+# steps_app TAG NVT_ARGS...: a job of back-to-back steps (2 launches, one wait each; STEPS_EVERY
+# launches) under nvtaskset --no-mps NVT_ARGS, until it made more than 200 launches
+# (STEPS_LAUNCHES); stopped.
 steps_app() {
 	local tag=$1 pid
 	shift
 	rm -f "$WORK/$tag.stop"
 	FAKECUDA_KERNEL_US=200 FAKECUDA_BRIDGE_LOG=$WORK/bridge.log "$NVT" --no-mps "$@" \
-		"$PRIOAPP" batch "$WORK/$tag.stop" "$WORK/$tag.log" 2 2>"$WORK/$tag.err" &
+		"$PRIOAPP" batch "$WORK/$tag.stop" "$WORK/$tag.log" "${STEPS_EVERY:-2}" 2>"$WORK/$tag.err" &
 	pid=$!
 	wait_for 10 test -e "$WORK/$tag.log.ready"
-	wait_for 10 launches_made "$WORK/$tag.log" 200
+	wait_for 20 launches_made "$WORK/$tag.log" "${STEPS_LAUNCHES:-200}"
 	touch "$WORK/$tag.stop"
 	wait "$pid" || die "the job failed: $(cat "$WORK/$tag.err")"
 }
@@ -58,88 +59,6 @@ t_bridge_steps_bridged_and_released() {
 	bad=$(awk '$1 == "app" { split($3, a, "="); split($5, p, "="); if (p[2] != a[2] - 1) print }' "$WORK/bridge.log")
 	eq "$bad" "" "the word a wait's start moves"
 	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
-}
-
-# Held steps (core/yield.h): a held bridge is not released by its own thread's launches, so the
-# step queues behind it; the step's wait releases it. With NVTASKSET_BRIDGE_HOLD=1 every bridge
-# is held.
-t_bridge_held_steps() {
-	local bad
-	NVTASKSET_BRIDGE_HOLD=1 steps_app held --priority high
-	[ "$(bridges)" -gt 50 ] || die "only $(bridges) bridges"
-	# Every launch after the first bridge leaves it unreleased (released is the seq before)...
-	bad=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
-		if (r[2] != a[2] - 1) print }' "$WORK/bridge.log")
-	eq "$bad" "" "launches that released a held bridge"
-	# ... and each wait releases it before the next bridge is queued.
-	bad=$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		if (n && v["released"] != last) print; last = v["seq"]; n++ }' "$WORK/bridge.log")
-	eq "$bad" "" "bridges queued before the last was released"
-	# Each of those launches starts the held bridge's linger again (the word the kernel
-	# watches moves by one at each), up to 1 ms after the wait returned.
-	bad=$(awk '$1 == "bridge" { b = 1; for (i = 2; i <= NF; i++) if ($i !~ /^hspan_ns=/) continue
-			else if ($i != "hspan_ns=1000000") print }
-		b && $1 == "app" { split($8, c, "="); if (n && c[2] != last + 1) print; last = c[2]; n++ }
-		END { if (n < 100) print n + 0 " launches" }' "$WORK/bridge.log")
-	eq "$bad" "" "held launches that did not restart the linger"
-	hasnt "$(cat "$WORK/held.err")" "nvtaskset:"
-}
-
-# Another thread's launches release a held bridge (its kernels must not wait for this
-# thread's next step): a side thread launching every 3 ms beside steps of ~0.4 ms. (Its launch
-# may release the next bridge too, published by a wait before its kernels are queued.)
-t_bridge_held_released_by_other_threads() {
-	local owner bad
-	NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_SIDE_US=3000 steps_app side --priority high
-	# The steps' thread: the one whose launches left a bridge held.
-	owner=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
-		split($6, t, "="); if (r[2] == a[2] - 1) print t[2] }' "$WORK/bridge.log" | sort -u)
-	[ "$(wc -w <<<"$owner")" = 1 ] || die "threads whose launches left a bridge held: '$owner'"
-	bad=$(awk -v owner="$owner" '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "=")
-		split($4, r, "="); split($6, t, "="); if (t[2] != owner) { n++; if (r[2] < a[2]) print } }
-		END { if (n < 10) print n + 0 " launches of the side thread" }' "$WORK/bridge.log")
-	eq "$bad" "" "the side thread's launches that left a held bridge unreleased"
-	# Only the owner's launches restart the held bridge's linger: no more restarts than its
-	# launches (fewer where a wait of a slow machine was not bridged), and the side thread's
-	# launches find the word where the owner's last left it (or one on: an owner's launch
-	# between its store and its log line).
-	bad=$(awk -v owner="$owner" '$1 == "bridge" { b = 1 } b && $1 == "app" { split($6, t, "=")
-		split($8, c, "="); if (t[2] == owner) { n++; last = c[2] }
-		else if (c[2] != last && c[2] != last + 1) print "side: " $0
-		if (c[2] > max) max = c[2] }
-		END { if (max > n || max < n / 2) print max + 0 " restarts for " n + 0 " launches of the owner" }' "$WORK/bridge.log")
-	eq "$bad" "" "restarts of the held bridge's linger"
-	hasnt "$(cat "$WORK/side.err")" "nvtaskset:"
-}
-
-# By default whether a bridge is held is learnt from the steps: where released steps pay (the
-# fake's FAKECUDA_DRY_US: a step whose first launch finds its bridge released waits 10 ms more,
-# as a step whose context runs dry beside a batch) most bridges end up held; where held steps
-# pay (FAKECUDA_HELD_US), only three of the first and the tries (ever further apart) are; the
-# debug report counts both. (10 ms: far above a busy machine's scheduling delays.)
-t_bridge_hold_learnt() {
-	local n held rep
-	FAKECUDA_DRY_US=10000 NVTASKSET_BRIDGE_DEBUG=1 steps_app dry --priority high
-	n=$(bridges)
-	held=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
-		if (r[2] != a[2]) h[a[2]] = 1 } END { print length(h) }' "$WORK/bridge.log")
-	rep=$(grep "bridges held" "$WORK/dry.err") || die "no report of held bridges: $(cat "$WORK/dry.err")"
-	[ "$held" -gt $((n / 2)) ] || die "$held of $n bridges held where released steps paid 10 ms: $rep"
-	# (the last bridge held has no launch after it)
-	[[ $rep == *" $held bridges held"* || $rep == *" $((held + 1)) bridges held"* ]] ||
-		die "the report's held bridges, $held launched behind: $rep"
-	rm -f "$WORK/bridge.log"
-	FAKECUDA_HELD_US=10000 NVTASKSET_BRIDGE_DEBUG=1 steps_app even --priority high
-	n=$(bridges)
-	held=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
-		if (r[2] != a[2]) h[a[2]] = 1 } END { print length(h) }' "$WORK/bridge.log")
-	rep=$(grep "bridges held" "$WORK/even.err") || die "no report of held bridges: $(cat "$WORK/even.err")"
-	# (after the first 8, three held, alternating, then the tries)
-	[ "$held" -ge 3 ] && [ "$held" -le $((n / 16 + 4)) ] || die "$held of $n bridges held where held steps paid 10 ms: $rep"
-	# An unknown word is said, and learnt.
-	rm -f "$WORK/bridge.log"
-	NVTASKSET_BRIDGE_HOLD=yes steps_app word --priority high
-	has "$(cat "$WORK/word.err")" "NVTASKSET_BRIDGE_HOLD is neither 0 nor 1"
 }
 
 # A step of a kernel then a graph replay (small work queued before the replay):

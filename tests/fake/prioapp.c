@@ -26,7 +26,9 @@
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
  *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
- *       (never waiting) until STOP exists
+ *       (never waiting) until STOP exists; PRIOAPP_GAP_US=N: N us of the host before each
+ *       launch but a step's first (a step whose host is slower than its kernels);
+ *       PRIOAPP_IDLE_US=N: N us after every fourth synchronisation (requests of four steps)
  *   prioapp threads STOP LOG THREADS LAUNCHES APART_US   THREADS threads, each making
  *       LAUNCHES launches APART_US apart (0: back to back; 1000: a busy higher task's
  *       next request holds each one back, not only the first), or until file STOP
@@ -80,6 +82,14 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The host busy elsewhere for us microseconds (a sleep). */
+static void pause_us(long us)
+{
+	struct timespec t = {us / 1000000, us % 1000000 * 1000};
+
+	nanosleep(&t, NULL);
 }
 
 static int exists(const char *path)
@@ -283,7 +293,11 @@ int main(int argc, char **argv)
 			fclose(log);
 			return 1;
 		}
+		long gap_us = getenv("PRIOAPP_GAP_US") ? atol(getenv("PRIOAPP_GAP_US")) : 0;
+		long idle_us = getenv("PRIOAPP_IDLE_US") ? atol(getenv("PRIOAPP_IDLE_US")) : 0;
 		for (long n = 1; !exists(argv[2]); n++) {
+			if (gap_us > 0 && every > 0 && (n - 1) % every != 0)
+				pause_us(gap_us);
 			if (n == reset_at && (cuDevicePrimaryCtxReset_v2(0) || cuDevicePrimaryCtxRetain(&ctx, 0) ||
 					      cuCtxSetCurrent(ctx))) {
 				fclose(log);
@@ -326,6 +340,8 @@ int main(int argc, char **argv)
 				fclose(log);
 				return 1;
 			}
+			if (idle_us > 0 && every > 0 && n % (4 * every) == 0)
+				pause_us(idle_us);
 			if (first--> 0) {
 				fflush(log);
 				ready(argv[3]);

@@ -760,6 +760,41 @@ static void test_bridge_hold(void)
 }
 
 /* Whether a bridge waits for its step's graph replay: by the waits replays followed. */
+/* Held steps chained (core/yield.h): a new bridge every NVT_BRIDGE_REARM_US within the held
+ * span while that much of it is left; past it, only at a request's first launch. */
+static void test_bridge_rearm(void)
+{
+	const uint64_t us = 1000, span = NVT_BRIDGE_HELD_SPAN_US * us, every = NVT_BRIDGE_REARM_US * us;
+	const uint64_t t0 = 1000000 * us, a = t0 + 2 * every; /* the step began at t0, last armed at a */
+
+	/* Too soon after the step began or after the last bridge: none. */
+	CHECK(nvt_bridge_rearm(t0, t0, t0, t0 + every - 1) == 0);
+	CHECK(nvt_bridge_rearm(t0, a, a + 10 * us, a + every - 1) == 0);
+	/* Due: the rest of the step's span. */
+	CHECK(nvt_bridge_rearm(t0, t0, t0, t0 + every) == span - every);
+	CHECK(nvt_bridge_rearm(t0, a, a + 10 * us, a + every) == span - 3 * every);
+	/* Less than NVT_BRIDGE_REARM_US of the span left: none. */
+	CHECK(nvt_bridge_rearm(t0, t0 + span - 3 * every, t0, t0 + span - every + 1) == 0);
+	CHECK(nvt_bridge_rearm(t0, t0 + span - 3 * every, t0, t0 + span - 1) == 0);
+	CHECK(nvt_bridge_rearm(t0, t0 + span - 3 * every, t0, t0 + span - every) == every);
+	/* Past the span: a step that launched since its wait returned goes on unheld, however slow
+	 * its host... */
+	CHECK(nvt_bridge_rearm(t0, t0 + span - every, t0 + span, t0 + span + 80 * us) == 0);
+	CHECK(nvt_bridge_rearm(t0, t0, t0 + 1, t0 + 5 * span) == 0);
+	/* ... the first launch after the wait (a request's first step) starts a chain; one after
+	 * a chain that began at its launch before (a host slower than the span) does not. */
+	CHECK(nvt_bridge_rearm(t0, t0, t0 - 1, t0 + span) == span);
+	CHECK(nvt_bridge_rearm(t0, t0 + NVT_BRIDGE_CHAIN_FIRST_US * us, t0, t0 + span) == 0);
+	CHECK(nvt_bridge_rearm(t0, t0, t0 - 7 * us, t0 + 10 * span) == span);
+	CHECK(nvt_bridge_rearm(t0, t0, 0, t0 + 10 * span) == span);
+	/* A clock read before the times it is compared with (a chain not to be chained again
+	 * before its switch-in: armed in the future): none. */
+	CHECK(nvt_bridge_rearm(t0, t0, t0, t0 - 1) == 0);
+	CHECK(nvt_bridge_rearm(t0, t0 + NVT_BRIDGE_CHAIN_FIRST_US * us, t0, t0 + every) == 0);
+	CHECK(nvt_bridge_rearm(t0, t0 + NVT_BRIDGE_CHAIN_FIRST_US * us, t0, t0 + NVT_BRIDGE_CHAIN_FIRST_US * us + every) ==
+	      span - NVT_BRIDGE_CHAIN_FIRST_US * us - every);
+}
+
 static void test_bridge_replays(void)
 {
 	uint32_t pm = 0;
@@ -902,6 +937,7 @@ int main(void)
 	test_bridge();
 	test_bridge_replays();
 	test_bridge_hold();
+	test_bridge_rearm();
 	test_bridge_copy();
 	test_words();
 	test_priority_text();

@@ -1,0 +1,152 @@
+# Held steps (core/yield.h, "Held steps" and "Held steps chained"; src/shim/shimbridge.c): a held
+# bridge, the learner that chooses it, and the held bridges chained behind a held step's
+# launches. Uses bridge.sh's helpers (steps_app, bridges): the suites are sourced into one shell.
+# Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e.
+# shellcheck shell=bash
+
+# Held steps (core/yield.h): a held bridge is not released by its own thread's launches, so the
+# step queues behind it; the step's wait releases it. With NVTASKSET_BRIDGE_HOLD=1 every bridge
+# is held.
+t_bridge_held_steps() {
+	local bad
+	NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 steps_app held --priority high
+	[ "$(bridges)" -gt 50 ] || die "only $(bridges) bridges"
+	# Every launch after the first bridge leaves it unreleased (released is the seq before)...
+	bad=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
+		if (r[2] != a[2] - 1) print }' "$WORK/bridge.log")
+	eq "$bad" "" "launches that released a held bridge"
+	# ... and each wait releases it before the next bridge is queued.
+	bad=$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (n && v["released"] != last) print; last = v["seq"]; n++ }' "$WORK/bridge.log")
+	eq "$bad" "" "bridges queued before the last was released"
+	# Each of those launches starts the held bridge's linger again (the word the kernel
+	# watches moves by one at each), up to 1 ms after the wait returned (a bridge chained behind
+	# a launch, where a busy machine's host took 100 us: what is left of it).
+	bad=$(awk '$1 == "bridge" { b = 1; for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			if (v["returned"] == v["seq"] ? v["hspan_ns"] > 1000000 : v["hspan_ns"] != 1000000) print }
+		b && $1 == "app" { split($8, c, "="); if (n && c[2] != last + 1) print; last = c[2]; n++ }
+		END { if (n < 100) print n + 0 " launches" }' "$WORK/bridge.log")
+	eq "$bad" "" "held launches that did not restart the linger"
+	hasnt "$(grep -v '^nvtaskset: bridge:' "$WORK/held.err")" "nvtaskset:"
+}
+
+# chained: the bridges queued behind a launch (their wait had returned: returned = seq).
+chained() { awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	if (v["returned"] == v["seq"]) n++ } END { print n + 0 }' "$WORK/bridge.log"; }
+
+# Held steps chained (core/yield.h; NVTASKSET_BRIDGE_REARM=1): a held step whose host is slower
+# than its kernels (8 launches 100 us apart) gets a new held bridge behind a launch at least
+# 100 us after the last, the last released as it is queued, each within the 1 ms held span of
+# the step; the program's launches still leave the current one held. Unset (the default), 0 or
+# another word: none (another word said).
+t_bridge_held_steps_chained() {
+	local n bad
+	NVTASKSET_BRIDGE_REARM=1 NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 STEPS_EVERY=8 \
+		steps_app chained --priority high
+	n=$(chained)
+	[ "$n" -ge 10 ] || die "only $n bridges chained behind a launch: $(grep -c '^bridge' "$WORK/bridge.log") in all"
+	bad=$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (n && v["released"] != last) print "queued before the last was released: " $0
+		if (v["returned"] == v["seq"] && (v["hspan_ns"] > 1000000 || v["hspan_ns"] < 100000)) print "span: " $0
+		if (v["returned"] != v["seq"] && (v["returned"] != v["seq"] - 1 || v["hspan_ns"] != 1000000)) print "wait: " $0
+		last = v["seq"]; n++ }' "$WORK/bridge.log")
+	eq "$bad" "" "bridge lines"
+	bad=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
+		if (r[2] != a[2] - 1) print }' "$WORK/bridge.log")
+	eq "$bad" "" "launches that released a held bridge"
+	# (a step whose first launch came 1 ms or more after its wait, on a busy machine, starts a
+	# chain as a request's first does: the whole span)
+	eq "$(sed -n "s/.*chained behind a launch: \([0-9]*\) in a step, \([0-9]*\) at.*/\1 \2/p" "$WORK/chained.err" |
+		awk '{ print $1 + $2 }')" "$n" "chained bridges the report counts"
+	for word in "" 0 yes; do
+		rm -f "$WORK/bridge.log"
+		NVTASKSET_BRIDGE_REARM=$word NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 STEPS_EVERY=8 \
+			steps_app "unchained$word" --priority high
+		eq "$(chained)" 0 "bridges chained with NVTASKSET_BRIDGE_REARM='$word'"
+		[ "$(bridges)" -gt 10 ] || die "only $(bridges) bridges unchained"
+	done
+	hasnt "$(cat "$WORK/unchained0.err")" "NVTASKSET_BRIDGE_REARM"
+	has "$(cat "$WORK/unchainedyes.err")" "NVTASKSET_BRIDGE_REARM is neither 0 nor 1: held steps are not chained"
+}
+
+# A request's first step (requests of 4 steps, its first launch 2 ms after the wait before it
+# returned, the chain over) starts a chain of its own behind that launch: the whole held span;
+# its later launches chain within it, the first 250 us on or later.
+t_bridge_held_request_starts_chain() {
+	local fresh
+	NVTASKSET_BRIDGE_REARM=1 NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 \
+		PRIOAPP_IDLE_US=2000 STEPS_EVERY=8 STEPS_LAUNCHES=400 steps_app requests --priority high
+	fresh=$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (v["returned"] == v["seq"] && v["hspan_ns"] == 1000000) n++ } END { print n + 0 }' "$WORK/bridge.log")
+	[ "$fresh" -ge 8 ] || die "only $fresh requests' first steps chained: $(grep -c '^bridge' "$WORK/bridge.log") bridges"
+	has "$(cat "$WORK/requests.err")" "at a request's start"
+	grep -q "chained behind a launch: [0-9]* in a step, $fresh at a request's start" "$WORK/requests.err" ||
+		die "the report: $(grep 'chained behind' "$WORK/requests.err")"
+	[ "$(chained)" -gt "$fresh" ] || die "no bridge chained inside a request's steps"
+	# Chained again no sooner than 250 us after it began (its context's switch-in, then 100 us):
+	# what is left of the span then is 750 us at most.
+	bad=$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (v["returned"] != v["seq"]) { fresh = 0; next }
+		if (fresh && v["hspan_ns"] > 750000) print; fresh = v["hspan_ns"] == 1000000 }' "$WORK/bridge.log")
+	eq "$bad" "" "bridges chained within 250 us of a request's chain"
+}
+
+# Another thread's launches release a held bridge (its kernels must not wait for this
+# thread's next step): a side thread launching every 3 ms beside steps of ~0.4 ms. (Its launch
+# may release the next bridge too, published by a wait before its kernels are queued.)
+t_bridge_held_released_by_other_threads() {
+	local owner bad
+	NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_SIDE_US=3000 steps_app side --priority high
+	# The steps' thread: the one whose launches left a bridge held.
+	owner=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
+		split($6, t, "="); if (r[2] == a[2] - 1) print t[2] }' "$WORK/bridge.log" | sort -u)
+	[ "$(wc -w <<<"$owner")" = 1 ] || die "threads whose launches left a bridge held: '$owner'"
+	bad=$(awk -v owner="$owner" '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "=")
+		split($4, r, "="); split($6, t, "="); if (t[2] != owner) { n++; if (r[2] < a[2]) print } }
+		END { if (n < 10) print n + 0 " launches of the side thread" }' "$WORK/bridge.log")
+	eq "$bad" "" "the side thread's launches that left a held bridge unreleased"
+	# Only the owner's launches restart the held bridge's linger: no more restarts than its
+	# launches (fewer where a wait of a slow machine was not bridged), and the side thread's
+	# launches find the word where the owner's last left it (or one on: an owner's launch
+	# between its store and its log line).
+	bad=$(awk -v owner="$owner" '$1 == "bridge" { b = 1 } b && $1 == "app" { split($6, t, "=")
+		split($8, c, "="); if (t[2] == owner) { n++; last = c[2] }
+		else if (c[2] != last && c[2] != last + 1) print "side: " $0
+		if (c[2] > max) max = c[2] }
+		END { if (max > n || max < n / 2) print max + 0 " restarts for " n + 0 " launches of the owner" }' "$WORK/bridge.log")
+	eq "$bad" "" "restarts of the held bridge's linger"
+	hasnt "$(cat "$WORK/side.err")" "nvtaskset:"
+}
+
+# By default whether a bridge is held is learnt from the steps: where released steps pay (the
+# fake's FAKECUDA_DRY_US: a step whose first launch finds its bridge released waits 10 ms more,
+# as a step whose context runs dry beside a batch) most bridges end up held; where held steps
+# pay (FAKECUDA_HELD_US), only three of the first and the tries (ever further apart) are; the
+# debug report counts both. (10 ms: far above a busy machine's scheduling delays.)
+t_bridge_hold_learnt() {
+	local n held rep
+	FAKECUDA_DRY_US=10000 NVTASKSET_BRIDGE_DEBUG=1 steps_app dry --priority high
+	n=$(bridges)
+	# (the waits' bridges: one chained behind a launch, where a busy machine's host took 100 us,
+	# has returned = seq)
+	held=$(awk '$1 == "bridge" { b = 1; split($3, q, "="); split($9, t, "="); if (t[2] == q[2]) c[q[2]] = 1 }
+		b && $1 == "app" { split($3, a, "="); split($4, r, "="); if (r[2] != a[2] && !(a[2] in c)) h[a[2]] = 1 }
+		END { print length(h) }' "$WORK/bridge.log")
+	rep=$(grep "bridges held" "$WORK/dry.err") || die "no report of held bridges: $(cat "$WORK/dry.err")"
+	[ "$held" -gt $((n / 2)) ] || die "$held of $n bridges held where released steps paid 10 ms: $rep"
+	# (the last bridge held has no launch after it)
+	[[ $rep == *" $held bridges held"* || $rep == *" $((held + 1)) bridges held"* ]] ||
+		die "the report's held bridges, $held launched behind: $rep"
+	rm -f "$WORK/bridge.log"
+	FAKECUDA_HELD_US=10000 NVTASKSET_BRIDGE_DEBUG=1 steps_app even --priority high
+	n=$(bridges)
+	held=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
+		if (r[2] != a[2]) h[a[2]] = 1 } END { print length(h) }' "$WORK/bridge.log")
+	rep=$(grep "bridges held" "$WORK/even.err") || die "no report of held bridges: $(cat "$WORK/even.err")"
+	# (after the first 8, three held, alternating, then the tries)
+	[ "$held" -ge 3 ] && [ "$held" -le $((n / 16 + 4)) ] || die "$held of $n bridges held where held steps paid 10 ms: $rep"
+	# An unknown word is said, and learnt.
+	rm -f "$WORK/bridge.log"
+	NVTASKSET_BRIDGE_HOLD=yes steps_app word --priority high
+	has "$(cat "$WORK/word.err")" "NVTASKSET_BRIDGE_HOLD is neither 0 nor 1"
+}
