@@ -309,8 +309,10 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * its wait returned), the shim queues a new held bridge behind that launch and
  * releases the old one: the kernels queued so far run while the host goes on,
  * and the context keeps work pending. The chain keeps the held span: each new
- * bridge ends at most NVT_BRIDGE_HELD_SPAN_US after the step's wait returned,
- * and none is queued with less than NVT_BRIDGE_REARM_US of it left. A step whose
+ * bridge is given what is left of NVT_BRIDGE_HELD_SPAN_US since the step's wait
+ * returned (counted by its kernel from its start, so work queued ahead of it
+ * moves its end that much later), and none is queued with less than
+ * NVT_BRIDGE_REARM_US of it left. A step whose
  * first launch comes after its chain is over (a request's first step,
  * NVT_BRIDGE_HELD_SPAN_US or more after the wait before it returned), where held
  * steps are the way learnt, starts a chain the same way behind that launch; a

@@ -134,7 +134,8 @@ struct bslot {
 	/* Held steps chained (core/yield.h): chain, the seq of the bridge whose wait began the
 	 * chain (its thread's tls.owns; every bridge a wait queues begins one); chain_ret_ns,
 	 * when that wait returned (or the chain began at a request's first launch); armed_ns,
-	 * when its last bridge was queued or its wait returned. Written by the chain's thread. */
+	 * when its last bridge was queued or its wait returned (a request's chain: 150 us on, its
+	 * switch-in). Written by the chain's thread. */
 	uint32_t chain;
 	uint64_t chain_ret_ns, armed_ns;
 };
@@ -176,13 +177,15 @@ static struct {
  * release it, or the bridges chained after it, while they are held); ret_ns: when its last wait
  * returned; measuring: the wait now in progress ends a measured step (held: 2, released: 1, not
  * measured: 0) on slot measure_slot, which began at step_ns; last_ns: its last launch call of
- * a held chain (shim_bridge_launch_done). */
+ * a held chain (shim_bridge_launch_done); rel_seq: the bridge its last launch released (another
+ * thread's chain may have queued a later one before that launch's kernel). */
 static __thread struct {
 	uint32_t seq, owns;
 	int slot, owns_slot;
 	int launching;
 	int measuring, measure_slot;
 	uint64_t ret_ns, step_ns, last_ns;
+	uint32_t rel_seq;
 } tls __attribute__((tls_model("initial-exec")));
 
 static void turn_off(const char *what, int rc)
@@ -334,41 +337,46 @@ static void trace_time(struct trace *tr, uint32_t seq, size_t field)
 #define REL_NOW 1
 #define REL_KEEP 2
 #define REL_CALL 4
-static void release(int g, int how)
+static uint32_t release(int g, int how)
 {
 	volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
 	uint32_t seq;
 
 	/* A bridge's own kernels do not release it. */
-	if (w && !tls.launching) {
-		seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
-		if (!(how & REL_KEEP) && __atomic_load_n(&w[5], __ATOMIC_RELAXED) &&
-		    __atomic_exchange_n(&w[5], 0, __ATOMIC_RELEASE) && __builtin_expect(dbg.trace != NULL, 0))
-			trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 2);
-		if (how & REL_CALL)
-			return;
-		store_max(&w[1], seq);
-		if (how & REL_NOW)
-			store_max(&w[4], seq);
-		if (__builtin_expect(dbg.trace != NULL, 0))
-			trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 1);
-	}
+	if (!w || tls.launching)
+		return 0;
+	seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
+	if (!(how & REL_KEEP) && __atomic_load_n(&w[5], __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&w[5], 0, __ATOMIC_RELEASE) && __builtin_expect(dbg.trace != NULL, 0))
+		trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 2);
+	if (how & REL_CALL)
+		return 0;
+	store_max(&w[1], seq);
+	if (how & REL_NOW)
+		store_max(&w[4], seq);
+	if (__builtin_expect(dbg.trace != NULL, 0))
+		trace_time(__atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE), seq, 1);
+	return seq;
 }
 
 void shim_bridge_release(int g)
 {
-	/* A held bridge goes on through its own thread's step (core/yield.h, "Held steps"). */
+	/* A held bridge goes on through its own thread's step (core/yield.h, "Held steps"). The
+	 * seq first (acquire): the chain and held read after it are at least as new as the bridge
+	 * it names (a later wait's bridge is not taken for this thread's). */
+	uint32_t seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
 	uint32_t held = __atomic_load_n(&b.s[g].held, __ATOMIC_RELAXED);
 
-	if (held && tls.owns && tls.owns == __atomic_load_n(&b.s[g].chain, __ATOMIC_RELAXED) && tls.owns_slot == g &&
-	    held == __atomic_load_n(&b.s[g].seq, __ATOMIC_RELAXED)) {
+	if (held && held == seq && tls.owns && tls.owns == __atomic_load_n(&b.s[g].chain, __ATOMIC_RELAXED) &&
+	    tls.owns_slot == g) {
 		/* Its step goes on: its linger starts again (the kernel looks for a change). */
 		volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
 		if (w && !tls.launching)
 			__atomic_add_fetch(&w[6], 1, __ATOMIC_RELEASE);
 		release(g, REL_CALL);
-	} else
-		release(g, 0);
+	} else {
+		tls.rel_seq = release(g, 0);
+	}
 }
 
 void shim_bridge_release_now(int g)
@@ -619,9 +627,9 @@ int shim_bridge_chains(void)
 	return shim_bridge_on && b.chains;
 }
 
-int shim_bridge_owner(void)
+int shim_bridge_launch_wanted(void)
 {
-	return tls.owns != 0 && !tls.launching;
+	return !tls.launching && (tls.owns || tls.rel_seq);
 }
 
 /* Queues held bridge seq + 1 of slot s behind this thread's launch, its held span hspan (under
@@ -664,26 +672,36 @@ void shim_bridge_launch_done(int g, void *ctx)
 	uint32_t seq;
 	uint64_t now, last, hspan;
 
-	if (!shim_bridge_on || !b.chains || b.broken || tls.launching || !tls.owns || g < 0 || g >= NVT_MAX_GPUS ||
-	    tls.owns_slot != g)
+	if (!shim_bridge_on || !b.chains || b.broken || tls.launching || g < 0 || g >= NVT_MAX_GPUS)
 		return;
 	s = &b.s[g];
 	seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-	/* Only the thread of a held chain, its bridge queued in this context. */
-	if (!seq || tls.owns != __atomic_load_n(&s->chain, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&s->held, __ATOMIC_RELAXED) != seq || !(w = __atomic_load_n(&s->w, __ATOMIC_ACQUIRE)))
+	if (!seq || !(w = __atomic_load_n(&s->w, __ATOMIC_ACQUIRE)))
 		return;
+	if (!tls.owns || tls.owns_slot != g || tls.owns != __atomic_load_n(&s->chain, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&s->held, __ATOMIC_RELAXED) != seq) {
+		/* Another thread's launch: a bridge chained after it released the last one may have
+		 * been queued before its kernel, which then waits behind it: released again. */
+		if (tls.rel_seq && tls.rel_seq != seq && (int32_t)(__atomic_load_n(&w[1], __ATOMIC_RELAXED) - seq) < 0)
+			tls.rel_seq = release(g, 0);
+		return;
+	}
 	now = nvt_clock_ns();
 	last = tls.last_ns;
-	tls.last_ns = now;
 	/* Released (a wait, a copy, a replay, another thread), or its wait not returned: none. */
 	if ((int32_t)(__atomic_load_n(&w[1], __ATOMIC_RELAXED) - seq) >= 0 ||
-	    (int32_t)(__atomic_load_n(&w[0], __ATOMIC_RELAXED) - seq) < 0)
+	    (int32_t)(__atomic_load_n(&w[0], __ATOMIC_RELAXED) - seq) < 0) {
+		tls.last_ns = now;
 		return;
+	}
 	uint64_t ret = __atomic_load_n(&s->chain_ret_ns, __ATOMIC_RELAXED);
 	hspan = nvt_bridge_rearm(ret, __atomic_load_n(&s->armed_ns, __ATOMIC_RELAXED), last, now);
-	/* (the lock only makes objects and queues bridges: a busy one skips this launch) */
-	if (!hspan || pthread_mutex_trylock(&b.lock))
+	/* (the lock only makes objects and queues bridges: a busy one skips this launch, which then
+	 * does not count as the launch before the next: a request's chain may begin there) */
+	if (hspan && pthread_mutex_trylock(&b.lock))
+		return;
+	tls.last_ns = now;
+	if (!hspan)
 		return;
 	if (s->ctx == ctx && !b.broken && __atomic_load_n(&s->seq, __ATOMIC_RELAXED) == seq &&
 	    (int32_t)(__atomic_load_n(&w[1], __ATOMIC_RELAXED) - seq) < 0)
@@ -935,6 +953,7 @@ void shim_bridge_after_fork(void)
 	tls.seq = tls.owns = 0;
 	tls.launching = tls.measuring = 0;
 	tls.ret_ns = tls.last_ns = 0;
+	tls.rel_seq = 0;
 	int on = dbg.on; /* the child reports (and traces) its own */
 	const char *trace = dbg.trace;
 	memset(&dbg, 0, sizeof(dbg));

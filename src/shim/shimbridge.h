@@ -48,10 +48,12 @@ void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int 
 /* Held steps are chained (core/yield.h): the set-up follows the launch calls for
  * shim_bridge_launch_done. */
 int shim_bridge_chains(void);
-/* 1 if this thread's last wait queued a bridge (a launch call of it may chain one). */
-int shim_bridge_owner(void);
+/* 1 if a launch call of this thread may matter to chains: its last wait queued a bridge, or its
+ * last launch released one. */
+int shim_bridge_launch_wanted(void);
 /* A kernel launch call of this thread on slot g, in context ctx, returned: behind a held step's
- * launch, a new held bridge where one is due (core/yield.h, "Held steps chained"). */
+ * launch, a new held bridge where one is due (core/yield.h, "Held steps chained"); another
+ * thread's, the bridge chained meanwhile released too. */
 void shim_bridge_launch_done(int g, void *ctx);
 /* 1 while this thread launches a bridge (its launches are not the program's). */
 int shim_bridge_launching(void);

@@ -799,8 +799,9 @@ static void bridge_api(int cbid, const void *data)
 	if (shim_api_call(cbid, data, &call))
 		return;
 	if (shim_calls_has(&chain_calls, cbid)) {
-		/* Behind a held step's launch, a new held bridge where one is due. */
-		if (call.site == NVT_CB_API_SITE_EXIT && call.result == 0 && shim_bridge_owner() &&
+		/* Behind a held step's launch, a new held bridge where one is due; behind another
+		 * thread's, none left holding its kernel. */
+		if (call.site == NVT_CB_API_SITE_EXIT && call.result == 0 && shim_bridge_launch_wanted() &&
 		    (g = current_slot(&ctx)) >= 0)
 			shim_bridge_launch_done(g, ctx);
 	} else if (cbid == NVT_CBID_cuGraphLaunch || cbid == NVT_CBID_cuGraphLaunch_ptsz) {

@@ -20,10 +20,10 @@ t_bridge_held_steps() {
 		if (n && v["released"] != last) print; last = v["seq"]; n++ }' "$WORK/bridge.log")
 	eq "$bad" "" "bridges queued before the last was released"
 	# Each of those launches starts the held bridge's linger again (the word the kernel
-	# watches moves by one at each), up to 1 ms after the wait returned (a bridge chained behind
-	# a launch, where a busy machine's host took 100 us: what is left of it).
-	bad=$(awk '$1 == "bridge" { b = 1; for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-			if (v["returned"] == v["seq"] ? v["hspan_ns"] > 1000000 : v["hspan_ns"] != 1000000) print }
+	# watches moves by one at each), up to 1 ms after the wait returned (none chained: not
+	# asked for).
+	bad=$(awk '$1 == "bridge" { b = 1; for (i = 2; i <= NF; i++) if ($i !~ /^hspan_ns=/) continue
+			else if ($i != "hspan_ns=1000000") print }
 		b && $1 == "app" { split($8, c, "="); if (n && c[2] != last + 1) print; last = c[2]; n++ }
 		END { if (n < 100) print n + 0 " launches" }' "$WORK/bridge.log")
 	eq "$bad" "" "held launches that did not restart the linger"
@@ -108,10 +108,11 @@ t_bridge_held_released_by_other_threads() {
 	# Only the owner's launches restart the held bridge's linger: no more restarts than its
 	# launches (fewer where a wait of a slow machine was not bridged), and the side thread's
 	# launches find the word where the owner's last left it (or one on: an owner's launch
-	# between its store and its log line).
+	# between its store and its log line; or one back: the side thread read the word before
+	# the owner's last store and wrote its line after the owner's).
 	bad=$(awk -v owner="$owner" '$1 == "bridge" { b = 1 } b && $1 == "app" { split($6, t, "=")
 		split($8, c, "="); if (t[2] == owner) { n++; last = c[2] }
-		else if (c[2] != last && c[2] != last + 1) print "side: " $0
+		else if (c[2] < last - 1 || c[2] > last + 1) print "side: " $0
 		if (c[2] > max) max = c[2] }
 		END { if (max > n || max < n / 2) print max + 0 " restarts for " n + 0 " launches of the owner" }' "$WORK/bridge.log")
 	eq "$bad" "" "restarts of the held bridge's linger"
@@ -127,11 +128,8 @@ t_bridge_hold_learnt() {
 	local n held rep
 	FAKECUDA_DRY_US=10000 NVTASKSET_BRIDGE_DEBUG=1 steps_app dry --priority high
 	n=$(bridges)
-	# (the waits' bridges: one chained behind a launch, where a busy machine's host took 100 us,
-	# has returned = seq)
-	held=$(awk '$1 == "bridge" { b = 1; split($3, q, "="); split($9, t, "="); if (t[2] == q[2]) c[q[2]] = 1 }
-		b && $1 == "app" { split($3, a, "="); split($4, r, "="); if (r[2] != a[2] && !(a[2] in c)) h[a[2]] = 1 }
-		END { print length(h) }' "$WORK/bridge.log")
+	held=$(awk '$1 == "bridge" { b = 1 } b && $1 == "app" { split($3, a, "="); split($4, r, "=")
+		if (r[2] != a[2]) h[a[2]] = 1 } END { print length(h) }' "$WORK/bridge.log")
 	rep=$(grep "bridges held" "$WORK/dry.err") || die "no report of held bridges: $(cat "$WORK/dry.err")"
 	[ "$held" -gt $((n / 2)) ] || die "$held of $n bridges held where released steps paid 10 ms: $rep"
 	# (the last bridge held has no launch after it)

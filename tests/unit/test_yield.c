@@ -759,7 +759,6 @@ static void test_bridge_hold(void)
 	CHECK(nvt_bridge_hold_median(&r, 1) == NVT_BRIDGE_HOLD_MAX_US && r.n[1] == 1);
 }
 
-/* Whether a bridge waits for its step's graph replay: by the waits replays followed. */
 /* Held steps chained (core/yield.h): a new bridge every NVT_BRIDGE_REARM_US within the held
  * span while that much of it is left; past it, only at a request's first launch. */
 static void test_bridge_rearm(void)
@@ -795,6 +794,7 @@ static void test_bridge_rearm(void)
 	      span - NVT_BRIDGE_CHAIN_FIRST_US * us - every);
 }
 
+/* Whether a bridge waits for its step's graph replay: by the waits replays followed. */
 static void test_bridge_replays(void)
 {
 	uint32_t pm = 0;
