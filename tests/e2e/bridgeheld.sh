@@ -69,6 +69,20 @@ t_bridge_held_steps_chained() {
 	has "$(cat "$WORK/unchainedyes.err")" "NVTASKSET_BRIDGE_REARM is neither 0 nor 1: held steps are not chained"
 }
 
+# A bridge chained behind a launch that the driver refuses (FAKECUDA_BRIDGE_FAIL_CHAINED): the
+# bridge is turned off for the process, said once; the program goes on unbridged to its end (no
+# bridge after the refused one, its launches and waits made).
+t_bridge_chained_launch_refused() {
+	FAKECUDA_BRIDGE_FAIL_CHAINED=3 NVTASKSET_BRIDGE_REARM=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 \
+		STEPS_EVERY=8 steps_app refused --priority high
+	eq "$(grep -c 'launching the bridge failed (error 701)' "$WORK/refused.err")" 1 "warnings of the refused bridge"
+	eq "$(chained)" 2 "bridges chained before the refused one"
+	[ "$(grep -c '^launch' "$WORK/refused.log")" -gt 200 ] || die "the program stopped early"
+	# (its launches still log the words after the last bridge: 50 lines are over 6 steps)
+	[ "$(awk '$1 == "bridge" { last = NR } END { print NR - last }' "$WORK/bridge.log")" -gt 50 ] ||
+		die "bridges went on after the refused one: $(tail -3 "$WORK/bridge.log")"
+}
+
 # A request's first step (requests of 4 steps, its first launch 2 ms after the wait before it
 # returned, the chain over) starts a chain of its own behind that launch: the whole held span;
 # its later launches chain within it, the first 250 us on or later.

@@ -1185,6 +1185,9 @@ static int launch(void *f, unsigned blocks, unsigned cluster, void **params)
 
 	if (!fake.initialised)
 		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	int refused = fake_bridge_refused(f, params);
+	if (refused)
+		return refused;
 	rm_context(fake_device());
 	fake_rm_launch(fake_device());
 	dev = current_device();

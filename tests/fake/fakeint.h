@@ -61,6 +61,8 @@ INTERNAL int fake_is_hog(const void *f);
 /* nvtaskset's bridge (src/shim/shimbridge.c): its kernel and the empty one behind it. */
 INTERNAL int fake_is_bridge(const void *f);
 INTERNAL void fake_run_bridge(const void *f, void **params);
+/* The launch of bridge kernel f with params fails (FAKECUDA_BRIDGE_FAIL_CHAINED): its error, or 0. */
+INTERNAL int fake_bridge_refused(const void *f, void **params);
 /* A launch begins (before its callbacks): the bridge its log line names. */
 INTERNAL void fake_bridge_app_enter(void);
 INTERNAL void fake_bridge_app_launch(void);

@@ -143,6 +143,23 @@ INTERNAL void fake_bridge_replayed(void)
 	replay_log(1);
 }
 
+/* FAKECUDA_BRIDGE_FAIL_CHAINED=N: the Nth launch of the bridge kernel whose wait had returned
+ * already (a bridge chained behind a launch: core/yield.h) fails, as a launch out of resources
+ * would. Returns the launch's error, 0 for the others. */
+INTERNAL int fake_bridge_refused(const void *f, void **params)
+{
+	static unsigned chained;
+	const char *at = getenv("FAKECUDA_BRIDGE_FAIL_CHAINED");
+	const volatile uint32_t *w;
+
+	if (f != &bridge_function || !at || !params || !params[0] || !params[1])
+		return 0;
+	w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
+	if ((int32_t)(w[0] - *(uint32_t *)params[1]) < 0)
+		return 0;
+	return ++chained == strtoul(at, NULL, 10) ? 701 /* CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */ : 0;
+}
+
 INTERNAL void fake_run_bridge(const void *f, void **params)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");

@@ -27,6 +27,7 @@ CLOCK_MONOTONIC) or "NS K" (K steps ended by NS: a loop that synchronises every 
 K = 0 marks the start of the measured loop).
 """
 import math
+import os
 import random
 import time
 import zlib
@@ -80,8 +81,10 @@ def write_plan(path, phases, gap_s):
     for lab, kind, arrival, duty, dur, offs in phases:
         lines.append("phase %s %s %s %d %d %d" % (lab, kind, arrival, duty, dur, len(offs)))
         lines.extend(str(o) for o in offs)
-    with open(path, "w") as f:
+    # Whole or not at all: the service reads it as soon as the name exists.
+    with open(path + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")
+    os.rename(path + ".tmp", path)
 
 
 def read_plan(path):
