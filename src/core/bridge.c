@@ -209,6 +209,32 @@ uint64_t nvt_bridge_rearm(uint64_t ret_ns, uint64_t armed_ns, uint64_t last_ns, 
 	return !last_ns || last_ns < ret_ns ? span : 0;
 }
 
+int nvt_bridge_chain_mode(const char *word)
+{
+	if (!word)
+		return NVT_BRIDGE_CHAIN_SEEN;
+	if (!strcmp(word, "0"))
+		return NVT_BRIDGE_CHAIN_NEVER;
+	if (!strcmp(word, "1"))
+		return NVT_BRIDGE_CHAIN_ALWAYS;
+	return -1;
+}
+
+int nvt_bridge_chain_step(uint32_t launches, uint64_t span_ns)
+{
+	return launches >= NVT_BRIDGE_CHAIN_LAUNCHES && span_ns >= (uint64_t)NVT_BRIDGE_REARM_US * 1000;
+}
+
+int nvt_bridge_chain_seen(uint32_t *share_pm, uint32_t *steps, int qualifies)
+{
+	uint32_t pm = *share_pm > 1000 ? 1000 : *share_pm;
+
+	*share_pm = (pm * 15 + (qualifies ? 1000 : 0)) / 16;
+	if (*steps < UINT32_MAX)
+		(*steps)++;
+	return *steps >= NVT_BRIDGE_CHAIN_STEPS && *share_pm >= NVT_BRIDGE_CHAIN_SHARE_PM;
+}
+
 int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)
 {
 	enum { HOST = 1, DEVICE = 2 }; /* CUmemorytype (gpu/cuda_driver.h's NVT_CU_MEMORYTYPE_*) */

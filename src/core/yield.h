@@ -301,7 +301,7 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
 #define NVT_BRIDGE_HOLD_MAX_US 1000000 /* a measured step counts at most this */
 #define NVT_BRIDGE_HELD_SPAN_US 1000     /* a held step's host: about three of NVT_BRIDGE_SWITCHES_US */
 /*
- * Held steps chained (NVT_ENV_BRIDGE_REARM "1"; not by default). Held to its
+ * Held steps chained. Held to its
  * wait, a step's kernels run after its host, not beside it: an eager PyTorch
  * step took 429 us held against 264 on a static partition (H100, 2026-11-26,
  * docs/bench/shipped-2026-11-26, run V3). Chained, at a launch of the held
@@ -323,9 +323,20 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * steps whose 4 kernels came 40 us after their first 142 against 117. Chains
  * need the task's kernel launch calls followed, which costs every launch: a
  * PyTorch token-by-token service (no chain: its replay releases the held
- * bridge) took 3 % longer a request at p50 and more at p99 (H100, 2026-11-26,
- * docs/bench/chained-2026-11-26, run V12), where an eager one's p50 fell by
- * 4-30 % in eight of ten cells (runs V8, V9, V11) - hence not the default.
+ * bridge) took 3 % longer a request at p50 and more at p99 with them followed
+ * from its start (H100, 2026-11-26, docs/bench/chained-2026-11-26, run V12),
+ * where an eager one's p50 fell by 4-30 % in eight of ten cells (runs V8, V9,
+ * V11), and with them followed from wait 541 on (a few eager steps of its set-up
+ * counted) one had 4 of 150 requests over 8 ms against none (H100, 2026-11-26,
+ * docs/bench/chainseen-2026-11-26, run P3). So by default (NVT_ENV_BRIDGE_REARM
+ * unset) the launch calls are followed only once the task's held steps are, as
+ * it runs, steps a chain would shorten: NVT_BRIDGE_CHAIN_SHARE_PM of its last ~16
+ * held steps (a moving average), after NVT_BRIDGE_CHAIN_STEPS of them at least,
+ * each with NVT_BRIDGE_CHAIN_LAUNCHES or more launches of its thread behind its
+ * unreleased held bridge and NVT_BRIDGE_REARM_US or more of its host from its
+ * wait's return to its next wait. A service that replays graphs (its replay
+ * releases the held bridge) never gets there, nor one whose set-up runs a few
+ * eager steps. "1" follows them from the start, "0" never.
  */
 #define NVT_BRIDGE_REARM_US 100
 /* A request's chain counts as queued this long after it began (so it is chained again
@@ -343,6 +354,21 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * before ret_ns: a request's first launch, its wait long returned).
  */
 uint64_t nvt_bridge_rearm(uint64_t ret_ns, uint64_t armed_ns, uint64_t last_ns, uint64_t now);
+#define NVT_BRIDGE_CHAIN_LAUNCHES 4
+#define NVT_BRIDGE_CHAIN_STEPS 16
+#define NVT_BRIDGE_CHAIN_SHARE_PM 750
+enum nvt_bridge_chain_mode { NVT_BRIDGE_CHAIN_SEEN, NVT_BRIDGE_CHAIN_NEVER, NVT_BRIDGE_CHAIN_ALWAYS };
+/* NVT_ENV_BRIDGE_REARM's word (NULL: unset) as enum nvt_bridge_chain_mode; -1 if neither "0" nor
+ * "1" (then NVT_BRIDGE_CHAIN_SEEN, said). */
+int nvt_bridge_chain_mode(const char *word);
+/* A held step whose thread launched launches kernels behind its unreleased held bridge ended (its
+ * next wait began) span_ns after its wait returned: 1 if a chain would have shortened it (it
+ * counts toward following the launch calls). */
+int nvt_bridge_chain_step(uint32_t launches, uint64_t span_ns);
+/* A held step ended, one a chain would have shortened (qualifies: nvt_bridge_chain_step) or
+ * not: updates *share_pm (per mille of the last ~16 that did, a moving average) and *steps
+ * (held steps seen, up to UINT32_MAX). Returns 1 if the launch calls are now to be followed. */
+int nvt_bridge_chain_seen(uint32_t *share_pm, uint32_t *steps, int qualifies);
 enum nvt_bridge_hold_mode { NVT_BRIDGE_HOLD_LEARN, NVT_BRIDGE_HOLD_NEVER, NVT_BRIDGE_HOLD_ALWAYS };
 struct nvt_bridge_hold {
 	/* [0] released by launches, [1] held: the last measured steps (a ring, n[i] in all) */

@@ -43,11 +43,12 @@
  * thread's next step queues behind it until its wait or another release (or
  * the linger ends). Whether the next bridge is held is learnt from the steps
  * that began while their bridge was on, timed here from the return of the
- * wait before each to its own wait's return. With NVTASKSET_BRIDGE_REARM=1 a
- * held step's bridges are chained (core/yield.h, "Held steps chained"): at the
- * return of a kernel launch call of the held thread (the API callback, where
- * launching is allowed), a new held bridge is queued behind it and the last
- * released.
+ * wait before each to its own wait's return. A held step's bridges are
+ * chained (core/yield.h, "Held steps chained"): at the return of a kernel
+ * launch call of the held thread (the API callback, where launching is
+ * allowed), a new held bridge is queued behind it and the last released; the
+ * launch calls are followed (shimyield.c) once held steps were seen that a
+ * chain would have shortened, or from the start (NVTASKSET_BRIDGE_REARM=1).
  *
  * A small copy to the host on a stream (core/yield.h, NVT_BRIDGE_COPY_MAX)
  * is done by a kernel of the same module (nvt_copy), launched on the copy's
@@ -138,6 +139,9 @@ struct bslot {
 	 * switch-in). Written by the chain's thread. */
 	uint32_t chain;
 	uint64_t chain_ret_ns, armed_ns;
+	uint32_t held_at; /* w[6] when the last held bridge was queued */
+	/* nvt_bridge_chain_seen's (the owner of the last held bridge's, at its next wait) */
+	uint32_t chain_pm, chain_n;
 };
 
 /* Read by the launch path (shimbridge.h). */
@@ -154,6 +158,7 @@ static struct {
 	uint64_t measured[2];       /* measured steps: released, held */
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
+	uint64_t followed_at;       /* waits when the launch calls began to be followed */
 } dbg;
 
 static void count(uint64_t *c)
@@ -168,7 +173,9 @@ static struct {
 	pthread_mutex_t lock; /* making a slot's objects, launching its bridges */
 	int broken;           /* something failed: off for good */
 	int hold_mode;        /* enum nvt_bridge_hold_mode (NVTASKSET_BRIDGE_HOLD) */
-	int chains;           /* held steps chained (NVTASKSET_BRIDGE_REARM=1) */
+	int chain_mode;       /* enum nvt_bridge_chain_mode (NVTASKSET_BRIDGE_REARM) */
+	int following;        /* 1: launch calls followed, held steps chained */
+	uint32_t chain_due;   /* 1: the held steps seen say the launch calls are to be followed */
 	struct bslot s[NVT_MAX_GPUS];
 } b = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -290,9 +297,13 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 		b.hold_mode = NVT_BRIDGE_HOLD_LEARN;
 	}
 	const char *rearm = secure_getenv(NVT_ENV_BRIDGE_REARM);
-	b.chains = rearm && !strcmp(rearm, "1");
-	if (rearm && strcmp(rearm, "0") && !b.chains && shim_bridge_on)
-		shim_warn("%s is neither 0 nor 1: held steps are not chained", NVT_ENV_BRIDGE_REARM);
+	b.chain_mode = nvt_bridge_chain_mode(rearm);
+	if (b.chain_mode < 0) {
+		if (shim_bridge_on)
+			shim_warn("%s is neither 0 nor 1: held steps are chained once seen", NVT_ENV_BRIDGE_REARM);
+		b.chain_mode = NVT_BRIDGE_CHAIN_SEEN;
+	}
+	b.following = b.chain_mode == NVT_BRIDGE_CHAIN_ALWAYS;
 	const char *debug = secure_getenv(NVT_ENV_BRIDGE_DEBUG);
 	dbg.on = debug && *debug && strcmp(debug, "0") != 0;
 	const char *trace = secure_getenv(NVT_ENV_BRIDGE_TRACE);
@@ -369,9 +380,10 @@ void shim_bridge_release(int g)
 
 	if (held && held == seq && tls.owns && tls.owns == __atomic_load_n(&b.s[g].chain, __ATOMIC_RELAXED) &&
 	    tls.owns_slot == g) {
-		/* Its step goes on: its linger starts again (the kernel looks for a change). */
+		/* Its step goes on: its linger starts again (the kernel looks for a change; a
+		 * released one does not). */
 		volatile uint32_t *w = __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
-		if (w && !tls.launching)
+		if (w && !tls.launching && (int32_t)(__atomic_load_n(&w[1], __ATOMIC_RELAXED) - seq) < 0)
 			__atomic_add_fetch(&w[6], 1, __ATOMIC_RELEASE);
 		release(g, REL_CALL);
 	} else {
@@ -467,6 +479,42 @@ static void measure_begin(struct bslot *s, int g)
 	tls.owns = 0;
 }
 
+/* A wait begins on slot g: the step before it, if this thread's last wait queued the last
+ * bridge and it was held, counts toward following the launch calls (held steps chained) where
+ * a chain would have shortened it. */
+static void chain_seen(struct bslot *s, int g)
+{
+	uint32_t last = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	volatile uint32_t *w = __atomic_load_n(&s->w, __ATOMIC_ACQUIRE);
+	uint64_t now;
+
+	if (!last || !w || tls.owns != last || tls.owns_slot != g || !tls.ret_ns ||
+	    __atomic_load_n(&s->held, __ATOMIC_RELAXED) != last)
+		return;
+	now = nvt_clock_ns();
+	int step = nvt_bridge_chain_step(__atomic_load_n(&w[6], __ATOMIC_RELAXED) - __atomic_load_n(&s->held_at, __ATOMIC_RELAXED),
+					 now > tls.ret_ns ? now - tls.ret_ns : 0);
+	/* (statistics: another thread's wait may race this one's; a lost update costs nothing) */
+	uint32_t pm = __atomic_load_n(&s->chain_pm, __ATOMIC_RELAXED), n = __atomic_load_n(&s->chain_n, __ATOMIC_RELAXED);
+	if (nvt_bridge_chain_seen(&pm, &n, step))
+		__atomic_store_n(&b.chain_due, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->chain_pm, pm, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->chain_n, n, __ATOMIC_RELAXED);
+}
+
+int shim_bridge_chains_due(void)
+{
+	if (b.chain_mode != NVT_BRIDGE_CHAIN_SEEN || !shim_bridge_on || b.broken ||
+	    !__atomic_load_n(&b.chain_due, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&b.following, __ATOMIC_RELAXED))
+		return 0;
+	/* (once: the first thread to see it) */
+	if (__atomic_exchange_n(&b.following, 1, __ATOMIC_RELAXED))
+		return 0;
+	dbg.followed_at = __atomic_load_n(&dbg.waits, __ATOMIC_RELAXED);
+	return 1;
+}
+
 /* The trace's slot of bridge seq (held or not) ready before the seq is published (a release
  * fills it); returns where the kernel writes its record. Under b.lock. */
 static CUdeviceptr trace_begin(struct bslot *s, uint32_t seq, int held)
@@ -521,6 +569,8 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	/* What was queued behind the last bridge may be what this wait waits for. */
 	release(g, REL_NOW);
 	s = &b.s[g];
+	if (b.chain_mode == NVT_BRIDGE_CHAIN_SEEN && !__atomic_load_n(&b.following, __ATOMIC_RELAXED))
+		chain_seen(s, g);
 	measure_begin(s, g);
 	/* A wait after a wait, no launch between: not followed soon. */
 	if (__atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED))
@@ -546,6 +596,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	__atomic_store_n(&s->held, held ? seq : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->learns, learns ? seq : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->linger_ns, linger, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->held_at, __atomic_load_n(&s->w[6], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	if (s->tr)
 		rec = trace_begin(s, seq, held);
 	/* Published before the kernels are queued: a launch of another thread meanwhile then
@@ -624,7 +675,7 @@ void shim_bridge_launched(int g)
 
 int shim_bridge_chains(void)
 {
-	return shim_bridge_on && b.chains;
+	return shim_bridge_on && b.chain_mode == NVT_BRIDGE_CHAIN_ALWAYS;
 }
 
 int shim_bridge_launch_wanted(void)
@@ -672,7 +723,8 @@ void shim_bridge_launch_done(int g, void *ctx)
 	uint32_t seq;
 	uint64_t now, last, hspan;
 
-	if (!shim_bridge_on || !b.chains || b.broken || tls.launching || g < 0 || g >= NVT_MAX_GPUS)
+	if (!shim_bridge_on || !__atomic_load_n(&b.following, __ATOMIC_RELAXED) || b.broken || tls.launching ||
+	    g < 0 || g >= NVT_MAX_GPUS)
 		return;
 	s = &b.s[g];
 	seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
@@ -922,6 +974,13 @@ void shim_bridge_report(void)
 		  (unsigned long long)dbg.held, (unsigned long long)dbg.measured[0],
 		  (unsigned long long)dbg.measured[1], (unsigned long long)dbg.rearmed,
 		  (unsigned long long)dbg.chains);
+	if (b.chain_mode == NVT_BRIDGE_CHAIN_ALWAYS)
+		shim_note("bridge: launch calls followed from the start");
+	else if (b.chain_mode == NVT_BRIDGE_CHAIN_NEVER || !__atomic_load_n(&b.following, __ATOMIC_RELAXED))
+		shim_note("bridge: launch calls not followed");
+	else
+		shim_note("bridge: launch calls followed from wait %llu on",
+			  (unsigned long long)dbg.followed_at);
 	/* (no lock, as trace_report: a racing copy still gives medians of what was measured) */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		const struct nvt_bridge_hold *h = &b.s[g].hold;
@@ -929,6 +988,10 @@ void shim_bridge_report(void)
 			shim_note("bridge: GPU slot %d: the median of its last measured steps %u us released, "
 				  "%u us held",
 				  g, nvt_bridge_hold_median(h, 0), nvt_bridge_hold_median(h, 1));
+		if (b.s[g].chain_n)
+			shim_note("bridge: GPU slot %d: %u held steps seen; a chain would have shortened %u "
+				  "per mille of the last ones",
+				  g, b.s[g].chain_n, b.s[g].chain_pm);
 	}
 }
 

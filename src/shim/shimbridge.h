@@ -45,9 +45,12 @@ void shim_bridge_context_gone(void *ctx);
  * (still_bridged: -p may have changed that): done by a kernel where core/yield.h says so, a's
  * bytes then set to 0. */
 void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int still_bridged);
-/* Held steps are chained (core/yield.h): the set-up follows the launch calls for
- * shim_bridge_launch_done. */
+/* Held steps are chained from the start (core/yield.h, NVTASKSET_BRIDGE_REARM=1): the set-up
+ * follows the launch calls for shim_bridge_launch_done. */
 int shim_bridge_chains(void);
+/* 1, once (to the first thread to ask after it happened): enough held steps were seen that a
+ * chain would have shortened (core/yield.h): the launch calls are to be followed from now on. */
+int shim_bridge_chains_due(void);
 /* 1 if a launch call of this thread may matter to chains: its last wait queued a bridge, or its
  * last launch released one. */
 int shim_bridge_launch_wanted(void);

@@ -165,7 +165,9 @@ struct shim_calls {
 
 static inline int shim_calls_has(const struct shim_calls *set, int cbid)
 {
-	return cbid >= 0 && cbid < SHIM_CALL_BITS && (set->w[cbid / 64] >> (cbid % 64) & 1);
+	/* (relaxed: a set may gain calls while others are followed, shimyield.c's chain_ids) */
+	return cbid >= 0 && cbid < SHIM_CALL_BITS &&
+	       (__atomic_load_n(&set->w[cbid / 64], __ATOMIC_RELAXED) >> (cbid % 64) & 1);
 }
 
 /* Enables the API callback of call cbid (enable: the driver's, on the shim's subscriber
@@ -176,7 +178,7 @@ static inline int shim_calls_follow(struct shim_calls *set, nvt_cb_enable_fn ena
 {
 	if (cbid < 0 || cbid >= SHIM_CALL_BITS || enable(1, handle, NVT_CB_DOMAIN_API, cbid))
 		return -1;
-	set->w[cbid / 64] |= 1ull << (cbid % 64);
+	__atomic_fetch_or(&set->w[cbid / 64], 1ull << (cbid % 64), __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -764,6 +765,44 @@ static void *stream_of(int cbid, void *const *args)
 
 /* The calls of sync_ids and launch_ids that set-up enabled, bridge_ids, chain_ids and copy_ids. */
 static struct shim_calls sync_calls, launch_calls, bridge_calls, chain_calls, copy_calls;
+/* The driver's enabling call and the shim's subscriber handle (set-up): chain_ids are enabled
+ * later, once held steps were seen that chains would shorten. */
+static nvt_cb_enable_fn chains_enable;
+static uint32_t chains_handle;
+
+static void *follow_chain_calls(void *unused)
+{
+	int ok = 1;
+
+	(void)unused;
+	for (size_t i = 0; i < N_IDS(chain_ids); i++)
+		ok &= shim_calls_follow(&chain_calls, chains_enable, chains_handle, chain_ids[i]) == 0;
+	if (!ok && shim_first_time(WARN_BRIDGE))
+		shim_warn("the CUDA driver does not report every launch call: held steps are not chained "
+			  "behind all of them");
+	return NULL;
+}
+
+/* Enables chain_ids from a thread of its own, signals blocked there: not from inside the
+ * driver's callback this runs in (its dispatch may hold what enabling takes). */
+static void follow_chains(void)
+{
+	pthread_t thread;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int rc = -1;
+
+	if (chains_enable && pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_create(&thread, &attr, follow_chain_calls, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	if (rc && shim_first_time(WARN_BRIDGE))
+		shim_warn("cannot start a thread: held steps are not chained");
+}
 
 /* The slot of the calling thread's current context, or -1. */
 static int current_slot(void **ctx)
@@ -872,9 +911,11 @@ void shim_yield_api(int cbid, const void *data)
 		else if ((g = current_slot(&ctx)) < 0)
 			return;
 		else if (cbid == NVT_CBID_cuStreamSynchronize || cbid == NVT_CBID_cuStreamSynchronize_ptsz ||
-			 cbid == NVT_CBID_cuEventSynchronize)
+			 cbid == NVT_CBID_cuEventSynchronize) {
 			shim_bridge_wait(g, ctx, still_bridged(g));
-		else
+			if (shim_bridge_chains_due())
+				follow_chains();
+		} else
 			shim_bridge_release_now(g); /* a copy: queued now, it must not wait behind a bridge */
 		return;
 	} else if (shim_bridge_on) {
@@ -923,8 +964,11 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 				shim_warn("the CUDA driver does not report the calls the bridge follows: this "
 					  "task's synchronised steps are not bridged");
 		}
-	/* Its kernel launch calls, where its held steps are chained (NVTASKSET_BRIDGE_REARM=1:
-	 * following them costs each launch, core/yield.h). */
+	/* Its kernel launch calls, where its held steps are chained: from the start with
+	 * NVTASKSET_BRIDGE_REARM=1, else once held steps are seen that chains would shorten
+	 * (following them costs each launch, core/yield.h). */
+	chains_enable = enable;
+	chains_handle = handle;
 	for (size_t i = 0; i < N_IDS(chain_ids) && shim_bridge_chains(); i++)
 		shim_calls_follow(&chain_calls, enable, handle, chain_ids[i]);
 	/* Without them its copies are the driver's (each may let the GPU switch away). */

@@ -34,11 +34,10 @@ t_bridge_held_steps() {
 chained() { awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	if (v["returned"] == v["seq"]) n++ } END { print n + 0 }' "$WORK/bridge.log"; }
 
-# Held steps chained (core/yield.h; NVTASKSET_BRIDGE_REARM=1): a held step whose host is slower
-# than its kernels (8 launches 100 us apart) gets a new held bridge behind a launch at least
-# 100 us after the last, the last released as it is queued, each within the 1 ms held span of
-# the step; the program's launches still leave the current one held. Unset (the default), 0 or
-# another word: none (another word said).
+# Held steps chained (core/yield.h; NVTASKSET_BRIDGE_REARM=1: from the start): a held step whose
+# host is slower than its kernels (8 launches 100 us apart) gets a new held bridge behind a
+# launch at least 100 us after the last, the last released as it is queued, each within the 1 ms
+# held span of the step; the program's launches still leave the current one held. 0: none.
 t_bridge_held_steps_chained() {
 	local n bad
 	NVTASKSET_BRIDGE_REARM=1 NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 STEPS_EVERY=8 \
@@ -58,15 +57,52 @@ t_bridge_held_steps_chained() {
 	# chain as a request's first does: the whole span)
 	eq "$(sed -n "s/.*chained behind a launch: \([0-9]*\) in a step, \([0-9]*\) at.*/\1 \2/p" "$WORK/chained.err" |
 		awk '{ print $1 + $2 }')" "$n" "chained bridges the report counts"
-	for word in "" 0 yes; do
+	has "$(cat "$WORK/chained.err")" "launch calls followed from the start"
+	rm -f "$WORK/bridge.log"
+	NVTASKSET_BRIDGE_REARM=0 NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 STEPS_EVERY=8 \
+		steps_app unchained --priority high
+	eq "$(chained)" 0 "bridges chained with NVTASKSET_BRIDGE_REARM=0"
+	[ "$(bridges)" -gt 10 ] || die "only $(bridges) bridges unchained"
+	has "$(cat "$WORK/unchained.err")" "launch calls not followed"
+	hasnt "$(cat "$WORK/unchained.err")" "held steps seen"
+	hasnt "$(grep -v '^nvtaskset: bridge:' "$WORK/unchained.err")" "nvtaskset:"
+}
+
+# By default the launch calls are followed, and held steps chained, only once the held steps
+# are steps a chain would shorten (4 launches or more behind the held bridge, 100 us or more of
+# the host): 75 % of the last ~16 (a moving average), 16 at least. Where every step is such, 22
+# are needed (the average from none): the launch calls are followed from the 23rd wait on, and
+# the first chained bridge comes after that wait's. Another word says so and does the same.
+# Held steps of 2 launches are never chained, and their launch calls never followed.
+t_bridge_held_chained_once_seen() {
+	local word first
+	for word in unset yes; do
 		rm -f "$WORK/bridge.log"
-		NVTASKSET_BRIDGE_REARM=$word NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 STEPS_EVERY=8 \
-			steps_app "unchained$word" --priority high
-		eq "$(chained)" 0 "bridges chained with NVTASKSET_BRIDGE_REARM='$word'"
-		[ "$(bridges)" -gt 10 ] || die "only $(bridges) bridges unchained"
+		if [ $word = unset ]; then
+			NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 STEPS_EVERY=8 \
+				STEPS_LAUNCHES=400 steps_app "seen$word" --priority high
+		else
+			NVTASKSET_BRIDGE_REARM=$word NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 \
+				STEPS_EVERY=8 STEPS_LAUNCHES=400 steps_app "seen$word" --priority high
+		fi
+		[ "$(chained)" -ge 10 ] || die "$word: only $(chained) bridges chained of $(bridges)"
+		first=$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			if (v["returned"] == v["seq"]) { print v["seq"]; exit } }' "$WORK/bridge.log")
+		[ "$first" -ge 24 ] || die "$word: a bridge chained as bridge $first, before 22 held steps were seen"
+		grep -q "launch calls followed from wait [0-9]* on" "$WORK/seen$word.err" ||
+			die "$word: the report: $(grep 'launch calls' "$WORK/seen$word.err")"
+		[ "$(sed -n 's/.*launch calls followed from wait \([0-9]*\) on.*/\1/p' "$WORK/seen$word.err")" -ge 23 ] ||
+			die "$word: $(grep 'launch calls' "$WORK/seen$word.err")"
 	done
-	hasnt "$(cat "$WORK/unchained0.err")" "NVTASKSET_BRIDGE_REARM"
-	has "$(cat "$WORK/unchainedyes.err")" "NVTASKSET_BRIDGE_REARM is neither 0 nor 1: held steps are not chained"
+	hasnt "$(grep -v '^nvtaskset: bridge:' "$WORK/seenunset.err")" "nvtaskset:"
+	has "$(cat "$WORK/seenyes.err")" "NVTASKSET_BRIDGE_REARM is neither 0 nor 1: held steps are chained once seen"
+	rm -f "$WORK/bridge.log"
+	NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 steps_app two --priority high
+	eq "$(chained)" 0 "bridges chained behind steps of two launches"
+	[ "$(bridges)" -gt 10 ] || die "only $(bridges) bridges"
+	has "$(cat "$WORK/two.err")" "launch calls not followed"
+	grep -q "GPU slot 0: [0-9]* held steps seen; a chain would have shortened 0 per mille" "$WORK/two.err" ||
+		die "the report: $(grep 'held steps seen' "$WORK/two.err")"
 }
 
 # A bridge chained behind a launch that the driver refuses (FAKECUDA_BRIDGE_FAIL_CHAINED): the

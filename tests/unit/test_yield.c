@@ -794,6 +794,55 @@ static void test_bridge_rearm(void)
 	      span - NVT_BRIDGE_CHAIN_FIRST_US * us - every);
 }
 
+/* Held steps chained by default once seen (core/yield.h): the word, and the steps that count. */
+static void test_bridge_chain_seen(void)
+{
+	const uint64_t every = NVT_BRIDGE_REARM_US * 1000;
+
+	CHECK(nvt_bridge_chain_mode(NULL) == NVT_BRIDGE_CHAIN_SEEN);
+	CHECK(nvt_bridge_chain_mode("0") == NVT_BRIDGE_CHAIN_NEVER && nvt_bridge_chain_mode("1") == NVT_BRIDGE_CHAIN_ALWAYS);
+	CHECK(nvt_bridge_chain_mode("") == -1 && nvt_bridge_chain_mode("yes") == -1 && nvt_bridge_chain_mode("10") == -1);
+	/* Enough launches behind the held bridge and a host long enough for a chain: it counts. */
+	CHECK(nvt_bridge_chain_step(NVT_BRIDGE_CHAIN_LAUNCHES, every) == 1);
+	CHECK(nvt_bridge_chain_step(40, 10 * every) == 1);
+	/* Fewer launches (a step that replays a graph), or a host too quick to be chained: not. */
+	CHECK(nvt_bridge_chain_step(NVT_BRIDGE_CHAIN_LAUNCHES - 1, 10 * every) == 0);
+	CHECK(nvt_bridge_chain_step(0, 10 * every) == 0);
+	CHECK(nvt_bridge_chain_step(40, every - 1) == 0);
+	CHECK(nvt_bridge_chain_step(UINT32_MAX, 0) == 0);
+	/* Followed once 75 % of the last ~16 held steps did, 16 at least: every step from none, at
+	 * the 22nd; not on a set-up's burst of 12 followed by the steps of a graph that replays. */
+	uint32_t pm = 0, n = 0;
+	int due = 0, k = 0;
+	while (!due && k < 100)
+		due = nvt_bridge_chain_seen(&pm, &n, 1), k++;
+	CHECK(due && k == 22 && n == 22 && pm >= NVT_BRIDGE_CHAIN_SHARE_PM);
+	pm = n = 0;
+	for (k = 0; k < 12; k++)
+		CHECK(nvt_bridge_chain_seen(&pm, &n, 1) == 0);
+	for (k = 0; k < 1000; k++)
+		CHECK(nvt_bridge_chain_seen(&pm, &n, 0) == 0);
+	CHECK(pm == 0 && n == 1012);
+	/* Half the steps: never; nine of ten: soon. */
+	pm = n = 0;
+	for (k = 0, due = 0; k < 1000; k++)
+		due |= nvt_bridge_chain_seen(&pm, &n, k % 2);
+	CHECK(!due && pm > 400 && pm < 600);
+	pm = n = 0;
+	for (k = 0, due = 0; k < 60 && !due; k++)
+		due = nvt_bridge_chain_seen(&pm, &n, k % 10 != 3);
+	CHECK(due);
+	/* Not before NVT_BRIDGE_CHAIN_STEPS, whatever the share says (a share past its bound is
+	 * taken as all); the count stops at its bound. */
+	pm = 5000, n = 0;
+	CHECK(nvt_bridge_chain_seen(&pm, &n, 1) == 0 && pm == 1000);
+	n = NVT_BRIDGE_CHAIN_STEPS - 2;
+	CHECK(nvt_bridge_chain_seen(&pm, &n, 1) == 0 && n == NVT_BRIDGE_CHAIN_STEPS - 1);
+	CHECK(nvt_bridge_chain_seen(&pm, &n, 1) == 1 && n == NVT_BRIDGE_CHAIN_STEPS);
+	n = UINT32_MAX;
+	CHECK(nvt_bridge_chain_seen(&pm, &n, 1) == 1 && n == UINT32_MAX);
+}
+
 /* Whether a bridge waits for its step's graph replay: by the waits replays followed. */
 static void test_bridge_replays(void)
 {
@@ -938,6 +987,7 @@ int main(void)
 	test_bridge_replays();
 	test_bridge_hold();
 	test_bridge_rearm();
+	test_bridge_chain_seen();
 	test_bridge_copy();
 	test_words();
 	test_priority_text();
