@@ -102,6 +102,7 @@ typedef CUresult (*nvt_cuCtxSetCurrent_fn)(CUcontext ctx);
 typedef CUresult (*nvt_cuCtxSynchronize_fn)(void);
 typedef CUresult (*nvt_cuDevicePrimaryCtxRetain_fn)(CUcontext *ctx, CUdevice dev);
 typedef CUresult (*nvt_cuDevicePrimaryCtxRelease_fn)(CUdevice dev);
+typedef CUresult (*nvt_cuDevicePrimaryCtxGetState_fn)(CUdevice dev, unsigned *flags, int *active);
 typedef CUresult (*nvt_cuModuleLoadData_fn)(CUmodule *module, const void *image);
 typedef CUresult (*nvt_cuModuleGetFunction_fn)(CUfunction *fn, CUmodule module, const char *name);
 typedef CUresult (*nvt_cuFuncSetAttribute_fn)(CUfunction fn, int attribute, int value);
@@ -353,6 +354,7 @@ enum nvt_api_cbid {
 	NVT_CBID_cuCtxCreate_v3 = 645,
 	NVT_CBID_cuCtxCreate_v4 = 757,
 	NVT_CBID_cuCtxDestroy_v2 = 322,
+	NVT_CBID_cuDevicePrimaryCtxRelease_v2 = 544,
 	NVT_CBID_cuDevicePrimaryCtxReset_v2 = 545,
 	/* CUDA graphs */
 	NVT_CBID_cuGraphCreate = 501,
@@ -544,7 +546,7 @@ typedef struct {
 typedef struct {
 	CUcontext *ctx;
 } NVT_CTX_CREATE_ARGS;
-/* cuDevicePrimaryCtxReset_v2: the device. */
+/* cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxRelease_v2: the device. */
 typedef struct {
 	CUdevice dev;
 } NVT_DEVICE_ARGS;

@@ -769,18 +769,30 @@ void shim_bridge_release_all(void)
 		release(g, REL_NOW);
 }
 
-void shim_bridge_context_gone(void *ctx)
+/* The bridges made in ctx (NULL: any) on slot (-1: any) are gone with their context. */
+static void slots_gone(void *ctx, int slot)
 {
 	if (!shim_bridge_on)
 		return;
 	pthread_mutex_lock(&b.lock);
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
-		if (b.s[g].ctx && (!ctx || b.s[g].ctx == ctx)) {
+		if (b.s[g].ctx && (slot < 0 || g == slot) && (!ctx || b.s[g].ctx == ctx)) {
 			/* Its kernels end with it; made() starts again in the next one. */
 			release(g, REL_NOW);
 			b.s[g].ctx = NULL;
 		}
 	pthread_mutex_unlock(&b.lock);
+}
+
+void shim_bridge_context_gone(void *ctx)
+{
+	slots_gone(ctx, -1);
+}
+
+void shim_bridge_slot_gone(int g)
+{
+	if (g >= 0 && g < NVT_MAX_GPUS)
+		slots_gone(NULL, g);
 }
 
 /* What the driver says of the host memory at ptr: its type, where this context's kernels reach

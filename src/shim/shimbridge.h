@@ -40,6 +40,9 @@ void shim_bridge_release_all(void);
 /* A context is destroyed (ctx), or a device's primary one reset (NULL: any): the bridges made
  * in it are made again in the next. */
 void shim_bridge_context_gone(void *ctx);
+/* The context the bridge of GPU slot g was made in is gone (its primary context's last
+ * release): it is made again in the next. */
+void shim_bridge_slot_gone(int g);
 /* A copy to the host on a stream (entry of cuMemcpyDtoHAsync_v2, cuMemcpyAsync, or their _ptsz
  * forms: ptsz) in context ctx on slot g, arguments a, by a task that still bridges
  * (still_bridged: -p may have changed that): done by a kernel where core/yield.h says so, a's

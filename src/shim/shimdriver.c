@@ -27,6 +27,7 @@ static const struct {
 	ENTRY(device_get, "cuDeviceGet"),
 	ENTRY(device_uuid, "cuDeviceGetUuid"),
 	ENTRY(ctx_device, "cuCtxGetDevice"),
+	ENTRY(primary_state, "cuDevicePrimaryCtxGetState"),
 	ENTRY(ctx_current, "cuCtxGetCurrent"),
 	ENTRY(event_create, "cuEventCreate"),
 	ENTRY(event_record, "cuEventRecord"),

@@ -50,6 +50,8 @@ struct shim_driver {
 	nvt_cuDeviceGet_fn device_get;
 	nvt_cuDeviceGetUuid_fn device_uuid;
 	nvt_cuCtxGetDevice_fn ctx_device;
+	/* Whether a device's primary context lives (after its release: shimslot.h). */
+	nvt_cuDevicePrimaryCtxGetState_fn primary_state;
 	/* Priorities (shimyield.c). */
 	nvt_cuCtxGetCurrent_fn ctx_current;
 	nvt_cuEventCreate_fn event_create;

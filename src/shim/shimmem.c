@@ -23,8 +23,9 @@
  *    NCCL), freed by the last cuMemRelease (cuMemRetainAllocationHandle adds one);
  *  - arrays and mipmapped arrays, by their dimensions (a refused one fails
  *    with the driver's answer to dimensions beyond any GPU's);
- *  - frees by cuCtxDestroy and cuDevicePrimaryCtxReset: what the context held
- *    (not cuMemCreate's memory or a pool's allocations, which live in none).
+ *  - frees by cuCtxDestroy, cuDevicePrimaryCtxReset and the last
+ *    cuDevicePrimaryCtxRelease: what the context held (not cuMemCreate's
+ *    memory or a pool's allocations, which live in none).
  * Not counted: cuIpcOpenMemHandle and cuMemImportFromShareableHandle, whose
  * memory is the exporter's, counted where it was allocated; pinned host memory.
  *
@@ -584,13 +585,14 @@ static const int ids[] = {
 	NVT_CBID_cuMemRetainAllocationHandle, NVT_CBID_cuArrayCreate_v2, NVT_CBID_cuArray3DCreate_v2,
 	NVT_CBID_cuArrayDestroy, NVT_CBID_cuMipmappedArrayCreate, NVT_CBID_cuMipmappedArrayDestroy,
 	NVT_CBID_cuCtxCreate_v2, NVT_CBID_cuCtxCreate_v3, NVT_CBID_cuCtxCreate_v4,
-	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuMemGetInfo_v2,
-	NVT_CBID_cuDeviceTotalMem_v2,
+	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuDevicePrimaryCtxRelease_v2,
+	NVT_CBID_cuMemGetInfo_v2, NVT_CBID_cuDeviceTotalMem_v2,
 };
 
 uint64_t shim_mem_ids[SHIM_MEM_ID_WORDS];
 
-/* A context's life: made (remembered), destroyed or reset (what it held is freed). */
+/* A context's life: made (remembered), destroyed, reset or released the last time (what it held
+ * is freed). */
 static void context_call(int cbid, void *a, int result)
 {
 	if (result)
@@ -599,6 +601,10 @@ static void context_call(int cbid, void *a, int result)
 		free_context(((NVT_HANDLE_ARGS *)a)->handle, -1);
 	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxReset_v2) {
 		int g = device_slot(((NVT_DEVICE_ARGS *)a)->dev);
+		if (g >= 0)
+			free_context(NULL, g);
+	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2) {
+		int g = shim_primary_gone(((NVT_DEVICE_ARGS *)a)->dev);
 		if (g >= 0)
 			free_context(NULL, g);
 	} else if (((NVT_CTX_CREATE_ARGS *)a)->ctx) {
@@ -627,6 +633,7 @@ void shim_mem_api(int cbid, const void *data)
 		return;
 	case NVT_CBID_cuCtxCreate_v2: case NVT_CBID_cuCtxCreate_v3: case NVT_CBID_cuCtxCreate_v4:
 	case NVT_CBID_cuCtxDestroy_v2: case NVT_CBID_cuDevicePrimaryCtxReset_v2:
+	case NVT_CBID_cuDevicePrimaryCtxRelease_v2:
 		if (call.site == NVT_CB_API_SITE_EXIT)
 			context_call(cbid, (void *)call.args, call.result);
 		return;

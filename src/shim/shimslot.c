@@ -204,3 +204,15 @@ int shim_slot_lookup(const void *ctx)
 	}
 	return g;
 }
+
+int shim_primary_gone(CUdevice dev)
+{
+	unsigned flags = 0;
+	int active = 1;
+	CUuuid uuid;
+
+	if (!shim.seg || !shim_cu.primary_state || !shim_cu.device_uuid || shim_cu.primary_state(dev, &flags, &active) ||
+	    active || shim_cu.device_uuid(&uuid, dev))
+		return -1;
+	return nvt_segment_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
+}

@@ -53,6 +53,11 @@ static inline int shim_slot_of(const void *ctx)
 	return shim_slot_lookup(ctx);
 }
 
+/* After a cuDevicePrimaryCtxRelease of device dev that succeeded: the slot of dev's GPU if that
+ * was its primary context's last release (the context, and what was made in it, is gone: the
+ * driver says it is not active), else -1 (slow path). */
+int shim_primary_gone(CUdevice dev);
+
 /* The slot of a context's GPU, or -1 (as the launch path finds it). */
 static inline int shim_slot_of_ctx(const void *ctx)
 {

@@ -83,8 +83,8 @@ static const int launch_ids[] = {
 };
 /* A bridging task's (shimbridge.c): contexts that go, graph replays. */
 static const int bridge_ids[] = {
-	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuGraphLaunch,
-	NVT_CBID_cuGraphLaunch_ptsz,
+	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuDevicePrimaryCtxRelease_v2,
+	NVT_CBID_cuGraphLaunch,	  NVT_CBID_cuGraphLaunch_ptsz,
 };
 /* ... its kernel launch calls, where its held steps are chained (shimbridge.c) ... */
 static const int chain_ids[] = {
@@ -826,8 +826,8 @@ static int still_bridged(int g)
 	return yes;
 }
 
-/* The calls a bridging task follows besides its waits: a context that goes takes its bridges
- * with it; a graph replay holds the last one while it is queued and releases it once queued
+/* The calls a bridging task follows besides its waits: a context that goes (destroyed, reset,
+ * or released the last time) takes its bridges with it; a graph replay holds the last one while it is queued and releases it once queued
  * (its kernels come to the launch path only where shimgraph follows the graph). */
 static void bridge_api(int cbid, const void *data)
 {
@@ -857,6 +857,13 @@ static void bridge_api(int cbid, const void *data)
 							 cbid == NVT_CBID_cuMemcpyAsync_ptsz,
 						 still_bridged(g));
 		}
+	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2) {
+		/* Its last release destroys the context once its work ends (the bridges end first),
+		 * and with it the bridge made there. */
+		if (call.site == NVT_CB_API_SITE_ENTER)
+			shim_bridge_release_all();
+		else if (call.result == 0 && (g = shim_primary_gone(((const NVT_DEVICE_ARGS *)call.args)->dev)) >= 0)
+			shim_bridge_slot_gone(g);
 	} else if (call.site == NVT_CB_API_SITE_ENTER) {
 		shim_bridge_context_gone(cbid == NVT_CBID_cuCtxDestroy_v2 ? call.args[0] : NULL);
 	}

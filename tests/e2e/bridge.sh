@@ -109,16 +109,26 @@ t_bridge_wait_releases_the_last() {
 	eq "$bad" "" "bridge lines"
 }
 
-# The device's primary context reset: the bridge is made again in the new one (its module
-# loaded again), and goes on.
+# The device's primary context reset, or its last release (which destroys it too, at the same
+# address here): the bridge is made again in the new one (its module loaded again), and goes
+# on.
 t_bridge_context_reset_made_again() {
-	local before
+	local how
 	export FAKECUDA_LOG=$WORK/cuda.log
-	PRIOAPP_RESET_AT=100 steps_app reset --priority high
-	eq "$(grep -c '^module ' "$WORK/cuda.log")" 2 "bridge modules loaded"
-	before=$(awk '$1 == "bridge" {n++} END {print n + 0}' "$WORK/bridge.log")
-	[ "$before" -gt 60 ] || die "$before bridges"
-	hasnt "$(cat "$WORK/reset.err")" "nvtaskset:"
+	for how in RESET RELEASE; do
+		rm -f "$WORK/cuda.log" "$WORK/bridge.log"
+		if [ $how = RESET ]; then
+			PRIOAPP_RESET_AT=100 STEPS_LAUNCHES=300 steps_app "$how" --priority high
+		else
+			PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 steps_app "$how" --priority high
+		fi
+		eq "$(grep -c '^module ' "$WORK/cuda.log")" 2 "bridge modules loaded ($how)"
+		# (the bridges after the 100th launch: its steps are of 2 launches)
+		[ "$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) if ($i ~ /^seq=/) { split($i, kv, "=")
+				if (kv[2] > 60) n++ } } END { print n + 0 }' \
+			"$WORK/bridge.log")" -gt 30 ] || die "$how: bridges after it: $(tail -2 "$WORK/bridge.log")"
+		hasnt "$(cat "$WORK/$how.err")" "nvtaskset:"
+	done
 }
 
 # Requests 20 ms apart, one wait each: the first wait teaches that nothing follows soon.

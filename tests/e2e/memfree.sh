@@ -59,6 +59,31 @@ info rc=0 free=$((8 * MIB)) total=$((64 * MIB))" "$kind"
 	done
 }
 
+# The primary context's last release destroys it as its reset does (cuda.h; on an H100:
+# tests/gpu/memdriver.sh): what was allocated in it is freed, not cuMemCreate's memory. A release
+# that is not the last (retained twice) frees nothing.
+t_mem_context_last_release_frees() {
+	local via
+	for via in proc dlsym; do
+		run_rc out rc env MEMAPP_VIA=$via "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:48M create:8M \
+			release retain alloc:48M alloc:16M info
+		eq "$out" "alloc rc=0
+create rc=0
+release rc=0
+retain rc=0
+alloc rc=0
+alloc rc=2
+info rc=0 free=$((8 * MIB)) total=$((64 * MIB))" "the last release ($via)"
+		run_rc out rc env MEMAPP_VIA=$via "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" retain alloc:48M release \
+			alloc:32M info
+		eq "$out" "retain rc=0
+alloc rc=0
+release rc=0
+alloc rc=2
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "a release not the last ($via)"
+	done
+}
+
 # cuCtxDestroy frees what was allocated in the context it destroys (cuda.h: cuMemAlloc's,
 # cuMemAllocPitch's, arrays and mipmapped arrays: 28M here), and only that: the primary context's
 # 16M stays counted. Each form of cuCtxCreate, reached either way.

@@ -57,6 +57,7 @@ static struct {
 	int physical[MAX_DEVICES];     /* ordinal -> the GPU's place on the bus */
 	int poke_at, poke_value;       /* FAKECUDA_TMD_POKE, or -1 */
 	int context[MAX_DEVICES]; /* the address of context[d] is device d's primary CUcontext */
+	int retained[MAX_DEVICES]; /* cuDevicePrimaryCtxRetain's count, less the releases */
 	struct made_ctx created[MAX_CREATED]; /* the address of each is a CUcontext cuCtxCreate made */
 	unsigned n_created;
 } fake;
@@ -773,7 +774,40 @@ API int cuDevicePrimaryCtxRetain(void **ctx, int dev)
 	if (dev < 0 || dev >= fake.devices)
 		return NVT_CUDA_ERROR_INVALID_DEVICE;
 	*ctx = &fake.context[dev];
+	__atomic_add_fetch(&fake.retained[dev], 1, __ATOMIC_RELAXED);
 	rm_context(dev);
+	return 0;
+}
+
+INTERNAL int fake_primary_release(int dev, int *was_last)
+{
+	int n;
+
+	*was_last = 0;
+	if (!fake.initialised)
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (dev < 0 || dev >= fake.devices)
+		return NVT_CUDA_ERROR_INVALID_DEVICE;
+	n = __atomic_load_n(&fake.retained[dev], __ATOMIC_RELAXED);
+	do
+		if (n <= 0)
+			return NVT_CUDA_ERROR_INVALID_CONTEXT;
+	while (!__atomic_compare_exchange_n(&fake.retained[dev], &n, n - 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*was_last = n == 1;
+	return 0;
+}
+
+/* cuda.h: whether the primary context is active (retained more often than released). */
+API int cuDevicePrimaryCtxGetState(int dev, unsigned *flags, int *active)
+{
+	if (!fake.initialised)
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (dev < 0 || dev >= fake.devices)
+		return NVT_CUDA_ERROR_INVALID_DEVICE;
+	if (!flags || !active)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	*flags = 0;
+	*active = __atomic_load_n(&fake.retained[dev], __ATOMIC_RELAXED) > 0;
 	return 0;
 }
 
@@ -792,12 +826,6 @@ API int cuCtxGetDevice(int *dev)
 	if (getenv("FAKECUDA_CTX_GET_DEVICE_ERROR"))
 		return NVT_CUDA_ERROR_INVALID_CONTEXT;
 	*dev = current_device();
-	return 0;
-}
-
-API int cuDevicePrimaryCtxRelease_v2(int dev)
-{
-	(void)dev;
 	return 0;
 }
 

@@ -39,6 +39,9 @@ INTERNAL const void *fake_current_context(void);
 INTERNAL const void *fake_launch_stream(void);
 /* Device dev's primary context. */
 INTERNAL const void *fake_primary_context(int dev);
+/* cuDevicePrimaryCtxRelease's count: 0, or the driver's error (none retained: 201); *was_last: it
+ * was the last (the context is destroyed). */
+INTERNAL int fake_primary_release(int dev, int *was_last);
 /* The size word of the launch callback's block (FAKECUDA_PARAMS_SIZE). */
 INTERNAL uint32_t fake_launch_block_size(void);
 /* Fills tmd (TMD_BYTES) as the driver builds a launch's TMD for device dev. */

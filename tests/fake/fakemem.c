@@ -20,9 +20,9 @@
  * shareable handles (cuMemExportToShareableHandle) are file descriptors.
  *
  * Each allocation lives in the context that was current when it was made, and
- * cuCtxDestroy or the primary context's reset frees it with that context; those
- * of cuMemCreate, cuMemAllocAsync and cuMemAllocFromPoolAsync live in none, and
- * outlive both (cuda.h, and measured on an H100, driver 580.159.04, by
+ * cuCtxDestroy, the primary context's reset or its last release frees it with
+ * that context; those of cuMemCreate, cuMemAllocAsync and cuMemAllocFromPoolAsync
+ * live in none, and outlive them (cuda.h, and measured on an H100, driver 580.159.04, by
  * tests/gpu/memdriver.sh: docs/bench/mem-driver-2026-11-25). How much a device
  * has free is the device's, whichever context asks.
  *
@@ -640,17 +640,33 @@ API int cuIpcCloseMemHandle(CUdeviceptr dptr)
  * measured on an H100, driver 580.159.04), and the context's RM objects, as the real driver frees
  * them (the device object, and with it its subdevice, channel groups and channels); the next use
  * makes a new context. */
+static void primary_gone(int dev)
+{
+	for (int i = 0; i < MAX_ALLOCS; i++)
+		if (mem.a[i].key && mem.a[i].ctx == fake_primary_context(dev))
+			give(mem.a[i].key, 1u << mem.a[i].kind);
+	fake_rm_context_reset(dev);
+}
+
 static int reset(int dev)
 {
 	if (!fake_ready())
 		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (dev < 0 || dev >= fake_devices())
 		return NVT_CUDA_ERROR_INVALID_DEVICE;
-	for (int i = 0; i < MAX_ALLOCS; i++)
-		if (mem.a[i].key && mem.a[i].ctx == fake_primary_context(dev))
-			give(mem.a[i].key, 1u << mem.a[i].kind);
-	fake_rm_context_reset(dev);
+	primary_gone(dev);
 	return 0;
+}
+
+/* The last release destroys the primary context as its reset does (cuda.h; what it frees measured
+ * on an H100: tests/gpu/memdriver.sh). */
+static int release(int dev)
+{
+	int last, rc = fake_primary_release(dev, &last);
+
+	if (!rc && last)
+		primary_gone(dev);
+	return rc;
 }
 
 /* cuCtxDestroy: "Destroys and cleans up all resources associated with the context" (cuda.h), but
@@ -668,6 +684,12 @@ API int cuDevicePrimaryCtxReset_v2(int dev)
 {
 	NVT_DEVICE_ARGS a = {dev};
 	CALL(NVT_CBID_cuDevicePrimaryCtxReset_v2, a, reset(a.dev));
+}
+
+API int cuDevicePrimaryCtxRelease_v2(int dev)
+{
+	NVT_DEVICE_ARGS a = {dev};
+	CALL(NVT_CBID_cuDevicePrimaryCtxRelease_v2, a, release(a.dev));
 }
 
 static int info(NVT_MEM_GET_INFO_ARGS *a)

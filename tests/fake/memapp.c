@@ -20,6 +20,9 @@
  *   info        "info rc=0 free=F total=T" (cuMemGetInfo)
  *   total       "total rc=0 bytes=T" (cuDeviceTotalMem of device 0)
  *   reset       cuDevicePrimaryCtxReset of device 0
+ *   release     cuDevicePrimaryCtxRelease of device 0 (retained once at the start: the first
+ *               release is the last, and destroys the context)
+ *   retain      cuDevicePrimaryCtxRetain of device 0, made current: "retain rc=N"
  *   export:FILE write the last allocation's IPC handle to FILE
  *   import:FILE open the IPC handle in FILE (cuIpcOpenMemHandle)
  *   shexport:FILE  export the last allocation (a create:B, made with POSIX file descriptors
@@ -82,7 +85,8 @@ typedef struct {
 	X(cuIpcOpenMemHandle, (CUdeviceptr *, ipc_handle, unsigned))               \
 	X(cuMemGetInfo, (size_t *, size_t *))                                      \
 	X(cuDeviceTotalMem, (size_t *, int))                                       \
-	X(cuDevicePrimaryCtxReset, (int))
+	X(cuDevicePrimaryCtxReset, (int))                                          \
+	X(cuDevicePrimaryCtxRelease, (int))
 
 #define TYPEDEF(name, params) typedef CUresult name##_ft params;
 CALLS(TYPEDEF)
@@ -390,6 +394,14 @@ static void step(char *word)
 	} else if (!strcmp(word, "reset")) {
 		printf("reset rc=%d\n", p_cuDevicePrimaryCtxReset(0));
 		n_taken = 0;
+	} else if (!strcmp(word, "release")) {
+		printf("release rc=%d\n", p_cuDevicePrimaryCtxRelease(0));
+	} else if (!strcmp(word, "retain")) {
+		void *ctx = NULL;
+		rc = p_cuDevicePrimaryCtxRetain(&ctx, 0);
+		if (!rc)
+			rc = p_cuCtxSetCurrent(ctx);
+		printf("retain rc=%d\n", rc);
 	} else if (!strcmp(word, "export")) {
 		ipc_handle h;
 		FILE *f;

@@ -23,6 +23,8 @@
  *       not yet done just after the call returned; TPCS: the count of TPCs it ran on);
  *       PRIOAPP_SYNC_TWICE=1: two synchronisations in a row each time; PRIOAPP_RESET_AT=N:
  *       the device's primary context reset before the Nth launch, and made again;
+ *       PRIOAPP_RELEASE_AT=N: the same by its last release (cuDevicePrimaryCtxRelease) and
+ *       a retain;
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
  *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
@@ -57,6 +59,7 @@ int cuInit(unsigned);
 int cuDevicePrimaryCtxRetain(void **, int);
 int cuCtxSetCurrent(void *);
 int cuDevicePrimaryCtxReset_v2(int);
+int cuDevicePrimaryCtxRelease_v2(int);
 int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 		   void *, void **, void **);
 int cuStreamSynchronize(void *);
@@ -271,6 +274,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "batch") && (argc == 4 || argc == 5)) {
 		int every = argc == 5 ? atoi(argv[4]) : 8;
 		long reset_at = getenv("PRIOAPP_RESET_AT") ? atol(getenv("PRIOAPP_RESET_AT")) : 0;
+		long release_at = getenv("PRIOAPP_RELEASE_AT") ? atol(getenv("PRIOAPP_RELEASE_AT")) : 0;
 		long fork_at = getenv("PRIOAPP_FORK_AT") ? atol(getenv("PRIOAPP_FORK_AT")) : 0;
 		/* PRIOAPP_GRAPH=1: each launch a kernel then a replay of a graph of one kernel (small
 		 * work queued before a replay). */
@@ -298,6 +302,11 @@ int main(int argc, char **argv)
 		for (long n = 1; !exists(argv[2]); n++) {
 			if (gap_us > 0 && every > 0 && (n - 1) % every != 0)
 				pause_us(gap_us);
+			if (n == release_at && (cuDevicePrimaryCtxRelease_v2(0) || cuDevicePrimaryCtxRetain(&ctx, 0) ||
+						cuCtxSetCurrent(ctx))) {
+				fclose(log);
+				return 1;
+			}
 			if (n == reset_at && (cuDevicePrimaryCtxReset_v2(0) || cuDevicePrimaryCtxRetain(&ctx, 0) ||
 					      cuCtxSetCurrent(ctx))) {
 				fclose(log);

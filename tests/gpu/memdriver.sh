@@ -5,6 +5,8 @@
 # (cuMemGetInfo, the whole GPU's: nothing else may run on it) moves as the fake says:
 #  - cuCtxDestroy (each of cuCtxCreate_v2, _v3, _v4) gives back what was allocated in it;
 #  - cuDevicePrimaryCtxReset gives back the primary context's memory, not a created context's;
+#  - the primary context's last cuDevicePrimaryCtxRelease gives it back too, one that is not the
+#    last nothing, and nvtaskset --mem counts it given back (with nvtaskset built);
 #  - cuMemCreate's, cuMemAllocAsync's and a pool's memory outlive the primary context's reset;
 #  - a mipmapped array takes its levels (each extent halved), a layered one its layers;
 #  - cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz and cuMemFreeAsync_ptsz are given by
@@ -79,6 +81,39 @@ for kind in create async pool; do
 		fail "$kind over a reset" "the reset gave back $((${b:-0} - ${a:-0})) MiB ($bare alone)"
 	fi
 done
+
+# The primary context's last release (memapp retained it once) destroys it: its 1 GiB comes
+# back; a release that is not the last (retained twice) gives back nothing. Under nvtaskset with
+# a 2 GiB limit, 1.5 GiB taken, the context released and retained, 1.5 GiB more is allowed: the
+# shim followed the release (its callback id) and the driver said the context was gone.
+out=$(run release_last alloc:1G info release retain info)
+a=$(nth "$out" 1) b=$(nth "$out" 2)
+if all_ok "$out" && [ -n "$b" ] && [ $((b - a)) -ge 1024 ]; then
+	pass "the primary context's last release gave back $((b - a)) MiB (1024 of its own)"
+else
+	fail "the last release" "gave back $((${b:-0} - ${a:-0})) MiB, not >= 1024"
+fi
+out=$(run release_not_last retain alloc:1G info release info)
+a=$(nth "$out" 1) b=$(nth "$out" 2)
+if all_ok "$out" && [ -n "$b" ] && near "$((b - a))" 0 64; then
+	pass "a release that is not the last gave back $((b - a)) MiB"
+else
+	fail "a release not the last" "gave back $((${b:-0} - ${a:-0})) MiB, not ~0"
+fi
+if [ -x "$ROOT/build/bin/nvtaskset" ]; then
+	echo "== release_shim" >>"$LOG/memdriver.txt"
+	out=$(timeout 60 "$ROOT/build/bin/nvtaskset" --no-mps --mem 2G "$APP" alloc:1536M release retain alloc:1536M \
+		alloc:1G 2>>"$LOG/memdriver.txt" | tee -a "$LOG/memdriver.txt")
+	if [ "$out" = "alloc rc=0
+release rc=0
+retain rc=0
+alloc rc=0
+alloc rc=2" ]; then
+		pass "nvtaskset --mem 2G: after the last release 1536 MiB taken again, 1 GiB more refused"
+	else
+		fail "nvtaskset --mem over the last release" "$(tr '\n' ' ' <<<"$out")"
+	fi
+fi
 
 # Levels: 64 MiB at level 0 (4096 x 4096 x 4 bytes), 16 at level 1, 4 at level 2, ...
 out=$(run mipmap info mipmap:4096:4096:1 info mipmap:4096:4096:2 info mipmap:4096:4096:13 info \
