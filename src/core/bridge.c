@@ -225,14 +225,22 @@ int nvt_bridge_chain_step(uint32_t launches, uint64_t span_ns)
 	return launches >= NVT_BRIDGE_CHAIN_LAUNCHES && span_ns >= (uint64_t)NVT_BRIDGE_REARM_US * 1000;
 }
 
-int nvt_bridge_chain_seen(uint32_t *share_pm, uint32_t *steps, int qualifies)
+int nvt_bridge_chain_seen(struct nvt_bridge_chain *c, int qualifies)
 {
-	uint32_t pm = *share_pm > 1000 ? 1000 : *share_pm;
+	uint32_t such;
 
-	*share_pm = (pm * 15 + (qualifies ? 1000 : 0)) / 16;
-	if (*steps < UINT32_MAX)
-		(*steps)++;
-	return *steps >= NVT_BRIDGE_CHAIN_STEPS && *share_pm >= NVT_BRIDGE_CHAIN_SHARE_PM;
+	if (c->steps < UINT32_MAX)
+		c->steps++;
+	if (c->in_window >= NVT_BRIDGE_CHAIN_WINDOW || c->such > c->in_window) /* (not one of ours) */
+		c->in_window = c->such = 0;
+	c->such += qualifies != 0;
+	if (++c->in_window < NVT_BRIDGE_CHAIN_WINDOW)
+		return 0;
+	such = c->such;
+	c->in_window = c->such = 0;
+	if (such > c->best)
+		c->best = such;
+	return such >= NVT_BRIDGE_CHAIN_NEED;
 }
 
 int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)

@@ -330,13 +330,15 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * counted) one had 4 of 150 requests over 8 ms against none (H100, 2026-11-26,
  * docs/bench/chainseen-2026-11-26, run P3). So by default (NVT_ENV_BRIDGE_REARM
  * unset) the launch calls are followed only once the task's held steps are, as
- * it runs, steps a chain would shorten: NVT_BRIDGE_CHAIN_SHARE_PM of its last ~16
- * held steps (a moving average), after NVT_BRIDGE_CHAIN_STEPS of them at least,
- * each with NVT_BRIDGE_CHAIN_LAUNCHES or more launches of its thread behind its
- * unreleased held bridge and NVT_BRIDGE_REARM_US or more of its host from its
- * wait's return to its next wait. A service that replays graphs (its replay
- * releases the held bridge) never gets there, nor one whose set-up runs a few
- * eager steps. "1" follows them from the start, "0" never.
+ * it runs, steps a chain would shorten: NVT_BRIDGE_CHAIN_NEED of a window of
+ * NVT_BRIDGE_CHAIN_WINDOW of its held steps (windows one after another, none
+ * overlapping), each such step with NVT_BRIDGE_CHAIN_LAUNCHES or more launches
+ * of its thread behind its unreleased held bridge and NVT_BRIDGE_REARM_US or
+ * more of its host from its wait's return to its next wait; a wait with no
+ * launch since the last one returned is no step. A service that replays graphs
+ * (its replay releases the held bridge) never gets there, nor one whose set-up
+ * runs a few eager steps, nor one whose steps are such half the time (one window
+ * in ~100000 would be, at random). "1" follows them from the start, "0" never.
  */
 #define NVT_BRIDGE_REARM_US 100
 /* A request's chain counts as queued this long after it began (so it is chained again
@@ -355,8 +357,15 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  */
 uint64_t nvt_bridge_rearm(uint64_t ret_ns, uint64_t armed_ns, uint64_t last_ns, uint64_t now);
 #define NVT_BRIDGE_CHAIN_LAUNCHES 4
-#define NVT_BRIDGE_CHAIN_STEPS 16
-#define NVT_BRIDGE_CHAIN_SHARE_PM 750
+#define NVT_BRIDGE_CHAIN_WINDOW 32
+#define NVT_BRIDGE_CHAIN_NEED 28
+/* Held steps judged (nvt_bridge_chain_seen): all of them, and the current window's. */
+struct nvt_bridge_chain {
+	uint32_t steps;     /* up to UINT32_MAX */
+	uint32_t in_window; /* steps of the current window */
+	uint32_t such;      /* of them, steps a chain would have shortened */
+	uint32_t best;      /* the most such in a window that ended */
+};
 enum nvt_bridge_chain_mode { NVT_BRIDGE_CHAIN_SEEN, NVT_BRIDGE_CHAIN_NEVER, NVT_BRIDGE_CHAIN_ALWAYS };
 /* NVT_ENV_BRIDGE_REARM's word (NULL: unset) as enum nvt_bridge_chain_mode; -1 if neither "0" nor
  * "1" (then NVT_BRIDGE_CHAIN_SEEN, said). */
@@ -366,9 +375,9 @@ int nvt_bridge_chain_mode(const char *word);
  * counts toward following the launch calls). */
 int nvt_bridge_chain_step(uint32_t launches, uint64_t span_ns);
 /* A held step ended, one a chain would have shortened (qualifies: nvt_bridge_chain_step) or
- * not: updates *share_pm (per mille of the last ~16 that did, a moving average) and *steps
- * (held steps seen, up to UINT32_MAX). Returns 1 if the launch calls are now to be followed. */
-int nvt_bridge_chain_seen(uint32_t *share_pm, uint32_t *steps, int qualifies);
+ * not: counts it in c. Returns 1 if the window it ends had NVT_BRIDGE_CHAIN_NEED such (the
+ * launch calls are now to be followed). */
+int nvt_bridge_chain_seen(struct nvt_bridge_chain *c, int qualifies);
 enum nvt_bridge_hold_mode { NVT_BRIDGE_HOLD_LEARN, NVT_BRIDGE_HOLD_NEVER, NVT_BRIDGE_HOLD_ALWAYS };
 struct nvt_bridge_hold {
 	/* [0] released by launches, [1] held: the last measured steps (a ring, n[i] in all) */

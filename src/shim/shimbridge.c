@@ -140,8 +140,9 @@ struct bslot {
 	uint32_t chain;
 	uint64_t chain_ret_ns, armed_ns;
 	uint32_t held_at; /* w[6] when the last held bridge was queued */
-	/* nvt_bridge_chain_seen's (the owner of the last held bridge's, at its next wait) */
-	uint32_t chain_pm, chain_n;
+	/* nvt_bridge_chain_seen's (under b.lock, by the owner of the last held bridge at its next
+	 * wait) */
+	struct nvt_bridge_chain seen;
 };
 
 /* Read by the launch path (shimbridge.h). */
@@ -159,6 +160,7 @@ static struct {
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
 	uint64_t followed_at;       /* waits when the launch calls began to be followed */
+	int inherited;              /* followed since before a fork */
 } dbg;
 
 static void count(uint64_t *c)
@@ -480,8 +482,8 @@ static void measure_begin(struct bslot *s, int g)
 }
 
 /* A wait begins on slot g: the step before it, if this thread's last wait queued the last
- * bridge and it was held, counts toward following the launch calls (held steps chained) where
- * a chain would have shortened it. */
+ * bridge and it was held and a launch came since that wait returned, counts toward following the
+ * launch calls (held steps chained) where a chain would have shortened it. */
 static void chain_seen(struct bslot *s, int g)
 {
 	uint32_t last = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
@@ -489,17 +491,23 @@ static void chain_seen(struct bslot *s, int g)
 	uint64_t now;
 
 	if (!last || !w || tls.owns != last || tls.owns_slot != g || !tls.ret_ns ||
-	    __atomic_load_n(&s->held, __ATOMIC_RELAXED) != last)
+	    __atomic_load_n(&s->held, __ATOMIC_RELAXED) != last || __atomic_load_n(&s->ret_ns, __ATOMIC_RELAXED))
 		return;
 	now = nvt_clock_ns();
 	int step = nvt_bridge_chain_step(__atomic_load_n(&w[6], __ATOMIC_RELAXED) - __atomic_load_n(&s->held_at, __ATOMIC_RELAXED),
 					 now > tls.ret_ns ? now - tls.ret_ns : 0);
-	/* (statistics: another thread's wait may race this one's; a lost update costs nothing) */
-	uint32_t pm = __atomic_load_n(&s->chain_pm, __ATOMIC_RELAXED), n = __atomic_load_n(&s->chain_n, __ATOMIC_RELAXED);
-	if (nvt_bridge_chain_seen(&pm, &n, step))
+	/* (statistics: dropped while another thread holds the lock) */
+	if (pthread_mutex_trylock(&b.lock))
+		return;
+	if (nvt_bridge_chain_seen(&s->seen, step))
 		__atomic_store_n(&b.chain_due, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->chain_pm, pm, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->chain_n, n, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&b.lock);
+}
+
+void shim_bridge_chains_not_followed(void)
+{
+	b.chain_mode = NVT_BRIDGE_CHAIN_NEVER;
+	__atomic_store_n(&b.following, 0, __ATOMIC_RELAXED);
 }
 
 int shim_bridge_chains_due(void)
@@ -990,6 +998,8 @@ void shim_bridge_report(void)
 		shim_note("bridge: launch calls followed from the start");
 	else if (b.chain_mode == NVT_BRIDGE_CHAIN_NEVER || !__atomic_load_n(&b.following, __ATOMIC_RELAXED))
 		shim_note("bridge: launch calls not followed");
+	else if (dbg.inherited)
+		shim_note("bridge: launch calls followed since before the fork");
 	else
 		shim_note("bridge: launch calls followed from wait %llu on",
 			  (unsigned long long)dbg.followed_at);
@@ -1000,10 +1010,11 @@ void shim_bridge_report(void)
 			shim_note("bridge: GPU slot %d: the median of its last measured steps %u us released, "
 				  "%u us held",
 				  g, nvt_bridge_hold_median(h, 0), nvt_bridge_hold_median(h, 1));
-		if (b.s[g].chain_n)
-			shim_note("bridge: GPU slot %d: %u held steps seen; a chain would have shortened %u "
-				  "per mille of the last ones",
-				  g, b.s[g].chain_n, b.s[g].chain_pm);
+		if (b.s[g].seen.steps)
+			shim_note("bridge: GPU slot %d: %u held steps seen; a chain would have shortened at "
+				  "most %u of a window of %d (%d needed)",
+				  g, b.s[g].seen.steps, b.s[g].seen.best, NVT_BRIDGE_CHAIN_WINDOW,
+				  NVT_BRIDGE_CHAIN_NEED);
 	}
 }
 
@@ -1033,5 +1044,6 @@ void shim_bridge_after_fork(void)
 	const char *trace = dbg.trace;
 	memset(&dbg, 0, sizeof(dbg));
 	dbg.on = on;
+	dbg.inherited = __atomic_load_n(&b.following, __ATOMIC_RELAXED);
 	dbg.trace = trace;
 }

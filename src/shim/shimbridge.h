@@ -54,6 +54,8 @@ int shim_bridge_chains(void);
 /* 1, once (to the first thread to ask after it happened): enough held steps were seen that a
  * chain would have shortened (core/yield.h): the launch calls are to be followed from now on. */
 int shim_bridge_chains_due(void);
+/* They could not be followed (no thread to enable them): held steps are not chained. */
+void shim_bridge_chains_not_followed(void);
 /* 1 if a launch call of this thread may matter to chains: its last wait queued a bridge, or its
  * last launch released one. */
 int shim_bridge_launch_wanted(void);

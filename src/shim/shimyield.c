@@ -783,8 +783,10 @@ static void *follow_chain_calls(void *unused)
 	return NULL;
 }
 
-/* Enables chain_ids from a thread of its own, signals blocked there: not from inside the
- * driver's callback this runs in (its dispatch may hold what enabling takes). */
+/* Enables chain_ids from a thread of its own, signals blocked there, as profilers enable theirs
+ * from their own threads while a program runs (H100, driver 580: docs/hardware-facts.md, "What
+ * following the launch calls costs"); enabling them from inside the driver's callback this
+ * runs in was never tried on a driver. */
 static void follow_chains(void)
 {
 	pthread_t thread;
@@ -800,8 +802,11 @@ static void follow_chains(void)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		pthread_attr_destroy(&attr);
 	}
-	if (rc && shim_first_time(WARN_BRIDGE))
-		shim_warn("cannot start a thread: held steps are not chained");
+	if (rc) {
+		shim_bridge_chains_not_followed();
+		if (shim_first_time(WARN_BRIDGE))
+			shim_warn("cannot start a thread: held steps are not chained");
+	}
 }
 
 /* The slot of the calling thread's current context, or -1. */

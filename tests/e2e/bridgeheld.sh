@@ -68,41 +68,79 @@ t_bridge_held_steps_chained() {
 	hasnt "$(grep -v '^nvtaskset: bridge:' "$WORK/unchained.err")" "nvtaskset:"
 }
 
-# By default the launch calls are followed, and held steps chained, only once the held steps
-# are steps a chain would shorten (4 launches or more behind the held bridge, 100 us or more of
-# the host): 75 % of the last ~16 (a moving average), 16 at least. Where every step is such, 22
-# are needed (the average from none): the launch calls are followed from the 23rd wait on, and
-# the first chained bridge comes after that wait's. Another word says so and does the same.
-# Held steps of 2 launches are never chained, and their launch calls never followed.
+# enables: the lines of the fake's log (FAKECUDA_LOG, the bridge's log) that enabled
+# cuLaunchKernel's callback (id 307), "BRIDGES_BEFORE PID TID" each.
+enables() { awk '$1 == "bridge" { n++ } $1 == "enable" && $2 == "cbid=307" { split($3, p, "="); split($4, t, "=")
+	print n + 0, p[2], t[2] }' "$WORK/bridge.log"; }
+
+# By default the launch calls are followed (the driver asked to report cuLaunchKernel), and held
+# steps chained, only once the held steps are steps a chain would shorten (4 launches or more
+# behind the held bridge, 100 us or more of the host): 28 of a window of 32. Where every step is
+# such, the 33rd wait ends the first window (the first wait ends no step): the calls are enabled
+# once, by a thread that is not the program's, after 33 bridges, and the first chained bridge
+# comes after that wait's. Another word says so and does the same; two waits at a step's end
+# (the second no step) the same. With 0 they are never enabled; with 1 at the start, by the
+# program's thread. Held steps of 2 launches are never such; nor are steps whose held bridge a
+# graph replay releases after their first launch (their later launches are not behind it).
 t_bridge_held_chained_once_seen() {
-	local word first
-	for word in unset yes; do
+	local word first e
+	for word in unset yes twice; do
 		rm -f "$WORK/bridge.log"
-		if [ $word = unset ]; then
-			NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 STEPS_EVERY=8 \
-				STEPS_LAUNCHES=400 steps_app "seen$word" --priority high
-		else
-			NVTASKSET_BRIDGE_REARM=$word NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 \
-				STEPS_EVERY=8 STEPS_LAUNCHES=400 steps_app "seen$word" --priority high
-		fi
+		case $word in
+		unset) FAKECUDA_LOG=$WORK/bridge.log NVTASKSET_BRIDGE_DEBUG=1 \
+			NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 STEPS_EVERY=8 STEPS_LAUNCHES=480 steps_app "$word" \
+			--priority high ;;
+		yes) FAKECUDA_LOG=$WORK/bridge.log NVTASKSET_BRIDGE_REARM=$word NVTASKSET_BRIDGE_DEBUG=1 \
+			NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 STEPS_EVERY=8 STEPS_LAUNCHES=480 steps_app "$word" \
+			--priority high ;;
+		twice) FAKECUDA_LOG=$WORK/bridge.log PRIOAPP_SYNC_TWICE=1 NVTASKSET_BRIDGE_DEBUG=1 \
+			NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 STEPS_EVERY=8 STEPS_LAUNCHES=480 steps_app "$word" \
+			--priority high ;;
+		esac
 		[ "$(chained)" -ge 10 ] || die "$word: only $(chained) bridges chained of $(bridges)"
 		first=$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 			if (v["returned"] == v["seq"]) { print v["seq"]; exit } }' "$WORK/bridge.log")
-		[ "$first" -ge 24 ] || die "$word: a bridge chained as bridge $first, before 22 held steps were seen"
-		grep -q "launch calls followed from wait [0-9]* on" "$WORK/seen$word.err" ||
-			die "$word: the report: $(grep 'launch calls' "$WORK/seen$word.err")"
-		[ "$(sed -n 's/.*launch calls followed from wait \([0-9]*\) on.*/\1/p' "$WORK/seen$word.err")" -ge 23 ] ||
-			die "$word: $(grep 'launch calls' "$WORK/seen$word.err")"
+		[ "$first" -ge 34 ] || die "$word: a bridge chained as bridge $first, before a window of held steps"
+		[ "$(sed -n 's/.*launch calls followed from wait \([0-9]*\) on.*/\1/p' "$WORK/$word.err")" -ge 33 ] ||
+			die "$word: the report: $(grep 'launch calls' "$WORK/$word.err")"
+		e=$(enables)
+		[ "$(wc -l <<<"$e")" = 1 ] || die "$word: cuLaunchKernel enabled: '$e'"
+		read -r before pid tid <<<"$e"
+		[ "$tid" != "$pid" ] || die "$word: enabled by the program's thread"
+		if [ $word = unset ]; then
+			[ "$before" -ge 33 ] || die "enabled after $before bridges"
+		fi
 	done
-	hasnt "$(grep -v '^nvtaskset: bridge:' "$WORK/seenunset.err")" "nvtaskset:"
-	has "$(cat "$WORK/seenyes.err")" "NVTASKSET_BRIDGE_REARM is neither 0 nor 1: held steps are chained once seen"
-	rm -f "$WORK/bridge.log"
-	NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 steps_app two --priority high
-	eq "$(chained)" 0 "bridges chained behind steps of two launches"
-	[ "$(bridges)" -gt 10 ] || die "only $(bridges) bridges"
-	has "$(cat "$WORK/two.err")" "launch calls not followed"
-	grep -q "GPU slot 0: [0-9]* held steps seen; a chain would have shortened 0 per mille" "$WORK/two.err" ||
-		die "the report: $(grep 'held steps seen' "$WORK/two.err")"
+	hasnt "$(grep -v '^nvtaskset: bridge:' "$WORK/unset.err")" "nvtaskset:"
+	has "$(cat "$WORK/yes.err")" "NVTASKSET_BRIDGE_REARM is neither 0 nor 1: held steps are chained once seen"
+	for word in 0 1; do
+		rm -f "$WORK/bridge.log"
+		FAKECUDA_LOG=$WORK/bridge.log NVTASKSET_BRIDGE_REARM=$word \
+			NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 STEPS_EVERY=8 steps_app "w$word" --priority high
+		e=$(enables)
+		if [ $word = 0 ]; then
+			eq "$e" "" "cuLaunchKernel enabled with NVTASKSET_BRIDGE_REARM=0"
+		else
+			read -r before pid tid <<<"$e"
+			[ "$before" = 0 ] && [ "$tid" = "$pid" ] || die "REARM=1: cuLaunchKernel enabled: '$e'"
+		fi
+	done
+	for word in two graph; do
+		rm -f "$WORK/bridge.log"
+		if [ $word = two ]; then
+			FAKECUDA_LOG=$WORK/bridge.log NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 \
+				STEPS_LAUNCHES=480 steps_app "$word" --priority high
+		else
+			FAKECUDA_LOG=$WORK/bridge.log PRIOAPP_GRAPH=1 NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_HOLD=1 \
+				PRIOAPP_GAP_US=100 STEPS_EVERY=8 STEPS_LAUNCHES=480 steps_app "$word" --priority high
+		fi
+		eq "$(chained)" 0 "$word: bridges chained"
+		[ "$(bridges)" -gt 40 ] || die "$word: only $(bridges) bridges"
+		eq "$(enables)" "" "$word: cuLaunchKernel enabled"
+		has "$(cat "$WORK/$word.err")" "launch calls not followed"
+		grep -q "GPU slot 0: [0-9]* held steps seen; a chain would have shortened at most 0 of a window of 32" \
+			"$WORK/$word.err" || die "$word: the report: $(grep 'held steps seen' "$WORK/$word.err")"
+	done
 }
 
 # A bridge chained behind a launch that the driver refuses (FAKECUDA_BRIDGE_FAIL_CHAINED): the

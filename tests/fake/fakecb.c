@@ -9,8 +9,11 @@
 #include "fakeint.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define MAX_SUBSCRIBERS 4
 #define API_BLOCK_WORDS 13
@@ -79,6 +82,14 @@ static int cb_enable(uint32_t on, uint32_t handle, int domain, int cbid)
 	if (domain != NVT_CB_DOMAIN_API || cbid <= 0 || cbid >= FAKE_API_IDS)
 		return 1;
 	bit = (uint64_t)1 << (cbid % 64);
+	/* Tests read which calls were followed, when and from which thread (FAKECUDA_LOG). */
+	if (on && getenv("FAKECUDA_LOG")) {
+		FILE *log = fopen(getenv("FAKECUDA_LOG"), "a");
+		if (log) {
+			fprintf(log, "enable cbid=%d pid=%ld tid=%ld\n", cbid, (long)getpid(), (long)syscall(SYS_gettid));
+			fclose(log);
+		}
+	}
 	if (on)
 		__atomic_fetch_or(&table.sub[handle].api_on[cbid / 64], bit, __ATOMIC_ACQ_REL);
 	else

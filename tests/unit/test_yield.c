@@ -810,37 +810,42 @@ static void test_bridge_chain_seen(void)
 	CHECK(nvt_bridge_chain_step(0, 10 * every) == 0);
 	CHECK(nvt_bridge_chain_step(40, every - 1) == 0);
 	CHECK(nvt_bridge_chain_step(UINT32_MAX, 0) == 0);
-	/* Followed once 75 % of the last ~16 held steps did, 16 at least: every step from none, at
-	 * the 22nd; not on a set-up's burst of 12 followed by the steps of a graph that replays. */
-	uint32_t pm = 0, n = 0;
+	/* Followed once 28 of a window of 32 held steps were such: every step, at the 32nd; 27 of a
+	 * window, never; not on a set-up's burst of 20 followed by a graph's replays. */
+	struct nvt_bridge_chain c = {0};
 	int due = 0, k = 0;
-	while (!due && k < 100)
-		due = nvt_bridge_chain_seen(&pm, &n, 1), k++;
-	CHECK(due && k == 22 && n == 22 && pm >= NVT_BRIDGE_CHAIN_SHARE_PM);
-	pm = n = 0;
-	for (k = 0; k < 12; k++)
-		CHECK(nvt_bridge_chain_seen(&pm, &n, 1) == 0);
-	for (k = 0; k < 1000; k++)
-		CHECK(nvt_bridge_chain_seen(&pm, &n, 0) == 0);
-	CHECK(pm == 0 && n == 1012);
-	/* Half the steps: never; nine of ten: soon. */
-	pm = n = 0;
-	for (k = 0, due = 0; k < 1000; k++)
-		due |= nvt_bridge_chain_seen(&pm, &n, k % 2);
-	CHECK(!due && pm > 400 && pm < 600);
-	pm = n = 0;
-	for (k = 0, due = 0; k < 60 && !due; k++)
-		due = nvt_bridge_chain_seen(&pm, &n, k % 10 != 3);
+	while (!due && k < 1000)
+		due = nvt_bridge_chain_seen(&c, 1), k++;
+	CHECK(due && k == NVT_BRIDGE_CHAIN_WINDOW && c.steps == 32 && c.best == 32 && c.in_window == 0);
+	memset(&c, 0, sizeof(c));
+	for (k = 0, due = 0; k < 32 * 100; k++)
+		due |= nvt_bridge_chain_seen(&c, k % 32 >= 5);
+	CHECK(!due && c.best == 27);
+	memset(&c, 0, sizeof(c));
+	for (k = 0, due = 0; k < 32 * 100; k++)
+		due |= nvt_bridge_chain_seen(&c, k % 32 >= 4);
+	CHECK(due && c.best == 28);
+	memset(&c, 0, sizeof(c));
+	for (k = 0, due = 0; k < 10000; k++)
+		due |= nvt_bridge_chain_seen(&c, k < 20);
+	CHECK(!due && c.best == 20 && c.steps == 10000);
+	/* Steps such half the time at random (a fixed generator): never in 100000; nine in ten: soon. */
+	uint32_t x = 12345;
+	memset(&c, 0, sizeof(c));
+	for (k = 0, due = 0; k < 100000; k++) {
+		x = x * 1103515245u + 12345u;
+		due |= nvt_bridge_chain_seen(&c, (x >> 16) & 1);
+	}
+	CHECK(!due && c.best < NVT_BRIDGE_CHAIN_NEED);
+	memset(&c, 0, sizeof(c));
+	for (k = 0, due = 0; k < 32 * 20 && !due; k++) {
+		x = x * 1103515245u + 12345u;
+		due = nvt_bridge_chain_seen(&c, (x >> 16) % 10 != 0);
+	}
 	CHECK(due);
-	/* Not before NVT_BRIDGE_CHAIN_STEPS, whatever the share says (a share past its bound is
-	 * taken as all); the count stops at its bound. */
-	pm = 5000, n = 0;
-	CHECK(nvt_bridge_chain_seen(&pm, &n, 1) == 0 && pm == 1000);
-	n = NVT_BRIDGE_CHAIN_STEPS - 2;
-	CHECK(nvt_bridge_chain_seen(&pm, &n, 1) == 0 && n == NVT_BRIDGE_CHAIN_STEPS - 1);
-	CHECK(nvt_bridge_chain_seen(&pm, &n, 1) == 1 && n == NVT_BRIDGE_CHAIN_STEPS);
-	n = UINT32_MAX;
-	CHECK(nvt_bridge_chain_seen(&pm, &n, 1) == 1 && n == UINT32_MAX);
+	/* A window it does not know (more such than steps) starts again; the count stops at its bound. */
+	c = (struct nvt_bridge_chain){.steps = UINT32_MAX, .in_window = 3, .such = 9};
+	CHECK(nvt_bridge_chain_seen(&c, 1) == 0 && c.in_window == 1 && c.such == 1 && c.steps == UINT32_MAX);
 }
 
 /* Whether a bridge waits for its step's graph replay: by the waits replays followed. */
