@@ -79,15 +79,21 @@ int nvt_bridge_on(int why)
 	return why == NVT_BRIDGE_ON || why == NVT_BRIDGE_BAD_WORD;
 }
 
-int nvt_bridge_hold_mode(const char *word)
+/* An environment word of 0 or 1 as one of three answers (unset, "0", "1"); -1 for another. */
+static int word01(const char *word, int unset, int zero, int one)
 {
 	if (!word)
-		return NVT_BRIDGE_HOLD_LEARN;
+		return unset;
 	if (!strcmp(word, "0"))
-		return NVT_BRIDGE_HOLD_NEVER;
+		return zero;
 	if (!strcmp(word, "1"))
-		return NVT_BRIDGE_HOLD_ALWAYS;
+		return one;
 	return -1;
+}
+
+int nvt_bridge_hold_mode(const char *word)
+{
+	return word01(word, NVT_BRIDGE_HOLD_LEARN, NVT_BRIDGE_HOLD_NEVER, NVT_BRIDGE_HOLD_ALWAYS);
 }
 
 uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held)
@@ -211,13 +217,7 @@ uint64_t nvt_bridge_rearm(uint64_t ret_ns, uint64_t armed_ns, uint64_t last_ns, 
 
 int nvt_bridge_chain_mode(const char *word)
 {
-	if (!word)
-		return NVT_BRIDGE_CHAIN_SEEN;
-	if (!strcmp(word, "0"))
-		return NVT_BRIDGE_CHAIN_NEVER;
-	if (!strcmp(word, "1"))
-		return NVT_BRIDGE_CHAIN_ALWAYS;
-	return -1;
+	return word01(word, NVT_BRIDGE_CHAIN_SEEN, NVT_BRIDGE_CHAIN_NEVER, NVT_BRIDGE_CHAIN_ALWAYS);
 }
 
 int nvt_bridge_chain_step(uint32_t launches, uint64_t span_ns)

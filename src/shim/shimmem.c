@@ -259,6 +259,11 @@ static int lives_in_no_context(int cbid)
 static void free_context(const void *ctx, int primary_slot)
 {
 	pthread_mutex_lock(&mem.lock);
+	/* A created context destroyed is one no more: a primary context may come back at its
+	 * address (a primary context's handle survives its last release). */
+	for (unsigned c = 0; ctx && c < mem.n_created && c < MAX_CREATED; c++)
+		if (mem.created[c] == ctx)
+			mem.created[c] = NULL;
 	for (size_t i = 0; i < mem.cap; i++) {
 		struct alloc *e = &mem.table[i];
 		int created = 0;

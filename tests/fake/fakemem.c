@@ -22,7 +22,8 @@
  * Each allocation lives in the context that was current when it was made, and
  * cuCtxDestroy, the primary context's reset or its last release frees it with
  * that context; those of cuMemCreate, cuMemAllocAsync and cuMemAllocFromPoolAsync
- * live in none, and outlive them (cuda.h, and measured on an H100, driver 580.159.04, by
+ * live in none, and outlive them (cuda.h, and measured for the destruction and the reset on an
+ * H100, driver 580.159.04, by
  * tests/gpu/memdriver.sh: docs/bench/mem-driver-2026-11-25). How much a device
  * has free is the device's, whichever context asks.
  *
