@@ -111,7 +111,7 @@ t_bridge_wait_releases_the_last() {
 
 # The device's primary context reset, or its last release (which destroys it too, at the same
 # address here): the bridge is made again in the new one (its module loaded again), and goes
-# on.
+# on. A release that is not the last (retained twice) leaves the context and its bridge.
 t_bridge_context_reset_made_again() {
 	local how
 	export FAKECUDA_LOG=$WORK/cuda.log
@@ -129,6 +129,11 @@ t_bridge_context_reset_made_again() {
 			"$WORK/bridge.log")" -gt 30 ] || die "$how: bridges after it: $(tail -2 "$WORK/bridge.log")"
 		hasnt "$(cat "$WORK/$how.err")" "nvtaskset:"
 	done
+	rm -f "$WORK/cuda.log" "$WORK/bridge.log"
+	PRIOAPP_RETAIN_TWICE=1 PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 steps_app notlast --priority high
+	eq "$(grep -c '^module ' "$WORK/cuda.log")" 1 "bridge modules loaded (a release not the last)"
+	[ "$(bridges)" -gt 100 ] || die "not the last: $(bridges) bridges"
+	hasnt "$(cat "$WORK/notlast.err")" "nvtaskset:"
 }
 
 # Requests 20 ms apart, one wait each: the first wait teaches that nothing follows soon.

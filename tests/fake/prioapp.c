@@ -24,7 +24,8 @@
  *       PRIOAPP_SYNC_TWICE=1: two synchronisations in a row each time; PRIOAPP_RESET_AT=N:
  *       the device's primary context reset before the Nth launch, and made again;
  *       PRIOAPP_RELEASE_AT=N: the same by its last release (cuDevicePrimaryCtxRelease) and
- *       a retain;
+ *       a retain (with PRIOAPP_RETAIN_TWICE=1, retained twice at the start: a release that
+ *       is not the last);
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
  *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
@@ -223,7 +224,8 @@ int main(int argc, char **argv)
 	FILE *log;
 	int first = 1;
 
-	if (argc < 4 || cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx)) {
+	if (argc < 4 || cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx) ||
+	    (getenv("PRIOAPP_RETAIN_TWICE") && cuDevicePrimaryCtxRetain(&ctx, 0))) {
 		fprintf(stderr, "usage: prioapp serve|batch|threads STOP LOG ...\n");
 		return 2;
 	}
