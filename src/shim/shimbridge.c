@@ -82,6 +82,7 @@
 #include "shimstate.h"
 
 #define PAGE 4096
+#define NVT_BRIDGE_REMAKES 4 /* context_went's bound: a driver that refuses for another reason */
 
 /* NVTASKSET_BRIDGE_TRACE: each bridge's record (the kernel writes it as it ends) and each copy
  * by a kernel's start on the GPU, in the words' mapping after its first page, the last
@@ -175,6 +176,7 @@ static struct {
 	pthread_mutex_t lock; /* making a slot's objects, launching its bridges */
 	int broken;           /* something failed: off for good */
 	int hold_mode;        /* enum nvt_bridge_hold_mode (NVTASKSET_BRIDGE_HOLD) */
+	int remade;           /* bridges made again after their context went unseen (context_went) */
 	int chain_mode;       /* enum nvt_bridge_chain_mode (NVTASKSET_BRIDGE_REARM) */
 	int following;        /* 1: launch calls followed, held steps chained */
 	uint32_t chain_due;   /* 1: the held steps seen say the launch calls are to be followed */
@@ -537,6 +539,21 @@ static CUdeviceptr trace_begin(struct bslot *s, uint32_t seq, int held)
 	return s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
 }
 
+/* A launch of slot s's bridge answered rc: if that says the context it was made in is gone (a
+ * primary context's last release the shim did not see: its handles answer 400 on an H100,
+ * docs/hardware-facts.md), it is made again at the next wait, NVT_BRIDGE_REMAKES times at most
+ * (under b.lock). Returns 1 if so. */
+static int context_went(struct bslot *s, int rc)
+{
+	if ((rc != NVT_CUDA_ERROR_INVALID_HANDLE && rc != NVT_CUDA_ERROR_CONTEXT_IS_DESTROYED &&
+	     rc != NVT_CUDA_ERROR_INVALID_CONTEXT) ||
+	    b.remade >= NVT_BRIDGE_REMAKES)
+		return 0;
+	b.remade++;
+	s->ctx = NULL;
+	return 1;
+}
+
 /* Queues bridge seq of slot s and the empty kernel behind it (under b.lock; tls.launching set):
  * ends linger after its wait returned (or the held thread's launches last moved w[6]), at most
  * hspan after it saw the return; replay: it waits for its step's replay; rec: its trace record
@@ -551,7 +568,8 @@ static int launch_bridge(struct bslot *s, uint32_t seq, uint64_t linger, uint64_
 	int rc = shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL);
 
 	if (rc) {
-		turn_off("launching the bridge", rc);
+		if (!context_went(s, rc))
+			turn_off("launching the bridge", rc);
 		return -1;
 	}
 	/* Without the empty kernel behind it the bridge alone is switched out. */

@@ -136,6 +136,27 @@ t_bridge_context_reset_made_again() {
 	hasnt "$(cat "$WORK/notlast.err")" "nvtaskset:"
 }
 
+# A primary context's last release the shim does not see (a driver that does not say whether
+# the context lives: FAKECUDA_NO_PRIMARY_STATE): the bridge's launch answers 400 (its handles
+# are stale, as on an H100), and the bridge is made again at the next wait, without a word. A
+# driver that answers every bridge launch so (FAKECUDA_BRIDGE_FAIL_RC=400) gets it made again 4
+# times; then it turns off, said once, and the program goes on.
+t_bridge_context_gone_unseen() {
+	export FAKECUDA_LOG=$WORK/cuda.log
+	FAKECUDA_NO_PRIMARY_STATE=1 PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 steps_app unseen --priority high
+	eq "$(grep -c '^module ' "$WORK/cuda.log")" 2 "bridge modules loaded"
+	[ "$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) if ($i ~ /^seq=/) { split($i, kv, "=")
+		if (kv[2] > 60) n++ } } END { print n + 0 }' "$WORK/bridge.log")" -gt 30 ] ||
+		die "bridges after the release: $(tail -2 "$WORK/bridge.log")"
+	hasnt "$(cat "$WORK/unseen.err")" "nvtaskset:"
+	rm -f "$WORK/cuda.log" "$WORK/bridge.log"
+	FAKECUDA_BRIDGE_FAIL_RC=400 steps_app refused --priority high
+	eq "$(grep -c '^module ' "$WORK/cuda.log")" 5 "bridge modules loaded (made again 4 times)"
+	eq "$(grep -c 'launching the bridge failed (error 400)' "$WORK/refused.err")" 1 "warnings"
+	eq "$(bridges)" 0 "bridges that ran"
+	[ "$(grep -c '^launch' "$WORK/refused.log")" -gt 200 ] || die "the program stopped early"
+}
+
 # Requests 20 ms apart, one wait each: the first wait teaches that nothing follows soon.
 t_bridge_spaced_requests_not_bridged() {
 	local pid

@@ -58,6 +58,7 @@ static struct {
 	int poke_at, poke_value;       /* FAKECUDA_TMD_POKE, or -1 */
 	int context[MAX_DEVICES]; /* the address of context[d] is device d's primary CUcontext */
 	int retained[MAX_DEVICES]; /* cuDevicePrimaryCtxRetain's count, less the releases */
+	unsigned generation[MAX_DEVICES]; /* the primary contexts destroyed (reset, last release) */
 	struct made_ctx created[MAX_CREATED]; /* the address of each is a CUcontext cuCtxCreate made */
 	unsigned n_created;
 } fake;
@@ -797,11 +798,25 @@ INTERNAL int fake_primary_release(int dev, int *was_last)
 	return 0;
 }
 
-/* cuda.h: whether the primary context is active (retained more often than released). */
+INTERNAL void fake_primary_destroyed(int dev)
+{
+	if (dev >= 0 && dev < MAX_DEVICES)
+		__atomic_add_fetch(&fake.generation[dev], 1, __ATOMIC_RELAXED);
+}
+
+INTERNAL unsigned fake_primary_generation(int dev)
+{
+	return dev >= 0 && dev < MAX_DEVICES ? __atomic_load_n(&fake.generation[dev], __ATOMIC_RELAXED) : 0;
+}
+
+/* cuda.h: whether the primary context is active (retained more often than released).
+ * FAKECUDA_NO_PRIMARY_STATE=1: a driver that does not say. */
 API int cuDevicePrimaryCtxGetState(int dev, unsigned *flags, int *active)
 {
 	if (!fake.initialised)
 		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (getenv("FAKECUDA_NO_PRIMARY_STATE"))
+		return NVT_CUDA_ERROR_NOT_SUPPORTED;
 	if (dev < 0 || dev >= fake.devices)
 		return NVT_CUDA_ERROR_INVALID_DEVICE;
 	if (!flags || !active)

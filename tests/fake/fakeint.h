@@ -42,6 +42,10 @@ INTERNAL const void *fake_primary_context(int dev);
 /* cuDevicePrimaryCtxRelease's count: 0, or the driver's error (none retained: 201); *was_last: it
  * was the last (the context is destroyed). */
 INTERNAL int fake_primary_release(int dev, int *was_last);
+/* Device dev's primary context was destroyed (its reset, its last release): what was made in it
+ * answers 400 from now on (as on an H100, docs/hardware-facts.md); and how often that was. */
+INTERNAL void fake_primary_destroyed(int dev);
+INTERNAL unsigned fake_primary_generation(int dev);
 /* The size word of the launch callback's block (FAKECUDA_PARAMS_SIZE). */
 INTERNAL uint32_t fake_launch_block_size(void);
 /* Fills tmd (TMD_BYTES) as the driver builds a launch's TMD for device dev. */
@@ -64,7 +68,8 @@ INTERNAL int fake_is_hog(const void *f);
 /* nvtaskset's bridge (src/shim/shimbridge.c): its kernel and the empty one behind it. */
 INTERNAL int fake_is_bridge(const void *f);
 INTERNAL void fake_run_bridge(const void *f, void **params);
-/* The launch of bridge kernel f with params fails (FAKECUDA_BRIDGE_FAIL_CHAINED): its error, or 0. */
+/* The launch of bridge kernel f with params fails (made in a primary context since destroyed,
+ * FAKECUDA_BRIDGE_FAIL_RC, FAKECUDA_BRIDGE_FAIL_CHAINED): its error, or 0. */
 INTERNAL int fake_bridge_refused(const void *f, void **params);
 /* A launch begins (before its callbacks): the bridge its log line names. */
 INTERNAL void fake_bridge_app_enter(void);

@@ -647,6 +647,7 @@ static void primary_gone(int dev)
 		if (mem.a[i].key && mem.a[i].ctx == fake_primary_context(dev))
 			give(mem.a[i].key, 1u << mem.a[i].kind);
 	fake_rm_context_reset(dev);
+	fake_primary_destroyed(dev);
 }
 
 static int reset(int dev)

@@ -24,6 +24,10 @@ static int hog_module, hog_function;
 /* The bridge between a high time-sliced task's steps (PTX entries nvt_bridge, nvt_bridge_nop):
  * each launch appends a line to $FAKECUDA_BRIDGE_LOG, with the words the host wrote so far. */
 static int bridge_module, bridge_function, bridge_nop;
+/* The device and primary context generation the bridge's module was loaded in, + 1 (0: not in a
+ * primary context): launched after that context was destroyed, its kernels answer 400. */
+static int bridge_dev;
+static unsigned bridge_generation;
 /* ... and its copy to the host (PTX entry nvt_copy): done here (a memcpy) and logged. */
 static int bridge_copy;
 
@@ -143,15 +147,24 @@ INTERNAL void fake_bridge_replayed(void)
 	replay_log(1);
 }
 
-/* FAKECUDA_BRIDGE_FAIL_CHAINED=N: the Nth launch of the bridge kernel whose wait had returned
+/* The bridge's kernels made in a primary context since destroyed answer 400, as stale handles
+ * do on an H100; FAKECUDA_BRIDGE_FAIL_RC=N: every launch of the bridge kernel answers N;
+ * FAKECUDA_BRIDGE_FAIL_CHAINED=N: the Nth launch of the bridge kernel whose wait had returned
  * already (a bridge chained behind a launch: core/yield.h) fails, as a launch out of resources
  * would. Returns the launch's error, 0 for the others. */
 INTERNAL int fake_bridge_refused(const void *f, void **params)
 {
 	static unsigned chained;
-	const char *at = getenv("FAKECUDA_BRIDGE_FAIL_CHAINED");
+	const char *at = getenv("FAKECUDA_BRIDGE_FAIL_CHAINED"), *rc = getenv("FAKECUDA_BRIDGE_FAIL_RC");
 	const volatile uint32_t *w;
 
+	/* Made in a primary context since destroyed: the driver's answer to a stale handle. */
+	if ((f == &bridge_function || f == &bridge_nop || f == &bridge_copy) && bridge_generation &&
+	    bridge_generation != fake_primary_generation(bridge_dev) + 1)
+		return NVT_CUDA_ERROR_INVALID_HANDLE;
+	/* FAKECUDA_BRIDGE_FAIL_RC=N: every bridge launch answers N. */
+	if (f == &bridge_function && rc && *rc)
+		return (int)strtol(rc, NULL, 10);
 	if (f != &bridge_function || !at || !params || !params[0] || !params[1])
 		return 0;
 	w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
@@ -242,6 +255,10 @@ API int cuModuleLoadData(void **module, const void *image)
 		    !strstr(ptx, ".entry nvt_copy(") || !strstr(ptx, "st.global.u8") || !strstr(ptx, "membar.sys"))
 			return NVT_CUDA_ERROR_INVALID_PTX;
 		*module = &bridge_module;
+		bridge_dev = fake_device();
+		bridge_generation = fake_current_context() == fake_primary_context(bridge_dev)
+					    ? fake_primary_generation(bridge_dev) + 1
+					    : 0;
 		return 0;
 	}
 	/* The hog: a grid-stride copy of 16-byte words. */
