@@ -97,6 +97,7 @@ typedef CUresult (*nvt_cuGetProcAddress_fn)(const char *symbol, void **pfn, int 
 typedef CUresult (*nvt_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn)(int *blocks, void *f,
 								      int block_size, size_t shmem);
 typedef CUresult (*nvt_cuCtxGetDevice_fn)(CUdevice *dev);
+typedef CUresult (*nvt_cuCtxGetId_fn)(CUcontext ctx, unsigned long long *id);
 typedef CUresult (*nvt_cuCtxGetCurrent_fn)(CUcontext *ctx);
 typedef CUresult (*nvt_cuCtxSetCurrent_fn)(CUcontext ctx);
 typedef CUresult (*nvt_cuCtxSynchronize_fn)(void);
@@ -356,6 +357,10 @@ enum nvt_api_cbid {
 	NVT_CBID_cuCtxDestroy_v2 = 322,
 	NVT_CBID_cuDevicePrimaryCtxRelease_v2 = 544,
 	NVT_CBID_cuDevicePrimaryCtxReset_v2 = 545,
+	/* ... and by their old names (the exports a program finds with dlsym, or cuGetProcAddress
+	 * below CUDA 11.0): the same calls, ids of their own */
+	NVT_CBID_cuDevicePrimaryCtxRelease = 387,
+	NVT_CBID_cuDevicePrimaryCtxReset = 389,
 	/* CUDA graphs */
 	NVT_CBID_cuGraphCreate = 501,
 	NVT_CBID_cuGraphAddKernelNode = 502,

@@ -106,6 +106,7 @@ struct trace {
 /* The bridge of one GPU slot, made in one context. */
 struct bslot {
 	void *ctx;           /* NULL: not made (yet, or since its context went) */
+	unsigned long long ctx_id; /* ctx's id (cuCtxGetId; 0: the driver has none) */
 	CUfunction fn, nop, copy;
 	CUstream stream;
 	struct trace *tr;    /* NVTASKSET_BRIDGE_TRACE's host side; NULL: not traced */
@@ -214,13 +215,26 @@ static size_t map_bytes(void)
 	return dbg.trace ? TRACE_BYTES : PAGE;
 }
 
-/* The slot's objects in ctx (under b.lock). Returns 0 if it can bridge there. */
+/* ctx's id, or 0 where the driver has none. */
+static unsigned long long id_of(void *ctx)
+{
+	unsigned long long id = 0;
+
+	return shim_cu.ctx_id && shim_cu.ctx_id(ctx, &id) == 0 ? id : 0;
+}
+
+/* The slot's objects in ctx (under b.lock). Returns 0 if it can bridge there. A context at the
+ * address of the one they were made in but of another id is a new one (the old one went unseen:
+ * a primary context comes back at its address, and what was made in the old one must never be
+ * launched: docs/hardware-facts.md): they are made again. */
 static int made(struct bslot *s, void *ctx)
 {
 	CUmodule module;
 	void *host;
 	int rc;
 
+	if (s->ctx && s->ctx == ctx && s->ctx_id && id_of(ctx) != s->ctx_id)
+		s->ctx = NULL;
 	if (s->ctx)
 		return s->ctx == ctx ? 0 : -1; /* one context a GPU: a second one waits unbridged */
 	if (!shim_cu.module_load || !shim_cu.module_function || !shim_cu.stream_create ||
@@ -264,6 +278,7 @@ static int made(struct bslot *s, void *ctx)
 		return -1;
 	}
 	s->ctx = ctx;
+	s->ctx_id = id_of(ctx);
 	return 0;
 }
 

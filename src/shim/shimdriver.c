@@ -28,6 +28,7 @@ static const struct {
 	ENTRY(device_uuid, "cuDeviceGetUuid"),
 	ENTRY(ctx_device, "cuCtxGetDevice"),
 	ENTRY(primary_state, "cuDevicePrimaryCtxGetState"),
+	ENTRY(ctx_id, "cuCtxGetId"),
 	ENTRY(ctx_current, "cuCtxGetCurrent"),
 	ENTRY(event_create, "cuEventCreate"),
 	ENTRY(event_record, "cuEventRecord"),

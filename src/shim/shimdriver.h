@@ -52,6 +52,8 @@ struct shim_driver {
 	nvt_cuCtxGetDevice_fn ctx_device;
 	/* Whether a device's primary context lives (after its release: shimslot.h). */
 	nvt_cuDevicePrimaryCtxGetState_fn primary_state;
+	/* A context's id, new for each context even at an address used before (CUDA 12.0). */
+	nvt_cuCtxGetId_fn ctx_id;
 	/* Priorities (shimyield.c). */
 	nvt_cuCtxGetCurrent_fn ctx_current;
 	nvt_cuEventCreate_fn event_create;

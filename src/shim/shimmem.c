@@ -591,6 +591,7 @@ static const int ids[] = {
 	NVT_CBID_cuArrayDestroy, NVT_CBID_cuMipmappedArrayCreate, NVT_CBID_cuMipmappedArrayDestroy,
 	NVT_CBID_cuCtxCreate_v2, NVT_CBID_cuCtxCreate_v3, NVT_CBID_cuCtxCreate_v4,
 	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuDevicePrimaryCtxRelease_v2,
+	NVT_CBID_cuDevicePrimaryCtxReset, NVT_CBID_cuDevicePrimaryCtxRelease,
 	NVT_CBID_cuMemGetInfo_v2, NVT_CBID_cuDeviceTotalMem_v2,
 };
 
@@ -604,11 +605,11 @@ static void context_call(int cbid, void *a, int result)
 		return;
 	if (cbid == NVT_CBID_cuCtxDestroy_v2) {
 		free_context(((NVT_HANDLE_ARGS *)a)->handle, -1);
-	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxReset_v2) {
+	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxReset_v2 || cbid == NVT_CBID_cuDevicePrimaryCtxReset) {
 		int g = device_slot(((NVT_DEVICE_ARGS *)a)->dev);
 		if (g >= 0)
 			free_context(NULL, g);
-	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2) {
+	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2 || cbid == NVT_CBID_cuDevicePrimaryCtxRelease) {
 		int g = shim_primary_gone(((NVT_DEVICE_ARGS *)a)->dev);
 		if (g >= 0)
 			free_context(NULL, g);
@@ -638,7 +639,8 @@ void shim_mem_api(int cbid, const void *data)
 		return;
 	case NVT_CBID_cuCtxCreate_v2: case NVT_CBID_cuCtxCreate_v3: case NVT_CBID_cuCtxCreate_v4:
 	case NVT_CBID_cuCtxDestroy_v2: case NVT_CBID_cuDevicePrimaryCtxReset_v2:
-	case NVT_CBID_cuDevicePrimaryCtxRelease_v2:
+	case NVT_CBID_cuDevicePrimaryCtxRelease_v2: case NVT_CBID_cuDevicePrimaryCtxReset:
+	case NVT_CBID_cuDevicePrimaryCtxRelease:
 		if (call.site == NVT_CB_API_SITE_EXIT)
 			context_call(cbid, (void *)call.args, call.result);
 		return;

@@ -84,6 +84,7 @@ static const int launch_ids[] = {
 /* A bridging task's (shimbridge.c): contexts that go, graph replays. */
 static const int bridge_ids[] = {
 	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuDevicePrimaryCtxRelease_v2,
+	NVT_CBID_cuDevicePrimaryCtxReset, NVT_CBID_cuDevicePrimaryCtxRelease,
 	NVT_CBID_cuGraphLaunch,	  NVT_CBID_cuGraphLaunch_ptsz,
 };
 /* ... its kernel launch calls, where its held steps are chained (shimbridge.c) ... */
@@ -862,7 +863,7 @@ static void bridge_api(int cbid, const void *data)
 							 cbid == NVT_CBID_cuMemcpyAsync_ptsz,
 						 still_bridged(g));
 		}
-	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2) {
+	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2 || cbid == NVT_CBID_cuDevicePrimaryCtxRelease) {
 		/* Its last release destroys the context once its work ends (the bridges end first),
 		 * and with it the bridge made there. */
 		if (call.site == NVT_CB_API_SITE_ENTER)

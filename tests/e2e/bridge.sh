@@ -110,18 +110,21 @@ t_bridge_wait_releases_the_last() {
 }
 
 # The device's primary context reset, or its last release (which destroys it too, at the same
-# address here): the bridge is made again in the new one (its module loaded again), and goes
-# on. A release that is not the last (retained twice) leaves the context and its bridge.
+# address here), by its name or its old one: the bridge is made again in the new one (its module
+# loaded again), and goes on; the bridge's kernels of the old context are never launched (the
+# fake dies of it, as a program did on an H100). A release that is not the last (retained
+# twice) leaves the context and its bridge.
 t_bridge_context_reset_made_again() {
 	local how
-	export FAKECUDA_LOG=$WORK/cuda.log
-	for how in RESET RELEASE; do
+	export FAKECUDA_LOG=$WORK/cuda.log FAKECUDA_STALE_ABORT=1
+	for how in RESET RELEASE RELEASE1; do
 		rm -f "$WORK/cuda.log" "$WORK/bridge.log"
-		if [ $how = RESET ]; then
-			PRIOAPP_RESET_AT=100 STEPS_LAUNCHES=300 steps_app "$how" --priority high
-		else
-			PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 steps_app "$how" --priority high
-		fi
+		case $how in
+		RESET) PRIOAPP_RESET_AT=100 STEPS_LAUNCHES=300 steps_app "$how" --priority high ;;
+		RELEASE) PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 steps_app "$how" --priority high ;;
+		RELEASE1) PRIOAPP_RELEASE_V1=1 PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 steps_app "$how" \
+			--priority high ;;
+		esac
 		eq "$(grep -c '^module ' "$WORK/cuda.log")" 2 "bridge modules loaded ($how)"
 		# (the bridges after the 100th launch: its steps are of 2 launches)
 		[ "$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) if ($i ~ /^seq=/) { split($i, kv, "=")
@@ -137,18 +140,30 @@ t_bridge_context_reset_made_again() {
 }
 
 # A primary context's last release the shim does not see (a driver that does not say whether
-# the context lives: FAKECUDA_NO_PRIMARY_STATE): the bridge's launch answers 400 (its handles
-# are stale, as on an H100), and the bridge is made again at the next wait, without a word. A
-# driver that answers every bridge launch so (FAKECUDA_BRIDGE_FAIL_RC=400) gets it made again 4
-# times; then it turns off, said once, and the program goes on.
+# the context lives: FAKECUDA_NO_PRIMARY_STATE): at the next wait the context's id is not the one
+# the bridge was made in, and it is made again before any of its old kernels is launched (the
+# fake dies of that). Without ids either (FAKECUDA_NO_CTX_ID), the bridge's launch answers 400
+# (its handles are stale, as on an H100), and it is made again at the next wait, without a
+# word. A driver that answers every bridge launch so (FAKECUDA_BRIDGE_FAIL_RC=400) gets it made
+# again 4 times; then it turns off, said once, and the program goes on.
 t_bridge_context_gone_unseen() {
+	local how
 	export FAKECUDA_LOG=$WORK/cuda.log
-	FAKECUDA_NO_PRIMARY_STATE=1 PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 steps_app unseen --priority high
-	eq "$(grep -c '^module ' "$WORK/cuda.log")" 2 "bridge modules loaded"
-	[ "$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) if ($i ~ /^seq=/) { split($i, kv, "=")
-		if (kv[2] > 60) n++ } } END { print n + 0 }' "$WORK/bridge.log")" -gt 30 ] ||
-		die "bridges after the release: $(tail -2 "$WORK/bridge.log")"
-	hasnt "$(cat "$WORK/unseen.err")" "nvtaskset:"
+	for how in id noid; do
+		rm -f "$WORK/cuda.log" "$WORK/bridge.log"
+		if [ $how = id ]; then
+			FAKECUDA_STALE_ABORT=1 FAKECUDA_NO_PRIMARY_STATE=1 PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 \
+				steps_app $how --priority high
+		else
+			FAKECUDA_NO_CTX_ID=1 FAKECUDA_NO_PRIMARY_STATE=1 PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 \
+				steps_app $how --priority high
+		fi
+		eq "$(grep -c '^module ' "$WORK/cuda.log")" 2 "bridge modules loaded ($how)"
+		[ "$(awk '$1 == "bridge" { for (i = 2; i <= NF; i++) if ($i ~ /^seq=/) { split($i, kv, "=")
+			if (kv[2] > 60) n++ } } END { print n + 0 }' "$WORK/bridge.log")" -gt 30 ] ||
+			die "$how: bridges after the release: $(tail -2 "$WORK/bridge.log")"
+		hasnt "$(cat "$WORK/$how.err")" "nvtaskset:"
+	done
 	rm -f "$WORK/cuda.log" "$WORK/bridge.log"
 	FAKECUDA_BRIDGE_FAIL_RC=400 steps_app refused --priority high
 	eq "$(grep -c '^module ' "$WORK/cuda.log")" 5 "bridge modules loaded (made again 4 times)"

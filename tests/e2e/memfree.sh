@@ -60,20 +60,22 @@ info rc=0 free=$((8 * MIB)) total=$((64 * MIB))" "$kind"
 }
 
 # The primary context's last release destroys it as its reset does (cuda.h; on an H100:
-# tests/gpu/memdriver.sh): what was allocated in it is freed, not cuMemCreate's memory. A release
-# that is not the last (retained twice) frees nothing.
+# tests/gpu/memdriver.sh): what was allocated in it is freed, not cuMemCreate's memory; the same
+# by the call's old name. A release that is not the last (retained twice) frees nothing.
 t_mem_context_last_release_frees() {
-	local via
+	local via word
 	for via in proc dlsym; do
-		run_rc out rc env MEMAPP_VIA=$via "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:48M create:8M \
-			release retain alloc:48M alloc:16M info
-		eq "$out" "alloc rc=0
+		for word in release release1; do
+			run_rc out rc env MEMAPP_VIA=$via "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:48M \
+				create:8M $word retain alloc:48M alloc:16M info
+			eq "$out" "alloc rc=0
 create rc=0
-release rc=0
+$word rc=0
 retain rc=0
 alloc rc=0
 alloc rc=2
-info rc=0 free=$((8 * MIB)) total=$((64 * MIB))" "the last release ($via)"
+info rc=0 free=$((8 * MIB)) total=$((64 * MIB))" "the last $word ($via)"
+		done
 		run_rc out rc env MEMAPP_VIA=$via "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" retain alloc:48M release \
 			alloc:32M info
 		eq "$out" "retain rc=0

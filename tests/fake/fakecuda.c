@@ -538,6 +538,8 @@ static const struct {
 } by_version[] = {
 	{"cuCtxCreate", 12050, "cuCtxCreate_v4"},
 	{"cuCtxCreate", 11040, "cuCtxCreate_v3"},
+	{"cuDevicePrimaryCtxRelease", 11000, "cuDevicePrimaryCtxRelease_v2"},
+	{"cuDevicePrimaryCtxReset", 11000, "cuDevicePrimaryCtxReset_v2"},
 };
 
 /* One of this library's own entry points (never an interposer's: a handle's
@@ -795,6 +797,26 @@ INTERNAL int fake_primary_release(int dev, int *was_last)
 			return NVT_CUDA_ERROR_INVALID_CONTEXT;
 	while (!__atomic_compare_exchange_n(&fake.retained[dev], &n, n - 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	*was_last = n == 1;
+	return 0;
+}
+
+/* cuda.h (CUDA 12.0): an id no other context of the process had; a primary context destroyed
+ * and made again at its address gets a new one. FAKECUDA_NO_CTX_ID=1: a driver without. */
+API int cuCtxGetId(void *ctx, unsigned long long *id)
+{
+	const int *primary = ctx;
+
+	if (!fake.initialised)
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (getenv("FAKECUDA_NO_CTX_ID"))
+		return NVT_CUDA_ERROR_NOT_SUPPORTED;
+	if (!id || !ctx_valid(ctx))
+		return !id ? NVT_CUDA_ERROR_INVALID_VALUE : NVT_CUDA_ERROR_INVALID_CONTEXT;
+	if (primary >= fake.context && primary < fake.context + fake.devices)
+		*id = ((unsigned long long)(primary - fake.context) + 1) << 32 |
+		      (__atomic_load_n(&fake.generation[primary - fake.context], __ATOMIC_RELAXED) + 1);
+	else
+		*id = (1ull << 48) + (unsigned long long)((const struct made_ctx *)ctx - fake.created);
 	return 0;
 }
 

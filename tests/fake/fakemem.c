@@ -694,6 +694,19 @@ API int cuDevicePrimaryCtxRelease_v2(int dev)
 	CALL(NVT_CBID_cuDevicePrimaryCtxRelease_v2, a, release(a.dev));
 }
 
+/* The old names, exported as the driver does: the same calls under ids of their own. */
+API int cuDevicePrimaryCtxRelease(int dev)
+{
+	NVT_DEVICE_ARGS a = {dev};
+	CALL(NVT_CBID_cuDevicePrimaryCtxRelease, a, release(a.dev));
+}
+
+API int cuDevicePrimaryCtxReset(int dev)
+{
+	NVT_DEVICE_ARGS a = {dev};
+	CALL(NVT_CBID_cuDevicePrimaryCtxReset, a, reset(a.dev));
+}
+
 static int info(NVT_MEM_GET_INFO_ARGS *a)
 {
 	int dev = fake_device();

@@ -158,10 +158,16 @@ INTERNAL int fake_bridge_refused(const void *f, void **params)
 	const char *at = getenv("FAKECUDA_BRIDGE_FAIL_CHAINED"), *rc = getenv("FAKECUDA_BRIDGE_FAIL_RC");
 	const volatile uint32_t *w;
 
-	/* Made in a primary context since destroyed: the driver's answer to a stale handle. */
+	/* Made in a primary context since destroyed: the driver's answer to a stale handle (on an
+	 * H100 a program also died of it, 2 times in 5: FAKECUDA_STALE_ABORT=1 makes it so). */
 	if ((f == &bridge_function || f == &bridge_nop || f == &bridge_copy) && bridge_generation &&
-	    bridge_generation != fake_primary_generation(bridge_dev) + 1)
+	    bridge_generation != fake_primary_generation(bridge_dev) + 1) {
+		if (getenv("FAKECUDA_STALE_ABORT")) {
+			fprintf(stderr, "fakecuda: a kernel of a destroyed context launched\n");
+			abort();
+		}
 		return NVT_CUDA_ERROR_INVALID_HANDLE;
+	}
 	/* FAKECUDA_BRIDGE_FAIL_RC=N: every bridge launch answers N. */
 	if (f == &bridge_function && rc && *rc)
 		return (int)strtol(rc, NULL, 10);

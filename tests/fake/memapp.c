@@ -22,6 +22,7 @@
  *   reset       cuDevicePrimaryCtxReset of device 0
  *   release     cuDevicePrimaryCtxRelease of device 0 (retained once at the start: the first
  *               release is the last, and destroys the context)
+ *   release1    the same by the call's old name (cuGetProcAddress at CUDA 10.0, or the export)
  *   retain      cuDevicePrimaryCtxRetain of device 0, made current: "retain rc=N"
  *   export:FILE write the last allocation's IPC handle to FILE
  *   import:FILE open the IPC handle in FILE (cuIpcOpenMemHandle)
@@ -101,6 +102,7 @@ static cuMemAllocFromPoolAsync_ft *p_alloc_pool_ptsz;
 static CUresult (*p_ctx_create_v2)(void **, unsigned, int);
 static CUresult (*p_ctx_create_v3)(void **, void *, int, unsigned, int);
 static CUresult (*p_ctx_create_v4)(void **, void *, unsigned, int);
+static CUresult (*p_release_v1)(int); /* cuDevicePrimaryCtxRelease by its old name */
 
 /* The contexts ctx created, newest last. */
 static void *contexts[16];
@@ -160,6 +162,7 @@ static void load(void)
 	FIND(p_ctx_create_v2, "cuCtxCreate", 4000, 0, "cuCtxCreate_v2")
 	FIND(p_ctx_create_v3, "cuCtxCreate", 11040, 0, "cuCtxCreate_v3")
 	FIND(p_ctx_create_v4, "cuCtxCreate", 12050, 0, "cuCtxCreate_v4")
+	FIND(p_release_v1, "cuDevicePrimaryCtxRelease", 10000, 0, "cuDevicePrimaryCtxRelease")
 }
 
 static uint64_t size_of(const char *text)
@@ -396,6 +399,8 @@ static void step(char *word)
 		n_taken = 0;
 	} else if (!strcmp(word, "release")) {
 		printf("release rc=%d\n", p_cuDevicePrimaryCtxRelease(0));
+	} else if (!strcmp(word, "release1")) {
+		printf("release1 rc=%d\n", p_release_v1(0));
 	} else if (!strcmp(word, "retain")) {
 		void *ctx = NULL;
 		rc = p_cuDevicePrimaryCtxRetain(&ctx, 0);

@@ -25,7 +25,7 @@
  *       the device's primary context reset before the Nth launch, and made again;
  *       PRIOAPP_RELEASE_AT=N: the same by its last release (cuDevicePrimaryCtxRelease) and
  *       a retain (with PRIOAPP_RETAIN_TWICE=1, retained twice at the start: a release that
- *       is not the last);
+ *       is not the last; PRIOAPP_RELEASE_V1=1: the release by its old name);
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
  *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
@@ -61,6 +61,7 @@ int cuDevicePrimaryCtxRetain(void **, int);
 int cuCtxSetCurrent(void *);
 int cuDevicePrimaryCtxReset_v2(int);
 int cuDevicePrimaryCtxRelease_v2(int);
+int cuDevicePrimaryCtxRelease(int);
 int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 		   void *, void **, void **);
 int cuStreamSynchronize(void *);
@@ -304,7 +305,9 @@ int main(int argc, char **argv)
 		for (long n = 1; !exists(argv[2]); n++) {
 			if (gap_us > 0 && every > 0 && (n - 1) % every != 0)
 				pause_us(gap_us);
-			if (n == release_at && (cuDevicePrimaryCtxRelease_v2(0) || cuDevicePrimaryCtxRetain(&ctx, 0) ||
+			if (n == release_at &&
+			    ((getenv("PRIOAPP_RELEASE_V1") ? cuDevicePrimaryCtxRelease(0) : cuDevicePrimaryCtxRelease_v2(0)) ||
+			     cuDevicePrimaryCtxRetain(&ctx, 0) ||
 						cuCtxSetCurrent(ctx))) {
 				fclose(log);
 				return 1;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <cuda.h>
+#include <dlfcn.h>
 static const char ptx[] = ".version 7.0\n.target sm_70\n.address_size 64\n"
 	".visible .entry inc(.param .u64 a)\n{\n .reg .b64 %rd<3>;\n .reg .b32 %r<2>;\n"
 	" ld.param.u64 %rd1, [a];\n cvta.to.global.u64 %rd2, %rd1;\n ld.global.u32 %r1, [%rd2];\n"
@@ -36,7 +37,13 @@ int main(void) {
 		qsort(st, 300, sizeof(st[0]), cmp);
 		printf("round %d context %p value %u step p50 %.1f us\n", r, (void *)ctx, v, st[150]);
 		fflush(stdout);
-		CK(cuDevicePrimaryCtxRelease(0));
+		if (getenv("REL_V1")) { /* the unversioned export, by its old name */
+			CUresult (*v1)(CUdevice) = (CUresult (*)(CUdevice))dlsym(RTLD_DEFAULT, "cuDevicePrimaryCtxRelease");
+			if (!v1) { printf("no cuDevicePrimaryCtxRelease\n"); return 1; }
+			CK(v1(0));
+		} else {
+			CK(cuDevicePrimaryCtxRelease(0));
+		}
 	}
 	return 0;
 }
