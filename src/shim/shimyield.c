@@ -833,7 +833,8 @@ static int still_bridged(int g)
 }
 
 /* The calls a bridging task follows besides its waits: a context that goes (destroyed, reset,
- * or released the last time) takes its bridges with it; a graph replay holds the last one while it is queued and releases it once queued
+ * or released the last time) takes its bridges with it; a graph replay holds the last one
+ * while it is queued and releases it once queued
  * (its kernels come to the launch path only where shimgraph follows the graph). */
 static void bridge_api(int cbid, const void *data)
 {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run P11: what crashes rel.c (REL_V1=1) under nvtaskset --priority high: without the bridge,
-# with the build before the release handling (build/base), and a backtrace (gdb).
+# with a build without the release handling (build/base), and a backtrace (gdb).
 set -u
 J=build/.jsonc
 MK=("JSONC_CFLAGS=-I$J/include -I$J/include/json-c" "JSONC_LIBS=$J/lib/libjson-c.a")

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run P12: the CUPTI ids of the primary-context calls; rel.c (REL_V1=1: the unversioned release,
-# not followed) under nvtaskset --priority high five times, and the build before the release
+# not followed) under nvtaskset --priority high five times, and a build without the release
 # handling five times: how often does the stale bridge launch crash the program?
 set -u
 J=build/.jsonc

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Run P8: memdriver.sh again (its nvtaskset check reads the program's output alone); a driver-API
 # program whose primary context is released the last time and retained again between rounds of
-# synchronised steps, plain and under nvtaskset --priority high (this build, and the build
-# before this change in build/base): is the context's handle the same, is the bridge made
+# synchronised steps, plain and under nvtaskset --priority high (this build, and a build
+# without the release handling in build/base): is the context's handle the same, is the bridge made
 # again, does the program go on.
 set -u
 J=build/.jsonc
