@@ -361,6 +361,7 @@ enum nvt_api_cbid {
 	 * below CUDA 11.0): the same calls, ids of their own */
 	NVT_CBID_cuDevicePrimaryCtxRelease = 387,
 	NVT_CBID_cuDevicePrimaryCtxReset = 389,
+	NVT_CBID_cuCtxDestroy = 11,
 	/* CUDA graphs */
 	NVT_CBID_cuGraphCreate = 501,
 	NVT_CBID_cuGraphAddKernelNode = 502,

@@ -107,6 +107,8 @@ struct trace {
 struct bslot {
 	void *ctx;           /* NULL: not made (yet, or since its context went) */
 	unsigned long long ctx_id; /* ctx's id (cuCtxGetId; 0: the driver has none) */
+	int suspect;         /* its GPU's primary context went since (reset, last release): kept
+			      * only where the next wait is in ctx, of ctx_id */
 	CUfunction fn, nop, copy;
 	CUstream stream;
 	struct trace *tr;    /* NVTASKSET_BRIDGE_TRACE's host side; NULL: not traced */
@@ -215,14 +217,6 @@ static size_t map_bytes(void)
 	return dbg.trace ? TRACE_BYTES : PAGE;
 }
 
-/* ctx's id, or 0 where the driver has none. */
-static unsigned long long id_of(void *ctx)
-{
-	unsigned long long id = 0;
-
-	return shim_cu.ctx_id && shim_cu.ctx_id(ctx, &id) == 0 ? id : 0;
-}
-
 /* The slot's objects in ctx (under b.lock). Returns 0 if it can bridge there. A context at the
  * address of the one they were made in but of another id is a new one (the old one went unseen:
  * a primary context comes back at its address, and what was made in the old one must never be
@@ -233,10 +227,20 @@ static int made(struct bslot *s, void *ctx)
 	void *host;
 	int rc;
 
-	if (s->ctx && s->ctx == ctx && s->ctx_id && id_of(ctx) != s->ctx_id)
+	/* After a primary context went: made in another context, or where ids cannot tell, it may
+	 * have been made in the one that went (a created context's bridge so dropped stays behind
+	 * in it, unused: its module and stream). */
+	if (s->ctx && s->suspect && (s->ctx != ctx || !s->ctx_id))
 		s->ctx = NULL;
-	if (s->ctx)
-		return s->ctx == ctx ? 0 : -1; /* one context a GPU: a second one waits unbridged */
+	if (s->ctx && s->ctx == ctx && s->ctx_id && shim_ctx_id(ctx) != s->ctx_id)
+		s->ctx = NULL;
+	if (s->ctx) {
+		if (s->ctx != ctx)
+			return -1; /* one context a GPU: a second one waits unbridged */
+		s->suspect = 0;
+		return 0;
+	}
+	s->suspect = 0;
 	if (!shim_cu.module_load || !shim_cu.module_function || !shim_cu.stream_create ||
 	    !shim_cu.launch_kernel || !shim_cu.host_register || !shim_cu.host_device_ptr) {
 		turn_off("finding the driver's module and launch calls", -1);
@@ -278,7 +282,7 @@ static int made(struct bslot *s, void *ctx)
 		return -1;
 	}
 	s->ctx = ctx;
-	s->ctx_id = id_of(ctx);
+	s->ctx_id = shim_ctx_id(ctx);
 	return 0;
 }
 
@@ -810,14 +814,13 @@ void shim_bridge_release_all(void)
 		release(g, REL_NOW);
 }
 
-/* The bridges made in ctx (NULL: any) on slot (-1: any) are gone with their context. */
-static void slots_gone(void *ctx, int slot)
+void shim_bridge_context_gone(void *ctx)
 {
 	if (!shim_bridge_on)
 		return;
 	pthread_mutex_lock(&b.lock);
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
-		if (b.s[g].ctx && (slot < 0 || g == slot) && (!ctx || b.s[g].ctx == ctx)) {
+		if (b.s[g].ctx && b.s[g].ctx == ctx) {
 			/* Its kernels end with it; made() starts again in the next one. */
 			release(g, REL_NOW);
 			b.s[g].ctx = NULL;
@@ -825,15 +828,16 @@ static void slots_gone(void *ctx, int slot)
 	pthread_mutex_unlock(&b.lock);
 }
 
-void shim_bridge_context_gone(void *ctx)
-{
-	slots_gone(ctx, -1);
-}
-
 void shim_bridge_slot_gone(int g)
 {
-	if (g >= 0 && g < NVT_MAX_GPUS)
-		slots_gone(NULL, g);
+	if (!shim_bridge_on || g < 0 || g >= NVT_MAX_GPUS)
+		return;
+	pthread_mutex_lock(&b.lock);
+	if (b.s[g].ctx) {
+		release(g, REL_NOW);
+		b.s[g].suspect = 1; /* made() tells whether it was made in the context that went */
+	}
+	pthread_mutex_unlock(&b.lock);
 }
 
 /* What the driver says of the host memory at ptr: its type, where this context's kernels reach

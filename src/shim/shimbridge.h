@@ -37,11 +37,11 @@ void shim_bridge_graph_launch(int g, int enter, int queued);
 void shim_bridge_release_now(int g);
 /* A context synchronisation begins: every bridge may end (it waits for them too). */
 void shim_bridge_release_all(void);
-/* A context is destroyed (ctx), or a device's primary one reset (NULL: any): the bridges made
- * in it are made again in the next. */
+/* Context ctx is destroyed: the bridges made in it are made again in the next. */
 void shim_bridge_context_gone(void *ctx);
-/* The context the bridge of GPU slot g was made in is gone (its primary context's last
- * release): it is made again in the next. */
+/* GPU slot g's primary context is gone (its reset, its last release): its bridge ends, and is
+ * made again at the next wait unless that wait is in the context it was made in, of the same id
+ * (a created context's). */
 void shim_bridge_slot_gone(int g);
 /* A copy to the host on a stream (entry of cuMemcpyDtoHAsync_v2, cuMemcpyAsync, or their _ptsz
  * forms: ptsz) in context ctx on slot g, arguments a, by a task that still bridges

@@ -62,7 +62,6 @@
 #define POISON_BYTES ((size_t)1 << 52)
 /* Array dimensions past every GPU's maximum (2D 131072 x 65536, 3D 16384^3 on Hopper). */
 #define POISON_DIM ((size_t)1 << 40)
-#define MAX_ORDINALS 64
 #define MAX_CREATED 64 /* contexts of cuCtxCreate remembered (the rest count as primary) */
 #define PENDING 4      /* nested calls on one thread */
 
@@ -93,8 +92,6 @@ static struct {
 	pthread_mutex_t lock; /* the table */
 	struct alloc *table;
 	size_t cap, n;        /* cap a power of two, or 0 */
-	int dev_slot[MAX_ORDINALS];      /* slot + 1 of ordinal d's GPU; 0: not known */
-	uint64_t dev_gen[MAX_ORDINALS];  /* segment generation + 1 when d had none */
 	const void *created[MAX_CREATED]; /* contexts cuCtxCreate made */
 	unsigned n_created;
 } mem = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -293,33 +290,6 @@ static int current_slot(const void **ctx_out)
 	return shim_slot_of(ctx);
 }
 
-/* The slot of CUDA device dev's GPU, or -1 (asks the driver once per ordinal). */
-static int device_slot(CUdevice dev)
-{
-	uint64_t gen = nvt_segment_gen(shim.seg);
-	CUuuid uuid;
-	int g;
-
-	if (dev < 0)
-		return -1;
-	if (dev < MAX_ORDINALS) {
-		if ((g = __atomic_load_n(&mem.dev_slot[dev], __ATOMIC_ACQUIRE)) > 0)
-			return g - 1;
-		if (__atomic_load_n(&mem.dev_gen[dev], __ATOMIC_ACQUIRE) == gen + 1)
-			return -1;
-	}
-	g = !shim_cu.device_uuid || shim_cu.device_uuid(&uuid, dev)
-		    ? -1
-		    : nvt_segment_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
-	if (dev < MAX_ORDINALS) {
-		if (g >= 0)
-			__atomic_store_n(&mem.dev_slot[dev], g + 1, __ATOMIC_RELEASE);
-		else
-			__atomic_store_n(&mem.dev_gen[dev], gen + 1, __ATOMIC_RELEASE);
-	}
-	return g;
-}
-
 /* ---- What each call takes ------------------------------------------------------------- */
 
 /* Bytes of one element of an array format's channel (cuda.h's CUarray_format). */
@@ -366,7 +336,7 @@ static void asked(int cbid, void *a, struct pending *p)
 		p->bytes = c->size;
 		if (c->prop && c->prop->location_type == NVT_MEM_LOCATION_DEVICE) {
 			p->ctx = NULL;
-			p->slot = device_slot(c->prop->location_id);
+			p->slot = shim_device_slot(c->prop->location_id);
 		}
 		return;
 	}
@@ -571,7 +541,7 @@ static void tell(int cbid, void *a)
 		*m->total = (size_t)total;
 	} else {
 		NVT_DEVICE_TOTAL_MEM_ARGS *t = a;
-		if (!t->bytes || (g = device_slot(t->dev)) < 0)
+		if (!t->bytes || (g = shim_device_slot(t->dev)) < 0)
 			return;
 		total = *t->bytes;
 		nvt_memlimit_told(nvt_slot_mem_limit(&shim.seg->gpu[g]), 0, NULL, &total);
@@ -591,7 +561,7 @@ static const int ids[] = {
 	NVT_CBID_cuArrayDestroy, NVT_CBID_cuMipmappedArrayCreate, NVT_CBID_cuMipmappedArrayDestroy,
 	NVT_CBID_cuCtxCreate_v2, NVT_CBID_cuCtxCreate_v3, NVT_CBID_cuCtxCreate_v4,
 	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuDevicePrimaryCtxRelease_v2,
-	NVT_CBID_cuDevicePrimaryCtxReset, NVT_CBID_cuDevicePrimaryCtxRelease,
+	NVT_CBID_cuDevicePrimaryCtxReset, NVT_CBID_cuDevicePrimaryCtxRelease, NVT_CBID_cuCtxDestroy,
 	NVT_CBID_cuMemGetInfo_v2, NVT_CBID_cuDeviceTotalMem_v2,
 };
 
@@ -603,10 +573,10 @@ static void context_call(int cbid, void *a, int result)
 {
 	if (result)
 		return;
-	if (cbid == NVT_CBID_cuCtxDestroy_v2) {
+	if (cbid == NVT_CBID_cuCtxDestroy_v2 || cbid == NVT_CBID_cuCtxDestroy) {
 		free_context(((NVT_HANDLE_ARGS *)a)->handle, -1);
 	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxReset_v2 || cbid == NVT_CBID_cuDevicePrimaryCtxReset) {
-		int g = device_slot(((NVT_DEVICE_ARGS *)a)->dev);
+		int g = shim_device_slot(((NVT_DEVICE_ARGS *)a)->dev);
 		if (g >= 0)
 			free_context(NULL, g);
 	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2 || cbid == NVT_CBID_cuDevicePrimaryCtxRelease) {
@@ -640,7 +610,7 @@ void shim_mem_api(int cbid, const void *data)
 	case NVT_CBID_cuCtxCreate_v2: case NVT_CBID_cuCtxCreate_v3: case NVT_CBID_cuCtxCreate_v4:
 	case NVT_CBID_cuCtxDestroy_v2: case NVT_CBID_cuDevicePrimaryCtxReset_v2:
 	case NVT_CBID_cuDevicePrimaryCtxRelease_v2: case NVT_CBID_cuDevicePrimaryCtxReset:
-	case NVT_CBID_cuDevicePrimaryCtxRelease:
+	case NVT_CBID_cuDevicePrimaryCtxRelease: case NVT_CBID_cuCtxDestroy:
 		if (call.site == NVT_CB_API_SITE_EXIT)
 			context_call(cbid, (void *)call.args, call.result);
 		return;

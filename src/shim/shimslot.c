@@ -205,14 +205,52 @@ int shim_slot_lookup(const void *ctx)
 	return g;
 }
 
+/* slot + 1 of each CUDA ordinal's GPU (0: not known), and the segment's generation + 1 when one
+ * had none (a writer may give its GPU a slot since). */
+#define DEV_ORDINALS 64
+static int dev_slot[DEV_ORDINALS];
+static uint64_t dev_none[DEV_ORDINALS];
+
+int shim_device_slot(CUdevice dev)
+{
+	uint64_t gen;
+	CUuuid uuid;
+	int g;
+
+	if (!shim.seg || dev < 0)
+		return -1;
+	gen = nvt_segment_gen(shim.seg);
+	if (dev < DEV_ORDINALS) {
+		if ((g = __atomic_load_n(&dev_slot[dev], __ATOMIC_ACQUIRE)) > 0)
+			return g - 1;
+		if (__atomic_load_n(&dev_none[dev], __ATOMIC_ACQUIRE) == gen + 1)
+			return -1;
+	}
+	g = !shim_cu.device_uuid || shim_cu.device_uuid(&uuid, dev)
+		    ? -1
+		    : nvt_segment_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
+	if (dev < DEV_ORDINALS) {
+		if (g >= 0)
+			__atomic_store_n(&dev_slot[dev], g + 1, __ATOMIC_RELEASE);
+		else
+			__atomic_store_n(&dev_none[dev], gen + 1, __ATOMIC_RELEASE);
+	}
+	return g;
+}
+
+unsigned long long shim_ctx_id(void *ctx)
+{
+	unsigned long long id = 0;
+
+	return shim_cu.ctx_id && shim_cu.ctx_id(ctx, &id) == 0 ? id : 0;
+}
+
 int shim_primary_gone(CUdevice dev)
 {
 	unsigned flags = 0;
 	int active = 1;
-	CUuuid uuid;
 
-	if (!shim.seg || !shim_cu.primary_state || !shim_cu.device_uuid || shim_cu.primary_state(dev, &flags, &active) ||
-	    active || shim_cu.device_uuid(&uuid, dev))
+	if (!shim.seg || !shim_cu.primary_state || shim_cu.primary_state(dev, &flags, &active) || active)
 		return -1;
-	return nvt_segment_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
+	return shim_device_slot(dev);
 }

@@ -53,6 +53,14 @@ static inline int shim_slot_of(const void *ctx)
 	return shim_slot_lookup(ctx);
 }
 
+/* The slot of CUDA device dev's GPU, or -1 (slow path: the driver asked once per ordinal, and
+ * again for one without a slot after a writer gave a GPU one). */
+int shim_device_slot(CUdevice dev);
+
+/* ctx's id (cuCtxGetId: a context made again at the address of one that went has a new one),
+ * or 0 where the driver has none. */
+unsigned long long shim_ctx_id(void *ctx);
+
 /* After a cuDevicePrimaryCtxRelease of device dev that succeeded: the slot of dev's GPU if that
  * was its primary context's last release (the context, and what was made in it, is gone: the
  * driver says it is not active), else -1 (slow path). */

@@ -76,7 +76,7 @@
 #include "shimstate.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define MAX_ORDINALS 64 /* CUDA devices whose slot and answer are remembered */
+#define MAX_ORDINALS 64 /* CUDA devices whose answer is remembered */
 
 _Static_assert(offsetof(NVT_LAUNCH_CONFIG, attrs) == 40, "CUlaunchConfig");
 _Static_assert(offsetof(NVT_LAUNCH_CONFIG, num_attrs) == 48, "CUlaunchConfig");
@@ -86,8 +86,6 @@ _Static_assert(offsetof(NVT_LAUNCH_KERNEL_EX_ARGS, f) == 8, "cuLaunchKernelEx_pa
 static struct {
 	int on;   /* this copy answers: it is in charge and the mode is not gpu */
 	int mode; /* enum nvt_sm_count_mode */
-	int slot[MAX_ORDINALS];        /* slot + 1 of ordinal d's GPU; 0: not known */
-	uint64_t no_slot[MAX_ORDINALS]; /* segment generation + 1 when d had none */
 	int told[MAX_ORDINALS];        /* "partition", "fit": the count told, -1 the driver's; 0 none yet */
 } sc;
 
@@ -99,31 +97,14 @@ __thread struct shim_coop shim_coop __attribute__((tls_model("initial-exec")));
 
 /* ---- The count ------------------------------------------------------------- */
 
-/* The slot of CUDA device dev's GPU, or -1 (slow path: once per ordinal,
- * and again for one without a slot after a writer gave a GPU one). */
+/* The slot of CUDA device dev's GPU, or -1 (the driver's answers are its own while asked). */
 static int device_slot(CUdevice dev)
 {
-	uint64_t gen = nvt_segment_gen(shim.seg);
-	CUuuid uuid;
 	int g;
 
-	if (dev < MAX_ORDINALS) {
-		if ((g = __atomic_load_n(&sc.slot[dev], __ATOMIC_ACQUIRE)) > 0)
-			return g - 1;
-		if (__atomic_load_n(&sc.no_slot[dev], __ATOMIC_ACQUIRE) == gen + 1)
-			return -1;
-	}
 	asking++;
-	g = !shim_cu.device_uuid || shim_cu.device_uuid(&uuid, dev)
-		    ? -1
-		    : nvt_segment_find_gpu(shim.seg, (const uint8_t *)uuid.bytes);
+	g = shim_device_slot(dev);
 	asking--;
-	if (dev < MAX_ORDINALS) {
-		if (g >= 0)
-			__atomic_store_n(&sc.slot[dev], g + 1, __ATOMIC_RELEASE);
-		else
-			__atomic_store_n(&sc.no_slot[dev], gen + 1, __ATOMIC_RELEASE);
-	}
 	return g;
 }
 

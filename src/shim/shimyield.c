@@ -81,10 +81,15 @@ static const int launch_ids[] = {
 	NVT_CBID_cuLaunchCooperativeKernel_ptsz, NVT_CBID_cuLaunchKernelEx,    NVT_CBID_cuLaunchKernelEx_ptsz,
 	NVT_CBID_cuGraphLaunch,	     NVT_CBID_cuGraphLaunch_ptsz,
 };
+/* A yielding task's: contexts that go (its events go with them). */
+static const int ctx_ids[] = {
+	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuDevicePrimaryCtxRelease_v2,
+	NVT_CBID_cuCtxDestroy,	  NVT_CBID_cuDevicePrimaryCtxReset,    NVT_CBID_cuDevicePrimaryCtxRelease,
+};
 /* A bridging task's (shimbridge.c): contexts that go, graph replays. */
 static const int bridge_ids[] = {
 	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuDevicePrimaryCtxRelease_v2,
-	NVT_CBID_cuDevicePrimaryCtxReset, NVT_CBID_cuDevicePrimaryCtxRelease,
+	NVT_CBID_cuCtxDestroy,	  NVT_CBID_cuDevicePrimaryCtxReset,    NVT_CBID_cuDevicePrimaryCtxRelease,
 	NVT_CBID_cuGraphLaunch,	  NVT_CBID_cuGraphLaunch_ptsz,
 };
 /* ... its kernel launch calls, where its held steps are chained (shimbridge.c) ... */
@@ -133,6 +138,8 @@ struct yslot {
 	uint64_t rec_ns[RING];
 	unsigned head, tail;       /* events recorded, and done */
 	void *ev_ctx;              /* the context the events are of; NULL: none yet */
+	unsigned long long ev_id;  /* its id (0: the driver has none) */
+	int ev_suspect;            /* its GPU's primary context went since (reset, last release) */
 	int ev_broken;
 	uint64_t done_ns;          /* when the last event was seen done */
 	uint64_t launch_ns;        /* how long one of its launches runs (moving average) */
@@ -569,13 +576,38 @@ static unsigned in_flight(struct yslot *s, int waiting, uint64_t now)
 	return s->head - s->tail;
 }
 
-/* Makes the events of slot s in the current context ctx. Returns 0, or -1. */
+/* Slot s's events are gone with their context (or left in one this task may not come back to):
+ * none is queried or recorded again. */
+static void drop_events(struct yslot *s)
+{
+	s->ev_ctx = NULL;
+	s->head = s->tail = 0;
+	s->ev_suspect = 0;
+}
+
+/* Makes the events of slot s in the current context ctx (under y.lock). Returns 0, or -1. A
+ * context at the address of the one they were made in but of another id is a new one (a primary
+ * context comes back at its address: docs/hardware-facts.md), as is any other context after a
+ * primary one went where they may have been made in it: they are made again, and the old ones
+ * never used (they went with their context). */
 static int make_events(struct yslot *s, void *ctx)
 {
 	if (s->ev_broken)
 		return -1;
-	if (s->ev_ctx)
-		return s->ev_ctx == ctx ? 0 : -1; /* another context: not bounded */
+	if (s->ev_ctx && s->ev_suspect && (s->ev_ctx != ctx || !s->ev_id))
+		drop_events(s);
+	if (s->ev_ctx && s->ev_ctx == ctx && s->ev_id) {
+		tls.in_shim = 1;
+		if (shim_ctx_id(ctx) != s->ev_id)
+			drop_events(s);
+		tls.in_shim = 0;
+	}
+	if (s->ev_ctx) {
+		if (s->ev_ctx != ctx)
+			return -1; /* another context: not bounded */
+		s->ev_suspect = 0;
+		return 0;
+	}
 	tls.in_shim = 1;
 	for (int i = 0; i < RING; i++)
 		if (shim_cu.event_create(&s->ev[i], NVT_CU_EVENT_DISABLE_TIMING)) {
@@ -589,7 +621,39 @@ static int make_events(struct yslot *s, void *ctx)
 		return -1;
 	}
 	s->ev_ctx = ctx;
+	s->ev_suspect = 0;
+	tls.in_shim = 1;
+	s->ev_id = shim_ctx_id(ctx);
+	tls.in_shim = 0;
 	return 0;
+}
+
+/* A context call a yielding task follows (ctx_ids) returned: a context destroyed takes its
+ * events with it; a primary context reset or released the last time may have. */
+static void ring_context_api(int cbid, const void *data)
+{
+	struct shim_api_call call;
+	int g;
+
+	if (shim_api_call(cbid, data, &call) || call.site != NVT_CB_API_SITE_EXIT || call.result)
+		return;
+	if (cbid == NVT_CBID_cuCtxDestroy_v2 || cbid == NVT_CBID_cuCtxDestroy) {
+		pthread_mutex_lock(&y.lock);
+		for (g = 0; g < NVT_MAX_GPUS; g++)
+			if (y.s[g].ev_ctx && y.s[g].ev_ctx == call.args[0])
+				drop_events(&y.s[g]);
+		pthread_mutex_unlock(&y.lock);
+		return;
+	}
+	g = cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2 || cbid == NVT_CBID_cuDevicePrimaryCtxRelease
+		    ? shim_primary_gone(((const NVT_DEVICE_ARGS *)call.args)->dev)
+		    : shim_device_slot(((const NVT_DEVICE_ARGS *)call.args)->dev);
+	if (g < 0)
+		return;
+	pthread_mutex_lock(&y.lock);
+	if (y.s[g].ev_ctx)
+		y.s[g].ev_suspect = 1;
+	pthread_mutex_unlock(&y.lock);
 }
 
 /*
@@ -764,8 +828,9 @@ static void *stream_of(int cbid, void *const *args)
 	return stream;
 }
 
-/* The calls of sync_ids and launch_ids that set-up enabled, bridge_ids, chain_ids and copy_ids. */
-static struct shim_calls sync_calls, launch_calls, bridge_calls, chain_calls, copy_calls;
+/* The calls of sync_ids and launch_ids that set-up enabled, bridge_ids, chain_ids, copy_ids and
+ * ctx_ids. */
+static struct shim_calls sync_calls, launch_calls, bridge_calls, chain_calls, copy_calls, ctx_calls;
 /* The driver's enabling call and the shim's subscriber handle (set-up): chain_ids are enabled
  * later, once held steps were seen that chains would shorten. */
 static nvt_cb_enable_fn chains_enable;
@@ -864,15 +929,18 @@ static void bridge_api(int cbid, const void *data)
 							 cbid == NVT_CBID_cuMemcpyAsync_ptsz,
 						 still_bridged(g));
 		}
-	} else if (cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2 || cbid == NVT_CBID_cuDevicePrimaryCtxRelease) {
-		/* Its last release destroys the context once its work ends (the bridges end first),
-		 * and with it the bridge made there. */
+	} else if (cbid == NVT_CBID_cuCtxDestroy_v2 || cbid == NVT_CBID_cuCtxDestroy) {
+		if (call.site == NVT_CB_API_SITE_ENTER)
+			shim_bridge_context_gone(call.args[0]);
+	} else {
+		/* A primary context's reset, or its last release, destroys it once its work ends (the
+		 * bridges end first), and with it a bridge made there. */
+		int release = cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2 || cbid == NVT_CBID_cuDevicePrimaryCtxRelease;
+		CUdevice dev = ((const NVT_DEVICE_ARGS *)call.args)->dev;
 		if (call.site == NVT_CB_API_SITE_ENTER)
 			shim_bridge_release_all();
-		else if (call.result == 0 && (g = shim_primary_gone(((const NVT_DEVICE_ARGS *)call.args)->dev)) >= 0)
+		else if (call.result == 0 && (g = release ? shim_primary_gone(dev) : shim_device_slot(dev)) >= 0)
 			shim_bridge_slot_gone(g);
-	} else if (call.site == NVT_CB_API_SITE_ENTER) {
-		shim_bridge_context_gone(cbid == NVT_CBID_cuCtxDestroy_v2 ? call.args[0] : NULL);
 	}
 }
 
@@ -890,6 +958,10 @@ void shim_yield_api(int cbid, const void *data)
 	if (shim_bridge_on && (shim_calls_has(&bridge_calls, cbid) || shim_calls_has(&copy_calls, cbid) ||
 			       shim_calls_has(&chain_calls, cbid))) {
 		bridge_api(cbid, data);
+		return;
+	}
+	if (shim_calls_has(&ctx_calls, cbid)) {
+		ring_context_api(cbid, data);
 		return;
 	}
 	launch_call = shim_yield_following && shim_calls_has(&launch_calls, cbid);
@@ -1002,6 +1074,11 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 		return;
 	}
 	shim_yield_following = 1;
+	/* A context destroyed takes its events with it: without these the events stay those of a
+	 * context that went, bounding nothing in the next (one made again at the same address is
+	 * told apart by its id all the same). */
+	for (size_t i = 0; i < N_IDS(ctx_ids); i++)
+		shim_calls_follow(&ctx_calls, enable, handle, ctx_ids[i]);
 }
 
 int shim_yield_higher(int g, struct nvt_watched *out, uint64_t now)
@@ -1034,8 +1111,7 @@ void shim_yield_after_fork(void)
 	pthread_mutex_init(&y.lock, NULL);
 	shim_bridge_after_fork();
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
-		y.s[g].ev_ctx = NULL;
-		y.s[g].head = y.s[g].tail = 0;
+		drop_events(&y.s[g]);
 		y.s[g].cfg_seq = 0;
 		/* Its own segment says nothing yet (a new file). */
 		y.s[g].state = NVT_YS_NONE;

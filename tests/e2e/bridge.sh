@@ -137,6 +137,24 @@ t_bridge_context_reset_made_again() {
 	eq "$(grep -c '^module ' "$WORK/cuda.log")" 1 "bridge modules loaded (a release not the last)"
 	[ "$(bridges)" -gt 100 ] || die "not the last: $(bridges) bridges"
 	hasnt "$(cat "$WORK/notlast.err")" "nvtaskset:"
+	# Steps in a context of its own: the primary context's last release (or its reset) leaves
+	# the bridge made there where it is; without context ids to tell it is made again (the one
+	# left behind unused), and the steps are bridged all the same.
+	for how in RELEASE RESET RELEASE_NOID; do
+		rm -f "$WORK/cuda.log" "$WORK/bridge.log"
+		case $how in
+		RELEASE) PRIOAPP_CTX_UNTIL=100000 PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 steps_app "own$how" \
+			--priority high ;;
+		RESET) PRIOAPP_CTX_UNTIL=100000 PRIOAPP_RESET_AT=100 STEPS_LAUNCHES=300 steps_app "own$how" \
+			--priority high ;;
+		RELEASE_NOID) FAKECUDA_NO_CTX_ID=1 PRIOAPP_CTX_UNTIL=100000 PRIOAPP_RELEASE_AT=100 \
+			STEPS_LAUNCHES=300 steps_app "own$how" --priority high ;;
+		esac
+		eq "$(grep -c '^module ' "$WORK/cuda.log")" "$([ $how = RELEASE_NOID ] && echo 2 || echo 1)" \
+			"bridge modules loaded (own context, $how)"
+		[ "$(bridges)" -gt 100 ] || die "own context, $how: $(bridges) bridges"
+		hasnt "$(cat "$WORK/own$how.err")" "nvtaskset:"
+	done
 }
 
 # A primary context's last release the shim does not see (a driver that does not say whether

@@ -88,14 +88,16 @@ info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "a release not the last ($via)
 
 # cuCtxDestroy frees what was allocated in the context it destroys (cuda.h: cuMemAlloc's,
 # cuMemAllocPitch's, arrays and mipmapped arrays: 28M here), and only that: the primary context's
-# 16M stays counted. Each form of cuCtxCreate, reached either way.
+# 16M stays counted. Each form of cuCtxCreate, reached either way; cuCtxDestroy by either name.
 t_mem_context_destroy_frees_its_own() {
-	local via form
+	local via form destroy
 	for via in proc dlsym; do
 		for form in 2 3 4; do
+			destroy=ctxdestroy
+			[ "$form" != 2 ] || destroy=ctxdestroy1
 			run_rc out rc env MEMAPP_VIA=$via "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:16M \
 				"ctx:$form" alloc:8M pitch:4096:2048 array:1024:2048 mipmap:1024:1024:1 info \
-				ctxdestroy info alloc:48M alloc:1M info
+				$destroy info alloc:48M alloc:1M info
 			eq "$out" "alloc rc=0
 ctx rc=0
 alloc rc=0
@@ -103,11 +105,11 @@ pitch rc=0
 array rc=0
 mipmap rc=0
 info rc=0 free=$((20 * MIB)) total=$((64 * MIB))
-ctxdestroy rc=0
+$destroy rc=0
 info rc=0 free=$((48 * MIB)) total=$((64 * MIB))
 alloc rc=0
 alloc rc=2
-info rc=0 free=0 total=$((64 * MIB))" "cuCtxCreate_v$form ($via)"
+info rc=0 free=0 total=$((64 * MIB))" "cuCtxCreate_v$form, $destroy ($via)"
 		done
 	done
 }

@@ -141,6 +141,33 @@ t_yield_bound_in_flight() {
 	eq "$(let_through bnd | cut -d' ' -f1)" 0 "launches let through during requests"
 }
 
+# most_in_flight_after TAG N: as most_in_flight, over the launches after the Nth.
+most_in_flight_after() { awk -v n="$2" '$1 == "launch" && ++i > n && $4 > m {m = $4} END {print m + 0}' "$WORK/$1.batch"; }
+
+# A lower task's bound holds in the context it goes on in after its first one went: a primary
+# context reset, or released the last time (made again at its address, with a new id), or a
+# context of its own destroyed (by either name) and the primary one's used after; where the
+# driver gives no context ids, the release itself tells that they may have gone. Its events of
+# the context that went are never used again (the fake dies of such an event, as a program on the
+# real driver may: FAKECUDA_STALE_ABORT), and those of the next bound its launches: at most 2 in
+# flight after the change, as before it.
+t_yield_bound_after_context_goes() {
+	local how kv most i=0
+	for how in PRIOAPP_RESET_AT=20 PRIOAPP_RELEASE_AT=20 "PRIOAPP_RELEASE_AT=20 PRIOAPP_RELEASE_V1=1" \
+		"PRIOAPP_RELEASE_AT=20 FAKECUDA_NO_CTX_ID=1" PRIOAPP_CTX_UNTIL=20 \
+		"PRIOAPP_CTX_UNTIL=20 PRIOAPP_DESTROY_V1=1"; do
+		i=$((i + 1))
+		(
+			for kv in $how FAKECUDA_STALE_ABORT=1; do export "${kv:?}"; done
+			serve_and_batch gone$i --priority high -c 0-8 -- --priority low \
+				--yield gate,any,bound=1000,duty=100 -c 9-65
+		)
+		[ "$(grep -c '^launch' "$WORK/gone$i.batch")" -gt 40 ] || die "with $how, too few launches"
+		most=$(most_in_flight_after "gone$i" 20)
+		[ "$most" -le 2 ] || die "with $how, $most launches were in flight after the change"
+	done
+}
+
 t_yield_only_higher_and_own_user() {
 	local got
 	# Equal priorities never hold each other back.

@@ -530,7 +530,8 @@ API int cuDeviceGetAttribute(int *value, int attribute, int dev)
 }
 
 /* Calls whose form cuGetProcAddress picks by the CUDA version asked, newest first: measured on
- * an H100, driver 580.159.04 (cuCtxCreate gives _v2 below 11040, _v3 below 12050, then _v4). */
+ * an H100, driver 580.159.04 (cuCtxCreate gives _v2 below 11040, _v3 below 12050, then _v4;
+ * cuCtxDestroy the old export below 4000: docs/bench/ctxgone-2026-11-26). */
 static const struct {
 	const char *name;
 	int from; /* CUDA version */
@@ -540,6 +541,7 @@ static const struct {
 	{"cuCtxCreate", 11040, "cuCtxCreate_v3"},
 	{"cuDevicePrimaryCtxRelease", 11000, "cuDevicePrimaryCtxRelease_v2"},
 	{"cuDevicePrimaryCtxReset", 11000, "cuDevicePrimaryCtxReset_v2"},
+	{"cuCtxDestroy", 4000, "cuCtxDestroy_v2"},
 };
 
 /* One of this library's own entry points (never an interposer's: a handle's
@@ -800,23 +802,45 @@ INTERNAL int fake_primary_release(int dev, int *was_last)
 	return 0;
 }
 
+/* ctx's id as cuCtxGetId gives it (0: not a context of this process now): a primary context
+ * destroyed and made again at its address gets a new one. */
+static unsigned long long key_of(const void *ctx)
+{
+	const int *primary = ctx;
+
+	if (!fake.initialised || !ctx_valid(ctx))
+		return 0;
+	if (primary >= fake.context && primary < fake.context + fake.devices)
+		return ((unsigned long long)(primary - fake.context) + 1) << 32 |
+		       (__atomic_load_n(&fake.generation[primary - fake.context], __ATOMIC_RELAXED) + 1);
+	return (1ull << 48) + (unsigned long long)((const struct made_ctx *)ctx - fake.created);
+}
+
+/* What an object made in the calling thread's current context remembers of it (its id), to
+ * tell a context that went (destroyed, or a primary one reset or released the last time) from
+ * the one at its address now: fake_ctx_gone. */
+INTERNAL unsigned long long fake_current_key(const void **ctx)
+{
+	*ctx = current_context();
+	return key_of(*ctx);
+}
+
+INTERNAL int fake_ctx_gone(const void *ctx, unsigned long long key)
+{
+	return key && key_of(ctx) != key;
+}
+
 /* cuda.h (CUDA 12.0): an id no other context of the process had; a primary context destroyed
  * and made again at its address gets a new one. FAKECUDA_NO_CTX_ID=1: a driver without. */
 API int cuCtxGetId(void *ctx, unsigned long long *id)
 {
-	const int *primary = ctx;
-
 	if (!fake.initialised)
 		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (getenv("FAKECUDA_NO_CTX_ID"))
 		return NVT_CUDA_ERROR_NOT_SUPPORTED;
 	if (!id || !ctx_valid(ctx))
 		return !id ? NVT_CUDA_ERROR_INVALID_VALUE : NVT_CUDA_ERROR_INVALID_CONTEXT;
-	if (primary >= fake.context && primary < fake.context + fake.devices)
-		*id = ((unsigned long long)(primary - fake.context) + 1) << 32 |
-		      (__atomic_load_n(&fake.generation[primary - fake.context], __ATOMIC_RELAXED) + 1);
-	else
-		*id = (1ull << 48) + (unsigned long long)((const struct made_ctx *)ctx - fake.created);
+	*id = key_of(ctx);
 	return 0;
 }
 
@@ -958,6 +982,13 @@ API int cuCtxDestroy_v2(void *ctx)
 {
 	struct { void *ctx; } a = {ctx};
 	CTX_CALL(NVT_CBID_cuCtxDestroy_v2, a, ctx_destroy(a.ctx));
+}
+
+/* ... by its old name (CUDA before 4.0: a callback id of its own). */
+API int cuCtxDestroy(void *ctx)
+{
+	struct { void *ctx; } a = {ctx};
+	CTX_CALL(NVT_CBID_cuCtxDestroy, a, ctx_destroy(a.ctx));
 }
 
 

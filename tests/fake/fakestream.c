@@ -39,6 +39,8 @@ static int n_streams;
 static struct {
 	int used;
 	uint64_t done_at;
+	const void *ctx;           /* the context it was made in, and that context's id */
+	unsigned long long key;
 } events[EVENTS];
 static __thread uint64_t per_thread_busy;
 
@@ -154,9 +156,10 @@ static CUresult event_create(void **ev)
 {
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < EVENTS; i++)
-		if (!events[i].used) {
+		if (!events[i].used || fake_ctx_gone(events[i].ctx, events[i].key)) { /* (gone with it) */
 			events[i].used = 1;
 			events[i].done_at = 0;
+			events[i].key = fake_current_key(&events[i].ctx);
 			*ev = &events[i];
 			pthread_mutex_unlock(&lock);
 			return 0;
@@ -165,14 +168,25 @@ static CUresult event_create(void **ev)
 	return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
 }
 
+/* ev's index, or -1 for a handle that is not an event's, or one whose context went (a stale
+ * handle: FAKECUDA_STALE_ABORT=1 dies of it, as a program may on the real driver). */
 static int event_index(const void *ev)
 {
 	uintptr_t at = (uintptr_t)ev, base = (uintptr_t)&events[0];
+	int i;
 
 	if (at < base || at >= base + sizeof(events) || (at - base) % sizeof(events[0]) ||
 	    !events[(at - base) / sizeof(events[0])].used)
 		return -1;
-	return (int)((at - base) / sizeof(events[0]));
+	i = (int)((at - base) / sizeof(events[0]));
+	if (fake_ctx_gone(events[i].ctx, events[i].key)) {
+		if (getenv("FAKECUDA_STALE_ABORT")) {
+			fprintf(stderr, "fakecuda: an event of a destroyed context used\n");
+			abort();
+		}
+		return -1;
+	}
+	return i;
 }
 
 API CUresult cuEventCreate(void **phEvent, unsigned Flags)

@@ -17,6 +17,8 @@
  *   ctx[:V]     create a context on device 0 (cuCtxCreate_vV, V 2, 3 or 4; 2 unless said):
  *               it becomes current, and what the steps after it take lives in it
  *   ctxdestroy  destroy the newest context ctx created (the one before it is current again)
+ *   ctxdestroy1 the same by the call's old name (cuGetProcAddress at CUDA 3.2, or the export;
+ *               rc=-2: neither gives it)
  *   info        "info rc=0 free=F total=T" (cuMemGetInfo)
  *   total       "total rc=0 bytes=T" (cuDeviceTotalMem of device 0)
  *   reset       cuDevicePrimaryCtxReset of device 0
@@ -103,6 +105,7 @@ static CUresult (*p_ctx_create_v2)(void **, unsigned, int);
 static CUresult (*p_ctx_create_v3)(void **, void *, int, unsigned, int);
 static CUresult (*p_ctx_create_v4)(void **, void *, unsigned, int);
 static CUresult (*p_release_v1)(int); /* cuDevicePrimaryCtxRelease by its old name */
+static CUresult (*p_destroy_v1)(void *); /* cuCtxDestroy by its old name (NULL: none) */
 
 /* The contexts ctx created, newest last. */
 static void *contexts[16];
@@ -163,6 +166,10 @@ static void load(void)
 	FIND(p_ctx_create_v3, "cuCtxCreate", 11040, 0, "cuCtxCreate_v3")
 	FIND(p_ctx_create_v4, "cuCtxCreate", 12050, 0, "cuCtxCreate_v4")
 	FIND(p_release_v1, "cuDevicePrimaryCtxRelease", 10000, 0, "cuDevicePrimaryCtxRelease")
+	if (by_dlsym)
+		*(void **)&p_destroy_v1 = dlsym(lib, "cuCtxDestroy");
+	else if (get("cuCtxDestroy", (void **)&p_destroy_v1, 3020, 0, NULL))
+		p_destroy_v1 = NULL;
 }
 
 static uint64_t size_of(const char *text)
@@ -384,6 +391,11 @@ static void step(char *word)
 		if (rc == 0)
 			n_contexts--;
 		printf("ctxdestroy rc=%d\n", rc);
+	} else if (!strcmp(word, "ctxdestroy1")) {
+		rc = !p_destroy_v1 ? -2 : n_contexts ? p_destroy_v1(contexts[n_contexts - 1]) : -1;
+		if (rc == 0)
+			n_contexts--;
+		printf("ctxdestroy1 rc=%d\n", rc);
 	} else if (!strcmp(word, "shexport")) {
 		printf("shexport rc=%d\n", share_export(args));
 	} else if (!strcmp(word, "shimport")) {

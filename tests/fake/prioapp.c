@@ -26,6 +26,9 @@
  *       PRIOAPP_RELEASE_AT=N: the same by its last release (cuDevicePrimaryCtxRelease) and
  *       a retain (with PRIOAPP_RETAIN_TWICE=1, retained twice at the start: a release that
  *       is not the last; PRIOAPP_RELEASE_V1=1: the release by its old name);
+ *       PRIOAPP_CTX_UNTIL=N: its launches before the Nth in a context of its own (cuCtxCreate),
+ *       destroyed before the Nth (PRIOAPP_DESTROY_V1=1: by the call's old name), the primary
+ *       context's after (a reset or release before the Nth leaves its own context current);
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
  *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
@@ -72,6 +75,8 @@ int cuGraphLaunch(CUgraphExec, CUstream);
 int cuMemAlloc_v2(unsigned long long *, size_t);
 int cuMemAllocManaged(unsigned long long *, size_t, unsigned);
 int cuCtxCreate_v2(void **, unsigned, int);
+int cuCtxDestroy_v2(void *);
+int cuCtxDestroy(void *);
 
 int cuMemAllocHost_v2(void **, size_t);
 int cuMemcpyHtoD_v2(unsigned long long, const void *, size_t);
@@ -279,6 +284,12 @@ int main(int argc, char **argv)
 		long reset_at = getenv("PRIOAPP_RESET_AT") ? atol(getenv("PRIOAPP_RESET_AT")) : 0;
 		long release_at = getenv("PRIOAPP_RELEASE_AT") ? atol(getenv("PRIOAPP_RELEASE_AT")) : 0;
 		long fork_at = getenv("PRIOAPP_FORK_AT") ? atol(getenv("PRIOAPP_FORK_AT")) : 0;
+		long own_until = getenv("PRIOAPP_CTX_UNTIL") ? atol(getenv("PRIOAPP_CTX_UNTIL")) : 0;
+		void *own = NULL;
+		if (own_until > 0 && cuCtxCreate_v2(&own, 0, 0)) {
+			fclose(log);
+			return 1;
+		}
 		/* PRIOAPP_GRAPH=1: each launch a kernel then a replay of a graph of one kernel (small
 		 * work queued before a replay). */
 		CUgraphExec exec = NULL;
@@ -307,13 +318,17 @@ int main(int argc, char **argv)
 				pause_us(gap_us);
 			if (n == release_at &&
 			    ((getenv("PRIOAPP_RELEASE_V1") ? cuDevicePrimaryCtxRelease(0) : cuDevicePrimaryCtxRelease_v2(0)) ||
-			     cuDevicePrimaryCtxRetain(&ctx, 0) ||
-						cuCtxSetCurrent(ctx))) {
+			     cuDevicePrimaryCtxRetain(&ctx, 0) || (n >= own_until && cuCtxSetCurrent(ctx)))) {
+				fclose(log);
+				return 1;
+			}
+			if (n == own_until &&
+			    (getenv("PRIOAPP_DESTROY_V1") ? cuCtxDestroy(own) : cuCtxDestroy_v2(own))) {
 				fclose(log);
 				return 1;
 			}
 			if (n == reset_at && (cuDevicePrimaryCtxReset_v2(0) || cuDevicePrimaryCtxRetain(&ctx, 0) ||
-					      cuCtxSetCurrent(ctx))) {
+					      (n >= own_until && cuCtxSetCurrent(ctx)))) {
 				fclose(log);
 				return 1;
 			}

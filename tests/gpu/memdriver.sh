@@ -3,7 +3,8 @@
 # forms and shareable handles, checked on the real driver: tests/fake/memapp.c, with no
 # nvtaskset, runs each sequence tests/e2e/mem.sh gives the fake, and the device's free memory
 # (cuMemGetInfo, the whole GPU's: nothing else may run on it) moves as the fake says:
-#  - cuCtxDestroy (each of cuCtxCreate_v2, _v3, _v4) gives back what was allocated in it;
+#  - cuCtxDestroy (each of cuCtxCreate_v2, _v3, _v4) gives back what was allocated in it, by its
+#    old name too;
 #  - cuDevicePrimaryCtxReset gives back the primary context's memory, not a created context's;
 #  - the primary context's last cuDevicePrimaryCtxRelease gives it back too, one that is not the
 #    last nothing, and nvtaskset --mem counts it given back (with nvtaskset built);
@@ -54,6 +55,18 @@ for v in 2 3 4; do
 		pass "cuCtxCreate_v$v: cuCtxDestroy gave back $((b - a)) MiB (960 taken in it)"
 	else
 		fail "cuCtxCreate_v$v" "destroy gave back $((${b:-0} - ${a:-0})) MiB, not >= 960"
+	fi
+done
+
+# cuCtxDestroy by its old name (cuGetProcAddress at CUDA 3.2, and the library's export): the
+# same call (the shim follows its callback id of its own).
+for via in proc dlsym; do
+	out=$(MEMAPP_VIA=$via run "ctx_destroy1_$via" ctx alloc:512M info ctxdestroy1 info)
+	a=$(nth "$out" 1) b=$(nth "$out" 2)
+	if all_ok "$out" && [ -n "$a" ] && [ -n "$b" ] && [ $((b - a)) -ge 512 ]; then
+		pass "cuCtxDestroy by its old name ($via) gave back $((b - a)) MiB (512 taken in it)"
+	else
+		fail "cuCtxDestroy by its old name ($via)" "gave back $((${b:-0} - ${a:-0})) MiB, not >= 512"
 	fi
 done
 
@@ -112,6 +125,19 @@ alloc rc=2" ]; then
 		pass "nvtaskset --mem 2G: after the last release 1536 MiB taken again, 1 GiB more refused"
 	else
 		fail "nvtaskset --mem over the last release" "$(tr '\n' ' ' <<<"$out")"
+	fi
+	echo "== destroy1_shim" >>"$LOG/memdriver.txt"
+	out=$(timeout 60 "$ROOT/build/bin/nvtaskset" --no-mps --mem 2G "$APP" ctx alloc:1536M ctxdestroy1 ctx \
+		alloc:1536M alloc:1G 2>>"$LOG/memdriver.txt" | tee -a "$LOG/memdriver.txt")
+	if [ "$out" = "ctx rc=0
+alloc rc=0
+ctxdestroy1 rc=0
+ctx rc=0
+alloc rc=0
+alloc rc=2" ]; then
+		pass "nvtaskset --mem 2G: after cuCtxDestroy by its old name 1536 MiB taken again, 1 GiB more refused"
+	else
+		fail "nvtaskset --mem over cuCtxDestroy by its old name" "$(tr '\n' ' ' <<<"$out")"
 	fi
 fi
 
