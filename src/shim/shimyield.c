@@ -836,6 +836,11 @@ static struct shim_calls sync_calls, launch_calls, bridge_calls, chain_calls, co
 static nvt_cb_enable_fn chains_enable;
 static uint32_t chains_handle;
 
+/* 1 while follow_chain_calls runs: the program's exit waits for it (FOLLOW_EXIT_WAIT_MS at most),
+ * so that the driver is not torn down while it is inside the driver's enabling call. */
+static int follow_busy;
+#define FOLLOW_EXIT_WAIT_MS 1000
+
 static void *follow_chain_calls(void *unused)
 {
 	int ok = 1;
@@ -846,7 +851,18 @@ static void *follow_chain_calls(void *unused)
 	if (!ok && shim_first_time(WARN_BRIDGE))
 		shim_warn("the CUDA driver does not report every launch call: held steps are not chained "
 			  "behind all of them");
+	__atomic_store_n(&follow_busy, 0, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* At exit (before the libraries' destructors, the driver's among them): the thread that
+ * enables the launch calls is done, or FOLLOW_EXIT_WAIT_MS passed. */
+static void follow_done_at_exit(void)
+{
+	struct timespec ms = {0, 1000000};
+
+	for (int i = 0; i < FOLLOW_EXIT_WAIT_MS && __atomic_load_n(&follow_busy, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&ms, NULL);
 }
 
 /* Enables chain_ids from a thread of its own, signals blocked there, as profilers enable theirs
@@ -860,11 +876,14 @@ static void follow_chains(void)
 	sigset_t all, old;
 	int rc = -1;
 
-	if (chains_enable && pthread_attr_init(&attr) == 0) {
+	if (chains_enable && atexit(follow_done_at_exit) == 0 && pthread_attr_init(&attr) == 0) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
+		__atomic_store_n(&follow_busy, 1, __ATOMIC_RELEASE);
 		rc = pthread_create(&thread, &attr, follow_chain_calls, NULL);
+		if (rc)
+			__atomic_store_n(&follow_busy, 0, __ATOMIC_RELEASE);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		pthread_attr_destroy(&attr);
 	}
@@ -1110,6 +1129,7 @@ void shim_yield_after_fork(void)
 {
 	pthread_mutex_init(&y.lock, NULL);
 	shim_bridge_after_fork();
+	__atomic_store_n(&follow_busy, 0, __ATOMIC_RELEASE); /* (the thread is the parent's) */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		drop_events(&y.s[g]);
 		y.s[g].cfg_seq = 0;

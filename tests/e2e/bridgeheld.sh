@@ -73,6 +73,25 @@ t_bridge_held_steps_chained() {
 enables() { awk '$1 == "bridge" { n++ } $1 == "enable" && $2 == "cbid=307" { split($3, p, "="); split($4, t, "=")
 	print n + 0, p[2], t[2] }' "$WORK/bridge.log"; }
 
+# The thread that enables the launch calls may still be inside the driver's enabling call when
+# the program ends: its exit waits for it before the driver is torn down (the fake driver dies
+# where its teardown meets a thread enabling: its first enable from a thread of the shim's here
+# takes 500 ms, and the program is stopped as it begins).
+t_bridge_follow_thread_ends_before_exit() {
+	local pid
+	rm -f "$WORK/fx.stop" "$WORK/bridge.log"
+	FAKECUDA_LOG=$WORK/bridge.log FAKECUDA_ENABLE_DELAY_US=500000 FAKECUDA_KERNEL_US=200 \
+		NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 "$NVT" --no-mps --priority high "$PRIOAPP" batch \
+		"$WORK/fx.stop" "$WORK/fx.log" 8 2>"$WORK/fx.err" &
+	pid=$!
+	wait_for 20 eval '[ -n "$(enables)" ]'
+	touch "$WORK/fx.stop"
+	wait "$pid" || die "the program exited $?: $(cat "$WORK/fx.err")"
+	hasnt "$(cat "$WORK/fx.err")" "fakecuda"
+	read -r _ pid tid <<<"$(enables)"
+	[ "$tid" != "$pid" ] || die "enabled by the program's thread"
+}
+
 # By default the launch calls are followed (the driver asked to report cuLaunchKernel), and held
 # steps chained, only once the held steps are steps a chain would shorten (4 launches or more
 # behind the held bridge, 100 us or more of the host): 28 of a window of 32. Where every step is

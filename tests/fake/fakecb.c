@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_SUBSCRIBERS 4
@@ -63,6 +64,29 @@ static int cb_subscribe(uint32_t *handle, callback_fn fn, void *user)
 	return rc;
 }
 
+static int delayed, enabling; /* FAKECUDA_ENABLE_DELAY_US's: done once; threads inside */
+
+/* Tests read which calls were followed, when and from which thread (FAKECUDA_LOG). */
+static void fake_log_enable(int cbid)
+{
+	FILE *log = getenv("FAKECUDA_LOG") ? fopen(getenv("FAKECUDA_LOG"), "a") : NULL;
+
+	if (log) {
+		fprintf(log, "enable cbid=%d pid=%ld tid=%ld\n", cbid, (long)getpid(), (long)syscall(SYS_gettid));
+		fclose(log);
+	}
+}
+
+/* The driver's teardown at exit (its destructor) while another thread is inside its enabling
+ * call: what a real driver would free under that thread; the fake dies of it. */
+__attribute__((destructor)) static void enabling_at_teardown(void)
+{
+	if (__atomic_load_n(&enabling, __ATOMIC_ACQUIRE)) {
+		fprintf(stderr, "fakecuda: the driver torn down while a thread enables callbacks\n");
+		abort();
+	}
+}
+
 /* The real table takes domains 6, 7 and 0xb and refuses others (the probe's
  * scan: domain 1 gave an error; ids 513, 514 worked in 6 and 7 only;
  * tests/gpu/probes/graphs). Domain 7, the runtime API's, never fires here. */
@@ -82,13 +106,19 @@ static int cb_enable(uint32_t on, uint32_t handle, int domain, int cbid)
 	if (domain != NVT_CB_DOMAIN_API || cbid <= 0 || cbid >= FAKE_API_IDS)
 		return 1;
 	bit = (uint64_t)1 << (cbid % 64);
-	/* Tests read which calls were followed, when and from which thread (FAKECUDA_LOG). */
-	if (on && getenv("FAKECUDA_LOG")) {
-		FILE *log = fopen(getenv("FAKECUDA_LOG"), "a");
-		if (log) {
-			fprintf(log, "enable cbid=%d pid=%ld tid=%ld\n", cbid, (long)getpid(), (long)syscall(SYS_gettid));
-			fclose(log);
-		}
+	/* FAKECUDA_ENABLE_DELAY_US=N: the first enable from a thread other than the program's own
+	 * takes N us (logged before), during which the driver's teardown must not come (it dies of
+	 * it: enabling_at_teardown). */
+	if (on && getenv("FAKECUDA_ENABLE_DELAY_US") && syscall(SYS_gettid) != getpid() &&
+	    !__atomic_exchange_n(&delayed, 1, __ATOMIC_ACQ_REL)) {
+		long us = strtol(getenv("FAKECUDA_ENABLE_DELAY_US"), NULL, 10);
+		struct timespec t = {us / 1000000, us % 1000000 * 1000};
+		fake_log_enable(cbid);
+		__atomic_add_fetch(&enabling, 1, __ATOMIC_ACQ_REL);
+		nanosleep(&t, NULL);
+		__atomic_sub_fetch(&enabling, 1, __ATOMIC_ACQ_REL);
+	} else if (on) {
+		fake_log_enable(cbid);
 	}
 	if (on)
 		__atomic_fetch_or(&table.sub[handle].api_on[cbid / 64], bit, __ATOMIC_ACQ_REL);
