@@ -217,30 +217,13 @@ static size_t map_bytes(void)
 	return dbg.trace ? TRACE_BYTES : PAGE;
 }
 
-/* The slot's objects in ctx (under b.lock). Returns 0 if it can bridge there. A context at the
- * address of the one they were made in but of another id is a new one (the old one went unseen:
- * a primary context comes back at its address, and what was made in the old one must never be
- * launched: docs/hardware-facts.md): they are made again. */
-static int made(struct bslot *s, void *ctx)
+/* Makes the slot's objects in ctx (under b.lock). Returns 0, or -1 (the bridge turned off). */
+static int build(struct bslot *s, void *ctx)
 {
 	CUmodule module;
 	void *host;
 	int rc;
 
-	/* After a primary context went: made in another context, or where ids cannot tell, it may
-	 * have been made in the one that went (a created context's bridge so dropped stays behind
-	 * in it, unused: its module and stream). */
-	if (s->ctx && s->suspect && (s->ctx != ctx || !s->ctx_id))
-		s->ctx = NULL;
-	if (s->ctx && s->ctx == ctx && s->ctx_id && shim_ctx_id(ctx) != s->ctx_id)
-		s->ctx = NULL;
-	if (s->ctx) {
-		if (s->ctx != ctx)
-			return -1; /* one context a GPU: a second one waits unbridged */
-		s->suspect = 0;
-		return 0;
-	}
-	s->suspect = 0;
 	if (!shim_cu.module_load || !shim_cu.module_function || !shim_cu.stream_create ||
 	    !shim_cu.launch_kernel || !shim_cu.host_register || !shim_cu.host_device_ptr) {
 		turn_off("finding the driver's module and launch calls", -1);
@@ -286,15 +269,37 @@ static int made(struct bslot *s, void *ctx)
 	return 0;
 }
 
-/* Runs made() with this thread's stream capture relaxed: another thread capturing a graph in
- * the global mode is not disturbed by the module load and registration. */
-static int made_relaxed(struct bslot *s, void *ctx)
+/* The slot's objects in ctx (under b.lock). Returns 0 if it can bridge there. A context at the
+ * address of the one they were made in but of another id is a new one (the old one went unseen:
+ * a primary context comes back at its address, and what was made in the old one must never be
+ * launched: docs/hardware-facts.md): they are made again, with this thread's stream capture
+ * relaxed (another thread capturing a graph in the global mode is not disturbed by the module
+ * load and the registration: on an H100 a registration there failed, 900, and ended that
+ * capture). */
+static int made(struct bslot *s, void *ctx)
 {
 	int mode = NVT_CU_STREAM_CAPTURE_MODE_RELAXED, rc;
 
-	if (s->ctx || !shim_cu.capture_mode || shim_cu.capture_mode(&mode))
-		return made(s, ctx);
-	rc = made(s, ctx);
+	/* After a primary context went (suspect): kept where made in a context of the task's own
+	 * that is still there (its id the same); else, or where ids cannot tell, it may have been
+	 * made in the one that went (without ids, a created context's bridge so dropped stays
+	 * behind in it, unused: its module and stream). */
+	if (s->ctx && s->suspect && s->ctx != ctx && s->ctx_id && shim_ctx_id(s->ctx) == s->ctx_id)
+		s->suspect = 0;
+	if (s->ctx && s->suspect && (s->ctx != ctx || !s->ctx_id))
+		s->ctx = NULL;
+	if (s->ctx && s->ctx == ctx && s->ctx_id && shim_ctx_id(ctx) != s->ctx_id)
+		s->ctx = NULL;
+	if (s->ctx) {
+		if (s->ctx != ctx)
+			return -1; /* one context a GPU: a second one waits unbridged */
+		s->suspect = 0;
+		return 0;
+	}
+	s->suspect = 0;
+	if (!shim_cu.capture_mode || shim_cu.capture_mode(&mode))
+		return build(s, ctx);
+	rc = build(s, ctx);
 	shim_cu.capture_mode(&mode);
 	return rc;
 }
@@ -630,7 +635,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	replay = (uint32_t)nvt_bridge_replays(&s->replay_pm, __atomic_exchange_n(&s->replayed, 0, __ATOMIC_RELAXED));
 	if (!arm)
 		count(&dbg.unarmed);
-	if (!arm || b.broken || made_relaxed(s, ctx)) {
+	if (!arm || b.broken || made(s, ctx)) {
 		pthread_mutex_unlock(&b.lock);
 		return;
 	}
@@ -910,7 +915,7 @@ void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int 
 	if (!nvt_bridge_copy_by_kernel(&c))
 		return;
 	pthread_mutex_lock(&b.lock);
-	rc = b.broken || made_relaxed(&b.s[g], ctx);
+	rc = b.broken || made(&b.s[g], ctx);
 	fn = b.s[g].copy;
 	if (!rc && b.s[g].tr) {
 		uint64_t i = b.s[g].tr->copies++ % TRACE_N;

@@ -140,6 +140,7 @@ struct yslot {
 	void *ev_ctx;              /* the context the events are of; NULL: none yet */
 	unsigned long long ev_id;  /* its id (0: the driver has none) */
 	int ev_suspect;            /* its GPU's primary context went since (reset, last release) */
+	uint32_t ev_gen;           /* the events' generation: one more each time they are dropped */
 	int ev_broken;
 	uint64_t done_ns;          /* when the last event was seen done */
 	uint64_t launch_ns;        /* how long one of its launches runs (moving average) */
@@ -164,6 +165,7 @@ static __thread struct {
 	int record;
 	int in_shim;
 	int borrow;
+	uint32_t ev_gen; /* the slot's events' generation when record was decided */
 } tls __attribute__((tls_model("initial-exec"))); /* as the launch path's (shimslot.h) */
 
 /* Read by the launch path (shimyield.h, shim.c). */
@@ -583,6 +585,7 @@ static void drop_events(struct yslot *s)
 	s->ev_ctx = NULL;
 	s->head = s->tail = 0;
 	s->ev_suspect = 0;
+	s->ev_gen++; /* a launch that decided to record in them does not (after_launch) */
 }
 
 /* Makes the events of slot s in the current context ctx (under y.lock). Returns 0, or -1. A
@@ -594,6 +597,14 @@ static int make_events(struct yslot *s, void *ctx)
 {
 	if (s->ev_broken)
 		return -1;
+	/* After a primary context went (suspect): kept where made in a context of the task's own
+	 * that is still there (its id the same); else, or where ids cannot tell, dropped. */
+	if (s->ev_ctx && s->ev_suspect && s->ev_ctx != ctx && s->ev_id) {
+		tls.in_shim = 1;
+		if (shim_ctx_id(s->ev_ctx) == s->ev_id)
+			s->ev_suspect = 0;
+		tls.in_shim = 0;
+	}
 	if (s->ev_ctx && s->ev_suspect && (s->ev_ctx != ctx || !s->ev_id))
 		drop_events(s);
 	if (s->ev_ctx && s->ev_ctx == ctx && s->ev_id) {
@@ -628,16 +639,19 @@ static int make_events(struct yslot *s, void *ctx)
 	return 0;
 }
 
-/* A context call a yielding task follows (ctx_ids) returned: a context destroyed takes its
- * events with it; a primary context reset or released the last time may have. */
+/* A context call a yielding task follows (ctx_ids): a context destroyed takes its events with
+ * it (dropped as the call begins: none is used once it may be gone); a primary context reset or
+ * released the last time may have (when the call returned). */
 static void ring_context_api(int cbid, const void *data)
 {
 	struct shim_api_call call;
 	int g;
 
-	if (shim_api_call(cbid, data, &call) || call.site != NVT_CB_API_SITE_EXIT || call.result)
+	if (shim_api_call(cbid, data, &call))
 		return;
 	if (cbid == NVT_CBID_cuCtxDestroy_v2 || cbid == NVT_CBID_cuCtxDestroy) {
+		if (call.site != NVT_CB_API_SITE_ENTER)
+			return;
 		pthread_mutex_lock(&y.lock);
 		for (g = 0; g < NVT_MAX_GPUS; g++)
 			if (y.s[g].ev_ctx && y.s[g].ev_ctx == call.args[0])
@@ -645,6 +659,8 @@ static void ring_context_api(int cbid, const void *data)
 		pthread_mutex_unlock(&y.lock);
 		return;
 	}
+	if (call.site != NVT_CB_API_SITE_EXIT || call.result)
+		return;
 	g = cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2 || cbid == NVT_CBID_cuDevicePrimaryCtxRelease
 		    ? shim_primary_gone(((const NVT_DEVICE_ARGS *)call.args)->dev)
 		    : shim_device_slot(((const NVT_DEVICE_ARGS *)call.args)->dev);
@@ -770,6 +786,7 @@ static void before_launch(int g, void *ctx)
 		now = nvt_clock_ns();
 	}
 	tls.record = bounded && s->head - s->tail < RING;
+	tls.ev_gen = s->ev_gen;
 	tls.borrow = verdict == NVT_YV_GO && now < limit &&
 		     may_borrow(g, s, w, now, s->launch_ns > s->cfg.bound_ns ? s->launch_ns : s->cfg.bound_ns);
 	if (now > start) {
@@ -788,7 +805,8 @@ static void after_launch(int g, void *stream)
 	struct yslot *s = &y.s[g];
 
 	pthread_mutex_lock(&y.lock);
-	if (s->head - s->tail < RING) {
+	/* (its events may have gone with their context since before_launch, on another thread) */
+	if (s->ev_gen == tls.ev_gen && s->ev_ctx && s->head - s->tail < RING) {
 		unsigned i = s->head % RING;
 		int rc;
 		tls.in_shim = 1;

@@ -117,10 +117,14 @@ t_bridge_wait_releases_the_last() {
 t_bridge_context_reset_made_again() {
 	local how
 	export FAKECUDA_LOG=$WORK/cuda.log FAKECUDA_STALE_ABORT=1
-	for how in RESET RELEASE RELEASE1; do
+	for how in RESET RELEASE RELEASE1 CAPTURE; do
 		rm -f "$WORK/cuda.log" "$WORK/bridge.log"
 		case $how in
 		RESET) PRIOAPP_RESET_AT=100 STEPS_LAUNCHES=300 steps_app "$how" --priority high ;;
+		# (another thread captures a graph in the global mode: the bridge is made again with
+		# this thread's capture relaxed, or its registration fails, 900)
+		CAPTURE) FAKECUDA_GLOBAL_CAPTURE=1 PRIOAPP_RESET_AT=100 STEPS_LAUNCHES=300 steps_app "$how" \
+			--priority high ;;
 		RELEASE) PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 steps_app "$how" --priority high ;;
 		RELEASE1) PRIOAPP_RELEASE_V1=1 PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 steps_app "$how" \
 			--priority high ;;

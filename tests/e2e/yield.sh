@@ -147,7 +147,8 @@ most_in_flight_after() { awk -v n="$2" '$1 == "launch" && ++i > n && $4 > m {m =
 # A lower task's bound holds in the context it goes on in after its first one went: a primary
 # context reset, or released the last time (made again at its address, with a new id), or a
 # context of its own destroyed (by either name) and the primary one's used after; where the
-# driver gives no context ids, the release itself tells that they may have gone. Its events of
+# driver gives no context ids, the release itself tells that they may have gone; events made in a
+# context of its own stay through the primary context's release. Its events of
 # the context that went are never used again (the fake dies of such an event, as a program on the
 # real driver may: FAKECUDA_STALE_ABORT), and those of the next bound its launches: at most 2 in
 # flight after the change, as before it.
@@ -155,7 +156,7 @@ t_yield_bound_after_context_goes() {
 	local how kv most i=0
 	for how in PRIOAPP_RESET_AT=20 PRIOAPP_RELEASE_AT=20 "PRIOAPP_RELEASE_AT=20 PRIOAPP_RELEASE_V1=1" \
 		"PRIOAPP_RELEASE_AT=20 FAKECUDA_NO_CTX_ID=1" PRIOAPP_CTX_UNTIL=20 \
-		"PRIOAPP_CTX_UNTIL=20 PRIOAPP_DESTROY_V1=1"; do
+		"PRIOAPP_CTX_UNTIL=20 PRIOAPP_DESTROY_V1=1" "PRIOAPP_CTX_UNTIL=40 PRIOAPP_RELEASE_AT=20"; do
 		i=$((i + 1))
 		(
 			for kv in $how FAKECUDA_STALE_ABORT=1; do export "${kv:?}"; done

@@ -45,6 +45,8 @@ INTERNAL int fake_primary_release(int dev, int *was_last);
 /* The id of the calling thread's current context (*ctx), for objects made in it; 1 where the
  * context an object was made in (ctx, key) went since (fakestream.c's events). */
 INTERNAL unsigned long long fake_current_key(const void **ctx);
+/* The calling thread's stream capture mode (cuThreadExchangeStreamCaptureMode's). */
+INTERNAL int fake_capture_mode(void);
 INTERNAL int fake_ctx_gone(const void *ctx, unsigned long long key);
 /* Device dev's primary context was destroyed (its reset, its last release): what was made in it
  * answers 400 from now on (as on an H100, docs/hardware-facts.md); and how often that was. */

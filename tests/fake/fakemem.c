@@ -791,10 +791,16 @@ static int host_remove(void *p, int ours)
 	return rc;
 }
 
+/* FAKECUDA_GLOBAL_CAPTURE=1: another thread of the program captures a graph in the global mode
+ * all along; a registration from a thread whose own mode is global then fails with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (900, and on the real driver that capture ends:
+ * docs/hardware-facts.md). */
 API int cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags)
 {
 	if (!p || !bytes || (flags & ~7u))
 		return NVT_CUDA_ERROR_INVALID_VALUE;
+	if (getenv("FAKECUDA_GLOBAL_CAPTURE") && fake_capture_mode() == 0)
+		return 900;
 	return host_add(p, bytes, 0);
 }
 

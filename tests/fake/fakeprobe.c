@@ -322,15 +322,21 @@ API int cuFuncSetAttribute(void *fn, int attribute, int value)
 	return fn == &probe_function ? 0 : 400;
 }
 
+static __thread int capture_mode; /* the calling thread's: CU_STREAM_CAPTURE_MODE_GLOBAL (0) */
+
+INTERNAL int fake_capture_mode(void)
+{
+	return capture_mode;
+}
+
 /* The calling thread's stream capture mode (it captures nothing here). */
 API int cuThreadExchangeStreamCaptureMode(int *mode)
 {
-	static __thread int mine; /* CU_STREAM_CAPTURE_MODE_GLOBAL */
-	int was = mine;
+	int was = capture_mode;
 
 	if (!mode || *mode < 0 || *mode > 2)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
-	mine = *mode;
+	capture_mode = *mode;
 	*mode = was;
 	return 0;
 }

@@ -168,8 +168,8 @@ static CUresult event_create(void **ev)
 	return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
 }
 
-/* ev's index, or -1 for a handle that is not an event's, or one whose context went (a stale
- * handle: FAKECUDA_STALE_ABORT=1 dies of it, as a program may on the real driver). */
+/* ev's index, or -1 for a handle that is not an event's, or -2 for one whose context went (a
+ * stale handle: FAKECUDA_STALE_ABORT=1 dies of it, as a program may on the real driver). */
 static int event_index(const void *ev)
 {
 	uintptr_t at = (uintptr_t)ev, base = (uintptr_t)&events[0];
@@ -184,9 +184,17 @@ static int event_index(const void *ev)
 			fprintf(stderr, "fakecuda: an event of a destroyed context used\n");
 			abort();
 		}
-		return -1;
+		return -2;
 	}
 	return i;
+}
+
+/* What the driver answers for an event event_index refused: 709 (CUDA_ERROR_CONTEXT_IS_DESTROYED)
+ * for one whose context went (an H100's answer to a query and a record after a reset:
+ * docs/hardware-facts.md), else 400. */
+static CUresult event_refused(int i)
+{
+	return i == -2 ? NVT_CUDA_ERROR_CONTEXT_IS_DESTROYED : NVT_CUDA_ERROR_INVALID_HANDLE;
 }
 
 API CUresult cuEventCreate(void **phEvent, unsigned Flags)
@@ -200,7 +208,7 @@ static CUresult event_record(void *ev, void *stream)
 	int i = event_index(ev);
 
 	if (i < 0)
-		return NVT_CUDA_ERROR_INVALID_HANDLE;
+		return event_refused(i);
 	events[i].done_at = stream_done_at(stream);
 	return 0;
 }
@@ -216,7 +224,7 @@ static CUresult event_query(void *ev)
 	int i = event_index(ev);
 
 	if (i < 0)
-		return NVT_CUDA_ERROR_INVALID_HANDLE;
+		return event_refused(i);
 	return now_ns() >= events[i].done_at ? 0 : NVT_CUDA_ERROR_NOT_READY;
 }
 
@@ -231,7 +239,7 @@ static CUresult event_sync(void *ev)
 	int i = event_index(ev);
 
 	if (i < 0)
-		return NVT_CUDA_ERROR_INVALID_HANDLE;
+		return event_refused(i);
 	sleep_until(events[i].done_at);
 	return 0;
 }
@@ -247,7 +255,7 @@ static CUresult event_destroy(void *ev)
 	int i = event_index(ev);
 
 	if (i < 0)
-		return NVT_CUDA_ERROR_INVALID_HANDLE;
+		return event_refused(i);
 	events[i].used = 0;
 	return 0;
 }

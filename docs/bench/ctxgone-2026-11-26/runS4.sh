@@ -1,0 +1,46 @@
+#!/bin/bash
+# Run S4: the build whose bridge is made again with the thread's capture relaxed, and whose
+# yielding tasks keep events of a context of their own through a primary context's end:
+# cap.c (a registration beside another thread's global capture; a high task's step after a
+# reset beside one, this build and HEAD's (7a3e4de); what a reset leaves of the old objects),
+# lowrel under the release (this build), rel.c, check-gpu-bridge.
+set -u
+J=$PWD/build/.jsonc
+MK=("JSONC_CFLAGS=-I$J/include -I$J/include/json-c" "JSONC_LIBS=$J/lib/libjson-c.a")
+make -j16 "${MK[@]}" all >$OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
+(cd build/dev/head && make -j16 "${MK[@]}" all) >>$OUT/build.log 2>&1 || echo "head build failed"
+nvcc -O2 -o build/cap docs/bench/ctxgone-2026-11-26/cap.c -lcuda -lpthread >>$OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
+nvcc -O2 -o build/lowrel docs/bench/ctxgone-2026-11-26/lowrel.c -lcuda -ldl >>$OUT/build.log 2>&1 || exit 1
+nvcc -O2 -o build/rel docs/bench/release-2026-11-26/rel.c -lcuda -ldl >>$OUT/build.log 2>&1 || exit 1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+{
+	for i in 1 2; do timeout 30 build/cap bare; echo "rc $?"; done
+	for i in 1 2; do timeout 30 build/cap reset; echo "rc $?"; done
+	for i in 1 2; do timeout 30 build/cap step; echo "plain rc $?"; done
+	for b in new head; do
+		NVT=build/bin/nvtaskset
+		[ $b = head ] && NVT=build/dev/head/build/bin/nvtaskset
+		for i in 1 2; do
+			NVTASKSET_BRIDGE_DEBUG=1 timeout 60 $NVT --no-mps --priority high build/cap step 2>&1 | grep -v calibrat
+			echo "$b rc $?"
+		done
+	done
+} 2>&1 | tee $OUT/runS4-cap.txt
+for v in v2 v1; do
+	timeout 60 build/bin/nvtaskset --no-mps --priority high -c 0-8 build/lowrel serve 9 > /tmp/hi.txt 2>&1 &
+	hp=$!
+	sleep 1
+	timeout 60 build/bin/nvtaskset --no-mps --priority low --yield bound=1000,any,duty=100 -c 9-65 build/lowrel low $v > /tmp/lo.txt 2>&1
+	rc=$?
+	wait $hp
+	echo "new $v rc $rc: $(grep '^round' /tmp/lo.txt | sed 's/context 0x[0-9a-f]* //' | tr '\n' ';') $(grep -v '^round' /tmp/lo.txt | grep -v calibrat | tr '\n' ' ')"
+done 2>&1 | tee $OUT/runS4-lowrel.txt
+for v in 1 ""; do
+	if [ -n "$v" ]; then export REL_V1=1; else unset REL_V1; fi
+	NVTASKSET_BRIDGE_DEBUG=1 timeout 60 build/bin/nvtaskset --no-mps --priority high build/rel > /tmp/r.txt 2>&1
+	echo "rel ${v:+old name}${v:-_v2} rc $? $(grep -c '^round' /tmp/r.txt) rounds, $(grep -o '[0-9]* waits, [0-9]* bridged' /tmp/r.txt) $(grep -c 'warning' /tmp/r.txt) warnings"
+done 2>&1 | tee $OUT/runS4-release.txt
+unset REL_V1
+timeout 400 make "${MK[@]}" check-gpu-bridge > $OUT/check-gpu-bridge.txt 2>&1; echo "check-gpu-bridge rc $?"
+tail -2 $OUT/check-gpu-bridge.txt
+exit 0
