@@ -5,26 +5,23 @@
 # busy machine stretches times, not counts): the system calls of the command
 # and its children (strace -f -c: a reader that sleeps or retries on an
 # unsettled slot makes more) and their CPU time (one that spins); medians of
-# SCALE_RUNS (5) runs each, 2x plus 20 calls and 20 ms of slack. Sourced by
-# tests/faults/run.sh.
+# SCALE_RUNS (5) rounds, each a run of both beside the settled slots and a run
+# beside the same slots unsettled (segpoke odd, then even again), so that a
+# machine busy for a while weighs on both alike; 2x plus 20 calls and 20 ms
+# of slack. Sourced by tests/faults/run.sh.
 # shellcheck shell=bash
 
-# scale_cost WHAT CMD...: runs CMD SCALE_RUNS times under strace -f -c, judging each run;
-# sets CALLS and CPU to the medians of its system calls and of its CPU ms (user + system,
-# strace's own included).
+# scale_cost WHAT CMD...: runs CMD once under strace -f -c, judging the run; sets CALLS and CPU
+# to its system calls and its CPU ms (user + system, strace's own included).
 scale_cost() {
-	local what=$1 i rc calls=() cpu=() TIMEFORMAT='%3U %3S'
+	local what=$1 rc TIMEFORMAT='%3U %3S'
 	shift
-	for ((i = 0; i < ${SCALE_RUNS:-5}; i++)); do
-		{ time timeout 120 strace -f -c -o "$WORK/scale.st" "$@" >"$WORK/scale.out" 2>&1; } \
-			2>"$WORK/scale.time" && rc=0 || rc=$?
-		cpu+=("$(awk '{printf "%d", ($1 + $2) * 1000}' "$WORK/scale.time")")
-		calls+=("$(awk '$NF == "total" {print $4}' "$WORK/scale.st")")
-		judge "$rc" "$what"
-		[ "$rc" == 0 ] || echo "  $what failed: $(tail -2 "$WORK/scale.out")" >&2
-	done
-	CALLS=$(median "${calls[@]}")
-	CPU=$(median "${cpu[@]}")
+	{ time timeout 120 strace -f -c -o "$WORK/scale.st" "$@" >"$WORK/scale.out" 2>&1; } \
+		2>"$WORK/scale.time" && rc=0 || rc=$?
+	CPU=$(awk '{printf "%d", ($1 + $2) * 1000}' "$WORK/scale.time")
+	CALLS=$(awk '$NF == "total" {print $4}' "$WORK/scale.st")
+	judge "$rc" "$what"
+	[ "$rc" == 0 ] || echo "  $what failed: $(tail -2 "$WORK/scale.out")" >&2
 }
 # median N...: the median of the numbers.
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
@@ -73,7 +70,8 @@ scale_agent() {
 }
 
 part_scale() {
-	local n=${SCALE_TASKS:-1000} i pids="" up l0 c0 l1 c1 l0cpu c0cpu l1cpu c1cpu got poked pid
+	local n=${SCALE_TASKS:-1000} i r pids="" up l0 c0 l1 c1 l0cpu c0cpu l1cpu c1cpu got poked
+	local -a L0 C0 L1 C1 L0CPU C0CPU L1CPU C1CPU
 	[ "$USERS_OK" == 1 ] || return 0
 	part_begin "scale: $n segments left unsettled"
 	command -v strace >/dev/null || { bad lost "the scale part counts with strace, which is missing"; part_end; return 0; }
@@ -89,25 +87,31 @@ part_scale() {
 	done
 	echo "  $up segments after $((SECONDS - P_BEGIN)) s"
 	[ "$up" -ge "$n" ] || bad lost "only $up of $n tasks made segments"
-	scale_cost "-l beside $n tasks" "$NVT" -l
-	l0=$CALLS l0cpu=$CPU
-	scale_cost "a claim beside $n tasks" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
-	c0=$CALLS c0cpu=$CPU
 	scale_agent
-	poked=0
-	for pid in $pids; do
-		"$T/segpoke" "$pid" allodd >/dev/null 2>&1 && poked=$((poked + 1))
+	for ((r = 0; r < ${SCALE_RUNS:-5}; r++)); do
+		# shellcheck disable=SC2086
+		poked=$("$T/segpoke" even $pids)
+		[ "$poked" == "$n" ] || bad lost "only $poked of $n segments could be settled again"
+		scale_cost "-l beside $n tasks" "$NVT" -l
+		L0+=("$CALLS") L0CPU+=("$CPU")
+		scale_cost "a claim beside $n tasks" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+		C0+=("$CALLS") C0CPU+=("$CPU")
+		# shellcheck disable=SC2086
+		poked=$("$T/segpoke" odd $pids)
+		[ "$poked" == "$n" ] || bad lost "only $poked of $n segments could be left unsettled"
+		scale_cost "-l beside $n unsettled" "$NVT" -l
+		L1+=("$CALLS") L1CPU+=("$CPU")
+		scale_cost "a claim beside $n unsettled" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+		C1+=("$CALLS") C1CPU+=("$CPU")
+		got=$(sed -n 's/.*tpcs=\([-0-9,]*\) hung=0.*/\1/p' "$WORK/scale.out")
+		case ",$got," in
+		,,) bad lost "the claim beside $n unsettled segments got no TPCs: $(tail -1 "$WORK/scale.out")" ;;
+		*,[0-3],* | *,[0-3]-*) bad lost "the claim took TPCs of the unsettled segments: $got" ;;
+		esac
 	done
-	[ "$poked" == "$n" ] || bad lost "only $poked of $n segments could be left unsettled"
-	scale_cost "-l beside $n unsettled" "$NVT" -l
-	l1=$CALLS l1cpu=$CPU
-	scale_cost "a claim beside $n unsettled" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
-	c1=$CALLS c1cpu=$CPU
-	got=$(sed -n 's/.*tpcs=\([-0-9,]*\) hung=0.*/\1/p' "$WORK/scale.out")
-	case ",$got," in
-	,,) bad lost "the claim beside $n unsettled segments got no TPCs: $(tail -1 "$WORK/scale.out")" ;;
-	*,[0-3],* | *,[0-3]-*) bad lost "the claim took TPCs of the unsettled segments: $got" ;;
-	esac
+	l0=$(median "${L0[@]}") c0=$(median "${C0[@]}") l1=$(median "${L1[@]}") c1=$(median "${C1[@]}")
+	l0cpu=$(median "${L0CPU[@]}") c0cpu=$(median "${C0CPU[@]}") l1cpu=$(median "${L1CPU[@]}")
+	c1cpu=$(median "${C1CPU[@]}")
 	echo "  -l: $l0 system calls and $l0cpu CPU ms beside $n tasks, $l1 and $l1cpu ms with their" \
 		"slots unsettled ($poked); a claim: $c0 and $c0cpu ms, $c1 and $c1cpu ms (got $got)"
 	if [ "$l1" -gt $((2 * l0 + 20)) ] || [ "$c1" -gt $((2 * c0 + 20)) ] ||

@@ -22,6 +22,9 @@
  *   segpoke PID made       undo "making" (the magic back, mode 0644)
  *   segpoke PID show FILE  print slot 0's TPC list ("none" unset) of the segment FILE
  *                          (one from before an exec to another user, say)
+ *   segpoke odd PID...     allodd for each PID's segment; prints how many it changed
+ *   segpoke even PID...    every slot's sequence of each PID's segment even again (settled,
+ *                          as it was); prints how many it changed
  *
  * SPDX-License-Identifier: MIT
  */
@@ -57,6 +60,34 @@ static int seg_path(char *buf, size_t len, const char *base, pid_t pid)
 	return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
+/* segpoke odd|even PID...: returns 0; prints the count of segments changed. */
+static int seqs_all(int odd, int n, char **pids)
+{
+	int changed = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct nvt_segment *seg;
+		char path[256];
+		int fd;
+		if (seg_path(path, sizeof(path), nvt_rundir(), (pid_t)atoi(pids[i])) ||
+		    (fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK)) < 0)
+			continue;
+		seg = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (seg == MAP_FAILED)
+			continue;
+		for (int g = 0; g < NVT_MAX_GPUS; g++)
+			if (odd)
+				__atomic_fetch_or(&seg->gpu[g].seq, 1, __ATOMIC_SEQ_CST);
+			else if (__atomic_load_n(&seg->gpu[g].seq, __ATOMIC_SEQ_CST) & 1)
+				__atomic_fetch_add(&seg->gpu[g].seq, 1, __ATOMIC_SEQ_CST);
+		munmap(seg, sizeof(*seg));
+		changed++;
+	}
+	printf("%d\n", changed);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct nvt_segment *seg;
@@ -64,6 +95,8 @@ int main(int argc, char **argv)
 	char path[256];
 	int fd;
 
+	if (argc >= 2 && (!strcmp(argv[1], "odd") || !strcmp(argv[1], "even")))
+		return seqs_all(argv[1][0] == 'o', argc - 2, argv + 2);
 	if (argc < 3 || seg_path(path, sizeof(path), nvt_rundir(), (pid_t)atoi(argv[1])))
 		return 2;
 	if (!strcmp(argv[2], "hold")) {
