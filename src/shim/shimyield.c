@@ -667,8 +667,10 @@ static void ring_context_api(int cbid, const void *data)
 	if (g < 0)
 		return;
 	pthread_mutex_lock(&y.lock);
-	if (y.s[g].ev_ctx)
+	if (y.s[g].ev_ctx) {
 		y.s[g].ev_suspect = 1;
+		y.s[g].ev_gen++; /* (a launch that decided to record may be of the context that went) */
+	}
 	pthread_mutex_unlock(&y.lock);
 }
 
@@ -805,7 +807,8 @@ static void after_launch(int g, void *stream)
 	struct yslot *s = &y.s[g];
 
 	pthread_mutex_lock(&y.lock);
-	/* (its events may have gone with their context since before_launch, on another thread) */
+	/* (another thread may have dropped its events since before_launch, or seen a primary
+	 * context they may live in go: a new generation) */
 	if (s->ev_gen == tls.ev_gen && s->ev_ctx && s->head - s->tail < RING) {
 		unsigned i = s->head % RING;
 		int rc;
@@ -878,8 +881,9 @@ static void *follow_chain_calls(void *unused)
 static void follow_done_at_exit(void)
 {
 	struct timespec ms = {0, 1000000};
+	uint64_t until = nvt_clock_ns() + (uint64_t)FOLLOW_EXIT_WAIT_MS * 1000000;
 
-	for (int i = 0; i < FOLLOW_EXIT_WAIT_MS && __atomic_load_n(&follow_busy, __ATOMIC_ACQUIRE); i++)
+	while (__atomic_load_n(&follow_busy, __ATOMIC_ACQUIRE) && nvt_clock_ns() < until)
 		nanosleep(&ms, NULL);
 }
 

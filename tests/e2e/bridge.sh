@@ -143,8 +143,10 @@ t_bridge_context_reset_made_again() {
 	hasnt "$(cat "$WORK/notlast.err")" "nvtaskset:"
 	# Steps in a context of its own: the primary context's last release (or its reset) leaves
 	# the bridge made there where it is; without context ids to tell it is made again (the one
-	# left behind unused), and the steps are bridged all the same.
-	for how in RELEASE RESET RELEASE_NOID; do
+	# left behind unused), and the steps are bridged all the same. KEEP: the steps go on in the
+	# primary context after its release, their own context still there: the bridge stays in the
+	# first (one module; the primary's waits, a second context's, unbridged).
+	for how in RELEASE RESET RELEASE_NOID KEEP; do
 		rm -f "$WORK/cuda.log" "$WORK/bridge.log"
 		case $how in
 		RELEASE) PRIOAPP_CTX_UNTIL=100000 PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 steps_app "own$how" \
@@ -153,10 +155,13 @@ t_bridge_context_reset_made_again() {
 			--priority high ;;
 		RELEASE_NOID) FAKECUDA_NO_CTX_ID=1 PRIOAPP_CTX_UNTIL=100000 PRIOAPP_RELEASE_AT=100 \
 			STEPS_LAUNCHES=300 steps_app "own$how" --priority high ;;
+		KEEP) PRIOAPP_CTX_KEEP=1 PRIOAPP_CTX_UNTIL=100 PRIOAPP_RELEASE_AT=100 STEPS_LAUNCHES=300 \
+			steps_app "own$how" --priority high ;;
 		esac
 		eq "$(grep -c '^module ' "$WORK/cuda.log")" "$([ $how = RELEASE_NOID ] && echo 2 || echo 1)" \
 			"bridge modules loaded (own context, $how)"
-		[ "$(bridges)" -gt 100 ] || die "own context, $how: $(bridges) bridges"
+		[ "$(bridges)" -gt "$([ $how = KEEP ] && echo 40 || echo 100)" ] ||
+			die "own context, $how: $(bridges) bridges"
 		hasnt "$(cat "$WORK/own$how.err")" "nvtaskset:"
 	done
 }

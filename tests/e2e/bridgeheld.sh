@@ -76,11 +76,11 @@ enables() { awk '$1 == "bridge" { n++ } $1 == "enable" && $2 == "cbid=307" { spl
 # The thread that enables the launch calls may still be inside the driver's enabling call when
 # the program ends: its exit waits for it before the driver is torn down (the fake driver dies
 # where its teardown meets a thread enabling: its first enable from a thread of the shim's here
-# takes 500 ms, and the program is stopped as it begins).
+# takes 800 ms, and the program is stopped as it begins).
 t_bridge_follow_thread_ends_before_exit() {
 	local pid
 	rm -f "$WORK/fx.stop" "$WORK/bridge.log"
-	FAKECUDA_LOG=$WORK/bridge.log FAKECUDA_ENABLE_DELAY_US=500000 FAKECUDA_KERNEL_US=200 \
+	FAKECUDA_LOG=$WORK/bridge.log FAKECUDA_ENABLE_DELAY_US=800000 FAKECUDA_KERNEL_US=200 \
 		NVTASKSET_BRIDGE_HOLD=1 PRIOAPP_GAP_US=100 "$NVT" --no-mps --priority high "$PRIOAPP" batch \
 		"$WORK/fx.stop" "$WORK/fx.log" 8 2>"$WORK/fx.err" &
 	pid=$!

@@ -169,6 +169,23 @@ t_yield_bound_after_context_goes() {
 	done
 }
 
+# Events made in a context of its own that is still there stay there when the GPU's primary
+# context goes and the task launches in the primary one (made again) after: one ring of events
+# in all, none left behind (and, as a second context on its GPU, the primary one's launches are
+# not bounded: the events stay the first context's).
+t_yield_events_kept_in_own_context() {
+	(
+		export PRIOAPP_CTX_UNTIL=40 PRIOAPP_RELEASE_AT=40 PRIOAPP_CTX_KEEP=1 FAKECUDA_STALE_ABORT=1
+		export FAKECUDA_EVENT_LOG=$WORK/events.log
+		serve_and_batch keep --priority high -c 0-8 -- --priority low \
+			--yield gate,any,bound=1000,duty=100 -c 9-65
+	)
+	[ "$(grep -c '^launch' "$WORK/keep.batch")" -gt 80 ] || die "too few launches"
+	# (only the lower task makes events: one ring of 64)
+	eq "$(sort -u "$WORK/events.log" | wc -l)" 1 "programs that made events"
+	eq "$(grep -c '^event ' "$WORK/events.log")" 64 "events made"
+}
+
 t_yield_only_higher_and_own_user() {
 	local got
 	# Equal priorities never hold each other back.

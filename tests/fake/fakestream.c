@@ -152,8 +152,21 @@ API int fakecuda_in_flight(const void *stream)
 	fake_api_callbacks((cbid), NVT_CB_API_SITE_EXIT, &result, &a);  \
 	return result
 
+/* FAKECUDA_EVENT_LOG=PATH: a line "event pid=PID" appended for each event made (tests count a
+ * program's events: none left behind per context). */
+static void event_log(void)
+{
+	FILE *f = getenv("FAKECUDA_EVENT_LOG") ? fopen(getenv("FAKECUDA_EVENT_LOG"), "a") : NULL;
+
+	if (f) {
+		fprintf(f, "event pid=%ld\n", (long)getpid());
+		fclose(f);
+	}
+}
+
 static CUresult event_create(void **ev)
 {
+	event_log();
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < EVENTS; i++)
 		if (!events[i].used || fake_ctx_gone(events[i].ctx, events[i].key)) { /* (gone with it) */

@@ -28,7 +28,8 @@
  *       is not the last; PRIOAPP_RELEASE_V1=1: the release by its old name);
  *       PRIOAPP_CTX_UNTIL=N: its launches before the Nth in a context of its own (cuCtxCreate),
  *       destroyed before the Nth (PRIOAPP_DESTROY_V1=1: by the call's old name), the primary
- *       context's after (a reset or release before the Nth leaves its own context current);
+ *       context's after (a reset or release before the Nth leaves its own context current;
+ *       PRIOAPP_CTX_KEEP=1: not destroyed, the primary context made current);
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
  *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
@@ -322,8 +323,9 @@ int main(int argc, char **argv)
 				fclose(log);
 				return 1;
 			}
-			if (n == own_until &&
-			    (getenv("PRIOAPP_DESTROY_V1") ? cuCtxDestroy(own) : cuCtxDestroy_v2(own))) {
+			if (n == own_until && (getenv("PRIOAPP_CTX_KEEP") ? cuCtxSetCurrent(ctx)
+					       : getenv("PRIOAPP_DESTROY_V1") ? cuCtxDestroy(own)
+									     : cuCtxDestroy_v2(own))) {
 				fclose(log);
 				return 1;
 			}

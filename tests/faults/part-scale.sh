@@ -67,6 +67,8 @@ scale_agent() {
 	wait "$agent" "$hi" "$lo" 2>/dev/null
 	# shellcheck disable=SC2086
 	kill -TERM $more 2>/dev/null
+	# shellcheck disable=SC2086
+	wait $more 2>/dev/null
 }
 
 part_scale() {

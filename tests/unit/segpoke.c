@@ -22,15 +22,17 @@
  *   segpoke PID made       undo "making" (the magic back, mode 0644)
  *   segpoke PID show FILE  print slot 0's TPC list ("none" unset) of the segment FILE
  *                          (one from before an exec to another user, say)
- *   segpoke odd PID...     allodd for each PID's segment; prints how many it changed
- *   segpoke even PID...    every slot's sequence of each PID's segment even again (settled,
- *                          as it was); prints how many it changed
+ *   segpoke odd PID...     allodd for each PID's segment; prints how many segments it reached
+ *   segpoke even PID...    every odd slot sequence of each PID's segment made even (settled:
+ *                          the slot reads as it was, its sequence 1 further on); prints how
+ *                          many segments it reached
  *
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +62,8 @@ static int seg_path(char *buf, size_t len, const char *base, pid_t pid)
 	return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
-/* segpoke odd|even PID...: returns 0; prints the count of segments changed. */
+/* segpoke odd|even PID...: returns 0, or 2 for a word that is not a PID; prints the count of
+ * segments reached. */
 static int seqs_all(int odd, int n, char **pids)
 {
 	int changed = 0;
@@ -69,7 +72,11 @@ static int seqs_all(int odd, int n, char **pids)
 		struct nvt_segment *seg;
 		char path[256];
 		int fd;
-		if (seg_path(path, sizeof(path), nvt_rundir(), (pid_t)atoi(pids[i])) ||
+		char *end;
+		long pid = strtol(pids[i], &end, 10);
+		if (*end || end == pids[i] || pid <= 0 || pid > INT32_MAX)
+			return 2;
+		if (seg_path(path, sizeof(path), nvt_rundir(), (pid_t)pid) ||
 		    (fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK)) < 0)
 			continue;
 		seg = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
