@@ -23,6 +23,20 @@ scale_cost() {
 	judge "$rc" "$what"
 	[ "$rc" == 0 ] || echo "  $what failed: $(tail -2 "$WORK/scale.out")" >&2
 }
+# scale_both odd|even WHAT PIDS: every slot of the tasks PIDS unsettled (odd) or settled again
+# (even), then a run of -l and one of the claim beside them; sets B_L, B_LCPU, B_C and B_CCPU to
+# their system calls and CPU ms.
+scale_both() {
+	local poked n
+	n=$(wc -w <<<"$3")
+	# shellcheck disable=SC2086 # the PIDs, one word each
+	poked=$("$T/segpoke" "$1" $3)
+	[ "$poked" == "$n" ] || bad lost "only $poked of $n segments could be made $1"
+	scale_cost "-l beside $2" "$NVT" -l
+	B_L=$CALLS B_LCPU=$CPU
+	scale_cost "a claim beside $2" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+	B_C=$CALLS B_CCPU=$CPU
+}
 # median N...: the median of the numbers.
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
@@ -72,7 +86,7 @@ scale_agent() {
 }
 
 part_scale() {
-	local n=${SCALE_TASKS:-1000} i r pids="" up l0 c0 l1 c1 l0cpu c0cpu l1cpu c1cpu got poked
+	local n=${SCALE_TASKS:-1000} i r pids="" up l0 c0 l1 c1 l0cpu c0cpu l1cpu c1cpu got
 	local -a L0 C0 L1 C1 L0CPU C0CPU L1CPU C1CPU
 	[ "$USERS_OK" == 1 ] || return 0
 	part_begin "scale: $n segments left unsettled"
@@ -91,20 +105,10 @@ part_scale() {
 	[ "$up" -ge "$n" ] || bad lost "only $up of $n tasks made segments"
 	scale_agent
 	for ((r = 0; r < ${SCALE_RUNS:-5}; r++)); do
-		# shellcheck disable=SC2086
-		poked=$("$T/segpoke" even $pids)
-		[ "$poked" == "$n" ] || bad lost "only $poked of $n segments could be settled again"
-		scale_cost "-l beside $n tasks" "$NVT" -l
-		L0+=("$CALLS") L0CPU+=("$CPU")
-		scale_cost "a claim beside $n tasks" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
-		C0+=("$CALLS") C0CPU+=("$CPU")
-		# shellcheck disable=SC2086
-		poked=$("$T/segpoke" odd $pids)
-		[ "$poked" == "$n" ] || bad lost "only $poked of $n segments could be left unsettled"
-		scale_cost "-l beside $n unsettled" "$NVT" -l
-		L1+=("$CALLS") L1CPU+=("$CPU")
-		scale_cost "a claim beside $n unsettled" $(as_user 65532) "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
-		C1+=("$CALLS") C1CPU+=("$CPU")
+		scale_both even "$n tasks" "$pids"
+		L0+=("$B_L") L0CPU+=("$B_LCPU") C0+=("$B_C") C0CPU+=("$B_CCPU")
+		scale_both odd "$n unsettled" "$pids"
+		L1+=("$B_L") L1CPU+=("$B_LCPU") C1+=("$B_C") C1CPU+=("$B_CCPU")
 		got=$(sed -n 's/.*tpcs=\([-0-9,]*\) hung=0.*/\1/p' "$WORK/scale.out")
 		case ",$got," in
 		,,) bad lost "the claim beside $n unsettled segments got no TPCs: $(tail -1 "$WORK/scale.out")" ;;
@@ -115,7 +119,7 @@ part_scale() {
 	l0cpu=$(median "${L0CPU[@]}") c0cpu=$(median "${C0CPU[@]}") l1cpu=$(median "${L1CPU[@]}")
 	c1cpu=$(median "${C1CPU[@]}")
 	echo "  -l: $l0 system calls and $l0cpu CPU ms beside $n tasks, $l1 and $l1cpu ms with their" \
-		"slots unsettled ($poked); a claim: $c0 and $c0cpu ms, $c1 and $c1cpu ms (got $got)"
+		"slots unsettled ($n); a claim: $c0 and $c0cpu ms, $c1 and $c1cpu ms (got $got)"
 	if [ "$l1" -gt $((2 * l0 + 20)) ] || [ "$c1" -gt $((2 * c0 + 20)) ] ||
 		[ "$l1cpu" -gt $((2 * l0cpu + 20)) ] || [ "$c1cpu" -gt $((2 * c0cpu + 20)) ]; then
 		SLOW="$SLOW scale"
