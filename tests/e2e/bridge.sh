@@ -166,6 +166,19 @@ t_bridge_context_reset_made_again() {
 	done
 }
 
+# Steps on GPU 1: a reset of GPU 0's primary context leaves GPU 1's bridge where it is (one
+# module; it goes on bridging).
+t_bridge_reset_of_another_gpu() {
+	local pid
+	export FAKECUDA_LOG=$WORK/cuda.log FAKECUDA_STALE_ABORT=1 FAKECUDA_DEVICES=2
+	PRIOAPP_ON_DEV1=1 PRIOAPP_RESET_AT=100 STEPS_LAUNCHES=300 steps_app dev1 --priority high
+	# (the program's: nvtaskset calibrates GPU 1 in a process of its own, which loads one too)
+	pid=$(sed -n 's/^bridge pid=\([0-9]*\) .*/\1/p' "$WORK/bridge.log" | sort -u)
+	eq "$(grep -c "^module pid=$pid\$" "$WORK/cuda.log")" 1 "bridge modules loaded"
+	[ "$(bridges)" -gt 100 ] || die "$(bridges) bridges"
+	hasnt "$(cat "$WORK/dev1.err")" "nvtaskset: warning"
+}
+
 # A primary context's last release the shim does not see (a driver that does not say whether
 # the context lives: FAKECUDA_NO_PRIMARY_STATE): at the next wait the context's id is not the one
 # the bridge was made in, and it is made again before any of its old kernels is launched (the

@@ -30,6 +30,8 @@
  *       destroyed before the Nth (PRIOAPP_DESTROY_V1=1: by the call's old name), the primary
  *       context's after (a reset or release before the Nth leaves its own context current;
  *       PRIOAPP_CTX_KEEP=1: not destroyed, the primary context made current);
+ *       PRIOAPP_ON_DEV1=1: its work on device 1's primary context (FAKECUDA_DEVICES=2), where it
+ *       stays through PRIOAPP_RESET_AT's reset of device 0's;
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
  *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
@@ -231,8 +233,11 @@ int main(int argc, char **argv)
 	FILE *log;
 	int first = 1;
 
+	void *dev1 = NULL;
+
 	if (argc < 4 || cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx) ||
-	    (getenv("PRIOAPP_RETAIN_TWICE") && cuDevicePrimaryCtxRetain(&ctx, 0))) {
+	    (getenv("PRIOAPP_RETAIN_TWICE") && cuDevicePrimaryCtxRetain(&ctx, 0)) ||
+	    (getenv("PRIOAPP_ON_DEV1") && (cuDevicePrimaryCtxRetain(&dev1, 1) || cuCtxSetCurrent(dev1)))) {
 		fprintf(stderr, "usage: prioapp serve|batch|threads STOP LOG ...\n");
 		return 2;
 	}
@@ -329,8 +334,9 @@ int main(int argc, char **argv)
 				fclose(log);
 				return 1;
 			}
-			if (n == reset_at && (cuDevicePrimaryCtxReset_v2(0) || cuDevicePrimaryCtxRetain(&ctx, 0) ||
-					      (n >= own_until && cuCtxSetCurrent(ctx)))) {
+			if (n == reset_at && (cuDevicePrimaryCtxReset_v2(0) ||
+					      (!dev1 && (cuDevicePrimaryCtxRetain(&ctx, 0) ||
+							 (n >= own_until && cuCtxSetCurrent(ctx)))))) {
 				fclose(log);
 				return 1;
 			}
