@@ -5,6 +5,19 @@
 # without anybody's help; else "lost". Sourced by tests/faults/run.sh.
 # shellcheck shell=bash
 
+# agent_up PID: root's agent is PID (its pid file names it), within 15 s; else "lost". Tasks of a
+# lower priority started before then start an agent of their own, and PID exits, refused.
+agent_up() {
+	local i
+	for ((i = 0; i < 750; i++)); do
+		[ "$(cut -d' ' -f1 "$NVTASKSET_RUNDIR/nvtaskset-0/agent.pid" 2>/dev/null)" == "$1" ] && return 0
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.02
+	done
+	bad lost "root's agent $1 did not come up: $(tail -1 "$WORK/agent-part.log")"
+	return 1
+}
+
 part_agent() {
 	local i n=${AGENT_TRIALS:-10} hi lo agent t0 ms took=()
 	part_begin "agent: kill -9 while it lends ($n trials)"
@@ -13,6 +26,7 @@ part_agent() {
 	# Root's agent first: the low task's start would start one of its own otherwise.
 	"$NVT" --agent --hold 50 --guard 4 2>>"$WORK/agent-part.log" &
 	agent=$!
+	agent_up "$agent"
 	FAKEAPP_PAUSE=$WORK/u/ahi.pause "$NVT" --no-mps --priority high -c 0-8 "$APP" loop \
 		"$WORK/u/ahi.stop" "$WORK/u/ahi.state" >/dev/null 2>&1 &
 	hi=$!
@@ -25,6 +39,7 @@ part_agent() {
 			rm -f "$WORK/u/ahi.pause"
 			"$NVT" --agent --hold 50 --guard 4 2>>"$WORK/agent-part.log" &
 			agent=$!
+			agent_up "$agent"
 			touch "$WORK/u/ahi.pause"
 		fi
 		P_RUNS=$((P_RUNS + 1))
