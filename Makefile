@@ -420,5 +420,5 @@ FORCE:
 # The headers each object and program was built from (DEPFLAGS).
 -include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d $(EXPORTER_BIN).d)
 
-.PHONY: all design-picture check check-private check-user try try-containers check-faults check-gpu check-gpu-memdriver check-gpu-cbid check-package check-slurm check-podman check-prometheus deb bench bench-sizes bench-smcount bench-placement bench-launch bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all design-picture check check-private check-user try try-containers check-faults check-bench check-gpu check-gpu-memdriver check-gpu-cbid check-package check-slurm check-podman check-prometheus deb bench bench-sizes bench-smcount bench-placement bench-launch bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

@@ -1,7 +1,8 @@
 # mk/tests.mk - the test suite's programs and the check targets, included by
 # the Makefile (whose variables it uses): the fake driver, the unit tests,
 # the fake applications, the fuzz target; make check, check-slurm,
-# check-faults, check-private, check-user, check-prometheus, try, try-containers, fuzz-libfuzzer.
+# check-faults, check-private, check-user, check-prometheus, check-bench, try, try-containers,
+# fuzz-libfuzzer.
 #
 # SPDX-License-Identifier: MIT
 
@@ -155,6 +156,13 @@ check-podman: all $(FAKE) $(T)/fakeapp-dlopen $(T)/demo
 # libmicrohttpd-dev at build time). Any user; under a minute.
 check-prometheus: all $(FAKE) $(T)/fakeapp-dlopen
 	@tests/prometheus/run.sh
+
+# The priorities benchmark's whole check without a GPU (tests/bench/prio/selftest.sh: prio.py's
+# orchestration and its report with stand-ins, every preset, a run cut by its budget and one by
+# its time limit, bad knobs, the programs on faketorch/; make check runs its round5 part only).
+# Any user; about 5 minutes.
+check-bench:
+	@tests/bench/prio/selftest.sh
 
 # The fault suite (tests/faults/run.sh, docs/faults.md): ENOSPC and EMFILE at
 # every segment operation, kill -9 of the CLI, 500 tasks of 3 users, hidepid=2,
