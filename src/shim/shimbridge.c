@@ -107,8 +107,8 @@ struct trace {
 struct bslot {
 	void *ctx;           /* NULL: not made (yet, or since its context went) */
 	unsigned long long ctx_id; /* ctx's id (cuCtxGetId; 0: the driver has none) */
-	int suspect;         /* its GPU's primary context went since (reset, last release): kept
-			      * only where the next wait is in ctx, of ctx_id */
+	int suspect;         /* its GPU's primary context went since (reset, last release):
+			      * shim_ctx_gone tells whether ctx went with it */
 	CUfunction fn, nop, copy;
 	CUstream stream;
 	struct trace *tr;    /* NVTASKSET_BRIDGE_TRACE's host side; NULL: not traced */
@@ -269,10 +269,8 @@ static int build(struct bslot *s, void *ctx)
 	return 0;
 }
 
-/* The slot's objects in ctx (under b.lock). Returns 0 if it can bridge there. A context at the
- * address of the one they were made in but of another id is a new one (the old one went unseen:
- * a primary context comes back at its address, and what was made in the old one must never be
- * launched: docs/hardware-facts.md): they are made again, with this thread's stream capture
+/* The slot's objects in ctx (under b.lock). Returns 0 if it can bridge there. Where the context
+ * they were made in went (shim_ctx_gone) they are made again, with this thread's stream capture
  * relaxed (another thread capturing a graph in the global mode is not disturbed by the module
  * load and the registration: on an H100 a registration there failed, 900, and ended that
  * capture). */
@@ -280,22 +278,12 @@ static int made(struct bslot *s, void *ctx)
 {
 	int mode = NVT_CU_STREAM_CAPTURE_MODE_RELAXED, rc;
 
-	/* After a primary context went (suspect): kept where made in a context of the task's own
-	 * that is still there (its id the same); else, or where ids cannot tell, it may have been
-	 * made in the one that went (without ids, a created context's bridge so dropped stays
-	 * behind in it, unused: its module and stream). */
-	if (s->ctx && s->suspect && s->ctx != ctx && s->ctx_id && shim_ctx_id(s->ctx) == s->ctx_id)
-		s->suspect = 0;
-	if (s->ctx && s->suspect && (s->ctx != ctx || !s->ctx_id))
+	/* (without ids, a created context's bridge so dropped stays behind in it, unused: its
+	 * module and stream) */
+	if (s->ctx && shim_ctx_gone(s->ctx, s->ctx_id, &s->suspect, ctx))
 		s->ctx = NULL;
-	if (s->ctx && s->ctx == ctx && s->ctx_id && shim_ctx_id(ctx) != s->ctx_id)
-		s->ctx = NULL;
-	if (s->ctx) {
-		if (s->ctx != ctx)
-			return -1; /* one context a GPU: a second one waits unbridged */
-		s->suspect = 0;
-		return 0;
-	}
+	if (s->ctx)
+		return s->ctx == ctx ? 0 : -1; /* one context a GPU: a second one waits unbridged */
 	s->suspect = 0;
 	if (!shim_cu.capture_mode || shim_cu.capture_mode(&mode))
 		return build(s, ctx);

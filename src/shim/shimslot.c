@@ -245,6 +245,19 @@ unsigned long long shim_ctx_id(void *ctx)
 	return shim_cu.ctx_id && shim_cu.ctx_id(ctx, &id) == 0 ? id : 0;
 }
 
+int shim_ctx_gone(void *had, unsigned long long id, int *suspect, void *ctx)
+{
+	if (*suspect && had != ctx && id && shim_ctx_id(had) == id)
+		*suspect = 0; /* a context of the task's own, still there */
+	if (*suspect && (had != ctx || !id))
+		return 1;
+	if (had == ctx && id && shim_ctx_id(ctx) != id)
+		return 1;
+	if (had == ctx)
+		*suspect = 0;
+	return 0;
+}
+
 int shim_primary_gone(CUdevice dev)
 {
 	unsigned flags = 0;

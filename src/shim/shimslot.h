@@ -61,6 +61,14 @@ int shim_device_slot(CUdevice dev);
  * or 0 where the driver has none. */
 unsigned long long shim_ctx_id(void *ctx);
 
+/* Whether what was made in context had (id: its id then, 0 where the driver gives none) must be
+ * made again before it is used while ctx is current: a context at had's address of another id is
+ * a new one (a primary context comes back at its address, and what was made in the old one must
+ * never be used: docs/hardware-facts.md), and after *suspect (the GPU's primary context went
+ * since: a reset, a last release) had may be the one that went, unless it is another context
+ * still there (its id the same) or ids cannot tell. Clears *suspect where had is kept. */
+int shim_ctx_gone(void *had, unsigned long long id, int *suspect, void *ctx);
+
 /* After a cuDevicePrimaryCtxRelease of device dev that succeeded: the slot of dev's GPU if that
  * was its primary context's last release (the context, and what was made in it, is gone: the
  * driver says it is not active), else -1 (slow path). */

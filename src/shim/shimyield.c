@@ -588,37 +588,22 @@ static void drop_events(struct yslot *s)
 	s->ev_gen++; /* a launch that decided to record in them does not (after_launch) */
 }
 
-/* Makes the events of slot s in the current context ctx (under y.lock). Returns 0, or -1. A
- * context at the address of the one they were made in but of another id is a new one (a primary
- * context comes back at its address: docs/hardware-facts.md), as is any other context after a
- * primary one went where they may have been made in it: they are made again, and the old ones
- * never used (they went with their context). */
+/* Makes the events of slot s in the current context ctx (under y.lock). Returns 0, or -1. Where
+ * the context they were made in went (shim_ctx_gone) they are made again, and the old ones never
+ * used (they went with their context). */
 static int make_events(struct yslot *s, void *ctx)
 {
+	int gone;
+
 	if (s->ev_broken)
 		return -1;
-	/* After a primary context went (suspect): kept where made in a context of the task's own
-	 * that is still there (its id the same); else, or where ids cannot tell, dropped. */
-	if (s->ev_ctx && s->ev_suspect && s->ev_ctx != ctx && s->ev_id) {
-		tls.in_shim = 1;
-		if (shim_ctx_id(s->ev_ctx) == s->ev_id)
-			s->ev_suspect = 0;
-		tls.in_shim = 0;
-	}
-	if (s->ev_ctx && s->ev_suspect && (s->ev_ctx != ctx || !s->ev_id))
+	tls.in_shim = 1;
+	gone = s->ev_ctx && shim_ctx_gone(s->ev_ctx, s->ev_id, &s->ev_suspect, ctx);
+	tls.in_shim = 0;
+	if (gone)
 		drop_events(s);
-	if (s->ev_ctx && s->ev_ctx == ctx && s->ev_id) {
-		tls.in_shim = 1;
-		if (shim_ctx_id(ctx) != s->ev_id)
-			drop_events(s);
-		tls.in_shim = 0;
-	}
-	if (s->ev_ctx) {
-		if (s->ev_ctx != ctx)
-			return -1; /* another context: not bounded */
-		s->ev_suspect = 0;
-		return 0;
-	}
+	if (s->ev_ctx)
+		return s->ev_ctx == ctx ? 0 : -1; /* another context: not bounded */
 	tls.in_shim = 1;
 	for (int i = 0; i < RING; i++)
 		if (shim_cu.event_create(&s->ev[i], NVT_CU_EVENT_DISABLE_TIMING)) {
