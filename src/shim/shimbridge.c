@@ -40,8 +40,8 @@
  *
  * A bridge may be held (core/yield.h, "Held steps"): then the launches of the
  * thread whose wait queued it (on that GPU slot) do not release it, and that
- * thread's next step queues behind it until its wait or another release (or
- * the linger ends). Whether the next bridge is held is learnt from the steps
+ * thread's next step queues behind it until its wait (on any GPU) or another
+ * release (or the linger ends). Whether the next bridge is held is learnt from the steps
  * that began while their bridge was on, timed here from the return of the
  * wait before each to its own wait's return. A held step's bridges are
  * chained (core/yield.h, "Held steps chained"): at the return of a kernel
@@ -592,6 +592,23 @@ static int launch_bridge(struct bslot *s, uint32_t seq, uint64_t linger, uint64_
 	return 0;
 }
 
+/* A wait on slot g begins: this thread's held bridge on another GPU (core/yield.h, "Held steps")
+ * ends, as at its own wait. Its step there is queued (the host waits now) and runs while the
+ * host waits here: held, it would wait for this wait and the host's next call on that GPU (a
+ * program that runs one step on two GPUs and waits on each in turn). */
+static void release_held_elsewhere(int g)
+{
+	int o = tls.owns_slot;
+	uint32_t seq;
+
+	if (!tls.owns || o == g || o < 0 || o >= NVT_MAX_GPUS)
+		return;
+	seq = __atomic_load_n(&b.s[o].seq, __ATOMIC_ACQUIRE);
+	if (seq && __atomic_load_n(&b.s[o].held, __ATOMIC_RELAXED) == seq &&
+	    tls.owns == __atomic_load_n(&b.s[o].chain, __ATOMIC_RELAXED))
+		release(o, REL_NOW);
+}
+
 void shim_bridge_wait(int g, void *ctx, int still_bridged)
 {
 	struct bslot *s;
@@ -606,6 +623,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 		return;
 	/* What was queued behind the last bridge may be what this wait waits for. */
 	release(g, REL_NOW);
+	release_held_elsewhere(g);
 	s = &b.s[g];
 	if (b.chain_mode == NVT_BRIDGE_CHAIN_SEEN && !__atomic_load_n(&b.following, __ATOMIC_RELAXED))
 		chain_seen(s, g);

@@ -81,6 +81,9 @@ INTERNAL int fake_bridge_refused(const void *f, void **params);
 INTERNAL void fake_bridge_app_enter(void);
 INTERNAL void fake_bridge_app_launch(void);
 INTERNAL void fake_bridge_replay(void);
+/* A stream's synchronisation begins (after its callbacks): each GPU's last bridge and what the
+ * host had released of it, logged ("wait"). */
+INTERNAL void fake_bridge_waiting(void);
 INTERNAL void fake_bridge_replayed(void);
 INTERNAL void fake_run_hog(const struct fakecuda_launch *rec);
 /* Runs the probe on device dev as its launch record allows: block b stores

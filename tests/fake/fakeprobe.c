@@ -21,15 +21,49 @@ static char probe_name[64] = "nvt_probe_smid"; /* its entry's name, as its PTX g
 /* nvtaskset-hog's copy kernel (PTX entry nvt_hog): each launch takes 1 ms and
  * writes the TPCs it ran on to $FAKECUDA_HOG_STATE. */
 static int hog_module, hog_function;
-/* The bridge between a high time-sliced task's steps (PTX entries nvt_bridge, nvt_bridge_nop):
- * each launch appends a line to $FAKECUDA_BRIDGE_LOG, with the words the host wrote so far. */
-static int bridge_module, bridge_function, bridge_nop;
-/* The device and primary context generation the bridge's module was loaded in, + 1 (0: not in a
- * primary context): launched after that context was destroyed, its kernels answer 400. */
-static int bridge_dev;
-static unsigned bridge_generation;
-/* ... and its copy to the host (PTX entry nvt_copy): done here (a memcpy) and logged. */
-static int bridge_copy;
+/* The bridge between a high time-sliced task's steps (PTX entries nvt_bridge, nvt_bridge_nop),
+ * one of each GPU: each launch appends a line to $FAKECUDA_BRIDGE_LOG, with the words the host
+ * wrote so far and the GPU it ran on. Its copy to the host (PTX entry nvt_copy) is done here (a
+ * memcpy) and logged. A process that waits on two GPUs has two bridges, one made in a context of
+ * each: their handles are the device's own (a launch of one in another device's context
+ * answers 400). */
+#define BRIDGE_DEVICES 8 /* fakecuda.c's MAX_DEVICES */
+struct bridge_rec {
+	uint32_t seq, reason;
+	uint64_t start, saw_ret, saw_rel, end, last;
+};
+static struct fbridge {
+	int module, function, nop, copy; /* their addresses are this GPU's handles */
+	/* The primary context generation its module was loaded in, + 1 (0: not in a primary
+	 * context): launched after that context was destroyed, its kernels answer 400. */
+	unsigned generation;
+	/* The words of the last bridge launched, and its seq: each other launch on this GPU logs
+	 * them after its callbacks ("app"), as the host had written them by then. */
+	const volatile uint32_t *words;
+	uint32_t seq, dry_seq;
+	/* Its record (the shim's NVTASKSET_BRIDGE_TRACE; NULL: none): written, as the GPU would as
+	 * the bridge ends, at the first launch after the host released it (CLOCK_MONOTONIC for
+	 * %globaltimer). */
+	struct bridge_rec *rec;
+	uint64_t start;
+} bridges[BRIDGE_DEVICES];
+
+/* The GPU whose bridge kernel f is, or -1. */
+static int bridge_dev_of(const void *f)
+{
+	for (int d = 0; d < BRIDGE_DEVICES; d++)
+		if (f == &bridges[d].function || f == &bridges[d].nop || f == &bridges[d].copy)
+			return d;
+	return -1;
+}
+
+/* The bridge of the calling thread's current GPU. */
+static struct fbridge *bridge_here(void)
+{
+	int d = fake_device();
+
+	return &bridges[d >= 0 && d < BRIDGE_DEVICES ? d : 0];
+}
 
 INTERNAL int fake_is_probe(const void *f)
 {
@@ -43,21 +77,8 @@ INTERNAL int fake_is_hog(const void *f)
 
 INTERNAL int fake_is_bridge(const void *f)
 {
-	return f == &bridge_function || f == &bridge_nop || f == &bridge_copy;
+	return bridge_dev_of(f) >= 0;
 }
-
-/* The words of the last bridge launched, and its seq: each other launch logs them after its
- * callbacks ("app"), as the host had written them by then. */
-static const volatile uint32_t *bridge_words;
-static uint32_t bridge_seq;
-/* Its record (the shim's NVTASKSET_BRIDGE_TRACE; NULL: none): written, as the GPU would as the
- * bridge ends, at the first launch after the host released it (CLOCK_MONOTONIC for
- * %globaltimer). */
-static struct {
-	uint32_t seq, reason;
-	uint64_t start, saw_ret, saw_rel, end, last;
-} *bridge_rec;
-static uint64_t bridge_start;
 
 static uint64_t fake_ns(void)
 {
@@ -67,57 +88,77 @@ static uint64_t fake_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The last bridge's record, if the host released it: it ended (at the next launch, the
- * program's or the next bridge: a held bridge is released by the wait before the next). */
-static void bridge_end_if_released(void)
+/* GPU x's last bridge's record, if the host released it: it ended (at the next launch on that
+ * GPU, the program's or the next bridge: a held bridge is released by the wait before the next). */
+static void bridge_end_if_released(struct fbridge *x)
 {
-	if (bridge_rec && bridge_words && (int32_t)(bridge_words[1] - bridge_seq) >= 0) {
+	struct bridge_rec *rec = x->rec;
+
+	if (rec && x->words && (int32_t)(x->words[1] - x->seq) >= 0) {
 		uint64_t now = fake_ns();
-		bridge_rec->start = bridge_start;
-		bridge_rec->saw_ret = (int32_t)(bridge_words[0] - bridge_seq) >= 0 ? now : 0;
-		bridge_rec->saw_rel = now;
-		bridge_rec->end = now + 20000;
-		bridge_rec->last = now;
-		bridge_rec->reason = 1;
-		__atomic_store_n(&bridge_rec->seq, bridge_seq, __ATOMIC_RELEASE);
-		bridge_rec = NULL;
+		rec->start = x->start;
+		rec->saw_ret = (int32_t)(x->words[0] - x->seq) >= 0 ? now : 0;
+		rec->saw_rel = now;
+		rec->end = now + 20000;
+		rec->last = now;
+		rec->reason = 1;
+		__atomic_store_n(&rec->seq, x->seq, __ATOMIC_RELEASE);
+		x->rec = NULL;
 	}
 }
 
-/* The last bridge launched when this thread's launch began: its log line names that one (a
- * bridge another thread launches meanwhile is not the one this launch's callbacks saw). */
-static __thread uint32_t app_seq;
+/* The last bridge launched on this GPU when this thread's launch began: its log line names that
+ * one (a bridge another thread launches meanwhile is not the one this launch's callbacks saw),
+ * and what the host had released of it then (before the launch's callbacks: "was"). */
+static __thread uint32_t app_seq, app_was;
 
 INTERNAL void fake_bridge_app_enter(void)
 {
-	app_seq = bridge_seq;
+	const struct fbridge *x = bridge_here();
+
+	app_seq = x->seq;
+	app_was = x->words ? x->words[1] : 0;
 }
 
 INTERNAL void fake_bridge_app_launch(void)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
+	struct fbridge *x = bridge_here();
 	FILE *log;
 
-	bridge_end_if_released();
+	bridge_end_if_released(x);
 	/* FAKECUDA_DRY_US=N: the first launch of a step that finds its bridge released makes its
 	 * stream N us later, as the GPU's switches to a lower task and back do where the host is
 	 * slower than its kernels; FAKECUDA_HELD_US=N the same for one that finds it held (a step
 	 * whose kernels wait for its host). */
-	static uint32_t dry_seq;
-	if (bridge_words && bridge_seq != dry_seq) {
-		const char *extra = getenv((int32_t)(bridge_words[1] - bridge_seq) >= 0 ? "FAKECUDA_DRY_US"
-										       : "FAKECUDA_HELD_US");
+	if (x->words && x->seq != x->dry_seq) {
+		const char *extra = getenv((int32_t)(x->words[1] - x->seq) >= 0 ? "FAKECUDA_DRY_US" : "FAKECUDA_HELD_US");
 		char *end;
 		unsigned long us = extra ? strtoul(extra, &end, 10) : 0;
-		dry_seq = bridge_seq;
+		x->dry_seq = x->seq;
 		if (extra && *extra && !*end && us <= 10000000)
 			fake_stream_dry((uint64_t)us * 1000);
 	}
-	if (!bridge_words || !path || !(log = fopen(path, "a")))
+	if (!x->words || !path || !(log = fopen(path, "a")))
 		return;
-	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u tid=%ld pending=%u calls=%u\n", (long)getpid(),
-		app_seq, bridge_words[1], bridge_words[4], (long)syscall(SYS_gettid), bridge_words[5],
-		bridge_words[6]);
+	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u tid=%ld pending=%u calls=%u dev=%d was=%u\n",
+		(long)getpid(), app_seq, x->words[1], x->words[4], (long)syscall(SYS_gettid), x->words[5], x->words[6],
+		(int)(x - bridges), app_was);
+	fclose(log);
+}
+
+INTERNAL void fake_bridge_waiting(void)
+{
+	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
+	FILE *log;
+
+	if (!path || !(log = fopen(path, "a")))
+		return;
+	fprintf(log, "wait pid=%ld dev=%d bridges=", (long)getpid(), fake_device());
+	for (int d = 0; d < BRIDGE_DEVICES; d++)
+		if (bridges[d].words)
+			fprintf(log, "%d:%u/%u,", d, bridges[d].seq, bridges[d].words[1]);
+	fprintf(log, "\n");
 	fclose(log);
 }
 
@@ -127,13 +168,14 @@ INTERNAL void fake_bridge_app_launch(void)
 static void replay_log(int after)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
+	const struct fbridge *x = bridge_here();
 	FILE *log;
 
-	if (!bridge_words || !path || !(log = fopen(path, "a")))
+	if (!x->words || !path || !(log = fopen(path, "a")))
 		return;
 	fprintf(log, "%s pid=%ld seq=%u released=%u replayed=%u %s=%u\n", after ? "replayed" : "replay",
-		(long)getpid(), bridge_seq, bridge_words[1], bridge_words[4], after ? "pending" : "inflight",
-		bridge_words[after ? 5 : 3]);
+		(long)getpid(), x->seq, x->words[1], x->words[4], after ? "pending" : "inflight",
+		x->words[after ? 5 : 3]);
 	fclose(log);
 }
 
@@ -148,7 +190,8 @@ INTERNAL void fake_bridge_replayed(void)
 }
 
 /* The bridge's kernels made in a primary context since destroyed answer 400, as stale handles
- * do on an H100; FAKECUDA_BRIDGE_FAIL_RC=N: every launch of the bridge kernel answers N;
+ * do on an H100, and so do those launched in another GPU's context (a function of another
+ * context's module); FAKECUDA_BRIDGE_FAIL_RC=N: every launch of the bridge kernel answers N;
  * FAKECUDA_BRIDGE_FAIL_CHAINED=N: the Nth launch of the bridge kernel whose wait had returned
  * already (a bridge chained behind a launch: core/yield.h) fails, as a launch out of resources
  * would. Returns the launch's error, 0 for the others. */
@@ -157,11 +200,17 @@ INTERNAL int fake_bridge_refused(const void *f, void **params)
 	static unsigned chained;
 	const char *at = getenv("FAKECUDA_BRIDGE_FAIL_CHAINED"), *rc = getenv("FAKECUDA_BRIDGE_FAIL_RC");
 	const volatile uint32_t *w;
+	int d = bridge_dev_of(f);
 
+	if (d < 0)
+		return 0;
+	if (d != fake_device()) {
+		fprintf(stderr, "fakecuda: GPU %d's bridge kernel launched in GPU %d's context\n", d, fake_device());
+		return NVT_CUDA_ERROR_INVALID_HANDLE;
+	}
 	/* Made in a primary context since destroyed: the driver's answer to a stale handle (on an
 	 * H100 a program also died of it, 2 times in 5: FAKECUDA_STALE_ABORT=1 makes it so). */
-	if ((f == &bridge_function || f == &bridge_nop || f == &bridge_copy) && bridge_generation &&
-	    bridge_generation != fake_primary_generation(bridge_dev) + 1) {
+	if (bridges[d].generation && bridges[d].generation != fake_primary_generation(d) + 1) {
 		if (getenv("FAKECUDA_STALE_ABORT")) {
 			fprintf(stderr, "fakecuda: a kernel of a destroyed context launched\n");
 			abort();
@@ -169,9 +218,9 @@ INTERNAL int fake_bridge_refused(const void *f, void **params)
 		return NVT_CUDA_ERROR_INVALID_HANDLE;
 	}
 	/* FAKECUDA_BRIDGE_FAIL_RC=N: every bridge launch answers N. */
-	if (f == &bridge_function && rc && *rc)
+	if (f == &bridges[d].function && rc && *rc)
 		return (int)strtol(rc, NULL, 10);
-	if (f != &bridge_function || !at || !params || !params[0] || !params[1])
+	if (f != &bridges[d].function || !at || !params || !params[0] || !params[1])
 		return 0;
 	w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
 	if ((int32_t)(w[0] - *(uint32_t *)params[1]) < 0)
@@ -182,38 +231,39 @@ INTERNAL int fake_bridge_refused(const void *f, void **params)
 INTERNAL void fake_run_bridge(const void *f, void **params)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
+	struct fbridge *x = &bridges[bridge_dev_of(f)];
 	FILE *log;
 
-	if (f == &bridge_copy && params[3] && *(uint64_t *)params[3]) /* (..., stamp) */
+	if (f == &x->copy && params[3] && *(uint64_t *)params[3]) /* (..., stamp) */
 		*(volatile uint64_t *)(uintptr_t)*(uint64_t *)params[3] = fake_ns();
-	if (f == &bridge_function) { /* (..., trace) */
-		bridge_end_if_released();
-		bridge_rec = params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL;
-		bridge_start = fake_ns();
+	if (f == &x->function) { /* (..., trace) */
+		bridge_end_if_released(x);
+		x->rec = params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL;
+		x->start = fake_ns();
 	}
 	if (!path || !(log = fopen(path, "a")))
 		return;
-	if (f == &bridge_copy) {
+	if (f == &x->copy) {
 		/* (dst, src, n): the bytes as the GPU copies them, from its memory to mapped host memory. */
 		uint64_t n = *(uint64_t *)params[2];
 		memcpy((void *)(uintptr_t)*(uint64_t *)params[0], (const void *)(uintptr_t)*(uint64_t *)params[1], n);
-		fprintf(log, "copy pid=%ld bytes=%llu stream=%p\n", (long)getpid(), (unsigned long long)n,
-			fake_launch_stream());
-	} else if (f == &bridge_nop) {
-		fprintf(log, "nop pid=%ld\n", (long)getpid());
+		fprintf(log, "copy pid=%ld bytes=%llu stream=%p dev=%d\n", (long)getpid(), (unsigned long long)n,
+			fake_launch_stream(), (int)(x - bridges));
+	} else if (f == &x->nop) {
+		fprintf(log, "nop pid=%ld dev=%d\n", (long)getpid(), (int)(x - bridges));
 	} else {
 		/* (w, seq, cap, linger, margin, span, replay, trace, late, hspan): the words as the
 		 * host wrote them until now. */
 		const volatile uint32_t *w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
-		bridge_words = w;
-		bridge_seq = *(uint32_t *)params[1];
+		x->words = w;
+		x->seq = *(uint32_t *)params[1];
 		fprintf(log, "bridge pid=%ld seq=%u cap_ns=%llu linger_ns=%llu margin_ns=%llu span_ns=%llu replay=%u "
-			     "returned=%u released=%u late_ns=%llu pending=%u hspan_ns=%llu calls=%u\n",
+			     "returned=%u released=%u late_ns=%llu pending=%u hspan_ns=%llu calls=%u dev=%d\n",
 			(long)getpid(), *(uint32_t *)params[1], (unsigned long long)*(uint64_t *)params[2],
 			(unsigned long long)*(uint64_t *)params[3], (unsigned long long)*(uint64_t *)params[4],
 			(unsigned long long)*(uint64_t *)params[5], *(uint32_t *)params[6], w[0], w[1],
 			(unsigned long long)*(uint64_t *)params[8], w[5], (unsigned long long)*(uint64_t *)params[9],
-			w[6]);
+			w[6], (int)(x - bridges));
 	}
 	fclose(log);
 }
@@ -260,11 +310,10 @@ API int cuModuleLoadData(void **module, const void *image)
 		    !strstr(ptx, "ld.volatile.global.u32") || !strstr(ptx, "nanosleep") ||
 		    !strstr(ptx, ".entry nvt_copy(") || !strstr(ptx, "st.global.u8") || !strstr(ptx, "membar.sys"))
 			return NVT_CUDA_ERROR_INVALID_PTX;
-		*module = &bridge_module;
-		bridge_dev = fake_device();
-		bridge_generation = fake_current_context() == fake_primary_context(bridge_dev)
-					    ? fake_primary_generation(bridge_dev) + 1
-					    : 0;
+		struct fbridge *x = bridge_here();
+		int d = (int)(x - bridges);
+		*module = &x->module;
+		x->generation = fake_current_context() == fake_primary_context(d) ? fake_primary_generation(d) + 1 : 0;
 		return 0;
 	}
 	/* The hog: a grid-stride copy of 16-byte words. */
@@ -303,13 +352,14 @@ API int cuModuleGetFunction(void **fn, void *module, const char *name)
 		*fn = &hog_function;
 		return 0;
 	}
-	if (module == &bridge_module && (!strcmp(name, "nvt_bridge") || !strcmp(name, "nvt_bridge_nop") ||
-					 !strcmp(name, "nvt_copy"))) {
-		*fn = !strcmp(name, "nvt_bridge") ? (void *)&bridge_function
-		      : !strcmp(name, "nvt_copy") ? (void *)&bridge_copy
-						  : (void *)&bridge_nop;
-		return 0;
-	}
+	for (int d = 0; d < BRIDGE_DEVICES; d++)
+		if (module == &bridges[d].module && (!strcmp(name, "nvt_bridge") || !strcmp(name, "nvt_bridge_nop") ||
+						     !strcmp(name, "nvt_copy"))) {
+			*fn = !strcmp(name, "nvt_bridge") ? (void *)&bridges[d].function
+			      : !strcmp(name, "nvt_copy") ? (void *)&bridges[d].copy
+							  : (void *)&bridges[d].nop;
+			return 0;
+		}
 	if (module != &probe_function || strcmp(name, probe_name))
 		return NVT_CUDA_ERROR_NOT_FOUND;
 	*fn = &probe_function;

@@ -281,6 +281,7 @@ API CUresult cuEventDestroy_v2(void *hEvent)
 
 static CUresult stream_sync(const void *stream)
 {
+	fake_bridge_waiting();
 	sleep_until(stream_done_at(stream));
 	return 0;
 }

@@ -31,7 +31,9 @@
  *       context's after (a reset or release before the Nth leaves its own context current;
  *       PRIOAPP_CTX_KEEP=1: not destroyed, the primary context made current);
  *       PRIOAPP_ON_DEV1=1: its work on device 1's primary context (FAKECUDA_DEVICES=2), where it
- *       stays through PRIOAPP_RESET_AT's reset of device 0's;
+ *       stays through PRIOAPP_RESET_AT's reset of device 0's; PRIOAPP_SPMD=1: each launch made on
+ *       device 0's primary context and then on device 1's (FAKECUDA_DEVICES=2), and each
+ *       synchronisation made on both in turn, as a program that runs one step on two GPUs;
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
  *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
@@ -233,11 +235,12 @@ int main(int argc, char **argv)
 	FILE *log;
 	int first = 1;
 
-	void *dev1 = NULL;
+	void *dev1 = NULL, *spmd = NULL;
 
 	if (argc < 4 || cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx) ||
 	    (getenv("PRIOAPP_RETAIN_TWICE") && cuDevicePrimaryCtxRetain(&ctx, 0)) ||
-	    (getenv("PRIOAPP_ON_DEV1") && (cuDevicePrimaryCtxRetain(&dev1, 1) || cuCtxSetCurrent(dev1)))) {
+	    (getenv("PRIOAPP_ON_DEV1") && (cuDevicePrimaryCtxRetain(&dev1, 1) || cuCtxSetCurrent(dev1))) ||
+	    (getenv("PRIOAPP_SPMD") && cuDevicePrimaryCtxRetain(&spmd, 1))) {
 		fprintf(stderr, "usage: prioapp serve|batch|threads STOP LOG ...\n");
 		return 2;
 	}
@@ -366,6 +369,9 @@ int main(int argc, char **argv)
 			if (cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) ||
 			    (exec && cuGraphLaunch(exec, NULL)))
 				return 1;
+			if (spmd && (cuCtxSetCurrent(spmd) || cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) ||
+				     cuCtxSetCurrent(ctx)))
+				return 1;
 			ret = now_ns();
 			if (fakecuda_last_launch(&rec) == 0)
 				for (int w = 0; w < 4; w++)
@@ -373,7 +379,8 @@ int main(int argc, char **argv)
 			fprintf(log, "launch %llu %llu %d %d\n", (unsigned long long)enter,
 				(unsigned long long)ret, fakecuda_in_flight(NULL), tpcs);
 			if (every > 0 && n % every == 0 &&
-			    (cuStreamSynchronize(NULL) || (getenv("PRIOAPP_SYNC_TWICE") && cuStreamSynchronize(NULL)))) {
+			    (cuStreamSynchronize(NULL) || (getenv("PRIOAPP_SYNC_TWICE") && cuStreamSynchronize(NULL)) ||
+			     (spmd && (cuCtxSetCurrent(spmd) || cuStreamSynchronize(NULL) || cuCtxSetCurrent(ctx))))) {
 				fclose(log);
 				return 1;
 			}
