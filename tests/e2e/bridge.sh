@@ -179,53 +179,6 @@ t_bridge_reset_of_another_gpu() {
 	hasnt "$(cat "$WORK/dev1.err")" "nvtaskset: warning"
 }
 
-# One step on two GPUs (a launch on GPU 0, one on GPU 1, a wait on each in turn): each GPU's waits
-# are bridged on that GPU, in a context of its own (one module each), its bridge released by
-# that GPU's next launch and not by the other GPU's wait (a step on GPU 0 finds its bridge still
-# on when GPU 1's wait has come between). A held bridge (the default's learner holds GPU 1's)
-# ends when its thread waits on the other GPU: its step there is queued and runs meanwhile. The
-# fake refuses a bridge kernel launched in another GPU's context.
-t_bridge_two_gpus_one_step() {
-	local pid bad d how
-	export FAKECUDA_LOG=$WORK/cuda.log FAKECUDA_STALE_ABORT=1 FAKECUDA_DEVICES=2
-	for how in released default; do
-		rm -f "$WORK/cuda.log" "$WORK/bridge.log"
-		if [ $how = released ]; then
-			NVTASKSET_BRIDGE_HOLD=0 PRIOAPP_SPMD=1 STEPS_LAUNCHES=300 steps_app $how --priority high
-		else
-			PRIOAPP_SPMD=1 STEPS_LAUNCHES=300 steps_app $how --priority high
-		fi
-		pid=$(sed -n 's/^bridge pid=\([0-9]*\) .*/\1/p' "$WORK/bridge.log" | sort -u)
-		eq "$(grep -c "^module pid=$pid\$" "$WORK/cuda.log")" 2 "bridge modules loaded ($how)"
-		for d in 0 1; do
-			[ "$(grep -c "^bridge .* dev=$d\$" "$WORK/bridge.log")" -gt 100 ] ||
-				die "$how, GPU $d: $(grep -c "^bridge .* dev=$d\$" "$WORK/bridge.log") bridges"
-		done
-		# Waits on GPU 0: GPU 1's last bridge released.
-		bad=$(awk '$1 == "wait" && $3 == "dev=0" && match($4, /1:[0-9]+\/[0-9]+/) {
-			split(substr($4, RSTART + 2, RLENGTH - 2), sr, "/"); if (sr[2] + 0 < sr[1] + 0) print }' \
-			"$WORK/bridge.log")
-		eq "$bad" "" "$how: waits on GPU 0 while GPU 1's bridge holds its step"
-		[ "$(grep -c '^wait .* dev=0 bridges=.*1:' "$WORK/bridge.log")" -gt 100 ] || die "$how: too few waits"
-		hasnt "$(cat "$WORK/$how.err")" "nvtaskset: warning"
-		hasnt "$(cat "$WORK/$how.err")" "fakecuda:"
-		[ $how = released ] || continue
-		for d in 0 1; do
-			bad=$(awk -v d="$d" '$1 == "bridge" && $NF == "dev=" d {
-				for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-				if (n && (v["seq"] != last + 1 || v["returned"] != last || v["released"] != last)) print "words: " $0
-				last = v["seq"]; n++ }
-				$1 == "app" && $(NF - 1) == "dev=" d {
-				for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-				if (v["released"] != v["seq"]) print "unreleased: " $0
-				if (v["seq"] && !(v["seq"] in first)) { first[v["seq"]] = 1
-					if (v["was"] == v["seq"]) print "released before its GPU'"'"'s launch: " $0 } }' \
-				"$WORK/bridge.log")
-			eq "$bad" "" "GPU $d's bridges"
-		done
-	done
-}
-
 # A primary context's last release the shim does not see (a driver that does not say whether
 # the context lives: FAKECUDA_NO_PRIMARY_STATE): at the next wait the context's id is not the one
 # the bridge was made in, and it is made again before any of its old kernels is launched (the
