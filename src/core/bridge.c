@@ -258,3 +258,12 @@ int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)
 		return 0;
 	return c->dst_dev[1] >= c->dst_dev[0] && c->dst_dev[1] - c->dst_dev[0] == c->bytes - 1;
 }
+
+int nvt_bridge_ctx_seen(uint32_t *score, uint64_t waited_ns)
+{
+	if (waited_ns >= (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000)
+		*score += *score < NVT_BRIDGE_CTX_OFF ? NVT_BRIDGE_CTX_LONG : 0;
+	else if (*score && *score < NVT_BRIDGE_CTX_OFF)
+		(*score)--;
+	return *score >= NVT_BRIDGE_CTX_OFF;
+}

@@ -401,6 +401,30 @@ int nvt_bridge_hold_next(struct nvt_bridge_hold *h, int mode, int *learn);
 /* The median of way held's (1) or released's (0) last measured steps, in us (0: none). */
 uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
 /*
+ * Context synchronisations (cuCtxSynchronize: PyTorch's torch.cuda.synchronize()).
+ * One waits for every stream of the context, a bridge queued before it too, so
+ * its bridge is queued by a thread of the shim's own just after the wait
+ * began: a context synchronisation waits for the work queued before it began,
+ * not for what another thread queues after (H100, driver 580.159.04,
+ * 2026-11-26: a 5 ms kernel queued 0-1000 us after the call began was never
+ * waited for in 45 tries; steps of 16 short kernels so bridged took 246-249 us
+ * beside a time-sliced batch against 526-529 unbridged and 227 alone). Should
+ * the driver take such a bridge in (a thread of the shim's slower than the
+ * wait's start), the wait lasts the bridge's cap, NVT_BRIDGE_CTX_CAP_US from
+ * its start: each wait that lasts that long from its bridge's queueing (taken
+ * in, or a step longer than the cap, which its bridge cannot keep anyway)
+ * scores NVT_BRIDGE_CTX_LONG, each other wait takes one off, and once the
+ * score reaches NVT_BRIDGE_CTX_OFF the process's context synchronisations are
+ * no longer bridged (four such waits in a row, or one in eight for long).
+ */
+#define NVT_BRIDGE_CTX_CAP_US 5000
+#define NVT_BRIDGE_CTX_LONG 8
+#define NVT_BRIDGE_CTX_OFF 32
+/* A bridged context synchronisation returned waited_ns after its bridge was queued: *score
+ * moves. Returns 1 once context synchronisations are not to be bridged any more. */
+int nvt_bridge_ctx_seen(uint32_t *score, uint64_t waited_ns);
+
+/*
  * A bridged task's copy to the host on a stream (a step's token, read by the
  * host after an event or a synchronisation) is done by a kernel, on the
  * compute engine, where a copy engine would do it: the step's stream then

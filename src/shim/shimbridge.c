@@ -5,8 +5,8 @@
  * its report share one module per context and one lock, made and torn down
  * together.
  *
- * When a thread of the task begins to wait for its work (a stream's or an
- * event's synchronisation) and its recent waits teach a linger (core/yield.h:
+ * When a thread of the task begins to wait for its work (a stream's, an
+ * event's or the context's synchronisation) and its recent waits teach a linger (core/yield.h:
  * how soon a launch followed them), the shim queues on a stream of its own a
  * one-thread kernel (nvt_bridge) and an empty one behind it. The kernel runs until the host's
  * next launch on this GPU plus a margin, or the linger after the wait
@@ -17,6 +17,11 @@
  * through two words of a page of its own that the GPU reads: the last wait
  * that returned, the last wait whose bridge may end (once released, a bridge
  * stays released).
+ *
+ * A context synchronisation waits for every stream of its context, a bridge queued before it
+ * too: its bridge is queued by a thread of the shim's own (ctx_bridger) just after the wait
+ * began, which the wait does not wait for (core/yield.h, "Context synchronisations"); with a
+ * cap of its own, and no longer once the waits show they took it in.
  *
  * Every launch (but those of a held bridge's thread) and graph replay
  * releases the bridge (one store: with one
@@ -66,6 +71,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +166,7 @@ static struct {
 	const char *trace;          /* NVTASKSET_BRIDGE_TRACE's path (trace_path); NULL: none */
 	uint64_t waits, bridged, unarmed, short_linger, by_kernel, replays, held;
 	uint64_t rearmed, chains;   /* held bridges queued behind a launch: in a step, at a request's start */
+	uint64_t ctx_bridged;       /* context synchronisations' bridges ctx_bridger queued */
 	uint64_t measured[2];       /* measured steps: released, held */
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
@@ -566,6 +573,9 @@ static int context_went(struct bslot *s, int rc)
 	return 1;
 }
 
+static int launch_capped(struct bslot *s, uint32_t seq, uint64_t cap, uint64_t linger, uint64_t hspan,
+			 uint32_t replay, CUdeviceptr rec);
+
 /* Queues bridge seq of slot s and the empty kernel behind it (under b.lock; tls.launching set):
  * ends linger after its wait returned (or the held thread's launches last moved w[6]), at most
  * hspan after it saw the return; replay: it waits for its step's replay; rec: its trace record
@@ -574,7 +584,14 @@ static int context_went(struct bslot *s, int rc)
 static int launch_bridge(struct bslot *s, uint32_t seq, uint64_t linger, uint64_t hspan, uint32_t replay,
 			 CUdeviceptr rec)
 {
-	uint64_t cap = (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000,
+	return launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, linger, hspan, replay, rec);
+}
+
+/* As launch_bridge, the bridge's kernel ending cap ns after its start at most. */
+static int launch_capped(struct bslot *s, uint32_t seq, uint64_t cap, uint64_t linger, uint64_t hspan,
+			 uint32_t replay, CUdeviceptr rec)
+{
+	uint64_t margin = (uint64_t)NVT_BRIDGE_MARGIN_US * 1000,
 		 span = (uint64_t)NVT_BRIDGE_SPAN_US * 1000, late = (uint64_t)NVT_BRIDGE_LATE_US * 1000;
 	void *args[10] = {&s->dw, &seq, &cap, &linger, &margin, &span, &replay, &rec, &late, &hspan};
 	int rc = shim_cu.launch_kernel(s->fn, 1, 1, 1, 1, 1, 1, 0, s->stream, args, NULL);
@@ -609,7 +626,151 @@ static void release_held_elsewhere(int g)
 		release(o, REL_NOW);
 }
 
-void shim_bridge_wait(int g, void *ctx, int still_bridged)
+/* Context synchronisations bridged (core/yield.h, "Context synchronisations"): their bridges are
+ * queued by a thread of the shim's own (ctx_bridger), which a wait's start hands its bridge to;
+ * started at the first such wait. Lock order: b.lock, then cb.lock. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	int started;         /* the thread runs (a forked child starts its own) */
+	int busy;            /* it is inside the driver: the program's exit waits for it */
+	int quit;            /* the program exits: no more bridges */
+	int off;             /* nvt_bridge_ctx_seen said so, or the thread could not start */
+	int at_exit;         /* ctx_bridger_at_exit registered (once for the parent and its children) */
+	uint32_t score;      /* nvt_bridge_ctx_seen's (under cb.lock) */
+	/* The bridge handed over (seq 0: none): slot, context, the kernel's words. */
+	int g;
+	void *ctx;
+	uint32_t seq, replay;
+	uint64_t linger, hspan;
+	CUdeviceptr rec;
+	/* The last bridge the thread queued, and when (for the wait's return). */
+	uint32_t queued_seq;
+	int queued_slot;
+	uint64_t queued_ns;
+} cb = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+#define CTX_EXIT_WAIT_MS 1000
+
+/* The handed-over bridge, queued in its context by the thread (cb's fields copied under cb.lock):
+ * not if its wait's bridge is not the slot's last any more, or released already (the wait
+ * returned and the next launch came: it would only hold that launch back). */
+static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, uint64_t hspan, uint32_t replay,
+			     CUdeviceptr rec)
+{
+	struct bslot *s = &b.s[g];
+	void *cur = NULL;
+
+	if ((!shim_cu.ctx_current(&cur) && cur == ctx) || !shim_cu.ctx_set_current(ctx)) {
+		pthread_mutex_lock(&b.lock);
+		if (!b.broken && s->ctx == ctx && __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq && s->w &&
+		    (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0) {
+			tls.launching = 1;
+			if (launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000, linger, hspan, replay, rec) >= 0) {
+				pthread_mutex_lock(&cb.lock);
+				cb.queued_seq = seq;
+				cb.queued_slot = g;
+				cb.queued_ns = nvt_clock_ns();
+				pthread_mutex_unlock(&cb.lock);
+				count(&dbg.ctx_bridged);
+			}
+			tls.launching = 0;
+		}
+		pthread_mutex_unlock(&b.lock);
+	}
+}
+
+static void *ctx_bridger(void *unused)
+{
+	(void)unused;
+	pthread_mutex_lock(&cb.lock);
+	for (;;) {
+		while (!cb.seq && !cb.quit)
+			pthread_cond_wait(&cb.wake, &cb.lock);
+		if (cb.quit)
+			break;
+		int g = cb.g;
+		void *ctx = cb.ctx;
+		uint32_t seq = cb.seq, replay = cb.replay;
+		uint64_t linger = cb.linger, hspan = cb.hspan;
+		CUdeviceptr rec = cb.rec;
+		cb.seq = 0;
+		__atomic_store_n(&cb.busy, 1, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&cb.lock);
+		ctx_bridge_queue(g, ctx, seq, linger, hspan, replay, rec);
+		pthread_mutex_lock(&cb.lock);
+		__atomic_store_n(&cb.busy, 0, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&cb.lock);
+	return NULL;
+}
+
+/* At exit (before the libraries' destructors, the driver's among them): the thread queues no more
+ * bridges and is out of the driver, or CTX_EXIT_WAIT_MS passed. */
+static void ctx_bridger_at_exit(void)
+{
+	struct timespec ms = {0, 1000000};
+	uint64_t until = nvt_clock_ns() + (uint64_t)CTX_EXIT_WAIT_MS * 1000000;
+
+	pthread_mutex_lock(&cb.lock);
+	cb.quit = 1;
+	pthread_cond_signal(&cb.wake);
+	pthread_mutex_unlock(&cb.lock);
+	while (__atomic_load_n(&cb.busy, __ATOMIC_ACQUIRE) && nvt_clock_ns() < until)
+		nanosleep(&ms, NULL);
+}
+
+/* Starts ctx_bridger (under cb.lock), signals blocked there. Returns 0, or -1 (said once). */
+static int ctx_bridger_start(void)
+{
+	pthread_t thread;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int rc = -1;
+
+	if ((cb.at_exit || atexit(ctx_bridger_at_exit) == 0) && pthread_attr_init(&attr) == 0) {
+		cb.at_exit = 1;
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_create(&thread, &attr, ctx_bridger, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	if (rc) {
+		cb.off = 1;
+		if (shim_first_time(WARN_BRIDGE))
+			shim_warn("cannot start a thread: this task's context synchronisations are not bridged");
+		return -1;
+	}
+	cb.started = 1;
+	return 0;
+}
+
+/* Hands bridge seq of slot g, made in ctx, to ctx_bridger (under b.lock). Returns 0 if handed. */
+static int ctx_bridge_hand(int g, void *ctx, uint32_t seq, uint64_t linger, uint64_t hspan, uint32_t replay,
+			   CUdeviceptr rec)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&cb.lock);
+	if (!cb.off && !cb.quit && (cb.started || ctx_bridger_start() == 0)) {
+		cb.g = g;
+		cb.ctx = ctx;
+		cb.seq = seq;
+		cb.linger = linger;
+		cb.hspan = hspan;
+		cb.replay = replay;
+		cb.rec = rec;
+		pthread_cond_signal(&cb.wake);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&cb.lock);
+	return rc;
+}
+
+/* A wait on slot g begins; by_thread: a context synchronisation, whose bridge ctx_bridger queues
+ * (it is not held). */
+static void wait_begins(int g, void *ctx, int still_bridged, int by_thread)
 {
 	struct bslot *s;
 	uint32_t seq;
@@ -631,7 +792,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	/* A wait after a wait, no launch between: not followed soon. */
 	if (__atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED))
 		learn(s, UINT64_MAX);
-	if (!still_bridged)
+	if (!still_bridged || (by_thread && __atomic_load_n(&cb.off, __ATOMIC_RELAXED)))
 		return;
 	pthread_mutex_lock(&b.lock);
 	struct nvt_bridge_learn l = learnt(s);
@@ -648,7 +809,7 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	seq = s->seq + 1;
 	if (!seq)
 		seq = 1;
-	int learns, held = nvt_bridge_hold_next(&s->hold, b.hold_mode, &learns);
+	int learns = 0, held = by_thread ? 0 : nvt_bridge_hold_next(&s->hold, b.hold_mode, &learns);
 	__atomic_store_n(&s->held, held ? seq : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->learns, learns ? seq : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->linger_ns, linger, __ATOMIC_RELAXED);
@@ -663,7 +824,8 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	hspan = held ? (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000 : (uint64_t)NVT_BRIDGE_CAP_MS * 1000000;
 	tls.launching = 1;
 	/* (queued where only the empty kernel failed: the wait is its bridge's) */
-	if (launch_bridge(s, seq, linger, hspan, replay, rec) >= 0) {
+	if (by_thread ? ctx_bridge_hand(g, ctx, seq, linger, hspan, replay, rec) == 0
+		      : launch_bridge(s, seq, linger, hspan, replay, rec) >= 0) {
 		tls.seq = seq;
 		tls.owns = seq;
 		tls.owns_slot = tls.slot = g;
@@ -675,6 +837,35 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 	}
 	tls.launching = 0;
 	pthread_mutex_unlock(&b.lock);
+}
+
+void shim_bridge_wait(int g, void *ctx, int still_bridged)
+{
+	wait_begins(g, ctx, still_bridged, 0);
+}
+
+void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged)
+{
+	wait_begins(g, ctx, still_bridged, 1);
+}
+
+void shim_bridge_ctx_returned(int g)
+{
+	uint64_t now = nvt_clock_ns();
+
+	if (!shim_bridge_on || g < 0 || g >= NVT_MAX_GPUS || !tls.seq)
+		return;
+	pthread_mutex_lock(&cb.lock);
+	/* Its bridge queued before the wait returned: did the wait last the bridge's cap? */
+	if (cb.queued_seq == tls.seq && cb.queued_slot == g && !cb.off) {
+		if (nvt_bridge_ctx_seen(&cb.score, now > cb.queued_ns ? now - cb.queued_ns : 0)) {
+			__atomic_store_n(&cb.off, 1, __ATOMIC_RELAXED);
+			if (dbg.on)
+				shim_note("bridge: context synchronisations not bridged from now on: their waits "
+					  "lasted the bridge's cap (%d us)", NVT_BRIDGE_CTX_CAP_US);
+		}
+	}
+	pthread_mutex_unlock(&cb.lock);
 }
 
 void shim_bridge_returned(int g)
@@ -1035,6 +1226,9 @@ void shim_bridge_report(void)
 		  (unsigned long long)dbg.gaps[2], (unsigned long long)dbg.gaps[3],
 		  (unsigned long long)dbg.gaps[4], (unsigned long long)dbg.gaps[5],
 		  (unsigned long long)dbg.after_wait);
+	if (dbg.ctx_bridged || cb.off)
+		shim_note("bridge: %llu context synchronisations' bridges queued by the shim's thread%s",
+			  (unsigned long long)dbg.ctx_bridged, cb.off ? "; context synchronisations not bridged now" : "");
 	if (!dbg.held && !dbg.measured[0] && !dbg.measured[1])
 		return;
 	shim_note("bridge: %llu bridges held; steps measured: %llu released, %llu held; held bridges "
@@ -1084,6 +1278,11 @@ void shim_bridge_after_fork(void)
 			b.s[g].w = w;
 		}
 	}
+	/* (the parent's thread is not the child's: started again at the child's first such wait) */
+	pthread_mutex_init(&cb.lock, NULL);
+	pthread_cond_init(&cb.wake, NULL);
+	cb.started = cb.busy = cb.quit = 0;
+	cb.seq = cb.queued_seq = 0;
 	tls.seq = tls.owns = 0;
 	tls.launching = tls.measuring = 0;
 	tls.ret_ns = tls.last_ns = 0;

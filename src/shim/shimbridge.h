@@ -18,6 +18,13 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield);
  * slot g: the last bridge may end; bridge this wait if the task still is high and time-sliced
  * (still_bridged: -p may have changed that) and its waits are followed soon. */
 void shim_bridge_wait(int g, void *ctx, int still_bridged);
+/* As shim_bridge_wait, for a context synchronisation (cuCtxSynchronize) in context ctx on slot
+ * g: its bridge is queued by a thread of the shim's own just after the wait began (it waits for
+ * the work queued before it began only), never held; after the bridges' release. */
+void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged);
+/* A context synchronisation on slot g returned (before shim_bridge_returned): whether it lasted
+ * its bridge's cap (core/yield.h). */
+void shim_bridge_ctx_returned(int g);
 /* That wait returned (slot g, or -1: not known). */
 void shim_bridge_returned(int g);
 /* The first launch on slot g after a wait (the launch path's slow path, lock-free): what the

@@ -30,6 +30,7 @@ static const struct {
 	ENTRY(primary_state, "cuDevicePrimaryCtxGetState"),
 	ENTRY(ctx_id, "cuCtxGetId"),
 	ENTRY(ctx_current, "cuCtxGetCurrent"),
+	ENTRY(ctx_set_current, "cuCtxSetCurrent"),
 	ENTRY(event_create, "cuEventCreate"),
 	ENTRY(event_record, "cuEventRecord"),
 	ENTRY(event_query, "cuEventQuery"),

@@ -56,6 +56,7 @@ struct shim_driver {
 	nvt_cuCtxGetId_fn ctx_id;
 	/* Priorities (shimyield.c). */
 	nvt_cuCtxGetCurrent_fn ctx_current;
+	nvt_cuCtxSetCurrent_fn ctx_set_current; /* the thread that bridges context synchronisations */
 	nvt_cuEventCreate_fn event_create;
 	nvt_cuEventRecord_fn event_record;
 	nvt_cuEventQuery_fn event_query;

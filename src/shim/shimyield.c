@@ -1018,9 +1018,11 @@ void shim_yield_api(int cbid, const void *data)
 	} else if (site == NVT_CB_API_SITE_ENTER) {
 		if (!shim_bridge_on)
 			return;
-		if (cbid == NVT_CBID_cuCtxSynchronize || cbid == NVT_CBID_cuCtxSynchronize_v2)
+		if (cbid == NVT_CBID_cuCtxSynchronize || cbid == NVT_CBID_cuCtxSynchronize_v2) {
 			shim_bridge_release_all(); /* it waits for the bridges' stream too */
-		else if ((g = current_slot(&ctx)) < 0)
+			if ((g = current_slot(&ctx)) >= 0)
+				shim_bridge_ctx_wait(g, ctx, still_bridged(g));
+		} else if ((g = current_slot(&ctx)) < 0)
 			return;
 		else if (cbid == NVT_CBID_cuStreamSynchronize || cbid == NVT_CBID_cuStreamSynchronize_ptsz ||
 			 cbid == NVT_CBID_cuEventSynchronize) {
@@ -1031,7 +1033,10 @@ void shim_yield_api(int cbid, const void *data)
 			shim_bridge_release_now(g); /* a copy: queued now, it must not wait behind a bridge */
 		return;
 	} else if (shim_bridge_on) {
-		shim_bridge_returned(current_slot(&ctx));
+		g = current_slot(&ctx);
+		if (cbid == NVT_CBID_cuCtxSynchronize || cbid == NVT_CBID_cuCtxSynchronize_v2)
+			shim_bridge_ctx_returned(g);
+		shim_bridge_returned(g);
 	}
 	if (site != NVT_CB_API_SITE_EXIT || result != 0)
 		return;

@@ -228,6 +228,19 @@ INTERNAL int fake_bridge_refused(const void *f, void **params)
 	return ++chained == strtoul(at, NULL, 10) ? 701 /* CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */ : 0;
 }
 
+/* Bridge kernels being launched by a thread other than the program's first (FAKECUDA_BRIDGE_DELAY_US). */
+static int bridge_launching;
+
+/* The driver's teardown at exit (its destructor) while another thread is inside a bridge's launch:
+ * what a real driver would free under that thread; the fake dies of it. */
+__attribute__((destructor)) static void bridge_at_teardown(void)
+{
+	if (__atomic_load_n(&bridge_launching, __ATOMIC_ACQUIRE)) {
+		fprintf(stderr, "fakecuda: the driver torn down while a thread launches a bridge\n");
+		abort();
+	}
+}
+
 INTERNAL void fake_run_bridge(const void *f, void **params)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
@@ -236,6 +249,15 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 
 	if (f == &x->copy && params[3] && *(uint64_t *)params[3]) /* (..., stamp) */
 		*(volatile uint64_t *)(uintptr_t)*(uint64_t *)params[3] = fake_ns();
+	/* FAKECUDA_BRIDGE_DELAY_US=N: a bridge's launch from a thread other than the program's first
+	 * takes N us, during which the driver's teardown must not come (bridge_at_teardown). */
+	if (f == &x->function && getenv("FAKECUDA_BRIDGE_DELAY_US") && syscall(SYS_gettid) != getpid()) {
+		long us = strtol(getenv("FAKECUDA_BRIDGE_DELAY_US"), NULL, 10);
+		struct timespec t = {us / 1000000, us % 1000000 * 1000};
+		__atomic_add_fetch(&bridge_launching, 1, __ATOMIC_ACQ_REL);
+		nanosleep(&t, NULL);
+		__atomic_sub_fetch(&bridge_launching, 1, __ATOMIC_ACQ_REL);
+	}
 	if (f == &x->function) { /* (..., trace) */
 		bridge_end_if_released(x);
 		x->rec = params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL;
@@ -258,12 +280,12 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 		x->words = w;
 		x->seq = *(uint32_t *)params[1];
 		fprintf(log, "bridge pid=%ld seq=%u cap_ns=%llu linger_ns=%llu margin_ns=%llu span_ns=%llu replay=%u "
-			     "returned=%u released=%u late_ns=%llu pending=%u hspan_ns=%llu calls=%u dev=%d\n",
+			     "returned=%u released=%u late_ns=%llu pending=%u hspan_ns=%llu calls=%u tid=%ld dev=%d\n",
 			(long)getpid(), *(uint32_t *)params[1], (unsigned long long)*(uint64_t *)params[2],
 			(unsigned long long)*(uint64_t *)params[3], (unsigned long long)*(uint64_t *)params[4],
 			(unsigned long long)*(uint64_t *)params[5], *(uint32_t *)params[6], w[0], w[1],
 			(unsigned long long)*(uint64_t *)params[8], w[5], (unsigned long long)*(uint64_t *)params[9],
-			w[6], (int)(x - bridges));
+			w[6], (long)syscall(SYS_gettid), (int)(x - bridges));
 	}
 	fclose(log);
 }

@@ -310,9 +310,17 @@ API CUresult cuStreamQuery_ptsz(void *hStream)
 	CALL(NVT_CBID_cuStreamQuery_ptsz, now_ns() >= stream_done_at(a.hStream) ? 0 : NVT_CUDA_ERROR_NOT_READY);
 }
 
+/* The work queued before the call began (after its callbacks): not what another thread queues
+ * after (H100, docs/hardware-facts.md). FAKECUDA_CTXSYNC_US=N: each lasts N us more (as one that
+ * took in a bridge queued too soon would, until the bridge's cap). */
 static CUresult ctx_sync(void)
 {
+	const char *more = getenv("FAKECUDA_CTXSYNC_US");
+
+	fake_bridge_waiting();
 	sleep_until(all_done_at());
+	if (more && *more)
+		sleep_until(now_ns() + (uint64_t)strtoul(more, NULL, 10) * 1000);
 	fake_membw_sync();
 	return 0;
 }

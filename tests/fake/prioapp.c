@@ -34,6 +34,7 @@
  *       stays through PRIOAPP_RESET_AT's reset of device 0's; PRIOAPP_SPMD=1: each launch made on
  *       device 0's primary context and then on device 1's (FAKECUDA_DEVICES=2), and each
  *       synchronisation made on both in turn, as a program that runs one step on two GPUs;
+ *       PRIOAPP_CTX_SYNC=1: each synchronisation a cuCtxSynchronize (its fork's child's too);
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
  *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
@@ -73,6 +74,7 @@ int cuDevicePrimaryCtxRelease(int);
 int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 		   void *, void **, void **);
 int cuStreamSynchronize(void *);
+int cuCtxSynchronize(void);
 int cuGraphCreate(CUgraph *, unsigned);
 int cuGraphAddKernelNode_v2(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const NVT_KERNEL_NODE_PARAMS *);
 int cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
@@ -219,6 +221,12 @@ static int copy_queue(struct copy *c, unsigned n)
 	return cuMemcpyDtoHAsync_v2(c->host, c->dev, c->bytes, NULL);
 }
 
+/* The program's synchronisation: of the legacy stream, or of the context (PRIOAPP_CTX_SYNC). */
+static int app_sync(void)
+{
+	return getenv("PRIOAPP_CTX_SYNC") ? cuCtxSynchronize() : cuStreamSynchronize(NULL);
+}
+
 static void ready(const char *log)
 {
 	char path[4096];
@@ -352,7 +360,7 @@ int main(int argc, char **argv)
 				if (child == 0) {
 					for (int i = 1; i <= 60; i++)
 						if (cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) ||
-						    (i % 2 == 0 && cuStreamSynchronize(NULL)))
+						    (i % 2 == 0 && app_sync()))
 							_exit(1);
 					if (getenv("PRIOAPP_FORK_EXIT")) /* its exit handlers run */
 						exit(0);
@@ -379,7 +387,7 @@ int main(int argc, char **argv)
 			fprintf(log, "launch %llu %llu %d %d\n", (unsigned long long)enter,
 				(unsigned long long)ret, fakecuda_in_flight(NULL), tpcs);
 			if (every > 0 && n % every == 0 &&
-			    (cuStreamSynchronize(NULL) || (getenv("PRIOAPP_SYNC_TWICE") && cuStreamSynchronize(NULL)) ||
+			    (app_sync() || (getenv("PRIOAPP_SYNC_TWICE") && app_sync()) ||
 			     (spmd && (cuCtxSetCurrent(spmd) || cuStreamSynchronize(NULL) || cuCtxSetCurrent(ctx))))) {
 				fclose(log);
 				return 1;

@@ -10,7 +10,9 @@
 # queued behind the copy) pays no switch at its 90th percentile either (the shim's kernel
 # copies it: p90 under 300 us against ~480 with a copy engine, docs/bench/prio-bridge-2026-11-25);
 # a step of an empty kernel, 40 us of the host, then a graph replay (small work queued before
-# a replay, a slow host between) does not pay either (p50 within 80 us of alone's), nor does one
+# a replay, a slow host between) does not pay either; steps waited for by the context
+# (cudaDeviceSynchronize) pay the switches unbridged and not bridged (p50 under 120 us), outside
+# and inside MPS (p50 within 80 us of alone's), nor does one
 # whose host is busy 40 us after its replay, before its wait (p90 under 200 us: 96 on an H200,
 # 414 with a bridge that ends at the replay); steps of plain launches whose host leaves gaps
 # (an empty kernel, 40 us, the step; or 16 short kernels 10 us apart) pay the two switches once
@@ -30,7 +32,8 @@ OUT=$LOG/bridge
 rm -rf "$OUT"
 mkdir -p "$OUT"
 timeout 300 "$ROOT/tests/bench/timeline/run.sh" "$OUT" alone-small alone-small-product gemm-small \
-	gemm-small-product gemm-small-product-mps gemm-small-async-copy-product alone-small-graph-pre40-product \
+	gemm-small-product gemm-small-product-mps gemm-small-ctx gemm-small-ctx-product gemm-small-ctx-product-mps \
+	gemm-small-async-copy-product alone-small-graph-pre40-product \
 	gemm-small-graph-pre40-product gemm-small-graph-post40-product gemm-small-pre40-product \
 	gemm-eager-g10-product >"$LOG/bridge.out" 2>&1
 NVT=$ROOT/build/bin/nvtaskset
@@ -91,6 +94,13 @@ check(raw is not None and raw > 250, "without the bridge a later step pays the s
 for name in ("gemm-small-product", "gemm-small-product-mps"):
     v = later(name)
     check(v is not None and v < 120, "%s: a later step does not: p50 %s us" % (name, v))
+# Steps waited for by the context (cudaDeviceSynchronize): unbridged they pay the switches; the
+# shim's thread queues their bridge just after the wait began, and they do not.
+v = later("gemm-small-ctx")
+check(v is not None and v > 250, "gemm-small-ctx: waited for by the context, unbridged, a later step pays: p50 %s us" % v)
+for name in ("gemm-small-ctx-product", "gemm-small-ctx-product-mps"):
+    v = later(name)
+    check(v is not None and v < 120, "%s: bridged, a later step does not: p50 %s us" % (name, v))
 # A step of an empty kernel, 40 us of the host, then a graph replay (PyTorch's replay with a
 # slow host): the bridge waits for the step's replay, and the channel does not run dry.
 v, a = later("gemm-small-graph-pre40-product"), later("alone-small-graph-pre40-product")

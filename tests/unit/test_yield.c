@@ -795,6 +795,30 @@ static void test_bridge_rearm(void)
 }
 
 /* Held steps chained by default once seen (core/yield.h): the word, and the steps that count. */
+/* Bridged context synchronisations stop after four long waits in a row, or one in eight for
+ * long; one in nine never stops them; short waits alone never. */
+static void test_bridge_ctx_seen(void)
+{
+	const uint64_t cap = (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000;
+	uint32_t score = 0;
+	int k, off = 0;
+
+	for (k = 0; k < 100000 && !off; k++)
+		off = nvt_bridge_ctx_seen(&score, cap - 1);
+	CHECK(!off && score == 0);
+	for (k = 0; k < 3; k++)
+		CHECK(nvt_bridge_ctx_seen(&score, cap) == 0);
+	CHECK(nvt_bridge_ctx_seen(&score, UINT64_MAX) == 1 && score == NVT_BRIDGE_CTX_OFF);
+	/* Once off, it stays off. */
+	CHECK(nvt_bridge_ctx_seen(&score, 0) == 1 && nvt_bridge_ctx_seen(&score, cap) == 1 && score == NVT_BRIDGE_CTX_OFF);
+	for (score = 0, off = 0, k = 0; k < 9 * 10000 && !off; k++)
+		off = nvt_bridge_ctx_seen(&score, k % 9 ? 0 : cap);
+	CHECK(!off);
+	for (score = 0, off = 0, k = 0; k < 8 * 1000 && !off; k++)
+		off = nvt_bridge_ctx_seen(&score, k % 8 ? 0 : cap);
+	CHECK(off);
+}
+
 static void test_bridge_chain_seen(void)
 {
 	const uint64_t every = NVT_BRIDGE_REARM_US * 1000;
@@ -993,6 +1017,7 @@ int main(void)
 	test_bridge_hold();
 	test_bridge_rearm();
 	test_bridge_chain_seen();
+	test_bridge_ctx_seen();
 	test_bridge_copy();
 	test_words();
 	test_priority_text();

@@ -17,7 +17,7 @@
 //                               steps; a step is KERNELS dependent kernels of CTAS CTAs that each
 //                               spin WORK_NS, then the host waits (SYNC: spin, block, yield, or
 //                               poll = the last kernel writes a host-mapped flag the host spins
-//                               on). COPY=1: each step copies 8 bytes to the host on its
+//                               on; ctx = spin, the wait a cudaDeviceSynchronize). COPY=1: each step copies 8 bytes to the host on its
 //                               stream; COPY=2 on a stream of its own after the step (the host
 //                               does not wait for it); COPY=3 by a kernel on its stream (to
 //                               pinned memory the GPU maps); COPY=4 the same, then a copy of 0
@@ -504,7 +504,7 @@ static int svc(const char *out)
 		       : !strcmp(sync, "yield") ? cudaDeviceScheduleYield
 						: cudaDeviceScheduleSpin;
 	CK(cudaSetDeviceFlags(flags | cudaDeviceMapHost));
-	int poll = !strcmp(sync, "poll");
+	int poll = !strcmp(sync, "poll"), ctxsync = !strcmp(sync, "ctx");
 	volatile uint64_t *gate = NULL;
 	const char *gp = getenv("GATE");
 	if (gp && *gp) {
@@ -690,6 +690,8 @@ static int svc(const char *out)
 				;
 		} else if (async || waitv || (tail_ns && !tail_side && !bridge)) {
 			CK(cudaEventSynchronize(ev[e]));
+		} else if (ctxsync) {
+			CK(cudaDeviceSynchronize());
 		} else {
 			CK(cudaStreamSynchronize(s));
 		}

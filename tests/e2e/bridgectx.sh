@@ -1,0 +1,69 @@
+# The bridge of a context synchronisation (cuCtxSynchronize: PyTorch's torch.cuda.synchronize();
+# src/shim/shimbridge.c, core/yield.h "Context synchronisations"): it waits for every stream of
+# the context, so its bridge is queued by a thread of the shim's own just after the wait began
+# (the fake driver's context synchronisation, as the H100's, waits for the work queued before it
+# began). steps_app and bridges are bridge.sh's.
+# Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e.
+# shellcheck shell=bash
+
+# The bridges in the bridge log that thread TID of process PID did not launch: PID TID.
+bridges_by_others() {
+	awk -v pid="$1" '$1 == "bridge" && $2 == "pid=" pid { for (i = 2; i <= NF; i++) if ($i ~ /^tid=/) {
+		split($i, kv, "="); if (kv[2] != pid) n++ } } END { print n + 0 }' "$WORK/bridge.log"
+}
+
+# Steps waited for by the context: bridged, each bridge queued by the shim's thread (not the
+# program's) and released by the next launch (no launch left behind an unreleased bridge); the
+# debug report counts them.
+t_bridge_context_sync_bridged() {
+	local pid bad n
+	PRIOAPP_CTX_SYNC=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 steps_app ctx --priority high
+	pid=$(sed -n 's/^bridge pid=\([0-9]*\) .*/\1/p' "$WORK/bridge.log" | sort -u)
+	n=$(bridges)
+	[ "$n" -gt 60 ] || die "$n bridges: $(head -3 "$WORK/bridge.log")"
+	eq "$(bridges_by_others "$pid")" "$n" "bridges queued by the shim's thread"
+	bad=$(awk '$1 == "app" { split($3, a, "="); split($4, r, "="); if (r[2] + 0 < a[2] + 0) print }' "$WORK/bridge.log")
+	eq "$bad" "" "launches behind an unreleased bridge"
+	has "$(cat "$WORK/ctx.err")" "context synchronisations' bridges queued by the shim's thread"
+	[ "$(sed -n "s/.*bridge: \([0-9]*\) context synchronisations' bridges.*/\1/p" "$WORK/ctx.err")" -gt 60 ] ||
+		die "the report: $(grep 'bridge:' "$WORK/ctx.err")"
+	hasnt "$(cat "$WORK/ctx.err")" "nvtaskset: warning"
+}
+
+# Context synchronisations that last the bridge's cap (as ones that took their bridge in would:
+# FAKECUDA_CTXSYNC_US) are no longer bridged after four; the program goes on to its end.
+t_bridge_context_sync_long_stops() {
+	PRIOAPP_CTX_SYNC=1 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_CTXSYNC_US=6000 STEPS_LAUNCHES=100 steps_app long --priority high
+	[ "$(bridges)" -ge 4 ] && [ "$(bridges)" -le 5 ] || die "$(bridges) bridges"
+	has "$(cat "$WORK/long.err")" "context synchronisations not bridged from now on"
+	[ "$(grep -c '^launch' "$WORK/long.log")" -gt 100 ] || die "the program stopped early"
+	hasnt "$(cat "$WORK/long.err")" "nvtaskset: warning"
+}
+
+# A forked child's context synchronisations are bridged by a thread of its own (the parent's is
+# not the child's); the parent's go on.
+t_bridge_context_sync_after_fork() {
+	local parent child
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_FORK_AT=60 STEPS_LAUNCHES=300 steps_app fork --priority high
+	parent=$(awk '$1 == "bridge" { print $2; exit }' "$WORK/bridge.log")
+	parent=${parent#pid=}
+	child=$(awk -v p="pid=$parent" '$1 == "bridge" && $2 != p { print $2; exit }' "$WORK/bridge.log")
+	child=${child#pid=}
+	[ -n "$child" ] || die "no bridge of the child: $(grep -c '^bridge' "$WORK/bridge.log") in all"
+	[ "$(bridges_by_others "$child")" -gt 10 ] || die "the child's bridges: $(bridges_by_others "$child")"
+	[ "$(awk -v p="pid=$parent" '$1 == "bridge" && $2 == p { n++ } END { print n + 0 }' "$WORK/bridge.log")" -gt 60 ] ||
+		die "the parent's bridges after the fork"
+	hasnt "$(cat "$WORK/fork.err")" "nvtaskset: warning"
+}
+
+# The program's exit waits for the shim's thread while it is inside a bridge's launch (50 ms
+# each here: FAKECUDA_BRIDGE_DELAY_US); the fake driver dies if it is torn down under it.
+t_bridge_context_sync_exit_waits() {
+	local t0 t1
+	t0=$(date +%s%N)
+	FAKECUDA_BRIDGE_DELAY_US=50000 PRIOAPP_CTX_SYNC=1 STEPS_LAUNCHES=20 steps_app exit --priority high
+	t1=$(date +%s%N)
+	[ "$(bridges)" -ge 1 ] || die "no bridge"
+	hasnt "$(cat "$WORK/exit.err")" "fakecuda:"
+	[ $(((t1 - t0) / 1000000)) -lt 15000 ] || die "the program took $(((t1 - t0) / 1000000)) ms"
+}
