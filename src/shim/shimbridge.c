@@ -167,6 +167,8 @@ static struct {
 	uint64_t waits, bridged, unarmed, short_linger, by_kernel, replays, held;
 	uint64_t rearmed, chains;   /* held bridges queued behind a launch: in a step, at a request's start */
 	uint64_t ctx_bridged;       /* context synchronisations' bridges ctx_bridger queued */
+	uint64_t ctx_late[GAP_BUCKETS]; /* ... from the wait's start to the launch's return: under
+				      * each of gap_us, more */
 	uint64_t measured[2];       /* measured steps: released, held */
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
@@ -642,7 +644,7 @@ static struct {
 	int g;
 	void *ctx;
 	uint32_t seq, replay;
-	uint64_t linger, hspan;
+	uint64_t linger, hspan, hand_ns;
 	CUdeviceptr rec;
 	/* The last bridge the thread queued, and when (for the wait's return). */
 	uint32_t queued_seq;
@@ -655,7 +657,7 @@ static struct {
  * not if its wait's bridge is not the slot's last any more, or released already (the wait
  * returned and the next launch came: it would only hold that launch back). */
 static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, uint64_t hspan, uint32_t replay,
-			     CUdeviceptr rec)
+			     CUdeviceptr rec, uint64_t hand_ns)
 {
 	struct bslot *s = &b.s[g];
 	void *cur = NULL;
@@ -665,13 +667,20 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 		if (!b.broken && s->ctx == ctx && __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq && s->w &&
 		    (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0) {
 			tls.launching = 1;
-			if (launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000, linger, hspan, replay, rec) >= 0) {
+			int rc = launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000, linger, hspan, replay, rec);
+			/* The last bridge, kept for the host's next call (wait_begins), may end now. */
+			__atomic_store_n(&s->w[5], 0, __ATOMIC_RELEASE);
+			if (rc >= 0) {
 				pthread_mutex_lock(&cb.lock);
 				cb.queued_seq = seq;
 				cb.queued_slot = g;
 				cb.queued_ns = nvt_clock_ns();
 				pthread_mutex_unlock(&cb.lock);
 				count(&dbg.ctx_bridged);
+				int k = 0;
+				while (k < GAP_BUCKETS - 1 && cb.queued_ns - hand_ns >= gap_us[k] * 1000)
+					k++;
+				count(&dbg.ctx_late[k]);
 			}
 			tls.launching = 0;
 		}
@@ -693,10 +702,11 @@ static void *ctx_bridger(void *unused)
 		uint32_t seq = cb.seq, replay = cb.replay;
 		uint64_t linger = cb.linger, hspan = cb.hspan;
 		CUdeviceptr rec = cb.rec;
+		uint64_t hand_ns = cb.hand_ns;
 		cb.seq = 0;
 		__atomic_store_n(&cb.busy, 1, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&cb.lock);
-		ctx_bridge_queue(g, ctx, seq, linger, hspan, replay, rec);
+		ctx_bridge_queue(g, ctx, seq, linger, hspan, replay, rec, hand_ns);
 		pthread_mutex_lock(&cb.lock);
 		__atomic_store_n(&cb.busy, 0, __ATOMIC_RELEASE);
 	}
@@ -761,6 +771,7 @@ static int ctx_bridge_hand(int g, void *ctx, uint32_t seq, uint64_t linger, uint
 		cb.hspan = hspan;
 		cb.replay = replay;
 		cb.rec = rec;
+		cb.hand_ns = nvt_clock_ns();
 		pthread_cond_signal(&cb.wake);
 		rc = 0;
 	}
@@ -782,8 +793,12 @@ static void wait_begins(int g, void *ctx, int still_bridged, int by_thread)
 	tls.measuring = 0;
 	if (!shim_bridge_on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching)
 		return;
-	/* What was queued behind the last bridge may be what this wait waits for. */
-	release(g, REL_NOW);
+	/* What was queued behind the last bridge may be what this wait waits for. A context
+	 * synchronisation's keeps waiting for the host's next call after a replay (w[5]) until
+	 * ctx_bridger has queued the next bridge: a replay's work may reach the GPU late, and
+	 * nothing else would be queued meanwhile (PyTorch's steps paid the switches in about half
+	 * its steps without). */
+	release(g, by_thread ? REL_NOW | REL_KEEP : REL_NOW);
 	release_held_elsewhere(g);
 	s = &b.s[g];
 	if (b.chain_mode == NVT_BRIDGE_CHAIN_SEEN && !__atomic_load_n(&b.following, __ATOMIC_RELAXED))
@@ -846,7 +861,16 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 
 void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged)
 {
+	if (!shim_bridge_on)
+		return;
+	/* It waits for every bridge queued before it: they may end. */
+	for (int o = 0; o < NVT_MAX_GPUS; o++)
+		if (o != g)
+			release(o, REL_NOW);
 	wait_begins(g, ctx, still_bridged, 1);
+	/* Not handed to ctx_bridger: the last bridge waits for no call any more either. */
+	if (!tls.seq)
+		release(g, REL_NOW);
 }
 
 void shim_bridge_ctx_returned(int g)
@@ -1227,8 +1251,12 @@ void shim_bridge_report(void)
 		  (unsigned long long)dbg.gaps[4], (unsigned long long)dbg.gaps[5],
 		  (unsigned long long)dbg.after_wait);
 	if (dbg.ctx_bridged || cb.off)
-		shim_note("bridge: %llu context synchronisations' bridges queued by the shim's thread%s",
-			  (unsigned long long)dbg.ctx_bridged, cb.off ? "; context synchronisations not bridged now" : "");
+		shim_note("bridge: %llu context synchronisations' bridges queued by the shim's thread, within "
+			  "50/100/300/1000/10000 us of the wait's start: %llu/%llu/%llu/%llu/%llu, later: %llu%s",
+			  (unsigned long long)dbg.ctx_bridged, (unsigned long long)dbg.ctx_late[0],
+			  (unsigned long long)dbg.ctx_late[1], (unsigned long long)dbg.ctx_late[2],
+			  (unsigned long long)dbg.ctx_late[3], (unsigned long long)dbg.ctx_late[4],
+			  (unsigned long long)dbg.ctx_late[5], cb.off ? "; context synchronisations not bridged now" : "");
 	if (!dbg.held && !dbg.measured[0] && !dbg.measured[1])
 		return;
 	shim_note("bridge: %llu bridges held; steps measured: %llu released, %llu held; held bridges "

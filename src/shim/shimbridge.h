@@ -20,7 +20,8 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield);
 void shim_bridge_wait(int g, void *ctx, int still_bridged);
 /* As shim_bridge_wait, for a context synchronisation (cuCtxSynchronize) in context ctx on slot
  * g: its bridge is queued by a thread of the shim's own just after the wait began (it waits for
- * the work queued before it began only), never held; after the bridges' release. */
+ * the work queued before it began only), never held. Releases every bridge (slot g's once the
+ * next one is queued). */
 void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged);
 /* A context synchronisation on slot g returned (before shim_bridge_returned): whether it lasted
  * its bridge's cap (core/yield.h). */

@@ -1019,9 +1019,11 @@ void shim_yield_api(int cbid, const void *data)
 		if (!shim_bridge_on)
 			return;
 		if (cbid == NVT_CBID_cuCtxSynchronize || cbid == NVT_CBID_cuCtxSynchronize_v2) {
-			shim_bridge_release_all(); /* it waits for the bridges' stream too */
+			/* (it waits for the bridges' stream too) */
 			if ((g = current_slot(&ctx)) >= 0)
 				shim_bridge_ctx_wait(g, ctx, still_bridged(g));
+			else
+				shim_bridge_release_all();
 		} else if ((g = current_slot(&ctx)) < 0)
 			return;
 		else if (cbid == NVT_CBID_cuStreamSynchronize || cbid == NVT_CBID_cuStreamSynchronize_ptsz ||

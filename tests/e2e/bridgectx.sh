@@ -67,3 +67,21 @@ t_bridge_context_sync_exit_waits() {
 	hasnt "$(cat "$WORK/exit.err")" "fakecuda:"
 	[ $(((t1 - t0) / 1000000)) -lt 15000 ] || die "the program took $(((t1 - t0) / 1000000)) ms"
 }
+
+# Steps of a kernel and a graph replay waited for by the context: at the wait's start the last
+# bridge still waits for the host's next call after the replay (the replay's work may reach the
+# GPU late, and the next bridge is queued by the shim's thread a little later); steps go on.
+t_bridge_context_sync_keeps_replay() {
+	local n bad
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_GRAPH=1 STEPS_LAUNCHES=300 steps_app replay --priority high
+	[ "$(bridges)" -gt 60 ] || die "$(bridges) bridges"
+	# (d:seq/released/call; a wait whose next bridge the thread has queued already, before the
+	# wait's line, is passed over: its last bridge may end)
+	n=$(awk '$1 == "wait" && $4 ~ /^bridges=0:/ { split(substr($4, 11), f, "[/,]"); if (f[1] == f[2]) n++ }
+		END { print n + 0 }' "$WORK/bridge.log")
+	[ "$n" -gt 30 ] || die "$n waits logged before their bridge"
+	bad=$(awk '$1 == "wait" && $4 ~ /^bridges=0:/ { split(substr($4, 11), f, "[/,]"); if (f[1] == f[2] && f[3] != 1) print }' \
+		"$WORK/bridge.log")
+	eq "$bad" "" "waits whose last bridge no longer waits for the host's next call"
+	hasnt "$(cat "$WORK/replay.err")" "nvtaskset: warning"
+}

@@ -279,8 +279,8 @@ t_bridge_two_gpus_one_step() {
 				die "$how, GPU $d: $(grep -c "^bridge .* dev=$d\$" "$WORK/bridge.log") bridges"
 		done
 		# Waits on GPU 0: GPU 1's last bridge released.
-		bad=$(awk '$1 == "wait" && $3 == "dev=0" && match($4, /1:[0-9]+\/[0-9]+/) {
-			split(substr($4, RSTART + 2, RLENGTH - 2), sr, "/"); if (sr[2] + 0 < sr[1] + 0) print }' \
+		bad=$(awk '$1 == "wait" && $3 == "dev=0" && match($4, /1:[0-9]+\/[0-9]+\//) {
+			split(substr($4, RSTART + 2, RLENGTH - 3), sr, "/"); if (sr[2] + 0 < sr[1] + 0) print }' \
 			"$WORK/bridge.log")
 		eq "$bad" "" "$how: waits on GPU 0 while GPU 1's bridge holds its step"
 		[ "$(grep -c '^wait .* dev=0 bridges=.*1:' "$WORK/bridge.log")" -gt 100 ] || die "$how: too few waits"

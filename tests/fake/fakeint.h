@@ -81,8 +81,9 @@ INTERNAL int fake_bridge_refused(const void *f, void **params);
 INTERNAL void fake_bridge_app_enter(void);
 INTERNAL void fake_bridge_app_launch(void);
 INTERNAL void fake_bridge_replay(void);
-/* A stream's synchronisation begins (after its callbacks): each GPU's last bridge and what the
- * host had released of it, logged ("wait"). */
+/* A synchronisation begins (after its callbacks): each GPU's last bridge, what the host had
+ * released of it and whether it waits for the host's next call after a replay (d:seq/rel/call,
+ * logged: "wait"). */
 INTERNAL void fake_bridge_waiting(void);
 INTERNAL void fake_bridge_replayed(void);
 INTERNAL void fake_run_hog(const struct fakecuda_launch *rec);

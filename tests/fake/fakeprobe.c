@@ -157,7 +157,7 @@ INTERNAL void fake_bridge_waiting(void)
 	fprintf(log, "wait pid=%ld dev=%d bridges=", (long)getpid(), fake_device());
 	for (int d = 0; d < BRIDGE_DEVICES; d++)
 		if (bridges[d].words)
-			fprintf(log, "%d:%u/%u,", d, bridges[d].seq, bridges[d].words[1]);
+			fprintf(log, "%d:%u/%u/%u,", d, bridges[d].seq, bridges[d].words[1], bridges[d].words[5]);
 	fprintf(log, "\n");
 	fclose(log);
 }
