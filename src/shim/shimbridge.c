@@ -209,6 +209,7 @@ static __thread struct {
 	int measuring, measure_slot;
 	uint64_t ret_ns, step_ns, last_ns;
 	uint32_t rel_seq;
+	int ctx_wait; /* the wait bridged (seq) is a context synchronisation's */
 } tls __attribute__((tls_model("initial-exec")));
 
 static void turn_off(const char *what, int rc)
@@ -842,6 +843,7 @@ static void wait_begins(int g, void *ctx, int still_bridged, int by_thread)
 	if (by_thread ? ctx_bridge_hand(g, ctx, seq, linger, hspan, replay, rec) == 0
 		      : launch_bridge(s, seq, linger, hspan, replay, rec) >= 0) {
 		tls.seq = seq;
+		tls.ctx_wait = by_thread;
 		tls.owns = seq;
 		tls.owns_slot = tls.slot = g;
 		count(&dbg.bridged);
@@ -873,12 +875,10 @@ void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged)
 		release(g, REL_NOW);
 }
 
-void shim_bridge_ctx_returned(int g)
+/* This thread's context synchronisation on slot g returned at now, its bridge handed to ctx_bridger:
+ * did it last the bridge's cap (core/yield.h)? */
+static void ctx_returned(int g, uint64_t now)
 {
-	uint64_t now = nvt_clock_ns();
-
-	if (!shim_bridge_on || g < 0 || g >= NVT_MAX_GPUS || !tls.seq)
-		return;
 	pthread_mutex_lock(&cb.lock);
 	/* Its bridge queued before the wait returned: did the wait last the bridge's cap? */
 	if (cb.queued_seq == tls.seq && cb.queued_slot == g && !cb.off) {
@@ -912,6 +912,8 @@ void shim_bridge_returned(int g)
 	tls.ret_ns = now;
 	if (!tls.seq)
 		return;
+	if (tls.ctx_wait)
+		ctx_returned(tls.slot, now);
 	s = &b.s[tls.slot];
 	/* A held chain's step begins (core/yield.h, "Held steps chained"). */
 	if (tls.seq == __atomic_load_n(&s->chain, __ATOMIC_RELAXED)) {

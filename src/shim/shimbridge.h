@@ -23,9 +23,6 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged);
  * the work queued before it began only), never held. Releases every bridge (slot g's once the
  * next one is queued). */
 void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged);
-/* A context synchronisation on slot g returned (before shim_bridge_returned): whether it lasted
- * its bridge's cap (core/yield.h). */
-void shim_bridge_ctx_returned(int g);
 /* That wait returned (slot g, or -1: not known). */
 void shim_bridge_returned(int g);
 /* The first launch on slot g after a wait (the launch path's slow path, lock-free): what the

@@ -1035,10 +1035,7 @@ void shim_yield_api(int cbid, const void *data)
 			shim_bridge_release_now(g); /* a copy: queued now, it must not wait behind a bridge */
 		return;
 	} else if (shim_bridge_on) {
-		g = current_slot(&ctx);
-		if (cbid == NVT_CBID_cuCtxSynchronize || cbid == NVT_CBID_cuCtxSynchronize_v2)
-			shim_bridge_ctx_returned(g);
-		shim_bridge_returned(g);
+		shim_bridge_returned(current_slot(&ctx));
 	}
 	if (site != NVT_CB_API_SITE_EXIT || result != 0)
 		return;
