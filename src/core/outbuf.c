@@ -134,7 +134,8 @@ int nvt_outbuf_xml(struct nvt_outbuf *b, const char *s)
 	size_t n = strlen(s);
 
 	while (n) {
-		int shown, utf8 = nvt_utf8_len(s, n) != 0;
+		uint32_t cp = 0;
+		int shown, utf8 = nvt_utf8_decode(s, n, &cp) != 0;
 		size_t k = nvt_utf8_shown(s, n, &shown);
 		const char *put = NULL;
 		unsigned char c = (unsigned char)*s;
@@ -150,8 +151,8 @@ int nvt_outbuf_xml(struct nvt_outbuf *b, const char *s)
 			put = "&quot;";
 		else if (c == '\'')
 			put = "&apos;";
-		else if (!shown)
-			put = " "; /* XML 1.0 has no place for most controls */
+		else if (!shown || cp == 0xfffe || cp == 0xffff)
+			put = " "; /* XML 1.0 has no place for most controls, nor U+FFFE, U+FFFF */
 		if (put ? nvt_outbuf_put(b, put, strlen(put)) : nvt_outbuf_put(b, s, k))
 			return -1;
 		s += k;

@@ -31,8 +31,9 @@ int nvt_outbuf_printf(struct nvt_outbuf *b, const char *fmt, ...)
 /*
  * Appends s as XML character data or an attribute's value: & < > " '
  * escaped, what nvt_utf8_shown hides as a space (a control, tab and newline
- * included; a text-direction override), and a byte that does not begin a
- * whole UTF-8 sequence as U+FFFD. Returns 0 or
+ * included; a text-direction override) and U+FFFE and U+FFFF (no XML
+ * characters) as a space, and a byte that does not begin a whole UTF-8
+ * sequence as U+FFFD. Returns 0 or
  * -1 (failed set).
  */
 int nvt_outbuf_xml(struct nvt_outbuf *b, const char *s);

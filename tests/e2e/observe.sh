@@ -544,6 +544,24 @@ PY
 	end_lending_pair
 }
 
+# A command with U+FFFE and U+FFFF, UTF-8 that XML 1.0 has no place for: the picture still
+# parses, each a space in the legend.
+t_svg_xml_noncharacters() {
+	local odd
+	ln -s "$APP" "$WORK/"$'a\xef\xbf\xbeb\xef\xbf\xbfc'
+	start_loop odd "$NVT" --no-mps -g 1 "$WORK/"$'a\xef\xbf\xbeb\xef\xbf\xbfc'
+	odd=$PID
+	wait_file "$WORK/odd.state" "1,9,17,25,32,39,46,53"
+	run_rc out rc "$NVT" -l --svg "$WORK/odd.svg"
+	eq "$rc" 0 "$out"
+	python3 - "$WORK/odd.svg" "$odd" <<'PY' || die "the SVG with U+FFFE and U+FFFF in a command: $(grep -a "pid $odd" "$WORK/odd.svg")"
+import sys, xml.etree.ElementTree as ET
+texts = ["".join(t.itertext()) for t in ET.parse(sys.argv[1]).getroot().iter("{http://www.w3.org/2000/svg}text")]
+assert any(("pid %s " % sys.argv[2]) in t and "/a b c" in t for t in texts), texts
+PY
+	stop_loop odd "$odd"
+}
+
 t_svg_renders_in_chromium() {
 	local browser size out stat
 	browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
