@@ -18,6 +18,7 @@
 #include "core/prio.h"
 #include "core/segment.h"
 #include "core/text.h"
+#include "core/topo.h"
 #include "core/tpcset.h"
 #include "gpu/topocache.h"
 #include "mps/mps.h"
@@ -80,8 +81,9 @@ static int gpu_of(struct nvt_view *v, const uint8_t uuid[16], const struct nvt_t
 		nvt_uuid_format(uuid, g->uuid_text);
 	}
 	g = &v->gpus[i];
-	/* A map a task runs with is the one calibration found (the start copied it). */
-	if (!g->map_known && topo->n_tpcs && topo->n_tpcs <= NVT_MAX_TPCS) {
+	/* A map a task runs with is the one calibration found (the start copied it); one that is
+	 * no map (its user may write anything in her segment: 2^32 - 1 GPCs, say) is not taken. */
+	if (!g->map_known && nvt_topo_validate(topo) == 0) {
 		g->topo = *topo;
 		g->map_known = 1;
 	}

@@ -562,6 +562,27 @@ PY
 	stop_loop odd "$odd"
 }
 
+# A task's slot that says its GPU has 4294967295 GPCs (its user may write any topology into
+# her own segment) is no map of the GPU for the viewers: -l --svg and top draw the GPU's map
+# from the cache, at once.
+t_viewers_slot_topology_bounded() {
+	local seg
+	start_loop seg "$NVT" --no-mps -g 1 "$APP"
+	seg=$PID
+	wait_file "$WORK/seg.state" "1,9,17,25,32,39,46,53"
+	"$T/segpoke" "$seg" gpcs 4294967295
+	run_rc out rc "$NVT" -l --svg "$WORK/map.svg"
+	eq "$rc" 0 "-l --svg beside a slot of 4294967295 GPCs: $out"
+	has "$(cat "$WORK/map.svg")" ">GPC 11</text>"
+	hasnt "$(cat "$WORK/map.svg")" ">GPC 12</text>"
+	run_rc out rc "$NVT" top -b -n 1
+	eq "$rc" 0 "top beside a slot of 4294967295 GPCs: $out"
+	has "$out" "GPC 11"
+	hasnt "$out" "GPC 12"
+	grep -qE "^A +$seg $ME " <<<"$out" || die "no row of task $seg in top: $out"
+	stop_loop seg "$seg"
+}
+
 t_svg_renders_in_chromium() {
 	local browser size out stat
 	browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)

@@ -4,6 +4,8 @@
  *
  *   segpoke PID empty      a partition with no TPC at all
  *   segpoke PID badtopo    a partition with a malformed topology
+ *   segpoke PID gpcs N     slot 0's topology says the GPU has N GPCs (its user may write
+ *                          any number there: 4294967295, say), its partition as it was
  *   segpoke PID version N  set the segment's version field
  *   segpoke PID garbage    overwrite the header magic
  *   segpoke PID halfwrite [LIST]  leave the slot's sequence odd (a writer that
@@ -153,6 +155,11 @@ int main(int argc, char **argv)
 		return 1;
 	if (!strcmp(argv[2], "claim")) {
 		view.flags |= NVT_SLOTF_CLAIM;
+		nvt_slot_write(&seg->gpu[0], &view);
+		return 0;
+	}
+	if (!strcmp(argv[2], "gpcs") && argc == 4) {
+		view.topo.n_gpcs = (uint32_t)strtoul(argv[3], NULL, 10);
 		nvt_slot_write(&seg->gpu[0], &view);
 		return 0;
 	}
