@@ -222,7 +222,7 @@ static int make_dir(int dirfd, const char *name, mode_t mode)
 
 int nvt_seg_container_make(const char *base, const struct nvt_seg_container *c, char *why, size_t len)
 {
-	char text[96], aside[96], path[NVT_RUNDIR_MAX + 32];
+	char text[96], path[NVT_RUNDIR_MAX + 32];
 	int basefd, ctrs = -1, dir = -1, run = -1, fd, rc = -1;
 	struct nvt_seg_container had;
 	struct stat st;
@@ -238,9 +238,7 @@ int nvt_seg_container_make(const char *base, const struct nvt_seg_container *c, 
 	 * run directory's squatter is. */
 	if (fstatat(basefd, NVT_CONTAINERS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    (st.st_uid != 0 || !S_ISDIR(st.st_mode))) {
-		snprintf(aside, sizeof(aside), NVT_CONTAINERS_DIR ".squatted.%lu.%lu",
-			 (unsigned long)st.st_uid, (unsigned long)st.st_ino);
-		if (renameat(basefd, NVT_CONTAINERS_DIR, basefd, aside)) {
+		if (nvt_rename_aside(basefd, NVT_CONTAINERS_DIR, &st)) {
 			nvt_why(why, len, "cannot rename aside %s/%s, uid %lu's: %s", base,
 				NVT_CONTAINERS_DIR, (unsigned long)st.st_uid, strerror(errno));
 			goto out;

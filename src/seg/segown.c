@@ -33,22 +33,19 @@
  * Root's run directory, found made by another user (a user who made
  * nvtaskset-0 first in the shared directory, or a file or link of that
  * name): root recovers by itself. It renames the squatter's entry aside
- * (nvtaskset-0.squatted.<uid>.<inode>: no run directory's name, so nobody
- * reads it as one; its owner may remove it) and makes its own. Only root can
+ * (nvt_rename_aside: no run directory's name, so nobody reads it as one; its
+ * owner may remove it) and makes its own. Only root can
  * (the shared directory is sticky), and only root needs to: every user's
  * tasks and the Slurm plugin read root's segments. Returns 1 if it renamed
  * one, 0 if the entry is root's own (a bad mode is reported as before).
  */
 static int reclaim_root_dir(int basefd, const char *leaf)
 {
-	char aside[96];
 	struct stat st;
 
 	if (geteuid() != 0 || fstatat(basefd, leaf, &st, AT_SYMLINK_NOFOLLOW) || st.st_uid == 0)
 		return 0;
-	snprintf(aside, sizeof(aside), "%s.squatted.%lu.%lu", leaf, (unsigned long)st.st_uid,
-		 (unsigned long)st.st_ino);
-	return renameat(basefd, leaf, basefd, aside) == 0;
+	return nvt_rename_aside(basefd, leaf, &st) == 0;
 }
 
 int nvt_userdir_own(const char *base, char *dir, size_t dir_len, char *why, size_t len)

@@ -32,6 +32,32 @@ t_hostile_squatted_root_directory() {
 	eq "$(stat -c %u "$rundir/nvtaskset-65532")" 65533 "nvtaskset-65532's owner"
 }
 
+# The squatter of nvtaskset-0 who also makes the name root would set her entry aside by
+# (nvtaskset-0.squatted.UID.INODE: both hers to know), a directory that is not empty, or one
+# for her file, does not stop root's claim either.
+t_hostile_squatted_root_directory_aside_taken() {
+	need_users
+	local rundir=$WORK/sq-run ino
+	mkdir -m 1777 "$rundir"
+	$(as_user 65533) mkdir -m 755 "$rundir/nvtaskset-0"
+	ino=$(stat -c %i "$rundir/nvtaskset-0")
+	$(as_user 65533) mkdir -m 755 "$rundir/nvtaskset-0.squatted.65533.$ino"
+	$(as_user 65533) touch "$rundir/nvtaskset-0.squatted.65533.$ino/kept"
+	run_rc out rc env NVTASKSET_RUNDIR="$rundir" "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "root's claim beside a squatted nvtaskset-0 whose aside name is taken: $out"
+	has "$out" "hung=0"
+	eq "$(stat -c %u "$rundir/nvtaskset-0")" 0 "nvtaskset-0's owner"
+	# A file of hers in its place, and a directory of hers under the name it would go by.
+	rm -rf "$rundir/nvtaskset-0"
+	$(as_user 65533) touch "$rundir/nvtaskset-0"
+	ino=$(stat -c %i "$rundir/nvtaskset-0")
+	$(as_user 65533) mkdir -m 755 "$rundir/nvtaskset-0.squatted.65533.$ino"
+	run_rc out rc env NVTASKSET_RUNDIR="$rundir" "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "root's claim beside a file nvtaskset-0 whose aside name is a directory: $out"
+	[ -d "$rundir/nvtaskset-0" ] && [ "$(stat -c %u "$rundir/nvtaskset-0")" == 0 ] ||
+		die "nvtaskset-0 is still hers: $(ls -la "$rundir")"
+}
+
 # user_prefix USER: the command prefix that runs a command as USER (root: none).
 user_prefix() { [ "$1" == root ] || as_user "$1"; }
 
