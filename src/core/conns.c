@@ -28,15 +28,17 @@ static int same_address(const struct nvt_conn *c, int family, const uint8_t addr
 	return c->family == family && !memcmp(c->addr, addr, family == AF_INET ? 4 : 16);
 }
 
-/* The oldest live connection without a whole request (of family/addr unless family is -1),
- * or NULL. */
-static struct nvt_conn *oldest_waiting(struct nvt_conns *t, int family, const uint8_t addr[16])
+/* The live connection to close first for room (of family/addr unless family is -1): the one
+ * whose head, or answer, began longest ago (a client that trickles its head or does not read
+ * its answer holds no room by it: a scrape's head and answer take milliseconds); NULL if
+ * none. */
+static struct nvt_conn *oldest_live(struct nvt_conns *t, int family, const uint8_t addr[16])
 {
 	struct nvt_conn *old = NULL;
 
 	for (int i = 0; i < t->n; i++) {
 		struct nvt_conn *c = &t->v[i];
-		if (c->closing || c->answering || (family != -1 && !same_address(c, family, addr)))
+		if (c->closing || (family != -1 && !same_address(c, family, addr)))
 			continue;
 		if (!old || c->head_since < old->head_since)
 			old = c;
@@ -77,16 +79,15 @@ static int from_address(const struct nvt_conns *t, int family, const uint8_t add
 }
 
 /* The connection to close so that one more (more: 1) or none (0) from family/addr fits in t:
- * marked closing, its fd; -1 if none need close; -2 if every one it would close is being
- * answered. */
+ * marked closing, its fd; -1 if none need close; -2 if there is none it could close. */
 static int make_room(struct nvt_conns *t, int family, const uint8_t addr[16], int more)
 {
 	struct nvt_conn *close_first = NULL;
 
 	if (from_address(t, family, addr) + more > t->per_address && !nvt_conns_shared_address(family, addr))
-		close_first = oldest_waiting(t, family, addr);
+		close_first = oldest_live(t, family, addr);
 	else if (nvt_conns_live(t) + more > t->max)
-		close_first = oldest_waiting(t, -1, addr);
+		close_first = oldest_live(t, -1, addr);
 	else
 		return -1;
 	if (!close_first)
@@ -136,8 +137,7 @@ void nvt_conns_answering(struct nvt_conns *t, int fd, int answering, uint64_t no
 	for (int i = 0; i < t->n; i++)
 		if (t->v[i].fd == fd) {
 			t->v[i].answering = answering;
-			if (!answering)
-				t->v[i].head_since = now;
+			t->v[i].head_since = now; /* (its answer's start, or the next head's) */
 			return;
 		}
 }

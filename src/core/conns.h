@@ -2,15 +2,16 @@
  * conns.h - which of a server's connections to close, so that no client
  * holds it (the exporter's table, tools/nvtaskset/exporter.c): each
  * connection's peer address, since when its request's head has been coming
- * (its accept, or the end of its last response), and whether a whole request
- * of it is being answered. A head has a deadline from that moment that bytes
- * do not extend; a new connection from an address that holds per_address
- * closes that address's oldest connection without a whole request (but from
+ * (its accept, or the end of its last response) or its answer going, and
+ * whether a whole request of it is being answered. A head has a deadline from
+ * that moment that bytes do not extend; a new connection from an address that
+ * holds per_address closes that address's oldest connection (but from
  * 127.0.0.1 and ::1, which every local client shares: a local scraper and
  * its neighbours are one address there), and one that finds max held closes
- * the oldest of all. A connection being answered
- * is never closed. Pure: the caller closes what it is told, and says when a
- * connection is gone.
+ * the oldest of all. The oldest is the one whose head, or answer, began
+ * longest ago: a client that trickles its head or does not read its answer
+ * holds no room by it, and a scrape's take milliseconds. Pure: the caller
+ * closes what it is told, and says when a connection is gone.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -26,7 +27,7 @@ struct nvt_conn {
 	int fd;
 	int family;          /* AF_INET or AF_INET6 (another: never counted with another's) */
 	uint8_t addr[16];    /* the peer's address, network order (4 bytes for AF_INET) */
-	uint64_t head_since; /* ns: when its head began coming */
+	uint64_t head_since; /* ns: when its head began coming (answering: its answer began) */
 	int answering;       /* a whole request of it is being answered */
 	int closing;         /* told to close: no longer counted */
 };
@@ -56,10 +57,10 @@ int nvt_conns_room(uint64_t fd_limit, int want, int kept);
 
 /*
  * A connection from family/addr is about to be accepted. Returns the fd of
- * the connection to close first (marked closing: the oldest without a whole
- * request, of addr where addr holds per_address, else of all where the table
- * holds max), -1 if none need close, or -2 to refuse it (every one it would
- * close is being answered).
+ * the connection to close first (marked closing: the one whose head or
+ * answer began longest ago, of addr where addr holds per_address, else of
+ * all where the table holds max), -1 if none need close, or -2 to refuse it
+ * (none it could close).
  */
 int nvt_conns_admit(struct nvt_conns *t, int family, const uint8_t addr[16]);
 /* Notes connection fd from family/addr, its head coming since now. Returns 0, or -1 (no room:
@@ -75,8 +76,8 @@ int nvt_conns_add(struct nvt_conns *t, int fd, int family, const uint8_t addr[16
 int nvt_conns_over(struct nvt_conns *t, int family, const uint8_t addr[16]);
 /* Connection fd is gone. */
 void nvt_conns_remove(struct nvt_conns *t, int fd);
-/* Connection fd's request is whole and being answered (answering 1), or its response is done
- * (0: the next head's time begins now). */
+/* Connection fd's request is whole and being answered since now (answering 1), or its response
+ * is done (0: the next head's time begins now). */
 void nvt_conns_answering(struct nvt_conns *t, int fd, int answering, uint64_t now);
 /* A connection whose head is past its deadline at now: its fd, marked closing; -1 if none. */
 int nvt_conns_expired(struct nvt_conns *t, uint64_t now);

@@ -714,6 +714,25 @@ t_exporter_held_by_no_client() {
 	stop_loop tb "$B"
 }
 
+# Nor does one that does not read the answers it asked for: 300 GETs whose answers (the
+# metrics of 64 tasks, 60 kB) stay unsent, 64 bytes read of each now and then so that none is
+# idle, and 5 more each round, leave every scrape answered within a second.
+t_exporter_unread_answers() {
+	local pids=() i out
+	for ((i = 0; i < 64; i++)); do
+		"$NVT" --no-mps -c "$i" sleep 600 >/dev/null 2>&1 &
+		pids+=($!)
+	done
+	wait_for 60 sh -c '"$1" --metrics | grep -qx "nvtaskset_tasks 64"' - "$NVT"
+	exporter_start 0
+	run_rc out rc env SCRAPE_TIMEOUT="$(scrape_timeout)" python3 "$PROBE" unread "$PORT" 300 12
+	eq "$rc" 0 "$out"
+	serves
+	exporter_stop
+	kill "${pids[@]}"
+	wait "${pids[@]}" || :
+}
+
 t_exporter_bad_requests() {
 	local hex
 	exporter_start 127.0.0.1:0

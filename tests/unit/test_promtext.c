@@ -185,8 +185,8 @@ static void test_listen(void)
 	listen_bad("[::1]:", "no port");
 }
 
-/* The exporter's connections: a head's deadline that bytes do not extend, the oldest without
- * a whole request closed for room, per address first, never one being answered. */
+/* The exporter's connections: a head's deadline that bytes do not extend, the oldest (whose head
+ * or answer began longest ago) closed for room, per address first. */
 static void test_conns(void)
 {
 	static struct nvt_conns t;
@@ -210,7 +210,7 @@ static void test_conns(void)
 	CHECK(nvt_conns_admit(&t, AF_INET6, b6) == -1 && nvt_conns_add(&t, 30, AF_INET6, b6, 1004) == 0);
 	nvt_conns_remove(&t, 10); /* (gone: its slot free) */
 	CHECK(t.n == 4 && nvt_conns_live(&t) == 4);
-	/* Full (4): the oldest of all without a whole request; 11 is being answered. */
+	/* Full (4): the oldest of all; 11's answer began after the others' heads. */
 	nvt_conns_answering(&t, 11, 1, 1005);
 	CHECK(nvt_conns_admit(&t, AF_INET6, (const uint8_t[16]){1}) == 12);
 	nvt_conns_remove(&t, 12);
@@ -224,11 +224,13 @@ static void test_conns(void)
 	nvt_conns_answering(&t, 11, 0, 2000);
 	CHECK(nvt_conns_expired(&t, 2000) == 40);
 	CHECK(nvt_conns_expired(&t, 2100) == -1 && nvt_conns_expired(&t, 2101) == 11);
-	/* Every one being answered: a newcomer is refused rather than one of them closed. */
-	nvt_conns_init(&t, 1, 1, 100);
-	CHECK(nvt_conns_add(&t, 5, AF_INET, a, 0) == 0);
-	nvt_conns_answering(&t, 5, 1, 0);
-	CHECK(nvt_conns_admit(&t, AF_INET, a) == -2 && nvt_conns_admit(&t, AF_INET, b) == -2);
+	/* Every one being answered: the one answered longest closes for a newcomer (a client that
+	 * does not read its answer holds no room by it). */
+	nvt_conns_init(&t, 2, 2, 100);
+	CHECK(nvt_conns_add(&t, 5, AF_INET, a, 0) == 0 && nvt_conns_add(&t, 6, AF_INET, a, 1) == 0);
+	nvt_conns_answering(&t, 6, 1, 2);
+	nvt_conns_answering(&t, 5, 1, 3);
+	CHECK(nvt_conns_admit(&t, AF_INET, b) == 6 && nvt_conns_admit(&t, AF_INET, b) == -1);
 	/* 127.0.0.1 has no per-address limit: only the table's. */
 	nvt_conns_init(&t, 3, 1, 100);
 	CHECK(nvt_conns_add(&t, 5, AF_INET, lo, 0) == 0 && nvt_conns_add(&t, 6, AF_INET, lo, 1) == 0);
@@ -243,11 +245,11 @@ static void test_conns(void)
 	CHECK(nvt_conns_add(&t, 12, AF_INET, a, 2) == 0 && nvt_conns_add(&t, 13, AF_INET, a, 3) == 0);
 	CHECK(nvt_conns_over(&t, AF_INET, a) == 11 && nvt_conns_over(&t, AF_INET, a) == -1);
 	CHECK(nvt_conns_live(&t) == 2);
-	/* So for the table's own limit (3), and never one being answered; 127.0.0.1 has no
-	 * per-address limit. */
+	/* So for the table's own limit (3), where 5's answer began after 6's head; 127.0.0.1 has
+	 * no per-address limit. */
 	nvt_conns_init(&t, 3, 1, 100);
 	CHECK(nvt_conns_add(&t, 5, AF_INET, lo, 0) == 0 && nvt_conns_add(&t, 6, AF_INET, lo, 1) == 0);
-	nvt_conns_answering(&t, 5, 1, 1);
+	nvt_conns_answering(&t, 5, 1, 2);
 	CHECK(nvt_conns_add(&t, 7, AF_INET, lo, 2) == 0 && nvt_conns_add(&t, 8, AF_INET, b, 3) == 0);
 	CHECK(nvt_conns_over(&t, AF_INET, lo) == 6 && nvt_conns_over(&t, AF_INET, lo) == -1);
 	CHECK(nvt_conns_live(&t) == 3);

@@ -16,9 +16,10 @@
  * (src/core/conns.h decides, this file closes): a request's head must come
  * whole within HEAD_DEADLINE_S of its accept (or of the end of the response
  * before it), however its bytes trickle; a new connection from an address
- * holding PER_ADDRESS connections closes that address's oldest one without a
- * whole request, and one that finds CONNECTIONS_MAX closes the oldest of all;
- * a connection being answered is never closed. A connection is closed by
+ * holding PER_ADDRESS connections closes that address's oldest one, and one
+ * that finds CONNECTIONS_MAX closes the oldest of all: the one whose head or
+ * answer began longest ago (an answer its client does not read holds no
+ * room). A connection is closed by
  * shutdown(2) of its socket, under conns.lock, which libmicrohttpd's
  * MHD_CONNECTION_NOTIFY_CLOSED takes before the socket is closed (its number
  * cannot be another's meanwhile).
@@ -271,7 +272,7 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 	enum MHD_Result rc;
 
 	(void)arg, (void)version, (void)upload, (void)upload_len, (void)request;
-	/* (its head is whole: it is answered, never closed for room) */
+	/* (its head is whole: its answer's time begins) */
 	pthread_mutex_lock(&conns.lock);
 	nvt_conns_answering(&conns.table, socket_of(c), 1, nvt_clock_ns());
 	pthread_mutex_unlock(&conns.lock);

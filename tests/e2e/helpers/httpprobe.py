@@ -26,6 +26,14 @@
                                           127.0.0.2 and one from 127.0.0.1; prints "ok open=O"
                                           (O: the slow ones still open once 16 or fewer are,
                                           or 10 s after), else why (exit 1)
+    httpprobe.py unread PORT N SECONDS    N connections that each send a whole GET of /metrics
+                                          and read its answer 64 bytes at a time (a receive
+                                          buffer and segments as small as the kernel lets them
+                                          be: the answer stays unsent), and 5 more each round,
+                                          for SECONDS; meanwhile GETs of /metrics one after
+                                          another, each of which must answer within
+                                          SCRAPE_TIMEOUT; prints "ok scrapes=S", else why
+                                          (exit 1)
     httpprobe.py trickle PORT SECONDS     one connection that sends a header line every 0.25 s
                                           for up to SECONDS; prints "closed lines=L" when the
                                           server closed it first, else "open" (exit 1)
@@ -237,6 +245,61 @@ def cmd_oneaddr(port, n):
     return 0
 
 
+def unread_open(port):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 88)
+    s.settimeout(TIMEOUT)
+    s.connect(("127.0.0.1", port))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    s.setblocking(False)
+    return s
+
+
+def cmd_unread(port, n, seconds):
+    PORT[0] = port
+    slow = []
+
+    def more(k):
+        for _ in range(k):
+            try:
+                slow.append(unread_open(port))
+            except OSError:
+                pass  # refused, or closed before its request: what a server may do
+
+    more(n)
+    scrapes = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        # 64 bytes of each answer: none is idle long enough for the server to close it.
+        for s in list(slow):
+            try:
+                if s.recv(64) == b"":
+                    slow.remove(s)
+                    s.close()
+            except BlockingIOError:
+                pass
+            except OSError:
+                slow.remove(s)
+                s.close()
+        more(5)  # she keeps on
+        try:
+            ok = scrape()
+        except OSError as e:
+            print("scrape %d beside %d unread answers: %s" % (scrapes + 1, len(slow), e))
+            return 1
+        if not ok:
+            print("scrape %d beside %d unread answers: not a 200 with the whole document"
+                  % (scrapes + 1, len(slow)))
+            return 1
+        scrapes += 1
+        time.sleep(0.2)
+    for s in slow:
+        s.close()
+    print("ok scrapes=%d" % scrapes)
+    return 0
+
+
 def cmd_trickle(port, seconds):
     s = slow_open(port, "127.0.0.1")
     for line in range(int(seconds * 4)):
@@ -291,6 +354,8 @@ def main(argv):
         return cmd_flood(int(argv[1]), int(argv[2]), int(argv[3]), float(argv[4]))
     if len(argv) == 3 and argv[0] == "oneaddr":
         return cmd_oneaddr(int(argv[1]), int(argv[2]))
+    if len(argv) == 4 and argv[0] == "unread":
+        return cmd_unread(int(argv[1]), int(argv[2]), float(argv[3]))
     if len(argv) == 3 and argv[0] == "trickle":
         return cmd_trickle(int(argv[1]), float(argv[2]))
     if len(argv) == 3 and argv[0] == "slow":
