@@ -656,37 +656,39 @@ static struct {
 
 /* The handed-over bridge, queued in its context by the thread (cb's fields copied under cb.lock):
  * not if its wait's bridge is not the slot's last any more, or released already (the wait
- * returned and the next launch came: it would only hold that launch back). */
+ * returned and the next launch came: it would only hold that launch back), or its context went.
+ * Then the last bridge, kept for the host's next call (wait_begins), may end. */
 static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, uint64_t hspan, uint32_t replay,
 			     CUdeviceptr rec, uint64_t hand_ns)
 {
 	struct bslot *s = &b.s[g];
-	void *cur = NULL;
+	/* (made current every time: a context at the address of one that went may be another) */
+	int current = shim_cu.ctx_set_current(ctx) == 0;
 
-	if ((!shim_cu.ctx_current(&cur) && cur == ctx) || !shim_cu.ctx_set_current(ctx)) {
-		pthread_mutex_lock(&b.lock);
-		if (!b.broken && s->ctx == ctx && __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq && s->w &&
-		    (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0) {
-			tls.launching = 1;
-			int rc = launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000, linger, hspan, replay, rec);
-			/* The last bridge, kept for the host's next call (wait_begins), may end now. */
-			__atomic_store_n(&s->w[5], 0, __ATOMIC_RELEASE);
-			if (rc >= 0) {
-				pthread_mutex_lock(&cb.lock);
-				cb.queued_seq = seq;
-				cb.queued_slot = g;
-				cb.queued_ns = nvt_clock_ns();
-				pthread_mutex_unlock(&cb.lock);
-				count(&dbg.ctx_bridged);
-				int k = 0;
-				while (k < GAP_BUCKETS - 1 && cb.queued_ns - hand_ns >= gap_us[k] * 1000)
-					k++;
-				count(&dbg.ctx_late[k]);
-			}
-			tls.launching = 0;
-		}
+	pthread_mutex_lock(&b.lock);
+	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq || !s->w) {
 		pthread_mutex_unlock(&b.lock);
+		return;
 	}
+	if (current && !b.broken && s->ctx == ctx && !s->suspect &&
+	    (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0) {
+		tls.launching = 1;
+		if (launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000, linger, hspan, replay, rec) >= 0) {
+			pthread_mutex_lock(&cb.lock);
+			cb.queued_seq = seq;
+			cb.queued_slot = g;
+			cb.queued_ns = nvt_clock_ns();
+			pthread_mutex_unlock(&cb.lock);
+			count(&dbg.ctx_bridged);
+			int k = 0;
+			while (k < GAP_BUCKETS - 1 && cb.queued_ns - hand_ns >= gap_us[k] * 1000)
+				k++;
+			count(&dbg.ctx_late[k]);
+		}
+		tls.launching = 0;
+	}
+	__atomic_store_n(&s->w[5], 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&b.lock);
 }
 
 static void *ctx_bridger(void *unused)
