@@ -7,6 +7,8 @@ torch.cuda.CUDAGraph: decode = batch 1 (memory-bound), prefill = batch 512
 (compute-bound). A request is graph.replay() then a synchronise of the stream.
 tbt (token by token) = the decode graph replayed priolib.TBT_STEPS (8) times, each
 step synchronised by a host-side sampler (the output's argmax, read by .item()).
+tbtsync = tbt with each step's replay waited for by torch.cuda.synchronize() (the context's
+synchronisation) before the sampler reads the token.
 tbt7b = the same with steps of a 7B-sized decode: 56 bf16 8192x8192 layers at batch 1
 (7 GiB of weights, made only where the kind runs).
 async = 8 steps of the 16-layer decode, each step's graph also looking up its input row
@@ -41,7 +43,7 @@ import cudagraph  # noqa: E402
 
 LAYERS, DIM = 16, 4096
 LAYERS_7B, DIM_7B = 56, 8192  # a 7B model's decode: 7 GiB of bf16 weights read per step
-BATCH = {"decode": 1, "prefill": 512, "tbt": 1}
+BATCH = {"decode": 1, "prefill": 512, "tbt": 1, "tbtsync": 1}
 PROMPT = 32  # generate's prompt, in tokens
 EAGER_LAYERS, EAGER_DIM = 16, 1024
 
@@ -71,8 +73,8 @@ def model(kind, weights):
     """The graph of decode, prefill or tbt and its request function."""
     replay, x, out = linears(BATCH[kind], DIM, weights)
     stream = torch.cuda.current_stream()
-    if kind == "tbt":
-        request = token_by_token(replay, out)
+    if kind in ("tbt", "tbtsync"):
+        request = token_by_token(replay, out, kind, ctxsync=kind == "tbtsync")
     else:
         def request():
             replay()
@@ -86,19 +88,24 @@ def model(kind, weights):
 TRACE = {"on": False, "rows": []}
 
 
-def token_by_token(replay, out, kind="tbt"):
+def token_by_token(replay, out, kind="tbt", ctxsync=False):
     """TBT_STEPS replays, each followed by the host-side sampler (the output's argmax read
-    by .item()): the next step is launched after the host has the token."""
+    by .item()): the next step is launched after the host has the token. ctxsync: each replay
+    waited for by torch.cuda.synchronize() first."""
+    def step():
+        replay()
+        if ctxsync:
+            torch.cuda.synchronize()
+        int(out.argmax().item())
+
     def request():
         if not TRACE["on"]:
             for _ in range(priolib.TBT_STEPS):
-                replay()
-                int(out.argmax().item())
+                step()
             return
         t = [time.monotonic_ns()]
         for _ in range(priolib.TBT_STEPS):
-            replay()
-            int(out.argmax().item())
+            step()
             t.append(time.monotonic_ns())
         TRACE["rows"].append((kind, [b - a for a, b in zip(t, t[1:])]))
     return request
