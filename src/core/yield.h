@@ -418,6 +418,11 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
  * no longer bridged (four such waits in a row, or one in eight for long).
  */
 #define NVT_BRIDGE_CTX_CAP_US 5000
+/* ... and queued no sooner than this after the wait began: a thread that queued it within a few
+ * microseconds (spinning for the wait) had it taken in (H100, run C8: waits of 5 ms, and the
+ * bridging stopped); one woken from a condition variable queued it 10-300 us after and did not,
+ * in runs C3-C8). */
+#define NVT_BRIDGE_CTX_AFTER_US 20
 #define NVT_BRIDGE_CTX_LONG 8
 #define NVT_BRIDGE_CTX_OFF 32
 /* A bridged context synchronisation returned waited_ns after its bridge was queued: *score

@@ -654,6 +654,16 @@ static struct {
 } cb = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 #define CTX_EXIT_WAIT_MS 1000
 
+/* One turn of a spin loop: the CPU told so where it has a word for it. */
+static inline void spin_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
 /* The handed-over bridge, queued in its context by the thread (cb's fields copied under cb.lock):
  * not if its wait's bridge is not the slot's last any more, or released already (the wait
  * returned and the next launch came: it would only hold that launch back), or its context went.
@@ -662,6 +672,11 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 			     CUdeviceptr rec, uint64_t hand_ns)
 {
 	struct bslot *s = &b.s[g];
+
+	/* Not sooner than NVT_BRIDGE_CTX_AFTER_US after the wait began: the wait must have taken
+	 * its measure of the work before it (core/yield.h). */
+	while (nvt_clock_ns() < hand_ns + (uint64_t)NVT_BRIDGE_CTX_AFTER_US * 1000)
+		spin_pause();
 	/* (made current every time: a context at the address of one that went may be another) */
 	int current = shim_cu.ctx_set_current(ctx) == 0;
 

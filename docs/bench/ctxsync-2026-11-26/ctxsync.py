@@ -2,8 +2,10 @@
 
     python3 ctxsync.py serve MODE N    N requests every 10 ms of 8 steps (16 bf16 4096^2 layers at
                                        batch 1, one CUDA graph); each step waited for by MODE:
-                                       stream (torch.cuda.current_stream().synchronize()) or ctx
-                                       (torch.cuda.synchronize()); prints request p50/p99, step p50/p90 (us)
+                                       stream (torch.cuda.current_stream().synchronize()), ctx
+                                       (torch.cuda.synchronize()), item (the argmax read by .item():
+                                       bench-prio's tbt) or ctxitem (ctx, then item: its tbtsync);
+                                       prints request p50/p99, step p50/p90 (us)
     python3 ctxsync.py batch STOP      8192^3 bf16 GEMMs until file STOP exists
 """
 import os
@@ -39,6 +41,13 @@ with torch.cuda.graph(g):
         y = torch.nn.functional.linear(y, w)
 stream = torch.cuda.current_stream()
 wait = stream.synchronize if mode == "stream" else torch.cuda.synchronize
+if mode == "item":
+    def wait():
+        int(y.argmax().item())
+elif mode == "ctxitem":
+    def wait():
+        torch.cuda.synchronize()
+        int(y.argmax().item())
 req, steps = [], []
 nxt = time.monotonic()
 for i in range(N + 20):
