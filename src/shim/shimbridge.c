@@ -641,16 +641,18 @@ static struct {
 	int off;             /* nvt_bridge_ctx_seen said so, or the thread could not start */
 	int at_exit;         /* ctx_bridger_at_exit registered (once for the parent and its children) */
 	uint32_t score;      /* nvt_bridge_ctx_seen's (under cb.lock) */
-	/* The bridge handed over (seq 0: none): slot, context, the kernel's words. */
-	int g;
-	void *ctx;
-	uint32_t seq, replay;
-	uint64_t linger, hspan, hand_ns;
-	CUdeviceptr rec;
-	/* The last bridge the thread queued, and when (for the wait's return). */
-	uint32_t queued_seq;
-	int queued_slot;
-	uint64_t queued_ns;
+	/* Each slot's bridge handed over (seq 0: none): its context, the kernel's words, when; and
+	 * the last one the thread queued there, and when (for the wait's return). Waits on two
+	 * GPUs at once (two threads, or one in turn) each get theirs. */
+	struct {
+		void *ctx;
+		uint32_t seq, replay;
+		uint64_t linger, hspan, hand_ns;
+		CUdeviceptr rec;
+		uint32_t queued_seq;
+		uint64_t queued_ns;
+	} job[NVT_MAX_GPUS];
+	int pending; /* slots whose seq is not 0 */
 } cb = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 #define CTX_EXIT_WAIT_MS 1000
 
@@ -689,14 +691,14 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 	    (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0) {
 		tls.launching = 1;
 		if (launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000, linger, hspan, replay, rec) >= 0) {
+			uint64_t now = nvt_clock_ns();
 			pthread_mutex_lock(&cb.lock);
-			cb.queued_seq = seq;
-			cb.queued_slot = g;
-			cb.queued_ns = nvt_clock_ns();
+			cb.job[g].queued_seq = seq;
+			cb.job[g].queued_ns = now;
 			pthread_mutex_unlock(&cb.lock);
 			count(&dbg.ctx_bridged);
 			int k = 0;
-			while (k < GAP_BUCKETS - 1 && cb.queued_ns - hand_ns >= gap_us[k] * 1000)
+			while (k < GAP_BUCKETS - 1 && now - hand_ns >= gap_us[k] * 1000)
 				k++;
 			count(&dbg.ctx_late[k]);
 		}
@@ -711,17 +713,21 @@ static void *ctx_bridger(void *unused)
 	(void)unused;
 	pthread_mutex_lock(&cb.lock);
 	for (;;) {
-		while (!cb.seq && !cb.quit)
+		while (!cb.pending && !cb.quit)
 			pthread_cond_wait(&cb.wake, &cb.lock);
 		if (cb.quit)
 			break;
-		int g = cb.g;
-		void *ctx = cb.ctx;
-		uint32_t seq = cb.seq, replay = cb.replay;
-		uint64_t linger = cb.linger, hspan = cb.hspan;
-		CUdeviceptr rec = cb.rec;
-		uint64_t hand_ns = cb.hand_ns;
-		cb.seq = 0;
+		int g = -1; /* the oldest handed over */
+		for (int o = 0; o < NVT_MAX_GPUS; o++)
+			if (cb.job[o].seq && (g < 0 || cb.job[o].hand_ns < cb.job[g].hand_ns))
+				g = o;
+		void *ctx = cb.job[g].ctx;
+		uint32_t seq = cb.job[g].seq, replay = cb.job[g].replay;
+		uint64_t linger = cb.job[g].linger, hspan = cb.job[g].hspan;
+		CUdeviceptr rec = cb.job[g].rec;
+		uint64_t hand_ns = cb.job[g].hand_ns;
+		cb.job[g].seq = 0;
+		cb.pending--;
 		__atomic_store_n(&cb.busy, 1, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&cb.lock);
 		ctx_bridge_queue(g, ctx, seq, linger, hspan, replay, rec, hand_ns);
@@ -782,14 +788,15 @@ static int ctx_bridge_hand(int g, void *ctx, uint32_t seq, uint64_t linger, uint
 
 	pthread_mutex_lock(&cb.lock);
 	if (!cb.off && !cb.quit && (cb.started || ctx_bridger_start() == 0)) {
-		cb.g = g;
-		cb.ctx = ctx;
-		cb.seq = seq;
-		cb.linger = linger;
-		cb.hspan = hspan;
-		cb.replay = replay;
-		cb.rec = rec;
-		cb.hand_ns = nvt_clock_ns();
+		/* (one not queued yet on this slot is not the slot's last bridge any more) */
+		cb.pending += !cb.job[g].seq;
+		cb.job[g].ctx = ctx;
+		cb.job[g].seq = seq;
+		cb.job[g].linger = linger;
+		cb.job[g].hspan = hspan;
+		cb.job[g].replay = replay;
+		cb.job[g].rec = rec;
+		cb.job[g].hand_ns = nvt_clock_ns();
 		pthread_cond_signal(&cb.wake);
 		rc = 0;
 	}
@@ -898,8 +905,8 @@ static void ctx_returned(int g, uint64_t now)
 {
 	pthread_mutex_lock(&cb.lock);
 	/* Its bridge queued before the wait returned: did the wait last the bridge's cap? */
-	if (cb.queued_seq == tls.seq && cb.queued_slot == g && !cb.off) {
-		if (nvt_bridge_ctx_seen(&cb.score, now > cb.queued_ns ? now - cb.queued_ns : 0)) {
+	if (cb.job[g].queued_seq == tls.seq && !cb.off) {
+		if (nvt_bridge_ctx_seen(&cb.score, now > cb.job[g].queued_ns ? now - cb.job[g].queued_ns : 0)) {
 			__atomic_store_n(&cb.off, 1, __ATOMIC_RELAXED);
 			if (dbg.on)
 				shim_note("bridge: context synchronisations not bridged from now on: their waits "
@@ -1329,7 +1336,8 @@ void shim_bridge_after_fork(void)
 	pthread_mutex_init(&cb.lock, NULL);
 	pthread_cond_init(&cb.wake, NULL);
 	cb.started = cb.busy = cb.quit = 0;
-	cb.seq = cb.queued_seq = 0;
+	memset(cb.job, 0, sizeof(cb.job));
+	cb.pending = 0;
 	tls.seq = tls.owns = 0;
 	tls.launching = tls.measuring = 0;
 	tls.ret_ns = tls.last_ns = 0;

@@ -85,3 +85,20 @@ t_bridge_context_sync_keeps_replay() {
 	eq "$bad" "" "waits whose last bridge no longer waits for the host's next call"
 	hasnt "$(cat "$WORK/replay.err")" "nvtaskset: warning"
 }
+
+# One step on two GPUs, each waited for by its context in turn: the shim's thread queues each
+# GPU's bridge in that GPU's context (the fake refuses a bridge launched in another's), both
+# GPUs bridged.
+t_bridge_context_sync_two_gpus() {
+	local pid d n
+	export FAKECUDA_LOG=$WORK/cuda.log FAKECUDA_STALE_ABORT=1 FAKECUDA_DEVICES=2
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_SPMD=1 STEPS_LAUNCHES=300 steps_app two --priority high
+	pid=$(sed -n 's/^bridge pid=\([0-9]*\) .*/\1/p' "$WORK/bridge.log" | sort -u)
+	eq "$(bridges_by_others "$pid")" "$(bridges)" "bridges queued by the shim's thread"
+	for d in 0 1; do
+		n=$(grep -c "^bridge .* dev=$d\$" "$WORK/bridge.log")
+		[ "$n" -gt 60 ] || die "GPU $d: $n bridges"
+	done
+	hasnt "$(cat "$WORK/two.err")" "nvtaskset: warning"
+	hasnt "$(cat "$WORK/two.err")" "fakecuda:"
+}

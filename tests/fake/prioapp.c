@@ -388,7 +388,7 @@ int main(int argc, char **argv)
 				(unsigned long long)ret, fakecuda_in_flight(NULL), tpcs);
 			if (every > 0 && n % every == 0 &&
 			    (app_sync() || (getenv("PRIOAPP_SYNC_TWICE") && app_sync()) ||
-			     (spmd && (cuCtxSetCurrent(spmd) || cuStreamSynchronize(NULL) || cuCtxSetCurrent(ctx))))) {
+			     (spmd && (cuCtxSetCurrent(spmd) || app_sync() || cuCtxSetCurrent(ctx))))) {
 				fclose(log);
 				return 1;
 			}
