@@ -679,16 +679,18 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 	 * its measure of the work before it (core/yield.h). */
 	while (nvt_clock_ns() < hand_ns + (uint64_t)NVT_BRIDGE_CTX_AFTER_US * 1000)
 		spin_pause();
-	/* (made current every time: a context at the address of one that went may be another) */
-	int current = shim_cu.ctx_set_current(ctx) == 0;
-
 	pthread_mutex_lock(&b.lock);
 	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq || !s->w) {
 		pthread_mutex_unlock(&b.lock);
 		return;
 	}
-	if (current && !b.broken && s->ctx == ctx && !s->suspect &&
-	    (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0) {
+	/* Made current under the lock, once the slot says its context is still there: a context's
+	 * destruction begins under it (shim_bridge_context_gone), a primary context's reset or last
+	 * release once this section is done (shim_bridge_slots_going); no call may use a context
+	 * while or after it is destroyed (cuda.h). (Made current every time: a context at the
+	 * address of one that went may be another.) */
+	if (!b.broken && s->ctx == ctx && !s->suspect &&
+	    (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0 && shim_cu.ctx_set_current(ctx) == 0) {
 		tls.launching = 1;
 		if (launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000, linger, hspan, replay, rec) >= 0) {
 			uint64_t now = nvt_clock_ns();
@@ -1064,6 +1066,17 @@ void shim_bridge_release_all(void)
 		return;
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		release(g, REL_NOW);
+}
+
+void shim_bridge_slots_going(void)
+{
+	if (!shim_bridge_on)
+		return;
+	shim_bridge_release_all();
+	/* (ctx_bridger's section that made a context current and launched there is over; a later
+	 * one finds its bridge released) */
+	pthread_mutex_lock(&b.lock);
+	pthread_mutex_unlock(&b.lock);
 }
 
 void shim_bridge_context_gone(void *ctx)

@@ -42,6 +42,9 @@ void shim_bridge_graph_launch(int g, int enter, int queued);
 void shim_bridge_release_now(int g);
 /* A context synchronisation begins: every bridge may end (it waits for them too). */
 void shim_bridge_release_all(void);
+/* A primary context's reset or release begins: every bridge released, and the shim's thread out
+ * of any context it made current to launch one. */
+void shim_bridge_slots_going(void);
 /* Context ctx is destroyed: the bridges made in it are made again in the next. */
 void shim_bridge_context_gone(void *ctx);
 /* GPU slot g's primary context is gone (its reset, its last release): its bridge ends, and is

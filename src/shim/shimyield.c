@@ -964,7 +964,7 @@ static void bridge_api(int cbid, const void *data)
 		int release = cbid == NVT_CBID_cuDevicePrimaryCtxRelease_v2 || cbid == NVT_CBID_cuDevicePrimaryCtxRelease;
 		CUdevice dev = ((const NVT_DEVICE_ARGS *)call.args)->dev;
 		if (call.site == NVT_CB_API_SITE_ENTER)
-			shim_bridge_release_all();
+			shim_bridge_slots_going();
 		else if (call.result == 0 && (g = release ? shim_primary_gone(dev) : shim_device_slot(dev)) >= 0)
 			shim_bridge_slot_gone(g);
 	}

@@ -33,7 +33,7 @@ t_bridge_context_sync_bridged() {
 # Context synchronisations that last the bridge's cap (as ones that took their bridge in would:
 # FAKECUDA_CTXSYNC_US) are no longer bridged after four; the program goes on to its end.
 t_bridge_context_sync_long_stops() {
-	PRIOAPP_CTX_SYNC=1 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_CTXSYNC_US=6000 STEPS_LAUNCHES=100 steps_app long --priority high
+	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_CTXSYNC_US=6000 STEPS_LAUNCHES=100 steps_app long --priority high
 	[ "$(bridges)" -ge 4 ] && [ "$(bridges)" -le 5 ] || die "$(bridges) bridges"
 	has "$(cat "$WORK/long.err")" "context synchronisations not bridged from now on"
 	[ "$(grep -c '^launch' "$WORK/long.log")" -gt 100 ] || die "the program stopped early"
@@ -101,4 +101,25 @@ t_bridge_context_sync_two_gpus() {
 	done
 	hasnt "$(cat "$WORK/two.err")" "nvtaskset: warning"
 	hasnt "$(cat "$WORK/two.err")" "fakecuda:"
+}
+
+# A context synchronisation that returns at once (kernels of no time), then the context destroyed
+# (the program's own, cuCtxCreate's): the shim's thread, which holds the wait's bridge 20 us
+# more, neither makes that context current nor launches in it once its destruction began (the
+# fake dies of a destroyed context made current: FAKECUDA_STALE_ABORT).
+t_bridge_context_sync_then_destroyed() {
+	local i pid
+	for i in $(seq 16); do
+		rm -f "$WORK/d$i.stop"
+		FAKECUDA_STALE_ABORT=1 PRIOAPP_CTX_SYNC=1 PRIOAPP_CTX_UNTIL=$((40 + i * 4 + 1)) FAKECUDA_KERNEL_US=0 \
+			FAKECUDA_BRIDGE_LOG=$WORK/bridge.log "$NVT" --no-mps --priority high \
+			"$PRIOAPP" batch "$WORK/d$i.stop" "$WORK/d$i.log" 2 2>"$WORK/d$i.err" &
+		pid=$!
+		wait_for 10 test -e "$WORK/d$i.log.ready"
+		poll_until 10 launches_made "$WORK/d$i.log" 120 || true
+		touch "$WORK/d$i.stop"
+		wait "$pid" || die "run $i: the job failed: $(cat "$WORK/d$i.err")"
+		hasnt "$(cat "$WORK/d$i.err")" "fakecuda:"
+	done
+	[ "$(bridges)" -gt 20 ] || die "$(bridges) bridges"
 }

@@ -892,6 +892,13 @@ API int cuCtxGetDevice(int *dev)
 
 API int cuCtxSetCurrent(void *ctx)
 {
+	/* A context cuCtxDestroy destroyed is no handle any more (cuda.h: no call may use it while
+	 * or after it is destroyed): FAKECUDA_STALE_ABORT=1 dies of it, as of a stale kernel. */
+	if (ctx && !ctx_valid(ctx) && (const struct made_ctx *)ctx >= fake.created &&
+	    (const struct made_ctx *)ctx < fake.created + MAX_CREATED && getenv("FAKECUDA_STALE_ABORT")) {
+		fprintf(stderr, "fakecuda: a destroyed context made current\n");
+		abort();
+	}
 	if (!ctx_valid(ctx))
 		return NVT_CUDA_ERROR_INVALID_CONTEXT;
 	if (!ctx_depth)
