@@ -689,8 +689,10 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 	 * release once this section is done (shim_bridge_slots_going); no call may use a context
 	 * while or after it is destroyed (cuda.h). (Made current every time: a context at the
 	 * address of one that went may be another.) */
-	if (!b.broken && s->ctx == ctx && !s->suspect &&
-	    (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0 && shim_cu.ctx_set_current(ctx) == 0) {
+	/* Released already (the wait returned, and a launch or a replay came): w[5] is no longer the
+	 * one wait_begins kept, but a later replay's. */
+	int kept = (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0;
+	if (!b.broken && s->ctx == ctx && !s->suspect && kept && shim_cu.ctx_set_current(ctx) == 0) {
 		tls.launching = 1;
 		if (launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000, linger, hspan, replay, rec) >= 0) {
 			uint64_t now = nvt_clock_ns();
@@ -706,7 +708,8 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 		}
 		tls.launching = 0;
 	}
-	__atomic_store_n(&s->w[5], 0, __ATOMIC_RELEASE);
+	if (kept)
+		__atomic_store_n(&s->w[5], 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&b.lock);
 }
 
@@ -719,10 +722,14 @@ static void *ctx_bridger(void *unused)
 			pthread_cond_wait(&cb.wake, &cb.lock);
 		if (cb.quit)
 			break;
-		int g = -1; /* the oldest handed over */
-		for (int o = 0; o < NVT_MAX_GPUS; o++)
-			if (cb.job[o].seq && (g < 0 || cb.job[o].hand_ns < cb.job[g].hand_ns))
+		int g = 0; /* the oldest handed over (pending says there is one) */
+		for (int o = 1; o < NVT_MAX_GPUS; o++)
+			if (cb.job[o].seq && (!cb.job[g].seq || cb.job[o].hand_ns < cb.job[g].hand_ns))
 				g = o;
+		if (!cb.job[g].seq) {
+			cb.pending = 0;
+			continue;
+		}
 		void *ctx = cb.job[g].ctx;
 		uint32_t seq = cb.job[g].seq, replay = cb.job[g].replay;
 		uint64_t linger = cb.job[g].linger, hspan = cb.job[g].hspan;
@@ -891,10 +898,8 @@ void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged)
 {
 	if (!shim_bridge_on)
 		return;
-	/* It waits for every bridge queued before it: they may end. */
-	for (int o = 0; o < NVT_MAX_GPUS; o++)
-		if (o != g)
-			release(o, REL_NOW);
+	/* (it waits for its context's streams only: another GPU's bridge, in another context, goes
+	 * on) */
 	wait_begins(g, ctx, still_bridged, 1);
 	/* Not handed to ctx_bridger: the last bridge waits for no call any more either. */
 	if (!tls.seq)

@@ -20,8 +20,8 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield);
 void shim_bridge_wait(int g, void *ctx, int still_bridged);
 /* As shim_bridge_wait, for a context synchronisation (cuCtxSynchronize) in context ctx on slot
  * g: its bridge is queued by a thread of the shim's own just after the wait began (it waits for
- * the work queued before it began only), never held. Releases every bridge (slot g's once the
- * next one is queued). */
+ * the work queued before it began only), never held. Releases slot g's last bridge once the
+ * next one is queued. */
 void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged);
 /* That wait returned (slot g, or -1: not known). */
 void shim_bridge_returned(int g);
