@@ -259,11 +259,40 @@ int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)
 	return c->dst_dev[1] >= c->dst_dev[0] && c->dst_dev[1] - c->dst_dev[0] == c->bytes - 1;
 }
 
-int nvt_bridge_ctx_seen(uint32_t *score, uint64_t waited_ns)
+int nvt_bridge_ctx_seen(struct nvt_bridge_ctx *c, uint64_t waited_ns)
 {
+	if (c->off)
+		return 1;
 	if (waited_ns >= (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000)
-		*score += *score < NVT_BRIDGE_CTX_OFF ? NVT_BRIDGE_CTX_LONG : 0;
-	else if (*score && *score < NVT_BRIDGE_CTX_OFF)
-		(*score)--;
-	return *score >= NVT_BRIDGE_CTX_OFF;
+		c->score += NVT_BRIDGE_CTX_LONG;
+	else if (c->score)
+		c->score--;
+	if (c->score < NVT_BRIDGE_CTX_OFF)
+		return 0;
+	c->score = NVT_BRIDGE_CTX_OFF;
+	c->off = 1;
+	c->skipped = 0;
+	if (c->stops < UINT32_MAX)
+		c->stops++;
+	return 1;
+}
+
+uint32_t nvt_bridge_ctx_pause(const struct nvt_bridge_ctx *c)
+{
+	uint32_t doublings = c->stops ? c->stops - 1 : 0;
+
+	if (doublings > NVT_BRIDGE_CTX_RETRY_DOUBLINGS)
+		doublings = NVT_BRIDGE_CTX_RETRY_DOUBLINGS;
+	return (uint32_t)NVT_BRIDGE_CTX_RETRY << doublings;
+}
+
+int nvt_bridge_ctx_may(struct nvt_bridge_ctx *c)
+{
+	if (!c->off)
+		return 1;
+	if (++c->skipped < nvt_bridge_ctx_pause(c))
+		return 0;
+	c->off = 0;
+	c->score = NVT_BRIDGE_CTX_OFF - NVT_BRIDGE_CTX_LONG;
+	return 1;
 }

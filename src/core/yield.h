@@ -415,7 +415,7 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
  * in, or a step longer than the cap, which its bridge cannot keep anyway)
  * scores NVT_BRIDGE_CTX_LONG, each other wait takes one off, and once the
  * score reaches NVT_BRIDGE_CTX_OFF the process's context synchronisations are
- * no longer bridged (four such waits in a row, or one in eight for long).
+ * not bridged for a while (four such waits in a row, or one in eight for long).
  */
 #define NVT_BRIDGE_CTX_CAP_US 5000
 /* ... and queued no sooner than this after the wait began: a thread that queued it within a few
@@ -425,9 +425,25 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
 #define NVT_BRIDGE_CTX_AFTER_US 20
 #define NVT_BRIDGE_CTX_LONG 8
 #define NVT_BRIDGE_CTX_OFF 32
-/* A bridged context synchronisation returned waited_ns after its bridge was queued: *score
- * moves. Returns 1 once context synchronisations are not to be bridged any more. */
-int nvt_bridge_ctx_seen(uint32_t *score, uint64_t waited_ns);
+/* Stopped, they are tried again after NVT_BRIDGE_CTX_RETRY context synchronisations, twice as
+ * many after each stop up to NVT_BRIDGE_CTX_RETRY << NVT_BRIDGE_CTX_RETRY_DOUBLINGS: long steps
+ * (a warm-up, an autotuner) stop them too, and must not for good. A try begins one long wait
+ * short of the stop: a driver that takes the bridges in costs one capped wait a try. */
+#define NVT_BRIDGE_CTX_RETRY 256
+#define NVT_BRIDGE_CTX_RETRY_DOUBLINGS 6
+struct nvt_bridge_ctx {
+	uint32_t score;   /* long waits score NVT_BRIDGE_CTX_LONG, others take one off */
+	uint32_t off;     /* 1: not bridged now */
+	uint32_t stops;   /* how often they stopped */
+	uint32_t skipped; /* waits not bridged since the last stop */
+};
+/* A bridged context synchronisation returned waited_ns after its bridge was queued: c moves.
+ * Returns 1 if context synchronisations are not to be bridged from now on (c->off). */
+int nvt_bridge_ctx_seen(struct nvt_bridge_ctx *c, uint64_t waited_ns);
+/* How many context synchronisations go unbridged after c's last stop. */
+uint32_t nvt_bridge_ctx_pause(const struct nvt_bridge_ctx *c);
+/* A context synchronisation begins: returns 1 if it may be bridged (a try may begin). */
+int nvt_bridge_ctx_may(struct nvt_bridge_ctx *c);
 
 /*
  * A bridged task's copy to the host on a stream (a step's token, read by the

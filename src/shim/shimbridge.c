@@ -638,9 +638,10 @@ static struct {
 	int started;         /* the thread runs (a forked child starts its own) */
 	int busy;            /* it is inside the driver: the program's exit waits for it */
 	int quit;            /* the program exits: no more bridges */
-	int off;             /* nvt_bridge_ctx_seen said so, or the thread could not start */
+	int off;             /* the thread could not start: not bridged for good */
 	int at_exit;         /* ctx_bridger_at_exit registered (once for the parent and its children) */
-	uint32_t score;      /* nvt_bridge_ctx_seen's (under cb.lock) */
+	struct nvt_bridge_ctx ctl; /* whether they are bridged now (under cb.lock) */
+	int ctl_off;         /* ctl.off, read without the lock (relaxed) */
 	/* Each slot's bridge handed over (seq 0: none): its context, the kernel's words, when; and
 	 * the last one the thread queued there, and when (for the wait's return). Waits on two
 	 * GPUs at once (two threads, or one in turn) each get theirs. */
@@ -813,6 +814,25 @@ static int ctx_bridge_hand(int g, void *ctx, uint32_t seq, uint64_t linger, uint
 	return rc;
 }
 
+/* A context synchronisation begins: may its bridge be queued (core/yield.h: stopped for a
+ * while after long waits)? */
+static int ctx_bridging(void)
+{
+	int may;
+
+	if (__atomic_load_n(&cb.off, __ATOMIC_RELAXED))
+		return 0;
+	if (!__atomic_load_n(&cb.ctl_off, __ATOMIC_RELAXED))
+		return 1;
+	pthread_mutex_lock(&cb.lock);
+	may = nvt_bridge_ctx_may(&cb.ctl);
+	__atomic_store_n(&cb.ctl_off, (int)cb.ctl.off, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&cb.lock);
+	if (may && dbg.on)
+		shim_note("bridge: context synchronisations bridged again (a try)");
+	return may;
+}
+
 /* A wait on slot g begins; by_thread: a context synchronisation, whose bridge ctx_bridger queues
  * (it is not held). */
 static void wait_begins(int g, void *ctx, int still_bridged, int by_thread)
@@ -841,7 +861,7 @@ static void wait_begins(int g, void *ctx, int still_bridged, int by_thread)
 	/* A wait after a wait, no launch between: not followed soon. */
 	if (__atomic_exchange_n(&s->ret_ns, 0, __ATOMIC_RELAXED))
 		learn(s, UINT64_MAX);
-	if (!still_bridged || (by_thread && __atomic_load_n(&cb.off, __ATOMIC_RELAXED)))
+	if (!still_bridged || (by_thread && !ctx_bridging()))
 		return;
 	pthread_mutex_lock(&b.lock);
 	struct nvt_bridge_learn l = learnt(s);
@@ -912,12 +932,13 @@ static void ctx_returned(int g, uint64_t now)
 {
 	pthread_mutex_lock(&cb.lock);
 	/* Its bridge queued before the wait returned: did the wait last the bridge's cap? */
-	if (cb.job[g].queued_seq == tls.seq && !cb.off) {
-		if (nvt_bridge_ctx_seen(&cb.score, now > cb.job[g].queued_ns ? now - cb.job[g].queued_ns : 0)) {
-			__atomic_store_n(&cb.off, 1, __ATOMIC_RELAXED);
+	if (cb.job[g].queued_seq == tls.seq && !cb.ctl.off) {
+		if (nvt_bridge_ctx_seen(&cb.ctl, now > cb.job[g].queued_ns ? now - cb.job[g].queued_ns : 0)) {
+			__atomic_store_n(&cb.ctl_off, 1, __ATOMIC_RELAXED);
 			if (dbg.on)
-				shim_note("bridge: context synchronisations not bridged from now on: their waits "
-					  "lasted the bridge's cap (%d us)", NVT_BRIDGE_CTX_CAP_US);
+				shim_note("bridge: context synchronisations not bridged from now on (for %u "
+					  "waits): their waits lasted the bridge's cap (%d us)",
+					  nvt_bridge_ctx_pause(&cb.ctl), NVT_BRIDGE_CTX_CAP_US);
 		}
 	}
 	pthread_mutex_unlock(&cb.lock);
@@ -1294,13 +1315,14 @@ void shim_bridge_report(void)
 		  (unsigned long long)dbg.gaps[2], (unsigned long long)dbg.gaps[3],
 		  (unsigned long long)dbg.gaps[4], (unsigned long long)dbg.gaps[5],
 		  (unsigned long long)dbg.after_wait);
-	if (dbg.ctx_bridged || cb.off)
+	if (dbg.ctx_bridged || cb.off || cb.ctl.off)
 		shim_note("bridge: %llu context synchronisations' bridges queued by the shim's thread, within "
 			  "50/100/300/1000/10000 us of the wait's start: %llu/%llu/%llu/%llu/%llu, later: %llu%s",
 			  (unsigned long long)dbg.ctx_bridged, (unsigned long long)dbg.ctx_late[0],
 			  (unsigned long long)dbg.ctx_late[1], (unsigned long long)dbg.ctx_late[2],
 			  (unsigned long long)dbg.ctx_late[3], (unsigned long long)dbg.ctx_late[4],
-			  (unsigned long long)dbg.ctx_late[5], cb.off ? "; context synchronisations not bridged now" : "");
+			  (unsigned long long)dbg.ctx_late[5],
+			  cb.off || cb.ctl.off ? "; context synchronisations not bridged now" : "");
 	if (!dbg.held && !dbg.measured[0] && !dbg.measured[1])
 		return;
 	shim_note("bridge: %llu bridges held; steps measured: %llu released, %llu held; held bridges "

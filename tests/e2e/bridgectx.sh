@@ -31,13 +31,30 @@ t_bridge_context_sync_bridged() {
 }
 
 # Context synchronisations that last the bridge's cap (as ones that took their bridge in would:
-# FAKECUDA_CTXSYNC_US) are no longer bridged after four; the program goes on to its end.
+# FAKECUDA_CTXSYNC_US) are no longer bridged after four; tried again 256 waits later, the first
+# long wait stops them again (core/yield.h: NVT_BRIDGE_CTX_RETRY); the program goes on to its end.
 t_bridge_context_sync_long_stops() {
-	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_CTXSYNC_US=6000 STEPS_LAUNCHES=100 steps_app long --priority high
-	[ "$(bridges)" -ge 4 ] && [ "$(bridges)" -le 5 ] || die "$(bridges) bridges"
-	has "$(cat "$WORK/long.err")" "context synchronisations not bridged from now on"
-	[ "$(grep -c '^launch' "$WORK/long.log")" -gt 100 ] || die "the program stopped early"
+	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_CTXSYNC_US=9000 STEPS_LAUNCHES=600 steps_app long --priority high
+	[ "$(bridges)" -ge 5 ] && [ "$(bridges)" -le 6 ] || die "$(bridges) bridges"
+	eq "$(grep -c 'context synchronisations not bridged from now on (for 256 waits)' "$WORK/long.err")" 1 "first stop"
+	eq "$(grep -c 'context synchronisations bridged again (a try)' "$WORK/long.err")" 1 "tries"
+	has "$(cat "$WORK/long.err")" "context synchronisations not bridged from now on (for 512 waits)"
+	[ "$(grep -c '^launch' "$WORK/long.log")" -gt 600 ] || die "the program stopped early"
 	hasnt "$(cat "$WORK/long.err")" "nvtaskset: warning"
+}
+
+# Long steps at the start (a warm-up: FAKECUDA_CTXSYNC_FIRST) stop the bridging for a while, not
+# for good: after 256 waits the short steps are bridged again, to the end.
+t_bridge_context_sync_long_then_short() {
+	local n
+	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_CTXSYNC_US=9000 FAKECUDA_CTXSYNC_FIRST=4 \
+		STEPS_LAUNCHES=800 steps_app warm --priority high
+	has "$(cat "$WORK/warm.err")" "context synchronisations not bridged from now on"
+	has "$(cat "$WORK/warm.err")" "context synchronisations bridged again (a try)"
+	hasnt "$(cat "$WORK/warm.err")" "context synchronisations not bridged now"
+	n=$(bridges)
+	[ "$n" -ge 100 ] || die "$n bridges after the warm-up"
+	hasnt "$(cat "$WORK/warm.err")" "nvtaskset: warning"
 }
 
 # A forked child's context synchronisations are bridged by a thread of its own (the parent's is

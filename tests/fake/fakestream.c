@@ -312,14 +312,17 @@ API CUresult cuStreamQuery_ptsz(void *hStream)
 
 /* The work queued before the call began (after its callbacks): not what another thread queues
  * after (H100, docs/hardware-facts.md). FAKECUDA_CTXSYNC_US=N: each lasts N us more (as one that
- * took in a bridge queued too soon would, until the bridge's cap). */
+ * took in a bridge queued too soon would, until the bridge's cap); the first M of the process
+ * only with FAKECUDA_CTXSYNC_FIRST=M (long steps of a warm-up). */
 static CUresult ctx_sync(void)
 {
-	const char *more = getenv("FAKECUDA_CTXSYNC_US");
+	static unsigned long calls;
+	const char *more = getenv("FAKECUDA_CTXSYNC_US"), *first = getenv("FAKECUDA_CTXSYNC_FIRST");
+	unsigned long call = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
 
 	fake_bridge_waiting();
 	sleep_until(all_done_at());
-	if (more && *more)
+	if (more && *more && (!first || !*first || call <= strtoul(first, NULL, 10)))
 		sleep_until(now_ns() + (uint64_t)strtoul(more, NULL, 10) * 1000);
 	fake_membw_sync();
 	return 0;

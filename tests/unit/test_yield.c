@@ -797,26 +797,64 @@ static void test_bridge_rearm(void)
 /* Held steps chained by default once seen (core/yield.h): the word, and the steps that count. */
 /* Bridged context synchronisations stop after four long waits in a row, or one in eight for
  * long; one in nine never stops them; short waits alone never. */
+static int ctx_stops(uint64_t every_kth_long, int waits)
+{
+	const uint64_t cap = (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000;
+	struct nvt_bridge_ctx c = {0};
+
+	for (int k = 0; k < waits; k++)
+		if (nvt_bridge_ctx_seen(&c, k % every_kth_long ? 0 : cap))
+			return 1;
+	return 0;
+}
+
 static void test_bridge_ctx_seen(void)
 {
 	const uint64_t cap = (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000;
-	uint32_t score = 0;
+	struct nvt_bridge_ctx c = {0};
 	int k, off = 0;
 
 	for (k = 0; k < 100000 && !off; k++)
-		off = nvt_bridge_ctx_seen(&score, cap - 1);
-	CHECK(!off && score == 0);
+		off = nvt_bridge_ctx_seen(&c, cap - 1);
+	CHECK(!off && c.score == 0 && nvt_bridge_ctx_may(&c));
 	for (k = 0; k < 3; k++)
-		CHECK(nvt_bridge_ctx_seen(&score, cap) == 0);
-	CHECK(nvt_bridge_ctx_seen(&score, UINT64_MAX) == 1 && score == NVT_BRIDGE_CTX_OFF);
-	/* Once off, it stays off. */
-	CHECK(nvt_bridge_ctx_seen(&score, 0) == 1 && nvt_bridge_ctx_seen(&score, cap) == 1 && score == NVT_BRIDGE_CTX_OFF);
-	for (score = 0, off = 0, k = 0; k < 9 * 10000 && !off; k++)
-		off = nvt_bridge_ctx_seen(&score, k % 9 ? 0 : cap);
-	CHECK(!off);
-	for (score = 0, off = 0, k = 0; k < 8 * 1000 && !off; k++)
-		off = nvt_bridge_ctx_seen(&score, k % 8 ? 0 : cap);
-	CHECK(off);
+		CHECK(nvt_bridge_ctx_seen(&c, cap) == 0);
+	CHECK(nvt_bridge_ctx_seen(&c, UINT64_MAX) == 1 && c.off && c.stops == 1);
+	/* Stopped, short waits do not start them again; only waits skipped do. */
+	CHECK(nvt_bridge_ctx_seen(&c, 0) == 1 && nvt_bridge_ctx_seen(&c, cap) == 1 && c.stops == 1);
+	CHECK(!ctx_stops(9, 9 * 10000));
+	CHECK(ctx_stops(8, 8 * 1000));
+}
+
+/* Stopped, they are tried again after NVT_BRIDGE_CTX_RETRY skipped waits, twice as many after
+ * each stop up to the doublings' bound; a try that meets one long wait stops again at once, one
+ * of short waits goes on. */
+static void test_bridge_ctx_retry(void)
+{
+	const uint64_t cap = (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000;
+	struct nvt_bridge_ctx c = {0};
+	uint32_t want = NVT_BRIDGE_CTX_RETRY;
+
+	for (int k = 0; k < 4; k++)
+		nvt_bridge_ctx_seen(&c, cap);
+	CHECK(c.off);
+	for (int stop = 1; stop <= NVT_BRIDGE_CTX_RETRY_DOUBLINGS + 3; stop++) {
+		uint32_t skipped = 0;
+		CHECK(nvt_bridge_ctx_pause(&c) == want);
+		while (!nvt_bridge_ctx_may(&c) && skipped < 1u << 30)
+			skipped++;
+		CHECK(skipped == want - 1 && !c.off);
+		CHECK(nvt_bridge_ctx_may(&c)); /* on: no wait skipped */
+		CHECK(nvt_bridge_ctx_seen(&c, cap) == 1 && c.stops == (uint32_t)stop + 1);
+		if (stop < NVT_BRIDGE_CTX_RETRY_DOUBLINGS + 1)
+			want *= 2;
+	}
+	/* A try of short waits stays on, and forgets the stop's score. */
+	while (!nvt_bridge_ctx_may(&c))
+		;
+	for (int k = 0; k < 1000; k++)
+		CHECK(nvt_bridge_ctx_seen(&c, 0) == 0);
+	CHECK(c.score == 0);
 }
 
 static void test_bridge_chain_seen(void)
@@ -1018,6 +1056,7 @@ int main(void)
 	test_bridge_rearm();
 	test_bridge_chain_seen();
 	test_bridge_ctx_seen();
+	test_bridge_ctx_retry();
 	test_bridge_copy();
 	test_words();
 	test_priority_text();
