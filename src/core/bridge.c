@@ -259,11 +259,11 @@ int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)
 	return c->dst_dev[1] >= c->dst_dev[0] && c->dst_dev[1] - c->dst_dev[0] == c->bytes - 1;
 }
 
-int nvt_bridge_ctx_seen(struct nvt_bridge_ctx *c, uint64_t waited_ns)
+int nvt_bridge_ctx_seen(struct nvt_bridge_ctx *c, int taken_in)
 {
 	if (c->off)
 		return 1;
-	if (waited_ns >= (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000)
+	if (taken_in)
 		c->score += NVT_BRIDGE_CTX_LONG;
 	else if (c->score)
 		c->score--;

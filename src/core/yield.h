@@ -411,11 +411,14 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
  * beside a time-sliced batch against 526-529 unbridged and 227 alone). Should
  * the driver take such a bridge in (a thread of the shim's slower than the
  * wait's start), the wait lasts the bridge's cap, NVT_BRIDGE_CTX_CAP_US from
- * its start: each wait that lasts that long from its bridge's queueing (taken
- * in, or a step longer than the cap, which its bridge cannot keep anyway)
- * scores NVT_BRIDGE_CTX_LONG, each other wait takes one off, and once the
- * score reaches NVT_BRIDGE_CTX_OFF the process's context synchronisations are
- * not bridged for a while (four such waits in a row, or one in eight for long).
+ * the bridge's start, and the bridge's record says it ended at its cap before
+ * the wait returned (never released: its thread was waiting). A bridge the
+ * wait did not take in still runs when the wait returns, after a step longer
+ * than the cap too (it started behind the step). Each wait that took its
+ * bridge in scores NVT_BRIDGE_CTX_LONG, each other wait takes one off, and
+ * once the score reaches NVT_BRIDGE_CTX_OFF the process's context
+ * synchronisations are not bridged for a while (four such waits in a row, or
+ * one in eight for long).
  */
 #define NVT_BRIDGE_CTX_CAP_US 5000
 /* ... and queued no sooner than this after the wait began: a thread that queued it within a few
@@ -426,20 +429,20 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
 #define NVT_BRIDGE_CTX_LONG 8
 #define NVT_BRIDGE_CTX_OFF 32
 /* Stopped, they are tried again after NVT_BRIDGE_CTX_RETRY context synchronisations, twice as
- * many after each stop up to NVT_BRIDGE_CTX_RETRY << NVT_BRIDGE_CTX_RETRY_DOUBLINGS: long steps
- * (a warm-up, an autotuner) stop them too, and must not for good. A try begins one long wait
- * short of the stop: a driver that takes the bridges in costs one capped wait a try. */
+ * many after each stop up to NVT_BRIDGE_CTX_RETRY << NVT_BRIDGE_CTX_RETRY_DOUBLINGS: what took
+ * the bridges in (a host thread slow for a while) may pass. A try begins one such wait short of
+ * the stop: a driver that always takes them in costs one capped wait a try. */
 #define NVT_BRIDGE_CTX_RETRY 256
 #define NVT_BRIDGE_CTX_RETRY_DOUBLINGS 6
 struct nvt_bridge_ctx {
-	uint32_t score;   /* long waits score NVT_BRIDGE_CTX_LONG, others take one off */
+	uint32_t score;   /* waits that took their bridge in score NVT_BRIDGE_CTX_LONG, others -1 */
 	uint32_t off;     /* 1: not bridged now */
 	uint32_t stops;   /* how often they stopped */
 	uint32_t skipped; /* waits not bridged since the last stop */
 };
-/* A bridged context synchronisation returned waited_ns after its bridge was queued: c moves.
- * Returns 1 if context synchronisations are not to be bridged from now on (c->off). */
-int nvt_bridge_ctx_seen(struct nvt_bridge_ctx *c, uint64_t waited_ns);
+/* A bridged context synchronisation returned, having taken its bridge in (taken_in: 1) or not:
+ * c moves. Returns 1 if context synchronisations are not to be bridged from now on (c->off). */
+int nvt_bridge_ctx_seen(struct nvt_bridge_ctx *c, int taken_in);
 /* How many context synchronisations go unbridged after c's last stop. */
 uint32_t nvt_bridge_ctx_pause(const struct nvt_bridge_ctx *c);
 /* A context synchronisation begins: returns 1 if it may be bridged (a try may begin). */

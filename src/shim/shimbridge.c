@@ -97,6 +97,13 @@
 #define TRACE_REC_OFF PAGE
 #define TRACE_COPY_OFF (TRACE_REC_OFF + TRACE_N * sizeof(struct trace_rec))
 #define TRACE_BYTES (TRACE_COPY_OFF + TRACE_N * sizeof(uint64_t))
+/* Untraced, a context synchronisation's bridge writes its record in the words' first page, the
+ * last CTX_RECS of them from CTX_REC_OFF: whether it ran to its cap before the wait returned
+ * (ctx_returned). */
+#define CTX_REC_OFF 2048
+#define CTX_RECS 16
+_Static_assert(CTX_REC_OFF >= 64 && CTX_REC_OFF + CTX_RECS * sizeof(struct trace_rec) <= PAGE,
+	       "the records of context synchronisations' bridges fit the words' page after the words");
 /* The host's side (CLOCK_MONOTONIC ns, 0: not yet), by seq and by copy, modulo TRACE_N. */
 struct trace {
 	struct {
@@ -561,6 +568,23 @@ static CUdeviceptr trace_begin(struct bslot *s, uint32_t seq, int held)
 	return s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec);
 }
 
+/* Where bridge seq of slot s writes its record as it ends (trace_begin's, else the ring of context
+ * synchronisations' bridges): the host's address. */
+static struct trace_rec *rec_of(const struct bslot *s, uint32_t seq)
+{
+	if (s->tr)
+		return (struct trace_rec *)((char *)s->w + TRACE_REC_OFF) + seq % TRACE_N;
+	return (struct trace_rec *)((char *)s->w + CTX_REC_OFF) + seq % CTX_RECS;
+}
+
+/* A context synchronisation's bridge seq of slot s writes its record in the ring (untraced):
+ * cleared, and the GPU's address. */
+static CUdeviceptr ctx_rec_begin(struct bslot *s, uint32_t seq)
+{
+	__atomic_store_n(&rec_of(s, seq)->seq, 0, __ATOMIC_RELAXED);
+	return s->dw + CTX_REC_OFF + (seq % CTX_RECS) * sizeof(struct trace_rec);
+}
+
 /* A launch of slot s's bridge answered rc: if that says the context it was made in is gone (a
  * primary context's last release the shim did not see: its handles answer 400 on an H100,
  * docs/hardware-facts.md), it is made again at the next wait, NVT_BRIDGE_REMAKES times at most
@@ -651,7 +675,6 @@ static struct {
 		uint64_t linger, hspan, hand_ns;
 		CUdeviceptr rec;
 		uint32_t queued_seq;
-		uint64_t queued_ns;
 	} job[NVT_MAX_GPUS];
 	int pending; /* slots whose seq is not 0 */
 } cb = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
@@ -699,7 +722,6 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 			uint64_t now = nvt_clock_ns();
 			pthread_mutex_lock(&cb.lock);
 			cb.job[g].queued_seq = seq;
-			cb.job[g].queued_ns = now;
 			pthread_mutex_unlock(&cb.lock);
 			count(&dbg.ctx_bridged);
 			int k = 0;
@@ -885,6 +907,8 @@ static void wait_begins(int g, void *ctx, int still_bridged, int by_thread)
 	__atomic_store_n(&s->held_at, __atomic_load_n(&s->w[6], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	if (s->tr)
 		rec = trace_begin(s, seq, held);
+	else if (by_thread)
+		rec = ctx_rec_begin(s, seq);
 	/* Published before the kernels are queued: a launch of another thread meanwhile then
 	 * releases this bridge too early (it runs the margin), never leaves it unreleased. */
 	__atomic_store_n(&s->chain, seq, __ATOMIC_RELAXED);
@@ -926,18 +950,23 @@ void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged)
 		release(g, REL_NOW);
 }
 
-/* This thread's context synchronisation on slot g returned at now, its bridge handed to ctx_bridger:
- * did it last the bridge's cap (core/yield.h)? */
-static void ctx_returned(int g, uint64_t now)
+/* This thread's context synchronisation on slot g returned, its bridge handed to ctx_bridger: did
+ * the wait take the bridge in (core/yield.h)? */
+static void ctx_returned(int g)
 {
+	const struct trace_rec *r = rec_of(&b.s[g], tls.seq);
+	/* Ended at its cap before the wait returned: never released, the wait waited for it. One
+	 * the wait did not take in still runs (after a step longer than the cap too). */
+	int taken_in = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == tls.seq && r->reason == TR_CAP;
+
 	pthread_mutex_lock(&cb.lock);
-	/* Its bridge queued before the wait returned: did the wait last the bridge's cap? */
+	/* Its bridge queued before the wait returned */
 	if (cb.job[g].queued_seq == tls.seq && !cb.ctl.off) {
-		if (nvt_bridge_ctx_seen(&cb.ctl, now > cb.job[g].queued_ns ? now - cb.job[g].queued_ns : 0)) {
+		if (nvt_bridge_ctx_seen(&cb.ctl, taken_in)) {
 			__atomic_store_n(&cb.ctl_off, 1, __ATOMIC_RELAXED);
 			if (dbg.on)
 				shim_note("bridge: context synchronisations not bridged from now on (for %u "
-					  "waits): their waits lasted the bridge's cap (%d us)",
+					  "waits): their waits took in the bridges, which ran to their cap (%d us)",
 					  nvt_bridge_ctx_pause(&cb.ctl), NVT_BRIDGE_CTX_CAP_US);
 		}
 	}
@@ -965,7 +994,7 @@ void shim_bridge_returned(int g)
 	if (!tls.seq)
 		return;
 	if (tls.ctx_wait)
-		ctx_returned(tls.slot, now);
+		ctx_returned(tls.slot);
 	s = &b.s[tls.slot];
 	/* A held chain's step begins (core/yield.h, "Held steps chained"). */
 	if (tls.seq == __atomic_load_n(&s->chain, __ATOMIC_RELAXED)) {

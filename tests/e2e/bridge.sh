@@ -21,7 +21,7 @@ steps_app() {
 	local tag=$1 pid
 	shift
 	rm -f "$WORK/$tag.stop"
-	FAKECUDA_KERNEL_US=200 FAKECUDA_BRIDGE_LOG=$WORK/bridge.log "$NVT" --no-mps "$@" \
+	FAKECUDA_KERNEL_US=${FAKECUDA_KERNEL_US:-200} FAKECUDA_BRIDGE_LOG=$WORK/bridge.log "$NVT" --no-mps "$@" \
 		"$PRIOAPP" batch "$WORK/$tag.stop" "$WORK/$tag.log" "${STEPS_EVERY:-2}" 2>"$WORK/$tag.err" &
 	pid=$!
 	wait_for 10 test -e "$WORK/$tag.log.ready"

@@ -30,9 +30,10 @@ t_bridge_context_sync_bridged() {
 	hasnt "$(cat "$WORK/ctx.err")" "nvtaskset: warning"
 }
 
-# Context synchronisations that last the bridge's cap (as ones that took their bridge in would:
-# FAKECUDA_CTXSYNC_US) are no longer bridged after four; tried again 256 waits later, the first
-# long wait stops them again (core/yield.h: NVT_BRIDGE_CTX_RETRY); the program goes on to its end.
+# Context synchronisations that took their bridges in (FAKECUDA_CTXSYNC_US: the wait lasts the
+# bridge's cap, whose record says so) are no longer bridged after four; tried again 256 waits
+# later, the first such wait stops them again (core/yield.h: NVT_BRIDGE_CTX_RETRY); the program
+# goes on to its end.
 t_bridge_context_sync_long_stops() {
 	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_CTXSYNC_US=9000 STEPS_LAUNCHES=600 steps_app long --priority high
 	[ "$(bridges)" -ge 5 ] && [ "$(bridges)" -le 6 ] || die "$(bridges) bridges"
@@ -43,9 +44,9 @@ t_bridge_context_sync_long_stops() {
 	hasnt "$(cat "$WORK/long.err")" "nvtaskset: warning"
 }
 
-# Long steps at the start (a warm-up: FAKECUDA_CTXSYNC_FIRST) stop the bridging for a while, not
-# for good: after 256 waits the short steps are bridged again, to the end.
-t_bridge_context_sync_long_then_short() {
+# Waits that took their bridges in for a while only (the first four: FAKECUDA_CTXSYNC_FIRST) stop
+# the bridging for a while, not for good: after 256 waits the steps are bridged again, to the end.
+t_bridge_context_sync_taken_in_for_a_while() {
 	local n
 	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_CTXSYNC_US=9000 FAKECUDA_CTXSYNC_FIRST=4 \
 		STEPS_LAUNCHES=800 steps_app warm --priority high
@@ -55,6 +56,18 @@ t_bridge_context_sync_long_then_short() {
 	n=$(bridges)
 	[ "$n" -ge 100 ] || die "$n bridges after the warm-up"
 	hasnt "$(cat "$WORK/warm.err")" "nvtaskset: warning"
+}
+
+# Steps longer than the bridge's cap (kernels of 6 ms, waited for by the context) whose waits
+# do not take their bridges in (the bridge runs behind the step) are bridged to the end.
+t_bridge_context_sync_long_steps_bridged() {
+	local n
+	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=30 \
+		FAKECUDA_KERNEL_US=6000 steps_app longsteps --priority high
+	hasnt "$(cat "$WORK/longsteps.err")" "not bridged"
+	n=$(bridges)
+	[ "$n" -ge 12 ] || die "$n bridges for $(grep -c '^launch' "$WORK/longsteps.log") launches"
+	hasnt "$(cat "$WORK/longsteps.err")" "nvtaskset: warning"
 }
 
 # A forked child's context synchronisations are bridged by a thread of its own (the parent's is

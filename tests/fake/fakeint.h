@@ -85,6 +85,7 @@ INTERNAL void fake_bridge_replay(void);
  * released of it and whether it waits for the host's next call after a replay (d:seq/rel/call,
  * logged: "wait"). */
 INTERNAL void fake_bridge_waiting(void);
+INTERNAL void fake_bridge_taken_in(void);
 INTERNAL void fake_bridge_replayed(void);
 INTERNAL void fake_run_hog(const struct fakecuda_launch *rec);
 /* Runs the probe on device dev as its launch record allows: block b stores

@@ -162,6 +162,24 @@ INTERNAL void fake_bridge_waiting(void)
 	fclose(log);
 }
 
+/* A context synchronisation took this GPU's last bridge in (FAKECUDA_CTXSYNC_US): unreleased,
+ * it ran to its cap, and writes its record as it ends (reason 3: the cap), before the wait
+ * returns. */
+INTERNAL void fake_bridge_taken_in(void)
+{
+	struct fbridge *x = bridge_here();
+	struct bridge_rec *rec = x->rec;
+
+	if (!rec || !x->words || (int32_t)(x->words[1] - x->seq) >= 0)
+		return;
+	rec->start = x->start;
+	rec->saw_ret = rec->saw_rel = 0;
+	rec->end = rec->last = fake_ns();
+	rec->reason = 3;
+	__atomic_store_n(&rec->seq, x->seq, __ATOMIC_RELEASE);
+	x->rec = NULL;
+}
+
 /* A graph replay: between its API callbacks (after 0: the words as the host wrote them by then,
  * with the replays in flight), or after all of them (after 1: as the host left them until its
  * next call, with the word that holds the bridge until then). */

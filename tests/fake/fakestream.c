@@ -311,9 +311,9 @@ API CUresult cuStreamQuery_ptsz(void *hStream)
 }
 
 /* The work queued before the call began (after its callbacks): not what another thread queues
- * after (H100, docs/hardware-facts.md). FAKECUDA_CTXSYNC_US=N: each lasts N us more (as one that
- * took in a bridge queued too soon would, until the bridge's cap); the first M of the process
- * only with FAKECUDA_CTXSYNC_FIRST=M (long steps of a warm-up). */
+ * after (H100, docs/hardware-facts.md). FAKECUDA_CTXSYNC_US=N: each lasts N us more, as one that
+ * took in a bridge queued too soon would, until the bridge's cap (the bridge then ends, its
+ * record written); the first M of the process only with FAKECUDA_CTXSYNC_FIRST=M. */
 static CUresult ctx_sync(void)
 {
 	static unsigned long calls;
@@ -322,8 +322,10 @@ static CUresult ctx_sync(void)
 
 	fake_bridge_waiting();
 	sleep_until(all_done_at());
-	if (more && *more && (!first || !*first || call <= strtoul(first, NULL, 10)))
+	if (more && *more && (!first || !*first || call <= strtoul(first, NULL, 10))) {
 		sleep_until(now_ns() + (uint64_t)strtoul(more, NULL, 10) * 1000);
+		fake_bridge_taken_in();
+	}
 	fake_membw_sync();
 	return 0;
 }
