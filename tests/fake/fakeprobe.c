@@ -162,9 +162,8 @@ INTERNAL void fake_bridge_waiting(void)
 	fclose(log);
 }
 
-/* A context synchronisation took this GPU's last bridge in (FAKECUDA_CTXSYNC_US): unreleased,
- * it ran to its cap, and writes its record as it ends (reason 3: the cap), before the wait
- * returns. */
+/* A context synchronisation took this GPU's last bridge in (FAKECUDA_CTXSYNC_US): unreleased, it
+ * ran to its cap and writes its record (reason 3: the cap) before the wait returns. */
 INTERNAL void fake_bridge_taken_in(void)
 {
 	struct fbridge *x = bridge_here();
@@ -172,10 +171,7 @@ INTERNAL void fake_bridge_taken_in(void)
 
 	if (!rec || !x->words || (int32_t)(x->words[1] - x->seq) >= 0)
 		return;
-	rec->start = x->start;
-	rec->saw_ret = rec->saw_rel = 0;
-	rec->end = rec->last = fake_ns();
-	rec->reason = 3;
+	*rec = (struct bridge_rec){.start = x->start, .end = fake_ns(), .last = fake_ns(), .reason = 3};
 	__atomic_store_n(&rec->seq, x->seq, __ATOMIC_RELEASE);
 	x->rec = NULL;
 }
