@@ -77,7 +77,7 @@ B = build
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio view shim
 CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield bridge membw smcount memlimit \
-	json cdi cmdline outbuf promtext listen conns
+	json jsonnames cdi cmdline outbuf promtext listen conns
 OS = sysutil proc slurmproc child progpath
 GPU = driverinfo driver gpu calibrate bwprobe topocache gpus
 SEG = segfile segtrust segopen segwrite segscan segown inherit segfor segcontainer segleft segwalk segwatch

@@ -6,6 +6,7 @@
  */
 #include "cdi.h"
 #include "json.h"
+#include "jsonnames.h"
 #include "nvtaskset.h"
 #include "prio.h"
 #include "text.h"
@@ -173,6 +174,30 @@ int nvt_oci_state_parse(const char *text, size_t text_len, struct nvt_oci_state 
 		return nvt_why(why, len, "the runtime's state names no bundle directory (an absolute path)");
 	if (id >= 0 && nvt_json_string(text, text_len, (size_t)id, out->id, sizeof(out->id)) < 0)
 		return nvt_why(why, len, "the runtime's state has a malformed id");
+	return 0;
+}
+
+/*
+ * Every member name the readers below follow in config.json. Refusing a
+ * config that names one of them twice, or in another case, rather than
+ * taking the last as runc takes a repeated name, keeps the hook agreeing with
+ * every runtime: runc merges a repeated object member by member into the one
+ * before it (a first "process" keeps its "env" under a second one that has
+ * none) and takes "Process", or "process" with U+017F for an s, for "process", while crun's parser
+ * reads names as they are spelled.
+ */
+static const char *const config_names[] = {"process", "user", "uid", "gid", "env",
+					   "hooks", "createRuntime", "args", "root", "path"};
+
+int nvt_oci_config_check(const char *text, size_t len, char *why, size_t why_len)
+{
+	if (nvt_json_check(text, len) || nvt_json_type(text, len, nvt_json_root(text, len)) != NVT_JSON_OBJECT)
+		return nvt_why(why, why_len, "the container's config.json is not a JSON object");
+	if (nvt_json_names_distinct(text, len, config_names, sizeof(config_names) / sizeof(config_names[0])))
+		return nvt_why(why, why_len,
+			       "the container's config.json names a member twice in one object, or one the "
+			       "hook reads (process, env, hooks, root, ...) in another case: runtimes differ "
+			       "in which value they take, so the hook cannot know what the container runs");
 	return 0;
 }
 

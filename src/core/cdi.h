@@ -85,6 +85,16 @@ struct nvt_oci_state {
 /* Reads the state (text, text_len bytes). Returns 0, or -1 with the reason in why. */
 int nvt_oci_state_parse(const char *text, size_t text_len, struct nvt_oci_state *out,
 			char *why, size_t len);
+/*
+ * Whether config.json (text, len bytes) may be read at all: a JSON object in
+ * which no object names a member twice, nor one that the readers below take
+ * spelled otherwise (names compared as Go's encoding/json matches them with
+ * fields: in any case). Runtimes differ in how they read such a text: runc
+ * merges a repeated object into the one before it and takes a name in any
+ * case, so it could run with values the hook never read. Returns 0, or -1
+ * with the reason in why. The hook checks this before it reads anything else.
+ */
+int nvt_oci_config_check(const char *text, size_t len, char *why, size_t why_len);
 /* The user the container's process runs as (process.user.uid and .gid of its
  * config.json; 0 where not given, as runtimes take it). Returns 0, or -1
  * with the reason in why. */

@@ -170,6 +170,13 @@ size_t nvt_json_root(const char *text, size_t len)
 	return skip_ws(text, len, 0);
 }
 
+long nvt_json_end(const char *text, size_t len, size_t at)
+{
+	size_t end = skip_value(text, len, at, 0);
+
+	return end == NONE ? -1 : (long)end;
+}
+
 int nvt_json_type(const char *text, size_t len, size_t at)
 {
 	if (at >= len)

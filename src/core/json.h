@@ -37,6 +37,8 @@ enum nvt_json_type {
 int nvt_json_check(const char *text, size_t len);
 /* The offset of the text's value (after leading white space). */
 size_t nvt_json_root(const char *text, size_t len);
+/* The end of the value at offset at (the offset just past it), or -1. */
+long nvt_json_end(const char *text, size_t len, size_t at);
 /* The type of the value at offset at. Returns enum nvt_json_type. */
 int nvt_json_type(const char *text, size_t len, size_t at);
 /* The value of the member named key in the object at offset at (the last

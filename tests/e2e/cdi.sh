@@ -560,6 +560,25 @@ t_cdi_hook_bad_state() {
 	eq "$(find "$NVTASKSET_RUNDIR" -name 'nvtaskset.*' | wc -l)" 0 "segments made"
 }
 
+# A config.json that names a member twice in one object, or one the hook reads in another case,
+# is refused before the hook reads it: runc merges a repeated "process" into the one before it
+# and takes "Process" for "process", so it would run with a variable (here one the hook refuses)
+# that the hook, reading the last "process" only, never saw.
+t_cdi_hook_config_names_twice() {
+	local out rc config bundle=$WORK/bundle-twice env='"env":["NVTASKSET_MPS_SERVER=low,yield=slice"]'
+	mkdir -p "$bundle/rootfs"
+	for config in "{\"process\":{$env},\"process\":{\"args\":[\"sh\"]},\"root\":{\"path\":\"rootfs\"}}" \
+		"{\"process\":{\"args\":[\"sh\"]},\"Process\":{$env},\"root\":{\"path\":\"rootfs\"}}" \
+		"{\"process\":{\"args\":[\"sh\"]},\"root\":{\"path\":\"rootfs\",\"path\":\"/\"}}"; do
+		printf '%s' "$config" >"$bundle/config.json"
+		run_rc out rc sh -c 'printf "{\"id\":\"x\",\"status\":\"creating\",\"pid\":%s,\"bundle\":\"%s\"}" "$2" "$3" |
+			"$1" --cdi-hook t/gpc=0' - "$NVT" "$$" "$bundle"
+		eq "$rc" 1 "$config ($out)"
+		has "$out" "t/gpc=0: the container's config.json names a member twice in one object"
+	done
+	eq "$(find "$NVTASKSET_RUNDIR" -name 'nvtaskset.*' | wc -l)" 0 "segments made"
+}
+
 # mem=SIZE: a GPU memory limit of SIZE GiB on each GPU, beside a partition device or alone (the
 # whole GPU), with a priority too; the container's own NVTASKSET_MEM is refused, as two limits.
 # (mem=GPU:SIZE, the limit on one GPU: t_cdi_memory_one_gpu)

@@ -327,6 +327,12 @@ static void fuzz_containers(const char *text, size_t size)
 	if (nvt_oci_state_parse(text, size, &state, why, sizeof(why)) == 0 &&
 	    (state.bundle[0] != '/' || state.pid < 0))
 		fail("OCI state parser accepted no bundle or a negative pid", text);
+	/* A config.json accepted is JSON whose top names no member twice, in any case. */
+	if (nvt_oci_config_check(text, size, why, sizeof(why)) == 0 &&
+	    (nvt_json_check(text, size) ||
+	     (nvt_json_member(text, size, nvt_json_root(text, size), "A") >= 0 &&
+	      nvt_json_member(text, size, nvt_json_root(text, size), "a") >= 0)))
+		fail("a config.json accepted that is no JSON or names A and a", text);
 	nvt_oci_config_user(text, size, &uid, &gid, why, sizeof(why));
 	nvt_oci_config_env(text, size, "A", value, sizeof(value));
 	if (nvt_oci_config_env_other(text, size, "A", NULL) == 0 &&

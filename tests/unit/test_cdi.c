@@ -1,5 +1,5 @@
 /*
- * test_cdi.c - the JSON reader (src/core/json.c) and the CDI names, the OCI
+ * test_cdi.c - the JSON reader (src/core/json.c, jsonnames.c) and the CDI names, the OCI
  * runtime's state and configuration, uid maps and cgroups (src/core/cdi.c).
  *
  * SPDX-License-Identifier: MIT
@@ -11,6 +11,7 @@
 #include "check.h"
 #include "core/cdi.h"
 #include "core/json.h"
+#include "core/jsonnames.h"
 #include "core/prio.h"
 
 /* A literal and its length. */
@@ -223,6 +224,59 @@ static void test_oci(void)
 	}
 }
 
+/*
+ * config.json with a name twice in one object, or a name the hook reads spelled otherwise:
+ * refused. runc (Go's encoding/json) merges a repeated object into the one before it and
+ * matches names in any case (and U+0131, U+017F, U+212A as i, s, k), so it would run what
+ * the hook did not read: here the first "process"'s variable, which the hook, reading the
+ * last, never sees.
+ */
+static void test_oci_names(void)
+{
+	static const char *const refused[] = {
+		"{\"process\":{\"env\":[\"NVTASKSET_MPS_SERVER=low\"]},\"process\":{\"args\":[\"sh\"]}}",
+		"{\"process\":{\"args\":[\"sh\"]},\"Process\":{\"env\":[\"A=1\"]}}",
+		"{\"PROCESS\":{\"env\":[\"A=1\"]}}",
+		"{\"process\":{\"Env\":[\"A=1\"]}}",
+		"{\"proce\\u017fs\":{\"env\":[\"A=1\"]}}",
+		"{\"process\":{\"env\":[]},\"proce\xc5\xbfs\":{\"env\":[\"A=1\"]}}",
+		"{\"hoo\xe2\x84\xaas\":{}}",
+		"{\"process\":{\"user\":{\"u\xc4\xb1" "d\":0}}}",
+		"{\"root\":{\"path\":\"a\",\"path\":\"b\"}}",
+		"{\"hooks\":{\"createRuntime\":[{\"path\":\"/x\",\"args\":[],\"args\":[\"y\"]}]}}",
+		"{\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"pid\",\"type\":\"user\"}]}}",
+		"{\"annotations\":{\"a\":\"1\",\"b\":\"2\",\"a\":\"3\"}}",
+		"{\"a\":{\"x\\ud800\":1}}",
+		"{\"process\":",
+	};
+	const char *ok = "{\"ociVersion\":\"1.0.2\",\"process\":{\"user\":{\"uid\":0,\"gid\":0},"
+			 "\"args\":[\"sh\"],\"env\":[\"PATH=/bin\",\"PATH=/usr/bin\"]},\"root\":{\"path\":"
+			 "\"rootfs\"},\"annotations\":{\"a\":\"1\",\"b\":\"2\",\"B\u00e9\":\"3\"},\"linux\":"
+			 "{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"user\"}]}}";
+	char why[256], buf[64];
+
+	/* What the hook reads of the first: no variable (the last "process" has none). */
+	CHECK(nvt_oci_config_env(refused[0], strlen(refused[0]), "NVTASKSET_MPS_SERVER", buf,
+				 sizeof(buf)) == 1);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		int rc;
+		why[0] = '\0';
+		rc = nvt_oci_config_check(refused[i], strlen(refused[i]), why, sizeof(why));
+		if (rc != -1)
+			fprintf(stderr, "accepted: %s\n", refused[i]);
+		CHECK(rc == -1 && why[0] != '\0');
+	}
+	CHECK(nvt_oci_config_check(ok, strlen(ok), why, sizeof(why)) == 0);
+	CHECK(nvt_oci_config_check(STR("{}"), why, sizeof(why)) == 0);
+	CHECK(nvt_oci_config_check(STR("[]"), why, sizeof(why)) == -1);
+	/* Any object's names, at any depth; one name in two objects is no clash. */
+	CHECK(nvt_json_names_distinct(STR("[{\"a\":1},{\"a\":{\"b\":[],\"B\":0}}]"), NULL, 0) == -1);
+	CHECK(nvt_json_names_distinct(STR("[{\"a\":1},{\"a\":{\"b\":[],\"c\":0}}]"), NULL, 0) == 0);
+	CHECK(nvt_json_names_distinct(STR("{\"a\":1,\"\\u0061\":2}"), NULL, 0) == -1);
+	CHECK(nvt_json_names_distinct(STR("{\"\xc3\xa9\":1,\"\xc3\x89\":2}"), NULL, 0) == 0);
+	CHECK(nvt_json_names_distinct(STR("{\"a\":1,\"b\":2} x"), NULL, 0) == -1);
+}
+
 static void test_uid_maps(void)
 {
 	const char *rootless = "         0       1000          1\n         1     100000      65536\n";
@@ -268,6 +322,7 @@ int main(void)
 	test_json_find();
 	test_device_names();
 	test_oci();
+	test_oci_names();
 	test_uid_maps();
 	test_cgroups();
 	return CHECK_DONE();

@@ -375,6 +375,8 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 		cli_errx("%s: the runtime's state names no process: run this hook as createRuntime",
 			 device);
 	config = read_config(state.bundle, &config_len);
+	if (nvt_oci_config_check(config, config_len, why, sizeof(why)))
+		cli_errx("%s: %s", device, why);
 	if (nvt_oci_config_user(config, config_len, &c.uid, &c.gid, why, sizeof(why)))
 		cli_errx("%s: %s", device, why);
 	check_users(device, (pid_t)state.pid, c.uid, &rootless);
