@@ -297,6 +297,37 @@ struct found {
 	pid_t ns_pid;
 };
 
+/*
+ * 1 if f, a file named for a process of our own PID namespace, names none
+ * alive now (removed if tidy), 0 if it names one, -1 with errno set. The file
+ * judged is taken before its process is looked for, so that the removal takes
+ * that file only, never one that a new process of its PID made meanwhile (its
+ * shim unlinks a leftover and makes a file of its own), and held until then
+ * (O_PATH: nothing is opened for reading, a FIFO or a lease stops nothing): a
+ * file system that gives a freed inode's number to the next file (ext4 does at
+ * once) cannot give the new file this one's.
+ */
+static int own_leftover(int dirfd, const struct found *f, int tidy)
+{
+	struct stat st;
+	int held = -1, gone, err;
+
+	if (tidy && ((held = openat(dirfd, f->name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+		     fstat(held, &st))) {
+		err = errno;
+		if (held >= 0)
+			close(held);
+		errno = err;
+		return errno == ENOENT ? 1 : -1; /* (removed meanwhile) */
+	}
+	gone = kill(f->ns_pid, 0) && errno == ESRCH;
+	if (gone && tidy)
+		nvt_unlink_same(dirfd, f->name, st.st_dev, st.st_ino);
+	if (held >= 0)
+		close(held);
+	return gone;
+}
+
 /* Adds f (in uid's run directory dirfd) to s if it names a live process;
  * removes it if it names none and tidy. Returns 0, or -1 with errno set
  * (EACCES: the directory is not ours to look into). */
@@ -305,6 +336,7 @@ static int scan_file(struct scan *s, int dirfd, uid_t uid, int tidy, int see_own
 {
 	struct nvt_seg_entry e;
 	struct stat st;
+	int gone;
 
 	memset(&e, 0, sizeof(e));
 	/* A container's files name its own processes only: whatever else it writes
@@ -316,11 +348,8 @@ static int scan_file(struct scan *s, int dirfd, uid_t uid, int tidy, int see_own
 	if (s->ctr)
 		snprintf(e.container, sizeof(e.container), "%s", s->ctr->id);
 	if (f->pidns == own_ns && see_own) {
-		if (kill(f->ns_pid, 0) && errno == ESRCH) {
-			if (tidy)
-				unlinkat(dirfd, f->name, 0);
-			return 0;
-		}
+		if ((gone = own_leftover(dirfd, f, tidy)))
+			return gone < 0 ? -1 : 0;
 		e.pid = f->ns_pid;
 	} else {
 		e.pid = resolve_nested(s, dirfd, uid, f->name, f->pidns, f->ns_pid, &e.ambiguous);
