@@ -63,8 +63,10 @@ static int user_name(struct names *names, uid_t uid, char *out, size_t len)
 
 /* The index of the view's GPU with this UUID, added (with the slot's map, if it has one) when
  * the machine's list lacks it; -1 when the view has no room for another. */
-static int gpu_of(struct nvt_view *v, const uint8_t uuid[16], const struct nvt_topology *topo)
+static int gpu_of(struct nvt_view *v, const uint8_t uuid[16], const struct nvt_topology *topo,
+		  uid_t owner)
 {
+	int from = owner == 0 ? NVT_VIEW_MAP_ROOT_TASK : NVT_VIEW_MAP_USER_TASK;
 	struct nvt_view_gpu *g;
 	int i;
 
@@ -82,10 +84,13 @@ static int gpu_of(struct nvt_view *v, const uint8_t uuid[16], const struct nvt_t
 	}
 	g = &v->gpus[i];
 	/* A map a task runs with is the one calibration found (the start copied it); one that is
-	 * no map (its user may write anything in her segment: 2^32 - 1 GPCs, say) is not taken. */
-	if (!g->map_known && nvt_topo_validate(topo) == 0) {
+	 * no map (its user may write anything in her segment: 2^32 - 1 GPCs, say) is not taken,
+	 * and a valid one only until a better source gives one (enum nvt_view_map_from: her
+	 * segment may hold a valid but false map, which must not decide other users' view). */
+	if (g->map_from < from && nvt_topo_validate(topo) == 0) {
 		g->topo = *topo;
 		g->map_known = 1;
+		g->map_from = from;
 	}
 	return i;
 }
@@ -129,7 +134,7 @@ static int add_slot(struct nvt_view *v, size_t *cap, size_t task, const struct n
 	if (!slots)
 		return -1;
 	v->slots = slots;
-	gpu = gpu_of(v, view->uuid, &view->topo);
+	gpu = gpu_of(v, view->uuid, &view->topo, v->tasks[task].uid);
 	if (gpu < 0)
 		return 0; /* past the most GPUs a machine has: not shown */
 	s = &v->slots[v->n_slots++];
@@ -232,9 +237,11 @@ static int read_task(const char *base, struct nvt_view *v, struct caps *cap, str
 	return 0;
 }
 
-/* The map from the cache (read only: never calibrated) for each GPU no task's slot gave one:
- * the kernel module's, or where its version cannot be read (make try's fake GPU, a container
- * without /proc/driver/nvidia), the last one measured for the GPU (--topology's). */
+/* The map from the cache (read only: never calibrated; root's records and the viewer's own,
+ * nvt_cache_find's trust) for each GPU, over any task's slot's: the kernel module's, or where
+ * its version cannot be read (make try's fake GPU, a container without /proc/driver/nvidia),
+ * the last one measured for the GPU (--topology's). A GPU the cache has none for keeps its
+ * slot's. */
 static void cached_maps(struct nvt_view *v, const struct nvt_gpus *machine)
 {
 	char dirs[2][256];
@@ -243,8 +250,7 @@ static void cached_maps(struct nvt_view *v, const struct nvt_gpus *machine)
 	for (int i = 0; i < v->n_gpus && machine; i++) {
 		struct nvt_view_gpu *g = &v->gpus[i];
 		struct nvt_cache_key key;
-		if (g->map_known)
-			continue;
+		struct nvt_topology topo;
 		memset(&key, 0, sizeof(key));
 		snprintf(key.uuid, sizeof(key.uuid), "%s", g->uuid_text);
 		snprintf(key.nvrm, sizeof(key.nvrm), "%s", machine->nvrm);
@@ -252,8 +258,12 @@ static void cached_maps(struct nvt_view *v, const struct nvt_gpus *machine)
 			key.driver_version = NVT_CACHE_ANY_DRIVER;
 		if (n_dirs < 0)
 			n_dirs = nvt_cache_dirs(dirs);
-		g->map_known = nvt_cache_find(dirs, n_dirs, &key, &g->topo, NULL, NULL, 0) == 0 &&
-			       g->topo.n_tpcs && g->topo.n_tpcs <= NVT_MAX_TPCS;
+		if (nvt_cache_find(dirs, n_dirs, &key, &topo, NULL, NULL, 0) == 0 && topo.n_tpcs &&
+		    topo.n_tpcs <= NVT_MAX_TPCS) {
+			g->topo = topo;
+			g->map_known = 1;
+			g->map_from = NVT_VIEW_MAP_CACHE;
+		}
 	}
 }
 

@@ -69,12 +69,23 @@ struct nvt_view_task {
 	int n_slots;
 };
 
+/* Where a GPU's map came from, in the order the viewers prefer them: the calibration cache
+ * that the viewer trusts (root's records and its own) over a task's slot, and a slot of a
+ * task of root's over another user's (any user may write any valid map into her own). */
+enum nvt_view_map_from {
+	NVT_VIEW_MAP_NONE = 0,
+	NVT_VIEW_MAP_USER_TASK, /* the slot of the lowest PID's task, none of root's */
+	NVT_VIEW_MAP_ROOT_TASK, /* the slot of the lowest PID's task of root's */
+	NVT_VIEW_MAP_CACHE,
+};
+
 struct nvt_view_gpu {
 	int index;                  /* nvtaskset's number (nvidia-smi's); -1: not on the list */
 	uint8_t uuid[16];
 	char uuid_text[48];
 	char model[96];             /* "" when not known */
 	int map_known;              /* topo holds its TPC map (from a task's slot, or the cache) */
+	int map_from;               /* whose map: enum nvt_view_map_from */
 	struct nvt_topology topo;
 	struct nvt_tpcset working;  /* its working TPCs (map_known) */
 	struct nvt_tpcset held;     /* TPCs some task holds, own or borrowed, claims too */

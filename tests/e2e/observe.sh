@@ -584,6 +584,24 @@ t_viewers_slot_topology_bounded() {
 	stop_loop seg "$seg"
 }
 
+# A task's slot whose map is valid but false (every TPC in one GPC: her segment may say so)
+# decides nothing the viewers draw: the GPU's map from the cache (root's and the viewer's own
+# calibration records) comes first, as long as it has one.
+t_viewers_slot_false_map_not_taken() {
+	local seg
+	start_loop seg "$NVT" --no-mps -g 1 "$APP"
+	seg=$PID
+	wait_file "$WORK/seg.state" "1,9,17,25,32,39,46,53"
+	"$T/segpoke" "$seg" onegpc
+	run_rc out rc "$NVT" -l --svg "$WORK/map.svg"
+	eq "$rc" 0 "-l --svg beside a slot of one GPC: $out"
+	has "$(cat "$WORK/map.svg")" ">GPC 11</text>"
+	run_rc out rc "$NVT" top -b -n 1
+	eq "$rc" 0 "top beside a slot of one GPC: $out"
+	has "$out" "GPC 11"
+	stop_loop seg "$seg"
+}
+
 t_svg_renders_in_chromium() {
 	local browser size out stat
 	browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)

@@ -6,6 +6,8 @@
  *   segpoke PID badtopo    a partition with a malformed topology
  *   segpoke PID gpcs N     slot 0's topology says the GPU has N GPCs (its user may write
  *                          any number there: 4294967295, say), its partition as it was
+ *   segpoke PID onegpc     slot 0's topology says every TPC is in GPC 0 of 1: a valid map, but
+ *                          false (a user's own segment may say it), its partition as it was
  *   segpoke PID version N  set the segment's version field
  *   segpoke PID garbage    overwrite the header magic
  *   segpoke PID halfwrite [LIST]  leave the slot's sequence odd (a writer that
@@ -155,6 +157,12 @@ int main(int argc, char **argv)
 		return 1;
 	if (!strcmp(argv[2], "claim")) {
 		view.flags |= NVT_SLOTF_CLAIM;
+		nvt_slot_write(&seg->gpu[0], &view);
+		return 0;
+	}
+	if (!strcmp(argv[2], "onegpc")) {
+		view.topo.n_gpcs = 1;
+		memset(view.topo.gpc, 0, sizeof(view.topo.gpc));
 		nvt_slot_write(&seg->gpu[0], &view);
 		return 0;
 	}
