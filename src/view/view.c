@@ -252,6 +252,7 @@ static void cached_maps(struct nvt_view *v, const struct nvt_gpus *machine)
 		struct nvt_cache_key key;
 		struct nvt_topology topo;
 		memset(&key, 0, sizeof(key));
+		memset(&topo, 0, sizeof(topo));
 		snprintf(key.uuid, sizeof(key.uuid), "%s", g->uuid_text);
 		snprintf(key.nvrm, sizeof(key.nvrm), "%s", machine->nvrm);
 		if (!strcmp(machine->nvrm, "-"))
