@@ -1,9 +1,10 @@
 /*
- * ptree.h - process trees: what a line of /proc/PID/stat says about a
- * process, a process's identity as text, and trees built from (PID, parent)
- * pairs (the nearest ancestor of a task that is a task too, descendants, and
- * the order -l shows a tree in). Pure code: works on plain text and arrays;
- * only nvt_tree_order allocates.
+ * ptree.h - process trees: what a line of /proc/PID/stat, and the lines of
+ * /proc/PID/status that nvtaskset reads, say about a process, a process's
+ * identity as text, and trees built from (PID, parent) pairs (the nearest
+ * ancestor of a task that is a task too, descendants, and the order -l shows
+ * a tree in). Pure code: works on plain text and arrays; only nvt_tree_order
+ * allocates.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -29,6 +30,28 @@ struct nvt_stat {
 /* Parses the text of /proc/PID/stat (the command name may hold spaces and
  * parentheses). Returns 0, or -1 if text is not such a line. */
 int nvt_stat_parse(const char *text, struct nvt_stat *out);
+
+/* The lines of /proc/PID/status a reader may ask for (nvt_status_line). */
+enum { NVT_STATUS_UID = 1, NVT_STATUS_TGID = 2, NVT_STATUS_NSPID = 4 };
+/* What those lines say. The reader sets want (NVT_STATUS_*), the rest zero. */
+struct nvt_status {
+	unsigned want, seen;  /* NVT_STATUS_* */
+	int malformed;        /* a line asked for was not one */
+	int released;         /* a PID it asked for read 0: the process was reaped while read */
+	unsigned long uid[4]; /* Uid: real, effective, saved, filesystem */
+	long tgid;            /* Tgid */
+	int nspid_fields;     /* how many PIDs NSpid lists (0: no NSpid, kernels before 4.1) */
+	long nspid;           /* the last: the PID in the process's own namespace */
+};
+/* Takes one line of a /proc/PID/status (NUL-terminated, without its newline; cut: it was
+ * longer, this is its start) into s. Returns 1 when the rest need not be read, else 0. */
+int nvt_status_line(const char *line, int cut, struct nvt_status *s);
+/*
+ * What the lines taken say, at the file's end: 0; ESRCH when the process was reaped while
+ * its file was read (released: gone, never an error); else EINVAL when a line asked for is
+ * malformed, or Uid or Tgid is missing (NSpid may be: kernels before 4.1).
+ */
+int nvt_status_verdict(const struct nvt_status *s);
 
 /* One process: its PID and its identity across PID reuse (and PID namespaces). */
 struct nvt_proc_id {

@@ -2,7 +2,8 @@
  * proc.c - see proc.h.
  *
  * Over 500 lines on purpose: the one reader of processes' /proc files, each
- * read a few lines beside the parsers it shares (status, stat, the links).
+ * read a few lines beside the reads it shares (status, stat, the links; their
+ * parsers, pure, in core/ptree.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -132,67 +133,21 @@ static ssize_t read_whole(const char *path, char *buf, size_t len)
 	return (ssize_t)have;
 }
 
-/* What nvtaskset reads of a /proc/PID/status (the lines it asks for). */
-enum { WANT_UID = 1, WANT_TGID = 2, WANT_NSPID = 4 };
-struct status {
-	unsigned want, seen; /* WANT_* */
-	int malformed;       /* a line asked for was not one */
-	unsigned long uid[4];
-	long tgid;
-	int nspid_fields;    /* how many PIDs NSpid lists (0: no NSpid, kernels before 4.1) */
-	long nspid;          /* the last: the PID in the process's own namespace */
-};
-
-/* Counts the fields of an NSpid value and keeps the last. Returns 0, or -1 if malformed. */
-static int nspid_parse(const char *p, struct status *s)
-{
-	char *end;
-
-	for (;; p = end) {
-		long v;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (!*p)
-			return s->nspid_fields ? 0 : -1;
-		errno = 0;
-		v = strtol(p, &end, 10);
-		if (end == p || errno || v <= 0)
-			return -1;
-		s->nspid = v;
-		s->nspid_fields++;
-	}
-}
-
+/* Takes a line of a /proc/PID/status (nvt_status_line: core/ptree.c parses it). */
 static int status_line(char *line, int cut, void *arg)
 {
-	struct status *s = arg;
-	unsigned which = !strncmp(line, "Uid:", 4)     ? WANT_UID
-			 : !strncmp(line, "Tgid:", 5)  ? WANT_TGID
-			 : !strncmp(line, "NSpid:", 6) ? WANT_NSPID
-						       : 0;
-
-	if (!(which & s->want))
-		return 0;
-	s->seen |= which;
-	if (cut)
-		s->malformed = 1;
-	else if (which == WANT_UID)
-		s->malformed |= sscanf(line + 4, "%lu %lu %lu %lu", &s->uid[0], &s->uid[1], &s->uid[2],
-				       &s->uid[3]) != 4;
-	else if (which == WANT_TGID)
-		s->malformed |= sscanf(line + 5, "%ld", &s->tgid) != 1 || s->tgid <= 0;
-	else
-		s->malformed |= nspid_parse(line + 6, s) != 0;
-	return s->malformed || s->seen == s->want; /* stop: wrong, or all found */
+	return nvt_status_line(line, cut, arg);
 }
 
 /* Reads the lines of /proc/PID/status (pid 0: /proc/self/status) that s->want
  * names, to the end of the file if need be. Returns 0, or -1 with errno set
- * (EINVAL: a line asked for is malformed, or Uid or Tgid is missing). */
-static int status_read(pid_t pid, struct status *s)
+ * (ESRCH: reaped while read; EINVAL: a line asked for is malformed, or Uid or
+ * Tgid is missing: nvt_status_verdict). */
+static int status_read(pid_t pid, struct nvt_status *s)
 {
 	char path[64];
 	unsigned want = s->want;
+	int err;
 
 	memset(s, 0, sizeof(*s));
 	s->want = want;
@@ -202,8 +157,9 @@ static int status_read(pid_t pid, struct status *s)
 		snprintf(path, sizeof(path), "/proc/self/status");
 	if (each_record(path, '\n', status_line, s) < 0)
 		return -1;
-	if (s->malformed || (s->seen | WANT_NSPID) != (s->want | WANT_NSPID)) {
-		errno = EINVAL;
+	err = nvt_status_verdict(s);
+	if (err) {
+		errno = err;
 		return -1;
 	}
 	return 0;
@@ -261,7 +217,7 @@ int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
 
 int nvt_proc_euid(pid_t pid, uid_t *euid)
 {
-	struct status s = {.want = WANT_UID};
+	struct nvt_status s = {.want = NVT_STATUS_UID};
 
 	/* The Uid line comes early (after Name, Umask, State, Tgid, Ngid, Pid,
 	 * PPid, TracerPid): the read stops there. */
@@ -362,7 +318,7 @@ uint64_t nvt_proc_pidns(pid_t pid)
 
 int nvt_procfs_own(void)
 {
-	struct status s = {.want = WANT_NSPID};
+	struct nvt_status s = {.want = NVT_STATUS_NSPID};
 
 	/* NSpid lists the PIDs from /proc's namespace down to ours: one field
 	 * when /proc is our namespace's (a container with its own /proc, or the host). */
@@ -425,7 +381,7 @@ int nvt_pidfd_alive(int fd)
 
 int nvt_proc_info(pid_t pid, struct nvt_proc *out)
 {
-	struct status s = {.want = WANT_UID | WANT_NSPID};
+	struct nvt_status s = {.want = NVT_STATUS_UID | NVT_STATUS_NSPID};
 
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
@@ -517,7 +473,7 @@ int nvt_proc_links(struct nvt_proc_link **links)
 
 int nvt_proc_tgid(pid_t tid, pid_t *tgid)
 {
-	struct status s = {.want = WANT_TGID};
+	struct nvt_status s = {.want = NVT_STATUS_TGID};
 
 	if (status_read(tid, &s))
 		return -1;

@@ -1,9 +1,13 @@
-/* Unit tests: /proc/PID/stat lines, process identities and process trees. SPDX-License-Identifier: MIT */
+/* Unit tests: /proc/PID/stat lines, /proc/PID/status lines, process identities and process
+ * trees. SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "core/grow.h"
 #include "core/ptree.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void test_stat_parse(void)
 {
@@ -25,6 +29,61 @@ static void test_stat_parse(void)
 	CHECK(nvt_stat_parse("12 (x) S -1 2 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st) == -1);
 	CHECK(nvt_stat_parse("12 (x) S 1 2 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5x 0", &st) == -1);
 	CHECK(nvt_stat_parse("99999999999 (x) S 1 2 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st) == -1);
+}
+
+/* Feeds text's lines to nvt_status_line (as os/proc.c's read does, until it says stop) for
+ * the lines want names. Returns nvt_status_verdict's answer. */
+static int status_of(const char *text, unsigned want, struct nvt_status *s)
+{
+	char buf[2048], *line = buf, *nl;
+
+	memset(s, 0, sizeof(*s));
+	s->want = want;
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (; line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (nvt_status_line(line, 0, s))
+			break;
+	}
+	return nvt_status_verdict(s);
+}
+
+static void test_status_lines(void)
+{
+	const unsigned both = NVT_STATUS_UID | NVT_STATUS_NSPID;
+	struct nvt_status s;
+
+	CHECK(status_of("Name:\tpython3\nState:\tS (sleeping)\nTgid:\t4242\nPid:\t4242\n"
+			"Uid:\t1000\t1001\t1002\t1003\nGroups:\t10 20\nNStgid:\t4242\t7\n"
+			"NSpid:\t4242\t7\nThreads:\t1\n", both | NVT_STATUS_TGID, &s) == 0);
+	CHECK(s.uid[0] == 1000 && s.uid[1] == 1001 && s.uid[3] == 1003 && s.tgid == 4242);
+	CHECK(s.nspid_fields == 2 && s.nspid == 7);
+	/* A kernel before 4.1 has no NSpid: the process's own PID namespace is /proc's. */
+	CHECK(status_of("Tgid:\t9\nUid:\t0\t0\t0\t0\n", both, &s) == 0 && s.nspid_fields == 0);
+	/*
+	 * Read while its parent reaped it (what Linux 6.18 printed, measured: core/ptree.c):
+	 * gone, as a read after the reap says (ESRCH), never a malformed file (EINVAL, which
+	 * failed a start's claim: "cannot list the tasks in ...: Invalid argument").
+	 */
+	CHECK(status_of("Name:\tmemapp\nState:\tX (dead)\nTgid:\t6637\nNgid:\t0\nPid:\t6637\n"
+			"PPid:\t0\nTracerPid:\t0\nUid:\t1000\t1000\t1000\t1000\nGid:\t0\t0\t0\t0\n"
+			"FDSize:\t0\nNStgid:\t0\nNSpid:\t0\nNSpgid:\t0\nNSsid:\t0\n", both, &s) == ESRCH);
+	CHECK(status_of("Tgid:\t0\nUid:\t0\t0\t0\t0\nNSpid:\t0\n", NVT_STATUS_TGID, &s) == ESRCH);
+	/* One namespace's PID read, the next 0: reaped between the two. */
+	CHECK(status_of("Uid:\t0\t0\t0\t0\nNSpid:\t4242\t0\n", both, &s) == ESRCH);
+	/* Malformed, or missing, stays an error. */
+	CHECK(status_of("Uid:\t0\t0\t0\nNSpid:\t1\n", both, &s) == EINVAL);
+	CHECK(status_of("Uid:\t0\t0\t0\t0\nNSpid:\t-3\n", both, &s) == EINVAL);
+	CHECK(status_of("Uid:\t0\t0\t0\t0\nNSpid:\t\n", both, &s) == EINVAL);
+	CHECK(status_of("Uid:\t0\t0\t0\t0\nNSpid:\t12x\n", both, &s) == EINVAL);
+	CHECK(status_of("Name:\tx\nNSpid:\t12\n", both, &s) == EINVAL);
+	CHECK(status_of("Tgid:\t-1\n", NVT_STATUS_TGID, &s) == EINVAL);
+	CHECK(status_of("", NVT_STATUS_TGID, &s) == EINVAL);
+	memset(&s, 0, sizeof(s));
+	s.want = NVT_STATUS_NSPID;
+	CHECK(nvt_status_line("NSpid:\t4242", 1, &s) == 1 && nvt_status_verdict(&s) == EINVAL);
 }
 
 static void test_proc_id(void)
@@ -160,6 +219,7 @@ int main(void)
 {
 	test_grow();
 	test_stat_parse();
+	test_status_lines();
 	test_proc_id();
 	test_links();
 	test_loop();
