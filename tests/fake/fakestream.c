@@ -31,8 +31,10 @@
 #define EVENTS 4096
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Each stream, of the GPU whose context it is used in (the legacy stream, NULL: one a GPU). */
 static struct {
 	const void *handle;
+	int dev;
 	uint64_t busy_until;
 } streams[STREAMS];
 static int n_streams;
@@ -42,7 +44,16 @@ static struct {
 	const void *ctx;           /* the context it was made in, and that context's id */
 	unsigned long long key;
 } events[EVENTS];
-static __thread uint64_t per_thread_busy;
+#define STREAM_DEVICES 8 /* fakecuda.c's MAX_DEVICES */
+static __thread uint64_t per_thread_busy[STREAM_DEVICES]; /* this thread's own stream's, a GPU */
+
+/* The current context's GPU, as this file keeps them. */
+static int stream_dev(void)
+{
+	int d = fake_device();
+
+	return d >= 0 && d < STREAM_DEVICES ? d : 0;
+}
 
 static uint64_t now_ns(void)
 {
@@ -72,19 +83,23 @@ static uint64_t kernel_ns(void)
 	return (uint64_t)us * 1000;
 }
 
-/* The busy-until word of a stream handle (under lock). */
+/* The busy-until word of a stream handle (under lock): the current context's legacy or
+ * per-thread stream, or a stream made in a context (kept with the GPU it is first used on). */
 static uint64_t *busy_of(const void *stream)
 {
+	int dev = stream_dev();
+
 	if ((uintptr_t)stream == 2)
-		return &per_thread_busy;
+		return &per_thread_busy[dev];
 	if ((uintptr_t)stream == 1)
 		stream = NULL;
 	for (int i = 0; i < n_streams; i++)
-		if (streams[i].handle == stream)
+		if (streams[i].handle == stream && (stream || streams[i].dev == dev))
 			return &streams[i].busy_until;
 	if (n_streams == STREAMS)
 		return &streams[0].busy_until;
 	streams[n_streams].handle = stream;
+	streams[n_streams].dev = dev;
 	return &streams[n_streams++].busy_until;
 }
 
@@ -118,14 +133,16 @@ static uint64_t stream_done_at(const void *stream)
 	return t;
 }
 
-/* When every stream of this process (and this thread's own) is done. */
+/* When every stream of the current context (and this thread's own there) is done: a context
+ * synchronisation waits for its own context's work only. */
 static uint64_t all_done_at(void)
 {
-	uint64_t t = per_thread_busy;
+	int dev = stream_dev();
+	uint64_t t = per_thread_busy[dev];
 
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < n_streams; i++)
-		if (streams[i].busy_until > t)
+		if (streams[i].dev == dev && streams[i].busy_until > t)
 			t = streams[i].busy_until;
 	pthread_mutex_unlock(&lock);
 	return t;
