@@ -189,12 +189,12 @@ int nvt_oci_state_parse(const char *text, size_t text_len, struct nvt_oci_state 
 static const char *const config_names[] = {"process", "user", "uid", "gid", "env",
 					   "hooks", "createRuntime", "args", "root", "path"};
 
-int nvt_oci_config_check(const char *text, size_t len, char *why, size_t why_len)
+int nvt_oci_config_check(const char *text, size_t text_len, char *why, size_t len)
 {
-	if (nvt_json_check(text, len) || nvt_json_type(text, len, nvt_json_root(text, len)) != NVT_JSON_OBJECT)
-		return nvt_why(why, why_len, "the container's config.json is not a JSON object");
-	if (nvt_json_names_distinct(text, len, config_names, sizeof(config_names) / sizeof(config_names[0])))
-		return nvt_why(why, why_len,
+	if (nvt_json_check(text, text_len) || nvt_json_type(text, text_len, nvt_json_root(text, text_len)) != NVT_JSON_OBJECT)
+		return nvt_why(why, len, "the container's config.json is not a JSON object");
+	if (nvt_json_names_distinct(text, text_len, config_names, sizeof(config_names) / sizeof(config_names[0])))
+		return nvt_why(why, len,
 			       "the container's config.json names a member twice in one object, or one the "
 			       "hook reads (process, env, hooks, root, ...) in another case: runtimes differ "
 			       "in which value they take, so the hook cannot know what the container runs");

@@ -86,7 +86,7 @@ struct nvt_oci_state {
 int nvt_oci_state_parse(const char *text, size_t text_len, struct nvt_oci_state *out,
 			char *why, size_t len);
 /*
- * Whether config.json (text, len bytes) may be read at all: a JSON object in
+ * Whether config.json (text, text_len bytes) may be read at all: a JSON object in
  * which no object names a member twice, nor one that the readers below take
  * spelled otherwise (names compared as Go's encoding/json matches them with
  * fields: in any case). Runtimes differ in how they read such a text: runc
@@ -94,7 +94,7 @@ int nvt_oci_state_parse(const char *text, size_t text_len, struct nvt_oci_state 
  * case, so it could run with values the hook never read. Returns 0, or -1
  * with the reason in why. The hook checks this before it reads anything else.
  */
-int nvt_oci_config_check(const char *text, size_t len, char *why, size_t why_len);
+int nvt_oci_config_check(const char *text, size_t text_len, char *why, size_t len);
 /* The user the container's process runs as (process.user.uid and .gid of its
  * config.json; 0 where not given, as runtimes take it). Returns 0, or -1
  * with the reason in why. */
