@@ -129,7 +129,8 @@ struct bslot {
 	 * (the kernel goes on while there are any), [4]: the last wait whose step's replay was
 	 * queued, [5]: 1 from a replay's return to the host's next call (a replay's work may reach
 	 * the GPU late), [6]: the launches of held bridges' threads (each restarts the held
-	 * bridge's linger). A page of the shim's own, never
+	 * bridge's linger), [7]: the bridges up to this seq end once released, without their
+	 * margin (the next bridge is queued behind them: launch_capped). A page of the shim's own, never
 	 * unmapped, registered with each context the bridge is made in: the host's stores stay
 	 * harmless once a context is gone. */
 	volatile uint32_t *w;
@@ -633,6 +634,9 @@ static int launch_capped(struct bslot *s, uint32_t seq, uint64_t cap, uint64_t l
 		turn_off("launching the bridge", rc);
 		return 1;
 	}
+	/* Queued: whatever the host queued before it is too, and the GPU sees work behind the
+	 * bridges before it, which need no margin after their release any more. */
+	store_max(&s->w[7], seq - 1);
 	return 0;
 }
 
@@ -1397,7 +1401,7 @@ void shim_bridge_after_fork(void)
 		volatile uint32_t *w = b.s[g].w;
 		memset(&b.s[g], 0, sizeof(b.s[g]));
 		if (w) {
-			w[0] = w[1] = w[3] = w[4] = w[5] = 0; /* its seqs start again */
+			w[0] = w[1] = w[3] = w[4] = w[5] = w[7] = 0; /* its seqs start again */
 			b.s[g].w = w;
 		}
 	}

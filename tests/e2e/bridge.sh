@@ -58,6 +58,11 @@ t_bridge_steps_bridged_and_released() {
 	# last step whose replay was queued); a launch does not.
 	bad=$(awk '$1 == "app" { split($3, a, "="); split($5, p, "="); if (p[2] != a[2] - 1) print }' "$WORK/bridge.log")
 	eq "$bad" "" "the word a wait's start moves"
+	# Once a bridge is queued, the ones before it may end at their release (no margin): the
+	# program's launches after it see the word say so.
+	bad=$(awk '$1 == "app" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (v["seq"] >= 2 && v["ended"] + 0 != v["seq"] - 1) print }' "$WORK/bridge.log")
+	eq "$bad" "" "the word that lets the bridges before the last end"
 	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
 }
 

@@ -141,9 +141,9 @@ INTERNAL void fake_bridge_app_launch(void)
 	}
 	if (!x->words || !path || !(log = fopen(path, "a")))
 		return;
-	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u tid=%ld pending=%u calls=%u dev=%d was=%u\n",
+	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u tid=%ld pending=%u calls=%u dev=%d was=%u ended=%u\n",
 		(long)getpid(), app_seq, x->words[1], x->words[4], (long)syscall(SYS_gettid), x->words[5], x->words[6],
-		(int)(x - bridges), app_was);
+		(int)(x - bridges), app_was, x->words[7]);
 	fclose(log);
 }
 
