@@ -1,5 +1,5 @@
 /*
- * bridge.c - when a high time-sliced task bridges its waits (core/yield.h,
+ * bridge.c - when a high time-sliced task bridges its waits (core/bridge.h,
  * "The bridge"): which tasks, and which waits by what the task's earlier ones
  * taught. Pure code: no I/O, no allocation, no globals.
  *
@@ -267,14 +267,42 @@ int nvt_bridge_ctx_seen(struct nvt_bridge_ctx *c, int taken_in)
 		c->score += NVT_BRIDGE_CTX_LONG;
 	else if (c->score)
 		c->score--;
-	if (c->score < NVT_BRIDGE_CTX_OFF)
+	if (c->score < NVT_BRIDGE_CTX_OFF) {
+		if (c->stops && ++c->on >= nvt_bridge_ctx_pause(c)) {
+			c->stops--;
+			c->on = 0;
+		}
 		return 0;
+	}
 	c->score = NVT_BRIDGE_CTX_OFF;
 	c->off = 1;
 	c->skipped = 0;
+	c->on = 0;
 	if (c->stops < UINT32_MAX)
 		c->stops++;
 	return 1;
+}
+
+void nvt_bridge_clock_sample(struct nvt_bridge_clock *c, uint64_t gpu_ns, uint64_t host_ns)
+{
+	int64_t off = (int64_t)(gpu_ns - host_ns);
+
+	/* The least seen, allowed to grow a little a sample (the clocks drift apart). */
+	if (c->known && off > c->off_ns + NVT_BRIDGE_CLOCK_DRIFT_NS)
+		off = c->off_ns + NVT_BRIDGE_CLOCK_DRIFT_NS;
+	c->off_ns = off;
+	c->known = 1;
+}
+
+int nvt_bridge_ctx_taken_in(const struct nvt_bridge_clock *c, int capped, uint64_t end_ns, uint64_t host_ns)
+{
+	int64_t late;
+
+	if (!capped || !c->known)
+		return capped;
+	/* How long after the bridge's end, in the host's clock, the wait returned. */
+	late = (int64_t)(host_ns - (end_ns - (uint64_t)c->off_ns));
+	return late <= (int64_t)NVT_BRIDGE_CTX_PROMPT_US * 1000;
 }
 
 uint32_t nvt_bridge_ctx_pause(const struct nvt_bridge_ctx *c)

@@ -1,12 +1,12 @@
 /*
  * shimbridge.c - the bridge between a high time-sliced task's synchronised
- * steps (docs/priorities.md, "Preemption"; core/yield.h says why and when).
+ * steps (docs/priorities.md, "Preemption"; core/bridge.h says why and when).
  * Over 500 lines on purpose: the bridge's kernels, its copies by a kernel and
  * its report share one module per context and one lock, made and torn down
  * together.
  *
  * When a thread of the task begins to wait for its work (a stream's, an
- * event's or the context's synchronisation) and its recent waits teach a linger (core/yield.h:
+ * event's or the context's synchronisation) and its recent waits teach a linger (core/bridge.h:
  * how soon a launch followed them), the shim queues on a stream of its own a
  * one-thread kernel (nvt_bridge) and an empty one behind it. The kernel runs until the host's
  * next launch on this GPU plus a margin, or the linger after the wait
@@ -20,7 +20,7 @@
  *
  * A context synchronisation waits for every stream of its context, a bridge queued before it
  * too: its bridge is queued by a thread of the shim's own (ctx_bridger) just after the wait
- * began, which the wait does not wait for (core/yield.h, "Context synchronisations"); with a
+ * began, which the wait does not wait for (core/bridge.h, "Context synchronisations"); with a
  * cap of its own, and no longer once the waits show they took it in.
  *
  * Every launch (but those of a held bridge's thread) and graph replay
@@ -33,7 +33,7 @@
  * the bridge goes on until the host's next call (a launch, a copy, a wait, a
  * replay) plus the margin, at most NVT_BRIDGE_LATE_US: a replay's work may reach
  * the GPU tens of us after the replay returns, later when the host is slow
- * (core/yield.h). Work queued behind it that is
+ * (core/bridge.h). Work queued behind it that is
  * not a launch and not waited for (an event only polled) waits at most the
  * linger. The kernels and the stream are made in the waiting thread's context
  * at its first bridged wait (its stream capture relaxed meanwhile), again
@@ -43,19 +43,19 @@
  * (shim_yield_launched) and at a wait that follows a wait; the kernels this
  * file launches are not taken for the program's (tls).
  *
- * A bridge may be held (core/yield.h, "Held steps"): then the launches of the
+ * A bridge may be held (core/bridge.h, "Held steps"): then the launches of the
  * thread whose wait queued it (on that GPU slot) do not release it, and that
  * thread's next step queues behind it until its wait (on any GPU) or another
  * release (or the linger ends). Whether the next bridge is held is learnt from the steps
  * that began while their bridge was on, timed here from the return of the
  * wait before each to its own wait's return. A held step's bridges are
- * chained (core/yield.h, "Held steps chained"): at the return of a kernel
+ * chained (core/bridge.h, "Held steps chained"): at the return of a kernel
  * launch call of the held thread (the API callback, where launching is
  * allowed), a new held bridge is queued behind it and the last released; the
  * launch calls are followed (shimyield.c) once held steps were seen that a
  * chain would have shortened, or from the start (NVTASKSET_BRIDGE_REARM=1).
  *
- * A small copy to the host on a stream (core/yield.h, NVT_BRIDGE_COPY_MAX)
+ * A small copy to the host on a stream (core/bridge.h, NVT_BRIDGE_COPY_MAX)
  * is done by a kernel of the same module (nvt_copy), launched on the copy's
  * stream at the copy's entry as the program's own launch, and the driver's
  * copy is then made one of 0 bytes (an argument changed on entry is the one
@@ -79,7 +79,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/yield.h"
+#include "core/bridge.h"
 #include "os/clock.h"
 #include "shimbridge.h"
 #include "shimbridgeptx.h"
@@ -110,7 +110,7 @@ struct trace {
 		uint32_t seq;
 		uint64_t wait, ret, rel; /* the wait began (the bridge queued), returned, first release */
 		uint64_t call;           /* the first call after a replay that returned */
-		uint32_t held;           /* 1: held (core/yield.h, "Held steps") */
+		uint32_t held;           /* 1: held (core/bridge.h, "Held steps") */
 	} b[TRACE_N];
 	uint64_t copy[TRACE_N]; /* each copy by a kernel queued */
 	uint64_t copies;
@@ -143,14 +143,14 @@ struct bslot {
 	uint32_t share[NVT_BRIDGE_GAPS], soon_pm, waits;
 	uint32_t replayed;   /* a replay was queued since the last wait */
 	uint32_t replay_pm;  /* nvt_bridge_replays' average (under b.lock) */
-	/* Held steps (core/yield.h): held, the seq of the last bridge if it is held (0: not);
+	/* Held steps (core/bridge.h): held, the seq of the last bridge if it is held (0: not);
 	 * learns, that seq if its step may be learnt from; linger_ns, that bridge's linger;
 	 * measured, the seq of the last bridge whose step's first launch came while it was on
 	 * (that step is measured); hold, what measured steps taught (under b.lock). */
 	uint32_t held, learns, measured;
 	uint64_t linger_ns;
 	struct nvt_bridge_hold hold;
-	/* Held steps chained (core/yield.h): chain, the seq of the bridge whose wait began the
+	/* Held steps chained (core/bridge.h): chain, the seq of the bridge whose wait began the
 	 * chain (its thread's tls.owns; every bridge a wait queues begins one); chain_ret_ns,
 	 * when that wait returned (or the chain began at a request's first launch); armed_ns,
 	 * when its last bridge was queued or its wait returned (a request's chain: 150 us on, its
@@ -406,7 +406,7 @@ static uint32_t release(int g, int how)
 
 void shim_bridge_release(int g)
 {
-	/* A held bridge goes on through its own thread's step (core/yield.h, "Held steps"). The
+	/* A held bridge goes on through its own thread's step (core/bridge.h, "Held steps"). The
 	 * seq first (acquire): the chain and held read after it are at least as new as the bridge
 	 * it names (a later wait's bridge is not taken for this thread's). */
 	uint32_t seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
@@ -493,7 +493,7 @@ static void learn(struct bslot *s, uint64_t gap_ns)
 	__atomic_store_n(&s->waits, l.waits, __ATOMIC_RELAXED);
 }
 
-/* A wait begins on slot g (its last bridge released): it ends a measured step (core/yield.h,
+/* A wait begins on slot g (its last bridge released): it ends a measured step (core/bridge.h,
  * "Held steps") if this thread's last wait queued the last bridge, may learn from it, and the
  * step began while that bridge was on; the step is timed from that wait's return. */
 static void measure_begin(struct bslot *s, int g)
@@ -640,7 +640,7 @@ static int launch_capped(struct bslot *s, uint32_t seq, uint64_t cap, uint64_t l
 	return 0;
 }
 
-/* A wait on slot g begins: this thread's held bridge on another GPU (core/yield.h, "Held steps")
+/* A wait on slot g begins: this thread's held bridge on another GPU (core/bridge.h, "Held steps")
  * ends, as at its own wait. Its step there is queued (the host waits now) and runs while the
  * host waits here: held, it would wait for this wait and the host's next call on that GPU (a
  * program that runs one step on two GPUs and waits on each in turn). */
@@ -657,7 +657,7 @@ static void release_held_elsewhere(int g)
 		release(o, REL_NOW);
 }
 
-/* Context synchronisations bridged (core/yield.h, "Context synchronisations"): their bridges are
+/* Context synchronisations bridged (core/bridge.h, "Context synchronisations"): their bridges are
  * queued by a thread of the shim's own (ctx_bridger), which a wait's start hands its bridge to;
  * started at the first such wait. Lock order: b.lock, then cb.lock. */
 static struct {
@@ -679,6 +679,12 @@ static struct {
 		uint64_t linger, hspan, hand_ns;
 		CUdeviceptr rec;
 		uint32_t queued_seq;
+		/* The GPU's clock told from the host's (core/bridge.h) by this slot's context
+		 * synchronisations' bridges: when each was queued (q_ns, just before) and its wait
+		 * returned (ret_ns), by seq in the records' ring; the last one's seq. */
+		struct nvt_bridge_clock clock;
+		uint32_t last_seq, ret_seq[CTX_RECS], q_seq[CTX_RECS];
+		uint64_t ret_ns[CTX_RECS], q_ns[CTX_RECS];
 	} job[NVT_MAX_GPUS];
 	int pending; /* slots whose seq is not 0 */
 } cb = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
@@ -704,7 +710,7 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 	struct bslot *s = &b.s[g];
 
 	/* Not sooner than NVT_BRIDGE_CTX_AFTER_US after the wait began: the wait must have taken
-	 * its measure of the work before it (core/yield.h). */
+	 * its measure of the work before it (core/bridge.h). */
 	while (nvt_clock_ns() < hand_ns + (uint64_t)NVT_BRIDGE_CTX_AFTER_US * 1000)
 		spin_pause();
 	pthread_mutex_lock(&b.lock);
@@ -722,10 +728,13 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 	int kept = (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0;
 	if (!b.broken && s->ctx == ctx && !s->suspect && kept && shim_cu.ctx_set_current(ctx) == 0) {
 		tls.launching = 1;
+		uint64_t before = nvt_clock_ns(); /* (the kernel starts after this) */
 		if (launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000, linger, hspan, replay, rec) >= 0) {
 			uint64_t now = nvt_clock_ns();
 			pthread_mutex_lock(&cb.lock);
 			cb.job[g].queued_seq = seq;
+			cb.job[g].q_seq[seq % CTX_RECS] = seq;
+			cb.job[g].q_ns[seq % CTX_RECS] = before;
 			pthread_mutex_unlock(&cb.lock);
 			count(&dbg.ctx_bridged);
 			int k = 0;
@@ -840,7 +849,7 @@ static int ctx_bridge_hand(int g, void *ctx, uint32_t seq, uint64_t linger, uint
 	return rc;
 }
 
-/* A context synchronisation begins: may its bridge be queued (core/yield.h: stopped for a
+/* A context synchronisation begins: may its bridge be queued (core/bridge.h: stopped for a
  * while after long waits)? */
 static int ctx_bridging(void)
 {
@@ -954,27 +963,56 @@ void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged)
 		release(g, REL_NOW);
 }
 
-/* This thread's context synchronisation on slot g returned, its bridge handed to ctx_bridger: did
- * the wait take the bridge in (core/yield.h)? */
-static void ctx_returned(int g)
+/* The record of bridge seq of slot g (a context synchronisation's), if it ended: its start, after
+ * it was queued, and when it saw its wait return, after the host said so, tell the GPU's clock
+ * from the host's (under cb.lock). */
+static void clock_sample(int g, uint32_t seq)
 {
-	const struct trace_rec *r = rec_of(&b.s[g], tls.seq);
-	/* Ended at its cap before the wait returned: never released, the wait waited for it. One
-	 * the wait did not take in still runs (after a step longer than the cap too). */
-	int taken_in = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == tls.seq && r->reason == TR_CAP;
+	const struct trace_rec *r = seq ? rec_of(&b.s[g], seq) : NULL;
+	unsigned k = seq % CTX_RECS;
+
+	if (!r || __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != seq)
+		return;
+	if (cb.job[g].q_seq[k] == seq && r->start)
+		nvt_bridge_clock_sample(&cb.job[g].clock, r->start, cb.job[g].q_ns[k]);
+	if (cb.job[g].ret_seq[k] == seq && r->saw_ret)
+		nvt_bridge_clock_sample(&cb.job[g].clock, r->saw_ret, cb.job[g].ret_ns[k]);
+}
+
+/* This thread's context synchronisation on slot g returned at now, its bridge handed to
+ * ctx_bridger: did the wait take the bridge in (core/bridge.h)? */
+static void ctx_returned(int g, uint64_t now)
+{
+	const struct bslot *s = &b.s[g];
+	const struct trace_rec *r;
+	int capped, taken_in, stopped = 0;
+	uint32_t pause = 0;
 
 	pthread_mutex_lock(&cb.lock);
+	/* The last one's bridge, ended by now, and this one's, if it ended: when they started (and
+	 * the last one saw its wait return) tell the clocks apart. */
+	clock_sample(g, cb.job[g].last_seq);
+	clock_sample(g, tls.seq);
+	cb.job[g].last_seq = tls.seq;
+	cb.job[g].ret_seq[tls.seq % CTX_RECS] = tls.seq;
+	cb.job[g].ret_ns[tls.seq % CTX_RECS] = now;
+	/* Ended at its cap, never released, just before the wait returned: the wait waited for it.
+	 * One the wait did not take in still runs, or ended beside a long last kernel well before. */
+	r = rec_of(s, tls.seq);
+	capped = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == tls.seq && r->reason == TR_CAP;
+	taken_in = nvt_bridge_ctx_taken_in(&cb.job[g].clock, capped, capped ? r->end : 0, now);
 	/* Its bridge queued before the wait returned */
-	if (cb.job[g].queued_seq == tls.seq && !cb.ctl.off) {
-		if (nvt_bridge_ctx_seen(&cb.ctl, taken_in)) {
-			__atomic_store_n(&cb.ctl_off, 1, __ATOMIC_RELAXED);
-			if (dbg.on)
-				shim_note("bridge: context synchronisations not bridged from now on (for %u "
-					  "waits): their waits took in the bridges, which ran to their cap (%d us)",
-					  nvt_bridge_ctx_pause(&cb.ctl), NVT_BRIDGE_CTX_CAP_US);
-		}
+	if (cb.job[g].queued_seq == tls.seq && !cb.ctl.off && nvt_bridge_ctx_seen(&cb.ctl, taken_in)) {
+		__atomic_store_n(&cb.ctl_off, 1, __ATOMIC_RELAXED);
+		stopped = 1;
+		pause = nvt_bridge_ctx_pause(&cb.ctl);
 	}
 	pthread_mutex_unlock(&cb.lock);
+	/* (said without the lock: a full stderr must not hold the other threads' waits) */
+	if (stopped && dbg.on)
+		shim_note("bridge: context synchronisations not bridged from now on (for %u waits): their "
+			  "waits took in the bridges, which ran to their cap (%d us)",
+			  pause, NVT_BRIDGE_CTX_CAP_US);
 }
 
 void shim_bridge_returned(int g)
@@ -998,9 +1036,9 @@ void shim_bridge_returned(int g)
 	if (!tls.seq)
 		return;
 	if (tls.ctx_wait)
-		ctx_returned(tls.slot);
+		ctx_returned(tls.slot, now);
 	s = &b.s[tls.slot];
-	/* A held chain's step begins (core/yield.h, "Held steps chained"). */
+	/* A held chain's step begins (core/bridge.h, "Held steps chained"). */
 	if (tls.seq == __atomic_load_n(&s->chain, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&s->chain_ret_ns, now, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->armed_ns, now, __ATOMIC_RELAXED);
@@ -1061,7 +1099,7 @@ static void chain_bridge(struct bslot *s, uint32_t seq, uint64_t hspan, uint64_t
 		cur = seq;
 		__atomic_compare_exchange_n(&s->measured, &cur, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
-	/* (a request's chain: not again before its context is back, core/yield.h) */
+	/* (a request's chain: not again before its context is back, core/bridge.h) */
 	__atomic_store_n(&s->armed_ns, now + (fresh ? (uint64_t)NVT_BRIDGE_CHAIN_FIRST_US * 1000 : 0), __ATOMIC_RELAXED);
 	__atomic_store_n(&s->held, next, __ATOMIC_RELAXED);
 	/* Its wait has returned: the kernel lingers from its start. Published before the kernels
@@ -1410,6 +1448,9 @@ void shim_bridge_after_fork(void)
 	pthread_cond_init(&cb.wake, NULL);
 	cb.started = cb.busy = cb.quit = 0;
 	memset(cb.job, 0, sizeof(cb.job));
+	/* (the child's waits teach it their own: it may wait for other work than its parent's) */
+	memset(&cb.ctl, 0, sizeof(cb.ctl));
+	cb.ctl_off = 0;
 	cb.pending = 0;
 	tls.seq = tls.owns = 0;
 	tls.launching = tls.measuring = 0;

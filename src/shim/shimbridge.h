@@ -53,14 +53,14 @@ void shim_bridge_context_gone(void *ctx);
 void shim_bridge_slot_gone(int g);
 /* A copy to the host on a stream (entry of cuMemcpyDtoHAsync_v2, cuMemcpyAsync, or their _ptsz
  * forms: ptsz) in context ctx on slot g, arguments a, by a task that still bridges
- * (still_bridged: -p may have changed that): done by a kernel where core/yield.h says so, a's
+ * (still_bridged: -p may have changed that): done by a kernel where core/bridge.h says so, a's
  * bytes then set to 0. */
 void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int still_bridged);
-/* Held steps are chained from the start (core/yield.h, NVTASKSET_BRIDGE_REARM=1): the set-up
+/* Held steps are chained from the start (core/bridge.h, NVTASKSET_BRIDGE_REARM=1): the set-up
  * follows the launch calls for shim_bridge_launch_done. */
 int shim_bridge_chains(void);
 /* 1, once (to the first thread to ask after it happened): enough held steps were seen that a
- * chain would have shortened (core/yield.h): the launch calls are to be followed from now on. */
+ * chain would have shortened (core/bridge.h): the launch calls are to be followed from now on. */
 int shim_bridge_chains_due(void);
 /* They could not be followed (no thread to enable them): held steps are not chained. */
 void shim_bridge_chains_not_followed(void);
@@ -68,7 +68,7 @@ void shim_bridge_chains_not_followed(void);
  * last launch released one. */
 int shim_bridge_launch_wanted(void);
 /* A kernel launch call of this thread on slot g, in context ctx, returned: behind a held step's
- * launch, a new held bridge where one is due (core/yield.h, "Held steps chained"); another
+ * launch, a new held bridge where one is due (core/bridge.h, "Held steps chained"); another
  * thread's, the bridge chained meanwhile released too. */
 void shim_bridge_launch_done(int g, void *ctx);
 /* 1 while this thread launches a bridge (its launches are not the program's). */

@@ -1082,7 +1082,7 @@ void shim_yield_setup(nvt_cb_enable_fn enable, uint32_t handle, uint8_t prio, ui
 		}
 	/* Its kernel launch calls, where its held steps are chained: from the start with
 	 * NVTASKSET_BRIDGE_REARM=1, else once held steps are seen that chains would shorten
-	 * (following them costs each launch, core/yield.h). */
+	 * (following them costs each launch, core/bridge.h). */
 	chains_enable = enable;
 	chains_handle = handle;
 	for (size_t i = 0; i < N_IDS(chain_ids) && shim_bridge_chains(); i++)

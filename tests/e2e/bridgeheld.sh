@@ -1,10 +1,10 @@
-# Held steps (core/yield.h, "Held steps" and "Held steps chained"; src/shim/shimbridge.c): a held
+# Held steps (core/bridge.h, "Held steps" and "Held steps chained"; src/shim/shimbridge.c): a held
 # bridge, the learner that chooses it, and the held bridges chained behind a held step's
 # launches. Uses bridge.sh's helpers (steps_app, bridges): the suites are sourced into one shell.
 # Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e.
 # shellcheck shell=bash
 
-# Held steps (core/yield.h): a held bridge is not released by its own thread's launches, so the
+# Held steps (core/bridge.h): a held bridge is not released by its own thread's launches, so the
 # step queues behind it; the step's wait releases it. With NVTASKSET_BRIDGE_HOLD=1 every bridge
 # is held.
 t_bridge_held_steps() {
@@ -34,7 +34,7 @@ t_bridge_held_steps() {
 chained() { awk '$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	if (v["returned"] == v["seq"]) n++ } END { print n + 0 }' "$WORK/bridge.log"; }
 
-# Held steps chained (core/yield.h; NVTASKSET_BRIDGE_REARM=1: from the start): a held step whose
+# Held steps chained (core/bridge.h; NVTASKSET_BRIDGE_REARM=1: from the start): a held step whose
 # host is slower than its kernels (8 launches 100 us apart) gets a new held bridge behind a
 # launch at least 100 us after the last, the last released as it is queued, each within the 1 ms
 # held span of the step; the program's launches still leave the current one held. 0: none.

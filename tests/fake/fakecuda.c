@@ -1027,7 +1027,8 @@ static int launch_kernel(int cbid, struct launch_kernel_args *a)
 	launch_stream = a->stream;
 	rc = launch(a->f, a->gx, 1, a->params);
 	launch_stream = NULL;
-	if (rc == 0)
+	/* (a bridge's kernels take no time of the program's: one ends at its release) */
+	if (rc == 0 && !fake_is_bridge(a->f))
 		fake_stream_ran(cbid == NVT_CBID_cuLaunchKernel_ptsz && !a->stream ? NVT_CU_STREAM_PER_THREAD : a->stream);
 	fake_api_callbacks(cbid, NVT_CB_API_SITE_EXIT, &rc, a);
 	return rc;
@@ -1180,6 +1181,8 @@ static CUresult stream_destroy(void *stream)
 		rc = 0;
 	}
 	pthread_mutex_unlock(&streams.lock);
+	if (!rc)
+		fake_stream_forget(stream);
 	return rc;
 }
 

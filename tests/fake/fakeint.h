@@ -86,6 +86,10 @@ INTERNAL void fake_bridge_replay(void);
  * logged: "wait"). */
 INTERNAL void fake_bridge_waiting(void);
 INTERNAL void fake_bridge_taken_in(void);
+INTERNAL void fake_bridge_capped(void);
+/* A stream destroyed: its handle may be made again, in another context; its work still counts
+ * for its own context's synchronisation. */
+INTERNAL void fake_stream_forget(const void *stream);
 INTERNAL void fake_bridge_replayed(void);
 INTERNAL void fake_run_hog(const struct fakecuda_launch *rec);
 /* Runs the probe on device dev as its launch record allows: block b stores

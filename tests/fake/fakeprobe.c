@@ -3,6 +3,9 @@
  * run for real: nvtaskset's calibration probe (PTX entry nvt_probe_smid),
  * whose blocks store the SM they ran on, or a kernel of another name that
  * does the same (docs/examples/prog.c's). See fakecuda.h.
+ * Over 500 lines on purpose: the kernels it loads (the probe, the hog, the
+ * bridge's) share its module loading and their handles, which the bridge's
+ * model (its words, records and log) is kept with.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -162,6 +165,22 @@ INTERNAL void fake_bridge_waiting(void)
 	fclose(log);
 }
 
+/* FAKECUDA_BRIDGE_BESIDE=1: as a GPU that runs the bridge (a kernel of another stream) beside the
+ * step's last kernel once that one's blocks are placed: unreleased, unreturned for its cap (5 ms)
+ * since its start, it ended at its cap (reason 3) then, before the wait returns. */
+INTERNAL void fake_bridge_capped(void)
+{
+	struct fbridge *x = bridge_here();
+	struct bridge_rec *rec = x->rec;
+	uint64_t end = x->start + 5000000;
+
+	if (!rec || !x->words || (int32_t)(x->words[1] - x->seq) >= 0 || fake_ns() < end)
+		return;
+	*rec = (struct bridge_rec){.start = x->start, .end = end, .last = end, .reason = 3};
+	__atomic_store_n(&rec->seq, x->seq, __ATOMIC_RELEASE);
+	x->rec = NULL;
+}
+
 /* A context synchronisation took this GPU's last bridge in (FAKECUDA_CTXSYNC_US): unreleased, it
  * ran to its cap and writes its record (reason 3: the cap) before the wait returns. */
 INTERNAL void fake_bridge_taken_in(void)
@@ -207,7 +226,7 @@ INTERNAL void fake_bridge_replayed(void)
  * do on an H100, and so do those launched in another GPU's context (a function of another
  * context's module); FAKECUDA_BRIDGE_FAIL_RC=N: every launch of the bridge kernel answers N;
  * FAKECUDA_BRIDGE_FAIL_CHAINED=N: the Nth launch of the bridge kernel whose wait had returned
- * already (a bridge chained behind a launch: core/yield.h) fails, as a launch out of resources
+ * already (a bridge chained behind a launch: core/bridge.h) fails, as a launch out of resources
  * would. Returns the launch's error, 0 for the others. */
 INTERNAL int fake_bridge_refused(const void *f, void **params)
 {

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STREAMS 64
+#define STREAMS 1024
 #define EVENTS 4096
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -35,6 +35,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	const void *handle;
 	int dev;
+	int gone; /* destroyed: its work still counts for its context's synchronisation */
 	uint64_t busy_until;
 } streams[STREAMS];
 static int n_streams;
@@ -93,14 +94,34 @@ static uint64_t *busy_of(const void *stream)
 		return &per_thread_busy[dev];
 	if ((uintptr_t)stream == 1)
 		stream = NULL;
-	for (int i = 0; i < n_streams; i++)
-		if (streams[i].handle == stream && (stream || streams[i].dev == dev))
+	int i, now_free = -1;
+	uint64_t now = now_ns();
+
+	for (i = 0; i < n_streams; i++) {
+		if (!streams[i].gone && streams[i].handle == stream && (stream || streams[i].dev == dev))
 			return &streams[i].busy_until;
-	if (n_streams == STREAMS)
-		return &streams[0].busy_until;
-	streams[n_streams].handle = stream;
-	streams[n_streams].dev = dev;
-	return &streams[n_streams++].busy_until;
+		if (streams[i].gone && streams[i].busy_until <= now)
+			now_free = i;
+	}
+	if (now_free < 0 && n_streams == STREAMS) { /* (more than any test keeps) */
+		fprintf(stderr, "fakecuda: more than %d streams with work\n", STREAMS);
+		abort();
+	}
+	i = now_free >= 0 ? now_free : n_streams++;
+	streams[i].handle = stream;
+	streams[i].dev = dev;
+	streams[i].gone = 0;
+	streams[i].busy_until = 0;
+	return &streams[i].busy_until;
+}
+
+INTERNAL void fake_stream_forget(const void *stream)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < n_streams; i++)
+		if (stream && !streams[i].gone && streams[i].handle == stream)
+			streams[i].gone = 1;
+	pthread_mutex_unlock(&lock);
 }
 
 static uint64_t dry_ns; /* fake_stream_dry's, for the next launch (under lock) */
@@ -328,7 +349,7 @@ API CUresult cuStreamQuery_ptsz(void *hStream)
 }
 
 /* The work queued before the call began (after its callbacks): not what another thread queues
- * after (H100, docs/hardware-facts.md). FAKECUDA_CTXSYNC_US=N: each lasts N us more, as one that
+ * after (H100, docs/hardware-facts.md); FAKECUDA_BRIDGE_BESIDE: fake_bridge_capped. FAKECUDA_CTXSYNC_US=N: each lasts N us more, as one that
  * took in a bridge queued too soon would, until the bridge's cap (the bridge then ends, its
  * record written); the first M of the process only with FAKECUDA_CTXSYNC_FIRST=M. */
 static CUresult ctx_sync(void)
@@ -339,6 +360,8 @@ static CUresult ctx_sync(void)
 
 	fake_bridge_waiting();
 	sleep_until(all_done_at());
+	if (getenv("FAKECUDA_BRIDGE_BESIDE"))
+		fake_bridge_capped();
 	if (more && *more && (!first || !*first || call <= strtoul(first, NULL, 10))) {
 		sleep_until(now_ns() + (uint64_t)strtoul(more, NULL, 10) * 1000);
 		fake_bridge_taken_in();

@@ -854,6 +854,59 @@ static void test_bridge_ctx_retry(void)
 	CHECK(c.score == 0);
 }
 
+/* Bridged for a pause's worth of waits after a try, they count one stop less: the pause after
+ * the next stop is the shorter one again. */
+static void test_bridge_ctx_stops_decay(void)
+{
+	struct nvt_bridge_ctx c = {0};
+
+	for (int stop = 0; stop < 2; stop++) {
+		for (int k = 0; k < 4; k++)
+			nvt_bridge_ctx_seen(&c, 1);
+		while (!nvt_bridge_ctx_may(&c))
+			;
+	}
+	CHECK(c.stops == 2 && nvt_bridge_ctx_pause(&c) == 2 * NVT_BRIDGE_CTX_RETRY);
+	for (uint32_t k = 0; k + 1 < 2 * NVT_BRIDGE_CTX_RETRY; k++)
+		CHECK(nvt_bridge_ctx_seen(&c, 0) == 0);
+	CHECK(c.stops == 2);
+	CHECK(nvt_bridge_ctx_seen(&c, 0) == 0 && c.stops == 1);
+	for (uint32_t k = 0; k < NVT_BRIDGE_CTX_RETRY; k++)
+		CHECK(nvt_bridge_ctx_seen(&c, 0) == 0);
+	CHECK(c.stops == 0);
+	for (int k = 0; k < 1000; k++)
+		nvt_bridge_ctx_seen(&c, 0);
+	CHECK(c.stops == 0 && !c.off);
+}
+
+/* The GPU's clock told from the host's by the least of (GPU saw the return - host returned),
+ * allowed to grow by the drift a sample; a capped bridge was taken in only if its wait returned
+ * within the prompt bound of its end (the record alone until a sample). */
+static void test_bridge_clock(void)
+{
+	const uint64_t gpu0 = 1760000000000000000ull, host0 = 5000000000ull;
+	const int64_t off = (int64_t)(gpu0 - host0);
+	struct nvt_bridge_clock c = {0};
+
+	CHECK(nvt_bridge_ctx_taken_in(&c, 1, gpu0, host0 + 99000000) == 1);
+	CHECK(nvt_bridge_ctx_taken_in(&c, 0, 0, host0) == 0);
+	nvt_bridge_clock_sample(&c, gpu0 + 3000, host0);
+	CHECK(c.known && c.off_ns == off + 3000);
+	nvt_bridge_clock_sample(&c, gpu0 + 1000 + 1000000, host0 + 1000000);
+	CHECK(c.off_ns == off + 1000);
+	/* A slow sample (the kernel saw it late) moves it up by the drift only. */
+	nvt_bridge_clock_sample(&c, gpu0 + 500000 + 2000000, host0 + 2000000);
+	CHECK(c.off_ns == off + 1000 + NVT_BRIDGE_CLOCK_DRIFT_NS);
+	/* A bridge that ended at gpu0 + 10 ms (host0 + 10 ms in the host's clock, about). */
+	const uint64_t end = gpu0 + 10000000;
+	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 10000000 + 30000) == 1);
+	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 10000000 - 5000) == 1);
+	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 10000000 + (uint64_t)NVT_BRIDGE_CTX_PROMPT_US * 1000 - 5000) == 1);
+	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 10000000 + (uint64_t)NVT_BRIDGE_CTX_PROMPT_US * 1000 + 5000) == 0);
+	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 17000000) == 0);
+	CHECK(nvt_bridge_ctx_taken_in(&c, 0, end, host0 + 10000000) == 0);
+}
+
 static void test_bridge_chain_seen(void)
 {
 	const uint64_t every = NVT_BRIDGE_REARM_US * 1000;
@@ -1054,6 +1107,8 @@ int main(void)
 	test_bridge_chain_seen();
 	test_bridge_ctx_seen();
 	test_bridge_ctx_retry();
+	test_bridge_ctx_stops_decay();
+	test_bridge_clock();
 	test_bridge_copy();
 	test_words();
 	test_priority_text();
