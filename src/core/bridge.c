@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include "bridge.h"
 #include "yield.h"
 
 #include <string.h>
@@ -283,7 +284,7 @@ int nvt_bridge_ctx_seen(struct nvt_bridge_ctx *c, int taken_in)
 	return 1;
 }
 
-void nvt_bridge_clock_sample(struct nvt_bridge_clock *c, uint64_t gpu_ns, uint64_t host_ns)
+void nvt_bridge_clock_sample(struct nvt_bridge_clock *c, uint64_t gpu_ns, uint64_t host_ns, int tight)
 {
 	int64_t off = (int64_t)(gpu_ns - host_ns);
 
@@ -292,13 +293,19 @@ void nvt_bridge_clock_sample(struct nvt_bridge_clock *c, uint64_t gpu_ns, uint64
 		off = c->off_ns + NVT_BRIDGE_CLOCK_DRIFT_NS;
 	c->off_ns = off;
 	c->known = 1;
+	if (tight) {
+		c->tight = 1;
+		c->age = 0;
+	} else if (c->age < UINT32_MAX) {
+		c->age++;
+	}
 }
 
 int nvt_bridge_ctx_taken_in(const struct nvt_bridge_clock *c, int capped, uint64_t end_ns, uint64_t host_ns)
 {
 	int64_t late;
 
-	if (!capped || !c->known)
+	if (!capped || !c->known || !c->tight || c->age > NVT_BRIDGE_CLOCK_FRESH)
 		return capped;
 	/* How long after the bridge's end, in the host's clock, the wait returned. */
 	late = (int64_t)(host_ns - (end_ns - (uint64_t)c->off_ns));

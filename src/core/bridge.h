@@ -304,17 +304,23 @@ int nvt_bridge_ctx_seen(struct nvt_bridge_ctx *c, int taken_in);
  */
 #define NVT_BRIDGE_CTX_PROMPT_US 1000
 #define NVT_BRIDGE_CLOCK_DRIFT_NS 1000
+#define NVT_BRIDGE_CLOCK_FRESH 64 /* samples since the last tight one that still trust the clock */
 struct nvt_bridge_clock {
 	int64_t off_ns; /* the GPU's clock less the host's, and the least delay seen */
 	int known;      /* 0: no sample yet */
+	int tight;      /* a tight sample was seen (a bridge that saw its wait return: ~1 us late) */
+	uint32_t age;   /* samples since the last tight one */
 };
 /* A bridge did something at gpu_ns (its clock: started, saw its wait return) no sooner than the
- * host's host_ns (just before it queued it, when it stored the return). */
-void nvt_bridge_clock_sample(struct nvt_bridge_clock *c, uint64_t gpu_ns, uint64_t host_ns);
+ * host's host_ns (just before it queued it, when it stored the return); tight: it saw the
+ * return (a start may come long after the queueing, behind the step's work). */
+void nvt_bridge_clock_sample(struct nvt_bridge_clock *c, uint64_t gpu_ns, uint64_t host_ns, int tight);
 /* A context synchronisation returned at host_ns; its bridge ended (at the GPU's end_ns) at its
  * cap before (capped: 1) or not. Returns 1 if the wait took the bridge in: capped, and, where c
- * is known, the wait returned within NVT_BRIDGE_CTX_PROMPT_US of the bridge's end (unknown: the
- * record alone says so). */
+ * had a tight sample in its last NVT_BRIDGE_CLOCK_FRESH, the wait returned within
+ * NVT_BRIDGE_CTX_PROMPT_US of the bridge's end (else the record alone says so: loose samples
+ * alone could put the end too early, and a driver that takes every bridge in would never be
+ * told so). */
 int nvt_bridge_ctx_taken_in(const struct nvt_bridge_clock *c, int capped, uint64_t end_ns, uint64_t host_ns);
 /* How many context synchronisations go unbridged after c's last stop. */
 uint32_t nvt_bridge_ctx_pause(const struct nvt_bridge_ctx *c);

@@ -634,8 +634,8 @@ static int launch_capped(struct bslot *s, uint32_t seq, uint64_t cap, uint64_t l
 		turn_off("launching the bridge", rc);
 		return 1;
 	}
-	/* Queued: whatever the host queued before it is too, and the GPU sees work behind the
-	 * bridges before it, which need no margin after their release any more. */
+	/* Queued: the bridges before it on this stream have it and its empty kernel behind them,
+	 * work the GPU sees, and need no margin after their release any more. */
 	store_max(&s->w[7], seq - 1);
 	return 0;
 }
@@ -684,6 +684,7 @@ static struct {
 		 * returned (ret_ns), by seq in the records' ring; the last one's seq. */
 		struct nvt_bridge_clock clock;
 		uint32_t last_seq, ret_seq[CTX_RECS], q_seq[CTX_RECS];
+		uint32_t sampled[CTX_RECS]; /* each bridge's record read once for the clock */
 		uint64_t ret_ns[CTX_RECS], q_ns[CTX_RECS];
 	} job[NVT_MAX_GPUS];
 	int pending; /* slots whose seq is not 0 */
@@ -971,12 +972,13 @@ static void clock_sample(int g, uint32_t seq)
 	const struct trace_rec *r = seq ? rec_of(&b.s[g], seq) : NULL;
 	unsigned k = seq % CTX_RECS;
 
-	if (!r || __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != seq)
+	if (!r || cb.job[g].sampled[k] == seq || __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != seq)
 		return;
+	cb.job[g].sampled[k] = seq;
 	if (cb.job[g].q_seq[k] == seq && r->start)
-		nvt_bridge_clock_sample(&cb.job[g].clock, r->start, cb.job[g].q_ns[k]);
+		nvt_bridge_clock_sample(&cb.job[g].clock, r->start, cb.job[g].q_ns[k], 0);
 	if (cb.job[g].ret_seq[k] == seq && r->saw_ret)
-		nvt_bridge_clock_sample(&cb.job[g].clock, r->saw_ret, cb.job[g].ret_ns[k]);
+		nvt_bridge_clock_sample(&cb.job[g].clock, r->saw_ret, cb.job[g].ret_ns[k], 1);
 }
 
 /* This thread's context synchronisation on slot g returned at now, its bridge handed to

@@ -90,6 +90,8 @@ INTERNAL void fake_bridge_capped(void);
 /* A stream destroyed: its handle may be made again, in another context; its work still counts
  * for its own context's synchronisation. */
 INTERNAL void fake_stream_forget(const void *stream);
+/* When the work queued so far in the current context is done (CLOCK_MONOTONIC ns). */
+INTERNAL uint64_t fake_context_done_at(void);
 INTERNAL void fake_bridge_replayed(void);
 INTERNAL void fake_run_hog(const struct fakecuda_launch *rec);
 /* Runs the probe on device dev as its launch record allows: block b stores

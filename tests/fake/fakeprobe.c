@@ -83,6 +83,11 @@ INTERNAL int fake_is_bridge(const void *f)
 	return bridge_dev_of(f) >= 0;
 }
 
+/* %globaltimer: the host's CLOCK_MONOTONIC far ahead, as a GPU's is of it (a shim that mixed the
+ * two clocks up would show). */
+#define GPU_CLOCK_AHEAD 1700000000000000000ull
+#define GPU(t) ((t) + GPU_CLOCK_AHEAD)
+
 static uint64_t fake_ns(void)
 {
 	struct timespec ts;
@@ -99,11 +104,11 @@ static void bridge_end_if_released(struct fbridge *x)
 
 	if (rec && x->words && (int32_t)(x->words[1] - x->seq) >= 0) {
 		uint64_t now = fake_ns();
-		rec->start = x->start;
-		rec->saw_ret = (int32_t)(x->words[0] - x->seq) >= 0 ? now : 0;
-		rec->saw_rel = now;
-		rec->end = now + 20000;
-		rec->last = now;
+		rec->start = GPU(x->start);
+		rec->saw_ret = (int32_t)(x->words[0] - x->seq) >= 0 ? GPU(now) : 0;
+		rec->saw_rel = GPU(now);
+		rec->end = GPU(now + 20000);
+		rec->last = GPU(now);
 		rec->reason = 1;
 		__atomic_store_n(&rec->seq, x->seq, __ATOMIC_RELEASE);
 		x->rec = NULL;
@@ -165,9 +170,10 @@ INTERNAL void fake_bridge_waiting(void)
 	fclose(log);
 }
 
-/* FAKECUDA_BRIDGE_BESIDE=1: as a GPU that runs the bridge (a kernel of another stream) beside the
- * step's last kernel once that one's blocks are placed: unreleased, unreturned for its cap (5 ms)
- * since its start, it ended at its cap (reason 3) then, before the wait returns. */
+/* FAKECUDA_BRIDGE_BESIDE=N: as a GPU that runs the bridge (a kernel of another stream) beside the
+ * step's last kernel once that one's blocks are placed, at every Nth context synchronisation:
+ * unreleased, unreturned for its cap (5 ms) since its start, it ended at its cap (reason 3)
+ * then, before the wait returns. */
 INTERNAL void fake_bridge_capped(void)
 {
 	struct fbridge *x = bridge_here();
@@ -176,7 +182,7 @@ INTERNAL void fake_bridge_capped(void)
 
 	if (!rec || !x->words || (int32_t)(x->words[1] - x->seq) >= 0 || fake_ns() < end)
 		return;
-	*rec = (struct bridge_rec){.start = x->start, .end = end, .last = end, .reason = 3};
+	*rec = (struct bridge_rec){.start = GPU(x->start), .end = GPU(end), .last = GPU(end), .reason = 3};
 	__atomic_store_n(&rec->seq, x->seq, __ATOMIC_RELEASE);
 	x->rec = NULL;
 }
@@ -190,7 +196,7 @@ INTERNAL void fake_bridge_taken_in(void)
 
 	if (!rec || !x->words || (int32_t)(x->words[1] - x->seq) >= 0)
 		return;
-	*rec = (struct bridge_rec){.start = x->start, .end = fake_ns(), .last = fake_ns(), .reason = 3};
+	*rec = (struct bridge_rec){.start = GPU(x->start), .end = GPU(fake_ns()), .last = GPU(fake_ns()), .reason = 3};
 	__atomic_store_n(&rec->seq, x->seq, __ATOMIC_RELEASE);
 	x->rec = NULL;
 }
@@ -281,7 +287,7 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 	FILE *log;
 
 	if (f == &x->copy && params[3] && *(uint64_t *)params[3]) /* (..., stamp) */
-		*(volatile uint64_t *)(uintptr_t)*(uint64_t *)params[3] = fake_ns();
+		*(volatile uint64_t *)(uintptr_t)*(uint64_t *)params[3] = GPU(fake_ns());
 	/* FAKECUDA_BRIDGE_DELAY_US=N: a bridge's launch from a thread other than the program's first
 	 * takes N us, during which the driver's teardown must not come (bridge_at_teardown). */
 	if (f == &x->function && getenv("FAKECUDA_BRIDGE_DELAY_US") && syscall(SYS_gettid) != getpid()) {
@@ -294,7 +300,10 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 	if (f == &x->function) { /* (..., trace) */
 		bridge_end_if_released(x);
 		x->rec = params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL;
-		x->start = fake_ns();
+		/* It starts once the work queued before it is done (FAKECUDA_BRIDGE_BESIDE: at once,
+		 * beside the step's last kernel). */
+		uint64_t now = fake_ns(), ahead = fake_context_done_at();
+		x->start = getenv("FAKECUDA_BRIDGE_BESIDE") || ahead < now ? now : ahead;
 	}
 	if (!path || !(log = fopen(path, "a")))
 		return;

@@ -169,6 +169,11 @@ static uint64_t all_done_at(void)
 	return t;
 }
 
+INTERNAL uint64_t fake_context_done_at(void)
+{
+	return all_done_at();
+}
+
 API uint64_t fakecuda_done_at(const void *stream)
 {
 	return stream_done_at(stream);
@@ -356,11 +361,12 @@ static CUresult ctx_sync(void)
 {
 	static unsigned long calls;
 	const char *more = getenv("FAKECUDA_CTXSYNC_US"), *first = getenv("FAKECUDA_CTXSYNC_FIRST");
+	const char *beside = getenv("FAKECUDA_BRIDGE_BESIDE");
 	unsigned long call = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
 
 	fake_bridge_waiting();
 	sleep_until(all_done_at());
-	if (getenv("FAKECUDA_BRIDGE_BESIDE"))
+	if (beside && *beside && call % (strtoul(beside, NULL, 10) ? strtoul(beside, NULL, 10) : 1) == 0)
 		fake_bridge_capped();
 	if (more && *more && (!first || !*first || call <= strtoul(first, NULL, 10))) {
 		sleep_until(now_ns() + (uint64_t)strtoul(more, NULL, 10) * 1000);

@@ -879,9 +879,10 @@ static void test_bridge_ctx_stops_decay(void)
 	CHECK(c.stops == 0 && !c.off);
 }
 
-/* The GPU's clock told from the host's by the least of (GPU saw the return - host returned),
- * allowed to grow by the drift a sample; a capped bridge was taken in only if its wait returned
- * within the prompt bound of its end (the record alone until a sample). */
+/* The GPU's clock told from the host's by the least of (GPU saw the return - host returned) and
+ * (bridge started - host queued), allowed to grow by the drift a sample; a capped bridge was
+ * taken in only if its wait returned within the prompt bound of its end, where the clock had a
+ * tight sample lately (the record alone before, or with loose samples only). */
 static void test_bridge_clock(void)
 {
 	const uint64_t gpu0 = 1760000000000000000ull, host0 = 5000000000ull;
@@ -890,12 +891,12 @@ static void test_bridge_clock(void)
 
 	CHECK(nvt_bridge_ctx_taken_in(&c, 1, gpu0, host0 + 99000000) == 1);
 	CHECK(nvt_bridge_ctx_taken_in(&c, 0, 0, host0) == 0);
-	nvt_bridge_clock_sample(&c, gpu0 + 3000, host0);
+	nvt_bridge_clock_sample(&c, gpu0 + 3000, host0, 1);
 	CHECK(c.known && c.off_ns == off + 3000);
-	nvt_bridge_clock_sample(&c, gpu0 + 1000 + 1000000, host0 + 1000000);
+	nvt_bridge_clock_sample(&c, gpu0 + 1000 + 1000000, host0 + 1000000, 1);
 	CHECK(c.off_ns == off + 1000);
 	/* A slow sample (the kernel saw it late) moves it up by the drift only. */
-	nvt_bridge_clock_sample(&c, gpu0 + 500000 + 2000000, host0 + 2000000);
+	nvt_bridge_clock_sample(&c, gpu0 + 500000 + 2000000, host0 + 2000000, 0);
 	CHECK(c.off_ns == off + 1000 + NVT_BRIDGE_CLOCK_DRIFT_NS);
 	/* A bridge that ended at gpu0 + 10 ms (host0 + 10 ms in the host's clock, about). */
 	const uint64_t end = gpu0 + 10000000;
@@ -905,6 +906,30 @@ static void test_bridge_clock(void)
 	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 10000000 + (uint64_t)NVT_BRIDGE_CTX_PROMPT_US * 1000 + 5000) == 0);
 	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 17000000) == 0);
 	CHECK(nvt_bridge_ctx_taken_in(&c, 0, end, host0 + 10000000) == 0);
+	/* Too many loose samples since the last tight one (one above): the record alone. */
+	for (int k = 1; k < NVT_BRIDGE_CLOCK_FRESH; k++)
+		nvt_bridge_clock_sample(&c, gpu0 + 3000000, host0, 0);
+	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 17000000) == 0);
+	nvt_bridge_clock_sample(&c, gpu0 + 3000000, host0, 0);
+	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 17000000) == 1);
+}
+
+/* A driver that takes every bridge in, behind 2 ms of a step's work each: the bridges start 2 ms
+ * after their queueing (loose samples), never see a return (no tight one), and each wait returns
+ * 15 us after its bridge's end: every one is taken in. */
+static void test_bridge_clock_loose_only(void)
+{
+	const uint64_t gpu0 = 1760000000000000000ull, host0 = 5000000000ull;
+	const uint64_t cap = (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000;
+	struct nvt_bridge_clock c = {0};
+	int taken = 0;
+
+	for (int k = 0; k < 100; k++) {
+		uint64_t q = host0 + (uint64_t)k * 10000000, start = gpu0 + (q - host0) + 2000000;
+		nvt_bridge_clock_sample(&c, start, q, 0);
+		taken += nvt_bridge_ctx_taken_in(&c, 1, start + cap, q + 2000000 + cap + 15000);
+	}
+	CHECK(taken == 100);
 }
 
 static void test_bridge_chain_seen(void)
@@ -1109,6 +1134,7 @@ int main(void)
 	test_bridge_ctx_retry();
 	test_bridge_ctx_stops_decay();
 	test_bridge_clock();
+	test_bridge_clock_loose_only();
 	test_bridge_copy();
 	test_words();
 	test_priority_text();
