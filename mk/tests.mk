@@ -10,7 +10,7 @@ T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_yield $(T)/test_smcount $(T)/test_memlimit $(T)/test_cmdline $(T)/test_slurm $(T)/test_task $(T)/test_admit $(T)/test_gpus $(T)/test_cdi \
-	$(T)/test_promtext $(T)/test_view $(T)/test_segscan \
+	$(T)/test_promtext $(T)/test_view $(T)/test_segscan $(T)/test_proc \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/prioapp $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
 	$(T)/smctrlapp $(T)/demo $(T)/fake/fakerm.so $(T)/memapp $(FAKE_NOATTR)
 
@@ -49,6 +49,12 @@ $(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/unit -Itools/slurm $(LDFLAGS) -o $@ $< tools/slurm/request.c \
 		tools/slurm/rootpath.c $(OS_OBJ) $(TEST_LIBS) -lpthread
+
+# The reader of /proc (os/proc.c), on processes of its own.
+$(T)/test_proc: tests/unit/test_proc.c tests/unit/check.h $(OS_OBJ) $(TEST_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(OS_OBJ) \
+		$(TEST_LIBS) -lpthread
 
 # The task layer, the viewers' (src/view) and the sweep's (src/seg): they link what the command links of src/.
 $(T)/test_task $(T)/test_admit $(T)/test_gpus $(T)/test_view $(T)/test_segscan: $(T)/test_%: tests/unit/test_%.c $(LIB_OBJ) $(CORE_LIB)

@@ -32,7 +32,13 @@ struct nvt_stat {
 int nvt_stat_parse(const char *text, struct nvt_stat *out);
 
 /* The lines of /proc/PID/status a reader may ask for (nvt_status_line). */
-enum { NVT_STATUS_UID = 1, NVT_STATUS_TGID = 2, NVT_STATUS_NSPID = 4 };
+enum {
+	NVT_STATUS_UID = 1,
+	NVT_STATUS_TGID = 2,
+	NVT_STATUS_NSPID = 4,
+	NVT_STATUS_STATE = 8,
+	NVT_STATUS_THREADS = 16,
+};
 /* What those lines say. The reader sets want (NVT_STATUS_*), the rest zero. */
 struct nvt_status {
 	unsigned want, seen;  /* NVT_STATUS_* */
@@ -42,6 +48,8 @@ struct nvt_status {
 	long tgid;            /* Tgid */
 	int nspid_fields;     /* how many PIDs NSpid lists (0: no NSpid, kernels before 4.1) */
 	long nspid;           /* the last: the PID in the process's own namespace */
+	char state;           /* State: 'R', 'S', ..., 'Z', 'X' (as field 3 of stat) */
+	long threads;         /* Threads: its thread group's (0: its task released while read) */
 };
 /* Takes one line of a /proc/PID/status (NUL-terminated, without its newline; cut: it was
  * longer, this is its start) into s. Returns 1 when the rest need not be read, else 0. */
@@ -52,6 +60,23 @@ int nvt_status_line(const char *line, int cut, struct nvt_status *s);
  * malformed, or Uid or Tgid is missing (NSpid may be: kernels before 4.1).
  */
 int nvt_status_verdict(const struct nvt_status *s);
+/*
+ * What a process whose stat line said 'Z' or 'X' is, from its status read just after (State and
+ * Threads asked for; nvt_status_verdict said 0). A thread-group leader reads 'Z' while it has
+ * exited and other threads of its group live (main called pthread_exit; or another thread calls
+ * exec and waits for the leader to end before it takes the leader's PID): the process lives.
+ */
+enum nvt_exited {
+	NVT_EXITED_GONE,     /* 'Z' with no other thread: a zombie */
+	NVT_EXITED_LIVES,    /* other threads of its group live: the process lives */
+	NVT_EXITED_REPLACED, /* a live task holds the PID now (an exec by another thread ended
+				between the two reads, the task keeping the leader's start time):
+				read stat again */
+	NVT_EXITED_RELEASED, /* 'X', or no thread counted: the task read was being released, a
+				zombie reaped or the leader that another thread's exec replaced:
+				read stat again (no such file: gone) */
+};
+enum nvt_exited nvt_exited_verdict(const struct nvt_status *s);
 
 /* One process: its PID and its identity across PID reuse (and PID namespaces). */
 struct nvt_proc_id {

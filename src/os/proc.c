@@ -140,24 +140,28 @@ static int status_line(char *line, int cut, void *arg)
 }
 
 /* Reads the lines of /proc/PID/status (pid 0: /proc/self/status) that s->want
- * names, to the end of the file if need be. Returns 0, or -1 with errno set
- * (ESRCH: reaped while read; EINVAL: a line asked for is malformed, or Uid or
- * Tgid is missing: nvt_status_verdict). */
+ * names, to the end of the file if need be. A read that found its task released
+ * is read again, once: a reaped process's file is gone by then (ENOENT), while
+ * the leader that another thread's exec replaced leaves its PID to that thread.
+ * Returns 0, or -1 with errno set (ESRCH: reaped while read; EINVAL: a line
+ * asked for is malformed, or Uid or Tgid is missing: nvt_status_verdict). */
 static int status_read(pid_t pid, struct nvt_status *s)
 {
 	char path[64];
 	unsigned want = s->want;
-	int err;
+	int err = ESRCH;
 
-	memset(s, 0, sizeof(*s));
-	s->want = want;
 	if (pid)
 		snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/status");
-	if (each_record(path, '\n', status_line, s) < 0)
-		return -1;
-	err = nvt_status_verdict(s);
+	for (int round = 0; round < 2 && err == ESRCH; round++) {
+		memset(s, 0, sizeof(*s));
+		s->want = want;
+		if (each_record(path, '\n', status_line, s) < 0)
+			return -1;
+		err = nvt_status_verdict(s);
+	}
 	if (err) {
 		errno = err;
 		return -1;
@@ -167,52 +171,73 @@ static int status_read(pid_t pid, struct nvt_status *s)
 
 /* ---- Identity -------------------------------------------------------------------- */
 
-/* Reads and parses a /proc/PID/stat file. Returns 0, or -1 with errno set
- * (ESRCH for a zombie: gone, as far as partitions go). */
-static int stat_at(const char *path, struct nvt_stat *st)
+/* /proc/PID/WHAT, or /proc/self/WHAT for pid 0, into path (64 bytes). */
+static void self_or_pid(pid_t pid, const char *what, char path[64])
 {
-	/* 52 fields and a command name: about 1.2 KB at most. */
-	char buf[4096];
-
-	if (read_whole(path, buf, sizeof(buf)) < 0)
-		return -1;
-	if (nvt_stat_parse(buf, st)) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (st->state == 'Z' || st->state == 'X') {
-		errno = ESRCH;
-		return -1;
-	}
-	return 0;
+	if (pid)
+		snprintf(path, 64, "/proc/%ld/%s", (long)pid, what);
+	else
+		snprintf(path, 64, "/proc/self/%s", what);
 }
 
-static int start_time_at(const char *path, uint64_t *start_time)
-{
-	struct nvt_stat st;
+/*
+ * Rounds of stat_at's reads at most. A round past the first follows a status read that found
+ * the task behind the PID replaced or released (nvt_exited_verdict) between it and the stat
+ * read: windows of microseconds, three in a row a process that does nothing else.
+ */
+#define STAT_ROUNDS 3
 
-	if (stat_at(path, &st))
-		return -1;
-	*start_time = st.start_time;
-	return 0;
+/* Reads and parses /proc/PID/stat (pid 0: /proc/self/stat). A stat that says 'Z' or 'X'
+ * (rare) pays a status read: a leader whose thread group lives is alive (nvt_exited_verdict).
+ * Returns 0, or -1 with errno set (ESRCH for a zombie: gone, as far as partitions go, and for
+ * a task still being released after STAT_ROUNDS reads; EAGAIN: replaced that often). */
+static int stat_at(pid_t pid, struct nvt_stat *st)
+{
+	/* 52 fields and a command name: about 1.2 KB at most. */
+	char path[64], buf[4096];
+	enum nvt_exited verdict = NVT_EXITED_RELEASED;
+
+	self_or_pid(pid, "stat", path);
+	for (int round = 0; round < STAT_ROUNDS; round++) {
+		struct nvt_status s = {.want = NVT_STATUS_STATE | NVT_STATUS_THREADS};
+
+		if (read_whole(path, buf, sizeof(buf)) < 0)
+			return -1;
+		if (nvt_stat_parse(buf, st)) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (st->state != 'Z' && st->state != 'X')
+			return 0;
+		if (status_read(pid, &s))
+			return -1;
+		verdict = nvt_exited_verdict(&s);
+		if (verdict == NVT_EXITED_LIVES)
+			return 0;
+		if (verdict == NVT_EXITED_GONE)
+			break;
+	}
+	errno = verdict == NVT_EXITED_REPLACED ? EAGAIN : ESRCH;
+	return -1;
 }
 
 int nvt_proc_stat(pid_t pid, struct nvt_stat *st)
 {
-	char path[64];
-
-	if (pid == 0)
-		return stat_at("/proc/self/stat", st);
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	return stat_at(path, st);
+	return stat_at(pid, st);
 }
 
 int nvt_proc_start_time(pid_t pid, uint64_t *start_time)
 {
-	char path[64];
+	struct nvt_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	return start_time_at(path, start_time);
+	if (pid <= 0) { /* no process (not this one: /proc has no PID 0) */
+		errno = ENOENT;
+		return -1;
+	}
+	if (stat_at(pid, &st))
+		return -1;
+	*start_time = st.start_time;
+	return 0;
 }
 
 int nvt_proc_euid(pid_t pid, uid_t *euid)
@@ -225,15 +250,6 @@ int nvt_proc_euid(pid_t pid, uid_t *euid)
 		return -1;
 	*euid = (uid_t)s.uid[1];
 	return 0;
-}
-
-/* /proc/PID/WHAT, or /proc/self/WHAT for pid 0, into path (64 bytes). */
-static void self_or_pid(pid_t pid, const char *what, char path[64])
-{
-	if (pid)
-		snprintf(path, 64, "/proc/%ld/%s", (long)pid, what);
-	else
-		snprintf(path, 64, "/proc/self/%s", what);
 }
 
 int nvt_proc_inode(pid_t pid, const char *what, uint64_t *dev, uint64_t *ino)
@@ -442,8 +458,10 @@ static int link_one(pid_t pid, void *arg)
 		 * without this process would hide it (and its tasks) from -a -p
 		 * and -l, so fail. */
 		return errno == ENOENT || errno == ESRCH ? 0 : -1;
+	/* A line that says 'Z' is kept: its parent is known (and a leader whose threads
+	 * live is a running process). */
 	if (nvt_stat_parse(text, &st))
-		return 0; /* a zombie's, or ended while read */
+		return 0; /* not a stat line: ended while read */
 	bigger = nvt_grow(l->v, l->n, &l->cap, sizeof(*bigger), 256);
 	if (!bigger) {
 		errno = ENOMEM;

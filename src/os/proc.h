@@ -27,12 +27,18 @@ struct nvt_proc {
 	int hidden;          /* alive, but /proc hides it (hidepid): no start time, no uids */
 };
 
+/*
+ * A zombie, to the readers of a process's identity below, is a process that has ended and
+ * not been reaped: its stat says 'Z' (or 'X') and no other thread of its group lives. A
+ * thread-group leader that has ended while other threads of its group live (main called
+ * pthread_exit, or another thread calls exec) reads 'Z' too, and is alive: its process runs.
+ */
 /* Reads field 22 (start time) of /proc/<pid>/stat. Returns 0, or -1 with
- * errno set (ESRCH for a zombie). */
+ * errno set (ESRCH for a zombie; EAGAIN: its state would not tell). */
 int nvt_proc_start_time(pid_t pid, uint64_t *start_time);
 /* Reads /proc/<pid>/stat (pid 0: /proc/self/stat, whose PID says which PID
- * namespace /proc numbers in). Returns 0, or -1 with errno set (ESRCH for a
- * zombie). */
+ * namespace /proc numbers in). Returns 0 (state 'Z' for a leader whose group lives),
+ * or -1 with errno set (ESRCH for a zombie; EAGAIN: its state would not tell). */
 int nvt_proc_stat(pid_t pid, struct nvt_stat *st);
 /* Reads the effective uid of pid from /proc/<pid>/status. Returns 0, or -1 with errno set. */
 int nvt_proc_euid(pid_t pid, uid_t *euid);

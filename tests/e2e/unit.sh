@@ -12,6 +12,7 @@ t_unit_claim() { timeout "$HANG" "$T/test_claim"; }
 t_fuzz_parsers() { FUZZ_SECONDS=${FUZZ_SECONDS:-3} timeout "$HANG" "$T/fuzz_parsers"; }
 t_unit_gpusel() { "$T/test_gpusel"; }
 t_unit_ptree() { "$T/test_ptree"; }
+t_unit_proc() { timeout "$HANG" "$T/test_proc"; }
 t_unit_profile() { "$T/test_profile"; }
 t_unit_slurm() { "$T/test_slurm"; }
 t_unit_prio() { "$T/test_prio"; }

@@ -86,6 +86,38 @@ static void test_status_lines(void)
 	CHECK(nvt_status_line("NSpid:\t4242", 1, &s) == 1 && nvt_status_verdict(&s) == EINVAL);
 }
 
+/* A stat line said 'Z' or 'X': what the status read after it says (lines as Linux 6.18 prints). */
+static void test_exited(void)
+{
+	const unsigned both = NVT_STATUS_STATE | NVT_STATUS_THREADS;
+	struct nvt_status s;
+
+	/* Main called pthread_exit; another thread lives (or calls exec, waits for the leader). */
+	CHECK(status_of("Name:\tapp\nUmask:\t0022\nState:\tZ (zombie)\nTgid:\t77\nThreads:\t2\n",
+			both, &s) == 0);
+	CHECK(s.state == 'Z' && s.threads == 2 && nvt_exited_verdict(&s) == NVT_EXITED_LIVES);
+	CHECK(status_of("State:\tX (dead)\nThreads:\t3\n", both, &s) == 0);
+	CHECK(nvt_exited_verdict(&s) == NVT_EXITED_LIVES);
+	/* A zombie whose threads have all ended; one released while read (no threads counted). */
+	CHECK(status_of("State:\tZ (zombie)\nThreads:\t1\n", both, &s) == 0);
+	CHECK(nvt_exited_verdict(&s) == NVT_EXITED_GONE);
+	/* Taken as it was released: a zombie reaped, or the leader an exec replaced. */
+	CHECK(status_of("State:\tX (dead)\nThreads:\t0\n", both, &s) == 0);
+	CHECK(nvt_exited_verdict(&s) == NVT_EXITED_RELEASED);
+	CHECK(status_of("State:\tX (dead)\nThreads:\t1\n", both, &s) == 0);
+	CHECK(nvt_exited_verdict(&s) == NVT_EXITED_RELEASED);
+	/* The exec ended between the stat read and this one: the PID's task is the new image. */
+	CHECK(status_of("State:\tR (running)\nThreads:\t1\n", both, &s) == 0);
+	CHECK(nvt_exited_verdict(&s) == NVT_EXITED_REPLACED);
+	CHECK(status_of("State:\tS (sleeping)\nThreads:\t0\n", both, &s) == 0);
+	CHECK(nvt_exited_verdict(&s) == NVT_EXITED_RELEASED);
+	/* Malformed, or missing. */
+	CHECK(status_of("State:\t\nThreads:\t2\n", both, &s) == EINVAL);
+	CHECK(status_of("State:\tZ (zombie)\nThreads:\t-2\n", both, &s) == EINVAL);
+	CHECK(status_of("State:\tZ (zombie)\nThreads:\tx\n", both, &s) == EINVAL);
+	CHECK(status_of("State:\tZ (zombie)\n", both, &s) == EINVAL);
+}
+
 static void test_proc_id(void)
 {
 	struct nvt_proc_id id = {4026531836u, 4242, 18446744073709551615ull}, back;
@@ -220,6 +252,7 @@ int main(void)
 	test_grow();
 	test_stat_parse();
 	test_status_lines();
+	test_exited();
 	test_proc_id();
 	test_links();
 	test_loop();
