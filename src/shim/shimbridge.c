@@ -21,7 +21,7 @@
  * A context synchronisation waits for every stream of its context, a bridge queued before it
  * too: its bridge is queued by a thread of the shim's own (ctx_bridger) just after the wait
  * began, which the wait does not wait for (core/bridge.h, "Context synchronisations"); with a
- * cap of its own, and no longer once the waits show they took it in.
+ * cap of its own, and not for a while once the waits show they took it in.
  *
  * Every launch (but those of a held bridge's thread) and graph replay
  * releases the bridge (one store: with one
@@ -851,7 +851,7 @@ static int ctx_bridge_hand(int g, void *ctx, uint32_t seq, uint64_t linger, uint
 }
 
 /* A context synchronisation begins: may its bridge be queued (core/bridge.h: stopped for a
- * while after long waits)? */
+ * while after waits that took their bridges in)? */
 static int ctx_bridging(void)
 {
 	int may;
