@@ -1299,12 +1299,12 @@ void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int 
 
 /* The trace of slot g's bridges and copies to f; counts what ended how (enum trace_reason's
  * index; [0]: no record from the GPU yet). */
-static void trace_write(FILE *f, int g, uint64_t ends[4])
+static void trace_write(FILE *f, int g, uint64_t ends[5])
 {
 	const struct bslot *s = &b.s[g];
 	const struct trace_rec *r = (const struct trace_rec *)((const char *)s->w + TRACE_REC_OFF);
 	const volatile uint64_t *gpu = (const volatile uint64_t *)((const char *)s->w + TRACE_COPY_OFF);
-	static const char *const why[4] = {"none", "released", "linger", "cap"};
+	static const char *const why[5] = {"none", "released", "linger", "cap", "next"};
 
 	for (uint32_t i = 0; i < TRACE_N; i++) {
 		uint32_t seq = s->tr->b[i].seq, reason = 0;
@@ -1313,7 +1313,7 @@ static void trace_write(FILE *f, int g, uint64_t ends[4])
 		struct trace_rec rec = {0};
 		if (__atomic_load_n(&r[i].seq, __ATOMIC_ACQUIRE) == seq) {
 			rec = r[i];
-			reason = rec.reason >= TR_RELEASED && rec.reason <= TR_CAP ? rec.reason : 0;
+			reason = rec.reason >= TR_RELEASED && rec.reason <= TR_NEXT ? rec.reason : 0;
 		}
 		ends[reason]++;
 		fprintf(f, "bridge gpu=%d seq=%u wait=%llu ret=%llu rel=%llu call=%llu end=%s start=%llu "
@@ -1334,7 +1334,7 @@ static void trace_write(FILE *f, int g, uint64_t ends[4])
 static void trace_report(void)
 {
 	char path[4096];
-	uint64_t ends[4] = {0};
+	uint64_t ends[5] = {0};
 	int fd;
 	FILE *f;
 
@@ -1362,11 +1362,12 @@ static void trace_report(void)
 		shim_warn("cannot write the bridge's trace to %s: %s", path, strerror(errno));
 		return;
 	}
-	shim_note("bridge trace: of %llu bridges, %llu ended released, %llu at the linger, %llu at the "
-		  "cap, %llu not yet (no record); in %s",
-		  (unsigned long long)(ends[0] + ends[TR_RELEASED] + ends[TR_LINGER] + ends[TR_CAP]),
-		  (unsigned long long)ends[TR_RELEASED], (unsigned long long)ends[TR_LINGER],
-		  (unsigned long long)ends[TR_CAP], (unsigned long long)ends[0], path);
+	shim_note("bridge trace: of %llu bridges, %llu ended released, %llu released behind the next, "
+		  "%llu at the linger, %llu at the cap, %llu not yet (no record); in %s",
+		  (unsigned long long)(ends[0] + ends[TR_RELEASED] + ends[TR_NEXT] + ends[TR_LINGER] + ends[TR_CAP]),
+		  (unsigned long long)ends[TR_RELEASED], (unsigned long long)ends[TR_NEXT],
+		  (unsigned long long)ends[TR_LINGER], (unsigned long long)ends[TR_CAP],
+		  (unsigned long long)ends[0], path);
 }
 
 void shim_bridge_report(void)

@@ -16,8 +16,8 @@ const char nvt_bridge_ptx[] =
 	 * next call (w[5], at most late after it was seen set since it was last seen clear), or
 	 * after this step's replay was queued (w[4] >= seq); with replay, not before that
 	 * replay; at most span after the release, at once once released if w[7] >= seq (the next
-	 * bridge is queued behind it); trace (0: none): where it writes its record as it ends
-	 * (struct trace_rec). Not released, it ends linger after the wait returned
+	 * bridge is queued behind it: record reason 4); trace (0: none): where it writes its
+	 * record as it ends (struct trace_rec). Not released, it ends linger after the wait returned
 	 * (w[0] >= seq) or after w[6] (the held thread's launches) last changed, at most hspan
 	 * after the wait returned. */
 	".visible .entry nvt_bridge(.param .u64 w, .param .u32 seq, .param .u64 cap,\n"
@@ -66,6 +66,7 @@ const char nvt_bridge_ptx[] =
 	"  ld.volatile.global.u32 %r3, [%rd1+28];\n"
 	"  sub.s32 %r3, %r3, %r1;\n"
 	"  setp.ge.s32 %p2, %r3, 0;\n"
+	"  @%p2 mov.u32 %r6, 4;\n"
 	"  @%p2 bra DONE;\n"
 	"  ld.volatile.global.u32 %r3, [%rd1+12];\n"
 	"  setp.ne.u32 %p2, %r3, 0;\n"

@@ -18,7 +18,8 @@ struct trace_rec {
 	uint64_t last;               /* from when its margin ran (saw_rel, or a replay seen later) */
 	uint64_t pad[2];
 };
-enum trace_reason { TR_RELEASED = 1, TR_LINGER = 2, TR_CAP = 3 };
+/* TR_NEXT: released and ended at once, the next bridge queued behind it (w[7]). */
+enum trace_reason { TR_RELEASED = 1, TR_LINGER = 2, TR_CAP = 3, TR_NEXT = 4 };
 /* The kernel's stores (nvt_bridge_ptx) name these offsets. */
 _Static_assert(sizeof(struct trace_rec) == 64 && offsetof(struct trace_rec, reason) == 4 &&
 		       offsetof(struct trace_rec, start) == 8 && offsetof(struct trace_rec, saw_ret) == 16 &&

@@ -425,20 +425,33 @@ t_bridge_trace() {
 	n=$(grep -c '^bridge ' "$f")
 	eq "$n" "$(bridges)" "bridges traced"
 	# Each bridge: queued, returned, released in that order, and (but the last) ended released
-	# by its kernel's record, which saw the release.
+	# by its kernel's record, which saw the release (a held one, released by the next wait's
+	# start, at once: the next bridge is queued behind it).
 	bad=$(awk '$1 == "bridge" {
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		if (!(v["wait"] > 0 && v["ret"] >= v["wait"])) print "host: " $0
 		if (v["rel"] < v["ret"]) { if (v["rel"] || unreleased++) print "release: " $0 }
 		if (v["seq"] != last + 1) print "seq: " $0
 		if (v["end"] == "released" && !(v["saw_rel"] > 0 && v["stop"] > v["saw_rel"] && v["start"] > 0)) print "gpu: " $0
-		if (v["end"] != "released") unended++
+		if (v["end"] == "next" && !(v["saw_rel"] > 0 && v["stop"] == v["saw_rel"] && v["start"] > 0)) print "gpu (next): " $0
+		if (v["end"] != "released" && v["end"] != "next") unended++
 		last = v["seq"] }
 		END { if (unended > 1) print unended " not ended" }' "$f")
 	eq "$bad" "" "trace lines"
 	line=$(grep 'bridge trace: ' "$WORK/trace.err") || die "no report: $(cat "$WORK/trace.err")"
-	has "$line" "bridge trace: of $n bridges, $(grep -c 'end=released' "$f") ended released, 0 at the linger, 0 at the cap"
+	has "$line" "bridge trace: of $n bridges, $(grep -c 'end=released' "$f") ended released, $(grep -c 'end=next' "$f") released behind the next, 0 at the linger, 0 at the cap"
 	has "$line" "in $f"
+	# Two waits in a row: the second's start releases the first's bridge and queues its own
+	# behind it, which ends it at once (end=next: stopped as it saw the release).
+	NVTASKSET_BRIDGE_TRACE=$WORK/trt PRIOAPP_SYNC_TWICE=1 steps_app trtwice --priority high
+	f=$(find "$WORK" -maxdepth 1 -name 'trt.*')
+	bad=$(awk '$1 == "bridge" {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (v["end"] == "next" && !(v["saw_rel"] > 0 && v["stop"] == v["saw_rel"])) print "gpu (next): " $0
+		n[v["end"]]++ }
+		END { if (n["next"] < 20 || n["released"] < 20) print n["next"] + 0 " next, " n["released"] + 0 " released" }' "$f")
+	eq "$bad" "" "bridges ended behind the next"
+	has "$(cat "$WORK/trtwice.err")" "$(grep -c 'end=next' "$f") released behind the next"
 	# Steps that replay a graph: the host's first call after a replay is traced, after the
 	# release (the replay's own) and at most as late as the next wait.
 	NVTASKSET_BRIDGE_TRACE=$WORK/trg PRIOAPP_GRAPH=1 steps_app trgraph --priority high

@@ -97,19 +97,24 @@ static uint64_t fake_ns(void)
 }
 
 /* GPU x's last bridge's record, if the host released it: it ended (at the next launch on that
- * GPU, the program's or the next bridge: a held bridge is released by the wait before the next). */
-static void bridge_end_if_released(struct fbridge *x)
+ * GPU, the program's or the next bridge: a held bridge is released by the wait before the next).
+ * queuing: the next bridge is being queued, the release just made by its wait's start: the shim
+ * says so (w[7]) once it is queued, within the margin, and the bridge ends then (reason 4), as
+ * it does once w[7] says so. */
+static void bridge_end_if_released(struct fbridge *x, int queuing)
 {
 	struct bridge_rec *rec = x->rec;
 
 	if (rec && x->words && (int32_t)(x->words[1] - x->seq) >= 0) {
 		uint64_t now = fake_ns();
+		int next = queuing || (int32_t)(x->words[7] - x->seq) >= 0;
+
 		rec->start = GPU(x->start);
 		rec->saw_ret = (int32_t)(x->words[0] - x->seq) >= 0 ? GPU(now) : 0;
 		rec->saw_rel = GPU(now);
-		rec->end = GPU(now + 20000);
+		rec->end = GPU(now + (next ? 0 : 20000));
 		rec->last = GPU(now);
-		rec->reason = 1;
+		rec->reason = next ? 4 : 1;
 		__atomic_store_n(&rec->seq, x->seq, __ATOMIC_RELEASE);
 		x->rec = NULL;
 	}
@@ -134,7 +139,7 @@ INTERNAL void fake_bridge_app_launch(void)
 	struct fbridge *x = bridge_here();
 	FILE *log;
 
-	bridge_end_if_released(x);
+	bridge_end_if_released(x, 0);
 	/* FAKECUDA_DRY_US=N: the first launch of a step that finds its bridge released makes its
 	 * stream N us later, as the GPU's switches to a lower task and back do where the host is
 	 * slower than its kernels; FAKECUDA_HELD_US=N the same for one that finds it held (a step
@@ -298,7 +303,7 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 		__atomic_sub_fetch(&bridge_launching, 1, __ATOMIC_ACQ_REL);
 	}
 	if (f == &x->function) { /* (..., trace) */
-		bridge_end_if_released(x);
+		bridge_end_if_released(x, 1);
 		x->rec = params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL;
 		/* It starts once the work queued before it is done (FAKECUDA_BRIDGE_BESIDE: at once,
 		 * beside the step's last kernel). */

@@ -9,7 +9,9 @@
  * set and never cleared, or set and cleared 30 us later. The bridge must end
  * the margin after the release, the late bound plus the margin after it, and
  * the margin after the clearing call: each case's median hold (release seen
- * to end) inside its bounds, over ROUNDS bridges. A bridge left unreleased
+ * to end) inside its bounds, over ROUNDS bridges. Where the next bridge is
+ * said queued behind it (w[7] >= seq: at the release, or 10 us later), it
+ * ends at once, or then, whatever else it waits for (record reason 4). A bridge left unreleased
  * ends its linger after the wait returned, or, held, its linger after the
  * last of its thread's launches (w[6] moved), at most the held bound after the
  * wait returned: those cases' hold is from the return seen to the end.
@@ -69,20 +71,23 @@ static int cmp(const void *a, const void *b)
 int main(void)
 {
 	/* pending: w[5] at the release; clear_us: when the next call clears it (-1: never);
+	 * next_us: when the next bridge is said queued behind it (w[7] = seq; -1: never);
 	 * launches: 0, released 20 us after the wait returned; else never released, its thread's
 	 * launches (w[6]) 100 us apart from 100 us after the return, launches - 1 of them; held:
 	 * the held bound (else only the cap); the median hold's bounds (us). */
 	static const struct {
 		const char *what;
-		int pending, clear_us, launches, held;
+		int pending, clear_us, next_us, launches, held;
 		double lo, hi;
 	} cases[] = {
-		{"released, no replay waiting", 0, -1, 0, 0, MARGIN_US - 5, MARGIN_US + 25},
-		{"a replay waiting, no call", 1, -1, 0, 0, LATE_US + MARGIN_US - 10, LATE_US + MARGIN_US + 30},
-		{"a replay waiting, a call 30 us later", 1, 30, 0, 0, 30 + MARGIN_US - 5, 30 + MARGIN_US + 25},
-		{"not released, no launch", 0, -1, 1, 0, LINGER_US - 5, LINGER_US + 30},
-		{"held, 5 launches 100 us apart", 0, -1, 6, 1, 500 + LINGER_US - 5, 500 + LINGER_US + 30},
-		{"held, launches 100 us apart past its bound", 0, -1, 16, 1, HSPAN_US - 5, HSPAN_US + 30},
+		{"released, no replay waiting", 0, -1, -1, 0, 0, MARGIN_US - 5, MARGIN_US + 25},
+		{"a replay waiting, no call", 1, -1, -1, 0, 0, LATE_US + MARGIN_US - 10, LATE_US + MARGIN_US + 30},
+		{"a replay waiting, a call 30 us later", 1, 30, -1, 0, 0, 30 + MARGIN_US - 5, 30 + MARGIN_US + 25},
+		{"released, the next bridge queued", 0, -1, 0, 0, 0, 0, 8},
+		{"a replay waiting, the next bridge queued 10 us later", 1, -1, 10, 0, 0, 10 - 5, 10 + 10},
+		{"not released, no launch", 0, -1, -1, 1, 0, LINGER_US - 5, LINGER_US + 30},
+		{"held, 5 launches 100 us apart", 0, -1, -1, 6, 1, 500 + LINGER_US - 5, 500 + LINGER_US + 30},
+		{"held, launches 100 us apart past its bound", 0, -1, -1, 16, 1, HSPAN_US - 5, HSPAN_US + 30},
 	};
 	CUdevice dev;
 	CUcontext ctx;
@@ -146,14 +151,21 @@ int main(void)
 			if (cases[c].pending)
 				__atomic_store_n(&w[5], 1, __ATOMIC_SEQ_CST);
 			__atomic_store_n(&w[4], seq, __ATOMIC_SEQ_CST);
+			if (cases[c].next_us == 0)
+				__atomic_store_n(&w[7], seq, __ATOMIC_SEQ_CST);
 			__atomic_store_n(&w[1], seq, __ATOMIC_SEQ_CST);
 			if (cases[c].clear_us >= 0) {
 				spin_us((unsigned)cases[c].clear_us);
 				__atomic_store_n(&w[5], 0, __ATOMIC_SEQ_CST); /* the host's next call */
 			}
+			if (cases[c].next_us > 0) {
+				spin_us((unsigned)cases[c].next_us);
+				__atomic_store_n(&w[7], seq, __ATOMIC_SEQ_CST);
+			}
 			CK(cuStreamSynchronize(st));
 			w[5] = 0;
-			if (rec->seq != seq || rec->reason != TR_RELEASED || !rec->saw_rel) {
+			if (rec->seq != seq || rec->reason != (cases[c].next_us >= 0 ? TR_NEXT : TR_RELEASED) ||
+			    !rec->saw_rel) {
 				fprintf(stderr, "bridgeword: bridge %u: record seq %u reason %u\n", seq, rec->seq,
 					rec->reason);
 				continue;
