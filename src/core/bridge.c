@@ -287,11 +287,22 @@ int nvt_bridge_ctx_seen(struct nvt_bridge_ctx *c, int taken_in)
 void nvt_bridge_clock_sample(struct nvt_bridge_clock *c, uint64_t gpu_ns, uint64_t host_ns, int tight)
 {
 	int64_t off = (int64_t)(gpu_ns - host_ns);
+	uint64_t grow = NVT_BRIDGE_CLOCK_DRIFT_NS;
 
-	/* The least seen, allowed to grow a little a sample (the clocks drift apart). */
-	if (c->known && off > c->off_ns + NVT_BRIDGE_CLOCK_DRIFT_NS)
-		off = c->off_ns + NVT_BRIDGE_CLOCK_DRIFT_NS;
+	/* The least seen, allowed to grow a little a sample and with the time since the last (the
+	 * clocks drift apart). */
+	if (c->known && host_ns > c->host_ns) {
+		uint64_t since = host_ns - c->host_ns;
+		grow += since > UINT64_MAX / NVT_BRIDGE_CLOCK_PPM ? NVT_BRIDGE_CLOCK_GROW_NS
+								 : since * NVT_BRIDGE_CLOCK_PPM / 1000000;
+		if (grow > NVT_BRIDGE_CLOCK_GROW_NS)
+			grow = NVT_BRIDGE_CLOCK_GROW_NS;
+	}
+	if (c->known && off > c->off_ns + (int64_t)grow)
+		off = c->off_ns + (int64_t)grow;
 	c->off_ns = off;
+	if (!c->known || host_ns > c->host_ns)
+		c->host_ns = host_ns;
 	c->known = 1;
 	if (tight) {
 		c->tight = 1;

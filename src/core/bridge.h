@@ -299,17 +299,22 @@ int nvt_bridge_ctx_seen(struct nvt_bridge_ctx *c, int taken_in);
  * kernel that runs on for more than the cap. The bridge's times are the GPU's (%globaltimer):
  * the host's clock is told from them by the bridges' records (struct nvt_bridge_clock: the
  * least of a bridge's start less the host's time just before it was queued, and of its seeing
- * its wait return less the host's time of the return, allowed to grow
- * NVT_BRIDGE_CLOCK_DRIFT_NS a sample).
+ * its wait return less the host's time of the return, allowed to grow NVT_BRIDGE_CLOCK_DRIFT_NS
+ * a sample and NVT_BRIDGE_CLOCK_PPM of the host's time since the last, at most
+ * NVT_BRIDGE_CLOCK_GROW_NS at once: the clocks drift apart by their crystals' error, tens of
+ * parts per million, and samples may come seconds apart).
  */
 #define NVT_BRIDGE_CTX_PROMPT_US 1000
 #define NVT_BRIDGE_CLOCK_DRIFT_NS 1000
+#define NVT_BRIDGE_CLOCK_PPM 100
+#define NVT_BRIDGE_CLOCK_GROW_NS 250000
 #define NVT_BRIDGE_CLOCK_FRESH 64 /* samples since the last tight one that still trust the clock */
 struct nvt_bridge_clock {
 	int64_t off_ns; /* the GPU's clock less the host's, and the least delay seen */
 	int known;      /* 0: no sample yet */
 	int tight;      /* a tight sample was seen (a bridge that saw its wait return: ~1 us late) */
 	uint32_t age;   /* samples since the last tight one */
+	uint64_t host_ns; /* the latest host time sampled */
 };
 /* A bridge did something at gpu_ns (its clock: started, saw its wait return) no sooner than the
  * host's host_ns (just before it queued it, when it stored the return); tight: it saw the

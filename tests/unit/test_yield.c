@@ -895,9 +895,9 @@ static void test_bridge_clock(void)
 	CHECK(c.known && c.off_ns == off + 3000);
 	nvt_bridge_clock_sample(&c, gpu0 + 1000 + 1000000, host0 + 1000000, 1);
 	CHECK(c.off_ns == off + 1000);
-	/* A slow sample (the kernel saw it late) moves it up by the drift only. */
+	/* A slow sample (the kernel saw it late) 1 ms later moves it up by the drift only. */
 	nvt_bridge_clock_sample(&c, gpu0 + 500000 + 2000000, host0 + 2000000, 0);
-	CHECK(c.off_ns == off + 1000 + NVT_BRIDGE_CLOCK_DRIFT_NS);
+	CHECK(c.off_ns == off + 1000 + NVT_BRIDGE_CLOCK_DRIFT_NS + 1000000 / 1000000 * NVT_BRIDGE_CLOCK_PPM);
 	/* A bridge that ended at gpu0 + 10 ms (host0 + 10 ms in the host's clock, about). */
 	const uint64_t end = gpu0 + 10000000;
 	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 10000000 + 30000) == 1);
@@ -912,6 +912,26 @@ static void test_bridge_clock(void)
 	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 17000000) == 0);
 	nvt_bridge_clock_sample(&c, gpu0 + 3000000, host0, 0);
 	CHECK(nvt_bridge_ctx_taken_in(&c, 1, end, host0 + 17000000) == 1);
+}
+
+/* The GPU's clock 50 parts per million faster than the host's, tight samples a second apart for
+ * 200 s (10 ms of drift): the clock follows; a bridge that ended 3 ms before its wait returned
+ * was not taken in, one that ended 20 us before was. A sample a day later grows it at most
+ * NVT_BRIDGE_CLOCK_GROW_NS. */
+static void test_bridge_clock_drift(void)
+{
+	const uint64_t gpu0 = 1760000000000000000ull, host0 = 5000000000ull, second = 1000000000ull;
+	struct nvt_bridge_clock c = {0};
+	uint64_t h = host0, g = gpu0;
+
+	for (int k = 0; k < 200; k++, h += second, g += second + second / 1000000 * 50)
+		nvt_bridge_clock_sample(&c, g + 1000, h, 1);
+	CHECK(c.off_ns >= (int64_t)(g - h) - 100000 && c.off_ns <= (int64_t)(g - h) + 1000);
+	CHECK(nvt_bridge_ctx_taken_in(&c, 1, g, h + 3000000) == 0);
+	CHECK(nvt_bridge_ctx_taken_in(&c, 1, g, h + 20000) == 1);
+	int64_t before = c.off_ns;
+	nvt_bridge_clock_sample(&c, g + 86400 * second + 50000000, h + 86400 * second, 0);
+	CHECK(c.off_ns == before + NVT_BRIDGE_CLOCK_GROW_NS);
 }
 
 /* A driver that takes every bridge in, behind 2 ms of a step's work each: the bridges start 2 ms
@@ -1134,6 +1154,7 @@ int main(void)
 	test_bridge_ctx_retry();
 	test_bridge_ctx_stops_decay();
 	test_bridge_clock();
+	test_bridge_clock_drift();
 	test_bridge_clock_loose_only();
 	test_bridge_copy();
 	test_words();
