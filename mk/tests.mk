@@ -50,11 +50,13 @@ $(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.
 	$(CC) $(TEST_CFLAGS) -Itests/unit -Itools/slurm $(LDFLAGS) -o $@ $< tools/slurm/request.c \
 		tools/slurm/rootpath.c $(OS_OBJ) $(TEST_LIBS) -lpthread
 
-# The reader of /proc (os/proc.c), on processes of its own.
-$(T)/test_proc: tests/unit/test_proc.c tests/unit/check.h $(OS_OBJ) $(TEST_LIBS)
+# The reader of /proc (os/proc.c), on processes of its own, their reads doctored for some
+# (core/ptree.c's loops wrapped), and a caller of it (nvt_seg_open).
+TEST_PROC_SEG = $(addprefix $(O)/seg/,segfile.o segtrust.o segopen.o segcontainer.o segwalk.o segwrite.o)
+$(T)/test_proc: tests/unit/test_proc.c tests/unit/check.h $(OS_OBJ) $(TEST_PROC_SEG) $(TEST_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(OS_OBJ) \
-		$(TEST_LIBS) -lpthread
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_PROC_SEG) $(OS_OBJ) \
+		$(TEST_LIBS) -Wl,--wrap=nvt_stat_settle,--wrap=nvt_status_settle -lpthread
 
 # The task layer, the viewers' (src/view) and the sweep's (src/seg): they link what the command links of src/.
 $(T)/test_task $(T)/test_admit $(T)/test_gpus $(T)/test_view $(T)/test_segscan: $(T)/test_%: tests/unit/test_%.c $(LIB_OBJ) $(CORE_LIB)

@@ -139,6 +139,50 @@ enum nvt_exited nvt_exited_verdict(const struct nvt_status *s)
 	return s->state == 'Z' ? NVT_EXITED_GONE : NVT_EXITED_REPLACED;
 }
 
+int nvt_stat_settle(const struct nvt_proc_reads *r, struct nvt_stat *st)
+{
+	enum nvt_exited verdict = NVT_EXITED_RELEASED;
+
+	for (int round = 0; round < NVT_STAT_ROUNDS; round++) {
+		struct nvt_status s = {.want = NVT_STATUS_STATE | NVT_STATUS_THREADS};
+
+		if (r->stat(r->arg, st))
+			return -1;
+		if (st->state != 'Z' && st->state != 'X')
+			return 0;
+		if (r->status(r->arg, &s))
+			return -1;
+		verdict = nvt_exited_verdict(&s);
+		if (verdict == NVT_EXITED_LIVES)
+			return 0;
+		if (verdict == NVT_EXITED_GONE)
+			break;
+	}
+	errno = verdict == NVT_EXITED_REPLACED ? EAGAIN : ESRCH;
+	return -1;
+}
+
+int nvt_status_settle(const struct nvt_proc_reads *r, struct nvt_status *s, struct nvt_stat *st)
+{
+	unsigned want = s->want;
+	struct nvt_stat before;
+
+	for (int round = 0; round < NVT_STATUS_ROUNDS; round++) {
+		memset(s, 0, sizeof(*s));
+		s->want = want;
+		if (nvt_stat_settle(r, &before) || r->status(r->arg, s))
+			return -1;
+		if (r->between)
+			r->between(r->arg);
+		if (nvt_stat_settle(r, st))
+			return -1;
+		if (before.pid == st->pid && before.start_time == st->start_time)
+			return 0;
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
 int nvt_ptree_id_format(const struct nvt_proc_id *id, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%" PRIu64 ".%ld.%" PRIu64, id->pidns, (long)id->pid,

@@ -3,8 +3,9 @@
  * /proc/PID/status that nvtaskset reads, say about a process, a process's
  * identity as text, and trees built from (PID, parent) pairs (the nearest
  * ancestor of a task that is a task too, descendants, and the order -l shows
- * a tree in). Pure code: works on plain text and arrays; only nvt_tree_order
- * allocates.
+ * a tree in), and the order of the reads that tell one process's state and
+ * users (the reads given by the caller). Pure code: works on plain text and
+ * arrays; only nvt_tree_order allocates.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -77,6 +78,42 @@ enum nvt_exited {
 				read stat again (no such file: gone) */
 };
 enum nvt_exited nvt_exited_verdict(const struct nvt_status *s);
+
+/* The reads of one process's /proc files that the two functions below make (os/proc.c's, or a
+ * test's). Each returns 0, or -1 with errno set. */
+struct nvt_proc_reads {
+	int (*stat)(void *arg, struct nvt_stat *st);    /* its stat line, parsed */
+	int (*status)(void *arg, struct nvt_status *s); /* the lines of its status s->want names,
+							   nvt_status_verdict 0 */
+	void (*between)(void *arg); /* nvt_status_settle's: what else is read of the process
+				       after its status, before the later stat (NULL: nothing) */
+	void *arg;
+};
+/*
+ * Rounds of nvt_stat_settle's reads at most. A round past the first follows a status read that
+ * found the task behind the PID replaced or released (nvt_exited_verdict) between it and the stat
+ * read: windows of microseconds, three in a row a process that does nothing else.
+ */
+#define NVT_STAT_ROUNDS 3
+/*
+ * The stat of one process, whose state tells: a stat that says 'Z' or 'X' (rare) pays a status
+ * read (State and Threads; a leader whose thread group lives is alive), and a task replaced or
+ * released between the two is read again. Returns 0, or -1 with errno set: a read's; ESRCH for
+ * a zombie, and for a task still being released after NVT_STAT_ROUNDS rounds; EAGAIN for one
+ * replaced that often: no answer, neither alive nor gone.
+ */
+int nvt_stat_settle(const struct nvt_proc_reads *r, struct nvt_stat *st);
+/* Rounds of nvt_status_settle's reads at most: each round past the first follows a PID taken
+ * by another process between its two stat reads. */
+#define NVT_STATUS_ROUNDS 3
+/*
+ * The status lines s->want names, of the process that holds one PID through the read: stat
+ * (nvt_stat_settle), status, then stat again, taken only where both stats name the same process
+ * (PID and start time); else the status may be another's, one that took the PID meanwhile, and
+ * all three are read again. Returns 0 (st: the later stat), or -1 with errno set (the reads';
+ * EAGAIN: another process each of NVT_STATUS_ROUNDS rounds).
+ */
+int nvt_status_settle(const struct nvt_proc_reads *r, struct nvt_status *s, struct nvt_stat *st);
 
 /* One process: its PID and its identity across PID reuse (and PID namespaces). */
 struct nvt_proc_id {

@@ -180,45 +180,51 @@ static void self_or_pid(pid_t pid, const char *what, char path[64])
 		snprintf(path, 64, "/proc/self/%s", what);
 }
 
-/*
- * Rounds of stat_at's reads at most. A round past the first follows a status read that found
- * the task behind the PID replaced or released (nvt_exited_verdict) between it and the stat
- * read: windows of microseconds, three in a row a process that does nothing else.
- */
-#define STAT_ROUNDS 3
+/* One process's /proc files, for the reads of core/ptree.c's nvt_stat_settle and
+ * nvt_status_settle. */
+struct pid_files {
+	pid_t pid;      /* 0: this process's */
+	uint64_t pidns; /* its PID namespace's inode (0: not readable), read by pid_ns */
+};
 
-/* Reads and parses /proc/PID/stat (pid 0: /proc/self/stat). A stat that says 'Z' or 'X'
- * (rare) pays a status read: a leader whose thread group lives is alive (nvt_exited_verdict).
- * Returns 0, or -1 with errno set (ESRCH for a zombie: gone, as far as partitions go, and for
- * a task still being released after STAT_ROUNDS reads; EAGAIN: replaced that often). */
-static int stat_at(pid_t pid, struct nvt_stat *st)
+static int pid_stat(void *arg, struct nvt_stat *st)
 {
+	const struct pid_files *f = arg;
 	/* 52 fields and a command name: about 1.2 KB at most. */
 	char path[64], buf[4096];
-	enum nvt_exited verdict = NVT_EXITED_RELEASED;
 
-	self_or_pid(pid, "stat", path);
-	for (int round = 0; round < STAT_ROUNDS; round++) {
-		struct nvt_status s = {.want = NVT_STATUS_STATE | NVT_STATUS_THREADS};
-
-		if (read_whole(path, buf, sizeof(buf)) < 0)
-			return -1;
-		if (nvt_stat_parse(buf, st)) {
-			errno = EINVAL;
-			return -1;
-		}
-		if (st->state != 'Z' && st->state != 'X')
-			return 0;
-		if (status_read(pid, &s))
-			return -1;
-		verdict = nvt_exited_verdict(&s);
-		if (verdict == NVT_EXITED_LIVES)
-			return 0;
-		if (verdict == NVT_EXITED_GONE)
-			break;
+	self_or_pid(f->pid, "stat", path);
+	if (read_whole(path, buf, sizeof(buf)) < 0)
+		return -1;
+	if (nvt_stat_parse(buf, st)) {
+		errno = EINVAL;
+		return -1;
 	}
-	errno = verdict == NVT_EXITED_REPLACED ? EAGAIN : ESRCH;
-	return -1;
+	return 0;
+}
+
+static int pid_status(void *arg, struct nvt_status *s)
+{
+	return status_read(((const struct pid_files *)arg)->pid, s);
+}
+
+/* Between the two stats too: the namespace link of the process the status was. */
+static void pid_ns(void *arg)
+{
+	struct pid_files *f = arg;
+
+	f->pidns = nvt_proc_pidns(f->pid);
+}
+
+/* Reads and parses /proc/PID/stat (pid 0: /proc/self/stat), whose state tells
+ * (nvt_stat_settle). Returns 0, or -1 with errno set (ESRCH for a zombie; EAGAIN:
+ * replaced between reads NVT_STAT_ROUNDS times running). */
+static int stat_at(pid_t pid, struct nvt_stat *st)
+{
+	struct pid_files f = {pid, 0};
+	struct nvt_proc_reads r = {pid_stat, pid_status, NULL, &f};
+
+	return nvt_stat_settle(&r, st);
 }
 
 int nvt_proc_stat(pid_t pid, struct nvt_stat *st)
@@ -398,20 +404,28 @@ int nvt_pidfd_alive(int fd)
 int nvt_proc_info(pid_t pid, struct nvt_proc *out)
 {
 	struct nvt_status s = {.want = NVT_STATUS_UID | NVT_STATUS_NSPID};
+	struct pid_files f = {pid, 0};
+	struct nvt_proc_reads r = {pid_stat, pid_status, pid_ns, &f};
+	struct nvt_stat st;
 
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
-	if (status_read(pid, &s))
+	if (pid <= 0) { /* no process (not this one: /proc has no PID 0) */
+		errno = ENOENT;
+		return -1;
+	}
+	/* Users and namespace read between two stats of one process: never one process's
+	 * users with the start time of another that took its PID meanwhile. */
+	if (nvt_status_settle(&r, &s, &st))
 		return -1;
 	for (int i = 0; i < 4; i++)
 		out->uid[i] = (uid_t)s.uid[i];
 	out->nested = s.nspid_fields > 1;
 	/* (kernels before 4.1 have no NSpid) */
 	out->ns_pid = s.nspid_fields ? (pid_t)s.nspid : pid;
-	if (nvt_proc_start_time(pid, &out->start_time))
-		return -1;
+	out->start_time = st.start_time;
 	/* Reading the namespace link needs ptrace access (the task's user or root). */
-	out->pidns = nvt_proc_pidns(pid);
+	out->pidns = f.pidns;
 	if (!out->pidns && !out->nested && nvt_procfs_is_own())
 		out->pidns = nvt_own_pidns();
 	return 0;

@@ -42,8 +42,9 @@ int nvt_proc_start_time(pid_t pid, uint64_t *start_time);
 int nvt_proc_stat(pid_t pid, struct nvt_stat *st);
 /* Reads the effective uid of pid from /proc/<pid>/status. Returns 0, or -1 with errno set. */
 int nvt_proc_euid(pid_t pid, uid_t *euid);
-/* Fills out for pid from /proc. Returns 0, or -1 with errno set (ENOENT or
- * ESRCH: no such process). */
+/* Fills out for pid from /proc: its users and namespace read between two stats that name
+ * one process (nvt_status_settle). Returns 0, or -1 with errno set (ENOENT or ESRCH: no such
+ * process; EAGAIN: its PID changed hands, or it was replaced, at every read: no answer). */
 int nvt_proc_info(pid_t pid, struct nvt_proc *out);
 /*
  * The inode of /proc/PID/WHAT (pid 0: this process's): one of its namespaces

@@ -1,9 +1,12 @@
 /* Unit tests of os/proc.c on real processes: a process whose main thread has ended while
  * another thread lives, or whose other thread calls exec, reads as alive; a zombie reads as
- * gone. SPDX-License-Identifier: MIT */
+ * gone; a process whose reads say no more (doctored: linked with --wrap=nvt_stat_settle and
+ * --wrap=nvt_status_settle) is no answer to the readers and their callers.
+ * SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include "check.h"
 #include "os/proc.h"
+#include "seg/segopen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -157,6 +160,124 @@ static void test_zombie(void)
 	CHECK(waitpid(child, NULL, 0) == child);
 }
 
+/* ---- Reads doctored ------------------------------------------------------------------ */
+
+/* The PID whose reads are doctored (0: none), and how: each stat read says 'Z' and each status
+ * read after one a live task of one thread (an exec by another thread ended between every two
+ * reads: nvt_exited_verdict's REPLACED); or each stat read a later start time (the PID taken
+ * by another process between every two reads). */
+static pid_t doctored_pid;
+static enum { REPLACED_EACH_ROUND, ANOTHER_EACH_READ } doctored_how;
+static uint64_t doctored_reads;
+
+/* The reads os/proc.c gave, and whether the last stat read was doctored_pid's. */
+struct doctor {
+	const struct nvt_proc_reads *real;
+	int ours;
+};
+
+static int doctored_stat(void *arg, struct nvt_stat *st)
+{
+	struct doctor *d = arg;
+
+	if (d->real->stat(d->real->arg, st))
+		return -1;
+	d->ours = doctored_pid && st->pid == doctored_pid;
+	if (d->ours && doctored_how == REPLACED_EACH_ROUND)
+		st->state = 'Z';
+	if (d->ours && doctored_how == ANOTHER_EACH_READ)
+		st->start_time += ++doctored_reads;
+	return 0;
+}
+
+static int doctored_status(void *arg, struct nvt_status *s)
+{
+	struct doctor *d = arg;
+
+	if (d->real->status(d->real->arg, s))
+		return -1;
+	if (d->ours && doctored_how == REPLACED_EACH_ROUND) {
+		s->state = 'R';
+		s->threads = 1;
+	}
+	return 0;
+}
+
+static void doctored_between(void *arg)
+{
+	struct doctor *d = arg;
+
+	d->real->between(d->real->arg);
+}
+
+int __real_nvt_stat_settle(const struct nvt_proc_reads *r, struct nvt_stat *st);
+int __wrap_nvt_stat_settle(const struct nvt_proc_reads *r, struct nvt_stat *st);
+int __real_nvt_status_settle(const struct nvt_proc_reads *r, struct nvt_status *s, struct nvt_stat *st);
+int __wrap_nvt_status_settle(const struct nvt_proc_reads *r, struct nvt_status *s, struct nvt_stat *st);
+
+int __wrap_nvt_stat_settle(const struct nvt_proc_reads *r, struct nvt_stat *st)
+{
+	struct doctor d = {r, 0};
+	struct nvt_proc_reads doctored = {doctored_stat, doctored_status, NULL, &d};
+
+	return __real_nvt_stat_settle(&doctored, st);
+}
+
+int __wrap_nvt_status_settle(const struct nvt_proc_reads *r, struct nvt_status *s, struct nvt_stat *st)
+{
+	struct doctor d = {r, 0};
+	struct nvt_proc_reads doctored = {doctored_stat, doctored_status,
+					  r->between ? doctored_between : NULL, &d};
+
+	return __real_nvt_status_settle(&doctored, s, st);
+}
+
+/* Checks that every reader of pid's identity, and nvt_seg_open, has no answer (EAGAIN): not
+ * alive with a start time or users (a misread), nor gone (ENOENT, ESRCH: a caller drops it). */
+static void check_no_answer(pid_t pid, uint64_t start, int stat_too)
+{
+	struct nvt_seg_handle h;
+	struct nvt_stat st;
+	struct nvt_proc p;
+	uint64_t now = 0;
+
+	errno = 0;
+	CHECK(nvt_proc_info(pid, &p) == -1 && errno == EAGAIN);
+	/* -p and the views: an error said (ESYS), never "no such process". */
+	errno = 0;
+	CHECK(nvt_seg_open("/nonexistent", pid, 1, &h) == NVT_SEG_ESYS && errno == EAGAIN);
+	if (!stat_too)
+		return;
+	errno = 0;
+	CHECK(nvt_proc_start_time(pid, &now) == -1 && errno == EAGAIN && now == 0);
+	errno = 0;
+	CHECK(nvt_proc_stat(pid, &st) == -1 && errno == EAGAIN);
+	CHECK(nvt_proc_pidfd(pid, start) == -1);
+}
+
+/* A child whose reads are doctored: no answer; then, undoctored, alive. */
+static void test_no_answer(void)
+{
+	pid_t child = fork();
+	uint64_t start = 0;
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(child > 0 && nvt_proc_start_time(child, &start) == 0);
+	doctored_pid = child;
+	doctored_how = REPLACED_EACH_ROUND;
+	check_no_answer(child, start, 1);
+	/* Its start time changes at every read: its status would be nobody's for sure. */
+	doctored_how = ANOTHER_EACH_READ;
+	check_no_answer(child, start, 0);
+	doctored_pid = 0;
+	check_alive(child, start);
+	kill(child, SIGKILL);
+	CHECK(waitpid(child, NULL, 0) == child);
+}
+
 static const char *self_path;
 static char ready_fd_text[16];
 
@@ -227,6 +348,7 @@ int main(int argc, char **argv)
 	self_path = "/proc/self/exe";
 	test_main_thread_ended();
 	test_zombie();
+	test_no_answer();
 	test_exec_from_thread();
 	return CHECK_DONE();
 }

@@ -118,6 +118,133 @@ static void test_exited(void)
 	CHECK(status_of("State:\tZ (zombie)\n", both, &s) == EINVAL);
 }
 
+/* One process's reads, scripted: the i-th stat read says stat[i], the i-th status read status[i]
+ * (past the last given, the last again); fail_at: the stat read that fails with ENOENT (0: none);
+ * step: added to the start time at each stat read (a PID that changes hands at every read). */
+struct script {
+	struct nvt_stat stat[4];
+	struct nvt_status status[4];
+	int n_stat, n_status, n_between, fail_at;
+	uint64_t step;
+};
+
+static int script_stat(void *arg, struct nvt_stat *st)
+{
+	struct script *sc = arg;
+	int i = sc->n_stat < 4 ? sc->n_stat : 3;
+
+	if (++sc->n_stat == sc->fail_at) {
+		errno = ENOENT;
+		return -1;
+	}
+	for (; i > 0 && !sc->stat[i].pid; i--)
+		;
+	*st = sc->stat[i];
+	st->start_time += sc->step * (uint64_t)sc->n_stat;
+	return 0;
+}
+
+static int script_status(void *arg, struct nvt_status *s)
+{
+	struct script *sc = arg;
+	int i = sc->n_status < 4 ? sc->n_status : 3;
+	unsigned want = s->want;
+
+	sc->n_status++;
+	for (; i > 0 && !sc->status[i].want; i--)
+		;
+	*s = sc->status[i];
+	s->want = want;
+	return 0;
+}
+
+static void script_between(void *arg)
+{
+	((struct script *)arg)->n_between++;
+}
+
+/* A stat that says 'Z' or 'X', and the status read after it: alive, gone, or no answer. */
+static void test_stat_settle(void)
+{
+	const struct nvt_stat zombie = {77, 'Z', 1, 500}, sleeping = {77, 'S', 1, 500};
+	const struct nvt_status lives = {.state = 'Z', .threads = 2, .want = 1},
+				gone = {.state = 'Z', .threads = 1, .want = 1},
+				replaced = {.state = 'R', .threads = 1, .want = 1},
+				released = {.state = 'X', .threads = 0, .want = 1};
+	struct script sc = {.stat = {sleeping}, .status = {lives}};
+	struct nvt_proc_reads r = {script_stat, script_status, NULL, &sc};
+	struct nvt_stat st;
+
+	/* Most processes: one stat read, no status. */
+	CHECK(nvt_stat_settle(&r, &st) == 0 && st.state == 'S' && sc.n_stat == 1 && sc.n_status == 0);
+	/* A leader whose threads live: alive, its 'Z' kept. */
+	sc = (struct script){.stat = {zombie}, .status = {lives}};
+	CHECK(nvt_stat_settle(&r, &st) == 0 && st.state == 'Z' && st.start_time == 500 && sc.n_stat == 1);
+	/* A zombie: gone, after one round. */
+	sc = (struct script){.stat = {zombie}, .status = {gone}};
+	errno = 0;
+	CHECK(nvt_stat_settle(&r, &st) == -1 && errno == ESRCH && sc.n_stat == 1 && sc.n_status == 1);
+	/* Replaced (a thread's exec ended between the reads) twice, then read as it runs. */
+	sc = (struct script){.stat = {zombie, zombie, sleeping}, .status = {replaced}};
+	CHECK(nvt_stat_settle(&r, &st) == 0 && st.state == 'S' && sc.n_stat == 3 && sc.n_status == 2);
+	/* Replaced every round: no answer (EAGAIN), after NVT_STAT_ROUNDS rounds; never alive (0)
+	 * nor gone (ESRCH, which callers read as ended). */
+	sc = (struct script){.stat = {zombie}, .status = {replaced}};
+	errno = 0;
+	CHECK(nvt_stat_settle(&r, &st) == -1 && errno == EAGAIN);
+	CHECK(sc.n_stat == NVT_STAT_ROUNDS && sc.n_status == NVT_STAT_ROUNDS);
+	/* Replaced, then released at the last round: the task read ended. */
+	sc = (struct script){.stat = {zombie}, .status = {replaced, replaced, released}};
+	errno = 0;
+	CHECK(nvt_stat_settle(&r, &st) == -1 && errno == ESRCH && sc.n_stat == NVT_STAT_ROUNDS);
+	/* Released every round; a read that fails says its own errno. */
+	sc = (struct script){.stat = {zombie}, .status = {released}};
+	errno = 0;
+	CHECK(nvt_stat_settle(&r, &st) == -1 && errno == ESRCH && sc.n_stat == NVT_STAT_ROUNDS);
+	sc = (struct script){.stat = {zombie}, .status = {replaced}, .fail_at = 2};
+	errno = 0;
+	CHECK(nvt_stat_settle(&r, &st) == -1 && errno == ENOENT && sc.n_stat == 2);
+}
+
+/* A status taken only between two stats of one process: never one process's users with
+ * another's start time. */
+static void test_status_settle(void)
+{
+	const struct nvt_stat first = {77, 'S', 1, 500}, second = {77, 'R', 1, 900},
+			      zombie = {77, 'Z', 1, 500};
+	const struct nvt_status of_first = {.uid = {1000, 1000, 1000, 1000}, .want = 1},
+				of_second = {.uid = {0, 0, 0, 0}, .want = 1},
+				replaced = {.state = 'R', .threads = 1, .want = 1};
+	struct script sc = {.stat = {first}, .status = {of_first}};
+	struct nvt_proc_reads r = {script_stat, script_status, script_between, &sc};
+	struct nvt_status s = {.want = NVT_STATUS_UID};
+	struct nvt_stat st;
+
+	/* One process throughout: stat, status, what else is read, stat. */
+	CHECK(nvt_status_settle(&r, &s, &st) == 0 && s.uid[1] == 1000 && st.start_time == 500);
+	CHECK(sc.n_stat == 2 && sc.n_status == 1 && sc.n_between == 1 && s.want == NVT_STATUS_UID);
+	/* The PID taken by another process (start 900) after the first stat: the status read may
+	 * be either's, so all is read again; the second round's is the new process's alone. */
+	sc = (struct script){.stat = {first, second}, .status = {of_first, of_second}};
+	memset(&s, 0, sizeof(s));
+	s.want = NVT_STATUS_UID;
+	CHECK(nvt_status_settle(&r, &s, &st) == 0 && s.uid[1] == 0 && st.start_time == 900);
+	CHECK(sc.n_stat == 4 && sc.n_status == 2 && s.want == NVT_STATUS_UID);
+	/* Another process at every stat: no answer after NVT_STATUS_ROUNDS rounds. */
+	sc = (struct script){.stat = {first}, .status = {of_first}, .step = 100};
+	errno = 0;
+	CHECK(nvt_status_settle(&r, &s, &st) == -1 && errno == EAGAIN);
+	CHECK(sc.n_status == NVT_STATUS_ROUNDS);
+	/* A stat with no answer (replaced at every round) is none here either. */
+	sc = (struct script){.stat = {zombie}, .status = {replaced}};
+	errno = 0;
+	CHECK(nvt_status_settle(&r, &s, &st) == -1 && errno == EAGAIN && sc.n_stat == NVT_STAT_ROUNDS);
+	/* A process gone at the later stat. */
+	sc = (struct script){.stat = {first}, .status = {of_first}, .fail_at = 2};
+	errno = 0;
+	CHECK(nvt_status_settle(&r, &s, &st) == -1 && errno == ENOENT && sc.n_between == 1);
+}
+
 static void test_proc_id(void)
 {
 	struct nvt_proc_id id = {4026531836u, 4242, 18446744073709551615ull}, back;
@@ -253,6 +380,8 @@ int main(void)
 	test_stat_parse();
 	test_status_lines();
 	test_exited();
+	test_stat_settle();
+	test_status_settle();
 	test_proc_id();
 	test_links();
 	test_loop();
