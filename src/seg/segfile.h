@@ -101,6 +101,19 @@ int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type);
 int nvt_lock_byte_wait(int fd, uint64_t pidns, pid_t pid);
 
 /*
+ * Removes the segment file name of uid's run directory dirfd, judged a
+ * leftover, if it is still the file dev, ino (nvt_unlink_same), holding the
+ * writer's lock of the segment the name is for while it looks and removes: a
+ * maker of a new segment of that name (nvt_seg_create, nvt_seg_make_for)
+ * holds that lock while it removes the leftover and makes its own file, so
+ * that the file looked at is the one removed. Held by another (a maker, a
+ * writer), or not to be opened: the file stays, for a later sweep. The
+ * caller, uid or root, makes the lock file if it is missing (nvt_lock_open).
+ * Returns 1 if it removed the file, else 0.
+ */
+int nvt_seg_unlink_judged(int dirfd, uid_t uid, const char *name, dev_t dev, ino_t ino);
+
+/*
  * Copies slot gpu of the segment open as fd by pread, as a sequence-lock
  * reader: never maps the file, so its owner cannot make the caller fault.
  * Returns enum nvt_seg_read_rc: NVT_SEG_UNSETTLED if each of

@@ -315,6 +315,9 @@ void nvt_seg_remove(const struct nvt_seg_own *own)
 
 	if (dirfd < 0)
 		return;
+	/* No writer's lock: the name is this living process's PID's, so no maker of another
+	 * process puts a file there (a CDI hook's nvt_seg_make_for makes one before the
+	 * program runs, and leaves one that names it). */
 	nvt_unlink_same(dirfd, own->name, own->dev, own->ino);
 	close(dirfd);
 }
@@ -389,7 +392,8 @@ void nvt_seg_sweep(const struct nvt_seg_own *own, int max_judged)
 		index = 0;
 		for (long seen = 0; seen < SWEEP_SCAN_MAX && judged < max_judged && (ent = readdir(dir));
 		     seen++) {
-			struct stat before, after;
+			struct stat file;
+			int held;
 			pid_t pid;
 
 			if (!sweep_candidate(own, ent->d_name, &pid))
@@ -399,12 +403,16 @@ void nvt_seg_sweep(const struct nvt_seg_own *own, int max_judged)
 				continue;
 			judged++;
 			/* The file judged, not one a new process of a reused PID made
-			 * meanwhile (it replaces a stale file with a new one). */
-			if (fstatat(dirfd, ent->d_name, &before, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    is_stale(dirfd, ent->d_name, pid) &&
-			    fstatat(dirfd, ent->d_name, &after, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    after.st_dev == before.st_dev && after.st_ino == before.st_ino)
-				unlinkat(dirfd, ent->d_name, 0);
+			 * meanwhile (it replaces a stale file with a new one): held from
+			 * before the judgement (O_PATH, as segscan.c's own_leftover
+			 * holds it, so its inode's number is no new file's), removed
+			 * only if still there, under the writer's lock. */
+			held = openat(dirfd, ent->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			if (held < 0)
+				continue;
+			if (fstat(held, &file) == 0 && is_stale(dirfd, ent->d_name, pid))
+				nvt_seg_unlink_judged(dirfd, geteuid(), ent->d_name, file.st_dev, file.st_ino);
+			close(held);
 		}
 	}
 	closedir(dir);

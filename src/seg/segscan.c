@@ -298,16 +298,17 @@ struct found {
 };
 
 /*
- * 1 if f, a file named for a process of our own PID namespace, names none
- * alive now (removed if tidy), 0 if it names one, -1 with errno set. The file
- * judged is taken before its process is looked for, so that the removal takes
- * that file only, never one that a new process of its PID made meanwhile (its
- * shim unlinks a leftover and makes a file of its own), and held until then
- * (O_PATH: nothing is opened for reading, a FIFO or a lease stops nothing): a
- * file system that gives a freed inode's number to the next file (ext4 does at
- * once) cannot give the new file this one's.
+ * 1 if f, a file named for a process of our own PID namespace (in uid's run
+ * directory dirfd), names none alive now (removed if tidy), 0 if it names one,
+ * -1 with errno set. The file judged is taken before its process is looked
+ * for, so that the removal takes that file only, never one that a new process
+ * of its PID made meanwhile (its shim unlinks a leftover and makes a file of
+ * its own, holding the writer's lock that nvt_seg_unlink_judged takes), and
+ * held until then (O_PATH: nothing is opened for reading, a FIFO or a lease
+ * stops nothing): a file system that gives a freed inode's number to the next
+ * file (ext4 does at once) cannot give the new file this one's.
  */
-static int own_leftover(int dirfd, const struct found *f, int tidy)
+static int own_leftover(int dirfd, uid_t uid, const struct found *f, int tidy)
 {
 	struct stat st;
 	int held = -1, gone, err;
@@ -322,7 +323,7 @@ static int own_leftover(int dirfd, const struct found *f, int tidy)
 	}
 	gone = kill(f->ns_pid, 0) && errno == ESRCH;
 	if (gone && tidy)
-		nvt_unlink_same(dirfd, f->name, st.st_dev, st.st_ino);
+		nvt_seg_unlink_judged(dirfd, uid, f->name, st.st_dev, st.st_ino);
 	if (held >= 0)
 		close(held);
 	return gone;
@@ -348,7 +349,7 @@ static int scan_file(struct scan *s, int dirfd, uid_t uid, int tidy, int see_own
 	if (s->ctr)
 		snprintf(e.container, sizeof(e.container), "%s", s->ctr->id);
 	if (f->pidns == own_ns && see_own) {
-		if ((gone = own_leftover(dirfd, f, tidy)))
+		if ((gone = own_leftover(dirfd, uid, f, tidy)))
 			return gone < 0 ? -1 : 0;
 		e.pid = f->ns_pid;
 	} else {
@@ -545,7 +546,7 @@ static void remove_entry(const char *base, const struct nvt_seg_entry *e)
 
 	if (dirfd < 0)
 		return;
-	nvt_unlink_same(dirfd, e->name, e->dev, e->ino);
+	nvt_seg_unlink_judged(dirfd, e->uid, e->name, e->dev, e->ino);
 	close(dirfd);
 }
 
