@@ -43,6 +43,25 @@
  */
 #define NVT_SEG_CROWD_SLACK 16
 
+/*
+ * Files named for another PID namespace that no process had when the
+ * processes were read: a process that started after that read may have made
+ * one since. Each is held (O_PATH) from the judgement on, the processes are
+ * read again once the run directory's names are, and a file is removed only
+ * if none has it then either: its maker made it before it was held, so
+ * started before that second read, which shows it if it lives. At most
+ * NVT_SEG_DOUBTS_MAX a run directory a sweep (the fds held); the rest stay
+ * for a later one.
+ */
+#define NVT_SEG_DOUBTS_MAX 64
+
+struct doubt {
+	int held;       /* the file judged (O_PATH) */
+	char name[64];
+	uint64_t pidns;
+	pid_t ns_pid;
+};
+
 struct scan {
 	struct nvt_seg_entry *v;
 	size_t n, cap;
@@ -58,6 +77,8 @@ struct scan {
 	struct nvt_seg_skipped *skipped; /* NULL: not asked for */
 	const struct nvt_seg_container *ctr; /* the container whose run directory is being read, or NULL */
 	int foreign;      /* in the run directory being read: files naming no process of ctr's */
+	struct doubt doubts[NVT_SEG_DOUBTS_MAX]; /* in the run directory being read */
+	size_t n_doubts;
 };
 
 static int push(struct scan *s, const struct nvt_seg_entry *e)
@@ -149,6 +170,20 @@ static int read_nested(struct scan *s)
 	if ((!s->reads || !s->taken) && !s->nested_errno)
 		s->nested_errno = ENOMEM;
 	return 0;
+}
+
+/* Reads the processes of namespaces below /proc's again (read_nested). */
+static void reread_nested(struct scan *s)
+{
+	free(s->nested);
+	free(s->reads);
+	free(s->taken);
+	s->nested = NULL;
+	s->reads = NULL;
+	s->taken = NULL;
+	s->n_nested = s->nested_cap = 0;
+	s->nested_errno = 0;
+	read_nested(s);
 }
 
 /* The first of the nested processes whose ns_pid is ns_pid, or n_nested. */
@@ -329,6 +364,42 @@ static int own_leftover(int dirfd, uid_t uid, const struct found *f, int tidy)
 	return gone;
 }
 
+/* Holds f, named for another PID namespace, which no process had (NVT_SEG_DOUBTS_MAX). */
+static void doubt(struct scan *s, int dirfd, const struct found *f)
+{
+	struct doubt *d = &s->doubts[s->n_doubts];
+
+	if (s->n_doubts == NVT_SEG_DOUBTS_MAX)
+		return; /* for a later sweep */
+	d->held = openat(dirfd, f->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (d->held < 0)
+		return;
+	snprintf(d->name, sizeof(d->name), "%.63s", f->name);
+	d->pidns = f->pidns;
+	d->ns_pid = f->ns_pid;
+	s->n_doubts++;
+}
+
+/* Removes the files held in s->doubts (of uid's run directory dirfd) that no process has
+ * when the processes are read again, if remove; lets go of them all. */
+static void settle_doubts(struct scan *s, int dirfd, uid_t uid, int remove)
+{
+	if (s->n_doubts && remove)
+		reread_nested(s);
+	for (size_t i = 0; i < s->n_doubts; i++) {
+		struct doubt *d = &s->doubts[i];
+		struct stat st;
+		int ambiguous = 0;
+
+		if (remove && !s->nested_errno && fstat(d->held, &st) == 0 &&
+		    resolve_nested(s, dirfd, uid, d->name, d->pidns, d->ns_pid, &ambiguous) ==
+			    RESOLVED_NONE)
+			nvt_seg_unlink_judged(dirfd, uid, d->name, st.st_dev, st.st_ino);
+		close(d->held);
+	}
+	s->n_doubts = 0;
+}
+
 /* Adds f (in uid's run directory dirfd) to s if it names a live process;
  * removes it if it names none and tidy. Returns 0, or -1 with errno set
  * (EACCES: the directory is not ours to look into). */
@@ -362,9 +433,10 @@ static int scan_file(struct scan *s, int dirfd, uid_t uid, int tidy, int see_own
 		}
 		if (e.pid == RESOLVED_NONE) {
 			/* Every process in sight, and none has it (its process could be told
-			 * apart from every other: never one whose status could not be read). */
+			 * apart from every other: never one whose status could not be read):
+			 * removed if none has it when the processes are read again. */
 			if (tidy && s->see_all)
-				unlinkat(dirfd, f->name, 0);
+				doubt(s, dirfd, f);
 			return 0;
 		}
 	}
@@ -463,6 +535,7 @@ static int scan_userdir(struct scan *s, int dirfd, uid_t uid, int tidy, int see_
 			break;
 	}
 	err = errno;
+	settle_doubts(s, dirfd, uid, !rc);
 	closedir(dir);
 	if (rc && err == EACCES) {
 		struct stat st;
