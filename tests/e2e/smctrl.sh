@@ -42,7 +42,7 @@ t_smctrl_bad_masks_never_hang() {
 t_smctrl_cluster_launches() {
 	local out
 	# The fake H100's GPC 0 holds TPCs 0,8,16,24 and GPC 1 TPCs 1,9,17,25,...;
-	# 62-65 are GPCs of their own (tests/fake/fakecuda.h). A mask whose TPCs
+	# 62-65 are GPCs of their own (tests/fake/README.md). A mask whose TPCs
 	# hold the clusters runs them there, global and stream masks alike.
 	out=$("$NVT" --no-mps -c all "$SMCTRLAPP" cluster 0,8 4 2>&1)
 	has "$out" "cluster tpcs=0,8"
@@ -111,7 +111,7 @@ t_smctrl_queries() {
 	out=$("$NVT" --no-mps -c all "$SMCTRLAPP" all 2>/dev/null)
 	has "$out" "tpc_info_cuda rc=0 tpcs=66"
 	has "$out" "tpc_info rc=0 tpcs=66"
-	# The fake H100's GPCs (tests/fake/fakecuda.h): 8 of 8 TPCs, 4 lone ones
+	# The fake H100's GPCs (tests/fake/README.md): 8 of 8 TPCs, 4 lone ones
 	# (TPCs 62-65); the 64-bit form cannot name TPCs 64 and 65.
 	has "$out" "gpc_info_ext rc=0 gpcs=12 0,1010101 "
 	has "$out" " 1,0 2,0"

@@ -15,49 +15,12 @@
  * clusters runs only on the enabled TPCs of the GPCs that hold a whole
  * cluster (one block per SM), and hangs where none does.
  *
- * Configuration (environment, read at cuInit):
- *   FAKECUDA_CHIP=h100        the H100 of docs/hardware-facts.md: 66 TPCs whose V04
- *                             mask bits are permuted, floorswept slots, 8 GPCs
- *                             plus 4 lone TPCs (the default);
- *                             "identity": mask bit t = TPC t, GPC = TPC % 8;
- *                             "a100": pre-Hopper, V03 TMDs (64-bit mask),
- *                             54 TPCs, no clusters;
- *                             "blackwell": compute capability 12.0, V05_00
- *                             TMDs (version byte 58, mask at byte 280, valid
- *                             bit 159; byte 72 reads 0x40), 85 TPCs in 96
- *                             slots, 12 GPCs;
- *                             "blackwell-misread": the same TMDs, but the
- *                             hardware reads the mask 8 bytes further on;
- *                             "blackwell-novalid": the same, but it honours
- *                             the mask only with bit 31 of word 0 (V04's bit)
- *   FAKECUDA_TMD_LAYOUT=V04_01 a Blackwell chip emits and reads V04_01 TMDs
- *                             (version 0x41 at byte 72, mask at 304 and 336)
- *   FAKECUDA_TMD_POKE=OFF:VAL set TMD byte OFF to VAL (after the version)
- *   FAKECUDA_SMS=132          SM count of the identity chip
- *   FAKECUDA_TMD_VERSION      TMD version byte of every launch (default: the chip's)
- *   FAKECUDA_CTX_ERROR=N      cuDevicePrimaryCtxRetain returns N
- *   FAKECUDA_DRIVER_VERSION=N cuDriverGetVersion (default 13000)
- *   FAKECUDA_HOG_STATE=FILE   nvtaskset-hog's kernel (nvt_hog) writes the TPCs each
- *                             of its launches ran on to FILE (each takes 1 ms)
- *   FAKECUDA_LOG=FILE         append "cuInit pid=P mps=DIR" and "module pid=P" lines
- *   FAKECUDA_PARAMS_SIZE=88   size word of the callback parameter block
- *   FAKECUDA_NO_TABLE=1       cuGetExportTable fails for the callback table
- *   FAKECUDA_DEVICES=1        cuDeviceGetCount
- *   FAKECUDA_CHIPS=a,b,...    one device per name, each its own chip (names as
- *                             FAKECUDA_CHIP, and "h100-alt": the H100's TPCs in
- *                             other mask slots, as on another floorswept chip)
- *   CUDA_VISIBLE_DEVICES      indices of the devices CUDA shows, as CUDA does
- *   FAKECUDA_CTX_GET_DEVICE_ERROR=1  cuCtxGetDevice fails
+ * Configuration: the FAKECUDA_* variables of the environment, one table in
+ * tests/fake/README.md (the chips, the knobs read once at the first cuInit
+ * that succeeds, as the real driver reads its environment, and the others).
+ * CUDA_VISIBLE_DEVICES names the devices CUDA shows, as CUDA reads it.
  * Launches run on the device of the thread's current context (device 0's
  * until cuCtxSetCurrent), which the callback's word 1 names.
- *   FAKECUDA_INIT_ERROR=N     cuInit returns N (the knobs are read at the first cuInit
- *                             that succeeds, once, as the real driver reads its
- *                             environment: later calls change nothing)
- *   FAKECUDA_INIT_HANG=1      cuInit never returns
- *   FAKECUDA_API_PARAMS_SIZE=0x68  size word of the driver-API callback block
- *   FAKECUDA_STREAMS_FRESH=1  cuStreamCreate never gives a destroyed stream's handle
- *                             again (4096 at most): a long run's heap, where streams
- *                             come at many addresses
  *
  * Kernel launches: cuLaunchKernel[_ptsz], cuLaunchCooperativeKernel[_ptsz] and
  * cuLaunchKernelEx[_ptsz] invoke the driver-API callbacks of their ids (307,
