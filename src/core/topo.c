@@ -59,6 +59,13 @@ int nvt_topo_validate(const struct nvt_topology *topo)
 	return 0;
 }
 
+enum nvt_map_from nvt_map_from_task(uid_t task_uid, uid_t viewer)
+{
+	if (task_uid == 0)
+		return NVT_MAP_ROOT_TASK;
+	return task_uid == viewer ? NVT_MAP_OWN_TASK : NVT_MAP_NONE;
+}
+
 unsigned nvt_topo_disable(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,
 			  uint32_t disable[NVT_TMD_MASK_WORDS])
 {

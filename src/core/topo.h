@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "nvtaskset.h"
 #include "tmd.h"
 
@@ -24,6 +25,26 @@ void nvt_topo_identity(struct nvt_topology *topo, unsigned n_tpcs);
  * GPC a TPC. Returns -1 otherwise.
  */
 int nvt_topo_validate(const struct nvt_topology *topo);
+
+/*
+ * Where the map of a GPU that a viewer draws comes from, the better last. A
+ * task's slot holds whatever its user wrote in her own segment (a valid map
+ * that is not the GPU's: every TPC in one GPC), so a slot's map is taken only
+ * from a task of root's or of the viewer's own, never another user's (she
+ * would decide what others see); the calibration cache the viewer trusts
+ * (root's records and her own) is better than either. A GPU no such source
+ * gives a map for has none: the viewers say the map is not known.
+ */
+enum nvt_map_from {
+	NVT_MAP_NONE = 0,   /* no map, or only another user's task's: not taken */
+	NVT_MAP_OWN_TASK,   /* a slot of a task of the viewer's own */
+	NVT_MAP_ROOT_TASK,  /* a slot of a task of root's */
+	NVT_MAP_CACHE,      /* the calibration cache */
+};
+
+/* Whose slot's map viewer may take, by the task's user (its effective uid): NVT_MAP_ROOT_TASK
+ * for root's, NVT_MAP_OWN_TASK for viewer's own, NVT_MAP_NONE for another user's. */
+enum nvt_map_from nvt_map_from_task(uid_t task_uid, uid_t viewer);
 
 /*
  * Computes the disable mask (set bit = slot disabled, bit b in word b/32)

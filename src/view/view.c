@@ -66,7 +66,7 @@ static int user_name(struct names *names, uid_t uid, char *out, size_t len)
 static int gpu_of(struct nvt_view *v, const uint8_t uuid[16], const struct nvt_topology *topo,
 		  uid_t owner)
 {
-	int from = owner == 0 ? NVT_VIEW_MAP_ROOT_TASK : NVT_VIEW_MAP_USER_TASK;
+	enum nvt_map_from from = nvt_map_from_task(owner, geteuid());
 	struct nvt_view_gpu *g;
 	int i;
 
@@ -85,9 +85,10 @@ static int gpu_of(struct nvt_view *v, const uint8_t uuid[16], const struct nvt_t
 	g = &v->gpus[i];
 	/* A map a task runs with is the one calibration found (the start copied it); one that is
 	 * no map (its user may write anything in her segment: 2^32 - 1 GPCs, say) is not taken,
-	 * and a valid one only until a better source gives one (enum nvt_view_map_from: her
-	 * segment may hold a valid but false map, which must not decide other users' view). */
-	if (g->map_from < from && nvt_topo_validate(topo) == 0) {
+	 * and a valid one only from a task of root's or the viewer's, until a better source gives
+	 * one (enum nvt_map_from: her segment may hold a valid but false map, which must not
+	 * decide other users' view). */
+	if (from != NVT_MAP_NONE && (int)from > g->map_from && nvt_topo_validate(topo) == 0) {
 		g->topo = *topo;
 		g->map_known = 1;
 		g->map_from = from;
@@ -263,7 +264,7 @@ static void cached_maps(struct nvt_view *v, const struct nvt_gpus *machine)
 		    topo.n_tpcs <= NVT_MAX_TPCS) {
 			g->topo = topo;
 			g->map_known = 1;
-			g->map_from = NVT_VIEW_MAP_CACHE;
+			g->map_from = NVT_MAP_CACHE;
 		}
 	}
 }

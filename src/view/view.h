@@ -6,8 +6,8 @@
  * (who holds which TPC, who borrows it), the state words, and, between two
  * views, the rates of launches and waits. Reading a view changes nothing:
  * no file is written, tidied or locked, no task is touched, no GPU code runs
- * (a GPU's map comes from a task's slot or the calibration cache, never
- * from calibrating).
+ * (a GPU's map comes from the calibration cache or a slot of a task of
+ * root's or the reader's own, never from calibrating: nvt_map_from).
  *
  * Terms: a task's *own* TPCs are its partition (a task with a priority: the
  * one its user gave it); its *current* TPCs are what its launches use now,
@@ -69,15 +69,9 @@ struct nvt_view_task {
 	int n_slots;
 };
 
-/* Where a GPU's map came from, in the order the viewers prefer them: the calibration cache
- * that the viewer trusts (root's records and its own) over a task's slot, and a slot of a
- * task of root's over another user's (any user may write any valid map into her own). */
-enum nvt_view_map_from {
-	NVT_VIEW_MAP_NONE = 0,
-	NVT_VIEW_MAP_USER_TASK, /* the slot of the lowest PID's task, none of root's */
-	NVT_VIEW_MAP_ROOT_TASK, /* the slot of the lowest PID's task of root's */
-	NVT_VIEW_MAP_CACHE,
-};
+/* What the viewers say of a GPU whose map they do not know (nvt_map_from: another user's
+ * task's map is not taken). */
+#define NVT_VIEW_MAP_UNKNOWN "TPC map not known (no calibration cached, no task of root's or yours on it)"
 
 struct nvt_view_gpu {
 	int index;                  /* nvtaskset's number (nvidia-smi's); -1: not on the list */
@@ -85,7 +79,8 @@ struct nvt_view_gpu {
 	char uuid_text[48];
 	char model[96];             /* "" when not known */
 	int map_known;              /* topo holds its TPC map (from a task's slot, or the cache) */
-	int map_from;               /* whose map: enum nvt_view_map_from */
+	int map_from;               /* whose map: enum nvt_map_from (core/topo.h); of the slots
+				     * of one rank, the lowest PID's task's */
 	struct nvt_topology topo;
 	struct nvt_tpcset working;  /* its working TPCs (map_known) */
 	struct nvt_tpcset held;     /* TPCs some task holds, own or borrowed, claims too */

@@ -602,6 +602,33 @@ t_viewers_slot_false_map_not_taken() {
 	stop_loop seg "$seg"
 }
 
+# A GPU the cache has no map for, with tasks of users but none of root's: a user's task's map
+# (valid, but false: every TPC in one GPC) decides only what she sees; another user, and root,
+# are told the map is not known.
+t_viewers_other_users_map_not_taken() {
+	need_users
+	local seg out
+	start_loop u/seg $(as_user 65534) env NVTASKSET_CACHE_DIR="$WORK/u/taskcache" \
+		"$NVT" --no-mps -g 1 "$APP"
+	seg=$PID
+	wait_file "$WORK/u/seg.state" "1,9,17,25,32,39,46,53"
+	$(as_user 65534) "$T/segpoke" "$seg" onegpc
+	export NVTASKSET_CACHE_DIR=$WORK/u/viewcache NVTASKSET_PROC_NVIDIA=$WORK/no-proc-nvidia
+	for viewer in 0 65524; do
+		out=$($(as_user "$viewer") "$NVT" top -b -n 1) || die "top as $viewer failed: $out"
+		has "$out" "TPC map not known (no calibration cached, no task of root's or yours on it)"
+		hasnt "$out" "GPC 0 "
+		out=$($(as_user "$viewer") "$NVT" -l --svg -) || die "-l --svg as $viewer failed: $out"
+		has "$out" "TPC map not known"
+	done
+	# Her own task's map is hers to see.
+	out=$($(as_user 65534) "$NVT" top -b -n 1) || die "top as 65534 failed: $out"
+	hasnt "$out" "TPC map not known"
+	has "$out" "GPC 0 "
+	hasnt "$out" "GPC 1 "
+	stop_loop u/seg "$seg"
+}
+
 t_svg_renders_in_chromium() {
 	local browser size out stat
 	browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)

@@ -657,8 +657,22 @@ static void test_strategy_words(void)
 	CHECK(nvt_strategy_parse(NULL, &st) == -1);
 }
 
+/* A slot's map is taken from a task of root's or the viewer's own, never another user's. */
+static void test_map_from_task(void)
+{
+	CHECK(nvt_map_from_task(0, 1000) == NVT_MAP_ROOT_TASK);
+	CHECK(nvt_map_from_task(0, 0) == NVT_MAP_ROOT_TASK);
+	CHECK(nvt_map_from_task(1000, 1000) == NVT_MAP_OWN_TASK);
+	CHECK(nvt_map_from_task(1001, 1000) == NVT_MAP_NONE);
+	CHECK(nvt_map_from_task(1000, 0) == NVT_MAP_NONE);
+	/* The cache over root's tasks, root's over the viewer's own, hers over nothing. */
+	CHECK(NVT_MAP_CACHE > NVT_MAP_ROOT_TASK && NVT_MAP_ROOT_TASK > NVT_MAP_OWN_TASK &&
+	      NVT_MAP_OWN_TASK > NVT_MAP_NONE);
+}
+
 int main(void)
 {
+	test_map_from_task();
 	test_strategy_words();
 	test_cluster_room();
 	test_from_sweep();

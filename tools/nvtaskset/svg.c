@@ -182,7 +182,7 @@ static int gpu_panel(struct nvt_outbuf *b, const struct nvt_view *v, int gpu, in
 			 nvt_set_count(&g->working), nvt_set_count(&held), nvt_set_count(&left),
 			 nvt_set_count(&g->borrowed), map->n_everywhere, map->n_everywhere == 1 ? "" : "s");
 	else
-		snprintf(line, sizeof(line), "TPC map not known (no task on it, no calibration cached)");
+		snprintf(line, sizeof(line), "%s", NVT_VIEW_MAP_UNKNOWN);
 	text_at(b, MARGIN, y += LINE, 12, "", line);
 	y += 6;
 	for (unsigned r = 0; g->map_known && r < n_rows(g); r++) {

@@ -181,7 +181,7 @@ static void full_map(struct nvt_outbuf *out, int i)
 	}
 	end_line(&l);
 	if (!g->map_known) {
-		put(&l, "  TPC map not known (no task on it, no calibration cached)");
+		put(&l, "  " NVT_VIEW_MAP_UNKNOWN);
 		end_line(&l);
 	}
 	for (unsigned gpc = 0; g->map_known && gpc < (g->topo.n_gpcs ? g->topo.n_gpcs : 1); gpc++) {
