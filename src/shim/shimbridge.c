@@ -1330,14 +1330,22 @@ static void trace_write(FILE *f, int g, uint64_t ends[5])
 			(unsigned long long)gpu[i]);
 }
 
-/* NVTASKSET_BRIDGE_TRACE: the trace to PATH.PID (a new file), and a line that says where. */
+/* NVTASKSET_BRIDGE_TRACE: the trace to PATH.PID (a new file), and a line that says where, if it
+ * made a bridge. */
 static void trace_report(void)
 {
 	char path[4096];
 	uint64_t ends[5] = {0};
 	int fd;
 	FILE *f;
+	int any = 0;
 
+	/* A process that made no bridge (one its task started that never used CUDA: a compiler
+	 * XLA runs, a shell) writes none. */
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		any |= __atomic_load_n(&b.s[g].tr, __ATOMIC_ACQUIRE) && __atomic_load_n(&b.s[g].w, __ATOMIC_ACQUIRE);
+	if (!any)
+		return;
 	if ((size_t)snprintf(path, sizeof(path), "%s.%ld", dbg.trace, (long)getpid()) >= sizeof(path)) {
 		shim_warn("%s is too long: no trace", NVT_ENV_BRIDGE_TRACE);
 		return;

@@ -62,6 +62,12 @@ t_bridge_trace() {
 	[ "$(copies trcopy copy)" -gt 10 ] || die "$(copies trcopy copy) copies"
 	bad=$(awk '$1 == "copy" { split($3, q, "="); split($4, s, "="); if (!(q[2] > 0 && s[2] >= q[2])) print }' "$f")
 	eq "$bad" "" "copy lines"
+	# Processes that made no bridge (one that asked the GPU's SM count and waited for nothing,
+	# a shell using no CUDA) write no trace.
+	mkdir "$WORK/sh"
+	NVTASKSET_BRIDGE_TRACE=$WORK/sh/tr "$NVT" --no-mps --priority high sh -c '"$1" info && exit 0' sh "$APP" \
+		>"$WORK/sh.out" 2>"$WORK/sh.err" || die "the task failed: $(cat "$WORK/sh.err")"
+	eq "$(find "$WORK/sh" -type f | wc -l)" 0 "traces of processes that made no bridge"
 	NVTASKSET_BRIDGE_TRACE=$WORK/none/tr steps_app notrace --priority high
 	has "$(cat "$WORK/notrace.err")" "cannot write the bridge's trace to $WORK/none/tr."
 	# A path longer than the shim keeps: said at start, no trace, the task runs on.
