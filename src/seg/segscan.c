@@ -172,8 +172,8 @@ static int read_nested(struct scan *s)
 	return 0;
 }
 
-/* Reads the processes of namespaces below /proc's again (read_nested). */
-static void reread_nested(struct scan *s)
+/* Frees what read_nested read. */
+static void drop_nested(struct scan *s)
 {
 	free(s->nested);
 	free(s->reads);
@@ -181,6 +181,12 @@ static void reread_nested(struct scan *s)
 	s->nested = NULL;
 	s->reads = NULL;
 	s->taken = NULL;
+}
+
+/* Reads the processes of namespaces below /proc's again (read_nested). */
+static void reread_nested(struct scan *s)
+{
+	drop_nested(s);
 	s->n_nested = s->nested_cap = 0;
 	s->nested_errno = 0;
 	read_nested(s);
@@ -729,12 +735,7 @@ static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 		rc = scan_containers(s, base, only, tidy, see_own);
 	err = errno;
 	close(basefd);
-	free(s->nested);
-	free(s->reads);
-	free(s->taken);
-	s->nested = NULL;
-	s->reads = NULL;
-	s->taken = NULL;
+	drop_nested(s);
 	if (rc) {
 		free(s->v);
 		free(s->named);
