@@ -59,11 +59,18 @@ int nvt_topo_validate(const struct nvt_topology *topo)
 	return 0;
 }
 
-enum nvt_map_from nvt_map_from_task(uid_t task_uid, uid_t viewer)
+static enum nvt_map_from map_from_user(uid_t user, uid_t viewer)
 {
-	if (task_uid == 0)
+	if (user == 0)
 		return NVT_MAP_ROOT_TASK;
-	return task_uid == viewer ? NVT_MAP_OWN_TASK : NVT_MAP_NONE;
+	return user == viewer ? NVT_MAP_OWN_TASK : NVT_MAP_NONE;
+}
+
+enum nvt_map_from nvt_map_from_task(uid_t seg_owner, uid_t task_uid, uid_t viewer)
+{
+	enum nvt_map_from a = map_from_user(seg_owner, viewer), b = map_from_user(task_uid, viewer);
+
+	return a < b ? a : b;
 }
 
 unsigned nvt_topo_disable(const struct nvt_topology *topo, const struct nvt_tpcset *enabled,

@@ -42,9 +42,12 @@ enum nvt_map_from {
 	NVT_MAP_CACHE,      /* the calibration cache */
 };
 
-/* Whose slot's map viewer may take, by the task's user (its effective uid): NVT_MAP_ROOT_TASK
- * for root's, NVT_MAP_OWN_TASK for viewer's own, NVT_MAP_NONE for another user's. */
-enum nvt_map_from nvt_map_from_task(uid_t task_uid, uid_t viewer);
+/* Whose slot's map viewer may take, by the users of the segment's file (seg_owner: its run
+ * directory's, who may write it) and of its task (task_uid: its effective uid, who may write it
+ * too), the lesser of the two: NVT_MAP_ROOT_TASK for root's, NVT_MAP_OWN_TASK for viewer's own
+ * (or root's), NVT_MAP_NONE where either is another user's (a setuid program one user started
+ * keeps her file: its task's user is not whose map it holds). */
+enum nvt_map_from nvt_map_from_task(uid_t seg_owner, uid_t task_uid, uid_t viewer);
 
 /*
  * Computes the disable mask (set bit = slot disabled, bit b in word b/32)

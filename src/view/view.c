@@ -64,9 +64,9 @@ static int user_name(struct names *names, uid_t uid, char *out, size_t len)
 /* The index of the view's GPU with this UUID, added (with the slot's map, if it has one) when
  * the machine's list lacks it; -1 when the view has no room for another. */
 static int gpu_of(struct nvt_view *v, const uint8_t uuid[16], const struct nvt_topology *topo,
-		  uid_t owner)
+		  uid_t seg_owner, uid_t task_uid)
 {
-	enum nvt_map_from from = nvt_map_from_task(owner, geteuid());
+	enum nvt_map_from from = nvt_map_from_task(seg_owner, task_uid, geteuid());
 	struct nvt_view_gpu *g;
 	int i;
 
@@ -135,7 +135,7 @@ static int add_slot(struct nvt_view *v, size_t *cap, size_t task, const struct n
 	if (!slots)
 		return -1;
 	v->slots = slots;
-	gpu = gpu_of(v, view->uuid, &view->topo, v->tasks[task].uid);
+	gpu = gpu_of(v, view->uuid, &view->topo, v->tasks[task].seg_owner, v->tasks[task].uid);
 	if (gpu < 0)
 		return 0; /* past the most GPUs a machine has: not shown */
 	s = &v->slots[v->n_slots++];
@@ -212,6 +212,7 @@ static int read_task(const char *base, struct nvt_view *v, struct caps *cap, str
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->uid = h.task_uid;
+	t->seg_owner = h.owner;
 	t->start_time = h.head.start_time;
 	t->first_slot = v->n_slots;
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {

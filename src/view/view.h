@@ -57,6 +57,7 @@ struct nvt_view_task {
 	pid_t pid;                  /* as this machine's /proc numbers it */
 	uint64_t start_time;        /* field 22 of /proc/PID/stat: tells a reused PID */
 	uid_t uid;                  /* its effective user */
+	uid_t seg_owner;            /* the user whose run directory holds its segment */
 	char user[64];              /* that user's name, or the uid in digits */
 	int user_named;             /* user is a name (the password database knows the uid) */
 	char command[512];          /* its command line, words joined by spaces (raw bytes) */

@@ -629,6 +629,37 @@ t_viewers_other_users_map_not_taken() {
 	stop_loop u/seg "$seg"
 }
 
+# A setuid-root program a user starts under nvtaskset keeps her segment (ld.so drops the shim
+# from it): its file is hers to write, so its map is not root's for root or anyone else.
+t_viewers_setuid_task_map_not_roots() {
+	need_users
+	local pid out sleeper=$WORK/u/suid-sleep
+	cp "$(command -v sleep)" "$sleeper"
+	chmod 4755 "$sleeper"
+	# shellcheck disable=SC2016 # the task's shell expands them
+	$(as_user 65534) env NVTASKSET_CACHE_DIR="$WORK/u/taskcache" "$NVT" --no-mps -g 1 \
+		sh -c 'while [ ! -e "$1" ]; do sleep 0.02; done; exec "$2" 30' sh "$WORK/u/go" "$sleeper" \
+		>"$WORK/suid.out" 2>"$WORK/suid.err" &
+	pid=$!
+	trap 'kill "$pid" 2>/dev/null || :' EXIT
+	wait_for 10 test -e "$NVTASKSET_RUNDIR/nvtaskset-65534/nvtaskset.$(stat -L -c %i /proc/self/ns/pid).$pid"
+	$(as_user 65534) "$T/segpoke" "$pid" onegpc
+	$(as_user 65534) touch "$WORK/u/go"
+	poll_until 10 euid_is "$pid" 0 || skip "the setuid copy of sleep did not run as root here (a nosuid file system?)"
+	export NVTASKSET_CACHE_DIR=$WORK/u/viewcache NVTASKSET_PROC_NVIDIA=$WORK/no-proc-nvidia
+	for viewer in 0 65524; do
+		out=$($(as_user "$viewer") "$NVT" top -b -n 1) || die "top as $viewer failed: $out"
+		has "$out" "TPC map not known"
+		hasnt "$out" "GPC 0 "
+	done
+	out=$($(as_user 65534) "$NVT" top -b -n 1) || die "top as 65534 failed: $out"
+	has "$out" "GPC 0 "
+	kill "$pid"
+	wait "$pid" || :
+	trap - EXIT
+}
+euid_is() { [ "$(awk '/^Uid:/ {print $3}' "/proc/$1/status" 2>/dev/null)" = "$2" ]; }
+
 t_svg_renders_in_chromium() {
 	local browser size out stat
 	browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)

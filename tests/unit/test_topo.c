@@ -660,11 +660,21 @@ static void test_strategy_words(void)
 /* A slot's map is taken from a task of root's or the viewer's own, never another user's. */
 static void test_map_from_task(void)
 {
-	CHECK(nvt_map_from_task(0, 1000) == NVT_MAP_ROOT_TASK);
-	CHECK(nvt_map_from_task(0, 0) == NVT_MAP_ROOT_TASK);
-	CHECK(nvt_map_from_task(1000, 1000) == NVT_MAP_OWN_TASK);
-	CHECK(nvt_map_from_task(1001, 1000) == NVT_MAP_NONE);
-	CHECK(nvt_map_from_task(1000, 0) == NVT_MAP_NONE);
+	CHECK(nvt_map_from_task(0, 0, 1000) == NVT_MAP_ROOT_TASK);
+	CHECK(nvt_map_from_task(0, 0, 0) == NVT_MAP_ROOT_TASK);
+	CHECK(nvt_map_from_task(1000, 1000, 1000) == NVT_MAP_OWN_TASK);
+	CHECK(nvt_map_from_task(1001, 1001, 1000) == NVT_MAP_NONE);
+	CHECK(nvt_map_from_task(1000, 1000, 0) == NVT_MAP_NONE);
+	/* A setuid-root program a user started keeps her file (no shim of its own): hers to write,
+	 * not root's map, for root or another user; her own for her. */
+	CHECK(nvt_map_from_task(1000, 0, 0) == NVT_MAP_NONE);
+	CHECK(nvt_map_from_task(1000, 0, 1001) == NVT_MAP_NONE);
+	CHECK(nvt_map_from_task(1000, 0, 1000) == NVT_MAP_OWN_TASK);
+	/* Another user's setuid program she started: not the program's user's own. */
+	CHECK(nvt_map_from_task(1000, 1001, 1001) == NVT_MAP_NONE);
+	/* A root task that became hers (setuid), its file in root's directory: hers may write it. */
+	CHECK(nvt_map_from_task(0, 1000, 0) == NVT_MAP_NONE);
+	CHECK(nvt_map_from_task(0, 1000, 1000) == NVT_MAP_OWN_TASK);
 	/* The cache over root's tasks, root's over the viewer's own, hers over nothing. */
 	CHECK(NVT_MAP_CACHE > NVT_MAP_ROOT_TASK && NVT_MAP_ROOT_TASK > NVT_MAP_OWN_TASK &&
 	      NVT_MAP_OWN_TASK > NVT_MAP_NONE);
