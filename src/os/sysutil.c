@@ -97,12 +97,14 @@ DIR *nvt_opendir_fd(int dirfd)
 	return dir;
 }
 
-int nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino)
+int nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino, const struct timespec *ctime)
 {
 	struct stat st;
 
 	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev &&
-	       st.st_ino == ino && unlinkat(dirfd, name, 0) == 0;
+	       st.st_ino == ino &&
+	       (!ctime || (st.st_ctim.tv_sec == ctime->tv_sec && st.st_ctim.tv_nsec == ctime->tv_nsec)) &&
+	       unlinkat(dirfd, name, 0) == 0;
 }
 
 ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail)

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "core/ptree.h"
 
@@ -56,15 +57,19 @@ DIR *nvt_opendir_fd(int dirfd);
 
 /*
  * Removes name from the directory dirfd if it is still the file dev, ino (not
- * one put in its place since, nor what a link there points to). The look and
- * the removal are two system calls: whoever may write in dirfd can put
- * another file at name between them, and that one goes. Callers in a run
- * directory hold the segment's writer's lock around it
+ * one put in its place since, nor what a link there points to) and, unless
+ * ctime is NULL, its status last changed at ctime: a caller that does not
+ * hold the file (an fd kept open from when it looked) gives the ctime it saw,
+ * since a file system that reuses a freed inode's number at once (ext4) may
+ * give it to a file made at the name meanwhile, whose ctime is its making's.
+ * The look and the removal are two system calls: whoever may write in dirfd
+ * can put another file at name between them, and that one goes. Callers in a
+ * run directory hold the segment's writer's lock around it
  * (nvt_seg_unlink_judged), which keeps nvtaskset's own makers out; the
  * directory's user, the only other who may write there, can swap only her
  * own files. Returns 1 if it removed name, else 0.
  */
-int nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino);
+int nvt_unlink_same(int dirfd, const char *name, dev_t dev, ino_t ino, const struct timespec *ctime);
 
 /* What nvt_pid_file_read also takes: a file of root's, a file with more than one link. */
 enum nvt_pid_file_flags { NVT_PID_FILE_ROOT = 1, NVT_PID_FILE_LINKED = 2 };

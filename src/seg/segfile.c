@@ -447,7 +447,8 @@ int nvt_lock_byte(int fd, uint64_t pidns, pid_t pid, short type)
 	return -1;
 }
 
-int nvt_seg_unlink_judged(int dirfd, uid_t uid, const char *name, dev_t dev, ino_t ino)
+int nvt_seg_unlink_judged(int dirfd, uid_t uid, const char *name, dev_t dev, ino_t ino,
+			  const struct timespec *ctime)
 {
 	uint64_t pidns;
 	pid_t pid;
@@ -456,7 +457,7 @@ int nvt_seg_unlink_judged(int dirfd, uid_t uid, const char *name, dev_t dev, ino
 	if (nvt_seg_name_parse(name, &pidns, &pid) || (lock_fd = nvt_lock_open(dirfd, uid)) < 0)
 		return 0;
 	if (nvt_lock_byte(lock_fd, pidns, pid, F_WRLCK) == 0) {
-		removed = nvt_unlink_same(dirfd, name, dev, ino);
+		removed = nvt_unlink_same(dirfd, name, dev, ino, ctime);
 		nvt_lock_byte(lock_fd, pidns, pid, F_UNLCK);
 	}
 	close(lock_fd);

@@ -102,16 +102,22 @@ int nvt_lock_byte_wait(int fd, uint64_t pidns, pid_t pid);
 
 /*
  * Removes the segment file name of uid's run directory dirfd, judged a
- * leftover, if it is still the file dev, ino (nvt_unlink_same), holding the
- * writer's lock of the segment the name is for while it looks and removes: a
- * maker of a new segment of that name (nvt_seg_create, nvt_seg_make_for)
- * holds that lock while it removes the leftover and makes its own file, so
- * that the file looked at is the one removed. Held by another (a maker, a
- * writer), or not to be opened: the file stays, for a later sweep. The
- * caller, uid or root, makes the lock file if it is missing (nvt_lock_open).
- * Returns 1 if it removed the file, else 0.
+ * leftover, if it is still the file dev, ino (and, unless ctime is NULL, of
+ * that ctime: nvt_unlink_same), holding the writer's lock of the segment the
+ * name is for while it looks and removes: a maker of a new segment of that
+ * name (nvt_seg_create, nvt_seg_make_for) holds that lock while it removes
+ * the leftover and makes its own file, so that the file looked at is the one
+ * removed. Held by another (a maker, a writer), or the lock file not to be
+ * opened or made (nvt_lock_open: one of the wrong type, owner or mode, a
+ * full file system): the file stays, for a later sweep. The caller, uid or
+ * root, makes the lock file if it is missing. Costs 8 system calls (the
+ * caller's uid, open and check the lock file, lock, look, unlink, unlock,
+ * close: strace of the shim's sweep, 2026-11-27), 2 more when it makes the
+ * lock file (3 when root makes another user's). Returns 1 if it removed the
+ * file, else 0.
  */
-int nvt_seg_unlink_judged(int dirfd, uid_t uid, const char *name, dev_t dev, ino_t ino);
+int nvt_seg_unlink_judged(int dirfd, uid_t uid, const char *name, dev_t dev, ino_t ino,
+			  const struct timespec *ctime);
 
 /*
  * Copies slot gpu of the segment open as fd by pread, as a sequence-lock

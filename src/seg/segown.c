@@ -318,7 +318,7 @@ void nvt_seg_remove(const struct nvt_seg_own *own)
 	/* No writer's lock: the name is this living process's PID's, so no maker of another
 	 * process puts a file there (a CDI hook's nvt_seg_make_for makes one before the
 	 * program runs, and leaves one that names it). */
-	nvt_unlink_same(dirfd, own->name, own->dev, own->ino);
+	nvt_unlink_same(dirfd, own->name, own->dev, own->ino, NULL);
 	close(dirfd);
 }
 
@@ -374,9 +374,10 @@ void nvt_seg_sweep(const struct nvt_seg_own *own, int max_judged)
 		return;
 	}
 	/* Reading names is cheap (one getdents per few hundred); judging one
-	 * costs up to 9 system calls: count them, then judge max_judged from a
-	 * random place on, wrapping around. Every start thus costs about the
-	 * same however many tasks the user runs, and leftovers go over a few. */
+	 * costs up to 11 system calls, removing one 9 more (segown.h): count
+	 * them, then judge max_judged from a random place on, wrapping around.
+	 * Every start thus costs about the same however many tasks the user
+	 * runs, and leftovers go over a few. */
 	for (long seen = 0; seen < SWEEP_SCAN_MAX && (ent = readdir(dir)); seen++) {
 		pid_t pid;
 		n += sweep_candidate(own, ent->d_name, &pid);
@@ -411,7 +412,8 @@ void nvt_seg_sweep(const struct nvt_seg_own *own, int max_judged)
 			if (held < 0)
 				continue;
 			if (fstat(held, &file) == 0 && is_stale(dirfd, ent->d_name, pid))
-				nvt_seg_unlink_judged(dirfd, geteuid(), ent->d_name, file.st_dev, file.st_ino);
+				nvt_seg_unlink_judged(dirfd, geteuid(), ent->d_name, file.st_dev, file.st_ino,
+						      NULL);
 			close(held);
 		}
 	}

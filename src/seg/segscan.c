@@ -46,20 +46,30 @@
 /*
  * Files named for another PID namespace that no process had when the
  * processes were read: a process that started after that read may have made
- * one since. Each is held (O_PATH) from the judgement on, the processes are
- * read again once the run directory's names are, and a file is removed only
- * if none has it then either: its maker made it before it was held, so
- * started before that second read, which shows it if it lives. At most
- * NVT_SEG_DOUBTS_MAX a run directory a sweep (the fds held); the rest stay
- * for a later one.
+ * one since. Each is held (O_PATH) from the judgement on, with its run
+ * directory; once every run directory's names are read, the processes are
+ * read again, once a scan, and a file is removed only if none has it then
+ * either: its maker made it before it was held, so started before that second
+ * read, which shows it if it lives. At most NVT_SEG_DOUBTS_MAX in all a sweep
+ * (the fds held, and one a run directory that holds one); the rest stay for a
+ * later one, and so do all of them when the second read fails (EMFILE, say).
+ * A user who plants such names in her own run directory costs root's -l or
+ * claim one more walk of /proc, however many run directories hold them.
  */
 #define NVT_SEG_DOUBTS_MAX 64
 
 struct doubt {
 	int held;       /* the file judged (O_PATH) */
+	size_t dir;     /* its run directory: an index in doubt_dirs */
 	char name[64];
 	uint64_t pidns;
 	pid_t ns_pid;
+};
+
+/* A run directory that holds a doubt: its own fd (a copy), and its user. */
+struct doubt_dir {
+	int fd;
+	uid_t uid;
 };
 
 struct scan {
@@ -77,8 +87,11 @@ struct scan {
 	struct nvt_seg_skipped *skipped; /* NULL: not asked for */
 	const struct nvt_seg_container *ctr; /* the container whose run directory is being read, or NULL */
 	int foreign;      /* in the run directory being read: files naming no process of ctr's */
-	struct doubt doubts[NVT_SEG_DOUBTS_MAX]; /* in the run directory being read */
+	struct doubt doubts[NVT_SEG_DOUBTS_MAX]; /* of every run directory read */
 	size_t n_doubts;
+	struct doubt_dir doubt_dirs[NVT_SEG_DOUBTS_MAX];
+	size_t n_doubt_dirs;
+	int doubt_dir_set; /* the run directory being read is doubt_dirs' last */
 };
 
 static int push(struct scan *s, const struct nvt_seg_entry *e)
@@ -183,13 +196,40 @@ static void drop_nested(struct scan *s)
 	s->taken = NULL;
 }
 
-/* Reads the processes of namespaces below /proc's again (read_nested). */
-static void reread_nested(struct scan *s)
+/*
+ * Reads the processes of namespaces below /proc's again (read_nested), in
+ * place of those read first only if every one could be read: otherwise the
+ * first read stays, with no error kept in s (which would fail every later
+ * resolve_nested). Returns 0, or -1 with errno set.
+ */
+static int reread_nested(struct scan *s)
 {
-	drop_nested(s);
+	struct nvt_proc *nested = s->nested;
+	size_t n_nested = s->n_nested, nested_cap = s->nested_cap;
+	int *reads = s->reads, err;
+	char *taken = s->taken;
+
+	s->nested = NULL;
+	s->reads = NULL;
+	s->taken = NULL;
 	s->n_nested = s->nested_cap = 0;
 	s->nested_errno = 0;
-	read_nested(s);
+	if (read_nested(s) == 0 && !s->nested_errno) {
+		free(nested);
+		free(reads);
+		free(taken);
+		return 0;
+	}
+	err = s->nested_errno ? s->nested_errno : errno;
+	drop_nested(s);
+	s->nested = nested;
+	s->reads = reads;
+	s->taken = taken;
+	s->n_nested = n_nested;
+	s->nested_cap = nested_cap;
+	s->nested_errno = 0;
+	errno = err;
+	return -1;
 }
 
 /* The first of the nested processes whose ns_pid is ns_pid, or n_nested. */
@@ -364,46 +404,66 @@ static int own_leftover(int dirfd, uid_t uid, const struct found *f, int tidy)
 	}
 	gone = kill(f->ns_pid, 0) && errno == ESRCH;
 	if (gone && tidy)
-		nvt_seg_unlink_judged(dirfd, uid, f->name, st.st_dev, st.st_ino);
+		nvt_seg_unlink_judged(dirfd, uid, f->name, st.st_dev, st.st_ino, NULL);
 	if (held >= 0)
 		close(held);
 	return gone;
 }
 
-/* Holds f, named for another PID namespace, which no process had (NVT_SEG_DOUBTS_MAX). */
-static void doubt(struct scan *s, int dirfd, const struct found *f)
+/* Holds f, named for another PID namespace, which no process had, and its run directory
+ * (uid's dirfd), for settle_doubts (NVT_SEG_DOUBTS_MAX). */
+static void doubt(struct scan *s, int dirfd, uid_t uid, const struct found *f)
 {
 	struct doubt *d = &s->doubts[s->n_doubts];
 
-	if (s->n_doubts == NVT_SEG_DOUBTS_MAX)
+	if (s->n_doubts == NVT_SEG_DOUBTS_MAX ||
+	    (!s->doubt_dir_set && s->n_doubt_dirs == NVT_SEG_DOUBTS_MAX))
 		return; /* for a later sweep */
+	if (!s->doubt_dir_set) {
+		struct doubt_dir *dir = &s->doubt_dirs[s->n_doubt_dirs];
+		dir->fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+		if (dir->fd < 0)
+			return;
+		dir->uid = uid;
+		s->n_doubt_dirs++;
+		s->doubt_dir_set = 1;
+	}
 	d->held = openat(dirfd, f->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (d->held < 0)
 		return;
+	d->dir = s->n_doubt_dirs - 1;
 	snprintf(d->name, sizeof(d->name), "%.63s", f->name);
 	d->pidns = f->pidns;
 	d->ns_pid = f->ns_pid;
 	s->n_doubts++;
 }
 
-/* Removes the files held in s->doubts (of uid's run directory dirfd) that no process has
- * when the processes are read again, if remove; lets go of them all. */
-static void settle_doubts(struct scan *s, int dirfd, uid_t uid, int remove)
+/* Removes the files held in s->doubts that no process has when the processes are read
+ * again, if remove and that read succeeds (reread_nested); lets go of them all. */
+static void settle_doubts(struct scan *s, int remove)
 {
-	if (s->n_doubts && remove)
-		reread_nested(s);
+	if (s->n_doubts && remove && reread_nested(s))
+		remove = 0; /* kept, for a later sweep */
 	for (size_t i = 0; i < s->n_doubts; i++) {
 		struct doubt *d = &s->doubts[i];
+		const struct doubt_dir *dir = &s->doubt_dirs[d->dir];
 		struct stat st;
 		int ambiguous = 0;
 
-		if (remove && !s->nested_errno && fstat(d->held, &st) == 0 &&
-		    resolve_nested(s, dirfd, uid, d->name, d->pidns, d->ns_pid, &ambiguous) ==
+		/* A run directory's own count of header reads, and processes given a file. */
+		if (remove && (i == 0 || d->dir != s->doubts[i - 1].dir)) {
+			memset(s->reads, 0, (s->n_nested + 1) * sizeof(*s->reads));
+			memset(s->taken, 0, s->n_nested + 1);
+		}
+		if (remove && fstat(d->held, &st) == 0 &&
+		    resolve_nested(s, dir->fd, dir->uid, d->name, d->pidns, d->ns_pid, &ambiguous) ==
 			    RESOLVED_NONE)
-			nvt_seg_unlink_judged(dirfd, uid, d->name, st.st_dev, st.st_ino);
+			nvt_seg_unlink_judged(dir->fd, dir->uid, d->name, st.st_dev, st.st_ino, NULL);
 		close(d->held);
 	}
-	s->n_doubts = 0;
+	for (size_t i = 0; i < s->n_doubt_dirs; i++)
+		close(s->doubt_dirs[i].fd);
+	s->n_doubts = s->n_doubt_dirs = 0;
 }
 
 /* Adds f (in uid's run directory dirfd) to s if it names a live process;
@@ -442,7 +502,7 @@ static int scan_file(struct scan *s, int dirfd, uid_t uid, int tidy, int see_own
 			 * apart from every other: never one whose status could not be read):
 			 * removed if none has it when the processes are read again. */
 			if (tidy && s->see_all)
-				doubt(s, dirfd, f);
+				doubt(s, dirfd, uid, f);
 			return 0;
 		}
 	}
@@ -531,6 +591,7 @@ static int scan_userdir(struct scan *s, int dirfd, uid_t uid, int tidy, int see_
 	if (s->taken)
 		memset(s->taken, 0, s->n_nested + 1);
 	s->foreign = 0;
+	s->doubt_dir_set = 0;
 	while ((ent = readdir(dir))) {
 		struct found f = {ent->d_name, 0, 0};
 
@@ -541,8 +602,13 @@ static int scan_userdir(struct scan *s, int dirfd, uid_t uid, int tidy, int see_
 			break;
 	}
 	err = errno;
-	settle_doubts(s, dirfd, uid, !rc);
 	closedir(dir);
+	if (rc && s->doubt_dir_set) {
+		/* Not read to its end: its doubts are let go, none removed (as its listing). */
+		while (s->n_doubts && s->doubts[s->n_doubts - 1].dir == s->n_doubt_dirs - 1)
+			close(s->doubts[--s->n_doubts].held);
+		close(s->doubt_dirs[--s->n_doubt_dirs].fd);
+	}
 	if (rc && err == EACCES) {
 		struct stat st;
 		s->n = first; /* not ours to look into after all: none of it */
@@ -619,13 +685,21 @@ static int entry_being_made(const char *base, const struct nvt_seg_entry *e)
 	return made;
 }
 
+/*
+ * Removes e's file if it is still the file the scan looked at: the same
+ * device, inode and ctime. It is not held from then (a listing may hold
+ * thousands), so a file system that gives a freed inode's number to the next
+ * file (ext4 does at once) may give it to a file a new process of e's PID made
+ * at the name meanwhile, whose ctime is that of its making: unless that fell
+ * in the clock tick of the leftover's last change, it stays.
+ */
 static void remove_entry(const char *base, const struct nvt_seg_entry *e)
 {
 	int dirfd = nvt_seg_entry_dir(base, e);
 
 	if (dirfd < 0)
 		return;
-	nvt_seg_unlink_judged(dirfd, e->uid, e->name, e->dev, e->ino);
+	nvt_seg_unlink_judged(dirfd, e->uid, e->name, e->dev, e->ino, &e->ctime);
 	close(dirfd);
 }
 
@@ -735,6 +809,7 @@ static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 		rc = scan_containers(s, base, only, tidy, see_own);
 	err = errno;
 	close(basefd);
+	settle_doubts(s, !rc);
 	drop_nested(s);
 	if (rc) {
 		free(s->v);

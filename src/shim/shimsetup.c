@@ -60,9 +60,10 @@ static const char instance_marker[sizeof(INSTANCE_TEXT)] = INSTANCE_TEXT;
 extern const char nvtaskset_shim_instance[sizeof(INSTANCE_TEXT)]
 	__attribute__((alias("instance_marker"))) EXPORT;
 
-/* Segments the shim judges when a task starts (nvt_seg_sweep): at most 9
- * system calls each, whatever the number of the user's tasks. Leftovers
- * (children that ended with _exit) go over a few starts, or at the next -l. */
+/* Segments the shim judges when a task starts (nvt_seg_sweep): at most 11
+ * system calls each and 9 more a removal (segown.h), whatever the number of
+ * the user's tasks. Leftovers (children that ended with _exit) go over a few
+ * starts, or at the next -l. */
 #define SWEEP_MAX 32
 /* The process an MPS control daemon starts as its server. */
 #define MPS_SERVER_NAME "nvidia-cuda-mps-server"

@@ -393,7 +393,7 @@ print("forked")'
 }
 t_sec_start_sweep_bounded() {
 	# A task's start judges a few dozen of its user's segments, however many
-	# tasks she runs (each costs up to 9 system calls): 300 live tasks' files
+	# tasks she runs (each costs up to 11 system calls): 300 live tasks' files
 	# cost it no 300 reads of /proc. Leftovers go over a few starts.
 	command -v strace >/dev/null || skip "needs strace"
 	local dir ns i n pids=""
