@@ -304,8 +304,8 @@ static void namespaces(const char *base)
 	} else {
 		/* Not every process in sight (nvt_procfs_shows_all): neither is removed. */
 		CHECK(inode_of(name) == born_ino && inode_of(gone_name) != 0);
-		CHECK_SKIP("/proc does not show every process to this user: the sweep's removal of "
-			   "another PID namespace's file is not checked");
+		CHECK_SKIP("needs root (an ordinary user's sweep is not taken to see every process): the "
+			   "sweep's removal of another PID namespace's file is not checked");
 	}
 	born_name[0] = '\0';
 	unlinkat(userdir_fd, name, 0);
@@ -328,8 +328,8 @@ static void second_read(const char *base, const char *other_dir)
 	pid_t *pids = NULL;
 
 	if (!nvt_procfs_shows_all(nvt_procfs_own())) {
-		CHECK_SKIP("/proc does not show every process to this user: no file of another PID "
-			   "namespace is removed");
+		CHECK_SKIP("needs root (an ordinary user's sweep is not taken to see every process): no "
+			   "file of another PID namespace is removed");
 		return;
 	}
 	nvt_seg_name(name, sizeof(name), NO_NS, 5);
