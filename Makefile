@@ -93,7 +93,7 @@ VIEW = view viewcalc viewmetrics
 # is above them all.
 SHIM_LAYERS = state features hub setup
 SHIM_state = shimstate shimdriver shimslot shimchan
-SHIM_features = shimlease shimbridgeptx shimbridge shimyield shimpreempt shimmem shimsmcount shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
+SHIM_features = shimlease shimbridgeptx shimbridge shimyield shimhostfn shimpreempt shimmem shimsmcount shimsmctrlmaps shimsmctrl shimsmctrlapi shimgraph
 SHIM_hub = shim
 SHIM_setup = shimsetup
 SHIMSRC = $(foreach l,$(SHIM_LAYERS),$(SHIM_$(l)))
@@ -420,5 +420,5 @@ FORCE:
 # The headers each object and program was built from (DEPFLAGS).
 -include $(wildcard $(O)/*/*.d $(B)/cmd/*.d $(B)/spank/*.d $(T)/*.d $(HOG).d $(EXPORTER_BIN).d)
 
-.PHONY: all design-picture check check-private check-user try try-containers check-faults check-bench check-gpu check-gpu-memdriver check-gpu-cbid check-package check-slurm check-podman check-prometheus deb bench bench-sizes bench-smcount bench-placement bench-launch bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
+.PHONY: all design-picture check check-private check-user try try-containers check-faults check-bench check-gpu check-gpu-hostfn check-gpu-memdriver check-gpu-cbid check-package check-slurm check-podman check-prometheus deb bench bench-sizes bench-smcount bench-placement bench-launch bench-startup bench-startup-parts bench-prio install uninstall clean fuzz-libfuzzer FORCE
 .DELETE_ON_ERROR:

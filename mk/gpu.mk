@@ -17,6 +17,11 @@ check-gpu-preempt: all
 check-gpu-bridge: all
 	@tests/gpu/bridge.sh $(GPU_LOG)
 
+# A service that waits by host functions (as JAX does) beside a time-sliced batch: its requests
+# end, the batch takes no share (tests/gpu/hostfn.sh; gcc, the CUDA headers): ~30 s.
+check-gpu-hostfn: all
+	@tests/gpu/hostfn.sh $(GPU_LOG)
+
 # A level's MPS server reached through its pipe directory bound at another path, as a
 # time-sliced container's (tests/gpu/mpsbind.sh; root, PyTorch).
 check-gpu-mpsbind: all

@@ -17,7 +17,7 @@ TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
 FAKE_SRC = $(addprefix tests/fake/,fakecuda.c fakeprobe.c fakemembw.c fakecb.c fakegraph.c fakeexec.c fakegraphapi.c \
-	fakestream.c fakermcalls.c fakemem.c)
+	fakestream.c fakehostfn.c fakermcalls.c fakemem.c)
 FAKE_HDR = tests/fake/fakecuda.h tests/fake/fakeint.h src/gpu/cuda_driver.h src/gpu/nvrm.h
 $(FAKE): $(FAKE_SRC) $(FAKE_HDR) $(FLAGS)
 	@mkdir -p $(@D)

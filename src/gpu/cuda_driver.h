@@ -143,6 +143,24 @@ typedef CUresult (*nvt_cuPointerGetAttributes_fn)(unsigned n, int *attributes, v
 #define NVT_CU_POINTER_ATTRIBUTE_ACCESS_FLAGS 16  /* int: what this context may do (1: read) */
 #define NVT_CU_MEMORYTYPE_HOST 1
 #define NVT_CU_MEMORYTYPE_DEVICE 2
+/* cuLaunchHostFunc[_ptsz] and cuStreamAddCallback[_ptsz]: their arguments as the API callbacks
+ * see them (a callback at entry may change fn and userData: the call uses what it leaves). */
+typedef void (*nvt_host_fn)(void *user);
+typedef void (*nvt_stream_callback)(CUstream stream, int status, void *user);
+typedef struct {
+	CUstream stream;
+	nvt_host_fn fn;
+	void *user;
+} NVT_LAUNCH_HOST_FUNC_ARGS;
+typedef struct {
+	CUstream stream;
+	nvt_stream_callback fn;
+	void *user;
+	unsigned flags;
+} NVT_STREAM_ADD_CALLBACK_ARGS;
+_Static_assert(sizeof(NVT_LAUNCH_HOST_FUNC_ARGS) == 24 && sizeof(NVT_STREAM_ADD_CALLBACK_ARGS) == 32 &&
+		       __builtin_offsetof(NVT_STREAM_ADD_CALLBACK_ARGS, user) == 16,
+	       "the driver's cuLaunchHostFunc_params and cuStreamAddCallback_params");
 /* cuMemcpyDtoHAsync_v2[_ptsz] (void *dst, CUdeviceptr src, ...) and cuMemcpyAsync[_ptsz]
  * (CUdeviceptr dst, ...): their arguments as the API callbacks see them. */
 typedef struct {
@@ -316,6 +334,11 @@ enum nvt_api_cbid {
 	NVT_CBID_cuMemcpyAsync = 306,
 	NVT_CBID_cuMemcpyAsync_ptsz = 418,
 	NVT_CBID_cuMemcpyDtoHAsync_v2_ptsz = 422,
+	/* Host functions queued on a stream (their run ends a request: shimhostfn.c). */
+	NVT_CBID_cuStreamAddCallback = 346,
+	NVT_CBID_cuStreamAddCallback_ptsz = 437,
+	NVT_CBID_cuLaunchHostFunc = 527,
+	NVT_CBID_cuLaunchHostFunc_ptsz = 528,
 	/* Events and streams. */
 	NVT_CBID_cuEventCreate = 118,
 	NVT_CBID_cuEventRecord = 119,

@@ -41,6 +41,7 @@
 #include "core/tmd.h"
 #include "shim.h"
 #include "shimgraph.h"
+#include "shimhostfn.h"
 #include "shimmem.h"
 #include "shimslot.h"
 #include "shimsmctrl.h"
@@ -194,6 +195,8 @@ void shim_on_launch(void *user, int domain, int cbid, const void *params)
 	if (domain != NVT_CB_DOMAIN_LAUNCH || cbid != NVT_CB_ID_LAUNCH) {
 		if (domain == NVT_CB_DOMAIN_API) {
 			shim_yield_api(cbid, params);
+			if (shim_hostfn_follows(cbid))
+				shim_hostfn_api(cbid, params);
 			shim_graph_api(cbid, params);
 			shim_smcount_api(cbid, params);
 			if (shim_mem_follows(cbid))

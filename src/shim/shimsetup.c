@@ -38,6 +38,7 @@
 #include "shimbridge.h"
 #include "shimdriver.h"
 #include "shimgraph.h"
+#include "shimhostfn.h"
 #include "shimmem.h"
 #include "shimpreempt.h"
 #include "shimslot.h"
@@ -296,6 +297,7 @@ static void register_callback(void)
 	start_mark(SP_SMS);
 	if (env_prio(&prio) == 0)
 		shim_yield_setup(enable, handle, prio.prio, prio.yield);
+	shim_hostfn_setup(enable, handle);
 	start_mark(SP_YIELD);
 }
 
@@ -320,6 +322,7 @@ static void after_fork_in_child(void)
 	shim_smctrl_after_fork();
 	shim_smctrl_maps_after_fork();
 	shim_yield_after_fork();
+	shim_hostfn_after_fork();
 	shim_preempt_after_fork();
 	if (shim.seg_shared) {
 		if (nvt_seg_create(shim.base, &shim.own, &fresh, why, sizeof(why)) >= 0) {

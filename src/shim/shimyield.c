@@ -220,6 +220,12 @@ static void synchronized(int g)
 	act_update(g, nvt_act_end);
 }
 
+void shim_yield_ended(int g)
+{
+	if (shim_yield_tracking)
+		synchronized(g);
+}
+
 /* A slot of this process got its GPU (set-up, fork): it is idle, and tracked. */
 void shim_yield_slot_ready(int g)
 {

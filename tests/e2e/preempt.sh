@@ -139,6 +139,34 @@ t_preempt_share_beside_busy_high() {
 	stop_loop lo "$lo"
 }
 
+# A higher task that waits for its requests by host functions (as JAX does) idles between them:
+# a low one beside it keeps 5 us (takes no share) for four of the share's windows and more.
+t_preempt_no_share_beside_host_function_waits() {
+	local hi lo group n before
+	rm_env
+	rm -f "$WORK/hf.stop"
+	PRIOAPP_HOSTFN=1 FAKECUDA_KERNEL_US=1000 "$NVT" --no-mps --priority high --yield slice "$PRIOAPP" \
+		serve "$WORK/hf.stop" "$WORK/hf.serve" 10000 4 2>"$WORK/hf.err" &
+	hi=$!
+	trap 'touch "$WORK/hf.stop" "$WORK/lo.stop"' EXIT
+	wait_for 10 test -e "$WORK/hf.serve.ready"
+	start_rm_loop lo --priority low --yield slice
+	lo=$PID
+	first_group group "$lo"
+	wait_for 10 last_us_is "$lo" "$group" 5
+	before=$(grep -c "^pid=$lo set-timeslice .* us=2048 " "$WORK/rm.log" || true)
+	# 2 s of requests 10 ms apart: the share is taken after two windows of 500 ms.
+	n=$(requests "$WORK/hf.serve")
+	wait_for 30 requests_over "$WORK/hf.serve" $((n + 200))
+	eq "$(grep -c "^pid=$lo set-timeslice .* us=2048 " "$WORK/rm.log" || true)" "$before" \
+		"the low task's sets to 2048 us (a share) beside the service"
+	eq "$(last_us "$lo" "$group")" 5 "the low task's timeslice"
+	touch "$WORK/hf.stop"
+	wait "$hi" || die "the service failed: $(cat "$WORK/hf.err")"
+	stop_loop lo "$lo"
+	trap - EXIT
+}
+
 # A driver that does not say a group's GPU: a task on one GPU still gives its groups its slice.
 t_preempt_gpu_not_said_one_slot() {
 	local out pid

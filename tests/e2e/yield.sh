@@ -94,6 +94,39 @@ t_yield_request_ends_only_at_sync() {
 	done
 }
 
+# A task that waits for its requests by host functions (as JAX does: cuLaunchHostFunc or
+# cuStreamAddCallback, then no driver call) ends a request when its host function runs, and its
+# own function still runs; on a stream being captured into a graph the call is left alone (a
+# graph's host node would run the shim's record again at every replay) and no request ends.
+t_yield_request_ends_at_host_function() {
+	local form pid n got
+	trap 'touch "$WORK/hf.stop"' EXIT
+	for form in 1 callback capture; do
+		rm -f "$WORK/hf.stop" "$WORK/hf.serve.ready"
+		if [ $form = capture ]; then export FAKECUDA_CAPTURING=1; else unset FAKECUDA_CAPTURING; fi
+		PRIOAPP_HOSTFN=${form/capture/1} FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority high \
+			"$PRIOAPP" serve "$WORK/hf.stop" "$WORK/hf.serve" 5000 2 2>"$WORK/hf.err" &
+		pid=$!
+		wait_for 10 test -e "$WORK/hf.serve.ready"
+		wait_for 20 requests_over "$WORK/hf.serve" 20
+		n=$(requests "$WORK/hf.serve")
+		got=$(requests_of "$pid")
+		touch "$WORK/hf.stop"
+		wait "$pid" || die "the service failed ($form): $(cat "$WORK/hf.err")"
+		if [ $form = capture ]; then
+			# (-l counts requests begun: one, never ended)
+			[ "$(cut -d' ' -f2 <<<"$got")" -le 1 ] ||
+				die "requests ended by host functions on captured streams: -l says '$got' after $n"
+		else
+			# A request begins only once the one before ended: as many as the service finished.
+			[ "$(cut -d' ' -f2 <<<"$got")" -ge "$n" ] ||
+				die "$form: -l says '$got' (launches, requests, busy) after $n requests"
+		fi
+	done
+	unset FAKECUDA_CAPTURING
+	trap - EXIT
+}
+
 t_yield_gate_holds_launches() {
 	local got
 	# Without priorities, the batch job launches all through the service's requests.

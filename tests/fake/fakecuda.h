@@ -29,7 +29,7 @@
  * stream argument is passed along and otherwise ignored (launches run at once).
  * cuStreamCreate and cuStreamDestroy_v2 invoke theirs too; a destroyed
  * stream's handle is the next one made (the last destroyed first), as the real
- * driver's allocator gives memory back.
+ * driver's allocator gives memory back. Host functions: fakehostfn.c.
  *
  * Cooperative launches (cuLaunchCooperativeKernel, or cuLaunchKernelEx with
  * attribute 2): every block of the grid must be resident at once. The

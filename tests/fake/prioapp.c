@@ -16,7 +16,9 @@
  *       cuMemcpyDtoHAsync_v2: the default), pageable (malloc), generic (pinned,
  *       cuMemcpyAsync), ptsz (pinned, cuMemcpyDtoHAsync_v2_ptsz), offset (pinned, the
  *       copy ending at the last byte of an allocation of BYTES + 5), managed (pinned, from
- *       managed memory), otherctx (pinned, from memory of a context of its own)
+ *       managed memory), otherctx (pinned, from memory of a context of its own);
+ *       PRIOAPP_HOSTFN=1: each request waited for by a host function (cuLaunchHostFunc;
+ *       =callback: cuStreamAddCallback) and no driver call, as JAX waits for its steps
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
@@ -75,6 +77,8 @@ int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, uns
 		   void *, void **, void **);
 int cuStreamSynchronize(void *);
 int cuCtxSynchronize(void);
+int cuLaunchHostFunc(void *, void (*)(void *), void *);
+int cuStreamAddCallback(void *, void (*)(void *, int, void *), void *, unsigned);
 int cuGraphCreate(CUgraph *, unsigned);
 int cuGraphAddKernelNode_v2(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const NVT_KERNEL_NODE_PARAMS *);
 int cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
@@ -221,6 +225,35 @@ static int copy_queue(struct copy *c, unsigned n)
 	return cuMemcpyDtoHAsync_v2(c->host, c->dev, c->bytes, NULL);
 }
 
+static void host_done(void *flag)
+{
+	__atomic_store_n((int *)flag, 1, __ATOMIC_RELEASE);
+}
+
+static void callback_done(void *stream, int status, void *flag)
+{
+	(void)stream;
+	__atomic_store_n((int *)flag, status ? -1 : 1, __ATOMIC_RELEASE);
+}
+
+/* A serve request's wait: a cuStreamSynchronize, or (PRIOAPP_HOSTFN) a host function queued
+ * (cuLaunchHostFunc; =callback: cuStreamAddCallback) and waited for with no driver call, as
+ * JAX waits for its steps. */
+static int serve_wait(void)
+{
+	const char *h = getenv("PRIOAPP_HOSTFN");
+	int done = 0;
+
+	if (!h)
+		return cuStreamSynchronize(NULL);
+	if (strcmp(h, "callback") ? cuLaunchHostFunc(NULL, host_done, &done)
+				   : cuStreamAddCallback(NULL, callback_done, &done, 0))
+		return 1;
+	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+		pause_us(50);
+	return done < 0;
+}
+
 /* The program's synchronisation: of the legacy stream, or of the context (PRIOAPP_CTX_SYNC). */
 static int app_sync(void)
 {
@@ -279,7 +312,7 @@ int main(int argc, char **argv)
 			if (copy_queue(&copy, ++n))
 				return 1;
 			done = fakecuda_done_at(NULL);
-			if (cuStreamSynchronize(NULL))
+			if (serve_wait())
 				return 1;
 			end = now_ns();
 			if (copy.bytes && memcmp(copy.host, copy.pattern, copy.bytes)) {

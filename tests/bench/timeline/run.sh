@@ -248,6 +248,12 @@ PHASES=(
 "static-alone-eager-g20|-||$EAGER LGAP_US=20 $STS"
 "static-small|gemm|$STB|$SMALL $STS"
 "static-alone-small|-||$SMALL $STS"
+"gemm-small-wait|gemm|$LO|$SMALL WAIT=1 $HI"
+"gemm-small-wait-late100|gemm|$LO|$SMALL WAIT=1 WAIT_LATE_US=100 $HI"
+"gemm-small-wait-late300|gemm|$LO|$SMALL WAIT=1 WAIT_LATE_US=300 $HI"
+"gemm-small-wait-late1000|gemm|$LO|$SMALL WAIT=1 WAIT_LATE_US=1000 $HI"
+"alone-small-wait-late300|-||$SMALL WAIT=1 WAIT_LATE_US=300 $HI"
+"gemm-small-wait-late300-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield slice|$SMALL WAIT=1 WAIT_LATE_US=300 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog NVTASKSET_BRIDGE=0 $NVT --priority high --yield slice"
 "gemm-small-tside2-300-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low --yield slice|$SMALL TAIL_US=300 TAIL_MODE=side2 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog NVTASKSET_BRIDGE=0 $NVT --priority high --yield slice"
 )
 want=" $* "

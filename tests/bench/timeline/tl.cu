@@ -484,6 +484,10 @@ static int svc(const char *out)
 	 * host to queue the next step (or end the request): the channel is never empty between
 	 * steps. */
 	int waitv = (int)envl("WAIT", 0);
+	/* WAIT_LATE_US (with WAIT=1): the host releases that wait WAIT_LATE_US after it queued the
+	 * step behind it: the step's doorbell comes first and the release, a write to memory, later
+	 * (as a host function's completion may come after the next launch). */
+	uint64_t wait_late_ns = (uint64_t)envl("WAIT_LATE_US", 0) * 1000;
 	/* PRE_US: each step begins with an empty kernel, then the host takes PRE_US before it
 	 * queues the step's own work (small work queued before a step's bulk, a slow host
 	 * between). */
@@ -645,6 +649,8 @@ static int svc(const char *out)
 		} else if (copy)
 			CK(cudaMemcpyAsync(hcopy, dlast + (size_t)st * kernels, 8, cudaMemcpyDeviceToHost, s));
 		if (waitv) {
+			for (uint64_t t1 = host_ns() + wait_late_ns; wait_late_ns && host_ns() < t1;)
+				;
 			__atomic_store_n(hrel, (unsigned)st, __ATOMIC_SEQ_CST); /* the last step's wait ends */
 			CK(cudaEventRecord(ev[0], s));
 			if (cuStreamWaitValue32((CUstream)s, (CUdeviceptr)drel, (unsigned)st + 1, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
