@@ -1248,6 +1248,15 @@ static void src_facts(struct nvt_bridge_copy *c, CUdeviceptr src, void *ctx)
 				      (flags & 1);
 }
 
+/* 1 once the task queued a host function (shim_bridge_copies_off). */
+static int copies_off;
+
+void shim_bridge_copies_off(void)
+{
+	if (!__atomic_load_n(&copies_off, __ATOMIC_RELAXED))
+		__atomic_store_n(&copies_off, 1, __ATOMIC_RELAXED);
+}
+
 void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int still_bridged)
 {
 	struct nvt_bridge_copy c = {0};
@@ -1258,7 +1267,8 @@ void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int 
 	uint64_t bytes;
 	CUdeviceptr stamp = 0;
 
-	if (!shim_bridge_on || b.broken || tls.launching || g < 0 || g >= NVT_MAX_GPUS || !a->bytes ||
+	if (!shim_bridge_on || b.broken || __atomic_load_n(&copies_off, __ATOMIC_RELAXED) || tls.launching ||
+	    g < 0 || g >= NVT_MAX_GPUS || !a->bytes ||
 	    a->bytes > NVT_BRIDGE_COPY_MAX || !shim_cu.pointer_attribute || !shim_cu.pointer_attributes ||
 	    !shim_cu.stream_capturing || !shim_cu.ctx_device || !still_bridged)
 		return;

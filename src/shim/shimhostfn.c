@@ -9,7 +9,8 @@
  * before it is done) and no launch of the task's came since it was queued, the task's request
  * on that GPU ends; then the program's function runs. Records come from a fixed pool: with none
  * free, or on a stream being captured into a graph (its host node would run the record again
- * at every replay), the call is left as the program made it.
+ * at every replay), the call is left as the program made it. A task that queued a host function
+ * has its copies done by the driver from then on (shimbridge.h, shim_bridge_copies_off).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "core/segment.h"
+#include "shimbridge.h"
 #include "shimdriver.h"
 #include "shimhostfn.h"
 #include "shimslot.h"
@@ -117,6 +119,7 @@ static void entered(int cbid, void *args)
 	int g;
 
 	claimed = NULL;
+	shim_bridge_copies_off();
 	if ((hostfn ? !h->fn : !c->fn) || !shim_cu.ctx_current || shim_cu.ctx_current(&ctx) || !ctx ||
 	    (g = shim_slot_of_ctx(ctx)) < 0 || !not_capturing(hostfn ? h->stream : c->stream, ptsz) ||
 	    !(r = claim()))

@@ -363,8 +363,8 @@ t_bridge_small_copies_by_kernel() {
 }
 
 # What a kernel does not copy: to pageable memory, past NVT_BRIDGE_COPY_MAX, on a stream that
-# captures a graph, from managed memory or another context's, where the kernel cannot be loaded;
-# and nothing of a task that does not bridge. The driver copies each right.
+# captures a graph, from managed memory or another context's, where the kernel cannot be loaded,
+# once the task queued a host function; and nothing of a task that does not bridge. The driver copies each right.
 t_bridge_copies_left_to_the_driver() {
 	local tag
 	copy_app pageable 8 pageable --priority high
@@ -382,6 +382,11 @@ t_bridge_copies_left_to_the_driver() {
 		eq "$(copies "$tag" copy)" 0 "$tag: kernel copies"
 		[ "$(copies "$tag" memcpy)" -gt 10 ] || die "$tag: $(copies "$tag" memcpy) copies by the driver"
 	done
+	# A task that waits by host functions (as JAX does): the driver's, once it queued one (its
+	# first request's copy comes before its first host function).
+	PRIOAPP_HOSTFN=1 copy_app hostfn 8 pinned --priority high
+	[ "$(copies hostfn copy)" -le 1 ] || die "hostfn: $(copies hostfn copy) kernel copies"
+	[ "$(copies hostfn memcpy)" -gt 10 ] || die "hostfn: $(copies hostfn memcpy) copies by the driver"
 }
 
 # A driver without cuPointerGetAttributes (older than the call): the shim cannot tell where a
