@@ -248,7 +248,8 @@ int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)
 {
 	enum { HOST = 1, DEVICE = 2 }; /* CUmemorytype (gpu/cuda_driver.h's NVT_CU_MEMORYTYPE_*) */
 
-	if (!c->bytes || c->bytes > NVT_BRIDGE_COPY_MAX || c->capturing || c->dst_managed || c->src_managed)
+	if (!c->bytes || c->bytes > NVT_BRIDGE_COPY_MAX || c->capturing || c->dst_managed || c->src_managed ||
+	    c->host_fns)
 		return 0;
 	/* The source whole inside one allocation of this GPU that this context reads. */
 	if (c->src_type != DEVICE || c->src_ordinal != c->ordinal || !c->src_ours || c->src < c->src_start ||

@@ -359,8 +359,13 @@ struct nvt_bridge_copy {
 	int src_managed;
 	uint64_t src_start, src_size; /* src's allocation */
 	uint64_t src;
+	int host_fns;                /* the task queued a host function (it waits for its steps
+				      * by them, unbridged: JAX) */
 };
-/* 1 if a kernel does the copy c. */
+/* 1 if a kernel does the copy c. Not for a task that queued a host function: its waits are not
+ * bridged, so the kernel's copy keeps nothing on the GPU for it, and beside GEMM training it made
+ * JAX's steps that read the token slower (H100: 1125-1188 us a step against 810-1012 with the
+ * driver's copies, run T4 of docs/bench/jaxshare-2026-11-27). */
 int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c);
 
 #endif /* NVT_BRIDGE_H */

@@ -274,7 +274,10 @@ static uint64_t busy_average(uint64_t avg, uint64_t busy, uint64_t count)
 void nvt_act_end(struct nvt_slot_activity *a, uint64_t now)
 {
 	a->end_ns = now;
-	a->ends++;
+	/* Every request begun ends (not ends + 1): a begin and an end stored at once by two threads
+	 * (the driver's thread ends a request when a host function runs) may keep one's counts and
+	 * lose the other's; the counts agree again at the next end. */
+	a->ends = a->begins;
 	if (now >= a->begin_ns)
 		a->busy_ns = busy_average(a->busy_ns, now - a->begin_ns, a->ends);
 }

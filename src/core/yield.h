@@ -88,7 +88,8 @@ int nvt_yield_by_shim(unsigned prio, uint32_t yield);
  */
 uint32_t nvt_yield_not_taken(const struct nvt_slot_prio *start, unsigned prio, uint32_t want);
 
-/* A request began, or ended, at now: updates a's counts and averages. */
+/* A request began, or ended, at now: updates a's counts and averages (an end ends every request
+ * begun: ends = begins). */
 void nvt_act_begin(struct nvt_slot_activity *a, uint64_t now);
 void nvt_act_end(struct nvt_slot_activity *a, uint64_t now);
 /* Its share of time busy, per mille (0 until NVT_YIELD_LEARN requests). */

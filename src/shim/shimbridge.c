@@ -1248,7 +1248,7 @@ static void src_facts(struct nvt_bridge_copy *c, CUdeviceptr src, void *ctx)
 				      (flags & 1);
 }
 
-/* 1 once the task queued a host function (shim_bridge_copies_off). */
+/* 1 once the task queued a host function (shim_bridge_copies_off; core/bridge.h's rule). */
 static int copies_off;
 
 void shim_bridge_copies_off(void)
@@ -1267,12 +1267,12 @@ void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int 
 	uint64_t bytes;
 	CUdeviceptr stamp = 0;
 
-	if (!shim_bridge_on || b.broken || __atomic_load_n(&copies_off, __ATOMIC_RELAXED) || tls.launching ||
-	    g < 0 || g >= NVT_MAX_GPUS || !a->bytes ||
+	if (!shim_bridge_on || b.broken || tls.launching || g < 0 || g >= NVT_MAX_GPUS || !a->bytes ||
 	    a->bytes > NVT_BRIDGE_COPY_MAX || !shim_cu.pointer_attribute || !shim_cu.pointer_attributes ||
 	    !shim_cu.stream_capturing || !shim_cu.ctx_device || !still_bridged)
 		return;
 	c.bytes = bytes = a->bytes;
+	c.host_fns = __atomic_load_n(&copies_off, __ATOMIC_RELAXED);
 	stream = ptsz && !a->stream ? NVT_CU_STREAM_PER_THREAD : a->stream;
 	c.capturing = shim_cu.stream_capturing(stream, &status) || status;
 	c.ordinal = -1;

@@ -56,13 +56,8 @@ void shim_bridge_slot_gone(int g);
  * (still_bridged: -p may have changed that): done by a kernel where core/bridge.h says so, a's
  * bytes then set to 0. */
 void shim_bridge_copy(int g, void *ctx, NVT_MEMCPY_ASYNC_ARGS *a, int ptsz, int still_bridged);
-/*
- * The task queued a host function (shimhostfn.c): from now on its copies are the driver's. A
- * task that waits for its steps by host functions (JAX) is not bridged at those waits, so a
- * kernel's copy keeps nothing on the GPU, and beside GEMM training it made JAX's steps that read
- * the token slower (H100: 1125-1188 us a step against 810-1012 with the driver's copies, run T4
- * of docs/bench/jaxshare-2026-11-27).
- */
+/* The task queued a host function (shimhostfn.c): from now on its copies are the driver's
+ * (core/bridge.h, nvt_bridge_copy_by_kernel). */
 void shim_bridge_copies_off(void);
 /* Held steps are chained from the start (core/bridge.h, NVTASKSET_BRIDGE_REARM=1): the set-up
  * follows the launch calls for shim_bridge_launch_done. */

@@ -7,10 +7,12 @@
  * steps). At the call's entry the shim puts its own function in the program's place, with a
  * record of the program's function and data; when the driver's thread runs it (the work queued
  * before it is done) and no launch of the task's came since it was queued, the task's request
- * on that GPU ends; then the program's function runs. Records come from a fixed pool: with none
- * free, or on a stream being captured into a graph (its host node would run the record again
- * at every replay), the call is left as the program made it. A task that queued a host function
- * has its copies done by the driver from then on (shimbridge.h, shim_bridge_copies_off).
+ * on that GPU ends (a callback of cuStreamAddCallback's only with a success status); then the
+ * program's function runs. Records come from a fixed pool: with none free (256 queued and not yet
+ * run, or lost to calls that failed), or on a stream being captured into a graph (its host node
+ * would run the record again at every replay), the call is left as the program made it. A task
+ * that queued a host function has its copies done by the driver from then on (shimbridge.h,
+ * shim_bridge_copies_off).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -26,7 +28,6 @@
 #include "shimyield.h"
 
 #define RECORDS 256 /* host functions queued and not yet run, at most, that end a request */
-#define TRIES 8     /* records looked at for a free one per call */
 
 struct record {
 	int used;                      /* claimed (atomic) */
@@ -40,8 +41,6 @@ struct record {
 static struct record records[RECORDS];
 static unsigned next_record;
 struct shim_calls shim_hostfn_calls;
-/* The record this thread's call claimed at its entry, until its return. */
-static __thread struct record *claimed __attribute__((tls_model("initial-exec")));
 
 static const int ids[] = {
 	NVT_CBID_cuLaunchHostFunc,    NVT_CBID_cuLaunchHostFunc_ptsz,
@@ -50,7 +49,7 @@ static const int ids[] = {
 
 static struct record *claim(void)
 {
-	for (int i = 0; i < TRIES; i++) {
+	for (int i = 0; i < RECORDS; i++) {
 		struct record *r = &records[__atomic_fetch_add(&next_record, 1, __ATOMIC_RELAXED) % RECORDS];
 		int free = 0;
 
@@ -118,7 +117,6 @@ static void entered(int cbid, void *args)
 	struct record *r;
 	int g;
 
-	claimed = NULL;
 	shim_bridge_copies_off();
 	if ((hostfn ? !h->fn : !c->fn) || !shim_cu.ctx_current || shim_cu.ctx_current(&ctx) || !ctx ||
 	    (g = shim_slot_of_ctx(ctx)) < 0 || !not_capturing(hostfn ? h->stream : c->stream, ptsz) ||
@@ -136,23 +134,17 @@ static void entered(int cbid, void *args)
 		c->fn = run_callback;
 		c->user = r;
 	}
-	claimed = r;
 }
 
 void shim_hostfn_api(int cbid, const void *data)
 {
 	struct shim_api_call call;
 
-	if (shim_api_call(cbid, data, &call))
+	/* (a call that fails keeps its record: whether the driver queued nothing then is not said,
+	 * and a record freed under a function queued after all could be claimed again) */
+	if (shim_api_call(cbid, data, &call) || call.site != NVT_CB_API_SITE_ENTER)
 		return;
-	if (call.site == NVT_CB_API_SITE_ENTER) {
-		entered(cbid, (void *)(uintptr_t)call.args);
-		return;
-	}
-	/* A call that failed runs nothing: its record is free again. */
-	if (claimed && call.result != 0)
-		release(claimed);
-	claimed = NULL;
+	entered(cbid, (void *)(uintptr_t)call.args);
 }
 
 void shim_hostfn_setup(nvt_cb_enable_fn enable, uint32_t handle)
@@ -167,5 +159,4 @@ void shim_hostfn_after_fork(void)
 {
 	/* The parent's host functions do not run in the child: none of its records is taken. */
 	memset(records, 0, sizeof(records));
-	claimed = NULL;
 }

@@ -18,7 +18,8 @@
  *       copy ending at the last byte of an allocation of BYTES + 5), managed (pinned, from
  *       managed memory), otherctx (pinned, from memory of a context of its own);
  *       PRIOAPP_HOSTFN=1: each request waited for by a host function (cuLaunchHostFunc;
- *       =callback: cuStreamAddCallback) and no driver call, as JAX waits for its steps
+ *       =ptsz: its _ptsz form; =callback: cuStreamAddCallback; =ahead: one more launch
+ *       queued behind it before the wait) and no driver call, as JAX waits for its steps
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
@@ -78,6 +79,7 @@ int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, uns
 int cuStreamSynchronize(void *);
 int cuCtxSynchronize(void);
 int cuLaunchHostFunc(void *, void (*)(void *), void *);
+int cuLaunchHostFunc_ptsz(void *, void (*)(void *), void *);
 int cuStreamAddCallback(void *, void (*)(void *, int, void *), void *, unsigned);
 int cuGraphCreate(CUgraph *, unsigned);
 int cuGraphAddKernelNode_v2(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const NVT_KERNEL_NODE_PARAMS *);
@@ -246,8 +248,12 @@ static int serve_wait(void)
 
 	if (!h)
 		return cuStreamSynchronize(NULL);
-	if (strcmp(h, "callback") ? cuLaunchHostFunc(NULL, host_done, &done)
-				   : cuStreamAddCallback(NULL, callback_done, &done, 0))
+	if (!strcmp(h, "callback") ? cuStreamAddCallback(NULL, callback_done, &done, 0)
+	    : !strcmp(h, "ptsz")   ? cuLaunchHostFunc_ptsz(NULL, host_done, &done)
+				   : cuLaunchHostFunc(NULL, host_done, &done))
+		return 1;
+	/* ahead: the next work queued before the host function runs (its request goes on) */
+	if (!strcmp(h, "ahead") && cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
 		return 1;
 	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
 		pause_us(50);

@@ -134,6 +134,13 @@ static void test_activity(void)
 	/* Back to back: busy all the time. */
 	a = periodic(0, 1 * MS, 1 * MS, 20);
 	CHECK(nvt_act_duty_pm(&a) == 1000);
+	/* An end lost to a racing begin (two threads storing the record at once): the next end
+	 * ends every request begun, so the task does not look busy from then on. */
+	a = periodic(1000 * MS, 10 * MS, 1 * MS, 20);
+	nvt_act_begin(&a, a.begin_ns + 10 * MS);
+	nvt_act_begin(&a, a.begin_ns + 10 * MS); /* (its end was lost) */
+	nvt_act_end(&a, a.begin_ns + MS);
+	CHECK(a.begins == 22 && a.ends == 22);
 }
 
 /* A new rate is learnt from NVT_ACT_SHIFT gaps; a pause, or arrivals at random, are not one. */
@@ -1051,6 +1058,10 @@ static void test_bridge_copy(void)
 	CHECK(nvt_bridge_copy_by_kernel(&ok));
 	c = ok;
 	c.bytes = 0;
+	CHECK(!nvt_bridge_copy_by_kernel(&c));
+	/* A task that queued a host function: the driver's. */
+	c = ok;
+	c.host_fns = 1;
 	CHECK(!nvt_bridge_copy_by_kernel(&c));
 	c = ok;
 	c.bytes = NVT_BRIDGE_COPY_MAX;
