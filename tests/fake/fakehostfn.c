@@ -18,12 +18,7 @@
 
 uint64_t fakecuda_done_at(const void *stream); /* fakestream.c: when its work queued so far is done */
 
-#define CALL(cbid, work)                                                \
-	CUresult result = NVT_CUDA_ERROR_UNKNOWN;                       \
-	fake_api_callbacks((cbid), NVT_CB_API_SITE_ENTER, &result, &a); \
-	result = fake_ready() ? (work) : 3;                             \
-	fake_api_callbacks((cbid), NVT_CB_API_SITE_EXIT, &result, &a);  \
-	return result
+#define CALL FAKE_API_CALL
 
 static void sleep_until(uint64_t t)
 {

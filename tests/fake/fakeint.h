@@ -140,6 +140,15 @@ INTERNAL int fake_notify_launch(int dev, uint8_t *tmd);
  * domain (6), at site NVT_CB_API_SITE_ENTER or _EXIT, with a block whose
  * words point at the call's result and at its arguments. */
 INTERNAL void fake_api_callbacks(int cbid, int site, CUresult *result, void *args);
+/* A driver call's body (fakestream.c, fakehostfn.c): its arguments in a struct named a, which the
+ * entry callbacks may change, work run after them (CUDA_ERROR_NOT_INITIALIZED before cuInit),
+ * then the return callbacks. */
+#define FAKE_API_CALL(cbid, work)                                       \
+	CUresult result = NVT_CUDA_ERROR_UNKNOWN;                       \
+	fake_api_callbacks((cbid), NVT_CB_API_SITE_ENTER, &result, &a); \
+	result = fake_ready() ? (work) : 3;                             \
+	fake_api_callbacks((cbid), NVT_CB_API_SITE_EXIT, &result, &a);  \
+	return result
 
 /* ---- The graph model, called by fakegraphapi.c's entry points ---- */
 

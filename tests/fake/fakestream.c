@@ -188,12 +188,7 @@ API int fakecuda_in_flight(const void *stream)
 	return (int)((until - now + k - 1) / k);
 }
 
-#define CALL(cbid, work)                                                \
-	CUresult result = NVT_CUDA_ERROR_UNKNOWN;                       \
-	fake_api_callbacks((cbid), NVT_CB_API_SITE_ENTER, &result, &a); \
-	result = fake_ready() ? (work) : 3;                             \
-	fake_api_callbacks((cbid), NVT_CB_API_SITE_EXIT, &result, &a);  \
-	return result
+#define CALL FAKE_API_CALL
 
 /* FAKECUDA_EVENT_LOG=PATH: a line "event pid=PID" appended for each event made (tests count a
  * program's events: none left behind per context). */
