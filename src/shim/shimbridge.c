@@ -745,7 +745,9 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 		}
 		tls.launching = 0;
 	}
-	if (kept)
+	/* Looked at again: released while the bridge was being queued (a slow launch, a busy host),
+	 * the host's next replay may have set w[5] since, which is not the one kept. */
+	if (kept && (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_ACQUIRE) - seq) < 0)
 		__atomic_store_n(&s->w[5], 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&b.lock);
 }
