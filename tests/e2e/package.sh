@@ -339,8 +339,8 @@ t_docs_agree() {
 		[ -e "$ROOT/$link" ] || die "README links to $link, which does not exist"
 	done
 }
-# The variables PREFIX (FAKECUDA_, PRIOAPP_) that the table under tests/fake/README.md's heading
-# HEADING names in its first column, and those that FILES name in quotes; one a line, sorted.
+# The variables PREFIX (FAKECUDA_, PRIOAPP_, ...) that the table under tests/fake/README.md's
+# heading HEADING names in its first column, and those that FILES name in quotes; one a line, sorted.
 fake_knobs_documented() {
 	sed -n "/^## $2\$/,/^## /p" "$ROOT/tests/fake/README.md" | grep '^| `' | awk -F'|' '{ print $2 }' |
 		grep -oE "$1[A-Z0-9_]+" | sort -u
@@ -350,21 +350,29 @@ fake_knobs_read() {
 	shift
 	grep -hoE "\"${prefix}[A-Z0-9_]+\"" "$@" | tr -d '"' | sort -u
 }
+# Fails unless the table under HEADING names exactly the PREFIX variables that FILES read, and
+# FILES read at least MIN of them (a source moved or renamed finds none).
+fake_knobs_agree() {
+	local prefix=$1 heading=$2 min=$3 code doc
+	shift 3
+	code=$(fake_knobs_read "$prefix" "$@")
+	doc=$(fake_knobs_documented "$prefix" "$heading")
+	[ "$(grep -c . <<<"$code")" -ge "$min" ] || die "too few $prefix variables found in the sources: $code"
+	eq "$(comm -23 <(echo "$code") <(echo "$doc") | tr '\n' ' ')" "" "$prefix variables read that tests/fake/README.md's \"$heading\" lacks"
+	eq "$(comm -13 <(echo "$code") <(echo "$doc") | tr '\n' ' ')" "" "$prefix variables in tests/fake/README.md's \"$heading\" that nothing reads"
+}
 t_docs_fake_knobs_agree() {
-	# Every FAKECUDA_ variable the fake driver's sources read (getenv, env_long) and every
-	# PRIOAPP_ one prioapp reads is in its table of tests/fake/README.md, and each table names
-	# only variables that are read.
-	local code doc
-	code=$(fake_knobs_read FAKECUDA_ "$ROOT"/tests/fake/*.c)
-	doc=$(fake_knobs_documented FAKECUDA_ "The driver's knobs")
-	[ "$(wc -l <<<"$code")" -ge 30 ] || die "too few FAKECUDA_ variables found in tests/fake: $code"
-	eq "$(comm -23 <(echo "$code") <(echo "$doc") | tr '\n' ' ')" "" "FAKECUDA_ variables read that tests/fake/README.md lacks"
-	eq "$(comm -13 <(echo "$code") <(echo "$doc") | tr '\n' ' ')" "" "FAKECUDA_ variables in tests/fake/README.md that nothing reads"
-	code=$(fake_knobs_read PRIOAPP_ "$ROOT/tests/fake/prioapp.c")
-	doc=$(fake_knobs_documented PRIOAPP_ "prioapp's knobs")
-	[ "$(wc -l <<<"$code")" -ge 15 ] || die "too few PRIOAPP_ variables found in tests/fake/prioapp.c: $code"
-	eq "$(comm -23 <(echo "$code") <(echo "$doc") | tr '\n' ' ')" "" "PRIOAPP_ variables read that tests/fake/README.md lacks"
-	eq "$(comm -13 <(echo "$code") <(echo "$doc") | tr '\n' ' ')" "" "PRIOAPP_ variables in tests/fake/README.md that nothing reads"
+	# Every FAKECUDA_ variable the fake driver's sources read (getenv, env_long), every PRIOAPP_
+	# one prioapp reads, and every FAKERM_, TESTSUB_, FAKEAPP_ and MEMAPP_ one that a source in
+	# tests/fake reads is in its table of tests/fake/README.md, and each table names only
+	# variables that are read.
+	local fake=("$ROOT"/tests/fake/*.c)
+	fake_knobs_agree FAKECUDA_ "The driver's knobs" 30 "${fake[@]}"
+	fake_knobs_agree PRIOAPP_ "prioapp's knobs" 15 "$ROOT/tests/fake/prioapp.c"
+	fake_knobs_agree FAKERM_ "fakerm's knobs" 2 "${fake[@]}"
+	fake_knobs_agree TESTSUB_ "testsub's knobs" 1 "${fake[@]}"
+	fake_knobs_agree FAKEAPP_ "fakeapp's knobs" 8 "${fake[@]}"
+	fake_knobs_agree MEMAPP_ "memapp's knobs" 1 "${fake[@]}"
 }
 t_docs_topology_example() {
 	# docs/usage.md's --topology example is real output: the fake driver has the H100's map.
