@@ -631,9 +631,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	p_attr(&sms, 16, 0);
-	if (getenv("FAKEAPP_DEVICE") && use_device(atoi(getenv("FAKEAPP_DEVICE")))) {
-		fprintf(stderr, "fakeapp: cannot use device %s\n", getenv("FAKEAPP_DEVICE"));
-		return 2;
+	if (getenv("FAKEAPP_DEVICE")) {
+		char *end;
+		long d;
+
+		errno = 0;
+		d = strtol(getenv("FAKEAPP_DEVICE"), &end, 10);
+		if (errno || end == getenv("FAKEAPP_DEVICE") || *end || d < 0 || d > 63 || use_device((int)d)) {
+			fprintf(stderr, "fakeapp: cannot use device %s\n", getenv("FAKEAPP_DEVICE"));
+			return 2;
+		}
 	}
 	if (!strcmp(argv[1], "uuids")) {
 		int n = 0;
