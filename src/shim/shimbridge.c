@@ -142,6 +142,11 @@ struct bslot {
 	 * ranges' bounds, or 0. */
 	uint32_t share[NVT_BRIDGE_GAPS], soon_pm, waits;
 	uint32_t replayed;   /* a replay was queued since the last wait */
+	/* w[5] holds a token, a count of the replays queued (never 0), so that a clear by
+	 * compare-and-swap takes only the one it means; ctx_kept: the token a context
+	 * synchronisation's wait kept for its bridge (under b.lock), which ctx_bridge_queue clears
+	 * once that bridge is queued. */
+	uint32_t replay_tok, ctx_kept;
 	uint32_t replay_pm;  /* nvt_bridge_replays' average (under b.lock) */
 	/* Held steps (core/bridge.h): held, the seq of the last bridge if it is held (0: not);
 	 * learns, that seq if its step may be learnt from; linger_ns, that bridge's linger;
@@ -446,8 +451,11 @@ void shim_bridge_graph_launch(int g, int enter, int queued)
 	 * replays, H200, docs/hardware-facts.md): the bridge goes on until the host's next call
 	 * (a margin after it), at most NVT_BRIDGE_LATE_US after the kernel sees this. Set before
 	 * the replays in flight go down, so that the kernel always sees one of them. */
-	if (queued)
-		__atomic_store_n(&w[5], 1, __ATOMIC_RELEASE);
+	if (queued) {
+		uint32_t tok = __atomic_add_fetch(&b.s[g].replay_tok, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&w[5], tok ? tok : __atomic_add_fetch(&b.s[g].replay_tok, 1, __ATOMIC_RELAXED),
+				 __ATOMIC_RELEASE);
+	}
 	/* (never below 0: a replay that began before the words existed) */
 	uint32_t cur = __atomic_load_n(&w[3], __ATOMIC_RELAXED);
 	while (cur && !__atomic_compare_exchange_n(&w[3], &cur, cur - 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
@@ -745,10 +753,11 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 		}
 		tls.launching = 0;
 	}
-	/* Looked at again: released while the bridge was being queued (a slow launch, a busy host),
-	 * the host's next replay may have set w[5] since, which is not the one kept. */
-	if (kept && (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_ACQUIRE) - seq) < 0)
-		__atomic_store_n(&s->w[5], 0, __ATOMIC_RELEASE);
+	/* Only the token kept: released while the bridge was being queued (a slow launch, a busy
+	 * host), the host's next replay may have set another since. */
+	uint32_t tok = s->ctx_kept;
+	if (kept && tok)
+		__atomic_compare_exchange_n(&s->w[5], &tok, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&b.lock);
 }
 
@@ -933,6 +942,8 @@ static void wait_begins(int g, void *ctx, int still_bridged, int by_thread)
 	hspan = held ? (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000 : (uint64_t)NVT_BRIDGE_CAP_MS * 1000000;
 	tls.launching = 1;
 	/* (queued where only the empty kernel failed: the wait is its bridge's) */
+	if (by_thread)
+		s->ctx_kept = s->w ? __atomic_load_n(&s->w[5], __ATOMIC_ACQUIRE) : 0;
 	if (by_thread ? ctx_bridge_hand(g, ctx, seq, linger, hspan, replay, rec) == 0
 		      : launch_bridge(s, seq, linger, hspan, replay, rec) >= 0) {
 		tls.seq = seq;

@@ -155,7 +155,7 @@ INTERNAL void fake_bridge_app_launch(void)
 	if (!x->words || !path || !(log = fopen(path, "a")))
 		return;
 	fprintf(log, "app pid=%ld seq=%u released=%u replayed=%u tid=%ld pending=%u calls=%u dev=%d was=%u ended=%u\n",
-		(long)getpid(), app_seq, x->words[1], x->words[4], (long)syscall(SYS_gettid), x->words[5], x->words[6],
+		(long)getpid(), app_seq, x->words[1], x->words[4], (long)syscall(SYS_gettid), (unsigned)(x->words[5] != 0), x->words[6],
 		(int)(x - bridges), app_was, x->words[7]);
 	fclose(log);
 }
@@ -170,7 +170,7 @@ INTERNAL void fake_bridge_waiting(void)
 	fprintf(log, "wait pid=%ld dev=%d bridges=", (long)getpid(), fake_device());
 	for (int d = 0; d < BRIDGE_DEVICES; d++)
 		if (bridges[d].words)
-			fprintf(log, "%d:%u/%u/%u,", d, bridges[d].seq, bridges[d].words[1], bridges[d].words[5]);
+			fprintf(log, "%d:%u/%u/%u,", d, bridges[d].seq, bridges[d].words[1], (unsigned)(bridges[d].words[5] != 0));
 	fprintf(log, "\n");
 	fclose(log);
 }
@@ -219,7 +219,7 @@ static void replay_log(int after)
 		return;
 	fprintf(log, "%s pid=%ld seq=%u released=%u replayed=%u %s=%u\n", after ? "replayed" : "replay",
 		(long)getpid(), x->seq, x->words[1], x->words[4], after ? "pending" : "inflight",
-		x->words[after ? 5 : 3]);
+		after ? (unsigned)(x->words[5] != 0) : x->words[3]); /* (w[5]: a token, set or not) */
 	fclose(log);
 }
 
@@ -331,7 +331,7 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 			(long)getpid(), *(uint32_t *)params[1], (unsigned long long)*(uint64_t *)params[2],
 			(unsigned long long)*(uint64_t *)params[3], (unsigned long long)*(uint64_t *)params[4],
 			(unsigned long long)*(uint64_t *)params[5], *(uint32_t *)params[6], w[0], w[1],
-			(unsigned long long)*(uint64_t *)params[8], w[5], (unsigned long long)*(uint64_t *)params[9],
+			(unsigned long long)*(uint64_t *)params[8], (unsigned)(w[5] != 0), (unsigned long long)*(uint64_t *)params[9],
 			w[6], (long)syscall(SYS_gettid), (int)(x - bridges));
 	}
 	fclose(log);
