@@ -5,7 +5,7 @@
 # their host functions run (docs/priorities.md, "Yielding"), so the batch takes no share of the
 # GPU (a 2048 us timeslice after two windows of 500 ms in which the service looked busy
 # throughout): read back through -l --json 2.5 s into the service's run, and by its effect, the
-# service's wait (median under 1 ms: 606-651 us on an H100, 1393-1516 us where the batch took its
+# service's wait (median under 1 ms: 604-690 us on an H100, 1393-1516 us where the batch took its
 # share). The program's own function runs for every request (its exit status). Every program has
 # a time limit. Needs an NVIDIA Hopper GPU, gcc and the CUDA headers, nvtaskset built (make all).
 #
