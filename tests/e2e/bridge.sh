@@ -363,13 +363,15 @@ t_bridge_small_copies_by_kernel() {
 }
 
 # What a kernel does not copy: to pageable memory, past NVT_BRIDGE_COPY_MAX, on a stream that
-# captures a graph, from managed memory or another context's, where the kernel cannot be loaded,
+# captures a graph (this thread's, 0x2), on the legacy stream while a stream captures (its query
+# answers 906), from managed memory or another context's, where the kernel cannot be loaded,
 # once the task queued a host function; and nothing of a task that does not bridge. The driver copies each right.
 t_bridge_copies_left_to_the_driver() {
 	local tag
 	copy_app pageable 8 pageable --priority high
 	copy_app large 4097 pinned --priority high
-	FAKECUDA_CAPTURING=1 copy_app capturing 8 pinned --priority high
+	FAKECUDA_CAPTURING=1 copy_app capturing 8 ptsz --priority high
+	FAKECUDA_CAPTURING=1 copy_app implicit 8 pinned --priority high
 	copy_app managed 8 managed --priority high
 	copy_app otherctx 8 otherctx --priority high
 	# A driver that cannot load the shim's kernels (its warning silenced here: the bridge's tests
@@ -378,7 +380,7 @@ t_bridge_copies_left_to_the_driver() {
 	NVTASKSET_BRIDGE=0 copy_app off 8 pinned --priority high
 	copy_app low 8 pinned --priority low
 	copy_app plain 8 pinned -c 0-7
-	for tag in pageable large capturing managed otherctx noptx off low plain; do
+	for tag in pageable large capturing implicit managed otherctx noptx off low plain; do
 		eq "$(copies "$tag" copy)" 0 "$tag: kernel copies"
 		[ "$(copies "$tag" memcpy)" -gt 10 ] || die "$tag: $(copies "$tag" memcpy) copies by the driver"
 	done

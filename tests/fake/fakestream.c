@@ -424,14 +424,22 @@ API CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t bytes, 
 	CALL(NVT_CBID_cuMemcpyAsync_ptsz, copy_async(&a));
 }
 
-/* Nothing captures here, unless FAKECUDA_CAPTURING=1: every stream then captures. */
+/* Nothing captures here, unless FAKECUDA_CAPTURING=1: then every stream a program can capture
+ * on captures, in the global mode (each stream cuStreamCreate made and each thread's per-thread
+ * stream, 0x2), and the legacy stream (NULL, 0x1) captures nothing, as on the real driver; a
+ * query of it answers CUDA_ERROR_STREAM_CAPTURE_IMPLICIT (906), as the real driver's does
+ * while a blocking stream of its context captures. Only this query sees the capture: work
+ * queued on any stream runs as without it. */
 API CUresult cuStreamIsCapturing(void *hStream, int *status)
 {
 	const char *c = getenv("FAKECUDA_CAPTURING");
+	int capturing = c && !strcmp(c, "1");
 
-	(void)hStream;
 	if (!status)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
-	*status = c && !strcmp(c, "1");
+	*status = 0;
+	if (capturing && (!hStream || hStream == NVT_CU_STREAM_LEGACY))
+		return 906;
+	*status = capturing;
 	return 0;
 }
