@@ -55,8 +55,12 @@ start_rm_loop() {
 }
 # last_us_is PID GROUP US: the latest timeslice set on PID's group GROUP is US.
 last_us_is() { [ "$(last_us "$1" "$2")" == "$3" ]; }
+# sets_to PID US: how many of PID's timeslice sets were to US microseconds.
+sets_to() {
+	awk -v p="pid=$1" -v us="us=$2" '$1 == p && $2 == "set-timeslice" && $4 == us {n++} END {print n + 0}' "$WORK/rm.log"
+}
 # sets_reach PID US N: N of PID's timeslice sets were to US microseconds.
-sets_reach() { [ "$(grep -c "^pid=$1 set-timeslice .* us=$2 " "$WORK/rm.log")" == "$3" ]; }
+sets_reach() { [ "$(sets_to "$1" "$2")" == "$3" ]; }
 # groups_listed US [STATUS]: -l --json shows a task with 4 channel groups at a timeslice of US
 # microseconds (and the driver's STATUS of its last control, where given).
 groups_listed() {
@@ -154,11 +158,11 @@ t_preempt_no_share_beside_host_function_waits() {
 	lo=$PID
 	first_group group "$lo"
 	wait_for 10 last_us_is "$lo" "$group" 5
-	before=$(grep -c "^pid=$lo set-timeslice .* us=2048 " "$WORK/rm.log" || true)
+	before=$(sets_to "$lo" 2048)
 	# 2 s of requests 10 ms apart: the share is taken after two windows of 500 ms.
 	n=$(requests "$WORK/hf.serve")
 	wait_for 30 requests_over "$WORK/hf.serve" $((n + 200))
-	eq "$(grep -c "^pid=$lo set-timeslice .* us=2048 " "$WORK/rm.log" || true)" "$before" \
+	eq "$(sets_to "$lo" 2048)" "$before" \
 		"the low task's sets to 2048 us (a share) beside the service"
 	eq "$(last_us "$lo" "$group")" 5 "the low task's timeslice"
 	touch "$WORK/hf.stop"
