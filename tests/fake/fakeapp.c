@@ -96,6 +96,9 @@
  *   not run it), reinst=K (the exec destroyed and instantiated again). A hang,
  *   a failed call or a wrong argument makes the exit status 1.
  *
+ * Arguments it cannot use (a mode it does not know, a number that is not a
+ * whole one in its range, FAKEAPP_DEVICE's too): a message, exit status 2.
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
@@ -287,6 +290,20 @@ static void print_launch(const struct fakecuda_launch *rec)
 	       rec->disable_hi[3], rec->disable_hi[2], rec->disable_hi[1], rec->disable_hi[0],
 	       rec->stray_bits);
 	fflush(stdout);
+}
+
+long arg_number(const char *what, const char *text, int base, long min, long max)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(text, &end, base);
+	if (errno || end == text || *end || n < min || n > max) {
+		fprintf(stderr, "fakeapp: %s: '%s' is not a number from %ld to %ld\n", what, text, min, max);
+		exit(2);
+	}
+	return n;
 }
 
 int exists(const char *path)
@@ -612,12 +629,13 @@ static int threads(int n, long count, const char *stop)
 int main(int argc, char **argv)
 {
 	int sms = 0;
+	long dev = 0; /* FAKEAPP_DEVICE's */
 
 	if (argc < 2)
 		return 2;
 	if (!strcmp(argv[1], "setuid") && argc >= 4) {
 		/* A program that drops privileges after the shim has set up. */
-		uid_t uid = (uid_t)strtoul(argv[2], NULL, 10);
+		uid_t uid = (uid_t)arg_number("UID", argv[2], 10, 0, 4294967294);
 		if (setgroups(0, NULL) || setgid((gid_t)uid) || setuid(uid)) {
 			perror("fakeapp: setuid");
 			return 2;
@@ -632,13 +650,9 @@ int main(int argc, char **argv)
 	}
 	p_attr(&sms, 16, 0);
 	if (getenv("FAKEAPP_DEVICE")) {
-		char *end;
-		long d;
-
-		errno = 0;
-		d = strtol(getenv("FAKEAPP_DEVICE"), &end, 10);
-		if (errno || end == getenv("FAKEAPP_DEVICE") || *end || d < 0 || d > 63 || use_device((int)d)) {
-			fprintf(stderr, "fakeapp: cannot use device %s\n", getenv("FAKEAPP_DEVICE"));
+		dev = arg_number("FAKEAPP_DEVICE", getenv("FAKEAPP_DEVICE"), 10, 0, 63);
+		if (use_device((int)dev)) {
+			fprintf(stderr, "fakeapp: cannot use device %ld\n", dev);
 			return 2;
 		}
 	}
@@ -658,7 +672,7 @@ int main(int argc, char **argv)
 		NVT_LAUNCH_ATTRIBUTE attr = {.id = NVT_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
 		NVT_LAUNCH_CONFIG cfg = {0};
 		struct fakecuda_launch rec;
-		unsigned n = (unsigned)atoi(argv[2]);
+		unsigned n = (unsigned)arg_number("N", argv[2], 10, 1, 65536);
 		int rc;
 		attr.value.cluster_dim[0] = n;
 		attr.value.cluster_dim[1] = attr.value.cluster_dim[2] = 1;
@@ -689,10 +703,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "launch") && argc >= 3) {
 		struct fakecuda_launch rec;
-		long n = strtol(argv[2], NULL, 10);
+		long n = arg_number("N", argv[2], 10, 1, 1000000000);
 		int rc = 0;
 		if (argc >= 4)
-			p_version((uint8_t)strtol(argv[3], NULL, 0));
+			p_version((uint8_t)arg_number("VERSION", argv[3], 0, 0, 255));
 		if (all_devices()) {
 			char text[1200] = "";
 			long hung = 0;
@@ -707,7 +721,8 @@ int main(int argc, char **argv)
 		return rc ? 1 : 0;
 	}
 	if ((!strcmp(argv[1], "batches") || !strcmp(argv[1], "batches-ex")) && argc == 4)
-		return batches(strtol(argv[2], NULL, 10), strtol(argv[3], NULL, 10), !strcmp(argv[1], "batches-ex"));
+		return batches(arg_number("N", argv[2], 10, 1, 1000000000), arg_number("REPS", argv[3], 10, 1, 1000),
+			       !strcmp(argv[1], "batches-ex"));
 	if (!strcmp(argv[1], "loop") && argc == 4)
 		return loop(argv[2], argv[3]);
 	if (!strcmp(argv[1], "forge-high") && argc == 4) {
@@ -723,10 +738,8 @@ int main(int argc, char **argv)
 		struct stress s = {argv[3], argv + 4, argc - 4, 0, 0, 0, 0};
 		const char *reinit = getenv("FAKEAPP_REINIT");
 		s.reinit = reinit && !strcmp(reinit, "1");
-		int threads = atoi(argv[2]);
+		int threads = (int)arg_number("THREADS", argv[2], 10, 1, 64);
 		pthread_t tid[64];
-		if (threads < 1 || threads > 64)
-			return 2;
 		for (int i = 0; i < threads; i++)
 			pthread_create(&tid[i], NULL, stress_thread, &s);
 		for (int i = 0; i < threads; i++)
@@ -735,7 +748,8 @@ int main(int argc, char **argv)
 		return s.bad || s.hung ? 1 : 0;
 	}
 	if (!strcmp(argv[1], "threads") && argc == 5)
-		return threads(atoi(argv[2]), strtol(argv[3], NULL, 10), argv[4]);
+		return threads((int)arg_number("N", argv[2], 10, 1, 64), arg_number("COUNT", argv[3], 10, 0, 1000000000),
+			       argv[4]);
 	if (!strcmp(argv[1], "fork") && argc == 4) {
 		char path[4096], pidtext[32];
 		struct fakecuda_launch rec;
@@ -759,9 +773,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "reset") && argc == 4) {
 		struct fakecuda_launch rec;
-		const char *dev = getenv("FAKEAPP_DEVICE");
 		launch(&rec);
-		if (p_reset(dev ? (int)strtol(dev, NULL, 10) : 0))
+		if (p_reset((int)dev))
 			return 1;
 		return loop(argv[2], argv[3]);
 	}
@@ -781,7 +794,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "launch-wait") && argc == 4) {
 		struct fakecuda_launch rec;
 		struct timespec pause = {0, 5000000};
-		long n = strtol(argv[2], NULL, 10);
+		long n = arg_number("N", argv[2], 10, 0, 1000000000);
 		int rc = 0;
 		for (long i = 0; i < n; i++)
 			rc |= launch(&rec);

@@ -19,6 +19,8 @@ extern void *fakeapp_lib;
 void tpcs_text(const uint64_t w[4], char *buf, size_t len);
 /* Writes text and a newline to path atomically (a temporary file, renamed). */
 void write_state(const char *path, const char *text);
+/* TEXT, WHAT's number in BASE, from MIN to MAX; else says so and exits with 2. */
+long arg_number(const char *what, const char *text, int base, long min, long max);
 /* path exists. */
 int exists(const char *path);
 /* Appends "NS TEXT" to $FAKEAPP_STAMP, if set (NS: CLOCK_MONOTONIC). */

@@ -170,7 +170,7 @@ int sms_main(int argc, char **argv)
 	    (!strcmp(argv[0], "coop-on") && (argc == 3 || argc == 4))) {
 		int on = !strcmp(argv[0], "coop-on");
 		struct coop_grid g = {0};
-		g.block = (unsigned)strtoul(argv[1 + on], NULL, 10);
+		g.block = (unsigned)arg_number("BLOCK", argv[1 + on], 10, 1, 65536);
 		g.ex = argc == 3 + on && !strcmp(argv[2 + on], "ex");
 		if (size_grid(&g)) {
 			fprintf(stderr, "fakeapp: cannot size the grid\n");
@@ -184,6 +184,9 @@ int sms_main(int argc, char **argv)
 		return launch_grid(&g);
 	}
 	if (!strcmp(argv[0], "clusters") && argc == 3) {
+		unsigned block = (unsigned)arg_number("BLOCK", argv[1], 10, 1, 65536);
+		unsigned smem = (unsigned)arg_number("SMEM", argv[2], 10, 0, 1L << 30);
+
 		for (unsigned k = 1; k <= 16; k *= 2) {
 			NVT_LAUNCH_ATTRIBUTE attr = {.id = NVT_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
 			NVT_LAUNCH_CONFIG cfg = {0};
@@ -192,8 +195,8 @@ int sms_main(int argc, char **argv)
 			attr.value.cluster_dim[1] = attr.value.cluster_dim[2] = 1;
 			cfg.grid[0] = k;
 			cfg.grid[1] = cfg.grid[2] = cfg.block[1] = cfg.block[2] = 1;
-			cfg.block[0] = (unsigned)strtoul(argv[1], NULL, 10);
-			cfg.shared_mem = (unsigned)strtoul(argv[2], NULL, 10);
+			cfg.block[0] = block;
+			cfg.shared_mem = smem;
 			cfg.attrs = &attr;
 			cfg.num_attrs = 1;
 			if (p_cuOccupancyMaxActiveClusters(&n, (void *)1, &cfg))
