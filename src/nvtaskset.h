@@ -376,8 +376,9 @@ struct nvt_slot_prio {
  * stores, no lock; readers take the words as estimates). A request begins
  * with a launch while the task is idle and ends with a synchronisation
  * (cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize, a synchronous
- * copy to the host, a cuStreamQuery that finds the stream done): the task is
- * busy while begins != ends. Times are CLOCK_MONOTONIC ns.
+ * copy to the host, a cuStreamQuery that finds the stream done), a host function's
+ * run or a cuEventQuery that finds done an event recorded after its last launch: the
+ * task is busy while begins != ends. Times are CLOCK_MONOTONIC ns.
  */
 #define NVT_ACT_TRACKED 0x1u /* its shim follows its synchronisations (started with a priority) */
 struct nvt_slot_activity {

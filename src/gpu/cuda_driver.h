@@ -339,10 +339,13 @@ enum nvt_api_cbid {
 	NVT_CBID_cuStreamAddCallback_ptsz = 437,
 	NVT_CBID_cuLaunchHostFunc = 527,
 	NVT_CBID_cuLaunchHostFunc_ptsz = 528,
-	/* Events and streams. */
+	/* Events and streams (a query that finds an event done may end a request: shimhostfn.c). */
 	NVT_CBID_cuEventCreate = 118,
 	NVT_CBID_cuEventRecord = 119,
 	NVT_CBID_cuEventQuery = 120,
+	NVT_CBID_cuEventRecord_ptsz = 441,
+	NVT_CBID_cuEventRecordWithFlags = 587,
+	NVT_CBID_cuEventRecordWithFlags_ptsz = 588,
 	NVT_CBID_cuStreamCreate = 124,
 	NVT_CBID_cuStreamDestroy = 127,
 	NVT_CBID_cuEventDestroy_v2 = 325,

@@ -1,18 +1,28 @@
 /*
- * shimhostfn.c - a host function ends a request (docs/priorities.md, "Yielding"): a task that
- * waits for its work by a host function (cuLaunchHostFunc, cuStreamAddCallback: JAX does so
- * for each step, and then makes no driver call until its next launch) never returns from a
- * synchronisation, so its request would look open for good, and lower tasks would take it for
- * one that never idles (their share of the GPU, core/yield.h: ~2 ms added to each of its
- * steps). At the call's entry the shim puts its own function in the program's place, with a
- * record of the program's function and data; when the driver's thread runs it (the work queued
- * before it is done) and no launch of the task's came since it was queued, the task's request
- * on that GPU ends (a callback of cuStreamAddCallback's only with a success status); then the
- * program's function runs. Records come from a fixed pool: with none free (256 queued and not yet
- * run, or lost to calls that failed), or on a stream being captured into a graph (its host node
- * would run the record again at every replay), the call is left as the program made it. A task
- * that queued a host function has its copies done by the driver from then on (shimbridge.h,
- * shim_bridge_copies_off).
+ * shimhostfn.c - the program learns that its work is done without a synchronisation, and its
+ * request ends (docs/priorities.md, "Yielding"). A task that waits for its work by a host
+ * function or by polling an event never returns from a synchronisation, so its request would
+ * look open for good, and lower tasks would take it for one that never idles (their share of
+ * the GPU, core/yield.h: ~2 ms added to each of its steps).
+ *
+ * Host functions (cuLaunchHostFunc, cuStreamAddCallback: JAX waits so for each step, and then
+ * makes no driver call until its next launch). At the call's entry the shim puts its own
+ * function in the program's place, with a record of the program's function and data; when the
+ * driver's thread runs it (the work queued before it is done) and no launch of the task's came
+ * since it was queued, the task's request on that GPU ends (a callback of cuStreamAddCallback's
+ * only with a success status); then the program's function runs. Records come from a fixed
+ * pool: with none free (256 queued and not yet run, or lost to calls that failed), or on a
+ * stream being captured into a graph (its host node would run the record again at every
+ * replay), the call is left as the program made it. A task that queued a host function has its
+ * copies done by the driver from then on (shimbridge.h, shim_bridge_copies_off).
+ *
+ * Event queries (a loop of cuEventQuery, as a service that polls for its step's end). At each
+ * cuEventRecord[WithFlags][_ptsz] that succeeds the shim notes the event, its GPU slot and the
+ * slot's launches then, in a table of 64 kept by the event's handle (a newer record takes an
+ * older one's place); a cuEventQuery that answers success ends the request where the event's
+ * note says that no launch came since its record. An event recorded before the task's last
+ * launch (a caching allocator's, a step queued ahead) ends none, nor one whose note was taken
+ * by another. The shim's own events (shimyield.c's) are not noted.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -28,6 +38,7 @@
 #include "shimyield.h"
 
 #define RECORDS 256 /* host functions queued and not yet run, at most, that end a request */
+#define EVENTS 64   /* events whose last record is noted (a power of two) */
 
 struct record {
 	int used;                      /* claimed (atomic) */
@@ -38,13 +49,23 @@ struct record {
 	void *user;
 };
 
+/* An event's last record: written under an odd seq, read where seq was even and unchanged. */
+struct event_note {
+	unsigned seq;
+	void *ev;
+	int g;
+	uint64_t launches;
+};
+
 static struct record records[RECORDS];
 static unsigned next_record;
+static struct event_note notes[EVENTS];
 struct shim_calls shim_hostfn_calls;
 
 static const int ids[] = {
-	NVT_CBID_cuLaunchHostFunc,    NVT_CBID_cuLaunchHostFunc_ptsz,
-	NVT_CBID_cuStreamAddCallback, NVT_CBID_cuStreamAddCallback_ptsz,
+	NVT_CBID_cuLaunchHostFunc,	  NVT_CBID_cuLaunchHostFunc_ptsz,   NVT_CBID_cuStreamAddCallback,
+	NVT_CBID_cuStreamAddCallback_ptsz, NVT_CBID_cuEventRecord,	     NVT_CBID_cuEventRecord_ptsz,
+	NVT_CBID_cuEventRecordWithFlags,	  NVT_CBID_cuEventRecordWithFlags_ptsz, NVT_CBID_cuEventQuery,
 };
 
 static struct record *claim(void)
@@ -136,13 +157,75 @@ static void entered(int cbid, void *args)
 	}
 }
 
+/* ---- Event queries ------------------------------------------------------------------------ */
+
+static struct event_note *note_of(const void *ev)
+{
+	uintptr_t h = (uintptr_t)ev;
+
+	return &notes[((h >> 4) ^ (h >> 12)) & (EVENTS - 1)];
+}
+
+/* Event ev was recorded on the current context's slot: its note (skipped while another thread
+ * writes the same one: that event then ends no request). */
+static void recorded(void *ev)
+{
+	struct event_note *n = note_of(ev);
+	void *ctx = NULL;
+	unsigned seq;
+	int g;
+
+	if (!ev || !shim_cu.ctx_current || shim_cu.ctx_current(&ctx) || !ctx || (g = shim_slot_of_ctx(ctx)) < 0)
+		return;
+	seq = __atomic_load_n(&n->seq, __ATOMIC_RELAXED);
+	if ((seq & 1) || !__atomic_compare_exchange_n(&n->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&n->ev, ev, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->g, g, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->launches, nvt_slot_launches(&shim.seg->gpu[g]), __ATOMIC_RELAXED);
+	__atomic_store_n(&n->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+/* A query found event ev done: the request ends if the event was recorded after the last launch. */
+static void found_done(const void *ev)
+{
+	const struct event_note *n = note_of(ev);
+	unsigned seq = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
+	const void *noted = __atomic_load_n(&n->ev, __ATOMIC_RELAXED);
+	int g = __atomic_load_n(&n->g, __ATOMIC_RELAXED);
+	uint64_t launches = __atomic_load_n(&n->launches, __ATOMIC_RELAXED);
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if ((seq & 1) || seq != __atomic_load_n(&n->seq, __ATOMIC_RELAXED) || !ev || noted != ev || g < 0 ||
+	    g >= NVT_MAX_GPUS || nvt_slot_launches(&shim.seg->gpu[g]) != launches)
+		return;
+	shim_yield_ended(g);
+}
+
+static void event_api(int cbid, const struct shim_api_call *call)
+{
+	if (call->site != NVT_CB_API_SITE_EXIT || call->result != 0 || shim_yield_own_call())
+		return;
+	if (cbid == NVT_CBID_cuEventQuery)
+		found_done(call->args[0]);
+	else
+		recorded(call->args[0]);
+}
+
 void shim_hostfn_api(int cbid, const void *data)
 {
 	struct shim_api_call call;
 
+	if (shim_api_call(cbid, data, &call))
+		return;
+	if (cbid == NVT_CBID_cuEventQuery || cbid == NVT_CBID_cuEventRecord || cbid == NVT_CBID_cuEventRecord_ptsz ||
+	    cbid == NVT_CBID_cuEventRecordWithFlags || cbid == NVT_CBID_cuEventRecordWithFlags_ptsz) {
+		event_api(cbid, &call);
+		return;
+	}
 	/* (a call that fails keeps its record: whether the driver queued nothing then is not said,
 	 * and a record freed under a function queued after all could be claimed again) */
-	if (shim_api_call(cbid, data, &call) || call.site != NVT_CB_API_SITE_ENTER)
+	if (call.site != NVT_CB_API_SITE_ENTER)
 		return;
 	entered(cbid, (void *)(uintptr_t)call.args);
 }
@@ -157,6 +240,8 @@ void shim_hostfn_setup(nvt_cb_enable_fn enable, uint32_t handle)
 
 void shim_hostfn_after_fork(void)
 {
-	/* The parent's host functions do not run in the child: none of its records is taken. */
+	/* The parent's host functions do not run in the child: none of its records is taken; its
+	 * events are the parent's (a query of one in the child fails). */
 	memset(records, 0, sizeof(records));
+	memset(notes, 0, sizeof(notes));
 }

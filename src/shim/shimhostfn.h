@@ -1,5 +1,6 @@
 /*
- * shimhostfn.h - a host function the task queues ends its request when it runs (shimhostfn.c).
+ * shimhostfn.h - a host function the task queues ends its request when it runs, and so does a
+ * query that finds done an event recorded after its last launch (shimhostfn.c).
  * Private to the shim.
  *
  * SPDX-License-Identifier: MIT
@@ -12,9 +13,9 @@
 #include "gpu/cuda_driver.h"
 #include "shimstate.h"
 
-/* Follows the host-function calls (set-up, after shim_yield_setup: a tracked task only). */
+/* Follows the host-function and event calls (set-up, after shim_yield_setup: a tracked task only). */
 void shim_hostfn_setup(nvt_cb_enable_fn enable, uint32_t handle);
-/* A driver-API callback (domain 6) of a host-function call (shim_hostfn_follows). */
+/* A driver-API callback (domain 6) of a call it follows (shim_hostfn_follows). */
 void shim_hostfn_api(int cbid, const void *data);
 /* The calls shim_hostfn_api follows: the hub asks before it calls, so that the other calls'
  * callbacks (a launch's, around every cuLaunchKernelEx) pay one test of a word. */

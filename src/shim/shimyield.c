@@ -226,6 +226,11 @@ void shim_yield_ended(int g)
 		synchronized(g);
 }
 
+int shim_yield_own_call(void)
+{
+	return tls.in_shim;
+}
+
 /* A slot of this process got its GPU (set-up, fork): it is idle, and tracked. */
 void shim_yield_slot_ready(int g)
 {

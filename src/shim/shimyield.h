@@ -30,9 +30,12 @@ extern int shim_yield_following;
 extern int shim_yield_idle[NVT_MAX_GPUS];
 /* The first launch (or replay) on slot g since it went idle: a request begins. */
 void shim_yield_launched(int g);
-/* The work slot g's task queued is done (a host function of its ran, shimhostfn.c): its
- * request there ends, as at a synchronisation's return. */
+/* The work slot g's task queued is done (a host function of its ran, or a query found done an
+ * event recorded after its last launch: shimhostfn.c): its request there ends, as at a
+ * synchronisation's return. */
 void shim_yield_ended(int g);
+/* 1 while this thread is in a driver call of the shim's own (its events: not the program's). */
+int shim_yield_own_call(void);
 /* Slot g got its GPU: it starts idle and, if tracked, says so. */
 void shim_yield_slot_ready(int g);
 /* A driver-API callback (domain 6) of a call it follows. */

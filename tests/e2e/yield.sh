@@ -8,7 +8,7 @@
 PRIOAPP=$T/prioapp
 
 # requests FILE: the requests a service's log (prioapp serve) shows so far.
-requests() { grep -c '^req ' "$1" 2>/dev/null || true; }
+requests() { if [ -e "$1" ]; then awk '$1 == "req" {n++} END {print n + 0}' "$1"; else echo 0; fi; }
 # requests_over FILE N: its log shows more than N requests.
 requests_over() { [ "$(requests "$1")" -gt "$2" ]; }
 # serve_and_batch TAG HIGH_ARGS -- LOW_ARGS: starts a service (a request of 4 launches every
@@ -97,8 +97,9 @@ t_yield_request_ends_only_at_sync() {
 # A task that waits for its requests by host functions (as JAX does: cuLaunchHostFunc[_ptsz] or
 # cuStreamAddCallback, then no driver call) ends a request when its host function runs, and its
 # own function still runs; not where it launched again before the function ran (ahead: its work
-# goes on), nor on a stream being captured into a graph (capture: the call is left alone, a
-# graph's host node would run the shim's record again at every replay).
+# goes on), nor where the stream may be being captured into a graph (capture: the call is left
+# alone, a graph's host node would run the shim's record again at every replay; the fake answers
+# the legacy stream's query as the driver does while another stream captures).
 t_yield_request_ends_at_host_function() {
 	local form pid n got
 	trap 'touch "$WORK/hf.stop"' EXIT
@@ -129,6 +130,55 @@ t_yield_request_ends_at_host_function() {
 		fi
 	done
 	unset FAKECUDA_CAPTURING
+	trap - EXIT
+}
+
+# A task that waits for its requests by polling an event (cuEventRecord[_ptsz|WithFlags] after its
+# launches, then cuEventQuery until it answers success) ends a request when a query finds the
+# event done; not where the event was recorded before its last launch (early: the query says
+# nothing of that launch's work), so the shim's note of each record is what ends it. The shim's
+# own events (a bounded task's, recorded after each of its launches and queried) end none: a
+# batch job that synchronises every 8 launches has at most one request per 8 launches.
+t_yield_request_ends_at_event_query() {
+	local form pid hi n got
+	trap 'touch "$WORK/eq.stop"' EXIT
+	for form in 1 ptsz flags early; do
+		rm -f "$WORK/eq.stop" "$WORK/eq.serve.ready"
+		PRIOAPP_POLL=$form FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority high \
+			"$PRIOAPP" serve "$WORK/eq.stop" "$WORK/eq.serve" 5000 2 2>"$WORK/eq.err" &
+		pid=$!
+		wait_for 10 test -e "$WORK/eq.serve.ready"
+		wait_for 20 requests_over "$WORK/eq.serve" 20
+		n=$(requests "$WORK/eq.serve")
+		got=$(requests_of "$pid")
+		touch "$WORK/eq.stop"
+		wait "$pid" || die "the service failed ($form): $(cat "$WORK/eq.err")"
+		if [ "$form" = early ]; then
+			# (-l counts requests begun: one, never ended)
+			[ "$(cut -d' ' -f2 <<<"$got")" -le 1 ] ||
+				die "$form: requests ended by queries of an event older than a launch: -l says '$got' after $n"
+		else
+			# A request begins only once the one before ended: as many as the service finished.
+			[ "$(cut -d' ' -f2 <<<"$got")" -ge "$n" ] ||
+				die "$form: -l says '$got' (launches, requests, busy) after $n requests"
+		fi
+	done
+	rm -f "$WORK/eq.stop"
+	FAKECUDA_KERNEL_US=1000 "$NVT" --no-mps --priority high "$PRIOAPP" serve "$WORK/eq.stop" \
+		"$WORK/eq.high" 20000 4 2>"$WORK/eq.err" &
+	hi=$!
+	wait_for 10 test -e "$WORK/eq.high.ready"
+	FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority low --yield gate,any,bound=1000 "$PRIOAPP" batch \
+		"$WORK/eq.stop" "$WORK/eq.batch" 8 2>"$WORK/eq.batch.err" &
+	pid=$!
+	wait_for 10 test -e "$WORK/eq.batch.ready"
+	wait_for 20 eval '[ "$(requests_of '"$pid"' | cut -d" " -f1)" -gt 64 ]'
+	got=$(requests_of "$pid")
+	touch "$WORK/eq.stop"
+	wait "$pid" || die "the batch job failed: $(cat "$WORK/eq.batch.err")"
+	wait "$hi" || die "the service failed: $(cat "$WORK/eq.err")"
+	[ "$(cut -d' ' -f2 <<<"$got")" -le $(($(cut -d' ' -f1 <<<"$got") / 8 + 1)) ] ||
+		die "the shim's own events ended requests: -l says '$got' (launches, requests, busy)"
 	trap - EXIT
 }
 

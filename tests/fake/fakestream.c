@@ -270,6 +270,26 @@ API CUresult cuEventRecord(void *hEvent, void *hStream)
 	CALL(NVT_CBID_cuEventRecord, event_record(a.hEvent, a.hStream));
 }
 
+API CUresult cuEventRecord_ptsz(void *hEvent, void *hStream)
+{
+	struct { void *hEvent; void *hStream; } a = {hEvent, hStream ? hStream : NVT_CU_STREAM_PER_THREAD};
+	CALL(NVT_CBID_cuEventRecord_ptsz, event_record(a.hEvent, a.hStream));
+}
+
+/* (flags: CU_EVENT_RECORD_DEFAULT, or EXTERNAL, which only a graph's capture tells apart) */
+API CUresult cuEventRecordWithFlags(void *hEvent, void *hStream, unsigned flags)
+{
+	struct { void *hEvent; void *hStream; unsigned flags; } a = {hEvent, hStream, flags};
+	CALL(NVT_CBID_cuEventRecordWithFlags, flags > 1 ? NVT_CUDA_ERROR_INVALID_VALUE : event_record(a.hEvent, a.hStream));
+}
+
+API CUresult cuEventRecordWithFlags_ptsz(void *hEvent, void *hStream, unsigned flags)
+{
+	struct { void *hEvent; void *hStream; unsigned flags; } a = {hEvent, hStream ? hStream : NVT_CU_STREAM_PER_THREAD, flags};
+	CALL(NVT_CBID_cuEventRecordWithFlags_ptsz,
+	     flags > 1 ? NVT_CUDA_ERROR_INVALID_VALUE : event_record(a.hEvent, a.hStream));
+}
+
 static CUresult event_query(void *ev)
 {
 	int i = event_index(ev);

@@ -19,7 +19,11 @@
  *       managed memory), otherctx (pinned, from memory of a context of its own);
  *       PRIOAPP_HOSTFN=1: each request waited for by a host function (cuLaunchHostFunc;
  *       =ptsz: its _ptsz form; =callback: cuStreamAddCallback; =ahead: one more launch
- *       queued behind it before the wait) and no driver call, as JAX waits for its steps
+ *       queued behind it before the wait) and no driver call, as JAX waits for its steps;
+ *       PRIOAPP_POLL=1: each request waited for by polling an event recorded after its
+ *       launches (cuEventRecord, then cuEventQuery every 50 us until it answers success;
+ *       =ptsz: cuEventRecord_ptsz; =flags: cuEventRecordWithFlags; =early: the event recorded
+ *       before one more launch, whose work the poll does not wait for)
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
@@ -81,6 +85,11 @@ int cuCtxSynchronize(void);
 int cuLaunchHostFunc(void *, void (*)(void *), void *);
 int cuLaunchHostFunc_ptsz(void *, void (*)(void *), void *);
 int cuStreamAddCallback(void *, void (*)(void *, int, void *), void *, unsigned);
+int cuEventCreate(void **, unsigned);
+int cuEventRecord(void *, void *);
+int cuEventRecord_ptsz(void *, void *);
+int cuEventRecordWithFlags(void *, void *, unsigned);
+int cuEventQuery(void *);
 int cuGraphCreate(CUgraph *, unsigned);
 int cuGraphAddKernelNode_v2(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const NVT_KERNEL_NODE_PARAMS *);
 int cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
@@ -238,14 +247,35 @@ static void callback_done(void *stream, int status, void *flag)
 	__atomic_store_n((int *)flag, status ? -1 : 1, __ATOMIC_RELEASE);
 }
 
+/* A serve request's wait by polling an event (PRIOAPP_POLL): 0, or 1 if a call failed. */
+static int poll_wait(const char *form)
+{
+	static void *ev;
+	int rc;
+
+	if (!ev && cuEventCreate(&ev, NVT_CU_EVENT_DISABLE_TIMING))
+		return 1;
+	rc = !strcmp(form, "ptsz")    ? cuEventRecord_ptsz(ev, NULL)
+	     : !strcmp(form, "flags") ? cuEventRecordWithFlags(ev, NULL, 0)
+				      : cuEventRecord(ev, NULL);
+	if (rc || (!strcmp(form, "early") && cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL)))
+		return 1;
+	while ((rc = cuEventQuery(ev)) == NVT_CUDA_ERROR_NOT_READY)
+		pause_us(50);
+	return rc != 0;
+}
+
 /* A serve request's wait: a cuStreamSynchronize, or (PRIOAPP_HOSTFN) a host function queued
  * (cuLaunchHostFunc; =callback: cuStreamAddCallback) and waited for with no driver call, as
- * JAX waits for its steps. */
+ * JAX waits for its steps, or (PRIOAPP_POLL) a polled event. */
 static int serve_wait(void)
 {
 	const char *h = getenv("PRIOAPP_HOSTFN");
+	const char *p = getenv("PRIOAPP_POLL");
 	int done = 0;
 
+	if (p)
+		return poll_wait(p);
 	if (!h)
 		return cuStreamSynchronize(NULL);
 	if (!strcmp(h, "callback") ? cuStreamAddCallback(NULL, callback_done, &done, 0)

@@ -1,10 +1,11 @@
 /* hostfn.c - a CUDA driver API program (no cudart) that waits for its work by host functions,
- * as JAX does (tests/gpu/hostfn.sh):
- *   hostfn serve N PERIOD_US WORK_US [callback]   N requests PERIOD_US apart, each a one-block
- *       spin kernel of WORK_US, then a host function (cuLaunchHostFunc; callback:
- *       cuStreamAddCallback) that sets a flag the host spins on, no driver call in the wait;
+ * as JAX does, or by polling an event (tests/gpu/hostfn.sh):
+ *   hostfn serve N PERIOD_US WORK_US [callback|query]   N requests PERIOD_US apart, each a
+ *       one-block spin kernel of WORK_US, then a host function (cuLaunchHostFunc; callback:
+ *       cuStreamAddCallback) that sets a flag the host spins on, no driver call in the wait
+ *       (query: an event recorded after the kernel, and cuEventQuery until it answers success);
  *       prints "hostfn: N requests, wait p50 P us p99 Q us, fn ran R" (a request's latency
- *       from its launch to the flag).
+ *       from its launch to the flag or the query's success; R: the waits that ended so).
  *   hostfn batch SECS WORK_US                      spin kernels of WORK_US on every SM back to
  *       back for SECS, a stream synchronisation every 8 (a batch job that never idles). */
 #include <cuda.h>
@@ -79,11 +80,14 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "serve") || argc < 5)
 		return 1;
 	int n = atoi(argv[2]), cb = argc > 5 && !strcmp(argv[5], "callback");
+	int query = argc > 5 && !strcmp(argv[5], "query");
+	CUevent ev;
 	double period = atof(argv[3]), *lat = calloc(n, sizeof(double));
 	unsigned long long ns = strtoull(argv[4], NULL, 10) * 1000;
 	void *args[] = {&ns};
 	if (!lat)
 		return 2;
+	CK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
 	for (int w = 0; w < 5; w++) { /* warm-up: the module loaded, the first launches made */
 		CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, args, NULL));
 		CK(cuStreamSynchronize(s));
@@ -96,11 +100,18 @@ int main(int argc, char **argv)
 		double t0 = now_us();
 		flag = 0;
 		CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, args, NULL));
-		if (cb)
+		if (query) {
+			CUresult r;
+			CK(cuEventRecord(ev, s));
+			while ((r = cuEventQuery(ev)) == CUDA_ERROR_NOT_READY)
+				;
+			CK(r);
+			ran++;
+		} else if (cb)
 			CK(cuStreamAddCallback(s, done_cb, NULL, 0));
 		else
 			CK(cuLaunchHostFunc(s, done_fn, NULL));
-		while (!__atomic_load_n(&flag, __ATOMIC_ACQUIRE))
+		while (!query && !__atomic_load_n(&flag, __ATOMIC_ACQUIRE))
 			;
 		lat[i] = now_us() - t0;
 	}
