@@ -22,7 +22,11 @@
  * older one's place); a cuEventQuery that answers success ends the request where the event's
  * note says that no launch came since its record. An event recorded before the task's last
  * launch (a caching allocator's, a step queued ahead) ends none, nor one whose note was taken
- * by another. The shim's own events (shimyield.c's) are not noted.
+ * by another. The shim's own events (shimyield.c's) are not noted. A polled event is also a
+ * wait to bridge (shimbridge.c): the thread's first query of such an event that answers "not
+ * ready" begins it, as a synchronisation's entry (once per launch count: events polled in turn
+ * begin one), and the query that answers success returns from it (the bridge's own kernels
+ * count as launches: the thread keeps the count they left).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -186,29 +190,68 @@ static void recorded(void *ev)
 	__atomic_store_n(&n->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-/* A query found event ev done: the request ends if the event was recorded after the last launch. */
-static void found_done(const void *ev)
+/* The slot of event ev's note (its launches then in *launches), or -1 without one. */
+static int note_slot(const void *ev, uint64_t *launches)
 {
 	const struct event_note *n = note_of(ev);
 	unsigned seq = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
 	const void *noted = __atomic_load_n(&n->ev, __ATOMIC_RELAXED);
 	int g = __atomic_load_n(&n->g, __ATOMIC_RELAXED);
-	uint64_t launches = __atomic_load_n(&n->launches, __ATOMIC_RELAXED);
 
+	*launches = __atomic_load_n(&n->launches, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if ((seq & 1) || seq != __atomic_load_n(&n->seq, __ATOMIC_RELAXED) || !ev || noted != ev || g < 0 ||
-	    g >= NVT_MAX_GPUS || nvt_slot_launches(&shim.seg->gpu[g]) != launches)
+	    g >= NVT_MAX_GPUS)
+		return -1;
+	return g;
+}
+
+/* This thread's poll: the wait it began (its bridge's), on slot g for an event noted at launch
+ * count noted, the slot's launches counting the bridge's own kernels being after. */
+static __thread struct {
+	int waiting;
+	int g;
+	uint64_t noted;
+	uint64_t after;
+} poll;
+
+/* A query of event ev answered (done: success, else not ready). A first "not ready" of an event
+ * recorded after the last launch begins the thread's wait (its bridge), once for that launch
+ * count (events polled in turn begin one); "done" returns from it and ends the request. */
+static void queried(const void *ev, int done)
+{
+	uint64_t noted, now;
+	int g = note_slot(ev, &noted);
+	int mine;
+
+	if (g < 0)
+		return;
+	now = nvt_slot_launches(&shim.seg->gpu[g]);
+	mine = poll.waiting && poll.g == g && poll.noted == noted;
+	if (!done) {
+		if (now != noted || (mine && poll.after == now))
+			return;
+		shim_yield_poll_waits(g);
+		poll = (typeof(poll)){1, g, noted, nvt_slot_launches(&shim.seg->gpu[g])};
+		return;
+	}
+	if (mine) {
+		poll.waiting = 0;
+		if (poll.after != now)
+			return; /* the program launched since: its request goes on */
+		shim_yield_poll_returned(g);
+	} else if (now != noted)
 		return;
 	shim_yield_ended(g);
 }
 
 static void event_api(int cbid, const struct shim_api_call *call)
 {
-	if (call->site != NVT_CB_API_SITE_EXIT || call->result != 0 || shim_yield_own_call())
+	if (call->site != NVT_CB_API_SITE_EXIT || shim_yield_own_call())
 		return;
-	if (cbid == NVT_CBID_cuEventQuery)
-		found_done(call->args[0]);
-	else
+	if (cbid == NVT_CBID_cuEventQuery && (call->result == 0 || call->result == NVT_CUDA_ERROR_NOT_READY))
+		queried(call->args[0], call->result == 0);
+	else if (cbid != NVT_CBID_cuEventQuery && call->result == 0)
 		recorded(call->args[0]);
 }
 
@@ -244,4 +287,5 @@ void shim_hostfn_after_fork(void)
 	 * events are the parent's (a query of one in the child fails). */
 	memset(records, 0, sizeof(records));
 	memset(notes, 0, sizeof(notes));
+	poll.waiting = 0;
 }

@@ -231,6 +231,28 @@ int shim_yield_own_call(void)
 	return tls.in_shim;
 }
 
+/* Defined below, where the bridge's calls are. */
+static int current_slot(void **ctx);
+static int still_bridged(int g);
+static void follow_chains(void);
+
+void shim_yield_poll_waits(int g)
+{
+	void *ctx;
+
+	if (!shim_bridge_on || current_slot(&ctx) != g)
+		return;
+	shim_bridge_wait(g, ctx, still_bridged(g));
+	if (shim_bridge_chains_due())
+		follow_chains();
+}
+
+void shim_yield_poll_returned(int g)
+{
+	if (shim_bridge_on)
+		shim_bridge_returned(g);
+}
+
 /* A slot of this process got its GPU (set-up, fork): it is idle, and tracked. */
 void shim_yield_slot_ready(int g)
 {

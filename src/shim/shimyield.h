@@ -36,6 +36,11 @@ void shim_yield_launched(int g);
 void shim_yield_ended(int g);
 /* 1 while this thread is in a driver call of the shim's own (its events: not the program's). */
 int shim_yield_own_call(void);
+/* This thread began waiting on slot g by polling an event (shimhostfn.c): its bridge's wait
+ * begins, as at a synchronisation's entry; and the poll found it done, as a synchronisation's
+ * return. */
+void shim_yield_poll_waits(int g);
+void shim_yield_poll_returned(int g);
 /* Slot g got its GPU: it starts idle and, if tracked, says so. */
 void shim_yield_slot_ready(int g);
 /* A driver-API callback (domain 6) of a call it follows. */

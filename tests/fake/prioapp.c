@@ -47,7 +47,8 @@
  *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
  *       (never waiting) until STOP exists; PRIOAPP_GAP_US=N: N us of the host before each
  *       launch but a step's first (a step whose host is slower than its kernels);
- *       PRIOAPP_IDLE_US=N: N us after every fourth synchronisation (requests of four steps)
+ *       PRIOAPP_IDLE_US=N: N us after every fourth synchronisation (requests of four steps);
+ *       PRIOAPP_POLL: each synchronisation a polled event, as serve's
  *   prioapp threads STOP LOG THREADS LAUNCHES APART_US   THREADS threads, each making
  *       LAUNCHES launches APART_US apart (0: back to back; 1000: a busy higher task's
  *       next request holds each one back, not only the first), or until file STOP
@@ -290,9 +291,12 @@ static int serve_wait(void)
 	return done < 0;
 }
 
-/* The program's synchronisation: of the legacy stream, or of the context (PRIOAPP_CTX_SYNC). */
+/* The program's synchronisation: of the legacy stream, or of the context (PRIOAPP_CTX_SYNC), or
+ * a polled event (PRIOAPP_POLL). */
 static int app_sync(void)
 {
+	if (getenv("PRIOAPP_POLL"))
+		return poll_wait(getenv("PRIOAPP_POLL"));
 	return getenv("PRIOAPP_CTX_SYNC") ? cuCtxSynchronize() : cuStreamSynchronize(NULL);
 }
 
