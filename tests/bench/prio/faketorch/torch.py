@@ -163,6 +163,16 @@ class _Event:
         if stream is not None and stream is not _CURRENT:
             trace("record on a side stream")
 
+    def query(self):
+        """Not done at the first query after a record, done at the next (0.5 ms later)."""
+        assert self.recorded, "an event queried before it was recorded"
+        trace("event query")
+        self.queries = getattr(self, "queries", 0) + 1
+        if self.queries % 2:
+            time.sleep(0.0005)
+            return False
+        return True
+
     def synchronize(self):
         assert self.recorded, "an event synchronised before it was recorded"
         trace("event sync")
