@@ -94,9 +94,9 @@ $(T)/memapp: tests/fake/memapp.c src/gpu/cuda_driver.h $(FLAGS)
 	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< -ldl
 
 # A service and a batch job for the priority tests (tests/e2e/yield.sh).
-$(T)/prioapp: tests/fake/prioapp.c tests/fake/fakecuda.h $(FAKE) $(FLAGS)
+$(T)/prioapp: tests/fake/prioapp.c tests/fake/prioappwait.c tests/fake/prioapp.h tests/fake/fakecuda.h $(FAKE) $(FLAGS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ $< -L$(T)/fake -lcuda -lpthread
+	$(CC) $(TEST_CFLAGS) -Itests/fake $(LDFLAGS) -o $@ tests/fake/prioapp.c tests/fake/prioappwait.c -L$(T)/fake -lcuda -lpthread
 
 # Tests of the fake itself: a callback subscriber that is not nvtaskset
 # (LD_PRELOADed), and the graph scenarios it drives.

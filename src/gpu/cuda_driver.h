@@ -343,6 +343,7 @@ enum nvt_api_cbid {
 	NVT_CBID_cuEventCreate = 118,
 	NVT_CBID_cuEventRecord = 119,
 	NVT_CBID_cuEventQuery = 120,
+	NVT_CBID_cuEventDestroy = 122,
 	NVT_CBID_cuEventRecord_ptsz = 441,
 	NVT_CBID_cuEventRecordWithFlags = 587,
 	NVT_CBID_cuEventRecordWithFlags_ptsz = 588,

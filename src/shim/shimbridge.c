@@ -409,13 +409,17 @@ static uint32_t release(int g, int how)
 	return seq;
 }
 
-void shim_bridge_release(int g)
+int shim_bridge_release(int g)
 {
+	uint32_t seq, held;
+
+	if (tls.launching)
+		return 1; /* a bridge's own kernel */
 	/* A held bridge goes on through its own thread's step (core/bridge.h, "Held steps"). The
 	 * seq first (acquire): the chain and held read after it are at least as new as the bridge
 	 * it names (a later wait's bridge is not taken for this thread's). */
-	uint32_t seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
-	uint32_t held = __atomic_load_n(&b.s[g].held, __ATOMIC_RELAXED);
+	seq = __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE);
+	held = __atomic_load_n(&b.s[g].held, __ATOMIC_RELAXED);
 
 	if (held && held == seq && tls.owns && tls.owns == __atomic_load_n(&b.s[g].chain, __ATOMIC_RELAXED) &&
 	    tls.owns_slot == g) {
@@ -428,6 +432,7 @@ void shim_bridge_release(int g)
 	} else {
 		tls.rel_seq = release(g, 0);
 	}
+	return 0;
 }
 
 void shim_bridge_release_now(int g)

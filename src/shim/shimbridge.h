@@ -31,8 +31,9 @@ void shim_bridge_launched(int g);
 /* The process bridges its waits (set-up): the launch path then releases at every launch. */
 extern int shim_bridge_on;
 /* A launch on slot g (the launch path: one store), or a wait's start: the last bridge may end,
- * once what is queued now is queued. */
-void shim_bridge_release(int g);
+ * once what is queued now is queued. Returns 1 where the launch is a bridge's own kernel (not
+ * the program's: it releases nothing, and counts as none of the task's launches), else 0. */
+int shim_bridge_release(int g);
 /* A graph replay on slot g begins (enter) or ends (queued: it succeeded): while one is being
  * queued the released bridge goes on (it may be the step's bulk, after small kernels); once
  * it ends, the bridge may end. */

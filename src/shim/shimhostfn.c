@@ -23,10 +23,8 @@
  * note says that no launch came since its record. An event recorded before the task's last
  * launch (a caching allocator's, a step queued ahead) ends none, nor one whose note was taken
  * by another. The shim's own events (shimyield.c's) are not noted. A polled event is also a
- * wait to bridge (shimbridge.c): the thread's first query of such an event that answers "not
- * ready" begins it, as a synchronisation's entry (once per launch count: events polled in turn
- * begin one), and the query that answers success returns from it (the bridge's own kernels
- * count as launches: the thread keeps the count they left).
+ * wait to bridge: the thread's first query of such an event that answers "not ready" begins
+ * it, and the query that answers success returns from it (shim_yield_polled).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -70,6 +68,7 @@ static const int ids[] = {
 	NVT_CBID_cuLaunchHostFunc,	  NVT_CBID_cuLaunchHostFunc_ptsz,   NVT_CBID_cuStreamAddCallback,
 	NVT_CBID_cuStreamAddCallback_ptsz, NVT_CBID_cuEventRecord,	     NVT_CBID_cuEventRecord_ptsz,
 	NVT_CBID_cuEventRecordWithFlags,	  NVT_CBID_cuEventRecordWithFlags_ptsz, NVT_CBID_cuEventQuery,
+	NVT_CBID_cuEventDestroy_v2,		  NVT_CBID_cuEventDestroy,
 };
 
 static struct record *claim(void)
@@ -170,23 +169,26 @@ static struct event_note *note_of(const void *ev)
 	return &notes[((h >> 4) ^ (h >> 12)) & (EVENTS - 1)];
 }
 
-/* Event ev was recorded on the current context's slot: its note (skipped while another thread
- * writes the same one: that event then ends no request). */
-static void recorded(void *ev)
-{
-	struct event_note *n = note_of(ev);
-	void *ctx = NULL;
-	unsigned seq;
+/* The launch count of the record this thread is in (read at its entry: a launch of another
+ * thread while the driver queues the record is not taken for one before it). */
+static __thread struct {
 	int g;
+	uint64_t launches;
+} rec __attribute__((tls_model("initial-exec")));
 
-	if (!ev || !shim_cu.ctx_current || shim_cu.ctx_current(&ctx) || !ctx || (g = shim_slot_of_ctx(ctx)) < 0)
-		return;
-	seq = __atomic_load_n(&n->seq, __ATOMIC_RELAXED);
+/* Writes note n (event ev, slot g, its launches): skipped while another thread writes it (that
+ * event then ends no request). ev NULL: the note is of no event. */
+static void note_write(struct event_note *n, void *ev, int g, uint64_t launches)
+{
+	unsigned seq = __atomic_load_n(&n->seq, __ATOMIC_RELAXED);
+
 	if ((seq & 1) || !__atomic_compare_exchange_n(&n->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
+	/* (the fields' stores after the odd seq's, for weakly ordered processors) */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&n->ev, ev, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->g, g, __ATOMIC_RELAXED);
-	__atomic_store_n(&n->launches, nvt_slot_launches(&shim.seg->gpu[g]), __ATOMIC_RELAXED);
+	__atomic_store_n(&n->launches, launches, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
@@ -206,53 +208,49 @@ static int note_slot(const void *ev, uint64_t *launches)
 	return g;
 }
 
-/* This thread's poll: the wait it began (its bridge's), on slot g for an event noted at launch
- * count noted, the slot's launches counting the bridge's own kernels being after. */
-static __thread struct {
-	int waiting;
-	int g;
-	uint64_t noted;
-	uint64_t after;
-} poll;
-
-/* A query of event ev answered (done: success, else not ready). A first "not ready" of an event
- * recorded after the last launch begins the thread's wait (its bridge), once for that launch
- * count (events polled in turn begin one); "done" returns from it and ends the request. */
+/* A query of event ev answered (done: success, else not ready): a wait begun or returned from
+ * (shim_yield_polled), and the request ended where the event was recorded after the last launch. */
 static void queried(const void *ev, int done)
 {
-	uint64_t noted, now;
+	uint64_t noted;
 	int g = note_slot(ev, &noted);
-	int mine;
 
-	if (g < 0)
-		return;
-	now = nvt_slot_launches(&shim.seg->gpu[g]);
-	mine = poll.waiting && poll.g == g && poll.noted == noted;
-	if (!done) {
-		if (now != noted || (mine && poll.after == now))
-			return;
-		shim_yield_poll_waits(g);
-		poll = (typeof(poll)){1, g, noted, nvt_slot_launches(&shim.seg->gpu[g])};
-		return;
-	}
-	if (mine) {
-		poll.waiting = 0;
-		if (poll.after != now)
-			return; /* the program launched since: its request goes on */
-		shim_yield_poll_returned(g);
-	} else if (now != noted)
-		return;
-	shim_yield_ended(g);
+	if (g >= 0 && shim_yield_polled(g, ev, noted, done))
+		shim_yield_ended(g);
 }
 
 static void event_api(int cbid, const struct shim_api_call *call)
 {
-	if (call->site != NVT_CB_API_SITE_EXIT || shim_yield_own_call())
+	void *ev = call->args[0], *ctx = NULL;
+
+	if (shim_yield_own_call() || !ev)
 		return;
-	if (cbid == NVT_CBID_cuEventQuery && (call->result == 0 || call->result == NVT_CUDA_ERROR_NOT_READY))
-		queried(call->args[0], call->result == 0);
-	else if (cbid != NVT_CBID_cuEventQuery && call->result == 0)
-		recorded(call->args[0]);
+	if (cbid == NVT_CBID_cuEventDestroy_v2 || cbid == NVT_CBID_cuEventDestroy) {
+		/* (a new event at its address, never recorded, answers success: not this one's note) */
+		uint64_t launches;
+		if (call->site == NVT_CB_API_SITE_ENTER && note_slot(ev, &launches) >= 0)
+			note_write(note_of(ev), NULL, -1, 0);
+		return;
+	}
+	if (cbid == NVT_CBID_cuEventQuery) {
+		if (call->site == NVT_CB_API_SITE_EXIT && (call->result == 0 || call->result == NVT_CUDA_ERROR_NOT_READY))
+			queried(ev, call->result == 0);
+		return;
+	}
+	if (call->site == NVT_CB_API_SITE_ENTER) {
+		rec.g = shim_cu.ctx_current && shim_cu.ctx_current(&ctx) == 0 && ctx ? shim_slot_of_ctx(ctx) : -1;
+		if (rec.g >= 0)
+			rec.launches = nvt_slot_launches(&shim.seg->gpu[rec.g]);
+	} else if (call->result == 0 && rec.g >= 0) {
+		note_write(note_of(ev), ev, rec.g, rec.launches);
+	}
+}
+
+static int event_call(int cbid)
+{
+	return cbid == NVT_CBID_cuEventQuery || cbid == NVT_CBID_cuEventRecord || cbid == NVT_CBID_cuEventRecord_ptsz ||
+	       cbid == NVT_CBID_cuEventRecordWithFlags || cbid == NVT_CBID_cuEventRecordWithFlags_ptsz ||
+	       cbid == NVT_CBID_cuEventDestroy_v2 || cbid == NVT_CBID_cuEventDestroy;
 }
 
 void shim_hostfn_api(int cbid, const void *data)
@@ -261,8 +259,7 @@ void shim_hostfn_api(int cbid, const void *data)
 
 	if (shim_api_call(cbid, data, &call))
 		return;
-	if (cbid == NVT_CBID_cuEventQuery || cbid == NVT_CBID_cuEventRecord || cbid == NVT_CBID_cuEventRecord_ptsz ||
-	    cbid == NVT_CBID_cuEventRecordWithFlags || cbid == NVT_CBID_cuEventRecordWithFlags_ptsz) {
+	if (event_call(cbid)) {
 		event_api(cbid, &call);
 		return;
 	}
@@ -287,5 +284,4 @@ void shim_hostfn_after_fork(void)
 	 * events are the parent's (a query of one in the child fails). */
 	memset(records, 0, sizeof(records));
 	memset(notes, 0, sizeof(notes));
-	poll.waiting = 0;
 }

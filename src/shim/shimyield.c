@@ -231,26 +231,57 @@ int shim_yield_own_call(void)
 	return tls.in_shim;
 }
 
-/* Defined below, where the bridge's calls are. */
+/* Defined below, where the bridge's other calls are. */
 static int current_slot(void **ctx);
 static int still_bridged(int g);
 static void follow_chains(void);
 
-void shim_yield_poll_waits(int g)
+/* This thread's polls (shim_yield_polled): the event or stream its last "not ready" was of, at
+ * which launch count; and the wait it began (its bridge's), on slot g at launch count noted. */
+static __thread struct {
+	const void *obj;
+	uint64_t obj_noted;
+	int have;
+	int waiting;
+	int g;
+	uint64_t noted;
+} poll __attribute__((tls_model("initial-exec")));
+
+int shim_yield_polled(int g, const void *obj, uint64_t noted, int done)
 {
 	void *ctx;
+	int mine = poll.waiting && poll.g == g && poll.noted == noted;
 
+	if (nvt_slot_launches(&shim.seg->gpu[g]) != noted) {
+		poll.have = 0;
+		return 0; /* the program launched since: its request goes on */
+	}
+	if (done) {
+		poll.have = 0;
+		if (mine) {
+			poll.waiting = 0;
+			shim_bridge_returned(g);
+		}
+		return 1;
+	}
+	/* A polling loop: the same thread's second "not ready" of the same object, no launch
+	 * between (a single look, a watchdog's or an allocator's, begins nothing). */
+	if (mine || !poll.have || poll.obj != obj || poll.obj_noted != noted) {
+		poll.have = 1;
+		poll.obj = obj;
+		poll.obj_noted = noted;
+		return 0;
+	}
+	poll.have = 0;
 	if (!shim_bridge_on || current_slot(&ctx) != g)
-		return;
+		return 0;
 	shim_bridge_wait(g, ctx, still_bridged(g));
 	if (shim_bridge_chains_due())
 		follow_chains();
-}
-
-void shim_yield_poll_returned(int g)
-{
-	if (shim_bridge_on)
-		shim_bridge_returned(g);
+	poll.waiting = 1;
+	poll.g = g;
+	poll.noted = noted;
+	return 0;
 }
 
 /* A slot of this process got its GPU (set-up, fork): it is idle, and tracked. */
@@ -1003,6 +1034,18 @@ static void bridge_api(int cbid, const void *data)
 	}
 }
 
+/* A stream query (call) answered: a polled stream's wait begun or returned from (shim_yield_polled;
+ * a success also ends the request, in shim_yield_api). */
+static void stream_queried(const struct shim_api_call *call)
+{
+	void *ctx;
+	int g;
+
+	if (call->site == NVT_CB_API_SITE_EXIT && (call->result == 0 || call->result == NVT_CUDA_ERROR_NOT_READY) &&
+	    (g = current_slot(&ctx)) >= 0)
+		shim_yield_polled(g, call->args[0], nvt_slot_launches(&shim.seg->gpu[g]), call->result == 0);
+}
+
 void shim_yield_api(int cbid, const void *data)
 {
 	struct shim_api_call call;
@@ -1047,7 +1090,7 @@ void shim_yield_api(int cbid, const void *data)
 		return;
 	}
 	if (cbid == NVT_CBID_cuStreamQuery || cbid == NVT_CBID_cuStreamQuery_ptsz) {
-		/* A query neither waits nor is bridged. */
+		stream_queried(&call);
 	} else if (site == NVT_CB_API_SITE_ENTER) {
 		if (!shim_bridge_on)
 			return;
@@ -1173,6 +1216,7 @@ void shim_yield_after_fork(void)
 {
 	pthread_mutex_init(&y.lock, NULL);
 	shim_bridge_after_fork();
+	poll.waiting = 0; /* (its bridge is the parent's) */
 	__atomic_store_n(&follow_busy, 0, __ATOMIC_RELEASE); /* (the thread is the parent's) */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		drop_events(&y.s[g]);

@@ -36,11 +36,15 @@ void shim_yield_launched(int g);
 void shim_yield_ended(int g);
 /* 1 while this thread is in a driver call of the shim's own (its events: not the program's). */
 int shim_yield_own_call(void);
-/* This thread began waiting on slot g by polling an event (shimhostfn.c): its bridge's wait
- * begins, as at a synchronisation's entry; and the poll found it done, as a synchronisation's
- * return. */
-void shim_yield_poll_waits(int g);
-void shim_yield_poll_returned(int g);
+/*
+ * A query on slot g answered (done: success, else "not ready"): of event obj (shimhostfn.c; noted:
+ * the slot's launches at its record) or of stream obj (noted: the launches now). Where no launch
+ * came since noted, the calling thread's second "not ready" of the same object in a row (a
+ * polling loop) begins its wait, as a synchronisation's entry (its bridge is queued), and "done"
+ * returns from the wait it began. Returns 1 where the request ends (done, and no launch since
+ * noted; a bridge's own kernels are no launches: shim_count_launch).
+ */
+int shim_yield_polled(int g, const void *obj, uint64_t noted, int done);
 /* Slot g got its GPU: it starts idle and, if tracked, says so. */
 void shim_yield_slot_ready(int g);
 /* A driver-API callback (domain 6) of a call it follows. */
@@ -71,10 +75,12 @@ int shim_yield_borrow(int g, struct hw_masks *m);
  */
 static inline void shim_count_launch(int g, int replay)
 {
+	/* (a replay's own callbacks release the bridge; a bridge's own kernels are not counted, so
+	 * that the count says whether the program launched since an event's record: shimbridge.c,
+	 * shimhostfn.c) */
+	if (__builtin_expect(shim_bridge_on, 0) && !replay && shim_bridge_release(g))
+		return;
 	nvt_slot_count_launch(&shim.seg->gpu[g], shim_launch_stripe());
-	/* (a replay's own callbacks release the bridge: shimbridge.c) */
-	if (__builtin_expect(shim_bridge_on, 0) && !replay)
-		shim_bridge_release(g);
 	if (__builtin_expect(__atomic_load_n(&shim_yield_idle[g], __ATOMIC_RELAXED), 0))
 		shim_yield_launched(g);
 }

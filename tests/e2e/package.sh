@@ -363,12 +363,12 @@ fake_knobs_agree() {
 }
 t_docs_fake_knobs_agree() {
 	# Every FAKECUDA_ variable the fake driver's sources read (getenv, env_long), every PRIOAPP_
-	# one prioapp reads, and every FAKERM_, TESTSUB_, FAKEAPP_ and MEMAPP_ one that a source in
+	# one prioapp's sources read, and every FAKERM_, TESTSUB_, FAKEAPP_ and MEMAPP_ one that a source in
 	# tests/fake reads is in its table of tests/fake/README.md, and each table names only
 	# variables that are read.
 	local fake=("$ROOT"/tests/fake/*.c)
 	fake_knobs_agree FAKECUDA_ "The driver's knobs" 30 "${fake[@]}"
-	fake_knobs_agree PRIOAPP_ "prioapp's knobs" 15 "$ROOT/tests/fake/prioapp.c"
+	fake_knobs_agree PRIOAPP_ "prioapp's knobs" 15 "$ROOT"/tests/fake/prioapp*.c
 	fake_knobs_agree FAKERM_ "fakerm's knobs" 2 "${fake[@]}"
 	fake_knobs_agree TESTSUB_ "testsub's knobs" 1 "${fake[@]}"
 	fake_knobs_agree FAKEAPP_ "fakeapp's knobs" 8 "${fake[@]}"

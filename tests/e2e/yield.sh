@@ -66,13 +66,15 @@ sys.exit(not (t and t[0]["gpus"][0].get("requests", {}).get("busy")))' "$1"
 # most_in_flight TAG: the largest count of the batch job's launches in flight after a launch.
 most_in_flight() { awk '$1 == "launch" && $4 > m {m = $4} END {print m + 0}' "$WORK/$1.batch"; }
 
-# requests_of PID: "LAUNCHES COUNT BUSY" of task PID's first GPU, as -l --json says.
-requests_of() {
+# requests_of PID: "LAUNCHES COUNT BUSY" of task PID's first GPU, as -l --json says;
+# requests_of_gpu PID I: of its GPU I (in -l's order).
+requests_of() { requests_of_gpu "$1" 0; }
+requests_of_gpu() {
 	timeout "$HANG" "$NVT" -l --json | python3 -c 'import json, sys
 t = [t for t in json.load(sys.stdin)["tasks"] if t["pid"] == int(sys.argv[1])]
-g = t[0]["gpus"][0] if t else {}
+g = t[0]["gpus"][int(sys.argv[2])] if t and len(t[0]["gpus"]) > int(sys.argv[2]) else {}
 r = g.get("requests", {})
-print(g.get("launches"), r.get("count"), r.get("busy"))' "$1"
+print(g.get("launches"), r.get("count"), r.get("busy"))' "$1" "$2"
 }
 
 # A tracked task's request ends at a synchronisation, and only there: the return of another
@@ -136,14 +138,18 @@ t_yield_request_ends_at_host_function() {
 # A task that waits for its requests by polling an event (cuEventRecord[_ptsz|WithFlags] after its
 # launches, then cuEventQuery until it answers success) ends a request when a query finds the
 # event done; not where the event was recorded before its last launch (early: the query says
-# nothing of that launch's work), so the shim's note of each record is what ends it. The shim's
+# nothing of that launch's work), so the shim's note of each record is what ends it; also where
+# the event is recorded again before each query (rerecord), polled by another thread than the
+# one that recorded it (thread), or polled in turn with an event of a second GPU (twogpu: each
+# GPU's requests end), whatever bridges the polling queued. The shim's
 # own events (a bounded task's, recorded after each of its launches and queried) end none: a
 # batch job that synchronises every 8 launches has at most one request per 8 launches.
 t_yield_request_ends_at_event_query() {
-	local form pid hi n got
+	local form pid hi n got got2
 	trap 'touch "$WORK/eq.stop"' EXIT
-	for form in 1 ptsz flags early; do
+	for form in 1 ptsz flags early rerecord thread twogpu; do
 		rm -f "$WORK/eq.stop" "$WORK/eq.serve.ready"
+		if [ $form = twogpu ]; then export FAKECUDA_DEVICES=2; else unset FAKECUDA_DEVICES; fi
 		PRIOAPP_POLL=$form FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority high \
 			"$PRIOAPP" serve "$WORK/eq.stop" "$WORK/eq.serve" 5000 2 2>"$WORK/eq.err" &
 		pid=$!
@@ -151,6 +157,7 @@ t_yield_request_ends_at_event_query() {
 		wait_for 20 requests_over "$WORK/eq.serve" 20
 		n=$(requests "$WORK/eq.serve")
 		got=$(requests_of "$pid")
+		[ $form != twogpu ] || got2=$(requests_of_gpu "$pid" 1)
 		touch "$WORK/eq.stop"
 		wait "$pid" || die "the service failed ($form): $(cat "$WORK/eq.err")"
 		if [ "$form" = early ]; then
@@ -161,8 +168,11 @@ t_yield_request_ends_at_event_query() {
 			# A request begins only once the one before ended: as many as the service finished.
 			[ "$(cut -d' ' -f2 <<<"$got")" -ge "$n" ] ||
 				die "$form: -l says '$got' (launches, requests, busy) after $n requests"
+			[ $form != twogpu ] || [ "$(cut -d' ' -f2 <<<"$got2")" -ge "$n" ] ||
+				die "$form: -l says '$got2' of GPU 1 after $n requests"
 		fi
 	done
+	unset FAKECUDA_DEVICES
 	rm -f "$WORK/eq.stop"
 	FAKECUDA_KERNEL_US=1000 "$NVT" --no-mps --priority high "$PRIOAPP" serve "$WORK/eq.stop" \
 		"$WORK/eq.high" 20000 4 2>"$WORK/eq.err" &

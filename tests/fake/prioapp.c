@@ -23,7 +23,11 @@
  *       PRIOAPP_POLL=1: each request waited for by polling an event recorded after its
  *       launches (cuEventRecord, then cuEventQuery every 50 us until it answers success;
  *       =ptsz: cuEventRecord_ptsz; =flags: cuEventRecordWithFlags; =early: the event recorded
- *       before one more launch, whose work the poll does not wait for)
+ *       before one more launch, whose work the poll does not wait for; =stream: no event,
+ *       cuStreamQuery of the legacy stream every 50 us until it answers success; =rerecord: the
+ *       event recorded again before each query; =thread: queried once, then polled by a thread
+ *       of its own; =twogpu: also a launch and an event on device 1's primary context
+ *       (FAKECUDA_DEVICES=2), both events polled in turn, each in its context)
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
@@ -62,7 +66,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include "fakecuda.h"
+#include "prioapp.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -73,43 +77,6 @@
 #include <time.h>
 #include <unistd.h>
 
-int cuInit(unsigned);
-int cuDevicePrimaryCtxRetain(void **, int);
-int cuCtxSetCurrent(void *);
-int cuDevicePrimaryCtxReset_v2(int);
-int cuDevicePrimaryCtxRelease_v2(int);
-int cuDevicePrimaryCtxRelease(int);
-int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-		   void *, void **, void **);
-int cuStreamSynchronize(void *);
-int cuCtxSynchronize(void);
-int cuLaunchHostFunc(void *, void (*)(void *), void *);
-int cuLaunchHostFunc_ptsz(void *, void (*)(void *), void *);
-int cuStreamAddCallback(void *, void (*)(void *, int, void *), void *, unsigned);
-int cuEventCreate(void **, unsigned);
-int cuEventRecord(void *, void *);
-int cuEventRecord_ptsz(void *, void *);
-int cuEventRecordWithFlags(void *, void *, unsigned);
-int cuEventQuery(void *);
-int cuGraphCreate(CUgraph *, unsigned);
-int cuGraphAddKernelNode_v2(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const NVT_KERNEL_NODE_PARAMS *);
-int cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
-int cuGraphLaunch(CUgraphExec, CUstream);
-int cuMemAlloc_v2(unsigned long long *, size_t);
-int cuMemAllocManaged(unsigned long long *, size_t, unsigned);
-int cuCtxCreate_v2(void **, unsigned, int);
-int cuCtxDestroy_v2(void *);
-int cuCtxDestroy(void *);
-
-int cuMemAllocHost_v2(void **, size_t);
-int cuMemcpyHtoD_v2(unsigned long long, const void *, size_t);
-int cuMemcpyDtoHAsync_v2(void *, unsigned long long, size_t, void *);
-int cuMemcpyDtoHAsync_v2_ptsz(void *, unsigned long long, size_t, void *);
-int cuMemcpyAsync(unsigned long long, unsigned long long, size_t, void *);
-int fakecuda_in_flight(const void *stream);
-int fakecuda_last_launch(struct fakecuda_launch *out);
-uint64_t fakecuda_done_at(const void *stream);
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -117,8 +84,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The host busy elsewhere for us microseconds (a sleep). */
-static void pause_us(long us)
+void pause_us(long us)
 {
 	struct timespec t = {us / 1000000, us % 1000000 * 1000};
 
@@ -235,60 +201,6 @@ static int copy_queue(struct copy *c, unsigned n)
 	if (!strcmp(c->to, "ptsz"))
 		return cuMemcpyDtoHAsync_v2_ptsz(c->host, c->dev, c->bytes, NULL);
 	return cuMemcpyDtoHAsync_v2(c->host, c->dev, c->bytes, NULL);
-}
-
-static void host_done(void *flag)
-{
-	__atomic_store_n((int *)flag, 1, __ATOMIC_RELEASE);
-}
-
-static void callback_done(void *stream, int status, void *flag)
-{
-	(void)stream;
-	__atomic_store_n((int *)flag, status ? -1 : 1, __ATOMIC_RELEASE);
-}
-
-/* A serve request's wait by polling an event (PRIOAPP_POLL): 0, or 1 if a call failed. */
-static int poll_wait(const char *form)
-{
-	static void *ev;
-	int rc;
-
-	if (!ev && cuEventCreate(&ev, NVT_CU_EVENT_DISABLE_TIMING))
-		return 1;
-	rc = !strcmp(form, "ptsz")    ? cuEventRecord_ptsz(ev, NULL)
-	     : !strcmp(form, "flags") ? cuEventRecordWithFlags(ev, NULL, 0)
-				      : cuEventRecord(ev, NULL);
-	if (rc || (!strcmp(form, "early") && cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL)))
-		return 1;
-	while ((rc = cuEventQuery(ev)) == NVT_CUDA_ERROR_NOT_READY)
-		pause_us(50);
-	return rc != 0;
-}
-
-/* A serve request's wait: a cuStreamSynchronize, or (PRIOAPP_HOSTFN) a host function queued
- * (cuLaunchHostFunc; =callback: cuStreamAddCallback) and waited for with no driver call, as
- * JAX waits for its steps, or (PRIOAPP_POLL) a polled event. */
-static int serve_wait(void)
-{
-	const char *h = getenv("PRIOAPP_HOSTFN");
-	const char *p = getenv("PRIOAPP_POLL");
-	int done = 0;
-
-	if (p)
-		return poll_wait(p);
-	if (!h)
-		return cuStreamSynchronize(NULL);
-	if (!strcmp(h, "callback") ? cuStreamAddCallback(NULL, callback_done, &done, 0)
-	    : !strcmp(h, "ptsz")   ? cuLaunchHostFunc_ptsz(NULL, host_done, &done)
-				   : cuLaunchHostFunc(NULL, host_done, &done))
-		return 1;
-	/* ahead: the next work queued before the host function runs (its request goes on) */
-	if (!strcmp(h, "ahead") && cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
-		return 1;
-	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
-		pause_us(50);
-	return done < 0;
 }
 
 /* The program's synchronisation: of the legacy stream, or of the context (PRIOAPP_CTX_SYNC), or

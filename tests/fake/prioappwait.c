@@ -1,0 +1,130 @@
+/*
+ * prioappwait.c - how prioapp's service waits for a request (prioapp.c's head comment:
+ * PRIOAPP_HOSTFN, PRIOAPP_POLL): by a stream synchronisation, a host function, or polling an
+ * event or the stream.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "prioapp.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void host_done(void *flag)
+{
+	__atomic_store_n((int *)flag, 1, __ATOMIC_RELEASE);
+}
+
+static void callback_done(void *stream, int status, void *flag)
+{
+	(void)stream;
+	__atomic_store_n((int *)flag, status ? -1 : 1, __ATOMIC_RELEASE);
+}
+
+/* Polls event ev until a query answers success: 0, or 1 if a query failed. */
+static int poll_event(void *ev)
+{
+	int rc;
+
+	while ((rc = cuEventQuery(ev)) == NVT_CUDA_ERROR_NOT_READY)
+		pause_us(50);
+	return rc != 0;
+}
+
+static void *poll_thread(void *ev)
+{
+	return (void *)(intptr_t)poll_event(ev);
+}
+
+/* PRIOAPP_POLL=twogpu: one launch and event on device 1 too, both events polled in turn by this
+ * thread, each in its own context. */
+static int poll_two(void *ev0)
+{
+	static void *ctx1, *ev1;
+	void *ctx0;
+	int rc, done[2] = {0, 0};
+
+	if (cuCtxGetCurrent(&ctx0) || (!ctx1 && cuDevicePrimaryCtxRetain(&ctx1, 1)) || cuCtxSetCurrent(ctx1) ||
+	    (!ev1 && cuEventCreate(&ev1, NVT_CU_EVENT_DISABLE_TIMING)) ||
+	    cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) || cuEventRecord(ev1, NULL))
+		return 1;
+	while (!done[0] || !done[1]) {
+		for (int d = 0; d < 2; d++) {
+			if (done[d])
+				continue;
+			if (cuCtxSetCurrent(d ? ctx1 : ctx0))
+				return 1;
+			rc = cuEventQuery(d ? ev1 : ev0);
+			if (rc && rc != NVT_CUDA_ERROR_NOT_READY)
+				return 1;
+			done[d] = rc == 0;
+		}
+		pause_us(50);
+	}
+	return cuCtxSetCurrent(ctx0) != 0;
+}
+
+/* A serve request's wait by polling an event (PRIOAPP_POLL): 0, or 1 if a call failed. */
+int poll_wait(const char *form)
+{
+	static void *ev;
+	pthread_t poller;
+	void *failed;
+	int rc;
+
+	if (!strcmp(form, "stream")) {
+		while ((rc = cuStreamQuery(NULL)) == NVT_CUDA_ERROR_NOT_READY)
+			pause_us(50);
+		return rc != 0;
+	}
+	if (!ev && cuEventCreate(&ev, NVT_CU_EVENT_DISABLE_TIMING))
+		return 1;
+	rc = !strcmp(form, "ptsz")    ? cuEventRecord_ptsz(ev, NULL)
+	     : !strcmp(form, "flags") ? cuEventRecordWithFlags(ev, NULL, 0)
+				      : cuEventRecord(ev, NULL);
+	if (rc || (!strcmp(form, "early") && cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL)))
+		return 1;
+	if (!strcmp(form, "twogpu"))
+		return poll_two(ev);
+	if (!strcmp(form, "thread")) {
+		if (((rc = cuEventQuery(ev)) && rc != NVT_CUDA_ERROR_NOT_READY) ||
+		    pthread_create(&poller, NULL, poll_thread, ev) || pthread_join(poller, &failed))
+			return 1;
+		return failed != NULL;
+	}
+	while ((rc = cuEventQuery(ev)) == NVT_CUDA_ERROR_NOT_READY) {
+		pause_us(50);
+		if (!strcmp(form, "rerecord") && cuEventRecord(ev, NULL))
+			return 1;
+	}
+	return rc != 0;
+}
+
+/* A serve request's wait: a cuStreamSynchronize, or (PRIOAPP_HOSTFN) a host function queued
+ * (cuLaunchHostFunc; =callback: cuStreamAddCallback) and waited for with no driver call, as
+ * JAX waits for its steps, or (PRIOAPP_POLL) a polled event. */
+int serve_wait(void)
+{
+	const char *h = getenv("PRIOAPP_HOSTFN");
+	const char *p = getenv("PRIOAPP_POLL");
+	int done = 0;
+
+	if (p)
+		return poll_wait(p);
+	if (!h)
+		return cuStreamSynchronize(NULL);
+	if (!strcmp(h, "callback") ? cuStreamAddCallback(NULL, callback_done, &done, 0)
+	    : !strcmp(h, "ptsz")   ? cuLaunchHostFunc_ptsz(NULL, host_done, &done)
+				   : cuLaunchHostFunc(NULL, host_done, &done))
+		return 1;
+	/* ahead: the next work queued before the host function runs (its request goes on) */
+	if (!strcmp(h, "ahead") && cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
+		return 1;
+	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+		pause_us(50);
+	return done < 0;
+}
+
