@@ -88,8 +88,9 @@ API CUresult cuLaunchHostFunc(void *hStream, void (*fn)(void *), void *userData)
 
 API CUresult cuLaunchHostFunc_ptsz(void *hStream, void (*fn)(void *), void *userData)
 {
-	NVT_LAUNCH_HOST_FUNC_ARGS a = {hStream ? hStream : NVT_CU_STREAM_PER_THREAD, fn, userData};
-	CALL(NVT_CBID_cuLaunchHostFunc_ptsz, host_func(a.stream, a.fn, NULL, a.user));
+	/* (the callbacks see the stream as the call named it: 0, this thread's default stream) */
+	NVT_LAUNCH_HOST_FUNC_ARGS a = {hStream, fn, userData};
+	CALL(NVT_CBID_cuLaunchHostFunc_ptsz, host_func(PTSZ(a.stream), a.fn, NULL, a.user));
 }
 
 API CUresult cuStreamAddCallback(void *hStream, void (*callback)(void *, int, void *), void *userData,
@@ -103,7 +104,7 @@ API CUresult cuStreamAddCallback(void *hStream, void (*callback)(void *, int, vo
 API CUresult cuStreamAddCallback_ptsz(void *hStream, void (*callback)(void *, int, void *), void *userData,
 				      unsigned flags)
 {
-	NVT_STREAM_ADD_CALLBACK_ARGS a = {hStream ? hStream : NVT_CU_STREAM_PER_THREAD, callback, userData, flags};
+	NVT_STREAM_ADD_CALLBACK_ARGS a = {hStream, callback, userData, flags};
 	CALL(NVT_CBID_cuStreamAddCallback_ptsz,
-	     a.flags ? NVT_CUDA_ERROR_INVALID_VALUE : host_func(a.stream, NULL, a.fn, a.user));
+	     a.flags ? NVT_CUDA_ERROR_INVALID_VALUE : host_func(PTSZ(a.stream), NULL, a.fn, a.user));
 }

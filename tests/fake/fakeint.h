@@ -150,6 +150,10 @@ INTERNAL void fake_api_callbacks(int cbid, int site, CUresult *result, void *arg
 	fake_api_callbacks((cbid), NVT_CB_API_SITE_EXIT, &result, &a);  \
 	return result
 
+/* The stream a _ptsz call works on: the one named, or (0) this thread's default stream. Its
+ * callbacks see the stream as the call named it, as the real driver's do. */
+#define PTSZ(stream) ((stream) ? (stream) : NVT_CU_STREAM_PER_THREAD)
+
 /* ---- The graph model, called by fakegraphapi.c's entry points ---- */
 
 /* CUresult values of the graph calls (cuda_driver.h's). */

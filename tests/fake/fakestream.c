@@ -272,8 +272,9 @@ API CUresult cuEventRecord(void *hEvent, void *hStream)
 
 API CUresult cuEventRecord_ptsz(void *hEvent, void *hStream)
 {
-	struct { void *hEvent; void *hStream; } a = {hEvent, hStream ? hStream : NVT_CU_STREAM_PER_THREAD};
-	CALL(NVT_CBID_cuEventRecord_ptsz, event_record(a.hEvent, a.hStream));
+	/* (the callbacks see the stream as the call named it: 0, this thread's default stream) */
+	struct { void *hEvent; void *hStream; } a = {hEvent, hStream};
+	CALL(NVT_CBID_cuEventRecord_ptsz, event_record(a.hEvent, PTSZ(a.hStream)));
 }
 
 /* (flags: CU_EVENT_RECORD_DEFAULT, or EXTERNAL, which only a graph's capture tells apart) */
@@ -285,9 +286,9 @@ API CUresult cuEventRecordWithFlags(void *hEvent, void *hStream, unsigned flags)
 
 API CUresult cuEventRecordWithFlags_ptsz(void *hEvent, void *hStream, unsigned flags)
 {
-	struct { void *hEvent; void *hStream; unsigned flags; } a = {hEvent, hStream ? hStream : NVT_CU_STREAM_PER_THREAD, flags};
+	struct { void *hEvent; void *hStream; unsigned flags; } a = {hEvent, hStream, flags};
 	CALL(NVT_CBID_cuEventRecordWithFlags_ptsz,
-	     flags > 1 ? NVT_CUDA_ERROR_INVALID_VALUE : event_record(a.hEvent, a.hStream));
+	     flags > 1 ? NVT_CUDA_ERROR_INVALID_VALUE : event_record(a.hEvent, PTSZ(a.hStream)));
 }
 
 static CUresult event_query(void *ev)
@@ -352,8 +353,8 @@ API CUresult cuStreamSynchronize(void *hStream)
 
 API CUresult cuStreamSynchronize_ptsz(void *hStream)
 {
-	struct { void *hStream; } a = {hStream ? hStream : NVT_CU_STREAM_PER_THREAD};
-	CALL(NVT_CBID_cuStreamSynchronize_ptsz, stream_sync(a.hStream));
+	struct { void *hStream; } a = {hStream};
+	CALL(NVT_CBID_cuStreamSynchronize_ptsz, stream_sync(PTSZ(a.hStream)));
 }
 
 API CUresult cuStreamQuery(void *hStream)
@@ -364,8 +365,8 @@ API CUresult cuStreamQuery(void *hStream)
 
 API CUresult cuStreamQuery_ptsz(void *hStream)
 {
-	struct { void *hStream; } a = {hStream ? hStream : NVT_CU_STREAM_PER_THREAD};
-	CALL(NVT_CBID_cuStreamQuery_ptsz, now_ns() >= stream_done_at(a.hStream) ? 0 : NVT_CUDA_ERROR_NOT_READY);
+	struct { void *hStream; } a = {hStream};
+	CALL(NVT_CBID_cuStreamQuery_ptsz, now_ns() >= stream_done_at(PTSZ(a.hStream)) ? 0 : NVT_CUDA_ERROR_NOT_READY);
 }
 
 /* The work queued before the call began (after its callbacks): not what another thread queues
