@@ -298,6 +298,8 @@ submit() {
 		opts+=("$1")
 		shift
 	done
+	# (made before srun starts: a reader of it, wait_pending, may look at once)
+	: >"$OUT/$tag.srun"
 	timeout 120 srun "${opts[@]}" "$TASK" "$tag" $arg >"$OUT/$tag.srun" 2>&1 &
 	echo $! >"$OUT/$tag.srunpid"
 }
@@ -305,6 +307,7 @@ submit() {
 submit_as() {
 	local uid=$1 tag=$2
 	shift 2
+	: >"$OUT/$tag.srun"
 	(cd "$OUT" && timeout 120 setpriv --reuid="$uid" --regid="$uid" --clear-groups \
 		srun "$@" "$TASK" "$tag" >"$OUT/$tag.srun" 2>&1) &
 	echo $! >"$OUT/$tag.srunpid"
