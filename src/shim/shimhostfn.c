@@ -23,8 +23,8 @@
  * note says that no launch came since its record. An event recorded before the task's last
  * launch (a caching allocator's, a step queued ahead) ends none, nor one whose note was taken
  * by another. The shim's own events (shimyield.c's) are not noted. A polled event is also a
- * wait to bridge: the thread's first query of such an event that answers "not ready" begins
- * it, and the query that answers success returns from it (shim_yield_polled).
+ * wait to bridge: the thread's second query in a row of such an event that answers "not ready"
+ * begins it, and the query that answers success returns from it (shim_yield_polled).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -172,13 +172,14 @@ static struct event_note *note_of(const void *ev)
 /* The launch count of the record this thread is in (read at its entry: a launch of another
  * thread while the driver queues the record is not taken for one before it). */
 static __thread struct {
-	int g;
+	int g; /* its slot + 1 (0: none, as a thread's first value) */
 	uint64_t launches;
 } rec __attribute__((tls_model("initial-exec")));
 
 /* Writes note n (event ev, slot g, its launches): skipped while another thread writes it (that
- * event then ends no request). ev NULL: the note is of no event. */
-static void note_write(struct event_note *n, void *ev, int g, uint64_t launches)
+ * event then ends no request). ev NULL: the note is of no event; was: where not NULL, only if the
+ * note is of event was (a destroyed event's, not another's written since). */
+static void note_write(struct event_note *n, void *ev, int g, uint64_t launches, const void *was)
 {
 	unsigned seq = __atomic_load_n(&n->seq, __ATOMIC_RELAXED);
 
@@ -186,6 +187,10 @@ static void note_write(struct event_note *n, void *ev, int g, uint64_t launches)
 		return;
 	/* (the fields' stores after the odd seq's, for weakly ordered processors) */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (was && __atomic_load_n(&n->ev, __ATOMIC_RELAXED) != was) {
+		__atomic_store_n(&n->seq, seq + 2, __ATOMIC_RELEASE);
+		return;
+	}
 	__atomic_store_n(&n->ev, ev, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->g, g, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->launches, launches, __ATOMIC_RELAXED);
@@ -227,9 +232,8 @@ static void event_api(int cbid, const struct shim_api_call *call)
 		return;
 	if (cbid == NVT_CBID_cuEventDestroy_v2 || cbid == NVT_CBID_cuEventDestroy) {
 		/* (a new event at its address, never recorded, answers success: not this one's note) */
-		uint64_t launches;
-		if (call->site == NVT_CB_API_SITE_ENTER && note_slot(ev, &launches) >= 0)
-			note_write(note_of(ev), NULL, -1, 0);
+		if (call->site == NVT_CB_API_SITE_ENTER)
+			note_write(note_of(ev), NULL, -1, 0, ev);
 		return;
 	}
 	if (cbid == NVT_CBID_cuEventQuery) {
@@ -238,12 +242,18 @@ static void event_api(int cbid, const struct shim_api_call *call)
 		return;
 	}
 	if (call->site == NVT_CB_API_SITE_ENTER) {
-		rec.g = shim_cu.ctx_current && shim_cu.ctx_current(&ctx) == 0 && ctx ? shim_slot_of_ctx(ctx) : -1;
-		if (rec.g >= 0)
-			rec.launches = nvt_slot_launches(&shim.seg->gpu[rec.g]);
-	} else if (call->result == 0 && rec.g >= 0) {
-		note_write(note_of(ev), ev, rec.g, rec.launches);
+		int g = shim_cu.ctx_current && shim_cu.ctx_current(&ctx) == 0 && ctx ? shim_slot_of_ctx(ctx) : -1;
+		rec.g = g + 1;
+		if (g < 0)
+			return;
+		/* (a record queued while this thread's polled wait's bridge runs does not wait for the
+		 * bridge on the GPU: an H100's, docs/hardware-facts.md) */
+		rec.launches = nvt_slot_launches(&shim.seg->gpu[g]);
+		return;
 	}
+	if (call->result == 0 && rec.g > 0)
+		note_write(note_of(ev), ev, rec.g - 1, rec.launches, NULL);
+	rec.g = 0;
 }
 
 static int event_call(int cbid)

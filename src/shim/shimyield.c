@@ -1036,14 +1036,19 @@ static void bridge_api(int cbid, const void *data)
 
 /* A stream query (call) answered: a polled stream's wait begun or returned from (shim_yield_polled;
  * a success also ends the request, in shim_yield_api). */
-static void stream_queried(const struct shim_api_call *call)
+static void stream_queried(int cbid, const struct shim_api_call *call)
 {
 	void *ctx;
 	int g;
 
+	void *stream = call->args[0];
+
+	/* (0 names this thread's default stream in the _ptsz form, the legacy stream in the other) */
+	if (!stream && cbid == NVT_CBID_cuStreamQuery_ptsz)
+		stream = NVT_CU_STREAM_PER_THREAD;
 	if (call->site == NVT_CB_API_SITE_EXIT && (call->result == 0 || call->result == NVT_CUDA_ERROR_NOT_READY) &&
 	    (g = current_slot(&ctx)) >= 0)
-		shim_yield_polled(g, call->args[0], nvt_slot_launches(&shim.seg->gpu[g]), call->result == 0);
+		shim_yield_polled(g, stream, nvt_slot_launches(&shim.seg->gpu[g]), call->result == 0);
 }
 
 void shim_yield_api(int cbid, const void *data)
@@ -1090,7 +1095,7 @@ void shim_yield_api(int cbid, const void *data)
 		return;
 	}
 	if (cbid == NVT_CBID_cuStreamQuery || cbid == NVT_CBID_cuStreamQuery_ptsz) {
-		stream_queried(&call);
+		stream_queried(cbid, &call);
 	} else if (site == NVT_CB_API_SITE_ENTER) {
 		if (!shim_bridge_on)
 			return;
@@ -1216,7 +1221,7 @@ void shim_yield_after_fork(void)
 {
 	pthread_mutex_init(&y.lock, NULL);
 	shim_bridge_after_fork();
-	poll.waiting = 0; /* (its bridge is the parent's) */
+	poll.waiting = poll.have = 0; /* (its bridge is the parent's) */
 	__atomic_store_n(&follow_busy, 0, __ATOMIC_RELEASE); /* (the thread is the parent's) */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		drop_events(&y.s[g]);

@@ -67,9 +67,10 @@ t_bridge_steps_bridged_and_released() {
 }
 
 # Steps waited for by polling an event recorded after their launches (PyTorch's Event.query() in a
-# loop), or the stream (cuStreamQuery): the first "not ready" begins the wait, as a
-# synchronisation's entry, and its bridge is queued; the query that finds the work done returns
-# from it, and the next launch releases it.
+# loop), or the stream (cuStreamQuery): the thread's second "not ready" in a row of the same
+# event or stream, no launch between, begins the wait, as a synchronisation's entry, and its
+# bridge is queued; the query that finds the work done returns from it, and the next launch
+# releases it.
 # An event recorded again before each query (rerecord) begins one wait a step. Queries of an
 # event recorded before a later launch (early) begin no wait.
 t_bridge_polled_steps() {

@@ -140,14 +140,15 @@ t_yield_request_ends_at_host_function() {
 # event done; not where the event was recorded before its last launch (early: the query says
 # nothing of that launch's work), so the shim's note of each record is what ends it; also where
 # the event is recorded again before each query (rerecord), polled by another thread than the
-# one that recorded it (thread), or polled in turn with an event of a second GPU (twogpu: each
+# one that recorded it (thread; handoff: the recording thread's two looks began a wait, the
+# other thread sees the success), or polled in turn with an event of a second GPU (twogpu: each
 # GPU's requests end), whatever bridges the polling queued. The shim's
 # own events (a bounded task's, recorded after each of its launches and queried) end none: a
 # batch job that synchronises every 8 launches has at most one request per 8 launches.
 t_yield_request_ends_at_event_query() {
 	local form pid hi n got got2
 	trap 'touch "$WORK/eq.stop"' EXIT
-	for form in 1 ptsz flags early rerecord thread twogpu; do
+	for form in 1 ptsz flags early rerecord thread handoff twogpu; do
 		rm -f "$WORK/eq.stop" "$WORK/eq.serve.ready"
 		if [ $form = twogpu ]; then export FAKECUDA_DEVICES=2; else unset FAKECUDA_DEVICES; fi
 		PRIOAPP_POLL=$form FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority high \

@@ -26,7 +26,7 @@
  *       before one more launch, whose work the poll does not wait for; =stream: no event,
  *       cuStreamQuery of the legacy stream every 50 us until it answers success; =rerecord: the
  *       event recorded again before each query; =thread: queried once, then polled by a thread
- *       of its own; =twogpu: also a launch and an event on device 1's primary context
+ *       of its own; =handoff: queried twice, then polled by a thread of its own; =twogpu: also a launch and an event on device 1's primary context
  *       (FAKECUDA_DEVICES=2), both events polled in turn, each in its context)
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends

@@ -89,9 +89,12 @@ int poll_wait(const char *form)
 		return 1;
 	if (!strcmp(form, "twogpu"))
 		return poll_two(ev);
-	if (!strcmp(form, "thread")) {
-		if (((rc = cuEventQuery(ev)) && rc != NVT_CUDA_ERROR_NOT_READY) ||
-		    pthread_create(&poller, NULL, poll_thread, ev) || pthread_join(poller, &failed))
+	if (!strcmp(form, "thread") || !strcmp(form, "handoff")) {
+		/* (handoff: polled twice here, a wait begun, then by the other thread) */
+		for (int i = 0; i < (form[0] == 'h' ? 2 : 1); i++)
+			if ((rc = cuEventQuery(ev)) && rc != NVT_CUDA_ERROR_NOT_READY)
+				return 1;
+		if (pthread_create(&poller, NULL, poll_thread, ev) || pthread_join(poller, &failed))
 			return 1;
 		return failed != NULL;
 	}

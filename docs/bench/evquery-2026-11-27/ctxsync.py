@@ -57,12 +57,13 @@ wait = stream.synchronize if mode == "stream" else torch.cuda.synchronize
 if mode == "item":
     def wait():
         int(y.argmax().item())
-elif mode == "poll":
+elif mode in ("poll", "repoll"):
     ev = torch.cuda.Event()
     def wait():
         ev.record()
         while not ev.query():
-            pass
+            if mode == "repoll":
+                ev.record()
 elif mode == "ctxitem":
     def wait():
         torch.cuda.synchronize()
