@@ -101,13 +101,15 @@ t_yield_request_ends_only_at_sync() {
 # own function still runs; not where it launched again before the function ran (ahead: its work
 # goes on), nor where the stream may be being captured into a graph (capture: the call is left
 # alone, a graph's host node would run the shim's record again at every replay; the fake answers
-# the legacy stream's query as the driver does while another stream captures).
+# the legacy stream's query as the driver does while another stream captures), nor where a
+# callback gets an error status (callbackerr: the work failed).
 t_yield_request_ends_at_host_function() {
 	local form pid n got
 	trap 'touch "$WORK/hf.stop"' EXIT
-	for form in 1 ptsz callback ahead capture; do
+	for form in 1 ptsz callback ahead capture callbackerr; do
 		rm -f "$WORK/hf.stop" "$WORK/hf.serve.ready"
 		if [ $form = capture ]; then export FAKECUDA_CAPTURING=1; else unset FAKECUDA_CAPTURING; fi
+		if [ $form = callbackerr ]; then export FAKECUDA_CALLBACK_STATUS=999; else unset FAKECUDA_CALLBACK_STATUS; fi
 		PRIOAPP_HOSTFN=${form/capture/1} FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority high \
 			"$PRIOAPP" serve "$WORK/hf.stop" "$WORK/hf.serve" 5000 2 2>"$WORK/hf.err" &
 		pid=$!
@@ -117,7 +119,7 @@ t_yield_request_ends_at_host_function() {
 		got=$(requests_of "$pid")
 		touch "$WORK/hf.stop"
 		wait "$pid" || die "the service failed ($form): $(cat "$WORK/hf.err")"
-		if [ $form = capture ]; then
+		if [ $form = capture ] || [ $form = callbackerr ]; then
 			# (-l counts requests begun: one, never ended)
 			[ "$(cut -d' ' -f2 <<<"$got")" -le 1 ] ||
 				die "$form: requests ended by host functions: -l says '$got' after $n"
@@ -131,7 +133,7 @@ t_yield_request_ends_at_host_function() {
 				die "$form: -l says '$got' (launches, requests, busy) after $n requests"
 		fi
 	done
-	unset FAKECUDA_CAPTURING
+	unset FAKECUDA_CAPTURING FAKECUDA_CALLBACK_STATUS
 	trap - EXIT
 }
 

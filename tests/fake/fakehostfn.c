@@ -3,7 +3,8 @@
  * cuStreamAddCallback[_ptsz] (callback ids 527, 528, 346, 437) run the function the entry
  * callbacks left in the arguments (the shim puts its own there: src/shim/shimhostfn.c) on a
  * thread of their own once the stream's work queued before it is done (fakestream.c's time);
- * the stream's later work does not wait for it.
+ * the stream's later work does not wait for it. FAKECUDA_CALLBACK_STATUS=N: stream callbacks get
+ * status N (the real driver's, where the stream's work failed), else 0.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -46,10 +47,12 @@ static void *hostfn_run(void *p)
 
 	free(p);
 	sleep_until(h.at);
-	if (h.fn)
+	if (h.fn) {
 		h.fn(h.data);
-	else
-		h.callback(h.stream, 0, h.data);
+	} else {
+		const char *st = getenv("FAKECUDA_CALLBACK_STATUS");
+		h.callback(h.stream, st ? (int)strtol(st, NULL, 10) : 0, h.data);
+	}
 	return NULL;
 }
 

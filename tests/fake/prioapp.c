@@ -18,7 +18,8 @@
  *       copy ending at the last byte of an allocation of BYTES + 5), managed (pinned, from
  *       managed memory), otherctx (pinned, from memory of a context of its own);
  *       PRIOAPP_HOSTFN=1: each request waited for by a host function (cuLaunchHostFunc;
- *       =ptsz: its _ptsz form; =callback: cuStreamAddCallback; =ahead: one more launch
+ *       =ptsz: its _ptsz form; =callback: cuStreamAddCallback (=callbackerr: its callback's error
+ *       status, FAKECUDA_CALLBACK_STATUS, taken as the work's end); =ahead: one more launch
  *       queued behind it before the wait) and no driver call, as JAX waits for its steps;
  *       PRIOAPP_POLL=1: each request waited for by polling an event recorded after its
  *       launches (cuEventRecord, then cuEventQuery every 50 us until it answers success;

@@ -119,7 +119,8 @@ int serve_wait(void)
 		return poll_wait(p);
 	if (!h)
 		return cuStreamSynchronize(NULL);
-	if (!strcmp(h, "callback") ? cuStreamAddCallback(NULL, callback_done, &done, 0)
+	/* (callbackerr: a callback's error status ends the wait as a success does) */
+	if (!strncmp(h, "callback", 8) ? cuStreamAddCallback(NULL, callback_done, &done, 0)
 	    : !strcmp(h, "ptsz")   ? cuLaunchHostFunc_ptsz(NULL, host_done, &done)
 				   : cuLaunchHostFunc(NULL, host_done, &done))
 		return 1;
@@ -128,6 +129,6 @@ int serve_wait(void)
 		return 1;
 	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
 		pause_us(50);
-	return done < 0;
+	return done < 0 && strcmp(h, "callbackerr");
 }
 
