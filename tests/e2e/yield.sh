@@ -96,6 +96,26 @@ t_yield_request_ends_only_at_sync() {
 	done
 }
 
+# serve_some TAG VAR=VALUE...: a high service (prioapp serve: 2 launches every 5 ms, kernels of
+# 500 us) with the variables given, run until its log shows more than 20 requests, then stopped;
+# sets N (its requests), GOT (-l's "LAUNCHES COUNT BUSY" of its first GPU, read while it ran) and
+# GOT2 (the same of its GPU 1, with FAKECUDA_DEVICES=2). Fails the test where the service failed.
+serve_some() {
+	local tag=$1 pid
+	shift
+	rm -f "$WORK/$tag.stop" "$WORK/$tag.serve.ready"
+	env "$@" FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority high \
+		"$PRIOAPP" serve "$WORK/$tag.stop" "$WORK/$tag.serve" 5000 2 2>"$WORK/$tag.err" &
+	pid=$!
+	wait_for 10 test -e "$WORK/$tag.serve.ready"
+	wait_for 20 requests_over "$WORK/$tag.serve" 20
+	N=$(requests "$WORK/$tag.serve")
+	GOT=$(requests_of "$pid")
+	GOT2=$(requests_of_gpu "$pid" 1)
+	touch "$WORK/$tag.stop"
+	wait "$pid" || die "the service failed ($*): $(cat "$WORK/$tag.err")"
+}
+
 # A task that waits for its requests by host functions (as JAX does: cuLaunchHostFunc[_ptsz] or
 # cuStreamAddCallback, then no driver call) ends a request when its host function runs, and its
 # own function still runs; not where it launched again before the function ran (ahead: its work
@@ -104,21 +124,14 @@ t_yield_request_ends_only_at_sync() {
 # the legacy stream's query as the driver does while another stream captures), nor where a
 # callback gets an error status (callbackerr: the work failed).
 t_yield_request_ends_at_host_function() {
-	local form pid n got
+	local form n got capturing status
 	trap 'touch "$WORK/hf.stop"' EXIT
 	for form in 1 ptsz callback ahead capture callbackerr; do
-		rm -f "$WORK/hf.stop" "$WORK/hf.serve.ready"
-		if [ $form = capture ]; then export FAKECUDA_CAPTURING=1; else unset FAKECUDA_CAPTURING; fi
-		if [ $form = callbackerr ]; then export FAKECUDA_CALLBACK_STATUS=999; else unset FAKECUDA_CALLBACK_STATUS; fi
-		PRIOAPP_HOSTFN=${form/capture/1} FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority high \
-			"$PRIOAPP" serve "$WORK/hf.stop" "$WORK/hf.serve" 5000 2 2>"$WORK/hf.err" &
-		pid=$!
-		wait_for 10 test -e "$WORK/hf.serve.ready"
-		wait_for 20 requests_over "$WORK/hf.serve" 20
-		n=$(requests "$WORK/hf.serve")
-		got=$(requests_of "$pid")
-		touch "$WORK/hf.stop"
-		wait "$pid" || die "the service failed ($form): $(cat "$WORK/hf.err")"
+		capturing=0 status=0
+		[ $form != capture ] || capturing=1
+		[ $form != callbackerr ] || status=999
+		serve_some hf PRIOAPP_HOSTFN="${form/capture/1}" FAKECUDA_CAPTURING=$capturing FAKECUDA_CALLBACK_STATUS=$status
+		n=$N got=$GOT
 		if [ $form = capture ] || [ $form = callbackerr ]; then
 			# (-l counts requests begun: one, never ended)
 			[ "$(cut -d' ' -f2 <<<"$got")" -le 1 ] ||
@@ -133,7 +146,6 @@ t_yield_request_ends_at_host_function() {
 				die "$form: -l says '$got' (launches, requests, busy) after $n requests"
 		fi
 	done
-	unset FAKECUDA_CAPTURING FAKECUDA_CALLBACK_STATUS
 	trap - EXIT
 }
 
@@ -148,21 +160,13 @@ t_yield_request_ends_at_host_function() {
 # own events (a bounded task's, recorded after each of its launches and queried) end none: a
 # batch job that synchronises every 8 launches has at most one request per 8 launches.
 t_yield_request_ends_at_event_query() {
-	local form pid hi n got got2
+	local form pid hi n got got2 devices
 	trap 'touch "$WORK/eq.stop"' EXIT
 	for form in 1 ptsz flags early rerecord thread handoff twogpu; do
-		rm -f "$WORK/eq.stop" "$WORK/eq.serve.ready"
-		if [ $form = twogpu ]; then export FAKECUDA_DEVICES=2; else unset FAKECUDA_DEVICES; fi
-		PRIOAPP_POLL=$form FAKECUDA_KERNEL_US=500 "$NVT" --no-mps --priority high \
-			"$PRIOAPP" serve "$WORK/eq.stop" "$WORK/eq.serve" 5000 2 2>"$WORK/eq.err" &
-		pid=$!
-		wait_for 10 test -e "$WORK/eq.serve.ready"
-		wait_for 20 requests_over "$WORK/eq.serve" 20
-		n=$(requests "$WORK/eq.serve")
-		got=$(requests_of "$pid")
-		[ $form != twogpu ] || got2=$(requests_of_gpu "$pid" 1)
-		touch "$WORK/eq.stop"
-		wait "$pid" || die "the service failed ($form): $(cat "$WORK/eq.err")"
+		devices=1
+		[ $form != twogpu ] || devices=2
+		serve_some eq PRIOAPP_POLL=$form FAKECUDA_DEVICES=$devices
+		n=$N got=$GOT got2=$GOT2
 		if [ "$form" = early ]; then
 			# (-l counts requests begun: one, never ended)
 			[ "$(cut -d' ' -f2 <<<"$got")" -le 1 ] ||
@@ -175,7 +179,6 @@ t_yield_request_ends_at_event_query() {
 				die "$form: -l says '$got2' of GPU 1 after $n requests"
 		fi
 	done
-	unset FAKECUDA_DEVICES
 	rm -f "$WORK/eq.stop"
 	FAKECUDA_KERNEL_US=1000 "$NVT" --no-mps --priority high "$PRIOAPP" serve "$WORK/eq.stop" \
 		"$WORK/eq.high" 20000 4 2>"$WORK/eq.err" &
