@@ -170,16 +170,24 @@ static void test_main_thread_ended(void)
 	CHECK(waitpid(child, NULL, 0) == child);
 }
 
-/* A child of one thread that has ended: a zombie, gone. */
-static void test_zombie(void)
+/* A child that waits for a signal (its PID, or -1). */
+static pid_t paused_child(void)
 {
 	pid_t child = fork();
-	uint64_t start = 0;
 
 	if (child == 0) {
 		pause();
 		_exit(0);
 	}
+	return child;
+}
+
+/* A child of one thread that has ended: a zombie, gone. */
+static void test_zombie(void)
+{
+	pid_t child = paused_child();
+	uint64_t start = 0;
+
 	CHECK(child > 0 && nvt_proc_start_time(child, &start) == 0);
 	kill(child, SIGKILL);
 	CHECK(wait_for(child, 'Z', 1));
@@ -286,13 +294,9 @@ static void check_no_answer(pid_t pid, uint64_t start, int stat_too)
 /* A child whose reads are doctored: no answer; then, undoctored, alive. */
 static void test_no_answer(void)
 {
-	pid_t child = fork();
+	pid_t child = paused_child();
 	uint64_t start = 0;
 
-	if (child == 0) {
-		pause();
-		_exit(0);
-	}
 	CHECK(child > 0 && nvt_proc_start_time(child, &start) == 0);
 	doctored_pid = child;
 	doctored_how = REPLACED_EACH_ROUND;
