@@ -1038,10 +1038,8 @@ static void bridge_api(int cbid, const void *data)
  * a success also ends the request, in shim_yield_api). */
 static void stream_queried(int cbid, const struct shim_api_call *call)
 {
-	void *ctx;
+	void *ctx, *stream = call->args[0];
 	int g;
-
-	void *stream = call->args[0];
 
 	/* (0 names this thread's default stream in the _ptsz form, the legacy stream in the other) */
 	if (!stream && cbid == NVT_CBID_cuStreamQuery_ptsz)

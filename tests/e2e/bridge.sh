@@ -98,6 +98,7 @@ t_bridge_polled_steps() {
 	# Requests 20 ms apart, not bridged (their waits are not followed soon): still one wait each,
 	# also where the thread that recorded the event looks once and another polls it (thread: a
 	# single look begins no wait).
+	trap 'touch "$WORK/srv1.stop" "$WORK/srvthread.stop"' EXIT
 	for form in 1 thread; do
 		rm -f "$WORK/srv$form.stop"
 		PRIOAPP_POLL=$form NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_KERNEL_US=200 "$NVT" --no-mps --priority high \
@@ -111,6 +112,7 @@ t_bridge_polled_steps() {
 		[ "$(sed -n 's/.*bridge: \([0-9]*\) waits.*/\1/p' <<<"$line")" -le $(($(grep -c '^req ' "$WORK/srv$form.log") + 1)) ] ||
 			die "$form: more waits than requests: $line"
 	done
+	trap - EXIT
 }
 
 # A step of a kernel then a graph replay (small work queued before the replay):
