@@ -66,13 +66,11 @@ t_bridge_steps_bridged_and_released() {
 	hasnt "$(cat "$WORK/steps.err")" "nvtaskset:"
 }
 
-# Steps waited for by polling an event recorded after their launches (PyTorch's Event.query() in a
-# loop), or the stream (cuStreamQuery): the thread's second "not ready" in a row of the same
-# event or stream, no launch between, begins the wait, as a synchronisation's entry, and its
-# bridge is queued; the query that finds the work done returns from it, and the next launch
-# releases it.
-# An event recorded again before each query (rerecord) begins one wait a step. Queries of an
-# event recorded before a later launch (early) begin no wait.
+# Steps waited for by polling an event recorded after their launches (Event.query() in a loop) or
+# the stream: the thread's second "not ready" in a row of one event or stream, no launch between,
+# begins the wait (its bridge), the query that finds the work done returns from it, the next
+# launch releases it. An event recorded again before each query (rerecord) begins one wait a
+# step; one recorded before a later launch (early), none.
 t_bridge_polled_steps() {
 	local n bad line pid form
 	for form in 1 stream rerecord; do
