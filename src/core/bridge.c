@@ -244,6 +244,40 @@ int nvt_bridge_chain_seen(struct nvt_bridge_chain *c, int qualifies)
 	return such >= NVT_BRIDGE_CHAIN_NEED;
 }
 
+int nvt_bridge_poll_look(struct nvt_bridge_poll *p, int g, const void *obj, uint64_t noted, int launched, int done,
+			 uint64_t now_ns)
+{
+	int same = p->have && p->obj == obj && p->obj_noted == noted;
+	int mine = p->waiting && p->g == g && p->noted == noted;
+
+	if (launched) {
+		p->have = 0;
+		return NVT_BRIDGE_POLL_NONE; /* the program launched since: its request goes on */
+	}
+	if (done) {
+		/* (the clock read at an earlier look than now_ns's: a gap of 0) */
+		if (same)
+			p->fast = now_ns - p->seen_ns <= (uint64_t)NVT_BRIDGE_POLL_LOOK_US * 1000 || now_ns < p->seen_ns;
+		p->have = 0;
+		if (!mine)
+			return NVT_BRIDGE_POLL_NONE;
+		p->waiting = 0;
+		return NVT_BRIDGE_POLL_RETURNED;
+	}
+	p->have = 1;
+	p->obj = obj;
+	p->obj_noted = noted;
+	p->seen_ns = now_ns;
+	return !mine && (same || p->fast) ? NVT_BRIDGE_POLL_BEGIN : NVT_BRIDGE_POLL_NONE;
+}
+
+void nvt_bridge_poll_begun(struct nvt_bridge_poll *p, int g, uint64_t noted)
+{
+	p->waiting = 1;
+	p->g = g;
+	p->noted = noted;
+}
+
 int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)
 {
 	enum { HOST = 1, DEVICE = 2 }; /* CUmemorytype (gpu/cuda_driver.h's NVT_CU_MEMORYTYPE_*) */

@@ -98,6 +98,40 @@ void nvt_bridge_gap(struct nvt_bridge_learn *l, uint64_t gap_ns);
  * wait is not bridged. */
 uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
 /*
+ * A thread that polls for its work (cuEventQuery of an event recorded after the task's last
+ * launch, cuStreamQuery of a busy stream) waits as one that synchronises does: its wait begins
+ * at its second "not ready" in a row of the same object with no launch between (a single look,
+ * a watchdog's or an allocator's, begins nothing), or at its first once the thread's last such
+ * wait was a loop whose looks came at most NVT_BRIDGE_POLL_LOOK_US apart (a loop that sleeps
+ * between its looks often sees its step done at its second); the look that finds the work done
+ * returns from it. A bridge held from a look to the next holds the GPU for half the gap between
+ * them on average: up to two switches' worth apart that costs the lower task no more than the
+ * switches an unbridged step costs it.
+ */
+#define NVT_BRIDGE_POLL_LOOK_US (2 * NVT_BRIDGE_SWITCHES_US)
+struct nvt_bridge_poll {
+	const void *obj;    /* the object of the last "not ready" (have: 1) */
+	uint64_t obj_noted; /* the launch count it was noted at */
+	uint64_t seen_ns;   /* when */
+	int have;
+	int fast;           /* the last wait's looks came at most NVT_BRIDGE_POLL_LOOK_US apart */
+	int waiting;        /* a wait begun (nvt_bridge_poll_begun) on slot g at launch count noted */
+	int g;
+	uint64_t noted;
+};
+enum nvt_bridge_poll_act {
+	NVT_BRIDGE_POLL_NONE = 0,
+	NVT_BRIDGE_POLL_BEGIN = 1,    /* a wait begins (the caller says so by nvt_bridge_poll_begun) */
+	NVT_BRIDGE_POLL_RETURNED = 2, /* the wait begun returns */
+};
+/* A look of this thread at obj (an event or a stream) on slot g, whose work was noted at launch
+ * count noted; launched: the slot launched since; done: the look found it done; now_ns: the
+ * monotonic clock. Returns enum nvt_bridge_poll_act. */
+int nvt_bridge_poll_look(struct nvt_bridge_poll *p, int g, const void *obj, uint64_t noted, int launched, int done,
+			 uint64_t now_ns);
+/* The wait of NVT_BRIDGE_POLL_BEGIN began (on slot g, launch count noted). */
+void nvt_bridge_poll_begun(struct nvt_bridge_poll *p, int g, uint64_t noted);
+/*
  * Held steps. A step whose host is slower than its kernels (an eager program
  * that launches op by op) runs its context dry at the first gap between its
  * launches, its bridge released or not, and pays the two switches inside the

@@ -236,52 +236,28 @@ static int current_slot(void **ctx);
 static int still_bridged(int g);
 static void follow_chains(void);
 
-/* This thread's polls (shim_yield_polled): the event or stream its last "not ready" was of, at
- * which launch count; and the wait it began (its bridge's), on slot g at launch count noted. */
-static __thread struct {
-	const void *obj;
-	uint64_t obj_noted;
-	int have;
-	int waiting;
-	int g;
-	uint64_t noted;
-} poll __attribute__((tls_model("initial-exec")));
+/* This thread's polls (shim_yield_polled; core/bridge.h's rule). */
+static __thread struct nvt_bridge_poll poll __attribute__((tls_model("initial-exec")));
 
 int shim_yield_polled(int g, const void *obj, uint64_t noted, int done)
 {
 	void *ctx;
-	int mine = poll.waiting && poll.g == g && poll.noted == noted;
+	int launched = nvt_slot_launches(&shim.seg->gpu[g]) != noted;
 
-	if (nvt_slot_launches(&shim.seg->gpu[g]) != noted) {
-		poll.have = 0;
-		return 0; /* the program launched since: its request goes on */
+	switch (nvt_bridge_poll_look(&poll, g, obj, noted, launched, done, nvt_clock_ns())) {
+	case NVT_BRIDGE_POLL_RETURNED:
+		shim_bridge_returned(g);
+		break;
+	case NVT_BRIDGE_POLL_BEGIN:
+		if (!shim_bridge_on || current_slot(&ctx) != g)
+			break;
+		shim_bridge_wait(g, ctx, still_bridged(g));
+		if (shim_bridge_chains_due())
+			follow_chains();
+		nvt_bridge_poll_begun(&poll, g, noted);
+		break;
 	}
-	if (done) {
-		poll.have = 0;
-		if (mine) {
-			poll.waiting = 0;
-			shim_bridge_returned(g);
-		}
-		return 1;
-	}
-	/* A polling loop: the same thread's second "not ready" of the same object, no launch
-	 * between (a single look, a watchdog's or an allocator's, begins nothing). */
-	if (mine || !poll.have || poll.obj != obj || poll.obj_noted != noted) {
-		poll.have = 1;
-		poll.obj = obj;
-		poll.obj_noted = noted;
-		return 0;
-	}
-	poll.have = 0;
-	if (!shim_bridge_on || current_slot(&ctx) != g)
-		return 0;
-	shim_bridge_wait(g, ctx, still_bridged(g));
-	if (shim_bridge_chains_due())
-		follow_chains();
-	poll.waiting = 1;
-	poll.g = g;
-	poll.noted = noted;
-	return 0;
+	return !launched && done;
 }
 
 /* A slot of this process got its GPU (set-up, fork): it is idle, and tracked. */
@@ -1219,7 +1195,7 @@ void shim_yield_after_fork(void)
 {
 	pthread_mutex_init(&y.lock, NULL);
 	shim_bridge_after_fork();
-	poll.waiting = poll.have = 0; /* (its bridge is the parent's) */
+	poll.waiting = poll.have = poll.fast = 0; /* (its bridge is the parent's) */
 	__atomic_store_n(&follow_busy, 0, __ATOMIC_RELEASE); /* (the thread is the parent's) */
 	for (int g = 0; g < NVT_MAX_GPUS; g++) {
 		drop_events(&y.s[g]);

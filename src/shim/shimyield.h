@@ -39,9 +39,9 @@ int shim_yield_own_call(void);
 /*
  * A query on slot g answered (done: success, else "not ready"): of event obj (shimhostfn.c; noted:
  * the slot's launches at its record) or of stream obj (noted: the launches now). Where no launch
- * came since noted, the calling thread's second "not ready" of the same object in a row (a
- * polling loop) begins its wait, as a synchronisation's entry (its bridge is queued), and "done"
- * returns from the wait it began. Returns 1 where the request ends (done, and no launch since
+ * came since noted, a look that core/bridge.h's rule (nvt_bridge_poll_look) says begins a wait
+ * begins it, as a synchronisation's entry (its bridge is queued), and "done" returns from the
+ * wait it began. Returns 1 where the request ends (done, and no launch since
  * noted; a bridge's own kernels are no launches: shim_count_launch).
  */
 int shim_yield_polled(int g, const void *obj, uint64_t noted, int done);

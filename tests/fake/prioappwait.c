@@ -24,13 +24,23 @@ static void callback_done(void *stream, int status, void *flag)
 	__atomic_store_n((int *)flag, status ? -1 : 1, __ATOMIC_RELEASE);
 }
 
+/* The pause between two looks of a polling loop: PRIOAPP_POLL_US, or 50 us. */
+static long poll_us(void)
+{
+	const char *v = getenv("PRIOAPP_POLL_US");
+	char *end;
+	long us = v ? strtol(v, &end, 10) : 50;
+
+	return v && (*end || end == v || us < 0 || us > 1000000) ? 50 : us;
+}
+
 /* Polls event ev until a query answers success: 0, or 1 if a query failed. */
 static int poll_event(void *ev)
 {
 	int rc;
 
 	while ((rc = cuEventQuery(ev)) == NVT_CUDA_ERROR_NOT_READY)
-		pause_us(50);
+		pause_us(poll_us());
 	return rc != 0;
 }
 
@@ -62,7 +72,7 @@ static int poll_two(void *ev0)
 				return 1;
 			done[d] = rc == 0;
 		}
-		pause_us(50);
+		pause_us(poll_us());
 	}
 	return cuCtxSetCurrent(ctx0) != 0;
 }
@@ -77,7 +87,7 @@ int poll_wait(const char *form)
 
 	if (!strcmp(form, "stream")) {
 		while ((rc = cuStreamQuery(NULL)) == NVT_CUDA_ERROR_NOT_READY)
-			pause_us(50);
+			pause_us(poll_us());
 		return rc != 0;
 	}
 	if (!ev && cuEventCreate(&ev, NVT_CU_EVENT_DISABLE_TIMING))
@@ -99,7 +109,7 @@ int poll_wait(const char *form)
 		return failed != NULL;
 	}
 	while ((rc = cuEventQuery(ev)) == NVT_CUDA_ERROR_NOT_READY) {
-		pause_us(50);
+		pause_us(poll_us());
 		if (!strcmp(form, "rerecord") && cuEventRecord(ev, NULL))
 			return 1;
 	}

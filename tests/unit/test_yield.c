@@ -1048,6 +1048,62 @@ static void test_bridge_replays(void)
 	CHECK(pm < 10);
 }
 
+/* A thread's looks at its work: which begin a wait, and which return from it. */
+static void test_bridge_poll(void)
+{
+	struct nvt_bridge_poll p;
+	const uint64_t look = (uint64_t)NVT_BRIDGE_POLL_LOOK_US * 1000;
+	int ev, other;
+	uint64_t t = 1000000000;
+
+	/* A loop of quick looks: its second "not ready" begins the wait, later ones nothing more, the
+	 * look that finds it done returns from it. */
+	memset(&p, 0, sizeof(p));
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 7, 0, 0, t) == NVT_BRIDGE_POLL_NONE);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 7, 0, 0, t += 50000) == NVT_BRIDGE_POLL_BEGIN);
+	nvt_bridge_poll_begun(&p, 0, 7);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 7, 0, 0, t += 50000) == NVT_BRIDGE_POLL_NONE);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 7, 0, 1, t += 50000) == NVT_BRIDGE_POLL_RETURNED);
+	CHECK(!p.waiting && p.fast);
+	/* Once such a loop was seen, its next wait begins at its first look. */
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_BEGIN);
+	nvt_bridge_poll_begun(&p, 0, 9);
+	/* A look after a launch returns from nothing: the request goes on. */
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 1, 1, t += 10000) == NVT_BRIDGE_POLL_NONE);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 0, 1, t += 10000) == NVT_BRIDGE_POLL_RETURNED);
+
+	/* A single look (a watchdog's, an allocator's) then another object's: nothing begins. */
+	memset(&p, 0, sizeof(p));
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 7, 0, 0, t) == NVT_BRIDGE_POLL_NONE);
+	CHECK(nvt_bridge_poll_look(&p, 0, &other, 7, 0, 0, t += 1000) == NVT_BRIDGE_POLL_NONE);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 7, 0, 0, t += 1000) == NVT_BRIDGE_POLL_NONE);
+	/* ... nor a look at the same object after a launch (another launch count). */
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 8, 0, 0, t += 1000) == NVT_BRIDGE_POLL_NONE);
+
+	/* A loop that sleeps between its looks: one "not ready", then done. Looks up to the bound
+	 * apart teach it to begin at the first look; further apart they unteach it. */
+	memset(&p, 0, sizeof(p));
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 1, 0, 0, t) == NVT_BRIDGE_POLL_NONE);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 1, 0, 1, t += look + 1) == NVT_BRIDGE_POLL_NONE);
+	CHECK(!p.fast);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 2, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_NONE);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 2, 0, 1, t += look) == NVT_BRIDGE_POLL_NONE);
+	CHECK(p.fast);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 3, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_BEGIN);
+	nvt_bridge_poll_begun(&p, 0, 3);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 3, 0, 1, t += 2 * look) == NVT_BRIDGE_POLL_RETURNED);
+	CHECK(!p.fast);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 4, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_NONE);
+	/* Done at the first look teaches nothing; nor does another GPU's wait return this one. */
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 5, 0, 1, t += 1000) == NVT_BRIDGE_POLL_NONE);
+	CHECK(!p.fast);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 6, 0, 0, t += 1000) == NVT_BRIDGE_POLL_NONE);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 6, 0, 0, t += 1000) == NVT_BRIDGE_POLL_BEGIN);
+	nvt_bridge_poll_begun(&p, 0, 6);
+	CHECK(nvt_bridge_poll_look(&p, 1, &other, 6, 0, 1, t += 1000) == NVT_BRIDGE_POLL_NONE);
+	CHECK(p.waiting);
+}
+
 /* Which copies to the host a kernel does. */
 static void test_bridge_copy(void)
 {
@@ -1168,6 +1224,7 @@ int main(void)
 	test_bridge_clock_drift();
 	test_bridge_clock_loose_only();
 	test_bridge_copy();
+	test_bridge_poll();
 	test_words();
 	test_priority_text();
 	test_activity();
