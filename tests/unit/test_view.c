@@ -3,7 +3,7 @@
  * views made by hand: a GPU's map (holders by partition, borrowed TPCs,
  * overlaps), the state words (any state a shim publishes, by its name), the
  * rates between two views (a reused PID is another task), and the metrics
- * (families once, labels escaped, every state of the table).
+ * (families once, labels escaped, every state of the table, each series once).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -245,6 +245,22 @@ static int lines_with(const char *text, const char *prefix)
 	return n;
 }
 
+/* 1 if no two samples of text name one series (the same name and labels), else 0. */
+static int series_once(const char *text)
+{
+	for (const char *p = text; *p; p = strchr(p, '\n') + 1) {
+		size_t len = (size_t)(strchr(p, '\n') - p);
+		while (len && p[len] != ' ') /* (a sample's line ends " VALUE") */
+			len--;
+		for (const char *q = strchr(p, '\n') + 1; *p != '#' && *q; q = strchr(q, '\n') + 1)
+			if (!strncmp(p, q, len) && q[len] == ' ') {
+				fprintf(stderr, "twice: %.*s\n", (int)len, p);
+				return 0;
+			}
+	}
+	return 1;
+}
+
 static void test_metrics(void)
 {
 	struct fixture *f = malloc(sizeof(*f));
@@ -307,6 +323,41 @@ static void test_metrics(void)
 	CHECK(strstr(b.text, "priority=\"low\"} 50331648\n") != NULL);
 	CHECK(lines_with(b.text, "# TYPE nvtaskset_task_memory_refused_total counter") == 1);
 	CHECK(lines_with(b.text, "nvtaskset_task_memory_refused_total{") == 1);
+	CHECK(series_once(b.text));
+	nvt_outbuf_free(&b);
+	free(f);
+}
+
+/* A task's user may write two slots of one GPU into her segment (the shim never does): its
+ * metrics name each series once (the first slot's), for a second series of the same labels is
+ * one that Prometheus' client libraries refuse (node_exporter's textfile collector: "was
+ * collected before with the same name and label values"). */
+static void test_metrics_one_series_a_gpu(void)
+{
+	struct fixture *f = malloc(sizeof(*f));
+	struct nvt_outbuf b = {0};
+	struct nvt_view_slot *s;
+
+	view_init(f);
+	s = add(f, 100, "mallory", "0-3", "", NVT_PRIO_LOW);
+	s->launches = 1;
+	/* A second slot of task 100, on the same GPU, that says other things. */
+	f->slots[1] = *s;
+	f->slots[1].launches = 2;
+	CHECK(nvt_parse_list("4-7", NVT_MAX_TPCS, &f->slots[1].own) == NVT_PARSE_OK);
+	f->slots[1].current = f->slots[1].own;
+	f->tasks[0].n_slots = 2;
+	f->v.n_slots = 2;
+	s = add(f, 200, "bob", NULL, "", NVT_PRIO_NONE);
+	s->launches = 5;
+	nvt_view_settle(&f->v);
+	CHECK(nvt_view_metrics(&f->v, &b) == 0);
+	CHECK(lines_with(b.text, "nvtaskset_task_tpcs{") == 2);
+	CHECK(lines_with(b.text, "nvtaskset_task_launches_total{") == 2);
+	CHECK(strstr(b.text, "pid=\"100\",user=\"mallory\",command=\"app\",container=\"\","
+			     "slurm_job=\"\",priority=\"low\"} 1\n") != NULL);
+	CHECK(lines_with(b.text, "nvtaskset_task_state{") > 0);
+	CHECK(series_once(b.text));
 	nvt_outbuf_free(&b);
 	free(f);
 }
@@ -317,6 +368,7 @@ int main(void)
 	test_states();
 	test_rates();
 	test_metrics();
+	test_metrics_one_series_a_gpu();
 	test_agents();
 	return CHECK_DONE();
 }
