@@ -235,6 +235,34 @@ t_cdi_rundir_own_file_system() {
 	has "$out" "holds other files than run directories"
 }
 
+# Root's --cdi mounts its tmpfs (mode 1777) on NVTASKSET_RUNDIR, and its hooks act there as
+# root: only on a path that root alone can change. Another user's link in a sticky directory
+# (as /tmp is) naming an empty directory of root's ($WORK/victim, as /etc/udev/rules.d may be),
+# or a directory of hers there (which she could swap for such a link before the mount), is
+# refused with the reason, and nothing is mounted; a path of root's through that directory is
+# taken.
+t_cdi_rundir_path_of_roots() {
+	local out rc
+	need_users
+	mkdir -m 755 "$WORK/victim"
+	mkdir -m 1777 "$WORK/pub"
+	$(as_user 65534) ln -s "$WORK/victim" "$WORK/pub/link"
+	$(as_user 65534) mkdir -m 755 "$WORK/pub/hers"
+	run_rc out rc env NVTASKSET_RUNDIR="$WORK/pub/link" "$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor t
+	eq "$rc" 1 "--cdi through another user's link ($out)"
+	has "$out" "--cdi: the run directory $WORK/pub/link is not on a path that only root can change: $WORK/pub/link belongs to uid 65534"
+	findmnt -n -M "$WORK/victim" >/dev/null && die "--cdi mounted a tmpfs where another user's link points"
+	$(as_user 65534) touch "$WORK/victim/mine" 2>/dev/null && die "another user writes in root's directory"
+	run_rc out rc env NVTASKSET_RUNDIR="$WORK/pub/hers" "$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor t
+	eq "$rc" 1 "--cdi on another user's directory ($out)"
+	has "$out" "$WORK/pub/hers belongs to uid 65534"
+	findmnt -n -M "$WORK/pub/hers" >/dev/null && die "--cdi mounted a tmpfs on another user's directory"
+	mkdir -m 755 "$WORK/pub/roots"
+	run_rc out rc env NVTASKSET_RUNDIR="$WORK/pub/roots" "$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor t
+	eq "$rc" 0 "--cdi on root's directory in a sticky one ($out)"
+	findmnt -n -M "$WORK/pub/roots" >/dev/null || die "--cdi mounted nothing on root's directory"
+}
+
 # Nor its run directory: a variable of its own (first, as podman run -e puts it, which a runtime
 # that hands the program the first of two variables would give it) beside any device is refused,
 # and the program never runs (it would make its segment where no claim looks, run on every TPC,
