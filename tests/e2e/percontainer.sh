@@ -151,6 +151,29 @@ t_container_poststop_any_depth() {
 	eq "$(cat "$WORK/outside/keep")" keep "the file the link named"
 }
 
+# A poststop hook removes its container's directory only once the first process recorded there
+# ended: a directory of the same id whose first process runs (another container of that id: a
+# runtime of another state directory, or containerd's other namespace) stays, with its files,
+# and the hook says so; once that process ended, the next poststop of that id removes it.
+t_container_poststop_leaves_live_one() {
+	local out rc state='{"ociVersion":"1.0.2","id":"c11","status":"stopped","bundle":"/"}'
+	need_pidns
+	ns_init c11
+	local c11=$UNSHARE
+	make_container c11 "$INIT_NS" "$INIT"
+	: >"$CTR_RUN/mine"
+	run_rc out rc sh -c 'printf %s "$1" | "$2" --cdi-hook poststop' - "$state" "$NVT"
+	eq "$rc" 0 "poststop ($out)"
+	[ -e "$CTR_RUN/mine" ] || die "a poststop removed the directory of a live container of its id"
+	has "$out" "warning: left $NVTASKSET_RUNDIR/containers/c11: its first process, pid $INIT, runs (another container of that id)"
+	touch "$WORK/c11.stop"
+	wait "$c11"
+	run_rc out rc sh -c 'printf %s "$1" | "$2" --cdi-hook poststop' - "$state" "$NVT"
+	eq "$rc" 0 "poststop ($out)"
+	eq "$out" "" "poststop's words"
+	[ ! -e "$NVTASKSET_RUNDIR/containers/c11" ] || die "poststop left its container's directory"
+}
+
 # ns_init TAG: starts a process that is PID 1 of a PID namespace of its own, as a container's
 # init (ended by its stop file); sets INIT (its host PID), INIT_NS (its namespace) and UNSHARE.
 ns_init() {

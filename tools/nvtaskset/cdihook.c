@@ -205,6 +205,51 @@ static void check_users(const char *device, pid_t pid, uint32_t uid, int *rootle
 		refused(device, rc, &w);
 }
 
+/* What the poststop hook finds of container id's directory: whether it may go. */
+enum recorded { RECORDED_GONE, RECORDED_RUNS, RECORDED_UNKNOWN };
+
+/* Whether the first process that container id's directory records (its pid in *init) ended, as
+ * the poststop hook of the container stopped finds it (nvt_seg_container_gone; a directory that
+ * records none, or is not listed, is that container's). One whose process runs is another
+ * container's of that id: a runtime of another state directory, or containerd's other
+ * namespace, may give one the same id. */
+static enum recorded recorded_gone(const char *id, pid_t *init)
+{
+	struct nvt_seg_container *v;
+	char bad_name[NVT_CONTAINER_ID_MAX + 1], gone = 1;
+	int bad, n = nvt_seg_container_list(nvt_rundir(), &v, &bad, bad_name, sizeof(bad_name));
+	enum recorded rc = RECORDED_GONE;
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(v[i].id, id) && v[i].init) {
+			*init = v[i].init;
+			if (nvt_seg_container_gone(&v[i], 1, &gone))
+				rc = RECORDED_UNKNOWN;
+			else if (!gone)
+				rc = RECORDED_RUNS;
+			break;
+		}
+	free(v);
+	return rc;
+}
+
+/* Removes the directory of container id, stopped, unless it is another's (recorded_gone). */
+static void remove_own(const char *id)
+{
+	pid_t init = 0;
+	enum recorded rc = recorded_gone(id, &init);
+
+	if (rc == RECORDED_RUNS)
+		warnx("warning: left %s/%s/%s: its first process, pid %ld, runs (another container of "
+		      "that id)",
+		      nvt_rundir(), NVT_CONTAINERS_DIR, id, (long)init);
+	else if (rc == RECORDED_UNKNOWN)
+		warnx("warning: left %s/%s/%s: cannot tell whether its first process, pid %ld, ended",
+		      nvt_rundir(), NVT_CONTAINERS_DIR, id, (long)init);
+	else if (nvt_seg_container_remove(nvt_rundir(), id) && errno != ENOENT)
+		warnx("warning: cannot remove all of %s/%s/%s", nvt_rundir(), NVT_CONTAINERS_DIR, id);
+}
+
 /* The poststop hook: the container's run directory goes (its processes are gone), and so do
  * the directories of other containers gone whose poststop hook never ran (nvt_seg_container_tidy)
  * and the segments of other processes gone. */
@@ -221,9 +266,8 @@ static int poststop(void)
 	    !nvt_uid_map_is_identity(own, strlen(own)))
 		return EXIT_SUCCESS;
 	text = read_all(STDIN_FILENO, STATE_MAX, &len, "the runtime's state");
-	if (nvt_oci_state_parse(text, len, &state, why, sizeof(why)) == 0 && nvt_seg_container_id_valid(state.id) &&
-	    nvt_seg_container_remove(nvt_rundir(), state.id) && errno != ENOENT)
-		warnx("warning: cannot remove all of %s/%s/%s", nvt_rundir(), NVT_CONTAINERS_DIR, state.id);
+	if (nvt_oci_state_parse(text, len, &state, why, sizeof(why)) == 0 && nvt_seg_container_id_valid(state.id))
+		remove_own(state.id);
 	free(text);
 	nvt_seg_container_tidy(nvt_rundir());
 	n = nvt_seg_tasks(nvt_rundir(), 1, &pids);
