@@ -138,8 +138,30 @@ void nvt_conns_answering(struct nvt_conns *t, int fd, int answering, uint64_t no
 		if (t->v[i].fd == fd) {
 			t->v[i].answering = answering;
 			t->v[i].head_since = now; /* (its answer's start, or the next head's) */
+			t->v[i].text = 0;         /* (none yet, or no longer) */
 			return;
 		}
+}
+
+void nvt_conns_sends(struct nvt_conns *t, int fd, uint64_t text)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->v[i].fd == fd) {
+			t->v[i].text = text;
+			return;
+		}
+}
+
+int nvt_conns_stale(struct nvt_conns *t, uint64_t oldest)
+{
+	for (int i = 0; i < t->n; i++) {
+		struct nvt_conn *c = &t->v[i];
+		if (!c->closing && c->text && c->text < oldest) {
+			c->closing = 1;
+			return c->fd;
+		}
+	}
+	return -1;
 }
 
 int nvt_conns_expired(struct nvt_conns *t, uint64_t now)

@@ -10,8 +10,10 @@
  * its neighbours are one address there), and one that finds max held closes
  * the oldest of all. The oldest is the one whose head, or answer, began
  * longest ago: a client that trickles its head or does not read its answer
- * holds no room by it, and a scrape's take milliseconds. Pure: the caller
- * closes what it is told, and says when a connection is gone.
+ * holds no room by it, and a scrape's take milliseconds. Nor memory: each
+ * answer's text is noted by its number, and those that send an old one are
+ * closed (nvt_conns_stale). Pure: the caller closes what it is told, and says
+ * when a connection is gone.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -29,6 +31,7 @@ struct nvt_conn {
 	uint8_t addr[16];    /* the peer's address, network order (4 bytes for AF_INET) */
 	uint64_t head_since; /* ns: when its head began coming (answering: its answer began) */
 	int answering;       /* a whole request of it is being answered */
+	uint64_t text;       /* the text its answer sends (the caller's number); 0: none */
 	int closing;         /* told to close: no longer counted */
 };
 
@@ -79,6 +82,12 @@ void nvt_conns_remove(struct nvt_conns *t, int fd);
 /* Connection fd's request is whole and being answered since now (answering 1), or its response
  * is done (0: the next head's time begins now). */
 void nvt_conns_answering(struct nvt_conns *t, int fd, int answering, uint64_t now);
+/* Connection fd's answer sends text number text (the caller numbers its texts from 1 up, as it
+ * makes them): until its answer is done (nvt_conns_answering), or another is noted. */
+void nvt_conns_sends(struct nvt_conns *t, int fd, uint64_t text);
+/* A connection whose answer sends a text numbered below oldest: its fd, marked closing; -1 if
+ * none. (So that answers their clients read slowly, or not at all, keep few texts.) */
+int nvt_conns_stale(struct nvt_conns *t, uint64_t oldest);
 /* A connection whose head is past its deadline at now: its fd, marked closing; -1 if none. */
 int nvt_conns_expired(struct nvt_conns *t, uint64_t now);
 /* Live connections (those not closing). */

@@ -791,23 +791,47 @@ t_exporter_held_by_no_client() {
 	stop_loop tb "$B"
 }
 
+# sleepers [OPTION...]: 64 tasks (`sleep 600`, nvtaskset's OPTIONs), listed; sets SLEEPERS.
+sleepers() {
+	local i
+	SLEEPERS=()
+	for ((i = 0; i < 64; i++)); do
+		"$NVT" --no-mps "$@" -c "$i" sleep 600 >/dev/null 2>&1 &
+		SLEEPERS+=($!)
+	done
+	wait_for 60 sh -c '"$1" --metrics | grep -qx "nvtaskset_tasks 64"' - "$NVT"
+}
+stop_sleepers() {
+	kill "${SLEEPERS[@]}"
+	wait "${SLEEPERS[@]}" || :
+}
+
 # Nor does one that does not read the answers it asked for: 300 GETs whose answers (the
 # metrics of 64 tasks, 60 kB) stay unsent, 64 bytes read of each now and then so that none is
 # idle, and 5 more each round, leave every scrape answered within a second.
 t_exporter_unread_answers() {
-	local pids=() i out
-	for ((i = 0; i < 64; i++)); do
-		"$NVT" --no-mps -c "$i" sleep 600 >/dev/null 2>&1 &
-		pids+=($!)
-	done
-	wait_for 60 sh -c '"$1" --metrics | grep -qx "nvtaskset_tasks 64"' - "$NVT"
+	local out
+	sleepers
 	exporter_start 0
 	run_rc out rc env SCRAPE_TIMEOUT="$(scrape_timeout)" python3 "$PROBE" unread "$PORT" 300 12
 	eq "$rc" 0 "$out"
 	serves
 	exporter_stop
-	kill "${pids[@]}"
-	wait "${pids[@]}" || :
+	stop_sleepers
+}
+
+# Nor the exporter's memory: unread answers each of a read of its own (the metrics of 64 tasks
+# with a priority, 210 kB, more than the kernel's buffers take) keep the texts of the last 4
+# reads at most: the older answers are cut (the oldest, and at least one), the newer come whole.
+t_exporter_unread_answers_keep_few_texts() {
+	local out
+	sleepers --priority low
+	exporter_start 0
+	run_rc out rc python3 "$PROBE" pinned "$PORT" 12 4
+	eq "$rc" 0 "$out"
+	serves
+	exporter_stop
+	stop_sleepers
 }
 
 t_exporter_bad_requests() {

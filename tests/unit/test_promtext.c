@@ -253,6 +253,21 @@ static void test_conns(void)
 	CHECK(nvt_conns_add(&t, 7, AF_INET, lo, 2) == 0 && nvt_conns_add(&t, 8, AF_INET, b, 3) == 0);
 	CHECK(nvt_conns_over(&t, AF_INET, lo) == 6 && nvt_conns_over(&t, AF_INET, lo) == -1);
 	CHECK(nvt_conns_live(&t) == 3);
+	/* Texts: an answer that sends one numbered below the oldest kept is closed, once; an
+	 * answer done sends none. */
+	nvt_conns_init(&t, 8, 8, 100);
+	CHECK(nvt_conns_add(&t, 5, AF_INET, a, 0) == 0 && nvt_conns_add(&t, 6, AF_INET, a, 1) == 0 &&
+	      nvt_conns_add(&t, 7, AF_INET, a, 2) == 0);
+	nvt_conns_answering(&t, 5, 1, 3);
+	nvt_conns_sends(&t, 5, 1);
+	nvt_conns_answering(&t, 6, 1, 4);
+	nvt_conns_sends(&t, 6, 2);
+	nvt_conns_answering(&t, 7, 1, 5);
+	nvt_conns_sends(&t, 7, 3);
+	nvt_conns_answering(&t, 6, 0, 6);
+	CHECK(nvt_conns_stale(&t, 1) == -1);
+	CHECK(nvt_conns_stale(&t, 3) == 5 && nvt_conns_stale(&t, 3) == -1);
+	CHECK(nvt_conns_stale(&t, 4) == 7 && nvt_conns_live(&t) == 1);
 	/* The descriptor limit: the table leaves kept descriptors and one to accept with. */
 	CHECK(nvt_conns_room(1024, 256, 32) == 256 && nvt_conns_room(288, 256, 32) == 256);
 	CHECK(nvt_conns_room(200, 256, 32) == 168 && nvt_conns_room(64, 256, 32) == 32);

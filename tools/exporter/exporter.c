@@ -10,7 +10,10 @@
  * a read share its text, one copy in memory, so that many scrapers at once
  * cost one read: a view of 1000 tasks takes ~0.2 s to read on a 2-core VM,
  * and 100 scrapes at once each reading their own took 12.9 s and 9 s of CPU
- * (docs/observability.md). libmicrohttpd is event-driven: a slow or silent
+ * (docs/observability.md); answers send the texts of the last TEXTS_KEPT
+ * reads at most (one that sends an older one is closed), so that answers
+ * their clients do not read keep few texts in memory. libmicrohttpd is
+ * event-driven: a slow or silent
  * client holds a socket, never a thread; a request's headers are bounded by
  * CONNECTION_MEMORY bytes. So that no client holds the exporter
  * (src/core/conns.h decides, this file closes): a request's head must come
@@ -65,11 +68,17 @@
 #define THREADS 4
 /* How old a read may be for a scrape to share it: below Prometheus' shortest usual interval. */
 #define FRESH_MS 500
+/* The texts of reads that answers may send at once: an answer that sends an older one is closed
+ * (conns.c), so that clients that do not read their answers keep at most these in memory. (Each
+ * answer sent FRESH_MS after the last read was one of its own, so 256 unread ones kept 256
+ * texts: megabytes each for a node of a thousand tasks.) A scrape's answer takes milliseconds. */
+#define TEXTS_KEPT 4
 
 /* A metrics text, shared by the responses that send it and the latest slot: freed with the
  * last reference. */
 struct text {
-	unsigned refs; /* under latest.lock */
+	unsigned refs;   /* under latest.lock */
+	uint64_t number; /* 1 up, in the order reads made them */
 	size_t len;
 	char bytes[];
 };
@@ -80,6 +89,7 @@ static struct {
 	const struct nvt_gpus *gpus; /* NULL: none listed (the tasks' slots name theirs) */
 	struct text *text;           /* the latest metrics; NULL: none, or the read failed */
 	uint64_t began_ns;           /* when the read that made them began; 0: none yet */
+	uint64_t made;               /* texts made: the latest one's number */
 	char why[300];               /* why the latest read failed ("" if it did not) */
 } latest = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -135,7 +145,7 @@ static void read_metrics_locked(void)
 	latest.text = NULL;
 	if (nvt_view_read(nvt_rundir(), latest.gpus, &v, latest.why, sizeof(latest.why)) == 0) {
 		if (nvt_view_metrics(&v, &out) == 0 && (latest.text = malloc(sizeof(*latest.text) + out.len)))
-			*latest.text = (struct text){.refs = 1, .len = out.len};
+			*latest.text = (struct text){.refs = 1, .number = ++latest.made, .len = out.len};
 		if (latest.text)
 			memcpy(latest.text->bytes, out.text, out.len);
 		else
@@ -145,8 +155,9 @@ static void read_metrics_locked(void)
 	nvt_outbuf_free(&out);
 }
 
-/* The metrics, read within FRESH_MS (now, if need be), as a response. */
-static struct MHD_Response *metrics(unsigned *status)
+/* The metrics, read within FRESH_MS (now, if need be), as a response; the number of the text
+ * it sends into *number (0: none, an error's). */
+static struct MHD_Response *metrics(unsigned *status, uint64_t *number)
 {
 	struct MHD_Response *r = NULL;
 	struct text *t;
@@ -155,6 +166,7 @@ static struct MHD_Response *metrics(unsigned *status)
 	if (!latest.began_ns || nvt_clock_ns() - latest.began_ns > FRESH_MS * 1000000ull)
 		read_metrics_locked();
 	t = latest.text;
+	*number = t ? t->number : 0;
 	if (t) {
 		*status = MHD_HTTP_OK;
 		t->refs++;
@@ -256,6 +268,19 @@ static void close_late_heads(void)
 	pthread_mutex_unlock(&conns.lock);
 }
 
+/* Connection c's answer sends text number: the answers that send texts TEXTS_KEPT or more
+ * reads older are closed, their texts freed with them. */
+static void sends_text(struct MHD_Connection *c, uint64_t number)
+{
+	int fd;
+
+	pthread_mutex_lock(&conns.lock);
+	nvt_conns_sends(&conns.table, socket_of(c), number);
+	while (number > TEXTS_KEPT && (fd = nvt_conns_stale(&conns.table, number - TEXTS_KEPT + 1)) >= 0)
+		shutdown(fd, SHUT_RDWR);
+	pthread_mutex_unlock(&conns.lock);
+}
+
 static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_len, void **request)
@@ -269,6 +294,7 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 	static const char not_allowed[] = "method not allowed: the exporter takes GET and HEAD\n";
 	struct MHD_Response *r;
 	unsigned status;
+	uint64_t number;
 	enum MHD_Result rc;
 
 	(void)arg, (void)version, (void)upload, (void)upload_len, (void)request;
@@ -294,7 +320,9 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 		r = MHD_create_response_from_buffer(sizeof(not_found) - 1, (void *)not_found,
 						    MHD_RESPMEM_PERSISTENT);
 	} else {
-		r = metrics(&status);
+		r = metrics(&status, &number);
+		if (r && number)
+			sends_text(c, number);
 	}
 	if (!r)
 		return MHD_NO; /* out of memory: the connection is closed */

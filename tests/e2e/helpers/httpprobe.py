@@ -34,6 +34,13 @@
                                           another, each of which must answer within
                                           SCRAPE_TIMEOUT; prints "ok scrapes=S", else why
                                           (exit 1)
+    httpprobe.py pinned PORT N KEEP       N connections, opened 0.6 s apart (each answer a read
+                                          of its own), that each send a whole GET of /metrics
+                                          and read its answer as unread does, then each read to
+                                          its end; prints "ok cut=C" when the server closed C of
+                                          them before their whole answer, 1 to N - KEEP, the
+                                          oldest, and the others' answers came whole; else why
+                                          (exit 1)
     httpprobe.py trickle PORT SECONDS     one connection that sends a header line every 0.25 s
                                           for up to SECONDS; prints "closed lines=L" when the
                                           server closed it first, else "open" (exit 1)
@@ -300,6 +307,47 @@ def cmd_unread(port, n, seconds):
     return 0
 
 
+def cmd_pinned(port, n, keep):
+    conns, got = [], []
+
+    def nibble():
+        # 64 bytes of each answer: none is idle long enough for the server to close it
+        for i, s in enumerate(conns):
+            try:
+                got[i] += s.recv(64)
+            except (BlockingIOError, OSError):
+                pass
+
+    for _ in range(n):
+        conns.append(unread_open(port))
+        got.append(b"")
+        begun = time.monotonic()
+        while time.monotonic() < begun + 0.6:
+            nibble()
+            time.sleep(0.05)
+    # Then each read to its end: its whole document, or what the server sent before it closed it.
+    cut = []
+    for i, s in enumerate(conns):
+        s.setblocking(True)
+        s.settimeout(TIMEOUT)
+        while not whole(got[i].partition(b"\r\n\r\n")[2]):
+            try:
+                chunk = s.recv(65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                cut.append(i)
+                break
+            got[i] += chunk
+        s.close()
+    if not cut or cut != list(range(len(cut))) or len(cut) > n - keep:
+        print("the server cut answers %s of %d unread ones: not the oldest, at most %d"
+              % (cut, n, n - keep))
+        return 1
+    print("ok cut=%d" % len(cut))
+    return 0
+
+
 def cmd_trickle(port, seconds):
     s = slow_open(port, "127.0.0.1")
     for line in range(int(seconds * 4)):
@@ -356,6 +404,8 @@ def main(argv):
         return cmd_oneaddr(int(argv[1]), int(argv[2]))
     if len(argv) == 4 and argv[0] == "unread":
         return cmd_unread(int(argv[1]), int(argv[2]), float(argv[3]))
+    if len(argv) == 4 and argv[0] == "pinned":
+        return cmd_pinned(int(argv[1]), int(argv[2]), int(argv[3]))
     if len(argv) == 3 and argv[0] == "trickle":
         return cmd_trickle(int(argv[1]), float(argv[2]))
     if len(argv) == 3 and argv[0] == "slow":
