@@ -23,8 +23,9 @@
  * note says that no launch came since its record. An event recorded before the task's last
  * launch (a caching allocator's, a step queued ahead) ends none, nor one whose note was taken
  * by another. The shim's own events (shimyield.c's) are not noted. A polled event is also a
- * wait to bridge: the thread's second query in a row of such an event that answers "not ready"
- * begins it, and the query that answers success returns from it (shim_yield_polled).
+ * wait to bridge: a query of such an event that answers "not ready" may begin it (the thread's
+ * second in a row, or its first after a loop of close looks: core/bridge.h's
+ * nvt_bridge_poll_look), and the query that answers success returns from it (shim_yield_polled).
  *
  * SPDX-License-Identifier: MIT
  */
