@@ -23,7 +23,7 @@ SERVICE_US = {"torch": {"decode": 600.0, "prefill": 2300.0, "tbt": 5200.0, "tbts
                         "asyncside": 1700.0,
                         "generate": 40000.0, "eager": 1500.0},
               "cuda": {"decode": 550.0, "prefill": 3100.0, "tbt": 4400.0}}
-STEP_US = {"torch": 9000.0, "hog": 1500.0, "llama": 12000.0, "llama-sync20": 12000.0}
+STEP_US = {"torch": 9000.0, "hog": 1500.0, "llama": 12000.0, "llama-sync20": 12000.0, "gpt": 12000.0}
 # nvtaskset options that take a value (the rest are flags).
 VALUED = {"-g", "-c", "-n", "--priority", "--yield", "--guard", "--hold", "--poll", "--strategy", "--gpu",
           "--channels", "--memory-half"}

@@ -113,15 +113,17 @@ SETS = {
 }
 # The same beside Llama training (its start is slower: generate's phase is shorter)
 SETS["round5-llama"] = dict(SETS["round5"], PRIO_H="llama", PRIO_MIN_REQUESTS="100,tbt7b=80,generate=8")
+# ... and beside GPT-style training (GPT2LMHeadModel)
+SETS["round5-gpt"] = dict(SETS["round5-llama"], PRIO_H="gpt")
 DEFAULTS = {"PRIO_SET": "full", "PRIO_BUDGET_S": "540", "PRIO_TIMEOUT_S": "575", "PRIO_GAP_S": "0.15",
             "PRIO_HALONE_S": "4", "PRIO_MIN_REQUESTS": "0", "PRIO_BASE": "partition", "PRIO_CONFIG_FILE": "",
             "PRIO_DRY": "0", "PRIO_FAKE": "0", "PRIO_FAKE_FAIL": ""}
 # Seconds to start a process and be ready (estimates, for the plan and the budget); a torch L
 # takes longer with these kinds (the 7B weights and their warm-up; importing transformers,
 # the model, generate()'s warm-up).
-START_S = {"torch": 8.0, "cuda": 1.5, "hog": 1.0, "llama": 15.0, "llama-sync20": 15.0}
+START_S = {"torch": 8.0, "cuda": 1.5, "hog": 1.0, "llama": 15.0, "llama-sync20": 15.0, "gpt": 15.0}
 START_KIND_S = {"tbt7b": 3.0, "generate": 6.0}
-L_IMPLS, H_IMPLS = ("torch", "cuda"), ("torch", "hog", "llama", "llama-sync20")
+L_IMPLS, H_IMPLS = ("torch", "cuda"), ("torch", "hog", "llama", "llama-sync20", "gpt")
 CUDA_KINDS = ("decode", "prefill", "tbt")  # service.cu's; the others are service.py's only
 # L's service times (us) before L-alone measures them: the plan's length where
 # PRIO_MIN_REQUESTS stretches a phase, in the estimates only. On GPCs 0-1 (H100, 2026-11-23;
@@ -352,7 +354,8 @@ class Run:
         train = [py, os.path.join(HERE, "train.py")]
         self.h_prog = {"torch": train, "hog": [os.path.join(bindir, "hog"), "512", "4"],
                        "llama": train + ["--model", "llama"],
-                       "llama-sync20": train + ["--model", "llama", "--sync", "20"]}
+                       "llama-sync20": train + ["--model", "llama", "--sync", "20"],
+                       "gpt": train + ["--model", "gpt"]}
         if s["fake"]:
             self.h_prog = {h: fake + ["h", h] for h in H_IMPLS}
         self.env = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=os.path.join(self.work, "mps"),

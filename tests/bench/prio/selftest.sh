@@ -126,7 +126,7 @@ fi
 
 # 1c. The round5 preset, short (phases of 0.2 s, 5 requests): its planned lengths first (one
 # device command of 9 minutes with the build: prio.py's plan within 480 s).
-for set in round5 round5-llama; do
+for set in round5 round5-llama round5-gpt; do
 	planned=$(env -u PRIO_PHASE_S -u PRIO_GAP_S -u PRIO_HALONE_S PRIO_DRY=1 PRIO_SET=$set PRIO_FAKE=0 \
 		"$HERE/run.sh" "$OUT/dry" 2>&1 | sed -n 's/.*: ~\([0-9]*\) s (.*planned.*/\1/p')
 	check "$set plan fits one 9-minute command (~$planned s)" "[ -n '$planned' ] && [ '$planned' -le 480 ]"
@@ -219,8 +219,8 @@ fi
 # 4. Bad knobs fail before anything runs.
 PRIO_CASES=nosuch "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
 check "bad PRIO_CASES refused" "[ $? != 0 ] && grep -q 'PRIO_CASES: nosuch' '$OUT/bad.log'"
-PRIO_H=llama,gpt "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
-check "bad PRIO_H refused" "[ $? != 0 ] && grep -q 'PRIO_H: gpt' '$OUT/bad.log'"
+PRIO_H=llama,bert "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
+check "bad PRIO_H refused" "[ $? != 0 ] && grep -q 'PRIO_H: bert' '$OUT/bad.log'"
 PRIO_KINDS=decode,tbt7b:poisson+burst "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
 check "bad arrival of a kind refused" "[ $? != 0 ] && grep -q 'PRIO_ARRIVALS of a kind: burst' '$OUT/bad.log'"
 PRIO_L=torch,cuda PRIO_KINDS=decode,async "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
@@ -290,17 +290,18 @@ pid=$!
 for _ in $(seq 300); do [ -e "$d/hready" ] && break; sleep 0.1; done
 sleep 0.3; touch "$d/stop"; wait $pid
 check "train.py: ready, steps" "[ -e '$d/hready' ] && [ \$(grep -vc '^#' '$d/h.steps') -ge 5 ]"
-for sync in 1 20; do
+for ms in llama:1 llama:20 gpt:1; do
+	m=${ms%:*} sync=${ms#*:}
 	rm -f "$d/stop" "$d/hready"
-	PYTHONPATH=$HERE/faketorch timeout 60 python3 "$HERE/train.py" --model llama --sync $sync "$d/stop" "$d/hready" \
-		"$d/llama$sync" >"$d/llama$sync.log" 2>&1 &
+	PYTHONPATH=$HERE/faketorch timeout 60 python3 "$HERE/train.py" --model "$m" --sync "$sync" "$d/stop" "$d/hready" \
+		"$d/$m$sync" >"$d/$m$sync.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 300); do [ -e "$d/hready" ] && break; sleep 0.1; done
 	sleep 0.3; touch "$d/stop"; wait $pid
-	check "train.py llama --sync $sync: ready, a start mark, steps" "[ -e '$d/hready' ] && python3 -c \"
+	check "train.py $m --sync $sync: ready, a start mark, steps" "[ -e '$d/hready' ] && grep -q '^# h impl=$m ' '$d/$m$sync.steps' && python3 -c \"
 import sys; sys.path.insert(0, '$HERE'); import priolib
-lines = [l.split() for l in open('$d/llama$sync.steps') if not l.startswith('#')]
-pts = priolib.read_steps('$d/llama$sync.steps')
+lines = [l.split() for l in open('$d/$m$sync.steps') if not l.startswith('#')]
+pts = priolib.read_steps('$d/$m$sync.steps')
 assert lines[0][1] == '0' and all(int(l[1]) == $sync for l in lines[1:-1]) and 1 <= int(lines[-1][1]) <= $sync, lines
 assert pts[-1][1] >= 20 and pts[-1][1] == sum(int(l[1]) for l in lines), pts[-1]\""
 done

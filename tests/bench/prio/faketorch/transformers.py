@@ -1,4 +1,4 @@
-"""A stand-in for the Hugging Face transformers calls of train.py's llama loop (selftest.sh):
+"""A stand-in for the Hugging Face transformers calls of train.py's llama and gpt loops (selftest.sh):
 shapes only, checked, like torch.py beside it."""
 import time
 
@@ -48,3 +48,16 @@ class LlamaForCausalLM:
         assert input_ids.dtype == torch.int64 and input_ids.shape == labels.shape
         assert input_ids.shape[1] <= self.cfg.max_position_embeddings
         return _Output(torch.Tensor(dtype=torch.float32))
+
+
+class GPT2Config:
+    def __init__(self, n_embd, n_layer, n_head, vocab_size, n_positions):
+        assert n_embd % n_head == 0
+        self.n_embd, self.n_layer, self.vocab_size, self.n_positions = n_embd, n_layer, vocab_size, n_positions
+
+
+class GPT2LMHeadModel(LlamaForCausalLM):
+    def __init__(self, cfg):  # pylint: disable=super-init-not-called
+        assert isinstance(cfg, GPT2Config)
+        self.cfg = cfg
+        cfg.hidden_size, cfg.max_position_embeddings = cfg.n_embd, cfg.n_positions
