@@ -247,33 +247,46 @@ int nvt_bridge_chain_seen(struct nvt_bridge_chain *c, int qualifies)
 int nvt_bridge_poll_look(struct nvt_bridge_poll *p, int g, const void *obj, uint64_t noted, int launched, int done,
 			 uint64_t now_ns)
 {
+	const uint64_t look = (uint64_t)NVT_BRIDGE_POLL_LOOK_US * 1000;
 	int same = p->have && p->obj == obj && p->obj_noted == noted;
 	int mine = p->waiting && p->g == g && p->noted == noted;
+	/* (a look of its own shortly before: another object's, in a loop of several) */
+	int first = !p->have || now_ns - p->seen_ns > look;
 
 	if (launched) {
 		p->have = 0;
 		return NVT_BRIDGE_POLL_NONE; /* the program launched since: its request goes on */
 	}
 	if (done) {
-		/* (the clock read at an earlier look than now_ns's: a gap of 0) */
 		if (same)
-			p->fast = now_ns - p->seen_ns <= (uint64_t)NVT_BRIDGE_POLL_LOOK_US * 1000 || now_ns < p->seen_ns;
+			p->fast = now_ns - p->seen_ns <= look;
 		p->have = 0;
 		if (!mine)
 			return NVT_BRIDGE_POLL_NONE;
 		p->waiting = 0;
 		return NVT_BRIDGE_POLL_RETURNED;
 	}
+	/* A tentative wait becomes a full one where its next look (as far off as this one from the
+	 * last) and a whole linger after it may come after its cap. */
+	uint64_t due = now_ns - p->begun_ns + (now_ns - p->seen_ns) + (uint64_t)NVT_BRIDGE_LINGER_US * 1000;
+	int full = same && due > (uint64_t)NVT_BRIDGE_POLL_CAP_US * 1000;
+
 	p->have = 1;
 	p->obj = obj;
 	p->obj_noted = noted;
 	p->seen_ns = now_ns;
-	return !mine && (same || p->fast) ? NVT_BRIDGE_POLL_BEGIN : NVT_BRIDGE_POLL_NONE;
+	if (mine)
+		return p->tentative && full ? NVT_BRIDGE_POLL_BEGIN : NVT_BRIDGE_POLL_NONE;
+	if (same)
+		return NVT_BRIDGE_POLL_BEGIN;
+	return p->fast && first ? NVT_BRIDGE_POLL_TENTATIVE : NVT_BRIDGE_POLL_NONE;
 }
 
-void nvt_bridge_poll_begun(struct nvt_bridge_poll *p, int g, uint64_t noted)
+void nvt_bridge_poll_begun(struct nvt_bridge_poll *p, int g, uint64_t noted, int act)
 {
 	p->waiting = 1;
+	p->tentative = act == NVT_BRIDGE_POLL_TENTATIVE;
+	p->begun_ns = p->seen_ns;
 	p->g = g;
 	p->noted = noted;
 }

@@ -101,36 +101,47 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * A thread that polls for its work (cuEventQuery of an event recorded after the task's last
  * launch, cuStreamQuery of a busy stream) waits as one that synchronises does: its wait begins
  * at its second "not ready" in a row of the same object with no launch between (a single look,
- * a watchdog's or an allocator's, begins nothing), or at its first once the thread's last such
- * wait was a loop whose looks came at most NVT_BRIDGE_POLL_LOOK_US apart (a loop that sleeps
- * between its looks often sees its step done at its second); the look that finds the work done
- * returns from it. A bridge held from a look to the next holds the GPU for half the gap between
- * them on average: up to two switches' worth apart that costs the lower task no more than the
- * switches an unbridged step costs it.
+ * a watchdog's or an allocator's, begins no full wait), and the look that finds the work done
+ * returns from it. A loop that sleeps between its looks often finds its step done at its
+ * second: a thread whose last "not ready" before a "done" of the same object came at most
+ * NVT_BRIDGE_POLL_LOOK_US before it (fast) begins a tentative wait at the first look of its
+ * next poll (no look of its own in the NVT_BRIDGE_POLL_LOOK_US before): its bridge ends
+ * NVT_BRIDGE_POLL_CAP_US after its start at most (the next look comes within the first of
+ * those, the linger after its return within the rest), and a later "not ready" of the same
+ * object makes it a full one where the next look (as far off as that one from the one before)
+ * and a whole linger after it could come after the cap. A bridge held from a look to the next holds the GPU for half the
+ * gap between them on average: up to two switches' worth apart that costs the lower task no
+ * more than the switches an unbridged step costs it; a look that no other follows costs it
+ * NVT_BRIDGE_POLL_CAP_US at most.
  */
 #define NVT_BRIDGE_POLL_LOOK_US (2 * NVT_BRIDGE_SWITCHES_US)
+#define NVT_BRIDGE_POLL_CAP_US (NVT_BRIDGE_POLL_LOOK_US + NVT_BRIDGE_LINGER_US)
 struct nvt_bridge_poll {
 	const void *obj;    /* the object of the last "not ready" (have: 1) */
 	uint64_t obj_noted; /* the launch count it was noted at */
 	uint64_t seen_ns;   /* when */
 	int have;
-	int fast;           /* the last wait's looks came at most NVT_BRIDGE_POLL_LOOK_US apart */
+	int fast;           /* learnt: see above */
 	int waiting;        /* a wait begun (nvt_bridge_poll_begun) on slot g at launch count noted */
+	int tentative;      /* ... at a first look (seen_ns then: begun_ns) */
+	uint64_t begun_ns;
 	int g;
 	uint64_t noted;
 };
 enum nvt_bridge_poll_act {
 	NVT_BRIDGE_POLL_NONE = 0,
-	NVT_BRIDGE_POLL_BEGIN = 1,    /* a wait begins (the caller says so by nvt_bridge_poll_begun) */
-	NVT_BRIDGE_POLL_RETURNED = 2, /* the wait begun returns */
+	NVT_BRIDGE_POLL_BEGIN = 1,     /* a full wait begins (the caller says so by nvt_bridge_poll_begun) */
+	NVT_BRIDGE_POLL_RETURNED = 2,  /* the wait begun returns */
+	NVT_BRIDGE_POLL_TENTATIVE = 3, /* a tentative wait begins (its bridge capped) */
 };
 /* A look of this thread at obj (an event or a stream) on slot g, whose work was noted at launch
  * count noted; launched: the slot launched since; done: the look found it done; now_ns: the
  * monotonic clock. Returns enum nvt_bridge_poll_act. */
 int nvt_bridge_poll_look(struct nvt_bridge_poll *p, int g, const void *obj, uint64_t noted, int launched, int done,
 			 uint64_t now_ns);
-/* The wait of NVT_BRIDGE_POLL_BEGIN began (on slot g, launch count noted). */
-void nvt_bridge_poll_begun(struct nvt_bridge_poll *p, int g, uint64_t noted);
+/* The wait of act (NVT_BRIDGE_POLL_BEGIN or _TENTATIVE) began on slot g at launch count noted, at
+ * the look that said so. */
+void nvt_bridge_poll_begun(struct nvt_bridge_poll *p, int g, uint64_t noted, int act);
 /*
  * Held steps. A step whose host is slower than its kernels (an eager program
  * that launches op by op) runs its context dry at the first gap between its

@@ -886,8 +886,8 @@ static int ctx_bridging(void)
 }
 
 /* A wait on slot g begins; by_thread: a context synchronisation, whose bridge ctx_bridger queues
- * (it is not held). */
-static void wait_begins(int g, void *ctx, int still_bridged, int by_thread)
+ * (it is not held; cap_us is not its cap); else its bridge's cap is cap_us. */
+static void wait_begins(int g, void *ctx, int still_bridged, int by_thread, uint64_t cap_us)
 {
 	struct bslot *s;
 	uint32_t seq;
@@ -950,7 +950,7 @@ static void wait_begins(int g, void *ctx, int still_bridged, int by_thread)
 	if (by_thread)
 		s->ctx_kept = s->w ? __atomic_load_n(&s->w[5], __ATOMIC_ACQUIRE) : 0;
 	if (by_thread ? ctx_bridge_hand(g, ctx, seq, linger, hspan, replay, rec) == 0
-		      : launch_bridge(s, seq, linger, hspan, replay, rec) >= 0) {
+		      : launch_capped(s, seq, cap_us * 1000, linger, hspan, replay, rec) >= 0) {
 		tls.seq = seq;
 		tls.ctx_wait = by_thread;
 		tls.owns = seq;
@@ -967,7 +967,12 @@ static void wait_begins(int g, void *ctx, int still_bridged, int by_thread)
 
 void shim_bridge_wait(int g, void *ctx, int still_bridged)
 {
-	wait_begins(g, ctx, still_bridged, 0);
+	wait_begins(g, ctx, still_bridged, 0, (uint64_t)NVT_BRIDGE_CAP_MS * 1000);
+}
+
+void shim_bridge_wait_capped(int g, void *ctx, int still_bridged, uint64_t cap_us)
+{
+	wait_begins(g, ctx, still_bridged, 0, cap_us);
 }
 
 void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged)
@@ -976,7 +981,7 @@ void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged)
 		return;
 	/* (it waits for its context's streams only: another GPU's bridge, in another context, goes
 	 * on) */
-	wait_begins(g, ctx, still_bridged, 1);
+	wait_begins(g, ctx, still_bridged, 1, 0);
 	/* Not handed to ctx_bridger: the last bridge waits for no call any more either. */
 	if (!tls.seq)
 		release(g, REL_NOW);

@@ -18,6 +18,9 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield);
  * slot g: the last bridge may end; bridge this wait if the task still is high and time-sliced
  * (still_bridged: -p may have changed that) and its waits are followed soon. */
 void shim_bridge_wait(int g, void *ctx, int still_bridged);
+/* As shim_bridge_wait, the bridge's kernel ending cap_us after its start at most (a tentative
+ * polled wait's, core/bridge.h). */
+void shim_bridge_wait_capped(int g, void *ctx, int still_bridged, uint64_t cap_us);
 /* As shim_bridge_wait, for a context synchronisation (cuCtxSynchronize) in context ctx on slot
  * g: its bridge is queued by a thread of the shim's own just after the wait began (it waits for
  * the work queued before it began only), never held. Releases slot g's last bridge once the

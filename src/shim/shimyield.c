@@ -244,18 +244,17 @@ int shim_yield_polled(int g, const void *obj, uint64_t noted, int done)
 	void *ctx;
 	int launched = nvt_slot_launches(&shim.seg->gpu[g]) != noted;
 
-	switch (nvt_bridge_poll_look(&poll, g, obj, noted, launched, done, nvt_clock_ns())) {
-	case NVT_BRIDGE_POLL_RETURNED:
+	int act = nvt_bridge_poll_look(&poll, g, obj, noted, launched, done, nvt_clock_ns());
+
+	if (act == NVT_BRIDGE_POLL_RETURNED)
 		shim_bridge_returned(g);
-		break;
-	case NVT_BRIDGE_POLL_BEGIN:
-		if (!shim_bridge_on || current_slot(&ctx) != g)
-			break;
-		shim_bridge_wait(g, ctx, still_bridged(g));
+	if ((act == NVT_BRIDGE_POLL_BEGIN || act == NVT_BRIDGE_POLL_TENTATIVE) && shim_bridge_on &&
+	    current_slot(&ctx) == g) {
+		shim_bridge_wait_capped(g, ctx, still_bridged(g),
+					act == NVT_BRIDGE_POLL_TENTATIVE ? NVT_BRIDGE_POLL_CAP_US : NVT_BRIDGE_CAP_MS * 1000);
 		if (shim_bridge_chains_due())
 			follow_chains();
-		nvt_bridge_poll_begun(&poll, g, noted);
-		break;
+		nvt_bridge_poll_begun(&poll, g, noted, act);
 	}
 	return !launched && done;
 }

@@ -7,27 +7,26 @@
 
 # Steps waited for by polling an event recorded after their launches (Event.query() in a loop,
 # 50 us between looks) or the stream: the thread's second "not ready" in a row of one event or
-# stream, no launch between, begins the wait (its bridge; from the next step on, its first), the query that finds the work done returns from it, the next
-# launch releases it. An event recorded again before each query (rerecord) begins one wait a
-# step; one recorded before a later launch (early), none.
+# stream, no launch between, begins the wait (its bridge; from the next step on, its first, a
+# tentative one made full at the second), the query that finds the work done returns from it,
+# the next launch releases it. An event recorded again before each query (rerecord) begins one
+# wait a step; one recorded before a later launch (early), none.
 t_bridge_polled_steps() {
-	local n bad line pid form
+	local n line pid form steps
 	for form in 1 stream rerecord; do
 		rm -f "$WORK/bridge.log"
 		PRIOAPP_POLL=$form NVTASKSET_BRIDGE_HOLD=0 NVTASKSET_BRIDGE_DEBUG=1 steps_app "polled$form" --priority high
 		n=$(bridges)
-		# One wait a step (2 launches), however many queries it took.
+		# One wait a step (2 launches), however many queries it took: one full bridge, and a
+		# tentative one before it where the step outlasts its cap (a busy machine's slow looks).
+		steps=$(($(grep -c '^launch' "$WORK/polled$form.log") / 2))
 		line=$(grep 'bridge: ' "$WORK/polled$form.err") || die "no report: $(cat "$WORK/polled$form.err")"
-		[ "$(sed -n 's/.*bridge: \([0-9]*\) waits.*/\1/p' <<<"$line")" -le $(($(grep -c '^launch' "$WORK/polled$form.log") / 2 + 1)) ] ||
-			die "more waits than steps: $line"
+		[ "$(sed -n 's/.*bridge: \([0-9]*\) waits.*/\1/p' <<<"$line")" -le $((2 * steps + 1)) ] ||
+			die "more waits than two a step ($steps steps): $line"
+		[ "$(caps "$WORK/bridge.log" 50000000)" -le $((steps + 1)) ] ||
+			die "more full bridges than steps ($steps): $(caps "$WORK/bridge.log" 50000000)"
 		[ "$n" -gt 50 ] || die "only $n bridges for $(grep -c '^launch' "$WORK/polled$form.log") launches: $(head -3 "$WORK/bridge.log")"
-		bad=$(awk '$1 == "bridge" {
-			for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-			if (n && (v["seq"] != last + 1 || v["returned"] != last || v["released"] != last)) print "words: " $0
-			last = v["seq"]; n++ }' "$WORK/bridge.log")
-		eq "$bad" "" "bridge lines"
-		bad=$(awk '$1 == "app" { split($3, a, "="); split($4, r, "="); if (a[2] != r[2]) print }' "$WORK/bridge.log")
-		eq "$bad" "" "launches that left the bridge unreleased ($form)"
+		eq "$(bridge_words "$WORK/bridge.log")" "" "bridge lines ($form)"
 	done
 	rm -f "$WORK/bridge.log"
 	PRIOAPP_POLL=early NVTASKSET_BRIDGE_HOLD=0 steps_app early --priority high
@@ -52,24 +51,68 @@ t_bridge_polled_steps() {
 	trap - EXIT
 }
 
+# bridge_words LOG: the bridge lines of LOG whose words do not follow on from the last one's (the
+# wait before each returned, and was released at the launch between; a full bridge queued
+# behind a tentative one that its wait outlasted: the wait before that one returned), and
+# launches that left their bridge unreleased.
+bridge_words() {
+	awk '$1 == "bridge" {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		made_full = cap == 900000 && v["cap_ns"] == 50000000 && v["returned"] == last - 1
+		if (n && (v["seq"] != last + 1 || (v["returned"] != last && !made_full) || v["released"] != last))
+			print "words: " $0
+		last = v["seq"]; cap = v["cap_ns"]; n++ }
+	$1 == "app" { split($3, a, "="); split($4, r, "="); if (a[2] != r[2]) print "unreleased: " $0 }' "$1"
+}
+# caps LOG CAP_NS: the bridges of LOG with that cap.
+caps() { awk -v c="cap_ns=$2" '$1 == "bridge" && $4 == c {n++} END {print n + 0}' "$1"; }
+
 # A loop that sleeps between its looks (300 us; steps of 100 us, so that its second look finds
 # the step done): once one of its waits showed looks that close, each wait begins at its first
-# "not ready" and is bridged (one bridge a step, released at the next launch); a loop whose looks
-# come 3 ms apart begins none (holding the GPU from one look to the next would cost the lower
-# task more than the switches).
+# "not ready", tentatively (its bridge capped at 900 us: a look that no other followed would
+# hold the GPU that long at most), returned from at the next look, released at the next launch.
+# Steps of 800 us: the second "not ready" makes the wait a full one (its next look and a linger
+# could come after the cap: a bridge of the whole cap behind the tentative one). A loop whose looks come 3 ms apart begins none (holding the GPU from
+# one look to the next would cost the lower task more than the switches).
 t_bridge_sleeping_poll_loop() {
-	local n steps bad
+	local n steps full
 	rm -f "$WORK/bridge.log"
 	FAKECUDA_KERNEL_US=50 PRIOAPP_POLL=1 PRIOAPP_POLL_US=300 NVTASKSET_BRIDGE_HOLD=0 steps_app sleep --priority high
-	n=$(bridges)
+	n=$(caps "$WORK/bridge.log" 900000)
 	steps=$(($(grep -c '^launch' "$WORK/sleep.log") / 2))
 	# (a busy machine's late wake-up unteaches it for the next wait)
-	[ $((n * 2)) -gt "$steps" ] || die "$n bridges for $steps steps: $(head -3 "$WORK/bridge.log")"
-	[ "$n" -le $((steps + 1)) ] || die "$n bridges for $steps steps"
-	bad=$(awk '$1 == "app" { split($3, a, "="); split($4, r, "="); if (a[2] != r[2]) print }' "$WORK/bridge.log")
-	eq "$bad" "" "launches that left the bridge unreleased"
+	[ $((n * 2)) -gt "$steps" ] || die "$n tentative bridges for $steps steps: $(head -3 "$WORK/bridge.log")"
+	[ "$(bridges)" -le $((steps + 1)) ] || die "$(bridges) bridges for $steps steps"
+	eq "$(bridge_words "$WORK/bridge.log")" "" "bridge lines"
+	rm -f "$WORK/bridge.log"
+	FAKECUDA_KERNEL_US=400 PRIOAPP_POLL=1 PRIOAPP_POLL_US=300 NVTASKSET_BRIDGE_HOLD=0 STEPS_LAUNCHES=100 \
+		steps_app long --priority high
+	n=$(caps "$WORK/bridge.log" 900000) full=$(caps "$WORK/bridge.log" 50000000)
+	steps=$(($(grep -c '^launch' "$WORK/long.log") / 2))
+	[ $((n * 2)) -gt "$steps" ] && [ $((full * 2)) -gt "$steps" ] ||
+		die "$n tentative and $full full bridges for $steps steps of 800 us"
+	eq "$(bridge_words "$WORK/bridge.log")" "" "bridge lines (800 us)"
 	rm -f "$WORK/bridge.log"
 	FAKECUDA_KERNEL_US=50 PRIOAPP_POLL=1 PRIOAPP_POLL_US=3000 NVTASKSET_BRIDGE_HOLD=0 STEPS_LAUNCHES=60 \
 		steps_app slow --priority high
 	eq "$(bridges)" 0 "bridges of a loop whose looks come 3 ms apart"
+}
+
+# A thread that polls two GPUs' events in turn (a request a millisecond, kernels of 500 us; its
+# looks 50 us apart, and the later event polled alone at each request's end: a quick loop, which
+# teaches the tentative first look): at most one wait a GPU a request, not one a look.
+t_bridge_two_gpus_polled_in_turn() {
+	local pid line
+	trap 'touch "$WORK/two.stop"' EXIT
+	PRIOAPP_POLL=twogpu FAKECUDA_DEVICES=2 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_KERNEL_US=500 "$NVT" --no-mps \
+		--priority high "$PRIOAPP" serve "$WORK/two.stop" "$WORK/two.log" 1000 2 2>"$WORK/two.err" &
+	pid=$!
+	wait_for 10 test -e "$WORK/two.log.ready"
+	wait_for 20 requests_over_n "$WORK/two.log" 30
+	touch "$WORK/two.stop"
+	wait "$pid" || die "the service failed: $(cat "$WORK/two.err")"
+	trap - EXIT
+	line=$(grep 'bridge: ' "$WORK/two.err") || die "no report: $(cat "$WORK/two.err")"
+	[ "$(sed -n 's/.*bridge: \([0-9]*\) waits.*/\1/p' <<<"$line")" -le $((2 * $(grep -c '^req ' "$WORK/two.log") + 2)) ] ||
+		die "more waits than requests: $line ($(grep -c '^req ' "$WORK/two.log") requests)"
 }

@@ -1048,29 +1048,49 @@ static void test_bridge_replays(void)
 	CHECK(pm < 10);
 }
 
-/* A thread's looks at its work: which begin a wait, and which return from it. */
+/* A thread's looks at its work: which begin a wait (full or tentative), and which return from it. */
 static void test_bridge_poll(void)
 {
 	struct nvt_bridge_poll p;
 	const uint64_t look = (uint64_t)NVT_BRIDGE_POLL_LOOK_US * 1000;
-	int ev, other;
+	int ev, other, act;
 	uint64_t t = 1000000000;
 
+	CHECK(NVT_BRIDGE_POLL_CAP_US == NVT_BRIDGE_POLL_LOOK_US + NVT_BRIDGE_LINGER_US);
 	/* A loop of quick looks: its second "not ready" begins the wait, later ones nothing more, the
 	 * look that finds it done returns from it. */
 	memset(&p, 0, sizeof(p));
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 7, 0, 0, t) == NVT_BRIDGE_POLL_NONE);
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 7, 0, 0, t += 50000) == NVT_BRIDGE_POLL_BEGIN);
-	nvt_bridge_poll_begun(&p, 0, 7);
+	nvt_bridge_poll_begun(&p, 0, 7, NVT_BRIDGE_POLL_BEGIN);
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 7, 0, 0, t += 50000) == NVT_BRIDGE_POLL_NONE);
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 7, 0, 1, t += 50000) == NVT_BRIDGE_POLL_RETURNED);
 	CHECK(!p.waiting && p.fast);
-	/* Once such a loop was seen, its next wait begins at its first look. */
-	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_BEGIN);
-	nvt_bridge_poll_begun(&p, 0, 9);
+	/* Once such a loop was seen, its next poll's first look begins a tentative wait; a later "not
+	 * ready" makes it a full one (once) where its next look and a whole linger may come after
+	 * the tentative cap: looks 50 us apart after 550 us, 300 us apart at once. */
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 8, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_TENTATIVE);
+	nvt_bridge_poll_begun(&p, 0, 8, NVT_BRIDGE_POLL_TENTATIVE);
+	for (int i = 1; i <= 11; i++)
+		CHECK(nvt_bridge_poll_look(&p, 0, &ev, 8, 0, 0, t += 50000) == NVT_BRIDGE_POLL_NONE);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 8, 0, 0, t += 50001) == NVT_BRIDGE_POLL_BEGIN);
+	nvt_bridge_poll_begun(&p, 0, 8, NVT_BRIDGE_POLL_BEGIN);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 8, 0, 1, t += 50000) == NVT_BRIDGE_POLL_RETURNED);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_TENTATIVE);
+	nvt_bridge_poll_begun(&p, 0, 9, NVT_BRIDGE_POLL_TENTATIVE);
+	CHECK(p.tentative);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 0, 0, t += 300001) == NVT_BRIDGE_POLL_BEGIN);
+	nvt_bridge_poll_begun(&p, 0, 9, NVT_BRIDGE_POLL_BEGIN);
+	CHECK(!p.tentative);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 0, 0, t += 300000) == NVT_BRIDGE_POLL_NONE);
 	/* A look after a launch returns from nothing: the request goes on. */
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 1, 1, t += 10000) == NVT_BRIDGE_POLL_NONE);
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 0, 1, t += 10000) == NVT_BRIDGE_POLL_RETURNED);
+	/* A tentative wait that its second look finds done returns. */
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 11, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_TENTATIVE);
+	nvt_bridge_poll_begun(&p, 0, 11, NVT_BRIDGE_POLL_TENTATIVE);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 11, 0, 1, t += 400000) == NVT_BRIDGE_POLL_RETURNED);
+	CHECK(p.fast);
 
 	/* A single look (a watchdog's, an allocator's) then another object's: nothing begins. */
 	memset(&p, 0, sizeof(p));
@@ -1081,7 +1101,7 @@ static void test_bridge_poll(void)
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 8, 0, 0, t += 1000) == NVT_BRIDGE_POLL_NONE);
 
 	/* A loop that sleeps between its looks: one "not ready", then done. Looks up to the bound
-	 * apart teach it to begin at the first look; further apart they unteach it. */
+	 * apart teach it the tentative first look; further apart they unteach it. */
 	memset(&p, 0, sizeof(p));
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 1, 0, 0, t) == NVT_BRIDGE_POLL_NONE);
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 1, 0, 1, t += look + 1) == NVT_BRIDGE_POLL_NONE);
@@ -1089,19 +1109,39 @@ static void test_bridge_poll(void)
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 2, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_NONE);
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 2, 0, 1, t += look) == NVT_BRIDGE_POLL_NONE);
 	CHECK(p.fast);
-	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 3, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_BEGIN);
-	nvt_bridge_poll_begun(&p, 0, 3);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 3, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_TENTATIVE);
+	nvt_bridge_poll_begun(&p, 0, 3, NVT_BRIDGE_POLL_TENTATIVE);
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 3, 0, 1, t += 2 * look) == NVT_BRIDGE_POLL_RETURNED);
 	CHECK(!p.fast);
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 4, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_NONE);
+	/* The gap that teaches is the one from the last "not ready": three looks 400 us apart (the
+	 * first to the done 1.2 ms) teach it. */
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 4, 0, 0, t += 400000) == NVT_BRIDGE_POLL_BEGIN);
+	nvt_bridge_poll_begun(&p, 0, 4, NVT_BRIDGE_POLL_BEGIN);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 4, 0, 0, t += 400000) == NVT_BRIDGE_POLL_NONE);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 4, 0, 1, t += 400000) == NVT_BRIDGE_POLL_RETURNED);
+	CHECK(p.fast);
 	/* Done at the first look teaches nothing; nor does another GPU's wait return this one. */
-	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 5, 0, 1, t += 1000) == NVT_BRIDGE_POLL_NONE);
-	CHECK(!p.fast);
-	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 6, 0, 0, t += 1000) == NVT_BRIDGE_POLL_NONE);
-	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 6, 0, 0, t += 1000) == NVT_BRIDGE_POLL_BEGIN);
-	nvt_bridge_poll_begun(&p, 0, 6);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 5, 0, 1, t += 1000000) == NVT_BRIDGE_POLL_NONE);
+	CHECK(p.fast);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 6, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_TENTATIVE);
+	nvt_bridge_poll_begun(&p, 0, 6, NVT_BRIDGE_POLL_TENTATIVE);
 	CHECK(nvt_bridge_poll_look(&p, 1, &other, 6, 0, 1, t += 1000) == NVT_BRIDGE_POLL_NONE);
 	CHECK(p.waiting);
+
+	/* A thread that polls two GPUs' events in turn, having learnt: one tentative wait at its
+	 * poll's first look, then nothing more while it alternates. */
+	memset(&p, 0, sizeof(p));
+	p.fast = 1;
+	int begins = 0;
+	for (int i = 0; i < 40; i++) {
+		act = nvt_bridge_poll_look(&p, i % 2, i % 2 ? (void *)&other : (void *)&ev, 20, 0, 0, t += 50000);
+		if (act != NVT_BRIDGE_POLL_NONE) {
+			begins++;
+			nvt_bridge_poll_begun(&p, i % 2, 20, act);
+		}
+	}
+	CHECK(begins == 1 && p.waiting && p.g == 0 && p.tentative);
 }
 
 /* Which copies to the host a kernel does. */
