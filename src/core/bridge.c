@@ -249,7 +249,7 @@ int nvt_bridge_poll_look(struct nvt_bridge_poll *p, int g, const void *obj, uint
 {
 	const uint64_t look = (uint64_t)NVT_BRIDGE_POLL_LOOK_US * 1000;
 	int same = p->have && p->obj == obj && p->obj_noted == noted;
-	int mine = p->waiting && p->g == g && p->noted == noted;
+	int mine = p->waiting && p->g == g && p->noted == noted && p->wobj == obj;
 	/* (a look of its own shortly before: another object's, in a loop of several) */
 	int first = !p->have || now_ns - p->seen_ns > look;
 
@@ -258,9 +258,11 @@ int nvt_bridge_poll_look(struct nvt_bridge_poll *p, int g, const void *obj, uint
 		return NVT_BRIDGE_POLL_NONE; /* the program launched since: its request goes on */
 	}
 	if (done) {
-		if (same)
+		/* (another object's "done", an idle stream's, leaves this one's poll as it was) */
+		if (same) {
 			p->fast = now_ns - p->seen_ns <= look;
-		p->have = 0;
+			p->have = 0;
+		}
 		if (!mine)
 			return NVT_BRIDGE_POLL_NONE;
 		p->waiting = 0;
@@ -276,7 +278,7 @@ int nvt_bridge_poll_look(struct nvt_bridge_poll *p, int g, const void *obj, uint
 	p->obj_noted = noted;
 	p->seen_ns = now_ns;
 	if (mine)
-		return p->tentative && full ? NVT_BRIDGE_POLL_BEGIN : NVT_BRIDGE_POLL_NONE;
+		return p->tentative && full ? NVT_BRIDGE_POLL_FULL : NVT_BRIDGE_POLL_NONE;
 	if (same)
 		return NVT_BRIDGE_POLL_BEGIN;
 	return p->fast && first ? NVT_BRIDGE_POLL_TENTATIVE : NVT_BRIDGE_POLL_NONE;
@@ -286,9 +288,11 @@ void nvt_bridge_poll_begun(struct nvt_bridge_poll *p, int g, uint64_t noted, int
 {
 	p->waiting = 1;
 	p->tentative = act == NVT_BRIDGE_POLL_TENTATIVE;
-	p->begun_ns = p->seen_ns;
+	if (act != NVT_BRIDGE_POLL_FULL)
+		p->begun_ns = p->seen_ns;
 	p->g = g;
 	p->noted = noted;
+	p->wobj = p->obj;
 }
 
 int nvt_bridge_copy_by_kernel(const struct nvt_bridge_copy *c)

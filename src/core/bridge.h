@@ -108,8 +108,9 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * next poll (no look of its own in the NVT_BRIDGE_POLL_LOOK_US before): its bridge ends
  * NVT_BRIDGE_POLL_CAP_US after its start at most (the next look comes within the first of
  * those, the linger after its return within the rest), and a later "not ready" of the same
- * object makes it a full one where the next look (as far off as that one from the one before)
- * and a whole linger after it could come after the cap. A bridge held from a look to the next holds the GPU for half the
+ * object makes it a full one (a second bridge of the same wait, of the whole cap, queued behind
+ * it) where the next look (as far off as that one from the one before) and a whole linger after
+ * it could come after the cap. Only a "done" of the object waited for returns a wait. A bridge held from a look to the next holds the GPU for half the
  * gap between them on average: up to two switches' worth apart that costs the lower task no
  * more than the switches an unbridged step costs it; a look that no other follows costs it
  * NVT_BRIDGE_POLL_CAP_US at most.
@@ -127,20 +128,22 @@ struct nvt_bridge_poll {
 	uint64_t begun_ns;
 	int g;
 	uint64_t noted;
+	const void *wobj;   /* the object it waits for */
 };
 enum nvt_bridge_poll_act {
 	NVT_BRIDGE_POLL_NONE = 0,
 	NVT_BRIDGE_POLL_BEGIN = 1,     /* a full wait begins (the caller says so by nvt_bridge_poll_begun) */
 	NVT_BRIDGE_POLL_RETURNED = 2,  /* the wait begun returns */
 	NVT_BRIDGE_POLL_TENTATIVE = 3, /* a tentative wait begins (its bridge capped) */
+	NVT_BRIDGE_POLL_FULL = 4,      /* the tentative wait begun becomes a full one */
 };
 /* A look of this thread at obj (an event or a stream) on slot g, whose work was noted at launch
  * count noted; launched: the slot launched since; done: the look found it done; now_ns: the
  * monotonic clock. Returns enum nvt_bridge_poll_act. */
 int nvt_bridge_poll_look(struct nvt_bridge_poll *p, int g, const void *obj, uint64_t noted, int launched, int done,
 			 uint64_t now_ns);
-/* The wait of act (NVT_BRIDGE_POLL_BEGIN or _TENTATIVE) began on slot g at launch count noted, at
- * the look that said so. */
+/* The wait of act (NVT_BRIDGE_POLL_BEGIN, _TENTATIVE or _FULL) began, or became full, on slot g
+ * at launch count noted, at the look that said so (of the object that look was of). */
 void nvt_bridge_poll_begun(struct nvt_bridge_poll *p, int g, uint64_t noted, int act);
 /*
  * Held steps. A step whose host is slower than its kernels (an eager program

@@ -148,6 +148,7 @@ struct bslot {
 	 * once that bridge is queued. */
 	uint32_t replay_tok, ctx_kept;
 	uint32_t replay_pm;  /* nvt_bridge_replays' average (under b.lock) */
+	uint32_t replay_now; /* what it said for the last bridge (shim_bridge_extend's; under b.lock) */
 	/* Held steps (core/bridge.h): held, the seq of the last bridge if it is held (0: not);
 	 * learns, that seq if its step may be learnt from; linger_ns, that bridge's linger;
 	 * measured, the seq of the last bridge whose step's first launch came while it was on
@@ -921,6 +922,7 @@ static void wait_begins(int g, void *ctx, int still_bridged, int by_thread, uint
 	linger = (uint64_t)nvt_bridge_linger_us(&l) * 1000;
 	int arm = linger != 0;
 	replay = (uint32_t)nvt_bridge_replays(&s->replay_pm, __atomic_exchange_n(&s->replayed, 0, __ATOMIC_RELAXED));
+	s->replay_now = replay;
 	if (!arm)
 		count(&dbg.unarmed);
 	if (!arm || b.broken || made(s, ctx)) {
@@ -973,6 +975,30 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged)
 void shim_bridge_wait_capped(int g, void *ctx, int still_bridged, uint64_t cap_us)
 {
 	wait_begins(g, ctx, still_bridged, 0, cap_us);
+}
+
+void shim_bridge_extend(int g)
+{
+	struct bslot *s;
+	uint32_t seq;
+
+	if (!shim_bridge_on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching || tls.ctx_wait)
+		return;
+	s = &b.s[g];
+	pthread_mutex_lock(&b.lock);
+	seq = s->seq;
+	/* (its record, traced, is the kernel's that ends last) */
+	if (seq && tls.seq == seq && tls.slot == g && s->ctx && s->w &&
+	    (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0) {
+		CUdeviceptr rec = s->tr ? s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec) : 0;
+		uint64_t hspan = __atomic_load_n(&s->held, __ATOMIC_RELAXED) == seq
+					 ? (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000
+					 : (uint64_t)NVT_BRIDGE_CAP_MS * 1000000;
+		tls.launching = 1;
+		launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, s->linger_ns, hspan, s->replay_now, rec);
+		tls.launching = 0;
+	}
+	pthread_mutex_unlock(&b.lock);
 }
 
 void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged)

@@ -1073,14 +1073,16 @@ static void test_bridge_poll(void)
 	nvt_bridge_poll_begun(&p, 0, 8, NVT_BRIDGE_POLL_TENTATIVE);
 	for (int i = 1; i <= 11; i++)
 		CHECK(nvt_bridge_poll_look(&p, 0, &ev, 8, 0, 0, t += 50000) == NVT_BRIDGE_POLL_NONE);
-	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 8, 0, 0, t += 50001) == NVT_BRIDGE_POLL_BEGIN);
-	nvt_bridge_poll_begun(&p, 0, 8, NVT_BRIDGE_POLL_BEGIN);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 8, 0, 0, t += 50001) == NVT_BRIDGE_POLL_FULL);
+	nvt_bridge_poll_begun(&p, 0, 8, NVT_BRIDGE_POLL_FULL);
+	CHECK(!p.tentative && p.waiting);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 8, 0, 0, t += 50000) == NVT_BRIDGE_POLL_NONE);
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 8, 0, 1, t += 50000) == NVT_BRIDGE_POLL_RETURNED);
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 0, 0, t += 1000000) == NVT_BRIDGE_POLL_TENTATIVE);
 	nvt_bridge_poll_begun(&p, 0, 9, NVT_BRIDGE_POLL_TENTATIVE);
 	CHECK(p.tentative);
-	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 0, 0, t += 300001) == NVT_BRIDGE_POLL_BEGIN);
-	nvt_bridge_poll_begun(&p, 0, 9, NVT_BRIDGE_POLL_BEGIN);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 0, 0, t += 300001) == NVT_BRIDGE_POLL_FULL);
+	nvt_bridge_poll_begun(&p, 0, 9, NVT_BRIDGE_POLL_FULL);
 	CHECK(!p.tentative);
 	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 9, 0, 0, t += 300000) == NVT_BRIDGE_POLL_NONE);
 	/* A look after a launch returns from nothing: the request goes on. */
@@ -1142,6 +1144,23 @@ static void test_bridge_poll(void)
 		}
 	}
 	CHECK(begins == 1 && p.waiting && p.g == 0 && p.tentative);
+
+	/* A loop that queries an idle stream (done) and its event (not ready) in turn, having
+	 * learnt: the stream's "done" neither returns the event's wait nor restarts its poll. */
+	memset(&p, 0, sizeof(p));
+	p.fast = 1;
+	begins = 0;
+	int fulls = 0;
+	for (int i = 0; i < 40; i++) {
+		act = nvt_bridge_poll_look(&p, 0, i % 2 ? (void *)&ev : (void *)&other, 30, 0, !(i % 2), t += 50000);
+		CHECK(act != NVT_BRIDGE_POLL_RETURNED);
+		begins += act == NVT_BRIDGE_POLL_BEGIN || act == NVT_BRIDGE_POLL_TENTATIVE;
+		fulls += act == NVT_BRIDGE_POLL_FULL;
+		if (act != NVT_BRIDGE_POLL_NONE)
+			nvt_bridge_poll_begun(&p, 0, 30, act);
+	}
+	CHECK(begins == 1 && fulls == 1 && p.waiting && p.wobj == &ev);
+	CHECK(nvt_bridge_poll_look(&p, 0, &ev, 30, 0, 1, t += 50000) == NVT_BRIDGE_POLL_RETURNED);
 }
 
 /* Which copies to the host a kernel does. */
