@@ -186,6 +186,7 @@ static struct {
 	uint64_t measured[2];       /* measured steps: released, held */
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
+	uint64_t made_full;         /* tentative polled waits made full (shim_bridge_extend) */
 	uint64_t followed_at;       /* waits when the launch calls began to be followed */
 	int inherited;              /* followed since before a fork */
 } dbg;
@@ -922,7 +923,6 @@ static void wait_begins(int g, void *ctx, int still_bridged, int by_thread, uint
 	linger = (uint64_t)nvt_bridge_linger_us(&l) * 1000;
 	int arm = linger != 0;
 	replay = (uint32_t)nvt_bridge_replays(&s->replay_pm, __atomic_exchange_n(&s->replayed, 0, __ATOMIC_RELAXED));
-	s->replay_now = replay;
 	if (!arm)
 		count(&dbg.unarmed);
 	if (!arm || b.broken || made(s, ctx)) {
@@ -944,6 +944,7 @@ static void wait_begins(int g, void *ctx, int still_bridged, int by_thread, uint
 	/* Published before the kernels are queued: a launch of another thread meanwhile then
 	 * releases this bridge too early (it runs the margin), never leaves it unreleased. */
 	__atomic_store_n(&s->chain, seq, __ATOMIC_RELAXED);
+	s->replay_now = replay;
 	__atomic_store_n(&s->seq, seq, __ATOMIC_RELEASE);
 	/* (a held step's launches restart its linger; another's once at most, in a race) */
 	hspan = held ? (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000 : (uint64_t)NVT_BRIDGE_CAP_MS * 1000000;
@@ -977,25 +978,35 @@ void shim_bridge_wait_capped(int g, void *ctx, int still_bridged, uint64_t cap_u
 	wait_begins(g, ctx, still_bridged, 0, cap_us);
 }
 
-void shim_bridge_extend(int g)
+void shim_bridge_extend(int g, void *ctx)
 {
 	struct bslot *s;
-	uint32_t seq;
+	uint32_t seq, next;
 
 	if (!shim_bridge_on || b.broken || g < 0 || g >= NVT_MAX_GPUS || tls.launching || tls.ctx_wait)
 		return;
 	s = &b.s[g];
 	pthread_mutex_lock(&b.lock);
 	seq = s->seq;
-	/* (its record, traced, is the kernel's that ends last) */
-	if (seq && tls.seq == seq && tls.slot == g && s->ctx && s->w &&
+	next = seq + 1 ? seq + 1 : 1;
+	if (seq && tls.seq == seq && tls.slot == g && s->ctx == ctx && !s->suspect && s->w &&
 	    (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0) {
-		CUdeviceptr rec = s->tr ? s->dw + TRACE_REC_OFF + (seq % TRACE_N) * sizeof(struct trace_rec) : 0;
-		uint64_t hspan = __atomic_load_n(&s->held, __ATOMIC_RELAXED) == seq
-					 ? (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000
-					 : (uint64_t)NVT_BRIDGE_CAP_MS * 1000000;
+		uint32_t held = __atomic_load_n(&s->held, __ATOMIC_RELAXED) == seq;
+		uint64_t hspan = held ? (uint64_t)NVT_BRIDGE_HELD_SPAN_US * 1000 : (uint64_t)NVT_BRIDGE_CAP_MS * 1000000;
+		/* The wait's state moves to the next seq, as wait_begins would have set it. */
+		__atomic_store_n(&s->held, held ? next : 0, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&s->learns, __ATOMIC_RELAXED) == seq)
+			__atomic_store_n(&s->learns, next, __ATOMIC_RELAXED);
+		CUdeviceptr rec = s->tr ? trace_begin(s, next, (int)held) : 0;
+		if (__atomic_load_n(&s->chain, __ATOMIC_RELAXED) == seq)
+			__atomic_store_n(&s->chain, next, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->seq, next, __ATOMIC_RELEASE);
 		tls.launching = 1;
-		launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, s->linger_ns, hspan, s->replay_now, rec);
+		if (launch_capped(s, next, (uint64_t)NVT_BRIDGE_CAP_MS * 1000000, s->linger_ns, hspan, s->replay_now,
+				  rec) >= 0) {
+			tls.seq = tls.owns = next;
+			count(&dbg.made_full);
+		}
 		tls.launching = 0;
 	}
 	pthread_mutex_unlock(&b.lock);
@@ -1447,7 +1458,7 @@ void shim_bridge_report(void)
 		  "launches after its waits came too late to pay for one); %llu "
 		  "copies by its kernel; %llu graph replays seen; the next launch after a wait came within "
 		  "50/100/300/1000/10000 us: %llu/%llu/%llu/%llu/%llu, later: %llu, never (a wait came "
-		  "first): %llu",
+		  "first): %llu; %llu tentative polled waits made full",
 		  (unsigned long long)dbg.waits, (unsigned long long)dbg.bridged,
 		  (unsigned long long)dbg.short_linger, NVT_BRIDGE_LINGER_US, (unsigned long long)dbg.unarmed,
 		  (unsigned long long)dbg.by_kernel,
@@ -1455,7 +1466,7 @@ void shim_bridge_report(void)
 		  (unsigned long long)dbg.gaps[0], (unsigned long long)dbg.gaps[1],
 		  (unsigned long long)dbg.gaps[2], (unsigned long long)dbg.gaps[3],
 		  (unsigned long long)dbg.gaps[4], (unsigned long long)dbg.gaps[5],
-		  (unsigned long long)dbg.after_wait);
+		  (unsigned long long)dbg.after_wait, (unsigned long long)dbg.made_full);
 	if (dbg.ctx_bridged || cb.off || cb.ctl.off)
 		shim_note("bridge: %llu context synchronisations' bridges queued by the shim's thread, within "
 			  "50/100/300/1000/10000 us of the wait's start: %llu/%llu/%llu/%llu/%llu, later: %llu%s",

@@ -21,11 +21,12 @@ void shim_bridge_wait(int g, void *ctx, int still_bridged);
 /* As shim_bridge_wait, the bridge's kernel ending cap_us after its start at most (a tentative
  * polled wait's, core/bridge.h). */
 void shim_bridge_wait_capped(int g, void *ctx, int still_bridged, uint64_t cap_us);
-/* This thread's wait on slot g, bridged by shim_bridge_wait_capped and neither returned nor
- * released, becomes a full one: a second kernel of its bridge (the same seq and words, the whole
- * cap) queued behind the first on the bridge's stream, pending until the first ends. Nothing is
- * learnt or counted again. */
-void shim_bridge_extend(int g);
+/* This thread's wait on slot g in context ctx, bridged by shim_bridge_wait_capped and neither
+ * returned nor released, becomes a full one: a second bridge (the next seq, the same linger,
+ * hold and replay, the whole cap) queued behind the first on the bridge's stream, which then
+ * ends without its margin once released, as any bridge with another behind it. No wait is
+ * begun, learnt or counted. */
+void shim_bridge_extend(int g, void *ctx);
 /* As shim_bridge_wait, for a context synchronisation (cuCtxSynchronize) in context ctx on slot
  * g: its bridge is queued by a thread of the shim's own just after the wait began (it waits for
  * the work queued before it began only), never held. Releases slot g's last bridge once the

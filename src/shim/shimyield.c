@@ -248,8 +248,8 @@ int shim_yield_polled(int g, const void *obj, uint64_t noted, int done)
 
 	if (act == NVT_BRIDGE_POLL_RETURNED)
 		shim_bridge_returned(g);
-	if (act == NVT_BRIDGE_POLL_FULL) {
-		shim_bridge_extend(g);
+	if (act == NVT_BRIDGE_POLL_FULL && shim_bridge_on && current_slot(&ctx) == g) {
+		shim_bridge_extend(g, ctx);
 		nvt_bridge_poll_begun(&poll, g, noted, act);
 	}
 	if ((act == NVT_BRIDGE_POLL_BEGIN || act == NVT_BRIDGE_POLL_TENTATIVE) && shim_bridge_on &&

@@ -18,7 +18,7 @@ t_bridge_polled_steps() {
 		PRIOAPP_POLL=$form NVTASKSET_BRIDGE_HOLD=0 NVTASKSET_BRIDGE_DEBUG=1 steps_app "polled$form" --priority high
 		n=$(bridges)
 		# One wait a step (2 launches), however many queries it took: a full bridge, or a
-		# tentative one, made full by a second kernel where the step outlasts its cap (a busy
+		# tentative one, made full by a second bridge where the step outlasts its cap (a busy
 		# machine's slow looks).
 		steps=$(($(grep -c '^launch' "$WORK/polled$form.log") / 2))
 		line=$(grep 'bridge: ' "$WORK/polled$form.err") || die "no report: $(cat "$WORK/polled$form.err")"
@@ -53,30 +53,31 @@ t_bridge_polled_steps() {
 }
 
 # bridge_words LOG: the bridge lines of LOG whose words do not follow on from the last one's (the
-# wait before each returned, and was released at the launch between; the second kernel of a
-# tentative bridge made full: the same seq, the whole cap, neither returned nor released), and
-# launches that left their bridge unreleased.
+# wait before each returned, and was released at the launch between; a tentative bridge made
+# full: the next seq, the whole cap, the tentative one neither returned nor released, its
+# linger, hold and replay the same), and launches that left their bridge unreleased.
 bridge_words() {
 	awk '$1 == "bridge" {
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		if (v["seq"] == last && cap == 900000) {
-			if (v["cap_ns"] != 50000000 || v["returned"] >= last || v["released"] >= last) print "made full: " $0
-			cap = v["cap_ns"]; next
-		}
-		if (n && (v["seq"] != last + 1 || v["returned"] != last || v["released"] != last)) print "words: " $0
-		last = v["seq"]; cap = v["cap_ns"]; n++ }
+		full = n && cap == 900000 && v["cap_ns"] == 50000000 && v["seq"] == last + 1 && v["released"] == last - 1
+		if (full && (v["returned"] != last - 1 || v["linger_ns"] != lin ||
+		    v["hspan_ns"] != hsp || v["replay"] != rep || v["margin_ns"] != mar))
+			print "made full: " $0
+		else if (!full && n && (v["seq"] != last + 1 || v["returned"] != last || v["released"] != last))
+			print "words: " $0
+		last = v["seq"]; cap = v["cap_ns"]; lin = v["linger_ns"]; hsp = v["hspan_ns"]; rep = v["replay"]
+		mar = v["margin_ns"]; n++ }
 	$1 == "app" { split($3, a, "="); split($4, r, "="); if (a[2] != r[2]) print "unreleased: " $0 }' "$1"
 }
-# caps LOG CAP_NS: the bridge kernels of LOG with that cap; waits_bridged LOG: its bridges (seqs).
+# caps LOG CAP_NS: the bridges of LOG with that cap.
 caps() { awk -v c="cap_ns=$2" '$1 == "bridge" && $4 == c {n++} END {print n + 0}' "$1"; }
-waits_bridged() { awk '$1 == "bridge" && !seen[$3]++ {n++} END {print n + 0}' "$1"; }
 
 # A loop that sleeps between its looks (300 us; steps of 100 us, so that its second look finds
 # the step done): once one of its waits showed looks that close, each wait begins at its first
 # "not ready", tentatively (its bridge capped at 900 us: a look that no other followed would
 # hold the GPU that long at most), returned from at the next look, released at the next launch.
 # Steps of 800 us: the second "not ready" makes the wait a full one (its next look and a linger
-# could come after the cap: a second kernel of its bridge, of the whole cap, behind the first). A loop whose looks come 3 ms apart begins none (holding the GPU from
+# could come after the cap: a second bridge, of the whole cap, behind the first). A loop whose looks come 3 ms apart begins none (holding the GPU from
 # one look to the next would cost the lower task more than the switches).
 t_bridge_sleeping_poll_loop() {
 	local n steps full
@@ -86,8 +87,7 @@ t_bridge_sleeping_poll_loop() {
 	steps=$(($(grep -c '^launch' "$WORK/sleep.log") / 2))
 	# (a busy machine's late wake-up unteaches it for the next wait)
 	[ $((n * 2)) -gt "$steps" ] || die "$n tentative bridges for $steps steps: $(head -3 "$WORK/bridge.log")"
-	[ "$(waits_bridged "$WORK/bridge.log")" -le $((steps + 1)) ] ||
-		die "$(waits_bridged "$WORK/bridge.log") waits bridged for $steps steps"
+	[ "$(bridges)" -le $((2 * steps + 1)) ] || die "$(bridges) bridges for $steps steps"
 	eq "$(bridge_words "$WORK/bridge.log")" "" "bridge lines"
 	rm -f "$WORK/bridge.log"
 	FAKECUDA_KERNEL_US=400 PRIOAPP_POLL=1 PRIOAPP_POLL_US=300 NVTASKSET_BRIDGE_HOLD=0 STEPS_LAUNCHES=100 \
@@ -109,6 +109,17 @@ t_bridge_sleeping_poll_loop() {
 	FAKECUDA_KERNEL_US=50 PRIOAPP_POLL=1 PRIOAPP_POLL_US=3000 NVTASKSET_BRIDGE_HOLD=0 STEPS_LAUNCHES=60 \
 		steps_app slow --priority high
 	eq "$(bridges)" 0 "bridges of a loop whose looks come 3 ms apart"
+}
+
+# A thread whose current context changes between its looks (device 1's at every other look, the
+# event device 0's; steps of 800 us, so that its waits are made full): a bridge is queued only
+# in the context it was made in, and stays on.
+t_bridge_polled_across_contexts() {
+	rm -f "$WORK/bridge.log"
+	FAKECUDA_DEVICES=2 FAKECUDA_KERNEL_US=400 PRIOAPP_POLL=swap PRIOAPP_POLL_US=300 NVTASKSET_BRIDGE_HOLD=0 \
+		STEPS_LAUNCHES=100 steps_app swap --priority high
+	! grep -q "launched in GPU\|launching the bridge failed" "$WORK/swap.err" || die "$(cat "$WORK/swap.err")"
+	[ "$(caps "$WORK/bridge.log" 900000)" -gt 10 ] || die "$(caps "$WORK/bridge.log" 900000) tentative bridges"
 }
 
 # A thread that polls two GPUs' events in turn (a request a millisecond, kernels of 500 us; its

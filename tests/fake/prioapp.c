@@ -28,7 +28,8 @@
  *       cuStreamQuery of the legacy stream every 50 us until it answers success; =rerecord: the
  *       event recorded again before each query; =thread: queried once, then polled by a thread
  *       of its own; =handoff: queried twice, then polled by a thread of its own; =twogpu: also a launch and an event on device 1's primary context
- *       (FAKECUDA_DEVICES=2), both events polled in turn, each in its context);
+ *       (FAKECUDA_DEVICES=2), both events polled in turn, each in its context; =swap: device
+ *       1's context current at every other look);
  *       PRIOAPP_POLL_US=N: N us between two looks of a polling loop (not 50)
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends

@@ -77,6 +77,24 @@ static int poll_two(void *ev0)
 	return cuCtxSetCurrent(ctx0) != 0;
 }
 
+/* PRIOAPP_POLL=swap: event ev polled with device 1's primary context current at every other
+ * look (FAKECUDA_DEVICES=2), this one's again at the end. */
+static int poll_swapping(void *ev)
+{
+	static void *ctx1;
+	void *ctx0;
+	int rc, i = 0;
+
+	if (cuCtxGetCurrent(&ctx0) || (!ctx1 && cuDevicePrimaryCtxRetain(&ctx1, 1)))
+		return 1;
+	while ((rc = cuEventQuery(ev)) == NVT_CUDA_ERROR_NOT_READY) {
+		pause_us(poll_us());
+		if (cuCtxSetCurrent(++i % 2 ? ctx1 : ctx0))
+			return 1;
+	}
+	return (rc != 0) | (cuCtxSetCurrent(ctx0) != 0);
+}
+
 /* A serve request's wait by polling an event (PRIOAPP_POLL): 0, or 1 if a call failed. */
 int poll_wait(const char *form)
 {
@@ -99,6 +117,8 @@ int poll_wait(const char *form)
 		return 1;
 	if (!strcmp(form, "twogpu"))
 		return poll_two(ev);
+	if (!strcmp(form, "swap"))
+		return poll_swapping(ev);
 	if (!strcmp(form, "thread") || !strcmp(form, "handoff")) {
 		/* (handoff: polled twice here, a wait begun, then by the other thread) */
 		for (int i = 0; i < (form[0] == 'h' ? 2 : 1); i++)
