@@ -1008,6 +1008,9 @@ void shim_bridge_extend(int g, void *ctx)
 			count(&dbg.made_full);
 		}
 		tls.launching = 0;
+		/* Another thread's launch that read the old seq released the first only: this one too. */
+		if ((int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_ACQUIRE) - seq) >= 0)
+			store_max(&s->w[1], next);
 	}
 	pthread_mutex_unlock(&b.lock);
 }

@@ -105,6 +105,16 @@ t_bridge_sleeping_poll_loop() {
 	steps=$(($(grep -c '^launch' "$WORK/spin.log") / 2))
 	n=$(sed -n 's/.*steps measured: \([0-9]*\) released, \([0-9]*\) held.*/\1 \2/p' "$WORK/spin.err" | awk '{print $1 + $2}')
 	[ $((${n:-0} * 2)) -gt "$steps" ] || die "${n:-no} steps measured of $steps: $(grep 'bridge: ' "$WORK/spin.err")"
+	# Held (NVTASKSET_BRIDGE_HOLD=1), a bridge made full holds the next step's launches as the
+	# tentative one would have: none of them releases it.
+	rm -f "$WORK/bridge.log"
+	FAKECUDA_KERNEL_US=400 PRIOAPP_POLL=1 PRIOAPP_POLL_US=300 NVTASKSET_BRIDGE_HOLD=1 STEPS_LAUNCHES=100 \
+		steps_app held --priority high
+	n=$(awk '$1 == "bridge" { split($3, q, "="); split($4, c, "="); full = c[2] == 50000000 && prev == 900000; seq = q[2]
+		prev = c[2]; if (full) made++ }
+		$1 == "app" && full { split($4, r, "="); if (r[2] >= seq) bad++ }
+		END { print made + 0, bad + 0 }' "$WORK/bridge.log")
+	[ "${n% *}" -gt 10 ] && [ "${n#* }" = 0 ] || die "made full, held: '$n' (bridges, launches that released one)"
 	rm -f "$WORK/bridge.log"
 	FAKECUDA_KERNEL_US=50 PRIOAPP_POLL=1 PRIOAPP_POLL_US=3000 NVTASKSET_BRIDGE_HOLD=0 STEPS_LAUNCHES=60 \
 		steps_app slow --priority high
@@ -119,7 +129,10 @@ t_bridge_polled_across_contexts() {
 	FAKECUDA_DEVICES=2 FAKECUDA_KERNEL_US=400 PRIOAPP_POLL=swap PRIOAPP_POLL_US=300 NVTASKSET_BRIDGE_HOLD=0 \
 		STEPS_LAUNCHES=100 steps_app swap --priority high
 	! grep -q "launched in GPU\|launching the bridge failed" "$WORK/swap.err" || die "$(cat "$WORK/swap.err")"
-	[ "$(caps "$WORK/bridge.log" 900000)" -gt 10 ] || die "$(caps "$WORK/bridge.log" 900000) tentative bridges"
+	local steps=$(($(grep -c '^launch' "$WORK/swap.log") / 2))
+	# (made full at a look in the bridge's own context: the next one, where this one is not)
+	[ "$(caps "$WORK/bridge.log" 900000)" -gt 10 ] && [ $(($(caps "$WORK/bridge.log" 50000000) * 3)) -gt "$steps" ] ||
+		die "$(caps "$WORK/bridge.log" 900000) tentative and $(caps "$WORK/bridge.log" 50000000) full bridges for $steps steps"
 }
 
 # A thread that polls two GPUs' events in turn (a request a millisecond, kernels of 500 us; its
