@@ -24,6 +24,7 @@ one() { # round tag nvtaskset mode env...
 	wait "$bp"
 	echo "$tag $mode ${LONG:+LONG=$LONG }r$r: rc $rc $(grep '^[a-z]*poll:' "$f.serve") | batch $(python3 $D/batchrate.py "$f-batch.log" $(sed -n 's/^span //p' "$f.serve")) GEMMs/s | $(grep -o 'bridge: [0-9]* waits, [0-9]* bridged' "$f.serve" | head -1) | $(grep -o 'steps measured: [0-9]* released, [0-9]* held' "$f.serve" | head -1)"
 }
+# shellcheck disable=SC2043 # one round
 for r in 1; do
 	echo "== round $r"
 	unset LONG
