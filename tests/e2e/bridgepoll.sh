@@ -122,11 +122,12 @@ t_bridge_sleeping_poll_loop() {
 }
 
 # A thread whose current context changes between its looks (device 1's at every other look, the
-# event device 0's; steps of 800 us, so that its waits are made full): a bridge is queued only
-# in the context it was made in, and stays on.
+# event device 0's; steps of 2 ms, so that its waits are made full, or begun full at a second
+# look, even where a busy machine's sleeps run long): a bridge is queued only in the context it
+# was made in, and stays on.
 t_bridge_polled_across_contexts() {
 	rm -f "$WORK/bridge.log"
-	FAKECUDA_DEVICES=2 FAKECUDA_KERNEL_US=400 PRIOAPP_POLL=swap PRIOAPP_POLL_US=300 NVTASKSET_BRIDGE_HOLD=0 \
+	FAKECUDA_DEVICES=2 FAKECUDA_KERNEL_US=1000 PRIOAPP_POLL=swap PRIOAPP_POLL_US=300 NVTASKSET_BRIDGE_HOLD=0 \
 		STEPS_LAUNCHES=100 steps_app swap --priority high
 	! grep -q "launched in GPU\|launching the bridge failed" "$WORK/swap.err" || die "$(cat "$WORK/swap.err")"
 	local steps=$(($(grep -c '^launch' "$WORK/swap.log") / 2))
