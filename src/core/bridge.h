@@ -109,13 +109,14 @@ uint32_t nvt_bridge_linger_us(const struct nvt_bridge_learn *l);
  * NVT_BRIDGE_POLL_LOOK_US before): its bridge ends NVT_BRIDGE_POLL_CAP_US after its start at
  * most (the next look comes within the first of those, the linger after its return within the
  * rest), and a later "not ready" of the same object makes it a full one (a second bridge of
- * the whole cap queued behind the first, no new wait) where the next look (as far off as that one from
- * the one before) and a whole linger after it could come after the cap. Only a "done" of the
- * object waited for returns a wait (one whose end the thread learns from another object, a
- * stream queried idle, is held until the slot's next launch or wait, or the bridge's cap). A bridge held from a look to the next holds the GPU for
- * half the gap between them on average: up to two switches' worth apart that costs the lower
- * task no more than the switches an unbridged step costs it; a look that no other follows
- * costs it NVT_BRIDGE_POLL_CAP_US at most.
+ * the whole cap queued behind the first, no new wait) where the next look (as far off as that
+ * one from the one before) and a whole linger after it could come after the cap. Only a "done"
+ * of the object waited for returns a wait (one whose end the thread learns from another
+ * object, a stream queried idle, is held until the slot's next launch or wait, or the
+ * bridge's cap). A bridge held from a look to the next holds the GPU for half the gap between
+ * them on average: up to two switches' worth apart that costs the lower task no more than the
+ * switches an unbridged step costs it; a look that no other follows costs it
+ * NVT_BRIDGE_POLL_CAP_US at most.
  */
 #define NVT_BRIDGE_POLL_LOOK_US (2 * NVT_BRIDGE_SWITCHES_US)
 #define NVT_BRIDGE_POLL_CAP_US (NVT_BRIDGE_POLL_LOOK_US + NVT_BRIDGE_LINGER_US)

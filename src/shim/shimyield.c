@@ -243,7 +243,6 @@ int shim_yield_polled(int g, const void *obj, uint64_t noted, int done)
 {
 	void *ctx;
 	int launched = nvt_slot_launches(&shim.seg->gpu[g]) != noted;
-
 	int act = nvt_bridge_poll_look(&poll, g, obj, noted, launched, done, nvt_clock_ns());
 
 	if (act == NVT_BRIDGE_POLL_RETURNED)
