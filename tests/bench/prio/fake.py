@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import priolib  # noqa: E402
 
-SERVICE_US = {"torch": {"decode": 600.0, "prefill": 2300.0, "tbt": 5200.0, "tbtsync": 5400.0, "tbtpoll": 5400.0, "tbt7b": 16000.0, "async": 1700.0,
+SERVICE_US = {"torch": {"decode": 600.0, "prefill": 2300.0, "tbt": 5200.0, "tbtsync": 5400.0, "tbtpoll": 5400.0, "tbtsleep": 6000.0, "tbt7b": 16000.0, "async": 1700.0,
                         "asyncside": 1700.0,
                         "generate": 40000.0, "eager": 1500.0},
               "cuda": {"decode": 550.0, "prefill": 3100.0, "tbt": 4400.0}}

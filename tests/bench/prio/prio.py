@@ -129,12 +129,12 @@ CUDA_KINDS = ("decode", "prefill", "tbt")  # service.cu's; the others are servic
 # PRIO_MIN_REQUESTS stretches a phase, in the estimates only. On GPCs 0-1 (H100, 2026-11-23;
 # tbt7b, async, generate and eager guessed), and on the whole GPU (PRIO_BASE=whole: H100 guesses from
 # the H200's of 2026-11-25, its memory ~1.4x slower; generate host-bound).
-SERVICE_EST_US = {"torch": {"decode": 600.0, "prefill": 2100.0, "tbt": 5000.0, "tbtsync": 5000.0, "tbtpoll": 5000.0,
+SERVICE_EST_US = {"torch": {"decode": 600.0, "prefill": 2100.0, "tbt": 5000.0, "tbtsync": 5000.0, "tbtpoll": 5000.0, "tbtsleep": 5000.0,
                             "tbt7b": 45000.0,
                             "async": 5000.0, "asyncside": 5000.0, "generate": 130000.0, "eager": 3000.0},
                   "cuda": {"decode": 550.0, "prefill": 11000.0, "tbt": 5000.0}}
 SERVICE_EST_WHOLE_US = {"torch": {"decode": 400.0, "prefill": 1300.0, "tbt": 2200.0, "tbtsync": 2200.0,
-                                  "tbtpoll": 2200.0, "tbt7b": 22000.0,
+                                  "tbtpoll": 2200.0, "tbtsleep": 4000.0, "tbt7b": 22000.0,
                                   "async": 2000.0, "asyncside": 2000.0, "generate": 130000.0, "eager": 2000.0},
                         "cuda": {"decode": 400.0, "prefill": 4000.0, "tbt": 2200.0}}
 SETTLE_S = 0.3      # after both are ready, before L's first phase

@@ -9,7 +9,8 @@ Plan file (prio.py writes it, service.py / service.cu / fake.py read it; text):
     ...
 KIND is one of KINDS: decode, prefill, tbt (token by token: TBT_STEPS decode steps, each
 synchronised), tbtsync (tbt, each step's replay waited for by torch.cuda.synchronize()), tbtpoll
-(tbt, each step's token copied to the host and an event after it polled until done), tbt7b
+(tbt, each step's token copied to the host and an event after it polled until done), tbtsleep
+(tbtpoll, sleeping 0.4 ms between its queries), tbt7b
 (the same, steps of a 7B-sized decode), async (TBT_STEPS steps, each
 queued before the previous token is read), asyncside (async, its copies on a stream of their
 own), generate (a Hugging Face generate()), eager (TBT_STEPS steps of a small model launched
@@ -34,8 +35,8 @@ import random
 import time
 import zlib
 
-KINDS = ("decode", "prefill", "tbt", "tbtsync", "tbtpoll", "tbt7b", "async", "asyncside", "generate", "eager")
-TBT_STEPS = 8  # a token-by-token request (tbt, tbtsync, tbtpoll, tbt7b, async, asyncside, eager; generate's new tokens): this many steps
+KINDS = ("decode", "prefill", "tbt", "tbtsync", "tbtpoll", "tbtsleep", "tbt7b", "async", "asyncside", "generate", "eager")
+TBT_STEPS = 8  # a token-by-token request (tbt, tbtsync, tbtpoll, tbtsleep, tbt7b, async, asyncside, eager; generate's new tokens): this many steps
 ARRIVALS = ("periodic", "poisson")
 
 

@@ -233,20 +233,20 @@ PRIO_BASE=gpu "$HERE/run.sh" "$OUT/bad" >"$OUT/bad.log" 2>&1
 check "bad PRIO_BASE refused" "[ $? != 0 ] && grep -q 'PRIO_BASE: gpu' '$OUT/bad.log'"
 # 5. service.py and train.py on faketorch/ (shapes only): their own Python, not PyTorch's.
 d=$OUT/torch; mkdir -p "$d"
-PYTHONPATH=$HERE/faketorch python3 "$HERE/service.py" decode,prefill,tbt,tbtsync,tbtpoll,tbt7b,async,generate "$d/ready" "$d/go" \
+PYTHONPATH=$HERE/faketorch python3 "$HERE/service.py" decode,prefill,tbt,tbtsync,tbtpoll,tbtsleep,tbt7b,async,generate "$d/ready" "$d/go" \
 	"$d/l.csv" measure >"$d/l.log" 2>&1 &
 pid=$!
 for _ in $(seq 300); do [ -e "$d/ready" ] && break; sleep 0.1; done
 python3 -c "import sys; sys.path.insert(0, '$HERE'); import priolib as p
-p.write_plan('$d/go', p.make_plan(['decode', 'prefill', 'tbt', 'tbtsync', 'tbtpoll', 'tbt7b', 'async', 'generate'],
+p.write_plan('$d/go', p.make_plan(['decode', 'prefill', 'tbt', 'tbtsync', 'tbtpoll', 'tbtsleep', 'tbt7b', 'async', 'generate'],
                                   ['poisson'], [10, 100], {'decode': 600, 'prefill': 2300, 'tbt': 20000, 'tbtsync': 20000,
-                                   'tbtpoll': 5000,
+                                   'tbtpoll': 5000, 'tbtsleep': 5000,
                                    'tbt7b': 20000, 'async': 5000,
                                    'generate': 20000}, 0.1, min_requests=3), 0.05)"
 wait $pid
 # faketorch's .item() sleeps 2 ms: a tbt or tbt7b request (8 steps) takes >= 16 ms; its
 # generate() 2 ms a new token.
-check "service.py: measured, ran its plan" "[ \$(grep -c '^[a-z0-9]* [0-9.]*\$' '$d/ready') = 8 ] && grep -q '^# phase generate-closed-100 ' '$d/l.csv' && [ \$(grep -c '^phase ' '$d/l.log') = 16 ]"
+check "service.py: measured, ran its plan" "[ \$(grep -c '^[a-z0-9]* [0-9.]*\$' '$d/ready') = 9 ] && grep -q '^# phase generate-closed-100 ' '$d/l.csv' && [ \$(grep -c '^phase ' '$d/l.log') = 18 ]"
 check "service.py: tbt, tbtsync, tbt7b: 8 synchronised steps; generate: 8 tokens" "awk '\$1 ~ /^(tbt|tbtsync|tbt7b|generate)\$/ && \$2 >= 16000 {n++} END {exit n != 4}' '$d/ready'"
 # async and asyncside alone, their calls traced: each request queues two steps, then per step
 # waits for the token of the step before the last queued (an event) and queues the next; no
@@ -267,10 +267,10 @@ step = ['replay'] + (['wait event', 'record on a side stream'] if '$kind' == 'as
 one = step * 2 + (['event sync'] + step) * 6 + ['event sync', 'event sync']
 assert len(t) >= 3 * len(one) and t == one * (len(t) // len(one)), t[:40]\""
 done
-# tbt, tbtsync and tbtpoll, their calls traced: each step a replay, then (tbtsync) the context's
-# synchronisation, then the token read by .item(); or (tbtpoll) its event polled until done
-# (faketorch's answers "not ready" once), no .item().
-for kind in tbt tbtsync tbtpoll; do
+# tbt, tbtsync, tbtpoll and tbtsleep, their calls traced: each step a replay, then (tbtsync) the
+# context's synchronisation, then the token read by .item(); or (tbtpoll, tbtsleep) its event
+# polled until done (faketorch's answers "not ready" once), no .item().
+for kind in tbt tbtsync tbtpoll tbtsleep; do
 	rm -f "$d/go" "$d/ready"
 	PYTHONPATH=$HERE/faketorch FAKETORCH_TRACE=$d/$kind.trace python3 "$HERE/service.py" $kind "$d/ready" \
 		"$d/go" "$d/$kind.csv" >"$d/$kind.log" 2>&1 &
@@ -281,7 +281,7 @@ p.write_plan('$d/go', p.make_plan(['$kind'], ['poisson'], [10], {'$kind': 20000}
 	wait $pid
 	check "service.py: $kind's steps" "python3 -c \"
 t = open('$d/$kind.trace').read().split('\\n')[:-1]
-step = ['replay'] + (['context sync'] if '$kind' == 'tbtsync' else []) + (['event query'] * 2 if '$kind' == 'tbtpoll' else ['item'])
+step = ['replay'] + (['context sync'] if '$kind' == 'tbtsync' else []) + (['event query'] * 2 if '$kind' in ('tbtpoll', 'tbtsleep') else ['item'])
 assert len(t) >= 3 * 8 * len(step) and t == step * (len(t) // len(step)), t[:40]\""
 done
 rm -f "$d/stop"

@@ -13,6 +13,8 @@ tbtpoll = tbt whose steps are waited for by polling: the token (the output's arg
 pinned memory (non_blocking, on the step's stream), an event recorded after it and
 Event.query() in a loop until it is done, then the token read from the host's memory (a
 service that polls its steps' events instead of blocking).
+tbtsleep = tbtpoll whose loop sleeps SLEEP_S (0.4 ms) between its queries (a service that
+polls without spinning a core).
 tbt7b = the same with steps of a 7B-sized decode: 56 bf16 8192x8192 layers at batch 1
 (7 GiB of weights, made only where the kind runs).
 async = 8 steps of the 16-layer decode, each step's graph also looking up its input row
@@ -47,7 +49,8 @@ import cudagraph  # noqa: E402
 
 LAYERS, DIM = 16, 4096
 LAYERS_7B, DIM_7B = 56, 8192  # a 7B model's decode: 7 GiB of bf16 weights read per step
-BATCH = {"decode": 1, "prefill": 512, "tbt": 1, "tbtsync": 1, "tbtpoll": 1}
+BATCH = {"decode": 1, "prefill": 512, "tbt": 1, "tbtsync": 1, "tbtpoll": 1, "tbtsleep": 1}
+SLEEP_S = 0.0004  # tbtsleep: between its queries
 PROMPT = 32  # generate's prompt, in tokens
 EAGER_LAYERS, EAGER_DIM = 16, 1024
 
@@ -77,8 +80,9 @@ def model(kind, weights):
     """The graph of decode, prefill or tbt and its request function."""
     replay, x, out = linears(BATCH[kind], DIM, weights)
     stream = torch.cuda.current_stream()
-    if kind in ("tbt", "tbtsync", "tbtpoll"):
-        request = token_by_token(replay, out, kind, ctxsync=kind == "tbtsync", poll=kind == "tbtpoll")
+    if kind in ("tbt", "tbtsync", "tbtpoll", "tbtsleep"):
+        request = token_by_token(replay, out, kind, ctxsync=kind == "tbtsync",
+                                 poll={"tbtpoll": 0.0, "tbtsleep": SLEEP_S}.get(kind))
     else:
         def request():
             replay()
@@ -92,21 +96,23 @@ def model(kind, weights):
 TRACE = {"on": False, "rows": []}
 
 
-def token_by_token(replay, out, kind="tbt", ctxsync=False, poll=False):
+def token_by_token(replay, out, kind="tbt", ctxsync=False, poll=None):
     """TBT_STEPS replays, each followed by the host-side sampler (the output's argmax read
     by .item()): the next step is launched after the host has the token. ctxsync: each replay
-    waited for by torch.cuda.synchronize() first. poll: the argmax copied to pinned memory on
-    the stream, an event recorded and polled until done, the token read from the host."""
-    host = torch.zeros(1, dtype=torch.int64, pin_memory=True) if poll else None
-    done = torch.cuda.Event() if poll else None
+    waited for by torch.cuda.synchronize() first. poll (seconds between queries, or None): the
+    argmax copied to pinned memory on the stream, an event recorded and polled until done
+    (sleeping poll seconds between the queries), the token read from the host."""
+    host = torch.zeros(1, dtype=torch.int64, pin_memory=True) if poll is not None else None
+    done = torch.cuda.Event() if poll is not None else None
 
     def step():
         replay()
-        if poll:
+        if poll is not None:
             host.copy_(out.argmax(dim=-1), non_blocking=True)
             done.record()
             while not done.query():
-                pass
+                if poll:
+                    time.sleep(poll)
             int(host[0])
             return
         if ctxsync:
