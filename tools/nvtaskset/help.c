@@ -225,6 +225,8 @@ static const char help_text[] =
 	" nvtaskset -n 33 --exclude-running ./planner &    TPCs the other does not hold\n"
 	" nvtaskset -g 0-3 ./task          run on GPCs 0-3 (--topology lists them)\n"
 	" nvtaskset -p -c 0-15 4242        move task 4242 to TPCs 0-15\n"
+	" nvtaskset --priority high ./serve &   a service and a batch job sharing\n"
+	" nvtaskset --priority low ./train      the whole GPU; the service goes first\n"
 	" nvtaskset -l                     list the tasks and their TPCs\n"
 	" nvtaskset top                    see what runs where, live\n"
 	"\n"
