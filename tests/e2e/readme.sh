@@ -151,8 +151,10 @@ t_readme_first_screen() {
 	# copy; --list does not.)
 	n=$("$ROOT/tests/run-tests.sh" --list | sort)
 	eq "$n" "$(declare -F | sed -n 's/^declare -f t_//p' | sort)" "the tests --list names, against those this suite defines"
-	# The choice of a priority: a table at the top of priorities.md, a line in README.
-	eq "$(grep -m1 '^## ' "$ROOT/docs/priorities.md")" "## Which one?" "priorities.md's first section"
+	# The choice of a priority: in short, then a table, at the top of priorities.md; a line in
+	# README.
+	eq "$(grep '^## ' "$ROOT/docs/priorities.md" | head -2 | tr '\n' '|')" "## In short|## Which one?|" \
+		"priorities.md's first sections"
 	grep -q '^| situation | flags (the batch task.s) | what the service gets | what the batch task keeps |$' \
 		"$ROOT/docs/priorities.md" || die "no 'Which one?' table in priorities.md"
 	has "$(tr '\n' ' ' <"$ROOT/README.md" | tr -s ' ')" "Which form to use opens the page"
