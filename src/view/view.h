@@ -146,8 +146,10 @@ void nvt_view_free(struct nvt_view *v);
 
 /*
  * Works out what a view's slots and GPUs imply, once its slots are read (and
- * its GPUs' maps known): each GPU's working, held and borrowed TPCs and its
- * count of tasks, and which idle tasks lend (nvt_view_read calls it).
+ * its GPUs' maps known): each task's slots, one a GPU (the first a segment
+ * names it in: a user may write two of one GPU into hers), which every viewer
+ * shows; each GPU's working, held and borrowed TPCs and its count of tasks,
+ * and which idle tasks lend (nvt_view_read calls it).
  */
 void nvt_view_settle(struct nvt_view *v);
 

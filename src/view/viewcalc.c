@@ -32,8 +32,38 @@ static void find_lenders(struct nvt_view *v)
 	}
 }
 
+/* Keeps the first of each task's slots on a GPU, the others dropped. The shim writes one slot
+ * a GPU, but a task's user may write anything into her segment: a second slot of one GPU would
+ * show the task twice on it in -l and top, and be a second series of the same labels in the
+ * metrics, which Prometheus' client libraries refuse (node_exporter's textfile collector:
+ * "was collected before with the same name and label values"). The first slot is the task's
+ * on that GPU, for every viewer. */
+static void one_slot_a_gpu(struct nvt_view *v)
+{
+	size_t kept = 0;
+
+	for (size_t k = 0; k < v->n_tasks; k++) {
+		struct nvt_view_task *t = &v->tasks[k];
+		size_t first = kept;
+		for (int i = 0; i < t->n_slots; i++) {
+			size_t s = t->first_slot + (size_t)i, j = first;
+			while (j < kept && v->slots[j].gpu != v->slots[s].gpu)
+				j++;
+			if (j < kept)
+				continue;
+			if (kept != s)
+				v->slots[kept] = v->slots[s];
+			kept++;
+		}
+		t->first_slot = first;
+		t->n_slots = (int)(kept - first);
+	}
+	v->n_slots = kept;
+}
+
 void nvt_view_settle(struct nvt_view *v)
 {
+	one_slot_a_gpu(v);
 	for (int i = 0; i < v->n_gpus; i++) {
 		struct nvt_view_gpu *g = &v->gpus[i];
 		nvt_set_clear(&g->working);

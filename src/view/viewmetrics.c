@@ -60,21 +60,6 @@ static void task_labels(const struct nvt_view *v, const struct nvt_view_slot *s,
 	out->l[7] = (struct nvt_prom_label){"priority", nvt_view_prio_word(s)};
 }
 
-/* 1 if an earlier slot of slot s's task is on its GPU, else 0. The shim writes one slot a GPU,
- * but a task's user may write anything into her segment: a second slot of one GPU would be a
- * second series of the same labels, which Prometheus' client libraries refuse (node_exporter's
- * textfile collector: "was collected before with the same name and label values"). The first
- * slot is the task's series. */
-static int repeated_gpu(const struct nvt_view *v, size_t s)
-{
-	const struct nvt_view_task *t = &v->tasks[v->slots[s].task];
-
-	for (size_t j = t->first_slot; j < s; j++)
-		if (v->slots[j].gpu == v->slots[s].gpu)
-			return 1;
-	return 0;
-}
-
 /* What a task's family measures of one slot; < 0: no sample (not known, or not its kind). */
 typedef double (*slot_value)(const struct nvt_view *v, const struct nvt_view_slot *s);
 
@@ -203,7 +188,7 @@ static int task_family(const struct nvt_view *v, const struct task_family *f, st
 	for (size_t s = 0; s < v->n_slots; s++) {
 		struct task_labels l;
 		double value = f->value(v, &v->slots[s]);
-		if (value < 0 || repeated_gpu(v, s))
+		if (value < 0)
 			continue;
 		task_labels(v, &v->slots[s], &l);
 		if (nvt_prom_sample(b, f->name, l.l, TASK_LABELS, value))
@@ -252,7 +237,7 @@ static int state_family(const struct nvt_view *v, struct nvt_outbuf *b)
 		const struct nvt_view_slot *slot = &v->slots[s];
 		const char *now = nvt_view_state_word(slot);
 		struct task_labels l;
-		if (slot->prio.prio == NVT_PRIO_NONE || repeated_gpu(v, s))
+		if (slot->prio.prio == NVT_PRIO_NONE)
 			continue;
 		task_labels(v, slot, &l);
 		for (int w = 0; w < n_words; w++) {

@@ -602,6 +602,36 @@ t_viewers_slot_false_map_not_taken() {
 	stop_loop seg "$seg"
 }
 
+# A task's segment that names one GPU in two slots (its user may write so; the shim never does):
+# every viewer shows the task once on that GPU, with the first slot's TPCs, as its metrics do.
+t_viewers_one_row_a_gpu() {
+	local twice out rows
+	start_loop twice "$NVT" --no-mps -g 1 "$APP"
+	twice=$PID
+	wait_file "$WORK/twice.state" "1,9,17,25,32,39,46,53"
+	"$T/segpoke" "$twice" twice 0-3 || die "segpoke $twice twice"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0 "-l: $out"
+	rows=$(grep -E "^ *$twice " <<<"$out") || die "-l lost $twice: $out"
+	grep -Eq "$(row_re "$twice" "$ME")1,9,17,25,32,39,46,53 " <<<"$rows" ||
+		die "-l's row of $twice is not its first slot's, on GPU 0 alone: $out"
+	eq "$(wc -l <<<"$rows")" 1 "-l's rows of $twice ($out)"
+	"$NVT" -l --json >"$WORK/twice.json"
+	python3 - "$WORK/twice.json" "$twice" <<'PY' || die "-l --json: $(cat "$WORK/twice.json")"
+import json, sys
+task = [t for t in json.load(open(sys.argv[1]))["tasks"] if t["pid"] == int(sys.argv[2])]
+assert len(task) == 1, task
+gpus = task[0]["gpus"]
+assert len(gpus) == 1 and gpus[0]["tpcs"] == "1,9,17,25,32,39,46,53", gpus
+PY
+	run_rc out rc "$NVT" top -b -n 1
+	eq "$rc" 0 "top: $out"
+	eq "$(awk -v p="$twice" '$2 == p' <<<"$out" | wc -l)" 1 "top's rows of $twice ($out)"
+	out=$("$NVT" --metrics)
+	eq "$(sample nvtaskset_task_tpcs "$twice" <<<"$out")" 8 "its metrics' TPCs"
+	stop_loop twice "$twice"
+}
+
 # A GPU the cache has no map for, with tasks of users but none of root's: a user's task's map
 # (valid, but false: every TPC in one GPC) decides only what she sees; another user, and root,
 # are told the map is not known.

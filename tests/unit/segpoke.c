@@ -15,6 +15,8 @@
  *                          more (a torn slot: new TPCs, the rest as it was)
  *   segpoke PID allodd     leave every slot's sequence odd, as a user may leave
  *                          her own segments (unsettled slots)
+ *   segpoke PID twice LIST slot 1 names slot 0's GPU too (its user may write so; the shim
+ *                          writes one slot a GPU), with TPCs LIST, as it was else
  *   segpoke PID claim      flag the partition NVT_SLOTF_CLAIM: a pick not confirmed
  *                          yet, as a claimer stopped (or killed) mid-way leaves it
  *   segpoke PID hold       take the segment's writer's lock as nvtaskset -p does,
@@ -155,6 +157,12 @@ int main(int argc, char **argv)
 	/* Keep slot 0's GPU; change what it says. */
 	if (nvt_slot_read(&seg->gpu[0], &view, 100))
 		return 1;
+	if (!strcmp(argv[2], "twice") && argc == 4) {
+		if (nvt_parse_list(argv[3], NVT_MAX_TPCS, &view.tpcs))
+			return 2;
+		nvt_slot_write(&seg->gpu[1], &view);
+		return 0;
+	}
 	if (!strcmp(argv[2], "claim")) {
 		view.flags |= NVT_SLOTF_CLAIM;
 		nvt_slot_write(&seg->gpu[0], &view);

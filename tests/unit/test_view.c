@@ -2,8 +2,9 @@
  * test_view.c - what a view says (src/view/viewcalc.c, viewmetrics.c), on
  * views made by hand: a GPU's map (holders by partition, borrowed TPCs,
  * overlaps), the state words (any state a shim publishes, by its name), the
- * rates between two views (a reused PID is another task), and the metrics
- * (families once, labels escaped, every state of the table, each series once).
+ * rates between two views (a reused PID is another task), a task's slots one a
+ * GPU, and the metrics (families once, labels escaped, every state of the
+ * table, each series once).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -362,6 +363,42 @@ static void test_metrics_one_series_a_gpu(void)
 	free(f);
 }
 
+/* A task's segment that names one GPU in two slots is one row on that GPU for every viewer:
+ * settling keeps its first slot there (and its slot on another GPU), the tasks after it
+ * keeping theirs. */
+static void test_settle_one_slot_a_gpu(void)
+{
+	struct fixture *f = malloc(sizeof(*f));
+	struct nvt_view_slot *s;
+
+	view_init(f);
+	f->v.n_gpus = 2;
+	f->v.gpus[1] = f->v.gpus[0];
+	f->v.gpus[1].index = 1;
+	s = add(f, 100, "mallory", "0-3", "", NVT_PRIO_NONE);
+	f->slots[1] = *s; /* GPU 0 again, other TPCs */
+	CHECK(nvt_parse_list("4-7", NVT_MAX_TPCS, &f->slots[1].own) == NVT_PARSE_OK);
+	f->slots[1].current = f->slots[1].own;
+	f->slots[2] = *s; /* GPU 1 */
+	f->slots[2].gpu = 1;
+	f->slots[3] = f->slots[1]; /* GPU 0 a third time */
+	f->tasks[0].n_slots = 4;
+	f->v.n_slots = 4;
+	add(f, 200, "bob", "8-11", "", NVT_PRIO_NONE);
+	nvt_view_settle(&f->v);
+	CHECK(f->v.n_slots == 3);
+	CHECK(f->tasks[0].first_slot == 0 && f->tasks[0].n_slots == 2);
+	CHECK(f->slots[0].gpu == 0 && nvt_set_count(&f->slots[0].own) == 4);
+	CHECK(nvt_set_has(&f->slots[0].own, 0));
+	CHECK(f->slots[1].gpu == 1);
+	CHECK(f->tasks[1].first_slot == 2 && f->tasks[1].n_slots == 1);
+	CHECK(f->slots[2].task == 1 && nvt_set_has(&f->slots[2].own, 8));
+	/* GPU 0's held TPCs and tasks: the first slot's and bob's, not the dropped ones' 4-7. */
+	CHECK(f->v.gpus[0].tasks == 2 && f->v.gpus[1].tasks == 1);
+	CHECK(!nvt_set_has(&f->v.gpus[0].held, 4) && nvt_set_has(&f->v.gpus[0].held, 3));
+	free(f);
+}
+
 int main(void)
 {
 	test_map();
@@ -369,6 +406,7 @@ int main(void)
 	test_rates();
 	test_metrics();
 	test_metrics_one_series_a_gpu();
+	test_settle_one_slot_a_gpu();
 	test_agents();
 	return CHECK_DONE();
 }
