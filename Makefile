@@ -85,7 +85,7 @@ MPS = mps
 ALLOC = placement reserve
 TASK = task container admit
 PRIO = agent agenttable agentlock agentbeat
-VIEW = view viewcalc viewmetrics
+VIEW = view viewproc viewcalc viewmetrics
 # The shim's files by layer, lowest first: a file calls and includes only
 # files of its own layer or of those before it, without circles
 # (tests/e2e/layers.sh checks, with tools/dev/layers.py; src/shim/shimstate.h

@@ -10,9 +10,9 @@ T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_yield $(T)/test_smcount $(T)/test_memlimit $(T)/test_cmdline $(T)/test_slurm $(T)/test_task $(T)/test_admit $(T)/test_gpus $(T)/test_cdi \
-	$(T)/test_promtext $(T)/test_view $(T)/test_segscan $(T)/test_proc \
+	$(T)/test_promtext $(T)/test_view $(T)/test_segscan $(T)/test_proc $(T)/test_child \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/prioapp $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
-	$(T)/smctrlapp $(T)/demo $(T)/fake/fakerm.so $(T)/memapp $(FAKE_NOATTR)
+	$(T)/smctrlapp $(T)/demo $(T)/fake/fakerm.so $(T)/fake/stallread.so $(T)/memapp $(FAKE_NOATTR)
 
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
@@ -36,6 +36,12 @@ $(FAKERM): tests/fake/fakerm.c src/gpu/nvrm.h $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -fPIC -shared $(LDFLAGS) -o $@ $< -ldl -lpthread
 
+# A process whose memory stalls its readers, as seen by a reader it is preloaded into
+# (tests/e2e/observe.sh).
+$(T)/fake/stallread.so: tests/fake/stallread.c $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -fPIC -shared $(LDFLAGS) -o $@ $< -ldl
+
 # Unit tests link the pure core (and driverinfo's parser).
 TEST_LIBS = $(O)/gpu/driverinfo.o $(CORE_LIB)
 $(T)/test_%: tests/unit/test_%.c $(TEST_LIBS)
@@ -57,6 +63,11 @@ $(T)/test_proc: tests/unit/test_proc.c tests/unit/check.h $(OS_OBJ) $(TEST_PROC_
 	@mkdir -p $(@D)
 	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_PROC_SEG) $(OS_OBJ) \
 		$(TEST_LIBS) -Wl,--wrap=nvt_stat_settle,--wrap=nvt_status_settle -lpthread
+
+# The runner of children (os/child.c): batches of calls, some of which stall.
+$(T)/test_child: tests/unit/test_child.c tests/unit/check.h $(OS_OBJ) $(TEST_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(DEPFLAGS) $(TEST_CFLAGS) -MF $@.d -Itests/unit $(LDFLAGS) -o $@ $< $(OS_OBJ) $(TEST_LIBS) -lpthread
 
 # The task layer, the viewers' (src/view) and the sweep's (src/seg): they link what the command links of src/.
 $(T)/test_task $(T)/test_admit $(T)/test_gpus $(T)/test_view $(T)/test_segscan: $(T)/test_%: tests/unit/test_%.c $(LIB_OBJ) $(CORE_LIB)

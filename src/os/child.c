@@ -6,13 +6,17 @@
 #define _GNU_SOURCE
 #include "child.h"
 #include "clock.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -252,4 +256,216 @@ int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
 	}
 	free(buf);
 	return rc;
+}
+
+/* ---- Batches of calls that may stall (nvt_child_batch) ----------------------------------- */
+
+/* The children batches left stalled, reaped once they end. */
+static struct {
+	pthread_mutex_t lock;
+	pid_t pid[NVT_CHILD_LEFT_MAX];
+	int n;
+} left_behind = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Reaps the left children that have ended (under left_behind.lock). A PID that is no child
+ * (ECHILD: the host reaps its children itself) is forgotten. */
+static void reap_left_locked(void)
+{
+	for (int i = 0; i < left_behind.n;) {
+		pid_t r = waitpid(left_behind.pid[i], NULL, WNOHANG);
+		if (r == 0 || (r < 0 && errno == EINTR))
+			i++;
+		else
+			left_behind.pid[i] = left_behind.pid[--left_behind.n];
+	}
+}
+
+/* 1 if another child may be left stalled. */
+static int room_to_leave(void)
+{
+	int room;
+
+	pthread_mutex_lock(&left_behind.lock);
+	reap_left_locked();
+	room = left_behind.n < NVT_CHILD_LEFT_MAX;
+	pthread_mutex_unlock(&left_behind.lock);
+	return room;
+}
+
+int nvt_child_left_alive(pid_t pid)
+{
+	int alive = 0;
+
+	pthread_mutex_lock(&left_behind.lock);
+	reap_left_locked();
+	for (int i = 0; i < left_behind.n; i++)
+		alive |= pid > 0 && left_behind.pid[i] == pid;
+	pthread_mutex_unlock(&left_behind.lock);
+	return alive;
+}
+
+/* Kills the child pid, stalled at a call, and leaves it: its PID, or 0 where it has ended
+ * already (reaped here). A child no room is left for is not remembered: it is reaped by no
+ * one (a zombie once it ends), as a left one is while the caller makes no batch. */
+static pid_t leave(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	if (waitpid(pid, NULL, WNOHANG) == pid)
+		return 0;
+	pthread_mutex_lock(&left_behind.lock);
+	if (left_behind.n < NVT_CHILD_LEFT_MAX)
+		left_behind.pid[left_behind.n++] = pid;
+	pthread_mutex_unlock(&left_behind.lock);
+	return pid;
+}
+
+/* Closes every descriptor from lowest on (before Linux 5.9, which has no close_range, those
+ * below the descriptor limit, or below 65536 where the limit is higher). */
+static void close_from(int lowest)
+{
+	struct rlimit lim;
+	long last = 65536;
+
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)lowest, ~0u, 0u) == 0)
+		return;
+#endif
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < 65536)
+		last = (long)lim.rlim_cur;
+	for (long fd = lowest; fd < last; fd++)
+		close((int)fd);
+}
+
+/* In a batch's child: its descriptors set (the report's on 3, nothing else of the caller's),
+ * then b's calls from `from` on, a byte written to the report after each. Never returns. */
+static void batch_child(const struct nvt_child_batch *b, unsigned char *shared, size_t from,
+			int report)
+{
+	int keep = fcntl(report, F_DUPFD, 3), null = open("/dev/null", O_RDWR);
+
+	if (keep < 0 || null < 0)
+		_exit(1);
+	for (int fd = 0; fd < 3; fd++)
+		if (fd != null)
+			dup2(null, fd);
+	if (keep != 3 && dup2(keep, 3) != 3)
+		_exit(1);
+	close_from(4);
+	for (size_t i = from; i < b->n; i++) {
+		b->fn(b->ctx, i, shared + i * b->result_size);
+		if (write(3, "", 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* 1 if process pid is runnable (waiting for a CPU, or on one). */
+static int runnable(pid_t pid)
+{
+	struct nvt_stat st;
+
+	return nvt_proc_stat(pid, &st) == 0 && st.state == 'R';
+}
+
+/* Reads the child's reports: marks the calls that returned, from *next on. Returns 1 at the
+ * end of its reports (it ended), else 0. */
+static int take_reports(struct nvt_child_batch *b, int fd, size_t *next)
+{
+	char bytes[256];
+
+	for (;;) {
+		ssize_t got = read(fd, bytes, sizeof(bytes));
+		if (got == 0)
+			return 1;
+		if (got < 0)
+			return errno != EINTR && errno != EAGAIN;
+		for (ssize_t k = 0; k < got && *next < b->n; k++)
+			b->done[(*next)++] = 1;
+	}
+}
+
+/* Runs b's calls from *next on in one child until it ends or a call stalls; *next is then the
+ * first call not made. Returns 1 if a call stalled (or the child died in it), 0 if every call
+ * returned, -1 with errno set when no child could be started. */
+static int batch_run(struct nvt_child_batch *b, unsigned char *shared, size_t *next)
+{
+	int fds[2], busy = 0, ended = 0;
+	int64_t deadline;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		batch_child(b, shared, *next, fds[1]);
+	}
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		return -1;
+	}
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	deadline = nvt_clock_ms() + b->stall_ms;
+	while (!ended) {
+		struct pollfd p = {fds[0], POLLIN, 0};
+		int64_t wait = deadline - nvt_clock_ms();
+		size_t before = *next;
+		if (poll(&p, 1, wait > 0 ? (int)wait : 0) > 0) {
+			ended = take_reports(b, fds[0], next);
+			if (*next != before)
+				deadline = nvt_clock_ms() + b->stall_ms, busy = 0;
+			continue;
+		}
+		if (nvt_clock_ms() < deadline)
+			continue;
+		if (busy++ < NVT_CHILD_BUSY_TIMES && runnable(pid)) {
+			deadline = nvt_clock_ms() + b->stall_ms;
+			continue;
+		}
+		close(fds[0]);
+		b->left[*next] = leave(pid);
+		(*next)++;
+		return 1;
+	}
+	close(fds[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (*next == b->n)
+		return 0;
+	(*next)++; /* (it died in this call: a crash, a signal) */
+	return 1;
+}
+
+int nvt_child_batch(struct nvt_child_batch *b)
+{
+	size_t bytes = b->n * b->result_size, next = 0;
+	int stalls = 0, returned = 0, rc = 0, max_stalls = b->max_stalls > 0 ? b->max_stalls : 1;
+	unsigned char *shared;
+
+	memset(b->done, 0, b->n);
+	memset(b->left, 0, b->n * sizeof(*b->left));
+	if (!b->n)
+		return 0;
+	if (!room_to_leave()) {
+		errno = EAGAIN;
+		return -1;
+	}
+	shared = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
+		return -1;
+	while (next < b->n && stalls < max_stalls && rc >= 0 && (next == 0 || room_to_leave())) {
+		rc = batch_run(b, shared, &next);
+		stalls += rc > 0;
+	}
+	for (size_t i = 0; i < b->n; i++)
+		if (b->done[i]) {
+			memcpy((unsigned char *)b->results + i * b->result_size,
+			       shared + i * b->result_size, b->result_size);
+			returned++;
+		}
+	munmap(shared, bytes ? bytes : 1);
+	if (rc < 0 && next == 0)
+		return -1;
+	return returned;
 }

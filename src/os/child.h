@@ -77,4 +77,43 @@ void nvt_child_stop(struct nvt_child *c);
 int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
 		   size_t result_size, int timeout_ms);
 
+/*
+ * Calls that may block in the kernel for good, each in turn in a forked child: a read of
+ * another process's memory (its /proc/PID/cmdline or environ) waits for whatever backs that
+ * memory, and its user can back it by a FUSE file whose reads she never answers; a process
+ * waiting so is not ended even by SIGKILL. nvt_child_batch calls fn(ctx, i, result) for i =
+ * 0 .. n - 1 in order, each result (result_size bytes) written into memory the child shares
+ * with the caller. A call has stalled when it has not returned stall_ms after the call before
+ * it (or after its child's start) while its child is not runnable (a child the machine is
+ * too busy to run is waited for, up to NVT_CHILD_BUSY_TIMES times stall_ms): its child is
+ * killed and left, not waited for, and a new child goes on from the next call. After
+ * max_stalls calls (at least 1) have stalled the calls left are not made, nor any while
+ * NVT_CHILD_LEFT_MAX children left by earlier batches are alive (a bound on the processes
+ * that stalled calls keep). A child holds no descriptor of the caller's (no socket, no pipe
+ * that a reader waits on to end) but the one it reports on, with stdin, stdout and stderr on
+ * /dev/null.
+ */
+#define NVT_CHILD_LEFT_MAX 8
+#define NVT_CHILD_BUSY_TIMES 10
+
+struct nvt_child_batch {
+	void (*fn)(void *ctx, size_t i, void *result); /* runs in a child */
+	void *ctx;
+	size_t n;
+	size_t result_size;
+	void *results;        /* n results of result_size bytes; a call's, if it returned */
+	int stall_ms;
+	int max_stalls;
+	unsigned char *done;  /* out: n flags, 1 for each call that returned */
+	pid_t *left;          /* out: n PIDs, the child left at each call that stalled, else 0 */
+};
+
+/* Makes b's calls. Returns how many returned, or -1 with errno set, no call made (EAGAIN:
+ * NVT_CHILD_LEFT_MAX children are left alive; a mapping or a pipe could not be made). */
+int nvt_child_batch(struct nvt_child_batch *b);
+
+/* 1 while pid, a child nvt_child_batch left, is alive; 0 once it has ended (it is reaped then),
+ * or for a PID it did not leave. */
+int nvt_child_left_alive(pid_t pid);
+
 #endif /* NVT_CHILD_H */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "view.h"
+#include "viewint.h"
 #include "core/grow.h"
 #include "core/prio.h"
 #include "core/segment.h"
@@ -96,35 +97,6 @@ static int gpu_of(struct nvt_view *v, const uint8_t uuid[16], const struct nvt_t
 	return i;
 }
 
-/* The task's command line, its words joined by spaces, and its program's name. */
-static void read_command(struct nvt_view_task *t)
-{
-	ssize_t n = nvt_proc_cmdline(t->pid, t->command, sizeof(t->command));
-	const char *first, *slash;
-
-	if (n <= 0) {
-		t->command[0] = '\0';
-		n = nvt_proc_comm(t->pid, t->program, sizeof(t->program));
-		if (n <= 0)
-			t->program[0] = '\0';
-		t->program[strcspn(t->program, "\n")] = '\0';
-		return;
-	}
-	if ((size_t)n >= sizeof(t->command))
-		n = (ssize_t)sizeof(t->command) - 1;
-	t->command[n] = '\0';
-	first = t->command;
-	t->command_first = strlen(first);
-	slash = strrchr(first, '/');
-	snprintf(t->program, sizeof(t->program), "%.*s", (int)sizeof(t->program) - 1,
-		 slash && slash[1] ? slash + 1 : first);
-	while (n && t->command[n - 1] == '\0')
-		n--;
-	for (ssize_t i = 0; i < n; i++)
-		if (t->command[i] == '\0')
-			t->command[i] = ' ';
-}
-
 /* Appends a slot for task (index) from the segment's slot view and status. Returns 0 or -1. */
 static int add_slot(struct nvt_view *v, size_t *cap, size_t task, const struct nvt_slot_view *view,
 		    const struct nvt_slot_status *st)
@@ -195,7 +167,6 @@ static int read_task(const char *base, struct nvt_view *v, struct caps *cap, str
 {
 	struct nvt_seg_handle h;
 	struct nvt_view_task *t, *tasks;
-	struct nvt_slurm_step step;
 	int rc = nvt_seg_open(base, pid, 0, &h);
 
 	if (rc == NVT_SEG_ENOPROC || rc == NVT_SEG_ENOTASK || rc == NVT_SEG_EPERM)
@@ -228,13 +199,9 @@ static int read_task(const char *base, struct nvt_view *v, struct caps *cap, str
 	nvt_seg_close(&h);
 	t->n_slots = (int)(v->n_slots - t->first_slot);
 	t->user_named = user_name(names, t->uid, t->user, sizeof(t->user));
-	read_command(t);
+	/* (Its command and Slurm job, read from its memory, come later: nvt_view_read_commands.) */
 	if (nvt_proc_container(pid, t->container, sizeof(t->container)))
 		t->container[0] = '\0';
-	if (nvt_slurmproc_step_of(pid, &step) == 0) {
-		snprintf(t->slurm_job, sizeof(t->slurm_job), "%lu", (unsigned long)step.job);
-		snprintf(t->slurm_step, sizeof(t->slurm_step), "%s", step.step);
-	}
 	v->n_tasks++;
 	return 0;
 }
@@ -375,6 +342,7 @@ int nvt_view_read(const char *base, const struct nvt_gpus *machine, struct nvt_v
 			return nvt_why(why, len, "out of memory");
 		}
 	free(pids);
+	nvt_view_read_commands(v);
 	cached_maps(v, machine);
 	nvt_view_settle(v);
 	read_agents(base, v, &names);

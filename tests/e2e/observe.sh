@@ -632,6 +632,87 @@ PY
 	stop_loop twice "$twice"
 }
 
+# stallme_task: starts a task whose program is named stallme, which stallread.so's readers stall
+# on (a read of its command line or environment waits until the reader is killed), and one
+# named as usual; sets STALLED and A.
+stallme_task() {
+	ln -s "$APP" "$WORK/stallme"
+	start_loop stall "$NVT" --no-mps -g 1 "$WORK/stallme"
+	STALLED=$PID
+	start_loop ta "$NVT" --no-mps -g 3-4 "$APP"
+	A=$PID
+	wait_file "$WORK/stall.state" "1,9,17,25,32,39,46,53"
+	wait_file "$WORK/ta.state" "3-4,11-12,19-20,27-28,34-35,41-42,48-49,55-56"
+}
+# "${STALLING[@]}" CMD...: runs CMD with reads of stallme's memory stalled, each stall logged
+# (tests/fake/stallread.c), within a scrape's time.
+stalling_within_a_scrape() {
+	STALLING=(timeout "$(scrape_timeout)" env LD_PRELOAD="$T/fake/stallread.so" STALLREAD_COMM=stallme
+		STALLREAD_LOG="$WORK/stalls")
+}
+# stalls_seen: how many reads stallread.so has stalled (each in a child of a viewer's).
+stalls_seen() { grep -c "^stalled $STALLED " "$WORK/stalls" 2>/dev/null || echo 0; }
+
+# A read of a task's command line that never returns (its user can back the memory it reads by
+# a FUSE file she never answers) stalls none of -l, -l --json, top and --metrics: each ends
+# within a scrape's time (a stalled read costs 0.2 s), shows the other task whole, and names the
+# stalled one as the kernel does (its comm), without a command line.
+t_viewers_beside_stalled_reads() {
+	local out n
+	stallme_task
+	stalling_within_a_scrape
+	run_rc out rc "${STALLING[@]}" "$NVT" -l
+	eq "$rc" 0 "-l beside a stalled read: $out"
+	grep -Eq "$(row_re "$STALLED" "$ME")1,9,17,25,32,39,46,53 +stallme$" <<<"$out" || die "-l's row of $STALLED: $out"
+	grep -Eq "$(row_re "$A" "$ME").* $APP loop $WORK/ta.stop" <<<"$out" || die "-l's row of $A: $out"
+	[ "$(stalls_seen)" -ge 1 ] || die "no read stalled: $(cat "$WORK/stalls" 2>&1)"
+	"${STALLING[@]}" "$NVT" -l --json >"$WORK/stall.json" || die "-l --json beside a stalled read"
+	python3 - "$WORK/stall.json" "$STALLED" "$A" <<'PY' || die "-l --json: $(cat "$WORK/stall.json")"
+import json, sys
+tasks = {t["pid"]: t for t in json.load(open(sys.argv[1]))["tasks"]}
+assert tasks[int(sys.argv[2])]["command"] is None, tasks
+assert " loop " in tasks[int(sys.argv[3])]["command"], tasks
+PY
+	run_rc out rc "${STALLING[@]}" "$NVT" top -b -n 2 -d 0.1
+	eq "$rc" 0 "top beside a stalled read: $out"
+	has "$out" " stallme"
+	run_rc out rc "${STALLING[@]}" "$NVT" --metrics
+	eq "$rc" 0 "--metrics beside a stalled read: $out"
+	has "$out" "pid=\"$STALLED\",user=\"$ME\",command=\"stallme\",container=\"\",slurm_job=\"\""
+	has "$out" "pid=\"$A\",user=\"$ME\",command=\"fakeapp-dlopen\""
+	# (A read each run at least: top's second frame reads the task again only if the child
+	# left in its first frame's read has ended, killed, by then.)
+	n=$(stalls_seen)
+	[ "$n" -ge 4 ] || die "$n stalled reads for 4 viewers' runs: $(cat "$WORK/stalls")"
+	stop_loop stall "$STALLED"
+	stop_loop ta "$A"
+}
+
+# scrape_beside_stalled N: one scrape, answered within a scrape's time with both of
+# stallme_task's tasks; true once N reads have stalled (each scrape's read, FRESH_MS after the
+# one before, is a read of its own).
+scrape_beside_stalled() {
+	local out
+	out=$(timeout "$(scrape_timeout)" python3 "$PROBE" get "$PORT" /metrics) ||
+		die "a scrape beside a stalled read was not answered (after $(stalls_seen) stalled reads)"
+	eq "$(head -1 <<<"$out")" 200 "a scrape beside a stalled read"
+	has "$out" "pid=\"$STALLED\",user=\"$ME\",command=\"stallme\""
+	has "$out" "pid=\"$A\",user=\"$ME\",command=\"fakeapp-dlopen\""
+	[ "$(stalls_seen)" -ge "$1" ]
+}
+
+# Nor does it stall the exporter: every scrape, through three reads that each stalled, is
+# answered within a scrape's time, with both tasks.
+t_exporter_beside_stalled_reads() {
+	stallme_task
+	STALLREAD_COMM=stallme STALLREAD_LOG=$WORK/stalls LD_PRELOAD=$T/fake/stallread.so exporter_start 0
+	wait_for 10 scrape_beside_stalled 3
+	serves
+	exporter_stop
+	stop_loop stall "$STALLED"
+	stop_loop ta "$A"
+}
+
 # A GPU the cache has no map for, with tasks of users but none of root's: a user's task's map
 # (valid, but false: every TPC in one GPC) decides only what she sees; another user, and root,
 # are told the map is not known.

@@ -363,9 +363,9 @@ fake_knobs_agree() {
 }
 t_docs_fake_knobs_agree() {
 	# Every FAKECUDA_ variable the fake driver's sources read (getenv, env_long), every PRIOAPP_
-	# one prioapp's sources read, and every FAKERM_, TESTSUB_, FAKEAPP_ and MEMAPP_ one that a source in
-	# tests/fake reads is in its table of tests/fake/README.md, and each table names only
-	# variables that are read.
+	# one prioapp's sources read, and every FAKERM_, TESTSUB_, FAKEAPP_, MEMAPP_ and STALLREAD_
+	# one that a source in tests/fake reads is in its table of tests/fake/README.md, and each
+	# table names only variables that are read.
 	local fake=("$ROOT"/tests/fake/*.c)
 	fake_knobs_agree FAKECUDA_ "The driver's knobs" 30 "${fake[@]}"
 	fake_knobs_agree PRIOAPP_ "prioapp's knobs" 15 "$ROOT"/tests/fake/prioapp*.c
@@ -373,6 +373,7 @@ t_docs_fake_knobs_agree() {
 	fake_knobs_agree TESTSUB_ "testsub's knobs" 1 "${fake[@]}"
 	fake_knobs_agree FAKEAPP_ "fakeapp's knobs" 8 "${fake[@]}"
 	fake_knobs_agree MEMAPP_ "memapp's knobs" 1 "${fake[@]}"
+	fake_knobs_agree STALLREAD_ "stallread's knobs" 2 "${fake[@]}"
 }
 t_docs_topology_example() {
 	# docs/usage.md's --topology example is real output: the fake driver has the H100's map.

@@ -13,6 +13,7 @@ t_fuzz_parsers() { FUZZ_SECONDS=${FUZZ_SECONDS:-3} timeout "$HANG" "$T/fuzz_pars
 t_unit_gpusel() { "$T/test_gpusel"; }
 t_unit_ptree() { "$T/test_ptree"; }
 t_unit_proc() { timeout "$HANG" "$T/test_proc"; }
+t_unit_child() { timeout "$HANG" "$T/test_child"; }
 t_unit_profile() { "$T/test_profile"; }
 t_unit_slurm() { "$T/test_slurm"; }
 t_unit_prio() { "$T/test_prio"; }

@@ -63,7 +63,8 @@
 #define MHD_CONNECTIONS (THREADS * (CONNECTIONS_MAX + 64))
 #define CONNECTION_MEMORY (32 * 1024)
 /* Descriptors kept for what is no connection: the listening socket, the threads' (10 in all at
- * rest, measured), the files a view reads at once (a segment, /proc's), closing connections. */
+ * rest, measured), the files a view reads at once (a segment, /proc's, the pipe of the child
+ * that reads command lines: view/viewproc.c), closing connections. */
 #define FDS_KEPT 32
 #define THREADS 4
 /* How old a read may be for a scrape to share it: below Prometheus' shortest usual interval. */
@@ -133,7 +134,9 @@ static void mhd_log(void *arg, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 }
 
-/* Reads the metrics now into latest (under latest.lock). */
+/* Reads the metrics now into latest (under latest.lock, which every scrape waits on: a view's
+ * read never waits long on a task, whose memory its user may make a read of wait for good:
+ * view/viewproc.c). */
 static void read_metrics_locked(void)
 {
 	struct nvt_outbuf out = {0};

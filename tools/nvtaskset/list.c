@@ -605,7 +605,8 @@ static void print_text(const struct row *r, int width)
 	if (r->depth > 0)
 		snprintf(indent, sizeof(indent), "%*s\\_ ", 4 * (r->depth > 14 ? 14 : r->depth) - 3, "");
 	room -= (int)strlen(indent);
-	snprintf(raw, sizeof(raw), "%s", r->task->command);
+	/* (No command line read: its name, as top shows it.) */
+	snprintf(raw, sizeof(raw), "%s", r->task->command[0] ? r->task->command : r->task->program);
 	if (width && room < 10)
 		room = 10;
 	if (width && (int)strlen(raw) > room)

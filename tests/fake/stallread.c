@@ -1,0 +1,76 @@
+/*
+ * stallread.c - preloaded into a reader of /proc (the exporter, -l, top), it stands in for a
+ * process whose memory stalls its readers: an open of /proc/PID/cmdline or /proc/PID/environ
+ * of a process named STALLREAD_COMM (its /proc/PID/comm) waits until the reader is killed, as
+ * a read of memory that its user backs by a FUSE file whose reads she never answers waits.
+ * Before it waits it appends "stalled PID FILE" to STALLREAD_LOG, so that a test sees the
+ * stall happen. Test code: it calls the next definitions through dlsym.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
+
+/* Waits for good if path is a memory file of a process named STALLREAD_COMM. */
+static void maybe_stall(const char *path)
+{
+	const char *want = getenv("STALLREAD_COMM"), *log = getenv("STALLREAD_LOG");
+	char file[16], comm_path[64], comm[64] = "";
+	long pid;
+	FILE *f, *out;
+
+	if (!want || !path || sscanf(path, "/proc/%ld/%15s", &pid, file) != 2 ||
+	    (strcmp(file, "cmdline") && strcmp(file, "environ")))
+		return;
+	snprintf(comm_path, sizeof(comm_path), "/proc/%ld/comm", pid);
+	f = REAL(fopen)(comm_path, "r");
+	if (!f)
+		return;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	if (strcmp(comm, want))
+		return;
+	if (log && (out = REAL(fopen)(log, "a"))) {
+		fprintf(out, "stalled %ld %s\n", pid, file);
+		fclose(out);
+	}
+	for (;;)
+		pause();
+}
+
+int open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	va_list ap;
+
+	va_start(ap, flags);
+	if (flags & (O_CREAT | O_TMPFILE))
+		mode = va_arg(ap, mode_t);
+	va_end(ap);
+	maybe_stall(path);
+	return REAL(open)(path, flags, mode);
+}
+
+int openat(int dir, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	va_list ap;
+
+	va_start(ap, flags);
+	if (flags & (O_CREAT | O_TMPFILE))
+		mode = va_arg(ap, mode_t);
+	va_end(ap);
+	maybe_stall(path);
+	return REAL(openat)(dir, path, flags, mode);
+}
