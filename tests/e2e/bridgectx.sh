@@ -60,7 +60,7 @@ t_bridge_context_sync_taken_in_for_a_while() {
 
 # Steps longer than the bridge's cap (kernels of 6 ms, waited for by the context) whose waits
 # do not take their bridges in are bridged to the end: the bridge still runs when the wait
-# returns, or (FAKECUDA_BRIDGE_BESIDE=2: run beside the step's last kernel at every other wait)
+# returns, or (FAKECUDA_BRIDGE_BESIDE=2: every other bridge runs beside the step's last kernel)
 # ended at its cap well before the wait returned, the clocks told apart by the others. (Where
 # every bridge runs beside, with no bridge that saw its wait return, the record alone decides:
 # core/bridge.h.)

@@ -179,6 +179,8 @@ INTERNAL void fake_api_callbacks(int cbid, int site, CUresult *result, void *arg
 	uint32_t size = size_env && *size_env ? (uint32_t)strtoul(size_env, NULL, 0) : API_BLOCK_SIZE;
 	int n = subscribers();
 
+	/* (before the callbacks, whose releases come after a cap that came by now) */
+	fake_bridge_look();
 	if (cbid <= 0 || cbid >= FAKE_API_IDS)
 		return;
 	/* Words the driver fills with what nvtaskset must not rely on: junk

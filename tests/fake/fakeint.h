@@ -81,12 +81,13 @@ INTERNAL int fake_bridge_refused(const void *f, void **params);
 INTERNAL void fake_bridge_app_enter(void);
 INTERNAL void fake_bridge_app_launch(void);
 INTERNAL void fake_bridge_replay(void);
-/* A synchronisation begins (after its callbacks): each GPU's last bridge, what the host had
- * released of it and whether it waits for the host's next call after a replay (d:seq/rel/call,
- * logged: "wait"). */
-INTERNAL void fake_bridge_waiting(void);
+/* A synchronisation begins, or (look) a query of an event or a stream (after their callbacks):
+ * each GPU's last bridge, what the host had released of it and whether it waits for the host's
+ * next call after a replay (d:seq/rel/call, logged: "wait", "look"). */
+INTERNAL void fake_bridge_waiting(int look);
 INTERNAL void fake_bridge_taken_in(void);
-INTERNAL void fake_bridge_capped(void);
+/* An API call's callbacks begin: the bridges that reached their cap unreleased ended there. */
+INTERNAL void fake_bridge_look(void);
 /* A stream destroyed: its handle may be made again, in another context; its work still counts
  * for its own context's synchronisation. */
 INTERNAL void fake_stream_forget(const void *stream);

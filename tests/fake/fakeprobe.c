@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "fakeint.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <stdlib.h>
@@ -35,6 +36,18 @@ struct bridge_rec {
 	uint32_t seq, reason;
 	uint64_t start, saw_ret, saw_rel, end, last;
 };
+/* A bridge kernel queued on a GPU that has not ended, as the GPU runs it (struct fbridge's run,
+ * in their order on the bridge's stream): its words and seq, its record (the shim's
+ * NVTASKSET_BRIDGE_TRACE, or a context synchronisation's ring; NULL: none), when it starts (one
+ * behind another: not before that one ended) and its cap (params[2]: it ends cap ns after its
+ * start, released or not). */
+struct frun {
+	const volatile uint32_t *w;
+	uint32_t seq;
+	struct bridge_rec *rec;
+	uint64_t start, cap;
+};
+#define RUNS 4 /* a wait's bridge and the one that makes it full, with room */
 static struct fbridge {
 	int module, function, nop, copy; /* their addresses are this GPU's handles */
 	/* The primary context generation its module was loaded in, + 1 (0: not in a primary
@@ -44,12 +57,15 @@ static struct fbridge {
 	 * them after its callbacks ("app"), as the host had written them by then. */
 	const volatile uint32_t *words;
 	uint32_t seq, dry_seq;
-	/* Its record (the shim's NVTASKSET_BRIDGE_TRACE; NULL: none): written, as the GPU would as
-	 * the bridge ends, at the first launch after the host released it (CLOCK_MONOTONIC for
-	 * %globaltimer). */
-	struct bridge_rec *rec;
-	uint64_t start;
+	/* The bridges queued and not ended yet (bridge_settle ends them; under runs_lock), and the
+	 * last one that ended at its cap, unreleased (0: none since the last was queued): the GPU
+	 * switched away from the context then. */
+	struct frun run[RUNS];
+	int runs;
+	uint32_t capped;
 } bridges[BRIDGE_DEVICES];
+static pthread_mutex_t runs_lock = PTHREAD_MUTEX_INITIALIZER;
+static int queued; /* runs of every GPU (under runs_lock; read without it to skip a look) */
 
 /* The GPU whose bridge kernel f is, or -1. */
 static int bridge_dev_of(const void *f)
@@ -96,28 +112,89 @@ static uint64_t fake_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* GPU x's last bridge's record, if the host released it: it ended (at the next launch on that
- * GPU, the program's or the next bridge: a held bridge is released by the wait before the next).
- * queuing: the next bridge is being queued, the release just made by its wait's start: the shim
- * says so (w[7]) once it is queued, within the margin, and the bridge ends then (reason 4), as
- * it does once w[7] says so. */
-static void bridge_end_if_released(struct fbridge *x, int queuing)
+/* Word i of w has reached seq. */
+static int reached(const volatile uint32_t *w, int i, uint32_t seq)
 {
-	struct bridge_rec *rec = x->rec;
+	return (int32_t)(w[i] - seq) >= 0;
+}
 
-	if (rec && x->words && (int32_t)(x->words[1] - x->seq) >= 0) {
-		uint64_t now = fake_ns();
-		int next = queuing || (int32_t)(x->words[7] - x->seq) >= 0;
+/* The first bridge of x's run ends at end, for reason why (enum trace_reason's number: 1
+ * released, 3 its cap, 4 released with the next behind it), its record written as the kernel
+ * writes it (saw_ret, saw_rel, last: 0 for never; CLOCK_MONOTONIC for %globaltimer); the one
+ * behind it starts then at the earliest (under runs_lock). */
+static void run_end(struct fbridge *x, uint64_t end, uint32_t why, uint64_t saw_ret, uint64_t saw_rel, uint64_t last)
+{
+	struct frun r = x->run[0];
 
-		rec->start = GPU(x->start);
-		rec->saw_ret = (int32_t)(x->words[0] - x->seq) >= 0 ? GPU(now) : 0;
-		rec->saw_rel = GPU(now);
-		rec->end = GPU(now + (next ? 0 : 20000));
-		rec->last = GPU(now);
-		rec->reason = next ? 4 : 1;
-		__atomic_store_n(&rec->seq, x->seq, __ATOMIC_RELEASE);
-		x->rec = NULL;
+	if (r.rec) {
+		r.rec->start = GPU(r.start);
+		r.rec->saw_ret = saw_ret ? GPU(saw_ret) : 0;
+		r.rec->saw_rel = saw_rel ? GPU(saw_rel) : 0;
+		r.rec->end = GPU(end);
+		r.rec->last = last ? GPU(last) : 0;
+		r.rec->reason = why;
+		__atomic_store_n(&r.rec->seq, r.seq, __ATOMIC_RELEASE);
 	}
+	if (why == 3)
+		x->capped = r.seq;
+	memmove(&x->run[0], &x->run[1], (size_t)--x->runs * sizeof(x->run[0]));
+	__atomic_store_n(&queued, queued - 1, __ATOMIC_RELAXED);
+	if (x->runs && x->run[0].start < end)
+		x->run[0].start = end;
+}
+
+/* What GPU x's bridges did by now, as the GPU runs them one after the other (under runs_lock):
+ * the first one, not released when its cap came (start + cap), ended then (reason 3), and the
+ * GPU switched away from the context; with releases, one the host released ended at now (or at
+ * its start, if later: it saw the release as it started), at once where another is queued
+ * behind it or being queued (queuing: the release just made by the next bridge's wait; the shim
+ * says so in w[7] within the margin: reason 4), else after the margin (reason 1). */
+static void bridge_settle(struct fbridge *x, uint64_t now, int releases, int queuing)
+{
+	while (x->runs) {
+		const struct frun *r = &x->run[0];
+		uint64_t t = r->start > now ? r->start : now;
+		if (reached(r->w, 1, r->seq)) {
+			if (!releases)
+				return;
+			int next = queuing || x->runs > 1 || reached(r->w, 7, r->seq);
+			run_end(x, t + (next ? 0 : 20000), next ? 4 : 1, reached(r->w, 0, r->seq) ? t : 0, t, t);
+		} else if (now >= r->start + r->cap) {
+			run_end(x, r->start + r->cap, 3, 0, 0, 0);
+		} else {
+			return;
+		}
+	}
+}
+
+/* An API call's callbacks begin (its entry's or its return's): each GPU's bridges that reached
+ * their cap unreleased ended there (the host releases a bridge in a callback, after this look:
+ * one the host releases later ran to its cap all the same). */
+INTERNAL void fake_bridge_look(void)
+{
+	uint64_t now;
+
+	if (!__atomic_load_n(&queued, __ATOMIC_RELAXED))
+		return;
+	now = fake_ns();
+	pthread_mutex_lock(&runs_lock);
+	for (int d = 0; d < BRIDGE_DEVICES; d++)
+		bridge_settle(&bridges[d], now, 0, 0);
+	pthread_mutex_unlock(&runs_lock);
+}
+
+/* A forked child: the parent's GPU work is not its own (its bridges end in the parent). */
+static void runs_forget(void)
+{
+	pthread_mutex_init(&runs_lock, NULL);
+	for (int d = 0; d < BRIDGE_DEVICES; d++)
+		bridges[d].runs = 0;
+	queued = 0;
+}
+
+__attribute__((constructor)) static void runs_at_fork(void)
+{
+	pthread_atfork(NULL, NULL, runs_forget);
 }
 
 /* The last bridge launched on this GPU when this thread's launch began: its log line names that
@@ -137,19 +214,24 @@ INTERNAL void fake_bridge_app_launch(void)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
 	struct fbridge *x = bridge_here();
+	const char *extra = NULL;
 	FILE *log;
 
-	bridge_end_if_released(x, 0);
-	/* FAKECUDA_DRY_US=N: the first launch of a step that finds its bridge released makes its
-	 * stream N us later, as the GPU's switches to a lower task and back do where the host is
-	 * slower than its kernels; FAKECUDA_HELD_US=N the same for one that finds it held (a step
-	 * whose kernels wait for its host). */
+	/* FAKECUDA_DRY_US=N: the first launch of a step that finds its bridge released, or ended
+	 * at its cap, makes its stream N us later, as the GPU's switches to a lower task and back do
+	 * where the host is slower than its kernels; FAKECUDA_HELD_US=N the same for one that finds
+	 * it held (a step whose kernels wait for its host). */
+	pthread_mutex_lock(&runs_lock);
+	bridge_settle(x, fake_ns(), 1, 0);
 	if (x->words && x->seq != x->dry_seq) {
-		const char *extra = getenv((int32_t)(x->words[1] - x->seq) >= 0 ? "FAKECUDA_DRY_US" : "FAKECUDA_HELD_US");
-		char *end;
-		unsigned long us = extra ? strtoul(extra, &end, 10) : 0;
+		extra = getenv(reached(x->words, 1, x->seq) || x->capped == x->seq ? "FAKECUDA_DRY_US" : "FAKECUDA_HELD_US");
 		x->dry_seq = x->seq;
-		if (extra && *extra && !*end && us <= 10000000)
+	}
+	pthread_mutex_unlock(&runs_lock);
+	if (extra && *extra) {
+		char *end;
+		unsigned long us = strtoul(extra, &end, 10);
+		if (!*end && us <= 10000000)
 			fake_stream_dry((uint64_t)us * 1000);
 	}
 	if (!x->words || !path || !(log = fopen(path, "a")))
@@ -160,14 +242,14 @@ INTERNAL void fake_bridge_app_launch(void)
 	fclose(log);
 }
 
-INTERNAL void fake_bridge_waiting(void)
+INTERNAL void fake_bridge_waiting(int look)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
 	FILE *log;
 
 	if (!path || !(log = fopen(path, "a")))
 		return;
-	fprintf(log, "wait pid=%ld dev=%d bridges=", (long)getpid(), fake_device());
+	fprintf(log, "%s pid=%ld dev=%d bridges=", look ? "look" : "wait", (long)getpid(), fake_device());
 	for (int d = 0; d < BRIDGE_DEVICES; d++)
 		if (bridges[d].words)
 			fprintf(log, "%d:%u/%u/%u,", d, bridges[d].seq, bridges[d].words[1], (unsigned)(bridges[d].words[5] != 0));
@@ -175,35 +257,18 @@ INTERNAL void fake_bridge_waiting(void)
 	fclose(log);
 }
 
-/* FAKECUDA_BRIDGE_BESIDE=N: as a GPU that runs the bridge (a kernel of another stream) beside the
- * step's last kernel once that one's blocks are placed, at every Nth context synchronisation:
- * unreleased, unreturned for its cap (5 ms) since its start, it ended at its cap (reason 3)
- * then, before the wait returns. */
-INTERNAL void fake_bridge_capped(void)
-{
-	struct fbridge *x = bridge_here();
-	struct bridge_rec *rec = x->rec;
-	uint64_t end = x->start + 5000000;
-
-	if (!rec || !x->words || (int32_t)(x->words[1] - x->seq) >= 0 || fake_ns() < end)
-		return;
-	*rec = (struct bridge_rec){.start = GPU(x->start), .end = GPU(end), .last = GPU(end), .reason = 3};
-	__atomic_store_n(&rec->seq, x->seq, __ATOMIC_RELEASE);
-	x->rec = NULL;
-}
-
 /* A context synchronisation took this GPU's last bridge in (FAKECUDA_CTXSYNC_US): unreleased, it
- * ran to its cap and writes its record (reason 3: the cap) before the wait returns. */
+ * ran to its cap, the wait with it, and writes its record (reason 3: the cap) as the wait
+ * returns. */
 INTERNAL void fake_bridge_taken_in(void)
 {
 	struct fbridge *x = bridge_here();
-	struct bridge_rec *rec = x->rec;
 
-	if (!rec || !x->words || (int32_t)(x->words[1] - x->seq) >= 0)
-		return;
-	*rec = (struct bridge_rec){.start = GPU(x->start), .end = GPU(fake_ns()), .last = GPU(fake_ns()), .reason = 3};
-	__atomic_store_n(&rec->seq, x->seq, __ATOMIC_RELEASE);
-	x->rec = NULL;
+	pthread_mutex_lock(&runs_lock);
+	/* (the first of its run: the wait's start released the ones before it) */
+	if (x->runs && x->run[0].seq == x->seq && !reached(x->run[0].w, 1, x->seq))
+		run_end(x, fake_ns(), 3, 0, 0, 0);
+	pthread_mutex_unlock(&runs_lock);
 }
 
 /* A graph replay: between its API callbacks (after 0: the words as the host wrote them by then,
@@ -285,6 +350,44 @@ __attribute__((destructor)) static void bridge_at_teardown(void)
 	}
 }
 
+/* FAKECUDA_BRIDGE_BESIDE=N: the bridge launched now is one of every Nth, which starts at once. */
+static int bridge_beside(void)
+{
+	static unsigned long launched;
+	const char *every = getenv("FAKECUDA_BRIDGE_BESIDE");
+	unsigned long n = every && *every ? strtoul(every, NULL, 10) : 0;
+	unsigned long k = __atomic_add_fetch(&launched, 1, __ATOMIC_RELAXED);
+
+	return every && *every && k % (n ? n : 1) == 0;
+}
+
+/* Bridge kernel launch (w, seq, cap, linger, margin, span, replay, trace, late, hspan) queued on
+ * GPU x, behind the ones that have not ended: it starts once the work queued before it is done,
+ * or (FAKECUDA_BRIDGE_BESIDE) at once, beside the step's last kernel once that one's blocks are
+ * placed, and not before the bridge before it ended. */
+static void bridge_queue(struct fbridge *x, void **params)
+{
+	uint64_t now = fake_ns(), ahead = fake_context_done_at();
+	struct frun r = {(const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0], *(uint32_t *)params[1],
+			 params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL, now, *(uint64_t *)params[2]};
+
+	if (!bridge_beside() && ahead > now)
+		r.start = ahead;
+	pthread_mutex_lock(&runs_lock);
+	bridge_settle(x, now, 1, 1);
+	if (x->runs == RUNS) { /* (more than the shim queues: the oldest forgotten, unrecorded) */
+		memmove(&x->run[0], &x->run[1], (RUNS - 1) * sizeof(x->run[0]));
+		x->runs--;
+		__atomic_store_n(&queued, queued - 1, __ATOMIC_RELAXED);
+	}
+	x->run[x->runs++] = r;
+	__atomic_store_n(&queued, queued + 1, __ATOMIC_RELAXED);
+	x->words = r.w;
+	x->seq = r.seq;
+	x->capped = 0;
+	pthread_mutex_unlock(&runs_lock);
+}
+
 INTERNAL void fake_run_bridge(const void *f, void **params)
 {
 	const char *path = getenv("FAKECUDA_BRIDGE_LOG");
@@ -302,14 +405,8 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 		nanosleep(&t, NULL);
 		__atomic_sub_fetch(&bridge_launching, 1, __ATOMIC_ACQ_REL);
 	}
-	if (f == &x->function) { /* (..., trace) */
-		bridge_end_if_released(x, 1);
-		x->rec = params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL;
-		/* It starts once the work queued before it is done (FAKECUDA_BRIDGE_BESIDE: at once,
-		 * beside the step's last kernel). */
-		uint64_t now = fake_ns(), ahead = fake_context_done_at();
-		x->start = getenv("FAKECUDA_BRIDGE_BESIDE") || ahead < now ? now : ahead;
-	}
+	if (f == &x->function)
+		bridge_queue(x, params);
 	if (!path || !(log = fopen(path, "a")))
 		return;
 	if (f == &x->copy) {
@@ -324,8 +421,6 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 		/* (w, seq, cap, linger, margin, span, replay, trace, late, hspan): the words as the
 		 * host wrote them until now. */
 		const volatile uint32_t *w = (const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0];
-		x->words = w;
-		x->seq = *(uint32_t *)params[1];
 		fprintf(log, "bridge pid=%ld seq=%u cap_ns=%llu linger_ns=%llu margin_ns=%llu span_ns=%llu replay=%u "
 			     "returned=%u released=%u late_ns=%llu pending=%u hspan_ns=%llu calls=%u tid=%ld dev=%d\n",
 			(long)getpid(), *(uint32_t *)params[1], (unsigned long long)*(uint64_t *)params[2],

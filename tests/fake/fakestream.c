@@ -297,6 +297,7 @@ static CUresult event_query(void *ev)
 
 	if (i < 0)
 		return event_refused(i);
+	fake_bridge_waiting(1);
 	return now_ns() >= events[i].done_at ? 0 : NVT_CUDA_ERROR_NOT_READY;
 }
 
@@ -340,7 +341,7 @@ API CUresult cuEventDestroy_v2(void *hEvent)
 
 static CUresult stream_sync(const void *stream)
 {
-	fake_bridge_waiting();
+	fake_bridge_waiting(0);
 	sleep_until(stream_done_at(stream));
 	return 0;
 }
@@ -357,33 +358,36 @@ API CUresult cuStreamSynchronize_ptsz(void *hStream)
 	CALL(NVT_CBID_cuStreamSynchronize_ptsz, stream_sync(PTSZ(a.hStream)));
 }
 
+static CUresult stream_query(const void *stream)
+{
+	fake_bridge_waiting(1);
+	return now_ns() >= stream_done_at(stream) ? 0 : NVT_CUDA_ERROR_NOT_READY;
+}
+
 API CUresult cuStreamQuery(void *hStream)
 {
 	struct { void *hStream; } a = {hStream};
-	CALL(NVT_CBID_cuStreamQuery, now_ns() >= stream_done_at(a.hStream) ? 0 : NVT_CUDA_ERROR_NOT_READY);
+	CALL(NVT_CBID_cuStreamQuery, stream_query(a.hStream));
 }
 
 API CUresult cuStreamQuery_ptsz(void *hStream)
 {
 	struct { void *hStream; } a = {hStream};
-	CALL(NVT_CBID_cuStreamQuery_ptsz, now_ns() >= stream_done_at(PTSZ(a.hStream)) ? 0 : NVT_CUDA_ERROR_NOT_READY);
+	CALL(NVT_CBID_cuStreamQuery_ptsz, stream_query(PTSZ(a.hStream)));
 }
 
 /* The work queued before the call began (after its callbacks): not what another thread queues
- * after (H100, docs/hardware-facts.md); FAKECUDA_BRIDGE_BESIDE: fake_bridge_capped. FAKECUDA_CTXSYNC_US=N: each lasts N us more, as one that
+ * after (H100, docs/hardware-facts.md). FAKECUDA_CTXSYNC_US=N: each lasts N us more, as one that
  * took in a bridge queued too soon would, until the bridge's cap (the bridge then ends, its
  * record written); the first M of the process only with FAKECUDA_CTXSYNC_FIRST=M. */
 static CUresult ctx_sync(void)
 {
 	static unsigned long calls;
 	const char *more = getenv("FAKECUDA_CTXSYNC_US"), *first = getenv("FAKECUDA_CTXSYNC_FIRST");
-	const char *beside = getenv("FAKECUDA_BRIDGE_BESIDE");
 	unsigned long call = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
 
-	fake_bridge_waiting();
+	fake_bridge_waiting(0);
 	sleep_until(all_done_at());
-	if (beside && *beside && call % (strtoul(beside, NULL, 10) ? strtoul(beside, NULL, 10) : 1) == 0)
-		fake_bridge_capped();
 	if (more && *more && (!first || !*first || call <= strtoul(first, NULL, 10))) {
 		sleep_until(now_ns() + (uint64_t)strtoul(more, NULL, 10) * 1000);
 		fake_bridge_taken_in();
