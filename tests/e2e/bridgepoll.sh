@@ -121,6 +121,66 @@ t_bridge_sleeping_poll_loop() {
 	eq "$(bridges)" 0 "bridges of a loop whose looks come 3 ms apart"
 }
 
+# A loop that sleeps about a step's time once, then looks often (1.5 ms, then 100 us; steps of
+# 4 ms), each bridge beside the step's last kernel (FAKECUDA_BRIDGE_BESIDE=1: it starts at once):
+# the tentative bridge of its first look ends at its cap, 900 us after its start and unreleased,
+# before the second look's "not ready" makes the wait full (the GPU switches away from the
+# context meanwhile, as an H100's does). The bridge that makes it full is queued all the same and
+# runs once the first ended, until the wait returned and the next launch released it; nothing
+# hangs, and every bridge but the last (whose wait returned: it ends at its linger) ended.
+t_bridge_tentative_capped_before_full() {
+	local f steps out full
+	rm -f "$WORK/bridge.log"
+	FAKECUDA_BRIDGE_BESIDE=1 FAKECUDA_KERNEL_US=2000 PRIOAPP_POLL=1 PRIOAPP_POLL_FIRST_US=1500 PRIOAPP_POLL_US=100 \
+		NVTASKSET_BRIDGE_HOLD=0 NVTASKSET_BRIDGE_DEBUG=1 NVTASKSET_BRIDGE_TRACE=$WORK/tc STEPS_LAUNCHES=60 \
+		steps_app capped --priority high
+	f=$(find "$WORK" -maxdepth 1 -name 'tc.*')
+	[ "$(wc -l <<<"$f")" = 1 ] && [ -s "$f" ] || die "trace files: $f"
+	steps=$(($(grep -c '^launch' "$WORK/capped.log") / 2))
+	# (GPU times are over 10^18: awk's doubles hold their differences only digit group by group)
+	out=$(awk 'function ns(a, b, la, lb) { la = length(a); lb = length(b); if (la < 13 || lb != la) return b - a
+			return (substr(b, 1, lb - 12) - substr(a, 1, la - 12)) * 1e12 + (substr(b, lb - 11) - substr(a, la - 11)) }
+		FNR == NR { if ($1 == "bridge") { split($3, q, "="); split($4, c, "="); split($10, r, "=")
+			cap[q[2]] = c[2]; released[q[2]] = r[2] } next }
+		$1 == "bridge" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			s = v["seq"]; end[s] = v["end"]; start[s] = v["start"]; stop[s] = v["stop"]; ret[s] = v["ret"]
+			wait[s] = v["wait"]; rel[s] = v["rel"]; sret[s] = v["saw_ret"]; srel[s] = v["saw_rel"]; if (s > n) n = s }
+		END { for (s = 1; s <= n; s++) {
+			if (s < n && end[s] == "none") print "not ended: seq " s
+			# (made full: the next seq, of the whole cap, queued before its release)
+			if (cap[s] != 900000 || cap[s + 1] != 50000000 || released[s + 1] != s - 1) continue
+			pairs++
+			f = s + 1
+			if (end[s] != "cap" || ns(start[s], stop[s]) != 900000 || srel[s] != 0)
+				print "tentative " s ": end=" end[s] " after " ns(start[s], stop[s]) " ns, saw_rel=" srel[s]
+			else if (f < n && ns(stop[s], start[f]) < 0)
+				print "made full " f ": started " ns(stop[s], start[f]) " ns after " s " ended"
+			# (at its cap only where the host released it 50 ms after it was queued or later: a
+			# busy machine that stalled the loop)
+			else if (f < n && end[f] == "cap" && (ns(start[f], stop[f]) != 50000000 || (rel[f] && rel[f] - wait[f] < 50000000)))
+				print "made full " f ": end=cap after " ns(start[f], stop[f]) " ns, released " rel[f] - wait[f] " ns after queued"
+			else if (f < n && end[f] != "cap" && (end[f] != "released" || !(sret[f] > 0) || ns(sret[f], srel[f]) < 0))
+				print "made full " f ": end=" end[f] " saw_ret=" sret[f] " saw_rel=" srel[f]
+		}
+		if (!(ret[n] > 0)) print "the last wait did not return: seq " n
+		print "pairs " pairs + 0 }' "$WORK/bridge.log" "$f")
+	eq "$(grep -v '^pairs ' <<<"$out")" "" "tentative bridges ended at their cap, then made full"
+	full=${out##*pairs }
+	[ $((full * 3)) -gt "$steps" ] || die "$full tentative bridges made full after their cap for $steps steps"
+	has "$(cat "$WORK/capped.err")" "; $full tentative polled waits made full"
+	has "$(cat "$WORK/capped.err")" " $(grep -c 'end=cap' "$f") at the cap,"
+	eq "$(bridge_words "$WORK/bridge.log")" "" "bridge lines"
+	# Every look after a bridge made full, up to the next launch (the look that found the step
+	# done among them), found it the last bridge, unreleased.
+	out=$(awk '$1 == "bridge" { split($3, q, "="); split($4, c, "="); split($10, r, "=")
+			full = c[2] == 50000000 && cap == 900000 && r[2] == q[2] - 2; seq = q[2]; cap = c[2]; made += full }
+		$1 == "app" { full = 0 }
+		$1 == "look" && full { looks++; split(substr($4, 9), f, "[:/,]")
+			if (f[2] != seq || f[3] >= seq) print "released before its wait returned: " $0 }
+		END { if (looks < made) print looks + 0 " looks after " made + 0 " bridges made full" }' "$WORK/bridge.log")
+	eq "$out" "" "looks while a bridge made full holds"
+}
+
 # A thread whose current context changes between its looks (device 1's at every other look, the
 # event device 0's; steps of 2 ms, so that its waits are made full, or begun full at a second
 # look, even where a busy machine's sleeps run long): a bridge is queued only in the context it

@@ -24,10 +24,12 @@ static void callback_done(void *stream, int status, void *flag)
 	__atomic_store_n((int *)flag, status ? -1 : 1, __ATOMIC_RELEASE);
 }
 
-/* The pause between two looks of a polling loop: PRIOAPP_POLL_US, or 50 us. */
-static long poll_us(void)
+/* The pause after look n (0: the first) of a polling loop: PRIOAPP_POLL_US, or 50 us; after the
+ * first, PRIOAPP_POLL_FIRST_US where set (a loop that sleeps about a step's time once, then
+ * looks often). */
+static long poll_us(int n)
 {
-	const char *v = getenv("PRIOAPP_POLL_US");
+	const char *v = getenv(n == 0 && getenv("PRIOAPP_POLL_FIRST_US") ? "PRIOAPP_POLL_FIRST_US" : "PRIOAPP_POLL_US");
 	char *end;
 	long us = v ? strtol(v, &end, 10) : 50;
 
@@ -37,10 +39,10 @@ static long poll_us(void)
 /* Polls event ev until a query answers success: 0, or 1 if a query failed. */
 static int poll_event(void *ev)
 {
-	int rc;
+	int rc, n = 0;
 
 	while ((rc = cuEventQuery(ev)) == NVT_CUDA_ERROR_NOT_READY)
-		pause_us(poll_us());
+		pause_us(poll_us(n++));
 	return rc != 0;
 }
 
@@ -55,7 +57,7 @@ static int poll_two(void *ev0)
 {
 	static void *ctx1, *ev1;
 	void *ctx0;
-	int rc, done[2] = {0, 0};
+	int rc, n = 0, done[2] = {0, 0};
 
 	if (cuCtxGetCurrent(&ctx0) || (!ctx1 && cuDevicePrimaryCtxRetain(&ctx1, 1)) || cuCtxSetCurrent(ctx1) ||
 	    (!ev1 && cuEventCreate(&ev1, NVT_CU_EVENT_DISABLE_TIMING)) ||
@@ -72,7 +74,7 @@ static int poll_two(void *ev0)
 				return 1;
 			done[d] = rc == 0;
 		}
-		pause_us(poll_us());
+		pause_us(poll_us(n++));
 	}
 	return cuCtxSetCurrent(ctx0) != 0;
 }
@@ -88,7 +90,7 @@ static int poll_swapping(void *ev)
 	if (cuCtxGetCurrent(&ctx0) || (!ctx1 && cuDevicePrimaryCtxRetain(&ctx1, 1)))
 		return 1;
 	while ((rc = cuEventQuery(ev)) == NVT_CUDA_ERROR_NOT_READY) {
-		pause_us(poll_us());
+		pause_us(poll_us(i));
 		if (cuCtxSetCurrent(++i % 2 ? ctx1 : ctx0))
 			return 1;
 	}
@@ -101,11 +103,11 @@ int poll_wait(const char *form)
 	static void *ev;
 	pthread_t poller;
 	void *failed;
-	int rc;
+	int rc, n = 0;
 
 	if (!strcmp(form, "stream")) {
 		while ((rc = cuStreamQuery(NULL)) == NVT_CUDA_ERROR_NOT_READY)
-			pause_us(poll_us());
+			pause_us(poll_us(n++));
 		return rc != 0;
 	}
 	if (!ev && cuEventCreate(&ev, NVT_CU_EVENT_DISABLE_TIMING))
@@ -129,7 +131,7 @@ int poll_wait(const char *form)
 		return failed != NULL;
 	}
 	while ((rc = cuEventQuery(ev)) == NVT_CUDA_ERROR_NOT_READY) {
-		pause_us(poll_us());
+		pause_us(poll_us(n++));
 		if (!strcmp(form, "rerecord") && cuEventRecord(ev, NULL))
 			return 1;
 	}
