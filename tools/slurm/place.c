@@ -60,10 +60,13 @@ static int job_partition(const char *base, uint32_t job, struct holder *out)
 
 	for (int i = 0; i < n && found < 0; i++) {
 		struct nvt_seg_handle h;
-		if (pids[i] == getpid() || nvt_slurmproc_stepd(pids[i], &out->step) ||
-		    out->step.job != job || nvt_seg_open(base, pids[i], 0, &h))
+		if (pids[i] == getpid() || nvt_seg_open(base, pids[i], 0, &h))
 			continue;
-		if (h.owner != 0 || h.task_uid != 0 || !same_program(pids[i])) {
+		/* Root's segments only, before the process's title is read: the title is in its
+		 * memory, which a user's process can back by a file that never answers (FUSE),
+		 * stalling every step launch on the node. */
+		if (h.owner != 0 || h.task_uid != 0 || nvt_slurmproc_stepd(pids[i], &out->step) ||
+		    out->step.job != job || !same_program(pids[i])) {
 			nvt_seg_close(&h);
 			continue; /* a title anybody can take */
 		}
