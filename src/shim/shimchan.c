@@ -14,7 +14,14 @@
  * not hold; rewriting libcuda's call was enough: H200, driver 580,
  * docs/hardware-facts.md; the later of two sets is the one the module keeps).
  * The controls go through the descriptor libcuda allocated the object with,
- * on handles of its own client: only this process's own objects. A group's
+ * on handles of its own client: only this process's own objects. The shim
+ * does not follow close(2): before each control of its own it checks that
+ * the descriptor still names the file the object was made on (its device,
+ * inode and node, fstat'd at the allocation); one that names another file
+ * (the number reused after a close) gets no control, and the objects made on
+ * it are forgotten, as the driver frees a file's objects when it is closed.
+ * Another open of the driver's own node on that number is the same file to
+ * fstat: there the control names handles of a client of the closed file. A group's
  * GPU is its subdevice's UUID (GET_GID_INFO). Every other ioctl goes on
  * untouched, and nothing here runs until shimpreempt.c asks for a timeslice.
  * The hook reads nothing the kernel has not read first: each request goes to
@@ -37,6 +44,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -51,6 +59,8 @@
 
 struct rm_obj {
 	int fd;
+	dev_t dev, rdev;  /* the file fd named at the allocation (fstat) */
+	ino_t ino;
 	uint32_t client, handle, parent, cls;
 	int gpu;         /* groups: index in rm.gpu; -1: not yet known */
 	uint8_t uuid[16]; /* subdevices: their GPU, once asked */
@@ -99,11 +109,26 @@ __attribute__((constructor)) static void find_next_ioctl(void)
 	__atomic_store_n(&rm.next, (ioctl_fn)dlsym(RTLD_NEXT, "ioctl"), __ATOMIC_RELEASE);
 }
 
-/* Issues control cmd on object o through o's descriptor. Returns its status (~0: the ioctl failed). */
+/* A control's answer where o's descriptor names another file now: none was issued. */
+#define RM_CLOSED 0xfffffffeu
+
+/* 1 if descriptor fd names the file an object was made on (dev, ino, rdev). */
+static int same_file(int fd, dev_t dev, ino_t ino, dev_t rdev)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino && st.st_rdev == rdev;
+}
+
+/* Issues control cmd on object o through o's descriptor. Returns its status (~0: the ioctl
+ * failed; RM_CLOSED: the descriptor names another file than o was made on, and nothing was
+ * issued). */
 static uint32_t control(const struct rm_obj *o, uint32_t cmd, void *params, uint32_t size)
 {
 	struct nvrm_control c = {o->client, o->handle, cmd, 0, (uint64_t)(uintptr_t)params, size, 0};
 
+	if (!same_file(o->fd, o->dev, o->ino, o->rdev))
+		return RM_CLOSED;
 	if (next_ioctl(o->fd, _IOWR(NVRM_IOCTL_MAGIC, NVRM_ESC_CONTROL, struct nvrm_control),
 		       (unsigned long)&c))
 		return ~0u;
@@ -116,6 +141,46 @@ static struct rm_obj *find(uint32_t client, uint32_t handle)
 		if (rm.obj[i].client == client && rm.obj[i].handle == handle)
 			return &rm.obj[i];
 	return NULL;
+}
+
+/* An object's class once it is gone: drop_gone removes it. */
+#define GONE ~0u
+
+/* Removes the objects marked GONE and every object under one (in the table's order kept). */
+static void drop_gone(void)
+{
+	int removed = 0, kept = 0;
+
+	for (int i = 0; i < rm.n_obj && !removed; i++)
+		removed = rm.obj[i].cls == GONE;
+	if (!removed)
+		return; /* (one look: an allocation's usual case) */
+	do {
+		removed = 0;
+		for (int i = 0; i < rm.n_obj; i++) {
+			struct rm_obj *p = find(rm.obj[i].client, rm.obj[i].parent);
+			if (rm.obj[i].cls != GONE && p && p->cls == GONE)
+				rm.obj[i].cls = GONE, removed = 1;
+		}
+	} while (removed);
+	for (int i = 0; i < rm.n_obj; i++)
+		if (rm.obj[i].cls != GONE)
+			rm.obj[kept++] = rm.obj[i];
+	rm.n_obj = kept;
+}
+
+/* o's descriptor names another file now: the file o was made on was closed, and the driver freed
+ * what was made on it. Marks those objects GONE (drop_gone removes them). */
+static void closed_under(const struct rm_obj *o)
+{
+	int fd = o->fd;
+	dev_t dev = o->dev, rdev = o->rdev;
+	ino_t ino = o->ino;
+
+	for (int i = 0; i < rm.n_obj; i++)
+		if (rm.obj[i].fd == fd && rm.obj[i].dev == dev && rm.obj[i].ino == ino &&
+		    rm.obj[i].rdev == rdev)
+			rm.obj[i].cls = GONE;
 }
 
 /* The channel group object o is or belongs to (a channel's parent), or NULL. */
@@ -159,13 +224,14 @@ static int gpu_of_parent(uint32_t client, uint32_t parent)
 			sub = &rm.obj[i];
 	if (sub && !sub->asked) {
 		struct nvrm_gid_info gid;
+		uint32_t status;
 		memset(&gid, 0, sizeof(gid));
 		gid.flags = NVRM_GID_BINARY;
-		sub->asked = control(sub, NVRM_SUBDEVICE_GET_GID_INFO, &gid, sizeof(gid)) == NVRM_OK &&
-					     gid.length == 16
-				     ? 1
-				     : -1;
-		if (sub->asked > 0)
+		status = control(sub, NVRM_SUBDEVICE_GET_GID_INFO, &gid, sizeof(gid));
+		sub->asked = status == NVRM_OK && gid.length == 16 ? 1 : -1;
+		if (status == RM_CLOSED)
+			closed_under(sub);
+		else if (sub->asked > 0)
 			memcpy(sub->uuid, gid.data, 16);
 	}
 	i = gpu_index(sub && sub->asked > 0 ? sub->uuid : no_uuid, 1);
@@ -177,7 +243,8 @@ static int gpu_of_parent(uint32_t client, uint32_t parent)
 	return i;
 }
 
-/* Gives group t its GPU's timeslice, and reads the driver's record back. Returns the status. */
+/* Gives group t its GPU's timeslice, and reads the driver's record back. Returns the status
+ * (RM_CLOSED: t's file was closed, t and what was made with it are marked GONE). */
 static uint32_t set_timeslice(struct rm_obj *t)
 {
 	struct rm_gpu *g = &rm.gpu[t->gpu];
@@ -189,6 +256,10 @@ static uint32_t set_timeslice(struct rm_obj *t)
 	status = control(t, NVRM_TSG_SET_TIMESLICE, &ts, sizeof(ts));
 	if (status == NVRM_OK)
 		status = control(t, NVRM_TSG_GET_TIMESLICE, &back, sizeof(back));
+	if (status == RM_CLOSED) {
+		closed_under(t);
+		return status;
+	}
 	if (status == NVRM_OK && back.timeslice_us != ts.timeslice_us)
 		status = NVRM_ERR_NOT_SUPPORTED; /* the driver kept another value */
 	if (status != NVRM_OK)
@@ -202,6 +273,7 @@ static void on_alloc(int fd, const void *arg, unsigned size)
 {
 	uint32_t root, parent, object, cls, status;
 	struct rm_obj *o;
+	struct stat st;
 
 	if (size == sizeof(struct nvrm_alloc64)) {
 		const struct nvrm_alloc64 *a = arg;
@@ -215,18 +287,22 @@ static void on_alloc(int fd, const void *arg, unsigned size)
 	if (status != NVRM_OK || (cls != NVRM_CLASS_DEVICE && cls != NVRM_CLASS_SUBDEVICE &&
 				  cls != NVRM_CLASS_CHANNEL_GROUP && !nvrm_is_channel_class(cls)))
 		return;
+	if (fstat(fd, &st))
+		return; /* (a descriptor the kernel just answered on) */
 	pthread_mutex_lock(&rm.lock);
 	if (rm.n_obj == RM_OBJECTS && cls == NVRM_CLASS_CHANNEL_GROUP && shim_first_time(WARN_PREEMPT))
 		shim_warn("too many driver objects to follow: this task's newer channel groups keep the "
 			  "driver's timeslice");
 	if (rm.n_obj < RM_OBJECTS && !find(root, object)) {
 		o = &rm.obj[rm.n_obj++];
-		*o = (struct rm_obj){.fd = fd, .client = root, .handle = object, .parent = parent,
-				     .cls = cls, .gpu = -1};
+		*o = (struct rm_obj){.fd = fd, .dev = st.st_dev, .rdev = st.st_rdev, .ino = st.st_ino,
+				     .client = root, .handle = object, .parent = parent, .cls = cls,
+				     .gpu = -1};
 		if (cls == NVRM_CLASS_CHANNEL_GROUP && (o->gpu = gpu_of_parent(root, parent)) >= 0)
 			set_timeslice(o);
 		else if (cls == NVRM_CLASS_CHANNEL_GROUP)
 			rm.n_obj--; /* no room for its GPU: not followed */
+		drop_gone();
 	}
 	pthread_mutex_unlock(&rm.lock);
 }
@@ -234,28 +310,11 @@ static void on_alloc(int fd, const void *arg, unsigned size)
 /* Forgets object handle of client and everything under it (a client: all of its objects). */
 static void on_free(uint32_t client, uint32_t handle)
 {
-	int removed;
-
 	pthread_mutex_lock(&rm.lock);
 	for (int i = 0; i < rm.n_obj; i++)
 		if (rm.obj[i].client == client && (rm.obj[i].handle == handle || handle == client))
-			rm.obj[i].cls = ~0u;
-	do {
-		removed = 0;
-		for (int i = 0; i < rm.n_obj; i++) {
-			struct rm_obj *p = find(client, rm.obj[i].parent);
-			if (rm.obj[i].cls != ~0u && p && p->cls == ~0u)
-				rm.obj[i].cls = ~0u, removed = 1;
-		}
-	} while (removed);
-	for (int i = 0, kept = 0; i <= rm.n_obj; i++) {
-		if (i == rm.n_obj) {
-			rm.n_obj = kept;
-			break;
-		}
-		if (rm.obj[i].cls != ~0u)
-			rm.obj[kept++] = rm.obj[i];
-	}
+			rm.obj[i].cls = GONE;
+	drop_gone();
 	pthread_mutex_unlock(&rm.lock);
 }
 
@@ -289,8 +348,8 @@ static void after_control(int fd, const struct nvrm_control *c)
 	if (c->status != NVRM_OK || !is_group_command(c->cmd))
 		return;
 	pthread_mutex_lock(&rm.lock);
-	if ((t = group_of(c->client, c->object)) && t->fd == fd)
-		set_timeslice(t);
+	if ((t = group_of(c->client, c->object)) && t->fd == fd && set_timeslice(t) == RM_CLOSED)
+		drop_gone();
 	pthread_mutex_unlock(&rm.lock);
 }
 
@@ -342,11 +401,15 @@ int shim_chan_timeslice(const uint8_t uuid[16], uint32_t timeslice_us)
 	__atomic_store_n(&rm.on, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < rm.n_obj; i++) {
 		struct rm_obj *t = &rm.obj[i];
+		uint32_t status;
+		/* (a group marked GONE meanwhile is passed over: drop_gone after) */
 		if (t->cls != NVRM_CLASS_CHANNEL_GROUP || (uuid ? t->gpu != g : rm.gpu[t->gpu].want))
 			continue;
-		failed |= set_timeslice(t) != NVRM_OK;
-		n++;
+		status = set_timeslice(t);
+		failed |= status != NVRM_OK && status != RM_CLOSED;
+		n += status != RM_CLOSED;
 	}
+	drop_gone();
 	pthread_mutex_unlock(&rm.lock);
 	return failed ? -1 : n;
 }

@@ -392,6 +392,29 @@ t_preempt_reset_forgets_freed_groups() {
 	hasnt "$(cat "$WORK/rs.err")" "nvtaskset:"
 }
 
+# A program that closes the driver's descriptor (one it did not open) and opens another file on
+# its number: the shim, asked for another timeslice, sends no control to that file (the fake
+# kernel logs an RM request on another file), and forgets the groups made on the closed one.
+t_preempt_closed_descriptor_gets_no_control() {
+	local out rc
+	rm_env
+	"$NVT" --no-mps --priority low --yield slice "$APP" reopen "$WORK/ro.stop" "$WORK/ro.state" \
+		>"$WORK/ro.out" 2>"$WORK/ro.err" &
+	PID=$!
+	wait_file "$WORK/ro.state" "0-65"
+	wait_for 10 groups_listed 5 0
+	run_rc out rc "$NVT" -p --priority low --yield slice=40 "$PID"
+	eq "$rc" 0 "-p: $out"
+	# (the shim acted on it: its groups forgotten, or a control that failed)
+	wait_for 10 eval '"$NVT" -l --json | grep -qE "\"channel_groups\":0,|\"driver_status\":[1-9]"'
+	out=$("$NVT" -l --json)
+	stop_loop ro "$PID"
+	hasnt "$(cat "$WORK/rm.log")" "pid=$PID other-file"
+	has "$out" '"channel_groups":0,'
+	eq "$(sets_to "$PID" 40)" 0 "sets to 40 us"
+	hasnt "$(cat "$WORK/ro.err")" "nvtaskset:"
+}
+
 # A forked child that uses CUDA has channel groups of its own, and only those: -p on it sets them,
 # none of its parent's (which are not its own), and its parent's keep theirs.
 t_preempt_forked_child_own_groups() {

@@ -25,6 +25,9 @@
  *   fakeapp reset STOP STATE              launch once, reset the device's primary context
  *                                         (cuDevicePrimaryCtxReset: its driver objects
  *                                         freed), then "loop" in a new one
+ *   fakeapp reopen STOP STATE             launch once, close the fake RM's descriptor and
+ *                                         open /dev/null on its number, then "loop"
+ *                                         (fakeappioctl.c)
  *   fakeapp uuids                         print "DEVICE UUID" for each device
  *   fakeapp cluster N                     one launch in thread-block clusters of N
  *                                         (cuLaunchKernelEx); print it
@@ -776,6 +779,15 @@ int main(int argc, char **argv)
 		launch(&rec);
 		if (p_reset((int)dev))
 			return 1;
+		return loop(argv[2], argv[3]);
+	}
+	if (!strcmp(argv[1], "reopen") && argc == 4) {
+		struct fakecuda_launch rec;
+		launch(&rec);
+		if (rm_reopen_other()) {
+			fprintf(stderr, "fakeapp: reopen: no driver descriptor (FAKECUDA_RM=1)\n");
+			return 2;
+		}
 		return loop(argv[2], argv[3]);
 	}
 	if ((!strcmp(argv[1], "fork-on") && argc == 5) || (!strcmp(argv[1], "spawn-on") && argc == 6))

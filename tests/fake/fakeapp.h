@@ -34,5 +34,8 @@ int graph_main(int argc, char **argv);
 int sms_main(int argc, char **argv);
 /* fakeapp rm-ioctl FORM (fakeappioctl.c), after a launch: returns the exit status. */
 int rm_ioctl_main(const char *form);
+/* fakeapp reopen (fakeappioctl.c): closes the driver's descriptor and opens /dev/null on its
+ * number. Returns 0, or -1 (no descriptor of the driver's, or the number not taken again). */
+int rm_reopen_other(void);
 
 #endif /* FAKEAPP_H */

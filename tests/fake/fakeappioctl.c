@@ -21,6 +21,10 @@
  *                       request, at the end of a page
  *   alloc-fault, free-fault  an allocation and a free whose block is not mapped
  *
+ * fakeapp reopen STOP STATE (rm_reopen_other): after a launch, the driver's descriptor closed
+ * and /dev/null opened on its number (a program that closes a descriptor it did not open, then
+ * opens a file); then "loop".
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
@@ -89,6 +93,18 @@ static void said(const char *form, int rc, uint32_t status)
 	else
 		printf("%s=ok status=%#x\n", form, status);
 	fflush(stdout);
+}
+
+int rm_reopen_other(void)
+{
+	int fd = driver_fd(), other;
+
+	if (fd < 0 || close(fd))
+		return -1;
+	other = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (other >= 0 && other != fd && (dup2(other, fd) != fd || close(other)))
+		return -1;
+	return other < 0 ? -1 : 0;
 }
 
 int rm_ioctl_main(const char *form)

@@ -20,6 +20,8 @@
  *
  *   FAKERM_LOG=FILE     append a line per allocation and per timeslice
  *                       control ("pid=P set-timeslice group=H us=V status=S"),
+ *                       per RM request on a descriptor of another file, which
+ *                       the kernel refuses ("pid=P other-file fd=N nr=0xNR"),
  *                       and at exit each group's final state ("pid=P final
  *                       group=H us=V scheduled=B")
  *   FAKERM_REFUSE=CMD   controls CMD (hex) answer NV_ERR_NOT_SUPPORTED (2080014a:
@@ -288,6 +290,8 @@ __attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, 
 	va_end(ap);
 	if (_IOC_TYPE(request) == NVRM_IOCTL_MAGIC && is_device(fd))
 		return answer(request, (void *)arg);
+	if (_IOC_TYPE(request) == NVRM_IOCTL_MAGIC)
+		say("other-file fd=%d nr=%#x", fd, (unsigned)_IOC_NR(request));
 	if (!next)
 		next = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
 	return next ? next(fd, request, arg) : (int)syscall(SYS_ioctl, fd, request, arg);
