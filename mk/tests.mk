@@ -12,7 +12,7 @@ TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/
 	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_yield $(T)/test_smcount $(T)/test_memlimit $(T)/test_cmdline $(T)/test_slurm $(T)/test_task $(T)/test_admit $(T)/test_gpus $(T)/test_cdi \
 	$(T)/test_promtext $(T)/test_view $(T)/test_segscan $(T)/test_proc $(T)/test_child \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/prioapp $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
-	$(T)/smctrlapp $(T)/demo $(T)/fake/fakerm.so $(T)/fake/stallread.so $(T)/memapp $(FAKE_NOATTR)
+	$(T)/smctrlapp $(T)/demo $(T)/fake/fakerm.so $(T)/fake/stallread.so $(T)/fake/shrinkmapped.so $(T)/memapp $(FAKE_NOATTR)
 
 # The fake driver: devices and launches, the calibration probe, the callback
 # table, CUDA graphs (tests/fake/fakecuda.h).
@@ -39,6 +39,12 @@ $(FAKERM): tests/fake/fakerm.c src/gpu/nvrm.h $(FLAGS)
 # A process whose memory stalls its readers, as seen by a reader it is preloaded into
 # (tests/e2e/observe.sh).
 $(T)/fake/stallread.so: tests/fake/stallread.c $(FLAGS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -fPIC -shared $(LDFLAGS) -o $@ $< -ldl
+
+# A segment's owner who shrinks it just after a writer of hers mapped it, as seen by that writer
+# (tests/e2e/security.sh).
+$(T)/fake/shrinkmapped.so: tests/fake/shrinkmapped.c $(FLAGS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -fPIC -shared $(LDFLAGS) -o $@ $< -ldl
 

@@ -279,6 +279,38 @@ while True:
 	kill "$resizer" "$task"
 }
 
+t_sec_segment_shrunk_under_agent() {
+	# Root's priority agent writes a user's segment through a mapping (under the writer's
+	# lock: it guards her low task beside root's high one). Her truncation of the file just
+	# after the agent mapped it (tests/fake/shrinkmapped.so does it in the agent, at its
+	# first mapping) must not end the agent with SIGBUS: it passes the task over and goes on
+	# with its rounds; once she puts the file back, it writes the task's partition; and it
+	# ends on SIGTERM with status 0.
+	need_users
+	local low hi seg
+	$(as_user 65534) "$NVT" --no-mps --priority low --yield guard -c 9-65 sleep 1000 \
+		>"$WORK/u/shrunk-low.out" 2>&1 &
+	low=$!
+	poll_until 5 has_segment "$low" || die "no segment for $low"
+	seg=$(seg_file "$low")
+	cp "$seg" "$WORK/u/shrunk-low.seg"
+	chmod 644 "$WORK/u/shrunk-low.seg"
+	# (the high task active all along: one launch, then a hold of 10 minutes)
+	start_agent shrunk env LD_PRELOAD="$T/fake/shrinkmapped.so" -- --hold 600000 --guard 4
+	"$NVT" --no-mps --priority high -c 0-8 "$APP" launch-wait 1 "$WORK/shrunk-hi.stop" \
+		>"$WORK/shrunk-hi.out" 2>&1 &
+	hi=$!
+	wait_for 10 grep -q "shrinkmapped: shrank nvtaskset\." "$WORK/shrunk.log"
+	agent_rounds 0 2
+	hasnt "$(cat "$WORK/shrunk.log")" "pid $low slot 0: TPCs"
+	$(as_user 65534) cp "$WORK/u/shrunk-low.seg" "$seg"
+	wait_for 10 grep -q "pid $low slot 0: TPCs 62-65 (guarded)" "$WORK/shrunk.log"
+	touch "$WORK/shrunk-hi.stop"
+	wait "$hi"
+	kill "$low"
+	stop_agent "$AGENT"
+}
+
 # ---- 3. Squatting and leaks ----------------------------------------------------
 
 t_sec_squatted_pids() {
