@@ -607,6 +607,26 @@ t_cdi_hook_config_names_twice() {
 	eq "$(find "$NVTASKSET_RUNDIR" -name 'nvtaskset.*' | wc -l)" 0 "segments made"
 }
 
+# What a container's config.json carries and the hook's refusal quotes (a terminal's escape
+# sequence, a newline that would forge a line of the runtime's log) is shown as task text is:
+# its controls as '?', the refusal one line.
+t_cdi_hook_config_text_shown() {
+	local out rc var want bundle=$WORK/bundle-text forged='\u001b]0;owned\u0007\nnvtaskset: forged'
+	mkdir -p "$bundle/rootfs"
+	while IFS='|' read -r var want; do
+		printf '{"process":{"args":["sh"],"env":["NVTASKSET_CDI=tpcs=4","%s=%s"]},"root":{"path":"rootfs"}}' \
+			"$var" "$forged" >"$bundle/config.json"
+		run_rc out rc sh -c 'printf "{\"id\":\"x\",\"status\":\"creating\",\"pid\":%s,\"bundle\":\"%s\"}" "$2" "$3" |
+			"$1" --cdi-hook t/tpcs=4' - "$NVT" "$$" "$bundle"
+		eq "$rc" 1 "$var: status"
+		eq "$out" "nvtaskset: t/tpcs=4: the container's $var=?]0;owned??nvtaskset: forged $want" "$var"
+	done <<'REFUSALS'
+NVTASKSET_PRIORITY|is malformed
+NVTASKSET_MEM|names no memory device: a container does not choose its memory limit (give the device, not -e NVTASKSET_MEM)
+REFUSALS
+	eq "$(find "$NVTASKSET_RUNDIR" -name 'nvtaskset.*' | wc -l)" 0 "segments made"
+}
+
 # mem=SIZE: a GPU memory limit of SIZE GiB on each GPU, beside a partition device or alone (the
 # whole GPU), with a priority too; the container's own NVTASKSET_MEM is refused, as two limits.
 # (mem=GPU:SIZE, the limit on one GPU: t_cdi_memory_one_gpu)
