@@ -407,12 +407,15 @@ INTERNAL void fake_run_bridge(const void *f, void **params)
 	}
 	if (f == &x->function)
 		bridge_queue(x, params);
+	/* (dst, src, n): the bytes as the GPU copies them, from its memory to mapped host memory,
+	 * logged or not. */
+	if (f == &x->copy)
+		memcpy((void *)(uintptr_t)*(uint64_t *)params[0], (const void *)(uintptr_t)*(uint64_t *)params[1],
+		       *(uint64_t *)params[2]);
 	if (!path || !(log = fopen(path, "a")))
 		return;
 	if (f == &x->copy) {
-		/* (dst, src, n): the bytes as the GPU copies them, from its memory to mapped host memory. */
 		uint64_t n = *(uint64_t *)params[2];
-		memcpy((void *)(uintptr_t)*(uint64_t *)params[0], (const void *)(uintptr_t)*(uint64_t *)params[1], n);
 		fprintf(log, "copy pid=%ld bytes=%llu stream=%p dev=%d\n", (long)getpid(), (unsigned long long)n,
 			fake_launch_stream(), (int)(x - bridges));
 	} else if (f == &x->nop) {
