@@ -1,0 +1,25 @@
+#!/bin/bash
+# Run R3: the GPU checks of HEAD (built from build/dev/head, a git archive of it): make
+# check-gpu-preempt (timeslices read back and by their effect, through the shim's ioctl hook),
+# check-gpu-bridge, check-gpu-hostfn.
+set -u
+cd build/dev/head || exit 1
+J=$PWD/../../.jsonc
+FL=("JSONC_CFLAGS=-I$J/include -I$J/include/json-c" "JSONC_LIBS=$J/lib/libjson-c.a")
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+date -u
+make -j16 "${FL[@]}" all >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+echo "built $(date +%T)"
+mkdir -p "$OUT/r"
+for t in preempt bridge hostfn; do
+	echo "== make check-gpu-$t $(date +%T)"
+	timeout 330 make "${FL[@]}" check-gpu-$t GPU_LOG="$OUT/r/gpu" >"$OUT/r/$t.console" 2>&1
+	echo "rc $?"
+	grep -v "^nvtaskset: bridge\|^copyapp" "$OUT/r/$t.console" | grep "PASS\|FAIL\|passed\|failed" | tail -30
+	build/bin/nvtaskset --mps stop 2>/dev/null
+done
+pgrep -a nvidia-cuda-mps | grep -v defunct && echo "MPS daemons still running"
+date -u
+rm -rf "$OUT/r/gpu/hostfn/hostfn" "$OUT/r/gpu/bridge"
+tar -czf "$OUT/r3.tgz" -C "$OUT" r && rm -rf "$OUT/r"
+exit 0
