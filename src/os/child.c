@@ -384,10 +384,11 @@ static int take_reports(struct nvt_child_batch *b, int fd, size_t *next)
 	}
 }
 
-/* Runs b's calls from *next on in one child until it ends or a call stalls; *next is then the
- * first call not made. Returns 1 if a call stalled (or the child died in it), 0 if every call
- * returned, -1 with errno set when no child could be started. */
-static int batch_run(struct nvt_child_batch *b, unsigned char *shared, size_t *next)
+/* Runs b's calls from *next on in one child until it ends, a call stalls or the batch's end
+ * (CLOCK_MONOTONIC ms) comes; *next is then the first call not made. Returns 2 if the end came
+ * in a call, 1 if a call stalled (or the child died in it), 0 if every call returned, -1 with
+ * errno set when no child could be started. */
+static int batch_run(struct nvt_child_batch *b, unsigned char *shared, size_t *next, int64_t end)
 {
 	int fds[2], busy = 0, ended = 0;
 	int64_t deadline;
@@ -409,7 +410,7 @@ static int batch_run(struct nvt_child_batch *b, unsigned char *shared, size_t *n
 	deadline = nvt_clock_ms() + b->stall_ms;
 	while (!ended) {
 		struct pollfd p = {fds[0], POLLIN, 0};
-		int64_t wait = deadline - nvt_clock_ms();
+		int64_t wait = (deadline < end ? deadline : end) - nvt_clock_ms();
 		size_t before = *next;
 		if (poll(&p, 1, wait > 0 ? (int)wait : 0) > 0) {
 			ended = take_reports(b, fds[0], next);
@@ -417,16 +418,23 @@ static int batch_run(struct nvt_child_batch *b, unsigned char *shared, size_t *n
 				deadline = nvt_clock_ms() + b->stall_ms, busy = 0;
 			continue;
 		}
-		if (nvt_clock_ms() < deadline)
+		int64_t now = nvt_clock_ms();
+		if (now < deadline && now < end)
 			continue;
-		if (busy++ < NVT_CHILD_BUSY_TIMES && runnable(pid)) {
-			deadline = nvt_clock_ms() + b->stall_ms;
+		if (now < end && busy++ < NVT_CHILD_BUSY_TIMES && runnable(pid)) {
+			deadline = now + b->stall_ms;
 			continue;
 		}
 		close(fds[0]);
+		if (*next >= b->n) { /* every call returned; only its end was late */
+			leave(pid);
+			return 0;
+		}
 		b->left[*next] = leave(pid);
+		if (b->stalled)
+			b->stalled[*next] = 1;
 		(*next)++;
-		return 1;
+		return now >= end ? 2 : 1;
 	}
 	close(fds[0]);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -441,10 +449,13 @@ int nvt_child_batch(struct nvt_child_batch *b)
 {
 	size_t bytes = b->n * b->result_size, next = 0;
 	int stalls = 0, returned = 0, rc = 0, max_stalls = b->max_stalls > 0 ? b->max_stalls : 1;
+	int64_t end = b->budget_ms > 0 ? nvt_clock_ms() + b->budget_ms : INT64_MAX;
 	unsigned char *shared;
 
 	memset(b->done, 0, b->n);
 	memset(b->left, 0, b->n * sizeof(*b->left));
+	if (b->stalled)
+		memset(b->stalled, 0, b->n);
 	if (!b->n)
 		return 0;
 	if (!room_to_leave()) {
@@ -454,8 +465,8 @@ int nvt_child_batch(struct nvt_child_batch *b)
 	shared = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shared == MAP_FAILED)
 		return -1;
-	while (next < b->n && stalls < max_stalls && rc >= 0 && (next == 0 || room_to_leave())) {
-		rc = batch_run(b, shared, &next);
+	while (next < b->n && stalls < max_stalls && rc >= 0 && rc != 2 && (next == 0 || room_to_leave())) {
+		rc = batch_run(b, shared, &next, end);
 		stalls += rc > 0;
 	}
 	for (size_t i = 0; i < b->n; i++)

@@ -78,18 +78,20 @@ int nvt_child_call(void (*fn)(void *ctx, void *result), void *ctx, void *result,
 		   size_t result_size, int timeout_ms);
 
 /*
- * Calls that may block in the kernel for good, each in turn in a forked child: a read of
- * another process's memory (its /proc/PID/cmdline or environ) waits for whatever backs that
- * memory, and its user can back it by a FUSE file whose reads she never answers; a process
- * waiting so is not ended even by SIGKILL. nvt_child_batch calls fn(ctx, i, result) for i =
- * 0 .. n - 1 in order, each result (result_size bytes) written into memory the child shares
- * with the caller. A call has stalled when it has not returned stall_ms after the call before
- * it (or after its child's start) while its child is not runnable (a child the machine is
- * too busy to run is waited for, up to NVT_CHILD_BUSY_TIMES times stall_ms): its child is
- * killed and left, not waited for, and a new child goes on from the next call. After
- * max_stalls calls (at least 1) have stalled the calls left are not made, nor any while
- * NVT_CHILD_LEFT_MAX children left by earlier batches are alive (a bound on the processes
- * that stalled calls keep). A child holds no descriptor of the caller's (no socket, no pipe
+ * Calls that may block in the kernel for long, each in turn in a forked child: a read of
+ * another process's memory (its /proc/PID/cmdline or environ) waits for that process's memory
+ * map's lock, which its user can keep held for good (one of her threads faulting on a FUSE
+ * file of hers that she never answers, another asking to map: every reader then queues);
+ * such a wait ends at SIGKILL on current kernels, not on every kernel. nvt_child_batch calls
+ * fn(ctx, i, result) for i = 0 .. n - 1 in order, each result (result_size bytes) written
+ * into memory the child shares with the caller. A call has stalled when it has not returned
+ * stall_ms after the call before it (or after its child's start) while its child is not
+ * runnable (a child the machine is too busy to run is waited for, up to NVT_CHILD_BUSY_TIMES
+ * times stall_ms), or when budget_ms (0: no bound) after the batch's start have passed: its
+ * child is killed and left, not waited for, and (a stall) a new child goes on from the next
+ * call. After max_stalls calls (at least 1) have stalled, or once the budget is spent, the
+ * calls left are not made, nor any while NVT_CHILD_LEFT_MAX children left by earlier batches
+ * are alive (a bound on the processes that stalled calls keep). A child holds no descriptor of the caller's (no socket, no pipe
  * that a reader waits on to end) but the one it reports on, with stdin, stdout and stderr on
  * /dev/null.
  */
@@ -104,8 +106,11 @@ struct nvt_child_batch {
 	void *results;        /* n results of result_size bytes; a call's, if it returned */
 	int stall_ms;
 	int max_stalls;
+	int budget_ms;        /* the whole batch's time at most (0: no bound) */
 	unsigned char *done;  /* out: n flags, 1 for each call that returned */
 	pid_t *left;          /* out: n PIDs, the child left at each call that stalled, else 0 */
+	unsigned char *stalled; /* out (or NULL): n flags, 1 for each call that stalled or ran
+				 * past the budget, whether its child is left or ended at once */
 };
 
 /* Makes b's calls. Returns how many returned, or -1 with errno set, no call made (EAGAIN:

@@ -4,21 +4,24 @@
  * (slurmstepd's title up its parents, or the job's variables in its environment).
  *
  * Why in children, under a bound: /proc/PID/cmdline and /proc/PID/environ are read out of
- * the process's memory, and its user may put a FUSE file of hers there (mapped over its
- * arguments after exec) whose reads she never answers. Such a read waits for good, and once
- * her FUSE server has taken the request not even SIGKILL ends the waiting process. (A
- * userfaultfd region there does not stall it: a read through /proc fails at once on it,
- * measured on Linux 6.18.) The exporter reads its views under the lock every scrape waits
+ * the process's memory, under its memory map's lock, and its user can keep that lock held
+ * for as long as she likes (one of her threads faulting on a mapped FUSE file of hers whose
+ * read she never answers, another asking to map: every reader then queues behind them; a
+ * reader's wait ends at SIGKILL on current kernels, not on every kernel). A read that answers
+ * slowly does as much harm. The exporter reads its views under the lock every scrape waits
  * on; -l and top read one a run or a frame: one such read made here would stall every scrape
  * and every user's -l. So the reads are made in forked children (os/child.h's
- * nvt_child_batch): a task whose read makes no progress for STALL_MS while its child sleeps
- * has stalled; it costs a view STALL_MS, its words are the kernel's copy of its name
- * (/proc/PID/comm, which reading never waits for), with no command line and no Slurm job, and
- * at most MAX_STALLS tasks a view stall (the others left are named so too). A task whose
- * child is left stalled (alive, for its wait does not end) is not read again while that
- * child lives, told by its PID and start time: the exporter and top pay for it once, not at
- * every scrape or frame. At most NVT_CHILD_LEFT_MAX children are left at once; while that
- * many live, every task is named by /proc/PID/comm.
+ * nvt_child_batch), one batch for each user's tasks: a task whose read makes no progress for
+ * STALL_MS while its child sleeps has stalled, and so has the task being read when its
+ * user's batch has taken USER_BUDGET_MS; such a task's words are the kernel's copy of its name
+ * (/proc/PID/comm, which reading never waits for), with no command line and no Slurm job.
+ * After MAX_STALLS stalls, or once the budget is spent, the rest of that user's tasks are
+ * named so too; other users' tasks are read as ever, so one user's tasks cost a view
+ * USER_BUDGET_MS at most and take nobody else's command line. A task whose read stalled is
+ * not read again for BACKOFF_S (told by its PID and start time): the exporter and top pay
+ * for it once a while, not at every scrape or frame. At most NVT_CHILD_LEFT_MAX children are
+ * left alive at once (where their waits do not end at SIGKILL); while that many live, every
+ * task is named by /proc/PID/comm.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -30,24 +33,29 @@
 
 #include "viewint.h"
 #include "os/child.h"
+#include "os/clock.h"
 #include "os/proc.h"
 #include "os/slurmproc.h"
 
-/* How long a read may make no progress while its child sleeps, and how many tasks' reads may
- * stall in one view: a view that meets stalled reads is late by their sum at most. A read of
- * /proc that returns takes microseconds; its child is waited for while it is runnable
- * (a loaded machine's), so this is long only beside a read that waits. */
+/* How long a read may make no progress while its child sleeps, how many of one user's tasks'
+ * reads may stall in one view and how long they may take in all, and for how long a task
+ * whose read stalled is not read again. A read of /proc that returns takes microseconds; its
+ * child is waited for while it is runnable (a loaded machine's), so these are long only
+ * beside reads that wait. */
 #define STALL_MS 200
 #define MAX_STALLS 2
+#define USER_BUDGET_MS 500
+#define BACKOFF_S 60
+#define STUCK_MAX 64
 
-/* The tasks whose reads stalled, each with the child left in its read. */
+/* The tasks whose reads stalled, and when (CLOCK_MONOTONIC ms). */
 static struct {
 	pthread_mutex_t lock;
 	struct {
 		pid_t pid;
 		uint64_t start_time;
-		pid_t child;
-	} task[NVT_CHILD_LEFT_MAX];
+		int64_t at_ms;
+	} task[STUCK_MAX];
 	int n;
 } stuck = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -106,69 +114,100 @@ static void name_from_comm(struct nvt_view_task *t)
 	t->program[strcspn(t->program, "\n")] = '\0';
 }
 
-/* 1 if task t's read stalled and its child still waits in it (under stuck.lock). */
-static int stuck_locked(const struct nvt_view_task *t)
+/* The index of task t's entry in stuck, or -1 (under stuck.lock). */
+static int stuck_find_locked(const struct nvt_view_task *t)
 {
 	for (int i = 0; i < stuck.n; i++)
 		if (stuck.task[i].pid == t->pid && stuck.task[i].start_time == t->start_time)
-			return 1;
-	return 0;
+			return i;
+	return -1;
 }
 
-/* Forgets the stalled reads whose children have ended (under stuck.lock). */
-static void forget_ended_locked(void)
+/* Forgets the stalls older than BACKOFF_S (under stuck.lock). */
+static void forget_old_locked(int64_t now)
 {
 	for (int i = 0; i < stuck.n;)
-		if (nvt_child_left_alive(stuck.task[i].child))
+		if (now - stuck.task[i].at_ms < (int64_t)BACKOFF_S * 1000)
 			i++;
 		else
 			stuck.task[i] = stuck.task[--stuck.n];
 }
 
-/* Remembers that task t's read stalled, its child left in it. */
-static void remember(const struct nvt_view_task *t, pid_t child)
+/* Remembers that task t's read stalled at now (a full table forgets its oldest stall). */
+static void remember(const struct nvt_view_task *t, int64_t now)
 {
 	pthread_mutex_lock(&stuck.lock);
-	if (stuck.n < NVT_CHILD_LEFT_MAX && !stuck_locked(t)) {
-		stuck.task[stuck.n].pid = t->pid;
-		stuck.task[stuck.n].start_time = t->start_time;
-		stuck.task[stuck.n++].child = child;
+	int i = stuck_find_locked(t);
+	if (i < 0 && stuck.n < STUCK_MAX)
+		i = stuck.n++;
+	if (i < 0) {
+		i = 0;
+		for (int k = 1; k < stuck.n; k++)
+			if (stuck.task[k].at_ms < stuck.task[i].at_ms)
+				i = k;
 	}
+	stuck.task[i].pid = t->pid;
+	stuck.task[i].start_time = t->start_time;
+	stuck.task[i].at_ms = now;
 	pthread_mutex_unlock(&stuck.lock);
+}
+
+/* Copies what a child read of task t (got) into t. */
+static void take_words(struct nvt_view_task *t, const struct nvt_view_task *got)
+{
+	memcpy(t->command, got->command, sizeof(t->command));
+	t->command_first = got->command_first;
+	memcpy(t->program, got->program, sizeof(t->program));
+	memcpy(t->slurm_job, got->slurm_job, sizeof(t->slurm_job));
+	memcpy(t->slurm_step, got->slurm_step, sizeof(t->slurm_step));
+}
+
+/* Reads the words of the n tasks of todo (one user's) in one batch of children; named[k] set
+ * for each task k of v whose words were read. */
+static void read_batch(struct nvt_view *v, struct nvt_view_task **todo, size_t n, struct nvt_view_task *got,
+		       unsigned char *done, pid_t *left, unsigned char *stalled, unsigned char *named)
+{
+	struct nvt_child_batch b = {.fn = read_words, .ctx = todo, .n = n, .result_size = sizeof(*got),
+				    .results = got, .stall_ms = STALL_MS, .max_stalls = MAX_STALLS,
+				    .budget_ms = USER_BUDGET_MS, .done = done, .left = left, .stalled = stalled};
+
+	if (nvt_child_batch(&b) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (stalled[i])
+			remember(todo[i], nvt_clock_ms());
+		if (!done[i])
+			continue;
+		take_words(todo[i], &got[i]);
+		named[todo[i] - v->tasks] = 1;
+	}
 }
 
 void nvt_view_read_commands(struct nvt_view *v)
 {
 	size_t n = v->n_tasks + 1; /* (+ 1: no allocation of 0 bytes) */
 	struct nvt_view_task **todo = malloc(n * sizeof(*todo)), *got = malloc(n * sizeof(*got));
-	unsigned char *done = calloc(n, 1), *named = calloc(n, 1);
+	unsigned char *done = calloc(n, 1), *named = calloc(n, 1), *taken = calloc(n, 1), *stalled = calloc(n, 1);
 	pid_t *left = calloc(n, sizeof(*left));
-	struct nvt_child_batch b = {.fn = read_words, .ctx = todo, .n = 0, .result_size = sizeof(*got),
-				    .results = got, .stall_ms = STALL_MS, .max_stalls = MAX_STALLS,
-				    .done = done, .left = left};
 
-	if (todo && got && done && named && left) {
+	if (todo && got && done && named && taken && stalled && left) {
 		pthread_mutex_lock(&stuck.lock);
-		forget_ended_locked();
+		forget_old_locked(nvt_clock_ms());
 		for (size_t k = 0; k < v->n_tasks; k++)
-			if (!stuck_locked(&v->tasks[k]))
-				todo[b.n++] = &v->tasks[k];
+			taken[k] = stuck_find_locked(&v->tasks[k]) >= 0;
 		pthread_mutex_unlock(&stuck.lock);
-		if (nvt_child_batch(&b) < 0)
-			b.n = 0;
-	}
-	for (size_t i = 0; i < b.n; i++) {
-		struct nvt_view_task *t = todo[i];
-		if (left[i])
-			remember(t, left[i]);
-		if (!done[i])
-			continue;
-		memcpy(t->command, got[i].command, sizeof(t->command));
-		t->command_first = got[i].command_first;
-		memcpy(t->program, got[i].program, sizeof(t->program));
-		memcpy(t->slurm_job, got[i].slurm_job, sizeof(t->slurm_job));
-		memcpy(t->slurm_step, got[i].slurm_step, sizeof(t->slurm_step));
-		named[t - v->tasks] = 1;
+		/* One batch for each user's tasks, in the order of their first task. */
+		for (size_t k = 0; k < v->n_tasks; k++) {
+			size_t m = 0;
+			if (taken[k])
+				continue;
+			for (size_t j = k; j < v->n_tasks; j++)
+				if (!taken[j] && v->tasks[j].uid == v->tasks[k].uid) {
+					taken[j] = 1;
+					todo[m++] = &v->tasks[j];
+				}
+			read_batch(v, todo, m, got, done, left, stalled, named);
+		}
 	}
 	for (size_t k = 0; k < v->n_tasks; k++)
 		if (!named || !named[k])
@@ -177,5 +216,7 @@ void nvt_view_read_commands(struct nvt_view *v)
 	free(got);
 	free(done);
 	free(named);
+	free(taken);
+	free(stalled);
 	free(left);
 }

@@ -688,6 +688,37 @@ PY
 	stop_loop ta "$A"
 }
 
+# One user's stalled reads take nobody else's command line: two tasks of uid 65534's whose reads
+# stall, then one of hers that does not (named by its comm: her tasks' stalls are spent) and
+# one of root's, whose command line -l shows whole.
+t_viewers_stalls_of_one_user() {
+	need_users
+	local out s1 s2 c
+	ln -s "$APP" "$WORK/stallme"
+	start_loop u/s1 $(as_user 65534) "$NVT" --no-mps -g 1 "$WORK/stallme"
+	s1=$PID
+	start_loop u/s2 $(as_user 65534) "$NVT" --no-mps -g 2 "$WORK/stallme"
+	s2=$PID
+	start_loop u/c $(as_user 65534) "$NVT" --no-mps -g 5 "$APP"
+	c=$PID
+	start_loop ta "$NVT" --no-mps -g 3-4 "$APP"
+	A=$PID
+	wait_file "$WORK/u/s1.state" "1,9,17,25,32,39,46,53"
+	wait_file "$WORK/u/s2.state" "2,10,18,26,33,40,47,54"
+	wait_file "$WORK/u/c.state" "5,13,21,29,36,43,50,57"
+	wait_file "$WORK/ta.state" "3-4,11-12,19-20,27-28,34-35,41-42,48-49,55-56"
+	stalling_within_a_scrape
+	run_rc out rc "${STALLING[@]}" "$NVT" -l
+	eq "$rc" 0 "-l beside stalled reads: $out"
+	grep -Eq "$(row_re "$A" "$ME").* $APP loop $WORK/ta.stop" <<<"$out" || die "-l's row of root's $A: $out"
+	grep -E "^ *$c " <<<"$out" | grep -Eq " fakeapp-dlopen$" || die "-l's row of 65534's $c: $out"
+	eq "$(grep -c "^stalled \($s1\|$s2\) " "$WORK/stalls")" 2 "stalled reads: $(cat "$WORK/stalls")"
+	stop_loop u/s1 "$s1"
+	stop_loop u/s2 "$s2"
+	stop_loop u/c "$c"
+	stop_loop ta "$A"
+}
+
 # scrape_beside_stalled N: one scrape, answered within a scrape's time with both of
 # stallme_task's tasks; true once N reads have stalled (each scrape's read, FRESH_MS after the
 # one before, is a read of its own).
@@ -701,12 +732,19 @@ scrape_beside_stalled() {
 	[ "$(stalls_seen)" -ge "$1" ]
 }
 
-# Nor does it stall the exporter: every scrape, through three reads that each stalled, is
-# answered within a scrape's time, with both tasks.
+# Nor does it stall the exporter: every scrape, through a read that stalled, is answered within
+# a scrape's time, with both tasks; the stalled task is not read again for a while (the views
+# of the scrapes after it, each a read of its own, stall no more).
 t_exporter_beside_stalled_reads() {
+	local views
 	stallme_task
 	STALLREAD_COMM=stallme STALLREAD_LOG=$WORK/stalls LD_PRELOAD=$T/fake/stallread.so exporter_start 0
-	wait_for 10 scrape_beside_stalled 3
+	wait_for 10 scrape_beside_stalled 1
+	for views in 1 2 3; do
+		sleep 0.6 # (FRESH_MS: the next scrape reads a view of its own)
+		scrape_beside_stalled 1
+	done
+	eq "$(stalls_seen)" 1 "stalled reads after four views"
 	serves
 	exporter_stop
 	stop_loop stall "$STALLED"

@@ -3,7 +3,8 @@
  * its own that return, stall (wait until killed, as a read of memory a FUSE file backs may
  * wait), crash, or keep their child runnable for longer than a stall's time: the calls after a
  * stalled one are made, at most max_stalls stall, a stalled call's child is left and ends
- * killed, a crash costs its call alone, a runnable child is waited for, and a child holds none
+ * killed, a crash costs its call alone, a runnable child is waited for until the batch's budget
+ * is spent, and a child holds none
  * of the caller's descriptors, its stdout on /dev/null.
  *
  * SPDX-License-Identifier: MIT
@@ -57,14 +58,19 @@ static void call(void *ctx, size_t i, void *result)
 			 S_ISCHR(out.st_mode) && out.st_rdev == null.st_rdev;
 }
 
-/* Runs plan what (N calls) with max_stalls; returns nvt_child_batch's answer. */
-static int run(const char *what, int max_stalls, struct answer *a, unsigned char *done, pid_t *left)
+/* Each call's stall flag (nvt_child_batch's stalled) of the last run. */
+static unsigned char stalled[N];
+
+/* Runs plan what (N calls) with max_stalls within budget_ms (0: none); returns
+ * nvt_child_batch's answer. */
+static int run_within(const char *what, int max_stalls, int budget_ms, struct answer *a, unsigned char *done,
+		      pid_t *left)
 {
 	int fds[2];
 	struct plan p = {what, -1};
 	struct nvt_child_batch b = {.fn = call, .ctx = &p, .n = N, .result_size = sizeof(*a),
 				    .results = a, .stall_ms = STALL_MS, .max_stalls = max_stalls,
-				    .done = done, .left = left};
+				    .budget_ms = budget_ms, .done = done, .left = left, .stalled = stalled};
 	int rc;
 
 	memset(a, 0, N * sizeof(*a));
@@ -77,6 +83,11 @@ static int run(const char *what, int max_stalls, struct answer *a, unsigned char
 	close(fds[0]);
 	close(fds[1]);
 	return rc;
+}
+
+static int run(const char *what, int max_stalls, struct answer *a, unsigned char *done, pid_t *left)
+{
+	return run_within(what, max_stalls, 0, a, done, left);
 }
 
 /* Waits (10 s at most) for a left child to end, killed. Returns 1 once it has. */
@@ -107,6 +118,7 @@ static void test_returns_and_stalls(void)
 		CHECK(a[i].number == (done[i] ? i + 1 : 0));
 		CHECK(!done[i] || (!a[i].caller_fd_open && a[i].stdout_null));
 		CHECK(i == 2 || left[i] == 0);
+		CHECK(stalled[i] == (i == 2));
 	}
 	CHECK(ends(left[2]));
 	CHECK(!nvt_child_left_alive(0) && !nvt_child_left_alive(getpid()));
@@ -136,7 +148,24 @@ static void test_crash(void)
 
 	CHECK(run("rcrrrr", 2, a, done, left) == 5);
 	CHECK(done[0] && !done[1] && done[2] && done[5] && a[5].number == 6);
-	CHECK(left[1] == 0); /* (dead, reaped: nothing left) */
+	CHECK(left[1] == 0 && !stalled[1]); /* (dead, reaped: nothing left; no stall) */
+}
+
+/* Calls that return, each slowly (a busy child, 3 stall times), but never stall: the batch's
+ * budget ends the call it comes in (a stall, its child left) and the calls after it. */
+static void test_budget(void)
+{
+	struct answer a[N];
+	unsigned char done[N];
+	pid_t left[N];
+	int64_t began = nvt_clock_ms();
+
+	CHECK(run_within("bbbbbb", 2, 5 * STALL_MS, a, done, left) == 1);
+	CHECK(nvt_clock_ms() - began < 5 * STALL_MS + 3 * STALL_MS);
+	CHECK(done[0] && !done[1] && stalled[1] && !done[2] && !stalled[2] && !done[5]);
+	CHECK(ends(left[1]));
+	/* Without a budget all of them return. */
+	CHECK(run("bbrrrr", 2, a, done, left) == N);
 }
 
 int main(void)
@@ -144,5 +173,6 @@ int main(void)
 	test_returns_and_stalls();
 	test_most_stalls();
 	test_crash();
+	test_budget();
 	return CHECK_DONE();
 }

@@ -63,8 +63,9 @@ static int job_partition(const char *base, uint32_t job, struct holder *out)
 		if (pids[i] == getpid() || nvt_seg_open(base, pids[i], 0, &h))
 			continue;
 		/* Root's segments only, before the process's title is read: the title is in its
-		 * memory, which a user's process can back by a file that never answers (FUSE),
-		 * stalling every step launch on the node. */
+		 * memory, read under its memory map's lock, which a user's process can keep held
+		 * for good (a fault on a FUSE file she never answers), stalling every step launch
+		 * on the node. */
 		if (h.owner != 0 || h.task_uid != 0 || nvt_slurmproc_stepd(pids[i], &out->step) ||
 		    out->step.job != job || !same_program(pids[i])) {
 			nvt_seg_close(&h);
