@@ -121,4 +121,11 @@ int nvt_child_batch(struct nvt_child_batch *b);
  * or for a PID it did not leave. */
 int nvt_child_left_alive(pid_t pid);
 
+/* os/proc.h's nvt_proc_env made in a child killed after timeout_ms (the environment is the process's
+ * memory, read under its memory map's lock, which its user can keep held: a read of it may
+ * wait until the reader is killed). buf is at most NVT_PROC_ENV_BOUNDED_MAX bytes long;
+ * returns -1 as well where the read did not end in time. */
+#define NVT_PROC_ENV_BOUNDED_MAX 256
+int nvt_proc_env_bounded(pid_t pid, const char *name, char *buf, size_t len, int timeout_ms);
+
 #endif /* NVT_CHILD_H */

@@ -719,6 +719,20 @@ t_viewers_stalls_of_one_user() {
 	stop_loop ta "$A"
 }
 
+# -p reads a task's environment (its start's MPS share, its priority's words) for its warnings:
+# a task whose memory stalls that read does not stall -p, which moves it all the same.
+t_pid_beside_stalled_environ() {
+	local out
+	stallme_task
+	stalling_within_a_scrape
+	run_rc out rc "${STALLING[@]}" "$NVT" -p -g 2 "$STALLED"
+	eq "$rc" 0 "-p beside a stalled read: $out"
+	wait_file "$WORK/stall.state" "2,10,18,26,33,40,47,54"
+	grep -q "^stalled $STALLED environ" "$WORK/stalls" || die "no read of its environ stalled: $(cat "$WORK/stalls" 2>&1)"
+	stop_loop stall "$STALLED"
+	stop_loop ta "$A"
+}
+
 # scrape_beside_stalled N: one scrape, answered within a scrape's time with both of
 # stallme_task's tasks; true once N reads have stalled (each scrape's read, FRESH_MS after the
 # one before, is a read of its own).
