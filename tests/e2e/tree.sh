@@ -245,7 +245,9 @@ t_tree_move_waits_while_segment_made() {
 	# ends in an error (after NVT_SEG_MAKING_WAIT_MS), never in a write elsewhere.
 	local pp
 	start_loop mk "$NVT" --no-mps -c 0-3 "$APP"
-	wait_task "$PID"
+	# Its shim has adopted the segment (it launched): one poked between the
+	# exec and the adoption is not adopted but made anew.
+	wait_file "$WORK/mk.state" "0-3"
 	"$T/segpoke" "$PID" making
 	"$NVT" -p -c 8-9 "$PID" >"$WORK/mk.p" 2>&1 &
 	pp=$!
