@@ -128,4 +128,19 @@ int nvt_child_left_alive(pid_t pid);
 #define NVT_PROC_ENV_BOUNDED_MAX 256
 int nvt_proc_env_bounded(pid_t pid, const char *name, char *buf, size_t len, int timeout_ms);
 
+/*
+ * os/proc.h's nvt_proc_maps made in a child (nvt_child_batch's: each runs there), which is
+ * killed and left where the read stalls (NVT_PROC_MAPS_STALL_MS without progress while it
+ * sleeps, NVT_PROC_MAPS_BUDGET_MS at most): the maps are read under the process's memory
+ * map's lock, which its user can keep held. Returns as nvt_proc_maps, or NVT_PROC_MAPS_LATE
+ * where the read did not end in time, or no child could be run; a process whose read
+ * stalled (told by its PID and start time) is not read again for NVT_PROC_MAPS_BACKOFF_S,
+ * each read of it NVT_PROC_MAPS_LATE at once. -1 at once for a process that is gone.
+ * seg/segfile.h's nvt_seg_maps_reader takes it.
+ */
+#define NVT_PROC_MAPS_STALL_MS 200
+#define NVT_PROC_MAPS_BUDGET_MS 1000
+#define NVT_PROC_MAPS_BACKOFF_S 60
+int nvt_proc_maps_bounded(pid_t pid, int (*each)(const char *line, void *arg), void *arg);
+
 #endif /* NVT_CHILD_H */

@@ -146,5 +146,8 @@ int nvt_proc_container(pid_t pid, char *id, size_t len);
  * cannot be read).
  */
 int nvt_proc_maps(pid_t pid, int (*each)(const char *line, void *arg), void *arg);
+/* What a reader of maps that gives up on a read returns where it did not end in time
+ * (os/child.h's nvt_proc_maps_bounded): nvt_proc_maps itself never does. */
+#define NVT_PROC_MAPS_LATE (-2)
 
 #endif /* NVT_PROC_H */

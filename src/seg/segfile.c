@@ -287,12 +287,22 @@ static int maps_want_line(const char *line, void *arg)
 	return maps_line(line, w->st, w->name);
 }
 
+/* How a process's maps are read: in this process unless its program chose a reader
+ * (nvt_seg_maps_reader). */
+static nvt_seg_maps_fn *maps_reader = nvt_proc_maps;
+
+void nvt_seg_maps_reader(nvt_seg_maps_fn *reader)
+{
+	maps_reader = reader ? reader : nvt_proc_maps;
+}
+
 /* 1 if pid maps st's file, 0 if it maps other segment files but not it, -1
- * if its maps cannot be read (another user's, or gone) or show none. */
+ * if its maps cannot be read (another user's, or gone) or show none,
+ * NVT_PROC_MAPS_LATE if the reader gave up on the read. */
 static int maps_file(pid_t pid, const struct stat *st, const char *name)
 {
 	struct maps_want w = {st, name};
-	return nvt_proc_maps(pid, maps_want_line, &w);
+	return maps_reader(pid, maps_want_line, &w);
 }
 
 /* 1 if a run directory under who->base of one of who's uids or root's, other
@@ -325,12 +335,25 @@ int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struc
 	if (head->pid != who->id.pid || (who->id.pidns && head->pidns != who->id.pidns) ||
 	    (!who->any_start && head->start_time != who->id.start_time) || head->uid != st->st_uid)
 		return 0;
+	int maps;
+
 	/* Where a process's maps can be read (its user and root), a process
 	 * that maps a segment file is decided by it: a header is public and
 	 * can be forged (in the run directory of a user the process became). */
 	if (who->proc_pid <= 0 || (who->base && !has_rival(who, st->st_uid, name)))
 		return 1;
-	return maps_file(who->proc_pid, st, name) != 0;
+	/* The read waits for the process's memory map's lock, which its user can keep held
+	 * (segfile.h): root's -l, -p, top and the exporter meet it where she writes a rival
+	 * of root's file of a task that became her. Not read in time, the header cannot
+	 * decide: hers may be forged, and root's file may be the one from before an exec to
+	 * her, which the task no longer maps (her shim's copy is its segment). So no answer:
+	 * neither trusted nor judged a leftover to remove (the task is counted unreadable,
+	 * not hidden), asked again at the next read. */
+	maps = maps_file(who->proc_pid, st, name);
+	if (maps != NVT_PROC_MAPS_LATE)
+		return maps != 0;
+	errno = ETIMEDOUT;
+	return -1;
 }
 
 /* ---- Run directories and their writers' lock files ---------------------------- */

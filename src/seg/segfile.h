@@ -177,10 +177,29 @@ struct nvt_seg_who {
  * cannot be read or show no segment (between an exec and its shim's start),
  * the header decides. So does it, without reading maps, where who->base is
  * set and no run directory of who->uid[] or root's but the file's own holds
- * a file of that name: no rival, nothing to tell apart. Returns 1 or 0.
+ * a file of that name: no rival, nothing to tell apart. Where the maps reader
+ * (nvt_seg_maps_reader) gave up on the read, nothing can tell: no answer, for a
+ * file of root's too (it may be the one from before an exec to her user, which
+ * the process no longer maps). Returns 1, 0, or -1 with errno ETIMEDOUT (no
+ * answer: the caller neither trusts the file nor removes it as a leftover).
  */
 int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struct stat *st,
 		   const struct nvt_seg_who *who);
+
+/*
+ * How nvt_seg_is_its reads a process's maps: a reader that returns as os/proc.h's
+ * nvt_proc_maps, or NVT_PROC_MAPS_LATE where it gave up on the read. The read waits for
+ * the process's memory map's lock, which its user can keep held for good (one of her
+ * threads faulting on a FUSE file of hers whose reads she never answers, another asking
+ * to map), and the user whose task became her can make such a read happen (a rival file
+ * in her run directory). Unless a program chooses (NULL: the default), the read is
+ * nvt_proc_maps in the calling process: the shim's (inherit.c's look at its ancestors at
+ * its start), which never forks. The command (its -l, -p, top, --metrics and agent) and
+ * the exporter choose os/child.h's nvt_proc_maps_bounded at their start, before any
+ * thread.
+ */
+typedef int nvt_seg_maps_fn(pid_t pid, int (*each)(const char *line, void *arg), void *arg);
+void nvt_seg_maps_reader(nvt_seg_maps_fn *reader);
 
 /* The other files' headers (one a file: segtrust.h, segown.h, segfor.h, segopen.h, segwrite.h,
  * segcontainer.h, segscan.h), for the callers that include this one for them all. */

@@ -147,7 +147,7 @@ static int check_process(struct nvt_seg_trust *t, const char *name)
 	struct nvt_seg_who who = t->who;
 	uint64_t pidns;
 	pid_t ns_pid;
-	int rc;
+	int rc, its;
 
 	if (t->flags & NVT_TRUST_BY_NAME) {
 		if (nvt_seg_name_parse(name, &pidns, &ns_pid))
@@ -159,7 +159,10 @@ static int check_process(struct nvt_seg_trust *t, const char *name)
 	}
 	if (t->flags & NVT_TRUST_HEADER_DECIDES)
 		who.proc_pid = 0;
-	if (!nvt_seg_is_its(&t->head, name, &t->st, &who))
+	its = nvt_seg_is_its(&t->head, name, &t->st, &who);
+	if (its < 0)
+		return NVT_TRUST_ESYS; /* (its maps not read in time: no answer) */
+	if (!its)
 		return (t->flags & NVT_TRUST_BY_NAME) ? NVT_TRUST_NO_PROC : NVT_TRUST_NOT_ITS;
 	if ((t->flags & NVT_TRUST_RUNS_AS_OWNER) && (t->proc.hidden || t->proc.uid[1] != t->owner))
 		return NVT_TRUST_NOT_OWNERS;

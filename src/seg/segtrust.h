@@ -79,7 +79,8 @@ enum nvt_seg_trust_rc {
 				     * link, not a regular file, another owner's, writable by others */
 	NVT_TRUST_DENIED = -2,      /* not ours to open (EACCES: being made, or not ours to write) */
 	NVT_TRUST_LEASED = -3,      /* its user holds a lease on it: it cannot be opened now */
-	NVT_TRUST_ESYS = -4,        /* a system call failed, errno says why: no answer */
+	NVT_TRUST_ESYS = -4,        /* a system call failed, errno says why (ETIMEDOUT: the
+				     * process's maps were not read in time): no answer */
 	NVT_TRUST_MAKING = -5,      /* its maker has not filled it in yet */
 	NVT_TRUST_VERSION = -6,     /* a segment of another layout (head.version) */
 	NVT_TRUST_CORRUPT = -7,     /* not one whole, well-formed segment of owner's */

@@ -736,6 +736,88 @@ t_pid_beside_stalled_environ() {
 	stop_loop ta "$A"
 }
 
+# within_bound: a command's time limit that tells a read bounded at a second or so from one that
+# never ends on a busy machine: 10 s, or the suite's hang time / 12 if longer.
+within_bound() { awk -v h="$HANG" 'BEGIN { print (h / 12 < 10 ? 10 : h / 12) }'; }
+
+# root_task_with_rival: root starts a task named stallme that becomes uid 65534 in the same
+# process (its segment stays in root's run directory), and she writes a rival of that file into
+# her own run directory (its header, hers): root's readers then read the task's maps to tell
+# the two apart (nvt_seg_is_its), which stallread.so stalls (STALLREAD_FILES). Sets STALLED,
+# ROOT_SEG (the task's segment) and RIVAL (hers).
+root_task_with_rival() {
+	local py
+	need_users
+	py=$(user_python)
+	ln -s "$APP" "$WORK/stallme"
+	start_loop u/sm "$NVT" --no-mps -g 1 "$WORK/stallme" setuid 65534
+	STALLED=$PID
+	wait_file "$WORK/u/sm.state" "1,9,17,25,32,39,46,53"
+	RIVAL=$(seg_file "$STALLED")
+	has "$RIVAL" "/nvtaskset-65534/"
+	ROOT_SEG=$NVTASKSET_RUNDIR/nvtaskset-0/${RIVAL##*/}
+	[ -f "$ROOT_SEG" ] || die "no segment $ROOT_SEG"
+	$(as_user 65534) "$py" - "$ROOT_SEG" "$RIVAL" <<'PY'
+import os, struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<I", data, 20, os.geteuid())  # the header's uid: hers
+os.makedirs(os.path.dirname(sys.argv[2]), mode=0o755, exist_ok=True)
+with open(sys.argv[2], "wb") as out:
+    out.write(data)
+os.chmod(sys.argv[2], 0o644)
+PY
+	export STALLREAD_FILES="maps cmdline environ"
+}
+
+# Her own run directory holding a rival of root's segment of a task that became her, she can
+# stall the read of the task's maps that tells them apart. Root's -l, --metrics, top and -p each
+# end within their bound all the same (the read is made in a child, killed when it stalls): the
+# task is counted unreadable, and said to be, where neither header can be trusted (hers may be
+# forged, root's may be one the task no longer maps); -p changes nothing and says why; neither
+# file is removed. Read without the stall, -l shows the task again and -p moves it.
+t_viewers_beside_stalled_maps() {
+	local out limit
+	root_task_with_rival
+	limit=$(within_bound)
+	STALLING=(timeout "$limit" env LD_PRELOAD="$T/fake/stallread.so" STALLREAD_COMM=stallme
+		STALLREAD_LOG="$WORK/stalls")
+	run_rc out rc "${STALLING[@]}" "$NVT" -l
+	eq "$rc" 0 "-l beside a stalled read of maps: $out"
+	has "$out" "pid $STALLED: which of its control segments it uses could not be told in time"
+	grep -q "^stalled $STALLED maps" "$WORK/stalls" || die "no read of its maps stalled: $(cat "$WORK/stalls" 2>&1)"
+	run_rc out rc "${STALLING[@]}" "$NVT" --metrics
+	eq "$rc" 0 "--metrics beside a stalled read of maps: $out"
+	has "$out" "nvtaskset_tasks_unreadable 1"
+	run_rc out rc "${STALLING[@]}" "$NVT" top -b -n 1
+	eq "$rc" 0 "top beside a stalled read of maps: $out"
+	run_rc out rc "${STALLING[@]}" "$NVT" -p -g 2 "$STALLED"
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] || die "-p beside a stalled read of maps: status $rc: $out"
+	has "$out" "could not be told in time"
+	[ -f "$ROOT_SEG" ] && [ -f "$RIVAL" ] || die "a segment file was removed: $(ls -l "$ROOT_SEG" "$RIVAL" 2>&1)"
+	run_rc out rc "$NVT" -l
+	grep -Eq "$(row_re "$STALLED" nobody)1,9,17,25,32,39,46,53 " <<<"$out" || die "-l's row of $STALLED: $out"
+	run_rc out rc "$NVT" -p -g 2 "$STALLED"
+	eq "$rc" 0 "-p: $out"
+	wait_file "$WORK/u/sm.state" "2,10,18,26,33,40,47,54"
+	stop_loop u/sm "$STALLED"
+}
+
+# Nor does it stall the exporter: a scrape beside it is answered within the bound, the task
+# counted unreadable.
+t_exporter_beside_stalled_maps() {
+	local out
+	root_task_with_rival
+	STALLREAD_COMM=stallme STALLREAD_LOG=$WORK/stalls LD_PRELOAD=$T/fake/stallread.so exporter_start 0
+	out=$(timeout "$(within_bound)" python3 "$PROBE" get "$PORT" /metrics) ||
+		die "a scrape beside a stalled read of maps was not answered"
+	eq "$(head -1 <<<"$out")" 200 "a scrape beside a stalled read of maps"
+	has "$out" "nvtaskset_tasks_unreadable 1"
+	grep -q "^stalled $STALLED maps" "$WORK/stalls" || die "no read of its maps stalled: $(cat "$WORK/stalls" 2>&1)"
+	serves
+	exporter_stop
+	stop_loop u/sm "$STALLED"
+}
+
 # scrape_beside_stalled N: one scrape, answered within a scrape's time with both of
 # stallme_task's tasks; true once N reads have stalled (each scrape's read, FRESH_MS after the
 # one before, is a read of its own).

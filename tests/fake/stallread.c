@@ -1,8 +1,10 @@
 /*
  * stallread.c - preloaded into a reader of /proc (the exporter, -l, top), it stands in for a
  * process whose memory stalls its readers: an open of /proc/PID/cmdline or /proc/PID/environ
- * of a process named STALLREAD_COMM (its /proc/PID/comm) waits until the reader is killed, as
- * a read of memory that its user backs by a FUSE file whose reads she never answers waits.
+ * (or of each of the files STALLREAD_FILES names, words split by spaces: "maps environ") of a
+ * process named STALLREAD_COMM (its /proc/PID/comm) waits until the reader is killed, as a
+ * read under the memory map's lock of a process whose user keeps it held waits (one of her
+ * threads faulting on a FUSE file of hers whose reads she never answers).
  * Before it waits it appends "stalled PID FILE" to STALLREAD_LOG, so that a test sees the
  * stall happen. Test code: it calls the next definitions through dlsym.
  *
@@ -20,16 +22,30 @@
 
 #define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
 
+/* 1 if file is one of the words of files. */
+static int named(const char *files, const char *file)
+{
+	size_t n = strlen(file);
+
+	for (const char *p = files; *p; p += strcspn(p, " ")) {
+		p += strspn(p, " ");
+		if (!strncmp(p, file, n) && (p[n] == ' ' || p[n] == '\0'))
+			return 1;
+	}
+	return 0;
+}
+
 /* Waits for good if path is a memory file of a process named STALLREAD_COMM. */
 static void maybe_stall(const char *path)
 {
 	const char *want = getenv("STALLREAD_COMM"), *log = getenv("STALLREAD_LOG");
+	const char *files = getenv("STALLREAD_FILES");
 	char file[16], comm_path[64], comm[64] = "";
 	long pid;
 	FILE *f, *out;
 
 	if (!want || !path || sscanf(path, "/proc/%ld/%15s", &pid, file) != 2 ||
-	    (strcmp(file, "cmdline") && strcmp(file, "environ")))
+	    !named(files ? files : "cmdline environ", file))
 		return;
 	snprintf(comm_path, sizeof(comm_path), "/proc/%ld/comm", pid);
 	f = REAL(fopen)(comm_path, "r");

@@ -5,7 +5,9 @@
  * stalled one are made, at most max_stalls stall, a stalled call's child is left and ends
  * killed, a crash costs its call alone, a runnable child is waited for until the batch's budget
  * is spent, and a child holds none
- * of the caller's descriptors, its stdout on /dev/null.
+ * of the caller's descriptors, its stdout on /dev/null. And a process's maps read in a child
+ * (nvt_proc_maps_bounded): as nvt_proc_maps where the read returns, NVT_PROC_MAPS_LATE within
+ * its bound where it stalls, and at once, unread, for that process while it backs off.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -13,10 +15,12 @@
 #include "check.h"
 #include "os/child.h"
 #include "os/clock.h"
+#include "os/proc.h"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -168,11 +172,45 @@ static void test_budget(void)
 	CHECK(run("bbrrrr", 2, a, done, left) == N);
 }
 
+/* A line of maps: 1 at the first (the read returned), or, with stall set, waits until killed. */
+static int stall_maps;
+static int maps_line(const char *line, void *arg)
+{
+	(void)line;
+	(void)arg;
+	while (stall_maps)
+		pause();
+	return 1;
+}
+
+static void test_maps_bounded(void)
+{
+	int64_t began;
+	pid_t gone = fork();
+
+	CHECK(gone >= 0);
+	if (gone == 0)
+		_exit(0);
+	CHECK(waitpid(gone, NULL, 0) == gone);
+	CHECK(nvt_proc_maps_bounded(gone, maps_line, NULL) == -1);
+	CHECK(nvt_proc_maps_bounded(getpid(), maps_line, NULL) == 1);
+	stall_maps = 1;
+	began = nvt_clock_ms();
+	CHECK(nvt_proc_maps_bounded(getpid(), maps_line, NULL) == NVT_PROC_MAPS_LATE);
+	CHECK(nvt_clock_ms() - began >= NVT_PROC_MAPS_STALL_MS);
+	/* (its bound, with a busy machine's slack for the fork and the kill) */
+	CHECK(nvt_clock_ms() - began < NVT_PROC_MAPS_BUDGET_MS + 2000);
+	/* Backing off: not read (a read now would return 1). */
+	stall_maps = 0;
+	CHECK(nvt_proc_maps_bounded(getpid(), maps_line, NULL) == NVT_PROC_MAPS_LATE);
+}
+
 int main(void)
 {
 	test_returns_and_stalls();
 	test_most_stalls();
 	test_crash();
 	test_budget();
+	test_maps_bounded();
 	return CHECK_DONE();
 }

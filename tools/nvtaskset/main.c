@@ -26,6 +26,7 @@
 #include "core/mpslog.h"
 #include "core/prio.h"
 #include "core/cmdline.h"
+#include "os/child.h"
 #include "profile.h"
 #include "hint.h"
 
@@ -582,6 +583,9 @@ int main(int argc, char **argv)
 	struct hint_parser hints = {long_options, SHORT_OPTIONS, first_words, 0, parse_command_line};
 
 	atexit(check_stdout);
+	/* A task's maps, read to tell its segment from a rival file (-l, -p, top, the agent),
+	 * are read in a child that a stall does not hold (seg/segfile.h). */
+	nvt_seg_maps_reader(nvt_proc_maps_bounded);
 	for (size_t i = 0; i < N_CMDS; i++)
 		if (cmds[i].main)
 			first_words[hints.n_words++] = (struct hint_word){cmds[i].word, cmds[i].options};

@@ -184,6 +184,11 @@ const char *seg_error(int rc, const struct nvt_seg_handle *h, char *buf, size_t 
 	case NVT_SEG_ELEASED:
 		return "its user holds a lease on its control segment: it cannot be read now (its TPCs "
 		       "are not counted by -n --exclude-running)";
+	case NVT_SEG_ESYS:
+		if (errno == ETIMEDOUT)
+			return "which of its control segments it uses could not be told in time (its "
+			       "memory map, which tells, could not be read: its user can hold the map's lock)";
+		return strerror(errno);
 	default: return strerror(errno);
 	}
 }
