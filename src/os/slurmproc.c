@@ -106,13 +106,22 @@ static pid_t parent_of(pid_t pid)
 
 int nvt_slurmproc_step_of(pid_t pid, struct nvt_slurm_step *out)
 {
+	char title[128];
+	ssize_t n = pid > 1 ? nvt_proc_cmdline(pid, title, sizeof(title)) : 0;
+
+	return nvt_slurmproc_step_titled(pid, n > 0 ? title : NULL, n > 0 ? (size_t)n : 0, out);
+}
+
+int nvt_slurmproc_step_titled(pid_t pid, const char *title, size_t len, struct nvt_slurm_step *out)
+{
 	char job[32], step[32];
 	int has_step;
-
 	pid_t p = pid;
 
-	for (int depth = 0; p > 1 && depth < MAX_DEPTH; depth++, p = parent_of(p))
-		if (nvt_slurmproc_stepd(p, out) == 0)
+	if (pid > 1 && title && nvt_slurmproc_title_parse(title, len, out) == 0)
+		return 0;
+	for (int depth = 1; p > 1 && depth < MAX_DEPTH; depth++)
+		if ((p = parent_of(p)) > 1 && nvt_slurmproc_stepd(p, out) == 0)
 			return 0;
 	if (nvt_proc_env(pid, NVT_ENV_SLURM_JOB_ID, job, sizeof(job)))
 		return -1;

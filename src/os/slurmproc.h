@@ -49,5 +49,11 @@ int nvt_slurmproc_stepd(pid_t pid, struct nvt_slurm_step *out);
  * Returns 0, or -1 if it runs in none that can be told.
  */
 int nvt_slurmproc_step_of(pid_t pid, struct nvt_slurm_step *out);
+/*
+ * The same for a caller that has read pid's command line already (each read waits for the
+ * process's memory map's lock): title, len bytes of it as /proc/PID/cmdline gives them (NULL:
+ * it could not be read), tells whether pid is a slurmstepd; only its ancestors' are read.
+ */
+int nvt_slurmproc_step_titled(pid_t pid, const char *title, size_t len, struct nvt_slurm_step *out);
 
 #endif /* NVT_SLURMPROC_H */

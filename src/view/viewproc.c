@@ -59,10 +59,10 @@ static struct {
 	int n;
 } stuck = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The task's command line, its words joined by spaces, and its program's name. */
-static void read_command(struct nvt_view_task *t)
+/* The task's command line, its words joined by spaces, and its program's name, from the n
+ * bytes of /proc/PID/cmdline read into t->command (n <= 0: none could be read). */
+static void take_command(struct nvt_view_task *t, ssize_t n)
 {
-	ssize_t n = nvt_proc_cmdline(t->pid, t->command, sizeof(t->command));
 	const char *first, *slash;
 
 	if (n <= 0) {
@@ -94,13 +94,17 @@ static void read_words(void *ctx, size_t i, void *result)
 	struct nvt_view_task *const *todo = ctx;
 	struct nvt_view_task *t = result;
 	struct nvt_slurm_step step;
+	ssize_t n;
 
 	*t = *todo[i];
-	read_command(t);
-	if (nvt_slurmproc_step_of(t->pid, &step) == 0) {
+	/* One read (each waits for the task's memory map's lock): its words, and whether the task
+	 * is a slurmstepd. */
+	n = nvt_proc_cmdline(t->pid, t->command, sizeof(t->command));
+	if (nvt_slurmproc_step_titled(t->pid, n > 0 ? t->command : NULL, n > 0 ? (size_t)n : 0, &step) == 0) {
 		snprintf(t->slurm_job, sizeof(t->slurm_job), "%lu", (unsigned long)step.job);
 		snprintf(t->slurm_step, sizeof(t->slurm_step), "%s", step.step);
 	}
+	take_command(t, n);
 }
 
 /* The words of a task not read: its name as the kernel keeps it. */

@@ -688,6 +688,34 @@ PY
 	stop_loop ta "$A"
 }
 
+# A view reads a task's command line once: its words, and whether the task is a slurmstepd
+# (its Slurm step: one titled so is seen to be), come from the one read (each read waits for
+# the task's memory map's lock).
+t_viewers_read_command_line_once() {
+	local out viewer stepd
+	stallme_task
+	# shellcheck disable=SC2016 # the task's shell expands them
+	start_loop sd "$NVT" --no-mps -g 5 bash -c 'exec -a "slurmstepd: [12.0]" "$0" "$@"' "$APP"
+	stepd=$PID
+	wait_file "$WORK/sd.state" "5,13,21,29,36,43,50,57"
+	for viewer in -l --metrics; do
+		rm -f "$WORK/opens"
+		run_rc out rc env LD_PRELOAD="$T/fake/stallread.so" STALLREAD_COMM=stallme STALLREAD_FILES=none \
+			STALLREAD_OPENS="$WORK/opens" "$NVT" "$viewer"
+		eq "$rc" 0 "$viewer: $out"
+		if [ "$viewer" == -l ]; then
+			has "$out" "stallme loop $WORK/stall.stop"
+		else
+			has "$out" "pid=\"$STALLED\",user=\"$ME\",command=\"stallme\""
+			has "$out" "pid=\"$stepd\",user=\"$ME\",command=\"slurmstepd: [12.0]\",container=\"\",slurm_job=\"12\""
+		fi
+		eq "$(grep -c "^open $STALLED cmdline$" "$WORK/opens")" 1 "$viewer's reads of its command line: $(cat "$WORK/opens")"
+	done
+	stop_loop sd "$stepd"
+	stop_loop stall "$STALLED"
+	stop_loop ta "$A"
+}
+
 # One user's stalled reads take nobody else's command line: two tasks of uid 65534's whose reads
 # stall, then one of hers that does not (named by its comm: her tasks' stalls are spent) and
 # one of root's, whose command line -l shows whole.

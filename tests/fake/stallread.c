@@ -4,7 +4,9 @@
  * (or of each of the files STALLREAD_FILES names, words split by spaces: "maps environ") of a
  * process named STALLREAD_COMM (its /proc/PID/comm) waits until the reader is killed, as a
  * read under the memory map's lock of a process whose user keeps it held waits (one of her
- * threads faulting on a FUSE file of hers whose reads she never answers).
+ * threads faulting on a FUSE file of hers whose reads she never answers). Each open of her
+ * cmdline, environ or maps, stalled or not, is appended as "open PID FILE" to STALLREAD_OPENS,
+ * so that a test counts a reader's reads.
  * Before it waits it appends "stalled PID FILE" to STALLREAD_LOG, so that a test sees the
  * stall happen. Test code: it calls the next definitions through dlsym.
  *
@@ -35,6 +37,17 @@ static int named(const char *files, const char *file)
 	return 0;
 }
 
+/* Appends "WHAT PID FILE" to the file log names, if it is set. */
+static void note(const char *log, const char *what, long pid, const char *file)
+{
+	FILE *out;
+
+	if (log && (out = REAL(fopen)(log, "a"))) {
+		fprintf(out, "%s %ld %s\n", what, pid, file);
+		fclose(out);
+	}
+}
+
 /* Waits for good if path is a memory file of a process named STALLREAD_COMM. */
 static void maybe_stall(const char *path)
 {
@@ -42,10 +55,12 @@ static void maybe_stall(const char *path)
 	const char *files = getenv("STALLREAD_FILES");
 	char file[16], comm_path[64], comm[64] = "";
 	long pid;
-	FILE *f, *out;
+	FILE *f;
 
+	if (!files)
+		files = "cmdline environ";
 	if (!want || !path || sscanf(path, "/proc/%ld/%15s", &pid, file) != 2 ||
-	    !named(files ? files : "cmdline environ", file))
+	    !(named(files, file) || named("cmdline environ maps", file)))
 		return;
 	snprintf(comm_path, sizeof(comm_path), "/proc/%ld/comm", pid);
 	f = REAL(fopen)(comm_path, "r");
@@ -57,10 +72,10 @@ static void maybe_stall(const char *path)
 	comm[strcspn(comm, "\n")] = '\0';
 	if (strcmp(comm, want))
 		return;
-	if (log && (out = REAL(fopen)(log, "a"))) {
-		fprintf(out, "stalled %ld %s\n", pid, file);
-		fclose(out);
-	}
+	note(getenv("STALLREAD_OPENS"), "open", pid, file);
+	if (!named(files, file))
+		return;
+	note(log, "stalled", pid, file);
 	for (;;)
 		pause();
 }
