@@ -194,6 +194,8 @@ INTERNAL void fake_api_callbacks(int cbid, int site, CUresult *result, void *arg
 	for (int i = 0; i < n; i++)
 		if ((__atomic_load_n(&table.sub[i].api_on[cbid / 64], __ATOMIC_ACQUIRE) >> (cbid % 64)) & 1)
 			table.sub[i].fn(table.sub[i].user, NVT_CB_DOMAIN_API, cbid, block);
+	/* (what they wrote to the bridges' words: a wait's return, a release) */
+	fake_bridge_noted();
 	/* A graph replay after all its callbacks: what the host left the bridge until its next call. */
 	if (site == NVT_CB_API_SITE_EXIT && (cbid == NVT_CBID_cuGraphLaunch || cbid == NVT_CBID_cuGraphLaunch_ptsz))
 		fake_bridge_replayed();

@@ -86,8 +86,12 @@ INTERNAL void fake_bridge_replay(void);
  * next call after a replay (d:seq/rel/call, logged: "wait", "look"). */
 INTERNAL void fake_bridge_waiting(int look);
 INTERNAL void fake_bridge_taken_in(void);
-/* An API call's callbacks begin: the bridges that reached their cap unreleased ended there. */
+/* An API call's callbacks begin: the bridges that reached their linger or their cap unreleased
+ * ended there. */
 INTERNAL void fake_bridge_look(void);
+/* An API call's callbacks ended: the bridges see what they wrote to their words (a wait's
+ * return, a release, a held thread's launch), from when each ends at its linger. */
+INTERNAL void fake_bridge_noted(void);
 /* A stream destroyed: its handle may be made again, in another context; its work still counts
  * for its own context's synchronisation. */
 INTERNAL void fake_stream_forget(const void *stream);

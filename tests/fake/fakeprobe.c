@@ -40,12 +40,18 @@ struct bridge_rec {
  * in their order on the bridge's stream): its words and seq, its record (the shim's
  * NVTASKSET_BRIDGE_TRACE, or a context synchronisation's ring; NULL: none), when it starts (one
  * behind another: not before that one ended) and its cap (params[2]: it ends cap ns after its
- * start, released or not). */
+ * start, released or not); its linger and held span (params[3], params[9]: unreleased, it ends
+ * linger after it saw its wait return, w[0] >= seq, or after w[6] last moved since, at most
+ * hspan after it saw the return). What the host wrote is seen as the host writes it, in the
+ * callbacks of its driver calls (bridge_note, after them): when w[0] reached seq (ret_at), w[1]
+ * (rel_at), and when w[6] last moved after the return (moved_at; w6: its value then); 0: not. */
 struct frun {
 	const volatile uint32_t *w;
 	uint32_t seq;
 	struct bridge_rec *rec;
-	uint64_t start, cap;
+	uint64_t start, cap, linger, hspan;
+	uint32_t w6;
+	uint64_t ret_at, rel_at, moved_at;
 };
 #define RUNS 4 /* a wait's bridge and the one that makes it full, with room */
 static struct fbridge {
@@ -58,11 +64,11 @@ static struct fbridge {
 	const volatile uint32_t *words;
 	uint32_t seq, dry_seq;
 	/* The bridges queued and not ended yet (bridge_settle ends them; under runs_lock), and the
-	 * last one that ended at its cap, unreleased (0: none since the last was queued): the GPU
-	 * switched away from the context then. */
+	 * last one that ended unreleased, at its linger or its cap (0: none since the last was
+	 * queued): the GPU switched away from the context then. */
 	struct frun run[RUNS];
 	int runs;
-	uint32_t capped;
+	uint32_t dry;
 } bridges[BRIDGE_DEVICES];
 static pthread_mutex_t runs_lock = PTHREAD_MUTEX_INITIALIZER;
 static int queued; /* runs of every GPU (under runs_lock; read without it to skip a look) */
@@ -119,9 +125,9 @@ static int reached(const volatile uint32_t *w, int i, uint32_t seq)
 }
 
 /* The first bridge of x's run ends at end, for reason why (enum trace_reason's number: 1
- * released, 3 its cap, 4 released with the next behind it), its record written as the kernel
- * writes it (saw_ret, saw_rel, last: 0 for never; CLOCK_MONOTONIC for %globaltimer); the one
- * behind it starts then at the earliest (under runs_lock). */
+ * released, 2 its linger, 3 its cap, 4 released with the next behind it), its record written as
+ * the kernel writes it (saw_ret, saw_rel, last: 0 for never; CLOCK_MONOTONIC for %globaltimer);
+ * the one behind it starts then at the earliest (under runs_lock). */
 static void run_end(struct fbridge *x, uint64_t end, uint32_t why, uint64_t saw_ret, uint64_t saw_rel, uint64_t last)
 {
 	struct frun r = x->run[0];
@@ -135,41 +141,90 @@ static void run_end(struct fbridge *x, uint64_t end, uint32_t why, uint64_t saw_
 		r.rec->reason = why;
 		__atomic_store_n(&r.rec->seq, r.seq, __ATOMIC_RELEASE);
 	}
-	if (why == 3)
-		x->capped = r.seq;
+	if (why == 2 || why == 3)
+		x->dry = r.seq;
 	memmove(&x->run[0], &x->run[1], (size_t)--x->runs * sizeof(x->run[0]));
 	__atomic_store_n(&queued, queued - 1, __ATOMIC_RELAXED);
 	if (x->runs && x->run[0].start < end)
 		x->run[0].start = end;
 }
 
+/* When bridge r saw its wait return (0: not yet): as the host said so, not before its start. */
+static uint64_t saw_ret(const struct frun *r)
+{
+	return r->ret_at && r->ret_at < r->start ? r->start : r->ret_at;
+}
+
+/* When bridge r, unreleased, ends at its linger (UINT64_MAX: its wait has not returned): the
+ * linger after it saw the return, or after the held thread's launches last moved w[6] since, at
+ * most hspan after the return (as nvt_bridge's WAITING reads its words). */
+static uint64_t linger_end(const struct frun *r)
+{
+	uint64_t ret = saw_ret(r), from;
+
+	if (!ret)
+		return UINT64_MAX;
+	from = (r->moved_at > ret ? r->moved_at : ret) + r->linger;
+	return from < ret + r->hspan ? from : ret + r->hspan;
+}
+
 /* What GPU x's bridges did by now, as the GPU runs them one after the other (under runs_lock):
- * the first one, not released when its cap came (start + cap), ended then (reason 3), and the
- * GPU switched away from the context; with releases, one the host released ended at now (or at
- * its start, if later: it saw the release as it started), at once where another is queued
- * behind it or being queued (queuing: the release just made by the next bridge's wait; the shim
- * says so in w[7] within the margin: reason 4), else after the margin (reason 1). */
+ * the first one, not released when its linger ended (linger_end: its wait returned) or its cap
+ * came (start + cap), ended then (reason 2 or 3), and the GPU switched away from the context;
+ * with releases, one the host released ended at the release (seen at rel_at, else now; at its
+ * start, if later: it saw the release as it started), at once where another is queued behind it
+ * or being queued (queuing: the release just made by the next bridge's wait; the shim says so
+ * in w[7] within the margin: reason 4), else after the margin (reason 1). */
 static void bridge_settle(struct fbridge *x, uint64_t now, int releases, int queuing)
 {
 	while (x->runs) {
 		const struct frun *r = &x->run[0];
-		uint64_t t = r->start > now ? r->start : now;
-		if (reached(r->w, 1, r->seq)) {
+		int released = reached(r->w, 1, r->seq);
+		uint64_t t = released && r->rel_at ? r->rel_at : now, lg = linger_end(r), cap = r->start + r->cap;
+		if (t < r->start)
+			t = r->start;
+		if (lg <= t && lg <= cap) {
+			run_end(x, lg, 2, saw_ret(r), 0, 0);
+		} else if (released && t <= cap) {
 			if (!releases)
 				return;
 			int next = queuing || x->runs > 1 || reached(r->w, 7, r->seq);
-			run_end(x, t + (next ? 0 : 20000), next ? 4 : 1, reached(r->w, 0, r->seq) ? t : 0, t, t);
-		} else if (now >= r->start + r->cap) {
-			run_end(x, r->start + r->cap, 3, 0, 0, 0);
+			/* (it saw the return where the return came before the release) */
+			uint64_t ret = saw_ret(r) && saw_ret(r) < t ? saw_ret(r) : 0;
+			run_end(x, t + (next ? 0 : 20000), next ? 4 : 1, ret, t, t);
+		} else if (now >= cap) {
+			run_end(x, cap, 3, saw_ret(r) && saw_ret(r) < cap ? saw_ret(r) : 0, 0, 0);
 		} else {
 			return;
 		}
 	}
 }
 
+/* What the host wrote to GPU x's bridges' words in the callbacks that just ran (under
+ * runs_lock): each bridge that ended by now ended first (a w[6] moved after its linger ended
+ * restarts nothing), then the ones still queued see the wait's return, their release and the
+ * held thread's launches (w[6]; one not started yet reads it at its start). */
+static void bridge_note(struct fbridge *x, uint64_t now)
+{
+	bridge_settle(x, now, 0, 0);
+	for (int i = 0; i < x->runs; i++) {
+		struct frun *r = &x->run[i];
+		uint32_t w6 = r->w[6];
+		if (!r->ret_at && reached(r->w, 0, r->seq))
+			r->ret_at = now;
+		if (!r->rel_at && reached(r->w, 1, r->seq))
+			r->rel_at = now;
+		if (w6 != r->w6) {
+			r->w6 = w6;
+			if (r->ret_at && now >= r->start)
+				r->moved_at = now;
+		}
+	}
+}
+
 /* An API call's callbacks begin (its entry's or its return's): each GPU's bridges that reached
- * their cap unreleased ended there (the host releases a bridge in a callback, after this look:
- * one the host releases later ran to its cap all the same). */
+ * their linger or their cap unreleased ended there (the host releases a bridge in a callback,
+ * after this look: one the host releases later ran to its linger or cap all the same). */
 INTERNAL void fake_bridge_look(void)
 {
 	uint64_t now;
@@ -180,6 +235,20 @@ INTERNAL void fake_bridge_look(void)
 	pthread_mutex_lock(&runs_lock);
 	for (int d = 0; d < BRIDGE_DEVICES; d++)
 		bridge_settle(&bridges[d], now, 0, 0);
+	pthread_mutex_unlock(&runs_lock);
+}
+
+/* An API call's callbacks ended: what they wrote to the bridges' words is seen now. */
+INTERNAL void fake_bridge_noted(void)
+{
+	uint64_t now;
+
+	if (!__atomic_load_n(&queued, __ATOMIC_RELAXED))
+		return;
+	now = fake_ns();
+	pthread_mutex_lock(&runs_lock);
+	for (int d = 0; d < BRIDGE_DEVICES; d++)
+		bridge_note(&bridges[d], now);
 	pthread_mutex_unlock(&runs_lock);
 }
 
@@ -218,13 +287,16 @@ INTERNAL void fake_bridge_app_launch(void)
 	FILE *log;
 
 	/* FAKECUDA_DRY_US=N: the first launch of a step that finds its bridge released, or ended
-	 * at its cap, makes its stream N us later, as the GPU's switches to a lower task and back do
-	 * where the host is slower than its kernels; FAKECUDA_HELD_US=N the same for one that finds
-	 * it held (a step whose kernels wait for its host). */
+	 * unreleased (at its linger or its cap), makes its stream N us later, as the GPU's switches
+	 * to a lower task and back do where the host is slower than its kernels; FAKECUDA_HELD_US=N
+	 * the same for one that finds it held (a step whose kernels wait for its host). What the
+	 * launch's callbacks wrote is seen first. */
+	uint64_t now = fake_ns();
 	pthread_mutex_lock(&runs_lock);
-	bridge_settle(x, fake_ns(), 1, 0);
+	bridge_note(x, now);
+	bridge_settle(x, now, 1, 0);
 	if (x->words && x->seq != x->dry_seq) {
-		extra = getenv(reached(x->words, 1, x->seq) || x->capped == x->seq ? "FAKECUDA_DRY_US" : "FAKECUDA_HELD_US");
+		extra = getenv(reached(x->words, 1, x->seq) || x->dry == x->seq ? "FAKECUDA_DRY_US" : "FAKECUDA_HELD_US");
 		x->dry_seq = x->seq;
 	}
 	pthread_mutex_unlock(&runs_lock);
@@ -369,7 +441,14 @@ static void bridge_queue(struct fbridge *x, void **params)
 {
 	uint64_t now = fake_ns(), ahead = fake_context_done_at();
 	struct frun r = {(const volatile uint32_t *)(uintptr_t)*(uint64_t *)params[0], *(uint32_t *)params[1],
-			 params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL, now, *(uint64_t *)params[2]};
+			 params[7] ? (void *)(uintptr_t)*(uint64_t *)params[7] : NULL, now, *(uint64_t *)params[2],
+			 *(uint64_t *)params[3], *(uint64_t *)params[9], 0, 0, 0, 0};
+
+	/* (a bridge chained behind a launch: its wait returned already, and it lingers from its
+	 * start) */
+	r.w6 = r.w[6];
+	if (reached(r.w, 0, r.seq))
+		r.ret_at = now;
 
 	if (!bridge_beside() && ahead > now)
 		r.start = ahead;
@@ -384,7 +463,7 @@ static void bridge_queue(struct fbridge *x, void **params)
 	__atomic_store_n(&queued, queued + 1, __ATOMIC_RELAXED);
 	x->words = r.w;
 	x->seq = r.seq;
-	x->capped = 0;
+	x->dry = 0;
 	pthread_mutex_unlock(&runs_lock);
 }
 
