@@ -78,7 +78,7 @@ B = build
 LAYERS = core os gpu seg mps alloc task prio view shim
 CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield bridge membw smcount memlimit \
 	json jsonnames cdi cmdline outbuf promtext listen conns
-OS = sysutil proc slurmproc child progpath
+OS = sysutil proc slurmproc child progpath rootpath
 GPU = driverinfo driver gpu calibrate bwprobe topocache gpus
 SEG = segfile segtrust segopen segwrite segscan segown inherit segfor segcontainer segleft segwalk segwatch
 MPS = mps
@@ -147,7 +147,7 @@ HAVE_SLURM := $(shell printf '\043include <stdint.h>\n\043include <slurm/spank.h
 else ifeq ($(SLURM),1)
 HAVE_SLURM := 1
 endif
-SPANK_SRC = request rootpath mpsnode place spank_nvtaskset
+SPANK_SRC = request mpsnode place spank_nvtaskset
 SPANK_OBJ = $(SPANK_SRC:%=$(B)/spank/%.o)
 SPANK = $(B)/lib/nvtaskset/spank_nvtaskset.so
 ifeq ($(HAVE_SLURM),1)

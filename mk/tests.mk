@@ -57,10 +57,10 @@ $(T)/test_%: tests/unit/test_%.c $(TEST_LIBS)
 # The Slurm plugin's pure code, its checks of root's paths, and the job step
 # of a process: built without Slurm.
 $(T)/test_slurm: tests/unit/test_slurm.c tests/unit/check.h tools/slurm/request.c tools/slurm/request.h \
-		tools/slurm/rootpath.c tools/slurm/rootpath.h $(OS_OBJ) $(TEST_LIBS)
+		$(OS_OBJ) $(TEST_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests/unit -Itools/slurm $(LDFLAGS) -o $@ $< tools/slurm/request.c \
-		tools/slurm/rootpath.c $(OS_OBJ) $(TEST_LIBS) -lpthread
+		$(OS_OBJ) $(TEST_LIBS) -lpthread
 
 # The reader of /proc (os/proc.c), on processes of its own, their reads doctored for some
 # (core/ptree.c's loops wrapped), and a caller of it (nvt_seg_open).

@@ -250,7 +250,7 @@ t_cdi_rundir_path_of_roots() {
 	$(as_user 65534) mkdir -m 755 "$WORK/pub/hers"
 	run_rc out rc env NVTASKSET_RUNDIR="$WORK/pub/link" "$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor t
 	eq "$rc" 1 "--cdi through another user's link ($out)"
-	has "$out" "--cdi: the run directory $WORK/pub/link is not on a path that only root can change: $WORK/pub/link belongs to uid 65534"
+	has "$out" "--cdi: the run directory $WORK/pub/link is not on a path that only root can change: $WORK/pub/link is a symbolic link of uid 65534"
 	findmnt -n -M "$WORK/victim" >/dev/null && die "--cdi mounted a tmpfs where another user's link points"
 	$(as_user 65534) touch "$WORK/victim/mine" 2>/dev/null && die "another user writes in root's directory"
 	run_rc out rc env NVTASKSET_RUNDIR="$WORK/pub/hers" "$NVT" --cdi --cdi-dir "$WORK/cdi" --vendor t

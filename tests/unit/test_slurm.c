@@ -1,6 +1,6 @@
 /*
  * test_slurm.c - the Slurm plugin's pure code (tools/slurm/request.c), its
- * checks of paths only root can change (tools/slurm/rootpath.c: the full
+ * checks of paths only root can change (os/rootpath.c: the full
  * set as root, in a directory of its own under /tmp) and the job step told
  * from a process title (src/os/slurmproc.c).
  *
@@ -16,7 +16,7 @@
 
 #include "check.h"
 #include "request.h"
-#include "rootpath.h"
+#include "os/rootpath.h"
 #include "os/slurmproc.h"
 
 static void test_counts(void)
@@ -207,6 +207,23 @@ static void test_root_paths(void)
 	CHECK(root_exec(path, why) == -1 && strstr(why, "every user may write in"));
 	CHECK(chmod(path, 0755) == 0 && chown(path, 65534, 0) == 0);
 	CHECK(root_exec(path, why) == -1 && strstr(why, "belongs to uid 65534"));
+	/* A mount point (--cdi's run directory): root's, of any mode, on a path of root's; a
+	 * directory of another user's, a file, or a path through her link is not. */
+	snprintf(path, sizeof(path), "%s/mnt", dir);
+	CHECK(mkdir(path, 01777) == 0 && chmod(path, 01777) == 0);
+	CHECK(nvt_root_mount_point(path, real, sizeof(real), why, sizeof(why)) == 0);
+	CHECK_STR(real, path);
+	CHECK(root_dir(path, 0, why) == -1); /* as a directory of root's alone it is not */
+	CHECK(chown(path, 65534, 0) == 0);
+	CHECK(nvt_root_mount_point(path, real, sizeof(real), why, sizeof(why)) == -1 &&
+	      strstr(why, "/mnt belongs to uid 65534, not root"));
+	snprintf(path, sizeof(path), "%s/prog", dir);
+	CHECK(chown(path, 0, 0) == 0);
+	CHECK(nvt_root_mount_point(path, real, sizeof(real), why, sizeof(why)) == -1 &&
+	      strstr(why, "not a directory"));
+	snprintf(path, sizeof(path), "%s/userlink", dir);
+	CHECK(nvt_root_mount_point(path, real, sizeof(real), why, sizeof(why)) == -1 &&
+	      strstr(why, "symbolic link of uid 65534"));
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	CHECK(system(path) == 0);
 }

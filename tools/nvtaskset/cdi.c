@@ -29,6 +29,7 @@
 #include "core/cdi.h"
 #include "core/gpusel.h"
 #include "core/text.h"
+#include "os/rootpath.h"
 #include "os/sysutil.h"
 #include "task/container.h"
 
@@ -360,48 +361,6 @@ static void own_filesystem(const char *base)
 	printf("%s: a tmpfs of its own (nosuid,nodev,noexec,%s)\n", base, NVT_CDI_RUNDIR_OPTIONS);
 }
 
-/* Checks name, on the run directory's path, as lstat sees it: root's, and a directory on the
- * way (not the end) that nobody else may write in unless it is sticky (/tmp: nobody else can
- * rename or remove what root has there). Returns 0, or -1 with why. */
-static int roots_name(const char *name, int end, char *why, size_t len)
-{
-	struct stat st;
-
-	if (lstat(name, &st))
-		return nvt_why(why, len, "%s: %s", name, strerror(errno));
-	if (st.st_uid != 0)
-		return nvt_why(why, len, "%s belongs to uid %lu", name, (unsigned long)st.st_uid);
-	if (!end && S_ISDIR(st.st_mode) && (st.st_mode & 022) && !(st.st_mode & S_ISVTX))
-		return nvt_why(why, len, "others may write in %s (mode %04o)", name,
-			       (unsigned)(st.st_mode & 07777));
-	return 0;
-}
-
-/* Checks every name on path (absolute), from / down, without following it: only root may
- * change what path names. Returns 0, or -1 with why. */
-static int roots_path(const char *path, char *why, size_t len)
-{
-	char prefix[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (path[0] != '/' || n >= sizeof(prefix))
-		return nvt_why(why, len, "%s is no absolute path of at most %d bytes", path, PATH_MAX - 1);
-	if (roots_name("/", n == 1, why, len))
-		return -1;
-	memcpy(prefix, path, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		int rc;
-		if ((path[i] != '/' && path[i]) || path[i - 1] == '/')
-			continue;
-		prefix[i] = '\0';
-		rc = roots_name(prefix, !path[i + strspn(path + i, "/")], why, len);
-		prefix[i] = path[i];
-		if (rc)
-			return -1;
-	}
-	return 0;
-}
-
 /*
  * Root's --cdi mounts a tmpfs (mode 1777) on the run directory, and its hooks act there as
  * root: NVTASKSET_RUNDIR must be on a path that only root can change, as given and with its
@@ -411,13 +370,18 @@ static int roots_path(const char *path, char *why, size_t len)
  */
 static void check_roots_path(const char *given, const char *real)
 {
-	char why[PATH_MAX + 128];
+	char why[PATH_MAX + 128], walked[PATH_MAX];
 
 	if (geteuid() != 0)
 		return;
-	if (roots_path(given, why, sizeof(why)) || roots_path(real, why, sizeof(why)))
+	if (nvt_root_mount_point(given, walked, sizeof(walked), why, sizeof(why)))
 		cli_errx("--cdi: the run directory %s is not on a path that only root can change: %s",
 			 given, why);
+	/* (the walk follows only root's links: it ends where realpath did, unless a link
+	 * changed between the two) */
+	if (strcmp(walked, real))
+		cli_errx("--cdi: the run directory %s changed while it was checked (%s, then %s)",
+			 given, real, walked);
 }
 
 /* The run directory containers mount: NVTASKSET_RUNDIR, or NVT_SHARED_RUNDIR, made if need be. */

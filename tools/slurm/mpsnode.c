@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "mpsnode.h"
-#include "rootpath.h"
+#include "os/rootpath.h"
 
 #include <stdio.h>
 #include <string.h>

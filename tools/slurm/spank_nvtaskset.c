@@ -35,7 +35,7 @@
  *   shim=PATH      the preload shim (default: libnvtaskset.so beside this plugin)
  *   mps_pipe=DIR, mps_log=DIR   the MPS daemon's directories, which must be
  *                  root's on a path of root's (default /run/nvidia-mps,
- *                  /run/nvidia-mps-log; see rootpath.h)
+ *                  /run/nvidia-mps-log; see os/rootpath.h)
  *   mps_control=PATH  nvidia-cuda-mps-control, root's on a path of root's
  *                  (default: the first in a fixed list of system directories)
  *

@@ -16,7 +16,7 @@ date -u
 echo "built $(date +%T)"
 VAR_SHIM=$ROOT/build/dev/var/build/lib/nvtaskset/libnvtaskset.so
 ls -l "$VAR_SHIM" build/dev/head/build/lib/nvtaskset/libnvtaskset.so
-cd build/dev/head
+cd build/dev/head || exit 1
 cat > /tmp/l1.json <<JSON
 [{"name": "prio-trace", "l": ["--priority", "high"], "h": ["--priority", "low"], "l_env": {"NVTASKSET_BRIDGE_DEBUG": "1", "NVTASKSET_BRIDGE_TRACE": "/tmp/nvt-bridge-trace/head"}, "agent": [], "whole": true},
  {"name": "prio-var", "l": ["--priority", "high"], "h": ["--priority", "low"], "l_env": {"NVTASKSET_BRIDGE_DEBUG": "1", "NVTASKSET_SHIM": "$VAR_SHIM", "NVTASKSET_BRIDGE_TRACE": "/tmp/nvt-bridge-trace/var"}, "agent": [], "whole": true},

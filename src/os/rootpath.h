@@ -1,20 +1,21 @@
 /*
- * rootpath.h - paths that only root can change, for what the Slurm plugin
- * does as root: the MPS control binary it runs and the MPS directories it
- * makes and hands to every user's tasks. A path is root's when every
+ * rootpath.h - paths that only root can change, for what nvtaskset does as
+ * root on a path it is given: the Slurm plugin's MPS control binary and the
+ * MPS directories it makes and hands to every user's tasks, and the run
+ * directory --cdi mounts a tmpfs on. A path is root's when every
  * directory on it, from /, belongs to root and lets nobody else write in
  * it, except that a sticky one (/tmp) may: nobody else can rename or
  * remove what root has there. Group write counts as others' unless the
  * group is root's. Symbolic links are followed only where they belong to
  * root, and the path returned has none.
  *
- * No Slurm headers. Side effects: reads directories (and, asked to, makes
+ * Side effects: reads directories (and, asked to, makes
  * them). Returns codes and a reason; never prints.
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef NVT_SLURM_ROOTPATH_H
-#define NVT_SLURM_ROOTPATH_H
+#ifndef NVT_OS_ROOTPATH_H
+#define NVT_OS_ROOTPATH_H
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -35,4 +36,11 @@ int nvt_root_dir(const char *path, mode_t mode, char *real, size_t real_len, cha
  */
 int nvt_root_exec(const char *path, char *real, size_t real_len, char *why, size_t len);
 
-#endif /* NVT_SLURM_ROOTPATH_H */
+/*
+ * Checks that path (absolute) is a directory of root's, of any mode (a file
+ * system is to be mounted on it), on a path of root's. Copies the path
+ * without symbolic links to real. Returns 0, or -1 with why.
+ */
+int nvt_root_mount_point(const char *path, char *real, size_t real_len, char *why, size_t len);
+
+#endif /* NVT_OS_ROOTPATH_H */

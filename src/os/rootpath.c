@@ -24,7 +24,7 @@
 #define MAX_LINKS 40
 #define MAX_DEPTH 64
 
-enum want { WANT_DIR, WANT_EXEC };
+enum want { WANT_DIR, WANT_EXEC, WANT_MOUNT_POINT };
 
 /*
  * Checks what st describes (name: its path) as a directory on the way
@@ -50,12 +50,17 @@ static int check(const struct stat *st, const char *name, int sticky_ok, char *w
 static int check_end(const struct stat *st, const char *name, enum want want, char *why,
 		     size_t len)
 {
-	if (want == WANT_DIR && !S_ISDIR(st->st_mode))
+	if (want != WANT_EXEC && !S_ISDIR(st->st_mode))
 		return nvt_why(why, len, "%s is not a directory", name);
 	if (want == WANT_EXEC && !S_ISREG(st->st_mode))
 		return nvt_why(why, len, "%s is not a regular file", name);
 	if (want == WANT_EXEC && !(st->st_mode & S_IXUSR))
 		return nvt_why(why, len, "%s is not executable", name);
+	/* (a mount point's own mode is hidden by what is mounted on it) */
+	if (want == WANT_MOUNT_POINT && st->st_uid != 0)
+		return nvt_why(why, len, "%s belongs to uid %lu, not root", name, (unsigned long)st->st_uid);
+	if (want == WANT_MOUNT_POINT)
+		return 0;
 	return check(st, name, 0, why, len);
 }
 
@@ -262,4 +267,9 @@ int nvt_root_dir(const char *path, mode_t mode, char *real, size_t real_len, cha
 int nvt_root_exec(const char *path, char *real, size_t real_len, char *why, size_t len)
 {
 	return walk(path, WANT_EXEC, 0, real, real_len, why, len);
+}
+
+int nvt_root_mount_point(const char *path, char *real, size_t real_len, char *why, size_t len)
+{
+	return walk(path, WANT_MOUNT_POINT, 0, real, real_len, why, len);
 }
