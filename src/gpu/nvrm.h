@@ -74,8 +74,14 @@ struct nvrm_free {
 
 #define NVRM_OK 0u
 #define NVRM_ERR_INSUFFICIENT_PERMISSIONS 0x1bu
-#define NVRM_ERR_INVALID_OBJECT_HANDLE 0x33u
 #define NVRM_ERR_NOT_SUPPORTED 0x56u
+/* What the RM answers a request naming a client or an object it does not know (nvstatuscodes.h):
+ * one freed, or one of a file that was closed (the module frees a file's clients at its
+ * release). */
+#define NVRM_ERR_INVALID_CLIENT 0x23u
+#define NVRM_ERR_INVALID_OBJECT_HANDLE 0x33u
+#define NVRM_ERR_INVALID_OBJECT_PARENT 0x36u
+#define NVRM_ERR_OBJECT_NOT_FOUND 0x57u
 
 /* NV01_ROOT (a client: freeing it frees all its objects), NV01_DEVICE_0 (a
  * GPU, or an SLI group) and NV20_SUBDEVICE_0 (one GPU of a device): a

@@ -21,9 +21,16 @@
  * (the number reused after a close) gets no control, and the objects made on
  * it are forgotten, as the driver frees a file's objects when it is closed.
  * Another open of the driver's own node on that number is the same file to
- * fstat: there the control names handles of a client of the closed file. A group's
- * GPU is its subdevice's UUID (GET_GID_INFO). Every other ioctl goes on
- * untouched, and nothing here runs until shimpreempt.c asks for a timeslice.
+ * fstat: there the control names a client of the closed file, and the driver
+ * answers that it knows no such client or object (NV_ERR_INVALID_CLIENT,
+ * _INVALID_OBJECT_HANDLE, _INVALID_OBJECT_PARENT, _OBJECT_NOT_FOUND; so too
+ * for an object freed any other way the shim did not see): the object (for a
+ * client, the client's objects on that file) is forgotten, never asked again,
+ * and not counted as a refusal. An allocation the driver answers on a handle
+ * the shim has a record of (of any class) shows that record stale: it goes,
+ * with what was under it, and the new object is followed. A group's GPU is
+ * its subdevice's UUID (GET_GID_INFO). Every other ioctl goes on untouched,
+ * and nothing here runs until shimpreempt.c asks for a timeslice.
  * The hook reads nothing the kernel has not read first: each request goes to
  * the kernel as the caller made it, and only one it answered (0: it copied the
  * block in and out, so the block is there to read) on a descriptor it has
@@ -32,8 +39,8 @@
  * EFAULT for a block that is not there, EINVAL for a size that is not the
  * structure's) fails as it would without the shim.
  * Not the launch path: libcuda's RM calls are its slow path
- * (allocation, scheduling), and the lock is taken only for the calls on
- * channel groups and channels.
+ * (allocation, scheduling), and the lock is taken only for allocations and
+ * for the calls on channel groups and channels.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -169,18 +176,39 @@ static void drop_gone(void)
 	rm.n_obj = kept;
 }
 
-/* o's descriptor names another file now: the file o was made on was closed, and the driver freed
- * what was made on it. Marks those objects GONE (drop_gone removes them). */
-static void closed_under(const struct rm_obj *o)
+/* Marks GONE (drop_gone removes them) the objects made on o's descriptor and file: all of them, or
+ * (client_only) those of o's client. */
+static void gone_on_file(const struct rm_obj *o, int client_only)
 {
-	int fd = o->fd;
-	dev_t dev = o->dev, rdev = o->rdev;
-	ino_t ino = o->ino;
+	struct rm_obj at = *o; /* (o itself is marked in the loop) */
 
 	for (int i = 0; i < rm.n_obj; i++)
-		if (rm.obj[i].fd == fd && rm.obj[i].dev == dev && rm.obj[i].ino == ino &&
-		    rm.obj[i].rdev == rdev)
+		if (rm.obj[i].fd == at.fd && rm.obj[i].dev == at.dev && rm.obj[i].ino == at.ino &&
+		    rm.obj[i].rdev == at.rdev && (!client_only || rm.obj[i].client == at.client))
 			rm.obj[i].cls = GONE;
+}
+
+/* What a control on o answered says o is gone: its descriptor names another file now (RM_CLOSED:
+ * the file o was made on was closed, and the driver freed what was made on it), or the driver knows
+ * its client no more (that client's objects on o's file go), or o no more (o and what is under it
+ * go). Those are marked GONE, never asked again; an allocation that reuses their handles is
+ * followed. Returns 1 if o is gone, else 0 (a refusal: o stays). */
+static int gone(struct rm_obj *o, uint32_t status)
+{
+	switch (status) {
+	case RM_CLOSED:
+		gone_on_file(o, 0);
+		return 1;
+	case NVRM_ERR_INVALID_CLIENT:
+		gone_on_file(o, 1);
+		return 1;
+	case NVRM_ERR_INVALID_OBJECT_HANDLE:
+	case NVRM_ERR_INVALID_OBJECT_PARENT:
+	case NVRM_ERR_OBJECT_NOT_FOUND:
+		o->cls = GONE;
+		return 1;
+	}
+	return 0;
 }
 
 /* The channel group object o is or belongs to (a channel's parent), or NULL. */
@@ -229,9 +257,7 @@ static int gpu_of_parent(uint32_t client, uint32_t parent)
 		gid.flags = NVRM_GID_BINARY;
 		status = control(sub, NVRM_SUBDEVICE_GET_GID_INFO, &gid, sizeof(gid));
 		sub->asked = status == NVRM_OK && gid.length == 16 ? 1 : -1;
-		if (status == RM_CLOSED)
-			closed_under(sub);
-		else if (sub->asked > 0)
+		if (!gone(sub, status) && sub->asked > 0)
 			memcpy(sub->uuid, gid.data, 16);
 	}
 	i = gpu_index(sub && sub->asked > 0 ? sub->uuid : no_uuid, 1);
@@ -243,8 +269,11 @@ static int gpu_of_parent(uint32_t client, uint32_t parent)
 	return i;
 }
 
+/* A group's set that found it gone (gone()): it is marked GONE, and not counted as refused. */
+#define RM_GONE 0xfffffffdu
+
 /* Gives group t its GPU's timeslice, and reads the driver's record back. Returns the status
- * (RM_CLOSED: t's file was closed, t and what was made with it are marked GONE). */
+ * (RM_GONE: t is gone, marked GONE with what went with it). */
 static uint32_t set_timeslice(struct rm_obj *t)
 {
 	struct rm_gpu *g = &rm.gpu[t->gpu];
@@ -256,10 +285,8 @@ static uint32_t set_timeslice(struct rm_obj *t)
 	status = control(t, NVRM_TSG_SET_TIMESLICE, &ts, sizeof(ts));
 	if (status == NVRM_OK)
 		status = control(t, NVRM_TSG_GET_TIMESLICE, &back, sizeof(back));
-	if (status == RM_CLOSED) {
-		closed_under(t);
-		return status;
-	}
+	if (gone(t, status))
+		return RM_GONE;
 	if (status == NVRM_OK && back.timeslice_us != ts.timeslice_us)
 		status = NVRM_ERR_NOT_SUPPORTED; /* the driver kept another value */
 	if (status != NVRM_OK)
@@ -274,6 +301,7 @@ static void on_alloc(int fd, const void *arg, unsigned size)
 	uint32_t root, parent, object, cls, status;
 	struct rm_obj *o;
 	struct stat st;
+	int followed;
 
 	if (size == sizeof(struct nvrm_alloc64)) {
 		const struct nvrm_alloc64 *a = arg;
@@ -284,16 +312,26 @@ static void on_alloc(int fd, const void *arg, unsigned size)
 	} else {
 		return;
 	}
-	if (status != NVRM_OK || (cls != NVRM_CLASS_DEVICE && cls != NVRM_CLASS_SUBDEVICE &&
-				  cls != NVRM_CLASS_CHANNEL_GROUP && !nvrm_is_channel_class(cls)))
+	if (status != NVRM_OK)
 		return;
-	if (fstat(fd, &st))
+	followed = cls == NVRM_CLASS_DEVICE || cls == NVRM_CLASS_SUBDEVICE ||
+		   cls == NVRM_CLASS_CHANNEL_GROUP || nvrm_is_channel_class(cls);
+	if (followed && fstat(fd, &st))
 		return; /* (a descriptor the kernel just answered on) */
 	pthread_mutex_lock(&rm.lock);
+	/* The driver made root's handle object: a record of that handle is of an object it freed
+	 * without the shim seeing it (its file closed), and goes, with what was under it. */
+	if ((o = find(root, object)))
+		o->cls = GONE;
+	drop_gone();
+	if (!followed) {
+		pthread_mutex_unlock(&rm.lock);
+		return;
+	}
 	if (rm.n_obj == RM_OBJECTS && cls == NVRM_CLASS_CHANNEL_GROUP && shim_first_time(WARN_PREEMPT))
 		shim_warn("too many driver objects to follow: this task's newer channel groups keep the "
 			  "driver's timeslice");
-	if (rm.n_obj < RM_OBJECTS && !find(root, object)) {
+	if (rm.n_obj < RM_OBJECTS) {
 		o = &rm.obj[rm.n_obj++];
 		*o = (struct rm_obj){.fd = fd, .dev = st.st_dev, .rdev = st.st_rdev, .ino = st.st_ino,
 				     .client = root, .handle = object, .parent = parent, .cls = cls,
@@ -348,7 +386,7 @@ static void after_control(int fd, const struct nvrm_control *c)
 	if (c->status != NVRM_OK || !is_group_command(c->cmd))
 		return;
 	pthread_mutex_lock(&rm.lock);
-	if ((t = group_of(c->client, c->object)) && t->fd == fd && set_timeslice(t) == RM_CLOSED)
+	if ((t = group_of(c->client, c->object)) && t->fd == fd && set_timeslice(t) == RM_GONE)
 		drop_gone();
 	pthread_mutex_unlock(&rm.lock);
 }
@@ -406,8 +444,8 @@ int shim_chan_timeslice(const uint8_t uuid[16], uint32_t timeslice_us)
 		if (t->cls != NVRM_CLASS_CHANNEL_GROUP || (uuid ? t->gpu != g : rm.gpu[t->gpu].want))
 			continue;
 		status = set_timeslice(t);
-		failed |= status != NVRM_OK && status != RM_CLOSED;
-		n += status != RM_CLOSED;
+		failed |= status != NVRM_OK && status != RM_GONE;
+		n += status != RM_GONE;
 	}
 	drop_gone();
 	pthread_mutex_unlock(&rm.lock);

@@ -14,7 +14,7 @@
 struct shim_chan_gpu_stats {
 	uint32_t groups;       /* channel groups of this process on it now */
 	uint32_t timeslice_us; /* what they were given (the driver's record, read back); 0: none */
-	uint32_t status;       /* the last status a control answered that was not NVRM_OK; 0: none */
+	uint32_t status;       /* the last refusal's status (not NVRM_OK, nor a group gone); 0: none */
 };
 
 /*
@@ -24,7 +24,8 @@ struct shim_chan_gpu_stats {
  * place of libcuda's own SET_TIMESLICE. Groups already followed are set now.
  * uuid NULL: the default, for the groups of every GPU given no timeslice of
  * its own (those whose GPU is not known, its subdevice not saying, among them).
- * Returns the groups set now, or -1 if a control on one failed.
+ * Returns the groups set now, or -1 if a control on one failed (a group the
+ * driver knows no more is forgotten, and neither counted nor a failure).
  */
 int shim_chan_timeslice(const uint8_t uuid[16], uint32_t timeslice_us);
 void shim_chan_stats(const uint8_t uuid[16], struct shim_chan_gpu_stats *out);

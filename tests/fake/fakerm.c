@@ -4,26 +4,35 @@
  * the RM ioctls (type 'F') that the fake libcuda (fakermcalls.c) and the
  * shim make, as the kernel module does as far as nvtaskset's tests need:
  * objects by client and handle, a channel group's timeslice (1024 us when
- * made) and whether it is scheduled, a subdevice's UUID. Checks as the real
+ * made) and whether it is scheduled, a subdevice's UUID. A client is made
+ * with the first object allocated under it (the fake libcuda allocates no
+ * NV01_ROOT), and freed with its handle's free. The objects made on a
+ * descriptor are freed when it is closed, as the module frees a file's
+ * clients at its release (the fake frees them at the close of that
+ * descriptor: a dup of it is not followed). Checks as the real
  * one does: GPFIFO_SCHEDULE's block is 3 bytes (2 is NV_ERR_INVALID_ARGUMENT,
- * as driver 580 answered), a timeslice of 0 is refused, a control on an
- * unknown object is NV_ERR_INVALID_OBJECT_HANDLE. As the kernel module's
- * nvidia_ioctl, it answers only on its device node (the fake's /dev/nvidiactl
- * is /dev/zero: fakermcalls.c; on any other descriptor the kernel answers,
- * ENOTTY for /dev/null), copies the parameter block in and out as
+ * as driver 580 answered), a timeslice of 0 is refused, a control naming a
+ * client the process has not (or no more) is NV_ERR_INVALID_CLIENT, and one
+ * on an unknown object of a known client NV_ERR_INVALID_OBJECT_HANDLE. As the
+ * kernel module's nvidia_ioctl, it answers only on its device node (the
+ * fake's /dev/nvidiactl is /dev/zero: fakermcalls.c; on any other descriptor
+ * the kernel answers, ENOTTY for /dev/null), copies the parameter block in and out as
  * copy_from_user and copy_to_user do (EFAULT where they would fault; a
  * control's own block unreadable is NV_ERR_INVALID_ADDRESS in its status), and
  * refuses a block of another size than the request's structure (EINVAL). An
  * object belongs to the process that allocated it: a forked child's copy of
- * this table answers its parent's handles as unknown (the child's own client
- * holds none of them).
+ * this table answers its parent's handles as unknown (NV_ERR_INVALID_CLIENT:
+ * the child's own client holds none of them).
  *
  *   FAKERM_LOG=FILE     append a line per allocation and per timeslice
  *                       control ("pid=P set-timeslice group=H us=V status=S"),
  *                       per RM request on a descriptor of another file, which
  *                       the kernel refuses ("pid=P other-file fd=N nr=0xNR"),
- *                       and at exit each group's final state ("pid=P final
- *                       group=H us=V scheduled=B")
+ *                       per control on an unknown client or object ("pid=P
+ *                       unknown object client=C handle=H cmd=X status=S"),
+ *                       per close of a descriptor objects were made on ("pid=P
+ *                       closed fd=N freed=K"), and at exit each group's final
+ *                       state ("pid=P final group=H us=V scheduled=B")
  *   FAKERM_REFUSE=CMD   controls CMD (hex) answer NV_ERR_NOT_SUPPORTED (2080014a:
  *                       a subdevice that does not say its GPU's UUID)
  *
@@ -55,6 +64,7 @@
 struct object {
 	uint32_t client, handle, parent, cls;
 	pid_t pid; /* the process that allocated it */
+	int fd;    /* the descriptor it was allocated on */
 	uint64_t timeslice_us;
 	int scheduled;
 	uint8_t uuid[16];
@@ -114,16 +124,20 @@ static int copy_out(void *to, const void *from, size_t n)
 	return syscall(SYS_process_vm_writev, getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
 }
 
-static uint32_t alloc(struct nvrm_alloc64 *a)
+static uint32_t alloc(struct nvrm_alloc64 *a, int fd)
 {
 	struct object *o;
+	int client = !find(a->root, a->root);
 
-	if (find(a->root, a->object) || rm.n == OBJECTS)
+	if (find(a->root, a->object) || rm.n + client >= OBJECTS)
 		return 0x16; /* NV_ERR_INSERT_DUPLICATE_NAME, or no room */
+	if (client) /* (its client, made with its first object) */
+		rm.o[rm.n++] = (struct object){.client = a->root, .handle = a->root, .cls = NVRM_CLASS_ROOT,
+					       .pid = getpid(), .fd = fd};
 	o = &rm.o[rm.n++];
 	memset(o, 0, sizeof(*o));
 	o->client = a->root, o->handle = a->object, o->parent = a->parent, o->cls = a->cls;
-	o->pid = getpid();
+	o->pid = getpid(), o->fd = fd;
 	o->timeslice_us = NVRM_DEFAULT_TIMESLICE_US;
 	if (a->cls == NVRM_CLASS_SUBDEVICE && a->params_size >= 20 && a->alloc_params &&
 	    copy_in(o->uuid, (const uint8_t *)(uintptr_t)a->alloc_params + 4, 16))
@@ -184,8 +198,12 @@ static uint32_t control(struct nvrm_control *c)
 	uint64_t block[BLOCK_MAX / 8];
 	uint32_t status;
 
-	if (!o)
-		return NVRM_ERR_INVALID_OBJECT_HANDLE;
+	if (!o) {
+		status = find(c->client, c->client) ? NVRM_ERR_INVALID_OBJECT_HANDLE : NVRM_ERR_INVALID_CLIENT;
+		say("unknown object client=%#x handle=%#x cmd=%#x status=%#x", c->client, c->object, c->cmd,
+		    status);
+		return status;
+	}
 	if (o->cls != NVRM_CLASS_CHANNEL_GROUP && (c->cmd >> 16) == (NVRM_TSG_SET_TIMESLICE >> 16))
 		return NVRM_ERR_NOT_SUPPORTED;
 	if (!user || c->params_size > sizeof(block))
@@ -241,7 +259,7 @@ static int size_ok(unsigned nr, size_t size)
 
 /* An RM request on the device: the block copied in, answered, copied out. Returns the ioctl's
  * result. */
-static int answer(unsigned long request, void *arg)
+static int answer(int fd, unsigned long request, void *arg)
 {
 	union {
 		struct nvrm_alloc64 a64;
@@ -263,9 +281,9 @@ static int answer(unsigned long request, void *arg)
 	if (_IOC_NR(request) == NVRM_ESC_ALLOC && size == sizeof(in.a)) {
 		struct nvrm_alloc64 wide = {in.a.root, in.a.parent, in.a.object, in.a.cls, in.a.alloc_params, 0,
 					    in.a.params_size, 0, 0, 0};
-		in.a.status = alloc(&wide);
+		in.a.status = alloc(&wide, fd);
 	} else if (_IOC_NR(request) == NVRM_ESC_ALLOC) {
-		in.a64.status = alloc(&in.a64);
+		in.a64.status = alloc(&in.a64, fd);
 	} else if (_IOC_NR(request) == NVRM_ESC_CONTROL) {
 		in.c.status = control(&in.c);
 	} else {
@@ -289,12 +307,37 @@ __attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, 
 	arg = va_arg(ap, unsigned long);
 	va_end(ap);
 	if (_IOC_TYPE(request) == NVRM_IOCTL_MAGIC && is_device(fd))
-		return answer(request, (void *)arg);
+		return answer(fd, request, (void *)arg);
 	if (_IOC_TYPE(request) == NVRM_IOCTL_MAGIC)
 		say("other-file fd=%d nr=%#x", fd, (unsigned)_IOC_NR(request));
 	if (!next)
 		next = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
 	return next ? next(fd, request, arg) : (int)syscall(SYS_ioctl, fd, request, arg);
+}
+
+/* The module frees the clients of a file (and their objects) at its release: the fake at the
+ * close of the descriptor they were made on. */
+__attribute__((visibility("default"))) int close(int fd)
+{
+	static int (*next)(int);
+	int err = errno, kept = 0, freed = 0;
+
+	if (is_device(fd)) {
+		pthread_mutex_lock(&rm.lock);
+		for (int i = 0; i < rm.n; i++)
+			if (rm.o[i].pid == getpid() && rm.o[i].fd == fd)
+				freed++;
+			else
+				rm.o[kept++] = rm.o[i];
+		rm.n = kept;
+		pthread_mutex_unlock(&rm.lock);
+		if (freed)
+			say("closed fd=%d freed=%d", fd, freed);
+	}
+	errno = err;
+	if (!next)
+		next = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	return next ? next(fd) : (int)syscall(SYS_close, fd);
 }
 
 __attribute__((destructor)) static void final_state(void)

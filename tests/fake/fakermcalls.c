@@ -5,7 +5,15 @@
  * subdevice objects, one compute channel group with two channels, schedules
  * it and then sets its timeslice to 2048 us (libcuda's own call), and three
  * copy groups with a channel each, scheduled. FAKECUDA_RM_LATE=N: the N-th
- * launch on a device allocates one more group (a library's, made late). The
+ * launch on a device allocates one more group (a library's, made late).
+ * FAKECUDA_RM_REOPEN=N: the N-th launch on a device closes the descriptor and
+ * opens the node again on its number (the kernel side frees what was made on
+ * the closed file); the next launch makes the device's objects anew under the
+ * same client (the driver may give a new client a freed one's handle), their
+ * handles numbered on from the fifth of the first context's: some take handles
+ * the freed objects of another kind had, and the first group's is left
+ * unused. FAKECUDA_RM_REOPEN=N,new: under a new client, their handles those
+ * of the first context. The
  * calls go through ioctl(2) on a descriptor of /dev/zero, the fake's
  * /dev/nvidiactl (a node any process may open, on which the kernel answers
  * ENOTTY), so that the shim, preloaded before tests/fake/fakerm.c's kernel
@@ -33,6 +41,8 @@
 #include "gpu/nvrm.h"
 
 #define FAKE_CLIENT 0xc1d00001u
+#define FIRST_HANDLE 0x5c000001u
+#define REOPEN_SKIP 4 /* FAKECUDA_RM_REOPEN's handles: from the fifth on */
 
 static struct {
 	pthread_mutex_t lock;
@@ -41,7 +51,7 @@ static struct {
 	uint32_t next;
 	uint32_t device[NVT_MACHINE_GPUS];
 	unsigned launches[NVT_MACHINE_GPUS];
-} rm = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .client = FAKE_CLIENT, .next = 0x5c000001u};
+} rm = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .client = FAKE_CLIENT, .next = FIRST_HANDLE};
 
 /* The fake's subdevice allocation block: NV2080_ALLOC_PARAMETERS and the GPU's UUID. */
 struct fake_subdevice_params {
@@ -125,15 +135,39 @@ INTERNAL void fake_rm_context(int dev, const unsigned char uuid[16])
 	pthread_mutex_unlock(&rm.lock);
 }
 
+/* FAKECUDA_RM_REOPEN: the descriptor closed and the node opened again on its number; every device's
+ * objects are made anew at its next launch (new_client: under a new client). */
+static void reopen(int new_client)
+{
+	int fd;
+
+	close(rm.fd);
+	fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+	if (fd >= 0 && fd != rm.fd && dup3(fd, rm.fd, O_CLOEXEC) == rm.fd)
+		close(fd); /* (the lowest free number mostly is the closed one's) */
+	else if (fd != rm.fd)
+		rm.fd = fd;
+	memset(rm.device, 0, sizeof(rm.device));
+	rm.client += new_client ? 1 : 0;
+	rm.next = new_client ? FIRST_HANDLE : FIRST_HANDLE + REOPEN_SKIP;
+}
+
 INTERNAL void fake_rm_launch(int dev)
 {
-	const char *late = getenv("FAKECUDA_RM_LATE");
+	const char *late = getenv("FAKECUDA_RM_LATE"), *again = getenv("FAKECUDA_RM_REOPEN");
+	unsigned long n;
+	char *end;
 
-	if (!late || !enabled() || dev < 0 || dev >= NVT_MACHINE_GPUS)
+	if ((!late && !again) || !enabled() || dev < 0 || dev >= NVT_MACHINE_GPUS)
 		return;
 	pthread_mutex_lock(&rm.lock);
-	if (rm.device[dev] && ++rm.launches[dev] == strtoul(late, NULL, 10))
-		make_group(dev, 1, 1);
+	if (rm.device[dev]) {
+		n = ++rm.launches[dev];
+		if (late && n == strtoul(late, NULL, 10))
+			make_group(dev, 1, 1);
+		if (again && n == strtoul(again, &end, 10))
+			reopen(!strcmp(end, ",new"));
+	}
 	pthread_mutex_unlock(&rm.lock);
 }
 
