@@ -496,22 +496,31 @@ struct env_found {
 };
 
 /* In a child: nvt_proc_env of ctx (struct env_bounded) into result (struct env_found). */
-static void env_in_child(void *ctx, void *result)
+static void env_in_child(void *ctx, size_t i, void *result)
 {
 	const struct env_bounded *b = ctx;
 	struct env_found *f = result;
 
+	(void)i;
 	f->rc = nvt_proc_env(b->pid, b->name, f->text, sizeof(f->text));
 }
 
 int nvt_proc_env_bounded(pid_t pid, const char *name, char *buf, size_t len, int timeout_ms)
 {
 	struct env_bounded b = {pid, name};
-	struct env_found f;
+	struct env_found f = {.rc = -1};
+	unsigned char done = 0;
+	pid_t left = 0;
+	/* A batch of one call: its child, killed when it stalls or at timeout_ms, is left, not
+	 * waited for (where the read's wait does not end at SIGKILL, a wait for it would not
+	 * end either); one that returned is reaped. */
+	struct nvt_child_batch one = {.fn = env_in_child, .ctx = &b, .n = 1, .result_size = sizeof(f),
+				      .results = &f, .stall_ms = timeout_ms, .max_stalls = 1,
+				      .budget_ms = timeout_ms, .done = &done, .left = &left};
 
-	if (!len)
+	if (!len || timeout_ms <= 0)
 		return -1;
-	if (nvt_child_call(env_in_child, &b, &f, sizeof(f), timeout_ms) != NVT_CHILD_OK || f.rc)
+	if (nvt_child_batch(&one) != 1 || f.rc)
 		return -1;
 	f.text[sizeof(f.text) - 1] = '\0';
 	snprintf(buf, len, "%s", f.text);

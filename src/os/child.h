@@ -123,8 +123,11 @@ int nvt_child_left_alive(pid_t pid);
 
 /* os/proc.h's nvt_proc_env made in a child killed after timeout_ms (the environment is the process's
  * memory, read under its memory map's lock, which its user can keep held: a read of it may
- * wait until the reader is killed). buf is at most NVT_PROC_ENV_BOUNDED_MAX bytes long;
- * returns -1 as well where the read did not end in time. */
+ * wait until the reader is killed, and on some kernels past that). The child is
+ * nvt_child_batch's: killed, it is left, not waited for (reaped by a later batch, or never,
+ * where its wait does not end); one that returned is reaped. buf is at most
+ * NVT_PROC_ENV_BOUNDED_MAX bytes long; returns -1 as well where the read did not end in time,
+ * or no child could be run (NVT_CHILD_LEFT_MAX left alive). */
 #define NVT_PROC_ENV_BOUNDED_MAX 256
 int nvt_proc_env_bounded(pid_t pid, const char *name, char *buf, size_t len, int timeout_ms);
 

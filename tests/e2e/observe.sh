@@ -846,6 +846,23 @@ t_exporter_beside_stalled_maps() {
 	stop_loop u/sm "$STALLED"
 }
 
+# Where such a read's wait does not end at SIGKILL (kernels that take the memory map's lock
+# unkillably; stallread.so keeps SIGKILL from the child that stalled), -p does not wait for its
+# killed child either: it moves the task all the same, the child left (and ended here).
+t_pid_beside_unkillable_stalled_environ() {
+	local out left
+	stallme_task
+	run_rc out rc timeout "$(within_bound)" env LD_PRELOAD="$T/fake/stallread.so" STALLREAD_COMM=stallme \
+		STALLREAD_LOG="$WORK/stalls" STALLREAD_UNKILLABLE=1 "$NVT" -p -g 2 "$STALLED"
+	left=$(sed -n 's/^stalled .* by \([0-9]*\)$/\1/p' "$WORK/stalls" 2>/dev/null)
+	[ -z "$left" ] || kill -KILL $left
+	eq "$rc" 0 "-p beside a stalled read that SIGKILL does not end: $out"
+	[ -n "$left" ] || die "no read of its environ stalled: $(cat "$WORK/stalls" 2>&1)"
+	wait_file "$WORK/stall.state" "2,10,18,26,33,40,47,54"
+	stop_loop stall "$STALLED"
+	stop_loop ta "$A"
+}
+
 # scrape_beside_stalled N: one scrape, answered within a scrape's time with both of
 # stallme_task's tasks; true once N reads have stalled (each scrape's read, FRESH_MS after the
 # one before, is a read of its own).

@@ -7,14 +7,17 @@
  * threads faulting on a FUSE file of hers whose reads she never answers). Each open of her
  * cmdline, environ or maps, stalled or not, is appended as "open PID FILE" to STALLREAD_OPENS,
  * so that a test counts a reader's reads.
- * Before it waits it appends "stalled PID FILE" to STALLREAD_LOG, so that a test sees the
- * stall happen. Test code: it calls the next definitions through dlsym.
+ * Before it waits it appends "stalled PID FILE by READER" to STALLREAD_LOG, so that a test sees
+ * the stall happen (READER: the process that waits, a viewer's child). With STALLREAD_UNKILLABLE
+ * set, the reader keeps SIGKILL from such a process (as where such a wait ignores it). Test code:
+ * it calls the next definitions through dlsym.
  *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +58,7 @@ static void maybe_stall(const char *path)
 	const char *files = getenv("STALLREAD_FILES");
 	char file[16], comm_path[64], comm[64] = "";
 	long pid;
-	FILE *f;
+	FILE *f, *out;
 
 	if (!files)
 		files = "cmdline environ";
@@ -75,9 +78,40 @@ static void maybe_stall(const char *path)
 	note(getenv("STALLREAD_OPENS"), "open", pid, file);
 	if (!named(files, file))
 		return;
-	note(log, "stalled", pid, file);
+	if (log && (out = REAL(fopen)(log, "a"))) {
+		fprintf(out, "stalled %ld %s by %ld\n", pid, file, (long)getpid());
+		fclose(out);
+	}
 	for (;;)
 		pause();
+}
+
+/* 1 if pid is a process whose read stalled ("stalled ... by PID" in STALLREAD_LOG). */
+static int stalled_reader(pid_t pid)
+{
+	const char *log = getenv("STALLREAD_LOG");
+	char line[128];
+	long by;
+	int found = 0;
+	FILE *f = log ? REAL(fopen)(log, "r") : NULL;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		const char *at = strstr(line, " by ");
+		found = at && sscanf(at, " by %ld", &by) == 1 && by == (long)pid;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* With STALLREAD_UNKILLABLE set, a SIGKILL sent to a process whose read stalled is not
+ * delivered: it stays in its read, as a read whose wait SIGKILL does not end stays (kernels
+ * where the memory map's lock is taken unkillably). */
+int kill(pid_t pid, int sig)
+{
+	if (sig == SIGKILL && pid > 0 && getenv("STALLREAD_UNKILLABLE") && stalled_reader(pid))
+		return 0;
+	return REAL(kill)(pid, sig);
 }
 
 int open(const char *path, int flags, ...)

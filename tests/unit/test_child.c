@@ -7,7 +7,8 @@
  * is spent, and a child holds none
  * of the caller's descriptors, its stdout on /dev/null. And a process's maps read in a child
  * (nvt_proc_maps_bounded): as nvt_proc_maps where the read returns, NVT_PROC_MAPS_LATE within
- * its bound where it stalls, and at once, unread, for that process while it backs off.
+ * its bound where it stalls, and at once, unread, for that process while it backs off; and a
+ * variable of a process's environment read in a child, which is reaped.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -17,8 +18,10 @@
 #include "os/clock.h"
 #include "os/proc.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -183,6 +186,19 @@ static int maps_line(const char *line, void *arg)
 	return 1;
 }
 
+/* An environment read in a child (nvt_proc_env_bounded): the variable as the process started
+ * with it (main's TEST_CHILD_ENV), and its child reaped: no child, no zombie, is left. */
+static void test_env_bounded(void)
+{
+	char text[NVT_PROC_ENV_BOUNDED_MAX];
+
+	CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+	CHECK(nvt_proc_env_bounded(getpid(), "TEST_CHILD_ENV", text, sizeof(text), 1000) == 0);
+	CHECK_STR(text, "set");
+	CHECK(nvt_proc_env_bounded(getpid(), "TEST_CHILD_NONE", text, sizeof(text), 1000) == -1);
+	CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+}
+
 static void test_maps_bounded(void)
 {
 	int64_t began;
@@ -205,12 +221,20 @@ static void test_maps_bounded(void)
 	CHECK(nvt_proc_maps_bounded(getpid(), maps_line, NULL) == NVT_PROC_MAPS_LATE);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* (again, with a variable of its start's environment for test_env_bounded to read) */
+	if (argc == 1 && !getenv("TEST_CHILD_ENV")) {
+		setenv("TEST_CHILD_ENV", "set", 1);
+		execl("/proc/self/exe", argv[0], "again", (char *)NULL);
+		CHECK(!"exec of itself");
+		return CHECK_DONE();
+	}
 	test_returns_and_stalls();
 	test_most_stalls();
 	test_crash();
 	test_budget();
+	test_env_bounded();
 	test_maps_bounded();
 	return CHECK_DONE();
 }
