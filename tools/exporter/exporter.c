@@ -135,9 +135,12 @@ static void mhd_log(void *arg, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 }
 
-/* Reads the metrics now into latest (under latest.lock, which every scrape waits on: a view's
- * read never waits long on a task, whose memory its user may make a read of wait for good:
- * view/viewproc.c). */
+/* Reads the metrics now into latest (under latest.lock, which every scrape waits on). A read
+ * of a task's memory (its command line, environment or maps, under its memory map's lock)
+ * waits for as long as the task's user holds that lock, until the reader is killed (on
+ * current kernels; on some older ones not even then): the view makes such reads in children
+ * that it kills and leaves when they stall (view/viewproc.c; the maps through the reader main
+ * chose, seg/segfile.h), so a view's read never waits long on a task. */
 static void read_metrics_locked(void)
 {
 	struct nvt_outbuf out = {0};
