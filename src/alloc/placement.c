@@ -104,6 +104,24 @@ static int scan_task(const struct nvt_seg_handle *h, pid_t pid, const uint8_t *c
 	return 0;
 }
 
+/* The tasks held as scan_task counts them, by every file whose header names pid
+ * (nvt_seg_open_named), those of claimer me passed over. Returns 0, or -1 (no memory). */
+static int scan_named(const char *base, pid_t pid, const struct nvt_claimer *me, const uint8_t *const *uuids,
+		      int n, struct nvt_held_list *found)
+{
+	struct nvt_seg_handle h[5];
+	int count = nvt_seg_open_named(base, pid, h, 5), rc = 0;
+
+	for (int j = 0; j < count; j++) {
+		struct nvt_claimer who;
+		nvt_claimer_of(&h[j].head, &who);
+		if (!rc && (!me || nvt_claimer_cmp(&who, me)))
+			rc = scan_task(&h[j], pid, uuids, n, found);
+		nvt_seg_close(&h[j]);
+	}
+	return rc;
+}
+
 int nvt_held_scan(const char *base, const struct nvt_claimer *me, const uint8_t *const *uuids,
 		  int n, struct nvt_held_list *found)
 {
@@ -128,6 +146,16 @@ int nvt_held_scan(const char *base, const struct nvt_claimer *me, const uint8_t 
 		 * without nvtaskset would. Anything else (EMFILE, say) may hide a
 		 * task's partition: never read as free. */
 		rc = nvt_seg_open(base, pids[k], 0, &h);
+		/* Which file it uses could not be told in time (its maps, read beside a rival
+		 * file, came late: its user can hold them): every file that names it holds, so
+		 * that her stall neither fails the claim nor frees the task's TPCs. */
+		if (rc == NVT_SEG_ESYS && h.sys_errno == ETIMEDOUT) {
+			if (scan_named(base, pids[k], me, uuids, n, found)) {
+				errno = ENOMEM;
+				failed = 1;
+			}
+			continue;
+		}
 		if (rc == NVT_SEG_ESYS) {
 			failed = 1;
 			break;

@@ -44,6 +44,16 @@ struct nvt_seg_handle {
  * Returns enum nvt_seg_err.
  */
 int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handle *h);
+/*
+ * For a reader that could not tell which file pid uses (nvt_seg_open gave
+ * NVT_SEG_ESYS with ETIMEDOUT: the process's maps, read to tell its segment
+ * from a rival's, came late): opens for reading, into h (at most max), every
+ * file in the run directories of the task's uids and root's whose header
+ * names it (its PID namespace, PID and start time: the header alone decides).
+ * A caller that must not count a partition as free counts each. Returns how
+ * many it opened.
+ */
+int nvt_seg_open_named(const char *base, pid_t pid, struct nvt_seg_handle *h, int max);
 /* How long nvt_seg_open, to write, waits for a segment that is being made in
  * the run directory of the task's user (after an exec to that user, its shim
  * is copying the one from before the exec) before it looks further. A shim

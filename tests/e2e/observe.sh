@@ -830,6 +830,26 @@ t_viewers_beside_stalled_maps() {
 	stop_loop u/sm "$STALLED"
 }
 
+# Nor does it fail or free anything for root's claims (-n --exclude-running, as a container's
+# start or a Slurm step claims): where the read comes late, every file that names the task holds
+# its TPCs. The fake GPU has 66 TPCs and the task holds 8: 58 can be claimed, 59 cannot, and
+# the claim ends within its bound.
+t_claim_beside_stalled_maps() {
+	local out rc limit
+	root_task_with_rival
+	limit=$(within_bound)
+	STALLING=(timeout "$limit" env LD_PRELOAD="$T/fake/stallread.so" STALLREAD_COMM=stallme
+		STALLREAD_LOG="$WORK/stalls")
+	run_rc out rc "${STALLING[@]}" "$NVT" --no-mps -n 58 --exclude-running true
+	eq "$rc" 0 "a claim of the TPCs the task does not hold, beside a stalled read of its maps: $out"
+	grep -q "^stalled $STALLED maps" "$WORK/stalls" || die "no read of its maps stalled: $(cat "$WORK/stalls" 2>&1)"
+	run_rc out rc "${STALLING[@]}" "$NVT" --no-mps -n 59 --exclude-running true
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] || die "a claim of the task's TPCs beside a stalled read of its maps: status $rc: $out"
+	hasnt "$out" "cannot list the tasks"
+	[ -f "$ROOT_SEG" ] && [ -f "$RIVAL" ] || die "a segment file was removed: $(ls -l "$ROOT_SEG" "$RIVAL" 2>&1)"
+	stop_loop u/sm "$STALLED"
+}
+
 # Nor does it stall the exporter: a scrape beside it is answered within the bound, the task
 # counted unreadable.
 t_exporter_beside_stalled_maps() {

@@ -63,6 +63,7 @@
 #include "request.h"
 #include "seg/segfile.h"
 #include "task/task.h"
+#include "os/child.h"
 #include "os/slurmproc.h"
 #include "core/tpcset.h"
 #include "core/prio.h"
@@ -680,6 +681,11 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	}
 	if (step == SLURM_EXTERN_CONT)
 		return 0;
+	/* The maps of a task, read to tell its segment from a rival file, are read in a child
+	 * that a stall does not hold (seg/segfile.h): a user who holds her task's memory map's
+	 * lock must not hold another user's step in slurmstepd. Not read in time, every file
+	 * that names the task holds its TPCs (alloc/placement.c). */
+	nvt_seg_maps_reader(nvt_proc_maps_bounded);
 	if (step == SLURM_BATCH_SCRIPT)
 		snprintf(step_text, sizeof(step_text), "batch");
 	else if (step == SLURM_INTERACTIVE_STEP)
