@@ -774,9 +774,7 @@ within_bound() { awk -v h="$HANG" 'BEGIN { print (h / 12 < 10 ? 10 : h / 12) }';
 # the two apart (nvt_seg_is_its), which stallread.so stalls (STALLREAD_FILES). Sets STALLED,
 # ROOT_SEG (the task's segment) and RIVAL (hers).
 root_task_with_rival() {
-	local py
 	need_users
-	py=$(user_python)
 	ln -s "$APP" "$WORK/stallme"
 	start_loop u/sm "$NVT" --no-mps -g 1 "$WORK/stallme" setuid 65534
 	STALLED=$PID
@@ -785,15 +783,7 @@ root_task_with_rival() {
 	has "$RIVAL" "/nvtaskset-65534/"
 	ROOT_SEG=$NVTASKSET_RUNDIR/nvtaskset-0/${RIVAL##*/}
 	[ -f "$ROOT_SEG" ] || die "no segment $ROOT_SEG"
-	$(as_user 65534) "$py" - "$ROOT_SEG" "$RIVAL" <<'PY'
-import os, struct, sys
-data = bytearray(open(sys.argv[1], "rb").read())
-struct.pack_into("<I", data, 20, os.geteuid())  # the header's uid: hers
-os.makedirs(os.path.dirname(sys.argv[2]), mode=0o755, exist_ok=True)
-with open(sys.argv[2], "wb") as out:
-    out.write(data)
-os.chmod(sys.argv[2], 0o644)
-PY
+	write_rival "$ROOT_SEG" "$RIVAL"
 	export STALLREAD_FILES="maps cmdline environ"
 }
 

@@ -159,8 +159,7 @@ t_hostile_forged_segment() {
 	# (it writes the segment the task maps), and root's -l keeps root's
 	# real segment.
 	need_users
-	local py f root_seg
-	py=$(user_python)
+	local f root_seg
 	export NVTASKSET_RUNDIR=$WORK/fs-run
 	mkdir -m 1777 "$NVTASKSET_RUNDIR"
 	start_loop u/fs "$NVT" --no-mps -c 0-3 "$APP" setuid 65534
@@ -169,15 +168,7 @@ t_hostile_forged_segment() {
 	has "$f" "/nvtaskset-65534/"
 	root_seg=$NVTASKSET_RUNDIR/nvtaskset-0/${f##*/}
 	[ -f "$root_seg" ] || die "no segment $root_seg"
-	$(as_user 65534) "$py" - "$root_seg" "$f" <<'PY'
-import os, struct, sys
-data = bytearray(open(sys.argv[1], "rb").read())
-struct.pack_into("<I", data, 20, os.geteuid())  # the header's uid: hers
-os.makedirs(os.path.dirname(sys.argv[2]), mode=0o755, exist_ok=True)
-with open(sys.argv[2], "wb") as out:
-    out.write(data)
-os.chmod(sys.argv[2], 0o644)
-PY
+	write_rival "$root_seg" "$f"
 	run_rc out rc "$NVT" -p -c 7 "$PID"
 	eq "$rc" 0 "root moves the task: $out"
 	wait_file "$WORK/u/fs.state" "7"

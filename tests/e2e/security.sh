@@ -31,6 +31,22 @@ user_python() {
 	done
 	skip "no python3 that uid 65534 may run"
 }
+# write_rival FROM TO: uid 65534 writes a copy of root's segment file FROM, the header's uid
+# hers, as TO (in her run directory, made if need be, mode 0644): a rival that names the same
+# process.
+write_rival() {
+	local py
+	py=$(user_python)
+	$(as_user 65534) "$py" - "$1" "$2" <<'PY'
+import os, struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<I", data, 20, os.geteuid())  # the header's uid: hers
+os.makedirs(os.path.dirname(sys.argv[2]), mode=0o755, exist_ok=True)
+with open(sys.argv[2], "wb") as out:
+    out.write(data)
+os.chmod(sys.argv[2], 0o644)
+PY
+}
 need_pidns() {
 	[ "$(id -u)" == 0 ] || skip "needs root for PID namespaces (a user's come only in a user namespace, which maps its uid)"
 	unshare --pid --fork --mount-proc true 2>/dev/null || skip "cannot unshare a PID namespace"
