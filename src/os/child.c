@@ -529,48 +529,36 @@ int nvt_proc_env_bounded(pid_t pid, const char *name, char *buf, size_t len, int
 
 /* ---- A process's maps, read in a child (nvt_proc_maps_bounded) ---------------------------- */
 
-#define MAPS_LATE_MAX 64
-
-/* The processes whose reads of maps stalled, and when (CLOCK_MONOTONIC ms). */
-static struct {
-	pthread_mutex_t lock;
-	struct {
-		pid_t pid;
-		uint64_t start_time;
-		int64_t at_ms;
-	} proc[MAPS_LATE_MAX];
-	int n;
-} maps_late = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* 1 if a read of the maps of pid (of start_time) stalled in the last NVT_PROC_MAPS_BACKOFF_S;
- * with remember, it has just stalled: noted (a full table forgets its oldest). */
-static int maps_stalled(pid_t pid, uint64_t start_time, int remember)
+int nvt_stalled_seen(struct nvt_stalled *m, pid_t pid, uint64_t start_time, int remember)
 {
 	int64_t now = nvt_clock_ms();
 	int found = -1, oldest = 0;
 
-	pthread_mutex_lock(&maps_late.lock);
-	for (int i = 0; i < maps_late.n;) {
-		if (now - maps_late.proc[i].at_ms >= (int64_t)NVT_PROC_MAPS_BACKOFF_S * 1000) {
-			maps_late.proc[i] = maps_late.proc[--maps_late.n];
+	pthread_mutex_lock(&m->lock);
+	for (int i = 0; i < m->n;) {
+		if (now - m->proc[i].at_ms >= (int64_t)m->backoff_s * 1000) {
+			m->proc[i] = m->proc[--m->n];
 			continue;
 		}
-		if (maps_late.proc[i].pid == pid && maps_late.proc[i].start_time == start_time)
+		if (m->proc[i].pid == pid && m->proc[i].start_time == start_time)
 			found = i;
-		if (maps_late.proc[i].at_ms < maps_late.proc[oldest].at_ms)
+		if (m->proc[i].at_ms < m->proc[oldest].at_ms)
 			oldest = i;
 		i++;
 	}
 	if (remember) {
 		if (found < 0)
-			found = maps_late.n < MAPS_LATE_MAX ? maps_late.n++ : oldest;
-		maps_late.proc[found].pid = pid;
-		maps_late.proc[found].start_time = start_time;
-		maps_late.proc[found].at_ms = now;
+			found = m->n < NVT_STALLED_MAX ? m->n++ : oldest;
+		m->proc[found].pid = pid;
+		m->proc[found].start_time = start_time;
+		m->proc[found].at_ms = now;
 	}
-	pthread_mutex_unlock(&maps_late.lock);
+	pthread_mutex_unlock(&m->lock);
 	return found >= 0;
 }
+
+/* The processes whose reads of maps stalled lately. */
+static struct nvt_stalled maps_late = NVT_STALLED_INIT(NVT_PROC_MAPS_BACKOFF_S);
 
 struct maps_read {
 	pid_t pid;
@@ -603,13 +591,13 @@ int nvt_proc_maps_bounded(pid_t pid, int (*each)(const char *line, void *arg), v
 	/* (its stat, read without its memory map's lock: which process it is) */
 	if (nvt_proc_stat(pid, &st))
 		return errno == ENOENT || errno == ESRCH ? -1 : NVT_PROC_MAPS_LATE;
-	if (maps_stalled(pid, st.start_time, 0))
+	if (nvt_stalled_seen(&maps_late, pid, st.start_time, 0))
 		return NVT_PROC_MAPS_LATE;
 	if (nvt_child_batch(&b) < 0)
 		return NVT_PROC_MAPS_LATE;
 	if (done)
 		return found;
 	if (stalled)
-		maps_stalled(pid, st.start_time, 1);
+		nvt_stalled_seen(&maps_late, pid, st.start_time, 1);
 	return NVT_PROC_MAPS_LATE;
 }

@@ -9,7 +9,9 @@
 #ifndef NVT_CHILD_H
 #define NVT_CHILD_H
 
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 enum nvt_child_rc {
@@ -145,5 +147,26 @@ int nvt_proc_env_bounded(pid_t pid, const char *name, char *buf, size_t len, int
 #define NVT_PROC_MAPS_BUDGET_MS 1000
 #define NVT_PROC_MAPS_BACKOFF_S 60
 int nvt_proc_maps_bounded(pid_t pid, int (*each)(const char *line, void *arg), void *arg);
+
+/*
+ * The processes whose reads stalled lately, told by PID and start time, for a
+ * reader that does not read them again for backoff_s (a table of
+ * NVT_STALLED_MAX: a full one forgets its oldest stall). Thread-safe.
+ */
+#define NVT_STALLED_MAX 64
+struct nvt_stalled {
+	pthread_mutex_t lock;
+	struct {
+		pid_t pid;
+		uint64_t start_time;
+		int64_t at_ms; /* CLOCK_MONOTONIC */
+	} proc[NVT_STALLED_MAX];
+	int n;
+	int backoff_s;
+};
+#define NVT_STALLED_INIT(seconds) {.lock = PTHREAD_MUTEX_INITIALIZER, .backoff_s = (seconds)}
+/* 1 if a read of pid (of start_time) stalled within m's last backoff_s; with remember, one
+ * has just stalled: noted. */
+int nvt_stalled_seen(struct nvt_stalled *m, pid_t pid, uint64_t start_time, int remember);
 
 #endif /* NVT_CHILD_H */

@@ -26,14 +26,12 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "viewint.h"
 #include "os/child.h"
-#include "os/clock.h"
 #include "os/proc.h"
 #include "os/slurmproc.h"
 
@@ -46,18 +44,9 @@
 #define MAX_STALLS 2
 #define USER_BUDGET_MS 500
 #define BACKOFF_S 60
-#define STUCK_MAX 64
 
-/* The tasks whose reads stalled, and when (CLOCK_MONOTONIC ms). */
-static struct {
-	pthread_mutex_t lock;
-	struct {
-		pid_t pid;
-		uint64_t start_time;
-		int64_t at_ms;
-	} task[STUCK_MAX];
-	int n;
-} stuck = {.lock = PTHREAD_MUTEX_INITIALIZER};
+/* The tasks whose reads stalled lately. */
+static struct nvt_stalled stuck = NVT_STALLED_INIT(BACKOFF_S);
 
 /* The task's command line, its words joined by spaces, and its program's name, from the n
  * bytes of /proc/PID/cmdline read into t->command (n <= 0: none could be read). */
@@ -118,44 +107,6 @@ static void name_from_comm(struct nvt_view_task *t)
 	t->program[strcspn(t->program, "\n")] = '\0';
 }
 
-/* The index of task t's entry in stuck, or -1 (under stuck.lock). */
-static int stuck_find_locked(const struct nvt_view_task *t)
-{
-	for (int i = 0; i < stuck.n; i++)
-		if (stuck.task[i].pid == t->pid && stuck.task[i].start_time == t->start_time)
-			return i;
-	return -1;
-}
-
-/* Forgets the stalls older than BACKOFF_S (under stuck.lock). */
-static void forget_old_locked(int64_t now)
-{
-	for (int i = 0; i < stuck.n;)
-		if (now - stuck.task[i].at_ms < (int64_t)BACKOFF_S * 1000)
-			i++;
-		else
-			stuck.task[i] = stuck.task[--stuck.n];
-}
-
-/* Remembers that task t's read stalled at now (a full table forgets its oldest stall). */
-static void remember(const struct nvt_view_task *t, int64_t now)
-{
-	pthread_mutex_lock(&stuck.lock);
-	int i = stuck_find_locked(t);
-	if (i < 0 && stuck.n < STUCK_MAX)
-		i = stuck.n++;
-	if (i < 0) {
-		i = 0;
-		for (int k = 1; k < stuck.n; k++)
-			if (stuck.task[k].at_ms < stuck.task[i].at_ms)
-				i = k;
-	}
-	stuck.task[i].pid = t->pid;
-	stuck.task[i].start_time = t->start_time;
-	stuck.task[i].at_ms = now;
-	pthread_mutex_unlock(&stuck.lock);
-}
-
 /* Copies what a child read of task t (got) into t. */
 static void take_words(struct nvt_view_task *t, const struct nvt_view_task *got)
 {
@@ -179,7 +130,7 @@ static void read_batch(struct nvt_view *v, struct nvt_view_task **todo, size_t n
 		return;
 	for (size_t i = 0; i < n; i++) {
 		if (stalled[i])
-			remember(todo[i], nvt_clock_ms());
+			nvt_stalled_seen(&stuck, todo[i]->pid, todo[i]->start_time, 1);
 		if (!done[i])
 			continue;
 		take_words(todo[i], &got[i]);
@@ -195,11 +146,8 @@ void nvt_view_read_commands(struct nvt_view *v)
 	pid_t *left = calloc(n, sizeof(*left));
 
 	if (todo && got && done && named && taken && stalled && left) {
-		pthread_mutex_lock(&stuck.lock);
-		forget_old_locked(nvt_clock_ms());
 		for (size_t k = 0; k < v->n_tasks; k++)
-			taken[k] = stuck_find_locked(&v->tasks[k]) >= 0;
-		pthread_mutex_unlock(&stuck.lock);
+			taken[k] = nvt_stalled_seen(&stuck, v->tasks[k].pid, v->tasks[k].start_time, 0);
 		/* One batch for each user's tasks, in the order of their first task. */
 		for (size_t k = 0; k < v->n_tasks; k++) {
 			size_t m = 0;
