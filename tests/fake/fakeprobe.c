@@ -222,34 +222,36 @@ static void bridge_note(struct fbridge *x, uint64_t now)
 	}
 }
 
+/* Each GPU's bridges, now: settled (ended where they reached their linger or cap unreleased)
+ * or, with note, what the callbacks wrote to their words seen. */
+static void bridges_now(int note)
+{
+	uint64_t now;
+
+	if (!__atomic_load_n(&queued, __ATOMIC_RELAXED))
+		return;
+	now = fake_ns();
+	pthread_mutex_lock(&runs_lock);
+	for (int d = 0; d < BRIDGE_DEVICES; d++)
+		if (note)
+			bridge_note(&bridges[d], now);
+		else
+			bridge_settle(&bridges[d], now, 0, 0);
+	pthread_mutex_unlock(&runs_lock);
+}
+
 /* An API call's callbacks begin (its entry's or its return's): each GPU's bridges that reached
  * their linger or their cap unreleased ended there (the host releases a bridge in a callback,
  * after this look: one the host releases later ran to its linger or cap all the same). */
 INTERNAL void fake_bridge_look(void)
 {
-	uint64_t now;
-
-	if (!__atomic_load_n(&queued, __ATOMIC_RELAXED))
-		return;
-	now = fake_ns();
-	pthread_mutex_lock(&runs_lock);
-	for (int d = 0; d < BRIDGE_DEVICES; d++)
-		bridge_settle(&bridges[d], now, 0, 0);
-	pthread_mutex_unlock(&runs_lock);
+	bridges_now(0);
 }
 
 /* An API call's callbacks ended: what they wrote to the bridges' words is seen now. */
 INTERNAL void fake_bridge_noted(void)
 {
-	uint64_t now;
-
-	if (!__atomic_load_n(&queued, __ATOMIC_RELAXED))
-		return;
-	now = fake_ns();
-	pthread_mutex_lock(&runs_lock);
-	for (int d = 0; d < BRIDGE_DEVICES; d++)
-		bridge_note(&bridges[d], now);
-	pthread_mutex_unlock(&runs_lock);
+	bridges_now(1);
 }
 
 /* A forked child: the parent's GPU work is not its own (its bridges end in the parent). */
