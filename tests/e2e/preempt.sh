@@ -419,8 +419,8 @@ t_preempt_closed_descriptor_gets_no_control() {
 # the fake libcuda's objects made anew under the same client, some on handles that the freed
 # objects of another kind had, and the first group's handle left unused): the shim follows every
 # new object, and a group the driver knows no more (its control answered
-# NV_ERR_INVALID_OBJECT_HANDLE) is forgotten: asked once, not at the next change, never shown as
-# refused nor warned of.
+# NV_ERR_OBJECT_NOT_FOUND, as an H100 with driver 580 answers for no such object of a live
+# client) is forgotten: asked once, not at the next change, never shown as refused nor warned of.
 t_preempt_reopened_node_forgets_gone_groups() {
 	local out rc
 	export FAKECUDA_RM_REOPEN=2

@@ -8,12 +8,24 @@
  * with the first object allocated under it (the fake libcuda allocates no
  * NV01_ROOT), and freed with its handle's free. The objects made on a
  * descriptor are freed when it is closed, as the module frees a file's
- * clients at its release (the fake frees them at the close of that
- * descriptor: a dup of it is not followed). Checks as the real
- * one does: GPFIFO_SCHEDULE's block is 3 bytes (2 is NV_ERR_INVALID_ARGUMENT,
- * as driver 580 answered), a timeslice of 0 is refused, a control naming a
- * client the process has not (or no more) is NV_ERR_INVALID_CLIENT, and one
- * on an unknown object of a known client NV_ERR_INVALID_OBJECT_HANDLE. As the
+ * clients at its release. A client belongs to the file it was made on: a
+ * request on another file names no client of that file. The fake takes the
+ * file to be the descriptor (its number, in this process): it cannot tell a
+ * dup of a descriptor, which shares the file, from another file, so a request
+ * through a dup names no client, and the client's objects are freed at the
+ * close of the descriptor they were made on, not at the file's last close.
+ * Checks as the real one does: GPFIFO_SCHEDULE's block is 3 bytes (2 is
+ * NV_ERR_INVALID_ARGUMENT, as driver 580 answered), a timeslice of 0 is
+ * refused, a control naming a client not made on the descriptor it comes on
+ * (one of another open file, one never made, one whose file was closed, or
+ * that client through the node opened again on the same number) is
+ * NV_ERR_INVALID_CLIENT, and one naming no such object of a client of that
+ * descriptor NV_ERR_OBJECT_NOT_FOUND, as an H100 with driver 580 answered
+ * (docs/bench/gpuchecks-2026-11-27, rmgone.c); a free naming a client not
+ * made on its descriptor, and an allocation under a client of another of
+ * the process's descriptors, are NV_ERR_INVALID_CLIENT too (not measured;
+ * the fake libcuda allocates no NV01_ROOT, so an allocation under a client
+ * made nowhere makes it). As the
  * kernel module's nvidia_ioctl, it answers only on its device node (the
  * fake's /dev/nvidiactl is /dev/zero: fakermcalls.c; on any other descriptor
  * the kernel answers, ENOTTY for /dev/null), copies the parameter block in and out as
@@ -28,8 +40,10 @@
  *                       control ("pid=P set-timeslice group=H us=V status=S"),
  *                       per RM request on a descriptor of another file, which
  *                       the kernel refuses ("pid=P other-file fd=N nr=0xNR"),
- *                       per control on an unknown client or object ("pid=P
- *                       unknown object client=C handle=H cmd=X status=S"),
+ *                       per control naming a client not made on its
+ *                       descriptor (status=0x23) or no such object of one
+ *                       (0x57: "pid=P unknown object client=C handle=H
+ *                       cmd=X status=S"),
  *                       per close of a descriptor objects were made on ("pid=P
  *                       closed fd=N freed=K"), and at exit each group's final
  *                       state ("pid=P final group=H us=V scheduled=B")
@@ -103,12 +117,25 @@ static void say(const char *fmt, ...)
 	fclose(f);
 }
 
-static struct object *find(uint32_t client, uint32_t handle)
+/* Object handle of client, made by this process on descriptor fd (the fake's file: a client
+ * answers only on its own), or NULL. */
+static struct object *find(int fd, uint32_t client, uint32_t handle)
 {
 	for (int i = 0; i < rm.n; i++)
-		if (rm.o[i].client == client && rm.o[i].handle == handle && rm.o[i].pid == getpid())
+		if (rm.o[i].client == client && rm.o[i].handle == handle && rm.o[i].pid == getpid() &&
+		    rm.o[i].fd == fd)
 			return &rm.o[i];
 	return NULL;
+}
+
+/* 1 if this process made client on a descriptor other than fd, else 0. */
+static int client_elsewhere(int fd, uint32_t client)
+{
+	for (int i = 0; i < rm.n; i++)
+		if (rm.o[i].client == client && rm.o[i].handle == client && rm.o[i].pid == getpid() &&
+		    rm.o[i].fd != fd)
+			return 1;
+	return 0;
 }
 
 /* copy_from_user and copy_to_user: 0, or -1 where the process may not read (write) there. */
@@ -127,9 +154,11 @@ static int copy_out(void *to, const void *from, size_t n)
 static uint32_t alloc(struct nvrm_alloc64 *a, int fd)
 {
 	struct object *o;
-	int client = !find(a->root, a->root);
+	int client = !find(fd, a->root, a->root);
 
-	if (find(a->root, a->object) || rm.n + client >= OBJECTS)
+	if (client && client_elsewhere(fd, a->root))
+		return NVRM_ERR_INVALID_CLIENT; /* (a client of another file) */
+	if (find(fd, a->root, a->object) || rm.n + client >= OBJECTS)
 		return 0x16; /* NV_ERR_INSERT_DUPLICATE_NAME, or no room */
 	if (client) /* (its client, made with its first object) */
 		rm.o[rm.n++] = (struct object){.client = a->root, .handle = a->root, .cls = NVRM_CLASS_ROOT,
@@ -190,16 +219,17 @@ static uint32_t control_on(struct object *o, const struct nvrm_control *c, void 
 	return status;
 }
 
-/* A control: its parameter block copied in, run, and copied back, as the RM does. */
-static uint32_t control(struct nvrm_control *c)
+/* A control on descriptor fd: its parameter block copied in, run, and copied back, as the RM
+ * does. */
+static uint32_t control(int fd, struct nvrm_control *c)
 {
-	struct object *o = find(c->client, c->object);
+	struct object *o = find(fd, c->client, c->object);
 	void *user = (void *)(uintptr_t)c->params;
 	uint64_t block[BLOCK_MAX / 8];
 	uint32_t status;
 
 	if (!o) {
-		status = find(c->client, c->client) ? NVRM_ERR_INVALID_OBJECT_HANDLE : NVRM_ERR_INVALID_CLIENT;
+		status = find(fd, c->client, c->client) ? NVRM_ERR_OBJECT_NOT_FOUND : NVRM_ERR_INVALID_CLIENT;
 		say("unknown object client=%#x handle=%#x cmd=%#x status=%#x", c->client, c->object, c->cmd,
 		    status);
 		return status;
@@ -216,20 +246,23 @@ static uint32_t control(struct nvrm_control *c)
 	return status;
 }
 
-/* Frees handle of client and everything under it (the client: all its objects). */
-static uint32_t release(uint32_t client, uint32_t handle)
+/* Frees handle of client (made on descriptor fd) and everything under it (the client: all its
+ * objects). */
+static uint32_t release(int fd, uint32_t client, uint32_t handle)
 {
 	int changed = 1, kept = 0;
 
 	say("free handle=%#x", handle);
+	if (!find(fd, client, client))
+		return NVRM_ERR_INVALID_CLIENT;
 	for (int i = 0; i < rm.n; i++)
-		if (rm.o[i].client == client && rm.o[i].pid == getpid() &&
+		if (rm.o[i].client == client && rm.o[i].pid == getpid() && rm.o[i].fd == fd &&
 		    (rm.o[i].handle == handle || handle == client))
 			rm.o[i].cls = ~0u;
 	while (changed) {
 		changed = 0;
 		for (int i = 0; i < rm.n; i++) {
-			struct object *p = find(client, rm.o[i].parent);
+			struct object *p = find(fd, client, rm.o[i].parent);
 			if (rm.o[i].cls != ~0u && p && p->cls == ~0u)
 				rm.o[i].cls = ~0u, changed = 1;
 		}
@@ -285,9 +318,9 @@ static int answer(int fd, unsigned long request, void *arg)
 	} else if (_IOC_NR(request) == NVRM_ESC_ALLOC) {
 		in.a64.status = alloc(&in.a64, fd);
 	} else if (_IOC_NR(request) == NVRM_ESC_CONTROL) {
-		in.c.status = control(&in.c);
+		in.c.status = control(fd, &in.c);
 	} else {
-		in.f.status = release(in.f.root, in.f.object);
+		in.f.status = release(fd, in.f.root, in.f.object);
 	}
 	pthread_mutex_unlock(&rm.lock);
 	if (copy_out(arg, &in, size)) {
