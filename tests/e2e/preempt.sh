@@ -415,6 +415,17 @@ t_preempt_closed_descriptor_gets_no_control() {
 	hasnt "$(cat "$WORK/ro.err")" "nvtaskset:"
 }
 
+# slice_40_then_60: -p gives task PID's groups 40 us, then 60 us; each change read back by -l
+# with no status.
+slice_40_then_60() {
+	local out rc us
+	for us in 40 60; do
+		run_rc out rc "$NVT" -p --priority low --yield slice=$us "$PID"
+		eq "$rc" 0 "-p: $out"
+		wait_for 10 groups_listed $us 0
+	done
+}
+
 # The driver's node closed under a program and opened again on its number (FAKECUDA_RM_REOPEN:
 # the fake libcuda's objects made anew under the same client, some on handles that the freed
 # objects of another kind had, and the first group's handle left unused): the shim follows every
@@ -422,19 +433,13 @@ t_preempt_closed_descriptor_gets_no_control() {
 # NV_ERR_OBJECT_NOT_FOUND, as an H100 with driver 580 answers for no such object of a live
 # client) is forgotten: asked once, not at the next change, never shown as refused nor warned of.
 t_preempt_reopened_node_forgets_gone_groups() {
-	local out rc
 	export FAKECUDA_RM_REOPEN=2
 	start_rm_loop rn --priority low --yield slice
 	wait_for 10 grep -q "^pid=$PID closed fd=" "$WORK/rm.log"
 	# (the new objects' last group, 0x5c00000e, given the level's timeslice)
 	wait_for 10 last_us_is "$PID" 0x5c00000e 5
 	eq "$(grep -c "^pid=$PID alloc class=0xa06c " "$WORK/rm.log")" 8 "groups made, 4 of them freed"
-	run_rc out rc "$NVT" -p --priority low --yield slice=40 "$PID"
-	eq "$rc" 0 "-p: $out"
-	wait_for 10 groups_listed 40 0
-	run_rc out rc "$NVT" -p --priority low --yield slice=60 "$PID"
-	eq "$rc" 0 "-p: $out"
-	wait_for 10 groups_listed 60 0
+	slice_40_then_60
 	stop_loop rn "$PID"
 	eq "$(grep -c "^pid=$PID unknown object " "$WORK/rm.log")" 1 "controls on groups the driver knows no more"
 	eq "$(final_us "$PID" | tr '\n' ' ')" "60 60 60 60 " "final timeslices of the new objects' groups"
@@ -445,19 +450,13 @@ t_preempt_reopened_node_forgets_gone_groups() {
 # client's groups are forgotten all at once, at the first control the driver answers
 # NV_ERR_INVALID_CLIENT, and none is asked again.
 t_preempt_reopened_node_forgets_gone_client() {
-	local out rc
 	export FAKECUDA_RM_REOPEN=2,new
 	start_rm_loop nc --priority low --yield slice
 	wait_for 10 grep -q "^pid=$PID closed fd=" "$WORK/rm.log"
 	# (each context's groups: 9 sets to 5 us, at their allocation and after each schedule and
 	# libcuda's own set)
 	wait_for 10 sets_reach "$PID" 5 18
-	run_rc out rc "$NVT" -p --priority low --yield slice=40 "$PID"
-	eq "$rc" 0 "-p: $out"
-	wait_for 10 groups_listed 40 0
-	run_rc out rc "$NVT" -p --priority low --yield slice=60 "$PID"
-	eq "$rc" 0 "-p: $out"
-	wait_for 10 groups_listed 60 0
+	slice_40_then_60
 	stop_loop nc "$PID"
 	eq "$(grep "^pid=$PID unknown object " "$WORK/rm.log" | grep -c " status=0x23$")" 1 "controls on the freed client's groups"
 	eq "$(grep -c "^pid=$PID unknown object " "$WORK/rm.log")" 1 "controls on objects the driver knows no more"
