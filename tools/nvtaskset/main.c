@@ -584,8 +584,12 @@ int main(int argc, char **argv)
 
 	atexit(check_stdout);
 	/* A task's maps, read to tell its segment from a rival file (-l, -p, top, the agent),
-	 * are read in a child that a stall does not hold (seg/segfile.h). */
-	nvt_seg_maps_reader(nvt_proc_maps_bounded);
+	 * are read by root in a child that a stall does not hold (seg/segfile.h). Another
+	 * user reads only her own processes' maps (the kernel's rule): a stall of hers holds
+	 * only her, and her reads stay in-process (each child a fork and a possible late
+	 * answer, which fails a listing of hers). */
+	if (geteuid() == 0)
+		nvt_seg_maps_reader(nvt_proc_maps_bounded);
 	for (size_t i = 0; i < N_CMDS; i++)
 		if (cmds[i].main)
 			first_words[hints.n_words++] = (struct hint_word){cmds[i].word, cmds[i].options};
