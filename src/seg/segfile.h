@@ -194,9 +194,9 @@ int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struc
  * to map), and the user whose task became her can make such a read happen (a rival file
  * in her run directory). Unless a program chooses (NULL: the default), the read is
  * nvt_proc_maps in the calling process: the shim's (inherit.c's look at its ancestors at
- * its start), which never forks. The command (its -l, -p, top, --metrics and agent) and
- * the exporter choose os/child.h's nvt_proc_maps_bounded at their start, before any
- * thread.
+ * its start), which never forks. The command (its -l, -p, top, --metrics, agent and
+ * claims) and the exporter, run by root, choose os/child.h's nvt_proc_maps_bounded at
+ * their start, before any thread; so does the Slurm plugin before a step's placement.
  */
 typedef int nvt_seg_maps_fn(pid_t pid, int (*each)(const char *line, void *arg), void *arg);
 void nvt_seg_maps_reader(nvt_seg_maps_fn *reader);
