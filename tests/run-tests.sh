@@ -204,17 +204,23 @@ shown_text() {
 	SHOWN=${1//[^ -~]/?}
 }
 # killed PID: a SIGKILL waits for process PID (sent, it has not run since: on a loaded machine,
-# a while); it is gone at its next turn.
+# a while), or PID took it since procs_of read its state and is on its way out (a zombie, or
+# PF_EXITING); it is gone at its next turn. The pending signal is read first: a process that
+# took its SIGKILL after that read is exiting by the next (a test's watchdog's sleep, killed as
+# the test ended, was otherwise counted as left when it ran between procs_of's two reads).
 killed() {
-	local key value
+	local key value stat flags
 	{
 		while read -r key value; do
 			case $key in
 			SigPnd: | ShdPnd:) (((16#$value >> 8) & 1)) && return 0 ;;
 			esac
 		done <"/proc/$1/status"
-	} 2>/dev/null || return 1 # (gone)
-	return 1
+		read -r stat <"/proc/$1/stat"
+	} 2>/dev/null || return 0 # (gone)
+	stat=${stat##*) }
+	read -r _ _ _ _ _ _ flags _ <<<"$stat"
+	[ "${stat%% *}" == Z ] || ((flags & 4))
 }
 # reap DIR [PGID]: kills procs_of DIR [PGID], in rounds until one finds none (a loop that
 # forks); false if some are left after 100. REAPED: how many; REAPED_WHAT: the first few.
