@@ -104,22 +104,38 @@ static int scan_task(const struct nvt_seg_handle *h, pid_t pid, const uint8_t *c
 	return 0;
 }
 
+/* What scan_named passes to named_task for each file. */
+struct named_scan {
+	pid_t pid;
+	const struct nvt_claimer *me;
+	const uint8_t *const *uuids;
+	int n;
+	struct nvt_held_list *found;
+};
+
+/* scan_task for one file that names the task (nvt_seg_each_named), unless it is claimer me's. */
+static int named_task(const struct nvt_seg_handle *h, void *arg)
+{
+	const struct named_scan *s = arg;
+	struct nvt_claimer who;
+
+	nvt_claimer_of(&h->head, &who);
+	if ((!s->me || nvt_claimer_cmp(&who, s->me)) && scan_task(h, s->pid, s->uuids, s->n, s->found)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
 /* The tasks held as scan_task counts them, by every file whose header names pid
- * (nvt_seg_open_named), those of claimer me passed over. Returns 0, or -1 (no memory). */
+ * (nvt_seg_each_named), those of claimer me passed over. Returns 0, or -1 with errno set (no
+ * memory, or a directory that may hold such a file could not be read). */
 static int scan_named(const char *base, pid_t pid, const struct nvt_claimer *me, const uint8_t *const *uuids,
 		      int n, struct nvt_held_list *found)
 {
-	struct nvt_seg_handle h[5];
-	int count = nvt_seg_open_named(base, pid, h, 5), rc = 0;
+	struct named_scan s = {pid, me, uuids, n, found};
 
-	for (int j = 0; j < count; j++) {
-		struct nvt_claimer who;
-		nvt_claimer_of(&h[j].head, &who);
-		if (!rc && (!me || nvt_claimer_cmp(&who, me)))
-			rc = scan_task(&h[j], pid, uuids, n, found);
-		nvt_seg_close(&h[j]);
-	}
-	return rc;
+	return nvt_seg_each_named(base, pid, named_task, &s);
 }
 
 int nvt_held_scan(const char *base, const struct nvt_claimer *me, const uint8_t *const *uuids,
@@ -150,10 +166,8 @@ int nvt_held_scan(const char *base, const struct nvt_claimer *me, const uint8_t 
 		 * file, came late: its user can hold them): every file that names it holds, so
 		 * that her stall neither fails the claim nor frees the task's TPCs. */
 		if (rc == NVT_SEG_ESYS && h.sys_errno == ETIMEDOUT) {
-			if (scan_named(base, pids[k], me, uuids, n, found)) {
-				errno = ENOMEM;
+			if (scan_named(base, pids[k], me, uuids, n, found))
 				failed = 1;
-			}
 			continue;
 		}
 		if (rc == NVT_SEG_ESYS) {

@@ -195,8 +195,12 @@ int nvt_seg_is_its(const struct nvt_segment *head, const char *name, const struc
  * in her run directory). Unless a program chooses (NULL: the default), the read is
  * nvt_proc_maps in the calling process: the shim's (inherit.c's look at its ancestors at
  * its start), which never forks. The command (its -l, -p, top, --metrics, agent and
- * claims) and the exporter, run by root, choose os/child.h's nvt_proc_maps_bounded at
- * their start, before any thread; so does the Slurm plugin before a step's placement.
+ * claims) and the exporter, whoever runs them, choose os/child.h's nvt_proc_maps_bounded
+ * at their start, before any thread; so does the Slurm plugin before a step's placement.
+ * A late answer fails no listing and frees no TPCs: a listing (segscan.c) lists the
+ * process with the file and never removes it, a claim counts every file whose header
+ * names the process as held (segopen.h's nvt_seg_each_named), a view counts the task
+ * unreadable.
  */
 typedef int nvt_seg_maps_fn(pid_t pid, int (*each)(const char *line, void *arg), void *arg);
 void nvt_seg_maps_reader(nvt_seg_maps_fn *reader);

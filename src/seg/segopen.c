@@ -490,48 +490,104 @@ int nvt_seg_discard_own(const char *base)
 	return rc;
 }
 
-int nvt_seg_open_named(const char *base, pid_t pid, struct nvt_seg_handle *h, int max)
-{
-	/* ~10 kB: static, as the other opens' (the command is single-threaded here) */
-	static struct nvt_seg_trust t;
-	struct nvt_proc p;
-	uid_t order[5];
-	char name[64];
-	int n = 0;
+/* What named_in walks: the process, and what to call for each file that names it. */
+struct named_walk {
+	const char *base;      /* the directory of run directories being read */
+	const char *container; /* its container's id, or "" */
+	const struct nvt_proc *p;
+	int (*each)(const struct nvt_seg_handle *h, void *arg);
+	void *arg;
+};
 
-	if (max <= 0 || nvt_proc_info(pid, &p) || !p.pidns || nvt_seg_name(name, sizeof(name), p.pidns, p.ns_pid))
+/* Calls w->each for the file name of uid's run directory dirfd if its header names w->p (the
+ * header decides). Returns each's, or 0. */
+static int named_one(const struct named_walk *w, int dirfd, uid_t uid, const char *name)
+{
+	/* ~10 kB each: static, as the other opens' (the command is single-threaded here) */
+	static struct nvt_seg_trust t;
+	static struct nvt_seg_handle h;
+	int rc;
+
+	memset(&t, 0, sizeof(t));
+	t.owner = uid;
+	t.oflags = O_RDONLY;
+	t.flags = NVT_TRUST_HEADER_DECIDES;
+	t.who = nvt_seg_who_of(w->base, w->p, 0);
+	if (nvt_seg_trust(dirfd, name, &t) != NVT_TRUST_OK)
 		return 0;
-	order[0] = p.uid[1];
-	order[1] = p.uid[0];
-	order[2] = p.uid[2];
-	order[3] = p.uid[3];
-	order[4] = 0;
-	for (int i = 0; i < 5 && n < max; i++) {
+	memset(&h, 0, sizeof(h));
+	h.fd = t.fd;
+	h.lock_fd = -1;
+	h.pid = w->p->pid;
+	h.owner = uid;
+	h.task_uid = w->p->uid[1];
+	h.head = t.head;
+	h.dev = t.st.st_dev;
+	h.ino = t.st.st_ino;
+	snprintf(h.container, sizeof(h.container), "%s", w->container);
+	rc = w->each(&h, w->arg);
+	nvt_seg_close(&h);
+	return rc;
+}
+
+/* named_one for the files of the run directories under w->base of w->p's uids and root's: the
+ * file named for its PID namespace, or where that is not ours to read, each file the last
+ * listing gave it by header (nvt_seg_listed_keep). Returns each's first non-zero, or 0. */
+static int named_in(const struct named_walk *w)
+{
+	const struct nvt_proc *p = w->p;
+	uid_t order[5] = {p->uid[1], p->uid[0], p->uid[2], p->uid[3], 0};
+	char name[64];
+	int rc = 0;
+
+	for (int i = 0; i < 5 && !rc; i++) {
 		int seen = 0, dirfd;
 		for (int j = 0; j < i; j++)
 			seen |= order[j] == order[i];
-		if (seen || (dirfd = nvt_userdir_open(base, order[i])) < 0)
+		if (seen || (dirfd = nvt_userdir_open(w->base, order[i])) < 0)
 			continue;
-		memset(&t, 0, sizeof(t));
-		t.owner = order[i];
-		t.oflags = O_RDONLY;
-		t.flags = NVT_TRUST_HEADER_DECIDES;
-		t.who = nvt_seg_who_of(base, &p, 0);
-		if (nvt_seg_trust(dirfd, name, &t) == NVT_TRUST_OK) {
-			memset(&h[n], 0, sizeof(h[n]));
-			h[n].fd = t.fd;
-			h[n].lock_fd = -1;
-			h[n].pid = pid;
-			h[n].owner = order[i];
-			h[n].task_uid = p.uid[1];
-			h[n].head = t.head;
-			h[n].dev = t.st.st_dev;
-			h[n].ino = t.st.st_ino;
-			n++;
-		}
+		if (p->pidns && nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid) == 0)
+			rc = named_one(w, dirfd, order[i], name);
+		for (size_t k = 0; !p->pidns && !rc && k < n_last_named; k++)
+			if (last_named[k].pid == p->pid && last_named[k].uid == order[i])
+				rc = named_one(w, dirfd, order[i], last_named[k].name);
 		close(dirfd);
 	}
-	return n;
+	return rc;
+}
+
+int nvt_seg_each_named(const char *base, pid_t pid, int (*each)(const struct nvt_seg_handle *h, void *arg),
+		       void *arg)
+{
+	char dir[NVT_RUNDIR_MAX + NVT_CONTAINER_ID_MAX + 32], bad_name[2];
+	struct named_walk w = {base, "", NULL, each, arg};
+	struct nvt_seg_container *v;
+	struct nvt_proc p;
+	int count, rc;
+
+	if (nvt_proc_info(pid, &p))
+		return 0; /* gone: it holds nothing */
+	w.p = &p;
+	rc = named_in(&w);
+	if (rc || !p.nested)
+		return rc;
+	/* A container's task: the run directories of each container of its PID namespace (of
+	 * any, where that is not ours to read), as nvt_seg_open looks. */
+	count = nvt_seg_container_list(base, &v, &(int){0}, bad_name, sizeof(bad_name));
+	if (count < 0)
+		return -1;
+	for (int c = 0; c < count && !rc; c++) {
+		struct nvt_proc q = p;
+		if ((p.pidns && p.pidns != v[c].pidns) || nvt_seg_container_base(dir, sizeof(dir), base, v[c].id))
+			continue;
+		q.pidns = v[c].pidns;
+		w.base = dir;
+		w.container = v[c].id;
+		w.p = &q;
+		rc = named_in(&w);
+	}
+	free(v);
+	return rc;
 }
 
 void nvt_seg_close(struct nvt_seg_handle *h)

@@ -47,13 +47,18 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 /*
  * For a reader that could not tell which file pid uses (nvt_seg_open gave
  * NVT_SEG_ESYS with ETIMEDOUT: the process's maps, read to tell its segment
- * from a rival's, came late): opens for reading, into h (at most max), every
- * file in the run directories of the task's uids and root's whose header
- * names it (its PID namespace, PID and start time: the header alone decides).
- * A caller that must not count a partition as free counts each. Returns how
- * many it opened.
+ * from a rival's, came late): calls each, with h open for reading (closed
+ * when each returns), for every file in the run directories of the task's
+ * uids and root's, under base and the containers of its PID namespace, whose
+ * header names it (its PID namespace, PID and start time: the header alone
+ * decides): the file named for its PID namespace, or where that is not ours
+ * to read, each file the last listing (nvt_seg_tasks) gave it by header. A
+ * caller that must not count a partition as free counts each. each returns
+ * 0, or -1 with errno set to end the walk. Returns 0, or -1 with errno set
+ * (each's, or the containers could not be read).
  */
-int nvt_seg_open_named(const char *base, pid_t pid, struct nvt_seg_handle *h, int max);
+int nvt_seg_each_named(const char *base, pid_t pid, int (*each)(const struct nvt_seg_handle *h, void *arg),
+		       void *arg);
 /* How long nvt_seg_open, to write, waits for a segment that is being made in
  * the run directory of the task's user (after an exec to that user, its shim
  * is copying the one from before the exec) before it looks further. A shim

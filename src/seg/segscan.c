@@ -86,6 +86,8 @@ struct scan {
 	int see_all;      /* every process of every namespace is in sight: what none has is stale */
 	struct nvt_seg_skipped *skipped; /* NULL: not asked for */
 	const struct nvt_seg_container *ctr; /* the container whose run directory is being read, or NULL */
+	const char *base; /* the directory of run directories being read (base, or ctr's), for
+			   * nvt_seg_is_its's look for a rival file; NULL: maps are read where they can be */
 	int foreign;      /* in the run directory being read: files naming no process of ctr's */
 	struct doubt doubts[NVT_SEG_DOUBTS_MAX]; /* of every run directory read */
 	size_t n_doubts;
@@ -304,12 +306,28 @@ static int pick_one(int fd, const struct nvt_segment *head, void *arg)
 		k->found = other;
 	if (k->found == k->hi)
 		return 0;
-	k->t->who = nvt_seg_who_of(NULL, &k->s->nested[k->found], k->pidns);
+	k->t->who = nvt_seg_who_of(k->s->base, &k->s->nested[k->found], k->pidns);
 	return 1;
 }
 
 /* What resolve_nested found besides a process. */
 enum { RESOLVED_NONE = 0, RESOLVED_ERROR = -1, RESOLVED_CROWDED = -2 };
+
+/* Gives the file name of uid's run directory to the process k picked, as resolve_nested does;
+ * *ambiguous set where never to remove it as another's (unsure: its header fits several
+ * processes, or its process's maps were not read in time). Returns its PID, or RESOLVED_ERROR
+ * (ENOMEM). */
+static pid_t give(struct scan *s, const struct pick *k, uid_t uid, const char *name, int unsure,
+		  int *ambiguous)
+{
+	s->taken[k->found] = 1;
+	*ambiguous = unsure || k->alike > 1;
+	if (note_named(s, s->nested[k->found].pid, uid, name)) {
+		errno = ENOMEM;
+		return RESOLVED_ERROR;
+	}
+	return s->nested[k->found].pid;
+}
 
 /*
  * The PID (ours) of the process that a file named for another namespace
@@ -354,14 +372,13 @@ static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *na
 	rc = nvt_seg_trust(dirfd, name, &t);
 	if (rc == NVT_TRUST_OK) {
 		close(t.fd);
-		s->taken[k.found] = 1;
-		*ambiguous = k.alike > 1;
-		if (note_named(s, s->nested[k.found].pid, uid, name)) {
-			errno = ENOMEM;
-			return RESOLVED_ERROR;
-		}
-		return s->nested[k.found].pid;
+		return give(s, &k, uid, name, 0, ambiguous);
 	}
+	/* Its header names the process picked, whose maps (read beside a rival file) came late:
+	 * no answer, and no end of the listing. The process is listed with the file, so that
+	 * its TPCs count as held (nvt_held_scan), and the file is never removed. */
+	if (rc == NVT_TRUST_ESYS && errno == ETIMEDOUT && k.found < k.hi)
+		return give(s, &k, uid, name, 1, ambiguous);
 	if (rc == NVT_TRUST_ESYS)
 		return RESOLVED_ERROR;
 	/* A lease, one being made, or not ours to read: it may be theirs; so may a
@@ -775,7 +792,9 @@ static int scan_containers(struct scan *s, const char *base, uid_t only, int tid
 			     fd >= 0 ? (fstat(fd, &st) ? 0 : st.st_mode)
 				     : (stat(dir, &st) ? 0 : st.st_mode), 0);
 		} else if (fd >= 0) {
+			s->base = dir;
 			rc = scan_base(s, fd, only, tidy, see_own);
+			s->base = base;
 		}
 		if (fd < 0)
 			continue; /* removed meanwhile, or not made yet */
@@ -804,11 +823,14 @@ static int collect(struct scan *s, const char *base, uid_t only, int tidy)
 	basefd = open(base, O_RDONLY | O_NONBLOCK | O_DIRECTORY | O_CLOEXEC); /* (as opendir opens it) */
 	if (basefd < 0)
 		return -1;
+	s->base = base;
 	rc = scan_base(s, basefd, only, tidy, see_own);
 	if (!rc)
 		rc = scan_containers(s, base, only, tidy, see_own);
 	err = errno;
 	close(basefd);
+	/* (a doubt's run directory may be base's or a container's: maps are read where they can be) */
+	s->base = NULL;
 	settle_doubts(s, !rc);
 	drop_nested(s);
 	if (rc) {

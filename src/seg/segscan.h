@@ -16,7 +16,10 @@
  * host PIDs), ascending, in *pids (malloc'd; the caller frees it). With tidy,
  * removes the files of processes that are gone, or that a newer segment of the
  * same process replaced, from the run directories the caller may write (its
- * own; all for root). Returns the count, or -1 with errno set.
+ * own; all for root). A process whose file could not be told from a rival in
+ * time (its maps, read in a child, came late: segfile.h) is listed, that file
+ * never removed: a late answer never fails the listing. Returns the count, or
+ * -1 with errno set.
  */
 int nvt_seg_tasks(const char *base, int tidy, pid_t **pids);
 
@@ -70,8 +73,9 @@ struct nvt_seg_entry {
 	struct timespec ctime; /* its status's last change (any write but through a mapping) */
 	char name[64];
 	int ambiguous;         /* its header fits several processes that the caller cannot tell
-				* apart (containers' first processes started in one clock tick):
-				* pid is one of them; never removed as another's */
+				* apart (containers' first processes started in one clock tick),
+				* pid being one of them, or pid's maps, read to tell it from a rival,
+				* came late: never removed as another's */
 };
 /*
  * Lists the files named like a segment of a live process in the run directory

@@ -840,6 +840,84 @@ t_claim_beside_stalled_maps() {
 	stop_loop u/sm "$STALLED"
 }
 
+# Nor does a late read of maps fail another user's listing or claim, or free a task's TPCs, where
+# her listing tells the tasks' files by their headers: two of root's tasks, each PID 1 of a PID
+# namespace of its own, A on TPCs 0-3 and B on 4-7, B become uid 65534, who wrote a rival of
+# its file. User 65532, who may look into neither's namespace, reads B's maps in a child to tell
+# its two files apart, and that read stalls (as one comes late under strace -f or on a loaded
+# machine): her -l ends and lists A, her claim of the 58 TPCs that neither holds ends, and one of
+# 59 is refused, its listing read.
+t_user_beside_stalled_maps_in_namespaces() {
+	need_users
+	need_pidns
+	local out rc jobs a b seg her
+	ln -s "$APP" "$WORK/stallme"
+	rm -f "$WORK"/u/na.* "$WORK"/u/nb.*
+	unshare --pid --fork --mount-proc "$NVT" --no-mps -c 0-3 "$WORK/stallme" loop "$WORK/u/na.stop" \
+		"$WORK/u/na.state" >"$WORK/na.out" 2>&1 &
+	jobs=$!
+	wait_file "$WORK/u/na.state" 0-3
+	unshare --pid --fork --mount-proc "$NVT" --no-mps -c 4-7 "$WORK/stallme" setuid 65534 loop \
+		"$WORK/u/nb.stop" "$WORK/u/nb.state" >"$WORK/nb.out" 2>&1 &
+	jobs="$jobs $!"
+	wait_file "$WORK/u/nb.state" 4-7
+	a=$(ns_init_of "${jobs%% *}")
+	b=$(ns_init_of "${jobs##* }")
+	seg=$(seg_file "$b")
+	has "$seg" "/nvtaskset-65534/"
+	write_rival "$NVTASKSET_RUNDIR/nvtaskset-0/${seg##*/}" "$seg"
+	read -ra her <<<"$(as_user 65532)"
+	STALLING=(timeout "$(within_bound)" env LD_PRELOAD="$T/fake/stallread.so" STALLREAD_COMM=stallme
+		STALLREAD_FILES=maps STALLREAD_LOG="$WORK/u/stalls" "${her[@]}" "$NVT")
+	run_rc out rc "${STALLING[@]}" -l
+	eq "$rc" 0 "her -l beside stalled reads of maps: $out"
+	grep -Eq "$(row_re "$a" root)0-3 " <<<"$out" || die "her -l lost root's task $a: $out"
+	grep -q "^stalled $b maps" "$WORK/u/stalls" || die "no read of B's maps stalled: $(cat "$WORK/u/stalls" 2>&1)"
+	# (A's file has no rival: nothing to tell apart, its maps are not read.)
+	! grep -q "^stalled $a " "$WORK/u/stalls" || die "A's maps were read: $(cat "$WORK/u/stalls")"
+	run_rc out rc "${STALLING[@]}" --no-mps -n 58 --exclude-running true
+	eq "$rc" 0 "her claim of the TPCs neither task holds, beside stalled reads of their maps: $out"
+	run_rc out rc "${STALLING[@]}" --no-mps -n 59 --exclude-running true
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] || die "her claim of a task's TPC beside stalled reads of maps: status $rc: $out"
+	hasnt "$out" "cannot list the tasks"
+	touch "$WORK/u/na.stop" "$WORK/u/nb.stop"
+	for a in $jobs; do
+		wait "$a" || die "a task in a namespace failed: $(cat "$WORK/na.out" "$WORK/nb.out")"
+	done
+}
+
+# Nor, for root's claims, where the task is a container's: its files lie in its container's run
+# directory, where every file that names it holds its TPCs too. The container's first process,
+# started by root on TPCs 0-7, became uid 65534, who wrote a rival of its file in her run
+# directory of the container's: 58 TPCs can be claimed beside it, 59 cannot.
+t_claim_beside_stalled_maps_in_container() {
+	need_users
+	need_pidns
+	local out rc job task seg
+	ln -s "$APP" "$WORK/stallme"
+	make_container cs 0
+	rm -f "$WORK"/u/cs.*
+	unshare --pid --fork --mount-proc env NVTASKSET_RUNDIR="$CTR_RUN" "$NVT" --no-mps -c 0-7 \
+		"$WORK/stallme" setuid 65534 loop "$WORK/u/cs.stop" "$WORK/u/cs.state" >"$WORK/cs.out" 2>&1 &
+	job=$!
+	wait_file "$WORK/u/cs.state" 0-7
+	task=$(ns_init_of "$job")
+	stat -L -c %i "/proc/$task/ns/pid" >"$NVTASKSET_RUNDIR/containers/cs/pidns"
+	seg=nvtaskset.$(cat "$NVTASKSET_RUNDIR/containers/cs/pidns").1
+	[ -f "$CTR_RUN/nvtaskset-0/$seg" ] || die "no segment $CTR_RUN/nvtaskset-0/$seg"
+	write_rival "$CTR_RUN/nvtaskset-0/$seg" "$CTR_RUN/nvtaskset-65534/$seg"
+	STALLING=(timeout "$(within_bound)" env LD_PRELOAD="$T/fake/stallread.so" STALLREAD_COMM=stallme
+		STALLREAD_FILES=maps STALLREAD_LOG="$WORK/u/stalls" "$NVT")
+	run_rc out rc "${STALLING[@]}" --no-mps -n 58 --exclude-running true
+	eq "$rc" 0 "a claim of the TPCs the container's task does not hold, beside a stalled read of its maps: $out"
+	grep -q "^stalled $task maps" "$WORK/u/stalls" || die "no read of its maps stalled: $(cat "$WORK/u/stalls" 2>&1)"
+	run_rc out rc "${STALLING[@]}" --no-mps -n 59 --exclude-running true
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] || die "a claim of the task's TPCs beside a stalled read of its maps: status $rc: $out"
+	hasnt "$out" "cannot list the tasks"
+	touch "$WORK/u/cs.stop"
+	wait "$job" || die "the container's task failed: $(cat "$WORK/cs.out")"
+}
+
 # Nor does it stall the exporter: a scrape beside it is answered within the bound, the task
 # counted unreadable.
 t_exporter_beside_stalled_maps() {

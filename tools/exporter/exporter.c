@@ -419,11 +419,9 @@ int main(int argc, char **argv)
 		say("exporter: %s", argc != 2 ? "usage: nvtaskset-exporter [ADDR:]PORT (nvtaskset --exporter runs it)" : why);
 		return EXIT_FAILURE;
 	}
-	/* A task's maps, read to tell its segment from a rival file, are read by root in a child
-	 * that a stall does not hold (seg/segfile.h): a scrape waits on the view a stall would
-	 * hold. Another user reads only her own processes' maps: hers stay in-process. */
-	if (geteuid() == 0)
-		nvt_seg_maps_reader(nvt_proc_maps_bounded);
+	/* A task's maps, read to tell its segment from a rival file, are read in a child that a
+	 * stall does not hold (seg/segfile.h): a scrape waits on the view a stall would hold. */
+	nvt_seg_maps_reader(nvt_proc_maps_bounded);
 	timeout_ms = nvt_gpus_timeout_ms(getenv(NVT_ENV_DRIVER_TIMEOUT));
 	if (timeout_ms < 0) {
 		say("%s must be 1-3600 seconds, not '%s'", NVT_ENV_DRIVER_TIMEOUT,

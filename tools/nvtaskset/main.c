@@ -583,13 +583,9 @@ int main(int argc, char **argv)
 	struct hint_parser hints = {long_options, SHORT_OPTIONS, first_words, 0, parse_command_line};
 
 	atexit(check_stdout);
-	/* A task's maps, read to tell its segment from a rival file (-l, -p, top, the agent),
-	 * are read by root in a child that a stall does not hold (seg/segfile.h). Another
-	 * user reads only her own processes' maps (the kernel's rule): a stall of hers holds
-	 * only her, and her reads stay in-process (each child a fork and a possible late
-	 * answer, which fails a listing of hers). */
-	if (geteuid() == 0)
-		nvt_seg_maps_reader(nvt_proc_maps_bounded);
+	/* A task's maps, read to tell its segment from a rival file (-l, -p, top, the agent,
+	 * claims), are read in a child that a stall does not hold (seg/segfile.h). */
+	nvt_seg_maps_reader(nvt_proc_maps_bounded);
 	for (size_t i = 0; i < N_CMDS; i++)
 		if (cmds[i].main)
 			first_words[hints.n_words++] = (struct hint_word){cmds[i].word, cmds[i].options};
