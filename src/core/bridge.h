@@ -323,6 +323,14 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
  * bridging stopped); one woken from a condition variable queued it 10-300 us after and did not,
  * in runs C3-C8). */
 #define NVT_BRIDGE_CTX_AFTER_US 20
+/* ... by a thread that may run on another CPU than the wait's: a task that may run on one CPU
+ * only (taskset -c N, a container's one CPU) has them not bridged. There the woken thread took
+ * the CPU from the waiting one before the wait had taken its measure, and every wait took its
+ * bridge in, to the bridge's cap, until the judgement stopped them, and again at each try (H100,
+ * 2026-11-27, docs/bench/gpuchecks-2026-11-27, runs G5-G6: a service of small steps pinned to
+ * one CPU, requests 17.8-18.1 ms at p99, 3.05-3.11 not bridged, 1.41-1.44 unpinned and
+ * bridged; in MPS and outside). */
+#define NVT_BRIDGE_CTX_MIN_CPUS 2
 #define NVT_BRIDGE_CTX_LONG 8
 #define NVT_BRIDGE_CTX_OFF 32
 /* Stopped, they are tried again after NVT_BRIDGE_CTX_RETRY context synchronisations, twice as

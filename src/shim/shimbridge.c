@@ -71,6 +71,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -682,6 +683,7 @@ static struct {
 	int busy;            /* it is inside the driver: the program's exit waits for it */
 	int quit;            /* the program exits: no more bridges */
 	int off;             /* the thread could not start: not bridged for good */
+	int few_cpus;        /* off: the task may run on too few CPUs (core/bridge.h) */
 	int at_exit;         /* ctx_bridger_at_exit registered (once for the parent and its children) */
 	struct nvt_bridge_ctx ctl; /* whether they are bridged now (under cb.lock) */
 	int ctl_off;         /* ctl.off, read without the lock (relaxed) */
@@ -817,14 +819,21 @@ static void ctx_bridger_at_exit(void)
 		nanosleep(&ms, NULL);
 }
 
-/* Starts ctx_bridger (under cb.lock), signals blocked there. Returns 0, or -1 (said once). */
+/* Starts ctx_bridger (under cb.lock), signals blocked there. Returns 0, or -1 (said once; not
+ * where the waiting thread may run on fewer than NVT_BRIDGE_CTX_MIN_CPUS CPUs: core/bridge.h). */
 static int ctx_bridger_start(void)
 {
 	pthread_t thread;
 	pthread_attr_t attr;
 	sigset_t all, old;
+	cpu_set_t cpus;
 	int rc = -1;
 
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < NVT_BRIDGE_CTX_MIN_CPUS) {
+		cb.off = 1;
+		cb.few_cpus = 1;
+		return -1;
+	}
 	if ((cb.at_exit || atexit(ctx_bridger_at_exit) == 0) && pthread_attr_init(&attr) == 0) {
 		cb.at_exit = 1;
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -1477,7 +1486,9 @@ void shim_bridge_report(void)
 			  (unsigned long long)dbg.ctx_late[1], (unsigned long long)dbg.ctx_late[2],
 			  (unsigned long long)dbg.ctx_late[3], (unsigned long long)dbg.ctx_late[4],
 			  (unsigned long long)dbg.ctx_late[5],
-			  cb.off || cb.ctl.off ? "; context synchronisations not bridged now" : "");
+			  cb.few_cpus ? "; context synchronisations not bridged: the task may run on one CPU only"
+			  : cb.off || cb.ctl.off ? "; context synchronisations not bridged now"
+						 : "");
 	if (!dbg.held && !dbg.measured[0] && !dbg.measured[1])
 		return;
 	shim_note("bridge: %llu bridges held; steps measured: %llu released, %llu held; held bridges "

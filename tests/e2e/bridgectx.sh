@@ -17,6 +17,7 @@ bridges_by_others() {
 # debug report counts them.
 t_bridge_context_sync_bridged() {
 	local pid bad n
+	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs (a task on one has its context synchronisations not bridged)"
 	PRIOAPP_CTX_SYNC=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 steps_app ctx --priority high
 	pid=$(sed -n 's/^bridge pid=\([0-9]*\) .*/\1/p' "$WORK/bridge.log" | sort -u)
 	n=$(bridges)
@@ -28,6 +29,19 @@ t_bridge_context_sync_bridged() {
 	[ "$(sed -n "s/.*bridge: \([0-9]*\) context synchronisations' bridges.*/\1/p" "$WORK/ctx.err")" -gt 60 ] ||
 		die "the report: $(grep 'bridge:' "$WORK/ctx.err")"
 	hasnt "$(cat "$WORK/ctx.err")" "nvtaskset: warning"
+}
+
+# A task that may run on one CPU only (taskset -c N) has its context synchronisations not
+# bridged, and the debug report says why: the shim's thread would take the CPU from the waiting
+# one before the wait took its measure, and the wait would take its bridge in (core/bridge.h).
+t_bridge_context_sync_one_cpu_not_bridged() {
+	local cpu
+	cpu=$(taskset -pc "$BASHPID" | sed 's/.*: //; s/[-,].*//')
+	PRIOAPP_CTX_SYNC=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 steps_app one --priority high taskset -c "$cpu"
+	[ "$(grep -c '^launch' "$WORK/one.log")" -gt 300 ] || die "the program stopped early"
+	eq "$(bridges)" 0 "bridges of a task on CPU $cpu only"
+	has "$(cat "$WORK/one.err")" "context synchronisations not bridged: the task may run on one CPU only"
+	hasnt "$(cat "$WORK/one.err")" "nvtaskset: warning"
 }
 
 # Context synchronisations that took their bridges in (FAKECUDA_CTXSYNC_US: the wait lasts the
