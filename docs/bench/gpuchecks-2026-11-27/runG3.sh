@@ -24,6 +24,6 @@ grep "PASS\|FAIL" "$OUT/r/preempt.console" | tail -12
 build/bin/nvtaskset --mps stop 2>/dev/null
 pgrep -a nvidia-cuda-mps | grep -v defunct && echo "MPS daemons still running"
 date -u
-find "$OUT/r" -name '*.svc' -o -name '*.batch' | xargs rm -f
+find "$OUT/r" \( -name '*.svc' -o -name '*.batch' \) -delete
 tar -czf "$OUT/g3.tgz" -C "$OUT" r && rm -rf "$OUT/r"
 exit 0

@@ -23,6 +23,6 @@ done
 build/bin/nvtaskset --mps stop 2>/dev/null
 pgrep -a nvidia-cuda-mps | grep -v defunct && echo "MPS daemons still running"
 date -u
-find "$OUT/r" -name '*.svc' -o -name '*.batch' | xargs rm -f
+find "$OUT/r" \( -name '*.svc' -o -name '*.batch' \) -delete
 tar -czf "$OUT/g5.tgz" -C "$OUT" r && rm -rf "$OUT/r"
 exit 0
