@@ -324,7 +324,9 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
  * in runs C3-C8). */
 #define NVT_BRIDGE_CTX_AFTER_US 20
 /* ... by a thread that may run on another CPU than the wait's: a task that may run on one CPU
- * only (taskset -c N, a container's one CPU) has them not bridged. There the woken thread took
+ * only (a cpuset of one: taskset -c N, --cpuset-cpus; a CPU quota is not seen), as the first
+ * waiting thread's affinity says at its first wait (a forked child's again), has them not
+ * bridged. There the woken thread took
  * the CPU from the waiting one before the wait had taken its measure, and every wait took its
  * bridge in, to the bridge's cap, until the judgement stopped them, and again at each try (H100,
  * 2026-11-27, docs/bench/gpuchecks-2026-11-27, runs G5-G6: a service of small steps pinned to

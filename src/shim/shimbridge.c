@@ -1542,6 +1542,9 @@ void shim_bridge_after_fork(void)
 	pthread_mutex_init(&cb.lock, NULL);
 	pthread_cond_init(&cb.wake, NULL);
 	cb.started = cb.busy = cb.quit = 0;
+	/* (its CPUs are told again at its first such wait: it may run on others than its parent) */
+	if (cb.few_cpus)
+		cb.off = cb.few_cpus = 0;
 	memset(cb.job, 0, sizeof(cb.job));
 	/* (the child's waits teach it their own: it may wait for other work than its parent's) */
 	memset(&cb.ctl, 0, sizeof(cb.ctl));

@@ -12,12 +12,18 @@ bridges_by_others() {
 		split($i, kv, "="); if (kv[2] != pid) n++ } } END { print n + 0 }' "$WORK/bridge.log"
 }
 
+# need_two_cpus: skips where this test may run on one CPU only (a task there has its context
+# synchronisations not bridged: core/bridge.h, NVT_BRIDGE_CTX_MIN_CPUS).
+need_two_cpus() {
+	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs (a task on one has its context synchronisations not bridged)"
+}
+
 # Steps waited for by the context: bridged, each bridge queued by the shim's thread (not the
 # program's) and released by the next launch (no launch left behind an unreleased bridge); the
 # debug report counts them.
 t_bridge_context_sync_bridged() {
 	local pid bad n
-	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs (a task on one has its context synchronisations not bridged)"
+	need_two_cpus
 	PRIOAPP_CTX_SYNC=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 steps_app ctx --priority high
 	pid=$(sed -n 's/^bridge pid=\([0-9]*\) .*/\1/p' "$WORK/bridge.log" | sort -u)
 	n=$(bridges)
@@ -44,11 +50,32 @@ t_bridge_context_sync_one_cpu_not_bridged() {
 	hasnt "$(cat "$WORK/one.err")" "nvtaskset: warning"
 }
 
+# A forked child tells its CPUs again: the child of a parent on one CPU that lets itself run on
+# every CPU has its context synchronisations bridged by a thread of its own.
+t_bridge_context_sync_one_cpu_then_child_wide() {
+	local cpu parent child
+	need_two_cpus
+	cpu=$(taskset -pc "$BASHPID" | sed 's/.*: //; s/[-,].*//')
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_FORK_AT=60 PRIOAPP_CHILD_WIDE=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 \
+		steps_app wide --priority high taskset -c "$cpu"
+	# (the parent's waits, logged by the fake driver, come first: its steps before the fork)
+	parent=$(sed -n 's/^wait pid=\([0-9]*\) .*/\1/p' "$WORK/bridge.log" | head -1)
+	[ -n "$parent" ] || die "no wait logged: $(head -3 "$WORK/bridge.log")"
+	child=$(awk -v p="pid=$parent" '$1 == "bridge" && $2 != p { print $2; exit }' "$WORK/bridge.log")
+	child=${child#pid=}
+	[ -n "$child" ] || die "no bridge of the child: $(grep -c '^bridge' "$WORK/bridge.log") in all"
+	[ "$(bridges_by_others "$child")" -gt 10 ] || die "the child's bridges: $(bridges_by_others "$child")"
+	eq "$(awk -v p="pid=$parent" '$1 == "bridge" && $2 == p { n++ } END { print n + 0 }' "$WORK/bridge.log")" 0 \
+		"the parent's bridges (on CPU $cpu only)"
+	hasnt "$(cat "$WORK/wide.err")" "nvtaskset: warning"
+}
+
 # Context synchronisations that took their bridges in (FAKECUDA_CTXSYNC_US: the wait lasts the
 # bridge's cap, whose record says so) are no longer bridged after four; tried again 256 waits
 # later, the first such wait stops them again (core/bridge.h: NVT_BRIDGE_CTX_RETRY); the program
 # goes on to its end.
 t_bridge_context_sync_long_stops() {
+	need_two_cpus
 	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_CTXSYNC_US=9000 STEPS_LAUNCHES=600 steps_app long --priority high
 	[ "$(bridges)" -ge 5 ] && [ "$(bridges)" -le 6 ] || die "$(bridges) bridges"
 	eq "$(grep -c 'context synchronisations not bridged from now on (for 256 waits)' "$WORK/long.err")" 1 "first stop"
@@ -62,6 +89,7 @@ t_bridge_context_sync_long_stops() {
 # the bridging for a while, not for good: after 256 waits the steps are bridged again, to the end.
 t_bridge_context_sync_taken_in_for_a_while() {
 	local n
+	need_two_cpus
 	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_CTXSYNC_US=9000 FAKECUDA_CTXSYNC_FIRST=4 \
 		STEPS_LAUNCHES=800 steps_app warm --priority high
 	has "$(cat "$WORK/warm.err")" "context synchronisations not bridged from now on"
@@ -80,6 +108,7 @@ t_bridge_context_sync_taken_in_for_a_while() {
 # core/bridge.h.)
 long_steps() {
 	local n
+	need_two_cpus
 	PRIOAPP_CTX_SYNC=1 DBGX=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=40 \
 		FAKECUDA_KERNEL_US=6000 steps_app longsteps --priority high
 	hasnt "$(cat "$WORK/longsteps.err")" "not bridged"
@@ -94,6 +123,7 @@ t_bridge_context_sync_long_steps_beside() { FAKECUDA_BRIDGE_BESIDE=2 long_steps;
 # not the child's); the parent's go on.
 t_bridge_context_sync_after_fork() {
 	local parent child
+	need_two_cpus
 	PRIOAPP_CTX_SYNC=1 PRIOAPP_FORK_AT=60 STEPS_LAUNCHES=300 steps_app fork --priority high
 	parent=$(awk '$1 == "bridge" { print $2; exit }' "$WORK/bridge.log")
 	parent=${parent#pid=}
@@ -110,6 +140,7 @@ t_bridge_context_sync_after_fork() {
 # each here: FAKECUDA_BRIDGE_DELAY_US); the fake driver dies if it is torn down under it.
 t_bridge_context_sync_exit_waits() {
 	local t0 t1
+	need_two_cpus
 	t0=$(date +%s%N)
 	FAKECUDA_BRIDGE_DELAY_US=50000 PRIOAPP_CTX_SYNC=1 STEPS_LAUNCHES=20 steps_app exit --priority high
 	t1=$(date +%s%N)
@@ -123,6 +154,7 @@ t_bridge_context_sync_exit_waits() {
 # GPU late, and the next bridge is queued by the shim's thread a little later); steps go on.
 t_bridge_context_sync_keeps_replay() {
 	local n bad
+	need_two_cpus
 	PRIOAPP_CTX_SYNC=1 PRIOAPP_GRAPH=1 STEPS_LAUNCHES=300 steps_app replay --priority high
 	[ "$(bridges)" -gt 60 ] || die "$(bridges) bridges"
 	# (d:seq/released/call; a wait whose next bridge the thread has queued already, before the
@@ -150,6 +182,7 @@ t_bridge_context_sync_keeps_replay() {
 # without them).
 t_bridge_context_sync_two_gpus() {
 	local pid d n
+	need_two_cpus
 	export FAKECUDA_LOG=$WORK/cuda.log FAKECUDA_STALE_ABORT=1 FAKECUDA_DEVICES=2
 	PRIOAPP_CTX_SYNC=1 PRIOAPP_SPMD=1 PRIOAPP_IDLE_US=5000 STEPS_LAUNCHES=600 steps_app two --priority high
 	pid=$(sed -n 's/^bridge pid=\([0-9]*\) .*/\1/p' "$WORK/bridge.log" | sort -u)
@@ -169,6 +202,7 @@ t_bridge_context_sync_two_gpus() {
 # fake dies of a destroyed context made current: FAKECUDA_STALE_ABORT).
 t_bridge_context_sync_then_destroyed() {
 	local i pid
+	need_two_cpus
 	for i in $(seq 16); do
 		rm -f "$WORK/d$i.stop"
 		FAKECUDA_STALE_ABORT=1 PRIOAPP_CTX_SYNC=1 PRIOAPP_CTX_UNTIL=$((40 + i * 4 + 1)) FAKECUDA_KERNEL_US=0 \

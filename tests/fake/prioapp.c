@@ -52,7 +52,8 @@
  *       PRIOAPP_CTX_SYNC=1: each synchronisation a cuCtxSynchronize (its fork's child's too);
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
- *       well (else exit 1); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
+ *       well (else exit 1); PRIOAPP_CHILD_WIDE=1: that child first lets itself run on every
+ *       CPU of the machine (its cpuset's); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
  *       (never waiting) until STOP exists; PRIOAPP_GAP_US=N: N us of the host before each
  *       launch but a step's first (a step whose host is slower than its kernels);
  *       PRIOAPP_IDLE_US=N: N us after every fourth synchronisation (requests of four steps);
@@ -74,6 +75,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,6 +349,14 @@ int main(int argc, char **argv)
 				if ((child = fork()) < 0)
 					return 1;
 				if (child == 0) {
+					if (getenv("PRIOAPP_CHILD_WIDE")) {
+						cpu_set_t all;
+						CPU_ZERO(&all);
+						for (long c = 0; c < sysconf(_SC_NPROCESSORS_CONF) && c < CPU_SETSIZE; c++)
+							CPU_SET((int)c, &all);
+						if (sched_setaffinity(0, sizeof(all), &all))
+							_exit(1);
+					}
 					for (int i = 1; i <= 60; i++)
 						if (cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) ||
 						    (i % 2 == 0 && app_sync()))
