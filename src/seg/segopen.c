@@ -566,7 +566,7 @@ int nvt_seg_each_named(const char *base, pid_t pid, int (*each)(const struct nvt
 	int count, rc;
 
 	if (nvt_proc_info(pid, &p))
-		return 0; /* gone: it holds nothing */
+		return errno == ENOENT || errno == ESRCH ? 0 : -1; /* gone: it holds nothing */
 	w.p = &p;
 	rc = named_in(&w);
 	if (rc || !p.nested)

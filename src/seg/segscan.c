@@ -369,6 +369,7 @@ static pid_t resolve_nested(struct scan *s, int dirfd, uid_t uid, const char *na
 	t.oflags = O_RDONLY;
 	t.wanted = pick_one;
 	t.arg = &k;
+	k.found = k.hi; /* (none picked: a late open or fstat of the file itself names no process) */
 	rc = nvt_seg_trust(dirfd, name, &t);
 	if (rc == NVT_TRUST_OK) {
 		close(t.fd);
