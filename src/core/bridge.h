@@ -326,9 +326,9 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
 /* ... by a thread that may run on another CPU than the wait's: a task that may run on one CPU
  * only (a cpuset of one: taskset -c N, --cpuset-cpus; a CPU quota is not seen), as the first
  * waiting thread's affinity says at its first wait (a forked child's again), has them not
- * bridged. There the woken thread took
- * the CPU from the waiting one before the wait had taken its measure, and every wait took its
- * bridge in, to the bridge's cap, until the judgement stopped them, and again at each try (H100,
+ * bridged. There the woken thread took the CPU from the waiting one before the wait had taken
+ * its measure, and every wait took its bridge in, to the bridge's cap, until the judgement
+ * stopped them, and again at each try (H100,
  * 2026-11-27, docs/bench/gpuchecks-2026-11-27, runs G5-G6: a service of small steps pinned to
  * one CPU, requests 17.8-18.1 ms at p99, 3.05-3.11 not bridged, 1.41-1.44 unpinned and
  * bridged; in MPS and outside). */

@@ -295,8 +295,27 @@ int nvt_seg_handle_dir(const char *base, const struct nvt_seg_handle *h)
 	return nvt_seg_container_userdir_open(base, h->container, h->owner);
 }
 
+/* The users whose run directories may hold p's segment, in the order looked: its effective
+ * uid now, then its real, saved and filesystem uids (the users it may have been when it made
+ * the segment), then root (a program that dropped root after starting); each once. Returns how
+ * many (1 to 5). */
+static int seg_users(const struct nvt_proc *p, uid_t out[5])
+{
+	const uid_t all[5] = {p->uid[1], p->uid[0], p->uid[2], p->uid[3], 0};
+	int n = 0;
+
+	for (int i = 0; i < 5; i++) {
+		int seen = 0;
+		for (int j = 0; j < n; j++)
+			seen |= out[j] == all[i];
+		if (!seen)
+			out[n++] = all[i];
+	}
+	return n;
+}
+
 /*
- * Looks for p's segment in the run directories (of the users in order, n)
+ * Looks for p's segment in the run directories (of the n users in order: seg_users's)
  * of each container of base recorded with p's PID namespace (any, where the
  * caller may not read p's: the file named for the container's). Returns enum
  * nvt_seg_err as open_in, the most telling (rank) into *best.
@@ -321,11 +340,6 @@ static int open_in_containers(const char *base, const struct nvt_proc *p, const 
 			continue;
 		q.pidns = v[c].pidns;
 		for (int i = 0; i < n; i++) {
-			int seen = 0;
-			for (int j = 0; j < i; j++)
-				seen |= order[j] == order[i];
-			if (seen)
-				continue;
 			rc = open_in(dir, order[i], &q, writable, h);
 			if (rc == NVT_SEG_ESYS)
 				h->sys_errno = errno;
@@ -348,7 +362,8 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 {
 	struct timespec pause = {0, 1000000};
 	struct nvt_proc p;
-	uid_t order[5];
+	uid_t order[5] = {0};
+	int n_order;
 	uint32_t version = 0;
 	int best = NVT_SEG_ENOTASK;
 
@@ -381,20 +396,9 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 		if (nvt_proc_info(pid, &p))
 			return errno == ENOENT || errno == ESRCH ? NVT_SEG_ENOPROC : NVT_SEG_ESYS;
 	}
-	/* Its user now; then the users it may have been when it made the segment
-	 * (root, for a program that dropped root after starting). */
-	order[0] = p.uid[1];
-	order[1] = p.uid[0];
-	order[2] = p.uid[2];
-	order[3] = p.uid[3];
-	order[4] = 0;
-	for (int i = 0; i < 5; i++) {
-		int seen = 0, rc;
-		for (int j = 0; j < i; j++)
-			seen |= order[j] == order[i];
-		if (seen)
-			continue;
-		rc = open_in(base, order[i], &p, writable, h);
+	n_order = seg_users(&p, order);
+	for (int i = 0; i < n_order; i++) {
+		int rc = open_in(base, order[i], &p, writable, h);
 		if (rc == NVT_SEG_ESYS)
 			h->sys_errno = errno;
 		if (rc == NVT_SEG_OK) {
@@ -408,7 +412,7 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 		}
 	}
 	/* A container's task (a process of a namespace below ours). */
-	if (p.nested && open_in_containers(base, &p, order, 5, writable, h, &best, &version) == NVT_SEG_OK) {
+	if (p.nested && open_in_containers(base, &p, order, n_order, writable, h, &best, &version) == NVT_SEG_OK) {
 		h->pid = pid;
 		h->task_uid = p.uid[1];
 		return NVT_SEG_OK;
@@ -536,15 +540,13 @@ static int named_one(const struct named_walk *w, int dirfd, uid_t uid, const cha
 static int named_in(const struct named_walk *w)
 {
 	const struct nvt_proc *p = w->p;
-	uid_t order[5] = {p->uid[1], p->uid[0], p->uid[2], p->uid[3], 0};
+	uid_t order[5] = {0};
 	char name[64];
-	int rc = 0;
+	int rc = 0, n = seg_users(p, order);
 
-	for (int i = 0; i < 5 && !rc; i++) {
-		int seen = 0, dirfd;
-		for (int j = 0; j < i; j++)
-			seen |= order[j] == order[i];
-		if (seen || (dirfd = nvt_userdir_open(w->base, order[i])) < 0)
+	for (int i = 0; i < n && !rc; i++) {
+		int dirfd = nvt_userdir_open(w->base, order[i]);
+		if (dirfd < 0)
 			continue;
 		if (p->pidns && nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid) == 0)
 			rc = named_one(w, dirfd, order[i], name);
