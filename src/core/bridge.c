@@ -384,6 +384,11 @@ uint32_t nvt_bridge_ctx_pause(const struct nvt_bridge_ctx *c)
 	return (uint32_t)NVT_BRIDGE_CTX_RETRY << doublings;
 }
 
+int nvt_bridge_ctx_cpus_enough(int cpus)
+{
+	return cpus >= NVT_BRIDGE_CTX_MIN_CPUS;
+}
+
 int nvt_bridge_ctx_may(struct nvt_bridge_ctx *c)
 {
 	if (!c->off)

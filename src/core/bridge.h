@@ -331,7 +331,12 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
  * stopped them, and again at each try (H100,
  * 2026-11-27, docs/bench/gpuchecks-2026-11-27, runs G5-G6: a service of small steps pinned to
  * one CPU, requests 17.8-18.1 ms at p99, 3.05-3.11 not bridged, 1.41-1.44 unpinned and
- * bridged; in MPS and outside). */
+ * bridged; in MPS and outside). A task on more CPUs whose two threads meet on one (the
+ * scheduler woke the shim's thread on the waiting one's) has the shim's thread move off it
+ * before the bridge is queued, to the other CPUs the waiting thread may run on then (its
+ * affinity, read at the move), and wait NVT_BRIDGE_CTX_AFTER_US from the move; a waiting
+ * thread that may run on one CPU only by then has the task's context synchronisations not
+ * bridged from then on. */
 #define NVT_BRIDGE_CTX_MIN_CPUS 2
 #define NVT_BRIDGE_CTX_LONG 8
 #define NVT_BRIDGE_CTX_OFF 32
@@ -392,6 +397,9 @@ int nvt_bridge_ctx_taken_in(const struct nvt_bridge_clock *c, int capped, uint64
 uint32_t nvt_bridge_ctx_pause(const struct nvt_bridge_ctx *c);
 /* A context synchronisation begins: returns 1 if it may be bridged (a try may begin). */
 int nvt_bridge_ctx_may(struct nvt_bridge_ctx *c);
+/* Whether a task whose waiting thread may run on cpus CPUs has its context synchronisations
+ * bridged (NVT_BRIDGE_CTX_MIN_CPUS). */
+int nvt_bridge_ctx_cpus_enough(int cpus);
 
 /*
  * A bridged task's copy to the host on a stream (a step's token, read by the

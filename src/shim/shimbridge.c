@@ -78,6 +78,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/bridge.h"
@@ -184,6 +185,8 @@ static struct {
 	uint64_t ctx_bridged;       /* context synchronisations' bridges ctx_bridger queued */
 	uint64_t ctx_late[GAP_BUCKETS]; /* ... from the wait's start to the launch's return: under
 				      * each of gap_us, more */
+	uint64_t ctx_moved;         /* ... times the thread moved off the waiting thread's CPU */
+	uint64_t ctx_on_waiter;     /* ... queued on the CPU the waiting thread ran on at the hand */
 	uint64_t measured[2];       /* measured steps: released, held */
 	uint64_t gaps[GAP_BUCKETS]; /* wait return to the next launch: under each of gap_us, more */
 	uint64_t after_wait;        /* a wait after a wait */
@@ -226,7 +229,15 @@ static __thread struct {
 	uint64_t ret_ns, step_ns, last_ns;
 	uint32_t rel_seq;
 	int ctx_wait; /* the wait bridged (seq) is a context synchronisation's */
+	pid_t tid;    /* the thread's id, once asked (0: not yet) */
 } tls __attribute__((tls_model("initial-exec")));
+
+static pid_t own_tid(void)
+{
+	if (!tls.tid)
+		tls.tid = (pid_t)syscall(SYS_gettid);
+	return tls.tid;
+}
 
 static void turn_off(const char *what, int rc)
 {
@@ -676,6 +687,16 @@ static void release_held_elsewhere(int g)
 /* Context synchronisations bridged (core/bridge.h, "Context synchronisations"): their bridges are
  * queued by a thread of the shim's own (ctx_bridger), which a wait's start hands its bridge to;
  * started at the first such wait. Lock order: b.lock, then cb.lock. */
+/* A bridge handed over: its context, the kernel's words, when, and the waiting thread (its id,
+ * and the CPU it ran on then). */
+struct ctx_hand {
+	void *ctx;
+	uint32_t seq, replay;
+	uint64_t linger, hspan, hand_ns;
+	CUdeviceptr rec;
+	int cpu;
+	pid_t tid;
+};
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -687,14 +708,11 @@ static struct {
 	int at_exit;         /* ctx_bridger_at_exit registered (once for the parent and its children) */
 	struct nvt_bridge_ctx ctl; /* whether they are bridged now (under cb.lock) */
 	int ctl_off;         /* ctl.off, read without the lock (relaxed) */
-	/* Each slot's bridge handed over (seq 0: none): its context, the kernel's words, when; and
-	 * the last one the thread queued there, and when (for the wait's return). Waits on two
-	 * GPUs at once (two threads, or one in turn) each get theirs. */
+	/* Each slot's bridge handed over (h.seq 0: none); and the last one the thread queued there,
+	 * and when (for the wait's return). Waits on two GPUs at once (two threads, or one in turn)
+	 * each get theirs. */
 	struct {
-		void *ctx;
-		uint32_t seq, replay;
-		uint64_t linger, hspan, hand_ns;
-		CUdeviceptr rec;
+		struct ctx_hand h;
 		uint32_t queued_seq;
 		/* The GPU's clock told from the host's (core/bridge.h) by this slot's context
 		 * synchronisations' bridges: when each was queued (q_ns, just before) and its wait
@@ -718,19 +736,66 @@ static inline void spin_pause(void)
 #endif
 }
 
-/* The handed-over bridge, queued in its context by the thread (cb's fields copied under cb.lock):
+/* The shim's thread runs on the CPU the waiting thread ran on at its hand (h): it moves to the
+ * others that thread may run on, or, where that thread may run on one CPU only now, the task's
+ * context synchronisations are bridged no more (core/bridge.h). Returns 0, or -1: not this
+ * bridge, nor any later one. */
+static int ctx_move_away(const struct ctx_hand *h)
+{
+	cpu_set_t waiter, away;
+
+	if (sched_getaffinity(h->tid, sizeof(waiter), &waiter))
+		return 0; /* (gone: its wait too) */
+	if (!nvt_bridge_ctx_cpus_enough(CPU_COUNT(&waiter))) {
+		pthread_mutex_lock(&cb.lock);
+		__atomic_store_n(&cb.off, 1, __ATOMIC_RELAXED);
+		cb.few_cpus = 1;
+		pthread_mutex_unlock(&cb.lock);
+		if (dbg.on)
+			shim_note("bridge: context synchronisations not bridged from now on: the waiting "
+				  "thread may run on one CPU only");
+		return -1;
+	}
+	away = waiter;
+	if (h->cpu < CPU_SETSIZE)
+		CPU_CLR(h->cpu, &away);
+	if (sched_setaffinity(0, sizeof(away), &away) == 0)
+		count(&dbg.ctx_moved);
+	return 0;
+}
+
+/* Waits until NVT_BRIDGE_CTX_AFTER_US after the wait began, or after the thread moved off the
+ * waiting thread's CPU: the wait must have taken its measure of the work before it
+ * (core/bridge.h). Returns 0, or -1: not bridged (ctx_move_away). */
+static int ctx_wait_measured(const struct ctx_hand *h)
+{
+	uint64_t from = h->hand_ns;
+	int looked = 0;
+
+	for (;;) {
+		if (!looked && h->cpu >= 0 && sched_getcpu() == h->cpu) {
+			looked = 1; /* (once: a move that failed is not tried again in the loop) */
+			if (ctx_move_away(h))
+				return -1;
+			from = nvt_clock_ns();
+		}
+		if (nvt_clock_ns() >= from + (uint64_t)NVT_BRIDGE_CTX_AFTER_US * 1000)
+			return 0;
+		spin_pause();
+	}
+}
+
+/* The handed-over bridge, queued in its context by the thread (h: cb's copied under cb.lock):
  * not if its wait's bridge is not the slot's last any more, or released already (the wait
- * returned and the next launch came: it would only hold that launch back), or its context went.
- * Then the last bridge, kept for the host's next call (wait_begins), may end. */
-static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, uint64_t hspan, uint32_t replay,
-			     CUdeviceptr rec, uint64_t hand_ns)
+ * returned and the next launch came: it would only hold that launch back), or its context went,
+ * or the thread could not leave the waiting thread's CPU. Then the last bridge, kept for the
+ * host's next call (wait_begins), may end. */
+static void ctx_bridge_queue(int g, const struct ctx_hand *h)
 {
 	struct bslot *s = &b.s[g];
+	uint32_t seq = h->seq;
+	int away = ctx_wait_measured(h) == 0;
 
-	/* Not sooner than NVT_BRIDGE_CTX_AFTER_US after the wait began: the wait must have taken
-	 * its measure of the work before it (core/bridge.h). */
-	while (nvt_clock_ns() < hand_ns + (uint64_t)NVT_BRIDGE_CTX_AFTER_US * 1000)
-		spin_pause();
 	pthread_mutex_lock(&b.lock);
 	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq || !s->w) {
 		pthread_mutex_unlock(&b.lock);
@@ -744,10 +809,13 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 	/* Released already (the wait returned, and a launch or a replay came): w[5] is no longer the
 	 * one wait_begins kept, but a later replay's. */
 	int kept = (int32_t)(__atomic_load_n(&s->w[1], __ATOMIC_RELAXED) - seq) < 0;
-	if (!b.broken && s->ctx == ctx && !s->suspect && kept && shim_cu.ctx_set_current(ctx) == 0) {
+	if (away && !b.broken && s->ctx == h->ctx && !s->suspect && kept && shim_cu.ctx_set_current(h->ctx) == 0) {
 		tls.launching = 1;
+		if (h->cpu >= 0 && sched_getcpu() == h->cpu)
+			count(&dbg.ctx_on_waiter);
 		uint64_t before = nvt_clock_ns(); /* (the kernel starts after this) */
-		if (launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000, linger, hspan, replay, rec) >= 0) {
+		if (launch_capped(s, seq, (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000, h->linger, h->hspan, h->replay,
+				  h->rec) >= 0) {
 			uint64_t now = nvt_clock_ns();
 			pthread_mutex_lock(&cb.lock);
 			cb.job[g].queued_seq = seq;
@@ -756,7 +824,7 @@ static void ctx_bridge_queue(int g, void *ctx, uint32_t seq, uint64_t linger, ui
 			pthread_mutex_unlock(&cb.lock);
 			count(&dbg.ctx_bridged);
 			int k = 0;
-			while (k < GAP_BUCKETS - 1 && now - hand_ns >= gap_us[k] * 1000)
+			while (k < GAP_BUCKETS - 1 && now - h->hand_ns >= gap_us[k] * 1000)
 				k++;
 			count(&dbg.ctx_late[k]);
 		}
@@ -781,22 +849,18 @@ static void *ctx_bridger(void *unused)
 			break;
 		int g = 0; /* the oldest handed over (pending says there is one) */
 		for (int o = 1; o < NVT_MAX_GPUS; o++)
-			if (cb.job[o].seq && (!cb.job[g].seq || cb.job[o].hand_ns < cb.job[g].hand_ns))
+			if (cb.job[o].h.seq && (!cb.job[g].h.seq || cb.job[o].h.hand_ns < cb.job[g].h.hand_ns))
 				g = o;
-		if (!cb.job[g].seq) {
+		if (!cb.job[g].h.seq) {
 			cb.pending = 0;
 			continue;
 		}
-		void *ctx = cb.job[g].ctx;
-		uint32_t seq = cb.job[g].seq, replay = cb.job[g].replay;
-		uint64_t linger = cb.job[g].linger, hspan = cb.job[g].hspan;
-		CUdeviceptr rec = cb.job[g].rec;
-		uint64_t hand_ns = cb.job[g].hand_ns;
-		cb.job[g].seq = 0;
+		struct ctx_hand h = cb.job[g].h;
+		cb.job[g].h.seq = 0;
 		cb.pending--;
 		__atomic_store_n(&cb.busy, 1, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&cb.lock);
-		ctx_bridge_queue(g, ctx, seq, linger, hspan, replay, rec, hand_ns);
+		ctx_bridge_queue(g, &h);
 		pthread_mutex_lock(&cb.lock);
 		__atomic_store_n(&cb.busy, 0, __ATOMIC_RELEASE);
 	}
@@ -829,7 +893,7 @@ static int ctx_bridger_start(void)
 	cpu_set_t cpus;
 	int rc = -1;
 
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < NVT_BRIDGE_CTX_MIN_CPUS) {
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && !nvt_bridge_ctx_cpus_enough(CPU_COUNT(&cpus))) {
 		cb.off = 1;
 		cb.few_cpus = 1;
 		return -1;
@@ -857,19 +921,16 @@ static int ctx_bridger_start(void)
 static int ctx_bridge_hand(int g, void *ctx, uint32_t seq, uint64_t linger, uint64_t hspan, uint32_t replay,
 			   CUdeviceptr rec)
 {
-	int rc = -1;
+	int rc = -1, cpu = sched_getcpu();
+	pid_t tid = own_tid();
 
 	pthread_mutex_lock(&cb.lock);
 	if (!cb.off && !cb.quit && (cb.started || ctx_bridger_start() == 0)) {
 		/* (one not queued yet on this slot is not the slot's last bridge any more) */
-		cb.pending += !cb.job[g].seq;
-		cb.job[g].ctx = ctx;
-		cb.job[g].seq = seq;
-		cb.job[g].linger = linger;
-		cb.job[g].hspan = hspan;
-		cb.job[g].replay = replay;
-		cb.job[g].rec = rec;
-		cb.job[g].hand_ns = nvt_clock_ns();
+		cb.pending += !cb.job[g].h.seq;
+		cb.job[g].h = (struct ctx_hand){.ctx = ctx, .seq = seq, .replay = replay, .linger = linger,
+						.hspan = hspan, .hand_ns = nvt_clock_ns(), .rec = rec,
+						.cpu = cpu, .tid = tid};
 		pthread_cond_signal(&cb.wake);
 		rc = 0;
 	}
@@ -1481,12 +1542,13 @@ void shim_bridge_report(void)
 		  (unsigned long long)dbg.after_wait, (unsigned long long)dbg.made_full);
 	if (dbg.ctx_bridged || cb.off || cb.ctl.off)
 		shim_note("bridge: %llu context synchronisations' bridges queued by the shim's thread, within "
-			  "50/100/300/1000/10000 us of the wait's start: %llu/%llu/%llu/%llu/%llu, later: %llu%s",
+			  "50/100/300/1000/10000 us of the wait's start: %llu/%llu/%llu/%llu/%llu, later: %llu; "
+			  "the thread moved off the waiting thread's CPU %llu times, queued %llu on it%s",
 			  (unsigned long long)dbg.ctx_bridged, (unsigned long long)dbg.ctx_late[0],
 			  (unsigned long long)dbg.ctx_late[1], (unsigned long long)dbg.ctx_late[2],
 			  (unsigned long long)dbg.ctx_late[3], (unsigned long long)dbg.ctx_late[4],
-			  (unsigned long long)dbg.ctx_late[5],
-			  cb.few_cpus ? "; context synchronisations not bridged: the task may run on one CPU only"
+			  (unsigned long long)dbg.ctx_late[5], (unsigned long long)dbg.ctx_moved,
+			  (unsigned long long)dbg.ctx_on_waiter, cb.few_cpus ? "; context synchronisations not bridged: the task may run on one CPU only"
 			  : cb.off || cb.ctl.off ? "; context synchronisations not bridged now"
 						 : "");
 	if (!dbg.held && !dbg.measured[0] && !dbg.measured[1])
@@ -1554,6 +1616,7 @@ void shim_bridge_after_fork(void)
 	tls.launching = tls.measuring = 0;
 	tls.ret_ns = tls.last_ns = 0;
 	tls.rel_seq = 0;
+	tls.tid = 0; /* (the child's thread is another) */
 	int on = dbg.on; /* the child reports (and traces) its own */
 	const char *trace = dbg.trace;
 	memset(&dbg, 0, sizeof(dbg));

@@ -50,6 +50,24 @@ t_bridge_context_sync_one_cpu_not_bridged() {
 	hasnt "$(cat "$WORK/one.err")" "nvtaskset: warning"
 }
 
+# The shim's thread woken on the waiting thread's CPU (PRIOAPP_PIN_OTHERS_AT: from the 20th launch
+# it may run there only, as threads the scheduler put on one CPU) moves off it to the waiting
+# thread's other CPUs before it queues the bridge, which the wait then does not take in (the
+# fake driver's context synchronisation, as the H100's, waits to its cap for a bridge queued
+# before it took its measure): bridged to the end, none queued on the waiting thread's CPU.
+t_bridge_context_sync_threads_on_one_cpu() {
+	local line n
+	need_two_cpus
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_PIN_OTHERS_AT=20 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 steps_app met --priority high
+	line=$(grep "context synchronisations' bridges queued" "$WORK/met.err") || die "no report: $(cat "$WORK/met.err")"
+	n=$(sed -n "s/.*moved off the waiting thread's CPU \([0-9]*\) times, queued \([0-9]*\) on it.*/\1 \2/p" <<<"$line")
+	[ "${n% *}" -ge 1 ] || die "the thread never moved: $line"
+	eq "${n#* }" 0 "bridges queued on the waiting thread's CPU"
+	hasnt "$line" "not bridged"
+	[ "$(bridges)" -gt 100 ] || die "$(bridges) bridges: $line"
+	hasnt "$(cat "$WORK/met.err")" "nvtaskset: warning"
+}
+
 # A forked child tells its CPUs again: the child of a parent on one CPU that lets itself run on
 # every CPU has its context synchronisations bridged by a thread of its own.
 t_bridge_context_sync_one_cpu_then_child_wide() {

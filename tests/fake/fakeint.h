@@ -85,6 +85,9 @@ INTERNAL void fake_bridge_replay(void);
  * each GPU's last bridge, what the host had released of it and whether it waits for the host's
  * next call after a replay (d:seq/rel/call, logged: "wait", "look"). */
 INTERNAL void fake_bridge_waiting(int look);
+/* A context synchronisation takes its measure: when the last bridge queued before it, not
+ * released, reaches its cap (0: none); the wait took it in (taken_in: it ends there). */
+INTERNAL uint64_t fake_bridge_measured_until(void);
 INTERNAL void fake_bridge_taken_in(void);
 /* An API call's callbacks begin: the bridges that reached their linger or their cap unreleased
  * ended there. */

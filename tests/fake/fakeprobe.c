@@ -331,6 +331,22 @@ INTERNAL void fake_bridge_waiting(int look)
 	fclose(log);
 }
 
+/* A context synchronisation takes its measure of the work before it (after its callbacks): this
+ * GPU's last bridge, queued by then and not released, is in it, and the wait lasts to the
+ * bridge's cap. Returns when the cap ends (CLOCK_MONOTONIC), or 0: no such bridge. */
+INTERNAL uint64_t fake_bridge_measured_until(void)
+{
+	struct fbridge *x = bridge_here();
+	uint64_t until = 0;
+
+	pthread_mutex_lock(&runs_lock);
+	for (int i = 0; i < x->runs; i++)
+		if (x->run[i].seq == x->seq && !reached(x->run[i].w, 1, x->seq))
+			until = x->run[i].start + x->run[i].cap;
+	pthread_mutex_unlock(&runs_lock);
+	return until;
+}
+
 /* A context synchronisation took this GPU's last bridge in (FAKECUDA_CTXSYNC_US): unreleased, it
  * ran to its cap, the wait with it, and writes its record (reason 3: the cap) as the wait
  * returns. */

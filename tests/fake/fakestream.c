@@ -377,18 +377,24 @@ API CUresult cuStreamQuery_ptsz(void *hStream)
 }
 
 /* The work queued before the call began (after its callbacks): not what another thread queues
- * after (H100, docs/hardware-facts.md). FAKECUDA_CTXSYNC_US=N: each lasts N us more, as one that
- * took in a bridge queued too soon would, until the bridge's cap (the bridge then ends, its
- * record written); the first M of the process only with FAKECUDA_CTXSYNC_FIRST=M. */
+ * after (H100, docs/hardware-facts.md); a bridge queued before then is taken in, to its cap (the
+ * bridge then ends, its record written). FAKECUDA_CTXSYNC_US=N: each lasts N us more, as one
+ * that took in a bridge queued too soon would, until the bridge's cap; the first M of the
+ * process only with FAKECUDA_CTXSYNC_FIRST=M. */
 static CUresult ctx_sync(void)
 {
 	static unsigned long calls;
 	const char *more = getenv("FAKECUDA_CTXSYNC_US"), *first = getenv("FAKECUDA_CTXSYNC_FIRST");
 	unsigned long call = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+	uint64_t in;
 
 	fake_bridge_waiting(0);
+	in = fake_bridge_measured_until();
 	sleep_until(all_done_at());
-	if (more && *more && (!first || !*first || call <= strtoul(first, NULL, 10))) {
+	if (in) {
+		sleep_until(in);
+		fake_bridge_taken_in();
+	} else if (more && *more && (!first || !*first || call <= strtoul(first, NULL, 10))) {
 		sleep_until(now_ns() + (uint64_t)strtoul(more, NULL, 10) * 1000);
 		fake_bridge_taken_in();
 	}

@@ -53,7 +53,9 @@
  *       PRIOAPP_FORK_AT=N: before the Nth launch it forks a child that makes 60 launches of its
  *       own (a synchronisation after every 2) and exits, and goes on when the child ended
  *       well (else exit 1); PRIOAPP_CHILD_WIDE=1: that child first lets itself run on every
- *       CPU of the machine (its cpuset's); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
+ *       CPU of the machine (its cpuset's); PRIOAPP_PIN_OTHERS_AT=N: before the Nth launch every
+ *       other thread of the process (the shim's) may run only on the CPU this one runs on then,
+ *       as threads the scheduler put on one CPU; PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
  *       (never waiting) until STOP exists; PRIOAPP_GAP_US=N: N us of the host before each
  *       launch but a step's first (a step whose host is slower than its kernels);
  *       PRIOAPP_IDLE_US=N: N us after every fourth synchronisation (requests of four steps);
@@ -75,7 +77,9 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <dirent.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +213,34 @@ static int copy_queue(struct copy *c, unsigned n)
 	return cuMemcpyDtoHAsync_v2(c->host, c->dev, c->bytes, NULL);
 }
 
+/* PRIOAPP_PIN_OTHERS_AT: every other thread of the process may run only on the CPU this one runs
+ * on now. Returns 0, or -1. */
+static int pin_others(void)
+{
+	long self = syscall(SYS_gettid);
+	int cpu = sched_getcpu(), n = 0;
+	cpu_set_t one;
+	DIR *d;
+	struct dirent *e;
+
+	if (cpu < 0 || !(d = opendir("/proc/self/task")))
+		return -1;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	while ((e = readdir(d))) {
+		long tid = atol(e->d_name);
+		if (tid > 0 && tid != self) {
+			if (sched_setaffinity((pid_t)tid, sizeof(one), &one)) {
+				closedir(d);
+				return -1;
+			}
+			n++;
+		}
+	}
+	closedir(d);
+	return n ? 0 : -1;
+}
+
 /* The program's synchronisation: of the legacy stream, or of the context (PRIOAPP_CTX_SYNC), or
  * a polled event (PRIOAPP_POLL). */
 static int app_sync(void)
@@ -292,6 +324,7 @@ int main(int argc, char **argv)
 		long reset_at = getenv("PRIOAPP_RESET_AT") ? atol(getenv("PRIOAPP_RESET_AT")) : 0;
 		long release_at = getenv("PRIOAPP_RELEASE_AT") ? atol(getenv("PRIOAPP_RELEASE_AT")) : 0;
 		long fork_at = getenv("PRIOAPP_FORK_AT") ? atol(getenv("PRIOAPP_FORK_AT")) : 0;
+		long pin_at = getenv("PRIOAPP_PIN_OTHERS_AT") ? atol(getenv("PRIOAPP_PIN_OTHERS_AT")) : 0;
 		long own_until = getenv("PRIOAPP_CTX_UNTIL") ? atol(getenv("PRIOAPP_CTX_UNTIL")) : 0;
 		void *own = NULL;
 		if (own_until > 0 && cuCtxCreate_v2(&own, 0, 0)) {
@@ -339,6 +372,10 @@ int main(int argc, char **argv)
 			if (n == reset_at && (cuDevicePrimaryCtxReset_v2(0) ||
 					      (!dev1 && (cuDevicePrimaryCtxRetain(&ctx, 0) ||
 							 (n >= own_until && cuCtxSetCurrent(ctx)))))) {
+				fclose(log);
+				return 1;
+			}
+			if (n == pin_at && pin_others()) {
 				fclose(log);
 				return 1;
 			}

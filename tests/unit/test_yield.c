@@ -861,6 +861,14 @@ static void test_bridge_ctx_retry(void)
 	CHECK(c.score == 0);
 }
 
+/* A waiting thread that may run on one CPU has its context synchronisations not bridged (the
+ * shim's thread would take the CPU from it); on two or more, bridged. */
+static void test_bridge_ctx_cpus(void)
+{
+	CHECK(!nvt_bridge_ctx_cpus_enough(0) && !nvt_bridge_ctx_cpus_enough(1));
+	CHECK(nvt_bridge_ctx_cpus_enough(2) && nvt_bridge_ctx_cpus_enough(1024));
+}
+
 /* Bridged for a pause's worth of waits after a try, they count one stop less: the pause after
  * the next stop is the shorter one again. */
 static void test_bridge_ctx_stops_decay(void)
@@ -1278,6 +1286,7 @@ int main(void)
 	test_bridge_chain_seen();
 	test_bridge_ctx_seen();
 	test_bridge_ctx_retry();
+	test_bridge_ctx_cpus();
 	test_bridge_ctx_stops_decay();
 	test_bridge_clock();
 	test_bridge_clock_drift();
