@@ -10,9 +10,11 @@
 # queued behind the copy) pays no switch at its 90th percentile either (the shim's kernel
 # copies it: p90 under 300 us against ~480 with a copy engine, docs/bench/prio-bridge-2026-11-25);
 # a step of an empty kernel, 40 us of the host, then a graph replay (small work queued before
-# a replay, a slow host between) does not pay either; steps waited for by the context
+# a replay, a slow host between) does not pay either (p50 within 80 us of alone's); steps waited for by the context
 # (cudaDeviceSynchronize) pay the switches unbridged and not bridged (p50 under 120 us), outside
-# and inside MPS (p50 within 80 us of alone's), nor does one
+# and inside MPS, also where the shim's thread was pinned to the waiting thread's CPU (it moves
+# off it), and a service on one CPU (not bridged) has no wait that lasts a bridge's cap (p90
+# under 1500 us); nor does a step
 # whose host is busy 40 us after its replay, before its wait (p90 under 200 us: 96 on an H200,
 # 414 with a bridge that ends at the replay); steps of plain launches whose host leaves gaps
 # (an empty kernel, 40 us, the step; or 16 short kernels 10 us apart) pay the two switches once
@@ -31,8 +33,10 @@ LOG=${1:-$ROOT/build/gpu}
 OUT=$LOG/bridge
 rm -rf "$OUT"
 mkdir -p "$OUT"
-timeout 300 "$ROOT/tests/bench/timeline/run.sh" "$OUT" alone-small alone-small-product gemm-small \
+timeout 420 "$ROOT/tests/bench/timeline/run.sh" "$OUT" alone-small alone-small-product gemm-small \
 	gemm-small-product gemm-small-product-mps gemm-small-ctx gemm-small-ctx-product gemm-small-ctx-product-mps \
+	gemm-small-ctx-product-met gemm-small-ctx-product-met-mps gemm-small-ctx-product-pin \
+	gemm-small-ctx-product-pin-mps \
 	gemm-small-async-copy-product alone-small-graph-pre40-product \
 	gemm-small-graph-pre40-product gemm-small-graph-post40-product gemm-small-pre40-product \
 	gemm-eager-g10-product >"$LOG/bridge.out" 2>&1
@@ -94,13 +98,21 @@ check(raw is not None and raw > 250, "without the bridge a later step pays the s
 for name in ("gemm-small-product", "gemm-small-product-mps"):
     v = later(name)
     check(v is not None and v < 120, "%s: a later step does not: p50 %s us" % (name, v))
+def p90(name):
+    return ((res.get(name) or {}).get("step_later") or {}).get("p90")
 # Steps waited for by the context (cudaDeviceSynchronize): unbridged they pay the switches; the
 # shim's thread queues their bridge just after the wait began, and they do not.
 v = later("gemm-small-ctx")
 check(v is not None and v > 250, "gemm-small-ctx: waited for by the context, unbridged, a later step pays: p50 %s us" % v)
-for name in ("gemm-small-ctx-product", "gemm-small-ctx-product-mps"):
+# ... also where the shim's thread was pinned to the waiting thread's CPU (it moves off it).
+for name in ("gemm-small-ctx-product", "gemm-small-ctx-product-mps", "gemm-small-ctx-product-met",
+             "gemm-small-ctx-product-met-mps"):
     v = later(name)
     check(v is not None and v < 120, "%s: bridged, a later step does not: p50 %s us" % (name, v))
+# A service on one CPU is not bridged: its waits never last a bridge's cap (5 ms).
+for name in ("gemm-small-ctx-product-pin", "gemm-small-ctx-product-pin-mps"):
+    v = p90(name)
+    check(v is not None and v < 1500, "%s: on one CPU, unbridged, no wait takes a bridge in: p90 %s us" % (name, v))
 # A step of an empty kernel, 40 us of the host, then a graph replay (PyTorch's replay with a
 # slow host): the bridge waits for the step's replay, and the channel does not run dry.
 v, a = later("gemm-small-graph-pre40-product"), later("alone-small-graph-pre40-product")
@@ -112,8 +124,6 @@ check(v is not None and a is not None and v - a < 80,
 for name in ("gemm-small-pre40-product", "gemm-eager-g10-product"):
     v = later(name)
     check(v is not None and v < 700, "%s: a step whose host leaves gaps pays the switches once at most: p50 %s us" % (name, v))
-def p90(name):
-    return ((res.get(name) or {}).get("step_later") or {}).get("p90")
 # A replay, then 40 us of the host before its wait: the bridge goes on until the host's next
 # call after the replay, so the step has not run dry when the wait queues the next bridge.
 v = p90("gemm-small-graph-post40-product")

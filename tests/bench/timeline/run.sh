@@ -121,6 +121,13 @@ PHASES=(
 "gemm-small-ctx-product|gemm|$LO|$SMALL SYNC=ctx $HIB"
 "alone-small-ctx-product|-||$SMALL SYNC=ctx $HIB"
 "gemm-small-ctx-product-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low|$SMALL SYNC=ctx CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high"
+# The same with the shim's thread on the waiting thread's CPU (met: pinned there after the first
+# request; hog4: the service on CPUs 3-4, a busy loop on CPU 4), or the service on one CPU (pin)
+"gemm-small-ctx-product-met|gemm|$LO|$SMALL SYNC=ctx PIN_OTHERS=1 $HIB"
+"gemm-small-ctx-product-met-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low|$SMALL SYNC=ctx PIN_OTHERS=1 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high"
+"gemm-small-ctx-product-hog4|gemm|$LO|$SMALL SYNC=ctx taskset -c 3,4 $HIB"
+"gemm-small-ctx-product-pin|gemm|$NVT --no-mps --priority low --yield slice|$SMALL SYNC=ctx taskset -c 3 $NVT --no-mps --priority high"
+"gemm-small-ctx-product-pin-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low|$SMALL SYNC=ctx CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog taskset -c 3 $NVT --priority high"
 "gemm-small-graph-bridge|gemm|$LO|$SMALL GRAPH=1 TAIL_US=300 TAIL_MODE=bridge CUDA_DEVICE_MAX_CONNECTIONS=1 $HI"
 "gemm-small-graph-bridgeg|gemm|$LO|$SMALL GRAPH=1 BRIDGE_GRAPH=1 TAIL_US=300 TAIL_MODE=bridge CUDA_DEVICE_MAX_CONNECTIONS=1 $HI"
 "gemm-small-graph|gemm|$LO|$SMALL GRAPH=1 $HI"
@@ -271,8 +278,17 @@ for p in "${PHASES[@]}"; do
 		for _ in $(seq 100); do grep -q ready "$O/$name.blog" 2>/dev/null && break; sleep 0.1; done
 		sleep 1.5
 	fi
+	hog=
+	if [[ $name == *-hog4* ]]; then
+		setsid timeout -k 5 70 taskset -c 4 bash -c 'while :; do :; done' &
+		hog=$!
+	fi
 	timeout 60 env $slaunch "$W/tl" svc "$O/$name.svc" >"$O/$name.log" 2>&1
 	echo "svc rc $?" >>"$O/$name.log"
+	if [ -n "$hog" ]; then
+		kill -TERM -- -"$hog" 2>/dev/null
+		wait "$hog"
+	fi
 	if [ -n "$bpid" ]; then
 		kill -TERM -- -"$bpid" 2>/dev/null
 		wait "$bpid"; echo "batch rc $?" >>"$O/$name.blog"

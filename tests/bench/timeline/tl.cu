@@ -33,19 +33,26 @@
 //                               ping kernel before and after the run maps host time to
 //                               %globaltimer (the round trip of least delay of 200). GATE=FILE:
 //                               the first 8 bytes of FILE are 1 while a request is open (a
-//                               batch's rmprobe.so holds its groups off meanwhile). Writes OUT.
+//                               batch's rmprobe.so holds its groups off meanwhile). PIN_OTHERS=1:
+//                               after the first request every other thread of the process (the
+//                               shim's, the runtime's) may run only on the CPU the program's
+//                               thread runs on then, as threads the scheduler put on one CPU.
+//                               Writes OUT.
 // Probe code, not product code: every run is under `timeout` in run.sh.
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +69,28 @@ static long envl(const char *n, long d)
 {
 	const char *v = getenv(n);
 	return v && *v ? strtol(v, NULL, 10) : d;
+}
+
+/* PIN_OTHERS: every other thread of the process may run only on this thread's CPU now. */
+static void pin_others(void)
+{
+	long self = syscall(SYS_gettid);
+	int cpu = sched_getcpu(), n = 0;
+	cpu_set_t one;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (cpu < 0 || !d) {
+		fprintf(stderr, "tl: PIN_OTHERS: cannot read the threads\n");
+		exit(2);
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	while ((e = readdir(d)))
+		if (atol(e->d_name) > 0 && atol(e->d_name) != self)
+			n += sched_setaffinity((pid_t)atol(e->d_name), sizeof(one), &one) == 0;
+	closedir(d);
+	fprintf(stderr, "tl: %d other threads pinned to CPU %d\n", n, cpu);
 }
 
 static uint64_t host_ns(void)
@@ -732,6 +761,8 @@ static int svc(const char *out)
 			__atomic_store_n(hrel, (unsigned)(base + steps), __ATOMIC_SEQ_CST);
 		if (gate)
 			*gate = 0;
+		if (r == 0 && envl("PIN_OTHERS", 0))
+			pin_others();
 	}
 	CK(cudaDeviceSynchronize());
 	calib c1 = ping(200);
