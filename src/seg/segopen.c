@@ -47,6 +47,16 @@ static int rank(int rc)
 	}
 }
 
+int nvt_seg_errno_kept(int kept, int e)
+{
+	return !kept || kept == ETIMEDOUT ? e : kept;
+}
+
+static void keep_sys_errno(struct nvt_seg_handle *h, int e)
+{
+	h->sys_errno = nvt_seg_errno_kept(h->sys_errno, e);
+}
+
 /* The most files find_by_header takes for one process: a user who fills her
  * run directory with copies of one header hides her own task so, no other's
  * (a run directory holds its own user's segments only). */
@@ -274,7 +284,7 @@ static int open_hidden(const char *base, pid_t pid, struct nvt_seg_handle *h)
 			continue;
 		rc = open_in(base, uid, &p, 0, h);
 		if (rc == NVT_SEG_ESYS)
-			h->sys_errno = errno;
+			keep_sys_errno(h, errno);
 		if (rc == NVT_SEG_OK) {
 			closedir(dir);
 			h->pid = pid;
@@ -328,7 +338,7 @@ static int open_in_containers(const char *base, const struct nvt_proc *p, const 
 	int count = nvt_seg_container_list(base, &v, &(int){0}, bad_name, sizeof(bad_name)), rc;
 
 	if (count < 0) {
-		h->sys_errno = errno;
+		keep_sys_errno(h, errno);
 		if (rank(NVT_SEG_ESYS) > rank(*best))
 			*best = NVT_SEG_ESYS;
 		return *best;
@@ -342,7 +352,7 @@ static int open_in_containers(const char *base, const struct nvt_proc *p, const 
 		for (int i = 0; i < n; i++) {
 			rc = open_in(dir, order[i], &q, writable, h);
 			if (rc == NVT_SEG_ESYS)
-				h->sys_errno = errno;
+				keep_sys_errno(h, errno);
 			if (rc == NVT_SEG_OK) {
 				snprintf(h->container, sizeof(h->container), "%s", v[c].id);
 				free(v);
@@ -400,7 +410,7 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
 	for (int i = 0; i < n_order; i++) {
 		int rc = open_in(base, order[i], &p, writable, h);
 		if (rc == NVT_SEG_ESYS)
-			h->sys_errno = errno;
+			keep_sys_errno(h, errno);
 		if (rc == NVT_SEG_OK) {
 			h->pid = pid;
 			h->task_uid = p.uid[1];

@@ -28,8 +28,15 @@ struct nvt_seg_handle {
 	dev_t dev;
 	ino_t ino;
 	uint32_t found_version;  /* with NVT_SEG_EVERSION */
-	int sys_errno;           /* with NVT_SEG_ESYS: why (errno is set too) */
+	int sys_errno;           /* with NVT_SEG_ESYS: why (errno is set too; nvt_seg_errno_kept) */
 };
+
+/* Of the system errors met while looking (kept, 0: none yet, then e), the one an open answers:
+ * the first that is not a late answer (ETIMEDOUT: a maps read that did not end in time) wins
+ * over late ones, whatever came first. A late answer alone lets a claim count every file that
+ * names the task as held (alloc/placement.c); any other error (EMFILE, say) may hide a
+ * partition and must fail it. */
+int nvt_seg_errno_kept(int kept, int e);
 
 
 

@@ -35,6 +35,7 @@
 #include "check.h"
 #include "os/proc.h"
 #include "seg/segfile.h"
+#include "seg/segopen.h"
 #include "seg/segscan.h"
 
 static int userdir_fd = -1;
@@ -404,6 +405,18 @@ static void reused_inode(const char *base)
 	}
 }
 
+/* The error an open answers (seg/segopen.h): a late maps read never hides another system error,
+ * whatever came first; among late answers or among others, the first stays. */
+static void errno_kept(void)
+{
+	CHECK(nvt_seg_errno_kept(0, ETIMEDOUT) == ETIMEDOUT);
+	CHECK(nvt_seg_errno_kept(0, EMFILE) == EMFILE);
+	CHECK(nvt_seg_errno_kept(EMFILE, ETIMEDOUT) == EMFILE);
+	CHECK(nvt_seg_errno_kept(ETIMEDOUT, EMFILE) == EMFILE);
+	CHECK(nvt_seg_errno_kept(ETIMEDOUT, ETIMEDOUT) == ETIMEDOUT);
+	CHECK(nvt_seg_errno_kept(EMFILE, EACCES) == EMFILE);
+}
+
 int main(int argc, char **argv)
 {
 	char base[] = "/tmp/nvt-segscan.XXXXXX", dir[128], other_dir[128];
@@ -417,6 +430,7 @@ int main(int argc, char **argv)
 	if (mkdir(dir, 0755) || chmod(dir, 0755) || (userdir_fd = open(dir, O_RDONLY | O_DIRECTORY)) < 0)
 		return perror(dir), 1;
 	snprintf(other_dir, sizeof(other_dir), "%s/nvtaskset-65534", base);
+	errno_kept();
 	if (only_namespaces) {
 		namespaces(base);
 		goto out;
