@@ -514,7 +514,8 @@ struct named_walk {
 };
 
 /* Calls w->each for the file name of uid's run directory dirfd if its header names w->p (the
- * header decides). Returns each's, or 0. */
+ * header decides). Returns each's, or 0, or -1 with errno set where the file could not be tried
+ * (EMFILE, say): it may hold the task's partition, as in nvt_seg_open. */
 static int named_one(const struct named_walk *w, int dirfd, uid_t uid, const char *name)
 {
 	/* ~10 kB each: static, as the other opens' (the command is single-threaded here) */
@@ -527,7 +528,10 @@ static int named_one(const struct named_walk *w, int dirfd, uid_t uid, const cha
 	t.oflags = O_RDONLY;
 	t.flags = NVT_TRUST_HEADER_DECIDES;
 	t.who = nvt_seg_who_of(w->base, w->p, 0);
-	if (nvt_seg_trust(dirfd, name, &t) != NVT_TRUST_OK)
+	rc = nvt_seg_trust(dirfd, name, &t);
+	if (rc == NVT_TRUST_ESYS)
+		return -1;
+	if (rc != NVT_TRUST_OK)
 		return 0;
 	memset(&h, 0, sizeof(h));
 	h.fd = t.fd;
@@ -546,7 +550,9 @@ static int named_one(const struct named_walk *w, int dirfd, uid_t uid, const cha
 
 /* named_one for the files of the run directories under w->base of w->p's uids and root's: the
  * file named for its PID namespace, or where that is not ours to read, each file the last
- * listing gave it by header (nvt_seg_listed_keep). Returns each's first non-zero, or 0. */
+ * listing gave it by header (nvt_seg_listed_keep). Returns each's first non-zero, or 0, or -1
+ * with errno set where a run directory could not be tried (not one that is not there or not
+ * ours to read: as nvt_seg_open). */
 static int named_in(const struct named_walk *w)
 {
 	const struct nvt_proc *p = w->p;
@@ -556,8 +562,11 @@ static int named_in(const struct named_walk *w)
 
 	for (int i = 0; i < n && !rc; i++) {
 		int dirfd = nvt_userdir_open(w->base, order[i]);
-		if (dirfd < 0)
-			continue;
+		if (dirfd < 0) {
+			if (errno == ENOENT || errno == EACCES)
+				continue;
+			return -1;
+		}
 		if (p->pidns && nvt_seg_name(name, sizeof(name), p->pidns, p->ns_pid) == 0)
 			rc = named_one(w, dirfd, order[i], name);
 		for (size_t k = 0; !p->pidns && !rc && k < n_last_named; k++)

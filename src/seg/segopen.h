@@ -62,8 +62,9 @@ int nvt_seg_open(const char *base, pid_t pid, int writable, struct nvt_seg_handl
  * to read, each file the last listing (nvt_seg_tasks) gave it by header. A
  * caller that must not count a partition as free counts each. each returns
  * 0, or -1 with errno set to end the walk. Returns 0, or -1 with errno set
- * (each's; the containers could not be read; or the process could not be
- * read, though it is not gone).
+ * (each's; the containers, a run directory or a file could not be read for
+ * another reason than its not being there or not ours to read: EMFILE, say;
+ * or the process could not be read, though it is not gone).
  */
 int nvt_seg_each_named(const char *base, pid_t pid, int (*each)(const struct nvt_seg_handle *h, void *arg),
 		       void *arg);
