@@ -323,10 +323,17 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
  * bridging stopped); one woken from a condition variable queued it 10-300 us after and did not,
  * in runs C3-C8). */
 #define NVT_BRIDGE_CTX_AFTER_US 20
+/* ... measured from when the waiting thread left the shim's callback (the driver's measure comes
+ * after it; a thread the host kept from its CPU meanwhile would have its bridge taken in): the
+ * shim's thread spins for it NVT_BRIDGE_CTX_SPIN_US from the hand, then sleeps a little each
+ * turn, and queues no bridge for a wait that has not left the callback within
+ * NVT_BRIDGE_CTX_CAP_US. */
+#define NVT_BRIDGE_CTX_SPIN_US 200
 /* ... by a thread that may run on another CPU than the wait's: a task that may run on one CPU
  * only (a cpuset of one: taskset -c N, --cpuset-cpus; a CPU quota is not seen), as the first
- * waiting thread's affinity says at its first wait (a forked child's again), has them not
- * bridged. There the woken thread took the CPU from the waiting one before the wait had taken
+ * waiting thread's affinity says at its first wait (a forked child's again; before the bridge's
+ * module is made), has them not bridged, its waiting thread's affinity read again every
+ * NVT_BRIDGE_CTX_RETRY such waits while so (a program that lets itself run on more later). There the woken thread took the CPU from the waiting one before the wait had taken
  * its measure, and every wait took its bridge in, to the bridge's cap, until the judgement
  * stopped them, and again at each try (H100,
  * 2026-11-27, docs/bench/gpuchecks-2026-11-27, runs G5-G6: a service of small steps pinned to
@@ -336,7 +343,7 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
  * before the bridge is queued, to the other CPUs the waiting thread may run on then (its
  * affinity, read at the move), and wait NVT_BRIDGE_CTX_AFTER_US from the move; a waiting
  * thread that may run on one CPU only by then has the task's context synchronisations not
- * bridged from then on (H100, 2026-11-28, docs/bench/gpuchecks-2026-11-28, runs G7-G8: the
+ * bridged from then on, as above (H100, 2026-11-28, docs/bench/gpuchecks-2026-11-28, runs G7-G8: the
  * shim's thread pinned to the waiting thread's CPU, or two CPUs of which one busy: requests
  * 17.8-18.2 ms at p99 without the move, 1.47-3.72 with it, later steps 76-81 us at p50). */
 #define NVT_BRIDGE_CTX_MIN_CPUS 2

@@ -704,7 +704,10 @@ static struct {
 	int busy;            /* it is inside the driver: the program's exit waits for it */
 	int quit;            /* the program exits: no more bridges */
 	int off;             /* the thread could not start: not bridged for good */
-	int few_cpus;        /* off: the task may run on too few CPUs (core/bridge.h) */
+	int few_cpus;        /* the waiting thread may run on too few CPUs (core/bridge.h): not
+			      * bridged while so (ctx_cpus_enough) */
+	int cpus_told;       /* they were read (at the first such wait; a forked child's again) */
+	uint32_t few_waits;  /* such waits since they were last read, too few */
 	int at_exit;         /* ctx_bridger_at_exit registered (once for the parent and its children) */
 	struct nvt_bridge_ctx ctl; /* whether they are bridged now (under cb.lock) */
 	int ctl_off;         /* ctl.off, read without the lock (relaxed) */
@@ -723,6 +726,10 @@ static struct {
 		uint64_t ret_ns[CTX_RECS], q_ns[CTX_RECS];
 	} job[NVT_MAX_GPUS];
 	int pending; /* slots whose seq is not 0 */
+	/* Each slot's last context synchronisation whose thread left the shim's callback (its
+	 * bridge's seq; the driver takes the wait's measure after), and when. */
+	uint32_t left[NVT_MAX_GPUS];
+	uint64_t left_ns[NVT_MAX_GPUS];
 } cb = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 #define CTX_EXIT_WAIT_MS 1000
 
@@ -737,51 +744,67 @@ static inline void spin_pause(void)
 }
 
 /* The shim's thread runs on the CPU the waiting thread ran on at its hand (h): it moves to the
- * others that thread may run on, or, where that thread may run on one CPU only now, the task's
- * context synchronisations are bridged no more (core/bridge.h). Returns 0, or -1: not this
- * bridge, nor any later one. */
+ * other CPUs it or that thread may run on (an affinity set on either from outside is kept), or,
+ * where there are none, the task's context synchronisations are not bridged until the waiting
+ * thread's CPUs are read again (ctx_cpus_enough; core/bridge.h). Returns 0 (moved), or -1: not
+ * this bridge (no other CPU, or the move failed: it would be queued on the waiting thread's). */
 static int ctx_move_away(const struct ctx_hand *h)
 {
 	cpu_set_t waiter, away;
 
-	if (sched_getaffinity(h->tid, sizeof(waiter), &waiter))
-		return 0; /* (gone: its wait too) */
-	if (!nvt_bridge_ctx_cpus_enough(CPU_COUNT(&waiter))) {
+	if (h->cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(away), &away))
+		return -1;
+	if (sched_getaffinity(h->tid, sizeof(waiter), &waiter) == 0)
+		CPU_OR(&away, &away, &waiter);
+	CPU_CLR(h->cpu, &away);
+	if (!CPU_COUNT(&away)) {
 		pthread_mutex_lock(&cb.lock);
-		__atomic_store_n(&cb.off, 1, __ATOMIC_RELAXED);
-		cb.few_cpus = 1;
+		__atomic_store_n(&cb.few_cpus, 1, __ATOMIC_RELAXED);
+		cb.few_waits = 0;
 		pthread_mutex_unlock(&cb.lock);
 		if (dbg.on)
-			shim_note("bridge: context synchronisations not bridged from now on: the waiting "
-				  "thread may run on one CPU only");
+			shim_note("bridge: context synchronisations not bridged from now on: the task's "
+				  "threads may run on one CPU only");
 		return -1;
 	}
-	away = waiter;
-	if (h->cpu < CPU_SETSIZE)
-		CPU_CLR(h->cpu, &away);
-	if (sched_setaffinity(0, sizeof(away), &away) == 0)
-		count(&dbg.ctx_moved);
+	if (sched_setaffinity(0, sizeof(away), &away))
+		return -1;
+	count(&dbg.ctx_moved);
 	return 0;
 }
 
-/* Waits until NVT_BRIDGE_CTX_AFTER_US after the wait began, or after the thread moved off the
- * waiting thread's CPU: the wait must have taken its measure of the work before it
- * (core/bridge.h). Returns 0, or -1: not bridged (ctx_move_away). */
-static int ctx_wait_measured(const struct ctx_hand *h)
+/* Waits until NVT_BRIDGE_CTX_AFTER_US after the waiting thread left the shim's callback (the
+ * driver takes the wait's measure of the work before it then: core/bridge.h) and after the
+ * thread moved off that thread's CPU; spins, then sleeps a little each turn (a waiting thread
+ * the host keeps from its CPU). Returns 0, or -1: not this bridge (ctx_move_away said so, or the
+ * wait never left the callback within NVT_BRIDGE_CTX_CAP_US, or a later wait came). */
+static int ctx_wait_measured(int g, const struct ctx_hand *h)
 {
-	uint64_t from = h->hand_ns;
+	struct timespec nap = {0, 20000};
+	uint64_t from = 0, moved = 0, now;
 	int looked = 0;
 
 	for (;;) {
 		if (!looked && h->cpu >= 0 && sched_getcpu() == h->cpu) {
-			looked = 1; /* (once: a move that failed is not tried again in the loop) */
+			looked = 1; /* (once a bridge) */
 			if (ctx_move_away(h))
 				return -1;
-			from = nvt_clock_ns();
+			moved = nvt_clock_ns();
 		}
-		if (nvt_clock_ns() >= from + (uint64_t)NVT_BRIDGE_CTX_AFTER_US * 1000)
+		now = nvt_clock_ns();
+		if (!from && __atomic_load_n(&cb.left[g], __ATOMIC_ACQUIRE) == h->seq) {
+			from = __atomic_load_n(&cb.left_ns[g], __ATOMIC_RELAXED);
+			from = from > moved ? from : moved;
+		}
+		if (from && now >= from + (uint64_t)NVT_BRIDGE_CTX_AFTER_US * 1000)
 			return 0;
-		spin_pause();
+		if (!from && (now - h->hand_ns >= (uint64_t)NVT_BRIDGE_CTX_CAP_US * 1000 ||
+			      __atomic_load_n(&b.s[g].seq, __ATOMIC_ACQUIRE) != h->seq))
+			return -1;
+		if (now - h->hand_ns < (uint64_t)NVT_BRIDGE_CTX_SPIN_US * 1000)
+			spin_pause();
+		else
+			nanosleep(&nap, NULL);
 	}
 }
 
@@ -794,7 +817,7 @@ static void ctx_bridge_queue(int g, const struct ctx_hand *h)
 {
 	struct bslot *s = &b.s[g];
 	uint32_t seq = h->seq;
-	int away = ctx_wait_measured(h) == 0;
+	int away = ctx_wait_measured(g, h) == 0;
 
 	pthread_mutex_lock(&b.lock);
 	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq || !s->w) {
@@ -883,21 +906,14 @@ static void ctx_bridger_at_exit(void)
 		nanosleep(&ms, NULL);
 }
 
-/* Starts ctx_bridger (under cb.lock), signals blocked there. Returns 0, or -1 (said once; not
- * where the waiting thread may run on fewer than NVT_BRIDGE_CTX_MIN_CPUS CPUs: core/bridge.h). */
+/* Starts ctx_bridger (under cb.lock), signals blocked there. Returns 0, or -1 (said once). */
 static int ctx_bridger_start(void)
 {
 	pthread_t thread;
 	pthread_attr_t attr;
 	sigset_t all, old;
-	cpu_set_t cpus;
 	int rc = -1;
 
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && !nvt_bridge_ctx_cpus_enough(CPU_COUNT(&cpus))) {
-		cb.off = 1;
-		cb.few_cpus = 1;
-		return -1;
-	}
 	if ((cb.at_exit || atexit(ctx_bridger_at_exit) == 0) && pthread_attr_init(&attr) == 0) {
 		cb.at_exit = 1;
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -938,13 +954,41 @@ static int ctx_bridge_hand(int g, void *ctx, uint32_t seq, uint64_t linger, uint
 	return rc;
 }
 
+/* A context synchronisation begins: may the waiting thread run on enough CPUs (core/bridge.h)?
+ * Read at the first such wait, before the bridge's module is made (a task on one CPU never makes
+ * it), and while too few, again every NVT_BRIDGE_CTX_RETRY such waits: a program that lets
+ * itself run on more later is bridged from then on. */
+static int ctx_cpus_enough(void)
+{
+	cpu_set_t cpus;
+	int few, was;
+
+	if (__atomic_load_n(&cb.cpus_told, __ATOMIC_ACQUIRE) && !__atomic_load_n(&cb.few_cpus, __ATOMIC_RELAXED))
+		return 1;
+	pthread_mutex_lock(&cb.lock);
+	was = cb.few_cpus;
+	if (cb.cpus_told && was && ++cb.few_waits < NVT_BRIDGE_CTX_RETRY) {
+		pthread_mutex_unlock(&cb.lock);
+		return 0;
+	}
+	cb.few_waits = 0;
+	few = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && !nvt_bridge_ctx_cpus_enough(CPU_COUNT(&cpus));
+	__atomic_store_n(&cb.few_cpus, few, __ATOMIC_RELAXED);
+	__atomic_store_n(&cb.cpus_told, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&cb.lock);
+	if (was && !few && dbg.on)
+		shim_note("bridge: context synchronisations bridged again: the waiting thread may run on "
+			  "more CPUs now");
+	return !few;
+}
+
 /* A context synchronisation begins: may its bridge be queued (core/bridge.h: stopped for a
  * while after waits that took their bridges in)? */
 static int ctx_bridging(void)
 {
 	int may;
 
-	if (__atomic_load_n(&cb.off, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&cb.off, __ATOMIC_RELAXED) || !ctx_cpus_enough())
 		return 0;
 	if (!__atomic_load_n(&cb.ctl_off, __ATOMIC_RELAXED))
 		return 1;
@@ -1093,8 +1137,13 @@ void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged)
 	 * on) */
 	wait_begins(g, ctx, still_bridged, 1, 0);
 	/* Not handed to ctx_bridger: the last bridge waits for no call any more either. */
-	if (!tls.seq)
+	if (!tls.seq) {
 		release(g, REL_NOW);
+		return;
+	}
+	/* Handed: the callback ends here, the driver takes the wait's measure next. */
+	__atomic_store_n(&cb.left_ns[g], nvt_clock_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&cb.left[g], tls.seq, __ATOMIC_RELEASE);
 }
 
 /* The record of bridge seq of slot g (a context synchronisation's), if it ended: its start, after
@@ -1540,7 +1589,7 @@ void shim_bridge_report(void)
 		  (unsigned long long)dbg.gaps[2], (unsigned long long)dbg.gaps[3],
 		  (unsigned long long)dbg.gaps[4], (unsigned long long)dbg.gaps[5],
 		  (unsigned long long)dbg.after_wait, (unsigned long long)dbg.made_full);
-	if (dbg.ctx_bridged || cb.off || cb.ctl.off)
+	if (dbg.ctx_bridged || cb.off || cb.few_cpus || cb.ctl.off)
 		shim_note("bridge: %llu context synchronisations' bridges queued by the shim's thread, within "
 			  "50/100/300/1000/10000 us of the wait's start: %llu/%llu/%llu/%llu/%llu, later: %llu; "
 			  "the thread moved off the waiting thread's CPU %llu times, queued %llu on it%s",
@@ -1605,9 +1654,10 @@ void shim_bridge_after_fork(void)
 	pthread_cond_init(&cb.wake, NULL);
 	cb.started = cb.busy = cb.quit = 0;
 	/* (its CPUs are told again at its first such wait: it may run on others than its parent) */
-	if (cb.few_cpus)
-		cb.off = cb.few_cpus = 0;
+	cb.few_cpus = cb.cpus_told = 0;
+	cb.few_waits = 0;
 	memset(cb.job, 0, sizeof(cb.job));
+	memset(cb.left, 0, sizeof(cb.left));
 	/* (the child's waits teach it their own: it may wait for other work than its parent's) */
 	memset(&cb.ctl, 0, sizeof(cb.ctl));
 	cb.ctl_off = 0;

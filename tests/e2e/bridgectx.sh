@@ -38,14 +38,17 @@ t_bridge_context_sync_bridged() {
 }
 
 # A task that may run on one CPU only (taskset -c N) has its context synchronisations not
-# bridged, and the debug report says why: the shim's thread would take the CPU from the waiting
-# one before the wait took its measure, and the wait would take its bridge in (core/bridge.h).
+# bridged (the bridge's module not even loaded), and the debug report says why: the shim's
+# thread would take the CPU from the waiting one before the wait took its measure, and the wait
+# would take its bridge in (core/bridge.h).
 t_bridge_context_sync_one_cpu_not_bridged() {
 	local cpu
 	cpu=$(taskset -pc "$BASHPID" | sed 's/.*: //; s/[-,].*//')
-	PRIOAPP_CTX_SYNC=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 steps_app one --priority high taskset -c "$cpu"
+	PRIOAPP_CTX_SYNC=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 FAKECUDA_LOG=$WORK/driver.log \
+		steps_app one --priority high taskset -c "$cpu"
 	[ "$(grep -c '^launch' "$WORK/one.log")" -gt 300 ] || die "the program stopped early"
 	eq "$(bridges)" 0 "bridges of a task on CPU $cpu only"
+	eq "$(grep -c '^module' "$WORK/driver.log")" 0 "modules loaded (the bridge's: not needed)"
 	has "$(cat "$WORK/one.err")" "context synchronisations not bridged: the task may run on one CPU only"
 	hasnt "$(cat "$WORK/one.err")" "nvtaskset: warning"
 }
@@ -66,6 +69,42 @@ t_bridge_context_sync_threads_on_one_cpu() {
 	hasnt "$line" "not bridged"
 	[ "$(bridges)" -gt 100 ] || die "$(bridges) bridges: $line"
 	hasnt "$(cat "$WORK/met.err")" "nvtaskset: warning"
+}
+
+# A task pinned to one CPU while it runs (every thread, from the 60th launch: PRIOAPP_PIN_ALL_AT)
+# has its context synchronisations bridged before and not after: the shim's thread, woken on
+# the waiting thread's CPU with no other to go to, stops them (the report says why), and the
+# CPUs read again every 256 waits are still one.
+t_bridge_context_sync_all_on_one_cpu_later() {
+	local pid before after
+	need_two_cpus
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_PIN_ALL_AT=60 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=900 steps_app pinned --priority high
+	has "$(cat "$WORK/pinned.err")" "not bridged from now on: the task's threads may run on one CPU only"
+	has "$(cat "$WORK/pinned.err")" "context synchronisations not bridged: the task may run on one CPU only"
+	hasnt "$(cat "$WORK/pinned.err")" "context synchronisations bridged again"
+	hasnt "$(cat "$WORK/pinned.err")" "their waits took in the bridges"
+	# (the waits logged by the fake driver: those after the 60th launch's, 30 waits in, bridged none)
+	pid=$(sed -n 's/^wait pid=\([0-9]*\) .*/\1/p' "$WORK/bridge.log" | head -1)
+	before=$(awk '$1 == "wait" { w++ } $1 == "bridge" && w <= 31 { n++ } END { print n + 0 }' "$WORK/bridge.log")
+	after=$(awk '$1 == "wait" { w++ } $1 == "bridge" && w > 32 { n++ } END { print n + 0 }' "$WORK/bridge.log")
+	[ "$before" -ge 10 ] || die "$before bridges before the pin"
+	eq "$after" 0 "bridges after the task was pinned to one CPU (process $pid)"
+	[ "$(grep -c '^launch' "$WORK/pinned.log")" -gt 900 ] || die "the program stopped early"
+	hasnt "$(cat "$WORK/pinned.err")" "nvtaskset: warning"
+}
+
+# A task on one CPU that lets itself run on every CPU later (PRIOAPP_WIDE_AT) has its CPUs read
+# again within NVT_BRIDGE_CTX_RETRY (256) context synchronisations, and is bridged from then on.
+t_bridge_context_sync_one_cpu_then_wide() {
+	local cpu n
+	need_two_cpus
+	cpu=$(taskset -pc "$BASHPID" | sed 's/.*: //; s/[-,].*//')
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_WIDE_AT=40 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=900 \
+		steps_app later --priority high taskset -c "$cpu"
+	has "$(cat "$WORK/later.err")" "context synchronisations bridged again: the waiting thread may run on more CPUs now"
+	n=$(bridges)
+	[ "$n" -gt 100 ] || die "$n bridges after the task let itself run on every CPU"
+	hasnt "$(cat "$WORK/later.err")" "nvtaskset: warning"
 }
 
 # A forked child tells its CPUs again: the child of a parent on one CPU that lets itself run on

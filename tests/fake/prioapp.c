@@ -55,7 +55,9 @@
  *       well (else exit 1); PRIOAPP_CHILD_WIDE=1: that child first lets itself run on every
  *       CPU of the machine (its cpuset's); PRIOAPP_PIN_OTHERS_AT=N: before the Nth launch every
  *       other thread of the process (the shim's) may run only on the CPU this one runs on then,
- *       as threads the scheduler put on one CPU; PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
+ *       as threads the scheduler put on one CPU; PRIOAPP_PIN_ALL_AT=N: the same, this thread
+ *       too (the task pinned to one CPU while it runs); PRIOAPP_WIDE_AT=N: before the Nth launch it
+ *       lets itself run on every CPU of the machine (its cpuset's); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
  *       (never waiting) until STOP exists; PRIOAPP_GAP_US=N: N us of the host before each
  *       launch but a step's first (a step whose host is slower than its kernels);
  *       PRIOAPP_IDLE_US=N: N us after every fourth synchronisation (requests of four steps);
@@ -78,6 +80,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <dirent.h>
+#include <errno.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -213,9 +216,20 @@ static int copy_queue(struct copy *c, unsigned n)
 	return cuMemcpyDtoHAsync_v2(c->host, c->dev, c->bytes, NULL);
 }
 
+/* Lets this thread run on every CPU of the machine (its cpuset's). Returns 0, or -1. */
+static int widen(void)
+{
+	cpu_set_t all;
+
+	CPU_ZERO(&all);
+	for (long c = 0; c < sysconf(_SC_NPROCESSORS_CONF) && c < CPU_SETSIZE; c++)
+		CPU_SET((int)c, &all);
+	return sched_setaffinity(0, sizeof(all), &all) ? -1 : 0;
+}
+
 /* PRIOAPP_PIN_OTHERS_AT: every other thread of the process may run only on the CPU this one runs
- * on now. Returns 0, or -1. */
-static int pin_others(void)
+ * on now (self: this one too, PRIOAPP_PIN_ALL_AT). Returns 0, or -1. */
+static int pin_others(int self_too)
 {
 	long self = syscall(SYS_gettid);
 	int cpu = sched_getcpu(), n = 0;
@@ -230,7 +244,7 @@ static int pin_others(void)
 	while ((e = readdir(d))) {
 		long tid = atol(e->d_name);
 		if (tid > 0 && tid != self) {
-			if (sched_setaffinity((pid_t)tid, sizeof(one), &one)) {
+			if (sched_setaffinity((pid_t)tid, sizeof(one), &one) && errno != ESRCH) {
 				closedir(d);
 				return -1;
 			}
@@ -238,6 +252,8 @@ static int pin_others(void)
 		}
 	}
 	closedir(d);
+	if (self_too && sched_setaffinity(0, sizeof(one), &one))
+		return -1;
 	return n ? 0 : -1;
 }
 
@@ -325,6 +341,8 @@ int main(int argc, char **argv)
 		long release_at = getenv("PRIOAPP_RELEASE_AT") ? atol(getenv("PRIOAPP_RELEASE_AT")) : 0;
 		long fork_at = getenv("PRIOAPP_FORK_AT") ? atol(getenv("PRIOAPP_FORK_AT")) : 0;
 		long pin_at = getenv("PRIOAPP_PIN_OTHERS_AT") ? atol(getenv("PRIOAPP_PIN_OTHERS_AT")) : 0;
+		long wide_at = getenv("PRIOAPP_WIDE_AT") ? atol(getenv("PRIOAPP_WIDE_AT")) : 0;
+		long pin_all_at = getenv("PRIOAPP_PIN_ALL_AT") ? atol(getenv("PRIOAPP_PIN_ALL_AT")) : 0;
 		long own_until = getenv("PRIOAPP_CTX_UNTIL") ? atol(getenv("PRIOAPP_CTX_UNTIL")) : 0;
 		void *own = NULL;
 		if (own_until > 0 && cuCtxCreate_v2(&own, 0, 0)) {
@@ -375,7 +393,8 @@ int main(int argc, char **argv)
 				fclose(log);
 				return 1;
 			}
-			if (n == pin_at && pin_others()) {
+			if ((n == pin_at && pin_others(0)) || (n == pin_all_at && pin_others(1)) ||
+			    (n == wide_at && widen())) {
 				fclose(log);
 				return 1;
 			}
@@ -386,14 +405,8 @@ int main(int argc, char **argv)
 				if ((child = fork()) < 0)
 					return 1;
 				if (child == 0) {
-					if (getenv("PRIOAPP_CHILD_WIDE")) {
-						cpu_set_t all;
-						CPU_ZERO(&all);
-						for (long c = 0; c < sysconf(_SC_NPROCESSORS_CONF) && c < CPU_SETSIZE; c++)
-							CPU_SET((int)c, &all);
-						if (sched_setaffinity(0, sizeof(all), &all))
-							_exit(1);
-					}
+					if (getenv("PRIOAPP_CHILD_WIDE") && widen())
+						_exit(1);
 					for (int i = 1; i <= 60; i++)
 						if (cuLaunchKernel((void *)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) ||
 						    (i % 2 == 0 && app_sync()))
