@@ -790,9 +790,15 @@ static int ctx_wait_measured(int g, const struct ctx_hand *h)
 			if (ctx_move_away(h))
 				return -1;
 			moved = nvt_clock_ns();
+			if (from && from < moved)
+				from = moved;
 		}
+		if (__atomic_load_n(&cb.quit, __ATOMIC_RELAXED))
+			return -1;
 		now = nvt_clock_ns();
-		if (!from && __atomic_load_n(&cb.left[g], __ATOMIC_ACQUIRE) == h->seq) {
+		/* (left only grows: a later wait's leaving says this one's thread left too, or is
+		 * about to, its bridge superseded) */
+		if (!from && (int32_t)(__atomic_load_n(&cb.left[g], __ATOMIC_ACQUIRE) - h->seq) >= 0) {
 			from = __atomic_load_n(&cb.left_ns[g], __ATOMIC_RELAXED);
 			from = from > moved ? from : moved;
 		}
@@ -1141,9 +1147,14 @@ void shim_bridge_ctx_wait(int g, void *ctx, int still_bridged)
 		release(g, REL_NOW);
 		return;
 	}
-	/* Handed: the callback ends here, the driver takes the wait's measure next. */
+	/* Handed: the callback ends here, the driver takes the wait's measure next. (The latest
+	 * seq only: two threads' waits on one GPU may leave in either order; the time, written
+	 * first, is the later one's or later.) */
+	uint32_t was = __atomic_load_n(&cb.left[g], __ATOMIC_RELAXED);
 	__atomic_store_n(&cb.left_ns[g], nvt_clock_ns(), __ATOMIC_RELAXED);
-	__atomic_store_n(&cb.left[g], tls.seq, __ATOMIC_RELEASE);
+	while ((int32_t)(tls.seq - was) > 0 &&
+	       !__atomic_compare_exchange_n(&cb.left[g], &was, tls.seq, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 }
 
 /* The record of bridge seq of slot g (a context synchronisation's), if it ended: its start, after
@@ -1597,7 +1608,7 @@ void shim_bridge_report(void)
 			  (unsigned long long)dbg.ctx_late[1], (unsigned long long)dbg.ctx_late[2],
 			  (unsigned long long)dbg.ctx_late[3], (unsigned long long)dbg.ctx_late[4],
 			  (unsigned long long)dbg.ctx_late[5], (unsigned long long)dbg.ctx_moved,
-			  (unsigned long long)dbg.ctx_on_waiter, cb.few_cpus ? "; context synchronisations not bridged: the task may run on one CPU only"
+			  (unsigned long long)dbg.ctx_on_waiter, cb.few_cpus ? "; context synchronisations not bridged: the waiting thread may run on one CPU only"
 			  : cb.off || cb.ctl.off ? "; context synchronisations not bridged now"
 						 : "");
 	if (!dbg.held && !dbg.measured[0] && !dbg.measured[1])

@@ -49,7 +49,7 @@ t_bridge_context_sync_one_cpu_not_bridged() {
 	[ "$(grep -c '^launch' "$WORK/one.log")" -gt 300 ] || die "the program stopped early"
 	eq "$(bridges)" 0 "bridges of a task on CPU $cpu only"
 	eq "$(grep -c '^module' "$WORK/driver.log")" 0 "modules loaded (the bridge's: not needed)"
-	has "$(cat "$WORK/one.err")" "context synchronisations not bridged: the task may run on one CPU only"
+	has "$(cat "$WORK/one.err")" "context synchronisations not bridged: the waiting thread may run on one CPU only"
 	hasnt "$(cat "$WORK/one.err")" "nvtaskset: warning"
 }
 
@@ -71,26 +71,39 @@ t_bridge_context_sync_threads_on_one_cpu() {
 	hasnt "$(cat "$WORK/met.err")" "nvtaskset: warning"
 }
 
-# A task pinned to one CPU while it runs (every thread, from the 60th launch: PRIOAPP_PIN_ALL_AT)
+# A task pinned to one CPU while it runs (every thread, from the 200th launch: PRIOAPP_PIN_ALL_AT)
 # has its context synchronisations bridged before and not after: the shim's thread, woken on
 # the waiting thread's CPU with no other to go to, stops them (the report says why), and the
-# CPUs read again every 256 waits are still one.
-t_bridge_context_sync_all_on_one_cpu_later() {
-	local pid before after
+# CPUs read again every 256 waits are still one. pinned_later WIDE_AT: the program's thread lets
+# itself run on every CPU again before launch WIDE_AT (0: never).
+pinned_later() {
+	local before after
 	need_two_cpus
-	PRIOAPP_CTX_SYNC=1 PRIOAPP_PIN_ALL_AT=60 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=900 steps_app pinned --priority high
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_PIN_ALL_AT=200 PRIOAPP_WIDE_AT=$1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=900 \
+		steps_app pinned --priority high
 	has "$(cat "$WORK/pinned.err")" "not bridged from now on: the task's threads may run on one CPU only"
-	has "$(cat "$WORK/pinned.err")" "context synchronisations not bridged: the task may run on one CPU only"
-	hasnt "$(cat "$WORK/pinned.err")" "context synchronisations bridged again"
 	hasnt "$(cat "$WORK/pinned.err")" "their waits took in the bridges"
-	# (the waits logged by the fake driver: those after the 60th launch's, 30 waits in, bridged none)
-	pid=$(sed -n 's/^wait pid=\([0-9]*\) .*/\1/p' "$WORK/bridge.log" | head -1)
-	before=$(awk '$1 == "wait" { w++ } $1 == "bridge" && w <= 31 { n++ } END { print n + 0 }' "$WORK/bridge.log")
-	after=$(awk '$1 == "wait" { w++ } $1 == "bridge" && w > 32 { n++ } END { print n + 0 }' "$WORK/bridge.log")
+	# (the waits logged by the fake driver: before the 200th launch 99 of them)
+	before=$(awk '$1 == "wait" { w++ } $1 == "bridge" && w <= 99 { n++ } END { print n + 0 }' "$WORK/bridge.log")
 	[ "$before" -ge 10 ] || die "$before bridges before the pin"
-	eq "$after" 0 "bridges after the task was pinned to one CPU (process $pid)"
 	[ "$(grep -c '^launch' "$WORK/pinned.log")" -gt 900 ] || die "the program stopped early"
 	hasnt "$(cat "$WORK/pinned.err")" "nvtaskset: warning"
+}
+t_bridge_context_sync_all_on_one_cpu_later() {
+	pinned_later 0
+	has "$(cat "$WORK/pinned.err")" "context synchronisations not bridged: the waiting thread may run on one CPU only"
+	hasnt "$(cat "$WORK/pinned.err")" "context synchronisations bridged again"
+	eq "$(awk '$1 == "wait" { w++ } $1 == "bridge" && w > 101 { n++ } END { print n + 0 }' "$WORK/bridge.log")" 0 \
+		"bridges after the task was pinned to one CPU"
+}
+# ... and where the program's thread lets itself run on every CPU again (launch 300), bridged
+# again once its CPUs are read again (at most 256 waits after the stop).
+t_bridge_context_sync_all_on_one_cpu_then_wide() {
+	local after
+	pinned_later 300
+	has "$(cat "$WORK/pinned.err")" "context synchronisations bridged again: the waiting thread may run on more CPUs now"
+	after=$(awk '$1 == "wait" { w++ } $1 == "bridge" && w > 360 { n++ } END { print n + 0 }' "$WORK/bridge.log")
+	[ "$after" -ge 20 ] || die "$after bridges after the task could run on every CPU again"
 }
 
 # A task on one CPU that lets itself run on every CPU later (PRIOAPP_WIDE_AT) has its CPUs read

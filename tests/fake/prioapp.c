@@ -241,6 +241,11 @@ static int pin_others(int self_too)
 		return -1;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
+	/* (this one first: a thread pinned before it could move to this one's other CPUs) */
+	if (self_too && sched_setaffinity(0, sizeof(one), &one)) {
+		closedir(d);
+		return -1;
+	}
 	while ((e = readdir(d))) {
 		long tid = atol(e->d_name);
 		if (tid > 0 && tid != self) {
@@ -252,8 +257,6 @@ static int pin_others(int self_too)
 		}
 	}
 	closedir(d);
-	if (self_too && sched_setaffinity(0, sizeof(one), &one))
-		return -1;
 	return n ? 0 : -1;
 }
 
