@@ -340,12 +340,14 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
  * one CPU, requests 17.8-18.1 ms at p99, 3.05-3.11 not bridged, 1.41-1.44 unpinned and
  * bridged; in MPS and outside). A task on more CPUs whose two threads meet on one (the
  * scheduler woke the shim's thread on the waiting one's) has the shim's thread move off it
- * before the bridge is queued, to the other CPUs the waiting thread may run on then (its
- * affinity, read at the move), and wait NVT_BRIDGE_CTX_AFTER_US from the move; a waiting
- * thread that may run on one CPU only by then has the task's context synchronisations not
- * bridged from then on, as above (H100, 2026-11-28, docs/bench/gpuchecks-2026-11-28, runs G7-G8: the
- * shim's thread pinned to the waiting thread's CPU, or two CPUs of which one busy: requests
- * 17.8-18.2 ms at p99 without the move, 1.47-3.72 with it, later steps 76-81 us at p50). */
+ * before the bridge is queued, to the other CPUs it or the waiting thread may run on then
+ * (their affinities, read at the move: one set from outside is kept), and wait
+ * NVT_BRIDGE_CTX_AFTER_US from the move as well; a move that fails skips the bridge, and where
+ * no other CPU is left the task's context synchronisations are not bridged until the waiting
+ * thread's CPUs are read again, as above (H100, 2026-11-28, docs/bench/gpuchecks-2026-11-28,
+ * runs G7-G12: the shim's thread pinned to the waiting thread's CPU, or two CPUs of which one
+ * busy: requests 17.8-18.2 ms at p99 without the move, 1.47-3.72 with it, later steps 76-81 us
+ * at p50). */
 #define NVT_BRIDGE_CTX_MIN_CPUS 2
 #define NVT_BRIDGE_CTX_LONG 8
 #define NVT_BRIDGE_CTX_OFF 32
