@@ -684,11 +684,8 @@ static void release_held_elsewhere(int g)
 		release(o, REL_NOW);
 }
 
-/* Context synchronisations bridged (core/bridge.h, "Context synchronisations"): their bridges are
- * queued by a thread of the shim's own (ctx_bridger), which a wait's start hands its bridge to;
- * started at the first such wait. Lock order: b.lock, then cb.lock. */
-/* A bridge handed over: its context, the kernel's words, when, and the waiting thread (its id,
- * and the CPU it ran on then). */
+/* A context synchronisation's bridge handed over: its context, the kernel's words, when, and the
+ * waiting thread (its id, and the CPU it ran on then). */
 struct ctx_hand {
 	void *ctx;
 	uint32_t seq, replay;
@@ -697,6 +694,10 @@ struct ctx_hand {
 	int cpu;
 	pid_t tid;
 };
+
+/* Context synchronisations bridged (core/bridge.h, "Context synchronisations"): their bridges are
+ * queued by a thread of the shim's own (ctx_bridger), which a wait's start hands its bridge to;
+ * started at the first such wait. Lock order: b.lock, then cb.lock. */
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -1608,7 +1609,9 @@ void shim_bridge_report(void)
 			  (unsigned long long)dbg.ctx_late[1], (unsigned long long)dbg.ctx_late[2],
 			  (unsigned long long)dbg.ctx_late[3], (unsigned long long)dbg.ctx_late[4],
 			  (unsigned long long)dbg.ctx_late[5], (unsigned long long)dbg.ctx_moved,
-			  (unsigned long long)dbg.ctx_on_waiter, cb.few_cpus ? "; context synchronisations not bridged: the waiting thread may run on one CPU only"
+			  (unsigned long long)dbg.ctx_on_waiter,
+			  cb.few_cpus ? "; context synchronisations not bridged: the waiting thread may run on one "
+					"CPU only"
 			  : cb.off || cb.ctl.off ? "; context synchronisations not bridged now"
 						 : "");
 	if (!dbg.held && !dbg.measured[0] && !dbg.measured[1])
