@@ -162,19 +162,21 @@ def main():
     changes = []
     for part in ("0-32", "0-7", "0-15", "0-65", "40-47"):
         time.sleep(0.4)
+        t_call = time.monotonic_ns()
         rc, out, err = run([NVT, "-p", "-c", part, str(p.pid)])
         t_ret = time.monotonic_ns()
-        changes.append((part, t_ret, rc))
+        changes.append((part, t_ret, rc, t_call))
     time.sleep(0.4)
     open(stop, "w").close()
     p.wait(timeout=60)
     r = records(path)
     live = []
-    for i, (part, t_ret, rc) in enumerate(changes):
+    for i, (part, t_ret, rc, _) in enumerate(changes):
         want = expand(part)
         first = next((x for x in r if expand(x[3]) == want and x[0] >= t_ret - 50_000_000), None)
-        last_old = [x for x in r if x[0] <= t_ret]
-        phase_end = changes[i + 1][1] if i + 1 < len(changes) else r[-1][1]
+        # A phase ends when the next change is asked for: that change may take effect before
+        # its command returns, so a launch that ends before the return may run on its TPCs.
+        phase_end = changes[i + 1][3] if i + 1 < len(changes) else r[-1][1]
         phase = [x[2] for x in r if x[0] > t_ret + 20_000_000 and x[1] < phase_end]
         delay_ms = (first[0] - t_ret) / 1e6 if first else None
         live.append({"tpcs": part, "cli_rc": rc, "first_launch_after_return_ms": delay_ms,
@@ -220,6 +222,10 @@ def main():
         ("nvcc shared cudart", [os.path.join(BIN, "smid-shared"), "time", "5"], "median_ms="),
         ("driver API", [os.path.join(BIN, "drvapi"), "time"], "median_ms="),
     ]
+    # smid's 1056 spinning blocks run in one wave on 33 TPCs as on 66 (16 blocks of 128
+    # threads to an SM): its times there are equal up to noise (0.64-0.77 ms either way in
+    # runs on an H100), so only 8 TPCs' is compared for it.
+    one_wave_at_33 = ("nvcc static cudart", "nvcc shared cudart")
     scaling = {}
     for name, args, ok_text in progs:
         scaling[name] = {}
@@ -234,7 +240,8 @@ def main():
                   out.strip() or err.strip()[-300:])
         s = scaling[name]
         if None not in s.values():
-            check("%s: time grows as TPCs shrink" % name, s[66] < s[8] and s[33] < s[8] and s[66] <= s[33] * 1.05,
+            check("%s: time grows as TPCs shrink" % name, s[66] < s[8] and s[33] < s[8] and
+                  (name in one_wave_at_33 or s[66] <= s[33] * 1.05),
                   "66: %.3f, 33: %.3f, 8: %.3f ms" % (s[66], s[33], s[8]))
     RESULTS["scaling_ms"] = scaling
 
