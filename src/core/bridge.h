@@ -331,9 +331,12 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
 #define NVT_BRIDGE_CTX_SPIN_US 200
 /* ... by a thread that may run on another CPU than the wait's: a task that may run on one CPU
  * only (a cpuset of one: taskset -c N, --cpuset-cpus; a CPU quota is not seen), as the first
- * waiting thread's affinity says at its first wait (a forked child's again; before the bridge's
- * module is made), has them not bridged, its waiting thread's affinity read again every
- * NVT_BRIDGE_CTX_RETRY such waits while so (a program that lets itself run on more later). There the woken thread took the CPU from the waiting one before the wait had taken
+ * waiting thread's affinity and the shim's thread's say at its first wait (that thread starts on
+ * the CPUs of the thread that starts it and the task's at the shim's set-up, so a waiting thread
+ * alone pinned to one CPU is bridged from the task's others; a forked child's read again; before
+ * the bridge's module is made), has them not bridged, the two affinities read again every
+ * NVT_BRIDGE_CTX_RETRY such waits while so (a program that lets itself run on more later).
+ * There the woken thread took the CPU from the waiting one before the wait had taken
  * its measure, and every wait took its bridge in, to the bridge's cap, until the judgement
  * stopped them, and again at each try (H100,
  * 2026-11-27, docs/bench/gpuchecks-2026-11-27, runs G5-G6: a service of small steps pinned to

@@ -329,6 +329,8 @@ static int made(struct bslot *s, void *ctx)
 	return rc;
 }
 
+static void ctx_task_cpus_read(void);
+
 void shim_bridge_setup(uint8_t prio, uint32_t yield)
 {
 	int why = nvt_bridge_wanted(prio, yield, secure_getenv(NVT_ENV_CUDA_CONNECTIONS),
@@ -341,6 +343,8 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 			  NVT_ENV_CUDA_CONNECTIONS, secure_getenv(NVT_ENV_CUDA_CONNECTIONS) ?: "(unset)",
 			  NVT_ENV_BRIDGE);
 	shim_bridge_on = nvt_bridge_on(why);
+	if (shim_bridge_on)
+		ctx_task_cpus_read();
 	const char *hold = secure_getenv(NVT_ENV_BRIDGE_HOLD);
 	b.hold_mode = nvt_bridge_hold_mode(hold);
 	if (b.hold_mode < 0) {
@@ -705,8 +709,13 @@ static struct {
 	int busy;            /* it is inside the driver: the program's exit waits for it */
 	int quit;            /* the program exits: no more bridges */
 	int off;             /* the thread could not start: not bridged for good */
-	int few_cpus;        /* the waiting thread may run on too few CPUs (core/bridge.h): not
-			      * bridged while so (ctx_cpus_enough) */
+	int few_cpus;        /* the waiting thread and the thread may run on too few CPUs
+			      * (core/bridge.h): not bridged while so (ctx_cpus_enough) */
+	pid_t tid;           /* the thread's id, once it runs (0: not yet) */
+	int task_told;       /* task_cpus read (shim_bridge_setup) */
+	cpu_set_t task_cpus; /* the task's CPUs at the shim's set-up: the thread runs on these and
+			      * its starter's (a waiting thread pinned to one CPU before its first
+			      * wait is bridged from the task's others) */
 	int cpus_told;       /* they were read (at the first such wait; a forked child's again) */
 	uint32_t few_waits;  /* such waits since they were last read, too few */
 	int at_exit;         /* ctx_bridger_at_exit registered (once for the parent and its children) */
@@ -733,6 +742,12 @@ static struct {
 	uint64_t left_ns[NVT_MAX_GPUS];
 } cb = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 #define CTX_EXIT_WAIT_MS 1000
+
+/* At set-up: the task's CPUs now, which the shim's thread will run on too (cb.task_cpus). */
+static void ctx_task_cpus_read(void)
+{
+	cb.task_told = sched_getaffinity(0, sizeof(cb.task_cpus), &cb.task_cpus) == 0;
+}
 
 /* One turn of a spin loop: the CPU told so where it has a word for it. */
 static inline void spin_pause(void)
@@ -870,8 +885,17 @@ static void ctx_bridge_queue(int g, const struct ctx_hand *h)
 
 static void *ctx_bridger(void *unused)
 {
+	cpu_set_t cpus;
+
 	(void)unused;
+	/* Its starter's CPUs (inherited) and the task's (a failure keeps the inherited: one set
+	 * from outside since, a cpuset that shrank). */
+	if (cb.task_told && sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+		CPU_OR(&cpus, &cpus, &cb.task_cpus);
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+	}
 	pthread_mutex_lock(&cb.lock);
+	cb.tid = own_tid();
 	for (;;) {
 		while (!cb.pending && !cb.quit)
 			pthread_cond_wait(&cb.wake, &cb.lock);
@@ -961,14 +985,31 @@ static int ctx_bridge_hand(int g, void *ctx, uint32_t seq, uint64_t linger, uint
 	return rc;
 }
 
-/* A context synchronisation begins: may the waiting thread run on enough CPUs (core/bridge.h)?
- * Read at the first such wait, before the bridge's module is made (a task on one CPU never makes
- * it), and while too few, again every NVT_BRIDGE_CTX_RETRY such waits: a program that lets
- * itself run on more later is bridged from then on. */
+/* How many CPUs the waiting thread (the caller) and the shim's thread may run on together (under
+ * cb.lock): that thread's affinity once it runs (its moves narrow it; one set from outside is
+ * kept), else the task's (ctx_bridger starts with them). -1 where the caller's is not read. */
+static int ctx_cpus_count(void)
+{
+	cpu_set_t cpus, other;
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus))
+		return -1;
+	if (cb.started && cb.tid) {
+		if (sched_getaffinity(cb.tid, sizeof(other), &other) == 0)
+			CPU_OR(&cpus, &cpus, &other);
+	} else if (cb.task_told) {
+		CPU_OR(&cpus, &cpus, &cb.task_cpus);
+	}
+	return CPU_COUNT(&cpus);
+}
+
+/* A context synchronisation begins: may the waiting thread and the shim's run on enough CPUs
+ * (core/bridge.h)? Read at the first such wait, before the bridge's module is made (a task on
+ * one CPU never makes it), and while too few, again every NVT_BRIDGE_CTX_RETRY such waits: a
+ * program that lets itself run on more later is bridged from then on. */
 static int ctx_cpus_enough(void)
 {
-	cpu_set_t cpus;
-	int few, was;
+	int few, was, n;
 
 	if (__atomic_load_n(&cb.cpus_told, __ATOMIC_ACQUIRE) && !__atomic_load_n(&cb.few_cpus, __ATOMIC_RELAXED))
 		return 1;
@@ -979,7 +1020,8 @@ static int ctx_cpus_enough(void)
 		return 0;
 	}
 	cb.few_waits = 0;
-	few = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && !nvt_bridge_ctx_cpus_enough(CPU_COUNT(&cpus));
+	n = ctx_cpus_count();
+	few = n >= 0 && !nvt_bridge_ctx_cpus_enough(n);
 	__atomic_store_n(&cb.few_cpus, few, __ATOMIC_RELAXED);
 	__atomic_store_n(&cb.cpus_told, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&cb.lock);
@@ -1667,6 +1709,7 @@ void shim_bridge_after_fork(void)
 	pthread_mutex_init(&cb.lock, NULL);
 	pthread_cond_init(&cb.wake, NULL);
 	cb.started = cb.busy = cb.quit = 0;
+	cb.tid = 0;
 	/* (its CPUs are told again at its first such wait: it may run on others than its parent) */
 	cb.few_cpus = cb.cpus_told = 0;
 	cb.few_waits = 0;

@@ -106,6 +106,22 @@ t_bridge_context_sync_all_on_one_cpu_then_wide() {
 	[ "$after" -ge 20 ] || die "$after bridges after the task could run on every CPU again"
 }
 
+# A program whose waiting thread alone is pinned to one CPU before its first wait (the shim's
+# thread, started from it, would inherit that CPU only) has its context synchronisations bridged:
+# the shim's thread runs on the task's other CPUs too, and queues none on the waiting thread's.
+t_bridge_context_sync_waiter_pinned_first() {
+	local line n
+	need_two_cpus
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_PIN_SELF_AT=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 \
+		steps_app self --priority high
+	line=$(grep "context synchronisations' bridges queued" "$WORK/self.err") || die "no report: $(cat "$WORK/self.err")"
+	hasnt "$line" "not bridged"
+	n=$(sed -n "s/.*queued \([0-9]*\) on it.*/\1/p" <<<"$line")
+	eq "$n" 0 "bridges queued on the waiting thread's CPU"
+	[ "$(bridges)" -gt 100 ] || die "$(bridges) bridges: $line"
+	hasnt "$(cat "$WORK/self.err")" "nvtaskset: warning"
+}
+
 # A task on one CPU that lets itself run on every CPU later (PRIOAPP_WIDE_AT) has its CPUs read
 # again within NVT_BRIDGE_CTX_RETRY (256) context synchronisations, and is bridged from then on.
 t_bridge_context_sync_one_cpu_then_wide() {

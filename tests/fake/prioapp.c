@@ -56,7 +56,9 @@
  *       CPU of the machine (its cpuset's); PRIOAPP_PIN_OTHERS_AT=N: before the Nth launch every
  *       other thread of the process (the shim's) may run only on the CPU this one runs on then,
  *       as threads the scheduler put on one CPU; PRIOAPP_PIN_ALL_AT=N: the same, this thread
- *       too (the task pinned to one CPU while it runs); PRIOAPP_WIDE_AT=N: before the Nth launch it
+ *       too (the task pinned to one CPU while it runs); PRIOAPP_PIN_SELF_AT=N: before the Nth
+ *       launch this thread alone may run only on the CPU it runs on then (1: before the shim's
+ *       thread starts, at the first wait); PRIOAPP_WIDE_AT=N: before the Nth launch it
  *       lets itself run on every CPU of the machine (its cpuset's); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
  *       (never waiting) until STOP exists; PRIOAPP_GAP_US=N: N us of the host before each
  *       launch but a step's first (a step whose host is slower than its kernels);
@@ -227,6 +229,19 @@ static int widen(void)
 	return sched_setaffinity(0, sizeof(all), &all) ? -1 : 0;
 }
 
+/* PRIOAPP_PIN_SELF_AT: this thread may run only on the CPU it runs on now. Returns 0, or -1. */
+static int pin_self(void)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t one;
+
+	if (cpu < 0)
+		return -1;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one) ? -1 : 0;
+}
+
 /* PRIOAPP_PIN_OTHERS_AT: every other thread of the process may run only on the CPU this one runs
  * on now (self: this one too, PRIOAPP_PIN_ALL_AT). Returns 0, or -1. */
 static int pin_others(int self_too)
@@ -346,6 +361,7 @@ int main(int argc, char **argv)
 		long pin_at = getenv("PRIOAPP_PIN_OTHERS_AT") ? atol(getenv("PRIOAPP_PIN_OTHERS_AT")) : 0;
 		long wide_at = getenv("PRIOAPP_WIDE_AT") ? atol(getenv("PRIOAPP_WIDE_AT")) : 0;
 		long pin_all_at = getenv("PRIOAPP_PIN_ALL_AT") ? atol(getenv("PRIOAPP_PIN_ALL_AT")) : 0;
+		long pin_self_at = getenv("PRIOAPP_PIN_SELF_AT") ? atol(getenv("PRIOAPP_PIN_SELF_AT")) : 0;
 		long own_until = getenv("PRIOAPP_CTX_UNTIL") ? atol(getenv("PRIOAPP_CTX_UNTIL")) : 0;
 		void *own = NULL;
 		if (own_until > 0 && cuCtxCreate_v2(&own, 0, 0)) {
@@ -397,7 +413,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			if ((n == pin_at && pin_others(0)) || (n == pin_all_at && pin_others(1)) ||
-			    (n == wide_at && widen())) {
+			    (n == pin_self_at && pin_self()) || (n == wide_at && widen())) {
 				fclose(log);
 				return 1;
 			}

@@ -37,6 +37,8 @@
 //                               after the first request every other thread of the process (the
 //                               shim's, the runtime's) may run only on the CPU the program's
 //                               thread runs on then, as threads the scheduler put on one CPU.
+//                               PIN_SELF=1: the program's thread pinned to its CPU before its
+//                               first CUDA call (threads it starts later inherit it).
 //                               Writes OUT.
 // Probe code, not product code: every run is under `timeout` in run.sh.
 #include <cublas_v2.h>
@@ -91,6 +93,22 @@ static void pin_others(void)
 			n += sched_setaffinity((pid_t)atol(e->d_name), sizeof(one), &one) == 0;
 	closedir(d);
 	fprintf(stderr, "tl: %d other threads pinned to CPU %d\n", n, cpu);
+}
+
+/* PIN_SELF: this thread may run only on the CPU it runs on now (before its first CUDA call: the
+ * threads it starts later inherit that CPU). */
+static void pin_self(void)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu < 0 ? 0 : cpu, &one);
+	if (cpu < 0 || sched_setaffinity(0, sizeof(one), &one)) {
+		fprintf(stderr, "tl: PIN_SELF: cannot pin the thread\n");
+		exit(2);
+	}
+	fprintf(stderr, "tl: the program's thread pinned to CPU %d before its first CUDA call\n", cpu);
 }
 
 static uint64_t host_ns(void)
@@ -795,8 +813,11 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "batch"))
 		return batch(argv[2], strtod(argv[3], NULL), argv[4]);
-	if (argc == 3 && !strcmp(argv[1], "svc"))
+	if (argc == 3 && !strcmp(argv[1], "svc")) {
+		if (envl("PIN_SELF", 0))
+			pin_self();
 		return svc(argv[2]);
+	}
 	fprintf(stderr, "usage: tl batch spin|heavy|gemm SECS OUT | tl svc OUT\n");
 	return 1;
 }
