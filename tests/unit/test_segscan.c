@@ -9,7 +9,9 @@
  * removal: a maker that takes the segment's writer's lock replaces it there.
  * Its opendir() counts the sweep's walks of /proc (and fails one on demand),
  * and its fstatat() can give a new file the inode number of the one it
- * replaced, as a file system that reuses freed numbers at once does.
+ * replaced, as a file system that reuses freed numbers at once does. Its
+ * open() and openat() fail one path or name on demand (EMFILE), for the walk
+ * of the files that name a task.
  * Run with "namespaces", it runs only the part that needs a PID namespace of
  * its own and a /proc that shows every process: a skip (77) where it cannot.
  *
@@ -52,6 +54,8 @@ static int swap_armed;           /* 1: the next open of the writer's lock replac
 static char swap_name[64];       /* the file replaced then, by one that fstatat gives its inode */
 static ino_t swap_ino;           /* swap_name's first file's inode, that fstatat gives the new one */
 static ino_t swap_new_ino;       /* the new file's own inode */
+static char emfile_path[160];    /* open() of this path fails (EMFILE); "": none */
+static char emfile_name[64];     /* openat() of this name fails (EMFILE); "": none */
 
 /* What a new process's shim does with a leftover of its PID's name: under the segment's
  * writer's lock, unlinks it and makes its own file. Returns 1 if it could take the lock. */
@@ -103,6 +107,10 @@ int openat(int dirfd, const char *name, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
+	if (emfile_name[0] && !strcmp(name, emfile_name)) {
+		errno = EMFILE;
+		return -1;
+	}
 	if (born_name[0] && (flags & O_PATH) && !strcmp(name, born_name)) {
 		born_name[0] = '\0';
 		born();
@@ -123,6 +131,30 @@ int openat(int dirfd, const char *name, int flags, ...)
 			close(fd);
 	}
 	return (int)syscall(SYS_openat, dirfd, name, flags, mode);
+}
+
+/* The fortified openat(2) of a call whose flags are not constant: openat's above. */
+int __openat_2(int dirfd, const char *name, int flags)
+{
+	return openat(dirfd, name, flags);
+}
+
+/* open(2), but emfile_path's fails (EMFILE). */
+int open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (emfile_path[0] && !strcmp(path, emfile_path)) {
+		errno = EMFILE;
+		return -1;
+	}
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
 }
 
 /* fstatat(2), but swap_name's new file (swap_new_ino) shows swap_ino, its leftover's. */
@@ -417,6 +449,41 @@ static void errno_kept(void)
 	CHECK(nvt_seg_errno_kept(EMFILE, EACCES) == EMFILE);
 }
 
+/* nvt_seg_each_named's each: counts the files. */
+static int count_named(const struct nvt_seg_handle *h, void *arg)
+{
+	(void)h;
+	++*(int *)arg;
+	return 0;
+}
+
+/* The walk of the files that name a task (seg/segopen.h: nvt_seg_each_named) fails where its
+ * run directory (dir) or the file named for it could not be tried for a system error (EMFILE):
+ * either may hold the task's partition. A file that names no process is no file of its. */
+static void each_named_fails(const char *base, const char *dir)
+{
+	char name[64];
+	int fd, n = 0, rc;
+
+	nvt_seg_name(name, sizeof(name), nvt_own_pidns(), getpid());
+	fd = openat(userdir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	snprintf(emfile_path, sizeof(emfile_path), "%s", dir);
+	errno = 0;
+	rc = nvt_seg_each_named(base, getpid(), count_named, &n);
+	CHECK(rc == -1 && errno == EMFILE);
+	emfile_path[0] = '\0';
+	snprintf(emfile_name, sizeof(emfile_name), "%s", name);
+	errno = 0;
+	rc = nvt_seg_each_named(base, getpid(), count_named, &n);
+	CHECK(rc == -1 && errno == EMFILE);
+	emfile_name[0] = '\0';
+	CHECK(nvt_seg_each_named(base, getpid(), count_named, &n) == 0 && n == 0);
+	unlinkat(userdir_fd, name, 0);
+}
+
 int main(int argc, char **argv)
 {
 	char base[] = "/tmp/nvt-segscan.XXXXXX", dir[128], other_dir[128];
@@ -431,6 +498,8 @@ int main(int argc, char **argv)
 		return perror(dir), 1;
 	snprintf(other_dir, sizeof(other_dir), "%s/nvtaskset-65534", base);
 	errno_kept();
+	if (!only_namespaces)
+		each_named_fails(base, dir);
 	if (only_namespaces) {
 		namespaces(base);
 		goto out;
