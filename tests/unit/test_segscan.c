@@ -12,6 +12,8 @@
  * replaced, as a file system that reuses freed numbers at once does. Its
  * open() and openat() fail one path or name on demand (EMFILE), for the walk
  * of the files that name a task.
+ * Over 500 lines on purpose: its cases share the interposed calls above and
+ * the run directory main makes (split, each part would repeat them).
  * Run with "namespaces", it runs only the part that needs a PID namespace of
  * its own and a /proc that shows every process: a skip (77) where it cannot.
  *
