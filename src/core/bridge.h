@@ -331,11 +331,12 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
 #define NVT_BRIDGE_CTX_SPIN_US 200
 /* ... by a thread that may run on another CPU than the wait's: a task that may run on one CPU
  * only (a cpuset of one: taskset -c N, --cpuset-cpus; a CPU quota is not seen), as the first
- * waiting thread's affinity and the shim's thread's say at its first wait (that thread starts on
- * the CPUs of the thread that starts it and the task's at the shim's set-up, so a waiting thread
- * alone pinned to one CPU is bridged from the task's others; a forked child's read again; before
- * the bridge's module is made), has them not bridged, the two affinities read again every
- * NVT_BRIDGE_CTX_RETRY such waits while so (a program that lets itself run on more later).
+ * waiting thread's affinity united with the shim's thread's say at its first wait (before that
+ * thread runs, with the program's other threads': it starts on theirs, so a waiting thread alone
+ * pinned to one CPU is bridged from the others' CPUs, and a program whose threads are all on one
+ * CPU, a pin inherited or set from outside, is not; a forked child's read again; before the
+ * bridge's module is made), has them not bridged, read again every NVT_BRIDGE_CTX_RETRY such
+ * waits while so (a program that lets itself run on more later).
  * There the woken thread took the CPU from the waiting one before the wait had taken
  * its measure, and every wait took its bridge in, to the bridge's cap, until the judgement
  * stopped them, and again at each try (H100,
@@ -344,7 +345,7 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
  * bridged; in MPS and outside). A task on more CPUs whose two threads meet on one (the
  * scheduler woke the shim's thread on the waiting one's) has the shim's thread move off it
  * before the bridge is queued, to the other CPUs it or the waiting thread may run on then
- * (their affinities, read at the move: one set from outside is kept), and wait
+ * (their affinities, read at the move), and wait
  * NVT_BRIDGE_CTX_AFTER_US from the move as well; a move that fails skips the bridge, and where
  * no other CPU is left the task's context synchronisations are not bridged until the waiting
  * thread's CPUs are read again, as above (H100, 2026-11-28, docs/bench/gpuchecks-2026-11-28,

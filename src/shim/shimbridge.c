@@ -68,6 +68,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -329,8 +330,6 @@ static int made(struct bslot *s, void *ctx)
 	return rc;
 }
 
-static void ctx_task_cpus_read(void);
-
 void shim_bridge_setup(uint8_t prio, uint32_t yield)
 {
 	int why = nvt_bridge_wanted(prio, yield, secure_getenv(NVT_ENV_CUDA_CONNECTIONS),
@@ -343,8 +342,6 @@ void shim_bridge_setup(uint8_t prio, uint32_t yield)
 			  NVT_ENV_CUDA_CONNECTIONS, secure_getenv(NVT_ENV_CUDA_CONNECTIONS) ?: "(unset)",
 			  NVT_ENV_BRIDGE);
 	shim_bridge_on = nvt_bridge_on(why);
-	if (shim_bridge_on)
-		ctx_task_cpus_read();
 	const char *hold = secure_getenv(NVT_ENV_BRIDGE_HOLD);
 	b.hold_mode = nvt_bridge_hold_mode(hold);
 	if (b.hold_mode < 0) {
@@ -712,10 +709,6 @@ static struct {
 	int few_cpus;        /* the waiting thread and the thread may run on too few CPUs
 			      * (core/bridge.h): not bridged while so (ctx_cpus_enough) */
 	pid_t tid;           /* the thread's id, once it runs (0: not yet) */
-	int task_told;       /* task_cpus read (shim_bridge_setup) */
-	cpu_set_t task_cpus; /* the task's CPUs at the shim's set-up: the thread runs on these and
-			      * its starter's (a waiting thread pinned to one CPU before its first
-			      * wait is bridged from the task's others) */
 	int cpus_told;       /* they were read (at the first such wait; a forked child's again) */
 	uint32_t few_waits;  /* such waits since they were last read, too few */
 	int at_exit;         /* ctx_bridger_at_exit registered (once for the parent and its children) */
@@ -743,10 +736,30 @@ static struct {
 } cb = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 #define CTX_EXIT_WAIT_MS 1000
 
-/* At set-up: the task's CPUs now, which the shim's thread will run on too (cb.task_cpus). */
-static void ctx_task_cpus_read(void)
+/* Into cpus, the CPUs the program's threads may run on now, all but the shim's thread (but):
+ * a waiting thread pinned to one CPU beside others that are not is bridged from theirs, a
+ * program whose threads are all on one CPU (taskset -a -p, or threads that inherited a pin) is
+ * not. Returns how many threads were read, or -1 (no /proc/self/task). */
+static int program_cpus(cpu_set_t *cpus, pid_t but)
 {
-	cb.task_told = sched_getaffinity(0, sizeof(cb.task_cpus), &cb.task_cpus) == 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	cpu_set_t one;
+	int n = 0;
+
+	CPU_ZERO(cpus);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+		if (tid > 0 && !*end && tid != but && sched_getaffinity((pid_t)tid, sizeof(one), &one) == 0) {
+			CPU_OR(cpus, cpus, &one);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
 }
 
 /* One turn of a spin loop: the CPU told so where it has a word for it. */
@@ -888,12 +901,11 @@ static void *ctx_bridger(void *unused)
 	cpu_set_t cpus;
 
 	(void)unused;
-	/* Its starter's CPUs (inherited) and the task's (a failure keeps the inherited: one set
-	 * from outside since, a cpuset that shrank). */
-	if (cb.task_told && sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
-		CPU_OR(&cpus, &cpus, &cb.task_cpus);
+	/* Its starter's CPUs (inherited) and those of the program's other threads (program_cpus;
+	 * the kernel leaves out those its cpuset does not have; an affinity set on it from outside
+	 * within these few calls is replaced). */
+	if (program_cpus(&cpus, own_tid()) > 0)
 		sched_setaffinity(0, sizeof(cpus), &cpus);
-	}
 	pthread_mutex_lock(&cb.lock);
 	cb.tid = own_tid();
 	for (;;) {
@@ -986,8 +998,9 @@ static int ctx_bridge_hand(int g, void *ctx, uint32_t seq, uint64_t linger, uint
 }
 
 /* How many CPUs the waiting thread (the caller) and the shim's thread may run on together (under
- * cb.lock): that thread's affinity once it runs (its moves narrow it; one set from outside is
- * kept), else the task's (ctx_bridger starts with them). -1 where the caller's is not read. */
+ * cb.lock): that thread's affinity once it runs (its moves narrow it; one set on it from outside
+ * counts), else those of the program's threads (ctx_bridger starts with them). -1 where the
+ * caller's is not read. */
 static int ctx_cpus_count(void)
 {
 	cpu_set_t cpus, other;
@@ -997,8 +1010,8 @@ static int ctx_cpus_count(void)
 	if (cb.started && cb.tid) {
 		if (sched_getaffinity(cb.tid, sizeof(other), &other) == 0)
 			CPU_OR(&cpus, &cpus, &other);
-	} else if (cb.task_told) {
-		CPU_OR(&cpus, &cpus, &cb.task_cpus);
+	} else if (program_cpus(&other, 0) > 0) {
+		CPU_OR(&cpus, &cpus, &other);
 	}
 	return CPU_COUNT(&cpus);
 }

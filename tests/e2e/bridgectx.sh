@@ -106,20 +106,33 @@ t_bridge_context_sync_all_on_one_cpu_then_wide() {
 	[ "$after" -ge 20 ] || die "$after bridges after the task could run on every CPU again"
 }
 
-# A program whose waiting thread alone is pinned to one CPU before its first wait (the shim's
-# thread, started from it, would inherit that CPU only) has its context synchronisations bridged:
-# the shim's thread runs on the task's other CPUs too, and queues none on the waiting thread's.
+# A program whose waiting thread alone is pinned to one CPU before its first wait, beside a
+# thread of its own that is not (PRIOAPP_OTHER_THREAD: the shim's thread, started from the
+# waiting one, would inherit its one CPU only), has its context synchronisations bridged: the
+# shim's thread runs on the other thread's CPUs too, and queues none on the waiting thread's.
 t_bridge_context_sync_waiter_pinned_first() {
 	local line n
 	need_two_cpus
-	PRIOAPP_CTX_SYNC=1 PRIOAPP_PIN_SELF_AT=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 \
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_OTHER_THREAD=1 PRIOAPP_PIN_SELF_AT=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 \
 		steps_app self --priority high
 	line=$(grep "context synchronisations' bridges queued" "$WORK/self.err") || die "no report: $(cat "$WORK/self.err")"
 	hasnt "$line" "not bridged"
 	n=$(sed -n "s/.*queued \([0-9]*\) on it.*/\1/p" <<<"$line")
 	eq "$n" 0 "bridges queued on the waiting thread's CPU"
-	[ "$(bridges)" -gt 100 ] || die "$(bridges) bridges: $line"
+	# (on 2 CPUs the shim's thread has the one the waiting thread has not: a busy machine's
+	# other work there leaves some waits unbridged)
+	[ "$(bridges)" -gt 20 ] || die "$(bridges) bridges: $(cat "$WORK/self.err")"
 	hasnt "$(cat "$WORK/self.err")" "nvtaskset: warning"
+}
+# ... but where it is the program's only thread, the task is on one CPU (the threads it starts
+# inherit that CPU, the shim's too): not bridged, as a task started on one CPU.
+t_bridge_context_sync_task_pinned_first() {
+	need_two_cpus
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_PIN_SELF_AT=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 steps_app alone --priority high
+	[ "$(grep -c '^launch' "$WORK/alone.log")" -gt 300 ] || die "the program stopped early"
+	eq "$(bridges)" 0 "bridges of a task on one CPU"
+	has "$(cat "$WORK/alone.err")" "context synchronisations not bridged: the waiting thread may run on one CPU only"
+	hasnt "$(cat "$WORK/alone.err")" "nvtaskset: warning"
 }
 
 # A task on one CPU that lets itself run on every CPU later (PRIOAPP_WIDE_AT) has its CPUs read
@@ -212,7 +225,7 @@ t_bridge_context_sync_after_fork() {
 	need_two_cpus
 	# (kernels of 1 ms: a wait of 2 ms leaves the child's new thread, slow to start on a busy
 	# machine, time to queue its bridges: with 200 us kernels 5 of its 30 were bridged beside two
-	# busy loops and other tests on 2 CPUs; its debug report said on failure)
+	# busy loops and other tests on 2 CPUs; a failure shows its debug report)
 	NVTASKSET_BRIDGE_DEBUG=1 FAKECUDA_KERNEL_US=1000 PRIOAPP_CTX_SYNC=1 PRIOAPP_FORK_AT=60 STEPS_LAUNCHES=300 steps_app fork --priority high
 	parent=$(awk '$1 == "bridge" { print $2; exit }' "$WORK/bridge.log")
 	parent=${parent#pid=}

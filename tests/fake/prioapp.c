@@ -58,7 +58,8 @@
  *       as threads the scheduler put on one CPU; PRIOAPP_PIN_ALL_AT=N: the same, this thread
  *       too (the task pinned to one CPU while it runs); PRIOAPP_PIN_SELF_AT=N: before the Nth
  *       launch this thread alone may run only on the CPU it runs on then (1: before the shim's
- *       thread starts, at the first wait); PRIOAPP_WIDE_AT=N: before the Nth launch it
+ *       thread starts, at the first wait); PRIOAPP_OTHER_THREAD=1: a thread that only sleeps
+ *       (a logger, say), started first; PRIOAPP_WIDE_AT=N: before the Nth launch it
  *       lets itself run on every CPU of the machine (its cpuset's); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
  *       (never waiting) until STOP exists; PRIOAPP_GAP_US=N: N us of the host before each
  *       launch but a step's first (a step whose host is slower than its kernels);
@@ -229,6 +230,15 @@ static int widen(void)
 	return sched_setaffinity(0, sizeof(all), &all) ? -1 : 0;
 }
 
+/* PRIOAPP_OTHER_THREAD's thread: sleeps until the program exits. */
+static void *sleeper(void *unused)
+{
+	(void)unused;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 /* PRIOAPP_PIN_SELF_AT: this thread may run only on the CPU it runs on now. Returns 0, or -1. */
 static int pin_self(void)
 {
@@ -362,6 +372,9 @@ int main(int argc, char **argv)
 		long wide_at = getenv("PRIOAPP_WIDE_AT") ? atol(getenv("PRIOAPP_WIDE_AT")) : 0;
 		long pin_all_at = getenv("PRIOAPP_PIN_ALL_AT") ? atol(getenv("PRIOAPP_PIN_ALL_AT")) : 0;
 		long pin_self_at = getenv("PRIOAPP_PIN_SELF_AT") ? atol(getenv("PRIOAPP_PIN_SELF_AT")) : 0;
+		pthread_t other;
+		if (getenv("PRIOAPP_OTHER_THREAD") && pthread_create(&other, NULL, sleeper, NULL))
+			return 1;
 		long own_until = getenv("PRIOAPP_CTX_UNTIL") ? atol(getenv("PRIOAPP_CTX_UNTIL")) : 0;
 		void *own = NULL;
 		if (own_until > 0 && cuCtxCreate_v2(&own, 0, 0)) {

@@ -105,7 +105,7 @@ def p90(name):
 v = later("gemm-small-ctx")
 check(v is not None and v > 250, "gemm-small-ctx: waited for by the context, unbridged, a later step pays: p50 %s us" % v)
 # ... also where the shim's thread was pinned to the waiting thread's CPU (it moves off it), or
-# the waiting thread alone to one CPU before the shim's thread started (it runs on the task's).
+# the waiting thread alone to one CPU (the shim's thread runs on the CPUs of the program's others).
 for name in ("gemm-small-ctx-product", "gemm-small-ctx-product-mps", "gemm-small-ctx-product-met",
              "gemm-small-ctx-product-met-mps", "gemm-small-ctx-product-self"):
     v = later(name)

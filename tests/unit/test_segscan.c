@@ -461,7 +461,7 @@ static int count_named(const struct nvt_seg_handle *h, void *arg)
 
 /* The walk of the files that name a task (seg/segopen.h: nvt_seg_each_named) fails where its
  * run directory (dir) or the file named for it could not be tried for a system error (EMFILE):
- * either may hold the task's partition. A file that names no process is no file of its. */
+ * either may hold the task's partition. An empty file of its name (no header) is no file of its. */
 static void each_named_fails(const char *base, const char *dir)
 {
 	char name[64];

@@ -37,8 +37,8 @@
 //                               after the first request every other thread of the process (the
 //                               shim's, the runtime's) may run only on the CPU the program's
 //                               thread runs on then, as threads the scheduler put on one CPU.
-//                               PIN_SELF=1: the program's thread pinned to its CPU before its
-//                               first CUDA call (threads it starts later inherit it).
+//                               PIN_SELF=1: the program's thread alone pinned to its CPU before
+//                               its first request (the threads CUDA started keep theirs).
 //                               Writes OUT.
 // Probe code, not product code: every run is under `timeout` in run.sh.
 #include <cublas_v2.h>
@@ -95,8 +95,8 @@ static void pin_others(void)
 	fprintf(stderr, "tl: %d other threads pinned to CPU %d\n", n, cpu);
 }
 
-/* PIN_SELF: this thread may run only on the CPU it runs on now (before its first CUDA call: the
- * threads it starts later inherit that CPU). */
+/* PIN_SELF: this thread alone may run only on the CPU it runs on now (the threads CUDA started
+ * keep theirs). */
 static void pin_self(void)
 {
 	int cpu = sched_getcpu();
@@ -108,7 +108,7 @@ static void pin_self(void)
 		fprintf(stderr, "tl: PIN_SELF: cannot pin the thread\n");
 		exit(2);
 	}
-	fprintf(stderr, "tl: the program's thread pinned to CPU %d before its first CUDA call\n", cpu);
+	fprintf(stderr, "tl: the program's thread alone pinned to CPU %d before its first request\n", cpu);
 }
 
 static uint64_t host_ns(void)
@@ -663,6 +663,8 @@ static int svc(const char *out)
 		CK(cudaGraphUpload(bgx, side));
 		CK(cudaStreamSynchronize(side));
 	}
+	if (envl("PIN_SELF", 0))
+		pin_self();
 	uint64_t t0 = host_ns() + 20000000ull;
 	auto launch_step = [&](int st) {
 		sub0[st] = host_ns();
@@ -813,11 +815,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "batch"))
 		return batch(argv[2], strtod(argv[3], NULL), argv[4]);
-	if (argc == 3 && !strcmp(argv[1], "svc")) {
-		if (envl("PIN_SELF", 0))
-			pin_self();
+	if (argc == 3 && !strcmp(argv[1], "svc"))
 		return svc(argv[2]);
-	}
 	fprintf(stderr, "usage: tl batch spin|heavy|gemm SECS OUT | tl svc OUT\n");
 	return 1;
 }
