@@ -334,9 +334,10 @@ uint32_t nvt_bridge_hold_median(const struct nvt_bridge_hold *h, int held);
  * waiting thread's affinity united with the shim's thread's say at its first wait (before that
  * thread runs, with the program's other threads': it starts on theirs, so a waiting thread alone
  * pinned to one CPU is bridged from the others' CPUs, and a program whose threads are all on one
- * CPU, a pin inherited or set from outside, is not; a forked child's read again; before the
- * bridge's module is made), has them not bridged, read again every NVT_BRIDGE_CTX_RETRY such
- * waits while so (a program that lets itself run on more later).
+ * CPU then, a pin inherited or set from outside, is not; a pin of the program's threads set
+ * later leaves the shim's thread where it is; a forked child's read again; before the bridge's
+ * module is made), has them not bridged, read again every NVT_BRIDGE_CTX_RETRY such waits while
+ * so (a program that lets itself run on more later).
  * There the woken thread took the CPU from the waiting one before the wait had taken
  * its measure, and every wait took its bridge in, to the bridge's cap, until the judgement
  * stopped them, and again at each try (H100,

@@ -773,7 +773,7 @@ static inline void spin_pause(void)
 }
 
 /* The shim's thread runs on the CPU the waiting thread ran on at its hand (h): it moves to the
- * other CPUs it or that thread may run on (an affinity set on either from outside is kept), or,
+ * other CPUs it or that thread may run on (their affinities now, one set from outside included), or,
  * where there are none, the task's context synchronisations are not bridged until the waiting
  * thread's CPUs are read again (ctx_cpus_enough; core/bridge.h). Returns 0 (moved), or -1: not
  * this bridge (no other CPU, or the move failed: it would be queued on the waiting thread's). */
@@ -901,8 +901,8 @@ static void *ctx_bridger(void *unused)
 	cpu_set_t cpus;
 
 	(void)unused;
-	/* Its starter's CPUs (inherited) and those of the program's other threads (program_cpus;
-	 * the kernel leaves out those its cpuset does not have; an affinity set on it from outside
+	/* The CPUs of the program's other threads, its starter's among them (program_cpus; the
+	 * kernel leaves out those its cpuset does not have; an affinity set on it from outside
 	 * within these few calls is replaced). */
 	if (program_cpus(&cpus, own_tid()) > 0)
 		sched_setaffinity(0, sizeof(cpus), &cpus);

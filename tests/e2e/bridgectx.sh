@@ -128,9 +128,11 @@ t_bridge_context_sync_waiter_pinned_first() {
 # inherit that CPU, the shim's too): not bridged, as a task started on one CPU.
 t_bridge_context_sync_task_pinned_first() {
 	need_two_cpus
-	PRIOAPP_CTX_SYNC=1 PRIOAPP_PIN_SELF_AT=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 steps_app alone --priority high
+	PRIOAPP_CTX_SYNC=1 PRIOAPP_PIN_SELF_AT=1 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=300 \
+		FAKECUDA_LOG=$WORK/driver.log steps_app alone --priority high
 	[ "$(grep -c '^launch' "$WORK/alone.log")" -gt 300 ] || die "the program stopped early"
 	eq "$(bridges)" 0 "bridges of a task on one CPU"
+	eq "$(grep -c '^module' "$WORK/driver.log")" 0 "modules loaded (the bridge's: not needed)"
 	has "$(cat "$WORK/alone.err")" "context synchronisations not bridged: the waiting thread may run on one CPU only"
 	hasnt "$(cat "$WORK/alone.err")" "nvtaskset: warning"
 }

@@ -58,9 +58,9 @@
  *       as threads the scheduler put on one CPU; PRIOAPP_PIN_ALL_AT=N: the same, this thread
  *       too (the task pinned to one CPU while it runs); PRIOAPP_PIN_SELF_AT=N: before the Nth
  *       launch this thread alone may run only on the CPU it runs on then (1: before the shim's
- *       thread starts, at the first wait); PRIOAPP_OTHER_THREAD=1: a thread that only sleeps
- *       (a logger, say), started first; PRIOAPP_WIDE_AT=N: before the Nth launch it
- *       lets itself run on every CPU of the machine (its cpuset's); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
+ *       thread starts); PRIOAPP_OTHER_THREAD=1: a thread that only sleeps (a logger, say),
+ *       started first; PRIOAPP_WIDE_AT=N: before the Nth launch it lets itself run on every
+ *       CPU of the machine (its cpuset's); PRIOAPP_SIDE_US=N: a second thread launches a kernel every N us
  *       (never waiting) until STOP exists; PRIOAPP_GAP_US=N: N us of the host before each
  *       launch but a step's first (a step whose host is slower than its kernels);
  *       PRIOAPP_IDLE_US=N: N us after every fourth synchronisation (requests of four steps);
@@ -239,21 +239,10 @@ static void *sleeper(void *unused)
 	return NULL;
 }
 
-/* PRIOAPP_PIN_SELF_AT: this thread may run only on the CPU it runs on now. Returns 0, or -1. */
-static int pin_self(void)
-{
-	int cpu = sched_getcpu();
-	cpu_set_t one;
-
-	if (cpu < 0)
-		return -1;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return sched_setaffinity(0, sizeof(one), &one) ? -1 : 0;
-}
 
 /* PRIOAPP_PIN_OTHERS_AT: every other thread of the process may run only on the CPU this one runs
- * on now (self: this one too, PRIOAPP_PIN_ALL_AT). Returns 0, or -1. */
+ * on now (self_too 1: this one too, PRIOAPP_PIN_ALL_AT; 2: this one alone, PRIOAPP_PIN_SELF_AT).
+ * Returns 0, or -1. */
 static int pin_others(int self_too)
 {
 	long self = syscall(SYS_gettid);
@@ -267,9 +256,9 @@ static int pin_others(int self_too)
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	/* (this one first: a thread pinned before it could move to this one's other CPUs) */
-	if (self_too && sched_setaffinity(0, sizeof(one), &one)) {
+	if ((self_too && (n = sched_setaffinity(0, sizeof(one), &one))) || self_too == 2) {
 		closedir(d);
-		return -1;
+		return n ? -1 : 0;
 	}
 	while ((e = readdir(d))) {
 		long tid = atol(e->d_name);
@@ -373,8 +362,10 @@ int main(int argc, char **argv)
 		long pin_all_at = getenv("PRIOAPP_PIN_ALL_AT") ? atol(getenv("PRIOAPP_PIN_ALL_AT")) : 0;
 		long pin_self_at = getenv("PRIOAPP_PIN_SELF_AT") ? atol(getenv("PRIOAPP_PIN_SELF_AT")) : 0;
 		pthread_t other;
-		if (getenv("PRIOAPP_OTHER_THREAD") && pthread_create(&other, NULL, sleeper, NULL))
+		if (getenv("PRIOAPP_OTHER_THREAD") && pthread_create(&other, NULL, sleeper, NULL)) {
+			fclose(log);
 			return 1;
+		}
 		long own_until = getenv("PRIOAPP_CTX_UNTIL") ? atol(getenv("PRIOAPP_CTX_UNTIL")) : 0;
 		void *own = NULL;
 		if (own_until > 0 && cuCtxCreate_v2(&own, 0, 0)) {
@@ -426,7 +417,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			if ((n == pin_at && pin_others(0)) || (n == pin_all_at && pin_others(1)) ||
-			    (n == pin_self_at && pin_self()) || (n == wide_at && widen())) {
+			    (n == pin_self_at && pin_others(2)) || (n == wide_at && widen())) {
 				fclose(log);
 				return 1;
 			}

@@ -97,18 +97,22 @@ static void born(void)
 		fprintf(stderr, "the namespace's PID 1 forked nothing\n");
 }
 
+/* The mode an open's flags say follows them in ap (O_CREAT, O_TMPFILE), or 0. */
+static mode_t mode_of(int flags, va_list *ap)
+{
+	return flags & (O_CREAT | O_TMPFILE) ? (mode_t)va_arg(*ap, int) : 0;
+}
+
 /* openat(2), but the sweep's hold of born_name (O_PATH, once it judged the file a leftover)
  * starts the process it is named for: one that starts after the processes were read. */
 int openat(int dirfd, const char *name, int flags, ...)
 {
-	mode_t mode = 0;
+	va_list ap;
+	mode_t mode;
 
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
+	va_start(ap, flags);
+	mode = mode_of(flags, &ap);
+	va_end(ap);
 	if (emfile_name[0] && !strcmp(name, emfile_name)) {
 		errno = EMFILE;
 		return -1;
@@ -144,14 +148,12 @@ int __openat_2(int dirfd, const char *name, int flags)
 /* open(2), but emfile_path's fails (EMFILE). */
 int open(const char *path, int flags, ...)
 {
-	mode_t mode = 0;
+	va_list ap;
+	mode_t mode;
 
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
+	va_start(ap, flags);
+	mode = mode_of(flags, &ap);
+	va_end(ap);
 	if (emfile_path[0] && !strcmp(path, emfile_path)) {
 		errno = EMFILE;
 		return -1;

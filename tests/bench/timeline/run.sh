@@ -126,7 +126,7 @@ PHASES=(
 "gemm-small-ctx-product-met|gemm|$LO|$SMALL SYNC=ctx PIN_OTHERS=1 $HIB"
 "gemm-small-ctx-product-met-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low|$SMALL SYNC=ctx PIN_OTHERS=1 CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority high"
 "gemm-small-ctx-product-hog4|gemm|$LO|$SMALL SYNC=ctx taskset -c 3,4 $HIB"
-# ... the program's thread alone pinned to its CPU before its first request (self)
+# ... the program's thread alone pinned to its CPU after CUDA's start, before its first wait (self)
 "gemm-small-ctx-product-self|gemm|$LO|$SMALL SYNC=ctx PIN_SELF=1 $HIB"
 "gemm-small-ctx-product-pin|gemm|$NVT --no-mps --priority low --yield slice|$SMALL SYNC=ctx taskset -c 3 $NVT --no-mps --priority high"
 "gemm-small-ctx-product-pin-mps|gemm|CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog $NVT --priority low|$SMALL SYNC=ctx CUDA_MPS_PIPE_DIRECTORY=$W/mpsT CUDA_MPS_LOG_DIRECTORY=$W/mpsTlog taskset -c 3 $NVT --priority high"

@@ -37,8 +37,9 @@
 //                               after the first request every other thread of the process (the
 //                               shim's, the runtime's) may run only on the CPU the program's
 //                               thread runs on then, as threads the scheduler put on one CPU.
-//                               PIN_SELF=1: the program's thread alone pinned to its CPU before
-//                               its first request (the threads CUDA started keep theirs).
+//                               PIN_SELF=1: the program's thread alone pinned to its CPU after
+//                               CUDA's start, before its first context synchronisation (the
+//                               threads CUDA started keep theirs).
 //                               Writes OUT.
 // Probe code, not product code: every run is under `timeout` in run.sh.
 #include <cublas_v2.h>
@@ -108,7 +109,7 @@ static void pin_self(void)
 		fprintf(stderr, "tl: PIN_SELF: cannot pin the thread\n");
 		exit(2);
 	}
-	fprintf(stderr, "tl: the program's thread alone pinned to CPU %d before its first request\n", cpu);
+	fprintf(stderr, "tl: the program's thread alone pinned to CPU %d after CUDA's start\n", cpu);
 }
 
 static uint64_t host_ns(void)
@@ -566,6 +567,8 @@ static int svc(const char *out)
 			gate = NULL;
 	}
 	CK(cudaFree(0));
+	if (envl("PIN_SELF", 0)) /* (before its first context synchronisation, the warm-up's) */
+		pin_self();
 	calib c0 = ping(200);
 	int nst = reqs * steps;
 	unsigned long long *dfirst, *dlast;
@@ -663,8 +666,6 @@ static int svc(const char *out)
 		CK(cudaGraphUpload(bgx, side));
 		CK(cudaStreamSynchronize(side));
 	}
-	if (envl("PIN_SELF", 0))
-		pin_self();
 	uint64_t t0 = host_ns() + 20000000ull;
 	auto launch_step = [&](int st) {
 		sub0[st] = host_ns();
