@@ -773,10 +773,11 @@ static inline void spin_pause(void)
 }
 
 /* The shim's thread runs on the CPU the waiting thread ran on at its hand (h): it moves to the
- * other CPUs it or that thread may run on (their affinities now, one set from outside included), or,
- * where there are none, the task's context synchronisations are not bridged until the waiting
- * thread's CPUs are read again (ctx_cpus_enough; core/bridge.h). Returns 0 (moved), or -1: not
- * this bridge (no other CPU, or the move failed: it would be queued on the waiting thread's). */
+ * other CPUs it or that thread may run on (their affinities now, one set from outside included),
+ * or, where there are none, the task's context synchronisations are not bridged until the
+ * waiting thread's CPUs are read again (ctx_cpus_enough; core/bridge.h). Returns 0 (moved), or
+ * -1: not this bridge (no other CPU, or the move failed: it would be queued on the waiting
+ * thread's). */
 static int ctx_move_away(const struct ctx_hand *h)
 {
 	cpu_set_t waiter, away;
