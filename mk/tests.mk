@@ -165,7 +165,7 @@ try-containers: all $(FAKE) $(T)/demo
 # The Slurm plugin with a real Slurm (slurmctld, slurmd, munged; Debian:
 # slurm-wlm, libslurm-dev, munge, lua5.1 or liblua for cli_filter/lua),
 # started on this machine by the script, as root. About a minute.
-check-slurm: all $(FAKE) $(T)/fakeapp-dlopen
+check-slurm: all $(FAKE) $(T)/fakeapp-dlopen $(T)/fake/stallread.so
 	@test -f $(SPANK) || { echo "check-slurm: the Slurm plugin was not built: it needs Slurm's \
 headers (libslurm-dev)" >&2; exit 1; }
 	@tests/slurm/run.sh

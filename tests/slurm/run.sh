@@ -101,6 +101,12 @@ stop_daemons() {
 		kill -KILL "$pid" 2>/dev/null
 	done
 	CTLD='' SLURMD=
+	# A stall cluster's slurmstepd that a stalled read holds (a plugin that reads maps where
+	# they stall) does not end with its job: every process of its environment's.
+	[ "$CLUSTER" = stall ] && for pid in $(grep -lsF "STALLREAD_LOG=$W/log/stalls" /proc/[0-9]*/environ |
+		cut -d/ -f3); do
+		kill -KILL "$pid" 2>/dev/null
+	done
 	[ -z "$all" ] && return
 	[ -s "$W/munge/pid" ] && kill "$(cat "$W/munge/pid")" 2>/dev/null
 	# The MPS control daemons the plugin started, the shared one and the priority levels'
@@ -156,7 +162,7 @@ in_slurmd() { nsenter -t "$SLURMD" -m -- "$@"; }
 # and all it starts have a /run and a /tmp of their own: the system's
 # default MPS directories, which a scenario may take as a user would).
 start_cluster() {
-	local host ports tpcs i gpus=1 gres types
+	local host ports tpcs i gpus=1 gres types stall=()
 	CLUSTER=$1
 	[ "$1" = two ] && gpus=2
 	export FAKECUDA_DEVICES=$gpus
@@ -241,7 +247,11 @@ EOF
 	done
 	timeout 5 scontrol ping | grep -q 'is UP' ||
 		fail_setup "slurmctld did not start: $(tail -5 "$W/log/slurmctld.log")"
-	# NVTASKSET_TEST_SLURMD marks slurmd's environment: the MPS daemon must not have it.
+	# NVTASKSET_TEST_SLURMD marks slurmd's environment: the MPS daemon must not have it. The
+	# stall cluster's slurmd and slurmstepd have stallread.so: a read of the memory map of a
+	# process named stallme waits until its reader is killed (tests/fake/stallread.c).
+	[ "$1" = stall ] && stall=(LD_PRELOAD="$T/fake/stallread.so" STALLREAD_COMM=stallme
+		"STALLREAD_FILES=maps cmdline environ" STALLREAD_LOG="$W/log/stalls")
 	if [ "$1" = private ]; then
 		# shellcheck disable=SC2174 # the mode is the last directory's (its parents are there, or the umask's)
 		mkdir -p -m 1777 "$W/tmp"
@@ -251,7 +261,7 @@ EOF
 			slurmd -D >"$W/log/slurmd.out" 2>&1 &
 	else
 		env NVTASKSET_CACHE_DIR="$W/cache" NVTASKSET_DRIVER_TIMEOUT=20 NVTASKSET_TEST_SLURMD=1 \
-			slurmd -D >"$W/log/slurmd.out" 2>&1 &
+			"${stall[@]}" slurmd -D >"$W/log/slurmd.out" 2>&1 &
 	fi
 	SLURMD=$!
 	for ((i = 0; i < 100; i++)); do
@@ -910,17 +920,71 @@ s_foreign_entries() {
 	no_claims
 }
 
+s_stalled_maps() {
+	# Root's task named stallme that became user OTHER_UID in the same process (its segment
+	# stays in root's run directory) and her rival of that file in her own: the plugin reads
+	# the task's maps to tell the two apart, and her hold of its memory map's lock stalls that
+	# read (stallread.so in this cluster's slurmstepd). The read is made in a child, killed
+	# when it stalls: a step starts all the same, within the read's bound, and on TPCs the task
+	# does not hold (every file that names it holds its TPCs).
+	local held name s start n task
+	ln -sf "$APP" "$W/stallme"
+	rm -f "$OUT/sm.stop" "$OUT/sm.state" "$W/log/stalls"
+	"$NVT" --no-mps -g 1 "$W/stallme" setuid "$OTHER_UID" loop "$OUT/sm.stop" "$OUT/sm.state" \
+		>"$OUT/sm.log" 2>&1 &
+	task=$!
+	echo "pid=$task" >"$OUT/sm.0.env" # (stop_all_tasks stops it, pass or fail)
+	for ((n = 0; n < 100; n++)); do
+		[ -s "$OUT/sm.state" ] && break
+		sleep 0.1
+	done
+	held=$(cat "$OUT/sm.state" 2>/dev/null)
+	[ -n "$held" ] || die "the task did not start: $(cat "$OUT/sm.log")"
+	name=$(cd "$W/run/nvtaskset-0" && ls -- nvtaskset.*."$task")
+	[ -f "$W/run/nvtaskset-0/$name" ] || die "no segment of task $task in root's run directory"
+	# (her run directory and file, made as root and given to her: a copy of root's file, the
+	# header's uid hers)
+	python3 - "$W/run/nvtaskset-0/$name" "$W/run/nvtaskset-$OTHER_UID/$name" "$OTHER_UID" <<'PY' ||
+import os, struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+uid = int(sys.argv[3])
+struct.pack_into("<I", data, 20, uid)
+d = os.path.dirname(sys.argv[2])
+os.makedirs(d, mode=0o755, exist_ok=True)
+with open(sys.argv[2], "wb") as out:
+    out.write(data)
+os.chmod(d, 0o755)
+os.chmod(sys.argv[2], 0o644)
+os.chown(d, uid, uid)
+os.chown(sys.argv[2], uid, uid)
+PY
+		die "cannot write her rival"
+	start=$(date +%s.%N)
+	submit s -n1 --gpu-tpcs=$((TPCS - $(count "$held")))
+	s=$(state s 0 20)
+	echo "the step started after $(since "$start") s on $s; the task holds $held"
+	grep -q "^stalled [0-9]* maps" "$W/log/stalls" || die "no read of its maps stalled: $(cat "$W/log/stalls" 2>&1)"
+	eq "$(common "$s" "$held")" 0 "TPCs of the step that the task holds"
+	finish s
+	touch "$OUT/sm.stop"
+	wait "$task" || die "the task failed: $(cat "$OUT/sm.log")"
+	rm -f "$W/run/nvtaskset-$OTHER_UID/$name" "$W/stallme"
+	no_claims
+}
+
 # ---- Driver -------------------------------------------------------------------
 
 PASS=0 FAIL=0 SKIP=0 FAILED=""
 ONE_GPU="two_jobs queue cancel kill_srun sbatch other_user spoofed_holder requests gpcs
 	node_name mps_prolog mps_control priority priority_slice memory foreign_entries"
 PRIVATE="mps_squat"
+STALL="stalled_maps"
 TWO_GPUS="two_gpus gpu_gres"
 # shellcheck disable=SC2048 # test names split on purpose (no name holds a space)
-for name in ${*:-$ONE_GPU $PRIVATE $TWO_GPUS}; do
+for name in ${*:-$ONE_GPU $PRIVATE $STALL $TWO_GPUS}; do
 	kind=one
 	[[ " $TWO_GPUS " == *" $name "* ]] && kind=two
+	[[ " $STALL " == *" $name "* ]] && kind=stall
 	[[ " $PRIVATE " == *" $name "* ]] && kind=private
 	if [ "$kind" = private ] && ! can_unshare; then
 		SKIP=$((SKIP + 1))
