@@ -924,9 +924,10 @@ s_stalled_maps() {
 	# Root's task named stallme that became user OTHER_UID in the same process (its segment
 	# stays in root's run directory) and her rival of that file in her own: the plugin reads
 	# the task's maps to tell the two apart, and her hold of its memory map's lock stalls that
-	# read (stallread.so in this cluster's slurmstepd). The read is made in a child, killed
-	# when it stalls: a step starts all the same, within the read's bound, and on TPCs the task
-	# does not hold (every file that names it holds its TPCs).
+	# read (stallread.so in this cluster's slurmstepd stands in for it). The read is made in a
+	# child, killed when it stalls: a step starts all the same (about a second after it was
+	# asked for; 20 s at most here), on TPCs the task does not hold (every file that names it
+	# holds its TPCs). A plugin that read the maps itself would hold its slurmstepd for good.
 	local held name s start n task
 	ln -sf "$APP" "$W/stallme"
 	rm -f "$OUT/sm.stop" "$OUT/sm.state" "$W/log/stalls"
