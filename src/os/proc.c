@@ -433,8 +433,13 @@ int nvt_proc_info(pid_t pid, struct nvt_proc *out)
 
 int nvt_proc_each(int (*each)(pid_t pid, void *arg), void *arg)
 {
+	return nvt_proc_each_in("/proc", each, arg);
+}
+
+int nvt_proc_each_in(const char *dir, int (*each)(pid_t pid, void *arg), void *arg)
+{
 	struct dirent *ent;
-	DIR *proc = opendir("/proc");
+	DIR *proc = opendir(dir);
 	int rc = 0, saved;
 
 	if (!proc)

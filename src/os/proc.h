@@ -120,6 +120,9 @@ int nvt_proc_links(struct nvt_proc_link **links);
  * stopped the walk.
  */
 int nvt_proc_each(int (*each)(pid_t pid, void *arg), void *arg);
+/* As nvt_proc_each, for the numbered entries of dir ("/proc/self/task": this process's threads,
+ * each given its thread id). */
+int nvt_proc_each_in(const char *dir, int (*each)(pid_t pid, void *arg), void *arg);
 
 /* Reads pid's uid_map (pid 0: the caller's) whole into buf. Returns 0, or -1
  * with errno set (EFBIG: longer than len - 1 bytes). */

@@ -68,7 +68,6 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -84,6 +83,7 @@
 
 #include "core/bridge.h"
 #include "os/clock.h"
+#include "os/proc.h"
 #include "shimbridge.h"
 #include "shimbridgeptx.h"
 #include "shimdriver.h"
@@ -736,30 +736,35 @@ static struct {
 } cb = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 #define CTX_EXIT_WAIT_MS 1000
 
+/* What program_cpus gathers, thread by thread. */
+struct thread_cpus {
+	cpu_set_t *cpus;
+	pid_t but;
+	int n;
+};
+
+static int thread_cpus_one(pid_t tid, void *arg)
+{
+	struct thread_cpus *t = arg;
+	cpu_set_t one;
+
+	if (tid != t->but && sched_getaffinity(tid, sizeof(one), &one) == 0) {
+		CPU_OR(t->cpus, t->cpus, &one);
+		t->n++;
+	}
+	return 0;
+}
+
 /* Into cpus, the CPUs the program's threads may run on now, all but the shim's thread (but):
  * a waiting thread pinned to one CPU beside others that are not is bridged from theirs, a
  * program whose threads are all on one CPU (taskset -a -p, or threads that inherited a pin) is
  * not. Returns how many threads were read, or -1 (no /proc/self/task). */
 static int program_cpus(cpu_set_t *cpus, pid_t but)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	cpu_set_t one;
-	int n = 0;
+	struct thread_cpus t = {cpus, but, 0};
 
 	CPU_ZERO(cpus);
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		char *end;
-		long tid = strtol(e->d_name, &end, 10);
-		if (tid > 0 && !*end && tid != but && sched_getaffinity((pid_t)tid, sizeof(one), &one) == 0) {
-			CPU_OR(cpus, cpus, &one);
-			n++;
-		}
-	}
-	closedir(d);
-	return n;
+	return nvt_proc_each_in("/proc/self/task", thread_cpus_one, &t) < 0 ? -1 : t.n;
 }
 
 /* One turn of a spin loop: the CPU told so where it has a word for it. */
