@@ -397,3 +397,22 @@ t_mem_alloc_path_instructions() {
 	eq "$rc" 1 "exit status 20 % over ($out)"
 	has "$out" "allocpath: limit-mem: $count instructions a pair, over"
 }
+
+# tests/gpu/mem.sh's verdict on the cost of counting (tests/gpu/memchurn.py), from the churn
+# lines of two H100 runs (docs/bench): both pass, and counting made 3 % slower (the limit arm's
+# loops scaled) fails either, though one run's paired median alone was 1.03.
+t_mem_gpu_cost_verdict() {
+	local f out rc
+	for f in mem-gpu-2026-11-25/run2 gpuchecks-2026-11-28/g18; do
+		f=$ROOT/docs/bench/$f/mem-churn.txt
+		run_rc out rc python3 "$ROOT/tests/gpu/memchurn.py" "$f"
+		eq "$rc" 0 "$f: $out"
+		has "$out" "mem: churn first deciles"
+		run_rc out rc python3 "$ROOT/tests/gpu/memchurn.py" "$f" 1.03
+		eq "$rc" 1 "$f, 3 % slower: $out"
+	done
+	head -5 "$f" >"$WORK/few.txt"
+	run_rc out rc python3 "$ROOT/tests/gpu/memchurn.py" "$WORK/few.txt"
+	eq "$rc" 1 "five lines: $out"
+	has "$out" "too few loops"
+}
