@@ -1108,7 +1108,9 @@ t_exporter_serves() {
 	out=$(get / HEAD)
 	eq "$(head -1 <<<"$out")" 200 "HEAD /"
 	hasnt "$out" "<html>"
-	for path in /index.html /metricsx /metrics/ //metrics; do
+	# (a NUL decoded from %00 ends no path early: /metrics%00 is not /metrics)
+	for path in /index.html /metricsx /metrics/ //metrics /metrics%00 /metrics%00.html /%00 /%00/metrics \
+		'/metrics%00/../x' /metrics%2500 /metrics%00?a=1; do
 		out=$(get "$path" GET)
 		eq "$(head -1 <<<"$out")" 404 "GET $path"
 	done

@@ -338,6 +338,21 @@ static enum MHD_Result answer(void *arg, struct MHD_Connection *c, const char *u
 	return rc;
 }
 
+/* libmicrohttpd's unescaping of a request's path and its query's words, which would pass on a
+ * NUL decoded from %00 and so end the path there (/metrics%00.html read as /metrics): such a
+ * text is given as \x7f, which is no path of the exporter's. Returns its length. */
+static size_t unescape(void *arg, struct MHD_Connection *c, char *text)
+{
+	size_t n = MHD_http_unescape(text);
+
+	(void)arg, (void)c;
+	if (strlen(text) == n)
+		return n;
+	text[0] = 0x7f;
+	text[1] = '\0';
+	return 1;
+}
+
 /* The machine's GPUs, listed once (NULL where they cannot be: the tasks' slots name theirs). */
 static const struct nvt_gpus *list_gpus(int timeout_ms)
 {
@@ -401,6 +416,7 @@ static struct MHD_Daemon *start(const struct nvt_listen *at)
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)MHD_CONNECTIONS,
 				MHD_OPTION_NOTIFY_CONNECTION, connection_event, NULL,
 				MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+				MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
 				MHD_OPTION_END);
