@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -445,6 +446,16 @@ int nvt_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 	/* Someone may have made them between the check and now. */
 	if (check_dirs(mps, why, len))
 		return -1;
+	/* A user's daemon there would write a pid file that nobody trusts (nvt_mps_daemon), into
+	 * a directory where she may not even make the start lock. */
+	if (geteuid() != 0 && mps->dir_uid != geteuid()) {
+		snprintf(why, len,
+			 "the MPS pipe directory %s is root's and no daemon runs there: only root may "
+			 "start one there; ask root to, or start a daemon of your own (unset "
+			 "CUDA_MPS_PIPE_DIRECTORY, or set it to a directory of yours)",
+			 mps->pipe_dir);
+		return -1;
+	}
 	lock = lock_start(mps, deadline, why, len);
 	if (lock < 0)
 		return -1;
@@ -453,14 +464,43 @@ int nvt_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 	return rc;
 }
 
+/* Says in why that the daemon pid runs as owner, not as the caller: only its user and root may
+ * stop it, so the caller is refused at once rather than sending "quit" and waiting in vain. */
+static void not_yours(const struct nvt_mps *mps, pid_t pid, uid_t owner, char *why, size_t len)
+{
+	struct passwd pw, *found = NULL;
+	char buf[1024];
+
+	if (owner == 0) {
+		snprintf(why, len,
+			 "the MPS control daemon (pid %ld) of pipe directory %s runs as root; only "
+			 "root may stop it",
+			 (long)pid, mps->pipe_dir);
+		return;
+	}
+	if (getpwuid_r(owner, &pw, buf, sizeof(buf), &found))
+		found = NULL;
+	snprintf(why, len,
+		 "the MPS control daemon (pid %ld) of pipe directory %s runs as uid %lu%s%s%s; only "
+		 "that user and root may stop it",
+		 (long)pid, mps->pipe_dir, (unsigned long)owner, found ? " (" : "",
+		 found ? found->pw_name : "", found ? ")" : "");
+}
+
 int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 {
 	long deadline = nvt_clock_ms() + timeout_ms;
 	pid_t pid = nvt_mps_daemon(mps);
+	uid_t owner;
 	int rc;
 
 	if (!pid)
 		return 0;
+	owner = process_uid(pid);
+	if (geteuid() != 0 && owner != (uid_t)-1 && owner != geteuid()) {
+		not_yours(mps, pid, owner, why, len);
+		return -1;
+	}
 	if (!mps->control[0]) {
 		snprintf(why, len,
 			 "cannot find " CONTROL " to stop daemon %ld", (long)pid);

@@ -71,13 +71,15 @@ pid_t nvt_mps_daemon(const struct nvt_mps *mps);
  * Starts are serialised by a lock file in the pipe directory that only its
  * owner and root may open: of two starts at once, one starts the daemon
  * (mps->started = 1) and the other uses it (mps->started = 0). The log
- * directory is checked like the pipe directory, also after it is made.
- * Returns 0, or -1 with the reason in why.
+ * directory is checked like the pipe directory, also after it is made. A
+ * caller other than root starts none on a pipe directory of root's (the
+ * reason says what she may do instead). Returns 0, or -1 with the reason in why.
  */
 int nvt_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len);
 
-/* Asks the daemon to quit and waits (at most timeout_ms in all) until it has. Returns 0, or -1
- * with the reason in why. */
+/* Asks the daemon to quit and waits (at most timeout_ms in all) until it has; a daemon of
+ * another user's than the caller (unless root) is refused at once, the reason naming its user.
+ * Returns 0, or -1 with the reason in why. */
 int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms, char *why, size_t len);
 
 /*

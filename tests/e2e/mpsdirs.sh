@@ -79,3 +79,56 @@ t_mps_parallel_starts() {
 	eq "$(stat -c %a "$CUDA_MPS_PIPE_DIRECTORY/nvtaskset-start.lock")" 600 "the start lock's mode"
 	"$NVT" --mps stop >/dev/null
 }
+t_sec_mps_root_daemon_not_hers() {
+	# Root's daemon on the system's pipe directory, which a user joins: her --mps stop is
+	# refused at once with one line that names the daemon, its directory and root, and the
+	# daemon runs on; where root's daemon is gone but its start lock is left, her start is
+	# refused with what she may do instead (not "remove" root's lock). Neither asks the
+	# control binary anything (a wrapper before the fake counts its calls).
+	need_users
+	make_in_tmp notours
+	local fake=$FAKEBIN pid t0 spent calls=$WORK/u/control.calls user
+	user=$(as_user 65534)
+	unset CUDA_MPS_PIPE_DIRECTORY XDG_RUNTIME_DIR
+	mkdir -m 755 "$WORK/mps-log.root" "$WORK/wrap"
+	export CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log.root PATH="$WORK/wrap:$fake:$PATH"
+	printf '#!/bin/sh\necho "$(id -u) $*" >>%s\nexec %s/nvidia-cuda-mps-control "$@"\n' \
+		"$calls" "$fake" >"$WORK/wrap/nvidia-cuda-mps-control"
+	chmod 755 "$WORK/wrap/nvidia-cuda-mps-control"
+	: >"$calls"
+	chmod 666 "$calls"
+	trap 'touch "$FAKETMP/nvidia-mps/quit" 2>/dev/null || true' EXIT
+	run_rc out rc $IN_TMP "$NVT" --mps start
+	eq "$rc" 0 "root's --mps start: $out"
+	pid=$(cat "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid")
+	run_rc out rc $IN_TMP $user "$NVT" --mps status
+	has "$out" "MPS control daemon: running (pid $pid), pipe directory /tmp/nvidia-mps"
+	: >"$calls"
+	t0=${EPOCHREALTIME//[!0-9]/}
+	run_rc out rc $IN_TMP $user "$NVT" --mps stop
+	spent=$((${EPOCHREALTIME//[!0-9]/} - t0))
+	eq "$rc" 1 "exit status of her --mps stop of root's daemon: $out"
+	# The whole output, stderr with it: one line, nothing of the control binary's (touch: ...).
+	eq "$out" "nvtaskset: cannot stop MPS: the MPS control daemon (pid $pid) of pipe directory /tmp/nvidia-mps runs as root; only root may stop it"
+	eq "$(cat "$calls")" "" "control calls of her --mps stop"
+	# Not a bound on speed: asking the daemon to quit waited its whole 10 s (NVT_MPS_TIMEOUT_MS)
+	# before failing, which no refusal that waits nothing takes.
+	((spent < 10000000)) || die "her --mps stop took $((spent / 1000)) ms, the daemon's 10 s wait"
+	kill -0 "$pid" || die "root's daemon ended"
+	run_rc out rc $IN_TMP "$NVT" --mps status
+	has "$out" "MPS control daemon: running (pid $pid), pipe directory /tmp/nvidia-mps"
+	run_rc out rc $IN_TMP "$NVT" --mps stop
+	eq "$rc" 0 "root's --mps stop: $out"
+	[ -e "$FAKETMP/nvidia-mps/nvtaskset-start.lock" ] || die "root's start left no lock"
+	# Her start on root's directory, which she named, with no daemon there.
+	: >"$calls"
+	run_rc out rc $IN_TMP $user env CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps "$NVT" --mps start
+	eq "$rc" 1 "exit status of her --mps start on root's directory: $out"
+	eq "$out" "nvtaskset: cannot start MPS: the MPS pipe directory /tmp/nvidia-mps is root's and no daemon runs there: only root may start one there; ask root to, or start a daemon of your own (unset CUDA_MPS_PIPE_DIRECTORY, or set it to a directory of yours)"
+	run_rc out rc $IN_TMP $user env CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps "$NVT" -c 0 /usr/bin/env
+	eq "$rc" 1 "exit status of her task's start on root's directory: $out"
+	has "$out" "nvtaskset: cannot start MPS: the MPS pipe directory /tmp/nvidia-mps is root's and no daemon runs there"
+	hasnt "$out" "remove it"
+	eq "$(cat "$calls")" "" "control calls of her starts"
+	[ ! -e "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid" ] || die "a daemon started"
+}
