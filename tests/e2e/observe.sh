@@ -264,6 +264,33 @@ t_top_keys_change_task() {
 	stop_loop tb "$B"
 }
 
+# The task a prompt (p, P) was opened for ends while the words are typed: the prompt closes and
+# says so; the words go to no other task (before, the selection moved to the next row, another
+# user's task maybe, and Enter changed that one: root's top moved a task of another user).
+t_top_prompt_task_gone() {
+	local b_tpcs
+	command -v tmux >/dev/null || skip "needs tmux (Debian: tmux) to run top in a terminal"
+	two_tasks
+	b_tpcs=$("$NVT" -p -c "$B")
+	printf 'set -g remain-on-exit on\nset -g status off\n' >"$WORK/tmux.conf"
+	tmux -S "$WORK/tmux.sock" -f "$WORK/tmux.conf" new-session -d -s top -x 160 -y 40 \
+		"$NVT top -o pid -d 0.3; echo top-ended=\$?; exec sleep 600"
+	wait_for 20 tmux_shows "sort: pid"
+	wait_for 10 selected_row "$A"
+	tmux -S "$WORK/tmux.sock" send-keys -t top p 6 0 - 6 3
+	wait_for 10 tmux_shows "TPC list for pid $A (Enter sets it, Esc cancels): 60-63_"
+	stop_loop ta "$A"
+	wait_for 10 tmux_shows "pid $A ended: nothing changed"
+	tmux_shows "for pid $B" && die "the prompt moved to pid $B: $(tmux_screen)"
+	tmux -S "$WORK/tmux.sock" send-keys -t top Enter
+	sleep 1
+	eq "$("$NVT" -p -c "$B")" "$b_tpcs" "B after its neighbour's prompt"
+	tmux -S "$WORK/tmux.sock" send-keys -t top q
+	wait_for 10 tmux_shows "top-ended=0"
+	tmux -S "$WORK/tmux.sock" kill-server
+	stop_loop tb "$B"
+}
+
 # ---- --metrics ------------------------------------------------------------------------
 
 # -l --json, top -b and --metrics read what runs through one view: task by task they name the same

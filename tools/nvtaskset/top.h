@@ -45,6 +45,7 @@ struct top {
 	/* The selected task (keys p and P act on it): its PID, 0 for the first row; move: rows
 	 * to move it by at the next frame (up and down arrows, k and j). */
 	long selected;
+	uint64_t selected_start; /* its start time: a PID taken again is another task */
 	int move;
 	int prompt;        /* 0, or the key whose words are being typed ('p': MASK, 'P': LEVEL) */
 	char input[64];    /* what was typed */

@@ -370,21 +370,31 @@ static void footer(struct nvt_outbuf *out)
 /* The selected row: the one of top.selected's task, moved by top.move, kept in the table. */
 static void select_row(const struct row *rows, size_t n)
 {
-	long at = 0;
+	long at = -1;
 
-	if (!n) {
-		top.selected = 0;
-		return;
-	}
 	for (size_t i = 0; i < n; i++)
 		if (top.now->tasks[rows[i].task].pid == top.selected) {
 			at = (long)i;
 			break;
 		}
+	/* The task whose words are being typed is gone (ended, or its PID another task's now):
+	 * the words are given to no other task (the next row's, another user's maybe). */
+	if (top.prompt &&
+	    (at < 0 || top.now->tasks[rows[at].task].start_time != top.selected_start)) {
+		snprintf(top.note, sizeof(top.note), "pid %ld ended: nothing changed", top.selected);
+		top.prompt = 0;
+		top.input[0] = '\0';
+	}
+	if (!n) {
+		top.selected = 0;
+		return;
+	}
+	at = at < 0 ? 0 : at;
 	at += top.move;
 	at = at < 0 ? 0 : at >= (long)n ? (long)n - 1 : at;
 	top.move = 0;
 	top.selected = top.now->tasks[rows[at].task].pid;
+	top.selected_start = top.now->tasks[rows[at].task].start_time;
 }
 
 /* Cuts out after its first lines lines (a terminal's frame must not scroll). */
