@@ -24,13 +24,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Attempts root makes at another user's run directory when someone else made that name first. */
+#define RECLAIM_TRIES 4
+
 /* Opens uid's run directory under base, making it uid's (mode
- * NVT_USERDIR_MODE) where it is missing. Returns its fd, or -1 with why. */
+ * NVT_USERDIR_MODE) where it is missing. Another user's entry in its place (a
+ * container's run directory is mode 1777 on the host: any user may make
+ * nvtaskset-UID there while the hook works, and keep the container from
+ * starting) is renamed aside, as root's own run directory's squatter is
+ * (nvt_userdir_own). Returns its fd, or -1 with why. */
 static int userdir_for(const char *base, uid_t uid, gid_t gid, char *dir, size_t dir_len, char *why,
 		       size_t len)
 {
 	const char *leaf;
-	int basefd, dirfd, made;
+	struct stat st;
+	int basefd, dirfd = -1, made;
 
 	if (uid == geteuid()) /* the caller's own (root's recovers from a squatter) */
 		return nvt_userdir_own(base, dir, dir_len, why, len);
@@ -43,30 +51,38 @@ static int userdir_for(const char *base, uid_t uid, gid_t gid, char *dir, size_t
 	basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (basefd < 0)
 		return nvt_why(why, len, "%s: %s", base, strerror(errno));
-	made = mkdirat(basefd, leaf, NVT_USERDIR_MODE) == 0;
-	if (!made && errno != EEXIST) {
-		nvt_why(why, len, "cannot make %s: %s", dir, strerror(errno));
-		close(basefd);
-		return -1;
+	for (int attempt = 0; attempt < RECLAIM_TRIES; attempt++) {
+		made = mkdirat(basefd, leaf, NVT_USERDIR_MODE) == 0;
+		if (!made && errno != EEXIST) {
+			nvt_why(why, len, "cannot make %s: %s", dir, strerror(errno));
+			break;
+		}
+		dirfd = openat(basefd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dirfd < 0) {
+			nvt_why(why, len, "%s: %s", dir,
+				errno == ENOTDIR || errno == ELOOP ? "it is not a directory" : strerror(errno));
+		} else if (made && (fchown(dirfd, uid, gid) || fchmod(dirfd, NVT_USERDIR_MODE))) {
+			/* Made here: the user's, as the user's own shim would have made it. */
+			nvt_why(why, len, "cannot give %s to uid %lu: %s", dir, (unsigned long)uid,
+				strerror(errno));
+			close(dirfd);
+			dirfd = -1;
+			break;
+		} else if (nvt_userdir_check(dirfd, uid, why, len) == 0) {
+			break;
+		} else {
+			char inner[256];
+			snprintf(inner, sizeof(inner), "%s", why);
+			nvt_why(why, len, "%s: %s", dir, inner);
+			close(dirfd);
+			dirfd = -1;
+		}
+		/* Someone else's entry (uid's own, a bad mode say, stays: uid's to mend). */
+		if (fstatat(basefd, leaf, &st, AT_SYMLINK_NOFOLLOW) ||
+		    (st.st_uid == uid && S_ISDIR(st.st_mode)) || nvt_rename_aside(basefd, leaf, &st))
+			break;
 	}
-	dirfd = openat(basefd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(basefd);
-	if (dirfd < 0)
-		return nvt_why(why, len, "%s: %s", dir, strerror(errno));
-	/* Made here: the user's, as the user's own shim would have made it. */
-	if (made && (fchown(dirfd, uid, gid) || fchmod(dirfd, NVT_USERDIR_MODE))) {
-		nvt_why(why, len, "cannot give %s to uid %lu: %s", dir, (unsigned long)uid,
-			strerror(errno));
-		close(dirfd);
-		return -1;
-	}
-	if (nvt_userdir_check(dirfd, uid, why, len)) {
-		char inner[256];
-		snprintf(inner, sizeof(inner), "%s", why);
-		nvt_why(why, len, "%s: %s", dir, inner);
-		close(dirfd);
-		return -1;
-	}
 	return dirfd;
 }
 

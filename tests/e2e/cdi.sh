@@ -462,6 +462,26 @@ t_cdi_other_user() {
 	eq "$(sed -n 's/^owner=//p' <<<"$out")" 65534 "owner of its run directory"
 }
 
+# Another user's entry where the hook makes the run directory of the container's user, in the
+# container's own run directory (mode 1777 on the host: a user who watches containers/ makes it
+# while the hook works; real podman: 4 starts in 5 refused that way): renamed aside, and the
+# container starts. Before, the hook refused it ("it belongs to uid 65534, not to uid 65533").
+t_cdi_other_user_squatted() {
+	local out rc ctr
+	need_users
+	cdi_spec
+	ctr=$NVTASKSET_RUNDIR/containers/squatted
+	mkdir -p -m 0755 "$NVTASKSET_RUNDIR/containers" "$ctr"
+	mkdir -m 1777 "$ctr/run"
+	chmod 1777 "$ctr/run"
+	$(as_user 65534) mkdir "$ctr/run/nvtaskset-65533"
+	container --uid 65533 --id squatted tpcs=8
+	run_rc out rc "${CONTAINER[@]}" -- sh -c 'echo "owner=$(stat -c %u "$NVTASKSET_RUNDIR/nvtaskset-65533")"; exec "$@"' - "$APP" launch 1
+	eq "$rc" 0 "status ($out)"
+	eq "$(tpc_count "$(sed -n 's/^tpcs=\([^ ]*\) .*/\1/p' <<<"$out")")" 8 "TPCs ($out)"
+	eq "$(sed -n 's/^owner=//p' <<<"$out")" 65533 "owner of its run directory"
+}
+
 # A process of a tpcs container that is not below its first process (podman exec) finds no
 # partition and says so; one of a gpc container takes the device's partition.
 t_cdi_exec_without_partition_warns() {

@@ -2,6 +2,7 @@
 """A stand-in OCI runtime that applies CDI specs, for tests/e2e/cdi.sh.
 
     cdirun.py [--pidns | --host-pidns] [--uid U] [--userns OUTSIDE] [--pid-file F] [--env NAME=VALUE]...
+              [--id ID]
               --bundle DIR --spec-dir DIR --device VENDOR/CLASS=NAME [--device ...] -- COMMAND...
 
 As podman and runc do with nvtaskset's spec (docs/containers.md): resolves
@@ -27,6 +28,7 @@ variable names that path. So is the MPS pipe directory's (--with-mps), at BUNDLE
 and its path. --uid runs COMMAND as uid U
 (the image's user; default: ours); --userns puts the process in a user namespace where uid
 0 is uid OUTSIDE. --pid-file gets the process's PID (as this /proc numbers it).
+--id gives the container that id (default: cdirun-PID, PID its first process's).
 --env sets a variable as `podman run -e` does: first in config.json's
 process.env, before the devices' variables of the same name, and the one the
 process's getenv finds.
@@ -76,7 +78,7 @@ def check_here(rc, what):
 
 def parse_args(argv):
     opts = {"devices": [], "uid": os.getuid(), "pidns": None, "userns": None, "pid_file": None,
-            "bundle": None, "spec_dir": None, "env": []}
+            "bundle": None, "spec_dir": None, "env": [], "id": None}
     i = 0
     while i < len(argv) and argv[i] != "--":
         a = argv[i]
@@ -89,7 +91,7 @@ def parse_args(argv):
         v = argv[i + 1]
         key = {"--device": "devices", "--uid": "uid", "--userns": "userns",
                "--pid-file": "pid_file", "--bundle": "bundle", "--spec-dir": "spec_dir",
-               "--env": "env"}.get(a)
+               "--env": "env", "--id": "id"}.get(a)
         if key is None:
             fail("unknown option " + a)
         if key in ("devices", "env"):
@@ -279,7 +281,7 @@ def main():
     if opts["pid_file"]:
         with open(opts["pid_file"], "w") as f:
             f.write("%d\n" % first)
-    state = {"ociVersion": "1.0.2", "id": "cdirun-%d" % first, "status": "creating",
+    state = {"ociVersion": "1.0.2", "id": opts["id"] or "cdirun-%d" % first, "status": "creating",
              "pid": first, "bundle": opts["bundle"], "annotations": {}}
     stopped = {"ociVersion": "1.0.2", "id": state["id"], "status": "stopped",
                "bundle": opts["bundle"], "annotations": {}}
