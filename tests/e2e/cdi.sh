@@ -465,13 +465,14 @@ t_cdi_other_user() {
 # Another user's entry where the hook makes the run directory of the container's user, in the
 # container's own run directory (mode 1777 on the host: a user who watches containers/ makes it
 # while the hook works; real podman: 4 starts in 5 refused that way): renamed aside, and the
-# container starts. Before, the hook refused it ("it belongs to uid 65534, not to uid 65533").
+# container starts (without the rename: "it belongs to uid 65534, not to uid 65533").
 t_cdi_other_user_squatted() {
 	local out rc ctr
 	need_users
 	cdi_spec
 	ctr=$NVTASKSET_RUNDIR/containers/squatted
-	mkdir -p -m 0755 "$NVTASKSET_RUNDIR/containers" "$ctr"
+	mkdir -p "$ctr"
+	chmod 0755 "$NVTASKSET_RUNDIR/containers" "$ctr"
 	mkdir -m 1777 "$ctr/run"
 	chmod 1777 "$ctr/run"
 	$(as_user 65534) mkdir "$ctr/run/nvtaskset-65533"
