@@ -11,8 +11,11 @@ int nvt_cmdline_start(const struct nvt_words_form *f, int n, char *const *words,
 {
 	int positional = !f->mask_in_options;
 
-	out->mask_left_out = f->prio && positional && !f->mask_as_list && n >= 1 &&
-			     (n == 1 || !nvt_mask_spelled_out(words[0]));
+	int spelled = n >= 1 && nvt_mask_spelled_out(words[0]);
+
+	/* (--dry-run: no word at all, or a lone word written as a MASK, is MASK left out or MASK) */
+	out->mask_left_out = f->prio && positional && !f->mask_as_list &&
+			     (n == 0 ? f->dry_run : n == 1 ? !(f->dry_run && spelled) : !spelled);
 	out->mask = positional && !out->mask_left_out ? 0 : -1;
 	out->command = out->mask + 1;
 	out->sets = 1;

@@ -41,8 +41,9 @@ enum nvt_words_rc {
  * MASK may be left out: the task's own partition is then the whole GPU (or
  * what the environment gives), as without nvtaskset. The first word is then
  * MASK only when it is not alone and is written as no command is named
- * (nvt_mask_spelled_out: "cc -o x x.c" is a command). Returns enum
- * nvt_words_rc (*out set in every case).
+ * (nvt_mask_spelled_out: "cc -o x x.c" is a command); with --dry-run, which
+ * needs no COMMAND, a lone word written so is MASK, and no word at all leaves
+ * MASK out. Returns enum nvt_words_rc (*out set in every case).
  */
 int nvt_cmdline_start(const struct nvt_words_form *f, int n, char *const *words,
 		      struct nvt_words *out);

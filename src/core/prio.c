@@ -244,6 +244,31 @@ void nvt_prio_keep_slice(struct nvt_slot_prio *given, const struct nvt_slot_prio
 	given->slice_us = old->slice_us;
 }
 
+uint32_t nvt_prio_for_running(struct nvt_slot_prio *given, const struct nvt_slot_prio *start,
+			      const struct nvt_slot_prio *now)
+{
+	uint32_t lost, guard = given->guard, keep = now->yield;
+
+	if (given->prio == NVT_PRIO_NONE)
+		return 0;
+	if (given->prio == NVT_PRIO_HIGH)
+		keep &= ~NVT_YIELD_GUARD; /* nothing is higher: the agent never guards it */
+	if (now->prio != NVT_PRIO_NONE && keep && !nvt_yield_not_taken(start, given->prio, keep)) {
+		given->yield = keep | (guard ? NVT_YIELD_GUARD : 0);
+		given->guard = guard ? guard : now->guard;
+		given->bound_us = now->bound_us;
+		given->ahead_us = now->ahead_us;
+		given->duty_pct = now->duty_pct;
+		given->slice_us = now->slice_us;
+		return 0;
+	}
+	lost = nvt_yield_not_taken(start, given->prio, given->yield);
+	given->yield &= ~lost;
+	if (given->prio < NVT_PRIO_HIGH && !given->yield)
+		given->yield = NVT_YIELD_GUARD;
+	return lost;
+}
+
 void nvt_prio_given(uint8_t level, int no_lend, uint32_t guard, const struct nvt_slot_prio *yield,
 		    int whole_gpu, struct nvt_slot_prio *given)
 {

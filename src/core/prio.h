@@ -72,6 +72,18 @@ void nvt_prio_own_of(const struct nvt_slot_view *view, struct nvt_tpcset *own);
  */
 void nvt_prio_keep_slice(struct nvt_slot_prio *given, const struct nvt_slot_prio *old);
 /*
+ * -p --priority LEVEL without --yield on a running task, whose start set its shim up as start
+ * says (prio NVT_PRIO_NONE: started without a priority) and whose priority now is now: given
+ * (what the options give, nvt_prio_given) gets the words that take effect on it. A task with a
+ * priority keeps its words and values where they still take effect (a time-sliced task stays
+ * time-sliced; a guarded one guarded, unless made high; a --guard given adds its guard).
+ * Otherwise given keeps its words less those the task would not take up (nvt_yield_not_taken),
+ * and a level below high left with none yields through the agent's guard (NVT_YIELD_GUARD),
+ * the one way every task takes up. Returns the words dropped (0: none).
+ */
+uint32_t nvt_prio_for_running(struct nvt_slot_prio *given, const struct nvt_slot_prio *start,
+			      const struct nvt_slot_prio *now);
+/*
  * What a writer (a start, -p) gives a slot: want's priority part, from old
  * (the slot's part before, NULL: none) unless given (NULL: keep it) names one;
  * its mode own and its own partition want's TPCs (all when unpartitioned).

@@ -37,3 +37,44 @@ t_pick_one_free() {
 	eq "$out" "nvtaskset: cannot pick 2 TPCs: only 1 is free of other tasks"
 	stop_loop one "$PID"
 }
+t_pid_gpc_list_shows_gpcs() {
+	# -p -g MASK PID says the partitions before and after as -p -g PID does: GPC lists where
+	# they are whole GPCs, else the TPC list and the GPCs it holds whole.
+	start_loop gl "$NVT" --no-mps -g 0-1 "$APP"
+	wait_file "$WORK/gl.state" "0-1,8-9,16-17,24-25,32,39,46,53"
+	run_rc out rc "$NVT" -p -g 2 "$PID"
+	eq "$rc" 0 "$out"
+	eq "$out" "pid $PID's current GPC list: 0-1
+pid $PID's new GPC list: 2"
+	eq "$("$NVT" -p -g "$PID")" "pid $PID's current GPC list: 2"
+	"$NVT" -p -c 3-40 "$PID" >/dev/null
+	run_rc out rc "$NVT" -p -g 5 "$PID"
+	eq "$out" "pid $PID's current TPC list: 3-40 (no whole GPC)
+pid $PID's new GPC list: 5"
+	stop_loop gl "$PID"
+}
+t_dry_run_as_the_start() {
+	# --dry-run answers as the start would: with --priority or --mem, neither MASK nor
+	# COMMAND is needed (every TPC), a lone 0x word is MASK; a COMMAND that cannot run is
+	# refused with the start's message and status (127, 126), in JSON too, starting nothing.
+	local all
+	all=$("$NVT" --no-mps --dry-run -c all | sed -n 's/.*: TPCs //p')
+	run_rc out rc "$NVT" --no-mps --dry-run --priority low
+	eq "$rc" 0 "$out"
+	eq "$(sed -n 's/.*: TPCs //p' <<<"$out")" "$all"
+	run_rc out rc "$NVT" --no-mps --dry-run --priority low 0xf
+	eq "$(sed -n 's/.*: TPCs //p' <<<"$out")" "0-3"
+	run_rc out rc "$NVT" --no-mps --dry-run --mem 50%
+	has "$out" "TPCs all, GPU memory at most "
+	run_rc out rc "$NVT" --no-mps --dry-run -c 0-3 "$WORK/nosuch"
+	eq "$rc" 127 "$out"
+	eq "$out" "nvtaskset: failed to execute $WORK/nosuch: No such file or directory"
+	: >"$WORK/notexec"
+	run_rc out rc "$NVT" --no-mps --dry-run -c 0-3 "$WORK/notexec"
+	eq "$rc" 126 "$out"
+	eq "$out" "nvtaskset: failed to execute $WORK/notexec: Permission denied"
+	"$NVT" --no-mps --dry-run --json -c 0-3 "$WORK/nosuch" >"$WORK/dry.json" 2>/dev/null && die "refused, exit 0"
+	eq "$(cat "$WORK/dry.json")" "{\"version\":2,\"error\":\"failed to execute $WORK/nosuch: No such file or directory\"}"
+	run_rc out rc "$NVT" --no-mps --dry-run --priority low "$APP"
+	eq "$rc" 0 "$out"
+}

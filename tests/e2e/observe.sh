@@ -250,8 +250,9 @@ t_top_keys_change_task() {
 	tmux -S "$WORK/tmux.sock" send-keys -t top Down
 	wait_for 10 selected_row "$B"
 	tmux -S "$WORK/tmux.sock" send-keys -t top P l o w Enter
-	# (-p's last line: B was started without a priority, which it says, as the command does)
-	wait_for 10 tmux_shows "warning: pid $B was started without a priority"
+	# (-p's note: B was started without a priority, so it yields through the agent's guard,
+	# which the command says and starts)
+	wait_for 10 tmux_shows "note: pid $B was started without a priority"
 	wait_for 10 eval 'tmux_screen | grep -qE "^[A-Z] +$B +[^ ]+ +0 +- +low "'
 	# What -p refuses shows as its reason, and changes nothing.
 	tmux -S "$WORK/tmux.sock" send-keys -t top k p 9 9 9 Enter
@@ -262,6 +263,7 @@ t_top_keys_change_task() {
 	tmux -S "$WORK/tmux.sock" kill-server
 	stop_loop ta "$A"
 	stop_loop tb "$B"
+	stop_agents
 }
 
 # The task a prompt (p, P) was opened for ends while the words are typed: the prompt closes and

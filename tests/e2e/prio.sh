@@ -605,12 +605,13 @@ t_prio_pid_shows_priority() {
 	run_rc out rc "$NVT" -p "$task"
 	eq "$out" "pid $task's current TPC mask: ff"
 	has "$("$NVT" -p --json "$task")" '"priority":null,'
-	# A priority alone: its words before and after, not the partition that stays.
+	# A priority alone: its words before and after, not the partition that stays (started
+	# without a priority, it yields through the agent's guard).
 	out=$("$NVT" -p --priority low "$task" 2>/dev/null)
 	eq "$out" "pid $task's current priority: none
 pid $task's new priority: low
 pid $task's current yield: none
-pid $task's new yield: client"
+pid $task's new yield: guard"
 	run_rc out rc "$NVT" -p "$task"
 	eq "$out" "pid $task's current TPC mask: ff
 pid $task's priority: low"
@@ -621,13 +622,15 @@ pid $task's priority: low"
 pid $task's new priority: none"
 	has "$("$NVT" -p --json "$task")" '"priority":null,'
 	stop_loop task "$task"
+	stop_agents
 }
 
 t_prio_pid_says_what_yields() {
 	# -p --priority on a task started without one: --yield words its shim cannot take up
-	# (it follows no launch call; MPS's client priority is fixed) are refused, nothing
-	# changed; the default words are written, and what they will not do said. A task
-	# started with protect takes borrow up.
+	# (it follows no launch call; MPS's client priority is fixed), client among them, are
+	# refused, nothing changed; without --yield it gets the one way that takes effect, the
+	# agent's guard, and is told so; a later -p --priority keeps the guard, and made high
+	# it is not guarded. A task started with protect takes borrow up.
 	local task low err
 	start_loop task "$NVT" --no-mps -c 0-7 "$APP"
 	task=$PID
@@ -635,16 +638,31 @@ t_prio_pid_says_what_yields() {
 	run_rc out rc "$NVT" -p --priority low --yield protect "$task"
 	eq "$rc" 1 "$out"
 	has "$out" "pid $task was started without a priority"
-	has "$out" "so its shim does not follow its launch calls, its MPS client priority stays as its start made it: --yield gate,bound,ahead would not take effect (nothing changed)"
+	has "$out" "so its shim does not follow its launch calls, its MPS client priority stays as its start made it: --yield gate,bound,ahead,client would not take effect (nothing changed)"
 	has "$out" "--yield guard"
+	run_rc out rc "$NVT" -p --priority low --yield client "$task"
+	eq "$rc" 1 "$out"
+	has "$out" "--yield client would not take effect (nothing changed)"
 	has "$("$NVT" -p --json "$task")" '"priority":null,'
-	"$NVT" -p --priority low "$task" >"$WORK/low.out" 2>"$WORK/low.err" || die "-p --priority low: $(cat "$WORK/low.err")"
+	"$NVT" -p --priority low --guard 4 "$task" >"$WORK/low.out" 2>"$WORK/low.err" || die "-p --priority low: $(cat "$WORK/low.err")"
 	err=$(cat "$WORK/low.err")
-	has "$err" "warning: pid $task was started without a priority: its new yield words client will not take effect"
-	has "$err" "only through the agent's guard"
-	has "$(cat "$WORK/low.out")" "pid $task's new yield: client"
+	eq "$err" "nvtaskset: note: pid $task was started without a priority, so its MPS client priority stays as its start made it: it yields through the agent's guard (--yield guard)"
+	has "$(cat "$WORK/low.out")" "pid $task's new yield: guard"
 	has "$("$NVT" -p --json "$task")" '"priority":"low",'
+	has "$("$NVT" -l --json)" '"guard":4,'
+	run_rc out rc "$NVT" -p --priority normal "$task"
+	eq "$rc" 0 "$out"
+	eq "$out" "pid $task's current priority: low
+pid $task's new priority: normal
+pid $task's current yield: guard
+pid $task's new yield: guard"
+	has "$("$NVT" -l --json)" '"guard":4,'
+	run_rc out rc "$NVT" -p --priority high "$task"
+	eq "$rc" 0 "$out"
+	has "$out" "pid $task's new yield: client"
+	hasnt "$out" "note:"
 	stop_loop task "$task"
+	stop_agents
 	start_loop low "$NVT" --no-mps --priority low --yield protect -c 0-7 "$APP"
 	low=$PID
 	wait_for 10 test -s "$WORK/low.state"

@@ -42,7 +42,7 @@ t_try_tour() {
 		[ "$(overlap "$pick1" "$pick2")" == 0 ] || die "the two -n 33 demos: '$pick1' and '$pick2'"
 	# -l lists both; -p's new list is where the demo's next kernel ran.
 	eq "$(sed -n '/^\$ nvtaskset -l$/,/^$/p' <<<"$out" | grep -c ' demo$')" 2 "demos -l lists"
-	moved=$(sed -n "s/^pid [0-9]*'s new TPC list: //p" <<<"$out")
+	moved=$(sed -n "/^pid [0-9]*'s new GPC list: /,\$ s/^pid [0-9]*'s current TPC list: //p" <<<"$out")
 	[ -n "$moved" ] || die "no -p move in the tour"
 	eq "$(try_demo_tpcs "$out" 5)" "$moved" "where the moved demo ran"
 	eq "$(grep -c '^demo [0-9]*: [0-9]* kernels, done$' <<<"$out")" 4 "demos that ended"

@@ -45,6 +45,15 @@ static void test_start(void)
 	start(&prio, 2, bad_hex, NVT_WORDS_OK, 0, 1, 0);   /* a MASK, which then does not parse */
 	start(&prio, 1, alone, NVT_WORDS_OK, -1, 0, 1);    /* a lone word is COMMAND */
 	start(&prio, 0, alone, NVT_WORDS_NOTHING, 0, 1, 0);
+	/* --priority --dry-run: nothing after the options leaves MASK out; a lone word written as a
+	 * MASK is MASK, another is COMMAND. */
+	{
+		struct nvt_words_form prio_dry = {.prio = 1, .dry_run = 1};
+		start(&prio_dry, 0, alone, NVT_WORDS_OK, -1, 0, 1);
+		start(&prio_dry, 1, alone, NVT_WORDS_OK, 0, 1, 0);
+		start(&prio_dry, 1, cc, NVT_WORDS_OK, -1, 0, 1);
+		start(&prio_dry, 3, cc, NVT_WORDS_OK, -1, 0, 1);
+	}
 	/* With -c or -g, MASK is always there. */
 	start(&prio_list, 3, cc, NVT_WORDS_OK, 0, 1, 0);
 	start(&prio_list, 1, cc, NVT_WORDS_NO_COMMAND, 0, 1, 0);

@@ -279,6 +279,50 @@ static void test_given_and_carried(void)
 		nvt_prio_keep_slice(&g, &sliced);
 		CHECK(g.yield == NVT_YIELD_DEFAULT);
 	}
+	/* -p --priority without --yield: the words that take effect on the running task. */
+	{
+		struct nvt_slot_prio none = {0}, guarded = {0}, sliced = {0}, g;
+		guarded.prio = NVT_PRIO_LOW;
+		guarded.yield = NVT_YIELD_GUARD;
+		guarded.guard = 4;
+		sliced.prio = NVT_PRIO_LOW;
+		sliced.yield = NVT_YIELD_SLICE;
+		sliced.slice_us = 50;
+		/* Started and running without a priority: only the agent's guard takes effect. */
+		nvt_prio_given(NVT_PRIO_LOW, 0, 0, NULL, 0, &g);
+		CHECK(nvt_prio_for_running(&g, &none, &none) == NVT_YIELD_CLIENT);
+		CHECK(g.prio == NVT_PRIO_LOW && g.yield == NVT_YIELD_GUARD && !g.guard);
+		nvt_prio_given(NVT_PRIO_NORMAL, 0, 3, NULL, 0, &g); /* --guard 3: no client beside it */
+		CHECK(nvt_prio_for_running(&g, &none, &none) == NVT_YIELD_CLIENT);
+		CHECK(g.yield == NVT_YIELD_GUARD && g.guard == 3);
+		/* A high task yields to nobody: it keeps what takes effect, no guard is added. */
+		nvt_prio_given(NVT_PRIO_HIGH, 0, 0, NULL, 1, &g);
+		CHECK(nvt_prio_for_running(&g, &none, &none) == NVT_YIELD_SLICE && g.yield == 0);
+		nvt_prio_given(NVT_PRIO_HIGH, 0, 0, NULL, 0, &g);
+		CHECK(nvt_prio_for_running(&g, &none, &none) == 0 && g.yield == NVT_YIELD_CLIENT);
+		/* A guarded task stays guarded, with its guard; made high, it is not guarded. */
+		nvt_prio_given(NVT_PRIO_LOW, 0, 0, NULL, 0, &g);
+		CHECK(nvt_prio_for_running(&g, &none, &guarded) == 0);
+		CHECK(g.yield == NVT_YIELD_GUARD && g.guard == 4);
+		nvt_prio_given(NVT_PRIO_LOW, 0, 6, NULL, 0, &g); /* --guard 6 replaces it */
+		CHECK(nvt_prio_for_running(&g, &none, &guarded) == 0 && g.guard == 6);
+		nvt_prio_given(NVT_PRIO_HIGH, 0, 0, NULL, 0, &g);
+		CHECK(nvt_prio_for_running(&g, &none, &guarded) == 0 && g.yield == NVT_YIELD_CLIENT);
+		/* A time-sliced task stays time-sliced, its values kept. */
+		nvt_prio_given(NVT_PRIO_HIGH, 0, 0, NULL, 0, &g);
+		CHECK(nvt_prio_for_running(&g, &sliced, &sliced) == 0);
+		CHECK(g.yield == NVT_YIELD_SLICE && g.slice_us == 50);
+		/* Its words now not taken up (a start without slice): the level's, less slice. */
+		nvt_prio_given(NVT_PRIO_LOW, 0, 0, NULL, 1, &g);
+		CHECK(nvt_prio_for_running(&g, &none, &sliced) == NVT_YIELD_SLICE);
+		CHECK(g.yield == NVT_YIELD_GUARD);
+		/* Started with protect: its shim's words take effect, and are kept. */
+		guarded.yield = NVT_YIELD_PROTECT;
+		nvt_prio_given(NVT_PRIO_NORMAL, 0, 0, NULL, 0, &g);
+		CHECK(nvt_prio_for_running(&g, &guarded, &guarded) == 0 && g.yield == NVT_YIELD_PROTECT);
+		nvt_prio_given(NVT_PRIO_NONE, 0, 0, NULL, 0, &g);
+		CHECK(nvt_prio_for_running(&g, &none, &guarded) == 0 && g.prio == NVT_PRIO_NONE);
+	}
 	nvt_prio_carry(&want, &old, NULL); /* -p MASK: the old priority kept */
 	CHECK(want.prio.prio == NVT_PRIO_HIGH && want.prio.duty_pct == 99);
 }

@@ -107,6 +107,8 @@ void prio_given(const struct options *o, struct nvt_slot_prio *given);
 /* Starts the caller's priority agent, detached, unless it or root's runs, if
  * the priority given needs one (--yield guard). Never waits for it. */
 void prio_autostart(const struct options *o);
+/* The same for the words a task was given (p). */
+void prio_autostart_words(const struct nvt_slot_prio *p);
 /* Ends the command (exit 1, saying why) if the priority given needs an agent and the
  * environment holds a bad agent setting (NVTASKSET_POLL_US, _HOLD_MS, _GUARD): an
  * agent started with it would not run. */

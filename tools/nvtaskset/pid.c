@@ -60,10 +60,10 @@ static void print_partition(const struct options *o, pid_t pid, const char *whic
 	printf("%s\n", o->part.tpc_list || o->part.gpc_list ? list : mask);
 }
 
-/* -p -g PID: the partition as the GPCs it holds, from the GPU's calibration: "GPC list: L"
- * where it is whole GPCs, else its TPC list and the GPCs it holds whole. Without the GPU's
- * GPCs, its TPC list. */
-static void print_gpcs(const struct options *o, pid_t pid, const char *gpu,
+/* -p -g: the partition (which: "current", "new") as the GPCs it holds, from the GPU's
+ * calibration: "GPC list: L" where it is whole GPCs, else its TPC list and the GPCs it holds
+ * whole. Without the GPU's GPCs, its TPC list. */
+static void print_gpcs(const struct options *o, pid_t pid, const char *which, const char *gpu,
 		       const struct nvt_slot_view *view)
 {
 	static struct nvt_gpu_topology topo;
@@ -73,17 +73,17 @@ static void print_gpcs(const struct options *o, pid_t pid, const char *gpu,
 
 	if (view->state != NVT_SLOT_SET || index < 0 || load_topology(index, 0, &topo, why, sizeof(why)) ||
 	    nvt_topo_whole_gpcs(&topo.topo, &view->tpcs, &whole, &rest)) {
-		print_partition(o, pid, "current", gpu, view);
+		print_partition(o, pid, which, gpu, view);
 		return;
 	}
 	nvt_format_list(&whole, gpcs, sizeof(gpcs));
 	if (!nvt_set_count(&rest) && nvt_set_count(&whole)) {
-		printf("pid %ld's current GPC list%s%s: %s\n", (long)pid, *gpu ? " on " : "", gpu, gpcs);
+		printf("pid %ld's %s GPC list%s%s: %s\n", (long)pid, which, *gpu ? " on " : "", gpu, gpcs);
 		return;
 	}
 	describe(&view->tpcs, list, mask);
-	printf("pid %ld's current TPC list%s%s: %s (%s%s)\n", (long)pid, *gpu ? " on " : "", gpu, list,
-	       nvt_set_count(&whole) ? "whole GPCs " : "no whole GPC", gpcs);
+	printf("pid %ld's %s TPC list%s%s: %s (%s%s)\n", (long)pid, which, *gpu ? " on " : "", gpu,
+	       list, nvt_set_count(&whole) ? "whole GPCs " : "no whole GPC", gpcs);
 }
 
 /* Prints "pid N's WHICH priority[ on GPU]: LEVEL" (none: not managed). */
@@ -274,7 +274,7 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 		if (n > 1)
 			slot_gpu_text(&views[i], gpu, sizeof(gpu));
 		if (o->part.gpc_list)
-			print_gpcs(o, pid, gpu, &views[i]);
+			print_gpcs(o, pid, "current", gpu, &views[i]);
 		else
 			print_partition(o, pid, "current", gpu, &views[i]);
 		if (views[i].prio.prio != NVT_PRIO_NONE)
@@ -407,9 +407,12 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 			   nvt_set_equal(&before->tpcs, &c->now[i].tpcs);
 		/* The last c->n_limited were given a memory limit alone: no partition written. */
 		if (!(o->prio_given && same) && i < c->n - c->n_limited) {
+			void (*print)(const struct options *, pid_t, const char *, const char *,
+				      const struct nvt_slot_view *) =
+				o->part.gpc_list ? print_gpcs : print_partition;
 			if (c->had[i] || c->n_before == 0)
-				print_partition(o, pid, "current", gpu, before);
-			print_partition(o, pid, "new", gpu, &c->now[i]);
+				print(o, pid, "current", gpu, before);
+			print(o, pid, "new", gpu, &c->now[i]);
 		}
 		if (o->prio_given) {
 			print_priority(pid, "current", gpu, before);
@@ -429,20 +432,55 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 }
 
 
-/* Without --yield, a time-sliced task stays time-sliced (nvt_prio_keep_slice): its words are
- * read from its first GPU's slot. */
-static void keep_slice(const struct options *o, const struct nvt_seg_handle *h,
-		       struct nvt_slot_prio *given)
+/* The priority pid's start gave it (from its environment: its shim's set-up), into start;
+ * prio NVT_PRIO_NONE where it had none (or it cannot be read). */
+static void start_prio(pid_t pid, struct nvt_slot_prio *start)
 {
-	struct nvt_slot_view v;
+	char text[NVT_PRIO_ENV_TEXT_MAX];
 
-	if (!o->prio_given || o->yield_given)
+	memset(start, 0, sizeof(*start));
+	/* (-p could open the task for writing: its user's or root's, who may read its environ.) */
+	if (nvt_proc_env_bounded(pid, NVT_ENV_PRIORITY, text, sizeof(text), ENV_READ_MS) == 0 &&
+	    nvt_prio_env_parse(text, start))
+		memset(start, 0, sizeof(*start));
+}
+
+static void lost_reasons(uint32_t lost, char *buf, size_t len);
+static void started_as(const struct nvt_slot_prio *start, char *buf, size_t len);
+
+/* The words -p gives the task open as h, into given: the options' (prio_given); without
+ * --yield, those that take effect on it (nvt_prio_for_running: its words now where they still
+ * do, else the level's less what it would not take up, else the agent's guard). Says what it
+ * left out, and why. */
+static void pid_words(const struct options *o, const struct nvt_seg_handle *h,
+		      struct nvt_slot_prio *given)
+{
+	struct nvt_slot_prio start, now;
+	struct nvt_slot_view v;
+	char why[200], words[96], started[140];
+	uint32_t lost;
+
+	prio_given(o, given);
+	if (!o->prio_given || o->yield_given || given->prio == NVT_PRIO_NONE)
 		return;
+	memset(&now, 0, sizeof(now));
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
 		if (nvt_seg_read(h, g, &v, NULL) == 0 && !nvt_uuid_is_zero(v.uuid)) {
-			nvt_prio_keep_slice(given, &v.prio);
-			return;
+			now = v.prio;
+			break;
 		}
+	start_prio(h->pid, &start);
+	lost = nvt_prio_for_running(given, &start, &now);
+	if (!lost)
+		return;
+	lost_reasons(lost, why, sizeof(why));
+	started_as(&start, started, sizeof(started));
+	nvt_yield_format(&(struct nvt_slot_prio){.yield = lost}, ',', words, sizeof(words));
+	if (given->yield == NVT_YIELD_GUARD && given->prio < NVT_PRIO_HIGH)
+		warnx("note: pid %ld %s, so %s: it yields through the agent's guard (--yield guard)",
+		      (long)h->pid, started, why);
+	else
+		warnx("note: pid %ld %s, so %s: it is given no %s", (long)h->pid, started, why, words);
 }
 
 /*
@@ -519,8 +557,7 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	}
 	struct nvt_slot_prio given;
 
-	prio_given(o, &given);
-	keep_slice(o, h, &given);
+	pid_words(o, h, &given);
 	if (o->mem.n && mem_plan(o, h, parts, n_parts, &mem, why, len)) {
 		nvt_seg_close(h);
 		return -1;
@@ -548,6 +585,8 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 		      (long)pid, seg_error(c.reopen_err, h, text, sizeof(text)), (long)pid);
 	}
 	print_change(o, pid, &c, top);
+	if (o->prio_given)
+		prio_autostart_words(&given); /* the caller's agent, for a guard */
 	/* A MASK (or a priority) that makes it share a live task's TPCs: say so now. */
 	if (c.changed && !o->json && !o->part.count) {
 		char who[48];
@@ -603,55 +642,57 @@ static void lost_reasons(uint32_t lost, char *buf, size_t len)
 			 used ? ", " : "");
 }
 
+/* What start (start_prio) says of how pid was started, into buf. */
+static void started_as(const struct nvt_slot_prio *start, char *buf, size_t len)
+{
+	char had[96];
+
+	if (start->prio == NVT_PRIO_NONE)
+		snprintf(buf, len, "was started without a priority");
+	else if (nvt_yield_format(start, ',', had, sizeof(had)) >= 0)
+		snprintf(buf, len, "was started with --yield %s", had);
+	else
+		snprintf(buf, len, "was started with other --yield words");
+}
+
 /*
- * -p --priority on a task whose start set its shim up without the ways the words name
- * (docs/priorities.md, "Which one?"): its shim follows no launch call or channel group, MPS's
- * client priority is fixed. Words of the shim's given with --yield that it would not take up
- * are refused, before anything changes (exits 1); the rest is written, and what will not take
- * effect said.
+ * -p --priority --yield WORDS on a task whose start set its shim up without the ways the words
+ * name (docs/priorities.md, "Which one?"): its shim follows no launch call or channel group, MPS's
+ * client priority is fixed. Words it would not take up are refused, before anything changes
+ * (exits 1); only client on a task started with a priority is written (it takes slice away), and
+ * what will not take effect said. Without --yield, pid_words picks the words that take effect.
  */
 static void check_yield_taken(const struct options *o, pid_t pid)
 {
 	struct nvt_slot_prio start, given;
-	char text[NVT_PRIO_ENV_TEXT_MAX], had[96], lost_words[96], started[140], why[200];
-	uint32_t lost, named;
+	char lost_words[96], started[140], why[200];
+	uint32_t lost, refused;
 
-	if (!o->prio_given || o->prio == NVT_PRIO_NONE)
+	if (!o->prio_given || !o->yield_given || o->prio == NVT_PRIO_NONE)
 		return;
-	memset(&start, 0, sizeof(start));
-	/* (-p could open the task for writing: its user's or root's, who may read its environ.) */
-	if (nvt_proc_env_bounded(pid, NVT_ENV_PRIORITY, text, sizeof(text), ENV_READ_MS) == 0 &&
-	    nvt_prio_env_parse(text, &start))
-		memset(&start, 0, sizeof(start));
+	start_prio(pid, &start);
 	prio_given(o, &given);
 	lost = nvt_yield_not_taken(&start, given.prio, given.yield);
 	if (!lost)
 		return;
-	named = o->yield_given ? o->yield.yield : 0;
 	lost_reasons(lost, why, sizeof(why));
-	if (start.prio == NVT_PRIO_NONE)
-		snprintf(started, sizeof(started), "was started without a priority");
-	else if (nvt_yield_format(&start, ',', had, sizeof(had)) >= 0)
-		snprintf(started, sizeof(started), "was started with --yield %s", had);
-	else
-		snprintf(started, sizeof(started), "was started with other --yield words");
-	/* MPS's client priority alone refuses nothing: -p of client takes slice away, say. */
-	if (lost & named & ~NVT_YIELD_CLIENT) {
-		nvt_yield_format(&(struct nvt_slot_prio){.yield = lost & named & ~NVT_YIELD_CLIENT}, ',',
-				 lost_words, sizeof(lost_words));
+	started_as(&start, started, sizeof(started));
+	/* MPS's client priority alone refuses nothing on a task started with one: -p of client
+	 * takes slice away, say. On a task started without a priority it does nothing. */
+	refused = lost & o->yield.yield & (start.prio == NVT_PRIO_NONE ? ~0u : ~NVT_YIELD_CLIENT);
+	if (refused) {
+		nvt_yield_format(&(struct nvt_slot_prio){.yield = refused}, ',', lost_words,
+				 sizeof(lost_words));
 		cli_errx("failed to set pid %ld's priority: pid %ld %s, so %s: --yield %s would not "
 			 "take effect (nothing changed). Give it --yield guard (the agent narrows its "
-			 "partition while a higher task launches), or start it with the priority: "
-			 "nvtaskset --priority LEVEL --yield WORDS COMMAND",
+			 "partition while a higher task launches), leave --yield out (the words that "
+			 "take effect), or start it with the priority: nvtaskset --priority LEVEL "
+			 "--yield WORDS COMMAND",
 			 (long)pid, (long)pid, started, why, lost_words);
 	}
 	nvt_yield_format(&(struct nvt_slot_prio){.yield = lost}, ',', lost_words, sizeof(lost_words));
-	warnx("warning: pid %ld %s: its new yield words %s will not take effect (%s)%s%s", (long)pid,
-	      started, lost_words, why,
-	      start.prio == NVT_PRIO_NONE ? "; it yields to higher tasks only through the agent's "
-					    "guard: -p --priority " : "",
-	      start.prio == NVT_PRIO_NONE ? (given.prio == NVT_PRIO_NORMAL ? "normal --yield guard" :
-					    "low --yield guard") : "");
+	warnx("warning: pid %ld %s: its new yield words %s will not take effect (%s)", (long)pid,
+	      started, lost_words, why);
 }
 
 int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
@@ -688,7 +729,6 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 		}
 		if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 			cli_errx("failed to set pid %ld's priority: %s", (long)pid, why);
-		prio_autostart(o);
 		return EXIT_SUCCESS;
 	}
 	if (!mask_text) {
@@ -703,6 +743,5 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 		cli_errx("%s", why);
 	if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 		cli_errx("failed to set pid %ld's partition: %s", (long)pid, why);
-	prio_autostart(o);
 	return EXIT_SUCCESS;
 }

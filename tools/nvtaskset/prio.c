@@ -127,14 +127,21 @@ int prio_plan(const struct options *o, const struct nvt_seg_handle *h, struct nv
 
 void prio_autostart(const struct options *o)
 {
-	const char *base = nvt_rundir();
 	struct nvt_slot_prio p;
+
+	prio_given(o, &p);
+	if (o->prio_given)
+		prio_autostart_words(&p);
+}
+
+void prio_autostart_words(const struct nvt_slot_prio *p)
+{
+	const char *base = nvt_rundir();
 	pid_t pid, agent;
 	int status;
 
 	/* Only the guard is the agent's: every other way a task yields is its shim's. */
-	prio_given(o, &p);
-	if (!o->prio_given || !nvt_prio_needs_agent(p.prio, p.yield))
+	if (!nvt_prio_needs_agent(p->prio, p->yield))
 		return;
 	if (nvt_agent_running(base, 0, &agent) || nvt_agent_running(base, geteuid(), &agent))
 		return;

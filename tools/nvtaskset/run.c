@@ -311,18 +311,22 @@ static int exec_failed(const struct options *o, const char *command, int err)
 	int as_mask = nvt_parse_list(command, NVT_MAX_TPCS, &set) == NVT_PARSE_OK ||
 		      nvt_parse_mask(command, NVT_MAX_TPCS, &set) == NVT_PARSE_OK;
 
+	char message[2 * PATH_MAX + 256];
+
 	terminal_text(command, shown, sizeof(shown));
-	errno = err;
 	if (err == ENOENT && o->mask_left_out && nvt_parse_mask(command, NVT_MAX_TPCS, &set) == 0)
-		warnx("failed to execute %s: %s (with --priority and no -c or -g, a MASK is "
-		      "written with 0x: 0x%s)", shown, strerror(err), shown);
+		snprintf(message, sizeof(message), "failed to execute %s: %s (with --priority and no "
+			 "-c or -g, a MASK is written with 0x: 0x%s)", shown, strerror(err), shown);
 	else if (err == ENOENT && as_mask && (o->part.count || o->part.gpu_masks))
-		warnx("failed to execute %s: %s ('%s' is taken as COMMAND: %s, and no MASK "
-		      "follows the options%s)", shown, strerror(err), shown,
-		      o->part.count ? "-n picks the TPCs" : "--gpu GPU=MASK gives each GPU's MASK",
-		      o->part.count ? "" : "; another GPU's is given as --gpu N=MASK");
+		snprintf(message, sizeof(message), "failed to execute %s: %s ('%s' is taken as "
+			 "COMMAND: %s, and no MASK follows the options%s)", shown, strerror(err), shown,
+			 o->part.count ? "-n picks the TPCs" : "--gpu GPU=MASK gives each GPU's MASK",
+			 o->part.count ? "" : "; another GPU's is given as --gpu N=MASK");
 	else
-		warn("failed to execute %s", shown);
+		snprintf(message, sizeof(message), "failed to execute %s: %s", shown, strerror(err));
+	warnx("%s", message);
+	if (o->dry_run)
+		json_error_if_asked(message); /* (--dry-run --json: the answer on standard output) */
 	return err == ENOENT ? 127 : 126;
 }
 
@@ -342,8 +346,8 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 	char shim[PATH_MAX], why[512], program[PATH_MAX];
 
 	/* A COMMAND that cannot run starts nothing: no calibration, MPS daemon, agent or
-	 * segment (what execvp would run is looked for first). */
-	if (!o->dry_run && nvt_progpath_find(argv[0], program, sizeof(program)))
+	 * segment (what execvp would run is looked for first); --dry-run says so the same way. */
+	if ((!o->dry_run || argv[0]) && nvt_progpath_find(argv[0], program, sizeof(program)))
 		return exec_failed(o, argv[0], errno);
 	/* A bad value says so before anything is started (MPS), or what a
 	 * start would do is told (--dry-run). */
