@@ -3,7 +3,8 @@
 # PyTorch service's kinds at 10 % duty beside Hugging Face Llama training: alone, static, MPS client priority,
 # the default).
 set -u
-export PRIO_T0=$(date +%s.%N)
+PRIO_T0=$(date +%s.%N)
+export PRIO_T0
 cd build/dev/new || exit 1
 J=$PWD/../../.jsonc
 FL=("JSONC_CFLAGS=-I$J/include -I$J/include/json-c" "JSONC_LIBS=$J/lib/libjson-c.a")
