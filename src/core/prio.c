@@ -253,7 +253,10 @@ uint32_t nvt_prio_for_running(struct nvt_slot_prio *given, const struct nvt_slot
 		return 0;
 	if (given->prio == NVT_PRIO_HIGH)
 		keep &= ~NVT_YIELD_GUARD; /* nothing is higher: the agent never guards it */
-	if (now->prio != NVT_PRIO_NONE && keep && !nvt_yield_not_taken(start, given->prio, keep)) {
+	/* (its words now are kept whatever start says: -p writes no word a start did not set up,
+	 * client aside, so they were its start's or asked for; and start may be unknown, its
+	 * environment overwritten or unreadable, and read as none) */
+	if (now->prio != NVT_PRIO_NONE && keep) {
 		given->yield = keep | (guard ? NVT_YIELD_GUARD : 0);
 		given->guard = guard ? guard : now->guard;
 		given->bound_us = now->bound_us;

@@ -75,8 +75,10 @@ void nvt_prio_keep_slice(struct nvt_slot_prio *given, const struct nvt_slot_prio
  * -p --priority LEVEL without --yield on a running task, whose start set its shim up as start
  * says (prio NVT_PRIO_NONE: started without a priority) and whose priority now is now: given
  * (what the options give, nvt_prio_given) gets the words that take effect on it. A task with a
- * priority keeps its words and values where they still take effect (a time-sliced task stays
- * time-sliced; a guarded one guarded, unless made high; a --guard given adds its guard).
+ * priority keeps its words and values (a time-sliced task stays time-sliced; a guarded one
+ * guarded, unless made high; a --guard given adds its guard): -p writes none that its start
+ * did not set up but client, and start read as none may be a start whose environment was
+ * overwritten.
  * Otherwise given keeps its words less those the task would not take up (nvt_yield_not_taken),
  * and a level below high left with none yields through the agent's guard (NVT_YIELD_GUARD),
  * the one way every task takes up. Returns the words dropped (0: none).

@@ -428,6 +428,29 @@ static int start_locked(struct nvt_mps *mps, int timeout_ms, long deadline, char
 	return -1;
 }
 
+/*
+ * An ordinary user's start on a pipe directory that is not hers (root's: check_dirs refuses
+ * any other): a daemon of hers there would write a pid file that nobody trusts
+ * (nvt_mps_daemon), into a directory where she may not even make the start lock. Returns 0
+ * for her own directory (or root), 1 if root's daemon runs there now (nothing to start), or -1
+ * with why.
+ */
+static int roots_directory(const struct nvt_mps *mps, char *why, size_t len)
+{
+	struct stat st;
+
+	if (geteuid() == 0 || (stat(mps->pipe_dir, &st) == 0 && st.st_uid == geteuid()))
+		return 0;
+	if (nvt_mps_daemon(mps))
+		return 1; /* root's came up meanwhile */
+	snprintf(why, len,
+		 "the MPS pipe directory %s is root's and no daemon runs there: only root may start "
+		 "one there; ask root to, or start a daemon of your own (unset "
+		 "CUDA_MPS_PIPE_DIRECTORY, or set it to a directory of yours)",
+		 mps->pipe_dir);
+	return -1;
+}
+
 int nvt_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 {
 	long deadline = nvt_clock_ms() + timeout_ms;
@@ -440,22 +463,20 @@ int nvt_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 			 "cannot find " CONTROL " in PATH or the driver's directories");
 		return -1;
 	}
-	if (make_dir(mps->pipe_dir, mode, why, len) ||
-	    make_dir(mps->log_dir, mode, why, len))
+	if (make_dir(mps->pipe_dir, mode, why, len))
+		return -1;
+	/* (before the log directory, which she may not make beside root's either) */
+	rc = roots_directory(mps, why, len);
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	if (make_dir(mps->log_dir, mode, why, len))
 		return -1;
 	/* Someone may have made them between the check and now. */
 	if (check_dirs(mps, why, len))
 		return -1;
-	/* A user's daemon there would write a pid file that nobody trusts (nvt_mps_daemon), into
-	 * a directory where she may not even make the start lock. */
-	if (geteuid() != 0 && mps->dir_uid != geteuid()) {
-		snprintf(why, len,
-			 "the MPS pipe directory %s is root's and no daemon runs there: only root may "
-			 "start one there; ask root to, or start a daemon of your own (unset "
-			 "CUDA_MPS_PIPE_DIRECTORY, or set it to a directory of yours)",
-			 mps->pipe_dir);
-		return -1;
-	}
+	rc = roots_directory(mps, why, len);
+	if (rc)
+		return rc < 0 ? -1 : 0;
 	lock = lock_start(mps, deadline, why, len);
 	if (lock < 0)
 		return -1;

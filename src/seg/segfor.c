@@ -24,8 +24,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Attempts root makes at another user's run directory when someone else made that name first. */
-#define RECLAIM_TRIES 4
+/* Attempts root makes at another user's run directory when someone else made that name first,
+ * or it vanished between two looks (a user making and removing it in a loop). */
+#define RECLAIM_TRIES 16
+
+/* Sets the entry leaf of basefd aside (nvt_rename_aside) unless it is uid's directory (a bad
+ * mode, say: uid's to mend). Returns 0 to try again (set aside, or gone since), -1 to stop. */
+static int set_aside(int basefd, const char *leaf, uid_t uid)
+{
+	struct stat st;
+
+	if (fstatat(basefd, leaf, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? 0 : -1;
+	if (st.st_uid == uid && S_ISDIR(st.st_mode))
+		return -1;
+	if (nvt_rename_aside(basefd, leaf, &st))
+		return errno == ENOENT ? 0 : -1;
+	return 0;
+}
 
 /* Opens uid's run directory under base, making it uid's (mode
  * NVT_USERDIR_MODE) where it is missing. Another user's entry in its place (a
@@ -37,7 +53,6 @@ static int userdir_for(const char *base, uid_t uid, gid_t gid, char *dir, size_t
 		       size_t len)
 {
 	const char *leaf;
-	struct stat st;
 	int basefd, dirfd = -1, made;
 
 	if (uid == geteuid()) /* the caller's own (root's recovers from a squatter) */
@@ -58,7 +73,10 @@ static int userdir_for(const char *base, uid_t uid, gid_t gid, char *dir, size_t
 			break;
 		}
 		dirfd = openat(basefd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dirfd < 0) {
+		if (dirfd < 0 && errno == ENOENT) {
+			nvt_why(why, len, "%s: %s", dir, strerror(errno));
+			continue; /* removed since: make it again */
+		} else if (dirfd < 0) {
 			nvt_why(why, len, "%s: %s", dir,
 				errno == ENOTDIR || errno == ELOOP ? "it is not a directory" : strerror(errno));
 		} else if (made && (fchown(dirfd, uid, gid) || fchmod(dirfd, NVT_USERDIR_MODE))) {
@@ -77,9 +95,7 @@ static int userdir_for(const char *base, uid_t uid, gid_t gid, char *dir, size_t
 			close(dirfd);
 			dirfd = -1;
 		}
-		/* Someone else's entry (uid's own, a bad mode say, stays: uid's to mend). */
-		if (fstatat(basefd, leaf, &st, AT_SYMLINK_NOFOLLOW) ||
-		    (st.st_uid == uid && S_ISDIR(st.st_mode)) || nvt_rename_aside(basefd, leaf, &st))
+		if (set_aside(basefd, leaf, uid))
 			break;
 	}
 	close(basefd);

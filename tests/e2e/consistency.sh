@@ -73,7 +73,8 @@ t_dry_run_as_the_start() {
 	run_rc out rc "$NVT" --no-mps --dry-run -c 0-3 "$WORK/notexec"
 	eq "$rc" 126 "$out"
 	eq "$out" "nvtaskset: failed to execute $WORK/notexec: Permission denied"
-	"$NVT" --no-mps --dry-run --json -c 0-3 "$WORK/nosuch" >"$WORK/dry.json" 2>/dev/null && die "refused, exit 0"
+	"$NVT" --no-mps --dry-run --json -c 0-3 "$WORK/nosuch" >"$WORK/dry.json" 2>/dev/null && rc=0 || rc=$?
+	eq "$rc" 127 "--json's exit status"
 	eq "$(cat "$WORK/dry.json")" "{\"version\":2,\"error\":\"failed to execute $WORK/nosuch: No such file or directory\"}"
 	run_rc out rc "$NVT" --no-mps --dry-run --priority low "$APP"
 	eq "$rc" 0 "$out"

@@ -643,6 +643,10 @@ t_prio_pid_says_what_yields() {
 	run_rc out rc "$NVT" -p --priority low --yield client "$task"
 	eq "$rc" 1 "$out"
 	has "$out" "--yield client would not take effect (nothing changed)"
+	# The guard it would get needs the agent: a bad agent setting is refused before it is written.
+	run_rc out rc env NVTASKSET_POLL_US=abc "$NVT" -p --priority low "$task"
+	eq "$rc" 1 "$out"
+	has "$out" "NVTASKSET_POLL_US takes a number"
 	has "$("$NVT" -p --json "$task")" '"priority":null,'
 	"$NVT" -p --priority low --guard 4 "$task" >"$WORK/low.out" 2>"$WORK/low.err" || die "-p --priority low: $(cat "$WORK/low.err")"
 	err=$(cat "$WORK/low.err")

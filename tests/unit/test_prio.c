@@ -312,10 +312,16 @@ static void test_given_and_carried(void)
 		nvt_prio_given(NVT_PRIO_HIGH, 0, 0, NULL, 0, &g);
 		CHECK(nvt_prio_for_running(&g, &sliced, &sliced) == 0);
 		CHECK(g.yield == NVT_YIELD_SLICE && g.slice_us == 50);
-		/* Its words now not taken up (a start without slice): the level's, less slice. */
+		/* Its start read as none (its environment overwritten): its words now are kept. */
 		nvt_prio_given(NVT_PRIO_LOW, 0, 0, NULL, 1, &g);
-		CHECK(nvt_prio_for_running(&g, &none, &sliced) == NVT_YIELD_SLICE);
+		CHECK(nvt_prio_for_running(&g, &none, &sliced) == 0);
+		CHECK(g.yield == NVT_YIELD_SLICE && g.slice_us == 50);
+		/* No priority now: the level's words less what its start did not set up. */
+		nvt_prio_given(NVT_PRIO_LOW, 0, 0, NULL, 1, &g);
+		CHECK(nvt_prio_for_running(&g, &none, &none) == NVT_YIELD_SLICE);
 		CHECK(g.yield == NVT_YIELD_GUARD);
+		nvt_prio_given(NVT_PRIO_LOW, 0, 0, NULL, 1, &g);
+		CHECK(nvt_prio_for_running(&g, &sliced, &none) == 0 && g.yield == NVT_YIELD_SLICE);
 		/* Started with protect: its shim's words take effect, and are kept. */
 		guarded.yield = NVT_YIELD_PROTECT;
 		nvt_prio_given(NVT_PRIO_NORMAL, 0, 0, NULL, 0, &g);

@@ -113,6 +113,8 @@ void prio_autostart_words(const struct nvt_slot_prio *p);
  * environment holds a bad agent setting (NVTASKSET_POLL_US, _HOLD_MS, _GUARD): an
  * agent started with it would not run. */
 void prio_check_settings(const struct options *o);
+/* The same for the words a task is given (p). */
+void prio_check_settings_words(const struct nvt_slot_prio *p);
 
 /* ---- observe.c: what top, --metrics and -l --svg share ---- */
 /* Reads the view of every task now (src/view), with the machine's GPUs where they can be

@@ -463,9 +463,11 @@ static void pid_words(const struct options *o, const struct nvt_seg_handle *h,
 	prio_given(o, given);
 	if (!o->prio_given || o->yield_given || given->prio == NVT_PRIO_NONE)
 		return;
+	/* Its words now: those of its first GPU with a priority (-p --gpu may have taken one away) */
 	memset(&now, 0, sizeof(now));
 	for (int g = 0; g < NVT_MAX_GPUS; g++)
-		if (nvt_seg_read(h, g, &v, NULL) == 0 && !nvt_uuid_is_zero(v.uuid)) {
+		if (nvt_seg_read(h, g, &v, NULL) == 0 && !nvt_uuid_is_zero(v.uuid) &&
+		    v.prio.prio != NVT_PRIO_NONE) {
 			now = v.prio;
 			break;
 		}
@@ -558,6 +560,8 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	struct nvt_slot_prio given;
 
 	pid_words(o, h, &given);
+	if (o->prio_given)
+		prio_check_settings_words(&given); /* (a guard pid_words chose needs the agent) */
 	if (o->mem.n && mem_plan(o, h, parts, n_parts, &mem, why, len)) {
 		nvt_seg_close(h);
 		return -1;

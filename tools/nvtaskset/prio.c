@@ -67,12 +67,19 @@ static void agent_settings(const struct options *o, struct nvt_agent_opts *a)
 
 void prio_check_settings(const struct options *o)
 {
-	struct options none;
-	struct nvt_agent_opts a;
 	struct nvt_slot_prio p;
 
 	prio_given(o, &p);
-	if (!o->prio_given || !nvt_prio_needs_agent(p.prio, p.yield))
+	if (o->prio_given)
+		prio_check_settings_words(&p);
+}
+
+void prio_check_settings_words(const struct nvt_slot_prio *p)
+{
+	struct options none;
+	struct nvt_agent_opts a;
+
+	if (!nvt_prio_needs_agent(p->prio, p->yield))
 		return; /* no agent needed */
 	memset(&none, 0, sizeof(none));
 	agent_settings(&none, &a);

@@ -122,8 +122,14 @@ static void apply_typed(void)
 {
 	char pid[24], out[2048] = "", *last, *argv[8];
 	struct nvt_child c = {0};
+	uint64_t start;
 	int argc = 0, late, rc;
 
+	/* Its task ended since the last frame, and its PID may be another's now: nothing changed. */
+	if (nvt_proc_start_time((pid_t)top.selected, &start) || start != top.selected_start) {
+		snprintf(top.note, sizeof(top.note), "pid %ld ended: nothing changed", top.selected);
+		return;
+	}
 	snprintf(pid, sizeof(pid), "%ld", top.selected);
 	argv[argc++] = "nvtaskset";
 	argv[argc++] = "-p";
