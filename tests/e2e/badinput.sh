@@ -442,3 +442,23 @@ t_bad_stdout_write_error() {
 	eq "$rc" 0 "exit status of --help >/dev/null"
 	eq "$out" "" "its standard error"
 }
+t_bad_two_pids() {
+	# -p A B, A a running task's PID: refused (it would give B the mask 0xA), nothing changed;
+	# written 0xA it is a mask, and digits that are no task's PID stay a mask (taskset's).
+	local a b
+	start_loop tpa "$NVT" --no-mps -c 0-3 "$APP"
+	a=$PID
+	start_loop tpb "$NVT" --no-mps -c 4-7 "$APP"
+	b=$PID
+	wait_file "$WORK/tpa.state" "0-3"
+	wait_file "$WORK/tpb.state" "4-7"
+	run_rc out rc "$NVT" -p "$a" "$b"
+	eq "$rc" 1 "$out"
+	eq "$out" "nvtaskset: '$a' is the PID of a running task, and -p takes one PID: to give pid $b the TPC mask $a (hexadecimal), write it 0x$a"
+	eq "$("$NVT" -p -c "$b")" "pid $b's current TPC list: 4-7"
+	run_rc out rc "$NVT" -p 11 "$b"
+	eq "$rc" 0 "$out"
+	has "$out" "pid $b's new TPC mask: 11"
+	stop_loop tpa "$a"
+	stop_loop tpb "$b"
+}

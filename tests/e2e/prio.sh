@@ -625,6 +625,20 @@ pid $task's new priority: none"
 	stop_agents
 }
 
+t_prio_whole_gpu_start_warns_of_no_share() {
+	# --priority without a MASK gives no TPC list: beside a partitioned task it is not warned
+	# that it shares that task's TPCs (a MASK that does is).
+	local a
+	start_loop wa "$NVT" --no-mps -c 0-3 "$APP"
+	a=$PID
+	wait_file "$WORK/wa.state" "0-3"
+	run_rc out rc "$NVT" --no-mps --priority high "$APP" launch 1
+	eq "$rc" 0 "$out"
+	hasnt "$out" "warning:"
+	run_rc out rc "$NVT" --no-mps --priority high -c 0-7 "$APP" launch 1
+	has "$out" "warning: TPCs 0-3 of GPU 0 are pid $a's too"
+	stop_loop wa "$a"
+}
 t_prio_pid_says_what_yields() {
 	# -p --priority on a task started without one: --yield words its shim cannot take up
 	# (it follows no launch call; MPS's client priority is fixed), client among them, are

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "hint.h"
 #include "core/text.h"
+#include "task/task.h"
 
 static struct hint_parser parser;
 /* The short options of parser.short_options that take no value, as one word ("acgplhV"). */
@@ -296,6 +297,22 @@ void hint_swapped_pid(int argc, char **argv, int first)
 	terminal_text(line, shown, sizeof(shown));
 	terminal_text(argv[first + 1], what, sizeof(what));
 	cli_errx("invalid PID argument: '%s' (PID comes last, after MASK: %s)", what, shown);
+}
+
+void hint_two_pids(const struct options *o, int argc, char **argv, int first)
+{
+	struct nvt_seg_handle h;
+	char mask[64];
+	unsigned long v;
+
+	if (hint_checking_only || argc - first != 2 || o->part.tpc_list || o->part.gpc_list ||
+	    number_arg(argv[first], 1, INT_MAX, &v) || strspn(argv[first], "0123456789") !=
+	    strlen(argv[first]) || nvt_task_open(nvt_rundir(), (pid_t)v, 0, &h) != NVT_SEG_OK)
+		return;
+	nvt_seg_close(&h);
+	terminal_text(argv[first], mask, sizeof(mask));
+	cli_errx("'%s' is the PID of a running task, and -p takes one PID: to give pid %s the TPC "
+		 "mask %s (hexadecimal), write it 0x%s", mask, argv[first + 1], mask, mask);
 }
 
 void hint_first_word(const char *word)

@@ -75,6 +75,10 @@ void hint_sub_usage(const char *message, int argc, char **argv, const struct opt
  * that line (exits 1); else returns.
  */
 void hint_swapped_pid(int argc, char **argv, int first);
+/* -p MASK PID where MASK is written in decimal digits (no -c, -g) and is a running task's PID:
+ * taken for two PIDs (-p takes one), it would give the second task the digits as a hex mask.
+ * Ends the command saying how to write such a mask (0x...). */
+void hint_two_pids(const struct options *o, int argc, char **argv, int first);
 /* A MASK that does not parse and is a slip of a first word (nvtaskset tpo): the usage error
  * names the word (exits 1); else returns. */
 void hint_first_word(const char *word);

@@ -417,6 +417,7 @@ static int run_pid(const struct options *o, const struct words *w)
 	/* NULL: -p shows; "": the options give the partition. */
 	mask_text = at.mask >= 0 ? w->argv[w->first + at.mask] : at.sets ? "" : NULL;
 	hint_swapped_pid(w->argc, w->argv, w->first);
+	hint_two_pids(o, w->argc, w->argv, w->first);
 	pid = pid_arg(w->argv[w->first + at.command]);
 	if (o->part.count && o->part.exclude_running)
 		claim_timeout_ms(); /* a bad value says so before anything changes */

@@ -399,8 +399,9 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 		/* A MASK may take a live task's TPCs: say so now (not under --json, whose
 		 * documents are what standard error carries: -l --json's "overlaps" says it).
 		 * -n without --exclude-running picks as if no task ran, by request: its report
-		 * says what it took. */
-		if (!o->part.count && !o->json)
+		 * says what it took. A MASK left out (--priority: the whole GPU, time-sliced or
+		 * beside the others by its level) names no TPC of anyone's. */
+		if (!o->part.count && !o->json && !o->mask_left_out)
 			warn_shared_tpcs(getpid(), parts, n, "");
 		made = nvt_reserve_prepare(nvt_rundir(), parts, n, &own, why, sizeof(why)) == 0;
 	}
