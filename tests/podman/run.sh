@@ -350,7 +350,8 @@ s_try() {
 	a=$(ran 2) b=$(ran 3)
 	[ "$(tpcs "$a" | wc -l)" == 33 ] && [ "$(tpcs "$b" | wc -l)" == 33 ] &&
 		[ -z "$(comm -12 <(tpcs "$a" | sort) <(tpcs "$b" | sort))" ] || die "the tpcs=33 pair: $a and $b"
-	moved=$(sed -n "s/^pid [0-9]*'s new TPC list: //p" <<<"$out")
+	moved=$(sed -n "s/^pid [0-9]*'s new GPC list: //p" <<<"$out")
+	[ -n "$moved" ] && moved=$(dry_tpcs -g "$moved")
 	[ -n "$moved" ] && [ "$(ran 4)" == "$moved" ] || die "moved to '$moved', ran on '$(ran 4)'"
 	[ "$(grep -c '^demo [0-9]*: [0-9]* kernels, done$' <<<"$out")" == 3 ] || die "not 3 demos done"
 	! ls /var/run/cdi/nvtaskset-try* 2>/dev/null || die "the tour's spec is left"

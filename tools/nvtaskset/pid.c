@@ -449,9 +449,9 @@ static void lost_reasons(uint32_t lost, char *buf, size_t len);
 static void started_as(const struct nvt_slot_prio *start, char *buf, size_t len);
 
 /* The words -p gives the task open as h, into given: the options' (prio_given); without
- * --yield, those that take effect on it (nvt_prio_for_running: its words now where they still
- * do, else the level's less what it would not take up, else the agent's guard). Says what it
- * left out, and why. */
+ * --yield, those that take effect on it (nvt_prio_for_running: its words now if it has a
+ * priority, else the level's less what it would not take up, else the agent's guard). Says
+ * what it left out, and why. */
 static void pid_words(const struct options *o, const struct nvt_seg_handle *h,
 		      struct nvt_slot_prio *given)
 {
