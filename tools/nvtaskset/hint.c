@@ -302,7 +302,7 @@ void hint_swapped_pid(int argc, char **argv, int first)
 void hint_two_pids(const struct options *o, int argc, char **argv, int first)
 {
 	struct nvt_seg_handle h;
-	char mask[64];
+	char mask[64], pid[64];
 	unsigned long v;
 
 	if (hint_checking_only || argc - first != 2 || o->part.tpc_list || o->part.gpc_list ||
@@ -311,8 +311,9 @@ void hint_two_pids(const struct options *o, int argc, char **argv, int first)
 		return;
 	nvt_seg_close(&h);
 	terminal_text(argv[first], mask, sizeof(mask));
+	terminal_text(argv[first + 1], pid, sizeof(pid)); /* (any word: PID is read later) */
 	cli_errx("'%s' is the PID of a running task, and -p takes one PID: to give pid %s the TPC "
-		 "mask %s (hexadecimal), write it 0x%s", mask, argv[first + 1], mask, mask);
+		 "mask %s (hexadecimal), write it 0x%s", mask, pid, mask, mask);
 }
 
 void hint_first_word(const char *word)
