@@ -168,7 +168,8 @@ class Results:
         return dict(st, p50x=ratio(st["p50"], b.get("p50")), p99x=ratio(st["p99"], b.get("p99")),
                     maxx=ratio(st["max"], b.get("max")), hx=mean(c["hx"]), hs=mean(c["hs"]),
                     dropped=c["dropped"], requests=len(c["lat"]),
-                    busy=self.busy(name, impl, lab, c["served"], c["window_ns"]))
+                    busy=self.busy(name, impl, lab, c["served"], c["window_ns"]),
+                    rate=c["served"] * 1e9 / c["window_ns"] if c["window_ns"] > 0 else NAN)
 
     def worse_than(self, name, h, c, a):
         """Whether cell c (of configuration name) is worse than cell a: L's p99 higher, or H's
@@ -432,6 +433,7 @@ def table(res, impl, h, kind, labs, configs):
                                                      for lab, ok, _ in v))
                          for n, v in sorted(who, key=lambda x: configs.index(x[0])) if n in ALT)
         lines.append("   - %s: met in every cell by %s%s" % (what, ", ".join(full) or "none", detail))
+    lines += lost_per_request(res, impl, h, labs, configs)
     for arrival in ("periodic", "poisson"):
         lab = "%s-%s-30" % (kind, arrival)
         if lab not in labs:
@@ -445,6 +447,29 @@ def table(res, impl, h, kind, labs, configs):
         lines.append("   - 30 %% %s: lowest L p99 with H >= %.1f: %s" % (
             arrival, H_MIN_LOW, ", ".join("%s %.2fx/%.2f" % (n, p, x) for p, n, x in best[:3]) or "none"))
     return lines
+
+
+def lost_per_request(res, impl, h, labs, configs):
+    """What each request costs the batch beyond L's busy share, in us: (1 - H - busy) / L's
+    requests a second, per configuration with an H and phase (on the whole GPU, time-sliced:
+    the two context switches a request pays; on partitions it holds the partition's own loss
+    too)."""
+    out = []
+    for name in configs:
+        if name in res.lonly or name in res.honly:
+            continue
+        parts = []
+        for lab in labs:
+            c = res.cell(name, h, impl, lab)
+            if c is None or isnan(c["hx"]) or isnan(c["busy"]) or not c["rate"] > 0:
+                continue
+            parts.append("%s %.0f" % (short(lab), (1.0 - c["hx"] - c["busy"]) * 1e6 / c["rate"]))
+        if parts:
+            out.append("%s: %s" % (name, ", ".join(parts)))
+    if not out:
+        return []
+    return ["   the batch's time lost per request beyond L's busy share, (1 - H - busy) / L's requests a second, "
+            "in us (time-sliced: what the request's switches cost it):"] + ["     " + x for x in out]
 
 
 # ---- The plot ------------------------------------------------------------------------------

@@ -197,6 +197,10 @@ check "round5: prio-nopart -W in every overview cell" "[ \$(echo '$cells' | awk 
 check "round5: W only on the default" "[ \$(sed -n '/^== L torch beside H torch/,/^\$/p' '$sum' | grep -o 'W' | wc -l) = 7 ]"
 check "round5: summary names the busy fraction's service times" "grep -q \"measured alone by static's L torch (its partition, before H started)\" '$sum' &&
 	grep -q 'service time of L torch alone on the whole GPU' '$sum' && grep -q 'prio-nopart: not worse than static or mps-cp' '$sum'"
+# What each request costs the batch beyond L's busy share: a line per configuration with an H
+# in every kind's table, a number of us per phase.
+check "round5: the batch's time lost per request" "[ \$(grep -c '^     prio-nopart: per 10 [-0-9][0-9]*, poi 10 [-0-9][0-9]*\$' '$sum') = 1 ] &&
+	[ \$(grep -c \"^   the batch's time lost per request\" '$sum') = 6 ]"
 
 if [ "$PART" = all ]; then
 # 2. Three rounds of ~18 s planned each, cut by a budget of 40 s (round 1 fits while start-up
