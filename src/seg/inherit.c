@@ -177,7 +177,10 @@ int nvt_inherit_ancestor(const char *base, const struct nvt_seg_own *own,
 			break;
 		if (pid == 1)
 			break; /* init, or a container's first process: nothing above */
-		pid = st.ppid;
+		/* An ancestor whose parent is outside (a shell podman exec started, whose
+		 * own segment could not be made: its run directory another user's) joined
+		 * the namespace as the process itself may have: PID 1 is next. */
+		pid = st.ppid ? st.ppid : 1;
 	}
 	if (mine >= 0)
 		close(mine);

@@ -517,6 +517,31 @@ t_cdi_exec_takes_first_process() {
 	stop_loop a "$PID"
 }
 
+# The same, as another user (podman exec --user 65533 sh -c ...), after a host user made
+# nvtaskset-65533 in the container's run directory once the container started (mode 1777 on the
+# host, where the hook can no longer set it aside): the shell and its program make no segment
+# (they say why: "it belongs to uid 65534"), and the program still takes the first process's
+# partition, through its shell, whose parent lies outside the container. It ran on every TPC
+# (the shell's private segment was the end of its chain).
+t_cdi_exec_squatted_after_start() {
+	local out first
+	need_pidns
+	need_users
+	command -v nsenter >/dev/null || skip "needs nsenter"
+	cdi_spec
+	container --pidns --pid-file "$WORK/a.pid" --id sq tpcs=8
+	start_loop a "${CONTAINER[@]}" -- "$APP"
+	wait_for 20 all_nonempty "$WORK/a.state"
+	first=$(cat "$WORK/a.pid")
+	$(as_user 65534) mkdir "$NVTASKSET_RUNDIR/containers/sq/run/nvtaskset-65533"
+	# (a shell first, as podman exec sh -c runs one: the program is its child)
+	out=$(nsenter -t "$first" -p -m -- $(as_user 65533) env LD_PRELOAD="$SHIM" \
+		NVTASKSET_RUNDIR="$CONTAINER_RUNDIR" sh -c '"$@"; exit $?' - "$APP" launch 1 2>&1)
+	has "$out" "tpcs=$(cat "$WORK/a.state") "
+	has "$out" "$CONTAINER_RUNDIR/nvtaskset-65533 (it belongs to uid 65534, not to uid 65533)"
+	stop_loop a "$PID"
+}
+
 # --with-mps: containers are clients of the host's MPS control daemon (started if none runs):
 # its pipe directory and the host's /dev/shm are mounted, and CUDA_MPS_PIPE_DIRECTORY names it.
 # Without it, containers run outside MPS (/dev/null, as --no-mps).

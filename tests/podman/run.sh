@@ -9,7 +9,8 @@
 # disjoint TPCs, that -l lists them with their container, that -p from the host moves one
 # live, that a container killed leaves nothing claimed, that a claim that cannot be met stops
 # the container with its reason, that a user namespace that maps uids is refused, and that a
-# process podman exec starts runs on the container's partition.
+# process podman exec starts runs on the container's partition (as another user too, whose run
+# directory there a host user made first).
 #
 # Where podman cannot run containers here (not root, no podman or runc, a kernel or cgroup
 # set-up it refuses), it says why and skips (exit 0).
@@ -311,6 +312,23 @@ s_exec() {
 	stop e
 }
 
+# podman exec --user 1000 sh -c after another host user made nvtaskset-1000 in the container's
+# run directory once the container started (the hook could set it aside only before): the shell
+# and its program make no segment, saying why, and the program still runs on the container's
+# partition (through its shell, whose parent lies outside the container).
+s_exec_squat() {
+	local out id
+	start q tpcs=8
+	wait_nonempty "$W/out/q.state"
+	id=$(cat "$W/q.id")
+	setpriv --reuid 65534 --regid 65534 --clear-groups mkdir "$W/run/containers/$id/run/nvtaskset-1000" ||
+		die "another user cannot make an entry in the container's run directory"
+	out=$("${PODMAN[@]}" exec --user 1000 "q-$$" sh -c 'fakeapp launch 1; exit $?' 2>&1)
+	has "$out" "tpcs=$(cat "$W/out/q.state") "
+	has "$out" "/run/nvtaskset/nvtaskset-1000 (it belongs to uid 65534, not to uid 1000)"
+	stop q
+}
+
 # Rootless podman (a user of this machine's, uid 1000 or more, who can reach the build tree):
 # the container's root is that user outside, and the hook refuses it with the reason.
 s_rootless() {
@@ -397,7 +415,7 @@ s_slice() {
 	rm -f "$CDI_DIR/$vendor"-*.json "$CDI_DIR/$vendor.ld.so.preload"
 }
 
-ALL="gpc env_override tpcs full rundir isolation userns exec rootless slice try"
+ALL="gpc env_override tpcs full rundir isolation userns exec exec_squat rootless slice try"
 # shellcheck disable=SC2048 # scenario names split on purpose (no name holds a space)
 for s in ${*:-$ALL}; do
 	start_s=$SECONDS
