@@ -77,6 +77,11 @@ int nvt_fs_mount_tmpfs(const char *dir, const char *options)
 	return mount("nvtaskset", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options);
 }
 
+int nvt_fs_unmount(const char *dir)
+{
+	return umount2(dir, UMOUNT_NOFOLLOW);
+}
+
 DIR *nvt_opendir_fd(int dirfd)
 {
 	/* dup, not fcntl's F_DUPFD_CLOEXEC: check-faults' injector (tests/faults/inject.c)

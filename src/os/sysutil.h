@@ -44,6 +44,9 @@ int nvt_fs_is_own(const char *dir, unsigned long st_flags);
 /* Mounts a tmpfs on dir, nosuid, nodev and noexec, with options (mode=, size=,
  * nr_inodes=). Returns 0, or -1 with errno set. */
 int nvt_fs_mount_tmpfs(const char *dir, const char *options);
+/* Unmounts what is mounted on dir (never through a link at its end). Returns 0, or -1 with
+ * errno set. */
+int nvt_fs_unmount(const char *dir);
 
 /*
  * The directory open on dirfd, for readdir from its start, through a copy of

@@ -126,7 +126,10 @@ int nvt_task_cdi_rundir_mount(const char *base, char *why, size_t len)
 	if (nvt_fs_mount_tmpfs(base, NVT_CDI_RUNDIR_OPTIONS))
 		return nvt_why(why, len, "cannot mount a tmpfs on %s (%s): %s", base,
 			       NVT_CDI_RUNDIR_OPTIONS, strerror(errno));
-	return nvt_task_cdi_rundir_check(base, why, len) ? -1 : 1;
+	if (nvt_task_cdi_rundir_check(base, why, len) == 0)
+		return 1;
+	nvt_fs_unmount(base); /* a mount that fails the check is none to keep */
+	return -1;
 }
 
 /* Claims c->count TPCs on each GPU of c in the caller's own segment (own), into out. */

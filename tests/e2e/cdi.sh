@@ -176,6 +176,25 @@ PY
 	has "$out" "tpcs=$(dry_tpcs -g 0-1) "
 }
 
+# A --cdi that fails after it mounted the run directory's tmpfs (its spec directory cannot be
+# made) unmounts it again, saying so: a refused command leaves no mount (it left one); one
+# refused for its arguments mounts none.
+t_cdi_refused_leaves_no_mount() {
+	local out rc
+	[ "$(id -u)" == 0 ] || skip "needs root (only root's --cdi mounts a tmpfs)"
+	: >"$WORK/file"
+	run_rc out rc "$NVT" --cdi --cdi-dir "$WORK/file/cdi" --vendor t
+	eq "$rc" 1 "--cdi with a spec directory under a file ($out)"
+	has "$out" "--cdi: cannot make $WORK/file/cdi"
+	has "$out" "unmounted the tmpfs it mounted on $NVTASKSET_RUNDIR"
+	findmnt -n -M "$NVTASKSET_RUNDIR" && die "a refused --cdi left a mount on the run directory"
+	run_rc out rc "$NVT" --cdi --cdi-dir relative
+	eq "$rc" 1 "--cdi with a relative spec directory ($out)"
+	findmnt -n -M "$NVTASKSET_RUNDIR" && die "--cdi refused for its arguments mounted the run directory"
+	cdi_spec
+	findmnt -n -M "$NVTASKSET_RUNDIR" >/dev/null || die "--cdi mounted nothing on the run directory"
+}
+
 # The run directory containers mount is a file system of its own (root's --cdi mounts a tmpfs
 # there: nosuid, nodev, noexec, 128 MiB): a setuid-root program that a container's root leaves
 # there does not run as root on the host, and a container that writes there fills that tmpfs,

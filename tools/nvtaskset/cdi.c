@@ -328,6 +328,22 @@ static int only_run_directories(const char *dir)
 	return only;
 }
 
+/* The run directory on which this command mounted its tmpfs, and whether the command got to
+ * its end: one that fails after the mount unmounts it (at exit), and leaves the machine as it
+ * found it. */
+static char mounted_here[PATH_MAX];
+static int cdi_done;
+
+static void unmount_if_failed(void)
+{
+	if (cdi_done || !mounted_here[0])
+		return;
+	if (nvt_fs_unmount(mounted_here))
+		warn("--cdi: cannot unmount the tmpfs it mounted on %s", mounted_here);
+	else
+		warnx("--cdi: unmounted the tmpfs it mounted on %s", mounted_here);
+}
+
 /* Makes base a file system of its own that containers cannot leave programs in for the host
  * nor fill beyond it (nvt_task_cdi_rundir_mount): root mounts its tmpfs there, unless tasks
  * keep their segments there (the tmpfs would hide them); another user is warned. */
@@ -358,6 +374,13 @@ static void own_filesystem(const char *base)
 	rc = nvt_task_cdi_rundir_mount(base, why, sizeof(why));
 	if (rc < 0)
 		cli_errx("--cdi: %s", why);
+	if (rc == 1) {
+		snprintf(mounted_here, sizeof(mounted_here), "%s", base);
+		if (atexit(unmount_if_failed)) {
+			nvt_fs_unmount(base);
+			cli_errx("--cdi: cannot register the undoing of its mount on %s", base);
+		}
+	}
 	printf("%s: a tmpfs of its own (nosuid,nodev,noexec,%s)\n", base, NVT_CDI_RUNDIR_OPTIONS);
 }
 
@@ -562,5 +585,6 @@ int nvt_cmd_cdi(int argc, char **argv)
 	printf("run directory mounted in containers: %s; e.g. podman run --device %s/tpcs=16 IMAGE "
 	       "COMMAND\n",
 	       s.base, s.vendor);
+	cdi_done = 1;
 	return EXIT_SUCCESS;
 }
