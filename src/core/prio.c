@@ -436,6 +436,11 @@ void nvt_prio_imply_guard(struct nvt_slot_prio *p)
 		p->yield |= NVT_YIELD_GUARD;
 }
 
+int nvt_prio_guard_fits(uint32_t guard, const struct nvt_topology *topo)
+{
+	return !guard || !topo->n_tpcs || guard <= topo->n_tpcs;
+}
+
 uid_t nvt_prio_owner(uid_t seg_uid, uid_t real_uid, uid_t effective_uid)
 {
 	if (seg_uid != 0)

@@ -125,6 +125,13 @@ unsigned nvt_prio_clash(const struct nvt_tpcset *a_tpcs, const struct nvt_slot_p
  * its other words. Adds NVT_YIELD_GUARD to p->yield where p->guard is set.
  */
 void nvt_prio_imply_guard(struct nvt_slot_prio *p);
+/*
+ * 1 if a guard of guard TPCs (--guard N; 0: none given) can be kept on a GPU of topology topo:
+ * none given, the GPU's TPCs not known, or at most its TPCs. A larger one caps nothing that
+ * the GPU's own count would not (a slip, such as another GPU's count), so the command refuses
+ * it.
+ */
+int nvt_prio_guard_fits(uint32_t guard, const struct nvt_topology *topo);
 
 /* "high", "normal", "low" (case as given) into *prio. Returns 0, or -1. */
 int nvt_prio_parse(const char *text, uint8_t *prio);

@@ -429,6 +429,40 @@ t_prio_bad_usage() {
 	has "$out" "ignoring malformed NVTASKSET_PRIORITY"
 }
 
+t_prio_guard_over_gpu_refused() {
+	# A guard of more TPCs than the GPU has is refused, naming the GPU's count, at a start
+	# (an A100-like GPU: 54 TPCs), with --dry-run, and with -p (the H100: 66), which changes
+	# nothing; the GPU's own count is taken.
+	local json
+	run_rc out rc env FAKECUDA_CHIP=a100 NVTASKSET_CACHE_DIR="$WORK/a100" \
+		"$NVT" --no-mps --priority low --guard 55 -c 0-3 "$APP" launch 1
+	eq "$rc" 1 "$out"
+	has "$out" "nvtaskset: --guard 55 is more TPCs than GPU 0 has: it has 54 (give --guard 1 to 54)"
+	hasnt "$out" "tpcs="
+	run_rc out rc env FAKECUDA_CHIP=a100 NVTASKSET_CACHE_DIR="$WORK/a100" \
+		"$NVT" --no-mps --priority low --guard 54 -c 0-3 "$APP" launch 1
+	eq "$rc" 0 "$out"
+	has "$out" "tpcs=0-3 "
+	run_rc out rc "$NVT" --dry-run --priority low --guard 67
+	eq "$rc" 1 "$out"
+	has "$out" "it has 66 (give --guard 1 to 66)"
+	start_loop gg "$NVT" --no-mps --priority low -c 0-7 "$APP"
+	wait_file "$WORK/gg.state" "0-7"
+	run_rc out rc "$NVT" -p --priority low --guard 67 "$PID"
+	eq "$rc" 1 "$out"
+	has "$out" "nvtaskset: --guard 67 is more TPCs than GPU 0 has: it has 66"
+	run_rc out rc "$NVT" -p --priority low --guard 67 -c 0-3 "$PID"
+	eq "$rc" 1 "$out"
+	has "$out" "it has 66"
+	json=$(timeout "$HANG" "$NVT" -l --json)
+	python3 -c 'import json,sys; g={t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}[int(sys.argv[2])]; assert g["guard"] is None and g["tpcs"]=="0-7", g' \
+		"$json" "$PID" || die "-p changed the task: $json"
+	run_rc out rc "$NVT" -p --priority low --guard 66 "$PID"
+	eq "$rc" 0 "$out"
+	stop_agents
+	stop_loop gg "$PID"
+}
+
 t_prio_agent_beside_hostile_segments() {
 	# Root's agent beside another user's tasks that hold their writer's lock forever, keep a
 	# slot mid-write, or look still being made, and a FIFO named like a segment: it never

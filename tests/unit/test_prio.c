@@ -70,6 +70,19 @@ static void test_pack(void)
 	CHECK_STR(text(&out), "3-5");
 }
 
+/* A guard the command takes: none, up to the GPU's TPCs, any where they are not known. */
+static void test_guard_fits(void)
+{
+	struct nvt_topology unknown = {0};
+
+	CHECK(nvt_prio_guard_fits(0, &topo24));
+	CHECK(nvt_prio_guard_fits(1, &topo24));
+	CHECK(nvt_prio_guard_fits(24, &topo24));
+	CHECK(!nvt_prio_guard_fits(25, &topo24));
+	CHECK(!nvt_prio_guard_fits(NVT_MAX_TPCS, &topo24));
+	CHECK(nvt_prio_guard_fits(NVT_MAX_TPCS, &unknown));
+}
+
 static void test_guard_and_lend(void)
 {
 	struct nvt_prio_task t[3];
@@ -440,6 +453,7 @@ int main(void)
 	for (unsigned t = 0; t < 24; t++)
 		topo24.gpc[t] = (uint8_t)(t / 6);
 	test_pack();
+	test_guard_fits();
 	test_guard_and_lend();
 	test_squeezed_and_levels();
 	test_text();

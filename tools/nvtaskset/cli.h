@@ -115,6 +115,9 @@ void prio_autostart_words(const struct nvt_slot_prio *p);
 void prio_check_settings(const struct options *o);
 /* The same for the words a task is given (p). */
 void prio_check_settings_words(const struct nvt_slot_prio *p);
+/* Ends the command (exit 1, saying the GPU's count) if --guard N is more TPCs than a GPU of
+ * parts (n of them) has (nvt_prio_guard_fits). */
+void prio_check_guard(const struct options *o, const struct nvt_slot_view *parts, int n);
 
 /* ---- observe.c: what top, --metrics and -l --svg share ---- */
 /* Reads the view of every task now (src/view), with the machine's GPUs where they can be

@@ -731,6 +731,7 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 			nvt_seg_close(&h);
 			cli_errx("failed to set pid %ld's priority: %s", (long)pid, why);
 		}
+		prio_check_guard(o, parts, n_parts);
 		if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 			cli_errx("failed to set pid %ld's priority: %s", (long)pid, why);
 		return EXIT_SUCCESS;
@@ -745,6 +746,7 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 	n_parts = pid_plan(o, mask_text, &h, parts, why, sizeof(why));
 	if (n_parts < 0)
 		cli_errx("%s", why);
+	prio_check_guard(o, parts, n_parts);
 	if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 		cli_errx("failed to set pid %ld's partition: %s", (long)pid, why);
 	return EXIT_SUCCESS;

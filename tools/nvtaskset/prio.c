@@ -85,6 +85,15 @@ void prio_check_settings_words(const struct nvt_slot_prio *p)
 	agent_settings(&none, &a);
 }
 
+void prio_check_guard(const struct options *o, const struct nvt_slot_view *parts, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!nvt_prio_guard_fits(o->guard, &parts[i].topo))
+			cli_errx("--guard %u is more TPCs than GPU %d has: it has %u (give --guard 1 "
+				 "to %u)", o->guard, gpu_index_of(parts[i].uuid),
+				 (unsigned)parts[i].topo.n_tpcs, (unsigned)parts[i].topo.n_tpcs);
+}
+
 void prio_given(const struct options *o, struct nvt_slot_prio *given)
 {
 	nvt_prio_given(o->prio, o->no_lend, o->guard, o->yield_given ? &o->yield : NULL, o->mask_left_out,

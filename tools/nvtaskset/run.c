@@ -365,6 +365,7 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 		cli_errx("%s", why);
 	if (n == 0)
 		cli_errx("no GPU that the task can use could be partitioned");
+	prio_check_guard(o, parts, n); /* (--dry-run says so too) */
 	for (int i = 0; i < n; i++) {
 		/* --mem with MASK left out: every TPC, unpartitioned, holding none for
 		 * -n --exclude-running (a priority's own partition is every TPC). */
