@@ -303,6 +303,31 @@ t_usage() {
 	eq "$out" "-c -p --help"
 }
 
+t_bad_info_option_words() {
+	# --help, --help-all and --version refuse a word after the options, as -l does (each says
+	# which option, and nothing is printed on standard output); alone, or beside other
+	# options, they print what they print.
+	local what err
+	for what in -h --help --help-all -V --version; do
+		out=$("$NVT" "$what" extra 2>"$WORK/info.err") && rc=0 || rc=$?
+		err=$(cat "$WORK/info.err")
+		eq "$rc" 1 "$what extra: $out$err"
+		eq "$out" "" "$what extra's standard output"
+		case $what in -h) what=--help ;; -V) what=--version ;; esac
+		has "$err" "nvtaskset: $what takes no further arguments"
+		has "$err" "Try 'nvtaskset --help' for more information."
+	done
+	run_rc out rc "$NVT" --version -l
+	eq "$rc" 0
+	eq "$out" "nvtaskset $(sed -n 's/.*NVT_VERSION_STRING "\(.*\)".*/\1/p' "$ROOT/src/nvtaskset.h")"
+	run_rc out rc "$NVT" -p --help
+	eq "$rc" 0
+	has "$out" "Usage:"
+	run_rc out rc "$NVT" --help-all --no-mps
+	eq "$rc" 0
+	has "$out" "--priority LEVEL"
+}
+
 t_bad_pid_thread() {
 	local i
 	# -p on a thread: which process it belongs to, and whether that one is a task.

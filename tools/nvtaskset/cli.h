@@ -66,6 +66,7 @@ struct options {
 	const char *svg_file;  /* -l --svg FILE: the partition map as a picture */
 	int metrics;           /* --metrics */
 	const char *exporter;  /* --exporter [ADDR:]PORT */
+	int info; /* --help, --help-all or --version: the first given (its option's value); 0: none */
 };
 
 /* ---- The sub-commands (one file each) ---- */

@@ -241,11 +241,11 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		case OPT_SVG: o->svg_file = optarg; break;
 		case OPT_METRICS: o->metrics = 1; break;
 		case OPT_EXPORTER: o->exporter = optarg; break;
-		case 'h': usage(stdout);
-		case OPT_HELP_ALL: usage_all(stdout);
+		case 'h':
+		case OPT_HELP_ALL:
 		case 'V':
-			printf("nvtaskset " NVT_VERSION_STRING "\n");
-			exit(EXIT_SUCCESS);
+			o->info = o->info ? o->info : c;
+			break;
 		default: hint_option_error(argc, argv);
 		}
 	}
@@ -542,6 +542,28 @@ static int run_mode(const struct options *o, const struct words *w)
 	return hint_checking_only ? 0 : c->run(o);
 }
 
+/* --help, --help-all or --version (o->info): prints it, before the other options' checks (what
+ * they would select does not run). A word after the options is refused, as each mode that
+ * takes none refuses one (-l, --topology): it was meant for something. */
+static int run_info(const struct options *o, const struct words *w)
+{
+	const char *name = o->info == 'h' ? "--help" : o->info == 'V' ? "--version" : "--help-all";
+	char message[96];
+
+	if (w->n) {
+		snprintf(message, sizeof(message), "%s takes no further arguments", name);
+		bad_usage(message);
+	}
+	if (hint_checking_only)
+		return 0;
+	if (o->info == 'h')
+		usage(stdout);
+	if (o->info == OPT_HELP_ALL)
+		usage_all(stdout);
+	printf("nvtaskset " NVT_VERSION_STRING "\n");
+	return EXIT_SUCCESS;
+}
+
 /* The command line after a first word: options, their checks, and the mode they select. */
 static int parse_command_line(int argc, char **argv)
 {
@@ -552,6 +574,8 @@ static int parse_command_line(int argc, char **argv)
 	optind = 0; /* (glibc: from the start again, in a check of a suggestion too) */
 	w.first = parse_options(argc, argv, &o, &strategy_given);
 	w.n = argc - w.first;
+	if (o.info)
+		return run_info(&o, &w);
 	/* What prints its JSON on stdout prints its errors there too (a start's
 	 * stdout is its COMMAND's). */
 	if (!hint_checking_only)
