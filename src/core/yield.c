@@ -187,6 +187,13 @@ uint32_t nvt_yield_not_taken(const struct nvt_slot_prio *start, unsigned prio, u
 	return lost;
 }
 
+uint32_t nvt_yield_refused(const struct nvt_slot_prio *start, unsigned prio, uint32_t want)
+{
+	uint32_t lost = nvt_yield_not_taken(start, prio, want);
+
+	return lost & (start->prio == NVT_PRIO_NONE ? ~0u : ~(uint32_t)NVT_YIELD_CLIENT);
+}
+
 /* A moving average with weight 1/8; the first sample sets it. */
 static uint64_t average(uint64_t avg, uint64_t sample, uint64_t count)
 {

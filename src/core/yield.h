@@ -87,6 +87,15 @@ int nvt_yield_by_shim(unsigned prio, uint32_t yield);
  * agent's, taken up by every task. 0 for prio NVT_PRIO_NONE and for a high task's client.
  */
 uint32_t nvt_yield_not_taken(const struct nvt_slot_prio *start, unsigned prio, uint32_t want);
+/*
+ * The ways of want that -p refuses on such a task, changing nothing: those nvt_yield_not_taken
+ * finds, but client on a task started with a priority. That one is written with a warning that
+ * it does not take effect: it is how -p takes slice away, and its MPS client priority stays as
+ * its start made it. On a task started without one it would change nothing. A start refuses
+ * no combination of words: its task is set up for those it is given (nvt_yield_refused of
+ * those words as its start is 0), so a start and -p agree on which words go together.
+ */
+uint32_t nvt_yield_refused(const struct nvt_slot_prio *start, unsigned prio, uint32_t want);
 
 /* A request began, or ended, at now: updates a's counts and averages (an end ends every request
  * begun: ends = begins). */

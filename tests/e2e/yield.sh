@@ -439,3 +439,31 @@ t_yield_demo_service_and_one_that_never_syncs() {
 	kill -TERM "$hi" "$lo"
 	wait "$hi" "$lo" 2>/dev/null || true
 }
+
+# A start and -p agree on which --yield words go together: a task started with slice,gate takes
+# the same words again from -p (at another level too); -p refuses a word only by how its task
+# was started (one started with slice alone: its shim follows no launch call), saying so.
+t_yield_start_and_pid_agree() {
+	local sg sl
+	start_loop sg "$NVT" --no-mps --priority low --yield slice,gate "$APP"
+	sg=$PID
+	start_loop sl "$NVT" --no-mps --priority low "$APP"
+	sl=$PID
+	wait_file "$WORK/sg.state" "0-65"
+	wait_file "$WORK/sl.state" "0-65"
+	run_rc out rc "$NVT" -p --priority low --yield slice,gate "$sg"
+	eq "$rc" 0 "$out"
+	has "$out" "pid $sg's new yield: gate,slice"
+	hasnt "$out" "warning"
+	run_rc out rc "$NVT" -p --priority normal --yield gate,slice "$sg"
+	eq "$rc" 0 "$out"
+	has "$out" "pid $sg's new priority: normal"
+	run_rc out rc "$NVT" -p --priority low --yield slice,gate "$sl"
+	eq "$rc" 1 "$out"
+	has "$out" "pid $sl was started with --yield slice, so its shim does not follow its launch calls: --yield gate would not take effect (nothing changed)"
+	has "$out" "nvtaskset --priority LEVEL --yield WORDS COMMAND"
+	python3 -c 'import json,sys; g={t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}[int(sys.argv[2])]; assert g["yield"]["ways"]=="slice", g' \
+		"$(timeout "$HANG" "$NVT" -l --json)" "$sl" || die "-p changed pid $sl's words"
+	stop_loop sg "$sg"
+	stop_loop sl "$sl"
+}

@@ -455,6 +455,28 @@ static void test_not_taken(void)
 				  NVT_YIELD_PROTECT | NVT_YIELD_BORROW | NVT_YIELD_ANY) == 0);
 	CHECK(nvt_yield_not_taken(&protect, NVT_PRIO_LOW, NVT_YIELD_SLICE) == NVT_YIELD_SLICE);
 	CHECK(nvt_yield_not_taken(&slice, NVT_PRIO_LOW, NVT_YIELD_SLICE) == 0);
+	/* What -p refuses: every word not taken up, but client on a task started with a
+	 * priority (written: it takes slice away). */
+	CHECK(nvt_yield_refused(&none, NVT_PRIO_LOW, NVT_YIELD_DEFAULT) == NVT_YIELD_CLIENT);
+	CHECK(nvt_yield_refused(&none, NVT_PRIO_LOW, NVT_YIELD_GUARD) == 0);
+	CHECK(nvt_yield_refused(&slice, NVT_PRIO_LOW, NVT_YIELD_CLIENT) == 0);
+	CHECK(nvt_yield_refused(&slice, NVT_PRIO_HIGH, NVT_YIELD_CLIENT) == 0);
+	CHECK(nvt_yield_refused(&slice, NVT_PRIO_LOW, NVT_YIELD_SLICE | NVT_YIELD_GATE) ==
+	      NVT_YIELD_GATE);
+	CHECK(nvt_yield_refused(&client, NVT_PRIO_LOW, NVT_YIELD_PROTECT) ==
+	      (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD));
+	/* A start and -p agree: the words a task was started with are taken again, whichever
+	 * go together (slice with the shim's ways, guard with client). */
+	{
+		static const uint32_t sets[] = {
+			NVT_YIELD_SLICE | NVT_YIELD_GATE, NVT_YIELD_SLICE | NVT_YIELD_PROTECT,
+			NVT_YIELD_GUARD | NVT_YIELD_CLIENT, NVT_YIELD_BORROW | NVT_YIELD_ANY, 0};
+		for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+			for (unsigned prio = NVT_PRIO_LOW; prio <= NVT_PRIO_HIGH; prio++) {
+				struct nvt_slot_prio started = {.prio = (uint8_t)prio, .yield = sets[i]};
+				CHECK(nvt_yield_refused(&started, prio, sets[i]) == 0);
+			}
+	}
 }
 
 /* The word of preemption: slice[=US]. */

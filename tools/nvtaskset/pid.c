@@ -664,7 +664,7 @@ static void started_as(const struct nvt_slot_prio *start, char *buf, size_t len)
  * name (docs/priorities.md, "Which one?"): its shim follows no launch call or channel group, MPS's
  * client priority is fixed. Words it would not take up are refused, before anything changes
  * (exits 1); only client on a task started with a priority is written (it takes slice away), and
- * what will not take effect said. Without --yield, pid_words picks the words that take effect.
+ * what will not take effect said (the rule: nvt_yield_refused). Without --yield, pid_words picks the words that take effect.
  */
 static void check_yield_taken(const struct options *o, pid_t pid)
 {
@@ -681,9 +681,7 @@ static void check_yield_taken(const struct options *o, pid_t pid)
 		return;
 	lost_reasons(lost, why, sizeof(why));
 	started_as(&start, started, sizeof(started));
-	/* MPS's client priority alone refuses nothing on a task started with one: -p of client
-	 * takes slice away, say. On a task started without a priority it does nothing. */
-	refused = lost & o->yield.yield & (start.prio == NVT_PRIO_NONE ? ~0u : ~NVT_YIELD_CLIENT);
+	refused = nvt_yield_refused(&start, given.prio, given.yield);
 	if (refused) {
 		nvt_yield_format(&(struct nvt_slot_prio){.yield = refused}, ',', lost_words,
 				 sizeof(lost_words));
