@@ -194,6 +194,13 @@ uint32_t nvt_yield_refused(const struct nvt_slot_prio *start, unsigned prio, uin
 	return lost & (start->prio == NVT_PRIO_NONE ? ~0u : ~(uint32_t)NVT_YIELD_CLIENT);
 }
 
+uint32_t nvt_yield_taken_away(const struct nvt_slot_prio *now, uint32_t want)
+{
+	if (now->prio == NVT_PRIO_NONE)
+		return 0;
+	return now->yield & NVT_YIELD_SLICE & ~want;
+}
+
 /* A moving average with weight 1/8; the first sample sets it. */
 static uint64_t average(uint64_t avg, uint64_t sample, uint64_t count)
 {

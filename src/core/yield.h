@@ -96,6 +96,13 @@ uint32_t nvt_yield_not_taken(const struct nvt_slot_prio *start, unsigned prio, u
  * those words as its start is 0), so a start and -p agree on which words go together.
  */
 uint32_t nvt_yield_refused(const struct nvt_slot_prio *start, unsigned prio, uint32_t want);
+/*
+ * The ways of now (a running task's priority and words) that -p --yield want takes away with a
+ * change its words do not show: slice, whose channel groups go back to libcuda's own timeslice,
+ * beside other levels' tasks instead of time-sliced against them (a task given a priority and
+ * no partition is time-sliced by default). -p does it, and says so; 0 if none.
+ */
+uint32_t nvt_yield_taken_away(const struct nvt_slot_prio *now, uint32_t want);
 
 /* A request began, or ended, at now: updates a's counts and averages (an end ends every request
  * begun: ends = begins). */

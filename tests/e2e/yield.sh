@@ -467,3 +467,24 @@ t_yield_start_and_pid_agree() {
 	stop_loop sg "$sg"
 	stop_loop sl "$sl"
 }
+
+# -p --yield without slice on a time-sliced task (a priority and no partition) takes slice away,
+# as its words say, and warns on standard error that its groups leave their level's timeslice;
+# words that keep slice, or a task no longer time-sliced, get no such warning.
+t_yield_pid_taking_slice_warns() {
+	local err
+	start_loop ts "$NVT" --no-mps --priority low "$APP"
+	wait_file "$WORK/ts.state" "0-65"
+	out=$("$NVT" -p --priority high --yield client,slice "$PID" 2>"$WORK/ts.err1")
+	hasnt "$(cat "$WORK/ts.err1")" "warning"
+	out=$("$NVT" -p --priority high --yield client "$PID" 2>"$WORK/ts.err2") ||
+		die "-p --yield client: $out $(cat "$WORK/ts.err2")"
+	err=$(cat "$WORK/ts.err2")
+	has "$out" "pid $PID's new yield: client"
+	hasnt "$out" "warning"
+	eq "$err" "nvtaskset: warning: pid $PID is time-sliced (--yield slice): --yield client takes that away: its channel groups run at libcuda's own timeslice again, beside other levels' tasks instead of time-sliced against them (--yield client,slice keeps it)"
+	run_rc out rc "$NVT" -p --priority high --yield client "$PID"
+	eq "$rc" 0 "$out"
+	hasnt "$out" "warning"
+	stop_loop ts "$PID"
+}

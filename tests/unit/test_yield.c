@@ -465,6 +465,12 @@ static void test_not_taken(void)
 	      NVT_YIELD_GATE);
 	CHECK(nvt_yield_refused(&client, NVT_PRIO_LOW, NVT_YIELD_PROTECT) ==
 	      (NVT_YIELD_GATE | NVT_YIELD_BOUND | NVT_YIELD_AHEAD));
+	/* What -p --yield takes away and says: slice, from a time-sliced task only. */
+	CHECK(nvt_yield_taken_away(&slice, NVT_YIELD_CLIENT) == NVT_YIELD_SLICE);
+	CHECK(nvt_yield_taken_away(&slice, 0) == NVT_YIELD_SLICE);
+	CHECK(nvt_yield_taken_away(&slice, NVT_YIELD_CLIENT | NVT_YIELD_SLICE) == 0);
+	CHECK(nvt_yield_taken_away(&protect, NVT_YIELD_CLIENT) == 0);
+	CHECK(nvt_yield_taken_away(&none, NVT_YIELD_CLIENT) == 0);
 	/* A start and -p agree: the words a task was started with are taken again, whichever
 	 * go together (slice with the shim's ways, guard with client). */
 	{

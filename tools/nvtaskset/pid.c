@@ -448,6 +448,21 @@ static void start_prio(pid_t pid, struct nvt_slot_prio *start)
 static void lost_reasons(uint32_t lost, char *buf, size_t len);
 static void started_as(const struct nvt_slot_prio *start, char *buf, size_t len);
 
+/* The words of the task open as h now, into now: those of its first GPU with a priority (-p
+ * --gpu may have taken one away); prio NVT_PRIO_NONE where it has none. */
+static void words_now(const struct nvt_seg_handle *h, struct nvt_slot_prio *now)
+{
+	struct nvt_slot_view v;
+
+	memset(now, 0, sizeof(*now));
+	for (int g = 0; g < NVT_MAX_GPUS; g++)
+		if (nvt_seg_read(h, g, &v, NULL) == 0 && !nvt_uuid_is_zero(v.uuid) &&
+		    v.prio.prio != NVT_PRIO_NONE) {
+			*now = v.prio;
+			return;
+		}
+}
+
 /* The words -p gives the task open as h, into given: the options' (prio_given); without
  * --yield, those that take effect on it (nvt_prio_for_running: its words now if it has a
  * priority, else the level's less what it would not take up, else the agent's guard). Says
@@ -456,21 +471,13 @@ static void pid_words(const struct options *o, const struct nvt_seg_handle *h,
 		      struct nvt_slot_prio *given)
 {
 	struct nvt_slot_prio start, now;
-	struct nvt_slot_view v;
 	char why[200], words[96], started[140];
 	uint32_t lost;
 
 	prio_given(o, given);
 	if (!o->prio_given || o->yield_given || given->prio == NVT_PRIO_NONE)
 		return;
-	/* Its words now: those of its first GPU with a priority (-p --gpu may have taken one away) */
-	memset(&now, 0, sizeof(now));
-	for (int g = 0; g < NVT_MAX_GPUS; g++)
-		if (nvt_seg_read(h, g, &v, NULL) == 0 && !nvt_uuid_is_zero(v.uuid) &&
-		    v.prio.prio != NVT_PRIO_NONE) {
-			now = v.prio;
-			break;
-		}
+	words_now(h, &now);
 	start_prio(h->pid, &start);
 	lost = nvt_prio_for_running(given, &start, &now);
 	if (!lost)
@@ -659,6 +666,27 @@ static void started_as(const struct nvt_slot_prio *start, char *buf, size_t len)
 		snprintf(buf, len, "was started with other --yield words");
 }
 
+/* -p --yield WORDS without slice on a time-sliced task: written (WORDS are the task's ways, and
+ * only they: docs/priorities.md, "Preemption"), and said, as -p says of client, since the words
+ * do not show that its channel groups leave their level's timeslice (nvt_yield_taken_away). */
+static void warn_slice_taken_away(const struct nvt_seg_handle *h, const struct nvt_slot_prio *given)
+{
+	struct nvt_slot_prio now, keep = *given;
+	char words[96], kept[112];
+
+	words_now(h, &now);
+	if (!nvt_yield_taken_away(&now, given->yield))
+		return;
+	keep.yield |= NVT_YIELD_SLICE;
+	keep.slice_us = now.slice_us;
+	nvt_yield_format(given, ',', words, sizeof(words));
+	nvt_yield_format(&keep, ',', kept, sizeof(kept));
+	warnx("warning: pid %ld is time-sliced (--yield slice): --yield %s takes that away: its "
+	      "channel groups run at libcuda's own timeslice again, beside other levels' tasks "
+	      "instead of time-sliced against them (--yield %s keeps it)",
+	      (long)h->pid, words, kept);
+}
+
 /*
  * -p --priority --yield WORDS on a task whose start set its shim up without the ways the words
  * name (docs/priorities.md, "Which one?"): its shim follows no launch call or channel group, MPS's
@@ -666,19 +694,22 @@ static void started_as(const struct nvt_slot_prio *start, char *buf, size_t len)
  * (exits 1); only client on a task started with a priority is written (it takes slice away), and
  * what will not take effect said (the rule: nvt_yield_refused). Without --yield, pid_words picks the words that take effect.
  */
-static void check_yield_taken(const struct options *o, pid_t pid)
+static void check_yield_taken(const struct options *o, const struct nvt_seg_handle *h)
 {
 	struct nvt_slot_prio start, given;
 	char lost_words[96], started[140], why[200];
 	uint32_t lost, refused;
+	pid_t pid = h->pid;
 
 	if (!o->prio_given || !o->yield_given || o->prio == NVT_PRIO_NONE)
 		return;
 	start_prio(pid, &start);
 	prio_given(o, &given);
 	lost = nvt_yield_not_taken(&start, given.prio, given.yield);
-	if (!lost)
+	if (!lost) {
+		warn_slice_taken_away(h, &given);
 		return;
+	}
 	lost_reasons(lost, why, sizeof(why));
 	started_as(&start, started, sizeof(started));
 	refused = nvt_yield_refused(&start, given.prio, given.yield);
@@ -695,6 +726,7 @@ static void check_yield_taken(const struct options *o, pid_t pid)
 	nvt_yield_format(&(struct nvt_slot_prio){.yield = lost}, ',', lost_words, sizeof(lost_words));
 	warnx("warning: pid %ld %s: its new yield words %s will not take effect (%s)", (long)pid,
 	      started, lost_words, why);
+	warn_slice_taken_away(h, &given);
 }
 
 int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
@@ -715,7 +747,7 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 	if (rc)
 		cli_errx("failed to %s pid %ld's %s: %s", change ? "set" : "get", (long)pid, what,
 			 seg_error_pid(rc, &h, pid, why, sizeof(why)));
-	check_yield_taken(o, pid);
+	check_yield_taken(o, &h);
 	if (!mask_text && !o->prio_given && o->mem.n) {
 		/* A memory limit alone: the task's partitions stay as they are. */
 		if (pid_apply(o, &h, NULL, 0, 1, NULL, why, sizeof(why)))
