@@ -977,6 +977,44 @@ t_tree_overlap_by_design() {
 shares_warning() {
 	echo "nvtaskset: warning: ${3:-}TPCs $2 of GPU 0 are pid $1's too: the two tasks share them (-n N --exclude-running picks TPCs no task holds)"
 }
+# picked OUT: the TPCs of GPU 0 that -n's report in OUT names.
+picked() { sed -n 's/^nvtaskset: GPU 0 ([^)]*): TPCs \([0-9,-]*\)$/\1/p' <<<"$1"; }
+t_tree_count_overlap_warns() {
+	# -n COUNT without --exclude-running picks as if no task ran: a start, and -p, say whose
+	# TPCs the pick shares after saying the pick, as for a MASK; with --exclude-running or
+	# --json, no warning.
+	local a b pick out
+	start_loop ca "$NVT" --no-mps -c all "$APP"
+	a=$PID
+	start_loop cb "$NVT" --no-mps -c 0 "$APP"
+	b=$PID
+	wait_file "$WORK/ca.state" "0-65"
+	wait_file "$WORK/cb.state" "0"
+	run_rc out rc "$NVT" --no-mps -n 2 "$APP" launch 1
+	eq "$rc" 0 "$out"
+	pick=$(picked "$out")
+	[ -n "$pick" ] || die "no pick said: $out"
+	eq "$(grep '^nvtaskset: warning' <<<"$out")" "$(shares_warning "$a" "$pick")" "the start's warning"
+	run_rc out rc "$NVT" -p -n 2 "$b"
+	eq "$rc" 0 "$out"
+	pick=$("$NVT" -p -c "$b" | sed -n "s/^pid $b's current TPC list: //p")
+	eq "$(grep '^nvtaskset:' <<<"$out")" "$(shares_warning "$a" "$pick" "pid $b's ")" "-p's warning"
+	run_rc out rc "$NVT" -p --json -n 2 "$b"
+	eq "$rc" 0 "$out"
+	hasnt "$out" "warning"
+	stop_loop ca "$a"
+	start_loop cc "$NVT" --no-mps -c 0-31 "$APP"
+	a=$PID
+	wait_file "$WORK/cc.state" "0-31"
+	run_rc out rc "$NVT" -p -n 2 --exclude-running "$b"
+	eq "$rc" 0 "$out"
+	hasnt "$out" "warning"
+	run_rc out rc "$NVT" --no-mps -n 2 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "$out"
+	hasnt "$out" "warning"
+	stop_loop cc "$a"
+	stop_loop cb "$b"
+}
 t_tree_overlap_warns_at_once() {
 	# A MASK at start, or -p, that shares a live task's TPCs says so at once, a line naming
 	# the task and the TPCs; not where they share by design (the -l rule: tasks of other

@@ -598,8 +598,9 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	print_change(o, pid, &c, top);
 	if (o->prio_given)
 		prio_autostart_words(&given); /* the caller's agent, for a guard */
-	/* A MASK (or a priority) that makes it share a live task's TPCs: say so now. */
-	if (c.changed && !o->json && !o->part.count) {
+	/* A MASK, -n without --exclude-running (which picks as if no task ran) or a priority that
+	 * makes it share a live task's TPCs: say so now. */
+	if (c.changed && !o->json && !(o->part.count && o->part.exclude_running)) {
 		char who[48];
 		snprintf(who, sizeof(who), "pid %ld's ", (long)pid);
 		warn_shared_tpcs(pid, c.now, c.n, who);

@@ -399,16 +399,20 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 	} else {
 		/* A MASK may take a live task's TPCs: say so now (not under --json, whose
 		 * documents are what standard error carries: -l --json's "overlaps" says it).
-		 * -n without --exclude-running picks as if no task ran, by request: its report
-		 * says what it took. A MASK left out (--priority: the whole GPU, time-sliced or
-		 * beside the others by its level) names no TPC of anyone's. */
+		 * -n's pick is said below, after what it took. A MASK left out (--priority: the
+		 * whole GPU, time-sliced or beside the others by its level) names no TPC of
+		 * anyone's. */
 		if (!o->part.count && !o->json && !o->mask_left_out)
 			warn_shared_tpcs(getpid(), parts, n, "");
 		made = nvt_reserve_prepare(nvt_rundir(), parts, n, &own, why, sizeof(why)) == 0;
 	}
-	/* Say what -n chose: a person, or a scheduler's log, should know. */
+	/* Say what -n chose: a person, or a scheduler's log, should know. Without
+	 * --exclude-running it picks as if no task ran (two starts of -n 8 take the same TPCs):
+	 * say whose it shares, as for a MASK. */
 	if (o->part.count)
 		report(o, stderr, "picked", parts, n);
+	if (o->part.count && !claiming && !o->json)
+		warn_shared_tpcs(getpid(), parts, n, "");
 	/* Libraries size their grids by the SM count the device reports: let
 	 * MPS report (and allow) the partition's share. */
 	in.sm_limit_percent = o->sm_limit ? sm_limit(parts, n) : 0;
