@@ -10,8 +10,9 @@
 #   kill    kill -9 of the CLI at random points of -p, -a -p and claims
 #   load    500 live tasks of 3 users while -l, claims and moves run
 #   scale   1000 segments of one user left unsettled: -l and a claim within
-#           2x of their time beside the same tasks settled (else "slow"); root's
-#           priority agent beside 1030 plain tasks guards a low task
+#           2x of their system calls (strace -f -c) and of their CPU time (runs
+#           of their own, without strace) beside the same tasks settled (else
+#           "slow"); root's priority agent beside 1030 plain tasks guards a low task
 #   agent   kill -9 of root's priority agent while it lends: the borrower's
 #           shim gives the lent TPCs back by itself
 #   shared  the shared directory of run directories: entries of every type in
