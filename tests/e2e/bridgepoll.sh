@@ -72,49 +72,73 @@ bridge_words() {
 # caps LOG CAP_NS: the bridges of LOG with that cap.
 caps() { awk -v c="cap_ns=$2" '$1 == "bridge" && $4 == c {n++} END {print n + 0}' "$1"; }
 
+# close_polls LOOKS: "E E2" of a polling loop's looks (prioapp's PRIOAPP_LOOKS): E counts its
+# polls that began with a "not ready" after a poll whose last two looks (a "not ready", then
+# the "done") surely came within NVT_BRIDGE_POLL_LOOK_US (600 us) of each other, as the shim saw
+# them (its clock read inside each query: from before the first to after the second), E2 those
+# of them with two "not ready" or more. Each of E begins a tentative wait; each of E2 makes it
+# full. A busy machine's late wake-ups make fewer polls close: the test judges these.
+close_polls() {
+	awk '$1 == "look" { if ($4 != 0) { if (!nr++ && fast) e++; if (nr == 2 && fast) e2++; last = $2; next }
+		if (nr) fast = $3 - last <= 600000; nr = 0 }
+		END { print e + 0, e2 + 0 }' "$1"
+}
+# close_enough TAG: the polls of steps_app TAG's run that close_polls counts; fails if under 10.
+close_enough() {
+	local e
+	e=$(close_polls "$WORK/$1.looks")
+	[ "${e% *}" -ge 10 ] || die "$1: only ${e% *} polls after close looks, of $(grep -c '^launch' "$WORK/$1.log") launches"
+	echo "$e"
+}
+
 # A loop that sleeps between its looks (300 us; steps of 100 us, so that its second look finds
 # the step done): once one of its waits showed looks that close, each wait begins at its first
 # "not ready", tentatively (its bridge capped at 900 us: a look that no other followed would
 # hold the GPU that long at most), returned from at the next look, released at the next launch.
 # Steps of 800 us: the second "not ready" makes the wait a full one (its next look and a linger
 # could come after the cap: a second bridge, of the whole cap, behind the first). A loop whose looks come 3 ms apart begins none (holding the GPU from
-# one look to the next would cost the lower task more than the switches).
+# one look to the next would cost the lower task more than the switches). The waits after
+# looks that close are counted from the loop's own looks (close_polls): a busy machine's late
+# wake-up unteaches it for the next wait.
 t_bridge_sleeping_poll_loop() {
-	local n steps full
+	local n steps full e
 	rm -f "$WORK/bridge.log"
-	FAKECUDA_KERNEL_US=50 PRIOAPP_POLL=1 PRIOAPP_POLL_US=300 NVTASKSET_BRIDGE_HOLD=0 steps_app sleep --priority high
-	n=$(caps "$WORK/bridge.log" 900000)
+	FAKECUDA_KERNEL_US=50 PRIOAPP_POLL=1 PRIOAPP_POLL_US=300 PRIOAPP_LOOKS=$WORK/sleep.looks NVTASKSET_BRIDGE_HOLD=0 \
+		steps_app sleep --priority high
+	n=$(caps "$WORK/bridge.log" 900000) e=$(close_enough sleep)
 	steps=$(($(grep -c '^launch' "$WORK/sleep.log") / 2))
-	# (a busy machine's late wake-up unteaches it for the next wait)
-	[ $((n * 2)) -gt "$steps" ] || die "$n tentative bridges for $steps steps: $(head -3 "$WORK/bridge.log")"
+	[ $((n * 2)) -gt "${e% *}" ] || die "$n tentative bridges for ${e% *} waits after close looks: $(head -3 "$WORK/bridge.log")"
 	[ "$(bridges)" -le $((2 * steps + 1)) ] || die "$(bridges) bridges for $steps steps"
 	eq "$(bridge_words "$WORK/bridge.log")" "" "bridge lines"
 	rm -f "$WORK/bridge.log"
-	FAKECUDA_KERNEL_US=400 PRIOAPP_POLL=1 PRIOAPP_POLL_US=300 NVTASKSET_BRIDGE_HOLD=0 STEPS_LAUNCHES=100 \
-		steps_app long --priority high
-	n=$(caps "$WORK/bridge.log" 900000) full=$(caps "$WORK/bridge.log" 50000000)
-	steps=$(($(grep -c '^launch' "$WORK/long.log") / 2))
-	[ $((n * 2)) -gt "$steps" ] && [ $((full * 2)) -gt "$steps" ] ||
-		die "$n tentative and $full full bridges for $steps steps of 800 us"
+	FAKECUDA_KERNEL_US=400 PRIOAPP_POLL=1 PRIOAPP_POLL_US=300 PRIOAPP_LOOKS=$WORK/long.looks NVTASKSET_BRIDGE_HOLD=0 \
+		STEPS_LAUNCHES=100 steps_app long --priority high
+	n=$(caps "$WORK/bridge.log" 900000) full=$(caps "$WORK/bridge.log" 50000000) e=$(close_enough long)
+	[ $((n * 2)) -gt "${e% *}" ] && [ $((full * 2)) -gt "${e#* }" ] ||
+		die "$n tentative and $full full bridges for ${e% *} waits of 800 us after close looks (${e#* } looked at twice)"
 	eq "$(bridge_words "$WORK/bridge.log")" "" "bridge lines (800 us)"
 	# A quick loop's steps of 800 us, made full as well, are measured for the held steps'
-	# learner as any other (the second kernel begins no wait).
+	# learner as any other (the second kernel begins no wait): most of its waits (a step whose
+	# loop a busy machine kept from its CPU past the step's end begins none).
 	rm -f "$WORK/bridge.log"
 	FAKECUDA_KERNEL_US=400 PRIOAPP_POLL=1 PRIOAPP_POLL_US=0 NVTASKSET_BRIDGE_DEBUG=1 STEPS_LAUNCHES=100 \
 		steps_app spin --priority high
-	steps=$(($(grep -c '^launch' "$WORK/spin.log") / 2))
+	steps=$(sed -n 's/.*bridge: \([0-9]*\) waits.*/\1/p' "$WORK/spin.err")
+	[ "${steps:-0}" -ge 10 ] || die "${steps:-no} waits: $(grep 'bridge: ' "$WORK/spin.err")"
 	n=$(sed -n 's/.*steps measured: \([0-9]*\) released, \([0-9]*\) held.*/\1 \2/p' "$WORK/spin.err" | awk '{print $1 + $2}')
-	[ $((${n:-0} * 2)) -gt "$steps" ] || die "${n:-no} steps measured of $steps: $(grep 'bridge: ' "$WORK/spin.err")"
+	[ $((${n:-0} * 2)) -gt "$steps" ] || die "${n:-no} steps measured of $steps waits: $(grep 'bridge: ' "$WORK/spin.err")"
 	# Held (NVTASKSET_BRIDGE_HOLD=1), a bridge made full holds the next step's launches as the
 	# tentative one would have: none of them releases it.
 	rm -f "$WORK/bridge.log"
-	FAKECUDA_KERNEL_US=400 PRIOAPP_POLL=1 PRIOAPP_POLL_US=300 NVTASKSET_BRIDGE_HOLD=1 STEPS_LAUNCHES=100 \
-		steps_app held --priority high
+	FAKECUDA_KERNEL_US=400 PRIOAPP_POLL=1 PRIOAPP_POLL_US=300 PRIOAPP_LOOKS=$WORK/held.looks NVTASKSET_BRIDGE_HOLD=1 \
+		STEPS_LAUNCHES=100 steps_app held --priority high
+	e=$(close_enough held)
 	n=$(awk '$1 == "bridge" { split($3, q, "="); split($4, c, "="); full = c[2] == 50000000 && prev == 900000; seq = q[2]
 		prev = c[2]; if (full) made++ }
 		$1 == "app" && full { split($4, r, "="); if (r[2] >= seq) bad++ }
 		END { print made + 0, bad + 0 }' "$WORK/bridge.log")
-	[ "${n% *}" -gt 10 ] && [ "${n#* }" = 0 ] || die "made full, held: '$n' (bridges, launches that released one)"
+	[ $((${n% *} * 2)) -gt "${e#* }" ] && [ "${n#* }" = 0 ] ||
+		die "made full, held: '$n' (bridges, launches that released one; ${e#* } waits after close looks looked at twice)"
 	rm -f "$WORK/bridge.log"
 	FAKECUDA_KERNEL_US=50 PRIOAPP_POLL=1 PRIOAPP_POLL_US=3000 NVTASKSET_BRIDGE_HOLD=0 STEPS_LAUNCHES=60 \
 		steps_app slow --priority high

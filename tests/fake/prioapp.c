@@ -31,7 +31,9 @@
  *       (FAKECUDA_DEVICES=2), both events polled in turn, each in its context; =swap: device
  *       1's context current at every other look);
  *       PRIOAPP_POLL_US=N: N us between two looks of a polling loop (not 50);
- *       PRIOAPP_POLL_FIRST_US=N: N us between its first two looks
+ *       PRIOAPP_POLL_FIRST_US=N: N us between its first two looks; PRIOAPP_LOOKS=FILE: each
+ *       look at the polled event appended to FILE, "look BEFORE AFTER RC" (the monotonic
+ *       clock in ns around the query, its result)
  *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches

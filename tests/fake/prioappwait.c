@@ -10,6 +10,8 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +99,30 @@ static int poll_swapping(void *ev)
 	return (rc != 0) | (cuCtxSetCurrent(ctx0) != 0);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One query of ev; with PRIOAPP_LOOKS=FILE, "look BEFORE AFTER RC" appended to FILE (the
+ * monotonic clock just before and after the call: the shim's own look lies between). */
+static int event_look(void *ev)
+{
+	static FILE *looks;
+	static int opened;
+	uint64_t before = mono_ns();
+	int rc = cuEventQuery(ev);
+
+	if (!opened++ && getenv("PRIOAPP_LOOKS"))
+		looks = fopen(getenv("PRIOAPP_LOOKS"), "a");
+	if (looks)
+		fprintf(looks, "look %llu %llu %d\n", (unsigned long long)before, (unsigned long long)mono_ns(), rc);
+	return rc;
+}
+
 /* A serve request's wait by polling an event (PRIOAPP_POLL): 0, or 1 if a call failed. */
 int poll_wait(const char *form)
 {
@@ -130,7 +156,7 @@ int poll_wait(const char *form)
 			return 1;
 		return failed != NULL;
 	}
-	while ((rc = cuEventQuery(ev)) == NVT_CUDA_ERROR_NOT_READY) {
+	while ((rc = event_look(ev)) == NVT_CUDA_ERROR_NOT_READY) {
 		pause_us(poll_us(n++));
 		if (!strcmp(form, "rerecord") && cuEventRecord(ev, NULL))
 			return 1;
