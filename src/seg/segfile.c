@@ -184,6 +184,14 @@ int nvt_seg_pread_slot_raw(int fd, int gpu, struct nvt_gpu_slot *slot)
 	return pread(fd, slot, sizeof(*slot), SLOT_AT(gpu)) == (ssize_t)sizeof(*slot) ? 0 : -1;
 }
 
+/* Slots read unsettled in a row by this thread, since a retry last found a slot settled. A
+ * writer preempted inside a slot is one slot; many odd in a row are writers that died inside,
+ * or a user who leaves her segments so. Past SEG_YIELD_STREAK of them a reader stops yielding
+ * for them (each yield on a busy machine can last a scheduler's turn of every runnable task:
+ * 1000 such slots cost a claim minutes), and reads each NVT_SEG_READ_TRIES times at once. */
+#define SEG_YIELD_STREAK 4
+static _Thread_local unsigned unsettled_streak;
+
 int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status)
 {
 	off_t at = SLOT_AT(gpu);
@@ -202,12 +210,14 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 	 * (a writer that died inside, or a user who leaves her own segments
 	 * so) costs each reader NVT_SEG_READ_TRIES tries, no more. */
 	for (int tries = 0; tries < NVT_SEG_READ_TRIES; tries++) {
-		if (tries >= 2)
+		if (tries >= 2 && unsettled_streak < SEG_YIELD_STREAK)
 			sched_yield();
 		if (pread(fd, &before, 8, at) != 8 || pread(fd, &copy, sizeof(copy), at) != sizeof(copy) ||
 		    pread(fd, &after, 8, at) != 8)
 			return NVT_SEG_SHORT;
 		if (!(before & 1) && copy.seq == before && after == before) {
+			if (tries)
+				unsettled_streak = 0;
 			take_copy(&copy, view, status);
 			return NVT_SEG_READ_OK;
 		}
@@ -217,6 +227,8 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 		}
 	}
 	/* Unsettled: the last copy, holding every TPC a copy held. */
+	if (unsettled_streak < SEG_YIELD_STREAK)
+		unsettled_streak++;
 	take_copy(&copy, view, status);
 	if (set) {
 		view->state = NVT_SLOT_SET;

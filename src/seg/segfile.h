@@ -127,6 +127,8 @@ int nvt_seg_unlink_judged(int dirfd, uid_t uid, const char *name, dev_t dev, ino
  * segment its user leaves so), with view the last copy, state NVT_SLOT_SET
  * and every TPC that a copy held where one held any (what allocation counts
  * as held by its owner); NVT_SEG_SHORT if the file is shorter than a segment.
+ * A thread yields the CPU between tries only until it has read a few slots
+ * unsettled in a row (none settled by a retry since).
  */
 enum nvt_seg_read_rc {
 	NVT_SEG_READ_OK = 0,

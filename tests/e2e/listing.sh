@@ -24,6 +24,8 @@ hostile_tasks() {
 
 # syscall_total FILE: the calls strace -c counted in FILE.
 syscall_total() { awk '$NF == "total" {print $4}' "$1"; }
+# syscall_calls NAME FILE: the calls of NAME strace -c counted in FILE (0 if none).
+syscall_calls() { awk -v n="$1" '$NF == n {c = $4} END {print c + 0}' "$2"; }
 
 t_hostile_unsettled_segments() {
 	# A user's own segments with every slot's sequence left odd
@@ -32,7 +34,7 @@ t_hostile_unsettled_segments() {
 	# than beside the same tasks settled, the claim never waits for them, and it
 	# counts their slots as held (it picks around their 0-3).
 	need_users
-	local pid calls_l0 calls_c0 calls_l calls_c
+	local pid calls_l0 calls_c0 calls_l calls_c yields_l yields_c
 	# A run directory of its own: other tests squat some users' directories.
 	export NVTASKSET_RUNDIR=$WORK/us-run
 	mkdir -m 1777 "$NVTASKSET_RUNDIR"
@@ -60,6 +62,13 @@ t_hostile_unsettled_segments() {
 	# tries of 3 reads and a yield, no more.
 	[ "$calls_l" -le $((calls_l0 + 12 * 16 * 8 * 4)) ] || die "-l made $calls_l reads, $calls_l0 with settled slots"
 	[ "$calls_c" -le $((calls_c0 + 12 * 16 * 8 * 4)) ] || die "the claim made $calls_c reads, $calls_c0 with settled slots"
+	# A reader yields for the first few slots it finds odd in a row (4: a writer preempted
+	# inside one), not for each of the 192: a yield on a busy machine can last every runnable
+	# task's turn. At most 6 yields (tries 3-8) for each of 4 slots, in each reading process.
+	yields_l=$(syscall_calls sched_yield "$WORK/l.st") yields_c=$(syscall_calls sched_yield "$WORK/c.st")
+	echo "yields beside the odd slots: -l $yields_l, the claim $yields_c"
+	[ "$yields_l" -le 24 ] || die "-l yielded $yields_l times for 192 odd slots"
+	[ "$yields_c" -le 48 ] || die "the claim yielded $yields_c times for 192 odd slots"
 	touch "$WORK/u/us.stop"
 	wait
 }
