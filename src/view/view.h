@@ -224,6 +224,27 @@ int nvt_view_holder(const struct nvt_view *v, const struct nvt_view_map *map, si
 /* The letter of holder h: 'A' + h, '#' past Z; '.' for NVT_VIEW_FREE, '*' for NVT_VIEW_SHARED. */
 char nvt_view_symbol(int32_t h);
 
+/*
+ * Two tasks' partitions that share TPCs against the design, from one of them: -l names each
+ * task's. A pair is seen from both its slots.
+ */
+struct nvt_view_overlap {
+	size_t slot;            /* a slot of the view */
+	size_t other;           /* another task's slot on its GPU whose own TPCs slot's meet */
+	struct nvt_tpcset both; /* the TPCs both hold */
+};
+/*
+ * Every overlap of the view's slots into *out (the caller frees it), their count in *n: two
+ * partitioned slots of one GPU whose own TPCs meet (a task without a priority: its partition),
+ * of tasks of different trees that may not share by design (nvt_prio_may_share: different
+ * priorities, time-sliced tasks). tree[k] is the top of the tree of the view's task k: tasks of
+ * one tree (a launcher and its workers) start on one partition by design; 0 leaves task k out.
+ * In the order of slot, then other (so by the tasks' PIDs, each task's overlaps together).
+ * Returns 0, or -1 when out of memory.
+ */
+int nvt_view_overlaps(const struct nvt_view *v, const pid_t *tree, struct nvt_view_overlap **out,
+		      size_t *n);
+
 /* ---- The metrics (viewmetrics.c) ---- */
 
 /*

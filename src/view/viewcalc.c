@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "view.h"
@@ -259,4 +260,50 @@ char nvt_view_symbol(int32_t h)
 	if (h < 0)
 		return '*';
 	return h < NVT_VIEW_SYMBOLS ? (char)('A' + h) : '#';
+}
+
+/* The TPCs slots a and b share against the design into both; 0 when none (tree: as
+ * nvt_view_overlaps). */
+static unsigned clash(const struct nvt_view *v, const pid_t *tree, size_t a, size_t b,
+		      struct nvt_tpcset *both)
+{
+	const struct nvt_view_slot *x = &v->slots[a], *y = &v->slots[b];
+
+	if (x->task == y->task || x->gpu != y->gpu || !x->partitioned || !y->partitioned ||
+	    !tree[x->task] || !tree[y->task] || tree[x->task] == tree[y->task])
+		return 0;
+	/* Managed tasks by their own partitions: a borrowed or guarded one is the agent's doing. */
+	if (nvt_prio_may_share(&x->prio, &y->prio))
+		return 0;
+	nvt_set_and(both, &x->own, &y->own);
+	return nvt_set_count(both);
+}
+
+int nvt_view_overlaps(const struct nvt_view *v, const pid_t *tree, struct nvt_view_overlap **out,
+		      size_t *n)
+{
+	size_t room = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t a = 0; a < v->n_slots; a++)
+		for (size_t b = 0; b < v->n_slots; b++) {
+			struct nvt_tpcset both;
+			if (!clash(v, tree, a, b, &both))
+				continue;
+			if (*n == room) {
+				struct nvt_view_overlap *more;
+				room = room ? 2 * room : 16;
+				more = realloc(*out, room * sizeof(*more));
+				if (!more) {
+					free(*out);
+					*out = NULL;
+					*n = 0;
+					return -1;
+				}
+				*out = more;
+			}
+			(*out)[(*n)++] = (struct nvt_view_overlap){a, b, both};
+		}
+	return 0;
 }

@@ -231,3 +231,72 @@ t_multigpu_uuid_prefix() {
 	eq "$rc" 1
 	has "$out" "there is no GPU 'GPU-'"
 }
+
+# -l names every task whose TPCs a task's overlap, GPU by GPU (it named the first alone): a line
+# for each task and GPU, the TPCs it shares and the tasks, their programs as a terminal may
+# show them, past four the first three and how many more; --json's "overlap_pids" each GPU's.
+t_multigpu_list_names_every_overlap() {
+	local a b c d e f g out pids
+	two_gpus
+	start_loop ova env FAKEAPP_ALL=1 "$NVT" --no-mps -c --gpu 0=0-3 --gpu 1=40-47 "$APP"
+	a=$PID
+	start_loop ovb "$NVT" --no-mps --gpu 0 -c 2-5 "$APP"
+	b=$PID
+	# A program named to rewrite the terminal: "?" where its escape was.
+	start_loop ovc "$NVT" --no-mps --gpu 0 -c 3-8 bash -c 'exec -a "$1" "$2" "${@:3}"' sh \
+		$'\e[2Jev\til' "$APP"
+	c=$PID
+	start_loop ovd env FAKEAPP_ALL=1 "$NVT" --no-mps --gpu 1 -c 44 "$APP"
+	d=$PID
+	wait_file "$WORK/ova.state" "0-3|40-47"
+	wait_file "$WORK/ovb.state" "2-5"
+	wait_file "$WORK/ovc.state" "3-8"
+	wait_file "$WORK/ovd.state" "0-65|44"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0 "$out"
+	has "$out" "Overlap: pid $a shares TPCs 2-3 of GPU 0 with pids $(names "$b" fakeapp-dlopen "$c" '?[2Jev?il')"
+	has "$out" "Overlap: pid $b shares TPCs 2-5 of GPU 0 with pids $(names "$a" fakeapp-dlopen "$c" '?[2Jev?il')"
+	has "$out" "Overlap: pid $c shares TPCs 3-5 of GPU 0 with pids $(names "$a" fakeapp-dlopen "$b" fakeapp-dlopen)"
+	has "$out" "Overlap: pid $a shares TPC 44 of GPU 1 with pid $d (fakeapp-dlopen)"
+	has "$out" "Overlap: pid $d shares TPC 44 of GPU 1 with pid $a (fakeapp-dlopen)"
+	eq "$(grep -c '^Overlap:' <<<"$out")" 5 "Overlap lines: $out"
+	out=$(timeout "$HANG" "$NVT" -l --json)
+	python3 - "$out" "$a" "$b" "$c" "$d" <<'PY' || die "bad JSON: $out"
+import json, sys
+a, b, c, d = map(int, sys.argv[2:])
+t = {x["pid"]: x for x in json.loads(sys.argv[1])["tasks"]}
+ov = lambda p: {g["gpu"]: g["overlap_pids"] for g in t[p]["gpus"]}
+assert ov(a) == {0: sorted([b, c]), 1: [d]}, ov(a)
+assert ov(b)[0] == sorted([a, c]) and ov(c)[0] == sorted([a, b]) and ov(d) == {0: [], 1: [a]}, t
+assert ov(b).get(1, []) == [] and ov(c).get(1, []) == [], t
+assert all(t[p]["overlaps"] for p in (a, b, c, d))
+PY
+	# Three more on TPC 0: a's line names three of its five and says how many more.
+	start_loop ove "$NVT" --no-mps --gpu 0 -c 0 "$APP"
+	e=$PID
+	start_loop ovf "$NVT" --no-mps --gpu 0 -c 0 "$APP"
+	f=$PID
+	start_loop ovg "$NVT" --no-mps --gpu 0 -c 0 "$APP"
+	g=$PID
+	wait_file "$WORK/ove.state" "0"
+	wait_file "$WORK/ovf.state" "0"
+	wait_file "$WORK/ovg.state" "0"
+	run_rc out rc "$NVT" -l
+	pids=$(printf '%s\n' "$b" "$c" "$e" "$f" "$g" | sort -n | head -3)
+	grep -Eq "^Overlap: pid $a shares TPCs 0,2-3 of GPU 0 with pids $(head -1 <<<"$pids") \([^)]*\), $(sed -n 2p <<<"$pids") \([^)]*\), $(sed -n 3p <<<"$pids") \([^)]*\) and 2 more$" <<<"$out" ||
+		die "a's line of five: $out"
+	out=$(timeout "$HANG" "$NVT" -l --json)
+	python3 -c 'import json,sys; t={x["pid"]: x for x in json.loads(sys.argv[1])["tasks"]}; p=list(map(int, sys.argv[2:])); assert t[p[0]]["gpus"][0]["overlap_pids"] == sorted(p[1:]), t[p[0]]' \
+		"$out" "$a" "$b" "$c" "$e" "$f" "$g" || die "a's five in JSON: $out"
+	for t in ova:$a ovb:$b ovc:$c ovd:$d ove:$e ovf:$f ovg:$g; do
+		stop_loop "${t%%:*}" "${t#*:}"
+	done
+}
+# names PID PROGRAM PID PROGRAM: two tasks as an Overlap line names them, the lower PID first.
+names() {
+	if (($1 < $3)); then
+		echo "$1 ($2) and $3 ($4)"
+	else
+		echo "$3 ($4) and $1 ($2)"
+	fi
+}

@@ -894,11 +894,11 @@ t_list_overlaps_and_topology_use() {
 	wait_file "$WORK/sib1.state" "40-41"
 	wait_file "$WORK/sib2.state" "40-41"
 	out=$("$NVT" -l)
-	has "$out" "$(overlap_line "$a" "$b" 2-3)"
+	has_overlap "$out" "$a" "$b" 2-3
 	hasnt "$out" "TPCs 40-41"
 	# --launched hides their shell (it launched nothing): they are one tree all the same.
 	out=$("$NVT" -l --launched)
-	has "$out" "$(overlap_line "$a" "$b" 2-3)"
+	has_overlap "$out" "$a" "$b" 2-3
 	hasnt "$out" "TPCs 40-41"
 	out=$("$NVT" -l --launched --json)
 	python3 -c 'import json,sys; w=[x for x in json.loads(sys.argv[1])["tasks"] if x["gpus"][0]["tpcs"] == "40-41"]; assert len(w) == 2 and not any(x["overlaps"] for x in w), w' "$out" ||
@@ -933,14 +933,11 @@ assert g[6]["held"] == [] and g[6]["free"] == "6,14,22,30,37,44,51,58,60"' "$out
 	out=$("$NVT" --topology)
 	has "$out" "  No task holds TPCs of this GPU (nvtaskset -l lists the tasks)."
 }
-# overlap_line PID PID TPCS: the line -l prints for two tasks that share TPCS of GPU 0,
-# lower PID first (PIDs wrap: a later task may have the lower one).
-overlap_line() {
-	if (($1 < $2)); then
-		echo "Overlap: pids $1 and $2 both hold TPCs $3 of GPU 0"
-	else
-		echo "Overlap: pids $2 and $1 both hold TPCs $3 of GPU 0"
-	fi
+# has_overlap OUT PID PID TPCS: -l's output OUT has the lines for two tasks (fakeapps) that share
+# TPCS of GPU 0 and no other task's TPCs: one from each.
+has_overlap() {
+	has "$1" "Overlap: pid $2 shares TPCs $4 of GPU 0 with pid $3 (fakeapp-dlopen)"
+	has "$1" "Overlap: pid $3 shares TPCs $4 of GPU 0 with pid $2 (fakeapp-dlopen)"
 }
 t_tree_overlap_by_design() {
 	# Tasks that share TPCs by design are no "Overlap": a high and a low task on the whole GPU
@@ -960,7 +957,7 @@ t_tree_overlap_by_design() {
 	n1=$PID
 	wait_file "$WORK/bdn.state" "0-3"
 	out=$("$NVT" -l)
-	has "$out" "$(overlap_line "$lo" "$n1" 0-3)"
+	has_overlap "$out" "$lo" "$n1" 0-3
 	hasnt "$(grep '^Overlap:' <<<"$out")" " $hi "
 	stop_loop bdn "$n1"
 	stop_loop bdl "$lo"

@@ -16,7 +16,7 @@
 #include "core/yield.h"
 #include "view/view.h"
 
-#define MAX 8
+#define MAX 10
 
 /* A view of one GPU of 16 TPCs in 2 GPCs, with room for MAX tasks of one slot each. */
 struct fixture {
@@ -399,6 +399,58 @@ static void test_settle_one_slot_a_gpu(void)
 	free(f);
 }
 
+/* Overlaps: each pair from both its slots, every task a slot overlaps (three and more), tasks of
+ * one tree and of different priorities left alone, tasks left out by the caller, and slots of
+ * another GPU kept apart. */
+static void test_overlaps(void)
+{
+	struct fixture *f = malloc(sizeof(*f));
+	struct nvt_view_overlap *o;
+	/* The top of each task's tree; 0 leaves a task out. */
+	const pid_t tree[MAX] = {100, 100, 200, 300, 400, 450, 500, 600, 0};
+	size_t n;
+	char list[NVT_LIST_TEXT_MAX];
+
+	view_init(f);
+	f->v.n_gpus = 2;
+	f->v.gpus[1] = f->v.gpus[0];
+	f->v.gpus[1].index = 1;
+	add(f, 100, "alice", "0-3", "", NVT_PRIO_NONE);
+	add(f, 101, "alice", "0-3", "", NVT_PRIO_NONE); /* its worker: one tree */
+	add(f, 200, "bob", "2-5", "", NVT_PRIO_NONE);
+	add(f, 300, "carol", "3-8", "", NVT_PRIO_NONE);
+	add(f, 400, "dave", "9-15", "", NVT_PRIO_HIGH); /* shares with 450 by design */
+	add(f, 450, "dora", "9-15", "", NVT_PRIO_LOW);
+	add(f, 500, "erin", "3", "", NVT_PRIO_NONE)->gpu = 1; /* another GPU's TPC 3 */
+	add(f, 600, "fred", "3", "", NVT_PRIO_NONE)->gpu = 1;
+	add(f, 700, "gina", "0", "", NVT_PRIO_NONE); /* left out (--launched) */
+	CHECK(nvt_view_overlaps(&f->v, tree, &o, &n) == 0);
+	CHECK(n == 12);
+	/* Slot 0 (pid 100): 200 on 2-3, then 300 on 3; its worker (slot 1) the same. */
+	CHECK(o[0].slot == 0 && o[0].other == 2 && o[1].slot == 0 && o[1].other == 3);
+	nvt_format_list(&o[0].both, list, sizeof(list));
+	CHECK_STR(list, "2-3");
+	nvt_format_list(&o[1].both, list, sizeof(list));
+	CHECK_STR(list, "3");
+	CHECK(o[2].slot == 1 && o[2].other == 2 && o[3].slot == 1 && o[3].other == 3);
+	/* Slot 2 (pid 200): both of tree 100, then 300, ascending. */
+	CHECK(o[4].slot == 2 && o[4].other == 0 && o[5].other == 1 && o[6].other == 3);
+	nvt_format_list(&o[6].both, list, sizeof(list));
+	CHECK_STR(list, "3-5");
+	CHECK(o[7].slot == 3 && o[7].other == 0 && o[8].other == 1 && o[9].other == 2);
+	/* GPU 1's pair, with each other alone. */
+	CHECK(o[10].slot == 6 && o[10].other == 7 && o[11].slot == 7 && o[11].other == 6);
+	free(o);
+	/* Two tasks of one priority on the same TPCs overlap. */
+	f->slots[5].prio.prio = NVT_PRIO_HIGH;
+	CHECK(nvt_view_overlaps(&f->v, tree, &o, &n) == 0);
+	CHECK(n == 14 && o[10].slot == 4 && o[10].other == 5 && o[11].slot == 5 && o[11].other == 4);
+	nvt_format_list(&o[10].both, list, sizeof(list));
+	CHECK_STR(list, "9-15");
+	free(o);
+	free(f);
+}
+
 int main(void)
 {
 	test_map();
@@ -408,5 +460,6 @@ int main(void)
 	test_metrics_one_series_a_gpu();
 	test_settle_one_slot_a_gpu();
 	test_agents();
+	test_overlaps();
 	return CHECK_DONE();
 }

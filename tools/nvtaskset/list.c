@@ -45,10 +45,9 @@ struct row {
 	pid_t parent; /* the nearest task shown that it descends from, 0 when none */
 	int depth;    /* tasks shown above it */
 	char slurm_step[NVT_SLURM_STEP_TEXT_MAX]; /* "JOB.STEP" of a Slurm task, else "" */
-	int overlaps; /* its TPCs overlap another task's that is neither its ancestor nor descendant */
-	pid_t overlap_pid; /* the first such task */
-	int overlap_gpu;   /* on this GPU (nvtaskset's number, -1 if not listed) */
-	struct nvt_tpcset overlap_tpcs; /* these TPCs */
+	/* Where its TPCs overlap those of tasks of other trees (nvt_view_overlaps), by slot. */
+	const struct nvt_view_overlap *overlap;
+	size_t n_overlap;
 };
 
 /* The view the rows point into. */
@@ -170,6 +169,23 @@ static void json_prio_fields(struct json_object *gpu, const struct nvt_view_slot
 	jsonout_add(gpu, "requests", json_requests(p));
 }
 
+/* The view's index of slot i of row r. */
+static size_t slot_index(const struct row *r, int i)
+{
+	return r->task->first_slot + (size_t)i;
+}
+
+/* "overlap_pids" of slot i of row r: the tasks whose TPCs its own overlap, ascending. */
+static struct json_object *json_overlap_pids(const struct row *r, int i)
+{
+	struct json_object *pids = jsonout_array();
+
+	for (size_t k = 0; k < r->n_overlap; k++)
+		if (r->overlap[k].slot == slot_index(r, i))
+			jsonout_append(pids, jsonout_int(view.tasks[view.slots[r->overlap[k].other].task].pid));
+	return pids;
+}
+
 /* Task r's object in -l's "tasks". */
 static struct json_object *json_row(const struct row *r)
 {
@@ -186,7 +202,7 @@ static struct json_object *json_row(const struct row *r)
 	jsonout_add(task, "launches", launches >= 0 ? jsonout_int(launches) : NULL);
 	jsonout_add_text(task, "slurm_step", r->slurm_step[0] ? r->slurm_step : NULL);
 	jsonout_add_text(task, "container", r->task->container[0] ? r->task->container : NULL);
-	jsonout_add_bool(task, "overlaps", r->overlaps);
+	jsonout_add_bool(task, "overlaps", r->n_overlap > 0);
 	jsonout_add(task, "gpus", gpus);
 	for (int i = 0; i < r->n; i++) {
 		const struct nvt_view_slot *p = &r->slot[i];
@@ -198,6 +214,7 @@ static struct json_object *json_row(const struct row *r)
 		jsonout_add_uint(gpu, "launches", p->launches);
 		jsonout_add_uint(gpu, "memory_bytes", p->mem_used);
 		jsonout_add_uint_or_null(gpu, "memory_limit_bytes", p->mem_limit);
+		jsonout_add(gpu, "overlap_pids", json_overlap_pids(r, i));
 		json_prio_fields(gpu, p);
 	}
 	return task;
@@ -645,16 +662,6 @@ static size_t top_of(const pid_t *pids, const pid_t *up, size_t n, size_t k)
 	return k;
 }
 
-/* Marks r as overlapping task pid on GPU uuid, TPCs both (the first such task is named). */
-static void mark_overlap(struct row *r, pid_t pid, const uint8_t uuid[16], const struct nvt_tpcset *both)
-{
-	if (r->overlaps++)
-		return;
-	r->overlap_pid = pid;
-	r->overlap_gpu = gpu_index_of(uuid);
-	r->overlap_tpcs = *both;
-}
-
 /*
  * The top of each shown task's tree (pids, n) among every task of t, shown or
  * not, into tops: --launched hides a launcher that never launched, and its
@@ -677,58 +684,77 @@ static int tree_tops(const struct task_tree *t, const pid_t *pids, size_t n, pid
 }
 
 /*
- * Marks the tasks whose partitions overlap on a GPU, but for tasks of one
- * tree (tops[k]: the top of task pids[k]'s, tree_tops): they copied their
- * partition. rows[k] is task pids[k].
+ * Finds the tasks of rows (n; pids[k] is rows[k]'s, tops[k] the top of its tree, tree_tops)
+ * whose partitions overlap on a GPU (nvt_view_overlaps: tasks of one tree copied their
+ * partition) and points each row at its own. Returns the overlaps (the caller frees them;
+ * NULL: none); ends the command when out of memory.
  */
-static void find_overlaps(struct row *rows, const pid_t *pids, const pid_t *tops, size_t n)
+static struct nvt_view_overlap *find_overlaps(struct row *rows, const pid_t *tops, size_t n)
 {
-	for (size_t a = 0; a < n; a++)
-		for (size_t b = a + 1; b < n; b++) {
-			/* Tasks of one tree (a launcher and its workers, which start
-			 * on its partition) share TPCs by design: only tasks of
-			 * different trees clash. */
-			if (tops[a] == tops[b])
-				continue;
-			for (int i = 0; i < rows[a].n; i++)
-				for (int j = 0; j < rows[b].n; j++) {
-					const struct nvt_view_slot *x = &rows[a].slot[i], *y = &rows[b].slot[j];
-					struct nvt_tpcset both;
-					if (!x->partitioned || !y->partitioned || x->gpu != y->gpu)
-						continue;
-					/* Tasks of different priorities, or time-sliced ones,
-					 * share by design: the lower one yields (on the whole
-					 * GPU, as --priority without a MASK starts them). */
-					if (nvt_prio_may_share(&x->prio, &y->prio))
-						continue;
-					/* Managed tasks by their own partitions: a borrowed
-					 * or guarded one is the agent's, not an overlap (a
-					 * task without a priority: own is current). */
-					nvt_set_and(&both, &x->own, &y->own);
-					if (!nvt_set_count(&both))
-						continue;
-					mark_overlap(&rows[a], pids[b], uuid_of(x), &both);
-					mark_overlap(&rows[b], pids[a], uuid_of(x), &both);
-				}
-		}
+	pid_t *tree = calloc(view.n_tasks + 1, sizeof(*tree));
+	struct nvt_view_overlap *all = NULL;
+	size_t count = 0, at = 0;
+
+	/* Only the tasks shown: --launched leaves out the others. */
+	for (size_t k = 0; tree && k < n; k++)
+		tree[rows[k].task - view.tasks] = tops[k];
+	if (!tree || nvt_view_overlaps(&view, tree, &all, &count))
+		cli_errx("out of memory");
+	free(tree);
+	for (size_t k = 0; k < n; k++) {
+		size_t task = (size_t)(rows[k].task - view.tasks);
+		while (at < count && view.slots[all[at].slot].task < task)
+			at++;
+		rows[k].overlap = all + at;
+		while (at < count && view.slots[all[at].slot].task == task)
+			at++;
+		rows[k].n_overlap = (size_t)(all + at - rows[k].overlap);
+	}
+	return all;
 }
 
-/* After the table: a line for each pair of tasks whose TPCs overlap. */
-static void print_overlaps(const struct row *rows, const pid_t *pids, size_t n)
+/* Tasks an Overlap line names; past that, the first OVERLAP_NAMED - 1 and "and N more"
+ * (-l --json lists them all), so that a task on a crowded GPU keeps one readable line. */
+#define OVERLAP_NAMED 4
+
+/* The tasks overlaps o (n, of one slot) name, into buf: "pid 4250 (app)", "pids 4250 (app) and
+ * 4260 (train)", past OVERLAP_NAMED "pids 4250 (app), 4260 (train), 4270 (app) and 5 more";
+ * their programs as the terminal may show them. */
+static void overlap_names(const struct nvt_view_overlap *o, size_t n, char *buf, size_t len)
 {
-	for (size_t k = 0; k < n; k++) {
-		const struct row *r = &rows[k];
-		char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX];
-		long other = index_of(pids, n, r->overlap_pid);
-		/* Each pair once: from its lower PID, unless that one names another. */
-		if (!r->overlaps || (r->overlap_pid < r->pid && other >= 0 &&
-				     rows[other].overlap_pid == r->pid))
-			continue;
-		describe(&r->overlap_tpcs, list, mask);
-		printf("Overlap: pids %ld and %ld both hold TPC%s %s of GPU %d\n",
-		       (long)r->pid, (long)r->overlap_pid, nvt_set_count(&r->overlap_tpcs) > 1 ? "s" : "",
-		       list, r->overlap_gpu);
+	size_t named = n > OVERLAP_NAMED ? OVERLAP_NAMED - 1 : n, used;
+
+	used = (size_t)snprintf(buf, len, "pid%s", n > 1 ? "s" : "");
+	for (size_t k = 0; k < named && used < len; k++) {
+		const struct nvt_view_task *t = &view.tasks[view.slots[o[k].other].task];
+		char program[sizeof(t->program)];
+		terminal_text(t->program, program, sizeof(program));
+		used += (size_t)snprintf(buf + used, len - used, "%s%ld (%s)",
+					 k == 0 ? " " : k + 1 == n ? " and " : ", ", (long)t->pid, program);
 	}
+	if (named < n && used < len)
+		snprintf(buf + used, len - used, " and %zu more", n - named);
+}
+
+/* After the table: a line for each task and GPU where its TPCs overlap those of other tasks,
+ * naming them (each pair so on both its tasks' lines). */
+static void print_overlaps(const struct row *rows, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		for (size_t a = 0, b; a < rows[k].n_overlap; a = b) {
+			const struct nvt_view_overlap *o = &rows[k].overlap[a];
+			char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX], names[512], gpu[16] = "?";
+			struct nvt_tpcset both = o->both;
+			int index = gpu_index_of(view.gpus[view.slots[o->slot].gpu].uuid);
+			for (b = a + 1; b < rows[k].n_overlap && rows[k].overlap[b].slot == o->slot; b++)
+				nvt_set_or(&both, &both, &rows[k].overlap[b].both);
+			if (index >= 0)
+				snprintf(gpu, sizeof(gpu), "%d", index);
+			describe(&both, list, mask);
+			overlap_names(o, b - a, names, sizeof(names));
+			printf("Overlap: pid %ld shares TPC%s %s of GPU %s with %s\n", (long)rows[k].pid,
+			       nvt_set_count(&both) > 1 ? "s" : "", list, gpu, names);
+		}
 }
 
 /* The columns shown only for some tasks: shown when a task of rows (n) has one. */
@@ -753,6 +779,7 @@ int nvt_cmd_list(const struct options *o)
 	int *depth, width, cols;
 	char why[512];
 	struct json_object *doc = NULL, *list = NULL;
+	struct nvt_view_overlap *overlaps;
 
 	/* First the one step that changes something: leftovers removed (and the processes read,
 	 * for the tree); then what runs, read through the view, as the other viewers read it. */
@@ -792,7 +819,7 @@ int nvt_cmd_list(const struct options *o)
 		cli_errx("out of memory");
 	if (tree_tops(&t, pids, n, tops))
 		cli_errx("out of memory");
-	find_overlaps(rows, pids, tops, n);
+	overlaps = find_overlaps(rows, tops, n);
 	if (o->json) {
 		doc = jsonout_document();
 		list = jsonout_array();
@@ -813,11 +840,11 @@ int nvt_cmd_list(const struct options *o)
 		print_agents(doc);
 		jsonout_print(stdout, doc);
 	} else {
-		print_overlaps(rows, pids, n);
+		print_overlaps(rows, n);
 		if (prio_columns)
 			print_agents(NULL);
 	}
-	free(rows), free(pids), free(up), free(order), free(depth), free(tops);
+	free(rows), free(pids), free(up), free(order), free(depth), free(tops), free(overlaps);
 	nvt_view_free(&view);
 	task_tree_free(&t);
 	return EXIT_SUCCESS;
