@@ -119,6 +119,69 @@ int nvt_mpslog_parse_ps(const char *answer, long *servers, int *counts, int max)
 	return n;
 }
 
+/* The first row of a "ps" answer (after its header), NULL for none (no server, no clients);
+ * *bad set when answer is no "ps" answer. */
+static const char *first_ps_row(const char *answer, int *bad)
+{
+	const char *line = answer;
+
+	*bad = 0;
+	while (*line == '\n' || *line == ' ')
+		line++;
+	/* "Server not found", or nothing at all: no clients (nvt_mpslog_parse_ps says when). */
+	if (!strncmp(line, "Server not found", 16) || *line == '\0')
+		return NULL;
+	if (strncmp(line, "PID", 3)) {
+		*bad = 1;
+		return NULL;
+	}
+	line = strchr(line, '\n');
+	return line ? line + 1 : NULL;
+}
+
+/* Reads row (PID ID SERVER DEVICE NAMESPACE COMMAND, up to its newline) into c. Returns 0, or
+ * -1 when it is no such row. */
+static int read_ps_row(const char *row, struct nvt_mps_client *c)
+{
+	long id;
+	int at = -1;
+	const char *end;
+	size_t n;
+
+	if (sscanf(row, "%ld %ld %ld %*s %*s %n", &c->pid, &id, &c->server, &at) < 3 || c->pid <= 0 ||
+	    c->server <= 0)
+		return -1;
+	c->command[0] = '\0';
+	if (at < 0 || memchr(row, '\n', (size_t)at)) /* no COMMAND (or fewer columns) on its line */
+		return 0;
+	end = strchr(row + at, '\n');
+	n = end ? (size_t)(end - (row + at)) : strlen(row + at);
+	while (n && (row[at + n - 1] == ' ' || row[at + n - 1] == '\r'))
+		n--; /* the daemon pads its columns */
+	n = n < sizeof(c->command) - 1 ? n : sizeof(c->command) - 1;
+	memcpy(c->command, row + at, n);
+	c->command[n] = '\0';
+	return 0;
+}
+
+int nvt_mpslog_parse_clients(const char *answer, struct nvt_mps_client *out, int max)
+{
+	int bad, n = 0;
+	const char *line = first_ps_row(answer, &bad);
+
+	for (; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		struct nvt_mps_client c;
+		if (*line == '\n')
+			continue;
+		if (read_ps_row(line, &c))
+			return -1;
+		if (n < max)
+			out[n] = c;
+		n++;
+	}
+	return bad ? -1 : n;
+}
+
 int nvt_mpslog_client_limit(int connections)
 {
 	int limit;

@@ -34,6 +34,19 @@ int nvt_mpslog_last_fault(const char *log, struct nvt_mps_fault *out);
  */
 int nvt_mpslog_parse_ps(const char *answer, long *servers, int *counts, int max);
 
+/* A client of an MPS server, as the control daemon's "ps" lists it. */
+struct nvt_mps_client {
+	long pid;
+	long server;
+	char command[256]; /* its COMMAND column (raw bytes, cut to fit), "" for none */
+};
+/*
+ * Parses the control daemon's "ps" answer (nvt_mpslog_parse_ps) into its clients, in its
+ * order (at most max are stored). Returns how many it lists (0 for "Server not found" or an
+ * empty answer), or -1 if the answer is not such a table.
+ */
+int nvt_mpslog_parse_clients(const char *answer, struct nvt_mps_client *out, int max);
+
 /*
  * The most clients one MPS server takes when each asks for `connections`
  * channels: a server's channel group holds 128 channels, 8 of them its own,

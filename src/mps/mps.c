@@ -508,12 +508,10 @@ static void not_yours(const struct nvt_mps *mps, pid_t pid, uid_t owner, char *w
 		 found ? found->pw_name : "", found ? ")" : "");
 }
 
-int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
+int nvt_mps_may_stop(const struct nvt_mps *mps, char *why, size_t len)
 {
-	long deadline = nvt_clock_ms() + timeout_ms;
 	pid_t pid = nvt_mps_daemon(mps);
 	uid_t owner;
-	int rc;
 
 	if (!pid)
 		return 0;
@@ -522,14 +520,34 @@ int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)
 		not_yours(mps, pid, owner, why, len);
 		return -1;
 	}
+	return 0;
+}
+
+int nvt_mps_stop(struct nvt_mps *mps, int grace_s, int timeout_ms, char *why, size_t len)
+{
+	pid_t pid = nvt_mps_daemon(mps);
+	char quit[32] = "quit\n";
+	long deadline;
+	int rc;
+
+	if (!pid)
+		return 0;
+	if (nvt_mps_may_stop(mps, why, len))
+		return -1;
 	if (!mps->control[0]) {
 		snprintf(why, len,
 			 "cannot find " CONTROL " to stop daemon %ld", (long)pid);
 		return -1;
 	}
-	rc = run_control(mps, NULL, "quit\n", NULL, 0, timeout_ms);
+	/* "quit -t" answers once the daemon has stopped its servers, grace_s seconds at most. */
+	if (grace_s >= 0) {
+		snprintf(quit, sizeof(quit), "quit -t %d\n", grace_s);
+		timeout_ms += grace_s * 1000;
+	}
+	deadline = nvt_clock_ms() + timeout_ms;
+	rc = run_control(mps, NULL, quit, NULL, 0, timeout_ms);
 	if (rc != 0) {
-		snprintf(why, len, "\"echo quit | %.300s\" %s", mps->control,
+		snprintf(why, len, "\"echo %.*s | %.300s\" %s", (int)strlen(quit) - 1, quit, mps->control,
 			 rc == CONTROL_TIMED_OUT ? "did not return in time" : "failed");
 		return -1;
 	}
@@ -589,4 +607,13 @@ int nvt_mps_read_log(const struct nvt_mps *mps, char *buf, size_t len)
 
 	snprintf(path, sizeof(path), "%.300s/server.log", mps->log_dir);
 	return nvt_read_file(path, buf, len, 1) < 0 ? -1 : 0;
+}
+
+int nvt_mps_client_list(struct nvt_mps *mps, struct nvt_mps_client *out, int max, int timeout_ms)
+{
+	static char answer[65536]; /* (48 clients a server, a line each, some servers) */
+
+	if (nvt_mps_query(mps, "ps", answer, sizeof(answer), timeout_ms))
+		return -1;
+	return nvt_mpslog_parse_clients(answer, out, max);
 }

@@ -77,10 +77,31 @@ pid_t nvt_mps_daemon(const struct nvt_mps *mps);
  */
 int nvt_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len);
 
-/* Asks the daemon to quit and waits (at most timeout_ms in all) until it has; a daemon of
- * another user's than the caller (unless root) is refused at once, the reason naming its user.
- * Returns 0, or -1 with the reason in why. */
-int nvt_mps_stop(struct nvt_mps *mps, int timeout_ms, char *why, size_t len);
+/* Whether the caller may stop the daemon: its user and root may, another user is refused
+ * (she would wait in vain), the reason naming its user. Returns 0 (also when none runs), or -1
+ * with the reason in why. */
+int nvt_mps_may_stop(const struct nvt_mps *mps, char *why, size_t len);
+
+/*
+ * Asks the daemon to quit and waits (at most timeout_ms in all, plus grace_s) until it has; a
+ * daemon the caller may not stop (nvt_mps_may_stop) is refused at once. NVIDIA's daemon, told
+ * "quit", takes no new client and waits for its clients to end (so with clients it outlasts
+ * timeout_ms, and this fails); grace_s >= 0 sends "quit -t grace_s": after grace_s seconds it
+ * stops its servers all the same, and their clients' CUDA calls fail from then on (< 0: plain
+ * "quit"). Returns 0, or -1 with the reason in why.
+ */
+int nvt_mps_stop(struct nvt_mps *mps, int grace_s, int timeout_ms, char *why, size_t len);
+
+/* The grace --mps stop --force gives a daemon's clients before their servers stop (seconds). */
+#define NVT_MPS_QUIT_GRACE_S 2
+
+struct nvt_mps_client;
+/*
+ * The clients the daemon's servers serve, every user's, as its "ps" lists them, into out (at
+ * most max). Waits at most timeout_ms. Returns how many it lists (more than max: the first max
+ * stored), or -1 if the daemon did not answer or answered no such list.
+ */
+int nvt_mps_client_list(struct nvt_mps *mps, struct nvt_mps_client *out, int max, int timeout_ms);
 
 /*
  * Sends one command (e.g. "get_server_list") to the daemon and stores its

@@ -69,6 +69,8 @@ t_completion_values() {
 	eq "$(complete_words nvtaskset -pn '')" "" "a TPC count after -pn"
 	eq "$(complete_words nvtaskset -l '')" "" "-l takes no argument"
 	eq "$(complete_words nvtaskset --mps status '')" "" "--mps takes no further argument"
+	eq "$(complete_words nvtaskset --mps stop --f)" "--force" "--mps stop's --force"
+	eq "$(complete_words nvtaskset --mps status --f)" "" "--force goes with stop alone"
 	eq "$(complete_words nvtaskset -c 0-3 '')" "$(complete_words nvtaskset -n 4 '')"
 }
 t_completion_gpus() {

@@ -279,3 +279,52 @@ t_mps_status_lists_live_clients() {
 	hasnt "$out" "1 client"
 	"$NVT" --mps stop >/dev/null
 }
+
+t_mps_stop_with_clients() {
+	# --mps stop of a daemon that serves running tasks is refused, naming them (PIDs, commands
+	# as a terminal may show them) and what a stop would do, and the daemon runs on, taking
+	# tasks (told to quit, it would wait for them: the fake as NVIDIA's); --force stops it,
+	# naming them in a warning, once quit -t's grace has passed.
+	own_mps_dirs stop_clients
+	export PATH=$FAKEBIN:$PATH
+	local a b c d
+	start_loop sa "$NVT" -c 0-7 "$APP"
+	a=$PID
+	start_loop sb "$NVT" -c 8-15 bash -c 'exec -a "$1" "$2" "${@:3}"' sh $'\e]0;pwned\atrain' "$APP"
+	b=$PID
+	wait_nonempty_state() { test -s "$WORK/$1.state"; }
+	wait_for 20 wait_nonempty_state sa
+	wait_for 20 wait_nonempty_state sb
+	d=$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")
+	run_rc out rc "$NVT" --mps stop
+	eq "$rc" 1 "$out"
+	has "$out" "nvtaskset: the MPS control daemon (pid $d) serves 2 running tasks: pid "
+	has "$out" "pid $a ($APP)"
+	has "$out" "pid $b (?]0;pwned?train)"
+	has "$out" ". Told to quit, it would take no new task and wait until they end: end them first, or stop it all the same with --mps stop --force (their MPS server stops after 2 s, and their CUDA calls fail from then on)"
+	eq "$(wc -l <<<"$out")" 1 "one line: $out"
+	kill -0 "$d" || die "the daemon ended"
+	hasnt "$(cat "$CUDA_MPS_PIPE_DIRECTORY/fake.log")" "command=quit"
+	start_loop sc "$NVT" -c 16-23 "$APP"
+	c=$PID
+	wait_for 20 wait_nonempty_state sc
+	run_rc out rc "$NVT" --mps status
+	eq "$rc" 0 "$out"
+	has "$out" "3 clients"
+	stop_loop sc "$c"
+	run_rc out rc "$NVT" --mps start --force
+	eq "$rc" 1 "$out"
+	has "$out" "--force goes with --mps stop"
+	run_rc out rc "$NVT" --mps stop --force
+	eq "$rc" 0 "$out"
+	has "$out" "nvtaskset: warning: the MPS control daemon (pid $d) serves 2 running tasks: pid "
+	has "$out" "pid $b (?]0;pwned?train)"
+	has "$out" "; --force: their MPS server stops after 2 s, and their CUDA calls fail from then on"
+	has "$out" "stopped MPS control daemon (pid $d)"
+	run_rc out rc "$NVT" --mps status
+	eq "$rc" 3 "$out"
+	eq "$(grep -c '^command=quit' "$CUDA_MPS_PIPE_DIRECTORY/fake.log")" 1 "quits sent"
+	grep -qx 'command=quit -t 2' "$CUDA_MPS_PIPE_DIRECTORY/fake.log" || die "no quit -t 2 sent"
+	stop_loop sa "$a"
+	stop_loop sb "$b"
+}

@@ -719,7 +719,7 @@ t_sec_mps_start_stop_time_out() {
 	# --mps start nor --mps stop (both run at once: each waits its 10 s).
 	local fake=$FAKEBIN starter stopper
 	mkdir -p "$WORK/wedge"
-	sed -e 's/^-d)$/-d) sleep 1000/' -e 's/	quit) touch "$pipe\/quit" ;;/	quit) sleep 1000 ;;/' \
+	sed -e 's/^-d)$/-d) sleep 1000/' -e 's/^	quit)$/	quit) sleep 1000/' \
 		"$fake/nvidia-cuda-mps-control" >"$WORK/wedge/nvidia-cuda-mps-control"
 	chmod +x "$WORK/wedge/nvidia-cuda-mps-control"
 	grep -q '^-d) sleep 1000' "$WORK/wedge/nvidia-cuda-mps-control" || die "sed missed -d"

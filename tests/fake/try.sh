@@ -86,8 +86,8 @@ try_procs() {
 }
 cleanup() {
 	local pid i
-	[ -e "$TRY/mps-pipe/nvidia-cuda-mps-control.pid" ] && nvtaskset --mps stop >/dev/null 2>&1
-	# The demos, the shell's too; 5 s at most.
+	# The demos, the shell's too; 5 s at most. Then the MPS daemon, which serves them until they
+	# end (--mps stop refuses a daemon with clients).
 	for pid in "${DEMOS[@]}" $(try_procs); do
 		kill "$pid" 2>/dev/null || true
 	done
@@ -96,6 +96,7 @@ cleanup() {
 		sleep 0.02
 	done
 	wait 2>/dev/null || true
+	[ -e "$TRY/mps-pipe/nvidia-cuda-mps-control.pid" ] && nvtaskset --mps stop >/dev/null 2>&1
 	rm -rf "$TRY"
 }
 trap cleanup EXIT

@@ -49,6 +49,20 @@ int main(void)
 		CHECK(nvt_mpslog_parse_ps("garbage\n", servers, counts, 4) == -1);
 		CHECK(nvt_mpslog_parse_ps("PID\nnot a row\n", servers, counts, 4) == -1);
 		CHECK(nvt_mpslog_parse_ps("PID\n1 2 3\n", servers, counts, 4) == 1 && servers[0] == 3);
+		/* Its clients, for --mps stop: each with its server and COMMAND, padding cut. */
+		struct nvt_mps_client c[2];
+		CHECK(nvt_mpslog_parse_clients(ps, c, 2) == 3);
+		CHECK(c[0].pid == 2503 && c[0].server == 2483 && c[1].pid == 2504);
+		CHECK_STR(c[0].command, "build/gpu/loop");
+		CHECK(nvt_mpslog_parse_clients("PID ID SERVER DEVICE NAMESPACE COMMAND\n"
+					       "7 1 9 GPU-x 1 python train.py --lr 3\n8 1 9 GPU-x 1\n"
+					       "10 1 9 GPU-x 1 app\n", c, 2) == 3);
+		CHECK_STR(c[0].command, "python train.py --lr 3");
+		CHECK(c[1].pid == 8 && c[1].command[0] == '\0'); /* no COMMAND: not the next row's */
+		CHECK(nvt_mpslog_parse_clients("Server not found\n", c, 2) == 0);
+		CHECK(nvt_mpslog_parse_clients("", c, 2) == 0);
+		CHECK(nvt_mpslog_parse_clients("garbage\n", c, 2) == -1);
+		CHECK(nvt_mpslog_parse_clients("PID\nnot a row\n", c, 2) == -1);
 	}
 	CHECK(nvt_mpslog_client_limit(8) == 15); /* docs/hardware-facts.md, section 6 */
 	CHECK(nvt_mpslog_client_limit(2) == 48);

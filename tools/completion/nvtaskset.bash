@@ -172,7 +172,7 @@ _nvtaskset()
 	local options="-c --tpc-list -g --gpc-list -n --tpcs --strategy --exclude-running --wait --memory-half
 		--gpu -p --pid -a --all-tasks -l --list --launched --json --no-mps --sm-limit --sm-count --channels
 		--dry-run --mps --topology --calibrate --priority --yield --guard --no-lend --agent --hold --poll
-		--idle-exit --across-users --svg --metrics --exporter --mem --mem-exclusive -h --help --help-all -V --version"
+		--idle-exit --across-users --svg --metrics --exporter --mem --mem-exclusive --force -h --help --help-all -V --version"
 	local -a words=() at=()
 	local i j word cur prev cmd=${COMP_WORDS[0]} values="" prefix=""
 	local opts_done=0 args=0 first_arg=-1 pid_mode=0 gpc_list=0 count=0 other=0 list=0 gpu=0
@@ -274,6 +274,7 @@ _nvtaskset()
 		# -l, --mps, --topology and --calibrate take none of a start's options.
 		((list)) && options="--json --launched --svg -h --help"
 		((other && !list)) && options="--gpu --json -h --help"
+		[[ " ${COMP_WORDS[*]} " == *" --mps stop "* ]] && options="--force -h --help"
 		if [[ $cur == -* ]]; then
 			mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")
 			return 0

@@ -46,6 +46,7 @@ struct options {
 	int dry_run;  /* --dry-run: say what a start would give, start nothing */
 	int all_tasks; /* -a: -p acts on the task and its descendants */
 	int launched_only; /* --launched: -l leaves out tasks that launched no kernel */
+	int mps_force;     /* --force: --mps stop stops a daemon that serves tasks */
 	int channels; /* --channels: a count or NVT_CHANNELS_CUDA; 0: not given */
 	int sm_count_given; /* --sm-count */
 	int sm_count;       /* its enum nvt_sm_count_mode */

@@ -49,6 +49,7 @@ enum {
 	OPT_SM_LIMIT,
 	OPT_DRY_RUN,
 	OPT_LAUNCHED,
+	OPT_FORCE,
 	OPT_CHANNELS,
 	OPT_SM_COUNT,
 	OPT_PRIORITY,
@@ -88,6 +89,7 @@ static const struct option long_options[] = {
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"all-tasks", no_argument, NULL, 'a'},
 	{"launched", no_argument, NULL, OPT_LAUNCHED},
+	{"force", no_argument, NULL, OPT_FORCE},
 	{"channels", required_argument, NULL, OPT_CHANNELS},
 	{"sm-count", required_argument, NULL, OPT_SM_COUNT},
 	{"priority", required_argument, NULL, OPT_PRIORITY},
@@ -178,6 +180,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		switch (c) {
 		case 'a': o->all_tasks = 1; break;
 		case OPT_LAUNCHED: o->launched_only = 1; break;
+		case OPT_FORCE: o->mps_force = 1; break;
 		case 'c': o->part.tpc_list = 1; break;
 		case 'g': o->part.gpc_list = 1; break;
 		case 'p': o->pid_mode = 1; break;
@@ -345,6 +348,8 @@ static void check_options(struct options *o, int strategy_given)
 		bad_usage("-a goes with -p");
 	if (o->launched_only && !o->list_mode)
 		bad_usage("--launched goes with -l");
+	if (o->mps_force && !(o->mps_action && !strcmp(o->mps_action, "stop")))
+		bad_usage("--force goes with --mps stop");
 	check_prio_options(o);
 	check_view_options(o);
 }

@@ -89,24 +89,114 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 /* The priority levels that may have a daemon of their own (time-sliced tasks'). */
 static const uint8_t mps_levels[] = {NVT_PRIO_LOW, NVT_PRIO_NORMAL, NVT_PRIO_HIGH};
 
-/* Stops the daemons of priority levels that run. Returns how many it stopped. */
-static int stop_levels(void)
-{
+/* A daemon --mps stop stops: a priority level's (level its name), or the plain one (level ""). */
+struct daemon {
 	struct nvt_mps mps;
-	char why[1024];
-	int stopped = 0;
+	const char *level;
 	pid_t pid;
+};
+
+/* The daemons that run into d: each priority level's, then the plain one (plain). Returns how
+ * many. */
+static int running_daemons(const struct nvt_mps *plain, struct daemon *d)
+{
+	char why[1024];
+	int n = 0;
 
 	for (size_t i = 0; i < sizeof(mps_levels); i++) {
-		const char *name = nvt_prio_name(mps_levels[i]);
-		if (nvt_mps_setup_level(&mps, name, "", "", why, sizeof(why)) || !(pid = nvt_mps_daemon(&mps)))
-			continue;
-		if (nvt_mps_stop(&mps, NVT_MPS_TIMEOUT_MS, why, sizeof(why)))
-			cli_errx("cannot stop the MPS control daemon of priority %s: %s", name, why);
-		printf("stopped MPS control daemon of priority %s (pid %ld)\n", name, (long)pid);
-		stopped++;
+		d[n].level = nvt_prio_name(mps_levels[i]);
+		if (nvt_mps_setup_level(&d[n].mps, d[n].level, "", "", why, sizeof(why)) == 0 &&
+		    (d[n].pid = nvt_mps_daemon(&d[n].mps)))
+			n++;
 	}
-	return stopped;
+	d[n] = (struct daemon){*plain, "", nvt_mps_daemon(plain)};
+	return d[n].pid ? n + 1 : n;
+}
+
+/* "the MPS control daemon (pid N)", or "... of priority LEVEL (pid N)", into buf. */
+static void daemon_name(const struct daemon *d, char *buf, size_t len)
+{
+	snprintf(buf, len, "the MPS control daemon%s%s (pid %ld)", d->level[0] ? " of priority " : "",
+		 d->level, (long)d->pid);
+}
+
+/* The clients c (n listed, stored up to max) as a list: "pid 4242 (python train.py), pid 4250
+ * (app)", their commands as the terminal may show them; past what it stores, how many more. */
+static void client_list(const struct nvt_mps_client *c, int n, int max, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n && i < max && used < len; i++) {
+		char command[sizeof(c[i].command)];
+		terminal_text(c[i].command[0] ? c[i].command : "?", command, sizeof(command));
+		used += (size_t)snprintf(buf + used, len - used, "%spid %ld (%s)", i ? ", " : "",
+					 c[i].pid, command);
+	}
+	if (n > max && used < len)
+		snprintf(buf + used, len - used, " and %d more", n - max);
+}
+
+/*
+ * Before daemon d stops: the tasks it serves. NVIDIA's daemon, told to quit, takes no new
+ * client and waits until its clients end (quit -t: until its grace ends, then it stops their
+ * servers), so a stop with clients is refused unless forced, naming them; forced, they are
+ * named in a warning. A daemon that does not say is asked all the same: a plain quit ends no
+ * client.
+ */
+static void check_clients(struct daemon *d, int force)
+{
+	struct nvt_mps_client c[NVT_MPS_MAX_PIDS];
+	char name[128], list[8192];
+	int n = nvt_mps_client_list(&d->mps, c, NVT_MPS_MAX_PIDS, NVT_MPS_TIMEOUT_MS);
+
+	daemon_name(d, name, sizeof(name));
+	if (n < 0 && !force)
+		warnx("warning: cannot ask %s which tasks it serves; asking it to quit all the same", name);
+	if (n <= 0)
+		return;
+	client_list(c, n, NVT_MPS_MAX_PIDS, list, sizeof(list));
+	if (!force)
+		cli_errx("%s serves %d running task%s: %s. Told to quit, it would take no new task and "
+			 "wait until they end: end them first, or stop it all the same with --mps stop "
+			 "--force (their MPS server stops after %d s, and their CUDA calls fail from then on)",
+			 name, n, n == 1 ? "" : "s", list, NVT_MPS_QUIT_GRACE_S);
+	warnx("warning: %s serves %d running task%s: %s; --force: their MPS server stops after %d s, "
+	      "and their CUDA calls fail from then on",
+	      name, n, n == 1 ? "" : "s", list, NVT_MPS_QUIT_GRACE_S);
+}
+
+/* Ends the command: daemon d may not be stopped, or did not stop (why). */
+static void stop_failed(const struct daemon *d, const char *why)
+{
+	if (!d->level[0])
+		cli_errx("cannot stop MPS: %s", why);
+	cli_errx("cannot stop the MPS control daemon of priority %s: %s", d->level, why);
+}
+
+/* --mps stop: every daemon that runs (the priority levels' too), once each may be stopped and
+ * none serves a task (unless force). Nothing is stopped when one is refused. */
+static int mps_stop(const struct nvt_mps *plain, int force)
+{
+	struct daemon d[sizeof(mps_levels) + 1];
+	char why[1024], name[128];
+	int n = running_daemons(plain, d);
+
+	if (!n)
+		printf("MPS control daemon not running\n");
+	for (int i = 0; i < n; i++)
+		if (nvt_mps_may_stop(&d[i].mps, why, sizeof(why)))
+			stop_failed(&d[i], why);
+	for (int i = 0; i < n; i++)
+		check_clients(&d[i], force);
+	for (int i = 0; i < n; i++) {
+		daemon_name(&d[i], name, sizeof(name));
+		if (nvt_mps_stop(&d[i].mps, force ? NVT_MPS_QUIT_GRACE_S : -1, NVT_MPS_TIMEOUT_MS, why,
+				 sizeof(why)))
+			stop_failed(&d[i], why);
+		printf("stopped %s\n", name + strlen("the "));
+	}
+	return EXIT_SUCCESS;
 }
 
 /* Says which daemons of priority levels run (text; nothing where none does). */
@@ -156,18 +246,8 @@ int nvt_cmd_mps(const struct options *o)
 		       (long)nvt_mps_daemon(&mps), mps.pipe_dir);
 		return EXIT_SUCCESS;
 	}
-	if (!strcmp(o->mps_action, "stop")) {
-		int levels = stop_levels();
-		if (!pid) {
-			if (!levels)
-				printf("MPS control daemon not running\n");
-			return EXIT_SUCCESS;
-		}
-		if (nvt_mps_stop(&mps, NVT_MPS_TIMEOUT_MS, why, sizeof(why)))
-			cli_errx("cannot stop MPS: %s", why);
-		printf("stopped MPS control daemon (pid %ld)\n", (long)pid);
-		return EXIT_SUCCESS;
-	}
+	if (!strcmp(o->mps_action, "stop"))
+		return mps_stop(&mps, o->mps_force);
 	hint_bad_word("--mps takes status, start or stop", o->mps_action);
 }
 
