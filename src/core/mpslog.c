@@ -164,6 +164,21 @@ static int read_ps_row(const char *row, struct nvt_mps_client *c)
 	return 0;
 }
 
+/* A row of the answer that does not read as a client (a client's command may hold a newline,
+ * and any user names her program): counted as a client of unknown PID (0), the row its
+ * command, so that a stop is refused for it rather than taking it for none. */
+static void unread_row(const char *row, struct nvt_mps_client *c)
+{
+	const char *end = strchr(row, '\n');
+	size_t n = end ? (size_t)(end - row) : strlen(row);
+
+	c->pid = 0;
+	c->server = 0;
+	n = n < sizeof(c->command) - 1 ? n : sizeof(c->command) - 1;
+	memcpy(c->command, row, n);
+	c->command[n] = '\0';
+}
+
 int nvt_mpslog_parse_clients(const char *answer, struct nvt_mps_client *out, int max)
 {
 	int bad, n = 0;
@@ -174,7 +189,7 @@ int nvt_mpslog_parse_clients(const char *answer, struct nvt_mps_client *out, int
 		if (*line == '\n')
 			continue;
 		if (read_ps_row(line, &c))
-			return -1;
+			unread_row(line, &c);
 		if (n < max)
 			out[n] = c;
 		n++;

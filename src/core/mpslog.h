@@ -42,8 +42,9 @@ struct nvt_mps_client {
 };
 /*
  * Parses the control daemon's "ps" answer (nvt_mpslog_parse_ps) into its clients, in its
- * order (at most max are stored). Returns how many it lists (0 for "Server not found" or an
- * empty answer), or -1 if the answer is not such a table.
+ * order (at most max are stored). A row that does not read as a client counts as one of PID 0,
+ * the row its command. Returns how many it lists (0 for "Server not found" or an empty
+ * answer), or -1 if the answer is not such a table.
  */
 int nvt_mpslog_parse_clients(const char *answer, struct nvt_mps_client *out, int max);
 

@@ -8,6 +8,9 @@
  * O_NOFOLLOW), opened O_NONBLOCK and its type checked before it is read, so a
  * FIFO or a link where a segment should be never blocks or redirects us.
  *
+ * Over 500 lines on purpose: the sequence-lock reader and its bounded yields sit beside the
+ * names and checks every reader shares, which split would spread one rule over two files.
+ *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
@@ -184,13 +187,26 @@ int nvt_seg_pread_slot_raw(int fd, int gpu, struct nvt_gpu_slot *slot)
 	return pread(fd, slot, sizeof(*slot), SLOT_AT(gpu)) == (ssize_t)sizeof(*slot) ? 0 : -1;
 }
 
-/* Slots read unsettled in a row by this thread, since a retry last found a slot settled. A
- * writer preempted inside a slot is one slot; many odd in a row are writers that died inside,
- * or a user who leaves her segments so. Past SEG_YIELD_STREAK of them a reader stops yielding
- * for them (each yield on a busy machine can last a scheduler's turn of every runnable task:
- * 1000 such slots cost a claim minutes), and reads each NVT_SEG_READ_TRIES times at once. */
+/* Slots this thread read unsettled in a row (a retry that found one settled, or a second
+ * without one, ends the streak). One is a writer preempted inside it; more are dead writers or
+ * a user who leaves her segments so: past SEG_YIELD_STREAK a reader reads each at once, without
+ * yielding (on a busy machine each yield may last every runnable task's turn: 1000 such slots
+ * cost a claim minutes). */
 #define SEG_YIELD_STREAK 4
 static _Thread_local unsigned unsettled_streak;
+static _Thread_local uint64_t unsettled_last_ns;
+
+static void streak_expire(void)
+{
+	if (unsettled_streak >= SEG_YIELD_STREAK && nvt_clock_ns() - unsettled_last_ns > 1000000000u)
+		unsettled_streak = 0;
+}
+
+static void streak_count(void)
+{
+	unsettled_streak += unsettled_streak < SEG_YIELD_STREAK;
+	unsettled_last_ns = nvt_clock_ns();
+}
 
 int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status)
 {
@@ -203,6 +219,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 	if (gpu < 0 || gpu >= NVT_MAX_GPUS)
 		return NVT_SEG_SHORT;
 	nvt_set_clear(&seen);
+	streak_expire();
 	/* The sequence lock by copies: seq, the slot, seq again. Each pread is
 	 * a system call, so the three reads happen in this order. A writer
 	 * writes a slot in well under a microsecond; one that was preempted
@@ -227,8 +244,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 		}
 	}
 	/* Unsettled: the last copy, holding every TPC a copy held. */
-	if (unsettled_streak < SEG_YIELD_STREAK)
-		unsettled_streak++;
+	streak_count();
 	take_copy(&copy, view, status);
 	if (set) {
 		view->state = NVT_SLOT_SET;

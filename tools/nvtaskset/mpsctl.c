@@ -122,16 +122,23 @@ static void daemon_name(const struct daemon *d, char *buf, size_t len)
 
 /* The clients c (n listed, stored up to max) as a list: "pid 4242 (python train.py), pid 4250
  * (app)", their commands as the terminal may show them; past what it stores, how many more. */
+#define CLIENTS_NAMED 3 /* a refusal names this many clients, then says how many more */
+#define COMMAND_SHOWN 80 /* bytes of a client's command shown (a 1 KiB line holds 3) */
+
 static void client_list(const struct nvt_mps_client *c, int n, int max, char *buf, size_t len)
 {
 	size_t used = 0;
 
 	buf[0] = '\0';
 	for (int i = 0; i < n && i < max && used < len; i++) {
-		char command[sizeof(c[i].command)];
+		char command[COMMAND_SHOWN + 1];
 		terminal_text(c[i].command[0] ? c[i].command : "?", command, sizeof(command));
-		used += (size_t)snprintf(buf + used, len - used, "%spid %ld (%s)", i ? ", " : "",
-					 c[i].pid, command);
+		if (c[i].pid > 0)
+			used += (size_t)snprintf(buf + used, len - used, "%spid %ld (%s)", i ? ", " : "",
+						 c[i].pid, command);
+		else
+			used += (size_t)snprintf(buf + used, len - used, "%sa row it lists as \"%s\"",
+						 i ? ", " : "", command);
 	}
 	if (n > max && used < len)
 		snprintf(buf + used, len - used, " and %d more", n - max);
@@ -152,10 +159,12 @@ static void check_clients(struct daemon *d, int force)
 
 	daemon_name(d, name, sizeof(name));
 	if (n < 0 && !force)
-		warnx("warning: cannot ask %s which tasks it serves; asking it to quit all the same", name);
+		cli_errx("%s did not say which tasks it serves (its \"ps\"); told to quit, it would wait "
+			 "for any it serves: stop it with --mps stop --force if none runs", name);
 	if (n <= 0)
 		return;
-	client_list(c, n, NVT_MPS_MAX_PIDS, list, sizeof(list));
+	/* The refusal's line holds the first few (its message is cut at 1 KiB); the warning all */
+	client_list(c, n, force ? NVT_MPS_MAX_PIDS : CLIENTS_NAMED, list, sizeof(list));
 	if (!force)
 		cli_errx("%s serves %d running task%s: %s. Told to quit, it would take no new task and "
 			 "wait until they end: end them first, or stop it all the same with --mps stop "
