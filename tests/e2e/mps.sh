@@ -280,6 +280,30 @@ t_mps_status_lists_live_clients() {
 	"$NVT" --mps stop >/dev/null
 }
 
+t_mps_stop_ps_unread() {
+	# A daemon whose "ps" answer is not a client table: --mps stop cannot tell whether it
+	# serves tasks (told to quit, it would wait for them), so it refuses, sends no quit, and
+	# the daemon runs on; --force stops it.
+	own_mps_dirs stop_unread
+	local d
+	mkdir -p "$WORK/garbled"
+	sed 's/^\tps)$/\tps) echo garbage; exit 0 ;;\n\tnever-ps)/' "$FAKEBIN/nvidia-cuda-mps-control" \
+		>"$WORK/garbled/nvidia-cuda-mps-control"
+	chmod +x "$WORK/garbled/nvidia-cuda-mps-control"
+	grep -q 'ps) echo garbage' "$WORK/garbled/nvidia-cuda-mps-control" || die "sed missed ps"
+	export PATH=$FAKEBIN:$PATH
+	run_rc out rc "$NVT" --mps start
+	eq "$rc" 0 "$out"
+	d=$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")
+	run_rc out rc env PATH="$WORK/garbled:$PATH" "$NVT" --mps stop
+	eq "$rc" 1 "$out"
+	has "$out" "nvtaskset: the MPS control daemon (pid $d) did not say which tasks it serves"
+	kill -0 "$d" || die "the daemon ended"
+	hasnt "$(cat "$CUDA_MPS_PIPE_DIRECTORY/fake.log")" "command=quit"
+	run_rc out rc env PATH="$WORK/garbled:$PATH" "$NVT" --mps stop --force
+	eq "$rc" 0 "$out"
+	has "$out" "stopped MPS control daemon (pid $d)"
+}
 t_mps_stop_with_clients() {
 	# --mps stop of a daemon that serves running tasks is refused, naming them (PIDs, commands
 	# as a terminal may show them) and what a stop would do, and the daemon runs on, taking
