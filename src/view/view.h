@@ -225,13 +225,16 @@ int nvt_view_holder(const struct nvt_view *v, const struct nvt_view_map *map, si
 char nvt_view_symbol(int32_t h);
 
 /*
- * Two tasks' partitions that share TPCs against the design, from one of them: -l names each
- * task's. A pair is seen from both its slots.
+ * A slot whose partition shares TPCs against the design with other tasks' on its GPU: -l names
+ * them. A pair is seen from both its slots. One record a slot, whatever the count of the others
+ * (a thousand tasks on the same TPCs of eight GPUs take eight thousand records, not millions).
  */
+#define NVT_VIEW_OVERLAP_NAMED 64 /* the other slots a record names; past that, counted */
 struct nvt_view_overlap {
 	size_t slot;            /* a slot of the view */
-	size_t other;           /* another task's slot on its GPU whose own TPCs slot's meet */
-	struct nvt_tpcset both; /* the TPCs both hold */
+	struct nvt_tpcset both; /* the TPCs it shares with any of the others */
+	size_t n_others;        /* how many other slots' own TPCs meet its own */
+	size_t others[NVT_VIEW_OVERLAP_NAMED]; /* the first of them (so the lowest PIDs), ascending */
 };
 /*
  * Every overlap of the view's slots into *out (the caller frees it), their count in *n: two
@@ -239,8 +242,7 @@ struct nvt_view_overlap {
  * of tasks of different trees that may not share by design (nvt_prio_may_share: different
  * priorities, time-sliced tasks). tree[k] is the top of the tree of the view's task k: tasks of
  * one tree (a launcher and its workers) start on one partition by design; 0 leaves task k out.
- * In the order of slot, then other (so by the tasks' PIDs, each task's overlaps together).
- * Returns 0, or -1 when out of memory.
+ * In the order of slot (so by the tasks' PIDs). Returns 0, or -1 when out of memory.
  */
 int nvt_view_overlaps(const struct nvt_view *v, const pid_t *tree, struct nvt_view_overlap **out,
 		      size_t *n);

@@ -279,31 +279,49 @@ static unsigned clash(const struct nvt_view *v, const pid_t *tree, size_t a, siz
 	return nvt_set_count(both);
 }
 
+/* Slot a's record of v's overlaps into *o; 0 when it has none (tree: as nvt_view_overlaps). */
+static int overlaps_of(const struct nvt_view *v, const pid_t *tree, size_t a,
+		       struct nvt_view_overlap *o)
+{
+	o->slot = a;
+	o->n_others = 0;
+	nvt_set_clear(&o->both);
+	for (size_t b = 0; b < v->n_slots; b++) {
+		struct nvt_tpcset both;
+		if (!clash(v, tree, a, b, &both))
+			continue;
+		if (o->n_others < NVT_VIEW_OVERLAP_NAMED)
+			o->others[o->n_others] = b;
+		o->n_others++;
+		nvt_set_or(&o->both, &o->both, &both);
+	}
+	return o->n_others > 0;
+}
+
 int nvt_view_overlaps(const struct nvt_view *v, const pid_t *tree, struct nvt_view_overlap **out,
 		      size_t *n)
 {
 	size_t room = 0;
+	struct nvt_view_overlap o;
 
 	*out = NULL;
 	*n = 0;
-	for (size_t a = 0; a < v->n_slots; a++)
-		for (size_t b = 0; b < v->n_slots; b++) {
-			struct nvt_tpcset both;
-			if (!clash(v, tree, a, b, &both))
-				continue;
-			if (*n == room) {
-				struct nvt_view_overlap *more;
-				room = room ? 2 * room : 16;
-				more = realloc(*out, room * sizeof(*more));
-				if (!more) {
-					free(*out);
-					*out = NULL;
-					*n = 0;
-					return -1;
-				}
-				*out = more;
+	for (size_t a = 0; a < v->n_slots; a++) {
+		if (!overlaps_of(v, tree, a, &o))
+			continue;
+		if (*n == room) {
+			struct nvt_view_overlap *more;
+			room = room ? 2 * room : 4;
+			more = realloc(*out, room * sizeof(*more));
+			if (!more) {
+				free(*out);
+				*out = NULL;
+				*n = 0;
+				return -1;
 			}
-			(*out)[(*n)++] = (struct nvt_view_overlap){a, b, both};
+			*out = more;
 		}
+		(*out)[(*n)++] = o;
+	}
 	return 0;
 }

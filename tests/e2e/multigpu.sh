@@ -270,6 +270,7 @@ assert ov(a) == {0: sorted([b, c]), 1: [d]}, ov(a)
 assert ov(b)[0] == sorted([a, c]) and ov(c)[0] == sorted([a, b]) and ov(d) == {0: [], 1: [a]}, t
 assert ov(b).get(1, []) == [] and ov(c).get(1, []) == [], t
 assert all(t[p]["overlaps"] for p in (a, b, c, d))
+assert [g["overlap_count"] for g in t[a]["gpus"]] == [2, 1], t[a]
 PY
 	# Three more on TPC 0: a's line names three of its five and says how many more.
 	start_loop ove "$NVT" --no-mps --gpu 0 -c 0 "$APP"
@@ -286,7 +287,7 @@ PY
 	grep -Eq "^Overlap: pid $a shares TPCs 0,2-3 of GPU 0 with pids $(head -1 <<<"$pids") \([^)]*\), $(sed -n 2p <<<"$pids") \([^)]*\), $(sed -n 3p <<<"$pids") \([^)]*\) and 2 more$" <<<"$out" ||
 		die "a's line of five: $out"
 	out=$(timeout "$HANG" "$NVT" -l --json)
-	python3 -c 'import json,sys; t={x["pid"]: x for x in json.loads(sys.argv[1])["tasks"]}; p=list(map(int, sys.argv[2:])); assert t[p[0]]["gpus"][0]["overlap_pids"] == sorted(p[1:]), t[p[0]]' \
+	python3 -c 'import json,sys; t={x["pid"]: x for x in json.loads(sys.argv[1])["tasks"]}; p=list(map(int, sys.argv[2:])); g=t[p[0]]["gpus"][0]; assert g["overlap_pids"] == sorted(p[1:]) and g["overlap_count"] == 5, t[p[0]]' \
 		"$out" "$a" "$b" "$c" "$e" "$f" "$g" || die "a's five in JSON: $out"
 	for t in ova:$a ovb:$b ovc:$c ovd:$d ove:$e ovf:$f ovg:$g; do
 		stop_loop "${t%%:*}" "${t#*:}"

@@ -16,7 +16,7 @@
 #include "core/yield.h"
 #include "view/view.h"
 
-#define MAX 10
+#define MAX 80
 
 /* A view of one GPU of 16 TPCs in 2 GPCs, with room for MAX tasks of one slot each. */
 struct fixture {
@@ -425,28 +425,55 @@ static void test_overlaps(void)
 	add(f, 600, "fred", "3", "", NVT_PRIO_NONE)->gpu = 1;
 	add(f, 700, "gina", "0", "", NVT_PRIO_NONE); /* left out (--launched) */
 	CHECK(nvt_view_overlaps(&f->v, tree, &o, &n) == 0);
-	CHECK(n == 12);
-	/* Slot 0 (pid 100): 200 on 2-3, then 300 on 3; its worker (slot 1) the same. */
-	CHECK(o[0].slot == 0 && o[0].other == 2 && o[1].slot == 0 && o[1].other == 3);
+	CHECK(n == 6);
+	/* Slot 0 (pid 100): 200 and 300, on 2-3 of its own; its worker (slot 1) the same. */
+	CHECK(o[0].slot == 0 && o[0].n_others == 2 && o[0].others[0] == 2 && o[0].others[1] == 3);
 	nvt_format_list(&o[0].both, list, sizeof(list));
 	CHECK_STR(list, "2-3");
-	nvt_format_list(&o[1].both, list, sizeof(list));
-	CHECK_STR(list, "3");
-	CHECK(o[2].slot == 1 && o[2].other == 2 && o[3].slot == 1 && o[3].other == 3);
-	/* Slot 2 (pid 200): both of tree 100, then 300, ascending. */
-	CHECK(o[4].slot == 2 && o[4].other == 0 && o[5].other == 1 && o[6].other == 3);
-	nvt_format_list(&o[6].both, list, sizeof(list));
+	CHECK(o[1].slot == 1 && o[1].n_others == 2 && o[1].others[0] == 2 && o[1].others[1] == 3);
+	/* Slot 2 (pid 200): both of tree 100 (on 2-3), then 300 (on 3-5), ascending. */
+	CHECK(o[2].slot == 2 && o[2].n_others == 3 && o[2].others[0] == 0 && o[2].others[1] == 1 &&
+	      o[2].others[2] == 3);
+	nvt_format_list(&o[2].both, list, sizeof(list));
+	CHECK_STR(list, "2-5");
+	CHECK(o[3].slot == 3 && o[3].n_others == 3 && o[3].others[0] == 0 && o[3].others[2] == 2);
+	nvt_format_list(&o[3].both, list, sizeof(list));
 	CHECK_STR(list, "3-5");
-	CHECK(o[7].slot == 3 && o[7].other == 0 && o[8].other == 1 && o[9].other == 2);
 	/* GPU 1's pair, with each other alone. */
-	CHECK(o[10].slot == 6 && o[10].other == 7 && o[11].slot == 7 && o[11].other == 6);
+	CHECK(o[4].slot == 6 && o[4].n_others == 1 && o[4].others[0] == 7);
+	CHECK(o[5].slot == 7 && o[5].n_others == 1 && o[5].others[0] == 6);
 	free(o);
 	/* Two tasks of one priority on the same TPCs overlap. */
 	f->slots[5].prio.prio = NVT_PRIO_HIGH;
 	CHECK(nvt_view_overlaps(&f->v, tree, &o, &n) == 0);
-	CHECK(n == 14 && o[10].slot == 4 && o[10].other == 5 && o[11].slot == 5 && o[11].other == 4);
-	nvt_format_list(&o[10].both, list, sizeof(list));
+	CHECK(n == 8 && o[4].slot == 4 && o[4].others[0] == 5 && o[5].slot == 5 && o[5].others[0] == 4);
+	nvt_format_list(&o[4].both, list, sizeof(list));
 	CHECK_STR(list, "9-15");
+	free(o);
+	free(f);
+}
+
+/* Many tasks on the same TPCs: one record a slot, naming the first NVT_VIEW_OVERLAP_NAMED others
+ * and counting them all. */
+static void test_overlaps_many(void)
+{
+	struct fixture *f = malloc(sizeof(*f));
+	struct nvt_view_overlap *o;
+	pid_t tree[MAX];
+	size_t n;
+
+	view_init(f);
+	for (int k = 0; k < MAX; k++) {
+		add(f, 1000 + k, "alice", k % 2 ? "0-1" : "1-2", "", NVT_PRIO_NONE);
+		tree[k] = 1000 + k;
+	}
+	CHECK(nvt_view_overlaps(&f->v, tree, &o, &n) == 0);
+	CHECK(n == MAX);
+	CHECK(o[0].slot == 0 && o[0].n_others == MAX - 1 && o[0].others[0] == 1 &&
+	      o[0].others[NVT_VIEW_OVERLAP_NAMED - 1] == NVT_VIEW_OVERLAP_NAMED);
+	CHECK(o[MAX - 1].slot == MAX - 1 && o[MAX - 1].n_others == MAX - 1 && o[MAX - 1].others[0] == 0 &&
+	      o[MAX - 1].others[NVT_VIEW_OVERLAP_NAMED - 1] == NVT_VIEW_OVERLAP_NAMED - 1);
+	CHECK(nvt_set_count(&o[0].both) == 2 && nvt_set_has(&o[0].both, 1) && nvt_set_has(&o[0].both, 2));
 	free(o);
 	free(f);
 }
@@ -461,5 +488,6 @@ int main(void)
 	test_settle_one_slot_a_gpu();
 	test_agents();
 	test_overlaps();
+	test_overlaps_many();
 	return CHECK_DONE();
 }

@@ -175,14 +175,24 @@ static size_t slot_index(const struct row *r, int i)
 	return r->task->first_slot + (size_t)i;
 }
 
-/* "overlap_pids" of slot i of row r: the tasks whose TPCs its own overlap, ascending. */
-static struct json_object *json_overlap_pids(const struct row *r, int i)
+/* Row r's overlap record for its slot i, or NULL. */
+static const struct nvt_view_overlap *overlap_of(const struct row *r, int i)
 {
-	struct json_object *pids = jsonout_array();
-
 	for (size_t k = 0; k < r->n_overlap; k++)
 		if (r->overlap[k].slot == slot_index(r, i))
-			jsonout_append(pids, jsonout_int(view.tasks[view.slots[r->overlap[k].other].task].pid));
+			return &r->overlap[k];
+	return NULL;
+}
+
+/* "overlap_pids" of slot i of row r: the tasks whose TPCs its own overlap, ascending, the first
+ * NVT_VIEW_OVERLAP_NAMED ("overlap_count" counts them all). */
+static struct json_object *json_overlap_pids(const struct nvt_view_overlap *o)
+{
+	struct json_object *pids = jsonout_array();
+	size_t named = !o ? 0 : o->n_others < NVT_VIEW_OVERLAP_NAMED ? o->n_others : NVT_VIEW_OVERLAP_NAMED;
+
+	for (size_t k = 0; k < named; k++)
+		jsonout_append(pids, jsonout_int(view.tasks[view.slots[o->others[k]].task].pid));
 	return pids;
 }
 
@@ -214,7 +224,8 @@ static struct json_object *json_row(const struct row *r)
 		jsonout_add_uint(gpu, "launches", p->launches);
 		jsonout_add_uint(gpu, "memory_bytes", p->mem_used);
 		jsonout_add_uint_or_null(gpu, "memory_limit_bytes", p->mem_limit);
-		jsonout_add(gpu, "overlap_pids", json_overlap_pids(r, i));
+		jsonout_add(gpu, "overlap_pids", json_overlap_pids(overlap_of(r, i)));
+		jsonout_add_uint(gpu, "overlap_count", overlap_of(r, i) ? overlap_of(r, i)->n_others : 0);
 		json_prio_fields(gpu, p);
 	}
 	return task;
@@ -714,19 +725,19 @@ static struct nvt_view_overlap *find_overlaps(struct row *rows, const pid_t *top
 }
 
 /* Tasks an Overlap line names; past that, the first OVERLAP_NAMED - 1 and "and N more"
- * (-l --json lists them all), so that a task on a crowded GPU keeps one readable line. */
+ * (-l --json lists more), so that a task on a crowded GPU keeps one readable line. */
 #define OVERLAP_NAMED 4
 
-/* The tasks overlaps o (n, of one slot) name, into buf: "pid 4250 (app)", "pids 4250 (app) and
- * 4260 (train)", past OVERLAP_NAMED "pids 4250 (app), 4260 (train), 4270 (app) and 5 more";
- * their programs as the terminal may show them. */
-static void overlap_names(const struct nvt_view_overlap *o, size_t n, char *buf, size_t len)
+/* The tasks overlap o names, into buf: "pid 4250 (app)", "pids 4250 (app) and 4260 (train)",
+ * past OVERLAP_NAMED "pids 4250 (app), 4260 (train), 4270 (app) and 5 more"; their programs as
+ * the terminal may show them. */
+static void overlap_names(const struct nvt_view_overlap *o, char *buf, size_t len)
 {
-	size_t named = n > OVERLAP_NAMED ? OVERLAP_NAMED - 1 : n, used;
+	size_t n = o->n_others, named = n > OVERLAP_NAMED ? OVERLAP_NAMED - 1 : n, used;
 
 	used = (size_t)snprintf(buf, len, "pid%s", n > 1 ? "s" : "");
 	for (size_t k = 0; k < named && used < len; k++) {
-		const struct nvt_view_task *t = &view.tasks[view.slots[o[k].other].task];
+		const struct nvt_view_task *t = &view.tasks[view.slots[o->others[k]].task];
 		char program[sizeof(t->program)];
 		terminal_text(t->program, program, sizeof(program));
 		used += (size_t)snprintf(buf + used, len - used, "%s%ld (%s)",
@@ -741,19 +752,16 @@ static void overlap_names(const struct nvt_view_overlap *o, size_t n, char *buf,
 static void print_overlaps(const struct row *rows, size_t n)
 {
 	for (size_t k = 0; k < n; k++)
-		for (size_t a = 0, b; a < rows[k].n_overlap; a = b) {
+		for (size_t a = 0; a < rows[k].n_overlap; a++) {
 			const struct nvt_view_overlap *o = &rows[k].overlap[a];
 			char list[NVT_LIST_TEXT_MAX], mask[NVT_MASK_TEXT_MAX], names[512], gpu[16] = "?";
-			struct nvt_tpcset both = o->both;
 			int index = gpu_index_of(view.gpus[view.slots[o->slot].gpu].uuid);
-			for (b = a + 1; b < rows[k].n_overlap && rows[k].overlap[b].slot == o->slot; b++)
-				nvt_set_or(&both, &both, &rows[k].overlap[b].both);
 			if (index >= 0)
 				snprintf(gpu, sizeof(gpu), "%d", index);
-			describe(&both, list, mask);
-			overlap_names(o, b - a, names, sizeof(names));
+			describe(&o->both, list, mask);
+			overlap_names(o, names, sizeof(names));
 			printf("Overlap: pid %ld shares TPC%s %s of GPU %s with %s\n", (long)rows[k].pid,
-			       nvt_set_count(&both) > 1 ? "s" : "", list, gpu, names);
+			       nvt_set_count(&o->both) > 1 ? "s" : "", list, gpu, names);
 		}
 }
 
