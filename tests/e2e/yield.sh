@@ -477,6 +477,11 @@ t_yield_pid_taking_slice_warns() {
 	wait_file "$WORK/ts.state" "0-65"
 	out=$("$NVT" -p --priority high --yield client,slice "$PID" 2>"$WORK/ts.err1")
 	hasnt "$(cat "$WORK/ts.err1")" "warning"
+	# A -p that fails (TPCs the GPU has not) warns of nothing: it took nothing away.
+	run_rc out rc "$NVT" -p --priority high --yield client -c 900 "$PID"
+	eq "$rc" 1 "$out"
+	has "$out" "900"
+	hasnt "$out" "warning"
 	out=$("$NVT" -p --priority high --yield client "$PID" 2>"$WORK/ts.err2") ||
 		die "-p --yield client: $out $(cat "$WORK/ts.err2")"
 	err=$(cat "$WORK/ts.err2")

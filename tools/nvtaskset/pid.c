@@ -670,22 +670,38 @@ static void started_as(const struct nvt_slot_prio *start, char *buf, size_t len)
 /* -p --yield WORDS without slice on a time-sliced task: written (WORDS are the task's ways, and
  * only they: docs/priorities.md, "Preemption"), and said, as -p says of client, since the words
  * do not show that its channel groups leave their level's timeslice (nvt_yield_taken_away). */
-static void warn_slice_taken_away(const struct nvt_seg_handle *h, const struct nvt_slot_prio *given)
+/* The warnings -p's checks find, printed once the change is made (a -p that fails warns of
+ * nothing it did not do). */
+struct later_warnings {
+	char text[2][600];
+	int n;
+};
+
+static void later_warnings_print(const struct later_warnings *w)
+{
+	for (int i = 0; i < w->n; i++)
+		warnx("%s", w->text[i]);
+}
+
+/* "A time-sliced task given --yield words without slice loses it" into w, if so. */
+static void slice_taken_away(const struct nvt_seg_handle *h, const struct nvt_slot_prio *given,
+			     struct later_warnings *w)
 {
 	struct nvt_slot_prio now, keep = *given;
 	char words[96], kept[112];
 
 	words_now(h, &now);
-	if (!nvt_yield_taken_away(&now, given->yield))
+	if (!nvt_yield_taken_away(&now, given->yield) || w->n == 2)
 		return;
 	keep.yield |= NVT_YIELD_SLICE;
 	keep.slice_us = now.slice_us;
 	nvt_yield_format(given, ',', words, sizeof(words));
 	nvt_yield_format(&keep, ',', kept, sizeof(kept));
-	warnx("warning: pid %ld is time-sliced (--yield slice): --yield %s takes that away: its "
-	      "channel groups run at libcuda's own timeslice again, beside other levels' tasks "
-	      "instead of time-sliced against them (--yield %s keeps it)",
-	      (long)h->pid, words, kept);
+	snprintf(w->text[w->n++], sizeof(w->text[0]),
+		 "warning: pid %ld is time-sliced (--yield slice): --yield %s takes that away: its "
+		 "channel groups run at libcuda's own timeslice again, beside other levels' tasks "
+		 "instead of time-sliced against them (--yield %s keeps it)",
+		 (long)h->pid, words, kept);
 }
 
 /*
@@ -695,7 +711,8 @@ static void warn_slice_taken_away(const struct nvt_seg_handle *h, const struct n
  * (exits 1); only client on a task started with a priority is written (it takes slice away), and
  * what will not take effect said (the rule: nvt_yield_refused). Without --yield, pid_words picks the words that take effect.
  */
-static void check_yield_taken(const struct options *o, const struct nvt_seg_handle *h)
+static void check_yield_taken(const struct options *o, const struct nvt_seg_handle *h,
+			      struct later_warnings *w)
 {
 	struct nvt_slot_prio start, given;
 	char lost_words[96], started[140], why[200];
@@ -708,7 +725,7 @@ static void check_yield_taken(const struct options *o, const struct nvt_seg_hand
 	prio_given(o, &given);
 	lost = nvt_yield_not_taken(&start, given.prio, given.yield);
 	if (!lost) {
-		warn_slice_taken_away(h, &given);
+		slice_taken_away(h, &given, w);
 		return;
 	}
 	lost_reasons(lost, why, sizeof(why));
@@ -725,15 +742,17 @@ static void check_yield_taken(const struct options *o, const struct nvt_seg_hand
 			 (long)pid, (long)pid, started, why, lost_words);
 	}
 	nvt_yield_format(&(struct nvt_slot_prio){.yield = lost}, ',', lost_words, sizeof(lost_words));
-	warnx("warning: pid %ld %s: its new yield words %s will not take effect (%s)", (long)pid,
-	      started, lost_words, why);
-	warn_slice_taken_away(h, &given);
+	snprintf(w->text[w->n++], sizeof(w->text[0]),
+		 "warning: pid %ld %s: its new yield words %s will not take effect (%s)", (long)pid,
+		 started, lost_words, why);
+	slice_taken_away(h, &given, w);
 }
 
 int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 {
 	static struct nvt_slot_view parts[NVT_MAX_GPUS];
 	struct nvt_seg_handle h;
+	struct later_warnings later = {.n = 0};
 	char why[512];
 	int rc, n_parts;
 
@@ -748,7 +767,7 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 	if (rc)
 		cli_errx("failed to %s pid %ld's %s: %s", change ? "set" : "get", (long)pid, what,
 			 seg_error_pid(rc, &h, pid, why, sizeof(why)));
-	check_yield_taken(o, &h);
+	check_yield_taken(o, &h, &later);
 	if (!mask_text && !o->prio_given && o->mem.n) {
 		/* A memory limit alone: the task's partitions stay as they are. */
 		if (pid_apply(o, &h, NULL, 0, 1, NULL, why, sizeof(why)))
@@ -765,6 +784,7 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 		prio_check_guard(o, parts, n_parts);
 		if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 			cli_errx("failed to set pid %ld's priority: %s", (long)pid, why);
+		later_warnings_print(&later);
 		return EXIT_SUCCESS;
 	}
 	if (!mask_text) {
@@ -780,5 +800,6 @@ int nvt_cmd_pid(const struct options *o, pid_t pid, const char *mask_text)
 	prio_check_guard(o, parts, n_parts);
 	if (pid_apply(o, &h, parts, n_parts, 1, NULL, why, sizeof(why)))
 		cli_errx("failed to set pid %ld's partition: %s", (long)pid, why);
+	later_warnings_print(&later);
 	return EXIT_SUCCESS;
 }
