@@ -237,3 +237,25 @@ int nvt_segment_add_gpus(struct nvt_segment *seg, const struct nvt_slot_view *vi
 	}
 	return added;
 }
+
+int nvt_streak_yields(const struct nvt_unsettled_streak *streak)
+{
+	return streak->slots < NVT_SEG_YIELD_STREAK;
+}
+
+void nvt_streak_expire(struct nvt_unsettled_streak *streak, uint64_t now_ns)
+{
+	if (!nvt_streak_yields(streak) && now_ns - streak->last_ns > NVT_SEG_STREAK_NS)
+		streak->slots = 0;
+}
+
+void nvt_streak_unsettled(struct nvt_unsettled_streak *streak, uint64_t now_ns)
+{
+	streak->slots += nvt_streak_yields(streak);
+	streak->last_ns = now_ns;
+}
+
+void nvt_streak_settled(struct nvt_unsettled_streak *streak)
+{
+	streak->slots = 0;
+}

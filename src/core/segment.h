@@ -107,6 +107,30 @@ uint64_t nvt_segment_gen(const struct nvt_segment *seg);
  */
 int nvt_segment_add_gpus(struct nvt_segment *seg, const struct nvt_slot_view *views, int n);
 
+/*
+ * The slots a reader found unsettled in a row (their sequence odd or moving through every try
+ * it makes), and when it found the last. One is a writer preempted inside it; more are dead
+ * writers or a user who leaves her segments so: past NVT_SEG_YIELD_STREAK a reader reads each
+ * at once, without yielding (on a busy machine each yield may last every runnable task's turn:
+ * 1000 such slots cost a claim minutes). A retry that finds a slot settled ends the streak, and
+ * a full streak ends NVT_SEG_STREAK_NS after its last slot (readers read the clock for it only
+ * once it is full). Pure: the caller keeps one a thread and gives the time.
+ */
+#define NVT_SEG_YIELD_STREAK 4
+#define NVT_SEG_STREAK_NS 1000000000u
+struct nvt_unsettled_streak {
+	unsigned slots;   /* unsettled in a row, at most NVT_SEG_YIELD_STREAK */
+	uint64_t last_ns; /* when the last was found, in nanoseconds of a monotonic clock */
+};
+/* 1 if a reader yields between its tries of an unsettled slot: the streak is not full. */
+int nvt_streak_yields(const struct nvt_unsettled_streak *streak);
+/* Ends a full streak whose last slot was found more than NVT_SEG_STREAK_NS before now_ns. */
+void nvt_streak_expire(struct nvt_unsettled_streak *streak, uint64_t now_ns);
+/* Counts a slot found unsettled at now_ns. */
+void nvt_streak_unsettled(struct nvt_unsettled_streak *streak, uint64_t now_ns);
+/* A retry found a slot settled: the streak ends. */
+void nvt_streak_settled(struct nvt_unsettled_streak *streak);
+
 /* What the shim reports about a slot (outside the sequence lock). */
 struct nvt_slot_status {
 	uint64_t applied;     /* applied_seq */

@@ -187,25 +187,14 @@ int nvt_seg_pread_slot_raw(int fd, int gpu, struct nvt_gpu_slot *slot)
 	return pread(fd, slot, sizeof(*slot), SLOT_AT(gpu)) == (ssize_t)sizeof(*slot) ? 0 : -1;
 }
 
-/* Slots this thread read unsettled in a row (a retry that found one settled, or a second
- * without one, ends the streak). One is a writer preempted inside it; more are dead writers or
- * a user who leaves her segments so: past SEG_YIELD_STREAK a reader reads each at once, without
- * yielding (on a busy machine each yield may last every runnable task's turn: 1000 such slots
- * cost a claim minutes). */
-#define SEG_YIELD_STREAK 4
-static _Thread_local unsigned unsettled_streak;
-static _Thread_local uint64_t unsettled_last_ns;
+/* The slots this thread read unsettled in a row (core/segment.h: past a few, it yields no more). */
+static _Thread_local struct nvt_unsettled_streak unsettled_streak;
 
 static void streak_expire(void)
 {
-	if (unsettled_streak >= SEG_YIELD_STREAK && nvt_clock_ns() - unsettled_last_ns > 1000000000u)
-		unsettled_streak = 0;
-}
-
-static void streak_count(void)
-{
-	unsettled_streak += unsettled_streak < SEG_YIELD_STREAK;
-	unsettled_last_ns = nvt_clock_ns();
+	/* (The clock read only once the streak is full: most reads find no slot unsettled.) */
+	if (!nvt_streak_yields(&unsettled_streak))
+		nvt_streak_expire(&unsettled_streak, nvt_clock_ns());
 }
 
 int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_slot_status *status)
@@ -227,14 +216,14 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 	 * (a writer that died inside, or a user who leaves her own segments
 	 * so) costs each reader NVT_SEG_READ_TRIES tries, no more. */
 	for (int tries = 0; tries < NVT_SEG_READ_TRIES; tries++) {
-		if (tries >= 2 && unsettled_streak < SEG_YIELD_STREAK)
+		if (tries >= 2 && nvt_streak_yields(&unsettled_streak))
 			sched_yield();
 		if (pread(fd, &before, 8, at) != 8 || pread(fd, &copy, sizeof(copy), at) != sizeof(copy) ||
 		    pread(fd, &after, 8, at) != 8)
 			return NVT_SEG_SHORT;
 		if (!(before & 1) && copy.seq == before && after == before) {
 			if (tries)
-				unsettled_streak = 0;
+				nvt_streak_settled(&unsettled_streak);
 			take_copy(&copy, view, status);
 			return NVT_SEG_READ_OK;
 		}
@@ -244,7 +233,7 @@ int nvt_seg_pread_slot(int fd, int gpu, struct nvt_slot_view *view, struct nvt_s
 		}
 	}
 	/* Unsettled: the last copy, holding every TPC a copy held. */
-	streak_count();
+	nvt_streak_unsettled(&unsettled_streak, nvt_clock_ns());
 	take_copy(&copy, view, status);
 	if (set) {
 		view->state = NVT_SLOT_SET;

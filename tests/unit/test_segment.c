@@ -165,11 +165,45 @@ static void test_same_masks(void)
 	CHECK(!nvt_slot_same_masks(&a, &b));
 }
 
+/* Slots found unsettled: a reader yields for the first NVT_SEG_YIELD_STREAK in a row, then for
+ * none until a retry finds one settled or NVT_SEG_STREAK_NS pass without one (the times given
+ * here, no clock read: the boundary is the nanosecond past the second). */
+static void test_unsettled_streak(void)
+{
+	const uint64_t t0 = 5000000000u, second = NVT_SEG_STREAK_NS;
+	struct nvt_unsettled_streak streak = {0};
+	uint64_t last = t0;
+
+	for (int i = 0; i < NVT_SEG_YIELD_STREAK; i++) {
+		CHECK(nvt_streak_yields(&streak));
+		nvt_streak_unsettled(&streak, last = t0 + (uint64_t)i * 1000);
+	}
+	CHECK(!nvt_streak_yields(&streak));
+	nvt_streak_unsettled(&streak, last += second / 2); /* a fifth, half a second on */
+	CHECK(!nvt_streak_yields(&streak));
+	nvt_streak_expire(&streak, last);
+	CHECK(!nvt_streak_yields(&streak));
+	nvt_streak_expire(&streak, last + second); /* a second after the last: not more than one */
+	CHECK(!nvt_streak_yields(&streak));
+	nvt_streak_expire(&streak, last + second + 1);
+	CHECK(nvt_streak_yields(&streak));
+	/* Ended: NVT_SEG_YIELD_STREAK more slots are yielded for again, and no more. */
+	for (int i = 0; i < NVT_SEG_YIELD_STREAK; i++) {
+		CHECK(nvt_streak_yields(&streak));
+		nvt_streak_unsettled(&streak, last + second + 2);
+	}
+	CHECK(!nvt_streak_yields(&streak));
+	/* A retry that found a slot settled ends it at once, whatever the time. */
+	nvt_streak_settled(&streak);
+	CHECK(nvt_streak_yields(&streak));
+}
+
 int main(void)
 {
 	test_header();
 	test_write_read();
 	test_race();
 	test_same_masks();
+	test_unsettled_streak();
 	return CHECK_DONE();
 }
