@@ -6,6 +6,8 @@
 # `make check`.
 #
 # Usage: tests/run-tests.sh [-jN] [NAME...]   (default: every test, one at a time)
+# NVT_TEST_KEEP=DIR keeps each failed test's directory, its whole log in it, in DIR
+# (made if missing), as DIR/NAME.XXXXXX, and names it under the test's FAIL line.
 #
 # Each test runs in a directory of its own ($WORK: its run directory, MPS pipe
 # and log directories and calibration cache), so that -jN runs N at once.
@@ -25,6 +27,13 @@ case ${1:-} in
 --list) LIST=1 && shift ;; # the names of the tests the suite runs, one a line; runs none
 esac
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "usage: tests/run-tests.sh [-jN | --list] [NAME...]" >&2; exit 2; }
+# KEEP: where a failed test's directory goes (NVT_TEST_KEEP; keep_work), as an absolute path:
+# empty, none is kept.
+KEEP=${NVT_TEST_KEEP:-}
+if [ -n "$KEEP" ] && ! { mkdir -p -- "$KEEP" && KEEP=$(cd -- "$KEEP" && pwd); }; then
+	echo "tests/run-tests.sh: cannot make NVT_TEST_KEEP's directory $NVT_TEST_KEEP" >&2
+	exit 2
+fi
 
 # The user the suite runs as (root, or an ordinary user: only the tests of other users skip
 # for one), as -l names it and as run directories are named (nvtaskset-UID).
@@ -544,6 +553,17 @@ run_test() {
 	echo "$((SECONDS - start))" >"$WORK/secs"
 	echo "$rc" >"$WORK/rc"
 }
+# keep_work NAME: moves failed test NAME's directory out of $TOP (removed at the end) into
+# $KEEP, and names it, where NVT_TEST_KEEP asks for it.
+keep_work() {
+	local kept
+	[ -n "$KEEP" ] || return 0
+	if kept=$(mktemp -d "$KEEP/$1.XXXXXX") && mv -T "$TOP/$1" "$kept"; then
+		echo "    its directory, kept: $kept"
+	else
+		echo "    keeping its directory in $KEEP failed"
+	fi
+}
 # report NAME: one line for the test that ended, and the end of its log if it failed.
 report() {
 	local name=$1 rc log=$TOP/$1/log secs suite
@@ -568,8 +588,10 @@ report() {
 		echo "FAIL $name ($secs s)"
 		sed 's/^/    /' "$log" | tail -40
 		[ ! -f "$TOP/$name/left" ] || sed 's/^/    /' "$TOP/$name/left"
+		keep_work "$name"
 	fi
-	# What a passing test left is of no use; a failed one's log is printed above.
+	# What a passing test left is of no use; a failed one's log is printed above (and the
+	# whole directory kept where NVT_TEST_KEEP asks).
 	rm -rf "${TOP:?}/$name"
 }
 

@@ -93,3 +93,62 @@ t_harness_ends_what_tests_left() {
 	procs_of "$PLANT"
 	[ ${#PROCS[@]} == 0 ] || die "the inner suites left processes:"$'\n'"$PROCS_WHAT"
 }
+
+# Planted tests for NVT_TEST_KEEP: each records its directory in $PLANT/NAME.work and leaves a
+# file there; the failing one logs more lines than its FAIL report shows.
+KEEP_TESTS=$(
+	cat <<'EOF2'
+t_planted_keep_fails() {
+	echo "$WORK" >"$PLANT/planted_keep_fails.work"
+	echo failed >"$WORK/made"
+	for ((i = 1; i <= 60; i++)); do echo "line $i of 60"; done
+	die "a planted failure"
+}
+t_planted_keep_passes() {
+	echo "$WORK" >"$PLANT/planted_keep_passes.work"
+	echo passed >"$WORK/made"
+}
+EOF2
+)
+# keep_run [ENV...]: runs the inner suite on the planted keep tests with ENV; sets out and
+# KEPT (the directory its FAIL report names kept, if any), and checks what both tests report.
+keep_run() {
+	local rc failed_work passed_work
+	rm -f "$PLANT"/planted_keep_*.work
+	run_rc out rc env -u NVT_TEST_KEEP "$@" NVT_TEST_EXTRA="$PLANT/tests.sh" \
+		"$ROOT/tests/run-tests.sh" -j2 planted_keep_fails planted_keep_passes
+	echo "$out"
+	eq "$rc" 1 "the suite's status"
+	has "$out" "FAIL planted_keep_fails"
+	has "$out" "PASS planted_keep_passes"
+	has "$out" "FAILED: a planted failure"
+	hasnt "$out" "line 1 of 60"
+	KEPT=$(sed -n 's/^    its directory, kept: //p' <<<"$out")
+	# Where the tests ran is gone, whatever was kept.
+	failed_work=$(cat "$PLANT/planted_keep_fails.work")
+	passed_work=$(cat "$PLANT/planted_keep_passes.work")
+	[ ! -e "$failed_work" ] || die "the failed test's directory is left in place: $failed_work"
+	[ ! -e "$passed_work" ] || die "the passing test's directory is left: $passed_work"
+}
+
+t_harness_keeps_failed_work() {
+	# With NVT_TEST_KEEP=DIR, a failed test's directory, its whole log with it, is moved into
+	# DIR and named under its FAIL line; a passing test's is removed. Without it, neither is
+	# kept. (DIR lies in this test's own directory, and the test removes it.)
+	local out listed
+	export PLANT=$WORK/plant
+	mkdir "$PLANT"
+	printf '%s\n' "$KEEP_TESTS" >"$PLANT/tests.sh"
+	keep_run NVT_TEST_KEEP="$WORK/kept"
+	[[ "$KEPT" == "$WORK/kept/planted_keep_fails."* ]] || die "kept as '$KEPT', not in $WORK/kept"
+	listed=$(ls -A "$WORK/kept")
+	eq "$listed" "${KEPT##*/}" "what $WORK/kept holds"
+	eq "$(cat "$KEPT/made")" failed "the kept directory's file"
+	eq "$(head -1 "$KEPT/log")" "line 1 of 60" "the kept log's first line"
+	eq "$(tail -1 "$KEPT/log")" "FAILED: a planted failure" "the kept log's last line"
+	rm -rf "$WORK/kept"
+	keep_run
+	eq "$KEPT" "" "the directory kept without NVT_TEST_KEEP"
+	hasnt "$out" "its directory, kept"
+	[ ! -e "$WORK/kept" ] || die "a run without NVT_TEST_KEEP made $WORK/kept"
+}
