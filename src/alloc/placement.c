@@ -299,10 +299,12 @@ int nvt_placement_clashes(const char *base, pid_t tree, const struct nvt_slot_vi
 
 /* What the tasks but me hold on gpu, into others. Returns 0, or -1 with why. */
 static int others_of(const char *base, const struct nvt_placement_gpu *gpu,
-		     const struct nvt_claimer *me, struct nvt_tpcset *others, char *why, size_t len)
+		     const struct nvt_claimer *me, struct nvt_tpcset *others, pid_t *whole, char *why,
+		     size_t len)
 {
 	struct nvt_held_list held = {0};
 	const uint8_t *uuids[1] = {gpu->uuid};
+	int k;
 
 	if (nvt_held_scan(base, me, uuids, 1, &held)) {
 		snprintf(why, len, "cannot list the tasks in %s: %s", base, strerror(errno));
@@ -310,8 +312,20 @@ static int others_of(const char *base, const struct nvt_placement_gpu *gpu,
 		return -1;
 	}
 	nvt_held_union(&held, others);
+	k = nvt_claim_whole_gpu_holder(gpu->topo, held.v, held.n);
+	*whole = k < 0 ? 0 : held.pids[k];
 	nvt_held_free(&held, 1);
 	return 0;
+}
+
+void nvt_placement_whole_gpu_why(pid_t whole, char *why, size_t len)
+{
+	size_t n = strlen(why);
+
+	if (whole > 0 && n < len)
+		snprintf(why + n, len - n, " (pid %ld holds every TPC with a priority, as --priority "
+			 "without a partition does: give it fewer first, e.g. nvtaskset -p -g GPCS %ld)",
+			 (long)whole, (long)whole);
 }
 
 /* ---- The memory half -------------------------------------------------------- */
@@ -356,12 +370,13 @@ int nvt_placement_near_for_claim(const char *base, const struct nvt_placement_gp
 				 struct nvt_near *near, char *why, size_t len)
 {
 	struct nvt_tpcset avail, others;
+	pid_t whole;
 
 	memset(near, 0, sizeof(*near));
 	if (ask->half == NVT_PLACEMENT_ANY_HALF)
 		return NVT_NEAR_CHOSEN;
 	nvt_topo_all(gpu->topo, &avail);
-	if (others_of(base, gpu, me, &others, why, len))
+	if (others_of(base, gpu, me, &others, &whole, why, len))
 		return -1;
 	nvt_set_andnot(&avail, &avail, &others);
 	return nvt_placement_near(gpu, ask, &avail, &others, 1, near, why, len);
@@ -375,12 +390,13 @@ int nvt_placement_once(const char *base, const struct nvt_placement_gpu *gpu,
 {
 	struct nvt_pick want = {.count = ask->count, .strategy = ask->strategy};
 	struct nvt_tpcset avail, others;
+	pid_t whole = 0;
 	int rc;
 
 	nvt_set_clear(&others);
 	nvt_topo_all(gpu->topo, &avail);
 	if ((ask->exclude_running || ask->half == NVT_HALF_UNKNOWN) &&
-	    others_of(base, gpu, me, &others, why, len))
+	    others_of(base, gpu, me, &others, &whole, why, len))
 		return -1;
 	if (ask->exclude_running)
 		nvt_set_andnot(&avail, &avail, &others);
@@ -396,6 +412,9 @@ int nvt_placement_once(const char *base, const struct nvt_placement_gpu *gpu,
 		return 0;
 	if (want.near.mode == NVT_NEAR_ONLY)
 		return nvt_why(why, len, "cannot pick %u TPCs in the memory half asked for", ask->count);
-	return nvt_why(why, len, "cannot pick %u TPCs: only %u %s free of other tasks", ask->count,
-		       nvt_set_count(&avail), nvt_set_count(&avail) == 1 ? "is" : "are");
+	nvt_why(why, len, "cannot pick %u TPCs: only %u %s free of other tasks", ask->count,
+		nvt_set_count(&avail), nvt_set_count(&avail) == 1 ? "is" : "are");
+	if (ask->exclude_running)
+		nvt_placement_whole_gpu_why(whole, why, len);
+	return -1;
 }

@@ -132,4 +132,8 @@ int nvt_placement_near_for_claim(const char *base, const struct nvt_placement_gp
 				 const struct nvt_placement_ask *ask, const struct nvt_claimer *me,
 				 struct nvt_near *near, char *why, size_t len);
 
+/* Appends to why, when whole names a task (> 0), that it holds every TPC of the GPU with a
+ * priority and no partition (nvt_claim_whole_gpu_holder), and how to make room. */
+void nvt_placement_whole_gpu_why(pid_t whole, char *why, size_t len);
+
 #endif /* NVT_PLACEMENT_H */

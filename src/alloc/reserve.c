@@ -283,6 +283,20 @@ static void memory_step(const struct claim_run *r, int i, int claims_taken, int 
 	*step = -1; /* said: not the TPCs' message */
 }
 
+/* Why GPU i has too few free TPCs (free_units of unit), naming a task on every TPC of it with a
+ * priority (time-sliced there: nothing is free until it is given a partition). */
+static void full_why(const struct claim_run *r, int i, const char *what, const char *where,
+		     unsigned free_units, const char *unit, char *why, size_t len)
+{
+	const struct nvt_claim_gpu *req = &r->req[i];
+	int whole = nvt_claim_whole_gpu_holder(&req->topo, r->found[i].v, r->found[i].n);
+
+	snprintf(why, len, "cannot pick %s%s: only %u%s %s free of other tasks%s", what, where,
+		 free_units, unit, free_units == 1 ? "is" : "are",
+		 req->near.mode == NVT_NEAR_ONLY ? " in the memory half asked for" : "");
+	nvt_placement_whole_gpu_why(whole < 0 ? 0 : r->found[i].pids[whole], why, len);
+}
+
 /*
  * A round's step for GPU i (nvt_claim_step): confirm, wait, claim a pick or
  * withdraw it, or give up. Clears *settled while the claim is not settled,
@@ -340,9 +354,7 @@ static int gpu_step(struct claim_run *r, int i, int claims_taken, int *settled, 
 		r->claimed[i] = 0;
 		return r->t->write(r->t, i, out, why, len) ? NVT_RESERVE_ERROR : NVT_RESERVE_OK;
 	case NVT_STEP_FULL:
-		snprintf(why, len, "cannot pick %s%s: only %u%s %s free of other tasks%s", what, where,
-			 free_units, unit, free_units == 1 ? "is" : "are",
-			 req->near.mode == NVT_NEAR_ONLY ? " in the memory half asked for" : "");
+		full_why(r, i, what, where, free_units, unit, why, len);
 		return NVT_RESERVE_FULL;
 	default: /* NVT_STEP_STUCK */
 		snprintf(why, len, "cannot pick %s%s: %u%s %s free of other tasks' partitions, but "

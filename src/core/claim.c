@@ -179,3 +179,12 @@ int nvt_claim_mem_step(uint64_t gpu_bytes, uint64_t want, const struct nvt_claim
 	return nvt_memlimit_has_room(gpu_bytes, add_capped(firm, later), want) ? NVT_STEP_CONFIRM
 									       : NVT_STEP_WAIT;
 }
+
+int nvt_claim_whole_gpu_holder(const struct nvt_topology *topo, const struct nvt_held *held, int n)
+{
+	for (int k = 0; k < n; k++)
+		if (!held[k].claim && held[k].prio.prio != NVT_PRIO_NONE && topo->n_tpcs &&
+		    nvt_set_count(&held[k].tpcs) >= topo->n_tpcs)
+			return k;
+	return -1;
+}

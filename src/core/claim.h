@@ -105,6 +105,13 @@ int nvt_claim_step(const struct nvt_topology *topo, const struct nvt_pick *want,
 		   unsigned *free_out);
 
 /*
+ * The first of held (n) that holds every TPC of topo with a priority (a --priority task without a
+ * partition: time-sliced on the whole GPU), or -1: a claim beside it finds nothing free until it
+ * is given a partition. Claims in progress are not counted.
+ */
+int nvt_claim_whole_gpu_holder(const struct nvt_topology *topo, const struct nvt_held *held, int n);
+
+/*
  * Decides whether a claimer's GPU memory limit (want bytes, on a GPU of
  * gpu_bytes) fits beside the limits other live tasks hold there (held, n),
  * by the rule of nvt_memlimit_has_room (--mem-exclusive), once its TPCs are

@@ -170,3 +170,28 @@ t_exec_missing_starts_nothing() {
 	eq "$(find "$NVTASKSET_RUNDIR" -name 'nvtaskset.*' | wc -l)" 0 "segments"
 	[ ! -e "$NVTASKSET_CACHE_DIR" ] || die "calibrated for a command that cannot run: $(ls "$NVTASKSET_CACHE_DIR")"
 }
+t_reserve_beside_whole_gpu_priority() {
+	# A --priority task without a partition is time-sliced on every TPC: a claim beside it finds
+	# none free and says which task holds them and how to make room; given a partition, room.
+	local low
+	start_loop wl "$NVT" --no-mps --priority low "$APP"
+	low=$PID
+	wait_file "$WORK/wl.state" "0-65"
+	local hint="(pid $low holds every TPC with a priority, as --priority without a partition does: give it fewer first, e.g. nvtaskset -p -g GPCS $low)"
+	run_rc out rc "$NVT" --no-mps -n 8 --exclude-running "$APP" launch 1
+	eq "$rc" 1 "$out"
+	eq "$out" "nvtaskset: cannot pick 8 TPCs: only 0 are free of other tasks $hint"
+	run_rc out rc "$NVT" --no-mps -n 8 --exclude-running --dry-run
+	eq "$rc" 1 "$out"
+	eq "$out" "nvtaskset: cannot pick 8 TPCs: only 0 are free of other tasks $hint"
+	"$NVT" -p -g 2-7 "$low" >/dev/null
+	run_rc out rc "$NVT" --no-mps -n 8 --exclude-running "$APP" launch 1
+	eq "$rc" 0 "$out"
+	stop_loop wl "$low"
+	# A task without a priority on every TPC is no such holder: the plain message.
+	start_loop wa "$NVT" --no-mps -c all "$APP"
+	wait_file "$WORK/wa.state" "0-65"
+	run_rc out rc "$NVT" --no-mps -n 8 --exclude-running --dry-run
+	eq "$out" "nvtaskset: cannot pick 8 TPCs: only 0 are free of other tasks"
+	stop_loop wa "$PID"
+}
