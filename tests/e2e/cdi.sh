@@ -639,6 +639,70 @@ PY
 	eq "$rc" 0 "--mps stop: $out"
 }
 
+# mps_daemons DIR: how many MPS control daemons of pipe directory DIR run (the tests' fake:
+# processes of its name whose environment names DIR; one that ended is none).
+mps_daemons() {
+	local p comm vars n=0
+	for p in /proc/[0-9]*; do
+		read -r comm 2>/dev/null <"$p/comm" && [ "$comm" == nvidia-cuda-mps ] || continue
+		mapfile -d '' -t vars 2>/dev/null <"$p/environ" || continue
+		[[ $'\n'"$(printf '%s\n' "${vars[@]}")" == *$'\n'"CUDA_MPS_PIPE_DIRECTORY=$1"$'\n'* ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# A --cdi --with-mps that fails once it started its MPS control daemons (its spec directory
+# cannot be made) stops the daemons it started, saying so, and fails as it would without them;
+# a daemon that ran before it (the shared one, a level's) runs on, never told to quit, and so
+# does one it started that serves a task by then (a container of an earlier spec's).
+t_cdi_with_mps_refused_stops_its_daemons() {
+	local out rc dir d lvl shared low
+	own_mps_dirs refused
+	export PATH=$ROOT/tests/fake/bin:$PATH
+	dir=$CUDA_MPS_PIPE_DIRECTORY
+	: >"$WORK/file"
+	# None runs: it starts the four, then stops the four.
+	run_rc out rc "$NVT" --cdi --with-mps --cdi-dir "$WORK/file/cdi" --vendor t
+	eq "$rc" 1 "--cdi --with-mps with a spec directory under a file ($out)"
+	has "$out" "--cdi: cannot make $WORK/file/cdi"
+	has "$out" "started the MPS control daemon (pipe directory $dir)"
+	has "$out" "--cdi: stopped the MPS control daemon it started (pipe directory $dir)"
+	for lvl in low normal high; do
+		has "$out" "started the MPS control daemon of priority $lvl (pipe directory $dir-$lvl)"
+		has "$out" "--cdi: stopped the MPS control daemon of priority $lvl it started (pipe directory $dir-$lvl)"
+	done
+	for d in "$dir" "$dir-low" "$dir-normal" "$dir-high"; do
+		eq "$(mps_daemons "$d")" 0 "daemons of $d left by a refused --cdi"
+		[ ! -e "$d/nvidia-cuda-mps-control.pid" ] || die "a refused --cdi left the pid file of $d"
+	done
+	# The shared daemon and the low level's run before: they run on. The high level's, once
+	# started, serves a task (this shell, staged as its server's client): it runs on too.
+	"$NVT" --mps start >"$WORK/start.out" 2>&1 || die "--mps start: $(cat "$WORK/start.out")"
+	echo $$ >"$dir-high/fake-server"
+	echo $$ >"$dir-high/fake-clients"
+	CUDA_MPS_PIPE_DIRECTORY=$dir-low CUDA_MPS_LOG_DIRECTORY=$CUDA_MPS_LOG_DIRECTORY-low nvidia-cuda-mps-control -d
+	shared=$(cat "$dir/nvidia-cuda-mps-control.pid") low=$(cat "$dir-low/nvidia-cuda-mps-control.pid")
+	run_rc out rc "$NVT" --cdi --with-mps --cdi-dir "$WORK/file/cdi" --vendor t
+	eq "$rc" 1 "--cdi --with-mps beside running daemons ($out)"
+	has "$out" "--cdi: cannot make $WORK/file/cdi"
+	has "$out" "--cdi: stopped the MPS control daemon of priority normal it started (pipe directory $dir-normal)"
+	eq "$(mps_daemons "$dir-normal")" 0 "daemons of priority normal left by a refused --cdi"
+	has "$out" "warning: --cdi: leaves the MPS control daemon of priority high it started running (pipe directory $dir-high): it serves tasks"
+	eq "$(mps_daemons "$dir-high")" 1 "daemons of priority high, which serves a task, after a refused --cdi"
+	rm "$dir-high/fake-server" "$dir-high/fake-clients"
+	hasnt "$out" "(pipe directory $dir)"
+	hasnt "$out" "(pipe directory $dir-low)"
+	eq "$(cat "$dir/nvidia-cuda-mps-control.pid")" "$shared" "the shared daemon's pid"
+	eq "$(cat "$dir-low/nvidia-cuda-mps-control.pid")" "$low" "the low level's daemon's pid"
+	eq "$(mps_daemons "$dir")" 1 "shared daemons after a refused --cdi"
+	eq "$(mps_daemons "$dir-low")" 1 "daemons of priority low after a refused --cdi"
+	# (each was told to quit once, in the first round: never since)
+	eq "$(grep -c '^command=quit' "$dir/fake.log")" 1 "quits sent to the shared daemon"
+	eq "$(grep -c '^command=quit' "$dir-low/fake.log")" 1 "quits sent to the low level's daemon"
+	run_rc out rc "$NVT" --mps stop
+	eq "$rc" 0 "--mps stop: $out"
+}
+
 # The hook run at the wrong stage or fed what is not a runtime's state: it refuses, saying
 # what it needs, and makes nothing.
 t_cdi_hook_bad_state() {

@@ -28,9 +28,11 @@
 #include "hint.h"
 #include "core/cdi.h"
 #include "core/gpusel.h"
+#include "core/mpslog.h"
 #include "core/text.h"
 #include "os/rootpath.h"
 #include "os/sysutil.h"
+#include "mps/mps.h"
 #include "task/container.h"
 
 #define CDI_DEFAULT_DIR "/var/run/cdi"
@@ -457,6 +459,60 @@ static void choose_base(struct spec *s)
 		      s->base, NVT_SHARED_RUNDIR_MODE);
 }
 
+/* The MPS control daemons this command started, each with its pid: one that fails after it
+ * started them stops them (at exit), as it unmounts its tmpfs. A daemon that ran before it,
+ * one that serves a task by then (a container's, of an earlier spec), or that is another
+ * daemon by then, runs on. */
+static struct {
+	struct nvt_mps mps;
+	pid_t pid;
+} started_here[1 + NVT_PRIO_LEVELS];
+static int n_started;
+
+/* Stops started_here[i] if it is still the daemon this command started and serves no task. */
+static void stop_started(int i)
+{
+	struct nvt_mps *mps = &started_here[i].mps;
+	struct nvt_mps_client client;
+	char why[1024], name[64] = "";
+	int clients;
+
+	if (mps->level[0])
+		snprintf(name, sizeof(name), " of priority %s", mps->level);
+	if (nvt_mps_daemon(mps) != started_here[i].pid)
+		return;
+	clients = nvt_mps_client_list(mps, &client, 1, NVT_MPS_TIMEOUT_MS);
+	if (clients != 0)
+		warnx("warning: --cdi: leaves the MPS control daemon%s it started running (pipe "
+		      "directory %s): %s",
+		      name, mps->pipe_dir,
+		      clients > 0 ? "it serves tasks" : "it did not say which tasks it serves");
+	else if (nvt_mps_stop(mps, -1, NVT_MPS_TIMEOUT_MS, why, sizeof(why)))
+		warnx("--cdi: cannot stop the MPS control daemon%s it started: %s", name, why);
+	else
+		warnx("--cdi: stopped the MPS control daemon%s it started (pipe directory %s)", name,
+		      mps->pipe_dir);
+}
+
+/* At exit: a --cdi that did not get to its end stops the daemons it started, the last first. */
+static void stop_mps_if_failed(void)
+{
+	for (int i = n_started - 1; !cdi_done && i >= 0; i--)
+		stop_started(i);
+}
+
+/* ensure_mps for --cdi: the daemon's pipe directory; one it started is noted in started_here. */
+static const char *ensure_mps_noted(const struct nvt_slot_view *level)
+{
+	const struct nvt_mps *mps = ensure_mps_daemon(0, level, level ? 1 : 0);
+
+	if (mps->started && n_started < (int)(sizeof(started_here) / sizeof(started_here[0]))) {
+		started_here[n_started].mps = *mps;
+		started_here[n_started++].pid = nvt_mps_daemon(mps);
+	}
+	return mps->pipe_dir;
+}
+
 /*
  * --with-mps: starts the host's MPS control daemon, and each priority level's (whose server
  * loads the shim: docs/priorities.md, "Preemption"), unless they run, and names their pipe
@@ -468,7 +524,9 @@ static void start_mps(struct spec *s)
 {
 	struct nvt_slot_view level;
 
-	snprintf(s->shared_pipe, sizeof(s->shared_pipe), "%s", ensure_mps(0, NULL, 0));
+	if (atexit(stop_mps_if_failed))
+		cli_errx("--cdi: cannot register the stopping of the MPS daemons it starts");
+	snprintf(s->shared_pipe, sizeof(s->shared_pipe), "%s", ensure_mps_noted(NULL));
 	s->pipe_dir = s->shared_pipe;
 	/* Each level's beside it, "-LEVEL" after it (root's are so anyway): a hook binds only
 	 * over the shared one's mount (nvt_cdi_shared_pipe). */
@@ -478,7 +536,7 @@ static void start_mps(struct spec *s)
 		memset(&level, 0, sizeof(level));
 		level.prio.prio = (uint8_t)p;
 		level.prio.yield = NVT_YIELD_SLICE;
-		snprintf(s->level_pipe[p], sizeof(s->level_pipe[p]), "%s", ensure_mps(0, &level, 1));
+		snprintf(s->level_pipe[p], sizeof(s->level_pipe[p]), "%s", ensure_mps_noted(&level));
 	}
 }
 

@@ -31,6 +31,7 @@
 #define ALL_TASKS_ROUNDS 8
 
 struct nvt_view;
+struct nvt_mps;
 
 struct options {
 	int pid_mode;
@@ -91,6 +92,9 @@ int nvt_cmd_exporter(const struct options *o); /* metrics.c: --exporter, the exp
  * (0: not given). Returns its pipe directory; exits on failure.
  */
 const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n);
+/* The same, returning the daemon (its started: whether this call started it; valid until the
+ * next call), for a caller that stops it again (--cdi --with-mps, when it fails). */
+const struct nvt_mps *ensure_mps_daemon(int channels, const struct nvt_slot_view *parts, int n);
 
 /* ---- prio.c: priorities ---- */
 /* An option's number from min to max; exits (bad usage) otherwise. */

@@ -45,9 +45,10 @@ static void find_shim(char *buf, size_t len)
 /*
  * Makes sure an MPS control daemon the task may join runs: the shared one, or
  * that of the priority level it is time-sliced at (parts, n: its partitions;
- * NULL: the shared one); says where (its pipe directory).
+ * NULL: the shared one); returns it (its pipe directory says where; started:
+ * whether this call started it), valid until the next call.
  */
-const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n)
+const struct nvt_mps *ensure_mps_daemon(int channels, const struct nvt_slot_view *parts, int n)
 {
 	static struct nvt_mps mps;
 	pid_t server;
@@ -77,7 +78,7 @@ const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n)
 				 "with %d channels each; this task would fail to start CUDA. Stop a task, "
 				 "or run this one with --no-mps",
 				 (long)server, clients, connections);
-		return mps.pipe_dir;
+		return &mps;
 	}
 	if (nvt_mps_start(&mps, NVT_MPS_TIMEOUT_MS, why, sizeof(why)))
 		cli_errx("cannot start MPS: %s; run with --no-mps to run without it", why);
@@ -89,7 +90,12 @@ const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n)
 		warnx("started the MPS control daemon (pipe directory %s); stop it with "
 		      "'nvtaskset --mps stop'",
 		      mps.pipe_dir);
-	return mps.pipe_dir;
+	return &mps;
+}
+
+const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n)
+{
+	return ensure_mps_daemon(channels, parts, n)->pipe_dir;
 }
 
 /*
