@@ -457,6 +457,25 @@ t_metrics_agent_only_where_wanted() {
 	stop_loop ph "$PH"
 }
 
+# top's header names the agents' users as its rows do, through terminal_text: a user whose
+# name carries terminal escapes (in a password database of the test's own, bound over
+# /etc/passwd for top alone) is shown with a '?' for each.
+t_top_agent_user_no_terminal_escapes() {
+	[ "$(id -u)" == 0 ] || skip "needs root to bind a password database over /etc/passwd"
+	unshare --mount --propagation private true 2>/dev/null || skip "cannot unshare a mount namespace"
+	local out
+	start_agent ag -- --hold 100 --poll 500
+	start_loop pg "$NVT" --no-mps --priority low --yield guard -g 5-11 "$APP"
+	wait_file "$WORK/pg.state" "5-7,13-15,21-23,29-31,36-38,43-45,50-52,57-65" # (GPCs 5-11)
+	stop_agent "$AGENT"
+	{ printf '%s:x:%s:%s::/:/bin/sh\n' "$ESCAPING_NAME" "$(id -u)" "$(id -g)"; cat /etc/passwd; } >"$WORK/passwd"
+	unshare --mount --propagation private sh -c 'mount --bind "$1" /etc/passwd && shift && exec "$@"' \
+		_ "$WORK/passwd" "$NVT" top -b -n 1 >"$WORK/top.out" 2>&1
+	has "$(cat "$WORK/top.out")" "agents: t?]0;owned??]52;c;aGk=???2J?x's needed, not running  MPS:"
+	no_terminal_escapes "$WORK/top.out"
+	stop_loop pg "$PID"
+}
+
 t_metrics_promtool() {
 	local out prog odd esc
 	command -v promtool >/dev/null || skip "needs promtool (Debian: prometheus) to check the format"

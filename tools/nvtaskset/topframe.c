@@ -76,7 +76,7 @@ static void header(struct nvt_outbuf *out)
 {
 	const struct nvt_view *v = top.now;
 	struct line l = {out, 0};
-	char when[16], agents[200] = "", unreadable[40] = "";
+	char when[16], agents[200] = "", unreadable[40] = "", user[sizeof(v->agents[0].user)];
 	time_t now = time(NULL);
 	size_t used = 0;
 
@@ -84,9 +84,10 @@ static void header(struct nvt_outbuf *out)
 	/* The agents that run, and those a task needs that do not (none: nothing to say). */
 	for (int i = 0; i < v->n_agents && used < sizeof(agents) - 40; i++) {
 		enum nvt_view_agent_state state = nvt_view_agent_state(v, i);
+		terminal_text(v->agents[i].user, user, sizeof(user));
 		if (state != NVT_VIEW_AGENT_IDLE)
 			used += (size_t)snprintf(agents + used, sizeof(agents) - used, "%s%s's %s",
-						 used ? ", " : "", v->agents[i].user,
+						 used ? ", " : "", user,
 						 state == NVT_VIEW_AGENT_RUNS ? "runs" :
 						 "needed, not running");
 	}
