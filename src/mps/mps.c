@@ -74,13 +74,15 @@ static void find_control(struct nvt_mps *mps)
  * sticky instead (the daemon's pid file is checked for its owner), a log
  * directory may not (anyone could write the server.log whose "last fatal
  * error" --mps status shows). One that does not exist yet passes
- * (nvt_mps_start makes it, and checks again). Returns 0 and its owner, or -1
- * with the reason in why.
+ * (nvt_mps_start makes it, and checks again). Returns 0, or -1 with the reason
+ * in why; *owner: the entry's owner, refused or not ((uid_t)-1 where it could
+ * not be looked at).
  */
 static int check_dir(const char *dir, int sticky_ok, uid_t *owner, char *why, size_t len)
 {
 	struct stat st;
 
+	*owner = (uid_t)-1;
 	if (lstat(dir, &st)) {
 		if (errno != ENOENT) {
 			snprintf(why, len, "%s", strerror(errno));
@@ -89,6 +91,7 @@ static int check_dir(const char *dir, int sticky_ok, uid_t *owner, char *why, si
 		*owner = geteuid();
 		return 0;
 	}
+	*owner = st.st_uid;
 	if (S_ISLNK(st.st_mode)) {
 		snprintf(why, len, "it is a symbolic link");
 		return -1;
@@ -105,7 +108,6 @@ static int check_dir(const char *dir, int sticky_ok, uid_t *owner, char *why, si
 		snprintf(why, len, "others may write in it (mode %04o)", (unsigned)(st.st_mode & 07777));
 		return -1;
 	}
-	*owner = st.st_uid;
 	return 0;
 }
 
@@ -114,27 +116,53 @@ static int check_pipe_dir(const char *dir, uid_t *owner, char *why, size_t len)
 	return check_dir(dir, 1, owner, why, len);
 }
 
-/* Checks both directories. Returns 0, or -1 with the reason in why if one is refused. */
+/*
+ * Says in why that the daemon's directory dir (what: "pipe" or "log"; var: the variable that
+ * names it) is refused for detail, with what the caller may do; an entry of another user's
+ * (owner, neither root nor the caller) is mps->squatter, which she may not remove from a
+ * sticky /tmp: root may.
+ */
+static void refuse_dir(struct nvt_mps *mps, const char *what, const char *dir, const char *var,
+		       uid_t owner, const char *detail, char *why, size_t len)
+{
+	if (owner != (uid_t)-1 && owner != 0 && owner != geteuid())
+		mps->squatter = owner;
+	if (!mps->squatter || geteuid() == 0)
+		snprintf(why, len, "refusing the MPS %s directory %s: %s (remove it, or set %s)", what,
+			 dir, detail, var);
+	else if (mps->named)
+		snprintf(why, len, "refusing the MPS %s directory %s: %s (ask root to remove it, or "
+			 "set %s to a directory of yours)", what, dir, detail, var);
+	else
+		snprintf(why, len, "refusing the MPS %s directory %s: %s (ask root to remove it, or "
+			 "set " NVT_ENV_XDG_RUNTIME_DIR " to a directory of yours, or "
+			 NVT_ENV_MPS_PIPE_DIR " and " NVT_ENV_MPS_LOG_DIR " to directories of yours)",
+			 what, dir, detail);
+}
+
+/* Checks both directories. Returns 0, or -1 with the reason in why if one is refused (and
+ * mps->squatter, where another user's entry is). */
 static int check_dirs(struct nvt_mps *mps, char *why, size_t len)
 {
 	char detail[200];
-	uid_t log_uid;
+	uid_t pipe_uid, log_uid;
 
-	if (check_pipe_dir(mps->pipe_dir, &mps->dir_uid, detail, sizeof(detail))) {
-		snprintf(why, len,
-			 "refusing the MPS pipe directory %s: %s (remove it, or set "
-			 "CUDA_MPS_PIPE_DIRECTORY)",
-			 mps->pipe_dir, detail);
+	mps->squatter = 0;
+	if (check_pipe_dir(mps->pipe_dir, &pipe_uid, detail, sizeof(detail))) {
+		refuse_dir(mps, "pipe", mps->pipe_dir, NVT_ENV_MPS_PIPE_DIR, pipe_uid, detail, why, len);
 		return -1;
 	}
+	mps->dir_uid = pipe_uid;
 	if (check_dir(mps->log_dir, 0, &log_uid, detail, sizeof(detail))) {
-		snprintf(why, len,
-			 "refusing the MPS log directory %s: %s (remove it, or set "
-			 "CUDA_MPS_LOG_DIRECTORY)",
-			 mps->log_dir, detail);
+		refuse_dir(mps, "log", mps->log_dir, NVT_ENV_MPS_LOG_DIR, log_uid, detail, why, len);
 		return -1;
 	}
 	return 0;
+}
+
+int nvt_mps_squatted_default(const struct nvt_mps *mps)
+{
+	return !mps->named && mps->squatter != 0;
 }
 
 /* An absolute $XDG_RUNTIME_DIR that is the caller's own directory, or NULL. */
@@ -153,18 +181,19 @@ int nvt_mps_setup(struct nvt_mps *mps, char *why, size_t len)
 {
 	const char *pipe = getenv(NVT_ENV_MPS_PIPE_DIR), *log = getenv(NVT_ENV_MPS_LOG_DIR);
 	const char *xdg;
-	uid_t me = geteuid();
+	uid_t me = geteuid(), system_uid;
 	char detail[200];
 
 	memset(mps, 0, sizeof(*mps));
 	find_control(mps);
+	mps->named = (pipe && *pipe) || (log && *log);
 	if (pipe && *pipe) {
 		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), "%s", pipe);
 	} else {
 		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), SYSTEM_PIPE_DIR);
 		/* A user joins root's system daemon, but never starts one there. */
-		if (me != 0 && !(check_pipe_dir(SYSTEM_PIPE_DIR, &mps->dir_uid, detail, sizeof(detail)) == 0 &&
-				 mps->dir_uid == 0 && nvt_mps_daemon(mps))) {
+		if (me != 0 && !(check_pipe_dir(SYSTEM_PIPE_DIR, &system_uid, detail, sizeof(detail)) == 0 &&
+				 system_uid == 0 && nvt_mps_daemon(mps))) {
 			mps->per_user = 1;
 			if ((xdg = runtime_dir()))
 				snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), "%s/nvidia-mps", xdg);
@@ -203,6 +232,7 @@ int nvt_mps_setup_level(struct nvt_mps *mps, const char *level, const char *serv
 	snprintf(mps->server_env, sizeof(mps->server_env), "%s", server_env);
 	snprintf(mps->shim, sizeof(mps->shim), "%s", shim);
 	mps->per_user = me != 0;
+	mps->named = (pipe && *pipe) || (log && *log);
 	if (pipe && *pipe)
 		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), "%.200s-%s", pipe, level);
 	else if (me == 0)

@@ -15,6 +15,10 @@ struct nvt_mps {
 	char log_dir[256];  /* where it logs */
 	char control[512];  /* path of nvidia-cuda-mps-control, "" if not found */
 	uid_t dir_uid;      /* owner of pipe_dir: the daemon's user */
+	int named;          /* the caller named the directories ($CUDA_MPS_PIPE_DIRECTORY or
+			     * $CUDA_MPS_LOG_DIRECTORY set): not the defaults */
+	uid_t squatter;     /* a refusal's: the other user (neither root nor the caller) whose
+			     * entry stands at the directory refused; 0: none */
 	int per_user;       /* pipe_dir is the caller's own, not the system's */
 	int started;        /* nvt_mps_start started it (0: it found one, started meanwhile) */
 	int clean_env;      /* run control with no environment but a fixed PATH and the
@@ -36,7 +40,8 @@ struct nvt_mps {
  * system's directory would make every user's CUDA programs its clients.
  * The pipe directory, if it exists, must be a directory of root's or the
  * caller's that nobody else may write in (or sticky); so must the log
- * directory (not sticky). Returns 0, or -1 with the reason in why.
+ * directory (not sticky). Returns 0, or -1 with the reason in why (and
+ * mps->squatter: see nvt_mps_squatted_default).
  */
 int nvt_mps_setup(struct nvt_mps *mps, char *why, size_t len);
 
@@ -53,6 +58,17 @@ int nvt_mps_setup(struct nvt_mps *mps, char *why, size_t len);
  */
 int nvt_mps_setup_level(struct nvt_mps *mps, const char *level, const char *server_env,
 			const char *shim, char *why, size_t len);
+
+/*
+ * Whether the refusal of nvt_mps_setup, nvt_mps_setup_level or nvt_mps_start
+ * is of default directories (the caller named neither) that another user made
+ * first (mps->squatter: in the sticky /tmp only she and root may remove them): a
+ * task's start then runs its task without MPS, with the refusal as a warning,
+ * rather than fail until root removes them (docs/security.md, "Not
+ * guaranteed"). A directory the caller named, or one of hers that is amiss,
+ * stays refused, and so does a start of the daemon itself (--mps start).
+ */
+int nvt_mps_squatted_default(const struct nvt_mps *mps);
 
 /* Returns the PID of the running control daemon of mps->pipe_dir, or 0. */
 pid_t nvt_mps_daemon(const struct nvt_mps *mps);

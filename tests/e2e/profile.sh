@@ -161,6 +161,25 @@ t_profile_says_it_started_mps() {
 	eq "$rc" 0 "$out"
 }
 
+t_profile_without_mps_beside_squatted_directory() {
+	# Another user made the victim's per-user MPS pipe directory first: her --profile says so
+	# once, and its runs go without MPS (the report says so), as a start's task does.
+	need_users
+	make_in_tmp profsquat
+	unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY XDG_RUNTIME_DIR
+	export PATH="$FAKEBIN:$PATH" FAKECUDA_LOG=$WORK/u/cuda.log
+	$IN_TMP $(as_user 65533) mkdir -m 755 /tmp/nvidia-mps-65534
+	run_rc out rc $IN_TMP $(as_user 65534) "$NVT" --profile --rounds 1 --sizes 33,66 "$APP" launch 1
+	eq "$rc" 0 "$out"
+	eq "$(grep -c 'running without MPS' <<<"$out")" 1 "warnings of the squatted directory: $out"
+	has "$out" "nvtaskset: warning: refusing the MPS pipe directory /tmp/nvidia-mps-65534: it belongs to uid 65533"
+	has "$out" "GPU 0 (66 TPCs), 1 round, wall-clock ms (lower is better), without MPS"
+	grep -q '^cuInit .* mps=/dev/null$' "$WORK/u/cuda.log" || die "no run logged"
+	# (Calibration's probe names a pipe directory that is none: it never connects.)
+	eq "$(grep '^cuInit ' "$WORK/u/cuda.log" | grep -Evc ' mps=(/dev/null|/nonexistent/nvtaskset-no-mps)$')" 0 \
+		"runs with MPS: $(grep '^cuInit ' "$WORK/u/cuda.log")"
+}
+
 t_plan_footnote_only_when_starred() {
 	# The footnote of '*' (sized beside the hog) comes with a starred task only.
 	local out rc

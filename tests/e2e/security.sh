@@ -62,6 +62,9 @@ make_in_tmp() {
 	IN_TMP="$HELPERS/in-private-tmp $FAKETMP $TMP_HOLD $WORK $ROOT $RUN --"
 	[ "$($IN_TMP stat -c %i /tmp)" == "$(stat -c %i "$FAKETMP")" ] || die "in-private-tmp does not work"
 }
+# mps_of_task LOG: the pipe directory of the last task the fake CUDA logged in LOG
+# (FAKECUDA_LOG): /dev/null for a task without MPS.
+mps_of_task() { tail -1 "$1" | sed -n 's/^cuInit pid=[0-9]* mps=//p'; }
 # The PID (on this host) of the process that unshare PID started as PID 1 of its namespace;
 # for any PID, its first child.
 has_children() { [ -n "$(cat "/proc/$1/task/$1/children" 2>/dev/null)" ]; }
@@ -676,7 +679,8 @@ t_sec_fork_without_segment() {
 
 t_sec_mps_hostile_default_directory() {
 	# Another user made /tmp/nvidia-mps first, with a FIFO for a pid file, or
-	# with her own daemon: root neither hangs nor joins it.
+	# with her own daemon: root neither hangs nor joins it (a start refuses it where root
+	# named a directory, else runs its task without MPS).
 	need_users
 	make_in_tmp hostile
 	local fake=$FAKEBIN args
@@ -701,6 +705,14 @@ t_sec_mps_hostile_default_directory() {
 	run_rc out rc $IN_TMP "$NVT" -c 0 /usr/bin/env
 	eq "$rc" 1 "root joined another user's daemon: $out"
 	has "$out" "refusing the MPS pipe directory /tmp/nvidia-mps"
+	# Root's directories the defaults (it named no log directory either): its task runs
+	# without MPS, with a warning, and joins nothing of hers.
+	rm -f "$WORK/cuda.log"
+	run_rc out rc $IN_TMP env -u CUDA_MPS_LOG_DIRECTORY FAKECUDA_LOG="$WORK/cuda.log" "$NVT" -c 0 "$APP" launch 1
+	eq "$rc" 0 "root's start beside her directory, its own the defaults: $out"
+	has "$out" "nvtaskset: warning: refusing the MPS pipe directory /tmp/nvidia-mps: it belongs to uid 65534 (remove it, or set CUDA_MPS_PIPE_DIRECTORY); running without MPS, as --no-mps does"
+	eq "$(mps_of_task "$WORK/cuda.log")" /dev/null "root's task's MPS pipe directory"
+	[ ! -e "$FAKETMP/nvidia-mps/fake-clients.d" ] || die "root's task joined her daemon"
 	# Her daemon ends (it removes its pid file as it quits).
 	touch "$FAKETMP/nvidia-mps/quit"
 	wait_for 10 test ! -e "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid"

@@ -89,11 +89,14 @@ int nvt_cmd_exporter(const struct options *o); /* metrics.c: --exporter, the exp
 /*
  * run.c: makes sure an MPS control daemon the task may join runs, starting one
  * (and saying so, with how to stop it) if none does; channels as --channels
- * (0: not given). Returns its pipe directory; exits on failure.
+ * (0: not given). Returns its pipe directory, or NULL where the task runs
+ * without MPS (its default directories another user's: warned,
+ * nvt_mps_squatted_default); exits on failure.
  */
 const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n);
 /* The same, returning the daemon (its started: whether this call started it; valid until the
- * next call), for a caller that stops it again (--cdi --with-mps, when it fails). */
+ * next call), for a caller that stops it again (--cdi --with-mps, when it fails); it never
+ * goes without MPS (it exits instead). */
 const struct nvt_mps *ensure_mps_daemon(int channels, const struct nvt_slot_view *parts, int n);
 
 /* ---- prio.c: priorities ---- */

@@ -463,9 +463,10 @@ int nvt_cmd_profile(int argc, char **argv)
 	set_json_errors(p.json);
 	pr.p = &p;
 	prepare(&pr);
-	/* The daemon the runs join, started (and said so) as a start does. */
-	if (!p.no_mps)
-		ensure_mps(0, NULL, 0);
+	/* The daemon the runs join, started (and said so) as a start does; none (said so):
+	 * they run without MPS. */
+	if (!p.no_mps && !ensure_mps(0, NULL, 0))
+		p.no_mps = 1;
 	measure(&pr);
 	nvt_profile_summarise(pr.sizes, pr.n_sizes, p.higher_is_better);
 	pr.pick = nvt_profile_pick(pr.sizes, pr.n_sizes, p.slowdown);

@@ -43,12 +43,30 @@ static void find_shim(char *buf, size_t len)
 }
 
 /*
+ * A refusal, why, of the daemon's directories (starting: of its start): exits with it, but
+ * where may_go_without and the directories are the defaults another user made first
+ * (nvt_mps_squatted_default), which says it as a warning and returns NULL: no MPS.
+ */
+static const struct nvt_mps *refused(const struct nvt_mps *mps, int may_go_without, int starting,
+				     const char *why)
+{
+	if (!may_go_without || !nvt_mps_squatted_default(mps))
+		cli_errx("%s%s; run with --no-mps to run without %s", starting ? "cannot start MPS: " : "",
+			 why, starting ? "it" : "MPS");
+	warnx("warning: %s; running without MPS, as --no-mps does", why);
+	return NULL;
+}
+
+/*
  * Makes sure an MPS control daemon the task may join runs: the shared one, or
  * that of the priority level it is time-sliced at (parts, n: its partitions;
  * NULL: the shared one); returns it (its pipe directory says where; started:
- * whether this call started it), valid until the next call.
+ * whether this call started it), valid until the next call. may_go_without: a
+ * task's start, which beside default directories another user made first runs
+ * without MPS (returns NULL) rather than fail.
  */
-const struct nvt_mps *ensure_mps_daemon(int channels, const struct nvt_slot_view *parts, int n)
+static const struct nvt_mps *mps_daemon(int channels, const struct nvt_slot_view *parts, int n,
+					int may_go_without)
 {
 	static struct nvt_mps mps;
 	pid_t server;
@@ -63,9 +81,9 @@ const struct nvt_mps *ensure_mps_daemon(int channels, const struct nvt_slot_view
 		find_shim(shim, sizeof(shim));
 		if (nvt_mps_setup_level(&mps, nvt_prio_name((unsigned)level), server_env, shim, why,
 					sizeof(why)))
-			cli_errx("%s; run with --no-mps to run without MPS", why);
+			return refused(&mps, may_go_without, 0, why);
 	} else if (nvt_mps_setup(&mps, why, sizeof(why))) {
-		cli_errx("%s; run with --no-mps to run without MPS", why);
+		return refused(&mps, may_go_without, 0, why);
 	}
 	/* The directory chosen may be this user's own: CUDA must look there too. */
 	if (nvt_mps_daemon(&mps)) {
@@ -80,8 +98,9 @@ const struct nvt_mps *ensure_mps_daemon(int channels, const struct nvt_slot_view
 				 (long)server, clients, connections);
 		return &mps;
 	}
+	/* (Its directories are checked again: another user may have made them meanwhile.) */
 	if (nvt_mps_start(&mps, NVT_MPS_TIMEOUT_MS, why, sizeof(why)))
-		cli_errx("cannot start MPS: %s; run with --no-mps to run without it", why);
+		return refused(&mps, may_go_without, 1, why);
 	if (mps.started && mps.level[0]) /* else another nvtaskset started it meanwhile */
 		warnx("started the MPS control daemon of priority %s (pipe directory %s); stop it "
 		      "with 'nvtaskset --mps stop'",
@@ -93,9 +112,16 @@ const struct nvt_mps *ensure_mps_daemon(int channels, const struct nvt_slot_view
 	return &mps;
 }
 
+const struct nvt_mps *ensure_mps_daemon(int channels, const struct nvt_slot_view *parts, int n)
+{
+	return mps_daemon(channels, parts, n, 0);
+}
+
 const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n)
 {
-	return ensure_mps_daemon(channels, parts, n)->pipe_dir;
+	const struct nvt_mps *mps = mps_daemon(channels, parts, n, 1);
+
+	return mps ? mps->pipe_dir : NULL;
 }
 
 /*
@@ -392,7 +418,11 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 	find_shim(shim, sizeof(shim));
 	check_channels(o->channels);
 	in.channels = o->channels;
-	in.pipe_dir = o->no_mps ? NULL : ensure_mps(o->channels, parts, n); /* NULL: never connect */
+	/* NULL: never connect. --sm-limit works through MPS: it never goes without. */
+	if (!o->no_mps) {
+		const struct nvt_mps *mps = mps_daemon(o->channels, parts, n, !o->sm_limit);
+		in.pipe_dir = mps ? mps->pipe_dir : NULL;
+	}
 	if (o->sm_limit && getenv(NVT_ENV_MPS_THREAD_PERCENTAGE))
 		cli_errx("--sm-limit sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, which is set "
 			 "already (%s)", getenv(NVT_ENV_MPS_THREAD_PERCENTAGE));
