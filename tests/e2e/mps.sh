@@ -87,7 +87,10 @@ t_mps_client_limit() {
 		run_rc out rc "$NVT" -c 0 "$APP" launch 1
 		eq "$rc" 0 "another user's full server"
 	fi
+	# The listed clients are made up: none is left for the stop to wait for or refuse over.
+	: >"$CUDA_MPS_PIPE_DIRECTORY/fake-clients"
 	kill $server
+	wait $server 2>/dev/null || true # (ended by the kill above: its status is no check)
 	"$NVT" --mps stop >/dev/null
 }
 t_mps_fault_reported() {
