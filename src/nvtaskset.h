@@ -38,7 +38,8 @@ extern "C" {
 /*
  * A new task's priority (docs/priorities.md),
  * "LEVEL[,guard=N][,no-lend][,yield=WORD+WORD...][,bound=US][,ahead=US][,duty=PCT]",
- * LEVEL high, normal or low, WORDs those of --yield (src/core/yield.h): set
+ * LEVEL high, normal or low, WORDs those of --yield (src/core/yield.h), or yield=auto alone
+ * (a CDI priority device's: the default by partition, nvt_prio_resolve): set
  * by the CLI and the Slurm plugin beside NVT_ENV_PARTITION, and taken with it
  * (see "Where a new task's partitions come from": only where the partitions
  * come from the environment).
@@ -316,8 +317,13 @@ enum nvt_prio {
 	NVT_PRIO_HIGH = 3,
 };
 #define NVT_PRIO_LEVELS 4
-/* prio flags: NVT_PRIOF_NO_LEND: while idle, this task's TPCs are not lent. */
+/* prio flags: NVT_PRIOF_NO_LEND: while idle, this task's TPCs are not lent. NVT_PRIOF_AUTO:
+ * the ways of yielding are the default by partition (NVT_ENV_PRIORITY's yield=auto, a CDI
+ * priority device's), not known until whether the task is partitioned is: only in what
+ * nvt_prio_env_parse gives, taken away by nvt_prio_resolve before the priority is used; never
+ * in a segment. */
 #define NVT_PRIOF_NO_LEND 0x1u
+#define NVT_PRIOF_AUTO 0x2u
 /* What the agent made of tpcs (for display; the agent writes it with tpcs). */
 enum nvt_prio_mode {
 	NVT_MODE_OWN = 0,       /* tpcs = own */

@@ -233,6 +233,15 @@ uint32_t nvt_prio_default_yield(uint8_t level, int whole_gpu, uint32_t guard)
 	return level != NVT_PRIO_NONE && whole_gpu && !guard ? NVT_YIELD_SLICE : NVT_YIELD_DEFAULT;
 }
 
+void nvt_prio_resolve(struct nvt_slot_prio *prio, int partitioned)
+{
+	if (!(prio->flags & NVT_PRIOF_AUTO))
+		return;
+	prio->flags &= (uint8_t)~NVT_PRIOF_AUTO;
+	prio->yield = nvt_prio_default_yield(prio->prio, !partitioned, prio->guard);
+	nvt_prio_imply_guard(prio);
+}
+
 void nvt_prio_keep_slice(struct nvt_slot_prio *given, const struct nvt_slot_prio *old)
 {
 	if (old->prio == NVT_PRIO_NONE || !(old->yield & NVT_YIELD_SLICE))
@@ -311,8 +320,12 @@ int nvt_prio_env_parse(const char *text, struct nvt_slot_prio *prio)
 		if (first) {
 			if (nvt_prio_parse(item, &out.prio))
 				return -1;
+		} else if (!strcmp(item, "yield=auto")) {
+			out.flags |= NVT_PRIOF_AUTO; /* the default by partition: nvt_prio_resolve */
+			out.yield = NVT_YIELD_DEFAULT;
 		} else if (!strncmp(item, "yield=", 6)) {
 			char *word, *save2 = NULL;
+			out.flags &= ~NVT_PRIOF_AUTO;
 			out.yield = 0;
 			for (word = strtok_r(item + 6, "+", &save2); word; word = strtok_r(NULL, "+", &save2))
 				if (nvt_yield_item(word, &out, NULL, 0))
@@ -353,10 +366,12 @@ int nvt_prio_env_format(const struct nvt_slot_prio *prio, char *buf, size_t len)
 	if (prio->guard)
 		snprintf(guard, sizeof(guard), ",guard=%u", (unsigned)prio->guard);
 	if ((prio->yield & NVT_YIELD_ALL) != (NVT_YIELD_DEFAULT | (prio->guard ? NVT_YIELD_GUARD : 0)) ||
-	    prio->bound_us || prio->ahead_us || prio->duty_pct) {
+	    prio->bound_us || prio->ahead_us || prio->duty_pct || (prio->flags & NVT_PRIOF_AUTO)) {
 		words.duty_pct = 0;
 		memcpy(yield, ",yield=", 7);
-		if (nvt_yield_format(&words, '+', yield + 7, sizeof(yield) - 7) < 0)
+		if (prio->flags & NVT_PRIOF_AUTO)
+			snprintf(yield + 7, sizeof(yield) - 7, "auto");
+		else if (nvt_yield_format(&words, '+', yield + 7, sizeof(yield) - 7) < 0)
 			return -1;
 		/* Values that no word of its carries (a value alone adds no word). */
 		if (prio->bound_us && !(prio->yield & NVT_YIELD_BOUND))

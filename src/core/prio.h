@@ -159,6 +159,13 @@ void nvt_prio_given(uint8_t level, int no_lend, uint32_t guard, const struct nvt
  * at MPS client priority (NVT_YIELD_DEFAULT), never worse than static partitions.
  */
 uint32_t nvt_prio_default_yield(uint8_t level, int whole_gpu, uint32_t guard);
+/*
+ * A priority whose ways of yielding are the default by partition (NVT_PRIOF_AUTO: yield=auto in
+ * NVT_ENV_PRIORITY's text, a CDI priority device's, the same device alone in a container or
+ * beside a partition device): given those ways, as a start's (nvt_prio_default_yield),
+ * partitioned or on the whole GPU, and NVT_PRIOF_AUTO taken away. Any other left as it is.
+ */
+void nvt_prio_resolve(struct nvt_slot_prio *prio, int partitioned);
 /* "own", "guarded", "borrowing", "lending", "squeezed", or "?". */
 const char *nvt_prio_mode_name(unsigned mode);
 
@@ -176,7 +183,8 @@ uid_t nvt_prio_owner(uid_t seg_uid, uid_t real_uid, uid_t effective_uid);
  * The text of NVT_ENV_PRIORITY: "LEVEL[,guard=N][,no-lend][,yield=W+W...]
  * [,bound=US][,ahead=US][,duty=PCT]", N from 1 to NVT_MAX_TPCS, W the words
  * of --yield (core/yield.h; without yield=, the default ones; with guard=N,
- * guard too: nvt_prio_imply_guard). Parses text
+ * guard too: nvt_prio_imply_guard), or yield=auto (NVT_PRIOF_AUTO, the default ones until
+ * nvt_prio_resolve, which every reader of the variable calls). Parses text
  * into *prio (its own partition untouched; mode NVT_MODE_OWN). Returns 0, or
  * -1 if malformed.
  */

@@ -151,8 +151,34 @@ static struct nvt_segment *private_segment(void)
 	return &private_seg;
 }
 
+/* 1 if name is set in the environment, and not empty. */
+static int env_set(const char *name)
+{
+	const char *text = secure_getenv(name);
+
+	return text && *text;
+}
+
 /*
- * The priority the environment gives this task (NVT_ENV_PRIORITY, read once;
+ * A CDI priority device's yield=auto (nvt_prio_resolve): partitioned in a container given a
+ * partition device (NVT_ENV_CDI) or where the environment gives a partition, else on the whole
+ * GPU. The device's spec cannot set what the ways resolved need, as a start does
+ * (nvt_task_env_self): MPS's client priority, or a high time-sliced task's one connection for
+ * its bridge. Set here, in the constructor, before CUDA reads them, unless set already.
+ */
+static void resolve_auto(struct nvt_slot_prio *prio)
+{
+	if (!(prio->flags & NVT_PRIOF_AUTO))
+		return;
+	nvt_prio_resolve(prio, env_set(NVT_ENV_CDI) || env_set(NVT_ENV_PARTITION));
+	if (prio->prio < NVT_PRIO_HIGH && (prio->yield & NVT_YIELD_CLIENT))
+		setenv(NVT_ENV_MPS_CLIENT_PRIORITY, "1", 0);
+	if (nvt_bridge_on(nvt_bridge_wanted(prio->prio, prio->yield, "1", secure_getenv(NVT_ENV_BRIDGE))))
+		setenv(NVT_ENV_CUDA_CONNECTIONS, "1", 0);
+}
+
+/*
+ * The priority the environment gives this task (NVT_ENV_PRIORITY, read once, resolved;
  * a malformed one is said once and ignored). Returns 0, or -1 if none.
  */
 static int env_prio(struct nvt_slot_prio *out)
@@ -169,6 +195,8 @@ static int env_prio(struct nvt_slot_prio *out)
 				  NVT_ENV_PRIORITY, text);
 		else
 			have = text && *text;
+		if (have)
+			resolve_auto(&prio);
 	}
 	if (have)
 		*out = prio;
@@ -184,7 +212,8 @@ static int environment_partitions(struct nvt_slot_view *parts)
 	const char *text = secure_getenv(NVT_ENV_PARTITION);
 	struct nvt_mem_env mem = {0};
 	struct nvt_slot_prio prio;
-	int n;
+	/* (read first, in the constructor: a yield=auto sets CUDA's variables, resolve_auto) */
+	int n, has_prio = env_prio(&prio) == 0;
 
 	if (!text || !*text)
 		return 0;
@@ -203,7 +232,7 @@ static int environment_partitions(struct nvt_slot_view *parts)
 	for (int i = 0; i < n; i++)
 		parts[i].mem_limit = nvt_memlimit_env_on(&mem, parts[i].uuid);
 	/* Its priority, if it has one (docs/priorities.md): own = the partition given. */
-	if (env_prio(&prio) == 0) {
+	if (has_prio) {
 		for (int i = 0; i < n; i++) {
 			parts[i].prio = prio;
 			nvt_prio_own_of(&parts[i], &parts[i].prio.own); /* all TPCs when "all" */

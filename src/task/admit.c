@@ -158,6 +158,10 @@ int nvt_admit_config(const char *config, size_t len, const char *device,
 	}
 	if ((rc = priority_asked(config, len, device, d, prio, has_prio, w)))
 		return rc;
+	/* A priority device's yield=auto: partitioned beside a partition device, else the whole
+	 * GPU's (what the container's shims make of it too). */
+	if (*has_prio)
+		nvt_prio_resolve(prio, has_partition);
 	/* A memory device beside a priority device: that one's hook makes the segment, on every
 	 * GPU (a memory device of one GPU's would hold that GPU alone, and the priority with it). */
 	if (d->cls == NVT_CDI_MEM && *has_prio)

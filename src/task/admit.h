@@ -75,7 +75,8 @@ int nvt_admit_users(const char *own, size_t own_len, const char *ctr, size_t ctr
  * d must be the one that set NVT_ENV_CDI, or for a priority NVT_ENV_PRIORITY
  * (for a memory limit NVT_ENV_MEM: nvt_admit_memory), and a priority must be
  * its device's, given as a device. Its priority into
- * *prio, *has_prio 1 if it has one. Returns enum nvt_admit_rc (OK: this hook
+ * *prio (a device's yield=auto resolved, nvt_prio_resolve: partitioned where a partition
+ * device set NVT_ENV_CDI), *has_prio 1 if it has one. Returns enum nvt_admit_rc (OK: this hook
  * makes the segment; BESIDE: another device's does, a partition device's,
  * or a priority device's beside a memory device; or why not).
  */

@@ -63,19 +63,21 @@ int nvt_task_cdi_device_env(const struct nvt_cdi_device *d, const struct nvt_slo
 
 	out->n = 0;
 	if (d->cls == NVT_CDI_PRIORITY) {
-		/* A level alone: the partitioned default ways of yielding (the spec's variables are
-		 * the same beside a partition device or alone); "-slice": --yield slice. */
+		/* A level: the default ways of yielding by partition (yield=auto: the spec's
+		 * variables are the same beside a partition device or alone, and whoever reads them
+		 * tells which from NVT_ENV_CDI, nvt_prio_resolve; the shim sets MPS's client
+		 * priority or the bridge's connections as they say); "-slice": --yield slice. */
 		if (nvt_prio_env_parse(nvt_prio_name(d->prio), &prio))
 			return nvt_why(why, len, "internal error: cannot format the priority");
 		if (d->slice)
 			prio.yield = NVT_YIELD_SLICE;
+		else
+			prio.flags |= NVT_PRIOF_AUTO;
 		if (nvt_prio_env_format(&prio, out->priority, sizeof(out->priority)) < 0)
 			return nvt_why(why, len, "internal error: cannot format the priority");
 		env_add(out, NVT_ENV_PRIORITY, out->priority);
-		if (prio.prio < NVT_PRIO_HIGH && (prio.yield & NVT_YIELD_CLIENT))
-			env_add(out, NVT_ENV_MPS_CLIENT_PRIORITY, "1");
 		/* The bridge of a high time-sliced task (nvt_task_env_self). */
-		if (nvt_bridge_on(nvt_bridge_wanted(prio.prio, prio.yield, "1", NULL)))
+		if (d->slice && nvt_bridge_on(nvt_bridge_wanted(prio.prio, prio.yield, "1", NULL)))
 			env_add(out, NVT_ENV_CUDA_CONNECTIONS, "1");
 		return 0;
 	}

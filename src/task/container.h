@@ -42,8 +42,10 @@ int nvt_task_cdi_preload(const char *shim, char *buf, size_t len);
  * and, for a GPC device, its partition of each GPU of parts (n; state
  * NVT_SLOT_SET, the TPCs of its GPCs) in NVT_ENV_PARTITION (what processes
  * that `podman exec` starts take); for a priority, NVT_ENV_PRIORITY with the
- * default ways of yielding, and MPS's client priority below normal for a
- * lower task, as a start gives them (nvt_task_env_self); for a memory
+ * default ways of yielding by partition (yield=auto: those a start gives, partitioned or on
+ * the whole GPU, once the reader knows which: nvt_prio_resolve), or with slice for a
+ * "-slice" device, and then the bridge's connections for a high one (nvt_task_env_self);
+ * for a memory
  * device, NVT_ENV_MEM with its limit in bytes, on the GPU of parts (n 1)
  * alone for a device of one GPU (GPU-UUID=BYTES). Returns 0, or -1
  * if a value does not fit (why says).

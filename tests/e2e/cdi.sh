@@ -71,9 +71,12 @@ for cls, names in want.items():
         env = dict(v.split("=", 1) for v in dev["containerEdits"]["env"])
         if cls == "priority":
             level, _, slice = n.partition("-")
-            assert env["NVTASKSET_PRIORITY"] == level + (",yield=slice" if slice else ""), env
-            # (a time-sliced task runs in its level's context: no MPS client priority)
-            assert ("CUDA_MPS_CLIENT_PRIORITY" in env) == (level != "high" and not slice), env
+            # (LEVEL: the default by partition, which the hook and the shims resolve)
+            assert env["NVTASKSET_PRIORITY"] == level + (",yield=slice" if slice else ",yield=auto"), env
+            # (a time-sliced task runs in its level's context: no MPS client priority; a
+            # partitioned one's shim sets it, as the high time-sliced one's bridge's connections)
+            assert "CUDA_MPS_CLIENT_PRIORITY" not in env, env
+            assert ("CUDA_DEVICE_MAX_CONNECTIONS" in env) == (n == "high-slice"), env
             # (without MPS, a time-sliced device's hook is told no level daemon)
             assert not [v for v in hook["env"] if v.startswith("CUDA_MPS_PIPE_DIRECTORY=")], hook
         else:
@@ -371,33 +374,52 @@ t_cdi_tpcs_full_fails_clearly() {
 	stop_loop host "$PID"
 }
 
-# A priority goes with the partition device's segment, or alone (every TPC).
+# A priority goes with the partition device's segment, partitioned (MPS client priority), or
+# alone (every TPC), time-sliced as priority=LEVEL-slice gives it: the segment's ways, what its
+# shim sets for CUDA (a lower partitioned task's client priority, a high sliced one's one
+# connection for its bridge), and what -p finds it started with.
 t_cdi_priority() {
-	local g n c
+	local g n c h out rc vars='echo "cp=$CUDA_MPS_CLIENT_PRIORITY cc=$CUDA_DEVICE_MAX_CONNECTIONS" >"$1"; shift; exec "$@"'
 	cdi_spec
 	container --pid-file "$WORK/g.pid" gpc=0-1 priority=high
-	start_loop g "${CONTAINER[@]}" -- "$APP"
+	start_loop g "${CONTAINER[@]}" -- sh -c "$vars" - "$WORK/g.vars" "$APP"
 	g=$PID
 	container --pid-file "$WORK/n.pid" priority=low
-	start_loop n "${CONTAINER[@]}" -- "$APP"
+	start_loop n "${CONTAINER[@]}" -- sh -c "$vars" - "$WORK/n.vars" "$APP"
 	n=$PID
 	container --pid-file "$WORK/c.pid" tpcs=8 priority=normal
-	start_loop c "${CONTAINER[@]}" -- "$APP"
+	start_loop c "${CONTAINER[@]}" -- sh -c "$vars" - "$WORK/c.vars" "$APP"
 	c=$PID
-	wait_for 20 all_nonempty "$WORK/g.state" "$WORK/n.state" "$WORK/c.state"
+	container --pid-file "$WORK/h.pid" priority=high
+	start_loop h "${CONTAINER[@]}" -- sh -c "$vars" - "$WORK/h.vars" "$APP"
+	h=$PID
+	wait_for 20 all_nonempty "$WORK/g.state" "$WORK/n.state" "$WORK/c.state" "$WORK/h.state"
+	eq "$(cat "$WORK/g.vars")" "cp= cc=" "gpc=0-1 priority=high: CUDA's variables"
+	eq "$(cat "$WORK/n.vars")" "cp= cc=" "priority=low: CUDA's variables"
+	eq "$(cat "$WORK/c.vars")" "cp=1 cc=" "tpcs=8 priority=normal: CUDA's variables"
+	eq "$(cat "$WORK/h.vars")" "cp= cc=1" "priority=high: CUDA's variables"
 	"$NVT" -l --json >"$WORK/l.json"
-	python3 - "$WORK/l.json" "$(cat "$WORK/g.pid")" "$(cat "$WORK/n.pid")" "$(cat "$WORK/c.pid")" <<'PY' ||
+	python3 - "$WORK/l.json" "$(cat "$WORK/g.pid")" "$(cat "$WORK/n.pid")" "$(cat "$WORK/c.pid")" "$(cat "$WORK/h.pid")" <<'PY' ||
 import json, sys
 tasks = {t["pid"]: t for t in json.load(open(sys.argv[1]))["tasks"]}
-g, n, c = (tasks[int(p)]["gpus"][0] for p in sys.argv[2:])
-assert g["priority"] == "high" and g["partitioned"], g
-assert n["priority"] == "low" and not n["partitioned"], n
-assert c["priority"] == "normal" and c["tpc_count"] == 8, c
+g, n, c, h = (tasks[int(p)]["gpus"][0] for p in sys.argv[2:])
+assert g["priority"] == "high" and g["partitioned"] and g["yield"]["ways"] == "client", g
+assert n["priority"] == "low" and not n["partitioned"] and n["yield"]["ways"] == "slice", n
+assert c["priority"] == "normal" and c["tpc_count"] == 8 and c["yield"]["ways"] == "client", c
+assert h["priority"] == "high" and not h["partitioned"] and h["yield"]["ways"] == "slice", h
 PY
 		die "-l --json: $(cat "$WORK/l.json")"
+	# -p finds each started as its shim set it up: --yield slice takes effect on the one alone
+	# (its shim follows its channel groups), not on the partitioned one.
+	run_rc out rc "$NVT" -p --priority low --yield slice "$(cat "$WORK/n.pid")"
+	eq "$rc" 0 "-p --yield slice on priority=low alone ($out)"
+	run_rc out rc "$NVT" -p --priority normal --yield slice "$(cat "$WORK/c.pid")"
+	eq "$rc" 1 "-p --yield slice on tpcs=8 priority=normal ($out)"
+	has "$out" "was started with --yield client, so its shim follows no channel group"
 	stop_loop g "$g"
 	stop_loop n "$n"
 	stop_loop c "$c"
+	stop_loop h "$h"
 }
 
 # A time-sliced priority device (priority=LEVEL-slice): its tasks get the level and yield=slice,
@@ -450,7 +472,7 @@ t_cdi_two_devices_refused() {
 	container priority=high priority=low
 	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
 	eq "$rc" 126 "two priorities ($out)"
-	has "$out" "another priority too (low)"
+	has "$out" "another priority too (low,yield=auto)"
 	hasnt "$out" "hung="
 }
 
@@ -605,12 +627,14 @@ import json, sys
 spec, pipe = json.load(open(sys.argv[1])), sys.argv[2]
 for dev in spec["devices"]:
     [hook] = dev["containerEdits"]["hooks"]
-    level, _, sliced = dev["name"].partition("-")
-    want = ["CUDA_MPS_PIPE_DIRECTORY=%s-%s" % (pipe, level)] if sliced else []
+    # (every priority device's: a LEVEL device's container alone is time-sliced too)
+    level = dev["name"].partition("-")[0]
+    want = ["CUDA_MPS_PIPE_DIRECTORY=%s-%s" % (pipe, level)]
     assert [v for v in hook["env"] if v.startswith("CUDA_MPS_PIPE_DIRECTORY=")] == want, dev
 PY
 	# (each container prints the pid file its pipe directory shows: whose daemon it reaches)
-	for devs in "priority=low-slice:low" "gpc=0-1 priority=high-slice:high" "gpc=0-1 priority=high:"; do
+	for devs in "priority=low-slice:low" "gpc=0-1 priority=high-slice:high" "gpc=0-1 priority=high:" \
+		"priority=normal:normal" "tpcs=8 priority=low:"; do
 		# shellcheck disable=SC2086 # the devices
 		container --pidns ${devs%:*}
 		run_rc out rc "${CONTAINER[@]}" -- sh -c 'cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"'

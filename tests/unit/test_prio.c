@@ -219,6 +219,37 @@ static void test_text(void)
 	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "high");
 	CHECK(nvt_prio_env_format(&p, buf, 3) == -1);
+	/* A CDI priority device's yield=auto: the default by partition, once resolved. */
+	CHECK(nvt_prio_env_parse("low,yield=auto", &p) == 0 && p.prio == NVT_PRIO_LOW &&
+	      p.flags == NVT_PRIOF_AUTO && p.yield == NVT_YIELD_DEFAULT);
+	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "low,yield=auto");
+	nvt_prio_resolve(&p, 0);
+	CHECK(p.yield == NVT_YIELD_SLICE && !p.flags);
+	nvt_prio_resolve(&p, 1); /* (resolved: left as it is) */
+	CHECK(p.yield == NVT_YIELD_SLICE && !p.flags);
+	CHECK(nvt_prio_env_parse("high,yield=auto", &p) == 0);
+	nvt_prio_resolve(&p, 1);
+	CHECK(p.yield == NVT_YIELD_DEFAULT && !p.flags && p.prio == NVT_PRIO_HIGH);
+	CHECK(nvt_prio_env_parse("normal,no-lend,yield=auto", &p) == 0);
+	nvt_prio_resolve(&p, 0);
+	CHECK(p.yield == NVT_YIELD_SLICE && p.flags == NVT_PRIOF_NO_LEND);
+	/* A guard keeps the partitioned default, with guard, on the whole GPU too. */
+	CHECK(nvt_prio_env_parse("low,guard=4,yield=auto", &p) == 0);
+	CHECK(nvt_prio_env_format(&p, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "low,guard=4,yield=auto");
+	nvt_prio_resolve(&p, 0);
+	CHECK(p.yield == (NVT_YIELD_DEFAULT | NVT_YIELD_GUARD) && !p.flags);
+	/* The last yield= wins; auto goes with no other word. */
+	CHECK(nvt_prio_env_parse("low,yield=auto,yield=gate", &p) == 0 && !p.flags &&
+	      p.yield == NVT_YIELD_GATE);
+	CHECK(nvt_prio_env_parse("low,yield=gate,yield=auto", &p) == 0 && p.flags == NVT_PRIOF_AUTO);
+	CHECK(nvt_prio_env_parse("low,yield=auto+gate", &p) == -1);
+	CHECK(nvt_prio_env_parse("low,yield=gate+auto", &p) == -1);
+	/* One without auto: resolving leaves it as it is. */
+	CHECK(nvt_prio_env_parse("low", &p) == 0);
+	nvt_prio_resolve(&p, 0);
+	CHECK(p.yield == NVT_YIELD_DEFAULT && !p.flags);
 	CHECK(nvt_prio_env_parse("", &p) == -1);
 	CHECK(nvt_prio_env_parse("high,guard=0", &p) == -1);
 	CHECK(nvt_prio_env_parse("high,guard=257", &p) == -1);

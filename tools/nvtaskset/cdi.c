@@ -47,8 +47,8 @@ struct spec {
 	char preload[PATH_MAX]; /* the file mounted over the container's /etc/ld.so.preload */
 	const char *pipe_dir;  /* --with-mps: MPS's pipe directory (shared_pipe); NULL: no MPS */
 	char shared_pipe[PATH_MAX];
-	/* --with-mps: each level's MPS daemon's pipe directory (a time-sliced device's hook binds
-	 * it over the container's pipe_dir) */
+	/* --with-mps: each level's MPS daemon's pipe directory (a priority device's hook binds it
+	 * over the container's pipe_dir where the container is time-sliced) */
 	char level_pipe[NVT_PRIO_LEVELS][PATH_MAX];
 	int n_gpus;
 	struct nvt_slot_view gpu[NVT_MACHINE_GPUS]; /* each GPU unpartitioned: its uuid and topology */
@@ -175,8 +175,10 @@ static void add_device(struct json_object *devices, const struct spec *s,
 	jsonout_add(edits, "hooks", hooks);
 	/* The GPUs a tpcs device claims on and a priority applies to; a gpc device's
 	 * partition (the container's own variable is the container's to set). */
+	/* A priority device's hook is told its level's MPS pipe directory: a -slice device's
+	 * container is time-sliced, and so is a LEVEL device's alone (its hook tells). */
 	jsonout_append(hooks, json_hook(s, "createRuntime", word, parts, n,
-					d->cls == NVT_CDI_PRIORITY && d->slice && s->pipe_dir
+					d->cls == NVT_CDI_PRIORITY && s->pipe_dir
 						? s->level_pipe[d->prio]
 						: NULL));
 }

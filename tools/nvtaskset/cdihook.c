@@ -361,7 +361,8 @@ static void give_segment(const char *device, const struct nvt_oci_state *state, 
 }
 
 /*
- * A time-sliced priority device of a spec with MPS (the hook's CUDA_MPS_PIPE_DIRECTORY, the
+ * A time-sliced priority device (LEVEL-slice, or LEVEL alone in the container) of a spec with
+ * MPS (the hook's CUDA_MPS_PIPE_DIRECTORY, the
  * level daemon's; none: the container runs outside MPS, in a context of its own): the
  * container's programs must be clients of their level's MPS server, whose channel groups get
  * the level's timeslice, never of the shared one. Its daemon must run (--cdi --with-mps starts
@@ -435,7 +436,8 @@ int nvt_cmd_cdi_hook(int argc, char **argv)
 	if ((rc2 = nvt_admit_memory(config, config_len, device, &d, parts, n_gpus > 0 ? n_gpus : 0,
 				    &c.mem, &w)))
 		refused(device, rc2, &w);
-	if (d.cls == NVT_CDI_PRIORITY && d.slice)
+	/* (a priority device alone is time-sliced too: its yield=auto, resolved) */
+	if (d.cls == NVT_CDI_PRIORITY && (d.slice || (has_prio && (prio.yield & NVT_YIELD_SLICE))))
 		level_mps(device, &d, &state, config, config_len);
 	if (rc == NVT_ADMIT_BESIDE)
 		return EXIT_SUCCESS; /* a priority beside a partition device: that one's hook */

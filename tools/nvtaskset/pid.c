@@ -432,8 +432,17 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 }
 
 
-/* The priority pid's start gave it (from its environment: its shim's set-up), into start;
- * prio NVT_PRIO_NONE where it had none (or it cannot be read). */
+/* 1 if pid's environment sets name (as its shim read it: not empty). */
+static int env_set_in(pid_t pid, const char *name)
+{
+	char text[NVT_PROC_ENV_BOUNDED_MAX];
+
+	return nvt_proc_env_bounded(pid, name, text, sizeof(text), ENV_READ_MS) == 0 && text[0];
+}
+
+/* The priority pid's start gave it (from its environment: its shim's set-up, a CDI priority
+ * device's yield=auto resolved as its shim resolved it), into start; prio NVT_PRIO_NONE where
+ * it had none (or it cannot be read). */
 static void start_prio(pid_t pid, struct nvt_slot_prio *start)
 {
 	char text[NVT_PRIO_ENV_TEXT_MAX];
@@ -443,6 +452,8 @@ static void start_prio(pid_t pid, struct nvt_slot_prio *start)
 	if (nvt_proc_env_bounded(pid, NVT_ENV_PRIORITY, text, sizeof(text), ENV_READ_MS) == 0 &&
 	    nvt_prio_env_parse(text, start))
 		memset(start, 0, sizeof(*start));
+	if (start->flags & NVT_PRIOF_AUTO)
+		nvt_prio_resolve(start, env_set_in(pid, NVT_ENV_CDI) || env_set_in(pid, NVT_ENV_PARTITION));
 }
 
 static void lost_reasons(uint32_t lost, char *buf, size_t len);

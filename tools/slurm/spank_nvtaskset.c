@@ -132,7 +132,8 @@ static int opt_prio(int val, const char *optarg, int remote)
 	struct nvt_slot_prio prio = {0};
 
 	(void)val, (void)remote;
-	if (!optarg || nvt_prio_env_parse(optarg, &prio)) {
+	/* (yield=auto is a CDI priority device's: the step's tasks are given their ways) */
+	if (!optarg || nvt_prio_env_parse(optarg, &prio) || (prio.flags & NVT_PRIOF_AUTO)) {
 		slurm_error(LOG "--gpu-priority takes LEVEL[,guard=N][,no-lend][,yield=W+W...] (LEVEL "
 			    "high, normal or low; N from 1 to %d; W --yield's words), not '%s'",
 			    NVT_MAX_TPCS, optarg ? optarg : "");
