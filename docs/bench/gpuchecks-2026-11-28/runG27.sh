@@ -9,7 +9,8 @@ J=$PWD/../../.jsonc
 make -j16 "JSONC_CFLAGS=-I$J/include -I$J/include/json-c" "JSONC_LIBS=$J/lib/libjson-c.a" all >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 NVT=$PWD/build/bin/nvtaskset SHIM=$PWD/build/lib/nvtaskset/libnvtaskset.so
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
-export NVTASKSET_RUNDIR=$(mktemp -d) CUDA_MPS_PIPE_DIRECTORY=/dev/null
+NVTASKSET_RUNDIR=$(mktemp -d)
+export NVTASKSET_RUNDIR CUDA_MPS_PIPE_DIRECTORY=/dev/null
 for case in alone:high alone:low beside:high beside:low; do
 	where=${case%%:*} level=${case#*:}
 	extra=(); [ "$where" = beside ] && extra=(NVTASKSET_CDI=gpc=0-1)
