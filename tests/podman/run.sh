@@ -391,7 +391,8 @@ s_slice() {
 	for lvl in low high; do
 		has "$(cat "$pipe-$lvl/fake.env")" "NVTASKSET_MPS_SERVER=$lvl,yield=slice"
 	done
-	for dev in "priority=low-slice:-low" "gpc=0-1 priority=high-slice:-high" "gpc=0-1 priority=high:"; do
+	# (priority=normal alone: time-sliced, its level's daemon; beside a partition device, the shared one)
+	for dev in "priority=low-slice:-low" "priority=normal:-normal" "gpc=0-1 priority=high-slice:-high" "gpc=0-1 priority=high:"; do
 		# shellcheck disable=SC2046 # the devices, one word each
 		out=$("${RUN[@]}" --rm $(printf -- "--device=$vendor/%s " ${dev%:*}) "$IMAGE" \
 			sh -c 'echo "$NVTASKSET_PRIORITY"; cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"' 2>&1) ||

@@ -174,9 +174,9 @@ static void add_device(struct json_object *devices, const struct spec *s,
 	add_env(edits, &env);
 	jsonout_add(edits, "hooks", hooks);
 	/* The GPUs a tpcs device claims on and a priority applies to; a gpc device's
-	 * partition (the container's own variable is the container's to set). */
-	/* A priority device's hook is told its level's MPS pipe directory: a -slice device's
-	 * container is time-sliced, and so is a LEVEL device's alone (its hook tells). */
+	 * partition (the container's own variable is the container's to set). A priority
+	 * device's hook is told its level's MPS pipe directory: a -slice device's container is
+	 * time-sliced, and so is a LEVEL device's alone (its hook tells). */
 	jsonout_append(hooks, json_hook(s, "createRuntime", word, parts, n,
 					d->cls == NVT_CDI_PRIORITY && s->pipe_dir
 						? s->level_pipe[d->prio]
