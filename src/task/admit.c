@@ -117,8 +117,12 @@ static int priority_asked(const char *config, size_t len, const char *device,
 	w->prio = prio->prio;
 	/* (priority=low and priority=low-slice are two) */
 	if (d->cls == NVT_CDI_PRIORITY &&
-	    (prio->prio != d->prio || !(prio->yield & NVT_YIELD_SLICE) != !d->slice))
+	    (prio->prio != d->prio || !(prio->yield & NVT_YIELD_SLICE) != !d->slice)) {
+		/* (named as the device that gives that value, where one does) */
+		if (priority_given(config, len, device, d, prio, w) != NVT_ADMIT_OK)
+			w->device[0] = '\0';
 		return NVT_ADMIT_OTHER_PRIORITY;
+	}
 	if ((rc = priority_given(config, len, device, d, prio, w)))
 		return rc;
 	if (env_other(config, len, NVT_ENV_PRIORITY, w->value, &rc, w))

@@ -31,7 +31,8 @@ enum nvt_admit_rc {
 	NVT_ADMIT_MPS_SERVER = -5,      /* it sets NVT_ENV_MPS_SERVER */
 	NVT_ADMIT_OTHER_PARTITION = -6, /* another partition device too (`value`: its name, or "?") */
 	NVT_ADMIT_PRIO_MALFORMED = -7,  /* its NVT_ENV_PRIORITY (`value`) is malformed */
-	NVT_ADMIT_OTHER_PRIORITY = -8,  /* another priority device too (`prio`) */
+	NVT_ADMIT_OTHER_PRIORITY = -8,  /* another priority too (`prio`; `device`: the device
+					 * that gives it, or "" and `value`) */
 	NVT_ADMIT_PRIO_NO_DEVICE = -9,  /* its NVT_ENV_PRIORITY (`value`) names no priority device */
 	NVT_ADMIT_PRIO_NOT_ITS = -10,   /* `value` is not device `device`'s (`expected`) */
 	NVT_ADMIT_PRIO_NO_HOOK = -11,   /* priority `prio`, but no device `device` was given */

@@ -450,7 +450,7 @@ PY
 	container priority=low priority=low-slice
 	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
 	eq "$rc" 126 "priority=low priority=low-slice ($out)"
-	has "$out" "another priority too (low,yield=slice)"
+	has "$out" "another priority device too (t/priority=low-slice)"
 	container --env NVTASKSET_PRIORITY=low,yield=slice gpc=0
 	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
 	eq "$rc" 126 "NVTASKSET_PRIORITY=low,yield=slice without its device ($out)"
@@ -472,7 +472,7 @@ t_cdi_two_devices_refused() {
 	container priority=high priority=low
 	run_rc out rc "${CONTAINER[@]}" -- "$APP" launch 1
 	eq "$rc" 126 "two priorities ($out)"
-	has "$out" "another priority too (low,yield=auto)"
+	has "$out" "another priority device too (t/priority=low)"
 	hasnt "$out" "hung="
 }
 

@@ -100,7 +100,11 @@ static void test_config(void)
 	snprintf(env, sizeof(env), "\"NVTASKSET_PRIORITY=%s\"", low);
 	CHECK(config_check("v/priority=low", env, "v/priority=low", &w, &has) == NVT_ADMIT_OK && has);
 	CHECK(config_check("v/priority=high", env, NULL, &w, &has) == NVT_ADMIT_OTHER_PRIORITY &&
-	      w.prio == NVT_PRIO_LOW);
+	      w.prio == NVT_PRIO_LOW && !strcmp(w.device, "v/priority=low"));
+	/* (a value no device gives: named by its value) */
+	CHECK(config_check("v/priority=high", "\"NVTASKSET_PRIORITY=low,guard=4\"", NULL, &w, &has) ==
+		      NVT_ADMIT_OTHER_PRIORITY &&
+	      !w.device[0] && !strcmp(w.value, "low,guard=4"));
 	/* Beside a partition device: that one's hook makes the segment; the partition device's hook
 	 * needs the priority device among config.json's hooks. */
 	snprintf(env, sizeof(env), "\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_PRIORITY=%s\"", low);
@@ -130,7 +134,8 @@ static void test_config(void)
 	CHECK(config_check("v/priority=low-slice", "\"NVTASKSET_PRIORITY=low,yield=slice\"",
 			   "v/priority=low-slice", &w, &has) == NVT_ADMIT_OK && has);
 	CHECK(config_check("v/priority=low", "\"NVTASKSET_PRIORITY=low,yield=slice\"", "v/priority=low",
-			   &w, &has) == NVT_ADMIT_OTHER_PRIORITY && !strcmp(w.value, "low,yield=slice"));
+			   &w, &has) == NVT_ADMIT_OTHER_PRIORITY && !strcmp(w.value, "low,yield=slice") &&
+	      !strcmp(w.device, "v/priority=low-slice"));
 	snprintf(env, sizeof(env), "\"NVTASKSET_PRIORITY=%s\"", low);
 	CHECK(config_check("v/priority=low-slice", env, "v/priority=low-slice", &w, &has) ==
 	      NVT_ADMIT_OTHER_PRIORITY);

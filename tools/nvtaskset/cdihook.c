@@ -151,8 +151,11 @@ static void refused(const char *device, int rc, const struct nvt_admit_why *w)
 	case NVT_ADMIT_PRIO_MALFORMED:
 		cli_errx("%s: the container's %s=%s is malformed", device, NVT_ENV_PRIORITY, w->value);
 	case NVT_ADMIT_OTHER_PRIORITY:
-		cli_errx("%s: the container was given another priority too (%s): give one", device,
-			 w->value);
+		if (w->device[0])
+			cli_errx("%s: the container was given another priority device too (%s): give one",
+				 device, w->device);
+		cli_errx("%s: the container was given another priority too (%s=%s): give one", device,
+			 NVT_ENV_PRIORITY, w->value);
 	case NVT_ADMIT_PRIO_NO_DEVICE:
 		cli_errx("%s: the container's %s=%s names no priority device", device, NVT_ENV_PRIORITY,
 			 w->value);
