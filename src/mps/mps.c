@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,8 @@
 
 #define CONTROL "nvidia-cuda-mps-control"
 #define PID_FILE "nvidia-cuda-mps-control.pid"
-#define SYSTEM_PIPE_DIR "/tmp/nvidia-mps"
+#define SYSTEM_TMP "/tmp"
+#define SYSTEM_PIPE_DIR SYSTEM_TMP "/nvidia-mps"
 #define SYSTEM_LOG_DIR "/var/log/nvidia-mps"
 #define START_LOCK "nvtaskset-start.lock"
 
@@ -187,6 +189,7 @@ int nvt_mps_setup(struct nvt_mps *mps, char *why, size_t len)
 	memset(mps, 0, sizeof(*mps));
 	find_control(mps);
 	mps->named = (pipe && *pipe) || (log && *log);
+	mps->pipe_named = pipe && *pipe;
 	if (pipe && *pipe) {
 		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), "%s", pipe);
 	} else {
@@ -233,6 +236,7 @@ int nvt_mps_setup_level(struct nvt_mps *mps, const char *level, const char *serv
 	snprintf(mps->shim, sizeof(mps->shim), "%s", shim);
 	mps->per_user = me != 0;
 	mps->named = (pipe && *pipe) || (log && *log);
+	mps->pipe_named = pipe && *pipe;
 	if (pipe && *pipe)
 		snprintf(mps->pipe_dir, sizeof(mps->pipe_dir), "%.200s-%s", pipe, level);
 	else if (me == 0)
@@ -479,6 +483,56 @@ static int roots_directory(const struct nvt_mps *mps, char *why, size_t len)
 		 "CUDA_MPS_PIPE_DIRECTORY, or set it to a directory of yours)",
 		 mps->pipe_dir);
 	return -1;
+}
+
+/*
+ * Root's default pipe directory, refused for another user's entry (mps->squatter) with no daemon
+ * of hers there: renamed aside, its new path into aside. Returns 0, or -1 (not root's, not
+ * hers, not /tmp's, her daemon, or the rename failed: the refusal stands).
+ */
+static int set_aside(const struct nvt_mps *mps, char *aside, size_t len)
+{
+	const char *leaf = mps->pipe_dir + strlen(SYSTEM_TMP "/");
+	struct nvt_mps hers = *mps;
+	char name[NAME_MAX + 1];
+	struct stat st;
+	int tmp, rc;
+
+	if (geteuid() != 0 || mps->pipe_named || !mps->squatter ||
+	    strncmp(mps->pipe_dir, SYSTEM_TMP "/", strlen(SYSTEM_TMP "/")) || strchr(leaf, '/') ||
+	    lstat(mps->pipe_dir, &st) || st.st_uid != mps->squatter)
+		return -1;
+	/* (her daemon's pid file, hers; a daemon of hers there serves her clients) */
+	hers.dir_uid = mps->squatter;
+	if (nvt_mps_daemon(&hers))
+		return -1;
+	tmp = open(SYSTEM_TMP, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (tmp < 0)
+		return -1;
+	rc = nvt_rename_aside(tmp, leaf, &st, name, sizeof(name));
+	close(tmp);
+	if (rc)
+		return -1;
+	snprintf(aside, len, SYSTEM_TMP "/%s", name);
+	return 0;
+}
+
+int nvt_mps_setup_taking(struct nvt_mps *mps, const char *level, const char *server_env,
+			 const char *shim, char *aside, size_t aside_len, char *why, size_t len)
+{
+	uid_t from = 0;
+	int rc;
+
+	aside[0] = '\0';
+	/* (twice at most: she may make another at once, which stays refused) */
+	for (int tries = 0;; tries++) {
+		rc = level ? nvt_mps_setup_level(mps, level, server_env, shim, why, len)
+			   : nvt_mps_setup(mps, why, len);
+		mps->aside_uid = from;
+		if (rc == 0 || tries == 1 || set_aside(mps, aside, aside_len))
+			return rc;
+		from = mps->squatter;
+	}
 }
 
 int nvt_mps_start(struct nvt_mps *mps, int timeout_ms, char *why, size_t len)

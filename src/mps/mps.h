@@ -19,6 +19,8 @@ struct nvt_mps {
 			     * $CUDA_MPS_LOG_DIRECTORY set): not the defaults */
 	uid_t squatter;     /* a refusal's: the other user (neither root nor the caller) whose
 			     * entry stands at the directory refused; 0: none */
+	int pipe_named;     /* $CUDA_MPS_PIPE_DIRECTORY set: pipe_dir is not the default */
+	uid_t aside_uid;    /* nvt_mps_setup_taking's: the user whose entry it renamed aside */
 	int per_user;       /* pipe_dir is the caller's own, not the system's */
 	int started;        /* nvt_mps_start started it (0: it found one, started meanwhile) */
 	int clean_env;      /* run control with no environment but a fixed PATH and the
@@ -69,6 +71,18 @@ int nvt_mps_setup_level(struct nvt_mps *mps, const char *level, const char *serv
  * stays refused, and so does a start of the daemon itself (--mps start).
  */
 int nvt_mps_squatted_default(const struct nvt_mps *mps);
+
+/*
+ * nvt_mps_setup (level NULL) or nvt_mps_setup_level, for a daemon to be started or joined: where
+ * root's default pipe directory in /tmp (the caller named none) is another user's entry, made
+ * first, with no daemon of hers running there, it is renamed aside (nvt_rename_aside; only root
+ * may, /tmp being sticky) and the set-up made again: its new path into aside (len), "" if
+ * nothing was. A user's own default directories another user made stay refused
+ * (nvt_mps_squatted_default), and so does a daemon of hers: her clients find it there. Returns
+ * as the set-up does.
+ */
+int nvt_mps_setup_taking(struct nvt_mps *mps, const char *level, const char *server_env,
+			 const char *shim, char *aside, size_t aside_len, char *why, size_t len);
 
 /* Returns the PID of the running control daemon of mps->pipe_dir, or 0. */
 pid_t nvt_mps_daemon(const struct nvt_mps *mps);

@@ -6,14 +6,17 @@
 #define _GNU_SOURCE
 #include "sysutil.h"
 #include "core/text.h"
+#include "os/clock.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -182,4 +185,26 @@ pid_t nvt_pid_file_read(int dirfd, const char *name, uid_t uid, int flags, uid_t
 	if (owner)
 		*owner = st.st_uid;
 	return (pid_t)pid;
+}
+
+int nvt_rename_aside(int basefd, const char *leaf, const struct stat *st, char *name, size_t len)
+{
+	char aside[NAME_MAX + 1];
+	uint64_t random = 0;
+	int n;
+
+	/* (where the kernel has no random bytes yet, the clock: she cannot read it ahead either) */
+	if (getrandom(&random, sizeof(random), GRND_NONBLOCK) != (ssize_t)sizeof(random))
+		random = nvt_clock_ns() ^ ((uint64_t)getpid() << 32);
+	n = snprintf(aside, sizeof(aside), "%s.squatted.%lu.%lu.%016llx", leaf,
+		     (unsigned long)st->st_uid, (unsigned long)st->st_ino, (unsigned long long)random);
+	if (n < 0 || (size_t)n >= sizeof(aside)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (renameat(basefd, leaf, basefd, aside))
+		return -1;
+	if (name && len)
+		snprintf(name, len, "%s", aside);
+	return 0;
 }

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -91,5 +92,15 @@ enum nvt_pid_file_flags { NVT_PID_FILE_ROOT = 1, NVT_PID_FILE_LINKED = 2 };
  */
 pid_t nvt_pid_file_read(int dirfd, const char *name, uid_t uid, int flags, uid_t *owner,
 			uint64_t *start);
+
+/*
+ * Renames entry leaf of basefd (st: its lstat), another user's made where
+ * root's belongs, aside as LEAF.squatted.UID.INODE.RANDOM: no name that is
+ * read, and none its owner can take first (she knows her uid and inode; a
+ * name of hers there would fail the rename); the new name into name (len;
+ * NULL: not wanted). Root only (the shared directory is sticky). Returns 0,
+ * or -1 with errno set.
+ */
+int nvt_rename_aside(int basefd, const char *leaf, const struct stat *st, char *name, size_t len);
 
 #endif /* NVT_SYSUTIL_H */

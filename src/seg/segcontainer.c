@@ -238,7 +238,7 @@ int nvt_seg_container_make(const char *base, const struct nvt_seg_container *c, 
 	 * run directory's squatter is. */
 	if (fstatat(basefd, NVT_CONTAINERS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    (st.st_uid != 0 || !S_ISDIR(st.st_mode))) {
-		if (nvt_rename_aside(basefd, NVT_CONTAINERS_DIR, &st)) {
+		if (nvt_rename_aside(basefd, NVT_CONTAINERS_DIR, &st, NULL, 0)) {
 			nvt_why(why, len, "cannot rename aside %s/%s, uid %lu's: %s", base,
 				NVT_CONTAINERS_DIR, (unsigned long)st.st_uid, strerror(errno));
 			goto out;

@@ -31,8 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <limits.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -393,24 +391,6 @@ int nvt_userdir_open(const char *base, uid_t uid)
 		return -1;
 	}
 	return fd;
-}
-
-int nvt_rename_aside(int basefd, const char *leaf, const struct stat *st)
-{
-	char aside[NAME_MAX + 1];
-	uint64_t random = 0;
-	int n;
-
-	/* (where the kernel has no random bytes yet, the clock: she cannot read it ahead either) */
-	if (getrandom(&random, sizeof(random), GRND_NONBLOCK) != (ssize_t)sizeof(random))
-		random = nvt_clock_ns() ^ ((uint64_t)getpid() << 32);
-	n = snprintf(aside, sizeof(aside), "%s.squatted.%lu.%lu.%016llx", leaf,
-		     (unsigned long)st->st_uid, (unsigned long)st->st_ino, (unsigned long long)random);
-	if (n < 0 || (size_t)n >= sizeof(aside)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return renameat(basefd, leaf, basefd, aside);
 }
 
 int nvt_lock_open(int dirfd, uid_t uid)

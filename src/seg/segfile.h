@@ -69,14 +69,6 @@ int nvt_userdir_check(int dirfd, uid_t uid, char *why, size_t len);
  * directory: a file or link in its place). */
 int nvt_userdir_open(const char *base, uid_t uid);
 
-/*
- * Renames entry leaf of basefd (st: its lstat), another user's made where
- * root's belongs, aside as LEAF.squatted.UID.INODE.RANDOM: no name that is
- * read, and none its owner can take first (she knows her uid and inode; a
- * name of hers there would fail the rename). Root only (the shared directory
- * is sticky). Returns 0, or -1 with errno set.
- */
-int nvt_rename_aside(int basefd, const char *leaf, const struct stat *st);
 
 /*
  * Opens the writers' lock file (NVT_LOCK_NAME) of uid's run directory dirfd

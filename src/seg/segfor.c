@@ -38,7 +38,7 @@ static int set_aside(int basefd, const char *leaf, uid_t uid)
 		return errno == ENOENT ? 0 : -1;
 	if (st.st_uid == uid && S_ISDIR(st.st_mode))
 		return -1;
-	if (nvt_rename_aside(basefd, leaf, &st))
+	if (nvt_rename_aside(basefd, leaf, &st, NULL, 0))
 		return errno == ENOENT ? 0 : -1;
 	return 0;
 }

@@ -45,7 +45,7 @@ static int reclaim_root_dir(int basefd, const char *leaf)
 
 	if (geteuid() != 0 || fstatat(basefd, leaf, &st, AT_SYMLINK_NOFOLLOW) || st.st_uid == 0)
 		return 0;
-	return nvt_rename_aside(basefd, leaf, &st) == 0;
+	return nvt_rename_aside(basefd, leaf, &st, NULL, 0) == 0;
 }
 
 int nvt_userdir_own(const char *base, char *dir, size_t dir_len, char *why, size_t len)

@@ -678,33 +678,36 @@ t_sec_fork_without_segment() {
 # ---- 5, 6. MPS ----------------------------------------------------------------------
 
 t_sec_mps_hostile_default_directory() {
-	# Another user made /tmp/nvidia-mps first, with a FIFO for a pid file, or
-	# with her own daemon: root neither hangs nor joins it (a start refuses it where root
-	# named a directory, else runs its task without MPS).
+	# Another user made /tmp/nvidia-mps first, with a FIFO for a pid file, or with her own
+	# daemon: root neither hangs nor joins hers. Beside her daemon root's task runs without MPS
+	# (warned; refused where root named its pipe or log directory, as --mps start is); without
+	# one, root's --mps start and a task's start rename her entry aside and start root's daemon
+	# at the default path (root named only a log directory here); --mps status only reads.
 	need_users
 	make_in_tmp hostile
-	local fake=$FAKEBIN args
+	local fake=$FAKEBIN args aside
 	unset CUDA_MPS_PIPE_DIRECTORY
 	export PATH="$fake:$PATH" CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log.sec
-	trap 'touch "$FAKETMP/nvidia-mps/quit" 2>/dev/null || true' EXIT
+	trap 'touch "$FAKETMP"/nvidia-mps*/quit 2>/dev/null || true' EXIT
 	$IN_TMP $(as_user 65534) mkdir -m 755 /tmp/nvidia-mps
 	$IN_TMP $(as_user 65534) mkfifo /tmp/nvidia-mps/nvidia-cuda-mps-control.pid
-	for args in "--mps status" "--mps start" "-c 0 $APP launch 1"; do
-		# shellcheck disable=SC2086
-		out=$(timeout "$HANG" $IN_TMP "$NVT" $args 2>&1) && rc=0 || rc=$?
-		eq "$rc" 1 "exit status of nvtaskset $args (124: it hung)"
-		has "$out" "nvtaskset: refusing the MPS pipe directory /tmp/nvidia-mps: it belongs to uid 65534"
-	done
+	out=$(timeout "$HANG" $IN_TMP "$NVT" --mps status 2>&1) && rc=0 || rc=$?
+	eq "$rc" 1 "exit status of nvtaskset --mps status (124: it hung)"
+	has "$out" "nvtaskset: refusing the MPS pipe directory /tmp/nvidia-mps: it belongs to uid 65534"
+	[ -p "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid" ] || die "--mps status moved her directory"
 	run_rc out rc $IN_TMP "$NVT" --no-mps -c 0 "$APP" launch 1
 	has "$out" "tpcs=0 hung=0"
 	rm "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid"
-	# The same directory, now with a daemon of hers.
+	# The same directory, now with a daemon of hers: left to her clients.
 	$IN_TMP $(as_user 65534) env CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps \
 		CUDA_MPS_LOG_DIRECTORY=/tmp/nvidia-log "$fake/nvidia-cuda-mps-control" -d
 	[ -e "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid" ] || die "the user's daemon did not start"
-	run_rc out rc $IN_TMP "$NVT" -c 0 /usr/bin/env
-	eq "$rc" 1 "root joined another user's daemon: $out"
-	has "$out" "refusing the MPS pipe directory /tmp/nvidia-mps"
+	for args in "--mps start" "-c 0 /usr/bin/env"; do
+		# shellcheck disable=SC2086
+		out=$(timeout "$HANG" $IN_TMP "$NVT" $args 2>&1) && rc=0 || rc=$?
+		eq "$rc" 1 "root's nvtaskset $args beside her daemon: $out"
+		has "$out" "refusing the MPS pipe directory /tmp/nvidia-mps: it belongs to uid 65534"
+	done
 	# Root's directories the defaults (it named no log directory either): its task runs
 	# without MPS, with a warning, and joins nothing of hers.
 	rm -f "$WORK/cuda.log"
@@ -713,9 +716,44 @@ t_sec_mps_hostile_default_directory() {
 	has "$out" "nvtaskset: warning: refusing the MPS pipe directory /tmp/nvidia-mps: it belongs to uid 65534 (remove it, or set CUDA_MPS_PIPE_DIRECTORY); running without MPS, as --no-mps does"
 	eq "$(mps_of_task "$WORK/cuda.log")" /dev/null "root's task's MPS pipe directory"
 	[ ! -e "$FAKETMP/nvidia-mps/fake-clients.d" ] || die "root's task joined her daemon"
-	# Her daemon ends (it removes its pid file as it quits).
+	eq "$(stat -c %u "$FAKETMP/nvidia-mps")" 65534 "the owner of /tmp/nvidia-mps beside her daemon"
+	# Her daemon ends (it removes its pid file as it quits): root's --mps start takes the
+	# path back, her entry renamed aside, and a task's start takes it back from her next one.
 	touch "$FAKETMP/nvidia-mps/quit"
 	wait_for 10 test ! -e "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid"
+	for args in "--mps start" "-c 0 $APP launch 1"; do
+		rm -f "$WORK/cuda.log"
+		# shellcheck disable=SC2086
+		out=$(timeout "$HANG" $IN_TMP env FAKECUDA_LOG="$WORK/cuda.log" "$NVT" $args 2>&1) && rc=0 || rc=$?
+		eq "$rc" 0 "root's nvtaskset $args beside her directory, no daemon of hers: $out"
+		has "$out" "nvtaskset: warning: uid 65534 made the MPS pipe directory /tmp/nvidia-mps before root's daemon: renamed aside as /tmp/nvidia-mps.squatted.65534."
+		aside=$(sed -n 's/.*renamed aside as \/tmp\/\(nvidia-mps\.squatted\.[0-9]*\.[0-9]*\.[0-9a-f]*\)$/\1/p' <<<"$out")
+		[ -n "$aside" ] && [ "$(stat -c %u "$FAKETMP/$aside")" == 65534 ] || die "her entry renamed aside: $out; $(ls -la "$FAKETMP")"
+		eq "$(stat -c %u:%a "$FAKETMP/nvidia-mps")" 0:755 "the owner and mode of /tmp/nvidia-mps"
+		[ -e "$FAKETMP/nvidia-mps/nvidia-cuda-mps-control.pid" ] || die "root's daemon did not start: $out"
+		[ "$args" == "--mps start" ] || eq "$(mps_of_task "$WORK/cuda.log")" /tmp/nvidia-mps "root's task's MPS pipe directory"
+		run_rc out rc $IN_TMP "$NVT" --mps stop
+		eq "$rc" 0 "root's --mps stop: $out"
+		rm -rf "$FAKETMP/nvidia-mps" "$FAKETMP/${aside:?}"
+		$IN_TMP $(as_user 65534) mkdir -m 755 /tmp/nvidia-mps
+	done
+	# A priority level's pipe directory (a time-sliced task's), taken back the same way.
+	$IN_TMP $(as_user 65534) mkdir -m 755 /tmp/nvidia-mps-low
+	rm -f "$WORK/cuda.log"
+	run_rc out rc $IN_TMP env FAKECUDA_LOG="$WORK/cuda.log" "$NVT" --priority low "$APP" launch 1
+	eq "$rc" 0 "root's time-sliced start beside her level directory: $out"
+	has "$out" "nvtaskset: warning: uid 65534 made the MPS pipe directory /tmp/nvidia-mps-low before root's daemon: renamed aside as /tmp/nvidia-mps-low.squatted.65534."
+	eq "$(mps_of_task "$WORK/cuda.log")" /tmp/nvidia-mps-low "root's time-sliced task's MPS pipe directory"
+	eq "$(stat -c %u "$FAKETMP/nvidia-mps-low")" 0 "the owner of /tmp/nvidia-mps-low"
+	# --mps stop stops it beside her /tmp/nvidia-mps (refused, said); then, none left, refuses.
+	run_rc out rc $IN_TMP "$NVT" --mps stop
+	eq "$rc" 0 "root's --mps stop beside her directory: $out"
+	has "$out" "nvtaskset: warning: refusing the MPS pipe directory /tmp/nvidia-mps: it belongs to uid 65534 (remove it, or set CUDA_MPS_PIPE_DIRECTORY); stopping the priority levels' daemons"
+	has "$out" "stopped MPS control daemon of priority low (pid "
+	[ ! -e "$FAKETMP/nvidia-mps-low/nvidia-cuda-mps-control.pid" ] || die "the level's daemon runs on"
+	run_rc out rc $IN_TMP "$NVT" --mps stop
+	eq "$rc" 1 "root's second --mps stop: $out"
+	eq "$out" "nvtaskset: refusing the MPS pipe directory /tmp/nvidia-mps: it belongs to uid 65534 (remove it, or set CUDA_MPS_PIPE_DIRECTORY)"
 }
 t_sec_mps_fifo_pid_file() {
 	# A FIFO as the pid file of a directory root owns does not hang either.

@@ -98,6 +98,9 @@ const char *ensure_mps(int channels, const struct nvt_slot_view *parts, int n);
  * next call), for a caller that stops it again (--cdi --with-mps, when it fails); it never
  * goes without MPS (it exits instead). */
 const struct nvt_mps *ensure_mps_daemon(int channels, const struct nvt_slot_view *parts, int n);
+/* Says that the set-up of mps renamed another user's entry aside as aside (nvt_mps_setup_taking),
+ * if it did (aside not ""). */
+void mps_aside_said(const struct nvt_mps *mps, const char *aside);
 
 /* ---- prio.c: priorities ---- */
 /* An option's number from min to max; exits (bad usage) otherwise. */

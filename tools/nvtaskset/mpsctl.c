@@ -96,8 +96,8 @@ struct daemon {
 	pid_t pid;
 };
 
-/* The daemons that run into d: each priority level's, then the plain one (plain). Returns how
- * many. */
+/* The daemons that run into d: each priority level's, then the plain one (plain; NULL: its
+ * directory refused). Returns how many. */
 static int running_daemons(const struct nvt_mps *plain, struct daemon *d)
 {
 	char why[1024];
@@ -109,6 +109,8 @@ static int running_daemons(const struct nvt_mps *plain, struct daemon *d)
 		    (d[n].pid = nvt_mps_daemon(&d[n].mps)))
 			n++;
 	}
+	if (!plain)
+		return n;
 	d[n] = (struct daemon){*plain, "", nvt_mps_daemon(plain)};
 	return d[n].pid ? n + 1 : n;
 }
@@ -184,13 +186,19 @@ static void stop_failed(const struct daemon *d, const char *why)
 }
 
 /* --mps stop: every daemon that runs (the priority levels' too), once each may be stopped and
- * none serves a task (unless force). Nothing is stopped when one is refused. */
-static int mps_stop(const struct nvt_mps *plain, int force)
+ * none serves a task (unless force). Nothing is stopped when one is refused. plain NULL: its
+ * directory was refused (refusal): the levels' are stopped, the refusal said as a warning; with
+ * none of theirs running, it ends the command. */
+static int mps_stop(const struct nvt_mps *plain, const char *refusal, int force)
 {
 	struct daemon d[sizeof(mps_levels) + 1];
 	char why[1024], name[128];
 	int n = running_daemons(plain, d);
 
+	if (!plain && !n)
+		cli_errx("%s", refusal);
+	if (!plain)
+		warnx("warning: %s; stopping the priority levels' daemons", refusal);
 	if (!n)
 		printf("MPS control daemon not running\n");
 	for (int i = 0; i < n; i++)
@@ -227,10 +235,19 @@ static void status_levels(void)
 int nvt_cmd_mps(const struct options *o)
 {
 	struct nvt_mps mps;
-	char why[1024];
+	char why[1024], aside[PATH_MAX] = "";
 	pid_t pid;
+	int rc;
 
-	if (nvt_mps_setup(&mps, why, sizeof(why)))
+	/* (a start of root's takes its default pipe directory back from another user's entry) */
+	if (!strcmp(o->mps_action, "start"))
+		rc = nvt_mps_setup_taking(&mps, NULL, "", "", aside, sizeof(aside), why, sizeof(why));
+	else
+		rc = nvt_mps_setup(&mps, why, sizeof(why));
+	mps_aside_said(&mps, aside);
+	if (rc && !strcmp(o->mps_action, "stop"))
+		return mps_stop(NULL, why, o->mps_force);
+	if (rc)
 		cli_errx("%s", why);
 	pid = nvt_mps_daemon(&mps);
 	if (!strcmp(o->mps_action, "status")) {
@@ -256,7 +273,7 @@ int nvt_cmd_mps(const struct options *o)
 		return EXIT_SUCCESS;
 	}
 	if (!strcmp(o->mps_action, "stop"))
-		return mps_stop(&mps, o->mps_force);
+		return mps_stop(&mps, NULL, o->mps_force);
 	hint_bad_word("--mps takes status, start or stop", o->mps_action);
 }
 

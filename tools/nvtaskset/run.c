@@ -57,6 +57,14 @@ static const struct nvt_mps *refused(const struct nvt_mps *mps, int may_go_witho
 	return NULL;
 }
 
+void mps_aside_said(const struct nvt_mps *mps, const char *aside)
+{
+	if (aside[0])
+		warnx("warning: uid %lu made the MPS pipe directory %s before root's daemon: renamed "
+		      "aside as %s",
+		      (unsigned long)mps->aside_uid, mps->pipe_dir, aside);
+}
+
 /*
  * Makes sure an MPS control daemon the task may join runs: the shared one, or
  * that of the priority level it is time-sliced at (parts, n: its partitions;
@@ -71,20 +79,20 @@ static const struct nvt_mps *mps_daemon(int channels, const struct nvt_slot_view
 	static struct nvt_mps mps;
 	pid_t server;
 	int connections = nvt_mpslog_client_channels(getenv(NVT_ENV_CUDA_CONNECTIONS), channels);
-	int clients, limit = nvt_mpslog_client_limit(connections), level;
-	char why[1024], server_env[NVT_PRIO_ENV_TEXT_MAX], shim[PATH_MAX];
+	int clients, limit = nvt_mpslog_client_limit(connections), level, rc;
+	char why[1024], server_env[NVT_PRIO_ENV_TEXT_MAX] = "", shim[PATH_MAX] = "",
+		aside[PATH_MAX];
 
 	level = parts ? nvt_prio_mps_level(parts, n, server_env, sizeof(server_env)) : NVT_PRIO_NONE;
 	if (level < 0)
 		cli_errx("internal error: cannot name the MPS server of the task's priority");
-	if (level != NVT_PRIO_NONE) {
+	if (level != NVT_PRIO_NONE)
 		find_shim(shim, sizeof(shim));
-		if (nvt_mps_setup_level(&mps, nvt_prio_name((unsigned)level), server_env, shim, why,
-					sizeof(why)))
-			return refused(&mps, may_go_without, 0, why);
-	} else if (nvt_mps_setup(&mps, why, sizeof(why))) {
+	rc = nvt_mps_setup_taking(&mps, level != NVT_PRIO_NONE ? nvt_prio_name((unsigned)level) : NULL,
+				  server_env, shim, aside, sizeof(aside), why, sizeof(why));
+	mps_aside_said(&mps, aside);
+	if (rc)
 		return refused(&mps, may_go_without, 0, why);
-	}
 	/* The directory chosen may be this user's own: CUDA must look there too. */
 	if (nvt_mps_daemon(&mps)) {
 		/* A client past the server's channels fails in CUDA with a misleading
