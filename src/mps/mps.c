@@ -495,7 +495,7 @@ static int set_aside(const struct nvt_mps *mps, char *aside, size_t len)
 	const char *leaf = mps->pipe_dir + strlen(SYSTEM_TMP "/");
 	struct nvt_mps hers = *mps;
 	char name[NAME_MAX + 1];
-	struct stat st;
+	struct stat st, now;
 	int tmp, rc;
 
 	if (geteuid() != 0 || mps->pipe_named || !mps->squatter ||
@@ -509,6 +509,13 @@ static int set_aside(const struct nvt_mps *mps, char *aside, size_t len)
 	tmp = open(SYSTEM_TMP, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (tmp < 0)
 		return -1;
+	/* Still the entry looked at (another root start may have set it aside and made its own,
+	 * its daemon starting there), as close to the rename as it can be. */
+	if (fstatat(tmp, leaf, &now, AT_SYMLINK_NOFOLLOW) || now.st_dev != st.st_dev ||
+	    now.st_ino != st.st_ino || now.st_uid != st.st_uid) {
+		close(tmp);
+		return -1;
+	}
 	rc = nvt_rename_aside(tmp, leaf, &st, name, sizeof(name));
 	close(tmp);
 	if (rc)
