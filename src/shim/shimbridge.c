@@ -1242,8 +1242,8 @@ static void ctx_returned(int g, uint64_t now)
 {
 	const struct bslot *s = &b.s[g];
 	const struct trace_rec *r;
-	int capped, taken_in, stopped = 0;
-	uint32_t pause = 0;
+	int capped, taken_in, judged, stopped = 0;
+	uint32_t pause = 0, seq = tls.seq;
 
 	pthread_mutex_lock(&cb.lock);
 	/* The last one's bridge, ended by now, and this one's, if it ended: when they started (and
@@ -1259,17 +1259,21 @@ static void ctx_returned(int g, uint64_t now)
 	capped = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == tls.seq && r->reason == TR_CAP;
 	taken_in = nvt_bridge_ctx_taken_in(&cb.job[g].clock, capped, capped ? r->end : 0, now);
 	/* Its bridge queued before the wait returned */
-	if (cb.job[g].queued_seq == tls.seq && !cb.ctl.off && nvt_bridge_ctx_seen(&cb.ctl, taken_in)) {
+	judged = cb.job[g].queued_seq == tls.seq && !cb.ctl.off;
+	if (judged && nvt_bridge_ctx_seen(&cb.ctl, taken_in)) {
 		__atomic_store_n(&cb.ctl_off, 1, __ATOMIC_RELAXED);
 		stopped = 1;
 		pause = nvt_bridge_ctx_pause(&cb.ctl);
 	}
 	pthread_mutex_unlock(&cb.lock);
-	/* (said without the lock: a full stderr must not hold the other threads' waits) */
+	/* (said without the lock: a full stderr must not hold the other threads' waits; each
+	 * said with its bridge's seq, as the driver's record has it) */
+	if (judged && taken_in && dbg.on)
+		shim_note("bridge: context synchronisation of bridge %u took it in", seq);
 	if (stopped && dbg.on)
 		shim_note("bridge: context synchronisations not bridged from now on (for %u waits): their "
-			  "waits took in the bridges, which ran to their cap (%d us)",
-			  pause, NVT_BRIDGE_CTX_CAP_US);
+			  "waits took in the bridges, which ran to their cap (%d us; the last: bridge %u)",
+			  pause, NVT_BRIDGE_CTX_CAP_US, seq);
 }
 
 void shim_bridge_returned(int g)

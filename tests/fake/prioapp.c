@@ -34,7 +34,9 @@
  *       PRIOAPP_POLL_FIRST_US=N: N us between its first two looks; PRIOAPP_LOOKS=FILE: each
  *       look at the polled event appended to FILE, "look BEFORE AFTER RC" (the monotonic
  *       clock in ns around the query, its result)
- *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists: launches back
+ *   prioapp batch STOP LOG [SYNC_EVERY]         until file STOP exists (or, with
+ *       PRIOAPP_LAUNCHES=N, N launches made, whichever first: a count that a busy host's
+ *       slow look at the log does not stretch): launches back
  *       to back, a cuStreamSynchronize every SYNC_EVERY (default 8); appends
  *       "launch ENTER RETURN INFLIGHT TPCS" per launch to LOG (INFLIGHT: its launches
  *       not yet done just after the call returned; TPCS: the count of TPCs it ran on);
@@ -397,7 +399,8 @@ int main(int argc, char **argv)
 		}
 		long gap_us = getenv("PRIOAPP_GAP_US") ? atol(getenv("PRIOAPP_GAP_US")) : 0;
 		long idle_us = getenv("PRIOAPP_IDLE_US") ? atol(getenv("PRIOAPP_IDLE_US")) : 0;
-		for (long n = 1; !exists(argv[2]); n++) {
+		long launches = getenv("PRIOAPP_LAUNCHES") ? atol(getenv("PRIOAPP_LAUNCHES")) : 0;
+		for (long n = 1; !exists(argv[2]) && (launches <= 0 || n <= launches); n++) {
 			if (gap_us > 0 && every > 0 && (n - 1) % every != 0)
 				pause_us(gap_us);
 			if (n == release_at &&
