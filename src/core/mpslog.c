@@ -179,6 +179,18 @@ static void unread_row(const char *row, struct nvt_mps_client *c)
 	c->command[n] = '\0';
 }
 
+int nvt_mpslog_whole_rows(char *answer, size_t len)
+{
+	size_t n = strnlen(answer, len);
+
+	if (len == 0 || n < len - 1 || (n > 0 && answer[n - 1] == '\n'))
+		return 0;
+	while (n > 0 && answer[n - 1] != '\n')
+		n--;
+	answer[n] = '\0';
+	return 1;
+}
+
 int nvt_mpslog_parse_clients(const char *answer, struct nvt_mps_client *out, int max)
 {
 	int bad, n = 0;

@@ -34,6 +34,13 @@ int nvt_mpslog_last_fault(const char *log, struct nvt_mps_fault *out);
  */
 int nvt_mpslog_parse_ps(const char *answer, long *servers, int *counts, int max);
 
+/*
+ * An answer of the control daemon's read into len bytes (NUL included): one that filled them
+ * may have been cut inside its last row, which would read as another client (a PID cut short):
+ * that row is dropped, the answer ending at its last newline. Returns 1 if it dropped one.
+ */
+int nvt_mpslog_whole_rows(char *answer, size_t len);
+
 /* A client of an MPS server, as the control daemon's "ps" lists it. */
 struct nvt_mps_client {
 	long pid;

@@ -664,7 +664,10 @@ int nvt_mps_query(struct nvt_mps *mps, const char *command, char *out, size_t le
 	out[0] = '\0';
 	if ((size_t)snprintf(input, sizeof(input), "%s\n", command) >= sizeof(input))
 		return -1;
-	return run_control(mps, NULL, input, out, len, timeout_ms) == 0 ? 0 : -1;
+	if (run_control(mps, NULL, input, out, len, timeout_ms) != 0)
+		return -1;
+	nvt_mpslog_whole_rows(out, len); /* (a row cut by the buffer's end is no row) */
+	return 0;
 }
 
 int nvt_mps_clients(struct nvt_mps *mps, uid_t uid, pid_t *server, int *clients, int timeout_ms)

@@ -66,6 +66,23 @@ int main(void)
 		CHECK(nvt_mpslog_parse_clients("PID\nnot a row\n", c, 2) == 1 && c[0].pid == 0 &&
 		      !strcmp(c[0].command, "not a row"));
 	}
+	{
+		/* An answer that filled its buffer ends at its last whole row: a row cut short
+		 * ("250" of "2504 ...") is no client of PID 250. */
+		char full[] = "PID ID SERVER\n2503 2 2483\n2504 3 2483";
+		char whole[] = "PID ID SERVER\n2503 2 2483\n";
+		char shorter[64] = "PID ID SERVER\n25";
+		char one[] = "2503 2 24";
+		struct nvt_mps_client c[4];
+		CHECK(nvt_mpslog_whole_rows(full, sizeof(full)) == 1);
+		CHECK_STR(full, "PID ID SERVER\n2503 2 2483\n");
+		CHECK(nvt_mpslog_parse_clients(full, c, 4) == 1 && c[0].pid == 2503);
+		CHECK(nvt_mpslog_whole_rows(whole, sizeof(whole)) == 0);
+		CHECK_STR(whole, "PID ID SERVER\n2503 2 2483\n");
+		CHECK(nvt_mpslog_whole_rows(shorter, sizeof(shorter)) == 0); /* not full: whole */
+		CHECK_STR(shorter, "PID ID SERVER\n25");
+		CHECK(nvt_mpslog_whole_rows(one, sizeof(one)) == 1 && one[0] == '\0');
+	}
 	CHECK(nvt_mpslog_client_limit(8) == 15); /* docs/hardware-facts.md, section 6 */
 	CHECK(nvt_mpslog_client_limit(2) == 48);
 	CHECK(nvt_mpslog_client_limit(4) == 30);
