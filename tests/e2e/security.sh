@@ -755,6 +755,33 @@ t_sec_mps_hostile_default_directory() {
 	eq "$rc" 1 "root's second --mps stop: $out"
 	eq "$out" "nvtaskset: refusing the MPS pipe directory /tmp/nvidia-mps: it belongs to uid 65534 (remove it, or set CUDA_MPS_PIPE_DIRECTORY)"
 }
+t_sec_mps_user_stop_beside_squatted_default() {
+	# An ordinary user's --mps stop when another user made her default pipe directory
+	# (/tmp/nvidia-mps-UID) first: her priority level's daemon is stopped all the same, the
+	# refusal said as a warning with what she may do; the other user's directory is left.
+	need_users
+	make_in_tmp userstop
+	local fake=$FAKEBIN mine=/tmp/nvidia-mps-65534 level=/tmp/nvidia-mps-low-65534
+	unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY XDG_RUNTIME_DIR
+	export PATH="$fake:$PATH"
+	trap 'touch "$FAKETMP"/nvidia-mps*/quit 2>/dev/null || true' EXIT
+	rm -f "$WORK/u/cuda.log"
+	run_rc out rc $IN_TMP $(as_user 65534) env FAKECUDA_LOG="$WORK/u/cuda.log" "$NVT" --priority low "$APP" launch 1
+	eq "$rc" 0 "her time-sliced start: $out"
+	eq "$(mps_of_task "$WORK/u/cuda.log")" "$level" "her time-sliced task's MPS pipe directory"
+	[ -e "$FAKETMP/${level#/tmp/}/nvidia-cuda-mps-control.pid" ] || die "her level's daemon did not start: $out"
+	$IN_TMP $(as_user 65533) mkdir -m 755 "$mine"
+	run_rc out rc $IN_TMP $(as_user 65534) "$NVT" --mps stop
+	eq "$rc" 0 "her --mps stop beside uid 65533's $mine: $out"
+	has "$out" "nvtaskset: warning: refusing the MPS pipe directory $mine: it belongs to uid 65533 (ask root to remove it, or set XDG_RUNTIME_DIR to a directory of yours, or CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY to directories of yours); stopping the priority levels' daemons"
+	has "$out" "stopped MPS control daemon of priority low (pid "
+	[ ! -e "$FAKETMP/${level#/tmp/}/nvidia-cuda-mps-control.pid" ] || die "her level's daemon runs on: $out"
+	eq "$(stat -c %u "$FAKETMP/${mine#/tmp/}")" 65533 "the owner of $mine"
+	# None of hers left: the refusal ends the command.
+	run_rc out rc $IN_TMP $(as_user 65534) "$NVT" --mps stop
+	eq "$rc" 1 "her second --mps stop: $out"
+	eq "$out" "nvtaskset: refusing the MPS pipe directory $mine: it belongs to uid 65533 (ask root to remove it, or set XDG_RUNTIME_DIR to a directory of yours, or CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY to directories of yours)"
+}
 t_sec_mps_fifo_pid_file() {
 	# A FIFO as the pid file of a directory root owns does not hang either.
 	own_mps_dirs sec_fifo
