@@ -108,8 +108,10 @@ static int add_slot(struct nvt_view *v, size_t *cap, size_t task, const struct n
 		return -1;
 	v->slots = slots;
 	gpu = gpu_of(v, view->uuid, &view->topo, v->tasks[task].seg_owner, v->tasks[task].uid);
-	if (gpu < 0)
-		return 0; /* past the most GPUs a machine has: not shown */
+	if (gpu < 0) {
+		v->gpus_past++; /* past the most GPUs a machine has: not shown */
+		return 0;
+	}
 	s = &v->slots[v->n_slots++];
 	memset(s, 0, sizeof(*s));
 	s->task = task;

@@ -120,6 +120,8 @@ struct nvt_view {
 	size_t n_slots;
 	struct nvt_view_gpu gpus[NVT_MACHINE_GPUS]; /* the machine's in its order, then others */
 	int n_gpus;
+	size_t gpus_past;           /* slots left out: their GPUs past the table (a user's segments
+				     * may name any number of GPUs; the machine's come first) */
 	struct nvt_view_agent agents[NVT_VIEW_AGENTS];
 	int n_agents;
 	char mps_pipe_dir[256];     /* the MPS daemon the reader's tasks would join; "" unknown */
@@ -215,8 +217,9 @@ struct nvt_view_map {
 };
 /*
  * Fills map for the view's GPU gpu: its holders (the partitions of its
- * slots, own TPCs), each TPC's first holder and how many hold it, and who
- * borrows it.
+ * slots, own TPCs: one holder for the slots of one user's run directory, the segments' owner,
+ * on the same TPCs, so another user's task on the very same TPCs is a second holder, shown
+ * as an overlap), each TPC's first holder and how many hold it, and who borrows it.
  */
 void nvt_view_map(const struct nvt_view *v, int gpu, struct nvt_view_map *map);
 /* The holder of slot s (its partition) on map, or -1 (not partitioned, or past NVT_VIEW_PARTS). */

@@ -181,9 +181,12 @@ int nvt_view_holder(const struct nvt_view *v, const struct nvt_view_map *map, si
 
 	if (slot->gpu != map->gpu || !slot->partitioned)
 		return -1;
-	for (int h = 0; h < map->n_parts; h++)
-		if (nvt_set_equal(&v->slots[map->part[h]].own, &slot->own))
+	for (int h = 0; h < map->n_parts; h++) {
+		const struct nvt_view_slot *part = &v->slots[map->part[h]];
+		if (nvt_set_equal(&part->own, &slot->own) &&
+		    v->tasks[part->task].seg_owner == v->tasks[slot->task].seg_owner)
 			return h;
+	}
 	return -1;
 }
 

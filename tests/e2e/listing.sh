@@ -334,3 +334,37 @@ C
 	eq "$rc" 0 "the listing of an empty run directory: $out"
 	eq "$out" "tasks 0 list 0"
 }
+
+# Another user's tasks whose segments name more GPUs than a machine has (sixteen each, made
+# up), started before a root task on the machine's GPU: -l still shows root's partition on its
+# GPU (the machine's GPUs first), and says how many slots it left out. Seen failing without it:
+# root's task listed on every TPC, GPU '-'.
+t_list_beside_made_up_gpus() {
+	need_users
+	local pid out i
+	export NVTASKSET_RUNDIR=$WORK/mg-run
+	mkdir -m 1777 "$NVTASKSET_RUNDIR"
+	hostile_tasks 5 mg
+	trap 'touch "$WORK/u/mg.stop" "$WORK/u/mgroot.stop"' EXIT
+	i=0
+	for pid in $HOSTILE; do
+		$(as_user 65533) "$T/segpoke" "$pid" gpus "$i" || die "segpoke $pid gpus $i"
+		i=$((i + 1))
+	done
+	start_loop u/mgroot "$NVT" --no-mps -c 10-20 "$APP"
+	wait_file "$WORK/u/mgroot.state" "10-20"
+	run_rc out rc "$NVT" -l
+	eq "$rc" 0 "-l: $out"
+	grep -Eq "$(row_re "$PID" root)10-20 " <<<"$out" || die "no row of root's task $PID on 10-20: $out"
+	has "$out" "nvtaskset: warning: 17 slots of tasks on more GPUs than a machine has (64) not shown"
+	run_rc out rc "$NVT" -l --json
+	python3 -c 'import json, sys
+d = json.loads(sys.argv[1])
+t = [t for t in d["tasks"] if t["pid"] == int(sys.argv[2])][0]
+assert [g["tpcs"] for g in t["gpus"]] == ["10-20"], t' "$(sed -n '/^{/,$p' <<<"$out")" "$PID" ||
+		die "-l --json: $out"
+	stop_loop u/mgroot "$PID"
+	touch "$WORK/u/mg.stop"
+	for pid in $HOSTILE; do wait "$pid" || :; done
+	trap - EXIT
+}

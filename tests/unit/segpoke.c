@@ -17,6 +17,9 @@
  *                          her own segments (unsettled slots)
  *   segpoke PID twice LIST slot 1 names slot 0's GPU too (its user may write so; the shim
  *                          writes one slot a GPU), with TPCs LIST, as it was else
+ *   segpoke PID gpus N     every slot names a made-up GPU of its own (UUID ee N SLOT 0...),
+ *                          TPCs 0-3 of slot 0's map: sixteen GPUs no machine has, which its
+ *                          user may write (N tells several segments' apart)
  *   segpoke PID claim      flag the partition NVT_SLOTF_CLAIM: a pick not confirmed
  *                          yet, as a claimer stopped (or killed) mid-way leaves it
  *   segpoke PID hold       take the segment's writer's lock as nvtaskset -p does,
@@ -161,6 +164,19 @@ int main(int argc, char **argv)
 		if (nvt_parse_list(argv[3], NVT_MAX_TPCS, &view.tpcs))
 			return 2;
 		nvt_slot_write(&seg->gpu[1], &view);
+		return 0;
+	}
+	if (!strcmp(argv[2], "gpus") && argc == 4) {
+		view.state = NVT_SLOT_SET;
+		nvt_set_clear(&view.tpcs);
+		nvt_set_fill(&view.tpcs, 4);
+		for (int g = 0; g < NVT_MAX_GPUS; g++) {
+			memset(view.uuid, 0, sizeof(view.uuid));
+			view.uuid[0] = 0xee;
+			view.uuid[1] = (uint8_t)atoi(argv[3]);
+			view.uuid[2] = (uint8_t)g;
+			nvt_slot_write(&seg->gpu[g], &view);
+		}
 		return 0;
 	}
 	if (!strcmp(argv[2], "claim")) {

@@ -110,6 +110,13 @@ static void test_map(void)
 	CHECK(nvt_set_count(&f->v.gpus[0].held) == 13);
 	CHECK(nvt_set_count(&f->v.gpus[0].borrowed) == 2);
 	CHECK(f->v.gpus[0].tasks == 6);
+	/* Another user's task on alice's very TPCs is a holder of its own: an overlap. */
+	f->tasks[add(f, 500, "mallory", "0-3", "", NVT_PRIO_NONE)->task].seg_owner = 1001;
+	nvt_view_settle(&f->v);
+	nvt_view_map(&f->v, 0, m);
+	CHECK(m->n_parts == 5 && nvt_view_holder(&f->v, m, 6) == 1);
+	CHECK(nvt_view_holder(&f->v, m, 1) == 0 && m->holders[0] == 2 && m->holders[3] == 2);
+	CHECK(nvt_view_symbol(m->owner[0]) == 'A' && nvt_view_symbol(m->owner[4]) == 'C');
 	CHECK(high->lending == 1);
 	CHECK_STR(nvt_view_state_word(high), "lending");
 	CHECK_STR(nvt_view_state_word(low), "borrowing");

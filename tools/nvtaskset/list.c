@@ -85,6 +85,28 @@ static void row_of(const struct task_tree *t, size_t k, struct row *r)
 }
 
 /* Says why each task whose segment the view could not read is left out. */
+/* Reads the view (-l's, of every user's tasks), or ends the command. The GPUs the tasks' slots
+ * name come first come first: another user's segments naming more GPUs than a machine has
+ * would leave the machine's out, so then it is read again with the machine's first (listed
+ * only then: they are listed for the rows' GPU numbers anyway). */
+static void read_view(void)
+{
+	char why[512];
+	int failed = nvt_view_read(nvt_rundir(), NULL, &view, why, sizeof(why));
+
+	if (!failed && view.gpus_past && machine_gpus_if_listed()) {
+		nvt_view_free(&view);
+		failed = nvt_view_read(nvt_rundir(), machine_gpus_if_listed(), &view, why, sizeof(why));
+	}
+	if (failed) {
+		nvt_view_free(&view);
+		cli_errx("%s", why);
+	}
+	if (view.gpus_past)
+		warnx("warning: %zu slot%s of tasks on more GPUs than a machine has (%d) not shown",
+		      view.gpus_past, view.gpus_past == 1 ? "" : "s", NVT_MACHINE_GPUS);
+}
+
 static void warn_unread(void)
 {
 	for (size_t i = 0; i < view.n_unread; i++) {
@@ -785,7 +807,6 @@ int nvt_cmd_list(const struct options *o)
 	pid_t *pids, *up, *tops;
 	size_t *order, n = 0;
 	int *depth, width, cols;
-	char why[512];
 	struct json_object *doc = NULL, *list = NULL;
 	struct nvt_view_overlap *overlaps;
 
@@ -794,10 +815,7 @@ int nvt_cmd_list(const struct options *o)
 	if (task_tree_read(&t, 1))
 		cli_err("cannot read %s", nvt_rundir());
 	task_tree_warn_skipped(&t);
-	if (nvt_view_read(nvt_rundir(), NULL, &view, why, sizeof(why))) {
-		nvt_view_free(&view);
-		cli_errx("%s", why);
-	}
+	read_view();
 	warn_unread();
 	task_tree_warn_leftovers();
 	rows = malloc((view.n_tasks + 1) * sizeof(*rows));
