@@ -153,6 +153,8 @@ int nvt_admit_config(const char *config, size_t len, const char *device,
 	has_partition = env_of(config, len, NVT_ENV_CDI, w->value, sizeof(w->value), &rc, w) == 0;
 	if (rc)
 		return rc;
+	if (d->cls != NVT_CDI_PRIORITY && d->cls != NVT_CDI_MEM && !has_partition)
+		return NVT_ADMIT_NO_CDI_ENV;
 	if (d->cls != NVT_CDI_PRIORITY && d->cls != NVT_CDI_MEM && strcmp(w->value, mine)) {
 		/* (a device's name that parses fits NVT_CDI_DEVICE_TEXT_MAX) */
 		snprintf(w->device, sizeof(w->device), "%.*s/%.*s", slash ? (int)(slash - device) : 0,

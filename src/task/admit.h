@@ -47,6 +47,8 @@ enum nvt_admit_rc {
 	NVT_ADMIT_MEM_NO_HOOK = -19,    /* limit `value`, but no device `device` was given */
 	NVT_ADMIT_MEM_TWICE = -20,      /* NVT_ENV_MEM set twice, to different values */
 	NVT_ADMIT_MEM_OTHER_GPU = -21,  /* its limit (`value`) is on a GPU the device does not use */
+	NVT_ADMIT_NO_CDI_ENV = -22,     /* a partition device's, but no NVT_ENV_CDI in its
+					 * environment (none, or no process): not given through CDI */
 };
 
 /* What an answer names, for its words. */

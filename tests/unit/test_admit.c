@@ -93,6 +93,16 @@ static void test_config(void)
 	      !strcmp(w.device, "v/gpc=0-1"));
 	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=bogus\"", NULL, &w, &has) == NVT_ADMIT_OTHER_PARTITION &&
 	      !strcmp(w.device, "v/?"));
+	/* No NVTASKSET_CDI at all (the device's environment not applied; no process): said so. */
+	CHECK(config_check("v/tpcs=4", "\"PATH=/bin\"", NULL, &w, &has) == NVT_ADMIT_NO_CDI_ENV);
+	{
+		struct nvt_cdi_device d;
+		struct nvt_slot_prio prio = {0};
+		static const char bare[] = "{\"hooks\":{}}";
+		CHECK(nvt_cdi_device_parse("gpc=0-1", &d) == 0);
+		CHECK(nvt_admit_config(bare, sizeof(bare) - 1, "v/gpc=0-1", &d, &prio, &has, &w) ==
+		      NVT_ADMIT_NO_CDI_ENV);
+	}
 	CHECK(config_check("v/tpcs=4", "\"NVTASKSET_CDI=tpcs=4\",\"NVTASKSET_PRIORITY=nonsense\"", NULL, &w, &has) ==
 		      NVT_ADMIT_PRIO_MALFORMED &&
 	      !strcmp(w.value, "nonsense"));

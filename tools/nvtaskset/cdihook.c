@@ -145,6 +145,11 @@ static void refused(const char *device, int rc, const struct nvt_admit_why *w)
 		cli_errx("%s: the container sets %s: a container is no MPS server of nvtaskset's "
 			 "(give no -e %s)",
 			 device, NVT_ENV_MPS_SERVER, NVT_ENV_MPS_SERVER);
+	case NVT_ADMIT_NO_CDI_ENV:
+		cli_errx("%s: the container's environment lacks the device's %s (its config.json has "
+			 "no process, or the device's environment was not applied): give the device "
+			 "through CDI (--device %s)",
+			 device, NVT_ENV_CDI, device);
 	case NVT_ADMIT_OTHER_PARTITION:
 		cli_errx("%s: the container was given another partition device too (%s): give one",
 			 device, w->device);
