@@ -84,9 +84,8 @@ static void row_of(const struct task_tree *t, size_t k, struct row *r)
 		snprintf(r->slurm_step, sizeof(r->slurm_step), "%s.%s", task->slurm_job, task->slurm_step);
 }
 
-/* Says why each task whose segment the view could not read is left out. */
 /* Reads the view (-l's, of every user's tasks), or ends the command. The GPUs the tasks' slots
- * name come first come first: another user's segments naming more GPUs than a machine has
+ * name are taken first come: another user's segments naming more GPUs than a machine has
  * would leave the machine's out, so then it is read again with the machine's first (listed
  * only then: they are listed for the rows' GPU numbers anyway). */
 static void read_view(void)
@@ -107,6 +106,7 @@ static void read_view(void)
 		      view.gpus_past, view.gpus_past == 1 ? "" : "s", NVT_MACHINE_GPUS);
 }
 
+/* Says why each task whose segment the view could not read is left out. */
 static void warn_unread(void)
 {
 	for (size_t i = 0; i < view.n_unread; i++) {
