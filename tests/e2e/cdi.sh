@@ -760,6 +760,22 @@ t_cdi_hook_config_names_twice() {
 	eq "$(find "$NVTASKSET_RUNDIR" -name 'nvtaskset.*' | wc -l)" 0 "segments made"
 }
 
+# A partition device's hook whose container's config.json lacks the device's NVTASKSET_CDI (no
+# process at all, or an environment the device's edits never reached) refuses, saying so, and
+# makes nothing.
+t_cdi_hook_config_without_device_env() {
+	local out rc config bundle=$WORK/bundle-noenv
+	mkdir -p "$bundle/rootfs"
+	for config in '{"root":{"path":"rootfs"}}' '{"process":{"args":["sh"],"env":["PATH=/bin"]},"root":{"path":"rootfs"}}'; do
+		printf '%s' "$config" >"$bundle/config.json"
+		run_rc out rc sh -c 'printf "{\"id\":\"x\",\"status\":\"creating\",\"pid\":%s,\"bundle\":\"%s\"}" "$2" "$3" |
+			"$1" --cdi-hook t/gpc=0' - "$NVT" "$$" "$bundle"
+		eq "$rc" 1 "$config ($out)"
+		eq "$out" "nvtaskset: t/gpc=0: the container's environment lacks the device's NVTASKSET_CDI (its config.json has no process, or the device's environment was not applied): give the device through CDI (--device t/gpc=0)" "$config"
+	done
+	eq "$(find "$NVTASKSET_RUNDIR" -name 'nvtaskset.*' | wc -l)" 0 "segments made"
+}
+
 # What a container's config.json carries and the hook's refusal quotes (a terminal's escape
 # sequence, a newline that would forge a line of the runtime's log) is shown as task text is:
 # its controls as '?', the refusal one line.
