@@ -63,6 +63,9 @@ CONFIGS = [
     # product gives them (the default as shipped), compared with static and mps-cp both.
     {"name": "prio-nopart", "l": HI, "h": LO, "agent": [], "whole": True},
     {"name": "L-alone-slice", "l": HI + SLICE, "h": None, "whole": True},
+    # MPS client priority as nvtaskset gives it (`--yield client` on both, no partition): mps-cp's
+    # form through the shim, the batch at client priority below normal.
+    {"name": "client-whole", "l": HI + ["--yield", "client"], "h": LO + ["--yield", "client"], "whole": True},
     {"name": "yield-client", "l": HI + L_PART, "h": LO + ["--yield", "client"] + H_PART, "agent": []},
     {"name": "yield-gate", "l": HI + L_PART, "h": LO + ["--yield", "gate"] + H_PART, "agent": []},
     {"name": "yield-gate+bound", "l": HI + L_PART, "h": LO + ["--yield", "gate,bound"] + H_PART,
