@@ -567,6 +567,24 @@ static const int ids[] = {
 
 uint64_t shim_mem_ids[SHIM_MEM_ID_WORDS];
 
+/* Remembers ctx as one cuCtxCreate made, in the place of one destroyed where there is one: the
+ * created contexts that live at once are remembered, however many a program makes in its life
+ * (those past MAX_CREATED at once count as primary ones). */
+static void remember_created(const void *ctx)
+{
+	unsigned c;
+
+	pthread_mutex_lock(&mem.lock);
+	for (c = 0; c < mem.n_created && mem.created[c]; c++)
+		continue;
+	if (c < MAX_CREATED) {
+		mem.created[c] = ctx;
+		if (c == mem.n_created)
+			mem.n_created++;
+	}
+	pthread_mutex_unlock(&mem.lock);
+}
+
 /* A context's life: made (remembered), destroyed, reset or released the last time (what it held
  * is freed). */
 static void context_call(int cbid, void *a, int result)
@@ -584,9 +602,7 @@ static void context_call(int cbid, void *a, int result)
 		if (g >= 0)
 			free_context(NULL, g);
 	} else if (((NVT_CTX_CREATE_ARGS *)a)->ctx) {
-		unsigned i = __atomic_fetch_add(&mem.n_created, 1, __ATOMIC_RELAXED);
-		if (i < MAX_CREATED)
-			mem.created[i] = *((NVT_CTX_CREATE_ARGS *)a)->ctx;
+		remember_created(*((NVT_CTX_CREATE_ARGS *)a)->ctx);
 	}
 }
 

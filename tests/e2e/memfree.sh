@@ -131,6 +131,24 @@ info rc=0 free=$((32 * MIB)) total=$((64 * MIB))" "cuCtxCreate_v$form ($via)"
 	done
 }
 
+# However many contexts a program made and destroyed before (100 here, past the 64 the shim
+# remembers at once, and past what the fake could make if it never took a destroyed one's place),
+# a created context's memory outlives the primary context's reset: it stays counted.
+t_mem_created_after_many_destroyed() {
+	local steps="" i
+	for ((i = 0; i < 100; i++)); do
+		steps="$steps ctx ctxdestroy"
+	done
+	# shellcheck disable=SC2086 # (steps: one word each)
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" $steps ctx alloc:48M reset \
+		alloc:32M info
+	eq "$(tail -4 <<<"$out")" "alloc rc=0
+reset rc=0
+alloc rc=2
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
+	eq "$(grep -c '^ctx rc=0$' <<<"$out")" 101 "every context made: $(grep -v 'rc=0' <<<"$out" | head -3)"
+}
+
 t_mem_ipc_is_the_exporters() {
 	local pid
 	# The exporter holds 1 GiB (no limit) until told to end.

@@ -27,13 +27,16 @@ static const uint8_t h100_map[66] = {
 };
 
 #define MAX_DEVICES 8
-#define MAX_CREATED 64 /* contexts cuCtxCreate makes, never reused: then out of memory */
+#define MAX_CREATED 64 /* contexts cuCtxCreate makes that live at once: then out of memory (a
+			* destroyed one's place, and so its address, is taken again, as the driver's
+			* allocator may) */
 #define CTX_STACK 16   /* a thread's context stack (cuCtxCreate pushes, cuCtxDestroy pops) */
 
 /* A context cuCtxCreate made. */
 struct made_ctx {
 	int dev;
-	int live; /* 0 once cuCtxDestroy destroyed it */
+	int live;     /* 1 while it lives; 0 once cuCtxDestroy destroyed it; -1 while made */
+	unsigned gen; /* the contexts made at its address: its id's (cuCtxGetId's ids are new) */
 };
 
 /* One simulated GPU. */
@@ -332,7 +335,7 @@ static int ctx_valid(const void *ctx)
 		return 1;
 	return made >= fake.created && made < fake.created + MAX_CREATED &&
 	       made < fake.created + __atomic_load_n(&fake.n_created, __ATOMIC_ACQUIRE) &&
-	       __atomic_load_n(&made->live, __ATOMIC_ACQUIRE);
+	       __atomic_load_n(&made->live, __ATOMIC_ACQUIRE) == 1;
 }
 
 /* The calling thread's current context. */
@@ -813,7 +816,8 @@ static unsigned long long key_of(const void *ctx)
 	if (primary >= fake.context && primary < fake.context + fake.devices)
 		return ((unsigned long long)(primary - fake.context) + 1) << 32 |
 		       (__atomic_load_n(&fake.generation[primary - fake.context], __ATOMIC_RELAXED) + 1);
-	return (1ull << 48) + (unsigned long long)((const struct made_ctx *)ctx - fake.created);
+	return (1ull << 48) + ((unsigned long long)((const struct made_ctx *)ctx)->gen << 8) +
+	       (unsigned long long)((const struct made_ctx *)ctx - fake.created);
 }
 
 /* What an object made in the calling thread's current context remembers of it (its id), to
@@ -911,6 +915,9 @@ API int cuCtxSetCurrent(void *ctx)
  * "If a context is already current to the thread, it is supplanted by the newly created context
  * and may be restored by a subsequent call to cuCtxPopCurrent()"). What the forms add (execution
  * affinity, cuCtxCreate_v4's parameters) the fake takes and ignores. */
+/* Taken while a context's place is chosen. */
+static pthread_mutex_t made_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int ctx_create(void **pctx, int dev)
 {
 	unsigned i;
@@ -921,9 +928,22 @@ static int ctx_create(void **pctx, int dev)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
 	if (dev < 0 || dev >= fake.devices)
 		return NVT_CUDA_ERROR_INVALID_DEVICE;
-	if (ctx_depth >= CTX_STACK || (i = __atomic_fetch_add(&fake.n_created, 1, __ATOMIC_ACQ_REL)) >= MAX_CREATED)
+	if (ctx_depth >= CTX_STACK)
 		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_lock(&made_lock);
+	for (i = 0; i < fake.n_created; i++)
+		if (!__atomic_load_n(&fake.created[i].live, __ATOMIC_ACQUIRE))
+			break; /* a destroyed one's place */
+	if (i == MAX_CREATED) {
+		pthread_mutex_unlock(&made_lock);
+		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (i == fake.n_created)
+		__atomic_store_n(&fake.n_created, i + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&fake.created[i].live, -1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&made_lock);
 	fake.created[i].dev = dev;
+	fake.created[i].gen++;
 	__atomic_store_n(&fake.created[i].live, 1, __ATOMIC_RELEASE);
 	*pctx = &fake.created[i];
 	ctx_stack[ctx_depth++] = *pctx;
