@@ -269,6 +269,23 @@ void nvt_links_nearest(const struct nvt_proc_link *links, size_t n, const pid_t 
 	}
 }
 
+void nvt_links_tops(const struct nvt_proc_link *links, size_t n, const pid_t *set, size_t n_set,
+		    pid_t *up, pid_t *tops)
+{
+	nvt_links_nearest(links, n, set, n_set, up);
+	for (size_t i = 0; i < n_set; i++) {
+		size_t k = i;
+		/* (n_set hops at most: a chain of PIDs that loops ends there) */
+		for (size_t hops = 0; hops < n_set && up[k] > 0; hops++) {
+			const pid_t *at = bsearch(&up[k], set, n_set, sizeof(*set), by_pid_value);
+			if (!at)
+				break;
+			k = (size_t)(at - set);
+		}
+		tops[i] = set[k];
+	}
+}
+
 /* A node of nvt_tree_order by PID. */
 struct keyed {
 	pid_t pid;

@@ -148,6 +148,13 @@ int nvt_links_descends(const struct nvt_proc_link *links, size_t n, pid_t pid, p
  */
 void nvt_links_nearest(const struct nvt_proc_link *links, size_t n, const pid_t *set, size_t n_set,
 		       pid_t *up);
+/*
+ * For each of the n_set PIDs in set (sorted ascending): the top of its tree
+ * among set (the farthest ancestor in set along nvt_links_nearest's chain;
+ * itself where none is), into tops[i]. up is room for n_set PIDs.
+ */
+void nvt_links_tops(const struct nvt_proc_link *links, size_t n, const pid_t *set, size_t n_set,
+		    pid_t *up, pid_t *tops);
 
 /*
  * The order a tree is shown in: node i has PID pid[i] and parent up[i] (a

@@ -17,6 +17,7 @@
 #include "viewint.h"
 #include "core/grow.h"
 #include "core/prio.h"
+#include "core/ptree.h"
 #include "core/segment.h"
 #include "core/text.h"
 #include "core/topo.h"
@@ -363,9 +364,33 @@ void nvt_view_free(struct nvt_view *v)
 	free(v->tasks);
 	free(v->slots);
 	free(v->unread);
+	free(v->tree);
+	v->tree = NULL;
 	v->tasks = NULL;
 	v->slots = NULL;
 	v->unread = NULL;
 	v->n_unread = 0;
 	v->n_tasks = v->n_slots = 0;
+}
+
+int nvt_view_read_trees(struct nvt_view *v)
+{
+	struct nvt_proc_link *links = NULL;
+	pid_t *pids = malloc((v->n_tasks + 1) * sizeof(*pids)), *up = malloc((v->n_tasks + 1) * sizeof(*up));
+	pid_t *tree = malloc((v->n_tasks + 1) * sizeof(*tree));
+	int n = pids && up && tree ? nvt_proc_links(&links) : -1;
+
+	if (n >= 0) {
+		for (size_t k = 0; k < v->n_tasks; k++)
+			pids[k] = v->tasks[k].pid; /* (ascending, as the view's tasks) */
+		nvt_links_tops(links, (size_t)n, pids, v->n_tasks, up, tree);
+		free(v->tree);
+		v->tree = tree;
+		tree = NULL;
+	}
+	free(links);
+	free(pids);
+	free(up);
+	free(tree);
+	return n >= 0 ? 0 : -1;
 }

@@ -129,6 +129,8 @@ struct nvt_view {
 	int unreadable;             /* segments left out: corrupt, another version, or errors */
 	struct nvt_view_unread *unread; /* each of them, ascending by PID */
 	size_t n_unread;
+	pid_t *tree;                /* tree[k]: the top of task k's process tree among the tasks
+				     * (nvt_view_read_trees); NULL: not read */
 };
 
 /*
@@ -143,6 +145,13 @@ struct nvt_view {
 int nvt_view_read(const char *base, const struct nvt_gpus *machine, struct nvt_view *v, char *why,
 		  size_t len);
 void nvt_view_free(struct nvt_view *v);
+/*
+ * Reads which of v's tasks descend from which (/proc), into v->tree, so that the map tells a
+ * launcher and its workers (one holder) from unrelated tasks on the same TPCs (an overlap).
+ * Returns 0, or -1 (/proc cannot be read, out of memory: v->tree stays NULL, and the map takes
+ * one user's tasks on the same TPCs as one holder).
+ */
+int nvt_view_read_trees(struct nvt_view *v);
 
 /* ---- What a view says (viewcalc.c; pure) ---- */
 
@@ -216,10 +225,12 @@ struct nvt_view_map {
 	int n_everywhere;               /* slots on every TPC (not partitioned) */
 };
 /*
- * Fills map for the view's GPU gpu: its holders (the partitions of its
- * slots, own TPCs: one holder for the slots of one user's run directory, the segments' owner,
- * on the same TPCs, so another user's task on the very same TPCs is a second holder, shown
- * as an overlap), each TPC's first holder and how many hold it, and who borrows it.
+ * Fills map for the view's GPU gpu: its holders (the partitions of its slots, own TPCs: one
+ * holder for the slots on the same TPCs of one user's run directory, the segments' owner, and
+ * of one process tree (v->tree, where read) or priorities that share by design
+ * (nvt_prio_may_share); so another user's task, or an unrelated one of the same user's, on the
+ * very same TPCs is a second holder, shown as an overlap), each TPC's first holder and how many
+ * hold it, and who borrows it.
  */
 void nvt_view_map(const struct nvt_view *v, int gpu, struct nvt_view_map *map);
 /* The holder of slot s (its partition) on map, or -1 (not partitioned, or past NVT_VIEW_PARTS). */

@@ -184,7 +184,9 @@ int nvt_view_holder(const struct nvt_view *v, const struct nvt_view_map *map, si
 	for (int h = 0; h < map->n_parts; h++) {
 		const struct nvt_view_slot *part = &v->slots[map->part[h]];
 		if (nvt_set_equal(&part->own, &slot->own) &&
-		    v->tasks[part->task].seg_owner == v->tasks[slot->task].seg_owner)
+		    v->tasks[part->task].seg_owner == v->tasks[slot->task].seg_owner &&
+		    (!v->tree || v->tree[part->task] == v->tree[slot->task] ||
+		     nvt_prio_may_share(&part->prio, &slot->prio)))
 			return h;
 	}
 	return -1;

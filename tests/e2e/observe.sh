@@ -613,6 +613,43 @@ PY
 	end_lending_pair
 }
 
+# map_cells TOP_FRAME: the map's cells that are not free, in order.
+map_cells() {
+	grep -E '^  GPC [0-9]+ ' <<<"$1" | sed -E 's/^  GPC [0-9]+ +//' | tr -s ' ' '\n' | grep -v '^\.*$' |
+		tr '\n' ' ' | sed 's/ $//'
+}
+# One user's task started on its own on the very TPCs of another of hers (two starts of -n 8
+# take the same TPCs): top and the SVG show an overlap, as -l's Overlap line does; a program's
+# forked child on its parent's partition is that partition's holder all the same.
+t_viewers_unrelated_tasks_same_tpcs() {
+	local out parent child un letters
+	rm -f "$WORK/fk.stop"
+	"$NVT" --no-mps -c 0-3 "$APP" fork "$WORK/fk.stop" "$WORK/fk" >"$WORK/fk.out" 2>&1 &
+	parent=$!
+	wait_file "$WORK/fk.parent" "0-3"
+	wait_file "$WORK/fk.child" "0-3"
+	child=$(cat "$WORK/fk.childpid")
+	run_rc out rc "$NVT" top -b -n 1
+	eq "$rc" 0 "top -b: $out"
+	# (TPCs 0-3 are the first of GPCs 0-3 on the fake H100's map.)
+	eq "$(map_cells "$out")" "A A A A" "a parent and its child are one holder: $out"
+	start_loop un "$NVT" --no-mps -c 0-3 "$APP"
+	un=$PID
+	wait_file "$WORK/un.state" "0-3"
+	run_rc out rc "$NVT" top -b -n 1
+	eq "$rc" 0 "top -b: $out"
+	eq "$(map_cells "$out")" "A! A! A! A!" "an overlap on the map: $out"
+	letters=$(awk '$1 ~ /^[A-Z]$/ && $2 ~ /^[0-9]+$/ {print $2, $1}' <<<"$out" | sort -n | tr '\n' ' ')
+	eq "$letters" "$parent A $child A $un B " "the rows' holders"
+	run_rc out rc "$NVT" -l --svg "$WORK/same.svg"
+	eq "$rc" 0 "$out"
+	grep -q '#d00000' "$WORK/same.svg" || die "no red outline in the SVG"
+	grep -q ">A!<" "$WORK/same.svg" || die "no A! in the SVG: $(grep -o '>[A-Z]!*<' "$WORK/same.svg" | sort | uniq -c)"
+	stop_loop un "$un"
+	touch "$WORK/fk.stop"
+	wait "$parent" || die "fork app failed: $(cat "$WORK/fk.out")"
+}
+
 # A command with U+FFFE and U+FFFF, UTF-8 that XML 1.0 has no place for: the picture still
 # parses, each a space in the legend.
 t_svg_xml_noncharacters() {

@@ -276,7 +276,7 @@ static struct nvt_proc_link links[] = {
 
 static void test_links(void)
 {
-	pid_t tasks[] = {10, 12, 13, 14, 21, 30}, up[6];
+	pid_t tasks[] = {10, 12, 13, 14, 21, 30}, up[6], top[6];
 
 	nvt_links_sort(links, N_LINKS);
 	CHECK(links[0].pid == 1 && links[N_LINKS - 1].pid == 30);
@@ -290,13 +290,16 @@ static void test_links(void)
 	CHECK(nvt_links_descends(links, N_LINKS, 30, 1) == 0);
 	nvt_links_nearest(links, N_LINKS, tasks, 6, up);
 	CHECK(up[0] == 0 && up[1] == 10 && up[2] == 12 && up[3] == 10 && up[4] == 0 && up[5] == 0);
+	/* Each task's top: 13 under 12 under 10 (through 11, not a task); 21 and 30 their own. */
+	nvt_links_tops(links, N_LINKS, tasks, 6, up, top);
+	CHECK(top[0] == 10 && top[1] == 10 && top[2] == 10 && top[3] == 10 && top[4] == 21 && top[5] == 30);
 }
 
 static void test_loop(void)
 {
 	/* A stale snapshot: 5 -> 6 -> 5. Bounded, and nothing claims a loop descends. */
 	struct nvt_proc_link loop[] = {{5, 6}, {6, 5}, {7, 6}};
-	pid_t set[] = {5, 6, 7}, up[3], pid[] = {5, 6, 7};
+	pid_t set[] = {5, 6, 7}, up[3], top[3], pid[] = {5, 6, 7};
 	size_t order[3];
 	int depth[3];
 
@@ -304,6 +307,9 @@ static void test_loop(void)
 	CHECK(nvt_links_descends(loop, 3, 7, 5) == 1);
 	nvt_links_nearest(loop, 3, set, 3, up);
 	CHECK(up[0] == 6 && up[1] == 5 && up[2] == 6);
+	/* Bounded in a loop too: a top of the set, whichever. */
+	nvt_links_tops(loop, 3, set, 3, up, top);
+	CHECK(top[0] >= 5 && top[0] <= 6 && top[2] >= 5 && top[2] <= 6);
 	CHECK(nvt_tree_order(pid, up, 3, order, depth) == 0);
 	/* Every node once; 5 taken as the root of its loop. */
 	CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2);

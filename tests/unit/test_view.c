@@ -6,6 +6,9 @@
  * GPU, and the metrics (families once, labels escaped, every state of the
  * table, each series once).
  *
+ * Over 500 lines on purpose: one fixture serves every part of the view, whose cases share it
+ * (a split would repeat the view made by hand).
+ *
  * SPDX-License-Identifier: MIT
  */
 #include <stdlib.h>
@@ -123,6 +126,36 @@ static void test_map(void)
 	CHECK_STR(nvt_view_state_word(&f->slots[0]), "-");
 	CHECK_STR(nvt_view_prio_word(low), "low");
 	CHECK_STR(nvt_view_prio_word(&f->slots[0]), "");
+	free(f);
+	free(m);
+}
+
+/* With the process trees read: one user's unrelated task on a partition's very TPCs is a
+ * holder of its own (an overlap, as -l's Overlap line says); a worker of the same tree, and a
+ * task whose priority shares by design, are the partition's. */
+static void test_map_trees(void)
+{
+	struct fixture *f = malloc(sizeof(*f));
+	struct nvt_view_map *m = malloc(sizeof(*m));
+	pid_t tree[MAX] = {100, 100, 102, 103, 104};
+
+	view_init(f);
+	add(f, 100, "alice", "0-3", "", NVT_PRIO_NONE);
+	add(f, 101, "alice", "0-3", "", NVT_PRIO_NONE); /* its worker (one tree) */
+	add(f, 102, "alice", "0-3", "", NVT_PRIO_NONE); /* started on its own: -n picked the same */
+	add(f, 103, "alice", "8-11", "", NVT_PRIO_HIGH);
+	add(f, 104, "alice", "8-11", "", NVT_PRIO_LOW); /* a lower priority shares by design */
+	nvt_view_settle(&f->v);
+	nvt_view_map(&f->v, 0, m); /* trees not read: one user's equal TPCs are one holder */
+	CHECK(m->n_parts == 2 && nvt_view_holder(&f->v, m, 2) == 0 && m->holders[0] == 1);
+	f->v.tree = tree;
+	nvt_view_map(&f->v, 0, m);
+	CHECK(m->n_parts == 3);
+	CHECK(nvt_view_holder(&f->v, m, 0) == 0 && nvt_view_holder(&f->v, m, 1) == 0);
+	CHECK(nvt_view_holder(&f->v, m, 2) == 1 && m->holders[0] == 2 && m->holders[3] == 2);
+	CHECK(nvt_view_holder(&f->v, m, 3) == 2 && nvt_view_holder(&f->v, m, 4) == 2);
+	CHECK(m->holders[8] == 1);
+	f->v.tree = NULL;
 	free(f);
 	free(m);
 }
@@ -488,6 +521,7 @@ static void test_overlaps_many(void)
 int main(void)
 {
 	test_map();
+	test_map_trees();
 	test_states();
 	test_rates();
 	test_metrics();

@@ -682,19 +682,6 @@ static long index_of(const pid_t *pids, size_t n, pid_t pid)
 	return -1;
 }
 
-
-/* The index of the topmost task shown above task k (k itself for a tree's top). */
-static size_t top_of(const pid_t *pids, const pid_t *up, size_t n, size_t k)
-{
-	for (size_t hops = 0; hops < n; hops++) {
-		long i;
-		if (up[k] <= 0 || (i = index_of(pids, n, up[k])) < 0)
-			return k;
-		k = (size_t)i;
-	}
-	return k;
-}
-
 /*
  * The top of each shown task's tree (pids, n) among every task of t, shown or
  * not, into tops: --launched hides a launcher that never launched, and its
@@ -703,16 +690,20 @@ static size_t top_of(const pid_t *pids, const pid_t *up, size_t n, size_t k)
 static int tree_tops(const struct task_tree *t, const pid_t *pids, size_t n, pid_t *tops)
 {
 	size_t all = (size_t)t->n_tasks;
-	pid_t *up = malloc((all + 1) * sizeof(*up));
+	pid_t *up = malloc((all + 1) * sizeof(*up)), *top = malloc((all + 1) * sizeof(*top));
 
-	if (!up)
+	if (!up || !top) {
+		free(up);
+		free(top);
 		return -1;
-	nvt_links_nearest(t->links, t->n_links, t->tasks, all, up);
+	}
+	nvt_links_tops(t->links, t->n_links, t->tasks, all, up, top);
 	for (size_t k = 0; k < n; k++) {
 		long i = index_of(t->tasks, all, pids[k]);
-		tops[k] = i < 0 ? pids[k] : t->tasks[top_of(t->tasks, up, all, (size_t)i)];
+		tops[k] = i < 0 ? pids[k] : top[i];
 	}
 	free(up);
+	free(top);
 	return 0;
 }
 

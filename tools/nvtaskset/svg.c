@@ -245,6 +245,7 @@ int nvt_cmd_svg(const struct options *o)
 	FILE *f;
 
 	observe_view(&v);
+	nvt_view_read_trees(&v); /* (unread, one user's tasks on the same TPCs are one holder) */
 	gethostname(host, sizeof(host) - 1);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
 	snprintf(title, sizeof(title), "nvtaskset: what runs where on %s, %s (%zu task%s)", host, when,

@@ -383,6 +383,7 @@ int nvt_cmd_top(int argc, char **argv)
 		struct row *more;
 		nvt_view_free(v);
 		observe_view(v);
+		nvt_view_read_trees(v); /* (unread, one user's tasks on the same TPCs are one holder) */
 		top.prev = top.now;
 		top.now = v;
 		which = !which;
