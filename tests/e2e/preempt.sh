@@ -297,15 +297,25 @@ t_preempt_level_mps_daemon() {
 	has "$env" "LD_PRELOAD=$SHIM"
 	# The shared daemon was not started for it; a task without slice joins that one.
 	[ ! -e "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" ] || die "the shared daemon runs"
+	# --mps status finds the level's daemon alone (exit 0), and its JSON names it.
+	run_rc out rc "$NVT" --mps status --json
+	eq "$rc" 0 "--mps status --json beside the level's daemon alone: $out"
+	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); l = d["levels"]
+assert not d["running"] and len(l) == 1 and l[0]["priority"] == "low" and l[0]["pid"] > 0, d
+assert l[0]["pipe_directory"] == sys.argv[2], d' "$out" "$CUDA_MPS_PIPE_DIRECTORY-low" || die "$out"
 	run_rc out rc "$NVT" --priority low --yield client "$APP" launch 1
 	eq "$rc" 0 "exit status: $out"
 	eq "$(tail -1 "$WORK/cuda.log" | sed 's/.* mps=//')" "$CUDA_MPS_PIPE_DIRECTORY" "the plain task's daemon"
 	run_rc out rc "$NVT" --mps status
-	has "$out" "MPS control daemon of priority low: running"
+	eq "$rc" 0 "--mps status: $out"
+	has "$out" "MPS control daemon of priority low: running (pid "
 	run_rc out rc "$NVT" --mps stop
 	eq "$rc" 0 "--mps stop: $out"
 	has "$out" "stopped MPS control daemon of priority low"
 	has "$out" "stopped MPS control daemon (pid"
+	run_rc out rc "$NVT" --mps status --json
+	eq "$rc" 3 "--mps status with no daemon: $out"
+	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["levels"] == [], d' "$out" || die "$out"
 }
 
 # A priority with no partition and no --yield is time-sliced: its level's daemon, as --yield

@@ -18,12 +18,45 @@
 #include "cli.h"
 #include "hint.h"
 
-/* --mps status --json: the daemon (pid, 0: not running); what it answered (server NULL: it was
- * not asked or did not answer); the last fatal GPU error its log shows (fault NULL: none). */
-static void print_status_json(const struct nvt_mps *mps, pid_t pid, const pid_t *server,
-			      int clients, int limit, const struct nvt_mps_fault *fault)
+/* The priority levels that may have a daemon of their own (time-sliced tasks'). */
+static const uint8_t mps_levels[] = {NVT_PRIO_LOW, NVT_PRIO_NORMAL, NVT_PRIO_HIGH};
+
+/* The daemons of priority levels that run: said as text, or into levels (JSON, NULL: text).
+ * Returns how many run. */
+static int status_levels(struct json_object *levels)
 {
-	struct json_object *doc = jsonout_document();
+	struct nvt_mps mps;
+	char why[1024];
+	pid_t pid;
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(mps_levels); i++) {
+		const char *name = nvt_prio_name(mps_levels[i]);
+		if (nvt_mps_setup_level(&mps, name, "", "", why, sizeof(why)) || !(pid = nvt_mps_daemon(&mps)))
+			continue;
+		n++;
+		if (levels) {
+			struct json_object *level = jsonout_object();
+			jsonout_add_text(level, "priority", name);
+			jsonout_add_int(level, "pid", pid);
+			jsonout_add_text(level, "pipe_directory", mps.pipe_dir);
+			jsonout_append(levels, level);
+		} else {
+			printf("MPS control daemon of priority %s: running (pid %ld), pipe directory %s\n",
+			       name, (long)pid, mps.pipe_dir);
+		}
+	}
+	return n;
+}
+
+/* --mps status --json: the daemon (pid, 0: not running); what it answered (server NULL: it was
+ * not asked or did not answer); the last fatal GPU error its log shows (fault NULL: none); the
+ * levels' daemons that run. Returns how many of those run. */
+static int print_status_json(const struct nvt_mps *mps, pid_t pid, const pid_t *server,
+			     int clients, int limit, const struct nvt_mps_fault *fault)
+{
+	struct json_object *doc = jsonout_document(), *levels = jsonout_array();
+	int n_levels;
 
 	jsonout_add_bool(doc, "running", pid != 0);
 	jsonout_add_int(doc, "pid", pid);
@@ -46,10 +79,15 @@ static void print_status_json(const struct nvt_mps *mps, pid_t pid, const pid_t 
 		for (int i = 0; i < fault->n_torn; i++)
 			jsonout_append(torn, jsonout_int(fault->torn[i]));
 	}
+	n_levels = status_levels(levels);
+	jsonout_add(doc, "levels", levels);
 	jsonout_print(stdout, doc);
+	return n_levels;
 }
 
-static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
+/* Says what runs: the daemon, its server, its last fault, the levels' daemons. Returns whether
+ * any daemon of the caller's runs. */
+static int mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 {
 	static char log[65536];
 	struct nvt_mps_fault fault;
@@ -59,11 +97,9 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 	int asked = pid && nvt_mps_clients(mps, geteuid(), &server, &clients, NVT_MPS_TIMEOUT_MS) == 0;
 	int faulted = nvt_mps_read_log(mps, log, sizeof(log)) == 0 && nvt_mpslog_last_fault(log, &fault);
 
-	if (o->json) {
-		print_status_json(mps, pid, asked ? &server : NULL, clients, limit,
-				  faulted ? &fault : NULL);
-		return;
-	}
+	if (o->json)
+		return print_status_json(mps, pid, asked ? &server : NULL, clients, limit,
+					 faulted ? &fault : NULL) > 0 || pid;
 	if (pid)
 		printf("MPS control daemon: running (pid %ld), pipe directory %s, log directory %s\n",
 		       (long)pid, mps->pipe_dir, mps->log_dir);
@@ -84,10 +120,8 @@ static void mps_status(const struct options *o, struct nvt_mps *mps, pid_t pid)
 		       "error in one ends them all. See %s/server.log.)\n",
 		       mps->log_dir);
 	}
+	return status_levels(NULL) > 0 || pid;
 }
-
-/* The priority levels that may have a daemon of their own (time-sliced tasks'). */
-static const uint8_t mps_levels[] = {NVT_PRIO_LOW, NVT_PRIO_NORMAL, NVT_PRIO_HIGH};
 
 /* A daemon --mps stop stops: a priority level's (level its name), or the plain one (level ""). */
 struct daemon {
@@ -216,22 +250,6 @@ static int mps_stop(const struct nvt_mps *plain, const char *refusal, int force)
 	return EXIT_SUCCESS;
 }
 
-/* Says which daemons of priority levels run (text; nothing where none does). */
-static void status_levels(void)
-{
-	struct nvt_mps mps;
-	char why[1024];
-	pid_t pid;
-
-	for (size_t i = 0; i < sizeof(mps_levels); i++) {
-		const char *name = nvt_prio_name(mps_levels[i]);
-		if (nvt_mps_setup_level(&mps, name, "", "", why, sizeof(why)) == 0 &&
-		    (pid = nvt_mps_daemon(&mps)))
-			printf("MPS control daemon of priority %s: running (pid %ld), pipe directory %s\n",
-			       name, (long)pid, mps.pipe_dir);
-	}
-}
-
 int nvt_cmd_mps(const struct options *o)
 {
 	struct nvt_mps mps;
@@ -250,12 +268,8 @@ int nvt_cmd_mps(const struct options *o)
 	if (rc)
 		cli_errx("%s", why);
 	pid = nvt_mps_daemon(&mps);
-	if (!strcmp(o->mps_action, "status")) {
-		mps_status(o, &mps, pid);
-		if (!o->json)
-			status_levels();
-		return pid ? EXIT_SUCCESS : EXIT_MPS_NOT_RUNNING;
-	}
+	if (!strcmp(o->mps_action, "status"))
+		return mps_status(o, &mps, pid) ? EXIT_SUCCESS : EXIT_MPS_NOT_RUNNING;
 	if (!strcmp(o->mps_action, "start")) {
 		if (pid) {
 			printf("MPS control daemon already running (pid %ld)\n", (long)pid);
