@@ -128,6 +128,9 @@ typedef CUresult (*nvt_cuMemHostGetDevicePointer_fn)(CUdeviceptr *dev, void *hos
 #define NVT_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED 713
 /* cuStreamIsCapturing: *status 0 (CU_STREAM_CAPTURE_STATUS_NONE) while the stream captures nothing. */
 typedef CUresult (*nvt_cuStreamIsCapturing_fn)(CUstream stream, int *status);
+/* cuStreamGetDevice (CUDA 12.8): the device of the context stream was made in (NULL, the legacy
+ * and the per-thread stream: the current context's). */
+typedef CUresult (*nvt_cuStreamGetDevice_fn)(CUstream stream, CUdevice *dev);
 /* cuPointerGetAttribute (CUpointer_attribute): what ptr is. */
 typedef CUresult (*nvt_cuPointerGetAttribute_fn)(void *data, int attribute, CUdeviceptr ptr);
 /* cuPointerGetAttributes: each of n attributes of ptr into data[i]; a pointer unknown to the
@@ -389,6 +392,15 @@ enum nvt_api_cbid {
 	NVT_CBID_cuDevicePrimaryCtxRelease = 387,
 	NVT_CBID_cuDevicePrimaryCtxReset = 389,
 	NVT_CBID_cuCtxDestroy = 11,
+	/* ... where a stream-ordered allocation lives: its pool's device, its stream's */
+	NVT_CBID_cuMemPoolCreate = 607,
+	NVT_CBID_cuMemPoolDestroy = 608,
+	NVT_CBID_cuDeviceGetDefaultMemPool = 606,
+	NVT_CBID_cuDeviceGetMemPool = 610,
+	NVT_CBID_cuMemGetDefaultMemPool = 801,
+	NVT_CBID_cuMemGetMemPool = 802,
+	NVT_CBID_cuStreamGetDevice = 774,
+	NVT_CBID_cuStreamGetDevice_ptsz = 775,
 	/* CUDA graphs */
 	NVT_CBID_cuGraphCreate = 501,
 	NVT_CBID_cuGraphAddKernelNode = 502,
@@ -524,6 +536,46 @@ typedef struct {
 	size_t height;
 	unsigned element;
 } NVT_MEM_ALLOC_PITCH_ARGS;
+/* cuMemAllocAsync[_ptsz]: from the current pool of the stream's device. */
+typedef struct {
+	CUdeviceptr *dptr;
+	size_t bytes;
+	CUstream stream;
+} NVT_MEM_ALLOC_ASYNC_ARGS;
+/* cuMemAllocFromPoolAsync[_ptsz]: from the pool, on the pool's device (which may not be the
+ * stream's: cuda.h). */
+typedef struct {
+	CUdeviceptr *dptr;
+	size_t bytes;
+	void *pool;
+	CUstream stream;
+} NVT_MEM_POOL_ALLOC_ARGS;
+/* CUmemPoolProps' leading fields (the whole is 88 bytes: read through a pointer, never
+ * copied): the location, as CUmemAllocationProp's (type 1, CU_MEM_LOCATION_TYPE_DEVICE: the id
+ * is the device ordinal). */
+typedef struct {
+	int alloc_type, handle_types, location_type, location_id;
+} NVT_MEM_POOL_PROPS_HEAD;
+typedef struct {
+	void **pool;
+	const NVT_MEM_POOL_PROPS_HEAD *props;
+} NVT_MEM_POOL_CREATE_ARGS;
+/* cuDeviceGetDefaultMemPool, cuDeviceGetMemPool: the device's pool. cuMemPoolDestroy:
+ * NVT_HANDLE_ARGS. */
+typedef struct {
+	void **pool;
+	CUdevice dev;
+} NVT_DEVICE_POOL_ARGS;
+/* cuMemGetDefaultMemPool, cuMemGetMemPool (CUDA 13.0): a location's pool of an allocation type
+ * (CUmemLocation; CUmemAllocationType, 1 pinned). */
+typedef struct {
+	int type, id;
+} NVT_MEM_LOCATION;
+typedef struct {
+	void **pool;
+	const NVT_MEM_LOCATION *location;
+	int alloc_type;
+} NVT_LOCATION_POOL_ARGS;
 /* cuMemFree_v2, cuMemFreeAsync[_ptsz], cuIpcCloseMemHandle: the pointer first. */
 typedef struct {
 	CUdeviceptr dptr;

@@ -1148,13 +1148,16 @@ API int cuLaunchKernelEx_ptsz(const NVT_LAUNCH_CONFIG *cfg, void *f, void **para
  * Streams: handles with nothing behind them (launches run at once). As the
  * real driver's allocator does, a destroyed stream's handle is given to the
  * next stream made (the last destroyed first): a tool keyed by the handle
- * must forget a stream when it is destroyed.
+ * must forget a stream when it is destroyed. A stream belongs to the context
+ * current when it was made, and its work (cuMemAllocAsync's memory) to that
+ * context's device (cuStreamGetDevice).
  */
 #define FAKE_STREAMS 4096
 static struct {
 	pthread_mutex_t lock;
 	char handle[FAKE_STREAMS];
 	int used[FAKE_STREAMS];
+	const void *ctx[FAKE_STREAMS]; /* the context current at its making */
 	int freed[FAKE_STREAMS], n_freed;
 	unsigned next;
 } streams = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -1179,8 +1182,10 @@ static CUresult stream_create(void **stream)
 		i = streams.freed[--streams.n_freed];
 	else if (streams.next < sizeof(streams.handle))
 		i = (int)streams.next++;
-	if (i >= 0)
+	if (i >= 0) {
 		streams.used[i] = 1;
+		streams.ctx[i] = current_context();
+	}
 	pthread_mutex_unlock(&streams.lock);
 	if (i < 0)
 		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
@@ -1225,6 +1230,72 @@ API int cuStreamDestroy_v2(void *stream)
 	fake_api_callbacks(NVT_CBID_cuStreamDestroy_v2, NVT_CB_API_SITE_ENTER, &rc, &a);
 	rc = stream_destroy(stream);
 	fake_api_callbacks(NVT_CBID_cuStreamDestroy_v2, NVT_CB_API_SITE_EXIT, &rc, &a);
+	return rc;
+}
+
+/* The context of stream: the one it was made in, or for NULL, the legacy (0x1) and the
+ * per-thread (0x2) stream the current one; NULL for a handle no stream has. */
+static const void *stream_context(const void *stream)
+{
+	const char *h = stream;
+	const void *ctx = NULL;
+
+	if ((uintptr_t)stream <= 2)
+		return current_context();
+	pthread_mutex_lock(&streams.lock);
+	if (h >= streams.handle && h < streams.handle + sizeof(streams.handle) &&
+	    streams.used[h - streams.handle])
+		ctx = streams.ctx[h - streams.handle];
+	pthread_mutex_unlock(&streams.lock);
+	return ctx;
+}
+
+INTERNAL int fake_stream_device(const void *stream)
+{
+	const void *ctx = stream_context(stream);
+
+	return ctx ? device_of(ctx) : -1;
+}
+
+struct stream_get_device_args {
+	void *stream;
+	int *dev;
+};
+
+static CUresult stream_get_device(struct stream_get_device_args *a)
+{
+	int dev;
+
+	if (!fake.initialised)
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (!a->dev)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	if ((dev = fake_stream_device(a->stream)) < 0)
+		return NVT_CUDA_ERROR_INVALID_HANDLE;
+	*a->dev = dev;
+	return 0;
+}
+
+/* cuStreamGetDevice (CUDA 12.8), and its per-thread stream's form. */
+API int cuStreamGetDevice(void *stream, int *dev)
+{
+	struct stream_get_device_args a = {stream, dev};
+	CUresult rc = NVT_CUDA_ERROR_UNKNOWN;
+
+	fake_api_callbacks(NVT_CBID_cuStreamGetDevice, NVT_CB_API_SITE_ENTER, &rc, &a);
+	rc = stream_get_device(&a);
+	fake_api_callbacks(NVT_CBID_cuStreamGetDevice, NVT_CB_API_SITE_EXIT, &rc, &a);
+	return rc;
+}
+
+API int cuStreamGetDevice_ptsz(void *stream, int *dev)
+{
+	struct stream_get_device_args a = {stream, dev};
+	CUresult rc = NVT_CUDA_ERROR_UNKNOWN;
+
+	fake_api_callbacks(NVT_CBID_cuStreamGetDevice_ptsz, NVT_CB_API_SITE_ENTER, &rc, &a);
+	rc = stream_get_device(&a);
+	fake_api_callbacks(NVT_CBID_cuStreamGetDevice_ptsz, NVT_CB_API_SITE_EXIT, &rc, &a);
 	return rc;
 }
 

@@ -98,6 +98,9 @@ INTERNAL void fake_bridge_noted(void);
 /* A stream destroyed: its handle may be made again, in another context; its work still counts
  * for its own context's synchronisation. */
 INTERNAL void fake_stream_forget(const void *stream);
+/* The device of stream's context (NULL, the legacy and the per-thread stream: the current
+ * context's), or -1 for a handle no stream has. */
+INTERNAL int fake_stream_device(const void *stream);
 /* When the work queued so far in the current context is done (CLOCK_MONOTONIC ns). */
 INTERNAL uint64_t fake_context_done_at(void);
 INTERNAL void fake_bridge_replayed(void);

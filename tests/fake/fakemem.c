@@ -289,21 +289,44 @@ API int cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned flags)
 
 /* Stream-ordered: the fake's pools release at once (release threshold 0). The _ptsz forms are
  * what cuGetProcAddress hands out for CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (cudart
- * built with per-thread default streams): the same calls, callbacks of their own. */
-typedef struct { CUdeviceptr *dptr; size_t bytes; CUstream stream; } async_args;
+ * built with per-thread default streams): the same calls, callbacks of their own.
+ * cuMemAllocAsync takes from the current pool of the stream's device (cuda.h: "the current
+ * mempool of the provided stream's device"), which need not be the current context's;
+ * cuMemAllocFromPoolAsync from the pool's device, which need not be the stream's. */
+typedef NVT_MEM_ALLOC_ASYNC_ARGS async_args;
 typedef struct { CUdeviceptr dptr; CUstream stream; } free_async_args;
-typedef struct { CUdeviceptr *dptr; size_t bytes; void *pool; CUstream stream; } pool_args;
+typedef NVT_MEM_POOL_ALLOC_ARGS pool_args;
+
+/* Bytes on dev for *dptr, as a stream-ordered allocation; dev -1, a stream or pool the driver
+ * does not know, answers unknown. Under mem.lock. */
+static int alloc_on(CUdeviceptr *dptr, size_t bytes, int dev, int unknown)
+{
+	uint64_t key;
+	int rc;
+
+	if (!fake_ready())
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (!dptr)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	if (dev < 0)
+		return unknown;
+	if ((rc = take(dev, bytes, A_STREAM_ORDERED, &key)) == 0)
+		*dptr = key;
+	return rc;
+}
 
 API int cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream stream)
 {
 	async_args a = {dptr, bytes, stream};
-	CALL(NVT_CBID_cuMemAllocAsync, a, alloc_ptr((NVT_MEM_ALLOC_ARGS *)&a, A_STREAM_ORDERED));
+	CALL(NVT_CBID_cuMemAllocAsync, a, alloc_on(a.dptr, a.bytes, fake_stream_device(a.stream),
+						   NVT_CUDA_ERROR_INVALID_HANDLE));
 }
 
 API int cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream stream)
 {
 	async_args a = {dptr, bytes, stream};
-	CALL(NVT_CBID_cuMemAllocAsync_ptsz, a, alloc_ptr((NVT_MEM_ALLOC_ARGS *)&a, A_STREAM_ORDERED));
+	CALL(NVT_CBID_cuMemAllocAsync_ptsz, a, alloc_on(a.dptr, a.bytes, fake_stream_device(a.stream),
+						   NVT_CUDA_ERROR_INVALID_HANDLE));
 }
 
 API int cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
@@ -318,35 +341,140 @@ API int cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
 	CALL(NVT_CBID_cuMemFreeAsync_ptsz, a, give(a.dptr, 1u << A_STREAM_ORDERED | 1u << A_PTR));
 }
 
-/* A pool of the current device: any handle cuMemPoolCreate gave. */
-static int pools;
-API int cuMemPoolCreate(void **pool, const void *props)
+/* Pools: each device's default pool (DEFAULT_POOL + the device: cuDeviceGetDefaultMemPool, and
+ * cuDeviceGetMemPool, as no call here sets another current; CUDA 13.0's cuMemGetDefaultMemPool
+ * and cuMemGetMemPool of a device's location), and those cuMemPoolCreate made
+ * (MADE_POOL + 1, + 2, ...: a destroyed one's handle is not given again), each on the device of
+ * its props' location (CUmemPoolProps: allocType 1, pinned; location type 1, a device; else
+ * CUDA_ERROR_INVALID_VALUE, as the driver answers a pool it cannot make). A destroyed pool's
+ * allocations live on until freed (cuMemPoolDestroy: "released automatically once there are no
+ * more outstanding allocations"). */
+#define DEFAULT_POOL 0x8000
+#define MADE_POOL 0x9000
+#define MAX_POOLS 256
+static struct {
+	int dev;
+	int live;
+} pools[MAX_POOLS + 1];
+static int n_pools;
+
+/* The device of pool, or -1 for a handle no live pool has. Under mem.lock. */
+static int pool_device(const void *pool)
 {
-	if (!pool || !props)
+	uintptr_t p = (uintptr_t)pool;
+
+	if (p >= DEFAULT_POOL && p < DEFAULT_POOL + (uintptr_t)fake_devices())
+		return (int)(p - DEFAULT_POOL);
+	if (p > MADE_POOL && p <= MADE_POOL + (uintptr_t)n_pools && pools[p - MADE_POOL].live)
+		return pools[p - MADE_POOL].dev;
+	return -1;
+}
+
+static int pool_create(NVT_MEM_POOL_CREATE_ARGS *a)
+{
+	if (!fake_ready())
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (!a->pool || !a->props || a->props->alloc_type != 1 ||
+	    a->props->location_type != NVT_MEM_LOCATION_DEVICE || a->props->location_id < 0 ||
+	    a->props->location_id >= fake_devices())
 		return NVT_CUDA_ERROR_INVALID_VALUE;
-	*pool = (void *)(uintptr_t)(0x9000 + ++pools);
+	if (n_pools == MAX_POOLS)
+		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
+	n_pools++;
+	pools[n_pools].dev = a->props->location_id;
+	pools[n_pools].live = 1;
+	*a->pool = (void *)(uintptr_t)(MADE_POOL + n_pools);
 	return 0;
 }
 
-static int alloc_from_pool(pool_args *a)
+API int cuMemPoolCreate(void **pool, const void *props)
 {
-	uintptr_t p = (uintptr_t)a->pool;
+	NVT_MEM_POOL_CREATE_ARGS a = {pool, props};
+	CALL(NVT_CBID_cuMemPoolCreate, a, pool_create(&a));
+}
 
-	if (p <= 0x9000 || p > 0x9000 + (uintptr_t)pools)
+/* A default pool cannot be destroyed (CUDA_ERROR_INVALID_VALUE, as the driver answers). */
+static int pool_destroy(const void *pool)
+{
+	uintptr_t p = (uintptr_t)pool;
+
+	if (!fake_ready())
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (p <= MADE_POOL || p > MADE_POOL + (uintptr_t)n_pools || !pools[p - MADE_POOL].live)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
-	return alloc_ptr((NVT_MEM_ALLOC_ARGS *)a, A_STREAM_ORDERED);
+	pools[p - MADE_POOL].live = 0;
+	return 0;
+}
+
+API int cuMemPoolDestroy(void *pool)
+{
+	NVT_HANDLE_ARGS a = {pool};
+	CALL(NVT_CBID_cuMemPoolDestroy, a, pool_destroy(a.handle));
+}
+
+static int device_pool(NVT_DEVICE_POOL_ARGS *a)
+{
+	if (!fake_ready())
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (!a->pool)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	if (a->dev < 0 || a->dev >= fake_devices())
+		return NVT_CUDA_ERROR_INVALID_DEVICE;
+	*a->pool = (void *)(uintptr_t)(DEFAULT_POOL + a->dev);
+	return 0;
+}
+
+API int cuDeviceGetDefaultMemPool(void **pool, int dev)
+{
+	NVT_DEVICE_POOL_ARGS a = {pool, dev};
+	CALL(NVT_CBID_cuDeviceGetDefaultMemPool, a, device_pool(&a));
+}
+
+API int cuDeviceGetMemPool(void **pool, int dev)
+{
+	NVT_DEVICE_POOL_ARGS a = {pool, dev};
+	CALL(NVT_CBID_cuDeviceGetMemPool, a, device_pool(&a));
+}
+
+/* CUDA 13.0's forms, by location and allocation type: a device's pinned pool as above; the host's
+ * pools and managed ones are not modelled (CUDA_ERROR_NOT_SUPPORTED). */
+static int location_pool(NVT_LOCATION_POOL_ARGS *a)
+{
+	NVT_DEVICE_POOL_ARGS d = {a->pool, a->location ? a->location->id : -1};
+
+	if (!fake_ready())
+		return NVT_CUDA_ERROR_NOT_INITIALIZED;
+	if (!a->pool || !a->location || (a->alloc_type != 1 && a->alloc_type != 2))
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	if (a->location->type != NVT_MEM_LOCATION_DEVICE || a->alloc_type != 1)
+		return NVT_CUDA_ERROR_NOT_SUPPORTED;
+	return device_pool(&d);
+}
+
+API int cuMemGetDefaultMemPool(void **pool, const NVT_MEM_LOCATION *location, int type)
+{
+	NVT_LOCATION_POOL_ARGS a = {pool, location, type};
+	CALL(NVT_CBID_cuMemGetDefaultMemPool, a, location_pool(&a));
+}
+
+API int cuMemGetMemPool(void **pool, const NVT_MEM_LOCATION *location, int type)
+{
+	NVT_LOCATION_POOL_ARGS a = {pool, location, type};
+	CALL(NVT_CBID_cuMemGetMemPool, a, location_pool(&a));
 }
 
 API int cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, void *pool, CUstream stream)
 {
 	pool_args a = {dptr, bytes, pool, stream};
-	CALL(NVT_CBID_cuMemAllocFromPoolAsync, a, alloc_from_pool(&a));
+	CALL(NVT_CBID_cuMemAllocFromPoolAsync, a, alloc_on(a.dptr, a.bytes, pool_device(a.pool),
+								 NVT_CUDA_ERROR_INVALID_VALUE));
 }
 
 API int cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes, void *pool, CUstream stream)
 {
 	pool_args a = {dptr, bytes, pool, stream};
-	CALL(NVT_CBID_cuMemAllocFromPoolAsync_ptsz, a, alloc_from_pool(&a));
+	CALL(NVT_CBID_cuMemAllocFromPoolAsync_ptsz, a, alloc_on(a.dptr, a.bytes, pool_device(a.pool),
+								 NVT_CUDA_ERROR_INVALID_VALUE));
 }
 
 static int create(NVT_MEM_CREATE_ARGS *a)

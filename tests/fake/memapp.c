@@ -6,7 +6,9 @@
  * handle. Each word of its command line is one step, run in order; each step
  * prints one line, "STEP rc=N" and what it found:
  *
- *   alloc:B managed:B async:B pool:B create:B   take B bytes (K, M, G suffixes)
+ *   alloc:B managed:B async:B pool:B create:B   take B bytes (K, M, G suffixes); async on the
+ *               stream of the last stream step (NULL before one), pool from the pool of the
+ *               last of the pool steps below (before one, a pool made on device 0)
  *   asyncptsz:B poolptsz:B                      take B bytes by the calls' _ptsz forms
  *               (cuGetProcAddress with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
  *   pitch:W:H  array:W:H  array3d:W:H:D         W x H (x D) of 4-byte float elements
@@ -19,6 +21,14 @@
  *   ctxdestroy  destroy the newest context ctx created (the one before it is current again)
  *   ctxdestroy1 the same by the call's old name (cuGetProcAddress at CUDA 3.2, or the export;
  *               rc=-2: neither gives it)
+ *   current:D   retain device D's primary context and make it current
+ *   stream      make a stream (cuStreamCreate) in the current context
+ *   mkpool:D    make a pool on device D (cuMemPoolCreate, its location device D)
+ *   defpool:D   take device D's default pool (cuDeviceGetDefaultMemPool)
+ *   devpool:D   take device D's current pool (cuDeviceGetMemPool)
+ *   locdefpool:D  locpool:D  the same by CUDA 13.0's cuMemGetDefaultMemPool, cuMemGetMemPool
+ *               (location device D, pinned; rc=-2: the driver lacks it)
+ *   pooldestroy destroy the pool of the last mkpool (cuMemPoolDestroy)
  *   info        "info rc=0 free=F total=T" (cuMemGetInfo)
  *   total       "total rc=0 bytes=T" (cuDeviceTotalMem of device 0)
  *   reset       cuDevicePrimaryCtxReset of device 0
@@ -42,6 +52,10 @@
  *               behind as at its death) with the words after it as its steps
  *
  * Exit status: 0, or 2 when the driver cannot be used.
+ *
+ * Over 500 lines on purpose: one program with a word for every call that
+ * takes, frees or places GPU memory, so that a test strings any of them
+ * together in one process, as a program does.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -73,6 +87,10 @@ typedef struct {
 	X(cuMemAllocAsync, (CUdeviceptr *, size_t, void *))                        \
 	X(cuMemFreeAsync, (CUdeviceptr, void *))                                   \
 	X(cuMemPoolCreate, (void **, const void *))                                \
+	X(cuMemPoolDestroy, (void *))                                              \
+	X(cuDeviceGetDefaultMemPool, (void **, int))                               \
+	X(cuDeviceGetMemPool, (void **, int))                                      \
+	X(cuStreamCreate, (void **, unsigned))                                     \
 	X(cuMemAllocFromPoolAsync, (CUdeviceptr *, size_t, void *, void *))        \
 	X(cuMemCreate, (uint64_t *, size_t, const NVT_MEM_ALLOC_PROP *, unsigned long long)) \
 	X(cuMemRelease, (uint64_t))                                                \
@@ -106,12 +124,27 @@ static CUresult (*p_ctx_create_v3)(void **, void *, int, unsigned, int);
 static CUresult (*p_ctx_create_v4)(void **, void *, unsigned, int);
 static CUresult (*p_release_v1)(int); /* cuDevicePrimaryCtxRelease by its old name */
 static CUresult (*p_destroy_v1)(void *); /* cuCtxDestroy by its old name (NULL: none) */
+/* CUDA 13.0's cuMemGetDefaultMemPool and cuMemGetMemPool (NULL: a driver without them). */
+static CUresult (*p_location_pool[2])(void **, const NVT_MEM_LOCATION *, int);
 
 /* The contexts ctx created, newest last. */
 static void *contexts[16];
 static int n_contexts;
 
 #define HANDLE_TYPE_POSIX_FD 1 /* CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR */
+
+/* The stream async:B and pool:B use, and the pool pool:B takes from (NULL: one made at the first
+ * pool:B, on device 0). */
+static void *the_stream, *the_pool;
+
+/* Makes a pool on device dev (CUmemPoolProps: allocType 1, pinned; location type 1, a device,
+ * and its id), into the_pool. Returns the CUresult. */
+static int pool_create(int dev)
+{
+	int props[22] = {1, 0, 1, dev}; /* 88 bytes */
+
+	return p_cuMemPoolCreate(&the_pool, props);
+}
 
 /* What each allocation was taken by, to free it by its own call. */
 static struct {
@@ -170,6 +203,13 @@ static void load(void)
 		*(void **)&p_destroy_v1 = dlsym(lib, "cuCtxDestroy");
 	else if (get("cuCtxDestroy", (void **)&p_destroy_v1, 3020, 0, NULL))
 		p_destroy_v1 = NULL;
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "cuMemGetMemPool" : "cuMemGetDefaultMemPool";
+		if (by_dlsym)
+			*(void **)&p_location_pool[i] = dlsym(lib, name);
+		else if (get(name, (void **)&p_location_pool[i], 13000, 0, NULL))
+			p_location_pool[i] = NULL;
+	}
 }
 
 static uint64_t size_of(const char *text)
@@ -204,15 +244,14 @@ static int take(const char *kind, const char *args)
 	else if (!strcmp(kind, "managed"))
 		rc = p_cuMemAllocManaged(&p, size_of(args), 1);
 	else if (!strcmp(kind, "async"))
-		rc = p_cuMemAllocAsync(&p, size_of(args), NULL);
+		rc = p_cuMemAllocAsync(&p, size_of(args), the_stream);
 	else if (!strcmp(kind, "asyncptsz"))
-		rc = p_alloc_async_ptsz(&p, size_of(args), NULL);
+		rc = p_alloc_async_ptsz(&p, size_of(args), the_stream);
 	else if (!strcmp(kind, "pool") || !strcmp(kind, "poolptsz")) {
-		static void *pool;
-		static const char props[88] = {1, 0, 0, 0, 0, 0, 0, 0, 1};
-		if (!pool && (rc = p_cuMemPoolCreate(&pool, props)))
+		if (!the_pool && (rc = pool_create(0)))
 			return rc;
-		rc = (kind[4] ? p_alloc_pool_ptsz : p_cuMemAllocFromPoolAsync)(&p, size_of(args), pool, NULL);
+		rc = (kind[4] ? p_alloc_pool_ptsz : p_cuMemAllocFromPoolAsync)(&p, size_of(args), the_pool,
+									    the_stream);
 	} else if (!strcmp(kind, "mipmap") || !strcmp(kind, "layered")) {
 		NVT_ARRAY3D_DESCRIPTOR d = {0, 0, 0, 0x20, 1, kind[0] == 'l' ? NVT_ARRAY3D_LAYERED : 0};
 		size_t n[4] = {0};
@@ -419,6 +458,27 @@ static void step(char *word)
 		if (!rc)
 			rc = p_cuCtxSetCurrent(ctx);
 		printf("retain rc=%d\n", rc);
+	} else if (!strcmp(word, "current")) {
+		void *ctx = NULL;
+		rc = p_cuDevicePrimaryCtxRetain(&ctx, (int)(args ? strtol(args, NULL, 10) : 0));
+		if (!rc)
+			rc = p_cuCtxSetCurrent(ctx);
+		printf("current rc=%d\n", rc);
+	} else if (!strcmp(word, "stream")) {
+		printf("stream rc=%d\n", p_cuStreamCreate(&the_stream, 0));
+	} else if (!strcmp(word, "mkpool")) {
+		printf("mkpool rc=%d\n", pool_create((int)(args ? strtol(args, NULL, 10) : 0)));
+	} else if (!strcmp(word, "defpool")) {
+		printf("defpool rc=%d\n", p_cuDeviceGetDefaultMemPool(&the_pool, (int)(args ? strtol(args, NULL, 10) : 0)));
+	} else if (!strcmp(word, "devpool")) {
+		printf("devpool rc=%d\n", p_cuDeviceGetMemPool(&the_pool, (int)(args ? strtol(args, NULL, 10) : 0)));
+	} else if (!strcmp(word, "locdefpool") || !strcmp(word, "locpool")) {
+		NVT_MEM_LOCATION at = {NVT_MEM_LOCATION_DEVICE, (int)(args ? strtol(args, NULL, 10) : 0)};
+		int which = word[3] != 'd';
+		rc = p_location_pool[which] ? p_location_pool[which](&the_pool, &at, 1) : -2;
+		printf("%s rc=%d\n", word, rc);
+	} else if (!strcmp(word, "pooldestroy")) {
+		printf("pooldestroy rc=%d\n", the_pool ? p_cuMemPoolDestroy(the_pool) : -1);
 	} else if (!strcmp(word, "export")) {
 		ipc_handle h;
 		FILE *f;
