@@ -42,6 +42,7 @@ static const struct {
 	ENTRY(host_device_ptr, "cuMemHostGetDevicePointer_v2"),
 	ENTRY(capture_mode, "cuThreadExchangeStreamCaptureMode"),
 	ENTRY(stream_capturing, "cuStreamIsCapturing"),
+	ENTRY(stream_device, "cuStreamGetDevice"),
 	ENTRY(pointer_attribute, "cuPointerGetAttribute"),
 	ENTRY(pointer_attributes, "cuPointerGetAttributes"),
 	ENTRY(occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),

@@ -69,6 +69,7 @@ struct shim_driver {
 	nvt_cuMemHostGetDevicePointer_fn host_device_ptr;
 	nvt_cuThreadExchangeStreamCaptureMode_fn capture_mode;
 	nvt_cuStreamIsCapturing_fn stream_capturing;
+	nvt_cuStreamGetDevice_fn stream_device; /* the GPU a stream's allocations take (shimmem.c) */
 	nvt_cuPointerGetAttribute_fn pointer_attribute;
 	nvt_cuPointerGetAttributes_fn pointer_attributes;
 	/* Cooperative launches (shimsmcount.c). */

@@ -18,7 +18,8 @@
  *    whole: a limit that let it pass would bound nothing);
  *  - cuMemAllocAsync and cuMemAllocFromPoolAsync, freed by cuMemFreeAsync
  *    (what a pool keeps cached after a free is not counted: the pool took it
- *    under the limit, and only the pool reuses it);
+ *    under the limit, and only the pool reuses it), on the GPU that holds
+ *    them: the pool's device, or the device of the stream's context;
  *  - cuMemCreate (the virtual memory API: PyTorch's expandable segments,
  *    NCCL), freed by the last cuMemRelease (cuMemRetainAllocationHandle adds one);
  *  - arrays and mipmapped arrays, by their dimensions (a refused one fails
@@ -64,6 +65,7 @@
 #define POISON_DIM ((size_t)1 << 40)
 #define MAX_CREATED 64 /* contexts of cuCtxCreate remembered (the rest count as primary) */
 #define PENDING 4      /* nested calls on one thread */
+#define MAX_POOLS 64   /* pools remembered at once (the rest count on the current context's GPU) */
 
 enum kind { K_PTR = 1, K_HANDLE = 2, K_ARRAY = 3 };
 
@@ -94,6 +96,10 @@ static struct {
 	size_t cap, n;        /* cap a power of two, or 0 */
 	const void *created[MAX_CREATED]; /* contexts cuCtxCreate made */
 	unsigned n_created;
+	struct {
+		const void *pool; /* NULL: an empty entry */
+		int dev;          /* the device that holds its allocations */
+	} pools[MAX_POOLS];
 } mem = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread struct pending pend[PENDING] __attribute__((tls_model("initial-exec")));
@@ -290,6 +296,98 @@ static int current_slot(const void **ctx_out)
 	return shim_slot_of(ctx);
 }
 
+/* Remembers pool as one of device dev, in its own entry or an empty one; dev -1 forgets it (a
+ * pool destroyed, or one not on a device). Past MAX_POOLS live at once, a pool is not
+ * remembered. */
+static void remember_pool(const void *pool, int dev)
+{
+	int at = -1;
+
+	if (!pool)
+		return;
+	pthread_mutex_lock(&mem.lock);
+	for (int i = 0; i < MAX_POOLS && at < 0; i++)
+		if (mem.pools[i].pool == pool)
+			at = i;
+	for (int i = 0; i < MAX_POOLS && at < 0 && dev >= 0; i++)
+		if (!mem.pools[i].pool)
+			at = i;
+	if (at >= 0) {
+		mem.pools[at].pool = dev >= 0 ? pool : NULL;
+		mem.pools[at].dev = dev;
+	}
+	pthread_mutex_unlock(&mem.lock);
+}
+
+/* The device of a pool remembered, or -1. */
+static int pool_device(const void *pool)
+{
+	int dev = -1;
+
+	pthread_mutex_lock(&mem.lock);
+	for (int i = 0; pool && i < MAX_POOLS && dev < 0; i++)
+		if (mem.pools[i].pool == pool)
+			dev = mem.pools[i].dev;
+	pthread_mutex_unlock(&mem.lock);
+	return dev;
+}
+
+/* A call that hands out or destroys a pool (cbid, arguments a), on its successful return. */
+static void pool_call(int cbid, void *a)
+{
+	switch (cbid) {
+	case NVT_CBID_cuMemPoolCreate: {
+		NVT_MEM_POOL_CREATE_ARGS *c = a;
+		if (c->pool && c->props)
+			remember_pool(*c->pool, c->props->location_type == NVT_MEM_LOCATION_DEVICE
+							? c->props->location_id : -1);
+		break;
+	}
+	case NVT_CBID_cuMemPoolDestroy:
+		remember_pool(((NVT_HANDLE_ARGS *)a)->handle, -1);
+		break;
+	case NVT_CBID_cuMemGetDefaultMemPool: case NVT_CBID_cuMemGetMemPool: {
+		NVT_LOCATION_POOL_ARGS *l = a;
+		if (l->pool && l->location)
+			remember_pool(*l->pool, l->location->type == NVT_MEM_LOCATION_DEVICE
+							? l->location->id : -1);
+		break;
+	}
+	default: { /* cuDeviceGetDefaultMemPool, cuDeviceGetMemPool */
+		NVT_DEVICE_POOL_ARGS *d = a;
+		if (d->pool)
+			remember_pool(*d->pool, d->dev);
+		break;
+	}
+	}
+}
+
+/* The slot of the GPU that holds a stream-ordered allocation (call cbid, arguments a), and for
+ * one counted on the current context's GPU that context into *ctx; -1 without.
+ * cuMemAllocFromPoolAsync takes from the pool's device, which may be other than the stream's and
+ * the current context's; cuMemAllocAsync from the current pool of the stream's device (cuda.h),
+ * which cuStreamGetDevice answers (CUDA 12.8; NULL, the legacy and the per-thread stream are the
+ * current context's). The device is asked, not the stream's context (cuStreamGetCtx): the slot
+ * of a context is found by cuCtxGetDevice, which answers for the current context only. A pool the
+ * shim does not know (one not on a device, one past MAX_POOLS at once; an imported pool makes
+ * no allocations), and a stream with a driver older than cuStreamGetDevice, count on the current
+ * context's GPU, as the other allocation calls do (docs/limitations.md). */
+static int stream_ordered_slot(int cbid, void *a, const void **ctx)
+{
+	CUdevice dev = -1;
+
+	if (cbid == NVT_CBID_cuMemAllocFromPoolAsync || cbid == NVT_CBID_cuMemAllocFromPoolAsync_ptsz) {
+		if ((dev = pool_device(((NVT_MEM_POOL_ALLOC_ARGS *)a)->pool)) >= 0)
+			return shim_device_slot(dev);
+	} else {
+		CUstream s = ((NVT_MEM_ALLOC_ASYNC_ARGS *)a)->stream;
+		if (s && s != NVT_CU_STREAM_LEGACY && s != NVT_CU_STREAM_PER_THREAD &&
+		    shim_cu.stream_device && !shim_cu.stream_device(s, &dev) && dev >= 0)
+			return shim_device_slot(dev);
+	}
+	return current_slot(ctx);
+}
+
 /* ---- What each call takes ------------------------------------------------------------- */
 
 /* Bytes of one element of an array format's channel (cuda.h's CUarray_format). */
@@ -321,10 +419,13 @@ static void asked(int cbid, void *a, struct pending *p)
 	p->slot = -1;
 	switch (cbid) {
 	case NVT_CBID_cuMemAlloc_v2: case NVT_CBID_cuMemAllocManaged:
+		p->bytes = ((NVT_MEM_ALLOC_ARGS *)a)->bytes;
+		break;
 	case NVT_CBID_cuMemAllocAsync: case NVT_CBID_cuMemAllocAsync_ptsz:
 	case NVT_CBID_cuMemAllocFromPoolAsync: case NVT_CBID_cuMemAllocFromPoolAsync_ptsz:
 		p->bytes = ((NVT_MEM_ALLOC_ARGS *)a)->bytes;
-		break;
+		p->slot = stream_ordered_slot(cbid, a, &p->ctx);
+		return;
 	case NVT_CBID_cuMemAllocPitch_v2: {
 		NVT_MEM_ALLOC_PITCH_ARGS *pa = a;
 		/* The pitch is known on return: the most it can take now, what it took then. */
@@ -563,6 +664,8 @@ static const int ids[] = {
 	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuDevicePrimaryCtxRelease_v2,
 	NVT_CBID_cuDevicePrimaryCtxReset, NVT_CBID_cuDevicePrimaryCtxRelease, NVT_CBID_cuCtxDestroy,
 	NVT_CBID_cuMemGetInfo_v2, NVT_CBID_cuDeviceTotalMem_v2,
+	NVT_CBID_cuMemPoolCreate, NVT_CBID_cuMemPoolDestroy, NVT_CBID_cuDeviceGetDefaultMemPool,
+	NVT_CBID_cuDeviceGetMemPool, NVT_CBID_cuMemGetDefaultMemPool, NVT_CBID_cuMemGetMemPool,
 };
 
 uint64_t shim_mem_ids[SHIM_MEM_ID_WORDS];
@@ -634,6 +737,12 @@ void shim_mem_api(int cbid, const void *data)
 		if (call.site == NVT_CB_API_SITE_EXIT && call.result == 0)
 			retained((const NVT_MEM_RETAIN_ARGS *)call.args);
 		return;
+	case NVT_CBID_cuMemPoolCreate: case NVT_CBID_cuMemPoolDestroy:
+	case NVT_CBID_cuDeviceGetDefaultMemPool: case NVT_CBID_cuDeviceGetMemPool:
+	case NVT_CBID_cuMemGetDefaultMemPool: case NVT_CBID_cuMemGetMemPool:
+		if (call.site == NVT_CB_API_SITE_EXIT && call.result == 0)
+			pool_call(cbid, (void *)call.args);
+		return;
 	default:
 		if (call.site == NVT_CB_API_SITE_ENTER)
 			on_entry(cbid, (void *)call.args);
@@ -659,6 +768,7 @@ void shim_mem_after_fork(void)
 	mem.table = NULL;
 	mem.cap = mem.n = 0;
 	mem.n_created = 0;
+	memset(mem.pools, 0, sizeof(mem.pools));
 	depth = 0;
 	count_afresh();
 }

@@ -235,3 +235,76 @@ info rc=0 free=$((16 * 1024 * MIB)) total=$((64 * 1024 * MIB))"
 	eq "$rc" 0 "$out"
 	has "$out" "total rc=0 bytes=$((20 * 1024 * MIB))"
 }
+
+# mem_two_gpus: the fake node of two H100s (GPU 1 of another floorsweeping), calibrated once
+# per test; memapp's "current:D" makes device D's primary context current.
+mem_two_gpus() {
+	export FAKECUDA_CHIPS=h100,h100-alt NVTASKSET_CACHE_DIR=$WORK/cache-mem2
+	[ -e "$NVTASKSET_CACHE_DIR" ] || "$NVT" --calibrate >/dev/null 2>&1 || die "calibrating two GPUs failed"
+}
+
+# A pool of GPU 1 (made there, or GPU 1's default or current pool, by the device's calls or
+# CUDA 13.0's by location) allocated from while GPU 0's
+# context is current: its memory is GPU 1's (cuda.h: the pool may be of a device other than the
+# stream's), so GPU 1's limit holds it and cuMemGetInfo on GPU 1 says so; its free gives back
+# there, and GPU 0's count never saw it.
+t_mem_pool_of_another_gpu() {
+	local get
+	mem_two_gpus
+	for get in mkpool:1 defpool:1 devpool:1 locdefpool:1 locpool:1; do
+		run_rc out rc "$NVT" --no-mps --mem 1=64M -c 0-3 "$MEMAPP" "$get" pool:48M \
+			poolptsz:32M current:1 info current:0 free:0 pool:48M current:1 info
+		eq "$out" "${get%%:*} rc=0
+pool rc=0
+poolptsz rc=2
+current rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))
+current rc=0
+free rc=0
+pool rc=0
+current rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "$get"
+	done
+	# The same limit on both GPUs: GPU 0 holds none of it, GPU 1 no more than its own.
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" mkpool:1 pool:48M pool:32M \
+		alloc:48M info current:1 info
+	eq "$out" "mkpool rc=0
+pool rc=0
+pool rc=2
+alloc rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))
+current rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
+	# A destroyed pool's allocations live on until freed, and their free gives back on GPU 1.
+	run_rc out rc "$NVT" --no-mps --mem 1=64M -c 0-3 "$MEMAPP" mkpool:1 pool:48M pooldestroy \
+		current:1 info free:0 info
+	eq "$out" "mkpool rc=0
+pool rc=0
+pooldestroy rc=0
+current rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))
+free rc=0
+info rc=0 free=$((64 * MIB)) total=$((64 * MIB))"
+}
+
+# cuMemAllocAsync on a stream of GPU 1's context, GPU 0's current: from the current pool of the
+# stream's device (cuda.h), so GPU 1's limit holds it; its free gives back there.
+t_mem_async_on_another_gpus_stream() {
+	local form
+	mem_two_gpus
+	for form in async asyncptsz; do
+		run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" current:1 stream current:0 \
+			"$form:48M" "$form:32M" alloc:48M info current:1 info free:0 info
+		eq "$out" "current rc=0
+stream rc=0
+current rc=0
+$form rc=0
+$form rc=2
+alloc rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))
+current rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))
+free rc=0
+info rc=0 free=$((64 * MIB)) total=$((64 * MIB))" "$form"
+	done
+}
