@@ -26,6 +26,30 @@ t_usage_command_before_mask() {
 	has "$out" "tpcs=0-3 "
 }
 
+t_usage_mask_left_out() {
+	# MASK forgotten (nvtaskset demo 1): the first word is no MASK, which is said before
+	# COMMAND is looked for, as taskset's "failed to parse mask"; exit 1, not 127 (command
+	# not found), also where the word is a program that runs.
+	local first
+	for first in demo python3 ./train.py "$APP"; do
+		run_rc out rc "$NVT" --no-mps "$first" launch 1
+		eq "$rc" 1 "exit status of nvtaskset $first launch 1"
+		eq "$out" "nvtaskset: failed to parse TPC mask '$first': '$first' is not a MASK; give -c LIST, -g LIST, -n COUNT or a hexadecimal MASK (ff: TPCs 0-7) before COMMAND"
+	done
+	# A lone word: the same, not "no command given".
+	run_rc out rc "$NVT" --no-mps ./train.py
+	eq "$rc" 1
+	eq "$out" "nvtaskset: failed to parse TPC mask './train.py': './train.py' is not a MASK; give -c LIST, -g LIST, -n COUNT or a hexadecimal MASK (ff: TPCs 0-7) before COMMAND"
+	# A -c list's syntax, before COMMAND too.
+	run_rc out rc "$NVT" --no-mps -c 3-1 nvtaskset-no-such-program
+	eq "$rc" 1
+	eq "$out" "nvtaskset: TPC list '3-1': the range 3-1 goes down; write it from low to high (1-3)"
+	# --priority or --mem without a MASK: the first word is COMMAND.
+	run_rc out rc "$NVT" --no-mps --mem 4G nvtaskset-no-such-program 1
+	eq "$rc" 127
+	eq "$out" "nvtaskset: failed to execute nvtaskset-no-such-program: No such file or directory"
+}
+
 t_usage_yield_names_word() {
 	run_rc out rc "$NVT" --no-mps --priority low --yield gate,bownd -c 0-3 true
 	eq "$rc" 1

@@ -447,6 +447,7 @@ static int run_start(const struct options *given, const struct words *given_word
 	struct nvt_words at;
 	int rc = nvt_cmdline_start(&form, w->n, w->argv + w->first, &at);
 	int positional = !form.mask_in_options;
+	char why[512];
 
 	/* MASK left out (--priority): every TPC, as -c all. */
 	if (at.mask_left_out) {
@@ -464,6 +465,11 @@ static int run_start(const struct options *given, const struct words *given_word
 	/* After MASK (given unless -n or --gpu GPU=MASK), COMMAND. */
 	if (positional && w->n > 1)
 		hint_misplaced(o, w->argv, w->argc, w->first, w->first + 1, "COMMAND");
+	/* MASK's syntax before COMMAND is looked for (taskset: "failed to parse mask"): a
+	 * first word that is no MASK (nvtaskset demo 1) was meant as COMMAND, MASK forgotten. */
+	if (positional && w->n >= 1 && !hint_checking_only &&
+	    start_mask_syntax(&o->part, w->argv[w->first], why, sizeof(why)))
+		cli_errx("%s", why);
 	words_usage(rc);
 	if (hint_checking_only) {
 		if (positional)

@@ -190,6 +190,24 @@ static int beyond_named(int gpcs, const char *text, const struct nvt_parse_error
 	return beyond(gpcs, top, topo, gpu_name, why, len);
 }
 
+int start_mask_syntax(const struct part_args *o, const char *text, char *why, size_t len)
+{
+	const char *what = o->gpc_list ? "GPC list" : "TPC list";
+	struct nvt_parse_error err;
+	struct nvt_tpcset set;
+
+	if (o->gpc_list || o->tpc_list)
+		return nvt_parse_list_why(text, NVT_MAX_TPCS, &set, &err) == NVT_PARSE_SYNTAX ?
+			       list_syntax(what, text, &err, why, len) : 0;
+	if (nvt_parse_mask(text, NVT_MAX_TPCS, &set) != NVT_PARSE_SYNTAX)
+		return 0;
+	if (*text && nvt_parse_list(text, NVT_MAX_TPCS, &set) == NVT_PARSE_OK)
+		return mask_syntax(text, why, len);
+	return nvt_why(why, len, "failed to parse TPC mask '%s': '%s' is not a MASK; give -c LIST, "
+		       "-g LIST, -n COUNT or a hexadecimal MASK (ff: TPCs 0-7) before COMMAND", text,
+		       text);
+}
+
 int parse_partition(const struct part_args *o, const char *text, const struct nvt_topology *topo,
 		    const uint8_t uuid[16], const char *gpu_name, const struct nvt_claimer *me,
 		    struct nvt_tpcset *set,

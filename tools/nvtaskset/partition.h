@@ -45,6 +45,10 @@ struct part_args {
 int parse_partition(const struct part_args *o, const char *text, const struct nvt_topology *topo,
 		    const uint8_t uuid[16], const char *gpu_name, const struct nvt_claimer *me,
 		    struct nvt_tpcset *set, char *why, size_t len);
+/* A start's MASK text, before COMMAND is looked for: 0 if its syntax is what the options say
+ * (a hexadecimal mask, or a -c or -g list; the GPU's TPCs are checked in parse_partition),
+ * else -1 with a one-line reason in why that says what to give. */
+int start_mask_syntax(const struct part_args *o, const char *text, char *why, size_t len);
 /* Where -n --exclude-running's claim on part's GPU picks (nvt_claim_gpu.near):
  * the memory half asked for (nvt_placement_near_for_claim; the tasks but me count).
  * Returns 0, or -1 with why. */
