@@ -281,14 +281,20 @@ uint32_t nvt_prio_for_running(struct nvt_slot_prio *given, const struct nvt_slot
 	return lost;
 }
 
+int nvt_prio_yield_default_alone(const struct nvt_slot_prio *yield)
+{
+	return (yield->flags & NVT_PRIOF_AUTO) && !(yield->yield & NVT_YIELD_ALL) &&
+	       !yield->bound_us && !yield->ahead_us && !yield->duty_pct && !yield->slice_us;
+}
+
 void nvt_prio_given(uint8_t level, int no_lend, uint32_t guard, const struct nvt_slot_prio *yield,
 		    int whole_gpu, struct nvt_slot_prio *given)
 {
 	memset(given, 0, sizeof(*given));
 	if (yield)
 		*given = *yield;
-	else
-		given->yield = nvt_prio_default_yield(level, whole_gpu, guard);
+	if (!yield || (yield->flags & NVT_PRIOF_AUTO))
+		given->yield |= nvt_prio_default_yield(level, whole_gpu, guard);
 	given->prio = level;
 	given->flags = no_lend ? NVT_PRIOF_NO_LEND : 0;
 	given->guard = guard;

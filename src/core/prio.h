@@ -145,12 +145,15 @@ const char *nvt_prio_word(unsigned prio);
 
 /*
  * What --priority LEVEL, --no-lend, --guard N (0: none) and --yield give, into *given:
- * yield's words and values (NULL: nvt_prio_default_yield's), level, NVT_PRIOF_NO_LEND if
+ * yield's words and values (NULL: nvt_prio_default_yield's; with NVT_PRIOF_AUTO, --yield's
+ * "default", those too), level, NVT_PRIOF_NO_LEND if
  * no_lend, guard (which implies NVT_YIELD_GUARD: nvt_prio_imply_guard); mode own and no
  * own partition yet (nvt_prio_carry gives one). whole_gpu: the task was given no partition.
  */
 void nvt_prio_given(uint8_t level, int no_lend, uint32_t guard, const struct nvt_slot_prio *yield,
 		    int whole_gpu, struct nvt_slot_prio *given);
+/* 1 if yield (of nvt_yield_parse) is --yield default alone: as if --yield were left out. */
+int nvt_prio_yield_default_alone(const struct nvt_slot_prio *yield);
 /*
  * The yield words of a task started with a priority and no --yield: a task given no partition
  * (whole_gpu) and no guard is time-sliced (NVT_YIELD_SLICE: its level's context, the GPU's

@@ -99,10 +99,17 @@ int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, char *why, size_t
 		return nvt_why(why, len, "an empty or overlong list");
 	strcpy(copy, list);
 	out.yield = 0;
+	out.flags &= (uint8_t)~NVT_PRIOF_AUTO;
 	out.bound_us = out.ahead_us = out.duty_pct = out.slice_us = 0;
-	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save))
-		if (nvt_yield_item(item, &out, why, len))
+	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		/* default: a start's words without --yield (nvt_prio_given); none clears it too */
+		if (!strcmp(item, "none"))
+			out.flags &= (uint8_t)~NVT_PRIOF_AUTO;
+		if (!strcmp(item, "default"))
+			out.flags |= NVT_PRIOF_AUTO;
+		else if (nvt_yield_item(item, &out, why, len))
 			return -1;
+	}
 	*p = out;
 	return 0;
 }

@@ -54,7 +54,10 @@
 int nvt_yield_item(const char *item, struct nvt_slot_prio *p, char *why, size_t len);
 /*
  * Parses a whole --yield list ("gate,bound=500"): the task yields in these
- * ways only. Returns 0, or -1 with the reason in why (NULL, 0: none wanted).
+ * ways only. "default" there is the words a start gives without --yield, by
+ * partition (nvt_prio_default_yield): it sets NVT_PRIOF_AUTO in p->flags, and
+ * nvt_prio_given adds them (alone: nvt_prio_yield_default_alone). Returns 0,
+ * or -1 with the reason in why (NULL, 0: none wanted).
  */
 int nvt_yield_parse(const char *list, struct nvt_slot_prio *p, char *why, size_t len);
 /* Writes p's yield words ("gate,bound,ahead,client", "none"). Returns the length or -1. */

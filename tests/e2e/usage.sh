@@ -62,6 +62,30 @@ t_usage_yield_names_word() {
 	has "$out" "unknown word 'xyzzy': the words are"
 }
 
+# --yield default is what leaving --yield out does: time-sliced with no partition and no --guard,
+# MPS client priority with one; -p --yield default keeps a running task's words, as -p without
+# --yield does (no warning that slice is taken away).
+t_usage_yield_default_is_left_out() {
+	local whole part ways
+	start_loop yw "$NVT" --no-mps --priority low --yield default "$APP"
+	whole=$PID
+	start_loop yp "$NVT" --no-mps --priority low --yield default -c 0-3 "$APP"
+	part=$PID
+	wait_file "$WORK/yw.state" "0-65"
+	wait_file "$WORK/yp.state" "0-3"
+	ways='import json,sys; g={t["pid"]: t["gpus"][0] for t in json.loads(sys.argv[1])["tasks"]}; print(g[int(sys.argv[2])]["yield"]["ways"], g[int(sys.argv[3])]["yield"]["ways"])'
+	eq "$(python3 -c "$ways" "$(timeout "$HANG" "$NVT" -l --json)" "$whole" "$part")" "slice client" \
+		"--yield default's words with no partition and with -c 0-3"
+	run_rc out rc "$NVT" -p --priority low --yield default "$whole"
+	eq "$rc" 0 "$out"
+	has "$out" "pid $whole's new yield: slice"
+	hasnt "$out" "warning"
+	eq "$(python3 -c "$ways" "$(timeout "$HANG" "$NVT" -l --json)" "$whole" "$part")" "slice client" \
+		"words after -p --yield default"
+	stop_loop yw "$whole"
+	stop_loop yp "$part"
+}
+
 t_usage_did_you_mean() {
 	# A slip of a long option, of a sub-command's option, of a word an option takes, or of a
 	# sub-command's word: the one meant, where one alone is near; nothing runs.

@@ -16,6 +16,24 @@
 #define MS 1000000ull
 #define US 1000ull
 
+/* --yield default: the words without --yield (slice with no partition and no guard, client
+ * otherwise), beside any other word given (nvt_prio_given). */
+static void test_default_words(void)
+{
+	struct nvt_slot_prio yield = {0}, given;
+
+	CHECK(nvt_yield_parse("default", &yield, NULL, 0) == 0);
+	nvt_prio_given(NVT_PRIO_LOW, 0, 0, &yield, 1, &given);
+	CHECK(given.yield == NVT_YIELD_SLICE && !given.flags);
+	nvt_prio_given(NVT_PRIO_LOW, 0, 0, &yield, 0, &given);
+	CHECK(given.yield == NVT_YIELD_DEFAULT && !given.flags);
+	nvt_prio_given(NVT_PRIO_LOW, 0, 4, &yield, 1, &given);
+	CHECK(given.yield == (NVT_YIELD_DEFAULT | NVT_YIELD_GUARD));
+	CHECK(nvt_yield_parse("default,borrow", &yield, NULL, 0) == 0);
+	nvt_prio_given(NVT_PRIO_LOW, 0, 0, &yield, 1, &given);
+	CHECK(given.yield == (NVT_YIELD_SLICE | NVT_YIELD_BORROW));
+}
+
 static void test_words(void)
 {
 	struct nvt_slot_prio p = {0};
@@ -26,8 +44,14 @@ static void test_words(void)
 	CHECK(p.yield == (NVT_YIELD_GATE | NVT_YIELD_BOUND) && p.bound_us == 500 && !p.ahead_us);
 	CHECK(nvt_yield_format(&p, ',', buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "gate,bound=500");
+	/* default: the words without --yield, by partition (nvt_prio_given gives them). */
 	CHECK(nvt_yield_parse("default,duty=30", &p, why, sizeof(why)) == 0);
-	CHECK(p.yield == NVT_YIELD_DEFAULT && p.duty_pct == 30 && !p.bound_us);
+	CHECK(!p.yield && (p.flags & NVT_PRIOF_AUTO) && p.duty_pct == 30 && !p.bound_us);
+	CHECK(!nvt_prio_yield_default_alone(&p));
+	CHECK(nvt_yield_parse("default", &p, why, sizeof(why)) == 0 && nvt_prio_yield_default_alone(&p));
+	CHECK(nvt_yield_parse("default,none", &p, why, sizeof(why)) == 0 && !p.yield && !p.flags);
+	CHECK(nvt_yield_parse("client,duty=30", &p, why, sizeof(why)) == 0);
+	CHECK(p.yield == NVT_YIELD_DEFAULT && p.duty_pct == 30 && !p.bound_us && !p.flags);
 	CHECK(nvt_yield_format(&p, '+', buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "client+duty=30");
 	CHECK(nvt_yield_parse("protect", &p, why, sizeof(why)) == 0 && p.yield == NVT_YIELD_PROTECT);
@@ -1322,6 +1346,7 @@ int main(void)
 	test_bridge_copy();
 	test_bridge_poll();
 	test_words();
+	test_default_words();
 	test_priority_text();
 	test_activity();
 	test_rate_shift();

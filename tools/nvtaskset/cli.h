@@ -57,7 +57,8 @@ struct options {
 	uint8_t prio;      /* enum nvt_prio (--priority none: NVT_PRIO_NONE) */
 	unsigned guard;    /* --guard: TPCs while guarded (with --agent: the default); 0: none given */
 	int no_lend;       /* --no-lend */
-	int yield_given;   /* --yield */
+	int yield_option;  /* --yield */
+	int yield_given;   /* --yield, other than default alone (which is as if left out) */
 	struct nvt_slot_prio yield; /* --yield's words and values (yield, bound_us, ahead_us, duty_pct) */
 	int agent;         /* --agent */
 	int across_users;  /* --across-users: root's agent compares users' priorities */

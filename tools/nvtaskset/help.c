@@ -124,7 +124,7 @@ static const char help_all_text[] =
 	"                       its channel groups at US us, default 5, a high\n"
 	"                       task's at 20 ms or US where longer: the GPU\n"
 	"                       switches to a higher task inside running\n"
-	"                       kernels), none\n"
+	"                       kernels), none, default (as without --yield)\n"
 	"     --guard N         with --priority, the TPCs the task keeps while\n"
 	"                       guarded, at most its GPU's (implies --yield guard;\n"
 	"                       with --agent: the default for tasks without one,\n"

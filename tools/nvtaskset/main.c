@@ -229,11 +229,13 @@ static int parse_options(int argc, char **argv, struct options *o, int *strategy
 		case OPT_NO_LEND: o->no_lend = 1; break;
 		case OPT_YIELD: {
 			char why[200], message[300];
-			o->yield_given = 1;
+			o->yield_option = 1;
 			if (nvt_yield_parse(optarg, &o->yield, why, sizeof(why))) {
 				snprintf(message, sizeof(message), "--yield '%s': %s", optarg, why);
 				bad_usage(message);
 			}
+			/* --yield default: what leaving --yield out does */
+			o->yield_given = !nvt_prio_yield_default_alone(&o->yield);
 			break;
 		}
 		case OPT_AGENT: o->agent = 1; break;
@@ -266,7 +268,7 @@ static void check_prio_options(const struct options *o)
 		bad_usage("--hold, --poll, --idle-exit and --across-users go with --agent");
 	if ((o->guard || o->no_lend) && !o->prio_given && !o->agent)
 		bad_usage("--guard and --no-lend go with --priority");
-	if (o->yield_given && (!o->prio_given || o->prio == NVT_PRIO_NONE))
+	if (o->yield_option && (!o->prio_given || o->prio == NVT_PRIO_NONE))
 		bad_usage("--yield goes with --priority high, normal or low");
 	if (o->prio_given && o->prio == NVT_PRIO_NONE && !o->pid_mode)
 		bad_usage("--priority none goes with -p (a task started without --priority has none)");
