@@ -108,6 +108,21 @@ PY
 	stop_loop mg "$PID"
 }
 
+# -p's warning of a partition not applied names the GPU where the task has slots on several: a
+# task that launches on GPU 0 alone has applied its partition there, not on GPU 1.
+t_multigpu_not_applied_names_gpu() {
+	local u1
+	two_gpus
+	u1=$(fake_uuid 1)
+	start_loop na "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/na.state" "0-3"
+	run_rc out rc "$NVT" -pc "$PID"
+	eq "$rc" 0 "$out"
+	eq "$(grep -c "has not applied" <<<"$out")" 1 "warnings in: $out"
+	has "$out" "nvtaskset: pid $PID has not applied this partition on GPU 1 ($u1) yet: it has launched no kernel there since, or its program runs without the nvtaskset shim"
+	stop_loop na "$PID"
+}
+
 t_multigpu_gpu_without_partition() {
 	local topo u0 u1
 	two_gpus

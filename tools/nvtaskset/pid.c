@@ -218,6 +218,28 @@ static int read_slots(const struct nvt_seg_handle *h, struct nvt_slot_view *view
 	return n;
 }
 
+/* Warns of each partition of views (n, their status st) that pid refused or has not applied;
+ * a task of several GPUs is told which GPU (it may launch on one of them only). */
+static void warn_not_applied(pid_t pid, const struct nvt_slot_view *views,
+			     const struct slot_status *st, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char gpu[96], on[100] = "";
+		if (n > 1) {
+			slot_gpu_text(&views[i], gpu, sizeof(gpu));
+			snprintf(on, sizeof(on), " on %s", gpu);
+		}
+		if (views[i].seq && st[i].s.rejected == views[i].seq)
+			warnx("pid %ld refused this partition (it enables no working TPC) and runs on its "
+			      "previous one%s",
+			      (long)pid, on);
+		else if (views[i].state == NVT_SLOT_SET && st[i].s.applied != views[i].seq)
+			warnx("pid %ld has not applied this partition%s yet: it has launched no kernel%s "
+			      "since, or its program runs without the nvtaskset shim",
+			      (long)pid, on, n > 1 ? " there" : "");
+	}
+}
+
 /* The GPUs of slots a dead writer left half-written (their topologies unknown). */
 static int torn_gpus(const struct nvt_seg_handle *h, int *task, int n_task)
 {
@@ -284,15 +306,7 @@ int pid_show(const struct options *o, const struct nvt_seg_handle *h, int top, c
 	}
 	for (int i = 0; i < n; i++)
 		warn_graph_stale(pid, st[i].s.graph_stale);
-	for (int i = 0; i < n; i++)
-		if (views[i].seq && st[i].s.rejected == views[i].seq)
-			warnx("pid %ld refused this partition (it enables no working TPC) and runs on its "
-			      "previous one",
-			      (long)pid);
-		else if (views[i].state == NVT_SLOT_SET && st[i].s.applied != views[i].seq)
-			warnx("pid %ld has not applied this partition yet: it has launched no kernel "
-			      "since, or its program runs without the nvtaskset shim",
-			      (long)pid);
+	warn_not_applied(pid, views, st, n);
 	return 0;
 }
 
