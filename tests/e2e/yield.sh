@@ -363,6 +363,10 @@ t_yield_client_priority_and_usage() {
 	run_rc out rc "$NVT" --no-mps --priority low ff "$APP" launch 1
 	eq "$rc" 127 "$out"
 	has "$out" "failed to execute ff: No such file or directory (with --priority and no -c or -g, a MASK is written with 0x: 0xff)"
+	# The same with --mem, which names --mem (the option given).
+	run_rc out rc "$NVT" --no-mps --mem 4G ff "$APP" launch 1
+	eq "$rc" 127 "$out"
+	eq "$out" "nvtaskset: failed to execute ff: No such file or directory (with --mem and no -c or -g, a MASK is written with 0x: 0xff)"
 	# Written with 0x, a mask that does not parse is reported as a MASK.
 	run_rc out rc "$NVT" --no-mps --priority low 0xzz "$APP" launch 1
 	eq "$rc" 1 "$out"

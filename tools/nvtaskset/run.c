@@ -355,8 +355,9 @@ static int exec_failed(const struct options *o, const char *command, int err)
 
 	terminal_text(command, shown, sizeof(shown));
 	if (err == ENOENT && o->mask_left_out && nvt_parse_mask(command, NVT_MAX_TPCS, &set) == 0)
-		snprintf(message, sizeof(message), "failed to execute %s: %s (with --priority and no "
-			 "-c or -g, a MASK is written with 0x: 0x%s)", shown, strerror(err), shown);
+		snprintf(message, sizeof(message), "failed to execute %s: %s (with %s and no -c or "
+			 "-g, a MASK is written with 0x: 0x%s)", shown, strerror(err),
+			 o->prio_given ? "--priority" : "--mem", shown);
 	else if (err == ENOENT && as_mask && (o->part.count || o->part.gpu_masks))
 		snprintf(message, sizeof(message), "failed to execute %s: %s ('%s' is taken as "
 			 "COMMAND: %s, and no MASK follows the options%s)", shown, strerror(err), shown,
