@@ -435,7 +435,7 @@ t_bad_viewer_options() {
 	# -l, --mps and --topology take none of a start's options (they were taken and ignored).
 	run_rc out rc "$NVT" -l --no-mps
 	eq "$rc" 1
-	has "$out" "nvtaskset: -l takes no -c, -g, -n or --no-mps: they go with starting a command or with -p (-l shows every task's TPCs as lists)"
+	has "$out" "nvtaskset: -l takes no -c, -g, -n or --no-mps: they go with starting a command, and -c, -g and -n with -p too (-l shows every task's TPCs as lists)"
 	run_rc out rc "$NVT" -l -g
 	has "$out" "nvtaskset: -l takes no -c, -g, -n or --no-mps"
 	run_rc out rc "$NVT" --topology -c

@@ -134,6 +134,39 @@ t_usage_command_reads_as_mask() {
 	[ ! -e "$CUDA_MPS_PIPE_DIRECTORY/fake.log" ] || die "an MPS daemon was started: $(cat "$CUDA_MPS_PIPE_DIRECTORY/fake.log")"
 }
 
+t_usage_options_that_do_nothing() {
+	# Options that would be taken and do nothing are refused, saying what they go with; nothing
+	# starts or changes (own_mps_dirs: no daemon is started, counted in its log).
+	own_mps_dirs nothing
+	export PATH="$FAKEBIN:$PATH"
+	start_loop nd "$NVT" --no-mps -c 0-3 "$APP"
+	wait_file "$WORK/nd.state" "0-3"
+	run_rc out rc "$NVT" -p --no-mps -c 4-5 "$PID"
+	eq "$rc" 1
+	usage_error "$out" "--no-mps goes with starting a command: a running task keeps the MPS server it started with"
+	run_rc out rc "$NVT" -pc "$PID"
+	eq "$out" "pid $PID's current TPC list: 0-3" "partition after a refused -p --no-mps"
+	stop_loop nd "$PID"
+	for args in "--json -c 0-3" "--json --priority low" "--json --mem 4G -c 0-3"; do
+		# shellcheck disable=SC2086 # its words
+		run_rc out rc "$NVT" $args "$APP" launch 1
+		eq "$rc" 1 "exit status of $args"
+		usage_error "$out" "--json goes with -p, -l, --topology, --mps status, --dry-run or -n (which prints its pick): a start without them prints nothing as JSON"
+	done
+	for action in start stop; do
+		run_rc out rc "$NVT" --json --mps "$action"
+		eq "$rc" 1 "exit status of --json --mps $action"
+		usage_error "$out" "--json goes with --mps status: --mps start and stop print no JSON"
+	done
+	run_rc out rc "$NVT" --json --agent
+	usage_error "$out" "--agent takes only --guard, --hold, --poll, --idle-exit and --across-users"
+	[ ! -e "$CUDA_MPS_PIPE_DIRECTORY/fake.log" ] || die "an MPS daemon was started: $(cat "$CUDA_MPS_PIPE_DIRECTORY/fake.log")"
+	# Where JSON is printed, --json is taken.
+	run_rc out rc "$NVT" --json --no-mps --dry-run -c 0-3 "$APP"
+	eq "$rc" 0 "$out"
+	has "$out" '"tpcs":"0-3"'
+}
+
 t_usage_option_errors() {
 	# Our own words, with the program's name (not the path it was run by), and for an option
 	# of a sub-command given without it, the line with the sub-command.

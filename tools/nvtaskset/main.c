@@ -262,7 +262,7 @@ static void check_prio_options(const struct options *o)
 {
 	if (o->agent && (o->pid_mode || o->list_mode || o->mps_action || o->calibrate || o->topology ||
 			 o->dry_run || o->prio_given || o->no_lend || o->part.n_gpus || o->part.count ||
-			 o->part.tpc_list || o->part.gpc_list || o->sm_limit || o->no_mps))
+			 o->part.tpc_list || o->part.gpc_list || o->sm_limit || o->no_mps || o->json))
 		bad_usage("--agent takes only --guard, --hold, --poll, --idle-exit and --across-users");
 	if ((o->hold_ms || o->poll_us || o->idle_exit_s || o->across_users) && !o->agent)
 		bad_usage("--hold, --poll, --idle-exit and --across-users go with --agent");
@@ -312,12 +312,22 @@ static void check_options(struct options *o, int strategy_given)
 	if (viewer && (o->part.tpc_list || o->part.gpc_list || o->part.count || o->no_mps)) {
 		char message[200];
 		snprintf(message, sizeof(message),
-			 "%s take%s no -c, -g, -n or --no-mps: they go with starting a command "
-			 "or with -p%s",
+			 "%s take%s no -c, -g, -n or --no-mps: they go with starting a command, "
+			 "and -c, -g and -n with -p too%s",
 			 viewer, o->list_mode || o->mps_action ? "s" : "",
 			 o->list_mode ? " (-l shows every task's TPCs as lists)" : "");
 		bad_usage(message);
 	}
+	if (o->no_mps && o->pid_mode)
+		bad_usage("--no-mps goes with starting a command: a running task keeps the MPS "
+			  "server it started with");
+	/* What prints no JSON would take --json and ignore it. */
+	if (o->json && o->mps_action && strcmp(o->mps_action, "status"))
+		bad_usage("--json goes with --mps status: --mps start and stop print no JSON");
+	if (o->json && !viewer && !o->pid_mode && !o->agent && !o->metrics && !o->exporter &&
+	    !o->dry_run && !o->part.count)
+		bad_usage("--json goes with -p, -l, --topology, --mps status, --dry-run or -n (which "
+			  "prints its pick): a start without them prints nothing as JSON");
 	if ((strategy_given || o->part.exclude_running || o->part.memory_half_given) && !o->part.count)
 		bad_usage("--strategy, --exclude-running and --memory-half go with -n");
 	if (o->wait_given && (!o->part.count || !o->part.exclude_running || o->pid_mode || viewer ||
