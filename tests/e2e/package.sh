@@ -261,6 +261,12 @@ t_help_first_screen() {
 	[ "$(wc -l <<<"$help")" -le 45 ] || die "--help has $(wc -l <<<"$help") lines"
 	[ "$(awk 'length > 79' <<<"$help")" == "" ] || die "--help's long lines: $(awk 'length > 79' <<<"$help")"
 	has "$help" "Every option: nvtaskset --help-all; the rest: nvtaskset(1)."
+	# The headline options are on it: a partition, a running task's, the list, a priority and
+	# a memory limit.
+	for opt in " -c, --tpc-list" " -n, --tpcs COUNT" " -p, --pid" " -l, --list" \
+		"     --priority LEVEL" "     --mem SIZE" "     --dry-run"; do
+		grep -qF -- "$opt" <<<"$help" || die "--help's first screen lacks '$opt'"
+	done
 	[ "$(wc -l <<<"$all")" -gt 100 ] || die "--help-all has $(wc -l <<<"$all") lines"
 	for opt in --batch --frames --delay --sort; do
 		has "$all" "$opt"
