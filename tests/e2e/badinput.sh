@@ -379,6 +379,8 @@ Try 'nvtaskset --help' for more information." "message for $args"
 --gpu 1 -c 0-3 --dry-run|'--dry-run' after '0-3' is taken as COMMAND (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --dry-run --gpu 1 -c 0-3
 -c 0-3 -n 4 --exclude-running ./x|'-n' after '0-3' is taken as COMMAND (options end at the first word that is not one, as taskset's do); put before, it would be refused too: -c, -g and -n exclude each other
 -p -c 9353 --all-tasks|'--all-tasks' after '9353' is taken as PID (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --all-tasks -p -c 9353
+-c 0-3 --dry true|'--dry' after '0-3' is taken as COMMAND (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --dry -c 0-3 true
+-c 0-3 --no-mp --dry true|'--no-mp' after '0-3' is taken as COMMAND (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --no-mp --dry -c 0-3 true
 EOF2
 	# With --json meant for -p or --dry-run, the error is JSON on stdout too.
 	out=$("$NVT" --dry-run -c 0-3 --json 2>/dev/null) && rc=0 || rc=$?
@@ -387,10 +389,14 @@ EOF2
 	out=$("$NVT" -p 9353 --json 2>&1 >/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
 	has "$out" "nvtaskset: '--json' after '9353' is taken as PID (options end at the first word that is not one, as taskset's do); to give it as an option, put it before: nvtaskset --json -p 9353"
-	# A COMMAND that is no option of ours is run as before.
+	# A COMMAND that is no option of ours is run as before, and so is one that abbreviates two
+	# (--gp: --gpu or --gpc-list), which getopt_long would refuse as ambiguous.
 	run_rc out rc "$NVT" --no-mps -c 0-3 --no-such-program
 	eq "$rc" 127
 	has "$out" "failed to execute --no-such-program"
+	run_rc out rc "$NVT" --no-mps -c 0-3 --gp 1
+	eq "$rc" 127
+	eq "$out" "nvtaskset: failed to execute --gp: No such file or directory"
 }
 
 t_bad_option_after_mask_suggestion_runs() {

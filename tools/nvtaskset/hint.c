@@ -48,13 +48,24 @@ static int our_option(const char *word, int *arg)
 	if (word[0] != '-' || !word[1])
 		return 0;
 	if (word[1] == '-') {
+		const struct option *named = NULL;
+		int matches = 0;
+		/* Its name, or as getopt_long takes it, an abbreviation of one name alone (--dry). */
 		n = strcspn(word + 2, "=");
-		for (const struct option *l = parser.options; l->name; l++)
-			if (n && strlen(l->name) == n && !strncmp(l->name, word + 2, n)) {
-				*arg = l->has_arg == required_argument && !word[2 + n];
-				return 1;
+		for (const struct option *l = parser.options; n && l->name; l++) {
+			if (strncmp(l->name, word + 2, n))
+				continue;
+			named = l;
+			if (strlen(l->name) == n) {
+				matches = 1;
+				break;
 			}
-		return 0;
+			matches++;
+		}
+		if (matches != 1)
+			return 0;
+		*arg = named->has_arg == required_argument && !word[2 + n];
+		return 1;
 	}
 	/* One that takes a value (-n COUNT): the rest of the word, or the next one. */
 	if (word[1] != ':' && word[1] != '+' && (takes = strchr(parser.short_options, word[1])) &&
