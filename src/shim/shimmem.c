@@ -664,6 +664,10 @@ static const int ids[] = {
 	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuDevicePrimaryCtxRelease_v2,
 	NVT_CBID_cuDevicePrimaryCtxReset, NVT_CBID_cuDevicePrimaryCtxRelease, NVT_CBID_cuCtxDestroy,
 	NVT_CBID_cuMemGetInfo_v2, NVT_CBID_cuDeviceTotalMem_v2,
+};
+/* ... and the calls that hand out pools, where the driver has them (cuMemGetDefaultMemPool and
+ * cuMemGetMemPool since CUDA 13.0): without one, its pools count on the current GPU. */
+static const int pool_ids[] = {
 	NVT_CBID_cuMemPoolCreate, NVT_CBID_cuMemPoolDestroy, NVT_CBID_cuDeviceGetDefaultMemPool,
 	NVT_CBID_cuDeviceGetMemPool, NVT_CBID_cuMemGetDefaultMemPool, NVT_CBID_cuMemGetMemPool,
 };
@@ -788,5 +792,8 @@ void shim_mem_setup(nvt_cb_enable_fn enable, uint32_t handle)
 		shim_warn("the CUDA driver refused %d of the GPU memory calls' callbacks: GPU memory "
 			  "limits may not hold",
 			  refused);
+	for (size_t i = 0; i < sizeof(pool_ids) / sizeof(pool_ids[0]); i++)
+		if (!enable(1, handle, NVT_CB_DOMAIN_API, pool_ids[i]))
+			shim_mem_ids[pool_ids[i] / 64] |= 1ull << (pool_ids[i] % 64);
 	__atomic_store_n(&mem.on, 1, __ATOMIC_RELEASE);
 }

@@ -139,6 +139,26 @@ alloc rc=2" ]; then
 	else
 		fail "nvtaskset --mem over cuCtxDestroy by its old name" "$(tr '\n' ' ' <<<"$out")"
 	fi
+	# Stream-ordered allocations under the shim on the real driver: on a created stream (the
+	# shim asks its device, cuStreamGetDevice, in the allocation's callback) and from each
+	# kind of pool it follows, 1536 MiB then 1 GiB more (refused) under --mem 2G, freed.
+	for steps in "stream async" "stream asyncptsz" "mkpool:0 pool" "defpool:0 pool" "devpool:0 pool" \
+		"locdefpool:0 pool" "locpool:0 pool"; do
+		# shellcheck disable=SC2086 # (its two words)
+		set -- $steps
+		echo "== stream_ordered_shim $steps" >>"$LOG/memdriver.txt"
+		out=$(timeout 60 "$ROOT/build/bin/nvtaskset" --no-mps --mem 2G "$APP" "$1" "$2:1536M" "$2:1G" \
+			free:0 "$2:1536M" 2>>"$LOG/memdriver.txt" | tee -a "$LOG/memdriver.txt")
+		if [ "$out" = "${1%%:*} rc=0
+$2 rc=0
+$2 rc=2
+free rc=0
+$2 rc=0" ]; then
+			pass "nvtaskset --mem 2G, $steps: 1536 MiB taken, 1 GiB more refused, taken again after the free"
+		else
+			fail "nvtaskset --mem 2G, $steps" "$(tr '\n' ' ' <<<"$out")"
+		fi
+	done
 fi
 
 # Levels: 64 MiB at level 0 (4096 x 4096 x 4 bytes), 16 at level 1, 4 at level 2, ...

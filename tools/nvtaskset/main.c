@@ -321,13 +321,10 @@ static void check_options(struct options *o, int strategy_given)
 	if (o->no_mps && o->pid_mode)
 		bad_usage("--no-mps goes with starting a command: a running task keeps the MPS "
 			  "server it started with");
-	/* What prints no JSON would take --json and ignore it. */
+	/* What prints no JSON would take --json and ignore it (a start takes it: its standard error
+	 * then carries JSON documents only, its text warnings left out). */
 	if (o->json && o->mps_action && strcmp(o->mps_action, "status"))
 		bad_usage("--json goes with --mps status: --mps start and stop print no JSON");
-	if (o->json && !viewer && !o->pid_mode && !o->agent && !o->metrics && !o->exporter &&
-	    !o->dry_run && !o->part.count)
-		bad_usage("--json goes with -p, -l, --topology, --mps status, --dry-run or -n (which "
-			  "prints its pick): a start without them prints nothing as JSON");
 	if ((strategy_given || o->part.exclude_running || o->part.memory_half_given) && !o->part.count)
 		bad_usage("--strategy, --exclude-running and --memory-half go with -n");
 	if (o->wait_given && (!o->part.count || !o->part.exclude_running || o->pid_mode || viewer ||
