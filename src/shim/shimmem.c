@@ -362,6 +362,27 @@ static void pool_call(int cbid, void *a)
 	}
 }
 
+/* The device of stream s (cuStreamGetDevice), or -1. Not asked of a stream that captures a graph
+ * (on an H200 the question ended a PyTorch capture's allocation inside it: the allocation is the
+ * graph's, and counts on the current GPU), and asked with this thread's capture relaxed, so that
+ * another thread's capture in the global mode is not disturbed (as the bridge's calls,
+ * shimbridge.c). */
+static int stream_device(CUstream s)
+{
+	int status = 1, mode = NVT_CU_STREAM_CAPTURE_MODE_RELAXED, relaxed;
+	CUdevice dev = -1;
+
+	if (!shim_cu.stream_device || !shim_cu.stream_capturing || shim_cu.stream_capturing(s, &status) ||
+	    status)
+		return -1;
+	relaxed = shim_cu.capture_mode && shim_cu.capture_mode(&mode) == 0;
+	if (shim_cu.stream_device(s, &dev))
+		dev = -1;
+	if (relaxed)
+		shim_cu.capture_mode(&mode);
+	return dev;
+}
+
 /* The slot of the GPU that holds a stream-ordered allocation (call cbid, arguments a), and for
  * one counted on the current context's GPU that context into *ctx; -1 without.
  * cuMemAllocFromPoolAsync takes from the pool's device, which may be other than the stream's and
@@ -382,7 +403,7 @@ static int stream_ordered_slot(int cbid, void *a, const void **ctx)
 	} else {
 		CUstream s = ((NVT_MEM_ALLOC_ASYNC_ARGS *)a)->stream;
 		if (s && s != NVT_CU_STREAM_LEGACY && s != NVT_CU_STREAM_PER_THREAD &&
-		    shim_cu.stream_device && !shim_cu.stream_device(s, &dev) && dev >= 0)
+		    (dev = stream_device(s)) >= 0)
 			return shim_device_slot(dev);
 	}
 	return current_slot(ctx);
