@@ -9,6 +9,10 @@
                      that is not timed; "seconds=S loops=S1,S2,..." (S: the loops' median; only
                      the loops are timed, not Python's or CUDA's start)
   raw                cudart: cudaMalloc 1 MiB at a time through ctypes; "got=BYTES rc=RC"
+  capture            64 MiB on a side stream, then a CUDA graph captured with a 16 MiB tensor
+                     allocated inside it, replayed 10 times; then fill 256 MiB tensors:
+                     "captured=SUM side=SUM got=BYTES total=T" (run it with the cudaMallocAsync
+                     backend: its allocations go to cuMemAllocAsync on created streams)
   refill STEP_MIB FILE  fill, write "ready" to FILE.ready, wait until FILE exists (nvtaskset -p
                      --mem changes the limit meanwhile), fill again;
                      "first=BYTES second=BYTES total=T" (mem_get_info's total after the wait)
@@ -59,6 +63,29 @@ def main():
             pass
         got = sum(t.numel() for t in held)
         print(f"got={got} limit={total} free={free} total={total}")
+    elif mode == "capture":
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            a = torch.ones(64 << 20, dtype=torch.uint8, device="cuda")
+        side.synchronize()
+        x = torch.ones(1 << 20, device="cuda")
+        warm_stream = torch.cuda.Stream()
+        warm_stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(warm_stream):
+            for _ in range(3):
+                warm = (x * 2).sum()
+        torch.cuda.current_stream().wait_stream(warm_stream)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            inside = torch.empty(16 << 20, dtype=torch.uint8, device="cuda")
+            out = (x * 2 + inside[:1].float() * 0).sum()
+        for _ in range(10):
+            g.replay()
+        torch.cuda.synchronize()
+        held = []
+        got = fill(256 << 20, held)
+        print(f"captured={out.item():.0f} side={int(a.sum().item())} got={got} "
+              f"total={torch.cuda.mem_get_info()[1]} warm={warm.item():.0f}")
     elif mode == "refill":
         step, path, held = int(sys.argv[2]) << 20, sys.argv[3], []
         first = fill(step, held)
