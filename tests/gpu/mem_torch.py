@@ -82,10 +82,10 @@ def main():
         for _ in range(10):
             g.replay()
         torch.cuda.synchronize()
+        captured, side_sum = out.item(), int(a.sum().item())
         held = []
         got = fill(256 << 20, held)
-        print(f"captured={out.item():.0f} side={int(a.sum().item())} got={got} "
-              f"total={torch.cuda.mem_get_info()[1]} warm={warm.item():.0f}")
+        print(f"captured={captured:.0f} side={side_sum} got={got} total={torch.cuda.mem_get_info()[1]}")
     elif mode == "refill":
         step, path, held = int(sys.argv[2]) << 20, sys.argv[3], []
         first = fill(step, held)
