@@ -1009,9 +1009,9 @@ PY
 # terminal shown: their controls and text-direction overrides as '?', as task text is.
 t_sec_terminal_words_shown() {
 	local bad=$'x\e]0;owned\a\xe2\x80\xae' out rc args
-	for args in "-p $bad" "-c $bad true" "--dry-run -g $bad" "--mem $bad -c 0 true"; do
+	for args in "-p $bad" "--no-mps -c $bad true" "--no-mps --dry-run -g $bad" "--no-mps --mem $bad -c 0 true"; do
 		# shellcheck disable=SC2086 # the words
-		IFS=' ' run_rc out rc "$NVT" --no-mps $args
+		IFS=' ' run_rc out rc "$NVT" $args
 		eq "$rc" 1 "nvtaskset $args: $out"
 		has "$out" "?]0;owned??"
 		if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]\|\xe2\x80\xae' <<<"$out"; then
