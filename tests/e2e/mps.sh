@@ -136,10 +136,13 @@ t_mps_killed_daemon_not_running() {
 	export PATH="$FAKEBIN:$PATH"
 	ln -s "$(command -v sleep)" "$WORK/nvidia-cuda-mps-control"
 	# A parent that keeps its child unreaped until its stop file: the child, a "daemon", killed.
+	# (Its pid file and .up once the child runs the daemon's program, not the fork's python.)
 	python3 -c 'import os, signal, sys, time
 pid = os.fork()
 if pid == 0:
     os.execv(sys.argv[1], [sys.argv[1], "600"])
+while os.readlink("/proc/%d/exe" % pid) == os.readlink("/proc/self/exe"):
+    time.sleep(0.01)
 open(sys.argv[2] + "/nvidia-cuda-mps-control.pid", "w").write("%d\n" % pid)
 open(sys.argv[3] + ".up", "w").close()
 while not os.path.exists(sys.argv[3]):
