@@ -403,6 +403,19 @@ stop_loop() { # stop_loop TAG PID: stops it (poll_until 5) and checks it exited 
 	wait "$2" && rc=0 || rc=$?
 	[ "$rc" == 0 ] || die "task $2 exited $rc: $(cat "$WORK/$1.out" "$WORK/$1.err")"
 }
+# held_by PID TPCS...: the end of a start's refusal for want of free TPCs, naming the tasks that
+# hold the others (PID, TPCS in pairs, most first): "pid PID (COMMAND): TPCS, ...; --wait ...",
+# COMMAND its command line as the command shows it (the first 80 bytes; no controls here).
+held_by() {
+	local list="" c
+	while (($#)); do
+		c=$(tr '\0' ' ' <"/proc/$1/cmdline")
+		c=${c% }
+		list+="${list:+, }pid $1 (${c:0:80}): $2"
+		shift 2
+	done
+	printf ', the others held by %s; --wait waits until they free enough' "$list"
+}
 # seg_file PID: the control segment of PID (nvtaskset.h): <rundir>/nvtaskset-UID/nvtaskset.PIDNS.PID,
 # PID as its own namespace numbers it (a container's task: in its container's run directory,
 # <rundir>/containers/ID/run, where that holds it); for a process that is gone, any user's file

@@ -210,6 +210,47 @@ static int pid_order(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Most TPCs first, then by PID. */
+static int holder_order(const void *a, const void *b)
+{
+	const struct nvt_holder *x = a, *y = b;
+
+	if (x->tpcs != y->tpcs)
+		return x->tpcs > y->tpcs ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+int nvt_held_holders(const struct nvt_held_list *l, const struct nvt_tpcset *region,
+		     struct nvt_holder *out, int max)
+{
+	struct nvt_holder *all = l->n ? calloc((size_t)l->n, sizeof(*all)) : NULL;
+	int n = 0;
+
+	if (l->n && !all)
+		return -1;
+	/* A task's entries (one a file that names it) count together, each TPC once. */
+	for (int k = 0; k < l->n; k++) {
+		struct nvt_tpcset mine, in;
+		int seen = 0;
+		nvt_set_clear(&mine);
+		for (int j = 0; j < l->n; j++) {
+			if (l->pids[j] != l->pids[k])
+				continue;
+			seen |= j < k;
+			nvt_set_or(&mine, &mine, &l->v[j].tpcs);
+		}
+		nvt_set_and(&in, &mine, region);
+		if (!seen && nvt_set_count(&in))
+			all[n++] = (struct nvt_holder){l->pids[k], nvt_set_count(&in)};
+	}
+	if (n)
+		qsort(all, (size_t)n, sizeof(*all), holder_order);
+	for (int k = 0; k < n && k < max; k++)
+		out[k] = all[k];
+	free(all);
+	return n;
+}
+
 /* The index in set (sorted, n) of the top of set[i]'s tree: its farthest ancestor in set
  * (up: each one's nearest, nvt_links_nearest), or i. */
 static size_t tree_top(const pid_t *set, const pid_t *up, size_t n, size_t i)

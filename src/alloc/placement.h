@@ -68,6 +68,18 @@ void nvt_held_union(const struct nvt_held_list *l, struct nvt_tpcset *out);
 /* Frees the n lists' entries (the lists themselves are the caller's). */
 void nvt_held_free(struct nvt_held_list *lists, int n);
 
+/* A task that holds TPCs on a GPU, and how many of those in question. */
+struct nvt_holder {
+	pid_t pid;     /* as the caller's /proc numbers it */
+	unsigned tpcs; /* the TPCs of the region it holds (claims too) */
+};
+/*
+ * The tasks of l that hold TPCs of region, each once (its entries' TPCs together), most TPCs
+ * first, then by PID: the first max into out. Returns how many there are, all of them.
+ */
+int nvt_held_holders(const struct nvt_held_list *l, const struct nvt_tpcset *region,
+		     struct nvt_holder *out, int max);
+
 /* ---- What to place ---- */
 
 /* Memory halves (core/membw.h): 0, 1, NVT_HALF_UNKNOWN (auto), or this: none asked. */

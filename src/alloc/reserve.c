@@ -257,6 +257,7 @@ struct claim_run {
 	const uint8_t *uuids[NVT_MAX_GPUS];
 	struct nvt_held_list found[NVT_MAX_GPUS];
 	int claimed[NVT_MAX_GPUS];
+	struct nvt_reserve_holders *holders; /* NULL: not asked */
 };
 
 /* --mem-exclusive, once GPU i's TPCs are settled (*step NVT_STEP_CONFIRM): the memory
@@ -295,6 +296,18 @@ static void full_why(const struct claim_run *r, int i, const char *what, const c
 		 free_units, unit, free_units == 1 ? "is" : "are",
 		 req->near.mode == NVT_NEAR_ONLY ? " in the memory half asked for" : "");
 	nvt_placement_whole_gpu_why(whole < 0 ? 0 : r->found[i].pids[whole], why, len);
+	if (r->holders) {
+		struct nvt_tpcset region;
+		if (req->near.mode == NVT_NEAR_ONLY)
+			region = req->near.tpcs;
+		else
+			nvt_topo_all(&req->topo, &region);
+		r->holders->gpu = i;
+		r->holders->n = nvt_held_holders(&r->found[i], &region, r->holders->task,
+						 NVT_RESERVE_HOLDERS_MAX);
+		if (r->holders->n < 0)
+			r->holders->n = 0; /* (no memory: the message names none) */
+	}
 }
 
 /*
@@ -393,8 +406,8 @@ static int claim_end(struct claim_run *r, int rc, char *why, size_t len)
  * fails. Returns enum nvt_reserve_rc.
  */
 static int claim_rounds(const char *base, const struct nvt_claimer *me, const struct nvt_claim_gpu *req,
-			int n, int timeout_ms, struct claim_target *t, struct nvt_slot_view *out, char *why,
-			size_t len)
+			int n, int timeout_ms, struct claim_target *t, struct nvt_slot_view *out,
+			struct nvt_reserve_holders *holders, char *why, size_t len)
 {
 	struct claim_run r;
 	long long start = nvt_clock_ms(), deadline, end;
@@ -402,7 +415,11 @@ static int claim_rounds(const char *base, const struct nvt_claimer *me, const st
 	unsigned seed;
 
 	memset(&r, 0, sizeof(r));
-	r.me = me, r.req = req, r.n = n, r.t = t, r.out = out;
+	r.me = me, r.req = req, r.n = n, r.t = t, r.out = out, r.holders = holders;
+	if (holders) {
+		holders->gpu = -1;
+		holders->n = 0;
+	}
 	for (int i = 0; i < n; i++)
 		r.uuids[i] = req[i].uuid;
 	r.timeout_ms = timeout_ms = timeout_ms < 0 ? 0 : timeout_ms;
@@ -468,7 +485,8 @@ int nvt_reserve_mem_look(const char *base, const struct nvt_claim_gpu *req, int 
 }
 
 int nvt_reserve_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
-		      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len)
+		      struct nvt_slot_view *out, struct nvt_seg_own *own,
+		      struct nvt_reserve_holders *holders, char *why, size_t len)
 {
 	static struct nvt_slot_view idle[NVT_MAX_GPUS];
 	const uint8_t *uuids[NVT_MAX_GPUS];
@@ -499,7 +517,7 @@ int nvt_reserve_claim(const char *base, const struct nvt_claim_gpu *req, int n, 
 		out[i] = idle[i];
 		write_own(&t, i, &out[i], why, len);
 	}
-	rc = claim_rounds(base, &me, req, n, timeout_ms, &t, out, why, len);
+	rc = claim_rounds(base, &me, req, n, timeout_ms, &t, out, holders, why, len);
 	if (rc != NVT_RESERVE_OK) {
 		nvt_seg_remove(own);
 		munmap(own->seg, sizeof(*own->seg));
@@ -535,5 +553,5 @@ int nvt_reserve_move(const char *base, struct nvt_seg_handle *h, const struct nv
 		t.slot[i] = nvt_seg_find_slot(h, req[i].uuid);
 		out[i] = prev[i];
 	}
-	return claim_rounds(base, &me, req, n, timeout_ms, &t, out, why, len);
+	return claim_rounds(base, &me, req, n, timeout_ms, &t, out, NULL, why, len);
 }

@@ -33,6 +33,7 @@
 #include "core/segment.h"
 #include "core/topo.h"
 #include "core/claim.h"
+#include "alloc/placement.h"
 
 /* What to pick on one GPU. */
 struct nvt_claim_gpu {
@@ -73,6 +74,15 @@ enum nvt_reserve_rc {
 int nvt_reserve_prepare(const char *base, const struct nvt_slot_view *views, int n,
 			struct nvt_seg_own *own, char *why, size_t len);
 
+/* Who holds the TPCs of the GPU a claim found too full (NVT_RESERVE_FULL for want of TPCs),
+ * as its last scan found them (nvt_held_holders: in the memory half asked for, where one is). */
+#define NVT_RESERVE_HOLDERS_MAX 8
+struct nvt_reserve_holders {
+	int gpu;   /* req's index of that GPU; -1: no GPU was short of TPCs (n is 0) */
+	int n;     /* how many tasks hold its TPCs, all of them */
+	struct nvt_holder task[NVT_RESERVE_HOLDERS_MAX]; /* the first n, most TPCs first */
+};
+
 /*
  * Picks req[i].count TPCs on each GPU req[i] (n GPUs) that no live task
  * holds, every user's, race-free against other callers on this node, and
@@ -84,10 +94,11 @@ int nvt_reserve_prepare(const char *base, const struct nvt_slot_view *views, int
  * Returns enum nvt_reserve_rc. On failure the segment is withdrawn and
  * removed, and own->seg is NULL; with NVT_RESERVE_FULL, why says how many
  * TPCs (or whole GPCs) are free (naming the GPU by UUID when several are
- * claimed).
+ * claimed), and holders (unless NULL) which tasks hold the others.
  */
 int nvt_reserve_claim(const char *base, const struct nvt_claim_gpu *req, int n, int timeout_ms,
-		      struct nvt_slot_view *out, struct nvt_seg_own *own, char *why, size_t len);
+		      struct nvt_slot_view *out, struct nvt_seg_own *own,
+		      struct nvt_reserve_holders *holders, char *why, size_t len);
 
 /*
  * --mem-exclusive's rule from one look, as --dry-run tells it: whether the

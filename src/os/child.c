@@ -527,6 +527,55 @@ int nvt_proc_env_bounded(pid_t pid, const char *name, char *buf, size_t len, int
 	return strlen(f.text) < len ? 0 : -1;
 }
 
+struct command_found {
+	ssize_t n;
+	char text[NVT_PROC_COMMAND_BOUNDED_MAX];
+};
+
+/* In a child: nvt_proc_cmdline of ctx (a pid_t) into result (struct command_found). */
+static void command_in_child(void *ctx, size_t i, void *result)
+{
+	struct command_found *f = result;
+
+	(void)i;
+	f->n = nvt_proc_cmdline(*(const pid_t *)ctx, f->text, sizeof(f->text));
+}
+
+int nvt_proc_command_bounded(pid_t pid, char *buf, size_t len, int timeout_ms)
+{
+	struct command_found f = {.n = -1};
+	unsigned char done = 0;
+	pid_t left = 0;
+	/* A batch of one call, as nvt_proc_env_bounded's. */
+	struct nvt_child_batch one = {.fn = command_in_child, .ctx = &pid, .n = 1,
+				      .result_size = sizeof(f), .results = &f, .stall_ms = timeout_ms,
+				      .max_stalls = 1, .budget_ms = timeout_ms, .done = &done,
+				      .left = &left};
+	ssize_t n;
+
+	if (!len)
+		return -1;
+	if (timeout_ms > 0 && nvt_child_batch(&one) == 1 && f.n > 0) {
+		n = f.n < (ssize_t)sizeof(f.text) ? f.n : (ssize_t)sizeof(f.text);
+		n = n < (ssize_t)len ? n : (ssize_t)len - 1;
+		memcpy(buf, f.text, (size_t)n);
+		while (n && buf[n - 1] == '\0')
+			n--;
+		for (ssize_t k = 0; k < n; k++)
+			if (buf[k] == '\0')
+				buf[k] = ' ';
+		buf[n] = '\0';
+		if (n)
+			return 0;
+	}
+	n = nvt_proc_comm(pid, buf, len);
+	if (n <= 0)
+		return -1;
+	buf[n < (ssize_t)len ? n : (ssize_t)len - 1] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
 /* ---- A process's maps, read in a child (nvt_proc_maps_bounded) ---------------------------- */
 
 int nvt_stalled_seen(struct nvt_stalled *m, pid_t pid, uint64_t start_time, int remember)

@@ -133,6 +133,14 @@ int nvt_child_left_alive(pid_t pid);
 #define NVT_PROC_ENV_BOUNDED_MAX 256
 int nvt_proc_env_bounded(pid_t pid, const char *name, char *buf, size_t len, int timeout_ms);
 
+/* pid's command line, its words joined by spaces, read as nvt_proc_env_bounded reads its
+ * environment (a child killed after timeout_ms, and left), at most NVT_PROC_COMMAND_BOUNDED_MAX
+ * bytes of it; where that read fails or stalls, its name as /proc/PID/comm gives it (the
+ * kernel's copy, which reading never waits for). Returns 0, or -1 where neither is known (it
+ * is gone). */
+#define NVT_PROC_COMMAND_BOUNDED_MAX 256
+int nvt_proc_command_bounded(pid_t pid, char *buf, size_t len, int timeout_ms);
+
 /*
  * os/proc.h's nvt_proc_maps made in a child (nvt_child_batch's: each runs there), which is
  * killed and left where the read stalls (NVT_PROC_MAPS_STALL_MS without progress while it

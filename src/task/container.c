@@ -151,7 +151,7 @@ static int claim(const char *base, const struct nvt_task_container *c, struct nv
 			req[i].prio = *c->prio;
 		req[i].mem_limit = nvt_memlimit_env_on(&c->mem, c->parts[i].uuid);
 	}
-	rc = nvt_reserve_claim(base, req, c->n_parts, c->timeout_ms, out, own, why, len);
+	rc = nvt_reserve_claim(base, req, c->n_parts, c->timeout_ms, out, own, NULL, why, len);
 	if (rc == NVT_RESERVE_ERROR) {
 		char inner[512];
 		snprintf(inner, sizeof(inner), "%s", why);

@@ -34,7 +34,7 @@ t_pick_one_free() {
 	wait_file "$WORK/one.state" "0-64"
 	run_rc out rc "$NVT" --no-mps -n 2 --exclude-running "$APP" launch 1
 	eq "$rc" 1
-	eq "$out" "nvtaskset: cannot pick 2 TPCs: only 1 is free of other tasks"
+	eq "$out" "nvtaskset: cannot pick 2 TPCs: only 1 is free of other tasks$(held_by "$PID" 65)"
 	stop_loop one "$PID"
 }
 t_pid_gpc_list_shows_gpcs() {

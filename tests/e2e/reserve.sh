@@ -76,7 +76,7 @@ t_reserve_killed_task_freed() {
 	wait_for 10 test -s "$WORK/rk.state"
 	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
 	eq "$rc" 1 "exit status with 2 TPCs free"
-	eq "$out" "nvtaskset: cannot pick 4 TPCs: only 2 are free of other tasks"
+	eq "$out" "nvtaskset: cannot pick 4 TPCs: only 2 are free of other tasks$(held_by "$first" 64)"
 	kill -KILL "$first"
 	wait "$first" 2>/dev/null || true
 	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running "$APP" launch 1
@@ -279,7 +279,7 @@ t_reserve_segment_before_exec() {
 	run_rc out rc "$NVT" --no-mps -n 2 --exclude-running --dry-run
 	eq "$out" "GPU 0 ($(fake_uuid)): TPCs 0,8"
 	run_rc out rc "$NVT" --no-mps -n 63 --exclude-running "$APP" launch 1
-	eq "$out" "nvtaskset: cannot pick 63 TPCs: only 62 are free of other tasks"
+	eq "$out" "nvtaskset: cannot pick 63 TPCs: only 62 are free of other tasks$(held_by "$pid" 4)"
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 	for args in "-c 0-3" "-n 2 --exclude-running"; do
@@ -318,7 +318,7 @@ t_reserve_multigpu() {
 	has "$out" "tpcs=0,8,16,24|62-65 hung=0"
 	run_rc out rc "$NVT" --no-mps -n 63 --exclude-running "$APP" launch 1
 	eq "$rc" 1
-	eq "$out" "nvtaskset: cannot pick 63 TPCs on $(fake_uuid 1): only 62 are free of other tasks"
+	eq "$out" "nvtaskset: cannot pick 63 TPCs on $(fake_uuid 1): only 62 are free of other tasks$(held_by "$a" 4)"
 	stop_loop rm "$a"
 }
 t_reserve_claim_timeout_values() {

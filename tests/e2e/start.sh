@@ -180,7 +180,7 @@ t_reserve_beside_whole_gpu_priority() {
 	local hint="(pid $low holds every TPC with a priority, as --priority without a partition does: give it fewer first, e.g. nvtaskset -p -g GPCS $low)"
 	run_rc out rc "$NVT" --no-mps -n 8 --exclude-running "$APP" launch 1
 	eq "$rc" 1 "$out"
-	eq "$out" "nvtaskset: cannot pick 8 TPCs: only 0 are free of other tasks $hint"
+	eq "$out" "nvtaskset: cannot pick 8 TPCs: only 0 are free of other tasks $hint$(held_by "$low" 66)"
 	run_rc out rc "$NVT" --no-mps -n 8 --exclude-running --dry-run
 	eq "$rc" 1 "$out"
 	eq "$out" "nvtaskset: cannot pick 8 TPCs: only 0 are free of other tasks $hint"

@@ -81,7 +81,7 @@ t_pick_count() {
 	wait_file "$WORK/ex2.state" "2,10,18,26,33,40,47,54"
 	run_rc out rc "$NVT" --no-mps -n 60 --exclude-running "$APP" launch 1
 	eq "$rc" 1
-	eq "$out" "nvtaskset: cannot pick 60 TPCs: only 50 are free of other tasks"
+	eq "$out" "nvtaskset: cannot pick 60 TPCs: only 50 are free of other tasks$(held_by "$first" 8 "$PID" 8)"
 	# -p -n moves a task, leaving its own TPCs in the pool.
 	run_rc out rc "$NVT" -p -n 4 --exclude-running -c "$first" 2>&1 || true
 	has "$out" "-c, -g and -n exclude each other"

@@ -19,6 +19,8 @@
 #include "core/outbuf.h"
 #include "core/text.h"
 #include "os/proc.h"
+#include "os/child.h"
+#include "alloc/placement.h"
 
 static int json_errors;
 /* -a's document, {"version":N,"tasks":[...]}, while it is made (NULL before and after). */
@@ -157,6 +159,30 @@ void terminal_text(const char *s, char *out, size_t len)
 		p += c, n -= c;
 	}
 	out[at] = '\0';
+}
+
+/* How long a holder's command line may take to read (os/child.h: its user can stall it), and
+ * the bytes of it shown (three fit an error's line). */
+#define HOLDER_READ_MS 500
+#define HOLDER_COMMAND_SHOWN 80
+
+void holders_text(const struct nvt_holder *h, int n, int stored, char *buf, size_t len)
+{
+	size_t used = 0;
+	int named = 0;
+
+	buf[0] = '\0';
+	for (; named < n && named < stored && named < HOLDERS_NAMED && used < len; named++) {
+		char command[NVT_PROC_COMMAND_BOUNDED_MAX], shown[HOLDER_COMMAND_SHOWN + 1];
+		if (nvt_proc_command_bounded(h[named].pid, command, sizeof(command), HOLDER_READ_MS))
+			snprintf(command, sizeof(command), "?"); /* gone since */
+		terminal_text(command, shown, sizeof(shown));
+		used += (size_t)snprintf(buf + used, len - used, "%spid %ld (%s): %u", named ? ", " : "",
+					 (long)h[named].pid, shown, h[named].tpcs);
+	}
+	if (n > named && used < len)
+		snprintf(buf + used, len - used, " and %d more task%s", n - named,
+			 n - named == 1 ? "" : "s");
 }
 
 /* Fills list and mask texts of set. */

@@ -70,5 +70,11 @@ void json_tasks_end(const char *error);
 void terminal_text(const char *s, char *out, size_t len);
 /* Fills list and mask texts of set. */
 void describe(const struct nvt_tpcset *set, char *list, char *mask);
+/* The tasks that hold TPCs a claim wanted (n of them, the first stored of them in h), as a
+ * list: "pid 4242 (python train.py): 60, pid 4250 (app): 4 and 2 more tasks", the first
+ * HOLDERS_NAMED named by their command lines as the terminal may show them. */
+#define HOLDERS_NAMED 3
+struct nvt_holder;
+void holders_text(const struct nvt_holder *h, int n, int stored, char *buf, size_t len);
 
 #endif /* NVT_CLI_OUTPUT_H */

@@ -289,15 +289,16 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		  struct nvt_seg_own *own)
 {
 	static struct nvt_claim_gpu req[NVT_MAX_GPUS];
+	struct nvt_reserve_holders holders;
 	uint64_t since_ms = 0;
-	char why[512];
+	char why[512], held[512];
 	int rc;
 
 	claim_requests(o, parts, n, req);
 	for (int i = 0; i < n; i++)
 		if (req[i].count && near_of(&o->part, &parts[i], NULL, &req[i].near, why, sizeof(why)))
 			cli_errx("%s", why);
-	while ((rc = nvt_reserve_claim(nvt_rundir(), req, n, timeout_ms, parts, own, why,
+	while ((rc = nvt_reserve_claim(nvt_rundir(), req, n, timeout_ms, parts, own, &holders, why,
 				       sizeof(why))) == NVT_RESERVE_FULL &&
 	       o->wait_given) {
 		if (!since_ms) {
@@ -314,6 +315,11 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		warnx("the TPCs are free after %.0f s of waiting", ((uint64_t)nvt_clock_ms() - since_ms) / 1000.0);
 	if (rc == NVT_RESERVE_ERROR)
 		cli_errx("cannot reserve TPCs for the task: %s", why);
+	/* Short of TPCs: who holds them, and that a start can wait for them (not for memory). */
+	if (rc == NVT_RESERVE_FULL && holders.n > 0) {
+		holders_text(holders.task, holders.n, NVT_RESERVE_HOLDERS_MAX, held, sizeof(held));
+		cli_errx("%s, the others held by %s; --wait waits until they free enough", why, held);
+	}
 	if (rc)
 		cli_errx("%s", why);
 }

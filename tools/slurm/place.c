@@ -196,7 +196,7 @@ static int try_gpu(const struct nvt_place_req *req, unsigned count,
 	} else {
 		c.count = count;
 	}
-	return nvt_reserve_claim(req->base, &c, 1, CLAIM_TIMEOUT_MS, &out->part, &out->own, why, len);
+	return nvt_reserve_claim(req->base, &c, 1, CLAIM_TIMEOUT_MS, &out->part, &out->own, NULL, why, len);
 }
 
 /* Claims TPCs on one of the candidate GPUs, waiting up to req->wait_ms for them. */
