@@ -149,9 +149,17 @@ t_mem_pid_none_and_json() {
 	mem_start_waiting app --mem 64M -c 0-3 "$MEMAPP" alloc:48M
 	run_rc out rc "$NVT" -p --json "$PID"
 	has "$out" '"memory_bytes":'$((48 * MIB))',"memory_limit_bytes":'$((64 * MIB))'}'
+	# A change says the limit before it, as it says the partition before it.
+	run_rc out rc "$NVT" -p --json --mem 128M "$PID"
+	eq "$rc" 0 "$out"
+	has "$out" '"memory_limit_bytes":'$((128 * MIB))',"previous_memory_limit_bytes":'$((64 * MIB))'}'
 	run_rc out rc "$NVT" -p --json --mem none "$PID"
 	eq "$rc" 0 "$out"
-	has "$out" '"memory_limit_bytes":null}'
+	has "$out" '"memory_limit_bytes":null,"previous_memory_limit_bytes":'$((128 * MIB))'}'
+	# A partition change keeps the limit: before and after alike.
+	run_rc out rc "$NVT" -p --json -c 0-1 "$PID"
+	eq "$rc" 0 "$out"
+	has "$out" '"memory_limit_bytes":null,"previous_memory_limit_bytes":null}'
 	mem_resume app
 	has "$(cat "$WORK/app.out")" "alloc rc=0
 info rc=0 free=$((80 * 1024 * MIB - 80 * MIB)) total=$((80 * 1024 * MIB))"

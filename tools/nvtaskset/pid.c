@@ -407,6 +407,9 @@ static void print_change(const struct options *o, pid_t pid, const struct nvt_ta
 			json_priority(gpu, &c->now[i]);
 			jsonout_add_uint(gpu, "graph_kernels_stale", c->status[i].graph_stale);
 			json_memory(gpu, &c->now[i], &c->status[i]);
+			/* As "previous" is the partition before the change (no slot: none). */
+			jsonout_add_uint_or_null(gpu, "previous_memory_limit_bytes",
+						 c->had[i] ? c->before[i].mem_limit : 0);
 		}
 		json_task_done(top, task);
 		return;
