@@ -24,3 +24,32 @@ pid $h1 (${c1:0:80}): 60, pid $h2 (${c2:0:80}): 4; --wait waits until they free 
 	stop_loop h2 "$h2"
 	stop_loop h1 "$h1"
 }
+
+# -p on a start that waits (--wait) for free TPCs: the process is nvtaskset itself, with no
+# partition until its command runs; -p refuses, saying so, and changes nothing.
+t_wait_pid_says_waiting() {
+	local h w verb
+	start_loop h "$NVT" --no-mps -c 0-63 "$APP"
+	h=$PID
+	wait_file "$WORK/h.state" "0-63"
+	start_loop w "$NVT" --no-mps -n 4 --exclude-running --wait "$APP"
+	w=$PID
+	wait_for 10 grep -q "waiting for a task to free them (--wait)" "$WORK/w.err"
+	for args in "" "-c 0-3"; do
+		verb="get"
+		[ -z "$args" ] || verb="set"
+		# shellcheck disable=SC2086
+		run_rc out rc "$NVT" -p $args "$w"
+		eq "$rc" 1 "-p $args on a waiting start: $out"
+		has "$out" "nvtaskset: failed to $verb pid $w's partition: it is \
+nvtaskset itself, not yet a task it started: a start holds no \
+partition until its command runs as this PID (one started with --wait waits so for free TPCs); \
+-p shows and changes it then"
+	done
+	[ ! -s "$WORK/w.state" ] || die "it launched on a full GPU: $(cat "$WORK/w.state")"
+	stop_loop h "$h"
+	wait_for 20 test -s "$WORK/w.state"
+	run_rc out rc "$NVT" -p -c "$w"
+	eq "$rc" 0 "-p once it runs: $out"
+	stop_loop w "$w"
+}

@@ -652,6 +652,15 @@ static const char *not_a_task(pid_t pid, char *buf, size_t len)
 			 ", which is not running under nvtaskset either");
 		return buf;
 	}
+	/* A start of this command's program that has not exec'd its command yet: one that waits
+	 * for free TPCs (--wait) stays so for as long as it waits, and holds no segment meanwhile
+	 * (docs/usage.md, "Picking free TPCs"). */
+	if (nvt_proc_shares(pid, "exe") == 1) {
+		snprintf(buf, len, "it is nvtaskset itself, not yet a task it started: a start holds "
+			 "no partition until its command runs as this PID (one started with --wait "
+			 "waits so for free TPCs); -p shows and changes it then");
+		return buf;
+	}
 	/* The wrapper beside this command's shim (the build tree's in make try), else LIBDIR's. */
 	if (find_lib_file("wrapper/libcuda.so.1", wrapper, sizeof(wrapper)) == 0)
 		*strrchr(wrapper, '/') = '\0';
