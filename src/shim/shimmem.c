@@ -66,6 +66,9 @@
 #define MAX_CREATED 64 /* contexts of cuCtxCreate remembered (the rest count as primary) */
 #define PENDING 4      /* nested calls on one thread */
 #define MAX_POOLS 64   /* pools remembered at once (the rest count on the current context's GPU) */
+/* A handle's references past counting: it stays counted for the process's life, never given
+ * back before its memory (4 billion retains; a count that wrapped would give it back early). */
+#define REFS_STUCK UINT32_MAX
 
 enum kind { K_PTR = 1, K_HANDLE = 2, K_ARRAY = 3 };
 
@@ -76,7 +79,7 @@ struct alloc {
 	const void *ctx;
 	uint8_t kind;
 	uint8_t slot;
-	uint16_t refs; /* cuMemCreate's handle: its references */
+	uint32_t refs; /* cuMemCreate's handle: its references (REFS_STUCK: past counting) */
 };
 
 /* A call between its entry and its return, on this thread. */
@@ -217,7 +220,8 @@ static int take_out(uint64_t key, uint8_t kind, struct alloc *out)
 	if (key && (e = find(key, kind))) {
 		*out = *e;
 		if (kind == K_HANDLE && e->refs > 1) {
-			e->refs--;       /* a retained handle: not freed yet */
+			if (e->refs != REFS_STUCK)
+				e->refs--; /* a retained handle: not freed yet */
 			out->bytes = 0;
 		} else {
 			erase(e);
@@ -233,8 +237,10 @@ static void put_back(const struct alloc *a)
 	struct alloc *e;
 
 	pthread_mutex_lock(&mem.lock);
-	if (a->bytes == 0 && (e = find(a->key, a->kind)))
-		e->refs++;
+	if (a->bytes == 0 && (e = find(a->key, a->kind))) {
+		if (e->refs != REFS_STUCK)
+			e->refs++;
+	}
 	else if (insert(a) && shim_first_time(WARN_MEM))
 		shim_warn("pid %ld: out of memory to follow GPU allocations; their frees are not "
 			  "counted", (long)getpid());
@@ -638,7 +644,7 @@ static void retained(const NVT_MEM_RETAIN_ARGS *a)
 	struct alloc *e;
 
 	pthread_mutex_lock(&mem.lock);
-	if (a->handle && (e = find(*a->handle, K_HANDLE)) && e->refs < UINT16_MAX)
+	if (a->handle && (e = find(*a->handle, K_HANDLE)) && e->refs != REFS_STUCK)
 		e->refs++;
 	pthread_mutex_unlock(&mem.lock);
 }

@@ -59,6 +59,22 @@ info rc=0 free=$((8 * MIB)) total=$((64 * MIB))" "$kind"
 	done
 }
 
+# A cuMemCreate handle retained (cuMemRetainAllocationHandle, through its mapping) more often than
+# 16 bits count stays counted until its last release: 65536 retains and as many releases leave
+# the handle cuMemCreate gave, and its 48M; its own release (with the mapping gone) gives them back.
+t_mem_handle_retained_many_times() {
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" create:48M vmap vretain:65536 \
+		vrelease:65536 info vrelease:1 vunmap info
+	eq "$out" "create rc=0
+vmap rc=0
+vretain rc=0 done=65536
+vrelease rc=0 done=65536
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))
+vrelease rc=0 done=1
+vunmap rc=0
+info rc=0 free=$((64 * MIB)) total=$((64 * MIB))"
+}
+
 # The primary context's last release destroys it as its reset does (cuda.h; on an H100:
 # tests/gpu/memdriver.sh): what was allocated in it is freed, not cuMemCreate's memory; the same
 # by the call's old name. A release that is not the last (retained twice) frees nothing.

@@ -72,7 +72,8 @@ static struct {
 		const void *ctx; /* the context it lives in, freed with it; NULL: none (FREE_KINDS) */
 		void *pages;     /* real pages (munmap at free), or NULL */
 		unsigned handle_types; /* A_HANDLE: the shareable handles cuMemCreate was asked for */
-		int refs;        /* A_HANDLE: its handle and this process's imports of it */
+		int refs;        /* A_HANDLE: its handle, this process's imports and mappings of it */
+		int handle_refs; /* A_HANDLE: its handle's references (cuMemRetainAllocationHandle adds one) */
 		int released;    /* A_HANDLE: its handle released, an import or descriptor keeps it */
 		dev_t share_dev; /* A_HANDLE: its shareable descriptors' file (0: never exported) */
 		ino_t share_ino;
@@ -127,6 +128,7 @@ static int take(int dev, uint64_t bytes, int kind, uint64_t *key)
 	mem.a[free_entry].ctx = FREE_KINDS & (1u << kind) ? NULL : fake_current_context();
 	mem.a[free_entry].pages = pages;
 	mem.a[free_entry].refs = 1;
+	mem.a[free_entry].handle_refs = 1;
 	if (!(NO_MEMORY_KINDS & (1u << kind)))
 		mem.used[dev] += bytes;
 	return 0;
@@ -195,7 +197,8 @@ static void reclaim(void)
 }
 
 /* Frees the allocation of key (of one of the kinds, a bitmask of 1 << kind): cuMemCreate's once
- * its handle and every import of it in this process are released. Under mem.lock. */
+ * its handle (as often as it was retained), every import of it in this process and every
+ * mapping of it are released. Under mem.lock. */
 static int give(uint64_t key, unsigned kinds)
 {
 	int i = entry_of(key, kinds);
@@ -204,6 +207,8 @@ static int give(uint64_t key, unsigned kinds)
 	if (i < 0)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
 	if (mem.a[i].kind == A_HANDLE) {
+		if (--mem.a[i].handle_refs > 0)
+			return 0;
 		mem.a[i].released = 1;
 		unref(i);
 	} else if (mem.a[i].kind == A_IMPORT && mem.a[i].of) {
@@ -503,6 +508,125 @@ API int cuMemRelease(uint64_t handle)
 {
 	NVT_MEM_RELEASE_ARGS a = {handle};
 	CALL(NVT_CBID_cuMemRelease, a, give(a.handle, 1u << A_HANDLE | 1u << A_IMPORT));
+}
+
+/* The virtual memory API's mappings (cuMemAddressReserve, cuMemMap, cuMemUnmap, cuMemAddressFree),
+ * as far as cuMemRetainAllocationHandle needs them: a mapping holds a reference to its allocation
+ * (cuda.h's cuMemRelease: "freed when all outstanding mappings to the memory are unmapped and when
+ * all outstanding references to the handle ... are also released"), and a retain through it gives
+ * the handle it maps, one more release to give. A reservation is an address range only (not
+ * checked by cuMemMap). The shim follows none of these but the retain, so they fire no callbacks. */
+#define MAX_MAPS 64
+static struct {
+	uint64_t va, size, handle; /* handle 0: an empty entry */
+} maps[MAX_MAPS];
+
+/* cuMemCreate's allocation of handle, released or not (a mapping may keep it), or -1. */
+static int mapped_entry(uint64_t handle)
+{
+	for (int i = 0; handle && i < MAX_ALLOCS; i++)
+		if (mem.a[i].key == handle && mem.a[i].kind == A_HANDLE)
+			return i;
+	return -1;
+}
+
+API int cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+			    unsigned long long flags)
+{
+	(void)alignment, (void)addr, (void)flags;
+	if (!ptr || !size || size % GRANULARITY)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&mem.lock);
+	*ptr = mem.next_address;
+	mem.next_address += size;
+	pthread_mutex_unlock(&mem.lock);
+	return 0;
+}
+
+API int cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+	return ptr && size ? 0 : NVT_CUDA_ERROR_INVALID_VALUE;
+}
+
+static int map(CUdeviceptr ptr, size_t size, size_t offset, uint64_t handle)
+{
+	int i = entry_of(handle, 1u << A_HANDLE), m;
+
+	if (!ptr || i < 0 || !size || offset + size > mem.a[i].bytes)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	for (m = 0; m < MAX_MAPS && maps[m].handle; m++)
+		continue;
+	if (m == MAX_MAPS)
+		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
+	maps[m].va = ptr, maps[m].size = size, maps[m].handle = handle;
+	mem.a[i].refs++;
+	return 0;
+}
+
+API int cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, uint64_t handle, unsigned long long flags)
+{
+	int rc;
+
+	(void)flags;
+	pthread_mutex_lock(&mem.lock);
+	rc = map(ptr, size, offset, handle);
+	pthread_mutex_unlock(&mem.lock);
+	return rc;
+}
+
+static int unmap(CUdeviceptr ptr, size_t size)
+{
+	int found = 0;
+
+	for (int m = 0; m < MAX_MAPS; m++) {
+		int i;
+		if (!maps[m].handle || maps[m].va < ptr || maps[m].va + maps[m].size > ptr + size)
+			continue;
+		if ((i = mapped_entry(maps[m].handle)) >= 0)
+			unref(i);
+		maps[m].handle = 0;
+		found = 1;
+	}
+	return found ? 0 : NVT_CUDA_ERROR_INVALID_VALUE;
+}
+
+API int cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+	int rc;
+
+	pthread_mutex_lock(&mem.lock);
+	rc = unmap(ptr, size);
+	pthread_mutex_unlock(&mem.lock);
+	return rc;
+}
+
+/* The handle that maps addr, one reference more; a handle released while mapped is given again. */
+static int retain(NVT_MEM_RETAIN_ARGS *a)
+{
+	uint64_t at = (uint64_t)(uintptr_t)a->addr;
+	int i;
+
+	for (int m = 0; a->handle && m < MAX_MAPS; m++) {
+		if (!maps[m].handle || at < maps[m].va || at >= maps[m].va + maps[m].size ||
+		    (i = mapped_entry(maps[m].handle)) < 0)
+			continue;
+		if (mem.a[i].released) {
+			mem.a[i].released = 0;
+			mem.a[i].handle_refs = 1;
+			mem.a[i].refs++;
+		} else {
+			mem.a[i].handle_refs++;
+		}
+		*a->handle = maps[m].handle;
+		return 0;
+	}
+	return NVT_CUDA_ERROR_INVALID_VALUE;
+}
+
+API int cuMemRetainAllocationHandle(uint64_t *handle, void *addr)
+{
+	NVT_MEM_RETAIN_ARGS a = {handle, addr};
+	CALL(NVT_CBID_cuMemRetainAllocationHandle, a, retain(&a));
 }
 
 /* Shareable handles, POSIX file descriptors alone: an export needs the type among those

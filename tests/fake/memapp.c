@@ -36,6 +36,11 @@
  *               release is the last, and destroys the context)
  *   release1    the same by the call's old name (cuGetProcAddress at CUDA 10.0, or the export)
  *   retain      cuDevicePrimaryCtxRetain of device 0, made current: "retain rc=N"
+ *   vmap        reserve an address range for the last create:B and map it there
+ *               (cuMemAddressReserve, cuMemMap): "vmap rc=N"
+ *   vretain:N   N times cuMemRetainAllocationHandle of that address: "vretain rc=R done=D"
+ *   vrelease:N  N times cuMemRelease of the handle vmap mapped: "vrelease rc=R done=D"
+ *   vunmap      cuMemUnmap and cuMemAddressFree of vmap's range: "vunmap rc=N"
  *   export:FILE write the last allocation's IPC handle to FILE
  *   import:FILE open the IPC handle in FILE (cuIpcOpenMemHandle)
  *   shexport:FILE  export the last allocation (a create:B, made with POSIX file descriptors
@@ -94,6 +99,11 @@ typedef struct {
 	X(cuMemAllocFromPoolAsync, (CUdeviceptr *, size_t, void *, void *))        \
 	X(cuMemCreate, (uint64_t *, size_t, const NVT_MEM_ALLOC_PROP *, unsigned long long)) \
 	X(cuMemRelease, (uint64_t))                                                \
+	X(cuMemAddressReserve, (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long)) \
+	X(cuMemAddressFree, (CUdeviceptr, size_t))                                 \
+	X(cuMemMap, (CUdeviceptr, size_t, size_t, uint64_t, unsigned long long))   \
+	X(cuMemUnmap, (CUdeviceptr, size_t))                                       \
+	X(cuMemRetainAllocationHandle, (uint64_t *, void *))                       \
 	X(cuArrayCreate, (void **, const NVT_ARRAY_DESCRIPTOR *))                  \
 	X(cuArray3DCreate, (void **, const NVT_ARRAY3D_DESCRIPTOR *))              \
 	X(cuArrayDestroy, (void *))                                                \
@@ -145,6 +155,10 @@ static int pool_create(int dev)
 
 	return p_cuMemPoolCreate(&the_pool, props);
 }
+
+/* The last create:B's handle and size, and where vmap mapped it (0: nowhere). */
+static uint64_t vm_handle, vm_size;
+static CUdeviceptr vm_at;
 
 /* What each allocation was taken by, to free it by its own call. */
 static struct {
@@ -270,6 +284,8 @@ static int take(const char *kind, const char *args)
 		uint64_t h = 0;
 		rc = p_cuMemCreate(&h, size_of(args), &prop, 0);
 		p = h;
+		if (rc == 0)
+			vm_handle = h, vm_size = size_of(args);
 	} else if (!strcmp(kind, "pitch")) {
 		size_t pitch = 0, w = 0, h = 0;
 		sscanf(args, "%zu:%zu", &w, &h);
@@ -408,6 +424,36 @@ static void wait_for(const char *file)
 		nanosleep(&ms, NULL);
 }
 
+/* Runs step word (args after its colon, or NULL) if it is one of the virtual memory API's.
+ * Returns 1 if it was. */
+static int vm_step(const char *word, const char *args)
+{
+	long n = args ? strtol(args, NULL, 10) : 0, done = 0;
+	uint64_t h;
+	int rc = 0;
+
+	if (!strcmp(word, "vmap")) {
+		rc = vm_handle ? p_cuMemAddressReserve(&vm_at, vm_size, 0, 0, 0) : -1;
+		if (rc == 0 && (rc = p_cuMemMap(vm_at, vm_size, 0, vm_handle, 0)))
+			vm_at = 0;
+		printf("vmap rc=%d\n", rc);
+	} else if (!strcmp(word, "vretain")) {
+		while (done < n && !(rc = p_cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)vm_at)))
+			done++;
+		printf("vretain rc=%d done=%ld\n", rc, done);
+	} else if (!strcmp(word, "vrelease")) {
+		while (done < n && !(rc = p_cuMemRelease(vm_handle)))
+			done++;
+		printf("vrelease rc=%d done=%ld\n", rc, done);
+	} else if (!strcmp(word, "vunmap")) {
+		rc = p_cuMemUnmap(vm_at, vm_size);
+		printf("vunmap rc=%d\n", rc ? rc : p_cuMemAddressFree(vm_at, vm_size));
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 /* Runs one step of the command line. */
 static void step(char *word)
 {
@@ -417,7 +463,9 @@ static void step(char *word)
 
 	if (args)
 		*args++ = '\0';
-	if (!strcmp(word, "free")) {
+	if (vm_step(word, args)) {
+		/* (said there) */
+	} else if (!strcmp(word, "free")) {
 		printf("free rc=%d\n", give(atoi(args)));
 	} else if (!strcmp(word, "freeptsz")) {
 		long n = args ? strtol(args, NULL, 10) : -1;
