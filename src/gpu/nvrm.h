@@ -27,6 +27,9 @@
 #define NVRM_ESC_FREE 0x29    /* struct nvrm_free */
 #define NVRM_ESC_CONTROL 0x2A /* struct nvrm_control */
 #define NVRM_ESC_ALLOC 0x2B   /* struct nvrm_alloc, or struct nvrm_alloc64 */
+/* The character devices of the driver's nodes, /dev/nvidiactl (minor 255) and /dev/nvidiaN (minor
+ * N): the major number reserved for NVIDIA (nv-chardev-numbers.h's NV_MAJOR_DEVICE_NUMBER). */
+#define NVRM_DEVICE_MAJOR 195
 
 /* NVOS54_PARAMETERS: a control on object `object` of client `client`. */
 struct nvrm_control {

@@ -33,11 +33,12 @@
  * and nothing here runs until shimpreempt.c asks for a timeslice.
  * The hook reads nothing the kernel has not read first: each request goes to
  * the kernel as the caller made it, and only one it answered (0: it copied the
- * block in and out, so the block is there to read) on a descriptor it has
- * answered an allocation on (the driver's: /dev/nvidiactl as libcuda opened
- * it) is looked at after. An ioctl the kernel refuses (ENOTTY on another file,
- * EFAULT for a block that is not there, EINVAL for a size that is not the
- * structure's) fails as it would without the shim.
+ * block in and out) on the driver's own node is looked at after: an allocation
+ * on a character device of the driver's major (fstat'd before the block is
+ * read), a control or a free on a descriptor the driver answered one on; another
+ * driver's file answering the same number has nothing read. An ioctl the kernel
+ * refuses (ENOTTY on another file, EFAULT for a block that is not there, EINVAL
+ * for a size that is not the structure's) fails as it would without the shim.
  * Not the launch path: libcuda's RM calls are its slow path
  * (allocation, scheduling), and the lock is taken only for allocations and
  * for the calls on channel groups and channels.
@@ -53,6 +54,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "gpu/nvrm.h"
@@ -296,11 +298,12 @@ static uint32_t set_timeslice(struct rm_obj *t)
 	return status;
 }
 
-static void on_alloc(int fd, const void *arg, unsigned size)
+/* The allocation the driver answered on fd, whose file st is (one of the driver's nodes): its
+ * block arg of size bytes. */
+static void on_alloc(int fd, const struct stat *st, const void *arg, unsigned size)
 {
 	uint32_t root, parent, object, cls, status;
 	struct rm_obj *o;
-	struct stat st;
 	int followed;
 
 	if (size == sizeof(struct nvrm_alloc64)) {
@@ -316,8 +319,6 @@ static void on_alloc(int fd, const void *arg, unsigned size)
 		return;
 	followed = cls == NVRM_CLASS_DEVICE || cls == NVRM_CLASS_SUBDEVICE ||
 		   cls == NVRM_CLASS_CHANNEL_GROUP || nvrm_is_channel_class(cls);
-	if (followed && fstat(fd, &st))
-		return; /* (a descriptor the kernel just answered on) */
 	pthread_mutex_lock(&rm.lock);
 	/* The driver made root's handle object: a record of that handle is of an object it freed
 	 * without the shim seeing it (its file closed), and goes, with what was under it. */
@@ -333,7 +334,7 @@ static void on_alloc(int fd, const void *arg, unsigned size)
 			  "driver's timeslice");
 	if (rm.n_obj < RM_OBJECTS) {
 		o = &rm.obj[rm.n_obj++];
-		*o = (struct rm_obj){.fd = fd, .dev = st.st_dev, .rdev = st.st_rdev, .ino = st.st_ino,
+		*o = (struct rm_obj){.fd = fd, .dev = st->st_dev, .rdev = st->st_rdev, .ino = st->st_ino,
 				     .client = root, .handle = object, .parent = parent, .cls = cls,
 				     .gpu = -1};
 		if (cls == NVRM_CLASS_CHANNEL_GROUP && (o->gpu = gpu_of_parent(root, parent)) >= 0)
@@ -362,11 +363,22 @@ static int is_group_command(uint32_t cmd)
 	       cmd == NVRM_CHANNEL_GPFIFO_SCHEDULE || cmd == NVRM_CHANNEL_BIND;
 }
 
-/* The driver answered an allocation on fd: it is the driver's. */
-static void note_driver_fd(int fd)
+/* Whether fd is open on one of the driver's nodes (a character device of its major number), its
+ * file into *st; nothing of an ioctl's block is read before. */
+static int driver_node(int fd, struct stat *st)
 {
-	if (fd >= 0 && fd < RM_FDS)
+	return fstat(fd, st) == 0 && S_ISCHR(st->st_mode) && major(st->st_rdev) == NVRM_DEVICE_MAJOR;
+}
+
+/* The kernel answered an allocation on fd: the driver's if its file is (driver_node), else not. */
+static void note_driver_fd(int fd, int driver)
+{
+	if (fd < 0 || fd >= RM_FDS)
+		return;
+	if (driver)
 		__atomic_fetch_or(&rm.driver_fd[fd / 64], 1ull << (fd % 64), __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&rm.driver_fd[fd / 64], ~(1ull << (fd % 64)), __ATOMIC_RELAXED);
 }
 
 static int is_driver_fd(int fd)
@@ -412,10 +424,14 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 		if (_IOC_SIZE(request) == sizeof(struct nvrm_control) && is_driver_fd(fd))
 			after_control(fd, (const struct nvrm_control *)arg);
 		break;
-	case NVRM_ESC_ALLOC:
-		note_driver_fd(fd);
-		on_alloc(fd, (const void *)arg, _IOC_SIZE(request));
+	case NVRM_ESC_ALLOC: {
+		struct stat st;
+		int driver = driver_node(fd, &st);
+		note_driver_fd(fd, driver);
+		if (driver)
+			on_alloc(fd, &st, (const void *)arg, _IOC_SIZE(request));
 		break;
+	}
 	case NVRM_ESC_FREE: {
 		const struct nvrm_free *f = (const struct nvrm_free *)arg;
 		if (_IOC_SIZE(request) == sizeof(*f) && is_driver_fd(fd) && f->status == NVRM_OK)

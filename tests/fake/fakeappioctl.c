@@ -12,6 +12,10 @@
  *   null-control        a control naming the compute group's SET_TIMESLICE, on /dev/null
  *   null-control-fault  a control whose block is not mapped, on /dev/null
  *   null-alloc-fault, null-free-fault   the same for an allocation and a free
+ *   other-alloc-fault   an allocation whose block is not mapped, on /dev/full (fakerm.c: another
+ *                       driver's node, which answers 0 and reads no block)
+ *   other-control-fault an allocation with a block of zeros there, then a control whose block
+ *                       is not mapped
  *   control-fault       a control whose block is not mapped, on the driver's descriptor
  *   control-cut         the group's SET_TIMESLICE whose block's last 16 bytes are not mapped
  *   control-readonly    the group's SET_TIMESLICE in a read-only page (the status cannot
@@ -113,12 +117,13 @@ int rm_ioctl_main(const char *form)
 	char *pages = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *none = pages + PAGE, *last = pages + PAGE - 16; /* (the page after `last` is none) */
 	int fd = driver_fd(), null = open("/dev/null", O_RDWR | O_CLOEXEC), rc = -1;
+	int other = open("/dev/full", O_RDWR | O_CLOEXEC);
 	uint32_t group = fd >= 0 ? compute_group(fd) : 0, status = 0;
 	struct nvrm_control set = {FAKE_CLIENT, group, NVRM_TSG_SET_TIMESLICE, 0, (uint64_t)(uintptr_t)&ts,
 				   sizeof(ts), 0x5eed};
 	unsigned long control32 = _IOWR(NVRM_IOCTL_MAGIC, NVRM_ESC_CONTROL, struct nvrm_control);
 
-	if (pages == MAP_FAILED || null < 0 || !group || mprotect(none, PAGE, PROT_NONE)) {
+	if (pages == MAP_FAILED || null < 0 || other < 0 || !group || mprotect(none, PAGE, PROT_NONE)) {
 		fprintf(stderr, "fakeapp: rm-ioctl: no driver descriptor or group (FAKECUDA_RM=1, fakerm.so)\n");
 		return 2;
 	}
@@ -131,6 +136,14 @@ int rm_ioctl_main(const char *form)
 		rc = ioctl(null, _IOWR(NVRM_IOCTL_MAGIC, NVRM_ESC_ALLOC, struct nvrm_alloc64), none);
 	else if (!strcmp(form, "null-free-fault"))
 		rc = ioctl(null, _IOWR(NVRM_IOCTL_MAGIC, NVRM_ESC_FREE, struct nvrm_free), none);
+	else if (!strcmp(form, "other-alloc-fault"))
+		rc = ioctl(other, _IOWR(NVRM_IOCTL_MAGIC, NVRM_ESC_ALLOC, struct nvrm_alloc64), none);
+	else if (!strcmp(form, "other-control-fault")) {
+		static struct nvrm_alloc64 zeros;
+		rc = ioctl(other, _IOWR(NVRM_IOCTL_MAGIC, NVRM_ESC_ALLOC, struct nvrm_alloc64), &zeros);
+		if (rc == 0)
+			rc = ioctl(other, control32, none);
+	}
 	else if (!strcmp(form, "control-fault"))
 		rc = ioctl(fd, control32, none);
 	else if (!strcmp(form, "control-cut"))

@@ -27,8 +27,9 @@
  * the fake libcuda allocates no NV01_ROOT, so an allocation under a client
  * made nowhere makes it). As the
  * kernel module's nvidia_ioctl, it answers only on its device node (the
- * fake's /dev/nvidiactl is /dev/zero: fakermcalls.c; on any other descriptor
- * the kernel answers, ENOTTY for /dev/null), copies the parameter block in and out as
+ * fake's /dev/nvidiactl is /dev/zero: fakermcalls.c; fstat(2) answers for it
+ * as the kernel does for /dev/nvidiactl, a character device 195:255; on any
+ * other descriptor the kernel answers, ENOTTY for /dev/null), copies the parameter block in and out as
  * copy_from_user and copy_to_user do (EFAULT where they would fault; a
  * control's own block unreadable is NV_ERR_INVALID_ADDRESS in its status), and
  * refuses a block of another size than the request's structure (EINVAL). An
@@ -49,6 +50,10 @@
  *                       state ("pid=P final group=H us=V scheduled=B")
  *   FAKERM_REFUSE=CMD   controls CMD (hex) answer NV_ERR_NOT_SUPPORTED (2080014a:
  *                       a subdevice that does not say its GPU's UUID)
+ *
+ * /dev/full stands for another driver's node whose requests of type 'F' share
+ * the RM's numbers and take no block: every one of them answers 0 there,
+ * its argument not read.
  *
  * Other ioctls go to the C library's.
  *
@@ -274,11 +279,45 @@ static uint32_t release(int fd, uint32_t client, uint32_t handle)
 	return NVRM_OK;
 }
 
+#define FAKE_NODE makedev(1, 5)      /* /dev/zero: the fake's /dev/nvidiactl */
+#define DRIVER_NODE makedev(195, 255) /* what fstat says of it, as of the real one */
+#define OTHER_NODE makedev(1, 7)      /* /dev/full: another driver's node */
+
+/* fstat(2), the fake's node answered as /dev/nvidiactl is. */
+static int node_stat(int fd, struct stat *st)
+{
+	static int (*next)(int, struct stat *);
+
+	if (!next)
+		next = (int (*)(int, struct stat *))dlsym(RTLD_NEXT, "fstat");
+	if ((next ? next(fd, st) : (int)syscall(SYS_fstat, fd, st)) != 0)
+		return -1;
+	if (S_ISCHR(st->st_mode) && st->st_rdev == FAKE_NODE)
+		st->st_rdev = DRIVER_NODE;
+	return 0;
+}
+
+__attribute__((visibility("default"))) int fstat(int fd, struct stat *st)
+{
+	return node_stat(fd, st);
+}
+
+__attribute__((visibility("default"))) int fstat64(int fd, struct stat64 *st)
+{
+	return node_stat(fd, (struct stat *)st);
+}
+
+/* 1 if fd is on node rdev (a character device). */
+static int on_node(int fd, dev_t rdev)
+{
+	struct stat st;
+	return node_stat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == rdev;
+}
+
 /* 1 if fd is the fake's device node (/dev/zero: fakermcalls.c). */
 static int is_device(int fd)
 {
-	struct stat st;
-	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 5);
+	return on_node(fd, DRIVER_NODE);
 }
 
 /* 1 if size is that of request nr's parameter block (ALLOC: either structure), else 0. */
@@ -341,6 +380,8 @@ __attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, 
 	va_end(ap);
 	if (_IOC_TYPE(request) == NVRM_IOCTL_MAGIC && is_device(fd))
 		return answer(fd, request, (void *)arg);
+	if (_IOC_TYPE(request) == NVRM_IOCTL_MAGIC && on_node(fd, OTHER_NODE))
+		return 0;
 	if (_IOC_TYPE(request) == NVRM_IOCTL_MAGIC)
 		say("other-file fd=%d nr=%#x", fd, (unsigned)_IOC_NR(request));
 	if (!next)
