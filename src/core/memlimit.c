@@ -183,6 +183,13 @@ uint64_t nvt_memlimit_pitched(uint64_t width, uint64_t height)
 	return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
 }
 
+uint64_t nvt_memlimit_rounded(uint64_t bytes)
+{
+	return bytes > UINT64_MAX - (NVT_MEM_ALLOC_ALIGN - 1)
+		       ? UINT64_MAX
+		       : (bytes + NVT_MEM_ALLOC_ALIGN - 1) / NVT_MEM_ALLOC_ALIGN * NVT_MEM_ALLOC_ALIGN;
+}
+
 int nvt_memlimit_fits(uint64_t limit, uint64_t used, uint64_t bytes)
 {
 	return !limit || (used <= limit && bytes <= limit - used);

@@ -91,6 +91,15 @@ void nvt_memlimit_told(uint64_t limit, uint64_t used, uint64_t *free_bytes, uint
 #define NVT_MEM_PITCH_ALIGN 512u
 uint64_t nvt_memlimit_pitched(uint64_t width, uint64_t height);
 
+/*
+ * The bytes an allocation of bytes takes at least (cuMemAlloc, cuMemAllocManaged, the
+ * stream-ordered calls): bytes rounded up to NVT_MEM_ALLOC_ALIGN, UINT64_MAX past any size.
+ * Every address the driver's allocation calls give is aligned to at least 256 bytes (the CUDA
+ * C++ Programming Guide, "Device Memory Accesses"), so no two allocations share 256 bytes.
+ */
+#define NVT_MEM_ALLOC_ALIGN 256u
+uint64_t nvt_memlimit_rounded(uint64_t bytes);
+
 /* Whether an allocation of bytes on top of used stays within limit (0: none). */
 int nvt_memlimit_fits(uint64_t limit, uint64_t used, uint64_t bytes);
 

@@ -56,6 +56,19 @@ free rc=0
 info rc=0 free=$((64 * MIB)) total=$((64 * MIB))"
 }
 
+# An allocation takes at least the 256 bytes its address is aligned to (CUDA C++ Programming
+# Guide), and counts so: two 1-byte allocations of each call that takes a size hold 512 bytes of
+# the limit, and many of them cannot hold more memory than it.
+t_mem_small_allocations_count_rounded() {
+	local path
+	for path in alloc managed async pool; do
+		run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" "$path:1" "$path:1" info
+		eq "$out" "$path rc=0
+$path rc=0
+info rc=0 free=$((64 * MIB - 512)) total=$((64 * MIB))" "$path"
+	done
+}
+
 t_mem_fill_stops_at_limit() {
 	# 1 MiB at a time: exactly the limit, then out of memory.
 	run_rc out rc "$NVT" --no-mps --mem 100M -c 0-3 "$MEMAPP" fill info

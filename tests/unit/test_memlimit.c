@@ -229,6 +229,18 @@ static void told(void)
 	CHECK(!nvt_memlimit_fits(8 * GIB, 1, UINT64_MAX));
 }
 
+static void rounded(void)
+{
+	CHECK(nvt_memlimit_rounded(0) == 0);
+	CHECK(nvt_memlimit_rounded(1) == 256);
+	CHECK(nvt_memlimit_rounded(256) == 256);
+	CHECK(nvt_memlimit_rounded(257) == 512);
+	CHECK(nvt_memlimit_rounded(1ull << 30) == 1ull << 30);
+	CHECK(nvt_memlimit_rounded(UINT64_MAX - 255) == UINT64_MAX - 255);
+	CHECK(nvt_memlimit_rounded(UINT64_MAX - 254) == UINT64_MAX);
+	CHECK(nvt_memlimit_rounded(UINT64_MAX) == UINT64_MAX);
+}
+
 static void pitched(void)
 {
 	/* Each row padded to the pitch's alignment: a 4-byte row takes 512. */
@@ -253,5 +265,6 @@ int main(void)
 	room();
 	told();
 	pitched();
+	rounded();
 	return CHECK_DONE();
 }
