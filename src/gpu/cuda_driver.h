@@ -616,6 +616,7 @@ typedef struct {
 	unsigned channels, flags;
 } NVT_ARRAY3D_DESCRIPTOR; /* CUDA_ARRAY3D_DESCRIPTOR */
 #define NVT_ARRAY3D_LAYERED 0x01 /* CUDA_ARRAY3D_LAYERED: the depth counts layers */
+#define NVT_ARRAY3D_CUBEMAP 0x04 /* CUDA_ARRAY3D_CUBEMAP: the depth counts faces (6, or 6 a layer) */
 /* cuArrayCreate_v2 (NVT_ARRAY_DESCRIPTOR), cuArray3DCreate_v2 and
  * cuMipmappedArrayCreate (NVT_ARRAY3D_DESCRIPTOR, then the level count). */
 typedef struct {

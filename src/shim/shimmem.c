@@ -429,16 +429,40 @@ static uint64_t format_bytes(int format)
 	}
 }
 
-/* Bytes of an array of w x h x d (0 counts as 1), or UINT64_MAX past any size. */
-static uint64_t array_bytes(size_t w, size_t h, size_t d, int format, unsigned channels,
-			    unsigned levels)
+/* An extent of a mipmap's level: halved level times, at least 1 (0, an extent the array does not
+ * have, counts as 1). */
+static uint64_t level_extent(uint64_t extent, unsigned level)
 {
-	unsigned __int128 b = (unsigned __int128)(w ? w : 1) * (h ? h : 1) * (d ? d : 1) *
-			      format_bytes(format) * (channels ? channels : 1);
+	return extent >> level ? extent >> level : 1;
+}
 
-	/* A full chain of mipmap levels adds at most a third (2D) or a seventh. */
-	if (levels > 1)
-		b += b / 3;
+/* Bytes of an array of w x h x d (0 counts as 1) with levels mipmap levels (1: none), or
+ * UINT64_MAX past any size. Level i has each extent halved i times (at least 1), but d where it
+ * counts layers or a cubemap's faces (d_kept), which every level has all of, as the driver's levels
+ * are (tests/fake/fakemem.c's mipmap() takes the same): 4096 x 4096 floats take 64, 80 and 86 MiB
+ * with 1, 2 and 13 levels on an H100 (docs/bench/mem-driver-2026-11-25), and on an H200 2048
+ * layers of 16384 floats 1024 and 2052 MiB with 1 and 15, a 4096 x 4096 cubemap 384 and 514 with
+ * 1 and 13: a chain that halves one extent (1D, 1D layered, a height of 1) takes up to twice its
+ * first level, one that halves two four thirds. (That driver gives a 1D layer's row 8 rows'
+ * memory, 1024 MiB for those 128 counted: docs/limitations.md.) The count is clamped as cuda.h says
+ * the driver clamps it, to 1 + floor(log2) of the widest of w, h and d (d taken even where it is
+ * kept: a narrower clamp of the driver's only counts more here). */
+static uint64_t array_bytes(size_t w, size_t h, size_t d, int format, unsigned channels,
+			    unsigned levels, int d_kept)
+{
+	uint64_t element = format_bytes(format) * (channels ? channels : 1);
+	size_t widest = w > h ? (w > d ? w : d) : (h > d ? h : d);
+	unsigned most = 1;
+	unsigned __int128 b = 0;
+
+	if (w > (size_t)1 << 31 || h > (size_t)1 << 31 || d > (size_t)1 << 31)
+		return UINT64_MAX; /* (past every GPU's array; and the sums below stay in 128 bits) */
+	while (widest >> most)
+		most++;
+	levels = levels < 1 ? 1 : levels > most ? most : levels;
+	for (unsigned i = 0; i < levels && b <= UINT64_MAX; i++)
+		b += (unsigned __int128)level_extent(w, i) * level_extent(h, i) *
+		     level_extent(d, d_kept ? 0 : i) * element;
 	return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
 }
 
@@ -474,7 +498,7 @@ static void asked(int cbid, void *a, struct pending *p)
 		const NVT_ARRAY_DESCRIPTOR *d = ((NVT_ARRAY_CREATE_ARGS *)a)->desc;
 		if (!d)
 			return;
-		p->bytes = array_bytes(d->width, d->height, 1, d->format, d->channels, 1);
+		p->bytes = array_bytes(d->width, d->height, 1, d->format, d->channels, 1, 0);
 		break;
 	}
 	case NVT_CBID_cuArray3DCreate_v2: case NVT_CBID_cuMipmappedArrayCreate: {
@@ -483,7 +507,8 @@ static void asked(int cbid, void *a, struct pending *p)
 		if (!d)
 			return;
 		p->bytes = array_bytes(d->width, d->height, d->depth, d->format, d->channels,
-				       cbid == NVT_CBID_cuMipmappedArrayCreate ? c->levels : 1);
+				       cbid == NVT_CBID_cuMipmappedArrayCreate ? c->levels : 1,
+				       d->flags & (NVT_ARRAY3D_LAYERED | NVT_ARRAY3D_CUBEMAP));
 		break;
 	}
 	default:

@@ -42,6 +42,37 @@ info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "$path ($via)"
 	done
 }
 
+# A mipmapped array is counted by its levels as the driver takes them (the fake's
+# cuMipmappedArrayCreate): each extent halved a level (at least 1), a layered array's layers and
+# a cubemap's faces kept. A chain that halves one extent (1D, 1D layered, a height of 1) takes
+# twice its first level, not four thirds; a count past the widest extent's levels is clamped.
+# Each shape's count is what the fake took (bytes of floats); three 1D layered chains of 32 MiB
+# less 1 KiB, beside a 64 MiB limit: the third is refused.
+t_mem_mipmap_levels_counted() {
+	local step bytes
+	while read -r step bytes; do
+		run_rc out rc "$NVT" --no-mps --mem 1G -c 0-3 "$MEMAPP" "$step" info
+		eq "$out" "${step%%:*} rc=0
+info rc=0 free=$((1024 * MIB - bytes)) total=$((1024 * MIB))" "$step"
+	done <<'EOF'
+mipmap:16384:0:15 131068
+mipmap:16384:1:15 131068
+layered:16384:0:256:15 33553408
+mipmap:4096:16:13 350204
+mipmap:1024:1024:11 5592404
+mipmap:16:16:100 1364
+mipmap:64:64:64:7 1198372
+layered:256:256:8:9 2796192
+cubemap:256:9 2097144
+EOF
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" layered:16384:0:256:15 \
+		layered:16384:0:256:15 layered:16384:0:256:15 info
+	eq "$out" "layered rc=0
+layered rc=0
+layered rc=1
+info rc=0 free=2048 total=$((64 * MIB))"
+}
+
 t_mem_pitch_padding_held() {
 	# A pitched allocation takes its rows padded to the pitch (the fake's 512 bytes, as
 	# libcuda's): 16,000,000 rows of 4 bytes take 7.6 GiB, which a 64 MiB limit refuses

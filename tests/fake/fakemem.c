@@ -790,34 +790,38 @@ static uint64_t level_extent(size_t extent, unsigned level)
  * extent halved i times (at least 1), its layers all, and takes what its elements take by their
  * format, as the driver takes them (measured on an H100, driver 580.159.04: 8192 x 8192 floats
  * take 256 MiB with one level, 320 with two, 342 with all; 2048 layers of 16384 float4 take 4 GiB
- * with one level, 8 GiB with all; a half takes half a float's). At most 32768 x 32768 (1D and 2D,
- * layered with up to 2048 layers) and 16384^3 (3D), as the H100 answers; a width of 0, 3
- * channels or more than the most: 1. */
+ * with one level, 8 GiB with all, each row 8 rows' memory, which the fake does not take; a half
+ * takes half a float's). A cubemap (CUDA_ARRAY3D_CUBEMAP: width and height equal, its depth 6
+ * faces, or 6 a layer layered) keeps its faces at every level, as layers (384 and 514 MiB for
+ * 4096 x 4096 floats with 1 and 13 levels, H200). At most 32768 x 32768 (1D and 2D, layered with up to 2048 layers, cubemaps) and
+ * 16384^3 (3D), as the H100 answers; a width of 0, 3 channels or more than the most: 1. */
 static int mipmap(NVT_ARRAY_CREATE_ARGS *a)
 {
 	const NVT_ARRAY3D_DESCRIPTOR *d = a->desc;
 	uint64_t bytes = 0, key;
 	size_t widest;
 	unsigned levels, most = 1;
-	int layered, rc;
+	int layered, cube, rc;
 
 	if (!a->handle || !d)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
 	layered = d->flags & NVT_ARRAY3D_LAYERED;
+	cube = d->flags & NVT_ARRAY3D_CUBEMAP;
 	if (!d->width || (d->channels != 1 && d->channels != 2 && d->channels != 4) ||
 	    (layered ? !d->depth || d->depth > 2048 : !d->height && d->depth) ||
+	    (cube && (d->width != d->height || d->depth % 6 || (!layered && d->depth != 6))) ||
 	    d->width > 32768 || d->height > 32768 ||
-	    (!layered && d->depth && (d->width > 16384 || d->height > 16384 || d->depth > 16384)))
+	    (!layered && !cube && d->depth && (d->width > 16384 || d->height > 16384 || d->depth > 16384)))
 		return NVT_CUDA_ERROR_INVALID_VALUE;
 	widest = d->width > d->height ? d->width : d->height;
-	if (!layered && d->depth > widest)
+	if (!layered && !cube && d->depth > widest)
 		widest = d->depth;
 	while (widest >> most)
 		most++;
 	levels = a->levels < 1 ? 1 : a->levels > most ? most : a->levels;
 	for (unsigned i = 0; i < levels; i++)
 		bytes += level_extent(d->width, i) * level_extent(d->height, i) *
-			 (layered ? d->depth : level_extent(d->depth, i));
+			 (layered || cube ? d->depth : level_extent(d->depth, i));
 	if ((rc = take(fake_device(), bytes * d->channels * format_bytes(d->format), A_MIPMAP, &key)) == 0)
 		*a->handle = (void *)(uintptr_t)key;
 	return rc;

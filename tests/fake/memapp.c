@@ -14,6 +14,7 @@
  *   pitch:W:H  array:W:H  array3d:W:H:D         W x H (x D) of 4-byte float elements
  *   mipmap:W:H:LEVELS  mipmap:W:H:D:LEVELS      a mipmapped array of such elements (2D, 3D)
  *   layered:W:H:LAYERS:LEVELS                   a layered one (H 0: layers of 1D arrays)
+ *   cubemap:W:LEVELS                            a cubemap one (6 faces of W x W)
  *   free:N      free the N-th allocation taken (0 the first), by its own call
  *   freeptsz:N  free it by cuMemFreeAsync_ptsz
  *   ctx[:V]     create a context on device 0 (cuCtxCreate_vV, V 2, 3 or 4; 2 unless said):
@@ -266,7 +267,7 @@ static int take(const char *kind, const char *args)
 			return rc;
 		rc = (kind[4] ? p_alloc_pool_ptsz : p_cuMemAllocFromPoolAsync)(&p, size_of(args), the_pool,
 									    the_stream);
-	} else if (!strcmp(kind, "mipmap") || !strcmp(kind, "layered")) {
+	} else if (!strcmp(kind, "mipmap") || !strcmp(kind, "layered") || !strcmp(kind, "cubemap")) {
 		NVT_ARRAY3D_DESCRIPTOR d = {0, 0, 0, 0x20, 1, kind[0] == 'l' ? NVT_ARRAY3D_LAYERED : 0};
 		size_t n[4] = {0};
 		unsigned levels;
@@ -276,6 +277,12 @@ static int take(const char *kind, const char *args)
 		d.height = n[1];
 		d.depth = got == 4 ? n[2] : 0;
 		levels = (unsigned)n[got == 4 ? 3 : 2];
+		if (kind[0] == 'c') {
+			d.flags = NVT_ARRAY3D_CUBEMAP;
+			d.height = d.width;
+			d.depth = 6;
+			levels = (unsigned)n[1];
+		}
 		rc = p_cuMipmappedArrayCreate(&a, &d, levels);
 		p = (uint64_t)(uintptr_t)a;
 	} else if (!strcmp(kind, "create")) {
@@ -323,7 +330,7 @@ static int give(int n)
 		return p_cuMemRelease(key);
 	if (!strncmp(k, "array", 5))
 		return p_cuArrayDestroy((void *)(uintptr_t)key);
-	if (!strcmp(k, "mipmap") || !strcmp(k, "layered"))
+	if (!strcmp(k, "mipmap") || !strcmp(k, "layered") || !strcmp(k, "cubemap"))
 		return p_cuMipmappedArrayDestroy((void *)(uintptr_t)key);
 	if (!strncmp(k, "async", 5) || !strncmp(k, "pool", 4))
 		return p_cuMemFreeAsync(key, NULL);

@@ -9,7 +9,8 @@
 #  - the primary context's last cuDevicePrimaryCtxRelease gives it back too, one that is not the
 #    last nothing, and nvtaskset --mem counts it given back (with nvtaskset built);
 #  - cuMemCreate's, cuMemAllocAsync's and a pool's memory outlive the primary context's reset;
-#  - a mipmapped array takes its levels (each extent halved), a layered one its layers;
+#  - a mipmapped array takes its levels (each extent halved), a layered one its layers, a 1D
+#    chain twice its first level, a cubemap its faces at every level;
 #  - cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz and cuMemFreeAsync_ptsz are given by
 #    cuGetProcAddress with the per-thread default stream's flag, and work;
 #  - cuMemImportFromShareableHandle takes no memory, and the memory stays while an import
@@ -170,6 +171,20 @@ if all_ok "$out" && near $((f0 - f1)) 64 4 && near $((f1 - f2)) 80 4 && near $((
 	pass "mipmapped arrays take their levels: 1, 2, 13 levels $((f0 - f1)), $((f1 - f2)), $((f2 - f3)) MiB; 4 layers $((f3 - f4)) MiB"
 else
 	fail "mipmapped arrays" "1, 2, 13 levels, 4 layers took $((${f0:-0} - ${f1:-0})), $((${f1:-0} - ${f2:-0})), $((${f2:-0} - ${f3:-0})), $((${f3:-0} - ${f4:-0})) MiB (want ~64, 80, 85, 256)"
+fi
+
+# A chain that halves one extent takes twice its first level: 2048 layers of 16384 floats, with
+# one level and with all 15 (the driver gives each 1D layer 8 rows, 1024 MiB for the first level
+# where the fake and the shim count 128: H200, driver 580.159.04); a cubemap keeps its 6 faces at
+# every level: 4096 x 4096 floats take 384 MiB with one level, 512 with all 13.
+out=$(run mipmap_chains info layered:16384:0:2048:1 info layered:16384:0:2048:15 info cubemap:4096:1 \
+	info cubemap:4096:13 info)
+f0=$(nth "$out" 1) f1=$(nth "$out" 2) f2=$(nth "$out" 3) f3=$(nth "$out" 4) f4=$(nth "$out" 5)
+if all_ok "$out" && near $((f1 - f2)) $((2 * (f0 - f1))) 8 && near $((f2 - f3)) 384 4 &&
+	near $((f3 - f4)) 512 8; then
+	pass "1D layered chains and cubemaps take their levels: $((f0 - f1)), $((f1 - f2)), $((f2 - f3)), $((f3 - f4)) MiB"
+else
+	fail "1D layered chains and cubemaps" "1 and 15 levels of 2048 layers, 1 and 13 of a cubemap took $((${f0:-0} - ${f1:-0})), $((${f1:-0} - ${f2:-0})), $((${f2:-0} - ${f3:-0})), $((${f3:-0} - ${f4:-0})) MiB (want all 15 twice the one, 384, 512)"
 fi
 
 for via in proc dlsym; do
