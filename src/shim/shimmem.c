@@ -65,7 +65,7 @@
 #define POISON_BYTES ((size_t)1 << 52)
 /* Array dimensions past every GPU's maximum (2D 131072 x 65536, 3D 16384^3 on Hopper). */
 #define POISON_DIM ((size_t)1 << 40)
-#define MAX_CREATED 64 /* contexts of cuCtxCreate remembered (the rest count as primary) */
+#define FIRST_CREATED 64 /* contexts of cuCtxCreate the table holds before it grows */
 #define PENDING 4      /* nested calls on one thread */
 #define MAX_POOLS 64   /* pools remembered at once (the rest count on the current context's GPU) */
 /* A handle's references past counting: it stays counted for the process's life, never given
@@ -99,8 +99,9 @@ static struct {
 	pthread_mutex_t lock; /* the table */
 	struct alloc *table;
 	size_t cap, n;        /* cap a power of two, or 0 */
-	const void *created[MAX_CREATED]; /* contexts cuCtxCreate made */
-	unsigned n_created;
+	const void **created; /* contexts cuCtxCreate made that live (NULL: a place free) */
+	unsigned n_created, cap_created;
+	int created_lost;     /* one not remembered (no memory): a primary context's end frees none */
 	struct {
 		const void *pool; /* NULL: an empty entry */
 		int dev;          /* the device that holds its allocations */
@@ -266,21 +267,22 @@ static int lives_in_no_context(int cbid)
 
 /* Frees what a context held: every allocation of ctx, or (primary, on slot
  * g) of every context on g that cuCtxCreate did not make; never what lives in
- * no context (ctx NULL). */
+ * no context (ctx NULL). A primary context's end frees nothing once a created
+ * context could not be remembered: the count keeps what may be that one's. */
 static void free_context(const void *ctx, int primary_slot)
 {
 	pthread_mutex_lock(&mem.lock);
 	/* A created context destroyed is one no more: a primary context may come back at its
 	 * address (a primary context's handle survives its last release). */
-	for (unsigned c = 0; ctx && c < mem.n_created && c < MAX_CREATED; c++)
+	for (unsigned c = 0; ctx && c < mem.n_created; c++)
 		if (mem.created[c] == ctx)
 			mem.created[c] = NULL;
-	for (size_t i = 0; i < mem.cap; i++) {
+	for (size_t i = 0; i < mem.cap && !(primary_slot >= 0 && mem.created_lost); i++) {
 		struct alloc *e = &mem.table[i];
 		int created = 0;
 		if (!e->key || !e->ctx)
 			continue;
-		for (unsigned c = 0; primary_slot >= 0 && c < mem.n_created && c < MAX_CREATED; c++)
+		for (unsigned c = 0; primary_slot >= 0 && e->slot == primary_slot && c < mem.n_created; c++)
 			created |= mem.created[c] == e->ctx;
 		if (primary_slot >= 0 ? e->slot != primary_slot || created : e->ctx != ctx)
 			continue;
@@ -728,22 +730,36 @@ static const int pool_ids[] = {
 
 uint64_t shim_mem_ids[SHIM_MEM_ID_WORDS];
 
-/* Remembers ctx as one cuCtxCreate made, in the place of one destroyed where there is one: the
- * created contexts that live at once are remembered, however many a program makes in its life
- * (those past MAX_CREATED at once count as primary ones). */
+/* Remembers ctx as one cuCtxCreate made, in the place of one destroyed where there is one, else
+ * in a table grown for it: every created context that lives is remembered, however many live at
+ * once or a program makes in its life. With no memory to grow it, ctx is not, and a primary
+ * context's end frees nothing after (free_context): a count kept too long, never the driver's
+ * memory of a created context given back. */
 static void remember_created(const void *ctx)
 {
-	unsigned c;
+	unsigned c, cap;
+	const void **grown;
+	int lost = 0;
 
 	pthread_mutex_lock(&mem.lock);
 	for (c = 0; c < mem.n_created && mem.created[c]; c++)
 		continue;
-	if (c < MAX_CREATED) {
+	cap = c ? c * 2 : FIRST_CREATED;
+	if (c == mem.cap_created && cap > c && (grown = realloc(mem.created, cap * sizeof(*grown)))) {
+		mem.created = grown;
+		mem.cap_created = cap;
+	}
+	if (c < mem.cap_created) {
 		mem.created[c] = ctx;
 		if (c == mem.n_created)
 			mem.n_created++;
+	} else {
+		lost = mem.created_lost = 1;
 	}
 	pthread_mutex_unlock(&mem.lock);
+	if (lost && shim_first_time(WARN_MEM))
+		shim_warn("pid %ld: out of memory to follow GPU contexts; a primary context's reset "
+			  "frees none of the memory counted", (long)getpid());
 }
 
 /* A context's life: made (remembered), destroyed, reset or released the last time (what it held
@@ -825,7 +841,10 @@ void shim_mem_after_fork(void)
 	free(mem.table);
 	mem.table = NULL;
 	mem.cap = mem.n = 0;
-	mem.n_created = 0;
+	free(mem.created);
+	mem.created = NULL;
+	mem.n_created = mem.cap_created = 0;
+	mem.created_lost = 0;
 	memset(mem.pools, 0, sizeof(mem.pools));
 	depth = 0;
 	count_afresh();

@@ -147,12 +147,12 @@ info rc=0 free=$((32 * MIB)) total=$((64 * MIB))" "cuCtxCreate_v$form ($via)"
 	done
 }
 
-# However many contexts a program made and destroyed before (100 here, past the 64 the shim
-# remembers at once, and past what the fake could make if it never took a destroyed one's place),
-# a created context's memory outlives the primary context's reset: it stays counted.
+# However many contexts a program made and destroyed before (150 here, past what the fake could
+# make if it never took a destroyed one's place), a created context's memory outlives the primary
+# context's reset: it stays counted.
 t_mem_created_after_many_destroyed() {
 	local steps="" i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 150; i++)); do
 		steps="$steps ctx ctxdestroy"
 	done
 	# shellcheck disable=SC2086 # (steps: one word each)
@@ -162,7 +162,25 @@ t_mem_created_after_many_destroyed() {
 reset rc=0
 alloc rc=2
 info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
-	eq "$(grep -c '^ctx rc=0$' <<<"$out")" 101 "every context made: $(grep -v 'rc=0' <<<"$out" | head -3)"
+	eq "$(grep -c '^ctx rc=0$' <<<"$out")" 151 "every context made: $(grep -v 'rc=0' <<<"$out" | head -3)"
+}
+
+# Every created context that lives is remembered, however many live at once (70 here, past the
+# shim's first table of 64): the primary context's reset and its last release free the primary
+# context's memory (8M here) alone, never what the created ones hold (the driver frees none of it).
+t_mem_many_created_outlive_primary() {
+	local steps end
+	steps=$(printf 'ctx %.0s' $(seq 70))
+	for end in reset release; do
+		# shellcheck disable=SC2086 # (steps: one word each)
+		run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" alloc:8M $steps alloc:40M $end \
+			alloc:32M info
+		eq "$(tail -4 <<<"$out")" "alloc rc=0
+$end rc=0
+alloc rc=2
+info rc=0 free=$((24 * MIB)) total=$((64 * MIB))" "$end"
+		eq "$(grep -c '^ctx rc=0$' <<<"$out")" 70 "every context made: $(grep -v 'rc=0' <<<"$out" | head -3)"
+	done
 }
 
 t_mem_ipc_is_the_exporters() {

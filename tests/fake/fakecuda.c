@@ -27,10 +27,11 @@ static const uint8_t h100_map[66] = {
 };
 
 #define MAX_DEVICES 8
-#define MAX_CREATED 64 /* contexts cuCtxCreate makes that live at once: then out of memory (a
-			* destroyed one's place, and so its address, is taken again, as the driver's
-			* allocator may) */
-#define CTX_STACK 16   /* a thread's context stack (cuCtxCreate pushes, cuCtxDestroy pops) */
+#define MAX_CREATED 128 /* contexts cuCtxCreate makes that live at once: then out of memory (a
+			 * destroyed one's place, and so its address, is taken again, as the driver's
+			 * allocator may; the driver makes as many as the GPU's memory holds, 524 MiB
+			 * each on an H100: docs/bench/mem-driver-2026-11-25) */
+#define CTX_STACK 128   /* a thread's context stack (cuCtxCreate pushes, cuCtxDestroy pops) */
 
 /* A context cuCtxCreate made. */
 struct made_ctx {

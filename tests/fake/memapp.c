@@ -139,7 +139,7 @@ static CUresult (*p_destroy_v1)(void *); /* cuCtxDestroy by its old name (NULL: 
 static CUresult (*p_location_pool[2])(void **, const NVT_MEM_LOCATION *, int);
 
 /* The contexts ctx created, newest last. */
-static void *contexts[16];
+static void *contexts[128];
 static int n_contexts;
 
 #define HANDLE_TYPE_POSIX_FD 1 /* CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR */
