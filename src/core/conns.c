@@ -23,9 +23,33 @@ int nvt_conns_room(uint64_t fd_limit, int want, int kept)
 	return fd_limit >= (uint64_t)kept + NVT_CONNS_MIN ? (int)(fd_limit - (uint64_t)kept) : NVT_CONNS_MIN;
 }
 
+/* The part of a peer's address that names its host, into *key (*len bytes): an IPv4 address, or
+ * an IPv4-mapped IPv6 one's (::ffff:a.b.c.d); an IPv6 address's /64, which a host is given whole
+ * and may take any address of (counted by each address, a host with a /64 could fill the table);
+ * a link-local one's (fe80::/10) whole, as every host of the link shares its /64; another
+ * family's 16 bytes. Returns the key's family: AF_INET for either IPv4 form. */
+static int host_of(int family, const uint8_t addr[16], const uint8_t **key, size_t *len)
+{
+	static const uint8_t v4_mapped[12] = {[10] = 0xff, [11] = 0xff};
+
+	if (family == AF_INET || (family == AF_INET6 && !memcmp(addr, v4_mapped, 12))) {
+		*key = family == AF_INET ? addr : addr + 12;
+		*len = 4;
+		return AF_INET;
+	}
+	*key = addr;
+	*len = family == AF_INET6 && !(addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80) ? 8 : 16;
+	return family;
+}
+
+/* Whether connection c's peer and family/addr are one host (host_of). */
 static int same_address(const struct nvt_conn *c, int family, const uint8_t addr[16])
 {
-	return c->family == family && !memcmp(c->addr, addr, family == AF_INET ? 4 : 16);
+	const uint8_t *its, *theirs;
+	size_t its_len, their_len;
+
+	return host_of(c->family, c->addr, &its, &its_len) == host_of(family, addr, &theirs, &their_len) &&
+	       its_len == their_len && !memcmp(its, theirs, its_len);
 }
 
 /* The live connection to close first for room (of family/addr unless family is -1): the one

@@ -5,7 +5,9 @@
  * (its accept, or the end of its last response) or its answer going, and
  * whether a whole request of it is being answered. A head has a deadline from
  * that moment that bytes do not extend; a new connection from an address that
- * holds per_address closes that address's oldest connection (but from
+ * holds per_address (an address: an IPv6 peer's /64, which a host may take any
+ * address of, or a link-local one whole; an IPv4 one's, mapped into IPv6 or
+ * not) closes that address's oldest connection (but from
  * 127.0.0.1 and ::1, which every local client shares: a local scraper and
  * its neighbours are one address there), and one that finds max held closes
  * the oldest of all. The oldest is the one whose head, or answer, began
@@ -27,7 +29,8 @@
 
 struct nvt_conn {
 	int fd;
-	int family;          /* AF_INET or AF_INET6 (another: never counted with another's) */
+	int family;          /* AF_INET or AF_INET6 (an IPv4-mapped one counts with its AF_INET form;
+			      * another family never with another's) */
 	uint8_t addr[16];    /* the peer's address, network order (4 bytes for AF_INET) */
 	uint64_t head_since; /* ns: when its head began coming (answering: its answer began) */
 	int answering;       /* a whole request of it is being answered */

@@ -274,6 +274,36 @@ static void test_conns(void)
 	CHECK(nvt_conns_room(20, 256, 32) == NVT_CONNS_MIN && nvt_conns_room(UINT64_MAX, 256, 32) == 256);
 }
 
+/* The per-address limit counts a host, not one address of it: an IPv6 peer by its /64 (a host is
+ * given one, and may take any address of it), an IPv4-mapped one (::ffff:a.b.c.d) and an IPv4
+ * one by the IPv4 address; a link-local IPv6 peer (fe80::/10, whose /64 every host of the link
+ * shares) by its whole address. */
+static void test_conns_by_host(void)
+{
+	static struct nvt_conns t;
+	const uint8_t h1[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, [15] = 1},
+		      h2[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0xab, 0xcd, [15] = 2},
+		      h3[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, [14] = 7, [15] = 3},
+		      other[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 2, [15] = 1};
+	const uint8_t m1[16] = {[10] = 0xff, [11] = 0xff, 192, 0, 2, 1},
+		      m2[16] = {[10] = 0xff, [11] = 0xff, 192, 0, 2, 2}, v4[16] = {192, 0, 2, 1};
+	const uint8_t ll1[16] = {0xfe, 0x80, [15] = 1}, ll2[16] = {0xfe, 0x80, [15] = 2};
+
+	nvt_conns_init(&t, 64, 2, 100);
+	CHECK(nvt_conns_add(&t, 10, AF_INET6, h1, 0) == 0 && nvt_conns_add(&t, 11, AF_INET6, h2, 1) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET6, other) == -1);
+	CHECK(nvt_conns_admit(&t, AF_INET6, h3) == 10 && nvt_conns_add(&t, 12, AF_INET6, h3, 2) == 0);
+	CHECK(nvt_conns_over(&t, AF_INET6, h1) == -1 && nvt_conns_live(&t) == 2);
+	/* IPv4-mapped: each IPv4 address apart (their /64 is one), the same as its IPv4 form. */
+	CHECK(nvt_conns_add(&t, 20, AF_INET6, m1, 3) == 0 && nvt_conns_add(&t, 21, AF_INET6, m2, 4) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET6, m2) == -1 && nvt_conns_add(&t, 22, AF_INET6, m2, 5) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET, v4) == -1 && nvt_conns_add(&t, 23, AF_INET, v4, 6) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET6, m1) == 20);
+	/* Link-local: each address apart. */
+	CHECK(nvt_conns_add(&t, 30, AF_INET6, ll1, 7) == 0 && nvt_conns_add(&t, 31, AF_INET6, ll1, 8) == 0);
+	CHECK(nvt_conns_admit(&t, AF_INET6, ll2) == -1 && nvt_conns_admit(&t, AF_INET6, ll1) == 30);
+}
+
 int main(void)
 {
 	test_outbuf();
@@ -282,5 +312,6 @@ int main(void)
 	test_promtext();
 	test_listen();
 	test_conns();
+	test_conns_by_host();
 	return CHECK_DONE();
 }
