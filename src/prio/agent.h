@@ -48,7 +48,8 @@
 #define NVT_AGENT_LOG_MAX 65536          /* bytes it keeps before starting it afresh */
 /* Mode 0644: the tasks with a priority the agent cannot follow, one a line,
  * "unfollowed PID WORD" (WORD: nvt_agent_why_word), after a first line
- * "nvtaskset-agent-status 1"; written anew when they change, read by -l. */
+ * "nvtaskset-agent-status 1"; written anew when they change, read by -l, removed when the
+ * agent ends (nvt_agent_unlock). */
 #define NVT_AGENT_STATUS_NAME "agent.status"
 
 /* Why an agent does not follow a task with a priority. */
@@ -116,6 +117,8 @@ int nvt_agent_run(const struct nvt_agent_opts *o);
  * another agent of the caller's holds it, or -1 with the reason in why.
  */
 int nvt_agent_lock(const char *base, int *fd, char *why, size_t len);
+/* Lets the lock fd go (-1: none held), removing the pid file that names the caller and, with
+ * the lock held, the status file. */
 void nvt_agent_unlock(const char *base, int fd);
 /*
  * The agent of user uid, if one runs: 1 and its PID in *pid (its pid file

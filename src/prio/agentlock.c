@@ -90,8 +90,11 @@ void nvt_agent_unlock(const char *base, int fd)
 	pid_t pid;
 	int dirfd = nvt_userdir_open(base, geteuid());
 
-	/* Remove the pid file while holding the lock: it names us. */
+	/* Remove the pid file while holding the lock: it names us. The status file is the
+	 * lock holder's (the next agent writes its own at once): none stays behind. */
 	if (dirfd >= 0) {
+		if (fd >= 0)
+			unlinkat(dirfd, NVT_AGENT_STATUS_NAME, 0);
 		if (nvt_agent_running(base, geteuid(), &pid) && pid == getpid())
 			unlinkat(dirfd, NVT_AGENT_PID_NAME, 0);
 		close(dirfd);

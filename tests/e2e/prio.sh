@@ -679,7 +679,7 @@ t_prio_pid_says_what_yields() {
 	# refused, nothing changed; without --yield it gets the one way that takes effect, the
 	# agent's guard, and is told so; a later -p --priority keeps the guard, and made high
 	# it is not guarded. A task started with protect takes borrow up.
-	local task low err
+	local task low err agent
 	start_loop task "$NVT" --no-mps -c 0-7 "$APP"
 	task=$PID
 	wait_for 10 test -s "$WORK/task.state"
@@ -698,7 +698,9 @@ t_prio_pid_says_what_yields() {
 	has "$("$NVT" -p --json "$task")" '"priority":null,'
 	"$NVT" -p --priority low --guard 4 "$task" >"$WORK/low.out" 2>"$WORK/low.err" || die "-p --priority low: $(cat "$WORK/low.err")"
 	err=$(cat "$WORK/low.err")
-	eq "$err" "nvtaskset: note: pid $task was started without a priority, so its MPS client priority stays as its start made it: it yields through the agent's guard (--yield guard)"
+	agent=$(cut -d' ' -f1 "$NVTASKSET_RUNDIR/nvtaskset-$ME_UID/agent.pid")
+	eq "$err" "nvtaskset: note: pid $task was started without a priority, so its MPS client priority stays as its start made it: it yields through the agent's guard (--yield guard)
+$(agent_started_line "$agent")"
 	has "$(cat "$WORK/low.out")" "pid $task's new yield: guard"
 	has "$("$NVT" -p --json "$task")" '"priority":"low",'
 	has "$("$NVT" -l --json)" '"guard":4,'
@@ -725,6 +727,38 @@ pid $low's new priority: low
 pid $low's current yield: gate,bound,ahead,client
 pid $low's new yield: gate,bound,ahead,client,borrow"
 	stop_loop low "$low"
+}
+# agent_started_line PID: what a start or -p that started the caller's agent PID says of it.
+agent_started_line() {
+	echo "nvtaskset: started the priority agent (pid $1), which ends 10 s after the last task it manages; see it with 'nvtaskset -l', stop it with 'kill $1'"
+}
+t_prio_autostart_said_and_status_gone() {
+	# A -p or a start that starts the caller's agent says so on stderr, naming it and how to see
+	# and stop it; one that finds it running says nothing of it. The agent's status file, there
+	# while it runs, goes with it when it ends, as its pid file does.
+	local task pid dir=$NVTASKSET_RUNDIR/nvtaskset-$ME_UID
+	start_loop task "$NVT" --no-mps -c 0-7 "$APP"
+	task=$PID
+	wait_for 10 test -s "$WORK/task.state"
+	"$NVT" -p --priority low "$task" >/dev/null 2>"$WORK/p.err" || die "-p --priority low: $(cat "$WORK/p.err")"
+	wait_for 5 test -f "$dir/agent.pid"
+	pid=$(cut -d' ' -f1 "$dir/agent.pid")
+	has "$(cat "$WORK/p.err")" "$(agent_started_line "$pid")"
+	run_rc out rc "$NVT" -p --priority normal "$task"
+	eq "$rc" 0 "$out"
+	hasnt "$out" "started the priority agent"
+	wait_for 5 test -f "$dir/agent.status"
+	kill -TERM "$pid"
+	wait_for 5 is_gone "$pid"
+	[ ! -e "$dir/agent.status" ] || die "the ended agent's status file stayed: $(cat "$dir/agent.status")"
+	[ ! -e "$dir/agent.pid" ] || die "the ended agent's pid file stayed"
+	run_rc out rc "$NVT" --no-mps --priority low --yield guard -c 0-3 "$APP" launch 1
+	eq "$rc" 0 "$out"
+	wait_for 5 test -f "$dir/agent.pid"
+	pid=$(cut -d' ' -f1 "$dir/agent.pid")
+	has "$out" "$(agent_started_line "$pid")"
+	stop_agents
+	stop_loop task "$task"
 }
 t_prio_pid_priority_alone_applied() {
 	# A priority alone changes no mask: -p of a task that launches no more does not call the

@@ -150,54 +150,84 @@ void prio_autostart(const struct options *o)
 		prio_autostart_words(&p);
 }
 
+/* The detached agent's process, after the command's child forked it: it tells the command its
+ * pid on report (a pipe's end, closed with the others) and becomes the agent. Never returns. */
+static void autostart_exec(const char *base, int report)
+{
+	char *argv[] = {"nvtaskset", "--agent", "--idle-exit", NULL, NULL};
+	char idle[16];
+	pid_t me = getpid();
+	int null, log;
+
+	if (write(report, &me, sizeof(me)) != (ssize_t)sizeof(me))
+		_exit(127);
+	if (chdir("/")) /* holds no directory of the caller's busy */
+		_exit(127);
+	snprintf(idle, sizeof(idle), "%d", NVT_AGENT_IDLE_EXIT_S);
+	argv[3] = idle;
+	/* What it says (its errors: it runs quiet) goes to its log, which -l shows
+	 * when it does not run; never to the command's output, which it would hold. */
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	log = nvt_agent_log_open(base);
+	if (null >= 0)
+		dup2(null, 0);
+	if (log >= 0 || null >= 0) {
+		dup2(log >= 0 ? log : null, 1);
+		dup2(log >= 0 ? log : null, 2);
+	}
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	setenv(NVT_ENV_QUIET, "1", 1);
+	unsetenv(NVT_ENV_LD_PRELOAD);
+	execv("/proc/self/exe", argv);
+	_exit(127);
+}
+
 void prio_autostart_words(const struct nvt_slot_prio *p)
 {
 	const char *base = nvt_rundir();
-	pid_t pid, agent;
-	int status;
+	pid_t pid, agent = 0;
+	int status, report[2];
+	ssize_t got;
 
 	/* Only the guard is the agent's: every other way a task yields is its shim's. */
 	if (!nvt_prio_needs_agent(p->prio, p->yield))
 		return;
 	if (nvt_agent_running(base, 0, &agent) || nvt_agent_running(base, geteuid(), &agent))
 		return;
+	if (pipe2(report, O_CLOEXEC)) {
+		warn("warning: cannot start the priority agent");
+		return;
+	}
 	/* Detached: a grandchild in a session of its own, which the command
 	 * never waits for; its lock makes it the only one (a second exits). */
 	pid = fork();
 	if (pid < 0) {
 		warn("warning: cannot start the priority agent");
+		close(report[0]);
+		close(report[1]);
 		return;
 	}
 	if (pid == 0) {
-		char *argv[] = {"nvtaskset", "--agent", "--idle-exit", NULL, NULL};
-		char idle[16];
-		int null, log;
+		close(report[0]);
 		setsid();
 		if (fork() != 0)
 			_exit(0);
-		if (chdir("/")) /* holds no directory of the caller's busy */
-			_exit(127);
-		snprintf(idle, sizeof(idle), "%d", NVT_AGENT_IDLE_EXIT_S);
-		argv[3] = idle;
-		/* What it says (its errors: it runs quiet) goes to its log, which -l shows
-		 * when it does not run; never to the command's output, which it would hold. */
-		null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		log = nvt_agent_log_open(base);
-		if (null >= 0)
-			dup2(null, 0);
-		if (log >= 0 || null >= 0) {
-			dup2(log >= 0 ? log : null, 1);
-			dup2(log >= 0 ? log : null, 2);
-		}
-		for (int fd = 3; fd < 1024; fd++)
-			close(fd);
-		setenv(NVT_ENV_QUIET, "1", 1);
-		unsetenv(NVT_ENV_LD_PRELOAD);
-		execv("/proc/self/exe", argv);
-		_exit(127);
+		autostart_exec(base, report[1]);
 	}
+	close(report[1]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	/* Its pid, or nothing where it was not forked (the pipe's end closed unwritten). */
+	while ((got = read(report[0], &agent, sizeof(agent))) < 0 && errno == EINTR)
+		;
+	close(report[0]);
+	if (got != (ssize_t)sizeof(agent))
+		warnx("warning: cannot start the priority agent");
+	else
+		warnx("started the priority agent (pid %ld), which ends %d s after the last task it "
+		      "manages; see it with 'nvtaskset -l', stop it with 'kill %ld'",
+		      (long)agent, NVT_AGENT_IDLE_EXIT_S, (long)agent);
 }
 
 /* ---- nvtaskset --agent ----------------------------------------------------- */
