@@ -60,6 +60,25 @@ int nvt_pwrite_all(int fd, const void *buf, size_t len, off_t at)
 	return 0;
 }
 
+int nvt_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t w = write(fd, p + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	return 0;
+}
+
 int nvt_fs_is_own(const char *dir, unsigned long st_flags)
 {
 	char parent[4096];

@@ -34,6 +34,8 @@ ssize_t nvt_read_file(const char *path, char *buf, size_t len, int tail);
  * write that wrote nothing).
  */
 int nvt_pwrite_all(int fd, const void *buf, size_t len, off_t at);
+/* The same at fd's position (a pipe, a terminal, standard output). */
+int nvt_write_all(int fd, const void *buf, size_t len);
 
 /*
  * Whether dir is the root of a file system of its own (not its parent's: a

@@ -550,6 +550,32 @@ t_metrics_usage() {
 	done
 }
 
+# metrics_to_full: --metrics into a full disk (/dev/full): exit 1, and why on stderr.
+metrics_to_full() {
+	local rc
+	"$NVT" --metrics >/dev/full 2>"$WORK/full.err" && rc=0 || rc=$?
+	eq "$rc" 1 "--metrics >/dev/full: $(cat "$WORK/full.err")"
+	eq "$(cat "$WORK/full.err")" "nvtaskset: write error: No space left on device"
+}
+t_metrics_write_error_says_why() {
+	# A --metrics that cannot write its text says why, whether the text is shorter than
+	# stdio's buffer or longer (then an early write failed, whose reason a flush at exit no
+	# longer knows).
+	local a b
+	[ -c /dev/full ] || skip "needs /dev/full"
+	metrics_to_full
+	start_loop wa "$NVT" --no-mps -g 1 "$APP"
+	a=$PID
+	start_loop wb "$NVT" --no-mps -g 2 "$APP"
+	b=$PID
+	wait_file "$WORK/wa.state" "1,9,17,25,32,39,46,53"
+	wait_file "$WORK/wb.state" "2,10,18,26,33,40,47,54"
+	[ "$("$NVT" --metrics | wc -c)" -gt "$(stat -c %o /dev/full)" ] || die "a text of two tasks fits stdio's buffer"
+	metrics_to_full
+	stop_loop wa "$a"
+	stop_loop wb "$b"
+}
+
 # ---- -l --svg --------------------------------------------------------------------------------
 
 # svg_check FILE HI LO: the map of lending_pair's tasks, as XML (their TPCs by prio.sh's tpcs_of).

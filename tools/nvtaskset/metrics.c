@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "core/listen.h"
+#include "os/sysutil.h"
 #include "view/view.h"
 
 int nvt_cmd_metrics(const struct options *o)
@@ -28,8 +29,19 @@ int nvt_cmd_metrics(const struct options *o)
 		cli_errx("out of memory");
 	nvt_view_free(&v);
 	/* The whole text, built before anything is printed: a failure prints nothing (the
-	 * textfile recipe of docs/observability.md keeps the last good file). */
-	fwrite(text.text, 1, text.len, stdout);
+	 * textfile recipe of docs/observability.md keeps the last good file). Written by write(2)
+	 * and closed here, not through stdio, whose flush at exit no longer knows why an
+	 * earlier write of a long text failed: a write or close that fails says why (a reader
+	 * that went away, EPIPE, is none, as at exit). */
+	fflush(stdout);
+	if (nvt_write_all(STDOUT_FILENO, text.text, text.len) || close(STDOUT_FILENO)) {
+		int saved = errno;
+		nvt_outbuf_free(&text);
+		if (saved == EPIPE)
+			return EXIT_SUCCESS;
+		errno = saved;
+		cli_err("write error");
+	}
 	nvt_outbuf_free(&text);
 	return EXIT_SUCCESS;
 }
