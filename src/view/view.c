@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -299,17 +300,32 @@ static void read_agents(const char *base, struct nvt_view *v, struct names *name
 	}
 }
 
-/* The MPS daemon a task of the reader's would join (its pipe directory), and whether it runs. */
+/* The MPS daemon a task of the reader's would join (its pipe directory), and whether it runs;
+ * and each priority level's that runs, or whose pipe directory is there (a daemon was started
+ * there): the daemons its tasks time-sliced at that level would join. */
 static void read_mps(struct nvt_view *v)
 {
 	struct nvt_mps mps;
+	struct stat st;
 	char why[256];
 
 	memset(&mps, 0, sizeof(mps));
-	if (nvt_mps_setup(&mps, why, sizeof(why)))
-		return;
-	snprintf(v->mps_pipe_dir, sizeof(v->mps_pipe_dir), "%s", mps.pipe_dir);
-	v->mps_pid = nvt_mps_daemon(&mps);
+	if (nvt_mps_setup(&mps, why, sizeof(why)) == 0) {
+		snprintf(v->mps_pipe_dir, sizeof(v->mps_pipe_dir), "%s", mps.pipe_dir);
+		v->mps_pid = nvt_mps_daemon(&mps);
+	}
+	for (unsigned prio = NVT_PRIO_LOW; prio <= NVT_PRIO_HIGH; prio++) {
+		struct nvt_view_mps_level *l = &v->mps_levels[v->n_mps_levels];
+		if (v->n_mps_levels == NVT_VIEW_MPS_LEVELS ||
+		    nvt_mps_setup_level(&mps, nvt_prio_name(prio), "", "", why, sizeof(why)))
+			continue;
+		l->pid = nvt_mps_daemon(&mps);
+		if (!l->pid && (stat(mps.pipe_dir, &st) || !S_ISDIR(st.st_mode)))
+			continue;
+		l->prio = (uint8_t)prio;
+		snprintf(l->pipe_dir, sizeof(l->pipe_dir), "%s", mps.pipe_dir);
+		v->n_mps_levels++;
+	}
 }
 
 int nvt_view_read(const char *base, const struct nvt_gpus *machine, struct nvt_view *v, char *why,

@@ -102,6 +102,15 @@ struct nvt_view_agent {
 };
 #define NVT_VIEW_AGENTS 64
 
+/* A priority level's own MPS daemon (docs/priorities.md, "Preemption": tasks time-sliced at
+ * that level join it), the reader's: shown where it runs or its pipe directory is there. */
+struct nvt_view_mps_level {
+	uint8_t prio;               /* NVT_PRIO_LOW .. NVT_PRIO_HIGH */
+	char pipe_dir[256];
+	pid_t pid;                  /* 0: none runs (a daemon started there stopped or died) */
+};
+#define NVT_VIEW_MPS_LEVELS 3
+
 /* A task whose segment could not be read: why (enum nvt_seg_err, errno for NVT_SEG_ERROR). */
 struct nvt_view_unread {
 	pid_t pid;
@@ -126,6 +135,8 @@ struct nvt_view {
 	int n_agents;
 	char mps_pipe_dir[256];     /* the MPS daemon the reader's tasks would join; "" unknown */
 	pid_t mps_pid;              /* 0: none runs */
+	struct nvt_view_mps_level mps_levels[NVT_VIEW_MPS_LEVELS]; /* by level, lowest first */
+	int n_mps_levels;
 	int unreadable;             /* segments left out: corrupt, another version, or errors */
 	struct nvt_view_unread *unread; /* each of them, ascending by PID */
 	size_t n_unread;
@@ -136,7 +147,7 @@ struct nvt_view {
 /*
  * Reads the view of every task under base (every user's run directory; no
  * file is tidied), the GPUs of machine (NULL: only those the tasks' slots
- * name), the agents and the MPS daemon. A task that ends meanwhile, or that
+ * name), the agents and the MPS daemons. A task that ends meanwhile, or that
  * its user hides, is left out; one whose segment cannot be read is counted in
  * unreadable. Returns 0, or -1 with the reason in why (the run directories
  * cannot be listed, out of memory); the caller frees v (nvt_view_free) either

@@ -327,12 +327,22 @@ static int daemon_families(const struct nvt_view *v, struct nvt_outbuf *b)
 			return -1;
 	}
 	if (nvt_prom_family(b, "nvtaskset_mps_daemon_up", "gauge",
-			    "1 if the MPS control daemon of the pipe directory runs (the daemon "
-			    "the reader's tasks would join), else 0."))
+			    "1 if the MPS control daemon of the pipe directory runs, else 0: the "
+			    "shared one the reader's tasks would join (priority empty), and each "
+			    "priority level's own, which its time-sliced tasks join, where it runs "
+			    "or its pipe directory is there."))
 		return -1;
 	if (v->mps_pipe_dir[0]) {
-		struct nvt_prom_label l = {"pipe_directory", v->mps_pipe_dir};
-		if (nvt_prom_sample(b, "nvtaskset_mps_daemon_up", &l, 1, v->mps_pid > 0))
+		/* priority="": the same series as without the label, to Prometheus. */
+		struct nvt_prom_label l[2] = {{"pipe_directory", v->mps_pipe_dir}, {"priority", ""}};
+		if (nvt_prom_sample(b, "nvtaskset_mps_daemon_up", l, 2, v->mps_pid > 0))
+			return -1;
+	}
+	for (int i = 0; i < v->n_mps_levels; i++) {
+		const struct nvt_view_mps_level *m = &v->mps_levels[i];
+		struct nvt_prom_label l[2] = {{"pipe_directory", m->pipe_dir},
+					      {"priority", nvt_prio_name(m->prio)}};
+		if (nvt_prom_sample(b, "nvtaskset_mps_daemon_up", l, 2, m->pid > 0))
 			return -1;
 	}
 	return 0;

@@ -393,7 +393,7 @@ t_metrics_text() {
 	has "$out" "pid=\"$HI\",user=\"$ME\",command=\"fakeapp-dlopen\",container=\"\",slurm_job=\"\",priority=\"high\",state=\"lending\"} 1"
 	eq "$(grep -c "^nvtaskset_task_state{[^}]*pid=\"$LO\".*} 1$" <<<"$out")" 1 "states at 1"
 	has "$out" "nvtaskset_agent_up{uid=\"$(id -u)\",user=\"$ME\"} 1"
-	has "$out" "nvtaskset_mps_daemon_up{pipe_directory=\"$CUDA_MPS_PIPE_DIRECTORY\"} 0"
+	has "$out" "nvtaskset_mps_daemon_up{pipe_directory=\"$CUDA_MPS_PIPE_DIRECTORY\",priority=\"\"} 0"
 	has "$out" 'nvtaskset_tasks 4'
 	# GPC 0 borrowed, GPCs 1 and 3-4 the plain tasks', GPCs 5-11 the low one's: GPC 2 is free.
 	grep -qE '^nvtaskset_gpu_free_tpcs\{gpu="0",UUID="GPU-[0-9a-f-]+"\} 8$' <<<"$out" || die "free: $out"
@@ -574,6 +574,40 @@ t_metrics_write_error_says_why() {
 	metrics_to_full
 	stop_loop wa "$a"
 	stop_loop wb "$b"
+}
+
+# mps_up TEXT PIPE PRIORITY: the value of nvtaskset_mps_daemon_up of that daemon in TEXT.
+mps_up() {
+	grep -F "nvtaskset_mps_daemon_up{pipe_directory=\"$2\",priority=\"$3\"} " <<<"$1" | awk '{print $NF}'
+}
+# The MPS daemons in the metrics, --metrics' and the exporter's: the shared one always (priority
+# empty), a priority level's own where it runs, and once one was started there, 0 when stopped.
+t_metrics_mps_level_daemons() {
+	local out text
+	own_mps_dirs lvl
+	PATH=$FAKEBIN:$PATH
+	run_rc out rc "$NVT" --metrics
+	eq "$(mps_up "$out" "$CUDA_MPS_PIPE_DIRECTORY" "")" 0 "the shared daemon before: $out"
+	eq "$(grep -c '^nvtaskset_mps_daemon_up{' <<<"$out")" 1 "daemons before: $out"
+	# A time-sliced task at low joins (and starts) the low level's daemon.
+	run_rc out rc "$NVT" --priority low --yield slice "$APP" launch 1
+	eq "$rc" 0 "exit status: $out"
+	run_rc out rc "$NVT" --metrics
+	eq "$rc" 0 "$out"
+	eq "$(mps_up "$out" "$CUDA_MPS_PIPE_DIRECTORY-low" low)" 1 "the low level's daemon: $out"
+	eq "$(mps_up "$out" "$CUDA_MPS_PIPE_DIRECTORY" "")" 0 "the shared daemon: $out"
+	eq "$(grep -c '^nvtaskset_mps_daemon_up{' <<<"$out")" 2 "daemons shown: $out"
+	if [ -x "$RUN/build/lib/nvtaskset/nvtaskset-exporter" ]; then
+		exporter_start 0
+		text=$(get /metrics | sed '1,/^\r\?$/d')
+		eq "$(mps_up "$text" "$CUDA_MPS_PIPE_DIRECTORY-low" low)" 1 "the exporter's low level: $text"
+		eq "$(mps_up "$text" "$CUDA_MPS_PIPE_DIRECTORY" "")" 0 "the exporter's shared daemon: $text"
+		exporter_stop
+	fi
+	run_rc out rc "$NVT" --mps stop
+	eq "$rc" 0 "--mps stop: $out"
+	run_rc out rc "$NVT" --metrics
+	eq "$(mps_up "$out" "$CUDA_MPS_PIPE_DIRECTORY-low" low)" 0 "the low level's daemon stopped: $out"
 }
 
 # ---- -l --svg --------------------------------------------------------------------------------

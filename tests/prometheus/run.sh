@@ -35,6 +35,8 @@ done
 W=$(mktemp -d /tmp/nvtaskset-prometheus.XXXXXX)
 mkdir -m 1777 "$W/run"
 mkdir "$W/cache" "$W/data" "$W/mps"
+# The low level's MPS pipe directory, with no daemon there: its series, 0.
+mkdir -m 700 "$W/mps-low"
 export LD_LIBRARY_PATH=$FAKEDIR NVTASKSET_RUNDIR=$W/run NVTASKSET_CACHE_DIR=$W/cache \
 	NVTASKSET_PROC_NVIDIA=$W/no-proc-nvidia CUDA_MPS_PIPE_DIRECTORY=$W/mps \
 	CUDA_MPS_LOG_DIRECTORY=$W/mps-log
@@ -152,6 +154,12 @@ check "B's waits counted" is "nvtaskset_task_waits_total{pid=\"$B2\"}" 0
 VERSION=$(sed -n 's/^#define NVT_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/src/nvtaskset.h")
 check "the build's version" is "nvtaskset_build_info{version=\"$VERSION\"}" 1
 check "the GPU's model" is 'count(nvtaskset_gpu_info{model_name=~"Fake GPU 0.*"})' 1
+# The shared MPS daemon's series carries no priority label to Prometheus (priority="" is
+# none): its selectors without one find it; the low level's daemon has a series of its own.
+check "the shared MPS daemon, down" is "nvtaskset_mps_daemon_up{pipe_directory=\"$W/mps\",priority=\"\"}" 0
+check "the shared MPS daemon's series, no priority label" is 'count(nvtaskset_mps_daemon_up{priority=""})' 1
+check "the low level's MPS daemon, down" is "nvtaskset_mps_daemon_up{pipe_directory=\"$W/mps-low\",priority=\"low\"}" 0
+check "the MPS daemons' series" is 'count(nvtaskset_mps_daemon_up)' 2
 # No scrape failed: the target's last error is empty, and every sample was taken.
 python3 - "$PROM" <<'PY' || fail "the target's health"
 import json, sys, urllib.request

@@ -324,6 +324,11 @@ static void test_metrics(void)
 	f->v.agents[0] = (struct nvt_view_agent){.uid = 0, .user = "root", .pid = 77};
 	f->v.n_agents = 1;
 	snprintf(f->v.mps_pipe_dir, sizeof(f->v.mps_pipe_dir), "/tmp/nvidia-mps");
+	f->v.mps_levels[0] = (struct nvt_view_mps_level){.prio = NVT_PRIO_LOW, .pid = 88,
+							 .pipe_dir = "/tmp/nvidia-mps-low"};
+	f->v.mps_levels[1] = (struct nvt_view_mps_level){.prio = NVT_PRIO_HIGH,
+							 .pipe_dir = "/tmp/nvidia-mps-high"};
+	f->v.n_mps_levels = 2;
 	nvt_view_settle(&f->v);
 	CHECK(nvt_view_metrics(&f->v, &b) == 0);
 	/* Each family once, before its samples. */
@@ -352,7 +357,11 @@ static void test_metrics(void)
 	CHECK(strstr(b.text, "nvtaskset_gpu_free_tpcs{gpu=\"0\",UUID=\"GPU-00010203-0405-0607-0809-"
 			     "0a0b0c0d0e84\"} 12\n") != NULL);
 	CHECK(strstr(b.text, "nvtaskset_agent_up{uid=\"0\",user=\"root\"} 1\n") != NULL);
-	CHECK(strstr(b.text, "nvtaskset_mps_daemon_up{pipe_directory=\"/tmp/nvidia-mps\"} 0\n") != NULL);
+	/* The shared daemon's series, priority empty (to Prometheus no label), and each level's. */
+	CHECK(strstr(b.text, "nvtaskset_mps_daemon_up{pipe_directory=\"/tmp/nvidia-mps\",priority=\"\"} 0\n") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_mps_daemon_up{pipe_directory=\"/tmp/nvidia-mps-low\",priority=\"low\"} 1\n") != NULL);
+	CHECK(strstr(b.text, "nvtaskset_mps_daemon_up{pipe_directory=\"/tmp/nvidia-mps-high\",priority=\"high\"} 0\n") != NULL);
+	CHECK(lines_with(b.text, "nvtaskset_mps_daemon_up{") == 3);
 	CHECK(strstr(b.text, "nvtaskset_tasks 2\n") != NULL);
 	CHECK(strstr(b.text, "# TYPE nvtaskset_build_info gauge\nnvtaskset_build_info{version=\"" NVT_VERSION_STRING "\"} 1\n") != NULL);
 	/* Memory: what each task holds; the limit and refusals only where there is a limit. */
