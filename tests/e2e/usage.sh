@@ -192,6 +192,25 @@ t_usage_option_errors() {
 	has "$out" "nvtaskset --plan: unrecognized option '--bogus'"
 }
 
+t_usage_help_beside_unknown_option() {
+	# As taskset: an unknown option is an error (exit 1, the hint to --help) even beside --help,
+	# whichever comes first, for the command and for each sub-command with a --help of its own.
+	local form name
+	for form in "--help --bogus" "-h --bogus" "--bogus --help" "--help-all --bogus" \
+		"top --help --bogus" "top -h --bogus" "--cdi --help --bogus" "--plan --help --bogus" \
+		"--profile --help --bogus"; do
+		name=nvtaskset
+		case $form in top*) name="nvtaskset top" ;; --cdi*) name="nvtaskset --cdi" ;;
+		--plan*) name="nvtaskset --plan" ;; --profile*) name="nvtaskset --profile" ;; esac
+		# shellcheck disable=SC2086 # the form's words
+		run_rc out rc "$NVT" $form
+		eq "$rc" 1 "nvtaskset $form: $out"
+		has "$out" "$name: unrecognized option '--bogus'"
+		has "$out" "Try '$name --help' for more information."
+		hasnt "$out" "Usage:"
+	done
+}
+
 t_usage_cdi_not_root() {
 	# --cdi by a user who cannot make the shared run directory: run it as root. Root's run
 	# is a user's (uid 65534) in a mount namespace whose /run is empty and root's; a user's

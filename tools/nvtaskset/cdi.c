@@ -599,7 +599,7 @@ int nvt_cmd_cdi(int argc, char **argv)
 {
 	static struct spec s;
 	const char *dir = CDI_DEFAULT_DIR, *timeout = getenv(NVT_ENV_CLAIM_TIMEOUT);
-	int c, with_mps = 0;
+	int c, with_mps = 0, help = 0;
 
 	s.vendor = NVT_CDI_VENDOR;
 	usage_names("nvtaskset --cdi");
@@ -612,11 +612,13 @@ int nvt_cmd_cdi(int argc, char **argv)
 		else if (c == 'm')
 			with_mps = 1;
 		else if (c == 'h')
-			cdi_usage(stdout);
+			help = 1; /* once every option is known: an unknown one beside it is an error */
 		else
 			hint_sub_usage("--cdi takes [--cdi-dir DIR] [--vendor NAME] [--with-mps]", argc, argv,
 				       nvt_cdi_options);
 	}
+	if (help)
+		cdi_usage(stdout);
 	if (optind != argc)
 		bad_usage("--cdi takes no further arguments");
 	if (!nvt_cdi_vendor_valid(s.vendor))

@@ -329,7 +329,7 @@ int nvt_cmd_plan(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0},
 	};
 	const char *gpu_arg = "0";
-	int json = 0, c, n = 0, fits, lineno = 0;
+	int json = 0, c, n = 0, fits, lineno = 0, help = 0;
 	char why[600], *text, *next, *line;
 	struct nvt_gpu_topology gpu;
 	struct plan_gpu pg = {.gpu = &gpu};
@@ -342,19 +342,21 @@ int nvt_cmd_plan(int argc, char **argv)
 			gpu_arg = optarg;
 		else if (c == 'J')
 			json = 1;
-		else if (c == 'h') {
-			printf("Usage: nvtaskset --plan [--gpu GPU] [--json] FILE\n\n"
-			       "Say whether the tasks of FILE fit on one GPU, and on which partitions.\n"
-			       "Each line of FILE: NAME PROFILE.json BOUND [PRIORITY] [mem=SIZE], where\n"
-			       "PROFILE.json is what `nvtaskset --profile --json` printed for the task,\n"
-			       "BOUND is slowdown=PCT%% or deadline=VALUE (in the profile's unit),\n"
-			       "PRIORITY high, normal (default) or low, SIZE its GPU memory limit (as\n"
-			       "--mem's; default: the one its profile ran under), which must fit beside\n"
-			       "the others' in the GPU's memory. See nvtaskset(1), PROFILING.\n");
-			return EXIT_SUCCESS;
-		} else {
+		else if (c == 'h')
+			help = 1; /* once every option is known: an unknown one beside it is an error */
+		else
 			hint_sub_usage("--plan takes [--gpu GPU] [--json] FILE", argc, argv, longopts);
-		}
+	}
+	if (help) {
+		printf("Usage: nvtaskset --plan [--gpu GPU] [--json] FILE\n\n"
+		       "Say whether the tasks of FILE fit on one GPU, and on which partitions.\n"
+		       "Each line of FILE: NAME PROFILE.json BOUND [PRIORITY] [mem=SIZE], where\n"
+		       "PROFILE.json is what `nvtaskset --profile --json` printed for the task,\n"
+		       "BOUND is slowdown=PCT%% or deadline=VALUE (in the profile's unit),\n"
+		       "PRIORITY high, normal (default) or low, SIZE its GPU memory limit (as\n"
+		       "--mem's; default: the one its profile ran under), which must fit beside\n"
+		       "the others' in the GPU's memory. See nvtaskset(1), PROFILING.\n");
+		return EXIT_SUCCESS;
 	}
 	set_json_errors(json);
 	if (argc - optind != 1)

@@ -138,7 +138,7 @@ const struct option nvt_profile_options[] = {
 
 static void parse_profile_options(int argc, char **argv, struct profile_opts *p)
 {
-	int c;
+	int c, help = 0;
 
 	*p = (struct profile_opts){.rounds = 3, .timeout_s = 300, .slowdown = 0.05,
 				   .strategy = NVT_PACKED, .gpu = "0"};
@@ -170,7 +170,7 @@ static void parse_profile_options(int argc, char **argv, struct profile_opts *p)
 		case O_JSON: p->json = 1; break;
 		case O_PLOT: p->plot = optarg; break;
 		case O_MEM: p->mem_text = optarg; break;
-		case 'h': profile_usage(stdout);
+		case 'h': help = 1; break; /* once every option is known, as with taskset */
 		default: {
 			const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : "";
 			const char *near = !optopt && !strncmp(word, "--", 2) ?
@@ -183,6 +183,8 @@ static void parse_profile_options(int argc, char **argv, struct profile_opts *p)
 		}
 		}
 	}
+	if (help)
+		profile_usage(stdout);
 	if (p->higher_is_better && !p->metric)
 		bad_usage("--profile: --higher-is-better goes with --metric (wall-clock time is "
 			  "lower-is-better)");

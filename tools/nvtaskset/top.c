@@ -324,7 +324,7 @@ static void top_options(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	unsigned long frames;
-	int c, i;
+	int c, i, help = 0;
 
 	usage_names("nvtaskset top");
 	optind = 1;
@@ -345,12 +345,15 @@ static void top_options(int argc, char **argv)
 			top.sort = (enum sort_key)i;
 		} else if (c == 'G')
 			top.pick = resolve_gpu(optarg);
-		else if (c == 'h') {
-			fputs(top_help, stdout);
-			exit(EXIT_SUCCESS);
-		} else
+		else if (c == 'h')
+			help = 1; /* once every option is known: an unknown one beside it is an error */
+		else
 			hint_sub_usage("top takes [-b] [-n N] [-d SECS] [-o FIELD] [--gpu GPU]", argc, argv,
 				       longopts);
+	}
+	if (help) {
+		fputs(top_help, stdout);
+		exit(EXIT_SUCCESS);
 	}
 	if (optind < argc)
 		bad_usage("top takes no further arguments");
