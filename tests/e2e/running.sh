@@ -87,6 +87,25 @@ t_wrapper_unlaunched_task() {
 		hasnt "$(cat "$WORK/wrap.err")" "warning"
 	done
 }
+# slot_launches_of PID: the launches -p --json counts for task PID on its first GPU.
+slot_launches_of() {
+	timeout "$HANG" "$NVT" -p --json "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["gpus"][0]["launches"])'
+}
+slot_launches_over() { [ "$(slot_launches_of "$1")" -gt "$2" ]; }
+t_wrapper_launches_from_move() {
+	# A wrapper task's launches are counted in the slot of their GPU (docs/limitations.md): none
+	# before -p gives it one (-l shows '-'), from the move on after it.
+	start_loop wrap env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$APP"
+	wait_file "$WORK/wrap.state" "0-65"
+	eq "$(timeout "$HANG" "$NVT" -p --json "$PID")" "{\"version\":2,\"pid\":$PID,\"gpus\":[]}"
+	run_rc out rc "$NVT" -l
+	grep -Eq "^ *$PID +[0-9]+ +[^ ]+ +- +- +all " <<<"$out" || die "launches before -p: $out"
+	run_rc out rc "$NVT" -p -c 5,7 "$PID"
+	eq "$rc" 0 "$out"
+	wait_file "$WORK/wrap.state" "5,7"
+	poll_until 10 slot_launches_over "$PID" 5 || die "launches after -p: $(timeout "$HANG" "$NVT" -p --json "$PID" 2>&1)"
+	stop_loop wrap "$PID"
+}
 t_wrapper_and_preload_once() {
 	# Both the wrapper and the preload shim in one process: one callback.
 	run_rc out rc env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$NVT" --no-mps -c 3 "$APP" launch 2
