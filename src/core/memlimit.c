@@ -183,6 +183,16 @@ uint64_t nvt_memlimit_pitched(uint64_t width, uint64_t height)
 	return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
 }
 
+static uint64_t rounded_to(uint64_t bytes, uint64_t unit)
+{
+	return bytes > UINT64_MAX - (unit - 1) ? UINT64_MAX : (bytes + unit - 1) / unit * unit;
+}
+
+uint64_t nvt_memlimit_alloc_rounded(uint64_t bytes)
+{
+	return rounded_to(bytes, bytes > NVT_MEM_BLOCK_SMALL ? NVT_MEM_BLOCK_LARGE : NVT_MEM_BLOCK_MIN);
+}
+
 uint64_t nvt_memlimit_rounded(uint64_t bytes)
 {
 	return bytes > UINT64_MAX - (NVT_MEM_ALLOC_ALIGN - 1)

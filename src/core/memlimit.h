@@ -100,6 +100,18 @@ uint64_t nvt_memlimit_pitched(uint64_t width, uint64_t height);
 #define NVT_MEM_ALLOC_ALIGN 256u
 uint64_t nvt_memlimit_rounded(uint64_t bytes);
 
+/*
+ * The bytes a cuMemAlloc of bytes takes (the real driver's rounding, measured: H200, driver
+ * 580.159.04, docs/bench/gpuchecks-2026-11-29, run G40): up to NVT_MEM_BLOCK_SMALL, bytes
+ * rounded up to NVT_MEM_BLOCK_MIN (the addresses of 1-, 513- and 65537-byte allocations came
+ * 512, 1024 and 66048 bytes apart); past it, rounded up to NVT_MEM_BLOCK_LARGE (1 MiB + 1 and
+ * 2 MiB 2 MiB apart, 2 MiB + 1 4 MiB, the free memory falling as much). UINT64_MAX past any size.
+ */
+#define NVT_MEM_BLOCK_MIN 512u
+#define NVT_MEM_BLOCK_SMALL (1ull << 20)
+#define NVT_MEM_BLOCK_LARGE (2ull << 20)
+uint64_t nvt_memlimit_alloc_rounded(uint64_t bytes);
+
 /* Whether an allocation of bytes on top of used stays within limit (0: none). */
 int nvt_memlimit_fits(uint64_t limit, uint64_t used, uint64_t bytes);
 

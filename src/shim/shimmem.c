@@ -13,9 +13,10 @@
  * made larger than any GPU holds (POISON_BYTES), so the driver itself fails
  * it with CUDA_ERROR_OUT_OF_MEMORY, as on a full GPU, and nothing is taken.
  *
- * What is counted, by the size asked (a pitched allocation by its pitch; cuMemAlloc's,
- * cuMemAllocManaged's and the stream-ordered calls' rounded up to the 256 bytes every
- * allocation's address is aligned to: nvt_memlimit_rounded):
+ * What is counted, by the size asked (a pitched allocation by its pitch; cuMemAlloc's as the
+ * driver rounds it, measured: nvt_memlimit_alloc_rounded; cuMemAllocManaged's and the
+ * stream-ordered calls' rounded up to the 256 bytes every allocation's address is aligned to:
+ * nvt_memlimit_rounded):
  *  - cuMemAlloc, cuMemAllocPitch; cuMemAllocManaged (it may live on the GPU
  *    whole: a limit that let it pass would bound nothing);
  *  - cuMemAllocAsync and cuMemAllocFromPoolAsync, freed by cuMemFreeAsync
@@ -473,7 +474,10 @@ static void asked(int cbid, void *a, struct pending *p)
 {
 	p->slot = -1;
 	switch (cbid) {
-	case NVT_CBID_cuMemAlloc_v2: case NVT_CBID_cuMemAllocManaged:
+	case NVT_CBID_cuMemAlloc_v2:
+		p->bytes = nvt_memlimit_alloc_rounded(((NVT_MEM_ALLOC_ARGS *)a)->bytes);
+		break;
+	case NVT_CBID_cuMemAllocManaged:
 		p->bytes = nvt_memlimit_rounded(((NVT_MEM_ALLOC_ARGS *)a)->bytes);
 		break;
 	case NVT_CBID_cuMemAllocAsync: case NVT_CBID_cuMemAllocAsync_ptsz:

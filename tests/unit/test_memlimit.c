@@ -241,6 +241,22 @@ static void rounded(void)
 	CHECK(nvt_memlimit_rounded(UINT64_MAX) == UINT64_MAX);
 }
 
+static void alloc_rounded(void)
+{
+	CHECK(nvt_memlimit_alloc_rounded(0) == 0);
+	CHECK(nvt_memlimit_alloc_rounded(1) == 512);
+	CHECK(nvt_memlimit_alloc_rounded(512) == 512);
+	CHECK(nvt_memlimit_alloc_rounded(513) == 1024);
+	CHECK(nvt_memlimit_alloc_rounded(65537) == 66048);
+	CHECK(nvt_memlimit_alloc_rounded(1ull << 20) == 1ull << 20);
+	CHECK(nvt_memlimit_alloc_rounded((1ull << 20) + 1) == 2ull << 20);
+	CHECK(nvt_memlimit_alloc_rounded((2ull << 20) + 1) == 4ull << 20);
+	CHECK(nvt_memlimit_alloc_rounded(1ull << 30) == 1ull << 30);
+	CHECK(nvt_memlimit_alloc_rounded(UINT64_MAX - (2ull << 20) + 1) == UINT64_MAX - (2ull << 20) + 1);
+	CHECK(nvt_memlimit_alloc_rounded(UINT64_MAX - (2ull << 20) + 2) == UINT64_MAX);
+	CHECK(nvt_memlimit_alloc_rounded(UINT64_MAX) == UINT64_MAX);
+}
+
 static void pitched(void)
 {
 	/* Each row padded to the pitch's alignment: a 4-byte row takes 512. */
@@ -266,5 +282,6 @@ int main(void)
 	told();
 	pitched();
 	rounded();
+	alloc_rounded();
 	return CHECK_DONE();
 }
