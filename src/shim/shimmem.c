@@ -488,7 +488,7 @@ static void asked(int cbid, void *a, struct pending *p)
 	case NVT_CBID_cuMemAllocPitch_v2: {
 		NVT_MEM_ALLOC_PITCH_ARGS *pa = a;
 		/* The pitch is known on return: the most it can take now, what it took then. */
-		p->bytes = nvt_memlimit_pitched(pa->width, pa->height);
+		p->bytes = nvt_memlimit_alloc_rounded(nvt_memlimit_pitched(pa->width, pa->height));
 		break;
 	}
 	case NVT_CBID_cuMemCreate: {
@@ -632,7 +632,8 @@ static void allocated(int cbid, void *a, struct pending *p)
 		/* What the pitch took, in place of the bound reserved for it (a pitch
 		 * past the bound, which libcuda does not give, is counted all the same). */
 		NVT_MEM_ALLOC_PITCH_ARGS *pa = a;
-		uint64_t took = pa->pitch ? (uint64_t)*pa->pitch * pa->height : p->bytes;
+		uint64_t took = pa->pitch ? nvt_memlimit_alloc_rounded((uint64_t)*pa->pitch * pa->height)
+					  : p->bytes;
 		if (took > p->bytes)
 			__atomic_fetch_add(&shim.seg->gpu[p->slot].mem_used, took - p->bytes,
 					   __ATOMIC_RELAXED);

@@ -90,7 +90,8 @@ info rc=0 free=$((64 * MIB)) total=$((64 * MIB))"
 # An allocation takes at least the 256 bytes its address is aligned to (CUDA C++ Programming
 # Guide), and counts so: two 1-byte allocations of each call that takes a size but cuMemAlloc
 # hold 512 bytes of the limit, and many of them cannot hold more memory than it. cuMemAlloc's
-# count as the driver rounds them (measured: 512 bytes up to 1 MiB, 2 MiB past it).
+# count as the driver rounds them (measured: 512 bytes up to 1 MiB, 2 MiB past it), and so do
+# cuMemAllocPitch's.
 t_mem_small_allocations_count_rounded() {
 	local path
 	for path in managed async pool; do
@@ -104,6 +105,10 @@ info rc=0 free=$((64 * MIB - 512)) total=$((64 * MIB))" "$path"
 alloc rc=0
 alloc rc=0
 info rc=0 free=$((62 * MIB - 1536)) total=$((64 * MIB))" alloc
+	# A pitched allocation of 2049 rows of 512 bytes (1 MiB + 512) takes 2 MiB so too.
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" pitch:4:2049 info
+	eq "$out" "pitch rc=0
+info rc=0 free=$((62 * MIB)) total=$((64 * MIB))" pitch
 }
 
 t_mem_fill_stops_at_limit() {

@@ -42,9 +42,9 @@ t_wait_pid_says_waiting() {
 		run_rc out rc "$NVT" -p $args "$w"
 		eq "$rc" 1 "-p $args on a waiting start: $out"
 		has "$out" "nvtaskset: failed to $verb pid $w's partition: it is \
-nvtaskset itself, not yet a task it started: a start holds no \
-partition until its command runs as this PID (one started with --wait waits so for free TPCs); \
--p shows and changes it then"
+nvtaskset itself, not a task (a start that has not run its command yet, as one waiting with \
+--wait for free TPCs, or nvtaskset's agent, top or exporter): a start holds no partition until \
+its command runs as this PID; -p shows and changes it then"
 	done
 	[ ! -s "$WORK/w.state" ] || die "it launched on a full GPU: $(cat "$WORK/w.state")"
 	stop_loop h "$h"

@@ -656,9 +656,10 @@ static const char *not_a_task(pid_t pid, char *buf, size_t len)
 	 * for free TPCs (--wait) stays so for as long as it waits, and holds no segment meanwhile
 	 * (docs/usage.md, "Picking free TPCs"). */
 	if (nvt_proc_shares(pid, "exe") == 1) {
-		snprintf(buf, len, "it is nvtaskset itself, not yet a task it started: a start holds "
-			 "no partition until its command runs as this PID (one started with --wait "
-			 "waits so for free TPCs); -p shows and changes it then");
+		snprintf(buf, len, "it is nvtaskset itself, not a task (a start that has not run "
+			 "its command yet, as one waiting with --wait for free TPCs, or nvtaskset's "
+			 "agent, top or exporter): a start holds no partition until its command runs "
+			 "as this PID; -p shows and changes it then");
 		return buf;
 	}
 	/* The wrapper beside this command's shim (the build tree's in make try), else LIBDIR's. */
