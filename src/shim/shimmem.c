@@ -446,8 +446,10 @@ static uint64_t level_extent(uint64_t extent, unsigned level)
  * with 1, 2 and 13 levels on an H100 (docs/bench/mem-driver-2026-11-25), and on an H200 2048
  * layers of 16384 floats 1024 and 2052 MiB with 1 and 15, a 4096 x 4096 cubemap 384 and 514 with
  * 1 and 13: a chain that halves one extent (1D, 1D layered, a height of 1) takes up to twice its
- * first level, one that halves two four thirds. (That driver gives a 1D layer's row 8 rows'
- * memory, 1024 MiB for those 128 counted: docs/limitations.md.) The count is clamped as cuda.h says
+ * first level, one that halves two four thirds. A layered array's level (not a cubemap's) is
+ * counted at least 8 rows high, as the driver lays out a 1D layer's row (those 2048 layers of
+ * one row take 1024 MiB for 128 of floats on an H200, 4 GiB for 512 of float4 on an H100);
+ * d_kept is the descriptor's flags for the layers and faces. The count is clamped as cuda.h says
  * the driver clamps it, to 1 + floor(log2) of the widest of w, h and d (d taken even where it is
  * kept: a narrower clamp of the driver's only counts more here). */
 static uint64_t array_bytes(size_t w, size_t h, size_t d, int format, unsigned channels,
@@ -455,6 +457,7 @@ static uint64_t array_bytes(size_t w, size_t h, size_t d, int format, unsigned c
 {
 	uint64_t element = format_bytes(format) * (channels ? channels : 1);
 	size_t widest = w > h ? (w > d ? w : d) : (h > d ? h : d);
+	uint64_t rows_least = (d_kept & NVT_ARRAY3D_LAYERED) && !(d_kept & NVT_ARRAY3D_CUBEMAP) ? 8 : 1;
 	unsigned most = 1;
 	unsigned __int128 b = 0;
 
@@ -464,7 +467,8 @@ static uint64_t array_bytes(size_t w, size_t h, size_t d, int format, unsigned c
 		most++;
 	levels = levels < 1 ? 1 : levels > most ? most : levels;
 	for (unsigned i = 0; i < levels && b <= UINT64_MAX; i++)
-		b += (unsigned __int128)level_extent(w, i) * level_extent(h, i) *
+		b += (unsigned __int128)level_extent(w, i) *
+		     (level_extent(h, i) > rows_least ? level_extent(h, i) : rows_least) *
 		     level_extent(d, d_kept ? 0 : i) * element;
 	return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
 }

@@ -44,7 +44,7 @@ info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "$path ($via)"
 
 # A mipmapped array is counted by its levels as the driver takes them (the fake's
 # cuMipmappedArrayCreate): each extent halved a level (at least 1), a layered array's layers and
-# a cubemap's faces kept. A chain that halves one extent (1D, 1D layered, a height of 1) takes
+# a cubemap's faces kept, a layered array's level at least 8 rows high. A chain that halves one extent (1D, 1D layered, a height of 1) takes
 # twice its first level, not four thirds; a count past the widest extent's levels is clamped.
 # Each shape's count is what the fake took (bytes of floats); three 1D layered chains of 32 MiB
 # less 1 KiB, beside a 64 MiB limit: the third is refused.
@@ -57,16 +57,16 @@ info rc=0 free=$((1024 * MIB - bytes)) total=$((1024 * MIB))" "$step"
 	done <<'EOF'
 mipmap:16384:0:15 131068
 mipmap:16384:1:15 131068
-layered:16384:0:256:15 33553408
+layered:16384:0:256:15 268427264
 mipmap:4096:16:13 350204
 mipmap:1024:1024:11 5592404
 mipmap:16:16:100 1364
 mipmap:64:64:64:7 1198372
-layered:256:256:8:9 2796192
+layered:256:256:8:9 2797312
 cubemap:256:9 2097144
 EOF
-	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" layered:16384:0:256:15 \
-		layered:16384:0:256:15 layered:16384:0:256:15 info
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" layered:16384:0:32:15 \
+		layered:16384:0:32:15 layered:16384:0:32:15 info
 	eq "$out" "layered rc=0
 layered rc=0
 layered rc=1

@@ -790,8 +790,8 @@ static uint64_t level_extent(size_t extent, unsigned level)
  * extent halved i times (at least 1), its layers all, and takes what its elements take by their
  * format, as the driver takes them (measured on an H100, driver 580.159.04: 8192 x 8192 floats
  * take 256 MiB with one level, 320 with two, 342 with all; 2048 layers of 16384 float4 take 4 GiB
- * with one level, 8 GiB with all, each row 8 rows' memory, which the fake does not take; a half
- * takes half a float's). A cubemap (CUDA_ARRAY3D_CUBEMAP: width and height equal, its depth 6
+ * with one level, 8 GiB with all, each row 8 rows' memory, as the fake takes a layered array's
+ * level at least 8 rows high (not a cubemap's); a half takes half a float's). A cubemap (CUDA_ARRAY3D_CUBEMAP: width and height equal, its depth 6
  * faces, or 6 a layer layered) keeps its faces at every level, as layers (384 and 514 MiB for
  * 4096 x 4096 floats with 1 and 13 levels, H200). At most 32768 x 32768 (1D and 2D, layered with up to 2048 layers, cubemaps) and
  * 16384^3 (3D), as the H100 answers; a width of 0, 3 channels or more than the most: 1. */
@@ -819,9 +819,13 @@ static int mipmap(NVT_ARRAY_CREATE_ARGS *a)
 	while (widest >> most)
 		most++;
 	levels = a->levels < 1 ? 1 : a->levels > most ? most : a->levels;
-	for (unsigned i = 0; i < levels; i++)
-		bytes += level_extent(d->width, i) * level_extent(d->height, i) *
+	for (unsigned i = 0; i < levels; i++) {
+		uint64_t rows = level_extent(d->height, i);
+		if (layered && !cube && rows < 8)
+			rows = 8;
+		bytes += level_extent(d->width, i) * rows *
 			 (layered || cube ? d->depth : level_extent(d->depth, i));
+	}
 	if ((rc = take(fake_device(), bytes * d->channels * format_bytes(d->format), A_MIPMAP, &key)) == 0)
 		*a->handle = (void *)(uintptr_t)key;
 	return rc;

@@ -174,8 +174,8 @@ else
 fi
 
 # A chain that halves one extent takes twice its first level: 2048 layers of 16384 floats, with
-# one level and with all 15 (the driver gives each 1D layer 8 rows, 1024 MiB for the first level
-# where the fake and the shim count 128: H200, driver 580.159.04); a cubemap keeps its 6 faces at
+# one level and with all 15 (the driver gives each 1D layer 8 rows, 1024 MiB for the first level,
+# as the fake and the shim count it: H200, driver 580.159.04); a cubemap keeps its 6 faces at
 # every level: 4096 x 4096 floats take 384 MiB with one level, 512 with all 13.
 out=$(run mipmap_chains info layered:16384:0:2048:1 info layered:16384:0:2048:15 info cubemap:4096:1 \
 	info cubemap:4096:13 info)
