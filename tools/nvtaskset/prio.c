@@ -222,12 +222,23 @@ void prio_autostart_words(const struct nvt_slot_prio *p)
 	while ((got = read(report[0], &agent, sizeof(agent))) < 0 && errno == EINTR)
 		;
 	close(report[0]);
-	if (got != (ssize_t)sizeof(agent))
+	if (got != (ssize_t)sizeof(agent)) {
 		warnx("warning: cannot start the priority agent");
-	else
-		warnx("started the priority agent (pid %ld), which ends %d s after the last task it "
-		      "manages; see it with 'nvtaskset -l', stop it with 'kill %ld'",
-		      (long)agent, NVT_AGENT_IDLE_EXIT_S, (long)agent);
+		return;
+	}
+	/* Said once it runs as the agent (its pid file names it), not of one that found another
+	 * agent's lock and went: up to 5 s, then said all the same (its pid is what started). */
+	for (int i = 0; i < 500; i++) {
+		pid_t running = 0;
+		if (nvt_agent_running(base, geteuid(), &running) && running != agent)
+			return;
+		if (running == agent)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+	}
+	warnx("started the priority agent (pid %ld), which ends %d s after the last task it "
+	      "manages; see it with 'nvtaskset -l', stop it with 'kill %ld'",
+	      (long)agent, NVT_AGENT_IDLE_EXIT_S, (long)agent);
 }
 
 /* ---- nvtaskset --agent ----------------------------------------------------- */
