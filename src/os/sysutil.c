@@ -41,13 +41,16 @@ int nvt_mkdirs(const char *dir, mode_t mode)
 	return 0;
 }
 
-int nvt_pwrite_all(int fd, const void *buf, size_t len, off_t at)
+/* Writes len bytes of buf to fd whole, at offset at (pwrite), or at its file offset where at
+ * is negative (write): nvt_pwrite_all's and nvt_write_all's. */
+static int write_whole(int fd, const void *buf, size_t len, off_t at)
 {
 	const char *p = buf;
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t w = pwrite(fd, p + done, len - done, at + (off_t)done);
+		ssize_t w = at < 0 ? write(fd, p + done, len - done)
+				   : pwrite(fd, p + done, len - done, at + (off_t)done);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
@@ -60,23 +63,18 @@ int nvt_pwrite_all(int fd, const void *buf, size_t len, off_t at)
 	return 0;
 }
 
+int nvt_pwrite_all(int fd, const void *buf, size_t len, off_t at)
+{
+	if (at < 0) { /* (as pwrite answers it) */
+		errno = EINVAL;
+		return -1;
+	}
+	return write_whole(fd, buf, len, at);
+}
+
 int nvt_write_all(int fd, const void *buf, size_t len)
 {
-	const char *p = buf;
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t w = write(fd, p + done, len - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = ENOSPC;
-			return -1;
-		}
-		done += (size_t)w;
-	}
-	return 0;
+	return write_whole(fd, buf, len, -1);
 }
 
 int nvt_fs_is_own(const char *dir, unsigned long st_flags)
