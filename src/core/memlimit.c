@@ -193,11 +193,9 @@ uint64_t nvt_memlimit_alloc_rounded(uint64_t bytes)
 	return rounded_to(bytes, bytes > NVT_MEM_BLOCK_SMALL ? NVT_MEM_BLOCK_LARGE : NVT_MEM_BLOCK_MIN);
 }
 
-uint64_t nvt_memlimit_rounded(uint64_t bytes)
+uint64_t nvt_memlimit_pool_rounded(uint64_t bytes)
 {
-	return bytes > UINT64_MAX - (NVT_MEM_ALLOC_ALIGN - 1)
-		       ? UINT64_MAX
-		       : (bytes + NVT_MEM_ALLOC_ALIGN - 1) / NVT_MEM_ALLOC_ALIGN * NVT_MEM_ALLOC_ALIGN;
+	return rounded_to(bytes, NVT_MEM_POOL_ALIGN);
 }
 
 int nvt_memlimit_fits(uint64_t limit, uint64_t used, uint64_t bytes)

@@ -92,20 +92,23 @@ void nvt_memlimit_told(uint64_t limit, uint64_t used, uint64_t *free_bytes, uint
 uint64_t nvt_memlimit_pitched(uint64_t width, uint64_t height);
 
 /*
- * The bytes an allocation of bytes takes at least (cuMemAlloc, cuMemAllocManaged, the
- * stream-ordered calls): bytes rounded up to NVT_MEM_ALLOC_ALIGN, UINT64_MAX past any size.
- * Every address the driver's allocation calls give is aligned to at least 256 bytes (the CUDA
- * C++ Programming Guide, "Device Memory Accesses"), so no two allocations share 256 bytes.
+ * The bytes a stream-ordered allocation of bytes takes from its pool (cuMemAllocAsync,
+ * cuMemAllocFromPoolAsync): bytes rounded up to NVT_MEM_POOL_ALIGN, UINT64_MAX past any size.
+ * Measured (H200, driver 580.159.04, docs/bench/gpuchecks-2026-11-29, run G44): allocations
+ * of 1, 512, 513, 4097, 1 MiB + 1 and 2 MiB + 1 bytes from the default pool came 512, 512,
+ * 1024, 4608, 1049088 and 2097664 bytes apart: no 2 MiB blocks, as cuMemAlloc's have.
  */
-#define NVT_MEM_ALLOC_ALIGN 256u
-uint64_t nvt_memlimit_rounded(uint64_t bytes);
+#define NVT_MEM_POOL_ALIGN 512u
+uint64_t nvt_memlimit_pool_rounded(uint64_t bytes);
 
 /*
- * The bytes a cuMemAlloc of bytes takes (the real driver's rounding, measured: H200, driver
- * 580.159.04, docs/bench/gpuchecks-2026-11-29, run G40): up to NVT_MEM_BLOCK_SMALL, bytes
- * rounded up to NVT_MEM_BLOCK_MIN (the addresses of 1-, 513- and 65537-byte allocations came
- * 512, 1024 and 66048 bytes apart); past it, rounded up to NVT_MEM_BLOCK_LARGE (1 MiB + 1 and
- * 2 MiB 2 MiB apart, 2 MiB + 1 4 MiB, the free memory falling as much). UINT64_MAX past any size.
+ * The bytes a cuMemAlloc or cuMemAllocManaged of bytes takes (the real driver's rounding,
+ * measured: H200, driver 580.159.04, docs/bench/gpuchecks-2026-11-29, runs G40 and G44): up
+ * to NVT_MEM_BLOCK_SMALL, bytes rounded up to NVT_MEM_BLOCK_MIN (the addresses of 1-, 513-
+ * and 65537-byte allocations came 512, 1024 and 66048 bytes apart); past it, rounded up to
+ * NVT_MEM_BLOCK_LARGE (1 MiB + 1 and 2 MiB 2 MiB apart, 2 MiB + 1 4 MiB, the free memory
+ * falling as much). Managed allocations' addresses came as far apart (512, 4608 for 4097
+ * bytes, 2 MiB for 1 MiB + 1, 4 MiB for 2 MiB + 1). UINT64_MAX past any size.
  */
 #define NVT_MEM_BLOCK_MIN 512u
 #define NVT_MEM_BLOCK_SMALL (1ull << 20)

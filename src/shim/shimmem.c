@@ -13,10 +13,9 @@
  * made larger than any GPU holds (POISON_BYTES), so the driver itself fails
  * it with CUDA_ERROR_OUT_OF_MEMORY, as on a full GPU, and nothing is taken.
  *
- * What is counted, by the size asked (a pitched allocation by its pitch; cuMemAlloc's as the
- * driver rounds it, measured: nvt_memlimit_alloc_rounded; cuMemAllocManaged's and the
- * stream-ordered calls' rounded up to the 256 bytes every allocation's address is aligned to:
- * nvt_memlimit_rounded):
+ * What is counted, by the size asked as the driver rounds it, measured (a pitched allocation
+ * by its pitch; cuMemAlloc's and cuMemAllocManaged's: nvt_memlimit_alloc_rounded; the
+ * stream-ordered calls': nvt_memlimit_pool_rounded):
  *  - cuMemAlloc, cuMemAllocPitch; cuMemAllocManaged (it may live on the GPU
  *    whole: a limit that let it pass would bound nothing);
  *  - cuMemAllocAsync and cuMemAllocFromPoolAsync, freed by cuMemFreeAsync
@@ -482,11 +481,11 @@ static void asked(int cbid, void *a, struct pending *p)
 		p->bytes = nvt_memlimit_alloc_rounded(((NVT_MEM_ALLOC_ARGS *)a)->bytes);
 		break;
 	case NVT_CBID_cuMemAllocManaged:
-		p->bytes = nvt_memlimit_rounded(((NVT_MEM_ALLOC_ARGS *)a)->bytes);
+		p->bytes = nvt_memlimit_alloc_rounded(((NVT_MEM_ALLOC_ARGS *)a)->bytes);
 		break;
 	case NVT_CBID_cuMemAllocAsync: case NVT_CBID_cuMemAllocAsync_ptsz:
 	case NVT_CBID_cuMemAllocFromPoolAsync: case NVT_CBID_cuMemAllocFromPoolAsync_ptsz:
-		p->bytes = nvt_memlimit_rounded(((NVT_MEM_ALLOC_ARGS *)a)->bytes);
+		p->bytes = nvt_memlimit_pool_rounded(((NVT_MEM_ALLOC_ARGS *)a)->bytes);
 		p->slot = stream_ordered_slot(cbid, a, &p->ctx);
 		return;
 	case NVT_CBID_cuMemAllocPitch_v2: {

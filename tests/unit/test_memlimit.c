@@ -231,14 +231,16 @@ static void told(void)
 
 static void rounded(void)
 {
-	CHECK(nvt_memlimit_rounded(0) == 0);
-	CHECK(nvt_memlimit_rounded(1) == 256);
-	CHECK(nvt_memlimit_rounded(256) == 256);
-	CHECK(nvt_memlimit_rounded(257) == 512);
-	CHECK(nvt_memlimit_rounded(1ull << 30) == 1ull << 30);
-	CHECK(nvt_memlimit_rounded(UINT64_MAX - 255) == UINT64_MAX - 255);
-	CHECK(nvt_memlimit_rounded(UINT64_MAX - 254) == UINT64_MAX);
-	CHECK(nvt_memlimit_rounded(UINT64_MAX) == UINT64_MAX);
+	CHECK(nvt_memlimit_pool_rounded(0) == 0);
+	CHECK(nvt_memlimit_pool_rounded(1) == 512);
+	CHECK(nvt_memlimit_pool_rounded(512) == 512);
+	CHECK(nvt_memlimit_pool_rounded(513) == 1024);
+	CHECK(nvt_memlimit_pool_rounded((1ull << 20) + 1) == 1049088);
+	CHECK(nvt_memlimit_pool_rounded((2ull << 20) + 1) == 2097664);
+	CHECK(nvt_memlimit_pool_rounded(1ull << 30) == 1ull << 30);
+	CHECK(nvt_memlimit_pool_rounded(UINT64_MAX - 511) == UINT64_MAX - 511);
+	CHECK(nvt_memlimit_pool_rounded(UINT64_MAX - 510) == UINT64_MAX);
+	CHECK(nvt_memlimit_pool_rounded(UINT64_MAX) == UINT64_MAX);
 }
 
 static void alloc_rounded(void)
