@@ -114,6 +114,22 @@ info rc=0 free=$((62 * MIB - 1536)) total=$((64 * MIB))" alloc
 info rc=0 free=$((62 * MIB)) total=$((64 * MIB))" pitch
 }
 
+t_mem_fake_takes_as_driver_rounds() {
+	# No limit: the GPU's own answer, the fake's free memory falling as the H200's driver rounds
+	# (cuMemAlloc and a pitch's rows to 512 bytes up to 1 MiB, 2 MiB past it; a pool's to 512).
+	local all=$((80 * 1024 * MIB))
+	run_rc out rc "$NVT" --no-mps -c 0-3 "$MEMAPP" alloc:1 info alloc:$((MIB + 1)) info \
+		async:513 info pitch:4:2049 info
+	eq "$out" "alloc rc=0
+info rc=0 free=$((all - 512)) total=$all
+alloc rc=0
+info rc=0 free=$((all - 512 - 2 * MIB)) total=$all
+async rc=0
+info rc=0 free=$((all - 1536 - 2 * MIB)) total=$all
+pitch rc=0
+info rc=0 free=$((all - 1536 - 4 * MIB)) total=$all"
+}
+
 t_mem_fill_stops_at_limit() {
 	# 1 MiB at a time: exactly the limit, then out of memory.
 	run_rc out rc "$NVT" --no-mps --mem 100M -c 0-3 "$MEMAPP" fill info

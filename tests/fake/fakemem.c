@@ -67,7 +67,8 @@ static struct {
 	int kept; /* allocations only an open shareable descriptor keeps */
 	struct {
 		uint64_t key;
-		uint64_t bytes;
+		uint64_t bytes;  /* as asked */
+		uint64_t took;   /* of the device's memory, as the driver rounds it (driver_takes) */
 		int dev, kind;
 		const void *ctx; /* the context it lives in, freed with it; NULL: none (FREE_KINDS) */
 		void *pages;     /* real pages (munmap at free), or NULL */
@@ -90,20 +91,34 @@ uint64_t fake_mem_total(int dev)
 
 static void reclaim(void);
 
+/* The bytes the real driver takes for an allocation of bytes of kind (H200, driver 580,
+ * docs/bench/gpuchecks-2026-11-29, runs G40 and G44): cuMemAlloc's and a pitched allocation's
+ * (its pitch times its rows) 512-byte multiples up to 1 MiB and 2 MiB multiples past it, a
+ * pool's 512-byte multiples at any size; the rest as asked. */
+static uint64_t driver_takes(uint64_t bytes, int kind)
+{
+	uint64_t unit = kind == A_PTR ? (bytes > (1ull << 20) ? 2ull << 20 : 512)
+				      : kind == A_STREAM_ORDERED ? 512 : 1;
+
+	return bytes > UINT64_MAX - (unit - 1) ? UINT64_MAX : (bytes + unit - 1) / unit * unit;
+}
+
 /* Takes bytes of device dev's memory for a new allocation of kind; its key to
  * *key. Returns a CUresult. Called under mem.lock. */
 static int take(int dev, uint64_t bytes, int kind, uint64_t *key)
 {
 	int free_entry = -1;
 	void *pages = NULL;
+	uint64_t took;
 
 	if (!fake_ready())
 		return NVT_CUDA_ERROR_NOT_INITIALIZED;
 	if (bytes == 0)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
 	reclaim();
+	took = driver_takes(bytes, kind);
 	if (kind == A_MANAGED ? bytes > FAKE_VA
-			      : !(NO_MEMORY_KINDS & (1u << kind)) && bytes > fake_mem_total(dev) - mem.used[dev])
+			      : !(NO_MEMORY_KINDS & (1u << kind)) && took > fake_mem_total(dev) - mem.used[dev])
 		return NVT_CUDA_ERROR_OUT_OF_MEMORY;
 	for (int i = 0; i < MAX_ALLOCS && free_entry < 0; i++)
 		if (!mem.a[i].key)
@@ -123,6 +138,7 @@ static int take(int dev, uint64_t bytes, int kind, uint64_t *key)
 	}
 	mem.a[free_entry].key = *key;
 	mem.a[free_entry].bytes = bytes;
+	mem.a[free_entry].took = took;
 	mem.a[free_entry].dev = dev;
 	mem.a[free_entry].kind = kind;
 	mem.a[free_entry].ctx = FREE_KINDS & (1u << kind) ? NULL : fake_current_context();
@@ -130,7 +146,7 @@ static int take(int dev, uint64_t bytes, int kind, uint64_t *key)
 	mem.a[free_entry].refs = 1;
 	mem.a[free_entry].handle_refs = 1;
 	if (!(NO_MEMORY_KINDS & (1u << kind)))
-		mem.used[dev] += bytes;
+		mem.used[dev] += took;
 	return 0;
 }
 
@@ -147,7 +163,7 @@ static int entry_of(uint64_t key, unsigned kinds)
 static void free_entry(int i)
 {
 	if (!(NO_MEMORY_KINDS & (1u << mem.a[i].kind)))
-		mem.used[mem.a[i].dev] -= mem.a[i].bytes;
+		mem.used[mem.a[i].dev] -= mem.a[i].took;
 	if (mem.a[i].pages)
 		munmap(mem.a[i].pages, mem.a[i].bytes);
 	memset(&mem.a[i], 0, sizeof(mem.a[i]));
