@@ -94,9 +94,13 @@ slot_launches_of() {
 slot_launches_over() { [ "$(slot_launches_of "$1")" -gt "$2" ]; }
 t_wrapper_launches_from_move() {
 	# A wrapper task's launches are counted in the slot of their GPU (docs/limitations.md): none
-	# before -p gives it one (-l shows '-'), from the move on after it.
-	start_loop wrap env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$APP"
+	# before -p gives it one (-l shows '-'), from the move on after it, without those before.
+	local before after total
+	rm -f "$WORK/wrap.stamps" "$WORK/wrap.pause" "$WORK/wrap.pause.seen"
+	FAKEAPP_STAMP=$WORK/wrap.stamps FAKEAPP_STAMP_LAUNCHES=1 FAKEAPP_PAUSE=$WORK/wrap.pause \
+		start_loop wrap env LD_LIBRARY_PATH="$WRAPDIR:$FAKEDIR" "$APP"
 	wait_file "$WORK/wrap.state" "0-65"
+	wait_launches "$WORK/wrap.stamps" 5
 	eq "$(timeout "$HANG" "$NVT" -p --json "$PID")" "{\"version\":2,\"pid\":$PID,\"gpus\":[]}"
 	run_rc out rc "$NVT" -l
 	grep -Eq "^ *$PID +[0-9]+ +[^ ]+ +- +- +all " <<<"$out" || die "launches before -p: $out"
@@ -104,7 +108,18 @@ t_wrapper_launches_from_move() {
 	eq "$rc" 0 "$out"
 	wait_file "$WORK/wrap.state" "5,7"
 	poll_until 10 slot_launches_over "$PID" 5 || die "launches after -p: $(timeout "$HANG" "$NVT" -p --json "$PID" 2>&1)"
+	# Paused, every launch made and stamped: the slot counts those from the first on 5,7 (the
+	# launch stamped just before the state's stamp), not the program's total.
+	touch "$WORK/wrap.pause"
+	wait_for 10 test -e "$WORK/wrap.pause.seen"
+	before=$(awk '$2 == "5,7" {print n - 1; exit} $2 == "launch" {n++}' "$WORK/wrap.stamps")
+	total=$(stamped_launches "$WORK/wrap.stamps")
+	after=$((total - before))
+	[ "$before" -ge 5 ] || die "$before launches before -p: $(cat "$WORK/wrap.stamps")"
+	eq "$(slot_launches_of "$PID")" "$after" "the slot's launches ($total in all, $before before -p)"
+	# (Stopped while paused: the program's own count is the stamps' total.)
 	stop_loop wrap "$PID"
+	has "$(cat "$WORK/wrap.out")" "launches=$total hung=0"
 }
 t_wrapper_and_preload_once() {
 	# Both the wrapper and the preload shim in one process: one callback.
