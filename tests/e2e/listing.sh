@@ -147,8 +147,6 @@ pidns_tasks() {
 		NS_TASKS="$NS_TASKS $pid"
 	done
 }
-# start_tick PID: field 22 of /proc/PID/stat (its start time, in clock ticks).
-start_tick() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $20}'; }
 # euid_of PID: its effective uid.
 euid_of() { awk '/^Uid:/ {print $3}' "/proc/$1/status"; }
 # listed_tasks OUT: every task of NS_TASKS has its row (TPCs 0-3) in the listing OUT, or one
