@@ -83,7 +83,8 @@ t_pick_count() {
 	eq "$rc" 1
 	eq "$out" "nvtaskset: cannot pick 60 TPCs: only 50 are free of other tasks$(held_by "$first" 8 "$PID" 8)"
 	# -p -n moves a task, leaving its own TPCs in the pool.
-	run_rc out rc "$NVT" -p -n 4 --exclude-running -c "$first" 2>&1 || true
+	run_rc out rc "$NVT" -p -n 4 --exclude-running -c "$first"
+	eq "$rc" 1 "$out"
 	has "$out" "-c, -g and -n exclude each other"
 	run_rc out rc "$NVT" -p -n 4 --exclude-running "$first"
 	eq "$rc" 0
