@@ -6,7 +6,7 @@
 # Sourced by tests/run-tests.sh: each t_NAME function is one test, run in a subshell under set -e.
 # shellcheck shell=bash
 
-PRIOAPP=$T/prioapp
+# PRIOAPP: yield.sh's.
 # What a task's shell says of its hardware queues.
 # shellcheck disable=SC2016 # the task's shell expands it
 CONN_SH='echo "conn=${CUDA_DEVICE_MAX_CONNECTIONS-unset}"'

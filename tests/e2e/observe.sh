@@ -11,8 +11,8 @@
 # ---- Helpers -------------------------------------------------------------------------
 
 PROBE=$HELPERS/httpprobe.py
-# The user the suite runs as, whose tasks and agent these are (top shows 9 characters of it).
-ME=$(id -un)
+# The user the suite runs as, whose tasks and agent these are, is the runner's ME (top shows 9
+# characters of it).
 
 # two_tasks: starts task A on GPC 1 (8 TPCs) and B on GPCs 3-4 (16), plain; sets A and B.
 two_tasks() {
