@@ -22,7 +22,9 @@
 #include "cli.h"
 #include "core/prio.h"
 #include "core/yield.h"
+#include "os/clock.h"
 #include "prio/agent.h"
+#include "seg/segwatch.h"
 
 /* Reads an unsigned option value from min to max; exits on a bad one. */
 unsigned prio_number(const char *what, const char *text, unsigned min, unsigned max)
@@ -183,6 +185,32 @@ static void autostart_exec(const char *base, int report)
 	_exit(127);
 }
 
+/*
+ * Waits until the agent the command started (pid agent) runs as the agent, its pid file renamed
+ * into base's run directory (a watch's event, no polling), up to AGENT_START_WAIT_MS. Returns 1
+ * where another agent runs instead (ours found its lock and went: nothing to say), else 0.
+ */
+#define AGENT_START_WAIT_MS 5000
+static int agent_says_so(const char *base, pid_t agent)
+{
+	uint64_t end = (uint64_t)nvt_clock_ms() + AGENT_START_WAIT_MS;
+	struct nvt_seg_watch watch;
+	int other = 0;
+
+	nvt_seg_watch_open(base, &watch); /* before the look: no rename between them is lost */
+	for (;;) {
+		pid_t running = 0;
+		uint64_t now = (uint64_t)nvt_clock_ms();
+		if (nvt_agent_running(base, geteuid(), &running) && running != agent)
+			other = 1;
+		if (other || running == agent || now >= end)
+			break;
+		nvt_seg_watch_wait(&watch, (int)(end - now));
+	}
+	nvt_seg_watch_close(&watch);
+	return other;
+}
+
 void prio_autostart_words(const struct nvt_slot_prio *p)
 {
 	const char *base = nvt_rundir();
@@ -226,16 +254,8 @@ void prio_autostart_words(const struct nvt_slot_prio *p)
 		warnx("warning: cannot start the priority agent");
 		return;
 	}
-	/* Said once it runs as the agent (its pid file names it), not of one that found another
-	 * agent's lock and went: up to 5 s, then said all the same (its pid is what started). */
-	for (int i = 0; i < 500; i++) {
-		pid_t running = 0;
-		if (nvt_agent_running(base, geteuid(), &running) && running != agent)
-			return;
-		if (running == agent)
-			break;
-		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
-	}
+	if (agent_says_so(base, agent))
+		return;
 	warnx("started the priority agent (pid %ld), which ends %d s after the last task it "
 	      "manages; see it with 'nvtaskset -l', stop it with 'kill %ld'",
 	      (long)agent, NVT_AGENT_IDLE_EXIT_S, (long)agent);
