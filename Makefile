@@ -76,7 +76,7 @@ B = build
 # src/ by subsystem, lowest first: a folder's files include and call only
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio view shim
-CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield bridge membw smcount memlimit \
+CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield bridge membw smcount memlimit memmap \
 	json jsonnames cdi cmdline outbuf promtext listen conns
 OS = sysutil proc slurmproc child progpath rootpath
 GPU = driverinfo driver gpu calibrate bwprobe topocache gpus

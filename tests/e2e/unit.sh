@@ -20,6 +20,7 @@ t_unit_prio() { "$T/test_prio"; }
 t_unit_yield() { "$T/test_yield"; }
 t_unit_smcount() { "$T/test_smcount"; }
 t_unit_memlimit() { "$T/test_memlimit"; }
+t_unit_memmap() { "$T/test_memmap"; }
 t_unit_cmdline() { "$T/test_cmdline"; }
 t_unit_task() { "$T/test_task"; }
 t_unit_admit() { "$T/test_admit"; }
