@@ -373,6 +373,8 @@ enum nvt_api_cbid {
 	NVT_CBID_cuMemCreate = 549,
 	NVT_CBID_cuMemRelease = 550,
 	NVT_CBID_cuMemRetainAllocationHandle = 565,
+	NVT_CBID_cuMemMap = 551,
+	NVT_CBID_cuMemUnmap = 552,
 	NVT_CBID_cuMemImportFromShareableHandle = 555,
 	NVT_CBID_cuArrayCreate_v2 = 272,
 	NVT_CBID_cuArray3DCreate_v2 = 274,
@@ -605,6 +607,18 @@ typedef struct {
 	uint64_t *handle;
 	void *addr;
 } NVT_MEM_RETAIN_ARGS;
+/* cuMemMap (its flags must be 0) and cuMemUnmap: a range of addresses, and the handle mapped at
+ * offset of its allocation. */
+typedef struct {
+	CUdeviceptr ptr;
+	size_t size, offset;
+	uint64_t handle;
+	unsigned long long flags;
+} NVT_MEM_MAP_ARGS;
+typedef struct {
+	CUdeviceptr ptr;
+	size_t size;
+} NVT_MEM_UNMAP_ARGS;
 typedef struct {
 	size_t width, height;
 	int format;

@@ -526,12 +526,17 @@ API int cuMemRelease(uint64_t handle)
 	CALL(NVT_CBID_cuMemRelease, a, give(a.handle, 1u << A_HANDLE | 1u << A_IMPORT));
 }
 
-/* The virtual memory API's mappings (cuMemAddressReserve, cuMemMap, cuMemUnmap, cuMemAddressFree),
- * as far as cuMemRetainAllocationHandle needs them: a mapping holds a reference to its allocation
- * (cuda.h's cuMemRelease: "freed when all outstanding mappings to the memory are unmapped and when
- * all outstanding references to the handle ... are also released"), and a retain through it gives
- * the handle it maps, one more release to give. A reservation is an address range only (not
- * checked by cuMemMap). The shim follows none of these but the retain, so they fire no callbacks. */
+/* The virtual memory API's mappings (cuMemAddressReserve, cuMemMap, cuMemUnmap, cuMemAddressFree):
+ * a mapping holds a reference to its allocation (cuda.h's cuMemRelease: "freed when all
+ * outstanding mappings to the memory are unmapped and when all outstanding references to the
+ * handle ... are also released"; on an H200 a handle released while mapped kept its memory until
+ * cuMemUnmap: docs/bench/gpuchecks-2026-11-29), and a retain through it gives the handle it maps,
+ * one more release to give. cuMemMap refuses a range that overlaps a mapping; cuMemUnmap ends
+ * whole mappings only, one or several in its range ("cuMemUnmap cannot unmap a sub-range of an
+ * address range mapped by cuMemCreate / cuMemMap"), and refuses a range that cuts one or holds
+ * none. cuMemAddressFree ends no mapping (cuda.h says it frees the reservation alone). A
+ * reservation is an address range only (not checked by cuMemMap). cuMemMap and cuMemUnmap fire
+ * their callbacks (the shim follows them, as the retain). */
 #define MAX_MAPS 64
 static struct {
 	uint64_t va, size, handle; /* handle 0: an empty entry */
@@ -564,12 +569,21 @@ API int cuMemAddressFree(CUdeviceptr ptr, size_t size)
 	return ptr && size ? 0 : NVT_CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Whether mapping m and [ptr, ptr + size) share an address. */
+static int overlaps(int m, uint64_t ptr, uint64_t size)
+{
+	return maps[m].handle && maps[m].va < ptr + size && ptr < maps[m].va + maps[m].size;
+}
+
 static int map(CUdeviceptr ptr, size_t size, size_t offset, uint64_t handle)
 {
 	int i = entry_of(handle, 1u << A_HANDLE), m;
 
 	if (!ptr || i < 0 || !size || offset + size > mem.a[i].bytes)
 		return NVT_CUDA_ERROR_INVALID_VALUE;
+	for (m = 0; m < MAX_MAPS; m++)
+		if (overlaps(m, ptr, size))
+			return NVT_CUDA_ERROR_INVALID_VALUE;
 	for (m = 0; m < MAX_MAPS && maps[m].handle; m++)
 		continue;
 	if (m == MAX_MAPS)
@@ -581,39 +595,42 @@ static int map(CUdeviceptr ptr, size_t size, size_t offset, uint64_t handle)
 
 API int cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, uint64_t handle, unsigned long long flags)
 {
-	int rc;
+	NVT_MEM_MAP_ARGS a = {ptr, size, offset, handle, flags};
+	CALL(NVT_CBID_cuMemMap, a, a.flags ? NVT_CUDA_ERROR_INVALID_VALUE : map(a.ptr, a.size, a.offset, a.handle));
+}
 
-	(void)flags;
-	pthread_mutex_lock(&mem.lock);
-	rc = map(ptr, size, offset, handle);
-	pthread_mutex_unlock(&mem.lock);
-	return rc;
+/* Whether mapping m lies inside [ptr, ptr + size). */
+static int inside(int m, uint64_t ptr, uint64_t size)
+{
+	return maps[m].va >= ptr && maps[m].va + maps[m].size <= ptr + size;
 }
 
 static int unmap(CUdeviceptr ptr, size_t size)
 {
 	int found = 0;
 
+	if (!ptr || !size)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	for (int m = 0; m < MAX_MAPS; m++) {
+		if (overlaps(m, ptr, size) && !inside(m, ptr, size))
+			return NVT_CUDA_ERROR_INVALID_VALUE; /* a sub-range of a mapping */
+		found |= overlaps(m, ptr, size);
+	}
 	for (int m = 0; m < MAX_MAPS; m++) {
 		int i;
-		if (!maps[m].handle || maps[m].va < ptr || maps[m].va + maps[m].size > ptr + size)
+		if (!overlaps(m, ptr, size))
 			continue;
 		if ((i = mapped_entry(maps[m].handle)) >= 0)
 			unref(i);
 		maps[m].handle = 0;
-		found = 1;
 	}
 	return found ? 0 : NVT_CUDA_ERROR_INVALID_VALUE;
 }
 
 API int cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
-	int rc;
-
-	pthread_mutex_lock(&mem.lock);
-	rc = unmap(ptr, size);
-	pthread_mutex_unlock(&mem.lock);
-	return rc;
+	NVT_MEM_UNMAP_ARGS a = {ptr, size};
+	CALL(NVT_CBID_cuMemUnmap, a, unmap(a.ptr, a.size));
 }
 
 /* The handle that maps addr, one reference more; a handle released while mapped is given again. */

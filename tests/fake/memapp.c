@@ -39,9 +39,13 @@
  *   retain      cuDevicePrimaryCtxRetain of device 0, made current: "retain rc=N"
  *   vmap        reserve an address range for the last create:B and map it there
  *               (cuMemAddressReserve, cuMemMap): "vmap rc=N"
+ *   vmapall     reserve one range for every create:B so far and map each there, end to end in
+ *               their order, a cuMemMap each: "vmapall rc=N" (the range is vmap's after it)
  *   vretain:N   N times cuMemRetainAllocationHandle of that address: "vretain rc=R done=D"
  *   vrelease:N  N times cuMemRelease of the handle vmap mapped: "vrelease rc=R done=D"
- *   vunmap      cuMemUnmap and cuMemAddressFree of vmap's range: "vunmap rc=N"
+ *   vunmap[:B]  cuMemUnmap of vmap's range, one call (of its first B bytes alone with B), then
+ *               cuMemAddressFree of the range where the whole was unmapped: "vunmap rc=N"
+ *   vfree       cuMemAddressFree of vmap's range alone: "vfree rc=N"
  *   export:FILE write the last allocation's IPC handle to FILE
  *   import:FILE open the IPC handle in FILE (cuIpcOpenMemHandle)
  *   shexport:FILE  export the last allocation (a create:B, made with POSIX file descriptors
@@ -165,6 +169,7 @@ static CUdeviceptr vm_at;
 static struct {
 	char kind[16];
 	uint64_t key;
+	uint64_t bytes; /* a create:B's B */
 } taken[256];
 static int n_taken;
 
@@ -240,10 +245,11 @@ static uint64_t size_of(const char *text)
 	}
 }
 
-static void remember(const char *kind, uint64_t key)
+static void remember(const char *kind, uint64_t key, uint64_t bytes)
 {
 	if (n_taken < 256) {
 		snprintf(taken[n_taken].kind, sizeof(taken[n_taken].kind), "%s", kind);
+		taken[n_taken].bytes = bytes;
 		taken[n_taken++].key = key;
 	}
 }
@@ -313,7 +319,7 @@ static int take(const char *kind, const char *args)
 		return -1; /* no such step */
 	}
 	if (rc == 0)
-		remember(kind, p);
+		remember(kind, p, size_of(args));
 	return rc;
 }
 
@@ -411,7 +417,7 @@ static int share_import(const char *file)
 	rc = p_cuMemImportFromShareableHandle(&h, (void *)(uintptr_t)own, HANDLE_TYPE_POSIX_FD);
 	close(own);
 	if (rc == 0)
-		remember("shimport", h);
+		remember("shimport", h, 0);
 	return rc;
 }
 
@@ -431,6 +437,28 @@ static void wait_for(const char *file)
 		nanosleep(&ms, NULL);
 }
 
+/* vmapall: one range reserved for every create:B so far, each mapped there end to end (the range
+ * is vm_at, vm_size after it). Returns the first CUresult that is not 0, or 0. */
+static int map_all(void)
+{
+	uint64_t span = 0, at = 0;
+	int rc;
+
+	for (int i = 0; i < n_taken; i++)
+		if (!strcmp(taken[i].kind, "create"))
+			span += taken[i].bytes;
+	if (!span || (rc = p_cuMemAddressReserve(&vm_at, span, 0, 0, 0)))
+		return -1;
+	vm_size = span;
+	for (int i = 0; i < n_taken; i++)
+		if (!strcmp(taken[i].kind, "create")) {
+			if ((rc = p_cuMemMap(vm_at + at, taken[i].bytes, 0, taken[i].key, 0)))
+				return rc;
+			at += taken[i].bytes;
+		}
+	return 0;
+}
+
 /* Runs step word (args after its colon, or NULL) if it is one of the virtual memory API's.
  * Returns 1 if it was. */
 static int vm_step(const char *word, const char *args)
@@ -444,6 +472,8 @@ static int vm_step(const char *word, const char *args)
 		if (rc == 0 && (rc = p_cuMemMap(vm_at, vm_size, 0, vm_handle, 0)))
 			vm_at = 0;
 		printf("vmap rc=%d\n", rc);
+	} else if (!strcmp(word, "vmapall")) {
+		printf("vmapall rc=%d\n", map_all());
 	} else if (!strcmp(word, "vretain")) {
 		while (done < n && !(rc = p_cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)vm_at)))
 			done++;
@@ -453,8 +483,11 @@ static int vm_step(const char *word, const char *args)
 			done++;
 		printf("vrelease rc=%d done=%ld\n", rc, done);
 	} else if (!strcmp(word, "vunmap")) {
-		rc = p_cuMemUnmap(vm_at, vm_size);
-		printf("vunmap rc=%d\n", rc ? rc : p_cuMemAddressFree(vm_at, vm_size));
+		uint64_t part = args ? size_of(args) : vm_size;
+		rc = p_cuMemUnmap(vm_at, part);
+		printf("vunmap rc=%d\n", rc || part != vm_size ? rc : p_cuMemAddressFree(vm_at, vm_size));
+	} else if (!strcmp(word, "vfree")) {
+		printf("vfree rc=%d\n", p_cuMemAddressFree(vm_at, vm_size));
 	} else {
 		return 0;
 	}
