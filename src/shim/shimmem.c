@@ -23,7 +23,11 @@
  *    under the limit, and only the pool reuses it), on the GPU that holds
  *    them: the pool's device, or the device of the stream's context;
  *  - cuMemCreate (the virtual memory API: PyTorch's expandable segments,
- *    NCCL), freed by the last cuMemRelease (cuMemRetainAllocationHandle adds one);
+ *    NCCL), freed once its last cuMemRelease (cuMemRetainAllocationHandle adds
+ *    one) and its last mapping's cuMemUnmap are both past (cuda.h's cuMemRelease;
+ *    on an H200 a handle released while mapped kept its memory until the unmap:
+ *    docs/bench/gpuchecks-2026-11-29). The mappings are followed in a table of
+ *    their own (core/memmap.h); what cannot be followed stays counted;
  *  - arrays and mipmapped arrays, by their dimensions (a refused one fails
  *    with the driver's answer to dimensions beyond any GPU's);
  *  - frees by cuCtxDestroy, cuDevicePrimaryCtxReset and the last
@@ -54,6 +58,7 @@
 #include "gpu/cuda_driver.h"
 #include "nvtaskset.h"
 #include "core/memlimit.h"
+#include "core/memmap.h"
 #include "core/segment.h"
 #include "shimdriver.h"
 #include "shimmem.h"
@@ -82,6 +87,7 @@ struct alloc {
 	uint8_t kind;
 	uint8_t slot;
 	uint32_t refs; /* cuMemCreate's handle: its references (REFS_STUCK: past counting) */
+	uint32_t maps; /* ... and its mappings (REFS_STUCK: past counting, or one not remembered) */
 };
 
 /* A call between its entry and its return, on this thread. */
@@ -106,6 +112,7 @@ static struct {
 		const void *pool; /* NULL: an empty entry */
 		int dev;          /* the device that holds its allocations */
 	} pools[MAX_POOLS];
+	struct nvt_memmap maps; /* cuMemMap's mappings that live, by address */
 } mem = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread struct pending pend[PENDING] __attribute__((tls_model("initial-exec")));
@@ -220,11 +227,12 @@ static int take_out(uint64_t key, uint8_t kind, struct alloc *out)
 	int rc = -1;
 
 	pthread_mutex_lock(&mem.lock);
-	if (key && (e = find(key, kind))) {
+	/* (a handle released already, that a mapping keeps, is the driver's to refuse) */
+	if (key && (e = find(key, kind)) && (kind != K_HANDLE || e->refs)) {
 		*out = *e;
-		if (kind == K_HANDLE && e->refs > 1) {
+		if (kind == K_HANDLE && (e->refs > 1 || e->maps)) {
 			if (e->refs != REFS_STUCK)
-				e->refs--; /* a retained handle: not freed yet */
+				e->refs--; /* a retained or mapped handle: not freed yet */
 			out->bytes = 0;
 		} else {
 			erase(e);
@@ -686,6 +694,111 @@ static void retained(const NVT_MEM_RETAIN_ARGS *a)
 	pthread_mutex_unlock(&mem.lock);
 }
 
+/* ---- The virtual memory API's mappings (cuMemMap, cuMemUnmap) ---------------------------- */
+
+/* One mapping of handle entry e is gone: with its handle released too, its memory is given
+ * back. Under mem.lock. */
+static void mapping_gone(struct alloc *e)
+{
+	if (e->maps && e->maps != REFS_STUCK)
+		e->maps--;
+	if (!e->maps && !e->refs) {
+		give_back(e->slot, e->bytes);
+		erase(e);
+	}
+}
+
+/* cuMemMap's entry: the handle counts one mapping more before the driver maps it, so that a
+ * release on another thread meanwhile does not give its memory back (p->slot >= 0: counted). */
+static void map_begins(const NVT_MEM_MAP_ARGS *a)
+{
+	struct pending *p;
+	struct alloc *e;
+
+	if (depth >= PENDING)
+		return;
+	p = &pend[depth++];
+	memset(p, 0, sizeof(*p));
+	p->cbid = NVT_CBID_cuMemMap;
+	p->slot = -1;
+	pthread_mutex_lock(&mem.lock);
+	if (a->handle && (e = find(a->handle, K_HANDLE))) {
+		if (e->maps != REFS_STUCK)
+			e->maps++;
+		p->slot = e->slot;
+	}
+	pthread_mutex_unlock(&mem.lock);
+}
+
+/* cuMemMap's return: a mapping made is remembered (every one, counted or not, so that an unmap
+ * of mappings end to end finds each); one refused is no mapping. A mapping that cannot be
+ * remembered (no memory) keeps its handle counted for the process's life. */
+static void map_made(const NVT_MEM_MAP_ARGS *a, int result)
+{
+	struct pending *p;
+	struct alloc *e;
+	uint64_t ended = 0;
+	int lost = 0;
+
+	if (!depth || pend[depth - 1].cbid != NVT_CBID_cuMemMap)
+		return; /* its entry was not followed (too deep) */
+	p = &pend[--depth];
+	pthread_mutex_lock(&mem.lock);
+	e = p->slot >= 0 ? find(a->handle, K_HANDLE) : NULL;
+	if (result == 0 && a->ptr && a->size) {
+		if (nvt_memmap_add(&mem.maps, a->ptr, a->size, a->handle, &ended)) {
+			lost = 1;
+			if (e)
+				e->maps = REFS_STUCK;
+		} else if (ended && (e = find(ended, K_HANDLE))) {
+			mapping_gone(e); /* the driver maps no address twice: that mapping had ended */
+		}
+	} else if (result && e) {
+		mapping_gone(e);
+	}
+	pthread_mutex_unlock(&mem.lock);
+	if (lost && shim_first_time(WARN_MEM))
+		shim_warn("pid %ld: out of memory to follow GPU mappings; the memory they map stays "
+			  "counted", (long)getpid());
+}
+
+/* cuMemUnmap's entry: the serial of the next mapping, so that its return ends none made since. */
+static void unmap_begins(void)
+{
+	struct pending *p;
+
+	if (depth >= PENDING)
+		return;
+	p = &pend[depth++];
+	memset(p, 0, sizeof(*p));
+	p->cbid = NVT_CBID_cuMemUnmap;
+	p->slot = -1;
+	pthread_mutex_lock(&mem.lock);
+	p->bytes = nvt_memmap_serial(&mem.maps);
+	pthread_mutex_unlock(&mem.lock);
+}
+
+/* cuMemUnmap's return: the mappings that lie end to end from its address within its range end
+ * (cuda.h: whole mappings only). Where they do not (a range past what is remembered), the walk
+ * stops and the mappings beyond stay counted. */
+static void unmap_done(const NVT_MEM_UNMAP_ARGS *a, int result)
+{
+	struct pending *p;
+	struct alloc *e;
+	uint64_t at = a->ptr, end = a->size > UINT64_MAX - a->ptr ? UINT64_MAX : a->ptr + a->size, h;
+
+	if (!depth || pend[depth - 1].cbid != NVT_CBID_cuMemUnmap)
+		return;
+	p = &pend[--depth];
+	if (result)
+		return;
+	pthread_mutex_lock(&mem.lock);
+	while (nvt_memmap_take(&mem.maps, &at, end, p->bytes, &h))
+		if ((e = find(h, K_HANDLE)))
+			mapping_gone(e);
+	pthread_mutex_unlock(&mem.lock);
+}
+
 /* cuMemGetInfo's and cuDeviceTotalMem's answers, on return: the task's limit. */
 static void tell(int cbid, void *a)
 {
@@ -722,7 +835,8 @@ static const int ids[] = {
 	NVT_CBID_cuMemAllocManaged, NVT_CBID_cuMemAllocAsync, NVT_CBID_cuMemAllocAsync_ptsz,
 	NVT_CBID_cuMemFreeAsync, NVT_CBID_cuMemFreeAsync_ptsz, NVT_CBID_cuMemAllocFromPoolAsync,
 	NVT_CBID_cuMemAllocFromPoolAsync_ptsz, NVT_CBID_cuMemCreate, NVT_CBID_cuMemRelease,
-	NVT_CBID_cuMemRetainAllocationHandle, NVT_CBID_cuArrayCreate_v2, NVT_CBID_cuArray3DCreate_v2,
+	NVT_CBID_cuMemRetainAllocationHandle, NVT_CBID_cuMemMap, NVT_CBID_cuMemUnmap,
+	NVT_CBID_cuArrayCreate_v2, NVT_CBID_cuArray3DCreate_v2,
 	NVT_CBID_cuArrayDestroy, NVT_CBID_cuMipmappedArrayCreate, NVT_CBID_cuMipmappedArrayDestroy,
 	NVT_CBID_cuCtxCreate_v2, NVT_CBID_cuCtxCreate_v3, NVT_CBID_cuCtxCreate_v4,
 	NVT_CBID_cuCtxDestroy_v2, NVT_CBID_cuDevicePrimaryCtxReset_v2, NVT_CBID_cuDevicePrimaryCtxRelease_v2,
@@ -819,6 +933,18 @@ void shim_mem_api(int cbid, const void *data)
 		if (call.site == NVT_CB_API_SITE_EXIT && call.result == 0)
 			retained((const NVT_MEM_RETAIN_ARGS *)call.args);
 		return;
+	case NVT_CBID_cuMemMap:
+		if (call.site == NVT_CB_API_SITE_ENTER)
+			map_begins((const NVT_MEM_MAP_ARGS *)call.args);
+		else
+			map_made((const NVT_MEM_MAP_ARGS *)call.args, call.result);
+		return;
+	case NVT_CBID_cuMemUnmap:
+		if (call.site == NVT_CB_API_SITE_ENTER)
+			unmap_begins();
+		else
+			unmap_done((const NVT_MEM_UNMAP_ARGS *)call.args, call.result);
+		return;
 	case NVT_CBID_cuMemPoolCreate: case NVT_CBID_cuMemPoolDestroy:
 	case NVT_CBID_cuDeviceGetDefaultMemPool: case NVT_CBID_cuDeviceGetMemPool:
 	case NVT_CBID_cuMemGetDefaultMemPool: case NVT_CBID_cuMemGetMemPool:
@@ -854,6 +980,7 @@ void shim_mem_after_fork(void)
 	mem.n_created = mem.cap_created = 0;
 	mem.created_lost = 0;
 	memset(mem.pools, 0, sizeof(mem.pools));
+	nvt_memmap_clear(&mem.maps);
 	depth = 0;
 	count_afresh();
 }

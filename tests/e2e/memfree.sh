@@ -75,6 +75,59 @@ vunmap rc=0
 info rc=0 free=$((64 * MIB)) total=$((64 * MIB))"
 }
 
+# A cuMemCreate handle released while mapped keeps its memory until cuMemUnmap (cuda.h's
+# cuMemRelease; on an H200: docs/bench/gpuchecks-2026-11-29), and stays counted so: a second
+# 48M is refused while the first is mapped, taken once it is unmapped. An unmap that cuts the
+# mapping is refused and ends nothing; a retain through the mapping gives the handle again, which
+# keeps the memory after the unmap until its release; cuMemAddressFree ends no mapping.
+t_mem_handle_mapped_after_release() {
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" create:48M vmap free:0 create:48M info \
+		vunmap create:48M info
+	eq "$out" "create rc=0
+vmap rc=0
+free rc=0
+create rc=2
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))
+vunmap rc=0
+create rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))" "released, then unmapped"
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" create:48M vmap free:0 vunmap:2M info \
+		vretain:1 vunmap info vrelease:1 info
+	eq "$out" "create rc=0
+vmap rc=0
+free rc=0
+vunmap rc=1
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))
+vretain rc=0 done=1
+vunmap rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))
+vrelease rc=0 done=1
+info rc=0 free=$((64 * MIB)) total=$((64 * MIB))" "a cut refused, retained again"
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" create:48M vmap free:0 vfree create:48M
+	eq "$out" "create rc=0
+vmap rc=0
+free rc=0
+vfree rc=0
+create rc=2" "the reservation freed, the mapping kept"
+}
+
+# One cuMemUnmap ends every mapping of its range (as NVIDIA's vectorAddMMAP unmaps the stripes it
+# mapped): two handles of 24M mapped end to end and released stay counted (24M more is refused),
+# and one unmap gives back both (48M fits).
+t_mem_one_unmap_ends_two_mappings() {
+	run_rc out rc "$NVT" --no-mps --mem 64M -c 0-3 "$MEMAPP" create:24M create:24M vmapall free:0 \
+		free:1 create:24M vunmap create:48M info
+	eq "$out" "create rc=0
+create rc=0
+vmapall rc=0
+free rc=0
+free rc=0
+create rc=2
+vunmap rc=0
+create rc=0
+info rc=0 free=$((16 * MIB)) total=$((64 * MIB))"
+}
+
 # The primary context's last release destroys it as its reset does (cuda.h; on an H100:
 # tests/gpu/memdriver.sh): what was allocated in it is freed, not cuMemCreate's memory; the same
 # by the call's old name. A release that is not the last (retained twice) frees nothing.
