@@ -27,8 +27,9 @@ check-gpu-hostfn: all
 check-gpu-mpsbind: all
 	@tests/gpu/mpsbind.sh $(GPU_LOG)
 
-# What the driver frees with a context, and what mipmapped arrays, the _ptsz forms and shareable
-# handles take, as the fake driver does them (tests/gpu/memdriver.sh; memapp alone, no nvtaskset).
+# What the driver frees with a context, what mipmapped arrays, the _ptsz forms and shareable
+# handles take, and what a mapping keeps of a released cuMemCreate handle, as the fake driver does
+# them (tests/gpu/memdriver.sh; memapp alone, and under nvtaskset --mem where it is built).
 check-gpu-memdriver:
 	@tests/gpu/memdriver.sh $(GPU_LOG)
 

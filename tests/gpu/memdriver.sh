@@ -14,7 +14,11 @@
 #  - cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz and cuMemFreeAsync_ptsz are given by
 #    cuGetProcAddress with the per-thread default stream's flag, and work;
 #  - cuMemImportFromShareableHandle takes no memory, and the memory stays while an import
-#    lives after the exporter released its handle.
+#    lives after the exporter released its handle;
+#  - a cuMemCreate handle released while mapped keeps its memory until cuMemUnmap; one
+#    cuMemUnmap ends two mappings that lie end to end; an unmap of part of a mapping is refused;
+#    and nvtaskset --mem counts the memory until the unmap (with nvtaskset built). What
+#    cuMemAddressFree of a range still mapped gives back is printed (the shim keeps counting it).
 # Prints PASS/FAIL lines and every memapp line to LOGDIR/memdriver.txt.
 #
 # Usage: tests/gpu/memdriver.sh LOGDIR   (memapp is built into LOGDIR)
@@ -218,6 +222,51 @@ if all_ok "$eo" && all_ok "$io" && near $((i0 - i1)) 0 4 && near $((i1 - e1)) 0 
 	pass "an import took $((i0 - i1)) MiB; the exporter's release left the memory held ($((e1 - i1)) MiB back); the import's release gave back $((i2 - e1)) MiB"
 else
 	fail "shareable handles" "import took $((${i0:-0} - ${i1:-0})) MiB, exporter's release gave back $((${e1:-0} - ${i1:-0})) MiB"
+fi
+
+# cuMemCreate's memory and its mappings (tests/e2e/memfree.sh's t_mem_handle_mapped_after_release
+# and t_mem_one_unmap_ends_two_mappings on the fake): released while mapped, 1 GiB stays taken
+# until the unmap; two handles of 512 MiB mapped end to end, released, come back by one unmap.
+out=$(run mapped_release info create:1G vmap free:0 info vunmap info)
+a=$(nth "$out" 1) b=$(nth "$out" 2) c=$(nth "$out" 3)
+if all_ok "$out" && [ -n "$c" ] && near $((a - b)) 1024 64 && near $((c - b)) 1024 64; then
+	pass "a handle released while mapped kept $((a - b)) MiB; its unmap gave back $((c - b))"
+else
+	fail "a handle released while mapped" "kept $((${a:-0} - ${b:-0})) MiB, the unmap gave back $((${c:-0} - ${b:-0})) (want ~1024 both)"
+fi
+out=$(run mapped_two info create:512M create:512M vmapall free:0 free:1 info vunmap info)
+a=$(nth "$out" 1) b=$(nth "$out" 2) c=$(nth "$out" 3)
+if all_ok "$out" && [ -n "$c" ] && near $((a - b)) 1024 64 && near $((c - b)) 1024 64; then
+	pass "two handles mapped end to end and released kept $((a - b)) MiB; one unmap gave back $((c - b))"
+else
+	fail "one unmap of two mappings" "$(tr '\n' ' ' <<<"$out")"
+fi
+out=$(run mapped_cut create:1G vmap vunmap:512M vunmap)
+if [ "$out" = "create rc=0
+vmap rc=0
+vunmap rc=1
+vunmap rc=0" ]; then
+	pass "an unmap of half a mapping was refused (CUDA_ERROR_INVALID_VALUE), as the fake refuses it"
+else
+	fail "an unmap of half a mapping" "$(tr '\n' ' ' <<<"$out")"
+fi
+out=$(run mapped_addrfree info create:1G vmap free:0 info vfree info)
+a=$(nth "$out" 1) b=$(nth "$out" 2) c=$(nth "$out" 3)
+echo "memdriver: cuMemAddressFree of a range still mapped: $(grep '^vfree' <<<"$out"), gave back $((${c:-0} - ${b:-0})) MiB of $((${a:-0} - ${b:-0}))"
+if [ -x "$ROOT/build/bin/nvtaskset" ]; then
+	for steps in "create:1536M vmap free:0" "create:768M create:768M vmapall free:0 free:1"; do
+		echo "== mapped_shim $steps" >>"$LOG/memdriver.txt"
+		# shellcheck disable=SC2086 # (its words)
+		out=$(timeout 60 "$ROOT/build/bin/nvtaskset" --no-mps --mem 2G "$APP" $steps create:1G vunmap \
+			create:1536M 2>>"$LOG/memdriver.txt" | tee -a "$LOG/memdriver.txt")
+		if [ "$(tail -n 3 <<<"$out")" = "create rc=2
+vunmap rc=0
+create rc=0" ] && ! head -n -3 <<<"$out" | grep -qv 'rc=0'; then
+			pass "nvtaskset --mem 2G, $steps: 1 GiB more refused while mapped, 1536 MiB taken after the unmap"
+		else
+			fail "nvtaskset --mem 2G, $steps" "$(tr '\n' ' ' <<<"$out")"
+		fi
+	done
 fi
 
 echo "memdriver: $PASS passed, $FAIL failed"
