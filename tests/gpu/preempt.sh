@@ -18,10 +18,17 @@ OUT=$LOG/preempt
 rm -rf "$OUT"
 # 600 requests a phase (bench's 150 make a p99 the third-worst request: a few slow ones failed
 # the decode check in MPS in 3 of 12 runs, 2.6-2.7 ms against the default's 5.0-5.1 and 3.8)
+# The level daemons nvtaskset starts for the time-sliced tasks: stopped however this ends.
+stop_levels() {
+	for p in /tmp/pw/mpsT-low /tmp/pw/mpsT-high; do
+		echo quit | CUDA_MPS_PIPE_DIRECTORY=$p timeout 10 nvidia-cuda-mps-control >/dev/null 2>&1
+	done
+}
+trap stop_levels EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 L_N=${L_N:-600} PREEMPT_SET=gpu PREEMPT_TIMEOUT=300 OUT=$OUT timeout 400 "$ROOT/tests/bench/tslice/preempt.sh" >"$LOG/preempt.out" 2>&1
-for p in /tmp/pw/mpsT-low /tmp/pw/mpsT-high; do
-	echo quit | CUDA_MPS_PIPE_DIRECTORY=$p timeout 10 nvidia-cuda-mps-control 2>/dev/null
-done
+stop_levels
 python3 - "$OUT/preempt.log" <<'PY'
 import json, sys
 res = {}
