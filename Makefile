@@ -77,12 +77,12 @@ B = build
 # their own folder's and the folders before it (tests/e2e/layers.sh checks).
 LAYERS = core os gpu seg mps alloc task prio view shim
 CORE = text grow tpcset tmd topo topocal topopick segment gpusel ptree claim mpslog profile prio yield bridge membw smcount memlimit memmap \
-	json jsonnames cdi cmdline outbuf promtext listen conns
+	json jsonnames cdi cmdline outbuf promtext listen conns queuerec
 OS = sysutil proc slurmproc child progpath rootpath
 GPU = driverinfo driver gpu calibrate bwprobe topocache gpus
 SEG = segfile segtrust segopen segwrite segscan segown inherit segfor segcontainer segleft segwalk segwatch
 MPS = mps
-ALLOC = placement reserve
+ALLOC = placement reserve queue
 TASK = task container admit
 PRIO = agent agenttable agentlock agentbeat
 VIEW = view viewproc viewcalc viewmetrics

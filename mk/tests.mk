@@ -10,7 +10,7 @@ T = $(B)/test
 FAKE = $(T)/fake/libcuda.so.1
 TEST_BINS = $(T)/test_tpcset $(T)/test_gpusel $(T)/test_tmd $(T)/test_topo $(T)/test_segment $(T)/test_claim $(T)/test_mpslog $(T)/test_driverinfo \
 	$(T)/test_ptree $(T)/test_profile $(T)/test_membw $(T)/test_prio $(T)/test_yield $(T)/test_smcount $(T)/test_memlimit $(T)/test_memmap $(T)/test_cmdline $(T)/test_slurm $(T)/test_task $(T)/test_admit $(T)/test_gpus $(T)/test_cdi \
-	$(T)/test_promtext $(T)/test_view $(T)/test_segscan $(T)/test_proc $(T)/test_child \
+	$(T)/test_promtext $(T)/test_queuerec $(T)/test_view $(T)/test_segscan $(T)/test_proc $(T)/test_child \
 	$(T)/fakeapp-dlopen $(T)/fakeapp-linked $(T)/prioapp $(T)/fuzz_parsers $(T)/segpoke $(T)/testsub.so $(T)/fakegraphcheck \
 	$(T)/smctrlapp $(T)/demo $(T)/fake/fakerm.so $(T)/fake/stallread.so $(T)/fake/shrinkmapped.so $(T)/memapp $(FAKE_NOATTR)
 

@@ -188,6 +188,38 @@ extern "C" {
 #define NVT_LOCK_NAME "writers.lock"
 #define NVT_LOCK_MODE 0600
 
+/*
+ * A start queued with --wait (nvtaskset -n COUNT --exclude-running --wait) holds no segment
+ * while it waits for free TPCs: it says that it waits in a record of its user's run directory,
+ * NVT_QUEUED_PREFIX<PIDNS>.<PID> (as a segment's name), mode NVT_QUEUED_MODE, made whole under
+ * that name and NVT_QUEUED_NEW, then renamed into place, and removed when the wait ends (the
+ * TPCs claimed, --wait's TIMEOUT past, SIGINT or SIGTERM). Its text, at most NVT_QUEUED_MAX
+ * bytes, is these lines in this order (src/core/queuerec.c writes and reads it):
+ *
+ *   NVT_QUEUED_MAGIC
+ *   pid PID              the waiting process, as its PID namespace numbers it
+ *   start START          field 22 of /proc/PID/stat: tells a reused PID
+ *   pidns INODE          its PID namespace's inode
+ *   since MS             CLOCK_MONOTONIC's milliseconds when it began to wait
+ *   timeout SECONDS      --wait=SECONDS; 0: no end
+ *   gpu GPU-UUID COUNT   each GPU it claims COUNT TPCs on (1 to NVT_MAX_GPUS lines)
+ *   command WORDS        its COMMAND's words joined by spaces (raw bytes, no NUL, cut to
+ *                        NVT_QUEUED_COMMAND_MAX - 1), then a newline, to the file's end
+ *
+ * Readers (nvtaskset -l, -p) read other users' run directories too, so a record counts only
+ * as a regular file of its run directory's user of one link and at most NVT_QUEUED_MAX bytes
+ * (opened without following a link or waiting on a FIFO), whose text parses whole and names
+ * its file's PID namespace and PID, a live process of that start time that runs as that user.
+ * A record that a killed start left fails that check, and its user's next queued start
+ * removes it.
+ */
+#define NVT_QUEUED_PREFIX "queued."
+#define NVT_QUEUED_NEW ".new"
+#define NVT_QUEUED_MODE 0644
+#define NVT_QUEUED_MAGIC "nvtaskset-queued 1"
+#define NVT_QUEUED_MAX 4096
+#define NVT_QUEUED_COMMAND_MAX 512
+
 /* ---- Sizes ------------------------------------------------------------ */
 
 /* Largest logical TPC count a set can describe (an H100 has 66). */

@@ -16,6 +16,7 @@
 
 #include "view.h"
 #include "viewint.h"
+#include "alloc/queue.h"
 #include "core/grow.h"
 #include "core/prio.h"
 #include "core/ptree.h"
@@ -381,7 +382,10 @@ void nvt_view_free(struct nvt_view *v)
 	free(v->slots);
 	free(v->unread);
 	free(v->tree);
+	free(v->queued);
 	v->tree = NULL;
+	v->queued = NULL;
+	v->n_queued = 0;
 	v->tasks = NULL;
 	v->slots = NULL;
 	v->unread = NULL;
@@ -409,4 +413,34 @@ int nvt_view_read_trees(struct nvt_view *v)
 	free(up);
 	free(tree);
 	return n >= 0 ? 0 : -1;
+}
+
+int nvt_view_read_queued(const char *base, struct nvt_view *v)
+{
+	struct names names = {.n = 0};
+	struct nvt_queued *found;
+	int n = nvt_queue_list(base, &found);
+	uint64_t now_ms = (v->taken_ns ? v->taken_ns : nvt_clock_ns()) / 1000000u;
+
+	free(v->queued);
+	v->queued = NULL;
+	v->n_queued = 0;
+	if (n < 0)
+		return -1;
+	v->queued = calloc((size_t)n + 1, sizeof(*v->queued));
+	if (!v->queued) {
+		free(found);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		struct nvt_view_queued *q = &v->queued[i];
+		q->rec = found[i].rec;
+		q->uid = found[i].uid;
+		q->user_named = user_name(&names, q->uid, q->user, sizeof(q->user));
+		q->waited_s = now_ms > q->rec.since_ms ? (now_ms - q->rec.since_ms) / 1000u : 0;
+	}
+	v->n_queued = (size_t)n;
+	free(found);
+	return 0;
 }

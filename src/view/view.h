@@ -28,6 +28,7 @@
 #include "nvtaskset.h"
 #include "core/cdi.h"
 #include "core/outbuf.h"
+#include "core/queuerec.h"
 #include "gpu/gpus.h"
 #include "os/slurmproc.h"
 
@@ -119,6 +120,15 @@ struct nvt_view_unread {
 	uint32_t found_version; /* NVT_SEG_EVERSION: the segment's */
 };
 
+/* A start queued with --wait (alloc/queue.h): it holds no segment while it waits. */
+struct nvt_view_queued {
+	struct nvt_queuerec rec;    /* what its record says: PID, GPUs and counts, COMMAND */
+	uid_t uid;                  /* its user (its run directory's) */
+	char user[64];              /* that user's name, or the uid in digits */
+	int user_named;             /* user is a name */
+	uint64_t waited_s;          /* seconds it has waited when the view was read */
+};
+
 struct nvt_view {
 	uint64_t taken_ns;          /* CLOCK_MONOTONIC when it was read */
 	uint64_t boot_ns;           /* CLOCK_BOOTTIME then: the clock of a task's start_time */
@@ -142,6 +152,9 @@ struct nvt_view {
 	size_t n_unread;
 	pid_t *tree;                /* tree[k]: the top of task k's process tree among the tasks
 				     * (nvt_view_read_trees); NULL: not read */
+	struct nvt_view_queued *queued; /* the starts queued with --wait, ascending by PID
+					 * (nvt_view_read_queued); NULL: none, or not read */
+	size_t n_queued;
 };
 
 /*
@@ -163,6 +176,12 @@ void nvt_view_free(struct nvt_view *v);
  * one user's tasks on the same TPCs as one holder).
  */
 int nvt_view_read_trees(struct nvt_view *v);
+/*
+ * Reads the starts queued with --wait under base (every user's run directory, each record
+ * checked as alloc/queue.h says), into v->queued. Returns 0, or -1 with errno set (the run
+ * directories cannot be read, out of memory: v->queued stays NULL).
+ */
+int nvt_view_read_queued(const char *base, struct nvt_view *v);
 
 /* ---- What a view says (viewcalc.c; pure) ---- */
 

@@ -28,6 +28,7 @@ t_unit_gpus() { "$T/test_gpus"; }
 t_unit_membw() { "$T/test_membw"; }
 t_unit_cdi() { "$T/test_cdi"; }
 t_unit_promtext() { "$T/test_promtext"; }
+t_unit_queuerec() { "$T/test_queuerec"; }
 t_unit_view() { "$T/test_view"; }
 t_unit_segscan() { timeout "$HANG" "$T/test_segscan"; }
 t_unit_segscan_namespaces() { timeout "$HANG" "$T/test_segscan" namespaces; }

@@ -36,6 +36,7 @@
 #include "core/yield.h"
 #include "core/ptree.h"
 #include "core/smcount.h"
+#include "core/queuerec.h"
 #include "core/topo.h"
 #include "core/tpcset.h"
 
@@ -241,6 +242,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nvt_outbuf_free(&b);
 	}
 	fuzz_containers(text, size);
+	{
+		/* A queued start's record: one that parses is written back the same. */
+		static struct nvt_queuerec rec;
+		static char again_rec[NVT_QUEUED_MAX + 1];
+		int n;
+		if (nvt_queuerec_parse(text, size, &rec) == 0 &&
+		    ((n = nvt_queuerec_format(&rec, again_rec, sizeof(again_rec))) != (int)size ||
+		     memcmp(again_rec, text, size)) &&
+		    (n < 0 || nvt_queuerec_parse(again_rec, (size_t)n, &rec)))
+			fail("a queued start's record did not survive a round trip", text);
+	}
 	fuzz_memory(text);
 	return 0;
 }

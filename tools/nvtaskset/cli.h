@@ -136,6 +136,11 @@ void prio_check_guard(const struct options *o, const struct nvt_slot_view *parts
 /* Reads the view of every task now (src/view), with the machine's GPUs where they can be
  * listed; exits on failure. The caller frees it (nvt_view_free). */
 void observe_view(struct nvt_view *v);
+/* What a start queued with --wait (record r) waits for, into buf: "4 TPCs on GPU 0
+ * (--wait=60)", "2 TPCs on GPU 0 and 2 TPCs on GPU 1 (--wait)" ("GPU ?": not on this machine's
+ * list). */
+struct nvt_queuerec;
+void queued_what(const struct nvt_queuerec *r, char *buf, size_t len);
 
 /* ---- pid.c: the steps of -p for one task, which -a repeats for each ---- */
 /*

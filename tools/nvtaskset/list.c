@@ -10,7 +10,8 @@
  *
  * To show one more thing about a task: a field of the view's task or slot
  * (src/view/view.h, read in view.c), an entry in columns[] for the text, and
- * a member in json_row (and docs/json.md).
+ * a member in json_row (and docs/json.md). Starts queued with --wait hold no segment: they
+ * are no rows, but lines after the table ("queued" in JSON).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -778,6 +779,55 @@ static void print_overlaps(const struct row *rows, size_t n)
 		}
 }
 
+/* ---- Starts queued with --wait (they hold no segment: no row) ---------------- */
+
+/* A queued start as an object of -l's "queued" (docs/json.md). */
+static struct json_object *json_queued(const struct nvt_view_queued *q)
+{
+	struct json_object *start = jsonout_object(), *gpus = jsonout_array();
+
+	jsonout_add_int(start, "pid", q->rec.pid);
+	jsonout_add_uint(start, "uid", q->uid);
+	jsonout_add_text(start, "user", q->user_named ? q->user : NULL);
+	jsonout_add_text(start, "command", q->rec.command);
+	jsonout_add(start, "gpus", gpus);
+	for (int i = 0; i < q->rec.n_gpus; i++) {
+		struct json_object *gpu = json_gpu_object(q->rec.gpu[i].uuid);
+		jsonout_append(gpus, gpu);
+		jsonout_add_uint(gpu, "tpc_count", q->rec.gpu[i].count);
+	}
+	jsonout_add_uint(start, "waited_s", q->waited_s);
+	jsonout_add_uint_or_null(start, "timeout_s", q->rec.timeout_s);
+	return start;
+}
+
+/* After the table: a line for each start queued with --wait, whose user, command and words
+ * the terminal may show: "Queued: pid 4321 of me waits 12 s for 4 TPCs on GPU 0
+ * (--wait=60): app loop"; with doc, as its "queued". */
+static void print_queued(struct json_object *doc)
+{
+	struct json_object *queued = doc ? jsonout_array() : NULL;
+
+	if (doc)
+		jsonout_add(doc, "queued", queued);
+	for (size_t k = 0; k < view.n_queued; k++) {
+		const struct nvt_view_queued *q = &view.queued[k];
+		char user[sizeof(q->user)], cmd[sizeof(q->rec.command)], what[512];
+		if (doc) {
+			jsonout_append(queued, json_queued(q));
+			continue;
+		}
+		if (q->user_named)
+			terminal_text(q->user, user, sizeof(user));
+		else
+			snprintf(user, sizeof(user), "%lu", (unsigned long)q->uid);
+		terminal_text(q->rec.command, cmd, sizeof(cmd));
+		queued_what(&q->rec, what, sizeof(what));
+		printf("Queued: pid %ld of %s waits %llu s for %s: %s\n", (long)q->rec.pid, user,
+		       (unsigned long long)q->waited_s, what, cmd);
+	}
+}
+
 /* The columns shown only for some tasks: shown when a task of rows (n) has one. */
 static void choose_columns(const struct row *rows, size_t n)
 {
@@ -807,6 +857,8 @@ int nvt_cmd_list(const struct options *o)
 		cli_err("cannot read %s", nvt_rundir());
 	task_tree_warn_skipped(&t);
 	read_view();
+	if (nvt_view_read_queued(nvt_rundir(), &view))
+		warnx("warning: the starts queued with --wait cannot be listed: %s", strerror(errno));
 	warn_unread();
 	task_tree_warn_leftovers();
 	rows = malloc((view.n_tasks + 1) * sizeof(*rows));
@@ -854,10 +906,12 @@ int nvt_cmd_list(const struct options *o)
 			print_text(r, width);
 	}
 	if (o->json) {
+		print_queued(doc);
 		print_agents(doc);
 		jsonout_print(stdout, doc);
 	} else {
 		print_overlaps(rows, n);
+		print_queued(NULL);
 		if (prio_columns)
 			print_agents(NULL);
 	}

@@ -1,5 +1,8 @@
 /*
  * run.c - nvtaskset MASK COMMAND: start a command in a partition.
+ * Over 500 lines on purpose: a start's steps (the COMMAND looked for, the partitions, MPS,
+ * the claim and --wait's queue, the environment) share its options and exit with their own
+ * messages, in the order nvt_cmd_run takes them.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -19,6 +22,7 @@
 #include "core/smcount.h"
 #include "core/memlimit.h"
 #include "alloc/reserve.h"
+#include "alloc/queue.h"
 #include "seg/segwatch.h"
 #include "os/clock.h"
 #include "os/progpath.h"
@@ -234,6 +238,7 @@ static void wait_for_room(const struct options *o, const struct nvt_claim_gpu *r
 		int wait_ms = WAIT_LOOK_MS;
 		if (o->wait_s && now >= end) {
 			nvt_seg_watch_close(&watch);
+			nvt_queue_leave();
 			cli_errx("gave up waiting after %u s (--wait=%u): %s", o->wait_s, o->wait_s, why);
 		}
 		if (o->wait_s && end - now < WAIT_LOOK_MS)
@@ -279,14 +284,35 @@ static void dry_mem_look(const struct options *o, const struct nvt_slot_view *pa
 		cli_errx("%s", why);
 }
 
+/* --wait: says in this process's record (alloc/queue.h) that it waits, since since_ms, for
+ * the claim req (n GPUs) to run argv, for -l and -p to tell; warns where it cannot. */
+static void queue_start(const struct options *o, const struct nvt_claim_gpu *req, int n,
+			uint64_t since_ms, char **argv)
+{
+	static struct nvt_queuerec rec;
+	char why[512];
+
+	memset(&rec, 0, sizeof(rec));
+	rec.since_ms = since_ms;
+	rec.timeout_s = o->wait_s;
+	for (int i = 0; i < n; i++)
+		if (req[i].count) {
+			memcpy(rec.gpu[rec.n_gpus].uuid, req[i].uuid, sizeof(rec.gpu[0].uuid));
+			rec.gpu[rec.n_gpus++].count = req[i].count;
+		}
+	nvt_queuerec_command(argv, rec.command, sizeof(rec.command));
+	if (nvt_queue_enter(nvt_rundir(), &rec, why, sizeof(why)))
+		warnx("warning: -l will not show this start while it waits: %s", why);
+}
+
 /*
  * Picks o->part.count TPCs on each GPU of parts that -n partitions, clear of every
  * live task's, and holds them in this process's control segment (own), which
- * COMMAND adopts. parts gets the picks. With --wait, a GPU too full waits for room.
- * Exits on failure.
+ * COMMAND (argv) adopts. parts gets the picks. With --wait, a GPU too full waits for
+ * room, in the queue that -l shows. Exits on failure.
  */
 static void claim(const struct options *o, struct nvt_slot_view *parts, int n, int timeout_ms,
-		  struct nvt_seg_own *own)
+		  char **argv, struct nvt_seg_own *own)
 {
 	static struct nvt_claim_gpu req[NVT_MAX_GPUS];
 	struct nvt_reserve_holders holders;
@@ -308,9 +334,11 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 				      o->wait_s, o->wait_s);
 			else
 				warnx("%s; waiting for a task to free them (--wait)", why);
+			queue_start(o, req, n, since_ms, argv);
 		}
 		wait_for_room(o, req, n, since_ms, why);
 	}
+	nvt_queue_leave();
 	if (since_ms && rc == NVT_RESERVE_OK)
 		warnx("the TPCs are free after %.0f s of waiting", ((uint64_t)nvt_clock_ms() - since_ms) / 1000.0);
 	if (rc == NVT_RESERVE_ERROR)
@@ -445,7 +473,7 @@ int nvt_cmd_run(const struct options *o, const char *mask_text, char **argv)
 	 * partition given here is the one it gets, also inside another task's.
 	 * Without one (an unusable run directory) its shim says why. */
 	if (claiming) {
-		claim(o, parts, n, timeout_ms, &own);
+		claim(o, parts, n, timeout_ms, argv, &own);
 		made = 1;
 	} else {
 		/* A MASK may take a live task's TPCs: say so now (not under --json, whose
