@@ -87,13 +87,13 @@ t_queued_listed_until_claimed() {
 	fill_gpu
 	start_waiter w 4 --wait=3600
 	w=$PID
-	start_waiter w2 3 --wait
+	start_waiter w2 7 --wait
 	w2=$PID
 	line=$(queued_line "$w")
 	[[ "$line" =~ ^"Queued: pid $w of $ME waits "[0-9]+" s for 4 TPCs on GPU 0 (--wait=3600): $APP loop $WORK/w.stop $WORK/w.state"$ ]] ||
 		die "-l's line: $line"
 	line=$(queued_line "$w2")
-	[[ "$line" =~ ^"Queued: pid $w2 of $ME waits "[0-9]+" s for 3 TPCs on GPU 0 (--wait): $APP loop " ]] ||
+	[[ "$line" =~ ^"Queued: pid $w2 of $ME waits "[0-9]+" s for 7 TPCs on GPU 0 (--wait): $APP loop " ]] ||
 		die "-l's line: $line"
 	out=$(timeout "$HANG" "$NVT" -l --json)
 	python3 - "$out" "$w" "$w2" "$ME_UID" "$ME" "$APP loop $WORK/w.stop $WORK/w.state" "$(fake_uuid 0)" <<'PY' || die "-l --json: $out"
@@ -107,21 +107,23 @@ assert set(a) == {"pid", "uid", "user", "command", "gpus", "waited_s", "timeout_
 assert a["uid"] == uid and a["user"] == sys.argv[5] and a["command"] == sys.argv[6], a
 assert a["gpus"] == [{"gpu": 0, "uuid": sys.argv[7], "tpc_count": 4}], a
 assert isinstance(a["waited_s"], int) and a["waited_s"] >= 0 and a["timeout_s"] == 3600, a
-assert q[w2]["timeout_s"] is None and q[w2]["gpus"][0]["tpc_count"] == 3, q[w2]
+assert q[w2]["timeout_s"] is None and q[w2]["gpus"][0]["tpc_count"] == 7, q[w2]
 assert w not in {t["pid"] for t in doc["tasks"]}, doc["tasks"]
 PY
-	# The task on 60-63 ends: the first waiter gets 4 of the 6 free TPCs and is queued no more,
-	# the second (3 of the 2 left) still is.
+	# The task on 60-63 ends: the first waiter gets 4 of the 6 free TPCs and is queued no more;
+	# the second, of 7, fits neither then nor once the first ends (6 free), and is still
+	# listed; once the task on 0-59 ends it gets its 7.
 	stop_loop h2 "$H2"
 	wait_for 20 test -s "$WORK/w.state"
 	wait_for 10 not_queued "$w"
 	is_queued "$w2" || die "the second waiter is not listed: $(timeout "$HANG" "$NVT" -l)"
 	stop_loop w "$w"
+	is_queued "$w2" || die "the second waiter is not listed: $(timeout "$HANG" "$NVT" -l)"
+	stop_loop h1 "$H1"
 	wait_for 20 test -s "$WORK/w2.state"
 	wait_for 10 not_queued "$w2"
 	eq "$(records)" "" "records left"
 	stop_loop w2 "$w2"
-	stop_loop h1 "$H1"
 }
 
 # --wait=1 gives up: its record goes with it.
