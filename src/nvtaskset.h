@@ -193,7 +193,7 @@ extern "C" {
  * while it waits for free TPCs: it says that it waits in a record of its user's run directory,
  * NVT_QUEUED_PREFIX<PIDNS>.<PID> (as a segment's name), mode NVT_QUEUED_MODE, made whole under
  * that name and NVT_QUEUED_NEW, then renamed into place, and removed when the wait ends (the
- * TPCs claimed, --wait's TIMEOUT past, SIGINT or SIGTERM). Its text, at most NVT_QUEUED_MAX
+ * TPCs claimed, --wait's TIMEOUT past, SIGINT, SIGTERM or SIGHUP). Its text, at most NVT_QUEUED_MAX
  * bytes, is these lines in this order (src/core/queuerec.c writes and reads it):
  *
  *   NVT_QUEUED_MAGIC

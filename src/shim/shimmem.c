@@ -970,17 +970,19 @@ static void count_afresh(void)
 
 void shim_mem_after_fork(void)
 {
-	/* The parent's allocations are not the child's (CUDA does not follow a fork). */
+	/* The parent's allocations are not the child's (CUDA does not follow a fork). Its tables
+	 * are dropped, not freed: a thread of the parent may have been between a table's free and
+	 * the store of its new one when the fork came (no lock is held across a fork), and freeing
+	 * what the child's copy points at could free a block twice and end the child. What the
+	 * child so keeps is the parent's tables' size, once. */
 	pthread_mutex_init(&mem.lock, NULL);
-	free(mem.table);
 	mem.table = NULL;
 	mem.cap = mem.n = 0;
-	free(mem.created);
 	mem.created = NULL;
 	mem.n_created = mem.cap_created = 0;
 	mem.created_lost = 0;
 	memset(mem.pools, 0, sizeof(mem.pools));
-	nvt_memmap_clear(&mem.maps);
+	memset(&mem.maps, 0, sizeof(mem.maps));
 	depth = 0;
 	count_afresh();
 }

@@ -87,11 +87,10 @@ free rc=0
 info rc=0 free=$((64 * MIB)) total=$((64 * MIB))"
 }
 
-# An allocation takes at least the 256 bytes its address is aligned to (CUDA C++ Programming
-# Guide), and counts so: two 1-byte allocations of each call that takes a size but cuMemAlloc
-# hold 512 bytes of the limit, and many of them cannot hold more memory than it. cuMemAlloc's
-# count as the driver rounds them (measured: 512 bytes up to 1 MiB, 2 MiB past it), and so do
-# cuMemAllocPitch's.
+# An allocation counts as the H200's driver rounds it (runs G40 and G44): cuMemAlloc's and
+# cuMemAllocManaged's to 512 bytes up to 1 MiB and 2 MiB past it, cuMemAllocPitch's by its pitch
+# times its rows so rounded, the pools' to 512 bytes at any size; so many small allocations
+# cannot hold more memory than the limit.
 t_mem_small_allocations_count_rounded() {
 	local path took
 	# As the H200 rounds them: managed as cuMemAlloc, the pools' to 512 bytes at any size.

@@ -107,8 +107,8 @@ info rc=0 free=$((64 * MIB)) total=$((64 * MIB))" "a cut refused, retained again
 	eq "$out" "create rc=0
 vmap rc=0
 free rc=0
-vfree rc=0
-create rc=2" "the reservation freed, the mapping kept"
+vfree rc=1
+create rc=2" "the reservation's free refused while mapped, the mapping kept"
 }
 
 # One cuMemUnmap ends every mapping of its range (as NVIDIA's vectorAddMMAP unmaps the stripes it

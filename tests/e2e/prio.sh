@@ -760,6 +760,22 @@ t_prio_autostart_said_and_status_gone() {
 	stop_agents
 	stop_loop task "$task"
 }
+t_prio_autostart_gone_said() {
+	# An agent that ends as it starts (here its lock file is one others may read, which it
+	# refuses) is not called started: the -p that started it warns that it ended.
+	local task dir=$NVTASKSET_RUNDIR/nvtaskset-$ME_UID
+	start_loop task "$NVT" --no-mps -c 0-7 "$APP"
+	task=$PID
+	wait_for 10 test -s "$WORK/task.state"
+	install -m 0644 /dev/null "$dir/agent.lock"
+	run_rc out rc "$NVT" -p --priority low "$task"
+	eq "$rc" 0 "$out"
+	[[ "$out" =~ "nvtaskset: warning: the priority agent started (pid "[0-9]+") ended at once; 'nvtaskset -l' shows its log" ]] ||
+		die "-p's words: $out"
+	hasnt "$out" "started the priority agent"
+	[ ! -e "$dir/agent.pid" ] || die "an agent runs: $(cat "$dir/agent.pid")"
+	stop_loop task "$task"
+}
 t_prio_pid_priority_alone_applied() {
 	# A priority alone changes no mask: -p of a task that launches no more does not call the
 	# partition it runs on pending ("has not applied") after -p --priority.

@@ -534,8 +534,9 @@ API int cuMemRelease(uint64_t handle)
  * one more release to give. cuMemMap refuses a range that overlaps a mapping; cuMemUnmap ends
  * whole mappings only, one or several in its range ("cuMemUnmap cannot unmap a sub-range of an
  * address range mapped by cuMemCreate / cuMemMap"), and refuses a range that cuts one or holds
- * none. cuMemAddressFree ends no mapping (cuda.h says it frees the reservation alone). A
- * reservation is an address range only (not checked by cuMemMap). cuMemMap and cuMemUnmap fire
+ * none. cuMemAddressFree ends no mapping and refuses a range that still holds one (an H200
+ * answered CUDA_ERROR_INVALID_VALUE and kept the memory: docs/bench/gpuchecks-2026-11-29, runs
+ * G44 and G45). A reservation is an address range only (not checked by cuMemMap). cuMemMap and cuMemUnmap fire
  * their callbacks (the shim follows them, as the retain). */
 #define MAX_MAPS 64
 static struct {
@@ -564,15 +565,23 @@ API int cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUd
 	return 0;
 }
 
-API int cuMemAddressFree(CUdeviceptr ptr, size_t size)
-{
-	return ptr && size ? 0 : NVT_CUDA_ERROR_INVALID_VALUE;
-}
-
 /* Whether mapping m and [ptr, ptr + size) share an address. */
 static int overlaps(int m, uint64_t ptr, uint64_t size)
 {
 	return maps[m].handle && maps[m].va < ptr + size && ptr < maps[m].va + maps[m].size;
+}
+
+API int cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+	int mapped = 0;
+
+	if (!ptr || !size)
+		return NVT_CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&mem.lock);
+	for (int m = 0; m < MAX_MAPS && !mapped; m++)
+		mapped = overlaps(m, ptr, size);
+	pthread_mutex_unlock(&mem.lock);
+	return mapped ? NVT_CUDA_ERROR_INVALID_VALUE : 0;
 }
 
 static int map(CUdeviceptr ptr, size_t size, size_t offset, uint64_t handle)

@@ -187,28 +187,39 @@ static void autostart_exec(const char *base, int report)
 
 /*
  * Waits until the agent the command started (pid agent) runs as the agent, its pid file renamed
- * into base's run directory (a watch's event, no polling), up to AGENT_START_WAIT_MS. Returns 1
- * where another agent runs instead (ours found its lock and went: nothing to say), else 0.
+ * into base's run directory (a watch's event; polled where no watch can be made), up to
+ * AGENT_START_WAIT_MS. Returns AGENT_RUNS (or the bound passed), AGENT_OTHER where another
+ * agent runs instead (ours found its lock and went: nothing to say), or AGENT_GONE where ours
+ * ended without running as the agent.
  */
 #define AGENT_START_WAIT_MS 5000
+enum { AGENT_RUNS, AGENT_OTHER, AGENT_GONE };
 static int agent_says_so(const char *base, pid_t agent)
 {
 	uint64_t end = (uint64_t)nvt_clock_ms() + AGENT_START_WAIT_MS;
 	struct nvt_seg_watch watch;
-	int other = 0;
+	int rc = AGENT_RUNS, gone = 0;
 
 	nvt_seg_watch_open(base, &watch); /* before the look: no rename between them is lost */
 	for (;;) {
 		pid_t running = 0;
 		uint64_t now = (uint64_t)nvt_clock_ms();
 		if (nvt_agent_running(base, geteuid(), &running) && running != agent)
-			other = 1;
-		if (other || running == agent || now >= end)
+			rc = AGENT_OTHER;
+		/* Ours gone: the agent that took the lock from it may not have written its pid file
+		 * yet, so the wait goes on for it; at the bound, ours ended alone. */
+		gone = gone || (running != agent && kill(agent, 0) && errno == ESRCH);
+		if (rc != AGENT_RUNS || running == agent)
 			break;
-		nvt_seg_watch_wait(&watch, (int)(end - now));
+		if (now >= end) {
+			rc = gone ? AGENT_GONE : AGENT_RUNS;
+			break;
+		}
+		/* Without a watch (no inotify instance left) a wait is a sleep: look every 10 ms. */
+		nvt_seg_watch_wait(&watch, watch.fd < 0 && end - now > 10 ? 10 : (int)(end - now));
 	}
 	nvt_seg_watch_close(&watch);
-	return other;
+	return rc;
 }
 
 void prio_autostart_words(const struct nvt_slot_prio *p)
@@ -254,8 +265,15 @@ void prio_autostart_words(const struct nvt_slot_prio *p)
 		warnx("warning: cannot start the priority agent");
 		return;
 	}
-	if (agent_says_so(base, agent))
+	switch (agent_says_so(base, agent)) {
+	case AGENT_OTHER:
 		return;
+	case AGENT_GONE:
+		warnx("warning: the priority agent started (pid %ld) ended at once; 'nvtaskset -l' "
+		      "shows its log",
+		      (long)agent);
+		return;
+	}
 	warnx("started the priority agent (pid %ld), which ends %d s after the last task it "
 	      "manages; see it with 'nvtaskset -l', stop it with 'kill %ld'",
 	      (long)agent, NVT_AGENT_IDLE_EXIT_S, (long)agent);
