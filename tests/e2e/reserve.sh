@@ -123,17 +123,19 @@ t_reserve_wait_for_room() {
 	stop_loop h1 "$h1"
 }
 
-# --wait=TIMEOUT ends with the reason once TIMEOUT passed; --wait goes with -n N --exclude-running.
+# --wait=TIMEOUT ends with the reason, and who holds the TPCs, once TIMEOUT passed; --wait goes
+# with -n N --exclude-running.
 t_reserve_wait_timeout() {
-	local h started
+	local h started c
 	start_loop h "$NVT" --no-mps -c 0-63 "$APP"
 	h=$PID
+	c="$APP loop $WORK/h.stop $WORK/h.state"
 	wait_file "$WORK/h.state" "0-63"
 	started=$(date +%s%N)
 	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --wait=1 "$APP" launch 1
 	eq "$rc" 1 "exit status: $out"
 	eq "$out" "nvtaskset: cannot pick 4 TPCs: only 2 are free of other tasks; waiting up to 1 s for a task to free them (--wait=1)
-nvtaskset: gave up waiting after 1 s (--wait=1): cannot pick 4 TPCs: only 2 are free of other tasks"
+nvtaskset: gave up waiting after 1 s (--wait=1): cannot pick 4 TPCs: only 2 are free of other tasks, the others held by pid $h (${c:0:80}): 64"
 	[ $(($(date +%s%N) - started)) -ge 1000000000 ] || die "gave up before the timeout"
 	# What fits starts at once, waiting for nothing.
 	run_rc out rc "$NVT" --no-mps -n 2 --exclude-running --wait=1 "$APP" launch 1

@@ -222,10 +222,10 @@ static int room_now(const struct options *o, const struct nvt_claim_gpu *req, in
  * --wait: waits until a look finds room for the claim req (a task left, or moved), or ends the
  * command once o->wait_s seconds have passed since since_ms (0: no end). Each look follows
  * an event of the run directories or WAIT_LOOK_MS without one: never a busy loop, and the
- * claim that follows was looked for. why: what the last claim said.
+ * claim that follows was looked for. why and holders: what the last claim said and found.
  */
 static void wait_for_room(const struct options *o, const struct nvt_claim_gpu *req, int n,
-			  uint64_t since_ms, const char *why)
+			  uint64_t since_ms, const char *why, const struct nvt_reserve_holders *holders)
 {
 	uint64_t end = since_ms + (uint64_t)o->wait_s * 1000u;
 	struct nvt_seg_watch watch;
@@ -237,9 +237,15 @@ static void wait_for_room(const struct options *o, const struct nvt_claim_gpu *r
 		uint64_t now = (uint64_t)nvt_clock_ms();
 		int wait_ms = WAIT_LOOK_MS;
 		if (o->wait_s && now >= end) {
+			char held[512] = "";
 			nvt_seg_watch_close(&watch);
 			nvt_queue_leave();
-			cli_errx("gave up waiting after %u s (--wait=%u): %s", o->wait_s, o->wait_s, why);
+			/* Who held the TPCs at the last claim, as a refusal without --wait says. */
+			if (holders->n > 0)
+				holders_text(holders->task, holders->n, NVT_RESERVE_HOLDERS_MAX, held,
+					     sizeof(held));
+			cli_errx("gave up waiting after %u s (--wait=%u): %s%s%s", o->wait_s, o->wait_s,
+				 why, *held ? ", the others held by " : "", held);
 		}
 		if (o->wait_s && end - now < WAIT_LOOK_MS)
 			wait_ms = (int)(end - now);
@@ -336,7 +342,7 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 				warnx("%s; waiting for a task to free them (--wait)", why);
 			queue_start(o, req, n, since_ms, argv);
 		}
-		wait_for_room(o, req, n, since_ms, why);
+		wait_for_room(o, req, n, since_ms, why, &holders);
 	}
 	nvt_queue_leave();
 	if (since_ms && rc == NVT_RESERVE_OK)
