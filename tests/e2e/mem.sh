@@ -367,7 +367,7 @@ t_mem_exclusive_claims() {
 	mem_start_waiting n -c 4-7 "$MEMAPP" total
 	run_rc out rc "$NVT" --no-mps -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP" total
 	eq "$rc" 1 "$out"
-	has "$out" "nvtaskset: cannot give a GPU memory limit of 20G beside the limits other tasks hold there (70G of its 80G; --mem-exclusive)"
+	has "$out" "nvtaskset: cannot give a GPU memory limit of 20G beside the limits other tasks hold there (70G of its 80G; --mem-exclusive); --wait waits until other tasks free enough"
 	hasnt "$out" "total rc="
 	# --dry-run says the same refusal, and with room the pick a start would make.
 	run_rc out rc "$NVT" --no-mps --dry-run -n 4 --exclude-running --mem 20G --mem-exclusive "$MEMAPP"

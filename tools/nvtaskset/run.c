@@ -349,11 +349,14 @@ static void claim(const struct options *o, struct nvt_slot_view *parts, int n, i
 		warnx("the TPCs are free after %.0f s of waiting", ((uint64_t)nvt_clock_ms() - since_ms) / 1000.0);
 	if (rc == NVT_RESERVE_ERROR)
 		cli_errx("cannot reserve TPCs for the task: %s", why);
-	/* Short of TPCs: who holds them, and that a start can wait for them (not for memory). */
+	/* Short of TPCs: who holds them, and that a start can wait for them; short of memory
+	 * (--mem-exclusive), that it can wait too (room_now looks at both). */
 	if (rc == NVT_RESERVE_FULL && holders.n > 0) {
 		holders_text(holders.task, holders.n, NVT_RESERVE_HOLDERS_MAX, held, sizeof(held));
 		cli_errx("%s, the others held by %s; --wait waits until they free enough", why, held);
 	}
+	if (rc == NVT_RESERVE_FULL)
+		cli_errx("%s; --wait waits until other tasks free enough", why);
 	if (rc)
 		cli_errx("%s", why);
 }
