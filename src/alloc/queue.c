@@ -53,7 +53,7 @@ static int read_record(int dirfd, const char *name, uid_t uid, uint64_t pidns, p
 		close(fd);
 		return -1;
 	}
-	n = pread(fd, text, sizeof(text), 0);
+	n = read(fd, text, sizeof(text)); /* a fresh descriptor: from the start */
 	close(fd);
 	if (n <= 0 || n > NVT_QUEUED_MAX || nvt_queuerec_parse(text, (size_t)n, r) ||
 	    r->pid != pid || r->pidns != pidns)
