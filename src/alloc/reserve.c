@@ -531,7 +531,8 @@ int nvt_reserve_claim(const char *base, const struct nvt_claim_gpu *req, int n, 
 
 int nvt_reserve_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req,
 		     int n, const struct nvt_slot_view *prev, int timeout_ms,
-		     struct nvt_slot_view *out, char *why, size_t len)
+		     struct nvt_slot_view *out, struct nvt_reserve_holders *holders, char *why,
+		     size_t len)
 {
 	const uint8_t *uuids[NVT_MAX_GPUS];
 	struct claim_target t = {.write = write_moved, .h = h, .idle = prev};
@@ -553,5 +554,5 @@ int nvt_reserve_move(const char *base, struct nvt_seg_handle *h, const struct nv
 		t.slot[i] = nvt_seg_find_slot(h, req[i].uuid);
 		out[i] = prev[i];
 	}
-	return claim_rounds(base, &me, req, n, timeout_ms, &t, out, NULL, why, len);
+	return claim_rounds(base, &me, req, n, timeout_ms, &t, out, holders, why, len);
 }

@@ -122,7 +122,8 @@ int nvt_reserve_mem_look(const char *base, const struct nvt_claim_gpu *req, int 
  * out[i] gets GPU i's partition as written (prev[i] where count is 0).
  * Returns enum nvt_reserve_rc; on failure the slots hold prev again (what
  * the task had; another claimer may have taken some of those TPCs while
- * the task's slot showed a claim instead).
+ * the task's slot showed a claim instead). holders (NULL: not asked): who
+ * holds the TPCs of the GPU too full, as nvt_reserve_claim tells.
  *
  * A claim is written where the task reads its partition, so the task may
  * launch on a pick before it is confirmed, and a process it starts meanwhile
@@ -132,6 +133,7 @@ int nvt_reserve_mem_look(const char *base, const struct nvt_claim_gpu *req, int 
  */
 int nvt_reserve_move(const char *base, struct nvt_seg_handle *h, const struct nvt_claim_gpu *req,
 		     int n, const struct nvt_slot_view *prev, int timeout_ms,
-		     struct nvt_slot_view *out, char *why, size_t len);
+		     struct nvt_slot_view *out, struct nvt_reserve_holders *holders, char *why,
+		     size_t len);
 
 #endif /* NVT_RESERVE_H */

@@ -203,8 +203,8 @@ static int change_one(const char *base, struct nvt_seg_handle *h, const struct n
 		/* The pick is claimed in the task's own slots, as a start claims
 		 * (src/alloc/reserve.c): moves and starts at once never share a TPC. */
 		claim_request(claim, a->want, a->from, a->old, a->had, a->n, a->req, a->prev);
-		if (nvt_reserve_move(base, h, a->req, a->n, a->prev, claim->timeout_ms, a->want, why,
-				     len))
+		if (nvt_reserve_move(base, h, a->req, a->n, a->prev, claim->timeout_ms, a->want,
+				     claim->holders, why, len))
 			return NVT_TASK_ECLAIM;
 		return write_limits(h, a, seg_err);
 	}

@@ -24,6 +24,8 @@
 #include "core/topo.h"
 #include "seg/segfile.h"
 
+struct nvt_reserve_holders; /* alloc/reserve.h */
+
 /*
  * nvt_seg_open under base, but a task whose current segment the caller may
  * not write is NVT_SEG_EPERM even where a segment it left before an exec to
@@ -39,6 +41,8 @@ struct nvt_task_claim {
 	const struct nvt_near *near; /* one per entry of parts, or NULL: anywhere */
 	int mem_exclusive;           /* --mem-exclusive (struct nvt_claim_gpu) */
 	const uint64_t *gpu_mem;     /* with it: each entry of parts' GPU memory, bytes */
+	struct nvt_reserve_holders *holders; /* NULL, or gets who holds the TPCs of a GPU found
+					      * too full (NVT_TASK_ECLAIM) */
 };
 
 /* --mem with -p: the GPU memory limits to give the task's GPUs, each by its

@@ -415,23 +415,26 @@ PY
 }
 t_reserve_move_claims() {
 	# -p -n COUNT --exclude-running PID: the task's own TPCs count as free, a
-	# pick that does not fit fails with the task left on its partition (a JSON
-	# error with --json), and the pick goes through the claim protocol: the
+	# pick that does not fit fails with the task left on its partition, naming
+	# the tasks that hold the others (a JSON error with --json), and the pick
+	# goes through the claim protocol: the
 	# task, started before a claimer stopped mid-way (segpoke), waits for that
 	# later claim as long as NVTASKSET_CLAIM_TIMEOUT says, then picks around it.
-	local h t c started
+	local h t c started held
 	start_loop mh "$NVT" --no-mps -c 0-61 "$APP"
 	h=$PID
 	start_loop mt "$NVT" --no-mps -c 62 "$APP"
 	t=$PID
 	wait_file "$WORK/mh.state" "0-61"
 	wait_file "$WORK/mt.state" "62"
+	held=$(held_by "$h" 62)
+	held=${held%; --wait waits until they free enough} # (-p does not wait)
 	run_rc out rc "$NVT" -p -n 5 --exclude-running "$t"
 	eq "$rc" 1 "exit status: $out"
-	eq "$out" "nvtaskset: failed to set pid $t's partition: cannot pick 5 TPCs: only 4 are free of other tasks"
+	eq "$out" "nvtaskset: failed to set pid $t's partition: cannot pick 5 TPCs: only 4 are free of other tasks$held"
 	out=$(timeout "$HANG" "$NVT" -p --json -n 5 --exclude-running "$t" 2>/dev/null) && rc=0 || rc=$?
 	eq "$rc" 1
-	eq "$out" "{\"version\":2,\"error\":\"failed to set pid $t's partition: cannot pick 5 TPCs: only 4 are free of other tasks\"}"
+	eq "$out" "{\"version\":2,\"error\":\"failed to set pid $t's partition: cannot pick 5 TPCs: only 4 are free of other tasks$held\"}"
 	out=$(timeout "$HANG" "$NVT" -pc "$t" 2>/dev/null)
 	eq "$out" "pid $t's current TPC list: 62" "the task after the failed moves"
 	run_rc out rc "$NVT" -p -n 4 --exclude-running "$t"

@@ -572,8 +572,9 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	static struct nvt_task_mem mem;
 	static struct nvt_near near[NVT_MAX_GPUS];
 	static uint64_t gpu_mem[NVT_MAX_GPUS];
+	static struct nvt_reserve_holders holders;
 	struct nvt_task_claim claim = {o->part.count, o->part.strategy, 0, near, o->mem.exclusive,
-				       gpu_mem};
+				       gpu_mem, &holders};
 	pid_t pid = h->pid;
 	struct nvt_claimer me;
 	int rc;
@@ -609,6 +610,12 @@ int pid_apply(const struct options *o, struct nvt_seg_handle *h, const struct nv
 	if (rc == NVT_TASK_ESEG) {
 		char text[160];
 		snprintf(why, len, "%s", seg_error_pid(c.seg_err, h, pid, text, sizeof(text)));
+	}
+	/* Short of TPCs: who holds them, as a start's refusal says. */
+	if (rc == NVT_TASK_ECLAIM && holders.n > 0 && strlen(why) < len) {
+		char held[512];
+		holders_text(holders.task, holders.n, NVT_RESERVE_HOLDERS_MAX, held, sizeof(held));
+		snprintf(why + strlen(why), len - strlen(why), ", the others held by %s", held);
 	}
 	if (rc)
 		return -1;
