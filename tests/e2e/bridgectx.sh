@@ -165,7 +165,10 @@ t_bridge_context_sync_one_cpu_then_child_wide() {
 	child=$(awk -v p="pid=$parent" '$1 == "bridge" && $2 != p { print $2; exit }' "$WORK/bridge.log")
 	child=${child#pid=}
 	[ -n "$child" ] || die "no bridge of the child: $(grep -c '^bridge' "$WORK/bridge.log") in all"
-	[ "$(bridges_by_others "$child")" -gt 10 ] || die "the child's bridges: $(bridges_by_others "$child") $(cat "$WORK/fork.err")"
+	# (how many depends on the host's load: late bridges, taken in, stop the bridging for a
+	# while; one by a thread of the child's own is what a child that did not tell its CPUs
+	# again never has)
+	[ "$(bridges_by_others "$child")" -gt 0 ] || die "the child's bridges: $(bridges_by_others "$child") $(cat "$WORK/wide.err")"
 	eq "$(awk -v p="pid=$parent" '$1 == "bridge" && $2 == p { n++ } END { print n + 0 }' "$WORK/bridge.log")" 0 \
 		"the parent's bridges (on CPU $cpu only)"
 	hasnt "$(cat "$WORK/wide.err")" "nvtaskset: warning"
@@ -272,7 +275,10 @@ t_bridge_context_sync_after_fork() {
 	child=$(awk -v p="pid=$parent" '$1 == "bridge" && $2 != p { print $2; exit }' "$WORK/bridge.log")
 	child=${child#pid=}
 	[ -n "$child" ] || die "no bridge of the child: $(grep -c '^bridge' "$WORK/bridge.log") in all"
-	[ "$(bridges_by_others "$child")" -gt 10 ] || die "the child's bridges: $(bridges_by_others "$child") $(cat "$WORK/fork.err")"
+	# (how many depends on the host's load: late bridges, taken in, stop the bridging for a
+	# while; one by a thread of the child's own is what a child that did not tell its CPUs
+	# again never has)
+	[ "$(bridges_by_others "$child")" -gt 0 ] || die "the child's bridges: $(bridges_by_others "$child") $(cat "$WORK/wide.err")"
 	[ "$(awk -v p="pid=$parent" '$1 == "bridge" && $2 == p { n++ } END { print n + 0 }' "$WORK/bridge.log")" -gt 60 ] ||
 		die "the parent's bridges after the fork"
 	hasnt "$(cat "$WORK/fork.err")" "nvtaskset: warning"
